@@ -1,0 +1,229 @@
+"""Every sentence a model or an end user reads, in English and Chinese.
+
+Keeping the catalogue in one place means a translation can be checked for
+completeness by a test, and no module builds user-facing text on its own.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+Lang = Literal["en", "zh"]
+LANGS: tuple[Lang, ...] = ("en", "zh")
+
+_CATALOG: dict[str, dict[str, str]] = {
+    # --- error messages for the model (one per code) ------------------------
+    "BAD_JSON": {
+        "en": "The arguments are not valid JSON ({detail}). Send one JSON object, e.g. {example}.",
+        "zh": "arguments 不是合法 JSON（{detail}）。请发送一个 JSON 对象，例如 {example}。",
+    },
+    "BAD_JSON.not_object": {
+        "en": "The arguments must be a JSON object, got {got}.",
+        "zh": "arguments 必须是 JSON 对象，实际收到 {got}。",
+    },
+    "UNKNOWN_TOOL": {
+        "en": "There is no tool named {name!r}.",
+        "zh": "没有名为 {name!r} 的工具。",
+    },
+    "INVALID_ARGS": {
+        "en": "The arguments did not pass validation. Fix every item in problems and call again.",
+        "zh": "参数校验未通过，请按 problems 逐项修正后重新调用。",
+    },
+    "TOOL_ERROR": {
+        "en": "The tool failed unexpectedly. Do not repeat the call; tell the user it could not be done.",
+        "zh": "工具执行出现意外错误。不要重复调用，请告知用户暂时无法完成。",
+    },
+    "TIMEOUT": {
+        "en": "The tool did not answer within {seconds:g} s.",
+        "zh": "工具在 {seconds:g} 秒内没有响应。",
+    },
+    "RATE_LIMITED": {
+        "en": "The service is rate limited right now.",
+        "zh": "服务当前限流。",
+    },
+    "UNAVAILABLE": {
+        "en": "The service is temporarily unavailable.",
+        "zh": "服务暂时不可用。",
+    },
+    "UNAUTHENTICATED": {
+        "en": "The credentials were rejected.",
+        "zh": "凭证校验失败。",
+    },
+    "PERMISSION_DENIED": {
+        "en": "This action is outside what the assistant is allowed to do.",
+        "zh": "该操作超出了助手的权限范围。",
+    },
+    "NOT_FOUND": {
+        "en": "The requested record does not exist.",
+        "zh": "请求的记录不存在。",
+    },
+    "NEEDS_APPROVAL": {
+        "en": "The call was recorded as pending and needs a person's approval ({reason}). It has NOT been executed.",
+        "zh": "该调用已记录为待审批，需要人工批准（{reason}），目前尚未执行。",
+    },
+    "APPROVAL_REJECTED": {
+        "en": "A person rejected the pending call: {reason}",
+        "zh": "人工审批拒绝了该调用：{reason}",
+    },
+    "CONFLICT": {
+        "en": "This action was already done for {key} with different arguments; it is not done twice.",
+        "zh": "{key} 已经用不同的参数执行过该操作，不会再执行第二次。",
+    },
+    "RULE_VIOLATION": {
+        "en": "A business rule forbids this action.",
+        "zh": "业务规则不允许该操作。",
+    },
+    "LOOP_DETECTED": {
+        "en": "The same call with the same arguments was requested {count} times; the loop was stopped.",
+        "zh": "同一工具、同一参数已被调用 {count} 次，循环已熔断。",
+    },
+    "BUDGET_EXHAUSTED": {
+        "en": "The step budget of {steps} steps is used up.",
+        "zh": "已用完 {steps} 步的步数预算。",
+    },
+    "SELF_CORRECTION_EXHAUSTED": {
+        "en": "The call was still invalid after {rounds} corrections.",
+        "zh": "修正 {rounds} 轮后调用仍不合法。",
+    },
+    "BAD_REQUEST": {
+        "en": "The request was rejected as malformed.",
+        "zh": "请求格式不正确，被拒绝。",
+    },
+    "CONTEXT_TOO_LONG": {
+        "en": "The conversation is longer than the model can read.",
+        "zh": "对话长度超过了模型可读取的上限。",
+    },
+    # --- hints: what to do next, by retry class -----------------------------
+    "hint.validation": {
+        "en": "Correct the arguments as the problems say, then call the tool again.",
+        "zh": "按 problems 修正参数后再调用一次。",
+    },
+    "hint.transient": {
+        "en": "This is temporary; the same call may be sent again later.",
+        "zh": "这是临时故障，稍后可以原样重试。",
+    },
+    "hint.transient_after": {
+        "en": "This is temporary; the same call may be sent again after {seconds:g} s.",
+        "zh": "这是临时故障，{seconds:g} 秒后可以原样重试。",
+    },
+    "hint.fatal": {
+        "en": "Do not retry. Tell the user plainly and offer a hand-over to a person.",
+        "zh": "不要重试。如实告知用户，并建议转人工处理。",
+    },
+    "hint.bad_json": {
+        "en": "Send the call again with the arguments as one valid JSON object: double quotes, no comments, nothing after the closing brace.",
+        "zh": "请重新调用，arguments 必须是一个合法的 JSON 对象：使用双引号，不要注释，右花括号后不要有多余内容。",
+    },
+    "hint.tools": {
+        "en": "Available tools: {tools}.",
+        "zh": "可用工具：{tools}。",
+    },
+    "hint.closest_tool": {
+        "en": "Did you mean {name!r}? Available tools: {tools}.",
+        "zh": "是否想调用 {name!r}？可用工具：{tools}。",
+    },
+    # --- problem hints (one per reason) -------------------------------------
+    "problem.missing": {
+        "en": "Required field is missing. {description}",
+        "zh": "缺少必填字段。{description}",
+    },
+    "problem.unknown_field": {
+        "en": "No such field. Allowed fields: {allowed}.",
+        "zh": "没有这个字段。可用字段：{allowed}。",
+    },
+    "problem.unknown_field.suggest": {
+        "en": "No such field; did you mean {suggestion!r}? Allowed fields: {allowed}.",
+        "zh": "没有这个字段，是否应为 {suggestion!r}？可用字段：{allowed}。",
+    },
+    "problem.wrong_type": {
+        "en": "Expected {expected}, got {got}. {description}",
+        "zh": "应为 {expected}，实际为 {got}。{description}",
+    },
+    "problem.not_in_enum": {
+        "en": "Value {got} is not allowed. Use one of: {allowed}.",
+        "zh": "取值 {got} 不在允许范围内，请从 {allowed} 中选择。",
+    },
+    "problem.out_of_range": {
+        "en": "Value {got} must be {limit}.",
+        "zh": "取值 {got} 必须{limit}。",
+    },
+    "problem.bad_format": {
+        "en": "Value {got} does not match the expected format {expected}. {description}",
+        "zh": "取值 {got} 不符合格式 {expected}。{description}",
+    },
+    "problem.not_unique": {
+        "en": "Items must be unique; a duplicate was found.",
+        "zh": "数组元素必须唯一，发现了重复项。",
+    },
+    "problem.no_match": {
+        "en": "Value {got} matches none of the allowed shapes ({expected}).",
+        "zh": "取值 {got} 不符合任何一种允许的形式（{expected}）。",
+    },
+    "problem.not_allowed": {
+        "en": "Value {got} is not allowed here.",
+        "zh": "此处不允许取值 {got}。",
+    },
+    "problem.rule": {
+        "en": "{detail}",
+        "zh": "{detail}",
+    },
+    # --- limits for out_of_range --------------------------------------------
+    "limit.minimum": {"en": ">= {n}", "zh": "大于等于 {n}"},
+    "limit.maximum": {"en": "<= {n}", "zh": "小于等于 {n}"},
+    "limit.exclusiveMinimum": {"en": "> {n}", "zh": "大于 {n}"},
+    "limit.exclusiveMaximum": {"en": "< {n}", "zh": "小于 {n}"},
+    "limit.multipleOf": {"en": "a multiple of {n}", "zh": "是 {n} 的整数倍"},
+    "limit.minLength": {"en": "at least {n} characters long", "zh": "至少 {n} 个字符"},
+    "limit.maxLength": {"en": "at most {n} characters long", "zh": "最多 {n} 个字符"},
+    "limit.minItems": {"en": "a list of at least {n} items", "zh": "至少包含 {n} 项"},
+    "limit.maxItems": {"en": "a list of at most {n} items", "zh": "最多包含 {n} 项"},
+    "limit.minProperties": {"en": "an object with at least {n} fields", "zh": "至少包含 {n} 个字段"},
+    "limit.maxProperties": {"en": "an object with at most {n} fields", "zh": "最多包含 {n} 个字段"},
+    # --- friendly messages for end users (seed 003 §3.2) --------------------
+    "friendly.transient": {
+        "en": "The service is busy right now. Please try again in a moment.",
+        "zh": "当前访问较繁忙，请稍后再试。",
+    },
+    "friendly.auth": {
+        "en": "Access has expired or was refused. Please check the configuration.",
+        "zh": "权限已失效，请重新核验配置。",
+    },
+    "friendly.not_found": {
+        "en": "What you asked for could not be found. Please check the details.",
+        "zh": "当前访问的资源不存在，请检查信息是否正确。",
+    },
+    "friendly.approval": {
+        "en": "Your request has been passed to a colleague for approval. We will get back to you shortly.",
+        "zh": "您的请求已提交人工审批，我们会尽快给您答复。",
+    },
+    "friendly.rule": {
+        "en": "Sorry, this request cannot be handled automatically. A colleague will take over.",
+        "zh": "抱歉，该请求无法自动处理，已为您转接人工。",
+    },
+    "friendly.loop": {
+        "en": "Sorry, I could not finish this on my own. A colleague will take over from here.",
+        "zh": "抱歉，我没能独立完成这件事，接下来由人工为您处理。",
+    },
+    "friendly.error": {
+        "en": "Something went wrong on our side. A colleague will follow up.",
+        "zh": "系统出了点问题，稍后会有同事跟进。",
+    },
+}
+
+
+def t(key: str, lang: Lang = "en", /, **fields: object) -> str:
+    """Look up ``key`` in ``lang`` and fill in ``fields``."""
+    entry = _CATALOG[key]
+    text = entry.get(lang) or entry["en"]
+    return text.format(**fields) if fields else text
+
+
+def keys() -> list[str]:
+    """All catalogue keys (a test checks each has every language)."""
+    return list(_CATALOG)
+
+
+def check_lang(lang: str) -> Lang:
+    """Return ``lang`` if supported, else raise ValueError (a developer's mistake)."""
+    if lang not in LANGS:
+        raise ValueError(f"lang must be one of {LANGS}, got {lang!r}")
+    return lang  # type: ignore[return-value]

@@ -1,0 +1,103 @@
+"""Strict JSON in, canonical JSON out.
+
+The model's ``arguments`` are a string, not a dict (seed 003 §3.4). This module
+reads that string strictly (no ``NaN``, no ``Infinity``, no trailing text) and
+says exactly where it broke, and gives the canonical form used for idempotency
+keys and the repeated-call breaker: sorted keys, ``1.0`` written as ``1``.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ParseFailure:
+    """Where and why a JSON text could not be read."""
+
+    reason: str
+    line: int
+    column: int
+    position: int
+    near: str
+
+    def describe(self) -> str:
+        return f"{self.reason} at line {self.line} column {self.column}, near {self.near!r}"
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def parse_strict(raw: str) -> tuple[Any, ParseFailure | None]:
+    """Parse ``raw``; return ``(value, None)`` or ``(None, failure)``. Never raises."""
+    if not isinstance(raw, str):
+        return None, ParseFailure(f"arguments must be a string, got {type(raw).__name__}", 1, 1, 0, "")
+    try:
+        return _decoder.decode(raw), None
+    except json.JSONDecodeError as exc:
+        msg = exc.msg
+        if msg.startswith("Expecting property name enclosed in double quotes") and "'" in raw:
+            msg = "keys and strings need double quotes, not single quotes"
+        elif msg == "Extra data":
+            msg = "unexpected text after the JSON value"
+        elif msg.startswith("Expecting") and exc.pos >= len(raw.rstrip()):
+            msg = "the JSON ends too early (truncated?)"
+        return None, ParseFailure(msg, exc.lineno, exc.colno, exc.pos, _near(raw, exc.pos))
+    except ValueError as exc:  # NaN / Infinity from parse_constant
+        pos = _find_constant(raw)
+        line = raw.count("\n", 0, pos) + 1
+        col = pos - (raw.rfind("\n", 0, pos) + 1) + 1
+        return None, ParseFailure(str(exc), line, col, pos, _near(raw, pos))
+    except RecursionError:
+        return None, ParseFailure("nesting is too deep", 1, 1, 0, raw[:20])
+
+
+def _near(raw: str, pos: int) -> str:
+    return raw[max(0, pos - 12): pos + 12]
+
+
+def _find_constant(raw: str) -> int:
+    hits = [raw.find(c) for c in ("NaN", "-Infinity", "Infinity")]
+    hits = [h for h in hits if h >= 0]
+    return min(hits) if hits else 0
+
+
+def normalize(value: Any) -> Any:
+    """Numbers in one form (``2.0`` -> ``2``), so equal arguments compare equal."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer():
+            return int(value)
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, dict):
+        return {str(k): normalize(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [normalize(v) for v in value]
+    return value
+
+
+def canonical(value: Any) -> str:
+    """The canonical JSON text of ``value``: sorted keys, normalised numbers, no spaces."""
+    return json.dumps(normalize(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def json_eq(a: Any, b: Any) -> bool:
+    """Equality as JSON defines it: ``1 == 1.0``, but ``true != 1`` and ``[false] != [0]``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_eq(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_eq(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b

@@ -1,0 +1,593 @@
+"""JSON Schema compiled once into plain Python checks.
+
+``jsonschema.validate`` re-checks the schema itself on every call; a tool's
+schema does not change between calls, so we compile it once into a tree of
+closures and then each call only runs the checks. Every problem is collected
+(never just the first) as a :class:`~agentlab.errors.Problem` with a path such
+as ``items[0].sku``.
+
+Supported (draft 2020-12): ``type`` ``enum`` ``const`` ``properties``
+``required`` ``additionalProperties`` ``patternProperties`` ``minProperties``
+``maxProperties`` ``items`` ``prefixItems`` ``minItems`` ``maxItems``
+``uniqueItems`` ``minimum`` ``maximum`` ``exclusiveMinimum``
+``exclusiveMaximum`` ``multipleOf`` ``minLength`` ``maxLength`` ``pattern``
+``format`` (date, date-time, time, email, uuid, ipv4) ``anyOf`` ``oneOf``
+``allOf`` ``not`` local ``$ref``, and boolean schemas. Annotations
+(``description``, ``default``, ``examples``...) are ignored. Other keywords are
+reported by :func:`unsupported_keywords` so the linter can warn about them.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import difflib
+import math
+import re
+from decimal import Decimal, InvalidOperation
+from typing import Any, Callable
+
+from .errors import Problem, json_type
+from .jsonutil import canonical, json_eq
+
+Check = Callable[[Any, str, Any, list], None]  # (value, parent path, key, problems)
+
+ANNOTATIONS = frozenset({
+    "description", "title", "default", "examples", "example", "$schema", "$id", "$comment",
+    "deprecated", "readOnly", "writeOnly", "$defs", "definitions", "optional",
+})
+KEYWORDS = frozenset({
+    "type", "enum", "const", "properties", "required", "additionalProperties",
+    "patternProperties", "minProperties", "maxProperties", "items", "prefixItems",
+    "minItems", "maxItems", "uniqueItems", "minimum", "maximum", "exclusiveMinimum",
+    "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "pattern", "format",
+    "anyOf", "oneOf", "allOf", "not", "$ref",
+})
+
+
+class SchemaError(ValueError):
+    """The schema itself is broken (a developer's mistake, raised at registration)."""
+
+
+def join(parent: str, key: Any) -> str:
+    """``join("items", 0) == "items[0]"``, ``join("items[0]", "sku") == "items[0].sku"``."""
+    if key is None:
+        return parent
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    return f"{parent}.{key}" if parent else key
+
+
+def show(path: str) -> str:
+    return path or "$"
+
+
+# --- type tests ------------------------------------------------------------------
+def _is_integer(v: Any) -> bool:
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return True
+    return isinstance(v, float) and v.is_integer()
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": _is_integer,
+    "number": _is_number,
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+}
+
+
+# --- formats ---------------------------------------------------------------------
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_TIME = re.compile(r"^\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_IPV4 = re.compile(r"^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$")
+
+
+def _valid_date(s: str) -> bool:
+    if not _DATE.match(s):
+        return False
+    try:
+        _dt.date.fromisoformat(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _valid_time(s: str) -> bool:
+    if not _TIME.match(s):
+        return False
+    try:
+        _dt.time.fromisoformat(s.replace("z", "Z").replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+def _valid_datetime(s: str) -> bool:
+    if len(s) < 11 or s[10] not in "Tt ":
+        return False
+    return _valid_date(s[:10]) and _valid_time(s[11:])
+
+
+FORMATS: dict[str, tuple[Callable[[str], bool], str]] = {
+    "date": (_valid_date, "YYYY-MM-DD"),
+    "date-time": (_valid_datetime, "YYYY-MM-DDThh:mm:ss+00:00"),
+    "time": (_valid_time, "hh:mm:ss+00:00"),
+    "email": (lambda s: bool(_EMAIL.match(s)), "name@example.com"),
+    "uuid": (lambda s: bool(_UUID.match(s)), "8-4-4-4-12 hex digits"),
+    "ipv4": (lambda s: bool(_IPV4.match(s)), "a.b.c.d"),
+}
+
+
+# --- suggestions for unknown fields ----------------------------------------------------
+_CAMEL_SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def to_snake(name: str) -> str:
+    return _CAMEL_SPLIT.sub("_", name).replace("-", "_").lower()
+
+
+def to_camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def suggest(name: str, allowed: list[str]) -> str | None:
+    """The field the model probably meant: camel/snake twin, other case, or a near miss."""
+    if not allowed:
+        return None
+    for candidate in (to_snake(name), to_camel(name)):
+        if candidate in allowed and candidate != name:
+            return candidate
+    folded = {to_snake(a).replace("_", ""): a for a in allowed}
+    key = to_snake(name).replace("_", "")
+    if key in folded:
+        return folded[key]
+    close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+# --- the compiler ----------------------------------------------------------------------
+class Compiler:
+    """Compiles one root schema; ``$ref`` pointers resolve against that root."""
+
+    def __init__(self, root: Any):
+        self.root = root
+        self._refs: dict[str, Check] = {}
+        self._resolving: set[str] = set()
+
+    def compile(self, schema: Any) -> Check:
+        if schema is True or schema == {}:
+            return _ok
+        if schema is False:
+            return _never
+        if not isinstance(schema, dict):
+            raise SchemaError(f"a schema must be an object or a boolean, got {json_type(schema)}")
+        desc = schema.get("description")
+        checks: list[Check] = []
+        if "$ref" in schema:
+            checks.append(self._ref(schema["$ref"]))
+        types = schema.get("type")
+        type_check = None
+        if types is not None:
+            type_check = _type_check(types, desc)
+        for c in (self._object(schema), self._array(schema), _number(schema),
+                  _string(schema), _enum(schema)):
+            if c is not None:
+                checks.append(c)
+        for key in ("allOf", "anyOf", "oneOf"):
+            if key in schema:
+                subs = schema[key]
+                if not isinstance(subs, list) or not subs:
+                    raise SchemaError(f"{key} must be a non-empty list")
+                compiled = [self.compile(s) for s in subs]
+                checks.append(_all_of(compiled) if key == "allOf"
+                              else _any_of(compiled, subs, one=key == "oneOf"))
+        if "not" in schema:
+            checks.append(_not(self.compile(schema["not"])))
+        return _sequence(type_check, checks)
+
+    # objects ----------------------------------------------------------------
+    def _object(self, s: dict) -> Check | None:
+        keys = ("properties", "required", "additionalProperties", "patternProperties",
+                "minProperties", "maxProperties")
+        if not any(k in s for k in keys):
+            return None
+        props_schema = s.get("properties", {})
+        if not isinstance(props_schema, dict):
+            raise SchemaError("properties must be an object")
+        props = {k: self.compile(v) for k, v in props_schema.items()}
+        descs = {k: v.get("description") for k, v in props_schema.items() if isinstance(v, dict)}
+        required = tuple(s.get("required", ()))
+        patterns = [(re.compile(ecma_to_python(p)), self.compile(v)) for p, v in s.get("patternProperties", {}).items()]
+        extra = s.get("additionalProperties", True)
+        extra_check = None if extra is True or extra is False else self.compile(extra)
+        closed = extra is False
+        allowed = list(props)
+        min_p, max_p = s.get("minProperties"), s.get("maxProperties")
+
+        def check_object(v: Any, parent: str, key: Any, out: list) -> None:
+            if not isinstance(v, dict):
+                return
+            here = join(parent, key) if key is not None else parent
+            for name in required:
+                if name not in v:
+                    out.append(Problem(join(here, name), "missing", description=descs.get(name)))
+            for k, x in v.items():
+                sub = props.get(k)
+                if sub is not None:
+                    sub(x, here, k, out)
+                    if not patterns:
+                        continue
+                matched = sub is not None
+                for rx, pc in patterns:
+                    if rx.search(k):
+                        matched = True
+                        pc(x, here, k, out)
+                if matched:
+                    continue
+                if closed:
+                    out.append(Problem(join(here, k), "unknown_field", allowed=tuple(allowed),
+                                       suggestion=suggest(k, allowed)))
+                elif extra_check is not None:
+                    extra_check(x, here, k, out)
+            if min_p is not None and len(v) < min_p:
+                out.append(Problem(show(here), "out_of_range", got=len(v), limit=("minProperties", min_p)))
+            if max_p is not None and len(v) > max_p:
+                out.append(Problem(show(here), "out_of_range", got=len(v), limit=("maxProperties", max_p)))
+
+        return check_object
+
+    # arrays -------------------------------------------------------------------
+    def _array(self, s: dict) -> Check | None:
+        keys = ("items", "prefixItems", "minItems", "maxItems", "uniqueItems")
+        if not any(k in s for k in keys):
+            return None
+        prefix = [self.compile(p) for p in s.get("prefixItems", ())]
+        items = self.compile(s["items"]) if "items" in s else None
+        if items is _ok:
+            items = None
+        min_i, max_i = s.get("minItems"), s.get("maxItems")
+        unique = s.get("uniqueItems", False)
+        n_prefix = len(prefix)
+
+        def check_array(v: Any, parent: str, key: Any, out: list) -> None:
+            if not isinstance(v, list):
+                return
+            here = join(parent, key) if key is not None else parent
+            for i, c in enumerate(prefix[: len(v)]):
+                c(v[i], here, i, out)
+            if items is not None:
+                for i in range(n_prefix, len(v)):
+                    items(v[i], here, i, out)
+            if min_i is not None and len(v) < min_i:
+                out.append(Problem(show(here), "out_of_range", got=len(v), limit=("minItems", min_i)))
+            if max_i is not None and len(v) > max_i:
+                out.append(Problem(show(here), "out_of_range", got=len(v), limit=("maxItems", max_i)))
+            if unique and len(v) > 1 and len({canonical(x) for x in v}) < len(v):
+                out.append(Problem(show(here), "not_unique"))
+
+        return check_array
+
+    # references ---------------------------------------------------------------
+    def _ref(self, ref: str) -> Check:
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            raise SchemaError(f"only local $ref ('#/...') is supported, got {ref!r}")
+        if ref in self._refs:
+            return self._refs[ref]
+        if ref in self._resolving:  # recursion: resolve at call time
+            refs = self._refs
+            return lambda v, p, k, out: refs[ref](v, p, k, out)
+        self._resolving.add(ref)
+        target = self._pointer(ref[1:])
+        compiled = self.compile(target)
+        self._resolving.discard(ref)
+        self._refs[ref] = compiled
+        return compiled
+
+    def _pointer(self, pointer: str) -> Any:
+        node = self.root
+        for part in [p for p in pointer.split("/") if p != ""]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                raise SchemaError(f"$ref '#{pointer}' points nowhere")
+        return node
+
+
+def _ok(v: Any, parent: str, key: Any, out: list) -> None:
+    return None
+
+
+def _never(v: Any, parent: str, key: Any, out: list) -> None:
+    out.append(Problem(show(join(parent, key)), "not_allowed", got=v))
+
+
+def _sequence(type_check: Check | None, checks: list[Check]) -> Check:
+    if type_check is None and not checks:
+        return _ok
+    if type_check is None and len(checks) == 1:
+        return checks[0]
+    if not checks:
+        return type_check  # type: ignore[return-value]
+    checks_t = tuple(checks)
+    if type_check is None:
+        def run_all(v: Any, parent: str, key: Any, out: list) -> None:
+            for c in checks_t:
+                c(v, parent, key, out)
+        return run_all
+
+    # Keywords for other types skip the value themselves; enum still reports, which
+    # helpfully lists the allowed values beside the wrong type.
+    all_checks = (type_check, *checks_t)
+
+    def typed(v: Any, parent: str, key: Any, out: list) -> None:
+        for c in all_checks:
+            c(v, parent, key, out)
+    return typed
+
+
+def _type_check(types: Any, desc: str | None) -> Check:
+    names = [types] if isinstance(types, str) else list(types)
+    for n in names:
+        if n not in TYPE_TESTS:
+            raise SchemaError(f"unknown type {n!r}")
+    expected = " or ".join(names)
+    if len(names) == 1:
+        name = names[0]
+        if name == "string":
+            def check(v, parent, key, out):
+                if not isinstance(v, str):
+                    out.append(Problem(show(join(parent, key)), "wrong_type", expected=expected, got=v, description=desc))
+            return check
+        if name == "object":
+            def check(v, parent, key, out):
+                if not isinstance(v, dict):
+                    out.append(Problem(show(join(parent, key)), "wrong_type", expected=expected, got=v, description=desc))
+            return check
+        test = TYPE_TESTS[name]
+
+        def check(v, parent, key, out):
+            if not test(v):
+                out.append(Problem(show(join(parent, key)), "wrong_type", expected=expected, got=v, description=desc))
+        return check
+    tests = tuple(TYPE_TESTS[n] for n in names)
+
+    def check_any(v, parent, key, out):
+        for test in tests:
+            if test(v):
+                return
+        out.append(Problem(show(join(parent, key)), "wrong_type", expected=expected, got=v, description=desc))
+    return check_any
+
+
+def _enum(s: dict) -> Check | None:
+    desc = s.get("description")
+    if "const" in s:
+        const = s["const"]
+
+        def check_const(v, parent, key, out):
+            if not json_eq(v, const):
+                out.append(Problem(show(join(parent, key)), "not_in_enum", got=v, allowed=(const,), description=desc))
+        return check_const
+    if "enum" not in s:
+        return None
+    values = s["enum"]
+    if not isinstance(values, list):
+        raise SchemaError("enum must be a list")
+    allowed = tuple(values)
+    if all(isinstance(x, str) for x in values):
+        fast = frozenset(values)
+
+        def check_str_enum(v, parent, key, out):
+            if not (isinstance(v, str) and v in fast):
+                out.append(Problem(show(join(parent, key)), "not_in_enum", got=v, allowed=allowed, description=desc))
+        return check_str_enum
+
+    def check_enum(v, parent, key, out):
+        for x in values:
+            if json_eq(v, x):
+                return
+        out.append(Problem(show(join(parent, key)), "not_in_enum", got=v, allowed=allowed, description=desc))
+    return check_enum
+
+
+def _multiple_of(v: float, m: float) -> bool:
+    if isinstance(v, int) and isinstance(m, int):
+        return v % m == 0
+    q = v / m
+    if math.isinf(q):
+        return False
+    if q.is_integer():
+        return True
+    try:  # 0.0075 / 0.0001 is 74.99999999999999 in floats; decimals get it right
+        return Decimal(repr(v)) % Decimal(repr(m)) == 0
+    except InvalidOperation:
+        return False
+
+
+def _number(s: dict) -> Check | None:
+    bounds = []
+    for kw, op in (("minimum", lambda v, b: v >= b), ("maximum", lambda v, b: v <= b),
+                   ("exclusiveMinimum", lambda v, b: v > b), ("exclusiveMaximum", lambda v, b: v < b)):
+        if kw in s:
+            b = s[kw]
+            if isinstance(b, bool) or not isinstance(b, (int, float)):
+                raise SchemaError(f"{kw} must be a number")
+            bounds.append((kw, b, op))
+    mult = s.get("multipleOf")
+    if not bounds and mult is None:
+        return None
+    bounds_t = tuple(bounds)
+
+    def check_number(v, parent, key, out):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return
+        for kw, b, op in bounds_t:
+            if not op(v, b):
+                out.append(Problem(show(join(parent, key)), "out_of_range", got=v, limit=(kw, b)))
+        if mult is not None and not _multiple_of(v, mult):
+            out.append(Problem(show(join(parent, key)), "out_of_range", got=v, limit=("multipleOf", mult)))
+    return check_number
+
+
+def _string(s: dict) -> Check | None:
+    min_l, max_l = s.get("minLength"), s.get("maxLength")
+    pattern = s.get("pattern")
+    fmt = FORMATS.get(s.get("format", ""))
+    if min_l is None and max_l is None and pattern is None and fmt is None:
+        return None
+    try:
+        rx = re.compile(ecma_to_python(pattern)) if pattern is not None else None
+    except re.error as exc:
+        raise SchemaError(f"pattern {pattern!r} does not compile: {exc}") from None
+    desc = s.get("description")
+    fmt_name = s.get("format")
+
+    def check_string(v, parent, key, out):
+        if not isinstance(v, str):
+            return
+        if min_l is not None and len(v) < min_l:
+            out.append(Problem(show(join(parent, key)), "out_of_range", got=v, limit=("minLength", min_l)))
+        if max_l is not None and len(v) > max_l:
+            out.append(Problem(show(join(parent, key)), "out_of_range", got=v, limit=("maxLength", max_l)))
+        if rx is not None and not rx.search(v):
+            out.append(Problem(show(join(parent, key)), "bad_format", got=v, expected=f"pattern {pattern}", description=desc))
+        if fmt is not None and not fmt[0](v):
+            out.append(Problem(show(join(parent, key)), "bad_format", got=v, expected=f"{fmt_name} ({fmt[1]})", description=desc))
+    return check_string
+
+
+_UNICODE_CLASSES = {"L": r"[^\W\d_]", "Letter": r"[^\W\d_]", "N": r"\d", "Nd": r"\d", "Number": r"\d"}
+
+
+def ecma_to_python(pattern: str) -> str:
+    """Translate the few ECMA-262 regex forms Python lacks (``\\p{Letter}``)."""
+    return re.sub(r"\\p\{(\w+)\}", lambda m: _UNICODE_CLASSES.get(m.group(1), m.group(0)), pattern)
+
+
+def _all_of(subs: list[Check]) -> Check:
+    def check_all(v, parent, key, out):
+        for c in subs:
+            c(v, parent, key, out)
+    return check_all
+
+
+def _any_of(subs: list[Check], raw: list, *, one: bool) -> Check:
+    shapes = " | ".join(_shape(s) for s in raw)
+
+    def check_any(v, parent, key, out):
+        results = []
+        passed = 0
+        for c in subs:
+            found: list = []
+            c(v, parent, key, found)
+            if not found:
+                passed += 1
+                if not one:
+                    return
+            results.append(found)
+        if passed == 1 and one:
+            return
+        path = show(join(parent, key))
+        if passed > 1:
+            out.append(Problem(path, "no_match", got=v, expected=f"exactly one of {shapes}"))
+            return
+        # If every branch failed only on its type, say so plainly ("string or null").
+        if all(len(r) == 1 and r[0].reason == "wrong_type" and r[0].field == path for r in results):
+            out.append(Problem(path, "wrong_type", got=v, expected=" or ".join(r[0].expected for r in results)))
+            return
+        deeper = [r for r in results if not any(p.field == path and p.reason == "wrong_type" for p in r)]
+        if deeper:  # the value had the right shape for a branch: report that branch's problems
+            out.extend(min(deeper, key=len))
+        else:
+            out.append(Problem(path, "no_match", got=v, expected=shapes))
+    return check_any
+
+
+def _not(sub: Check) -> Check:
+    def check_not(v, parent, key, out):
+        found: list = []
+        sub(v, parent, key, found)
+        if not found:
+            out.append(Problem(show(join(parent, key)), "not_allowed", got=v))
+    return check_not
+
+
+def _shape(s: Any) -> str:
+    if isinstance(s, dict):
+        if "type" in s:
+            return s["type"] if isinstance(s["type"], str) else "/".join(s["type"])
+        if "enum" in s:
+            return "one of " + ", ".join(map(str, s["enum"]))
+        if "const" in s:
+            return f"{s['const']!r}"
+    return "schema"
+
+
+def compile_schema(schema: Any) -> Callable[[Any], list[Problem]]:
+    """Compile ``schema`` once; the result maps a value to its list of problems."""
+    check = Compiler(schema).compile(schema)
+
+    def validate(value: Any) -> list[Problem]:
+        out: list[Problem] = []
+        check(value, "", None, out)
+        return out
+
+    validate.check = check  # type: ignore[attr-defined]
+    return validate
+
+
+def close_objects(schema: Any) -> Any:
+    """A copy of ``schema`` where every object with ``properties`` rejects unknown fields.
+
+    An unknown field from a model is almost always a misspelt known one
+    (``orderId`` for ``order_id``); saying so beats silently dropping it.
+    An explicit ``additionalProperties`` is left alone.
+    """
+    if isinstance(schema, list):
+        return [close_objects(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for k, v in schema.items():
+        if k in ("properties", "patternProperties", "$defs", "definitions") and isinstance(v, dict):
+            out[k] = {name: close_objects(sub) for name, sub in v.items()}
+        elif k in ("items", "additionalProperties", "not", "anyOf", "oneOf", "allOf", "prefixItems"):
+            out[k] = close_objects(v)
+        else:
+            out[k] = v
+    if "properties" in out and "additionalProperties" not in out and "patternProperties" not in out:
+        out["additionalProperties"] = False
+    return out
+
+
+def unsupported_keywords(schema: Any, path: str = "$") -> list[tuple[str, str]]:
+    """``(path, keyword)`` for every keyword that is neither enforced nor an annotation."""
+    found: list[tuple[str, str]] = []
+    if not isinstance(schema, dict):
+        return found
+    for k, v in schema.items():
+        if k not in KEYWORDS and k not in ANNOTATIONS:
+            found.append((path, k))
+        if k in ("properties", "patternProperties", "$defs", "definitions") and isinstance(v, dict):
+            for name, sub in v.items():
+                found += unsupported_keywords(sub, f"{path}.{name}")
+        elif k in ("items", "additionalProperties", "not") and isinstance(v, dict):
+            found += unsupported_keywords(v, f"{path}.{k}")
+        elif k in ("prefixItems", "anyOf", "oneOf", "allOf") and isinstance(v, list):
+            for i, sub in enumerate(v):
+                found += unsupported_keywords(sub, f"{path}.{k}[{i}]")
+    return found

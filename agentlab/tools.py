@@ -1,0 +1,276 @@
+"""Tool contracts and the registry that checks calls against them.
+
+A :class:`Tool` is what the model is promised: a name, a description that says
+*when* to use it, a JSON Schema for its arguments, whether calling it changes
+the world, and optional business rules. The :class:`Registry` holds the tools,
+exports the ``tools`` list for the chat-completions API, and turns the model's
+raw ``arguments`` string into either clean arguments or a :class:`ToolError`::
+
+    raw string -> parse (BAD_JSON) -> tool exists? (UNKNOWN_TOOL)
+               -> [clean] -> JSON Schema (INVALID_ARGS, structure)
+               -> business rules (INVALID_ARGS, semantic) -> ok
+"""
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from .clean import Cleaned, clean as clean_values
+from .errors import Problem, ToolError, json_type, make_error, render
+from .i18n import Lang, check_lang, t
+from .jsonutil import parse_strict
+from .schema import close_objects, compile_schema, suggest, to_snake
+
+BusinessCheck = Callable[[dict], Iterable[Problem] | None]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool contract.
+
+    Args:
+        fn: called as ``fn(**args)`` with validated arguments; returns JSON-able data.
+            It may raise :class:`~agentlab.errors.ToolFailure` to report a precise error.
+        side_effect: True if calling it changes state (refund, booking). Such calls are
+            only retried behind an idempotency key.
+        check: business validation run after the schema: returns problems (see :func:`rule`).
+        business_key: for side-effect tools, the key that makes a repeat the *same*
+            action (one refund per order: ``lambda a: a["order_id"]``). Default: all arguments.
+        needs_approval: returns a reason when a call must wait for a person, else None.
+        timeout: seconds, overriding the loop's default for this tool.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    fn: Callable[..., Any] | None = None
+    side_effect: bool = False
+    check: BusinessCheck | None = None
+    business_key: Callable[[dict], str] | None = None
+    needs_approval: Callable[[dict], str | None] | None = None
+    timeout: float | None = None
+
+    def __repr__(self) -> str:
+        kind = "write" if self.side_effect else "read"
+        return f"Tool({self.name!r}, {kind}, params={list(self.parameters.get('properties', {}))})"
+
+    def spec(self) -> dict:
+        """The OpenAI-format tool spec."""
+        return {"type": "function", "function": {
+            "name": self.name, "description": self.description, "parameters": dict(self.parameters)}}
+
+
+def rule(field_: str, en: str, zh: str | None = None) -> Problem:
+    """A business-rule problem, e.g. ``rule("amount", "must not exceed 199.0")``."""
+    return Problem(field_, "rule", detail={"en": en, "zh": zh or en})
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The outcome of checking one call: ``ok`` with ``args``, or an ``error``."""
+
+    name: str
+    raw: str
+    args: dict | None
+    error: ToolError | None
+    cleaned: tuple[Cleaned, ...] = ()
+    parse_ok: bool = True
+    lang: Lang = "en"
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def __repr__(self) -> str:
+        return f"Checked({self.name!r}, ok)" if self.ok else f"Checked({self.name!r}, {self.error!r})"
+
+    def render(self, lang: Lang | None = None) -> str:
+        """What the model would be told about this call before it runs."""
+        lang = lang or self.lang
+        if self.error is not None:
+            return render(self.error, lang)
+        extra = {"cleaned": [c.to_dict() for c in self.cleaned]} if self.cleaned else {}
+        return json.dumps({"ok": True, "tool": self.name, "args": self.args, **extra}, ensure_ascii=False)
+
+
+class Registry:
+    """The tools an agent may call, each schema compiled once at registration."""
+
+    def __init__(self, tools: Iterable[Tool] = (), *, lang: Lang = "en", clean: bool = False):
+        self.lang = check_lang(lang)
+        self.clean = clean
+        self._tools: dict[str, Tool] = {}
+        self._validators: dict[str, Callable[[Any], list[Problem]]] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def __repr__(self) -> str:
+        return f"Registry({list(self._tools)})"
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    def __getitem__(self, name: str) -> Tool:
+        return self._tools[name]
+
+    def __iter__(self):
+        return iter(self._tools.values())
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def add(self, tool: Tool) -> Tool:
+        """Register ``tool``; a broken schema raises :class:`~agentlab.schema.SchemaError` here."""
+        if tool.name in self._tools:
+            raise ValueError(f"tool {tool.name!r} is registered twice")
+        self._validators[tool.name] = compile_schema(dict(tool.parameters))
+        self._tools[tool.name] = tool
+        return tool
+
+    def specs(self) -> list[dict]:
+        """The ``tools`` list for ``client.chat.completions.create(tools=...)``."""
+        return [t_.spec() for t_ in self._tools.values()]
+
+    def subset(self, names: Iterable[str]) -> "Registry":
+        """A registry of a few tools (for routing only the relevant ones to the model)."""
+        return Registry([self._tools[n] for n in names], lang=self.lang, clean=self.clean)
+
+    @classmethod
+    def from_specs(cls, specs: Iterable[Mapping], *, close: bool = True, legacy_types: bool = False,
+                   **kwargs: Any) -> "Registry":
+        """Build from OpenAI-format specs, wrapped (``{"type": "function", ...}``) or bare.
+
+        Args:
+            close: reject unknown fields in every object that lists its properties
+                (see :func:`~agentlab.schema.close_objects`).
+            legacy_types: accept BFCL/Gorilla type names (``dict``, ``float``, ``any``).
+        """
+        tools = []
+        for spec in specs:
+            fn = spec.get("function", spec) if spec.get("type") == "function" else spec
+            if "name" not in fn:
+                raise ValueError("a tool spec needs a name")
+            params = fn.get("parameters") or {"type": "object", "properties": {}}
+            if legacy_types:
+                params = from_legacy_types(params)
+            if close:
+                params = close_objects(params)
+            tools.append(Tool(name=fn["name"], description=fn.get("description", ""), parameters=params))
+        return cls(tools, **kwargs)
+
+    @classmethod
+    def from_json(cls, path: str | Path, **kwargs: Any) -> "Registry":
+        """Load a JSON file holding a list of specs (or ``{"tools": [...]}``)."""
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            data = data.get("tools", [data])
+        return cls.from_specs(data, **kwargs)
+
+    # ------------------------------------------------------------------ checks
+    def check(self, name: str, raw: str | Mapping, *, lang: Lang | None = None,
+              clean: bool | None = None) -> Checked:
+        """Check one call. ``raw`` is the model's ``arguments`` string (a dict is accepted too)."""
+        lang = lang or self.lang
+        if isinstance(raw, Mapping):
+            args: Any = dict(raw)
+            raw_text = json.dumps(args, ensure_ascii=False)
+        else:
+            raw_text = raw
+            if raw.strip() == "":  # some servers send "" for a call without arguments
+                raw = "{}"
+            args, failure = parse_strict(raw)
+            if failure is not None:
+                err = make_error("BAD_JSON", detail=failure.describe(), example=self._example(name),
+                                 position=failure.position)
+                return Checked(name, raw_text, None, err, parse_ok=False, lang=lang)
+            if not isinstance(args, dict):
+                err = make_error("BAD_JSON", _key="BAD_JSON.not_object", got=json_type(args))
+                return Checked(name, raw_text, None, err, parse_ok=False, lang=lang)
+        tool = self._tools.get(name)
+        if tool is None:
+            return Checked(name, raw_text, args, self.unknown_tool(name), lang=lang)
+        cleaned: tuple[Cleaned, ...] = ()
+        if self.clean if clean is None else clean:
+            args, cleaned = clean_values(args, tool.parameters)
+        problems = self._validators[name](args)
+        if problems:
+            return Checked(name, raw_text, args, make_error("INVALID_ARGS", problems=problems), cleaned, lang=lang)
+        if tool.check is not None:
+            found = list(tool.check(args) or ())
+            if found:
+                return Checked(name, raw_text, args,
+                               make_error("INVALID_ARGS", problems=found, stage="semantic"), cleaned, lang=lang)
+        return Checked(name, raw_text, args, None, cleaned, lang=lang)
+
+    def unknown_tool(self, name: str) -> ToolError:
+        """``UNKNOWN_TOOL`` with every tool listed and the closest name suggested."""
+        names = self.names
+        closest = suggest(name, names)
+        if closest is None:
+            close = difflib.get_close_matches(to_snake(name), names, n=1, cutoff=0.5)
+            closest = close[0] if close else None
+        tools = ", ".join(names)
+        if closest:
+            hint = {lg: t("hint.closest_tool", lg, name=closest, tools=tools) for lg in ("en", "zh")}
+        else:
+            hint = {lg: t("hint.tools", lg, tools=tools) for lg in ("en", "zh")}
+        err = make_error("UNKNOWN_TOOL", hint=hint, name=name)
+        return err
+
+    def _example(self, name: str) -> str:
+        tool = self._tools.get(name)
+        if tool is None:
+            return '{"field": "value"}'
+        props = tool.parameters.get("properties", {})
+        req = tool.parameters.get("required", list(props)[:1])
+        sample = {k: _placeholder(props.get(k, {})) for k in req[:3]}
+        return json.dumps(sample, ensure_ascii=False)
+
+
+def _placeholder(schema: Mapping) -> Any:
+    if "enum" in schema and schema["enum"]:
+        return schema["enum"][0]
+    if "examples" in schema and schema["examples"]:
+        return schema["examples"][0]
+    return {"string": "...", "integer": 1, "number": 1.0, "boolean": True,
+            "array": [], "object": {}}.get(schema.get("type") if isinstance(schema.get("type"), str) else "", "...")
+
+
+# --- BFCL / legacy type names --------------------------------------------------------
+LEGACY_TYPES = {
+    "dict": "object", "float": "number", "double": "number", "tuple": "array", "list": "array",
+    "String": "string", "str": "string", "char": "string", "Array": "array", "ArrayList": "array",
+    "HashMap": "object", "Map": "object", "long": "integer", "int": "integer", "Integer": "integer",
+    "Boolean": "boolean", "bool": "boolean", "Long": "integer", "Float": "number", "Double": "number",
+}
+
+
+def from_legacy_types(schema: Any) -> Any:
+    """Map BFCL/Gorilla type names (``dict``, ``float``, ``tuple``, ``any``...) to JSON Schema.
+
+    ``any`` and an empty type become "no type constraint". Returns a new schema.
+    """
+    if isinstance(schema, list):
+        return [from_legacy_types(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for k, v in schema.items():
+        if k == "type" and isinstance(v, str):
+            if v in ("any", ""):
+                continue
+            out[k] = LEGACY_TYPES.get(v, v)
+        elif k in ("properties", "patternProperties", "$defs"):
+            out[k] = {name: from_legacy_types(s) for name, s in v.items()}
+        elif k in ("items", "additionalProperties", "not", "anyOf", "oneOf", "allOf", "prefixItems"):
+            out[k] = from_legacy_types(v)
+        else:
+            out[k] = v
+    return out

@@ -1,0 +1,73 @@
+import json
+
+import pytest
+
+from agentlab import i18n
+from agentlab.errors import CODES, Problem, ToolFailure, friendly, make_error, redact, render
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_code_renders_in_both_taxonomies(code, lang):
+    fields = dict(detail="x", example="{}", name="t", seconds=5, reason="r", key="k", count=3, steps=6, rounds=2)
+    body = json.loads(render(make_error(code, **fields), lang))
+    err = body["error"]
+    assert body["ok"] is False and err["code"] == code
+    assert err["category"] in ("transient", "validation", "fatal")
+    assert err["stage"] in ("structure", "semantic", "execution", "rule_blocked")
+    assert err["retryable"] is (err["category"] != "fatal")
+    assert err["message"] and err["hint"]
+
+
+def test_shape_matches_seed_000():
+    err = make_error("INVALID_ARGS", problems=[Problem("order_id", "missing", description="Order number, like A1001"),
+                                               Problem("orderId", "unknown_field", allowed=("order_id",), suggestion="order_id")])
+    body = json.loads(render(err, "zh"))
+    assert set(body["error"]) >= {"code", "message", "category", "retryable", "problems", "hint"}
+    assert body["error"]["problems"][0] == {"field": "order_id", "reason": "missing", "hint": "缺少必填字段。Order number, like A1001"}
+    assert body["error"]["problems"][1]["did_you_mean"] == "order_id"
+
+
+def test_success_render():
+    assert json.loads(render(None, data={"a": 1})) == {"ok": True, "data": {"a": 1}}
+
+
+LEAKS = [
+    'Traceback (most recent call last):\n  File "/srv/app/db.py", line 12, in q\nOperationalError: boom',
+    "could not connect to postgresql://admin:hunter2@db.internal:5432/orders",
+    "SELECT * FROM refunds WHERE order_id = 'A1001'",
+    "timeout talking to 10.0.3.7:6379",
+    "config at /etc/agentlab/secrets.yaml not readable",
+    r"C:\Users\ops\keys.txt missing",
+    "api_key=sk-live-abcdefghijklmnop rejected",
+    "Authorization: Bearer eyJhbGciOi.abc.def",
+    "payments.svc.cluster.local:8443 refused",
+]
+
+
+@pytest.mark.parametrize("text", LEAKS)
+def test_redact_removes_leaks(text):
+    out = redact(text)
+    for secret in ("hunter2", "db.internal", "SELECT", "10.0.3.7", "/etc/agentlab", "keys.txt", "sk-live",
+                   "eyJhbGciOi", "svc.cluster", "File \"", "db.py"):
+        assert secret not in out
+
+
+def test_tool_failure_message_is_redacted():
+    exc = ToolFailure("UNAVAILABLE", "upstream at https://pay.example.com/v1 is down", retry_after=2)
+    body = json.loads(render(exc.error))
+    assert "example.com" not in body["error"]["message"] and body["error"]["retry_after"] == 2
+    assert body["error"]["category"] == "transient"
+
+
+def test_friendly_messages_have_no_codes():
+    for code in CODES:
+        for lang in ("en", "zh"):
+            text = friendly(make_error(code, detail="", example="", name="", seconds=1, reason="", key="",
+                                       count=3, steps=6, rounds=2), lang)
+            assert text and code not in text and "Error" not in text
+
+
+def test_catalog_is_complete_in_both_languages():
+    for key in i18n.keys():
+        assert i18n._CATALOG[key].get("en") and i18n._CATALOG[key].get("zh"), key

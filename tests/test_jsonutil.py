@@ -1,0 +1,29 @@
+import pytest
+
+from agentlab.jsonutil import canonical, json_eq, parse_strict
+
+
+@pytest.mark.parametrize("raw", ['{"a": NaN}', '{"a": Infinity}', '{"a": -Infinity}', "{'a': 1}",
+                                 '{"a": 1} trailing', '{"a": 1', '', '{"a": 1,}', '{"a": 01}'])
+def test_strict_parse_rejects(raw):
+    value, failure = parse_strict(raw)
+    assert value is None and failure is not None
+    assert failure.line >= 1 and failure.column >= 1
+
+
+def test_failure_says_where():
+    _, f = parse_strict('{"date": "2026-09-21", "amount": 45')
+    assert "truncated" in f.reason and f.position == 35
+
+
+def test_parse_ok():
+    assert parse_strict('{\n  "a": [1, 2.5, true, null]\n}') == ({"a": [1, 2.5, True, None]}, None)
+
+
+def test_canonical_sorts_keys_and_normalises_numbers():
+    assert canonical({"b": 2.0, "a": [1.0, {"y": 1, "x": 0.5}]}) == canonical({"a": [1, {"x": 0.5, "y": 1}], "b": 2})
+    assert canonical({"a": True}) != canonical({"a": 1})
+
+
+def test_json_equality():
+    assert json_eq(1, 1.0) and not json_eq(True, 1) and not json_eq([False], [0]) and json_eq({"a": [1]}, {"a": [1.0]})

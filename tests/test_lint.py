@@ -1,0 +1,45 @@
+import pytest
+
+from agentlab import Registry, lint
+from conftest import ROOT
+
+BAD = [
+    {"name": "get_order_and_refund", "description": "get order and refund", "parameters": {"type": "object", "properties": {
+        "orderId": {"type": "string", "description": "Order ID"},
+        "amount": {"type": "number", "description": "Refund amount"},
+        "reason": {"type": "string", "description": "Refund reason, one of user_cancel, out_of_stock or price_error"},
+        "when": {"type": "string", "dependentRequired": {}}},
+        "required": ["orderId", "amount"]}},
+    {"name": "get_order", "description": "", "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}},
+                                                           "required": ["order_id"]}},
+]
+
+
+def rules(findings):
+    return {(f.rule, f.location) for f in findings}
+
+
+def test_each_rule_fires():
+    found = rules(lint(BAD))
+    assert ("AL005", "get_order_and_refund") in found
+    assert ("AL002", "get_order_and_refund.orderId") in found
+    assert ("AL003", "get_order_and_refund.reason") in found
+    assert ("AL004", "get_order_and_refund.orderId") in found
+    assert ("AL006", "get_order_and_refund.amount") in found
+    assert ("AL007", "get_order_and_refund.amount") in found
+    assert ("AL001", "get_order") in found and ("AL001", "get_order.order_id") in found
+    assert ("AL008", "get_order_and_refund.when") in found
+
+
+def test_findings_are_structured_and_bilingual():
+    for lang in ("en", "zh"):
+        for f in lint(BAD, lang=lang):
+            d = f.to_dict()
+            assert set(d) == {"rule", "severity", "location", "message", "suggestion"}
+            assert d["severity"] in ("error", "warning", "info") and d["message"] and d["suggestion"]
+    assert any("拆成" in f.suggestion for f in lint(BAD, lang="zh"))
+
+
+def test_the_shipped_aftersales_tools_are_clean():
+    reg = Registry.from_json(ROOT / "data" / "aftersales_tools.json")
+    assert [f for f in lint(reg) if f.severity != "info"] == []
