@@ -4,6 +4,7 @@
     python run.py test    set everything up, then run the whole test suite
     python run.py app     set everything up, then open the no-code app (Voila)
     python run.py bench   run the benchmarks and print the figures
+    python run.py size    count the core package's lines and write the figure into README.md
 
 Setup is a virtual environment in ``.venv`` with ``requirements*.txt`` installed;
 it is redone only when those files change. Needs Python 3.11 or newer, nothing else.
@@ -60,6 +61,14 @@ def main(argv: list[str]) -> int:
         for bench in sorted((ROOT / "benchmarks").glob("bench_*.py")):
             code |= subprocess.call([str(py), str(bench), *rest], cwd=ROOT)
         return code
+    if cmd == "size":
+        import re
+        lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / "agentlab").glob("*.py"))
+        readme = ROOT / "README.md"
+        text = re.sub(r"core package is [\d,]+ lines", f"core package is {lines:,} lines", readme.read_text(encoding="utf-8"))
+        readme.write_text(text, encoding="utf-8")
+        print(f"agentlab/*.py: {lines:,} lines")
+        return 0
     print(__doc__)
     return 0 if cmd == "help" else 2
 

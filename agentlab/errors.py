@@ -44,6 +44,7 @@ CODES: dict[str, tuple[Category, Stage]] = {
     "TIMEOUT": ("transient", "execution"),
     "RATE_LIMITED": ("transient", "execution"),
     "UNAVAILABLE": ("transient", "execution"),
+    "IN_PROGRESS": ("transient", "execution"),
     "UNAUTHENTICATED": ("fatal", "execution"),
     "PERMISSION_DENIED": ("fatal", "rule_blocked"),
     "NOT_FOUND": ("fatal", "semantic"),
@@ -105,6 +106,7 @@ class ToolError:
     message: Mapping[str, str] | None = None  # per-language override (sanitised)
     hint: Mapping[str, str] | None = None
     retry_after: float | None = None
+    extra: Mapping[str, Any] | None = None  # structured extras the model can act on
 
     def __repr__(self) -> str:
         return f"ToolError({self.code}, {self.category}/{self.stage}, problems={len(self.problems)})"
@@ -143,6 +145,8 @@ class ToolError:
             out["problems"] = [p.to_dict(lang) for p in self.problems]
         if self.retry_after is not None:
             out["retry_after"] = self.retry_after
+        if self.extra:
+            out.update(self.extra)
         out["hint"] = redact(self.hint_text(lang))
         return out
 
@@ -150,7 +154,7 @@ class ToolError:
 def make_error(code: str, /, *, problems: tuple[Problem, ...] | list[Problem] = (),
                stage: Stage | None = None, message: Mapping[str, str] | str | None = None,
                hint: Mapping[str, str] | str | None = None, retry_after: float | None = None,
-               **fields: Any) -> ToolError:
+               extra: Mapping[str, Any] | None = None, **fields: Any) -> ToolError:
     """Build a :class:`ToolError` with the category and stage of ``code``.
 
     Free text (``message``/``hint``) is redacted here, so nothing a tool author
@@ -160,7 +164,7 @@ def make_error(code: str, /, *, problems: tuple[Problem, ...] | list[Problem] = 
     return ToolError(
         code=code, category=category, stage=stage or default_stage,
         retryable=category != "fatal", problems=tuple(problems), fields=fields,
-        message=_lang_map(message), hint=_lang_map(hint), retry_after=retry_after,
+        message=_lang_map(message), hint=_lang_map(hint), retry_after=retry_after, extra=extra,
     )
 
 

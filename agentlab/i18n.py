@@ -44,6 +44,10 @@ _CATALOG: dict[str, dict[str, str]] = {
         "en": "The service is temporarily unavailable.",
         "zh": "服务暂时不可用。",
     },
+    "IN_PROGRESS": {
+        "en": "The same action is being carried out right now.",
+        "zh": "同一操作正在执行中。",
+    },
     "UNAUTHENTICATED": {
         "en": "The credentials were rejected.",
         "zh": "凭证校验失败。",

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from .clean import Cleaned, clean as clean_values
-from .errors import Problem, ToolError, json_type, make_error, render
+from .errors import Problem, ToolError, ToolFailure, json_type, make_error, render
 from .i18n import Lang, check_lang, t
 from .jsonutil import parse_strict
 from .schema import close_objects, compile_schema, suggest, to_snake
@@ -41,6 +41,9 @@ class Tool:
             action (one refund per order: ``lambda a: a["order_id"]``). Default: all arguments.
         needs_approval: returns a reason when a call must wait for a person, else None.
         timeout: seconds, overriding the loop's default for this tool.
+        keyed: ``fn`` takes ``idempotency_key=`` from the loop and performs one effect per
+            key (like a payment API's Idempotency-Key header). Only keyed side-effect tools
+            are resent after a transient failure: the first attempt may have taken effect.
     """
 
     name: str
@@ -52,6 +55,7 @@ class Tool:
     business_key: Callable[[dict], str] | None = None
     needs_approval: Callable[[dict], str | None] | None = None
     timeout: float | None = None
+    keyed: bool = False
 
     def __repr__(self) -> str:
         kind = "write" if self.side_effect else "read"
@@ -175,8 +179,13 @@ class Registry:
 
     # ------------------------------------------------------------------ checks
     def check(self, name: str, raw: str | Mapping, *, lang: Lang | None = None,
-              clean: bool | None = None) -> Checked:
-        """Check one call. ``raw`` is the model's ``arguments`` string (a dict is accepted too)."""
+              clean: bool | None = None, rules: bool = True) -> Checked:
+        """Check one call. ``raw`` is the model's ``arguments`` string (a dict is accepted too).
+
+        ``rules=False`` stops after the schema: the loop runs the business rules
+        itself, after an idempotency replay has had its chance (a replayed refund
+        must not be refused because the order is now refunded).
+        """
         lang = lang or self.lang
         if isinstance(raw, Mapping):
             args: Any = dict(raw)
@@ -202,12 +211,19 @@ class Registry:
         problems = self._validators[name](args)
         if problems:
             return Checked(name, raw_text, args, make_error("INVALID_ARGS", problems=problems), cleaned, lang=lang)
-        if tool.check is not None:
+        err = self.check_rules(name, args) if rules else None
+        return Checked(name, raw_text, args, err, cleaned, lang=lang)
+
+    def check_rules(self, name: str, args: dict) -> ToolError | None:
+        """The tool's business rules on schema-valid ``args``: None, or the error."""
+        tool = self._tools[name]
+        if tool.check is None:
+            return None
+        try:
             found = list(tool.check(args) or ())
-            if found:
-                return Checked(name, raw_text, args,
-                               make_error("INVALID_ARGS", problems=found, stage="semantic"), cleaned, lang=lang)
-        return Checked(name, raw_text, args, None, cleaned, lang=lang)
+        except ToolFailure as exc:  # a rule that blocks outright (shipped order, no such order)
+            return exc.error
+        return make_error("INVALID_ARGS", problems=found, stage="semantic") if found else None
 
     def unknown_tool(self, name: str) -> ToolError:
         """``UNKNOWN_TOOL`` with every tool listed and the closest name suggested."""
@@ -221,8 +237,8 @@ class Registry:
             hint = {lg: t("hint.closest_tool", lg, name=closest, tools=tools) for lg in ("en", "zh")}
         else:
             hint = {lg: t("hint.tools", lg, tools=tools) for lg in ("en", "zh")}
-        err = make_error("UNKNOWN_TOOL", hint=hint, name=name)
-        return err
+        extra = {"available_tools": names, **({"did_you_mean": closest} if closest else {})}
+        return make_error("UNKNOWN_TOOL", hint=hint, extra=extra, name=name)
 
     def _example(self, name: str) -> str:
         tool = self._tools.get(name)

@@ -1,0 +1,142 @@
+"""The after-sales desk of seed 000: look up orders, refund the unshipped, hand over the rest.
+
+``Desk`` is the backend and, like many internal APIs, trusts its caller: it
+will refund a shipped order or refund twice if asked. The contract around it
+(schema, business rules, approval, idempotency) is what the guarded loop adds.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from .errors import ToolFailure
+from .i18n import Lang
+from .scenario import Scenario
+from .tools import Registry, Tool, rule
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+APPROVAL_THRESHOLD = 1000.0
+
+SYSTEM_PROMPT = {
+    "en": ("You are an after-sales assistant for an online shop. Learn facts only from the tools; never guess "
+           "order details. When a tool answers ok=false, read error.problems and error.hint, fix the call and "
+           "try again; if the error is not retryable, tell the user plainly and offer a human colleague."),
+    "zh": ("你是网店的售后助手。事实只能通过工具获得，不要猜测订单信息。工具返回 ok=false 时，阅读 "
+           "error.problems 和 error.hint，修正后再调用；如果错误不可重试，如实告知用户并建议转人工。"),
+}
+
+
+def load_orders(path: str | Path | None = None) -> list[dict]:
+    return json.loads(Path(path or DATA / "aftersales_orders.json").read_text(encoding="utf-8"))["orders"]
+
+
+_ORDERS = load_orders()
+
+
+class Desk:
+    """Orders, refunds and hand-over tickets, in memory, safe across threads."""
+
+    def __init__(self, orders: list[dict] | None = None):
+        self.orders = {o["order_id"]: dict(o) for o in copy.deepcopy(orders or _ORDERS)}
+        self.refunds: list[dict] = []
+        self.tickets: list[dict] = []
+        self._by_key: dict[str, dict] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Desk({len(self.orders)} orders, {len(self.refunds)} refunds, {len(self.tickets)} tickets)"
+
+    def _order(self, order_id: str) -> dict:
+        order = self.orders.get(order_id)
+        if order is None:
+            raise ToolFailure("NOT_FOUND", {
+                "en": f"No order {order_id}. Ask the user to check the number, or search by phone with search_orders.",
+                "zh": f"没有订单 {order_id}。请用户核对订单号，或用 search_orders 按手机号查询。"})
+        return order
+
+    def get_order(self, order_id: str) -> dict:
+        o = self._order(order_id)
+        return {"order_id": o["order_id"], "status": o["status"], "amount": o["amount"],
+                "shipped": o["status"] == "shipped", "item": o["item"], "refunded": self.refunded(order_id)}
+
+    def search_orders(self, phone: str) -> list[dict]:
+        return [{"order_id": o["order_id"], "status": o["status"], "amount": o["amount"], "item": o["item"]}
+                for o in self.orders.values() if o["phone"] == phone]
+
+    def create_refund(self, order_id: str, amount: float, reason: str, remark: str = "",
+                      idempotency_key: str | None = None) -> dict:
+        with self._lock:
+            if idempotency_key is not None and idempotency_key in self._by_key:
+                return self._by_key[idempotency_key]  # the backend's own dedup (a unique key column)
+            order = self._order(order_id)
+            refund = {"refund_id": f"R{len(self.refunds) + 1:04d}", "order_id": order_id, "amount": amount,
+                      "reason": reason, "remark": remark}
+            self.refunds.append(refund)
+            order["status"] = "refunded"
+            if idempotency_key is not None:
+                self._by_key[idempotency_key] = refund
+            return refund
+
+    def escalate_to_human(self, summary: str) -> dict:
+        with self._lock:
+            ticket = {"ticket_id": f"T{len(self.tickets) + 1:03d}", "summary": summary}
+            self.tickets.append(ticket)
+            return ticket
+
+    def refunded(self, order_id: str) -> float:
+        return round(sum(r["amount"] for r in self.refunds if r["order_id"] == order_id), 2)
+
+    def snapshot(self) -> dict:
+        """What a grader looks at: every refund, every ticket, and each order's status."""
+        return {"refunds": [dict(r) for r in self.refunds], "tickets": [dict(t) for t in self.tickets],
+                "status": {k: o["status"] for k, o in self.orders.items()}}
+
+
+def make_registry(desk: Desk, *, lang: Lang = "en", approval_threshold: float | None = APPROVAL_THRESHOLD,
+                  clean: bool = False) -> Registry:
+    """The four after-sales tools bound to ``desk``, with the contract of ``data/aftersales_tools.json``."""
+    specs = {s["function"]["name"]: s["function"]
+             for s in json.loads((DATA / "aftersales_tools.json").read_text(encoding="utf-8"))}
+
+    def refund_rules(args: dict) -> list:
+        order = desk._order(args["order_id"])  # NOT_FOUND is raised as a ToolFailure
+        if order["status"] != "paid":
+            raise ToolFailure("RULE_VIOLATION", {
+                "en": f"Order {order['order_id']} is {order['status']}; only paid orders that have not shipped can "
+                      "be refunded here. Tell the user and offer a human colleague (escalate_to_human).",
+                "zh": f"订单 {order['order_id']} 的状态是 {order['status']}，这里只能为已付款且未发货的订单退款。"
+                      "请告知用户，并建议转人工（escalate_to_human）。"})
+        if args["amount"] > order["amount"]:
+            return [rule("amount", f"must not exceed the order amount {order['amount']}",
+                         f"不得超过订单金额 {order['amount']}")]
+        return []
+
+    def needs_approval(args: dict) -> str | None:
+        if approval_threshold is not None and args["amount"] > approval_threshold:
+            return f"refund above {approval_threshold:g} yuan"
+        return None
+
+    def tool(name: str, fn: Any, **kw: Any) -> Tool:
+        s = specs[name]
+        return Tool(name, s["description"], s["parameters"], fn, **kw)
+
+    return Registry([
+        tool("get_order", desk.get_order),
+        tool("search_orders", desk.search_orders),
+        tool("create_refund", desk.create_refund, side_effect=True, check=refund_rules, keyed=True,
+             business_key=lambda a: a["order_id"], needs_approval=needs_approval),
+        tool("escalate_to_human", desk.escalate_to_human, side_effect=True),
+    ], lang=lang, clean=clean)
+
+
+SCENARIO = Scenario(
+    name="aftersales",
+    title={"en": "After-sales desk (refunds)", "zh": "售后退款助手"},
+    system_prompt=SYSTEM_PROMPT,
+    make_state=Desk,
+    make_registry=make_registry,
+    snapshot=Desk.snapshot,
+)

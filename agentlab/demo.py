@@ -1,0 +1,102 @@
+"""Naive against guarded on the after-sales desk, in one call (for the CLI, notebooks and the app)."""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from . import aftersales
+from .faults import FAULTS, FaultyModel, inject_tool_fault
+from .i18n import Lang
+from .loop import GuardConfig, Run, run_guarded, run_naive
+from .models import ScriptedModel, SelfCorrectingModel, Step, call, say
+from .store import MemoryStore
+
+TASK = {"en": "Order A1001 arrived too late for the party, I don't want it any more. Please refund it.",
+        "zh": "订单 A1001 我不想要了，帮我退款。"}
+PLAN = (Step("get_order", {"order_id": "A1001"}),
+        Step("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}))
+ANSWER = {"en": "Done: order A1001 has been refunded 199.0 yuan to the original payment method.",
+          "zh": "已为订单 A1001 原路退款 199.0 元。"}
+# which tool a tool-side fault hits, and where a model fault lands (the refund step)
+TOOL_TARGET = {"flaky_tool": "get_order", "hanging_tool": "get_order", "leaky_tool": "get_order",
+               "lost_reply": "create_refund"}
+
+
+def seed_demo_model(lang: Lang = "en") -> ScriptedModel:
+    """Seed 000's demo: ``orderId`` first, then ``order_id``, then the answer in step 3."""
+    return ScriptedModel([call("get_order", {"orderId": "A1001"}), call("get_order", {"order_id": "A1001"}),
+                          say({"en": "Order A1001 has not shipped; it can be refunded 199 yuan.",
+                               "zh": "订单 A1001 未发货，可以原路退款 199 元。"}[lang])], name="seed-000 script")
+
+
+def make_model(lang: Lang = "en") -> SelfCorrectingModel:
+    return SelfCorrectingModel(PLAN, ANSWER[lang], give_up={"en": "Sorry, I could not finish this.",
+                                                           "zh": "抱歉，这件事我没能办完。"}[lang])
+
+
+@dataclass(frozen=True)
+class Comparison:
+    fault: str | None
+    naive: Run
+    guarded: Run
+    naive_state: dict
+    guarded_state: dict
+
+    def table(self) -> list[dict]:
+        """One row per loop: what happened and what it cost."""
+        rows = []
+        for run, state in ((self.naive, self.naive_state), (self.guarded, self.guarded_state)):
+            refunds = state["refunds"]
+            rows.append({"loop": run.loop, "status": run.status, "steps": run.steps,
+                         "invalid calls": run.invalid_calls, "retries": run.retries,
+                         "refunds": len(refunds), "refunded": sum(_num(r["amount"]) for r in refunds),
+                         "reason": run.reason})
+        return rows
+
+
+def _num(x: Any) -> float:
+    return x if isinstance(x, (int, float)) else float("nan")
+
+
+def compare(fault: str | None = None, *, at_step: int = 2, lang: Lang = "en", model: Any = None,
+            config: GuardConfig | None = None, naive_retry_everything: bool | None = None,
+            hang_seconds: float = 0.3, seed: int = 0) -> Comparison:
+    """Run the same task through both loops, each on a fresh desk and a fresh copy of the model."""
+    runs = []
+    for loop in ("naive", "guarded"):
+        desk, reg = aftersales.SCENARIO.setup(lang)
+        if fault and FAULTS[fault].kind == "tool":
+            reg = inject_tool_fault(reg, TOOL_TARGET[fault], fault, seconds=hang_seconds)
+        base = model() if callable(model) else (model or (seed_demo_model(lang) if fault is None else make_model(lang)))
+        m = FaultyModel(base, fault, at_step=at_step) if fault and FAULTS[fault].kind != "tool" else base
+        prompt = aftersales.SYSTEM_PROMPT[lang]
+        if loop == "naive":
+            retry_all = fault == "lost_reply" if naive_retry_everything is None else naive_retry_everything
+            run = run_naive(m, reg, TASK[lang], system_prompt=prompt, retry_everything=retry_all)
+        else:
+            cfg = config or GuardConfig(timeout=min(0.1, hang_seconds / 3))
+            run = run_guarded(m, reg, TASK[lang], system_prompt=prompt, config=cfg, store=MemoryStore(),
+                              sleep=lambda s: None, rng=random.Random(seed), lang=lang)
+        runs.append((run, desk.snapshot()))
+    (n, ns), (g, gs) = runs
+    return Comparison(fault, n, g, ns, gs)
+
+
+def trace_text(run: Run, width: int = 110) -> str:
+    """A run as terminal lines, one per event."""
+    lines = [f"[{run.loop}] status={run.status} steps={run.steps} invalid={run.invalid_calls} ({run.reason})"]
+    for e in run.events:
+        if e.kind == "model":
+            what = f"model: {e.model_visible or ''}"
+        elif e.kind == "tool":
+            what = f"  {e.tool_name}({e.args_raw}) -> {e.error_code or ('replayed' if e.replayed else 'ok')}"
+            if e.retry_count:
+                what += f" (after {e.retry_count} resend{'s' if e.retry_count > 1 else ''})"
+            if e.error_code:
+                what += f"  | model sees: {e.model_visible}"
+        else:
+            what = f"end: {e.final_status} | user sees: {e.model_visible}"
+        text = f"  step {e.round_index}  {what}".replace("\n", " ")
+        lines.append(text if len(text) <= width else text[: width - 1] + "…")
+    return "\n".join(lines)

@@ -1,0 +1,186 @@
+"""Faults injected on purpose, into any model and any tool.
+
+Model faults rewrite one reply of the wrapped model at a chosen step (the
+first tool-calling reply at or after it), or raise an API error there. Tool
+faults wrap a tool's function. Each fault is listed in :data:`FAULTS` with the
+guard that is meant to catch it, so notebooks can build menus from it.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Literal
+
+from .models import ModelCall, ModelError, Reply, ToolCall
+from .schema import to_camel
+from .tools import Registry, Tool
+
+Kind = Literal["model", "api", "tool"]
+_ids = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    kind: Kind
+    en: str
+    zh: str
+    caught_by: str  # the guard (GuardConfig field) that handles it
+
+    def describe(self, lang: str = "en") -> str:
+        return self.zh if lang == "zh" else self.en
+
+
+FAULTS: dict[str, Fault] = {f.name: f for f in [
+    Fault("camel_case", "model", "renames a field to camelCase (orderId)", "把字段名改成驼峰（orderId）", "validate"),
+    Fault("drop_required", "model", "leaves out a required field", "漏掉一个必填字段", "validate"),
+    Fault("wrong_type", "model", "sends an amount as text (\"199元\")", "把金额写成文本（\"199元\"）", "validate"),
+    Fault("out_of_enum", "model", "invents a value outside the enum", "编造一个枚举之外的取值", "validate"),
+    Fault("truncated_json", "model", "cuts the arguments JSON short", "arguments 的 JSON 被截断", "validate"),
+    Fault("unknown_tool", "model", "calls a tool that does not exist", "调用不存在的工具", "validate"),
+    Fault("duplicate_call", "model", "repeats the same call in the next turn", "下一轮原样重复同一个调用", "idempotency"),
+    Fault("parallel_call", "model", "sends the same call twice in one message", "同一条消息里把同一个调用发两次", "idempotency"),
+    Fault("api_429", "api", "the model API answers 429 with Retry-After", "模型接口返回 429 并带 Retry-After", "retry"),
+    Fault("api_timeout", "api", "the model API times out", "模型接口超时", "retry"),
+    Fault("api_500", "api", "the model API answers 500", "模型接口返回 500", "retry"),
+    Fault("api_401", "api", "the API key is rejected (401)", "API 密钥失效（401）", "retry"),
+    Fault("flaky_tool", "tool", "the tool fails transiently, then works", "工具先瞬时失败，之后恢复", "retry"),
+    Fault("hanging_tool", "tool", "the tool hangs", "工具卡住不返回", "timeout"),
+    Fault("leaky_tool", "tool", "the tool raises with a connection string and a stack trace",
+          "工具抛出的异常里带着连接串和堆栈", "readable_errors"),
+    Fault("lost_reply", "tool", "the refund happens but the reply is lost (timeout)",
+          "退款已执行但响应丢失（超时）", "idempotency"),
+]}
+MODEL_FAULTS = [f.name for f in FAULTS.values() if f.kind in ("model", "api")]
+TOOL_FAULTS = [f.name for f in FAULTS.values() if f.kind == "tool"]
+
+
+def _spec(tools: list[dict], name: str) -> dict:
+    for t in tools:
+        fn = t.get("function", t)
+        if fn.get("name") == name:
+            return fn.get("parameters", {})
+    return {}
+
+
+def _mutate_args(fault: str, tc: ToolCall, tools: list[dict]) -> ToolCall:
+    if fault == "truncated_json":
+        return replace(tc, arguments=tc.arguments[: max(1, len(tc.arguments) // 2)])
+    if fault == "unknown_tool":
+        name = tc.name.replace("create_", "add_").replace("get_", "fetch_")
+        return replace(tc, name=name if name != tc.name else tc.name + "_v2")
+    try:
+        args = json.loads(tc.arguments)
+    except ValueError:
+        return tc
+    schema = _spec(tools, tc.name)
+    props = schema.get("properties", {})
+    if fault == "camel_case":
+        for k in list(args):
+            if to_camel(k) != k:
+                args = {(to_camel(k) if x == k else x): v for x, v in args.items()}
+                break
+    elif fault == "drop_required":
+        for k in schema.get("required", []):
+            if k in args:
+                del args[k]
+                break
+    elif fault == "wrong_type":
+        numbers = [k for k in args if props.get(k, {}).get("type") in ("number", "integer")]
+        if numbers:
+            args[numbers[0]] = f"{args[numbers[0]]:g}元" if isinstance(args[numbers[0]], (int, float)) else "199元"
+        elif args:
+            args[next(iter(args))] = 12345
+    elif fault == "out_of_enum":
+        enums = [k for k in args if "enum" in props.get(k, {})]
+        if enums:
+            args[enums[0]] = "changed_mind"
+    return replace(tc, arguments=json.dumps(args, ensure_ascii=False))
+
+
+class FaultyModel:
+    """Wraps ``model`` and injects ``fault`` at model turn ``at_step`` (1-based)."""
+
+    def __init__(self, model: Any, fault: str | None, *, at_step: int = 1, times: int = 1,
+                 retry_after: float = 2.0):
+        if fault is not None and (fault not in FAULTS or FAULTS[fault].kind == "tool"):
+            raise ValueError(f"{fault!r} is not a model fault; choose from {MODEL_FAULTS}")
+        self.inner, self.fault, self.at_step, self.times, self.retry_after = model, fault, at_step, times, retry_after
+        self.name = getattr(model, "name", "model") + (f"+{fault}@{at_step}" if fault else "")
+        self.turn = 0
+        self.injected = 0
+        self._repeat: ToolCall | None = None
+        self.calls: list[ModelCall] = []
+
+    def __repr__(self) -> str:
+        return f"FaultyModel({self.inner!r}, {self.fault!r} at step {self.at_step}, injected {self.injected})"
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
+        self.turn += 1
+        self.calls.append(ModelCall(tuple(messages), ()))
+        f = self.fault
+        armed = f is not None and self.turn >= self.at_step and self.injected < self.times
+        if self._repeat is not None:  # duplicate_call: the turn after, the same call again
+            tc, self._repeat = self._repeat, None
+            return Reply(None, (replace(tc, id=f"dup_{next(_ids)}"),))
+        if armed and FAULTS[f].kind == "api":
+            self.injected += 1
+            raise {"api_429": ModelError("RATE_LIMITED", "429 Too Many Requests", status=429, retry_after=self.retry_after),
+                   "api_timeout": ModelError("TIMEOUT", "request timed out", status=None),
+                   "api_500": ModelError("UNAVAILABLE", "500 Internal Server Error", status=500),
+                   "api_401": ModelError("UNAUTHENTICATED", "401 invalid api key", status=401)}[f]
+        reply = self.inner.complete(messages, tools)
+        if not armed or not reply.tool_calls:
+            return reply
+        self.injected += 1
+        first, rest = reply.tool_calls[0], reply.tool_calls[1:]
+        if f == "duplicate_call":
+            self._repeat = first
+            return reply
+        if f == "parallel_call":
+            return replace(reply, tool_calls=(first, replace(first, id=f"par_{next(_ids)}"), *rest))
+        bad = _mutate_args(f, first, tools)
+        # The wrapped model now believes it sent the bad call: a misconception it
+        # keeps until an error it can read tells it otherwise.
+        if hasattr(self.inner, "believe"):
+            self.inner.believe(bad)
+        return replace(reply, tool_calls=(bad, *rest))
+
+
+def faulty_tool(tool: Tool, fault: str, *, times: int = 1, seconds: float = 3.0,
+                sleep: Callable[[float], None] = time.sleep) -> Tool:
+    """``tool`` with a tool-side fault for its first ``times`` calls."""
+    if fault not in TOOL_FAULTS:
+        raise ValueError(f"{fault!r} is not a tool fault; choose from {TOOL_FAULTS}")
+    inner = tool.fn
+    assert inner is not None
+    state = {"n": 0}
+
+    def fn(**kwargs: Any) -> Any:
+        state["n"] += 1
+        if state["n"] > times:
+            return inner(**kwargs)
+        if fault == "flaky_tool":
+            raise ConnectionError("connection reset by peer")
+        if fault == "hanging_tool":
+            sleep(seconds)
+            return inner(**kwargs)
+        if fault == "leaky_tool":
+            raise RuntimeError(
+                "could not query postgresql://svc_refund:S3cr3t!@db-prod.internal:5432/orders\n"
+                "Traceback (most recent call last):\n  File \"/srv/desk/repo.py\", line 88, in fetch\n"
+                "    cur.execute(\"SELECT * FROM orders WHERE order_id = %s\")\npsycopg.OperationalError: timeout")
+        if fault == "lost_reply":
+            inner(**kwargs)  # the effect happens ...
+            raise TimeoutError("read timed out")  # ... but the caller never hears of it
+        raise AssertionError(fault)
+
+    return replace(tool, fn=fn)
+
+
+def inject_tool_fault(registry: Registry, tool_name: str, fault: str, **kwargs: Any) -> Registry:
+    """A copy of ``registry`` whose ``tool_name`` has ``fault``."""
+    tools = [faulty_tool(t, fault, **kwargs) if t.name == tool_name else t for t in registry]
+    return Registry(tools, lang=registry.lang, clean=registry.clean)

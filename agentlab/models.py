@@ -1,0 +1,305 @@
+"""Models the loops can talk to, and the records of what they said.
+
+Every model has one method, ``complete(messages, tools) -> Reply``. A failing
+model API raises :class:`ModelError`, whose ``code`` says whether a resend can
+help. Fakes ship in the package so notebooks and tests run offline:
+
+* :class:`ScriptedModel` plays a list of replies and records every call.
+* :class:`SelfCorrectingModel` follows a plan and, like a good model, reads the
+  structured errors it gets back (problems, allowed values, did-you-mean) and
+  fixes its call. It cannot read a bare exception string, just as a real model
+  mostly cannot act on ``500 internal error``.
+"""
+from __future__ import annotations
+
+import difflib
+import itertools
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Protocol, Sequence
+
+from .clean import to_number
+from .errors import CODES, ToolError, make_error
+
+_ids = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call as the model wrote it: ``arguments`` is the raw string."""
+
+    name: str
+    arguments: str
+    id: str = ""
+
+    def __repr__(self) -> str:
+        return f"{self.name}({self.arguments})"
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One assistant turn: text, tool calls, or both."""
+
+    content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage | None = None
+
+    def __repr__(self) -> str:
+        if self.tool_calls:
+            return "Reply(" + ", ".join(map(repr, self.tool_calls)) + ")"
+        return f"Reply({self.content!r})"
+
+    def message(self) -> dict:
+        """The assistant message to append to the history (OpenAI format)."""
+        msg: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            msg["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        return msg
+
+
+class ModelError(Exception):
+    """The model API failed. ``code`` is an errors.CODES key (RATE_LIMITED, TIMEOUT, ...).
+
+    ``detail`` is for telemetry only; the end user sees :func:`~agentlab.errors.friendly`.
+    """
+
+    def __init__(self, code: str, detail: str = "", *, status: int | None = None,
+                 retry_after: float | None = None):
+        if code not in CODES:
+            raise ValueError(f"unknown code {code!r}")
+        super().__init__(f"{code}: {detail}" if detail else code)
+        self.code, self.detail, self.status, self.retry_after = code, detail, status, retry_after
+
+    @property
+    def transient(self) -> bool:
+        return CODES[self.code][0] == "transient"
+
+    def to_error(self) -> ToolError:
+        return make_error(self.code, retry_after=self.retry_after, seconds=0, detail="", name="")
+
+
+class Model(Protocol):
+    name: str
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Reply: ...
+
+
+def call(name: str, args: dict | str | None = None, *, id: str | None = None) -> ToolCall:
+    """A tool call; ``args`` may be a dict or a raw (possibly broken) string."""
+    raw = args if isinstance(args, str) else json.dumps(args or {}, ensure_ascii=False)
+    return ToolCall(name, raw, id or f"call_{next(_ids)}")
+
+
+def tool_calls(*calls: ToolCall, content: str | None = None) -> Reply:
+    """A reply holding one or more tool calls."""
+    return Reply(content, tuple(calls))
+
+
+def say(text: str) -> Reply:
+    """A final text reply."""
+    return Reply(text)
+
+
+def _as_reply(item: Any) -> Reply | ModelError:
+    if isinstance(item, (Reply, ModelError)):
+        return item
+    if isinstance(item, str):
+        return Reply(item)
+    if isinstance(item, ToolCall):
+        return Reply(None, (item,))
+    raise TypeError(f"a script item must be a Reply, str, ToolCall or ModelError, not {type(item).__name__}")
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """What a model was asked: a snapshot of the messages and the tool names."""
+
+    messages: tuple[dict, ...]
+    tools: tuple[str, ...]
+
+
+class ScriptError(AssertionError):
+    """A scripted model ran out of script, or was not used up (a test's mistake)."""
+
+
+class ScriptedModel:
+    """Plays ``script`` in order: replies, tool calls, or a ModelError to raise.
+
+    Raises :class:`ScriptError` when asked for more than the script holds (unless
+    ``then`` gives a reply to repeat); :meth:`assert_used` complains about leftovers.
+    """
+
+    def __init__(self, script: Iterable[Any], *, name: str = "scripted", then: Reply | str | None = None):
+        self.name = name
+        self.script = [_as_reply(x) for x in script]
+        self.then = _as_reply(then) if then is not None else None
+        self.calls: list[ModelCall] = []
+
+    def __repr__(self) -> str:
+        return f"ScriptedModel({self.name!r}, {len(self.calls)}/{len(self.script)} used)"
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
+        self.calls.append(ModelCall(tuple(dict(m) for m in messages), tuple(_tool_name(t) for t in tools)))
+        n = len(self.calls)
+        if n > len(self.script):
+            if self.then is None:
+                raise ScriptError(f"{self.name}: asked for reply {n} but the script has {len(self.script)}")
+            item = self.then
+        else:
+            item = self.script[n - 1]
+        if isinstance(item, ModelError):
+            raise item
+        return item
+
+    @property
+    def unused(self) -> int:
+        return max(0, len(self.script) - len(self.calls))
+
+    def assert_used(self) -> None:
+        if self.unused:
+            raise ScriptError(f"{self.name}: {self.unused} scripted replies were never asked for")
+
+
+def _tool_name(spec: dict) -> str:
+    return spec.get("function", spec).get("name", "?")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a plan: the call a model means to make."""
+
+    tool: str
+    args: dict
+
+
+class SelfCorrectingModel:
+    """A rule-based model that follows ``plan`` and repairs calls from structured errors.
+
+    After a tool error it looks only at what the error says:
+    ``unknown_field`` + ``did_you_mean`` -> rename; ``missing`` -> fill in from
+    what it knows (the plan); ``wrong_type`` -> convert (``"199元"`` -> 199);
+    ``not_in_enum`` -> pick the closest allowed value; ``BAD_JSON`` -> resend
+    valid JSON; ``UNKNOWN_TOOL`` + did-you-mean -> use that tool. An error it
+    cannot read (plain text) makes it resend the same call, as models do.
+    A fatal error ends the plan with an apology.
+    """
+
+    def __init__(self, plan: Sequence[Step | tuple[str, dict]], answer: str | Callable[[list], str] = "Done.",
+                 *, name: str = "self-correcting", give_up: str = "Sorry, I could not complete this."):
+        self.name = name
+        self.plan = [s if isinstance(s, Step) else Step(*s) for s in plan]
+        self.answer = answer
+        self.give_up = give_up
+        self.calls: list[ModelCall] = []
+        self._pos = 0            # next plan step
+        self._last: ToolCall | None = None
+        self._results: list[Any] = []
+        self._last_read: str | None = None
+
+    def __repr__(self) -> str:
+        return f"SelfCorrectingModel({len(self.plan)} steps, at {self._pos})"
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
+        self.calls.append(ModelCall(tuple(dict(m) for m in messages), tuple(_tool_name(t) for t in tools)))
+        mine = _tool_result(messages, self._last.id) if self._last is not None else None
+        if mine is not None and self._last is not None:
+            self._last_read = self._last.id
+            parsed = _try_json(mine)
+            failed = mine.startswith("Error") or (isinstance(parsed, dict) and (parsed.get("ok") is False or "error" in parsed))
+            if not failed:  # {"ok": true, "data": ...} from a guarded loop, or a bare result from a naive one
+                self._results.append(parsed.get("data") if isinstance(parsed, dict) and parsed.get("ok") is True else parsed)
+                self._pos += 1
+            elif isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
+                err = parsed["error"]
+                if err.get("category") == "fatal" or err.get("retryable") is False:
+                    self._last = None
+                    return Reply(self.give_up)
+                fixed = self._repair(self._last, err)
+                self._last = fixed
+                return Reply(None, (fixed,))
+            else:  # unreadable text: try the very same call again
+                again = ToolCall(self._last.name, self._last.arguments, f"call_{next(_ids)}")
+                self._last = again
+                return Reply(None, (again,))
+        elif self._last is not None:
+            # No answer to my last call (a loop dropped it, or someone else spoke):
+            # ask again, as a model would when its request went unanswered.
+            again = ToolCall(self._last.name, self._last.arguments, f"call_{next(_ids)}")
+            self._last = again
+            return Reply(None, (again,))
+        if self._pos >= len(self.plan):
+            self._last = None
+            text = self.answer(self._results) if callable(self.answer) else self.answer
+            return Reply(text)
+        step = self.plan[self._pos]
+        self._last = call(step.tool, step.args)
+        return Reply(None, (self._last,))
+
+    def believe(self, sent: ToolCall) -> None:
+        """Take ``sent`` as the call this model made (used by the fault injector)."""
+        self._last = sent
+
+    def _repair(self, bad: ToolCall, err: dict) -> ToolCall:
+        step = self.plan[min(self._pos, len(self.plan) - 1)]
+        code = err.get("code")
+        if code == "BAD_JSON":
+            return call(bad.name, step.args)
+        if code == "UNKNOWN_TOOL":
+            name = err.get("did_you_mean") or step.tool
+            return call(name, _try_json(bad.arguments) or step.args)
+        args = _try_json(bad.arguments)
+        if not isinstance(args, dict):
+            args = dict(step.args)
+        for p in err.get("problems", []):
+            field = p.get("field", "")
+            reason = p.get("reason")
+            if "." in field or "[" in field:
+                continue  # nested repairs: a real model would rewrite the object; keep it simple
+            if reason == "unknown_field":
+                value = args.pop(field, None)
+                target = p.get("did_you_mean")
+                if target:
+                    args[target] = value
+            elif reason == "missing" and field in step.args:
+                args[field] = step.args[field]
+            elif reason == "wrong_type":
+                got = args.get(field)
+                if isinstance(got, str) and p.get("expected") in ("number", "integer"):
+                    number, _ = to_number(got)
+                    args[field] = number if number is not None else step.args.get(field)
+                else:
+                    args[field] = step.args.get(field, got)
+            elif reason == "not_in_enum" and p.get("allowed"):
+                allowed = [str(a) for a in p["allowed"]]
+                want = str(step.args.get(field, args.get(field, "")))
+                close = difflib.get_close_matches(want, allowed, n=1, cutoff=0.0)
+                args[field] = want if want in allowed else (close[0] if close else allowed[0])
+            elif reason in ("out_of_range", "bad_format", "rule") and field in step.args:
+                args[field] = step.args[field]
+        return call(bad.name, args)
+
+
+def _tool_result(messages: list[dict], call_id: str) -> str | None:
+    """The content of the tool message answering ``call_id``, if any."""
+    for m in reversed(messages):
+        if m.get("role") == "tool" and m.get("tool_call_id") == call_id:
+            return m.get("content", "")
+    return None
+
+
+def _try_json(text: Any) -> Any:
+    if not isinstance(text, str):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None

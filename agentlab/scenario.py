@@ -1,0 +1,36 @@
+"""A scenario is data plus tools: a starting state, the tools over it, a system prompt.
+
+Later scenarios (expense booking, tools behind an HTTP skill site) plug in the
+same way; loops, evaluation and notebooks only ever see a :class:`Scenario`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from .i18n import Lang
+from .tools import Registry
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Args:
+        make_state: a fresh, private copy of the world (orders, refunds...).
+        make_registry: the tools bound to one state, in a language.
+        snapshot: the parts of a state a check or a person looks at afterwards.
+    """
+
+    name: str
+    title: Mapping[str, str]
+    system_prompt: Mapping[str, str]
+    make_state: Callable[[], Any]
+    make_registry: Callable[..., Registry]
+    snapshot: Callable[[Any], dict]
+
+    def __repr__(self) -> str:
+        return f"Scenario({self.name!r})"
+
+    def setup(self, lang: Lang = "en", **kwargs: Any) -> tuple[Any, Registry]:
+        """A fresh state and its registry."""
+        state = self.make_state()
+        return state, self.make_registry(state, lang=lang, **kwargs)

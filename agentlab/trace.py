@@ -1,0 +1,157 @@
+"""Traces: one frozen record per model turn and per tool call (seed 003 §7.2).
+
+The fields are the ones a post-mortem needs: where (session, turn, round),
+what (tool, call id, the raw arguments as the model wrote them), how far it
+got (parsed, validated, executed), what went wrong in both taxonomies, retries,
+latency, tokens, and the run's final status. Traces go to and from JSONL, to a
+pandas DataFrame in one call, and to HTML (one run, or two side by side).
+"""
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any, Iterable, Literal
+
+Kind = Literal["model", "tool", "end"]
+
+
+@dataclass(frozen=True)
+class Event:
+    """One step of a run. ``kind`` is ``model`` (a turn), ``tool`` (one call) or ``end``."""
+
+    run_id: str
+    session_id: str
+    turn_id: int
+    round_index: int
+    kind: Kind
+    loop: str = ""
+    guard_config: str = ""
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    args_raw: str | None = None
+    parse_ok: bool | None = None
+    validate_ok: bool | None = None
+    exec_ok: bool | None = None
+    error_code: str | None = None
+    error_category: str | None = None
+    error_stage: str | None = None
+    retry_count: int = 0
+    latency_ms: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    final_status: str | None = None
+    model_visible: str | None = None  # exactly what the model was told (tool) or said (model)
+    replayed: bool = False
+    note: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def finalize(events: Iterable[Event], status: str) -> tuple[Event, ...]:
+    """Stamp the run's final status on every event (so any row can be filtered by outcome)."""
+    return tuple(replace(e, final_status=status) for e in events)
+
+
+def to_jsonl(events: Iterable[Event], path: str | Path, *, append: bool = False) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a" if append else "w", encoding="utf-8") as f:
+        for e in events:
+            f.write(json.dumps(e.to_dict(), ensure_ascii=False) + "\n")
+    return path
+
+
+def read_jsonl(path: str | Path) -> list[Event]:
+    names = {f.name for f in fields(Event)}
+    out = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            d = json.loads(line)
+            out.append(Event(**{k: v for k, v in d.items() if k in names}))
+    return out
+
+
+def to_dataframe(events: Iterable[Event]):
+    """A pandas DataFrame, one row per event (pandas is imported only here)."""
+    import pandas as pd
+    return pd.DataFrame([e.to_dict() for e in events], columns=[f.name for f in fields(Event)])
+
+
+# --- HTML ------------------------------------------------------------------------
+COLORS = {"ok": "#e6f4ea", "invalid": "#fff4e5", "error": "#fde8e8", "blocked": "#ede7f6", "text": "#eef3fb"}
+
+
+def outcome(e: Event) -> str:
+    """ok / invalid (the model's call was wrong) / error (execution) / blocked (a guard) / text."""
+    if e.kind == "model":
+        return "text"
+    if e.kind == "end":
+        return "blocked" if e.error_stage == "rule_blocked" else ("ok" if e.final_status and e.final_status.startswith("done") else "error")
+    if e.error_code is None:
+        return "ok"
+    if e.error_stage == "rule_blocked":
+        return "blocked"
+    if e.error_category == "validation":
+        return "invalid"
+    return "error"
+
+
+def _cell(e: Event | None, highlight: bool = False) -> str:
+    if e is None:
+        return "<td style='color:#999'>—</td>"
+    style = f"background:{COLORS[outcome(e)]};vertical-align:top;padding:4px 6px;font-size:12px"
+    if highlight:
+        style += ";outline:3px solid #d93025"
+    if e.kind == "model":
+        body = f"<b>model</b> {html.escape(_short(e.model_visible or '(tool calls)', 160))}"
+    elif e.kind == "end":
+        body = f"<b>{html.escape(e.final_status or '')}</b> {html.escape(_short(e.note or '', 200))}"
+    else:
+        status = e.error_code or ("replayed" if e.replayed else "ok")
+        body = (f"<b>{html.escape(e.tool_name or '?')}</b> <code>{html.escape(_short(e.args_raw or '', 120))}</code>"
+                f"<br>→ <b>{html.escape(status)}</b>"
+                + (f" <span style='color:#555'>{html.escape(_short(e.model_visible or '', 220))}</span>" if e.error_code else "")
+                + (f" <i>(retries {e.retry_count})</i>" if e.retry_count else ""))
+    return f"<td style='{style}'>{body}</td>"
+
+
+def _short(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def to_html(events: Iterable[Event], title: str = "") -> str:
+    rows = "".join(f"<tr><td style='color:#666;font-size:12px'>{e.round_index}</td>{_cell(e)}</tr>" for e in events)
+    head = f"<caption style='text-align:left'><b>{html.escape(title)}</b></caption>" if title else ""
+    return f"<table style='border-collapse:collapse'>{head}{rows}</table>"
+
+
+def _signature(e: Event) -> tuple:
+    return (e.kind, e.tool_name, e.args_raw, e.error_code, e.final_status if e.kind == "end" else None)
+
+
+def first_divergence(a: list[Event], b: list[Event]) -> int | None:
+    """Index of the first row where two runs differ (tool, arguments, or outcome)."""
+    for i, (x, y) in enumerate(zip(a, b)):
+        if _signature(x) != _signature(y):
+            return i
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def side_by_side_html(left: Iterable[Event], right: Iterable[Event], *, titles: tuple[str, str] = ("naive", "guarded")) -> str:
+    """Two runs step against step, coloured by outcome, first divergence outlined in red."""
+    a, b = list(left), list(right)
+    div = first_divergence(a, b)
+    rows = []
+    for i in range(max(len(a), len(b))):
+        x = a[i] if i < len(a) else None
+        y = b[i] if i < len(b) else None
+        step = (x or y).round_index  # type: ignore[union-attr]
+        rows.append(f"<tr><td style='color:#666;font-size:12px'>{step}</td>{_cell(x, i == div)}{_cell(y, i == div)}</tr>")
+    legend = " ".join(f"<span style='background:{c};padding:1px 6px;font-size:11px'>{k}</span>" for k, c in COLORS.items())
+    head = (f"<tr><th></th><th style='text-align:left'>{html.escape(titles[0])}</th>"
+            f"<th style='text-align:left'>{html.escape(titles[1])}</th></tr>")
+    return (f"<div class='agentlab-sxs'><div>{legend}</div><table style='border-collapse:collapse;width:100%'>"
+            f"{head}{''.join(rows)}</table></div>")

@@ -1,0 +1,241 @@
+"""Every fault through both loops: status, invalid calls, and the final state of the orders."""
+import json
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentlab import aftersales
+from agentlab.demo import PLAN, compare, make_model, seed_demo_model
+from agentlab.faults import FAULTS, FaultyModel
+from agentlab.loop import STATUSES, GuardConfig, run_guarded, run_naive
+from agentlab.models import ModelError, ScriptedModel, SelfCorrectingModel, call, say, tool_calls
+from agentlab.store import MemoryStore
+
+
+def setup(lang="en"):
+    return aftersales.SCENARIO.setup(lang)
+
+
+def guarded(model, reg, task="Refund A1001", **kw):
+    kw.setdefault("sleep", lambda s: None)
+    return run_guarded(model, reg, task, **kw)
+
+
+def test_seed_000_demo_replays():
+    desk, reg = setup()
+    model = seed_demo_model()
+    run = guarded(model, reg)
+    tools = run.tool_events
+    assert [e.error_code for e in tools] == ["INVALID_ARGS", None]
+    first = json.loads(tools[0].model_visible)["error"]
+    assert {(p["field"], p["reason"]) for p in first["problems"]} == {("order_id", "missing"), ("orderId", "unknown_field")}
+    assert run.status == "done_after_self_correction" and run.steps == 3
+    model.assert_used()
+
+
+# (fault, naive status, guarded status, naive refunds, guarded refunds)
+EXPECTED = [
+    ("camel_case", "budget_exhausted", "done_after_self_correction", 0, 1),
+    ("drop_required", "budget_exhausted", "done_after_self_correction", 0, 1),
+    ("wrong_type", "done", "done_after_self_correction", 1, 1),
+    ("out_of_enum", "done", "done_after_self_correction", 1, 1),
+    ("truncated_json", "failed", "done_after_self_correction", 0, 1),
+    ("unknown_tool", "failed", "done_after_self_correction", 0, 1),
+    ("duplicate_call", "done", "done", 2, 1),
+    ("parallel_call", "done", "done", 1, 1),
+    ("api_429", "failed", "done", 0, 1),
+    ("api_timeout", "failed", "done", 0, 1),
+    ("api_500", "failed", "done", 0, 1),
+    ("api_401", "failed", "escalated", 0, 0),
+    ("flaky_tool", "done", "done", 1, 1),
+    ("hanging_tool", "done", "done", 1, 1),
+    ("leaky_tool", "done", "escalated", 1, 0),
+    ("lost_reply", "done", "done", 2, 1),
+]
+
+
+def test_every_fault_is_covered():
+    assert sorted(f for f, *_ in EXPECTED) == sorted(FAULTS)
+
+
+@pytest.mark.parametrize("fault,naive_status,guarded_status,naive_refunds,guarded_refunds", EXPECTED)
+def test_fault_through_both_loops(fault, naive_status, guarded_status, naive_refunds, guarded_refunds):
+    c = compare(fault, hang_seconds=0.3)
+    assert (c.naive.status, c.guarded.status) == (naive_status, guarded_status)
+    assert (len(c.naive_state["refunds"]), len(c.guarded_state["refunds"])) == (naive_refunds, guarded_refunds)
+    # never a double refund in the guarded loop, and only ever the right amount
+    for r in c.guarded_state["refunds"]:
+        assert r == {**r, "order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
+    assert c.guarded.status in STATUSES and c.guarded.steps <= 6
+
+
+def test_naive_damage_is_shown_not_hidden():
+    c = compare("wrong_type")
+    assert c.naive_state["refunds"][0]["amount"] == "199元"  # the backend stored text as money
+    c = compare("lost_reply")
+    assert sum(r["amount"] for r in c.naive_state["refunds"]) == 398.0
+    c = compare("leaky_tool")
+    leaked = " ".join(e.model_visible or "" for e in c.naive.tool_events)
+    assert "S3cr3t" in leaked and "Traceback" in leaked
+
+
+def test_no_model_visible_message_leaks():
+    for fault in FAULTS:
+        c = compare(fault, hang_seconds=0.3)
+        for m in c.guarded.messages:
+            text = m.get("content") or ""
+            if m["role"] in ("tool", "system"):
+                for secret in ("S3cr3t", "db-prod.internal", "Traceback", "/srv/", "SELECT", "postgresql://", "5432"):
+                    assert secret not in text, (fault, text)
+
+
+def test_naive_runs_only_the_first_call_and_drops_the_rest():
+    desk, reg = setup()
+    model = ScriptedModel([tool_calls(call("get_order", {"order_id": "A1001"}), call("escalate_to_human", {"summary": "user wants a manager"})),
+                           say("Done.")])
+    run = run_naive(model, reg, "x")
+    assert run.status == "done" and desk.tickets == [] and run.tool_calls == 1
+    desk, reg = setup()
+    model = ScriptedModel([tool_calls(call("get_order", {"order_id": "A1001"}), call("escalate_to_human", {"summary": "user wants a manager"})),
+                           say("Done.")])
+    run = guarded(model, reg)
+    assert run.status == "done" and len(desk.tickets) == 1 and run.tool_calls == 2
+    ids = [m["tool_call_id"] for m in run.messages if m["role"] == "tool"]
+    assert len(ids) == len(set(ids)) == 2
+
+
+def test_naive_crash_is_an_outcome():
+    desk, reg = setup()
+    run = run_naive(ScriptedModel([call("get_order", '{"order_id": "A1001"')]), reg, "x")
+    assert run.status == "failed" and "JSONDecodeError" in run.reason
+
+
+def test_self_correction_budget_escalates():
+    desk, reg = setup()
+    bad = [call("get_order", {"orderId": "A1001"}) for _ in range(5)]
+    run = guarded(ScriptedModel(bad), reg)
+    assert run.status == "escalated" and run.invalid_calls == 3 and "corrections" in run.reason
+    run = guarded(ScriptedModel(bad[:3] + [say("x")]), setup()[1], config=GuardConfig(self_correction=None))
+    assert run.status == "done"  # unlimited re-asks when the budget is off
+
+
+def test_repeated_call_breaker_on_the_third():
+    desk, reg = setup()
+    same = [call("get_order", {"order_id": "A1001"}) for _ in range(4)]
+    run = guarded(ScriptedModel(same), reg)
+    assert run.status == "escalated" and run.tool_events[-1].error_code == "LOOP_DETECTED" and run.steps == 3
+
+
+def test_ping_pong_hits_the_step_budget():
+    desk, reg = setup()
+    ping = [call("get_order", {"order_id": f"A10{i:02d}"}) if i % 2 else call("search_orders", {"phone": f"138001380{i:02d}"})
+            for i in range(1, 20)]
+    run = guarded(ScriptedModel(ping, then="x"), reg)
+    assert run.status == "budget_exhausted" and run.steps == 6
+    run = guarded(ScriptedModel(ping, then="x"), setup()[1], config=GuardConfig(step_budget=3))
+    assert run.steps == 3
+
+
+def test_timeout_and_retry_schedule_are_injected():
+    desk, reg = setup()
+    waits = []
+    model = ScriptedModel([ModelError("RATE_LIMITED", retry_after=1.5), ModelError("UNAVAILABLE"), say("ok")])
+    run = guarded(model, reg, sleep=waits.append, rng=random.Random(1))
+    assert run.status == "done" and len(waits) == 2 and waits[0] >= 1.5 and run.retries == 2
+    waits2 = []
+    guarded(ScriptedModel([ModelError("RATE_LIMITED", retry_after=1.5), ModelError("UNAVAILABLE"), say("ok")]),
+            setup()[1], sleep=waits2.append, rng=random.Random(1))
+    assert waits == waits2  # reproducible from the seed
+
+
+def test_transient_errors_give_up_after_the_cap():
+    desk, reg = setup()
+    model = ScriptedModel([ModelError("UNAVAILABLE")] * 3)
+    run = guarded(model, reg)
+    assert run.status == "escalated" and run.retries == 2
+    assert "busy" in run.answer
+
+
+def test_fatal_model_error_is_not_retried_and_user_sees_friendly_text():
+    for lang, word in (("en", "configuration"), ("zh", "权限")):
+        run = guarded(ScriptedModel([ModelError("UNAUTHENTICATED", "401 bad key sk-abcdefghijkl")]), setup(lang)[1], lang=lang)
+        assert run.status == "escalated" and run.retries == 0 and word in run.answer and "sk-" not in run.answer
+
+
+def test_side_effect_tools_without_a_key_are_not_resent():
+    desk, reg = setup()
+    from agentlab.faults import inject_tool_fault
+    reg = inject_tool_fault(reg, "escalate_to_human", "flaky_tool")
+    run = guarded(ScriptedModel([call("escalate_to_human", {"summary": "please call the user"}), say("ok")]), reg)
+    e = run.tool_events[0]
+    assert e.error_code == "UNAVAILABLE" and e.retry_count == 0  # not keyed: a resend might hand over twice
+
+
+def test_each_guard_switches_off():
+    c_on = compare("duplicate_call")
+    c_off = compare("duplicate_call", config=GuardConfig().without("idempotency"))
+    assert len(c_on.guarded_state["refunds"]) == 1
+    # without idempotency the backend's own rule still refuses the second refund (the order is refunded now)
+    assert c_off.guarded.tool_events[-1].error_code == "RULE_VIOLATION"
+    c = compare("camel_case", config=GuardConfig(readable_errors=False))
+    assert all(m["content"] == "Error: 500 internal error" for m in c.guarded.messages if m["role"] == "tool" and "ok\": true" not in m["content"])
+    assert c.guarded.status != "done_after_self_correction"
+    with pytest.raises(ValueError):
+        GuardConfig().without("seatbelt")
+    assert GuardConfig().label == "all guards" and "retry" in GuardConfig().without("retry").label
+
+
+def test_cleaning_turns_45_yuan_into_a_number():
+    c = compare("wrong_type", config=GuardConfig(clean=True))
+    assert c.guarded.status == "done" and c.guarded.invalid_calls == 0
+    assert '"cleaned"' in [e.model_visible for e in c.guarded.tool_events if e.tool_name == "create_refund"][0]
+
+
+def test_business_rules_block_shipped_orders_and_large_amounts():
+    desk, reg = setup()
+    run = guarded(ScriptedModel([call("create_refund", {"order_id": "A1002", "amount": 10, "reason": "user_cancel"})]), reg)
+    assert run.status == "escalated" and run.tool_events[0].error_stage == "rule_blocked" and desk.refunds == []
+    desk, reg = setup()
+    model = SelfCorrectingModel([("create_refund", {"order_id": "A1001", "amount": 500, "reason": "user_cancel"})], "x")
+    run = guarded(model, reg)
+    assert run.tool_events[0].error_stage == "semantic" and desk.refunds == []
+
+
+def test_conflicting_second_refund_is_refused():
+    desk, reg = setup()
+    store = MemoryStore()
+    guarded(ScriptedModel([call("create_refund", {"order_id": "A1001", "amount": 100, "reason": "user_cancel"}), say("ok")]),
+            reg, store=store)
+    run = guarded(ScriptedModel([call("create_refund", {"order_id": "A1001", "amount": 99, "reason": "user_cancel"})]),
+                  reg, store=store)
+    assert run.tool_events[0].error_code == "CONFLICT" and len(desk.refunds) == 1
+    run = guarded(ScriptedModel([call("create_refund", {"order_id": "A1001", "amount": 100.0, "reason": "user_cancel"}), say("ok")]),
+                  reg, store=store)
+    assert run.tool_events[0].replayed and '"replayed": true' in run.tool_events[0].model_visible and len(desk.refunds) == 1
+
+
+replies = st.one_of(
+    st.builds(say, st.text(max_size=20)),
+    st.builds(lambda n, a: tool_calls(call(n, a)),
+              st.sampled_from(["get_order", "search_orders", "create_refund", "escalate_to_human", "nope"]),
+              st.one_of(st.text(max_size=30), st.dictionaries(st.sampled_from(["order_id", "orderId", "amount", "reason", "phone", "summary"]),
+                                                              st.one_of(st.integers(), st.text(max_size=8), st.floats(allow_nan=False), st.booleans(), st.none()),
+                                                              max_size=4).map(json.dumps))),
+    st.builds(lambda c, r: ModelError(c, retry_after=r), st.sampled_from(["RATE_LIMITED", "TIMEOUT", "UNAVAILABLE", "UNAUTHENTICATED", "BAD_REQUEST"]),
+              st.one_of(st.none(), st.floats(0, 5))),
+    st.builds(lambda a, b: tool_calls(a, b), st.just(call("get_order", {"order_id": "A1001"})),
+              st.just(call("create_refund", {"order_id": "A1001", "amount": 5, "reason": "user_cancel"}))),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(replies, max_size=10), st.integers(1, 8))
+def test_any_reply_sequence_ends_in_a_terminal_status(script, budget):
+    desk, reg = setup()
+    run = guarded(ScriptedModel(script, then="the end"), reg, config=GuardConfig(step_budget=budget))
+    assert run.status in STATUSES and run.status != "failed"
+    assert run.steps <= budget
+    assert len(desk.refunds) <= 1
+    assert run.events[-1].kind == "end" and all(e.final_status == run.status for e in run.events)

@@ -1,0 +1,25 @@
+from agentlab.demo import compare
+from agentlab.trace import first_divergence, read_jsonl, side_by_side_html, to_dataframe, to_jsonl
+
+FIELDS = ["session_id", "turn_id", "round_index", "tool_name", "tool_call_id", "args_raw", "parse_ok", "validate_ok",
+          "exec_ok", "error_code", "error_category", "error_stage", "retry_count", "latency_ms", "prompt_tokens",
+          "completion_tokens", "final_status", "run_id", "guard_config"]
+
+
+def test_jsonl_roundtrip_and_dataframe(tmp_path):
+    c = compare("camel_case")
+    path = to_jsonl(c.guarded.events, tmp_path / "t.jsonl")
+    back = read_jsonl(path)
+    assert back == list(c.guarded.events)
+    df = to_dataframe(back)
+    assert set(FIELDS) <= set(df.columns) and len(df) == len(back)
+    assert (df.final_status == "done_after_self_correction").all()
+    assert df.loc[df.error_code == "INVALID_ARGS", "error_category"].iloc[0] == "validation"
+
+
+def test_side_by_side_marks_the_first_divergence():
+    c = compare("camel_case")
+    html = side_by_side_html(c.naive.events, c.guarded.events)
+    assert html.count("outline:3px solid") == 2  # both cells of one row and "INVALID_ARGS" in html and "TOOL_ERROR" in html
+    assert first_divergence(list(c.naive.events), list(c.guarded.events)) is not None
+    assert first_divergence(list(c.guarded.events), list(c.guarded.events)) is None
