@@ -315,7 +315,7 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
         return Run(run_id, "guarded", getattr(model, "name", "model"), status, reason, answer, step,
                    finalize(events, status), tuple(messages), config.label, tuple(pending))
 
-    for step in range(1, min(budget, HARD_CAP) + 1):
+    for step in range(1, budget + 1):
         reply, err, retries, latency = _ask(model, messages, specs, ctx)
         if err is not None:
             events.append(Event(**base, round_index=step, kind="model", exec_ok=False, error_code=err.code,

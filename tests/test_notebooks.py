@@ -1,0 +1,77 @@
+"""Notebooks: paired with their scripts, committed without outputs, and producing their plots and widgets.
+
+nbmake runs each notebook as its own test item too (``--nbmake`` in pytest's
+options); here each one is executed once more to look at *what it produced*:
+a notebook that should plot must emit a PNG (an ``MPLBACKEND=Agg`` leaking
+into the kernel silently drops plots), one with widgets must emit widget views.
+"""
+import json
+import os
+import time
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from conftest import ROOT
+
+NB_DIR = ROOT / "notebooks"
+NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb"))
+TIMES: dict[str, float] = {}
+
+
+def expects(nb) -> set[str]:
+    src = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    out = set()
+    if "plt.show()" in src or "plot_" in src:
+        out.add("image/png")
+    if "widgets." in src or "_app(" in src or "app(" in src:
+        out.add("application/vnd.jupyter.widget-view+json")
+    return out
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_paired_script_agrees(path):
+    script = path.with_suffix(".py")
+    assert script.exists(), f"{path.name} has no paired py:percent script"
+    a, b = jupytext.read(path), jupytext.read(script)
+    assert [(c.cell_type, c.source.strip()) for c in a.cells] == [(c.cell_type, c.source.strip()) for c in b.cells]
+    assert "py:percent" in a.metadata.get("jupytext", {}).get("formats", "")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_committed_without_outputs_or_widget_state(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    assert "widgets" not in nb.get("metadata", {})
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            assert cell.get("outputs") == [] and cell.get("execution_count") is None, cell["source"][:80]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_runs_and_produces_its_plots_and_widgets(path, tmp_path):
+    nb = nbformat.read(path, as_version=4)
+    env_backend = os.environ.pop("MPLBACKEND", None)  # never let a headless backend leak into the kernel
+    try:
+        t0 = time.perf_counter()
+        NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NB_DIR)}}).execute()
+        TIMES[path.stem] = time.perf_counter() - t0
+    finally:
+        if env_backend is not None:
+            os.environ["MPLBACKEND"] = env_backend
+    produced = {mime for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                for mime in o.get("data", {})}
+    missing = expects(nb) - produced
+    assert not missing, f"{path.name} produced no {missing}"
+    for c in nb.cells:
+        for o in c.get("outputs", []):
+            assert o.get("output_type") != "error", o
+            text = o.get("text", "") if o.get("output_type") == "stream" else ""
+            assert "Traceback" not in text
+
+
+def test_report_notebook_times():
+    if TIMES:
+        print("\nnotebook execution times: " + ", ".join(f"{k} {v:.1f}s" for k, v in TIMES.items()))
