@@ -7,7 +7,7 @@ from typing import Any
 
 from . import aftersales
 from .faults import FAULTS, FaultyModel, inject_tool_fault
-from .i18n import Lang
+from .i18n import Lang, t
 from .loop import GuardConfig, Run, run_guarded, run_naive
 from .models import ScriptedModel, SelfCorrectingModel, Step, call, say
 from .store import MemoryStore
@@ -100,3 +100,58 @@ def trace_text(run: Run, width: int = 110) -> str:
         text = f"  step {e.round_index}  {what}".replace("\n", " ")
         lines.append(text if len(text) <= width else text[: width - 1] + "…")
     return "\n".join(lines)
+
+
+_GUARD_OF_CODE = {"INVALID_ARGS": "validate", "BAD_JSON": "validate", "UNKNOWN_TOOL": "validate",
+                  "TIMEOUT": "timeout", "RATE_LIMITED": "retry", "UNAVAILABLE": "retry",
+                  "TOOL_ERROR": "escalate", "UNAUTHENTICATED": "escalate", "PERMISSION_DENIED": "escalate",
+                  "NOT_FOUND": "escalate", "RULE_VIOLATION": "escalate", "LOOP_DETECTED": "breaker",
+                  "BUDGET_EXHAUSTED": "budget", "SELF_CORRECTION_EXHAUSTED": "escalate",
+                  "NEEDS_APPROVAL": "approval", "CONFLICT": "idempotency"}
+
+
+def guards_that_acted(run: Run) -> list[str]:
+    """Which guards stepped in during ``run``, in the order they did."""
+    out: list[str] = []
+    for e in run.events:
+        g = None
+        if e.replayed or "idempotency key" in (e.note or ""):
+            g = "idempotency"
+        elif e.error_code:
+            g = _GUARD_OF_CODE.get(e.error_code)
+        elif e.retry_count:
+            g = "timeout" if e.kind == "tool" and e.latency_ms > 50 else "retry"
+        if g and g not in out:
+            out.append(g)
+    if sum(1 for e in run.events if e.kind == "tool" and e.round_index == 1) > 1 or any(
+            sum(1 for x in run.events if x.kind == "tool" and x.round_index == e.round_index) > 1 for e in run.events):
+        out.append("all_calls")
+    return out
+
+
+def explain(c: Comparison, lang: Lang = "en") -> list[str]:
+    """A plain-language account of a comparison, one sentence per line, for people who do not read traces."""
+    lines = [t("explain.injected", lang, what=FAULTS[c.fault].describe(lang)) if c.fault else t("explain.none", lang)]
+    n = c.naive
+    if n.status == "failed":
+        lines.append(t("explain.crashed", lang, reason=n.reason.replace("crashed: ", "").split(":")[0]))
+    elif n.status == "budget_exhausted":
+        lines.append(t("explain.capped", lang, steps=n.steps))
+    else:
+        lines.append(t("explain.naive_done", lang, steps=n.steps))
+    refunds = c.naive_state["refunds"]
+    if len(refunds) > 1:
+        lines.append(t("explain.double", lang, n=len(refunds), total=sum(_num(r["amount"]) for r in refunds)))
+    bad = [r for r in refunds if not isinstance(r["amount"], (int, float)) or r["reason"] not in
+           ("user_cancel", "out_of_stock", "price_error")]
+    if bad:
+        detail = ", ".join(f"amount={r['amount']!r}, reason={r['reason']!r}" for r in bad)
+        lines.append(t("explain.bad_data", lang, detail=detail))
+    if any("Traceback" in (e.model_visible or "") for e in n.events):
+        lines.append(t("explain.leak", lang))
+    g = c.guarded
+    lines.append(t("explain.guarded", lang, status=g.status, steps=g.steps, refunds=len(c.guarded_state["refunds"])))
+    acted = guards_that_acted(g)
+    lines.append(t("explain.caught", lang, guard="; ".join(t("guard." + a, lang) for a in acted)) if acted
+                 else t("explain.nothing", lang))
+    return lines

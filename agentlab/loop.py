@@ -249,8 +249,10 @@ def execute(tool: Tool, args: dict, ctx: _Ctx, *, key: str | None, claimed: bool
         claimed = True
     safe_to_resend = not tool.side_effect or (cfg.idempotency and tool.keyed)
     retries = 0
+    resent_note = None
     while True:
         data, err, note = _invoke(tool, args, key if cfg.idempotency else None, cfg.timeout)
+        note = note or resent_note
         if err is None:
             if claimed:
                 ctx.store.finish(key, result_json(data))  # type: ignore[arg-type]
@@ -259,6 +261,8 @@ def execute(tool: Tool, args: dict, ctx: _Ctx, *, key: str | None, claimed: bool
                 and retries < cfg.retry.max_retries):
             ctx.sleep(cfg.retry.delay(retries, ctx.rng, err.retry_after))
             retries += 1
+            if tool.side_effect:
+                resent_note = "resent with the same idempotency key"
             continue
         if claimed:
             ctx.store.release(key)  # type: ignore[arg-type]

@@ -1,0 +1,132 @@
+"""Plots as pure functions: data in, a matplotlib ``ax`` out (``ax=None`` makes one).
+
+matplotlib is imported inside each function, so importing agentlab stays light.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any, Mapping, Sequence
+
+from .retry import RetryPolicy, herd
+
+STATUS_COLORS = {"done": "#188038", "done_after_self_correction": "#81c995", "escalated": "#f9ab00",
+                 "budget_exhausted": "#e8710a", "failed": "#d93025",
+                 "done, wrong data": "#8c1d18"}  # "succeeded" but the final state is wrong: the worst outcome
+LOOP_COLORS = {"naive": "#d93025", "guarded": "#188038"}
+
+
+def _ax(ax: Any, size: tuple[float, float] = (7, 3.2)) -> Any:
+    if ax is None:
+        import matplotlib.pyplot as plt
+        _, ax = plt.subplots(figsize=size)
+    return ax
+
+
+def plot_bars(values: Mapping[str, Mapping[str, float]], *, ax: Any = None, title: str = "", ylabel: str = "") -> Any:
+    """Grouped bars: ``{group: {series: value}}`` (e.g. ``{fault: {"naive": 12, "guarded": 4}}``)."""
+    ax = _ax(ax)
+    groups = list(values)
+    series = sorted({s for g in values.values() for s in g}, key=lambda s: (s != "naive", s))
+    width = 0.8 / max(len(series), 1)
+    for i, s in enumerate(series):
+        xs = [j + i * width for j in range(len(groups))]
+        ax.bar(xs, [values[g].get(s, 0) for g in groups], width, label=s, color=LOOP_COLORS.get(s))
+    ax.set_xticks([j + width * (len(series) - 1) / 2 for j in range(len(groups))])
+    ax.set_xticklabels(groups, rotation=30, ha="right", fontsize=8)
+    ax.set_title(title)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_statuses(counts: Mapping[str, Mapping[str, int]], *, ax: Any = None, title: str = "final statuses") -> Any:
+    """Stacked bars of final statuses: ``{label: {status: count}}``."""
+    ax = _ax(ax)
+    labels = list(counts)
+    bottom = [0.0] * len(labels)
+    for status, color in STATUS_COLORS.items():
+        vals = [counts[lb].get(status, 0) for lb in labels]
+        if any(vals):
+            ax.bar(labels, vals, bottom=bottom, color=color, label=status)
+            bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_title(title)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1, 1))
+    ax.tick_params(axis="x", labelsize=8)
+    return ax
+
+
+def plot_retry_schedule(policy: RetryPolicy, *, ax: Any = None, clients: int = 30, seed: int = 0) -> Any:
+    """When each of ``clients`` failing callers resends: dots per attempt, with and without jitter."""
+    ax = _ax(ax)
+    rng = random.Random(seed)
+    for c in range(clients):
+        t = 0.0
+        for attempt in range(policy.max_retries):
+            t += policy.delay(attempt, rng)
+            ax.scatter(t, c, s=10, color=f"C{attempt}")
+    ax.set_xlabel("seconds after the first failure")
+    ax.set_ylabel("client")
+    ax.set_title(f"resend times, jitter={policy.jitter}")
+    return ax
+
+
+def plot_herd(policies: Mapping[str, RetryPolicy], *, ax: Any = None, clients: int = 300, capacity: int = 40) -> Any:
+    """Requests arriving per time slot when ``clients`` fail at once and retry under each policy."""
+    ax = _ax(ax)
+    for label, policy in policies.items():
+        r = herd(policy, clients=clients, capacity=capacity, rng=random.Random(0))
+        xs = [i * r["bucket"] for i in range(len(r["arrivals"]))]
+        ax.step(xs, r["arrivals"], where="post", label=f"{label}: served {r['served']}/{clients}")
+    ax.axhline(capacity, color="grey", linestyle="--", linewidth=1, label="server capacity")
+    ax.set_xlabel("seconds")
+    ax.set_ylabel("requests per slot")
+    ax.set_title("the thundering herd")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_matrix(matrix: Mapping[str, Mapping[str, str]], *, ax: Any = None, title: str = "") -> Any:
+    """A fault x loop grid coloured by final status."""
+    import matplotlib.colors as mcolors
+    rows = list(matrix)
+    cols = sorted({c for r in matrix.values() for c in r}, key=lambda c: (c != "naive", c))
+    statuses = list(STATUS_COLORS)
+    grid = [[statuses.index(matrix[r][c]) if matrix[r].get(c) in statuses else 0 for c in cols] for r in rows]
+    ax = _ax(ax, (6, 0.35 * len(rows) + 1.5))
+    cmap = mcolors.ListedColormap(list(STATUS_COLORS.values()))
+    ax.imshow(grid, cmap=cmap, vmin=0, vmax=len(statuses) - 1, aspect="auto")
+    ax.set_xticks(range(len(cols)))
+    ax.set_xticklabels(cols)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels(rows, fontsize=8)
+    for i, r in enumerate(rows):
+        for j, c in enumerate(cols):
+            ax.text(j, i, matrix[r].get(c, ""), ha="center", va="center", fontsize=7)
+    ax.set_title(title)
+    return ax
+
+
+def plot_shares(counts: Mapping[str, float], *, ax: Any = None, title: str = "") -> Any:
+    """Horizontal bars of shares (e.g. failures by taxonomy class), largest first."""
+    ax = _ax(ax, (6, 2.6))
+    total = sum(counts.values()) or 1
+    items = sorted(counts.items(), key=lambda kv: kv[1])
+    ax.barh([k for k, _ in items], [v / total for _, v in items], color="#1a73e8")
+    for i, (_, v) in enumerate(items):
+        ax.text(v / total, i, f" {v / total:.0%} ({v})", va="center", fontsize=8)
+    ax.set_xlim(0, 1.15)
+    ax.set_title(title)
+    return ax
+
+
+def plot_lines(series: Mapping[str, Sequence[tuple[float, float]]], *, ax: Any = None, title: str = "",
+               xlabel: str = "", ylabel: str = "") -> Any:
+    """Lines from ``{label: [(x, y), ...]}``."""
+    ax = _ax(ax)
+    for label, pts in series.items():
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label, color=LOOP_COLORS.get(label))
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+    return ax

@@ -1,0 +1,321 @@
+"""Widgets for the workbook: thin shells over pure functions (``*_html`` here, ``plots.py``).
+
+Every app is a small class holding its controls as attributes, so a test (or a
+person) can set ``app.fault.value``, call ``app.run.click()`` and read
+``app.view.value``. Outputs are written with ``out.outputs = ()`` plus
+``append_display_data``, which behaves the same in tests, JupyterLab and Voila.
+ipywidgets and matplotlib are imported here only, never by ``import agentlab``.
+"""
+from __future__ import annotations
+
+import html
+import json
+from typing import Any, Callable, Mapping, Sequence
+
+import ipywidgets as W
+
+from . import aftersales
+from .approval import approve, pending, reject
+from .demo import Comparison, compare, explain
+from .errors import render
+from .faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
+from .i18n import Lang, t
+from .lint import lint
+from .loop import GUARDS, GuardConfig, Run
+from .schema import SchemaError
+from .store import Store
+from .tools import Registry, Tool
+from .trace import side_by_side_html
+
+LANG_OPTIONS = [("English", "en"), ("中文", "zh")]
+
+
+def _show(out: W.Output, obj: Any) -> None:
+    out.outputs = ()
+    out.append_display_data(obj)
+
+
+def figure(draw: Callable[[Any], Any], size: tuple[float, float] = (7, 3.2)) -> Any:
+    """Draw on a fresh figure and return it as a PNG image (the same in a kernel, a test, or Voila)."""
+    import io
+
+    import matplotlib.pyplot as plt
+    from IPython.display import Image
+    fig, ax = plt.subplots(figsize=size)
+    draw(ax)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    plt.close(fig)  # shown through the Output widget, not twice
+    return Image(data=buf.getvalue(), format="png")
+
+
+# --- the side-by-side view ---------------------------------------------------------
+def comparison_html(c: Comparison, lang: Lang = "en") -> str:
+    """Both traces, the invalid-call counts, and the plain-language account."""
+    n, g = c.naive, c.guarded
+    counts = (f"<p><b>{t('ui.invalid', lang)}</b>: {t('ui.naive', lang)} {n.invalid_calls} · "
+              f"{t('ui.guarded', lang)} {g.invalid_calls}</p>")
+    account = "".join(f"<li>{html.escape(line)}</li>" for line in explain(c, lang))
+    titles = (f"{t('ui.naive', lang)}: {n.status}", f"{t('ui.guarded', lang)}: {g.status}")
+    return (f"<div class='agentlab-result'><h4>{t('ui.what_happened', lang)}</h4><ul>{account}</ul>{counts}"
+            f"{side_by_side_html(n.events, g.events, titles=titles)}</div>")
+
+
+class FaultInjector:
+    """Pick a fault and a step, run both loops, see the traces side by side."""
+
+    def __init__(self, *, lang: Lang = "en", faults: Sequence[str] | None = None, config: GuardConfig | None = None,
+                 run_fn: Callable[..., Comparison] = compare):
+        names = list(faults or (MODEL_FAULTS + TOOL_FAULTS))
+        self.run_fn, self.config = run_fn, config
+        self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
+        self.fault = W.Dropdown(options=[(f"{n} — {FAULTS[n].describe(lang)}", n) for n in names], value=names[0])
+        self.step = W.IntSlider(value=2, min=1, max=4)
+        self.run = W.Button(button_style="primary")
+        self.view = W.HTML()
+        self.last: Comparison | None = None
+        self.run.on_click(lambda _: self.update())
+        self.lang.observe(lambda _: self._relabel(), names="value")
+        self._relabel()
+        self.widget = W.VBox([self.lang, W.HBox([self.fault, self.step]), self.run, self.view])
+
+    def _relabel(self) -> None:
+        lang = self.lang.value
+        self.fault.description, self.step.description, self.run.description = (
+            t("ui.fault", lang), t("ui.step", lang), t("ui.run", lang))
+        self.fault.options = [(f"{n} — {FAULTS[n].describe(lang)}", n) for _, n in self.fault.options]
+        if self.last is not None:
+            self.view.value = comparison_html(self.last, lang)
+
+    def update(self) -> Comparison:
+        self.last = self.run_fn(self.fault.value, at_step=self.step.value, lang=self.lang.value, config=self.config)
+        self.view.value = comparison_html(self.last, self.lang.value)
+        return self.last
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+        display(self.widget)
+
+
+# --- the schema playground --------------------------------------------------------------
+DEFAULT_SAMPLES = [
+    '{"orderId": "A1001"}', '{"order_id": 1001}', '{"order_id": "A1001", "amount": "45元", "reason": "不想要了"}',
+    '{"order_id": "A1001", "amount": -5, "reason": "user_cancel"}', '{"order_id": "A1001"', "{}",
+]
+
+
+def playground_html(schema_text: str, samples: Sequence[str] = DEFAULT_SAMPLES, *, name: str = "my_tool",
+                    description: str = "", lang: Lang = "en") -> str:
+    """Lint a schema and show how the validator answers each sample call: pure, so it is testable."""
+    try:
+        schema = json.loads(schema_text)
+        tool = Tool(name, description or schema.pop("x-description", ""), schema)
+        reg = Registry([tool], lang=lang)
+    except (ValueError, SchemaError, TypeError, AttributeError) as exc:
+        return f"<p style='color:#d93025'>{html.escape(t('ui.bad_schema', lang, error=str(exc)))}</p>"
+    findings = lint(reg, lang=lang)
+    if findings:
+        rows = "".join(f"<tr><td>{f.severity}</td><td>{f.rule}</td><td>{html.escape(f.location)}</td>"
+                       f"<td>{html.escape(f.message)}<br><i>{html.escape(f.suggestion)}</i></td></tr>" for f in findings)
+        found = f"<table class='agentlab-findings'>{rows}</table>"
+    else:
+        found = f"<p>{t('ui.no_findings', lang)}</p>"
+    answers = "".join(
+        f"<tr><td><code>{html.escape(s)}</code></td><td><code>{html.escape(reg.check(name, s, lang=lang).render(lang))}</code></td></tr>"
+        for s in samples)
+    return (f"<h4>{t('ui.findings', lang)} ({len(findings)})</h4>{found}"
+            f"<h4>{t('ui.samples', lang)}</h4><table class='agentlab-samples'>{answers}</table>")
+
+
+class SchemaPlayground:
+    """Edit a schema; the linter's findings and the validator's answers update live."""
+
+    def __init__(self, schema: Mapping | str | None = None, *, samples: Sequence[str] = DEFAULT_SAMPLES,
+                 description: str = "", lang: Lang = "en"):
+        text = schema if isinstance(schema, str) else json.dumps(schema or _starter_schema(), indent=2, ensure_ascii=False)
+        self.samples, self.description = list(samples), description
+        self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
+        self.editor = W.Textarea(value=text, layout=W.Layout(width="100%", height="260px"))
+        self.view = W.HTML()
+        self.editor.observe(lambda _: self.update(), names="value")
+        self.lang.observe(lambda _: self.update(), names="value")
+        self.update()
+        self.widget = W.VBox([self.lang, W.Label(t("ui.schema", lang)), self.editor, self.view])
+
+    def update(self) -> str:
+        self.view.value = playground_html(self.editor.value, self.samples, description=self.description,
+                                          lang=self.lang.value)
+        return self.view.value
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+        display(self.widget)
+
+
+def _starter_schema() -> dict:
+    return {"type": "object", "properties": {
+        "orderId": {"type": "string", "description": "Order ID"},
+        "amount": {"type": "number", "description": "Refund amount"},
+        "reason": {"type": "string", "description": "Reason, one of user_cancel, out_of_stock, price_error"}},
+        "required": ["orderId", "amount", "reason"]}
+
+
+# --- guards and metrics ----------------------------------------------------------------------
+class GuardPanel:
+    """A checkbox per guard; ``.config`` is the GuardConfig they describe."""
+
+    def __init__(self, base: GuardConfig = GuardConfig(), *, on_change: Callable[[GuardConfig], None] | None = None,
+                 lang: Lang = "en"):
+        self.base = base
+        self.boxes = {g: W.Checkbox(value=getattr(base, g) not in (None, False), description=g, indent=False)
+                      for g in GUARDS}
+        for box in self.boxes.values():
+            box.observe(lambda _: on_change and on_change(self.config), names="value")
+        self.widget = W.VBox([W.HTML(f"<b>{t('ui.guards', lang)}</b>"), W.GridBox(
+            list(self.boxes.values()), layout=W.Layout(grid_template_columns="repeat(3, 220px)"))])
+
+    @property
+    def config(self) -> GuardConfig:
+        off = [g for g, box in self.boxes.items() if not box.value]
+        on = GuardConfig()
+        base = self.base
+        for g, box in self.boxes.items():  # a guard switched back on takes its default value
+            if box.value and getattr(base, g) in (None, False):
+                from dataclasses import replace
+                base = replace(base, **{g: getattr(on, g)})
+        return base.without(*off)
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+        display(self.widget)
+
+
+def metrics_table_html(rows: Mapping[str, Mapping[str, Any]], lang: Lang = "en") -> str:
+    cols = ["task_success_rate", "invalid_call_rate", "avg_steps", "takeover_rate"]
+    head = "".join(f"<th>{c}</th>" for c in cols)
+    body = "".join(f"<tr><td><b>{html.escape(label)}</b></td>" + "".join(
+        f"<td>{m[c]:.2f}</td>" for c in cols) + "</tr>" for label, m in rows.items())
+    return f"<h4>{t('ui.metrics', lang)}</h4><table><tr><th></th>{head}</tr>{body}</table>"
+
+
+class MetricsPanel:
+    """Seed 000's four metrics for groups of runs, as a table and grouped bars."""
+
+    def __init__(self, runs: Mapping[str, Sequence[Run]] | None = None, *, lang: Lang = "en",
+                 correct: Callable[[Run], bool] | None = None):
+        self.lang, self.correct = lang, correct
+        self.table = W.HTML()
+        self.plot = W.Output()
+        self.widget = W.VBox([self.table, self.plot])
+        if runs:
+            self.update(runs)
+
+    def update(self, runs: Mapping[str, Sequence[Run]]) -> dict:
+        from .metrics import summarize
+        from .plots import plot_bars
+        rows = {label: summarize(rs, self.correct) for label, rs in runs.items()}
+        self.table.value = metrics_table_html(rows, self.lang)
+        metrics = ["task_success_rate", "invalid_call_rate", "takeover_rate"]
+        data = {m: {label: rows[label][m] for label in rows} for m in metrics}
+        _show(self.plot, figure(lambda ax: plot_bars(data, ax=ax, title=t("ui.metrics", self.lang))))
+        return rows
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+        display(self.widget)
+
+
+# --- approvals --------------------------------------------------------------------------
+class ApprovalDesk:
+    """Held calls with Approve and Reject buttons."""
+
+    def __init__(self, store: Store, registry: Registry, *, lang: Lang = "en"):
+        self.store, self.registry, self.lang = store, registry, lang
+        self.choice = W.Dropdown(description="")
+        self.reason = W.Text(value="needs a manager's signature", layout=W.Layout(width="320px"))
+        self.approve = W.Button(description=t("ui.approve", lang), button_style="success")
+        self.reject = W.Button(description=t("ui.reject", lang), button_style="danger")
+        self.status = W.HTML()
+        self.approve.on_click(lambda _: self._decide(True))
+        self.reject.on_click(lambda _: self._decide(False))
+        self.refresh()
+        self.widget = W.VBox([self.choice, W.HBox([self.approve, self.reject, self.reason]), self.status])
+
+    def refresh(self) -> None:
+        items = pending(self.store)
+        self.choice.options = [(f"{a.tool} {a.args} ({a.reason})", a.id) for a in items]
+        self.choice.value = items[0].id if items else None
+        self.status.value = (t("ui.pending", self.lang, what=", ".join(a.id for a in items)) if items
+                             else t("ui.none_pending", self.lang))
+
+    def _decide(self, yes: bool) -> None:
+        if not self.choice.value:
+            return
+        if yes:
+            d = approve(self.store, self.registry, self.choice.value)
+            msg = t("ui.approved", self.lang, result=json.dumps(d.data, ensure_ascii=False)) if d.error is None \
+                else render(d.error, self.lang)
+        else:
+            reject(self.store, self.choice.value, self.reason.value)
+            msg = t("ui.rejected", self.lang)
+        self.refresh()
+        self.status.value = html.escape(msg) + "<br>" + self.status.value
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+        display(self.widget)
+
+
+# --- the no-code app -------------------------------------------------------------------
+MODELS = {
+    "self-correcting": {"en": "a fake model that reads errors and fixes its calls", "zh": "会读错误并自我修正的模拟模型"},
+    "seed-000 script": {"en": "seed 000's scripted demo (orderId first)", "zh": "种子文章 000 的剧本演示（先写错 orderId）"},
+}
+
+
+class PMApp:
+    """For people who do not write code: menus, a Run button, two traces and a plain account."""
+
+    def __init__(self, *, lang: Lang = "en"):
+        self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
+        self.scenario = W.Dropdown(options=[(aftersales.SCENARIO.title[lang], "aftersales")], value="aftersales")
+        self.model = W.Dropdown(options=[(f"{k} — {v[lang]}", k) for k, v in MODELS.items()], value="self-correcting")
+        self.fault = W.Dropdown(options=self._fault_options(lang), value="camel_case")
+        self.run = W.Button(button_style="primary")
+        self.view = W.HTML()
+        self.last: Comparison | None = None
+        self.run.on_click(lambda _: self.update())
+        self.lang.observe(lambda _: self._relabel(), names="value")
+        self._relabel()
+        self.widget = W.VBox([W.HTML("<h2>agentlab</h2>"), self.lang, self.scenario, self.model, self.fault, self.run,
+                              self.view])
+
+    @staticmethod
+    def _fault_options(lang: Lang) -> list[tuple[str, str]]:
+        return [(FAULTS[n].describe(lang), n) for n in MODEL_FAULTS + TOOL_FAULTS]
+
+    def _relabel(self) -> None:
+        lang = self.lang.value
+        self.scenario.description, self.model.description, self.fault.description = (
+            t("ui.scenario", lang), t("ui.model", lang), t("ui.fault", lang))
+        self.run.description = t("ui.run", lang)
+        value = self.fault.value
+        self.fault.options = self._fault_options(lang)
+        self.fault.value = value
+        self.model.options = [(f"{k} — {v[lang]}", k) for k, v in MODELS.items()]
+        self.scenario.options = [(aftersales.SCENARIO.title[lang], "aftersales")]
+        if self.last is not None:
+            self.view.value = comparison_html(self.last, lang)
+
+    def update(self) -> Comparison:
+        from .demo import make_model, seed_demo_model
+        lang = self.lang.value
+        base = (lambda: seed_demo_model(lang)) if self.model.value == "seed-000 script" else (lambda: make_model(lang))
+        self.last = compare(self.fault.value, lang=lang, model=base)
+        self.view.value = comparison_html(self.last, lang)
+        return self.last
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+        display(self.widget)

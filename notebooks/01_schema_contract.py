@@ -1,0 +1,107 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 01 · The schema is a contract (Schema 即契约)
+#
+# The model cannot see your database or your state machine. All it sees of a tool is a name, a
+# description and a JSON Schema, so that schema is the contract (接口契约) between the model and your
+# system. Write it for a new colleague: **one tool, one job**; **enums over free text** (枚举优于自由文本);
+# descriptions that say **when to use** the tool; **one naming style** (全库统一命名).
+#
+# **See it fail.** A refund `reason` written as free text lets the model invent a value; the naive loop
+# passes it straight to the backend, which stores it.
+
+# %%
+import json
+
+import pandas as pd
+from IPython.display import HTML, display
+
+from agentlab import Registry, lint
+from agentlab.demo import compare
+from agentlab.exercises import schema_contract
+from agentlab.loop import compare_html
+from agentlab.plots import plot_bars
+from agentlab.widgets import SchemaPlayground
+
+c = compare("out_of_enum")
+print("naive refund written:", c.naive_state["refunds"])
+print("guarded refund written:", c.guarded_state["refunds"])
+
+# %% [markdown]
+# **Name it.** With an enum in the contract, the invented value is a `not_in_enum` problem of an
+# `INVALID_ARGS` error: category `validation` (the model must change the call), stage `structure`.
+# The error lists the allowed values, so the model picks one instead of inventing a fourth.
+
+# %%
+display(HTML(compare_html(c.naive, c.guarded)))
+
+# %% [markdown]
+# **Fix it.** The linter reads a registry the way a model would and flags what makes it guess.
+# Here is a schema written in a hurry, next to the after-sales contract shipped in `data/`.
+
+# %%
+hurried = Registry.from_json("../data/bad_tools.json", close=False)
+careful = Registry.from_json("../data/aftersales_tools.json")
+findings = pd.DataFrame([f.to_dict() for f in lint(hurried)])
+findings[["rule", "severity", "location", "message"]]
+
+# %% [markdown]
+# **Measure it.** Findings per rule, before and after.
+
+# %%
+import matplotlib.pyplot as plt
+
+def per_rule(reg):
+    counts = {}
+    for f in lint(reg):
+        if f.severity != "info":
+            counts[f.rule] = counts.get(f.rule, 0) + 1
+    return counts
+
+before, after = per_rule(hurried), per_rule(careful)
+rules = sorted(set(before) | set(after))
+plot_bars({r: {"hurried": before.get(r, 0), "contract": after.get(r, 0)} for r in rules},
+          title="linter warnings and errors per rule", ylabel="findings")
+plt.show()
+
+# %% [markdown]
+# ## Playground
+#
+# Edit the schema below. The findings and the validator's answers to a set of bad calls update as you type
+# (try renaming `orderId` to `order_id`, or giving `reason` an `enum`).
+
+# %%
+SchemaPlayground(description="Refund an order")
+
+# %% [markdown]
+# ## Exercise
+#
+# Write a `create_refund` schema that the linter passes with no warning or error, with a closed set of
+# reasons. Edit `my_schema` and `my_description`, then run the check.
+
+# %%
+my_description = "Refund a paid order that has not shipped. Call get_order first to learn the amount."
+my_schema = {
+    "type": "object",
+    "properties": {
+        "order_id": {"type": "string", "description": "Order number, like A1001."},
+        "amount": {"type": "number", "description": "Refund amount in yuan, a positive number, e.g. 199.0."},
+        "reason": {"type": "string", "enum": ["user_cancel", "out_of_stock", "price_error"],
+                   "description": "user_cancel when the user changed their mind; out_of_stock; price_error."},
+    },
+    "required": ["order_id", "amount", "reason"],
+}
+ok, message = schema_contract(my_schema, my_description)
+print(message)

@@ -1,0 +1,101 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 02 · Arguments the model gets wrong (参数错误)
+#
+# `arguments` is a **string** the model wrote, not a dict (seed 003 §3.4). It can be broken JSON, name a
+# tool that does not exist, miss a required field, use `orderId` for `order_id`, write an amount as
+# `"45元"`, or invent a value outside an enum. The naive loop trusts it; the guarded loop checks it
+# (parse → schema → business rules) and answers with an error the model can act on.
+
+# %%
+import json
+
+import pandas as pd
+from IPython.display import HTML, display
+
+from agentlab import Registry
+from agentlab.demo import compare
+from agentlab.exercises import answer_is
+from agentlab.plots import plot_bars
+from agentlab.widgets import FaultInjector
+
+reg = Registry.from_json("../data/aftersales_tools.json")
+calls = {
+    "bad JSON": ("create_refund", '{"order_id": "A1001", "amount": 45'),
+    "unknown tool": ("add_refund", '{"order_id": "A1001"}'),
+    "missing field": ("create_refund", '{"order_id": "A1001", "reason": "user_cancel"}'),
+    "camelCase field": ("get_order", '{"orderId": "A1001"}'),
+    "wrong type": ("create_refund", '{"order_id": "A1001", "amount": "45元", "reason": "user_cancel"}'),
+    "out of enum": ("create_refund", '{"order_id": "A1001", "amount": 45, "reason": "不想要了"}'),
+}
+
+# %% [markdown]
+# **Name it.** Each call through the boundary check: the code, both taxonomy classes, and the problems.
+
+# %%
+rows = []
+for label, (name, raw) in calls.items():
+    err = json.loads(reg.check(name, raw).render())["error"]
+    rows.append({"fault": label, "code": err["code"], "category": err["category"], "stage": err["stage"],
+                 "problems": "; ".join(f"{p['field']}: {p['reason']}" for p in err.get("problems", [])),
+                 "hint": err["hint"][:70]})
+pd.DataFrame(rows)
+
+# %% [markdown]
+# Value cleaning (值清洗) is the other answer to `"45元"`: off by default, and when on, every change is
+# reported next to the result so nobody is surprised.
+
+# %%
+print(reg.check("create_refund", calls["wrong type"][1], clean=True).render())
+
+# %% [markdown]
+# **See it fail, then fix it.** The same fault, injected at the refund step, through both loops.
+
+# %%
+faults = ["truncated_json", "unknown_tool", "drop_required", "camel_case", "wrong_type", "out_of_enum"]
+results = {f: compare(f) for f in faults}
+pd.DataFrame([{"fault": f, **{f"{r['loop']} {k}": r[k] for r in c.table() for k in ("status", "invalid calls", "refunds")}}
+              for f, c in results.items()])
+
+# %% [markdown]
+# **Measure it.** Steps each loop spent on the same task.
+
+# %%
+import matplotlib.pyplot as plt
+
+plot_bars({f: {"naive": c.naive.steps, "guarded": c.guarded.steps} for f, c in results.items()},
+          title="model turns to finish (naive stops at its cap of 12)", ylabel="steps")
+plt.show()
+
+# %% [markdown]
+# ## The injector
+#
+# Pick a fault and the step to inject it at, run both loops, and read the traces side by side. The red
+# outline marks the first step where they differ; each tool call shows its raw arguments beside what the
+# model was told.
+
+# %%
+injector = FaultInjector(faults=faults)
+injector.update()
+injector
+
+# %% [markdown]
+# ## Exercise
+#
+# Which problem `reason` does the boundary give for `"amount": "45元"`?
+
+# %%
+my_answer = "wrong_type"
+print(answer_is(my_answer, "wrong_type", "a string where the schema asks for a number; the hint says what it got.")[1])

@@ -1,0 +1,78 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 03 · Errors the model can read (错误要能被模型读懂)
+#
+# When a backend answers `500 internal error`, the only thing a model can do is try again, usually with
+# the same arguments. A structured error says three things instead: **which field**, **what is wrong**,
+# and **what would be right**. Here the same faults meet the guarded loop twice: once with structured
+# errors, once with the bare 500 (the `readable_errors` guard switched off).
+
+# %%
+import pandas as pd
+
+from agentlab.demo import compare
+from agentlab.exercises import answer_is
+from agentlab.loop import GuardConfig
+from agentlab.plots import plot_bars
+
+faults = ["camel_case", "drop_required", "wrong_type", "out_of_enum", "unknown_tool", "truncated_json"]
+bare = GuardConfig(readable_errors=False)
+rows = []
+for f in faults:
+    readable = compare(f).guarded
+    blind = compare(f, config=bare).guarded
+    rows.append({"fault": f, "structured: status": readable.status, "structured: steps": readable.steps,
+                 "bare 500: status": blind.status, "bare 500: steps": blind.steps})
+table = pd.DataFrame(rows)
+table
+
+# %% [markdown]
+# **Name it.** What each version put in front of the model for the same call:
+
+# %%
+c = compare("camel_case")
+blind = compare("camel_case", config=bare)
+print("structured:", [e.model_visible for e in c.guarded.tool_events if e.error_code][0][:400])
+print("bare:      ", [e.model_visible for e in blind.guarded.tool_events if e.error_code][0])
+
+# %% [markdown]
+# **Measure it.** Model turns until the run ended. With the bare error the model repeats itself until the
+# self-correction budget (自纠预算) stops it; with the structured one it fixes the call in one round.
+
+# %%
+import matplotlib.pyplot as plt
+
+plot_bars({r["fault"]: {"structured": r["structured: steps"], "bare 500": r["bare 500: steps"]} for r in rows},
+          title="steps to recover from one bad call", ylabel="model turns")
+plt.show()
+
+# %% [markdown]
+# Two rules for the text itself (seed 000 §三): never show the model a stack trace, SQL, an internal address
+# or a secret; and say whether retrying can help (`retryable`). A leaky tool, through both loops:
+
+# %%
+leak = compare("leaky_tool")
+print("naive showed the model:\n", leak.naive.tool_events[0].model_visible[:300])
+print("\nguarded showed the model:\n", leak.guarded.tool_events[0].model_visible)
+
+# %% [markdown]
+# ## Exercise
+#
+# With the bare 500, how did the camelCase run end? (Look at `bare 500: status` in the table.)
+
+# %%
+my_answer = "escalated"
+print(answer_is(my_answer, table.set_index("fault").loc["camel_case", "bare 500: status"],
+                "the model could not tell what to fix, repeated itself, and the re-ask budget handed it over.")[1])

@@ -1,0 +1,88 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 · Transient, validation, fatal (三类错误)
+#
+# One question sorts every failure for the code that handles it (seed 003 §5.1): **would sending the
+# very same thing again help?**
+#
+# * **transient** (瞬态): 429, timeouts, 5xx, a dropped connection. Resend, later, with exponential backoff
+#   and jitter (指数退避 + 随机抖动), and give up after a cap;
+# * **validation** (参数错误): the model's call was wrong. Resending it unchanged cannot help; show the
+#   model the error and let it fix the call;
+# * **fatal** (永久错误): 401, 403, 404, a guard. Stop at once and tell the user in plain words.
+
+# %%
+import random
+
+import pandas as pd
+
+from agentlab import aftersales
+from agentlab.demo import compare
+from agentlab.exercises import longest_wait
+from agentlab.loop import run_guarded, run_naive
+from agentlab.models import ScriptedModel, call
+from agentlab.plots import plot_herd, plot_retry_schedule
+from agentlab.retry import RetryPolicy
+
+rows = []
+for f in ["api_429", "api_timeout", "api_500", "flaky_tool", "hanging_tool", "api_401"]:
+    c = compare(f)
+    rows.append({"fault": f, "naive": c.naive.status, "guarded": c.guarded.status, "resends": c.guarded.retries,
+                 "user sees": c.guarded.answer[:60]})
+pd.DataFrame(rows)
+
+# %% [markdown]
+# The naive loop has no wrapper around the model call, so one 429 ends the conversation. The guarded loop
+# resends transient failures and stops at once on a 401, with a friendly sentence for the user (友好提示).
+# Tool-side fatal errors behave the same: an order that does not exist, or a refund outside the rules.
+
+# %%
+for task_call, lang in [(call("get_order", {"order_id": "A9999"}), "en"),
+                        (call("create_refund", {"order_id": "A1002", "amount": 10, "reason": "user_cancel"}), "zh")]:
+    desk, reg = aftersales.SCENARIO.setup(lang)
+    run = run_guarded(ScriptedModel([task_call]), reg, "refund please", lang=lang)
+    e = run.tool_events[0]
+    print(f"{e.error_code}: {e.error_category}/{e.error_stage}, status {run.status}; user sees: {run.answer}")
+
+# %% [markdown]
+# **Measure it: the schedule.** When do 30 clients that failed at the same moment resend, with and
+# without jitter? Without it, every wave arrives together.
+
+# %%
+import matplotlib.pyplot as plt
+
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.2), sharey=True)
+plot_retry_schedule(RetryPolicy(max_retries=4, base=0.5, cap=8, jitter="none"), ax=axes[0])
+plot_retry_schedule(RetryPolicy(max_retries=4, base=0.5, cap=8, jitter="full"), ax=axes[1])
+plt.show()
+
+# %% [markdown]
+# **The thundering herd (惊群效应).** 300 clients fail at once against a server that can answer 40 per slot.
+# Retrying in lockstep, each wave overloads the server again; full jitter spreads them out.
+
+# %%
+plot_herd({"no jitter": RetryPolicy(max_retries=4, base=1, cap=8, jitter="none"),
+           "full jitter": RetryPolicy(max_retries=4, base=1, cap=8, jitter="full")})
+plt.show()
+
+# %% [markdown]
+# ## Exercise
+#
+# With `RetryPolicy(base=0.5, cap=8, jitter="none")`, how many seconds does the loop wait before the
+# **third** resend (attempt index 2)?
+
+# %%
+my_answer = 2.0
+print(longest_wait(my_answer, RetryPolicy(base=0.5, cap=8, jitter="none"), attempt=2)[1])

@@ -1,0 +1,81 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 07 · Several tool calls in one message (多个工具调用)
+#
+# A model may answer one request with two tool calls at once. Code that runs only `tool_calls[0]` (found in
+# tau-bench's reference agent and the function-calling cookbook) silently drops the rest: part of the work
+# is never done, and the user is told it was (seed 003 badcase 6.5).
+
+# %%
+import pandas as pd
+from IPython.display import HTML, display
+
+from agentlab import aftersales
+from agentlab.exercises import answer_is
+from agentlab.loop import compare_html, run_guarded, run_naive
+from agentlab.models import ScriptedModel, call, say, tool_calls
+from agentlab.plots import plot_bars
+
+TASK = "Refund A1001, and please have someone call me about A1002."
+
+
+def two_at_once():
+    return ScriptedModel([
+        tool_calls(call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}),
+                   call("escalate_to_human", {"summary": "User wants a call about shipped order A1002."})),
+        say("Done: A1001 is refunded and a colleague will call you about A1002."),
+    ], name="two-at-once")
+
+
+results = {}
+for name, loop in (("naive", run_naive), ("guarded", run_guarded)):
+    desk, reg = aftersales.SCENARIO.setup()
+    run = loop(two_at_once(), reg, TASK)
+    results[name] = (run, desk.snapshot())
+pd.DataFrame([{"loop": k, "status": r.status, "tool calls run": r.tool_calls, "refunds": len(s["refunds"]),
+               "hand-over tickets": len(s["tickets"]), "what the user was told": r.answer}
+              for k, (r, s) in results.items()])
+
+# %% [markdown]
+# **Name it.** Both runs end `done`, and both tell the user the hand-over is arranged. Only the guarded one
+# did it. Nothing failed loudly: the naive loop's history even breaks the protocol (an assistant message
+# with two `tool_calls` must be followed by two `tool` messages, or a real API answers 400).
+
+# %%
+display(HTML(compare_html(results["naive"][0], results["guarded"][0])))
+for k, (r, _) in results.items():
+    asked = sum(len(m.get("tool_calls") or []) for m in r.messages if m["role"] == "assistant")
+    answered = sum(1 for m in r.messages if m["role"] == "tool")
+    print(f"{k}: tool calls asked {asked}, tool messages {answered}")
+
+# %% [markdown]
+# **Measure it.**
+
+# %%
+import matplotlib.pyplot as plt
+
+plot_bars({"refund": {k: len(s["refunds"]) for k, (_, s) in results.items()},
+           "hand-over": {k: len(s["tickets"]) for k, (_, s) in results.items()}},
+          title="actions actually done (asked: one of each)", ylabel="count")
+plt.show()
+
+# %% [markdown]
+# ## Exercise
+#
+# An assistant message holds three tool calls. How many `tool` messages must follow it?
+
+# %%
+my_answer = 3
+print(answer_is(my_answer, 3, "one per call, each with its own tool_call_id, in order.")[1])

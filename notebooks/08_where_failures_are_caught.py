@@ -1,0 +1,90 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 08 · Where each failure is caught (复盘：两套分类)
+#
+# Every fault of the workbook, through both loops. Then the failures the guarded loop met, sorted by both
+# taxonomies of seed 003 §5: **by retry class** (transient / validation / fatal: what the code does) and
+# **by stage in the chain** (structure / semantic / execution / rule-blocked: what to fix next).
+# Rule-blocked outcomes are guards that fired as designed; count them apart.
+
+# %%
+import pandas as pd
+
+from agentlab.demo import compare, guards_that_acted
+from agentlab.exercises import answer_is
+from agentlab.faults import FAULTS
+from agentlab.metrics import by_taxonomy
+from agentlab.plots import plot_matrix, plot_shares
+from agentlab.widgets import MetricsPanel
+
+results = {f: compare(f) for f in FAULTS}
+
+
+def right(state):
+    """The task asked for one refund of 199 yuan: at most one, and exactly that."""
+    refunds = state["refunds"]
+    return len(refunds) <= 1 and all(r["amount"] == 199.0 and r["reason"] == "user_cancel" for r in refunds)
+
+
+def outcome(run, state):
+    return "done, wrong data" if run.status.startswith("done") and not right(state) else run.status
+
+
+matrix = {f: {"naive": outcome(c.naive, c.naive_state), "guarded": outcome(c.guarded, c.guarded_state)}
+          for f, c in results.items()}
+pd.DataFrame([{"fault": f, "naive": matrix[f]["naive"], "guarded": matrix[f]["guarded"],
+               "guarded refunds": len(c.guarded_state["refunds"]), "caught by": ", ".join(guards_that_acted(c.guarded))}
+              for f, c in results.items()])
+
+# %%
+import matplotlib.pyplot as plt
+
+plot_matrix(matrix, title="final status, fault × loop")
+plt.show()
+
+# %% [markdown]
+# **The share of failures by class.** Counted over every tool call or model turn that went wrong in the
+# guarded runs.
+
+# %%
+tax = by_taxonomy([c.guarded for c in results.values()])
+fig, axes = plt.subplots(1, 2, figsize=(11, 2.8))
+plot_shares(dict(tax["category"]), ax=axes[0], title="by retry class")
+plot_shares(dict(tax["stage"]), ax=axes[1], title="by stage in the chain")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# **Seed 000's four numbers**, over the same runs. Note what "success" means: finished *and* the data is
+# right (exactly one refund of 199 yuan, or none where none was due).
+
+# %%
+data_ok = {}
+for c in results.values():
+    data_ok[c.naive.run_id], data_ok[c.guarded.run_id] = right(c.naive_state), right(c.guarded_state)
+
+panel = MetricsPanel(correct=lambda run: data_ok[run.run_id])
+panel.update({"naive": [c.naive for c in results.values()], "guarded": [c.guarded for c in results.values()]})
+panel
+
+# %% [markdown]
+# ## Exercise
+#
+# In the guarded runs, which stage of the chain holds the largest share of failures?
+
+# %%
+my_answer = "structure"
+print(answer_is(my_answer, tax["stage"].most_common(1)[0][0],
+                "most failures here are calls that break the contract: fix the schema and the prompt first.")[1])

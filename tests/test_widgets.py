@@ -1,0 +1,114 @@
+"""Every widget, headless: set values, click, read what it shows."""
+import json
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+
+from agentlab import aftersales  # noqa: E402
+from agentlab.loop import GuardConfig, run_guarded  # noqa: E402
+from agentlab.models import SelfCorrectingModel  # noqa: E402
+from agentlab.store import MemoryStore  # noqa: E402
+from agentlab.widgets import (ApprovalDesk, FaultInjector, GuardPanel, MetricsPanel, PMApp, SchemaPlayground,  # noqa: E402
+                              playground_html)
+
+
+def test_fault_injector_runs_both_loops_and_highlights_the_divergence():
+    app = FaultInjector()
+    app.fault.value = "camel_case"
+    app.step.value = 2
+    app.run.click()
+    html = app.view.value
+    assert "naive loop: budget_exhausted" in html and "guarded loop: done_after_self_correction" in html
+    assert "outline:3px solid" in html and "orderId" in html and "INVALID_ARGS" in html
+    assert app.last.naive.invalid_calls > app.last.guarded.invalid_calls
+
+
+def test_fault_injector_switches_language():
+    app = FaultInjector()
+    app.fault.value = "lost_reply"
+    app.run.click()
+    assert "refunded 2 times" in app.view.value
+    app.lang.value = "zh"
+    assert app.run.description == "运行两个循环" and "退了 2 次款" in app.view.value
+    assert app.fault.description == "故障" and "退款已执行" in dict((v, k) for k, v in app.fault.options)["lost_reply"]
+
+
+def test_fault_injector_step_changes_where_it_lands():
+    app = FaultInjector()
+    app.fault.value = "camel_case"
+    app.step.value = 1
+    app.run.click()
+    first = [e for e in app.last.guarded.tool_events if e.error_code][0]
+    assert first.tool_name == "get_order" and "orderId" in first.args_raw
+
+
+def test_schema_playground_updates_live():
+    p = SchemaPlayground()
+    assert "AL004" in p.view.value and "AL003" in p.view.value  # orderId, reason as free text
+    schema = json.loads(p.editor.value)
+    schema["properties"]["order_id"] = schema["properties"].pop("orderId")
+    schema["required"] = ["order_id", "amount", "reason"]
+    p.editor.value = json.dumps(schema)
+    assert "AL004" not in p.view.value
+    p.editor.value = "{not json"
+    assert "not a usable schema" in p.view.value
+    p.lang.value = "zh"
+    assert "不是可用的" in p.view.value
+
+
+def test_playground_answers_samples_with_the_real_validator():
+    html = playground_html(json.dumps({"type": "object", "properties": {"order_id": {"type": "string"}},
+                                       "required": ["order_id"], "additionalProperties": False}), ['{"orderId": "A1"}'])
+    assert "did_you_mean" in html and "order_id" in html
+
+
+def test_guard_panel_builds_the_config():
+    seen = []
+    g = GuardPanel(on_change=seen.append)
+    assert g.config == GuardConfig()
+    g.boxes["idempotency"].value = False
+    g.boxes["step_budget"].value = False
+    assert g.config.idempotency is False and g.config.step_budget is None and seen[-1] == g.config
+    g.boxes["step_budget"].value = True
+    assert g.config.step_budget == 6
+
+
+def test_metrics_panel_shows_table_and_plot():
+    from agentlab.demo import compare
+    cs = [compare(f) for f in ("camel_case", "lost_reply")]
+    m = MetricsPanel({"naive": [c.naive for c in cs], "guarded": [c.guarded for c in cs]})
+    assert "task_success_rate" in m.table.value and "guarded" in m.table.value
+    assert any("image/png" in o.get("data", {}) for o in m.plot.outputs)
+
+
+def test_approval_desk_buttons():
+    store = MemoryStore()
+    desk, reg = aftersales.SCENARIO.setup()
+    plan = [("create_refund", {"order_id": "A1003", "amount": 2499.0, "reason": "user_cancel"})]
+    run_guarded(SelfCorrectingModel(plan, "ok"), reg, "x", store=store, sleep=lambda s: None)
+    w = ApprovalDesk(store, reg)
+    assert w.choice.value == "create_refund:A1003" and "Held for approval" in w.status.value
+    w.approve.click()
+    assert len(desk.refunds) == 1 and "Approved" in w.status.value and w.choice.options == ()
+    w.approve.click()  # nothing left: nothing happens
+    assert len(desk.refunds) == 1
+    store2 = MemoryStore()
+    desk, reg = aftersales.SCENARIO.setup()
+    run_guarded(SelfCorrectingModel(plan, "ok"), reg, "x", store=store2, sleep=lambda s: None)
+    w2 = ApprovalDesk(store2, reg, lang="zh")
+    w2.reject.click()
+    assert "已拒绝" in w2.status.value and store2.approvals()[0].state == "rejected"
+
+
+def test_pm_app_in_both_languages_without_code():
+    app = PMApp()
+    app.fault.value = "leaky_tool"
+    app.run.click()
+    assert "What happened" in app.view.value and "password" in app.view.value
+    app.lang.value = "zh"
+    assert "发生了什么" in app.view.value and app.fault.value == "leaky_tool"
+    app.model.value = "seed-000 script"
+    app.fault.value = "api_429"
+    app.run.click()
+    assert "朴素循环直接崩溃" in app.view.value
