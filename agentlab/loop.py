@@ -531,12 +531,15 @@ def run_naive(model: Model, registry: Registry, task: str, *, retry_everything: 
             try:
                 args = json.loads(tc.arguments)                 # no guard
             except Exception:
-                events.append(Event(**ev, parse_ok=False))
+                events.append(Event(**ev, parse_ok=False, error_code="BAD_JSON", error_category="validation",
+                                    error_stage="structure", note="crashed before the tool ran"))
                 raise
             try:
                 fn = registry[tc.name].fn                       # KeyError on a made-up tool
             except KeyError:
-                events.append(Event(**ev, parse_ok=True, validate_ok=False))
+                events.append(Event(**ev, parse_ok=True, validate_ok=False, error_code="UNKNOWN_TOOL",
+                                    error_category="validation", error_stage="structure",
+                                    note="crashed before the tool ran"))
                 raise
             # Telemetry only (the naive loop does not act on it): was the call valid?
             ev["validate_ok"] = registry.check(tc.name, args, rules=False).ok

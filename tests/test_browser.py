@@ -1,0 +1,172 @@
+"""A real browser: JupyterLab and Voila in Debian's chromium, driven by playwright.
+
+On a machine without chromium or playwright these skip with the reason; in CI
+(AGENTLAB_CI=1) they fail instead, since .ci/run installs both. On failure a
+full-page screenshot and the browser console go to ``test-artifacts/``.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from conftest import IN_CI, ROOT
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = ROOT / "test-artifacts"
+TOKEN = "agentlab-test"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+pytestmark = pytest.mark.browser
+
+
+def _need_browser():
+    missing = []
+    if not Path(CHROMIUM).exists():
+        missing.append("chromium (apt-get install chromium)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        missing.append("playwright (pip install playwright)")
+    if missing:
+        msg = "browser tests need " + " and ".join(missing)
+        if IN_CI:
+            pytest.fail(msg + " (CI must not skip this)")
+        pytest.skip(msg)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait(url: str, timeout: float = 90) -> None:
+    """Until ``url`` answers; a ``tcp://host:port`` URL only needs the port open
+    (Voila runs the notebook on a page load, so a page is no readiness probe)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if url.startswith("tcp://"):
+                host, port = url[6:].split(":")
+                socket.create_connection((host, int(port)), timeout=2).close()
+            else:
+                urllib.request.urlopen(url, timeout=2)
+            return
+        except Exception:
+            time.sleep(0.3)
+    raise TimeoutError(f"{url} did not answer in {timeout} s")
+
+
+@contextmanager
+def _server(cmd: list[str], env: dict, ready_url: str, log: Path):
+    with log.open("w") as out:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            _wait(ready_url)
+            yield proc
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _jupyter_env(tmp: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR"):
+        env[name] = str(tmp / name.lower())
+        Path(env[name]).mkdir(parents=True, exist_ok=True)
+    labconfig = Path(env["JUPYTER_CONFIG_DIR"]) / "labconfig"
+    labconfig.mkdir(parents=True, exist_ok=True)
+    (labconfig / "page_config.json").write_text(json.dumps(
+        {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+    return env
+
+
+@contextmanager
+def _browser(tmp: Path, name: str):
+    from playwright.sync_api import sync_playwright
+    console: list[str] = []
+    with sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(str(tmp / "profile"), executable_path=CHROMIUM, headless=True,
+                                                   args=FLAGS, viewport={"width": 1400, "height": 1000})
+        page = ctx.new_page()
+        page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+        try:
+            yield page
+        except BaseException:
+            ARTIFACTS.mkdir(exist_ok=True)
+            try:
+                page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+            except Exception:
+                pass
+            (ARTIFACTS / f"{name}-console.txt").write_text("\n".join(console))
+            raise
+        finally:
+            ctx.close()
+
+
+def test_jupyterlab_runs_the_injector_notebook(tmp_path):
+    _need_browser()
+    work = tmp_path / "notebooks"
+    shutil.copytree(ROOT / "notebooks", work, ignore=shutil.ignore_patterns("*.py", ".ipynb_checkpoints"))
+    shutil.copytree(ROOT / "data", tmp_path / "data")
+    port = _free_port()
+    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+           "--port-retries=0", "--allow-root", f"--IdentityProvider.token={TOKEN}", "--LabApp.news_url=None",
+           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--expose-app-in-browser",
+           f"--ServerApp.root_dir={work}"]
+    base = f"http://127.0.0.1:{port}"
+    with _server(cmd, _jupyter_env(tmp_path), f"{base}/api/status?token={TOKEN}", tmp_path / "lab.log"), \
+            _browser(tmp_path, "jupyterlab") as page:
+        page.goto(f"{base}/lab/tree/02_bad_arguments.ipynb?reset&token={TOKEN}")
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+                               " && window.jupyterapp.shell.currentWidget.sessionContext"
+                               " && window.jupyterapp.shell.currentWidget.sessionContext.session"
+                               " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+                               " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'",
+                               timeout=90_000)
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        run = page.get_by_role("button", name="Run both loops")
+        run.wait_for(timeout=90_000)
+        from agentlab.faults import FAULTS
+        page.locator("select").filter(has_text="camel_case").first.select_option(
+            label=f"camel_case — {FAULTS['camel_case'].en}")
+        run.click()
+        # the notebook showed truncated_json first; only camel_case makes the naive loop hit its cap
+        page.get_by_text("naive loop: budget_exhausted").first.wait_for(timeout=60_000)
+        assert page.get_by_text("guarded loop: done_after_self_correction").count() >= 1
+        assert page.get_by_text("renames a field to camelCase").count() >= 1
+
+
+def test_voila_app_without_code(tmp_path):
+    _need_browser()
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    cmd = [sys.executable, "-m", "voila", "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1",
+           f"--Voila.token={TOKEN}", str(ROOT / "app" / "agentlab_app.ipynb")]
+    base = f"http://127.0.0.1:{port}"
+    with _server(cmd, env, f"tcp://127.0.0.1:{port}", tmp_path / "voila.log"), \
+            _browser(tmp_path, "voila") as page:
+        page.goto(f"{base}/?token={TOKEN}", timeout=120_000)
+        run = page.get_by_role("button", name="Run both loops")
+        run.wait_for(timeout=120_000)
+        from agentlab.faults import FAULTS
+        page.locator("select").filter(has_text=FAULTS["lost_reply"].en).first.select_option(label=FAULTS["lost_reply"].en)
+        run.click()
+        page.get_by_text("refunded 2 times").first.wait_for(timeout=60_000)
+        page.get_by_role("button", name="中文").click()
+        page.get_by_text("发生了什么").first.wait_for(timeout=30_000)
+        body = page.inner_text("body")
+        assert "from agentlab" not in body and "PMApp(" not in body
