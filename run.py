@@ -5,6 +5,7 @@
     python run.py app     set everything up, then open the no-code app (Voila)
     python run.py bench   run the benchmarks and print the figures
     python run.py size    count the core package's lines and write the figure into README.md
+    python run.py local   install and start the small real model on 127.0.0.1 (about 0.5 GB, offline after)
 
 Setup is a virtual environment in ``.venv`` with ``requirements*.txt`` installed;
 it is redone only when those files change. Needs Python 3.11 or newer, nothing else.
@@ -61,6 +62,13 @@ def main(argv: list[str]) -> int:
         for bench in sorted((ROOT / "benchmarks").glob("bench_*.py")):
             code |= subprocess.call([str(py), str(bench), *rest], cwd=ROOT)
         return code
+    if cmd == "local":
+        setup("requirements.txt")
+        py = setup("requirements-local.txt")
+        return subprocess.call([str(py), "-m", "agentlab", "local", *rest], cwd=ROOT)
+    if cmd == "setup":  # used by .ci/run: python run.py setup requirements-local.txt
+        setup(rest[0] if rest else "requirements-dev.txt")
+        return 0
     if cmd == "size":
         import re
         lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / "agentlab").glob("*.py"))

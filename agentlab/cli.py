@@ -81,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     fn = COMMANDS.get(ns.command) or _commands.EXTRA[ns.command][2]
     try:
         return fn(ns)
+    except BrokenPipeError:  # `... | head`
+        return 0
     except FileNotFoundError as exc:
         print(f"error: no such file: {exc.filename}", file=sys.stderr)
     except json.JSONDecodeError as exc:

@@ -284,7 +284,10 @@ def _claim(tool: Tool, args: dict, ctx: _Ctx, key: str) -> tuple[Any, ToolError 
 def idempotency_key(tool: Tool, args: dict) -> str:
     """Computed by the loop, never by the model: the business key, or all the arguments."""
     if tool.business_key is not None:
-        return f"{tool.name}:{tool.business_key(args)}"
+        try:
+            return f"{tool.name}:{tool.business_key(args)}"
+        except (KeyError, TypeError, ValueError):  # unvalidated arguments: fall back to all of them
+            pass
     return f"{tool.name}:{canonical(args)}"
 
 
@@ -324,7 +327,7 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
         if err is not None:
             events.append(Event(**base, round_index=step, kind="model", exec_ok=False, error_code=err.code,
                                 error_category=err.category, error_stage=err.stage, retry_count=retries,
-                                latency_ms=latency))
+                                latency_ms=latency, note=err.fields.get("_detail") or None))
             return end("escalated", f"model API: {err.code}", friendly(err, lang), step, err)
         assert reply is not None
         messages.append(reply.message())
@@ -430,7 +433,10 @@ def _one_call(tc: Any, ctx: _Ctx, seen: dict[str, int]) -> _Outcome:
             return refuse(rule_err, validate_ok=False if rule_err.code == "INVALID_ARGS" else True, exec_ok=None)
     approval_id = None
     if cfg.approval and tool.needs_approval is not None:
-        why = tool.needs_approval(args)
+        try:
+            why = tool.needs_approval(args)
+        except (KeyError, TypeError, ValueError):  # cannot tell: hold it, fail safe
+            why = "the approval rule could not read these arguments"
         if why:
             approval = ctx.store.add_approval(Approval(key, ctx.session_id, tool.name, canonical(args), why,
                                                        created=time.time()))
@@ -464,9 +470,12 @@ def _ask(model: Model, messages: list[dict], specs: list[dict], ctx: _Ctx) -> tu
             reply = model.complete(list(messages), specs)
             return reply, None, retries, (ctx.clock() - t0) * 1000
         except ModelError as exc:
-            err = exc.to_error()
+            # the technical detail goes to telemetry (redacted), never to the user
+            err = replace(exc.to_error(), fields={**exc.to_error().fields, "_detail": redact(exc.detail)[:300]})
             policy = ctx.config.retry
-            if exc.transient and policy is not None and retries < policy.max_retries:
+            retries += max(exc.attempts - 1, 0)
+            # One retry layer: a failure the adapter already resent is not resent again here.
+            if exc.transient and not exc.attempts and policy is not None and retries < policy.max_retries:
                 ctx.sleep(policy.delay(retries, ctx.rng, exc.retry_after))
                 retries += 1
                 continue

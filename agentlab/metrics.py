@@ -1,6 +1,7 @@
 """Seed 000's four numbers, computed from runs (the evaluation issue builds on this).
 
-* task success rate: runs that finished (``done*``) *and* left the data right.
+* task success rate: runs the case's grader passed (final data, and the expected status: a correct
+  hand-over is a success); without a grader, runs that finished (``done*``).
 * invalid-call rate: invalid tool calls / all tool calls (unparsable, unknown tool, bad arguments).
 * average steps: model turns per run.
 * human-takeover rate: runs that ended ``escalated`` or ``budget_exhausted``.
@@ -18,7 +19,9 @@ def summarize(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None)
     runs = list(runs)
     n = max(len(runs), 1)
     calls = sum(r.tool_calls for r in runs)
-    ok = [r for r in runs if r.status.startswith("done") and (correct is None or correct(r))]
+    # With a grader, success is the grader's verdict (a correct escalation is a success);
+    # without one, a run succeeded if it finished.
+    ok = [r for r in runs if (correct(r) if correct is not None else r.status.startswith("done"))]
     return {
         "runs": len(runs),
         "task_success_rate": len(ok) / n,
@@ -44,3 +47,105 @@ def by_taxonomy(runs: Iterable[Run]) -> dict[str, Counter]:
                 cat[e.error_category or "unknown"] += 1
                 stage[e.error_stage or "unknown"] += 1
     return {"category": cat, "stage": stage}
+
+
+# --- seed 003 §7: four layers ------------------------------------------------------------
+LAYER_DEFINITIONS = {
+    "model": {
+        "json_parse_rate": "tool calls whose arguments parsed as a JSON object / all tool calls",
+        "schema_valid_rate": "tool calls that passed the schema and business checks / calls that parsed",
+        "right_tool_rate": "tool calls naming a tool the registry has (or the case allows) / all tool calls",
+    },
+    "tool": {
+        "exec_success_rate": "tool executions that returned a result / executions attempted (valid calls)",
+        "latency_p50_ms": "median wall time of one tool call, checks and retries included",
+        "latency_p95_ms": "95th percentile of the same",
+        "retries_per_call": "resends after transient failures / tool calls",
+    },
+    "task": {
+        "completion_rate": "runs that ended done or done_after_self_correction / runs",
+        "correct_rate": "runs whose final data matched the case's expectation / runs",
+    },
+    "experience": {
+        "rounds_per_task": "model turns per run",
+        "tokens_per_task": "prompt + completion tokens per run",
+        "takeover_rate": "runs that ended escalated or budget_exhausted / runs",
+    },
+}
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    s = sorted(values)
+    k = (len(s) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def layers(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None,
+           allowed_tools: Callable[[Run], set[str] | None] | None = None) -> dict[str, dict[str, float]]:
+    """The four layers of seed 003 §7, each metric defined in :data:`LAYER_DEFINITIONS`."""
+    runs = list(runs)
+    n = max(len(runs), 1)
+    calls = [e for r in runs for e in r.tool_events]
+    parsed = [e for e in calls if e.parse_ok]
+    valid = [e for e in parsed if e.validate_ok is not False]
+    executed = [e for e in calls if e.exec_ok is not None]
+    right = 0
+    for r in runs:
+        allow = allowed_tools(r) if allowed_tools else None
+        for e in r.tool_events:
+            ok_name = e.error_code != "UNKNOWN_TOOL" and (allow is None or e.tool_name in allow)
+            right += ok_name
+    lat = [e.latency_ms for e in calls]
+    return {
+        "model": {"json_parse_rate": len(parsed) / max(len(calls), 1),
+                  "schema_valid_rate": len(valid) / max(len(parsed), 1),
+                  "right_tool_rate": right / max(len(calls), 1)},
+        "tool": {"exec_success_rate": sum(bool(e.exec_ok) for e in executed) / max(len(executed), 1),
+                 "latency_p50_ms": _pct(lat, 0.5), "latency_p95_ms": _pct(lat, 0.95),
+                 "retries_per_call": sum(e.retry_count for e in calls) / max(len(calls), 1)},
+        "task": {"completion_rate": sum(r.status.startswith("done") for r in runs) / n,
+                 "correct_rate": sum(bool(correct(r)) for r in runs) / n if correct else float("nan")},
+        "experience": {"rounds_per_task": sum(r.steps for r in runs) / n,
+                       "tokens_per_task": sum(r.tokens for r in runs) / n,
+                       "takeover_rate": sum(r.status in ("escalated", "budget_exhausted") for r in runs) / n},
+    }
+
+
+def pass_hat_k(successes_per_case: Iterable[tuple[int, int]], k: int) -> float:
+    """tau-bench's pass^k: the mean over cases of C(c, k) / C(n, k), c successes in n trials.
+
+    The chance that k trials drawn from a case's n all succeed: reliability, not luck.
+    """
+    from math import comb
+    vals = [comb(c, k) / comb(n, k) for c, n in successes_per_case if n >= k]
+    return sum(vals) / len(vals) if vals else float("nan")
+
+
+def status_shares(runs: Iterable[Run]) -> dict[str, float]:
+    counts = status_counts(runs)
+    total = sum(counts.values()) or 1
+    return {s: c / total for s, c in counts.items()}
+
+
+def failure_breakdown(runs: Iterable[Run]) -> dict[str, dict[str, int]]:
+    """Errors met during runs by retry class and by stage; rule-blocked ones apart.
+
+    A guard that fired as designed (``rule_blocked``: approval, breaker, budget,
+    a business rule) is not an instability and is never counted with the others.
+    """
+    unstable_cat: Counter = Counter()
+    unstable_stage: Counter = Counter()
+    blocked: Counter = Counter()
+    for r in runs:
+        for e in r.events:
+            if not e.error_code or e.kind == "end":
+                continue
+            if e.error_stage == "rule_blocked":
+                blocked[e.error_code] += 1
+            else:
+                unstable_cat[e.error_category or "unknown"] += 1
+                unstable_stage[e.error_stage or "unknown"] += 1
+    return {"by_category": dict(unstable_cat), "by_stage": dict(unstable_stage), "rule_blocked": dict(blocked)}

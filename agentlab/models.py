@@ -78,6 +78,8 @@ class ModelError(Exception):
             raise ValueError(f"unknown code {code!r}")
         super().__init__(f"{code}: {detail}" if detail else code)
         self.code, self.detail, self.status, self.retry_after = code, detail, status, retry_after
+        self.attempts = 0  # > 0: a lower layer (the OpenAI adapter) already resent it that many times
+        self.unparsable = False
 
     @property
     def transient(self) -> bool:

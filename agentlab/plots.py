@@ -130,3 +130,10 @@ def plot_lines(series: Mapping[str, Sequence[tuple[float, float]]], *, ax: Any =
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
     return ax
+
+
+def plot_pass_k(curves: Mapping[str, Sequence[tuple[int, float]]], *, ax: Any = None) -> Any:
+    """pass^k against k: how fast reliability falls when every one of k tries must succeed."""
+    ax = plot_lines(curves, ax=ax, title="pass^k", xlabel="k (trials that must all succeed)", ylabel="pass^k")
+    ax.set_ylim(0, 1.05)
+    return ax

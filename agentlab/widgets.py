@@ -66,9 +66,10 @@ class FaultInjector:
     """Pick a fault and a step, run both loops, see the traces side by side."""
 
     def __init__(self, *, lang: Lang = "en", faults: Sequence[str] | None = None, config: GuardConfig | None = None,
-                 run_fn: Callable[..., Comparison] = compare):
+                 model: Callable[[], Any] | None = None, run_fn: Callable[..., Comparison] = compare):
+        """``model`` makes a fresh model per loop (a replayed or live real one); default: the fake."""
         names = list(faults or (MODEL_FAULTS + TOOL_FAULTS))
-        self.run_fn, self.config = run_fn, config
+        self.run_fn, self.config, self.model = run_fn, config, model
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
         self.fault = W.Dropdown(options=[(f"{n} — {FAULTS[n].describe(lang)}", n) for n in names], value=names[0])
         self.step = W.IntSlider(value=2, min=1, max=4)
@@ -89,7 +90,8 @@ class FaultInjector:
             self.view.value = comparison_html(self.last, lang)
 
     def update(self) -> Comparison:
-        self.last = self.run_fn(self.fault.value, at_step=self.step.value, lang=self.lang.value, config=self.config)
+        kw = {"model": self.model} if self.model is not None else {}
+        self.last = self.run_fn(self.fault.value, at_step=self.step.value, lang=self.lang.value, config=self.config, **kw)
         self.view.value = comparison_html(self.last, self.lang.value)
         return self.last
 
@@ -319,3 +321,71 @@ class PMApp:
     def _ipython_display_(self) -> None:
         from IPython.display import display
         display(self.widget)
+
+
+# --- the weekly bad-case review (seed 003 §7.3) ---------------------------------------------------
+class BadCaseReview:
+    """Sample sessions, check each auto-tag, see the shares, promote a bad case into the suite.
+
+    Args:
+        results: graded sessions (``CaseResult``) to sample from.
+        cases: the cases they came from (for promotion).
+        suite: the regression JSONL file a promoted case is appended to.
+    """
+
+    def __init__(self, results: Sequence[Any], cases: Sequence[Any], suite: str | Any, *, n: int = 10,
+                 seed: int = 0, lang: Lang = "en"):
+        from .evaluate import STAGES, auto_tag, sample
+        self.cases = {c.id: c for c in cases}
+        self.suite, self.lang = suite, lang
+        self.picked = sample(results, n, seed=seed)
+        self.tags = [W.Dropdown(options=["ok", *STAGES], value=auto_tag(r), layout=W.Layout(width="150px"))
+                     for r in self.picked]
+        rows = []
+        for r, tag in zip(self.picked, self.tags):
+            text = html.escape(self.cases[r.case_id].task[:70]) if r.case_id in self.cases else r.case_id
+            why = html.escape("; ".join(r.failures)[:120]) or "—"
+            rows.append(W.HBox([W.HTML(f"<code>{r.case_id}</code> <b>{r.run.status}</b><br>{text}<br>"
+                                       f"<span style='color:#a50e0e'>{why}</span>",
+                                       layout=W.Layout(width="640px")), tag]))
+            tag.observe(lambda _: self.refresh(), names="value")
+        self.shares = W.Output()
+        self.top = W.HTML()
+        self.choice = W.Dropdown(options=[(f"{r.case_id} ({r.run.status})", i) for i, r in enumerate(self.picked)
+                                          if not r.passed] or [("-", -1)])
+        self.promote = W.Button(description="Promote to the regression suite", button_style="warning",
+                                layout=W.Layout(width="260px"))
+        self.result = W.HTML()
+        self.promote.on_click(lambda _: self.do_promote())
+        self.refresh()
+        self.widget = W.VBox([*rows, self.shares, self.top, W.HBox([self.choice, self.promote]), self.result])
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for tag in self.tags:
+            if tag.value != "ok":
+                out[tag.value] = out.get(tag.value, 0) + 1
+        return out
+
+    def refresh(self) -> None:
+        from .plots import plot_shares
+        counts = self.counts()
+        _show(self.shares, figure(lambda ax: plot_shares(counts or {"no failures": 0}, ax=ax,
+                                                         title="failures by stage in the chain"), size=(6, 2.4)))
+        top = max(counts, key=counts.get) if counts else None
+        self.top.value = (f"<b>This week's target:</b> {top} ({counts[top]} of {sum(counts.values())} failures). "
+                          "Fix that one class, then compare the same metric next week." if top else
+                          "<b>No failures in this sample.</b>")
+
+    def do_promote(self) -> Any:
+        from .evaluate import promote, run_case
+        i = self.choice.value
+        if i is None or i < 0:
+            return None
+        r = self.picked[i]
+        new = promote(r, self.cases[r.case_id], self.suite)
+        check = run_case(new)
+        self.result.value = (f"Added <code>{new.id}</code> to <code>{html.escape(str(self.suite))}</code>. "
+                             f"It runs: {check.run.status}, {'passes' if check.passed else 'fails'} "
+                             f"({html.escape('; '.join(check.failures)) or 'as expected'}).")
+        return new

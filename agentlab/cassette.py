@@ -1,0 +1,98 @@
+"""Record a real model's replies to a file, and replay them offline, deterministically.
+
+A cassette is JSONL, one line per model turn: what was asked (the messages and
+the tool names) and what came back (a reply with its token usage, or an API
+error). Replaying returns the recorded replies in order, whatever loop or guard
+config asks for them, so a notebook can show real-model behaviour with no model
+running, and a new guard can be tried on yesterday's replies.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from .models import ModelCall, ModelError, Reply, ScriptError, ToolCall, Usage
+
+
+def reply_to_dict(reply: Reply) -> dict:
+    return {"content": reply.content,
+            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
+            "usage": [reply.usage.prompt_tokens, reply.usage.completion_tokens] if reply.usage else None}
+
+
+def reply_from_dict(d: dict) -> Reply:
+    usage = d.get("usage")
+    return Reply(d.get("content"), tuple(ToolCall(c["name"], c["arguments"], c.get("id", "")) for c in d.get("tool_calls", [])),
+                 Usage(*usage) if usage else None)
+
+
+class RecordingModel:
+    """Wraps any model and appends every turn to ``path``."""
+
+    def __init__(self, model: Any, path: str | Path, *, label: str = ""):
+        self.inner, self.path, self.label = model, Path(path), label
+        self.name = getattr(model, "name", "model")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.calls: list[ModelCall] = []
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
+        names = [t.get("function", t).get("name", "?") for t in tools]
+        self.calls.append(ModelCall(tuple(messages), tuple(names)))
+        entry: dict[str, Any] = {"label": self.label, "model": self.name, "messages": messages, "tools": names}
+        t0 = time.perf_counter()
+        try:
+            reply = self.inner.complete(messages, tools)
+        except ModelError as exc:
+            entry["error"] = {"code": exc.code, "retry_after": exc.retry_after, "status": exc.status}
+            self._write(entry, t0)
+            raise
+        entry["reply"] = reply_to_dict(reply)
+        self._write(entry, t0)
+        return reply
+
+    def _write(self, entry: dict, t0: float) -> None:
+        entry["latency_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
+
+
+def read_cassette(path: str | Path, label: str | None = None) -> list[dict]:
+    entries = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [e for e in entries if label is None or e.get("label") == label]
+
+
+def labels(path: str | Path) -> list[str]:
+    """The recorded conversations in a cassette, in order."""
+    seen: list[str] = []
+    for e in read_cassette(path):
+        if e.get("label") not in seen:
+            seen.append(e.get("label"))
+    return seen
+
+
+class CassetteModel:
+    """Replays one recorded conversation (``label``) of a cassette, reply by reply."""
+
+    def __init__(self, path: str | Path, label: str | None = None, *, then: str | None = None):
+        self.entries = read_cassette(path, label)
+        self.name = (self.entries[0].get("model", "replay") if self.entries else "replay") + " (replay)"
+        self.then = then
+        self.calls: list[ModelCall] = []
+
+    def __repr__(self) -> str:
+        return f"CassetteModel({self.name!r}, {len(self.calls)}/{len(self.entries)} used)"
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
+        self.calls.append(ModelCall(tuple(messages), tuple(t.get("function", t).get("name", "?") for t in tools)))
+        n = len(self.calls)
+        if n > len(self.entries):
+            if self.then is None:
+                raise ScriptError(f"the cassette has {len(self.entries)} replies; reply {n} was asked for")
+            return Reply(self.then)
+        e = self.entries[n - 1]
+        if "error" in e:
+            err = e["error"]
+            raise ModelError(err["code"], "replayed", status=err.get("status"), retry_after=err.get("retry_after"))
+        return reply_from_dict(e["reply"])

@@ -1,0 +1,175 @@
+"""A small OpenAI-compatible chat-completions server, on 127.0.0.1, for tests and workshops.
+
+It speaks the real wire format, so the official ``openai`` client can be driven
+through it end to end: scripted replies (text, tool calls, malformed arguments),
+faults (429 with ``Retry-After``, 500, 401, slow replies), or any agentlab model
+answering live behind it. Every request is recorded, so a test can count the
+HTTP attempts a retry policy made.
+
+    with ChatServer([Fault(429, retry_after=1), say("hi")]) as server:
+        client = OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Iterable
+
+from .models import Model, Reply, ToolCall
+
+_ids = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """An HTTP error to answer with (``status`` 429, 500, 401...)."""
+
+    status: int
+    message: str = ""
+    retry_after: float | None = None
+    code: str | None = None
+
+
+@dataclass(frozen=True)
+class Slow:
+    """Answer ``item`` after ``seconds``."""
+
+    seconds: float
+    item: Any
+
+
+_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                404: "not_found_error", 429: "rate_limit_error"}
+
+
+class ChatServer:
+    """Plays ``script`` in order, then (if given) lets ``model`` answer; otherwise 500s.
+
+    Args:
+        delay: seconds added to every reply (for concurrency benchmarks).
+    """
+
+    def __init__(self, script: Iterable[Any] = (), *, model: Model | None = None, delay: float = 0.0,
+                 host: str = "127.0.0.1", port: int = 0):
+        self.script = list(script)
+        self.model, self.delay = model, delay
+        self.requests: list[dict] = []
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer((host, port), self._handler())
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    @property
+    def attempts(self) -> int:
+        return len(self.requests)
+
+    def __repr__(self) -> str:
+        return f"ChatServer({self.base_url}, {self.attempts} requests)"
+
+    def start(self) -> "ChatServer":
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True, name="agentlab-chatserver")
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> "ChatServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------------------
+    def _next(self, body: dict) -> Any:
+        with self._lock:
+            self.requests.append(body)
+            n = len(self.requests)
+            if n <= len(self.script):
+                return self.script[n - 1]
+        if self.model is not None:
+            return self.model.complete(body.get("messages", []), body.get("tools", []))
+        return Fault(500, "the test server's script is used up")
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
+                data = json.dumps(payload, ensure_ascii=False).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, {"object": "list", "data": [{"id": "agentlab-test", "object": "model"}]})
+                else:
+                    self._send(404, {"error": {"message": "not found", "type": "not_found_error"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                try:
+                    body = json.loads(self.rfile.read(length) or b"{}")
+                except ValueError:
+                    self._send(400, {"error": {"message": "body is not JSON", "type": "invalid_request_error"}})
+                    return
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": "not found", "type": "not_found_error"}})
+                    return
+                item = server._next(body)
+                while isinstance(item, Slow):
+                    time.sleep(item.seconds)
+                    item = item.item
+                if server.delay:
+                    time.sleep(server.delay)
+                if isinstance(item, Fault):
+                    headers = {"Retry-After": f"{item.retry_after:g}"} if item.retry_after is not None else {}
+                    err = {"message": item.message or f"HTTP {item.status}",
+                           "type": _ERROR_TYPES.get(item.status, "server_error"), "code": item.code}
+                    self._send(item.status, {"error": err}, headers)
+                    return
+                if isinstance(item, ToolCall):
+                    item = Reply(None, (item,))
+                reply = item if isinstance(item, Reply) else Reply(str(item))
+                self._send(200, completion(reply, body))
+
+        return Handler
+
+
+def completion(reply: Reply, request: dict) -> dict:
+    """A chat.completion object for ``reply`` (token counts estimated at 4 characters a token)."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = [{"id": c.id or f"call_{next(_ids)}", "type": "function",
+                                  "function": {"name": c.name, "arguments": c.arguments}} for c in reply.tool_calls]
+    prompt = len(json.dumps(request.get("messages", []), ensure_ascii=False)) // 4
+    out = len((reply.content or "") + "".join(c.arguments for c in reply.tool_calls)) // 4 + 1
+    return {"id": f"chatcmpl-{next(_ids)}", "object": "chat.completion", "created": int(time.time()),
+            "model": request.get("model", "agentlab-test"),
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}}
+
+
+def malformed(name: str, arguments: str) -> Reply:
+    """A reply whose tool call carries broken arguments, exactly as given."""
+    return Reply(None, (ToolCall(name, arguments, f"call_{next(_ids)}"),))

@@ -1,0 +1,180 @@
+"""Real models through any OpenAI-compatible endpoint, behind the same ``complete()`` as the fakes.
+
+This is seed 003 §3.2's ``_create()`` wrapper: the request is unchanged; around
+it, every ``openai`` exception is classified, transient ones are resent with
+exponential backoff and full jitter (honouring ``Retry-After``, with a cap),
+fatal ones never are, and the end user only ever sees a friendly sentence
+(:func:`agentlab.errors.friendly`); the technical detail stays in telemetry.
+
+The client's own retries are switched off (``max_retries=0``): one retry layer,
+so a 429 is not resent 3 × 3 times. ``ModelError.attempts`` tells the loop the
+failure was already retried here, and the guarded loop does not resend it again.
+
+Configuration, by argument or environment variable:
+``AGENTLAB_BASE_URL`` (or ``OPENAI_BASE_URL``), ``AGENTLAB_API_KEY`` (or
+``OPENAI_API_KEY``), ``AGENTLAB_MODEL``. Works with OpenAI, DeepSeek,
+Qwen/DashScope, Huawei Cloud MaaS, Ollama, vLLM and llama.cpp servers.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import time
+import uuid
+from typing import Any, Callable
+
+from .models import ModelCall, ModelError, Reply, ToolCall, Usage
+from .retry import RetryPolicy
+
+ToolChoice = Any  # "auto" | "none" | "required" | a tool name | {"type": "function", "function": {"name": ...}}
+_PARSE_FAILURE = re.compile(r"pars(e|ing)|tool.?call|invalid.*json|grammar", re.I)
+
+
+def classify(exc: BaseException) -> ModelError:
+    """Any exception from the ``openai`` client as a ModelError with the right code."""
+    import openai
+    detail = f"{type(exc).__name__}: {exc}"[:500]
+    if isinstance(exc, ModelError):
+        return exc
+    if isinstance(exc, openai.APITimeoutError):
+        return ModelError("TIMEOUT", detail)
+    if isinstance(exc, openai.APIConnectionError):
+        return ModelError("UNAVAILABLE", detail)
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        text = str(getattr(exc, "message", "")) + " " + json.dumps(getattr(exc, "body", None) or {}, default=str)
+        if status == 429:
+            return ModelError("RATE_LIMITED", detail, status=status, retry_after=_retry_after(exc))
+        if status == 401:
+            return ModelError("UNAUTHENTICATED", detail, status=status)
+        if status == 403:
+            return ModelError("PERMISSION_DENIED", detail, status=status)
+        if status == 404:
+            return ModelError("NOT_FOUND", detail, status=status)
+        if status in (400, 413, 422) and re.search(r"context|maximum.*tokens|too long|too many tokens", text, re.I):
+            return ModelError("CONTEXT_TOO_LONG", detail, status=status)
+        if status >= 500 or status == 408:
+            err = ModelError("UNAVAILABLE", detail, status=status, retry_after=_retry_after(exc))
+            err.unparsable = bool(_PARSE_FAILURE.search(text))  # llama.cpp: "failed to parse tool call"
+            return err
+        return ModelError("BAD_REQUEST", detail, status=status)
+    return ModelError("UNAVAILABLE", detail)
+
+
+def _retry_after(exc: Any) -> float | None:
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is not None:
+            try:
+                return float(value) * scale
+            except ValueError:
+                return None  # an HTTP date: fall back to our own backoff
+    return None
+
+
+class OpenAIModel:
+    """A model behind an OpenAI-compatible endpoint, used by both loops like any fake.
+
+    Args:
+        temperature: 0 for tool turns: the arguments should be as deterministic as possible.
+        tool_choice: ``auto``, ``none``, ``required``, or the name of one tool to force.
+        parallel_tool_calls: sent only when not None (not every server knows it).
+        retry: our single retry layer for transient failures (None: no resend).
+        client: an ``openai.OpenAI`` to use instead of building one (tests pass a mock transport).
+    """
+
+    def __init__(self, model: str | None = None, *, base_url: str | None = None, api_key: str | None = None,
+                 temperature: float = 0.0, tool_choice: ToolChoice = "auto", parallel_tool_calls: bool | None = None,
+                 timeout: float = 60.0, retry: RetryPolicy | None = RetryPolicy(),
+                 sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None,
+                 client: Any = None, max_tokens: int | None = None, name: str | None = None):
+        self.model = model or os.environ.get("AGENTLAB_MODEL") or "gpt-4o-mini"
+        self.base_url = base_url or os.environ.get("AGENTLAB_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+        key = api_key or os.environ.get("AGENTLAB_API_KEY") or os.environ.get("OPENAI_API_KEY") or "not-needed"
+        self.temperature, self.tool_choice, self.parallel_tool_calls = temperature, tool_choice, parallel_tool_calls
+        self.retry, self.sleep, self.rng = retry, sleep, rng or random.Random()
+        self.max_tokens = max_tokens
+        self.name = name or self.model
+        self.calls: list[ModelCall] = []
+        self.last_attempts = 0
+        if client is None:
+            import openai
+            client = openai.OpenAI(base_url=self.base_url, api_key=key, max_retries=0, timeout=timeout)
+        self.client = client
+
+    def __repr__(self) -> str:
+        return f"OpenAIModel({self.model!r}, base_url={self.base_url!r})"
+
+    def request(self, messages: list[dict], tools: list[dict]) -> dict:
+        """The exact keyword arguments sent to ``chat.completions.create``."""
+        kw: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
+        if tools:
+            kw["tools"] = tools
+            kw["tool_choice"] = _tool_choice(self.tool_choice)
+            if self.parallel_tool_calls is not None:
+                kw["parallel_tool_calls"] = self.parallel_tool_calls
+        if self.max_tokens is not None:
+            kw["max_tokens"] = self.max_tokens
+        return kw
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
+        self.calls.append(ModelCall(tuple(messages), tuple(t.get("function", t).get("name", "?") for t in tools)))
+        kw = self.request(_clean_messages(messages), tools)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                resp = self.client.chat.completions.create(**kw)
+                self.last_attempts = attempt
+                return to_reply(resp)
+            except Exception as exc:  # noqa: BLE001 - classified, never shown raw
+                err = classify(exc)
+                err.attempts = attempt
+                policy = self.retry
+                if not err.transient or policy is None or attempt > policy.max_retries:
+                    self.last_attempts = attempt
+                    raise err from None
+                if getattr(err, "unparsable", False):
+                    # The server could not parse the model's tool call; the same prompt at
+                    # temperature 0 would fail the same way, so the resend varies it a little.
+                    kw = {**kw, "temperature": max(kw.get("temperature") or 0.0, 0.3)}
+                self.sleep(policy.delay(attempt - 1, self.rng, err.retry_after))
+
+
+def _tool_choice(choice: ToolChoice) -> Any:
+    if choice in ("auto", "none", "required") or isinstance(choice, dict):
+        return choice
+    return {"type": "function", "function": {"name": str(choice)}}
+
+
+def _clean_messages(messages: list[dict]) -> list[dict]:
+    """Drop fields some servers reject (``content: None`` on tool turns is sent as empty text)."""
+    out = []
+    for m in messages:
+        m = {k: v for k, v in m.items() if v is not None or k == "content"}
+        if m.get("role") == "assistant" and m.get("content") is None and m.get("tool_calls"):
+            m["content"] = ""
+        out.append(m)
+    return out
+
+
+def to_reply(resp: Any) -> Reply:
+    """A chat.completion (object or dict) as a Reply, smoothing real servers' quirks."""
+    data = resp.model_dump() if hasattr(resp, "model_dump") else resp
+    choice = (data.get("choices") or [{}])[0]
+    msg = choice.get("message") or {}
+    calls = []
+    for c in msg.get("tool_calls") or []:
+        fn = c.get("function") or {}
+        args = fn.get("arguments")
+        if not isinstance(args, str):  # some servers send an object, not the string the spec says
+            args = json.dumps(args if args is not None else {}, ensure_ascii=False)
+        calls.append(ToolCall(fn.get("name") or "", args, c.get("id") or f"call_{uuid.uuid4().hex[:8]}"))
+    content = msg.get("content")
+    if isinstance(content, str) and not content.strip() and calls:
+        content = None  # "" beside tool calls means nothing
+    usage = data.get("usage") or {}
+    return Reply(content, tuple(calls), Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0))

@@ -1,0 +1,316 @@
+"""tau-bench's retail store as an agentlab scenario: its 16 tools, written here from its
+``tools.json`` (the contracts) and ``wiki.md`` (the policy), over a private copy of its data.
+
+The dataset is not shipped: it is read from ``../shared/datasets/tau-bench/retail`` (or
+``$AGENTLAB_DATASETS``). Tool errors are business errors the agent is expected to read and
+work around (a wrong zip code, an order that is not pending), so they are ``INVALID_ARGS``
+in the semantic stage: the model may correct itself, and the loop does not escalate.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import operator
+import os
+from pathlib import Path
+from typing import Any
+
+from .errors import ToolFailure, make_error
+from .scenario import Scenario
+from .schema import close_objects
+from .tools import Registry, Tool, rule
+
+ROOT = Path(os.environ.get("AGENTLAB_DATASETS", Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"))
+DATA = ROOT / "tau-bench" / "retail"
+WRITES = ("cancel_pending_order", "exchange_delivered_order_items", "modify_pending_order_address",
+          "modify_pending_order_items", "modify_pending_order_payment", "modify_user_address",
+          "return_delivered_order_items")
+
+
+def available() -> bool:
+    return (DATA / "tools.json").exists()
+
+
+class Refused(ToolFailure):
+    """A business refusal the agent can read and act on (tau-bench's "Error: ...")."""
+
+    def __init__(self, text: str):
+        super().__init__("INVALID_ARGS", {"en": f"Error: {text}"}, stage="semantic",
+                         problems=(rule("$", text),))
+        self.text = text
+
+
+_BASE_TEXT: str | None = None
+
+
+def load_db() -> dict:
+    """A fresh private copy of the store's data (parsing cached text beats deepcopy by far)."""
+    global _BASE_TEXT
+    if _BASE_TEXT is None:
+        _BASE_TEXT = json.dumps({name: json.loads((DATA / "data" / f"{name}.json").read_text(encoding="utf-8"))
+                                 for name in ("orders", "users", "products")})
+    return json.loads(_BASE_TEXT)
+
+
+class Store:
+    """The retail database and the 16 tools over it."""
+
+    def __init__(self, db: dict | None = None):
+        self.db = db if db is not None else load_db()
+
+    # --- lookups ------------------------------------------------------------------------
+    def _user(self, user_id: str) -> dict:
+        if user_id not in self.db["users"]:
+            raise Refused("user not found")
+        return self.db["users"][user_id]
+
+    def _order(self, order_id: str) -> dict:
+        if order_id not in self.db["orders"]:
+            raise Refused("order not found")
+        return self.db["orders"][order_id]
+
+    def _product(self, product_id: str) -> dict:
+        if product_id not in self.db["products"]:
+            raise Refused("product not found")
+        return self.db["products"][product_id]
+
+    def _variant(self, item_id: str) -> tuple[dict, dict]:
+        for product in self.db["products"].values():
+            if item_id in product["variants"]:
+                return product, product["variants"][item_id]
+        raise Refused("new item not found")
+
+    def _payment(self, user: dict, payment_method_id: str) -> dict:
+        if payment_method_id not in user["payment_methods"]:
+            raise Refused("payment method not found")
+        return user["payment_methods"][payment_method_id]
+
+    # --- read tools -----------------------------------------------------------------------
+    def calculate(self, expression: str) -> str:
+        return _calculate(expression)
+
+    def find_user_id_by_email(self, email: str) -> str:
+        for uid, u in self.db["users"].items():
+            if u["email"].lower() == email.lower():
+                return uid
+        raise Refused("user not found")
+
+    def find_user_id_by_name_zip(self, first_name: str, last_name: str, zip: str) -> str:
+        for uid, u in self.db["users"].items():
+            if (u["name"]["first_name"].lower() == first_name.lower()
+                    and u["name"]["last_name"].lower() == last_name.lower() and u["address"]["zip"] == zip):
+                return uid
+        raise Refused("user not found")
+
+    def get_order_details(self, order_id: str) -> dict:
+        return self._order(order_id)
+
+    def get_product_details(self, product_id: str) -> dict:
+        return self._product(product_id)
+
+    def get_user_details(self, user_id: str) -> dict:
+        return self._user(user_id)
+
+    def list_all_product_types(self) -> dict:
+        return dict(sorted((p["name"], pid) for pid, p in self.db["products"].items()))
+
+    def think(self, thought: str) -> str:
+        return ""
+
+    def transfer_to_human_agents(self, summary: str) -> str:
+        return "Transfer successful"
+
+    # --- write tools ------------------------------------------------------------------------
+    def cancel_pending_order(self, order_id: str, reason: str) -> dict:
+        order = self._order(order_id)
+        if order["status"] != "pending":
+            raise Refused("non-pending order cannot be cancelled")
+        if reason not in ("no longer needed", "ordered by mistake"):
+            raise Refused("invalid reason")
+        user = self.db["users"][order["user_id"]]
+        refunds = []
+        for p in order["payment_history"]:
+            refunds.append({"transaction_type": "refund", "amount": p["amount"], "payment_method_id": p["payment_method_id"]})
+            method = user["payment_methods"].get(p["payment_method_id"], {})
+            if method.get("source") == "gift_card":
+                method["balance"] = round(method["balance"] + p["amount"], 2)
+        order["status"] = "cancelled"
+        order["cancel_reason"] = reason
+        order["payment_history"].extend(refunds)
+        return order
+
+    def modify_pending_order_address(self, order_id: str, address1: str, address2: str, city: str, state: str,
+                                     country: str, zip: str) -> dict:
+        order = self._order(order_id)
+        if order["status"] != "pending":
+            raise Refused("non-pending order cannot be modified")
+        order["address"] = {"address1": address1, "address2": address2, "city": city, "state": state,
+                            "country": country, "zip": zip}
+        return order
+
+    def modify_user_address(self, user_id: str, address1: str, address2: str, city: str, state: str,
+                            country: str, zip: str) -> dict:
+        user = self._user(user_id)
+        user["address"] = {"address1": address1, "address2": address2, "city": city, "state": state,
+                           "country": country, "zip": zip}
+        return user
+
+    def modify_pending_order_payment(self, order_id: str, payment_method_id: str) -> dict:
+        order = self._order(order_id)
+        if order["status"] != "pending":
+            raise Refused("non-pending order cannot be modified")
+        user = self.db["users"][order["user_id"]]
+        new = self._payment(user, payment_method_id)
+        history = order["payment_history"]
+        if len(history) > 1 or history[0]["transaction_type"] != "payment":
+            raise Refused("there should be exactly one payment for a pending order")
+        old_id, amount = history[0]["payment_method_id"], history[0]["amount"]
+        if old_id == payment_method_id:
+            raise Refused("the new payment method should be different from the current one")
+        if new["source"] == "gift_card" and new["balance"] < amount:
+            raise Refused("insufficient gift card balance to pay for the order")
+        history.append({"transaction_type": "payment", "amount": amount, "payment_method_id": payment_method_id})
+        history.append({"transaction_type": "refund", "amount": amount, "payment_method_id": old_id})
+        if new["source"] == "gift_card":
+            new["balance"] = round(new["balance"] - amount, 2)
+        old = user["payment_methods"].get(old_id, {})
+        if old.get("source") == "gift_card":
+            old["balance"] = round(old["balance"] + amount, 2)
+        return order
+
+    def _swap(self, order: dict, item_ids: list[str], new_item_ids: list[str]) -> tuple[list[dict], float]:
+        """The order's items that change, and the price difference (new minus old)."""
+        pool = list(order["items"])
+        olds = []
+        for item_id in item_ids:
+            match = next((it for it in pool if it["item_id"] == item_id), None)
+            if match is None:
+                raise Refused(f"{item_id} not found")
+            pool.remove(match)
+            olds.append(match)
+        if len(item_ids) != len(new_item_ids):
+            raise Refused("the number of items to be exchanged should match")
+        diff = 0.0
+        for old, new_id in zip(olds, new_item_ids):
+            product = self.db["products"].get(old["product_id"], {})
+            variant = product.get("variants", {}).get(new_id)
+            if variant is None or not variant.get("available"):
+                raise Refused(f"new item {new_id} not found or available")
+            diff += variant["price"] - old["price"]
+        return olds, diff
+
+    def modify_pending_order_items(self, order_id: str, item_ids: list[str], new_item_ids: list[str],
+                                   payment_method_id: str) -> dict:
+        order = self._order(order_id)
+        if order["status"] != "pending":
+            raise Refused("non-pending order cannot be modified")
+        user = self.db["users"][order["user_id"]]
+        olds, diff = self._swap(order, item_ids, new_item_ids)
+        method = self._payment(user, payment_method_id)
+        if method["source"] == "gift_card" and method["balance"] < diff:
+            raise Refused("insufficient gift card balance to pay for the new item")
+        order["payment_history"].append({"transaction_type": "payment" if diff > 0 else "refund",
+                                         "amount": abs(diff), "payment_method_id": payment_method_id})
+        if method["source"] == "gift_card":
+            method["balance"] = round(method["balance"] - diff, 2)
+        for old, new_id in zip(olds, new_item_ids):
+            variant = self.db["products"][old["product_id"]]["variants"][new_id]
+            old["item_id"], old["price"], old["options"] = new_id, variant["price"], variant["options"]
+        order["status"] = "pending (item modified)"
+        return order
+
+    def return_delivered_order_items(self, order_id: str, item_ids: list[str], payment_method_id: str) -> dict:
+        order = self._order(order_id)
+        if order["status"] != "delivered":
+            raise Refused("non-delivered order cannot be returned")
+        user = self.db["users"][order["user_id"]]
+        method = self._payment(user, payment_method_id)
+        if method["source"] != "gift_card" and payment_method_id != order["payment_history"][0]["payment_method_id"]:
+            raise Refused("payment method should be either the original payment method or a gift card")
+        pool = [it["item_id"] for it in order["items"]]
+        for item_id in item_ids:
+            if item_id not in pool:
+                raise Refused("some item not found")
+            pool.remove(item_id)
+        order["status"] = "return requested"
+        order["return_items"] = sorted(item_ids)
+        order["return_payment_method_id"] = payment_method_id
+        return order
+
+    def exchange_delivered_order_items(self, order_id: str, item_ids: list[str], new_item_ids: list[str],
+                                       payment_method_id: str) -> dict:
+        order = self._order(order_id)
+        if order["status"] != "delivered":
+            raise Refused("non-delivered order cannot be exchanged")
+        user = self.db["users"][order["user_id"]]
+        _, diff = self._swap(order, item_ids, new_item_ids)
+        method = self._payment(user, payment_method_id)
+        if method["source"] == "gift_card" and method["balance"] < diff:
+            raise Refused("insufficient gift card balance to pay for the price difference")
+        order["status"] = "exchange requested"
+        order["exchange_items"] = sorted(item_ids)
+        order["exchange_new_items"] = sorted(new_item_ids)
+        order["exchange_payment_method_id"] = payment_method_id
+        order["exchange_price_difference"] = round(diff, 2)
+        return order
+
+
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+        ast.USub: operator.neg, ast.UAdd: operator.pos}
+
+
+def _calculate(expression: str) -> str:
+    """Arithmetic only (numbers, + - * /, parentheses): never ``eval``."""
+    if any(ch not in "0123456789+-*/(). " for ch in expression):
+        raise Refused("invalid characters in expression")
+
+    def ev(node: ast.AST) -> float:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return _OPS[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
+            return _OPS[type(node.op)](ev(node.operand))
+        raise Refused("invalid expression")
+
+    try:
+        return str(round(float(ev(ast.parse(expression, mode="eval"))), 2))
+    except (SyntaxError, ZeroDivisionError) as exc:
+        raise Refused(f"invalid expression ({type(exc).__name__})") from None
+
+
+def make_registry(store: Store, *, lang: str = "en", **_: Any) -> Registry:
+    """The 16 tools, with tau-bench's schemas closed to unknown fields."""
+    specs = json.loads((DATA / "tools.json").read_text(encoding="utf-8"))
+    tools = []
+    for spec in specs:
+        fn = spec["function"]
+        name = fn["name"]
+        tools.append(Tool(name, fn["description"], close_objects(fn["parameters"]), getattr(store, name),
+                          side_effect=name in WRITES))
+    return Registry(tools, lang=lang)  # type: ignore[arg-type]
+
+
+def diff(before: Any, after: Any, path: str = "") -> dict[str, list]:
+    """Changed leaves as ``{"/orders/#W1/status": [old, new]}``; lists compare whole."""
+    if before == after:  # one fast comparison skips the thousands of untouched records
+        return {}
+    if isinstance(before, dict) and isinstance(after, dict):
+        out: dict[str, list] = {}
+        for k in before.keys() | after.keys():
+            out.update(diff(before.get(k), after.get(k), f"{path}/{k}"))
+        return out
+    return {} if before == after else {path: [before, after]}
+
+
+SCENARIO = Scenario(
+    name="retail",
+    title={"en": "tau-bench retail store", "zh": "tau-bench 零售店"},
+    system_prompt={"en": "You are a retail customer service agent. Follow the store policy.",
+                   "zh": "你是零售店客服，请遵守店铺政策。"},
+    make_state=Store,
+    make_registry=make_registry,
+    snapshot=lambda store: store.db,
+)

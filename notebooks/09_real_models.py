@@ -1,0 +1,161 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 09 · Real models (接真实模型)
+#
+# Everything so far ran on fake models. Here the same loops talk to real ones, through any
+# OpenAI-compatible endpoint: a hosted model (OpenAI, DeepSeek, Qwen/DashScope, Huawei Cloud MaaS...),
+# a server of your own (Ollama, vLLM, llama.cpp), or the small Qwen2.5-Coder that runs on this laptop
+# (`python run.py local`). Only one thing changes: the model object.
+#
+# This notebook runs offline by default, **replaying recorded runs** (cassettes, 录制回放) of the local
+# 0.5B and 1.5B models. Choose another source with the environment variable `AGENTLAB_SOURCE`:
+#
+# | `AGENTLAB_SOURCE` | what answers |
+# |---|---|
+# | `replay` (default) | recorded replies from `data/cassettes/` |
+# | `local` | the local model, started by this notebook (needs `requirements-local.txt`) |
+# | `openai` | the endpoint in `AGENTLAB_BASE_URL`, `AGENTLAB_API_KEY`, `AGENTLAB_MODEL` |
+
+# %%
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from agentlab.cassette import CassetteModel, labels
+from agentlab.evaluate import load_cases, pass_rate, run_case, run_suite
+from agentlab.metrics import summarize
+from agentlab.widgets import FaultInjector
+
+SOURCE = os.environ.get("AGENTLAB_SOURCE", "replay")
+CASSETTES = {p.stem.split("-")[-1]: p for p in sorted(Path("../data/cassettes").glob("aftersales-*.jsonl"))}
+cases = {c.id: c for c in load_cases("../data/aftersales_cases.jsonl")}
+print("source:", SOURCE, "| recorded sizes:", list(CASSETTES))
+
+# %% [markdown]
+# ## 1. What the small models did, case by case
+#
+# Each recorded case is replayed through the loop it was recorded with, and graded on the final state of
+# the orders, exactly like the fakes were.
+
+# %%
+def replay_results(size, loop):
+    path = CASSETTES[size]
+    out = []
+    for label in labels(path):
+        case_id, recorded_loop = label.rsplit("/", 1)
+        if recorded_loop == loop and case_id in cases:
+            out.append(run_case(cases[case_id], model=CassetteModel(path, label, then="(no more replies)"), loop=loop))
+    return out
+
+
+rows = []
+results = {}
+for size in CASSETTES:
+    for loop in ("naive", "guarded"):
+        rs = replay_results(size, loop)
+        results[(size, loop)] = rs
+        s = summarize([r.run for r in rs], correct=lambda run: True)
+        rows.append({"model": f"qwen2.5-coder {size}", "loop": loop, "cases": len(rs), "success": pass_rate(rs),
+                     "invalid-call rate": s["invalid_call_rate"], "avg steps": s["avg_steps"],
+                     "takeover": s["takeover_rate"]})
+fake = {loop: run_suite(list(cases.values()), loop=loop) for loop in ("naive", "guarded")}
+for loop, rs in fake.items():
+    s = summarize([r.run for r in rs], correct=lambda run: True)
+    rows.append({"model": "fake (self-correcting)", "loop": loop, "cases": len(rs), "success": pass_rate(rs),
+                 "invalid-call rate": s["invalid_call_rate"], "avg steps": s["avg_steps"], "takeover": s["takeover_rate"]})
+table = pd.DataFrame(rows)
+table.style.format({"success": "{:.0%}", "invalid-call rate": "{:.0%}", "avg steps": "{:.2f}", "takeover": "{:.0%}"})
+
+# %% [markdown]
+# **Fake against real, in one table.** Small models do things the fakes were not written to do: they call
+# tools for small talk, repeat a call after it succeeded, copy example values out of the descriptions, and
+# often do not fix their arguments after an error. Each of those is something a guard has to catch.
+# Look at one guarded run where the real model struggled:
+
+# %%
+from IPython.display import HTML, display
+
+from agentlab.loop import compare_html
+
+worst = None
+for size in CASSETTES:
+    for r in results[(size, "guarded")]:
+        if not r.passed and (worst is None or r.run.steps > worst[1].run.steps):
+            worst = (size, r)
+if worst:
+    size, r = worst
+    print(f"{size} on {r.case_id!r}: {cases[r.case_id].task}\nfailed because: {'; '.join(r.failures)}")
+    naive = [x for x in results[(size, 'naive')] if x.case_id == r.case_id]
+    if naive:
+        display(HTML(compare_html(naive[0].run, r.run)))
+
+# %% [markdown]
+# ## 2. Inject faults into a real model's calls
+#
+# The injector wraps any model. Here it wraps the recorded 1.5B (or 0.5B) replies of a plain refund
+# request: pick a fault, run, and see whether the real model's next move survives it under each loop.
+
+# %%
+size = "1.5b" if "1.5b" in CASSETTES else next(iter(CASSETTES), None)
+if size:
+    label = "normal-01/guarded"
+    injector = FaultInjector(faults=["camel_case", "wrong_type", "truncated_json", "duplicate_call", "api_429"],
+                             model=lambda: CassetteModel(CASSETTES[size], label, then="(no more replies)"))
+    injector.fault.value = "duplicate_call"
+    injector.update()
+    display(injector)
+
+# %% [markdown]
+# ## 3. Live
+#
+# These cells talk to a real model when one is configured, and say so plainly when none is.
+
+# %%
+live_model = None
+server = None
+if SOURCE == "openai":
+    from agentlab.openai_model import OpenAIModel
+    live_model = lambda: OpenAIModel()  # noqa: E731 - configured from the environment
+elif SOURCE == "local":
+    from agentlab.local import LocalServer, available
+    from agentlab.openai_model import OpenAIModel
+    missing = available("0.5b")
+    if missing:
+        print("No local model here:", missing)
+    else:
+        server = LocalServer("0.5b").start()
+        live_model = lambda: OpenAIModel("qwen2.5-coder-0.5b", base_url=server.base_url, max_tokens=256)  # noqa: E731
+if live_model is None:
+    print(f"No live model (AGENTLAB_SOURCE={SOURCE!r}): the results above are replayed recordings.")
+else:
+    live = [run_case(cases[cid], model=live_model()) for cid in ("normal-01", "normal-status-01", "adv-chit-chat")]
+    display(pd.DataFrame([{"case": r.case_id, "status": r.run.status, "passed": r.passed, "why": "; ".join(r.failures)}
+                          for r in live]))
+if server is not None:
+    server.stop()
+
+# %% [markdown]
+# ## Exercise
+#
+# In the table of section 1, does the guarded loop raise or lower the real models' success rate compared
+# with the naive loop? Set `my_answer` to `"raise"` or `"lower"`.
+
+# %%
+my_answer = "raise"
+by = table.groupby("loop")["success"].mean()
+truth = "raise" if by.get("guarded", 0) >= by.get("naive", 0) else "lower"
+print(("✅ " if my_answer == truth else "❌ ") + f"guarded {by.get('guarded', 0):.0%} against naive {by.get('naive', 0):.0%} "
+      "on average over the models in the table.")

@@ -1,0 +1,86 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 11 · The weekly bad-case review (Badcase 复盘)
+#
+# A routine from seed 003 §7.3, usable without writing code:
+#
+# 1. **Sample** sessions at random (随机抽样), not only the failed ones: sampling failures alone distorts the shares.
+# 2. **Tag** each failure by where it happened (归因): structure, semantic, execution or rule-blocked.
+#    Tags are proposed automatically from the trace; correct any you disagree with.
+# 3. **Target** (定靶) only the largest class this week.
+# 4. **Verify** on the same metric next week.
+# 5. **Keep** (沉淀) the typical case: promote it into the regression suite in one click.
+
+# %%
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from agentlab.cassette import CassetteModel, labels
+from agentlab.evaluate import auto_tag, load_cases, promote, run_case, run_suite, sample
+from agentlab.widgets import BadCaseReview
+
+cases = load_cases("../data/aftersales_cases.jsonl")
+by_id = {c.id: c for c in cases}
+sessions = []
+for tape in sorted(Path("../data/cassettes").glob("aftersales-*.jsonl")):
+    for label in labels(tape):
+        case_id, loop = label.rsplit("/", 1)
+        if case_id in by_id:
+            sessions.append(run_case(by_id[case_id], loop=loop, model=CassetteModel(tape, label, then="(end)")))
+sessions += run_suite(cases, loop="naive")
+print(f"{len(sessions)} sessions to sample from, {sum(not s.passed for s in sessions)} of them failed")
+
+# %% [markdown]
+# ## Sample, tag, target
+#
+# Twelve sessions at random. Change a tag with its menu; the shares and the target update.
+
+# %%
+suite = Path(os.environ.get("AGENTLAB_REGRESSION_SUITE", Path(tempfile.mkdtemp()) / "regression.jsonl"))
+review = BadCaseReview(sessions, cases, suite, n=12, seed=7)
+review.widget
+
+# %%
+pd.DataFrame([{"case": r.case_id, "loop": r.run.loop, "status": r.run.status, "auto tag": auto_tag(r),
+               "why it failed": "; ".join(r.failures)} for r in review.picked])
+
+# %% [markdown]
+# ## Keep it: promote a bad case into the regression suite
+#
+# The button above does this; here is the same in code. The new case replays the bad session's model
+# replies, so it reproduces without a model, and it is run at once to check that it loads and runs.
+
+# %%
+bad = next((r for r in review.picked if not r.passed), None)
+if bad is not None:
+    new = promote(bad, by_id[bad.case_id], suite)
+    again = run_case(new)
+    print(f"added {new.id} to {suite.name}; it runs: {again.run.status}, "
+          f"{'passes' if again.passed else 'fails: ' + '; '.join(again.failures)}")
+    print(suite.read_text().splitlines()[-1][:300])
+
+# %% [markdown]
+# ## Exercise
+#
+# What is this sample's largest failure class (the one to fix this week)?
+
+# %%
+my_answer = max(review.counts(), key=review.counts().get) if review.counts() else "none"
+counts = review.counts()
+truth = max(counts, key=counts.get) if counts else "none"
+print(("✅ " if my_answer == truth else "❌ ") + f"{truth}: {counts.get(truth, 0)} of {sum(counts.values())} failures in the sample.")

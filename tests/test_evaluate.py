@@ -1,0 +1,92 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from agentlab.evaluate import (Case, ablation, auto_tag, check, compare, fake_model, load_cases, load_results,
+                               pass_k_curve, pass_rate, promote, replay_results, run_case, run_suite, sample,
+                               save_results)
+from agentlab.loop import GuardConfig
+from conftest import ROOT
+
+SUITE = ROOT / "data" / "aftersales_cases.jsonl"
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return load_cases(SUITE)
+
+
+def test_the_suite_has_at_least_50_cases_of_each_kind(cases):
+    kinds = {c.category for c in cases}
+    assert len(cases) >= 50 and {"normal", "boundary", "adversarial"} <= kinds
+    assert len({c.id for c in cases}) == len(cases)
+
+
+def test_every_case_passes_guarded_and_the_naive_loop_fails_many(cases):
+    guarded = run_suite(cases)
+    assert [r.case_id for r in guarded if not r.passed] == []
+    naive = run_suite(cases, loop="naive")
+    assert pass_rate(naive) < 0.6
+
+
+def test_succeeded_but_wrong_amount_is_a_failure(cases):
+    case = next(c for c in cases if c.id == "normal-01")
+    wrong = Case("x", "normal", "aftersales", case.task, case.expect,
+                 {"plan": [["create_refund", {"order_id": "A1001", "amount": 150, "reason": "user_cancel"}]]})
+    r = run_case(wrong)
+    assert r.run.status == "done" and not r.passed and any("amount" in f for f in r.failures)
+
+
+def test_results_come_back_in_case_order_under_concurrency(cases):
+    rs = run_suite(cases, trials=2, concurrency=8)
+    assert [(r.case_id, r.trial) for r in rs] == [(c.id, t) for c in cases for t in range(2)]
+
+
+def test_store_reopen_and_replay_through_another_config(cases, tmp_path):
+    rs = run_suite(cases[:10], loop="naive")
+    path = save_results(rs, tmp_path, label="naive-fake")
+    back = load_results(path)
+    assert back.meta["loop"] == "naive" and back.meta["code_version"] and len(back.results) == 10
+    assert [r.run.status for r in back.results] == [r.run.status for r in rs]
+    assert [len(r.run.events) for r in back.results] == [len(r.run.events) for r in rs]
+    again = replay_results(back.results, cases, config=GuardConfig())
+    assert pass_rate(again) >= pass_rate(rs)
+
+
+def test_compare_ablation_and_pass_k(cases):
+    rows = compare({"naive": run_suite(cases, loop="naive"), "guarded": run_suite(cases)})
+    assert rows[1]["task_success_rate"] == 1.0 and rows[0]["task_success_rate"] < 1.0
+    abl = ablation(cases[:20])
+    assert abl["all guards"] == 1.0 and abl["no guards"] < abl["all guards"]
+    curve = pass_k_curve(run_suite(cases[:5], trials=3))
+    assert curve == [(1, 1.0), (2, 1.0), (3, 1.0)]
+
+
+def test_auto_tag_and_promote(cases, tmp_path):
+    naive = run_suite(cases, loop="naive")
+    tags = {auto_tag(r) for r in naive}
+    assert "ok" in tags and tags - {"ok"} <= {"structure", "semantic", "execution", "rule_blocked"}
+    assert len(sample(naive, 10, seed=1)) == 10 and sample(naive, 10, seed=1) == sample(naive, 10, seed=1)
+    bad = next(r for r in naive if not r.passed)
+    suite = tmp_path / "regression.jsonl"
+    new = promote(bad, next(c for c in cases if c.id == bad.case_id), suite)
+    assert load_cases(suite)[0].id == new.id and "script" in new.fake
+    assert run_case(new).run.status  # it runs
+
+
+def test_eval_cli_json(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "agentlab", "eval", "--suite", str(SUITE), "--trials", "2",
+                        "--concurrency", "4", "--json", "--out", str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)
+    assert report["seed000"]["task_success_rate"] == 1.0 and set(report["layers"]) == {"model", "tool", "task", "experience"}
+    assert report["pass^k"]["2"] == 1.0 and (tmp_path / report["stored"].split("/")[-1] / "traces.jsonl").exists()
+
+
+def test_eval_cli_replay_and_table(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "agentlab", "eval", "--suite", str(SUITE), "--model", "replay",
+                        "--out", str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert "task success rate" in p.stdout and "stored in" in p.stdout

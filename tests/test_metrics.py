@@ -1,0 +1,28 @@
+from math import comb
+
+from agentlab.demo import compare
+from agentlab.metrics import failure_breakdown, layers, pass_hat_k, status_shares, summarize
+
+
+def test_pass_hat_k_is_taubench_estimator():
+    data = [(3, 5), (5, 5), (0, 5)]
+    for k in (1, 2, 3):
+        assert abs(pass_hat_k(data, k) - sum(comb(c, k) / comb(5, k) for c, _ in data) / 3) < 1e-12
+    assert pass_hat_k([(2, 4)], 1) == 0.5 and pass_hat_k([(4, 4)], 4) == 1.0
+
+
+def test_seed000_metrics():
+    runs = [compare("camel_case").guarded, compare("api_401").guarded]
+    s = summarize(runs)
+    assert s["runs"] == 2 and s["task_success_rate"] == 0.5 and s["takeover_rate"] == 0.5
+    assert 0 < s["invalid_call_rate"] < 1
+
+
+def test_layers_and_rule_blocked_apart():
+    runs = [compare(f).guarded for f in ("camel_case", "truncated_json", "api_401")]
+    lay = layers(runs)
+    assert lay["model"]["json_parse_rate"] < 1 and lay["task"]["completion_rate"] == 2 / 3
+    runs.append(compare("duplicate_call").guarded)
+    fb = failure_breakdown(runs)
+    assert fb["by_stage"]["structure"] >= 2 and "rule_blocked" not in fb["by_stage"]
+    assert abs(sum(status_shares(runs).values()) - 1) < 1e-9

@@ -1,0 +1,146 @@
+"""The real ``openai`` client, end to end, against the project's own chat-completions server."""
+import json
+import random
+
+import pytest
+
+openai = pytest.importorskip("openai")
+
+from agentlab import aftersales  # noqa: E402
+from agentlab.demo import make_model  # noqa: E402
+from agentlab.errors import friendly  # noqa: E402
+from agentlab.fakeserver import ChatServer, Fault, Slow, malformed  # noqa: E402
+from agentlab.loop import run_guarded, run_naive  # noqa: E402
+from agentlab.models import ModelError, Reply, ToolCall, call, say  # noqa: E402
+from agentlab.openai_model import OpenAIModel  # noqa: E402
+from agentlab.retry import RetryPolicy  # noqa: E402
+
+
+def model(server, **kw):
+    waits = kw.pop("waits", [])
+    return OpenAIModel("test-model", base_url=server.base_url, api_key="sk-test", sleep=waits.append,
+                       rng=random.Random(0), **kw)
+
+
+def test_text_and_tool_calls_round_trip():
+    with ChatServer([call("get_order", {"order_id": "A1001"}), say("done")]) as server:
+        m = model(server)
+        r = m.complete([{"role": "user", "content": "hi"}], aftersales.SCENARIO.setup()[1].specs())
+        assert r.tool_calls[0].name == "get_order" and json.loads(r.tool_calls[0].arguments) == {"order_id": "A1001"}
+        assert r.usage.prompt_tokens > 0
+        body = server.requests[0]
+        assert body["temperature"] == 0 and body["tool_choice"] == "auto" and "parallel_tool_calls" not in body
+        assert m.complete([], []).content == "done"
+
+
+def test_tool_choice_and_parallel_flag_are_sent():
+    with ChatServer([say("a"), say("b")]) as server:
+        tools = aftersales.SCENARIO.setup()[1].specs()
+        model(server, tool_choice="get_order", parallel_tool_calls=False).complete([], tools)
+        model(server, tool_choice="required").complete([], tools)
+        assert server.requests[0]["tool_choice"] == {"type": "function", "function": {"name": "get_order"}}
+        assert server.requests[0]["parallel_tool_calls"] is False and server.requests[1]["tool_choice"] == "required"
+
+
+def test_429_is_resent_after_retry_after():
+    waits = []
+    with ChatServer([Fault(429, retry_after=1.5), say("ok")]) as server:
+        assert model(server, waits=waits).complete([], []).content == "ok"
+        assert server.attempts == 2 and waits[0] >= 1.5
+
+
+@pytest.mark.parametrize("status,code", [(500, "UNAVAILABLE"), (503, "UNAVAILABLE"), (429, "RATE_LIMITED")])
+def test_transient_errors_stop_at_the_cap(status, code):
+    with ChatServer([Fault(status)] * 5) as server:
+        with pytest.raises(ModelError) as exc:
+            model(server, retry=RetryPolicy(max_retries=2)).complete([], [])
+        assert exc.value.code == code and exc.value.attempts == 3 and server.attempts == 3
+
+
+@pytest.mark.parametrize("fault,code", [
+    (Fault(401, "Incorrect API key provided: sk-abc***"), "UNAUTHENTICATED"),
+    (Fault(403), "PERMISSION_DENIED"), (Fault(404, "model not found"), "NOT_FOUND"),
+    (Fault(400, "bad field"), "BAD_REQUEST"),
+    (Fault(400, "This model's maximum context length is 4096 tokens", code="context_length_exceeded"), "CONTEXT_TOO_LONG"),
+])
+def test_fatal_errors_are_never_resent(fault, code):
+    with ChatServer([fault, say("never")]) as server:
+        with pytest.raises(ModelError) as exc:
+            model(server).complete([], [])
+        assert exc.value.code == code and server.attempts == 1
+        assert "sk-" not in friendly(exc.value.to_error(), "en") and friendly(exc.value.to_error(), "zh")
+
+
+def test_timeout_and_connection_errors_are_transient():
+    with ChatServer([Slow(1.0, say("late")), say("ok")]) as server:
+        m = OpenAIModel("m", base_url=server.base_url, api_key="k", timeout=0.3, sleep=lambda s: None)
+        assert m.complete([], []).content == "ok" and m.last_attempts == 2
+    m = OpenAIModel("m", base_url="http://127.0.0.1:9/v1", api_key="k", sleep=lambda s: None,
+                    retry=RetryPolicy(max_retries=1))
+    with pytest.raises(ModelError) as exc:
+        m.complete([], [])
+    assert exc.value.code == "UNAVAILABLE" and exc.value.attempts == 2
+
+
+def test_the_clients_own_retries_would_multiply_ours():
+    """The bare client retries a 500 twice by itself; ours turns that off so the policy is the only layer."""
+    with ChatServer([Fault(500)] * 10) as server:
+        bare = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=2)
+        with pytest.raises(openai.InternalServerError):
+            bare.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+        assert server.attempts == 3  # 1 + its 2 hidden retries
+    with ChatServer([Fault(500)] * 10) as server:
+        with pytest.raises(ModelError):
+            model(server, retry=RetryPolicy(max_retries=2)).complete([], [])
+        assert server.attempts == 3  # exactly what our policy says, not 3 x 3
+
+
+def test_the_guarded_loop_does_not_resend_what_the_adapter_already_did():
+    with ChatServer([Fault(500)] * 10) as server:
+        desk, reg = aftersales.SCENARIO.setup()
+        run = run_guarded(model(server, retry=RetryPolicy(max_retries=2)), reg, "x", sleep=lambda s: None)
+        assert run.status == "escalated" and server.attempts == 3 and run.retries == 2
+        assert "busy" in run.answer and "500" in (run.events[0].note or "")
+
+
+def test_quirks_empty_content_pretty_arguments_and_unparsable_500():
+    pretty = Reply("", (ToolCall("get_order", '{\n  "order_id": "A1001"\n}', "c1"),))
+    parse_fail = Fault(500, "Failed to parse tool call arguments as JSON")
+    with ChatServer([pretty, parse_fail, say("ok")]) as server:
+        m = model(server)
+        r = m.complete([], [])
+        assert r.content is None and r.tool_calls[0].arguments.startswith("{\n")
+        desk, reg = aftersales.SCENARIO.setup()
+        assert reg.check("get_order", r.tool_calls[0].arguments).ok
+        assert m.complete([], []).content == "ok"
+        assert server.requests[2]["temperature"] == 0.3  # the resend varies the sampling a little
+
+
+def test_malformed_arguments_reach_the_guarded_loop_as_bad_json():
+    with ChatServer([malformed("get_order", '{"order_id": "A1001"'), call("get_order", {"order_id": "A1001"}),
+                     say("A1001 is paid.")]) as server:
+        desk, reg = aftersales.SCENARIO.setup()
+        run = run_guarded(model(server), reg, "where is A1001?")
+        assert [e.error_code for e in run.tool_events] == ["BAD_JSON", None] and run.status == "done_after_self_correction"
+        assert run.events[0].prompt_tokens > 0 and run.tokens > 0
+
+
+def test_a_fake_model_behind_the_server_matches_the_direct_run():
+    with ChatServer(model=make_model()) as server:
+        desk, reg = aftersales.SCENARIO.setup()
+        via_http = run_guarded(model(server), reg, "refund A1001", sleep=lambda s: None)
+    desk2, reg2 = aftersales.SCENARIO.setup()
+    direct = run_guarded(make_model(), reg2, "refund A1001", sleep=lambda s: None)
+    assert via_http.status == direct.status == "done" and desk.snapshot() == desk2.snapshot()
+    with ChatServer(model=make_model()) as server:
+        desk, reg = aftersales.SCENARIO.setup()
+        assert run_naive(model(server), reg, "refund A1001").status == "done"
+
+
+def test_environment_configuration(monkeypatch):
+    with ChatServer([say("env")]) as server:
+        monkeypatch.setenv("AGENTLAB_BASE_URL", server.base_url)
+        monkeypatch.setenv("AGENTLAB_API_KEY", "sk-env")
+        monkeypatch.setenv("AGENTLAB_MODEL", "env-model")
+        m = OpenAIModel()
+        assert m.complete([], []).content == "env" and server.requests[0]["model"] == "env-model"

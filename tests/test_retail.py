@@ -1,0 +1,118 @@
+"""tau-bench retail: the 115 test tasks replayed through the guarded loop, graded on the final data.
+
+The tools are written here from tau-bench's ``tools.json`` and ``wiki.md``; the oracle
+(``oracle_test.jsonl``) says which step succeeds or errs and which database fields change.
+Reads ``../shared/datasets/tau-bench/retail``; skips where it is absent.
+"""
+import json
+from functools import lru_cache
+
+import pytest
+
+from agentlab import retail
+from agentlab.loop import GuardConfig, run_guarded
+from agentlab.models import ScriptedModel, call, say, tool_calls
+from conftest import need
+
+pytestmark = pytest.mark.dataset
+
+
+@lru_cache(maxsize=None)
+def tasks():
+    need(retail.DATA, "tau-bench retail")
+    t = [json.loads(line) for line in (retail.DATA / "tasks_test.jsonl").read_text().splitlines()]
+    o = [json.loads(line) for line in (retail.DATA / "oracle_test.jsonl").read_text().splitlines()]
+    return list(zip(t, o))
+
+
+@lru_cache(maxsize=None)
+def base():
+    return retail.load_db()
+
+
+def replay(task, script, config):
+    store = retail.Store()
+    run = run_guarded(ScriptedModel(script, then="done"), retail.make_registry(store), task["instruction"],
+                      config=config, sleep=lambda s: None)
+    return run, json.loads(json.dumps(retail.diff(base(), store.db)))
+
+
+def plain(task):
+    return [call(a["name"], a["kwargs"]) for a in task["actions"]] + [say("done")]
+
+
+def cfg(task, extra=0, **kw):
+    return GuardConfig(step_budget=len(task["actions"]) + 1 + extra, timeout=None, **kw)
+
+
+def test_all_115_tasks_replay_with_the_oracles_outcomes_and_db_changes():
+    ok = 0
+    for task, oracle in tasks():
+        run, changes = replay(task, plain(task), cfg(task))
+        assert run.status.startswith("done"), (task["index"], run.reason)
+        assert ["ok" if e.error_code is None else "error" for e in run.tool_events] == [s["status"] for s in oracle["steps"]], task["index"]
+        assert changes == oracle["db_changes"], task["index"]
+        ok += 1
+    assert ok == 115
+
+
+def test_every_write_sent_twice_still_changes_the_data_once():
+    writes = 0
+    for task, oracle in tasks():
+        script = []
+        for a in task["actions"]:
+            script.append(call(a["name"], a["kwargs"]))
+            if a["name"] in retail.WRITES:
+                script.append(call(a["name"], a["kwargs"]))  # the model repeats itself
+                writes += 1
+        run, changes = replay(task, script + [say("done")], cfg(task, extra=len(script) - len(task["actions"])))
+        assert run.status.startswith("done") and changes == oracle["db_changes"], task["index"]
+    assert writes > 100
+
+
+def _mutated(action):
+    """An invalid version of ``action``: a required field dropped, or broken JSON for a call without one."""
+    required = [k for k in action["kwargs"]]
+    if required:
+        args = dict(action["kwargs"])
+        del args[required[0]]
+        return call(action["name"], args)
+    return call(action["name"], '{"')
+
+
+def test_a_mutated_call_before_each_correct_one_costs_exactly_the_injected_count():
+    for task, oracle in tasks():
+        if not task["actions"]:
+            continue
+        clean_run, clean_changes = replay(task, plain(task), cfg(task, self_correction=None))
+        script = []
+        for a in task["actions"]:
+            script += [_mutated(a), call(a["name"], a["kwargs"])]
+        n = len(task["actions"])
+        # the re-ask budget counts consecutive invalid calls; injecting one before every call doubles
+        # those streaks, so this test lifts it to isolate the cost of the injected mistakes
+        run, changes = replay(task, script + [say("done")], cfg(task, extra=n, self_correction=None))
+        assert run.status.startswith("done") and changes == oracle["db_changes"], task["index"]
+        assert run.invalid_calls == clean_run.invalid_calls + n
+        assert run.steps == clean_run.steps + n
+
+
+def test_a_step_budget_below_the_task_length_stops_the_loop():
+    failed = 0
+    for task, oracle in tasks():
+        if len(task["actions"]) < 2:
+            continue
+        run, changes = replay(task, plain(task), GuardConfig(step_budget=len(task["actions"]) - 1, timeout=None))
+        assert run.status == "budget_exhausted" and run.steps == len(task["actions"]) - 1
+        failed += 1
+    assert failed == sum(len(t["actions"]) >= 2 for t, _ in tasks()) > 90
+
+
+def test_parallel_writes_in_one_message_are_each_answered():
+    task, oracle = next((t, o) for t, o in tasks() if any(a["name"] in retail.WRITES for a in t["actions"]))
+    script = []
+    for a in task["actions"]:
+        c = call(a["name"], a["kwargs"])
+        script.append(tool_calls(c, call(a["name"], a["kwargs"])) if a["name"] in retail.WRITES else c)
+    run, changes = replay(task, script + [say("done")], cfg(task))
+    assert changes == oracle["db_changes"] and any(e.replayed for e in run.tool_events)
