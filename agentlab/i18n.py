@@ -268,6 +268,14 @@ _CATALOG: dict[str, dict[str, str]] = {
     "ui.naive": {"en": "naive loop", "zh": "朴素循环"},
     "ui.guarded": {"en": "guarded loop", "zh": "防护循环"},
     "ui.what_happened": {"en": "What happened", "zh": "发生了什么"},
+    "ui.target": {"en": "<b>This week's target:</b> {top} ({n} of {total} failures). Fix that one class, then compare "
+                        "the same metric next week.",
+                  "zh": "<b>本周目标：</b>{top}（{total} 个失败中占 {n} 个）。只改这一类，下周对比同一指标。"},
+    "ui.no_failures": {"en": "<b>No failures in this sample.</b>", "zh": "<b>这次抽样没有失败。</b>"},
+    "ui.promote": {"en": "Promote to the regression suite", "zh": "加入回归集"},
+    "ui.promoted": {"en": "Added {id} to {suite}. It runs: {status}, {verdict}.",
+                    "zh": "已把 {id} 加入 {suite}。运行结果：{status}，{verdict}。"},
+    "ui.shares": {"en": "failures by stage in the chain", "zh": "按链路环节统计的失败"},
 }
 
 

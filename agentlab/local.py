@@ -70,7 +70,14 @@ def weights_path(size: str = "0.5b") -> Path:
     """The assembled, hash-checked GGUF file (assembled once into the cache)."""
     w = WEIGHTS[size]
     target = cache_dir() / w.name
-    if target.exists() and target.stat().st_size == w.size:
+    stamp = target.with_suffix(".verified")
+    if target.exists() and stamp.exists():
+        st = target.stat()
+        if stamp.read_text() == f"{w.sha256} {st.st_size} {st.st_mtime_ns}":
+            return target  # verified when assembled, and untouched since
+    if target.exists() and _sha256(target) == w.sha256:
+        st = target.stat()
+        stamp.write_text(f"{w.sha256} {st.st_size} {st.st_mtime_ns}")
         return target
     pieces = []
     for i in range(1, w.parts + 1):
@@ -91,7 +98,17 @@ def weights_path(size: str = "0.5b") -> Path:
         partial.unlink()
         raise LocalModelMissing(f"the assembled {size} weights do not match the pinned sha256; refusing to use them")
     partial.replace(target)  # never a half-written model file under the final name
+    st = target.stat()
+    stamp.write_text(f"{w.sha256} {st.st_size} {st.st_mtime_ns}")
     return target
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def serve(gguf: Path, *, port: int = 8080, threads: int = 2, ctx: int = 4096, template: Path = TEMPLATE) -> None:

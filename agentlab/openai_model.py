@@ -163,18 +163,20 @@ def _clean_messages(messages: list[dict]) -> list[dict]:
 
 def to_reply(resp: Any) -> Reply:
     """A chat.completion (object or dict) as a Reply, smoothing real servers' quirks."""
-    data = resp.model_dump() if hasattr(resp, "model_dump") else resp
-    choice = (data.get("choices") or [{}])[0]
-    msg = choice.get("message") or {}
+    def get(obj: Any, key: str) -> Any:  # pydantic objects and plain dicts alike, without model_dump()
+        return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+
+    choices = get(resp, "choices") or [{}]
+    msg = get(choices[0], "message") or {}
     calls = []
-    for c in msg.get("tool_calls") or []:
-        fn = c.get("function") or {}
-        args = fn.get("arguments")
+    for c in get(msg, "tool_calls") or []:
+        fn = get(c, "function") or {}
+        args = get(fn, "arguments")
         if not isinstance(args, str):  # some servers send an object, not the string the spec says
             args = json.dumps(args if args is not None else {}, ensure_ascii=False)
-        calls.append(ToolCall(fn.get("name") or "", args, c.get("id") or f"call_{uuid.uuid4().hex[:8]}"))
-    content = msg.get("content")
+        calls.append(ToolCall(get(fn, "name") or "", args, get(c, "id") or f"call_{uuid.uuid4().hex[:8]}"))
+    content = get(msg, "content")
     if isinstance(content, str) and not content.strip() and calls:
         content = None  # "" beside tool calls means nothing
-    usage = data.get("usage") or {}
-    return Reply(content, tuple(calls), Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0))
+    usage = get(resp, "usage") or {}
+    return Reply(content, tuple(calls), Usage(get(usage, "prompt_tokens") or 0, get(usage, "completion_tokens") or 0))

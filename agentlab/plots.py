@@ -15,7 +15,29 @@ STATUS_COLORS = {"done": "#188038", "done_after_self_correction": "#81c995", "es
 LOOP_COLORS = {"naive": "#d93025", "guarded": "#188038"}
 
 
+CJK_FONTS = ["WenQuanYi Zen Hei", "Noto Sans CJK SC", "Noto Sans SC", "Microsoft YaHei", "PingFang SC",
+             "Heiti SC", "SimHei", "Arial Unicode MS"]
+_fonts_ready = False
+
+
+def use_cjk_fonts() -> None:
+    """Let Chinese labels render: fall back, glyph by glyph, to whichever CJK font is installed."""
+    global _fonts_ready
+    if _fonts_ready:
+        return
+    import matplotlib
+    from matplotlib import font_manager
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    extra = [f for f in CJK_FONTS if f in installed]
+    import logging
+    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)  # "weight 500 instead of normal"
+    if extra:  # a list of families is what makes matplotlib fall back per glyph
+        matplotlib.rcParams["font.family"] = ["DejaVu Sans", *extra]
+    _fonts_ready = True
+
+
 def _ax(ax: Any, size: tuple[float, float] = (7, 3.2)) -> Any:
+    use_cjk_fonts()
     if ax is None:
         import matplotlib.pyplot as plt
         _, ax = plt.subplots(figsize=size)

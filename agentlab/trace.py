@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import json
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
@@ -47,7 +47,11 @@ class Event:
     note: str | None = None
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        # every field is a scalar, so this is asdict() without its recursive deep copy
+        return {name: getattr(self, name) for name in _FIELDS}
+
+
+_FIELDS = tuple(f.name for f in fields(Event))
 
 
 def finalize(events: Iterable[Event], status: str) -> tuple[Event, ...]:

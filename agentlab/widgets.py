@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import ipywidgets as W
@@ -41,6 +42,9 @@ def figure(draw: Callable[[Any], Any], size: tuple[float, float] = (7, 3.2)) -> 
 
     import matplotlib.pyplot as plt
     from IPython.display import Image
+
+    from .plots import use_cjk_fonts
+    use_cjk_fonts()
     fig, ax = plt.subplots(figsize=size)
     draw(ax)
     fig.tight_layout()
@@ -353,7 +357,7 @@ class BadCaseReview:
         self.top = W.HTML()
         self.choice = W.Dropdown(options=[(f"{r.case_id} ({r.run.status})", i) for i, r in enumerate(self.picked)
                                           if not r.passed] or [("-", -1)])
-        self.promote = W.Button(description="Promote to the regression suite", button_style="warning",
+        self.promote = W.Button(description=t("ui.promote", lang), button_style="warning",
                                 layout=W.Layout(width="260px"))
         self.result = W.HTML()
         self.promote.on_click(lambda _: self.do_promote())
@@ -370,12 +374,11 @@ class BadCaseReview:
     def refresh(self) -> None:
         from .plots import plot_shares
         counts = self.counts()
-        _show(self.shares, figure(lambda ax: plot_shares(counts or {"no failures": 0}, ax=ax,
-                                                         title="failures by stage in the chain"), size=(6, 2.4)))
+        _show(self.shares, figure(lambda ax: plot_shares(counts or {"-": 0}, ax=ax,
+                                                         title=t("ui.shares", self.lang)), size=(6, 2.4)))
         top = max(counts, key=counts.get) if counts else None
-        self.top.value = (f"<b>This week's target:</b> {top} ({counts[top]} of {sum(counts.values())} failures). "
-                          "Fix that one class, then compare the same metric next week." if top else
-                          "<b>No failures in this sample.</b>")
+        self.top.value = (t("ui.target", self.lang, top=top, n=counts[top], total=sum(counts.values())) if top
+                          else t("ui.no_failures", self.lang))
 
     def do_promote(self) -> Any:
         from .evaluate import promote, run_case
@@ -385,7 +388,8 @@ class BadCaseReview:
         r = self.picked[i]
         new = promote(r, self.cases[r.case_id], self.suite)
         check = run_case(new)
-        self.result.value = (f"Added <code>{new.id}</code> to <code>{html.escape(str(self.suite))}</code>. "
-                             f"It runs: {check.run.status}, {'passes' if check.passed else 'fails'} "
-                             f"({html.escape('; '.join(check.failures)) or 'as expected'}).")
+        verdict = ("passes" if check.passed else "fails: " + "; ".join(check.failures)) if self.lang == "en" \
+            else ("通过" if check.passed else "未通过：" + "; ".join(check.failures))
+        self.result.value = html.escape(t("ui.promoted", self.lang, id=new.id, suite=Path(str(self.suite)).name,
+                                          status=check.run.status, verdict=verdict))
         return new

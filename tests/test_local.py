@@ -39,6 +39,24 @@ def test_packaged_weights_match_the_pinned_hash():
     _need_local()
     path = local.weights_path("0.5b")
     assert path.stat().st_size == local.WEIGHTS["0.5b"].size
+    assert local._sha256(path) == local.WEIGHTS["0.5b"].sha256
+
+
+def test_a_changed_weights_file_is_verified_again(tmp_path, monkeypatch):
+    piece = tmp_path / "piece.bin"
+    piece.write_bytes(b"tiny model")
+    import hashlib
+    mod = types.ModuleType("agentlab_tiny_part1")
+    mod.get_part_path = lambda: str(piece)
+    monkeypatch.setitem(sys.modules, "agentlab_tiny_part1", mod)
+    monkeypatch.setitem(local.WEIGHTS, "tiny", local.Weights("tiny.gguf", "agentlab_tiny_part{i}", 1, 10,
+                                                             hashlib.sha256(b"tiny model").hexdigest()))
+    monkeypatch.setenv("AGENTLAB_CACHE", str(tmp_path / "cache"))
+    path = local.weights_path("tiny")
+    assert path.read_bytes() == b"tiny model"
+    path.write_bytes(b"tampered!!")  # same size, other bytes
+    again = local.weights_path("tiny")  # the stamp no longer matches: re-assembled from the parts
+    assert again.read_bytes() == b"tiny model"
 
 
 @pytest.mark.timeout(600)

@@ -112,3 +112,26 @@ def test_pm_app_in_both_languages_without_code():
     app.fault.value = "api_429"
     app.run.click()
     assert "朴素循环直接崩溃" in app.view.value
+
+
+def test_bad_case_review_tags_shares_and_promotes(tmp_path):
+    from agentlab.evaluate import load_cases, run_suite
+    from agentlab.widgets import BadCaseReview
+    cases = load_cases()
+    sessions = run_suite(cases, loop="naive")
+    suite = tmp_path / "regression.jsonl"
+    review = BadCaseReview(sessions, cases, suite, n=12, seed=3)
+    assert len(review.tags) == 12 and any(t.value != "ok" for t in review.tags)
+    before = review.counts()
+    assert "target" in review.top.value and any("image/png" in o.get("data", {}) for o in review.shares.outputs)
+    first_bad = next(t for t in review.tags if t.value != "ok")
+    old_tag = first_bad.value
+    new_tag = "execution" if old_tag != "execution" else "semantic"
+    first_bad.value = new_tag  # a person corrects the auto-tag
+    after = review.counts()
+    assert after.get(new_tag, 0) == before.get(new_tag, 0) + 1
+    assert after.get(old_tag, 0) == before.get(old_tag, 0) - 1
+    review.promote.click()
+    assert suite.exists() and "promoted-" in suite.read_text() and "It runs" in review.result.value
+    zh = BadCaseReview(sessions, cases, suite, n=12, seed=3, lang="zh")
+    assert "本周目标" in zh.top.value and zh.promote.description == "加入回归集"

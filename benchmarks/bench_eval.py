@@ -1,0 +1,93 @@
+"""Suite throughput (issue: evaluation).
+
+1. Concurrency against the project's own OpenAI-compatible server with a fixed delay per
+   reply: a suite at concurrency 8 against concurrency 1 (target: at least 80% of the ideal 8x).
+2. 1,000 fake-model after-sales cases end to end with every trace stored: wall time, cases
+   per second, and where the time goes (cProfile, grouped by module).
+
+Run: python run.py bench   (or: python benchmarks/bench_eval.py)
+"""
+from __future__ import annotations
+
+import cProfile
+import pstats
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agentlab.evaluate import load_cases, pass_rate, run_suite, save_results  # noqa: E402
+from agentlab.fakeserver import ChatServer  # noqa: E402
+from agentlab.models import Reply, call  # noqa: E402
+from agentlab.openai_model import OpenAIModel  # noqa: E402
+
+DELAY = 0.2
+
+
+class PlanModel:
+    """Stateless, so one server can answer many conversations at once: the reply depends only
+    on the request (which case, from the user's words; how far along, from the tool replies)."""
+
+    name = "plan-server"
+
+    def __init__(self, cases):
+        self.plans = {c.task: c.fake.get("plan", []) for c in cases}
+
+    def complete(self, messages, tools):
+        task = next(m["content"] for m in messages if m["role"] == "user")
+        plan = self.plans.get(task, [])
+        done = sum(1 for m in messages if m["role"] == "tool")
+        if done < len(plan):
+            return Reply(None, (call(*plan[done]),))
+        return Reply("Done.")
+
+
+def concurrency() -> None:
+    cases = [c for c in load_cases() if c.category == "normal" and "plan" in c.fake][:16]
+    with ChatServer(model=PlanModel(cases), delay=DELAY) as server:
+        def model(case, trial):
+            return OpenAIModel("plan", base_url=server.base_url, api_key="k")
+        times = {}
+        for c in (1, 8):
+            t0 = time.perf_counter()
+            rs = run_suite(cases, model=model, concurrency=c, trials=3)  # 48 jobs: waves pack evenly
+            times[c] = time.perf_counter() - t0
+            assert pass_rate(rs) == 1.0, [r.failures for r in rs if not r.passed]
+        turns = server.attempts // 2
+    speedup = times[1] / times[8]
+    print(f"suite of {len(cases)} cases x 3 trials ({turns} model turns, {DELAY * 1000:.0f} ms per reply):")
+    print(f"  concurrency 1: {times[1]:.2f} s   concurrency 8: {times[8]:.2f} s   speed-up {speedup:.2f}x "
+          f"= {speedup / 8:.0%} of the ideal 8x (target 80%: {'met' if speedup >= 6.4 else 'MISSED'})")
+
+
+def thousand() -> None:
+    cases = load_cases()
+    n_trials = 20  # 50 cases x 20 = 1,000
+    prof = cProfile.Profile()
+    with tempfile.TemporaryDirectory() as d:
+        t0 = time.perf_counter()
+        prof.enable()
+        rs = run_suite(cases, trials=n_trials)
+        t_run = time.perf_counter() - t0
+        path = save_results(rs, d, label="bench")
+        prof.disable()
+        total = time.perf_counter() - t0
+        size = sum(f.stat().st_size for f in path.iterdir())
+    print(f"{len(rs)} fake after-sales cases, traces stored: {total:.2f} s wall ({len(rs) / total:.0f} cases/s); "
+          f"running {t_run:.2f} s, storing {total - t_run:.2f} s ({size / 1e6:.1f} MB)")
+    by_module: dict[str, float] = defaultdict(float)
+    stats = pstats.Stats(prof)
+    for (file, _, _), (_, _, tt, _, _) in stats.stats.items():  # type: ignore[attr-defined]
+        key = Path(file).name if file not in ("~",) else "builtins"
+        by_module[key] += tt
+    top = sorted(by_module.items(), key=lambda kv: -kv[1])[:10]
+    print("  where the time goes (own time): " + ", ".join(f"{k} {v:.2f}s" for k, v in top))
+
+
+if __name__ == "__main__":
+    concurrency()
+    thousand()
