@@ -136,8 +136,12 @@ ModelFactory = Callable[[Case, int], Any]
 
 def run_suite(cases: Sequence[Case], *, model: ModelFactory | None = None, loop: str = "guarded",
               config: GuardConfig = GuardConfig(), trials: int = 1, concurrency: int = 1, lang: Lang = "en",
-              progress: bool = False) -> list[CaseResult]:
-    """Every case ``trials`` times, ``concurrency`` at once; results come back in case order."""
+              progress: bool = False, store: str | Path | None = None, label: str | None = None) -> list[CaseResult]:
+    """Every case ``trials`` times, ``concurrency`` at once; results come back in case order.
+
+    With ``store`` (a directory) the run is saved there with its metadata and every trace
+    (see :func:`save_results`), so it can be reopened, compared or replayed later.
+    """
     jobs = [(c, t) for c in cases for t in range(trials)]
     done = [0]
     lock = threading.Lock()
@@ -159,6 +163,9 @@ def run_suite(cases: Sequence[Case], *, model: ModelFactory | None = None, loop:
             out = list(pool.map(one, jobs))
     if bar:
         bar.close()
+    if store is not None:
+        save_results(out, store, label=label or f"{out[0].run.model.split(':')[0] if out else 'empty'}-{loop}",
+                     meta={"concurrency": concurrency, "config": config.label})
     return out
 
 
@@ -403,3 +410,21 @@ def promote(result: CaseResult, case: Case, path: str | Path, *, expect: dict | 
     with path.open("a", encoding="utf-8") as f:
         f.write(json.dumps(line, ensure_ascii=False) + "\n")
     return new
+
+
+def compare_plot(groups: dict[str, Sequence[CaseResult]]) -> tuple[list[dict], Any]:
+    """Compare groups in one call: the table, and one figure with grouped metric bars,
+    the status breakdown, and pass^k curves."""
+    import matplotlib.pyplot as plt
+
+    from .metrics import status_counts
+    from .plots import plot_bars, plot_pass_k, plot_statuses, use_cjk_fonts
+    use_cjk_fonts()
+    rows = compare(groups)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 3.4))
+    metrics = ("task_success_rate", "invalid_call_rate", "takeover_rate")
+    plot_bars({m: {r["group"]: r[m] for r in rows} for m in metrics}, ax=axes[0], title="metrics")
+    plot_statuses({label: status_counts([r.run for r in rs]) for label, rs in groups.items()}, ax=axes[1])
+    plot_pass_k({label: pass_k_curve(rs) for label, rs in groups.items()}, ax=axes[2])
+    fig.tight_layout()
+    return rows, fig

@@ -29,8 +29,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from agentlab.cassette import CassetteModel
-from agentlab.evaluate import (ablation, compare, fake_model, load_cases, pass_k_curve, replay_results,
-                               run_suite)
+from agentlab.evaluate import (ablation, compare, compare_plot, fake_model, load_cases, pass_k_curve,
+                               replay_results, run_suite)
 from agentlab.faults import MODEL_FAULTS, FaultyModel
 from agentlab.loop import GuardConfig
 from agentlab.metrics import LAYER_DEFINITIONS, failure_breakdown, layers, status_counts
@@ -48,7 +48,9 @@ pd.Series([c.category for c in cases]).value_counts()
 
 # %%
 suites = {loop: run_suite(cases, loop=loop) for loop in ("naive", "guarded")}
-pd.DataFrame(compare(suites)).set_index("group").style.format("{:.2f}")
+rows, fig = compare_plot(suites)  # one call: the table and the plots
+plt.show()
+pd.DataFrame(rows).set_index("group").style.format("{:.2f}")
 
 # %% [markdown]
 # ## The four layers of seed 003 §7

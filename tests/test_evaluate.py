@@ -90,3 +90,12 @@ def test_eval_cli_replay_and_table(tmp_path):
                         "--out", str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     assert "task success rate" in p.stdout and "stored in" in p.stdout
+
+
+def test_run_suite_stores_and_compare_plot(cases, tmp_path):
+    rs = run_suite(cases[:8], trials=2, store=tmp_path, label="stored")
+    stored = load_results(next(tmp_path.iterdir()))
+    assert stored.meta["label"] == "stored" and stored.meta["trials"] == 2 and len(stored.results) == 16
+    from agentlab.evaluate import compare_plot
+    rows, fig = compare_plot({"guarded": rs, "naive": run_suite(cases[:8], loop="naive", trials=2)})
+    assert [r["group"] for r in rows] == ["guarded", "naive"] and len(fig.axes) >= 3
