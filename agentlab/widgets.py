@@ -294,7 +294,7 @@ class PMApp:
         self.run.on_click(lambda _: self.update())
         self.lang.observe(lambda _: self._relabel(), names="value")
         self._relabel()
-        self.widget = W.VBox([W.HTML("<h2>agentlab</h2>"), self.lang, self.scenario, self.model, self.fault, self.run,
+        self.widget = W.VBox([self.lang, self.scenario, self.model, self.fault, self.run,
                               self.view])
 
     @staticmethod

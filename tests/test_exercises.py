@@ -1,0 +1,27 @@
+from agentlab.exercises import answer_is, breaker_threshold, longest_wait, schema_contract
+from agentlab.retry import RetryPolicy
+
+GOOD = {"type": "object", "properties": {
+    "order_id": {"type": "string", "description": "Order number, like A1001."},
+    "amount": {"type": "number", "description": "Refund amount in yuan, a positive number, e.g. 199.0."},
+    "reason": {"type": "string", "enum": ["user_cancel", "out_of_stock"], "description": "user_cancel or out_of_stock."}},
+    "required": ["order_id", "amount", "reason"]}
+WHEN = "Refund a paid order that has not shipped. Call get_order first to learn the amount."
+
+
+def test_schema_contract_accepts_a_contract_and_rejects_the_hurried_schema():
+    assert schema_contract(GOOD, WHEN)[0]
+    hurried = {"type": "object", "properties": {"orderId": {"type": "string", "description": "Order ID"}}, "required": ["orderId"]}
+    ok, msg = schema_contract(hurried, "refund")
+    assert not ok and "AL00" in msg
+    free_text = {**GOOD, "properties": {**GOOD["properties"], "reason": {"type": "string", "description": "Why, e.g. changed mind."}}}
+    assert not schema_contract(free_text, WHEN)[0]
+    assert not schema_contract({"type": "strnig"}, WHEN)[0]
+
+
+def test_plain_answers_and_numbers():
+    assert answer_is(" Wrong_Type ", "wrong_type", "why")[0] and not answer_is("missing", "wrong_type", "why")[0]
+    assert longest_wait(2.0, RetryPolicy(base=0.5, cap=8, jitter="none"), 2)[0]
+    assert not longest_wait(1.5, RetryPolicy(base=0.5, cap=8, jitter="none"), 2)[0]
+    assert longest_wait(8, RetryPolicy(base=1, cap=8), 10)[0]  # capped
+    assert breaker_threshold(3)[0] and not breaker_threshold(2)[0]

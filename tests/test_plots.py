@@ -1,0 +1,21 @@
+import matplotlib
+
+matplotlib.use("Agg")  # tests only; never exported to notebook kernels
+
+from agentlab.plots import (plot_bars, plot_herd, plot_lines, plot_matrix, plot_pass_k, plot_retry_schedule,  # noqa: E402
+                            plot_shares, plot_statuses)
+from agentlab.retry import RetryPolicy  # noqa: E402
+
+
+def test_each_plot_takes_an_ax_or_makes_one_and_returns_it():
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots()
+    assert plot_bars({"a": {"naive": 1, "guarded": 2}}, ax=ax) is ax and len(ax.patches) == 2
+    assert len(plot_statuses({"x": {"done": 3, "escalated": 1}}).patches) == 2
+    assert plot_retry_schedule(RetryPolicy(max_retries=3), clients=5).collections
+    ax = plot_herd({"none": RetryPolicy(jitter="none"), "full": RetryPolicy()})
+    assert "served" in ax.get_legend().get_texts()[0].get_text()
+    assert plot_matrix({"f": {"naive": "failed", "guarded": "done"}}).images
+    assert len(plot_shares({"structure": 3, "execution": 1}).patches) == 2
+    assert plot_lines({"naive": [(1, 0.5), (2, 0.3)]}).lines and plot_pass_k({"g": [(1, 1.0)]}).get_ylim()[1] > 1
+    plt.close("all")
