@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import queue
 import random
+import signal
 import threading
 import time
 import uuid
@@ -60,7 +61,9 @@ class GuardConfig:
         validate: parse, schema and business checks before running a tool.
         readable_errors: tell the model what went wrong as structured JSON (else a bare 500).
         self_correction: invalid calls allowed per tool before escalating (re-ask budget).
-        timeout: seconds a tool may take.
+        timeout: seconds a tool may take. A read-only tool gets a SIGALRM deadline in the calling
+            thread (main thread, POSIX); a write, which must never be interrupted half-way, runs in a
+            worker thread the loop stops waiting for.
         retry: how to resend transient failures (only for read-only or keyed tools).
         idempotency: claim side-effect calls under a key; a repeat replays the first result.
         approval: hold risky calls (``Tool.needs_approval``) for a person.
@@ -193,6 +196,45 @@ class _Workers:
 _workers = _Workers()
 
 
+class _Expired(BaseException):
+    """Raised into a read-only tool by the alarm; a BaseException so ``except Exception`` cannot swallow it."""
+
+
+def _can_alarm() -> bool:
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+def _with_alarm(fn: Callable[[], Any], limit: float) -> Any:
+    """Run ``fn`` in this thread with a SIGALRM deadline (a few microseconds, against ~85 us for a
+    worker thread hand-off). Used only for read-only tools: interrupting a read leaves nothing
+    half-done, while a write is never interrupted (it runs in a worker thread instead).
+    A timer that was already running (pytest-timeout's, say) is put back afterwards.
+    """
+    armed = [True]
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        if armed[0]:
+            raise _Expired()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    prev_left, prev_interval = signal.setitimer(signal.ITIMER_REAL, limit)
+    t0 = time.monotonic()
+    try:
+        try:
+            result = fn()
+            armed[0] = False
+            return result
+        finally:
+            armed[0] = False  # a signal still pending after this point is a no-op
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except _Expired:
+        raise TimeoutError(f"no answer within {limit:g} s") from None
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+        if prev_left > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(prev_left - (time.monotonic() - t0), 1e-3), prev_interval)
+
+
 def classify_exception(exc: BaseException, seconds: float = 0) -> ToolError:
     """A tool's exception as a ToolError. Only ToolFailure text reaches the model."""
     if isinstance(exc, ToolFailure):
@@ -224,10 +266,13 @@ def _invoke(tool: Tool, args: dict, key: str | None, timeout: float | None) -> t
     if tool.keyed and key is not None:
         kwargs["idempotency_key"] = key
     limit = tool.timeout if tool.timeout is not None else timeout
+    fn = tool.fn
     try:
         if limit is None:
-            return tool.fn(**kwargs), None, None
-        return _workers.submit(lambda: tool.fn(**kwargs)).result(timeout=limit), None, None
+            return fn(**kwargs), None, None
+        if not tool.side_effect and _can_alarm():
+            return _with_alarm(lambda: fn(**kwargs), limit), None, None
+        return _workers.submit(lambda: fn(**kwargs)).result(timeout=limit), None, None
     except BaseException as exc:  # noqa: BLE001 - every failure becomes data
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise

@@ -81,8 +81,8 @@ def main() -> None:
     rows = [
         ("guarded, timeout watchdog off, memory store", GuardConfig(timeout=None, **big), MemoryStore()),
         ("guarded, timeout watchdog off, SQLite file", GuardConfig(timeout=None, **big), SQLiteStore(Path(tmp.name) / "a.db")),
-        ("guarded, default (5 s watchdog), memory store", GuardConfig(**big), MemoryStore()),
-        ("guarded, default (5 s watchdog), SQLite file", GuardConfig(**big), SQLiteStore(Path(tmp.name) / "b.db")),
+        ("guarded, default (5 s timeout), memory store", GuardConfig(**big), MemoryStore()),
+        ("guarded, default (5 s timeout), SQLite file", GuardConfig(**big), SQLiteStore(Path(tmp.name) / "b.db")),
     ]
     added = {}
     for label, cfg, store in rows:
@@ -90,9 +90,12 @@ def main() -> None:
             us = timed(t, lambda m: run_guarded(m, reg, "x", config=cfg, store=store))
             added[(label, t)] = us - naive[t]
             print(f"  {label:46s} {t:6s} {us:8.1f} us   added {us - naive[t]:6.1f} us")
-    worst = max(v for (label, _), v in added.items() if "off, memory" in label)
-    print(f"  target: added cost under 30 us (in-memory store): {worst:.1f} us without the watchdog thread; "
-          "the watchdog's thread hand-off is the rest")
+    for label in ("guarded, default (5 s timeout), memory store", "guarded, timeout watchdog off, memory store"):
+        worst = max(added[(label, t)] for t in ("lookup", "refund"))
+        print(f"  target: added cost under 30 us, {label}: reads {added[(label, 'lookup')]:.1f} us, "
+              f"writes {added[(label, 'refund')]:.1f} us ({'met' if worst < 30 else 'MISSED for writes'})")
+    print("  (with a timeout, reads run under a SIGALRM deadline in the calling thread; writes are never"
+          " interrupted and run in a worker thread, whose hand-off costs ~85 us here)")
     tmp.cleanup()
 
 
