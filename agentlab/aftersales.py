@@ -132,6 +132,14 @@ def make_registry(desk: Desk, *, lang: Lang = "en", approval_threshold: float | 
     ], lang=lang, clean=clean)
 
 
+def apply_start(desk: Desk, start: dict) -> None:
+    """A case's starting state: ``{"orders": {"A1001": {"status": "shipped"}}, "refunds": [...]}``."""
+    for oid, fields in start.get("orders", {}).items():
+        desk.orders.setdefault(oid, {"order_id": oid, "status": "paid", "amount": 0, "currency": "CNY",
+                                     "item": "", "phone": "", "created": ""}).update(fields)
+    desk.refunds.extend(dict(r) for r in start.get("refunds", []))
+
+
 SCENARIO = Scenario(
     name="aftersales",
     title={"en": "After-sales desk (refunds)", "zh": "售后退款助手"},
@@ -139,4 +147,5 @@ SCENARIO = Scenario(
     make_state=Desk,
     make_registry=make_registry,
     snapshot=Desk.snapshot,
+    apply=apply_start,
 )

@@ -37,6 +37,7 @@ class Case:
     expect: dict
     fake: dict = field(default_factory=dict)
     task_zh: str | None = None
+    start: dict = field(default_factory=dict)  # the scenario's starting state, as changes to its default data
 
     def __repr__(self) -> str:
         return f"Case({self.id!r}, {self.category})"
@@ -53,7 +54,7 @@ def load_cases(path: str | Path = DATA / "aftersales_cases.jsonl") -> list[Case]
         d = json.loads(line)
         try:
             out.append(Case(d["id"], d.get("category", ""), d.get("scenario", "aftersales"), d["task"], d["expect"],
-                            d.get("fake", {}), d.get("task_zh")))
+                            d.get("fake", {}), d.get("task_zh"), d.get("start", {})))
         except KeyError as exc:
             raise ValueError(f"{path}:{n}: a case needs {exc}") from None
     return out
@@ -118,7 +119,7 @@ def run_case(case: Case, *, model: Any = None, loop: str = "guarded", config: Gu
              lang: Lang = "en", trial: int = 0, seed: int = 0) -> CaseResult:
     """Run one case on a fresh copy of its scenario and grade the final state."""
     scenario = SCENARIOS[case.scenario]
-    state, reg = scenario.setup(lang)
+    state, reg = scenario.setup(lang, start=case.start)
     m = model if model is not None else fake_model(case)
     prompt = scenario.system_prompt[lang]
     if loop == "naive":
@@ -404,9 +405,10 @@ def promote(result: CaseResult, case: Case, path: str | Path, *, expect: dict | 
     while new_id in existing:
         n += 1
         new_id = f"promoted-{case.id}-{n}"
-    new = Case(new_id, "regression", case.scenario, case.task, expect or case.expect, {"script": script}, case.task_zh)
+    new = Case(new_id, "regression", case.scenario, case.task, expect or case.expect, {"script": script},
+               case.task_zh, case.start)
     line = {"id": new.id, "category": new.category, "scenario": new.scenario, "task": new.task,
-            "fake": new.fake, "expect": new.expect, "promoted_from": result.run.run_id}
+            "start": case.start, "fake": new.fake, "expect": new.expect, "promoted_from": result.run.run_id}
     with path.open("a", encoding="utf-8") as f:
         f.write(json.dumps(line, ensure_ascii=False) + "\n")
     return new

@@ -42,7 +42,7 @@ from .i18n import Lang
 from .jsonutil import canonical, parse_strict
 from .models import Model, ModelError, Reply
 from .retry import RetryPolicy
-from .store import Approval, MemoryStore, Store, result_json
+from .store import Approval, Store, result_json
 from .tools import Registry, Tool
 from .trace import Event, finalize, side_by_side_html, to_html
 
@@ -337,6 +337,14 @@ def idempotency_key(tool: Tool, args: dict) -> str:
 
 
 # --- the guarded loop ------------------------------------------------------------------
+def default_store() -> Store:
+    """SQLite, the embedded default: in memory, or the file named by ``AGENTLAB_STORE``
+    (share one file between processes and they refund once between them)."""
+    import os
+    from .store import SQLiteStore
+    return SQLiteStore(os.environ.get("AGENTLAB_STORE", ":memory:"))
+
+
 def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardConfig = GuardConfig(),
                 store: Store | None = None, system_prompt: str = "", history: list[dict] | None = None,
                 sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None,
@@ -344,7 +352,7 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
                 lang: Lang | None = None) -> Run:
     """Run ``task`` with every guard of ``config``. Never raises for model or tool failures."""
     lang = lang or registry.lang
-    ctx = _Ctx(registry, config, store if store is not None else MemoryStore(), sleep, rng or random.Random(0),
+    ctx = _Ctx(registry, config, store if store is not None else default_store(), sleep, rng or random.Random(0),
                clock, session_id or uuid.uuid4().hex[:12], lang)
     run_id = uuid.uuid4().hex[:12]
     messages = _start(system_prompt, history, task)

@@ -26,11 +26,16 @@ class Scenario:
     make_state: Callable[[], Any]
     make_registry: Callable[..., Registry]
     snapshot: Callable[[Any], dict]
+    apply: Callable[[Any, dict], None] | None = None  # set a case's starting state on a fresh state
 
     def __repr__(self) -> str:
         return f"Scenario({self.name!r})"
 
-    def setup(self, lang: Lang = "en", **kwargs: Any) -> tuple[Any, Registry]:
-        """A fresh state and its registry."""
+    def setup(self, lang: Lang = "en", *, start: dict | None = None, **kwargs: Any) -> tuple[Any, Registry]:
+        """A fresh state (with a case's ``start`` changes applied) and its registry."""
         state = self.make_state()
+        if start:
+            if self.apply is None:
+                raise ValueError(f"scenario {self.name!r} takes no starting state")
+            self.apply(state, start)
         return state, self.make_registry(state, lang=lang, **kwargs)

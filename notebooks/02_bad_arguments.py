@@ -29,7 +29,7 @@ from agentlab import Registry
 from agentlab.demo import compare
 from agentlab.exercises import answer_is
 from agentlab.plots import plot_bars
-from agentlab.widgets import FaultInjector
+from agentlab.widgets import FaultInjector, GuardPanel
 
 reg = Registry.from_json("../data/aftersales_tools.json")
 calls = {
@@ -90,6 +90,18 @@ plt.show()
 injector = FaultInjector(faults=faults)
 injector.update()
 injector
+
+# %% [markdown]
+# Switch guards off and run the injector again: which guard was doing the work? (`validate` and
+# `readable_errors` are the ones to try here.)
+
+# %%
+def use(config):
+    injector.config = config
+    injector.update()
+
+
+GuardPanel(on_change=use)
 
 # %% [markdown]
 # ## Exercise

@@ -32,7 +32,7 @@ from agentlab import aftersales
 from agentlab.demo import compare
 from agentlab.exercises import longest_wait
 from agentlab.loop import run_guarded, run_naive
-from agentlab.models import ScriptedModel, call
+from agentlab.models import ModelError, ScriptedModel, call
 from agentlab.plots import plot_herd, plot_retry_schedule
 from agentlab.retry import RetryPolicy
 
@@ -55,6 +55,12 @@ for task_call, lang in [(call("get_order", {"order_id": "A9999"}), "en"),
     run = run_guarded(ScriptedModel([task_call]), reg, "refund please", lang=lang)
     e = run.tool_events[0]
     print(f"{e.error_code}: {e.error_category}/{e.error_stage}, status {run.status}; user sees: {run.answer}")
+# 403 from the model API: stopped at once, no resend, a friendly sentence in the user's language
+for lang in ("en", "zh"):
+    desk, reg = aftersales.SCENARIO.setup(lang)
+    run = run_guarded(ScriptedModel([ModelError("PERMISSION_DENIED", "403: key not allowed for this model")]), reg, "hi",
+                      lang=lang)
+    print(f"PERMISSION_DENIED: resends {run.retries}, status {run.status}; user sees: {run.answer}")
 
 # %% [markdown]
 # **Measure it: the schedule.** When do 30 clients that failed at the same moment resend, with and
