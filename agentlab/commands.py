@@ -79,7 +79,7 @@ def _eval(ns: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from .evaluate import load_cases, pass_rate, run_suite, save_results
+    from .evaluate import load_cases, run_suite, save_results
     from .metrics import failure_breakdown, layers, pass_hat_k, summarize
     cases = load_cases(ns.suite)
     server = None

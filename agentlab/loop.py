@@ -34,7 +34,7 @@ import time
 import uuid
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Literal
 
 from .errors import ToolError, ToolFailure, friendly, make_error, redact, render
@@ -484,7 +484,6 @@ def _one_call(tc: Any, ctx: _Ctx, seen: dict[str, int]) -> _Outcome:
         rule_err = reg.check_rules(tool.name, args)
         if rule_err is not None:
             return refuse(rule_err, validate_ok=False if rule_err.code == "INVALID_ARGS" else True, exec_ok=None)
-    approval_id = None
     if cfg.approval and tool.needs_approval is not None:
         try:
             why = tool.needs_approval(args)
@@ -504,7 +503,7 @@ def _one_call(tc: Any, ctx: _Ctx, seen: dict[str, int]) -> _Outcome:
                 return refuse(make_error("CONFLICT", key=key.split(":", 1)[-1]), exec_ok=None)
     data, err, retries, replayed, note = execute(tool, args, ctx, key=key, claimed=claimed)
     if err is not None:
-        return _Outcome(render(err, lang), err, exec_ok=False, retries=retries, note=note, approval_id=approval_id)
+        return _Outcome(render(err, lang), err, exec_ok=False, retries=retries, note=note)
     extra: dict[str, Any] = {}
     if replayed:
         extra["replayed"] = True

@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from .clean import to_number

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .errors import ToolFailure, make_error
+from .errors import ToolFailure
 from .scenario import Scenario
 from .schema import close_objects
 from .tools import Registry, Tool, rule

@@ -12,7 +12,7 @@ import html
 import json
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Iterable, Literal
 
 Kind = Literal["model", "tool", "end"]
 

@@ -14,7 +14,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import openai  # noqa: E402
 
 from agentlab import aftersales  # noqa: E402
 from agentlab.fakeserver import ChatServer  # noqa: E402

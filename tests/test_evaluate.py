@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from agentlab.evaluate import (Case, ablation, auto_tag, check, compare, fake_model, load_cases, load_results,
+from agentlab.evaluate import (Case, ablation, auto_tag, compare, load_cases, load_results,
                                pass_k_curve, pass_rate, promote, replay_results, run_case, run_suite, sample,
                                save_results)
 from agentlab.loop import GuardConfig

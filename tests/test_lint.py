@@ -1,4 +1,3 @@
-import pytest
 
 from agentlab import Registry, lint
 from conftest import ROOT

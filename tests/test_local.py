@@ -3,7 +3,6 @@
 These need ``requirements-local.txt`` (about 0.5 GB); they skip with the reason
 where it is not installed, and CI installs it so they always run there.
 """
-import importlib
 import sys
 import types
 

@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentlab import aftersales
-from agentlab.demo import PLAN, compare, make_model, seed_demo_model
-from agentlab.faults import FAULTS, FaultyModel
+from agentlab.demo import compare, seed_demo_model
+from agentlab.faults import FAULTS
 from dataclasses import replace
 
 from agentlab.loop import GUARDS, STATUSES, GuardConfig, run_guarded, run_naive

@@ -8,7 +8,6 @@ into the kernel silently drops plots), one with widgets must emit widget views.
 import json
 import os
 import time
-from pathlib import Path
 
 import jupytext
 import nbformat
