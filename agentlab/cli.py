@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as exc:
         print(f"error: no such file: {exc.filename}", file=sys.stderr)
     except json.JSONDecodeError as exc:
-        print(f"error: the tools file is not valid JSON ({exc.msg} at line {exc.lineno})", file=sys.stderr)
+        print(f"error: the input file is not valid JSON ({exc.msg} at line {exc.lineno})", file=sys.stderr)
     except (ValueError, KeyError, TypeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
     return 2

@@ -51,7 +51,12 @@ def load_cases(path: str | Path = DATA / "aftersales_cases.jsonl") -> list[Case]
     for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
-        d = json.loads(line)
+        try:
+            d = json.loads(line)
+        except ValueError as exc:
+            raise ValueError(f"{path}:{n}: not a JSON object ({exc})") from None
+        if not isinstance(d, dict):
+            raise ValueError(f"{path}:{n}: each line must be a JSON object")
         try:
             out.append(Case(d["id"], d.get("category", ""), d.get("scenario", "aftersales"), d["task"], d["expect"],
                             d.get("fake", {}), d.get("task_zh"), d.get("start", {})))
@@ -228,11 +233,12 @@ def save_results(results: Sequence[CaseResult], directory: str | Path, *, label:
     """Write a suite run (metadata, one line per case result, every trace event, every message)."""
     from .trace import to_jsonl
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    out = Path(directory) / f"{stamp}-{label}"
+    final = Path(directory) / f"{stamp}-{label}"
     n = 1
-    while out.exists():
+    while final.exists():
         n += 1
-        out = Path(directory) / f"{stamp}-{label}-{n}"
+        final = Path(directory) / f"{stamp}-{label}-{n}"
+    out = final.with_name(final.name + ".partial")  # renamed when complete: never a half-written run
     out.mkdir(parents=True)
     first = results[0].run if results else None
     info = {"label": label, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "code_version": code_version(),
@@ -250,7 +256,8 @@ def save_results(results: Sequence[CaseResult], directory: str | Path, *, label:
         for r in results:
             f.write(json.dumps({"run_id": r.run.run_id, "messages": list(r.run.messages)}, ensure_ascii=False,
                                default=str) + "\n")
-    return out
+    out.rename(final)
+    return final
 
 
 def _run_header(run: Run) -> dict:

@@ -31,6 +31,16 @@ from .trace import side_by_side_html
 LANG_OPTIONS = [("English", "en"), ("中文", "zh")]
 
 
+def _safe(target: W.HTML, fn: Callable[[], Any]) -> Any:
+    """Run a widget action; on failure show a short message instead of a traceback."""
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001 - the learner sees a sentence, not a stack
+        target.value = (f"<p style='color:#d93025'>Something went wrong: {html.escape(type(exc).__name__)}: "
+                        f"{html.escape(str(exc)[:200])}</p>")
+        return None
+
+
 def _show(out: W.Output, obj: Any) -> None:
     out.outputs = ()
     out.append_display_data(obj)
@@ -80,7 +90,7 @@ class FaultInjector:
         self.run = W.Button(button_style="primary")
         self.view = W.HTML()
         self.last: Comparison | None = None
-        self.run.on_click(lambda _: self.update())
+        self.run.on_click(lambda _: _safe(self.view, self.update))
         self.lang.observe(lambda _: self._relabel(), names="value")
         self._relabel()
         self.widget = W.VBox([self.lang, W.HBox([self.fault, self.step]), self.run, self.view])
@@ -243,8 +253,8 @@ class ApprovalDesk:
         self.approve = W.Button(description=t("ui.approve", lang), button_style="success")
         self.reject = W.Button(description=t("ui.reject", lang), button_style="danger")
         self.status = W.HTML()
-        self.approve.on_click(lambda _: self._decide(True))
-        self.reject.on_click(lambda _: self._decide(False))
+        self.approve.on_click(lambda _: _safe(self.status, lambda: self._decide(True)))
+        self.reject.on_click(lambda _: _safe(self.status, lambda: self._decide(False)))
         self.refresh()
         self.widget = W.VBox([self.choice, W.HBox([self.approve, self.reject, self.reason]), self.status])
 
@@ -291,7 +301,7 @@ class PMApp:
         self.run = W.Button(button_style="primary")
         self.view = W.HTML()
         self.last: Comparison | None = None
-        self.run.on_click(lambda _: self.update())
+        self.run.on_click(lambda _: _safe(self.view, self.update))
         self.lang.observe(lambda _: self._relabel(), names="value")
         self._relabel()
         self.widget = W.VBox([self.lang, self.scenario, self.model, self.fault, self.run,
@@ -360,7 +370,7 @@ class BadCaseReview:
         self.promote = W.Button(description=t("ui.promote", lang), button_style="warning",
                                 layout=W.Layout(width="260px"))
         self.result = W.HTML()
-        self.promote.on_click(lambda _: self.do_promote())
+        self.promote.on_click(lambda _: _safe(self.result, self.do_promote))
         self.refresh()
         self.widget = W.VBox([*rows, self.shares, self.top, W.HBox([self.choice, self.promote]), self.result])
 

@@ -135,3 +135,11 @@ def test_bad_case_review_tags_shares_and_promotes(tmp_path):
     assert suite.exists() and "promoted-" in suite.read_text() and "It runs" in review.result.value
     zh = BadCaseReview(sessions, cases, suite, n=12, seed=3, lang="zh")
     assert "本周目标" in zh.top.value and zh.promote.description == "加入回归集"
+
+
+def test_a_failing_action_shows_a_sentence_not_a_traceback():
+    def broken(*a, **k):
+        raise RuntimeError("the model server went away")
+    app = FaultInjector(run_fn=broken)
+    app.run.click()
+    assert "Something went wrong" in app.view.value and "Traceback" not in app.view.value
