@@ -287,7 +287,9 @@ class ApprovalDesk:
 MODELS = {
     "self-correcting": {"en": "a fake model that reads errors and fixes its calls", "zh": "会读错误并自我修正的模拟模型"},
     "seed-000 script": {"en": "seed 000's scripted demo (orderId first)", "zh": "种子文章 000 的剧本演示（先写错 orderId）"},
+    "qwen 1.5b (recorded)": {"en": "the small real model, replayed from a recording", "zh": "小型真实模型（录制回放）"},
 }
+CASSETTE = Path(__file__).resolve().parent.parent / "data" / "cassettes" / "aftersales-1.5b.jsonl"
 
 
 class PMApp:
@@ -296,7 +298,8 @@ class PMApp:
     def __init__(self, *, lang: Lang = "en"):
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
         self.scenario = W.Dropdown(options=[(aftersales.SCENARIO.title[lang], "aftersales")], value="aftersales")
-        self.model = W.Dropdown(options=[(f"{k} — {v[lang]}", k) for k, v in MODELS.items()], value="self-correcting")
+        self.model = W.Dropdown(options=[(f"{k} — {v[lang]}", k) for k, v in MODELS.items()
+                                         if "recorded" not in k or CASSETTE.exists()], value="self-correcting")
         self.fault = W.Dropdown(options=self._fault_options(lang), value="camel_case")
         self.run = W.Button(button_style="primary")
         self.view = W.HTML()
@@ -319,7 +322,9 @@ class PMApp:
         value = self.fault.value
         self.fault.options = self._fault_options(lang)
         self.fault.value = value
-        self.model.options = [(f"{k} — {v[lang]}", k) for k, v in MODELS.items()]
+        model = self.model.value
+        self.model.options = [(f"{k} — {v[lang]}", k) for k, v in MODELS.items() if "recorded" not in k or CASSETTE.exists()]
+        self.model.value = model
         self.scenario.options = [(aftersales.SCENARIO.title[lang], "aftersales")]
         if self.last is not None:
             self.view.value = comparison_html(self.last, lang)
@@ -327,8 +332,16 @@ class PMApp:
     def update(self) -> Comparison:
         from .demo import make_model, seed_demo_model
         lang = self.lang.value
-        base = (lambda: seed_demo_model(lang)) if self.model.value == "seed-000 script" else (lambda: make_model(lang))
-        self.last = compare(self.fault.value, lang=lang, model=base)
+        if self.model.value == "seed-000 script":
+            base = lambda: seed_demo_model(lang)  # noqa: E731
+        elif self.model.value == "qwen 1.5b (recorded)":
+            from .cassette import CassetteModel
+            base = lambda: CassetteModel(CASSETTE, "normal-01/guarded", then="(no more recorded replies)")  # noqa: E731
+        else:
+            base = lambda: make_model(lang)  # noqa: E731
+        # the recording refunds in its first turn, so a model fault goes there
+        step = 1 if self.model.value == "qwen 1.5b (recorded)" else 2
+        self.last = compare(self.fault.value, lang=lang, model=base, at_step=step)
         self.view.value = comparison_html(self.last, lang)
         return self.last
 

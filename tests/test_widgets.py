@@ -143,3 +143,15 @@ def test_a_failing_action_shows_a_sentence_not_a_traceback():
     app = FaultInjector(run_fn=broken)
     app.run.click()
     assert "Something went wrong" in app.view.value and "Traceback" not in app.view.value
+
+
+def test_pm_app_with_the_recorded_real_model():
+    app = PMApp()
+    app.model.value = "qwen 1.5b (recorded)"
+    app.fault.value = "camel_case"
+    app.run.click()
+    assert "What happened" in app.view.value and "Something went wrong" not in app.view.value
+    assert "(replay)" in app.last.guarded.model
+    # a recording cannot react to a new error: the guarded loop stops the bad call, the replay moves on
+    assert app.last.guarded.invalid_calls == 1 and app.last.guarded_state["refunds"] == []
+    assert app.last.naive_state["refunds"] == []  # the naive loop passed the bad keyword on and the tool raised
