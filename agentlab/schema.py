@@ -550,6 +550,28 @@ def compile_schema(schema: Any) -> Callable[[Any], list[Problem]]:
     return validate
 
 
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
+_SCHEMA_ONE = ("items", "additionalProperties", "not")
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+
+
+def transform(schema: Any, node: Callable[[dict], dict]) -> Any:
+    """A copy of ``schema`` with ``node`` applied to every subschema, innermost first."""
+    if isinstance(schema, list):
+        return [transform(s, node) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for k, v in schema.items():
+        if k in _SCHEMA_MAPS and isinstance(v, dict):
+            out[k] = {name: transform(sub, node) for name, sub in v.items()}
+        elif k in _SCHEMA_ONE or k in _SCHEMA_LISTS:
+            out[k] = transform(v, node)
+        else:
+            out[k] = v
+    return node(out)
+
+
 def close_objects(schema: Any) -> Any:
     """A copy of ``schema`` where every object with ``properties`` rejects unknown fields.
 
@@ -557,21 +579,11 @@ def close_objects(schema: Any) -> Any:
     (``orderId`` for ``order_id``); saying so beats silently dropping it.
     An explicit ``additionalProperties`` is left alone.
     """
-    if isinstance(schema, list):
-        return [close_objects(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {}
-    for k, v in schema.items():
-        if k in ("properties", "patternProperties", "$defs", "definitions") and isinstance(v, dict):
-            out[k] = {name: close_objects(sub) for name, sub in v.items()}
-        elif k in ("items", "additionalProperties", "not", "anyOf", "oneOf", "allOf", "prefixItems"):
-            out[k] = close_objects(v)
-        else:
-            out[k] = v
-    if "properties" in out and "additionalProperties" not in out and "patternProperties" not in out:
-        out["additionalProperties"] = False
-    return out
+    def close(node: dict) -> dict:
+        if "properties" in node and "additionalProperties" not in node and "patternProperties" not in node:
+            node["additionalProperties"] = False
+        return node
+    return transform(schema, close)
 
 
 def unsupported_keywords(schema: Any, path: str = "$") -> list[tuple[str, str]]:

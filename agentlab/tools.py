@@ -22,7 +22,7 @@ from .clean import Cleaned, clean as clean_values
 from .errors import Problem, ToolError, ToolFailure, json_type, make_error, render
 from .i18n import Lang, check_lang, t
 from .jsonutil import parse_strict
-from .schema import close_objects, compile_schema, suggest, to_snake
+from .schema import close_objects, compile_schema, suggest, to_snake, transform
 
 BusinessCheck = Callable[[dict], Iterable[Problem] | None]
 
@@ -273,20 +273,12 @@ def from_legacy_types(schema: Any) -> Any:
 
     ``any`` and an empty type become "no type constraint". Returns a new schema.
     """
-    if isinstance(schema, list):
-        return [from_legacy_types(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {}
-    for k, v in schema.items():
-        if k == "type" and isinstance(v, str):
-            if v in ("any", ""):
-                continue
-            out[k] = LEGACY_TYPES.get(v, v)
-        elif k in ("properties", "patternProperties", "$defs"):
-            out[k] = {name: from_legacy_types(s) for name, s in v.items()}
-        elif k in ("items", "additionalProperties", "not", "anyOf", "oneOf", "allOf", "prefixItems"):
-            out[k] = from_legacy_types(v)
-        else:
-            out[k] = v
-    return out
+    def retype(node: dict) -> dict:
+        t_ = node.get("type")
+        if isinstance(t_, str):
+            if t_ in ("any", ""):
+                del node["type"]
+            else:
+                node["type"] = LEGACY_TYPES.get(t_, t_)
+        return node
+    return transform(schema, retype)

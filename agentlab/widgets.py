@@ -31,6 +31,16 @@ from .trace import side_by_side_html
 LANG_OPTIONS = [("English", "en"), ("中文", "zh")]
 
 
+class App:
+    """An app is its controls plus ``widget``, the box that shows them (displayed as itself)."""
+
+    widget: W.Widget
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+        display(self.widget)
+
+
 def _safe(target: W.HTML, fn: Callable[[], Any]) -> Any:
     """Run a widget action; on failure show a short message instead of a traceback."""
     try:
@@ -76,7 +86,7 @@ def comparison_html(c: Comparison, lang: Lang = "en") -> str:
             f"{side_by_side_html(n.events, g.events, titles=titles)}</div>")
 
 
-class FaultInjector:
+class FaultInjector(App):
     """Pick a fault and a step, run both loops, see the traces side by side."""
 
     def __init__(self, *, lang: Lang = "en", faults: Sequence[str] | None = None, config: GuardConfig | None = None,
@@ -109,9 +119,6 @@ class FaultInjector:
         self.view.value = comparison_html(self.last, self.lang.value)
         return self.last
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-        display(self.widget)
 
 
 # --- the schema playground --------------------------------------------------------------
@@ -144,7 +151,7 @@ def playground_html(schema_text: str, samples: Sequence[str] = DEFAULT_SAMPLES, 
             f"<h4>{t('ui.samples', lang)}</h4><table class='agentlab-samples'>{answers}</table>")
 
 
-class SchemaPlayground:
+class SchemaPlayground(App):
     """Edit a schema; the linter's findings and the validator's answers update live."""
 
     def __init__(self, schema: Mapping | str | None = None, *, samples: Sequence[str] = DEFAULT_SAMPLES,
@@ -164,9 +171,6 @@ class SchemaPlayground:
                                           lang=self.lang.value)
         return self.view.value
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-        display(self.widget)
 
 
 def _starter_schema() -> dict:
@@ -178,7 +182,7 @@ def _starter_schema() -> dict:
 
 
 # --- guards and metrics ----------------------------------------------------------------------
-class GuardPanel:
+class GuardPanel(App):
     """A checkbox per guard; ``.config`` is the GuardConfig they describe."""
 
     def __init__(self, base: GuardConfig = GuardConfig(), *, on_change: Callable[[GuardConfig], None] | None = None,
@@ -202,9 +206,6 @@ class GuardPanel:
                 base = replace(base, **{g: getattr(on, g)})
         return base.without(*off)
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-        display(self.widget)
 
 
 def metrics_table_html(rows: Mapping[str, Mapping[str, Any]], lang: Lang = "en") -> str:
@@ -215,7 +216,7 @@ def metrics_table_html(rows: Mapping[str, Mapping[str, Any]], lang: Lang = "en")
     return f"<h4>{t('ui.metrics', lang)}</h4><table><tr><th></th>{head}</tr>{body}</table>"
 
 
-class MetricsPanel:
+class MetricsPanel(App):
     """Seed 000's four metrics for groups of runs, as a table and grouped bars."""
 
     def __init__(self, runs: Mapping[str, Sequence[Run]] | None = None, *, lang: Lang = "en",
@@ -237,13 +238,10 @@ class MetricsPanel:
         _show(self.plot, figure(lambda ax: plot_bars(data, ax=ax, title=t("ui.metrics", self.lang))))
         return rows
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-        display(self.widget)
 
 
 # --- approvals --------------------------------------------------------------------------
-class ApprovalDesk:
+class ApprovalDesk(App):
     """Held calls with Approve and Reject buttons."""
 
     def __init__(self, store: Store, registry: Registry, *, lang: Lang = "en"):
@@ -278,9 +276,6 @@ class ApprovalDesk:
         self.refresh()
         self.status.value = html.escape(msg) + "<br>" + self.status.value
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-        display(self.widget)
 
 
 # --- the no-code app -------------------------------------------------------------------
@@ -292,7 +287,7 @@ MODELS = {
 CASSETTE = Path(__file__).resolve().parent.parent / "data" / "cassettes" / "aftersales-1.5b.jsonl"
 
 
-class PMApp:
+class PMApp(App):
     """For people who do not write code: menus, a Run button, two traces and a plain account."""
 
     def __init__(self, *, lang: Lang = "en"):
@@ -345,13 +340,10 @@ class PMApp:
         self.view.value = comparison_html(self.last, lang)
         return self.last
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-        display(self.widget)
 
 
 # --- the weekly bad-case review (seed 003 §7.3) ---------------------------------------------------
-class BadCaseReview:
+class BadCaseReview(App):
     """Sample sessions, check each auto-tag, see the shares, promote a bad case into the suite.
 
     Args:
