@@ -40,6 +40,15 @@ class App:
         from IPython.display import display
         display(self.widget)
 
+    def _wire_run(self) -> None:
+        """A Run button and a result view, with the language toggle relabelling everything."""
+        self.run = W.Button(button_style="primary")
+        self.view = W.HTML()
+        self.last: Comparison | None = None
+        self.run.on_click(lambda _: _safe(self.view, self.update))  # type: ignore[attr-defined]
+        self.lang.observe(lambda _: self._relabel(), names="value")  # type: ignore[attr-defined]
+        self._relabel()  # type: ignore[attr-defined]
+
 
 def _safe(target: W.HTML, fn: Callable[[], Any]) -> Any:
     """Run a widget action; on failure show a short message instead of a traceback."""
@@ -97,12 +106,7 @@ class FaultInjector(App):
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
         self.fault = W.Dropdown(options=[(f"{n} — {FAULTS[n].describe(lang)}", n) for n in names], value=names[0])
         self.step = W.IntSlider(value=2, min=1, max=4)
-        self.run = W.Button(button_style="primary")
-        self.view = W.HTML()
-        self.last: Comparison | None = None
-        self.run.on_click(lambda _: _safe(self.view, self.update))
-        self.lang.observe(lambda _: self._relabel(), names="value")
-        self._relabel()
+        self._wire_run()
         self.widget = W.VBox([self.lang, W.HBox([self.fault, self.step]), self.run, self.view])
 
     def _relabel(self) -> None:
@@ -296,12 +300,7 @@ class PMApp(App):
         self.model = W.Dropdown(options=[(f"{k} — {v[lang]}", k) for k, v in MODELS.items()
                                          if "recorded" not in k or CASSETTE.exists()], value="self-correcting")
         self.fault = W.Dropdown(options=self._fault_options(lang), value="camel_case")
-        self.run = W.Button(button_style="primary")
-        self.view = W.HTML()
-        self.last: Comparison | None = None
-        self.run.on_click(lambda _: _safe(self.view, self.update))
-        self.lang.observe(lambda _: self._relabel(), names="value")
-        self._relabel()
+        self._wire_run()
         self.widget = W.VBox([self.lang, self.scenario, self.model, self.fault, self.run,
                               self.view])
 

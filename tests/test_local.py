@@ -21,14 +21,19 @@ def _need_local():
         pytest.skip(missing)
 
 
-def test_weights_with_a_wrong_hash_are_refused(tmp_path, monkeypatch):
-    piece = tmp_path / "piece.bin"
-    piece.write_bytes(b"not a model")
-    mod = types.ModuleType("agentlab_fake_part1")
+def _fake_weights(tmp_path, monkeypatch, name: str, data: bytes, sha256: str) -> None:
+    """Weights of one part, served by a stand-in for a part package."""
+    piece = tmp_path / f"{name}.bin"
+    piece.write_bytes(data)
+    mod = types.ModuleType(f"agentlab_{name}_part1")
     mod.get_part_path = lambda: str(piece)
-    monkeypatch.setitem(sys.modules, "agentlab_fake_part1", mod)
-    monkeypatch.setitem(local.WEIGHTS, "fake", local.Weights("fake.gguf", "agentlab_fake_part{i}", 1, 11, "0" * 64))
+    monkeypatch.setitem(sys.modules, f"agentlab_{name}_part1", mod)
+    monkeypatch.setitem(local.WEIGHTS, name, local.Weights(f"{name}.gguf", f"agentlab_{name}_part{{i}}", 1, len(data), sha256))
     monkeypatch.setenv("AGENTLAB_CACHE", str(tmp_path / "cache"))
+
+
+def test_weights_with_a_wrong_hash_are_refused(tmp_path, monkeypatch):
+    _fake_weights(tmp_path, monkeypatch, "fake", b"not a model", "0" * 64)
     with pytest.raises(local.LocalModelMissing):
         local.weights_path("fake")
     assert not (tmp_path / "cache" / "fake.gguf").exists()  # never a half-checked file under the final name
@@ -42,15 +47,8 @@ def test_packaged_weights_match_the_pinned_hash():
 
 
 def test_a_changed_weights_file_is_verified_again(tmp_path, monkeypatch):
-    piece = tmp_path / "piece.bin"
-    piece.write_bytes(b"tiny model")
     import hashlib
-    mod = types.ModuleType("agentlab_tiny_part1")
-    mod.get_part_path = lambda: str(piece)
-    monkeypatch.setitem(sys.modules, "agentlab_tiny_part1", mod)
-    monkeypatch.setitem(local.WEIGHTS, "tiny", local.Weights("tiny.gguf", "agentlab_tiny_part{i}", 1, 10,
-                                                             hashlib.sha256(b"tiny model").hexdigest()))
-    monkeypatch.setenv("AGENTLAB_CACHE", str(tmp_path / "cache"))
+    _fake_weights(tmp_path, monkeypatch, "tiny", b"tiny model", hashlib.sha256(b"tiny model").hexdigest())
     path = local.weights_path("tiny")
     assert path.read_bytes() == b"tiny model"
     path.write_bytes(b"tampered!!")  # same size, other bytes
