@@ -49,7 +49,8 @@ def main(argv: list[str]) -> int:
     cmd, rest = (argv[0], argv[1:]) if argv else ("help", [])
     if cmd == "lab":
         py = setup("requirements.txt")
-        return subprocess.call([str(py), "-m", "jupyter", "lab", *rest], cwd=ROOT / "notebooks")
+        as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
+        return subprocess.call([str(py), "-m", "jupyter", "lab", *as_root, *rest], cwd=ROOT / "notebooks")
     if cmd == "test":
         py = setup("requirements-dev.txt")
         return subprocess.call([str(py), "-m", "pytest", *rest], cwd=ROOT)
