@@ -69,6 +69,13 @@ class Store:
             raise Refused("order not found")
         return self.db["orders"][order_id]
 
+    def _order_in(self, order_id: str, status: str, refusal: str) -> dict:
+        """The order, if it is in ``status`` (the wiki: check the status before acting)."""
+        order = self._order(order_id)
+        if order["status"] != status:
+            raise Refused(refusal)
+        return order
+
     def _product(self, product_id: str) -> dict:
         if product_id not in self.db["products"]:
             raise Refused("product not found")
@@ -122,9 +129,7 @@ class Store:
 
     # --- write tools ------------------------------------------------------------------------
     def cancel_pending_order(self, order_id: str, reason: str) -> dict:
-        order = self._order(order_id)
-        if order["status"] != "pending":
-            raise Refused("non-pending order cannot be cancelled")
+        order = self._order_in(order_id, "pending", "non-pending order cannot be cancelled")
         if reason not in ("no longer needed", "ordered by mistake"):
             raise Refused("invalid reason")
         user = self.db["users"][order["user_id"]]
@@ -141,9 +146,7 @@ class Store:
 
     def modify_pending_order_address(self, order_id: str, address1: str, address2: str, city: str, state: str,
                                      country: str, zip: str) -> dict:
-        order = self._order(order_id)
-        if order["status"] != "pending":
-            raise Refused("non-pending order cannot be modified")
+        order = self._order_in(order_id, "pending", "non-pending order cannot be modified")
         order["address"] = {"address1": address1, "address2": address2, "city": city, "state": state,
                             "country": country, "zip": zip}
         return order
@@ -156,9 +159,7 @@ class Store:
         return user
 
     def modify_pending_order_payment(self, order_id: str, payment_method_id: str) -> dict:
-        order = self._order(order_id)
-        if order["status"] != "pending":
-            raise Refused("non-pending order cannot be modified")
+        order = self._order_in(order_id, "pending", "non-pending order cannot be modified")
         user = self.db["users"][order["user_id"]]
         new = self._payment(user, payment_method_id)
         history = order["payment_history"]
@@ -178,8 +179,10 @@ class Store:
             old["balance"] = round(old["balance"] + amount, 2)
         return order
 
-    def _swap(self, order: dict, item_ids: list[str], new_item_ids: list[str]) -> tuple[list[dict], float]:
-        """The order's items that change, and the price difference (new minus old)."""
+    def _swap(self, order: dict, item_ids: list[str], new_item_ids: list[str],
+              payment_method_id: str) -> tuple[list[dict], float, dict]:
+        """The order's items that change, the price difference (new minus old), and the payment
+        method that settles it (a gift card must cover the difference)."""
         pool = list(order["items"])
         olds = []
         for item_id in item_ids:
@@ -197,18 +200,15 @@ class Store:
             if variant is None or not variant.get("available"):
                 raise Refused(f"new item {new_id} not found or available")
             diff += variant["price"] - old["price"]
-        return olds, diff
+        method = self._payment(self.db["users"][order["user_id"]], payment_method_id)
+        if method["source"] == "gift_card" and method["balance"] < diff:
+            raise Refused("insufficient gift card balance to pay for the price difference")
+        return olds, diff, method
 
     def modify_pending_order_items(self, order_id: str, item_ids: list[str], new_item_ids: list[str],
                                    payment_method_id: str) -> dict:
-        order = self._order(order_id)
-        if order["status"] != "pending":
-            raise Refused("non-pending order cannot be modified")
-        user = self.db["users"][order["user_id"]]
-        olds, diff = self._swap(order, item_ids, new_item_ids)
-        method = self._payment(user, payment_method_id)
-        if method["source"] == "gift_card" and method["balance"] < diff:
-            raise Refused("insufficient gift card balance to pay for the new item")
+        order = self._order_in(order_id, "pending", "non-pending order cannot be modified")
+        olds, diff, method = self._swap(order, item_ids, new_item_ids, payment_method_id)
         order["payment_history"].append({"transaction_type": "payment" if diff > 0 else "refund",
                                          "amount": abs(diff), "payment_method_id": payment_method_id})
         if method["source"] == "gift_card":
@@ -220,9 +220,7 @@ class Store:
         return order
 
     def return_delivered_order_items(self, order_id: str, item_ids: list[str], payment_method_id: str) -> dict:
-        order = self._order(order_id)
-        if order["status"] != "delivered":
-            raise Refused("non-delivered order cannot be returned")
+        order = self._order_in(order_id, "delivered", "non-delivered order cannot be returned")
         user = self.db["users"][order["user_id"]]
         method = self._payment(user, payment_method_id)
         if method["source"] != "gift_card" and payment_method_id != order["payment_history"][0]["payment_method_id"]:
@@ -239,14 +237,8 @@ class Store:
 
     def exchange_delivered_order_items(self, order_id: str, item_ids: list[str], new_item_ids: list[str],
                                        payment_method_id: str) -> dict:
-        order = self._order(order_id)
-        if order["status"] != "delivered":
-            raise Refused("non-delivered order cannot be exchanged")
-        user = self.db["users"][order["user_id"]]
-        _, diff = self._swap(order, item_ids, new_item_ids)
-        method = self._payment(user, payment_method_id)
-        if method["source"] == "gift_card" and method["balance"] < diff:
-            raise Refused("insufficient gift card balance to pay for the price difference")
+        order = self._order_in(order_id, "delivered", "non-delivered order cannot be exchanged")
+        _, diff, _ = self._swap(order, item_ids, new_item_ids, payment_method_id)
         order["status"] = "exchange requested"
         order["exchange_items"] = sorted(item_ids)
         order["exchange_new_items"] = sorted(new_item_ids)
