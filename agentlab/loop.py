@@ -376,11 +376,11 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
                    finalize(events, status), tuple(messages), config.label, tuple(pending))
 
     for step in range(1, budget + 1):
-        reply, err, retries, latency = _ask(model, messages, specs, ctx)
+        reply, err, retries, latency, detail = _ask(model, messages, specs, ctx)
         if err is not None:
             events.append(Event(**base, round_index=step, kind="model", exec_ok=False, error_code=err.code,
                                 error_category=err.category, error_stage=err.stage, retry_count=retries,
-                                latency_ms=latency, note=err.fields.get("_detail") or None))
+                                latency_ms=latency, note=detail))
             return end("escalated", f"model API: {err.code}", friendly(err, lang), step, err)
         assert reply is not None
         messages.append(reply.message())
@@ -513,17 +513,20 @@ def _one_call(tc: Any, ctx: _Ctx, seen: dict[str, int]) -> _Outcome:
                     replayed=replayed, note=note)
 
 
-def _ask(model: Model, messages: list[dict], specs: list[dict], ctx: _Ctx) -> tuple[Reply | None, ToolError | None, int, float]:
-    """One model turn, resending transient API failures with backoff."""
+def _ask(model: Model, messages: list[dict], specs: list[dict],
+         ctx: _Ctx) -> tuple[Reply | None, ToolError | None, int, float, str | None]:
+    """One model turn, resending transient API failures with backoff.
+
+    Returns (reply, error, retries, latency in ms, technical detail for telemetry).
+    """
     retries = 0
     t0 = ctx.clock()
     while True:
         try:
             reply = model.complete(list(messages), specs)
-            return reply, None, retries, (ctx.clock() - t0) * 1000
+            return reply, None, retries, (ctx.clock() - t0) * 1000, None
         except ModelError as exc:
-            # the technical detail goes to telemetry (redacted), never to the user
-            err = replace(exc.to_error(), fields={**exc.to_error().fields, "_detail": redact(exc.detail)[:300]})
+            err = exc.to_error()
             policy = ctx.config.retry
             retries += max(exc.attempts - 1, 0)
             # One retry layer: a failure the adapter already resent is not resent again here.
@@ -531,7 +534,8 @@ def _ask(model: Model, messages: list[dict], specs: list[dict], ctx: _Ctx) -> tu
                 ctx.sleep(policy.delay(retries, ctx.rng, exc.retry_after))
                 retries += 1
                 continue
-            return None, err, retries, (ctx.clock() - t0) * 1000
+            # the technical detail goes to telemetry (redacted), never to the user
+            return None, err, retries, (ctx.clock() - t0) * 1000, redact(exc.detail)[:300] or None
 
 
 def _start(system_prompt: str, history: list[dict] | None, task: str) -> list[dict]:

@@ -86,7 +86,9 @@ class ModelError(Exception):
         return CODES[self.code][0] == "transient"
 
     def to_error(self) -> ToolError:
-        return make_error(self.code, retry_after=self.retry_after, seconds=0, detail="", name="")
+        """The failure as a ToolError record; end users only ever see ``friendly()`` of it."""
+        return make_error(self.code, retry_after=self.retry_after,
+                          message={"en": f"The model API failed ({self.code}).", "zh": f"模型接口调用失败（{self.code}）。"})
 
 
 class Model(Protocol):
