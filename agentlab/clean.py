@@ -13,6 +13,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = ["Cleaned", "clean", "to_number"]
+
 _UNITS = re.compile(r"^(?:RMB|CNY|USD|EUR|人民币|[¥$€£])?\s*(.*?)\s*(?:元|块钱|块|圆|RMB|CNY|USD|EUR|yuan|dollars?)?$", re.I)
 _NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d+)?|\.\d+)$")
 _THOUSANDS = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")

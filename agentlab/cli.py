@@ -10,9 +10,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Callable
+from collections.abc import Callable
 
-from . import commands as _commands  # noqa: F401  (registers later subcommands)
+from .commands import EXTRA
+
+__all__ = ["COMMANDS", "build_parser", "main"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     li.add_argument("file")
     li.add_argument("--lang", choices=("en", "zh"), default="en")
     li.add_argument("--json", action="store_true")
-    for name, (help_, configure, _fn) in _commands.EXTRA.items():
+    for name, (help_, configure, _fn) in EXTRA.items():
         configure(sub.add_parser(name, help=help_))
     return p
 
@@ -78,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     if ns.command is None:
         parser.print_help()
         return 2
-    fn = COMMANDS.get(ns.command) or _commands.EXTRA[ns.command][2]
+    fn = COMMANDS.get(ns.command) or EXTRA[ns.command][2]
     try:
         return fn(ns)
     except BrokenPipeError:  # `... | head`

@@ -1,28 +1,29 @@
-"""Subcommands beyond check-args and lint (demo, eval), registered by name.
+"""The subcommands behind ``python -m agentlab`` beyond check-args and lint (demo, local, eval).
 
-Kept apart so ``cli.py`` stays a page long: each entry is
-``name -> (help, configure(parser), run(namespace) -> exit code)``.
+Each is ``name -> (help, configure(parser), run(namespace) -> exit code)`` in :data:`EXTRA`;
+``cli.py`` builds its parser from that table. Heavy imports happen inside each command.
 """
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable
+from collections.abc import Callable
 
-EXTRA: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
+__all__ = ["EXTRA"]
+
 
 
 def _demo_configure(p: argparse.ArgumentParser) -> None:
-    from .faults import FAULTS
+    from .models.faults import FAULTS
     p.add_argument("--fault", choices=sorted(FAULTS), help="inject this fault (default: seed 000's orderId demo)")
     p.add_argument("--step", type=int, default=2, help="model turn at which a model fault is injected")
     p.add_argument("--lang", choices=("en", "zh"), default="en")
 
 
 def _demo(ns: argparse.Namespace) -> int:
-    from .demo import compare, trace_text
-    from .faults import FAULTS
-    c = compare(ns.fault, at_step=ns.step, lang=ns.lang)
+    from .models.faults import FAULTS
+    from .workbook.demo import compare_loops, trace_text
+    c = compare_loops(ns.fault, at_step=ns.step, lang=ns.lang)
     title = FAULTS[ns.fault].describe(ns.lang) if ns.fault else "seed 000: orderId -> INVALID_ARGS -> order_id"
     print(f"== {title}\n")
     for run in (c.naive, c.guarded):
@@ -34,7 +35,6 @@ def _demo(ns: argparse.Namespace) -> int:
     return 0
 
 
-EXTRA["demo"] = ("naive and guarded loops side by side on the after-sales desk", _demo_configure, _demo)
 
 
 def _local_configure(p: argparse.ArgumentParser) -> None:
@@ -48,9 +48,9 @@ def _local_configure(p: argparse.ArgumentParser) -> None:
 def _local(ns: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .local import available, serve, weights_path
+    from .models.local import serve, weights_path, what_is_missing
     if ns.gguf is None:
-        missing = available(ns.size)
+        missing = what_is_missing(ns.size)
         if missing:
             print(f"error: {missing}", flush=True)
             return 2
@@ -59,7 +59,6 @@ def _local(ns: argparse.Namespace) -> int:
     return 0
 
 
-EXTRA["local"] = ("serve a small real model on 127.0.0.1 (OpenAI-compatible, offline)", _local_configure, _local)
 
 
 def _eval_configure(p: argparse.ArgumentParser) -> None:
@@ -79,22 +78,22 @@ def _eval(ns: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from .evaluate import load_cases, run_suite, save_results
-    from .metrics import failure_breakdown, layers, pass_hat_k, summarize
+    from .evals import failure_breakdown, layers, load_cases, pass_hat_k, run_suite, save_results, summarize
+    from .resources import data_file
     cases = load_cases(ns.suite)
     server = None
     factory = None
     if ns.model == "replay":
-        from .cassette import CassetteModel
-        tape = Path(ns.cassette or Path(__file__).resolve().parent.parent / "data" / "cassettes" / "aftersales-0.5b.jsonl")
+        from .models.cassette import CassetteModel
+        tape = Path(ns.cassette) if ns.cassette else data_file("cassettes/aftersales-0.5b.jsonl")
         factory = lambda case, trial: CassetteModel(tape, f"{case.id}/{ns.loop}", then="(no more replies)")  # noqa: E731
     elif ns.model == "openai":
-        from .openai_model import OpenAIModel
+        from .models.openai_model import OpenAIModel
         factory = lambda case, trial: OpenAIModel()  # noqa: E731
     elif ns.model == "local":
-        from .local import LocalServer, available
-        from .openai_model import OpenAIModel
-        missing = available(ns.size)
+        from .models.local import LocalServer, what_is_missing
+        from .models.openai_model import OpenAIModel
+        missing = what_is_missing(ns.size)
         if missing:
             print(f"error: {missing}", file=sys.stderr)
             return 2
@@ -136,4 +135,9 @@ def _eval(ns: argparse.Namespace) -> int:
     return 0
 
 
-EXTRA["eval"] = ("run a suite of cases and print the metrics", _eval_configure, _eval)
+Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
+EXTRA: dict[str, Command] = {
+    "demo": ("naive and guarded loops side by side on the after-sales desk", _demo_configure, _demo),
+    "local": ("serve a small real model on 127.0.0.1 (OpenAI-compatible, offline)", _local_configure, _local),
+    "eval": ("run a suite of cases and print the metrics", _eval_configure, _eval),
+}

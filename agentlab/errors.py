@@ -23,16 +23,20 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from .i18n import Lang, t
+
+__all__ = ["CODES", "Category", "Problem", "Reason", "Stage", "ToolError", "ToolFailure", "UsageError",
+           "friendly", "json_type", "make_error", "redact", "render", "with_stage"]
 
 Category = Literal["transient", "validation", "fatal"]
 Stage = Literal["structure", "semantic", "execution", "rule_blocked"]
 Reason = Literal[
     "missing", "unknown_field", "wrong_type", "not_in_enum", "out_of_range",
-    "bad_format", "not_unique", "no_match", "not_allowed", "rule",
+    "bad_format", "not_unique", "no_match", "not_allowed", "rule", "broken_text",
 ]
 
 # code -> (category, stage). The defaults; a single error may override its stage.
@@ -45,6 +49,8 @@ CODES: dict[str, tuple[Category, Stage]] = {
     "RATE_LIMITED": ("transient", "execution"),
     "UNAVAILABLE": ("transient", "execution"),
     "IN_PROGRESS": ("transient", "execution"),
+    "OUTCOME_UNKNOWN": ("fatal", "execution"),  # a write that may have happened: never resent
+    "MODEL_ERROR": ("fatal", "execution"),
     "UNAUTHENTICATED": ("fatal", "execution"),
     "PERMISSION_DENIED": ("fatal", "rule_blocked"),
     "NOT_FOUND": ("fatal", "semantic"),
@@ -173,6 +179,14 @@ def with_stage(error: ToolError, stage: Stage) -> ToolError:
     return replace(error, stage=stage)
 
 
+class UsageError(Exception):
+    """A developer's mistake (a script that ran out, a misconfigured loop).
+
+    The loops turn every model and tool failure into a run outcome, but never this:
+    a mistake in the code that drives them must surface where it was made.
+    """
+
+
 class ToolFailure(Exception):
     """Raised by a tool to report a precise, model-readable failure.
 
@@ -206,7 +220,11 @@ def render(error: ToolError | None, lang: Lang = "en", *, data: Any = None, **ex
 def friendly(error: ToolError, lang: Lang = "en") -> str:
     """A sentence for the end user: no codes, no technical detail."""
     code = error.code
-    if error.category == "transient":
+    if code == "OUTCOME_UNKNOWN":
+        key = "friendly.unknown"
+    elif code == "RATE_LIMITED" and error.retry_after is not None and error.fields.get("_key"):
+        return t("friendly.wait", lang, seconds=f"{error.retry_after:.0f}")
+    elif error.category == "transient":
         key = "friendly.transient"
     elif code in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
         key = "friendly.auth" if code == "UNAUTHENTICATED" else "friendly.rule"

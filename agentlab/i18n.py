@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+__all__ = ["LANGS", "Lang", "check_lang", "keys", "t"]
+
 Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
 
@@ -47,6 +49,19 @@ _CATALOG: dict[str, dict[str, str]] = {
     "IN_PROGRESS": {
         "en": "The same action is being carried out right now.",
         "zh": "同一操作正在执行中。",
+    },
+    "OUTCOME_UNKNOWN": {
+        "en": ("This action was started but its result never came back, so nobody knows whether it took "
+               "effect. Do NOT send it again: a person will check and finish it."),
+        "zh": "该操作已经发出，但结果没有返回，无法确认是否已生效。不要再次发送：将由人工核实并处理。",
+    },
+    "MODEL_ERROR": {
+        "en": "The model's reply could not be used ({detail}).",
+        "zh": "模型的回复无法使用（{detail}）。",
+    },
+    "RATE_LIMITED.too_long": {
+        "en": "The service is rate limited for the next {seconds:g} s, longer than this run may wait.",
+        "zh": "服务在接下来 {seconds:g} 秒内限流，超过了本次运行可等待的时间。",
     },
     "UNAUTHENTICATED": {
         "en": "The credentials were rejected.",
@@ -150,6 +165,11 @@ _CATALOG: dict[str, dict[str, str]] = {
         "en": "Value {got} must be {limit}.",
         "zh": "取值 {got} 必须{limit}。",
     },
+    "problem.broken_text": {
+        "en": ("This text holds half of a character (a lone UTF-16 surrogate such as \\ud83d). "
+               "Send whole characters, or leave the emoji out."),
+        "zh": "这段文本里有半个字符（单独的 UTF-16 代理项，例如 \\ud83d）。请发送完整的字符，或去掉表情符号。",
+    },
     "problem.bad_format": {
         "en": "Value {got} does not match the expected format {expected}. {description}",
         "zh": "取值 {got} 不符合格式 {expected}。{description}",
@@ -206,6 +226,15 @@ _CATALOG: dict[str, dict[str, str]] = {
     "friendly.loop": {
         "en": "Sorry, I could not finish this on my own. A colleague will take over from here.",
         "zh": "抱歉，我没能独立完成这件事，接下来由人工为您处理。",
+    },
+    "friendly.unknown": {
+        "en": ("We could not confirm whether your request went through. A colleague will check and get back "
+               "to you; please do not send it again."),
+        "zh": "我们无法确认您的请求是否已生效，同事会核实后回复您，请不要重复提交。",
+    },
+    "friendly.wait": {
+        "en": "The service is busy. Please try again in about {seconds} seconds.",
+        "zh": "当前服务繁忙，请约 {seconds} 秒后再试。",
     },
     "friendly.error": {
         "en": "Something went wrong on our side. A colleague will follow up.",

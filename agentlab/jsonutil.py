@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
+
+__all__ = ["ParseFailure", "canonical", "escape_surrogates", "json_eq", "lone_surrogates", "normalize",
+           "parse_strict"]
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,40 @@ def json_eq(a: Any, b: Any) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return a == b
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(json_eq(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(json_eq(x, y) for x, y in zip(a, b, strict=False))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(json_eq(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """Write each lone surrogate in ``text`` as its ``\\uXXXX`` escape.
+
+    Models emit half of an escaped emoji now and then. A lone surrogate cannot be encoded
+    as UTF-8, so it would crash whatever stores or sends the text next; as an escape it
+    is plain ASCII, and inside a JSON string it still decodes to (and is caught as) itself.
+    """
+    if not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def lone_surrogates(value: Any, path: str = "$") -> list[str]:
+    """Paths (``$.summary``, ``$.items[0]``) of strings in ``value`` holding a lone surrogate."""
+    found: list[str] = []
+    if isinstance(value, str):
+        if _SURROGATE.search(value):
+            found.append(path)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            child = f"{path}.{k}" if path != "$" else str(k)
+            if _SURROGATE.search(str(k)):
+                found.append(child)
+            found += lone_surrogates(v, child)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found += lone_surrogates(v, f"{path}[{i}]" if path != "$" else f"[{i}]")
+    return found

@@ -18,11 +18,14 @@ Each rule looks for one way a schema makes the model guess. Findings are data
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Literal
 
 from .i18n import Lang
 from .schema import to_snake, unsupported_keywords
+
+__all__ = ["Finding", "Severity", "lint"]
 
 Severity = Literal["error", "warning", "info"]
 
@@ -189,7 +192,7 @@ def _uninformative(name: str, desc: str) -> bool:
     text = re.sub(r"[^a-z0-9\u4e00-\u9fff]+", " ", desc.lower()).split()
     filler = {"the", "a", "an", "of", "this", "is", "id", "identifier", "value", "name", "field", "parameter"}
     rest = [w for w in text if w not in words and w not in filler]
-    return len(desc) < 60 and not rest or len(desc.strip()) <= 4
+    return (len(desc) < 60 and not rest) or len(desc.strip()) <= 4
 
 
 def _lint_naming(names: list[tuple[str, str]], lang: Lang) -> list[Finding]:

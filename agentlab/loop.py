@@ -1,13 +1,6 @@
-"""Two agent loops on the same model: the naive one from the wild, and the guarded one.
+"""The guarded loop: a guard at each place where a run goes wrong (docs/guards.md).
 
-``run_naive`` does what much real code does (tau-bench's reference agent, the
-function-calling cookbook): it runs only ``tool_calls[0]``, ``json.loads`` the
-arguments without a guard, shows raw exception text to the model, retries
-nothing (or everything), and has only a hard step cap. Its crashes are caught
-and reported as the run's outcome, never raised into a notebook.
-
-``run_guarded`` puts a guard at each place a run goes wrong (seed 000 §三-五,
-seed 003 §3.3, §5.1). Each one can be switched off in :class:`GuardConfig`::
+Each guard can be switched off in :class:`~agentlab.guards.GuardConfig`::
 
     every tool call of a message, in order      all_calls
     parse + schema + business checks            validate
@@ -20,310 +13,98 @@ seed 003 §3.3, §5.1). Each one can be switched off in :class:`GuardConfig`::
     step budget                                 step_budget
     same call + same arguments N times -> stop  repeat_limit
 
-Final statuses: ``done``, ``done_after_self_correction``, ``escalated``,
-``budget_exhausted``, ``failed`` (the naive loop crashed).
+A run never raises for a model's or a tool's failure, whatever the model sends;
+it ends ``done``, ``done_after_self_correction``, ``escalated`` or ``budget_exhausted``
+with a reason. (Its anti-pattern, the naive loop, is in :mod:`agentlab.naive`.)
 """
 from __future__ import annotations
 
 import json
-import queue
+import os
 import random
-import signal
-import threading
 import time
 import uuid
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
-from .errors import ToolError, ToolFailure, friendly, make_error, redact, render
+from .errors import ToolError, ToolFailure, UsageError, friendly, make_error, redact, render
+from .guards import HARD_CAP, GuardConfig
 from .i18n import Lang
-from .jsonutil import canonical, parse_strict
-from .models import Model, ModelError, Reply
-from .retry import RetryPolicy
-from .store import Approval, Store, result_json
+from .jsonutil import canonical, escape_surrogates, parse_strict
+from .models.interface import Model, ModelError, Reply, ToolCall
+from .runs import Run, Status
+from .store import Approval, SQLiteStore, Store, result_json
+from .timeouts import WriteTimeout, run_with_timeout
 from .tools import Registry, Tool
-from .trace import Event, finalize, side_by_side_html, to_html
+from .trace import Event, finalize
 
-Status = Literal["done", "done_after_self_correction", "escalated", "budget_exhausted", "failed"]
-STATUSES: tuple[Status, ...] = ("done", "done_after_self_correction", "escalated", "budget_exhausted", "failed")
-HARD_CAP = 50  # even with every guard off, no run is endless
+__all__ = ["BARE_ERROR", "CallOutcome", "Context", "classify_exception", "default_store", "execute",
+           "idempotency_key", "run_guarded"]
+
 BARE_ERROR = "Error: 500 internal error"
 
 
-@dataclass(frozen=True, kw_only=True)
-class GuardConfig:
-    """The guards of :func:`run_guarded`. ``None``/``False`` switches one off.
-
-    Args:
-        all_calls: answer every tool call of a message, in order (else only the first).
-        validate: parse, schema and business checks before running a tool.
-        readable_errors: tell the model what went wrong as structured JSON (else a bare 500).
-        self_correction: invalid calls allowed per tool before escalating (re-ask budget).
-        timeout: seconds a tool may take. A read-only tool gets a SIGALRM deadline in the calling
-            thread (main thread, POSIX); a write, which must never be interrupted half-way, runs in a
-            worker thread the loop stops waiting for.
-        retry: how to resend transient failures (only for read-only or keyed tools).
-        idempotency: claim side-effect calls under a key; a repeat replays the first result.
-        approval: hold risky calls (``Tool.needs_approval``) for a person.
-        step_budget: model turns before ``budget_exhausted``.
-        repeat_limit: the Nth identical call (same tool, same canonical arguments) escalates.
-        clean: clean values (``"45元"`` -> 45) before validation, with an audit.
-    """
-
-    all_calls: bool = True
-    validate: bool = True
-    readable_errors: bool = True
-    self_correction: int | None = 2
-    timeout: float | None = 5.0
-    retry: RetryPolicy | None = RetryPolicy()
-    idempotency: bool = True
-    approval: bool = True
-    step_budget: int | None = 6
-    repeat_limit: int | None = 3
-    clean: bool = False
-
-    def without(self, *guards: str) -> "GuardConfig":
-        """This config with the named guards switched off."""
-        off = {}
-        for g in guards:
-            if g not in GUARDS:
-                raise ValueError(f"unknown guard {g!r}; guards are {GUARDS}")
-            off[g] = False if isinstance(getattr(self, g), bool) else None
-        return replace(self, **off)
-
-    @property
-    def label(self) -> str:
-        off = [g for g in GUARDS if getattr(self, g) in (None, False)]
-        return "all guards" if not off else "without " + ", ".join(off)
-
-
-GUARDS = ("all_calls", "validate", "readable_errors", "self_correction", "timeout", "retry",
-          "idempotency", "approval", "step_budget", "repeat_limit")
-NO_GUARDS = GuardConfig().without(*GUARDS)
+def default_store() -> Store:
+    """SQLite, the embedded default: in memory, or the file named by ``AGENTLAB_STORE``
+    (share one file between processes and they refund once between them)."""
+    return SQLiteStore(os.environ.get("AGENTLAB_STORE", ":memory:"))
 
 
 @dataclass(frozen=True)
-class Run:
-    """The outcome of one run: status, the answer the user sees, and the full trace."""
+class Context:
+    """Everything a guarded call needs besides the call: the tools, the guards, where
+    claims and held calls live, and the injected clock, sleep and randomness."""
 
-    run_id: str
-    loop: str
-    model: str
-    status: Status
-    reason: str
-    answer: str
-    steps: int
-    events: tuple[Event, ...]
-    messages: tuple[dict, ...]
-    config: str = ""
-    pending: tuple[str, ...] = ()
-
-    def __repr__(self) -> str:
-        return f"Run({self.loop}, {self.status}, steps={self.steps}, invalid={self.invalid_calls})"
-
-    @property
-    def tool_events(self) -> list[Event]:
-        return [e for e in self.events if e.kind == "tool"]
-
-    @property
-    def tool_calls(self) -> int:
-        return len(self.tool_events)
-
-    @property
-    def invalid_calls(self) -> int:
-        """Calls the model got wrong: unparsable, unknown tool, or invalid arguments."""
-        return sum(1 for e in self.tool_events if e.parse_ok is False or e.validate_ok is False)
-
-    @property
-    def retries(self) -> int:
-        return sum(e.retry_count for e in self.events)
-
-    @property
-    def tokens(self) -> int:
-        return sum(e.prompt_tokens + e.completion_tokens for e in self.events)
-
-    def summary(self) -> dict:
-        return {"loop": self.loop, "status": self.status, "steps": self.steps, "tool_calls": self.tool_calls,
-                "invalid_calls": self.invalid_calls, "retries": self.retries, "reason": self.reason,
-                "answer": self.answer}
-
-    def to_html(self) -> str:
-        return to_html(self.events, f"{self.loop}: {self.status}")
-
-    def _repr_html_(self) -> str:
-        return self.to_html()
+    registry: Registry
+    config: GuardConfig = GuardConfig()
+    store: Store = field(default_factory=default_store)
+    sleep: Callable[[float], None] = time.sleep
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+    clock: Callable[[], float] = time.perf_counter
+    session_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    lang: Lang = "en"
 
 
-def compare_html(naive: Run, guarded: Run) -> str:
-    """Two runs side by side, step against step."""
-    return side_by_side_html(naive.events, guarded.events,
-                             titles=(f"{naive.loop}: {naive.status}", f"{guarded.loop}: {guarded.status}"))
+@dataclass(frozen=True)
+class CallOutcome:
+    """One tool call's outcome: exactly what the model is told, and what telemetry records."""
+
+    content: str
+    error: ToolError | None = None
+    data: Any = None
+    parse_ok: bool | None = True
+    validate_ok: bool | None = True
+    exec_ok: bool | None = None
+    retries: int = 0
+    replayed: bool = False
+    note: str | None = None
+    approval_id: str | None = None
 
 
-# --- running a tool under a timeout ----------------------------------------------
-class _Workers:
-    """Daemon threads for tool calls, so a hung tool never blocks the interpreter's exit."""
-
-    def __init__(self) -> None:
-        self._q: queue.SimpleQueue = queue.SimpleQueue()
-        self._idle = 0
-        self._lock = threading.Lock()
-
-    def submit(self, fn: Callable[[], Any]) -> Future:
-        fut: Future = Future()
-        with self._lock:
-            if self._idle == 0:
-                threading.Thread(target=self._work, daemon=True, name="agentlab-tool").start()
-            else:
-                self._idle -= 1
-        self._q.put((fn, fut))
-        return fut
-
-    def _work(self) -> None:
-        while True:
-            fn, fut = self._q.get()
-            if fut.set_running_or_notify_cancel():
-                try:
-                    fut.set_result(fn())
-                except BaseException as exc:  # noqa: BLE001 - handed to the caller
-                    fut.set_exception(exc)
-            with self._lock:
-                self._idle += 1
+def _failed(error: ToolError, lang: Lang, **kw: Any) -> CallOutcome:
+    return CallOutcome(render(error, lang), error, **kw)
 
 
-_workers = _Workers()
+def classify_exception(exc: BaseException, seconds: float = 0, *, write: bool = False,
+                       resendable: bool = True) -> ToolError:
+    """A tool's exception as a ToolError. Only ToolFailure text reaches the model.
 
-
-class _Expired(BaseException):
-    """Raised into a read-only tool by the alarm; a BaseException so ``except Exception`` cannot swallow it."""
-
-
-def _can_alarm() -> bool:
-    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-
-
-def _with_alarm(fn: Callable[[], Any], limit: float) -> Any:
-    """Run ``fn`` in this thread with a SIGALRM deadline (a few microseconds, against ~85 us for a
-    worker thread hand-off). Used only for read-only tools: interrupting a read leaves nothing
-    half-done, while a write is never interrupted (it runs in a worker thread instead).
-    A timer that was already running (pytest-timeout's, say) is put back afterwards.
+    A write that failed by accident (timed out, lost its connection, raised) may or may not
+    have taken effect. Unless it is safe to resend (keyed), that is ``OUTCOME_UNKNOWN``:
+    never retryable. A refused connection is safe either way: nothing was sent.
     """
-    armed = [True]
-
-    def on_alarm(signum: int, frame: Any) -> None:
-        if armed[0]:
-            raise _Expired()
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    prev_left, prev_interval = signal.setitimer(signal.ITIMER_REAL, limit)
-    t0 = time.monotonic()
-    try:
-        try:
-            result = fn()
-            armed[0] = False
-            return result
-        finally:
-            armed[0] = False  # a signal still pending after this point is a no-op
-            signal.setitimer(signal.ITIMER_REAL, 0)
-    except _Expired:
-        raise TimeoutError(f"no answer within {limit:g} s") from None
-    finally:
-        signal.signal(signal.SIGALRM, previous)
-        if prev_left > 0:
-            signal.setitimer(signal.ITIMER_REAL, max(prev_left - (time.monotonic() - t0), 1e-3), prev_interval)
-
-
-def classify_exception(exc: BaseException, seconds: float = 0) -> ToolError:
-    """A tool's exception as a ToolError. Only ToolFailure text reaches the model."""
     if isinstance(exc, ToolFailure):
-        return exc.error
-    if isinstance(exc, (TimeoutError, FutureTimeout)):
+        return exc.error  # the tool said on purpose what happened
+    if isinstance(exc, ConnectionRefusedError):
+        return make_error("UNAVAILABLE")
+    if write and not resendable:
+        return make_error("OUTCOME_UNKNOWN")
+    if isinstance(exc, TimeoutError):
         return make_error("TIMEOUT", seconds=seconds)
     if isinstance(exc, ConnectionError):
         return make_error("UNAVAILABLE")
     return make_error("TOOL_ERROR")
-
-
-@dataclass
-class _Ctx:
-    registry: Registry
-    config: GuardConfig
-    store: Store
-    sleep: Callable[[float], None]
-    rng: random.Random
-    clock: Callable[[], float]
-    session_id: str
-    lang: Lang
-
-
-def _invoke(tool: Tool, args: dict, key: str | None, timeout: float | None) -> tuple[Any, ToolError | None, str | None]:
-    """Run ``tool.fn`` once. Returns (data, error, technical note for telemetry)."""
-    if tool.fn is None:
-        return None, make_error("TOOL_ERROR"), "tool has no implementation"
-    kwargs = dict(args)
-    if tool.keyed and key is not None:
-        kwargs["idempotency_key"] = key
-    limit = tool.timeout if tool.timeout is not None else timeout
-    fn = tool.fn
-    try:
-        if limit is None:
-            return fn(**kwargs), None, None
-        if not tool.side_effect and _can_alarm():
-            return _with_alarm(lambda: fn(**kwargs), limit), None, None
-        return _workers.submit(lambda: fn(**kwargs)).result(timeout=limit), None, None
-    except BaseException as exc:  # noqa: BLE001 - every failure becomes data
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
-        return None, classify_exception(exc, limit or 0), redact(f"{type(exc).__name__}: {exc}")[:300]
-
-
-def execute(tool: Tool, args: dict, ctx: _Ctx, *, key: str | None, claimed: bool = False,
-            ) -> tuple[Any, ToolError | None, int, bool, str | None]:
-    """Run one validated call with idempotency, timeout and safe retries.
-
-    Returns (data, error, retries, replayed, note). ``claimed`` says the caller
-    already holds the idempotency claim for ``key``.
-    """
-    cfg = ctx.config
-    if not claimed and tool.side_effect and cfg.idempotency and key is not None:
-        early = _claim(tool, args, ctx, key)
-        if early is not None:
-            return early
-        claimed = True
-    safe_to_resend = not tool.side_effect or (cfg.idempotency and tool.keyed)
-    retries = 0
-    resent_note = None
-    while True:
-        data, err, note = _invoke(tool, args, key if cfg.idempotency else None, cfg.timeout)
-        note = note or resent_note
-        if err is None:
-            if claimed:
-                ctx.store.finish(key, result_json(data))  # type: ignore[arg-type]
-            return data, None, retries, False, note
-        if (err.category == "transient" and cfg.retry is not None and safe_to_resend
-                and retries < cfg.retry.max_retries):
-            ctx.sleep(cfg.retry.delay(retries, ctx.rng, err.retry_after))
-            retries += 1
-            if tool.side_effect:
-                resent_note = "resent with the same idempotency key"
-            continue
-        if claimed:
-            ctx.store.release(key)  # type: ignore[arg-type]
-        return None, err, retries, False, note
-
-
-def _claim(tool: Tool, args: dict, ctx: _Ctx, key: str) -> tuple[Any, ToolError | None, int, bool, str | None] | None:
-    """Claim ``key``; None if we now own it, else the replay or the refusal."""
-    claim = ctx.store.claim(key, canonical(args))
-    if claim.status == "new":
-        return None
-    if claim.status == "replay":
-        return json.loads(claim.result or "null"), None, 0, True, "replayed from the idempotency store"
-    if claim.status == "conflict":
-        return None, make_error("CONFLICT", key=key.split(":", 1)[-1]), 0, False, None
-    return None, make_error("IN_PROGRESS"), 0, False, None
 
 
 def idempotency_key(tool: Tool, args: dict) -> str:
@@ -336,206 +117,317 @@ def idempotency_key(tool: Tool, args: dict) -> str:
     return f"{tool.name}:{canonical(args)}"
 
 
+# --- one validated call: claim, gate, run, resend ----------------------------------
+def execute(tool: Tool, args: dict, ctx: Context, *, key: str,
+            gate: Callable[[], CallOutcome | None] | None = None, extra: dict | None = None) -> CallOutcome:
+    """Run one validated call with idempotency, timeout and safe retries.
+
+    The claim on ``key`` is taken here and only here. ``gate`` runs after the claim and
+    before the tool (business rules, approval): an outcome from it refuses the call and
+    frees the key. ``extra`` is added to a success (the cleaning audit, say).
+    """
+    cfg, lang = ctx.config, ctx.lang
+    claimed = tool.side_effect and cfg.idempotency
+    if claimed:
+        # The claim comes before the business rules: a replay of a refund that was done
+        # must return its first result, not be refused because the order is refunded now.
+        claim = ctx.store.claim(key, canonical(args), lease=cfg.lease)
+        if claim.status == "replay":
+            data = json.loads(claim.result or "null")
+            return CallOutcome(render(None, lang, data=data, replayed=True), None, data, exec_ok=True,
+                               replayed=True, note="replayed from the idempotency store")
+        if claim.status == "conflict":
+            return _failed(make_error("CONFLICT", key=key.split(":", 1)[-1]), lang, exec_ok=None)
+        if claim.status == "in_flight":
+            return _failed(make_error("IN_PROGRESS"), lang, exec_ok=None)
+        if claim.status == "unknown":
+            return _failed(make_error("OUTCOME_UNKNOWN"), lang, exec_ok=None,
+                           note="an earlier attempt never reported back; a person must resolve it")
+    if gate is not None:
+        refused = gate()
+        if refused is not None:
+            if claimed:
+                ctx.store.release(key)
+            return refused
+    resendable = not tool.side_effect or (cfg.idempotency and tool.keyed)
+    retries, note = 0, None
+    while True:
+        try:
+            data = _invoke(tool, args, key if cfg.idempotency else None, cfg.timeout)
+        except (KeyboardInterrupt, SystemExit, UsageError):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - every tool failure becomes data
+            err = classify_exception(exc, _limit(tool, cfg.timeout) or 0, write=tool.side_effect,
+                                     resendable=resendable)
+            detail = redact(f"{type(exc).__name__}: {str(exc)[:2000]}")[:300]
+            if err.category == "transient" and cfg.retry is not None and resendable \
+                    and retries < cfg.retry.max_retries and cfg.retry.may_wait(err.retry_after):
+                ctx.sleep(cfg.retry.delay(retries, ctx.rng, err.retry_after))
+                retries += 1
+                note = "resent with the same idempotency key" if tool.side_effect else None
+                continue
+            if claimed:
+                if err.code == "OUTCOME_UNKNOWN":
+                    ctx.store.mark_unknown(key)
+                    if isinstance(exc, WriteTimeout):  # the write still runs: record its result if it arrives
+                        exc.future.add_done_callback(lambda f: _settle(ctx.store, key, f))
+                else:
+                    ctx.store.release(key)
+            return _failed(err, lang, exec_ok=False, retries=retries, note=detail)
+        if claimed:
+            ctx.store.finish(key, result_json(data))
+        return CallOutcome(render(None, lang, data=data, **(extra or {})), None, data, exec_ok=True,
+                           retries=retries, note=note)
+
+
+def _settle(store: Store, key: str, future: Any) -> None:
+    """A timed-out write finished after all: its result is the truth about the key."""
+    if not future.cancelled() and future.exception() is None:
+        store.resolve(key, result_json(future.result()))
+
+
+def _limit(tool: Tool, default: float | None) -> float | None:
+    return tool.timeout if tool.timeout is not None else default
+
+
+def _invoke(tool: Tool, args: dict, key: str | None, timeout: float | None) -> Any:
+    """Run ``tool.fn`` once under its deadline; failures are raised."""
+    fn = tool.fn
+    if fn is None:
+        raise ToolFailure("TOOL_ERROR", "this tool has no implementation")
+    kwargs = dict(args)
+    if tool.keyed and key is not None:
+        kwargs["idempotency_key"] = key
+    return run_with_timeout(lambda: fn(**kwargs), _limit(tool, timeout), write=tool.side_effect)
+
+
 # --- the guarded loop ------------------------------------------------------------------
-def default_store() -> Store:
-    """SQLite, the embedded default: in memory, or the file named by ``AGENTLAB_STORE``
-    (share one file between processes and they refund once between them)."""
-    import os
-    from .store import SQLiteStore
-    return SQLiteStore(os.environ.get("AGENTLAB_STORE", ":memory:"))
-
-
 def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardConfig = GuardConfig(),
                 store: Store | None = None, system_prompt: str = "", history: list[dict] | None = None,
                 sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None,
                 clock: Callable[[], float] = time.perf_counter, session_id: str | None = None,
                 lang: Lang | None = None) -> Run:
     """Run ``task`` with every guard of ``config``. Never raises for model or tool failures."""
-    lang = lang or registry.lang
-    ctx = _Ctx(registry, config, store if store is not None else default_store(), sleep, rng or random.Random(0),
-               clock, session_id or uuid.uuid4().hex[:12], lang)
-    run_id = uuid.uuid4().hex[:12]
-    messages = _start(system_prompt, history, task)
-    messages += _decisions_note(ctx, messages)
-    turn_id = sum(1 for m in messages if m.get("role") == "user")
-    base = dict(run_id=run_id, session_id=ctx.session_id, turn_id=turn_id, loop="guarded", guard_config=config.label)
-    events: list[Event] = []
-    specs = registry.specs()
-    seen: dict[str, int] = {}
-    invalid_streak = 0  # invalid calls since the last one that ran: the re-ask budget
-    corrected = False
-    pending: list[str] = []
-    budget = config.step_budget if config.step_budget is not None else HARD_CAP
-
-    def end(status: Status, reason: str, answer: str, step: int, error: ToolError | None = None) -> Run:
-        events.append(Event(**base, round_index=step, kind="end", final_status=status, note=reason,
-                            error_code=error.code if error else None,
-                            error_category=error.category if error else None,
-                            error_stage=error.stage if error else None, model_visible=answer))
-        return Run(run_id, "guarded", getattr(model, "name", "model"), status, reason, answer, step,
-                   finalize(events, status), tuple(messages), config.label, tuple(pending))
-
-    for step in range(1, budget + 1):
-        reply, err, retries, latency, detail = _ask(model, messages, specs, ctx)
-        if err is not None:
-            events.append(Event(**base, round_index=step, kind="model", exec_ok=False, error_code=err.code,
-                                error_category=err.category, error_stage=err.stage, retry_count=retries,
-                                latency_ms=latency, note=detail))
-            return end("escalated", f"model API: {err.code}", friendly(err, lang), step, err)
-        assert reply is not None
-        messages.append(reply.message())
-        usage = reply.usage
-        events.append(Event(**base, round_index=step, kind="model", retry_count=retries, latency_ms=latency,
-                            prompt_tokens=usage.prompt_tokens if usage else 0,
-                            completion_tokens=usage.completion_tokens if usage else 0,
-                            model_visible=reply.content if not reply.tool_calls else
-                            (reply.content or "") + " → " + ", ".join(c.name for c in reply.tool_calls)))
-        if not reply.tool_calls:
-            status: Status = "done_after_self_correction" if corrected else "done"
-            return end(status, "final answer", reply.content or "", step)
-        calls = reply.tool_calls if config.all_calls else reply.tool_calls[:1]
-        for tc in calls:
-            t0 = clock()
-            outcome = _one_call(tc, ctx, seen)
-            latency_ms = (clock() - t0) * 1000
-            content = outcome.content if config.readable_errors or outcome.error is None else BARE_ERROR
-            messages.append({"role": "tool", "tool_call_id": tc.id, "content": content})
-            e = outcome.error
-            events.append(Event(**base, round_index=step, kind="tool", tool_name=tc.name, tool_call_id=tc.id,
-                                args_raw=tc.arguments, parse_ok=outcome.parse_ok, validate_ok=outcome.validate_ok,
-                                exec_ok=outcome.exec_ok, error_code=e.code if e else None,
-                                error_category=e.category if e else None, error_stage=e.stage if e else None,
-                                retry_count=outcome.retries, latency_ms=latency_ms, model_visible=content,
-                                replayed=outcome.replayed, note=outcome.note))
-            if outcome.approval_id:
-                pending.append(outcome.approval_id)
-            if e is None:
-                if invalid_streak:
-                    corrected = True
-                invalid_streak = 0
-                continue
-            if e.category == "validation":
-                invalid_streak += 1
-                if config.self_correction is not None and invalid_streak > config.self_correction:
-                    err2 = make_error("SELF_CORRECTION_EXHAUSTED", rounds=config.self_correction)
-                    return end("escalated", f"{tc.name}: still invalid after {config.self_correction} corrections",
-                               friendly(err2, lang), step, err2)
-            elif e.category == "fatal":
-                return end("escalated", f"{tc.name}: {e.code}", friendly(e, lang), step, e)
-    err = make_error("BUDGET_EXHAUSTED", steps=budget)
-    return end("budget_exhausted", f"step budget of {budget} used up", friendly(err, lang), budget, err)
+    ctx = Context(registry, config, store if store is not None else default_store(), sleep,
+                  rng or random.Random(0), clock, session_id or uuid.uuid4().hex[:12], lang or registry.lang)
+    return _Turn(model, ctx, system_prompt, history, task).run()
 
 
-@dataclass
-class _Outcome:
-    content: str
-    error: ToolError | None = None
-    parse_ok: bool | None = True
-    validate_ok: bool | None = True
-    exec_ok: bool | None = None
-    retries: int = 0
-    replayed: bool = False
-    note: str | None = None
-    approval_id: str | None = None
+class _Turn:
+    """One user turn of the guarded loop: model turns and tool calls until an ending."""
+
+    def __init__(self, model: Model, ctx: Context, system_prompt: str, history: list[dict] | None, task: str):
+        self.model, self.ctx = model, ctx
+        self.run_id = uuid.uuid4().hex[:12]
+        self.messages = _start(system_prompt, history, task)
+        self.messages += _decisions_note(ctx)
+        turn_id = sum(1 for m in self.messages if m.get("role") == "user")
+        self.base = dict(run_id=self.run_id, session_id=ctx.session_id, turn_id=turn_id, loop="guarded",
+                         guard_config=ctx.config.label)
+        self.events: list[Event] = []
+        self.seen: dict[str, int] = {}
+        self.invalid_streak = 0  # invalid calls since the last one that ran: the re-ask budget
+        self.corrected = False
+        self.pending: list[str] = []
+
+    def end(self, status: Status, reason: str, answer: str, step: int, error: ToolError | None = None) -> Run:
+        self.events.append(Event(**self.base, round_index=step, kind="end", final_status=status, note=reason,
+                                 error_code=error.code if error else None,
+                                 error_category=error.category if error else None,
+                                 error_stage=error.stage if error else None, model_visible=answer))
+        return Run(self.run_id, "guarded", str(getattr(self.model, "name", "model")), status, reason, answer, step,
+                   finalize(self.events, status), tuple(self.messages), self.ctx.config.label, tuple(self.pending))
+
+    def run(self) -> Run:
+        cfg, lang = self.ctx.config, self.ctx.lang
+        budget = cfg.step_budget if cfg.step_budget is not None else HARD_CAP
+        specs = self.ctx.registry.specs()
+        for step in range(1, budget + 1):
+            asked = _ask(self.model, self.messages, specs, self.ctx, step)
+            if asked.error is not None:
+                err = asked.error
+                self.events.append(Event(**self.base, round_index=step, kind="model", exec_ok=False,
+                                         error_code=err.code, error_category=err.category, error_stage=err.stage,
+                                         retry_count=asked.retries, latency_ms=asked.latency_ms, note=asked.detail))
+                return self.end("escalated", f"model API: {err.code}", friendly(err, lang), step, err)
+            reply = asked.reply
+            assert reply is not None  # _ask returns a reply or an error
+            self.messages.append(reply.message())
+            usage = reply.usage
+            self.events.append(Event(**self.base, round_index=step, kind="model", retry_count=asked.retries,
+                                     latency_ms=asked.latency_ms,
+                                     prompt_tokens=usage.prompt_tokens if usage else 0,
+                                     completion_tokens=usage.completion_tokens if usage else 0,
+                                     model_visible=reply.content if not reply.tool_calls else
+                                     (reply.content or "") + " → " + ", ".join(c.name for c in reply.tool_calls)))
+            if not reply.tool_calls:
+                status: Status = "done_after_self_correction" if self.corrected else "done"
+                return self.end(status, "final answer", reply.content or "", step)
+            calls = reply.tool_calls if cfg.all_calls else reply.tool_calls[:1]
+            for tc in calls:
+                ending = self._call(tc, step)
+                if ending is not None:
+                    return ending
+        err = make_error("BUDGET_EXHAUSTED", steps=budget)
+        return self.end("budget_exhausted", f"step budget of {budget} used up", friendly(err, lang), budget, err)
+
+    def _call(self, tc: ToolCall, step: int) -> Run | None:
+        """Answer one tool call; a Run when it ends the turn."""
+        cfg, lang, clock = self.ctx.config, self.ctx.lang, self.ctx.clock
+        t0 = clock()
+        out = _one_call(tc, self.ctx, self.seen)
+        latency_ms = (clock() - t0) * 1000
+        content = out.content if cfg.readable_errors or out.error is None else BARE_ERROR
+        self.messages.append({"role": "tool", "tool_call_id": tc.id, "content": content})
+        e = out.error
+        self.events.append(Event(**self.base, round_index=step, kind="tool", tool_name=tc.name, tool_call_id=tc.id,
+                                 args_raw=tc.arguments, parse_ok=out.parse_ok, validate_ok=out.validate_ok,
+                                 exec_ok=out.exec_ok, error_code=e.code if e else None,
+                                 error_category=e.category if e else None, error_stage=e.stage if e else None,
+                                 retry_count=out.retries, latency_ms=latency_ms, model_visible=content,
+                                 replayed=out.replayed, note=out.note))
+        if out.approval_id:
+            self.pending.append(out.approval_id)
+        if e is None:
+            if self.invalid_streak:
+                self.corrected = True
+            self.invalid_streak = 0
+            return None
+        if e.category == "validation":
+            self.invalid_streak += 1
+            if cfg.self_correction is not None and self.invalid_streak > cfg.self_correction:
+                err2 = make_error("SELF_CORRECTION_EXHAUSTED", rounds=cfg.self_correction)
+                return self.end("escalated", f"{tc.name}: still invalid after {cfg.self_correction} corrections",
+                                friendly(err2, lang), step, err2)
+        elif e.category == "fatal":
+            return self.end("escalated", f"{tc.name}: {e.code}", friendly(e, lang), step, e)
+        return None
 
 
-def _one_call(tc: Any, ctx: _Ctx, seen: dict[str, int]) -> _Outcome:
+def _one_call(tc: ToolCall, ctx: Context, seen: dict[str, int]) -> CallOutcome:
     cfg, reg, lang = ctx.config, ctx.registry, ctx.lang
+    cleaned: tuple = ()
     if cfg.validate:
         checked = reg.check(tc.name, tc.arguments, lang=lang, clean=cfg.clean, rules=False)
         if not checked.ok:
-            return _Outcome(checked.render(lang), checked.error, parse_ok=checked.parse_ok,
-                            validate_ok=False if checked.parse_ok else None)
+            return CallOutcome(checked.render(lang), checked.error, parse_ok=checked.parse_ok,
+                               validate_ok=False if checked.parse_ok else None)
         args, cleaned = checked.args or {}, checked.cleaned
     else:  # no contract checks: only what is needed not to crash
-        args, failure = parse_strict(tc.arguments or "{}")
-        if failure is not None or not isinstance(args, dict):
+        parsed, failure = parse_strict(tc.arguments or "{}")
+        if failure is not None or not isinstance(parsed, dict):
             err = make_error("BAD_JSON", detail=failure.describe() if failure else "not an object", example="{}")
-            return _Outcome(render(err, lang), err, parse_ok=False, validate_ok=None)
+            return _failed(err, lang, parse_ok=False, validate_ok=None)
         if tc.name not in reg:
-            err = reg.unknown_tool(tc.name)
-            return _Outcome(render(err, lang), err, validate_ok=False)
-        cleaned = ()
+            return _failed(reg.unknown_tool(tc.name), lang, validate_ok=False)
+        args = parsed
     tool = reg[tc.name]
     sig = f"{tool.name}:{canonical(args)}"
     seen[sig] = count = seen.get(sig, 0) + 1
     if cfg.repeat_limit is not None and count >= cfg.repeat_limit:
-        err = make_error("LOOP_DETECTED", count=count)
-        return _Outcome(render(err, lang), err, exec_ok=None, note="repeated-call breaker")
+        return _failed(make_error("LOOP_DETECTED", count=count), lang, exec_ok=None, note="repeated-call breaker")
     key = idempotency_key(tool, args)
-    claimed = False
-    if tool.side_effect and cfg.idempotency:
-        # The claim comes before the business rules: a replay of a refund that was
-        # done must return its first result, not be refused because the order is refunded now.
-        early = _claim(tool, args, ctx, key)
-        if early is not None:
-            data, err, _, replayed, note = early
-            if err is not None:
-                return _Outcome(render(err, lang), err, exec_ok=None, note=note)
-            return _Outcome(render(None, lang, data=data, replayed=True), None, exec_ok=True, replayed=True, note=note)
-        claimed = True
 
-    def refuse(err: ToolError, **kw: Any) -> _Outcome:
-        if claimed:
-            ctx.store.release(key)
-        return _Outcome(render(err, lang), err, **kw)
+    def gate() -> CallOutcome | None:
+        if cfg.validate:
+            rule_err = reg.check_rules(tool.name, args)
+            if rule_err is not None:
+                return _failed(rule_err, lang, validate_ok=False if rule_err.code == "INVALID_ARGS" else True,
+                               exec_ok=None)
+        if cfg.approval and tool.needs_approval is not None:
+            return _hold(tool, args, key, ctx)
+        return None
 
-    if cfg.validate:
-        rule_err = reg.check_rules(tool.name, args)
-        if rule_err is not None:
-            return refuse(rule_err, validate_ok=False if rule_err.code == "INVALID_ARGS" else True, exec_ok=None)
-    if cfg.approval and tool.needs_approval is not None:
-        try:
-            why = tool.needs_approval(args)
-        except (KeyError, TypeError, ValueError):  # cannot tell: hold it, fail safe
-            why = "the approval rule could not read these arguments"
-        if why:
-            approval = ctx.store.add_approval(Approval(key, ctx.session_id, tool.name, canonical(args), why,
-                                                       created=time.time()))
-            if approval.state == "pending":
-                err = make_error("NEEDS_APPROVAL", reason=why, extra={"approval_id": approval.id})
-                out = refuse(err, exec_ok=None)
-                out.approval_id = approval.id
-                return out
-            if approval.state == "rejected":
-                return refuse(make_error("APPROVAL_REJECTED", reason=approval.decision or "-"), exec_ok=None)
-            if approval.args != canonical(args):
-                return refuse(make_error("CONFLICT", key=key.split(":", 1)[-1]), exec_ok=None)
-    data, err, retries, replayed, note = execute(tool, args, ctx, key=key, claimed=claimed)
-    if err is not None:
-        return _Outcome(render(err, lang), err, exec_ok=False, retries=retries, note=note)
-    extra: dict[str, Any] = {}
-    if replayed:
-        extra["replayed"] = True
-    if cleaned:
-        extra["cleaned"] = [c.to_dict() for c in cleaned]
-    return _Outcome(render(None, lang, data=data, **extra), None, exec_ok=True, retries=retries,
-                    replayed=replayed, note=note)
+    extra = {"cleaned": [c.to_dict() for c in cleaned]} if cleaned else None
+    return execute(tool, args, ctx, key=key, gate=gate, extra=extra)
 
 
-def _ask(model: Model, messages: list[dict], specs: list[dict],
-         ctx: _Ctx) -> tuple[Reply | None, ToolError | None, int, float, str | None]:
-    """One model turn, resending transient API failures with backoff.
+def _hold(tool: Tool, args: dict, key: str, ctx: Context) -> CallOutcome | None:
+    """The approval gate: None lets the call run (a person approved exactly these arguments)."""
+    try:
+        why = tool.needs_approval(args) if tool.needs_approval else None
+    except (KeyError, TypeError, ValueError):  # cannot tell: hold it, fail safe
+        why = "the approval rule could not read these arguments"
+    if not why:
+        return None
+    approval = ctx.store.add_approval(Approval(key, ctx.session_id, tool.name, canonical(args), why,
+                                               created=time.time()))
+    if approval.state == "rejected":
+        return _failed(make_error("APPROVAL_REJECTED", reason=approval.decision or "-"), ctx.lang, exec_ok=None)
+    if approval.open:  # pending, or approved once and failed: a person must decide (again)
+        err = make_error("NEEDS_APPROVAL", reason=why, extra={"approval_id": approval.id})
+        return CallOutcome(render(err, ctx.lang), err, exec_ok=None, approval_id=approval.id)
+    if approval.args != canonical(args):
+        return _failed(make_error("CONFLICT", key=key.split(":", 1)[-1]), ctx.lang, exec_ok=None)
+    return None
 
-    Returns (reply, error, retries, latency in ms, technical detail for telemetry).
-    """
+
+@dataclass(frozen=True)
+class _Asked:
+    reply: Reply | None
+    error: ToolError | None
+    retries: int
+    latency_ms: float
+    detail: str | None = None  # technical detail for telemetry (redacted), never for the user
+
+
+def _ask(model: Model, messages: list[dict], specs: list[dict], ctx: Context, step: int) -> _Asked:
+    """One model turn, resending transient API failures with backoff. Never raises for the model."""
     retries = 0
     t0 = ctx.clock()
+    policy = ctx.config.retry
     while True:
         try:
-            reply = model.complete(list(messages), specs)
-            return reply, None, retries, (ctx.clock() - t0) * 1000, None
+            raw = model.complete(list(messages), specs)
         except ModelError as exc:
             err = exc.to_error()
-            policy = ctx.config.retry
             retries += max(exc.attempts - 1, 0)
+            detail = redact(exc.detail[:2000])[:300] or None
+            wait = policy.delay(retries, ctx.rng, exc.retry_after) if policy is not None else 0.0
+            if exc.retry_after is not None and policy is not None and not policy.may_wait(exc.retry_after):
+                # never resend before the server's Retry-After; past what we may wait, say when to come back
+                err = make_error("RATE_LIMITED", _key="RATE_LIMITED.too_long", seconds=exc.retry_after,
+                                 retry_after=exc.retry_after)
+                return _Asked(None, err, retries, (ctx.clock() - t0) * 1000, detail)
             # One retry layer: a failure the adapter already resent is not resent again here.
             if exc.transient and not exc.attempts and policy is not None and retries < policy.max_retries:
-                ctx.sleep(policy.delay(retries, ctx.rng, exc.retry_after))
+                ctx.sleep(wait)
                 retries += 1
                 continue
-            # the technical detail goes to telemetry (redacted), never to the user
-            return None, err, retries, (ctx.clock() - t0) * 1000, redact(exc.detail)[:300] or None
+            return _Asked(None, err, retries, (ctx.clock() - t0) * 1000, detail)
+        except UsageError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a broken adapter ends the run, it does not crash it
+            err = make_error("MODEL_ERROR", detail=type(exc).__name__)
+            detail = redact(f"{type(exc).__name__}: {str(exc)[:2000]}")[:300]
+            return _Asked(None, err, retries, (ctx.clock() - t0) * 1000, detail)
+        reply = _well_formed(raw, step)
+        if reply is None:
+            err = make_error("MODEL_ERROR", detail=f"not a reply: {type(raw).__name__}")
+            return _Asked(None, err, retries, (ctx.clock() - t0) * 1000)
+        return _Asked(reply, None, retries, (ctx.clock() - t0) * 1000)
+
+
+def _well_formed(raw: Any, step: int) -> Reply | None:
+    """The reply with every model-written string made safe to store and send.
+
+    ``None`` names and arguments become empty (an unknown tool, empty arguments: both
+    answered with a readable error), lone surrogates become escapes, missing ids get one.
+    """
+    if not isinstance(raw, Reply):
+        return None
+    calls = []
+    for i, c in enumerate(raw.tool_calls or (), 1):
+        name = getattr(c, "name", None)
+        args = getattr(c, "arguments", None)
+        if isinstance(args, dict):
+            args = json.dumps(args, ensure_ascii=False)
+        cid = getattr(c, "id", None)
+        calls.append(ToolCall(escape_surrogates(name) if isinstance(name, str) else "",
+                              escape_surrogates(args) if isinstance(args, str) else ("" if args is None else str(args)),
+                              cid if isinstance(cid, str) and cid else f"call_{step}_{i}"))
+    content = raw.content if raw.content is None or isinstance(raw.content, str) else str(raw.content)
+    return Reply(escape_surrogates(content) if content else content, tuple(calls), raw.usage)
 
 
 def _start(system_prompt: str, history: list[dict] | None, task: str) -> list[dict]:
@@ -546,85 +438,21 @@ def _start(system_prompt: str, history: list[dict] | None, task: str) -> list[di
     return messages
 
 
-def _decisions_note(ctx: _Ctx, messages: list[dict]) -> list[dict]:
-    """Tell the model what a person decided about calls held for approval in this session."""
+def _decisions_note(ctx: Context) -> list[dict]:
+    """Tell the model what a person decided about this session's held calls, once each."""
     notes = []
-    said = json.dumps(messages, ensure_ascii=False)
     for a in ctx.store.approvals(ctx.session_id):
-        if a.state == "pending" or f"decided:{a.id}" in said:
+        if a.told or a.state == "pending" or (a.state == "approved" and a.result is None):
             continue
         if a.state == "rejected":
-            body = render(make_error("APPROVAL_REJECTED", reason=a.decision or "-"), ctx.lang,
-                          approval_id=a.id, decided=f"decided:{a.id}")
+            body = render(make_error("APPROVAL_REJECTED", reason=a.decision or "-"), ctx.lang, approval_id=a.id)
+        elif a.state == "failed":  # approved, but running it failed: nothing happened yet, say so
+            error = json.loads(a.error) if a.error else {}
+            body = json.dumps({"ok": False, "error": error, "approval_id": a.id, "approved": True,
+                               "executed": False, "still_pending": True}, ensure_ascii=False)
         else:
             body = render(None, ctx.lang, data=json.loads(a.result) if a.result else None,
-                          approval_id=a.id, decided=f"decided:{a.id}", approved=True)
+                          approval_id=a.id, approved=True)
         notes.append({"role": "system", "content": body})
+        ctx.store.mark_told(a.id)
     return notes
-
-
-# --- the naive loop --------------------------------------------------------------------
-def run_naive(model: Model, registry: Registry, task: str, *, retry_everything: bool = False, cap: int = 12,
-              system_prompt: str = "", clock: Callable[[], float] = time.perf_counter,
-              session_id: str | None = None) -> Run:
-    """The loop as commonly written. Faithful to its flaws; only its crash is contained."""
-    run_id = uuid.uuid4().hex[:12]
-    sid = session_id or uuid.uuid4().hex[:12]
-    label = "naive, retry everything" if retry_everything else "naive"
-    base = dict(run_id=run_id, session_id=sid, turn_id=1, loop="naive", guard_config=label)
-    messages = _start(system_prompt, None, task)
-    events: list[Event] = []
-    specs = registry.specs()
-    step = 0
-
-    def end(status: Status, reason: str, answer: str) -> Run:
-        events.append(Event(**base, round_index=step, kind="end", final_status=status, note=reason, model_visible=answer))
-        return Run(run_id, "naive", getattr(model, "name", "model"), status, reason, answer, step,
-                   finalize(events, status), tuple(messages), label)
-
-    try:
-        for step in range(1, cap + 1):
-            t0 = clock()
-            reply = model.complete(list(messages), specs)      # no wrapper: an API error crashes the run
-            messages.append(reply.message())
-            events.append(Event(**base, round_index=step, kind="model", latency_ms=(clock() - t0) * 1000,
-                                model_visible=reply.content if not reply.tool_calls else ", ".join(c.name for c in reply.tool_calls)))
-            if not reply.tool_calls:
-                return end("done", "final answer", reply.content or "")
-            tc = reply.tool_calls[0]                            # the rest are silently dropped
-            ev = dict(base, round_index=step, kind="tool", tool_name=tc.name, tool_call_id=tc.id, args_raw=tc.arguments)
-            try:
-                args = json.loads(tc.arguments)                 # no guard
-            except Exception:
-                events.append(Event(**ev, parse_ok=False, error_code="BAD_JSON", error_category="validation",
-                                    error_stage="structure", note="crashed before the tool ran"))
-                raise
-            try:
-                fn = registry[tc.name].fn                       # KeyError on a made-up tool
-            except KeyError:
-                events.append(Event(**ev, parse_ok=True, validate_ok=False, error_code="UNKNOWN_TOOL",
-                                    error_category="validation", error_stage="structure",
-                                    note="crashed before the tool ran"))
-                raise
-            # Telemetry only (the naive loop does not act on it): was the call valid?
-            ev["validate_ok"] = registry.check(tc.name, args, rules=False).ok
-            attempts = 3 if retry_everything else 1
-            t0 = clock()
-            for attempt in range(attempts):
-                try:
-                    content = json.dumps(fn(**args), ensure_ascii=False, default=str)  # type: ignore[misc]
-                    ok = True
-                    break
-                except Exception as exc:  # noqa: BLE001 - the raw text goes to the model, as in the wild
-                    content = f"Error: {type(exc).__name__}: {exc}"
-                    ok = False
-            messages.append({"role": "tool", "tool_call_id": tc.id, "content": content})
-            events.append(Event(**ev, parse_ok=True, exec_ok=ok, retry_count=attempt,
-                                latency_ms=(clock() - t0) * 1000, model_visible=content,
-                                error_code=None if ok else "TOOL_ERROR",
-                                error_category=None if ok else "fatal", error_stage=None if ok else "execution"))
-        return end("budget_exhausted", f"safety cap of {cap} steps", "")
-    except AssertionError:
-        raise  # a test's scripted model ran out: the developer's mistake, not the loop's
-    except Exception as exc:  # noqa: BLE001 - the crash is the outcome
-        return end("failed", f"crashed: {type(exc).__name__}: {exc}", "")

@@ -16,6 +16,8 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
+__all__ = ["Jitter", "RetryPolicy", "herd"]
+
 Jitter = Literal["full", "equal", "none"]
 
 
@@ -26,21 +28,25 @@ class RetryPolicy:
     Args:
         max_retries: resends after the first attempt (2 means at most 3 attempts).
         base: seconds before the first resend, before jitter.
-        cap: no single wait is longer than this, whatever the attempt or Retry-After.
+        cap: no backoff wait is longer than this, whatever the attempt.
         jitter: ``full`` (uniform in [0, backoff]), ``equal`` (half fixed, half random), ``none``.
+        longest_wait: the longest a server may ask us to wait (``Retry-After``). We never resend
+            sooner than the server asked; asked to wait longer than this, we stop and say when
+            to come back (:meth:`may_wait`).
     """
 
     max_retries: int = 2
     base: float = 0.5
     cap: float = 8.0
     jitter: Jitter = "full"
+    longest_wait: float = 30.0
 
     def backoff(self, attempt: int) -> float:
         """The un-jittered wait before resend number ``attempt`` (0-based)."""
         return min(self.cap, self.base * (2 ** attempt))
 
     def delay(self, attempt: int, rng: random.Random, retry_after: float | None = None) -> float:
-        """Seconds to wait before resend ``attempt``; a server's Retry-After is a floor."""
+        """Seconds to wait before resend ``attempt``; a server's Retry-After is a floor, never cut short."""
         b = self.backoff(attempt)
         if self.jitter == "full":
             d = rng.uniform(0, b)
@@ -50,7 +56,11 @@ class RetryPolicy:
             d = b
         if retry_after is not None:
             d = max(d, retry_after)
-        return min(d, self.cap)
+        return d
+
+    def may_wait(self, retry_after: float | None) -> bool:
+        """Whether a resend may wait as long as the server asked (no Retry-After: yes)."""
+        return retry_after is None or retry_after <= self.longest_wait
 
     def schedule(self, rng: random.Random, retry_after: float | None = None) -> list[float]:
         """Every wait of one failing call, for plotting without waiting."""

@@ -22,11 +22,16 @@ import datetime as _dt
 import difflib
 import math
 import re
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
-from typing import Any, Callable
+from typing import Any
 
 from .errors import Problem, json_type
 from .jsonutil import canonical, json_eq
+
+__all__ = ["ANNOTATIONS", "FORMATS", "KEYWORDS", "TYPE_TESTS", "Check", "Compiler", "SchemaError",
+           "close_objects", "compile_schema", "ecma_to_python", "join", "show", "suggest", "to_camel",
+           "to_snake", "transform", "unsupported_keywords"]
 
 Check = Callable[[Any, str, Any, list], None]  # (value, parent path, key, problems)
 

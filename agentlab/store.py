@@ -1,12 +1,19 @@
-"""Where idempotency records and pending approvals live, behind one small interface.
+"""Where idempotency records and held calls live, behind one small interface.
 
-A side-effect call is *claimed* under its idempotency key before it runs.
-Exactly one claimant gets ``new``; everybody else gets ``replay`` (the
-recorded result), ``conflict`` (same key, different arguments: the second
-refund of one order for another amount) or ``in_flight`` (someone is running
-it right now). The guarantee lives in the storage itself: a primary key in
-SQLite, so two processes claiming at once still run the action once. A Redis
-store (``SET key NX``) fits the same five methods.
+A side-effect call is *claimed* under its idempotency key before it runs, with a
+lease. Exactly one claimant gets ``new``; everybody else gets
+
+* ``replay``: the call took effect; here is its recorded result,
+* ``conflict``: same key, different arguments (a second refund of one order for another amount),
+* ``in_flight``: someone is running it now (the lease has not run out),
+* ``unknown``: it was started and never finished: its process died past the lease, its reply
+  was lost, or it timed out while still running. Nobody can say whether it took effect, so
+  nobody runs it again until a person (or a reconcile job that checks the backend) calls
+  :meth:`~Store.resolve`.
+
+The guarantee lives in the storage itself: a primary key in SQLite, so two processes
+claiming at once still run the action once. A Redis store (``SET key NX PX``) fits the
+same methods.
 """
 from __future__ import annotations
 
@@ -14,12 +21,18 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, Protocol
 
-ClaimStatus = Literal["new", "replay", "conflict", "in_flight"]
-ApprovalState = Literal["pending", "approved", "rejected"]
+__all__ = ["Approval", "ApprovalState", "Claim", "ClaimStatus", "MemoryStore", "SQLiteStore", "Store",
+           "result_json"]
+
+ClaimStatus = Literal["new", "replay", "conflict", "in_flight", "unknown"]
+ApprovalState = Literal["pending", "approved", "rejected", "failed"]
+#: states in which a held call still waits for a person (a failed execution may be approved again)
+OPEN_STATES: tuple[ApprovalState, ...] = ("pending", "failed")
 
 
 @dataclass(frozen=True)
@@ -30,7 +43,11 @@ class Claim:
 
 @dataclass(frozen=True)
 class Approval:
-    """A risky call waiting for a person. ``args`` is canonical JSON: exactly what will run."""
+    """A risky call waiting for a person. ``args`` is canonical JSON: exactly what will run.
+
+    ``failed`` means a person approved it and running it failed (``error`` says how): it waits
+    for a person again. ``told`` records that the session's model was told the decision.
+    """
 
     id: str
     session_id: str
@@ -41,47 +58,104 @@ class Approval:
     decision: str = ""
     result: str | None = None
     created: float = 0.0
+    error: str | None = None
+    told: bool = False
+
+    @property
+    def open(self) -> bool:
+        return self.state in OPEN_STATES
 
 
 class Store(Protocol):
-    def claim(self, key: str, fingerprint: str) -> Claim: ...
+    """Idempotency claims and held calls. Every method is atomic."""
+
+    def claim(self, key: str, fingerprint: str, *, lease: float = 60.0) -> Claim: ...
     def finish(self, key: str, result: str) -> None: ...
     def release(self, key: str) -> None: ...
+    def mark_unknown(self, key: str) -> None: ...
+    def unknown(self) -> list[str]: ...
+    def resolve(self, key: str, result: str | None) -> bool: ...
     def add_approval(self, approval: Approval) -> Approval: ...
     def get_approval(self, approval_id: str) -> Approval | None: ...
     def decide(self, approval_id: str, state: ApprovalState, decision: str) -> Approval | None: ...
-    def set_approval_result(self, approval_id: str, result: str) -> None: ...
+    def set_approval_result(self, approval_id: str, result: str | None, *, error: str | None = None) -> None: ...
+    def mark_told(self, approval_id: str) -> None: ...
     def approvals(self, session_id: str | None = None) -> list[Approval]: ...
+
+
+@dataclass(frozen=True)
+class _Record:
+    fingerprint: str
+    state: Literal["running", "done", "unknown"]
+    result: str | None
+    expires: float
+
+
+def _judge(rec: _Record, fingerprint: str) -> Claim:
+    if rec.fingerprint != fingerprint:
+        return Claim("conflict", rec.result)
+    if rec.state == "done":
+        return Claim("replay", rec.result)
+    return Claim("unknown" if rec.state == "unknown" else "in_flight")
 
 
 class MemoryStore:
     """In one process only; a lock makes it safe across threads."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
         self._lock = threading.Lock()
-        self._records: dict[str, tuple[str, str | None]] = {}  # key -> (fingerprint, result or None)
+        self._clock = clock
+        self._records: dict[str, _Record] = {}
         self._approvals: dict[str, Approval] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore({len(self._records)} keys, {len(self._approvals)} approvals)"
 
-    def claim(self, key: str, fingerprint: str) -> Claim:
+    def claim(self, key: str, fingerprint: str, *, lease: float = 60.0) -> Claim:
+        now = self._clock()
         with self._lock:
             rec = self._records.get(key)
             if rec is None:
-                self._records[key] = (fingerprint, None)
+                self._records[key] = _Record(fingerprint, "running", None, now + lease)
                 return Claim("new")
-        return _judge(rec[0], rec[1], fingerprint)
+            if rec.state == "running" and rec.expires <= now:
+                self._records[key] = rec = replace(rec, state="unknown")
+        return _judge(rec, fingerprint)
 
     def finish(self, key: str, result: str) -> None:
         with self._lock:
-            self._records[key] = (self._records[key][0], result)
+            rec = self._records.get(key)
+            if rec is not None:
+                self._records[key] = replace(rec, state="done", result=result)
 
     def release(self, key: str) -> None:
         with self._lock:
             rec = self._records.get(key)
-            if rec is not None and rec[1] is None:
+            if rec is not None and rec.state == "running":
                 del self._records[key]
+
+    def mark_unknown(self, key: str) -> None:
+        with self._lock:
+            rec = self._records.get(key)
+            if rec is not None and rec.state == "running":
+                self._records[key] = replace(rec, state="unknown")
+
+    def unknown(self) -> list[str]:
+        now = self._clock()
+        with self._lock:
+            return [k for k, r in self._records.items()
+                    if r.state == "unknown" or (r.state == "running" and r.expires <= now)]
+
+    def resolve(self, key: str, result: str | None) -> bool:
+        with self._lock:
+            rec = self._records.get(key)
+            if rec is None or rec.state == "done":
+                return False
+            if result is None:
+                del self._records[key]
+            else:
+                self._records[key] = replace(rec, state="done", result=result)
+            return True
 
     def add_approval(self, approval: Approval) -> Approval:
         with self._lock:
@@ -93,45 +167,47 @@ class MemoryStore:
     def decide(self, approval_id: str, state: ApprovalState, decision: str) -> Approval | None:
         with self._lock:
             a = self._approvals.get(approval_id)
-            if a is None or a.state != "pending":
+            if a is None or not a.open:
                 return None
-            self._approvals[approval_id] = a = replace(a, state=state, decision=decision)
+            self._approvals[approval_id] = a = replace(a, state=state, decision=decision, error=None, told=False)
             return a
 
-    def set_approval_result(self, approval_id: str, result: str) -> None:
+    def set_approval_result(self, approval_id: str, result: str | None, *, error: str | None = None) -> None:
         with self._lock:
-            self._approvals[approval_id] = replace(self._approvals[approval_id], result=result)
+            a = self._approvals[approval_id]
+            state: ApprovalState = "failed" if error is not None else a.state
+            self._approvals[approval_id] = replace(a, result=result, error=error, state=state, told=False)
+
+    def mark_told(self, approval_id: str) -> None:
+        with self._lock:
+            self._approvals[approval_id] = replace(self._approvals[approval_id], told=True)
 
     def approvals(self, session_id: str | None = None) -> list[Approval]:
         return [a for a in self._approvals.values() if session_id is None or a.session_id == session_id]
 
 
-def _judge(stored_fp: str, result: str | None, fingerprint: str) -> Claim:
-    if stored_fp != fingerprint:
-        return Claim("conflict", result)
-    if result is None:
-        return Claim("in_flight")
-    return Claim("replay", result)
-
-
 class SQLiteStore:
     """The embedded default: a file any number of processes can share.
 
-    The primary key on ``idempotency.key`` is the guard: ``INSERT OR IGNORE``
-    succeeds for exactly one writer, whatever the number of processes.
+    The primary key on ``claims.key`` is the guard: ``INSERT OR IGNORE`` succeeds for
+    exactly one writer, whatever the number of processes. Leases use wall-clock time,
+    which every process on the machine shares.
     """
 
     _SCHEMA = """
-    CREATE TABLE IF NOT EXISTS idempotency (
-        key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, result TEXT, created REAL NOT NULL);
-    CREATE TABLE IF NOT EXISTS approvals (
+    CREATE TABLE IF NOT EXISTS claims (
+        key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, state TEXT NOT NULL, result TEXT,
+        created REAL NOT NULL, expires REAL NOT NULL);
+    CREATE TABLE IF NOT EXISTS held_calls (
         id TEXT PRIMARY KEY, session_id TEXT NOT NULL, tool TEXT NOT NULL, args TEXT NOT NULL,
         reason TEXT NOT NULL, state TEXT NOT NULL, decision TEXT NOT NULL DEFAULT '',
-        result TEXT, created REAL NOT NULL);
+        result TEXT, created REAL NOT NULL, error TEXT, told INTEGER NOT NULL DEFAULT 0);
     """
+    _COLS = "id, session_id, tool, args, reason, state, decision, result, created, error, told"
 
-    def __init__(self, path: str | Path = ":memory:"):
+    def __init__(self, path: str | Path = ":memory:", *, clock: Callable[[], float] = time.time):
         self.path = str(path)
+        self._clock = clock
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         if self.path != ":memory:":
@@ -149,48 +225,84 @@ class SQLiteStore:
         with self._lock:
             return self._db.execute(sql, args).fetchall()
 
-    def claim(self, key: str, fingerprint: str) -> Claim:
+    def _n(self, sql: str, args: tuple = ()) -> int:
         with self._lock:
-            cur = self._db.execute("INSERT OR IGNORE INTO idempotency(key, fingerprint, result, created) "
-                                   "VALUES (?, ?, NULL, ?)", (key, fingerprint, time.time()))
+            return self._db.execute(sql, args).rowcount
+
+    def claim(self, key: str, fingerprint: str, *, lease: float = 60.0) -> Claim:
+        now = self._clock()
+        with self._lock:
+            cur = self._db.execute("INSERT OR IGNORE INTO claims(key, fingerprint, state, result, created, expires) "
+                                   "VALUES (?, ?, 'running', NULL, ?, ?)", (key, fingerprint, now, now + lease))
             if cur.rowcount == 1:
                 return Claim("new")
-            row = self._db.execute("SELECT fingerprint, result FROM idempotency WHERE key = ?", (key,)).fetchone()
+            # a claim whose lease ran out was never finished: its outcome is unknown, for good
+            self._db.execute("UPDATE claims SET state = 'unknown' WHERE key = ? AND state = 'running' "
+                             "AND expires <= ?", (key, now))
+            row = self._db.execute("SELECT fingerprint, state, result, expires FROM claims WHERE key = ?",
+                                   (key,)).fetchone()
         if row is None:  # released between our insert and select: try once more
-            return self.claim(key, fingerprint)
-        return _judge(row[0], row[1], fingerprint)
+            return self.claim(key, fingerprint, lease=lease)
+        return _judge(_Record(*row), fingerprint)
 
     def finish(self, key: str, result: str) -> None:
-        self._q("UPDATE idempotency SET result = ? WHERE key = ?", (result, key))
+        self._q("UPDATE claims SET state = 'done', result = ? WHERE key = ?", (result, key))
 
     def release(self, key: str) -> None:
-        self._q("DELETE FROM idempotency WHERE key = ? AND result IS NULL", (key,))
+        self._q("DELETE FROM claims WHERE key = ? AND state = 'running'", (key,))
+
+    def mark_unknown(self, key: str) -> None:
+        self._q("UPDATE claims SET state = 'unknown' WHERE key = ? AND state = 'running'", (key,))
+
+    def unknown(self) -> list[str]:
+        rows = self._q("SELECT key FROM claims WHERE state = 'unknown' OR (state = 'running' AND expires <= ?)",
+                       (self._clock(),))
+        return [r[0] for r in rows]
+
+    def resolve(self, key: str, result: str | None) -> bool:
+        if result is None:
+            return self._n("DELETE FROM claims WHERE key = ? AND state != 'done'", (key,)) == 1
+        return self._n("UPDATE claims SET state = 'done', result = ? WHERE key = ? AND state != 'done'",
+                       (result, key)) == 1
 
     def add_approval(self, a: Approval) -> Approval:
-        self._q("INSERT OR IGNORE INTO approvals(id, session_id, tool, args, reason, state, decision, result, created) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (a.id, a.session_id, a.tool, a.args, a.reason, a.state, a.decision, a.result, a.created or time.time()))
-        return self.get_approval(a.id)  # type: ignore[return-value]
+        self._q(f"INSERT OR IGNORE INTO held_calls({self._COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (a.id, a.session_id, a.tool, a.args, a.reason, a.state, a.decision, a.result,
+                 a.created or self._clock(), a.error, int(a.told)))
+        stored = self.get_approval(a.id)
+        assert stored is not None  # just inserted or already there; rows are never deleted
+        return stored
 
     def get_approval(self, approval_id: str) -> Approval | None:
-        rows = self._q("SELECT id, session_id, tool, args, reason, state, decision, result, created "
-                       "FROM approvals WHERE id = ?", (approval_id,))
-        return Approval(*rows[0]) if rows else None
+        rows = self._q(f"SELECT {self._COLS} FROM held_calls WHERE id = ?", (approval_id,))
+        return self._approval(rows[0]) if rows else None
+
+    @staticmethod
+    def _approval(row: tuple) -> Approval:
+        return Approval(*row[:10], told=bool(row[10]))
 
     def decide(self, approval_id: str, state: ApprovalState, decision: str) -> Approval | None:
-        with self._lock:  # the WHERE state='pending' makes a decision happen once
-            cur = self._db.execute("UPDATE approvals SET state = ?, decision = ? WHERE id = ? AND state = 'pending'",
-                                   (state, decision, approval_id))
-        return self.get_approval(approval_id) if cur.rowcount == 1 else None
+        # the WHERE on the open states makes a decision happen once
+        n = self._n("UPDATE held_calls SET state = ?, decision = ?, error = NULL, told = 0 "
+                    "WHERE id = ? AND state IN ('pending', 'failed')", (state, decision, approval_id))
+        return self.get_approval(approval_id) if n == 1 else None
 
-    def set_approval_result(self, approval_id: str, result: str) -> None:
-        self._q("UPDATE approvals SET result = ? WHERE id = ?", (result, approval_id))
+    def set_approval_result(self, approval_id: str, result: str | None, *, error: str | None = None) -> None:
+        if error is None:
+            self._q("UPDATE held_calls SET result = ?, told = 0 WHERE id = ?", (result, approval_id))
+        else:
+            self._q("UPDATE held_calls SET result = ?, error = ?, state = 'failed', told = 0 WHERE id = ?",
+                    (result, error, approval_id))
+
+    def mark_told(self, approval_id: str) -> None:
+        self._q("UPDATE held_calls SET told = 1 WHERE id = ?", (approval_id,))
 
     def approvals(self, session_id: str | None = None) -> list[Approval]:
-        sql = "SELECT id, session_id, tool, args, reason, state, decision, result, created FROM approvals"
+        sql = f"SELECT {self._COLS} FROM held_calls"
         rows = self._q(sql + " WHERE session_id = ?", (session_id,)) if session_id else self._q(sql)
-        return [Approval(*r) for r in rows]
+        return [self._approval(r) for r in rows]
 
 
 def result_json(data: object) -> str:
+    """A tool result as stored JSON text (what a replay returns)."""
     return json.dumps(data, ensure_ascii=False, default=str)

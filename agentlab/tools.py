@@ -14,15 +14,19 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
-from .clean import Cleaned, clean as clean_values
+from .clean import Cleaned
+from .clean import clean as clean_values
 from .errors import Problem, ToolError, ToolFailure, json_type, make_error, render
 from .i18n import Lang, check_lang, t
-from .jsonutil import parse_strict
+from .jsonutil import lone_surrogates, parse_strict
 from .schema import close_objects, compile_schema, suggest, to_snake, transform
+
+__all__ = ["LEGACY_TYPES", "BusinessCheck", "Checked", "Registry", "Tool", "from_legacy_types", "rule"]
 
 BusinessCheck = Callable[[dict], Iterable[Problem] | None]
 
@@ -142,13 +146,13 @@ class Registry:
         """The ``tools`` list for ``client.chat.completions.create(tools=...)``."""
         return [t_.spec() for t_ in self._tools.values()]
 
-    def subset(self, names: Iterable[str]) -> "Registry":
+    def subset(self, names: Iterable[str]) -> Registry:
         """A registry of a few tools (for routing only the relevant ones to the model)."""
         return Registry([self._tools[n] for n in names], lang=self.lang, clean=self.clean)
 
     @classmethod
     def from_specs(cls, specs: Iterable[Mapping], *, close: bool = True, legacy_types: bool = False,
-                   **kwargs: Any) -> "Registry":
+                   **kwargs: Any) -> Registry:
         """Build from OpenAI-format specs, wrapped (``{"type": "function", ...}``) or bare.
 
         Args:
@@ -170,7 +174,7 @@ class Registry:
         return cls(tools, **kwargs)
 
     @classmethod
-    def from_json(cls, path: str | Path, **kwargs: Any) -> "Registry":
+    def from_json(cls, path: str | Path, **kwargs: Any) -> Registry:
         """Load a JSON file holding a list of specs (or ``{"tools": [...]}``)."""
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         if isinstance(data, dict):
@@ -202,6 +206,10 @@ class Registry:
             if not isinstance(args, dict):
                 err = make_error("BAD_JSON", _key="BAD_JSON.not_object", got=json_type(args))
                 return Checked(name, raw_text, None, err, parse_ok=False, lang=lang)
+        broken = lone_surrogates(args)
+        if broken:  # valid JSON, but not text: nothing downstream could store or send it
+            problems = [Problem(p, "broken_text") for p in broken]
+            return Checked(name, raw_text, args, make_error("INVALID_ARGS", problems=problems), lang=lang)
         tool = self._tools.get(name)
         if tool is None:
             return Checked(name, raw_text, args, self.unknown_tool(name), lang=lang)
@@ -251,9 +259,9 @@ class Registry:
 
 
 def _placeholder(schema: Mapping) -> Any:
-    if "enum" in schema and schema["enum"]:
+    if schema.get("enum"):
         return schema["enum"][0]
-    if "examples" in schema and schema["examples"]:
+    if schema.get("examples"):
         return schema["examples"][0]
     return {"string": "...", "integer": 1, "number": 1.0, "boolean": True,
             "array": [], "object": {}}.get(schema.get("type") if isinstance(schema.get("type"), str) else "", "...")

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Literal
 
-Kind = Literal["model", "tool", "end"]
+__all__ = ["COLORS", "Event", "EventKind", "finalize", "first_divergence", "outcome", "read_jsonl",
+           "side_by_side_html", "to_dataframe", "to_html", "to_jsonl"]
+
+EventKind = Literal["model", "tool", "end"]
 
 
 @dataclass(frozen=True)
@@ -25,7 +29,7 @@ class Event:
     session_id: str
     turn_id: int
     round_index: int
-    kind: Kind
+    kind: EventKind
     loop: str = ""
     guard_config: str = ""
     tool_name: str | None = None
@@ -138,7 +142,7 @@ def _signature(e: Event) -> tuple:
 
 def first_divergence(a: list[Event], b: list[Event]) -> int | None:
     """Index of the first row where two runs differ (tool, arguments, or outcome)."""
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if _signature(x) != _signature(y):
             return i
     return None if len(a) == len(b) else min(len(a), len(b))

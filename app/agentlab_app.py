@@ -18,6 +18,6 @@
 # with the two traces side by side. 选择场景、模型和故障，点击运行，即可看到两个循环的对比和通俗解释。
 
 # %%
-from agentlab.widgets import PMApp
+from agentlab.workbook.widgets import PMApp
 
 PMApp(lang="en")

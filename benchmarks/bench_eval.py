@@ -20,10 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agentlab.evaluate import load_cases, pass_rate, run_suite, save_results  # noqa: E402
-from agentlab.fakeserver import ChatServer  # noqa: E402
+from agentlab.evals import load_cases, pass_rate, run_suite, save_results  # noqa: E402
+from agentlab.models.fakeserver import ChatServer  # noqa: E402
 from agentlab.models import Reply, call  # noqa: E402
-from agentlab.openai_model import OpenAIModel  # noqa: E402
+from agentlab.models.openai_model import OpenAIModel  # noqa: E402
 
 DELAY = 0.2
 

@@ -18,7 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agentlab import Registry, Tool  # noqa: E402
-from agentlab.loop import GuardConfig, run_guarded, run_naive  # noqa: E402
+from agentlab.guards import GuardConfig  # noqa: E402
+from agentlab.loop import run_guarded  # noqa: E402
+from agentlab.naive import run_naive  # noqa: E402
 from agentlab.models import call, say, tool_calls  # noqa: E402
 from agentlab.store import MemoryStore, SQLiteStore  # noqa: E402
 

@@ -21,12 +21,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agentlab.cassette import RecordingModel, labels  # noqa: E402
-from agentlab.evaluate import load_cases, pass_rate, run_case  # noqa: E402
-from agentlab.faults import FaultyModel  # noqa: E402
-from agentlab.local import LocalServer, available  # noqa: E402
-from agentlab.metrics import summarize  # noqa: E402
-from agentlab.openai_model import OpenAIModel  # noqa: E402
+from agentlab.models.cassette import RecordingModel, labels  # noqa: E402
+from agentlab.evals import load_cases, pass_rate, run_case  # noqa: E402
+from agentlab.models.faults import FaultyModel  # noqa: E402
+from agentlab.models.local import LocalServer, what_is_missing  # noqa: E402
+from agentlab.evals.metrics import summarize  # noqa: E402
+from agentlab.models.openai_model import OpenAIModel  # noqa: E402
 
 
 def tokens_per_second(base_url: str, n: int = 4) -> tuple[float, float]:
@@ -57,7 +57,7 @@ def main() -> None:
     ns = ap.parse_args()
     cases = load_cases()[:: ns.every][: ns.limit]
     for size in ns.sizes:
-        missing = available(size)
+        missing = what_is_missing(size)
         if missing:
             print(f"{size}: skipped ({missing})")
             continue

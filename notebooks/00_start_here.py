@@ -32,9 +32,9 @@
 # %%
 from IPython.display import HTML, display
 
-from agentlab.demo import compare
-from agentlab.faults import FAULTS
-from agentlab.loop import compare_html
+from agentlab.workbook.demo import compare_loops
+from agentlab.models.faults import FAULTS
+from agentlab.runs import compare_html
 
 # %% [markdown]
 # ## 1. The demo of seed 000
@@ -44,7 +44,7 @@ from agentlab.loop import compare_html
 # "did you mean"), the model corrects itself, and answers in step 3.
 
 # %%
-seed = compare(None)
+seed = compare_loops(None)
 display(HTML(compare_html(seed.naive, seed.guarded)))
 
 # %% [markdown]
@@ -57,7 +57,7 @@ display(HTML(compare_html(seed.naive, seed.guarded)))
 # ## 2. A misconception the model keeps: `orderId` at the refund step
 
 # %%
-camel = compare("camel_case")
+camel = compare_loops("camel_case")
 display(HTML(compare_html(camel.naive, camel.guarded)))
 
 # %% [markdown]
@@ -75,7 +75,7 @@ import pandas as pd
 
 rows = []
 for name, fault in FAULTS.items():
-    c = compare(name)
+    c = compare_loops(name)
     naive, guarded = c.table()
     rows.append({"fault": name, "what happens": fault.en,
                  "naive": naive["status"], "naive refunds": naive["refunds"],
@@ -110,7 +110,7 @@ plt.show()
 # %%
 answer = "lost_reply"  # your answer here
 
-c = compare(answer) if answer in FAULTS else None
+c = compare_loops(answer) if answer in FAULTS else None
 right = c is not None and len(c.naive_state["refunds"]) == 2 and FAULTS[answer].kind == "tool"
 print("Correct! Only an idempotency key passed down to the backend makes that retry safe." if right
       else "Not quite: look for a fault whose naive refunds column says 2 without a repeated model call.")

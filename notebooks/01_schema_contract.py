@@ -29,13 +29,13 @@ import pandas as pd
 from IPython.display import HTML, display
 
 from agentlab import Registry, lint
-from agentlab.demo import compare
-from agentlab.exercises import schema_contract
-from agentlab.loop import compare_html
-from agentlab.plots import plot_bars
-from agentlab.widgets import SchemaPlayground
+from agentlab.workbook.demo import compare_loops
+from agentlab.workbook.exercises import schema_contract
+from agentlab.runs import compare_html
+from agentlab.workbook.plots import plot_bars
+from agentlab.workbook.widgets import SchemaPlayground
 
-c = compare("out_of_enum")
+c = compare_loops("out_of_enum")
 print("naive refund written:", c.naive_state["refunds"])
 print("guarded refund written:", c.guarded_state["refunds"])
 

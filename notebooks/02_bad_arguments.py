@@ -26,10 +26,10 @@ import pandas as pd
 from IPython.display import HTML, display
 
 from agentlab import Registry
-from agentlab.demo import compare
-from agentlab.exercises import answer_is
-from agentlab.plots import plot_bars
-from agentlab.widgets import FaultInjector, GuardPanel
+from agentlab.workbook.demo import compare_loops
+from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.plots import plot_bars
+from agentlab.workbook.widgets import FaultInjector, GuardPanel
 
 reg = Registry.from_json("../data/aftersales_tools.json")
 calls = {
@@ -65,7 +65,7 @@ print(reg.check("create_refund", calls["wrong type"][1], clean=True).render())
 
 # %%
 faults = ["truncated_json", "unknown_tool", "drop_required", "camel_case", "wrong_type", "out_of_enum"]
-results = {f: compare(f) for f in faults}
+results = {f: compare_loops(f) for f in faults}
 pd.DataFrame([{"fault": f, **{f"{r['loop']} {k}": r[k] for r in c.table() for k in ("status", "invalid calls", "refunds")}}
               for f, c in results.items()])
 

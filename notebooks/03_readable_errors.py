@@ -22,17 +22,17 @@
 # %%
 import pandas as pd
 
-from agentlab.demo import compare
-from agentlab.exercises import answer_is
-from agentlab.loop import GuardConfig
-from agentlab.plots import plot_bars
+from agentlab.workbook.demo import compare_loops
+from agentlab.workbook.exercises import answer_is
+from agentlab.guards import GuardConfig
+from agentlab.workbook.plots import plot_bars
 
 faults = ["camel_case", "drop_required", "wrong_type", "out_of_enum", "unknown_tool", "truncated_json"]
 bare = GuardConfig(readable_errors=False)
 rows = []
 for f in faults:
-    readable = compare(f).guarded
-    blind = compare(f, config=bare).guarded
+    readable = compare_loops(f).guarded
+    blind = compare_loops(f, config=bare).guarded
     rows.append({"fault": f, "structured: status": readable.status, "structured: steps": readable.steps,
                  "bare 500: status": blind.status, "bare 500: steps": blind.steps})
 table = pd.DataFrame(rows)
@@ -42,8 +42,8 @@ table
 # **Name it.** What each version put in front of the model for the same call:
 
 # %%
-c = compare("camel_case")
-blind = compare("camel_case", config=bare)
+c = compare_loops("camel_case")
+blind = compare_loops("camel_case", config=bare)
 print("structured:", [e.model_visible for e in c.guarded.tool_events if e.error_code][0][:400])
 print("bare:      ", [e.model_visible for e in blind.guarded.tool_events if e.error_code][0])
 
@@ -63,7 +63,7 @@ plt.show()
 # or a secret; and say whether retrying can help (`retryable`). A leaky tool, through both loops:
 
 # %%
-leak = compare("leaky_tool")
+leak = compare_loops("leaky_tool")
 print("naive showed the model:\n", leak.naive.tool_events[0].model_visible[:300])
 print("\nguarded showed the model:\n", leak.guarded.tool_events[0].model_visible)
 

@@ -28,17 +28,18 @@ import random
 
 import pandas as pd
 
-from agentlab import aftersales
-from agentlab.demo import compare
-from agentlab.exercises import longest_wait
-from agentlab.loop import run_guarded, run_naive
+from agentlab.scenarios import aftersales
+from agentlab.workbook.demo import compare_loops
+from agentlab.workbook.exercises import longest_wait
+from agentlab.loop import run_guarded
+from agentlab.naive import run_naive
 from agentlab.models import ModelError, ScriptedModel, call
-from agentlab.plots import plot_herd, plot_retry_schedule
+from agentlab.workbook.plots import plot_herd, plot_retry_schedule
 from agentlab.retry import RetryPolicy
 
 rows = []
 for f in ["api_429", "api_timeout", "api_500", "flaky_tool", "hanging_tool", "api_401"]:
-    c = compare(f)
+    c = compare_loops(f)
     rows.append({"fault": f, "naive": c.naive.status, "guarded": c.guarded.status, "resends": c.guarded.retries,
                  "user sees": c.guarded.answer[:60]})
 pd.DataFrame(rows)

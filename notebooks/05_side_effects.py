@@ -28,15 +28,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentlab import aftersales
+from agentlab.scenarios import aftersales
 from agentlab.approval import approve, pending
-from agentlab.demo import compare, make_model
-from agentlab.exercises import answer_is
-from agentlab.loop import NO_GUARDS, GuardConfig, idempotency_key, run_guarded
+from agentlab.workbook.demo import compare_loops, make_model
+from agentlab.workbook.exercises import answer_is
+from agentlab.guards import NO_GUARDS, GuardConfig
+from agentlab.loop import idempotency_key, run_guarded
 from agentlab.models import SelfCorrectingModel
-from agentlab.plots import plot_bars
+from agentlab.workbook.plots import plot_bars
 from agentlab.store import SQLiteStore
-from agentlab.widgets import ApprovalDesk
+from agentlab.workbook.widgets import ApprovalDesk
 
 # A loop that does run every call of a message, but has no other guard: the double refund of parallel calls.
 all_calls_only = replace(NO_GUARDS, all_calls=True)
@@ -44,8 +45,8 @@ cases = {"lost reply + retry": ("lost_reply", None), "repeated call": ("duplicat
          "two calls in one message": ("parallel_call", all_calls_only)}
 rows, refunds = [], {}
 for label, (fault, unguarded) in cases.items():
-    c = compare(fault)
-    loose = compare(fault, config=unguarded) if unguarded else None
+    c = compare_loops(fault)
+    loose = compare_loops(fault, config=unguarded) if unguarded else None
     first = len((loose.guarded_state if loose else c.naive_state)["refunds"])
     refunds[label] = {"naive": first, "guarded": len(c.guarded_state["refunds"])}
     rows.append({"case": label, "refunds without guards": first, "refunds, guarded": refunds[label]["guarded"],
@@ -62,7 +63,7 @@ pd.DataFrame(rows)
 desk, reg = aftersales.SCENARIO.setup()
 args = {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
 print(idempotency_key(reg["create_refund"], args))
-replayed = [e.model_visible for e in compare("duplicate_call").guarded.tool_events if e.replayed]
+replayed = [e.model_visible for e in compare_loops("duplicate_call").guarded.tool_events if e.replayed]
 print(replayed[0])
 
 # %% [markdown]

@@ -22,14 +22,16 @@
 import ipywidgets as widgets
 import pandas as pd
 
-from agentlab import aftersales
-from agentlab.demo import compare
-from agentlab.exercises import breaker_threshold
-from agentlab.loop import GuardConfig, run_guarded, run_naive
-from agentlab.metrics import status_counts
+from agentlab.scenarios import aftersales
+from agentlab.workbook.demo import compare_loops
+from agentlab.workbook.exercises import breaker_threshold
+from agentlab.guards import GuardConfig
+from agentlab.loop import run_guarded
+from agentlab.naive import run_naive
+from agentlab.evals.metrics import status_counts
 from agentlab.models import ScriptedModel, call
-from agentlab.plots import plot_statuses
-from agentlab.widgets import figure
+from agentlab.workbook.plots import plot_statuses
+from agentlab.workbook.widgets import figure
 
 
 def ping_pong():
@@ -51,7 +53,7 @@ for make in (ping_pong, repeater):
     guarded = run_guarded(make(), reg, "where is my order?")
     rows.append({"model": make.__name__, "naive": f"{naive.status} after {naive.steps}",
                  "guarded": f"{guarded.status} after {guarded.steps}", "reason": guarded.reason})
-hang = compare("hanging_tool", hang_seconds=0.5)
+hang = compare_loops("hanging_tool", hang_seconds=0.5)
 rows.append({"model": "hanging tool", "naive": f"{hang.naive.status}, waited {max(e.latency_ms for e in hang.naive.tool_events):.0f} ms",
              "guarded": f"{hang.guarded.status}, timed out and resent", "reason": "timeout"})
 pd.DataFrame(rows)

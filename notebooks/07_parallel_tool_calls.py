@@ -22,11 +22,13 @@
 import pandas as pd
 from IPython.display import HTML, display
 
-from agentlab import aftersales
-from agentlab.exercises import answer_is
-from agentlab.loop import compare_html, run_guarded, run_naive
+from agentlab.scenarios import aftersales
+from agentlab.workbook.exercises import answer_is
+from agentlab.runs import compare_html
+from agentlab.loop import run_guarded
+from agentlab.naive import run_naive
 from agentlab.models import ScriptedModel, call, say, tool_calls
-from agentlab.plots import plot_bars
+from agentlab.workbook.plots import plot_bars
 
 TASK = "Refund A1001, and please have someone call me about A1002."
 

@@ -22,14 +22,14 @@
 # %%
 import pandas as pd
 
-from agentlab.demo import compare, guards_that_acted
-from agentlab.exercises import answer_is
-from agentlab.faults import FAULTS
-from agentlab.metrics import by_taxonomy
-from agentlab.plots import plot_matrix, plot_shares
-from agentlab.widgets import MetricsPanel
+from agentlab.workbook.demo import compare_loops, guards_that_acted
+from agentlab.workbook.exercises import answer_is
+from agentlab.models.faults import FAULTS
+from agentlab.evals.metrics import by_taxonomy
+from agentlab.workbook.plots import plot_matrix, plot_shares
+from agentlab.workbook.widgets import MetricsPanel
 
-results = {f: compare(f) for f in FAULTS}
+results = {f: compare_loops(f) for f in FAULTS}
 
 
 def right(state):

@@ -34,10 +34,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentlab.cassette import CassetteModel, labels
-from agentlab.evaluate import load_cases, pass_rate, run_case, run_suite
-from agentlab.metrics import summarize
-from agentlab.widgets import FaultInjector
+from agentlab.models.cassette import CassetteModel, labels
+from agentlab.evals import load_cases, pass_rate, run_case, run_suite
+from agentlab.evals.metrics import summarize
+from agentlab.workbook.widgets import FaultInjector
 
 SOURCE = os.environ.get("AGENTLAB_SOURCE", "replay")
 CASSETTES = {p.stem.split("-")[-1]: p for p in sorted(Path("../data/cassettes").glob("aftersales-*.jsonl"))}
@@ -88,7 +88,7 @@ table.style.format({"success": "{:.0%}", "invalid-call rate": "{:.0%}", "avg ste
 # %%
 from IPython.display import HTML, display
 
-from agentlab.loop import compare_html
+from agentlab.runs import compare_html
 
 worst = None
 for size in CASSETTES:
@@ -127,12 +127,12 @@ if size:
 live_model = None
 server = None
 if SOURCE == "openai":
-    from agentlab.openai_model import OpenAIModel
+    from agentlab.models.openai_model import OpenAIModel
     live_model = lambda: OpenAIModel()  # noqa: E731 - configured from the environment
 elif SOURCE == "local":
-    from agentlab.local import LocalServer, available
-    from agentlab.openai_model import OpenAIModel
-    missing = available("0.5b")
+    from agentlab.models.local import LocalServer, what_is_missing
+    from agentlab.models.openai_model import OpenAIModel
+    missing = what_is_missing("0.5b")
     if missing:
         print("No local model here:", missing)
     else:

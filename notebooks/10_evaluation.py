@@ -28,13 +28,13 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from agentlab.cassette import CassetteModel
-from agentlab.evaluate import (ablation, compare, compare_plot, fake_model, load_cases, pass_k_curve,
-                               replay_results, run_suite)
-from agentlab.faults import MODEL_FAULTS, FaultyModel
-from agentlab.loop import GuardConfig
-from agentlab.metrics import LAYER_DEFINITIONS, failure_breakdown, layers, status_counts
-from agentlab.plots import plot_bars, plot_pass_k, plot_shares, plot_statuses
+from agentlab.models.cassette import CassetteModel
+from agentlab.evals import ablation, compare_groups, fake_model, load_cases, pass_k_curve, replay_results, run_suite
+from agentlab.workbook.plots import compare_plot
+from agentlab.models.faults import MODEL_FAULTS, FaultyModel
+from agentlab.guards import GuardConfig
+from agentlab.evals.metrics import LAYER_DEFINITIONS, failure_breakdown, layers, status_counts
+from agentlab.workbook.plots import plot_bars, plot_pass_k, plot_shares, plot_statuses
 
 cases = load_cases("../data/aftersales_cases.jsonl")
 pd.Series([c.category for c in cases]).value_counts()
@@ -110,11 +110,11 @@ plt.show()
 tapes = {p.stem.split("-")[-1]: p for p in sorted(Path("../data/cassettes").glob("aftersales-*.jsonl"))}
 groups = {"fake, guarded": suites["guarded"]}
 for size, tape in tapes.items():
-    from agentlab.cassette import labels
+    from agentlab.models.cassette import labels
     recorded = {label.rsplit("/", 1)[0] for label in labels(tape) if label.endswith("/guarded")}
     sub = [c for c in cases if c.id in recorded]
     groups[f"{size}, guarded"] = run_suite(sub, model=lambda c, t, tape=tape: CassetteModel(tape, f"{c.id}/guarded", then="(end)"))
-table = pd.DataFrame(compare(groups)).set_index("group")
+table = pd.DataFrame(compare_groups(groups)).set_index("group")
 plot_bars({m: table[m].to_dict() for m in ("task_success_rate", "invalid_call_rate", "takeover_rate")},
           title="model against model")
 plt.show()
@@ -144,7 +144,7 @@ plt.show()
 
 # %%
 replayed = replay_results(suites["naive"], cases, config=GuardConfig())
-pd.DataFrame(compare({"naive, as recorded": suites["naive"], "same replies, guarded": replayed})).set_index("group")
+pd.DataFrame(compare_groups({"naive, as recorded": suites["naive"], "same replies, guarded": replayed})).set_index("group")
 
 # %% [markdown]
 # ## Exercise

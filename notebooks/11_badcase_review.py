@@ -30,9 +30,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentlab.cassette import CassetteModel, labels
-from agentlab.evaluate import auto_tag, load_cases, promote, run_case, run_suite, sample
-from agentlab.widgets import BadCaseReview
+from agentlab.models.cassette import CassetteModel, labels
+from agentlab.evals import auto_tag, load_cases, promote, run_case, run_suite, sample
+from agentlab.workbook.widgets import BadCaseReview
 
 cases = load_cases("../data/aftersales_cases.jsonl")
 by_id = {c.id: c for c in cases}

@@ -1,7 +1,7 @@
 import json
 import threading
 
-from agentlab import aftersales
+from agentlab.scenarios import aftersales
 from agentlab.approval import approve, pending, reject
 from agentlab.loop import run_guarded
 from agentlab.models import ScriptedModel, SelfCorrectingModel

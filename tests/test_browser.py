@@ -140,7 +140,7 @@ def test_jupyterlab_runs_the_injector_notebook(tmp_path):
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
         run = page.get_by_role("button", name="Run both loops")
         run.wait_for(timeout=90_000)
-        from agentlab.faults import FAULTS
+        from agentlab.models.faults import FAULTS
         page.locator("select").filter(has_text="camel_case").first.select_option(
             label=f"camel_case — {FAULTS['camel_case'].en}")
         run.click()
@@ -162,7 +162,7 @@ def test_voila_app_without_code(tmp_path):
         page.goto(f"{base}/?token={TOKEN}", timeout=120_000)
         run = page.get_by_role("button", name="Run both loops")
         run.wait_for(timeout=120_000)
-        from agentlab.faults import FAULTS
+        from agentlab.models.faults import FAULTS
         page.locator("select").filter(has_text=FAULTS["lost_reply"].en).first.select_option(label=FAULTS["lost_reply"].en)
         run.click()
         page.get_by_text("refunded 2 times").first.wait_for(timeout=60_000)

@@ -1,8 +1,10 @@
-from agentlab import aftersales
-from agentlab.cassette import CassetteModel, RecordingModel, labels
-from agentlab.demo import make_model
-from agentlab.faults import FaultyModel
-from agentlab.loop import GuardConfig, run_guarded, run_naive
+from agentlab.scenarios import aftersales
+from agentlab.models.cassette import CassetteModel, RecordingModel, labels
+from agentlab.workbook.demo import make_model
+from agentlab.models.faults import FaultyModel
+from agentlab.guards import GuardConfig
+from agentlab.loop import run_guarded
+from agentlab.naive import run_naive
 from agentlab.models import ModelError, ScriptedModel, call, say
 
 

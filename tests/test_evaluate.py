@@ -4,10 +4,8 @@ import sys
 
 import pytest
 
-from agentlab.evaluate import (Case, ablation, auto_tag, compare, load_cases, load_results,
-                               pass_k_curve, pass_rate, promote, replay_results, run_case, run_suite, sample,
-                               save_results)
-from agentlab.loop import GuardConfig
+from agentlab.evals import Case, ablation, auto_tag, compare_groups, load_cases, load_results, pass_k_curve, pass_rate, promote, replay_results, run_case, run_suite, sample, save_results
+from agentlab.guards import GuardConfig
 from conftest import ROOT
 
 SUITE = ROOT / "data" / "aftersales_cases.jsonl"
@@ -56,7 +54,7 @@ def test_store_reopen_and_replay_through_another_config(cases, tmp_path):
 
 
 def test_compare_ablation_and_pass_k(cases):
-    rows = compare({"naive": run_suite(cases, loop="naive"), "guarded": run_suite(cases)})
+    rows = compare_groups({"naive": run_suite(cases, loop="naive"), "guarded": run_suite(cases)})
     assert rows[1]["task_success_rate"] == 1.0 and rows[0]["task_success_rate"] < 1.0
     abl = ablation(cases[:20])
     assert abl["all guards"] == 1.0 and abl["no guards"] < abl["all guards"]
@@ -96,7 +94,7 @@ def test_run_suite_stores_and_compare_plot(cases, tmp_path):
     rs = run_suite(cases[:8], trials=2, store=tmp_path, label="stored")
     stored = load_results(next(tmp_path.iterdir()))
     assert stored.meta["label"] == "stored" and stored.meta["trials"] == 2 and len(stored.results) == 16
-    from agentlab.evaluate import compare_plot
+    from agentlab.workbook.plots import compare_plot
     rows, fig = compare_plot({"guarded": rs, "naive": run_suite(cases[:8], loop="naive", trials=2)})
     assert [r["group"] for r in rows] == ["guarded", "naive"] and len(fig.axes) >= 3
 

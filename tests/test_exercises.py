@@ -1,4 +1,4 @@
-from agentlab.exercises import answer_is, breaker_threshold, longest_wait, schema_contract
+from agentlab.workbook.exercises import answer_is, breaker_threshold, longest_wait, schema_contract
 from agentlab.retry import RetryPolicy
 
 GOOD = {"type": "object", "properties": {

@@ -8,13 +8,16 @@ import types
 
 import pytest
 
-from agentlab import aftersales, local
-from agentlab.loop import STATUSES, GuardConfig, run_guarded
+from agentlab.scenarios import aftersales
+from agentlab.models import local
+from agentlab.runs import STATUSES
+from agentlab.guards import GuardConfig
+from agentlab.loop import run_guarded
 from conftest import IN_CI
 
 
 def _need_local():
-    missing = local.available("0.5b")
+    missing = local.what_is_missing("0.5b")
     if missing:
         if IN_CI:
             pytest.fail(missing + " (CI must not skip this)")
@@ -59,7 +62,7 @@ def test_a_changed_weights_file_is_verified_again(tmp_path, monkeypatch):
 @pytest.mark.timeout(600)
 def test_guarded_after_sales_agent_on_the_real_local_model(tmp_path):
     _need_local()
-    from agentlab.openai_model import OpenAIModel
+    from agentlab.models.openai_model import OpenAIModel
     with local.LocalServer("0.5b", log=tmp_path / "server.log") as server:
         desk, reg = aftersales.SCENARIO.setup()
         model = OpenAIModel("qwen2.5-coder-0.5b", base_url=server.base_url, max_tokens=200)

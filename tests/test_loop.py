@@ -6,12 +6,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentlab import aftersales
-from agentlab.demo import compare, seed_demo_model
-from agentlab.faults import FAULTS
+from agentlab.scenarios import aftersales
+from agentlab.workbook.demo import compare_loops, seed_demo_model
+from agentlab.models.faults import FAULTS
 from dataclasses import replace
 
-from agentlab.loop import GUARDS, STATUSES, GuardConfig, run_guarded, run_naive
+from agentlab.guards import GUARDS, GuardConfig
+from agentlab.runs import STATUSES
+from agentlab.loop import run_guarded
+from agentlab.naive import run_naive
 from agentlab.models import ModelError, ScriptedModel, SelfCorrectingModel, call, say, tool_calls
 from agentlab.store import MemoryStore
 
@@ -64,7 +67,7 @@ def test_every_fault_is_covered():
 
 @pytest.mark.parametrize("fault,naive_status,guarded_status,naive_refunds,guarded_refunds", EXPECTED)
 def test_fault_through_both_loops(fault, naive_status, guarded_status, naive_refunds, guarded_refunds):
-    c = compare(fault, hang_seconds=0.3)
+    c = compare_loops(fault, hang_seconds=0.3)
     assert (c.naive.status, c.guarded.status) == (naive_status, guarded_status)
     assert (len(c.naive_state["refunds"]), len(c.guarded_state["refunds"])) == (naive_refunds, guarded_refunds)
     # never a double refund in the guarded loop, and only ever the right amount
@@ -74,18 +77,18 @@ def test_fault_through_both_loops(fault, naive_status, guarded_status, naive_ref
 
 
 def test_naive_damage_is_shown_not_hidden():
-    c = compare("wrong_type")
+    c = compare_loops("wrong_type")
     assert c.naive_state["refunds"][0]["amount"] == "199元"  # the backend stored text as money
-    c = compare("lost_reply")
+    c = compare_loops("lost_reply")
     assert sum(r["amount"] for r in c.naive_state["refunds"]) == 398.0
-    c = compare("leaky_tool")
+    c = compare_loops("leaky_tool")
     leaked = " ".join(e.model_visible or "" for e in c.naive.tool_events)
     assert "S3cr3t" in leaked and "Traceback" in leaked
 
 
 def test_no_model_visible_message_leaks():
     for fault in FAULTS:
-        c = compare(fault, hang_seconds=0.3)
+        c = compare_loops(fault, hang_seconds=0.3)
         for m in c.guarded.messages:
             text = m.get("content") or ""
             if m["role"] in ("tool", "system"):
@@ -168,20 +171,23 @@ def test_fatal_model_error_is_not_retried_and_user_sees_friendly_text():
 
 def test_side_effect_tools_without_a_key_are_not_resent():
     desk, reg = setup()
-    from agentlab.faults import inject_tool_fault
+    from agentlab.models.faults import inject_tool_fault
     reg = inject_tool_fault(reg, "escalate_to_human", "flaky_tool")
     run = guarded(ScriptedModel([call("escalate_to_human", {"summary": "please call the user"}), say("ok")]), reg)
     e = run.tool_events[0]
-    assert e.error_code == "UNAVAILABLE" and e.retry_count == 0  # not keyed: a resend might hand over twice
+    # not keyed: a reset connection may have handed over already, so it is neither resent nor "retryable"
+    assert e.error_code == "OUTCOME_UNKNOWN" and e.retry_count == 0
+    assert '"retryable": false' in e.model_visible and run.status == "escalated"
+    assert len(desk.tickets) == 0  # flaky_tool failed before the inner call: nothing happened, yet nobody resent it
 
 
 def test_each_guard_switches_off():
-    c_on = compare("duplicate_call")
-    c_off = compare("duplicate_call", config=GuardConfig().without("idempotency"))
+    c_on = compare_loops("duplicate_call")
+    c_off = compare_loops("duplicate_call", config=GuardConfig().without("idempotency"))
     assert len(c_on.guarded_state["refunds"]) == 1
     # without idempotency the backend's own rule still refuses the second refund (the order is refunded now)
     assert c_off.guarded.tool_events[-1].error_code == "RULE_VIOLATION"
-    c = compare("camel_case", config=GuardConfig(readable_errors=False))
+    c = compare_loops("camel_case", config=GuardConfig(readable_errors=False))
     assert all(m["content"] == "Error: 500 internal error" for m in c.guarded.messages if m["role"] == "tool" and "ok\": true" not in m["content"])
     assert c.guarded.status != "done_after_self_correction"
     with pytest.raises(ValueError):
@@ -190,7 +196,7 @@ def test_each_guard_switches_off():
 
 
 def test_cleaning_turns_45_yuan_into_a_number():
-    c = compare("wrong_type", config=GuardConfig(clean=True))
+    c = compare_loops("wrong_type", config=GuardConfig(clean=True))
     assert c.guarded.status == "done" and c.guarded.invalid_calls == 0
     assert '"cleaned"' in [e.model_visible for e in c.guarded.tool_events if e.tool_name == "create_refund"][0]
 

@@ -1,7 +1,7 @@
 from math import comb
 
-from agentlab.demo import compare
-from agentlab.metrics import failure_breakdown, layers, pass_hat_k, status_shares, summarize
+from agentlab.workbook.demo import compare_loops
+from agentlab.evals.metrics import failure_breakdown, layers, pass_hat_k, status_shares, summarize
 
 
 def test_pass_hat_k_is_taubench_estimator():
@@ -12,17 +12,17 @@ def test_pass_hat_k_is_taubench_estimator():
 
 
 def test_seed000_metrics():
-    runs = [compare("camel_case").guarded, compare("api_401").guarded]
+    runs = [compare_loops("camel_case").guarded, compare_loops("api_401").guarded]
     s = summarize(runs)
     assert s["runs"] == 2 and s["task_success_rate"] == 0.5 and s["takeover_rate"] == 0.5
     assert 0 < s["invalid_call_rate"] < 1
 
 
 def test_layers_and_rule_blocked_apart():
-    runs = [compare(f).guarded for f in ("camel_case", "truncated_json", "api_401")]
+    runs = [compare_loops(f).guarded for f in ("camel_case", "truncated_json", "api_401")]
     lay = layers(runs)
     assert lay["model"]["json_parse_rate"] < 1 and lay["task"]["completion_rate"] == 2 / 3
-    runs.append(compare("duplicate_call").guarded)
+    runs.append(compare_loops("duplicate_call").guarded)
     fb = failure_breakdown(runs)
     assert fb["by_stage"]["structure"] >= 2 and "rule_blocked" not in fb["by_stage"]
     assert abs(sum(status_shares(runs).values()) - 1) < 1e-9

@@ -1,13 +1,13 @@
 """Notebooks: paired with their scripts, committed without outputs, and producing their plots and widgets.
 
-nbmake runs each notebook as its own test item too (``--nbmake`` in pytest's
-options); here each one is executed once more to look at *what it produced*:
-a notebook that should plot must emit a PNG (an ``MPLBACKEND=Agg`` leaking
-into the kernel silently drops plots), one with widgets must emit widget views.
+Each notebook runs once, top to bottom in a fresh kernel: any cell error fails it,
+and then we look at *what it produced*: a notebook that should plot must emit a
+PNG (an ``MPLBACKEND=Agg`` leaking into the kernel silently drops plots), one
+with widgets must emit widget views. (Their run times are a benchmark:
+``benchmarks/bench_notebooks.py``.)
 """
 import json
 import os
-import time
 
 import jupytext
 import nbformat
@@ -18,7 +18,6 @@ from conftest import ROOT
 
 NB_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb")) + sorted((ROOT / "app").glob("*.ipynb"))
-TIMES: dict[str, float] = {}
 
 
 def expects(nb) -> set[str]:
@@ -54,9 +53,7 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path):
     nb = nbformat.read(path, as_version=4)
     env_backend = os.environ.pop("MPLBACKEND", None)  # never let a headless backend leak into the kernel
     try:
-        t0 = time.perf_counter()
         NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
-        TIMES[path.stem] = time.perf_counter() - t0
     finally:
         if env_backend is not None:
             os.environ["MPLBACKEND"] = env_backend
@@ -69,8 +66,3 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path):
             assert o.get("output_type") != "error", o
             if o.get("output_type") == "stream" and o.get("name") == "stderr":
                 assert "Traceback" not in o.get("text", ""), o["text"][:500]
-
-
-def test_report_notebook_times():
-    if TIMES:
-        print("\nnotebook execution times: " + ", ".join(f"{k} {v:.1f}s" for k, v in TIMES.items()))

@@ -6,13 +6,14 @@ import pytest
 
 openai = pytest.importorskip("openai")
 
-from agentlab import aftersales  # noqa: E402
-from agentlab.demo import make_model  # noqa: E402
+from agentlab.scenarios import aftersales  # noqa: E402
+from agentlab.workbook.demo import make_model  # noqa: E402
 from agentlab.errors import friendly  # noqa: E402
-from agentlab.fakeserver import ChatServer, Fault, Slow, malformed  # noqa: E402
-from agentlab.loop import run_guarded, run_naive  # noqa: E402
+from agentlab.models.fakeserver import ChatServer, HTTPFault, Slow, malformed  # noqa: E402
+from agentlab.loop import run_guarded  # noqa: E402
+from agentlab.naive import run_naive  # noqa: E402
 from agentlab.models import ModelError, Reply, ToolCall, call, say  # noqa: E402
-from agentlab.openai_model import OpenAIModel  # noqa: E402
+from agentlab.models.openai_model import OpenAIModel  # noqa: E402
 from agentlab.retry import RetryPolicy  # noqa: E402
 
 
@@ -44,24 +45,24 @@ def test_tool_choice_and_parallel_flag_are_sent():
 
 def test_429_is_resent_after_retry_after():
     waits = []
-    with ChatServer([Fault(429, retry_after=1.5), say("ok")]) as server:
+    with ChatServer([HTTPFault(429, retry_after=1.5), say("ok")]) as server:
         assert model(server, waits=waits).complete([], []).content == "ok"
         assert server.attempts == 2 and waits[0] >= 1.5
 
 
 @pytest.mark.parametrize("status,code", [(500, "UNAVAILABLE"), (503, "UNAVAILABLE"), (429, "RATE_LIMITED")])
 def test_transient_errors_stop_at_the_cap(status, code):
-    with ChatServer([Fault(status)] * 5) as server:
+    with ChatServer([HTTPFault(status)] * 5) as server:
         with pytest.raises(ModelError) as exc:
             model(server, retry=RetryPolicy(max_retries=2)).complete([], [])
         assert exc.value.code == code and exc.value.attempts == 3 and server.attempts == 3
 
 
 @pytest.mark.parametrize("fault,code", [
-    (Fault(401, "Incorrect API key provided: sk-abc***"), "UNAUTHENTICATED"),
-    (Fault(403), "PERMISSION_DENIED"), (Fault(404, "model not found"), "NOT_FOUND"),
-    (Fault(400, "bad field"), "BAD_REQUEST"),
-    (Fault(400, "This model's maximum context length is 4096 tokens", code="context_length_exceeded"), "CONTEXT_TOO_LONG"),
+    (HTTPFault(401, "Incorrect API key provided: sk-abc***"), "UNAUTHENTICATED"),
+    (HTTPFault(403), "PERMISSION_DENIED"), (HTTPFault(404, "model not found"), "NOT_FOUND"),
+    (HTTPFault(400, "bad field"), "BAD_REQUEST"),
+    (HTTPFault(400, "This model's maximum context length is 4096 tokens", code="context_length_exceeded"), "CONTEXT_TOO_LONG"),
 ])
 def test_fatal_errors_are_never_resent(fault, code):
     with ChatServer([fault, say("never")]) as server:
@@ -84,19 +85,19 @@ def test_timeout_and_connection_errors_are_transient():
 
 def test_the_clients_own_retries_would_multiply_ours():
     """The bare client retries a 500 twice by itself; ours turns that off so the policy is the only layer."""
-    with ChatServer([Fault(500)] * 10) as server:
+    with ChatServer([HTTPFault(500)] * 10) as server:
         bare = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=2)
         with pytest.raises(openai.InternalServerError):
             bare.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
         assert server.attempts == 3  # 1 + its 2 hidden retries
-    with ChatServer([Fault(500)] * 10) as server:
+    with ChatServer([HTTPFault(500)] * 10) as server:
         with pytest.raises(ModelError):
             model(server, retry=RetryPolicy(max_retries=2)).complete([], [])
         assert server.attempts == 3  # exactly what our policy says, not 3 x 3
 
 
 def test_the_guarded_loop_does_not_resend_what_the_adapter_already_did():
-    with ChatServer([Fault(500)] * 10) as server:
+    with ChatServer([HTTPFault(500)] * 10) as server:
         desk, reg = aftersales.SCENARIO.setup()
         run = run_guarded(model(server, retry=RetryPolicy(max_retries=2)), reg, "x", sleep=lambda s: None)
         assert run.status == "escalated" and server.attempts == 3 and run.retries == 2
@@ -105,7 +106,7 @@ def test_the_guarded_loop_does_not_resend_what_the_adapter_already_did():
 
 def test_quirks_empty_content_pretty_arguments_and_unparsable_500():
     pretty = Reply("", (ToolCall("get_order", '{\n  "order_id": "A1001"\n}', "c1"),))
-    parse_fail = Fault(500, "Failed to parse tool call arguments as JSON")
+    parse_fail = HTTPFault(500, "Failed to parse tool call arguments as JSON")
     with ChatServer([pretty, parse_fail, say("ok")]) as server:
         m = model(server)
         r = m.complete([], [])

@@ -2,8 +2,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # tests only; never exported to notebook kernels
 
-from agentlab.plots import (plot_bars, plot_herd, plot_lines, plot_matrix, plot_pass_k, plot_retry_schedule,  # noqa: E402
-                            plot_shares, plot_statuses)
+from agentlab.workbook.plots import (plot_bars, plot_herd, plot_lines, plot_matrix, plot_pass_k, plot_retry_schedule, plot_shares, plot_statuses)  # noqa: E402
 from agentlab.retry import RetryPolicy  # noqa: E402
 
 

@@ -9,8 +9,9 @@ from functools import lru_cache
 
 import pytest
 
-from agentlab import retail
-from agentlab.loop import GuardConfig, run_guarded
+from agentlab.scenarios import retail
+from agentlab.guards import GuardConfig
+from agentlab.loop import run_guarded
 from agentlab.models import ScriptedModel, call, say, tool_calls
 from conftest import need
 
@@ -19,9 +20,9 @@ pytestmark = pytest.mark.dataset
 
 @lru_cache(maxsize=None)
 def tasks():
-    need(retail.DATA, "tau-bench retail")
-    t = [json.loads(line) for line in (retail.DATA / "tasks_test.jsonl").read_text().splitlines()]
-    o = [json.loads(line) for line in (retail.DATA / "oracle_test.jsonl").read_text().splitlines()]
+    need(retail.data_dir(), "tau-bench retail")
+    t = [json.loads(line) for line in (retail.data_dir() / "tasks_test.jsonl").read_text().splitlines()]
+    o = [json.loads(line) for line in (retail.data_dir() / "oracle_test.jsonl").read_text().splitlines()]
     return list(zip(t, o))
 
 
@@ -31,7 +32,7 @@ def base():
 
 
 def replay(task, script, config):
-    store = retail.Store()
+    store = retail.RetailDB()
     run = run_guarded(ScriptedModel(script, then="done"), retail.make_registry(store), task["instruction"],
                       config=config, sleep=lambda s: None)
     return run, json.loads(json.dumps(retail.diff(base(), store.db)))

@@ -1,4 +1,4 @@
-from agentlab.demo import compare
+from agentlab.workbook.demo import compare_loops
 from agentlab.trace import first_divergence, read_jsonl, side_by_side_html, to_dataframe, to_jsonl
 
 FIELDS = ["session_id", "turn_id", "round_index", "tool_name", "tool_call_id", "args_raw", "parse_ok", "validate_ok",
@@ -7,7 +7,7 @@ FIELDS = ["session_id", "turn_id", "round_index", "tool_name", "tool_call_id", "
 
 
 def test_jsonl_roundtrip_and_dataframe(tmp_path):
-    c = compare("camel_case")
+    c = compare_loops("camel_case")
     path = to_jsonl(c.guarded.events, tmp_path / "t.jsonl")
     back = read_jsonl(path)
     assert back == list(c.guarded.events)
@@ -18,7 +18,7 @@ def test_jsonl_roundtrip_and_dataframe(tmp_path):
 
 
 def test_side_by_side_marks_the_first_divergence():
-    c = compare("camel_case")
+    c = compare_loops("camel_case")
     html = side_by_side_html(c.naive.events, c.guarded.events)
     assert html.count("outline:3px solid") == 2  # both cells of one row and "INVALID_ARGS" in html and "TOOL_ERROR" in html
     assert first_divergence(list(c.naive.events), list(c.guarded.events)) is not None

@@ -5,12 +5,12 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from agentlab import aftersales  # noqa: E402
-from agentlab.loop import GuardConfig, run_guarded  # noqa: E402
+from agentlab.scenarios import aftersales  # noqa: E402
+from agentlab.guards import GuardConfig  # noqa: E402
+from agentlab.loop import run_guarded  # noqa: E402
 from agentlab.models import SelfCorrectingModel  # noqa: E402
 from agentlab.store import MemoryStore  # noqa: E402
-from agentlab.widgets import (ApprovalDesk, FaultInjector, GuardPanel, MetricsPanel, PMApp, SchemaPlayground,  # noqa: E402
-                              playground_html)
+from agentlab.workbook.widgets import (ApprovalDesk, FaultInjector, GuardPanel, MetricsPanel, PMApp, SchemaPlayground, playground_html)  # noqa: E402
 
 
 def test_fault_injector_runs_both_loops_and_highlights_the_divergence():
@@ -75,8 +75,8 @@ def test_guard_panel_builds_the_config():
 
 
 def test_metrics_panel_shows_table_and_plot():
-    from agentlab.demo import compare
-    cs = [compare(f) for f in ("camel_case", "lost_reply")]
+    from agentlab.workbook.demo import compare_loops
+    cs = [compare_loops(f) for f in ("camel_case", "lost_reply")]
     m = MetricsPanel({"naive": [c.naive for c in cs], "guarded": [c.guarded for c in cs]})
     assert "task_success_rate" in m.table.value and "guarded" in m.table.value
     assert any("image/png" in o.get("data", {}) for o in m.plot.outputs)
@@ -115,8 +115,8 @@ def test_pm_app_in_both_languages_without_code():
 
 
 def test_bad_case_review_tags_shares_and_promotes(tmp_path):
-    from agentlab.evaluate import load_cases, run_suite
-    from agentlab.widgets import BadCaseReview
+    from agentlab.evals import load_cases, run_suite
+    from agentlab.workbook.widgets import BadCaseReview
     cases = load_cases()
     sessions = run_suite(cases, loop="naive")
     suite = tmp_path / "regression.jsonl"

@@ -4,10 +4,16 @@ matplotlib is imported inside each function, so importing agentlab stays light.
 """
 from __future__ import annotations
 
+import functools
 import random
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from .retry import RetryPolicy, herd
+from ..retry import RetryPolicy, herd
+
+__all__ = ["CJK_FILES", "CJK_FONTS", "LOOP_COLORS", "STATUS_COLORS", "cjk_fonts", "compare_plot", "plot_bars",
+           "plot_herd", "plot_lines", "plot_matrix", "plot_pass_k", "plot_retry_schedule", "plot_shares",
+           "plot_statuses"]
 
 STATUS_COLORS = {"done": "#188038", "done_after_self_correction": "#81c995", "escalated": "#f9ab00",
                  "budget_exhausted": "#e8710a", "failed": "#d93025",
@@ -17,33 +23,56 @@ LOOP_COLORS = {"naive": "#d93025", "guarded": "#188038"}
 
 CJK_FONTS = ["WenQuanYi Zen Hei", "Noto Sans CJK SC", "Noto Sans SC", "Microsoft YaHei", "PingFang SC",
              "Heiti SC", "SimHei", "Arial Unicode MS"]
-_fonts_ready = False
+# Font files looked for directly: matplotlib's font cache is built the first time it runs, so a
+# font installed after that (Debian's fonts-wqy-zenhei in CI) is invisible until registered.
+CJK_FILES = ["/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc", "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
+             "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc", "C:/Windows/Fonts/msyh.ttc",
+             "/System/Library/Fonts/PingFang.ttc"]
+_families: list[str] | None = None
 
 
-def use_cjk_fonts() -> None:
-    """Let Chinese labels render: fall back, glyph by glyph, to whichever CJK font is installed."""
-    global _fonts_ready
-    if _fonts_ready:
-        return
+def _font_families() -> list[str]:
+    global _families
+    if _families is None:
+        import logging
+        from pathlib import Path
+
+        from matplotlib import font_manager
+        logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)  # "weight 500 instead of normal"
+        for path in CJK_FILES:
+            if Path(path).exists():
+                font_manager.fontManager.addfont(path)
+        installed = {f.name for f in font_manager.fontManager.ttflist}
+        # a list of families is what makes matplotlib fall back glyph by glyph
+        _families = ["DejaVu Sans", *[f for f in CJK_FONTS if f in installed]]
+    return _families
+
+
+def cjk_fonts() -> Any:
+    """A style context in which Chinese labels render; the user's own ``rcParams`` stay as they were.
+
+    Text keeps the font it was created with, so a figure drawn inside renders the same later.
+    """
     import matplotlib
-    from matplotlib import font_manager
-    installed = {f.name for f in font_manager.fontManager.ttflist}
-    extra = [f for f in CJK_FONTS if f in installed]
-    import logging
-    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)  # "weight 500 instead of normal"
-    if extra:  # a list of families is what makes matplotlib fall back per glyph
-        matplotlib.rcParams["font.family"] = ["DejaVu Sans", *extra]
-    _fonts_ready = True
+    return matplotlib.rc_context({"font.family": _font_families()})
+
+
+def _with_fonts(fn: Any) -> Any:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with cjk_fonts():
+            return fn(*args, **kwargs)
+    return wrapper
 
 
 def _ax(ax: Any, size: tuple[float, float] = (7, 3.2)) -> Any:
-    use_cjk_fonts()
     if ax is None:
         import matplotlib.pyplot as plt
         _, ax = plt.subplots(figsize=size)
     return ax
 
 
+@_with_fonts
 def plot_bars(values: Mapping[str, Mapping[str, float]], *, ax: Any = None, title: str = "", ylabel: str = "") -> Any:
     """Grouped bars: ``{group: {series: value}}`` (e.g. ``{fault: {"naive": 12, "guarded": 4}}``)."""
     ax = _ax(ax)
@@ -61,6 +90,7 @@ def plot_bars(values: Mapping[str, Mapping[str, float]], *, ax: Any = None, titl
     return ax
 
 
+@_with_fonts
 def plot_statuses(counts: Mapping[str, Mapping[str, int]], *, ax: Any = None, title: str = "final statuses") -> Any:
     """Stacked bars of final statuses: ``{label: {status: count}}``."""
     ax = _ax(ax)
@@ -70,13 +100,14 @@ def plot_statuses(counts: Mapping[str, Mapping[str, int]], *, ax: Any = None, ti
         vals = [counts[lb].get(status, 0) for lb in labels]
         if any(vals):
             ax.bar(labels, vals, bottom=bottom, color=color, label=status)
-            bottom = [b + v for b, v in zip(bottom, vals)]
+            bottom = [b + v for b, v in zip(bottom, vals, strict=False)]
     ax.set_title(title)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1, 1))
     ax.tick_params(axis="x", labelsize=8)
     return ax
 
 
+@_with_fonts
 def plot_retry_schedule(policy: RetryPolicy, *, ax: Any = None, clients: int = 30, seed: int = 0) -> Any:
     """When each of ``clients`` failing callers resends: dots per attempt, with and without jitter."""
     ax = _ax(ax)
@@ -92,6 +123,7 @@ def plot_retry_schedule(policy: RetryPolicy, *, ax: Any = None, clients: int = 3
     return ax
 
 
+@_with_fonts
 def plot_herd(policies: Mapping[str, RetryPolicy], *, ax: Any = None, clients: int = 300, capacity: int = 40) -> Any:
     """Requests arriving per time slot when ``clients`` fail at once and retry under each policy."""
     ax = _ax(ax)
@@ -107,6 +139,7 @@ def plot_herd(policies: Mapping[str, RetryPolicy], *, ax: Any = None, clients: i
     return ax
 
 
+@_with_fonts
 def plot_matrix(matrix: Mapping[str, Mapping[str, str]], *, ax: Any = None, title: str = "") -> Any:
     """A fault x loop grid coloured by final status."""
     import matplotlib.colors as mcolors
@@ -128,6 +161,7 @@ def plot_matrix(matrix: Mapping[str, Mapping[str, str]], *, ax: Any = None, titl
     return ax
 
 
+@_with_fonts
 def plot_shares(counts: Mapping[str, float], *, ax: Any = None, title: str = "") -> Any:
     """Horizontal bars of shares (e.g. failures by taxonomy class), largest first."""
     ax = _ax(ax, (6, 2.6))
@@ -141,6 +175,7 @@ def plot_shares(counts: Mapping[str, float], *, ax: Any = None, title: str = "")
     return ax
 
 
+@_with_fonts
 def plot_lines(series: Mapping[str, Sequence[tuple[float, float]]], *, ax: Any = None, title: str = "",
                xlabel: str = "", ylabel: str = "") -> Any:
     """Lines from ``{label: [(x, y), ...]}``."""
@@ -154,8 +189,26 @@ def plot_lines(series: Mapping[str, Sequence[tuple[float, float]]], *, ax: Any =
     return ax
 
 
+@_with_fonts
 def plot_pass_k(curves: Mapping[str, Sequence[tuple[int, float]]], *, ax: Any = None) -> Any:
     """pass^k against k: how fast reliability falls when every one of k tries must succeed."""
     ax = plot_lines(curves, ax=ax, title="pass^k", xlabel="k (trials that must all succeed)", ylabel="pass^k")
     ax.set_ylim(0, 1.05)
     return ax
+
+
+@_with_fonts
+def compare_plot(groups: Mapping[str, Sequence[Any]]) -> tuple[list[dict], Any]:
+    """Compare groups in one call: the table, and one figure with grouped metric bars,
+    the status breakdown, and pass^k curves."""
+    import matplotlib.pyplot as plt
+
+    from ..evals import compare_groups, pass_k_curve, status_counts
+    rows = compare_groups(groups)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 3.4))
+    metrics = ("task_success_rate", "invalid_call_rate", "takeover_rate")
+    plot_bars({m: {r["group"]: r[m] for r in rows} for m in metrics}, ax=axes[0], title="metrics")
+    plot_statuses({label: status_counts([r.run for r in rs]) for label, rs in groups.items()}, ax=axes[1])
+    plot_pass_k({label: pass_k_curve(rs) for label, rs in groups.items()}, ax=axes[2])
+    fig.tight_layout()
+    return rows, fig

@@ -23,10 +23,13 @@ import random
 import re
 import time
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from .models import ModelCall, ModelError, Reply, ToolCall, Usage
-from .retry import RetryPolicy
+from ..retry import RetryPolicy
+from .interface import ModelCall, ModelError, Reply, ToolCall, Usage
+
+__all__ = ["OpenAIModel", "ToolChoice", "classify", "to_reply"]
 
 ToolChoice = Any  # "auto" | "none" | "required" | a tool name | {"type": "function", "function": {"name": ...}}
 _PARSE_FAILURE = re.compile(r"pars(e|ing)|tool.?call|invalid.*json|grammar", re.I)

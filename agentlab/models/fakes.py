@@ -1,8 +1,4 @@
-"""Models the loops can talk to, and the records of what they said.
-
-Every model has one method, ``complete(messages, tools) -> Reply``. A failing
-model API raises :class:`ModelError`, whose ``code`` says whether a resend can
-help. Fakes ship in the package so notebooks and tests run offline:
+"""Fake models that ship in the package, so notebooks and tests run offline.
 
 * :class:`ScriptedModel` plays a list of replies and records every call.
 * :class:`SelfCorrectingModel` follows a plan and, like a good model, reads the
@@ -13,104 +9,16 @@ help. Fakes ship in the package so notebooks and tests run offline:
 from __future__ import annotations
 
 import difflib
-import itertools
 import json
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Protocol, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
-from .clean import to_number
-from .errors import CODES, ToolError, make_error
+from ..clean import to_number
+from ..errors import UsageError
+from .interface import ModelCall, ModelError, Reply, ToolCall, call
 
-_ids = itertools.count(1)
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One tool call as the model wrote it: ``arguments`` is the raw string."""
-
-    name: str
-    arguments: str
-    id: str = ""
-
-    def __repr__(self) -> str:
-        return f"{self.name}({self.arguments})"
-
-    def to_dict(self) -> dict:
-        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
-
-
-@dataclass(frozen=True)
-class Usage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One assistant turn: text, tool calls, or both."""
-
-    content: str | None = None
-    tool_calls: tuple[ToolCall, ...] = ()
-    usage: Usage | None = None
-
-    def __repr__(self) -> str:
-        if self.tool_calls:
-            return "Reply(" + ", ".join(map(repr, self.tool_calls)) + ")"
-        return f"Reply({self.content!r})"
-
-    def message(self) -> dict:
-        """The assistant message to append to the history (OpenAI format)."""
-        msg: dict[str, Any] = {"role": "assistant", "content": self.content}
-        if self.tool_calls:
-            msg["tool_calls"] = [c.to_dict() for c in self.tool_calls]
-        return msg
-
-
-class ModelError(Exception):
-    """The model API failed. ``code`` is an errors.CODES key (RATE_LIMITED, TIMEOUT, ...).
-
-    ``detail`` is for telemetry only; the end user sees :func:`~agentlab.errors.friendly`.
-    """
-
-    def __init__(self, code: str, detail: str = "", *, status: int | None = None,
-                 retry_after: float | None = None):
-        if code not in CODES:
-            raise ValueError(f"unknown code {code!r}")
-        super().__init__(f"{code}: {detail}" if detail else code)
-        self.code, self.detail, self.status, self.retry_after = code, detail, status, retry_after
-        self.attempts = 0  # > 0: a lower layer (the OpenAI adapter) already resent it that many times
-        self.unparsable = False
-
-    @property
-    def transient(self) -> bool:
-        return CODES[self.code][0] == "transient"
-
-    def to_error(self) -> ToolError:
-        """The failure as a ToolError record; end users only ever see ``friendly()`` of it."""
-        return make_error(self.code, retry_after=self.retry_after,
-                          message={"en": f"The model API failed ({self.code}).", "zh": f"模型接口调用失败（{self.code}）。"})
-
-
-class Model(Protocol):
-    name: str
-
-    def complete(self, messages: list[dict], tools: list[dict]) -> Reply: ...
-
-
-def call(name: str, args: dict | str | None = None, *, id: str | None = None) -> ToolCall:
-    """A tool call; ``args`` may be a dict or a raw (possibly broken) string."""
-    raw = args if isinstance(args, str) else json.dumps(args or {}, ensure_ascii=False)
-    return ToolCall(name, raw, id or f"call_{next(_ids)}")
-
-
-def tool_calls(*calls: ToolCall, content: str | None = None) -> Reply:
-    """A reply holding one or more tool calls."""
-    return Reply(content, tuple(calls))
-
-
-def say(text: str) -> Reply:
-    """A final text reply."""
-    return Reply(text)
+__all__ = ["ScriptError", "ScriptedModel", "SelfCorrectingModel", "Step"]
 
 
 def _as_reply(item: Any) -> Reply | ModelError:
@@ -123,16 +31,9 @@ def _as_reply(item: Any) -> Reply | ModelError:
     raise TypeError(f"a script item must be a Reply, str, ToolCall or ModelError, not {type(item).__name__}")
 
 
-@dataclass(frozen=True)
-class ModelCall:
-    """What a model was asked: a snapshot of the messages and the tool names."""
-
-    messages: tuple[dict, ...]
-    tools: tuple[str, ...]
-
-
-class ScriptError(AssertionError):
-    """A scripted model ran out of script, or was not used up (a test's mistake)."""
+class ScriptError(UsageError):
+    """A scripted model ran out of script, or was not used up: the script's author's mistake,
+    which no loop turns into a run outcome."""
 
 
 class ScriptedModel:
@@ -147,6 +48,7 @@ class ScriptedModel:
         self.script = [_as_reply(x) for x in script]
         self.then = _as_reply(then) if then is not None else None
         self.calls: list[ModelCall] = []
+        self._ids = 0  # ids of unnamed calls count per instance, so they never depend on test order
 
     def __repr__(self) -> str:
         return f"ScriptedModel({self.name!r}, {len(self.calls)}/{len(self.script)} used)"
@@ -162,7 +64,18 @@ class ScriptedModel:
             item = self.script[n - 1]
         if isinstance(item, ModelError):
             raise item
-        return item
+        return self._named(item)
+
+    def _named(self, reply: Reply) -> Reply:
+        if all(c.id for c in reply.tool_calls):
+            return reply
+        named = []
+        for c in reply.tool_calls:
+            if not c.id:
+                self._ids += 1
+                c = replace(c, id=f"call_{self._ids}")
+            named.append(c)
+        return replace(reply, tool_calls=tuple(named))
 
     @property
     def unused(self) -> int:
@@ -204,6 +117,7 @@ class SelfCorrectingModel:
         self.answer = answer
         self.give_up = give_up
         self.calls: list[ModelCall] = []
+        self._ids = 0            # call ids count per instance
         self._pos = 0            # next plan step
         self._last: ToolCall | None = None
         self._results: list[Any] = []
@@ -231,13 +145,13 @@ class SelfCorrectingModel:
                 self._last = fixed
                 return Reply(None, (fixed,))
             else:  # unreadable text: try the very same call again
-                again = ToolCall(self._last.name, self._last.arguments, f"call_{next(_ids)}")
+                again = ToolCall(self._last.name, self._last.arguments, self._new_id())
                 self._last = again
                 return Reply(None, (again,))
         elif self._last is not None:
             # No answer to my last call (a loop dropped it, or someone else spoke):
             # ask again, as a model would when its request went unanswered.
-            again = ToolCall(self._last.name, self._last.arguments, f"call_{next(_ids)}")
+            again = ToolCall(self._last.name, self._last.arguments, self._new_id())
             self._last = again
             return Reply(None, (again,))
         if self._pos >= len(self.plan):
@@ -245,8 +159,15 @@ class SelfCorrectingModel:
             text = self.answer(self._results) if callable(self.answer) else self.answer
             return Reply(text)
         step = self.plan[self._pos]
-        self._last = call(step.tool, step.args)
+        self._last = self._call(step.tool, step.args)
         return Reply(None, (self._last,))
+
+    def _new_id(self) -> str:
+        self._ids += 1
+        return f"call_{self._ids}"
+
+    def _call(self, name: str, args: Any) -> ToolCall:
+        return replace(call(name, args), id=self._new_id())
 
     def believe(self, sent: ToolCall) -> None:
         """Take ``sent`` as the call this model made (used by the fault injector)."""
@@ -256,10 +177,10 @@ class SelfCorrectingModel:
         step = self.plan[min(self._pos, len(self.plan) - 1)]
         code = err.get("code")
         if code == "BAD_JSON":
-            return call(bad.name, step.args)
+            return self._call(bad.name, step.args)
         if code == "UNKNOWN_TOOL":
             name = err.get("did_you_mean") or step.tool
-            return call(name, _try_json(bad.arguments) or step.args)
+            return self._call(name, _try_json(bad.arguments) or step.args)
         args = _try_json(bad.arguments)
         if not isinstance(args, dict):
             args = dict(step.args)
@@ -289,7 +210,7 @@ class SelfCorrectingModel:
                 args[field] = want if want in allowed else (close[0] if close else allowed[0])
             elif reason in ("out_of_range", "bad_format", "rule") and field in step.args:
                 args[field] = step.args[field]
-        return call(bad.name, args)
+        return self._call(bad.name, args)
 
 
 def _tool_result(messages: list[dict], call_id: str) -> str | None:

@@ -5,11 +5,14 @@ same way; loops, evaluation and notebooks only ever see a :class:`Scenario`.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
-from .i18n import Lang
-from .tools import Registry
+from ..i18n import Lang
+from ..tools import Registry
+
+__all__ = ["Scenario"]
 
 
 @dataclass(frozen=True)

@@ -7,24 +7,34 @@ guard that is meant to catch it, so notebooks can build menus from it.
 """
 from __future__ import annotations
 
-import itertools
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
-from .models import ModelCall, ModelError, Reply, ToolCall
-from .schema import to_camel
-from .tools import Registry, Tool
+from ..schema import to_camel
+from ..tools import Registry, Tool
+from .interface import ModelCall, ModelError, Reply, ToolCall
 
-Kind = Literal["model", "api", "tool"]
-_ids = itertools.count(1)
+__all__ = [
+    "FAULTS",
+    "MODEL_FAULTS",
+    "TOOL_FAULTS",
+    "Fault",
+    "FaultKind",
+    "FaultyModel",
+    "faulty_tool",
+    "inject_tool_fault",
+]
+
+FaultKind = Literal["model", "api", "tool"]
 
 
 @dataclass(frozen=True)
 class Fault:
     name: str
-    kind: Kind
+    kind: FaultKind
     en: str
     zh: str
     caught_by: str  # the guard (GuardConfig field) that handles it
@@ -113,9 +123,14 @@ class FaultyModel:
         self.injected = 0
         self._repeat: ToolCall | None = None
         self.calls: list[ModelCall] = []
+        self._ids = 0  # ids of the calls this injector adds, counted per instance
 
     def __repr__(self) -> str:
         return f"FaultyModel({self.inner!r}, {self.fault!r} at step {self.at_step}, injected {self.injected})"
+
+    def _new_id(self, prefix: str) -> str:
+        self._ids += 1
+        return f"{prefix}_{self._ids}"
 
     def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
         self.turn += 1
@@ -124,7 +139,7 @@ class FaultyModel:
         armed = f is not None and self.turn >= self.at_step and self.injected < self.times
         if self._repeat is not None:  # duplicate_call: the turn after, the same call again
             tc, self._repeat = self._repeat, None
-            return Reply(None, (replace(tc, id=f"dup_{next(_ids)}"),))
+            return Reply(None, (replace(tc, id=self._new_id("dup")),))
         if armed and FAULTS[f].kind == "api":
             self.injected += 1
             raise {"api_429": ModelError("RATE_LIMITED", "429 Too Many Requests", status=429, retry_after=self.retry_after),
@@ -140,7 +155,7 @@ class FaultyModel:
             self._repeat = first
             return reply
         if f == "parallel_call":
-            return replace(reply, tool_calls=(first, replace(first, id=f"par_{next(_ids)}"), *rest))
+            return replace(reply, tool_calls=(first, replace(first, id=self._new_id("par")), *rest))
         bad = _mutate_args(f, first, tools)
         # The wrapped model now believes it sent the bad call: a misconception it
         # keeps until an error it can read tells it otherwise.

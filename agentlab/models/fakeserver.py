@@ -6,26 +6,25 @@ faults (429 with ``Retry-After``, 500, 401, slow replies), or any agentlab model
 answering live behind it. Every request is recorded, so a test can count the
 HTTP attempts a retry policy made.
 
-    with ChatServer([Fault(429, retry_after=1), say("hi")]) as server:
+    with ChatServer([HTTPFault(429, retry_after=1), say("hi")]) as server:
         client = OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
 """
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterable
+from typing import Any
 
-from .models import Model, Reply, ToolCall
+from .interface import Model, Reply, ToolCall
 
-_ids = itertools.count(1)
-
+__all__ = ["ChatServer", "HTTPFault", "Slow", "completion", "malformed"]
 
 @dataclass(frozen=True)
-class Fault:
+class HTTPFault:
     """An HTTP error to answer with (``status`` 429, 500, 401...)."""
 
     status: int
@@ -59,6 +58,7 @@ class ChatServer:
         self.model, self.delay = model, delay
         self.requests: list[dict] = []
         self._lock = threading.Lock()
+        self._replies = 0
         self._httpd = ThreadingHTTPServer((host, port), self._handler())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -75,7 +75,7 @@ class ChatServer:
     def __repr__(self) -> str:
         return f"ChatServer({self.base_url}, {self.attempts} requests)"
 
-    def start(self) -> "ChatServer":
+    def start(self) -> ChatServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True, name="agentlab-chatserver")
         self._thread.start()
         return self
@@ -84,13 +84,19 @@ class ChatServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def __enter__(self) -> "ChatServer":
+    def __enter__(self) -> ChatServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
     # ------------------------------------------------------------------------------
+    def next_id(self) -> int:
+        """The next reply's number (ids of completions and unnamed tool calls)."""
+        with self._lock:
+            self._replies += 1
+            return self._replies
+
     def _next(self, body: dict) -> Any:
         with self._lock:
             self.requests.append(body)
@@ -99,7 +105,7 @@ class ChatServer:
                 return self.script[n - 1]
         if self.model is not None:
             return self.model.complete(body.get("messages", []), body.get("tools", []))
-        return Fault(500, "the test server's script is used up")
+        return HTTPFault(500, "the test server's script is used up")
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -143,7 +149,7 @@ class ChatServer:
                     item = item.item
                 if server.delay:
                     time.sleep(server.delay)
-                if isinstance(item, Fault):
+                if isinstance(item, HTTPFault):
                     headers = {"Retry-After": f"{item.retry_after:g}"} if item.retry_after is not None else {}
                     err = {"message": item.message or f"HTTP {item.status}",
                            "type": _ERROR_TYPES.get(item.status, "server_error"), "code": item.code}
@@ -152,20 +158,22 @@ class ChatServer:
                 if isinstance(item, ToolCall):
                     item = Reply(None, (item,))
                 reply = item if isinstance(item, Reply) else Reply(str(item))
-                self._send(200, completion(reply, body))
+                self._send(200, completion(reply, body, server.next_id()))
 
         return Handler
 
 
-def completion(reply: Reply, request: dict) -> dict:
-    """A chat.completion object for ``reply`` (token counts estimated at 4 characters a token)."""
+def completion(reply: Reply, request: dict, seq: int = 1) -> dict:
+    """A chat.completion object for ``reply`` (token counts estimated at 4 characters a token).
+
+    ``seq`` numbers the completion and any unnamed tool calls (the server counts its own replies)."""
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
     if reply.tool_calls:
-        message["tool_calls"] = [{"id": c.id or f"call_{next(_ids)}", "type": "function",
-                                  "function": {"name": c.name, "arguments": c.arguments}} for c in reply.tool_calls]
+        message["tool_calls"] = [{"id": c.id or f"call_{seq}_{i}", "type": "function",
+                                  "function": {"name": c.name, "arguments": c.arguments}} for i, c in enumerate(reply.tool_calls, 1)]
     prompt = len(json.dumps(request.get("messages", []), ensure_ascii=False)) // 4
     out = len((reply.content or "") + "".join(c.arguments for c in reply.tool_calls)) // 4 + 1
-    return {"id": f"chatcmpl-{next(_ids)}", "object": "chat.completion", "created": int(time.time()),
+    return {"id": f"chatcmpl-{seq}", "object": "chat.completion", "created": int(time.time()),
             "model": request.get("model", "agentlab-test"),
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}}
@@ -173,4 +181,4 @@ def completion(reply: Reply, request: dict) -> dict:
 
 def malformed(name: str, arguments: str) -> Reply:
     """A reply whose tool call carries broken arguments, exactly as given."""
-    return Reply(None, (ToolCall(name, arguments, f"call_{next(_ids)}"),))
+    return Reply(None, (ToolCall(name, arguments, ""),))

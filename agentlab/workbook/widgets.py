@@ -10,23 +10,30 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import ipywidgets as W
 
-from . import aftersales
-from .approval import approve, pending, reject
-from .demo import Comparison, compare, explain
-from .errors import render
-from .faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
-from .i18n import Lang, t
-from .lint import lint
-from .loop import GUARDS, GuardConfig, Run
-from .schema import SchemaError
-from .store import Store
-from .tools import Registry, Tool
-from .trace import side_by_side_html
+from ..approval import approve, pending, reject
+from ..errors import render
+from ..guards import GUARDS, GuardConfig
+from ..i18n import Lang, t
+from ..lint import lint
+from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
+from ..resources import data_file
+from ..runs import Run
+from ..scenarios import aftersales
+from ..schema import SchemaError
+from ..store import Store
+from ..tools import Registry, Tool
+from ..trace import side_by_side_html
+from .demo import Comparison, compare_loops, explain
+
+__all__ = ["CASSETTE", "DEFAULT_SAMPLES", "LANG_OPTIONS", "MODELS", "App", "ApprovalDesk", "BadCaseReview",
+           "FaultInjector", "GuardPanel", "MetricsPanel", "PMApp", "SchemaPlayground", "comparison_html",
+           "figure", "metrics_table_html", "playground_html"]
 
 LANG_OPTIONS = [("English", "en"), ("中文", "zh")]
 
@@ -72,13 +79,13 @@ def figure(draw: Callable[[Any], Any], size: tuple[float, float] = (7, 3.2)) -> 
     import matplotlib.pyplot as plt
     from IPython.display import Image
 
-    from .plots import use_cjk_fonts
-    use_cjk_fonts()
-    fig, ax = plt.subplots(figsize=size)
-    draw(ax)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
+    from .plots import cjk_fonts
+    with cjk_fonts():
+        fig, ax = plt.subplots(figsize=size)
+        draw(ax)
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=90)
     plt.close(fig)  # shown through the Output widget, not twice
     return Image(data=buf.getvalue(), format="png")
 
@@ -99,7 +106,7 @@ class FaultInjector(App):
     """Pick a fault and a step, run both loops, see the traces side by side."""
 
     def __init__(self, *, lang: Lang = "en", faults: Sequence[str] | None = None, config: GuardConfig | None = None,
-                 model: Callable[[], Any] | None = None, run_fn: Callable[..., Comparison] = compare):
+                 model: Callable[[], Any] | None = None, run_fn: Callable[..., Comparison] = compare_loops):
         """``model`` makes a fresh model per loop (a replayed or live real one); default: the fake."""
         names = list(faults or (MODEL_FAULTS + TOOL_FAULTS))
         self.run_fn, self.config, self.model = run_fn, config, model
@@ -233,7 +240,7 @@ class MetricsPanel(App):
             self.update(runs)
 
     def update(self, runs: Mapping[str, Sequence[Run]]) -> dict:
-        from .metrics import summarize
+        from ..evals import summarize
         from .plots import plot_bars
         rows = {label: summarize(rs, self.correct) for label, rs in runs.items()}
         self.table.value = metrics_table_html(rows, self.lang)
@@ -288,7 +295,7 @@ MODELS = {
     "seed-000 script": {"en": "seed 000's scripted demo (orderId first)", "zh": "种子文章 000 的剧本演示（先写错 orderId）"},
     "qwen 1.5b (recorded)": {"en": "the small real model, replayed from a recording", "zh": "小型真实模型（录制回放）"},
 }
-CASSETTE = Path(__file__).resolve().parent.parent / "data" / "cassettes" / "aftersales-1.5b.jsonl"
+CASSETTE = data_file("cassettes/aftersales-1.5b.jsonl")
 
 
 class PMApp(App):
@@ -329,13 +336,13 @@ class PMApp(App):
         if self.model.value == "seed-000 script":
             base = lambda: seed_demo_model(lang)  # noqa: E731
         elif self.model.value == "qwen 1.5b (recorded)":
-            from .cassette import CassetteModel
+            from ..models.cassette import CassetteModel
             base = lambda: CassetteModel(CASSETTE, "normal-01/guarded", then="(no more recorded replies)")  # noqa: E731
         else:
             base = lambda: make_model(lang)  # noqa: E731
         # the recording refunds in its first turn, so a model fault goes there
         step = 1 if self.model.value == "qwen 1.5b (recorded)" else 2
-        self.last = compare(self.fault.value, lang=lang, model=base, at_step=step)
+        self.last = compare_loops(self.fault.value, lang=lang, model=base, at_step=step)
         self.view.value = comparison_html(self.last, lang)
         return self.last
 
@@ -353,14 +360,14 @@ class BadCaseReview(App):
 
     def __init__(self, results: Sequence[Any], cases: Sequence[Any], suite: str | Any, *, n: int = 10,
                  seed: int = 0, lang: Lang = "en"):
-        from .evaluate import STAGES, auto_tag, sample
+        from ..evals import STAGES, auto_tag, sample
         self.cases = {c.id: c for c in cases}
         self.suite, self.lang = suite, lang
         self.picked = sample(results, n, seed=seed)
         self.tags = [W.Dropdown(options=["ok", *STAGES], value=auto_tag(r), layout=W.Layout(width="150px"))
                      for r in self.picked]
         rows = []
-        for r, tag in zip(self.picked, self.tags):
+        for r, tag in zip(self.picked, self.tags, strict=False):
             text = html.escape(self.cases[r.case_id].task[:70]) if r.case_id in self.cases else r.case_id
             why = html.escape("; ".join(r.failures)[:120]) or "—"
             rows.append(W.HBox([W.HTML(f"<code>{r.case_id}</code> <b>{r.run.status}</b><br>{text}<br>"
@@ -395,7 +402,7 @@ class BadCaseReview(App):
                           else t("ui.no_failures", self.lang))
 
     def do_promote(self) -> Any:
-        from .evaluate import promote, run_case
+        from ..evals import promote, run_case
         i = self.choice.value
         if i is None or i < 0:
             return None

@@ -11,12 +11,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .errors import ToolFailure
-from .i18n import Lang
-from .scenario import Scenario
-from .tools import Registry, Tool, rule
+from ..errors import ToolFailure
+from ..i18n import Lang
+from ..resources import data_file
+from ..tools import Registry, Tool, rule
+from .base import Scenario
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+__all__ = ["APPROVAL_THRESHOLD", "SCENARIO", "SYSTEM_PROMPT", "Desk", "apply_start", "load_orders",
+           "make_registry"]
 APPROVAL_THRESHOLD = 1000.0
 
 SYSTEM_PROMPT = {
@@ -29,7 +31,7 @@ SYSTEM_PROMPT = {
 
 
 def load_orders(path: str | Path | None = None) -> list[dict]:
-    return json.loads(Path(path or DATA / "aftersales_orders.json").read_text(encoding="utf-8"))["orders"]
+    return json.loads(Path(path or data_file("aftersales_orders.json")).read_text(encoding="utf-8"))["orders"]
 
 
 _ORDERS = load_orders()
@@ -99,7 +101,7 @@ def make_registry(desk: Desk, *, lang: Lang = "en", approval_threshold: float | 
                   clean: bool = False) -> Registry:
     """The four after-sales tools bound to ``desk``, with the contract of ``data/aftersales_tools.json``."""
     specs = {s["function"]["name"]: s["function"]
-             for s in json.loads((DATA / "aftersales_tools.json").read_text(encoding="utf-8"))}
+             for s in json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8"))}
 
     def refund_rules(args: dict) -> list:
         order = desk._order(args["order_id"])  # NOT_FOUND is raised as a ToolFailure

@@ -9,9 +9,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
-from .loop import STATUSES, Run
+from ..runs import STATUSES, Run
+
+__all__ = ["LAYER_DEFINITIONS", "by_taxonomy", "failure_breakdown", "layers", "pass_hat_k", "status_counts",
+           "status_shares", "summarize"]
 
 
 def summarize(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None) -> dict:

@@ -21,9 +21,14 @@ import sys
 import time
 import urllib.request
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
-TEMPLATE = Path(__file__).resolve().parent / "templates" / "qwen_fenced_tools.jinja"
+__all__ = ["TEMPLATE", "WEIGHTS", "LocalModelMissing", "LocalServer", "Weights", "cache_dir",
+           "serve", "weights_path", "what_is_missing"]
+
+# package data, read through importlib.resources so that a wheel finds it as well as a checkout
+TEMPLATE = Path(str(resources.files(__package__) / "templates" / "qwen_fenced_tools.jinja"))
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,7 @@ def cache_dir() -> Path:
     return Path(os.environ.get("AGENTLAB_CACHE", Path.home() / ".cache" / "agentlab"))
 
 
-def available(size: str = "0.5b") -> str | None:
+def what_is_missing(size: str = "0.5b") -> str | None:
     """None if the local model can run here, else what is missing."""
     try:
         importlib.import_module("xllamacpp")
@@ -147,7 +152,7 @@ class LocalServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self, timeout: float = 180) -> "LocalServer":
+    def start(self, timeout: float = 180) -> LocalServer:
         gguf = self.gguf or weights_path(self.size)
         self.log.parent.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, "-m", "agentlab", "local", "--gguf", str(gguf), "--port", str(self.port),
@@ -175,7 +180,7 @@ class LocalServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
 
-    def __enter__(self) -> "LocalServer":
+    def __enter__(self) -> LocalServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -13,7 +13,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .models import ModelCall, ModelError, Reply, ScriptError, ToolCall, Usage
+from .fakes import ScriptError
+from .interface import ModelCall, ModelError, Reply, ToolCall, Usage
+
+__all__ = ["CassetteModel", "RecordingModel", "labels", "read_cassette", "reply_from_dict", "reply_to_dict"]
 
 
 def reply_to_dict(reply: Reply) -> dict:

@@ -11,24 +11,28 @@ from __future__ import annotations
 import ast
 import json
 import operator
-import os
 from pathlib import Path
 from typing import Any
 
-from .errors import ToolFailure
-from .scenario import Scenario
-from .schema import close_objects
-from .tools import Registry, Tool, rule
+from ..errors import ToolFailure
+from ..resources import datasets_dir
+from ..schema import close_objects
+from ..tools import Registry, Tool, rule
+from .base import Scenario
 
-ROOT = Path(os.environ.get("AGENTLAB_DATASETS", Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"))
-DATA = ROOT / "tau-bench" / "retail"
+__all__ = ["SCENARIO", "WRITES", "Refused", "RetailDB", "available", "data_dir", "load_db", "make_registry"]
 WRITES = ("cancel_pending_order", "exchange_delivered_order_items", "modify_pending_order_address",
           "modify_pending_order_items", "modify_pending_order_payment", "modify_user_address",
           "return_delivered_order_items")
 
 
+def data_dir() -> Path:
+    """tau-bench's retail folder (read from the environment when asked, not at import)."""
+    return datasets_dir() / "tau-bench" / "retail"
+
+
 def available() -> bool:
-    return (DATA / "tools.json").exists()
+    return (data_dir() / "tools.json").exists()
 
 
 class Refused(ToolFailure):
@@ -47,12 +51,12 @@ def load_db() -> dict:
     """A fresh private copy of the store's data (parsing cached text beats deepcopy by far)."""
     global _BASE_TEXT
     if _BASE_TEXT is None:
-        _BASE_TEXT = json.dumps({name: json.loads((DATA / "data" / f"{name}.json").read_text(encoding="utf-8"))
+        _BASE_TEXT = json.dumps({name: json.loads((data_dir() / "data" / f"{name}.json").read_text(encoding="utf-8"))
                                  for name in ("orders", "users", "products")})
     return json.loads(_BASE_TEXT)
 
 
-class Store:
+class RetailDB:
     """The retail database and the 16 tools over it."""
 
     def __init__(self, db: dict | None = None):
@@ -194,7 +198,7 @@ class Store:
         if len(item_ids) != len(new_item_ids):
             raise Refused("the number of items to be exchanged should match")
         diff = 0.0
-        for old, new_id in zip(olds, new_item_ids):
+        for old, new_id in zip(olds, new_item_ids, strict=False):
             product = self.db["products"].get(old["product_id"], {})
             variant = product.get("variants", {}).get(new_id)
             if variant is None or not variant.get("available"):
@@ -213,7 +217,7 @@ class Store:
                                          "amount": abs(diff), "payment_method_id": payment_method_id})
         if method["source"] == "gift_card":
             method["balance"] = round(method["balance"] - diff, 2)
-        for old, new_id in zip(olds, new_item_ids):
+        for old, new_id in zip(olds, new_item_ids, strict=False):
             variant = self.db["products"][old["product_id"]]["variants"][new_id]
             old["item_id"], old["price"], old["options"] = new_id, variant["price"], variant["options"]
         order["status"] = "pending (item modified)"
@@ -273,9 +277,9 @@ def _calculate(expression: str) -> str:
         raise Refused(f"invalid expression ({type(exc).__name__})") from None
 
 
-def make_registry(store: Store, *, lang: str = "en", **_: Any) -> Registry:
+def make_registry(store: RetailDB, *, lang: str = "en", **_: Any) -> Registry:
     """The 16 tools, with tau-bench's schemas closed to unknown fields."""
-    specs = json.loads((DATA / "tools.json").read_text(encoding="utf-8"))
+    specs = json.loads((data_dir() / "tools.json").read_text(encoding="utf-8"))
     tools = []
     for spec in specs:
         fn = spec["function"]
@@ -302,7 +306,7 @@ SCENARIO = Scenario(
     title={"en": "tau-bench retail store", "zh": "tau-bench 零售店"},
     system_prompt={"en": "You are a retail customer service agent. Follow the store policy.",
                    "zh": "你是零售店客服，请遵守店铺政策。"},
-    make_state=Store,
+    make_state=RetailDB,
     make_registry=make_registry,
     snapshot=lambda store: store.db,
 )

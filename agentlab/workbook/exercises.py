@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .lint import lint
-from .loop import GuardConfig
-from .retry import RetryPolicy
-from .schema import SchemaError
-from .tools import Registry, Tool
+from ..guards import GuardConfig
+from ..lint import lint
+from ..retry import RetryPolicy
+from ..schema import SchemaError
+from ..tools import Registry, Tool
+
+__all__ = ["answer_is", "breaker_threshold", "longest_wait", "schema_contract"]
 
 
 def _verdict(ok: bool, good: str, bad: str) -> tuple[bool, str]:

@@ -5,12 +5,18 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from . import aftersales
-from .faults import FAULTS, FaultyModel, inject_tool_fault
-from .i18n import Lang, t
-from .loop import GuardConfig, Run, run_guarded, run_naive
-from .models import ScriptedModel, SelfCorrectingModel, Step, call, say
-from .store import MemoryStore
+from ..guards import GuardConfig
+from ..i18n import Lang, t
+from ..loop import run_guarded
+from ..models import ScriptedModel, SelfCorrectingModel, Step, call, say
+from ..models.faults import FAULTS, FaultyModel, inject_tool_fault
+from ..naive import run_naive
+from ..runs import Run
+from ..scenarios import aftersales
+from ..store import MemoryStore
+
+__all__ = ["ANSWER", "PLAN", "TASK", "TOOL_TARGET", "Comparison", "compare_loops", "explain",
+           "guards_that_acted", "make_model", "seed_demo_model", "trace_text"]
 
 TASK = {"en": "Order A1001 arrived too late for the party, I don't want it any more. Please refund it.",
         "zh": "订单 A1001 我不想要了，帮我退款。"}
@@ -59,7 +65,7 @@ def _num(x: Any) -> float:
     return x if isinstance(x, (int, float)) else float("nan")
 
 
-def compare(fault: str | None = None, *, at_step: int = 2, lang: Lang = "en", model: Any = None,
+def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "en", model: Any = None,
             config: GuardConfig | None = None, naive_retry_everything: bool | None = None,
             hang_seconds: float = 0.3, seed: int = 0) -> Comparison:
     """Run the same task through both loops, each on a fresh desk and a fresh copy of the model."""

@@ -1,0 +1,31 @@
+"""Evaluation: suites graded on final state, the metrics, stored runs, the bad-case review.
+
+    suite.py    cases as JSONL, run_case / run_suite, pass rate, pass^k, ablation
+    metrics.py  every metric the workbook shows, defined once (docs/metrics.md)
+    results.py  save, reopen and replay stored suite runs
+    review.py   sample, tag by stage, promote a bad session into the suite
+"""
+from __future__ import annotations
+
+from .metrics import failure_breakdown, layers, pass_hat_k, status_counts, summarize
+from .results import StoredSuite, load_results, replay_results, replies_of, save_results
+from .review import STAGES, auto_tag, promote, sample
+from .suite import (
+                    Case,
+                    CaseResult,
+                    ablation,
+                    check,
+                    compare_groups,
+                    fake_model,
+                    load_cases,
+                    metrics_row,
+                    pass_k_curve,
+                    pass_rate,
+                    run_case,
+                    run_suite,
+)
+
+__all__ = ["STAGES", "Case", "CaseResult", "StoredSuite", "ablation", "auto_tag", "check", "compare_groups",
+           "failure_breakdown", "fake_model", "layers", "load_cases", "load_results", "metrics_row",
+           "pass_hat_k", "pass_k_curve", "pass_rate", "promote", "replay_results", "replies_of", "run_case",
+           "run_suite", "sample", "save_results", "status_counts", "summarize"]

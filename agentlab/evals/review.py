@@ -1,0 +1,73 @@
+"""The weekly bad-case review: sample sessions, tag where each went wrong, promote one
+into the regression suite so it can never come back unnoticed (docs/metrics.md)."""
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+from .results import replies_of
+from .suite import Case, CaseResult, load_cases
+
+__all__ = ["STAGES", "auto_tag", "promote", "sample"]
+
+STAGES = ("structure", "semantic", "execution", "rule_blocked")
+
+
+def auto_tag(result: CaseResult) -> str:
+    """Where a failed session went wrong (seed 003 §5.2); ``ok`` for one that passed.
+
+    The first error that is not a guard firing names the stage; a session that only
+    met guards is ``rule_blocked``; one with no error at all but the wrong final data
+    is ``semantic`` (valid calls that did the wrong thing).
+    """
+    if result.passed:
+        return "ok"
+    errors = [e for e in result.run.events if e.error_code and e.kind != "end"]
+    for e in errors:
+        if e.error_stage != "rule_blocked":
+            return e.error_stage or "execution"
+    if errors or result.run.status == "budget_exhausted":
+        return "rule_blocked"
+    return "semantic"
+
+
+def sample(results: Sequence[CaseResult], n: int, *, seed: int = 0) -> list[CaseResult]:
+    """N sessions at random, failed or not (sampling only failures distorts the shares)."""
+    rng = random.Random(seed)
+    pool = list(results)
+    return rng.sample(pool, min(n, len(pool)))
+
+
+def promote(result: CaseResult, case: Case, path: str | Path, *, expect: dict | None = None) -> Case:
+    """Append a bad session to a regression suite as a new case that replays its model replies.
+
+    The new case keeps the task, takes ``expect`` (default: the original case's), and
+    scripts the model with exactly the replies recorded in the bad session, so it
+    reproduces without the model.
+    """
+    script = []
+    for reply in replies_of(result.run):
+        if reply.tool_calls:
+            for c in reply.tool_calls[:1]:
+                try:
+                    args = json.loads(c.arguments)
+                except ValueError:
+                    args = c.arguments
+                script.append([c.name, args])
+        else:
+            script.append(reply.content or "")
+    path = Path(path)
+    existing = {c.id for c in load_cases(path)} if path.exists() else set()
+    new_id, n = f"promoted-{case.id}", 1
+    while new_id in existing:
+        n += 1
+        new_id = f"promoted-{case.id}-{n}"
+    new = Case(new_id, "regression", case.scenario, case.task, expect or case.expect, {"script": script},
+               case.task_zh, case.start)
+    line = {"id": new.id, "category": new.category, "scenario": new.scenario, "task": new.task,
+            "start": case.start, "fake": new.fake, "expect": new.expect, "promoted_from": result.run.run_id}
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return new

@@ -1,0 +1,74 @@
+"""The guards of the guarded loop, as one value (``GuardConfig``).
+
+Each field is one guard; ``None`` or ``False`` switches it off. Notebooks turn
+them off one at a time to show what each one buys (docs/guards.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .retry import RetryPolicy
+
+__all__ = ["GUARDS", "HARD_CAP", "NO_GUARDS", "GuardConfig"]
+
+HARD_CAP = 50  # even with every guard off, no run is endless
+
+
+@dataclass(frozen=True, kw_only=True)
+class GuardConfig:
+    """The guards of :func:`~agentlab.loop.run_guarded`. ``None``/``False`` switches one off.
+
+    Args:
+        all_calls: answer every tool call of a message, in order (else only the first).
+        validate: parse, schema and business checks before running a tool.
+        readable_errors: tell the model what went wrong as structured JSON (else a bare 500).
+        self_correction: invalid calls allowed per tool before escalating (re-ask budget).
+        timeout: seconds a tool may take. A read-only tool gets a SIGALRM deadline in the calling
+            thread (main thread, POSIX); a write, which must never be interrupted half-way, runs in a
+            worker thread the loop stops waiting for. Neither can stop C code that holds the GIL.
+        retry: how to resend transient failures (only for read-only or keyed tools).
+        idempotency: claim side-effect calls under a key; a repeat replays the first result.
+        approval: hold risky calls (``Tool.needs_approval``) for a person.
+        step_budget: model turns before ``budget_exhausted``.
+        repeat_limit: the Nth identical call (same tool, same canonical arguments) escalates.
+        clean: clean values (``"45元"`` -> 45) before validation, with an audit.
+        lease: seconds a claim on an idempotency key is held while its call runs; a claim older
+            than this whose call never finished (its process died) is "outcome unknown".
+    """
+
+    all_calls: bool = True
+    validate: bool = True
+    readable_errors: bool = True
+    self_correction: int | None = 2
+    timeout: float | None = 5.0
+    retry: RetryPolicy | None = RetryPolicy()
+    idempotency: bool = True
+    approval: bool = True
+    step_budget: int | None = 6
+    repeat_limit: int | None = 3
+    clean: bool = False
+    lease: float = 60.0
+
+    def without(self, *guards: str) -> GuardConfig:
+        """This config with the named guards switched off."""
+        off: dict[str, object] = {}
+        for g in guards:
+            if g not in GUARDS:
+                raise ValueError(f"unknown guard {g!r}; guards are {GUARDS}")
+            off[g] = False if isinstance(getattr(self, g), bool) else None
+        return replace(self, **off)  # type: ignore[arg-type]  # keys are checked against GUARDS above
+
+    def is_on(self, guard: str) -> bool:
+        """Whether ``guard`` is switched on (a budget of 0 is on: it allows no re-asks)."""
+        value = getattr(self, guard)
+        return value is not None and value is not False
+
+    @property
+    def label(self) -> str:
+        off = [g for g in GUARDS if not self.is_on(g)]
+        return "all guards" if not off else "without " + ", ".join(off)
+
+
+GUARDS = ("all_calls", "validate", "readable_errors", "self_correction", "timeout", "retry",
+          "idempotency", "approval", "step_budget", "repeat_limit")
+NO_GUARDS = GuardConfig().without(*GUARDS)

@@ -1,0 +1,119 @@
+"""The model protocol and the records of what a model said.
+
+Every model has one method, ``complete(messages, tools) -> Reply``. A failing
+model API raises :class:`ModelError`, whose ``code`` says whether a resend can
+help. This module is all the loops need to know about models; the fakes, the
+fault injector and the real adapters live beside it in :mod:`agentlab.models`.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..errors import CODES, ToolError, make_error
+
+__all__ = ["Model", "ModelCall", "ModelError", "Reply", "ToolCall", "Usage", "call", "say", "tool_calls"]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call as the model wrote it: ``arguments`` is the raw string."""
+
+    name: str
+    arguments: str
+    id: str = ""
+
+    def __repr__(self) -> str:
+        return f"{self.name}({self.arguments})"
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One assistant turn: text, tool calls, or both."""
+
+    content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage | None = None
+
+    def __repr__(self) -> str:
+        if self.tool_calls:
+            return "Reply(" + ", ".join(map(repr, self.tool_calls)) + ")"
+        return f"Reply({self.content!r})"
+
+    def message(self) -> dict:
+        """The assistant message to append to the history (OpenAI format)."""
+        msg: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            msg["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        return msg
+
+
+class ModelError(Exception):
+    """The model API failed. ``code`` is an errors.CODES key (RATE_LIMITED, TIMEOUT, ...).
+
+    ``detail`` is for telemetry only; the end user sees :func:`~agentlab.errors.friendly`.
+    """
+
+    def __init__(self, code: str, detail: str = "", *, status: int | None = None,
+                 retry_after: float | None = None):
+        if code not in CODES:
+            raise ValueError(f"unknown code {code!r}")
+        super().__init__(f"{code}: {detail}" if detail else code)
+        self.code, self.detail, self.status, self.retry_after = code, detail, status, retry_after
+        self.attempts = 0  # > 0: a lower layer (the OpenAI adapter) already resent it that many times
+        self.unparsable = False
+
+    @property
+    def transient(self) -> bool:
+        return CODES[self.code][0] == "transient"
+
+    def to_error(self) -> ToolError:
+        """The failure as a ToolError record; end users only ever see ``friendly()`` of it."""
+        return make_error(self.code, retry_after=self.retry_after,
+                          message={"en": f"The model API failed ({self.code}).", "zh": f"模型接口调用失败（{self.code}）。"})
+
+
+class Model(Protocol):
+    """Anything with a ``name`` and ``complete(messages, tools) -> Reply`` is a model.
+
+    ``messages`` and ``tools`` are in OpenAI's chat format. A failing API raises
+    :class:`ModelError`; anything else a model raises ends a guarded run as ``MODEL_ERROR``.
+    """
+
+    name: str
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Reply: ...
+
+
+def call(name: str, args: dict | str | None = None, *, id: str | None = None) -> ToolCall:
+    """A tool call; ``args`` may be a dict or a raw (possibly broken) string."""
+    raw = args if isinstance(args, str) else json.dumps(args or {}, ensure_ascii=False)
+    return ToolCall(name, raw, id or "")  # a scripted model numbers unnamed calls, per instance
+
+
+def tool_calls(*calls: ToolCall, content: str | None = None) -> Reply:
+    """A reply holding one or more tool calls."""
+    return Reply(content, tuple(calls))
+
+
+def say(text: str) -> Reply:
+    """A final text reply."""
+    return Reply(text)
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """What a model was asked: a snapshot of the messages and the tool names."""
+
+    messages: tuple[dict, ...]
+    tools: tuple[str, ...]

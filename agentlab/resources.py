@@ -1,0 +1,30 @@
+"""Where files live: the data shipped with the package, and the public datasets beside it.
+
+Shipped data (the after-sales desk's orders, tools and cases, recorded model runs) is read
+through :mod:`importlib.resources`, so an installed wheel finds it as well as a checkout.
+The public datasets (BFCL, tau-bench, the JSON-Schema-Test-Suite) are not shipped: they
+are read from ``$AGENTLAB_DATASETS``, by default ``../shared/datasets`` beside a checkout.
+"""
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+
+__all__ = ["data_file", "datasets_dir"]
+
+_CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def data_file(name: str) -> Path:
+    """A file of the package's data, e.g. ``data_file("aftersales_tools.json")``."""
+    try:
+        root = resources.files("agentlab.data")  # an installed wheel: the data is a package of its own
+    except ModuleNotFoundError:
+        return _CHECKOUT / "data" / name  # a checkout: the repository's data/ folder
+    return Path(str(root.joinpath(*name.split("/"))))
+
+
+def datasets_dir() -> Path:
+    """The public datasets, read from the environment each time (tests and notebooks may set it)."""
+    return Path(os.environ.get("AGENTLAB_DATASETS") or _CHECKOUT.parent / "shared" / "datasets")

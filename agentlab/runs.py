@@ -1,0 +1,71 @@
+"""The record of one run of either loop, and the statuses it can end in."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .trace import Event, side_by_side_html, to_html
+
+__all__ = ["STATUSES", "Run", "Status", "compare_html"]
+
+Status = Literal["done", "done_after_self_correction", "escalated", "budget_exhausted", "failed"]
+#: ``failed`` is a crash of the naive loop; the guarded loop ends every run in one of the others.
+STATUSES: tuple[Status, ...] = ("done", "done_after_self_correction", "escalated", "budget_exhausted", "failed")
+
+
+@dataclass(frozen=True)
+class Run:
+    """The outcome of one run: status, the answer the user sees, and the full trace."""
+
+    run_id: str
+    loop: str
+    model: str
+    status: Status
+    reason: str
+    answer: str
+    steps: int
+    events: tuple[Event, ...]
+    messages: tuple[dict, ...]
+    config: str = ""
+    pending: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"Run({self.loop}, {self.status}, steps={self.steps}, invalid={self.invalid_calls})"
+
+    @property
+    def tool_events(self) -> list[Event]:
+        return [e for e in self.events if e.kind == "tool"]
+
+    @property
+    def tool_calls(self) -> int:
+        return len(self.tool_events)
+
+    @property
+    def invalid_calls(self) -> int:
+        """Calls the model got wrong: unparsable, unknown tool, or invalid arguments."""
+        return sum(1 for e in self.tool_events if e.parse_ok is False or e.validate_ok is False)
+
+    @property
+    def retries(self) -> int:
+        return sum(e.retry_count for e in self.events)
+
+    @property
+    def tokens(self) -> int:
+        return sum(e.prompt_tokens + e.completion_tokens for e in self.events)
+
+    def summary(self) -> dict:
+        return {"loop": self.loop, "status": self.status, "steps": self.steps, "tool_calls": self.tool_calls,
+                "invalid_calls": self.invalid_calls, "retries": self.retries, "reason": self.reason,
+                "answer": self.answer}
+
+    def to_html(self) -> str:
+        return to_html(self.events, f"{self.loop}: {self.status}")
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+
+def compare_html(naive: Run, guarded: Run) -> str:
+    """Two runs side by side, step against step."""
+    return side_by_side_html(naive.events, guarded.events,
+                             titles=(f"{naive.loop}: {naive.status}", f"{guarded.loop}: {guarded.status}"))

@@ -1,0 +1,24 @@
+"""Scenarios: a world (data), the tools over it, and a system prompt, as one value.
+
+    base.py        the Scenario record every loop, suite and notebook works with
+    aftersales.py  the after-sales (refund) desk of the first seed
+    retail.py      tau-bench's retail store, for evaluation against its oracle
+
+A new desk is a new module here and one line in :data:`SCENARIOS`.
+"""
+from __future__ import annotations
+
+from .aftersales import SCENARIO as AFTERSALES
+from .base import Scenario
+
+__all__ = ["SCENARIOS", "Scenario", "get"]
+
+SCENARIOS: dict[str, Scenario] = {"aftersales": AFTERSALES}
+
+
+def get(name: str) -> Scenario:
+    """The scenario called ``name``; a ValueError that lists the known ones otherwise."""
+    try:
+        return SCENARIOS[name]
+    except KeyError:
+        raise ValueError(f"unknown scenario {name!r}; known scenarios: {', '.join(SCENARIOS)}") from None

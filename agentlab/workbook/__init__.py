@@ -1,0 +1,9 @@
+"""The workbook's parts: what notebooks and the no-code app show.
+
+    demo.py       naive against guarded on the after-sales desk, and a plain-language account
+    plots.py      pure plot functions (``ax=None`` in, ``ax`` out), Chinese labels included
+    widgets.py    the widgets (fault injector, playground, panels, approvals, the app)
+    exercises.py  the checks behind each notebook's exercise
+
+matplotlib and ipywidgets load only when one of these modules is imported.
+"""

@@ -1,0 +1,82 @@
+"""The folder tree is the architecture: lower layers never import higher ones.
+
+Layers, lowest first (a module may import its own layer and the ones below):
+
+    core       the flat modules (errors, schema, tools, loop, store...) and models/interface.py
+    models     the rest of agentlab/models/ (fakes, faults, real models, cassettes, test server)
+    scenarios  agentlab/scenarios/
+    evals      agentlab/evals/
+    workbook   agentlab/workbook/
+    entry      cli.py, commands.py, __main__.py, the package's __init__.py
+"""
+import ast
+
+import pytest
+
+from conftest import ROOT
+
+PKG = ROOT / "agentlab"
+LAYERS = ["core", "models", "scenarios", "evals", "workbook", "entry"]
+ENTRY = {"agentlab", "agentlab.cli", "agentlab.commands", "agentlab.__main__"}
+
+
+def module_name(path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def layer(module: str) -> str:
+    if module in ENTRY:
+        return "entry"
+    parts = module.split(".")
+    if len(parts) >= 2 and parts[1] in ("models", "scenarios", "evals", "workbook"):
+        if module in ("agentlab.models", "agentlab.models.interface"):
+            return "core"  # the protocol the loops speak (the package __init__ loads only it eagerly)
+        return parts[1]
+    return "core"
+
+
+def imports(path) -> set[str]:
+    """Every agentlab module ``path`` imports, at the top or inside a function."""
+    mod = module_name(path)
+    package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("agentlab"):
+                found.add(target)
+                for alias in node.names:  # "from . import aftersales" imports a module
+                    found.add(f"{target}.{alias.name}")
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("agentlab")}
+    return {f for f in found if _exists(f)}
+
+
+def _exists(module: str) -> bool:
+    rel = module.split(".")[1:]
+    base = PKG.joinpath(*rel)
+    return base.with_suffix(".py").exists() or (base / "__init__.py").exists() or module == "agentlab"
+
+
+MODULES = sorted(p for p in PKG.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[module_name(p) for p in MODULES])
+def test_no_module_imports_a_higher_layer(path):
+    mine = LAYERS.index(layer(module_name(path)))
+    higher = sorted(m for m in imports(path) if LAYERS.index(layer(m)) > mine)
+    assert not higher, f"{module_name(path)} ({layer(module_name(path))}) imports higher layers: {higher}"
+
+
+def test_the_layer_rule_can_fail():
+    assert layer("agentlab.workbook.plots") == "workbook" and layer("agentlab.loop") == "core"
+    evals_suite = PKG / "evals" / "suite.py"
+    assert "agentlab.scenarios" in imports(evals_suite)  # evals may import scenarios...
+    assert LAYERS.index(layer("agentlab.workbook.plots")) > LAYERS.index(layer(module_name(evals_suite)))  # ...not plots
