@@ -251,3 +251,33 @@ def test_any_reply_sequence_ends_in_a_terminal_status(script, budget, off):
     if not {"idempotency", "validate"} & off:
         assert len(desk.refunds) <= 1
     assert run.events[-1].kind == "end" and all(e.final_status == run.status for e in run.events)
+
+
+def test_with_every_guard_off_the_hard_cap_still_ends_the_run_at_fifty():
+    from agentlab.guards import HARD_CAP, NO_GUARDS
+    desk, reg = setup()
+    run = guarded(ScriptedModel([], then=tool_calls(call("get_order", {"order_id": "A1001"}))), reg, config=NO_GUARDS)
+    assert HARD_CAP == 50 and run.status == "budget_exhausted" and run.steps == 50 and run.tool_calls == 50
+
+
+def test_a_write_runs_in_a_worker_thread_and_a_read_in_the_callers():
+    import threading
+    seen = {}
+    desk, reg = setup()
+
+    def record(name, fn):
+        def wrapped(**kw):
+            seen[name] = threading.current_thread() is threading.main_thread()
+            return fn(**kw)
+        return wrapped
+
+    from agentlab.tools import Registry
+    reg = Registry([replace(t, fn=record(t.name, t.fn)) for t in reg])
+    guarded(ScriptedModel([call("get_order", {"order_id": "A1001"}),
+                           call("escalate_to_human", {"summary": "call back"}), say("ok")]), reg)
+    assert seen == {"get_order": True, "escalate_to_human": False}
+
+
+def test_a_budget_of_zero_reasks_is_still_a_guard():
+    assert GuardConfig(self_correction=0).label == "all guards"
+    assert GuardConfig(self_correction=None).label == "without self_correction"

@@ -1,5 +1,5 @@
 from agentlab.workbook.demo import compare_loops
-from agentlab.trace import first_divergence, read_jsonl, side_by_side_html, to_dataframe, to_jsonl
+from agentlab.trace import COLORS, Event, outcome, first_divergence, read_jsonl, side_by_side_html, to_dataframe, to_jsonl
 
 FIELDS = ["session_id", "turn_id", "round_index", "tool_name", "tool_call_id", "args_raw", "parse_ok", "validate_ok",
           "exec_ok", "error_code", "error_category", "error_stage", "retry_count", "latency_ms", "prompt_tokens",
@@ -20,6 +20,30 @@ def test_jsonl_roundtrip_and_dataframe(tmp_path):
 def test_side_by_side_marks_the_first_divergence():
     c = compare_loops("camel_case")
     html = side_by_side_html(c.naive.events, c.guarded.events)
-    assert html.count("outline:3px solid") == 2  # both cells of one row and "INVALID_ARGS" in html and "TOOL_ERROR" in html
+    assert html.count("outline:3px solid") == 2  # both cells of one row
+    assert "INVALID_ARGS" in html and "TOOL_ERROR" in html
     assert first_divergence(list(c.naive.events), list(c.guarded.events)) is not None
     assert first_divergence(list(c.guarded.events), list(c.guarded.events)) is None
+
+
+def _ev(**kw):
+    return Event(run_id="r", session_id="s", turn_id=1, round_index=1, **kw)
+
+
+def test_each_outcome_has_its_own_colour():
+    """A reader tells a model's mistake, a failure and a guard apart by colour alone."""
+    cases = {
+        "invalid": _ev(kind="tool", error_code="INVALID_ARGS", error_category="validation", error_stage="structure"),
+        "error": _ev(kind="tool", error_code="TOOL_ERROR", error_category="fatal", error_stage="execution"),
+        "blocked": _ev(kind="tool", error_code="LOOP_DETECTED", error_category="fatal", error_stage="rule_blocked"),
+        "ok": _ev(kind="tool"),
+        "text": _ev(kind="model", model_visible="hello"),
+    }
+    for expected, event in cases.items():
+        assert outcome(event) == expected
+        html = side_by_side_html([event], [event])
+        assert f"background:{COLORS[expected]}" in html
+    assert len(set(COLORS.values())) == len(COLORS)
+    assert outcome(_ev(kind="end", final_status="done")) == "ok"
+    assert outcome(_ev(kind="end", final_status="escalated", error_stage="rule_blocked")) == "blocked"
+    assert outcome(_ev(kind="end", final_status="escalated", error_stage="execution")) == "error"
