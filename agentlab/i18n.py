@@ -324,4 +324,4 @@ def check_lang(lang: str) -> Lang:
     """Return ``lang`` if supported, else raise ValueError (a developer's mistake)."""
     if lang not in LANGS:
         raise ValueError(f"lang must be one of {LANGS}, got {lang!r}")
-    return lang  # type: ignore[return-value]
+    return lang

@@ -222,7 +222,7 @@ class _Turn:
         self.messages = _start(system_prompt, history, task)
         self.messages += _decisions_note(ctx)
         turn_id = sum(1 for m in self.messages if m.get("role") == "user")
-        self.base = dict(run_id=self.run_id, session_id=ctx.session_id, turn_id=turn_id, loop="guarded",
+        self.base: dict[str, Any] = dict(run_id=self.run_id, session_id=ctx.session_id, turn_id=turn_id, loop="guarded",
                          guard_config=ctx.config.label)
         self.events: list[Event] = []
         self.seen: dict[str, int] = {}

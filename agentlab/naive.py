@@ -12,6 +12,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 from .errors import UsageError
 from .models.interface import Model
@@ -29,7 +30,7 @@ def run_naive(model: Model, registry: Registry, task: str, *, retry_everything: 
     run_id = uuid.uuid4().hex[:12]
     sid = session_id or uuid.uuid4().hex[:12]
     label = "naive, retry everything" if retry_everything else "naive"
-    base = dict(run_id=run_id, session_id=sid, turn_id=1, loop="naive", guard_config=label)
+    base: dict[str, Any] = dict(run_id=run_id, session_id=sid, turn_id=1, loop="naive", guard_config=label)
     messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
     messages.append({"role": "user", "content": task})
     events: list[Event] = []
@@ -52,7 +53,7 @@ def run_naive(model: Model, registry: Registry, task: str, *, retry_everything: 
             if not reply.tool_calls:
                 return end("done", "final answer", reply.content or "")
             tc = reply.tool_calls[0]                            # the rest are silently dropped
-            ev = dict(base, round_index=step, kind="tool", tool_name=tc.name, tool_call_id=tc.id, args_raw=tc.arguments)
+            ev: dict[str, Any] = dict(base, round_index=step, kind="tool", tool_name=tc.name, tool_call_id=tc.id, args_raw=tc.arguments)
             try:
                 args = json.loads(tc.arguments)                 # no guard
             except Exception:
@@ -73,7 +74,7 @@ def run_naive(model: Model, registry: Registry, task: str, *, retry_everything: 
             ok, content, attempt = False, "", 0
             for attempt in range(attempts):  # noqa: B007 - the last attempt number is reported below
                 try:
-                    content = json.dumps(fn(**args), ensure_ascii=False, default=str)  # type: ignore[misc]
+                    content = json.dumps(fn(**args), ensure_ascii=False, default=str)  # type: ignore[misc]  # None crashes, as in the wild
                     ok = True
                     break
                 except Exception as exc:  # noqa: BLE001 - the raw text goes to the model, as in the wild

@@ -269,9 +269,7 @@ class SQLiteStore:
         self._q(f"INSERT OR IGNORE INTO held_calls({self._COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (a.id, a.session_id, a.tool, a.args, a.reason, a.state, a.decision, a.result,
                  a.created or self._clock(), a.error, int(a.told)))
-        stored = self.get_approval(a.id)
-        assert stored is not None  # just inserted or already there; rows are never deleted
-        return stored
+        return self.get_approval(a.id) or a  # just inserted or already there: rows are never deleted
 
     def get_approval(self, approval_id: str) -> Approval | None:
         rows = self._q(f"SELECT {self._COLS} FROM held_calls WHERE id = ?", (approval_id,))
@@ -279,7 +277,8 @@ class SQLiteStore:
 
     @staticmethod
     def _approval(row: tuple) -> Approval:
-        return Approval(*row[:10], told=bool(row[10]))
+        id_, session, tool, args, reason, state, decision, result, created, error, told = row
+        return Approval(id_, session, tool, args, reason, state, decision, result, created, error, bool(told))
 
     def decide(self, approval_id: str, state: ApprovalState, decision: str) -> Approval | None:
         # the WHERE on the open states makes a decision happen once

@@ -156,7 +156,7 @@ def side_by_side_html(left: Iterable[Event], right: Iterable[Event], *, titles: 
     for i in range(max(len(a), len(b))):
         x = a[i] if i < len(a) else None
         y = b[i] if i < len(b) else None
-        step = (x or y).round_index  # type: ignore[union-attr]
+        step = x.round_index if x is not None else y.round_index if y is not None else ""
         rows.append(f"<tr><td style='color:#666;font-size:12px'>{step}</td>{_cell(x, i == div)}{_cell(y, i == div)}</tr>")
     legend = " ".join(f"<span style='background:{c};padding:1px 6px;font-size:11px'>{k}</span>" for k, c in COLORS.items())
     head = (f"<tr><th></th><th style='text-align:left'>{html.escape(titles[0])}</th>"

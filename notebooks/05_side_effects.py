@@ -28,15 +28,16 @@ from pathlib import Path
 
 import pandas as pd
 
+from agentlab import (NO_GUARDS, GuardConfig, MemoryStore, SQLiteStore, approve, call, pending, resolve, run_guarded,
+                      say)
+from agentlab.jsonutil import canonical
+from agentlab.loop import idempotency_key
+from agentlab.models import ScriptedModel, SelfCorrectingModel
+from agentlab.models.faults import inject_tool_fault
 from agentlab.scenarios import aftersales
-from agentlab.approval import approve, pending
 from agentlab.workbook.demo import compare_loops, make_model
 from agentlab.workbook.exercises import answer_is
-from agentlab.guards import NO_GUARDS, GuardConfig
-from agentlab.loop import idempotency_key, run_guarded
-from agentlab.models import SelfCorrectingModel
 from agentlab.workbook.plots import plot_bars
-from agentlab.store import SQLiteStore
 from agentlab.workbook.widgets import ApprovalDesk
 
 # A loop that does run every call of a message, but has no other guard: the double refund of parallel calls.
@@ -96,6 +97,46 @@ for t in threads:
 for t in threads:
     t.join()
 print(f"8 racing workers, refunds written: {len(desk.refunds)}")
+
+# %% [markdown]
+# ## When nobody knows whether it happened (结果未知)
+#
+# A key makes a *repeat* safe only if the backend honours it. `create_refund` does (it is `keyed`: the
+# payment API takes the idempotency key), so after a lost reply the loop resends it with the same key and
+# the backend answers with the first refund. `escalate_to_human` does not: if its reply is lost, or it times
+# out while still running, the ticket may or may not exist. Telling the model `TIMEOUT, retryable: true`
+# would be a lie that opens a second ticket. The guarded loop says the truth instead: `OUTCOME_UNKNOWN`,
+# not retryable, "do not send it again", hands the conversation to a person, and keeps the key in an
+# *unknown* state that nobody may run again until a person (or a job that checks the backend) resolves it.
+
+# %%
+desk, reg = aftersales.SCENARIO.setup()
+lossy = inject_tool_fault(reg, "escalate_to_human", "lost_reply")
+model = SelfCorrectingModel([("escalate_to_human", {"summary": "call the customer back"})], "Handed over.")
+run = run_guarded(model, lossy, "Please have someone call me.", store=SQLiteStore(), sleep=lambda s: None)
+print(run.status, "| tickets:", len(desk.tickets), "| the model was told:")
+print(run.tool_events[0].model_visible)
+print("the user reads:", run.answer)
+
+# %% [markdown]
+# The same truth covers a process that dies mid-write (`kill -9`): its claim carries a **lease**
+# (`GuardConfig.lease`, 60 s by default). Within the lease a second caller hears `IN_PROGRESS` (true: it
+# may still be running); past it, `OUTCOME_UNKNOWN`. Here the clock is injected, so no one waits a minute.
+
+# %%
+now = [0.0]
+store = MemoryStore(clock=lambda: now[0])
+refund_args = {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
+store.claim("create_refund:A1001", canonical(refund_args), lease=60)   # a worker claimed the refund, then died
+desk, reg = aftersales.SCENARIO.setup()
+refund = call("create_refund", refund_args)
+for t in (10, 61):
+    now[0] = t
+    r = run_guarded(ScriptedModel([refund, say("?")]), reg, "refund A1001", store=store, sleep=lambda s: None)
+    print(f"t={t:>2}s:", r.tool_events[0].error_code, "| unresolved keys:", store.unknown())
+resolve(store, "create_refund:A1001", happened=False)       # a person checked: the refund never went out
+r = run_guarded(ScriptedModel([refund, say("Refunded.")]), reg, "refund A1001", store=store, sleep=lambda s: None)
+print("after resolving:", r.status, "| refunds:", len(desk.refunds))
 
 # %% [markdown]
 # ## The approval gate (人工闸门)

@@ -6,6 +6,7 @@ import json
 import random
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from .results import replies_of
 from .suite import Case, CaseResult, load_cases
@@ -47,7 +48,7 @@ def promote(result: CaseResult, case: Case, path: str | Path, *, expect: dict | 
     scripts the model with exactly the replies recorded in the bad session, so it
     reproduces without the model.
     """
-    script = []
+    script: list[Any] = []
     for reply in replies_of(result.run):
         if reply.tool_calls:
             for c in reply.tool_calls[:1]:

@@ -70,8 +70,9 @@ def labels(path: str | Path) -> list[str]:
     """The recorded conversations in a cassette, in order."""
     seen: list[str] = []
     for e in read_cassette(path):
-        if e.get("label") not in seen:
-            seen.append(e.get("label"))
+        label = e.get("label")
+        if isinstance(label, str) and label not in seen:
+            seen.append(label)
     return seen
 
 

@@ -135,8 +135,8 @@ class FaultyModel:
     def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
         self.turn += 1
         self.calls.append(ModelCall(tuple(messages), ()))
-        f = self.fault
-        armed = f is not None and self.turn >= self.at_step and self.injected < self.times
+        f = self.fault or ""
+        armed = bool(f) and self.turn >= self.at_step and self.injected < self.times
         if self._repeat is not None:  # duplicate_call: the turn after, the same call again
             tc, self._repeat = self._repeat, None
             return Reply(None, (replace(tc, id=self._new_id("dup")),))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ToolFailure
+from ..i18n import Lang
 from ..resources import datasets_dir
 from ..schema import close_objects
 from ..tools import Registry, Tool, rule
@@ -251,7 +252,7 @@ class RetailDB:
         return order
 
 
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+_OPS: dict[type, Any] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
         ast.USub: operator.neg, ast.UAdd: operator.pos}
 
 
@@ -277,7 +278,7 @@ def _calculate(expression: str) -> str:
         raise Refused(f"invalid expression ({type(exc).__name__})") from None
 
 
-def make_registry(store: RetailDB, *, lang: str = "en", **_: Any) -> Registry:
+def make_registry(store: RetailDB, *, lang: Lang = "en", **_: Any) -> Registry:
     """The 16 tools, with tau-bench's schemas closed to unknown fields."""
     specs = json.loads((data_dir() / "tools.json").read_text(encoding="utf-8"))
     tools = []
@@ -286,7 +287,7 @@ def make_registry(store: RetailDB, *, lang: str = "en", **_: Any) -> Registry:
         name = fn["name"]
         tools.append(Tool(name, fn["description"], close_objects(fn["parameters"]), getattr(store, name),
                           side_effect=name in WRITES))
-    return Registry(tools, lang=lang)  # type: ignore[arg-type]
+    return Registry(tools, lang=lang)
 
 
 def diff(before: Any, after: Any, path: str = "") -> dict[str, list]:

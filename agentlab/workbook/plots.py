@@ -204,7 +204,7 @@ def compare_plot(groups: Mapping[str, Sequence[Any]]) -> tuple[list[dict], Any]:
     import matplotlib.pyplot as plt
 
     from ..evals import compare_groups, pass_k_curve, status_counts
-    rows = compare_groups(groups)
+    rows = compare_groups(dict(groups))
     fig, axes = plt.subplots(1, 3, figsize=(15, 3.4))
     metrics = ("task_success_rate", "invalid_call_rate", "takeover_rate")
     plot_bars({m: {r["group"]: r[m] for r in rows} for m in metrics}, ax=axes[0], title="metrics")

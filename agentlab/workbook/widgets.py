@@ -42,19 +42,23 @@ class App:
     """An app is its controls plus ``widget``, the box that shows them (displayed as itself)."""
 
     widget: W.Widget
+    lang: W.ToggleButtons  # every app has a language toggle
+
+    def _relabel(self) -> None:
+        """Set every label in the current language (each app has its own labels)."""
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
         display(self.widget)
 
-    def _wire_run(self) -> None:
+    def _wire_run(self, update: Callable[[], Any]) -> None:
         """A Run button and a result view, with the language toggle relabelling everything."""
         self.run = W.Button(button_style="primary")
         self.view = W.HTML()
         self.last: Comparison | None = None
-        self.run.on_click(lambda _: _safe(self.view, self.update))  # type: ignore[attr-defined]
-        self.lang.observe(lambda _: self._relabel(), names="value")  # type: ignore[attr-defined]
-        self._relabel()  # type: ignore[attr-defined]
+        self.run.on_click(lambda _: _safe(self.view, update))
+        self.lang.observe(lambda _: self._relabel(), names="value")
+        self._relabel()
 
 
 def _safe(target: W.HTML, fn: Callable[[], Any]) -> Any:
@@ -113,7 +117,7 @@ class FaultInjector(App):
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
         self.fault = W.Dropdown(options=[(f"{n} — {FAULTS[n].describe(lang)}", n) for n in names], value=names[0])
         self.step = W.IntSlider(value=2, min=1, max=4)
-        self._wire_run()
+        self._wire_run(self.update)
         self.widget = W.VBox([self.lang, W.HBox([self.fault, self.step]), self.run, self.view])
 
     def _relabel(self) -> None:
@@ -307,7 +311,7 @@ class PMApp(App):
         self.model = W.Dropdown(options=[(f"{k} — {v[lang]}", k) for k, v in MODELS.items()
                                          if "recorded" not in k or CASSETTE.exists()], value="self-correcting")
         self.fault = W.Dropdown(options=self._fault_options(lang), value="camel_case")
-        self._wire_run()
+        self._wire_run(self.update)
         self.widget = W.VBox([self.lang, self.scenario, self.model, self.fault, self.run,
                               self.view])
 
@@ -331,15 +335,16 @@ class PMApp(App):
             self.view.value = comparison_html(self.last, lang)
 
     def update(self) -> Comparison:
+        from ..models.cassette import CassetteModel
         from .demo import make_model, seed_demo_model
-        lang = self.lang.value
-        if self.model.value == "seed-000 script":
-            base = lambda: seed_demo_model(lang)  # noqa: E731
-        elif self.model.value == "qwen 1.5b (recorded)":
-            from ..models.cassette import CassetteModel
-            base = lambda: CassetteModel(CASSETTE, "normal-01/guarded", then="(no more recorded replies)")  # noqa: E731
-        else:
-            base = lambda: make_model(lang)  # noqa: E731
+        lang, choice = self.lang.value, self.model.value
+
+        def base() -> Any:  # a fresh model for each loop
+            if choice == "seed-000 script":
+                return seed_demo_model(lang)
+            if choice == "qwen 1.5b (recorded)":
+                return CassetteModel(CASSETTE, "normal-01/guarded", then="(no more recorded replies)")
+            return make_model(lang)
         # the recording refunds in its first turn, so a model fault goes there
         step = 1 if self.model.value == "qwen 1.5b (recorded)" else 2
         self.last = compare_loops(self.fault.value, lang=lang, model=base, at_step=step)
@@ -397,7 +402,7 @@ class BadCaseReview(App):
         counts = self.counts()
         _show(self.shares, figure(lambda ax: plot_shares(counts or {"-": 0}, ax=ax,
                                                          title=t("ui.shares", self.lang)), size=(6, 2.4)))
-        top = max(counts, key=counts.get) if counts else None
+        top = max(counts, key=lambda k: counts[k]) if counts else None
         self.top.value = (t("ui.target", self.lang, top=top, n=counts[top], total=sum(counts.values())) if top
                           else t("ui.no_failures", self.lang))
 
