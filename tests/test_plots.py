@@ -18,3 +18,10 @@ def test_each_plot_takes_an_ax_or_makes_one_and_returns_it():
     assert len(plot_shares({"structure": 3, "execution": 1}).patches) == 2
     assert plot_lines({"naive": [(1, 0.5), (2, 0.3)]}).lines and plot_pass_k({"g": [(1, 1.0)]}).get_ylim()[1] > 1
     plt.close("all")
+
+
+def test_chinese_labels_leave_the_users_rcparams_alone():
+    before = list(matplotlib.rcParams["font.family"])
+    ax = plot_bars({"成功率": {"naive": 0.2, "guarded": 0.9}}, title="任务成功率")
+    assert list(matplotlib.rcParams["font.family"]) == before
+    assert ax.title.get_fontfamily()[0] == "DejaVu Sans" and len(ax.title.get_fontfamily()) >= 1

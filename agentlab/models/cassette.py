@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .fakes import ScriptError
-from .interface import ModelCall, ModelError, Reply, ToolCall, Usage
+from .interface import Model, ModelCall, ModelError, Reply, ToolCall, Usage
 
 __all__ = ["CassetteModel", "RecordingModel", "labels", "read_cassette", "reply_from_dict", "reply_to_dict"]
 
@@ -34,7 +34,7 @@ def reply_from_dict(d: dict) -> Reply:
 class RecordingModel:
     """Wraps any model and appends every turn to ``path``."""
 
-    def __init__(self, model: Any, path: str | Path, *, label: str = ""):
+    def __init__(self, model: Model, path: str | Path, *, label: str = ""):
         self.inner, self.path, self.label = model, Path(path), label
         self.name = getattr(model, "name", "model")
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from ..schema import to_camel
 from ..tools import Registry, Tool
-from .interface import ModelCall, ModelError, Reply, ToolCall
+from .interface import Model, ModelCall, ModelError, Reply, ToolCall
 
 __all__ = [
     "FAULTS",
@@ -113,7 +113,7 @@ def _mutate_args(fault: str, tc: ToolCall, tools: list[dict]) -> ToolCall:
 class FaultyModel:
     """Wraps ``model`` and injects ``fault`` at model turn ``at_step`` (1-based)."""
 
-    def __init__(self, model: Any, fault: str | None, *, at_step: int = 1, times: int = 1,
+    def __init__(self, model: Model, fault: str | None, *, at_step: int = 1, times: int = 1,
                  retry_after: float = 2.0):
         if fault is not None and (fault not in FAULTS or FAULTS[fault].kind == "tool"):
             raise ValueError(f"{fault!r} is not a model fault; choose from {MODEL_FAULTS}")

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..guards import GuardConfig
 from ..i18n import Lang, t
 from ..loop import run_guarded
-from ..models import ScriptedModel, SelfCorrectingModel, Step, call, say
+from ..models import Model, ScriptedModel, SelfCorrectingModel, Step, call, say
 from ..models.faults import FAULTS, FaultyModel, inject_tool_fault
 from ..naive import run_naive
 from ..runs import Run
@@ -65,9 +66,10 @@ def _num(x: Any) -> float:
     return x if isinstance(x, (int, float)) else float("nan")
 
 
-def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "en", model: Any = None,
-            config: GuardConfig | None = None, naive_retry_everything: bool | None = None,
-            hang_seconds: float = 0.3, seed: int = 0) -> Comparison:
+def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "en",
+                  model: Model | Callable[[], Model] | None = None,
+                  config: GuardConfig | None = None, naive_retry_everything: bool | None = None,
+                  hang_seconds: float = 0.3, seed: int = 0) -> Comparison:
     """Run the same task through both loops, each on a fresh desk and a fresh copy of the model."""
     runs = []
     for loop in ("naive", "guarded"):
