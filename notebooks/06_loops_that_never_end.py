@@ -59,6 +59,15 @@ rows.append({"model": "hanging tool", "naive": f"{hang.naive.status}, waited {ma
 pd.DataFrame(rows)
 
 # %% [markdown]
+# **What a timeout can and cannot stop.** A read-only tool is interrupted in place (a SIGALRM deadline in the
+# calling thread): stopping a read half-way leaves nothing half-done. A write is never interrupted; it runs
+# in a worker thread and the loop stops *waiting* for it, so a timed-out write may still take effect: that
+# is `OUTCOME_UNKNOWN`, never "retryable" (notebook 05). Neither kind can stop C code that holds the GIL: a
+# catastrophic regular expression or a long computation in a C extension runs to its end, and the deadline
+# fires only when it returns (measured: a 0.5 s timeout around such a regex returned after 9.5 s). Guard
+# those with limits on the input (cut it first) or run them in a separate process.
+
+# %% [markdown]
 # **Name it.** The breaker's refusal is `LOOP_DETECTED` and the budget's is `BUDGET_EXHAUSTED`: both in
 # the `rule_blocked` stage. A guard that fires as designed is not an instability, and the metrics count it apart.
 #
