@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..evals.outcome import Verdict, grade
 from ..guards import GuardConfig
 from ..i18n import Lang, t
 from ..loop import run_guarded
@@ -42,6 +43,13 @@ def make_model(lang: Lang = "en") -> SelfCorrectingModel:
                                                            "zh": "抱歉，这件事我没能办完。"}[lang])
 
 
+#: what the refund task must leave behind: exactly one refund of A1001, 199 yuan, because the user cancelled
+EXPECT = {"refunds": [{"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}], "tickets": 0}
+#: seed 000's demo is a question, not a refund: it must answer and change nothing
+SEED_TASK = {"en": "Can order A1001 still be refunded?", "zh": "订单 A1001 还能退款吗？"}
+SEED_EXPECT = {"refunds": [], "tickets": 0, "answer_contains": ["199"]}
+
+
 @dataclass(frozen=True)
 class Comparison:
     fault: str | None
@@ -49,6 +57,15 @@ class Comparison:
     guarded: Run
     naive_state: dict
     guarded_state: dict
+    expect: Mapping[str, Any] = field(default_factory=lambda: EXPECT)
+
+    @property
+    def naive_verdict(self) -> Verdict:
+        return grade(self.expect, self.naive_state, self.naive)
+
+    @property
+    def guarded_verdict(self) -> Verdict:
+        return grade(self.expect, self.guarded_state, self.guarded)
 
     def table(self) -> list[dict]:
         """One row per loop: what happened and what it cost."""
@@ -58,7 +75,7 @@ class Comparison:
             rows.append({"loop": run.loop, "status": run.status, "steps": run.steps,
                          "invalid calls": run.invalid_calls, "retries": run.retries,
                          "refunds": len(refunds), "refunded": sum(_num(r["amount"]) for r in refunds),
-                         "reason": run.reason})
+                         "outcome": grade(self.expect, state, run).outcome, "reason": run.reason})
         return rows
 
 
@@ -71,6 +88,8 @@ def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "e
                   config: GuardConfig | None = None, naive_retry_everything: bool | None = None,
                   hang_seconds: float = 0.3, seed: int = 0) -> Comparison:
     """Run the same task through both loops, each on a fresh desk and a fresh copy of the model."""
+    seed_demo = fault is None and model is None  # seed 000's own demo: a question about the order
+    task = (SEED_TASK if seed_demo else TASK)[lang]
     runs = []
     for loop in ("naive", "guarded"):
         desk, reg = aftersales.SCENARIO.setup(lang)
@@ -81,14 +100,14 @@ def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "e
         prompt = aftersales.SYSTEM_PROMPT[lang]
         if loop == "naive":
             retry_all = fault == "lost_reply" if naive_retry_everything is None else naive_retry_everything
-            run = run_naive(m, reg, TASK[lang], system_prompt=prompt, retry_everything=retry_all)
+            run = run_naive(m, reg, task, system_prompt=prompt, retry_everything=retry_all)
         else:
             cfg = config or GuardConfig(timeout=min(0.1, hang_seconds / 3))
-            run = run_guarded(m, reg, TASK[lang], system_prompt=prompt, config=cfg, store=MemoryStore(),
+            run = run_guarded(m, reg, task, system_prompt=prompt, config=cfg, store=MemoryStore(),
                               sleep=lambda s: None, rng=random.Random(seed), lang=lang)
         runs.append((run, desk.snapshot()))
     (n, ns), (g, gs) = runs
-    return Comparison(fault, n, g, ns, gs)
+    return Comparison(fault, n, g, ns, gs, SEED_EXPECT if seed_demo else EXPECT)
 
 
 def trace_text(run: Run, width: int = 110) -> str:

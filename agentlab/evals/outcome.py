@@ -1,0 +1,131 @@
+"""One definition of "correct": a run is graded on the final state of the data (docs/metrics.md).
+
+The run's own status says what the loop *believes* happened; the data says what did.
+Every place that shows a success (the notebooks, the app, ``demo``, ``eval``) classifies
+runs here, so that no two of them can disagree::
+
+    correct              the final state is the expected one, and the run finished (done)
+    correct hand-over    the final state is the expected one, and the task expects a person
+    done, wrong data     the run says done, but the data is wrong (twice, "199元", wrong reason)
+    done, nothing done   the run says done, but the expected effect never happened
+    escalated            handed over (or a guard stopped it) where the task did not expect it;
+                         nothing wrong was written
+    wrong data, stopped  stopped or handed over after writing something wrong
+    budget exhausted     ran out of steps without damage
+    crashed              the naive loop raised
+    leaked               internal detail (a password, a stack trace) was shown to the model
+
+Only the first two are a success.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..runs import Run
+
+__all__ = ["OUTCOMES", "SUCCESS", "Outcome", "Verdict", "grade", "leaks"]
+
+Outcome = Literal["correct", "correct hand-over", "done, wrong data", "done, nothing done", "escalated",
+                  "wrong data, stopped", "budget exhausted", "crashed", "leaked"]
+OUTCOMES: tuple[Outcome, ...] = ("correct", "correct hand-over", "done, wrong data", "done, nothing done",
+                                 "escalated", "wrong data, stopped", "budget exhausted", "crashed", "leaked")
+SUCCESS: frozenset[str] = frozenset({"correct", "correct hand-over"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A graded run: its outcome, whether that is a success, and every reason it is not."""
+
+    outcome: Outcome
+    failures: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome in SUCCESS
+
+    def __repr__(self) -> str:
+        return f"Verdict({self.outcome!r}{', ' + '; '.join(self.failures) if self.failures else ''})"
+
+
+# What must never be shown to a model: a stack trace, a credential in a URL, a "password=" pair.
+_LEAKS = [
+    re.compile(r"Traceback \(most recent call last\)"),
+    re.compile(r"\bFile \"[^\"\n]{1,300}\", line \d+"),
+    re.compile(r"[a-z][a-z0-9+.-]{0,20}://[^\s/:@]{1,100}:[^\s@]{1,100}@", re.I),
+    re.compile(r"\b(?:password|passwd|pwd|secret|api[_-]?key)\s*[:=]\s*\S", re.I),
+]
+
+
+def leaks(run: Run) -> list[str]:
+    """The tool results in ``run`` that showed the model internal detail (what kind, for a report)."""
+    found = []
+    for m in run.messages:
+        if m.get("role") != "tool":
+            continue
+        text = str(m.get("content") or "")[:20_000]
+        for pattern, what in zip(_LEAKS, ("a stack trace", "a source file path", "a password in a URL",
+                                          "a secret"), strict=True):
+            if pattern.search(text):
+                found.append(what)
+    return sorted(set(found))
+
+
+def _state_failures(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run: Run) -> tuple[list[str], bool]:
+    """Why the final state is not the expected one, and whether anything *wrong* was written
+    (as opposed to something expected that simply did not happen)."""
+    why: list[str] = []
+    wrong = False
+    if "refunds" in expect:
+        got, want = list(snapshot.get("refunds", [])), list(expect["refunds"])
+        if len(got) != len(want):
+            why.append(f"{len(got)} refund(s), expected {len(want)}")
+            wrong = wrong or len(got) > len(want)
+        for w, g in zip(want, got, strict=False):
+            for k, v in w.items():
+                if k == "amount":
+                    amount = g.get(k)
+                    ok = isinstance(amount, (int, float)) and not isinstance(amount, bool) and abs(amount - v) < 0.005
+                else:
+                    ok = g.get(k) == v
+                if not ok:
+                    why.append(f"refund {k}={g.get(k)!r}, expected {v!r}")
+                    wrong = True
+    if "tickets" in expect:
+        n = len(snapshot.get("tickets", []))
+        if n != expect["tickets"]:
+            why.append(f"{n} ticket(s), expected {expect['tickets']}")
+            wrong = wrong or n > expect["tickets"]
+    if "pending" in expect and len(run.pending) != expect["pending"]:
+        why.append(f"{len(run.pending)} held for approval, expected {expect['pending']}")
+    for word in expect.get("answer_contains", []):
+        if word not in run.answer:
+            why.append(f"answer lacks {word!r}")
+    return why, wrong
+
+
+def grade(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run: Run) -> Verdict:
+    """Classify ``run`` against what the task expects (``expect``: refunds, tickets, pending, statuses).
+
+    ``statuses`` lists the acceptable ending(s): ``["escalated"]`` for a task that a person must
+    take over, ``["done", "done_after_self_correction"]`` (the default) for one the agent must finish.
+    """
+    wanted = tuple(expect.get("statuses") or ("done", "done_after_self_correction"))
+    if run.status == "failed":
+        return Verdict("crashed", (f"the loop crashed: {run.reason}",))
+    shown = leaks(run)
+    if shown:
+        return Verdict("leaked", tuple(f"the model was shown {w}" for w in shown))
+    why, wrong = _state_failures(expect, snapshot, run)
+    done = run.status.startswith("done")
+    if not why and run.status in wanted:
+        return Verdict("correct hand-over" if run.status == "escalated" else "correct")
+    if run.status not in wanted:
+        why.insert(0, f"status {run.status}, expected one of {list(wanted)}")
+    if done:
+        return Verdict("done, wrong data" if wrong else "done, nothing done", tuple(why))
+    if wrong:
+        return Verdict("wrong data, stopped", tuple(why))
+    return Verdict("budget exhausted" if run.status == "budget_exhausted" else "escalated", tuple(why))
