@@ -148,10 +148,37 @@ def test_a_failing_action_shows_a_sentence_not_a_traceback():
 def test_pm_app_with_the_recorded_real_model():
     app = PMApp()
     app.model.value = "qwen 1.5b (recorded)"
-    app.fault.value = "camel_case"
+    app.fault.value = "lost_reply"  # handled inside the loop: the recording needs no new reply
     app.run.click()
     assert "What happened" in app.view.value and "Something went wrong" not in app.view.value
     assert "(replay)" in app.last.guarded.model
-    # a recording cannot react to a new error: the guarded loop stops the bad call, the replay moves on
-    assert app.last.guarded.invalid_calls == 1 and app.last.guarded_state["refunds"] == []
-    assert app.last.naive_state["refunds"] == []  # the naive loop passed the bad keyword on and the tool raised
+    assert len(app.last.naive_state["refunds"]) == 2 and len(app.last.guarded_state["refunds"]) == 1
+    assert app.last.guarded_verdict.passed
+
+
+def test_switching_language_keeps_the_chosen_fault():
+    app = FaultInjector()
+    app.fault.value = "lost_reply"
+    app.lang.value = "zh"
+    assert app.fault.value == "lost_reply" and "退款" in dict((v, k) for k, v in app.fault.options)["lost_reply"]
+
+
+def test_the_recorded_model_is_offered_only_faults_it_can_replay():
+    app = PMApp()
+    app.fault.value = "camel_case"
+    app.model.value = "qwen 1.5b (recorded)"
+    offered = {n for _, n in app.fault.options}
+    assert "camel_case" not in offered and "api_429" in offered and app.fault.value in offered
+    app.model.value = "self-correcting"
+    assert "camel_case" in {n for _, n in app.fault.options}
+
+
+def test_a_run_that_did_nothing_is_shown_as_a_failure_and_no_guard_is_credited():
+    from agentlab.models import ScriptedModel
+    from agentlab.workbook.demo import compare_loops, explain
+    c = compare_loops("api_429", model=lambda: ScriptedModel(["Thank you for the refund!"]))
+    lines = explain(c)
+    assert c.guarded.status == "done" and c.guarded_verdict.outcome == "done, nothing done"
+    assert any("nothing was done" in line for line in lines)
+    assert any("No guard can take credit" in line for line in lines)
+    assert not any(line.startswith("What caught it") for line in lines)

@@ -176,9 +176,21 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         lines.append(t("explain.bad_data", lang, detail=detail))
     if any("Traceback" in (e.model_visible or "") for e in n.events):
         lines.append(t("explain.leak", lang))
+    lines.append(_verdict_line("naive", c.naive_verdict, lang))
     g = c.guarded
-    lines.append(t("explain.guarded", lang, status=g.status, steps=g.steps, refunds=len(c.guarded_state["refunds"])))
+    lines.append(t("explain.guarded", lang, status=t("status." + g.status, lang), steps=g.steps,
+                   refunds=len(c.guarded_state["refunds"])))
+    verdict = c.guarded_verdict
+    lines.append(_verdict_line("guarded", verdict, lang))
+    if verdict.outcome in ("done, wrong data", "done, nothing done", "wrong data, stopped", "leaked", "crashed"):
+        # a run that did the wrong thing (or nothing) is not a guard's success, whatever fired on the way
+        lines.append(t("explain.no_credit", lang, why="; ".join(verdict.failures) or verdict.outcome))
+        return lines
     acted = guards_that_acted(g)
     lines.append(t("explain.caught", lang, guard="; ".join(t("guard." + a, lang) for a in acted)) if acted
                  else t("explain.nothing", lang))
     return lines
+
+
+def _verdict_line(loop: str, verdict: Verdict, lang: Lang) -> str:
+    return t("explain.verdict", lang, loop=t("loop." + loop, lang), outcome=t("outcome." + verdict.outcome, lang))

@@ -124,7 +124,9 @@ class FaultInjector(App):
         lang = self.lang.value
         self.fault.description, self.step.description, self.run.description = (
             t("ui.fault", lang), t("ui.step", lang), t("ui.run", lang))
+        chosen = self.fault.value  # new labels must not lose the user's choice
         self.fault.options = [(f"{n} — {FAULTS[n].describe(lang)}", n) for _, n in self.fault.options]
+        self.fault.value = chosen
         if self.last is not None:
             self.view.value = comparison_html(self.last, lang)
 
@@ -300,6 +302,10 @@ MODELS = {
     "qwen 1.5b (recorded)": {"en": "the small real model, replayed from a recording", "zh": "小型真实模型（录制回放）"},
 }
 CASSETTE = data_file("cassettes/aftersales-1.5b.jsonl")
+# A recording cannot react to what it is told: only faults the loop handles without the model's help
+# (API errors, repeated calls, tool failures resent or waited out) keep a replayed run meaningful.
+REPLAYABLE_FAULTS = ("duplicate_call", "parallel_call", "api_429", "api_timeout", "api_500", "api_401",
+                     "flaky_tool", "hanging_tool", "lost_reply")
 
 
 class PMApp(App):
@@ -310,26 +316,28 @@ class PMApp(App):
         self.scenario = W.Dropdown(options=[(aftersales.SCENARIO.title[lang], "aftersales")], value="aftersales")
         self.model = W.Dropdown(options=[(f"{k} — {v[lang]}", k) for k, v in MODELS.items()
                                          if "recorded" not in k or CASSETTE.exists()], value="self-correcting")
-        self.fault = W.Dropdown(options=self._fault_options(lang), value="camel_case")
+        self.fault = W.Dropdown(options=self._fault_options(lang, "self-correcting"), value="camel_case")
+        self.model.observe(lambda _: self._relabel(), names="value")  # a recording offers fewer faults
         self._wire_run(self.update)
         self.widget = W.VBox([self.lang, self.scenario, self.model, self.fault, self.run,
                               self.view])
 
     @staticmethod
-    def _fault_options(lang: Lang) -> list[tuple[str, str]]:
-        return [(FAULTS[n].describe(lang), n) for n in MODEL_FAULTS + TOOL_FAULTS]
+    def _fault_options(lang: Lang, model: str) -> list[tuple[str, str]]:
+        names = [n for n in MODEL_FAULTS + TOOL_FAULTS if "recorded" not in model or n in REPLAYABLE_FAULTS]
+        return [(FAULTS[n].describe(lang), n) for n in names]
 
     def _relabel(self) -> None:
         lang = self.lang.value
         self.scenario.description, self.model.description, self.fault.description = (
             t("ui.scenario", lang), t("ui.model", lang), t("ui.fault", lang))
         self.run.description = t("ui.run", lang)
-        value = self.fault.value
-        self.fault.options = self._fault_options(lang)
-        self.fault.value = value
         model = self.model.value
         self.model.options = [(f"{k} — {v[lang]}", k) for k, v in MODELS.items() if "recorded" not in k or CASSETTE.exists()]
         self.model.value = model
+        value = self.fault.value
+        self.fault.options = options = self._fault_options(lang, model)
+        self.fault.value = value if value in [n for _, n in options] else options[0][1]
         self.scenario.options = [(aftersales.SCENARIO.title[lang], "aftersales")]
         if self.last is not None:
             self.view.value = comparison_html(self.last, lang)
