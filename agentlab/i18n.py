@@ -264,6 +264,13 @@ _CATALOG: dict[str, dict[str, str]] = {
     "loop.naive": {"en": "naive", "zh": "朴素循环"},
     "loop.guarded": {"en": "guarded", "zh": "防护循环"},
     # --- outcomes: one definition of "correct" (agentlab/evals/outcome.py) ----------
+    "ui.passes": {"en": "passes", "zh": "通过"},
+    "ui.fails": {"en": "fails: {why}", "zh": "未通过：{why}"},
+    "ui.reject_reason": {"en": "needs a manager's signature", "zh": "需要主管签字"},
+    "ui.failed_once": {"en": "approved once, then failed", "zh": "已批准但执行失败"},
+    "ui.approval_failed": {"en": "Approved, but running it failed: {error} It is still waiting; approve it again "
+                                 "once the cause is fixed.",
+                           "zh": "已批准，但执行失败：{error} 它仍在等待处理，排除原因后可以再次批准。"},
     "outcome.correct": {"en": "correct", "zh": "正确"},
     "outcome.correct hand-over": {"en": "correct hand-over to a person", "zh": "正确转人工"},
     "outcome.done, wrong data": {"en": "said done, but the data is wrong", "zh": "声称完成，但数据是错的"},

@@ -182,3 +182,37 @@ def test_a_run_that_did_nothing_is_shown_as_a_failure_and_no_guard_is_credited()
     assert any("nothing was done" in line for line in lines)
     assert any("No guard can take credit" in line for line in lines)
     assert not any(line.startswith("What caught it") for line in lines)
+
+
+def test_review_switches_language_live_and_never_calls_a_naive_cap_a_guard():
+    from agentlab.evals import auto_tag, load_cases, run_suite
+    from agentlab.workbook.widgets import BadCaseReview
+    cases = load_cases()
+    sessions = run_suite(cases, loop="naive")
+    capped = [r for r in sessions if r.run.status == "budget_exhausted"]
+    assert capped and all(auto_tag(r) != "rule_blocked" for r in sessions)
+    review = BadCaseReview(sessions, cases, "unused.jsonl", n=12, seed=3)
+    review.lang.value = "zh"
+    assert "本周目标" in review.top.value and review.promote.description == "加入回归集"
+    assert any("转人工" in row.value or "完成" in row.value or "崩溃" in row.value for row in review.rows)
+
+
+def test_approval_desk_switches_language_live_and_tells_a_failed_approval_truthfully():
+    from dataclasses import replace
+
+    from agentlab.errors import ToolFailure
+    from agentlab.tools import Registry
+    store = MemoryStore()
+    desk, reg = aftersales.SCENARIO.setup()
+
+    def down(**kw):
+        raise ToolFailure("UNAVAILABLE", "payment service down")
+
+    broken = Registry([replace(t, fn=down) if t.name == "create_refund" else t for t in reg])
+    plan = [("create_refund", {"order_id": "A1003", "amount": 2499.0, "reason": "user_cancel"})]
+    run_guarded(SelfCorrectingModel(plan, "ok"), broken, "x", store=store, sleep=lambda s: None)
+    w = ApprovalDesk(store, broken)
+    w.lang.value = "zh"
+    assert w.approve.description == "批准" and w.reason.value == "需要主管签字"
+    w.approve.click()
+    assert "执行失败" in w.status.value and desk.refunds == [] and w.choice.value == "create_refund:A1003"

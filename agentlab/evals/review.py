@@ -19,9 +19,11 @@ STAGES = ("structure", "semantic", "execution", "rule_blocked")
 def auto_tag(result: CaseResult) -> str:
     """Where a failed session went wrong (seed 003 §5.2); ``ok`` for one that passed.
 
-    The first error that is not a guard firing names the stage; a session that only
-    met guards is ``rule_blocked``; one with no error at all but the wrong final data
-    is ``semantic`` (valid calls that did the wrong thing).
+    The first error that is not a guard firing names the stage; a guarded session that
+    only met guards is ``rule_blocked`` (a guard fired as designed). The naive loop has no
+    guards: its safety cap stopping a model that went round in circles is the model's
+    doing (``semantic``: well-formed calls that did not get the job done), never a guard's.
+    A session with no error at all but the wrong final data is ``semantic`` too.
     """
     if result.passed:
         return "ok"
@@ -29,7 +31,8 @@ def auto_tag(result: CaseResult) -> str:
     for e in errors:
         if e.error_stage != "rule_blocked":
             return e.error_stage or "execution"
-    if errors or result.run.status == "budget_exhausted":
+    guarded = result.run.loop == "guarded"
+    if guarded and (errors or result.run.status == "budget_exhausted"):
         return "rule_blocked"
     return "semantic"
 

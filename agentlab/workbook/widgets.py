@@ -17,7 +17,6 @@ from typing import Any
 import ipywidgets as W
 
 from ..approval import approve, pending, reject
-from ..errors import render
 from ..guards import GUARDS, GuardConfig
 from ..i18n import Lang, t
 from ..lint import lint
@@ -262,36 +261,51 @@ class ApprovalDesk(App):
     """Held calls with Approve and Reject buttons."""
 
     def __init__(self, store: Store, registry: Registry, *, lang: Lang = "en"):
-        self.store, self.registry, self.lang = store, registry, lang
+        self.store, self.registry = store, registry
+        self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
         self.choice = W.Dropdown(description="")
-        self.reason = W.Text(value="needs a manager's signature", layout=W.Layout(width="320px"))
-        self.approve = W.Button(description=t("ui.approve", lang), button_style="success")
-        self.reject = W.Button(description=t("ui.reject", lang), button_style="danger")
+        self.reason = W.Text(value=t("ui.reject_reason", lang), layout=W.Layout(width="320px"))
+        self.approve = W.Button(button_style="success")
+        self.reject = W.Button(button_style="danger")
         self.status = W.HTML()
+        self.said = ""  # what the last decision did, kept across a language switch
         self.approve.on_click(lambda _: _safe(self.status, lambda: self._decide(True)))
         self.reject.on_click(lambda _: _safe(self.status, lambda: self._decide(False)))
+        self.lang.observe(lambda change: self._relabel(change.get("old")), names="value")
+        self._relabel()
+        self.widget = W.VBox([self.lang, self.choice, W.HBox([self.approve, self.reject, self.reason]), self.status])
+
+    def _relabel(self, old: Lang | None = None) -> None:
+        lang = self.lang.value
+        self.approve.description, self.reject.description = t("ui.approve", lang), t("ui.reject", lang)
+        if old is not None and self.reason.value == t("ui.reject_reason", old):  # untouched: translate it
+            self.reason.value = t("ui.reject_reason", lang)
         self.refresh()
-        self.widget = W.VBox([self.choice, W.HBox([self.approve, self.reject, self.reason]), self.status])
 
     def refresh(self) -> None:
+        lang = self.lang.value
         items = pending(self.store)
-        self.choice.options = [(f"{a.tool} {a.args} ({a.reason})", a.id) for a in items]
+        self.choice.options = [(f"{a.tool} {a.args} ({a.reason})" + (f" [{t('ui.failed_once', lang)}]"
+                                                                      if a.state == "failed" else ""), a.id)
+                               for a in items]
         self.choice.value = items[0].id if items else None
-        self.status.value = (t("ui.pending", self.lang, what=", ".join(a.id for a in items)) if items
-                             else t("ui.none_pending", self.lang))
+        waiting = (t("ui.pending", lang, what=", ".join(a.id for a in items)) if items
+                   else t("ui.none_pending", lang))
+        self.status.value = (self.said + "<br>" if self.said else "") + waiting
 
     def _decide(self, yes: bool) -> None:
         if not self.choice.value:
             return
+        lang = self.lang.value
         if yes:
             d = approve(self.store, self.registry, self.choice.value)
-            msg = t("ui.approved", self.lang, result=json.dumps(d.data, ensure_ascii=False)) if d.error is None \
-                else render(d.error, self.lang)
+            msg = t("ui.approved", lang, result=json.dumps(d.data, ensure_ascii=False)) if d.error is None \
+                else t("ui.approval_failed", lang, error=d.error.text(lang))
         else:
             reject(self.store, self.choice.value, self.reason.value)
-            msg = t("ui.rejected", self.lang)
+            msg = t("ui.rejected", lang)
+        self.said = html.escape(msg)
         self.refresh()
-        self.status.value = html.escape(msg) + "<br>" + self.status.value
 
 
 
@@ -375,28 +389,40 @@ class BadCaseReview(App):
                  seed: int = 0, lang: Lang = "en"):
         from ..evals import STAGES, auto_tag, sample
         self.cases = {c.id: c for c in cases}
-        self.suite, self.lang = suite, lang
+        self.suite = suite
+        self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
         self.picked = sample(results, n, seed=seed)
         self.tags = [W.Dropdown(options=["ok", *STAGES], value=auto_tag(r), layout=W.Layout(width="150px"))
                      for r in self.picked]
-        rows = []
-        for r, tag in zip(self.picked, self.tags, strict=False):
-            text = html.escape(self.cases[r.case_id].task[:70]) if r.case_id in self.cases else r.case_id
-            why = html.escape("; ".join(r.failures)[:120]) or "—"
-            rows.append(W.HBox([W.HTML(f"<code>{r.case_id}</code> <b>{r.run.status}</b><br>{text}<br>"
-                                       f"<span style='color:#a50e0e'>{why}</span>",
-                                       layout=W.Layout(width="640px")), tag]))
+        self.rows = [W.HTML(layout=W.Layout(width="640px")) for _ in self.picked]
+        for tag in self.tags:
             tag.observe(lambda _: self.refresh(), names="value")
         self.shares = W.Output()
         self.top = W.HTML()
-        self.choice = W.Dropdown(options=[(f"{r.case_id} ({r.run.status})", i) for i, r in enumerate(self.picked)
-                                          if not r.passed] or [("-", -1)])
-        self.promote = W.Button(description=t("ui.promote", lang), button_style="warning",
-                                layout=W.Layout(width="260px"))
+        self.choice = W.Dropdown()
+        self.promote = W.Button(button_style="warning", layout=W.Layout(width="260px"))
         self.result = W.HTML()
         self.promote.on_click(lambda _: _safe(self.result, self.do_promote))
+        self.lang.observe(lambda _: self._relabel(), names="value")
+        self._relabel()
+        self.widget = W.VBox([self.lang, *[W.HBox([row, tag]) for row, tag in zip(self.rows, self.tags, strict=True)],
+                              self.shares, self.top, W.HBox([self.choice, self.promote]), self.result])
+
+    def _relabel(self) -> None:
+        lang = self.lang.value
+        for row, r in zip(self.rows, self.picked, strict=True):
+            case = self.cases.get(r.case_id)
+            text = html.escape(case.text(lang)[:70]) if case else r.case_id
+            why = html.escape("; ".join(r.failures)[:120]) or "—"
+            row.value = (f"<code>{r.case_id}</code> <b>{t('status.' + r.run.status, lang)}</b><br>{text}<br>"
+                         f"<span style='color:#a50e0e'>{why}</span>")
+        chosen = self.choice.value
+        self.choice.options = [(f"{r.case_id} ({t('status.' + r.run.status, lang)})", i)
+                               for i, r in enumerate(self.picked) if not r.passed] or [("-", -1)]
+        values = [v for _, v in self.choice.options]
+        self.choice.value = chosen if chosen in values else values[0]
+        self.promote.description = t("ui.promote", lang)
         self.refresh()
-        self.widget = W.VBox([*rows, self.shares, self.top, W.HBox([self.choice, self.promote]), self.result])
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -408,11 +434,12 @@ class BadCaseReview(App):
     def refresh(self) -> None:
         from .plots import plot_shares
         counts = self.counts()
+        lang = self.lang.value
         _show(self.shares, figure(lambda ax: plot_shares(counts or {"-": 0}, ax=ax,
-                                                         title=t("ui.shares", self.lang)), size=(6, 2.4)))
+                                                         title=t("ui.shares", lang)), size=(6, 2.4)))
         top = max(counts, key=lambda k: counts[k]) if counts else None
-        self.top.value = (t("ui.target", self.lang, top=top, n=counts[top], total=sum(counts.values())) if top
-                          else t("ui.no_failures", self.lang))
+        self.top.value = (t("ui.target", lang, top=top, n=counts[top], total=sum(counts.values())) if top
+                          else t("ui.no_failures", lang))
 
     def do_promote(self) -> Any:
         from ..evals import promote, run_case
@@ -422,8 +449,8 @@ class BadCaseReview(App):
         r = self.picked[i]
         new = promote(r, self.cases[r.case_id], self.suite)
         check = run_case(new)
-        verdict = ("passes" if check.passed else "fails: " + "; ".join(check.failures)) if self.lang == "en" \
-            else ("通过" if check.passed else "未通过：" + "; ".join(check.failures))
-        self.result.value = html.escape(t("ui.promoted", self.lang, id=new.id, suite=Path(str(self.suite)).name,
-                                          status=check.run.status, verdict=verdict))
+        lang = self.lang.value
+        verdict = t("ui.passes", lang) if check.passed else t("ui.fails", lang, why="; ".join(check.failures))
+        self.result.value = html.escape(t("ui.promoted", lang, id=new.id, suite=Path(str(self.suite)).name,
+                                          status=t("status." + check.run.status, lang), verdict=verdict))
         return new
