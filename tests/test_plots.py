@@ -25,3 +25,22 @@ def test_chinese_labels_leave_the_users_rcparams_alone():
     ax = plot_bars({"成功率": {"naive": 0.2, "guarded": 0.9}}, title="任务成功率")
     assert list(matplotlib.rcParams["font.family"]) == before
     assert ax.title.get_fontfamily()[0] == "DejaVu Sans" and len(ax.title.get_fontfamily()) >= 1
+
+
+def test_a_chinese_title_renders_without_missing_glyphs():
+    import io
+    import warnings
+
+    import matplotlib.pyplot as plt
+    from conftest import IN_CI
+    from agentlab.workbook.plots import _font_families
+    if len(_font_families()) < 2:
+        if IN_CI:
+            raise AssertionError("no CJK font found: .ci/run installs fonts-wqy-zenhei")
+        import pytest
+        pytest.skip("no CJK font on this machine (Debian: apt-get install fonts-wqy-zenhei)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Glyph 20219 missing from font(s) DejaVu Sans" becomes a failure
+        ax = plot_bars({"任务成功率": {"朴素循环": 0.2, "防护循环": 0.9}}, title="任务成功率（按最终数据评判）")
+        ax.figure.savefig(io.BytesIO(), format="png")
+    plt.close(ax.figure)
