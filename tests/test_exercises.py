@@ -25,3 +25,12 @@ def test_plain_answers_and_numbers():
     assert not longest_wait(1.5, RetryPolicy(base=0.5, cap=8, jitter="none"), 2)[0]
     assert longest_wait(8, RetryPolicy(base=1, cap=8), 10)[0]  # capped
     assert breaker_threshold(3)[0] and not breaker_threshold(2)[0]
+
+
+def test_every_check_starts_at_not_yet_with_a_hint_in_both_languages():
+    for lang in ("en", "zh"):
+        for result in (answer_is(None, "x", "why", lang=lang), schema_contract(None, None, lang=lang),
+                       longest_wait(None, RetryPolicy(), 1, lang=lang), breaker_threshold(None, lang=lang)):
+            assert result.state == "not yet" and not result.ok and result.message.startswith("…")
+    assert breaker_threshold(3).message.startswith("✓") and breaker_threshold(4).message.startswith("✗")
+    assert "还不对" in breaker_threshold(4, lang="zh").message

@@ -1,53 +1,120 @@
-"""Checks for the workbook's exercises: each says whether an answer is right, and why not.
+"""The checks behind each notebook's exercise.
 
-They live here, not in the notebooks, so the notebooks stay thin and the checks are tested.
+Every exercise starts unanswered (``my_answer = None``) and its check says "not yet" with a
+hint until the learner acts; a wrong answer is told so, with where to look. The truth is
+computed here from the workbook's own data, never written into the notebook, so a cell
+never gives its answer away. (tests/test_exercises.py proves each check can fail and pass;
+the solutions live in tests/, not in the notebooks.)
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from ..guards import GuardConfig
+from ..i18n import Lang
 from ..lint import lint
 from ..retry import RetryPolicy
 from ..schema import SchemaError
 from ..tools import Registry, Tool
 
-__all__ = ["answer_is", "breaker_threshold", "longest_wait", "schema_contract"]
+__all__ = ["Check", "answer_is", "breaker_threshold", "check", "longest_wait", "schema_contract"]
+
+State = Literal["not yet", "right", "wrong"]
+_MARK = {"not yet": "…", "right": "✓", "wrong": "✗"}  # plain text marks: no emoji font needed
+_WORD = {"en": {"not yet": "Not yet", "right": "Right", "wrong": "Not quite"},
+         "zh": {"not yet": "还没作答", "right": "答对了", "wrong": "还不对"}}
 
 
-def _verdict(ok: bool, good: str, bad: str) -> tuple[bool, str]:
-    return ok, ("✅ " + good) if ok else ("❌ " + bad)
+@dataclass(frozen=True)
+class Check:
+    """The verdict on one answer: ``state`` is ``not yet``, ``right`` or ``wrong``."""
+
+    state: State
+    message: str
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "right"
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        return self.message
+
+    def __iter__(self):  # ``ok, message = check(...)`` reads naturally in a notebook
+        return iter((self.ok, self.message))
+
+    def __getitem__(self, i: int) -> Any:
+        return (self.ok, self.message)[i]
 
 
-def schema_contract(schema: Any, description: str) -> tuple[bool, str]:
+def _text(value: str | Mapping[str, str], lang: Lang) -> str:
+    return value if isinstance(value, str) else value.get(lang) or value["en"]
+
+
+def _say(state: State, text: str, lang: Lang) -> Check:
+    return Check(state, f"{_MARK[state]} {_WORD[lang][state]}: {text}")
+
+
+def check(given: Any, right: Any, *, why: str | Mapping[str, str], hint: str | Mapping[str, str],
+          lang: Lang = "en", same: Callable[[Any, Any], bool] | None = None) -> Check:
+    """Compare an answer with the truth: "not yet" while ``given`` is None, then right or wrong."""
+    if given is None:
+        return _say("not yet", _text(hint, lang), lang)
+    ok = same(given, right) if same else str(given).strip().lower() == str(right).strip().lower()
+    if ok:
+        return _say("right", _text(why, lang), lang)
+    wrong = {"en": f"you said {given!r}. {_text(hint, 'en')}", "zh": f"你的答案是 {given!r}。{_text(hint, 'zh')}"}
+    return _say("wrong", wrong[lang], lang)
+
+
+def answer_is(given: Any, right: Any, why: str | Mapping[str, str],
+              hint: str | Mapping[str, str] = {"en": "Look again at the table above.",  # noqa: B006 - read only
+                                               "zh": "再看看上面的表格。"},
+              lang: Lang = "en") -> Check:
+    """A plain comparison with an explanation either way."""
+    return check(given, right, why=why, hint=hint, lang=lang)
+
+
+def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Check:
     """01: a refund schema with no linter warning or error, an enum for the reason, snake_case names."""
+    if schema is None or description is None:
+        return _say("not yet", {"en": "write my_description and my_schema, then run this cell.",
+                                "zh": "先写好 my_description 和 my_schema，再运行这个单元格。"}[lang], lang)
     try:
-        reg = Registry([Tool("create_refund", description, schema)])
-    except (SchemaError, TypeError, ValueError) as exc:
-        return False, f"❌ the schema does not compile: {exc}"
-    bad = [f for f in lint(reg) if f.severity != "info"]
+        reg = Registry([Tool("create_refund", str(description), schema)])
+    except (SchemaError, TypeError, ValueError, AttributeError) as exc:
+        return _say("wrong", f"the schema does not compile: {exc}", lang)
+    bad = [f for f in lint(reg, lang=lang) if f.severity != "info"]
     props = schema.get("properties", {}) if isinstance(schema, dict) else {}
     has_enum = any("enum" in p for p in props.values() if isinstance(p, dict))
     if bad:
-        return False, "❌ still " + "; ".join(f"{f.rule} at {f.location}: {f.message}" for f in bad[:4])
-    return _verdict(has_enum, "no warnings, and the reason is a closed set. This is a contract.",
-                    "no warnings, but the reason should be an enum.")
+        return _say("wrong", "; ".join(f"{f.rule} {f.location}: {f.message}" for f in bad[:4]), lang)
+    if not has_enum:
+        return _say("wrong", {"en": "no warnings, but the reason should be an enum.",
+                              "zh": "没有警告了，但 reason 应该用枚举。"}[lang], lang)
+    return _say("right", {"en": "no warnings, and the reason is a closed set. This is a contract.",
+                          "zh": "没有任何警告，reason 也是封闭集合。这才是契约。"}[lang], lang)
 
 
-def answer_is(given: Any, right: Any, why: str) -> tuple[bool, str]:
-    """A plain comparison with an explanation either way."""
-    ok = str(given).strip().lower() == str(right).strip().lower()
-    return _verdict(ok, why, f"not quite (you said {given!r}). Look again at the table above.")
-
-
-def longest_wait(given: float, policy: RetryPolicy, attempt: int) -> tuple[bool, str]:
+def longest_wait(given: float | None, policy: RetryPolicy, attempt: int, lang: Lang = "en") -> Check:
     """04: the un-jittered wait before resend number ``attempt`` (0-based)."""
     right = policy.backoff(attempt)
-    return _verdict(abs(float(given) - right) < 1e-9, f"{right:g} s: base × 2^attempt, capped at {policy.cap:g}.",
-                    f"not {given}: compute base × 2^attempt and apply the cap.")
+    return check(given, right, same=lambda a, b: abs(float(a) - b) < 1e-9, lang=lang,
+                 why={"en": f"{right:g} s: base × 2^attempt, capped at {policy.cap:g}.",
+                      "zh": f"{right:g} 秒：base × 2^attempt，上限 {policy.cap:g}。"},
+                 hint={"en": "compute base × 2^attempt and apply the cap (attempt counts from 0).",
+                       "zh": "计算 base × 2^attempt，再套上上限（attempt 从 0 开始数）。"})
 
 
-def breaker_threshold(given: int, config: GuardConfig = GuardConfig()) -> tuple[bool, str]:
+def breaker_threshold(given: int | None, config: GuardConfig = GuardConfig(), lang: Lang = "en") -> Check:
     """06: on which identical call does the breaker fire?"""
-    return answer_is(given, config.repeat_limit, f"the {config.repeat_limit}rd identical call is refused: "
-                     "two may be a retry, three is a loop.")
+    n = config.repeat_limit
+    return check(given, n, lang=lang,
+                 why={"en": f"call number {n} with the same arguments is refused: two may be a retry, three is a loop.",
+                      "zh": f"同样参数的第 {n} 次调用被拒绝：两次可能是重试，三次就是循环。"},
+                 hint={"en": "look at GuardConfig().repeat_limit, or at the repeater's trace above.",
+                       "zh": "看看 GuardConfig().repeat_limit，或上面 repeater 的轨迹。"})
