@@ -71,9 +71,10 @@ def check(given: Any, right: Any, *, why: str | Mapping[str, str], hint: str | M
     return _say("wrong", wrong[lang], lang)
 
 
-def answer_is(given: Any, right: Any, why: str | Mapping[str, str],
-              hint: str | Mapping[str, str] = {"en": "Look again at the table above.",  # noqa: B006 - read only
-                                               "zh": "再看看上面的表格。"},
+_LOOK = {"en": "Look again at the table above.", "zh": "再看看上面的表格。"}
+
+
+def answer_is(given: Any, right: Any, why: str | Mapping[str, str], hint: str | Mapping[str, str] = _LOOK,
               lang: Lang = "en") -> Check:
     """A plain comparison with an explanation either way."""
     return check(given, right, why=why, hint=hint, lang=lang)
