@@ -4,7 +4,7 @@ Models write what people write: ``"45元"``, ``"¥1,200"``, full-width ``"１２
 ``" A1001 "``. Cleaning turns those into what the schema asks for, but only where
 the schema asks for a number (or a string, for surrounding spaces), and every
 change is returned so it can be shown next to the result. It is off by default:
-silently "fixing" a model's output hides the bug you want to see (seed 003 §6.4).
+silently "fixing" a model's output hides the bug you want to see (docs/guards.md#clean).
 """
 from __future__ import annotations
 

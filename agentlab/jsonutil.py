@@ -1,6 +1,6 @@
 """Strict JSON in, canonical JSON out.
 
-The model's ``arguments`` are a string, not a dict (seed 003 §3.4). This module
+The model's ``arguments`` are a string, not a dict (docs/guards.md#validate). This module
 reads that string strictly (no ``NaN``, no ``Infinity``, no trailing text) and
 says exactly where it broke, and gives the canonical form used for idempotency
 keys and the repeated-call breaker: sorted keys, ``1.0`` written as ``1``.

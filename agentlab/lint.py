@@ -1,4 +1,4 @@
-"""A schema linter: the habits of seed 000 §二 and seed 003 §4 as checkable rules.
+"""A schema linter: the habits of docs/guards.md#schema-habits as checkable rules.
 
 Each rule looks for one way a schema makes the model guess. Findings are data
 (:class:`Finding`), so a notebook can tabulate them and a CLI can print them.

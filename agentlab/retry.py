@@ -1,6 +1,6 @@
 """Backoff with jitter, and the question "may I send this again?".
 
-Three kinds of "try again" get three budgets (STYLE.md): a *re-ask* when the
+Three kinds of "try again" get three budgets (docs/failures.md#re-ask-resend-stop): a *re-ask* when the
 model's call was invalid (the loop's self-correction budget), a *resend* when
 the network or a service failed (this module), and *stop* when retrying cannot
 help. Only transient failures are resent, and only where a repeat is safe.

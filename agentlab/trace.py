@@ -1,4 +1,4 @@
-"""Traces: one frozen record per model turn and per tool call (seed 003 §7.2).
+"""Traces: one frozen record per model turn and per tool call (docs/telemetry.md).
 
 The fields are the ones a post-mortem needs: where (session, turn, round),
 what (tool, call id, the raw arguments as the model wrote them), how far it

@@ -1,7 +1,7 @@
 """How much does full JSON Schema validation cost per call? (issue: foundation)
 
-Compares, on seed 000's ``create_refund`` arguments, in one run:
-  * a minimal hand-written validator (required, type, enum: what seed 000 checks)
+Compares, on the refund desk's ``create_refund`` arguments, in one run:
+  * a minimal hand-written validator (required, type and enum only, as in docs/sources.md#article-000-the-refund-desk)
   * agentlab's compiled validator (all of JSON Schema we support), happy path
   * agentlab's error path, collecting the complete problem list
   * agentlab's whole boundary check (parse the raw string + validate)

@@ -37,11 +37,11 @@ from agentlab.models.faults import FAULTS
 from agentlab.runs import compare_html
 
 # %% [markdown]
-# ## 1. The demo of seed 000
+# ## 1. The opening demo
 #
 # The model first writes `orderId` where the contract says `order_id`. The guarded loop answers
 # `INVALID_ARGS` naming both the missing `order_id` and the unknown `orderId` (with a
-# "did you mean"), the model corrects itself, and answers in step 3.
+# "did you mean"), the model corrects itself, and answers in step 3 (where this demo comes from: docs/sources.md#article-000-the-refund-desk).
 
 # %%
 seed = compare_loops(None)

@@ -14,7 +14,7 @@
 # %% [markdown]
 # # 02 · Arguments the model gets wrong (参数错误)
 #
-# `arguments` is a **string** the model wrote, not a dict (seed 003 §3.4). It can be broken JSON, name a
+# `arguments` is a **string** the model wrote, not a dict (docs/guards.md#validate). It can be broken JSON, name a
 # tool that does not exist, miss a required field, use `orderId` for `order_id`, write an amount as
 # `"45元"`, or invent a value outside an enum. The naive loop trusts it; the guarded loop checks it
 # (parse → schema → business rules) and answers with an error the model can act on.

@@ -59,7 +59,7 @@ plot_bars({r["fault"]: {"structured": r["structured: steps"], "bare 500": r["bar
 plt.show()
 
 # %% [markdown]
-# Two rules for the text itself (seed 000 §三): never show the model a stack trace, SQL, an internal address
+# Two rules for the text itself (docs/failures.md#what-the-model-sees): never show the model a stack trace, SQL, an internal address
 # or a secret; and say whether retrying can help (`retryable`). A leaky tool, through both loops:
 
 # %%

@@ -14,7 +14,7 @@
 # %% [markdown]
 # # 04 · Transient, validation, fatal (三类错误)
 #
-# One question sorts every failure for the code that handles it (seed 003 §5.1): **would sending the
+# One question sorts every failure for the code that handles it (docs/failures.md#category): **would sending the
 # very same thing again help?**
 #
 # * **transient** (瞬态): 429, timeouts, 5xx, a dropped connection. Resend, later, with exponential backoff

@@ -17,7 +17,7 @@
 # Retrying a read costs nothing; retrying a write is an incident. A refund can be asked for twice in
 # three ordinary ways: the network loses the reply and the loop **retries**; the model **repeats** a
 # call it already made; the model sends the same call **twice in one message** (并发调用).
-# Seed 000 §四 puts three layers in the way: an idempotency key (幂等键) computed by the loop, a guard in
+# Three layers stand in the way (docs/guards.md#idempotency): an idempotency key (幂等键) computed by the loop, a guard in
 # the storage itself (a unique key, 唯一约束), and a person for large amounts (人工闸门).
 
 # %%

@@ -15,7 +15,7 @@
 # # 06 · Loops that never end (循环刹车)
 #
 # A runaway agent looks busy: every step is "reasonable", no step is an answer. Three brakes need no help
-# from the model (seed 000 §五): a **step budget** (步数预算), a **repeated-call breaker** (重复调用熔断) that
+# from the model (docs/guards.md: step_budget, repeat_limit, timeout): a **step budget** (步数预算), a **repeated-call breaker** (重复调用熔断) that
 # stops the third identical call, and a **timeout** per tool call (工具级超时).
 
 # %%

@@ -16,7 +16,7 @@
 #
 # A model may answer one request with two tool calls at once. Code that runs only `tool_calls[0]` (found in
 # tau-bench's reference agent and the function-calling cookbook) silently drops the rest: part of the work
-# is never done, and the user is told it was (seed 003 badcase 6.5).
+# is never done, and the user is told it was (docs/guards.md#all_calls).
 
 # %%
 import pandas as pd

@@ -15,7 +15,7 @@
 # # 08 · Where each failure is caught (复盘：两套分类)
 #
 # Every fault of the workbook, through both loops. Then the failures the guarded loop met, sorted by both
-# taxonomies of seed 003 §5: **by retry class** (transient / validation / fatal: what the code does) and
+# taxonomies (docs/failures.md#two-classifications): **by retry class** (transient / validation / fatal: what the code does) and
 # **by stage in the chain** (structure / semantic / execution / rule-blocked: what to fix next).
 # Rule-blocked outcomes are guards that fired as designed; count them apart.
 
@@ -67,7 +67,7 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **Seed 000's four numbers**, over the same runs. Note what "success" means: finished *and* the data is
+# **The four headline numbers** (docs/metrics.md#the-four-headline-numbers), over the same runs. Note what "success" means: finished *and* the data is
 # right (exactly one refund of 199 yuan, or none where none was due).
 
 # %%

@@ -40,10 +40,10 @@ cases = load_cases("../data/aftersales_cases.jsonl")
 pd.Series([c.category for c in cases]).value_counts()
 
 # %% [markdown]
-# ## Naive against guarded, seed 000's four numbers
+# ## Naive against guarded: the four headline numbers
 #
 # Task success rate (任务成功率), invalid-call rate (无效调用率), average steps (平均步数), human-takeover
-# rate (人工接管率). Success means the case's check passed: the right refunds, or rightly none, and an
+# rate (人工接管率), defined in docs/metrics.md#the-four-headline-numbers. Success means the case's check passed: the right refunds, or rightly none, and an
 # acceptable final status. A run that "succeeded" but refunded the wrong amount is a failure.
 
 # %%
@@ -53,10 +53,10 @@ plt.show()
 pd.DataFrame(rows).set_index("group").style.format("{:.2f}")
 
 # %% [markdown]
-# ## The four layers of seed 003 §7
+# ## The four layers
 #
 # Each layer answers a different question, and each metric is defined exactly (the same text is in
-# `agentlab.metrics.LAYER_DEFINITIONS`):
+# `agentlab.evals.metrics.LAYER_DEFINITIONS` and in docs/metrics.md#the-four-layers):
 
 # %%
 pd.DataFrame([{"layer": layer, "metric": m, "definition": d} for layer, ms in LAYER_DEFINITIONS.items()

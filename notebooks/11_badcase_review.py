@@ -14,7 +14,7 @@
 # %% [markdown]
 # # 11 · The weekly bad-case review (Badcase 复盘)
 #
-# A routine from seed 003 §7.3, usable without writing code:
+# A routine (docs/metrics.md#the-weekly-bad-case-review), usable without writing code:
 #
 # 1. **Sample** sessions at random (随机抽样), not only the failed ones: sampling failures alone distorts the shares.
 # 2. **Tag** each failure by where it happened (归因): structure, semantic, execution or rule-blocked.

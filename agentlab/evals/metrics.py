@@ -1,4 +1,4 @@
-"""Seed 000's four numbers, computed from runs (the evaluation issue builds on this).
+"""The workbook's metrics, computed from runs (docs/metrics.md). The four headline numbers:
 
 * task success rate: runs the case's grader passed (final data, and the expected status: a correct
   hand-over is a success); without a grader, runs that finished (``done*``).
@@ -41,7 +41,7 @@ def status_counts(runs: Iterable[Run]) -> dict[str, int]:
 
 
 def by_taxonomy(runs: Iterable[Run]) -> dict[str, Counter]:
-    """Failed tool calls counted by retry class and by stage in the chain (seed 003 §5)."""
+    """Failed tool calls counted by retry class and by stage (docs/metrics.md#failures-by-both-taxonomies)."""
     cat: Counter = Counter()
     stage: Counter = Counter()
     for r in runs:
@@ -52,7 +52,7 @@ def by_taxonomy(runs: Iterable[Run]) -> dict[str, Counter]:
     return {"category": cat, "stage": stage}
 
 
-# --- seed 003 §7: four layers ------------------------------------------------------------
+# --- four layers (docs/metrics.md#the-four-layers) ----------------------------------------
 LAYER_DEFINITIONS = {
     "model": {
         "json_parse_rate": "tool calls whose arguments parsed as a JSON object / all tool calls",
@@ -88,7 +88,7 @@ def _pct(values: list[float], q: float) -> float:
 
 def layers(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None,
            allowed_tools: Callable[[Run], set[str] | None] | None = None) -> dict[str, dict[str, float]]:
-    """The four layers of seed 003 §7, each metric defined in :data:`LAYER_DEFINITIONS`."""
+    """The four layers (docs/metrics.md#the-four-layers), each metric defined in :data:`LAYER_DEFINITIONS`."""
     runs = list(runs)
     n = max(len(runs), 1)
     calls = [e for r in runs for e in r.tool_events]

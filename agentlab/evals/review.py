@@ -17,7 +17,7 @@ STAGES = ("structure", "semantic", "execution", "rule_blocked")
 
 
 def auto_tag(result: CaseResult) -> str:
-    """Where a failed session went wrong (seed 003 §5.2); ``ok`` for one that passed.
+    """Where a failed session went wrong (docs/metrics.md#bad-case-tags); ``ok`` for one that passed.
 
     The first error that is not a guard firing names the stage; a guarded session that
     only met guards is ``rule_blocked`` (a guard fired as designed). The naive loop has no

@@ -1,7 +1,7 @@
 """Scenarios: a world (data), the tools over it, and a system prompt, as one value.
 
     base.py        the Scenario record every loop, suite and notebook works with
-    aftersales.py  the after-sales (refund) desk of the first seed
+    aftersales.py  the after-sales (refund) desk (docs/sources.md#article-000-the-refund-desk)
     retail.py      tau-bench's retail store, for evaluation against its oracle
 
 A new desk is a new module here and one line in :data:`SCENARIOS`.

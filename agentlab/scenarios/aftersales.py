@@ -1,4 +1,4 @@
-"""The after-sales desk of seed 000: look up orders, refund the unshipped, hand over the rest.
+"""The after-sales refund desk: look up orders, refund the unshipped, hand over the rest.
 
 ``Desk`` is the backend and, like many internal APIs, trusts its caller: it
 will refund a shipped order or refund twice if asked. The contract around it

@@ -32,7 +32,7 @@ TOOL_TARGET = {"flaky_tool": "get_order", "hanging_tool": "get_order", "leaky_to
 
 
 def seed_demo_model(lang: Lang = "en") -> ScriptedModel:
-    """Seed 000's demo: ``orderId`` first, then ``order_id``, then the answer in step 3."""
+    """The opening demo (docs/sources.md#article-000-the-refund-desk): ``orderId`` first, then ``order_id``, then the answer in step 3."""
     return ScriptedModel([call("get_order", {"orderId": "A1001"}), call("get_order", {"order_id": "A1001"}),
                           say({"en": "Order A1001 has not shipped; it can be refunded 199 yuan.",
                                "zh": "订单 A1001 未发货，可以原路退款 199 元。"}[lang])], name="seed-000 script")

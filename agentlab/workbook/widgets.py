@@ -233,7 +233,7 @@ def metrics_table_html(rows: Mapping[str, Mapping[str, Any]], lang: Lang = "en")
 
 
 class MetricsPanel(App):
-    """Seed 000's four metrics for groups of runs, as a table and grouped bars."""
+    """The four headline numbers (docs/metrics.md#the-four-headline-numbers) for groups of runs, as a table and grouped bars."""
 
     def __init__(self, runs: Mapping[str, Sequence[Run]] | None = None, *, lang: Lang = "en",
                  correct: Callable[[Run], bool] | None = None):
@@ -375,7 +375,7 @@ class PMApp(App):
 
 
 
-# --- the weekly bad-case review (seed 003 §7.3) ---------------------------------------------------
+# --- the weekly bad-case review (docs/metrics.md#the-weekly-bad-case-review) -----------------------
 class BadCaseReview(App):
     """Sample sessions, check each auto-tag, see the shares, promote a bad case into the suite.
 

@@ -1,0 +1,110 @@
+"""The docs folder: every reference to it resolves, and the code cites it instead of documents it does not ship.
+
+A reference is ``docs/<file>.md`` or ``docs/<file>.md#<anchor>`` anywhere in the package, the tests, the
+benchmarks, the notebooks' scripts, the app, the README or the docs themselves. The file must exist and the
+anchor must be a heading of it, slugged the way GitHub does (lowercase, punctuation dropped, spaces to hyphens).
+"""
+import re
+from collections import Counter
+
+import pytest
+from conftest import ROOT
+
+DOCS = ROOT / "docs"
+SOURCES = sorted(
+    [*(ROOT / "agentlab").rglob("*.py"), *(ROOT / "tests").rglob("*.py"), *(ROOT / "benchmarks").glob("*.py"),
+     *(ROOT / "notebooks").glob("*.py"), *(ROOT / "app").glob("*.py"), ROOT / "README.md", *DOCS.glob("*.md")])
+REFERENCE = re.compile(r"(?<![\w.-])docs/([\w./-]*?\.md)(?:#([\w-]+))?")
+HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+FENCE = re.compile(r"^\s*(```|~~~)")
+# A seed section ("seed 003 \u00a75") or the style guide: documents that live outside the repository.
+SECTION_SIGN = "\u00a7"
+OUTSIDE_CITATION = re.compile(r"seed[ -]?0\d\d[^\n]*" + SECTION_SIGN + "|STYLE" + r"\.md", re.I)
+# Temporarily allowed: files other branches are editing right now, whose citations are replaced after those
+# changes merge (errors.py, models/openai_model.py), and i18n.py, which is left alone. Remove an entry as soon
+# as its file is fixed.
+ALLOWED = {"agentlab/errors.py", "agentlab/models/openai_model.py", "agentlab/i18n.py"}
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lowercase, punctuation dropped (``_`` and ``-`` kept), spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(path) -> set[str]:
+    """Every heading anchor of a Markdown file, numbered like GitHub's when a heading repeats."""
+    seen: Counter = Counter()
+    out, fenced = set(), False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        m = None if fenced else HEADING.match(line)
+        if m:
+            s = slug(m.group(1))
+            out.add(s if not seen[s] else f"{s}-{seen[s]}")
+            seen[s] += 1
+    return out
+
+
+def references() -> list[tuple[str, int, str, str | None]]:
+    found = []
+    for path in SOURCES:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for m in REFERENCE.finditer(line):
+                found.append((str(path.relative_to(ROOT)), n, m.group(1), m.group(2)))
+    return found
+
+
+def test_slug_is_githubs():
+    assert slug("Re-ask, resend, stop") == "re-ask-resend-stop"
+    assert slug("step_budget") == "step_budget"
+    assert slug("Article 000: the refund desk") == "article-000-the-refund-desk"
+    assert slug("pass^k") == "passk"
+
+
+def test_docs_are_cited_somewhere():
+    refs = references()
+    assert len(refs) >= 30, "the code should cite the docs"
+    cited = {file for _, _, file, _ in refs}
+    for page in DOCS.glob("*.md"):
+        if page.name != "README.md":
+            assert page.name in cited, f"docs/{page.name} is never cited"
+
+
+@pytest.mark.parametrize("where,line,file,anchor", references(),
+                         ids=[f"{w}:{n}:{f}#{a or ''}" for w, n, f, a in references()])
+def test_docs_reference_resolves(where, line, file, anchor):
+    target = DOCS / file
+    assert target.is_file(), f"{where}:{line} cites docs/{file}, which does not exist"
+    if anchor:
+        assert anchor in anchors(target), f"{where}:{line} cites docs/{file}#{anchor}: no such heading"
+
+
+def test_links_inside_docs_resolve():
+    for page in DOCS.glob("*.md"):
+        for m in re.finditer(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            href = m.group(1)
+            if re.match(r"[a-z]+:", href):
+                continue
+            file, _, anchor = href.partition("#")
+            target = (page.parent / file) if file else page
+            assert target.is_file(), f"docs/{page.name} links to {href}: no such file"
+            if anchor:
+                assert anchor in anchors(target), f"docs/{page.name} links to {href}: no such heading"
+
+
+def test_code_cites_the_docs_not_outside_documents():
+    offenders = []
+    for path in (ROOT / "agentlab").rglob("*.py"):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in ALLOWED:
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if OUTSIDE_CITATION.search(line):
+                offenders.append(f"{rel}:{n}: {line.strip()}")
+    for path in [*(ROOT / "notebooks").glob("*.py"), *(ROOT / "tests").rglob("*.py"), *(ROOT / "benchmarks").glob("*.py")]:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if OUTSIDE_CITATION.search(line):
+                offenders.append(f"{path.relative_to(ROOT).as_posix()}:{n}: {line.strip()}")
+    assert not offenders, "cite docs/ instead:\n" + "\n".join(offenders)
