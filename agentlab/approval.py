@@ -1,4 +1,4 @@
-"""The human gate for risky calls (docs/guards.md, approval).
+"""The human gate for risky calls (docs/guards.md#approval).
 
 The guarded loop never runs a call that ``Tool.needs_approval`` flags: it records it
 as held and tells the model ``NEEDS_APPROVAL``. A person then approves, which runs

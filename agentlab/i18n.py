@@ -202,7 +202,7 @@ _CATALOG: dict[str, dict[str, str]] = {
     "limit.maxItems": {"en": "a list of at most {n} items", "zh": "最多包含 {n} 项"},
     "limit.minProperties": {"en": "an object with at least {n} fields", "zh": "至少包含 {n} 个字段"},
     "limit.maxProperties": {"en": "an object with at most {n} fields", "zh": "最多包含 {n} 个字段"},
-    # --- friendly messages for end users (seed 003 §3.2) --------------------
+    # --- friendly messages for end users (docs/failures.md#what-the-user-sees) --------------------
     "friendly.transient": {
         "en": "The service is busy right now. Please try again in a moment.",
         "zh": "当前访问较繁忙，请稍后再试。",

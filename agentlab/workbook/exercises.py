@@ -19,7 +19,7 @@ from ..retry import RetryPolicy
 from ..schema import SchemaError
 from ..tools import Registry, Tool
 
-__all__ = ["Check", "answer_is", "breaker_threshold", "check", "longest_wait", "schema_contract"]
+__all__ = ["Feedback", "answer_is", "breaker_threshold", "check", "longest_wait", "schema_contract"]
 
 State = Literal["not yet", "right", "wrong"]
 _MARK = {"not yet": "…", "right": "✓", "wrong": "✗"}  # plain text marks: no emoji font needed
@@ -28,7 +28,7 @@ _WORD = {"en": {"not yet": "Not yet", "right": "Right", "wrong": "Not quite"},
 
 
 @dataclass(frozen=True)
-class Check:
+class Feedback:
     """The verdict on one answer: ``state`` is ``not yet``, ``right`` or ``wrong``."""
 
     state: State
@@ -55,12 +55,12 @@ def _text(value: str | Mapping[str, str], lang: Lang) -> str:
     return value if isinstance(value, str) else value.get(lang) or value["en"]
 
 
-def _say(state: State, text: str, lang: Lang) -> Check:
-    return Check(state, f"{_MARK[state]} {_WORD[lang][state]}: {text}")
+def _say(state: State, text: str, lang: Lang) -> Feedback:
+    return Feedback(state, f"{_MARK[state]} {_WORD[lang][state]}: {text}")
 
 
 def check(given: Any, right: Any, *, why: str | Mapping[str, str], hint: str | Mapping[str, str],
-          lang: Lang = "en", same: Callable[[Any, Any], bool] | None = None) -> Check:
+          lang: Lang = "en", same: Callable[[Any, Any], bool] | None = None) -> Feedback:
     """Compare an answer with the truth: "not yet" while ``given`` is None, then right or wrong."""
     if given is None:
         return _say("not yet", _text(hint, lang), lang)
@@ -75,12 +75,12 @@ _LOOK = {"en": "Look again at the table above.", "zh": "再看看上面的表格
 
 
 def answer_is(given: Any, right: Any, why: str | Mapping[str, str], hint: str | Mapping[str, str] = _LOOK,
-              lang: Lang = "en") -> Check:
+              lang: Lang = "en") -> Feedback:
     """A plain comparison with an explanation either way."""
     return check(given, right, why=why, hint=hint, lang=lang)
 
 
-def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Check:
+def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Feedback:
     """01: a refund schema with no linter warning or error, an enum for the reason, snake_case names."""
     if schema is None or description is None:
         return _say("not yet", {"en": "write my_description and my_schema, then run this cell.",
@@ -101,7 +101,7 @@ def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Check:
                           "zh": "没有任何警告，reason 也是封闭集合。这才是契约。"}[lang], lang)
 
 
-def longest_wait(given: float | None, policy: RetryPolicy, attempt: int, lang: Lang = "en") -> Check:
+def longest_wait(given: float | None, policy: RetryPolicy, attempt: int, lang: Lang = "en") -> Feedback:
     """04: the un-jittered wait before resend number ``attempt`` (0-based)."""
     right = policy.backoff(attempt)
     return check(given, right, same=lambda a, b: abs(float(a) - b) < 1e-9, lang=lang,
@@ -111,7 +111,7 @@ def longest_wait(given: float | None, policy: RetryPolicy, attempt: int, lang: L
                        "zh": "计算 base × 2^attempt，再套上上限（attempt 从 0 开始数）。"})
 
 
-def breaker_threshold(given: int | None, config: GuardConfig = GuardConfig(), lang: Lang = "en") -> Check:
+def breaker_threshold(given: int | None, config: GuardConfig = GuardConfig(), lang: Lang = "en") -> Feedback:
     """06: on which identical call does the breaker fire?"""
     n = config.repeat_limit
     return check(given, n, lang=lang,
