@@ -19,7 +19,7 @@ from ..retry import RetryPolicy
 from ..schema import SchemaError
 from ..tools import Registry, Tool
 
-__all__ = ["Feedback", "answer_is", "breaker_threshold", "check", "longest_wait", "schema_contract"]
+__all__ = ["Feedback", "answer_is", "breaker_threshold", "check_answer", "longest_wait", "schema_contract"]
 
 State = Literal["not yet", "right", "wrong"]
 _MARK = {"not yet": "…", "right": "✓", "wrong": "✗"}  # plain text marks: no emoji font needed
@@ -59,7 +59,7 @@ def _say(state: State, text: str, lang: Lang) -> Feedback:
     return Feedback(state, f"{_MARK[state]} {_WORD[lang][state]}: {text}")
 
 
-def check(given: Any, right: Any, *, why: str | Mapping[str, str], hint: str | Mapping[str, str],
+def check_answer(given: Any, right: Any, *, why: str | Mapping[str, str], hint: str | Mapping[str, str],
           lang: Lang = "en", same: Callable[[Any, Any], bool] | None = None) -> Feedback:
     """Compare an answer with the truth: "not yet" while ``given`` is None, then right or wrong."""
     if given is None:
@@ -77,7 +77,7 @@ _LOOK = {"en": "Look again at the table above.", "zh": "再看看上面的表格
 def answer_is(given: Any, right: Any, why: str | Mapping[str, str], hint: str | Mapping[str, str] = _LOOK,
               lang: Lang = "en") -> Feedback:
     """A plain comparison with an explanation either way."""
-    return check(given, right, why=why, hint=hint, lang=lang)
+    return check_answer(given, right, why=why, hint=hint, lang=lang)
 
 
 def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Feedback:
@@ -104,7 +104,7 @@ def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Feedbac
 def longest_wait(given: float | None, policy: RetryPolicy, attempt: int, lang: Lang = "en") -> Feedback:
     """04: the un-jittered wait before resend number ``attempt`` (0-based)."""
     right = policy.backoff(attempt)
-    return check(given, right, same=lambda a, b: abs(float(a) - b) < 1e-9, lang=lang,
+    return check_answer(given, right, same=lambda a, b: abs(float(a) - b) < 1e-9, lang=lang,
                  why={"en": f"{right:g} s: base × 2^attempt, capped at {policy.cap:g}.",
                       "zh": f"{right:g} 秒：base × 2^attempt，上限 {policy.cap:g}。"},
                  hint={"en": "compute base × 2^attempt and apply the cap (attempt counts from 0).",
@@ -114,7 +114,7 @@ def longest_wait(given: float | None, policy: RetryPolicy, attempt: int, lang: L
 def breaker_threshold(given: int | None, config: GuardConfig = GuardConfig(), lang: Lang = "en") -> Feedback:
     """06: on which identical call does the breaker fire?"""
     n = config.repeat_limit
-    return check(given, n, lang=lang,
+    return check_answer(given, n, lang=lang,
                  why={"en": f"call number {n} with the same arguments is refused: two may be a retry, three is a loop.",
                       "zh": f"同样参数的第 {n} 次调用被拒绝：两次可能是重试，三次就是循环。"},
                  hint={"en": "look at GuardConfig().repeat_limit, or at the repeater's trace above.",
