@@ -32,9 +32,10 @@
 # %%
 from IPython.display import HTML, display
 
-from agentlab.workbook.demo import compare_loops
+from agentlab import compare_html
 from agentlab.models.faults import FAULTS
-from agentlab.runs import compare_html
+from agentlab.workbook.demo import compare_loops
+from agentlab.workbook.exercises import double_refund_fault
 
 # %% [markdown]
 # ## 1. The opening demo
@@ -78,39 +79,41 @@ for name, fault in FAULTS.items():
     c = compare_loops(name)
     naive, guarded = c.table()
     rows.append({"fault": name, "what happens": fault.en,
-                 "naive": naive["status"], "naive refunds": naive["refunds"],
+                 "naive": naive["status"], "naive refunds": naive["refunds"], "naive outcome": naive["outcome"],
                  "guarded": guarded["status"], "guarded refunds": guarded["refunds"],
-                 "caught by": fault.caught_by})
+                 "guarded outcome": guarded["outcome"], "caught by": fault.caught_by})
 table = pd.DataFrame(rows)
 table
 
 # %% [markdown]
-# Read the `refunds` columns first: the task asks for exactly one refund of 199 yuan.
-# Two refunds (`lost_reply`, `duplicate_call`) is money sent twice; a refund under `wrong_type`
-# in the naive loop stored the text `"199元"` as an amount. The guarded loop never refunds twice.
+# Read the `refunds` columns first: the task asks for exactly one refund of 199 yuan. Two refunds
+# (`lost_reply`, `duplicate_call`) is money sent twice; under `wrong_type` the naive loop stored the text
+# `"199元"` as an amount. The `outcome` columns grade each run on that final state, with the one
+# definition the whole workbook uses (`agentlab.evals.outcome`, docs/metrics.md): `correct` only when the data is
+# exactly what the task needed. A run that *says* done is not credited for it: "said done, but the data
+# is wrong" is the worst outcome, because nobody looks again. A guarded run that handed over to a person
+# (`api_401`, `leaky_tool`) wrote nothing wrong, but it did not refund either: it is not counted as correct.
 
 # %%
 import matplotlib.pyplot as plt
 
-fig, ax = plt.subplots(figsize=(9, 3.2))
-ok = table.assign(naive_ok=table["naive refunds"].eq(1) & table["naive"].str.startswith("done"),
-                  guarded_ok=table["guarded refunds"].le(1))
-ax.bar(["naive", "guarded"], [ok.naive_ok.sum(), ok.guarded_ok.sum()], color=["#d93025", "#188038"])
-ax.set_ylabel("faults with a correct final state")
-ax.set_title(f"{len(table)} faults injected into the same task")
+from agentlab.workbook.plots import plot_outcomes
+
+plot_outcomes({"naive": table["naive outcome"].value_counts().to_dict(),
+               "guarded": table["guarded outcome"].value_counts().to_dict()},
+              title=f"{len(table)} faults injected into the same task: outcome graded on the final data")
 plt.show()
+correct = {loop: int(table[f"{loop} outcome"].eq("correct").sum()) for loop in ("naive", "guarded")}
+print(f"correct final state: naive {correct['naive']} of {len(table)}, guarded {correct['guarded']} of {len(table)}")
 
 # %% [markdown]
 # ## Exercise
 #
 # Which fault makes the **naive** loop refund the order twice although the model asked only once?
-# (Hint: the refund happened, but the reply got lost, and the naive loop retries everything.)
+# (Hint: the model asked once, so look at tool-side faults, and at the naive refunds column.)
 # Put its name in `answer` and run the cell.
 
 # %%
-answer = "lost_reply"  # your answer here
+answer = None  # your answer here, a fault name such as "camel_case"
 
-c = compare_loops(answer) if answer in FAULTS else None
-right = c is not None and len(c.naive_state["refunds"]) == 2 and FAULTS[answer].kind == "tool"
-print("Correct! Only an idempotency key passed down to the backend makes that retry safe." if right
-      else "Not quite: look for a fault whose naive refunds column says 2 without a repeated model call.")
+print(double_refund_fault(answer))

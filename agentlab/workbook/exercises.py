@@ -19,7 +19,7 @@ from ..retry import RetryPolicy
 from ..schema import SchemaError
 from ..tools import Registry, Tool
 
-__all__ = ["Feedback", "answer_is", "breaker_threshold", "check_answer", "longest_wait", "schema_contract"]
+__all__ = ["Feedback", "answer_is", "breaker_threshold", "check_answer", "double_refund_fault", "longest_wait", "schema_contract"]
 
 State = Literal["not yet", "right", "wrong"]
 _MARK = {"not yet": "…", "right": "✓", "wrong": "✗"}  # plain text marks: no emoji font needed
@@ -109,6 +109,21 @@ def longest_wait(given: float | None, policy: RetryPolicy, attempt: int, lang: L
                       "zh": f"{right:g} 秒：base × 2^attempt，上限 {policy.cap:g}。"},
                  hint={"en": "compute base × 2^attempt and apply the cap (attempt counts from 0).",
                        "zh": "计算 base × 2^attempt，再套上上限（attempt 从 0 开始数）。"})
+
+
+def double_refund_fault(given: str | None, lang: Lang = "en") -> Feedback:
+    """00: the fault that makes the naive loop refund twice though the model asked once."""
+    from ..models.faults import FAULTS
+    from .demo import compare_loops
+    truth = [f for f, spec in FAULTS.items() if spec.kind == "tool"
+             and len(compare_loops(f).naive_state["refunds"]) == 2]
+    right = truth[0] if len(truth) == 1 else truth
+    return check_answer(given, right, lang=lang,
+                        why={"en": "the refund went through, its reply was lost, and the naive loop retried "
+                                   "everything. Only an idempotency key passed to the backend makes that safe.",
+                             "zh": "退款已经成功，但响应丢了，朴素循环又什么都重试。只有把幂等键传给后端才能安全重试。"},
+                        hint={"en": "find the tool-side fault whose naive refunds column says 2.",
+                              "zh": "找一个工具侧故障，它让朴素循环的退款数变成 2。"})
 
 
 def breaker_threshold(given: int | None, config: GuardConfig = GuardConfig(), lang: Lang = "en") -> Feedback:

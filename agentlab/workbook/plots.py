@@ -9,15 +9,20 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..i18n import Lang, t
 from ..retry import RetryPolicy, herd
 
-__all__ = ["CJK_FILES", "CJK_FONTS", "LOOP_COLORS", "STATUS_COLORS", "cjk_fonts", "compare_plot", "plot_bars",
-           "plot_herd", "plot_lines", "plot_matrix", "plot_pass_k", "plot_retry_schedule", "plot_shares",
-           "plot_statuses"]
+__all__ = ["CJK_FILES", "CJK_FONTS", "LOOP_COLORS", "OUTCOME_COLORS", "STATUS_COLORS", "cjk_fonts", "compare_plot",
+           "plot_bars", "plot_herd", "plot_lines", "plot_matrix", "plot_outcomes", "plot_pass_k", "plot_retry_schedule",
+           "plot_shares", "plot_statuses"]
 
 STATUS_COLORS = {"done": "#188038", "done_after_self_correction": "#81c995", "escalated": "#f9ab00",
                  "budget_exhausted": "#e8710a", "failed": "#d93025",
                  "done, wrong data": "#8c1d18"}  # "succeeded" but the final state is wrong: the worst outcome
+# one colour per outcome of agentlab.evals.outcome: greens succeed, ambers stopped safely, reds did damage
+OUTCOME_COLORS = {"correct": "#188038", "correct hand-over": "#81c995", "escalated": "#f9ab00",
+                  "budget exhausted": "#e8710a", "done, nothing done": "#c5221f", "done, wrong data": "#8c1d18",
+                  "wrong data, stopped": "#a142f4", "leaked": "#5f6368", "crashed": "#d93025"}
 LOOP_COLORS = {"naive": "#d93025", "guarded": "#188038"}
 
 
@@ -87,6 +92,24 @@ def plot_bars(values: Mapping[str, Mapping[str, float]], *, ax: Any = None, titl
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
+    return ax
+
+
+@_with_fonts
+def plot_outcomes(counts: Mapping[str, Mapping[str, int]], *, ax: Any = None, title: str = "outcomes",
+                  lang: Lang = "en") -> Any:
+    """Stacked bars of graded outcomes, ``{label: {outcome: count}}``, every outcome in its own colour."""
+    ax = _ax(ax)
+    labels = list(counts)
+    bottom = [0.0] * len(labels)
+    for outcome, color in OUTCOME_COLORS.items():
+        vals = [counts[lb].get(outcome, 0) for lb in labels]
+        if any(vals):
+            ax.bar(labels, vals, bottom=bottom, color=color, label=t("outcome." + outcome, lang))
+            bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+    ax.set_title(title)
+    ax.set_ylabel("runs" if lang == "en" else "运行次数")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1, 1))
     return ax
 
 
