@@ -27,7 +27,7 @@ from IPython.display import HTML, display
 
 from agentlab import Registry
 from agentlab.workbook.demo import compare_loops
-from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.exercises import amount_with_unit_reason
 from agentlab.workbook.plots import plot_bars
 from agentlab.workbook.widgets import FaultInjector, GuardPanel
 
@@ -70,13 +70,18 @@ pd.DataFrame([{"fault": f, **{f"{r['loop']} {k}": r[k] for r in c.table() for k 
               for f, c in results.items()])
 
 # %% [markdown]
-# **Measure it.** Steps each loop spent on the same task.
+# **Measure it.** Turns alone would flatter the naive loop: it "finishes" `truncated_json` and
+# `unknown_tool` in two turns because it crashes there. So each bar is a run's turns *and* its colour is
+# its outcome, graded on the final data: a short red bar is a quick failure, not a quick success.
 
 # %%
 import matplotlib.pyplot as plt
 
-plot_bars({f: {"naive": c.naive.steps, "guarded": c.guarded.steps} for f, c in results.items()},
-          title="model turns to finish (naive stops at its cap of 12)", ylabel="steps")
+from agentlab.workbook.plots import plot_turns_by_outcome
+
+plot_turns_by_outcome({f: {"naive": (c.naive.steps, c.naive_verdict.outcome),
+                           "guarded": (c.guarded.steps, c.guarded_verdict.outcome)} for f, c in results.items()},
+                      title="model turns per run, coloured by outcome (naive stops at its cap of 12)")
 plt.show()
 
 # %% [markdown]
@@ -109,5 +114,5 @@ GuardPanel(on_change=use)
 # Which problem `reason` does the boundary give for `"amount": "45元"`?
 
 # %%
-my_answer = "wrong_type"
-print(answer_is(my_answer, "wrong_type", "a string where the schema asks for a number; the hint says what it got.")[1])
+my_answer = None  # a problem reason, e.g. "missing"
+print(amount_with_unit_reason(my_answer, reg))

@@ -22,9 +22,10 @@
 # %%
 import pandas as pd
 
+from agentlab import GuardConfig
+from agentlab.evals.metrics import rounds_to_recover
 from agentlab.workbook.demo import compare_loops
 from agentlab.workbook.exercises import answer_is
-from agentlab.guards import GuardConfig
 from agentlab.workbook.plots import plot_bars
 
 faults = ["camel_case", "drop_required", "wrong_type", "out_of_enum", "unknown_tool", "truncated_json"]
@@ -33,8 +34,10 @@ rows = []
 for f in faults:
     readable = compare_loops(f).guarded
     blind = compare_loops(f, config=bare).guarded
-    rows.append({"fault": f, "structured: status": readable.status, "structured: steps": readable.steps,
-                 "bare 500: status": blind.status, "bare 500: steps": blind.steps})
+    rows.append({"fault": f, "structured: status": readable.status, "structured: invalid calls": readable.invalid_calls,
+                 "structured: re-asks to fix": rounds_to_recover(readable),
+                 "bare 500: status": blind.status, "bare 500: invalid calls": blind.invalid_calls,
+                 "bare 500: re-asks to fix": rounds_to_recover(blind)})
 table = pd.DataFrame(rows)
 table
 
@@ -48,14 +51,17 @@ print("structured:", [e.model_visible for e in c.guarded.tool_events if e.error_
 print("bare:      ", [e.model_visible for e in blind.guarded.tool_events if e.error_code][0])
 
 # %% [markdown]
-# **Measure it.** Model turns until the run ended. With the bare error the model repeats itself until the
-# self-correction budget (自纠预算) stops it; with the structured one it fixes the call in one round.
+# **Measure it.** Both runs take the same number of model turns (4) here, so turns say nothing; what differs
+# is whether the bad call ever got fixed. With the structured error the model sends one bad call and fixes
+# it on the next round (`re-asks to fix` = 1). With the bare 500 it sends the same bad call until the
+# self-correction budget (自纠预算) hands it over: 3 invalid calls and never fixed (`None` in the table).
 
 # %%
 import matplotlib.pyplot as plt
 
-plot_bars({r["fault"]: {"structured": r["structured: steps"], "bare 500": r["bare 500: steps"]} for r in rows},
-          title="steps to recover from one bad call", ylabel="model turns")
+plot_bars({r["fault"]: {"structured: invalid calls (then fixed)": r["structured: invalid calls"],
+                        "bare 500: invalid calls (never fixed)": r["bare 500: invalid calls"]} for r in rows},
+          title="bad calls sent before the run ended, one injected mistake", ylabel="invalid calls")
 plt.show()
 
 # %% [markdown]
@@ -70,9 +76,10 @@ print("\nguarded showed the model:\n", leak.guarded.tool_events[0].model_visible
 # %% [markdown]
 # ## Exercise
 #
-# With the bare 500, how did the camelCase run end? (Look at `bare 500: status` in the table.)
+# With the bare 500, how did the camelCase run end? Give its final status.
 
 # %%
-my_answer = "escalated"
+my_answer = None  # a status, e.g. "done"
 print(answer_is(my_answer, table.set_index("fault").loc["camel_case", "bare 500: status"],
-                "the model could not tell what to fix, repeated itself, and the re-ask budget handed it over.")[1])
+                "the model could not tell what to fix, repeated itself, and the re-ask budget handed it over.",
+                hint="look at the `bare 500: status` column of the table."))

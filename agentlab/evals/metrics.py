@@ -13,8 +13,7 @@ from collections.abc import Callable, Iterable
 
 from ..runs import STATUSES, Run
 
-__all__ = ["LAYER_DEFINITIONS", "by_taxonomy", "failure_breakdown", "layers", "pass_hat_k", "status_counts",
-           "status_shares", "summarize"]
+__all__ = ["LAYER_DEFINITIONS", "by_taxonomy", "failure_breakdown", "layers", "pass_hat_k", "rounds_to_recover", "status_counts", "status_shares", "summarize"]
 
 
 def summarize(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None) -> dict:
@@ -33,6 +32,18 @@ def summarize(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None)
         "takeover_rate": sum(r.status in ("escalated", "budget_exhausted") for r in runs) / n,
         "statuses": {s: c for s, c in Counter(r.status for r in runs).items()},
     }
+
+
+def rounds_to_recover(run: Run) -> int | None:
+    """Invalid calls the model sent before its first valid call after a mistake: the re-asks it
+    needed to fix a bad call. 0 when it never erred; None when it never recovered."""
+    invalid = 0
+    for e in run.tool_events:
+        if e.parse_ok is False or e.validate_ok is False:
+            invalid += 1
+        elif invalid:
+            return invalid
+    return 0 if invalid == 0 else None
 
 
 def status_counts(runs: Iterable[Run]) -> dict[str, int]:

@@ -19,7 +19,7 @@ from ..retry import RetryPolicy
 from ..schema import SchemaError
 from ..tools import Registry, Tool
 
-__all__ = ["Feedback", "answer_is", "breaker_threshold", "check_answer", "double_refund_fault", "longest_wait", "schema_contract"]
+__all__ = ["Feedback", "amount_with_unit_reason", "answer_is", "breaker_threshold", "check_answer", "double_refund_fault", "longest_wait", "schema_contract"]
 
 State = Literal["not yet", "right", "wrong"]
 _MARK = {"not yet": "…", "right": "✓", "wrong": "✗"}  # plain text marks: no emoji font needed
@@ -124,6 +124,19 @@ def double_refund_fault(given: str | None, lang: Lang = "en") -> Feedback:
                              "zh": "退款已经成功，但响应丢了，朴素循环又什么都重试。只有把幂等键传给后端才能安全重试。"},
                         hint={"en": "find the tool-side fault whose naive refunds column says 2.",
                               "zh": "找一个工具侧故障，它让朴素循环的退款数变成 2。"})
+
+
+def amount_with_unit_reason(given: str | None, registry: Registry, lang: Lang = "en") -> Feedback:
+    """02: the problem reason the boundary gives for ``"amount": "45元"``."""
+    import json
+    raw = '{"order_id": "A1001", "amount": "45元", "reason": "user_cancel"}'
+    problems = json.loads(registry.check("create_refund", raw).render())["error"]["problems"]
+    right = next(p["reason"] for p in problems if p["field"] == "amount")
+    return check_answer(given, right, lang=lang,
+                        why={"en": "a string where the schema asks for a number; the hint says what it got.",
+                             "zh": "schema 要数字，模型给了字符串；hint 里写明了实际收到什么。"},
+                        hint={"en": "find the `wrong type` row of the first table, column problems.",
+                              "zh": "看第一张表里 wrong type 那一行的 problems 列。"})
 
 
 def breaker_threshold(given: int | None, config: GuardConfig = GuardConfig(), lang: Lang = "en") -> Feedback:

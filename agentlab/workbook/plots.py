@@ -14,7 +14,7 @@ from ..retry import RetryPolicy, herd
 
 __all__ = ["CJK_FILES", "CJK_FONTS", "LOOP_COLORS", "OUTCOME_COLORS", "STATUS_COLORS", "cjk_fonts", "compare_plot",
            "plot_bars", "plot_herd", "plot_lines", "plot_matrix", "plot_outcomes", "plot_pass_k", "plot_retry_schedule",
-           "plot_shares", "plot_statuses"]
+           "plot_shares", "plot_statuses", "plot_turns_by_outcome"]
 
 STATUS_COLORS = {"done": "#188038", "done_after_self_correction": "#81c995", "escalated": "#f9ab00",
                  "budget_exhausted": "#e8710a", "failed": "#d93025",
@@ -110,6 +110,35 @@ def plot_outcomes(counts: Mapping[str, Mapping[str, int]], *, ax: Any = None, ti
     ax.set_title(title)
     ax.set_ylabel("runs" if lang == "en" else "运行次数")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1, 1))
+    return ax
+
+
+@_with_fonts
+def plot_turns_by_outcome(runs: Mapping[str, Mapping[str, tuple[int, str]]], *, ax: Any = None, title: str = "",
+                          lang: Lang = "en") -> Any:
+    """Grouped bars ``{group: {loop: (turns, outcome)}}``: height is turns, colour is the graded outcome,
+    so a short bar that failed cannot pass for a quick success. The naive loop's bars are hatched."""
+    from matplotlib.patches import Patch
+    ax = _ax(ax, (9, 3.4))
+    groups = list(runs)
+    loops = sorted({loop for g in runs.values() for loop in g}, key=lambda s: (s != "naive", s))
+    width = 0.8 / max(len(loops), 1)
+    seen: dict[str, str] = {}
+    for j, loop in enumerate(loops):
+        for i, g in enumerate(groups):
+            if loop not in runs[g]:
+                continue
+            turns, outcome = runs[g][loop]
+            ax.bar(i + (j - (len(loops) - 1) / 2) * width, turns, width, color=OUTCOME_COLORS.get(outcome, "#999"),
+                   hatch="//" if loop == "naive" else None, edgecolor="white")
+            seen[outcome] = OUTCOME_COLORS.get(outcome, "#999")
+    ax.set_xticks(range(len(groups)), groups, fontsize=8)
+    handles = [Patch(color=c, label=t("outcome." + o, lang)) for o, c in OUTCOME_COLORS.items() if o in seen]
+    handles += [Patch(facecolor="#bbb", hatch="//", edgecolor="white", label=t("loop.naive", lang)),
+                Patch(facecolor="#bbb", label=t("loop.guarded", lang))]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1, 1))
+    ax.set_ylabel("model turns" if lang == "en" else "模型轮次")
+    ax.set_title(title)
     return ax
 
 
