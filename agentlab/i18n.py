@@ -264,6 +264,7 @@ _CATALOG: dict[str, dict[str, str]] = {
     "loop.naive": {"en": "naive", "zh": "朴素循环"},
     "loop.guarded": {"en": "guarded", "zh": "防护循环"},
     # --- outcomes: one definition of "correct" (agentlab/evals/outcome.py) ----------
+    "ui.step_budget": {"en": "Step budget", "zh": "步数预算"},
     "ui.passes": {"en": "passes", "zh": "通过"},
     "ui.fails": {"en": "fails: {why}", "zh": "未通过：{why}"},
     "ui.reject_reason": {"en": "needs a manager's signature", "zh": "需要主管签字"},

@@ -91,5 +91,5 @@ plt.show()
 # **third** resend (attempt index 2)?
 
 # %%
-my_answer = 2.0
-print(longest_wait(my_answer, RetryPolicy(base=0.5, cap=8, jitter="none"), attempt=2)[1])
+my_answer = None  # seconds, a number
+print(longest_wait(my_answer, RetryPolicy(base=0.5, cap=8, jitter="none"), attempt=2))

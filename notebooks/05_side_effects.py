@@ -40,22 +40,23 @@ from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import plot_bars
 from agentlab.workbook.widgets import ApprovalDesk
 
-# A loop that does run every call of a message, but has no other guard: the double refund of parallel calls.
+# The usual first repair of the naive loop: answer every call of a message, but with no key.
 all_calls_only = replace(NO_GUARDS, all_calls=True)
-cases = {"lost reply + retry": ("lost_reply", None), "repeated call": ("duplicate_call", None),
-         "two calls in one message": ("parallel_call", all_calls_only)}
+cases = {"lost reply + retry": "lost_reply", "repeated call": "duplicate_call", "two calls in one message": "parallel_call"}
 rows, refunds = [], {}
-for label, (fault, unguarded) in cases.items():
+for label, fault in cases.items():
     c = compare_loops(fault)
-    loose = compare_loops(fault, config=unguarded) if unguarded else None
-    first = len((loose.guarded_state if loose else c.naive_state)["refunds"])
-    refunds[label] = {"naive": first, "guarded": len(c.guarded_state["refunds"])}
-    rows.append({"case": label, "refunds without guards": first, "refunds, guarded": refunds[label]["guarded"],
-                 "guarded status": c.guarded.status})
+    refunds[label] = {"naive": len(c.naive_state["refunds"]),
+                      "every call, no key": len(compare_loops(fault, config=all_calls_only).guarded_state["refunds"]),
+                      "guarded": len(c.guarded_state["refunds"])}
+    rows.append({"case": label, **{f"refunds: {k}": v for k, v in refunds[label].items()},
+                 "naive outcome": c.naive_verdict.outcome, "guarded outcome": c.guarded_verdict.outcome})
 pd.DataFrame(rows)
 
 # %% [markdown]
-# **Name it.** Each run asked for one refund of 199 yuan. Without guards, two were written. In the guarded
+# **Name it.** Each run asked for one refund of 199 yuan. The naive loop wrote two for the lost reply and the
+# repeated call. With two calls in one message it wrote one, but only because it silently drops every call
+# after the first (notebook 07): fix that by answering every call, without a key, and two refunds go out. In the guarded
 # loop the repeat was *replayed*: the loop claimed the key before the first refund ran, so the second
 # request got the recorded result back, marked `"replayed": true`. The key is computed by the loop from the
 # tool's **business key** (one refund per order), never invented by the model:
@@ -73,7 +74,7 @@ print(replayed[0])
 # %%
 import matplotlib.pyplot as plt
 
-plot_bars(refunds, title="refunds written for one request", ylabel="refunds")
+plot_bars(refunds, title="refunds written for one request (one is right)", ylabel="refunds")
 plt.show()
 
 # %% [markdown]
@@ -168,6 +169,7 @@ print("first approval ran:", first.ran, "| second approval ran:", second.ran, "|
 # What idempotency key does the loop use for `create_refund` on order A1004 (any amount)?
 
 # %%
-my_answer = "create_refund:A1004"
+my_answer = None  # the key, as a string
 print(answer_is(my_answer, idempotency_key(reg["create_refund"], {"order_id": "A1004", "amount": 5, "reason": "user_cancel"}),
-                "the business key: one refund per order, whatever the amount.")[1])
+                "the business key: one refund per order, whatever the amount.",
+                hint="the key printed above for A1001 has the same shape."))

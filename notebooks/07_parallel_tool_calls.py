@@ -23,7 +23,7 @@ import pandas as pd
 from IPython.display import HTML, display
 
 from agentlab.scenarios import aftersales
-from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.exercises import tool_replies_needed
 from agentlab.runs import compare_html
 from agentlab.loop import run_guarded
 from agentlab.naive import run_naive
@@ -79,5 +79,5 @@ plt.show()
 # An assistant message holds three tool calls. How many `tool` messages must follow it?
 
 # %%
-my_answer = 3
-print(answer_is(my_answer, 3, "one per call, each with its own tool_call_id, in order.")[1])
+my_answer = None  # a number
+print(tool_replies_needed(my_answer, calls=3))

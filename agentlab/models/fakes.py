@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -18,7 +19,7 @@ from ..clean import to_number
 from ..errors import UsageError
 from .interface import ModelCall, ModelError, Reply, ToolCall, call
 
-__all__ = ["ScriptError", "ScriptedModel", "SelfCorrectingModel", "Step"]
+__all__ = ["DistractedModel", "ScriptError", "ScriptedModel", "SelfCorrectingModel", "Step"]
 
 
 def _as_reply(item: Any) -> Reply | ModelError:
@@ -118,6 +119,7 @@ class SelfCorrectingModel:
         self.give_up = give_up
         self.calls: list[ModelCall] = []
         self._ids = 0            # call ids count per instance
+        self._asides: set[str] = set()  # ids of calls whose answers do not advance the plan
         self._pos = 0            # next plan step
         self._last: ToolCall | None = None
         self._results: list[Any] = []
@@ -129,7 +131,9 @@ class SelfCorrectingModel:
     def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
         self.calls.append(ModelCall(tuple(dict(m) for m in messages), tuple(_tool_name(t) for t in tools)))
         mine = _tool_result(messages, self._last.id) if self._last is not None else None
-        if mine is not None and self._last is not None:
+        if mine is not None and self._last is not None and self._last.id in self._asides:
+            self._last = None  # the answer to a call made on the side changes nothing in the plan
+        elif mine is not None and self._last is not None:
             self._last_read = self._last.id
             parsed = _try_json(mine)
             failed = mine.startswith("Error") or (isinstance(parsed, dict) and (parsed.get("ok") is False or "error" in parsed))
@@ -158,9 +162,12 @@ class SelfCorrectingModel:
             self._last = None
             text = self.answer(self._results) if callable(self.answer) else self.answer
             return Reply(text)
-        step = self.plan[self._pos]
-        self._last = self._call(step.tool, step.args)
+        self._last = self._next_call(self.plan[self._pos])
         return Reply(None, (self._last,))
+
+    def _next_call(self, step: Step) -> ToolCall:
+        """The call to make for ``step`` (a subclass may make another one first: see _asides)."""
+        return self._call(step.tool, step.args)
 
     def _new_id(self) -> str:
         self._ids += 1
@@ -228,3 +235,24 @@ def _try_json(text: Any) -> Any:
         return json.loads(text)
     except ValueError:
         return None
+
+
+class DistractedModel(SelfCorrectingModel):
+    """A self-correcting model that wanders: before each step of its plan it may, with probability
+    ``detour``, look something up that does not help (a different phone number each time).
+
+    Seeded, so a run is reproducible, and runs differ from seed to seed: some need three turns,
+    some eight. That spread is what makes a step budget's trade-off visible.
+    """
+
+    def __init__(self, plan: Sequence[Step | tuple[str, dict]], answer: str = "Done.", *, detour: float = 0.35,
+                 seed: int = 0, name: str = "distracted"):
+        super().__init__(plan, answer, name=name)
+        self.detour, self._rng = detour, random.Random(seed)
+
+    def _next_call(self, step: Step) -> ToolCall:
+        if self._rng.random() < self.detour:
+            aside = self._call("search_orders", {"phone": f"139{self._rng.randrange(10**8):08d}"})
+            self._asides.add(aside.id)
+            return aside
+        return super()._next_call(step)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,8 +17,20 @@ from ..runs import Run
 from ..scenarios import aftersales
 from ..store import MemoryStore
 
-__all__ = ["ANSWER", "PLAN", "TASK", "TOOL_TARGET", "Comparison", "compare_loops", "explain",
-           "guards_that_acted", "make_model", "seed_demo_model", "trace_text"]
+__all__ = [
+    "ANSWER",
+    "PLAN",
+    "TASK",
+    "TOOL_TARGET",
+    "Comparison",
+    "budget_sweep",
+    "compare_loops",
+    "explain",
+    "guards_that_acted",
+    "make_model",
+    "seed_demo_model",
+    "trace_text",
+]
 
 TASK = {"en": "Order A1001 arrived too late for the party, I don't want it any more. Please refund it.",
         "zh": "订单 A1001 我不想要了，帮我退款。"}
@@ -194,3 +206,23 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
 
 def _verdict_line(loop: str, verdict: Verdict, lang: Lang) -> str:
     return t("explain.verdict", lang, loop=t("loop." + loop, lang), outcome=t("outcome." + verdict.outcome, lang))
+
+
+def budget_sweep(budgets: Sequence[int], *, runs: int = 40, detour: float = 0.35, seed: int = 0) -> dict[str, dict[str, int]]:
+    """Final statuses of ``runs`` refund tasks by wandering models (:class:`DistractedModel`), per step budget.
+
+    Each run has its own seed, so the turns needed vary from run to run; the same seeds are used for
+    every budget, so the only thing that changes between bars is the budget.
+    """
+    from ..evals.metrics import status_counts
+    from ..models import DistractedModel
+    out = {}
+    for budget in budgets:
+        done = []
+        for i in range(runs):
+            _, reg = aftersales.SCENARIO.setup()
+            model = DistractedModel(PLAN, ANSWER["en"], detour=detour, seed=seed + i)
+            done.append(run_guarded(model, reg, TASK["en"], config=GuardConfig(step_budget=budget),
+                                    store=MemoryStore(), sleep=lambda s: None))
+        out[f"budget {budget}"] = status_counts(done)
+    return out

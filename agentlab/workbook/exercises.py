@@ -19,7 +19,8 @@ from ..retry import RetryPolicy
 from ..schema import SchemaError
 from ..tools import Registry, Tool
 
-__all__ = ["Feedback", "amount_with_unit_reason", "answer_is", "breaker_threshold", "check_answer", "double_refund_fault", "longest_wait", "schema_contract"]
+__all__ = ["Feedback", "amount_with_unit_reason", "answer_is", "breaker_threshold", "check_answer",
+           "double_refund_fault", "longest_wait", "schema_contract", "tool_replies_needed"]
 
 State = Literal["not yet", "right", "wrong"]
 _MARK = {"not yet": "…", "right": "✓", "wrong": "✗"}  # plain text marks: no emoji font needed
@@ -137,6 +138,24 @@ def amount_with_unit_reason(given: str | None, registry: Registry, lang: Lang = 
                              "zh": "schema 要数字，模型给了字符串；hint 里写明了实际收到什么。"},
                         hint={"en": "find the `wrong type` row of the first table, column problems.",
                               "zh": "看第一张表里 wrong type 那一行的 problems 列。"})
+
+
+def tool_replies_needed(given: int | None, calls: int, lang: Lang = "en") -> Feedback:
+    """07: how many ``tool`` messages must follow an assistant message holding ``calls`` tool calls.
+
+    The truth comes from the guarded loop itself: it answers a message of ``calls`` calls."""
+    from ..loop import run_guarded
+    from ..models import ScriptedModel, call, say, tool_calls
+    from ..scenarios import aftersales
+    _, reg = aftersales.SCENARIO.setup()
+    many = tool_calls(*[call("get_order", {"order_id": f"A100{i + 1}"}) for i in range(calls)])
+    run = run_guarded(ScriptedModel([many, say("ok")]), reg, "look them up", sleep=lambda s: None)
+    right = sum(1 for m in run.messages if m.get("role") == "tool")
+    return check_answer(given, right, same=lambda a, b: int(a) == b, lang=lang,
+                        why={"en": "one per call, each with its own tool_call_id, in order.",
+                             "zh": "每个调用一条，各带自己的 tool_call_id，按顺序。"},
+                        hint={"en": "every call needs an answer with its own tool_call_id; count them.",
+                              "zh": "每个调用都要一条带自己 tool_call_id 的回复，数一数。"})
 
 
 def breaker_threshold(given: int | None, config: GuardConfig = GuardConfig(), lang: Lang = "en") -> Feedback:

@@ -143,7 +143,8 @@ def plot_turns_by_outcome(runs: Mapping[str, Mapping[str, tuple[int, str]]], *, 
 
 
 @_with_fonts
-def plot_statuses(counts: Mapping[str, Mapping[str, int]], *, ax: Any = None, title: str = "final statuses") -> Any:
+def plot_statuses(counts: Mapping[str, Mapping[str, int]], *, ax: Any = None, title: str = "final statuses",
+                  lang: Lang = "en") -> Any:
     """Stacked bars of final statuses: ``{label: {status: count}}``."""
     ax = _ax(ax)
     labels = list(counts)
@@ -151,7 +152,7 @@ def plot_statuses(counts: Mapping[str, Mapping[str, int]], *, ax: Any = None, ti
     for status, color in STATUS_COLORS.items():
         vals = [counts[lb].get(status, 0) for lb in labels]
         if any(vals):
-            ax.bar(labels, vals, bottom=bottom, color=color, label=status)
+            ax.bar(labels, vals, bottom=bottom, color=color, label=t("status." + status, lang) if lang != "en" else status)
             bottom = [b + v for b, v in zip(bottom, vals, strict=False)]
     ax.set_title(title)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1, 1))

@@ -30,7 +30,7 @@ from ..tools import Registry, Tool
 from ..trace import side_by_side_html
 from .demo import Comparison, compare_loops, explain
 
-__all__ = ["CASSETTE", "DEFAULT_SAMPLES", "LANG_OPTIONS", "MODELS", "App", "ApprovalDesk", "BadCaseReview",
+__all__ = ["CASSETTE", "DEFAULT_SAMPLES", "LANG_OPTIONS", "MODELS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
            "FaultInjector", "GuardPanel", "MetricsPanel", "PMApp", "SchemaPlayground", "comparison_html",
            "figure", "metrics_table_html", "playground_html"]
 
@@ -454,3 +454,31 @@ class BadCaseReview(App):
         self.result.value = html.escape(t("ui.promoted", lang, id=new.id, suite=Path(str(self.suite)).name,
                                           status=t("status." + check.run.status, lang), verdict=verdict))
         return new
+
+
+# --- the step budget, one value at a time ---------------------------------------------------
+class BudgetSlider(App):
+    """A step-budget slider over the final statuses of many wandering runs (notebook 06)."""
+
+    def __init__(self, *, value: int = 6, runs: int = 40, lang: Lang = "en"):
+        from .demo import budget_sweep
+        self.sweep, self.runs = budget_sweep, runs
+        self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
+        self.slider = W.IntSlider(value=value, min=1, max=12)
+        self.out = W.Output()
+        self.slider.observe(lambda _: _safe(self.note, self.update), names="value")
+        self.note = W.HTML()
+        self.lang.observe(lambda _: self._relabel(), names="value")
+        self._relabel()
+        self.widget = W.VBox([self.lang, self.slider, self.out, self.note])
+
+    def _relabel(self) -> None:
+        self.slider.description = t("ui.step_budget", self.lang.value)
+        self.update()
+
+    def update(self) -> dict[str, int]:
+        from .plots import plot_statuses
+        counts = self.sweep([self.slider.value], runs=self.runs)
+        label, row = next(iter(counts.items()))
+        _show(self.out, figure(lambda ax: plot_statuses({label: row}, ax=ax, lang=self.lang.value), size=(5, 2.6)))
+        return row
