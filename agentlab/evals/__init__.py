@@ -3,11 +3,13 @@
     suite.py    cases as JSONL, run_case / run_suite, pass rate, pass^k, ablation
     metrics.py  every metric the workbook shows, defined once (docs/metrics.md)
     results.py  save, reopen and replay stored suite runs
+    recorded.py suites replayed from real models' recordings, on the cases recorded under both loops
     review.py   sample, tag by stage, promote a bad session into the suite
 """
 from __future__ import annotations
 
 from .metrics import failure_breakdown, layers, pass_hat_k, status_counts, summarize
+from .recorded import paired_cases, recorded_cases, replay_cassette
 from .results import StoredSuite, load_results, replay_results, replies_of, save_results
 from .review import STAGES, auto_tag, promote, sample
 from .suite import (
@@ -26,6 +28,6 @@ from .suite import (
 )
 
 __all__ = ["STAGES", "Case", "CaseResult", "StoredSuite", "ablation", "auto_tag", "check", "compare_groups",
-           "failure_breakdown", "fake_model", "layers", "load_cases", "load_results", "metrics_row",
-           "pass_hat_k", "pass_k_curve", "pass_rate", "promote", "replay_results", "replies_of", "run_case",
+           "failure_breakdown", "fake_model", "layers", "load_cases", "load_results", "metrics_row", "paired_cases",
+           "pass_hat_k", "pass_k_curve", "pass_rate", "promote", "recorded_cases", "replay_cassette", "replay_results", "replies_of", "run_case",
            "run_suite", "sample", "save_results", "status_counts", "summarize"]

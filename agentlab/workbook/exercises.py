@@ -20,7 +20,7 @@ from ..schema import SchemaError
 from ..tools import Registry, Tool
 
 __all__ = ["Feedback", "amount_with_unit_reason", "answer_is", "breaker_threshold", "check_answer",
-           "double_refund_fault", "longest_wait", "schema_contract", "tool_replies_needed"]
+           "double_refund_fault", "guard_effect", "longest_wait", "schema_contract", "tool_replies_needed"]
 
 State = Literal["not yet", "right", "wrong"]
 _MARK = {"not yet": "…", "right": "✓", "wrong": "✗"}  # plain text marks: no emoji font needed
@@ -156,6 +156,20 @@ def tool_replies_needed(given: int | None, calls: int, lang: Lang = "en") -> Fee
                              "zh": "每个调用一条，各带自己的 tool_call_id，按顺序。"},
                         hint={"en": "every call needs an answer with its own tool_call_id; count them.",
                               "zh": "每个调用都要一条带自己 tool_call_id 的回复，数一数。"})
+
+
+def guard_effect(given: str | None, table: Any, lang: Lang = "en") -> Feedback:
+    """09: does the guarded loop raise or lower the success rate? ``table`` has ``loop`` and ``success``
+    columns, one row per model and loop, each pair over the same cases."""
+    by = table.groupby("loop")["success"].mean()
+    guarded, naive = float(by.get("guarded", 0.0)), float(by.get("naive", 0.0))
+    right = "raise" if guarded >= naive else "lower"
+    return check_answer(given, right, lang=lang,
+                        why={"en": f"guarded {guarded:.0%} against naive {naive:.0%}, averaged over the models, "
+                                   "each on the cases it was recorded with under both loops.",
+                             "zh": f"防护循环 {guarded:.0%}，朴素循环 {naive:.0%}：按模型平均，每个模型都只比较两种循环都录制过的用例。"},
+                        hint={"en": "compare the success column of the naive and guarded rows of each model.",
+                              "zh": "比较每个模型 naive 行和 guarded 行的 success 列。"})
 
 
 def breaker_threshold(given: int | None, config: GuardConfig = GuardConfig(), lang: Lang = "en") -> Feedback:
