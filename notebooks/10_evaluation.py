@@ -16,10 +16,10 @@
 #
 # "It feels more stable" is not a release criterion. A fixed suite of cases (回归集), run before every change
 # of prompt, schema, model or guard, and graded on the **final state of the data**: that is the evidence.
-# `data/aftersales_cases.jsonl` holds 50 cases: normal flows, boundary flows (an order that does not exist,
-# amount 0, a refund above the order, an over-long remark, an order found by phone only) and adversarial
-# ones (baits toward the wrong tool, wrong field names, a request outside the agent's permissions, a user
-# asking twice).
+# `data/aftersales_cases.jsonl` holds the cases counted below: normal flows, boundary flows (an order that
+# does not exist, amount 0, a refund above the order, an over-long remark, an order found by phone only) and
+# adversarial ones (baits toward the wrong tool, wrong field names, a request outside the agent's
+# permissions, a user asking twice).
 
 # %%
 import random
@@ -28,15 +28,16 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from agentlab.models.cassette import CassetteModel
-from agentlab.evals import ablation, compare_groups, fake_model, load_cases, pass_k_curve, replay_results, run_suite
-from agentlab.workbook.plots import compare_plot
-from agentlab.models.faults import MODEL_FAULTS, FaultyModel
-from agentlab.guards import GuardConfig
+from agentlab import GuardConfig
+from agentlab.evals import (ablation, compare_groups, fake_model, load_cases, pass_k_curve, recorded_cases,
+                            replay_cassette, replay_results, run_suite)
 from agentlab.evals.metrics import LAYER_DEFINITIONS, failure_breakdown, layers, status_counts
-from agentlab.workbook.plots import plot_bars, plot_pass_k, plot_shares, plot_statuses
+from agentlab.models.faults import MODEL_FAULTS, FaultyModel
+from agentlab.workbook.exercises import best_single_guard
+from agentlab.workbook.plots import compare_plot, plot_bars, plot_pass_k, plot_shares, plot_statuses
 
 cases = load_cases("../data/aftersales_cases.jsonl")
+print(f"{len(cases)} cases")
 pd.Series([c.category for c in cases]).value_counts()
 
 # %% [markdown]
@@ -68,7 +69,11 @@ for loop, rs in suites.items():
     ok = {r.run.run_id: r.passed for r in rs}
     for layer, ms in layers([r.run for r in rs], correct=lambda run: ok[run.run_id]).items():
         rows += [{"loop": loop, "layer": layer, "metric": m, "value": round(v, 3)} for m, v in ms.items()]
-pd.DataFrame(rows).pivot_table(index=["layer", "metric"], columns="loop", values="value")
+pd.DataFrame(rows).pivot_table(index=["layer", "metric"], columns="loop", values="value", dropna=False)
+
+# %% [markdown]
+# `tokens_per_task` is empty (NaN) here, not zero: the fake models report no token usage. The real models
+# in notebook 09 do, and the same table fills in for them.
 
 # %% [markdown]
 # ## pass^k: reliability, not luck
@@ -107,16 +112,20 @@ plt.show()
 # The same suite, replayed from recordings of the local models (see notebook 09), next to the fake.
 
 # %%
+# Each recording holds only some cases, so each model is compared with the fake **on the cases it was
+# recorded with** (the `cases` column), never a rate over 17 cases against one over 52.
+
+# %%
 tapes = {p.stem.split("-")[-1]: p for p in sorted(Path("../data/cassettes").glob("aftersales-*.jsonl"))}
-groups = {"fake, guarded": suites["guarded"]}
+by_id = {c.id: c for c in cases}
+groups = {}
 for size, tape in tapes.items():
-    from agentlab.models.cassette import labels
-    recorded = {label.rsplit("/", 1)[0] for label in labels(tape) if label.endswith("/guarded")}
-    sub = [c for c in cases if c.id in recorded]
-    groups[f"{size}, guarded"] = run_suite(sub, model=lambda c, t, tape=tape: CassetteModel(tape, f"{c.id}/guarded", then="(end)"))
+    ids = [i for i in recorded_cases(tape).get("guarded", []) if i in by_id]
+    groups[f"{size} cases ({len(ids)}): qwen {size}"] = replay_cassette(tape, by_id, "guarded", ids)
+    groups[f"{size} cases ({len(ids)}): fake"] = run_suite([by_id[i] for i in ids])
 table = pd.DataFrame(compare_groups(groups)).set_index("group")
 plot_bars({m: table[m].to_dict() for m in ("task_success_rate", "invalid_call_rate", "takeover_rate")},
-          title="model against model")
+          title="model against model, guarded loop, each pair on the same cases")
 plt.show()
 table
 
@@ -153,7 +162,5 @@ pd.DataFrame(compare_groups({"naive, as recorded": suites["naive"], "same replie
 # name (for example `"retry"`).
 
 # %%
-my_answer = "validate"
-best = max((k for k in abl if k.startswith("only ")), key=abl.get).removeprefix("only ")
-print(("✅ " if my_answer == best else "❌ ") + f"{best} alone gives {abl['only ' + best]:.0%}; all guards together "
-      f"{abl['all guards']:.0%}. No single guard is enough.")
+my_answer = None  # a guard's name
+print(best_single_guard(my_answer, abl))

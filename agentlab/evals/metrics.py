@@ -123,7 +123,9 @@ def layers(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None,
         "task": {"completion_rate": sum(r.status.startswith("done") for r in runs) / n,
                  "correct_rate": sum(bool(correct(r)) for r in runs) / n if correct else float("nan")},
         "experience": {"rounds_per_task": sum(r.steps for r in runs) / n,
-                       "tokens_per_task": sum(r.tokens for r in runs) / n,
+                       # no usage reported at all (fake models) is unknown, not zero
+                       "tokens_per_task": (sum(r.tokens for r in runs) / n if any(r.tokens for r in runs)
+                                           else float("nan")),
                        "takeover_rate": sum(r.status in ("escalated", "budget_exhausted") for r in runs) / n},
     }
 

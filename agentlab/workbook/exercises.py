@@ -19,7 +19,7 @@ from ..retry import RetryPolicy
 from ..schema import SchemaError
 from ..tools import Registry, Tool
 
-__all__ = ["Feedback", "amount_with_unit_reason", "answer_is", "breaker_threshold", "check_answer",
+__all__ = ["Feedback", "amount_with_unit_reason", "answer_is", "best_single_guard", "breaker_threshold", "check_answer",
            "double_refund_fault", "guard_effect", "longest_wait", "schema_contract", "tool_replies_needed"]
 
 State = Literal["not yet", "right", "wrong"]
@@ -170,6 +170,20 @@ def guard_effect(given: str | None, table: Any, lang: Lang = "en") -> Feedback:
                              "zh": f"防护循环 {guarded:.0%}，朴素循环 {naive:.0%}：按模型平均，每个模型都只比较两种循环都录制过的用例。"},
                         hint={"en": "compare the success column of the naive and guarded rows of each model.",
                               "zh": "比较每个模型 naive 行和 guarded 行的 success 列。"})
+
+
+def best_single_guard(given: str | None, ablation: Mapping[str, float], lang: Lang = "en") -> Feedback:
+    """10: the guard that, alone, raises the success rate the most (``ablation`` from evals.ablation)."""
+    alone = {k.removeprefix("only "): v for k, v in ablation.items() if k.startswith("only ")}
+    best = max(alone.values())
+    winners = sorted(k for k, v in alone.items() if v == best)
+    return check_answer(given, winners, same=lambda a, b: str(a).strip() in b, lang=lang,
+                        why={"en": f"{' / '.join(winners)} alone gives {best:.0%}; all guards together "
+                                   f"{ablation['all guards']:.0%}. No single guard is enough.",
+                             "zh": f"单独开启 {' / '.join(winners)} 成功率为 {best:.0%}；全部防护一起为 "
+                                   f"{ablation['all guards']:.0%}。没有哪一个防护单独就够。"},
+                        hint={"en": "find the tallest 'only ...' bar in the ablation plot.",
+                              "zh": "在消融图里找最高的那根 “only ...” 柱子。"})
 
 
 def breaker_threshold(given: int | None, config: GuardConfig = GuardConfig(), lang: Lang = "en") -> Feedback:

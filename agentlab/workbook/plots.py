@@ -253,7 +253,8 @@ def plot_pass_k(curves: Mapping[str, Sequence[tuple[int, float]]], *, ax: Any = 
 @_with_fonts
 def compare_plot(groups: Mapping[str, Sequence[Any]]) -> tuple[list[dict], Any]:
     """Compare groups in one call: the table, and one figure with grouped metric bars,
-    the status breakdown, and pass^k curves."""
+    the status breakdown, and pass^k curves (only where each case ran more than once: with one
+    trial pass^k is just the success rate, a single point that says nothing more)."""
     import matplotlib.pyplot as plt
 
     from ..evals import compare_groups, pass_k_curve, status_counts
@@ -262,6 +263,12 @@ def compare_plot(groups: Mapping[str, Sequence[Any]]) -> tuple[list[dict], Any]:
     metrics = ("task_success_rate", "invalid_call_rate", "takeover_rate")
     plot_bars({m: {r["group"]: r[m] for r in rows} for m in metrics}, ax=axes[0], title="metrics")
     plot_statuses({label: status_counts([r.run for r in rs]) for label, rs in groups.items()}, ax=axes[1])
-    plot_pass_k({label: pass_k_curve(rs) for label, rs in groups.items()}, ax=axes[2])
+    curves = {label: pass_k_curve(rs) for label, rs in groups.items()}
+    if any(len(c) > 1 for c in curves.values()):
+        plot_pass_k(curves, ax=axes[2])
+    else:
+        axes[2].axis("off")
+        axes[2].text(0.5, 0.5, "pass^k needs several trials per case:\none trial each here, so pass^1 is the success rate",
+                     ha="center", va="center", fontsize=9, wrap=True)
     fig.tight_layout()
     return rows, fig
