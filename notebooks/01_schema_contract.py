@@ -92,16 +92,6 @@ SchemaPlayground(description="Refund an order")
 # reasons. Edit `my_schema` and `my_description`, then run the check.
 
 # %%
-my_description = "Refund a paid order that has not shipped. Call get_order first to learn the amount."
-my_schema = {
-    "type": "object",
-    "properties": {
-        "order_id": {"type": "string", "description": "Order number, like A1001."},
-        "amount": {"type": "number", "description": "Refund amount in yuan, a positive number, e.g. 199.0."},
-        "reason": {"type": "string", "enum": ["user_cancel", "out_of_stock", "price_error"],
-                   "description": "user_cancel when the user changed their mind; out_of_stock; price_error."},
-    },
-    "required": ["order_id", "amount", "reason"],
-}
-ok, message = schema_contract(my_schema, my_description)
-print(message)
+my_description = None  # a sentence: what the tool does and when to use it
+my_schema = None       # a JSON Schema dict, like the one in the playground above
+print(schema_contract(my_schema, my_description))

@@ -22,28 +22,16 @@
 # %%
 import pandas as pd
 
-from agentlab.workbook.demo import compare_loops, guards_that_acted
-from agentlab.workbook.exercises import answer_is
-from agentlab.models.faults import FAULTS
 from agentlab.evals.metrics import by_taxonomy
+from agentlab.models.faults import FAULTS
+from agentlab.workbook.demo import compare_loops, guards_that_acted
+from agentlab.workbook.exercises import largest_share
 from agentlab.workbook.plots import plot_matrix, plot_shares
 from agentlab.workbook.widgets import MetricsPanel
 
 results = {f: compare_loops(f) for f in FAULTS}
-
-
-def right(state):
-    """The task asked for one refund of 199 yuan: at most one, and exactly that."""
-    refunds = state["refunds"]
-    return len(refunds) <= 1 and all(r["amount"] == 199.0 and r["reason"] == "user_cancel" for r in refunds)
-
-
-def outcome(run, state):
-    return "done, wrong data" if run.status.startswith("done") and not right(state) else run.status
-
-
-matrix = {f: {"naive": outcome(c.naive, c.naive_state), "guarded": outcome(c.guarded, c.guarded_state)}
-          for f, c in results.items()}
+# each run graded on the final data by the workbook's one definition (agentlab.evals.outcome, docs/metrics.md)
+matrix = {f: {"naive": c.naive_verdict.outcome, "guarded": c.guarded_verdict.outcome} for f, c in results.items()}
 pd.DataFrame([{"fault": f, "naive": matrix[f]["naive"], "guarded": matrix[f]["guarded"],
                "guarded refunds": len(c.guarded_state["refunds"]), "caught by": ", ".join(guards_that_acted(c.guarded))}
               for f, c in results.items()])
@@ -51,7 +39,7 @@ pd.DataFrame([{"fault": f, "naive": matrix[f]["naive"], "guarded": matrix[f]["gu
 # %%
 import matplotlib.pyplot as plt
 
-plot_matrix(matrix, title="final status, fault × loop")
+plot_matrix(matrix, title="outcome graded on the final data, fault × loop")
 plt.show()
 
 # %% [markdown]
@@ -73,7 +61,7 @@ plt.show()
 # %%
 data_ok = {}
 for c in results.values():
-    data_ok[c.naive.run_id], data_ok[c.guarded.run_id] = right(c.naive_state), right(c.guarded_state)
+    data_ok[c.naive.run_id], data_ok[c.guarded.run_id] = c.naive_verdict.passed, c.guarded_verdict.passed
 
 panel = MetricsPanel(correct=lambda run: data_ok[run.run_id])
 panel.update({"naive": [c.naive for c in results.values()], "guarded": [c.guarded for c in results.values()]})
@@ -85,6 +73,5 @@ panel
 # In the guarded runs, which stage of the chain holds the largest share of failures?
 
 # %%
-my_answer = "structure"
-print(answer_is(my_answer, tax["stage"].most_common(1)[0][0],
-                "most failures here are calls that break the contract: fix the schema and the prompt first.")[1])
+my_answer = None  # a stage: structure, semantic, execution or rule_blocked
+print(largest_share(my_answer, tax["stage"]))

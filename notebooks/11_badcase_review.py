@@ -32,6 +32,7 @@ import pandas as pd
 
 from agentlab.models.cassette import CassetteModel, labels
 from agentlab.evals import auto_tag, load_cases, promote, run_case, run_suite, sample
+from agentlab.workbook.exercises import largest_share
 from agentlab.workbook.widgets import BadCaseReview
 
 cases = load_cases("../data/aftersales_cases.jsonl")
@@ -77,10 +78,9 @@ if bad is not None:
 # %% [markdown]
 # ## Exercise
 #
-# What is this sample's largest failure class (the one to fix this week)?
+# After your corrections to the tags above, which failure class is this week's target? (The check reads
+# the tags as they are now, so correct them first if you disagree with any.)
 
 # %%
-my_answer = max(review.counts(), key=review.counts().get) if review.counts() else "none"
-counts = review.counts()
-truth = max(counts, key=counts.get) if counts else "none"
-print(("✅ " if my_answer == truth else "❌ ") + f"{truth}: {counts.get(truth, 0)} of {sum(counts.values())} failures in the sample.")
+my_answer = None  # a tag: structure, semantic, execution or rule_blocked
+print(largest_share(my_answer, review.counts()))

@@ -57,7 +57,7 @@ def by_taxonomy(runs: Iterable[Run]) -> dict[str, Counter]:
     stage: Counter = Counter()
     for r in runs:
         for e in r.events:
-            if e.error_code:
+            if e.error_code and e.kind != "end":  # an error that ends a run is already counted where it happened
                 cat[e.error_category or "unknown"] += 1
                 stage[e.error_stage or "unknown"] += 1
     return {"category": cat, "stage": stage}

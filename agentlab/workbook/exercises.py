@@ -20,7 +20,7 @@ from ..schema import SchemaError
 from ..tools import Registry, Tool
 
 __all__ = ["Feedback", "amount_with_unit_reason", "answer_is", "best_single_guard", "breaker_threshold", "check_answer",
-           "double_refund_fault", "guard_effect", "longest_wait", "schema_contract", "tool_replies_needed"]
+           "double_refund_fault", "guard_effect", "largest_share", "longest_wait", "schema_contract", "tool_replies_needed"]
 
 State = Literal["not yet", "right", "wrong"]
 _MARK = {"not yet": "…", "right": "✓", "wrong": "✗"}  # plain text marks: no emoji font needed
@@ -184,6 +184,23 @@ def best_single_guard(given: str | None, ablation: Mapping[str, float], lang: La
                                    f"{ablation['all guards']:.0%}。没有哪一个防护单独就够。"},
                         hint={"en": "find the tallest 'only ...' bar in the ablation plot.",
                               "zh": "在消融图里找最高的那根 “only ...” 柱子。"})
+
+
+def largest_share(given: str | None, counts: Mapping[str, int], lang: Lang = "en") -> Feedback:
+    """08 and 11: the class with the largest share of failures (the one to fix first)."""
+    if not counts:
+        return _say("right" if given in (None, "none") else "wrong",
+                    {"en": "there are no failures to target in this sample.", "zh": "这次抽样里没有需要处理的失败。"}[lang],
+                    lang)
+    top = max(counts.values())
+    winners = sorted(k for k, v in counts.items() if v == top)
+    total = sum(counts.values())
+    return check_answer(given, winners, same=lambda a, b: str(a).strip().lower() in b, lang=lang,
+                        why={"en": f"{' / '.join(winners)}: {top} of {total} failures. Fix that class first, and "
+                                   "measure the same metric next time.",
+                             "zh": f"{' / '.join(winners)}：{total} 个失败里占 {top} 个。先解决这一类，下次用同一个指标复查。"},
+                        hint={"en": "look at the share plot: which slice is the largest?",
+                              "zh": "看占比图：哪一块最大？"})
 
 
 def breaker_threshold(given: int | None, config: GuardConfig = GuardConfig(), lang: Lang = "en") -> Feedback:

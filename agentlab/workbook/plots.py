@@ -17,8 +17,7 @@ __all__ = ["CJK_FILES", "CJK_FONTS", "LOOP_COLORS", "OUTCOME_COLORS", "STATUS_CO
            "plot_shares", "plot_statuses", "plot_turns_by_outcome"]
 
 STATUS_COLORS = {"done": "#188038", "done_after_self_correction": "#81c995", "escalated": "#f9ab00",
-                 "budget_exhausted": "#e8710a", "failed": "#d93025",
-                 "done, wrong data": "#8c1d18"}  # "succeeded" but the final state is wrong: the worst outcome
+                 "budget_exhausted": "#e8710a", "failed": "#d93025"}
 # one colour per outcome of agentlab.evals.outcome: greens succeed, ambers stopped safely, reds did damage
 OUTCOME_COLORS = {"correct": "#188038", "correct hand-over": "#81c995", "escalated": "#f9ab00",
                   "budget exhausted": "#e8710a", "done, nothing done": "#c5221f", "done, wrong data": "#8c1d18",
@@ -194,22 +193,23 @@ def plot_herd(policies: Mapping[str, RetryPolicy], *, ax: Any = None, clients: i
 
 @_with_fonts
 def plot_matrix(matrix: Mapping[str, Mapping[str, str]], *, ax: Any = None, title: str = "") -> Any:
-    """A fault x loop grid coloured by final status."""
+    """A fault x loop grid coloured by outcome (agentlab.evals.outcome) or, failing that, by final status."""
     import matplotlib.colors as mcolors
     rows = list(matrix)
     cols = sorted({c for r in matrix.values() for c in r}, key=lambda c: (c != "naive", c))
-    statuses = list(STATUS_COLORS)
-    grid = [[statuses.index(matrix[r][c]) if matrix[r].get(c) in statuses else 0 for c in cols] for r in rows]
+    palette = {**STATUS_COLORS, **OUTCOME_COLORS}
+    names = list(palette)
+    grid = [[names.index(matrix[r][c]) if matrix[r].get(c) in palette else 0 for c in cols] for r in rows]
     ax = _ax(ax, (6, 0.35 * len(rows) + 1.5))
-    cmap = mcolors.ListedColormap(list(STATUS_COLORS.values()))
-    ax.imshow(grid, cmap=cmap, vmin=0, vmax=len(statuses) - 1, aspect="auto")
+    cmap = mcolors.ListedColormap(list(palette.values()))
+    ax.imshow(grid, cmap=cmap, vmin=0, vmax=len(names) - 1, aspect="auto")
     ax.set_xticks(range(len(cols)))
     ax.set_xticklabels(cols)
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels(rows, fontsize=8)
     for i, r in enumerate(rows):
         for j, c in enumerate(cols):
-            ax.text(j, i, matrix[r].get(c, ""), ha="center", va="center", fontsize=7)
+            ax.text(j, i, matrix[r].get(c, ""), ha="center", va="center", fontsize=7, color="white")
     ax.set_title(title)
     return ax
 
