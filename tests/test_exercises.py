@@ -34,3 +34,27 @@ def test_every_check_starts_at_not_yet_with_a_hint_in_both_languages():
             assert result.state == "not yet" and not result.ok and result.message.startswith("…")
     assert breaker_threshold(3).message.startswith("✓") and breaker_threshold(4).message.startswith("✗")
     assert "还不对" in breaker_threshold(4, lang="zh").message
+
+
+def test_each_notebook_check_can_fail_and_pass():
+    import pandas as pd
+
+    from agentlab import Registry
+    from agentlab.workbook.exercises import (amount_with_unit_reason, best_single_guard, double_refund_fault,
+                                             guard_effect, largest_share, tool_replies_needed)
+    from conftest import ROOT
+    reg = Registry.from_json(ROOT / "data" / "aftersales_tools.json")
+    pairs = [
+        (lambda a: double_refund_fault(a), "lost_reply", "duplicate_call"),
+        (lambda a: amount_with_unit_reason(a, reg), "wrong_type", "missing"),
+        (lambda a: tool_replies_needed(a, calls=3), 3, 1),
+        (lambda a: guard_effect(a, pd.DataFrame({"loop": ["naive", "guarded"], "success": [0.2, 0.7]})),
+         "raise", "lower"),
+        (lambda a: best_single_guard(a, {"only validate": 0.5, "only retry": 0.2, "all guards": 1.0}),
+         "validate", "retry"),
+        (lambda a: largest_share(a, {"structure": 5, "semantic": 2}), "structure", "semantic"),
+    ]
+    for check, right, wrong in pairs:
+        assert check(None).state == "not yet"
+        assert check(right).ok, check(right)
+        assert check(wrong).state == "wrong", check(wrong)

@@ -8,6 +8,7 @@ with widgets must emit widget views. (Their run times are a benchmark:
 """
 import json
 import os
+import re
 
 import jupytext
 import nbformat
@@ -15,6 +16,7 @@ import pytest
 from nbclient import NotebookClient
 
 from conftest import ROOT
+from exercise_solutions import SOLUTIONS
 
 NB_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb")) + sorted((ROOT / "app").glob("*.ipynb"))
@@ -48,9 +50,31 @@ def test_committed_without_outputs_or_widget_state(path):
             assert cell.get("outputs") == [] and cell.get("execution_count") is None, cell["source"][:80]
 
 
+BLANK = re.compile(r"^(\w+) = None\b.*$", re.M)
+
+
+def exercise_cell(nb) -> int | None:
+    """The index of the code cell after the "## Exercise" heading."""
+    for i, c in enumerate(nb.cells):
+        if c.cell_type == "markdown" and "## Exercise" in c.source:
+            return next((j for j in range(i + 1, len(nb.cells)) if nb.cells[j].cell_type == "code"), None)
+    return None
+
+
+def with_solution(nb, stem: str) -> int | None:
+    """Append a cell that fills the exercise's blanks from tests/exercise_solutions.py and re-runs its check."""
+    i = exercise_cell(nb)
+    if i is None:
+        return None
+    code = BLANK.sub("", nb.cells[i].source).strip()
+    nb.cells.append(nbformat.v4.new_code_cell(SOLUTIONS[stem] + "\n" + code))
+    return i
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_runs_and_produces_its_plots_and_widgets(path, tmp_path):
     nb = nbformat.read(path, as_version=4)
+    exercise = with_solution(nb, path.stem) if path.parent.name == "notebooks" else None
     env_backend = os.environ.pop("MPLBACKEND", None)  # never let a headless backend leak into the kernel
     try:
         NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
@@ -66,3 +90,10 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path):
             assert o.get("output_type") != "error", o
             if o.get("output_type") == "stream" and o.get("name") == "stderr":
                 assert "Traceback" not in o.get("text", ""), o["text"][:500]
+    if path.parent.name == "notebooks":
+        assert exercise is not None, f"{path.name} has no exercise"
+        blank = "".join(o.get("text", "") for o in nb.cells[exercise].outputs)
+        solved = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+        assert BLANK.search(nb.cells[exercise].source), "the exercise must start unanswered (name = None)"
+        assert "Not yet" in blank, f"with its blanks, the check must say 'not yet': {blank!r}"
+        assert "✓" in solved and "✗" not in solved, f"with the solution, the check must pass: {solved!r}"
