@@ -37,7 +37,7 @@ class Fault:
     kind: FaultKind
     en: str
     zh: str
-    caught_by: str  # the guard (GuardConfig field) that handles it
+    caught_by: str  # the guard (a GuardConfig field) that handles it, or "fatal stop" when nothing may retry
 
     def describe(self, lang: str = "en") -> str:
         return self.zh if lang == "zh" else self.en
@@ -55,7 +55,7 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
     Fault("api_429", "api", "the model API answers 429 with Retry-After", "模型接口返回 429 并带 Retry-After", "retry"),
     Fault("api_timeout", "api", "the model API times out", "模型接口超时", "retry"),
     Fault("api_500", "api", "the model API answers 500", "模型接口返回 500", "retry"),
-    Fault("api_401", "api", "the API key is rejected (401)", "API 密钥失效（401）", "retry"),
+    Fault("api_401", "api", "the API key is rejected (401)", "API 密钥失效（401）", "fatal stop"),
     Fault("flaky_tool", "tool", "the tool fails transiently, then works", "工具先瞬时失败，之后恢复", "retry"),
     Fault("hanging_tool", "tool", "the tool hangs", "工具卡住不返回", "timeout"),
     Fault("leaky_tool", "tool", "the tool raises with a connection string and a stack trace",

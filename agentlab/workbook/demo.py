@@ -122,23 +122,43 @@ def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "e
     return Comparison(fault, n, g, ns, gs, SEED_EXPECT if seed_demo else EXPECT)
 
 
-def trace_text(run: Run, width: int = 110) -> str:
-    """A run as terminal lines, one per event."""
-    lines = [f"[{run.loop}] status={run.status} steps={run.steps} invalid={run.invalid_calls} ({run.reason})"]
+def trace_text(run: Run, width: int = 110, lang: Lang = "en") -> str:
+    """A run as terminal lines, one entry per event; long text is wrapped, never cut (the error text is the lesson)."""
+    import textwrap
+    lines = [t("trace.header", lang, loop=t("loop." + run.loop, lang), status=t("status." + run.status, lang),
+               steps=run.steps, invalid=run.invalid_calls, reason=run.reason)]
     for e in run.events:
         if e.kind == "model":
-            what = f"model: {e.model_visible or ''}"
+            what = t("trace.model", lang, text=e.model_visible or "")
         elif e.kind == "tool":
             what = f"  {e.tool_name}({e.args_raw}) -> {e.error_code or ('replayed' if e.replayed else 'ok')}"
             if e.retry_count:
-                what += f" (after {e.retry_count} resend{'s' if e.retry_count > 1 else ''})"
+                what += " " + t("trace.resent", lang, n=e.retry_count, how=e.note or t("trace.no_key", lang))
             if e.error_code:
-                what += f"  | model sees: {e.model_visible}"
+                what += " | " + t("trace.model_sees", lang, text=e.model_visible or "")
         else:
-            what = f"end: {e.final_status} | user sees: {e.model_visible}"
-        text = f"  step {e.round_index}  {what}".replace("\n", " ")
-        lines.append(text if len(text) <= width else text[: width - 1] + "…")
+            what = t("trace.end", lang, status=t("status." + (e.final_status or run.status), lang),
+                     text=e.model_visible or "")
+        first = f"  {t('trace.step', lang, n=e.round_index)}  "
+        lines += textwrap.wrap(what.replace("\n", " "), width=width, initial_indent=first,
+                               subsequent_indent=" " * (len(first) + 4), break_long_words=True) or [first]
     return "\n".join(lines)
+
+
+def demo_report(c: Comparison, lang: Lang = "en", width: int = 110) -> str:
+    """What ``python -m agentlab demo`` prints: both traces, a table, and the plain account, in ``lang``."""
+    title = FAULTS[c.fault].describe(lang) if c.fault else t("demo.seed_title", lang)
+    out = [f"== {title}", ""]
+    for run in (c.naive, c.guarded):
+        out += [trace_text(run, width, lang), ""]
+    head = [t(k, lang) for k in ("demo.col.loop", "demo.col.status", "demo.col.steps", "demo.col.invalid",
+                                  "demo.col.refunds", "demo.col.outcome")]
+    out.append(f"{head[0]:10} {head[1]:28} {head[2]:>5} {head[3]:>7} {head[4]:>7}  {head[5]}")
+    for row in c.table():
+        out.append(f"{t('loop.' + row['loop'], lang):10} {t('status.' + row['status'], lang):28} {row['steps']:>5} "
+                   f"{row['invalid calls']:>7} {row['refunds']:>7}  {t('outcome.' + row['outcome'], lang)}")
+    out += ["", *explain(c, lang)]
+    return "\n".join(out)
 
 
 _GUARD_OF_CODE = {"INVALID_ARGS": "validate", "BAD_JSON": "validate", "UNKNOWN_TOOL": "validate",
