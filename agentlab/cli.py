@@ -4,49 +4,90 @@
         print exactly what the model would be told; exit 0 valid, 1 invalid, 2 usage error
     lint FILE [--lang zh] [--json]
         print the schema linter's findings; exit 1 if any error-level finding
+
+Every command answers a bad input (a missing or malformed file, a number out of range)
+with one line on stderr that names the file and what was expected, and exit code 2;
+never a traceback. ``AGENTLAB_DEBUG=1`` shows the traceback of an unexpected failure.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
-from .commands import EXTRA
+from .commands import EXTRA, InputError, emit, read_json
+from .i18n import Lang, t
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
+PROG = "python -m agentlab"
+
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # a usage error is exit 2, with no traceback
-        self.print_usage(sys.stderr)
-        print(f"error: {message}", file=sys.stderr)
+    """argparse with a usage error as one line on stderr and exit 2 (its usage block is in --help)."""
+
+    def __init__(self, *args: Any, lang: Lang = "en", **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.lang = lang
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(t("cli.usage", self.lang, message=message, prog=self.prog), file=sys.stderr)
         raise SystemExit(2)
 
 
-def _load_registry(path: str, lang: str):
+def load_registry(path: str, *, lang: Lang = "en", close: bool = True) -> Any:
+    """A Registry from a JSON file of tool specs, checked shape by shape so that a bad file gets one clear line."""
+    from .schema import SchemaError
     from .tools import Registry
-    return Registry.from_json(path, lang=lang)
+    specs = read_json(path, "what.tools")
+    if isinstance(specs, dict):
+        specs = specs["tools"] if "tools" in specs else [specs]  # {"tools": [...]}, or one spec on its own
+    if not isinstance(specs, list) or not specs:
+        raise InputError("input.no_tools" if specs == [] else "input.tools_shape", path=path, got=_show(specs), what="what.tools")
+    names: set[str] = set()
+    for i, spec in enumerate(specs, 1):
+        fn = spec.get("function") if isinstance(spec, dict) and spec.get("type") == "function" else spec
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
+            raise InputError("input.tool_item", path=path, index=i, got=_show(spec))
+        for field, expected, kind in (("description", "string", str), ("parameters", "object", dict)):
+            if fn.get(field) is not None and not isinstance(fn[field], kind):
+                raise InputError("input.tool_field", path=path, index=i, name=fn["name"], field=field,
+                                 got=_show(fn[field]), expected=expected)
+        if fn["name"] in names:
+            raise InputError("input.tool_twice", path=path, name=fn["name"])
+        names.add(fn["name"])
+        try:  # one tool at a time, so that the error can say which schema is broken
+            Registry.from_specs([spec], close=close)
+        except SchemaError as exc:
+            raise InputError("input.bad_schema", path=path, name=fn["name"], detail=str(exc)) from None
+    return Registry.from_specs(specs, lang=lang, close=close)
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def cmd_check_args(ns: argparse.Namespace) -> int:
-    reg = _load_registry(ns.tools, ns.lang)
+    reg = load_registry(ns.tools, lang=ns.lang)
     checked = reg.check(ns.name, ns.args, clean=ns.clean)
-    print(checked.render(ns.lang))
-    return 0 if checked.ok else 1
+    emit(checked.render(ns.lang), json_text=True)
+    return 0 if checked.ok else 1  # the verdict, whether or not stdout could take the text
 
 
 def cmd_lint(ns: argparse.Namespace) -> int:
     from .lint import lint
-    from .tools import Registry
-    reg = Registry.from_json(ns.file, close=False)
+    reg = load_registry(ns.file, lang=ns.lang, close=False)
     findings = lint(reg, lang=ns.lang)
     if ns.json:
-        print(json.dumps([f.to_dict() for f in findings], ensure_ascii=False, indent=2))
+        emit(json.dumps([f.to_dict() for f in findings], ensure_ascii=False, indent=2), json_text=True)
     else:
         for f in findings:
-            print(f"{f.severity:7} {f.rule} {f.location}: {f.message}\n        -> {f.suggestion}")
-        print(f"{len(findings)} finding(s)" if ns.lang == "en" else f"共 {len(findings)} 条发现")
+            emit(f"{f.severity:7} {f.rule} {f.location}: {f.message}\n        -> {f.suggestion}")
+        emit(f"{len(findings)} finding(s)" if ns.lang == "en" else f"共 {len(findings)} 条发现")
     return 1 if any(f.severity == "error" for f in findings) else 0
 
 
@@ -56,39 +97,56 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m agentlab", description="agentlab: reliable tool-calling agents, hands on.")
+def build_parser(lang: Lang = "en") -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="agentlab: reliable tool-calling agents, hands on.", lang=lang)
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
-    c = sub.add_parser("check-args", help="check one tool call's raw arguments like the model boundary does")
+    c = sub.add_parser("check-args", help="check one tool call's raw arguments like the model boundary does", lang=lang)
     c.add_argument("--tools", required=True, help="JSON file of OpenAI-format tool specs")
     c.add_argument("--name", required=True, help="tool name the model asked for")
     c.add_argument("--args", required=True, help="the raw arguments string, exactly as the model sent it")
     c.add_argument("--lang", choices=("en", "zh"), default="en")
     c.add_argument("--clean", action="store_true", help="clean values first ('45元' -> 45) and report what changed")
-    li = sub.add_parser("lint", help="lint a JSON file of tool specs")
+    li = sub.add_parser("lint", help="lint a JSON file of tool specs", lang=lang)
     li.add_argument("file")
     li.add_argument("--lang", choices=("en", "zh"), default="en")
     li.add_argument("--json", action="store_true")
     for name, (help_, configure, _fn) in EXTRA.items():
-        configure(sub.add_parser(name, help=help_))
+        configure(sub.add_parser(name, help=help_, lang=lang))
     return p
 
 
+def _lang_of(argv: list[str]) -> Lang:
+    """``--lang zh`` read before parsing, so that even a usage error speaks the user's language."""
+    for i, a in enumerate(argv):
+        if a == "--lang=zh" or (a == "--lang" and argv[i + 1: i + 2] == ["zh"]):
+            return "zh"
+    return "en"
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    ns = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    lang = _lang_of(argv)
+    parser = build_parser(lang)
+    try:
+        ns = parser.parse_args(argv)
+    except SystemExit as exc:  # a usage error (already printed) or --help
+        return exc.code if isinstance(exc.code, int) else 2
     if ns.command is None:
-        parser.print_help()
+        print(t("cli.no_command", lang, commands=", ".join([*COMMANDS, *EXTRA]), prog=PROG), file=sys.stderr)
         return 2
+    lang = getattr(ns, "lang", lang)
     fn = COMMANDS.get(ns.command) or EXTRA[ns.command][2]
     try:
         return fn(ns)
-    except BrokenPipeError:  # `... | head`
-        return 0
-    except FileNotFoundError as exc:
-        print(f"error: no such file: {exc.filename}", file=sys.stderr)
-    except json.JSONDecodeError as exc:
-        print(f"error: the input file is not valid JSON ({exc.msg} at line {exc.lineno})", file=sys.stderr)
-    except (ValueError, KeyError, TypeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-    return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        localized = getattr(exc, "localized", None)  # InputError, SuiteError, LocalModelMissing
+        if callable(localized):
+            message = localized(lang)
+        elif os.environ.get("AGENTLAB_DEBUG"):
+            raise
+        else:  # a bug or a case nobody foresaw: still one line, and a way to see more
+            message = t("cli.unexpected", lang, kind=type(exc).__name__, detail=str(exc)[:200])
+        print(t("cli.error", lang, message=" ".join(message.split())), file=sys.stderr)
+        return 2

@@ -2,39 +2,147 @@
 
 Each is ``name -> (help, configure(parser), run(namespace) -> exit code)`` in :data:`EXTRA`;
 ``cli.py`` builds its parser from that table. Heavy imports happen inside each command.
+
+Every input is checked before any work starts (a suite that runs for minutes and then
+cannot be stored is worse than one refused at once); a bad one raises :class:`InputError`,
+which ``cli.main`` prints as one line in the user's language and turns into exit code 2.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
-__all__ = ["EXTRA"]
+from .i18n import Lang, t
 
+__all__ = ["EXTRA", "InputError", "emit", "read_input", "read_json"]
+
+
+class InputError(ValueError):
+    """A bad input to a command. ``str()`` is the English line; :meth:`localized` gives either language."""
+
+    def __init__(self, key: str, /, **fields: Any):  # a field may itself be called 'key'
+        self.key, self.fields = key, fields
+        super().__init__(self.localized("en"))
+
+    def localized(self, lang: Lang = "en") -> str:
+        fields = {k: t(v, lang) if k == "what" else v for k, v in self.fields.items()}
+        return t(self.key, lang, **fields)
+
+
+_stdout_gone = False
+
+
+def emit(text: str, *, json_text: bool = False) -> None:
+    """Print to stdout; a stdout that cannot take the text never changes a command's exit code.
+
+    Not UTF-8 (``LANG=C``): JSON goes as ``\\u`` escapes (the same JSON), prose with the rest escaped.
+    A reader that went away (``| head``): nothing more is printed."""
+    global _stdout_gone
+    if _stdout_gone or sys.stdout is None:
+        return
+    try:
+        try:
+            print(text, flush=True)
+        except UnicodeEncodeError:
+            enc = sys.stdout.encoding or "ascii"
+            print(json.dumps(json.loads(text), indent=2 if "\n" in text else None) if json_text
+                  else text.encode(enc, "backslashreplace").decode(enc), flush=True)
+    except BrokenPipeError:
+        _stdout_gone = True
+        try:  # Python flushes stdout again at exit and would report the broken pipe then: give it the null device
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):  # not a real file (a notebook, a test's capture): no flush at exit
+            pass
+
+
+def read_input(path: str, what: str, *, head: int | None = None) -> Any:
+    """A file's text (or its first ``head`` bytes), or the InputError that names it and says what was expected."""
+    where = {"path": path, "what": what}
+    if Path(path).is_dir():
+        raise InputError("input.is_dir", **where)
+    try:
+        if head is not None:
+            with open(path, "rb") as f:
+                return f.read(head)
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("input.missing", **where) from None
+    except UnicodeDecodeError:
+        raise InputError("input.not_text", **where) from None
+    except OSError as exc:
+        raise InputError("input.unreadable", reason=exc.strerror or type(exc).__name__, **where) from None
+
+
+def read_json(path: str, what: str, *, lines: bool = False) -> Any:
+    """One JSON document from a file; with ``lines``, a list of one object per non-empty line (JSONL)."""
+    text = read_input(path, what)
+    if not lines and not text.strip():
+        raise InputError("input.empty", path=path, what=what)
+    out = []
+    for n, doc in [(n, x) for n, x in enumerate(text.splitlines(), 1) if x.strip()] if lines else [(1, text)]:
+        try:
+            out.append(json.loads(doc))
+        except json.JSONDecodeError as exc:
+            raise InputError("input.not_json", path=path, line=n + exc.lineno - 1, detail=exc.msg, what=what) from None
+        if lines and not isinstance(out[-1], dict):
+            raise InputError("case.not_object", path=path, line=n, got=json.dumps(out[-1])[:60])
+    return out if lines else out[0]
+
+
+def _in_range(option: str, value: int, lo: int, hi: int | None = None) -> None:
+    if value < lo or (hi is not None and value > hi):
+        raise InputError("cli.at_least" if hi is None else "cli.between", option=option, n=lo, lo=lo, hi=hi, got=value)
+
+
+def _writable_dir(path: str) -> Path:
+    """``path`` as a directory we can write in, created if need be; checked before any work is done."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise InputError("cli.out_not_dir", path=path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):  # permissions say little to root; a real write says it all
+            pass
+    except OSError as exc:
+        raise InputError("cli.out_unwritable", path=path, reason=exc.strerror or type(exc).__name__) from None
+    return out
+
+
+LOCAL_START_TIMEOUT = 180  # seconds for the local model to load (a cold 1.5B on 2 cores takes about a minute)
+
+# the demo's task takes three model turns, four with a correction: a later step injects nothing
+DEMO_STEPS = (1, 4)
 
 
 def _demo_configure(p: argparse.ArgumentParser) -> None:
     from .models.faults import FAULTS
     p.add_argument("--fault", choices=sorted(FAULTS), help="inject this fault (default: seed 000's orderId demo)")
-    p.add_argument("--step", type=int, default=2, help="model turn at which a model fault is injected")
+    p.add_argument("--step", type=int, default=2,
+                   help=f"model turn at which a model fault is injected ({DEMO_STEPS[0]}-{DEMO_STEPS[1]})")
     p.add_argument("--lang", choices=("en", "zh"), default="en")
 
 
 def _demo(ns: argparse.Namespace) -> int:
+    _in_range("--step", ns.step, *DEMO_STEPS)
     from .models.faults import FAULTS
     from .workbook.demo import compare_loops, trace_text
     c = compare_loops(ns.fault, at_step=ns.step, lang=ns.lang)
     title = FAULTS[ns.fault].describe(ns.lang) if ns.fault else "seed 000: orderId -> INVALID_ARGS -> order_id"
-    print(f"== {title}\n")
+    emit(f"== {title}\n")
     for run in (c.naive, c.guarded):
-        print(trace_text(run))
-        print()
-    print(f"{'loop':8} {'status':27} {'steps':>5} {'invalid':>7} {'refunds':>7}  reason")
+        emit(trace_text(run))
+        emit("")
+    emit(f"{'loop':8} {'status':27} {'steps':>5} {'invalid':>7} {'refunds':>7}  reason")
     for row in c.table():
-        print(f"{row['loop']:8} {row['status']:27} {row['steps']:>5} {row['invalid calls']:>7} {row['refunds']:>7}  {row['reason']}")
+        emit(f"{row['loop']:8} {row['status']:27} {row['steps']:>5} {row['invalid calls']:>7} {row['refunds']:>7}  "
+             f"{row['reason']}")
     return 0
-
-
 
 
 def _local_configure(p: argparse.ArgumentParser) -> None:
@@ -43,22 +151,25 @@ def _local_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--ctx", type=int, default=4096)
+    p.add_argument("--lang", choices=("en", "zh"), default="en")
 
 
 def _local(ns: argparse.Namespace) -> int:
-    from pathlib import Path
-
+    _in_range("--port", ns.port, 1, 65535)
+    _in_range("--threads", ns.threads, 1)
+    _in_range("--ctx", ns.ctx, 1)
+    gguf = Path(ns.gguf) if ns.gguf is not None else None
+    if ns.gguf is not None and read_input(ns.gguf, "what.gguf", head=4) != b"GGUF":  # else llama.cpp fails later, saying less
+        raise InputError("input.not_gguf", path=ns.gguf, what="what.gguf")
     from .models.local import serve, weights_path, what_is_missing
-    if ns.gguf is None:
-        missing = what_is_missing(ns.size)
+    if gguf is None:
+        missing = what_is_missing(ns.size, lang=ns.lang)
         if missing:
-            print(f"error: {missing}", flush=True)
+            print(t("cli.error", ns.lang, message=missing), file=sys.stderr)
             return 2
-    gguf = Path(ns.gguf) if ns.gguf else weights_path(ns.size)
+        gguf = weights_path(ns.size)
     serve(gguf, port=ns.port, threads=ns.threads, ctx=ns.ctx)
     return 0
-
-
 
 
 def _eval_configure(p: argparse.ArgumentParser) -> None:
@@ -75,17 +186,23 @@ def _eval_configure(p: argparse.ArgumentParser) -> None:
 
 
 def _eval(ns: argparse.Namespace) -> int:
-    import json
-    from pathlib import Path
-
+    # Everything that can be wrong with the input is found here, before the first case runs.
+    _in_range("--trials", ns.trials, 1)
+    _in_range("--concurrency", ns.concurrency, 1)
     from .evals import failure_breakdown, layers, load_cases, pass_hat_k, run_suite, save_results, summarize
     from .resources import data_file
     cases = load_cases(ns.suite)
+    if not cases:
+        raise InputError("suite.empty", path=ns.suite)
+    tape = None
+    if ns.model == "replay":
+        tape = Path(ns.cassette) if ns.cassette else data_file("cassettes/aftersales-0.5b.jsonl")
+        read_json(str(tape), "what.cassette", lines=True)
+    out = _writable_dir(ns.out)
     server = None
     factory = None
     if ns.model == "replay":
         from .models.cassette import CassetteModel
-        tape = Path(ns.cassette) if ns.cassette else data_file("cassettes/aftersales-0.5b.jsonl")
         factory = lambda case, trial: CassetteModel(tape, f"{case.id}/{ns.loop}", then="(no more replies)")  # noqa: E731
     elif ns.model == "openai":
         from .models.openai_model import OpenAIModel
@@ -93,11 +210,15 @@ def _eval(ns: argparse.Namespace) -> int:
     elif ns.model == "local":
         from .models.local import LocalServer, what_is_missing
         from .models.openai_model import OpenAIModel
-        missing = what_is_missing(ns.size)
+        missing = what_is_missing(ns.size, lang=ns.lang)
         if missing:
-            print(f"error: {missing}", file=sys.stderr)
+            print(t("cli.error", ns.lang, message=missing), file=sys.stderr)
             return 2
-        server = LocalServer(ns.size).start()
+        local = LocalServer(ns.size)
+        try:
+            server = local.start(timeout=LOCAL_START_TIMEOUT)
+        except TimeoutError:
+            raise InputError("cli.no_start", seconds=LOCAL_START_TIMEOUT, log=str(local.log)) from None
         factory = lambda case, trial: OpenAIModel(f"qwen2.5-coder-{ns.size}", base_url=server.base_url,  # noqa: E731
                                                   max_tokens=256)
     try:
@@ -116,22 +237,22 @@ def _eval(ns: argparse.Namespace) -> int:
               "layers": layers(runs, correct=lambda run: ok[run.run_id]),
               "pass^k": {k: pass_hat_k([(sum(v), len(v)) for v in per_case.values()], k) for k in range(1, ns.trials + 1)},
               "failures": failure_breakdown(runs)}
-    path = save_results(results, ns.out, label=f"{ns.model}-{ns.loop}", meta={"suite": ns.suite})
+    path = save_results(results, out, label=f"{ns.model}-{ns.loop}", meta={"suite": ns.suite})
     report["stored"] = str(path)
     if ns.json:
-        print(json.dumps(report, ensure_ascii=False, indent=1, default=str))
+        emit(json.dumps(report, ensure_ascii=False, indent=1, default=str), json_text=True)
         return 0
     s = report["seed000"]
-    print(f"{ns.model} / {ns.loop} on {ns.suite}: {len(cases)} cases x {ns.trials} trial(s)")
-    print(f"  task success rate   {s['task_success_rate']:.1%}")
-    print(f"  invalid-call rate   {s['invalid_call_rate']:.1%}")
-    print(f"  average steps       {s['avg_steps']:.2f}")
-    print(f"  human takeover rate {s['takeover_rate']:.1%}")
+    emit(f"{ns.model} / {ns.loop} on {ns.suite}: {len(cases)} cases x {ns.trials} trial(s)")
+    emit(f"  task success rate   {s['task_success_rate']:.1%}")
+    emit(f"  invalid-call rate   {s['invalid_call_rate']:.1%}")
+    emit(f"  average steps       {s['avg_steps']:.2f}")
+    emit(f"  human takeover rate {s['takeover_rate']:.1%}")
     for layer, metrics in report["layers"].items():
-        print(f"  [{layer}] " + ", ".join(f"{k} {v:.3g}" for k, v in metrics.items()))
-    print("  pass^k " + ", ".join(f"k={k}: {v:.2f}" for k, v in report["pass^k"].items()))
-    print(f"  statuses {s['statuses']}")
-    print(f"  stored in {path}")
+        emit(f"  [{layer}] " + ", ".join(f"{k} {v:.3g}" for k, v in metrics.items()))
+    emit("  pass^k " + ", ".join(f"k={k}: {v:.2f}" for k, v in report["pass^k"].items()))
+    emit(f"  statuses {s['statuses']}")
+    emit(f"  stored in {path}")
     return 0
 
 

@@ -4,7 +4,6 @@ These need ``requirements-local.txt`` (about 0.5 GB); they skip with the reason
 where it is not installed, and CI installs it so they always run there.
 """
 import sys
-import types
 
 import pytest
 
@@ -25,14 +24,71 @@ def _need_local():
 
 
 def _fake_weights(tmp_path, monkeypatch, name: str, data: bytes, sha256: str) -> None:
-    """Weights of one part, served by a stand-in for a part package."""
+    """Weights of one part, found where the metadata lookup would find a part package's file."""
     piece = tmp_path / f"{name}.bin"
     piece.write_bytes(data)
-    mod = types.ModuleType(f"agentlab_{name}_part1")
-    mod.get_part_path = lambda: str(piece)
-    monkeypatch.setitem(sys.modules, f"agentlab_{name}_part1", mod)
-    monkeypatch.setitem(local.WEIGHTS, name, local.Weights(f"{name}.gguf", f"agentlab_{name}_part{{i}}", 1, len(data), sha256))
+    dist = f"agentlab-{name}-part1"
+    real = local.part_file
+    monkeypatch.setattr(local, "part_file", lambda d: piece if d == dist else real(d))
+    monkeypatch.setitem(local.WEIGHTS, name, local.Weights(f"{name}.gguf", f"agentlab-{name}-part{{i}}", 1, len(data), sha256))
     monkeypatch.setenv("AGENTLAB_CACHE", str(tmp_path / "cache"))
+
+
+def _installed_part(site, dist: str, files: dict[str, bytes]) -> None:
+    """A part package as pip leaves it: its files, and a dist-info whose RECORD lists them."""
+    info = site / f"{dist.replace('-', '_')}-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+    for rel, data in files.items():
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_bytes(data)
+    (info / "RECORD").write_text("".join(f"{rel},,\n" for rel in [*files, f"{info.name}/METADATA", f"{info.name}/RECORD"]))
+
+
+def _trap_weights(tmp_path, monkeypatch, parts: list[bytes], sha256: str | None = None) -> list[str]:
+    """Installed part packages whose code, if it ever ran, would leave a mark and then fail."""
+    import hashlib
+    site = tmp_path / "site"
+    mods = []
+    for i, data in enumerate(parts, 1):
+        mod = f"agentlab_trap_part{i}"
+        trap = (f"open({str(tmp_path / 'ran')!r}, 'a').write({mod!r})\n"
+                "raise RuntimeError('a weights part ran code')\n").encode()
+        _installed_part(site, f"agentlab-trap-part{i}", {f"{mod}/__init__.py": trap, f"{mod}/data/part{i:02d}.bin": data})
+        mods.append(mod)
+    monkeypatch.syspath_prepend(str(site))
+    blob = b"".join(parts)
+    monkeypatch.setitem(local.WEIGHTS, "trap", local.Weights(
+        "trap.gguf", "agentlab-trap-part{i}", len(parts), len(blob), sha256 or hashlib.sha256(blob).hexdigest()))
+    monkeypatch.setenv("AGENTLAB_CACHE", str(tmp_path / "cache"))
+    return mods
+
+
+def test_weights_parts_are_found_from_metadata_and_their_code_never_runs(tmp_path, monkeypatch):
+    mods = _trap_weights(tmp_path, monkeypatch, [b"first half|", b"second half"])
+    assert local.what_is_missing("trap") in (None, local.what_is_missing("0.5b"))  # only the runtime may be missing
+    path = local.weights_path("trap")
+    assert path.read_bytes() == b"first half|second half"
+    assert not (tmp_path / "ran").exists() and not set(mods) & set(sys.modules)
+
+
+def test_weights_of_a_wrong_hash_are_refused_before_any_part_code_runs(tmp_path, monkeypatch):
+    mods = _trap_weights(tmp_path, monkeypatch, [b"swapped", b"weights"], sha256="0" * 64)
+    with pytest.raises(local.LocalModelMissing, match="sha256"):
+        local.weights_path("trap")
+    assert not (tmp_path / "ran").exists() and not set(mods) & set(sys.modules)
+    assert not (tmp_path / "cache" / "trap.gguf").exists()
+
+
+def test_a_missing_part_or_a_part_without_its_file_is_named(tmp_path, monkeypatch):
+    _trap_weights(tmp_path, monkeypatch, [b"only one"])
+    monkeypatch.setitem(local.WEIGHTS, "trap", local.Weights("trap.gguf", "agentlab-trap-part{i}", 2, 8, "0" * 64))
+    with pytest.raises(local.LocalModelMissing, match="part 2") as exc:
+        local.weights_path("trap")
+    assert "第 2 部分" in exc.value.localized("zh")
+    _installed_part(tmp_path / "site2", "agentlab-empty-part1", {"agentlab_empty_part1/__init__.py": b""})
+    monkeypatch.syspath_prepend(str(tmp_path / "site2"))
+    assert local.part_file("agentlab-empty-part1") is None and local.part_file("agentlab-no-such-part9") is None
 
 
 def test_weights_with_a_wrong_hash_are_refused(tmp_path, monkeypatch):

@@ -145,3 +145,54 @@ def test_environment_configuration(monkeypatch):
         monkeypatch.setenv("AGENTLAB_MODEL", "env-model")
         m = OpenAIModel()
         assert m.complete([], []).content == "env" and server.requests[0]["model"] == "env-model"
+
+
+def test_a_client_that_gives_up_leaves_no_traceback_on_the_server(capfd):
+    """The client times out and closes; the server's late write hits a closed socket, quietly."""
+    with ChatServer([Slow(0.5, say("late")), Slow(0.5, say("late again")), say("ok")]) as server:
+        bare = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=0, timeout=0.1)
+        for _ in range(2):
+            with pytest.raises(openai.APITimeoutError):
+                bare.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+        assert server.wait_idle(10)  # both late replies have been written into closed sockets by now
+        assert model(server).complete([], []).content == "ok"  # and the server still serves
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "BrokenPipeError" not in err and "Exception occurred" not in err, err
+
+
+def test_a_retry_after_longer_than_the_cap_is_still_honoured():
+    """Retry-After: 20 against a backoff cap of 8 s: the server's word wins, never a resend before 20 s."""
+    waits = []
+    with ChatServer([HTTPFault(429, retry_after=20), say("ok")]) as server:
+        m = model(server, waits=waits, retry=RetryPolicy(max_retries=2, cap=8.0, longest_wait=30))
+        assert m.complete([], []).content == "ok"
+    assert server.attempts == 2 and waits == [20]
+
+
+def test_retry_after_beyond_the_longest_wait_stops_at_once_and_says_when():
+    waits = []
+    with ChatServer([HTTPFault(429, retry_after=120), say("never")]) as server:
+        m = model(server, waits=waits, retry=RetryPolicy(max_retries=2, longest_wait=30))
+        with pytest.raises(ModelError) as exc:
+            m.complete([], [])
+    assert exc.value.code == "RATE_LIMITED" and exc.value.retry_after == 120 and exc.value.status == 429
+    assert server.attempts == 1 and waits == [] and exc.value.attempts == 1
+
+
+def test_the_guarded_loop_tells_the_user_when_to_come_back():
+    waits = []
+    with ChatServer([HTTPFault(429, retry_after=120)] * 3) as server:
+        desk, reg = aftersales.SCENARIO.setup()
+        run = run_guarded(model(server, waits=waits), reg, "refund A1001", sleep=waits.append)
+    assert server.attempts == 1 and waits == []
+    assert run.status == "escalated" and "120 seconds" in run.answer
+
+
+def test_an_http_date_retry_after_is_a_wait_too():
+    """Retry-After may be a date (RFC 9110); it is honoured like a number of seconds, not ignored."""
+    import time
+    from email.utils import formatdate
+    waits = []
+    with ChatServer([HTTPFault(429, retry_after=formatdate(time.time() + 15, usegmt=True)), say("ok")]) as server:
+        assert model(server, waits=waits).complete([], []).content == "ok"
+    assert server.attempts == 2 and 13 <= waits[0] <= 16

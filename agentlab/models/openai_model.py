@@ -2,7 +2,8 @@
 
 This is seed 003 §3.2's ``_create()`` wrapper: the request is unchanged; around
 it, every ``openai`` exception is classified, transient ones are resent with
-exponential backoff and full jitter (honouring ``Retry-After``, with a cap),
+exponential backoff and full jitter (never sooner than the server's ``Retry-After``; one
+longer than the policy's ``longest_wait`` stops at once with the wait recorded),
 fatal ones never are, and the end user only ever sees a friendly sentence
 (:func:`agentlab.errors.friendly`); the technical detail stays in telemetry.
 
@@ -24,6 +25,8 @@ import re
 import time
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from ..retry import RetryPolicy
@@ -67,14 +70,23 @@ def classify(exc: BaseException) -> ModelError:
 
 
 def _retry_after(exc: Any) -> float | None:
+    """The server's Retry-After in seconds: ``retry-after-ms``, seconds, or an HTTP date (RFC 9110)."""
     headers = getattr(getattr(exc, "response", None), "headers", None) or {}
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         value = headers.get(name)
-        if value is not None:
-            try:
-                return float(value) * scale
-            except ValueError:
-                return None  # an HTTP date: fall back to our own backoff
+        if value is None:
+            continue
+        try:
+            return max(float(value) * scale, 0.0)
+        except ValueError:
+            pass
+        try:  # a date is as binding as a number of seconds: ignoring it could resend too soon
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None  # unreadable: our own backoff decides
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return max((when - datetime.now(UTC)).total_seconds(), 0.0)
     return None
 
 
@@ -137,14 +149,18 @@ class OpenAIModel:
                 err = classify(exc)
                 err.attempts = attempt
                 policy = self.retry
-                if not err.transient or policy is None or attempt > policy.max_retries:
+                # Past the longest wait the policy allows, stop now rather than resend early (the
+                # server would refuse it again) or sleep for minutes: the error keeps retry_after,
+                # and the loop tells the user when to come back.
+                if not err.transient or policy is None or attempt > policy.max_retries \
+                        or not policy.may_wait(err.retry_after):
                     self.last_attempts = attempt
                     raise err from None
                 if getattr(err, "unparsable", False):
                     # The server could not parse the model's tool call; the same prompt at
                     # temperature 0 would fail the same way, so the resend varies it a little.
                     kw = {**kw, "temperature": max(kw.get("temperature") or 0.0, 0.3)}
-                self.sleep(policy.delay(attempt - 1, self.rng, err.retry_after))
+                self.sleep(policy.delay(attempt - 1, self.rng, err.retry_after))  # never shorter than Retry-After
 
 
 def _tool_choice(choice: ToolChoice) -> Any:
