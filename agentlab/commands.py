@@ -130,18 +130,8 @@ def _demo_configure(p: argparse.ArgumentParser) -> None:
 
 def _demo(ns: argparse.Namespace) -> int:
     _in_range("--step", ns.step, *DEMO_STEPS)
-    from .models.faults import FAULTS
-    from .workbook.demo import compare_loops, trace_text
-    c = compare_loops(ns.fault, at_step=ns.step, lang=ns.lang)
-    title = FAULTS[ns.fault].describe(ns.lang) if ns.fault else "seed 000: orderId -> INVALID_ARGS -> order_id"
-    emit(f"== {title}\n")
-    for run in (c.naive, c.guarded):
-        emit(trace_text(run))
-        emit("")
-    emit(f"{'loop':8} {'status':27} {'steps':>5} {'invalid':>7} {'refunds':>7}  reason")
-    for row in c.table():
-        emit(f"{row['loop']:8} {row['status']:27} {row['steps']:>5} {row['invalid calls']:>7} {row['refunds']:>7}  "
-             f"{row['reason']}")
+    from .workbook.demo import compare_loops, demo_report
+    emit(demo_report(compare_loops(ns.fault, at_step=ns.step, lang=ns.lang), ns.lang))
     return 0
 
 
@@ -190,6 +180,8 @@ def _eval(ns: argparse.Namespace) -> int:
     _in_range("--trials", ns.trials, 1)
     _in_range("--concurrency", ns.concurrency, 1)
     from .evals import failure_breakdown, layers, load_cases, pass_hat_k, run_suite, save_results, summarize
+    from .evals.suite import Case, ModelFactory
+    from .models import Model
     from .resources import data_file
     cases = load_cases(ns.suite)
     if not cases:
@@ -199,14 +191,30 @@ def _eval(ns: argparse.Namespace) -> int:
         tape = Path(ns.cassette) if ns.cassette else data_file("cassettes/aftersales-0.5b.jsonl")
         read_json(str(tape), "what.cassette", lines=True)
     out = _writable_dir(ns.out)
+    skipped: list[str] = []
+    if tape is not None:
+        # a recording answers only the cases it recorded: grading the others would score silence
+        from .evals import recorded_cases
+        recorded = set(recorded_cases(tape).get(ns.loop, ()))
+        skipped = [c.id for c in cases if c.id not in recorded]
+        cases = [c for c in cases if c.id in recorded]
+        if not cases:
+            raise InputError("cli.nothing_recorded", path=str(tape), loop=ns.loop)
+    if ns.model == "openai" and not _openai_configured():
+        raise InputError("cli.openai_unset")
     server = None
-    factory = None
-    if ns.model == "replay":
+    factory: ModelFactory | None = None
+    if ns.model == "replay" and tape is not None:
         from .models.cassette import CassetteModel
-        factory = lambda case, trial: CassetteModel(tape, f"{case.id}/{ns.loop}", then="(no more replies)")  # noqa: E731
+        played = tape
+
+        def factory(case: Case, trial: int) -> Model:
+            return CassetteModel(played, f"{case.id}/{ns.loop}", then="(no more recorded replies)")
     elif ns.model == "openai":
         from .models.openai_model import OpenAIModel
-        factory = lambda case, trial: OpenAIModel()  # noqa: E731
+
+        def factory(case: Case, trial: int) -> Model:
+            return OpenAIModel()
     elif ns.model == "local":
         from .models.local import LocalServer, what_is_missing
         from .models.openai_model import OpenAIModel
@@ -219,8 +227,10 @@ def _eval(ns: argparse.Namespace) -> int:
             server = local.start(timeout=LOCAL_START_TIMEOUT)
         except TimeoutError:
             raise InputError("cli.no_start", seconds=LOCAL_START_TIMEOUT, log=str(local.log)) from None
-        factory = lambda case, trial: OpenAIModel(f"qwen2.5-coder-{ns.size}", base_url=server.base_url,  # noqa: E731
-                                                  max_tokens=256)
+        base_url = server.base_url
+
+        def factory(case: Case, trial: int) -> Model:
+            return OpenAIModel(f"qwen2.5-coder-{ns.size}", base_url=base_url, max_tokens=256)
     try:
         results = run_suite(cases, model=factory, loop=ns.loop, trials=ns.trials, concurrency=ns.concurrency,
                             lang=ns.lang, progress=not ns.json)
@@ -232,8 +242,13 @@ def _eval(ns: argparse.Namespace) -> int:
     per_case: dict[str, list[int]] = {}
     for r in results:
         per_case.setdefault(r.case_id, []).append(r.passed)
+    outcomes: dict[str, int] = {}
+    for r in results:
+        outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
     report = {"suite": ns.suite, "model": ns.model, "loop": ns.loop, "cases": len(cases), "trials": ns.trials,
+              "not_recorded": skipped,
               "seed000": {k: v for k, v in summarize(runs, lambda run: ok[run.run_id]).items()},
+              "outcomes": outcomes,
               "layers": layers(runs, correct=lambda run: ok[run.run_id]),
               "pass^k": {k: pass_hat_k([(sum(v), len(v)) for v in per_case.values()], k) for k in range(1, ns.trials + 1)},
               "failures": failure_breakdown(runs)}
@@ -242,18 +257,48 @@ def _eval(ns: argparse.Namespace) -> int:
     if ns.json:
         emit(json.dumps(report, ensure_ascii=False, indent=1, default=str), json_text=True)
         return 0
-    s = report["seed000"]
-    emit(f"{ns.model} / {ns.loop} on {ns.suite}: {len(cases)} cases x {ns.trials} trial(s)")
-    emit(f"  task success rate   {s['task_success_rate']:.1%}")
-    emit(f"  invalid-call rate   {s['invalid_call_rate']:.1%}")
-    emit(f"  average steps       {s['avg_steps']:.2f}")
-    emit(f"  human takeover rate {s['takeover_rate']:.1%}")
-    for layer, metrics in report["layers"].items():
-        emit(f"  [{layer}] " + ", ".join(f"{k} {v:.3g}" for k, v in metrics.items()))
-    emit("  pass^k " + ", ".join(f"k={k}: {v:.2f}" for k, v in report["pass^k"].items()))
-    emit(f"  statuses {s['statuses']}")
-    emit(f"  stored in {path}")
+    for line in eval_text(report, ns.lang):
+        emit(line)
     return 0
+
+
+def _openai_configured() -> bool:
+    """An endpoint or a key is set: otherwise every call would fail and the suite would score nothing."""
+    return any(os.environ.get(v) for v in ("AGENTLAB_BASE_URL", "OPENAI_BASE_URL", "AGENTLAB_API_KEY", "OPENAI_API_KEY"))
+
+
+def _value(name: str, v: Any) -> str:
+    """One format per kind of number: rates as percentages, counts and times as plain numbers, unknown as n/a."""
+    if isinstance(v, float) and v != v:  # NaN: nothing was measured (fakes report no tokens)
+        return "n/a"
+    if name.endswith("_rate") or name.endswith("_rate_") or name.startswith("pass"):
+        return f"{v:.1%}"
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+def eval_text(report: dict, lang: Lang = "en") -> list[str]:
+    """The human-readable form of an ``eval`` report, every rate as a percentage."""
+    s = report["seed000"]
+    lines = [t("eval.head", lang, model=report["model"], loop=report["loop"], suite=report["suite"],
+               cases=report["cases"], trials=report["trials"])]
+    if report["not_recorded"]:
+        lines.append(t("eval.not_recorded", lang, n=len(report["not_recorded"]),
+                       ids=", ".join(report["not_recorded"][:8]) + (" ..." if len(report["not_recorded"]) > 8 else "")))
+    for key in ("task_success_rate", "invalid_call_rate", "avg_steps", "takeover_rate"):
+        lines.append(f"  {t('eval.' + key, lang):24} {_value(key, s[key])}")
+    lines.append("  " + t("eval.outcomes", lang) + " " + ", ".join(
+        f"{t('outcome.' + k, lang)} {v}" for k, v in sorted(report["outcomes"].items(), key=lambda kv: -kv[1])))
+    for layer, metrics in report["layers"].items():
+        lines.append(f"  [{layer}] " + ", ".join(f"{k} {_value(k, v)}" for k, v in metrics.items()))
+    lines.append("  pass^k " + ", ".join(f"k={k} {_value('pass', v)}" for k, v in report["pass^k"].items()))
+    f = report["failures"]
+    for key in ("by_category", "by_stage", "rule_blocked"):
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(f[key].items(), key=lambda kv: -kv[1])) or "-"
+        lines.append(f"  {t('eval.' + key, lang):24} {counts}")
+    lines.append(f"  {t('eval.stored', lang):24} {report['stored']}")
+    return lines
 
 
 Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]

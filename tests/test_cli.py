@@ -51,3 +51,41 @@ def test_lint(lang):
     assert rc == 1 and {"AL005", "AL004", "AL003"} <= {f["rule"] for f in findings}
     rc, out, _ = run("lint", TOOLS)
     assert rc == 0
+
+
+def test_eval_with_no_openai_endpoint_refuses_before_running(monkeypatch, capsys, tmp_path):
+    from agentlab.cli import main
+    for var in ("AGENTLAB_BASE_URL", "OPENAI_BASE_URL", "AGENTLAB_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    code = main(["eval", "--suite", str(ROOT / "data" / "aftersales_cases.jsonl"), "--model", "openai",
+                 "--out", str(tmp_path), "--json"])
+    err = capsys.readouterr().err
+    assert code == 2 and "AGENTLAB_BASE_URL" in err and not list(tmp_path.iterdir())
+
+
+def test_eval_replay_runs_only_recorded_cases_and_says_how_many_were_left_out(capsys, tmp_path):
+    import json
+
+    from agentlab.cli import main
+    from agentlab.evals import recorded_cases
+    from agentlab.resources import data_file
+    recorded = recorded_cases(data_file("cassettes/aftersales-0.5b.jsonl"))["guarded"]
+    assert main(["eval", "--suite", str(ROOT / "data" / "aftersales_cases.jsonl"), "--model", "replay",
+                 "--out", str(tmp_path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["cases"] == len(recorded) and len(report["not_recorded"]) == 52 - len(recorded)
+    assert "(no more recorded replies)" not in json.dumps(report)
+
+
+def test_eval_text_shows_both_taxonomies_and_one_format_for_rates(capsys, tmp_path):
+    import re
+
+    from agentlab.cli import main
+    assert main(["eval", "--suite", str(ROOT / "data" / "aftersales_cases.jsonl"), "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "failures by retry class" in out and "failures by stage" in out and "rule-blocked" in out
+    assert "outcomes:" in out and "correct" in out
+    for line in out.splitlines():
+        if "rate" in line:
+            assert re.search(r"\d+\.\d%", line), line  # every rate a percentage
+            assert not re.search(r"rate \d\.\d{3,}", line), line  # never 0.0769 beside 7.7%

@@ -53,7 +53,8 @@ def save_results(results: Sequence[CaseResult], directory: str | Path, *, label:
     with (out / "results.jsonl").open("w", encoding="utf-8") as f:
         for r in results:
             f.write(json.dumps({"case_id": r.case_id, "category": r.category, "trial": r.trial, "passed": r.passed,
-                                "failures": list(r.failures), "snapshot": r.snapshot, "run": _run_header(r.run)},
+                                "failures": list(r.failures), "outcome": r.outcome, "snapshot": r.snapshot,
+                                "run": _run_header(r.run)},
                                ensure_ascii=False, default=str) + "\n")
     to_jsonl([e for r in results for e in r.run.events], out / "traces.jsonl")
     with (out / "messages.jsonl").open("w", encoding="utf-8") as f:
@@ -93,7 +94,8 @@ def load_results(path: str | Path) -> StoredSuite:
         h = d["run"]
         run = Run(h["run_id"], h["loop"], h["model"], h["status"], h["reason"], h["answer"], h["steps"],
                   tuple(events.get(h["run_id"], ())), tuple(messages.get(h["run_id"], ())), h["config"], tuple(h["pending"]))
-        out.append(CaseResult(d["case_id"], d["category"], d["trial"], run, d["passed"], tuple(d["failures"]), d["snapshot"]))
+        out.append(CaseResult(d["case_id"], d["category"], d["trial"], run, d["passed"], tuple(d["failures"]),
+                              d["snapshot"], d.get("outcome", "")))
     return StoredSuite(path, meta, tuple(out))
 
 

@@ -28,6 +28,7 @@ from ..runs import STATUSES, Run
 from ..scenarios import get as get_scenario
 from ..store import MemoryStore
 from .metrics import pass_hat_k, summarize
+from .outcome import grade
 
 __all__ = ["Case", "CaseResult", "ModelFactory", "SuiteError", "ablation", "check", "compare_groups", "fake_model",
            "load_cases", "metrics_row", "pass_k_curve", "pass_rate", "run_case", "run_suite"]
@@ -212,31 +213,9 @@ def fake_model(case: Case) -> Any:
 
 
 def check(case: Case, snapshot: dict, run: Run) -> list[str]:
-    """Why the case failed; empty when it passed."""
-    exp, why = case.expect, []
-    if "statuses" in exp and run.status not in exp["statuses"]:
-        why.append(f"status {run.status}, expected one of {exp['statuses']}")
-    if "refunds" in exp:
-        got = snapshot["refunds"]
-        want = exp["refunds"]
-        if len(got) != len(want):
-            why.append(f"{len(got)} refund(s), expected {len(want)}")
-        for w, g in zip(want, got, strict=False):
-            for k, v in w.items():
-                if k == "amount":
-                    ok = isinstance(g.get(k), (int, float)) and abs(g[k] - v) < 0.005
-                else:
-                    ok = g.get(k) == v
-                if not ok:
-                    why.append(f"refund {k}={g.get(k)!r}, expected {v!r}")
-    if "tickets" in exp and len(snapshot["tickets"]) != exp["tickets"]:
-        why.append(f"{len(snapshot['tickets'])} ticket(s), expected {exp['tickets']}")
-    if "pending" in exp and len(run.pending) != exp["pending"]:
-        why.append(f"{len(run.pending)} pending approval(s), expected {exp['pending']}")
-    for word in exp.get("answer_contains", []):
-        if word not in run.answer:
-            why.append(f"answer lacks {word!r}")
-    return why
+    """Why the case failed; empty when it passed (graded by :func:`agentlab.evals.outcome.grade`)."""
+    verdict = grade(case.expect, snapshot, run)
+    return [] if verdict.passed else list(verdict.failures) or [verdict.outcome]
 
 
 @dataclass(frozen=True)
@@ -248,9 +227,10 @@ class CaseResult:
     passed: bool
     failures: tuple[str, ...]
     snapshot: dict
+    outcome: str = ""  # agentlab.evals.outcome's label: correct, done with wrong data, leaked...
 
     def __repr__(self) -> str:
-        return f"CaseResult({self.case_id}, {'pass' if self.passed else 'FAIL'}, {self.run.status})"
+        return f"CaseResult({self.case_id}, {self.outcome or ('pass' if self.passed else 'FAIL')}, {self.run.status})"
 
 
 def run_case(case: Case, *, model: Any = None, loop: str = "guarded", config: GuardConfig = GuardConfig(),
@@ -266,8 +246,9 @@ def run_case(case: Case, *, model: Any = None, loop: str = "guarded", config: Gu
         run = run_guarded(m, reg, case.text(lang), config=config, store=MemoryStore(), system_prompt=prompt,
                           sleep=lambda s: None, rng=random.Random(seed + trial), lang=lang, session_id=case.id)
     snap = scenario.snapshot(state)
-    why = check(case, snap, run)
-    return CaseResult(case.id, case.category, trial, run, not why, tuple(why), snap)
+    verdict = grade(case.expect, snap, run)
+    why = () if verdict.passed else (tuple(verdict.failures) or (verdict.outcome,))
+    return CaseResult(case.id, case.category, trial, run, verdict.passed, why, snap, verdict.outcome)
 
 
 ModelFactory = Callable[[Case, int], Any]
