@@ -63,16 +63,18 @@ pd.DataFrame([{"case": r.case_id, "loop": r.run.loop, "status": r.run.status, "a
 # %% [markdown]
 # ## Keep it: promote a bad case into the regression suite
 #
-# The button above does this; here is the same in code. The new case replays the bad session's model
-# replies, so it reproduces without a model, and it is run at once to check that it loads and runs.
+# The button above does this; here is the same in code. The new case replays every message of the bad
+# session's model replies (all the tool calls of each), so it reproduces without a model. It is run at once,
+# through the loop the session used: it *fails*, the same way the session did. That is the point of a
+# regression case: it stays red until the fix lands, then turns green and keeps the bug from coming back.
 
 # %%
 bad = next((r for r in review.picked if not r.passed), None)
 if bad is not None:
     new = promote(bad, by_id[bad.case_id], suite)
-    again = run_case(new)
-    print(f"added {new.id} to {suite.name}; it runs: {again.run.status}, "
-          f"{'passes' if again.passed else 'fails: ' + '; '.join(again.failures)}")
+    again = run_case(new, loop=bad.run.loop)
+    print(f"added {new.id} to {suite.name}; replayed through the {bad.run.loop} loop it ends {again.run.status}, "
+          f"{'passes' if again.passed else 'fails as the session did: ' + '; '.join(again.failures)}")
     print(suite.read_text().splitlines()[-1][:300])
 
 # %% [markdown]

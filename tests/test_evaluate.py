@@ -106,3 +106,22 @@ def test_a_broken_suite_file_says_where(tmp_path):
         load_cases(bad)
     p = subprocess.run([sys.executable, "-m", "agentlab", "eval", "--suite", str(bad)], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 2 and "bad.jsonl:2" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_promoting_keeps_every_call_of_a_message_and_reproduces(tmp_path):
+    from agentlab.evals import load_cases, promote, run_case
+    from agentlab.evals.suite import Case
+    from agentlab.models import ScriptedModel, call, say, tool_calls
+    both = tool_calls(call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}),
+                      call("escalate_to_human", {"summary": "and call me"}))
+    case = Case("two-in-one", "normal", "aftersales", "Refund A1001 and have someone call me.",
+                {"refunds": [{"order_id": "A1001", "amount": 199.0}], "tickets": 1, "statuses": ["done"]})
+    session = run_case(case, model=ScriptedModel([both, say("Done.")]), loop="naive")
+    assert not session.passed  # the naive loop drops the hand-over
+    suite = tmp_path / "regression.jsonl"
+    new = promote(session, case, suite)
+    (loaded,) = load_cases(suite)
+    assert loaded.fake["script"][0]["calls"][1][0] == "escalate_to_human"
+    assert run_case(loaded, loop="guarded").passed  # every call of the message survived promotion
+    again = run_case(new, loop="naive")
+    assert not again.passed and again.failures == session.failures  # it reproduces the bad session

@@ -132,7 +132,7 @@ def test_bad_case_review_tags_shares_and_promotes(tmp_path):
     assert after.get(new_tag, 0) == before.get(new_tag, 0) + 1
     assert after.get(old_tag, 0) == before.get(old_tag, 0) - 1
     review.promote.click()
-    assert suite.exists() and "promoted-" in suite.read_text() and "It runs" in review.result.value
+    assert suite.exists() and "promoted-" in suite.read_text() and "it ran" in review.result.value
     zh = BadCaseReview(sessions, cases, suite, n=12, seed=3, lang="zh")
     assert "本周目标" in zh.top.value and zh.promote.description == "加入回归集"
 

@@ -53,15 +53,17 @@ def promote(result: CaseResult, case: Case, path: str | Path, *, expect: dict | 
     """
     script: list[Any] = []
     for reply in replies_of(result.run):
-        if reply.tool_calls:
-            for c in reply.tool_calls[:1]:
-                try:
-                    args = json.loads(c.arguments)
-                except ValueError:
-                    args = c.arguments
-                script.append([c.name, args])
-        else:
+        if not reply.tool_calls:
             script.append(reply.content or "")
+            continue
+        calls = []
+        for c in reply.tool_calls:  # every call of the message: a refund plus a hand-over stays both
+            try:
+                args = json.loads(c.arguments)
+            except ValueError:
+                args = c.arguments
+            calls.append([c.name, args if isinstance(args, (dict, str)) else c.arguments])
+        script.append({"content": reply.content, "calls": calls} if len(calls) > 1 or reply.content else calls[0])
     path = Path(path)
     existing = {c.id for c in load_cases(path)} if path.exists() else set()
     new_id, n = f"promoted-{case.id}", 1

@@ -20,7 +20,7 @@ from typing import Any
 from ..guards import GUARDS, NO_GUARDS, GuardConfig
 from ..i18n import Lang, t
 from ..loop import run_guarded
-from ..models import FaultyModel, ScriptedModel, SelfCorrectingModel, Step, call, say
+from ..models import FaultyModel, ScriptedModel, SelfCorrectingModel, Step, call, say, tool_calls
 from ..models.faults import MODEL_FAULTS
 from ..naive import run_naive
 from ..resources import data_file
@@ -175,9 +175,7 @@ def _case(d: Any, path: str, n: int) -> Case:
     fake = need(d.get("fake", {}), "fake", "object")
     only(fake, "fake", _FAKE_KEYS)
     for i, item in enumerate(need(fake.get("script", []), "fake.script", "array"), 1):
-        pair = isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) \
-            and isinstance(item[1], (dict, str))  # a string is raw arguments, possibly broken on purpose
-        if not (isinstance(item, str) or pair):
+        if not (isinstance(item, str) or _is_call(item) or _is_message(item)):
             raise SuiteError("case.script_item", index=i, got=_show(item), **at)
     for i, item in enumerate(need(fake.get("plan", []), "fake.plan", "array"), 1):
         if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], dict)):
@@ -199,11 +197,31 @@ def _case(d: Any, path: str, n: int) -> Case:
     return Case(d["id"], d.get("category") or "", scenario_name, d["task"], expect, fake, d.get("task_zh"), start)
 
 
+def _is_call(item: Any) -> bool:
+    # a string is raw arguments, possibly broken on purpose
+    return isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], (dict, str))
+
+
+def _is_message(item: Any) -> bool:
+    """A whole assistant message: ``{"content": text or null, "calls": [[name, args], ...]}``."""
+    return (isinstance(item, dict) and set(item) <= {"content", "calls"}
+            and (item.get("content") is None or isinstance(item.get("content"), str))
+            and isinstance(item.get("calls", []), list) and all(_is_call(c) for c in item.get("calls", [])))
+
+
+def _script_reply(item: Any) -> Any:
+    if isinstance(item, str):
+        return say(item)
+    if isinstance(item, dict):
+        return tool_calls(*[call(n, a) for n, a in item.get("calls", [])], content=item.get("content"))
+    return call(item[0], item[1])
+
+
 def fake_model(case: Case) -> Any:
     """The scripted or rule-based model a case describes (with its injected fault, if any)."""
     fake = case.fake
     if "script" in fake:
-        items = [call(x[0], x[1]) if isinstance(x, list) else say(x) for x in fake["script"]]
+        items = [_script_reply(x) for x in fake["script"]]
         return ScriptedModel(items, name=f"script:{case.id}", then="I have done what I can.")
     model: Any = SelfCorrectingModel([Step(t, a) for t, a in fake.get("plan", [])], fake.get("answer", "Done."),
                                      name=f"fake:{case.id}")

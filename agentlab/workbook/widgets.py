@@ -448,11 +448,14 @@ class BadCaseReview(App):
             return None
         r = self.picked[i]
         new = promote(r, self.cases[r.case_id], self.suite)
-        check = run_case(new)
+        check = run_case(new, loop=r.run.loop)  # the loop the bad session ran in, so it fails the same way
         lang = self.lang.value
         verdict = t("ui.passes", lang) if check.passed else t("ui.fails", lang, why="; ".join(check.failures))
-        self.result.value = html.escape(t("ui.promoted", lang, id=new.id, suite=Path(str(self.suite)).name,
-                                          status=t("status." + check.run.status, lang), verdict=verdict))
+        text = t("ui.promoted", lang, id=new.id, suite=Path(str(self.suite)).name, loop=t("loop." + r.run.loop, lang),
+                 status=t("status." + check.run.status, lang), verdict=verdict)
+        if not check.passed:
+            text += " " + t("ui.reproduces", lang)
+        self.result.value = html.escape(text)
         return new
 
 
