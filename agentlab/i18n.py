@@ -428,8 +428,10 @@ _CATALOG: dict[str, dict[str, str]] = {
                    "zh": "{path}:{line}：fake.fault {name!r} 不是模型故障；应为以下之一：{known}"},
     "case.status": {"en": "{path}:{line}: expect.statuses holds unknown status {name!r}; expected some of: {known}",
                     "zh": "{path}:{line}：expect.statuses 里有未知状态 {name!r}；可用状态：{known}"},
-    "case.script_item": {"en": "{path}:{line}: fake.script item {index} is {got}; expected a reply text, a [tool name, arguments] pair, or a whole message {{'content': ..., 'calls': [[name, arguments], ...]}}",
-                         "zh": "{path}:{line}：fake.script 第 {index} 项是 {got}；应为一段回复文本、[工具名, 参数] 二元组，或整条消息 {{'content': ..., 'calls': [[工具名, 参数], ...]}}"},
+    "case.script_item": {"en": ("{path}:{line}: fake.script item {index} is {got}; expected a reply text, a [tool name, "
+                                "arguments] pair, or a whole message {{'content': ..., 'calls': [[name, arguments], ...]}}"),
+                         "zh": ("{path}:{line}：fake.script 第 {index} 项是 {got}；应为一段回复文本、[工具名, 参数] 二元组，"
+                                "或整条消息 {{'content': ..., 'calls': [[工具名, 参数], ...]}}")},
     "case.plan_item": {"en": "{path}:{line}: fake.plan item {index} is {got}; expected a [tool name, arguments object] pair",
                        "zh": "{path}:{line}：fake.plan 第 {index} 项是 {got}；应为 [工具名, 参数对象] 二元组"},
     "case.start": {"en": "{path}:{line}: start cannot be applied to scenario {scenario!r} ({detail}); expected changes to its starting data",
