@@ -74,7 +74,9 @@ def main(argv: list[str]) -> int:
     if cmd == "lab":
         py = setup("requirements.txt")
         as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
-        return subprocess.call([str(py), "-m", "jupyter", "lab", *as_root, *rest], cwd=ROOT / "notebooks")
+        quiet = ["--LabApp.news_url=None",  # no news pop-up over the first notebook
+                 "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+        return subprocess.call([str(py), "-m", "jupyter", "lab", *as_root, *quiet, *rest], cwd=ROOT / "notebooks")
     if cmd == "test":
         py = setup("requirements-dev.txt")
         return subprocess.call([str(py), "-m", "pytest", *rest], cwd=ROOT)

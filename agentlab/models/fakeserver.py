@@ -80,6 +80,7 @@ class ChatServer:
     @property
     def base_url(self) -> str:
         host, port = self._httpd.server_address[:2]
+        host = host.decode() if isinstance(host, bytes) else host  # typeshed allows bytes for AF_UNIX addresses
         return f"http://{host}:{port}/v1"
 
     @property
