@@ -15,6 +15,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Literal
 
+from .i18n import Lang, t
+
 __all__ = ["COLORS", "Event", "EventKind", "finalize", "first_divergence", "outcome", "read_jsonl",
            "side_by_side_html", "to_dataframe", "to_html", "to_jsonl"]
 
@@ -148,7 +150,8 @@ def first_divergence(a: list[Event], b: list[Event]) -> int | None:
     return None if len(a) == len(b) else min(len(a), len(b))
 
 
-def side_by_side_html(left: Iterable[Event], right: Iterable[Event], *, titles: tuple[str, str] = ("naive", "guarded")) -> str:
+def side_by_side_html(left: Iterable[Event], right: Iterable[Event], *, titles: tuple[str, str] = ("naive", "guarded"),
+                      lang: Lang = "en") -> str:
     """Two runs step against step, coloured by outcome, first divergence outlined in red."""
     a, b = list(left), list(right)
     div = first_divergence(a, b)
@@ -158,7 +161,8 @@ def side_by_side_html(left: Iterable[Event], right: Iterable[Event], *, titles: 
         y = b[i] if i < len(b) else None
         step = x.round_index if x is not None else y.round_index if y is not None else ""
         rows.append(f"<tr><td style='color:#666;font-size:12px'>{step}</td>{_cell(x, i == div)}{_cell(y, i == div)}</tr>")
-    legend = " ".join(f"<span style='background:{c};padding:1px 6px;font-size:11px'>{k}</span>" for k, c in COLORS.items())
+    legend = " ".join(f"<span style='background:{c};padding:1px 6px;font-size:11px'>{html.escape(t('legend.' + k, lang))}</span>"
+                      for k, c in COLORS.items())
     head = (f"<tr><th></th><th style='text-align:left'>{html.escape(titles[0])}</th>"
             f"<th style='text-align:left'>{html.escape(titles[1])}</th></tr>")
     return (f"<div class='agentlab-sxs'><div>{legend}</div><table style='border-collapse:collapse;width:100%'>"

@@ -145,8 +145,8 @@ def test_jupyterlab_runs_the_injector_notebook(tmp_path):
             label=f"camel_case — {FAULTS['camel_case'].en}")
         run.click()
         # the notebook showed truncated_json first; only camel_case makes the naive loop hit its cap
-        page.get_by_text("naive loop: budget_exhausted").first.wait_for(timeout=60_000)
-        assert page.get_by_text("guarded loop: done_after_self_correction").count() >= 1
+        page.get_by_text("naive loop: budget exhausted").first.wait_for(timeout=60_000)
+        assert page.get_by_text("guarded loop: done after self-correction").count() >= 1
         assert page.get_by_text("renames a field to camelCase").count() >= 1
 
 
@@ -167,6 +167,7 @@ def test_voila_app_without_code(tmp_path):
         run.click()
         page.get_by_text("refunded 2 times").first.wait_for(timeout=60_000)
         page.get_by_role("button", name="中文").click()
-        page.get_by_text("发生了什么").first.wait_for(timeout=30_000)
+        page.get_by_text("防护循环的结果是").first.wait_for(timeout=30_000)  # the account, not only the header
         body = page.inner_text("body")
         assert "from agentlab" not in body and "PMApp(" not in body
+        assert "不写代码看坏案例" in body and "防护循环" in body  # title and account in Chinese too

@@ -19,7 +19,7 @@ def test_fault_injector_runs_both_loops_and_highlights_the_divergence():
     app.step.value = 2
     app.run.click()
     html = app.view.value
-    assert "naive loop: budget_exhausted" in html and "guarded loop: done_after_self_correction" in html
+    assert "naive loop: budget exhausted" in html and "guarded loop: done after self-correction" in html
     assert "outline:3px solid" in html and "orderId" in html and "INVALID_ARGS" in html
     assert app.last.naive.invalid_calls > app.last.guarded.invalid_calls
 
@@ -216,3 +216,26 @@ def test_approval_desk_switches_language_live_and_tells_a_failed_approval_truthf
     assert w.approve.description == "批准" and w.reason.value == "需要主管签字"
     w.approve.click()
     assert "执行失败" in w.status.value and desk.refunds == [] and w.choice.value == "create_refund:A1003"
+
+
+def test_the_app_reads_entirely_in_chinese():
+    app = PMApp()
+    app.fault.value = "camel_case"
+    app.run.click()
+    app.lang.value = "zh"
+    view, header = app.view.value, app.header.value
+    assert "不写代码" in header and "发生了什么" in view and "自我修正后完成" in view
+    assert "模型的调用有误" in view and "被防护拦下" in view  # the trace legend
+    assert "校验" in view  # the guard that acted, named in Chinese
+    assert "done_after_self_correction" not in view.split("<table")[0]
+
+
+def test_the_desk_describes_its_tools_in_the_users_language():
+    _, en = aftersales.SCENARIO.setup("en")
+    _, zh = aftersales.SCENARIO.setup("zh")
+    for tool in zh:
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in tool.description), tool.name
+        for field, spec in tool.parameters["properties"].items():
+            assert any("\u4e00" <= ch <= "\u9fff" for ch in spec["description"]), (tool.name, field)
+        assert {k: {x: y for x, y in v.items() if x != "description"} for k, v in tool.parameters["properties"].items()} \
+            == {k: {x: y for x, y in v.items() if x != "description"} for k, v in en[tool.name].parameters["properties"].items()}

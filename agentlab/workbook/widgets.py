@@ -100,9 +100,10 @@ def comparison_html(c: Comparison, lang: Lang = "en") -> str:
     counts = (f"<p><b>{t('ui.invalid', lang)}</b>: {t('ui.naive', lang)} {n.invalid_calls} · "
               f"{t('ui.guarded', lang)} {g.invalid_calls}</p>")
     account = "".join(f"<li>{html.escape(line)}</li>" for line in explain(c, lang))
-    titles = (f"{t('ui.naive', lang)}: {n.status}", f"{t('ui.guarded', lang)}: {g.status}")
+    titles = (f"{t('ui.naive', lang)}: {t('status.' + n.status, lang)}",
+              f"{t('ui.guarded', lang)}: {t('status.' + g.status, lang)}")
     return (f"<div class='agentlab-result'><h4>{t('ui.what_happened', lang)}</h4><ul>{account}</ul>{counts}"
-            f"{side_by_side_html(n.events, g.events, titles=titles)}</div>")
+            f"{side_by_side_html(n.events, g.events, titles=titles, lang=lang)}</div>")
 
 
 class FaultInjector(App):
@@ -332,8 +333,9 @@ class PMApp(App):
                                          if "recorded" not in k or CASSETTE.exists()], value="self-correcting")
         self.fault = W.Dropdown(options=self._fault_options(lang, "self-correcting"), value="camel_case")
         self.model.observe(lambda _: self._relabel(), names="value")  # a recording offers fewer faults
+        self.header = W.HTML()
         self._wire_run(self.update)
-        self.widget = W.VBox([self.lang, self.scenario, self.model, self.fault, self.run,
+        self.widget = W.VBox([self.lang, self.header, self.scenario, self.model, self.fault, self.run,
                               self.view])
 
     @staticmethod
@@ -343,6 +345,7 @@ class PMApp(App):
 
     def _relabel(self) -> None:
         lang = self.lang.value
+        self.header.value = f"<h3>{html.escape(t('app.title', lang))}</h3><p>{html.escape(t('app.intro', lang))}</p>"
         self.scenario.description, self.model.description, self.fault.description = (
             t("ui.scenario", lang), t("ui.model", lang), t("ui.fault", lang))
         self.run.description = t("ui.run", lang)
