@@ -79,6 +79,11 @@ _TEXT: dict[tuple[str, str], dict[str, tuple[str, str]]] = {
     ("AL007", "field"): {
         "en": ("a required field with no example", "Add an example to the description (e.g. 'like A1001') or an \"examples\" list."),
         "zh": ("必填字段没有示例", "在描述里加示例（如“形如 A1001”），或加 \"examples\" 列表。")},
+    ("AL007", "structured"): {
+        "en": ("a required list or object with no example",
+               "Add an \"examples\" list holding one whole value, e.g. [{{\"sku\": \"S1\", \"qty\": 1}}], so the model sees its shape."),
+        "zh": ("必填的列表或对象字段没有示例",
+               "加一个 \"examples\" 列表，放一个完整的取值，例如 [{{\"sku\": \"S1\", \"qty\": 1}}]，让模型看到它的结构。")},
     ("AL008", "unsupported"): {
         "en": ("keyword {kw!r} is not enforced by the validator",
                "Express the constraint with supported keywords or enforce it in a business check."),
@@ -183,7 +188,8 @@ def _lint_field(loc: str, field: str, s: Mapping, required: bool, lang: Lang) ->
         out.append(_f("AL006", "warning", loc, "field", lang))
     if required and "enum" not in s and "const" not in s and "pattern" not in s and "format" not in s \
             and "examples" not in s and not ({"boolean"} >= types and types) and not _EXAMPLE.search(desc):
-        out.append(_f("AL007", "info", loc, "field", lang))
+        whole = bool(types & {"object", "array"})  # "like A1001" means nothing for a list or an object
+        out.append(_f("AL007", "info", loc, "structured" if whole else "field", lang))
     return out
 
 
@@ -200,7 +206,8 @@ def _lint_naming(names: list[tuple[str, str]], lang: Lang) -> list[Finding]:
     camel = [(n, loc) for n, loc in names if _CAMEL.match(n)]
     if not snake or not camel:
         return []
-    minority, majority = (camel, "snake_case") if len(snake) >= len(camel) else (snake, "camelCase")
+    # the workbook teaches snake_case; only a registry that is clearly camelCase keeps its own convention
+    minority, majority = (snake, "camelCase") if len(camel) > 2 * len(snake) else (camel, "snake_case")
     return [_f("AL004", "warning", loc, "field", lang, name=n, style=majority,
                        fix=to_snake(n) if majority == "snake_case" else _camel(n))
             for n, loc in minority]

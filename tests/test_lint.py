@@ -42,3 +42,24 @@ def test_findings_are_structured_and_bilingual():
 def test_the_shipped_aftersales_tools_are_clean():
     reg = Registry.from_json(ROOT / "data" / "aftersales_tools.json")
     assert [f for f in lint(reg) if f.severity != "info"] == []
+
+
+def test_naming_advice_follows_the_workbook_unless_the_registry_is_clearly_camel_case():
+    def spec(name, fields=()):
+        return {"name": name, "description": f"{name} does one thing and says when to use it.",
+                "parameters": {"type": "object", "properties": {f: {"type": "string", "description": "x, like A1"}
+                                                                for f in fields}}}
+    one_each = lint(Registry.from_specs([spec("get_order", ["order_id"]), spec("createRefund", ["orderId"])]))
+    al004 = [f for f in one_each if f.rule == "AL004"]
+    assert al004 and all("snake_case" in f.message for f in al004)
+    camel = lint(Registry.from_specs([spec("getOrder", ["orderId", "phoneNo"]), spec("create_refund", ["refundId"])]))
+    assert [f.location for f in camel if f.rule == "AL004"] == ["create_refund"]
+
+
+def test_examples_advice_fits_the_field_type():
+    reg = Registry.from_specs([{"name": "place_order", "description": "Place an order for the items the user chose.",
+                                "parameters": {"type": "object", "required": ["items"], "properties": {
+                                    "items": {"type": "array", "description": "The items to buy.",
+                                              "items": {"type": "object"}}}}}])
+    (f,) = [f for f in lint(reg) if f.rule == "AL007"]
+    assert "A1001" not in f.suggestion and "examples" in f.suggestion

@@ -239,3 +239,19 @@ def test_the_desk_describes_its_tools_in_the_users_language():
             assert any("\u4e00" <= ch <= "\u9fff" for ch in spec["description"]), (tool.name, field)
         assert {k: {x: y for x, y in v.items() if x != "description"} for k, v in tool.parameters["properties"].items()} \
             == {k: {x: y for x, y in v.items() if x != "description"} for k, v in en[tool.name].parameters["properties"].items()}
+
+
+def test_playground_takes_a_pasted_openai_tools_list_and_samples_the_users_own_schema():
+    from agentlab.resources import data_file
+    pasted = data_file("aftersales_tools.json").read_text(encoding="utf-8")
+    html = playground_html(pasted)
+    assert "not a usable schema" not in html and "get_order" in html or "order_id" in html
+    mine = {"type": "function", "function": {"name": "book_expense", "description": "Book one expense.",
+            "parameters": {"type": "object", "required": ["amount_yuan", "item"], "properties": {
+                "amount_yuan": {"type": "number", "description": "Amount in yuan, e.g. 45."},
+                "item": {"type": "string", "description": "What it was, e.g. taxi."}}}}}
+    html = playground_html(json.dumps(mine))
+    assert "amountYuan" in html and "45元" in html and "order_id" not in html and "my_tool" not in html
+    assert "unknown_field" in html and "wrong_type" in html
+    for bad in ("[]", "[1, 2, 3]", '"text"', "{not json"):
+        assert "not a usable schema" in playground_html(bad)

@@ -30,9 +30,9 @@ from ..tools import Registry, Tool
 from ..trace import side_by_side_html
 from .demo import Comparison, compare_loops, explain
 
-__all__ = ["CASSETTE", "DEFAULT_SAMPLES", "LANG_OPTIONS", "MODELS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
+__all__ = ["CASSETTE", "LANG_OPTIONS", "MODELS", "REPLAYABLE_FAULTS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
            "FaultInjector", "GuardPanel", "MetricsPanel", "PMApp", "SchemaPlayground", "comparison_html",
-           "figure", "metrics_table_html", "playground_html"]
+           "figure", "metrics_table_html", "playground_html", "sample_calls"]
 
 LANG_OPTIONS = [("English", "en"), ("中文", "zh")]
 
@@ -139,21 +139,68 @@ class FaultInjector(App):
 
 
 # --- the schema playground --------------------------------------------------------------
-DEFAULT_SAMPLES = [
-    '{"orderId": "A1001"}', '{"order_id": 1001}', '{"order_id": "A1001", "amount": "45元", "reason": "不想要了"}',
-    '{"order_id": "A1001", "amount": -5, "reason": "user_cancel"}', '{"order_id": "A1001"', "{}",
-]
+def _registry_of(text: str, name: str, description: str, lang: Lang) -> tuple[Registry, str]:
+    """What was pasted, as a registry and the tool to sample: a bare JSON Schema, one OpenAI tool spec
+    (``{"type": "function", "function": {...}}`` or the inner function object), or a list of specs."""
+    data = json.loads(text)
+    if isinstance(data, dict) and "tools" in data and isinstance(data["tools"], list):
+        data = data["tools"]
+    if isinstance(data, list):
+        if not data:
+            raise ValueError("the list holds no tool")
+        reg = Registry.from_specs(data, lang=lang)
+        return reg, reg.names[0]
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object or a list of tool specs, got {type(data).__name__}")
+    if data.get("type") == "function" or ("name" in data and "parameters" in data):
+        reg = Registry.from_specs([data], lang=lang)
+        return reg, reg.names[0]
+    schema = dict(data)
+    tool = Tool(name, description or str(schema.pop("x-description", "")), schema)
+    return Registry([tool], lang=lang), name
 
 
-def playground_html(schema_text: str, samples: Sequence[str] = DEFAULT_SAMPLES, *, name: str = "my_tool",
+def sample_calls(tool: Tool) -> list[str]:
+    """Calls a model might send this tool, made from its own schema: one valid-looking call, then
+    the usual mistakes (a camelCase name, a missing field, a wrong type, cut-off JSON, nothing)."""
+    from ..schema import to_camel
+    props = tool.parameters.get("properties", {}) if isinstance(tool.parameters, Mapping) else {}
+    required = [k for k in tool.parameters.get("required", []) if k in props] or list(props)[:2]
+    good = {k: _sample_value(props[k]) for k in required}
+    calls = [json.dumps(good, ensure_ascii=False)]
+    snake = next((k for k in good if to_camel(k) != k), None)
+    if snake:
+        calls.append(json.dumps({(to_camel(k) if k == snake else k): v for k, v in good.items()}, ensure_ascii=False))
+    if required:
+        calls.append(json.dumps({k: v for k, v in good.items() if k != required[0]}, ensure_ascii=False))
+    typed = next((k for k in good if props[k].get("type") in ("number", "integer", "string")), None)
+    if typed:
+        wrong = "45元" if props[typed].get("type") in ("number", "integer") else 12345
+        calls.append(json.dumps({**good, typed: wrong}, ensure_ascii=False))
+    calls += [calls[0][: max(1, len(calls[0]) // 2)], "{}"]
+    return calls
+
+
+def _sample_value(schema: Mapping) -> Any:
+    for key in ("examples", "enum"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            return schema[key][0]
+    if "default" in schema:
+        return schema["default"]
+    return {"string": "text", "integer": 1, "number": 1.5, "boolean": True, "array": [],
+            "object": {}}.get(schema.get("type") if isinstance(schema.get("type"), str) else "string", "text")
+
+
+def playground_html(schema_text: str, samples: Sequence[str] | None = None, *, name: str = "my_tool",
                     description: str = "", lang: Lang = "en") -> str:
-    """Lint a schema and show how the validator answers each sample call: pure, so it is testable."""
+    """Lint what was pasted and show how the validator answers sample calls (made from the pasted
+    schema unless given): pure, so it is testable."""
     try:
-        schema = json.loads(schema_text)
-        tool = Tool(name, description or schema.pop("x-description", ""), schema)
-        reg = Registry([tool], lang=lang)
-    except (ValueError, SchemaError, TypeError, AttributeError) as exc:
+        reg, name = _registry_of(schema_text, name, description, lang)
+    except (ValueError, SchemaError, TypeError, AttributeError, KeyError) as exc:
         return f"<p style='color:#d93025'>{html.escape(t('ui.bad_schema', lang, error=str(exc)))}</p>"
+    if samples is None:
+        samples = sample_calls(reg[name])
     findings = lint(reg, lang=lang)
     if findings:
         rows = "".join(f"<tr><td>{f.severity}</td><td>{f.rule}</td><td>{html.escape(f.location)}</td>"
@@ -171,10 +218,10 @@ def playground_html(schema_text: str, samples: Sequence[str] = DEFAULT_SAMPLES, 
 class SchemaPlayground(App):
     """Edit a schema; the linter's findings and the validator's answers update live."""
 
-    def __init__(self, schema: Mapping | str | None = None, *, samples: Sequence[str] = DEFAULT_SAMPLES,
+    def __init__(self, schema: Mapping | str | None = None, *, samples: Sequence[str] | None = None,
                  description: str = "", lang: Lang = "en"):
         text = schema if isinstance(schema, str) else json.dumps(schema or _starter_schema(), indent=2, ensure_ascii=False)
-        self.samples, self.description = list(samples), description
+        self.samples, self.description = (list(samples) if samples is not None else None), description
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
         self.editor = W.Textarea(value=text, layout=W.Layout(width="100%", height="260px"))
         self.view = W.HTML()
