@@ -196,3 +196,15 @@ def test_an_http_date_retry_after_is_a_wait_too():
     with ChatServer([HTTPFault(429, retry_after=formatdate(time.time() + 15, usegmt=True)), say("ok")]) as server:
         assert model(server, waits=waits).complete([], []).content == "ok"
     assert server.attempts == 2 and 13 <= waits[0] <= 16
+
+
+def test_a_lone_surrogate_end_to_end_through_the_client_and_the_server_is_a_readable_error():
+    from agentlab.store import SQLiteStore
+    half_emoji = Reply(None, (ToolCall("escalate_to_human", '{"summary": "upset \ud83d help"}', "c1"),))
+    escaped = Reply(None, (ToolCall("escalate_to_human", '{"summary": "upset \\ud83d help"}', "c2"),))
+    with ChatServer([half_emoji, escaped, say("Sorry, a colleague will call you.")]) as server:
+        desk, reg = aftersales.SCENARIO.setup()
+        run = run_guarded(model(server), reg, "I am upset, help", store=SQLiteStore(), sleep=lambda s: None)
+    codes = [(e.error_code, json.loads(e.model_visible)["error"]["problems"][0]["reason"]) for e in run.tool_events]
+    assert codes == [("INVALID_ARGS", "broken_text")] * 2 and desk.tickets == []
+    assert run.status.startswith("done")

@@ -150,7 +150,10 @@ class ChatServer:
                         server._idle.notify_all()
 
             def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
-                data = json.dumps(payload, ensure_ascii=False).encode()
+                try:
+                    data = json.dumps(payload, ensure_ascii=False).encode()
+                except UnicodeEncodeError:  # a lone surrogate (half an emoji): send it escaped, as real servers do
+                    data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
