@@ -20,7 +20,7 @@ from typing import Any
 from ..guards import GUARDS, NO_GUARDS, GuardConfig
 from ..i18n import Lang, t
 from ..loop import run_guarded
-from ..models import FaultyModel, ScriptedModel, SelfCorrectingModel, Step, call, say, tool_calls
+from ..models import FaultyModel, Model, Reply, ScriptedModel, SelfCorrectingModel, Step, ToolCall, call, say, tool_calls
 from ..models.faults import MODEL_FAULTS
 from ..naive import run_naive
 from ..resources import data_file
@@ -209,7 +209,7 @@ def _is_message(item: Any) -> bool:
             and isinstance(item.get("calls", []), list) and all(_is_call(c) for c in item.get("calls", [])))
 
 
-def _script_reply(item: Any) -> Any:
+def _script_reply(item: Any) -> Reply | ToolCall:
     if isinstance(item, str):
         return say(item)
     if isinstance(item, dict):
@@ -217,13 +217,13 @@ def _script_reply(item: Any) -> Any:
     return call(item[0], item[1])
 
 
-def fake_model(case: Case) -> Any:
+def fake_model(case: Case) -> Model:
     """The scripted or rule-based model a case describes (with its injected fault, if any)."""
     fake = case.fake
     if "script" in fake:
         items = [_script_reply(x) for x in fake["script"]]
         return ScriptedModel(items, name=f"script:{case.id}", then="I have done what I can.")
-    model: Any = SelfCorrectingModel([Step(t, a) for t, a in fake.get("plan", [])], fake.get("answer", "Done."),
+    model: Model = SelfCorrectingModel([Step(t, a) for t, a in fake.get("plan", [])], fake.get("answer", "Done."),
                                      name=f"fake:{case.id}")
     if fake.get("fault"):
         model = FaultyModel(model, fake["fault"], at_step=fake.get("at_step", 2))
@@ -251,7 +251,7 @@ class CaseResult:
         return f"CaseResult({self.case_id}, {self.outcome or ('pass' if self.passed else 'FAIL')}, {self.run.status})"
 
 
-def run_case(case: Case, *, model: Any = None, loop: str = "guarded", config: GuardConfig = GuardConfig(),
+def run_case(case: Case, *, model: Model | None = None, loop: str = "guarded", config: GuardConfig = GuardConfig(),
              lang: Lang = "en", trial: int = 0, seed: int = 0) -> CaseResult:
     """Run one case on a fresh copy of its scenario and grade the final state."""
     scenario = get_scenario(case.scenario)
@@ -269,7 +269,7 @@ def run_case(case: Case, *, model: Any = None, loop: str = "guarded", config: Gu
     return CaseResult(case.id, case.category, trial, run, verdict.passed, why, snap, verdict.outcome)
 
 
-ModelFactory = Callable[[Case, int], Any]
+ModelFactory = Callable[[Case, int], Model]
 
 
 def run_suite(cases: Sequence[Case], *, model: ModelFactory | None = None, loop: str = "guarded",

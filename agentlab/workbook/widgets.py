@@ -187,8 +187,9 @@ def _sample_value(schema: Mapping) -> Any:
             return schema[key][0]
     if "default" in schema:
         return schema["default"]
+    kind = schema.get("type")
     return {"string": "text", "integer": 1, "number": 1.5, "boolean": True, "array": [],
-            "object": {}}.get(schema.get("type") if isinstance(schema.get("type"), str) else "string", "text")
+            "object": {}}.get(kind if isinstance(kind, str) else "string", "text")
 
 
 def playground_html(schema_text: str, samples: Sequence[str] | None = None, *, name: str = "my_tool",
