@@ -23,7 +23,8 @@ class GuardConfig:
         all_calls: answer every tool call of a message, in order (else only the first).
         validate: parse, schema and business checks before running a tool.
         readable_errors: tell the model what went wrong as structured JSON (else a bare 500).
-        self_correction: invalid calls allowed per tool before escalating (re-ask budget).
+        self_correction: invalid calls allowed in a row (since the last call that ran) before escalating:
+            the re-ask budget.
         timeout: seconds a tool may take. A read-only tool gets a SIGALRM deadline in the calling
             thread (main thread, POSIX); a write, which must never be interrupted half-way, runs in a
             worker thread the loop stops waiting for. Neither can stop C code that holds the GIL.

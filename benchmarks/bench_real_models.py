@@ -82,7 +82,8 @@ def main() -> None:
                 results[loop] = rs
                 if not rs:
                     continue
-                s = summarize([r.run for r in rs], correct=lambda run: True)
+                graded = {r.run.run_id: r.passed for r in rs}
+                s = summarize([r.run for r in rs], correct=lambda run: graded[run.run_id])
                 print(f"  {loop:8s} success {pass_rate(rs):.0%}  invalid-call rate {s['invalid_call_rate']:.0%}  "
                       f"avg steps {s['avg_steps']:.2f}  takeover {s['takeover_rate']:.0%}  "
                       f"({len(rs)} cases, {time.perf_counter() - t0:.0f} s)")

@@ -12,10 +12,20 @@ def test_pass_hat_k_is_taubench_estimator():
 
 
 def test_seed000_metrics():
-    runs = [compare_loops("camel_case").guarded, compare_loops("api_401").guarded]
-    s = summarize(runs)
+    comparisons = [compare_loops("camel_case"), compare_loops("api_401")]
+    runs = [c.guarded for c in comparisons]
+    graded = {c.guarded.run_id: c.guarded_verdict.passed for c in comparisons}
+    s = summarize(runs, lambda run: graded[run.run_id])
     assert s["runs"] == 2 and s["task_success_rate"] == 0.5 and s["takeover_rate"] == 0.5
     assert 0 < s["invalid_call_rate"] < 1
+
+
+def test_without_a_grader_success_is_not_claimed():
+    """A run's own "done" is not a success: ungraded, the rate is unknown, and only 'finished' is counted."""
+    from agentlab.models import ScriptedModel
+    thanks = compare_loops("api_429", model=lambda: ScriptedModel(["Thank you for the refund!"])).guarded
+    s = summarize([thanks])
+    assert s["task_success_rate"] != s["task_success_rate"] and s["finished_rate"] == 1.0
 
 
 def test_layers_and_rule_blocked_apart():

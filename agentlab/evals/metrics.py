@@ -17,19 +17,22 @@ __all__ = ["LAYER_DEFINITIONS", "by_taxonomy", "failure_breakdown", "layers", "p
 
 
 def summarize(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None) -> dict:
-    """The four metrics (and the status counts) over ``runs``."""
+    """The four metrics (and the status counts) over ``runs``.
+
+    Success is a grader's verdict on the final data (``correct``; agentlab.evals.outcome is the one
+    definition), never the run's own word: without a grader the success rate is NaN, "not graded",
+    and ``finished_rate`` says only how many runs *claimed* to be done.
+    """
     runs = list(runs)
     n = max(len(runs), 1)
     calls = sum(r.tool_calls for r in runs)
-    # With a grader, success is the grader's verdict (a correct escalation is a success);
-    # without one, a run succeeded if it finished.
-    ok = [r for r in runs if (correct(r) if correct is not None else r.status.startswith("done"))]
     return {
         "runs": len(runs),
-        "task_success_rate": len(ok) / n,
+        "task_success_rate": sum(bool(correct(r)) for r in runs) / n if correct is not None and runs else float("nan"),
         "invalid_call_rate": sum(r.invalid_calls for r in runs) / max(calls, 1),
         "avg_steps": sum(r.steps for r in runs) / n,
         "takeover_rate": sum(r.status in ("escalated", "budget_exhausted") for r in runs) / n,
+        "finished_rate": sum(r.status.startswith("done") for r in runs) / n,
         "statuses": {s: c for s, c in Counter(r.status for r in runs).items()},
     }
 
