@@ -12,7 +12,6 @@ raw ``arguments`` string into either clean arguments or a :class:`ToolError`::
 """
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from .clean import clean as clean_values
 from .errors import Problem, ToolError, ToolFailure, json_type, make_error, render
 from .i18n import Lang, check_lang, t
 from .jsonutil import lone_surrogates, parse_strict
-from .schema import close_objects, compile_schema, suggest, to_snake, transform
+from .schema import close_objects, compile_schema, suggest, transform
 
 __all__ = ["LEGACY_TYPES", "BusinessCheck", "Checked", "Registry", "Tool", "from_legacy_types", "rule"]
 
@@ -234,12 +233,14 @@ class Registry:
         return make_error("INVALID_ARGS", problems=found, stage="semantic") if found else None
 
     def unknown_tool(self, name: str) -> ToolError:
-        """``UNKNOWN_TOOL`` with every tool listed and the closest name suggested."""
+        """``UNKNOWN_TOOL`` with every tool listed, and the intended one when it is clear.
+
+        The suggestion ranks tools by shared words, then characters (see
+        :func:`~agentlab.schema.suggest`), and is left out when two tools are close:
+        a model follows it, and calling the wrong tool is worse than reading the list.
+        """
         names = self.names
-        closest = suggest(name, names)
-        if closest is None:
-            close = difflib.get_close_matches(to_snake(name), names, n=1, cutoff=0.5)
-            closest = close[0] if close else None
+        closest = suggest(name, names)  # cuts the name itself: a megabyte of it costs nothing
         tools = ", ".join(names)
         if closest:
             hint = {lg: t("hint.closest_tool", lg, name=closest, tools=tools) for lg in ("en", "zh")}

@@ -54,10 +54,14 @@ def test_redact_removes_leaks(text):
 
 
 def test_tool_failure_message_is_redacted():
-    exc = ToolFailure("UNAVAILABLE", "upstream at https://pay.example.com/v1 is down", retry_after=2)
+    """A tool author's message keeps what they wrote on purpose, never a credential or a trace."""
+    exc = ToolFailure("UNAVAILABLE", "upstream at https://svc:tok3n-9f8e@pay.example.com/v1 is down", retry_after=2)
     body = json.loads(render(exc.error))
-    assert "example.com" not in body["error"]["message"] and body["error"]["retry_after"] == 2
+    assert "tok3n" not in body["error"]["message"] and body["error"]["retry_after"] == 2
+    assert "https://[secret removed]@pay.example.com/v1" in body["error"]["message"]
     assert body["error"]["category"] == "transient"
+    exc = ToolFailure("UNAVAILABLE", "upstream is down\nTraceback (most recent call last):\n  File \"/srv/x.py\"")
+    assert "Traceback" not in render(exc.error) and "/srv/x.py" not in render(exc.error)
 
 
 def test_friendly_messages_have_no_codes():

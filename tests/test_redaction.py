@@ -1,0 +1,332 @@
+"""Redaction at the model boundary: bounded in time, thorough on credentials, gentle on prose.
+
+Three properties, each a fault that once reached a model (issue #10):
+
+* rendering never freezes on a hostile string the model wrote (the time grows
+  linearly and a megabyte renders well under a second);
+* credentials are removed from everything the model reads, returned data included;
+* a sentence a tool author wrote on purpose reaches the model byte for byte.
+"""
+import json
+import time
+
+import pytest
+
+from agentlab import Registry, Tool, rule
+from agentlab import errors as E
+from agentlab.errors import Problem, ToolFailure, make_error, redact, render
+from conftest import ROOT
+
+# --- 1. time: every rendering path on hostile strings -----------------------------------
+SHAPES = {
+    "dots": "a.", "ats": "a@", "sql": "SELECT FROM ", "scheme": "://", "slashes": "/a", "spaces": " ",
+    "mixed_ws": " \t\n", "newlines": "\n", "digit_dots": "1.", "digits": "1", "hyphens": "a-",
+    "url_like": "a://a:", "userinfo": "a:b@", "keyword": "password: ", "token_eq": "token=", "bearer": "Bearer ",
+    "jwt": "eyJa.", "sk": "sk-a", "frame": 'File "a", line 1\n', "host": "a.internal.", "cjk": "密码是",
+    "key_block": "-----BEGIN RSA PRIVATE KEY-----", "backslashes": "C:\\a\\", "plain": "a",
+    "kept_keys": "token -", "key_chain": "a_token:", "is_chain": "password is ", "zh_keys": "令牌 ",
+}
+SIZES = {"1KB": 1 << 10, "64KB": 1 << 16, "1MB": 1 << 20}
+
+
+def hostile(shape: str, size: int) -> str:
+    unit = SHAPES[shape]
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+@pytest.fixture(scope="module")
+def reg():
+    return Registry.from_json(ROOT / "data" / "aftersales_tools.json")
+
+
+def render_everything(reg: Registry, text: str) -> list[str]:
+    """Every way a model-controlled or exception string reaches render()."""
+    out = []
+    got = make_error("INVALID_ARGS", problems=[
+        Problem("order_id", "bad_format", expected="pattern ^A\\d{4}$", got=text),
+        Problem("order_id", "not_in_enum", got=text, allowed=("a", "b")),
+        Problem("amount", "wrong_type", expected="number", got=text),
+        Problem("items", "wrong_type", expected="string", got=[text, {"k": text}]),
+        Problem("amount", "rule", detail={"en": text, "zh": text}),
+    ])
+    out += [render(got, "en"), render(got, "zh")]
+    out.append(reg.check("get_order", {"order_id": text}).render())  # the value echoed as got
+    out.append(reg.check("get_order", {text: "A1001"}).render())  # an unknown field named by the model
+    out += [render(reg.unknown_tool(text), lg) for lg in ("en", "zh")]
+    out.append(reg.check(text, "{}").render())
+    failure = ToolFailure("NOT_FOUND", {"en": text, "zh": text}, hint=text)
+    out += [render(failure.error, "en"), render(failure.error, "zh")]
+    out.append(render(make_error("MODEL_ERROR", detail=text)))
+    out.append(render(None, data={"rows": [{"text": text, "n": 1}]}))  # returned data: never cut, still linear
+    return out
+
+
+def _time(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_rendering_hostile_strings_is_fast_and_linear(reg, shape):
+    times = {}
+    for label, size in SIZES.items():
+        text = hostile(shape, size)
+        times[label] = _time(lambda: render_everything(reg, text))
+    print(f"\n{shape}: " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in times.items()))
+    assert times["1MB"] < 2.0, times
+    # linear, not quadratic: 16x the input may cost at most ~50x (a 1 ms floor absorbs timer noise)
+    assert times["1MB"] <= 50 * max(times["64KB"], 1e-3), times
+
+
+def test_rendered_errors_stay_short(reg):
+    """A megabyte the model wrote comes back as a few hundred characters, not as a megabyte."""
+    text = hostile("dots", SIZES["1MB"])
+    for out in render_everything(reg, text)[:-1]:  # the last one is returned data: never cut
+        assert len(out) < 20_000, out[:200]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", ["redact", "redact_secrets"])
+def test_redaction_itself_is_linear(name):
+    """redact() is public and the loop runs it on telemetry: it must be linear on its own, uncut."""
+    fn = getattr(E, name)
+    worst = {}
+    for shape in SHAPES:
+        small = _time(lambda: fn(hostile(shape, SIZES["64KB"])))
+        big = _time(lambda: fn(hostile(shape, SIZES["1MB"])))
+        worst[shape] = (small, big)
+        assert big < 2.0, (shape, big)
+        assert big <= 50 * max(small, 1e-3), (shape, small, big)
+    print("\n" + name + " 1MB: " + ", ".join(f"{k} {v[1] * 1000:.0f} ms" for k, v in worst.items()))
+
+
+def test_suggestion_on_a_huge_name_is_fast(reg):
+    from agentlab.schema import suggest
+    name = "refund_order" * 100_000
+    assert _time(lambda: suggest(name, reg.names)) < 0.5
+    assert _time(lambda: suggest(name, ["order_id", "amount"])) < 0.5
+
+
+# --- 2. credentials never reach the model ---------------------------------------------
+# (text, [fragments that must not survive]). Fake, but in the real formats.
+SECRETS = [
+    ("api_key=sk-live-abc123", ["sk-live", "abc123"]),
+    ("postgresql://admin:s3cret@10.0.0.5:5432/orders", ["s3cret", "admin:"]),
+    ("mysql://root:hunter2@db.internal/shop is down", ["hunter2", "root:"]),
+    ("redis://:p4ssw0rd@cache:6379/0", ["p4ssw0rd"]),
+    ("see https://deploy:ghp_x1y2z3@github.com/acme/app.git", ["ghp_x1y2z3", "deploy:"]),
+    ("key sk-proj-4fJ9kLmN2pQrS8tUvW1xYz0aBcDeFgHi in use", ["4fJ9kLmN2pQrS8tU"]),
+    ("stripe sk_live_51HxYzAbCdEfGhIjKlMnOpQr", ["51HxYzAbCdEfGhIj"]),
+    ("publishable pk_live_51HxYzAbCdEfGhIjKlMnOpQr", ["51HxYzAbCdEfGhIj"]),
+    ("restricted rk_live_51HxYzAbCdEfGhIjKlMnOpQr", ["51HxYzAbCdEfGhIj"]),
+    ("test key sk_test_4eC39HqLyjWDarjtT1zdp7dc", ["4eC39HqLyjWDarjtT1zdp7dc"]),
+    ("aws AKIAIOSFODNN7EXAMPLE with secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+     ["AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI"]),
+    ("aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ["wJalrXUtnFEMI"]),
+    ("session ASIAY34FZKBOKMUTVV7A expired", ["ASIAY34FZKBOKMUTVV7A"]),
+    ("token ghp_1234567890abcdefghijklmnopqrstuvwxyz leaked", ["ghp_1234567890abcdef"]),
+    ("oauth gho_16C7e42F292c6912E7710c838347Ae178B4a", ["gho_16C7e42F292c"]),
+    ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV", ["github_pat_11ABC"]),
+    ("slack xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", ["xoxb-1234", "AbCdEfGhIjKl"]),
+    ("user token xoxp-123456789012-123456789012-123456789012-abcdef1234567890", ["xoxp-1234", "abcdef1234567890"]),
+    ("jwt eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+     ["eyJhbGciOiJIUzI1Ni", "eyJzdWIiOiIx", "dozjgNryP4J3"]),
+    ("Authorization: Bearer abcdef1234567890", ["abcdef1234567890"]),
+    ("Authorization: Bearer eyJhbGciOi.abc.def", ["eyJhbGciOi"]),
+    ("Authorization: Basic dXNlcjpwYXNzd29yZA==", ["dXNlcjpwYXNzd29yZA"]),
+    ("the password is hunter2", ["hunter2"]),
+    ("the password is correcthorsebatterystaple", ["correcthorse"]),
+    ("Password: Tr0ub4dor&3", ["Tr0ub4dor"]),
+    ("PASSWORD=letmein123;UID=sa", ["letmein123"]),
+    ("connect with pwd=Zx9!kk2 and retry", ["Zx9!kk2"]),
+    ("passphrase: purple-monkey-dishwasher", ["purple-monkey"]),
+    ('config {"password": "hunter2", "user": "ops"}', ["hunter2"]),
+    ("{'api_key': 'AIzaSyA-1234567890abcdefghijklmnopqrstu'}", ["AIzaSyA-1234567890"]),
+    ("token=abc123def456", ["abc123def456"]),
+    ("DB_PASSWORD=hunter2 REDIS_URL=redis://cache:6379", ["hunter2"]),
+    ("export GITHUB_TOKEN=abc123def456", ["abc123def456"]),
+    ("access_token: ya29.a0AfH6SMBx1234567890", ["ya29.a0AfH6SMB"]),
+    ("client_secret=Q8a7b6c5d4e3f2g1h0", ["Q8a7b6c5d4e3"]),
+    ("webhook secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", ["MfKQ9r8GKYqr"]),
+    ("Use the API key AIzaSyDdI0hCZtE6vySjMm-WEfRq3CPzqKqqsHI", ["AIzaSyDdI0hCZtE6"]),
+    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7x\n-----END RSA PRIVATE KEY-----", ["MIIEowIBAAKCAQEA7x"]),
+    ("密码是abc12345", ["abc12345"]),
+    ("密码：Qwerty!23", ["Qwerty!23"]),
+    ("您的密码为 Passw0rd，请妥善保管。", ["Passw0rd"]),
+    ("数据库连接 postgresql://admin:s3cret@10.0.0.5:5432/orders 失败", ["s3cret"]),
+    ("令牌：ghp_abcdefghijklmnopqrstuvwxyz0123456789 已泄露", ["ghp_abcdefghijkl"]),
+    ("密钥是 sk-live-abcdefghijklmnop，请勿外传", ["sk-live", "abcdefghijklmnop"]),
+    ("接口令牌=abc123def456xyz", ["abc123def456xyz"]),
+    ("请使用 Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig 访问", ["eyJhbGciOiJIUzI1NiJ9"]),
+    ("口令：hunter2", ["hunter2"]),
+]
+
+
+def _assert_clean(text: str, fragments: list[str], where: str) -> None:
+    for fragment in fragments:
+        assert fragment not in text, (where, fragment, text)
+
+
+@pytest.mark.parametrize("text,fragments", SECRETS, ids=[s[0][:30] for s in SECRETS])
+def test_credentials_are_removed_everywhere(text, fragments):
+    _assert_clean(E.redact_secrets(text), fragments, "redact_secrets")
+    _assert_clean(redact(text), fragments, "redact")
+    data = {"note": text, "rows": [{"detail": text, "tags": [text]}], text: 1, "n": 3}
+    rendered = render(None, data=data)
+    _assert_clean(rendered, fragments, "data")
+    assert json.loads(rendered)["data"]["n"] == 3  # the rest of the data is untouched
+    failure = ToolFailure("NOT_FOUND", {"en": text, "zh": text}, hint={"en": text, "zh": text})
+    for lang in ("en", "zh"):
+        _assert_clean(render(failure.error, lang), fragments, "message/hint")
+        err = make_error("INVALID_ARGS", problems=[rule("amount", text, text)])
+        _assert_clean(render(err, lang), fragments, "rule")
+
+
+def test_credentials_in_urls_keep_the_scheme_and_host():
+    out = E.redact_secrets("postgresql://admin:s3cret@10.0.0.5:5432/orders")
+    assert out.startswith("postgresql://") and "10.0.0.5:5432/orders" in out and "s3cret" not in out
+
+
+def test_secret_named_fields_in_data_are_removed():
+    data = {"user": "ops", "password": "hunter2", "db": {"api_key": "abc", "token": 123456, "max_tokens": 512}}
+    out = json.loads(render(None, data=data))["data"]
+    assert out["user"] == "ops" and out["db"]["max_tokens"] == 512
+    assert "hunter2" not in json.dumps(out) and "abc" not in json.dumps(out) and "123456" not in json.dumps(out)
+
+
+def test_tool_failure_keeps_no_stack_trace_or_password():
+    text = ("could not query postgresql://svc_refund:S3cr3t!@db-prod.internal:5432/orders\n"
+            "Traceback (most recent call last):\n  File \"/srv/desk/repo.py\", line 88, in fetch\n"
+            "    cur.execute(\"SELECT 1\")\npsycopg.OperationalError: timeout")
+    out = render(ToolFailure("UNAVAILABLE", text).error)
+    for leak in ("S3cr3t", "svc_refund", "Traceback", "repo.py", "OperationalError"):
+        assert leak not in out, leak
+
+
+# --- 3. what an author wrote on purpose is left alone -------------------------------------
+BENIGN = [
+    "Please update the shipping address from the order page.",
+    "Select a size from the list before adding the item to your cart.",
+    "Update your order from the account page.",
+    "The token expired; ask the user to sign in again.",
+    "the token: expired",
+    "Delete from cart the items that are out of stock.",
+    "Pick a colour and/or a size.",
+    "Deliveries arrive between 10:30 and 12:00.",
+    "This needs app version 1.2.3 or later.",
+    "The total is 1,299.00 yuan including tax.",
+    "Create a return label, then drop the parcel at the post office.",
+    "Insert the gift card code into the payment form, then select Pay.",
+    "Set the delivery date, then update the order.",
+    "Orders placed after 18:00 ship the next day.",
+    "Use the format YYYY-MM-DD, for example 2024-05-01.",
+    "The password is incorrect; ask the user to reset it.",
+    "Your password must be at least 8 characters long.",
+    "The password is too short.",
+    "Refunds go back to the original card within 3-5 working days.",
+    "Call 400-820-8820 or write to the help desk.",
+    "Sizes S/M/L are in stock; XL ships from the central warehouse.",
+    "The order A1001 was shipped on 2024-03-02 at 09:15.",
+    "Drop the old address from the profile, then create a new one.",
+    "Bearer of this voucher gets 10% off.",
+    "The secret to a good fit is the size chart.",
+    "Read the returns page under Help/Returns in the app menu.",
+    "Ask the user: is the address correct?",
+    "Alter the quantity where the basket shows it.",
+    "Version 2.0.1 changed the return window from 7 to 14 days.",
+    "Room 3.14, Building 2, 100 Century Avenue, Shanghai 200120.",
+    "The Basic plan-2024 subscription renews monthly.",
+    "Column pk_order_items_id is the primary key of the order items.",
+    "Credentials are checked by the bank, not by us.",
+    "请从订单页面更新收货地址。",
+    "请从列表中选择尺码。",
+    "令牌已过期，请重新登录。",
+    "密码错误，请让用户重置密码。",
+    "密码至少 8 位。",
+    "请从购物车删除缺货商品。",
+    "配送时间为 10:30 至 12:00。",
+    "需要 1.2.3 或更高版本的应用。",
+    "总价为 1,299.00 元（含税）。",
+    "订单 A1001 已于 2024-03-02 发货。",
+    "可以选择颜色和/或尺码。",
+    "退款将在 3-5 个工作日内退回原卡。",
+    "收货地址：上海市浦东新区世纪大道 100 号 3 楼。",
+    "客服热线：400-820-8820。",
+]
+
+
+@pytest.mark.parametrize("text", BENIGN)
+def test_benign_authored_text_is_untouched(text):
+    assert E.redact_secrets(text) == text
+    failure = ToolFailure("NOT_FOUND", {"en": text, "zh": text}, hint={"en": text, "zh": text})
+    for lang in ("en", "zh"):
+        err = json.loads(render(failure.error, lang))["error"]
+        assert err["message"] == text and err["hint"] == text
+        problem = json.loads(render(make_error("INVALID_ARGS", problems=[rule("x", text, text)]), lang))
+        assert problem["error"]["problems"][0]["hint"] == text
+    assert json.loads(render(None, data={"note": text, "list": [text]}))["data"] == {"note": text, "list": [text]}
+
+
+def test_technical_detail_is_still_fully_redacted():
+    """Exception text keeps the broad patterns: telemetry must not store hosts, SQL or paths."""
+    text = "SELECT * FROM refunds WHERE id = 1 at db.internal:5432 reading /etc/agentlab/secrets.yaml"
+    out = redact(text)
+    for leak in ("SELECT", "db.internal", "/etc/agentlab"):
+        assert leak not in out
+    body = json.loads(render(make_error("MODEL_ERROR", detail=text)))
+    assert "db.internal" not in body["error"]["message"] and "SELECT" not in body["error"]["message"]
+
+
+def test_model_values_echoed_as_got_are_fully_redacted(reg):
+    body = json.loads(reg.check("get_order", {"order_id": "postgres://u:p@db.internal/x"}).render())
+    assert "db.internal" not in json.dumps(body)
+    body = json.loads(reg.check("get_order", {"order_id": ["db.internal", 1]}).render())
+    assert "db.internal" not in json.dumps(body)
+
+
+def test_custom_tool_failure_with_benign_text_reaches_the_model_through_the_loop():
+    """End to end: a tool's own message arrives at the model byte for byte."""
+    from agentlab.models import ScriptedModel, call, say, tool_calls
+    from agentlab.loop import run_guarded
+    text = "Please update the shipping address from the order page."
+
+    def fn(order_id):
+        raise ToolFailure("NOT_FOUND", text)
+    reg = Registry([Tool("get_order", "Look up one order.", {
+        "type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}, fn=fn)])
+    model = ScriptedModel([tool_calls(call("get_order", {"order_id": "A1"})), say("ok")])
+    run = run_guarded(model, reg, "where is my order?", sleep=lambda s: None)
+    seen = [json.loads(m["content"]) for m in run.messages if m["role"] == "tool"]
+    assert seen[0]["error"]["message"] == text
+
+
+# --- properties over generated text ---------------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PROSE = st.one_of(
+    st.text(alphabet=st.sampled_from(list("abcdefghij ABC.,:;=/@-_'\"\n\t0123456789密码是：令牌")), max_size=80),
+    st.lists(st.sampled_from(["password", "token", "the", "is", ":", "=", " ", "secret", "密码", "是", "key",
+                              "api_key", "Bearer", "expired", "://", "@", "sk-", "\n", "Traceback"]),
+             max_size=12).map("".join))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(before=_PROSE, after=_PROSE, case=st.sampled_from(SECRETS))
+def test_a_credential_anywhere_in_text_is_removed(before, after, case):
+    text, fragments = case
+    out = E.redact_secrets(f"{before} {text} {after}")
+    for fragment in fragments:
+        assert fragment not in out or fragment in before + after, (before, text, after, out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_PROSE)
+def test_redaction_is_idempotent_and_total(text):
+    once = E.redact_secrets(text)
+    assert E.redact_secrets(once) == once
+    assert redact(redact(text)) == redact(text)
+    assert E._cut(E._cut(text * 10, 100), 100) == E._cut(text * 10, 100)
+    json.loads(render(None, data={"x": text}))
