@@ -6,7 +6,7 @@ built by :func:`render`::
     {"ok": false, "error": {"code", "message", "category", "stage", "retryable",
                             "problems": [{"field", "reason", "hint", ...}], "hint"}}
 
-Every error sits in both taxonomies of seed 003 §5:
+Every error sits in both taxonomies (docs/failures.md#two-classifications):
 
 * ``category`` answers "may the same thing be sent again?" (for code that retries):
   ``transient`` (resend as is, later), ``validation`` (the model must change the call),
@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NamedTuple
 
 from .i18n import Lang, t
+from .jsonutil import escape_surrogates
 
 __all__ = ["CODES", "Category", "Problem", "Reason", "Stage", "ToolError", "ToolFailure", "UsageError",
            "friendly", "json_type", "make_error", "redact", "redact_secrets", "render", "with_stage"]
@@ -204,7 +205,8 @@ class ToolFailure(Exception):
     def __init__(self, code: str, message: Mapping[str, str] | str | None = None, *,
                  hint: Mapping[str, str] | str | None = None, retry_after: float | None = None,
                  stage: Stage | None = None, problems: tuple[Problem, ...] = ()):
-        super().__init__(code if message is None else f"{code}: {_lang_map(message)['en']}")
+        text = _lang_map(message)
+        super().__init__(code if text is None else f"{code}: {text['en']}")
         self.error = make_error(code, message=message, hint=hint, retry_after=retry_after,
                                 stage=stage, problems=problems)
 
@@ -221,8 +223,10 @@ def render(error: ToolError | None, lang: Lang = "en", *, data: Any = None, **ex
         body = {"ok": False, "error": error.to_dict(lang)}
     body.update(extra)
     # Last, over everything: a credential in returned data, an extra, or a fill-in is
-    # removed here whatever path it took. Linear, and a no-op on clean text.
-    return _safe_json(body)
+    # removed here whatever path it took. Linear, and a no-op on clean text. A lone
+    # surrogate (half an emoji from a model or a tool) becomes its JSON escape, so what
+    # the model is told can always be stored and sent.
+    return escape_surrogates(_safe_json(body))
 
 
 def friendly(error: ToolError, lang: Lang = "en") -> str:

@@ -218,8 +218,8 @@ class Registry:
         problems = self._validators[name](args)
         if problems:
             return Checked(name, raw_text, args, make_error("INVALID_ARGS", problems=problems), cleaned, lang=lang)
-        err = self.check_rules(name, args) if rules else None
-        return Checked(name, raw_text, args, err, cleaned, lang=lang)
+        rule_error = self.check_rules(name, args) if rules else None
+        return Checked(name, raw_text, args, rule_error, cleaned, lang=lang)
 
     def check_rules(self, name: str, args: dict) -> ToolError | None:
         """The tool's business rules on schema-valid ``args``: None, or the error."""
@@ -264,8 +264,9 @@ def _placeholder(schema: Mapping) -> Any:
         return schema["enum"][0]
     if schema.get("examples"):
         return schema["examples"][0]
+    kind = schema.get("type")
     return {"string": "...", "integer": 1, "number": 1.0, "boolean": True,
-            "array": [], "object": {}}.get(schema.get("type") if isinstance(schema.get("type"), str) else "", "...")
+            "array": [], "object": {}}.get(kind if isinstance(kind, str) else "", "...")
 
 
 # --- BFCL / legacy type names --------------------------------------------------------

@@ -1,6 +1,6 @@
 """Real models through any OpenAI-compatible endpoint, behind the same ``complete()`` as the fakes.
 
-This is seed 003 §3.2's ``_create()`` wrapper: the request is unchanged; around
+This is the model-call wrapper of docs/failures.md#model-api-failures: the request is unchanged; around
 it, every ``openai`` exception is classified, transient ones are resent with
 exponential backoff and full jitter (never sooner than the server's ``Retry-After``; one
 longer than the policy's ``longest_wait`` stops at once with the wait recorded),
