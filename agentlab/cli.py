@@ -16,7 +16,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from .commands import EXTRA, InputError, emit, read_json
 from .i18n import Lang, t
@@ -33,7 +33,7 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self.lang = lang
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         print(t("cli.usage", self.lang, message=message, prog=self.prog), file=sys.stderr)
         raise SystemExit(2)
 

@@ -476,8 +476,8 @@ def _sequence(type_check: Check | None, checks: list[Check]) -> Check:
         return _ok
     if type_check is None and len(checks) == 1:
         return checks[0]
-    if not checks:
-        return type_check  # type: ignore[return-value]
+    if not checks and type_check is not None:
+        return type_check
     checks_t = tuple(checks)
     if type_check is None:
         def run_all(v: Any, parent: str, key: Any, out: list) -> None:
@@ -702,7 +702,6 @@ def compile_schema(schema: Any) -> Callable[[Any], list[Problem]]:
         check(value, "", None, out)
         return out
 
-    validate.check = check  # type: ignore[attr-defined]
     return validate
 
 
