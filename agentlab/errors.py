@@ -92,7 +92,9 @@ class Problem:
                                "hint": _problem_hint(self, lang)}
         if self.expected is not None and self.reason in ("wrong_type", "bad_format"):
             out["expected"] = self.expected
-        if self.reason not in ("missing", "unknown_field") and self.got is not None:
+        if self.limit is not None and self.limit[0] in _SIZE_WORDS:
+            out["got_size"] = _size(self.got)  # a length limit: the length, never the (maybe huge) value
+        elif self.reason not in ("missing", "unknown_field") and self.got is not None:
             out["got"] = _short(self.got)
         if self.allowed is not None:
             out["allowed"] = list(self.allowed)
@@ -514,6 +516,14 @@ def _fmt(value: Any, *, clean: Callable[[str], str] = redact) -> str:
     return json.dumps(_short(value, clean=clean), ensure_ascii=False, default=str)
 
 
+_SIZE_WORDS = {"minItems": "items", "maxItems": "items", "minLength": "chars", "maxLength": "chars",
+               "minProperties": "fields", "maxProperties": "fields"}
+
+
+def _size(got: Any) -> Any:
+    return len(got) if isinstance(got, (str, list, tuple, dict)) else got
+
+
 def _problem_hint(p: Problem, lang: Lang) -> str:
     desc = _cut(p.description or "", TEXT_LIMIT)  # the schema's words, for the model: bounded, not redacted
     r = p.reason
@@ -532,7 +542,12 @@ def _problem_hint(p: Problem, lang: Lang) -> str:
                  allowed=", ".join(_fmt(a, clean=redact_secrets) for a in p.allowed or ()))
     elif r == "out_of_range":
         keyword, bound = p.limit or ("minimum", "?")
-        text = t("problem.out_of_range", lang, got=_fmt(p.got), limit=t("limit." + keyword, lang, n=bound))
+        if keyword in _SIZE_WORDS:  # say what was sent ("an empty list"), not its length as if it were the value
+            n = _size(p.got)
+            size = t(f"size.{_SIZE_WORDS[keyword]}{'.none' if n == 0 else ''}", lang, n=n)
+            text = t("problem.size", lang, size=size, limit=t("limit." + keyword, lang, n=bound))
+        else:
+            text = t("problem.out_of_range", lang, got=_fmt(p.got), limit=t("limit." + keyword, lang, n=bound))
     elif r == "bad_format":
         text = t("problem.bad_format", lang, got=_fmt(p.got), expected=p.expected, description=desc)
     elif r == "rule":

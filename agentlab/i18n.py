@@ -165,6 +165,13 @@ _CATALOG: dict[str, dict[str, str]] = {
         "en": "Value {got} must be {limit}.",
         "zh": "取值 {got} 必须{limit}。",
     },
+    "problem.size": {"en": "Got {size}; it must be {limit}.", "zh": "实际收到{size}；必须{limit}。"},
+    "size.items": {"en": "a list of {n} item(s)", "zh": "包含 {n} 项的列表"},
+    "size.items.none": {"en": "an empty list", "zh": "一个空列表"},
+    "size.chars": {"en": "a text of {n} character(s)", "zh": "长度为 {n} 个字符的文本"},
+    "size.chars.none": {"en": "an empty text", "zh": "一个空字符串"},
+    "size.fields": {"en": "an object with {n} field(s)", "zh": "包含 {n} 个字段的对象"},
+    "size.fields.none": {"en": "an empty object", "zh": "一个空对象"},
     "problem.broken_text": {
         "en": ("This text holds half of a character (a lone UTF-16 surrogate such as \\ud83d). "
                "Send whole characters, or leave the emoji out."),

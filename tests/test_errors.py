@@ -75,3 +75,19 @@ def test_friendly_messages_have_no_codes():
 def test_catalog_is_complete_in_both_languages():
     for key in i18n.keys():
         assert i18n._CATALOG[key].get("en") and i18n._CATALOG[key].get("zh"), key
+
+
+def test_a_length_limit_says_what_was_sent_not_its_length_as_a_value():
+    import json as _json
+
+    from agentlab import Registry
+    reg = Registry.from_specs([{"name": "place_order", "description": "Place an order.", "parameters": {
+        "type": "object", "required": ["items", "note"], "properties": {
+            "items": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+            "note": {"type": "string", "maxLength": 3}}}}])
+    problems = _json.loads(reg.check("place_order", '{"items": [], "note": "toolong"}').render())["error"]["problems"]
+    by = {p["field"]: p for p in problems}
+    assert by["items"]["hint"].startswith("Got an empty list") and by["items"]["got_size"] == 0
+    assert "a text of 7 character(s)" in by["note"]["hint"] and "got" not in by["note"]
+    zh = _json.loads(reg.check("place_order", '{"items": [], "note": "ok"}').render("zh"))["error"]["problems"]
+    assert "空列表" in zh[0]["hint"]
