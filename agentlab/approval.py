@@ -13,9 +13,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ToolError
+from .errors import ToolError, render
 from .guards import GuardConfig
-from .loop import Context, execute
+from .loop import CallOutcome, Context, execute
 from .store import Approval, Store, result_json
 from .tools import Registry
 
@@ -39,23 +39,45 @@ def pending(store: Store, session_id: str | None = None) -> list[Approval]:
 
 def approve(store: Store, registry: Registry, approval_id: str, *, note: str = "approved",
             config: GuardConfig = GuardConfig()) -> Decision:
-    """Approve and run the held call. A second approval (or a race) runs nothing."""
+    """Approve and run the held call. A second approval (or a race) runs nothing.
+
+    The business rules run again first: the world may have changed while the call waited (the
+    order shipped). A call whose outcome is not known yet (a timeout, a resend in flight) is not
+    reported as failed: the approval stays approved and the key settles when the result arrives.
+    """
+    held = store.get_approval(approval_id)
+    if held is None:
+        raise KeyError(f"no approval {approval_id!r}")
+    if held.tool not in registry:  # checked before deciding, so a wrong registry leaves the call waiting
+        raise KeyError(f"approval {approval_id!r} is for {held.tool!r}, which this registry does not have")
     decided = store.decide(approval_id, "approved", note)
     if decided is None:
-        current = store.get_approval(approval_id)
-        if current is None:
-            raise KeyError(f"no approval {approval_id!r}")
+        current = store.get_approval(approval_id) or held
         return Decision(current, False, json.loads(current.result) if current.result else None)
     tool = registry[decided.tool]
+    args = json.loads(decided.args)
     ctx = Context(registry, config, store, session_id=decided.session_id, lang=registry.lang)
-    out = execute(tool, json.loads(decided.args), ctx, key=decided.id)
+
+    def rules() -> CallOutcome | None:
+        err = registry.check_rules(tool.name, args)
+        return CallOutcome(render(err, registry.lang), err, exec_ok=None) if err is not None else None
+
+    try:
+        out = execute(tool, args, ctx, key=decided.id, gate=rules)
+    except BaseException:
+        store.set_approval_result(approval_id, None, error=json.dumps({"code": "TOOL_ERROR"}))  # open again
+        raise
     if out.error is None:
         store.set_approval_result(approval_id, result_json(out.data))
-    else:
+    elif out.error.code not in _NOT_KNOWN_YET:
         store.set_approval_result(approval_id, None, error=json.dumps(out.error.to_dict(registry.lang),
                                                                       ensure_ascii=False))
     return Decision(store.get_approval(approval_id) or decided, out.error is None and not out.replayed,
                     out.data, out.error)
+
+
+# the call may still take effect: saying "not executed, approve again" would be a lie
+_NOT_KNOWN_YET = frozenset({"TIMEOUT", "IN_PROGRESS", "OUTCOME_UNKNOWN"})
 
 
 def reject(store: Store, approval_id: str, reason: str) -> Decision:

@@ -52,6 +52,7 @@ CODES: dict[str, tuple[Category, Stage]] = {
     "IN_PROGRESS": ("transient", "execution"),
     "OUTCOME_UNKNOWN": ("fatal", "execution"),  # a write that may have happened: never resent
     "MODEL_ERROR": ("fatal", "execution"),
+    "NOT_RUN": ("fatal", "rule_blocked"),  # a later call of a message whose earlier call ended the turn
     "UNAUTHENTICATED": ("fatal", "execution"),
     "PERMISSION_DENIED": ("fatal", "rule_blocked"),
     "NOT_FOUND": ("fatal", "semantic"),

@@ -55,6 +55,10 @@ _CATALOG: dict[str, dict[str, str]] = {
                "effect. Do NOT send it again: a person will check and finish it."),
         "zh": "该操作已经发出，但结果没有返回，无法确认是否已生效。不要再次发送：将由人工核实并处理。",
     },
+    "NOT_RUN": {
+        "en": "Not run: an earlier call in the same message ended this turn. Nothing was done for this call.",
+        "zh": "未执行：同一条消息里更早的调用结束了本轮。这个调用什么也没做。",
+    },
     "MODEL_ERROR": {
         "en": "The model's reply could not be used ({detail}).",
         "zh": "模型的回复无法使用（{detail}）。",
@@ -448,6 +452,8 @@ _CATALOG: dict[str, dict[str, str]] = {
                                 "arguments] pair, or a whole message {{'content': ..., 'calls': [[name, arguments], ...]}}"),
                          "zh": ("{path}:{line}：fake.script 第 {index} 项是 {got}；应为一段回复文本、[工具名, 参数] 二元组，"
                                 "或整条消息 {{'content': ..., 'calls': [[工具名, 参数], ...]}}")},
+    "case.because": {"en": "{path}:{line}: expect.because item {index} is {name!r}; expected an error code (e.g. UNAUTHENTICATED) or 'ticket'",
+                     "zh": "{path}:{line}：expect.because 第 {index} 项是 {name!r}；应为错误码（如 UNAUTHENTICATED）或 'ticket'"},
     "case.plan_item": {"en": "{path}:{line}: fake.plan item {index} is {got}; expected a [tool name, arguments object] pair",
                        "zh": "{path}:{line}：fake.plan 第 {index} 项是 {got}；应为 [工具名, 参数对象] 二元组"},
     "case.start": {"en": "{path}:{line}: start cannot be applied to scenario {scenario!r} ({detail}); expected changes to its starting data",

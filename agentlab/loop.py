@@ -32,7 +32,7 @@ from .errors import ToolError, ToolFailure, UsageError, friendly, make_error, re
 from .guards import HARD_CAP, GuardConfig
 from .i18n import Lang
 from .jsonutil import canonical, escape_surrogates, parse_strict
-from .models.interface import Model, ModelError, Reply, ToolCall
+from .models.interface import Model, ModelError, Reply, ToolCall, Usage
 from .runs import Run, Status
 from .store import Approval, SQLiteStore, Store, result_json
 from .timeouts import WriteTimeout, run_with_timeout
@@ -92,14 +92,16 @@ def classify_exception(exc: BaseException, seconds: float = 0, *, write: bool = 
 
     A write that failed by accident (timed out, lost its connection, raised) may or may not
     have taken effect. Unless it is safe to resend (keyed), that is ``OUTCOME_UNKNOWN``:
-    never retryable. A refused connection is safe either way: nothing was sent.
+    never retryable. For a read, a refused connection is a plain transient failure.
     """
     if isinstance(exc, ToolFailure):
         return exc.error  # the tool said on purpose what happened
+    if write and not resendable:
+        # a write is a black box: even a refused connection may come from a second hop after the
+        # first one wrote. A tool that knows nothing happened says so with ToolFailure("UNAVAILABLE").
+        return make_error("OUTCOME_UNKNOWN")
     if isinstance(exc, ConnectionRefusedError):
         return make_error("UNAVAILABLE")
-    if write and not resendable:
-        return make_error("OUTCOME_UNKNOWN")
     if isinstance(exc, TimeoutError):
         return make_error("TIMEOUT", seconds=seconds)
     if isinstance(exc, ConnectionError):
@@ -107,14 +109,17 @@ def classify_exception(exc: BaseException, seconds: float = 0, *, write: bool = 
     return make_error("TOOL_ERROR")
 
 
-def idempotency_key(tool: Tool, args: dict) -> str:
-    """Computed by the loop, never by the model: the business key, or all the arguments."""
+def idempotency_key(tool: Tool, args: dict, session_id: str | None = None) -> str:
+    """Computed by the loop, never by the model: the business key (one refund per order, whoever
+    asks), or else all the arguments within one session: two customers asking for a call back in
+    the same words are two intents, one customer asking twice is one."""
     if tool.business_key is not None:
         try:
             return f"{tool.name}:{tool.business_key(args)}"
         except (KeyError, TypeError, ValueError):  # unvalidated arguments: fall back to all of them
             pass
-    return f"{tool.name}:{canonical(args)}"
+    scope = f"{session_id}:" if session_id else ""
+    return f"{tool.name}:{scope}{canonical(args)}"
 
 
 # --- one validated call: claim, gate, run, resend ----------------------------------
@@ -144,7 +149,13 @@ def execute(tool: Tool, args: dict, ctx: Context, *, key: str,
             return _failed(make_error("OUTCOME_UNKNOWN"), lang, exec_ok=None,
                            note="an earlier attempt never reported back; a person must resolve it")
     if gate is not None:
-        refused = gate()
+        try:
+            refused = gate()
+        except (KeyboardInterrupt, SystemExit, UsageError):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a rule that failed itself: nothing has run yet
+            refused = _failed(classify_exception(exc), lang, exec_ok=None,
+                              note="the business rule failed: " + _describe(exc))
         if refused is not None:
             if claimed:
                 ctx.store.release(key)
@@ -159,7 +170,7 @@ def execute(tool: Tool, args: dict, ctx: Context, *, key: str,
         except BaseException as exc:  # noqa: BLE001 - every tool failure becomes data
             err = classify_exception(exc, _limit(tool, cfg.timeout) or 0, write=tool.side_effect,
                                      resendable=resendable)
-            detail = redact(f"{type(exc).__name__}: {str(exc)[:2000]}")[:300]
+            detail = _describe(exc)
             if err.category == "transient" and cfg.retry is not None and resendable \
                     and retries < cfg.retry.max_retries and cfg.retry.may_wait(err.retry_after):
                 ctx.sleep(cfg.retry.delay(retries, ctx.rng, err.retry_after))
@@ -169,21 +180,27 @@ def execute(tool: Tool, args: dict, ctx: Context, *, key: str,
             if claimed:
                 if err.code == "OUTCOME_UNKNOWN":
                     ctx.store.mark_unknown(key)
-                    if isinstance(exc, WriteTimeout):  # the write still runs: record its result if it arrives
-                        exc.future.add_done_callback(lambda f: _settle(ctx.store, key, f))
-                else:
+                if isinstance(exc, WriteTimeout):
+                    # the write still runs: keep the claim (a resend hears IN_PROGRESS, never runs it
+                    # again) and let its result settle the key when it arrives
+                    exc.future.add_done_callback(lambda f: _settle(ctx.store, key, f))
+                elif err.code != "OUTCOME_UNKNOWN":
                     ctx.store.release(key)
             return _failed(err, lang, exec_ok=False, retries=retries, note=detail)
+        # What is stored is what the model sees: one plain JSON value, whatever the tool returned
+        # (a set, bytes, an object whose str() fails), so a replay tells exactly the same story.
+        stored = result_json(data)
+        plain = json.loads(stored)
         if claimed:
-            ctx.store.finish(key, result_json(data))
-        return CallOutcome(render(None, lang, data=data, **(extra or {})), None, data, exec_ok=True,
+            ctx.store.finish(key, stored)
+        return CallOutcome(render(None, lang, data=plain, **(extra or {})), None, plain, exec_ok=True,
                            retries=retries, note=note)
 
 
 def _settle(store: Store, key: str, future: Any) -> None:
     """A timed-out write finished after all: its result is the truth about the key."""
     if not future.cancelled() and future.exception() is None:
-        store.resolve(key, result_json(future.result()))
+        store.finish(key, result_json(future.result()))
 
 
 def _limit(tool: Tool, default: float | None) -> float | None:
@@ -229,8 +246,20 @@ class _Turn:
         self.invalid_streak = 0  # invalid calls since the last one that ran: the re-ask budget
         self.corrected = False
         self.pending: list[str] = []
+        self.rest: tuple[ToolCall, ...] = ()
 
     def end(self, status: Status, reason: str, answer: str, step: int, error: ToolError | None = None) -> Run:
+        # every call of the last message gets an answer, even those the ending stopped before they ran:
+        # a history with an unanswered tool_call_id is refused by the next API call
+        skipped = make_error("NOT_RUN")
+        for tc in self.rest:
+            content = render(skipped, self.ctx.lang)
+            self.messages.append({"role": "tool", "tool_call_id": tc.id, "content": content})
+            self.events.append(Event(**self.base, round_index=step, kind="tool", tool_name=tc.name, tool_call_id=tc.id,
+                                     args_raw=tc.arguments, parse_ok=None, validate_ok=None, exec_ok=None,
+                                     error_code=skipped.code, error_category=skipped.category,
+                                     error_stage=skipped.stage, model_visible=content, note="not run: the turn ended"))
+        self.rest = ()
         self.events.append(Event(**self.base, round_index=step, kind="end", final_status=status, note=reason,
                                  error_code=error.code if error else None,
                                  error_category=error.category if error else None,
@@ -264,10 +293,12 @@ class _Turn:
                 status: Status = "done_after_self_correction" if self.corrected else "done"
                 return self.end(status, "final answer", reply.content or "", step)
             calls = reply.tool_calls if cfg.all_calls else reply.tool_calls[:1]
-            for tc in calls:
+            for i, tc in enumerate(calls):
+                self.rest = calls[i + 1:]  # answered as "not run" if this call ends the turn
                 ending = self._call(tc, step)
                 if ending is not None:
                     return ending
+            self.rest = ()
         err = make_error("BUDGET_EXHAUSTED", steps=budget)
         return self.end("budget_exhausted", f"step budget of {budget} used up", friendly(err, lang), budget, err)
 
@@ -326,7 +357,7 @@ def _one_call(tc: ToolCall, ctx: Context, seen: dict[str, int]) -> CallOutcome:
     seen[sig] = count = seen.get(sig, 0) + 1
     if cfg.repeat_limit is not None and count >= cfg.repeat_limit:
         return _failed(make_error("LOOP_DETECTED", count=count), lang, exec_ok=None, note="repeated-call breaker")
-    key = idempotency_key(tool, args)
+    key = idempotency_key(tool, args, ctx.session_id)
 
     def gate() -> CallOutcome | None:
         if cfg.validate:
@@ -354,11 +385,12 @@ def _hold(tool: Tool, args: dict, key: str, ctx: Context) -> CallOutcome | None:
                                                created=time.time()))
     if approval.state == "rejected":
         return _failed(make_error("APPROVAL_REJECTED", reason=approval.decision or "-"), ctx.lang, exec_ok=None)
+    if approval.args != canonical(args):  # another call on the same key is held or was decided
+        return _failed(make_error("CONFLICT", key=key.split(":", 1)[-1]), ctx.lang, exec_ok=None,
+                       note=f"held call {approval.id} has other arguments")
     if approval.open:  # pending, or approved once and failed: a person must decide (again)
         err = make_error("NEEDS_APPROVAL", reason=why, extra={"approval_id": approval.id})
         return CallOutcome(render(err, ctx.lang), err, exec_ok=None, approval_id=approval.id)
-    if approval.args != canonical(args):
-        return _failed(make_error("CONFLICT", key=key.split(":", 1)[-1]), ctx.lang, exec_ok=None)
     return None
 
 
@@ -395,17 +427,29 @@ def _ask(model: Model, messages: list[dict], specs: list[dict], ctx: Context, st
                 retries += 1
                 continue
             return _Asked(None, err, retries, (ctx.clock() - t0) * 1000, detail)
-        except UsageError:
+        except (KeyboardInterrupt, SystemExit, UsageError):
             raise
-        except Exception as exc:  # noqa: BLE001 - a broken adapter ends the run, it does not crash it
+        except BaseException as exc:  # noqa: BLE001 - a broken adapter ends the run, it does not crash it
             err = make_error("MODEL_ERROR", detail=type(exc).__name__)
-            detail = redact(f"{type(exc).__name__}: {str(exc)[:2000]}")[:300]
-            return _Asked(None, err, retries, (ctx.clock() - t0) * 1000, detail)
-        reply = _well_formed(raw, step)
+            return _Asked(None, err, retries, (ctx.clock() - t0) * 1000, _describe(exc))
+        try:
+            reply = _well_formed(raw, step)
+        except Exception as exc:  # noqa: BLE001 - a reply too odd to read (a str() that raises...) ends the run
+            err = make_error("MODEL_ERROR", detail=f"unreadable reply: {type(exc).__name__}")
+            return _Asked(None, err, retries, (ctx.clock() - t0) * 1000, _describe(exc))
         if reply is None:
             err = make_error("MODEL_ERROR", detail=f"not a reply: {type(raw).__name__}")
             return _Asked(None, err, retries, (ctx.clock() - t0) * 1000)
         return _Asked(reply, None, retries, (ctx.clock() - t0) * 1000)
+
+
+def _describe(exc: BaseException) -> str:
+    """An exception as a redacted line for telemetry; an exception whose str() raises is named only."""
+    try:
+        text = str(exc)[:2000]
+    except Exception:  # noqa: BLE001
+        text = ""
+    return redact(f"{type(exc).__name__}: {text}")[:300]
 
 
 def _well_formed(raw: Any, step: int) -> Reply | None:
@@ -417,17 +461,24 @@ def _well_formed(raw: Any, step: int) -> Reply | None:
     if not isinstance(raw, Reply):
         return None
     calls = []
-    for i, c in enumerate(raw.tool_calls or (), 1):
+    raw_calls = raw.tool_calls if isinstance(raw.tool_calls, (list, tuple)) else ()
+    seen_ids: set[str] = set()
+    for i, c in enumerate(raw_calls, 1):
         name = getattr(c, "name", None)
         args = getattr(c, "arguments", None)
-        if isinstance(args, dict):
-            args = json.dumps(args, ensure_ascii=False)
+        if isinstance(args, (dict, list)):
+            args = result_json(args)  # never raises, whatever the adapter put in there
         cid = getattr(c, "id", None)
+        if not isinstance(cid, str) or not cid or cid in seen_ids:  # each call needs its own id to be answered
+            cid = f"call_{step}_{i}"
+        seen_ids.add(cid)
         calls.append(ToolCall(escape_surrogates(name) if isinstance(name, str) else "",
                               escape_surrogates(args) if isinstance(args, str) else ("" if args is None else str(args)),
-                              cid if isinstance(cid, str) and cid else f"call_{step}_{i}"))
+                              cid))
     content = raw.content if raw.content is None or isinstance(raw.content, str) else str(raw.content)
-    return Reply(escape_surrogates(content) if content else content, tuple(calls), raw.usage)
+    usage = raw.usage if isinstance(raw.usage, Usage) and all(
+        isinstance(n, int) for n in (raw.usage.prompt_tokens, raw.usage.completion_tokens)) else None
+    return Reply(escape_surrogates(content) if content else content, tuple(calls), usage)
 
 
 def _start(system_prompt: str, history: list[dict] | None, task: str) -> list[dict]:

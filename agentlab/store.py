@@ -26,6 +26,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, Protocol
 
+from .jsonutil import escape_surrogates
+
 __all__ = ["Approval", "ApprovalState", "Claim", "ClaimStatus", "MemoryStore", "SQLiteStore", "Store",
            "result_json"]
 
@@ -149,7 +151,8 @@ class MemoryStore:
     def resolve(self, key: str, result: str | None) -> bool:
         with self._lock:
             rec = self._records.get(key)
-            if rec is None or rec.state == "done":
+            # only an unknown outcome is a person's to settle; a call still within its lease is running
+            if rec is None or rec.state == "done" or (rec.state == "running" and rec.expires > self._clock()):
                 return False
             if result is None:
                 del self._records[key]
@@ -260,10 +263,12 @@ class SQLiteStore:
         return [r[0] for r in rows]
 
     def resolve(self, key: str, result: str | None) -> bool:
+        # only an unknown outcome is a person's to settle; a call still within its lease is running
+        open_ = "(state = 'unknown' OR (state = 'running' AND expires <= ?))"
         if result is None:
-            return self._n("DELETE FROM claims WHERE key = ? AND state != 'done'", (key,)) == 1
-        return self._n("UPDATE claims SET state = 'done', result = ? WHERE key = ? AND state != 'done'",
-                       (result, key)) == 1
+            return self._n(f"DELETE FROM claims WHERE key = ? AND {open_}", (key, self._clock())) == 1
+        return self._n(f"UPDATE claims SET state = 'done', result = ? WHERE key = ? AND {open_}",
+                       (result, key, self._clock())) == 1
 
     def add_approval(self, a: Approval) -> Approval:
         self._q(f"INSERT OR IGNORE INTO held_calls({self._COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -303,5 +308,32 @@ class SQLiteStore:
 
 
 def result_json(data: object) -> str:
-    """A tool result as stored JSON text (what a replay returns)."""
-    return json.dumps(data, ensure_ascii=False, default=str)
+    """A tool result as stored JSON text (what a replay returns). Never raises: whatever a tool
+    returns (sets, bytes, tuple keys, NaN, cycles, objects whose ``str()`` fails, half an emoji)
+    becomes plain, valid JSON that any store can hold."""
+    try:
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False, default=_text)
+    except (TypeError, ValueError, RecursionError):
+        text = json.dumps(_plain(data, 0), ensure_ascii=False, allow_nan=False)
+    return escape_surrogates(text)
+
+
+def _text(value: object) -> str:
+    try:
+        return str(value)[:10_000]
+    except Exception:  # noqa: BLE001 - a result's broken __str__ must not break the record of its effect
+        return f"<{type(value).__name__}>"
+
+
+def _plain(value: object, depth: int) -> object:
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return value
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if depth > 50:  # absurd nesting, or a cycle
+        return _text(value)[:200]
+    if isinstance(value, dict):
+        return {(k if isinstance(k, str) else _text(k)): _plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_plain(v, depth + 1) for v in value]
+    return _text(value)

@@ -52,11 +52,11 @@ def test_a_write_that_outlives_its_timeout_is_not_resent_and_its_late_result_is_
     store = SQLiteStore()
     args = {"summary": "please call"}
     model = ScriptedModel([call("escalate_to_human", args), call("escalate_to_human", args), say("done")])
-    run = guarded(model, reg, store=store, config=GuardConfig(timeout=0.1))
+    run = guarded(model, reg, store=store, config=GuardConfig(timeout=0.1), session_id="s1")
     assert run.tool_events[0].error_code == "OUTCOME_UNKNOWN" and run.status == "escalated"
     time.sleep(0.6)  # the worker finishes the write; its result settles the key
     assert len(desk.tickets) == 1
-    again = guarded(ScriptedModel([call("escalate_to_human", args), say("ok")]), reg, store=store)
+    again = guarded(ScriptedModel([call("escalate_to_human", args), say("ok")]), reg, store=store, session_id="s1")
     assert again.tool_events[0].replayed and len(desk.tickets) == 1
 
 
@@ -314,3 +314,146 @@ def test_ten_thousand_hostile_sequences_end_within_budget_and_never_raise():
         json.dumps(list(run.messages), ensure_ascii=False).encode("utf-8")
         outcomes[run.status] = outcomes.get(run.status, 0) + 1
     assert sum(outcomes.values()) == 10_000 and len(outcomes) >= 3, outcomes
+
+
+# --- found by an attacker's review of the above (each failed before its fix) ---------------------
+def _swap(reg, name, fn):
+    return Registry([t if t.name != name else replace(t, fn=fn) for t in reg])
+
+
+R = {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
+
+
+class _BadStr:
+    def __str__(self):
+        raise RuntimeError("no str")
+
+
+@pytest.mark.parametrize("value", [_BadStr(), {(1, 2): "x"}, {"note": "half \ud83d"}, {1, 2}, b"bytes",
+                                   {"x": float("nan")}])
+def test_whatever_a_write_returns_is_stored_and_told_never_raised(value):
+    desk, reg = aftersales.SCENARIO.setup()
+
+    def refund(**kw):
+        desk.create_refund(**kw)
+        return value
+
+    store = SQLiteStore()
+    run = guarded(ScriptedModel([call("create_refund", R), say("ok")]), _swap(reg, "create_refund", refund), store=store)
+    assert run.status == "done" and len(desk.refunds) == 1
+    json.loads(run.tool_events[0].model_visible)  # valid JSON, whatever came back
+    again = guarded(ScriptedModel([call("create_refund", R), say("ok")]), _swap(reg, "create_refund", refund),
+                    store=store)
+    assert again.tool_events[0].replayed and again.tool_events[0].model_visible.replace(', "replayed": true', "") \
+        == run.tool_events[0].model_visible and len(desk.refunds) == 1
+
+
+def test_a_business_rule_that_fails_itself_frees_the_key_and_says_so():
+    desk, reg = aftersales.SCENARIO.setup()
+    store, orig = SQLiteStore(), desk._order
+    desk._order = lambda oid: (_ for _ in ()).throw(ConnectionError("db down"))
+    run = guarded(ScriptedModel([call("create_refund", R), say("ok")]), reg, store=store, config=GuardConfig(lease=0.2))
+    assert run.tool_events[0].error_code == "UNAVAILABLE" and store.unknown() == []
+    desk._order = orig
+    time.sleep(0.3)
+    done = guarded(ScriptedModel([call("create_refund", R), say("ok")]), reg, store=store)
+    assert done.status == "done" and len(desk.refunds) == 1
+
+
+def test_two_customers_asking_in_the_same_words_get_two_tickets():
+    desk, reg = aftersales.SCENARIO.setup()
+    store, ask = SQLiteStore(), {"summary": "Customer wants a call back"}
+    guarded(ScriptedModel([call("escalate_to_human", ask), say("ok")]), reg, store=store, session_id="alice")
+    bob = guarded(ScriptedModel([call("escalate_to_human", ask), say("ok")]), reg, store=store, session_id="bob")
+    assert len(desk.tickets) == 2 and not bob.tool_events[0].replayed
+    guarded(ScriptedModel([call("escalate_to_human", ask), say("ok")]), reg, store=store, session_id="bob")
+    assert len(desk.tickets) == 2  # bob asking again in his session is the same intent
+
+
+def test_a_keyed_write_that_lands_after_its_timeouts_is_replayed_not_refused():
+    desk, reg = aftersales.SCENARIO.setup()
+    store = SQLiteStore()
+
+    def slow(**kw):
+        time.sleep(0.3)
+        return desk.create_refund(**kw)
+
+    reg2 = _swap(reg, "create_refund", slow)
+    first = guarded(ScriptedModel([call("create_refund", R), say("?")]), reg2, store=store,
+                    config=GuardConfig(timeout=0.1))
+    assert first.tool_events[0].error_code == "TIMEOUT"
+    time.sleep(0.6)
+    again = guarded(ScriptedModel([call("create_refund", R), say("ok")]), reg2, store=store,
+                    config=GuardConfig(timeout=0.1))
+    assert again.tool_events[0].replayed and again.status == "done" and len(desk.refunds) == 1
+
+
+def test_every_call_of_a_message_is_answered_even_after_one_ends_the_turn():
+    desk, reg = aftersales.SCENARIO.setup()
+    big = {"order_id": "A1003", "amount": 2499.0, "reason": "user_cancel"}
+    run = guarded(ScriptedModel([tool_calls(call("create_refund", big, id="c1"),
+                                            call("escalate_to_human", {"summary": "angry customer, call back"}, id="c2")),
+                                 say("x")]), reg, store=SQLiteStore())
+    answered = [m["tool_call_id"] for m in run.messages if m["role"] == "tool"]
+    assert answered == ["c1", "c2"] and json.loads(run.messages[-1]["content"])["error"]["code"] == "NOT_RUN"
+    assert desk.tickets == []
+
+
+def test_a_person_cannot_resolve_a_call_that_is_still_running():
+    store = MemoryStore(clock=lambda: 0.0)
+    store.claim("k", "a", lease=10)
+    assert not resolve(store, "k", happened=False) and store.claim("k", "a").status == "in_flight"
+
+
+def test_approve_rechecks_the_rules_and_a_wrong_registry_leaves_the_call_waiting():
+    desk, reg = aftersales.SCENARIO.setup()
+    store = SQLiteStore()
+    run = guarded(SelfCorrectingModel(PLAN, "ok"), reg, store=store)
+    (held,) = run.pending
+    with pytest.raises(KeyError):
+        approve(store, reg.subset(["get_order"]), held)
+    assert [a.id for a in pending(store)] == [held]
+    desk.orders["A1003"]["status"] = "shipped"  # the world changed while the call waited
+    d = approve(store, reg, held)
+    assert not d.ran and d.error.code == "RULE_VIOLATION" and desk.refunds == []
+
+
+@pytest.mark.parametrize("reply", [Reply(None, 5), Reply("hi", (), "x"), Reply(_BadStr()),
+                                   Reply(None, (ToolCall("get_order", {"s": {1, 2}}, "c1"),)),
+                                   Reply(None, (ToolCall("get_order", '{"order_id": "A1001"}', "same"),
+                                                ToolCall("get_order", '{"order_id": "A1002"}', "same")))])
+def test_replies_of_any_shape_end_with_a_status(reply):
+    desk, reg = aftersales.SCENARIO.setup()
+
+    class Odd:
+        name = "odd"
+
+        def complete(self, messages, tools):
+            return reply
+
+    run = guarded(Odd(), reg, config=GuardConfig(step_budget=2))
+    assert run.status in STATUSES and run.status != "failed"
+    for m in run.messages:  # within a message, every call has its own id, so each answer names one call
+        if m["role"] == "assistant" and m.get("tool_calls"):
+            ids = [c["id"] for c in m["tool_calls"]]
+            assert len(ids) == len(set(ids))
+
+
+def test_a_model_raising_a_base_exception_ends_the_run():
+    import asyncio
+    desk, reg = aftersales.SCENARIO.setup()
+    for exc in (asyncio.CancelledError(), GeneratorExit(), type("Odd", (BaseException,), {})()):
+        assert guarded(Raises(exc), reg).events[-1].error_code == "MODEL_ERROR"
+
+
+def test_a_dead_model_is_not_a_correct_hand_over():
+    from agentlab.evals import load_cases, run_suite
+
+    class Dead:
+        name = "dead"
+
+        def complete(self, messages, tools):
+            raise ModelError("UNAUTHENTICATED", "401 bad key")
+
+    passed = [r.case_id for r in run_suite(load_cases(), model=lambda c, t: Dead()) if r.passed]
+    assert passed == ["adv-bad-key"]  # only the case that is about a bad key expects that hand-over

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from ..runs import Run
 
-__all__ = ["OUTCOMES", "SUCCESS", "Outcome", "Verdict", "grade", "leaks"]
+__all__ = ["INFRASTRUCTURE", "OUTCOMES", "SUCCESS", "Outcome", "Verdict", "grade", "leaks"]
 
 Outcome = Literal["correct", "correct hand-over", "done, wrong data", "done, nothing done", "escalated",
                   "wrong data, stopped", "budget exhausted", "crashed", "leaked"]
@@ -100,10 +100,27 @@ def _state_failures(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run:
             wrong = wrong or n > expect["tickets"]
     if "pending" in expect and len(run.pending) != expect["pending"]:
         why.append(f"{len(run.pending)} held for approval, expected {expect['pending']}")
-    for word in expect.get("answer_contains", []):
+    for word in expect.get("answer_contains", []):  # (expect.because is checked in grade)
         if word not in run.answer:
             why.append(f"answer lacks {word!r}")
     return why, wrong
+
+
+# A run that ends "escalated" is the hand-over a task expects when the business or a guard said so
+# (a rule, an approval, a record that does not exist, a brake on a request that cannot be done)
+# or the agent wrote a ticket. A broken model or service is never that hand-over: a dead API key
+# would otherwise "pass" every case that expects a person. A case that is *about* such a failure
+# names the codes it accepts in ``expect.because``.
+INFRASTRUCTURE = frozenset({"MODEL_ERROR", "UNAUTHENTICATED", "UNAVAILABLE", "TIMEOUT", "RATE_LIMITED",
+                            "BAD_REQUEST", "CONTEXT_TOO_LONG", "TOOL_ERROR", "OUTCOME_UNKNOWN", "IN_PROGRESS"})
+
+
+def _handed_over_for_the_task(run: Run, snapshot: Mapping[str, Any], because: Any) -> bool:
+    end = run.events[-1] if run.events else None
+    code = end.error_code if end is not None else None
+    if because:
+        return code in because or bool(snapshot.get("tickets") and "ticket" in because)
+    return bool(snapshot.get("tickets")) or code not in INFRASTRUCTURE
 
 
 def grade(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run: Run) -> Verdict:
@@ -118,9 +135,16 @@ def grade(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run: Run) -> V
     shown = leaks(run)
     if shown:
         return Verdict("leaked", tuple(f"the model was shown {w}" for w in shown))
+    tickets_set = "tickets" in expect
+    if not tickets_set and all(s.startswith("done") for s in wanted):
+        expect = {**expect, "tickets": 0}  # a task the agent must finish expects no stray hand-over ticket
     why, wrong = _state_failures(expect, snapshot, run)
     done = run.status.startswith("done")
     if not why and run.status in wanted:
+        if run.status == "escalated" and not _handed_over_for_the_task(run, snapshot, expect.get("because")):
+            why.append(f"handed over because of {run.events[-1].error_code or 'a failure'}, not because the task "
+                       "needed a person")
+            return Verdict("escalated", tuple(why))
         return Verdict("correct hand-over" if run.status == "escalated" else "correct")
     if run.status not in wanted:
         why.insert(0, f"status {run.status}, expected one of {list(wanted)}")

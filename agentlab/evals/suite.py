@@ -17,6 +17,7 @@ from dataclasses import replace as _replace
 from pathlib import Path
 from typing import Any
 
+from ..errors import CODES
 from ..guards import GUARDS, NO_GUARDS, GuardConfig
 from ..i18n import Lang, t
 from ..loop import run_guarded
@@ -109,7 +110,7 @@ def _read_suite(path: Path) -> str:
         raise SuiteError("input.unreadable", reason=exc.strerror or type(exc).__name__, **where) from None
 
 
-_EXPECT_KEYS = ("statuses", "refunds", "tickets", "pending", "answer_contains")
+_EXPECT_KEYS = ("statuses", "refunds", "tickets", "pending", "answer_contains", "because")
 _FAKE_KEYS = ("plan", "answer", "script", "fault", "at_step")
 _JSON_TYPES = {"object": dict, "array": list, "string": str}
 
@@ -168,6 +169,10 @@ def _case(d: Any, path: str, n: int) -> Case:
     for key in ("tickets", "pending"):
         if key in expect:
             count(expect[key], f"expect.{key}", 0)
+    if "because" in expect:  # the ending codes a case about a failure accepts as its hand-over
+        for i, code in enumerate(need(expect["because"], "expect.because", "array"), 1):
+            if code != "ticket" and code not in CODES:
+                raise SuiteError("case.because", index=i, name=str(code)[:40], **at)
     if "answer_contains" in expect:
         for i, word in enumerate(need(expect["answer_contains"], "expect.answer_contains", "array"), 1):
             need(word, f"expect.answer_contains[{i}]", "string")
