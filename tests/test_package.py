@@ -75,3 +75,15 @@ def test_readme_states_the_true_core_size():
     claim = re.search(r"core package is ([\d,]+) lines", (ROOT / "README.md").read_text(encoding="utf-8"))
     assert claim, "README must state the core size"
     assert abs(int(claim.group(1).replace(",", "")) - core) <= core * 0.05, (claim.group(1), core)
+
+
+def test_the_readme_names_every_module_of_the_tree():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    arch = readme[readme.index("### Architecture"):readme.index("### For engineers")]
+    for path in MODULES + [ROOT / "agentlab" / "__main__.py"]:
+        if path.name == "__init__.py":
+            assert f"{path.parent.name}/" in arch or path.parent.name == "agentlab", path
+            continue
+        assert f"`{path.name}`" in arch or f" {path.name}" in arch, f"README's architecture section misses {path.name}"
+    for folder in ("models", "scenarios", "evals", "workbook"):
+        assert f"{folder}/" in arch
