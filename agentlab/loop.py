@@ -447,7 +447,7 @@ def _describe(exc: BaseException) -> str:
     """An exception as a redacted line for telemetry; an exception whose str() raises is named only."""
     try:
         text = str(exc)[:2000]
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - an exception whose own str() raises is still named
         text = ""
     return redact(f"{type(exc).__name__}: {text}")[:300]
 
