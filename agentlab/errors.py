@@ -22,6 +22,7 @@ tool raises to say precisely what went wrong; the loop turns it into a record.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -31,7 +32,8 @@ from .i18n import Lang, t
 from .jsonutil import escape_surrogates
 
 __all__ = ["CODES", "Category", "Problem", "Reason", "Stage", "ToolError", "ToolFailure", "UsageError",
-           "friendly", "json_type", "make_error", "redact", "redact_secrets", "render", "with_stage"]
+           "find_secrets", "friendly", "json_type", "make_error", "redact", "redact_secrets", "render",
+           "retry_seconds", "with_stage"]
 
 Category = Literal["transient", "validation", "fatal"]
 Stage = Literal["structure", "semantic", "execution", "rule_blocked"]
@@ -119,6 +121,10 @@ class ToolError:
     retry_after: float | None = None
     extra: Mapping[str, Any] | None = None  # structured extras the model can act on
 
+    def __post_init__(self) -> None:
+        if self.retry_after is not None:  # built directly or with replace(): the same coercion as make_error
+            object.__setattr__(self, "retry_after", retry_seconds(self.retry_after))
+
     def __repr__(self) -> str:
         return f"ToolError({self.code}, {self.category}/{self.stage}, problems={len(self.problems)})"
 
@@ -129,7 +135,7 @@ class ToolError:
         key = self.fields.get("_key", self.code)
         # The catalogue sentence is ours; the fill-ins are not: a tool name the model made up,
         # an exception's detail. Each is cut and redacted on its own, before it is placed.
-        fills = {k: (_authored(str(v)) if k in _AUTHORED_FIELDS else _technical(v))
+        fills = {k: (_authored(_text_of(v)) if k in _AUTHORED_FIELDS else _technical(v))
                  for k, v in self.fields.items() if not k.startswith("_")}
         return t(key, lang, **fills)
 
@@ -168,19 +174,43 @@ class ToolError:
 
 def make_error(code: str, /, *, problems: tuple[Problem, ...] | list[Problem] = (),
                stage: Stage | None = None, message: Mapping[str, str] | str | None = None,
-               hint: Mapping[str, str] | str | None = None, retry_after: float | None = None,
+               hint: Mapping[str, str] | str | None = None, retry_after: float | str | None = None,
                extra: Mapping[str, Any] | None = None, **fields: Any) -> ToolError:
     """Build a :class:`ToolError` with the category and stage of ``code``.
 
     Free text (``message``/``hint``) is cut and has credentials removed here (see
     :func:`redact_secrets`); what else the author wrote reaches the model as written.
+    ``retry_after`` may be a header's text: see :func:`retry_seconds`.
     """
     category, default_stage = CODES[code]
     return ToolError(
         code=code, category=category, stage=stage or default_stage,
         retryable=category != "fatal", problems=tuple(problems), fields=fields,
-        message=_lang_map(message), hint=_lang_map(hint), retry_after=retry_after, extra=extra,
+        message=_lang_map(message), hint=_lang_map(hint), retry_after=retry_seconds(retry_after), extra=extra,
     )
+
+
+MAX_RETRY_AFTER = 86_400.0  # a day: a longer wait is no instruction anyone will follow
+
+
+def retry_seconds(value: object) -> float | None:
+    """A Retry-After as seconds (``"5"`` -> ``5.0``), or None when it is unknown. Never raises.
+
+    NaN, infinities, negative, non-numeric (an HTTP date: the adapter converts those
+    itself) and absurd values (over :data:`MAX_RETRY_AFTER`) say nothing usable, so
+    they are unknown rather than a wait of "nan seconds". Rounded to the millisecond.
+    """
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, str) and len(value) > 40:  # float() of a long text is wasted work
+        return None
+    try:
+        seconds = float(value)  # type: ignore[arg-type]  # anything: what fails is unknown
+    except Exception:  # noqa: BLE001 - a header value or an object whose __float__ raises
+        return None
+    if not math.isfinite(seconds) or not 0.0 <= seconds <= MAX_RETRY_AFTER:
+        return None
+    return round(seconds, 3)
 
 
 def with_stage(error: ToolError, stage: Stage) -> ToolError:
@@ -206,7 +236,7 @@ class ToolFailure(Exception):
     """
 
     def __init__(self, code: str, message: Mapping[str, str] | str | None = None, *,
-                 hint: Mapping[str, str] | str | None = None, retry_after: float | None = None,
+                 hint: Mapping[str, str] | str | None = None, retry_after: float | str | None = None,
                  stage: Stage | None = None, problems: tuple[Problem, ...] = ()):
         text = _lang_map(message)
         super().__init__(code if text is None else f"{code}: {text['en']}")
@@ -228,7 +258,8 @@ def render(error: ToolError | None, lang: Lang = "en", *, data: Any = None, **ex
     # Last, over everything: a credential in returned data, an extra, or a fill-in is
     # removed here whatever path it took. Linear, and a no-op on clean text. A lone
     # surrogate (half an emoji from a model or a tool) becomes its JSON escape, so what
-    # the model is told can always be stored and sent.
+    # the model is told can always be stored and sent. Always strict JSON: NaN and
+    # Infinity become null, and a value that cannot be serialised becomes its text.
     return escape_surrogates(_safe_json(body))
 
 
@@ -238,7 +269,8 @@ def friendly(error: ToolError, lang: Lang = "en") -> str:
     if code == "OUTCOME_UNKNOWN":
         key = "friendly.unknown"
     elif code == "RATE_LIMITED" and error.retry_after is not None and error.fields.get("_key"):
-        return t("friendly.wait", lang, seconds=f"{error.retry_after:.0f}")
+        # retry_after is finite and at most a day (retry_seconds); never "about 0 seconds"
+        return t("friendly.wait", lang, seconds=max(1, math.ceil(error.retry_after)))
     elif error.category == "transient":
         key = "friendly.transient"
     elif code in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
@@ -275,10 +307,17 @@ class _Rule(NamedTuple):
     repl: Any  # as for re.sub; a callable may return the match unchanged to keep it
     needs: tuple[str, ...]  # substrings it cannot match without: ``in`` is far cheaper than a regex
     fold: bool = False  # look for ``needs`` in the lower-cased text
+    kind: str | Callable[[re.Match[str]], str] = "a credential"  # what find_secrets() calls a match
 
-    def apply(self, text: str) -> str:
+    def apply(self, text: str, found: list[str] | None = None) -> str:
+        """``text`` with every match replaced; the kind of each removed one appended to ``found``."""
         if not callable(self.repl):
-            return self.pattern.sub(self.repl, text)
+            if found is None:
+                return self.pattern.sub(self.repl, text)
+            text, n = self.pattern.subn(self.repl, text)
+            if n:
+                found.append(self.kind if isinstance(self.kind, str) else "a credential")
+            return text
         # A kept match must not hide the next one: in "令牌 Password: x" the first key's
         # value is "Password:", so the search resumes after a kept key, not after its value.
         # Each character is still scanned at most twice.
@@ -288,6 +327,8 @@ class _Rule(NamedTuple):
             if new == m[0]:
                 at = m.end(1) if m.end(1) > m.start() else m.end()
                 continue
+            if found is not None:
+                found.append(self.kind if isinstance(self.kind, str) else self.kind(m))
             out += [text[done:m.start()], new]
             done = at = m.end()
         return "".join(out) + text[done:]
@@ -303,20 +344,28 @@ _KEYS = re.compile(r"(?<![A-Za-z0-9_\-])(?:"
     r"|eyJ[A-Za-z0-9_\-]{8,}+(?:\.[A-Za-z0-9_\-]*+){1,2})")  # JWTs
 _KEY_NEEDS = ("sk-", "pk-", "rk-", "ak-", "_live_", "_test_", "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA",
               "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "whsec_", "AIza", "eyJ")
-# "password: x", "token=x", "the password is x", "密码是x", '"api_key": "x"'
+# "password: x", "token=x", "the password is x", "密码是x", '"api_key": "x"', "PGPASSWORD=x", '"dbPassword": "x"'
 _PASSWORD_EN, _PASSWORD_ZH = r"pass(?:word|wd|phrase|code)s?|credentials?|pwd", "密码|口令"
 _TOKEN_EN = (r"(?:(?:api|access|secret|private|client|aws[ _\-]?secret[ _\-]?access)[ _\-]?)keys?|apikey"
-             r"|(?:(?:access|refresh|auth|session|api|bearer|id)[ _\-]?)?token|(?:client[ _\-]?)?secret|authorization")
+             r"|(?:(?:access|refresh|auth|session|api|bearer|id|csrf|xsrf)[ _\-]?)?token|(?:client[ _\-]?)?secret"
+             r"|authorization|session[ _\-]?id")
 _TOKEN_ZH = "密钥|秘钥|令牌"
 _PASSWORD_WORDS, _TOKEN_WORDS = _PASSWORD_EN + "|" + _PASSWORD_ZH, _TOKEN_EN + "|" + _TOKEN_ZH
+# where a key's name may start: after a non-letter ("db_password"), or at a camelCase hump ("dbPassword")
+_WORD_START = r"(?:(?<![a-z0-9])|(?-i:(?<=[a-z0-9])(?=[A-Z])))"
+_GLUED = r"pass(?:word|wd|phrase)s?"  # never the end of an ordinary word: "PGPASSWORD", "dbpassword"
 _PHRASE = re.compile(  # bare "pwd" is also a shell command: only "pwd=" counts; Chinese has no word boundaries
-    r"(?P<key>(?<![a-z0-9])(?:" + _PASSWORD_EN.replace("|pwd", "|pwd(?==)") + "|" + _TOKEN_EN + r")(?![a-z])"
+    # "pass" is a verb ("pass the salt"): only "pass: x" or "pass=x", as a label, counts
+    r"(?P<key>(?:" + _WORD_START + "(?:" + _PASSWORD_EN.replace("|pwd", "|pwd(?==)") + "|" + _TOKEN_EN
+    + r"|pass(?=[\"']?[ \t]*+[:=]))|" + _GLUED + r")(?![a-z])"
     r"|" + _PASSWORD_ZH + "|" + _TOKEN_ZH + ")"
     r"(?P<sep>[\"']?(?:[ \t]*+(?:[:=：]|(?<=[ \t])(?:is|was)(?=[ \t])|是|为)[ \t]*+[:：]?[ \t]*+|[ \t]++)[\"']?)"
     r"(?P<value>(?!\[)[^\s\"'`,;，。；、！？（）()<>\[\]{}\u3000-\u303f\u3400-\u9fff\uff01-\uff0f\uff1a-\uff1f]++)", re.I)
-_PASSWORD_KEY = re.compile(r"(?:" + _PASSWORD_WORDS + r")\Z", re.I)
+_PASSWORD_KEY = re.compile(r"(?:" + _PASSWORD_WORDS + r"|pass)\Z", re.I)
 _KEY_WORD = re.compile(r"(?:[\w\-]*[_\-])?(?:" + _PASSWORD_WORDS + "|" + _TOKEN_WORDS + ")", re.I)
-_SECRET_FIELD = re.compile(r"(?:\A|[_\-.])(?:" + _PASSWORD_WORDS + "|" + _TOKEN_WORDS + r")\Z", re.I)
+# A data field named like a credential: "password", "db_pass", "dbPassword", "X-Api-Key", "Set-Cookie"
+_SECRET_FIELD = re.compile(r"(?:(?:\A|[_\-.\s]|(?-i:(?<=[a-z0-9])(?=[A-Z])))(?:" + _PASSWORD_WORDS + "|"
+                           + _TOKEN_WORDS + r"|pass|(?:set[ _\-]?)?cookies?)|" + _GLUED + r"|secret|token)\Z", re.I)
 # What follows "password is" or "token:" in a sentence about a credential rather than one holding it.
 _NOT_SECRETS = frozenset("""
     a an the this that it its your my our their no not none null nil n/a empty blank unset is was are be been
@@ -325,6 +374,7 @@ _NOT_SECRETS = frozenset("""
     reset changed updated valid correct ok okay fine accepted rejected revoked unknown weak strong long short
     hidden removed redacted masked stored saved sent ready active inactive disabled enabled locked case
     case-sensitive sensitive same different new old current temporary one-time field value length characters
+    true false yes
 """.split())
 
 
@@ -333,7 +383,10 @@ def _phrase(match: re.Match[str]) -> str:
     kept = value.rstrip(".:")  # the sentence's full stop is not part of the secret
     if not kept or kept.lower() in _NOT_SECRETS or _KEY_WORD.fullmatch(kept):
         return match[0]  # prose, or "password: access_token: x" where the next key's secret follows
-    if not match["sep"].strip(" \t\"'"):  # "secret <value>" with no ":" or "is": only if it cannot be prose
+    sep = match["sep"]
+    if "=" in sep or (sep[:1] in "\"'" and ":" in sep):
+        pass  # "MYSQL_PWD=x", '"token": "x"': an assignment, not a sentence; any value is one
+    elif not sep.strip(" \t\"'"):  # "secret <value>" with no ":" or "is": only if it cannot be prose
         if len(kept) < 16 or not any(c.isdigit() for c in kept) or not any(c.isalpha() for c in kept):
             return match[0]
     elif _PASSWORD_KEY.search(match["key"]):
@@ -344,25 +397,67 @@ def _phrase(match: re.Match[str]) -> str:
     return match["key"] + match["sep"] + _SECRET + value[len(kept):]
 
 
+def _phrase_kind(match: re.Match[str]) -> str:
+    key = match["key"].lower()
+    if _PASSWORD_KEY.search(key):
+        return "a password"
+    return "an API key" if "key" in key or "密钥" in key or "秘钥" in key else "a token"
+
+
+# A passphrase is a credential even made of ordinary words ("correct horse battery staple"):
+# its value runs to the end of the sentence, not of the first word.
+_PASSPHRASE = re.compile(
+    r"(?P<key>pass[ _\-]?phrases?)(?![a-z])"
+    r"(?P<sep>[\"']?[ \t]*+(?:[:=：]|(?<=[ \t])(?:is|was)(?=[ \t]))[ \t]*+[\"']?)"
+    r"(?P<value>(?!\[)(?:[^\n\r\"'`;,.<>\[\]{}]|\.(?=\S)){1,200}+)", re.I)  # bounded: a kept one is rescanned
+
+
+_DETERMINERS = frozenset("a an the this that it its your my our their no not none n/a".split())
+
+
+def _passphrase(match: re.Match[str]) -> str:
+    value = match["value"]
+    kept = value.rstrip(" \t:!?")
+    words = kept.lower().split()
+    if not words or _KEY_WORD.fullmatch(words[0]):
+        return match[0]
+    if "is" in match["sep"] or "was" in match["sep"]:
+        if words[0] in _NOT_SECRETS:  # "the passphrase is too short": prose
+            return match[0]
+    elif words[0] in _DETERMINERS or all(w in _NOT_SECRETS for w in words):
+        return match[0]  # "Passphrase: the one you chose", "passphrase: required"; not "passphrase: correct horse"
+    return match["key"] + match["sep"] + _SECRET + value[len(kept):]
+
+
 _SECRETS = [
     # a literal, then the rest of the text: at most one match each
-    _Rule(re.compile(r"Traceback \(most recent call last\):.*", re.S), "[details removed]", ("Traceback",)),
-    _Rule(re.compile(r"^[ \t]*+File \"[^\"\n]*+\", line \d++[^\n]*+", re.M), "[details removed]", ('File "',)),
+    _Rule(re.compile(r"Traceback \(most recent call last\):.*", re.S), "[details removed]", ("Traceback",),
+          kind="a stack trace"),
+    _Rule(re.compile(r"^[ \t]*+File \"[^\"\n]*+\", line \d++[^\n]*+", re.M), "[details removed]", ('File "',),
+          kind="a stack trace"),
     _Rule(re.compile(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----.*?(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|\Z)",
-                     re.S), _SECRET, ("-----BEGIN",)),
+                     re.S), _SECRET, ("-----BEGIN",), kind="a private key"),
+    # "Cookie: sid=x; csrftoken=y", "Set-Cookie: ...": the whole header value (it must hold a name=value)
+    _Rule(re.compile(r"((?<![A-Za-z0-9_\-])(?:set-)?cookie[\"']?[ \t]*+[:=][ \t]*+[\"']?)"
+                     r"(?=[^\s=;\"'\[]{1,200}+=)[^\n\r\"'`]++", re.I), r"\1" + _SECRET, ("cookie",), fold=True,
+          kind="a session cookie"),
+    # a presigned URL's signature: "?sig=x", "&signature=x", "X-Amz-Signature=x" (S3, GCS, Azure SAS)
+    _Rule(re.compile(r"((?:(?<=[?&])(?:sig|signature)|(?<![A-Za-z0-9_\-])x-(?:amz|goog)-signature)=)"
+                     r"[^&#\s\"'<>\[\]]++", re.I), r"\1" + _SECRET, ("sig",), fold=True, kind="a signed URL"),
+    _Rule(_PASSPHRASE, _passphrase, ("phrase",), fold=True, kind="a password"),
     # "key: value" first: it keeps what reads as prose, so "Bearer access_token: x" loses x
     # here before the Bearer shape below takes the key's name for the token
-    _Rule(_PHRASE, _phrase, ("pass", "pwd", "credential", "key", "token", "secret", "authorization", "密码", "口令",
-                             "密钥", "秘钥", "令牌"), fold=True),
+    _Rule(_PHRASE, _phrase, ("pass", "pwd", "credential", "key", "token", "secret", "authorization", "session",
+                             "密码", "口令", "密钥", "秘钥", "令牌"), fold=True, kind=_phrase_kind),
     # scheme://user:password@host -> scheme://[secret removed]@host: the host is no credential
     _Rule(re.compile(r"(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]*+://)[^\s/?#@\[\]\"'<>]++@"),
-          r"\1" + _SECRET + "@", ("://",)),
+          r"\1" + _SECRET + "@", ("://",), kind="a password in a URL"),
     # "Bearer <token>", "Basic <base64>": the value must have a digit or punctuation, so
     # "Bearer of this voucher" is prose, and a Basic one be base64, so "Basic plan-2024" is too
     _Rule(re.compile(r"\b(?i:bearer[ \t]++(?=[A-Za-z]*+[0-9._~+/=\-])[A-Za-z0-9._~+/=\-]{8,}+"
                      r"|basic[ \t]++(?=[A-Za-z]*+[0-9+/=])[A-Za-z0-9+/]{12,}+={0,2})"), _SECRET,
-          ("bearer", "basic"), fold=True),
-    _Rule(_KEYS, _SECRET, _KEY_NEEDS),
+          ("bearer", "basic"), fold=True, kind="a token"),
+    _Rule(_KEYS, _SECRET, _KEY_NEEDS, kind="an API key"),
 ]
 _ADDRESS = "[address removed]"
 _TECHNICAL_FIRST = [
@@ -409,6 +504,24 @@ def redact_secrets(text: str) -> str:
     return _apply(_SECRETS, text)
 
 
+FIND_LIMIT = 200_000  # find_secrets() reads at most this much: bounded, like everything the model sends
+
+
+def find_secrets(text: str) -> list[str]:
+    """The kinds of credential in ``text`` ("a password", "an API key", "a stack trace"...), each once.
+
+    The very rules :func:`redact_secrets` applies, in the same order, so that what it
+    would remove is exactly what is reported: a grader can tell whether a text shown
+    to the model leaked something. Prose that merely mentions a password finds
+    nothing. Reads the first :data:`FIND_LIMIT` characters only.
+    """
+    found: list[str] = []
+    text = _cut(text, FIND_LIMIT)
+    for r in _active(_SECRETS, text):
+        text = r.apply(text, found)
+    return list(dict.fromkeys(found))
+
+
 def redact(text: str) -> str:
     """Remove stack traces, SQL, hosts, paths and secrets from ``text``.
 
@@ -448,7 +561,19 @@ def _technical(value: Any) -> Any:
     """A technical or model-written fill-in, bounded and fully redacted; numbers pass."""
     if isinstance(value, (bool, int, float)) or value is None:
         return value
-    return redact(_cut(str(value), DETAIL_LIMIT))
+    return redact(_cut(_text_of(value), DETAIL_LIMIT))
+
+
+def _text_of(value: Any) -> str:
+    """``str(value)``, or a placeholder when that raises (a broken ``__str__``, nesting too deep)."""
+    try:
+        text = str(value)
+    except Exception:  # noqa: BLE001 - anything a hostile __str__ raises, RecursionError included
+        return f"[{type(value).__name__} that cannot be shown]"
+    return text if isinstance(text, str) else f"[{type(value).__name__} that cannot be shown]"
+
+
+_BIG_INT_BITS = 10_000  # about 3000 digits: Python refuses to print an int past 4300 of them
 
 
 def _safe_json(body: Any) -> str:
@@ -457,11 +582,16 @@ def _safe_json(body: Any) -> str:
     Serialised first: most results hold no trigger of any rule anywhere, and one
     look at the whole text says so. Otherwise each string is redacted with only the
     rules the whole text could trigger, and a field named like a credential
-    (``password``, ``api_key``) loses its value whatever it looks like.
+    (``password``, ``dbPassword``, ``api_key``) loses its whole value, whatever its type.
+
+    The result is always strict JSON (the loop's own parser refuses anything else):
+    NaN and Infinity become ``null`` (unknown, as JSON has no such number; a string
+    would pass for text the tool wrote), and what cannot be serialised (a cycle,
+    nesting deeper than 100, tuple keys, a set, a broken ``__str__``) becomes its text.
     """
     try:
-        text = json.dumps(body, ensure_ascii=False, default=str)
-    except ValueError:  # a cycle: walking it (to a bounded depth) shows it as text
+        text = json.dumps(body, ensure_ascii=False, default=_text_of, allow_nan=False)
+    except Exception:  # noqa: BLE001 - NaN, a cycle, too deep, odd keys, a huge int: the walk below copes
         text = ""
     live = [_SECRETS[_ESCAPED.index(r)] for r in _active(_ESCAPED, text)] if text else _SECRETS
     if not live:
@@ -473,22 +603,39 @@ def _safe_json(body: Any) -> str:
             memo[s] = _apply(live, s)
         return memo[s]
 
+    def key(k: Any) -> Any:
+        if isinstance(k, str):
+            return clean(k)
+        if k is None or isinstance(k, bool) or (isinstance(k, int) and k.bit_length() <= _BIG_INT_BITS) \
+                or (isinstance(k, float) and math.isfinite(k)):
+            return k  # JSON writes these as strings itself
+        return clean(_cut(_text_of(k), NAME_LIMIT))  # a tuple, NaN, an object: its text
+
     def walk(v: Any, depth: int) -> Any:
         if isinstance(v, str):
             return clean(v)
-        if isinstance(v, (bool, int, float)) or v is None:
+        if isinstance(v, float):
+            return v if math.isfinite(v) else None  # NaN and Infinity are not JSON: null
+        if v is None or isinstance(v, bool) or (isinstance(v, int) and v.bit_length() <= _BIG_INT_BITS):
             return v
         if depth > 100:  # bounded: absurd nesting, or a cycle, is shown as text
-            return clean(_cut(str(v), DETAIL_LIMIT))
+            return clean(_cut(_text_of(v), DETAIL_LIMIT))
         if isinstance(v, Mapping):
-            return {clean(k) if isinstance(k, str) else k:
-                    _SECRET if isinstance(k, str) and isinstance(x, (str, int)) and not isinstance(x, bool) and x != ""
-                    and _SECRET_FIELD.search(k) else walk(x, depth + 1) for k, x in v.items()}
+            out = {}
+            for k, x in v.items():
+                out[key(k)] = _SECRET if isinstance(k, str) and _holds_value(x) and _SECRET_FIELD.search(k[-80:]) \
+                    else walk(x, depth + 1)
+            return out
         if isinstance(v, (list, tuple)):
             return [walk(x, depth + 1) for x in v]
-        return clean(str(v))
+        return clean(_cut(_text_of(v), DETAIL_LIMIT) if isinstance(v, int) else _text_of(v))
 
-    return json.dumps(walk(body, 0), ensure_ascii=False, default=str)
+    return json.dumps(walk(body, 0), ensure_ascii=False, default=_text_of, allow_nan=False)
+
+
+def _holds_value(x: Any) -> bool:
+    """Whether a credential-named field holds anything to hide (None, a flag or an empty value do not)."""
+    return not (x is None or isinstance(x, bool) or (isinstance(x, (str, list, tuple, dict)) and len(x) == 0))
 
 
 def _lang_map(value: Mapping[str, str] | str | None) -> dict[str, str] | None:
@@ -500,13 +647,21 @@ def _lang_map(value: Mapping[str, str] | str | None) -> dict[str, str] | None:
 
 
 def _short(value: Any, limit: int = 60, *, clean: Callable[[str], str] = redact) -> Any:
-    """Echo a bad value back: cut (a megabyte costs no more than a kilobyte), redacted, cut again."""
-    if isinstance(value, (int, float, bool)) or value is None:
-        return value
+    """Echo a bad value back: cut (a megabyte costs no more than a kilobyte), redacted, cut again.
+
+    Never raises: a value JSON cannot hold (nested too deep, a cycle, tuple keys, a
+    broken ``__str__``) is echoed as its text, or as a placeholder.
+    """
+    if isinstance(value, (float, bool)) or value is None or (isinstance(value, int) and value.bit_length() <= 200):
+        return value  # NaN is fine here: render() writes it as null
     if isinstance(value, str):
         text = clean(_cut(value, DETAIL_LIMIT))
         return text if len(text) <= limit else text[:limit] + "…"
-    raw = json.dumps(value, ensure_ascii=False, default=str)
+    try:  # no default: what JSON cannot hold as it is (a set, an object) is echoed as its text
+        raw = json.dumps(value, ensure_ascii=False)
+    except Exception:  # noqa: BLE001 - RecursionError, ValueError (cycle, huge int), TypeError (keys, objects)
+        text = clean(_cut(_text_of(value), DETAIL_LIMIT))
+        return text if len(text) <= limit else text[:limit] + "…"
     text = clean(_cut(raw, DETAIL_LIMIT))
     if text == raw and len(raw) <= limit:
         return value  # short and clean: keep its JSON shape
@@ -514,7 +669,7 @@ def _short(value: Any, limit: int = 60, *, clean: Callable[[str], str] = redact)
 
 
 def _fmt(value: Any, *, clean: Callable[[str], str] = redact) -> str:
-    return json.dumps(_short(value, clean=clean), ensure_ascii=False, default=str)
+    return json.dumps(_short(value, clean=clean), ensure_ascii=False, default=_text_of)
 
 
 _SIZE_WORDS = {"minItems": "items", "maxItems": "items", "minLength": "chars", "maxLength": "chars",
@@ -522,7 +677,7 @@ _SIZE_WORDS = {"minItems": "items", "maxItems": "items", "minLength": "chars", "
 
 
 def _size(got: Any) -> Any:
-    return len(got) if isinstance(got, (str, list, tuple, dict)) else got
+    return len(got) if isinstance(got, (str, list, tuple, dict)) else _short(got)  # not sized: echoed safely
 
 
 def _problem_hint(p: Problem, lang: Lang) -> str:
@@ -580,3 +735,4 @@ def json_type(value: Any) -> str:
     if isinstance(value, dict):
         return "object"
     return type(value).__name__
+

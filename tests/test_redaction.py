@@ -25,6 +25,9 @@ SHAPES = {
     "jwt": "eyJa.", "sk": "sk-a", "frame": 'File "a", line 1\n', "host": "a.internal.", "cjk": "密码是",
     "key_block": "-----BEGIN RSA PRIVATE KEY-----", "backslashes": "C:\\a\\", "plain": "a",
     "kept_keys": "token -", "key_chain": "a_token:", "is_chain": "password is ", "zh_keys": "令牌 ",
+    "cookie": "Cookie: a=", "cookie_kept": "cookie: ", "signature": "?sig=&", "amz": "X-Amz-Signature=",
+    "phrase_kept": "passphrase is the ", "phrase_label": "passphrase: too ", "camel": "dbPassword",
+    "glued": "PGPASSWORD", "pass_label": "pass: ", "pass_spaces": "pass  ", "camel_chain": "aToken:",
 }
 SIZES = {"1KB": 1 << 10, "64KB": 1 << 16, "1MB": 1 << 20}
 
@@ -161,6 +164,27 @@ SECRETS = [
     ("接口令牌=abc123def456xyz", ["abc123def456xyz"]),
     ("请使用 Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig 访问", ["eyJhbGciOiJIUzI1NiJ9"]),
     ("口令：hunter2", ["hunter2"]),
+    # second round (an attacker's review): glued and camelCase names, environment pairs,
+    # cookies, presigned URLs, and passphrases made of ordinary words
+    ('{"dbPassword": "hunter2"}', ["hunter2"]),
+    ('{"stripeSecret": "rk9wQ2x"}', ["rk9wQ2x"]),
+    ('{"githubToken": "abcdef"}', ["abcdef"]),
+    ('{"db_pass": "hunter2"}', ["hunter2"]),
+    ("PGPASSWORD=hunter2 psql -h db", ["hunter2"]),
+    ("DB_PASS=hunter2", ["hunter2"]),
+    ("MYSQL_PWD=Zq mysql", ["Zq"]),
+    ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ["wJalrXUtnFEMI"]),
+    ("AWS_SECRET_ACCESS_KEY=abcdefgh", ["abcdefgh"]),
+    ("pass: hunter2", ["hunter2"]),
+    ("Cookie: sessionid=abc123xyz; csrftoken=q9w8e7", ["abc123xyz", "q9w8e7"]),
+    ("Set-Cookie: sessionid=abc123xyz; Path=/; HttpOnly", ["abc123xyz"]),
+    ("https://b.s3.amazonaws.com/f.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=0a1b2c3d4e5f67890",
+     ["0a1b2c3d4e5f67890"]),
+    ("X-Amz-Signature=0a1b2c3d4e5f67890", ["0a1b2c3d4e5f67890"]),
+    ("https://acct.blob.core.windows.net/c/f?sv=2022-11-02&sig=AbCd%2BEf123%3D", ["AbCd%2BEf123"]),
+    ("https://cdn.example.com/f?expires=1700000000&signature=9f8e7d6c5b4a", ["9f8e7d6c5b4a"]),
+    ("passphrase: correct horse battery staple", ["correct horse", "horse battery", "staple"]),
+    ("the passphrase is purple monkey dishwasher.", ["purple", "monkey dishwasher"]),
 ]
 
 
@@ -182,6 +206,36 @@ def test_credentials_are_removed_everywhere(text, fragments):
         _assert_clean(render(failure.error, lang), fragments, "message/hint")
         err = make_error("INVALID_ARGS", problems=[rule("amount", text, text)])
         _assert_clean(render(err, lang), fragments, "rule")
+
+
+def test_short_environment_values_are_removed():
+    assert E.redact_secrets("MYSQL_PWD=x") == "MYSQL_PWD=[secret removed]"
+    assert E.redact_secrets("token=x") == "token=[secret removed]"
+
+
+# a field named like a credential loses its value whatever its shape (the whole value)
+SECRET_FIELDS = [
+    {"dbPassword": "hunter2"}, {"stripeSecret": "rk9wQ2x"}, {"githubToken": "abcdef"}, {"db_pass": "hunter2"},
+    {"DB_PASSWORD": "hunter2"}, {"pgpassword": "hunter2"}, {"X-Api-Key": "abcdef"}, {"apiKey": "abcdef"},
+    {"password": ["hunter2"]}, {"password": {"value": "hunter2"}}, {"password": 123456.0}, {"token": [123456]},
+    {"passphrase": "correct horse battery staple"}, {"Cookie": "sessionid=abc123"}, {"set-cookie": "sid=abc123"},
+    {"headers": {"Authorization": "Basic abc123"}}, {"session_id": "abc123"},
+]
+
+
+@pytest.mark.parametrize("data", SECRET_FIELDS, ids=[next(iter(d)) for d in SECRET_FIELDS])
+def test_secret_named_fields_lose_any_value(data):
+    out = render(None, data={"rows": [data], "n": 1})
+    for leak in ("hunter2", "rk9wQ2x", "abcdef", "123456", "horse", "abc123"):
+        assert leak not in out, out
+    assert json.loads(out)["data"]["n"] == 1
+
+
+def test_fields_that_only_look_like_credentials_keep_their_values():
+    data = {"max_tokens": 512, "password_policy": "8 characters", "bypass": "cache", "compass": "north",
+            "token_count": 3, "passed": 3, "keyboard": "us", "monkey": "George", "secretary": "Jane",
+            "password": None, "token": True, "api_key": "", "prompt_tokens": 7}
+    assert json.loads(render(None, data=data))["data"] == data
 
 
 def test_credentials_in_urls_keep_the_scheme_and_host():
@@ -254,6 +308,19 @@ BENIGN = [
     "退款将在 3-5 个工作日内退回原卡。",
     "收货地址：上海市浦东新区世纪大道 100 号 3 楼。",
     "客服热线：400-820-8820。",
+    "the password field is required",
+    "Reset the password in Settings",
+    "the token has expired",
+    "pass the salt",
+    "Pass the order id as a string.",
+    "The passphrase is too short.",
+    "Passphrase: the one you chose when you signed up.",
+    "passphrase: required",
+    "Cookies keep the basket between visits.",
+    "Sign the form and add your signature at the bottom.",
+    "Boarding passes are sent by e-mail.",
+    "The session id is shown on the receipt.",
+    "Tokens used: 512 of 4096.",
 ]
 
 
@@ -267,6 +334,35 @@ def test_benign_authored_text_is_untouched(text):
         problem = json.loads(render(make_error("INVALID_ARGS", problems=[rule("x", text, text)]), lang))
         assert problem["error"]["problems"][0]["hint"] == text
     assert json.loads(render(None, data={"note": text, "list": [text]}))["data"] == {"note": text, "list": [text]}
+
+
+# --- find_secrets: the same patterns, as a verdict ---------------------------------------------
+@pytest.mark.parametrize("text,fragments", SECRETS, ids=[s[0][:30] for s in SECRETS])
+def test_find_secrets_finds_every_credential(text, fragments):
+    kinds = E.find_secrets(text)
+    assert kinds, text
+    assert all(isinstance(k, str) and k.startswith(("a ", "an ")) for k in kinds)
+    assert E.find_secrets(E.redact_secrets(text)) == []  # what redaction leaves holds none
+
+
+@pytest.mark.parametrize("text", BENIGN)
+def test_find_secrets_finds_nothing_in_benign_text(text):
+    assert E.find_secrets(text) == []
+
+
+def test_find_secrets_names_the_kind():
+    assert E.find_secrets("the password is hunter2") == ["a password"]
+    assert "an API key" in E.find_secrets("key sk-proj-4fJ9kLmN2pQrS8tUvW1xYz0aBcDeFgHi in use")
+    assert E.find_secrets("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----") == ["a private key"]
+    assert E.find_secrets('Traceback (most recent call last):\n  File "x.py", line 1') == ["a stack trace"]
+    assert E.find_secrets("postgresql://admin:s3cret@db/orders") == ["a password in a URL"]
+    assert E.find_secrets("see " + render(None, data={"password": "hunter2"})) == []  # rendered: nothing left
+    assert "find_secrets" in E.__all__
+
+
+def test_find_secrets_is_bounded():
+    text = "password: " * 200_000 + "hunter2"
+    assert _time(lambda: E.find_secrets(text)) < 2.0
 
 
 def test_technical_detail_is_still_fully_redacted():

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..errors import CODES, ToolError, make_error
+from ..errors import CODES, ToolError, make_error, retry_seconds
 
 __all__ = ["Model", "ModelCall", "ModelError", "Reply", "ToolCall", "Usage", "call", "say", "tool_calls"]
 
@@ -62,14 +62,17 @@ class ModelError(Exception):
     """The model API failed. ``code`` is an errors.CODES key (RATE_LIMITED, TIMEOUT, ...).
 
     ``detail`` is for telemetry only; the end user sees :func:`~agentlab.errors.friendly`.
+    ``retry_after`` may be a header's text ("5"); NaN, negative, unreadable or absurd
+    values become None (unknown), see :func:`~agentlab.errors.retry_seconds`.
     """
 
     def __init__(self, code: str, detail: str = "", *, status: int | None = None,
-                 retry_after: float | None = None):
+                 retry_after: float | str | None = None):
         if code not in CODES:
             raise ValueError(f"unknown code {code!r}")
         super().__init__(f"{code}: {detail}" if detail else code)
-        self.code, self.detail, self.status, self.retry_after = code, detail, status, retry_after
+        self.code, self.detail, self.status = code, detail, status
+        self.retry_after: float | None = retry_seconds(retry_after)
         self.attempts = 0  # > 0: a lower layer (the OpenAI adapter) already resent it that many times
         self.unparsable = False
 
