@@ -196,21 +196,23 @@ MAX_RETRY_AFTER = 86_400.0  # a day: a longer wait is no instruction anyone will
 def retry_seconds(value: object) -> float | None:
     """A Retry-After as seconds (``"5"`` -> ``5.0``), or None when it is unknown. Never raises.
 
-    NaN, infinities, negative, non-numeric (an HTTP date: the adapter converts those
-    itself) and absurd values (over :data:`MAX_RETRY_AFTER`) say nothing usable, so
-    they are unknown rather than a wait of "nan seconds". Rounded to the millisecond.
+    NaN, infinities, negative and non-numeric values (an HTTP date: the adapter converts
+    those itself) say nothing usable, so they are unknown rather than a wait of "nan
+    seconds". A wait longer than :data:`MAX_RETRY_AFTER` is capped there, never dropped:
+    the server asked us to stay away that long, so nobody may resend sooner (the loop
+    stops and says when to come back). Rounded to the millisecond.
     """
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, str) and len(value) > 40:  # float() of a long text is wasted work
         return None
     try:
-        seconds = float(value)  # type: ignore[arg-type]  # anything: what fails is unknown
+        seconds = float(value)  # type: ignore[arg-type]  # anything may arrive; what fails is unknown
     except Exception:  # noqa: BLE001 - a header value or an object whose __float__ raises
         return None
-    if not math.isfinite(seconds) or not 0.0 <= seconds <= MAX_RETRY_AFTER:
+    if math.isnan(seconds) or seconds < 0.0:
         return None
-    return round(seconds, 3)
+    return round(min(seconds, MAX_RETRY_AFTER), 3)  # +inf too: "not before a day from now"
 
 
 def with_stage(error: ToolError, stage: Stage) -> ToolError:

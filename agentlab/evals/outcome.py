@@ -19,11 +19,11 @@ Only the first two are a success.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..errors import find_secrets
 from ..runs import Run
 
 __all__ = ["INFRASTRUCTURE", "OUTCOMES", "SUCCESS", "Outcome", "Verdict", "grade", "leaks"]
@@ -50,27 +50,14 @@ class Verdict:
         return f"Verdict({self.outcome!r}{', ' + '; '.join(self.failures) if self.failures else ''})"
 
 
-# What must never be shown to a model: a stack trace, a credential in a URL, a "password=" pair.
-_LEAKS = [
-    re.compile(r"Traceback \(most recent call last\)"),
-    re.compile(r"\bFile \"[^\"\n]{1,300}\", line \d+"),
-    re.compile(r"[a-z][a-z0-9+.-]{0,20}://[^\s/:@]{1,100}:[^\s@]{1,100}@", re.I),
-    re.compile(r"\b(?:password|passwd|pwd|secret|api[_-]?key)\s*[:=]\s*\S", re.I),
-]
-
-
 def leaks(run: Run) -> list[str]:
-    """The tool results in ``run`` that showed the model internal detail (what kind, for a report)."""
-    found = []
+    """What internal detail the tool results in ``run`` showed the model (a stack trace, a password in a
+    URL, an API key...), by the same rules that remove it (:func:`agentlab.errors.find_secrets`)."""
+    found: set[str] = set()
     for m in run.messages:
-        if m.get("role") != "tool":
-            continue
-        text = str(m.get("content") or "")[:20_000]
-        for pattern, what in zip(_LEAKS, ("a stack trace", "a source file path", "a password in a URL",
-                                          "a secret"), strict=True):
-            if pattern.search(text):
-                found.append(what)
-    return sorted(set(found))
+        if m.get("role") == "tool":
+            found.update(find_secrets(str(m.get("content") or "")))
+    return sorted(found)
 
 
 def _state_failures(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run: Run) -> tuple[list[str], bool]:
