@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ..context import protocol_problems
 from .interface import Model, Reply, ToolCall
 
 __all__ = ["ChatServer", "HTTPFault", "Slow", "completion", "malformed"]
@@ -180,6 +181,12 @@ class ChatServer:
                     return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {"error": {"message": "not found", "type": "not_found_error"}})
+                    return
+                problems = protocol_problems(body.get("messages") or [])
+                if problems:  # as the real API does: a broken history is refused before any model runs
+                    server.requests.append(body)
+                    self._send(400, {"error": {"message": "Invalid parameter: " + problems[0],
+                                               "type": "invalid_request_error", "param": "messages"}})
                     return
                 item = server._next(body)
                 while isinstance(item, Slow):

@@ -1,0 +1,179 @@
+"""The conversation around the loop: a system prompt built per turn, clearing, trimming in pairs.
+
+A chat-completions history has rules the API enforces: every ``tool`` message answers a
+``tool_call_id`` of the assistant message just before it, and every tool call of that
+message is answered before anyone else speaks. Naive trimming ("keep the last 10
+messages") cuts an assistant message from its replies and the next call is refused with
+a 400. Here a history is cut only between *blocks* (a user message; an assistant message
+with all of its tool replies; a plain assistant message), never inside one, and the
+system prompt and the latest user message always stay (docs/guards.md#context).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ToolFailure
+
+__all__ = ["ContextTooLong", "Session", "build_system_prompt", "clear_chat", "estimate_tokens", "protocol_problems",
+           "trim_messages"]
+
+Count = Callable[[Sequence[Mapping[str, Any]]], int]
+
+
+@dataclass(frozen=True)
+class Session:
+    """Who is asking, from where, with what rights: the facts a system prompt states each turn."""
+
+    user_id: str = ""
+    organisation: str = ""
+    page: str = ""
+    permissions: tuple[str, ...] = ()
+    flags: Mapping[str, bool] = field(default_factory=dict)
+    timezone: str = "Asia/Shanghai"
+
+
+def build_system_prompt(instructions: str, session: Session, *, now: Callable[[], _dt.datetime]) -> str:
+    """The system prompt for this turn: the standing instructions plus today's date and time (from an
+    injected clock, in the session's timezone), the user, the organisation, the page, permissions and
+    feature flags. Built per turn, so "yesterday" always means yesterday."""
+    from zoneinfo import ZoneInfo
+    when = now().astimezone(ZoneInfo(session.timezone))
+    facts = [f"Now: {when:%Y-%m-%d %H:%M} ({when:%A}, {session.timezone})."]
+    if session.user_id:
+        facts.append(f"User: {session.user_id}.")
+    if session.organisation:
+        facts.append(f"Organisation: {session.organisation}.")
+    if session.page:
+        facts.append(f"Page: {session.page}.")
+    if session.permissions:
+        facts.append("Permissions: " + ", ".join(session.permissions) + ".")
+    on = [k for k, v in session.flags.items() if v]
+    if on:
+        facts.append("Features on: " + ", ".join(on) + ".")
+    return instructions.rstrip() + "\n\n" + " ".join(facts)
+
+
+def clear_chat(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """What "clear the chat" keeps: the system prompt, nothing else. (The business state a desk keeps
+    for the conversation is cleared by the desk; the instructions and the facts about the user are not.)"""
+    return [dict(m) for m in messages if m.get("role") == "system"]
+
+
+def estimate_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
+    """An *estimate* of the prompt tokens of ``messages`` (no tokenizer at hand): about four characters
+    a token for Latin text, one a token for CJK, plus a few tokens of framing per message. Use the
+    model's own tokenizer (``count=``) where there is one."""
+    total = 0
+    for m in messages:
+        total += 4
+        for text in _texts(m):
+            cjk = sum(1 for ch in text if "\u3000" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef")
+            total += cjk + (len(text) - cjk + 3) // 4
+    return total
+
+
+def _texts(m: Mapping[str, Any]) -> Iterable[str]:
+    if isinstance(m.get("content"), str):
+        yield m["content"]
+    for c in m.get("tool_calls") or ():
+        fn = c.get("function", {}) if isinstance(c, Mapping) else {}
+        yield str(fn.get("name", ""))
+        yield str(fn.get("arguments", ""))
+
+
+def protocol_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What the chat-completions API would refuse in ``messages`` (empty when it is valid): a tool message
+    that answers no call of the assistant message before it, a tool call left unanswered, an unknown role."""
+    problems: list[str] = []
+    waiting: list[str] = []  # call ids of the last assistant message not yet answered
+    answerable: set[str] = set()
+    for i, m in enumerate(messages):
+        role = m.get("role")
+        if role == "tool":
+            cid = str(m.get("tool_call_id"))
+            if cid not in answerable:
+                problems.append(f"message {i}: a tool message answering {cid!r}, which no preceding assistant "
+                                "message with tool_calls asked for")
+            elif cid in waiting:
+                waiting.remove(cid)
+            continue
+        if waiting:
+            problems.append(f"message {i}: tool call(s) {waiting} were not answered before the next message")
+            waiting = []
+        answerable = set()
+        if role == "assistant":
+            ids = [str(c.get("id")) for c in m.get("tool_calls") or () if isinstance(c, Mapping)]
+            waiting, answerable = list(ids), set(ids)
+        elif role not in ("system", "user", "developer"):
+            problems.append(f"message {i}: unknown role {role!r}")
+    if waiting:
+        problems.append(f"the last tool call(s) {waiting} were never answered")
+    return problems
+
+
+class ContextTooLong(ToolFailure):
+    """The system prompt and the latest user message alone do not fit the budget."""
+
+    def __init__(self, needed: int, budget: int):
+        super().__init__("CONTEXT_TOO_LONG", {
+            "en": f"The conversation cannot be made to fit: the system prompt and the latest user message alone "
+                  f"need about {needed} tokens, the budget is {budget}. Shorten them, or raise the budget.",
+            "zh": f"对话无法压缩到预算之内：仅系统提示词和最新一条用户消息就约需 {needed} 个 token，"
+                  f"预算只有 {budget}。请缩短它们，或提高预算。"})
+        self.needed, self.budget = needed, budget
+
+
+def _blocks(messages: Sequence[Mapping[str, Any]]) -> tuple[list[dict], list[list[dict]]]:
+    """System messages, and the rest cut into blocks that must stay whole (orphan tool messages dropped)."""
+    system: list[dict] = []
+    blocks: list[list[dict]] = []
+    open_ids: set[str] = set()
+    for m in messages:
+        m = dict(m)
+        role = m.get("role")
+        if role == "system":
+            system.append(m)
+        elif role == "tool":
+            if str(m.get("tool_call_id")) in open_ids and blocks:
+                blocks[-1].append(m)  # a reply stays with the call it answers
+        else:
+            blocks.append([m])
+            open_ids = {str(c.get("id")) for c in m.get("tool_calls") or () if isinstance(c, Mapping)} \
+                if role == "assistant" else set()
+    return system, blocks
+
+
+def trim_messages(messages: Sequence[Mapping[str, Any]], *, max_tokens: int | None = None,
+                  max_turns: int | None = None, count: Count | None = None) -> list[dict]:
+    """The history cut to the last ``max_turns`` user turns and to ``max_tokens`` (by ``count``, the model's
+    tokenizer, or :func:`estimate_tokens`), oldest first, whole blocks only.
+
+    Keeps every system message and the latest user message; never leaves a tool message without its
+    call or a call without its replies; starts the kept history at a user message. Raises
+    :class:`ContextTooLong` when even that minimum does not fit.
+    """
+    count = count or estimate_tokens
+    system, blocks = _blocks(messages)
+    users = [i for i, b in enumerate(blocks) if b[0].get("role") == "user"]
+    if not users:
+        return system + [m for b in blocks for m in b]
+    last_user = users[-1]
+    if max_turns is not None and max_turns < 1:
+        raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+    first = users[-max_turns] if max_turns is not None and len(users) > max_turns else 0
+    kept = list(range(first, len(blocks)))
+    if max_tokens is not None:
+        needed = count(system + blocks[last_user])
+        if needed > max_tokens:
+            raise ContextTooLong(needed, max_tokens)
+        # drop the oldest blocks until it fits, but never the latest user message
+        while count(system + [m for i in kept for m in blocks[i]]) > max_tokens:
+            victim = next(i for i in kept if i != last_user)
+            kept.remove(victim)
+    # a history starts with what the user said: drop blocks left before the first kept user message
+    while kept and blocks[kept[0]][0].get("role") != "user":
+        kept.pop(0)
+    return system + [m for i in kept for m in blocks[i]]

@@ -1,0 +1,103 @@
+"""The conversation around the loop: per-turn system prompt, clearing, trimming in pairs."""
+import datetime as dt
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentlab.context import (ContextTooLong, Session, build_system_prompt, clear_chat, estimate_tokens,
+                              protocol_problems, trim_messages)
+
+SYSTEM = {"role": "system", "content": "You keep the books."}
+
+
+def test_the_system_prompt_states_today_in_the_users_timezone():
+    now = lambda: dt.datetime(2026, 11, 30, 16, 30, tzinfo=dt.timezone.utc)  # noqa: E731
+    text = build_system_prompt("Book expenses.", Session(user_id="u42", organisation="acme", page="ledger",
+                                                         permissions=("book", "list"), flags={"budgets": True}),
+                               now=now)
+    assert "2026-12-01 00:30" in text and "Tuesday" in text and "u42" in text and "budgets" in text
+
+
+def test_clearing_keeps_the_system_prompt_only():
+    history = [SYSTEM, {"role": "user", "content": "taxi 45"}, {"role": "assistant", "content": "booked"}]
+    assert clear_chat(history) == [SYSTEM]
+
+
+@st.composite
+def conversations(draw):
+    """Valid chat histories: a system prompt, then turns of a user message and rounds of tool calls."""
+    messages, n = [SYSTEM], 0
+    for _ in range(draw(st.integers(1, 6))):
+        messages.append({"role": "user", "content": draw(st.text(min_size=1, max_size=60))})
+        for _ in range(draw(st.integers(0, 3))):
+            k = draw(st.integers(1, 3))
+            calls = []
+            for _ in range(k):
+                n += 1
+                calls.append({"id": f"c{n}", "type": "function",
+                              "function": {"name": "book", "arguments": json.dumps({"x": draw(st.text(max_size=40))})}})
+            messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+            messages += [{"role": "tool", "tool_call_id": c["id"], "content": draw(st.text(max_size=80))}
+                         for c in calls]
+        if draw(st.booleans()):
+            messages.append({"role": "assistant", "content": draw(st.text(max_size=60))})
+    return messages
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conversations(), st.one_of(st.none(), st.integers(1, 400)), st.one_of(st.none(), st.integers(1, 5)))
+def test_trimming_keeps_the_protocol_the_system_prompt_and_the_latest_user_turn(history, budget, turns):
+    assert protocol_problems(history) == []
+    latest = [m for m in history if m["role"] == "user"][-1]
+    try:
+        out = trim_messages(history, max_tokens=budget, max_turns=turns)
+    except ContextTooLong as exc:
+        assert budget is not None and estimate_tokens([SYSTEM, latest]) > budget
+        assert exc.error.code == "CONTEXT_TOO_LONG" and str(budget) in exc.error.text()
+        return
+    assert protocol_problems(out) == []
+    assert out[0] == SYSTEM and latest in out and out[1]["role"] == "user"
+    if budget is not None:
+        assert estimate_tokens(out) <= budget
+    if turns is not None:
+        assert sum(m["role"] == "user" for m in out) <= turns
+    it = iter(history)
+    assert all(any(m == h for h in it) for m in out)  # a subsequence: order kept, nothing invented
+
+
+def test_keeping_the_last_messages_breaks_the_protocol_and_trimming_in_pairs_does_not():
+    history = [SYSTEM, {"role": "user", "content": "book three"}]
+    history.append({"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"c{i}", "type": "function", "function": {"name": "book", "arguments": "{}"}} for i in range(6)]})
+    history += [{"role": "tool", "tool_call_id": f"c{i}", "content": "ok"} for i in range(6)]
+    history += [{"role": "assistant", "content": "done"}, {"role": "user", "content": "and lunch"}]
+    naive = [SYSTEM] + history[-6:]  # "keep the last few messages"
+    assert any("no preceding assistant" in p for p in protocol_problems(naive))
+    assert protocol_problems(trim_messages(history, max_tokens=estimate_tokens(naive))) == []
+
+
+def test_an_impossible_budget_says_context_too_long_in_both_languages():
+    with pytest.raises(ContextTooLong) as exc:
+        trim_messages([SYSTEM, {"role": "user", "content": "x" * 4000}], max_tokens=50)
+    assert "CONTEXT_TOO_LONG" == exc.value.error.code and "预算" in exc.value.error.text("zh")
+
+
+def test_the_test_server_refuses_a_broken_history_with_a_400_as_the_real_api_does():
+    pytest.importorskip("openai")
+    from agentlab.models import ModelError, say
+    from agentlab.models.fakeserver import ChatServer
+    from agentlab.models.openai_model import OpenAIModel
+    history = [SYSTEM, {"role": "user", "content": "book three"},
+               {"role": "assistant", "content": None, "tool_calls": [
+                   {"id": f"c{i}", "type": "function", "function": {"name": "book", "arguments": "{}"}} for i in range(4)]}]
+    history += [{"role": "tool", "tool_call_id": f"c{i}", "content": "ok"} for i in range(4)]
+    history += [{"role": "assistant", "content": "done"}, {"role": "user", "content": "and lunch"}]
+    with ChatServer([say("fine"), say("fine")]) as server:
+        model = OpenAIModel("m", base_url=server.base_url, api_key="k", sleep=lambda s: None)
+        with pytest.raises(ModelError) as exc:
+            model.complete([SYSTEM] + history[-5:], [])  # the naive cut: orphan tool messages
+        assert exc.value.code == "BAD_REQUEST" and server.attempts == 1
+        trimmed = trim_messages(history, max_tokens=estimate_tokens([SYSTEM] + history[-5:]))
+        assert model.complete(trimmed, []).content == "fine"
