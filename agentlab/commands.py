@@ -122,7 +122,7 @@ DEMO_STEPS = (1, 4)
 
 def _demo_configure(p: argparse.ArgumentParser) -> None:
     from .models.faults import FAULTS
-    p.add_argument("--fault", choices=sorted(FAULTS), help="inject this fault (default: seed 000's orderId demo)")
+    p.add_argument("--fault", choices=sorted(FAULTS), help="inject this fault (default: the opening demo, orderId -> INVALID_ARGS -> order_id)")
     p.add_argument("--step", type=int, default=2,
                    help=f"model turn at which a model fault is injected ({DEMO_STEPS[0]}-{DEMO_STEPS[1]})")
     p.add_argument("--lang", choices=("en", "zh"), default="en")
@@ -247,7 +247,7 @@ def _eval(ns: argparse.Namespace) -> int:
         outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
     report = {"suite": ns.suite, "model": ns.model, "loop": ns.loop, "cases": len(cases), "trials": ns.trials,
               "not_recorded": skipped,
-              "seed000": {k: v for k, v in summarize(runs, lambda run: ok[run.run_id]).items()},
+              "headline": {k: v for k, v in summarize(runs, lambda run: ok[run.run_id]).items()},
               "outcomes": outcomes,
               "layers": layers(runs, correct=lambda run: ok[run.run_id]),
               "pass^k": {k: pass_hat_k([(sum(v), len(v)) for v in per_case.values()], k) for k in range(1, ns.trials + 1)},
@@ -280,7 +280,7 @@ def _value(name: str, v: Any) -> str:
 
 def eval_text(report: dict, lang: Lang = "en") -> list[str]:
     """The human-readable form of an ``eval`` report, every rate as a percentage."""
-    s = report["seed000"]
+    s = report["headline"]
     lines = [t("eval.head", lang, model=report["model"], loop=report["loop"], suite=report["suite"],
                cases=report["cases"], trials=report["trials"])]
     if report["not_recorded"]:

@@ -253,6 +253,9 @@ _CATALOG: dict[str, dict[str, str]] = {
     },
     # --- plain-language accounts for people who do not read traces -----------------
     "explain.injected": {"en": "What we did to the model: {what}.", "zh": "我们对模型做了什么：{what}。"},
+    "explain.injected_tool": {"en": "What we did to the tool: {what}.", "zh": "我们对工具做了什么：{what}。"},
+    "explain.dropped": {"en": "The naive loop ran only the first tool call of a message and silently dropped {n} more.",
+                        "zh": "朴素循环只执行了消息里的第一个工具调用，悄悄丢掉了另外 {n} 个。"},
     "explain.none": {"en": "No fault injected: the model's own first call uses a wrong field name.",
                      "zh": "没有注入故障：模型自己第一次调用就写错了字段名。"},
     "explain.crashed": {"en": "The naive loop crashed ({reason}); the user got no answer at all.",
@@ -282,6 +285,7 @@ _CATALOG: dict[str, dict[str, str]] = {
     "trace.model_sees": {"en": "the model is told: {text}", "zh": "模型看到：{text}"},
     "trace.end": {"en": "end: {status} | the user reads: {text}", "zh": "结束：{status} | 用户看到：{text}"},
     "trace.resent": {"en": "(resent {n} time(s): {how})", "zh": "（重发 {n} 次：{how}）"},
+    "trace.read_again": {"en": "a read: safe to send again", "zh": "只读调用：可以安全重发"},
     "trace.no_key": {"en": "sent again with no key: the effect can happen twice",
                      "zh": "没有幂等键就重发：效果可能发生两次"},
     "demo.seed_title": {"en": "the opening demo: orderId -> INVALID_ARGS -> order_id",

@@ -68,8 +68,9 @@ display(HTML(compare_html(camel.naive, camel.guarded)))
 #
 # ## 3. Every fault, both loops
 #
-# Each row injects one fault (故障注入) at the refund step and checks the final state of the orders:
-# how many refunds were actually written, not what the model claimed.
+# Each row injects one fault (故障注入): a model fault at the refund step, a tool fault into the tool it
+# targets, and checks the final state of the orders: how many refunds were actually written, not what the
+# model claimed.
 
 # %%
 import pandas as pd
@@ -90,8 +91,8 @@ table
 # (`lost_reply`, `duplicate_call`) is money sent twice; under `wrong_type` the naive loop stored the text
 # `"199元"` as an amount. The `outcome` columns grade each run on that final state, with the one
 # definition the whole workbook uses (`agentlab.evals.outcome`, docs/metrics.md): `correct` only when the data is
-# exactly what the task needed. A run that *says* done is not credited for it: "said done, but the data
-# is wrong" is the worst outcome, because nobody looks again. A guarded run that handed over to a person
+# exactly what the task needed. A run that *says* done is not credited for it: `done, wrong data` (said
+# done, but the data is wrong) is the worst outcome, because nobody looks again. A guarded run that handed over to a person
 # (`api_401`, `leaky_tool`) wrote nothing wrong, but it did not refund either: it is not counted as correct.
 
 # %%

@@ -58,7 +58,9 @@ pd.DataFrame(rows)
 # repeated call. With two calls in one message it wrote one, but only because it silently drops every call
 # after the first (notebook 07): fix that by answering every call, without a key, and two refunds go out. In the guarded
 # loop the repeat was *replayed*: the loop claimed the key before the first refund ran, so the second
-# request got the recorded result back, marked `"replayed": true`. The key is computed by the loop from the
+# request got the recorded result back, marked `"replayed": true`. (The lost reply writes one refund in the
+# "every call, no key" column only because that loop resends nothing at all: its user was told the refund
+# failed while it had gone through.) The key is computed by the loop from the
 # tool's **business key** (one refund per order), never invented by the model:
 
 # %%

@@ -79,7 +79,7 @@ def test_eval_cli_json(tmp_path):
                         "--concurrency", "4", "--json", "--out", str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     report = json.loads(p.stdout)
-    assert report["seed000"]["task_success_rate"] == 1.0 and set(report["layers"]) == {"model", "tool", "task", "experience"}
+    assert report["headline"]["task_success_rate"] == 1.0 and set(report["layers"]) == {"model", "tool", "task", "experience"}
     assert report["pass^k"]["2"] == 1.0 and (tmp_path / report["stored"].split("/")[-1] / "traces.jsonl").exists()
 
 

@@ -7,3 +7,5 @@
 
 matplotlib and ipywidgets load only when one of these modules is imported.
 """
+
+__all__ = ["demo", "exercises", "plots", "widgets"]  # modules, imported by name when needed

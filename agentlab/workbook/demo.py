@@ -133,7 +133,8 @@ def trace_text(run: Run, width: int = 110, lang: Lang = "en") -> str:
         elif e.kind == "tool":
             what = f"  {e.tool_name}({e.args_raw}) -> {e.error_code or ('replayed' if e.replayed else 'ok')}"
             if e.retry_count:
-                what += " " + t("trace.resent", lang, n=e.retry_count, how=e.note or t("trace.no_key", lang))
+                how = e.note or t("trace.no_key" if run.loop == "naive" else "trace.read_again", lang)
+                what += " " + t("trace.resent", lang, n=e.retry_count, how=how)
             if e.error_code:
                 what += " | " + t("trace.model_sees", lang, text=e.model_visible or "")
         else:
@@ -190,8 +191,16 @@ def guards_that_acted(run: Run) -> list[str]:
 
 def explain(c: Comparison, lang: Lang = "en") -> list[str]:
     """A plain-language account of a comparison, one sentence per line, for people who do not read traces."""
-    lines = [t("explain.injected", lang, what=FAULTS[c.fault].describe(lang)) if c.fault else t("explain.none", lang)]
+    if c.fault:
+        key = "explain.injected_tool" if FAULTS[c.fault].kind == "tool" else "explain.injected"
+        lines = [t(key, lang, what=FAULTS[c.fault].describe(lang))]
+    else:
+        lines = [t("explain.none", lang)]
     n = c.naive
+    dropped = sum(len(m.get("tool_calls") or ()) - 1 for m in n.messages
+                  if m.get("role") == "assistant" and len(m.get("tool_calls") or ()) > 1)
+    if dropped:  # the naive loop runs only tool_calls[0]: say so, even when that happened to save it
+        lines.append(t("explain.dropped", lang, n=dropped))
     if n.status == "failed":
         lines.append(t("explain.crashed", lang, reason=n.reason.replace("crashed: ", "").split(":")[0]))
     elif n.status == "budget_exhausted":

@@ -52,6 +52,11 @@ class Feedback:
         return (self.ok, self.message)[i]
 
 
+def _norm(value: Any) -> str:
+    """Answers compare as words: case, spaces, quotes and hyphens do not matter."""
+    return str(value).strip().strip("'\"`").lower().replace("-", "_").replace(" ", "_")
+
+
 def _text(value: str | Mapping[str, str], lang: Lang) -> str:
     return value if isinstance(value, str) else value.get(lang) or value["en"]
 
@@ -65,10 +70,11 @@ def check_answer(given: Any, right: Any, *, why: str | Mapping[str, str], hint: 
     """Compare an answer with the truth: "not yet" while ``given`` is None, then right or wrong."""
     if given is None:
         return _say("not yet", _text(hint, lang), lang)
-    ok = same(given, right) if same else str(given).strip().lower() == str(right).strip().lower()
+    ok = same(given, right) if same else _norm(given) == _norm(right)
     if ok:
         return _say("right", _text(why, lang), lang)
-    wrong = {"en": f"you said {given!r}. {_text(hint, 'en')}", "zh": f"你的答案是 {given!r}。{_text(hint, 'zh')}"}
+    advice = _text(hint, "en")
+    wrong = {"en": f"you said {given!r}. {advice[:1].upper() + advice[1:]}", "zh": f"你的答案是 {given!r}。{_text(hint, 'zh')}"}
     return _say("wrong", wrong[lang], lang)
 
 
@@ -177,7 +183,7 @@ def best_single_guard(given: str | None, ablation: Mapping[str, float], lang: La
     alone = {k.removeprefix("only "): v for k, v in ablation.items() if k.startswith("only ")}
     best = max(alone.values())
     winners = sorted(k for k, v in alone.items() if v == best)
-    return check_answer(given, winners, same=lambda a, b: str(a).strip() in b, lang=lang,
+    return check_answer(given, winners, same=lambda a, b: _norm(a).removeprefix("only_") in b, lang=lang,
                         why={"en": f"{' / '.join(winners)} alone gives {best:.0%}; all guards together "
                                    f"{ablation['all guards']:.0%}. No single guard is enough.",
                              "zh": f"单独开启 {' / '.join(winners)} 成功率为 {best:.0%}；全部防护一起为 "
@@ -195,7 +201,7 @@ def largest_share(given: str | None, counts: Mapping[str, int], lang: Lang = "en
     top = max(counts.values())
     winners = sorted(k for k, v in counts.items() if v == top)
     total = sum(counts.values())
-    return check_answer(given, winners, same=lambda a, b: str(a).strip().lower() in b, lang=lang,
+    return check_answer(given, winners, same=lambda a, b: _norm(a) in b, lang=lang,
                         why={"en": f"{' / '.join(winners)}: {top} of {total} failures. Fix that class first, and "
                                    "measure the same metric next time.",
                              "zh": f"{' / '.join(winners)}：{total} 个失败里占 {top} 个。先解决这一类，下次用同一个指标复查。"},
