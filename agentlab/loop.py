@@ -223,18 +223,24 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
                 store: Store | None = None, system_prompt: str = "", history: list[dict] | None = None,
                 sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None,
                 clock: Callable[[], float] = time.perf_counter, session_id: str | None = None,
-                lang: Lang | None = None) -> Run:
-    """Run ``task`` with every guard of ``config``. Never raises for model or tool failures."""
+                lang: Lang | None = None, offer: Callable[[list[dict]], list[str]] | None = None) -> Run:
+    """Run ``task`` with every guard of ``config``. Never raises for model or tool failures.
+
+    ``offer`` routes tools: given the conversation, the names of the tools to show the model this turn
+    (an :class:`agentlab.routing.Router`); by default every tool is shown. A call to a tool that was not
+    offered is still checked and run: routing narrows what the model reads, not what it may do.
+    """
     ctx = Context(registry, config, store if store is not None else default_store(), sleep,
                   rng or random.Random(0), clock, session_id or uuid.uuid4().hex[:12], lang or registry.lang)
-    return _Turn(model, ctx, system_prompt, history, task).run()
+    return _Turn(model, ctx, system_prompt, history, task, offer).run()
 
 
 class _Turn:
     """One user turn of the guarded loop: model turns and tool calls until an ending."""
 
-    def __init__(self, model: Model, ctx: Context, system_prompt: str, history: list[dict] | None, task: str):
-        self.model, self.ctx = model, ctx
+    def __init__(self, model: Model, ctx: Context, system_prompt: str, history: list[dict] | None, task: str,
+                 offer: Callable[[list[dict]], list[str]] | None = None):
+        self.model, self.ctx, self.offer = model, ctx, offer
         self.run_id = uuid.uuid4().hex[:12]
         self.messages = _start(system_prompt, history, task)
         self.messages += _decisions_note(ctx)
@@ -270,8 +276,9 @@ class _Turn:
     def run(self) -> Run:
         cfg, lang = self.ctx.config, self.ctx.lang
         budget = cfg.step_budget if cfg.step_budget is not None else HARD_CAP
-        specs = self.ctx.registry.specs()
+        every = self.ctx.registry.specs()
         for step in range(1, budget + 1):
+            specs = self._offered(every)
             asked = _ask(self.model, self.messages, specs, self.ctx, step)
             if asked.error is not None:
                 err = asked.error
@@ -301,6 +308,16 @@ class _Turn:
             self.rest = ()
         err = make_error("BUDGET_EXHAUSTED", steps=budget)
         return self.end("budget_exhausted", f"step budget of {budget} used up", friendly(err, lang), budget, err)
+
+    def _offered(self, every: list[dict]) -> list[dict]:
+        if self.offer is None:
+            return every
+        try:
+            names = set(self.offer(list(self.messages)))
+        except Exception:  # noqa: BLE001 - a broken router shows every tool rather than none
+            return every
+        chosen = [s for s in every if s.get("function", s).get("name") in names]
+        return chosen or every  # nothing matched: better every tool than none
 
     def _call(self, tc: ToolCall, step: int) -> Run | None:
         """Answer one tool call; a Run when it ends the turn."""

@@ -1,0 +1,112 @@
+"""Offering the model the few tools a turn needs, not all thirty (docs/guards.md#routing).
+
+With many tools in the prompt a model picks the wrong one more often and every turn
+costs more tokens. :class:`Router` scores each tool against what the user said with
+BM25 over the words of its name and description (snake_case and camelCase split,
+Chinese read as characters and character pairs) and offers the top ``k``. :func:`routing_metrics`
+says whether that worked: was the needed tool offered (hit rate), how many were
+offered, how many prompt tokens it saved.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .tools import Registry
+
+__all__ = ["Router", "RoutingTurn", "routing_metrics", "words"]
+
+_SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[\u4e00-\u9fff]+")
+_STOP = frozenset("a an the of to for and or in on by with is are be it this that when use call one".split())
+
+
+def words(text: str) -> list[str]:
+    """Search words: lower-case English words (``orderId`` -> order, id), Chinese characters and their pairs."""
+    out: list[str] = []
+    for tok in _SPLIT.findall(text or ""):
+        if "\u4e00" <= tok[0] <= "\u9fff":  # no spaces in Chinese: single characters and pairs both count
+            out += list(tok) + [tok[i:i + 2] for i in range(len(tok) - 1)]
+        else:
+            w = tok.lower()
+            if w not in _STOP:
+                out.append(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
+    return out
+
+
+class Router:
+    """BM25 over each tool's name and description; ``always`` tools are offered every turn."""
+
+    def __init__(self, registry: Registry, *, k: int = 5, always: Sequence[str] = (), k1: float = 1.2,
+                 b: float = 0.75):
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        self.registry, self.k, self.always = registry, k, tuple(always)
+        self.k1, self.b = k1, b
+        self._docs = {t.name: Counter(words(t.name) * 2 + words(t.description)) for t in registry}
+        self._avg = sum(sum(d.values()) for d in self._docs.values()) / max(len(self._docs), 1)
+        df: Counter = Counter()
+        for d in self._docs.values():
+            df.update(set(d))
+        n = len(self._docs)
+        self._idf = {w: math.log(1 + (n - c + 0.5) / (c + 0.5)) for w, c in df.items()}
+
+    def __repr__(self) -> str:
+        return f"Router({len(self._docs)} tools, k={self.k})"
+
+    def scores(self, query: str) -> dict[str, float]:
+        q = words(query)
+        out = {}
+        for name, doc in self._docs.items():
+            length = sum(doc.values())
+            s = 0.0
+            for w in q:
+                f = doc.get(w, 0)
+                if f:
+                    s += self._idf[w] * f * (self.k1 + 1) / (f + self.k1 * (1 - self.b + self.b * length / self._avg))
+            out[name] = s
+        return out
+
+    def offer(self, query: str) -> list[str]:
+        """The tool names to offer for ``query``: the ``always`` ones, then the best scored up to ``k``."""
+        ranked = sorted(self.scores(query).items(), key=lambda kv: (-kv[1], kv[0]))
+        chosen = [n for n in self.always if n in self._docs]
+        for name, score in ranked:
+            if len(chosen) >= max(self.k, len(self.always)):
+                break
+            if score > 0 and name not in chosen:
+                chosen.append(name)
+        return chosen
+
+    def __call__(self, messages: Sequence[Mapping]) -> list[str]:
+        """The offer for a conversation: what the latest user message asks for."""
+        latest = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
+        return self.offer(str(latest))
+
+
+@dataclass(frozen=True)
+class RoutingTurn:
+    """One routed turn: the tools it needed, the ones offered, and the full list it was chosen from."""
+
+    needed: frozenset[str]
+    offered: tuple[str, ...]
+    all_tools: tuple[str, ...]
+
+
+def routing_metrics(turns: Iterable[RoutingTurn], registry: Registry | None = None) -> dict[str, float]:
+    """Hit rate (every needed tool was offered), miss rate, tools offered per turn, and the prompt
+    characters of tool specs saved per turn (a token estimate is about a quarter of that)."""
+    turns = list(turns)
+    n = max(len(turns), 1)
+    hits = sum(t.needed <= set(t.offered) for t in turns)
+    spec_chars = {}
+    if registry is not None:
+        spec_chars = {t.name: len(json.dumps(t.spec(), ensure_ascii=False)) for t in registry}
+    saved = sum(sum(spec_chars.get(x, 0) for x in t.all_tools) - sum(spec_chars.get(x, 0) for x in t.offered)
+                for t in turns)
+    return {"hit_rate": hits / n, "miss_rate": 1 - hits / n if turns else 0.0,
+            "tools_per_turn": sum(len(t.offered) for t in turns) / n,
+            "spec_chars_saved_per_turn": saved / n}
