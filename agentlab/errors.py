@@ -55,6 +55,7 @@ CODES: dict[str, tuple[Category, Stage]] = {
     "OUTCOME_UNKNOWN": ("fatal", "execution"),  # a write that may have happened: never resent
     "MODEL_ERROR": ("fatal", "execution"),
     "NOT_RUN": ("fatal", "rule_blocked"),  # a later call of a message whose earlier call ended the turn
+    "WRONG_TOOL": ("validation", "structure"),  # a call this turn's tool_choice does not allow
     "UNAUTHENTICATED": ("fatal", "execution"),
     "PERMISSION_DENIED": ("fatal", "rule_blocked"),
     "NOT_FOUND": ("fatal", "semantic"),
@@ -491,9 +492,15 @@ def _active(rules: list[_Rule], text: str) -> list[_Rule]:
     return [r for r in rules if any(n in (folded if r.fold else text) for n in r.needs)]
 
 
+_CHAINED = re.compile(r"\[secret removed\](?:[ \t]{0,8}[:=][ \t]{0,8}[^\s,;]{1,200})+")
+
+
 def _apply(rules: list[_Rule], text: str) -> str:
     for r in _active(rules, text):
         text = r.apply(text)
+    if "[secret removed]" in text:
+        # a label swallowed as a value ("password: pass: hunter2"): what follows it is the secret
+        text = _CHAINED.sub("[secret removed]", text)
     return text
 
 

@@ -55,6 +55,22 @@ _CATALOG: dict[str, dict[str, str]] = {
                "effect. Do NOT send it again: a person will check and finish it."),
         "zh": "该操作已经发出，但结果没有返回，无法确认是否已生效。不要再次发送：将由人工核实并处理。",
     },
+    "WRONG_TOOL": {
+        "en": "This call is not allowed in this turn. Do what the turn asks for.",
+        "zh": "本轮不允许这个调用，请按本轮的要求来做。",
+    },
+    "WRONG_TOOL.named": {
+        "en": "This turn must call {tool} and nothing else. Call {tool}.",
+        "zh": "本轮只能调用 {tool}，不能调用其他工具。请调用 {tool}。",
+    },
+    "WRONG_TOOL.none": {
+        "en": "This turn allows no tool calls. Answer the user in text.",
+        "zh": "本轮不允许调用工具，请直接用文字回答用户。",
+    },
+    "WRONG_TOOL.required": {
+        "en": "This turn needs a tool call, not a text answer. Call the tool that does what the user asked.",
+        "zh": "本轮需要调用工具，而不是文字回答。请调用能完成用户请求的工具。",
+    },
     "NOT_RUN": {
         "en": "Not run: an earlier call in the same message ended this turn. Nothing was done for this call.",
         "zh": "未执行：同一条消息里更早的调用结束了本轮。这个调用什么也没做。",

@@ -32,7 +32,7 @@ from .errors import ToolError, ToolFailure, UsageError, friendly, make_error, re
 from .guards import HARD_CAP, GuardConfig
 from .i18n import Lang
 from .jsonutil import canonical, escape_surrogates, parse_strict
-from .models.interface import Model, ModelError, Reply, ToolCall, Usage
+from .models.interface import Model, ModelError, Reply, ToolCall, ToolChoice, Usage
 from .runs import Run, Status
 from .store import Approval, SQLiteStore, Store, result_json
 from .timeouts import WriteTimeout, run_with_timeout
@@ -223,24 +223,31 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
                 store: Store | None = None, system_prompt: str = "", history: list[dict] | None = None,
                 sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None,
                 clock: Callable[[], float] = time.perf_counter, session_id: str | None = None,
-                lang: Lang | None = None, offer: Callable[[list[dict]], list[str]] | None = None) -> Run:
+                lang: Lang | None = None, offer: Callable[[list[dict]], list[str]] | None = None,
+                tool_choice: ToolChoice | Callable[[list[dict]], ToolChoice] | None = None) -> Run:
     """Run ``task`` with every guard of ``config``. Never raises for model or tool failures.
 
     ``offer`` routes tools: given the conversation, the names of the tools to show the model this turn
     (an :class:`agentlab.routing.Router`); by default every tool is shown. A call to a tool that was not
     offered is still checked and run: routing narrows what the model reads, not what it may do.
+
+    ``tool_choice`` sets how much autonomy a turn has (a value, or a function of the conversation):
+    ``auto``; ``required`` (a text-only reply is re-asked); ``none`` (no tools shown, a call is refused);
+    or one tool's name (only it is shown, any other call is refused, e.g. the confirmation before a
+    delete). The loop enforces it for any model, and passes it on to models that take ``tool_choice=``.
     """
     ctx = Context(registry, config, store if store is not None else default_store(), sleep,
                   rng or random.Random(0), clock, session_id or uuid.uuid4().hex[:12], lang or registry.lang)
-    return _Turn(model, ctx, system_prompt, history, task, offer).run()
+    return _Turn(model, ctx, system_prompt, history, task, offer, tool_choice).run()
 
 
 class _Turn:
     """One user turn of the guarded loop: model turns and tool calls until an ending."""
 
     def __init__(self, model: Model, ctx: Context, system_prompt: str, history: list[dict] | None, task: str,
-                 offer: Callable[[list[dict]], list[str]] | None = None):
-        self.model, self.ctx, self.offer = model, ctx, offer
+                 offer: Callable[[list[dict]], list[str]] | None = None,
+                 tool_choice: ToolChoice | Callable[[list[dict]], ToolChoice] | None = None):
+        self.model, self.ctx, self.offer, self.tool_choice = model, ctx, offer, tool_choice
         self.run_id = uuid.uuid4().hex[:12]
         self.messages = _start(system_prompt, history, task)
         self.messages += _decisions_note(ctx)
@@ -278,8 +285,9 @@ class _Turn:
         budget = cfg.step_budget if cfg.step_budget is not None else HARD_CAP
         every = self.ctx.registry.specs()
         for step in range(1, budget + 1):
-            specs = self._offered(every)
-            asked = _ask(self.model, self.messages, specs, self.ctx, step)
+            choice = self._choice()
+            specs = _narrow(self._offered(every), choice)
+            asked = _ask(self.model, self.messages, specs, self.ctx, step, choice)
             if asked.error is not None:
                 err = asked.error
                 self.events.append(Event(**self.base, round_index=step, kind="model", exec_ok=False,
@@ -297,12 +305,22 @@ class _Turn:
                                      model_visible=reply.content if not reply.tool_calls else
                                      (reply.content or "") + " → " + ", ".join(c.name for c in reply.tool_calls)))
             if not reply.tool_calls:
+                if choice == "required":  # a text answer where the turn needs a call: re-ask, within budget
+                    err = make_error("WRONG_TOOL", _key="WRONG_TOOL.required")
+                    self.messages.append({"role": "system", "content": render(err, lang)})
+                    self.events.append(Event(**self.base, round_index=step, kind="tool", validate_ok=False,
+                                             error_code=err.code, error_category=err.category,
+                                             error_stage=err.stage, model_visible=render(err, lang)))
+                    ending = self._count_invalid("(no call)", step)
+                    if ending is not None:
+                        return ending
+                    continue
                 status: Status = "done_after_self_correction" if self.corrected else "done"
                 return self.end(status, "final answer", reply.content or "", step)
             calls = reply.tool_calls if cfg.all_calls else reply.tool_calls[:1]
             for i, tc in enumerate(calls):
                 self.rest = calls[i + 1:]  # answered as "not run" if this call ends the turn
-                ending = self._call(tc, step)
+                ending = self._call(tc, step, _refusal(tc, choice, lang))
                 if ending is not None:
                     return ending
             self.rest = ()
@@ -319,11 +337,29 @@ class _Turn:
         chosen = [s for s in every if s.get("function", s).get("name") in names]
         return chosen or every  # nothing matched: better every tool than none
 
-    def _call(self, tc: ToolCall, step: int) -> Run | None:
-        """Answer one tool call; a Run when it ends the turn."""
+    def _choice(self) -> ToolChoice | None:
+        if callable(self.tool_choice):
+            try:
+                return self.tool_choice(list(self.messages))
+            except Exception:  # noqa: BLE001 - a broken policy leaves the turn to the model
+                return None
+        return self.tool_choice
+
+    def _count_invalid(self, name: str, step: int) -> Run | None:
+        """One more invalid call in a row; a Run when the re-ask budget is spent."""
+        cfg = self.ctx.config
+        self.invalid_streak += 1
+        if cfg.self_correction is not None and self.invalid_streak > cfg.self_correction:
+            err = make_error("SELF_CORRECTION_EXHAUSTED", rounds=cfg.self_correction)
+            return self.end("escalated", f"{name}: still invalid after {cfg.self_correction} corrections",
+                            friendly(err, self.ctx.lang), step, err)
+        return None
+
+    def _call(self, tc: ToolCall, step: int, refused: CallOutcome | None = None) -> Run | None:
+        """Answer one tool call (or refuse it with ``refused``); a Run when it ends the turn."""
         cfg, lang, clock = self.ctx.config, self.ctx.lang, self.ctx.clock
         t0 = clock()
-        out = _one_call(tc, self.ctx, self.seen)
+        out = refused if refused is not None else _one_call(tc, self.ctx, self.seen)
         latency_ms = (clock() - t0) * 1000
         content = out.content if cfg.readable_errors or out.error is None else BARE_ERROR
         self.messages.append({"role": "tool", "tool_call_id": tc.id, "content": content})
@@ -342,14 +378,28 @@ class _Turn:
             self.invalid_streak = 0
             return None
         if e.category == "validation":
-            self.invalid_streak += 1
-            if cfg.self_correction is not None and self.invalid_streak > cfg.self_correction:
-                err2 = make_error("SELF_CORRECTION_EXHAUSTED", rounds=cfg.self_correction)
-                return self.end("escalated", f"{tc.name}: still invalid after {cfg.self_correction} corrections",
-                                friendly(err2, lang), step, err2)
+            return self._count_invalid(tc.name, step)
         elif e.category == "fatal":
             return self.end("escalated", f"{tc.name}: {e.code}", friendly(e, lang), step, e)
         return None
+
+
+def _narrow(specs: list[dict], choice: ToolChoice | None) -> list[dict]:
+    """The tools a turn shows under ``choice``: none, one, or all that were offered."""
+    if choice == "none":
+        return []
+    if choice in (None, "auto", "required"):
+        return specs
+    return [s for s in specs if s.get("function", s).get("name") == choice]
+
+
+def _refusal(tc: ToolCall, choice: ToolChoice | None, lang: Lang) -> CallOutcome | None:
+    """A call this turn's tool_choice does not allow, answered without running it (the model's mistake)."""
+    if choice in (None, "auto", "required") or tc.name == choice:
+        return None
+    err = make_error("WRONG_TOOL", _key="WRONG_TOOL.none") if choice == "none" else \
+        make_error("WRONG_TOOL", _key="WRONG_TOOL.named", tool=choice)
+    return _failed(err, lang, validate_ok=False, exec_ok=None)
 
 
 def _one_call(tc: ToolCall, ctx: Context, seen: dict[str, int]) -> CallOutcome:
@@ -420,14 +470,17 @@ class _Asked:
     detail: str | None = None  # technical detail for telemetry (redacted), never for the user
 
 
-def _ask(model: Model, messages: list[dict], specs: list[dict], ctx: Context, step: int) -> _Asked:
+def _ask(model: Model, messages: list[dict], specs: list[dict], ctx: Context, step: int,
+         choice: ToolChoice | None = None) -> _Asked:
     """One model turn, resending transient API failures with backoff. Never raises for the model."""
     retries = 0
     t0 = ctx.clock()
     policy = ctx.config.retry
+    native = choice not in (None, "auto") and specs and _takes_tool_choice(model)
     while True:
         try:
-            raw = model.complete(list(messages), specs)
+            raw = (model.complete(list(messages), specs, tool_choice=choice)  # type: ignore[call-arg]
+                   if native else model.complete(list(messages), specs))
         except ModelError as exc:
             err = exc.to_error()
             retries += max(exc.attempts - 1, 0)
@@ -458,6 +511,15 @@ def _ask(model: Model, messages: list[dict], specs: list[dict], ctx: Context, st
             err = make_error("MODEL_ERROR", detail=f"not a reply: {type(raw).__name__}")
             return _Asked(None, err, retries, (ctx.clock() - t0) * 1000)
         return _Asked(reply, None, retries, (ctx.clock() - t0) * 1000)
+
+
+def _takes_tool_choice(model: Model) -> bool:
+    """Whether ``model.complete`` accepts ``tool_choice=`` (the OpenAI adapter does; a fake need not)."""
+    import inspect
+    try:
+        return "tool_choice" in inspect.signature(model.complete).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _describe(exc: BaseException) -> str:

@@ -63,3 +63,44 @@ def test_a_broken_or_empty_router_shows_every_tool():
         assert len(model.calls[0].tools) == len(TOOLS)
     with pytest.raises(ValueError):
         Router(REG, k=0)
+
+
+# --- tool_choice per turn ------------------------------------------------------------------
+def test_tool_choice_none_shows_no_tools_and_refuses_a_call():
+    model = ScriptedModel([call("get_weather", {}), say("It is sunny.")])
+    run = run_guarded(model, REG, "hi", tool_choice="none", sleep=lambda s: None)
+    assert model.calls[0].tools == () and run.tool_events[0].error_code == "WRONG_TOOL" and run.status.startswith("done")
+
+
+def test_a_named_tool_choice_forces_the_confirmation_step_before_a_delete():
+    def confirm_first(messages):
+        asked = any(m.get("role") == "tool" and "confirm" in (m.get("content") or "") for m in messages)
+        return "auto" if asked else "create_reminder"
+
+    model = ScriptedModel([call("delete_expense_record", {}), call("create_reminder", {}), call("delete_expense_record", {}),
+                           say("deleted")])
+    reg = Registry([Tool(n, d, OBJ, (lambda n=n: lambda **kw: {"did": n, "note": "confirm"})()) for n, d in TOOLS])
+    run = run_guarded(model, reg, "delete the taxi record", tool_choice=confirm_first, sleep=lambda s: None)
+    assert model.calls[0].tools == ("create_reminder",)
+    assert [e.error_code for e in run.tool_events] == ["WRONG_TOOL", None, None] and run.status.startswith("done")
+
+
+def test_required_re_asks_a_text_answer_within_the_budget():
+    model = ScriptedModel([say("Sure!"), say("Sure!"), say("Sure!")])
+    run = run_guarded(model, REG, "book a taxi", tool_choice="required", sleep=lambda s: None)
+    assert run.status == "escalated" and run.events[-1].error_code == "SELF_CORRECTION_EXHAUSTED"
+    ok = ScriptedModel([say("Sure!"), call("book_expense_record", {}), say("Booked.")])
+    assert run_guarded(ok, REG, "book a taxi", tool_choice=lambda m: "required" if len(m) < 5 else "auto",
+                       sleep=lambda s: None).status == "done_after_self_correction"
+
+
+def test_the_openai_adapter_sends_the_turns_tool_choice():
+    pytest.importorskip("openai")
+    from agentlab.models.fakeserver import ChatServer
+    from agentlab.models.openai_model import OpenAIModel
+    with ChatServer([say("ok")]) as server:
+        model = OpenAIModel("m", base_url=server.base_url, api_key="k", sleep=lambda s: None)
+        run_guarded(model, REG, "book it", tool_choice="book_expense_record", sleep=lambda s: None)
+        sent = server.requests[0]
+    assert sent["tool_choice"] == {"type": "function", "function": {"name": "book_expense_record"}}
+    assert [t["function"]["name"] for t in sent["tools"]] == ["book_expense_record"]

@@ -13,7 +13,10 @@ from typing import Any, Protocol
 
 from ..errors import CODES, ToolError, make_error, retry_seconds
 
-__all__ = ["Model", "ModelCall", "ModelError", "Reply", "ToolCall", "Usage", "call", "say", "tool_calls"]
+__all__ = ["Model", "ModelCall", "ModelError", "Reply", "ToolCall", "ToolChoice", "Usage", "call", "say", "tool_calls"]
+
+#: how much autonomy a turn has: "auto", "required", "none", or the name of one tool
+ToolChoice = str
 
 
 @dataclass(frozen=True)

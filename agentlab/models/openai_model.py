@@ -30,11 +30,10 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from ..retry import RetryPolicy
-from .interface import ModelCall, ModelError, Reply, ToolCall, Usage
+from .interface import ModelCall, ModelError, Reply, ToolCall, ToolChoice, Usage
 
-__all__ = ["OpenAIModel", "ToolChoice", "classify", "to_reply"]
+__all__ = ["OpenAIModel", "classify", "to_reply"]
 
-ToolChoice = Any  # "auto" | "none" | "required" | a tool name | {"type": "function", "function": {"name": ...}}
 _PARSE_FAILURE = re.compile(r"pars(e|ing)|tool.?call|invalid.*json|grammar", re.I)
 
 
@@ -123,21 +122,21 @@ class OpenAIModel:
     def __repr__(self) -> str:
         return f"OpenAIModel({self.model!r}, base_url={self.base_url!r})"
 
-    def request(self, messages: list[dict], tools: list[dict]) -> dict:
-        """The exact keyword arguments sent to ``chat.completions.create``."""
+    def request(self, messages: list[dict], tools: list[dict], tool_choice: ToolChoice | None = None) -> dict:
+        """The exact keyword arguments sent to ``chat.completions.create`` (``tool_choice`` for this turn only)."""
         kw: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
         if tools:
             kw["tools"] = tools
-            kw["tool_choice"] = _tool_choice(self.tool_choice)
+            kw["tool_choice"] = _tool_choice(tool_choice or self.tool_choice)
             if self.parallel_tool_calls is not None:
                 kw["parallel_tool_calls"] = self.parallel_tool_calls
         if self.max_tokens is not None:
             kw["max_tokens"] = self.max_tokens
         return kw
 
-    def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
+    def complete(self, messages: list[dict], tools: list[dict], tool_choice: ToolChoice | None = None) -> Reply:
         self.calls.append(ModelCall(tuple(messages), tuple(t.get("function", t).get("name", "?") for t in tools)))
-        kw = self.request(_clean_messages(messages), tools)
+        kw = self.request(_clean_messages(messages), tools, tool_choice)
         attempt = 0
         while True:
             attempt += 1
