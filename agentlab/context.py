@@ -57,9 +57,10 @@ def build_system_prompt(instructions: str, session: Session, *, now: Callable[[]
 
 
 def clear_chat(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
-    """What "clear the chat" keeps: the system prompt, nothing else. (The business state a desk keeps
-    for the conversation is cleared by the desk; the instructions and the facts about the user are not.)"""
-    return [dict(m) for m in messages if m.get("role") == "system"]
+    """What "clear the chat" keeps: the system prompt (the leading system messages), nothing else. (The
+    business state a desk keeps for the conversation is cleared by the desk; the instructions and the
+    facts about the user are not.)"""
+    return _blocks(messages)[0]
 
 
 def estimate_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
@@ -119,23 +120,30 @@ class ContextTooLong(ToolFailure):
 
     def __init__(self, needed: int, budget: int):
         super().__init__("CONTEXT_TOO_LONG", {
-            "en": f"The conversation cannot be made to fit: the system prompt and the latest user message alone "
-                  f"need about {needed} tokens, the budget is {budget}. Shorten them, or raise the budget.",
-            "zh": f"对话无法压缩到预算之内：仅系统提示词和最新一条用户消息就约需 {needed} 个 token，"
+            "en": f"The conversation cannot be made to fit: the system prompt and the current turn (the latest "
+                  f"user message and what followed it) alone need about {needed} tokens, the budget is {budget}. "
+                  "Shorten them, or raise the budget.",
+            "zh": f"对话无法压缩到预算之内：仅系统提示词和当前这一轮（最新的用户消息及其后的内容）就约需 {needed} 个 token，"
                   f"预算只有 {budget}。请缩短它们，或提高预算。"})
         self.needed, self.budget = needed, budget
 
 
 def _blocks(messages: Sequence[Mapping[str, Any]]) -> tuple[list[dict], list[list[dict]]]:
-    """System messages, and the rest cut into blocks that must stay whole (orphan tool messages dropped)."""
+    """The system prompt (the leading system messages), and the rest cut into blocks that must stay whole.
+
+    A system message later in the conversation (a note about a person's decision) is a block of its own,
+    kept in its place; orphan tool messages are dropped."""
     system: list[dict] = []
     blocks: list[list[dict]] = []
     open_ids: set[str] = set()
     for m in messages:
         m = dict(m)
         role = m.get("role")
-        if role == "system":
+        if role == "system" and not blocks:
             system.append(m)
+        elif role == "system":
+            blocks.append([m])
+            open_ids = set()
         elif role == "tool":
             if str(m.get("tool_call_id")) in open_ids and blocks:
                 blocks[-1].append(m)  # a reply stays with the call it answers
@@ -166,13 +174,13 @@ def trim_messages(messages: Sequence[Mapping[str, Any]], *, max_tokens: int | No
     first = users[-max_turns] if max_turns is not None and len(users) > max_turns else 0
     kept = list(range(first, len(blocks)))
     if max_tokens is not None:
-        needed = count(system + blocks[last_user])
+        # the latest user message and everything after it (this turn's calls and their results) must stay:
+        # dropping a result the model just got would only make it call again
+        needed = count(system + [m for b in blocks[last_user:] for m in b])
         if needed > max_tokens:
             raise ContextTooLong(needed, max_tokens)
-        # drop the oldest blocks until it fits, but never the latest user message
         while count(system + [m for i in kept for m in blocks[i]]) > max_tokens:
-            victim = next(i for i in kept if i != last_user)
-            kept.remove(victim)
+            kept.remove(next(i for i in kept if i < last_user))
     # a history starts with what the user said: drop blocks left before the first kept user message
     while kept and blocks[kept[0]][0].get("role") != "user":
         kept.pop(0)

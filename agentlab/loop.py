@@ -25,7 +25,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .errors import ToolError, ToolFailure, UsageError, friendly, make_error, redact, render
@@ -450,11 +450,16 @@ def _hold(tool: Tool, args: dict, key: str, ctx: Context) -> CallOutcome | None:
         return None
     approval = ctx.store.add_approval(Approval(key, ctx.session_id, tool.name, canonical(args), why,
                                                created=time.time()))
-    if approval.state == "rejected":
-        return _failed(make_error("APPROVAL_REJECTED", reason=approval.decision or "-"), ctx.lang, exec_ok=None)
     if approval.args != canonical(args):  # another call on the same key is held or was decided
         return _failed(make_error("CONFLICT", key=key.split(":", 1)[-1]), ctx.lang, exec_ok=None,
                        note=f"held call {approval.id} has other arguments")
+    if approval.state == "rejected":
+        return _failed(make_error("APPROVAL_REJECTED", reason=approval.decision or "-"), ctx.lang, exec_ok=None)
+    if approval.state == "approved" and approval.result is not None:
+        # an approval is for one execution, not a standing permission: a repeat gets the recorded result
+        data = json.loads(approval.result)
+        return CallOutcome(render(None, ctx.lang, data=data, replayed=True), None, data, exec_ok=True, replayed=True,
+                           note="replayed from the approved call")
     if approval.open:  # pending, or approved once and failed: a person must decide (again)
         err = make_error("NEEDS_APPROVAL", reason=why, extra={"approval_id": approval.id})
         return CallOutcome(render(err, ctx.lang), err, exec_ok=None, approval_id=approval.id)
@@ -487,9 +492,11 @@ def _ask(model: Model, messages: list[dict], specs: list[dict], ctx: Context, st
             detail = redact(exc.detail[:2000])[:300] or None
             wait = policy.delay(retries, ctx.rng, exc.retry_after) if policy is not None else 0.0
             if exc.retry_after is not None and policy is not None and not policy.may_wait(exc.retry_after):
-                # never resend before the server's Retry-After; past what we may wait, say when to come back
-                err = make_error("RATE_LIMITED", _key="RATE_LIMITED.too_long", seconds=exc.retry_after,
-                                 retry_after=exc.retry_after)
+                # never resend before the server's Retry-After; past what we may wait, stop and say when to
+                # come back (as rate limiting only when it is; a 503's wait keeps its own code)
+                if exc.code == "RATE_LIMITED":
+                    err = make_error("RATE_LIMITED", _key="RATE_LIMITED.too_long", seconds=exc.retry_after,
+                                     retry_after=exc.retry_after)
                 return _Asked(None, err, retries, (ctx.clock() - t0) * 1000, detail)
             # One retry layer: a failure the adapter already resent is not resent again here.
             if exc.transient and not exc.attempts and policy is not None and retries < policy.max_retries:
@@ -572,7 +579,13 @@ def _decisions_note(ctx: Context) -> list[dict]:
     """Tell the model what a person decided about this session's held calls, once each."""
     notes = []
     for a in ctx.store.approvals(ctx.session_id):
-        if a.told or a.state == "pending" or (a.state == "approved" and a.result is None):
+        if a.state == "approved" and a.result is None:
+            late = ctx.store.result(a.id)  # an approved call that outlived its timeout may have landed since
+            if late is None:
+                continue
+            ctx.store.set_approval_result(a.id, late)
+            a = replace(a, result=late, told=False)
+        if a.told or a.state == "pending":
             continue
         if a.state == "rejected":
             body = render(make_error("APPROVAL_REJECTED", reason=a.decision or "-"), ctx.lang, approval_id=a.id)

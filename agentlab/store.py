@@ -75,6 +75,7 @@ class Store(Protocol):
     def finish(self, key: str, result: str) -> None: ...
     def release(self, key: str) -> None: ...
     def mark_unknown(self, key: str) -> None: ...
+    def result(self, key: str) -> str | None: ...
     def unknown(self) -> list[str]: ...
     def resolve(self, key: str, result: str | None) -> bool: ...
     def add_approval(self, approval: Approval) -> Approval: ...
@@ -141,6 +142,11 @@ class MemoryStore:
             rec = self._records.get(key)
             if rec is not None and rec.state == "running":
                 self._records[key] = replace(rec, state="unknown")
+
+    def result(self, key: str) -> str | None:
+        """The recorded result of a finished call under ``key`` (None while it runs or is unknown)."""
+        rec = self._records.get(key)
+        return rec.result if rec is not None and rec.state == "done" else None
 
     def unknown(self) -> list[str]:
         now = self._clock()
@@ -256,6 +262,11 @@ class SQLiteStore:
 
     def mark_unknown(self, key: str) -> None:
         self._q("UPDATE claims SET state = 'unknown' WHERE key = ? AND state = 'running'", (key,))
+
+    def result(self, key: str) -> str | None:
+        """The recorded result of a finished call under ``key`` (None while it runs or is unknown)."""
+        rows = self._q("SELECT result FROM claims WHERE key = ? AND state = 'done'", (key,))
+        return rows[0][0] if rows else None
 
     def unknown(self) -> list[str]:
         rows = self._q("SELECT key FROM claims WHERE state = 'unknown' OR (state = 'running' AND expires <= ?)",

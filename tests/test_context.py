@@ -51,14 +51,16 @@ def conversations(draw):
 def test_trimming_keeps_the_protocol_the_system_prompt_and_the_latest_user_turn(history, budget, turns):
     assert protocol_problems(history) == []
     latest = [m for m in history if m["role"] == "user"][-1]
+    current = history[max(i for i, m in enumerate(history) if m["role"] == "user"):]
     try:
         out = trim_messages(history, max_tokens=budget, max_turns=turns)
     except ContextTooLong as exc:
-        assert budget is not None and estimate_tokens([SYSTEM, latest]) > budget
+        assert budget is not None and estimate_tokens([SYSTEM, *current]) > budget
         assert exc.error.code == "CONTEXT_TOO_LONG" and str(budget) in exc.error.text()
         return
     assert protocol_problems(out) == []
     assert out[0] == SYSTEM and latest in out and out[1]["role"] == "user"
+    assert out[-len(current):] == current  # this turn's calls and results are never cut
     if budget is not None:
         assert estimate_tokens(out) <= budget
     if turns is not None:
@@ -75,7 +77,9 @@ def test_keeping_the_last_messages_breaks_the_protocol_and_trimming_in_pairs_doe
     history += [{"role": "assistant", "content": "done"}, {"role": "user", "content": "and lunch"}]
     naive = [SYSTEM] + history[-6:]  # "keep the last few messages"
     assert any("no preceding assistant" in p for p in protocol_problems(naive))
-    assert protocol_problems(trim_messages(history, max_tokens=estimate_tokens(naive))) == []
+    trimmed = trim_messages(history, max_tokens=estimate_tokens(naive))
+    assert protocol_problems(trimmed) == [] and len(trimmed) < len(history)
+    assert estimate_tokens(trimmed) <= estimate_tokens(naive)
 
 
 def test_an_impossible_budget_says_context_too_long_in_both_languages():

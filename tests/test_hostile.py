@@ -457,3 +457,34 @@ def test_a_dead_model_is_not_a_correct_hand_over():
 
     passed = [r.case_id for r in run_suite(load_cases(), model=lambda c, t: Dead()) if r.passed]
     assert passed == ["adv-bad-key"]  # only the case that is about a bad key expects that hand-over
+
+
+def test_an_approved_call_that_outlived_its_timeout_is_told_when_it_lands():
+    desk, reg = aftersales.SCENARIO.setup()
+    store = SQLiteStore()
+
+    def slow(**kw):
+        time.sleep(0.3)
+        return desk.create_refund(**kw)
+
+    slow_reg = _swap(reg, "create_refund", slow)
+    run = guarded(SelfCorrectingModel(PLAN, "ok"), slow_reg, store=store, session_id="s9")
+    d = approve(store, slow_reg, run.pending[0], config=GuardConfig(timeout=0.05))
+    assert not d.ran and d.approval.state == "approved" and pending(store) == []  # not "failed": not known yet
+    time.sleep(0.5)
+    model = ScriptedModel(["ok"])
+    guarded(model, slow_reg, "done?", store=store, session_id="s9", history=list(run.messages))
+    note = json.loads([m["content"] for m in model.calls[0].messages if m["role"] == "system"][-1])
+    assert note["ok"] is True and note["approved"] is True and len(desk.refunds) == 1
+
+
+def test_an_approval_is_for_one_execution_not_a_standing_permission():
+    desk, reg = aftersales.SCENARIO.setup()
+    reg = Registry([replace(t, check=None) if t.name == "create_refund" else t for t in reg])  # no rule to lean on
+    store = SQLiteStore()
+    no_keys = GuardConfig(idempotency=False)
+    big = {"order_id": "A1003", "amount": 2499.0, "reason": "user_cancel"}
+    run = guarded(ScriptedModel([call("create_refund", big), say("held")]), reg, store=store, config=no_keys)
+    approve(store, reg, run.pending[0], config=no_keys)
+    again = guarded(ScriptedModel([call("create_refund", big), say("ok")]), reg, store=store, config=no_keys)
+    assert again.tool_events[0].replayed and len(desk.refunds) == 1

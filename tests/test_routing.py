@@ -53,7 +53,8 @@ def test_the_loop_shows_the_model_only_the_offered_tools_but_checks_any_call():
     shown = model.calls[0].tools
     assert len(shown) == 2 and "delete_expense_record" in shown and run.status == "done"
     off_menu = ScriptedModel([call("get_weather", {}), say("sunny")])
-    assert run_guarded(off_menu, REG, "delete it", offer=Router(REG, k=2), sleep=lambda s: None).status == "done"
+    ran = run_guarded(off_menu, REG, "delete it", offer=Router(REG, k=2), sleep=lambda s: None)
+    assert ran.tool_events[0].exec_ok is True and ran.tool_events[0].error_code is None
 
 
 def test_a_broken_or_empty_router_shows_every_tool():
