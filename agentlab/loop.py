@@ -484,6 +484,7 @@ def _ask(model: Model, messages: list[dict], specs: list[dict], ctx: Context, st
     native = choice not in (None, "auto") and specs and _takes_tool_choice(model)
     while True:
         try:
+            # the protocol's complete() takes two arguments; a model that also takes tool_choice gets it
             raw = (model.complete(list(messages), specs, tool_choice=choice)  # type: ignore[call-arg]
                    if native else model.complete(list(messages), specs))
         except ModelError as exc:
