@@ -271,7 +271,7 @@ def _value(name: str, v: Any) -> str:
     """One format per kind of number: rates as percentages, counts and times as plain numbers, unknown as n/a."""
     if isinstance(v, float) and v != v:  # NaN: nothing was measured (fakes report no tokens)
         return "n/a"
-    if name.endswith("_rate") or name.endswith("_rate_") or name.startswith("pass"):
+    if name.endswith("_rate") or name.startswith("pass"):
         return f"{v:.1%}"
     if isinstance(v, float):
         return f"{v:.2f}"

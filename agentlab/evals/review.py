@@ -73,6 +73,7 @@ def promote(result: CaseResult, case: Case, path: str | Path, *, expect: dict | 
     new = Case(new_id, "regression", case.scenario, case.task, expect or case.expect, {"script": script},
                case.task_zh, case.start)
     line = {"id": new.id, "category": new.category, "scenario": new.scenario, "task": new.task,
+            **({"task_zh": case.task_zh} if case.task_zh else {}),
             "start": case.start, "fake": new.fake, "expect": new.expect, "promoted_from": result.run.run_id}
     with path.open("a", encoding="utf-8") as f:
         f.write(json.dumps(line, ensure_ascii=False) + "\n")
