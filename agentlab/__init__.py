@@ -12,7 +12,7 @@ from .approval import approve, pending, reject, resolve
 from .errors import Problem, ToolError, ToolFailure, UsageError, friendly, make_error, redact, render
 from .guards import GUARDS, NO_GUARDS, GuardConfig
 from .lint import Finding, lint
-from .loop import CallOutcome, Context, run_guarded
+from .loop import CallContext, CallOutcome, run_guarded
 from .models import Model, ModelError, Reply, ToolCall, call, say, tool_calls
 from .naive import run_naive
 from .retry import RetryPolicy
@@ -23,7 +23,7 @@ from .tools import Checked, Registry, Tool, rule
 from .version import __version__ as __version__
 
 __all__ = [
-    "GUARDS", "NO_GUARDS", "STATUSES", "CallOutcome", "Checked", "Context", "Finding", "GuardConfig",
+    "GUARDS", "NO_GUARDS", "STATUSES", "CallContext", "CallOutcome", "Checked", "Finding", "GuardConfig",
     "MemoryStore", "Model", "ModelError", "Problem", "Registry", "Reply", "RetryPolicy", "Run", "SQLiteStore",
     "SchemaError", "Store", "Tool", "ToolCall", "ToolError", "ToolFailure", "UsageError", "approve", "call",
     "compare_html", "compile_schema", "friendly", "lint", "make_error", "pending", "redact", "reject",

@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import ToolError, render
 from .guards import GuardConfig
-from .loop import CallOutcome, Context, execute
+from .loop import CallContext, CallOutcome, execute
 from .store import Approval, Store, result_json
 from .tools import Registry
 
@@ -56,7 +56,7 @@ def approve(store: Store, registry: Registry, approval_id: str, *, note: str = "
         return Decision(current, False, json.loads(current.result) if current.result else None)
     tool = registry[decided.tool]
     args = json.loads(decided.args)
-    ctx = Context(registry, config, store, session_id=decided.session_id, lang=registry.lang)
+    ctx = CallContext(registry, config, store, session_id=decided.session_id, lang=registry.lang)
 
     def rules() -> CallOutcome | None:
         err = registry.check_rules(tool.name, args)

@@ -39,8 +39,16 @@ from .timeouts import WriteTimeout, run_with_timeout
 from .tools import Registry, Tool
 from .trace import Event, finalize
 
-__all__ = ["BARE_ERROR", "CallOutcome", "Context", "classify_exception", "default_store", "execute",
-           "idempotency_key", "run_guarded"]
+__all__ = [
+    "BARE_ERROR",
+    "CallContext",
+    "CallOutcome",
+    "classify_exception",
+    "default_store",
+    "execute",
+    "idempotency_key",
+    "run_guarded",
+]
 
 BARE_ERROR = "Error: 500 internal error"
 
@@ -52,7 +60,7 @@ def default_store() -> Store:
 
 
 @dataclass(frozen=True)
-class Context:
+class CallContext:
     """Everything a guarded call needs besides the call: the tools, the guards, where
     claims and held calls live, and the injected clock, sleep and randomness."""
 
@@ -123,7 +131,7 @@ def idempotency_key(tool: Tool, args: dict, session_id: str | None = None) -> st
 
 
 # --- one validated call: claim, gate, run, resend ----------------------------------
-def execute(tool: Tool, args: dict, ctx: Context, *, key: str,
+def execute(tool: Tool, args: dict, ctx: CallContext, *, key: str,
             gate: Callable[[], CallOutcome | None] | None = None, extra: dict | None = None) -> CallOutcome:
     """Run one validated call with idempotency, timeout and safe retries.
 
@@ -236,7 +244,7 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
     or one tool's name (only it is shown, any other call is refused, e.g. the confirmation before a
     delete). The loop enforces it for any model, and passes it on to models that take ``tool_choice=``.
     """
-    ctx = Context(registry, config, store if store is not None else default_store(), sleep,
+    ctx = CallContext(registry, config, store if store is not None else default_store(), sleep,
                   rng or random.Random(0), clock, session_id or uuid.uuid4().hex[:12], lang or registry.lang)
     return _Turn(model, ctx, system_prompt, history, task, offer, tool_choice).run()
 
@@ -244,7 +252,7 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
 class _Turn:
     """One user turn of the guarded loop: model turns and tool calls until an ending."""
 
-    def __init__(self, model: Model, ctx: Context, system_prompt: str, history: list[dict] | None, task: str,
+    def __init__(self, model: Model, ctx: CallContext, system_prompt: str, history: list[dict] | None, task: str,
                  offer: Callable[[list[dict]], list[str]] | None = None,
                  tool_choice: ToolChoice | Callable[[list[dict]], ToolChoice] | None = None):
         self.model, self.ctx, self.offer, self.tool_choice = model, ctx, offer, tool_choice
@@ -402,7 +410,7 @@ def _refusal(tc: ToolCall, choice: ToolChoice | None, lang: Lang) -> CallOutcome
     return _failed(err, lang, validate_ok=False, exec_ok=None)
 
 
-def _one_call(tc: ToolCall, ctx: Context, seen: dict[str, int]) -> CallOutcome:
+def _one_call(tc: ToolCall, ctx: CallContext, seen: dict[str, int]) -> CallOutcome:
     cfg, reg, lang = ctx.config, ctx.registry, ctx.lang
     cleaned: tuple = ()
     if cfg.validate:
@@ -440,7 +448,7 @@ def _one_call(tc: ToolCall, ctx: Context, seen: dict[str, int]) -> CallOutcome:
     return execute(tool, args, ctx, key=key, gate=gate, extra=extra)
 
 
-def _hold(tool: Tool, args: dict, key: str, ctx: Context) -> CallOutcome | None:
+def _hold(tool: Tool, args: dict, key: str, ctx: CallContext) -> CallOutcome | None:
     """The approval gate: None lets the call run (a person approved exactly these arguments)."""
     try:
         why = tool.needs_approval(args) if tool.needs_approval else None
@@ -475,7 +483,7 @@ class _Asked:
     detail: str | None = None  # technical detail for telemetry (redacted), never for the user
 
 
-def _ask(model: Model, messages: list[dict], specs: list[dict], ctx: Context, step: int,
+def _ask(model: Model, messages: list[dict], specs: list[dict], ctx: CallContext, step: int,
          choice: ToolChoice | None = None) -> _Asked:
     """One model turn, resending transient API failures with backoff. Never raises for the model."""
     retries = 0
@@ -576,7 +584,7 @@ def _start(system_prompt: str, history: list[dict] | None, task: str) -> list[di
     return messages
 
 
-def _decisions_note(ctx: Context) -> list[dict]:
+def _decisions_note(ctx: CallContext) -> list[dict]:
     """Tell the model what a person decided about this session's held calls, once each."""
     notes = []
     for a in ctx.store.approvals(ctx.session_id):

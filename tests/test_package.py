@@ -12,7 +12,7 @@ import agentlab
 from conftest import ROOT
 
 PUBLIC = [
-    "GUARDS", "NO_GUARDS", "STATUSES", "CallOutcome", "Checked", "Context", "Finding", "GuardConfig",
+    "GUARDS", "NO_GUARDS", "STATUSES", "CallContext", "CallOutcome", "Checked", "Finding", "GuardConfig",
     "MemoryStore", "Model", "ModelError", "Problem", "Registry", "Reply", "RetryPolicy", "Run", "SQLiteStore",
     "SchemaError", "Store", "Tool", "ToolCall", "ToolError", "ToolFailure", "UsageError", "approve", "call",
     "compare_html", "compile_schema", "friendly", "lint", "make_error", "pending", "redact", "reject",
