@@ -18,21 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .i18n import Lang, t
+from .i18n import Lang, LocalizedError, t
 
 __all__ = ["EXTRA", "InputError", "emit", "read_input", "read_json"]
 
 
-class InputError(ValueError):
-    """A bad input to a command. ``str()`` is the English line; :meth:`localized` gives either language."""
-
-    def __init__(self, key: str, /, **fields: Any):  # a field may itself be called 'key'
-        self.key, self.fields = key, fields
-        super().__init__(self.localized("en"))
-
-    def localized(self, lang: Lang = "en") -> str:
-        fields = {k: t(v, lang) if k == "what" else v for k, v in self.fields.items()}
-        return t(self.key, lang, **fields)
+class InputError(LocalizedError):
+    """A bad input to a command, said in one line in either language."""
 
 
 _stdout_gone = False

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["LANGS", "Lang", "check_lang", "keys", "t"]
+__all__ = ["LANGS", "Lang", "LocalizedError", "check_lang", "keys", "t"]
 
 Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
@@ -508,3 +508,16 @@ def check_lang(lang: str) -> Lang:
     if lang not in LANGS:
         raise ValueError(f"lang must be one of {LANGS}, got {lang!r}")
     return lang
+
+
+class LocalizedError(ValueError):
+    """A bad input whose sentence lives in the catalogue. ``str()`` is the English line;
+    :meth:`localized` gives either language (a field called ``what`` is itself a catalogue key)."""
+
+    def __init__(self, key: str, /, **fields: object):  # a field may itself be called 'key'
+        self.key, self.fields = key, fields
+        super().__init__(self.localized("en"))
+
+    def localized(self, lang: Lang = "en") -> str:
+        fields = {k: t(str(v), lang) if k == "what" else v for k, v in self.fields.items()}
+        return t(self.key, lang, **fields)

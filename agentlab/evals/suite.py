@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import CODES
 from ..guards import GUARDS, NO_GUARDS, GuardConfig
-from ..i18n import Lang, t
+from ..i18n import Lang, LocalizedError
 from ..loop import run_guarded
 from ..models import FaultyModel, Model, Reply, ScriptedModel, SelfCorrectingModel, Step, ToolCall, call, say, tool_calls
 from ..models.faults import MODEL_FAULTS
@@ -53,20 +53,9 @@ class Case:
         return self.task_zh if lang == "zh" and self.task_zh else self.task
 
 
-class SuiteError(ValueError):
-    """A suite file that cannot be used. ``str()`` is the English line; :meth:`localized` gives either language.
-
-    The message names the file and line and what was expected there, so the command line
-    can print it as it is (one line, no traceback).
-    """
-
-    def __init__(self, key: str, /, **fields: Any):  # a field may itself be called 'key'
-        self.key, self.fields = key, fields
-        super().__init__(self.localized("en"))
-
-    def localized(self, lang: Lang = "en") -> str:
-        fields = {k: t(v, lang) if k == "what" else v for k, v in self.fields.items()}
-        return t(self.key, lang, **fields)
+class SuiteError(LocalizedError):
+    """A suite file that cannot be used. The message names the file and line and what was expected
+    there, so the command line can print it as it is (one line, no traceback)."""
 
 
 def load_cases(path: str | Path | None = None) -> list[Case]:
