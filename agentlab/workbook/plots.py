@@ -98,16 +98,22 @@ def plot_bars(values: Mapping[str, Mapping[str, float]], *, ax: Any = None, titl
 def plot_outcomes(counts: Mapping[str, Mapping[str, int]], *, ax: Any = None, title: str = "outcomes",
                   lang: Lang = "en") -> Any:
     """Stacked bars of graded outcomes, ``{label: {outcome: count}}``, every outcome in its own colour."""
-    ax = _ax(ax)
+    ax = _stacked(_ax(ax), counts, OUTCOME_COLORS, lambda o: t("outcome." + o, lang), title)
+    ax.set_ylabel("runs" if lang == "en" else "运行次数")
+    return ax
+
+
+def _stacked(ax: Any, counts: Mapping[str, Mapping[str, int]], colors: Mapping[str, str],
+             label: Any, title: str) -> Any:
+    """Stacked bars, one per key of ``counts``, a segment per key of ``colors`` that occurs."""
     labels = list(counts)
     bottom = [0.0] * len(labels)
-    for outcome, color in OUTCOME_COLORS.items():
-        vals = [counts[lb].get(outcome, 0) for lb in labels]
+    for key, color in colors.items():
+        vals = [counts[lb].get(key, 0) for lb in labels]
         if any(vals):
-            ax.bar(labels, vals, bottom=bottom, color=color, label=t("outcome." + outcome, lang))
+            ax.bar(labels, vals, bottom=bottom, color=color, label=label(key))
             bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
     ax.set_title(title)
-    ax.set_ylabel("runs" if lang == "en" else "运行次数")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1, 1))
     return ax
 
@@ -145,16 +151,7 @@ def plot_turns_by_outcome(runs: Mapping[str, Mapping[str, tuple[int, str]]], *, 
 def plot_statuses(counts: Mapping[str, Mapping[str, int]], *, ax: Any = None, title: str = "final statuses",
                   lang: Lang = "en") -> Any:
     """Stacked bars of final statuses: ``{label: {status: count}}``."""
-    ax = _ax(ax)
-    labels = list(counts)
-    bottom = [0.0] * len(labels)
-    for status, color in STATUS_COLORS.items():
-        vals = [counts[lb].get(status, 0) for lb in labels]
-        if any(vals):
-            ax.bar(labels, vals, bottom=bottom, color=color, label=t("status." + status, lang) if lang != "en" else status)
-            bottom = [b + v for b, v in zip(bottom, vals, strict=False)]
-    ax.set_title(title)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1, 1))
+    ax = _stacked(_ax(ax), counts, STATUS_COLORS, lambda s: t("status." + s, lang) if lang != "en" else s, title)
     ax.tick_params(axis="x", labelsize=8)
     return ax
 
