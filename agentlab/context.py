@@ -35,25 +35,30 @@ class Session:
     timezone: str = "Asia/Shanghai"
 
 
-def build_system_prompt(instructions: str, session: Session, *, now: Callable[[], _dt.datetime]) -> str:
+_WEEKDAYS_ZH = "一二三四五六日"
+_FACTS = {
+    "en": {"now": "Now: {when:%Y-%m-%d %H:%M} ({when:%A}, {tz}).", "user": "User: {v}.", "org": "Organisation: {v}.",
+           "page": "Page: {v}.", "perm": "Permissions: {v}.", "flags": "Features on: {v}.", "sep": ", ", "join": " "},
+    "zh": {"now": "当前时间：{when:%Y-%m-%d %H:%M}（星期{wd}，{tz}）。", "user": "用户：{v}。", "org": "组织：{v}。",
+           "page": "所在页面：{v}。", "perm": "权限：{v}。", "flags": "已开启的功能：{v}。", "sep": "、", "join": ""},
+}
+
+
+def build_system_prompt(instructions: str, session: Session, *, now: Callable[[], _dt.datetime],
+                        lang: str = "en") -> str:
     """The system prompt for this turn: the standing instructions plus today's date and time (from an
     injected clock, in the session's timezone), the user, the organisation, the page, permissions and
-    feature flags. Built per turn, so "yesterday" always means yesterday."""
+    feature flags, said in ``lang``. Built per turn, so "yesterday" always means yesterday."""
     from zoneinfo import ZoneInfo
+    f = _FACTS["zh" if lang == "zh" else "en"]
     when = now().astimezone(ZoneInfo(session.timezone))
-    facts = [f"Now: {when:%Y-%m-%d %H:%M} ({when:%A}, {session.timezone})."]
-    if session.user_id:
-        facts.append(f"User: {session.user_id}.")
-    if session.organisation:
-        facts.append(f"Organisation: {session.organisation}.")
-    if session.page:
-        facts.append(f"Page: {session.page}.")
-    if session.permissions:
-        facts.append("Permissions: " + ", ".join(session.permissions) + ".")
-    on = [k for k, v in session.flags.items() if v]
-    if on:
-        facts.append("Features on: " + ", ".join(on) + ".")
-    return instructions.rstrip() + "\n\n" + " ".join(facts)
+    facts = [f["now"].format(when=when, tz=session.timezone, wd=_WEEKDAYS_ZH[when.weekday()])]
+    for key, value in (("user", session.user_id), ("org", session.organisation), ("page", session.page),
+                       ("perm", f["sep"].join(session.permissions)),
+                       ("flags", f["sep"].join(k for k, v in session.flags.items() if v))):
+        if value:
+            facts.append(f[key].format(v=value))
+    return instructions.rstrip() + "\n\n" + f["join"].join(facts)
 
 
 def clear_chat(messages: Sequence[Mapping[str, Any]]) -> list[dict]:

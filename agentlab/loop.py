@@ -121,12 +121,12 @@ def idempotency_key(tool: Tool, args: dict, session_id: str | None = None) -> st
     """Computed by the loop, never by the model: the business key (one refund per order, whoever
     asks), or else all the arguments within one session: two customers asking for a call back in
     the same words are two intents, one customer asking twice is one."""
+    scope = f"{session_id}:" if session_id else ""
     if tool.business_key is not None:
         try:
-            return f"{tool.name}:{tool.business_key(args)}"
+            return f"{tool.name}:{scope if tool.key_scope == 'session' else ''}{tool.business_key(args)}"
         except (KeyError, TypeError, ValueError):  # unvalidated arguments: fall back to all of them
             pass
-    scope = f"{session_id}:" if session_id else ""
     return f"{tool.name}:{scope}{canonical(args)}"
 
 

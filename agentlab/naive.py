@@ -25,13 +25,17 @@ __all__ = ["run_naive"]
 
 def run_naive(model: Model, registry: Registry, task: str, *, retry_everything: bool = False, cap: int = 12,
               system_prompt: str = "", clock: Callable[[], float] = time.perf_counter,
-              session_id: str | None = None) -> Run:
-    """The loop as commonly written. Faithful to its flaws; only its crash is contained."""
+              session_id: str | None = None, history: list[dict] | None = None) -> Run:
+    """The loop as commonly written. Faithful to its flaws; only its crash is contained.
+
+    ``history`` is the conversation so far, sent as it is (no trimming, no checks)."""
     run_id = uuid.uuid4().hex[:12]
     sid = session_id or uuid.uuid4().hex[:12]
     label = "naive, retry everything" if retry_everything else "naive"
-    base: dict[str, Any] = dict(run_id=run_id, session_id=sid, turn_id=1, loop="naive", guard_config=label)
-    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    base: dict[str, Any] = dict(run_id=run_id, session_id=sid, turn_id=1 + sum(1 for m in (history or ()) if m.get("role") == "user"), loop="naive", guard_config=label)
+    messages = [dict(m) for m in history] if history else []
+    if system_prompt and not any(m.get("role") == "system" for m in messages):
+        messages.insert(0, {"role": "system", "content": system_prompt})
     messages.append({"role": "user", "content": task})
     events: list[Event] = []
     specs = registry.specs()

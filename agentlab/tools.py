@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .clean import Cleaned
 from .clean import clean as clean_values
@@ -47,6 +47,9 @@ class Tool:
         keyed: ``fn`` takes ``idempotency_key=`` from the loop and performs one effect per
             key (like a payment API's Idempotency-Key header). Only keyed side-effect tools
             are resent after a transient failure: the first attempt may have taken effect.
+        key_scope: ``"global"`` (the business key alone: one refund per order, whoever asks) or
+            ``"session"`` (the business key within one conversation: the same taxi booked twice in
+            one chat is one expense; two people's taxis are two).
     """
 
     name: str
@@ -59,6 +62,7 @@ class Tool:
     needs_approval: Callable[[dict], str | None] | None = None
     timeout: float | None = None
     keyed: bool = False
+    key_scope: Literal["global", "session"] = "global"
 
     def __repr__(self) -> str:
         kind = "write" if self.side_effect else "read"

@@ -6,7 +6,7 @@ runs here, so that no two of them can disagree::
 
     correct              the final state is the expected one, and the run finished (done)
     correct hand-over    the final state is the expected one, and the task expects a person
-    done, wrong data     the run says done, but the data is wrong (twice, "199元", wrong reason)
+    done, wrong data     the run says done, but the data is wrong (twice, "199元", wrong reason, wrong day)
     done, nothing done   the run says done, but the expected effect never happened
     escalated            handed over (or a guard stopped it) where the task did not expect it;
                          nothing wrong was written
@@ -65,32 +65,16 @@ def _state_failures(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run:
     (as opposed to something expected that simply did not happen)."""
     why: list[str] = []
     wrong = False
-    if "refunds" in expect:
-        got, want = list(snapshot.get("refunds", [])), list(expect["refunds"])
-        if len(got) != len(want):
-            why.append(f"{len(got)} refund(s), expected {len(want)}")
-            wrong = wrong or len(got) > len(want) or (0 < len(got) < len(want))  # some done, some not: wrong
-        # pair each expected refund with the written one for the same order (then by position), so two
-        # right refunds written in another order are not "wrong data"
-        pool = list(got)
-        pairs = []
-        for w in want:
-            same = next((g for g in pool if "order_id" in w and g.get("order_id") == w["order_id"]), None)
-            if same is None and pool:
-                same = pool[0]
-            if same is not None:
-                pool.remove(same)
-                pairs.append((w, same))
-        for w, g in pairs:
-            for k, v in w.items():
-                if k == "amount":
-                    amount = g.get(k)
-                    ok = isinstance(amount, (int, float)) and not isinstance(amount, bool) and abs(amount - v) < 0.005
-                else:
-                    ok = g.get(k) == v
-                if not ok:
-                    why.append(f"refund {k}={g.get(k)!r}, expected {v!r}")
-                    wrong = True
+    for name in ("refunds", "records", "changed", "budgets"):  # things written: each must be as expected
+        if name in expect:
+            w, bad = _compare_items(name, list(snapshot.get(name, [])), list(expect[name]))
+            why += w
+            wrong = wrong or bad
+    if "deleted" in expect:
+        got_ids, want_ids = sorted(snapshot.get("deleted", [])), sorted(expect["deleted"])
+        if got_ids != want_ids:
+            why.append(f"deleted {got_ids}, expected {want_ids}")
+            wrong = wrong or bool(set(got_ids) - set(want_ids))
     if "tickets" in expect:
         n = len(snapshot.get("tickets", []))
         if n != expect["tickets"]:
@@ -101,6 +85,37 @@ def _state_failures(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run:
     for word in expect.get("answer_contains", []):  # (expect.because is checked in grade)
         if word not in run.answer:
             why.append(f"answer lacks {word!r}")
+    return why, wrong
+
+
+def _same(key: str, got: Any, want: Any) -> bool:
+    if key == "amount":  # money compares as a number: "45元" is not 45
+        return isinstance(got, (int, float)) and not isinstance(got, bool) and abs(got - want) < 0.005
+    return bool(got == want)
+
+
+def _compare_items(name: str, got: list, want: list) -> tuple[list[str], bool]:
+    """Why the written ``got`` items are not the expected ``want`` ones, and whether a wrong one was written.
+
+    Each expected item is paired with the written one that agrees with it on the most fields (so two
+    right items written in another order are not "wrong data"); only the fields an expected item
+    names are compared."""
+    why: list[str] = []
+    wrong = False
+    singular = name[:-1] if name.endswith("s") else name
+    if len(got) != len(want):
+        why.append(f"{len(got)} {name}, expected {len(want)}")
+        wrong = len(got) > len(want) or 0 < len(got) < len(want)  # some done, some not: wrong
+    pool = list(got)
+    for w in want:
+        if not pool:
+            break
+        best = max(pool, key=lambda g: sum(_same(k, g.get(k), v) for k, v in w.items()))
+        pool.remove(best)
+        for k, v in w.items():
+            if not _same(k, best.get(k), v):
+                why.append(f"{singular} {k}={best.get(k)!r}, expected {v!r}")
+                wrong = True
     return why, wrong
 
 
@@ -122,7 +137,8 @@ def _handed_over_for_the_task(run: Run, snapshot: Mapping[str, Any], because: An
 
 
 def grade(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run: Run) -> Verdict:
-    """Classify ``run`` against what the task expects (``expect``: refunds, tickets, pending, statuses).
+    """Classify ``run`` against what the task expects (``expect``: refunds or records, changed, deleted,
+    budgets, tickets, pending, statuses).
 
     ``statuses`` lists the acceptable ending(s): ``["escalated"]`` for a task that a person must
     take over, ``["done", "done_after_self_correction"]`` (the default) for one the agent must finish.

@@ -20,13 +20,12 @@ from typing import Any
 from ..errors import CODES
 from ..guards import GUARDS, NO_GUARDS, GuardConfig
 from ..i18n import Lang, LocalizedError
-from ..loop import run_guarded
-from ..models import FaultyModel, Model, Reply, ScriptedModel, SelfCorrectingModel, Step, ToolCall, call, say, tool_calls
+from ..models import DatedModel, FaultyModel, Model, Reply, ScriptedModel, SelfCorrectingModel, Step, ToolCall, call, say, tool_calls
 from ..models.faults import MODEL_FAULTS
-from ..naive import run_naive
 from ..resources import data_file
 from ..runs import STATUSES, Run
 from ..scenarios import get as get_scenario
+from ..scenarios.conversation import Conversation
 from ..store import MemoryStore
 from .metrics import pass_hat_k, summarize
 from .outcome import grade
@@ -45,6 +44,7 @@ class Case:
     fake: dict = field(default_factory=dict)
     task_zh: str | None = None
     start: dict = field(default_factory=dict)  # the scenario's starting state, as changes to its default data
+    history: tuple[dict, ...] = ()  # earlier messages of the same chat (a long conversation to trim)
 
     def __repr__(self) -> str:
         return f"Case({self.id!r}, {self.category})"
@@ -99,8 +99,9 @@ def _read_suite(path: Path) -> str:
         raise SuiteError("input.unreadable", reason=exc.strerror or type(exc).__name__, **where) from None
 
 
-_EXPECT_KEYS = ("statuses", "refunds", "tickets", "pending", "answer_contains", "because")
-_FAKE_KEYS = ("plan", "answer", "script", "fault", "at_step")
+_EXPECT_KEYS = ("statuses", "refunds", "records", "changed", "budgets", "deleted", "tickets", "pending",
+                "answer_contains", "because")
+_FAKE_KEYS = ("plan", "answer", "script", "fault", "at_step", "context_window")
 _JSON_TYPES = {"object": dict, "array": list, "string": str}
 
 
@@ -152,9 +153,11 @@ def _case(d: Any, path: str, n: int) -> Case:
         for status in need(expect["statuses"], "expect.statuses", "array"):
             if status not in STATUSES:
                 raise SuiteError("case.status", name=status, known=", ".join(STATUSES), **at)
-    if "refunds" in expect:
-        for i, refund in enumerate(need(expect["refunds"], "expect.refunds", "array"), 1):
-            need(refund, f"expect.refunds[{i}]", "object")
+    for key in ("refunds", "records", "changed", "budgets"):
+        for i, item in enumerate(need(expect.get(key, []), f"expect.{key}", "array"), 1):
+            need(item, f"expect.{key}[{i}]", "object")
+    for i, rid in enumerate(need(expect.get("deleted", []), "expect.deleted", "array"), 1):
+        need(rid, f"expect.deleted[{i}]", "string")
     for key in ("tickets", "pending"):
         if key in expect:
             count(expect[key], f"expect.{key}", 0)
@@ -180,6 +183,12 @@ def _case(d: Any, path: str, n: int) -> Case:
         raise SuiteError("case.fault", name=fake["fault"], known=", ".join(MODEL_FAULTS), **at)
     if "at_step" in fake:
         count(fake["at_step"], "fake.at_step", 1)
+    if "context_window" in fake:
+        count(fake["context_window"], "fake.context_window", 1)
+    history = need(d.get("history", []), "history", "array")
+    for i, m in enumerate(history, 1):
+        if not (isinstance(m, dict) and m.get("role") in ("user", "assistant", "tool", "system")):
+            raise SuiteError("case.type", field=f"history[{i}]", got=_show(m), expected="object", **at)
 
     start = need(d.get("start", {}), "start", "object")
     if start:
@@ -188,7 +197,8 @@ def _case(d: Any, path: str, n: int) -> Case:
         except Exception as exc:  # noqa: BLE001 - whatever the scenario's apply() raises, it is this line's fault
             raise SuiteError("case.start", scenario=scenario_name, detail=f"{type(exc).__name__}: {exc}"[:120],
                              **at) from None
-    return Case(d["id"], d.get("category") or "", scenario_name, d["task"], expect, fake, d.get("task_zh"), start)
+    return Case(d["id"], d.get("category") or "", scenario_name, d["task"], expect, fake, d.get("task_zh"), start,
+                tuple(history))
 
 
 def _is_call(item: Any) -> bool:
@@ -212,15 +222,23 @@ def _script_reply(item: Any) -> Reply | ToolCall:
 
 
 def fake_model(case: Case) -> Model:
-    """The scripted or rule-based model a case describes (with its injected fault, if any)."""
+    """The scripted or rule-based model a case describes (with its injected fault, if any).
+
+    On a desk whose prompt carries the date (the expense desk) the fake reads today's date from
+    the system prompt, as a model must, and the chat API's rules apply to what it is sent
+    (:class:`agentlab.models.DatedModel`)."""
     fake = case.fake
+    model: Model
     if "script" in fake:
         items = [_script_reply(x) for x in fake["script"]]
-        return ScriptedModel(items, name=f"script:{case.id}", then="I have done what I can.")
-    model: Model = SelfCorrectingModel([Step(t, a) for t, a in fake.get("plan", [])], fake.get("answer", "Done."),
-                                     name=f"fake:{case.id}")
-    if fake.get("fault"):
-        model = FaultyModel(model, fake["fault"], at_step=fake.get("at_step", 2))
+        model = ScriptedModel(items, name=f"script:{case.id}", then="I have done what I can.")
+    else:
+        model = SelfCorrectingModel([Step(t, a) for t, a in fake.get("plan", [])], fake.get("answer", "Done."),
+                                    name=f"fake:{case.id}")
+        if fake.get("fault"):
+            model = FaultyModel(model, fake["fault"], at_step=fake.get("at_step", 2))
+    if get_scenario(case.scenario).build_prompt is not None or "context_window" in fake:
+        model = DatedModel(model, context_window=fake.get("context_window"))
     return model
 
 
@@ -245,18 +263,19 @@ class CaseResult:
         return f"CaseResult({self.case_id}, {self.outcome or ('pass' if self.passed else 'FAIL')}, {self.run.status})"
 
 
-def run_case(case: Case, *, model: Model | None = None, loop: str = "guarded", config: GuardConfig = GuardConfig(),
+def run_case(case: Case, *, model: Model | None = None, loop: str = "guarded", config: GuardConfig | None = None,
              lang: Lang = "en", trial: int = 0, seed: int = 0) -> CaseResult:
-    """Run one case on a fresh copy of its scenario and grade the final state."""
+    """Run one case on a fresh copy of its scenario and grade the final state.
+
+    ``config`` defaults to every guard on, with the desk's own step budget where it sets one."""
     scenario = get_scenario(case.scenario)
     state, reg = scenario.setup(lang, start=case.start)
     m = model if model is not None else fake_model(case)
-    prompt = scenario.system_prompt[lang]
-    if loop == "naive":
-        run = run_naive(m, reg, case.text(lang), system_prompt=prompt)
-    else:
-        run = run_guarded(m, reg, case.text(lang), config=config, store=MemoryStore(), system_prompt=prompt,
-                          sleep=lambda s: None, rng=random.Random(seed + trial), lang=lang, session_id=case.id)
+    chat = Conversation(scenario, m, loop="naive" if loop == "naive" else "guarded", lang=lang, state=state,
+                        registry=reg, config=config, store=MemoryStore(), max_tokens=scenario.context_budget,
+                        history=list(case.history), session_id=case.id, sleep=lambda s: None,
+                        rng=random.Random(seed + trial))
+    run = chat.ask(case.text(lang))
     snap = scenario.snapshot(state)
     verdict = grade(case.expect, snap, run)
     why = () if verdict.passed else (tuple(verdict.failures) or (verdict.outcome,))
@@ -267,7 +286,7 @@ ModelFactory = Callable[[Case, int], Model]
 
 
 def run_suite(cases: Sequence[Case], *, model: ModelFactory | None = None, loop: str = "guarded",
-              config: GuardConfig = GuardConfig(), trials: int = 1, concurrency: int = 1, lang: Lang = "en",
+              config: GuardConfig | None = None, trials: int = 1, concurrency: int = 1, lang: Lang = "en",
               progress: bool = False, store: str | Path | None = None, label: str | None = None) -> list[CaseResult]:
     """Every case ``trials`` times, ``concurrency`` at once; results come back in case order.
 
@@ -297,7 +316,7 @@ def run_suite(cases: Sequence[Case], *, model: ModelFactory | None = None, loop:
     if store is not None:
         from .results import save_results  # results builds on this module
         save_results(out, store, label=label or f"{out[0].run.model.split(':')[0] if out else 'empty'}-{loop}",
-                     meta={"concurrency": concurrency, "config": config.label})
+                     meta={"concurrency": concurrency, "config": (config or GuardConfig()).label})
     return out
 
 

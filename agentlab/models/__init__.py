@@ -17,10 +17,10 @@ from typing import Any
 
 from .interface import Model, ModelCall, ModelError, Reply, ToolCall, Usage, call, say, tool_calls
 
-__all__ = ["DistractedModel", "FaultyModel", "Model", "ModelCall", "ModelError", "Reply", "ScriptError", "ScriptedModel",
+__all__ = ["DatedModel", "DistractedModel", "FaultyModel", "Model", "ModelCall", "ModelError", "Reply", "ScriptError", "ScriptedModel",
            "SelfCorrectingModel", "Step", "ToolCall", "Usage", "call", "say", "tool_calls"]
 
-_LAZY = {"DistractedModel": "fakes", "ScriptError": "fakes", "ScriptedModel": "fakes", "SelfCorrectingModel": "fakes", "Step": "fakes",
+_LAZY = {"DatedModel": "fakes", "DistractedModel": "fakes", "ScriptError": "fakes", "ScriptedModel": "fakes", "SelfCorrectingModel": "fakes", "Step": "fakes",
          "FaultyModel": "faults"}
 
 

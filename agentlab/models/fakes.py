@@ -8,9 +8,11 @@
 """
 from __future__ import annotations
 
+import datetime as _dt
 import difflib
 import json
 import random
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -19,7 +21,7 @@ from ..clean import to_number
 from ..errors import UsageError
 from .interface import ModelCall, ModelError, Reply, ToolCall, call
 
-__all__ = ["DistractedModel", "ScriptError", "ScriptedModel", "SelfCorrectingModel", "Step"]
+__all__ = ["DatedModel", "DistractedModel", "ScriptError", "ScriptedModel", "SelfCorrectingModel", "Step", "resolve_dates"]
 
 
 def _as_reply(item: Any) -> Reply | ModelError:
@@ -256,3 +258,80 @@ class DistractedModel(SelfCorrectingModel):
             self._asides.add(aside.id)
             return aside
         return super()._next_call(step)
+
+
+# --- dates as a model reads them, and the API's rules on a history ----------------------------
+_DAY_WORDS: dict[str, Callable[[Any], Any]] = {
+    "today": lambda d: d,
+    "yesterday": lambda d: d - _dt.timedelta(days=1),
+    "day_before_yesterday": lambda d: d - _dt.timedelta(days=2),
+    "tomorrow": lambda d: d + _dt.timedelta(days=1),
+    # the Friday of the week before this one (weeks start on Monday, as in China)
+    "last_friday": lambda d: d - _dt.timedelta(days=d.weekday() + 3),
+}
+_MONTH_WORDS = {"this_month": 0, "last_month": 1}
+_A_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+class DatedModel:
+    """A model as the chat API sees it, around any fake: it knows today's date only from the system
+    prompt, and the API refuses what a real endpoint refuses.
+
+    * The inner model writes relative dates as placeholders (``"{yesterday}"``, ``"{last_friday}"``,
+      ``"{today}"``, ``"{this_month}"``...); this wrapper writes the date they mean *as of the first
+      date in the system prompt*, or, with no date there, as of ``cutoff`` (what a model believes
+      today is when nobody told it: its training cutoff).
+    * A history the API would refuse (an orphan tool message, a call left unanswered) raises the
+      400 ``BAD_REQUEST`` the real API returns; a prompt over ``context_window`` tokens (by
+      :func:`agentlab.context.estimate_tokens`) raises ``CONTEXT_TOO_LONG``.
+    """
+
+    def __init__(self, inner: Any, *, cutoff: _dt.date = _dt.date(2024, 6, 30), context_window: int | None = None):
+        self.inner, self.cutoff, self.context_window = inner, cutoff, context_window
+        self.name = getattr(inner, "name", "model")
+        self.seen_today: list[_dt.date] = []  # the day it took as today, per call
+
+    def __repr__(self) -> str:
+        return f"DatedModel({self.inner!r})"
+
+    @property
+    def calls(self) -> list[ModelCall]:
+        return getattr(self.inner, "calls", [])
+
+    def today(self, messages: Sequence[dict]) -> _dt.date:
+        for m in messages:
+            if m.get("role") == "system":
+                found = _A_DATE.search(str(m.get("content") or ""))
+                if found:
+                    return _dt.date(*map(int, found.groups()))
+        return self.cutoff
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
+        from ..context import estimate_tokens, protocol_problems  # the rules the endpoint enforces
+        problems = protocol_problems(messages)
+        if problems:
+            raise ModelError("BAD_REQUEST", "invalid messages: " + problems[0], status=400)
+        if self.context_window is not None:
+            used = estimate_tokens(messages) + sum(len(json.dumps(t)) // 4 for t in tools)
+            if used > self.context_window:
+                raise ModelError("CONTEXT_TOO_LONG", f"about {used} tokens, the window is {self.context_window}",
+                                 status=400)
+        today = self.today(messages)
+        self.seen_today.append(today)
+        reply = self.inner.complete(messages, tools)
+        if not reply.tool_calls:
+            return reply
+        calls = tuple(replace(c, arguments=resolve_dates(c.arguments, today)) for c in reply.tool_calls)
+        return replace(reply, tool_calls=calls)
+
+
+def resolve_dates(text: str, today: _dt.date) -> str:
+    """``text`` with every date placeholder (``{yesterday}``, ``{last_month}``...) written out as of ``today``."""
+    for word, fn in _DAY_WORDS.items():
+        text = text.replace("{" + word + "}", fn(today).isoformat())
+    for word, back in _MONTH_WORDS.items():
+        y, m = today.year, today.month - back
+        if m < 1:
+            y, m = y - 1, m + 12
+        text = text.replace("{" + word + "}", f"{y:04d}-{m:02d}")
+    return text

@@ -2,6 +2,7 @@
 
     base.py        the Scenario record every loop, suite and notebook works with
     aftersales.py  the after-sales (refund) desk (docs/sources.md#article-000-the-refund-desk)
+    expense.py     the bookkeeping (expense) desk (docs/sources.md#article-003-the-bookkeeping-desk)
     retail.py      tau-bench's retail store, for evaluation against its oracle
 
 A new desk is a new module here and one line in :data:`SCENARIOS`.
@@ -10,10 +11,11 @@ from __future__ import annotations
 
 from .aftersales import SCENARIO as AFTERSALES
 from .base import Scenario
+from .expense import SCENARIO as EXPENSE
 
 __all__ = ["SCENARIOS", "Scenario", "get"]
 
-SCENARIOS: dict[str, Scenario] = {"aftersales": AFTERSALES}
+SCENARIOS: dict[str, Scenario] = {"aftersales": AFTERSALES, "expense": EXPENSE}
 
 
 def get(name: str) -> Scenario:

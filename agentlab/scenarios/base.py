@@ -30,9 +30,20 @@ class Scenario:
     make_registry: Callable[..., Registry]
     snapshot: Callable[[Any], dict]
     apply: Callable[[Any, dict], None] | None = None  # set a case's starting state on a fresh state
+    # the system prompt for a turn, from the state (its clock), the session and the loop; None: the fixed one
+    build_prompt: Callable[..., str] | None = None
+    step_budget: int | None = None  # model turns per user turn, when the desk sets its own (article 003: 5)
+    context_budget: int | None = None  # tokens of conversation the guarded desk keeps (trimmed in whole blocks)
 
     def __repr__(self) -> str:
         return f"Scenario({self.name!r})"
+
+    def prompt(self, lang: Lang = "en", *, state: Any = None, session: Any = None, naive: bool = False) -> str:
+        """The system prompt for one turn: built per turn (today's date, the user...) where the desk does
+        that; ``naive=True`` gives the naive variant's prompt (a date frozen into it)."""
+        if self.build_prompt is None:
+            return self.system_prompt[lang]
+        return self.build_prompt(lang, state=state, session=session, naive=naive)
 
     def setup(self, lang: Lang = "en", *, start: dict | None = None, **kwargs: Any) -> tuple[Any, Registry]:
         """A fresh state (with a case's ``start`` changes applied) and its registry."""

@@ -1,0 +1,281 @@
+"""The bookkeeping (expense) desk of article 003: "今天打车花了45元帮我记上" and the 12 tools around it.
+
+``Ledger`` is the backend and trusts its caller, like the after-sales ``Desk``: it books a
+future date, "45元" as an amount, or the same taxi twice, and deletes whatever it is told
+to. The contract around it (schemas that state format, unit and range; the rules below;
+confirmation before a change or a delete; one booking per expense per conversation) is
+what the guarded desk adds (docs/sources.md#article-003-the-bookkeeping-desk).
+
+The desk has a clock (``now``): today's date in the system prompt and the "not in the
+future" rule read the same one, so a test or a lesson can set the day.
+"""
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import io
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from ..context import Session, build_system_prompt
+from ..errors import ToolFailure
+from ..i18n import Lang
+from ..resources import data_file
+from ..tools import Registry, Tool, rule
+from .base import Scenario
+
+__all__ = ["CATEGORIES", "DEMO_NOW", "CONTEXT_BUDGET", "NAIVE_DATE", "SCENARIO", "STEP_BUDGET", "SYSTEM_PROMPT", "Ledger",
+           "apply_start", "expense_prompt", "fixed_clock", "make_registry"]
+
+TZ = "Asia/Shanghai"
+#: The day the suites and lessons run on (a Thursday): "yesterday" is 2026-10-14, "last Friday" 2026-10-09.
+DEMO_NOW = _dt.datetime(2026, 10, 15, 10, 0, tzinfo=ZoneInfo(TZ))
+#: The date the naive desk's prompt was written on, and still says (article 003's example date).
+NAIVE_DATE = "2026-09-21"
+#: At most five model turns per user turn (article 003 §3.3); when cut, the user gets a plain answer.
+STEP_BUDGET = 5
+#: Tokens of conversation the guarded desk sends (by the labelled estimate): older turns are trimmed.
+CONTEXT_BUDGET = 1500
+
+_DATA = json.loads(data_file("expense_ledger.json").read_text(encoding="utf-8"))
+CATEGORIES: dict[str, str] = {c["id"]: c["zh"] for c in _DATA["categories"]}
+
+SYSTEM_PROMPT = {
+    "en": ("You are the bookkeeping assistant of an expense app. Book, find, change and summarise the user's "
+           "expenses only through the tools; amounts are in yuan. Work out dates from the current date below. "
+           "When a tool answers ok=false, read error.problems and error.hint, fix the call and try again; if the "
+           "error is not retryable, tell the user plainly."),
+    "zh": ("你是记账应用的记账助手。只通过工具记账、查账、改账和汇总；金额单位是元。日期按下面给出的当前日期推算。"
+           "工具返回 ok=false 时，阅读 error.problems 和 error.hint，修正后再调用；如果错误不可重试，如实告诉用户。"),
+}
+_NAIVE_TODAY = {"en": f"Today is {NAIVE_DATE}.", "zh": f"今天是 {NAIVE_DATE}。"}
+
+
+def fixed_clock(when: _dt.datetime = DEMO_NOW) -> Callable[[], _dt.datetime]:
+    """A clock that always says ``when`` (the suites' and lessons' day)."""
+    return lambda: when
+
+
+class Ledger:
+    """Expense records, budgets and hand-over tickets, in memory, safe across threads."""
+
+    def __init__(self, now: Callable[[], _dt.datetime] | None = None, *, timezone: str = TZ):
+        self.now = now or fixed_clock()
+        self.timezone = timezone
+        self.records: dict[str, dict] = {r["record_id"]: dict(r) for r in _DATA["records"]}
+        self.budgets: dict[tuple[str, str], float] = {(b["category"], b["month"]): b["amount"] for b in _DATA["budgets"]}
+        self.tickets: list[dict] = []
+        self._next = len(self.records) + 1
+        self._lock = threading.Lock()
+        self.baseline()
+
+    def __repr__(self) -> str:
+        return f"Ledger({len(self.records)} records, today {self.today()})"
+
+    def baseline(self) -> None:
+        """Take the ledger as it is now as the start that :meth:`snapshot` compares against."""
+        self._start = {k: dict(v) for k, v in self.records.items()}
+        self._start_budgets = dict(self.budgets)
+
+    def today(self) -> _dt.date:
+        return self.now().astimezone(ZoneInfo(self.timezone)).date()
+
+    def _record(self, record_id: str) -> dict:
+        rec = self.records.get(record_id)
+        if rec is None:
+            raise ToolFailure("NOT_FOUND", {
+                "en": f"No record {record_id}. Find the record first with search_expense_records or "
+                      "list_expense_records.",
+                "zh": f"没有账目 {record_id}。请先用 search_expense_records 或 list_expense_records 找到这笔账。"})
+        return rec
+
+    # -- the tools' backends ------------------------------------------------------------
+    def book(self, date: str, item: str, amount: Any, category: str, remark: str = "") -> dict:
+        with self._lock:
+            rec = {"record_id": f"E{self._next:04d}", "date": date, "item": item, "amount": amount,
+                   "category": category, "remark": remark}
+            self._next += 1
+            self.records[rec["record_id"]] = rec
+            return dict(rec)
+
+    def list_records(self, month: str, category: str | None = None) -> dict:
+        rows = sorted((dict(r) for r in self.records.values()
+                       if str(r["date"]).startswith(month) and (category is None or r["category"] == category)),
+                      key=lambda r: (r["date"], r["record_id"]))
+        return {"month": month, "count": len(rows), "records": rows}
+
+    def search(self, keyword: str, date_from: str | None = None, date_to: str | None = None) -> dict:
+        k = keyword.lower()
+        rows = [dict(r) for r in self.records.values()
+                if (k in str(r["item"]).lower() or k in str(r["remark"]).lower())
+                and (date_from is None or str(r["date"]) >= date_from) and (date_to is None or str(r["date"]) <= date_to)]
+        return {"count": len(rows), "records": sorted(rows, key=lambda r: (r["date"], r["record_id"]))}
+
+    def get(self, record_id: str) -> dict:
+        return dict(self._record(record_id))
+
+    def update(self, record_id: str, **fields: Any) -> dict:
+        with self._lock:
+            rec = self._record(record_id)
+            rec.update(fields)
+            return dict(rec)
+
+    def delete(self, record_id: str, reason: str = "") -> dict:
+        with self._lock:
+            rec = self.records.pop(self._record(record_id)["record_id"])
+            return {"deleted": rec["record_id"], "item": rec["item"], "amount": rec["amount"], "date": rec["date"]}
+
+    def summary(self, month: str) -> dict:
+        totals: dict[str, float] = {}
+        for r in self.records.values():
+            if str(r["date"]).startswith(month) and isinstance(r["amount"], (int, float)):
+                totals[r["category"]] = round(totals.get(r["category"], 0) + r["amount"], 2)
+        return {"month": month, "by_category": totals, "total": round(sum(totals.values()), 2)}
+
+    def set_budget(self, category: str, month: str, amount: float) -> dict:
+        with self._lock:
+            self.budgets[(category, month)] = amount
+            return {"category": category, "month": month, "budget": amount}
+
+    def get_budget(self, category: str, month: str) -> dict:
+        budget = self.budgets.get((category, month))
+        spent = self.summary(month)["by_category"].get(category, 0)
+        return {"category": category, "month": month, "budget": budget, "spent": spent,
+                "left": None if budget is None else round(budget - spent, 2)}
+
+    def categories(self) -> dict:
+        return {"categories": [{"id": k, "zh": v} for k, v in CATEGORIES.items()]}
+
+    def export_csv(self, month: str) -> dict:
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(["record_id", "date", "item", "amount", "category", "remark"])
+        for r in self.list_records(month)["records"]:
+            w.writerow([r["record_id"], r["date"], r["item"], r["amount"], r["category"], r["remark"]])
+        return {"month": month, "csv": out.getvalue()}
+
+    def convert(self, amount: float, currency: str) -> dict:
+        rate = _DATA["rates_to_cny"][currency]
+        return {"amount": amount, "currency": currency, "rate": rate, "yuan": round(amount * rate, 2)}
+
+    def escalate(self, summary: str) -> dict:
+        with self._lock:
+            ticket = {"ticket_id": f"T{len(self.tickets) + 1:03d}", "summary": summary}
+            self.tickets.append(ticket)
+            return ticket
+
+    def snapshot(self) -> dict:
+        """What a grader looks at: records booked, deleted and changed since the start, budgets set, tickets."""
+        added = [dict(r) for k, r in self.records.items() if k not in self._start]
+        deleted = sorted(k for k in self._start if k not in self.records)
+        changed = [{"record_id": k, **{f: v for f, v in self.records[k].items() if self._start[k].get(f) != v}}
+                   for k in self._start if k in self.records and self.records[k] != self._start[k]]
+        budgets = [{"category": c, "month": m, "amount": a} for (c, m), a in self.budgets.items()
+                   if self._start_budgets.get((c, m)) != a]
+        return {"records": added, "deleted": deleted, "changed": changed, "budgets": budgets,
+                "tickets": [dict(t) for t in self.tickets]}
+
+
+def make_registry(ledger: Ledger, *, lang: Lang = "en", clean: bool = False) -> Registry:
+    """The thirteen bookkeeping tools bound to ``ledger``, with the contract of ``data/expense_tools.json``."""
+    specs = {s["function"]["name"]: s["function"]
+             for s in json.loads(data_file("expense_tools.json").read_text(encoding="utf-8"))}
+    if lang == "zh":
+        specs = _in_chinese(specs)
+
+    def not_in_future(args: dict) -> list:
+        day = args.get("date")
+        if isinstance(day, str) and day > ledger.today().isoformat():  # ISO dates compare as text
+            today = ledger.today().isoformat()
+            return [rule("date", f"{day} is after today ({today}): an expense cannot be booked in the future. "
+                                 "Ask the user which day it was.",
+                         f"{day} 晚于今天（{today}）：不能记未来的支出。请向用户确认是哪一天。")]
+        return []
+
+    def existing_then(check: Callable[[dict], list]) -> Callable[[dict], list]:
+        def run(args: dict) -> list:
+            ledger._record(args["record_id"])  # NOT_FOUND is raised as a ToolFailure
+            return check(args)
+        return run
+
+    def confirm(what_en: str, what_zh: str) -> Callable[[dict], str]:
+        # a change to the books is the user's decision: the call waits until they confirm it
+        return lambda args: f"{what_en} {args['record_id']} needs the user's confirmation ({what_zh})"
+
+    def tool(name: str, fn: Any, **kw: Any) -> Tool:
+        s = specs[name]
+        return Tool(name, s["description"], s["parameters"], fn, **kw)
+
+    return Registry([
+        tool("book_expense_record", ledger.book, side_effect=True, check=not_in_future, key_scope="session",
+             # the same expense twice in one conversation is one expense: the day, the amount, the category
+             business_key=lambda a: f"{a['date']}|{float(a['amount']):g}|{a['category']}"),
+        tool("list_expense_records", ledger.list_records),
+        tool("search_expense_records", ledger.search),
+        tool("get_expense_record", ledger.get),
+        tool("update_expense_record", ledger.update, side_effect=True, check=existing_then(not_in_future),
+             needs_approval=confirm("changing record", "修改账目需用户确认")),
+        tool("delete_expense_record", ledger.delete, side_effect=True, check=existing_then(lambda a: []),
+             business_key=lambda a: a["record_id"], needs_approval=confirm("deleting record", "删除账目需用户确认")),
+        tool("monthly_summary", ledger.summary),
+        tool("set_budget", ledger.set_budget, side_effect=True, key_scope="session",
+             business_key=lambda a: f"{a['category']}|{a['month']}|{float(a['amount']):g}"),
+        tool("get_budget", ledger.get_budget),
+        tool("list_categories", ledger.categories),
+        tool("export_records_csv", ledger.export_csv),
+        tool("convert_currency", ledger.convert),
+        tool("escalate_to_human", ledger.escalate, side_effect=True),
+    ], lang=lang, clean=clean)
+
+
+def _in_chinese(specs: dict[str, dict]) -> dict[str, dict]:
+    words = json.loads(data_file("expense_tools.zh.json").read_text(encoding="utf-8"))
+    out = {}
+    for name, spec in specs.items():
+        zh = words[name]
+        props = {k: {**v, "description": zh["fields"][k]} for k, v in spec["parameters"]["properties"].items()}
+        out[name] = {**spec, "description": zh["description"], "parameters": {**spec["parameters"], "properties": props}}
+    return out
+
+
+def expense_prompt(lang: Lang = "en", *, state: Ledger | None = None, session: Session | None = None,
+                   naive: bool = False) -> str:
+    """The desk's system prompt. Guarded: built for this turn from the ledger's clock and the session.
+    Naive: the date the prompt was written on, frozen into it (the bug of article 003 §2.2)."""
+    if naive:
+        return SYSTEM_PROMPT[lang] + " " + _NAIVE_TODAY[lang]
+    ledger = state if state is not None else Ledger()
+    return build_system_prompt(SYSTEM_PROMPT[lang], session or Session(user_id=_DATA["user"], timezone=ledger.timezone),
+                               now=ledger.now, lang=lang)
+
+
+def apply_start(ledger: Ledger, start: dict) -> None:
+    """A case's starting state: ``{"records": [...], "budgets": [...], "today": "2026-10-15"}``."""
+    if "today" in start:
+        day = _dt.date.fromisoformat(start["today"])
+        when = _dt.datetime(day.year, day.month, day.day, 10, 0, tzinfo=ZoneInfo(ledger.timezone))
+        ledger.now = fixed_clock(when)
+    for r in start.get("records", []):
+        rec = {"item": "", "remark": "", "category": "other", **r}
+        ledger.records[rec["record_id"]] = rec
+        ledger._next = max(ledger._next, int(rec["record_id"][1:]) + 1)
+    for b in start.get("budgets", []):
+        ledger.budgets[(b["category"], b["month"])] = b["amount"]
+    ledger.baseline()
+
+
+SCENARIO = Scenario(
+    name="expense",
+    title={"en": "Bookkeeping desk (expenses)", "zh": "记账助手"},
+    system_prompt=SYSTEM_PROMPT,
+    make_state=Ledger,
+    make_registry=make_registry,
+    snapshot=Ledger.snapshot,
+    apply=apply_start,
+    build_prompt=expense_prompt,
+    step_budget=STEP_BUDGET,
+    context_budget=CONTEXT_BUDGET,
+)
