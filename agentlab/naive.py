@@ -32,7 +32,8 @@ def run_naive(model: Model, registry: Registry, task: str, *, retry_everything: 
     run_id = uuid.uuid4().hex[:12]
     sid = session_id or uuid.uuid4().hex[:12]
     label = "naive, retry everything" if retry_everything else "naive"
-    base: dict[str, Any] = dict(run_id=run_id, session_id=sid, turn_id=1 + sum(1 for m in (history or ()) if m.get("role") == "user"), loop="naive", guard_config=label)
+    turn = 1 + sum(1 for m in (history or ()) if m.get("role") == "user")
+    base: dict[str, Any] = dict(run_id=run_id, session_id=sid, turn_id=turn, loop="naive", guard_config=label)
     messages = [dict(m) for m in history] if history else []
     if system_prompt and not any(m.get("role") == "system" for m in messages):
         messages.insert(0, {"role": "system", "content": system_prompt})

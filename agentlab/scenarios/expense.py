@@ -27,7 +27,7 @@ from ..resources import data_file
 from ..tools import Registry, Tool, rule
 from .base import Scenario
 
-__all__ = ["CATEGORIES", "DEMO_NOW", "CONTEXT_BUDGET", "NAIVE_DATE", "SCENARIO", "STEP_BUDGET", "SYSTEM_PROMPT", "Ledger",
+__all__ = ["CATEGORIES", "CONTEXT_BUDGET", "DEMO_NOW", "NAIVE_DATE", "SCENARIO", "STEP_BUDGET", "SYSTEM_PROMPT", "Ledger",
            "apply_start", "expense_prompt", "fixed_clock", "make_registry"]
 
 TZ = "Asia/Shanghai"
