@@ -25,6 +25,7 @@ __all__ = [
     "FaultKind",
     "FaultyModel",
     "faulty_tool",
+    "in_words",
     "inject_tool_fault",
 ]
 
@@ -47,6 +48,8 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
     Fault("camel_case", "model", "renames a field to camelCase (orderId)", "把字段名改成驼峰（orderId）", "validate"),
     Fault("drop_required", "model", "leaves out a required field", "漏掉一个必填字段", "validate"),
     Fault("wrong_type", "model", "sends an amount as text (\"199元\")", "把金额写成文本（\"199元\"）", "validate"),
+    Fault("amount_in_words", "model", "writes an amount in Chinese words (\"一百二十块\")", "把金额写成汉字（\"一百二十块\"）",
+          "validate"),
     Fault("out_of_enum", "model", "invents a value outside the enum", "编造一个枚举之外的取值", "validate"),
     Fault("truncated_json", "model", "cuts the arguments JSON short", "arguments 的 JSON 被截断", "validate"),
     Fault("unknown_tool", "model", "calls a tool that does not exist", "调用不存在的工具", "validate"),
@@ -103,11 +106,37 @@ def _mutate_args(fault: str, tc: ToolCall, tools: list[dict]) -> ToolCall:
             args[numbers[0]] = f"{args[numbers[0]]:g}元" if isinstance(args[numbers[0]], (int, float)) else "199元"
         elif args:
             args[next(iter(args))] = 12345
+    elif fault == "amount_in_words":
+        numbers = [k for k in args if props.get(k, {}).get("type") in ("number", "integer")
+                   and isinstance(args[k], (int, float)) and not isinstance(args[k], bool)]
+        if numbers:
+            args[numbers[0]] = in_words(args[numbers[0]])
     elif fault == "out_of_enum":
         enums = [k for k in args if "enum" in props.get(k, {})]
-        if enums:
-            args[enums[0]] = "changed_mind"
+        if enums:  # a near miss, as models make them: a synonym of an allowed value
+            args[enums[0]] = _NEAR_MISS.get(str(args[enums[0]]), "changed_mind")
     return replace(tc, arguments=json.dumps(args, ensure_ascii=False))
+
+
+_NEAR_MISS = {"transport": "transportation", "food": "meals", "lodging": "hotel", "office": "office supplies",
+              "communication": "phone", "entertainment": "fun", "medical": "health", "other": "misc"}
+_DIGITS = "零一二三四五六七八九"
+
+
+def in_words(amount: float) -> str:
+    """An amount of yuan as people write it in Chinese: 120 -> "一百二十块", 19.5 -> "十九块五"."""
+    whole, tenth = int(amount), round((amount - int(amount)) * 10)
+    if not 0 <= whole < 100000:
+        return f"{amount:g}块"
+    out, zero = "", False
+    for value, unit in ((10000, "万"), (1000, "千"), (100, "百"), (10, "十"), (1, "")):
+        d = whole // value % 10
+        if d:
+            out += ("零" if zero and out else "") + ("" if d == 1 and unit == "十" and not out else _DIGITS[d]) + unit
+            zero = False
+        elif out:
+            zero = True
+    return (out or "零") + "块" + (_DIGITS[tenth] if 0 < tenth < 10 else "")
 
 
 class FaultyModel:
