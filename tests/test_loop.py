@@ -45,6 +45,7 @@ EXPECTED = [
     ("camel_case", "budget_exhausted", "done_after_self_correction", 0, 1),
     ("drop_required", "budget_exhausted", "done_after_self_correction", 0, 1),
     ("wrong_type", "done", "done_after_self_correction", 1, 1),
+    ("amount_in_words", "done", "done_after_self_correction", 1, 1),
     ("out_of_enum", "done", "done_after_self_correction", 1, 1),
     ("truncated_json", "failed", "done_after_self_correction", 0, 1),
     ("unknown_tool", "failed", "done_after_self_correction", 0, 1),

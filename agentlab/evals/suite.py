@@ -237,7 +237,7 @@ def fake_model(case: Case) -> Model:
                                     name=f"fake:{case.id}")
         if fake.get("fault"):
             model = FaultyModel(model, fake["fault"], at_step=fake.get("at_step", 2))
-    if get_scenario(case.scenario).build_prompt is not None or "context_window" in fake:
+    if get_scenario(case.scenario).strict_api or "context_window" in fake:
         model = DatedModel(model, context_window=fake.get("context_window"))
     return model
 

@@ -6,18 +6,21 @@ will refund a shipped order or refund twice if asked. The contract around it
 """
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..context import Session, build_system_prompt
 from ..errors import ToolFailure
 from ..i18n import Lang
 from ..resources import data_file
 from ..tools import Registry, Tool, rule
 from .base import Scenario
 
-__all__ = ["APPROVAL_THRESHOLD", "SCENARIO", "SYSTEM_PROMPT", "Desk", "apply_start", "load_orders",
+__all__ = ["APPROVAL_THRESHOLD", "DEMO_NOW", "SCENARIO", "SYSTEM_PROMPT", "Desk", "aftersales_prompt", "apply_start", "load_orders",
            "make_registry"]
 APPROVAL_THRESHOLD = 1000.0
 
@@ -37,10 +40,15 @@ def load_orders(path: str | Path | None = None) -> list[dict]:
 _ORDERS = load_orders()
 
 
+#: The desk's clock for suites and lessons (the same day as the bookkeeping desk's).
+DEMO_NOW = _dt.datetime(2026, 10, 15, 10, 0, tzinfo=_dt.timezone(_dt.timedelta(hours=8)))
+
+
 class Desk:
     """Orders, refunds and hand-over tickets, in memory, safe across threads."""
 
-    def __init__(self, orders: list[dict] | None = None):
+    def __init__(self, orders: list[dict] | None = None, *, now: Callable[[], _dt.datetime] = lambda: DEMO_NOW):
+        self.now = now
         # orders hold only scalars, so a shallow copy of each is a private copy (deepcopy cost 10x)
         self.orders = {o["order_id"]: dict(o) for o in (orders or _ORDERS)}
         self.refunds: list[dict] = []
@@ -154,6 +162,15 @@ def apply_start(desk: Desk, start: dict) -> None:
     desk.refunds.extend(dict(r) for r in start.get("refunds", []))
 
 
+def aftersales_prompt(lang: Lang = "en", *, state: Desk | None = None, session: Session | None = None,
+                      naive: bool = False) -> str:
+    """The desk's system prompt: built per turn (date, user) for the guarded desk; fixed for the naive one."""
+    if naive:
+        return SYSTEM_PROMPT[lang]
+    now = state.now if state is not None else (lambda: DEMO_NOW)
+    return build_system_prompt(SYSTEM_PROMPT[lang], session or Session(user_id="customer"), now=now, lang=lang)
+
+
 SCENARIO = Scenario(
     name="aftersales",
     title={"en": "After-sales desk (refunds)", "zh": "售后退款助手"},
@@ -162,4 +179,6 @@ SCENARIO = Scenario(
     make_registry=make_registry,
     snapshot=Desk.snapshot,
     apply=apply_start,
+    build_prompt=aftersales_prompt,
+    step_budget=5,  # article 003 §3.3: at most five model turns, a plain answer when cut
 )

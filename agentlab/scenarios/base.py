@@ -34,6 +34,9 @@ class Scenario:
     build_prompt: Callable[..., str] | None = None
     step_budget: int | None = None  # model turns per user turn, when the desk sets its own (article 003: 5)
     context_budget: int | None = None  # tokens of conversation the guarded desk keeps (trimmed in whole blocks)
+    # the suite's fakes meet the chat API's rules (a broken history is a 400, a long one too long) and read
+    # today's date from the prompt (agentlab.models.DatedModel)
+    strict_api: bool = False
 
     def __repr__(self) -> str:
         return f"Scenario({self.name!r})"

@@ -117,8 +117,7 @@ class Conversation:
         if self.keep_last is not None and len(history) > self.keep_last:
             history = history[-self.keep_last:]  # "keep the last 10 messages": cut wherever that falls
         return run_naive(self.model, self.registry, text, system_prompt=self._naive_prompt if not history else "",
-                         history=history, session_id=self.session_id,
-                         cap=self.scenario.step_budget or 12)
+                         history=history, session_id=self.session_id)
 
     def _refused(self, exc: ContextTooLong, messages: list[dict]) -> Run:
         """The turn that could not be sent: said plainly to the user, nothing run."""

@@ -24,6 +24,7 @@ __all__ = [
     "TOOL_TARGET",
     "Comparison",
     "budget_sweep",
+    "compare_expense",
     "compare_loops",
     "explain",
     "guards_that_acted",
@@ -70,6 +71,7 @@ class Comparison:
     naive_state: dict
     guarded_state: dict
     expect: Mapping[str, Any] = field(default_factory=lambda: EXPECT)
+    scenario: str = "aftersales"
 
     @property
     def naive_verdict(self) -> Verdict:
@@ -83,12 +85,20 @@ class Comparison:
         """One row per loop: what happened and what it cost."""
         rows = []
         for run, state in ((self.naive, self.naive_state), (self.guarded, self.guarded_state)):
-            refunds = state["refunds"]
+            written = _written(state)
             rows.append({"loop": run.loop, "status": run.status, "steps": run.steps,
                          "invalid calls": run.invalid_calls, "retries": run.retries,
-                         "refunds": len(refunds), "refunded": sum(_num(r["amount"]) for r in refunds),
+                         WRITTEN[self.scenario]: len(written), "amount": sum(_num(r["amount"]) for r in written),
                          "outcome": grade(self.expect, state, run).outcome, "reason": run.reason})
         return rows
+
+
+#: what each desk writes, as the comparison table names it
+WRITTEN = {"aftersales": "refunds", "expense": "records"}
+
+
+def _written(state: Mapping[str, Any]) -> list:
+    return list(state.get("refunds", state.get("records", [])))
 
 
 def _num(x: Any) -> float:
@@ -122,6 +132,38 @@ def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "e
     return Comparison(fault, n, g, ns, gs, SEED_EXPECT if seed_demo else EXPECT)
 
 
+EXPENSE_TASK = {"en": "I took a taxi today for 45 yuan, please book it.", "zh": "今天打车花了45元帮我记上"}
+EXPENSE_PLAN = (Step("book_expense_record", {"date": "{today}", "item": "taxi", "amount": 45, "category": "transport"}),)
+EXPENSE_ANSWER = {"en": "Booked: taxi, 45 yuan, today.", "zh": "已记好：今天打车 45 元。"}
+
+
+def compare_expense(fault: str | None = None, *, at_step: int = 1, lang: Lang = "en", hang_seconds: float = 0.3,
+                    seed: int = 0) -> Comparison:
+    """Article 003's sentence through both bookkeeping desks, on the desk's clock (2026-10-15).
+
+    With no fault this is the date lesson: the naive prompt still says the day it was written. A model
+    fault lands on the booking call; a tool fault on ``book_expense_record``."""
+    from ..models import DatedModel
+    from ..scenarios import expense
+    from ..scenarios.conversation import Conversation
+    day = expense.Ledger().today().isoformat()
+    want = {"records": [{"date": day, "amount": 45, "category": "transport"}], "tickets": 0}
+    runs = []
+    for loop in ("naive", "guarded"):
+        state, reg = expense.SCENARIO.setup(lang)
+        if fault and FAULTS[fault].kind == "tool":
+            reg = inject_tool_fault(reg, "book_expense_record", fault, seconds=hang_seconds)
+        base: Model = SelfCorrectingModel(EXPENSE_PLAN, EXPENSE_ANSWER[lang])
+        if fault and FAULTS[fault].kind != "tool":
+            base = FaultyModel(base, fault, at_step=at_step)
+        cfg = GuardConfig(step_budget=expense.STEP_BUDGET, timeout=min(0.1, hang_seconds / 3))
+        chat = Conversation(expense.SCENARIO, DatedModel(base), loop=loop, lang=lang, state=state, registry=reg,
+                            config=cfg, sleep=lambda s: None, rng=random.Random(seed))
+        runs.append((chat.ask(EXPENSE_TASK[lang]), state.snapshot()))
+    (n, ns), (g, gs) = runs
+    return Comparison(fault, n, g, ns, gs, want, scenario="expense")
+
+
 def trace_text(run: Run, width: int = 110, lang: Lang = "en") -> str:
     """A run as terminal lines, one entry per event; long text is wrapped, never cut (the error text is the lesson)."""
     import textwrap
@@ -148,16 +190,17 @@ def trace_text(run: Run, width: int = 110, lang: Lang = "en") -> str:
 
 def demo_report(c: Comparison, lang: Lang = "en", width: int = 110) -> str:
     """What ``python -m agentlab demo`` prints: both traces, a table, and the plain account, in ``lang``."""
-    title = FAULTS[c.fault].describe(lang) if c.fault else t("demo.seed_title", lang)
+    title = (FAULTS[c.fault].describe(lang) if c.fault
+             else t("demo.expense_title" if c.scenario == "expense" else "demo.seed_title", lang))
     out = [f"== {title}", ""]
     for run in (c.naive, c.guarded):
         out += [trace_text(run, width, lang), ""]
     head = [t(k, lang) for k in ("demo.col.loop", "demo.col.status", "demo.col.steps", "demo.col.invalid",
-                                  "demo.col.refunds", "demo.col.outcome")]
+                                  f"demo.col.{WRITTEN[c.scenario]}", "demo.col.outcome")]
     out.append(f"{head[0]:10} {head[1]:28} {head[2]:>5} {head[3]:>7} {head[4]:>7}  {head[5]}")
     for row in c.table():
         out.append(f"{t('loop.' + row['loop'], lang):10} {t('status.' + row['status'], lang):28} {row['steps']:>5} "
-                   f"{row['invalid calls']:>7} {row['refunds']:>7}  {t('outcome.' + row['outcome'], lang)}")
+                   f"{row['invalid calls']:>7} {row[WRITTEN[c.scenario]]:>7}  {t('outcome.' + row['outcome'], lang)}")
     out += ["", *explain(c, lang)]
     return "\n".join(out)
 
@@ -207,7 +250,9 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         lines.append(t("explain.capped", lang, steps=n.steps))
     else:
         lines.append(t("explain.naive_done", lang, steps=n.steps))
-    refunds = c.naive_state["refunds"]
+    if c.scenario == "expense":
+        lines += _expense_lines(c, lang)
+    refunds = c.naive_state.get("refunds", [])
     if len(refunds) > 1:
         lines.append(t("explain.double", lang, n=len(refunds), total=sum(_num(r["amount"]) for r in refunds)))
     bad = [r for r in refunds if not isinstance(r["amount"], (int, float)) or r["reason"] not in
@@ -219,8 +264,12 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         lines.append(t("explain.leak", lang))
     lines.append(_verdict_line("naive", c.naive_verdict, lang))
     g = c.guarded
-    lines.append(t("explain.guarded", lang, status=t("status." + g.status, lang), steps=g.steps,
-                   refunds=len(c.guarded_state["refunds"])))
+    if c.scenario == "expense":
+        lines.append(t("explain.guarded_booked", lang, status=t("status." + g.status, lang), steps=g.steps,
+                       n=len(c.guarded_state["records"])))
+    else:
+        lines.append(t("explain.guarded", lang, status=t("status." + g.status, lang), steps=g.steps,
+                       refunds=len(c.guarded_state["refunds"])))
     verdict = c.guarded_verdict
     lines.append(_verdict_line("guarded", verdict, lang))
     if verdict.outcome in ("done, wrong data", "done, nothing done", "wrong data, stopped", "leaked", "crashed"):
@@ -231,6 +280,24 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
     lines.append(t("explain.caught", lang, guard="; ".join(t("guard." + a, lang) for a in acted)) if acted
                  else t("explain.nothing", lang))
     return lines
+
+
+def _expense_lines(c: Comparison, lang: Lang) -> list[str]:
+    """What the naive bookkeeping desk got wrong in the ledger: the day, and bookings beyond the one asked for."""
+    from ..scenarios.expense import NAIVE_DATE
+    out = []
+    records, want = c.naive_state["records"], list(c.expect.get("records", []))
+    if len(records) > len(want):
+        out.append(t("explain.double_booked", lang, n=len(records), want=len(want)))
+    wanted_days = {w["date"] for w in want}
+    for r in records:
+        if wanted_days and r.get("date") not in wanted_days:
+            out.append(t("explain.wrong_date", lang, naive=NAIVE_DATE, got=r.get("date"), want=sorted(wanted_days)[0]))
+            break
+    bad = [r for r in records if not isinstance(r.get("amount"), (int, float))]
+    if bad:
+        out.append(t("explain.bad_record", lang, detail=", ".join(f"amount={r['amount']!r}" for r in bad)))
+    return out
 
 
 def _verdict_line(loop: str, verdict: Verdict, lang: Lang) -> str:
