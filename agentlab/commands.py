@@ -118,13 +118,39 @@ def _demo_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--step", type=int, default=2,
                    help=f"model turn at which a model fault is injected ({DEMO_STEPS[0]}-{DEMO_STEPS[1]})")
     p.add_argument("--lang", choices=("en", "zh"), default="en")
+    p.add_argument("--scenario", choices=("aftersales", "expense"), default="aftersales",
+                   help="the desk: after-sales refunds, or bookkeeping (without a fault: the date lesson)")
 
 
 def _demo(ns: argparse.Namespace) -> int:
     _in_range("--step", ns.step, *DEMO_STEPS)
-    from .workbook.demo import compare_loops, demo_report
-    emit(demo_report(compare_loops(ns.fault, at_step=ns.step, lang=ns.lang), ns.lang))
+    from .workbook.demo import compare_expense, compare_loops, demo_report
+    if ns.scenario == "expense":
+        emit(demo_report(compare_expense(ns.fault, at_step=ns.step, lang=ns.lang), ns.lang))
+    else:
+        emit(demo_report(compare_loops(ns.fault, at_step=ns.step, lang=ns.lang), ns.lang))
     return 0
+
+
+def _checklist_configure(p: argparse.ArgumentParser) -> None:
+    from .scenarios import SCENARIOS
+    p.add_argument("--scenario", choices=sorted(SCENARIOS), default="expense")
+    p.add_argument("--lang", choices=("en", "zh"), default="en")
+    p.add_argument("--json", action="store_true")
+
+
+def _checklist(ns: argparse.Namespace) -> int:
+    from .evals.checklist import run_checklist
+    from .scenarios import get
+    results = run_checklist(get(ns.scenario), ns.lang)
+    if ns.json:
+        emit(json.dumps([r.__dict__ for r in results], ensure_ascii=False, indent=1), json_text=True)
+    else:
+        word = {True: t("checklist.pass", ns.lang), False: t("checklist.fail", ns.lang)}
+        for r in results:
+            emit(f"{word[r.passed]:5} {r.number:>2}. {r.title}\n          {r.evidence}")
+        emit(t("checklist.total", ns.lang, n=sum(r.passed for r in results), total=len(results)))
+    return 0 if all(r.passed for r in results) else 1
 
 
 def _local_configure(p: argparse.ArgumentParser) -> None:
@@ -295,7 +321,8 @@ def eval_text(report: dict, lang: Lang = "en") -> list[str]:
 
 Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 EXTRA: dict[str, Command] = {
-    "demo": ("naive and guarded loops side by side on the after-sales desk", _demo_configure, _demo),
+    "demo": ("naive and guarded loops side by side on a desk", _demo_configure, _demo),
+    "checklist": ("run article 003's twelve pre-launch checks against a desk", _checklist_configure, _checklist),
     "local": ("serve a small real model on 127.0.0.1 (OpenAI-compatible, offline)", _local_configure, _local),
     "eval": ("run a suite of cases and print the metrics", _eval_configure, _eval),
 }

@@ -311,10 +311,19 @@ _CATALOG: dict[str, dict[str, str]] = {
     "demo.col.steps": {"en": "steps", "zh": "步数"},
     "demo.col.invalid": {"en": "invalid", "zh": "无效调用"},
     "demo.col.refunds": {"en": "refunds", "zh": "退款数"},
+    "checklist.pass": {"en": "PASS", "zh": "通过"},
+    "checklist.fail": {"en": "FAIL", "zh": "未通过"},
+    "checklist.total": {"en": "{n} of {total} checks pass.", "zh": "{total} 项中通过 {n} 项。"},
     "demo.col.records": {"en": "booked", "zh": "记账数"},
     "demo.expense_title": {"en": "the bookkeeping desk: \"today\" with a date frozen into the naive prompt",
                            "zh": "记账助手：朴素版提示词里写死了日期时的“今天”"},
     "explain.bad_record": {"en": "But the record it wrote is wrong: {detail}.", "zh": "但它写入的账目是错的：{detail}。"},
+    "explain.none_expense": {"en": "No fault injected: the same model and the same words through both desks; only how the "
+                                    "system prompt is made differs.",
+                             "zh": "没有注入故障：同一个模型、同一句话走两个助手，唯一的区别是系统提示词怎么生成。"},
+    "explain.dated": {"en": "What made the difference: the guarded desk builds its system prompt every turn from the clock "
+                            "(today is {today}).",
+                      "zh": "起作用的是：防护版助手每一轮都按时钟重新生成系统提示词（今天是 {today}）。"},
     "explain.wrong_date": {"en": "The naive desk's prompt still says today is {naive}: it booked {got} where the user "
                                  "meant {want}.",
                            "zh": "朴素版提示词里的“今天”仍是 {naive}：用户指的是 {want}，它却记成了 {got}。"},

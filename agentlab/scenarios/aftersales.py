@@ -181,4 +181,5 @@ SCENARIO = Scenario(
     apply=apply_start,
     build_prompt=aftersales_prompt,
     step_budget=5,  # article 003 §3.3: at most five model turns, a plain answer when cut
+    context_budget=1500,  # tokens of conversation sent (estimated); older turns are trimmed in whole blocks
 )

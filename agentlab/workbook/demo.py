@@ -238,7 +238,7 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         key = "explain.injected_tool" if FAULTS[c.fault].kind == "tool" else "explain.injected"
         lines = [t(key, lang, what=FAULTS[c.fault].describe(lang))]
     else:
-        lines = [t("explain.none", lang)]
+        lines = [t("explain.none_expense" if c.scenario == "expense" else "explain.none", lang)]
     n = c.naive
     dropped = sum(len(m.get("tool_calls") or ()) - 1 for m in n.messages
                   if m.get("role") == "assistant" and len(m.get("tool_calls") or ()) > 1)
@@ -277,6 +277,9 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         lines.append(t("explain.no_credit", lang, why="; ".join(verdict.failures) or verdict.outcome))
         return lines
     acted = guards_that_acted(g)
+    if c.scenario == "expense" and not acted and not c.fault:
+        lines.append(t("explain.dated", lang, today=c.expect["records"][0]["date"]))
+        return lines
     lines.append(t("explain.caught", lang, guard="; ".join(t("guard." + a, lang) for a in acted)) if acted
                  else t("explain.nothing", lang))
     return lines
