@@ -1,0 +1,132 @@
+"""The bookkeeping desk (article 003): its rules live in code, and its suite is graded on the ledger."""
+import dataclasses
+from collections import Counter
+
+import pytest
+
+from agentlab import approve
+from agentlab.evals.suite import load_cases, run_case, run_suite
+from agentlab.models import DatedModel, ScriptedModel, call, say
+from agentlab.models.faults import in_words
+from agentlab.models.fakes import resolve_dates
+from agentlab.resources import data_file
+from agentlab.scenarios import expense, get
+from agentlab.scenarios.conversation import Conversation
+
+BOOK = {"date": "2026-10-15", "item": "taxi", "amount": 45, "category": "transport"}
+
+
+def chat(model, **kw):
+    return Conversation(get("expense"), model, sleep=lambda s: None, **kw)
+
+
+def test_the_desk_has_thirteen_tools_in_both_languages_with_the_same_schemas():
+    en, zh = (expense.make_registry(expense.Ledger(), lang=lang) for lang in ("en", "zh"))
+    assert len(en) == 13 and en.names == zh.names
+    for a, b in zip(en, zh, strict=True):
+        assert a.parameters["required"] == b.parameters["required"] and a.description != b.description
+
+
+@pytest.mark.parametrize("args, field, reason", [
+    ({**BOOK, "date": "2026-10-16"}, "date", "rule"),       # tomorrow, by the desk's clock
+    ({**BOOK, "amount": 0}, "amount", "out_of_range"),
+    ({**BOOK, "amount": "45元"}, "amount", "wrong_type"),
+    ({**BOOK, "category": "fitness"}, "category", "not_in_enum"),
+    ({**BOOK, "date": "2026-02-30"}, "date", "bad_format"),
+])
+def test_business_rules_refuse_bad_bookings_before_the_ledger_is_touched(args, field, reason):
+    ledger = expense.Ledger()
+    checked = expense.make_registry(ledger).check("book_expense_record", args)
+    assert not checked.ok and (field, reason) in {(p.field, p.reason) for p in checked.error.problems}
+    assert ledger.snapshot()["records"] == []
+
+
+def test_a_delete_waits_for_the_users_confirmation_then_runs_once():
+    c = chat(ScriptedModel([call("delete_expense_record", {"record_id": "E0020", "reason": "wrong"}), say("Please confirm.")]))
+    run = c.ask("delete E0020")
+    assert run.status == "escalated" and len(run.pending) == 1 and "E0020" in c.state.records
+    approve(c.store, c.registry, run.pending[0])
+    assert "E0020" not in c.state.records and c.state.snapshot()["deleted"] == ["E0020"]
+
+
+def test_the_same_expense_twice_in_one_chat_is_booked_once_and_again_after_clearing():
+    c = chat(ScriptedModel([call("book_expense_record", BOOK), say("ok"), call("book_expense_record", BOOK),
+                            say("ok"), call("book_expense_record", BOOK), say("ok")]))
+    c.ask("taxi 45 today")
+    c.ask("did you book the taxi? book it")
+    assert len(c.state.snapshot()["records"]) == 1
+    c.clear()
+    c.ask("new chat: taxi 45 today")
+    assert len(c.state.snapshot()["records"]) == 2
+
+
+def test_the_same_key_with_other_details_is_a_conflict_for_a_person_not_a_second_record():
+    c = chat(ScriptedModel([call("book_expense_record", BOOK), say("ok"), call("book_expense_record", {**BOOK, "item": "cab"}),
+                            say("ok")]))
+    c.ask("taxi 45 today")
+    run = c.ask("the cab, 45, today")
+    assert run.events[-1].error_code == "CONFLICT" and len(c.state.snapshot()["records"]) == 1
+
+
+def test_the_naive_desk_books_it_twice():
+    c = chat(ScriptedModel([call("book_expense_record", BOOK), say("ok"), call("book_expense_record", BOOK), say("ok")]),
+             loop="naive")
+    c.ask("taxi 45 today")
+    c.ask("book it again")
+    assert len(c.state.snapshot()["records"]) == 2
+
+
+def test_dates_are_read_from_the_system_prompt_or_else_from_the_models_cutoff():
+    assert resolve_dates('{"d": "{yesterday}", "f": "{last_friday}", "m": "{last_month}"}', expense.DEMO_NOW.date()) == \
+        '{"d": "2026-10-14", "f": "2026-10-09", "m": "2026-09"}'
+    yesterday = call("book_expense_record", {**BOOK, "date": "{yesterday}"})
+    days = {}
+    for loop in ("guarded", "naive"):
+        c = chat(DatedModel(ScriptedModel([yesterday, say("ok"), yesterday, say("ok")])), loop=loop)
+        c.ask("taxi yesterday 45")
+        c.clear()
+        c.ask("and another one, yesterday, 45")  # a second turn after clearing the chat
+        days[loop] = [r["date"] for r in c.state.snapshot()["records"]]
+    assert days["guarded"] == ["2026-10-14", "2026-10-14"]          # the prompt is built per turn
+    assert days["naive"] == ["2026-09-20", "2024-06-29"]            # a frozen date, then no date at all
+
+
+def test_chinese_amounts_in_words():
+    assert [in_words(x) for x in (120, 45, 1005, 10, 19.5, 3000)] == \
+        ["一百二十块", "四十五块", "一千零五块", "十块", "十九块五", "三千块"]
+
+
+def test_the_suite_has_fifty_cases_of_three_kinds_and_the_guarded_desk_passes_them_all():
+    cases = load_cases(data_file("expense_cases.jsonl"))
+    kinds = Counter(c.category for c in cases)
+    assert len(cases) >= 50 and set(kinds) == {"normal", "boundary", "adversarial"}
+    for lang in ("en", "zh"):
+        guarded = run_suite(cases, lang=lang)
+        assert [r.case_id for r in guarded if not r.passed] == []
+        naive = {r.case_id: r for r in run_suite(cases, loop="naive", lang=lang)}
+        # the frozen date: every relative day is booked wrong, graded on the ledger
+        assert naive["normal-lunch-yesterday"].outcome == "done, wrong data"
+        assert naive["normal-train-explicit"].passed  # a date the user spelled out survives
+        assert naive["boundary-two-in-one"].outcome == "crashed"  # tool_calls[0] only: the API refuses the history
+        assert naive["boundary-long-chat-taxi"].outcome == "crashed"  # "the last 10 messages" cut a call from its reply
+        assert sum(r.passed for r in naive.values()) < len(cases) / 2
+
+
+def test_the_long_chats_pass_only_because_the_guarded_desk_trims():
+    case = next(c for c in load_cases(data_file("expense_cases.jsonl")) if c.id == "boundary-long-chat-lunch")
+    assert run_case(case).passed
+    untrimmed = dataclasses.replace(get("expense"), context_budget=None)
+    from agentlab.scenarios import SCENARIOS
+    SCENARIOS["expense"], saved = untrimmed, SCENARIOS["expense"]
+    try:
+        result = run_case(case)
+    finally:
+        SCENARIOS["expense"] = saved
+    assert not result.passed and result.run.events[-1].error_code == "CONTEXT_TOO_LONG"
+
+
+def test_a_message_that_alone_is_too_long_is_refused_plainly_not_raised():
+    c = chat(ScriptedModel([say("never asked")]), max_tokens=50)
+    run = c.ask("receipt line " * 200)
+    assert run.status == "escalated" and run.events[-1].error_code == "CONTEXT_TOO_LONG" and "budget" in run.answer
+    assert c.model.calls == []
