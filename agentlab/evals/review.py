@@ -183,7 +183,7 @@ def trend(stored_runs: Iterable[StoredSuite | str | Path]) -> list[dict]:
 
     One row per run: ``time``, ``label``, ``code_version``, ``task_success_rate``,
     ``invalid_call_rate``, ``takeover_rate`` (by :func:`~agentlab.evals.suite.metrics_row`) and ``n``,
-    the sessions it holds. Runs stored within the same second keep the order given.
+    the sessions it holds. Runs stored at the same time keep the order given.
     """
     runs = [load_results(r) if isinstance(r, (str, Path)) else r for r in stored_runs]
 
