@@ -4,14 +4,15 @@
     metrics.py  every metric the workbook shows, defined once (docs/metrics.md)
     results.py  save, reopen and replay stored suite runs
     recorded.py suites replayed from real models' recordings, on the cases recorded under both loops
-    review.py   sample, tag by stage, promote a bad session into the suite
+    review.py   sample, tag by stage, promote a bad session into the suite; compare two stored runs
+                class by class, and the trend of the headline numbers across stored runs
 """
 from __future__ import annotations
 
 from .metrics import failure_breakdown, layers, pass_hat_k, status_counts, summarize
 from .recorded import paired_cases, recorded_cases, replay_cassette
 from .results import StoredSuite, load_results, replay_results, replies_of, save_results
-from .review import STAGES, auto_tag, promote, sample
+from .review import HEADLINE, STAGES, RunComparison, auto_tag, compare_runs, promote, sample, trend
 from .suite import (
                     Case,
                     CaseResult,
@@ -27,7 +28,8 @@ from .suite import (
                     run_suite,
 )
 
-__all__ = ["STAGES", "Case", "CaseResult", "StoredSuite", "ablation", "auto_tag", "check", "compare_groups",
+__all__ = ["HEADLINE", "STAGES", "Case", "CaseResult", "RunComparison", "StoredSuite", "ablation", "auto_tag", "check",
+           "compare_groups", "compare_runs",
            "failure_breakdown", "fake_model", "layers", "load_cases", "load_results", "metrics_row", "paired_cases",
            "pass_hat_k", "pass_k_curve", "pass_rate", "promote", "recorded_cases", "replay_cassette", "replay_results", "replies_of", "run_case",
-           "run_suite", "sample", "save_results", "status_counts", "summarize"]
+           "run_suite", "sample", "save_results", "status_counts", "summarize", "trend"]

@@ -12,6 +12,7 @@ import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from ..guards import GuardConfig
@@ -45,7 +46,8 @@ def save_results(results: Sequence[CaseResult], directory: str | Path, *, label:
     out = final.with_name(final.name + ".partial")  # renamed when complete: never a half-written run
     out.mkdir(parents=True)
     first = results[0].run if results else None
-    info = {"label": label, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "code_version": code_version(),
+    # to the microsecond, so that runs stored within one second still have an order (evals.review.trend)
+    info = {"label": label, "time": datetime.now().astimezone().isoformat(), "code_version": code_version(),
             "model": first.model if first else "", "loop": first.loop if first else "",
             "guard_config": first.config if first else "", "cases": len({r.case_id for r in results}),
             "trials": max((r.trial for r in results), default=-1) + 1, **(meta or {})}

@@ -7,14 +7,18 @@ from __future__ import annotations
 import functools
 import random
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..i18n import Lang, t
+from ..i18n import Lang, keys, t
 from ..retry import RetryPolicy, herd
 
-__all__ = ["CJK_FILES", "CJK_FONTS", "LOOP_COLORS", "OUTCOME_COLORS", "STATUS_COLORS", "cjk_fonts", "compare_plot",
-           "plot_bars", "plot_herd", "plot_lines", "plot_matrix", "plot_outcomes", "plot_pass_k", "plot_retry_schedule",
-           "plot_shares", "plot_statuses", "plot_turns_by_outcome"]
+if TYPE_CHECKING:
+    from ..evals.review import RunComparison
+
+__all__ = ["BEFORE_AFTER_COLORS", "CJK_FILES", "CJK_FONTS", "LOOP_COLORS", "OUTCOME_COLORS", "STATUS_COLORS",
+           "TREND_COLORS", "cjk_fonts", "compare_plot", "plot_bars", "plot_comparison", "plot_herd", "plot_lines",
+           "plot_matrix", "plot_outcomes", "plot_pass_k", "plot_retry_schedule", "plot_shares", "plot_statuses",
+           "plot_trend", "plot_turns_by_outcome"]
 
 STATUS_COLORS = {"done": "#188038", "done_after_self_correction": "#81c995", "escalated": "#f9ab00",
                  "budget_exhausted": "#e8710a", "failed": "#d93025"}
@@ -23,6 +27,9 @@ OUTCOME_COLORS = {"correct": "#188038", "correct hand-over": "#81c995", "escalat
                   "budget exhausted": "#e8710a", "done, nothing done": "#c5221f", "done, wrong data": "#8c1d18",
                   "wrong data, stopped": "#a142f4", "leaked": "#5f6368", "crashed": "#d93025"}
 LOOP_COLORS = {"naive": "#d93025", "guarded": "#188038"}
+BEFORE_AFTER_COLORS = {"before": "#9aa0a6", "after": "#1a73e8"}
+# the three curves of the weekly review's trend, each a key of agentlab.evals.metrics_row
+TREND_COLORS = {"task_success_rate": "#188038", "invalid_call_rate": "#d93025", "takeover_rate": "#f9ab00"}
 
 
 CJK_FONTS = ["WenQuanYi Zen Hei", "Noto Sans CJK SC", "Noto Sans SC", "Microsoft YaHei", "PingFang SC",
@@ -269,3 +276,55 @@ def compare_plot(groups: Mapping[str, Sequence[Any]]) -> tuple[list[dict], Any]:
                      ha="center", va="center", fontsize=9, wrap=True)
     fig.tight_layout()
     return rows, fig
+
+
+@_with_fonts
+def plot_comparison(comparison: RunComparison, *, kind: str | None = None, ax: Any = None, lang: Lang = "en",
+                    title: str | None = None) -> Any:
+    """Before against after, class by class (:func:`agentlab.evals.compare_runs`): grouped bars of the share
+    of the sessions compared in each stage (left) and each outcome (right), each bar labelled with its count.
+
+    Classes empty on both sides are left out; ``kind`` ("stage" or "outcome") keeps only one of the two.
+    """
+    rows = [r for r in comparison.rows if (kind is None or r["kind"] == kind) and (r["before"] or r["after"])]
+    ax = _ax(ax, (10, 3.6))
+    xs = list(range(len(rows)))
+    width = 0.4
+    for side, offset in (("before", -width / 2), ("after", width / 2)):
+        bars = ax.bar([x + offset for x in xs], [r[side + "_share"] for r in rows], width,
+                      color=BEFORE_AFTER_COLORS[side], label=t("review." + side, lang, label=getattr(comparison, side)))
+        ax.bar_label(bars, labels=[str(r[side]) for r in rows], fontsize=7)
+    names = [t(f"{r['kind']}.{r['class']}", lang) if f"{r['kind']}.{r['class']}" in keys() else r["class"]
+             for r in rows]
+    ax.set_xticks(xs, names, rotation=30, ha="right", fontsize=8)
+    kinds = [r["kind"] for r in rows]
+    for k in ("stage", "outcome"):
+        if k in kinds:
+            first, last = kinds.index(k), len(kinds) - 1 - kinds[::-1].index(k)
+            ax.text((first + last) / 2, 1.12, t("review.by_" + k, lang), ha="center", fontsize=8, color="#5f6368")
+            if first > 0:
+                ax.axvline(first - 0.5, color="#9aa0a6", linestyle=":", linewidth=1)
+    ax.set_ylim(0, 1.2)
+    ax.set_ylabel(t("review.share", lang))
+    ax.set_title(title if title is not None else
+                 t("review.compare_title", lang, n=len(comparison.fixed), broken=len(comparison.broken)))
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
+    return ax
+
+
+@_with_fonts
+def plot_trend(rows: Sequence[Mapping[str, Any]], *, ax: Any = None, lang: Lang = "en", title: str | None = None) -> Any:
+    """Task success, invalid-call rate and takeover rate across stored runs (:func:`agentlab.evals.trend`):
+    one line each, the runs evenly spaced in the order given (``trend`` gives them oldest first), each
+    labelled with its label and the time it was stored."""
+    ax = _ax(ax, (8, 3.4))
+    xs = list(range(len(rows)))
+    for metric, color in TREND_COLORS.items():
+        ax.plot(xs, [r[metric] for r in rows], marker="o", color=color, label=t("eval." + metric, lang))
+    ax.set_xticks(xs, [f"{r['label']}\n{str(r['time'])[:19].replace('T', ' ')}" for r in rows], fontsize=7)
+    ax.set_ylim(-0.03, 1.05)
+    ax.set_xlabel(t("review.trend_x", lang))
+    ax.set_ylabel(t("review.rate", lang))
+    ax.set_title(title if title is not None else t("review.trend_title", lang))
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
+    return ax
