@@ -28,4 +28,5 @@ my_schema = {
     "10_evaluation": 'my_answer = "validate"',
     # the sample's largest class depends on the tags as a person left them: read it off the widget
     "11_badcase_review": "my_answer = max(review.counts(), key=review.counts().get)",
+    "12_messages_and_context": 'my_answer = "tool"',
 }
