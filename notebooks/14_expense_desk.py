@@ -1,0 +1,99 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 14 · The bookkeeping desk end to end (记账助手全流程)
+#
+# Article 003's desk with its thirteen tools, its rules in code (an amount above 0, no future dates, a known
+# category, a confirmation before a change or a delete, one booking per expense per chat) and its turn limit
+# (five model turns, a plain answer when cut). First its five bad cases (五个高频 Badcase), then its
+# 55-case suite graded on the final ledger, then the twelve checks before going live (上线前 12 条自查).
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from agentlab.evals import load_cases, metrics_row, run_suite
+from agentlab.evals.checklist import run_checklist
+from agentlab.scenarios import expense
+from agentlab.workbook.demo import compare_expense
+from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.plots import plot_outcomes
+
+LANG = "en"  # "zh" for 中文
+
+# %% [markdown]
+# ## The five bad cases (五个高频 Badcase)
+#
+# Each injected into the booking of "今天打车花了45元帮我记上": broken JSON, a made-up tool name, a missing
+# required field, "45元" for a number, and one call sent twice in one message.
+
+# %%
+BAD_CASES = {"truncated_json": "1 · arguments are not valid JSON", "unknown_tool": "2 · a tool that does not exist",
+             "drop_required": "3 · a required field left out", "wrong_type": "4 · \"45元\" for a number",
+             "parallel_call": "5 · several tool_calls at once"}
+rows = []
+for fault, title in BAD_CASES.items():
+    c = compare_expense(fault, lang=LANG)
+    rows.append({"bad case": title, "naive": c.naive_verdict.outcome, "naive booked": len(c.naive_state["records"]),
+                 "guarded": c.guarded_verdict.outcome, "guarded booked": len(c.guarded_state["records"]),
+                 "guarded steps": c.guarded.steps})
+pd.DataFrame(rows)
+
+# %% [markdown]
+# ## The suite, graded on the ledger (评测集)
+#
+# 55 cases: normal, boundary and adversarial; relative dates, "45元", "一百二十块", two expenses in one
+# sentence, the same expense twice, deletes without confirmation, future dates, unknown categories, long
+# chats that must be trimmed, API faults. "Booked, but wrong" is a failure (seed 003 §七).
+
+# %%
+cases = load_cases("../data/expense_cases.jsonl")
+results = {loop: run_suite(cases, loop=loop, lang=LANG) for loop in ("naive", "guarded")}
+pd.DataFrame([{"loop": loop, **{k: v for k, v in metrics_row(rs).items() if k != "statuses"}}
+              for loop, rs in results.items()])
+
+# %%
+counts = {loop: pd.Series([r.outcome for r in rs]).value_counts().to_dict() for loop, rs in results.items()}
+plot_outcomes(counts, title={"en": "expense suite, graded on the ledger", "zh": "记账评测集（按最终账本评判）"}[LANG],
+              lang=LANG)
+plt.show()
+
+# %% [markdown]
+# Where the naive desk fails, by category of case:
+
+# %%
+naive = pd.DataFrame([{"category": r.category, "outcome": r.outcome} for r in results["naive"]])
+pd.crosstab(naive["category"], naive["outcome"])
+
+# %% [markdown]
+# ## The twelve checks before going live (上线前 12 条自查)
+#
+# Each check does something to the desk and reports what it saw (`python -m agentlab checklist --scenario expense`).
+
+# %%
+pd.DataFrame([{"#": r.number, "check": r.title, "pass": r.passed, "evidence": r.evidence}
+              for r in run_checklist(expense.SCENARIO, LANG)])
+
+# %% [markdown]
+# ## Exercise
+#
+# How many of the 55 cases does the naive desk get right, graded on the ledger? Give a number.
+
+# %%
+my_answer = None  # a number
+print(answer_is(my_answer, sum(r.passed for r in results["naive"]), lang=LANG,
+                why={"en": "most of its failures are one bug: the date frozen into its prompt.",
+                     "zh": "它的大多数失败来自同一个问题：提示词里写死的日期。"},
+                hint={"en": "count the 'correct' outcomes of the naive loop in the plot.",
+                      "zh": "数一数图中朴素循环“正确”的数量。"}))
