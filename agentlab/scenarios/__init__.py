@@ -2,7 +2,7 @@
 
     base.py        the Scenario record every loop, suite and notebook works with
     aftersales.py  the after-sales (refund) desk (docs/sources.md#article-000-the-refund-desk)
-    expense.py     the bookkeeping (expense) desk (docs/sources.md#article-003-the-bookkeeping-desk)
+    expense.py     the bookkeeping (expense) desk (docs/sources.md#article-003-the-expense-booking-agent)
     retail.py      tau-bench's retail store, for evaluation against its oracle
 
 A new desk is a new module here and one line in :data:`SCENARIOS`.

@@ -4,7 +4,7 @@
 future date, "45元" as an amount, or the same taxi twice, and deletes whatever it is told
 to. The contract around it (schemas that state format, unit and range; the rules below;
 confirmation before a change or a delete; one booking per expense per conversation) is
-what the guarded desk adds (docs/sources.md#article-003-the-bookkeeping-desk).
+what the guarded desk adds (docs/sources.md#article-003-the-expense-booking-agent).
 
 The desk has a clock (``now``): today's date in the system prompt and the "not in the
 future" rule read the same one, so a test or a lesson can set the day.
