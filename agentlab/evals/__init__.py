@@ -4,6 +4,7 @@
     metrics.py  every metric the workbook shows, defined once (docs/metrics.md)
     results.py  save, reopen and replay stored suite runs
     recorded.py suites replayed from real models' recordings, on the cases recorded under both loops
+    routing_eval.py  the right tool and valid calls, all tools against the routed few (live or replayed)
     review.py   sample, tag by stage, promote a bad session into the suite; compare two stored runs
                 class by class, and the trend of the headline numbers across stored runs
 """

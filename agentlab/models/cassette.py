@@ -49,6 +49,8 @@ class RecordingModel:
             reply = self.inner.complete(messages, tools)
         except ModelError as exc:
             entry["error"] = {"code": exc.code, "retry_after": exc.retry_after, "status": exc.status}
+            if exc.unparsable:  # the server could not parse the model's tool call: the model's fault, not the API's
+                entry["error"]["unparsable"] = True
             self._write(entry, t0)
             raise
         entry["reply"] = reply_to_dict(reply)
@@ -98,5 +100,7 @@ class CassetteModel:
         e = self.entries[n - 1]
         if "error" in e:
             err = e["error"]
-            raise ModelError(err["code"], "replayed", status=err.get("status"), retry_after=err.get("retry_after"))
+            exc = ModelError(err["code"], "replayed", status=err.get("status"), retry_after=err.get("retry_after"))
+            exc.unparsable = bool(err.get("unparsable"))
+            raise exc
         return reply_from_dict(e["reply"])

@@ -1,0 +1,238 @@
+"""Does routing help a real model? The right tool and valid calls, all tools against the routed top-k
+(docs/guards.md#routing).
+
+Each ask is one user turn to the bookkeeping desk (:mod:`agentlab.scenarios.expense`): the desk's system
+prompt for that language, the user's words, and either all thirteen tools or the few the router offers
+(the same :class:`~agentlab.routing.Router` as a :class:`~agentlab.scenarios.conversation.Conversation`:
+``k`` tools, the hand-over always among them). The model answers once; nothing is run. What is recorded
+is the model's first move: which tool it called, whether that call would pass the registry's checks
+(the schema only, not the business rules), or whether it called nothing.
+
+The asks file, ``data/expense_asks.jsonl``, is one JSON object a line::
+
+    {"id": "book-taxi-en", "lang": "en", "ask": "I took a taxi today for 45 yuan, please book it",
+     "needed": ["book_expense_record"]}
+    {"id": "delete-coffee-zh", "lang": "zh", "ask": "把昨天那杯咖啡删掉",
+     "needed_any": ["search_expense_records", "list_expense_records"]}
+
+``id``
+    unique; by convention ``<intent>-<lang>``, and every intent is asked in both languages.
+``lang``
+    ``en`` or ``zh``: the language of the ask, of the system prompt and of the tool descriptions.
+``ask``
+    what the user says, a single turn (relative dates are read against the desk's clock, 2026-10-15).
+``needed``
+    tools that are each a right first call, and that the router must *all* offer for a hit.
+``needed_any``
+    alternatives: any one of them is a right first call, and the router must offer at least one
+    ("delete yesterday's coffee" starts by finding the record, with search or list).
+
+An ask has ``needed``, ``needed_any`` or both; every tool named exists in the desk's registry.
+
+The figures (:func:`figures`), over the turns of one mode:
+
+* right-tool rate: turns whose first call names a right tool / turns;
+* invalid-call rate: invalid calls / all calls (docs/metrics.md#invalid-call-rate): arguments that
+  are not a JSON object, an unknown tool, arguments the schema refuses, or a call the server could
+  not even parse;
+* no-call rate: turns that answered in words, with no call / turns;
+* tools offered per turn, mean prompt tokens (from the model's usage, when it reports it), and the
+  router's hit rate (:func:`~agentlab.routing.routing_metrics`; 100% when every tool is offered).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from ..i18n import Lang
+from ..models.cassette import CassetteModel, read_cassette
+from ..models.interface import Model, ModelError, Reply
+from ..resources import data_file
+from ..routing import Router, RoutingTurn, routing_metrics
+from ..scenarios.conversation import ROUTE_ABOVE
+from ..scenarios.expense import Ledger, expense_prompt, make_registry
+from ..tools import Registry
+
+__all__ = ["ALWAYS", "MODES", "Ask", "Turn", "cassette_path", "desk_router", "figures", "load_asks", "measure",
+           "replay", "turn_label"]
+
+Mode = Literal["all", "routed"]
+#: The two ways a turn is offered tools.
+MODES: tuple[Mode, Mode] = ("all", "routed")
+#: Offered every turn by the router, as a Conversation does.
+ALWAYS = ("escalate_to_human",)
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One user turn to the bookkeeping desk, with the tools that are a right first call."""
+
+    id: str
+    lang: Lang
+    ask: str
+    needed: tuple[str, ...] = ()
+    needed_any: tuple[str, ...] = ()
+
+    @property
+    def right(self) -> frozenset[str]:
+        """Every tool that is a right first call."""
+        return frozenset(self.needed) | frozenset(self.needed_any)
+
+    def routing_turn(self, offered: Sequence[str], all_tools: Sequence[str]) -> RoutingTurn:
+        """The turn as :func:`~agentlab.routing.routing_metrics` reads it: all of ``needed``, and of
+        ``needed_any`` the first one offered (or the first one, when none was)."""
+        pick = next((n for n in self.needed_any if n in offered), self.needed_any[0] if self.needed_any else None)
+        needed = frozenset(self.needed) | ({pick} if pick else set())
+        return RoutingTurn(needed, tuple(offered), tuple(all_tools))
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What one ask got: the tools offered, and the model's first move."""
+
+    ask_id: str
+    mode: Mode
+    offered: tuple[str, ...]
+    all_tools: tuple[str, ...]
+    first_call: str | None  # the first call's tool name; None when there was no call (or it was unparsable)
+    right_tool: bool  # the first call names a right tool
+    calls: int  # tool calls in the reply; a call the server could not parse counts as one
+    invalid: int  # of those, invalid
+    problem: str  # why the first call is invalid: BAD_JSON, UNKNOWN_TOOL, INVALID_ARGS, UNPARSABLE; "" if valid
+    error: str  # a model API failure other than an unparsable call (its code), else ""
+    prompt_tokens: int | None  # from the model's usage; None when it reports none
+    routing: RoutingTurn
+
+    @property
+    def no_call(self) -> bool:
+        return self.calls == 0 and not self.error
+
+
+def load_asks(path: str | Path | None = None) -> list[Ask]:
+    """The asks of ``path`` (default: the packaged ``expense_asks.jsonl``), checked for shape."""
+    text = (Path(path) if path is not None else data_file("expense_asks.jsonl")).read_text(encoding="utf-8")
+    asks, seen = [], set()
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        ask = Ask(row["id"], row["lang"], row["ask"], tuple(row.get("needed", ())), tuple(row.get("needed_any", ())))
+        if ask.lang not in ("en", "zh") or not ask.ask.strip() or not ask.right or ask.id in seen:
+            raise ValueError(f"line {n}: an ask needs a unique id, lang en or zh, the words, and needed or needed_any")
+        seen.add(ask.id)
+        asks.append(ask)
+    return asks
+
+
+def desk_router(registry: Registry, k: int = 5) -> Router:
+    """The router a bookkeeping Conversation uses: ``k`` tools, the hand-over always offered."""
+    return Router(registry, k=k, always=[n for n in ALWAYS if n in registry.names])
+
+
+def turn_label(ask_id: str, mode: Mode) -> str:
+    """A turn's label in a cassette: ``<ask id>/<mode>``."""
+    return f"{ask_id}/{mode}"
+
+
+def measure(model: Model | Callable[[Ask, Mode], Model], asks: Iterable[Ask], *, routed: bool,
+            k: int = 5) -> list[Turn]:
+    """Ask ``model`` each ask once, offering all tools or the routed top ``k``; one :class:`Turn` per ask.
+
+    ``model`` is a model, or a function giving the model for one ask and mode (a recorder labelled per
+    turn, or the replay of that turn). The desk routes only with more than ``ROUTE_ABOVE`` tools, as a
+    Conversation does; the ledger is fresh for every ask and no tool is run.
+    """
+    mode: Mode = "routed" if routed else "all"
+    turns = []
+    for ask in asks:
+        ledger = Ledger()
+        registry = make_registry(ledger, lang=ask.lang)
+        messages = [{"role": "system", "content": expense_prompt(ask.lang, state=ledger)},
+                    {"role": "user", "content": ask.ask}]
+        every = registry.names
+        offered = every
+        if routed and len(registry) > ROUTE_ABOVE:
+            chosen = set(desk_router(registry, k)(messages))
+            offered = [n for n in every if n in chosen] or every  # the loop's order, and its fallback
+        specs = [registry[n].spec() for n in offered]
+        m = model if hasattr(model, "complete") else model(ask, mode)
+        try:
+            reply = m.complete([dict(x) for x in messages], specs)
+        except ModelError as exc:
+            turns.append(_failed(ask, mode, offered, every, exc))
+            continue
+        turns.append(_read(ask, mode, offered, every, reply, registry))
+    return turns
+
+
+def _read(ask: Ask, mode: Mode, offered: list[str], every: list[str], reply: Reply, registry: Registry) -> Turn:
+    invalid, problem = 0, ""
+    for i, tc in enumerate(reply.tool_calls):
+        checked = registry.check(tc.name, tc.arguments, rules=False)
+        if not checked.ok:
+            invalid += 1
+            if i == 0:
+                problem = checked.error.code if checked.error else "INVALID_ARGS"
+    first = reply.tool_calls[0].name if reply.tool_calls else None
+    usage = reply.usage
+    return Turn(ask.id, mode, tuple(offered), tuple(every), first, first in ask.right, len(reply.tool_calls), invalid,
+                problem, "", usage.prompt_tokens if usage and usage.prompt_tokens else None,
+                ask.routing_turn(offered, every))
+
+
+def _failed(ask: Ask, mode: Mode, offered: list[str], every: list[str], exc: ModelError) -> Turn:
+    unparsable = bool(getattr(exc, "unparsable", False))  # llama.cpp: "failed to parse tool call"
+    return Turn(ask.id, mode, tuple(offered), tuple(every), None, False, int(unparsable), int(unparsable),
+                "UNPARSABLE" if unparsable else "", "" if unparsable else exc.code, None,
+                ask.routing_turn(offered, every))
+
+
+def figures(turns: Iterable[Turn]) -> dict[str, float]:
+    """The rates over ``turns`` (one mode); see the module's docstring for each definition. NaN when undefined."""
+    turns = list(turns)
+    n = len(turns)
+    calls = sum(t.calls for t in turns)
+    tokens = [t.prompt_tokens for t in turns if t.prompt_tokens is not None]
+    nan = float("nan")
+    routing = routing_metrics([t.routing for t in turns]) if turns else {}
+    return {
+        "turns": float(n),
+        "right_tool_rate": sum(t.right_tool for t in turns) / n if n else nan,
+        "invalid_call_rate": sum(t.invalid for t in turns) / calls if calls else nan,
+        "no_call_rate": sum(t.no_call for t in turns) / n if n else nan,
+        "error_rate": sum(bool(t.error) for t in turns) / n if n else nan,
+        "tools_per_turn": routing.get("tools_per_turn", nan),
+        "prompt_tokens": sum(tokens) / len(tokens) if tokens else nan,
+        "hit_rate": routing.get("hit_rate", nan),
+    }
+
+
+def cassette_path(size: str) -> Path:
+    """Where the routing turns of the local model ``size`` ("0.5b", "1.5b") are recorded."""
+    return data_file("cassettes") / f"expense-routing-{size}.jsonl"
+
+
+def replay(source: str | Path, asks: Sequence[Ask] | None = None, *, k: int = 5) -> dict[Mode, list[Turn]]:
+    """Every mode's turns again from a cassette (a path, or a local model size), with no model running.
+
+    Only the asks recorded under both modes are replayed, so the two modes are compared on the same
+    asks. Each turn must have been recorded with exactly the tools it offers now: a changed router or
+    asks file raises ValueError rather than pair a reply with another offer.
+    """
+    path = Path(source) if isinstance(source, Path) or str(source).endswith(".jsonl") else cassette_path(str(source))
+    entries = read_cassette(path)
+    recorded = {e.get("label"): e.get("tools") for e in entries}
+    asks = list(asks) if asks is not None else load_asks()
+    both = [a for a in asks if all(turn_label(a.id, m) in recorded for m in MODES)]
+    out: dict[Mode, list[Turn]] = {}
+    for mode in MODES:
+        turns = measure(lambda a, md: CassetteModel(path, turn_label(a.id, md)), both, routed=mode == "routed", k=k)
+        for t in turns:
+            if recorded[turn_label(t.ask_id, mode)] != list(t.offered):
+                raise ValueError(f"{path.name}: {turn_label(t.ask_id, mode)} was recorded with other tools offered "
+                                 f"({recorded[turn_label(t.ask_id, mode)]}) than now ({list(t.offered)})")
+        out[mode] = turns
+    return out
