@@ -241,8 +241,8 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
 
     ``tool_choice`` sets how much autonomy a turn has (a value, or a function of the conversation):
     ``auto``; ``required`` (a text-only reply is re-asked); ``none`` (no tools shown, a call is refused);
-    or one tool's name (only it is shown, any other call is refused, e.g. the confirmation before a
-    delete). The loop enforces it for any model, and passes it on to models that take ``tool_choice=``.
+    or one tool's name (only it is shown, any other call is refused and a text answer re-asked, e.g. the
+    confirmation before a delete). The loop enforces it for any model, and passes it on to models that take ``tool_choice=``.
     """
     ctx = CallContext(registry, config, store if store is not None else default_store(), sleep,
                   rng or random.Random(0), clock, session_id or uuid.uuid4().hex[:12], lang or registry.lang)
@@ -313,7 +313,7 @@ class _Turn:
                                      model_visible=reply.content if not reply.tool_calls else
                                      (reply.content or "") + " → " + ", ".join(c.name for c in reply.tool_calls)))
             if not reply.tool_calls:
-                if choice == "required":  # a text answer where the turn needs a call: re-ask, within budget
+                if choice not in (None, "auto", "none"):  # required or one named tool: a text answer is re-asked
                     err = make_error("WRONG_TOOL", _key="WRONG_TOOL.required")
                     self.messages.append({"role": "system", "content": render(err, lang)})
                     self.events.append(Event(**self.base, round_index=step, kind="tool", validate_ok=False,

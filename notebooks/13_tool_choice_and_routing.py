@@ -1,0 +1,133 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 13 · tool_choice and routing (工具选择与动态路由)
+#
+# Two dials on how much the model decides each turn (docs/guards.md#tool_choice, docs/guards.md#routing):
+#
+# * **tool_choice** (seed 003 §3.1: how much autonomy this turn has): `auto`, `required`, `none`, or one
+#   named function. The guarded loop enforces it for any model, and passes it on to models that take it.
+# * **Routing**: with more than ten tools, offer the few this turn needs (a BM25 scorer over names and
+#   descriptions), and measure it: the hit rate (the needed tool was offered), tools per turn, prompt saved.
+
+# %%
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from agentlab import run_guarded
+from agentlab.evals.routing_eval import desk_router, figures, load_asks, replay
+from agentlab.models import ScriptedModel, call, say
+from agentlab.routing import RoutingTurn, routing_metrics
+from agentlab.scenarios import expense
+from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.plots import plot_bars
+
+LANG = "en"  # "zh" for 中文
+ledger = expense.Ledger()
+registry = expense.make_registry(ledger, lang=LANG)
+prompt = expense.expense_prompt(LANG, state=ledger)
+
+# %% [markdown]
+# ## tool_choice, four ways (四种取值)
+#
+# The same scripted model each time: it first answers in words ("Let me look."), then searches for the
+# record, then asks to delete it, then answers. What each setting shows the model, and what the loop does:
+
+# %%
+def model():
+    return ScriptedModel([say("Let me look."), call("search_expense_records", {"keyword": "coffee"}),
+                          call("delete_expense_record", {"record_id": "E0020", "reason": "asked"}),
+                          say("Please confirm the deletion.")], then="Done.")
+
+
+def confirm_first(messages):
+    """Before a delete, the turn must find and show the record: only search is allowed until it ran."""
+    searched = any(m.get("role") == "tool" and "records" in (m.get("content") or "") for m in messages)
+    return "auto" if searched else "search_expense_records"
+
+
+rows = []
+for choice in ("auto", "required", "none", "search_expense_records", confirm_first):
+    m = model()
+    run = run_guarded(m, registry, "delete yesterday's coffee", tool_choice=choice, system_prompt=prompt,
+                      sleep=lambda s: None)
+    rows.append({"tool_choice": getattr(choice, "__name__", choice), "tools shown on turn 1": len(m.calls[0].tools),
+                 "calls refused": sum(e.error_code == "WRONG_TOOL" for e in run.tool_events),
+                 "ran": [e.tool_name for e in run.tool_events if e.exec_ok], "held": len(run.pending),
+                 "status": run.status, "answer": run.answer[:40]})
+pd.DataFrame(rows)
+
+# %% [markdown]
+# `required` re-asks a reply in words; `none` shows no tools and refuses a call; a named tool shows only
+# that tool and refuses any other; a function of the conversation sets it turn by turn (find the record
+# before anything else). Held deletes still wait for the user's confirmation (`NEEDS_APPROVAL`).
+#
+# ## Routing (动态路由)
+#
+# Thirteen tools; the router offers five (the hand-over always among them). Which five, for a few asks:
+
+# %%
+router = desk_router(registry)
+asks = [a for a in load_asks() if a.lang == LANG]
+pd.DataFrame([{"ask": a.ask, "needed": ", ".join(sorted(a.needed or a.needed_any)),
+               "offered": ", ".join(router.offer(a.ask))} for a in asks[:8]])
+
+# %%
+def routed(ask):
+    """One routed turn; for "any of these" asks, the needed tool is whichever alternative was offered."""
+    offered = router.offer(ask.ask)
+    needed = set(ask.needed) | ({next((n for n in ask.needed_any if n in offered), ask.needed_any[0])}
+                                if ask.needed_any else set())
+    return RoutingTurn(frozenset(needed), tuple(offered), tuple(registry.names))
+
+
+pd.Series(routing_metrics([routed(a) for a in asks], registry)).round(3)
+
+# %% [markdown]
+# ## The local models, all tools against the routed five (本地小模型)
+#
+# Recorded from the local 0.5B and 1.5B models (`python benchmarks/bench_routing_local.py`) and replayed
+# here with no model running: one turn per ask, in both languages.
+
+# %%
+rows = []
+for size in ("0.5b", "1.5b"):
+    tape = Path(f"../data/cassettes/expense-routing-{size}.jsonl")
+    if not tape.exists():
+        print(f"{size}: not recorded on this machine")
+        continue
+    for mode, mode_turns in replay(tape).items():
+        rows.append({"model": size, "tools": mode, **figures(mode_turns)})
+local = pd.DataFrame(rows)
+local
+
+# %%
+if len(local):
+    plot_bars({metric: {f"{r['model']} {r['tools']}": r[metric] for _, r in local.iterrows()}
+               for metric in ("right_tool_rate", "invalid_call_rate")},
+              title={"en": "local models: all tools vs routed", "zh": "本地模型：全部工具 vs 路由后"}[LANG])
+    plt.show()
+
+# %% [markdown]
+# ## Exercise
+#
+# How many tools does the router offer for "今天打车花了45元帮我记上" (k = 5)? Give a number.
+
+# %%
+my_answer = None  # a number
+print(answer_is(my_answer, len(router.offer("今天打车花了45元帮我记上")), lang=LANG,
+                why={"en": "k tools at most, the hand-over always among them.", "zh": "最多 k 个，转人工总在其中。"},
+                hint={"en": "call router.offer(...) and count.", "zh": "调用 router.offer(...) 数一数。"}))
