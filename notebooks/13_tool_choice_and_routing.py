@@ -16,7 +16,7 @@
 #
 # Two dials on how much the model decides each turn (docs/guards.md#tool_choice, docs/guards.md#routing):
 #
-# * **tool_choice** (seed 003 §3.1: how much autonomy this turn has): `auto`, `required`, `none`, or one
+# * **tool_choice** (how much autonomy this turn has, docs/sources.md#article-003-the-expense-booking-agent): `auto`, `required`, `none`, or one
 #   named function. The guarded loop enforces it for any model, and passes it on to models that take it.
 # * **Routing**: with more than ten tools, offer the few this turn needs (a BM25 scorer over names and
 #   descriptions), and measure it: the hit rate (the needed tool was offered), tools per turn, prompt saved.
@@ -94,7 +94,8 @@ def routed(ask):
     return RoutingTurn(frozenset(needed), tuple(offered), tuple(registry.names))
 
 
-pd.Series(routing_metrics([routed(a) for a in asks], registry)).round(3)
+routing = routing_metrics([routed(a) for a in asks], registry)
+pd.Series(routing).round(3)
 
 # %% [markdown]
 # ## The local models, all tools against the routed five (本地小模型)
@@ -115,11 +116,12 @@ local = pd.DataFrame(rows)
 local
 
 # %%
-if len(local):
-    plot_bars({metric: {f"{r['model']} {r['tools']}": r[metric] for _, r in local.iterrows()}
-               for metric in ("right_tool_rate", "invalid_call_rate")},
-              title={"en": "local models: all tools vs routed", "zh": "本地模型：全部工具 vs 路由后"}[LANG])
-    plt.show()
+bars = {"router hit rate": {"routed (BM25, k=5)": routing["hit_rate"]}}
+bars.update({metric: {f"{r['model']} {r['tools']}": r[metric] for _, r in local.iterrows()}
+             for metric in ("right_tool_rate", "invalid_call_rate")} if len(local) else {})
+plot_bars(bars, title={"en": "routing: hit rate, and the local models all vs routed",
+                       "zh": "路由命中率，以及本地模型全部工具 vs 路由后"}[LANG])
+plt.show()
 
 # %% [markdown]
 # ## Exercise

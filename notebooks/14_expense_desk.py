@@ -55,7 +55,7 @@ pd.DataFrame(rows)
 #
 # 55 cases: normal, boundary and adversarial; relative dates, "45元", "一百二十块", two expenses in one
 # sentence, the same expense twice, deletes without confirmation, future dates, unknown categories, long
-# chats that must be trimmed, API faults. "Booked, but wrong" is a failure (seed 003 §七).
+# chats that must be trimmed, API faults. "Booked, but wrong" is a failure (docs/metrics.md).
 
 # %%
 cases = load_cases("../data/expense_cases.jsonl")

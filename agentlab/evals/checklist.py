@@ -26,11 +26,11 @@ from ..scenarios.conversation import ROUTE_ABOVE, Conversation
 from ..trace import Event
 from .suite import SuiteError, load_cases
 
-__all__ = ["CHECKS", "Check", "Result", "run_checklist"]
+__all__ = ["CHECKS", "CheckItem", "Result", "run_checklist"]
 
 
 @dataclass(frozen=True)
-class Check:
+class CheckItem:
     number: int
     group: str
     en: str
@@ -232,21 +232,21 @@ def _telemetry_and_suite(s: Scenario) -> tuple[bool, dict[str, str]]:
                     f"缺少的埋点字段：{missing or '无'}；回归评测集：{n} 条")
 
 
-CHECKS: tuple[Check, ...] = (
-    Check(1, "context", "the system prompt states today's date and the user, built per turn", "System Prompt 动态注入当前时间和用户信息", _date_injected),
-    Check(2, "context", "clearing the chat keeps the system prompt and clears the business state",
+CHECKS: tuple[CheckItem, ...] = (
+    CheckItem(1, "context", "the system prompt states today's date and the user, built per turn", "System Prompt 动态注入当前时间和用户信息", _date_injected),
+    CheckItem(2, "context", "clearing the chat keeps the system prompt and clears the business state",
           "清空会话保留 System Prompt 并清理业务态", _clear_keeps_system),
-    Check(3, "context", "long chats are trimmed, never splitting tool calls from their replies",
+    CheckItem(3, "context", "long chats are trimmed, never splitting tool calls from their replies",
           "长对话裁剪且保证 tool_calls 与回执配对", _trimming_keeps_pairs),
-    Check(4, "tools", "descriptions give format, unit and range", "Schema 描述写清格式、单位和取值范围", _descriptions),
-    Check(5, "tools", "tools are routed when there are more than 10", "超过 10 个工具时做动态路由", _routing),
-    Check(6, "tools", "every required field is checked again in code", "所有 required 字段都有后端二次校验", _required_checked),
-    Check(7, "chain", "a turn has at most 3 to 5 tool rounds", "设置了最大工具轮次（3~5）", _turn_limit),
-    Check(8, "chain", "every tool call of a message is answered", "遍历 tool_calls 数组而非只取第一个", _all_calls),
-    Check(9, "chain", "argument errors go back to the model to correct", "参数报错回传模型自纠而非直接失败", _self_correction),
-    Check(10, "chain", "risky actions need confirmation or an idempotency key", "高危操作有二次确认或幂等设计", _risky_guarded),
-    Check(11, "ops", "retryable and fatal errors are told apart; backoff with jitter", "区分可重试与不可重试错误，指数退避加抖动", _retry_classes),
-    Check(12, "ops", "telemetry fields are complete and a suite of 50+ cases exists", "埋点字段齐全且有 ≥50 条评测集", _telemetry_and_suite),
+    CheckItem(4, "tools", "descriptions give format, unit and range", "Schema 描述写清格式、单位和取值范围", _descriptions),
+    CheckItem(5, "tools", "tools are routed when there are more than 10", "超过 10 个工具时做动态路由", _routing),
+    CheckItem(6, "tools", "every required field is checked again in code", "所有 required 字段都有后端二次校验", _required_checked),
+    CheckItem(7, "chain", "a turn has at most 3 to 5 tool rounds", "设置了最大工具轮次（3~5）", _turn_limit),
+    CheckItem(8, "chain", "every tool call of a message is answered", "遍历 tool_calls 数组而非只取第一个", _all_calls),
+    CheckItem(9, "chain", "argument errors go back to the model to correct", "参数报错回传模型自纠而非直接失败", _self_correction),
+    CheckItem(10, "chain", "risky actions need confirmation or an idempotency key", "高危操作有二次确认或幂等设计", _risky_guarded),
+    CheckItem(11, "ops", "retryable and fatal errors are told apart; backoff with jitter", "区分可重试与不可重试错误，指数退避加抖动", _retry_classes),
+    CheckItem(12, "ops", "telemetry fields are complete and a suite of 50+ cases exists", "埋点字段齐全且有 ≥50 条评测集", _telemetry_and_suite),
 )
 
 
