@@ -126,10 +126,14 @@ plt.show()
 # %% [markdown]
 # ## Exercise
 #
-# How many tools does the router offer for "今天打车花了45元帮我记上" (k = 5)? Give a number.
+# The router reads words. With `LANG = "en"` the tool descriptions are English: how many tools does it offer
+# for the Chinese "今天打车花了45元帮我记上" (k = 5)? Give a number. (Then try it with `LANG = "zh"`.)
 
 # %%
 my_answer = None  # a number
 print(answer_is(my_answer, len(router.offer("今天打车花了45元帮我记上")), lang=LANG,
-                why={"en": "k tools at most, the hand-over always among them.", "zh": "最多 k 个，转人工总在其中。"},
+                why={"en": "only tools whose words match are offered (the hand-over always): a question in another "
+                           "language than the descriptions matches little, so route in the user's language.",
+                     "zh": "只有词语匹配的工具才会被推荐（转人工总在其中）：提问语言与工具描述不同，几乎匹配不上，"
+                           "所以要用用户的语言做路由。"},
                 hint={"en": "call router.offer(...) and count.", "zh": "调用 router.offer(...) 数一数。"}))

@@ -29,6 +29,6 @@ my_schema = {
     # the sample's largest class depends on the tags as a person left them: read it off the widget
     "11_badcase_review": "my_answer = max(review.counts(), key=review.counts().get)",
     "12_messages_and_context": 'my_answer = "tool"',
-    "13_tool_choice_and_routing": "my_answer = 5",
+    "13_tool_choice_and_routing": "my_answer = 2",
     "14_expense_desk": "my_answer = 12",
 }
