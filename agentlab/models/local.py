@@ -22,14 +22,16 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from ..i18n import Lang, t
 
 __all__ = ["TEMPLATE", "WEIGHTS", "LocalModelMissing", "LocalServer", "Weights", "cache_dir", "part_file",
-           "serve", "weights_path", "what_is_missing"]
+           "serve", "token_counter", "weights_path", "what_is_missing"]
 
 # package data, read through importlib.resources so that a wheel finds it as well as a checkout
 TEMPLATE = Path(str(resources.files(__package__) / "templates" / "qwen_fenced_tools.jinja"))
@@ -222,3 +224,25 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def token_counter(base_url: str, *, timeout: float = 30.0) -> Callable[[Sequence[Mapping[str, Any]]], int]:
+    """The model's own count of a conversation's prompt tokens, for ``trim_messages(count=...)``.
+
+    The llama.cpp server applies the model's chat template to the messages (``/apply-template``) and
+    tokenizes the result (``/tokenize``): the number the context window is measured in, not an
+    estimate. (A hosted API reports the same number after the fact, as ``usage.prompt_tokens``.)"""
+    import json
+    root = base_url.rstrip("/").removesuffix("/v1")
+
+    def post(path: str, body: dict) -> dict:
+        req = urllib.request.Request(root + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=timeout) as resp:  # a loopback URL we started
+            return json.loads(resp.read())
+
+    def count(messages: Sequence[Mapping[str, Any]]) -> int:
+        prompt = post("/apply-template", {"messages": [dict(m) for m in messages]})["prompt"]
+        return len(post("/tokenize", {"content": prompt})["tokens"])
+
+    return count
