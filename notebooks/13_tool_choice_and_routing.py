@@ -29,6 +29,7 @@ import pandas as pd
 
 from agentlab import run_guarded
 from agentlab.evals.routing_eval import desk_router, figures, load_asks, replay
+from agentlab.evals.tool_choice_eval import replay_choices
 from agentlab.models import ScriptedModel, call, say
 from agentlab.routing import RoutingTurn, routing_metrics
 from agentlab.scenarios import expense
@@ -72,8 +73,17 @@ pd.DataFrame(rows)
 
 # %% [markdown]
 # `required` re-asks a reply in words; `none` shows no tools and refuses a call; a named tool shows only
-# that tool and refuses any other; a function of the conversation sets it turn by turn (find the record
-# before anything else). Held deletes still wait for the user's confirmation (`NEEDS_APPROVAL`).
+# that tool, refuses any other call and re-asks words; a function of the conversation sets it turn by turn
+# (find the record before anything else). Held deletes still wait for the user's confirmation (`NEEDS_APPROVAL`).
+#
+# The same four settings on the local models (recorded by `python benchmarks/bench_tool_choice_local.py`, replayed
+# here): the setting is sent to the server each turn and enforced by the loop whatever the model does.
+
+# %%
+recorded = [row for size in ("0.5b", "1.5b") for row in replay_choices(size)]
+pd.DataFrame(recorded) if recorded else print("no local recordings on this machine")
+
+# %% [markdown]
 #
 # ## Routing (动态路由)
 #

@@ -40,13 +40,18 @@ class RecordingModel:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.calls: list[ModelCall] = []
 
-    def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
+    def complete(self, messages: list[dict], tools: list[dict], tool_choice: Any = None) -> Reply:
         names = [t.get("function", t).get("name", "?") for t in tools]
         self.calls.append(ModelCall(tuple(messages), tuple(names)))
         entry: dict[str, Any] = {"label": self.label, "model": self.name, "messages": messages, "tools": names}
+        if tool_choice is not None:
+            entry["tool_choice"] = tool_choice
         t0 = time.perf_counter()
         try:
-            reply = self.inner.complete(messages, tools)
+            # the turn's tool_choice goes on to a model that takes it (the OpenAI adapter), as the loop would send it
+            inner: Any = self.inner
+            reply = (inner.complete(messages, tools, tool_choice=tool_choice)
+                     if tool_choice is not None and _takes_tool_choice(inner) else inner.complete(messages, tools))
         except ModelError as exc:
             entry["error"] = {"code": exc.code, "retry_after": exc.retry_after, "status": exc.status}
             if exc.unparsable:  # the server could not parse the model's tool call: the model's fault, not the API's
@@ -61,6 +66,14 @@ class RecordingModel:
         entry["latency_ms"] = round((time.perf_counter() - t0) * 1000, 1)
         with self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
+
+
+def _takes_tool_choice(model: Any) -> bool:
+    import inspect
+    try:
+        return "tool_choice" in inspect.signature(model.complete).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def read_cassette(path: str | Path, label: str | None = None) -> list[dict]:
@@ -90,7 +103,7 @@ class CassetteModel:
     def __repr__(self) -> str:
         return f"CassetteModel({self.name!r}, {len(self.calls)}/{len(self.entries)} used)"
 
-    def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
+    def complete(self, messages: list[dict], tools: list[dict], tool_choice: Any = None) -> Reply:
         self.calls.append(ModelCall(tuple(messages), tuple(t.get("function", t).get("name", "?") for t in tools)))
         n = len(self.calls)
         if n > len(self.entries):

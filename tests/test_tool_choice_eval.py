@@ -1,0 +1,30 @@
+"""tool_choice on the bookkeeping desk: the same model under four settings, and the local models' replays."""
+import pytest
+
+from agentlab.evals.tool_choice_eval import ASKS, CHOICES, choice_cassette, replay_choices, run_choice, summary
+from agentlab.models import ScriptedModel, call, say
+
+
+def model():
+    return ScriptedModel([say("Let me see."), call("delete_expense_record", {"record_id": "E0020", "reason": "asked"}),
+                          call("search_expense_records", {"keyword": "coffee"}), say("Found it.")], then="Done.")
+
+
+def test_each_setting_does_what_it_says_to_the_same_model():
+    rows = {c: summary("delete-coffee", c, run_choice(model(), "delete-coffee", c)) for c in CHOICES}
+    assert rows["auto"]["first call"] == "(words)" and rows["auto"]["status"] == "done"
+    assert rows["none"]["first call"] == "(words)" and rows["none"]["ran"] == "-"
+    assert rows["required"]["refused"] == 1  # the words were re-asked
+    named = rows["search_expense_records"]
+    assert named["refused"] >= 2 and "delete_expense_record" not in named["ran"]  # words and the delete refused
+
+
+@pytest.mark.parametrize("size", ["0.5b", "1.5b"])
+def test_the_local_models_recordings_replay_offline(size):
+    if not choice_cassette(size).exists():
+        pytest.skip(f"{choice_cassette(size).name} not recorded (python benchmarks/bench_tool_choice_local.py --sizes {size})")
+    rows = replay_choices(size)
+    assert {(r["ask"], r["tool_choice"]) for r in rows} == {(a, c) for a in ASKS for c in CHOICES}
+    assert all(r["status"] != "failed" for r in rows)
+    # "none" shows no tools: whatever the model does, nothing runs
+    assert all(r["ran"] == "-" for r in rows if r["tool_choice"] == "none")
