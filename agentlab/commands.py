@@ -186,7 +186,7 @@ def _eval_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--loop", choices=("naive", "guarded"), default="guarded")
     p.add_argument("--trials", type=int, default=1)
     p.add_argument("--concurrency", type=int, default=1)
-    p.add_argument("--cassette", help="for --model replay: the recording to play (default: the 0.5b one)")
+    p.add_argument("--cassette", help="for --model replay: the recording to play (default: the 0.5b one of the suite's desk)")
     p.add_argument("--size", choices=("0.5b", "1.5b"), default="0.5b", help="for --model local")
     p.add_argument("--out", default="runs", help="directory where the run is stored")
     p.add_argument("--lang", choices=("en", "zh"), default="en")
@@ -206,7 +206,8 @@ def _eval(ns: argparse.Namespace) -> int:
         raise InputError("suite.empty", path=ns.suite)
     tape = None
     if ns.model == "replay":
-        tape = Path(ns.cassette) if ns.cassette else data_file("cassettes/aftersales-0.5b.jsonl")
+        # by default, the 0.5B recording of the suite's own desk
+        tape = Path(ns.cassette) if ns.cassette else data_file(f"cassettes/{cases[0].scenario}-0.5b.jsonl")
         read_json(str(tape), "what.cassette", lines=True)
     out = _writable_dir(ns.out)
     skipped: list[str] = []

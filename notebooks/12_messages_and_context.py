@@ -25,6 +25,7 @@ import pandas as pd
 
 from agentlab.context import estimate_tokens, protocol_problems, trim_messages
 from agentlab.evals import load_cases
+from agentlab.evals.outcome import grade
 from agentlab.models import DatedModel, ModelError, ScriptedModel, call, say
 from agentlab.models.fakeserver import ChatServer
 from agentlab.models.openai_model import OpenAIModel
@@ -71,12 +72,15 @@ print(demo_report(compare_expense(lang=LANG), LANG))
 
 # %%
 rows = []
-for words, day in (("yesterday's lunch, 35 yuan", "{yesterday}"), ("last Friday's hotel, 468 yuan", "{last_friday}")):
+for words, day, meant in (("昨天午饭35元 / yesterday's lunch, 35 yuan", "{yesterday}", "2026-10-14"),
+                          ("上周五酒店468元 / last Friday's hotel, 468 yuan", "{last_friday}", "2026-10-09")):
     for loop in ("naive", "guarded"):
         c = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking(day), say("Booked.")])), loop=loop,
                          sleep=lambda s: None)
-        c.ask(words)
-        rows.append({"asked": words, "desk": loop, "booked on": c.state.snapshot()["records"][0]["date"]})
+        run = c.ask(words)
+        ledger = c.state.snapshot()
+        rows.append({"asked": words, "desk": loop, "booked on": ledger["records"][0]["date"], "meant": meant,
+                     "graded on the ledger": grade({"records": [{"date": meant}]}, ledger, run).outcome})
 pd.DataFrame(rows)
 
 # %% [markdown]
