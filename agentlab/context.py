@@ -141,7 +141,7 @@ def _blocks(messages: Sequence[Mapping[str, Any]]) -> tuple[list[dict], list[lis
     system: list[dict] = []
     blocks: list[list[dict]] = []
     open_ids: set[str] = set()
-    for m in messages:
+    for m in _answered(messages):
         m = dict(m)
         role = m.get("role")
         if role == "system" and not blocks:
@@ -157,6 +157,33 @@ def _blocks(messages: Sequence[Mapping[str, Any]]) -> tuple[list[dict], list[lis
             open_ids = {str(c.get("id")) for c in m.get("tool_calls") or () if isinstance(c, Mapping)} \
                 if role == "assistant" else set()
     return system, blocks
+
+
+def _answered(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``messages`` with every tool call answered: a call left without its reply (a crash, an old bug) gets a
+    ``NOT_RUN`` reply right after its message's other replies, so no block is kept that the API would refuse."""
+    from .errors import make_error, render
+    out: list[Mapping[str, Any]] = []
+    waiting: list[str] = []
+
+    def close() -> None:
+        for cid in waiting:
+            out.append({"role": "tool", "tool_call_id": cid, "content": render(make_error("NOT_RUN"))})
+        waiting.clear()
+
+    for m in messages:
+        if m.get("role") == "tool":
+            cid = str(m.get("tool_call_id"))
+            if cid in waiting:
+                waiting.remove(cid)
+            out.append(m)
+            continue
+        close()
+        out.append(m)
+        if m.get("role") == "assistant":
+            waiting.extend(str(c.get("id")) for c in m.get("tool_calls") or () if isinstance(c, Mapping))
+    close()
+    return out
 
 
 def trim_messages(messages: Sequence[Mapping[str, Any]], *, max_tokens: int | None = None,

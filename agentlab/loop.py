@@ -140,7 +140,9 @@ def execute(tool: Tool, args: dict, ctx: CallContext, *, key: str,
     frees the key. ``extra`` is added to a success (the cleaning audit, say).
     """
     cfg, lang = ctx.config, ctx.lang
-    claimed = tool.side_effect and cfg.idempotency
+    # a write that sets a value (idempotent) is neither claimed nor deduplicated: doing it again is harmless,
+    # and replaying an old result could report a value that a later call has since changed
+    claimed = tool.side_effect and cfg.idempotency and not tool.idempotent
     if claimed:
         # The claim comes before the business rules: a replay of a refund that was done
         # must return its first result, not be refused because the order is refunded now.
@@ -150,7 +152,7 @@ def execute(tool: Tool, args: dict, ctx: CallContext, *, key: str,
             return CallOutcome(render(None, lang, data=data, replayed=True), None, data, exec_ok=True,
                                replayed=True, note="replayed from the idempotency store")
         if claim.status == "conflict":
-            return _failed(make_error("CONFLICT", key=key.split(":", 1)[-1]), lang, exec_ok=None)
+            return _failed(make_error("CONFLICT", key=_shown_key(tool, args)), lang, exec_ok=None)
         if claim.status == "in_flight":
             return _failed(make_error("IN_PROGRESS"), lang, exec_ok=None)
         if claim.status == "unknown":
@@ -168,7 +170,7 @@ def execute(tool: Tool, args: dict, ctx: CallContext, *, key: str,
             if claimed:
                 ctx.store.release(key)
             return refused
-    resendable = not tool.side_effect or (cfg.idempotency and tool.keyed)
+    resendable = not tool.side_effect or tool.idempotent or (cfg.idempotency and tool.keyed)
     retries, note = 0, None
     while True:
         try:
@@ -203,6 +205,14 @@ def execute(tool: Tool, args: dict, ctx: CallContext, *, key: str,
             ctx.store.finish(key, stored)
         return CallOutcome(render(None, lang, data=plain, **(extra or {})), None, plain, exec_ok=True,
                            retries=retries, note=note)
+
+
+def _shown_key(tool: Tool, args: dict) -> str:
+    """The business key as the model may read it: never the session id or the store's internal key."""
+    try:
+        return str(tool.business_key(args)) if tool.business_key is not None else tool.name
+    except (KeyError, TypeError, ValueError):
+        return tool.name
 
 
 def _settle(store: Store, key: str, future: Any) -> None:

@@ -90,11 +90,11 @@ TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
 
 
 # --- formats ---------------------------------------------------------------------
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_TIME = re.compile(r"^\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$")
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-_IPV4 = re.compile(r"^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$")
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+_TIME = re.compile(r"^[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})\Z")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+\Z")
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
+_IPV4 = re.compile(r"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\Z")
 
 
 def _valid_date(s: str) -> bool:
@@ -626,12 +626,42 @@ def _string(s: dict) -> Check | None:
     return check_string
 
 
-_UNICODE_CLASSES = {"L": r"[^\W\d_]", "Letter": r"[^\W\d_]", "N": r"\d", "Nd": r"\d", "Number": r"\d"}
+_UNICODE_CLASSES = {"L": r"[^\W\d_]", "Letter": r"[^\W\d_]", "N": r"\d", "Nd": r"\d", "Number": r"\d"}  # Unicode on purpose
 
 
 def ecma_to_python(pattern: str) -> str:
-    """Translate the few ECMA-262 regex forms Python lacks (``\\p{Letter}``)."""
-    return re.sub(r"\\p\{(\w+)\}", lambda m: _UNICODE_CLASSES.get(m.group(1), m.group(0)), pattern)
+    """An ECMA-262 pattern (JSON Schema's dialect) as a Python one with the same meaning.
+
+    Python's ``\\d`` matches any Unicode digit ("２０２６") where ECMA's matches 0-9 only, and Python's
+    ``$`` also matches before a final newline ("E1234\\n"); both are translated, as is ``\\p{Letter}``."""
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            prop = re.match(r"\\p\{(\w+)\}", pattern[i:])
+            if prop:
+                out.append(_UNICODE_CLASSES.get(prop.group(1), prop.group(0)))
+                i += len(prop.group(0))
+                continue
+            if nxt == "d":
+                out.append("0-9" if in_class else "[0-9]")
+            elif nxt == "D" and not in_class:
+                out.append("[^0-9]")
+            else:
+                out.append(ch + nxt)
+            i += 2
+            continue
+        if ch == "[" and not in_class:
+            in_class = True
+        elif ch == "]" and in_class:
+            in_class = False
+        elif ch == "$" and not in_class:
+            ch = r"\Z"  # the end of the text, not "before a final newline"
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def _all_of(subs: list[Check]) -> Check:

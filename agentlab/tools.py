@@ -47,6 +47,8 @@ class Tool:
         keyed: ``fn`` takes ``idempotency_key=`` from the loop and performs one effect per
             key (like a payment API's Idempotency-Key header). Only keyed side-effect tools
             are resent after a transient failure: the first attempt may have taken effect.
+        idempotent: a write that *sets* a value (a budget, a setting): running it twice has the effect of
+            running it once, so it is neither claimed under a key nor deduplicated, and may be resent.
         key_scope: ``"global"`` (the business key alone: one refund per order, whoever asks) or
             ``"session"`` (the business key within one conversation: the same taxi booked twice in
             one chat is one expense; two people's taxis are two).
@@ -63,6 +65,7 @@ class Tool:
     timeout: float | None = None
     keyed: bool = False
     key_scope: Literal["global", "session"] = "global"
+    idempotent: bool = False
 
     def __repr__(self) -> str:
         kind = "write" if self.side_effect else "read"

@@ -105,3 +105,14 @@ def test_the_test_server_refuses_a_broken_history_with_a_400_as_the_real_api_doe
         assert exc.value.code == "BAD_REQUEST" and server.attempts == 1
         trimmed = trim_messages(history, max_tokens=estimate_tokens([SYSTEM] + history[-5:]))
         assert model.complete(trimmed, []).content == "fine"
+
+
+def test_a_call_left_unanswered_is_answered_not_run_rather_than_sent_broken():
+    msgs = [{"role": "system", "content": "s"}, {"role": "user", "content": "two"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": f"c{i}", "type": "function", "function": {"name": "t", "arguments": "{}"}} for i in (1, 2)]},
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+            {"role": "assistant", "content": "done"}, {"role": "user", "content": "next"}]
+    kept = trim_messages(msgs, max_tokens=10_000)
+    assert protocol_problems(msgs) and not protocol_problems(kept)
+    assert [m.get("tool_call_id") for m in kept if m["role"] == "tool"] == ["c1", "c2"] and "NOT_RUN" in kept[4]["content"]

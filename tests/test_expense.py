@@ -60,12 +60,43 @@ def test_the_same_expense_twice_in_one_chat_is_booked_once_and_again_after_clear
     assert len(c.state.snapshot()["records"]) == 2
 
 
-def test_the_same_key_with_other_details_is_a_conflict_for_a_person_not_a_second_record():
-    c = chat(ScriptedModel([call("book_expense_record", BOOK), say("ok"), call("book_expense_record", {**BOOK, "item": "cab"}),
-                            say("ok")]))
+def test_the_same_expense_with_other_details_is_a_conflict_for_a_person_not_a_second_record():
+    c = chat(ScriptedModel([call("book_expense_record", BOOK), say("ok"),
+                            call("book_expense_record", {**BOOK, "remark": "to the airport"}), say("ok")]), session_id="s-42")
     c.ask("taxi 45 today")
-    run = c.ask("the cab, 45, today")
+    run = c.ask("the taxi, 45, today, to the airport")
     assert run.events[-1].error_code == "CONFLICT" and len(c.state.snapshot()["records"]) == 1
+    told = next(e.model_visible for e in run.tool_events if e.error_code == "CONFLICT")
+    assert "s-42" not in told and "2026-10-15" in told  # the business key, never the session's internals
+
+
+def test_two_expenses_alike_in_day_amount_and_category_are_both_booked():
+    lunch = {**BOOK, "item": "lunch", "amount": 30, "category": "food"}
+    c = chat(ScriptedModel([call("book_expense_record", lunch), call("book_expense_record", {**lunch, "item": "dinner"}),
+                            call("book_expense_record", {**lunch, "item": " Lunch ", "amount": 30.0}), say("ok")]))
+    c.ask("lunch 30 and dinner 30 today")
+    assert sorted(r["item"] for r in c.state.snapshot()["records"]) == ["dinner", "lunch"]  # " Lunch " 30.0 is lunch
+
+
+def test_setting_a_budget_again_is_never_replayed_from_an_old_result():
+    sets = [call("set_budget", {"category": "food", "month": "2026-10", "amount": a}) for a in (2000, 3000, 2000)]
+    c = chat(ScriptedModel([sets[0], say("ok"), sets[1], say("ok"), sets[2], say("ok")]))
+    for _ in range(3):
+        run = c.ask("set my food budget")
+        said = run.tool_events[0].model_visible
+        assert f'"budget": {c.state.budgets[("food", "2026-10")]}' in said and not run.tool_events[0].replayed
+    assert c.state.budgets[("food", "2026-10")] == 2000
+
+
+@pytest.mark.parametrize("field, value", [("month", "2026-10\n"), ("month", "２０２６-10"), ("month", "2026-13")])
+def test_patterns_mean_what_json_schema_says(field, value):
+    reg = expense.make_registry(expense.Ledger())
+    assert not reg.check("set_budget", {"category": "food", "month": "2026-10", "amount": 1, field: value}).ok
+    assert not reg.check("get_expense_record", {"record_id": "E１２３４"}).ok
+
+
+def test_an_update_must_change_something():
+    assert not expense.make_registry(expense.Ledger()).check("update_expense_record", {"record_id": "E0001"}).ok
 
 
 def test_the_naive_desk_books_it_twice():
@@ -130,3 +161,18 @@ def test_a_message_that_alone_is_too_long_is_refused_plainly_not_raised():
     run = c.ask("receipt line " * 200)
     assert run.status == "escalated" and run.events[-1].error_code == "CONTEXT_TOO_LONG" and "budget" in run.answer
     assert c.model.calls == []
+
+
+def test_a_write_the_case_never_asked_for_fails_it():
+    case = next(c for c in load_cases(data_file("expense_cases.jsonl")) if c.id == "normal-train-explicit")
+    booked = {"date": "2026-10-12", "item": "train ticket", "amount": 73, "category": "transport"}
+    extra = [call("book_expense_record", booked), call("delete_expense_record", {"record_id": "E0003", "reason": "x"}),
+             call("set_budget", {"category": "food", "month": "2026-10", "amount": 1}), say("done")]
+    assert run_case(case, model=ScriptedModel(extra[:1] + extra[-1:])).passed
+    result = run_case(case, model=ScriptedModel(extra), loop="naive")
+    assert result.outcome == "done, wrong data" and any("deleted" in f for f in result.failures)
+
+
+def test_a_tokenizer_that_is_down_falls_back_to_the_estimate_and_says_so():
+    c = chat(ScriptedModel([say("ok")]), count=lambda messages: 1 / 0, max_tokens=5000)
+    assert c.ask("hello").status == "done" and "estimate" in c.counted_by

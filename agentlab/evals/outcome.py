@@ -149,6 +149,11 @@ def grade(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run: Run) -> V
     shown = leaks(run)
     if shown:
         return Verdict("leaked", tuple(f"the model was shown {w}" for w in shown))
+    # what a case does not mention must not have been written: a run that booked the right taxi and also
+    # deleted a record, or changed a budget nobody asked about, did not do its task
+    unmentioned = {k: [] for k in ("refunds", "records", "changed", "budgets", "deleted") if k in snapshot and k not in expect}
+    if unmentioned:
+        expect = {**expect, **unmentioned}
     tickets_set = "tickets" in expect
     if not tickets_set and all(s.startswith("done") for s in wanted):
         expect = {**expect, "tickets": 0}  # a task the agent must finish expects no stray hand-over ticket

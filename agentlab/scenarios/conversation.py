@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ..context import ContextTooLong, Count, Session, clear_chat, trim_messages
+from ..context import ContextTooLong, Count, Session, clear_chat, estimate_tokens, trim_messages
 from ..guards import GuardConfig
 from ..i18n import Lang
 from ..loop import run_guarded
@@ -57,6 +57,13 @@ class Conversation:
                  rng: random.Random | None = None):
         if loop not in ("guarded", "naive"):
             raise ValueError(f"loop must be 'guarded' or 'naive', got {loop!r}")
+        if max_turns is not None and max_turns < 1:
+            raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+        if keep_last is not None and keep_last < 1:
+            raise ValueError(f"keep_last must be at least 1 (or None: keep everything), got {keep_last}")
+        for i, m in enumerate(history or ()):
+            if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+                raise ValueError(f"history[{i}] is not a chat message (a dict with a role): {str(m)[:60]}")
         self.scenario, self.model, self.loop, self.lang = scenario, model, loop, lang
         if state is None:
             state, registry = scenario.setup(lang)
@@ -75,6 +82,7 @@ class Conversation:
         self._naive_prompt = scenario.prompt(lang, state=state, naive=True) if loop == "naive" else ""
         self.messages: list[dict] = [dict(m) for m in history] if history else []
         self.runs: list[Run] = []
+        self.counted_by = "the model's tokenizer" if count is not None else "estimate"
 
     def __repr__(self) -> str:
         return f"Conversation({self.scenario.name}, {self.loop}, {len(self.runs)} turns)"
@@ -105,12 +113,26 @@ class Conversation:
         rest = self.messages[len(clear_chat(self.messages)):]  # this turn's prompt replaces the old one
         wanted = [{"role": "system", "content": prompt}, *rest, {"role": "user", "content": text}]
         try:
-            kept = trim_messages(wanted, max_tokens=self.max_tokens, max_turns=self.max_turns, count=self.count)
+            kept = trim_messages(wanted, max_tokens=self.max_tokens, max_turns=self.max_turns, count=self._count())
         except ContextTooLong as exc:
             return self._refused(exc, wanted)
         return run_guarded(self.model, self.registry, text, config=self.config, store=self.store, system_prompt=prompt,
                            history=kept[:-1], sleep=self.sleep, rng=self.rng, session_id=self.session_id,
                            lang=self.lang, offer=self.router)
+
+    def _count(self) -> Count | None:
+        """The model's tokenizer, or, when it cannot be reached this turn, the labelled estimate (noted once)."""
+        if self.count is None:
+            return None
+        counter = self.count
+
+        def count(messages: Any) -> int:
+            try:
+                return counter(messages)
+            except Exception:  # noqa: BLE001 - a tokenizer that is down must not take the chat down with it
+                self.counted_by = "estimate (the tokenizer could not be reached)"
+                return estimate_tokens(messages)
+        return count
 
     def _naive(self, text: str) -> Run:
         history = self.messages

@@ -68,6 +68,7 @@ class Ledger:
         self.records: dict[str, dict] = {r["record_id"]: dict(r) for r in _DATA["records"]}
         self.budgets: dict[tuple[str, str], float] = {(b["category"], b["month"]): b["amount"] for b in _DATA["budgets"]}
         self.tickets: list[dict] = []
+        self._by_key: dict[str, dict] = {}
         self._next = len(self.records) + 1
         self._lock = threading.Lock()
         self.baseline()
@@ -87,18 +88,23 @@ class Ledger:
         rec = self.records.get(record_id)
         if rec is None:
             raise ToolFailure("NOT_FOUND", {
-                "en": f"No record {record_id}. Find the record first with search_expense_records or "
-                      "list_expense_records.",
-                "zh": f"没有账目 {record_id}。请先用 search_expense_records 或 list_expense_records 找到这笔账。"})
+                "en": f"There is no record {record_id}. Tell the user; they can ask again with a keyword or a date "
+                      "to find the right one.",
+                "zh": f"没有账目 {record_id}。请告诉用户，可以换个关键字或日期重新查找。"})
         return rec
 
     # -- the tools' backends ------------------------------------------------------------
-    def book(self, date: str, item: str, amount: Any, category: str, remark: str = "") -> dict:
+    def book(self, date: str, item: str, amount: Any, category: str, remark: str = "",
+             idempotency_key: str | None = None) -> dict:
         with self._lock:
+            if idempotency_key is not None and idempotency_key in self._by_key:
+                return dict(self._by_key[idempotency_key])  # the backend's own dedup (a unique key column)
             rec = {"record_id": f"E{self._next:04d}", "date": date, "item": item, "amount": amount,
                    "category": category, "remark": remark}
             self._next += 1
             self.records[rec["record_id"]] = rec
+            if idempotency_key is not None:
+                self._by_key[idempotency_key] = dict(rec)
             return dict(rec)
 
     def list_records(self, month: str, category: str | None = None) -> dict:
@@ -201,9 +207,9 @@ def make_registry(ledger: Ledger, *, lang: Lang = "en", clean: bool = False) -> 
             return check(args)
         return run
 
-    def confirm(what_en: str, what_zh: str) -> Callable[[dict], str]:
+    def confirm(what: dict[str, str]) -> Callable[[dict], str]:
         # a change to the books is the user's decision: the call waits until they confirm it
-        return lambda args: f"{what_en} {args['record_id']} needs the user's confirmation ({what_zh})"
+        return lambda args: what["zh" if lang == "zh" else "en"].format(id=args["record_id"])
 
     def tool(name: str, fn: Any, **kw: Any) -> Tool:
         s = specs[name]
@@ -211,24 +217,37 @@ def make_registry(ledger: Ledger, *, lang: Lang = "en", clean: bool = False) -> 
 
     return Registry([
         tool("book_expense_record", ledger.book, side_effect=True, check=not_in_future, key_scope="session",
-             # the same expense twice in one conversation is one expense: the day, the amount, the category
-             business_key=lambda a: f"{a['date']}|{float(a['amount']):g}|{a['category']}"),
+             keyed=True, business_key=_same_expense),
         tool("list_expense_records", ledger.list_records),
         tool("search_expense_records", ledger.search),
         tool("get_expense_record", ledger.get),
         tool("update_expense_record", ledger.update, side_effect=True, check=existing_then(not_in_future),
-             needs_approval=confirm("changing record", "修改账目需用户确认")),
+             needs_approval=confirm({"en": "changing record {id} needs the user's confirmation",
+                                     "zh": "修改账目 {id} 需要用户确认"})),
         tool("delete_expense_record", ledger.delete, side_effect=True, check=existing_then(lambda a: []),
-             business_key=lambda a: a["record_id"], needs_approval=confirm("deleting record", "删除账目需用户确认")),
+             business_key=lambda a: a["record_id"],
+             needs_approval=confirm({"en": "deleting record {id} needs the user's confirmation",
+                                     "zh": "删除账目 {id} 需要用户确认"})),
         tool("monthly_summary", ledger.summary),
-        tool("set_budget", ledger.set_budget, side_effect=True, key_scope="session",
-             business_key=lambda a: f"{a['category']}|{a['month']}|{float(a['amount']):g}"),
+        tool("set_budget", ledger.set_budget, side_effect=True, idempotent=True),  # it sets a value: twice is once
         tool("get_budget", ledger.get_budget),
         tool("list_categories", ledger.categories),
         tool("export_records_csv", ledger.export_csv),
         tool("convert_currency", ledger.convert),
         tool("escalate_to_human", ledger.escalate, side_effect=True),
     ], lang=lang, clean=clean)
+
+
+def _same_expense(args: dict) -> str:
+    """What makes two bookings in one chat the same expense: the day, the amount to the fen, the category and
+    the item (case and spacing aside). Lunch 30 and dinner 30 on one day are two expenses; "Taxi" twice is one."""
+    from decimal import ROUND_HALF_UP, Decimal
+    try:
+        amount = Decimal(str(args["amount"])).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    except ArithmeticError:  # "45元", NaN: not an amount (the schema refuses it); the loop falls back to all args
+        raise ValueError(f"not an amount: {args['amount']!r}") from None
+    item = " ".join(str(args["item"]).split()).casefold()
+    return f"{args['date']}|{amount}|{args['category']}|{item}"
 
 
 def _in_chinese(specs: dict[str, dict]) -> dict[str, dict]:
