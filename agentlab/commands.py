@@ -115,20 +115,22 @@ DEMO_STEPS = (1, 4)
 def _demo_configure(p: argparse.ArgumentParser) -> None:
     from .models.faults import FAULTS
     p.add_argument("--fault", choices=sorted(FAULTS), help="inject this fault (default: the opening demo, orderId -> INVALID_ARGS -> order_id)")
-    p.add_argument("--step", type=int, default=2,
-                   help=f"model turn at which a model fault is injected ({DEMO_STEPS[0]}-{DEMO_STEPS[1]})")
+    p.add_argument("--step", type=int, default=None,
+                   help=f"model turn at which a model fault is injected ({DEMO_STEPS[0]}-{DEMO_STEPS[1]}; default: the turn "
+                        "of the desk's write, 2 for after-sales, 1 for expense)")
     p.add_argument("--lang", choices=("en", "zh"), default="en")
     p.add_argument("--scenario", choices=("aftersales", "expense"), default="aftersales",
                    help="the desk: after-sales refunds, or bookkeeping (without a fault: the date lesson)")
 
 
 def _demo(ns: argparse.Namespace) -> int:
-    _in_range("--step", ns.step, *DEMO_STEPS)
+    step = ns.step if ns.step is not None else (1 if ns.scenario == "expense" else 2)
+    _in_range("--step", step, *DEMO_STEPS)
     from .workbook.demo import compare_expense, compare_loops, demo_report
     if ns.scenario == "expense":
-        emit(demo_report(compare_expense(ns.fault, at_step=ns.step, lang=ns.lang), ns.lang))
+        emit(demo_report(compare_expense(ns.fault, at_step=step, lang=ns.lang), ns.lang))
     else:
-        emit(demo_report(compare_loops(ns.fault, at_step=ns.step, lang=ns.lang), ns.lang))
+        emit(demo_report(compare_loops(ns.fault, at_step=step, lang=ns.lang), ns.lang))
     return 0
 
 

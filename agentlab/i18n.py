@@ -324,6 +324,9 @@ _CATALOG: dict[str, dict[str, str]] = {
     "explain.dated": {"en": "What made the difference: the guarded desk builds its system prompt every turn from the clock "
                             "(today is {today}).",
                       "zh": "起作用的是：防护版助手每一轮都按时钟重新生成系统提示词（今天是 {today}）。"},
+    "explain.not_injected": {"en": "The fault never fired: the model made no call it applies to at or after step {step}, "
+                                   "so both runs are the undisturbed ones.",
+                             "zh": "故障没有触发：第 {step} 步及以后，模型没有发出它能作用的调用，所以两次运行都未受干扰。"},
     "explain.wrong_date": {"en": "The naive desk's prompt still says today is {naive}: it booked {got} where the user "
                                  "meant {want}.",
                            "zh": "朴素版提示词里的“今天”仍是 {naive}：用户指的是 {want}，它却记成了 {got}。"},
@@ -367,8 +370,8 @@ _CATALOG: dict[str, dict[str, str]] = {
     "explain.nothing": {"en": "No guard had to step in.", "zh": "没有防护需要介入。"},
     "guard.validate": {"en": "checking the call against its contract and telling the model exactly what to fix (校验 + 自纠)",
                        "zh": "按契约校验调用，并明确告诉模型该改什么（校验 + 自纠）"},
-    "guard.idempotency": {"en": "the idempotency key: the repeat returned the first refund instead of making a second (幂等)",
-                          "zh": "幂等键：重复的请求直接返回第一次的退款结果，没有再退一次（幂等）"},
+    "guard.idempotency": {"en": "the idempotency key: the repeat returned the first result instead of doing it a second time (幂等)",
+                          "zh": "幂等键：重复的请求直接返回第一次的结果，没有再执行一次（幂等）"},
     "guard.retry": {"en": "resending after a temporary failure, with backoff and jitter (重试)",
                     "zh": "临时故障后按指数退避加抖动重试（重试）"},
     "guard.timeout": {"en": "the per-call timeout, then a safe resend (超时)", "zh": "单次调用超时，然后安全重试（超时）"},
@@ -376,8 +379,8 @@ _CATALOG: dict[str, dict[str, str]] = {
                        "zh": "立即停止，并用友好的话术转人工（转人工）"},
     "guard.breaker": {"en": "the repeated-call breaker (熔断)", "zh": "重复调用熔断（熔断）"},
     "guard.budget": {"en": "the step budget (步数预算)", "zh": "步数预算"},
-    "guard.approval": {"en": "the approval gate: a person must approve a large refund (人工闸门)",
-                       "zh": "人工审批闸门：大额退款需要人工确认（人工闸门）"},
+    "guard.approval": {"en": "the approval gate: a person must confirm a risky action first (人工闸门)",
+                       "zh": "人工审批闸门：高风险操作需要人先确认（人工闸门）"},
     "guard.all_calls": {"en": "answering every tool call in the message, in order", "zh": "逐个执行消息里的全部工具调用"},
     # --- widget labels -----------------------------------------------------------------
     "ui.fault": {"en": "Fault", "zh": "故障"},

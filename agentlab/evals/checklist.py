@@ -75,10 +75,12 @@ def _clear_keeps_system(s: Scenario) -> tuple[bool, dict[str, str]]:
     before = chat.session_id
     chat.clear()
     kept = [m["role"] for m in chat.messages]
-    ok = kept == ["system"] and chat.session_id != before
-    return ok, _say(f"after clear the messages are {kept}; a new session (its confirmations and repeats start over): "
-                    f"{chat.session_id != before}",
-                    f"清空后消息为 {kept}；开启了新会话（待确认操作与去重记录随之清空）：{chat.session_id != before}")
+    # the business state of a chat is what its session id keys: held confirmations and "done once" memory
+    fresh = chat.session_id != before and not chat.store.approvals(chat.session_id)
+    ok = kept == ["system"] and fresh
+    return ok, _say(f"after clear the messages are {kept}; a new session with none of the old one's pending "
+                    f"confirmations or repeats: {fresh}",
+                    f"清空后消息为 {kept}；开启了新会话，旧会话的待确认操作与去重记录都不带过来：{fresh}")
 
 
 def _random_chat(rng: random.Random, tools: list[str]) -> list[dict]:
@@ -96,6 +98,7 @@ def _random_chat(rng: random.Random, tools: list[str]) -> list[dict]:
 
 
 def _trimming_keeps_pairs(s: Scenario) -> tuple[bool, dict[str, str]]:
+    from ..context import ContextTooLong, estimate_tokens
     _, reg = s.setup()
     rng = random.Random(3)
     broken = cut = 0
@@ -103,18 +106,26 @@ def _trimming_keeps_pairs(s: Scenario) -> tuple[bool, dict[str, str]]:
         msgs = _random_chat(rng, reg.names)
         try:
             kept = trim_messages(msgs, max_tokens=rng.randint(150, 900), max_turns=rng.choice([None, 2, 4]))
-        except Exception:  # noqa: BLE001 - CONTEXT_TOO_LONG is a right answer when the minimum does not fit
+        except ContextTooLong:  # the right answer when even the minimum does not fit
             continue
         cut += len(kept) < len(msgs)
         last_user = max(i for i, m in enumerate(msgs) if m["role"] == "user")
         if protocol_problems(kept) or kept[0] != msgs[0] or msgs[last_user] not in kept:
             broken += 1
-    desk = s.context_budget is not None
-    ok = broken == 0 and desk
+    # and the desk itself: a 60-turn chat goes through it, and what reaches the model must fit and be valid
+    model = ScriptedModel([say("ok")])
+    long_chat = _random_chat(random.Random(7), reg.names)[1:] * 20
+    chat = _chat(s, model, history=long_chat, max_tokens=s.context_budget)
+    chat.ask("one more question")
+    sent = list(model.calls[0].messages) if model.calls else []
+    fits = bool(sent) and s.context_budget is not None and estimate_tokens(sent) <= s.context_budget < estimate_tokens(long_chat)
+    ok = broken == 0 and fits and not protocol_problems(sent)
     return ok, _say(f"200 random conversations trimmed ({cut} cut): {broken} broke the protocol or lost the system "
-                    f"prompt or the latest question; the desk trims to a budget: {s.context_budget} tokens",
+                    f"prompt or the latest question; the desk sent a {estimate_tokens(long_chat)}-token chat as "
+                    f"{estimate_tokens(sent)} tokens (budget {s.context_budget})",
                     f"随机裁剪 200 段对话（其中 {cut} 段被裁）：{broken} 段破坏了协议或丢了系统提示词/最新问题；"
-                    f"助手按预算裁剪：{s.context_budget} token")
+                    f"助手把 {estimate_tokens(long_chat)} token 的长对话裁成 {estimate_tokens(sent)} token 发出（预算 "
+                    f"{s.context_budget}）")
 
 
 _UNIT_RULES = {"AL002", "AL004", "AL006", "AL007"}  # no description, a bare name, a quantity without unit, no example
@@ -122,10 +133,18 @@ _UNIT_RULES = {"AL002", "AL004", "AL006", "AL007"}  # no description, a bare nam
 
 def _descriptions(s: Scenario) -> tuple[bool, dict[str, str]]:
     _, reg = s.setup()
-    found = [f for f in lint(reg) if f.rule in _UNIT_RULES]
-    where = ", ".join(f.location for f in found[:4]) or "-"
-    return not found, _say(f"linter findings about format, unit, range or example: {len(found)} ({where})",
-                           f"关于格式、单位、范围或示例的检查发现：{len(found)} 条（{where}）")
+    found = [f.location for f in lint(reg) if f.rule in _UNIT_RULES]
+    for tool in reg:
+        for name, spec in tool.parameters.get("properties", {}).items():
+            kind = spec.get("type")
+            if kind in ("number", "integer") and not (("minimum" in spec or "exclusiveMinimum" in spec)
+                                                     and ("maximum" in spec or "exclusiveMaximum" in spec)):
+                found.append(f"{tool.name}.{name} (no range)")
+            if kind == "string" and not any(k in spec for k in ("enum", "pattern", "format", "maxLength")):
+                found.append(f"{tool.name}.{name} (no format or length)")
+    where = ", ".join(found[:4]) or "-"
+    return not found, _say(f"fields without a format, unit, range or example: {len(found)} ({where})",
+                           f"缺少格式、单位、范围或示例的字段：{len(found)} 个（{where}）")
 
 
 def _routing(s: Scenario) -> tuple[bool, dict[str, str]]:
@@ -153,7 +172,8 @@ def _required_checked(s: Scenario) -> tuple[bool, dict[str, str]]:
         missed += [f"{tool.name}.{r}" for r in required if r not in said]
     return not missed, _say(f"{total} required fields; left out, {total - len(missed)} are refused before the tool runs"
                             + (f" (not: {', '.join(missed[:3])})" if missed else ""),
-                            f"共 {total} 个必填字段；缺省时有 {total - len(missed)} 个在执行前被拦下")
+                            f"共 {total} 个必填字段；缺省时有 {total - len(missed)} 个在执行前被拦下"
+                            + (f"（未拦下：{'、'.join(missed[:3])}）" if missed else ""))
 
 
 def _turn_limit(s: Scenario) -> tuple[bool, dict[str, str]]:
@@ -194,13 +214,13 @@ def _risky_guarded(s: Scenario) -> tuple[bool, dict[str, str]]:
     _, reg = s.setup()
     writes = [t for t in reg if t.side_effect]
     unguarded = [t.name for t in writes if t.needs_approval is None and t.business_key is None and not t.keyed
-                 and t.name != "escalate_to_human"]
+                 and not t.idempotent and t.name != "escalate_to_human"]
     confirmed = [t.name for t in writes if t.needs_approval is not None]
     on = Conversation(s, ScriptedModel([say("ok")])).config
     ok = not unguarded and on.idempotency and on.approval
     return bool(ok), _say(f"{len(writes)} write tools; confirmation: {', '.join(confirmed) or '-'}; every other write has "
-                          f"an idempotency key: {not unguarded}",
-                          f"{len(writes)} 个写操作工具；需确认：{', '.join(confirmed) or '-'}；其余写操作都有幂等键：{not unguarded}")
+                          f"an idempotency key or only sets a value: {not unguarded}",
+                          f"{len(writes)} 个写操作工具；需确认：{', '.join(confirmed) or '-'}；其余写操作都有幂等键或只是设定值：{not unguarded}")
 
 
 def _retry_classes(s: Scenario) -> tuple[bool, dict[str, str]]:
@@ -214,7 +234,7 @@ def _retry_classes(s: Scenario) -> tuple[bool, dict[str, str]]:
     return ok, _say(f"error classes {kinds}, only transient ones resent; backoff from {policy.base:g} s doubling up to "
                     f"{policy.cap:g} s, {policy.jitter} jitter, {policy.max_retries} resends",
                     f"错误分类 {kinds}，只重发瞬态错误；退避从 {policy.base:g} 秒起翻倍，最长 {policy.cap:g} 秒，"
-                    f"{policy.jitter} 抖动，最多重发 {policy.max_retries} 次")
+                    f"{ {'full': '全', 'equal': '半'}.get(policy.jitter, policy.jitter)}抖动，最多重发 {policy.max_retries} 次")
 
 
 _TELEMETRY = ("session_id", "turn_id", "round_index", "tool_name", "tool_call_id", "args_raw", "parse_ok", "validate_ok",

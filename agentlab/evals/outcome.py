@@ -151,7 +151,7 @@ def grade(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run: Run) -> V
         return Verdict("leaked", tuple(f"the model was shown {w}" for w in shown))
     # what a case does not mention must not have been written: a run that booked the right taxi and also
     # deleted a record, or changed a budget nobody asked about, did not do its task
-    unmentioned = {k: [] for k in ("refunds", "records", "changed", "budgets", "deleted") if k in snapshot and k not in expect}
+    unmentioned: dict[str, list] = {k: [] for k in ("refunds", "records", "changed", "budgets", "deleted") if k in snapshot and k not in expect}
     if unmentioned:
         expect = {**expect, **unmentioned}
     tickets_set = "tickets" in expect

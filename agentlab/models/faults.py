@@ -63,8 +63,8 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
     Fault("hanging_tool", "tool", "the tool hangs", "工具卡住不返回", "timeout"),
     Fault("leaky_tool", "tool", "the tool raises with a connection string and a stack trace",
           "工具抛出的异常里带着连接串和堆栈", "readable_errors"),
-    Fault("lost_reply", "tool", "the refund happens but the reply is lost (timeout)",
-          "退款已执行但响应丢失（超时）", "idempotency"),
+    Fault("lost_reply", "tool", "the write happens but its reply is lost (timeout)",
+          "写操作已执行但响应丢失（超时）", "idempotency"),
 ]}
 MODEL_FAULTS = [f.name for f in FAULTS.values() if f.kind in ("model", "api")]
 TOOL_FAULTS = [f.name for f in FAULTS.values() if f.kind == "tool"]
@@ -186,6 +186,9 @@ class FaultyModel:
         if f == "parallel_call":
             return replace(reply, tool_calls=(first, replace(first, id=self._new_id("par")), *rest))
         bad = _mutate_args(f, first, tools)
+        if bad == first:  # nothing in this call for the fault to change (no snake_case field, no number...)
+            self.injected -= 1
+            return reply
         # The wrapped model now believes it sent the bad call: a misconception it
         # keeps until an error it can read tells it otherwise.
         if hasattr(self.inner, "believe"):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,6 +73,8 @@ class Comparison:
     guarded_state: dict
     expect: Mapping[str, Any] = field(default_factory=lambda: EXPECT)
     scenario: str = "aftersales"
+    injected: bool | None = None  # a model fault: did it fire in either run (None: not a model fault)
+    at_step: int = 1
 
     @property
     def naive_verdict(self) -> Verdict:
@@ -149,6 +152,7 @@ def compare_expense(fault: str | None = None, *, at_step: int = 1, lang: Lang = 
     day = expense.Ledger().today().isoformat()
     want = {"records": [{"date": day, "amount": 45, "category": "transport"}], "tickets": 0}
     runs = []
+    faulty: list[FaultyModel] = []
     for loop in ("naive", "guarded"):
         state, reg = expense.SCENARIO.setup(lang)
         if fault and FAULTS[fault].kind == "tool":
@@ -156,12 +160,17 @@ def compare_expense(fault: str | None = None, *, at_step: int = 1, lang: Lang = 
         base: Model = SelfCorrectingModel(EXPENSE_PLAN, EXPENSE_ANSWER[lang])
         if fault and FAULTS[fault].kind != "tool":
             base = FaultyModel(base, fault, at_step=at_step)
+            faulty.append(base)
         cfg = GuardConfig(step_budget=expense.STEP_BUDGET, timeout=min(0.1, hang_seconds / 3))
         chat = Conversation(expense.SCENARIO, DatedModel(base), loop=loop, lang=lang, state=state, registry=reg,
                             config=cfg, sleep=lambda s: None, rng=random.Random(seed))
-        runs.append((chat.ask(EXPENSE_TASK[lang]), state.snapshot()))
+        run = chat.ask(EXPENSE_TASK[lang])
+        if fault == "hanging_tool":
+            time.sleep(hang_seconds)  # a write the loop stopped waiting for still lands: look at the ledger after it
+        runs.append((run, state.snapshot()))
     (n, ns), (g, gs) = runs
-    return Comparison(fault, n, g, ns, gs, want, scenario="expense")
+    return Comparison(fault, n, g, ns, gs, want, scenario="expense",
+                      injected=any(m.injected for m in faulty) if faulty else None, at_step=at_step)
 
 
 def trace_text(run: Run, width: int = 110, lang: Lang = "en") -> str:
@@ -209,7 +218,7 @@ _GUARD_OF_CODE = {"INVALID_ARGS": "validate", "BAD_JSON": "validate", "UNKNOWN_T
                   "TIMEOUT": "timeout", "RATE_LIMITED": "retry", "UNAVAILABLE": "retry",
                   "TOOL_ERROR": "escalate", "UNAUTHENTICATED": "escalate", "PERMISSION_DENIED": "escalate",
                   "NOT_FOUND": "escalate", "RULE_VIOLATION": "escalate", "LOOP_DETECTED": "breaker",
-                  "BUDGET_EXHAUSTED": "budget", "SELF_CORRECTION_EXHAUSTED": "escalate",
+                  "BUDGET_EXHAUSTED": "budget", "SELF_CORRECTION_EXHAUSTED": "escalate", "OUTCOME_UNKNOWN": "escalate",
                   "NEEDS_APPROVAL": "approval", "CONFLICT": "idempotency"}
 
 
@@ -237,6 +246,8 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
     if c.fault:
         key = "explain.injected_tool" if FAULTS[c.fault].kind == "tool" else "explain.injected"
         lines = [t(key, lang, what=FAULTS[c.fault].describe(lang))]
+        if c.injected is False:
+            lines.append(t("explain.not_injected", lang, step=c.at_step))
     else:
         lines = [t("explain.none_expense" if c.scenario == "expense" else "explain.none", lang)]
     n = c.naive
