@@ -1,4 +1,4 @@
-"""The skill site (seed 004): tools served over HTTP so the model only decides and the site executes.
+"""The skill site (docs/site.md): tools served over HTTP so the model only decides and the site executes.
 
 Layer "site", above scenarios (it hosts the desks) and below evals. One module per idea:
 ``skills.py`` (metadata, registration, the folder scan), ``execute.py`` (the three layers and
@@ -9,4 +9,6 @@ of FastAPI, uvicorn or httpx; ``app.py`` and ``client.py`` do, when used.
 """
 from __future__ import annotations
 
-__all__: list[str] = []
+from .skills import Skill, SkillContext, SkillMeta, load_skills, register_skill
+
+__all__ = ["Skill", "SkillContext", "SkillMeta", "load_skills", "register_skill"]

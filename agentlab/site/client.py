@@ -38,7 +38,7 @@ def site_registry(url: str, key: str, *, query: str | None = None, k: int = 6, l
     """The site's skills as a Registry whose tools run on the site.
 
     Args:
-        query: offer only the search's top ``k`` for this text (seed 004 §4.1) instead of all.
+        query: offer only the search's top ``k`` for this text (docs/site.md#the-http-contract) instead of all.
         session_id: sent as ``X-Session-Id`` so the site's logs group this agent's calls.
         client: an ``httpx.Client`` (or FastAPI's TestClient) to use instead of a new one.
         max_wait: the longest Retry-After the client waits itself; a longer one goes to the loop.

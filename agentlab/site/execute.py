@@ -1,4 +1,4 @@
-"""Running one skill: three layers in front of the handler, one check behind it (seed 004 §2.3).
+"""Running one skill: three layers in front of the handler, one check behind it (docs/site.md#three-layers).
 
 ::
 
@@ -9,8 +9,8 @@
               -> output shaped (a scalar is {"value": ...}, a list {"items": ...}, a summary added)
               -> output schema: a mismatch is the skill's bug -> 500, logged, never shown
 
-:func:`run_skill` returns an :class:`Outcome`: the HTTP status and the body the client
-receives. What went wrong inside (a stack, the bad output) goes to ``Outcome.internal``
+:func:`run_skill` returns an :class:`Execution`: the HTTP status and the body the client
+receives. What went wrong inside (a stack, the bad output) goes to ``Execution.internal``
 for the operator's log, never into the body.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ..store import result_json
 from ..timeouts import WriteTimeout, run_with_timeout
 from .skills import Skill, SkillContext
 
-__all__ = ["Outcome", "SkillBug", "body", "http_status", "input_problems", "run_skill", "shape_result", "summarize"]
+__all__ = ["Execution", "SkillBug", "body", "http_status", "input_problems", "run_skill", "shape_result", "summarize"]
 
 # error code -> HTTP status; anything else a skill reports on purpose is a 200 with success false
 _STATUS = {"INVALID_ARGS": 422, "BAD_JSON": 422, "TIMEOUT": 504, "RATE_LIMITED": 429, "UNAVAILABLE": 503,
@@ -37,7 +37,7 @@ _STATUS = {"INVALID_ARGS": 422, "BAD_JSON": 422, "TIMEOUT": 504, "RATE_LIMITED":
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Execution:
     """One execution: ``status`` and ``body`` go to the client; ``internal`` (a stack, the
     problems of a bad output) only to the error log. ``pending`` is a write still running
     after its timeout: its result will settle the idempotency key when it arrives."""
@@ -66,15 +66,15 @@ def body(result: Any = None, error: ToolError | None = None, lang: Lang = "en",
 
 
 def _failed(error: ToolError, skill: Skill, lang: Lang, *, internal: str | None = None, fallback: bool = False,
-            pending: Any = None, ran: bool = False) -> Outcome:
+            pending: Any = None, ran: bool = False) -> Execution:
     hint = None
     if fallback and skill.meta.fallback_hint:
         hint = skill.meta.fallback_hint.get(lang) or skill.meta.fallback_hint.get("en")
-    return Outcome(http_status(error), body(None, error, lang, hint), internal, pending, ran)
+    return Execution(http_status(error), body(None, error, lang, hint), internal, pending, ran)
 
 
 def summarize(name: str, result: dict) -> str:
-    """A one-sentence summary of a flat result, for a skill that wrote none (seed 004 §6.2)."""
+    """A one-sentence summary of a flat result, for a skill that wrote none (docs/site.md#three-layers)."""
     if "items" in result and isinstance(result["items"], list):
         return f"{name}: {len(result['items'])} item(s)."
     parts = [f"{k} {v}" for k, v in result.items() if isinstance(v, (str, int, float, bool)) and k != "summary"]
@@ -109,7 +109,7 @@ def input_problems(skill: Skill, arguments: Any) -> list[Problem]:
 
 
 def run_skill(skill: Skill, arguments: dict, ctx: SkillContext, *, lang: Lang = "en", check_input: bool = True,
-              on_late: Callable[[Outcome], None] | None = None) -> Outcome:
+              on_late: Callable[[Execution], None] | None = None) -> Execution:
     """Validate, check, run and shape one call of ``skill``. Never raises for a skill's failure.
 
     ``on_late`` receives the outcome of a write that timed out and finished afterwards.
@@ -128,7 +128,7 @@ def run_skill(skill: Skill, arguments: dict, ctx: SkillContext, *, lang: Lang = 
         if found:
             return _failed(make_error("INVALID_ARGS", problems=found, stage="semantic"), skill, lang)
 
-    def finish(data: Any) -> Outcome:
+    def finish(data: Any) -> Execution:
         try:
             shaped = shape_result(skill.name, data)
         except Exception:  # noqa: BLE001 - cannot happen for JSON-able data; a bug if it does
@@ -140,7 +140,7 @@ def run_skill(skill: Skill, arguments: dict, ctx: SkillContext, *, lang: Lang = 
                 raise SkillBug(f"{skill.name} returned output that breaks its output_schema: {detail}")
             except SkillBug:
                 return _failed(make_error("TOOL_ERROR"), skill, lang, internal=traceback.format_exc(), ran=True)
-        return Outcome(200, body(shaped, None, lang), ran=True)
+        return Execution(200, body(shaped, None, lang), ran=True)
 
     def settle(future: Any) -> None:
         if on_late is None or future.cancelled():
@@ -165,7 +165,7 @@ class SkillBug(Exception):
     """A skill broke its own contract (its output does not match its output_schema)."""
 
 
-def _from_exception(exc: BaseException, skill: Skill, lang: Lang) -> Outcome:
+def _from_exception(exc: BaseException, skill: Skill, lang: Lang) -> Execution:
     if isinstance(exc, ToolFailure):  # the skill said on purpose what happened: the model may read it
         transient = exc.error.category == "transient"
         return _failed(exc.error, skill, lang, fallback=transient, ran=True)

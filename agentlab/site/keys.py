@@ -1,4 +1,4 @@
-"""API keys: printed once, stored hashed, each with a whitelist of skills and a quota (seed 004 §6.3).
+"""API keys: printed once, stored hashed, each with a whitelist of skills and a quota (docs/site.md#keys-and-limits).
 
 A key is 32 random bytes (``sk-site-`` and base64url). What is kept is its SHA-256: a key
 with that much randomness cannot be guessed from its hash, so a slow password hash

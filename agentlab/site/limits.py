@@ -1,4 +1,4 @@
-"""Rate limits per key and skill, quotas per key, on an injected clock (seed 004 §6.3).
+"""Rate limits per key and skill, quotas per key, on an injected clock (docs/site.md#keys-and-limits).
 
 The rate comes from the skill's metadata (query 60 a minute, write 10, paid its own), so
 the model can read the limit it is held to. The rate is a sliding window (the last 60

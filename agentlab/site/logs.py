@@ -1,4 +1,4 @@
-"""The site's four JSON-lines logs (seed 004 §6.4), in the data folder's ``logs/``::
+"""The site's four JSON-lines logs (docs/site.md#logs), in the data folder's ``logs/``::
 
     access.jsonl   every request: method, path, status, latency
     call.jsonl     every execution: skill, arguments, result, status, latency

@@ -31,7 +31,7 @@ from ..routing import Router
 from ..schema import suggest
 from ..store import SQLiteStore
 from .desks import desk_skills, desk_state
-from .execute import Outcome, body, http_status, input_problems, run_skill
+from .execute import Execution, body, http_status, input_problems, run_skill
 from .keys import ApiKey, KeyStore
 from .limits import Limiter
 from .logs import SiteLogs
@@ -207,7 +207,7 @@ class SkillSite:
             return _reply(make_error("OUTCOME_UNKNOWN"), lang)
         ctx = SkillContext(self.data_dir, self.state, idem, self._ctx.lock)
 
-        def late(outcome: Outcome) -> None:  # a write that timed out finished after all: that settles the key
+        def late(outcome: Execution) -> None:  # a write that timed out finished after all: that settles the key
             self.claims.finish(claim_key, json.dumps({"status": outcome.status, "body": outcome.body}))
             self._log_internal(outcome, skill, request_id, session_id)
 
@@ -236,7 +236,7 @@ class SkillSite:
                     return _InFlight()
                 return claim
 
-    def _log_internal(self, outcome: Outcome, skill: Skill, request_id: str, session_id: str | None) -> None:
+    def _log_internal(self, outcome: Execution, skill: Skill, request_id: str, session_id: str | None) -> None:
         if outcome.internal is not None:
             self.logs.write("error", request_id=request_id, session_id=session_id, skill=skill.name,
                             status=outcome.status, code=(outcome.body.get("error") or {}).get("code"),

@@ -30,7 +30,7 @@ __all__ = ["RATE_CLASSES", "RateClass", "Skill", "SkillContext", "SkillMeta", "l
            "register_skill", "shipped_dir", "skill_tools"]
 
 RateClass = Literal["query", "write", "paid"]
-#: calls per minute per key and skill, by class (seed 004 §6.3); a skill's ``limits`` may set its own
+#: calls per minute per key and skill, by class (docs/site.md#keys-and-limits); a skill's ``limits`` may set its own
 RATE_CLASSES: dict[str, int] = {"query": 60, "write": 10, "paid": 5}
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
