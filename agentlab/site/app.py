@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ..i18n import Lang
-from .service import Reply, SkillSite
+from .service import HttpReply, SkillSite
 
 __all__ = ["create_app"]
 
@@ -43,7 +43,7 @@ def create_app(site: SkillSite) -> FastAPI:
     app = FastAPI(title="agentlab skill site", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.site = site
 
-    def send(reply: Reply) -> JSONResponse:
+    def send(reply: HttpReply) -> JSONResponse:
         return JSONResponse(reply.body, status_code=reply.status, headers=dict(reply.headers))
 
     @app.middleware("http")

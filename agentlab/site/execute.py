@@ -28,7 +28,7 @@ from ..store import result_json
 from ..timeouts import WriteTimeout, run_with_timeout
 from .skills import Skill, SkillContext
 
-__all__ = ["Execution", "SkillBug", "body", "http_status", "input_problems", "run_skill", "shape_result", "summarize"]
+__all__ = ["Execution", "SkillBug", "body", "http_status", "input_problems", "run_skill", "shape_result", "one_line_summary"]
 
 # error code -> HTTP status; anything else a skill reports on purpose is a 200 with success false
 _STATUS = {"INVALID_ARGS": 422, "BAD_JSON": 422, "TIMEOUT": 504, "RATE_LIMITED": 429, "UNAVAILABLE": 503,
@@ -73,7 +73,7 @@ def _failed(error: ToolError, skill: Skill, lang: Lang, *, internal: str | None 
     return Execution(http_status(error), body(None, error, lang, hint), internal, pending, ran)
 
 
-def summarize(name: str, result: dict) -> str:
+def one_line_summary(name: str, result: dict) -> str:
     """A one-sentence summary of a flat result, for a skill that wrote none (docs/site.md#three-layers)."""
     if "items" in result and isinstance(result["items"], list):
         return f"{name}: {len(result['items'])} item(s)."
@@ -88,7 +88,7 @@ def shape_result(name: str, data: Any) -> dict:
     if not isinstance(plain, dict):
         plain = {"items": plain} if isinstance(plain, list) else {"value": plain}
     if not isinstance(plain.get("summary"), str):
-        plain = {**plain, "summary": summarize(name, plain)}
+        plain = {**plain, "summary": one_line_summary(name, plain)}
     return plain
 
 

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 from .keys import PERIODS, ApiKey
 
-__all__ = ["Limiter", "Verdict"]
+__all__ = ["Limiter", "Admission"]
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Admission:
     """``ok``, or the limit that refused the call (``rate`` or ``quota``) and the seconds until it would pass."""
 
     ok: bool
@@ -48,19 +48,19 @@ class Limiter:
     def __repr__(self) -> str:
         return f"Limiter({len(self._recent)} windows)"
 
-    def admit(self, key: ApiKey, skill: str, per_minute: int) -> Verdict:
+    def admit(self, key: ApiKey, skill: str, per_minute: int) -> Admission:
         now = self.clock()
         with self._lock:
             window = self._recent.setdefault((key.id, skill), deque())
             while window and window[0] <= now - 60.0:
                 window.popleft()
             if len(window) >= per_minute:
-                return Verdict(False, "rate", per_minute, "minute", window[0] + 60.0 - now)
+                return Admission(False, "rate", per_minute, "minute", window[0] + 60.0 - now)
             if key.quota is not None:
                 span = PERIODS[key.period]
                 slot = (key.id, int(now // span))
                 if self._used.get(slot, 0) >= key.quota:
-                    return Verdict(False, "quota", key.quota, key.period, (slot[1] + 1) * span - now)
+                    return Admission(False, "quota", key.quota, key.period, (slot[1] + 1) * span - now)
                 self._used[slot] = self._used.get(slot, 0) + 1
             window.append(now)
-        return Verdict(True)
+        return Admission(True)

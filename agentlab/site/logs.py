@@ -24,24 +24,24 @@ from typing import Any, Literal
 
 from ..errors import redact_secrets
 
-__all__ = ["LOGS", "LogName", "SiteLogs", "clean"]
+__all__ = ["LOGS", "LogName", "SiteLogs", "scrub"]
 
 LogName = Literal["access", "call", "error", "audit"]
 LOGS: tuple[LogName, ...] = ("access", "call", "error", "audit")
 _CREDENTIAL = re.compile(r"(pass(word)?|secret|token|api[_-]?key|authorization|cookie)$", re.I)
 
 
-def clean(value: Any, depth: int = 0) -> Any:
+def scrub(value: Any, depth: int = 0) -> Any:
     """``value`` with credentials removed from every string and credential-named fields blanked."""
     if isinstance(value, str):
         return redact_secrets(value)
     if depth > 20:
         return "[nested too deep]"
     if isinstance(value, dict):
-        return {k: ("[secret removed]" if isinstance(k, str) and _CREDENTIAL.search(k) and v else clean(v, depth + 1))
+        return {k: ("[secret removed]" if isinstance(k, str) and _CREDENTIAL.search(k) and v else scrub(v, depth + 1))
                 for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [clean(v, depth + 1) for v in value]
+        return [scrub(v, depth + 1) for v in value]
     return value
 
 
@@ -70,7 +70,7 @@ class SiteLogs:
     def write(self, name: LogName, *, request_id: str, session_id: str | None, **fields: Any) -> None:
         stack = fields.pop("stack", None)
         line: dict[str, Any] = {"ts": round(self.clock(), 3), "request_id": request_id, "session_id": session_id,
-                                **clean(fields)}
+                                **scrub(fields)}
         if stack is not None:
             line["stack"] = _stack(stack)
         text = json.dumps(line, ensure_ascii=False, default=str) + "\n"

@@ -37,11 +37,11 @@ from .limits import Limiter
 from .logs import SiteLogs
 from .skills import Skill, SkillContext, load_skills, shipped_dir, skill_tools
 
-__all__ = ["Reply", "SkillSite"]
+__all__ = ["HttpReply", "SkillSite"]
 
 
 @dataclass(frozen=True)
-class Reply:
+class HttpReply:
     """What goes back over HTTP."""
 
     status: int
@@ -82,7 +82,7 @@ class SkillSite:
         return f"SkillSite({len(self.skills)} skills, {self.data_dir})"
 
     # ---------------------------------------------------------------- discovery
-    def authorize(self, api_key: str | None, lang: Lang) -> tuple[ApiKey | None, Reply | None]:
+    def authorize(self, api_key: str | None, lang: Lang) -> tuple[ApiKey | None, HttpReply | None]:
         """The key's record, or the 401 reply."""
         record = self.keys.check(api_key)
         if record is None:
@@ -106,13 +106,13 @@ class SkillSite:
         listed = {s["skill_name"]: s for s in self.listing(key, lang)["skills"]}
         return {"query": query, "k": k, "results": [{**listed[n], "score": round(sc, 4)} for n, sc in ranked[:k]]}
 
-    def describe(self, name: str, lang: Lang) -> Reply:
+    def describe(self, name: str, lang: Lang) -> HttpReply:
         skill = self.skills.get(name)
         if skill is None:
             return self.unknown(name, lang)
-        return Reply(200, skill.meta.to_dict(lang))
+        return HttpReply(200, skill.meta.to_dict(lang))
 
-    def unknown(self, name: str, lang: Lang, key: ApiKey | None = None) -> Reply:
+    def unknown(self, name: str, lang: Lang, key: ApiKey | None = None) -> HttpReply:
         """404 with every skill the caller can use and the closest name when one is clearly meant."""
         names = [s.name for s in self.visible(key)]
         closest = suggest(name, names)
@@ -125,7 +125,7 @@ class SkillSite:
 
     # ---------------------------------------------------------------- execution
     def execute(self, name: str, raw_body: bytes, *, api_key: str | None, idempotency_key: str | None,
-                session_id: str | None, request_id: str | None = None, lang: Lang = "en") -> Reply:
+                session_id: str | None, request_id: str | None = None, lang: Lang = "en") -> HttpReply:
         """One ``POST /api/skills/{name}/execute``, logged in call, error and audit."""
         request_id = request_id or uuid.uuid4().hex[:16]
         t0 = time.perf_counter()
@@ -150,10 +150,10 @@ class SkillSite:
             self.logs.write("audit", **ids, action="execute", skill=name, status=reply.status, **who,
                             idempotency_key=_short_hash(idempotency_key),
                             replayed=reply.headers.get("Idempotent-Replayed") == "true")
-        return Reply(reply.status, reply.body, {**reply.headers, "X-Request-Id": request_id})
+        return HttpReply(reply.status, reply.body, {**reply.headers, "X-Request-Id": request_id})
 
     def _admit(self, name: str, skill: Skill | None, key: ApiKey, raw_body: bytes, idem: str | None,
-               lang: Lang) -> Reply | None:
+               lang: Lang) -> HttpReply | None:
         if skill is None:
             return self.unknown(name, lang, key)
         if not key.allows(name):
@@ -182,14 +182,14 @@ class SkillSite:
         return None
 
     def _run(self, skill: Skill, args: dict, key: ApiKey, idem: str | None, lang: Lang, request_id: str,
-             session_id: str | None) -> Reply:
+             session_id: str | None) -> HttpReply:
         problems = input_problems(skill, args)  # before any claim: an invalid call holds no key
         if problems:
             return _reply(make_error("INVALID_ARGS", problems=problems), lang)
         if not skill.meta.writes:
             outcome = run_skill(skill, args, self._ctx, lang=lang, check_input=False)
             self._log_internal(outcome, skill, request_id, session_id)
-            return Reply(outcome.status, outcome.body)
+            return HttpReply(outcome.status, outcome.body)
         claim_key = f"{key.id}:{skill.name}:{idem}"
         fingerprint = canonical({"skill": skill.name, "arguments": args})
         claim = self.claims.claim(claim_key, fingerprint, lease=skill.meta.timeout + 60)
@@ -197,7 +197,7 @@ class SkillSite:
             claim = self._wait(claim_key, fingerprint, skill.meta.timeout + 1.0)
         if claim.status == "replay":
             recorded = json.loads(claim.result or "{}")
-            return Reply(recorded["status"], recorded["body"], {"Idempotent-Replayed": "true"})
+            return HttpReply(recorded["status"], recorded["body"], {"Idempotent-Replayed": "true"})
         if claim.status == "conflict":
             hint = {lg: t("site.key_reused.hint", lg) for lg in ("en", "zh")}
             return _reply(make_error("CONFLICT", _key="site.key_reused", hint=hint), lang, status=422)
@@ -223,7 +223,7 @@ class SkillSite:
             self.claims.release(claim_key)  # the skill said nothing happened and a resend may work
         else:
             self.claims.finish(claim_key, json.dumps({"status": outcome.status, "body": outcome.body}))
-        return Reply(outcome.status, outcome.body)
+        return HttpReply(outcome.status, outcome.body)
 
     def _wait(self, claim_key: str, fingerprint: str, seconds: float) -> Any:
         deadline = time.monotonic() + seconds
@@ -257,8 +257,8 @@ class _InFlight:
     result: str | None = None
 
 
-def _reply(error: ToolError, lang: Lang, *, status: int | None = None, headers: Mapping[str, str] | None = None) -> Reply:
-    return Reply(status or http_status(error), body(None, error, lang), dict(headers or {}))
+def _reply(error: ToolError, lang: Lang, *, status: int | None = None, headers: Mapping[str, str] | None = None) -> HttpReply:
+    return HttpReply(status or http_status(error), body(None, error, lang), dict(headers or {}))
 
 
 def _short_hash(value: str | None) -> str | None:
