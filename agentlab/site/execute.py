@@ -28,7 +28,7 @@ from ..store import result_json
 from ..timeouts import WriteTimeout, run_with_timeout
 from .skills import Skill, SkillContext
 
-__all__ = ["Execution", "SkillBug", "body", "http_status", "input_problems", "run_skill", "shape_result", "one_line_summary"]
+__all__ = ["Execution", "SkillBug", "body", "http_status", "input_problems", "one_line_summary", "run_skill", "shape_result"]
 
 # error code -> HTTP status; anything else a skill reports on purpose is a 200 with success false
 _STATUS = {"INVALID_ARGS": 422, "BAD_JSON": 422, "TIMEOUT": 504, "RATE_LIMITED": 429, "UNAVAILABLE": 503,

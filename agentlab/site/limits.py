@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from .keys import PERIODS, ApiKey
 
-__all__ = ["Limiter", "Admission"]
+__all__ = ["Admission", "Limiter"]
 
 
 @dataclass(frozen=True)
