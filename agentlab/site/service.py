@@ -5,9 +5,9 @@ claims, logs, the desks' shared state) and :meth:`SkillSite.execute` takes a cal
 the checks in the order the HTTP contract fixes::
 
     key? (401) -> skill? (404) -> whitelisted? (403) -> body (400) -> Idempotency-Key for a write? (428)
-    -> rate and quota (429 + Retry-After) -> input schema (422)
-    -> write: claim the key (replay: the recorded reply + Idempotent-Replayed; other arguments: 422;
-       running: wait for it, then replay, or 409)
+    -> a read: rate and quota (429 + Retry-After) -> input schema (422)
+    -> a write: claim the key (replay: the recorded reply + Idempotent-Replayed; other arguments: 422;
+       running: wait for it, then replay, or 409), then rate and quota: a replay costs nothing
     -> business check, handler, output check (agentlab.site.execute) -> 200 / 422 / 500 / 504
 
 ``app.py`` only translates HTTP to these calls, so the contract can be tested with or
@@ -169,6 +169,12 @@ class SkillSite:
             return _reply(make_error("BAD_REQUEST", _key="site.bad_body"), lang, status=400)
         if skill.meta.writes and not idem:
             return _reply(make_error("BAD_REQUEST", _key="site.needs_idempotency_key", name=name), lang, status=428)
+        if skill.meta.writes:
+            return None  # a write is counted once it has its claim: a replay or a wait runs nothing, costs nothing
+        return self._limit(key, skill, lang)
+
+    def _limit(self, key: ApiKey, skill: Skill, lang: Lang) -> HttpReply | None:
+        name = skill.name
         verdict = self.limiter.admit(key, name, skill.meta.per_minute)
         if not verdict.ok:
             if verdict.kind == "rate":
@@ -205,6 +211,10 @@ class SkillSite:
             return _reply(make_error("IN_PROGRESS"), lang)
         if claim.status == "unknown":
             return _reply(make_error("OUTCOME_UNKNOWN"), lang)
+        limited = self._limit(key, skill, lang)
+        if limited is not None:
+            self.claims.release(claim_key)
+            return limited
         ctx = SkillContext(self.data_dir, self.state, idem, self._ctx.lock)
 
         def late(outcome: Execution) -> None:  # a write that timed out finished after all: that settles the key
