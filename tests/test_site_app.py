@@ -50,6 +50,7 @@ def test_status_codes(site, http):
     assert bad.status_code == 422 and bad.json()["error"]["problems"][1]["did_you_mean"] == "order_id"
     assert http.post("/api/skills/get_order/execute", content=b"[1", headers={"X-API-Key": key}).status_code == 400
     assert post(http, "send_notification", NOTE, key).status_code == 428
+    assert post(http, "send_notification", NOTE, key, **{"Idempotency-Key": "k" * 201}).status_code == 400
     ok = post(http, "get_order", {"order_id": "A1001"}, key)
     assert ok.status_code == 200 and set(ok.json()) == {"success", "result", "error", "fallback_hint"}
     assert ok.json()["result"]["summary"] and ok.headers["X-Request-Id"]

@@ -167,6 +167,8 @@ class SkillSite:
             parsed = None
         if not isinstance(parsed, dict) or not isinstance(parsed.get("arguments", {}), dict):
             return _reply(make_error("BAD_REQUEST", _key="site.bad_body"), lang, status=400)
+        if idem is not None and not 1 <= len(idem) <= 200:  # bounded, like everything a caller sends
+            return _reply(make_error("BAD_REQUEST", _key="site.needs_idempotency_key", name=name), lang, status=400)
         if skill.meta.writes and not idem:
             return _reply(make_error("BAD_REQUEST", _key="site.needs_idempotency_key", name=name), lang, status=428)
         if skill.meta.writes:
