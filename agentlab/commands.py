@@ -322,10 +322,68 @@ def eval_text(report: dict, lang: Lang = "en") -> list[str]:
     return lines
 
 
+def _site_configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--skills", action="append", default=[], help="a folder of skills (one subfolder each); repeatable")
+    p.add_argument("--data", default=".agentlab-site", help="keys, idempotency records, logs, outbox (default: %(default)s)")
+    p.add_argument("--lang", choices=("en", "zh"), default="en")
+    sub = p.add_subparsers(dest="site_command")
+    keys = sub.add_parser("keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)
+    create = keys.add_parser("create", help="create a key and print it once")
+    create.add_argument("--name", required=True)
+    create.add_argument("--skills", dest="key_skills", default="*", help="comma-separated skill names, or * (default)")
+    create.add_argument("--quota", default=None, help="e.g. 1000/day (per minute, hour or day); default: none")
+    # --data and --lang may come after the subcommand too (SUPPRESS: not given there, the site's value stands)
+    create.add_argument("--data", default=argparse.SUPPRESS)
+    create.add_argument("--lang", choices=("en", "zh"), default=argparse.SUPPRESS)
+
+
+def _site(ns: argparse.Namespace) -> int:
+    data = ns.data
+    for folder in ns.skills:
+        if not Path(folder).is_dir():
+            raise InputError("input.no_folder", path=folder, what="what.skills_dir")
+    try:
+        import fastapi  # noqa: F401 - only to say which extra is missing, in one line
+        import uvicorn
+    except ImportError as exc:
+        raise InputError("site.needs_extra", missing=exc.name or "fastapi") from None
+    from .site.keys import parse_quota
+    from .site.service import SkillSite
+    quota = None
+    if ns.site_command == "keys" and ns.quota is not None:
+        try:
+            quota = parse_quota(ns.quota)
+        except ValueError:
+            raise InputError("input.quota", got=ns.quota) from None
+    try:
+        site = SkillSite(data, skills_dirs=ns.skills)
+    except (ImportError, SyntaxError, ValueError, TypeError, OSError) as exc:
+        raise InputError("input.bad_skills", path=", ".join(ns.skills) or data, detail=str(exc)[:200]) from None
+    if ns.site_command == "keys":
+        names = [n.strip() for n in ns.key_skills.split(",") if n.strip()] or ["*"]
+        unknown = [n for n in names if n != "*" and n not in site.skills]
+        if unknown:
+            raise InputError("input.unknown_skills", names=", ".join(unknown), known=", ".join(site.skills))
+        key, record = site.create_key(ns.name, names, quota=quota[0] if quota else None,
+                                      period=quota[1] if quota else "day")
+        print(t("site.key_created", ns.lang, name=ns.name, skills=", ".join(record.skills),
+                quota=ns.quota or t("site.no_quota", ns.lang)), file=sys.stderr)
+        emit(key)  # stdout holds the key alone, so that a script can capture it
+        return 0
+    _in_range("--port", ns.port, 0, 65535)
+    from .site.app import create_app
+    print(t("site.serving", ns.lang, n=len(site.skills), host=ns.host, port=ns.port, data=data), file=sys.stderr, flush=True)
+    uvicorn.run(create_app(site), host=ns.host, port=ns.port, log_level="warning")
+    return 0
+
+
 Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 EXTRA: dict[str, Command] = {
     "demo": ("naive and guarded loops side by side on a desk", _demo_configure, _demo),
     "checklist": ("run article 003's twelve pre-launch checks against a desk", _checklist_configure, _checklist),
     "local": ("serve a small real model on 127.0.0.1 (OpenAI-compatible, offline)", _local_configure, _local),
     "eval": ("run a suite of cases and print the metrics", _eval_configure, _eval),
+    "site": ("serve the skill site (keys create: make an API key)", _site_configure, _site),
 }

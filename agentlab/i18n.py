@@ -527,6 +527,52 @@ _CATALOG: dict[str, dict[str, str]] = {
     "local.bad_hash": {"en": "the assembled {size} weights do not match the pinned sha256; refusing to use them",
                        "zh": "拼接后的 {size} 权重与固定的 sha256 不符，拒绝使用"},
     "local.exited": {"en": "the local server exited; see {log}", "zh": "本地服务已退出；请查看 {log}"},
+    # --- the skill site (agentlab/site/) --------------------------------------
+    "site.no_key": {"en": "The API key is missing or unknown.", "zh": "API key 缺失或无效。"},
+    "site.no_key.hint": {"en": "Do not retry: the site's operator must give this agent a valid key (X-API-Key header).",
+                         "zh": "不要重试：需要站点管理员为该助手配置有效的 key（X-API-Key 请求头）。"},
+    "site.not_allowed": {"en": "This key may not call {name}.", "zh": "该 key 无权调用 {name}。"},
+    "site.not_allowed.hint": {"en": "Use one of the skills this key may call: {allowed}.",
+                              "zh": "请改用该 key 有权调用的技能：{allowed}。"},
+    "site.unknown_skill": {"en": "There is no skill named {name!r}.", "zh": "没有名为 {name!r} 的技能。"},
+    "site.rate": {"en": "{name} takes at most {limit} calls per minute from this key.",
+                  "zh": "{name} 对该 key 每分钟最多接受 {limit} 次调用。"},
+    "site.quota": {"en": "This key's quota of {limit} calls per {period} is used up.",
+                   "zh": "该 key 每{period} {limit} 次的调用配额已用完。"},
+    "site.period.minute": {"en": "minute", "zh": "分钟"},
+    "site.period.hour": {"en": "hour", "zh": "小时"},
+    "site.period.day": {"en": "day", "zh": "天"},
+    "site.needs_idempotency_key": {
+        "en": "{name} changes data, so every call needs an Idempotency-Key header: a resend with the same key is "
+              "answered from the first result instead of being done twice.",
+        "zh": "{name} 会修改数据，每次调用都必须带 Idempotency-Key 请求头：用同一个 key 重发时返回第一次的结果，不会执行第二次。"},
+    "site.key_reused": {"en": "This Idempotency-Key was already used for a call with different arguments; it is not run.",
+                        "zh": "该 Idempotency-Key 已用于一次参数不同的调用，本次不执行。"},
+    "site.key_reused.hint": {"en": "A new action needs a new key; a resend must carry exactly the same arguments.",
+                             "zh": "新的操作需要新的 key；重发时参数必须完全相同。"},
+    "site.bad_body": {"en": "The body must be a JSON object {\"arguments\": {...}}.",
+                      "zh": "请求体必须是 JSON 对象 {\"arguments\": {...}}。"},
+    "site.needs_person": {
+        "en": "This call needs a person's approval ({reason}), which the skill site cannot give. It has NOT been run; "
+              "tell the user and offer a human colleague.",
+        "zh": "该调用需要人工批准（{reason}），技能站点无法批准。它没有被执行；请告知用户并建议转人工。"},
+    "site.serving": {"en": "serving {n} skills on http://{host}:{port}/api/skills (data and logs in {data})",
+                     "zh": "正在 http://{host}:{port}/api/skills 提供 {n} 个技能（数据和日志在 {data}）"},
+    "site.key_created": {"en": "key {name!r} created for {skills}, quota {quota}. It is shown this once and stored only "
+                               "as a hash: keep it now.",
+                         "zh": "已为 {skills} 创建 key {name!r}，配额 {quota}。它只显示这一次，站点只保存其哈希：请现在保存。"},
+    "site.no_quota": {"en": "none", "zh": "不限"},
+    "input.quota": {"en": "--quota must look like 1000/day (per minute, hour or day), got {got!r}",
+                    "zh": "--quota 的格式应为 1000/day（按 minute、hour 或 day 计），实际是 {got!r}"},
+    "input.unknown_skills": {"en": "--skills names skills the site does not have: {names} (it has: {known})",
+                             "zh": "--skills 中有站点不存在的技能：{names}（现有：{known}）"},
+    "input.no_folder": {"en": "{path}: no such folder ({what})", "zh": "{path}：文件夹不存在（{what}）"},
+    "input.bad_skills": {"en": "{path}: the skills in it could not be loaded ({detail})",
+                         "zh": "{path}：其中的技能无法加载（{detail}）"},
+    "what.skills_dir": {"en": "a folder of skills, one subfolder with skill.json and handler.py each",
+                        "zh": "技能文件夹，每个子文件夹包含 skill.json 和 handler.py"},
+    "site.needs_extra": {"en": "the skill site needs its extra: pip install 'agentlab[site]' ({missing} is missing)",
+                         "zh": "技能站点需要额外依赖：pip install 'agentlab[site]'（缺少 {missing}）"},
 }
 
 

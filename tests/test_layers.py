@@ -5,6 +5,7 @@ Layers, lowest first (a module may import its own layer and the ones below):
     core       the flat modules (errors, schema, tools, loop, store...) and models/interface.py
     models     the rest of agentlab/models/ (fakes, faults, real models, cassettes, test server)
     scenarios  agentlab/scenarios/
+    site       agentlab/site/ (the skill site: it hosts the desks' tools)
     evals      agentlab/evals/
     workbook   agentlab/workbook/
     entry      cli.py, commands.py, __main__.py, the package's __init__.py
@@ -16,7 +17,7 @@ import pytest
 from conftest import ROOT
 
 PKG = ROOT / "agentlab"
-LAYERS = ["core", "models", "scenarios", "evals", "workbook", "entry"]
+LAYERS = ["core", "models", "scenarios", "site", "evals", "workbook", "entry"]
 ENTRY = {"agentlab", "agentlab.cli", "agentlab.commands", "agentlab.__main__"}
 
 
@@ -31,7 +32,7 @@ def layer(module: str) -> str:
     if module in ENTRY:
         return "entry"
     parts = module.split(".")
-    if len(parts) >= 2 and parts[1] in ("models", "scenarios", "evals", "workbook"):
+    if len(parts) >= 2 and parts[1] in ("models", "scenarios", "site", "evals", "workbook"):
         if module in ("agentlab.models", "agentlab.models.interface"):
             return "core"  # the protocol the loops speak (the package __init__ loads only it eagerly)
         return parts[1]
@@ -80,3 +81,6 @@ def test_the_layer_rule_can_fail():
     evals_suite = PKG / "evals" / "suite.py"
     assert "agentlab.scenarios" in imports(evals_suite)  # evals may import scenarios...
     assert LAYERS.index(layer("agentlab.workbook.plots")) > LAYERS.index(layer(module_name(evals_suite)))  # ...not plots
+    assert layer("agentlab.site.service") == "site" and layer("agentlab.site.shipped.weather.handler") == "site"
+    assert "agentlab.scenarios.aftersales" in imports(PKG / "site" / "desks.py")  # the site may host the desks...
+    assert LAYERS.index("site") < LAYERS.index("evals")  # ...and evals may one day grade a run through the site

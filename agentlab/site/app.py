@@ -1,0 +1,100 @@
+"""The skill site over HTTP (FastAPI): the routes of the contract, nothing else.
+
+    GET  /api/skills                      every skill: name, description, input schema, limits
+    GET  /api/skills/search?q=...&k=6     the k most relevant, with scores (on-demand discovery)
+    GET  /api/skills/{name}               one skill's full metadata
+    POST /api/skills/{name}/execute       {"arguments": {...}} with X-API-Key (and Idempotency-Key for a write)
+
+A key on a GET is optional; when sent it must be valid, and the listing shows only what
+it may call. ``Accept-Language: zh`` (or ``?lang=zh``) answers in Chinese. Every reply
+carries ``X-Request-Id``; ``X-Session-Id`` (the agent's session) is logged with it.
+"""
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from ..i18n import Lang
+from .service import HttpReply, SkillSite
+
+__all__ = ["create_app"]
+
+_SESSION = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
+
+
+def _lang(request: Any) -> Lang:
+    asked = request.query_params.get("lang") or request.headers.get("accept-language", "")
+    return "zh" if asked.lower().startswith("zh") else "en"
+
+
+def _session(request: Any) -> str | None:
+    value = request.headers.get("x-session-id")
+    return value if value and _SESSION.match(value) else None
+
+
+def create_app(site: SkillSite) -> FastAPI:
+    """The FastAPI app serving ``site``."""
+    app = FastAPI(title="agentlab skill site", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.site = site
+
+    def send(reply: HttpReply) -> JSONResponse:
+        return JSONResponse(reply.body, status_code=reply.status, headers=dict(reply.headers))
+
+    @app.middleware("http")
+    async def access_log(request: Request, call_next: Any) -> Any:
+        request.state.request_id = uuid.uuid4().hex[:16]
+        t0 = time.perf_counter()
+        try:
+            response = await call_next(request)
+        except Exception as exc:  # noqa: BLE001 - a bug in the site itself: logged with its stack, never shown
+            import traceback
+            site.logs.write("error", request_id=request.state.request_id, session_id=_session(request),
+                            path=request.url.path, code="TOOL_ERROR", stack="".join(traceback.format_exception(exc)))
+            response = JSONResponse({"success": False, "result": None, "fallback_hint": None,
+                                     "error": {"code": "TOOL_ERROR", "message": "internal error", "retryable": False}},
+                                    status_code=500)
+        response.headers["X-Request-Id"] = request.state.request_id
+        site.logs.write("access", request_id=request.state.request_id, session_id=_session(request),
+                        method=request.method, path=request.url.path, status=response.status_code,
+                        latency_ms=round((time.perf_counter() - t0) * 1000, 2))
+        return response
+
+    def key_of(request: Request, lang: Lang) -> tuple[Any, JSONResponse | None]:
+        api_key = request.headers.get("x-api-key")
+        if api_key is None:
+            return None, None
+        record, refused = site.authorize(api_key, lang)
+        return record, (send(refused) if refused is not None else None)
+
+    @app.get("/api/skills")
+    def list_skills(request: Request) -> Any:
+        lang = _lang(request)
+        key, refused = key_of(request, lang)
+        return refused or site.listing(key, lang)
+
+    @app.get("/api/skills/search")
+    def search_skills(request: Request, q: str = "", k: int = 6) -> Any:
+        lang = _lang(request)
+        key, refused = key_of(request, lang)
+        return refused or site.search(q[:500], max(1, min(k, 50)), key, lang)
+
+    @app.get("/api/skills/{name}")
+    def describe_skill(name: str, request: Request) -> Any:
+        return send(site.describe(name, _lang(request)))
+
+    @app.post("/api/skills/{name}/execute")
+    async def execute_skill(name: str, request: Request) -> Any:
+        raw = await request.body()
+        reply = await run_in_threadpool(
+            site.execute, name, raw, api_key=request.headers.get("x-api-key"),
+            idempotency_key=request.headers.get("idempotency-key"), session_id=_session(request),
+            request_id=request.state.request_id, lang=_lang(request))
+        return send(reply)
+
+    return app

@@ -1,0 +1,107 @@
+"""API keys: printed once, stored hashed, each with a whitelist of skills and a quota (docs/site.md#keys-and-limits).
+
+A key is 32 random bytes (``sk-site-`` and base64url). What is kept is its SHA-256: a key
+with that much randomness cannot be guessed from its hash, so a slow password hash
+would add latency to every call and no safety. The key itself is never stored, never
+logged and cannot be shown again; a lost key is replaced, not recovered.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["PERIODS", "ApiKey", "KeyStore", "hash_key", "parse_quota"]
+
+PERIODS: dict[str, int] = {"minute": 60, "hour": 3600, "day": 86400}
+_QUOTA = re.compile(r"^\s*(\d{1,9})\s*/\s*(minute|hour|day)\s*$")
+
+
+def parse_quota(text: str) -> tuple[int, str]:
+    """``"1000/day"`` -> ``(1000, "day")``; ValueError for anything else."""
+    m = _QUOTA.match(text or "")
+    if not m or int(m.group(1)) < 1:
+        raise ValueError(f"a quota looks like 1000/day (per minute, hour or day), got {text!r}")
+    return int(m.group(1)), m.group(2)
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """A key as stored: its id (the first hex digits of its hash, safe to log), its name, what it may call."""
+
+    id: str
+    name: str
+    skills: tuple[str, ...]  # ("*",) for every skill
+    quota: int | None
+    period: str
+    created: float
+
+    def __repr__(self) -> str:
+        return f"ApiKey({self.name!r}, skills={list(self.skills)}, quota={self.quota}/{self.period})"
+
+    def allows(self, skill: str) -> bool:
+        return "*" in self.skills or skill in self.skills
+
+
+class KeyStore:
+    """Keys in a SQLite file (``keys.db`` in the site's data folder), hashed."""
+
+    def __init__(self, path: str | Path = ":memory:", *, clock: Callable[[], float] = time.time):
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+        self._db.execute("CREATE TABLE IF NOT EXISTS keys (hash TEXT PRIMARY KEY, name TEXT NOT NULL, "
+                         "skills TEXT NOT NULL, quota INTEGER, period TEXT NOT NULL, created REAL NOT NULL)")
+
+    def __repr__(self) -> str:
+        return f"KeyStore({len(self.all())} keys)"
+
+    def create(self, name: str, skills: Iterable[str] = ("*",), *, quota: int | None = None,
+               period: str = "day") -> tuple[str, ApiKey]:
+        """A new key: ``(the key, its record)``. The key is returned here and nowhere else, ever."""
+        if period not in PERIODS:
+            raise ValueError(f"period must be one of {list(PERIODS)}")
+        key = "sk-site-" + secrets.token_urlsafe(32)
+        digest = hash_key(key)
+        record = ApiKey(digest[:12], name, tuple(skills) or ("*",), quota, period, self._clock())
+        with self._lock:
+            self._db.execute("INSERT INTO keys VALUES (?, ?, ?, ?, ?, ?)", (digest, name, json.dumps(record.skills),
+                                                                          quota, period, record.created))
+        return key, record
+
+    def check(self, key: str | None) -> ApiKey | None:
+        """The record of ``key``, or None when it is missing or unknown."""
+        if not key or len(key) > 200:
+            return None
+        digest = hash_key(key)
+        with self._lock:
+            row = self._db.execute("SELECT hash, name, skills, quota, period, created FROM keys WHERE hash = ?",
+                                   (digest,)).fetchone()
+        if row is None or not hmac.compare_digest(row[0], digest):
+            return None
+        return _record(row)
+
+    def all(self) -> list[ApiKey]:
+        with self._lock:
+            rows = self._db.execute("SELECT hash, name, skills, quota, period, created FROM keys").fetchall()
+        return [_record(r) for r in rows]
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def _record(row: tuple) -> ApiKey:
+    digest, name, skills, quota, period, created = row
+    return ApiKey(digest[:12], name, tuple(json.loads(skills)), quota, period, created)

@@ -1,0 +1,25 @@
+"""The notifying write skill: one e-mail per call, into an outbox file (nothing leaves the machine).
+
+It is the seed's double e-mail: a client that resends after a lost reply would send two.
+The site's idempotency key makes the second request a replay of the first, so the outbox
+holds one message (docs/guards.md#idempotency).
+"""
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+from agentlab.site.skills import SkillContext, read_meta, register_skill
+
+__all__ = ["send_notification"]
+
+
+@register_skill(read_meta(Path(__file__).with_name("skill.json")))
+def send_notification(arguments: dict, ctx: SkillContext) -> dict:
+    """Append one message to ``outbox.jsonl`` in the site's data folder."""
+    message = {"message_id": "M" + uuid.uuid4().hex[:10], **arguments}
+    with ctx.lock, (Path(ctx.data_dir) / "outbox.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps(message, ensure_ascii=False) + "\n")
+    return {"message_id": message["message_id"], "to": arguments["to"],
+            "summary": f"Sent {arguments['subject']!r} to {arguments['to']}."}

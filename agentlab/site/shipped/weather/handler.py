@@ -1,0 +1,79 @@
+"""The weather-like read skill: a live source that can be slow or down, and a cache marked with its time.
+
+The source is a small table (the demo has no network); ``weather_source.json`` in the
+site's data folder makes it slow (``{"mode": "slow", "delay": 10}``) or down
+(``{"mode": "down"}``), so the timeout and the fallback can be seen. Every live answer
+is cached; ``allow_cached=true`` answers from the cache, saying when it was measured.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import time
+from pathlib import Path
+
+from agentlab.errors import Problem, ToolFailure
+from agentlab.site.skills import SkillContext, read_meta, register_skill
+from agentlab.tools import rule
+
+__all__ = ["CITIES", "current_weather"]
+
+#: city -> (temperature, condition, humidity, wind); Chinese names map to the same rows
+CITIES = {"Beijing": (7.0, "cloudy", 35.0, "north 3"), "Shanghai": (14.0, "light rain", 80.0, "east 2"),
+          "Guangzhou": (22.0, "sunny", 60.0, "south 1"), "Shenzhen": (23.0, "sunny", 65.0, "south 2"),
+          "Hangzhou": (13.0, "overcast", 75.0, "east 2")}
+_ALIASES = {"北京": "Beijing", "上海": "Shanghai", "广州": "Guangzhou", "深圳": "Shenzhen", "杭州": "Hangzhou"}
+
+
+def _city(name: str) -> str | None:
+    name = name.strip()
+    if name.endswith("市"):  # 北京市 is 北京
+        name = name[:-1]
+    return _ALIASES.get(name) or next((c for c in CITIES if c.lower() == name.lower()), None)
+
+
+def check_city(args: dict, ctx: SkillContext) -> list[Problem]:
+    if _city(args["city"]) is None:
+        known = ", ".join(CITIES)
+        return [rule("city", f"is not a city this source knows; use one of: {known}",
+                     f"不是该数据源支持的城市；请使用：{known}（也可用中文名）")]
+    return []
+
+
+def _source(ctx: SkillContext) -> dict:
+    path = Path(ctx.data_dir) / "weather_source.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"mode": "ok"}
+
+
+@register_skill(read_meta(Path(__file__).with_name("skill.json")), validate=check_city)
+def current_weather(arguments: dict, ctx: SkillContext) -> dict:
+    """Today's weather in a known city, live or (when asked) from the cache."""
+    city = _city(arguments["city"]) or arguments["city"]
+    cache_path = Path(ctx.data_dir) / "weather_cache.json"
+    with ctx.lock:
+        cache = json.loads(cache_path.read_text(encoding="utf-8")) if cache_path.exists() else {}
+    if arguments.get("allow_cached"):
+        if city not in cache:
+            raise ToolFailure("NOT_FOUND", {"en": f"Nothing is cached for {city} yet. Tell the user the weather "
+                                                  "cannot be looked up right now and suggest a weather app.",
+                                            "zh": f"{city} 还没有缓存数据。请告诉用户暂时查不到天气，建议查看天气 App。"})
+        return {**cache[city], "cached": True,
+                "summary": f"{city}: {cache[city]['condition']}, {cache[city]['temperature']:g} °C "
+                           f"(cached, measured {cache[city]['as_of']})."}
+    source = _source(ctx)
+    if source.get("mode") == "down":
+        raise ConnectionError("weather source refused the connection")
+    if source.get("mode") == "slow":
+        time.sleep(float(source.get("delay", 10)))
+    temperature, condition, humidity, wind = CITIES[city]
+    now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    result = {"city": city, "temperature": temperature, "condition": condition, "humidity": humidity, "wind": wind,
+              "cached": False, "as_of": now}
+    with ctx.lock:
+        cache = json.loads(cache_path.read_text(encoding="utf-8")) if cache_path.exists() else {}
+        cache[city] = result
+        cache_path.write_text(json.dumps(cache, ensure_ascii=False), encoding="utf-8")
+    return {**result, "summary": f"{city}: {condition}, {temperature:g} °C, humidity {humidity:g}%, wind {wind}."}

@@ -1,0 +1,125 @@
+"""The HTTP contract in process, with FastAPI's TestClient and an injected clock (agentlab/site/app.py, service.py)."""
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from fastapi.testclient import TestClient
+from site_helpers import Clock
+
+from agentlab.site.app import create_app
+from agentlab.site.service import SkillSite
+
+NOTE = {"to": "customer@example.com", "subject": "Refund", "body": "Your refund is on its way."}
+
+
+@pytest.fixture
+def site(tmp_path):
+    return SkillSite(tmp_path, clock=Clock())
+
+
+@pytest.fixture
+def http(site):
+    return TestClient(create_app(site))
+
+
+def post(http, name, args, key, **headers):
+    return http.post(f"/api/skills/{name}/execute", json={"arguments": args}, headers={"X-API-Key": key, **headers})
+
+
+def test_discovery_lists_searches_and_describes(site, http):
+    listed = http.get("/api/skills").json()["skills"]
+    assert {"skill_name", "description", "input_schema", "limits"} <= set(listed[0])
+    found = http.get("/api/skills/search", params={"q": "weather in Beijing today", "k": 3}).json()["results"]
+    assert found[0]["skill_name"] == "current_weather" and found[0]["score"] > 0 and len(found) <= 3
+    detail = http.get("/api/skills/current_weather", headers={"Accept-Language": "zh"}).json()
+    assert detail["display_name"] == "当前天气查询" and detail["changelog"] and detail["examples"]
+    key, _ = site.create_key("narrow", ["get_order"])
+    assert [s["skill_name"] for s in http.get("/api/skills", headers={"X-API-Key": key}).json()["skills"]] == ["get_order"]
+    assert http.get("/api/skills", headers={"X-API-Key": "sk-wrong"}).status_code == 401
+
+
+def test_status_codes(site, http):
+    key, _ = site.create_key("narrow", ["get_order", "send_notification"])
+    assert post(http, "get_order", {"order_id": "A1001"}, "nope").status_code == 401
+    assert http.post("/api/skills/get_order/execute", json={"arguments": {}}).status_code == 401
+    assert post(http, "create_refund", {}, key).status_code == 403
+    missing = post(http, "get_ordr", {}, key)
+    assert missing.status_code == 404 and missing.json()["error"]["closest"] == "get_order"
+    assert missing.json()["error"]["available"] == ["get_order", "send_notification"]
+    bad = post(http, "get_order", {"orderId": "A1001"}, key)
+    assert bad.status_code == 422 and bad.json()["error"]["problems"][1]["did_you_mean"] == "order_id"
+    assert http.post("/api/skills/get_order/execute", content=b"[1", headers={"X-API-Key": key}).status_code == 400
+    assert post(http, "send_notification", NOTE, key).status_code == 428
+    assert post(http, "send_notification", NOTE, key, **{"Idempotency-Key": "k" * 201}).status_code == 400
+    ok = post(http, "get_order", {"order_id": "A1001"}, key)
+    assert ok.status_code == 200 and set(ok.json()) == {"success", "result", "error", "fallback_hint"}
+    assert ok.json()["result"]["summary"] and ok.headers["X-Request-Id"]
+
+
+def test_the_rate_per_class_and_the_quota_answer_429_with_retry_after(site, http):
+    key, _ = site.create_key("busy")
+    for i in range(10):
+        assert post(http, "send_notification", NOTE, key, **{"Idempotency-Key": f"k{i}"}).status_code == 200
+    refused = post(http, "send_notification", NOTE, key, **{"Idempotency-Key": "k10"})
+    assert refused.status_code == 429 and refused.headers["Retry-After"] == "60"
+    assert refused.json()["error"]["code"] == "RATE_LIMITED" and refused.json()["error"]["retryable"]
+    site.clock.now += 60
+    assert post(http, "send_notification", NOTE, key, **{"Idempotency-Key": "k10"}).status_code == 200
+    small, _ = site.create_key("small", quota=2, period="hour")
+    assert [post(http, "get_order", {"order_id": "A1001"}, small).status_code for _ in range(3)] == [200, 200, 429]
+    site.clock.now += 3600
+    assert post(http, "get_order", {"order_id": "A1001"}, small).status_code == 200
+
+
+def test_the_same_idempotency_key_replays_and_other_arguments_are_refused(site, http, tmp_path):
+    key, _ = site.create_key("w")
+    first = post(http, "send_notification", NOTE, key, **{"Idempotency-Key": "mail-1"})
+    again = post(http, "send_notification", NOTE, key, **{"Idempotency-Key": "mail-1"})
+    assert again.headers["Idempotent-Replayed"] == "true" and again.json() == first.json()
+    other = post(http, "send_notification", {**NOTE, "subject": "Other"}, key, **{"Idempotency-Key": "mail-1"})
+    assert other.status_code == 422 and other.json()["error"]["code"] == "CONFLICT"
+    assert len((tmp_path / "outbox.jsonl").read_text().splitlines()) == 1
+
+
+def test_concurrent_requests_with_one_key_run_once(site, http, tmp_path):
+    key, _ = site.create_key("race")
+    with ThreadPoolExecutor(20) as pool:
+        replies = list(pool.map(lambda _: post(http, "send_notification", NOTE, key, **{"Idempotency-Key": "race-1"}),
+                                range(20)))
+    assert {r.status_code for r in replies} == {200}
+    assert len({r.json()["result"]["message_id"] for r in replies}) == 1
+    assert sum(r.headers.get("Idempotent-Replayed") == "true" for r in replies) == 19
+    assert len((tmp_path / "outbox.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_refused_write_frees_its_key(site, http):
+    key, _ = site.create_key("desk")
+    shipped = post(http, "create_refund", {"order_id": "A1002", "amount": 10.0, "reason": "user_cancel"}, key,
+                   **{"Idempotency-Key": "r-1"})
+    assert shipped.json()["error"]["code"] == "RULE_VIOLATION"
+    site.state["aftersales"].orders["A1002"]["status"] = "paid"  # the order changes: the same call may now run
+    done = post(http, "create_refund", {"order_id": "A1002", "amount": 10.0, "reason": "user_cancel"}, key,
+                **{"Idempotency-Key": "r-1"})
+    assert done.json()["success"] and "Idempotent-Replayed" not in done.headers
+
+
+def test_logs_carry_ids_and_never_the_key(site, http, tmp_path):
+    key, _ = site.create_key("logged")
+    post(http, "get_order", {"order_id": "A1001"}, key, **{"X-Session-Id": "sess-42"})
+    post(http, "send_notification", NOTE, key, **{"X-Session-Id": "sess-42", "Idempotency-Key": "n-1"})
+    logs = tmp_path / "logs"
+    text = "".join(p.read_text() for p in logs.iterdir())
+    assert key not in text and key[8:30] not in text
+    for name in ("access", "call", "audit"):
+        lines = [json.loads(x) for x in (logs / f"{name}.jsonl").read_text().splitlines()]
+        assert all(line["request_id"] for line in lines)
+    calls = [json.loads(x) for x in (logs / "call.jsonl").read_text().splitlines()]
+    assert {c["session_id"] for c in calls} == {"sess-42"} and calls[0]["skill"] == "get_order"
+    audit = [json.loads(x) for x in (logs / "audit.jsonl").read_text().splitlines()]
+    assert [a["action"] for a in audit] == ["key_created", "execute"]
+
+
+def test_errors_speak_chinese(site, http):
+    key, _ = site.create_key("zh", ["get_order"])
+    reply = post(http, "create_refund", {}, key, **{"Accept-Language": "zh"})
+    assert reply.status_code == 403 and "无权" in reply.json()["error"]["message"]

@@ -1,0 +1,133 @@
+"""The site's skills as agentlab tools over HTTP (agentlab/site/client.py).
+
+The after-sales desk runs through the guarded loop twice, in process and through the site
+(uvicorn on 127.0.0.1 in a thread, so the site's desk can be inspected afterwards), and must
+end in the same state.
+"""
+import json
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+import uvicorn
+from fastapi.testclient import TestClient
+from site_helpers import Clock
+
+from agentlab.loop import run_guarded
+from agentlab.models import ScriptedModel, call, say, tool_calls
+from agentlab.scenarios import aftersales
+from agentlab.site.app import create_app
+from agentlab.site.client import site_registry
+from agentlab.site.service import SkillSite
+
+SCRIPT = [
+    tool_calls(call("get_order", {"orderId": "A1001"})),  # wrong field: the loop's validator catches it locally
+    tool_calls(call("get_order", {"order_id": "A1001"})),
+    tool_calls(call("create_refund", {"order_id": "A1001", "amount": 99999, "reason": "user_cancel"})),  # site: 422
+    tool_calls(call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"})),
+    tool_calls(call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"})),  # a repeat
+    tool_calls(call("escalate_to_human", {"summary": "customer asks about delivery of A1002"})),
+    say("Refunded 199 yuan for A1001 and passed A1002 to a colleague."),
+]
+
+
+@pytest.fixture
+def live_site(tmp_path):
+    site = SkillSite(tmp_path)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(site), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    yield site, f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_the_desk_through_the_site_ends_as_it_does_in_process(live_site):
+    site, url = live_site
+    desk = aftersales.Desk()
+    local = run_guarded(ScriptedModel(list(SCRIPT)), aftersales.make_registry(desk), "refund A1001")
+    key, _ = site.create_key("agent", ["get_order", "search_orders", "create_refund", "escalate_to_human"])
+    remote_reg = site_registry(url, key, session_id="sess-desk")
+    remote = run_guarded(ScriptedModel(list(SCRIPT)), remote_reg, "refund A1001")
+    assert remote.status == local.status
+    assert site.state["aftersales"].snapshot() == desk.snapshot()
+    assert len(desk.refunds) == 1 and len(desk.tickets) == 1
+    told = [m["content"] for m in remote.messages if m.get("role") == "tool"]
+    assert '"did_you_mean": "order_id"' in told[0]  # caught before anything was sent
+    assert '"INVALID_ARGS"' in told[2] and "must not exceed" in told[2]  # the site's 422, as the model reads it
+    calls = [json.loads(x) for x in (site.data_dir / "logs" / "call.jsonl").read_text().splitlines()]
+    assert {c["session_id"] for c in calls} == {"sess-desk"}
+    assert sum(c["skill"] == "create_refund" and c["status"] == 200 for c in calls) == 1  # the repeat replayed in the loop
+
+
+def test_search_offers_the_top_k_with_their_limits(tmp_path):
+    site = SkillSite(tmp_path)
+    key, _ = site.create_key("agent")
+    reg = site_registry("http://site", key, query="what is the weather in Beijing", k=2,
+                        client=TestClient(create_app(site)))
+    assert reg.names[0] == "current_weather" and len(reg) <= 2
+    assert "Limit: 60 calls per minute." in reg["current_weather"].description
+
+
+def test_a_429_waits_for_retry_after_then_sends_again(tmp_path):
+    clock = Clock()
+    site = SkillSite(tmp_path, clock=clock)
+    key, _ = site.create_key("agent", ["get_order"])
+    waited = []
+
+    def sleep(seconds):
+        waited.append(seconds)
+        clock.now += seconds
+
+    reg = site_registry("http://site", key, client=TestClient(create_app(site)), sleep=sleep, max_wait=120)
+    for _ in range(60):
+        reg["get_order"].fn(order_id="A1001")
+    assert reg["get_order"].fn(order_id="A1001")["order_id"] == "A1001" and waited == [60.0]
+    short = site_registry("http://site", key, client=TestClient(create_app(site)), sleep=sleep, max_wait=5)
+    for _ in range(59):
+        short["get_order"].fn(order_id="A1001")
+    with pytest.raises(Exception) as caught:  # longer than the client waits itself: the loop decides
+        short["get_order"].fn(order_id="A1001")
+    assert caught.value.error.code == "RATE_LIMITED" and caught.value.error.retry_after == 60.0
+
+
+def test_the_fallback_hint_and_a_timeout_reach_the_model(tmp_path):
+    site = SkillSite(tmp_path)
+    key, _ = site.create_key("agent", ["current_weather"])
+    reg = site_registry("http://site", key, client=TestClient(create_app(site)))
+    (tmp_path / "weather_source.json").write_text('{"mode": "down"}')
+    model = ScriptedModel([tool_calls(call("current_weather", {"city": "Beijing"})), say("no weather")])
+    run = run_guarded(model, reg, "weather?", sleep=lambda s: None)
+    told = json.loads(next(m["content"] for m in run.messages if m.get("role") == "tool"))
+    assert told["error"]["code"] == "UNAVAILABLE" and "allow_cached" in told["error"]["fallback_hint"]
+
+
+def test_a_wrong_key_fails_loudly_at_load_time(tmp_path):
+    site = SkillSite(tmp_path)
+    with pytest.raises(Exception) as caught:
+        site_registry("http://site", "sk-site-wrong", client=TestClient(create_app(site)))
+    assert caught.value.error.code == "UNAUTHENTICATED"
+
+
+def test_an_unreachable_site_is_transient(tmp_path):
+    listing = TestClient(create_app(SkillSite(tmp_path))).get("/api/skills").json()
+
+    def transport(request):
+        if request.method == "GET":
+            return httpx.Response(200, json=listing)
+        raise httpx.ConnectError("connection refused", request=request)  # the site went away after loading
+
+    reg = site_registry("http://site", "k", client=httpx.Client(base_url="http://site",
+                                                                transport=httpx.MockTransport(transport)))
+    with pytest.raises(Exception) as caught:
+        reg["get_order"].fn(order_id="A1001")
+    assert caught.value.error.code == "UNAVAILABLE" and caught.value.error.retryable

@@ -1,0 +1,83 @@
+"""The three layers, the timeout and the output check (agentlab/site/execute.py)."""
+import time
+
+from site_helpers import test_skills
+
+from agentlab.scenarios import aftersales
+from agentlab.site.desks import desk_skills, desk_state
+from agentlab.site.execute import run_skill, shape_result
+from agentlab.site.skills import SkillContext, load_skills, shipped_dir
+
+
+def skills(tmp_path):
+    return {s.name: s for s in load_skills(shipped_dir(), test_skills(tmp_path / "skills"))}
+
+
+def test_invalid_input_gets_the_same_problems_as_the_in_process_registry(tmp_path):
+    state = desk_state()
+    get_order = {s.name: s for s in desk_skills(state)}["get_order"]
+    out = run_skill(get_order, {"orderId": "A1001"}, SkillContext(tmp_path))
+    local = aftersales.make_registry(aftersales.Desk()).check("get_order", {"orderId": "A1001"})
+    assert out.status == 422 and out.body["error"]["problems"] == local.error.to_dict()["problems"]
+    assert out.body["error"]["problems"][1]["did_you_mean"] == "order_id"
+
+
+def test_business_rules_refuse_before_anything_runs(tmp_path):
+    state = desk_state()
+    refund = {s.name: s for s in desk_skills(state)}["create_refund"]
+    too_much = run_skill(refund, {"order_id": "A1001", "amount": 5000.0, "reason": "user_cancel"}, SkillContext(tmp_path))
+    assert too_much.status == 422 and too_much.body["error"]["stage"] == "semantic" and not too_much.ran
+    shipped = run_skill(refund, {"order_id": "A1002", "amount": 10.0, "reason": "user_cancel"}, SkillContext(tmp_path))
+    assert shipped.status == 200 and shipped.body["error"]["code"] == "RULE_VIOLATION"
+    assert state["aftersales"].refunds == []
+
+
+def test_a_call_that_needs_a_person_is_refused_on_the_site(tmp_path):
+    refund = {s.name: s for s in desk_skills(desk_state())}["create_refund"]
+    start = aftersales.Desk()
+    big = next(o for o in start.orders.values() if o["status"] == "paid" and o["amount"] > 1000)
+    out = run_skill(refund, {"order_id": big["order_id"], "amount": big["amount"], "reason": "user_cancel"},
+                    SkillContext(tmp_path), lang="zh")
+    assert out.body["error"]["code"] == "NEEDS_APPROVAL" and "人工" in out.body["error"]["message"] and not out.ran
+
+
+def test_the_timeout_really_stops_waiting_and_offers_the_fallback(tmp_path):
+    weather = skills(tmp_path)["current_weather"]
+    (tmp_path / "weather_source.json").write_text('{"mode": "slow", "delay": 6}')
+    t0 = time.monotonic()
+    out = run_skill(weather, {"city": "Beijing"}, SkillContext(tmp_path))
+    assert time.monotonic() - t0 < weather.meta.timeout + 1.0
+    assert out.status == 504 and out.body["error"]["code"] == "TIMEOUT" and "allow_cached" in out.body["fallback_hint"]
+
+
+def test_a_source_that_is_down_points_at_the_cache_and_the_cache_says_when(tmp_path):
+    weather = skills(tmp_path)["current_weather"]
+    ctx = SkillContext(tmp_path)
+    live = run_skill(weather, {"city": "北京市"}, ctx)
+    assert live.ok and live.body["result"]["cached"] is False
+    (tmp_path / "weather_source.json").write_text('{"mode": "down"}')
+    down = run_skill(weather, {"city": "Beijing"}, ctx, lang="zh")
+    assert down.status == 503 and down.body["fallback_hint"].startswith("实时天气源") and down.internal
+    cached = run_skill(weather, {"city": "Beijing", "allow_cached": True}, ctx)
+    result = cached.body["result"]
+    assert cached.ok and result["cached"] is True and result["as_of"] == live.body["result"]["as_of"]
+    assert "cached" in result["summary"]
+
+
+def test_an_invalid_output_is_the_skills_bug_never_shown(tmp_path):
+    out = run_skill(skills(tmp_path)["broken_output"], {}, SkillContext(tmp_path))
+    assert out.status == 500 and out.body["error"]["code"] == "TOOL_ERROR"
+    assert "wrong" not in str(out.body) and "answer" not in str(out.body)
+    assert "Traceback" in out.internal and "output_schema" in out.internal
+
+
+def test_an_unexpected_failure_shows_the_model_nothing_of_it(tmp_path):
+    out = run_skill(skills(tmp_path)["leaky_failure"], {}, SkillContext(tmp_path))
+    assert out.status == 500 and "hunter2" not in str(out.body) and "10.0.0.7" not in str(out.body)
+    assert "hunter2" in out.internal  # the operator's log redacts it (test_site_logs), the record keeps it
+
+
+def test_results_are_flat_objects_with_a_summary():
+    assert shape_result("answer", 42) == {"value": 42, "summary": "answer: value 42."}
+    assert shape_result("orders", [{"a": 1}])["items"] == [{"a": 1}]
+    assert shape_result("x", {"summary": "mine"}) == {"summary": "mine"}

@@ -1,0 +1,48 @@
+"""Skill metadata, registration and the folder scan (agentlab/site/skills.py)."""
+import pytest
+from site_helpers import test_skills, write_skill
+
+from agentlab.schema import SchemaError
+from agentlab.site.skills import SkillMeta, load_skills, register_skill, shipped_dir
+
+
+def test_the_shipped_skills_load_from_their_folders():
+    skills = {s.name: s for s in load_skills(shipped_dir())}
+    assert set(skills) == {"current_weather", "send_notification"}
+    weather = skills["current_weather"].meta
+    assert weather.rate_class == "query" and weather.per_minute == 60 and weather.fallback_hint
+    assert weather.text("display_name", "zh") == "当前天气查询"
+    notify = skills["send_notification"].meta
+    assert notify.writes and notify.per_minute == 10 and notify.to_dict()["idempotency"]["required"]
+
+
+def test_a_new_folder_is_a_new_skill_and_the_main_program_does_not_change(tmp_path):
+    test_skills(tmp_path)
+    names = [s.name for s in load_skills(shipped_dir(), tmp_path)]
+    assert names == sorted(names) and {"broken_output", "slow_write", "current_weather"} <= set(names)
+
+
+def test_a_name_defined_twice_is_refused(tmp_path):
+    write_skill(tmp_path / "a", "twin", "return {}")
+    write_skill(tmp_path / "b", "twin", "return {}")
+    with pytest.raises(ValueError, match="twice"):
+        load_skills(tmp_path / "a", tmp_path / "b")
+
+
+def test_register_skill_changes_nothing_global():
+    meta = SkillMeta("lonely", "Lonely", "Use never.")
+    fn = register_skill(meta)(lambda args, ctx: {})
+    assert fn.__skill__.meta is meta and fn.__skill__.handler is fn
+
+
+@pytest.mark.parametrize("bad", [dict(skill_name="Bad-Name"), dict(rate_class="free"), dict(timeout=0),
+                                 dict(input_schema={"type": "objekt"})])
+def test_bad_metadata_fails_at_registration(bad):
+    fields = dict(skill_name="ok_name", display_name="x", description="y") | bad
+    with pytest.raises((ValueError, SchemaError)):
+        SkillMeta(**fields)
+
+
+def test_limits_in_the_metadata_are_the_ones_enforced():
+    assert SkillMeta("p", "p", "d", rate_class="paid").per_minute == 5
+    assert SkillMeta("p", "p", "d", rate_class="paid", limits={"per_minute": 2}).to_dict()["limits"]["per_minute"] == 2
