@@ -31,9 +31,8 @@ from agentlab.evals.routing_eval import (  # noqa: E402
     load_asks,
     measure,
     replay,
-    turn_label,
 )
-from agentlab.models.cassette import RecordingModel, labels  # noqa: E402
+from agentlab.models.cassette import CassetteModel, RecordingModel, labels  # noqa: E402
 from agentlab.models.local import LocalServer, what_is_missing  # noqa: E402
 from agentlab.models.openai_model import OpenAIModel  # noqa: E402
 
@@ -75,14 +74,14 @@ def record(size: str, k: int, resume: bool) -> dict[str, dict[str, float]] | Non
         inner = OpenAIModel(f"qwen2.5-coder-{size}", base_url=server.base_url, max_tokens=256, timeout=900,
                             retry=None)
         for mode in MODES:
-            todo = [a for a in asks if turn_label(a.id, mode) not in done]
             t0 = time.perf_counter()
             turns = []
-            for i, ask in enumerate(todo, 1):
-                turn = measure(lambda a, md: RecordingModel(inner, out, label=turn_label(a.id, md)), [ask],
-                               routed=mode == "routed", k=k)[0]
+            for i, ask in enumerate(asks, 1):
+                # a turn already recorded (--resume) is replayed, the others are asked and recorded
+                turn = measure(lambda label: CassetteModel(out, label) if label in done
+                               else RecordingModel(inner, out, label=label), [ask], routed=mode == "routed", k=k)[0]
                 turns.append(turn)
-                print(f"  {size} {mode:6s} {i:2d}/{len(todo)} {ask.id:28s} -> {turn.first_call or turn.error or '-'}"
+                print(f"  {size} {mode:6s} {i:2d}/{len(asks)} {ask.id:28s} -> {turn.first_call or turn.error or '-'}"
                       f"{' (invalid: ' + turn.problem + ')' if turn.problem else ''}"
                       f"{'' if turn.right_tool else '  [wrong]'}  {time.perf_counter() - t0:.0f} s", flush=True)
             if turns:
@@ -90,10 +89,9 @@ def record(size: str, k: int, resume: bool) -> dict[str, dict[str, float]] | Non
                 print(f"  {size} {mode}: {len(turns)} turns in {time.perf_counter() - t0:.0f} s", flush=True)
     print(f"{size}: {time.perf_counter() - t_size:.0f} s in all", flush=True)
     replayed = {mode: figures(turns) for mode, turns in replay(out, k=k).items()}
-    if not resume:
-        for mode, fig in live.items():
-            assert same(fig, replayed[mode]), f"{size} {mode}: replay {replayed[mode]} != live {fig}"
-        print(f"{size}: the replay gives the live figures", flush=True)
+    for mode, fig in live.items():
+        assert same(fig, replayed[mode]), f"{size} {mode}: replay {replayed[mode]} != live {fig}"
+    print(f"{size}: the replay gives the live figures", flush=True)
     return replayed
 
 

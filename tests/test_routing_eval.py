@@ -13,6 +13,7 @@ from agentlab.evals.routing_eval import (
     load_asks,
     measure,
     replay,
+    spec_digest,
     turn_label,
 )
 from agentlab.models import ModelError, ScriptedModel, call, say
@@ -171,9 +172,10 @@ def test_replay_gives_the_live_turns(tmp_path):
     asks = load_asks()[:8]
     live = {}
     for mode in ("all", "routed"):
-        live[mode] = measure(lambda a, md: RecordingModel(WordOverlap(), path, label=turn_label(a.id, md)), asks,
+        live[mode] = measure(lambda label: RecordingModel(WordOverlap(), path, label=label), asks,
                              routed=mode == "routed")
-    assert labels(path)[:2] == [turn_label(asks[0].id, "all"), turn_label(asks[1].id, "all")]
+    assert [x.split("#")[0] for x in labels(path)[:2]] == [f"{asks[0].id}/all", f"{asks[1].id}/all"]
+    assert labels(path)[0] == live["all"][0].label == turn_label(asks[0].id, "all", live["all"][0].label[-8:])
     again = replay(path, asks)
     assert again == live
     assert {m: figures(t) for m, t in again.items()} == {m: figures(t) for m, t in live.items()}
@@ -185,27 +187,41 @@ def test_an_unparsable_call_survives_the_cassette(tmp_path):
     err.unparsable = True
     live = {}
     for mode in ("all", "routed"):
-        live[mode] = measure(lambda a, md: RecordingModel(ScriptedModel([err]), path, label=turn_label(a.id, md)),
+        live[mode] = measure(lambda label: RecordingModel(ScriptedModel([err]), path, label=label),
                              [TAXI], routed=mode == "routed")
     assert replay(path, [TAXI]) == live and live["all"][0].problem == "UNPARSABLE"
 
 
-def test_replay_refuses_a_turn_recorded_with_other_tools(tmp_path):
+@pytest.mark.parametrize("change,error", [
+    (lambda e: e.update(tools=e["tools"][:2]), "other tools"),
+    (lambda e: e["messages"][0].update(content="Today is 2026-09-21."), "another prompt"),
+    (lambda e: e.update(label=e["label"].split("#")[0] + "#00000000"), "other tool specs"),  # a reworded description
+])
+def test_replay_refuses_a_turn_asked_otherwise_than_recorded(tmp_path, change, error):
     path = tmp_path / "c.jsonl"
     for mode in ("all", "routed"):
-        measure(lambda a, md: RecordingModel(WordOverlap(), path, label=turn_label(a.id, md)), [TAXI],
-                routed=mode == "routed")
+        measure(lambda label: RecordingModel(WordOverlap(), path, label=label), [TAXI], routed=mode == "routed")
+    assert replay(path, [TAXI])["routed"][0].right_tool
     lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
-    lines[1]["tools"] = lines[1]["tools"][:2]
+    change(lines[1])
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-    with pytest.raises(ValueError, match="other tools offered"):
+    with pytest.raises(ValueError, match=error):
         replay(path, [TAXI])
+
+
+def test_the_label_changes_with_any_offered_spec():
+    registry = expense.make_registry(expense.Ledger())
+    specs = registry.specs()
+    reworded = [dict(s, function={**s["function"], "description": s["function"]["description"] + "."}) if i == 3 else s
+                for i, s in enumerate(specs)]
+    assert spec_digest(specs) == spec_digest(registry.specs()) != spec_digest(reworded)
+    assert spec_digest(specs) != spec_digest(specs[:5])
 
 
 def test_replay_compares_only_asks_recorded_under_both_modes(tmp_path):
     path = tmp_path / "c.jsonl"
-    measure(lambda a, md: RecordingModel(WordOverlap(), path, label=turn_label(a.id, md)), [TAXI, COFFEE], routed=False)
-    measure(lambda a, md: RecordingModel(WordOverlap(), path, label=turn_label(a.id, md)), [TAXI], routed=True)
+    measure(lambda label: RecordingModel(WordOverlap(), path, label=label), [TAXI, COFFEE], routed=False)
+    measure(lambda label: RecordingModel(WordOverlap(), path, label=label), [TAXI], routed=True)
     got = replay(path, [TAXI, COFFEE])
     assert [t.ask_id for t in got["all"]] == [t.ask_id for t in got["routed"]] == ["t-en"]
 

@@ -41,6 +41,7 @@ The figures (:func:`figures`), over the turns of one mode:
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -57,7 +58,7 @@ from ..scenarios.expense import Ledger, expense_prompt, make_registry
 from ..tools import Registry
 
 __all__ = ["ALWAYS", "MODES", "Ask", "Turn", "cassette_path", "desk_router", "figures", "load_asks", "measure",
-           "replay", "turn_label"]
+           "replay", "spec_digest", "turn_label"]
 
 Mode = Literal["all", "routed"]
 #: The two ways a turn is offered tools.
@@ -95,6 +96,7 @@ class Turn:
 
     ask_id: str
     mode: Mode
+    label: str  # the turn's label in a recording (turn_label)
     offered: tuple[str, ...]
     all_tools: tuple[str, ...]
     first_call: str | None  # the first call's tool name; None when there was no call (or it was unparsable)
@@ -132,18 +134,27 @@ def desk_router(registry: Registry, k: int = 5) -> Router:
     return Router(registry, k=k, always=[n for n in ALWAYS if n in registry.names])
 
 
-def turn_label(ask_id: str, mode: Mode) -> str:
-    """A turn's label in a cassette: ``<ask id>/<mode>``."""
-    return f"{ask_id}/{mode}"
+def spec_digest(specs: Sequence[dict]) -> str:
+    """Eight hex digits that change when any offered tool's name, description or schema does."""
+    text = json.dumps(list(specs), ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
-def measure(model: Model | Callable[[Ask, Mode], Model], asks: Iterable[Ask], *, routed: bool,
-            k: int = 5) -> list[Turn]:
+def turn_label(ask_id: str, mode: Mode, digest: str) -> str:
+    """A turn's label in a cassette: ``<ask id>/<mode>#<digest of the tools offered>``.
+
+    The digest ties a recorded reply to the exact tool specs it was given: after a description
+    is reworded, :func:`replay` refuses the old recording instead of passing it off as current.
+    """
+    return f"{ask_id}/{mode}#{digest}"
+
+
+def measure(model: Model | Callable[[str], Model], asks: Iterable[Ask], *, routed: bool, k: int = 5) -> list[Turn]:
     """Ask ``model`` each ask once, offering all tools or the routed top ``k``; one :class:`Turn` per ask.
 
-    ``model`` is a model, or a function giving the model for one ask and mode (a recorder labelled per
-    turn, or the replay of that turn). The desk routes only with more than ``ROUTE_ABOVE`` tools, as a
-    Conversation does; the ledger is fresh for every ask and no tool is run.
+    ``model`` is a model, or a function giving the model for one turn from its label (:func:`turn_label`):
+    a recorder labelled per turn, or the replay of that turn. The desk routes only with more than
+    ``ROUTE_ABOVE`` tools, as a Conversation does; the ledger is fresh for every ask and no tool is run.
     """
     mode: Mode = "routed" if routed else "all"
     turns = []
@@ -158,17 +169,19 @@ def measure(model: Model | Callable[[Ask, Mode], Model], asks: Iterable[Ask], *,
             chosen = set(desk_router(registry, k)(messages))
             offered = [n for n in every if n in chosen] or every  # the loop's order, and its fallback
         specs = [registry[n].spec() for n in offered]
-        m = model if hasattr(model, "complete") else model(ask, mode)
+        label = turn_label(ask.id, mode, spec_digest(specs))
+        m = model if hasattr(model, "complete") else model(label)
         try:
             reply = m.complete([dict(x) for x in messages], specs)
         except ModelError as exc:
-            turns.append(_failed(ask, mode, offered, every, exc))
+            turns.append(_failed(ask, mode, label, offered, every, exc))
             continue
-        turns.append(_read(ask, mode, offered, every, reply, registry))
+        turns.append(_read(ask, mode, label, offered, every, reply, registry))
     return turns
 
 
-def _read(ask: Ask, mode: Mode, offered: list[str], every: list[str], reply: Reply, registry: Registry) -> Turn:
+def _read(ask: Ask, mode: Mode, label: str, offered: list[str], every: list[str], reply: Reply,
+          registry: Registry) -> Turn:
     invalid, problem = 0, ""
     for i, tc in enumerate(reply.tool_calls):
         checked = registry.check(tc.name, tc.arguments, rules=False)
@@ -178,14 +191,14 @@ def _read(ask: Ask, mode: Mode, offered: list[str], every: list[str], reply: Rep
                 problem = checked.error.code if checked.error else "INVALID_ARGS"
     first = reply.tool_calls[0].name if reply.tool_calls else None
     usage = reply.usage
-    return Turn(ask.id, mode, tuple(offered), tuple(every), first, first in ask.right, len(reply.tool_calls), invalid,
+    return Turn(ask.id, mode, label, tuple(offered), tuple(every), first, first in ask.right, len(reply.tool_calls), invalid,
                 problem, "", usage.prompt_tokens if usage and usage.prompt_tokens else None,
                 ask.routing_turn(offered, every))
 
 
-def _failed(ask: Ask, mode: Mode, offered: list[str], every: list[str], exc: ModelError) -> Turn:
+def _failed(ask: Ask, mode: Mode, label: str, offered: list[str], every: list[str], exc: ModelError) -> Turn:
     unparsable = bool(getattr(exc, "unparsable", False))  # llama.cpp: "failed to parse tool call"
-    return Turn(ask.id, mode, tuple(offered), tuple(every), None, False, int(unparsable), int(unparsable),
+    return Turn(ask.id, mode, label, tuple(offered), tuple(every), None, False, int(unparsable), int(unparsable),
                 "UNPARSABLE" if unparsable else "", "" if unparsable else exc.code, None,
                 ask.routing_turn(offered, every))
 
@@ -219,20 +232,38 @@ def replay(source: str | Path, asks: Sequence[Ask] | None = None, *, k: int = 5)
     """Every mode's turns again from a cassette (a path, or a local model size), with no model running.
 
     Only the asks recorded under both modes are replayed, so the two modes are compared on the same
-    asks. Each turn must have been recorded with exactly the tools it offers now: a changed router or
-    asks file raises ValueError rather than pair a reply with another offer.
+    asks. A turn is replayed only if it would be asked exactly as it was recorded: the same system
+    prompt and words, and the same tool specs (the label's digest). A reworded description, a changed
+    router or prompt raises ValueError (record again) rather than pass an old reply off as current.
     """
     path = Path(source) if isinstance(source, Path) or str(source).endswith(".jsonl") else cassette_path(str(source))
-    entries = read_cassette(path)
-    recorded = {e.get("label"): e.get("tools") for e in entries}
+    entries: dict[str, dict] = {}
+    for e in read_cassette(path):
+        entries.setdefault(str(e.get("label")), e)
+    done = {label.split("#", 1)[0] for label in entries}  # "<ask id>/<mode>"
     asks = list(asks) if asks is not None else load_asks()
-    both = [a for a in asks if all(turn_label(a.id, m) in recorded for m in MODES)]
-    out: dict[Mode, list[Turn]] = {}
-    for mode in MODES:
-        turns = measure(lambda a, md: CassetteModel(path, turn_label(a.id, md)), both, routed=mode == "routed", k=k)
-        for t in turns:
-            if recorded[turn_label(t.ask_id, mode)] != list(t.offered):
-                raise ValueError(f"{path.name}: {turn_label(t.ask_id, mode)} was recorded with other tools offered "
-                                 f"({recorded[turn_label(t.ask_id, mode)]}) than now ({list(t.offered)})")
-        out[mode] = turns
-    return out
+    both = [a for a in asks if all(f"{a.id}/{m}" in done for m in MODES)]
+
+    def model_of(label: str) -> Model:
+        entry = entries.get(label)
+        if entry is None:
+            was = sorted(x for x in entries if x.split("#", 1)[0] == label.split("#", 1)[0])
+            raise ValueError(f"{path.name}: {was} was recorded with other tool specs than now ({label}); "
+                             "record it again")
+        return _Replayed(CassetteModel(path, label), entry, f"{path.name}: {label}")
+
+    return {mode: measure(model_of, both, routed=mode == "routed", k=k) for mode in MODES}
+
+
+class _Replayed:
+    """One recorded turn, replayed only to the same question."""
+
+    def __init__(self, inner: CassetteModel, entry: dict, where: str):
+        self.inner, self.entry, self.where = inner, entry, where
+        self.name = inner.name
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
+        names = [t.get("function", t).get("name") for t in tools]
+        if self.entry.get("messages") != messages or self.entry.get("tools") != names:
+            raise ValueError(f"{self.where} was recorded with another prompt or other tools; record it again")
+        return self.inner.complete(messages, tools)
