@@ -72,7 +72,8 @@ for choice in ("auto", "required", "none", "search_expense_records", confirm_fir
 pd.DataFrame(rows)
 
 # %% [markdown]
-# `required` re-asks a reply in words; `none` shows no tools and refuses a call; a named tool shows only
+# `required` re-asks a reply in words; `none` shows no tools (a call would be refused; this model only talks); a
+# named tool shows only
 # that tool, refuses any other call and re-asks words; a function of the conversation sets it turn by turn
 # (find the record before anything else). Held deletes still wait for the user's confirmation (`NEEDS_APPROVAL`).
 #
@@ -87,7 +88,8 @@ pd.DataFrame(recorded) if recorded else print("no local recordings on this machi
 #
 # ## Routing (动态路由)
 #
-# Thirteen tools; the router offers five (the hand-over always among them). Which five, for a few asks:
+# Thirteen tools; the router offers at most five (the hand-over always among them, and only tools whose words
+# match). Which, for a few asks:
 
 # %%
 router = desk_router(registry)

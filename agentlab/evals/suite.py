@@ -156,6 +156,9 @@ def _case(d: Any, path: str, n: int) -> Case:
     for key in ("refunds", "records", "changed", "budgets"):
         for i, item in enumerate(need(expect.get(key, []), f"expect.{key}", "array"), 1):
             need(item, f"expect.{key}[{i}]", "object")
+            if "amount" in item and (isinstance(item["amount"], bool) or not isinstance(item["amount"], (int, float))):
+                raise SuiteError("case.type", field=f"expect.{key}[{i}].amount", got=_show(item["amount"]),
+                                 expected="number", **at)
     for i, rid in enumerate(need(expect.get("deleted", []), "expect.deleted", "array"), 1):
         need(rid, f"expect.deleted[{i}]", "string")
     for key in ("tickets", "pending"):
