@@ -3,7 +3,7 @@
     python run.py lab     set everything up, then open the workbook in JupyterLab
     python run.py test    set everything up, then run the whole test suite
     python run.py app     set everything up, then open the no-code app (Voila)
-    python run.py bench   run the benchmarks and print the figures
+    python run.py bench   run the benchmarks and print the figures (--record: also re-record the real models)
     python run.py size    count the core package's lines and write the figure into README.md
     python run.py local   install and start the small real model on 127.0.0.1 (about 0.5 GB, offline after)
     python run.py lock    re-resolve the dependencies and rewrite constraints.txt (exact versions)
@@ -85,8 +85,15 @@ def main(argv: list[str]) -> int:
         return subprocess.call([str(py), "-m", "voila", "app/agentlab_app.ipynb", *rest], cwd=ROOT)
     if cmd == "bench":
         py = setup("requirements-dev.txt")
+        # these re-record the real models' cassettes (hours on two cores): only when asked for
+        recording = {"bench_real_models.py", "bench_routing_local.py", "bench_tool_choice_local.py"}
+        record = "--record" in rest
+        rest = [a for a in rest if a != "--record"]
         code = 0
         for bench in sorted((ROOT / "benchmarks").glob("bench_*.py")):
+            if bench.name in recording and not record:
+                print(f"skipped {bench.name} (re-records the real models' cassettes; python run.py bench --record)")
+                continue
             code |= subprocess.call([str(py), str(bench), *rest], cwd=ROOT)
         return code
     if cmd == "local":
