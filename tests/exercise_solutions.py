@@ -31,4 +31,5 @@ my_schema = {
     "12_messages_and_context": 'my_answer = "tool"',
     "13_tool_choice_and_routing": "my_answer = 2",
     "14_expense_desk": "my_answer = 12",
+    "15_skill_site": 'my_answer = "Idempotent-Replayed"',
 }

@@ -1,0 +1,151 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 15 · The skill site: tools over HTTP (技能站)
+#
+# Article 004's idea (docs/site.md): the model only *decides*; a site *executes, checks and logs*. Every tool is
+# a skill with metadata written for the model, served behind an HTTP contract with keys, quotas, rate limits,
+# idempotency keys and logs. Here a site runs in the background of this notebook (`python -m agentlab site` runs
+# one for real), and the guarded loop uses it through `site_registry`.
+
+# %%
+import json
+import tempfile
+from pathlib import Path
+
+import httpx
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from agentlab import run_guarded
+from agentlab.models import ScriptedModel, call, say
+from agentlab.site.client import site_registry
+from agentlab.site.service import SkillSite
+from agentlab.site.serving import serving
+from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.plots import cjk_fonts
+
+LANG = "en"  # "zh" for 中文
+data = Path(tempfile.mkdtemp(prefix="skill-site-"))
+site = SkillSite(data)
+key, _ = site.create_key("notebook", ["*"])
+stack = serving(site)
+url = stack.__enter__()  # stopped at the end of the notebook
+http = httpx.Client(base_url=url, headers={"X-API-Key": key, "Accept-Language": LANG})
+print(f"{len(site.skills)} skills at {url}")
+
+# %% [markdown]
+# ## Discovery instead of injecting everything (按需发现)
+#
+# `GET /api/skills` lists every skill; `GET /api/skills/search?q=...&k=6` returns the few that match, with scores.
+# What a model would read each turn, all skills against the search's top 6:
+
+# %%
+asks = {"en": ["What's the weather in Shanghai, do I need an umbrella?", "Refund order A1001 please",
+               "I took a taxi today for 45 yuan, book it", "Send the customer an e-mail about the refund"],
+        "zh": ["上海天气怎么样，要带伞吗？", "订单 A1001 帮我退款", "今天打车45元帮我记上", "给客户发一封退款邮件"]}[LANG]
+every = site_registry(url, key, lang=LANG)
+rows = []
+for ask in asks:
+    found = http.get("/api/skills/search", params={"q": ask, "k": 6}).json()["results"]
+    top = site_registry(url, key, query=ask, k=6, lang=LANG)
+    rows.append({"ask": ask, "top skills (score)": ", ".join(f"{r['skill_name']} ({r['score']:.1f})" for r in found[:3]),
+                 "all: spec chars": len(json.dumps(every.specs(), ensure_ascii=False)),
+                 "top 6: spec chars": len(json.dumps(top.specs(), ensure_ascii=False))})
+discovery = pd.DataFrame(rows)
+discovery
+
+# %%
+with cjk_fonts():
+    ax = discovery.set_index("ask")[["all: spec chars", "top 6: spec chars"]].plot.barh(figsize=(8, 3))
+    ax.set_xlabel({"en": "characters of tool specs the model reads", "zh": "模型要读的工具说明字符数"}[LANG])
+    plt.show()
+
+# %% [markdown]
+# ## A source that is down: the fallback hint (降级提示)
+#
+# The weather skill's live source is switched off. The site answers with a structured error whose
+# `fallback_hint` says what to do instead; the model asks again for the cached value, which comes back marked
+# with the time it was measured.
+
+# %%
+run_guarded(ScriptedModel([call("current_weather", {"city": "Beijing"}), say("ok")]), every, "warm the cache",
+            sleep=lambda s: None)
+(data / "weather_source.json").write_text(json.dumps({"mode": "down"}))
+run = run_guarded(ScriptedModel([call("current_weather", {"city": "Beijing"}),
+                                 call("current_weather", {"city": "Beijing", "allow_cached": True}),
+                                 say("Beijing is cloudy, 7 °C (from the last reading).")]),
+                  every, "What's the weather in Beijing?", sleep=lambda s: None, lang=LANG)
+pd.DataFrame([{"call": e.args_raw, "error": e.error_code, "the model read": (e.model_visible or "")[:160]}
+              for e in run.tool_events])
+
+# %% [markdown]
+# ## A lost reply and the same idempotency key (幂等键)
+#
+# A write skill sends an e-mail. The reply is lost on the way back, so the client sends the same request again
+# with the **same** `Idempotency-Key` (computed by the loop, never by the model). The site runs it once and
+# replays the recorded answer; a write without a key is refused with 428.
+
+# %%
+note = {"arguments": {"to": "customer@example.com", "subject": "Refund", "body": "Your refund of 199 yuan is on its way."}}
+replies = [http.post("/api/skills/send_notification/execute", json=note, headers={"Idempotency-Key": "refund-A1001"})
+           for _ in range(2)]
+replies.append(http.post("/api/skills/send_notification/execute", json=note))
+outbox = (data / "outbox.jsonl").read_text(encoding="utf-8").splitlines()
+pd.DataFrame([{"attempt": i + 1, "status": r.status_code, "Idempotent-Replayed": r.headers.get("Idempotent-Replayed"),
+               "message_id": (r.json().get("result") or {}).get("message_id")} for i, r in enumerate(replies)]
+             + [{"attempt": "e-mails sent", "status": len(outbox)}])
+
+# %% [markdown]
+# ## A 429, as the loop sees it (限流与配额)
+#
+# A key with a quota of two calls a day. The third call gets `429` with `Retry-After` (until tomorrow); a wait
+# that long is not waited out: the client gives it to the loop as `RATE_LIMITED`, which the model reads as a
+# structured error that says when to come back, never as a raw status code.
+
+# %%
+small, _ = site.create_key("tiny", ["current_weather"], quota=2)
+tiny = site_registry(url, small, lang=LANG, max_wait=0)
+(data / "weather_source.json").write_text(json.dumps({"mode": "ok"}))
+run = run_guarded(ScriptedModel([call("current_weather", {"city": c}) for c in ("Beijing", "Shanghai", "Hangzhou")]
+                                + [say("done")]), tiny, "three cities", sleep=lambda s: None, lang=LANG)
+pd.DataFrame([{"call": e.args_raw, "result": e.error_code or "ok", "resent": e.retry_count,
+               "the model read": (e.model_visible or "")[:170]} for e in run.tool_events])
+
+# %% [markdown]
+# ## The call log (调用日志)
+#
+# Four JSONL files: access, call, error (with the stack, for the operator only) and audit. Every line carries a
+# request id and the agent's session id; keys and secrets never appear.
+
+# %%
+calls = pd.DataFrame(site.logs.read("call"))
+calls[["skill", "status", "success", "replayed", "latency_ms", "key_name", "session_id"]].tail(8)
+
+# %%
+print("the notebook's key appears in a log:", any(key in p.read_text(encoding="utf-8") for p in (data / "logs").glob("*.jsonl")))
+http.close()
+stack.__exit__(None, None, None)
+
+# %% [markdown]
+# ## Exercise
+#
+# Which response header tells a client that the site replayed a recorded answer instead of running the skill?
+
+# %%
+my_answer = None  # a header name
+print(answer_is(my_answer, "Idempotent-Replayed", lang=LANG,
+                why={"en": "the second attempt with the same Idempotency-Key ran nothing and said so.",
+                     "zh": "带同一个 Idempotency-Key 的第二次请求什么都没执行，并在响应头里说明了这一点。"},
+                hint={"en": "look at the table of the lost reply.", "zh": "看“响应丢失”那一节的表格。"}))
