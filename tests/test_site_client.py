@@ -69,6 +69,29 @@ def test_the_desk_through_the_site_ends_as_it_does_in_process(live_site):
     assert sum(c["skill"] == "create_refund" and c["status"] == 200 for c in calls) == 1  # the repeat replayed in the loop
 
 
+NAIVE_SCRIPT = [
+    tool_calls(call("get_order", {"order_id": "A1001"})),
+    tool_calls(call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"})),
+    tool_calls(call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"})),  # a repeat
+    say("Refunded."),
+]
+
+
+def test_the_naive_loop_through_the_site_ends_as_it_does_in_process(live_site):
+    from agentlab.naive import run_naive
+    site, url = live_site
+    desk = aftersales.Desk()
+    local = run_naive(ScriptedModel(list(NAIVE_SCRIPT)), aftersales.make_registry(desk), "refund A1001")
+    key, _ = site.create_key("naive", ["get_order", "create_refund"])
+    remote = run_naive(ScriptedModel(list(NAIVE_SCRIPT)), site_registry(url, key, session_id="sess-naive"), "refund A1001")
+    assert (remote.status, remote.steps) == (local.status, local.steps)
+    # the same run, but not the same outcome, on purpose: in process the naive loop calls a desk that trusts its
+    # caller and refunds twice; the site checks every caller's call against the business rules (its second layer)
+    assert len(desk.refunds) == 2
+    assert len(site.state["aftersales"].snapshot()["refunds"]) == 1
+    assert "RULE_VIOLATION" in [m for m in remote.messages if m.get("role") == "tool"][-1]["content"]
+
+
 def test_search_offers_the_top_k_with_their_limits(tmp_path):
     site = SkillSite(tmp_path)
     key, _ = site.create_key("agent")
