@@ -280,6 +280,8 @@ def friendly(error: ToolError, lang: Lang = "en") -> str:
         key = "friendly.auth" if code == "UNAUTHENTICATED" else "friendly.rule"
     elif code == "NOT_FOUND":
         key = "friendly.not_found"
+    elif code == "CONTEXT_TOO_LONG":
+        key = "friendly.too_long"
     elif code == "NEEDS_APPROVAL":
         key = "friendly.approval"
     elif code in ("LOOP_DETECTED", "BUDGET_EXHAUSTED", "SELF_CORRECTION_EXHAUSTED"):

@@ -254,6 +254,11 @@ _CATALOG: dict[str, dict[str, str]] = {
         "en": "Sorry, I could not finish this on my own. A colleague will take over from here.",
         "zh": "抱歉，我没能独立完成这件事，接下来由人工为您处理。",
     },
+    "friendly.too_long": {
+        "en": "This conversation has grown too long for me to follow. Please start a new chat (nothing you saved is "
+              "lost) or send a shorter message.",
+        "zh": "这段对话太长了，我已经跟不上。请开始新的对话（已保存的内容不会丢失），或把消息写短一些。",
+    },
     "friendly.unknown": {
         "en": ("We could not confirm whether your request went through. A colleague will check and get back "
                "to you; please do not send it again."),

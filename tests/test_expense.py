@@ -159,7 +159,8 @@ def test_the_long_chats_pass_only_because_the_guarded_desk_trims():
 def test_a_message_that_alone_is_too_long_is_refused_plainly_not_raised():
     c = chat(ScriptedModel([say("never asked")]), max_tokens=50)
     run = c.ask("receipt line " * 200)
-    assert run.status == "escalated" and run.events[-1].error_code == "CONTEXT_TOO_LONG" and "budget" in run.answer
+    assert run.status == "escalated" and run.events[-1].error_code == "CONTEXT_TOO_LONG" and "new chat" in run.answer
+    assert "budget" in run.events[-1].note  # the detail is for the trace, not for the user
     assert c.model.calls == []
 
 

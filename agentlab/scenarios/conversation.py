@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from ..context import ContextTooLong, Count, Session, clear_chat, estimate_tokens, trim_messages
+from ..errors import friendly
 from ..guards import GuardConfig
 from ..i18n import Lang
 from ..loop import run_guarded
@@ -145,9 +146,9 @@ class Conversation:
         """The turn that could not be sent: said plainly to the user, nothing run."""
         run_id = uuid.uuid4().hex[:12]
         turn = sum(1 for m in messages if m.get("role") == "user")
-        answer = exc.error.text(self.lang)
+        answer = friendly(exc.error, self.lang)  # the user reads a sentence; the trace keeps the detail
         end = Event(run_id=run_id, session_id=self.session_id, turn_id=turn, round_index=0, kind="end", loop="guarded",
                     guard_config=self.config.label, final_status="escalated", error_code="CONTEXT_TOO_LONG",
-                    error_category="fatal", error_stage="execution", note="context too long", model_visible=answer)
+                    error_category="fatal", error_stage="execution", note=exc.error.text("en"), model_visible=answer)
         return Run(run_id, "guarded", str(getattr(self.model, "name", "model")), "escalated", "context too long", answer,
                    0, (end,), tuple(messages), self.config.label)
