@@ -57,7 +57,7 @@ def same(a: dict[str, float], b: dict[str, float]) -> bool:
     return a.keys() == b.keys() and all(a[k] == b[k] or (math.isnan(a[k]) and math.isnan(b[k])) for k in a)
 
 
-def record(size: str, k: int, resume: bool) -> dict[str, dict[str, float]] | None:
+def record(size: str, k: int, resume: bool, every: int = 1) -> dict[str, dict[str, float]] | None:
     missing = what_is_missing(size)
     if missing:
         print(f"{size}: skipped ({missing})", flush=True)
@@ -66,7 +66,10 @@ def record(size: str, k: int, resume: bool) -> dict[str, dict[str, float]] | Non
     done = set(labels(out)) if resume and out.exists() else set()
     if not resume:
         out.unlink(missing_ok=True)
-    asks = sorted(load_asks(), key=lambda a: a.lang)  # one language after the other: the server reuses the prompt
+    # every Nth intent, asked in both languages (a slower model's sample), one language after the other so
+    # that the server reuses the shared prompt
+    intents = sorted({a.id.rsplit("-", 1)[0] for a in load_asks()})[::every]
+    asks = sorted((a for a in load_asks() if a.id.rsplit("-", 1)[0] in intents), key=lambda a: a.lang)
     live = {}
     t_size = time.perf_counter()
     with LocalServer(size) as server:
@@ -100,6 +103,7 @@ def main() -> None:
     ap.add_argument("--sizes", nargs="+", default=["0.5b", "1.5b"])
     ap.add_argument("--k", type=int, default=5, help="tools the router offers (the hand-over included)")
     ap.add_argument("--resume", action="store_true", help="keep the cassette and skip turns already in it")
+    ap.add_argument("--every", type=int, default=1, help="every Nth intent (both languages): a sample for slow models")
     ap.add_argument("--replay", action="store_true", help="no model: the figures from the recorded cassettes")
     ns = ap.parse_args()
     print(f"{time.strftime('%Y-%m-%d')}, {platform.machine()}, {platform.system()}, k={ns.k}", flush=True)
@@ -112,7 +116,7 @@ def main() -> None:
             else:
                 print(f"{size}: no cassette at {path.name}")
             continue
-        got = record(size, ns.k, ns.resume)
+        got = record(size, ns.k, ns.resume, ns.every)
         if got is not None:
             results[size] = got
     print(table(results))

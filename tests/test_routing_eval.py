@@ -233,8 +233,15 @@ def test_the_recorded_local_models_replay_offline(size):
         pytest.skip(f"{path.name} not recorded (python benchmarks/bench_routing_local.py --sizes {size})")
     asks = load_asks()
     got = replay(path, asks)
+    ids = {mode: sorted(t.ask_id for t in turns) for mode, turns in got.items()}
+    assert ids["all"] == ids["routed"]  # the two modes compared on the same asks
     for mode, turns in got.items():
-        assert len(turns) == len(asks), f"{size} {mode}: {len(turns)} of {len(asks)} asks recorded under both modes"
+        # every ask, or (for a slower model) a sample of whole intents, each asked in both languages
+        assert len(turns) >= 24, f"{size} {mode}: only {len(turns)} of {len(asks)} asks recorded under both modes"
+        langs = {}
+        for t in turns:
+            langs.setdefault(t.ask_id.rsplit("-", 1)[0], set()).add(t.ask_id.rsplit("-", 1)[1])
+        assert all(v == {"en", "zh"} for v in langs.values()), langs
         fig = figures(turns)
         for key in ("right_tool_rate", "invalid_call_rate", "no_call_rate", "tools_per_turn", "prompt_tokens",
                     "hit_rate"):
