@@ -628,6 +628,23 @@ _CATALOG: dict[str, dict[str, str]] = {
     "page.showing": {"en": "Showing {shown} of {matched} matching calls ({total} in the log).",
                      "zh": "显示 {matched} 条匹配调用中的 {shown} 条（日志共 {total} 条）。"},
     "page.did_you_mean": {"en": "Did you mean", "zh": "你是不是要找"},
+    # --- python -m agentlab site check (agentlab/site/check.py) ---
+    "check.skill": {"en": "skill", "zh": "技能"},
+    "check.normal": {"en": "normal", "zh": "正常"},
+    "check.boundary": {"en": "boundary", "zh": "边界"},
+    "check.abnormal": {"en": "abnormal", "zh": "异常"},
+    "check.failed": {"en": "FAILED", "zh": "未通过"},
+    "check.case_failed": {"en": "FAILED {skill} [{kind}] {name!r} ({source}): {why}",
+                          "zh": "未通过 {skill} [{kind}] {name!r}（{source}）：{why}"},
+    "check.missing": {"en": "{skill} has no {kinds} case: every skill needs normal, boundary and abnormal cases",
+                      "zh": "{skill} 缺少{kinds}用例：每个技能都需要正常、边界和异常用例"},
+    "check.unknown_skill": {"en": "a case names {skill}, which the site does not have ({source})",
+                            "zh": "用例指向站点不存在的技能 {skill}（{source}）"},
+    "check.total": {"en": "{cases} cases, {passed} passed; boundary failures: {boundary} (must be 0). {verdict}",
+                    "zh": "共 {cases} 个用例，通过 {passed} 个；边界用例失败：{boundary} 个（必须为 0）。{verdict}"},
+    "check.pass": {"en": "PASS", "zh": "通过"},
+    "check.fail": {"en": "FAIL", "zh": "不通过"},
+    "input.bad_cases": {"en": "the validation cases could not be read: {detail}", "zh": "无法读取验证用例：{detail}"},
 }
 
 
