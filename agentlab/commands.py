@@ -384,7 +384,7 @@ def _site(ns: argparse.Namespace) -> int:
 
 
 def _site_check(ns: argparse.Namespace) -> int:
-    """``site check``: the offline validation set (seed 004 §5.1) on fresh sites in a temporary folder."""
+    """``site check``: the offline validation set (docs/site.md#site-check) on fresh sites in a temporary folder."""
     from .site.check import load_cases, run_checks
     try:
         cases = load_cases(*ns.skills)

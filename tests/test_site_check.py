@@ -1,4 +1,4 @@
-"""``python -m agentlab site check``: the offline validation set of seed 004 §5.1 (agentlab/site/check.py).
+"""``python -m agentlab site check``: the offline validation set (docs/site.md#site-check, agentlab/site/check.py).
 
 The shipped skills pass with zero boundary failures; a skill whose boundary case fails makes the
 command exit 1 and say which case and why; a skill without a kind of case fails too.
@@ -12,7 +12,7 @@ import sys
 from conftest import ROOT
 from site_helpers import write_skill
 
-from agentlab.site.check import KINDS, Case, _judge, load_cases, run_checks
+from agentlab.site.check import KINDS, CheckCase, _judge, load_cases, run_checks
 
 
 def site_check(*args):
@@ -80,19 +80,19 @@ def test_a_malformed_case_is_a_usage_error(tmp_path):
 
 
 def test_the_judge_reads_every_expectation():
-    case = Case("s", "boundary", "x", {}, {"status": 422, "error": "INVALID_ARGS", "fields": ["a"], "fallback_hint": True})
+    case = CheckCase("s", "boundary", "x", {}, {"status": 422, "error": "INVALID_ARGS", "fields": ["a"], "fallback_hint": True})
     body = {"success": False, "error": {"code": "INVALID_ARGS", "problems": [{"field": "b"}]}, "fallback_hint": None}
     assert _judge(case, 422, body) == ("no problem about 'a' (got ['b'])", "fallback_hint absent, expected present")
-    ok = Case("s", "normal", "x", {}, {"result": {"city": "Beijing"}})
+    ok = CheckCase("s", "normal", "x", {}, {"result": {"city": "Beijing"}})
     assert _judge(ok, 200, {"success": True, "result": {"city": "Beijing", "t": 1}}) == ()
     assert _judge(ok, 200, {"success": True, "result": {"city": "Paris"}}) == ("result.city is 'Paris', expected 'Beijing'",)
-    refused = Case("s", "abnormal", "x", {}, {"error": "NOT_FOUND"})
+    refused = CheckCase("s", "abnormal", "x", {}, {"error": "NOT_FOUND"})
     assert _judge(refused, 200, {"success": False, "error": {"code": "NOT_FOUND"}}) == ()
 
 
 def test_files_are_written_for_one_case_only(tmp_path):
     down = {"mode": "down"}
     report = run_checks([
-        Case("current_weather", "abnormal", "down", {"city": "Beijing"}, {"status": 503}, {"weather_source.json": down}),
-        Case("current_weather", "normal", "up again", {"city": "Beijing"}, {"status": 200})])
+        CheckCase("current_weather", "abnormal", "down", {"city": "Beijing"}, {"status": 503}, {"weather_source.json": down}),
+        CheckCase("current_weather", "normal", "up again", {"city": "Beijing"}, {"status": 200})])
     assert all(o.passed for o in report.outcomes), [o.problems for o in report.outcomes]

@@ -1,4 +1,4 @@
-"""The offline validation set (seed 004 §5.1): every skill's normal, boundary and abnormal cases.
+"""The offline validation set (docs/site.md#site-check): every skill's normal, boundary and abnormal cases.
 
 A case is one JSON line (docs/site.md#site-check)::
 
@@ -30,14 +30,14 @@ from ..i18n import Lang, t
 from .service import SkillSite
 from .skills import shipped_dir
 
-__all__ = ["KINDS", "Case", "CheckReport", "Outcome", "desk_cases_path", "load_cases", "run_checks"]
+__all__ = ["KINDS", "CaseResult", "CheckCase", "CheckReport", "desk_cases_path", "load_cases", "run_checks"]
 
 KINDS: tuple[str, ...] = ("normal", "boundary", "abnormal")
 _EXPECT = {"status", "success", "error", "fields", "result", "fallback_hint"}
 
 
 @dataclass(frozen=True)
-class Case:
+class CheckCase:
     """One case: which skill, what kind, the arguments sent and what must come back."""
 
     skill: str
@@ -49,12 +49,12 @@ class Case:
     source: str = ""
 
     def __repr__(self) -> str:
-        return f"Case({self.skill}, {self.kind}, {self.name!r})"
+        return f"CheckCase({self.skill}, {self.kind}, {self.name!r})"
 
 
 @dataclass(frozen=True)
-class Outcome:
-    case: Case
+class CaseResult:
+    case: CheckCase
     problems: tuple[str, ...]  # empty: passed
 
     @property
@@ -66,9 +66,9 @@ class Outcome:
 class CheckReport:
     """Every outcome, and the skills that lack a kind of case."""
 
-    outcomes: list[Outcome]
+    outcomes: list[CaseResult]
     missing: dict[str, list[str]]  # skill -> kinds with no case
-    unknown: list[Case]  # cases naming a skill the site does not have
+    unknown: list[CheckCase]  # cases naming a skill the site does not have
 
     def counts(self, skill: str, kind: str) -> tuple[int, int]:
         mine = [o for o in self.outcomes if o.case.skill == skill and o.case.kind == kind]
@@ -113,7 +113,7 @@ def desk_cases_path() -> Path:
     return Path(__file__).with_name("desk_cases.jsonl")
 
 
-def _read(path: Path, default_skill: str | None) -> list[Case]:
+def _read(path: Path, default_skill: str | None) -> list[CheckCase]:
     cases = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("//"):
@@ -128,12 +128,12 @@ def _read(path: Path, default_skill: str | None) -> list[Case]:
                 or not isinstance(data.get("expect"), dict) or not set(data["expect"]) <= _EXPECT:
             raise ValueError(f"{where}: a case needs skill, kind (one of {', '.join(KINDS)}), arguments and expect "
                              f"(keys among {', '.join(sorted(_EXPECT))})")
-        cases.append(Case(skill, data["kind"], str(data.get("name", f"line {n}")), data["arguments"], data["expect"],
+        cases.append(CheckCase(skill, data["kind"], str(data.get("name", f"line {n}")), data["arguments"], data["expect"],
                           data.get("files") or {}, where))
     return cases
 
 
-def load_cases(*folders: str | Path, desks: bool = True) -> list[Case]:
+def load_cases(*folders: str | Path, desks: bool = True) -> list[CheckCase]:
     """The desks' cases and every ``cases.jsonl`` in the skill folders (shipped first), in file order."""
     cases = _read(desk_cases_path(), None) if desks else []
     for folder in map(Path, (shipped_dir(), *folders)):
@@ -147,7 +147,7 @@ def load_cases(*folders: str | Path, desks: bool = True) -> list[Case]:
     return cases
 
 
-def _judge(case: Case, status: int, body: Mapping[str, Any]) -> tuple[str, ...]:
+def _judge(case: CheckCase, status: int, body: Mapping[str, Any]) -> tuple[str, ...]:
     want, problems = case.expect, []
     error = body.get("error") or {}
     if "status" in want and status != want["status"]:
@@ -172,12 +172,12 @@ def _judge(case: Case, status: int, body: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(problems)
 
 
-def run_checks(cases: Iterable[Case], *, skills_dirs: Iterable[str | Path] = (), lang: Lang = "en") -> CheckReport:
+def run_checks(cases: Iterable[CheckCase], *, skills_dirs: Iterable[str | Path] = (), lang: Lang = "en") -> CheckReport:
     """Run ``cases`` on fresh sites (one per skill) in a temporary folder; see the module's docstring."""
     cases = list(cases)
     dirs = list(skills_dirs)
-    outcomes: list[Outcome] = []
-    unknown: list[Case] = []
+    outcomes: list[CaseResult] = []
+    unknown: list[CheckCase] = []
     with tempfile.TemporaryDirectory(prefix="agentlab-site-check-") as tmp:
         names = list(SkillSite(Path(tmp) / "_list", skills_dirs=dirs).skills)
         for n, skill in enumerate(names):
@@ -202,7 +202,7 @@ def run_checks(cases: Iterable[Case], *, skills_dirs: Iterable[str | Path] = (),
                 finally:
                     for target in written:
                         target.unlink(missing_ok=True)
-                outcomes.append(Outcome(case, _judge(case, reply.status, reply.body)))
+                outcomes.append(CaseResult(case, _judge(case, reply.status, reply.body)))
         unknown = [c for c in cases if c.skill not in names]
     missing = {s: [k for k in KINDS if not any(c.skill == s and c.kind == k for c in cases)] for s in names}
     return CheckReport(outcomes, {s: k for s, k in missing.items() if k}, unknown)

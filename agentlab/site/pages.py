@@ -1,4 +1,4 @@
-"""The site's pages for people (seed 004 §2.1): the skill market, a skill's detail, the call log.
+"""The site's pages for people (docs/site.md#pages): the skill market, a skill's detail, the call log.
 
 Server-rendered HTML from plain string templates: no front-end build, no script at all
 (the pages send a ``Content-Security-Policy`` that forbids scripts, as a second line behind
