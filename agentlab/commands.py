@@ -385,9 +385,9 @@ def _site(ns: argparse.Namespace) -> int:
 
 def _site_check(ns: argparse.Namespace) -> int:
     """``site check``: the offline validation set (docs/site.md#site-check) on fresh sites in a temporary folder."""
-    from .site.check import load_cases, run_checks
+    from .site.check import load_check_cases, run_checks
     try:
-        cases = load_cases(*ns.skills)
+        cases = load_check_cases(*ns.skills)
     except (ValueError, OSError) as exc:
         raise InputError("input.bad_cases", detail=str(exc)[:300]) from None
     try:

@@ -12,7 +12,7 @@ import sys
 from conftest import ROOT
 from site_helpers import write_skill
 
-from agentlab.site.check import KINDS, CheckCase, _judge, load_cases, run_checks
+from agentlab.site.check import KINDS, CheckCase, _judge, load_check_cases, run_checks
 
 
 def site_check(*args):
@@ -31,7 +31,7 @@ def counter(root):
 
 
 def test_every_shipped_skill_has_all_three_kinds_and_passes():
-    report = run_checks(load_cases())
+    report = run_checks(load_check_cases())
     assert report.ok and report.boundary_failures == 0 and not report.missing and not report.unknown
     skills = {o.case.skill for o in report.outcomes}
     assert {"current_weather", "send_notification", "get_order", "create_refund", "book_expense_record"} <= skills
@@ -66,7 +66,7 @@ def test_a_broken_boundary_case_exits_1_and_says_which(tmp_path):
 def test_a_skill_without_a_kind_of_case_fails(tmp_path):
     folder = counter(tmp_path / "skills")
     cases(folder, {"kind": "normal", "name": "one", "arguments": {"n": 1}, "expect": {"status": 200}})
-    report = run_checks(load_cases(tmp_path / "skills"), skills_dirs=[tmp_path / "skills"])
+    report = run_checks(load_check_cases(tmp_path / "skills"), skills_dirs=[tmp_path / "skills"])
     assert not report.ok and report.boundary_failures == 0 and report.missing == {"echo_n": ["boundary", "abnormal"]}
     done = site_check("--skills", str(tmp_path / "skills"))
     assert done.returncode == 1 and "echo_n has no boundary, abnormal case" in done.stdout

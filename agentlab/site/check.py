@@ -30,7 +30,7 @@ from ..i18n import Lang, t
 from .service import SkillSite
 from .skills import shipped_dir
 
-__all__ = ["KINDS", "CaseResult", "CheckCase", "CheckReport", "desk_cases_path", "load_cases", "run_checks"]
+__all__ = ["KINDS", "CheckCase", "CheckOutcome", "CheckReport", "desk_cases_path", "load_check_cases", "run_checks"]
 
 KINDS: tuple[str, ...] = ("normal", "boundary", "abnormal")
 _EXPECT = {"status", "success", "error", "fields", "result", "fallback_hint"}
@@ -53,7 +53,7 @@ class CheckCase:
 
 
 @dataclass(frozen=True)
-class CaseResult:
+class CheckOutcome:
     case: CheckCase
     problems: tuple[str, ...]  # empty: passed
 
@@ -66,7 +66,7 @@ class CaseResult:
 class CheckReport:
     """Every outcome, and the skills that lack a kind of case."""
 
-    outcomes: list[CaseResult]
+    outcomes: list[CheckOutcome]
     missing: dict[str, list[str]]  # skill -> kinds with no case
     unknown: list[CheckCase]  # cases naming a skill the site does not have
 
@@ -133,7 +133,7 @@ def _read(path: Path, default_skill: str | None) -> list[CheckCase]:
     return cases
 
 
-def load_cases(*folders: str | Path, desks: bool = True) -> list[CheckCase]:
+def load_check_cases(*folders: str | Path, desks: bool = True) -> list[CheckCase]:
     """The desks' cases and every ``cases.jsonl`` in the skill folders (shipped first), in file order."""
     cases = _read(desk_cases_path(), None) if desks else []
     for folder in map(Path, (shipped_dir(), *folders)):
@@ -176,7 +176,7 @@ def run_checks(cases: Iterable[CheckCase], *, skills_dirs: Iterable[str | Path] 
     """Run ``cases`` on fresh sites (one per skill) in a temporary folder; see the module's docstring."""
     cases = list(cases)
     dirs = list(skills_dirs)
-    outcomes: list[CaseResult] = []
+    outcomes: list[CheckOutcome] = []
     unknown: list[CheckCase] = []
     with tempfile.TemporaryDirectory(prefix="agentlab-site-check-") as tmp:
         names = list(SkillSite(Path(tmp) / "_list", skills_dirs=dirs).skills)
@@ -202,7 +202,7 @@ def run_checks(cases: Iterable[CheckCase], *, skills_dirs: Iterable[str | Path] 
                 finally:
                     for target in written:
                         target.unlink(missing_ok=True)
-                outcomes.append(CaseResult(case, _judge(case, reply.status, reply.body)))
+                outcomes.append(CheckOutcome(case, _judge(case, reply.status, reply.body)))
         unknown = [c for c in cases if c.skill not in names]
     missing = {s: [k for k in KINDS if not any(c.skill == s and c.kind == k for c in cases)] for s in names}
     return CheckReport(outcomes, {s: k for s, k in missing.items() if k}, unknown)
