@@ -556,8 +556,9 @@ _CATALOG: dict[str, dict[str, str]] = {
         "en": "This call needs a person's approval ({reason}), which the skill site cannot give. It has NOT been run; "
               "tell the user and offer a human colleague.",
         "zh": "该调用需要人工批准（{reason}），技能站点无法批准。它没有被执行；请告知用户并建议转人工。"},
-    "site.serving": {"en": "serving {n} skills on http://{host}:{port}/api/skills (data and logs in {data})",
-                     "zh": "正在 http://{host}:{port}/api/skills 提供 {n} 个技能（数据和日志在 {data}）"},
+    "site.serving": {"en": "serving {n} skills on http://{host}:{port}/api/skills, pages at http://{host}:{port}/ "
+                           "(data and logs in {data})",
+                     "zh": "正在 http://{host}:{port}/api/skills 提供 {n} 个技能，页面在 http://{host}:{port}/（数据和日志在 {data}）"},
     "site.key_created": {"en": "key {name!r} created for {skills}, quota {quota}. It is shown this once and stored only "
                                "as a hash: keep it now.",
                          "zh": "已为 {skills} 创建 key {name!r}，配额 {quota}。它只显示这一次，站点只保存其哈希：请现在保存。"},
