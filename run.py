@@ -3,6 +3,7 @@
     python run.py lab     set everything up, then open the workbook in JupyterLab
     python run.py test    set everything up, then run the whole test suite
     python run.py app     set everything up, then open the no-code app (Voila)
+    python run.py site    set up the skill site (a data folder, a demo key shown once) and serve it on 127.0.0.1
     python run.py bench   run the benchmarks and print the figures (--record: also re-record the real models)
     python run.py size    count the core package's lines and write the figure into README.md
     python run.py local   install and start the small real model on 127.0.0.1 (about 0.5 GB, offline after)
@@ -69,6 +70,103 @@ def lock(py: Path) -> int:
     return 0
 
 
+def _has_display() -> bool:
+    """Whether a browser window could appear: always on Windows and macOS; on Linux only with a display."""
+    return os.name == "nt" or sys.platform == "darwin" or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _port_free(host: str, port: int) -> bool:
+    import socket
+    with socket.socket() as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def site(py: Path, rest: list[str]) -> int:
+    """The skill site on 127.0.0.1: a data folder, a demo key printed once, the server, the market page's address.
+
+    Options: ``--port N`` (default 8000, or a free one when 8000 is taken), ``--data DIR`` (default
+    ``.agentlab-site``), ``--no-browser``. The browser opens only where there is a display; on a
+    headless machine the address is printed and nothing pretends to open.
+    """
+    import argparse
+    import time
+    import urllib.request
+    ap = argparse.ArgumentParser(prog="python run.py site")
+    ap.add_argument("--port", type=int, default=None)
+    ap.add_argument("--data", default=str(ROOT / ".agentlab-site"))
+    ap.add_argument("--no-browser", action="store_true")
+    ns = ap.parse_args(rest)
+    host, data = "127.0.0.1", Path(ns.data).resolve()
+    port = ns.port if ns.port is not None else 8000
+    if ns.port is None and not _port_free(host, port):
+        import socket
+        with socket.socket() as s:
+            s.bind((host, 0))
+            port = s.getsockname()[1]
+        print(f"port 8000 is taken; using {port}", flush=True)
+    site_cli = [str(py), "-m", "agentlab", "site", "--data", str(data)]
+    listed = subprocess.run([str(py), "-c", "import sys; from agentlab.site.keys import KeyStore; "
+                             "print(any(k.name == 'demo' for k in KeyStore(sys.argv[1]).all()))", str(data / "keys.db")],
+                            cwd=ROOT, capture_output=True, text=True, check=False) if (data / "keys.db").exists() else None
+    if listed is not None and listed.stdout.strip() == "True":
+        print(f"the demo key was shown when it was created; a new one: {' '.join(site_cli[1:])} keys create --name NAME",
+              flush=True)
+    else:
+        made = subprocess.run([*site_cli, "keys", "create", "--name", "demo"], cwd=ROOT, capture_output=True, text=True)
+        if made.returncode != 0:
+            print(made.stderr, file=sys.stderr)
+            return made.returncode
+        key = made.stdout.strip()
+        print(f"demo API key (shown once, stored only as a hash; keep it): {key}", flush=True)
+        print(f"  try: curl -s -H 'X-API-Key: {key}' -H 'Content-Type: application/json' "
+              f"-d '{{\"arguments\": {{\"city\": \"Beijing\"}}}}' http://{host}:{port}/api/skills/current_weather/execute",
+              flush=True)
+    import signal
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stopped from outside: stop the server too (finally)
+    server = subprocess.Popen([*site_cli, "--host", host, "--port", str(port)], cwd=ROOT)
+    url = f"http://{host}:{port}/"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None:
+                return server.returncode or 1
+            if time.monotonic() > deadline:
+                print(f"the site did not answer on {url} within 60 s", file=sys.stderr)
+                server.terminate()
+                return 1
+            time.sleep(0.3)
+        print(f"the skill market: {url}   (a skill: {url}skills/current_weather, the call log: {url}logs, "
+              f"中文: {url}?lang=zh)", flush=True)
+        if ns.no_browser or not _has_display():
+            print("no browser opened (no display here): open the address above in a browser on this machine. "
+                  "Ctrl-C stops the site.", flush=True)
+        else:
+            import webbrowser
+            opened = webbrowser.open(url)
+            print(("opened in your browser" if opened else "could not open a browser: open the address above")
+                  + ". Ctrl-C stops the site.", flush=True)
+        return server.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if server.poll() is None:
+            server.terminate()
+            try:
+                server.wait(10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+
+
 def main(argv: list[str]) -> int:
     cmd, rest = (argv[0], argv[1:]) if argv else ("help", [])
     if cmd == "lab":
@@ -83,6 +181,8 @@ def main(argv: list[str]) -> int:
     if cmd == "app":
         py = setup("requirements.txt")
         return subprocess.call([str(py), "-m", "voila", "app/agentlab_app.ipynb", *rest], cwd=ROOT)
+    if cmd == "site":
+        return site(setup("requirements-site.txt"), rest)
     if cmd == "bench":
         py = setup("requirements-dev.txt")
         # these re-record the real models' cassettes (hours on two cores): only when asked for

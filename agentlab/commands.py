@@ -337,6 +337,8 @@ def _site_configure(p: argparse.ArgumentParser) -> None:
     # --data and --lang may come after the subcommand too (SUPPRESS: not given there, the site's value stands)
     create.add_argument("--data", default=argparse.SUPPRESS)
     create.add_argument("--lang", choices=("en", "zh"), default=argparse.SUPPRESS)
+    check = sub.add_parser("check", help="run every skill's normal, boundary and abnormal cases offline (exit 1 on a failure)")
+    check.add_argument("--lang", choices=("en", "zh"), default=argparse.SUPPRESS)
 
 
 def _site(ns: argparse.Namespace) -> int:
@@ -349,6 +351,8 @@ def _site(ns: argparse.Namespace) -> int:
         import uvicorn
     except ImportError as exc:
         raise InputError("site.needs_extra", missing=exc.name or "fastapi") from None
+    if ns.site_command == "check":
+        return _site_check(ns)
     from .site.keys import parse_quota
     from .site.service import SkillSite
     quota = None
@@ -379,11 +383,27 @@ def _site(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _site_check(ns: argparse.Namespace) -> int:
+    """``site check``: the offline validation set (docs/site.md#site-check) on fresh sites in a temporary folder."""
+    from .site.check import load_check_cases, run_checks
+    try:
+        cases = load_check_cases(*ns.skills)
+    except (ValueError, OSError) as exc:
+        raise InputError("input.bad_cases", detail=str(exc)[:300]) from None
+    try:
+        report = run_checks(cases, skills_dirs=ns.skills, lang=ns.lang)
+    except (ImportError, SyntaxError, TypeError) as exc:
+        raise InputError("input.bad_skills", path=", ".join(ns.skills), detail=str(exc)[:200]) from None
+    for line in report.lines(ns.lang):
+        emit(line)
+    return 0 if report.ok else 1
+
+
 Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 EXTRA: dict[str, Command] = {
     "demo": ("naive and guarded loops side by side on a desk", _demo_configure, _demo),
     "checklist": ("run article 003's twelve pre-launch checks against a desk", _checklist_configure, _checklist),
     "local": ("serve a small real model on 127.0.0.1 (OpenAI-compatible, offline)", _local_configure, _local),
     "eval": ("run a suite of cases and print the metrics", _eval_configure, _eval),
-    "site": ("serve the skill site (keys create: make an API key)", _site_configure, _site),
+    "site": ("serve the skill site (keys create: make an API key; check: run the validation set)", _site_configure, _site),
 }

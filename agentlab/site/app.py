@@ -5,9 +5,14 @@
     GET  /api/skills/{name}               one skill's full metadata
     POST /api/skills/{name}/execute       {"arguments": {...}} with X-API-Key (and Idempotency-Key for a write)
 
+    GET  /                                the skill market (HTML, agentlab/site/pages.py)
+    GET  /skills/{name}                   a skill's detail page
+    GET  /logs?skill=&status=&key=&session=   the call log page
+
 A key on a GET is optional; when sent it must be valid, and the listing shows only what
 it may call. ``Accept-Language: zh`` (or ``?lang=zh``) answers in Chinese. Every reply
-carries ``X-Request-Id``; ``X-Session-Id`` (the agent's session) is logged with it.
+carries ``X-Request-Id``; ``X-Session-Id`` (the agent's session) is logged with it. The pages
+need no key (docs/site.md#pages) and are sent with a Content-Security-Policy that allows no script.
 """
 from __future__ import annotations
 
@@ -17,10 +22,11 @@ import uuid
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ..i18n import Lang
+from . import pages
 from .service import HttpReply, SkillSite
 
 __all__ = ["create_app"]
@@ -96,5 +102,27 @@ def create_app(site: SkillSite) -> FastAPI:
             idempotency_key=request.headers.get("idempotency-key"), session_id=_session(request),
             request_id=request.state.request_id, lang=_lang(request))
         return send(reply)
+
+    def html(text: str, status: int = 200) -> HTMLResponse:
+        return HTMLResponse(text, status_code=status, headers={"Content-Security-Policy": pages.CSP,
+                                                               "X-Content-Type-Options": "nosniff",
+                                                               "Referrer-Policy": "no-referrer"})
+
+    @app.get("/")
+    def market(request: Request) -> Any:
+        return html(pages.market_page(site, _lang(request)))
+
+    @app.get("/skills/{name}")
+    def detail(name: str, request: Request) -> Any:
+        lang = _lang(request)
+        skill = site.skills.get(name)
+        if skill is None:
+            return html(pages.missing_page(site, name[:100], lang), 404)
+        return html(pages.detail_page(site, skill, lang))
+
+    @app.get("/logs")
+    def call_log(request: Request, skill: str = "", status: str = "", key: str = "", session: str = "") -> Any:
+        return html(pages.log_page(site, _lang(request), skill=skill[:100], status=status[:10], key=key[:100],
+                                   session=session[:64]))
 
     return app

@@ -1,0 +1,208 @@
+"""The offline validation set (docs/site.md#site-check): every skill's normal, boundary and abnormal cases.
+
+A case is one JSON line (docs/site.md#site-check)::
+
+    {"kind": "boundary", "name": "city with the 市 suffix", "arguments": {"city": "北京市"},
+     "expect": {"status": 200, "result": {"city": "Beijing"}}}
+
+A skill folder keeps its cases next to its definition (``<skill>/cases.jsonl``; a line may name
+another ``skill`` of the folder); the desks' skills, which are generated and have no folder, keep
+theirs in ``desk_cases.jsonl`` beside this module, each line naming its ``skill``. ``files``
+writes JSON files into the site's data folder for that case only (a weather source that is down).
+
+:func:`run_checks` runs every case in process through :meth:`SkillSite.execute` (the same checks
+as over HTTP, with a key allowed everything), each skill on a fresh site in a temporary folder so
+cases never see another skill's writes and nothing touches a real data folder. ``expect`` may hold
+``status``, ``success``, ``error`` (the code), ``fields`` (fields named in ``problems``),
+``result`` (a subset of the result) and ``fallback_hint`` (true: one is offered). The check
+passes when every case passes and every skill has all three kinds: boundary failures must be 0.
+"""
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..i18n import Lang, t
+from .service import SkillSite
+from .skills import shipped_dir
+
+__all__ = ["KINDS", "CheckCase", "CheckOutcome", "CheckReport", "desk_cases_path", "load_check_cases", "run_checks"]
+
+KINDS: tuple[str, ...] = ("normal", "boundary", "abnormal")
+_EXPECT = {"status", "success", "error", "fields", "result", "fallback_hint"}
+
+
+@dataclass(frozen=True)
+class CheckCase:
+    """One case: which skill, what kind, the arguments sent and what must come back."""
+
+    skill: str
+    kind: str
+    name: str
+    arguments: Mapping[str, Any]
+    expect: Mapping[str, Any]
+    files: Mapping[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+    def __repr__(self) -> str:
+        return f"CheckCase({self.skill}, {self.kind}, {self.name!r})"
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    case: CheckCase
+    problems: tuple[str, ...]  # empty: passed
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class CheckReport:
+    """Every outcome, and the skills that lack a kind of case."""
+
+    outcomes: list[CheckOutcome]
+    missing: dict[str, list[str]]  # skill -> kinds with no case
+    unknown: list[CheckCase]  # cases naming a skill the site does not have
+
+    def counts(self, skill: str, kind: str) -> tuple[int, int]:
+        mine = [o for o in self.outcomes if o.case.skill == skill and o.case.kind == kind]
+        return sum(o.passed for o in mine), len(mine)
+
+    @property
+    def boundary_failures(self) -> int:
+        return sum(1 for o in self.outcomes if o.case.kind == "boundary" and not o.passed)
+
+    @property
+    def ok(self) -> bool:
+        return all(o.passed for o in self.outcomes) and not any(self.missing.values()) and not self.unknown
+
+    def lines(self, lang: Lang = "en") -> list[str]:
+        skills = sorted({o.case.skill for o in self.outcomes} | set(self.missing))
+        width = max([len(s) for s in skills] + [20])
+        out = [f"{t('check.skill', lang):{width}}  " + "  ".join(f"{t('check.' + k, lang):>9}" for k in KINDS)]
+        for skill in skills:
+            cells = []
+            for kind in KINDS:
+                passed, total = self.counts(skill, kind)
+                cells.append(f"{passed}/{total}" if total else "-")
+            flag = "" if all(self.counts(skill, k)[0] == self.counts(skill, k)[1] for k in KINDS) \
+                and not self.missing.get(skill) else "  " + t("check.failed", lang)
+            out.append(f"{skill:{width}}  " + "  ".join(f"{c:>9}" for c in cells) + flag)
+        for o in self.outcomes:
+            if not o.passed:
+                out.append(t("check.case_failed", lang, skill=o.case.skill, kind=t("check." + o.case.kind, lang),
+                             name=o.case.name, source=o.case.source, why="; ".join(o.problems)))
+        for skill, kinds in sorted(self.missing.items()):
+            if kinds:
+                out.append(t("check.missing", lang, skill=skill, kinds=", ".join(t("check." + k, lang) for k in kinds)))
+        for case in self.unknown:
+            out.append(t("check.unknown_skill", lang, skill=case.skill, source=case.source))
+        passed = sum(o.passed for o in self.outcomes)
+        out.append(t("check.total", lang, cases=len(self.outcomes), passed=passed, boundary=self.boundary_failures,
+                     verdict=t("check.pass" if self.ok else "check.fail", lang)))
+        return out
+
+
+def desk_cases_path() -> Path:
+    return Path(__file__).with_name("desk_cases.jsonl")
+
+
+def _read(path: Path, default_skill: str | None) -> list[CheckCase]:
+    cases = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("//"):
+            continue
+        where = f"{path.parent.name}/{path.name}:{n}"
+        try:
+            data = json.loads(line)
+        except ValueError as exc:
+            raise ValueError(f"{where}: not JSON ({exc})") from None
+        skill = data.get("skill", default_skill)
+        if not isinstance(skill, str) or data.get("kind") not in KINDS or not isinstance(data.get("arguments"), dict) \
+                or not isinstance(data.get("expect"), dict) or not set(data["expect"]) <= _EXPECT:
+            raise ValueError(f"{where}: a case needs skill, kind (one of {', '.join(KINDS)}), arguments and expect "
+                             f"(keys among {', '.join(sorted(_EXPECT))})")
+        cases.append(CheckCase(skill, data["kind"], str(data.get("name", f"line {n}")), data["arguments"], data["expect"],
+                          data.get("files") or {}, where))
+    return cases
+
+
+def load_check_cases(*folders: str | Path, desks: bool = True) -> list[CheckCase]:
+    """The desks' cases and every ``cases.jsonl`` in the skill folders (shipped first), in file order."""
+    cases = _read(desk_cases_path(), None) if desks else []
+    for folder in map(Path, (shipped_dir(), *folders)):
+        paths = [folder / "cases.jsonl"] if (folder / "handler.py").is_file() else sorted(folder.glob("*/cases.jsonl"))
+        for path in paths:
+            if not path.is_file():
+                continue
+            meta = path.with_name("skill.json")
+            default = json.loads(meta.read_text(encoding="utf-8")).get("skill_name") if meta.is_file() else None
+            cases += _read(path, default)
+    return cases
+
+
+def _judge(case: CheckCase, status: int, body: Mapping[str, Any]) -> tuple[str, ...]:
+    want, problems = case.expect, []
+    error = body.get("error") or {}
+    if "status" in want and status != want["status"]:
+        problems.append(f"status {status}, expected {want['status']}" + (f" ({error.get('code')})" if error else ""))
+    success = want.get("success", want.get("status", 200) == 200 and "error" not in want)
+    if bool(body.get("success")) != success:
+        problems.append(f"success {bool(body.get('success'))}, expected {success}"
+                        + (f" ({error.get('code')}: {str(error.get('message'))[:120]})" if error else ""))
+    if "error" in want and error.get("code") != want["error"]:
+        problems.append(f"error {error.get('code')}, expected {want['error']}")
+    named = {p.get("field") for p in error.get("problems") or []}
+    for f in want.get("fields", ()):
+        if f not in named:
+            problems.append(f"no problem about {f!r} (got {sorted(x for x in named if x)})")
+    result = body.get("result") or {}
+    for k, v in (want.get("result") or {}).items():
+        if result.get(k) != v:
+            problems.append(f"result.{k} is {result.get(k)!r}, expected {v!r}")
+    if "fallback_hint" in want and bool(body.get("fallback_hint")) != bool(want["fallback_hint"]):
+        problems.append(f"fallback_hint {'present' if body.get('fallback_hint') else 'absent'}, "
+                        f"expected {'present' if want['fallback_hint'] else 'absent'}")
+    return tuple(problems)
+
+
+def run_checks(cases: Iterable[CheckCase], *, skills_dirs: Iterable[str | Path] = (), lang: Lang = "en") -> CheckReport:
+    """Run ``cases`` on fresh sites (one per skill) in a temporary folder; see the module's docstring."""
+    cases = list(cases)
+    dirs = list(skills_dirs)
+    outcomes: list[CheckOutcome] = []
+    unknown: list[CheckCase] = []
+    with tempfile.TemporaryDirectory(prefix="agentlab-site-check-") as tmp:
+        names = list(SkillSite(Path(tmp) / "_list", skills_dirs=dirs).skills)
+        for n, skill in enumerate(names):
+            mine = [c for c in cases if c.skill == skill]
+            if not mine:
+                continue
+            data = Path(tmp) / f"{n:02d}"
+            site = SkillSite(data, skills_dirs=dirs)
+            key, _ = site.create_key("site-check")
+            for i, case in enumerate(mine):
+                written = []
+                for rel, content in case.files.items():
+                    target = (data / rel).resolve()
+                    if data.resolve() not in target.parents:
+                        raise ValueError(f"{case.source}: files may only name paths inside the data folder, got {rel!r}")
+                    target.write_text(json.dumps(content), encoding="utf-8")
+                    written.append(target)
+                try:
+                    idem = f"check-{i}" if site.skills[skill].meta.writes else None
+                    reply = site.execute(skill, json.dumps({"arguments": case.arguments}).encode(), api_key=key,
+                                         idempotency_key=idem, session_id="site-check", lang=lang)
+                finally:
+                    for target in written:
+                        target.unlink(missing_ok=True)
+                outcomes.append(CheckOutcome(case, _judge(case, reply.status, reply.body)))
+        unknown = [c for c in cases if c.skill not in names]
+    missing = {s: [k for k in KINDS if not any(c.skill == s and c.kind == k for c in cases)] for s in names}
+    return CheckReport(outcomes, {s: k for s, k in missing.items() if k}, unknown)

@@ -1,0 +1,98 @@
+"""``python -m agentlab site check``: the offline validation set (docs/site.md#site-check, agentlab/site/check.py).
+
+The shipped skills pass with zero boundary failures; a skill whose boundary case fails makes the
+command exit 1 and say which case and why; a skill without a kind of case fails too.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+from conftest import ROOT
+from site_helpers import write_skill
+
+from agentlab.site.check import KINDS, CheckCase, _judge, load_check_cases, run_checks
+
+
+def site_check(*args):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "agentlab", "site", *args, "check"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def cases(folder, *lines):
+    (folder / "cases.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+
+
+def counter(root):
+    """A skill that takes an integer ``n`` and echoes it: its schema forgot a minimum."""
+    return write_skill(root, "echo_n", 'return {"n": arguments.get("n", 0)}')
+
+
+def test_every_shipped_skill_has_all_three_kinds_and_passes():
+    report = run_checks(load_check_cases())
+    assert report.ok and report.boundary_failures == 0 and not report.missing and not report.unknown
+    skills = {o.case.skill for o in report.outcomes}
+    assert {"current_weather", "send_notification", "get_order", "create_refund", "book_expense_record"} <= skills
+    assert len(skills) == 19 and all(report.counts(s, k)[1] >= 1 for s in skills for k in KINDS)
+
+
+def test_the_command_passes_on_the_shipped_skills_in_both_languages():
+    done = site_check()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "boundary failures: 0 (must be 0). PASS" in done.stdout and "current_weather" in done.stdout
+    zh = site_check("--lang", "zh")
+    assert zh.returncode == 0 and "边界用例失败：0 个（必须为 0）。通过" in zh.stdout
+
+
+def test_a_broken_boundary_case_exits_1_and_says_which(tmp_path):
+    folder = counter(tmp_path / "skills")
+    cases(folder,
+          {"kind": "normal", "name": "one", "arguments": {"n": 1}, "expect": {"status": 200, "result": {"n": 1}}},
+          {"kind": "boundary", "name": "a string is refused", "arguments": {"n": "1"}, "expect": {"status": 422, "fields": ["n"]}},
+          {"kind": "boundary", "name": "a negative number is refused", "arguments": {"n": -1},
+           "expect": {"status": 422, "fields": ["n"]}},
+          {"kind": "abnormal", "name": "a float", "arguments": {"n": 1.5}, "expect": {"status": 422}})
+    done = site_check("--skills", str(tmp_path / "skills"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "FAILED echo_n [boundary] 'a negative number is refused' (echo_n/cases.jsonl:3): status 200, expected 422" \
+        in done.stdout
+    assert "boundary failures: 1 (must be 0). FAIL" in done.stdout
+    assert re.search(r"^echo_n +1/1 +1/2 +1/1  FAILED$", done.stdout, re.M)
+    assert re.search(r"^current_weather +2/2 +6/6 +3/3$", done.stdout, re.M)  # the shipped ones still pass
+
+
+def test_a_skill_without_a_kind_of_case_fails(tmp_path):
+    folder = counter(tmp_path / "skills")
+    cases(folder, {"kind": "normal", "name": "one", "arguments": {"n": 1}, "expect": {"status": 200}})
+    report = run_checks(load_check_cases(tmp_path / "skills"), skills_dirs=[tmp_path / "skills"])
+    assert not report.ok and report.boundary_failures == 0 and report.missing == {"echo_n": ["boundary", "abnormal"]}
+    done = site_check("--skills", str(tmp_path / "skills"))
+    assert done.returncode == 1 and "echo_n has no boundary, abnormal case" in done.stdout
+
+
+def test_a_malformed_case_is_a_usage_error(tmp_path):
+    folder = counter(tmp_path / "skills")
+    (folder / "cases.jsonl").write_text('{"kind": "edge", "arguments": {}, "expect": {}}\n', encoding="utf-8")
+    done = site_check("--skills", str(tmp_path / "skills"))
+    assert done.returncode == 2 and "echo_n/cases.jsonl:1" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_judge_reads_every_expectation():
+    case = CheckCase("s", "boundary", "x", {}, {"status": 422, "error": "INVALID_ARGS", "fields": ["a"], "fallback_hint": True})
+    body = {"success": False, "error": {"code": "INVALID_ARGS", "problems": [{"field": "b"}]}, "fallback_hint": None}
+    assert _judge(case, 422, body) == ("no problem about 'a' (got ['b'])", "fallback_hint absent, expected present")
+    ok = CheckCase("s", "normal", "x", {}, {"result": {"city": "Beijing"}})
+    assert _judge(ok, 200, {"success": True, "result": {"city": "Beijing", "t": 1}}) == ()
+    assert _judge(ok, 200, {"success": True, "result": {"city": "Paris"}}) == ("result.city is 'Paris', expected 'Beijing'",)
+    refused = CheckCase("s", "abnormal", "x", {}, {"error": "NOT_FOUND"})
+    assert _judge(refused, 200, {"success": False, "error": {"code": "NOT_FOUND"}}) == ()
+
+
+def test_files_are_written_for_one_case_only(tmp_path):
+    down = {"mode": "down"}
+    report = run_checks([
+        CheckCase("current_weather", "abnormal", "down", {"city": "Beijing"}, {"status": 503}, {"weather_source.json": down}),
+        CheckCase("current_weather", "normal", "up again", {"city": "Beijing"}, {"status": 200})])
+    assert all(o.passed for o in report.outcomes), [o.problems for o in report.outcomes]

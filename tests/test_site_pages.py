@@ -1,0 +1,242 @@
+"""The skill site's pages (agentlab/site/pages.py): the market, a skill's detail and the call log.
+
+Fast tests render them in process with FastAPI's TestClient (escaping, both languages, the numbers,
+no key on any page). The browser tests start the real site (``python -m agentlab site`` under uvicorn
+on a free loopback port, as test_site_contract.py does), make calls over HTTP, then open the pages in
+Debian's chromium with playwright; they skip with the reason where chromium or playwright is missing,
+and fail instead in CI (AGENTLAB_CI=1). On failure a screenshot and the console go to test-artifacts/.
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from conftest import ROOT
+from fastapi.testclient import TestClient
+from site_helpers import Clock
+from test_browser import _browser, _need_browser
+from test_site_contract import cli, free_port
+
+from agentlab.site.app import create_app
+from agentlab.site.pages import CSP
+from agentlab.site.service import SkillSite
+
+SCRIPT = "<script>document.title='pwned'</script>"
+IMG = "<img src=x onerror=\"document.title='pwned'\">"
+
+
+@pytest.fixture
+def site(tmp_path):
+    return SkillSite(tmp_path, clock=Clock())
+
+
+@pytest.fixture
+def http(site):
+    return TestClient(create_app(site))
+
+
+def call(http, key, name, args, session=None, **headers):
+    extra = {"X-Session-Id": session} if session else {}
+    return http.post(f"/api/skills/{name}/execute", json={"arguments": args}, headers={"X-API-Key": key, **extra, **headers})
+
+
+def calls(http, key):
+    """Two weather calls (one refused: the city is a script), an order, an escalation whose summary is markup."""
+    assert call(http, key, "current_weather", {"city": "Beijing"}, "sess-a").status_code == 200
+    assert call(http, key, "current_weather", {"city": SCRIPT}, "sess-a").status_code == 422
+    assert call(http, key, "get_order", {"order_id": "A1001"}, "sess-b").status_code == 200
+    assert call(http, key, "escalate_to_human", {"summary": IMG}, "sess-b", **{"Idempotency-Key": "esc-1"}).status_code == 200
+
+
+def test_the_market_shows_every_skill_with_its_numbers(site, http):
+    key, _ = site.create_key("teacher")
+    calls(http, key)
+    page = http.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert page.text.count('class="card"') == len(site.skills)
+    card = re.search(r'<li class="card" data-skill="current_weather">.*?</li>', page.text).group(0)
+    assert "Current weather" in card and "Calls: 2" in card and "Success rate: 50%" in card and ">weather<" in card
+    never = re.search(r'<li class="card" data-skill="set_budget">.*?</li>', page.text).group(0)
+    assert "Calls: 0" in never and "Success rate: —" in never
+
+
+def test_every_page_escapes_what_callers_sent_and_runs_no_script(site, http):
+    key, _ = site.create_key("teacher")
+    calls(http, key)
+    for url in ("/", "/logs", "/skills/current_weather", "/skills/escalate_to_human", "/logs?session=sess-a"):
+        page = http.get(url)
+        assert "<script" not in page.text.lower() and "<img" not in page.text.lower(), url
+        assert page.headers["Content-Security-Policy"] == CSP and "script-src" not in CSP  # default-src 'none' covers it
+    log = http.get("/logs").text
+    assert "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;" in log and "&lt;img src=x onerror=" in log
+    evil = http.get("/skills/<script>alert(1)")
+    assert evil.status_code == 404 and "<script>" not in evil.text and "&lt;script&gt;" in evil.text
+    assert "<script" not in http.get("/logs", params={"session": SCRIPT, "skill": SCRIPT}).text
+
+
+def test_no_page_shows_a_key_or_its_hash(site, http, tmp_path):
+    key, record = site.create_key("teacher")
+    calls(http, key)
+    import hashlib
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    for url in ("/", "/logs", "/skills/get_order", "/logs?key=teacher"):
+        text = http.get(url).text
+        assert key not in text and digest not in text and record.id not in text, url
+    assert "teacher" in http.get("/logs").text  # the key's name, which the operator chose, is shown
+
+
+def test_the_log_filters_by_skill_status_key_and_session(site, http):
+    teacher, _ = site.create_key("teacher")
+    student, _ = site.create_key("student", ["get_order"])
+    calls(http, teacher)
+    call(http, student, "get_order", {"order_id": "A1003"}, "sess-c")
+
+    def rows(**params):
+        return re.findall(r'<tr class="call"', http.get("/logs", params=params).text)
+
+    assert len(rows()) == 5
+    assert len(rows(skill="current_weather")) == 2 and len(rows(status="422")) == 1
+    assert len(rows(key="student")) == 1 and len(rows(session="sess-b")) == 2
+    assert len(rows(skill="get_order", key="teacher")) == 1 and rows(session="nobody") == []
+    page = http.get("/logs", params={"skill": "get_order"}).text
+    assert "Showing 2 of 2 matching calls (5 in the log)." in page and '<option value="get_order" selected>' in page
+
+
+def test_the_detail_shows_schemas_examples_notes_changelog_limits_and_recent_calls(site, http):
+    key, _ = site.create_key("teacher")
+    calls(http, key)
+    page = http.get("/skills/current_weather").text
+    for part in ("Input schema", "Output schema", "<code>city</code>", "<code>allow_cached</code>", "Examples",
+                 "Notes", "weather_source.json", "Changelog", "1.1.0", "Chinese city names", "Limits",
+                 "Calls per minute per key", "<td>60</td>", "<td>2 s</td>", "allow_cached=true", "Recent calls",
+                 "Calls: 2", "Success rate: 50%", 'href="/logs?skill=current_weather&amp;lang=en"'):
+        assert part in page, part
+    write = http.get("/skills/send_notification").text
+    assert "Needs an Idempotency-Key</th><td>yes" in write and "<td>10</td>" in write
+    missing = http.get("/skills/current_wether")
+    assert missing.status_code == 404 and 'href="/skills/current_weather?lang=en"' in missing.text
+
+
+@pytest.mark.parametrize("how", [{"params": {"lang": "zh"}}, {"headers": {"Accept-Language": "zh-CN,zh;q=0.9"}}])
+def test_every_page_speaks_chinese(site, http, how):
+    key, _ = site.create_key("teacher")
+    calls(http, key)
+    market = http.get("/", **how).text
+    assert '<html lang="zh-CN">' in market and "技能市场" in market and "当前天气查询" in market
+    assert "调用次数: 2" in market and "成功率: 50%" in market and "Success rate" not in market
+    detail = http.get("/skills/current_weather", **how).text
+    assert "输入 schema" in detail and "变更记录" in detail and "每个 key 每分钟调用上限" in detail and "实时天气源" in detail
+    log = http.get("/logs", **how).text
+    assert "调用日志" in log and "key 名称" in log and "筛选" in log and "Call log</h1>" not in log
+
+
+def test_the_language_switch_keeps_the_filters(site, http):
+    page = http.get("/logs", params={"skill": "get_order", "session": "s1"}).text
+    assert 'href="/logs?skill=get_order&amp;session=s1&amp;lang=zh" lang="zh">中文</a>' in page
+    assert 'href="/logs?skill=get_order&amp;session=s1&amp;lang=en" lang="en" aria-current="true">English</a>' in page
+    assert '<html lang="en">' in http.get("/", headers={"Accept-Language": "fr"}).text
+
+
+# ------------------------------------------------------------------ in a real browser
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    """The real site on a free loopback port, with a teacher key and a few calls already made."""
+    data = tmp_path_factory.mktemp("pages-data")
+    made = cli("keys", "create", "--name", "teacher", data=data)
+    assert made.returncode == 0, made.stderr
+    key = made.stdout.strip()
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    log = open(data / "server.out", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "agentlab", "site", "--host", "127.0.0.1", "--port", str(port),
+                             "--data", str(data)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(url + "/", timeout=1).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("the site did not start: " + (data / "server.out").read_text())
+        time.sleep(0.2)
+    try:
+        with httpx.Client(base_url=url, timeout=15) as http:
+            calls(http, key)
+            yield {"url": url, "key": key, "skills": len(http.get("/api/skills").json()["skills"])}
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+
+
+@pytest.mark.browser
+def test_the_market_in_a_browser_in_both_languages(live, tmp_path):
+    _need_browser()
+    with _browser(tmp_path, "site-market") as page:
+        page.goto(live["url"] + "/")
+        assert page.locator("li.card").count() == live["skills"]
+        card = page.locator('li.card[data-skill="current_weather"]')
+        assert card.get_by_role("heading").inner_text() == "Current weather"
+        assert "Calls: 2" in card.inner_text() and "Success rate: 50%" in card.inner_text()
+        page.get_by_role("link", name="中文").click()
+        page.get_by_role("heading", name="技能市场").wait_for()
+        assert page.url.endswith("/?lang=zh")
+        card = page.locator('li.card[data-skill="current_weather"]')
+        assert card.get_by_role("heading").inner_text() == "当前天气查询" and "成功率: 50%" in card.inner_text()
+        card.get_by_role("link").click()
+        page.get_by_role("heading", name="输入 schema").wait_for()
+        assert live["key"] not in page.content()
+
+
+@pytest.mark.browser
+def test_the_detail_in_a_browser(live, tmp_path):
+    _need_browser()
+    with _browser(tmp_path, "site-detail") as page:
+        page.goto(live["url"] + "/skills/current_weather")
+        page.get_by_role("heading", name="Input schema").wait_for()
+        assert page.locator(".input-schema td code", has_text="allow_cached").count() == 1
+        for heading in ("Output schema", "Examples", "Notes", "Changelog", "Limits", "Recent calls"):
+            assert page.get_by_role("heading", name=heading).count() == 1, heading
+        assert page.locator("table.changelog tbody tr").count() == 3
+        assert page.locator("table.log tr.call").count() == 2
+        page.get_by_role("link", name="All calls of this skill in the call log").click()
+        page.wait_for_url("**/logs?skill=current_weather*")
+        assert page.locator("tr.call").count() == 2
+
+
+@pytest.mark.browser
+def test_the_call_log_filters_and_shows_an_injected_script_as_text(live, tmp_path):
+    _need_browser()
+    dialogs: list[str] = []
+    with _browser(tmp_path, "site-logs") as page:
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(live["url"] + "/logs")
+        assert page.locator("tr.call").count() == 4
+        assert page.title() != "pwned" and page.locator("script").count() == 0 and page.locator("main img").count() == 0
+        assert page.get_by_text(SCRIPT).count() == 1 and page.get_by_text("onerror").count() >= 1  # shown, as text
+        page.locator('select[name="skill"]').select_option("current_weather")
+        page.get_by_role("button", name="Filter").click()
+        page.wait_for_url("**skill=current_weather**")
+        assert page.locator("tr.call").count() == 2 and page.locator("td.skill", has_text="get_order").count() == 0
+        page.locator('select[name="status"]').select_option("422")
+        page.get_by_role("button", name="Filter").click()
+        page.wait_for_url("**status=422**")
+        assert page.locator("tr.call").count() == 1
+        page.goto(live["url"] + "/logs?session=sess-b&key=teacher")
+        assert page.locator("tr.call").count() == 2 and page.locator("td.key", has_text="teacher").count() == 2
+        page.get_by_role("link", name="中文").click()
+        page.get_by_role("heading", name="调用日志").wait_for()
+        assert page.locator("tr.call").count() == 2  # the switch keeps the filters
+        page.get_by_role("button", name="筛选").wait_for()
+        assert live["key"] not in page.content() and page.title() != "pwned" and dialogs == []
