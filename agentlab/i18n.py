@@ -578,6 +578,9 @@ _CATALOG: dict[str, dict[str, str]] = {
                         "zh": "技能文件夹，每个子文件夹包含 skill.json 和 handler.py"},
     "site.needs_extra": {"en": "the skill site needs its extra: pip install 'agentlab[site]' ({missing} is missing)",
                          "zh": "技能站点需要额外依赖：pip install 'agentlab[site]'（缺少 {missing}）"},
+    "site.bad_store": {"en": "--store {url}: cannot use it ({detail}); give redis://host:port/db, sqlite:///path or memory:, "
+                             "and start the server first",
+                       "zh": "--store {url}：无法使用（{detail}）；请给出 redis://host:port/db、sqlite:///path 或 memory:，并先启动服务器"},
 }
 
 
