@@ -330,7 +330,7 @@ def open_store(url: str, *, prefix: str = "agentlab:") -> Store:
         from .redis_store import RedisStore
         parts = urlsplit(url)
         query = dict(parse_qsl(parts.query))
-        prefix = query.pop("prefix", None) or prefix
+        prefix = query.pop("prefix", "") or prefix
         return RedisStore.from_url(urlunsplit(parts._replace(query=urlencode(query))), prefix=prefix)
     if url.startswith("sqlite:"):
         path = url.removeprefix("sqlite:").removeprefix("//")  # sqlite:///tmp/a.db is /tmp/a.db

@@ -27,9 +27,9 @@ from typing import Any
 from ..errors import ToolError, make_error
 from ..i18n import Lang, t
 from ..jsonutil import canonical
+from ..redis_store import RedisStore
 from ..routing import Router
 from ..schema import suggest
-from ..redis_store import RedisStore
 from ..store import SQLiteStore, Store, open_store
 from .desks import desk_skills, desk_state
 from .execute import Execution, body, http_status, input_problems, run_skill
