@@ -123,3 +123,16 @@ def test_processes_racing_on_the_same_keys_refund_once(tmp_path):
         assert p.exitcode == 0
     rows = sqlite3.connect(path).execute("SELECT key, COUNT(*) FROM effects GROUP BY key").fetchall()
     assert len(rows) == len(keys) and all(n == 1 for _, n in rows)
+
+
+def test_default_store_follows_agentlab_store(monkeypatch, tmp_path, redis_url):
+    from agentlab.loop import default_store
+    from agentlab.redis_store import RedisStore
+    monkeypatch.delenv("AGENTLAB_STORE", raising=False)
+    assert isinstance(default_store(), SQLiteStore) and default_store().path == ":memory:"
+    monkeypatch.setenv("AGENTLAB_STORE", f"sqlite://{tmp_path}/c.db")
+    assert default_store().path == f"{tmp_path}/c.db"
+    monkeypatch.setenv("AGENTLAB_STORE", redis_url)
+    store = default_store()
+    assert isinstance(store, RedisStore) and store.prefix == redis_url.split("prefix=")[1]
+    assert store.claim("k", "a").status == "new" and open_store(redis_url).claim("k", "a").status == "in_flight"
