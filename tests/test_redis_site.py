@@ -165,3 +165,12 @@ def _try(fn, http, *args):
             return fn(client, *args)
     except http.TransportError:
         return None
+
+
+def test_the_site_refuses_a_store_it_cannot_reach(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    port = free_port()  # nobody listens there
+    r = subprocess.run([sys.executable, "-m", "agentlab", "site", "--data", str(tmp_path), "--store",
+                        f"redis://127.0.0.1:{port}/0"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and f"--store redis://127.0.0.1:{port}/0: cannot use it" in r.stderr
+    assert "Traceback" not in r.stderr
