@@ -328,6 +328,11 @@ def _site_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--skills", action="append", default=[], help="a folder of skills (one subfolder each); repeatable")
     p.add_argument("--data", default=".agentlab-site", help="keys, idempotency records, logs, outbox (default: %(default)s)")
     p.add_argument("--lang", choices=("en", "zh"), default="en")
+    p.add_argument("--store", default=os.environ.get("AGENTLAB_STORE") or None,
+                   help="claims, rate windows and quotas shared by replicas: redis://host:port/db "
+                        "(default: $AGENTLAB_STORE, else SQLite in --data and limits in memory)")
+    p.add_argument("--lease-grace", type=float, default=60.0,
+                   help="seconds a write's claim outlives its timeout before its outcome counts as unknown")
     sub = p.add_subparsers(dest="site_command")
     keys = sub.add_parser("keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)
     create = keys.add_parser("create", help="create a key and print it once")
@@ -339,6 +344,20 @@ def _site_configure(p: argparse.ArgumentParser) -> None:
     create.add_argument("--lang", choices=("en", "zh"), default=argparse.SUPPRESS)
     check = sub.add_parser("check", help="run every skill's normal, boundary and abnormal cases offline (exit 1 on a failure)")
     check.add_argument("--lang", choices=("en", "zh"), default=argparse.SUPPRESS)
+
+
+def _check_store(url: str) -> None:
+    """Refuse a store URL that does not parse or a Redis that does not answer, in one line, before serving."""
+    from .store import open_store
+    try:
+        store = open_store(url)
+        ping = getattr(getattr(store, "client", None), "ping", None)
+        if ping is not None:
+            ping()
+    except ImportError as exc:
+        raise InputError("site.bad_store", url=url, detail=f"pip install 'agentlab[redis]' ({exc.name} is missing)") from None
+    except Exception as exc:  # noqa: BLE001 - a bad URL or an unreachable server: said in one line
+        raise InputError("site.bad_store", url=url, detail=str(exc)[:200]) from None
 
 
 def _site(ns: argparse.Namespace) -> int:
@@ -355,6 +374,8 @@ def _site(ns: argparse.Namespace) -> int:
         return _site_check(ns)
     from .site.keys import parse_quota
     from .site.service import SkillSite
+    if ns.store:
+        _check_store(ns.store)
     quota = None
     if ns.site_command == "keys" and ns.quota is not None:
         try:
@@ -362,7 +383,7 @@ def _site(ns: argparse.Namespace) -> int:
         except ValueError:
             raise InputError("input.quota", got=ns.quota) from None
     try:
-        site = SkillSite(data, skills_dirs=ns.skills)
+        site = SkillSite(data, skills_dirs=ns.skills, store=ns.store, lease_grace=ns.lease_grace)
     except (ImportError, SyntaxError, ValueError, TypeError, OSError) as exc:
         raise InputError("input.bad_skills", path=", ".join(ns.skills) or data, detail=str(exc)[:200]) from None
     if ns.site_command == "keys":

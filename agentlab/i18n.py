@@ -651,6 +651,9 @@ _CATALOG: dict[str, dict[str, str]] = {
     "check.pass": {"en": "PASS", "zh": "通过"},
     "check.fail": {"en": "FAIL", "zh": "不通过"},
     "input.bad_cases": {"en": "the validation cases could not be read: {detail}", "zh": "无法读取验证用例：{detail}"},
+    "site.bad_store": {"en": "--store {url}: cannot use it ({detail}); give redis://host:port/db, sqlite:///path or memory:, "
+                             "and start the server first",
+                       "zh": "--store {url}：无法使用（{detail}）；请给出 redis://host:port/db、sqlite:///path 或 memory:，并先启动服务器"},
 }
 
 

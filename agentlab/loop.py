@@ -34,7 +34,7 @@ from .i18n import Lang
 from .jsonutil import canonical, escape_surrogates, parse_strict
 from .models.interface import Model, ModelError, Reply, ToolCall, ToolChoice, Usage
 from .runs import Run, Status
-from .store import Approval, SQLiteStore, Store, result_json
+from .store import Approval, Store, open_store, result_json
 from .timeouts import WriteTimeout, run_with_timeout
 from .tools import Registry, Tool
 from .trace import Event, finalize
@@ -54,9 +54,10 @@ BARE_ERROR = "Error: 500 internal error"
 
 
 def default_store() -> Store:
-    """SQLite, the embedded default: in memory, or the file named by ``AGENTLAB_STORE``
-    (share one file between processes and they refund once between them)."""
-    return SQLiteStore(os.environ.get("AGENTLAB_STORE", ":memory:"))
+    """The store ``AGENTLAB_STORE`` names (:func:`agentlab.store.open_store`): ``sqlite:///file.db`` or a path
+    (processes sharing one file refund once between them), ``redis://host:port/db`` (processes on several
+    machines), ``memory:``. Unset: SQLite in memory, the embedded default."""
+    return open_store(os.environ.get("AGENTLAB_STORE") or ":memory:")
 
 
 @dataclass(frozen=True)

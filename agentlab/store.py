@@ -12,8 +12,9 @@ lease. Exactly one claimant gets ``new``; everybody else gets
   :meth:`~Store.resolve`.
 
 The guarantee lives in the storage itself: a primary key in SQLite, so two processes
-claiming at once still run the action once. A Redis store (``SET key NX PX``) fits the
-same methods.
+claiming at once still run the action once; on Redis (``agentlab/redis_store.py``) a Lua
+script and a lease taken with ``SET NX PX``, so processes on several machines share it.
+:func:`open_store` picks one by URL (docs/guards.md#idempotency-across-processes).
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from typing import Literal, Protocol
 from .jsonutil import escape_surrogates
 
 __all__ = ["Approval", "ApprovalState", "Claim", "ClaimStatus", "MemoryStore", "SQLiteStore", "Store",
-           "result_json"]
+           "open_store", "result_json"]
 
 ClaimStatus = Literal["new", "replay", "conflict", "in_flight", "unknown"]
 ApprovalState = Literal["pending", "approved", "rejected", "failed"]
@@ -316,6 +317,27 @@ class SQLiteStore:
         sql = f"SELECT {self._COLS} FROM held_calls"
         rows = self._q(sql + " WHERE session_id = ?", (session_id,)) if session_id else self._q(sql)
         return [self._approval(r) for r in rows]
+
+
+def open_store(url: str, *, prefix: str = "agentlab:") -> Store:
+    """The store a URL names: ``memory:``, ``sqlite:///abs/path/file.db`` (``sqlite://`` alone: in memory),
+    ``redis://host:port/db`` (optionally ``?prefix=name:`` to keep several users of one server apart).
+    A bare path is a SQLite file, as ``AGENTLAB_STORE`` always meant."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+    if url in ("memory:", "memory://"):
+        return MemoryStore()
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        from .redis_store import RedisStore
+        parts = urlsplit(url)
+        query = dict(parse_qsl(parts.query))
+        prefix = query.pop("prefix", "") or prefix
+        return RedisStore.from_url(urlunsplit(parts._replace(query=urlencode(query))), prefix=prefix)
+    if url.startswith("sqlite:"):
+        path = url.removeprefix("sqlite:").removeprefix("//")  # sqlite:///tmp/a.db is /tmp/a.db
+        return SQLiteStore(":memory:" if path in ("", "/:memory:", ":memory:") else path)
+    if "://" in url:
+        raise ValueError(f"a store URL is memory:, sqlite:///path or redis://host:port/db, got {url!r}")
+    return SQLiteStore(url or ":memory:")
 
 
 def result_json(data: object) -> str:

@@ -21,3 +21,68 @@ def need(path: Path, what: str) -> Path:
 @pytest.fixture(scope="session")
 def datasets() -> Path:
     return need(DATASETS, "../shared/datasets")
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def skip_or_fail(msg: str):
+    """Skip on a user's machine; in CI (AGENTLAB_CI=1) a missing resource is a failure."""
+    if IN_CI:
+        pytest.fail(msg + " (CI must not skip this)")
+    pytest.skip(msg)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    """A real redis-server for this test session: a free loopback port, no persistence, its own process group.
+    Yields its URL (``redis://127.0.0.1:P/0``); stopped after the session."""
+    import shutil
+    import signal
+    import subprocess
+    import time
+    # AGENTLAB_REDIS_SERVER names another binary (or a missing one, to see the skip)
+    exe = os.environ.get("AGENTLAB_REDIS_SERVER") or shutil.which("redis-server") or "/usr/bin/redis-server"
+    if not Path(exe).is_file():
+        skip_or_fail(f"redis-server not found ({exe}): apt-get install redis-server, or set AGENTLAB_REDIS_SERVER")
+    try:
+        import redis
+    except ImportError:
+        skip_or_fail("the redis client is not installed (pip install agentlab[redis])")
+    port, folder = free_port(), tmp_path_factory.mktemp("redis")
+    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                             "--dir", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    client = redis.Redis(port=port, socket_timeout=1)
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            if client.ping():
+                break
+        except redis.ConnectionError:
+            pass
+        if time.monotonic() > deadline or proc.poll() is not None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            pytest.fail(f"redis-server did not answer PING on port {port}")
+        time.sleep(0.05)
+    client.close()
+    try:
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+
+
+@pytest.fixture
+def redis_url(redis_server):
+    """The session's server under a prefix of this test's own, so that tests never meet."""
+    import uuid
+    return f"{redis_server}?prefix=t{uuid.uuid4().hex[:10]}:"

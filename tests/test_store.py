@@ -1,14 +1,21 @@
+"""The Store's behaviour, the same on every store: in memory, SQLite and Redis (a real server, see conftest)."""
 import multiprocessing as mp
 import sqlite3
+import time
 
 import pytest
 
-from agentlab.store import Approval, MemoryStore, SQLiteStore
+from agentlab.store import Approval, MemoryStore, SQLiteStore, open_store
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "redis"])
 def store(request, tmp_path):
-    return MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "s.db")
+    if request.param == "redis":
+        s = open_store(request.getfixturevalue("redis_url"))
+        yield s
+        s.close()
+    else:
+        yield MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "s.db")
 
 
 def test_claim_replay_conflict_in_flight(store):
@@ -30,12 +37,65 @@ def test_release_lets_a_failed_call_be_claimed_again(store):
     assert store.claim("k", "a").status == "replay"
 
 
+def test_a_lease_that_runs_out_makes_the_outcome_unknown_for_good(store):
+    assert store.claim("k", "a", lease=0.05).status == "new"
+    assert store.claim("k", "a").status == "in_flight" and store.unknown() == []
+    assert store.resolve("k", None) is False  # still within its lease: it is running, not a person's to settle
+    time.sleep(0.1)
+    assert store.unknown() == ["k"]
+    assert store.claim("k", "a").status == "unknown"
+    assert store.claim("k", "a").status == "unknown"  # never "new" again by itself
+    assert store.claim("k", "b").status == "conflict"
+    store.release("k")  # an unknown outcome is not released by a runner
+    assert store.claim("k", "a").status == "unknown"
+
+
+def test_mark_unknown_then_resolve_by_a_person(store):
+    store.claim("done", "a")
+    store.mark_unknown("done")
+    store.claim("gone", "a")
+    store.mark_unknown("gone")
+    assert sorted(store.unknown()) == ["done", "gone"] and store.result("done") is None
+    assert store.resolve("done", '{"refund_id": "R9"}') is True  # the backend shows it happened
+    assert store.resolve("gone", None) is True  # the backend shows it did not: free the key
+    assert store.resolve("done", None) is False  # settled once
+    assert store.unknown() == [] and store.result("done") == '{"refund_id": "R9"}'
+    assert store.claim("done", "a").status == "replay" and store.claim("gone", "a").status == "new"
+    store.finish("gone", "2")
+    store.mark_unknown("gone")  # a finished call is never made unknown
+    assert store.claim("gone", "a").result == "2"
+
+
 def test_approvals_are_decided_once(store):
     a = store.add_approval(Approval("x", "s", "create_refund", "{}", "big"))
     assert a.state == "pending" and store.add_approval(Approval("x", "s", "t", "{}", "other")).reason == "big"
     assert store.decide("x", "approved", "ok").state == "approved"
     assert store.decide("x", "rejected", "no") is None
     assert [p.id for p in store.approvals("s")] == ["x"] and store.approvals("other") == []
+
+
+def test_an_approval_records_its_result_failure_and_telling(store):
+    store.add_approval(Approval("y", "s2", "create_refund", '{"order_id": "A1"}', "big", created=5.0))
+    assert store.get_approval("nope") is None
+    store.decide("y", "approved", "fine")
+    store.set_approval_result("y", None, error="timed out")
+    a = store.get_approval("y")
+    assert (a.state, a.error, a.told, a.open, a.created) == ("failed", "timed out", False, True, 5.0)
+    assert store.decide("y", "approved", "again").error is None  # a failed run may be approved again
+    store.set_approval_result("y", '{"refund_id": "R1"}')
+    store.mark_told("y")
+    a = store.get_approval("y")
+    assert (a.state, a.result, a.told, a.decision) == ("approved", '{"refund_id": "R1"}', True, "again")
+    assert [x.id for x in store.approvals()] == ["y"]
+
+
+def test_open_store_reads_a_url(tmp_path):
+    assert isinstance(open_store("memory:"), MemoryStore)
+    assert open_store(f"sqlite://{tmp_path}/a.db").path == f"{tmp_path}/a.db"
+    assert open_store(str(tmp_path / "b.db")).path == str(tmp_path / "b.db")  # a bare path, as AGENTLAB_STORE was
+    assert open_store("sqlite://").path == ":memory:"
+    with pytest.raises(ValueError, match="redis://"):
+        open_store("postgres://x")
 
 
 def _racer(path, keys, barrier):
@@ -63,3 +123,16 @@ def test_processes_racing_on_the_same_keys_refund_once(tmp_path):
         assert p.exitcode == 0
     rows = sqlite3.connect(path).execute("SELECT key, COUNT(*) FROM effects GROUP BY key").fetchall()
     assert len(rows) == len(keys) and all(n == 1 for _, n in rows)
+
+
+def test_default_store_follows_agentlab_store(monkeypatch, tmp_path, redis_url):
+    from agentlab.loop import default_store
+    from agentlab.redis_store import RedisStore
+    monkeypatch.delenv("AGENTLAB_STORE", raising=False)
+    assert isinstance(default_store(), SQLiteStore) and default_store().path == ":memory:"
+    monkeypatch.setenv("AGENTLAB_STORE", f"sqlite://{tmp_path}/c.db")
+    assert default_store().path == f"{tmp_path}/c.db"
+    monkeypatch.setenv("AGENTLAB_STORE", redis_url)
+    store = default_store()
+    assert isinstance(store, RedisStore) and store.prefix == redis_url.split("prefix=")[1]
+    assert store.claim("k", "a").status == "new" and open_store(redis_url).claim("k", "a").status == "in_flight"

@@ -5,7 +5,9 @@ the model can read the limit it is held to. The rate is a sliding window (the la
 seconds), the quota a fixed one (this day, hour or minute, aligned to the clock). Either
 refusal says when a call would be accepted again: that is the Retry-After.
 
-In memory, for one process; several replicas need a shared counter (the next step: Redis).
+:class:`Limiter` counts in memory, for one process. :class:`RedisLimiter` keeps the same counts
+in Redis, checked and counted by one Lua script, so that several replicas of the site share
+one window and one quota (docs/site.md#several-replicas).
 """
 from __future__ import annotations
 
@@ -15,10 +17,11 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from .keys import PERIODS, ApiKey
 
-__all__ = ["Admission", "Limiter"]
+__all__ = ["Admission", "Limiter", "RedisLimiter"]
 
 
 @dataclass(frozen=True)
@@ -63,4 +66,56 @@ class Limiter:
                     return Admission(False, "quota", key.quota, key.period, (slot[1] + 1) * span - now)
                 self._used[slot] = self._used.get(slot, 0) + 1
             window.append(now)
+        return Admission(True)
+
+
+# KEYS: the sliding window (a sorted set of call times), the quota's counter for this slot, a sequence.
+# ARGV: now, per minute, quota (-1: none), seconds until the quota's slot ends, the slot's length.
+_ADMIT = """
+local now = tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 60)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return {'rate', tostring(tonumber(oldest[2]) + 60 - now)}
+end
+if tonumber(ARGV[3]) >= 0 then
+  if tonumber(redis.call('GET', KEYS[2]) or '0') >= tonumber(ARGV[3]) then
+    return {'quota', ARGV[4]}
+  end
+  redis.call('INCR', KEYS[2])
+  redis.call('EXPIRE', KEYS[2], math.ceil(tonumber(ARGV[5])) + 60)
+end
+redis.call('ZADD', KEYS[1], now, ARGV[1] .. ':' .. redis.call('INCR', KEYS[3]))
+redis.call('EXPIRE', KEYS[1], 120)
+return {'ok', '0'}
+"""
+
+
+class RedisLimiter:
+    """:class:`Limiter`'s rules with the counts in Redis, shared by every replica.
+
+    The time of a call is the injected clock's (replicas on one machine share it); the check
+    and the count are one script, so two replicas can never both take the last place.
+    """
+
+    def __init__(self, client: Any, *, prefix: str = "agentlab:", clock: Callable[[], float] = time.time):
+        self.clock = clock
+        self.client = client
+        self.prefix = prefix
+        self._admit = client.register_script(_ADMIT)
+
+    def __repr__(self) -> str:
+        return f"RedisLimiter(prefix={self.prefix!r})"
+
+    def admit(self, key: ApiKey, skill: str, per_minute: int) -> Admission:
+        now = self.clock()
+        span = PERIODS[key.period]
+        slot = int(now // span)
+        keys = [f"{self.prefix}rate:{key.id}:{skill}", f"{self.prefix}quota:{key.id}:{slot}", f"{self.prefix}seq"]
+        args = [repr(now), per_minute, -1 if key.quota is None else key.quota, repr((slot + 1) * span - now), span]
+        kind, wait = self._admit(keys=keys, args=args)
+        if kind == "rate":
+            return Admission(False, "rate", per_minute, "minute", float(wait))
+        if kind == "quota":
+            return Admission(False, "quota", key.quota or 0, key.period, float(wait))
         return Admission(True)

@@ -27,13 +27,14 @@ from typing import Any
 from ..errors import ToolError, make_error
 from ..i18n import Lang, t
 from ..jsonutil import canonical
+from ..redis_store import RedisStore
 from ..routing import Router
 from ..schema import suggest
-from ..store import SQLiteStore
+from ..store import SQLiteStore, Store, open_store
 from .desks import desk_skills, desk_state
 from .execute import Execution, body, http_status, input_problems, run_skill
 from .keys import ApiKey, KeyStore
-from .limits import Limiter
+from .limits import Limiter, RedisLimiter
 from .logs import SiteLogs
 from .skills import Skill, SkillContext, load_skills, shipped_dir, skill_tools
 
@@ -57,10 +58,16 @@ class SkillSite:
         skills_dirs: more skill folders, after the shipped ones.
         desks: host the after-sales and bookkeeping desks' tools, over one shared state.
         clock: wall-clock seconds, for limits, quotas, leases and log times (injected in tests).
+        store: where idempotency claims, rate windows and quotas live, as a URL
+            (:func:`agentlab.store.open_store`): ``redis://host:port/db`` for several replicas sharing them
+            (docs/site.md#several-replicas). Default: ``idempotency.db`` in ``data_dir``, limits in memory.
+        lease_grace: a write's claim is leased for its timeout plus this; past it, a replica that never
+            reported back left the outcome unknown.
     """
 
     def __init__(self, data_dir: str | Path, *, skills_dirs: Iterable[str | Path] = (), desks: bool = True,
-                 extra: Iterable[Skill] = (), clock: Callable[[], float] = time.time, max_log_bytes: int = 5_000_000):
+                 extra: Iterable[Skill] = (), clock: Callable[[], float] = time.time, max_log_bytes: int = 5_000_000,
+                 store: str | None = None, lease_grace: float = 60.0):
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.clock = clock
@@ -72,8 +79,11 @@ class SkillSite:
                 raise ValueError(f"skill {s.name!r} is defined twice")
             self.skills[s.name] = s
         self.keys = KeyStore(self.data_dir / "keys.db", clock=clock)
-        self.claims = SQLiteStore(self.data_dir / "idempotency.db", clock=clock)
-        self.limiter = Limiter(clock=clock)
+        self.claims: Store = open_store(store) if store else SQLiteStore(self.data_dir / "idempotency.db", clock=clock)
+        self.limiter: Limiter | RedisLimiter = Limiter(clock=clock)
+        if isinstance(self.claims, RedisStore):  # shared state goes where the claims go
+            self.limiter = RedisLimiter(self.claims.client, prefix=self.claims.prefix, clock=clock)
+        self.lease_grace = lease_grace
         self.logs = SiteLogs(self.data_dir / "logs", clock=clock, max_bytes=max_log_bytes)
         self._ctx = SkillContext(self.data_dir, self.state)
         self._routers = {lg: Router(skill_tools(self.skills.values(), lg), k=6) for lg in ("en", "zh")}
@@ -200,7 +210,7 @@ class SkillSite:
             return HttpReply(outcome.status, outcome.body)
         claim_key = f"{key.id}:{skill.name}:{idem}"
         fingerprint = canonical({"skill": skill.name, "arguments": args})
-        claim = self.claims.claim(claim_key, fingerprint, lease=skill.meta.timeout + 60)
+        claim = self.claims.claim(claim_key, fingerprint, lease=skill.meta.timeout + self.lease_grace)
         if claim.status == "in_flight":  # someone runs it now: wait for its reply rather than run it twice
             claim = self._wait(claim_key, fingerprint, skill.meta.timeout + 1.0)
         if claim.status == "replay":

@@ -1,0 +1,215 @@
+"""The Store on Redis: idempotency claims and held calls that several processes, or machines, share.
+
+A claim is two Redis keys: the record (a hash: fingerprint, state, result) and its lease,
+taken with ``SET lease NX PX``. The record outlives the lease on purpose: a lease that runs
+out before ``finish`` means the claimant died or hung, so the call's outcome is *unknown*,
+never "free to run again". Every method that reads and then writes is one Lua script, which
+Redis runs atomically, so two processes claiming at once still run the action once.
+
+Leases are timed by the Redis server's own clock (``PX``), the one clock every replica
+shares; the injected ``clock`` only stamps when a held call was created. The ``redis``
+client is imported when a store is opened, so the core imports without it
+(``pip install agentlab[redis]``).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .store import Approval, ApprovalState, Claim, _judge, _Record
+
+__all__ = ["RedisStore"]
+
+# KEYS: record, lease, open set. ARGV: fingerprint, lease in ms, the caller's key.
+_CLAIM = """
+if redis.call('HSETNX', KEYS[1], 'fp', ARGV[1]) == 1 then
+  redis.call('HSET', KEYS[1], 'state', 'running')
+  redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[2])
+  redis.call('SADD', KEYS[3], ARGV[3])
+  return {'new'}
+end
+local state = redis.call('HGET', KEYS[1], 'state')
+if state == 'running' and redis.call('EXISTS', KEYS[2]) == 0 then
+  state = 'unknown'
+  redis.call('HSET', KEYS[1], 'state', state)
+end
+return {'old', redis.call('HGET', KEYS[1], 'fp'), state, redis.call('HGET', KEYS[1], 'result')}
+"""
+# KEYS: record, lease, open set. ARGV: result, the caller's key.
+_FINISH = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'done', 'result', ARGV[1])
+redis.call('DEL', KEYS[2])
+redis.call('SREM', KEYS[3], ARGV[2])
+return 1
+"""
+_RELEASE = """
+if redis.call('HGET', KEYS[1], 'state') ~= 'running' then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('SREM', KEYS[3], ARGV[1])
+return 1
+"""
+_MARK_UNKNOWN = """
+if redis.call('HGET', KEYS[1], 'state') ~= 'running' then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'unknown')
+redis.call('DEL', KEYS[2])
+return 1
+"""
+# only an unknown outcome is a person's to settle; a call still within its lease is running.
+# ARGV: the caller's key, '1' and the result to record it, '0' to forget the claim.
+_RESOLVE = """
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state or state == 'done' or (state == 'running' and redis.call('EXISTS', KEYS[2]) == 1) then return 0 end
+if ARGV[2] == '1' then
+  redis.call('HSET', KEYS[1], 'state', 'done', 'result', ARGV[3])
+else
+  redis.call('DEL', KEYS[1])
+end
+redis.call('DEL', KEYS[2])
+redis.call('SREM', KEYS[3], ARGV[1])
+return 1
+"""
+# KEYS: the approval's hash, the list of ids. ARGV: field, value, field, value...
+_ADD_APPROVAL = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+redis.call('RPUSH', KEYS[2], redis.call('HGET', KEYS[1], 'id'))
+return 1
+"""
+# the check on the open states makes a decision happen once. ARGV: state, decision
+_DECIDE = """
+local state = redis.call('HGET', KEYS[1], 'state')
+if state ~= 'pending' and state ~= 'failed' then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'decision', ARGV[2], 'told', '0')
+redis.call('HDEL', KEYS[1], 'error')
+return 1
+"""
+_FIELDS = ("id", "session_id", "tool", "args", "reason", "state", "decision", "result", "created", "error", "told")
+
+
+class RedisStore:
+    """Claims and held calls in one Redis database, under ``prefix``.
+
+    Args:
+        client: a ``redis.Redis`` (``decode_responses=True``); :meth:`from_url` makes one.
+        prefix: every key this store writes starts with it, so that the loop, the site and
+            tests can share one server without meeting.
+    """
+
+    def __init__(self, client: Any, *, prefix: str = "agentlab:", clock: Callable[[], float] = time.time):
+        self.client = client
+        self.prefix = prefix
+        self._clock = clock
+        self._scripts = {name: client.register_script(src) for name, src in (
+            ("claim", _CLAIM), ("finish", _FINISH), ("release", _RELEASE), ("mark_unknown", _MARK_UNKNOWN),
+            ("resolve", _RESOLVE), ("add_approval", _ADD_APPROVAL), ("decide", _DECIDE))}
+
+    @classmethod
+    def from_url(cls, url: str, *, prefix: str = "agentlab:", clock: Callable[[], float] = time.time) -> RedisStore:
+        """``redis://host:port/db``; the client is imported here, not when agentlab is."""
+        import redis
+        return cls(redis.Redis.from_url(url, decode_responses=True, socket_timeout=30, health_check_interval=30),
+                   prefix=prefix, clock=clock)
+
+    def __repr__(self) -> str:
+        kw = self.client.connection_pool.connection_kwargs
+        return f"RedisStore({kw.get('host')}:{kw.get('port')}/{kw.get('db')}, prefix={self.prefix!r})"
+
+    def close(self) -> None:
+        self.client.close()
+
+    def _keys(self, key: str) -> list[str]:
+        return [f"{self.prefix}claim:{key}", f"{self.prefix}lease:{key}", f"{self.prefix}open"]
+
+    # ---------------------------------------------------------------- claims
+    def claim(self, key: str, fingerprint: str, *, lease: float = 60.0) -> Claim:
+        ms = max(1, int(lease * 1000))
+        got = self._scripts["claim"](keys=self._keys(key), args=[fingerprint, ms, key])
+        if got[0] == "new":
+            return Claim("new")
+        _, fp, state, result = (list(got) + [None] * 4)[:4]
+        return _judge(_Record(fp, state, result, 0.0), fingerprint)
+
+    def finish(self, key: str, result: str) -> None:
+        self._scripts["finish"](keys=self._keys(key), args=[result, key])
+
+    def release(self, key: str) -> None:
+        self._scripts["release"](keys=self._keys(key), args=[key])
+
+    def mark_unknown(self, key: str) -> None:
+        self._scripts["mark_unknown"](keys=self._keys(key), args=[])
+
+    def result(self, key: str) -> str | None:
+        """The recorded result of a finished call under ``key`` (None while it runs or is unknown)."""
+        state, result = self.client.hmget(self._keys(key)[0], "state", "result")
+        return result if state == "done" else None
+
+    def unknown(self) -> list[str]:
+        keys = sorted(self.client.smembers(f"{self.prefix}open"))
+        pipe = self.client.pipeline(transaction=False)
+        for k in keys:
+            rec, lease, _ = self._keys(k)
+            pipe.hget(rec, "state")
+            pipe.exists(lease)
+        got = pipe.execute()
+        return [k for k, state, leased in zip(keys, got[::2], got[1::2], strict=True)
+                if state == "unknown" or (state == "running" and not leased)]
+
+    def resolve(self, key: str, result: str | None) -> bool:
+        args = [key, "0", ""] if result is None else [key, "1", result]
+        return self._scripts["resolve"](keys=self._keys(key), args=args) == 1
+
+    # ---------------------------------------------------------------- held calls
+    def _akey(self, approval_id: str) -> str:
+        return f"{self.prefix}approval:{approval_id}"
+
+    def add_approval(self, approval: Approval) -> Approval:
+        a = approval
+        values = {"id": a.id, "session_id": a.session_id, "tool": a.tool, "args": a.args, "reason": a.reason,
+                  "state": a.state, "decision": a.decision, "created": repr(a.created or self._clock()),
+                  "told": "1" if a.told else "0"}
+        if a.result is not None:
+            values["result"] = a.result
+        if a.error is not None:
+            values["error"] = a.error
+        flat = [x for kv in values.items() for x in kv]
+        self._scripts["add_approval"](keys=[self._akey(a.id), f"{self.prefix}approvals"], args=flat)
+        return self.get_approval(a.id) or a  # just added or already there: held calls are never deleted
+
+    def get_approval(self, approval_id: str) -> Approval | None:
+        return _approval(self.client.hmget(self._akey(approval_id), *_FIELDS))
+
+    def decide(self, approval_id: str, state: ApprovalState, decision: str) -> Approval | None:
+        done = self._scripts["decide"](keys=[self._akey(approval_id)], args=[state, decision])
+        return self.get_approval(approval_id) if done == 1 else None
+
+    def set_approval_result(self, approval_id: str, result: str | None, *, error: str | None = None) -> None:
+        k = self._akey(approval_id)
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hset(k, "told", "0")
+        pipe.hset(k, "result", result) if result is not None else pipe.hdel(k, "result")
+        if error is not None:
+            pipe.hset(k, mapping={"error": error, "state": "failed"})
+        else:
+            pipe.hdel(k, "error")
+        pipe.execute()
+
+    def mark_told(self, approval_id: str) -> None:
+        self.client.hset(self._akey(approval_id), "told", "1")
+
+    def approvals(self, session_id: str | None = None) -> list[Approval]:
+        ids = self.client.lrange(f"{self.prefix}approvals", 0, -1)
+        pipe = self.client.pipeline(transaction=False)
+        for i in ids:
+            pipe.hmget(self._akey(i), *_FIELDS)
+        found = [_approval(row) for row in pipe.execute()]
+        return [a for a in found if a is not None and (session_id is None or a.session_id == session_id)]
+
+
+def _approval(row: list[Any]) -> Approval | None:
+    if row[0] is None:
+        return None
+    id_, session, tool, args, reason, state, decision, result, created, error, told = row
+    return Approval(id_, session, tool, args, reason, state, decision or "", result, float(created or 0.0), error,
+                    told == "1")
