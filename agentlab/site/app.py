@@ -4,6 +4,7 @@
     GET  /api/skills/search?q=...&k=6     the k most relevant, with scores (on-demand discovery)
     GET  /api/skills/{name}               one skill's full metadata
     POST /api/skills/{name}/execute       {"arguments": {...}} with X-API-Key (and Idempotency-Key for a write)
+    POST /mcp                             the same skills over MCP, streamable HTTP (agentlab/site/mcp_server.py)
 
     GET  /                                the skill market (HTML, agentlab/site/pages.py)
     GET  /skills/{name}                   a skill's detail page
@@ -19,6 +20,8 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -44,10 +47,30 @@ def _session(request: Any) -> str | None:
     return value if value and _SESSION.match(value) else None
 
 
-def create_app(site: SkillSite) -> FastAPI:
-    """The FastAPI app serving ``site``."""
-    app = FastAPI(title="agentlab skill site", docs_url=None, redoc_url=None, openapi_url=None)
+def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
+    """The FastAPI app serving ``site``.
+
+    Args:
+        mcp_hosts: Host headers ``/mcp`` accepts besides localhost (``"site.example:*"``): the SDK
+            refuses others, against DNS rebinding. The HTTP API itself does not look at Host.
+    """
+    from .mcp_server import LOCAL_HOSTS, mcp_manager
+    manager = mcp_manager(site, allowed_hosts=[*LOCAL_HOSTS, *mcp_hosts])
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with manager.run():  # the MCP endpoint answers only while its session manager runs
+            yield
+
+    app = FastAPI(title="agentlab skill site", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.site = site
+
+    class _MCP:  # an ASGI app (not a function), so Starlette's Route passes the raw request through
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            await manager.handle_request(scope, receive, send)
+
+    from starlette.routing import Route
+    app.router.routes.append(Route("/mcp", endpoint=_MCP(), methods=["GET", "POST", "DELETE"]))
 
     def send(reply: HttpReply) -> JSONResponse:
         return JSONResponse(reply.body, status_code=reply.status, headers=dict(reply.headers))

@@ -1,0 +1,131 @@
+"""The site's skills as an MCP server (the official ``mcp`` SDK, 1.x low-level ``Server``), docs/site.md#mcp.
+
+Every MCP call is one :meth:`SkillSite.execute`: the same key, limits, claims and logs as HTTP::
+
+    tools/list   the skills the key may call: title, description (with its limit), inputSchema,
+                 outputSchema, annotations (query: readOnlyHint; write: destructiveHint and
+                 idempotentHint, since a repeat under the same key replays), and in ``_meta``
+                 ``agentlab/idempotency`` (the fields a client builds its key from)
+    tools/call   success  -> structuredContent = the result (it matches outputSchema), text = its JSON
+                 refused  -> isError, text and structuredContent = {"status", "error", "fallback_hint"}
+                             with the error in agentlab's shape (code, message, problems, hint, retryable)
+
+The key travels as the ``X-API-Key`` header of the HTTP transport (or ``Authorization: Bearer``);
+an in-process server is given one (``mcp_server(site, api_key=...)``). MCP has no idempotency key:
+a write's key goes in the request's ``_meta`` as ``agentlab/idempotency_key``, and a write without
+one is refused (428's error) rather than run unprotected.
+
+Served over streamable HTTP at ``/mcp`` in the site's own app (``app.py`` runs the session
+manager in its lifespan); only localhost Host headers are accepted unless ``allowed_hosts`` says more.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+
+from ..i18n import Lang
+from .service import HttpReply, SkillSite
+from .skills import Skill
+
+__all__ = ["IDEMPOTENCY_META", "LOCAL_HOSTS", "mcp_manager", "mcp_server", "mcp_tool"]
+
+#: the ``_meta`` field of a tools/call request that carries a write's idempotency key
+IDEMPOTENCY_META = "agentlab/idempotency_key"
+#: the ``_meta`` field of a listed tool that says which arguments make a repeat the same action
+IDEMPOTENCY_FIELDS_META = "agentlab/idempotency"
+#: Host headers the HTTP endpoint accepts by default (DNS rebinding protection)
+LOCAL_HOSTS = ("127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*")
+
+
+def mcp_tool(skill: Skill, lang: Lang = "en") -> types.Tool:
+    """A skill's metadata as an MCP tool definition."""
+    meta = skill.meta
+    writes = meta.writes
+    annotations = types.ToolAnnotations(
+        title=meta.text("display_name", lang), readOnlyHint=not writes,
+        # a write cannot be taken back (a refund, a message sent), and under one key it runs once
+        destructiveHint=True if writes else None, idempotentHint=True if writes else None, openWorldHint=False)
+    extra = {IDEMPOTENCY_FIELDS_META: {"fields": list(meta.idempotency_fields), "scope": meta.idempotency_scope}} \
+        if writes else None
+    return types.Tool(name=skill.name, title=meta.text("display_name", lang),
+                      description=meta.text("description", lang) + f" Limit: {meta.per_minute} calls per minute.",
+                      inputSchema=dict(meta.input_schema), outputSchema=dict(meta.output_schema),
+                      annotations=annotations, _meta=extra)
+
+
+def mcp_server(site: SkillSite, *, api_key: str | None = None, lang: Lang = "en") -> Server:
+    """An MCP server for ``site``. ``api_key``: the key of an in-process caller; over HTTP the header's."""
+    server: Server = Server("agentlab-skill-site", instructions="agentlab's skill site: every call is checked, "
+                            "limited and logged; a write needs an idempotency key in _meta['agentlab/idempotency_key'].")
+
+    def caller() -> tuple[str | None, str | None, Lang]:
+        """The API key, the session id and the language of the current request."""
+        request = server.request_context.request
+        if request is None or not hasattr(request, "headers"):
+            return api_key, None, lang
+        headers = request.headers
+        key = headers.get("x-api-key")
+        if key is None and headers.get("authorization", "").lower().startswith("bearer "):
+            key = headers["authorization"][7:].strip()
+        asked = headers.get("accept-language", lang)
+        return key or api_key, headers.get("x-session-id"), "zh" if asked.lower().startswith("zh") else "en"
+
+    @server.list_tools()
+    async def list_tools() -> list[types.Tool]:
+        key, _, lg = caller()
+        record = None
+        if key is not None:
+            record, refused = site.authorize(key, lg)
+            if refused is not None:
+                raise ValueError(refused.body["error"]["message"])
+        return [mcp_tool(s, lg) for s in site.visible(record)]
+
+    @server.call_tool(validate_input=False)  # the site validates, and answers in agentlab's shape
+    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        key, session, lg = caller()
+        meta = server.request_context.meta
+        idem = (meta.model_extra or {}).get(IDEMPOTENCY_META) if meta is not None else None
+        raw = json.dumps({"arguments": arguments}).encode("utf-8")
+        reply = await anyio.to_thread.run_sync(lambda: site.execute(
+            name, raw, api_key=key, idempotency_key=idem if isinstance(idem, str) else None,
+            session_id=session, lang=lg))
+        return call_result(reply)
+
+    return server
+
+
+def call_result(reply: HttpReply) -> types.CallToolResult:
+    """One site reply as an MCP tool result; ``_meta`` says whether it was replayed and its request id."""
+    meta = {"agentlab/replayed": reply.headers.get("Idempotent-Replayed") == "true",
+            "agentlab/request_id": reply.headers.get("X-Request-Id")}
+    if reply.status == 200 and reply.body.get("success"):
+        result = reply.body["result"]
+        return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
+                                    structuredContent=result, isError=False, _meta=meta)
+    refused = {"status": reply.status, "error": reply.body.get("error"), "fallback_hint": reply.body.get("fallback_hint")}
+    if "Retry-After" in reply.headers:
+        refused["retry_after"] = reply.headers["Retry-After"]
+    return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(refused, ensure_ascii=False))],
+                                structuredContent=refused, isError=True, _meta=meta)
+
+
+def mcp_manager(site: SkillSite, *, allowed_hosts: Iterable[str] = LOCAL_HOSTS,
+                allowed_origins: Iterable[str] = ()) -> StreamableHTTPSessionManager:
+    """The streamable-HTTP session manager for ``site`` (stateless, JSON replies: any replica can answer).
+
+    Its ``run()`` must be running while requests arrive (the app's lifespan); a Host header not in
+    ``allowed_hosts`` (``"name:*"`` matches any port) is refused with 421.
+    """
+    hosts = list(allowed_hosts)
+    origins = list(allowed_origins) or [f"http://{h}" for h in hosts]
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                         allowed_origins=origins)
+    return StreamableHTTPSessionManager(mcp_server(site), stateless=True, json_response=True,
+                                        security_settings=security)
