@@ -72,11 +72,13 @@ class MCPConnection:
             async with create_connected_server_and_client_session(self.target) as session:
                 yield session
             return
-        from mcp.client.streamable_http import streamablehttp_client
-        async with streamablehttp_client(self.target, headers=self._headers, timeout=self.timeout) as (read, write, _):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                yield session
+        import httpx
+        from mcp.client.streamable_http import streamable_http_client
+        async with httpx.AsyncClient(headers=self._headers, timeout=self.timeout, follow_redirects=True) as http, \
+                streamable_http_client(self.target, http_client=http) as (read, write, _), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
 
     async def _hold(self) -> None:
         """The session is entered and left in this one task (the SDK's task groups require it)."""
@@ -101,7 +103,7 @@ class MCPConnection:
                 self._loop.call_soon_threadsafe(self._closing.set)
             try:
                 self._main.result(timeout=10)
-            except BaseException:  # noqa: BLE001, S110 - closing: what went wrong while connected was already told
+            except BaseException:  # noqa: BLE001 - closing: what went wrong while connected was already told
                 pass
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=10)
@@ -120,9 +122,10 @@ class MCPConnection:
     def _tool(self, spec: Any) -> Tool:
         annotations = spec.annotations
         writes = not (annotations is not None and annotations.readOnlyHint)
-        keyed_meta = (spec.meta or {}).get(IDEMPOTENCY_FIELDS_META)
-        keyed = writes and isinstance(keyed_meta, dict)
-        fields = tuple(keyed_meta.get("fields") or ()) if keyed else ()
+        found = (spec.meta or {}).get(IDEMPOTENCY_FIELDS_META)
+        keyed_meta: dict = found if isinstance(found, dict) else {}
+        keyed = writes and isinstance(found, dict)
+        fields = tuple(keyed_meta.get("fields") or ())
         idempotent = writes and not keyed and bool(annotations is not None and annotations.idempotentHint)
         name = spec.name
         call = self._caller(name, keyed)

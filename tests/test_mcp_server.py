@@ -1,0 +1,117 @@
+"""The site's skills over MCP (agentlab/site/mcp_server.py), driven by the official SDK's own client.
+
+In memory (``create_connected_server_and_client_session``) for the contract, and over streamable HTTP
+against the site's app under uvicorn for the key header and the Host check.
+"""
+import json
+
+import anyio
+import httpx
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.memory import create_connected_server_and_client_session
+
+from agentlab.site.mcp_server import IDEMPOTENCY_META, mcp_server
+from agentlab.site.service import SkillSite
+from agentlab.site.serving import serving
+
+REFUND = {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
+
+
+def in_memory(site, key, steps):
+    """Run ``steps(session)`` against ``site``'s MCP server through the SDK's in-memory client."""
+    async def main():
+        async with create_connected_server_and_client_session(mcp_server(site, api_key=key)) as session:
+            return await steps(session)
+    return anyio.run(main)
+
+
+@pytest.fixture
+def site(tmp_path):
+    return SkillSite(tmp_path)
+
+
+def test_the_listing_carries_annotations_schemas_and_the_idempotency_fields(site):
+    key, _ = site.create_key("agent", ["get_order", "create_refund"])
+    tools = {t.name: t for t in in_memory(site, key, lambda s: s.list_tools()).tools}
+    assert set(tools) == {"get_order", "create_refund"}  # only what the key may call
+    read, write = tools["get_order"], tools["create_refund"]
+    assert read.annotations.readOnlyHint is True and read.outputSchema == dict(site.skills["get_order"].meta.output_schema)
+    assert write.annotations.readOnlyHint is False
+    assert write.annotations.destructiveHint is True and write.annotations.idempotentHint is True
+    assert write.meta["agentlab/idempotency"] == {"fields": ["order_id"], "scope": "global"}
+    assert "Limit: 10 calls per minute." in write.description
+
+
+def test_a_read_returns_structured_content(site):
+    key, _ = site.create_key("agent")
+    result = in_memory(site, key, lambda s: s.call_tool("get_order", {"order_id": "A1001"}))
+    assert not result.isError and result.structuredContent["order_id"] == "A1001"
+    assert json.loads(result.content[0].text) == result.structuredContent
+
+
+def test_errors_are_is_error_results_in_agentlabs_shape(site):
+    key, _ = site.create_key("agent", ["get_order"])
+
+    async def steps(s):
+        return (await s.call_tool("get_order", {"orderId": "A1001"}),  # the site's schema check, not the SDK's
+                await s.call_tool("create_refund", REFUND, meta={IDEMPOTENCY_META: "k1"}))  # not this key's skill
+    invalid, denied = in_memory(site, key, steps)
+    assert invalid.isError and denied.isError
+    error = invalid.structuredContent["error"]
+    assert invalid.structuredContent["status"] == 422 and error["code"] == "INVALID_ARGS"
+    assert {"code", "message", "problems", "hint", "retryable"} <= set(error) and error["problems"]
+    assert json.loads(invalid.content[0].text)["error"] == error  # what a text-only client reads
+    assert denied.structuredContent["status"] == 403 and denied.structuredContent["error"]["code"] == "PERMISSION_DENIED"
+    unkeyed = in_memory(site, None, lambda s: s.call_tool("get_order", {"order_id": "A1001"}))
+    assert unkeyed.isError and unkeyed.structuredContent["error"]["code"] == "UNAUTHENTICATED"
+
+
+def test_a_retry_with_the_same_key_replays_and_another_body_is_refused(site):
+    key, _ = site.create_key("agent")
+
+    async def steps(s):
+        first = await s.call_tool("create_refund", REFUND, meta={IDEMPOTENCY_META: "refund-A1001"})
+        again = await s.call_tool("create_refund", REFUND, meta={IDEMPOTENCY_META: "refund-A1001"})
+        other = await s.call_tool("create_refund", {**REFUND, "amount": 10.0}, meta={IDEMPOTENCY_META: "refund-A1001"})
+        bare = await s.call_tool("create_refund", REFUND)
+        return first, again, other, bare
+    first, again, other, bare = in_memory(site, key, steps)
+    assert not first.isError and not again.isError
+    assert again.structuredContent == first.structuredContent
+    assert (first.meta["agentlab/replayed"], again.meta["agentlab/replayed"]) == (False, True)
+    assert len(site.state["aftersales"].snapshot()["refunds"]) == 1  # one effect
+    assert other.isError and other.structuredContent["error"]["code"] == "CONFLICT"
+    assert bare.isError and bare.structuredContent["status"] == 428  # no key: refused, not run unprotected
+    calls = [json.loads(x) for x in (site.data_dir / "logs" / "call.jsonl").read_text().splitlines()]
+    assert [c["replayed"] for c in calls if c["skill"] == "create_refund" and c["status"] == 200] == [False, True]
+
+
+def test_limits_apply_over_mcp(site):
+    key, _ = site.create_key("agent", quota=2, period="day")
+
+    async def steps(s):
+        return [await s.call_tool("get_order", {"order_id": "A1001"}) for _ in range(3)]
+    results = in_memory(site, key, steps)
+    assert [r.isError for r in results] == [False, False, True]
+    assert results[2].structuredContent["error"]["code"] == "RATE_LIMITED" and results[2].structuredContent["retry_after"]
+
+
+def test_streamable_http_in_the_sites_app_takes_the_key_header_and_refuses_other_hosts(site):
+    key, _ = site.create_key("agent", ["get_order"])
+
+    async def steps(url):
+        async with httpx.AsyncClient(headers={"X-API-Key": key, "X-Session-Id": "sess-mcp"}) as http, \
+                streamable_http_client(url, http_client=http) as (r, w, _), ClientSession(r, w) as s:
+            await s.initialize()
+            return await s.list_tools(), await s.call_tool("get_order", {"order_id": "A1001"})
+    with serving(site) as base:
+        listed, result = anyio.run(steps, base + "/mcp")
+        foreign = httpx.post(base + "/mcp", headers={"Host": "evil.example", "Accept": "application/json, text/event-stream"},
+                             json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert [t.name for t in listed.tools] == ["get_order"]
+    assert result.structuredContent["order_id"] == "A1001"
+    assert foreign.status_code == 421  # DNS rebinding protection: only localhost unless create_app(mcp_hosts=...)
+    calls = [json.loads(x) for x in (site.data_dir / "logs" / "call.jsonl").read_text().splitlines()]
+    assert calls[-1]["session_id"] == "sess-mcp" and calls[-1]["key_name"] == "agent"
