@@ -331,6 +331,8 @@ def _site_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", default=os.environ.get("AGENTLAB_STORE") or None,
                    help="claims, rate windows and quotas shared by replicas: redis://host:port/db "
                         "(default: $AGENTLAB_STORE, else SQLite in --data and limits in memory)")
+    p.add_argument("--mcp-host", action="append", default=[],
+                   help="a Host header /mcp accepts besides localhost (e.g. site.example:*); repeatable")
     p.add_argument("--lease-grace", type=float, default=60.0,
                    help="seconds a write's claim outlives its timeout before its outcome counts as unknown")
     sub = p.add_subparsers(dest="site_command")
@@ -400,7 +402,7 @@ def _site(ns: argparse.Namespace) -> int:
     _in_range("--port", ns.port, 0, 65535)
     from .site.app import create_app
     print(t("site.serving", ns.lang, n=len(site.skills), host=ns.host, port=ns.port, data=data), file=sys.stderr, flush=True)
-    uvicorn.run(create_app(site), host=ns.host, port=ns.port, log_level="warning")
+    uvicorn.run(create_app(site, mcp_hosts=ns.mcp_host), host=ns.host, port=ns.port, log_level="warning")
     return 0
 
 
