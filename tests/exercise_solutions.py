@@ -32,4 +32,5 @@ my_schema = {
     "13_tool_choice_and_routing": "my_answer = 2",
     "14_expense_desk": "my_answer = 12",
     "15_skill_site": 'my_answer = "Idempotent-Replayed"',
+    "16_replicas_and_mcp": 'my_answer = "_meta"',
 }

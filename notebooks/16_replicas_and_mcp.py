@@ -1,0 +1,162 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 16 · Beyond one process: replicas and MCP (多副本与 MCP)
+#
+# Seed 000 §四 says it plainly: an in-memory dict, or one SQLite file, guards one process; replicas need a shared
+# store (Redis `SET NX`, 共享幂等存储) or a retry that lands on another replica refunds twice. And the tool ecosystem
+# now speaks MCP (Model Context Protocol): the site's skills are an MCP server at `/mcp`, and the loop can use any MCP
+# server's tools with every guard (docs/site.md#mcp).
+
+# %%
+import json
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from agentlab import run_guarded
+from agentlab.models import ScriptedModel, call, say, tool_calls
+from agentlab.site.mcp_client import MCPConnection
+from agentlab.site.service import SkillSite
+from agentlab.site.serving import serving
+from agentlab.workbook.exercises import answer_is
+
+LANG = "en"  # "zh" for 中文
+data = Path(tempfile.mkdtemp(prefix="replicas-"))
+refund = json.dumps({"arguments": {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}}).encode()
+
+# %% [markdown]
+# ## Two replicas, each with its own SQLite file (各自的 SQLite：退款两次)
+#
+# Two site processes behind a load balancer share the keys (`keys.db`) but each keeps its idempotency claims in its
+# own file. The agent sends the refund to replica A; the reply is lost; its retry, with the same Idempotency-Key,
+# lands on replica B. Each replica's desk stands for the payment call that replica makes.
+
+# %%
+def replicas(store_a: str, store_b: str) -> tuple[SkillSite, SkillSite]:
+    return SkillSite(data, store=store_a), SkillSite(data, store=store_b)
+
+
+def refund_twice(a: SkillSite, b: SkillSite, key: str) -> pd.DataFrame:
+    rows = []
+    for name, site in (("A", a), ("B (the retry)", b)):
+        reply = site.execute("create_refund", refund, api_key=key, idempotency_key="refund-A1001", session_id="nb16")
+        rows.append({"replica": name, "status": reply.status, "Idempotent-Replayed": reply.headers.get("Idempotent-Replayed"),
+                     "refunds this replica made": len(site.state["aftersales"].snapshot()["refunds"])})
+    return pd.DataFrame(rows)
+
+
+a, b = replicas(f"sqlite:///{data}/claims-a.db", f"sqlite:///{data}/claims-b.db")
+key, _ = a.create_key("agent", ["*"])
+sqlite_table = refund_twice(a, b, key)
+sqlite_table
+
+# %% [markdown]
+# Two refunds for one intent: replica B had never seen the key.
+#
+# ## One Redis for both (共享 Redis：只退一次)
+#
+# The same two replicas with `store="redis://..."`: the claim `SET NX` is shared, so B replays A's recorded reply
+# and runs nothing. A throwaway `redis-server` runs on a free port for this cell (Debian's `redis-server` package);
+# without one, the cell says so and skips.
+
+# %%
+redis_exe = shutil.which("redis-server")
+redis_proc = None
+if redis_exe is None:
+    print("redis-server is not installed here (apt-get install redis-server): the Redis part is skipped.")
+else:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    redis_proc = subprocess.Popen([redis_exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                   "--appendonly", "no", "--dir", str(data)], stdout=subprocess.DEVNULL)
+    for _ in range(100):  # until it accepts connections
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    redis_url = f"redis://127.0.0.1:{port}/0"
+    ra, rb = replicas(redis_url, redis_url)
+    print(refund_twice(ra, rb, key).to_string(index=False))
+
+# %% [markdown]
+# ## The same skills through MCP (通过 MCP 调用同一批技能)
+#
+# The site's app serves MCP over streamable HTTP at `/mcp`. The listing carries annotations from the metadata:
+# queries are read-only; writes are destructive and idempotent (under one key), with the fields their key is built
+# from in `_meta`.
+
+# %%
+site = SkillSite(data / "mcp", store=redis_url) if redis_proc is not None else SkillSite(data / "mcp")
+mkey, _ = site.create_key("mcp-agent", ["get_order", "search_orders", "create_refund", "escalate_to_human"])
+stack = serving(site)
+url = stack.__enter__()  # stopped at the end of the notebook
+conn = MCPConnection(url + "/mcp", headers={"X-API-Key": mkey, "X-Session-Id": "nb16-mcp", "Accept-Language": LANG})
+listed = conn.run(conn.session.list_tools())
+pd.DataFrame([{"tool": t.name, "readOnly": t.annotations.readOnlyHint, "destructive": t.annotations.destructiveHint,
+               "idempotent": t.annotations.idempotentHint, "key from": (t.meta or {}).get("agentlab/idempotency"),
+               "output schema": bool(t.outputSchema)} for t in listed.tools])
+
+# %% [markdown]
+# The guarded loop runs the after-sales desk through MCP: the loop validates before anything is sent, computes the
+# refund's idempotency key and the client sends it in the call's `_meta`; the site's refusal (an amount above the
+# order's) comes back as an `isError` result in agentlab's error shape, which the model reads as it would in process.
+
+# %%
+reg = conn.registry(lang=LANG)
+script = [tool_calls(call("get_order", {"order_id": "A1001"})),
+          tool_calls(call("create_refund", {"order_id": "A1001", "amount": 99999, "reason": "user_cancel"})),
+          tool_calls(call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"})),
+          say("Refunded 199 yuan for A1001.")]
+run = run_guarded(ScriptedModel(script), reg, "refund A1001", lang=LANG)
+print("status:", run.status, "| refunds on the site:", len(site.state["aftersales"].snapshot()["refunds"]))
+pd.DataFrame([{"call": e.args_raw, "result": e.error_code or "ok", "the model read": (e.model_visible or "")[:150]}
+              for e in run.tool_events])
+
+# %% [markdown]
+# A client retry after a lost reply sends the same key in `_meta`: the site replays and runs nothing.
+
+# %%
+args = {"order_id": "A1005", "amount": 19.9, "reason": "user_cancel"}
+tries = [conn.run(conn.session.call_tool("create_refund", args, meta={"agentlab/idempotency_key": "refund-A1005"}))
+         for _ in range(2)]
+pd.DataFrame([{"attempt": i + 1, "isError": r.isError, "replayed": (r.meta or {}).get("agentlab/replayed"),
+               "result or error": json.dumps(r.structuredContent, ensure_ascii=False)[:120]} for i, r in enumerate(tries)])
+
+# %%
+conn.close()
+stack.__exit__(None, None, None)
+if redis_proc is not None:
+    redis_proc.terminate()
+    redis_proc.wait(timeout=10)
+
+# %% [markdown]
+# ## Exercise
+#
+# MCP has no idempotency key of its own. In which field of a `tools/call` request does agentlab's site read a
+# write's key? (the field's name, as it appears in the JSON)
+
+# %%
+my_answer = None  # a field name
+print(answer_is(my_answer, "_meta", lang=LANG,
+                why={"en": "the key goes in the request's _meta as agentlab/idempotency_key: never an argument the model writes.",
+                     "zh": "幂等键放在请求的 _meta 里（agentlab/idempotency_key），而不是让模型填写的参数。"},
+                hint={"en": "look at the retry cell just above.", "zh": "看上面“重试”那一格。"}))
