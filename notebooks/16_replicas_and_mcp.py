@@ -14,7 +14,7 @@
 # %% [markdown]
 # # 16 · Beyond one process: replicas and MCP (多副本与 MCP)
 #
-# Seed 000 §四 says it plainly: an in-memory dict, or one SQLite file, guards one process; replicas need a shared
+# An in-memory dict, or one SQLite file, guards one process (docs/guards.md#idempotency-across-processes); replicas need a shared
 # store (Redis `SET NX`, 共享幂等存储) or a retry that lands on another replica refunds twice. And the tool ecosystem
 # now speaks MCP (Model Context Protocol): the site's skills are an MCP server at `/mcp`, and the loop can use any MCP
 # server's tools with every guard (docs/site.md#mcp).
