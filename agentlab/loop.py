@@ -147,7 +147,11 @@ def execute(tool: Tool, args: dict, ctx: CallContext, *, key: str,
     if claimed:
         # The claim comes before the business rules: a replay of a refund that was done
         # must return its first result, not be refused because the order is refunded now.
-        claim = ctx.store.claim(key, canonical(args), lease=cfg.lease)
+        try:
+            claim = ctx.store.claim(key, canonical(args), lease=cfg.lease)
+        except Exception as exc:  # noqa: BLE001 - a store that is down (Redis restarting): nothing has run
+            return _failed(make_error("UNAVAILABLE"), lang, exec_ok=None,
+                           note="the idempotency store could not be reached, so nothing was run: " + _describe(exc))
         if claim.status == "replay":
             data = json.loads(claim.result or "null")
             return CallOutcome(render(None, lang, data=data, replayed=True), None, data, exec_ok=True,
@@ -169,7 +173,7 @@ def execute(tool: Tool, args: dict, ctx: CallContext, *, key: str,
                               note="the business rule failed: " + _describe(exc))
         if refused is not None:
             if claimed:
-                ctx.store.release(key)
+                _quietly(ctx.store.release, key)
             return refused
     resendable = not tool.side_effect or tool.idempotent or (cfg.idempotency and tool.keyed)
     retries, note = 0, None
@@ -190,20 +194,22 @@ def execute(tool: Tool, args: dict, ctx: CallContext, *, key: str,
                 continue
             if claimed:
                 if err.code == "OUTCOME_UNKNOWN":
-                    ctx.store.mark_unknown(key)
+                    _quietly(ctx.store.mark_unknown, key)
                 if isinstance(exc, WriteTimeout):
                     # the write still runs: keep the claim (a resend hears IN_PROGRESS, never runs it
                     # again) and let its result settle the key when it arrives
                     exc.future.add_done_callback(lambda f: _settle(ctx.store, key, f))
                 elif err.code != "OUTCOME_UNKNOWN":
-                    ctx.store.release(key)
+                    _quietly(ctx.store.release, key)
             return _failed(err, lang, exec_ok=False, retries=retries, note=detail)
         # What is stored is what the model sees: one plain JSON value, whatever the tool returned
         # (a set, bytes, an object whose str() fails), so a replay tells exactly the same story.
         stored = result_json(data)
         plain = json.loads(stored)
-        if claimed:
-            ctx.store.finish(key, stored)
+        if claimed and not _quietly(ctx.store.finish, key, stored):
+            # it ran; only the record is missing: the claim stays until its lease ends, then reads "outcome
+            # unknown" to a repeat, so it is never run twice on a guess
+            note = "done, but the result could not be recorded (the idempotency store was unreachable)"
         return CallOutcome(render(None, lang, data=plain, **(extra or {})), None, plain, exec_ok=True,
                            retries=retries, note=note)
 
@@ -216,10 +222,19 @@ def _shown_key(tool: Tool, args: dict) -> str:
         return tool.name
 
 
+def _quietly(fn: Callable[..., Any], *args: Any) -> bool:
+    """Tell the store something after the fact; False if it could not be reached (the caller says so)."""
+    try:
+        fn(*args)
+        return True
+    except Exception:  # noqa: BLE001 - bookkeeping after the effect must not turn a done call into a crash
+        return False
+
+
 def _settle(store: Store, key: str, future: Any) -> None:
     """A timed-out write finished after all: its result is the truth about the key."""
     if not future.cancelled() and future.exception() is None:
-        store.finish(key, result_json(future.result()))
+        _quietly(store.finish, key, result_json(future.result()))
 
 
 def _limit(tool: Tool, default: float | None) -> float | None:
@@ -467,10 +482,14 @@ def _hold(tool: Tool, args: dict, key: str, ctx: CallContext) -> CallOutcome | N
         why = "the approval rule could not read these arguments"
     if not why:
         return None
-    approval = ctx.store.add_approval(Approval(key, ctx.session_id, tool.name, canonical(args), why,
-                                               created=time.time()))
+    try:
+        approval = ctx.store.add_approval(Approval(key, ctx.session_id, tool.name, canonical(args), why,
+                                                   created=time.time()))
+    except Exception as exc:  # noqa: BLE001 - the call cannot be held, so it must not run either
+        return _failed(make_error("UNAVAILABLE"), ctx.lang, exec_ok=None,
+                       note="the approval could not be recorded, so nothing was run: " + _describe(exc))
     if approval.args != canonical(args):  # another call on the same key is held or was decided
-        return _failed(make_error("CONFLICT", key=key.split(":", 1)[-1]), ctx.lang, exec_ok=None,
+        return _failed(make_error("CONFLICT", key=_shown_key(tool, args)), ctx.lang, exec_ok=None,
                        note=f"held call {approval.id} has other arguments")
     if approval.state == "rejected":
         return _failed(make_error("APPROVAL_REJECTED", reason=approval.decision or "-"), ctx.lang, exec_ok=None)
@@ -597,8 +616,12 @@ def _start(system_prompt: str, history: list[dict] | None, task: str) -> list[di
 
 def _decisions_note(ctx: CallContext) -> list[dict]:
     """Tell the model what a person decided about this session's held calls, once each."""
-    notes = []
-    for a in ctx.store.approvals(ctx.session_id):
+    notes: list[dict] = []
+    try:
+        approvals = ctx.store.approvals(ctx.session_id)
+    except Exception:  # noqa: BLE001 - the store is down: the decisions are told next turn, when it is back
+        return notes
+    for a in approvals:
         if a.state == "approved" and a.result is None:
             late = ctx.store.result(a.id)  # an approved call that outlived its timeout may have landed since
             if late is None:
@@ -617,5 +640,5 @@ def _decisions_note(ctx: CallContext) -> list[dict]:
             body = render(None, ctx.lang, data=json.loads(a.result) if a.result else None,
                           approval_id=a.id, approved=True)
         notes.append({"role": "system", "content": body})
-        ctx.store.mark_told(a.id)
+        _quietly(ctx.store.mark_told, a.id)
     return notes

@@ -282,3 +282,35 @@ def test_a_write_runs_in_a_worker_thread_and_a_read_in_the_callers():
 def test_a_budget_of_zero_reasks_is_still_a_guard():
     assert GuardConfig(self_correction=0).label == "all guards"
     assert GuardConfig(self_correction=None).label == "without self_correction"
+
+
+class _StoreDown(MemoryStore):
+    """A shared store that cannot be reached (Redis restarting): every call raises."""
+
+    def __init__(self, *, fail_on=("claim", "add_approval", "approvals"), **kw):
+        super().__init__(**kw)
+        self.fail_on = fail_on
+
+    def __getattribute__(self, name):
+        if name in object.__getattribute__(self, "fail_on"):
+            def down(*a, **k):
+                raise ConnectionError("Error 111 connecting to 10.1.2.3:6379. Connection refused. password=hunter2")
+            return down
+        return object.__getattribute__(self, name)
+
+
+def test_a_store_that_is_down_runs_nothing_and_says_so_plainly():
+    desk, reg = aftersales.SCENARIO.setup()
+    refund = call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"})
+    run = run_guarded(ScriptedModel([refund, say("sorry")]), reg, "refund", store=_StoreDown(), sleep=lambda s: None)
+    assert desk.refunds == [] and run.status != "failed"
+    told = run.tool_events[0].model_visible
+    assert "UNAVAILABLE" in told and "10.1.2.3" not in told and "hunter2" not in told
+
+
+def test_a_store_that_fails_after_the_effect_keeps_the_result_and_never_raises():
+    desk, reg = aftersales.SCENARIO.setup()
+    refund = call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"})
+    run = run_guarded(ScriptedModel([refund, say("done")]), reg, "refund", store=_StoreDown(fail_on=("finish",)),
+                      sleep=lambda s: None)
+    assert len(desk.refunds) == 1 and run.status == "done" and "could not be recorded" in run.tool_events[0].note

@@ -123,3 +123,22 @@ def test_errors_speak_chinese(site, http):
     key, _ = site.create_key("zh", ["get_order"])
     reply = post(http, "create_refund", {}, key, **{"Accept-Language": "zh"})
     assert reply.status_code == 403 and "无权" in reply.json()["error"]["message"]
+
+
+def test_a_site_whose_store_is_down_answers_503_in_its_own_shape_and_runs_nothing(tmp_path):
+    import json as _json
+
+    from agentlab.site.service import SkillSite
+    site = SkillSite(tmp_path)
+
+    def down(*a, **k):
+        raise ConnectionError("Error 111 connecting to 10.1.2.3:6379 password=hunter2")
+
+    site.claims.claim = down
+    key, _ = site.create_key("k")
+    body = _json.dumps({"arguments": {"to": "a@example.com", "subject": "s", "body": "b"}}).encode()
+    reply = site.execute("send_notification", body, api_key=key, idempotency_key="i-1", session_id="s")
+    assert reply.status == 503 and reply.body["error"]["code"] == "UNAVAILABLE" and reply.headers["Retry-After"]
+    assert "10.1.2.3" not in _json.dumps(reply.body) and not (tmp_path / "outbox.jsonl").exists()
+    logged = (tmp_path / "logs" / "error.jsonl").read_text()
+    assert "ConnectionError" in logged and "hunter2" not in logged

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import traceback
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -139,16 +140,23 @@ class SkillSite:
         """One ``POST /api/skills/{name}/execute``, logged in call, error and audit."""
         request_id = request_id or uuid.uuid4().hex[:16]
         t0 = time.perf_counter()
-        key, refused = self.authorize(api_key, lang)
+        key: ApiKey | None = None
         skill = self.skills.get(name)
         args: Any = None
-        if refused is None and key is not None:
-            refused = self._admit(name, skill, key, raw_body, idempotency_key, lang)
-        if refused is None and key is not None and skill is not None:
-            args = json.loads(raw_body)["arguments"]
-            reply = self._run(skill, args, key, idempotency_key, lang, request_id, session_id)
-        else:
-            reply = refused  # type: ignore[assignment]  # one of the checks above refused
+        try:
+            key, refused = self.authorize(api_key, lang)
+            if refused is None and key is not None:
+                refused = self._admit(name, skill, key, raw_body, idempotency_key, lang)
+            if refused is None and key is not None and skill is not None:
+                args = json.loads(raw_body)["arguments"]
+                reply = self._run(skill, args, key, idempotency_key, lang, request_id, session_id)
+            else:
+                reply = refused  # type: ignore[assignment]  # one of the checks above refused
+        except Exception:  # noqa: BLE001 - the site's own state (keys, claims, limits) is unreachable
+            # nothing ran, or the claim keeps a write from running twice; the caller may try again later
+            self.logs.write("error", request_id=request_id, session_id=session_id, skill=name, status=503,
+                            code="UNAVAILABLE", stack=traceback.format_exc())
+            reply = _reply(make_error("UNAVAILABLE"), lang, status=503, headers={"Retry-After": "5"})
         ms = round((time.perf_counter() - t0) * 1000, 2)
         who = {"key_id": key.id, "key_name": key.name} if key is not None else {}
         ids: dict[str, Any] = {"request_id": request_id, "session_id": session_id}
