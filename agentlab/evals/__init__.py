@@ -6,6 +6,7 @@
     recorded.py suites replayed from real models' recordings, on the cases recorded under both loops
     routing_eval.py  the right tool and valid calls, all tools against the routed few (live or replayed)
     tool_choice_eval.py  what auto, required, none and a named tool do to a model (live or replayed)
+    discovery_eval.py  the skill site's search against every skill, for a model (live or replayed)
     review.py   sample, tag by stage, promote a bad session into the suite; compare two stored runs
                 class by class, and the trend of the headline numbers across stored runs
 """

@@ -1,0 +1,102 @@
+"""Discovery against injecting every skill: the skill site's search as a model sees it (docs/site.md).
+
+The same asks as the routing measurement (``data/expense_asks.jsonl``: the bookkeeping desk's intents in
+English and Chinese), put to a model that is offered the skill site's tools: either every skill the site
+hosts (both desks, the weather read, the notifying write) or the site's search's top ``k`` for the ask
+(``GET /api/skills/search``, run here in-process on a site in a temporary folder, so no server is needed).
+One turn per ask; nothing runs. The figures are :func:`agentlab.evals.routing_eval.figures` (right tool,
+invalid calls, no call, tools per turn, prompt tokens, hit rate), so the two measurements read the same.
+
+On the site the bookkeeping desk's hand-over is ``expense_escalate_to_human`` (the after-sales desk has the
+other): either counts as the right hand-over.
+"""
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from ..models.cassette import CassetteModel, read_cassette
+from ..models.interface import Model, ModelError
+from ..resources import data_file
+from ..scenarios.expense import Ledger, expense_prompt
+from ..site.service import SkillSite
+from ..site.skills import skill_tools
+from ..tools import Registry
+from .routing_eval import MODES, Ask, Mode, Turn, _failed, _read, _Replayed, load_asks, spec_digest, turn_label
+
+__all__ = ["discovery_cassette", "measure_discovery", "replay_discovery", "site_asks"]
+
+HAND_OVERS = ("escalate_to_human", "expense_escalate_to_human")
+
+
+@lru_cache(maxsize=1)
+def _site() -> SkillSite:
+    # the shipped skills and both desks; its folder holds nothing that matters to a search
+    return SkillSite(Path(tempfile.mkdtemp(prefix="agentlab-discovery-")))
+
+
+def _registry(lang: str) -> Registry:
+    return skill_tools(_site().skills.values(), lang)  # type: ignore[arg-type]
+
+
+def site_asks(asks: Iterable[Ask] | None = None) -> list[Ask]:
+    """The asks with the site's names for the hand-over: either desk's hand-over is a right one."""
+    out = []
+    for a in asks if asks is not None else load_asks():
+        if set(a.right) & set(HAND_OVERS):
+            a = dataclasses.replace(a, needed=tuple(n for n in a.needed if n not in HAND_OVERS),
+                                    needed_any=tuple(dict.fromkeys((*a.needed_any, *HAND_OVERS))))
+        out.append(a)
+    return out
+
+
+def measure_discovery(model: Model | Callable[[str], Model], asks: Iterable[Ask], *, search: bool,
+                      k: int = 6) -> list[Turn]:
+    """Each ask once, offering every skill (``search=False``) or the site search's top ``k``."""
+    mode: Mode = "routed" if search else "all"
+    turns = []
+    for ask in site_asks(asks):
+        registry = _registry(ask.lang)
+        every = registry.names
+        offered = every
+        if search:
+            found = [r["skill_name"] for r in _site().search(ask.ask, k, None, ask.lang)["results"]]
+            offered = [n for n in every if n in found] or every  # nothing matched: the loop shows everything
+        specs = [registry[n].spec() for n in offered]
+        messages = [{"role": "system", "content": expense_prompt(ask.lang, state=Ledger())},
+                    {"role": "user", "content": ask.ask}]
+        label = turn_label(ask.id, mode, spec_digest(specs))
+        m = model if hasattr(model, "complete") else model(label)
+        try:
+            reply = m.complete([dict(x) for x in messages], specs)
+        except ModelError as exc:
+            turns.append(_failed(ask, mode, label, offered, every, exc))
+            continue
+        turns.append(_read(ask, mode, label, offered, every, reply, registry))
+    return turns
+
+
+def discovery_cassette(size: str) -> Path:
+    """Where the discovery turns of the local model ``size`` are recorded."""
+    return data_file("cassettes") / f"site-discovery-{size}.jsonl"
+
+
+def replay_discovery(source: str | Path, asks: Sequence[Ask] | None = None, *, k: int = 6) -> dict[Mode, list[Turn]]:
+    """Both modes again from a recording, with no model; a turn recorded with other specs is refused."""
+    path = Path(source) if isinstance(source, Path) or str(source).endswith(".jsonl") else discovery_cassette(str(source))
+    entries: dict[str, dict] = {}
+    for e in read_cassette(path):
+        entries.setdefault(str(e.get("label")), e)
+    done = {label.split("#", 1)[0] for label in entries}
+    both = [a for a in (asks if asks is not None else load_asks()) if all(f"{a.id}/{m}" in done for m in MODES)]
+
+    def model_of(label: str) -> Model:
+        entry = entries.get(label)
+        if entry is None:
+            raise ValueError(f"{path.name}: {label} was recorded with other skill specs than now; record it again")
+        return _Replayed(CassetteModel(path, label), entry, f"{path.name}: {label}")
+
+    return {mode: measure_discovery(model_of, both, search=mode == "routed", k=k) for mode in MODES}
