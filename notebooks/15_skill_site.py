@@ -29,6 +29,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from agentlab import run_guarded
+from agentlab.evals.discovery_eval import discovery_cassette, replay_discovery
+from agentlab.evals.routing_eval import figures
 from agentlab.models import ScriptedModel, call, say
 from agentlab.site.client import site_registry
 from agentlab.site.service import SkillSite
@@ -71,6 +73,23 @@ with cjk_fonts():
     ax = discovery.set_index("ask")[["all: spec chars", "top 6: spec chars"]].plot.barh(figsize=(8, 3))
     ax.set_xlabel({"en": "characters of tool specs the model reads", "zh": "模型要读的工具说明字符数"}[LANG])
     plt.show()
+
+# %% [markdown]
+# What that does to a real small model: the local 0.5B and 1.5B models, one turn per ask on the bookkeeping
+# intents in both languages, offered every skill or the search's top 6 (recorded by
+# `python benchmarks/bench_discovery_local.py`, replayed here with no model running).
+
+# %%
+rows = []
+for size in ("0.5b", "1.5b"):
+    tape = discovery_cassette(size)
+    if not tape.exists():
+        print(f"{size}: not recorded on this machine")
+        continue
+    for mode, turns in replay_discovery(tape).items():
+        rows.append({"model": size, "skills offered": "all" if mode == "all" else "search top 6", **figures(turns)})
+pd.DataFrame(rows)[["model", "skills offered", "turns", "right_tool_rate", "invalid_call_rate", "tools_per_turn",
+                    "prompt_tokens", "hit_rate"]] if rows else None
 
 # %% [markdown]
 # ## A source that is down: the fallback hint (降级提示)
