@@ -44,6 +44,11 @@ def main() -> None:
                     rows.append(summary(ask_id, choice, run))
                     print(f"  {size} {ask_id:14s} {choice:24s} {rows[-1]}", flush=True)
         print(f"{size}: {len(rows)} runs in {time.perf_counter() - t0:.0f} s -> {out.relative_to(ROOT)}")
+        from agentlab.models.cassette import read_cassette
+        failed = [e["label"] for e in read_cassette(out) if "error" in e and not e["error"].get("unparsable")]
+        if failed:  # a recording of a server that was down says nothing about the model: do not keep it
+            out.unlink()
+            raise SystemExit(f"{size}: the server failed on {len(failed)} turns ({failed[:3]}); nothing kept")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,9 @@ def test_each_setting_does_what_it_says_to_the_same_model():
 def test_the_local_models_recordings_replay_offline(size):
     if not choice_cassette(size).exists():
         pytest.skip(f"{choice_cassette(size).name} not recorded (python benchmarks/bench_tool_choice_local.py --sizes {size})")
+    from agentlab.models.cassette import read_cassette
+    broken = [e["label"] for e in read_cassette(choice_cassette(size)) if "error" in e and not e["error"].get("unparsable")]
+    assert not broken, f"the recording holds API failures, not the model's behaviour: {broken[:3]}"
     rows = replay_choices(size)
     assert {(r["ask"], r["tool_choice"]) for r in rows} == {(a, c) for a in ASKS for c in CHOICES}
     assert all(r["status"] != "failed" for r in rows)
