@@ -38,6 +38,9 @@ def test_the_recorded_local_models_replay_offline(size):
     path = discovery_cassette(size)
     if not path.exists():
         pytest.skip(f"{path.name} not recorded (python benchmarks/bench_discovery_local.py --sizes {size})")
+    from agentlab.models.cassette import read_cassette
+    broken = [e["label"] for e in read_cassette(path) if "error" in e and not e["error"].get("unparsable")]
+    assert not broken, f"the recording holds API failures, not the model's behaviour: {broken[:3]}"
     got = replay_discovery(path)
     assert sorted(t.ask_id for t in got["all"]) == sorted(t.ask_id for t in got["routed"]) and len(got["all"]) >= 24
     for mode in MODES:

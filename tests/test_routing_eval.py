@@ -232,6 +232,9 @@ def test_the_recorded_local_models_replay_offline(size):
     if not path.exists():
         pytest.skip(f"{path.name} not recorded (python benchmarks/bench_routing_local.py --sizes {size})")
     asks = load_asks()
+    from agentlab.models.cassette import read_cassette
+    broken = [e["label"] for e in read_cassette(path) if "error" in e and not e["error"].get("unparsable")]
+    assert not broken, f"the recording holds API failures, not the model's behaviour: {broken[:3]}"
     got = replay(path, asks)
     ids = {mode: sorted(t.ask_id for t in turns) for mode, turns in got.items()}
     assert ids["all"] == ids["routed"]  # the two modes compared on the same asks
