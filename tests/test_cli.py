@@ -89,3 +89,28 @@ def test_eval_text_shows_both_taxonomies_and_one_format_for_rates(capsys, tmp_pa
         if "rate" in line:
             assert re.search(r"\d+\.\d%", line), line  # every rate a percentage
             assert not re.search(r"rate \d\.\d{3,}", line), line  # never 0.0769 beside 7.7%
+
+
+@pytest.mark.parametrize("loop", ["naive", "guarded"])
+def test_the_expense_suite_replays_the_local_models_recording_by_default(capsys, tmp_path, loop):
+    import json
+
+    from agentlab.cli import main
+    from agentlab.evals import recorded_cases
+    from agentlab.models.cassette import read_cassette
+    from agentlab.resources import data_file
+    tape = data_file("cassettes/expense-0.5b.jsonl")
+    if not tape.exists():
+        pytest.skip("expense-0.5b.jsonl not recorded (python benchmarks/bench_real_models.py --suite data/expense_cases.jsonl)")
+    from agentlab.evals import load_cases
+    injected = {c.id for c in load_cases(ROOT / "data" / "expense_cases.jsonl") if c.fake.get("fault", "").startswith("api_")}
+    # a server failure the case did not inject means the server was down while recording: not the model's doing
+    broken = [e["label"] for e in read_cassette(tape) if "error" in e and e["error"].get("code") in ("UNAVAILABLE", "TIMEOUT")
+              and e["label"].split("/")[0] not in injected]
+    recorded = recorded_cases(tape)[loop]
+    assert main(["eval", "--suite", str(ROOT / "data" / "expense_cases.jsonl"), "--model", "replay", "--loop", loop,
+                 "--out", str(tmp_path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["cases"] == len(recorded) >= 10 and report["model"] == "replay"
+    assert sum(report["outcomes"].values()) == len(recorded)
+    assert broken == []
