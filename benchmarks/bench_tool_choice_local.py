@@ -39,7 +39,8 @@ def main() -> None:
             rows = []
             for ask_id in ASKS:
                 for choice in CHOICES:
-                    inner = OpenAIModel(f"qwen2.5-coder-{size}", base_url=server.base_url, max_tokens=200)
+                    inner = OpenAIModel(f"qwen2.5-coder-{size}", base_url=server.base_url, max_tokens=200, timeout=900,
+                                        retry=None)
                     run = run_choice(RecordingModel(inner, out, label=f"{ask_id}/{choice}"), ask_id, choice)
                     rows.append(summary(ask_id, choice, run))
                     print(f"  {size} {ask_id:14s} {choice:24s} {rows[-1]}", flush=True)
