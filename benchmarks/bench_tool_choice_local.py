@@ -23,6 +23,23 @@ from agentlab.models.local import LocalServer, what_is_missing  # noqa: E402
 from agentlab.models.openai_model import OpenAIModel  # noqa: E402
 
 
+class ServerSafe:
+    """Sends ``auto`` and ``none`` on to the server, and keeps ``required`` and a named tool to the loop.
+
+    Measured on 2026-11-30: the local llama.cpp server (xllamacpp) crashes on ``tool_choice="required"`` with
+    the bookkeeping tools, and every later request fails. The loop enforces every setting for any model anyway
+    (it narrows the tools shown, refuses other calls, re-asks words), so that is what is measured for those two.
+    """
+
+    def __init__(self, inner: OpenAIModel):
+        self.inner, self.name = inner, inner.name
+
+    def complete(self, messages: list[dict], tools: list[dict], tool_choice: object = None):
+        if tool_choice in ("auto", "none"):
+            return self.inner.complete(messages, tools, tool_choice=tool_choice)
+        return self.inner.complete(messages, tools)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", nargs="+", default=["0.5b", "1.5b"])
@@ -41,7 +58,7 @@ def main() -> None:
                 for choice in CHOICES:
                     inner = OpenAIModel(f"qwen2.5-coder-{size}", base_url=server.base_url, max_tokens=200, timeout=900,
                                         retry=None)
-                    run = run_choice(RecordingModel(inner, out, label=f"{ask_id}/{choice}"), ask_id, choice)
+                    run = run_choice(RecordingModel(ServerSafe(inner), out, label=f"{ask_id}/{choice}"), ask_id, choice)
                     rows.append(summary(ask_id, choice, run))
                     print(f"  {size} {ask_id:14s} {choice:24s} {rows[-1]}", flush=True)
         print(f"{size}: {len(rows)} runs in {time.perf_counter() - t0:.0f} s -> {out.relative_to(ROOT)}")
