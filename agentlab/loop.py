@@ -32,7 +32,7 @@ from .errors import ToolError, ToolFailure, UsageError, friendly, make_error, re
 from .guards import HARD_CAP, GuardConfig
 from .i18n import Lang
 from .jsonutil import canonical, escape_surrogates, parse_strict
-from .models.interface import Model, ModelError, Reply, ToolCall, ToolChoice, Usage
+from .models.interface import Model, ModelError, Reply, ToolCall, ToolChoice, Usage, takes_tool_choice
 from .runs import Run, Status
 from .store import Approval, Store, open_store, result_json
 from .timeouts import WriteTimeout, run_with_timeout
@@ -519,7 +519,7 @@ def _ask(model: Model, messages: list[dict], specs: list[dict], ctx: CallContext
     retries = 0
     t0 = ctx.clock()
     policy = ctx.config.retry
-    native = choice not in (None, "auto") and specs and _takes_tool_choice(model)
+    native = choice not in (None, "auto") and specs and takes_tool_choice(model)
     while True:
         try:
             # the protocol's complete() takes two arguments; a model that also takes tool_choice gets it
@@ -557,15 +557,6 @@ def _ask(model: Model, messages: list[dict], specs: list[dict], ctx: CallContext
             err = make_error("MODEL_ERROR", detail=f"not a reply: {type(raw).__name__}")
             return _Asked(None, err, retries, (ctx.clock() - t0) * 1000)
         return _Asked(reply, None, retries, (ctx.clock() - t0) * 1000)
-
-
-def _takes_tool_choice(model: Model) -> bool:
-    """Whether ``model.complete`` accepts ``tool_choice=`` (the OpenAI adapter does; a fake need not)."""
-    import inspect
-    try:
-        return "tool_choice" in inspect.signature(model.complete).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def _describe(exc: BaseException) -> str:

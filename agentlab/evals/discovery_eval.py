@@ -19,13 +19,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..models.cassette import CassetteModel, read_cassette
-from ..models.interface import Model, ModelError
+from ..models.interface import Model
 from ..resources import data_file
 from ..scenarios.expense import Ledger, expense_prompt
 from ..site.service import SkillSite
 from ..site.skills import skill_tools
 from ..tools import Registry
-from .routing_eval import MODES, Ask, Mode, Turn, _failed, _read, _Replayed, load_asks, spec_digest, turn_label
+from .routing_eval import MODES, Ask, Mode, Turn, _Replayed, load_asks, one_turn
 
 __all__ = ["discovery_cassette", "measure_discovery", "replay_discovery", "site_asks"]
 
@@ -65,17 +65,9 @@ def measure_discovery(model: Model | Callable[[str], Model], asks: Iterable[Ask]
         if search:
             found = [r["skill_name"] for r in _site().search(ask.ask, k, None, ask.lang)["results"]]
             offered = [n for n in every if n in found] or every  # nothing matched: the loop shows everything
-        specs = [registry[n].spec() for n in offered]
         messages = [{"role": "system", "content": expense_prompt(ask.lang, state=Ledger())},
                     {"role": "user", "content": ask.ask}]
-        label = turn_label(ask.id, mode, spec_digest(specs))
-        m = model if hasattr(model, "complete") else model(label)
-        try:
-            reply = m.complete([dict(x) for x in messages], specs)
-        except ModelError as exc:
-            turns.append(_failed(ask, mode, label, offered, every, exc))
-            continue
-        turns.append(_read(ask, mode, label, offered, every, reply, registry))
+        turns.append(one_turn(model, ask, mode, registry, offered, messages))
     return turns
 
 

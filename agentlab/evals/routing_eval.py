@@ -57,7 +57,7 @@ from ..scenarios.conversation import ROUTE_ABOVE
 from ..scenarios.expense import Ledger, expense_prompt, make_registry
 from ..tools import Registry
 
-__all__ = ["ALWAYS", "MODES", "Ask", "Turn", "cassette_path", "desk_router", "figures", "load_asks", "measure",
+__all__ = ["ALWAYS", "MODES", "Ask", "Turn", "cassette_path", "desk_router", "figures", "load_asks", "measure", "one_turn",
            "replay", "spec_digest", "turn_label"]
 
 Mode = Literal["all", "routed"]
@@ -168,16 +168,22 @@ def measure(model: Model | Callable[[str], Model], asks: Iterable[Ask], *, route
         if routed and len(registry) > ROUTE_ABOVE:
             chosen = set(desk_router(registry, k)(messages))
             offered = [n for n in every if n in chosen] or every  # the loop's order, and its fallback
-        specs = [registry[n].spec() for n in offered]
-        label = turn_label(ask.id, mode, spec_digest(specs))
-        m = model if hasattr(model, "complete") else model(label)
-        try:
-            reply = m.complete([dict(x) for x in messages], specs)
-        except ModelError as exc:
-            turns.append(_failed(ask, mode, label, offered, every, exc))
-            continue
-        turns.append(_read(ask, mode, label, offered, every, reply, registry))
+        turns.append(one_turn(model, ask, mode, registry, offered, messages))
     return turns
+
+
+def one_turn(model: Model | Callable[[str], Model], ask: Ask, mode: Mode, registry: Registry,
+             offered: Sequence[str], messages: list[dict]) -> Turn:
+    """Put ``messages`` to the model once with the ``offered`` tools' specs, and read its first move."""
+    every = registry.names
+    specs = [registry[n].spec() for n in offered]
+    label = turn_label(ask.id, mode, spec_digest(specs))
+    m = model if hasattr(model, "complete") else model(label)
+    try:
+        reply = m.complete([dict(x) for x in messages], specs)
+    except ModelError as exc:
+        return _failed(ask, mode, label, list(offered), every, exc)
+    return _read(ask, mode, label, list(offered), every, reply, registry)
 
 
 def _read(ask: Ask, mode: Mode, label: str, offered: list[str], every: list[str], reply: Reply,

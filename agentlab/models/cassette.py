@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .fakes import ScriptError
-from .interface import Model, ModelCall, ModelError, Reply, ToolCall, Usage
+from .interface import Model, ModelCall, ModelError, Reply, ToolCall, Usage, takes_tool_choice
 
 __all__ = ["CassetteModel", "RecordingModel", "labels", "read_cassette", "reply_from_dict", "reply_to_dict"]
 
@@ -51,7 +51,7 @@ class RecordingModel:
             # the turn's tool_choice goes on to a model that takes it (the OpenAI adapter), as the loop would send it
             inner: Any = self.inner
             reply = (inner.complete(messages, tools, tool_choice=tool_choice)
-                     if tool_choice is not None and _takes_tool_choice(inner) else inner.complete(messages, tools))
+                     if tool_choice is not None and takes_tool_choice(inner) else inner.complete(messages, tools))
         except ModelError as exc:
             entry["error"] = {"code": exc.code, "retry_after": exc.retry_after, "status": exc.status}
             if exc.unparsable:  # the server could not parse the model's tool call: the model's fault, not the API's
@@ -66,14 +66,6 @@ class RecordingModel:
         entry["latency_ms"] = round((time.perf_counter() - t0) * 1000, 1)
         with self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
-
-
-def _takes_tool_choice(model: Any) -> bool:
-    import inspect
-    try:
-        return "tool_choice" in inspect.signature(model.complete).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def read_cassette(path: str | Path, label: str | None = None) -> list[dict]:

@@ -13,7 +13,8 @@ from typing import Any, Protocol
 
 from ..errors import CODES, ToolError, make_error, retry_seconds
 
-__all__ = ["Model", "ModelCall", "ModelError", "Reply", "ToolCall", "ToolChoice", "Usage", "call", "say", "tool_calls"]
+__all__ = ["Model", "ModelCall", "ModelError", "Reply", "ToolCall", "ToolChoice", "Usage", "call", "say", "takes_tool_choice",
+           "tool_calls"]
 
 #: how much autonomy a turn has: "auto", "required", "none", or the name of one tool
 ToolChoice = str
@@ -123,3 +124,12 @@ class ModelCall:
 
     messages: tuple[dict, ...]
     tools: tuple[str, ...]
+
+
+def takes_tool_choice(model: Any) -> bool:
+    """Whether ``model.complete`` accepts ``tool_choice=`` (the OpenAI adapter does; a fake need not)."""
+    import inspect
+    try:
+        return "tool_choice" in inspect.signature(model.complete).parameters
+    except (TypeError, ValueError):
+        return False

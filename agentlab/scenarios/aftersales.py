@@ -18,7 +18,7 @@ from ..errors import ToolFailure
 from ..i18n import Lang
 from ..resources import data_file
 from ..tools import Registry, Tool, rule
-from .base import Scenario
+from .base import Scenario, contract_specs
 
 __all__ = ["APPROVAL_THRESHOLD", "DEMO_NOW", "SCENARIO", "SYSTEM_PROMPT", "Desk", "aftersales_prompt", "apply_start", "load_orders",
            "make_registry"]
@@ -108,10 +108,7 @@ class Desk:
 def make_registry(desk: Desk, *, lang: Lang = "en", approval_threshold: float | None = APPROVAL_THRESHOLD,
                   clean: bool = False) -> Registry:
     """The four after-sales tools bound to ``desk``, with the contract of ``data/aftersales_tools.json``."""
-    specs = {s["function"]["name"]: s["function"]
-             for s in json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8"))}
-    if lang == "zh":  # the model reads the contract in the user's language; the schema itself is the same
-        specs = _in_chinese(specs)
+    specs = contract_specs("aftersales", lang)
 
     def refund_rules(args: dict) -> list:
         order = desk._order(args["order_id"])  # NOT_FOUND is raised as a ToolFailure
@@ -142,16 +139,6 @@ def make_registry(desk: Desk, *, lang: Lang = "en", approval_threshold: float | 
              business_key=lambda a: a["order_id"], needs_approval=needs_approval),
         tool("escalate_to_human", desk.escalate_to_human, side_effect=True),
     ], lang=lang, clean=clean)
-
-
-def _in_chinese(specs: dict[str, dict]) -> dict[str, dict]:
-    words = json.loads(data_file("aftersales_tools.zh.json").read_text(encoding="utf-8"))
-    out = {}
-    for name, spec in specs.items():
-        zh = words[name]
-        props = {k: {**v, "description": zh["fields"][k]} for k, v in spec["parameters"]["properties"].items()}
-        out[name] = {**spec, "description": zh["description"], "parameters": {**spec["parameters"], "properties": props}}
-    return out
 
 
 def apply_start(desk: Desk, start: dict) -> None:

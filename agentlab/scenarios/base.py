@@ -5,14 +5,16 @@ same way; loops, evaluation and notebooks only ever see a :class:`Scenario`.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..i18n import Lang
+from ..resources import data_file
 from ..tools import Registry
 
-__all__ = ["Scenario"]
+__all__ = ["Scenario", "contract_specs"]
 
 
 @dataclass(frozen=True)
@@ -56,3 +58,19 @@ class Scenario:
                 raise ValueError(f"scenario {self.name!r} takes no starting state")
             self.apply(state, start)
         return state, self.make_registry(state, lang=lang, **kwargs)
+
+
+def contract_specs(desk: str, lang: Lang = "en") -> dict[str, dict]:
+    """A desk's tool contracts (``data/<desk>_tools.json``) by name, in ``lang``: the model reads the
+    descriptions in the user's language (``data/<desk>_tools.zh.json``); the schemas are the same."""
+    specs = {s["function"]["name"]: s["function"]
+             for s in json.loads(data_file(f"{desk}_tools.json").read_text(encoding="utf-8"))}
+    if lang != "zh":
+        return specs
+    words = json.loads(data_file(f"{desk}_tools.zh.json").read_text(encoding="utf-8"))
+    out = {}
+    for name, spec in specs.items():
+        zh = words[name]
+        props = {k: {**v, "description": zh["fields"][k]} for k, v in spec["parameters"]["properties"].items()}
+        out[name] = {**spec, "description": zh["description"], "parameters": {**spec["parameters"], "properties": props}}
+    return out

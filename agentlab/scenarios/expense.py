@@ -25,7 +25,7 @@ from ..errors import ToolFailure
 from ..i18n import Lang
 from ..resources import data_file
 from ..tools import Registry, Tool, rule
-from .base import Scenario
+from .base import Scenario, contract_specs
 
 __all__ = ["CATEGORIES", "CONTEXT_BUDGET", "DEMO_NOW", "NAIVE_DATE", "SCENARIO", "STEP_BUDGET", "SYSTEM_PROMPT", "Ledger",
            "apply_start", "expense_prompt", "fixed_clock", "make_registry"]
@@ -187,10 +187,7 @@ class Ledger:
 
 def make_registry(ledger: Ledger, *, lang: Lang = "en", clean: bool = False) -> Registry:
     """The thirteen bookkeeping tools bound to ``ledger``, with the contract of ``data/expense_tools.json``."""
-    specs = {s["function"]["name"]: s["function"]
-             for s in json.loads(data_file("expense_tools.json").read_text(encoding="utf-8"))}
-    if lang == "zh":
-        specs = _in_chinese(specs)
+    specs = contract_specs("expense", lang)
 
     def not_in_future(args: dict) -> list:
         day = args.get("date")
@@ -248,16 +245,6 @@ def _same_expense(args: dict) -> str:
         raise ValueError(f"not an amount: {args['amount']!r}") from None
     item = " ".join(str(args["item"]).split()).casefold()
     return f"{args['date']}|{amount}|{args['category']}|{item}"
-
-
-def _in_chinese(specs: dict[str, dict]) -> dict[str, dict]:
-    words = json.loads(data_file("expense_tools.zh.json").read_text(encoding="utf-8"))
-    out = {}
-    for name, spec in specs.items():
-        zh = words[name]
-        props = {k: {**v, "description": zh["fields"][k]} for k, v in spec["parameters"]["properties"].items()}
-        out[name] = {**spec, "description": zh["description"], "parameters": {**spec["parameters"], "properties": props}}
-    return out
 
 
 def expense_prompt(lang: Lang = "en", *, state: Ledger | None = None, session: Session | None = None,
