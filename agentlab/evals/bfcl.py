@@ -1,0 +1,354 @@
+"""A paper's table, reproduced: BFCL graded on the local models, with and without the interface's help.
+
+The Berkeley Function-Calling Leaderboard asks a model one question with a few function docs and grades
+its call against accepted values (the "AST" rule). This module reads the BFCL data from the public
+datasets folder (``$AGENTLAB_DATASETS/bfcl``; never shipped), takes a fixed seeded sample of each
+category, and grades three ways of asking the same model the same question:
+
+``single``
+    one reply, graded as it is: what the leaderboard measures.
+``reask``
+    the guarded loop (:func:`~agentlab.loop.run_guarded`): a call that fails the registry's checks (an
+    unknown function, broken JSON, a field the doc does not have, a wrong type, a missing required
+    argument) is answered with the readable error and the model asked again, within the loop's budget.
+    The functions are not run: once every call of a reply passes the checks, the reply is graded. The
+    first model turn is the single-shot reply, so one recording serves both modes.
+``constrained``
+    one reply whose calls a grammar constrains while the model writes them
+    (:class:`~agentlab.models.constrained.ConstrainedModel`); words stay possible.
+
+The grading rule follows BFCL's AST checker: the right function; every required argument present; no
+argument the doc does not have; each value among the accepted ones (strings compared without case,
+spaces and ``,./-_*^``; an integer accepted where a float is expected; an optional argument may be left
+out only when ``""`` is among its accepted values); for ``parallel`` the calls matched to the expected
+ones in any order, one to one; for ``irrelevance``, no call at all. It is a reimplementation from the
+rule's description, checked against the upstream ground truth (every expected call grades as correct).
+"""
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..guards import GuardConfig
+from ..loop import run_guarded
+from ..models.cassette import CassetteModel, read_cassette, reply_from_dict
+from ..models.interface import Model, ModelError, Reply
+from ..resources import datasets_dir
+from ..tools import Registry, Tool, from_legacy_types
+
+__all__ = ["CATEGORIES", "MODES", "PUBLISHED", "Attempt", "Question", "bfcl_dir", "figures", "grade", "load",
+           "replay", "run_question", "sample", "tools_for"]
+
+Mode = Literal["single", "reask", "constrained"]
+CATEGORIES = ("simple_python", "multiple", "parallel", "irrelevance")
+MODES: tuple[Mode, ...] = ("single", "reask", "constrained")
+SEED = 15
+PER_CATEGORY = 100
+
+# The BFCL paper (Patil et al., ICML 2025), Table 1, function-calling mode: overall accuracy in percent.
+# The overall figure covers more categories than the four sampled here (live, multi-turn...), so it is a
+# reference point, not the same measurement.
+PUBLISHED = {"0.5b": {"overall": 27.1}, "1.5b": {"overall": 36.6}}
+
+# the reask mode: the guarded loop's budget of re-asks, and nothing else of it in the way
+REASK = GuardConfig(self_correction=2, step_budget=3, timeout=None, retry=None, idempotency=False,
+                    approval=False)
+
+
+def bfcl_dir() -> Path:
+    return datasets_dir() / "bfcl"
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    category: str
+    messages: tuple[dict, ...]
+    functions: tuple[dict, ...]  # BFCL's function docs, as published
+    answers: tuple[dict, ...]  # [{function name: {argument: [accepted values]}}]; () for irrelevance
+
+
+def load(category: str, root: Path | None = None) -> list[Question]:
+    """Every question of a category, with its accepted answers."""
+    root = root or bfcl_dir()
+    entries = [json.loads(line) for line in (root / "data" / f"BFCL_v4_{category}.json").read_text().splitlines() if line]
+    answers: dict[str, list] = {}
+    answer_file = root / "possible_answer" / f"BFCL_v4_{category}.json"
+    if answer_file.exists():
+        answers = {a["id"]: a["ground_truth"] for a in map(json.loads, answer_file.read_text().splitlines()) if a}
+    return [Question(e["id"], category, tuple(e["question"][0]), tuple(e["function"]), tuple(answers.get(e["id"], ())))
+            for e in entries]
+
+
+def sample(category: str, n: int = PER_CATEGORY, *, seed: int = SEED, root: Path | None = None) -> list[Question]:
+    """A fixed sample: the same ``n`` questions for a given seed, in the upstream order."""
+    questions = load(category, root)
+    if n >= len(questions):
+        return questions
+    chosen = set(random.Random(f"{seed}/{category}").sample(range(len(questions)), n))
+    return [q for i, q in enumerate(questions) if i in chosen]
+
+
+def _api_name(name: str) -> str:
+    # what BFCL does for function-calling models: an API's tool names may not hold dots
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", name)
+
+
+def tools_for(q: Question) -> tuple[list[dict], dict[str, str]]:
+    """The question's functions as OpenAI tools (JSON Schema types, API-safe names) and the names' map back."""
+    specs, names = [], {}
+    for fn in q.functions:
+        params = from_legacy_types(fn.get("parameters") or {"type": "object", "properties": {}})
+        api = _api_name(fn["name"])
+        names[api] = fn["name"]
+        specs.append({"type": "function", "function": {"name": api, "description": fn.get("description", ""),
+                                                       "parameters": params}})
+    return specs, names
+
+
+# --- grading --------------------------------------------------------------------------------
+_STRIP = re.compile(r"[ ,./\-_*^]")
+
+
+def _norm(s: str) -> str:
+    return _STRIP.sub("", s).lower().replace("'", '"')
+
+
+def _same(value: Any, accepted: Any, ptype: str | None) -> bool:
+    if isinstance(accepted, str) and isinstance(value, str):
+        return _norm(value) == _norm(accepted)
+    if isinstance(accepted, list) and isinstance(value, list):
+        return len(value) == len(accepted) and all(_same(v, a, None) for v, a in zip(value, accepted, strict=True))
+    if isinstance(accepted, dict) and isinstance(value, dict):
+        return _dict_ok(value, accepted)
+    if isinstance(value, bool) or isinstance(accepted, bool):
+        return value is accepted
+    return bool(value == accepted)  # numbers: an integer where a float is expected is accepted (5 == 5.0)
+
+
+def _dict_ok(value: dict, accepted: dict) -> bool:
+    """A nested object: every key accepted, the required ones present."""
+    for k, v in value.items():
+        if k not in accepted or not any(_same(v, a, None) for a in _choices(accepted[k])):
+            return False
+    return all(k in value or "" in _choices(a) for k, a in accepted.items())
+
+
+def _choices(accepted: Any) -> list:
+    return accepted if isinstance(accepted, list) else [accepted]
+
+
+def _type_ok(value: Any, ptype: str | None) -> bool:
+    if ptype in (None, "any", ""):
+        return True
+    if ptype == "float":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if ptype == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if ptype == "boolean":
+        return isinstance(value, bool)
+    if ptype == "string":
+        return isinstance(value, str)
+    if ptype in ("array", "tuple"):
+        return isinstance(value, list)
+    if ptype == "dict":
+        return isinstance(value, dict)
+    return True
+
+
+def _call_ok(doc: Mapping, name: str, args: Any, expected: Mapping[str, Mapping]) -> str | None:
+    """None when one call matches one expected call, else why not."""
+    (want, accepted), = expected.items()
+    if name != want:
+        return "wrong function"
+    if not isinstance(args, dict):
+        return "arguments not an object"
+    params = (doc.get("parameters") or {}).get("properties", {})
+    for r in (doc.get("parameters") or {}).get("required", []):
+        if r not in args:
+            return f"missing required {r}"
+    for k, v in args.items():
+        if k not in params or k not in accepted:
+            return f"unexpected argument {k}"
+        ptype = params[k].get("type")
+        if not _type_ok(v, ptype):
+            return f"wrong type for {k}"
+        if not any(_same(v, a, ptype) for a in _choices(accepted[k]) if a != "" or v == ""):
+            return f"wrong value for {k}"
+    for k, a in accepted.items():
+        if k not in args and "" not in _choices(a):
+            return f"missing {k}"
+    return None
+
+
+def grade(q: Question, calls: Sequence[tuple[str, Any]]) -> str | None:
+    """None when the calls are right for ``q`` by BFCL's rule, else the first reason they are not.
+
+    ``calls`` are (BFCL function name, arguments) pairs; arguments that are not JSON are a string."""
+    if q.category == "irrelevance":
+        return None if not calls else "called a function"
+    if not calls:
+        return "no call"
+    docs = {fn["name"]: fn for fn in q.functions}
+    if len(calls) != len(q.answers):
+        return f"{len(calls)} calls for {len(q.answers)}"
+    # which call may stand for which expected one; then a one-to-one matching (BFCL matches greedily in
+    # order, which can fail a right set of calls when an expected call accepts several values)
+    fits = [[i for i, (name, args) in enumerate(calls)
+             if name in docs and _call_ok(docs[name], name, args, expected) is None] for expected in q.answers]
+    if _matching(fits, 0, set()):
+        return None
+    for expected, options in zip(q.answers, fits, strict=True):
+        if not options:
+            (want, _), = expected.items()
+            reasons = [_call_ok(docs[n], n, a, expected) if n in docs else "unknown function" for n, a in calls]
+            return reasons[0] if len(calls) == 1 else f"no call matches {want}"
+    return "calls do not pair up with the expected ones"
+
+
+def _matching(fits: list[list[int]], k: int, used: set[int]) -> bool:
+    if k == len(fits):
+        return True
+    return any(_matching(fits, k + 1, used | {i}) for i in fits[k] if i not in used)
+
+
+# --- asking ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Attempt:
+    """One question asked one way: the calls graded, and what it took."""
+
+    id: str
+    category: str
+    mode: Mode
+    correct: bool
+    reason: str | None  # why it is wrong (None when right)
+    calls: tuple[tuple[str, Any], ...]
+    turns: int  # model turns used
+    valid_first: bool  # did the first reply's calls all pass the registry's checks (or was it words)?
+    error: str | None = None  # the model API failed (e.g. the server could not parse the reply)
+    problems: tuple[str, ...] = field(default=())  # error codes the guard answered with
+
+
+def _decode(reply: Reply, names: Mapping[str, str]) -> tuple[tuple[str, Any], ...]:
+    out = []
+    for c in reply.tool_calls:
+        try:
+            args: Any = json.loads(c.arguments) if c.arguments.strip() else {}
+        except ValueError:
+            args = c.arguments
+        out.append((names.get(c.name, c.name), args))
+    return tuple(out)
+
+
+def _registry(specs: list[dict]) -> Registry:
+    reg = Registry.from_specs(specs)
+    # the functions are never run: a call that passes the checks has done all this test asks of it
+    return Registry([Tool(t.name, t.description, t.parameters, fn=lambda **_: {"ok": True}) for t in reg])
+
+
+def _all_valid(reg: Registry, reply: Reply) -> bool:
+    return all(reg.check(c.name, c.arguments).ok for c in reply.tool_calls)
+
+
+class _GradeWhenValid:
+    """The model of the reask mode: once the last reply's calls all pass the checks, the turn ends
+    (an answer in words, never sent to the model), and that reply is graded."""
+
+    def __init__(self, inner: Model, reg: Registry):
+        self.inner, self.reg = inner, reg
+        self.name = getattr(inner, "name", "model")
+        self.replies: list[Reply] = []
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
+        if self.replies and self.replies[-1].tool_calls and _all_valid(self.reg, self.replies[-1]):
+            return Reply("(graded)")
+        reply = self.inner.complete(messages, tools)
+        self.replies.append(reply)
+        return reply
+
+
+def run_question(q: Question, mode: Mode, model: Model) -> Attempt:
+    """Ask ``q`` of ``model`` in ``mode`` and grade the result (``constrained``: pass a ConstrainedModel)."""
+    specs, names = tools_for(q)
+    reg = _registry(specs)
+    if mode in ("single", "constrained"):
+        try:
+            reply = model.complete([dict(m) for m in q.messages], specs)
+        except ModelError as exc:
+            return Attempt(q.id, q.category, mode, q.category == "irrelevance", None if q.category == "irrelevance"
+                           else "no call", (), 1, False, exc.code)
+        calls = _decode(reply, names)
+        why = grade(q, calls)
+        return Attempt(q.id, q.category, mode, why is None, why, calls, 1, _all_valid(reg, reply))
+    wrapped = _GradeWhenValid(model, reg)
+    *history, last = [dict(m) for m in q.messages]
+    system = history.pop(0)["content"] if history and history[0].get("role") == "system" else ""
+    run = run_guarded(wrapped, reg, str(last.get("content", "")), config=REASK, system_prompt=system,
+                      history=history or None)
+    replies = wrapped.replies
+    error = next((e.error_code for e in run.events if e.kind == "model" and e.error_code), None)
+    problems = tuple(e.error_code for e in run.events if e.kind == "tool" and e.error_code)
+    final = replies[-1] if replies else Reply(None)
+    calls = _decode(final, names)
+    why = grade(q, calls)
+    first_ok = bool(replies) and _all_valid(reg, replies[0])
+    return Attempt(q.id, q.category, mode, why is None, why, calls, len(replies), first_ok, error, problems)
+
+
+# --- figures and replay ---------------------------------------------------------------------
+def figures(attempts: Iterable[Attempt]) -> dict[str, dict[str, float]]:
+    """Accuracy per category and mode (0..1), with ``mean`` the unweighted mean of the categories."""
+    table: dict[str, dict[str, list[bool]]] = {}
+    for a in attempts:
+        table.setdefault(a.mode, {}).setdefault(a.category, []).append(a.correct)
+    out: dict[str, dict[str, float]] = {}
+    for mode, cats in table.items():
+        out[mode] = {c: sum(v) / len(v) for c, v in cats.items()}
+        out[mode]["mean"] = sum(out[mode][c] for c in cats) / len(cats)
+    return out
+
+
+def cassette_path(size: str) -> Path:
+    from ..resources import data_file
+    return data_file("cassettes") / f"bfcl-{size}.jsonl"
+
+
+def replay(path: Path, questions: Iterable[Question]) -> list[Attempt]:
+    """Every mode of every recorded question, from the cassette alone (no model running)."""
+    recorded = {e.get("label") for e in read_cassette(path)}
+    out: list[Attempt] = []
+    for q in questions:
+        loop, constrained = f"{q.id}/loop", f"{q.id}/constrained"
+        if loop in recorded:
+            out.append(run_question(q, "single", _FirstOf(path, loop)))
+            out.append(run_question(q, "reask", CassetteModel(path, loop)))
+        if constrained in recorded:
+            out.append(run_question(q, "constrained", CassetteModel(path, constrained)))
+    return out
+
+
+class _FirstOf:
+    """The first recorded reply of a conversation (the single-shot answer), an error re-raised."""
+
+    def __init__(self, path: Path, label: str):
+        self.entry = read_cassette(path, label)[0]
+        self.name = self.entry.get("model", "replay")
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
+        if "error" in self.entry:
+            raise ModelError(self.entry["error"]["code"], "replayed")
+        return reply_from_dict(self.entry["reply"])
+
+
+def questions(n: int = PER_CATEGORY, *, seed: int = SEED, root: Path | None = None,
+              categories: Sequence[str] = CATEGORIES) -> list[Question]:
+    """The sample every recording and replay uses: ``n`` per category."""
+    return [q for c in categories for q in sample(c, n, seed=seed, root=root)]
+
+
+
