@@ -651,6 +651,15 @@ _CATALOG: dict[str, dict[str, str]] = {
     "check.pass": {"en": "PASS", "zh": "通过"},
     "check.fail": {"en": "FAIL", "zh": "不通过"},
     "input.bad_cases": {"en": "the validation cases could not be read: {detail}", "zh": "无法读取验证用例：{detail}"},
+    # --- the probe: your tools against every fault (agentlab/evals/probe.py, docs/metrics.md#the-probe) ---
+    "probe.ask": {"en": "Please use {tool}: {job} Use exactly these values ({values}).",
+                  "zh": "请用 {tool} 帮我办这件事：{job} 请严格使用这些值（{values}）。"},
+    "probe.ask_no_args": {"en": "Please use {tool}: {job}", "zh": "请用 {tool} 帮我办这件事：{job}"},
+    "probe.system": {"en": "You help the user by calling tools. Call the tool the user asks for, with the values they give, "
+                           "in the tool's own field names. If a tool answers with an error, read it, fix the call and "
+                           "call again. When the tool has answered, say in one sentence what was done.",
+                     "zh": "你通过调用工具来帮助用户。调用用户要求的工具，使用用户给出的值和工具自己的字段名。"
+                           "如果工具返回错误，请阅读错误、修正调用后重新调用。工具返回结果后，用一句话说明做了什么。"},
     "site.bad_store": {"en": "--store {url}: cannot use it ({detail}); give redis://host:port/db, sqlite:///path or memory:, "
                              "and start the server first",
                        "zh": "--store {url}：无法使用（{detail}）；请给出 redis://host:port/db、sqlite:///path 或 memory:，并先启动服务器"},
