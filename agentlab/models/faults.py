@@ -27,6 +27,7 @@ __all__ = [
     "faulty_tool",
     "in_words",
     "inject_tool_fault",
+    "mutate_call",
     "out_of_range",
 ]
 
@@ -81,7 +82,8 @@ def _spec(tools: list[dict], name: str) -> dict:
     return {}
 
 
-def _mutate_args(fault: str, tc: ToolCall, tools: list[dict]) -> ToolCall:
+def mutate_call(fault: str, tc: ToolCall, tools: list[dict]) -> ToolCall:
+    """``tc`` with an argument fault applied (the same call when there is nothing in it for the fault to change)."""
     if fault == "truncated_json":
         return replace(tc, arguments=tc.arguments[: max(1, len(tc.arguments) // 2)])
     if fault == "unknown_tool":
@@ -216,7 +218,7 @@ class FaultyModel:
             return reply
         if f == "parallel_call":
             return replace(reply, tool_calls=(first, replace(first, id=self._new_id("par")), *rest))
-        bad = _mutate_args(f, first, tools)
+        bad = mutate_call(f, first, tools)
         if bad == first:  # nothing in this call for the fault to change (no snake_case field, no number...)
             self.injected -= 1
             return reply
