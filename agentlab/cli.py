@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from .commands import EXTRA, InputError, emit, read_json
+from .commands import EXTRA, emit, read_json
 from .i18n import Lang, t
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -40,35 +40,8 @@ class _Parser(argparse.ArgumentParser):
 
 def load_registry(path: str, *, lang: Lang = "en", close: bool = True) -> Any:
     """A Registry from a JSON file of tool specs, checked shape by shape so that a bad file gets one clear line."""
-    from .schema import SchemaError
-    from .tools import Registry
-    specs = read_json(path, "what.tools")
-    if isinstance(specs, dict):
-        specs = specs["tools"] if "tools" in specs else [specs]  # {"tools": [...]}, or one spec on its own
-    if not isinstance(specs, list) or not specs:
-        raise InputError("input.no_tools" if specs == [] else "input.tools_shape", path=path, got=_show(specs), what="what.tools")
-    names: set[str] = set()
-    for i, spec in enumerate(specs, 1):
-        fn = spec.get("function") if isinstance(spec, dict) and spec.get("type") == "function" else spec
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
-            raise InputError("input.tool_item", path=path, index=i, got=_show(spec))
-        for field, expected, kind in (("description", "string", str), ("parameters", "object", dict)):
-            if fn.get(field) is not None and not isinstance(fn[field], kind):
-                raise InputError("input.tool_field", path=path, index=i, name=fn["name"], field=field,
-                                 got=_show(fn[field]), expected=expected)
-        if fn["name"] in names:
-            raise InputError("input.tool_twice", path=path, name=fn["name"])
-        names.add(fn["name"])
-        try:  # one tool at a time, so that the error can say which schema is broken
-            Registry.from_specs([spec], close=close)
-        except SchemaError as exc:
-            raise InputError("input.bad_schema", path=path, name=fn["name"], detail=str(exc)) from None
-    return Registry.from_specs(specs, lang=lang, close=close)
-
-
-def _show(value: Any, limit: int = 60) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    from .tools import load_specs
+    return load_specs(read_json(path, "what.tools"), source=path, lang=lang, close=close)
 
 
 def cmd_check_args(ns: argparse.Namespace) -> int:

@@ -422,11 +422,148 @@ def _site_check(ns: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _probe_configure(p: argparse.ArgumentParser) -> None:
+    from .evals.probe import CATEGORIES
+    from .guards import GUARDS
+    p.add_argument("--tools", required=True, help="JSON file of OpenAI-format tool specs (wrapped or bare)")
+    p.add_argument("--impl", help="a module path or .py file with functions named like the tools (else dry-run stubs)")
+    p.add_argument("--model", choices=("fake", "local", "replay", "openai"), default="fake")
+    p.add_argument("--trials", type=int, default=1, help="runs per tool and category")
+    p.add_argument("--out", default="probe-report", help="directory for report.json and report.html")
+    p.add_argument("--lang", choices=("en", "zh"), default="en")
+    p.add_argument("--cassette", help="--model replay: the recording to play; --model local/openai: where to record "
+                                      "(default for local: data/cassettes/probe-<tools>-<size>.jsonl)")
+    p.add_argument("--size", choices=("0.5b", "1.5b"), default="0.5b", help="for --model local")
+    p.add_argument("--faults", help="comma-separated categories to run (default all: " + ", ".join(CATEGORIES) + ")")
+    p.add_argument("--only", help="comma-separated tool names to probe (default: every tool)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the valid-call generator")
+    p.add_argument("--offer", choices=("one", "all"), default="one",
+                   help="show the model only the tool under test (default) or every tool")
+    p.add_argument("--without", action="append", default=[], choices=GUARDS, metavar="GUARD",
+                   help="switch a guard off (repeatable) and see what it was catching")
+    p.add_argument("--resume", action="store_true", help="recording: keep the cassette and skip trials already in it")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def probe_cassette(tools: str, size: str) -> Path:
+    """Where a local model's probe of ``tools`` is recorded: ``data/cassettes/probe-<tools>-<size>.jsonl``
+    (``<tools>`` is the file's stem less ``_tools``, or its folder's name for a file called tools.json)."""
+    path = Path(tools)
+    stem = path.parent.name if path.stem == "tools" else path.stem.removesuffix("_tools")
+    return Path(__file__).resolve().parent.parent / "data" / "cassettes" / f"probe-{stem or 'tools'}-{size}.jsonl"
+
+
+def _probe(ns: argparse.Namespace) -> int:
+    _in_range("--trials", ns.trials, 1)
+    from .cli import load_registry
+    from .evals.probe import (
+        META_LABEL,
+        ProbeInputError,
+        cassette_settings,
+        fake_source,
+        load_impl,
+        probe,
+        recording_source,
+        replay_source,
+    )
+    from .evals.probe_report import write
+    from .guards import GuardConfig
+    registry = load_registry(ns.tools, lang=ns.lang)
+    impl, writes = load_impl(ns.impl) if ns.impl else ({}, None)
+    faults = [f.strip() for f in ns.faults.split(",") if f.strip()] if ns.faults else None
+    only = [n.strip() for n in ns.only.split(",") if n.strip()] if ns.only else None
+    settings = {"trials": ns.trials, "seed": ns.seed, "lang": ns.lang, "offer": ns.offer, "categories": faults, "only": only}
+    recorded = None
+    server = None
+    tape: Path | None = None
+    if ns.model == "replay":
+        tape = Path(ns.cassette) if ns.cassette else probe_cassette(ns.tools, ns.size)
+        entries = read_json(str(tape), "what.cassette", lines=True)
+        meta = cassette_settings(tape)
+        if meta is None:
+            raise ProbeInputError("probe.no_cassette_meta", path=str(tape))
+        # the recording's own settings, so that its replay is the same report; a flag given here narrows it
+        settings = {**settings, **{k: meta.get(k) for k in ("trials", "seed", "lang", "offer", "categories", "only")},
+                    **({"categories": faults} if faults else {}), **({"only": only} if only else {})}
+        recorded = {e["label"] for e in entries if isinstance(e.get("label"), str)}
+        source = replay_source(tape)
+        name = next((e.get("model") for e in entries if e.get("model")), "replay") + " (replay)"
+    elif ns.model == "fake":
+        source, name = fake_source(), "fake (self-correcting)"
+    else:
+        if ns.model == "openai" and not _openai_configured():
+            raise InputError("cli.openai_unset")
+        from .models.openai_model import OpenAIModel
+        tape = Path(ns.cassette) if ns.cassette else (probe_cassette(ns.tools, ns.size) if ns.model == "local" else None)
+        if ns.model == "local":
+            from .models.local import LocalServer, what_is_missing
+            missing = what_is_missing(ns.size, lang=ns.lang)
+            if missing:
+                print(t("cli.error", ns.lang, message=missing), file=sys.stderr)
+                return 2
+            local = LocalServer(ns.size)
+            try:
+                server = local.start(timeout=LOCAL_START_TIMEOUT)
+            except TimeoutError:
+                raise InputError("cli.no_start", seconds=LOCAL_START_TIMEOUT, log=str(local.log)) from None
+            inner: Any = OpenAIModel(f"qwen2.5-coder-{ns.size}", base_url=server.base_url, max_tokens=256, timeout=900,
+                                     retry=None)
+        else:
+            inner = OpenAIModel()
+        name = inner.name
+        if tape is not None:
+            from .models.cassette import labels
+            done = set(labels(tape)) if ns.resume and tape.exists() else set()
+            if not ns.resume:
+                tape.unlink(missing_ok=True)
+            if META_LABEL not in done:
+                tape.parent.mkdir(parents=True, exist_ok=True)
+                with tape.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps({"label": META_LABEL, "probe": {**settings, "tools": ns.tools}},
+                                       ensure_ascii=False) + "\n")
+            source = recording_source(inner, tape, done)
+        else:
+            source = inner_source(inner)
+    out = _writable_dir(ns.out)
+    try:
+        lang = settings["lang"] if settings["lang"] in ("en", "zh") else ns.lang
+        report = probe(registry, source, trials=int(settings["trials"] or 1), categories=settings["categories"],
+                       only=settings["only"], config=GuardConfig().without(*ns.without), lang=lang,
+                       seed=int(settings["seed"] or 0), offer=settings["offer"] or "one", impl=impl, writes=writes,
+                       source=ns.tools, model_name=name, recorded=recorded,
+                       progress=(lambda label: print(label, file=sys.stderr, flush=True)) if server is not None else None)
+    finally:
+        if server is not None:
+            server.stop()
+    paths = write(report, out, lang=ns.lang)
+    s = report["summary"]
+    if ns.json:
+        emit(json.dumps({"summary": s, "meta": report["meta"], "report": [str(p) for p in paths]},
+                        ensure_ascii=False, indent=1), json_text=True)
+        return 0
+    rate = "n/a" if s["self_correction_rate"] is None else f"{s['self_correction_rate']:.0%}"
+    emit(t("probe.cli_done", ns.lang, tools=len(report["tools"]), cats=len(report["settings"]["categories"]),
+           seconds=report["meta"]["seconds"], applicable=s["applicable"], not_caught=s["verdicts"].get("not_caught", 0),
+           not_repaired=s["verdicts"].get("not_repaired", 0), rate=rate))
+    emit(t("probe.cli_wrote", ns.lang, json=str(paths[0]), html=str(paths[1])))
+    if ns.model in ("local", "openai") and tape is not None:
+        emit(t("probe.cli_recorded", ns.lang, path=str(tape),
+               command=f"python -m agentlab probe --tools {ns.tools} --model replay --cassette {tape}"))
+    return 0
+
+
+def inner_source(model: Any) -> Callable[[str, dict, str], Any]:
+    """The same live model for every trial (nothing recorded)."""
+    return lambda tool, args, label: model
+
+
 Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 EXTRA: dict[str, Command] = {
     "demo": ("naive and guarded loops side by side on a desk", _demo_configure, _demo),
     "checklist": ("run article 003's twelve pre-launch checks against a desk", _checklist_configure, _checklist),
     "local": ("serve a small real model on 127.0.0.1 (OpenAI-compatible, offline)", _local_configure, _local),
     "eval": ("run a suite of cases and print the metrics", _eval_configure, _eval),
+    "probe": ("your tools and model against every fault: which guard caught each, and the model's repairs",
+              _probe_configure, _probe),
     "site": ("serve the skill site (keys create: make an API key; check: run the validation set)", _site_configure, _site),
 }

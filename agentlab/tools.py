@@ -21,11 +21,12 @@ from typing import Any, Literal
 from .clean import Cleaned
 from .clean import clean as clean_values
 from .errors import Problem, ToolError, ToolFailure, json_type, make_error, render
-from .i18n import Lang, check_lang, t
+from .i18n import Lang, LocalizedError, check_lang, t
 from .jsonutil import lone_surrogates, parse_strict
 from .schema import close_objects, compile_schema, suggest, transform
 
-__all__ = ["LEGACY_TYPES", "BusinessCheck", "Checked", "Registry", "Tool", "from_legacy_types", "rule"]
+__all__ = ["LEGACY_TYPES", "BusinessCheck", "Checked", "Registry", "Tool", "ToolsInputError", "from_legacy_types", "load_specs",
+           "rule"]
 
 BusinessCheck = Callable[[dict], Iterable[Problem] | None]
 
@@ -274,6 +275,45 @@ def _placeholder(schema: Mapping) -> Any:
     kind = schema.get("type")
     return {"string": "...", "integer": 1, "number": 1.0, "boolean": True,
             "array": [], "object": {}}.get(kind if isinstance(kind, str) else "", "...")
+
+
+# --- a tools list somebody else wrote -------------------------------------------------------
+class ToolsInputError(LocalizedError):
+    """A tools list that cannot be used, said in one line in either language (where, and what was expected)."""
+
+
+def load_specs(specs: Any, *, source: str = "tools", lang: Lang = "en", close: bool = True) -> Registry:
+    """A Registry from parsed JSON that claims to be a tools list, checked shape by shape so that a bad
+    one gets one clear line naming ``source``: a list of OpenAI-format specs, wrapped or bare,
+    ``{"tools": [...]}``, or one spec on its own."""
+    from .schema import SchemaError
+    if isinstance(specs, dict):
+        specs = specs["tools"] if "tools" in specs else [specs]
+    if not isinstance(specs, list) or not specs:
+        raise ToolsInputError("input.no_tools" if specs == [] else "input.tools_shape", path=source, got=_shown(specs),
+                              what="what.tools")
+    names: set[str] = set()
+    for i, spec in enumerate(specs, 1):
+        fn = spec.get("function") if isinstance(spec, dict) and spec.get("type") == "function" else spec
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
+            raise ToolsInputError("input.tool_item", path=source, index=i, got=_shown(spec))
+        for field_, expected, kind in (("description", "string", str), ("parameters", "object", dict)):
+            if fn.get(field_) is not None and not isinstance(fn[field_], kind):
+                raise ToolsInputError("input.tool_field", path=source, index=i, name=fn["name"], field=field_,
+                                      got=_shown(fn[field_]), expected=expected)
+        if fn["name"] in names:
+            raise ToolsInputError("input.tool_twice", path=source, name=fn["name"])
+        names.add(fn["name"])
+        try:  # one tool at a time, so that the error can say which schema is broken
+            Registry.from_specs([spec], close=close)
+        except SchemaError as exc:
+            raise ToolsInputError("input.bad_schema", path=source, name=fn["name"], detail=str(exc)) from None
+    return Registry.from_specs(specs, lang=lang, close=close)
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # --- BFCL / legacy type names --------------------------------------------------------

@@ -33,4 +33,5 @@ my_schema = {
     "14_expense_desk": "my_answer = 12",
     "15_skill_site": 'my_answer = "Idempotent-Replayed"',
     "16_replicas_and_mcp": 'my_answer = "_meta"',
+    "17_probe_your_tools": 'my_answer = "not_caught"',
 }

@@ -171,3 +171,29 @@ def test_voila_app_without_code(tmp_path):
         body = page.inner_text("body")
         assert "from agentlab" not in body and "PMApp(" not in body
         assert "不写代码看坏案例" in body and "防护循环" in body  # title and account in Chinese too
+
+
+def test_probe_report_opens_in_chromium(tmp_path):
+    """The probe's report.html, opened from disk: the table, both plots and the linter's suggestions are
+    visible, and the page logs no error (it has no script and loads nothing)."""
+    _need_browser()
+    from agentlab.cli import main
+    out = tmp_path / "report"
+    assert main(["probe", "--tools", str(ROOT / "data" / "bad_tools.json"), "--out", str(out),
+                 "--without", "retry"]) == 0
+    with _browser(tmp_path, "probe-report") as page:
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((out / "report.html").as_uri())
+        table = page.locator("table.probe")
+        table.wait_for(timeout=30_000)
+        assert table.is_visible() and page.locator("table.probe tbody tr").count() >= 2
+        svgs = page.locator(".plots svg")
+        assert svgs.count() == 2 and all(svgs.nth(i).is_visible() for i in range(2))
+        assert svgs.nth(0).bounding_box()["height"] > 100
+        failures = page.locator("#failures + ol .beside")
+        assert failures.count() >= 1 and failures.first.is_visible()  # a suggestion beside a failure
+        assert page.get_by_text("→ ").first.is_visible()
+        assert page.get_by_text("not caught").first.is_visible()
+        assert not errors, errors

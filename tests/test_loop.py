@@ -47,6 +47,7 @@ EXPECTED = [
     ("wrong_type", "done", "done_after_self_correction", 1, 1),
     ("amount_in_words", "done", "done_after_self_correction", 1, 1),
     ("out_of_enum", "done", "done_after_self_correction", 1, 1),
+    ("out_of_range", "done", "done_after_self_correction", 1, 1),
     ("truncated_json", "failed", "done_after_self_correction", 0, 1),
     ("unknown_tool", "failed", "done_after_self_correction", 0, 1),
     ("duplicate_call", "done", "done", 2, 1),

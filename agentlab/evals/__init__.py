@@ -9,6 +9,8 @@
     discovery_eval.py  the skill site's search against every skill, for a model (live or replayed)
     review.py   sample, tag by stage, promote a bad session into the suite; compare two stored runs
                 class by class, and the trend of the headline numbers across stored runs
+    probe.py    any tools file against every fault category: the guard that caught each, read from the
+                trace, and the model's repairs (probe_calls.py the valid calls, probe_report.py the report)
 """
 from __future__ import annotations
 

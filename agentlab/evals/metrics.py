@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable
 
 from ..runs import STATUSES, Run
 
-__all__ = ["LAYER_DEFINITIONS", "by_taxonomy", "failure_breakdown", "layers", "pass_hat_k", "rounds_to_recover", "status_counts", "status_shares", "summarize"]
+__all__ = ["LAYER_DEFINITIONS", "by_taxonomy", "failure_breakdown", "layers", "pass_hat_k", "repair_turns", "rounds_to_recover",
+           "self_correction_rate", "status_counts", "status_shares", "summarize"]
 
 
 def summarize(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None) -> dict:
@@ -47,6 +48,30 @@ def rounds_to_recover(run: Run) -> int | None:
         elif invalid:
             return invalid
     return 0 if invalid == 0 else None
+
+
+def repair_turns(run: Run) -> int | None:
+    """Model turns from the first call the model got wrong (refused as a validation error: unparsable,
+    unknown tool, bad arguments, or refused by the tool's own check) to the first later call that ran
+    (docs/metrics.md#self-correction-rate). None when it got nothing wrong, or never repaired it."""
+    first = None
+    for e in run.tool_events:
+        if first is None:
+            if e.error_category == "validation":
+                first = e.round_index
+        elif e.exec_ok and e.error_code is None:
+            return e.round_index - first
+    return None
+
+
+def self_correction_rate(runs: Iterable[Run]) -> float:
+    """Runs in which the model repaired a wrong call after reading the error, within the run's step
+    budget / runs in which it made one (docs/metrics.md#self-correction-rate). NaN when no run had a
+    wrong call: nothing to repair is not a perfect score."""
+    wrong = [r for r in runs if any(e.error_category == "validation" for e in r.tool_events)]
+    if not wrong:
+        return float("nan")
+    return sum(repair_turns(r) is not None for r in wrong) / len(wrong)
 
 
 def status_counts(runs: Iterable[Run]) -> dict[str, int]:

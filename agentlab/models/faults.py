@@ -27,6 +27,8 @@ __all__ = [
     "faulty_tool",
     "in_words",
     "inject_tool_fault",
+    "mutate_call",
+    "out_of_range",
 ]
 
 FaultKind = Literal["model", "api", "tool"]
@@ -51,6 +53,8 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
     Fault("amount_in_words", "model", "writes an amount in Chinese words (\"一百二十块\")", "把金额写成汉字（\"一百二十块\"）",
           "validate"),
     Fault("out_of_enum", "model", "invents a value outside the enum", "编造一个枚举之外的取值", "validate"),
+    Fault("out_of_range", "model", "sends a value beyond its limits (a refund of 200000)",
+          "发送超出上下限的取值（退款 200000）", "validate"),
     Fault("truncated_json", "model", "cuts the arguments JSON short", "arguments 的 JSON 被截断", "validate"),
     Fault("unknown_tool", "model", "calls a tool that does not exist", "调用不存在的工具", "validate"),
     Fault("duplicate_call", "model", "repeats the same call in the next turn", "下一轮原样重复同一个调用", "idempotency"),
@@ -78,7 +82,8 @@ def _spec(tools: list[dict], name: str) -> dict:
     return {}
 
 
-def _mutate_args(fault: str, tc: ToolCall, tools: list[dict]) -> ToolCall:
+def mutate_call(fault: str, tc: ToolCall, tools: list[dict]) -> ToolCall:
+    """``tc`` with an argument fault applied (the same call when there is nothing in it for the fault to change)."""
     if fault == "truncated_json":
         return replace(tc, arguments=tc.arguments[: max(1, len(tc.arguments) // 2)])
     if fault == "unknown_tool":
@@ -115,7 +120,35 @@ def _mutate_args(fault: str, tc: ToolCall, tools: list[dict]) -> ToolCall:
         enums = [k for k in args if "enum" in props.get(k, {})]
         if enums:  # a near miss, as models make them: a synonym of an allowed value
             args[enums[0]] = _NEAR_MISS.get(str(args[enums[0]]), "changed_mind")
+    elif fault == "out_of_range":
+        for k in list(args):
+            beyond = out_of_range(props.get(k, {}), args[k])
+            if beyond is not None:
+                args[k] = beyond
+                break
     return replace(tc, arguments=json.dumps(args, ensure_ascii=False))
+
+
+def out_of_range(schema: Any, value: Any) -> Any:
+    """A value just past one of ``schema``'s limits (a maximum, a minimum, a length), or None when it has none.
+
+    Past a maximum by the maximum again (100000 -> 200000), below a minimum by as much (0 -> -1):
+    the mistakes a model makes with units and signs, not an off-by-one."""
+    if not isinstance(schema, dict):
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        for kw, sign in (("maximum", 1), ("exclusiveMaximum", 1), ("minimum", -1), ("exclusiveMinimum", -1)):
+            bound = schema.get(kw)
+            if isinstance(bound, (int, float)) and not isinstance(bound, bool):
+                step = max(1, abs(bound))
+                return bound + sign * step
+    if isinstance(value, str):
+        most, least = schema.get("maxLength"), schema.get("minLength")
+        if isinstance(most, int) and not isinstance(most, bool):
+            return (value or "x") * (most // max(len(value), 1) + 1) + "x"
+        if isinstance(least, int) and not isinstance(least, bool) and least > 0:
+            return value[: least - 1]
+    return None
 
 
 _NEAR_MISS = {"transport": "transportation", "food": "meals", "lodging": "hotel", "office": "office supplies",
@@ -185,7 +218,7 @@ class FaultyModel:
             return reply
         if f == "parallel_call":
             return replace(reply, tool_calls=(first, replace(first, id=self._new_id("par")), *rest))
-        bad = _mutate_args(f, first, tools)
+        bad = mutate_call(f, first, tools)
         if bad == first:  # nothing in this call for the fault to change (no snake_case field, no number...)
             self.injected -= 1
             return reply

@@ -31,7 +31,7 @@ from ..trace import side_by_side_html
 from .demo import Comparison, compare_loops, explain
 
 __all__ = ["CASSETTE", "LANG_OPTIONS", "MODELS", "REPLAYABLE_FAULTS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
-           "FaultInjector", "GuardPanel", "MetricsPanel", "PMApp", "SchemaPlayground", "comparison_html",
+           "FaultInjector", "GuardPanel", "MetricsPanel", "PMApp", "ProbePanel", "SchemaPlayground", "comparison_html",
            "figure", "metrics_table_html", "playground_html", "sample_calls"]
 
 LANG_OPTIONS = [("English", "en"), ("中文", "zh")]
@@ -536,3 +536,89 @@ class BudgetSlider(App):
         label, row = next(iter(counts.items()))
         _show(self.out, figure(lambda ax: plot_statuses({label: row}, ax=ax, lang=self.lang.value), size=(5, 2.6)))
         return row
+
+
+# --- the probe: paste your tools, see which guard catches what --------------------------------------
+class ProbePanel(App):
+    """Paste a tools list (JSON), pick the model (fake, or a replayed recording) and the trials, press run:
+    the probe's table and plots (docs/metrics.md#the-probe). Bad pasted text gets one friendly sentence."""
+
+    def __init__(self, tools: str | Sequence[Mapping] | None = None, *, cassette: str | Path | None = None,
+                 lang: Lang = "en"):
+        text = tools if isinstance(tools, str) else json.dumps(
+            list(tools) if tools is not None else json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8")),
+            indent=1, ensure_ascii=False)
+        self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
+        self.editor = W.Textarea(value=text, layout=W.Layout(width="100%", height="200px"))
+        self.model = W.Dropdown(options=["fake", "replay"], value="fake")
+        self.cassette = W.Text(value=str(cassette or ""))
+        self.trials = W.IntSlider(value=1, min=1, max=3)
+        self.report: dict | None = None
+        self.plots = W.Output()
+        self._wire_run(self.update)
+        self.widget = W.VBox([self.lang, self.editor, W.HBox([self.model, self.trials]), self.cassette, self.run,
+                              self.view, self.plots])
+
+    def _relabel(self) -> None:
+        lang = self.lang.value
+        self.editor.description = ""
+        self.model.description = t("probe.ui.model", lang)
+        self.trials.description = t("probe.ui.trials", lang)
+        self.cassette.description = t("probe.ui.cassette", lang)
+        self.run.description = t("probe.ui.run", lang)
+        if self.report is not None:
+            self._show(self.report)
+
+    def update(self) -> dict | None:
+        """Run the probe on the pasted tools; the report, or None after a friendly message."""
+        from ..evals.probe import cassette_settings, fake_source, probe, replay_source
+        from ..i18n import LocalizedError
+        from ..tools import load_specs
+        lang = self.lang.value
+        self.plots.outputs = ()
+        try:
+            try:
+                specs = json.loads(self.editor.value)
+            except json.JSONDecodeError as exc:
+                raise LocalizedError("probe.bad_json_text", line=exc.lineno, detail=exc.msg) from None
+            registry = load_specs(specs, source=t("probe.ui.tools", lang), lang=lang)
+            kwargs: dict[str, Any] = {}
+            if self.model.value == "replay":
+                tape = Path(self.cassette.value.strip() or "-")
+                settings = cassette_settings(tape) if tape.is_file() else None
+                if settings is None:
+                    raise LocalizedError("probe.ui.no_cassette", path=str(tape))
+                from ..models.cassette import labels
+                kwargs = {"recorded": set(labels(tape)), "categories": settings.get("categories"),
+                          "only": settings.get("only"), "seed": settings.get("seed") or 0,
+                          "offer": settings.get("offer") or "one"}
+                source = replay_source(tape)
+                lang_run = settings.get("lang") or lang
+            else:
+                source, lang_run = fake_source(), lang
+            report = probe(registry, source, trials=self.trials.value, lang=lang_run, source="pasted",
+                           model_name=self.model.value, **kwargs)
+        except LocalizedError as exc:
+            self.report = None
+            self.view.value = f"<p style='color:#d93025'>{html.escape(exc.localized(lang))}</p>"
+            return None
+        self.report = report
+        self._show(report)
+        return report
+
+    def _show(self, report: dict) -> None:
+        from ..evals.probe_report import plot_probe_categories, plot_probe_matrix, table_html
+        lang = self.lang.value
+        s = report["summary"]
+        rate = "n/a" if s["self_correction_rate"] is None else f"{s['self_correction_rate']:.0%}"
+        line = t("probe.cli_done", lang, tools=len(report["tools"]), cats=len(report["settings"]["categories"]),
+                 seconds=report["meta"]["seconds"], applicable=s["applicable"],
+                 not_caught=s["verdicts"].get("not_caught", 0), not_repaired=s["verdicts"].get("not_repaired", 0),
+                 rate=rate)
+        self.view.value = f"<div class='agentlab-probe'><p>{html.escape(line)}</p>{table_html(report, lang)}</div>"
+        self.plots.outputs = ()
+        n_tools, n_cats = len(report["tools"]), len(report["settings"]["categories"])
+        self.plots.append_display_data(figure(lambda ax: plot_probe_matrix(report, ax=ax),
+                                              size=(max(6, 0.55 * n_cats + 3), max(2.5, 0.32 * n_tools + 1.6))))
+        self.plots.append_display_data(figure(lambda ax: plot_probe_categories(report, ax=ax), size=(8, 3.6)))
+

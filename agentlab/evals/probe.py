@@ -1,0 +1,476 @@
+"""The probe: your tools and your model against every fault, and which guard caught each (docs/metrics.md#the-probe).
+
+For each tool of a tools file nobody here wrote, the probe makes a valid call from the schema
+(:mod:`agentlab.evals.probe_calls`), then runs the guarded loop once per fault category and trial:
+the model is asked for that call (a scripted model makes it; a real one reads a user's words and
+writes it), the fault is injected into the model's first call (:class:`~agentlab.models.faults.FaultyModel`),
+and the trace says what happened. Nothing is taken from the :data:`~agentlab.models.faults.FAULTS`
+table's intentions: the guard named in a cell is the one whose mark is in the trace (a refusal by the
+checks, a replay from the idempotency store, a resend), and a cell where nothing caught the fault says so.
+
+A category that cannot apply to a tool (no enum, no number, no field with a limit) is ``n/a``, not a pass.
+Tools without an implementation run as dry-run stubs that check their arguments and echo them.
+
+    report = probe(registry, fake_source(), trials=1)      # a dict: report.json, versioned
+    probe_report.write(report, "probe-report/")            # report.json and report.html
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import json
+import random
+import re
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import ToolFailure
+from ..guards import GUARDS, GuardConfig
+from ..i18n import Lang, LocalizedError, t
+from ..lint import lint
+from ..loop import run_guarded
+from ..models.cassette import CassetteModel, RecordingModel, read_cassette
+from ..models.fakes import SelfCorrectingModel, Step
+from ..models.faults import FAULTS, FaultyModel, mutate_call
+from ..models.interface import Model, call
+from ..runs import Run
+from ..schema import compile_schema
+from ..store import MemoryStore
+from ..tools import Registry, Tool
+from ..trace import Event
+from ..version import __version__
+from .metrics import repair_turns, self_correction_rate
+from .probe_calls import NoValidCall, ask_for, valid_call
+
+__all__ = ["CATEGORIES", "META_LABEL", "REPORT_VERSION", "VERDICTS", "ModelSource", "ProbeInputError", "cassette_settings",
+           "caught_by", "dry_run", "fake_source", "guess_write", "load_impl", "prepare", "probe", "recording_source",
+           "replay_source", "trial_label"]
+
+REPORT_VERSION = 1
+#: "clean" is the call with no fault: can the model make it at all? Then each fault category.
+CATEGORIES: tuple[str, ...] = ("clean", "camel_case", "drop_required", "wrong_type", "amount_in_words", "out_of_enum",
+                               "out_of_range", "truncated_json", "unknown_tool", "duplicate_call", "parallel_call",
+                               "api_429", "api_timeout", "api_500")
+_ARG_FAULTS = ("camel_case", "drop_required", "wrong_type", "amount_in_words", "out_of_enum", "out_of_range",
+               "truncated_json", "unknown_tool")
+_REPEATS = ("duplicate_call", "parallel_call")
+#: A cell's verdicts, worst first: the cell shows the worst one any of its trials got.
+VERDICTS: tuple[str, ...] = ("not_caught", "not_repaired", "no_call", "not_injected", "harmless", "caught", "repaired", "ok",
+                             "n/a")
+META_LABEL = "#probe"  # the cassette line that holds the settings of the recording
+
+#: Gives the model for one trial: (tool, the valid call, the trial's label) -> a model.
+ModelSource = Callable[[str, dict, str], Model]
+
+
+class ProbeInputError(LocalizedError):
+    """A bad input to the probe (an --impl that does not load, an unknown fault or tool name), in one line."""
+
+
+# --- the tools: stubs, implementations, reads and writes -----------------------------------
+_WRITE_VERBS = frozenset("""add book buy cancel change create delete edit escalate exchange insert make modify order pay place
+post purchase refund register remove reserve return schedule send set submit transfer update write""".split())
+
+
+def guess_write(name: str) -> bool:
+    """Whether a tool changes the world, guessed from its first verb (``cancel_order``, ``updateUser``)."""
+    last = re.split(r"[./]", name)[-1]
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", last).lower().split("_")
+    return bool(words) and words[0] in _WRITE_VERBS
+
+
+def dry_run(tool: Tool) -> Callable[..., Any]:
+    """A stand-in for a tool nobody implemented: it checks its arguments against the schema and echoes them.
+
+    It checks for itself, so that with the loop's ``validate`` guard switched off a bad call is still
+    refused, by the tool (which the report names as such), as a real service would."""
+    check = compile_schema(dict(tool.parameters))
+
+    def stub(**kwargs: Any) -> Any:
+        problems = check(kwargs)
+        if problems:
+            raise ToolFailure("INVALID_ARGS", problems=tuple(problems))
+        return {"dry_run": True, "tool": tool.name, "args": kwargs}
+    return stub
+
+
+def load_impl(spec: str) -> tuple[dict[str, Callable[..., Any]], set[str] | None]:
+    """Functions by tool name from a module path (``my_pkg.tools``) or a ``.py`` file.
+
+    The convention (docs/metrics.md#the-probe): a function named like the tool, or a ``TOOLS`` dict
+    ``{tool name: function}`` for names that are not identifiers (``math.sum``); an optional ``WRITES``
+    set names the tools that change the world (otherwise guessed from each name's verb). A function is
+    called with the validated arguments as keywords, returns JSON-able data, and may raise
+    :class:`~agentlab.errors.ToolFailure` for an error the model should read.
+    """
+    try:
+        if spec.endswith(".py") or Path(spec).is_file():
+            path = Path(spec)
+            if not path.is_file():
+                raise ProbeInputError("probe.impl_missing", impl=spec)
+            loader = importlib.util.spec_from_file_location(f"_agentlab_probe_impl_{path.stem}", path)
+            if loader is None or loader.loader is None:
+                raise ProbeInputError("probe.impl_bad", impl=spec, detail="not a Python file")
+            module = importlib.util.module_from_spec(loader)
+            sys.modules[loader.name] = module
+            loader.loader.exec_module(module)
+        else:
+            module = importlib.import_module(spec)
+    except ProbeInputError:
+        raise
+    except ModuleNotFoundError as exc:
+        raise ProbeInputError("probe.impl_missing", impl=spec if exc.name == spec else f"{spec} ({exc.name})") from None
+    except Exception as exc:  # noqa: BLE001 - the user's module failed while loading: said in one line
+        raise ProbeInputError("probe.impl_bad", impl=spec, detail=f"{type(exc).__name__}: {str(exc)[:160]}") from None
+    table = getattr(module, "TOOLS", None)
+    fns: dict[str, Callable[..., Any]] = {}
+    if isinstance(table, Mapping):
+        fns.update({str(k): v for k, v in table.items() if callable(v)})
+    for name in dir(module):
+        value = getattr(module, name)
+        if not name.startswith("_") and callable(value) and getattr(value, "__module__", None) == module.__name__:
+            fns.setdefault(name, value)
+    writes = getattr(module, "WRITES", None)
+    return fns, (set(writes) if isinstance(writes, Iterable) and not isinstance(writes, str) else None)
+
+
+def prepare(registry: Registry, impl: Mapping[str, Callable[..., Any]] | None = None,
+            writes: set[str] | None = None) -> tuple[Registry, list[dict]]:
+    """The registry the probe runs: each tool with its implementation or a dry-run stub, and whether it
+    is a write; and a description of each tool for the report."""
+    impl = impl or {}
+    tools, about = [], []
+    for tool in registry:
+        fn = impl.get(tool.name) or tool.fn
+        write = (tool.name in writes) if writes is not None else (tool.side_effect or guess_write(tool.name))
+        tools.append(replace(tool, fn=fn or dry_run(tool), side_effect=write))
+        about.append({"name": tool.name, "description": tool.description, "implemented": fn is not None,
+                      "kind": "write" if write else "read",
+                      "kind_from": "impl" if writes is not None else ("tool" if tool.side_effect else "name")})
+    return Registry(tools, lang=registry.lang, clean=registry.clean), about
+
+
+# --- models ---------------------------------------------------------------------------------
+def fake_source() -> ModelSource:
+    """A scripted model that makes the valid call and repairs its call from the error it reads."""
+    def make(tool: str, args: dict, label: str) -> Model:
+        return SelfCorrectingModel([Step(tool, args)], "Done.", name="fake (self-correcting)")
+    return make
+
+
+def recording_source(inner: Model, path: str | Path, done: Iterable[str] = ()) -> ModelSource:
+    """A real model whose every turn is appended to the cassette at ``path`` under the trial's label;
+    a label already in ``done`` (a resumed recording) is replayed instead of asked again."""
+    done = set(done)
+
+    def make(tool: str, args: dict, label: str) -> Model:
+        if label in done:
+            return CassetteModel(path, label, then="(no more recorded replies)")
+        return RecordingModel(inner, path, label=label)
+    return make
+
+
+def replay_source(path: str | Path) -> ModelSource:
+    """Each trial's recorded turns, replayed with no model running."""
+    def make(tool: str, args: dict, label: str) -> Model:
+        return CassetteModel(path, label, then="(no more recorded replies)")
+    return make
+
+
+def trial_label(tool: Tool, category: str, trial: int, args: dict, *, lang: Lang, offer: str) -> str:
+    """A trial's label in a cassette: ``<tool>/<category>/<trial>#<digest>``. The digest changes with the
+    tool's spec, the valid call, the language and what was offered, so a replay never passes off an
+    old recording as the answer to a changed schema."""
+    text = json.dumps([tool.spec(), args, lang, offer], ensure_ascii=False, sort_keys=True)
+    return f"{tool.name}/{category}/{trial}#{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+def cassette_settings(path: str | Path) -> dict | None:
+    """The settings a probe recording was made with (its ``#probe`` line), or None."""
+    for entry in read_cassette(path, META_LABEL):
+        if isinstance(entry.get("probe"), dict):
+            return entry["probe"]
+    return None
+
+
+# --- reading a trace ------------------------------------------------------------------------
+def _off(label: str) -> set[str]:
+    """The guards a trace's ``guard_config`` label says were off ("without validate, retry")."""
+    return set(label.removeprefix("without ").split(", ")) & set(GUARDS) if label.startswith("without ") else set()
+
+
+def caught_by(run: Run, category: str) -> str | None:
+    """The guard whose mark the trace shows on the fault of ``category``, or None when nothing caught it.
+
+    Read from the events, never from the fault table: a refusal before the tool ran is ``validate``
+    (or the loop's bare parse and tool lookup, which stay on when validate is off); a refusal by the
+    tool itself is ``tool``; a replay from the idempotency store is ``idempotency``; the breaker's
+    ``LOOP_DETECTED`` is ``repeat_limit``; a resend of the model's or the tool's call is ``retry``;
+    ``TIMEOUT`` is ``timeout``."""
+    tools = list(run.tool_events)
+    if category.startswith("api_"):
+        for e in run.events:
+            if e.kind == "model" and e.retry_count and e.error_code is None:
+                return "retry"
+        return None
+    if category in _REPEATS:
+        first = tools[0] if tools else None
+        for e in tools[1:]:
+            if first is not None and e.args_raw == first.args_raw and e.tool_name == first.tool_name:
+                mark = _mark(e)
+                if mark is not None:
+                    return mark
+        return None
+    return _mark(tools[0]) if tools else None
+
+
+def _mark(e: Event) -> str | None:
+    if e.replayed:
+        return "idempotency"
+    if e.error_code == "LOOP_DETECTED":
+        return "repeat_limit"
+    if e.error_code == "TIMEOUT":
+        return "timeout"
+    if e.error_category == "validation":
+        if e.exec_ok is False:
+            return "tool"  # the tool refused it itself: the loop let it through
+        if "validate" not in _off(e.guard_config):
+            return "validate"
+        return {"BAD_JSON": "parse", "UNKNOWN_TOOL": "tool_lookup"}.get(e.error_code or "", "validate")
+    if e.retry_count:
+        return "retry"
+    return None
+
+
+@dataclass(frozen=True)
+class _Trial:
+    verdict: str
+    guard: str | None
+    status: str
+    injected: bool
+    repaired: bool | None  # None: the model got nothing wrong, nothing to repair
+    turns: int | None
+    first_call: str | None  # the first call as the model sent it (after the fault)
+    told: str | None  # what the loop told the model about it
+    effect: str
+    run: Run
+
+
+def _read(run: Run, category: str, injected: bool, write: bool) -> _Trial:
+    tools = list(run.tool_events)
+    first = tools[0] if tools else None
+    guard = caught_by(run, category)
+    turns = repair_turns(run)
+    wrong = any(e.error_category == "validation" for e in tools)
+    repaired = (turns is not None) if wrong else None
+    ran = [e for e in tools if e.exec_ok and e.error_code is None]
+    if category in _REPEATS and first is not None:
+        twice = sum(1 for e in ran if e.args_raw == first.args_raw and e.tool_name == first.tool_name and not e.replayed)
+        effect = "ran_twice" if twice >= 2 else ("ran_once" if twice == 1 else "did_not_run")
+    elif category.startswith("api_"):
+        effect = "stopped" if run.status == "escalated" and not tools else ("ran" if ran else "did_not_run")
+    elif first is not None and first.exec_ok and first.error_code is None:
+        effect = "ran_as_sent"
+    else:
+        effect = "ran_after_repair" if ran else "did_not_run"
+    if not injected and category != "clean":
+        verdict = "no_call" if first is None else "not_injected"  # nothing in the model's call for the fault to change
+    elif category == "clean":
+        verdict = "no_call" if first is None else ("ok" if not wrong else ("repaired" if repaired else "not_repaired"))
+    elif guard is None and category in _REPEATS and effect == "ran_twice" and not write:
+        verdict = "harmless"  # not caught, and said so: a read asked twice changes nothing
+    elif guard is None:
+        verdict = "not_caught"
+    elif wrong:
+        verdict = "repaired" if repaired else "not_repaired"
+    else:
+        verdict = "caught" if run.status.startswith("done") else "not_repaired"
+    told = next((e.model_visible for e in tools if e.error_code), None)
+    return _Trial(verdict, guard, run.status, injected, repaired, turns, first.args_raw if first else None,
+                  told[:400] if told else None, effect, run)
+
+
+# --- the probe ------------------------------------------------------------------------------
+def probe(registry: Registry, model: ModelSource, *, trials: int = 1, categories: Sequence[str] | None = None,
+          only: Sequence[str] | None = None, config: GuardConfig = GuardConfig(), lang: Lang = "en", seed: int = 0,
+          offer: str = "one", impl: Mapping[str, Callable[..., Any]] | None = None, writes: set[str] | None = None,
+          source: str = "", model_name: str = "", recorded: set[str] | None = None,
+          progress: Callable[[str], None] | None = None) -> dict:
+    """Probe every tool of ``registry`` (or those in ``only``) against every category: the report as a dict.
+
+    Args:
+        model: gives the model for each trial (:func:`fake_source`, :func:`recording_source`, :func:`replay_source`).
+        categories: the fault categories to run ("clean" is always run); default all of :data:`CATEGORIES`.
+        config: the guards; switch one off to see what it was catching.
+        offer: ``one`` shows the model only the tool under test (faster, and it isolates the schema);
+            ``all`` shows every tool, as an agent would.
+        recorded: in a replay, the labels the cassette holds; a trial missing from it is left out, not scored.
+    """
+    started = time.perf_counter()
+    wanted = [c for c in CATEGORIES if categories is None or c in categories or c == "clean"]
+    unknown = [c for c in (categories or ()) if c not in CATEGORIES]
+    if unknown:
+        raise ProbeInputError("probe.unknown_fault", names=", ".join(unknown), known=", ".join(CATEGORIES))
+    missing = [n for n in (only or ()) if n not in registry]
+    if missing:
+        raise ProbeInputError("probe.unknown_tool", names=", ".join(missing), known=", ".join(registry.names))
+    reg, about = prepare(registry, impl, writes)
+    findings = lint(registry, lang=lang)
+    specs = reg.specs()
+    tools_out, cells = [], []
+    not_recorded = 0
+    for info in about:
+        tool = reg[info["name"]]
+        if only and tool.name not in only:
+            continue
+        try:
+            args: dict | None = valid_call(tool.parameters, seed=f"{seed}/{tool.name}")
+        except NoValidCall:
+            args = None
+        info = {**info, "valid_call": args, "lint": [f.to_dict() for f in findings
+                                                      if f.location == tool.name or f.location.startswith(tool.name + ".")]}
+        tools_out.append(info)
+        for category in wanted:
+            if args is None:
+                cells.append(_na(tool.name, category, "probe.na.no_valid_call"))
+                continue
+            why_na, field = _applies(category, tool, args, specs)
+            if why_na:
+                cells.append(_na(tool.name, category, why_na))
+                continue
+            results = []
+            for trial in range(1, trials + 1):
+                label = trial_label(tool, category, trial, args, lang=lang, offer=offer)
+                if recorded is not None and label not in recorded:
+                    not_recorded += 1
+                    continue
+                if progress is not None:
+                    progress(label)
+                results.append(_one(reg, tool, category, args, model(tool.name, args, label), config=config, lang=lang,
+                                    offer=offer, seed=seed, label=label))
+            if results:
+                cells.append(_cell(tool.name, category, field, results))
+    report = {
+        "version": REPORT_VERSION,
+        "kind": "agentlab.probe",
+        "settings": {"source": source, "trials": trials, "seed": seed, "lang": lang, "offer": offer,
+                     "guards": config.label, "categories": wanted, "only": list(only) if only else None},
+        "categories": [{"name": c, "en": _describe(c, "en"), "zh": _describe(c, "zh"),
+                        "meant_for": FAULTS[c].caught_by if c in FAULTS else None} for c in wanted],
+        "tools": tools_out,
+        "lint": [f.to_dict() for f in findings],
+        "cells": cells,
+    }
+    report["summary"] = summarize(report)
+    report["meta"] = {"model": model_name, "agentlab": __version__, "seconds": round(time.perf_counter() - started, 2),
+                      "not_recorded": not_recorded}
+    return report
+
+
+def _describe(category: str, lang: Lang) -> str:
+    return FAULTS[category].describe(lang) if category in FAULTS else t("probe.cat.clean", lang)
+
+
+def _na(tool: str, category: str, why: str) -> dict:
+    return {"tool": tool, "category": category, "applies": False, "na_reason": why, "verdict": "n/a"}
+
+
+def _applies(category: str, tool: Tool, args: dict, specs: list[dict]) -> tuple[str | None, str | None]:
+    """(why it does not apply, or None; the field the fault aims at, when it aims at one)."""
+    if category not in _ARG_FAULTS:
+        return None, None
+    valid = call(tool.name, args)
+    bad = mutate_call(category, valid, specs)
+    if bad == valid:
+        return f"probe.na.{category}", None
+    if category in ("truncated_json", "unknown_tool"):
+        return None, None
+    try:
+        after = json.loads(bad.arguments)
+    except ValueError:
+        return None, None
+    changed = [k for k in {*args, *after} if args.get(k, _GONE) != after.get(k, _GONE)]
+    field = next((k for k in changed if k in args and k not in after), None) or (changed[0] if changed else None)
+    if category == "camel_case":
+        field = next((k for k in args if k not in after), field)
+    return None, field
+
+
+_GONE = object()
+
+
+def _one(reg: Registry, tool: Tool, category: str, args: dict, inner: Model, *, config: GuardConfig, lang: Lang,
+         offer: str, seed: int, label: str) -> _Trial:
+    faulty = FaultyModel(inner, None if category == "clean" else category, at_step=1)
+    run = run_guarded(faulty, reg, ask_for(tool.name, tool.description, args, lang), system_prompt=t("probe.system", lang),
+                      config=config, store=MemoryStore(), sleep=lambda s: None, rng=random.Random(seed),
+                      clock=_ticks(), session_id=label.split("#")[0], lang=lang,
+                      offer=(lambda messages: [tool.name]) if offer == "one" else None)
+    return _read(run, category, injected=category == "clean" or faulty.injected > 0, write=tool.side_effect)
+
+
+def _ticks() -> Callable[[], float]:
+    """A clock that advances one millisecond a reading: latencies are the same in a recording and its replay."""
+    state = [0.0]
+
+    def clock() -> float:
+        state[0] += 0.001
+        return state[0]
+    return clock
+
+
+def _cell(tool: str, category: str, field: str | None, results: list[_Trial]) -> dict:
+    verdicts = Counter(r.verdict for r in results)
+    worst = min(verdicts, key=VERDICTS.index)
+    guards = Counter(r.guard or "none" for r in results)
+    runs = [r.run for r in results]
+    rate = self_correction_rate(runs)
+    turns = [r.turns for r in results if r.turns is not None]
+    sample = next((r for r in results if r.verdict == worst), results[0])
+    return {"tool": tool, "category": category, "applies": True, "field": field, "trials": len(results),
+            "injected": sum(r.injected for r in results), "verdict": worst, "verdicts": dict(verdicts),
+            "guard": guards.most_common(1)[0][0] if guards else "none", "guards": dict(guards),
+            "self_correction_rate": None if rate != rate else round(rate, 4),
+            "repair_turns": round(sum(turns) / len(turns), 2) if turns else None,
+            "statuses": dict(Counter(r.status for r in results)), "effect": sample.effect,
+            "first_call": sample.first_call, "told": sample.told}
+
+
+FAILING = ("not_caught", "not_repaired", "no_call")
+
+
+def summarize(report: Mapping[str, Any]) -> dict:
+    """The report's totals: verdicts, per category, the worst tools and fields (with the linter's word on them)."""
+    cells = list(report["cells"])
+    applies = [c for c in cells if c["applies"]]
+    by_category = {}
+    for cat in report["settings"]["categories"]:
+        mine = [c for c in cells if c["category"] == cat]
+        rates = [c["self_correction_rate"] for c in mine if c.get("self_correction_rate") is not None]
+        by_category[cat] = {"verdicts": dict(Counter(c["verdict"] for c in mine)),
+                            "guards": dict(Counter(c["guard"] for c in mine if c["applies"])),
+                            "self_correction_rate": round(sum(rates) / len(rates), 4) if rates else None}
+    tools = Counter(c["tool"] for c in applies if c["verdict"] in FAILING)
+    fields = Counter(f'{c["tool"]}.{c["field"]}' for c in applies if c["verdict"] in FAILING and c.get("field"))
+    findings = report.get("lint", [])
+
+    def about(location: str) -> list[dict]:
+        return [f for f in findings if f["location"] == location]
+    rates = [c["self_correction_rate"] for c in applies if c.get("self_correction_rate") is not None]
+    trials_with_wrong = [c for c in applies if c.get("self_correction_rate") is not None]
+    return {
+        "cells": len(cells), "applicable": len(applies), "na": len(cells) - len(applies),
+        "verdicts": dict(Counter(c["verdict"] for c in cells)),
+        "self_correction_rate": round(sum(rates) / len(rates), 4) if rates else None,
+        "cells_with_a_wrong_call": len(trials_with_wrong),
+        "by_category": by_category,
+        "worst_tools": [{"tool": name, "failing": n, "lint": about(name)} for name, n in tools.most_common(5)],
+        "worst_fields": [{"field": loc, "failing": n, "lint": about(loc)} for loc, n in fields.most_common(5)],
+    }
+

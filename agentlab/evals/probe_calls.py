@@ -1,0 +1,413 @@
+"""Valid calls made from a tool's schema, and the user message that asks for one (docs/metrics.md#the-probe).
+
+:func:`valid_call` walks a JSON Schema and builds one value that satisfies it: every required field,
+enums, ``const``, formats (date, date-time, time, email, uuid, ipv4), patterns, ranges and lengths,
+nested objects and arrays, ``anyOf``/``oneOf``/``allOf`` and local ``$ref``. It is seeded, so the same
+schema and seed always give the same call, and it prefers values a person would write: an example the
+schema or its description gives (``"such as '#W0000000'"``), then a value guessed from the field's name
+(``email``, ``zip``, ``city``), then a plain one. The result is checked with the registry's own
+validator; a schema nothing can satisfy raises :class:`NoValidCall`.
+
+:func:`ask_for` turns a valid call into the words of a user who wants it made, so that a real model
+writes the call itself instead of being handed it.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import random
+import re
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from ..i18n import Lang, t
+from ..schema import FORMATS, SchemaError, compile_schema, ecma_to_python
+
+__all__ = ["NoValidCall", "ask_for", "valid_call", "valid_value"]
+
+_MAX_DEPTH = 8
+_ATTEMPTS = 12  # seeds tried before a schema is declared unsatisfiable (a oneOf, a pattern with a lookahead)
+
+
+class NoValidCall(ValueError):
+    """No value this generator can build satisfies the schema."""
+
+
+def valid_call(parameters: Mapping[str, Any], *, seed: int | str = 0, optional: bool = True) -> dict:
+    """Arguments that pass ``parameters`` (a tool's JSON Schema), the same ones for the same ``seed``.
+
+    ``optional`` fills optional fields as well (more fields for the faults to hit); when the
+    schema refuses that (``oneOf`` between fields, ``maxProperties``), only the required ones.
+    """
+    check = compile_schema(dict(parameters))
+    for attempt in range(_ATTEMPTS):
+        for with_optional in ((True, False) if optional else (False,)):
+            rng = random.Random(f"{seed}/{attempt}")
+            try:
+                value = valid_value(parameters, rng, root=parameters, optional=with_optional)
+            except NoValidCall:
+                continue
+            if isinstance(value, dict) and not check(value):
+                return value
+    raise NoValidCall("no generated value satisfies the schema")
+
+
+def valid_value(schema: Any, rng: random.Random, *, root: Any = None, name: str = "", optional: bool = True,
+                depth: int = 0) -> Any:
+    """One value for ``schema`` (a best effort; :func:`valid_call` checks the whole call)."""
+    root = schema if root is None else root
+    if depth > _MAX_DEPTH:
+        raise NoValidCall("the schema nests too deep")
+    if schema is True or schema == {}:
+        return _word(name, rng)
+    if schema is False or not isinstance(schema, Mapping):
+        raise NoValidCall("a false schema accepts nothing")
+    kw = dict(name=name, optional=optional, depth=depth + 1, root=root)
+    if "$ref" in schema:
+        target = _pointer(root, schema["$ref"])
+        merged = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+        return valid_value(merged, rng, **kw)
+    if "allOf" in schema:
+        merged = _merge([{k: v for k, v in schema.items() if k != "allOf"}, *schema["allOf"]], root)
+        return valid_value(merged, rng, **kw)
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            rest = {k: v for k, v in schema.items() if k != key}
+            options = list(schema[key])
+            for option in options:
+                try:
+                    candidate = valid_value(_merge([rest, option], root), rng, **kw)
+                except NoValidCall:
+                    continue
+                if _accepts(schema, root, candidate):
+                    return candidate
+            raise NoValidCall(f"no option of {key} could be satisfied")
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema and isinstance(schema["enum"], list):
+        allowed = [v for v in schema["enum"] if _accepts(schema, root, v)]
+        if not allowed:  # an enum of strings on an integer field: nothing is both
+            raise NoValidCall("no value of the enum passes the rest of the schema")
+        return rng.choice(allowed)
+    for example in _examples(schema):
+        if _accepts(schema, root, example):
+            return example
+    kind = _kind(schema, rng)
+    if kind == "object":
+        return _object(schema, rng, **kw)
+    if kind == "array":
+        return _array(schema, rng, **kw)
+    if kind == "string":
+        return _string(schema, rng, name)
+    if kind in ("number", "integer"):
+        return _number(schema, rng, integer=kind == "integer")
+    if kind == "boolean":
+        return rng.choice([True, False])
+    return None  # "null"
+
+
+def _accepts(schema: Mapping, root: Any, value: Any) -> bool:
+    """Whether ``schema`` (a node of ``root``) takes ``value``; the root's definitions come along for its ``$ref``s.
+    A node that cannot be checked on its own is given the benefit of the doubt: the whole call is checked later."""
+    node = dict(schema)
+    if isinstance(root, Mapping):
+        for defs in ("$defs", "definitions"):
+            if defs in root and defs not in node:
+                node[defs] = root[defs]
+    try:
+        return not compile_schema(node)(value)
+    except SchemaError:
+        return True
+
+
+def _pointer(root: Any, ref: Any) -> Any:
+    if not isinstance(ref, str) or not ref.startswith("#"):
+        raise NoValidCall(f"only local $ref is followed, got {ref!r}")
+    node = root
+    for part in [p for p in ref[1:].split("/") if p]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            raise NoValidCall(f"$ref {ref!r} points nowhere")
+    return node
+
+
+def _merge(parts: list[Any], root: Any) -> dict:
+    """Several schemas that must all hold, as one (properties and required are joined; the rest: last wins)."""
+    out: dict[str, Any] = {}
+    for part in parts:
+        if not isinstance(part, Mapping):
+            continue
+        if "$ref" in part:
+            part = {**_pointer(root, part["$ref"]), **{k: v for k, v in part.items() if k != "$ref"}}
+        for k, v in part.items():
+            if k == "properties" and isinstance(v, Mapping):
+                out["properties"] = {**out.get("properties", {}), **v}
+            elif k == "required" and isinstance(v, list):
+                out["required"] = list(dict.fromkeys([*out.get("required", []), *v]))
+            else:
+                out[k] = v
+    return out
+
+
+def _examples(schema: Mapping) -> list[Any]:
+    found: list[Any] = []
+    if isinstance(schema.get("examples"), list):
+        found += schema["examples"]
+    if "example" in schema:
+        found.append(schema["example"])
+    if "default" in schema:
+        found.append(schema["default"])
+    desc = schema.get("description")
+    if isinstance(desc, str) and _kind(schema, None) == "string":
+        found += [m.group(2) for m in _SAID_EXAMPLE.finditer(desc)]
+    return found
+
+
+# "such as '#W0000000'", "e.g. 'A1001'", "like \"E0001\"", "例如 A1001"
+_SAID_EXAMPLE = re.compile(r"(?:such as|e\.g\.,?|for example,?|like|例如|比如|形如)\s*(['\"“‘`])([^'\"”’`]{1,60})[\'\"”’`]", re.I)
+
+
+def _kind(schema: Mapping, rng: random.Random | None) -> str:
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        real = [k for k in kind if k != "null"] or ["null"]
+        return str(real[0])
+    if isinstance(kind, str):
+        return kind
+    if "properties" in schema or "required" in schema or "additionalProperties" in schema:
+        return "object"
+    if "items" in schema or "prefixItems" in schema or "minItems" in schema:
+        return "array"
+    if any(k in schema for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")):
+        return "number"
+    return "string"
+
+
+def _object(schema: Mapping, rng: random.Random, *, name: str, optional: bool, depth: int, root: Any) -> dict:
+    found = schema.get("properties")
+    props: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    required = [r for r in schema.get("required", []) if isinstance(r, str)]
+    out: dict[str, Any] = {}
+    for field in [*required, *(k for k in props if k not in required and optional)]:
+        sub = props.get(field, _extra_schema(schema, field))
+        out[field] = valid_value(sub, rng, root=root, name=field, optional=optional, depth=depth)
+    least = schema.get("minProperties", 0)
+    extra = schema.get("additionalProperties", True)
+    i = 1
+    while len(out) < least and extra is not False:
+        key = f"key{i}"
+        out.setdefault(key, valid_value(extra if isinstance(extra, Mapping) else {}, rng, root=root, name=key,
+                                        optional=optional, depth=depth))
+        i += 1
+    most = schema.get("maxProperties")
+    if isinstance(most, int) and len(out) > most:  # keep the required ones first
+        out = dict(list(out.items())[:most])
+    return out
+
+
+def _extra_schema(schema: Mapping, field: str) -> Any:
+    for pattern, sub in (schema.get("patternProperties") or {}).items():
+        if re.search(ecma_to_python(pattern), field):
+            return sub
+    extra = schema.get("additionalProperties", True)
+    return extra if isinstance(extra, Mapping) else {}
+
+
+def _array(schema: Mapping, rng: random.Random, *, name: str, optional: bool, depth: int, root: Any) -> list:
+    least = schema.get("minItems", 1) or 0
+    most = schema.get("maxItems")
+    prefix = list(schema.get("prefixItems") or [])
+    n = max(least, len(prefix), 1)
+    if isinstance(most, int):
+        n = min(n, most)
+    items = schema.get("items", {})
+    item_name = name[:-1] if name.endswith("s") else name
+    out: list[Any] = []
+    tries = 0
+    while len(out) < n and tries < n * 10:
+        tries += 1
+        i = len(out)
+        sub = prefix[i] if i < len(prefix) else (items if items is not False else {})
+        value = valid_value(sub, rng, root=root, name=item_name, optional=optional, depth=depth)
+        if schema.get("uniqueItems") and value in out:
+            continue
+        out.append(value)
+    return out
+
+
+# values a person would write, by what the field is called (the first matching rule wins)
+_BY_NAME: list[tuple[re.Pattern[str], list[str]]] = [(re.compile(p, re.I), v) for p, v in [
+    (r"e_?mail", ["mia.li@example.com", "sam.chen@example.com"]),
+    (r"(^|_)zip|postal|postcode", ["10001", "94107", "60614"]),
+    (r"phone|mobile|tel", ["13800138000", "+1-555-0100"]),
+    (r"first_?name|given", ["Mia", "Sam", "Lei"]),
+    (r"last_?name|surname|family", ["Li", "Chen", "Garcia"]),
+    (r"(^|_)name$", ["Mia Li", "Sam Chen"]),
+    (r"city", ["Austin", "Seattle", "Beijing"]),
+    (r"state|province", ["TX", "WA", "CA"]),
+    (r"country", ["USA", "China"]),
+    (r"address", ["100 Main Street", "22 Oak Avenue"]),
+    (r"url|link|website", ["https://example.com/page"]),
+    (r"currency", ["USD", "CNY"]),
+    (r"lang", ["en", "zh"]),
+    (r"(^|_)ids?$|_id$|Id$", ["A1001", "A2002", "X3003"]),
+    (r"reason|summary|thought|note|remark|message|comment|description|query|keyword|text|content", [
+        "the customer changed their mind", "please check this", "a short note"]),
+]]
+
+
+def _word(name: str, rng: random.Random) -> str:
+    for rx, values in _BY_NAME:
+        if rx.search(name):
+            return rng.choice(values)
+    return rng.choice(["alpha", "blue", "sample", "first"])
+
+
+def _string(schema: Mapping, rng: random.Random, name: str) -> str:
+    fmt = schema.get("format")
+    pattern = schema.get("pattern")
+    least, most = schema.get("minLength", 0) or 0, schema.get("maxLength")
+    plain = [_formatted(fmt, rng)] if isinstance(fmt, str) and fmt in FORMATS else [_word(name, rng)]
+    s = plain[0]
+    if isinstance(pattern, str):
+        try:
+            rx = re.compile(ecma_to_python(pattern))
+        except re.error:
+            raise NoValidCall(f"pattern {pattern!r} does not compile") from None
+        plausible = [s, _formatted("date", rng), _formatted("date", rng)[:7], _formatted("date-time", rng)]
+        s = next((x for x in plausible if rx.search(x) and (fmt not in FORMATS or FORMATS[fmt][0](x))), s)
+        if not rx.search(s):
+            for _ in range(40):
+                s = from_regex(rx, rng)
+                if rx.search(s) and (fmt not in FORMATS or FORMATS[fmt][0](s)):
+                    break
+            else:
+                raise NoValidCall(f"no string found for pattern {pattern!r}")
+    if len(s) < least:
+        s = s + "x" * (least - len(s)) if not pattern else s
+    if isinstance(most, int) and len(s) > most:
+        s = s[:most]
+    return s
+
+
+def _formatted(fmt: str, rng: random.Random) -> str:
+    day = _dt.date(2024, 1, 1) + _dt.timedelta(days=rng.randrange(365))
+    return {"date": day.isoformat(), "date-time": f"{day.isoformat()}T10:30:00+00:00", "time": "10:30:00+00:00",
+            "email": "mia.li@example.com", "uuid": str(uuid.UUID(int=rng.getrandbits(128))),
+            "ipv4": f"192.168.{rng.randrange(256)}.{rng.randrange(1, 255)}"}[fmt]
+
+
+def _number(schema: Mapping, rng: random.Random, *, integer: bool) -> int | float:
+    lo, hi = -1e9, 1e9
+    lo_open = hi_open = False
+    for kw, is_lo, is_open in (("minimum", True, False), ("exclusiveMinimum", True, True),
+                               ("maximum", False, False), ("exclusiveMaximum", False, True)):
+        b = schema.get(kw)
+        if isinstance(b, bool) or not isinstance(b, (int, float)):
+            continue
+        if is_lo and (b > lo or (b == lo and is_open)):
+            lo, lo_open = b, is_open
+        if not is_lo and (b < hi or (b == hi and is_open)):
+            hi, hi_open = b, is_open
+    mult = schema.get("multipleOf")
+    nice = [45, 2, 10, 1, 5, 20, 100, 3, 199, 0]
+    rng.shuffle(nice)
+    pool: list[float] = [*nice, lo + 1, (lo + hi) / 2, lo, hi]
+    if isinstance(mult, (int, float)) and not isinstance(mult, bool) and mult > 0:
+        pool = [round(k * mult, 10) for k in (1, 2, 3, 10)] + [mult * round(((lo + hi) / 2) / mult)]
+    for v in pool:
+        v = int(v) if integer and float(v).is_integer() else v
+        if integer and not float(v).is_integer():
+            continue
+        if (v > lo or (v == lo and not lo_open)) and (v < hi or (v == hi and not hi_open)):
+            return v
+    raise NoValidCall("no number fits the range")
+
+
+# --- strings from a regular expression ----------------------------------------------------
+def from_regex(rx: re.Pattern[str], rng: random.Random) -> str:
+    """One string matching ``rx`` (a Python pattern), built from its parse tree."""
+    from re import _parser  # type: ignore[attr-defined]  # the parser re itself uses
+    return _emit(_parser.parse(rx.pattern, rx.flags), rng)
+
+
+def _emit(tree: Any, rng: random.Random) -> str:
+    from re import _constants as c  # type: ignore[attr-defined]
+    out = []
+    for op, arg in tree:
+        if op is c.LITERAL:
+            out.append(chr(arg))
+        elif op is c.NOT_LITERAL:
+            out.append("a" if chr(arg) != "a" else "b")
+        elif op is c.ANY:
+            out.append("a")
+        elif op is c.IN:
+            out.append(_in(arg, rng))
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", None)):
+            least, most, sub = arg
+            n = least if most == least else rng.randint(least, min(most, least + 2) if most != c.MAXREPEAT else least + 2)
+            out.extend(_emit(sub, rng) for _ in range(n))
+        elif op is c.SUBPATTERN:
+            out.append(_emit(arg[-1], rng))
+        elif op is c.BRANCH:
+            out.append(_emit(rng.choice(arg[1]), rng))
+        elif op is getattr(c, "ATOMIC_GROUP", None):
+            out.append(_emit(arg, rng))
+        elif op is c.CATEGORY:
+            out.append(_category(arg))
+        # AT (anchors), ASSERT, ASSERT_NOT, GROUPREF: nothing to write (a lookahead may fail: checked after)
+    return "".join(out)
+
+
+def _in(items: Any, rng: random.Random) -> str:
+    from re import _constants as c  # type: ignore[attr-defined]
+    if items and items[0][0] is c.NEGATE:
+        banned = set()
+        for op, arg in items[1:]:
+            if op is c.LITERAL:
+                banned.add(chr(arg))
+            elif op is c.RANGE:
+                banned |= {chr(x) for x in range(arg[0], min(arg[1], arg[0] + 200) + 1)}
+        return next(ch for ch in "aZ0_-x" if ch not in banned)
+    op, arg = rng.choice(items)
+    if op is c.LITERAL:
+        return chr(arg)
+    if op is c.RANGE:
+        return chr(rng.randint(arg[0], arg[1]))
+    if op is c.CATEGORY:
+        return _category(arg)
+    return "a"
+
+
+def _category(cat: Any) -> str:
+    from re import _constants as c  # type: ignore[attr-defined]
+    return {c.CATEGORY_DIGIT: "7", c.CATEGORY_NOT_DIGIT: "a", c.CATEGORY_SPACE: " ", c.CATEGORY_NOT_SPACE: "a",
+            c.CATEGORY_WORD: "a", c.CATEGORY_NOT_WORD: "-"}.get(cat, "a")
+
+
+# --- the user's words ---------------------------------------------------------------------
+def ask_for(tool: str, description: str, args: Mapping[str, Any], lang: Lang = "en") -> str:
+    """What a user would say to get ``tool`` called with ``args``: the job in words, then each value.
+
+    The model is not shown the call: it reads the job and the values and writes the call itself
+    (in the tool's own field names, if it reads the schema well)."""
+    job = _first_sentence(description) or tool.replace("_", " ")
+    values = "; ".join(f"{_spoken(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    key = "probe.ask" if args else "probe.ask_no_args"
+    return t(key, lang, tool=tool, job=job, values=values)
+
+
+def _first_sentence(text: str) -> str:
+    text = " ".join((text or "").split())
+    m = re.match(r"(.+?[.。!?！？])(\s|$)", text)
+    return (m.group(1) if m else text)[:200]
+
+
+def _spoken(field: str) -> str:
+    """``order_id`` as a person says it: "order id"."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", field).replace("_", " ").lower()

@@ -1,0 +1,128 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 17 · Probe your own tools (探测你自己的工具)
+#
+# You bring a tools file and a model; the question is "will a small model call these right, and what happens when it
+# does not?" The probe (docs/metrics.md#the-probe) makes a valid call from each tool's schema, injects every fault
+# category into the model's first call to that tool, and reads the guarded loop's trace to see which guard caught it.
+# The same thing runs from the command line: `python -m agentlab probe --tools FILE --model fake`.
+
+# %%
+import json
+from pathlib import Path
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import HTML
+
+from agentlab import GuardConfig
+from agentlab.evals.probe import cassette_settings, fake_source, probe, replay_source
+from agentlab.evals.probe_report import plot_probe_categories, plot_probe_matrix, table_html
+from agentlab.models.cassette import labels
+from agentlab.tools import load_specs
+from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.widgets import ProbePanel
+
+LANG = "en"  # "zh" for 中文
+RETAIL = Path("../../shared/datasets/tau-bench/retail/tools.json")  # tau-bench's store: 16 tools nobody here wrote
+TOOLS = RETAIL if RETAIL.exists() else Path("../data/aftersales_tools.json")  # a fresh clone: the refund desk's four
+registry = load_specs(json.loads(TOOLS.read_text(encoding="utf-8")), source=TOOLS.name, lang=LANG)
+report = probe(registry, fake_source(), lang=LANG, source=TOOLS.name)
+print(f"{TOOLS.name}: {len(report['tools'])} tools, {report['summary']['applicable']} cells apply, "
+      f"{report['summary']['na']} do not, in {report['meta']['seconds']} s")
+
+# %% [markdown]
+# ## The table (表格)
+#
+# One row per tool, one column per fault category. Read a cell left to right:
+#
+# * **the guard** whose mark is in the trace: `validate` refused the call before the tool ran, `idempotency` answered a
+#   repeat from its store instead of running it again, `retry` resent a failed model request, `tool` means the tool
+#   refused the call itself (the loop let it through). This is read from the run, not from what the fault table
+#   *meant* to happen, so a guard you switch off shows up as **not caught**.
+# * **repaired x%**: of the trials where the model's call was refused, the share where its next call ran, after it read
+#   the error (the self-correction rate, docs/metrics.md#self-correction-rate), and **turns**: how many model turns that took.
+# * **n/a** means the category cannot apply to this tool (no enum to leave, no number to write in words): it is not a pass.
+# * `clean` is the call with no fault at all: can the model make it? With the scripted model here it always can;
+#   with a real one, it is the first column to read.
+
+# %%
+HTML(table_html(report, LANG))
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(14, 5))
+plot_probe_matrix(report, ax=axes[0])
+plot_probe_categories(report, ax=axes[1])
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# The scripted model repairs everything it can read, so every cell is green: this is the ceiling. Two things are not
+# caught even so, and the report says so rather than hiding it: a *read* asked twice (harmless, it changes nothing).
+# Which tools are reads and which are writes is guessed from the verb of the name (`cancel_`, `modify_`...), or
+# declared by your `--impl` module's `WRITES`.
+
+# %%
+pd.DataFrame([{"category": c, **{k: v for k, v in row["verdicts"].items()}}
+              for c, row in report["summary"]["by_category"].items()]).fillna(0).set_index("category")
+
+# %% [markdown]
+# ## A real model, replayed (真实模型的回放)
+#
+# `python -m agentlab probe --tools ... --model local --size 0.5b` records every turn of the local model to
+# `data/cassettes/probe-<tools>-<size>.jsonl`; `--model replay` plays it back with no model running and gives the
+# same report. Here, if such a recording exists on this machine:
+
+# %%
+tape = Path(f"../data/cassettes/probe-{'retail' if TOOLS == RETAIL else 'aftersales'}-0.5b.jsonl")
+if tape.exists():
+    saved = cassette_settings(tape) or {}
+    real = probe(registry, replay_source(tape), recorded=set(labels(tape)), trials=saved.get("trials") or 1,
+                 categories=saved.get("categories"), only=saved.get("only"), seed=saved.get("seed") or 0,
+                 lang=saved.get("lang") or LANG, source=TOOLS.name)
+    display(HTML(table_html(real, LANG)))
+    print("self-correction rate:", real["summary"]["self_correction_rate"])
+else:
+    print(f"no recording at {tape}: the local model has not been probed on this machine")
+
+# %% [markdown]
+# ## Try your own tools (粘贴你的工具)
+#
+# Paste a tools list (OpenAI format, wrapped or bare), pick the model and the trials, press run. Broken JSON or a
+# broken schema gets one sentence, in either language.
+
+# %%
+panel = ProbePanel(lang=LANG)
+widgets.VBox([panel.widget])
+
+# %% [markdown]
+# ## Exercise
+#
+# Switch off the `idempotency` guard and probe `create_refund` (the refund desk) for `duplicate_call` only. Which
+# verdict does that cell get? Answer with the verdict's name as it appears in `report.json` (e.g. `"caught"`).
+
+# %%
+desk = load_specs(json.loads(Path("../data/aftersales_tools.json").read_text(encoding="utf-8")))
+without = probe(desk, fake_source(), config=GuardConfig().without("idempotency"), categories=["duplicate_call"],
+                only=["create_refund"])
+truth = next(c["verdict"] for c in without["cells"] if c["category"] == "duplicate_call")
+my_answer = None  # a verdict, e.g. "caught"
+print(answer_is(my_answer, truth, lang=LANG,
+                why={"en": "with no claim under an idempotency key, the second identical refund simply runs: the trace "
+                           "shows two executions and no replay, so nothing caught it.",
+                     "zh": "没有幂等键的占用，第二次相同的退款就直接执行了：trace 里是两次执行、没有回放，所以没有任何东西拦住它。"},
+                hint={"en": "look at without['cells'], or think about what is left to stop a repeat.",
+                      "zh": "看看 without['cells']，或想想还有什么能拦住重复调用。"}))

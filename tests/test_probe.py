@@ -1,0 +1,321 @@
+"""The probe (agentlab/evals/probe.py, probe_calls.py, probe_report.py): valid calls from any schema, every
+fault category through the guarded loop, the catching guard read from the trace, the report, the CLI."""
+import json
+from pathlib import Path
+
+import pytest
+from conftest import DATASETS, ROOT
+
+from agentlab import GuardConfig, Registry
+from agentlab.cli import main
+from agentlab.evals.probe import CATEGORIES, META_LABEL, caught_by, dry_run, fake_source, load_impl, probe, replay_source
+from agentlab.evals.probe_calls import NoValidCall, ask_for, valid_call
+from agentlab.evals.probe_report import render_html, write
+from agentlab.models import SelfCorrectingModel, Step
+from agentlab.models.cassette import RecordingModel, labels
+from agentlab.models.faults import FAULTS
+from agentlab.tools import load_specs
+
+AFTERSALES = ROOT / "data" / "aftersales_tools.json"
+EXPENSE = ROOT / "data" / "expense_tools.json"
+RETAIL = DATASETS / "tau-bench" / "retail" / "tools.json"
+BFCL = DATASETS / "bfcl"
+
+
+def registry(path=AFTERSALES) -> Registry:
+    return load_specs(json.loads(Path(path).read_text(encoding="utf-8")), source=str(path))
+
+
+def cells(report) -> dict:
+    return {(c["tool"], c["category"]): c for c in report["cells"]}
+
+
+# --- valid calls ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("path", [AFTERSALES, EXPENSE, RETAIL], ids=["aftersales", "expense", "retail"])
+def test_every_generated_call_validates(path):
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    reg = registry(path)
+    for tool in reg:
+        for seed in range(3):
+            args = valid_call(tool.parameters, seed=seed)
+            assert reg.check(tool.name, args).ok, (tool.name, args)
+            assert args == valid_call(tool.parameters, seed=seed)  # seeded: the same call every time
+
+
+def test_generated_calls_fill_formats_patterns_ranges_and_nesting():
+    schema = {"type": "object", "properties": {
+        "day": {"type": "string", "format": "date"}, "month": {"type": "string", "pattern": "^\\d{4}-(0[1-9]|1[0-2])$"},
+        "qty": {"type": "integer", "minimum": 3, "maximum": 4}, "price": {"type": "number", "exclusiveMinimum": 0, "multipleOf": 0.5},
+        "items": {"type": "array", "minItems": 2, "uniqueItems": True,
+                  "items": {"type": "object", "properties": {"sku": {"type": "string", "pattern": "^S\\d{3}$"}},
+                            "required": ["sku"]}},
+        "mode": {"enum": ["a", "b"]}, "who": {"$ref": "#/$defs/person"}},
+        "required": ["day", "month", "qty", "price", "items", "mode", "who"],
+        "$defs": {"person": {"type": "object", "properties": {"email": {"type": "string", "format": "email"}},
+                             "required": ["email"]}}}
+    reg = Registry.from_specs([{"name": "t", "parameters": schema}])
+    args = valid_call(reg["t"].parameters, seed=1)
+    assert reg.check("t", args).ok, args
+    assert len(args["items"]) == 2 and args["qty"] in (3, 4) and "@" in args["who"]["email"]
+
+
+def test_an_unsatisfiable_schema_says_so():
+    with pytest.raises(NoValidCall):
+        valid_call({"type": "object", "properties": {"n": {"type": "integer", "enum": ["1", "2"]}}, "required": ["n"]})
+
+
+def _bfcl_docs():
+    docs = []
+    for path in sorted((BFCL / "data").glob("BFCL_v4_*.json")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            docs += json.loads(line).get("function", [])
+    for path in sorted((BFCL / "multi_turn_func_doc").glob("*.json")):
+        docs += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return docs
+
+
+def test_generated_calls_validate_on_bfcl_function_docs():
+    if not BFCL.exists():
+        pytest.skip(f"{BFCL} not found")
+    seen, made, none = set(), 0, []
+    for doc in _bfcl_docs():
+        key = json.dumps(doc, sort_keys=True)
+        if key in seen:
+            continue
+        seen.add(key)
+        reg = Registry.from_specs([doc], legacy_types=True)
+        tool = next(iter(reg))
+        try:
+            args = valid_call(tool.parameters, seed=len(seen))
+        except NoValidCall:
+            none.append(tool.name)
+            continue
+        made += 1
+        assert reg.check(tool.name, args).ok, (tool.name, args)  # never an invalid call
+    assert made > 2500
+    # the few that get no call have an enum whose values contradict the field's own type
+    assert len(none) <= 3, none
+
+
+def test_the_user_message_gives_the_job_and_the_values_not_the_call():
+    text = ask_for("create_refund", "Refund a paid order that has not shipped. Call get_order first.",
+                   {"order_id": "A1001", "amount": 45}, "en")
+    assert "Refund a paid order" in text and "order id: \"A1001\"" in text and "amount: 45" in text
+    assert "{" not in text  # the model writes the JSON itself
+    assert "请用 create_refund" in ask_for("create_refund", "退款。", {"amount": 45}, "zh")
+
+
+# --- every category, and which guard the trace shows ---------------------------------------------
+def test_each_category_is_caught_by_the_guard_the_trace_shows():
+    report = probe(registry(), fake_source())
+    got = cells(report)
+    for category in ("camel_case", "drop_required", "wrong_type", "amount_in_words", "out_of_enum", "out_of_range",
+                     "truncated_json", "unknown_tool"):
+        cell = got[("create_refund", category)]
+        assert (cell["guard"], cell["verdict"]) == ("validate", "repaired"), cell
+        assert cell["self_correction_rate"] == 1.0 and cell["repair_turns"] == 1
+    assert got[("create_refund", "wrong_type")]["first_call"].count("元") == 1  # "45元"-style text for a number
+    for category in ("duplicate_call", "parallel_call"):
+        assert (got[("create_refund", category)]["guard"], got[("create_refund", category)]["effect"]) == ("idempotency", "ran_once")
+        # a read asked twice is not caught, and the report says so (harmless, not "caught")
+        assert (got[("get_order", category)]["guard"], got[("get_order", category)]["verdict"]) == ("none", "harmless")
+    for category in ("api_429", "api_timeout", "api_500"):
+        assert got[("get_order", category)]["guard"] == "retry"
+    assert report["summary"]["verdicts"].get("not_caught", 0) == 0
+
+
+def test_a_guard_switched_off_shows_as_not_caught_never_as_the_fault_tables_intention():
+    reg = registry()
+    report = probe(reg, fake_source(), config=GuardConfig().without("idempotency", "retry"),
+                   categories=["duplicate_call", "api_500"], only=["create_refund"])
+    got = cells(report)
+    for category in ("duplicate_call", "api_500"):
+        assert got[("create_refund", category)]["verdict"] == "not_caught"
+        assert got[("create_refund", category)]["guard"] == "none" != FAULTS[category].caught_by
+    assert got[("create_refund", "duplicate_call")]["effect"] == "ran_twice"
+    assert got[("create_refund", "api_500")]["effect"] == "stopped"
+    page = render_html(report, "en")
+    assert "not caught" in page and "the tool ran twice" in page
+    # validate off: the dry-run stub refuses the camelCase call itself, and the trace names the tool, not validate
+    off = cells(probe(reg, fake_source(), config=GuardConfig().without("validate"), categories=["camel_case"],
+                      only=["get_order"]))[("get_order", "camel_case")]
+    assert off["guard"] == "tool" and off["verdict"] == "repaired"
+
+
+def test_caught_by_reads_the_events_and_the_guards_they_ran_under():
+    from agentlab import run_guarded
+    from agentlab.evals.probe import prepare
+    from agentlab.models.faults import FaultyModel
+    reg, _ = prepare(registry())
+
+    def run(fault, config):
+        model = FaultyModel(SelfCorrectingModel([Step("get_order", {"order_id": "A1001"})]), fault)
+        return run_guarded(model, reg, "x", config=config, sleep=lambda s: None)
+    assert caught_by(run("truncated_json", GuardConfig()), "truncated_json") == "validate"
+    # validate off: the loop still refuses what it cannot parse, and the trace's guard label says validate was off
+    off = run("truncated_json", GuardConfig().without("validate"))
+    assert off.tool_events[0].guard_config == "without validate"
+    assert caught_by(off, "truncated_json") == "parse"
+    assert caught_by(run(None, GuardConfig()), "clean") is None
+
+
+def test_categories_that_do_not_apply_are_na_not_a_pass():
+    got = cells(probe(registry(), fake_source()))
+    assert got[("get_order", "out_of_enum")]["verdict"] == "n/a"
+    assert got[("get_order", "amount_in_words")]["na_reason"] == "probe.na.amount_in_words"
+    assert got[("search_orders", "camel_case")]["verdict"] == "n/a"  # "phone" has nothing camelCase would change
+    assert got[("create_refund", "out_of_enum")]["verdict"] == "repaired"
+    report = probe(registry(), fake_source())
+    assert report["summary"]["na"] == sum(1 for c in report["cells"] if c["verdict"] == "n/a") > 0
+    assert all(c.get("self_correction_rate") is None for c in report["cells"] if not c["applies"])
+
+
+# --- tools: stubs and implementations --------------------------------------------------------------
+def test_a_dry_run_stub_checks_and_echoes():
+    from agentlab.errors import ToolFailure
+    tool = registry()["get_order"]
+    assert dry_run(tool)(order_id="A1001") == {"dry_run": True, "tool": "get_order", "args": {"order_id": "A1001"}}
+    with pytest.raises(ToolFailure):
+        dry_run(tool)(orderId="A1001")
+
+
+def test_impl_supplies_real_functions_by_name(tmp_path):
+    impl = tmp_path / "desk.py"
+    impl.write_text("calls = []\n"
+                    "def get_order(order_id):\n    calls.append(order_id)\n    return {'order_id': order_id, 'status': 'paid'}\n"
+                    "def helper_not_a_tool():\n    return 1\n"
+                    "def anything(**kwargs):\n    return kwargs\n"
+                    "TOOLS = {'search_orders': anything}\nWRITES = {'create_refund'}\n", encoding="utf-8")
+    fns, writes = load_impl(str(impl))
+    assert {"get_order", "search_orders"} <= set(fns) and writes == {"create_refund"}
+    report = probe(registry(), fake_source(), impl=fns, writes=writes, config=GuardConfig().without("validate"),
+                   categories=["camel_case", "wrong_type"])
+    about = {x["name"]: x for x in report["tools"]}
+    assert about["get_order"]["implemented"] and not about["create_refund"]["implemented"]
+    assert about["escalate_to_human"]["kind"] == "read"  # WRITES overrides the guess from the verb
+    got = cells(report)
+    # search_orders takes anything: with validate off, a wrong type runs as sent, and nothing caught it
+    assert got[("search_orders", "wrong_type")]["verdict"] == "not_caught"
+    assert got[("search_orders", "wrong_type")]["effect"] == "ran_as_sent"
+
+
+def test_a_broken_impl_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "broken.py"
+    bad.write_text("raise RuntimeError('no database')\n", encoding="utf-8")
+    assert main(["probe", "--tools", str(AFTERSALES), "--impl", str(bad), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "could not be loaded" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+# --- recording and replay ------------------------------------------------------------------------
+def test_replay_gives_the_same_report_as_the_recording(tmp_path):
+    tape = tmp_path / "probe.jsonl"
+
+    def recorded_fake(tool, args, label):
+        return RecordingModel(SelfCorrectingModel([Step(tool, args)]), tape, label=label)
+    live = probe(registry(), recorded_fake, trials=2, categories=["camel_case", "out_of_range", "api_429"])
+    again = probe(registry(), replay_source(tape), trials=2, categories=["camel_case", "out_of_range", "api_429"],
+                  recorded=set(labels(tape)))
+    assert {k: v for k, v in live.items() if k != "meta"} == {k: v for k, v in again.items() if k != "meta"}
+    assert again["meta"]["not_recorded"] == 0
+
+
+def test_the_cli_replays_a_recording_with_its_own_settings(tmp_path):
+    tape = tmp_path / "probe-aftersales-0.5b.jsonl"
+    settings = {"trials": 1, "seed": 3, "lang": "en", "offer": "one", "categories": ["clean", "drop_required"],
+                "only": ["create_refund"], "tools": str(AFTERSALES)}
+    tape.write_text(json.dumps({"label": META_LABEL, "probe": settings}) + "\n", encoding="utf-8")
+
+    def recorded_fake(tool, args, label):
+        return RecordingModel(SelfCorrectingModel([Step(tool, args)]), tape, label=label)
+    live = probe(registry(), recorded_fake, categories=["drop_required"], only=["create_refund"], seed=3)
+    assert main(["probe", "--tools", str(AFTERSALES), "--model", "replay", "--cassette", str(tape),
+                 "--out", str(tmp_path / "r")]) == 0
+    replayed = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))
+    assert replayed["cells"] == live["cells"] and replayed["meta"]["model"].endswith("(replay)")
+
+
+# --- the command line ----------------------------------------------------------------------------
+def test_cli_end_to_end_on_tau_bench_retail(tmp_path, capsys):
+    if not RETAIL.exists():
+        pytest.skip(f"{RETAIL} not found")
+    out = tmp_path / "report"
+    assert main(["probe", "--tools", str(RETAIL), "--model", "fake", "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "probed 16 tools × 14 categories" in said
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["version"] == 1 and len(report["tools"]) == 16 and report["settings"]["categories"] == list(CATEGORIES)
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert page.count("<svg") == 2 and "cancel_pending_order" in page and "<script" not in page
+    assert not list(out.glob(".report*"))  # no temporary file left behind
+
+
+def test_cli_on_a_bare_tools_file_in_chinese(tmp_path, capsys):
+    bare = tmp_path / "tools.json"
+    bare.write_text(json.dumps([{"name": "set_alarm", "description": "Set an alarm.", "parameters": {
+        "type": "object", "properties": {"hour": {"type": "integer", "minimum": 0, "maximum": 23},
+                                         "label": {"type": "string"}}, "required": ["hour"]}}]), encoding="utf-8")
+    assert main(["probe", "--tools", str(bare), "--out", str(tmp_path / "r"), "--lang", "zh"]) == 0
+    assert "已探测 1 个工具" in capsys.readouterr().out
+    report = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))
+    got = cells(report)
+    assert got[("set_alarm", "out_of_range")]["verdict"] == "repaired" and report["tools"][0]["kind"] == "write"
+    assert "探测报告" in (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("content,lang,expected", [
+    (None, "en", "no such file"),
+    ("{not json", "en", "not valid JSON"),
+    ("[1, 2]", "zh", "需要带 \"name\" 的对象"),
+    ('{"answer": 42}', "en", "expected an object with a \"name\""),
+    ('[{"name": "x", "parameters": {"type": "strnig"}}]', "en", "has a schema that cannot be used"),
+])
+def test_bad_input_exits_2_with_one_clear_line(tmp_path, capsys, content, lang, expected):
+    path = tmp_path / "tools.json"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    assert main(["probe", "--tools", str(path), "--out", str(tmp_path / "r"), "--lang", lang]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "r" / "report.json").exists()
+
+
+def test_unknown_fault_or_tool_names_exit_2(tmp_path, capsys):
+    assert main(["probe", "--tools", str(AFTERSALES), "--faults", "camel,drop_required", "--out", str(tmp_path)]) == 2
+    assert main(["probe", "--tools", str(AFTERSALES), "--only", "get_ordr", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "camel" in err and "get_ordr" in err
+
+
+def test_write_replaces_a_report_whole(tmp_path):
+    report = probe(registry(), fake_source(), categories=["clean"])
+    write(report, tmp_path)
+    first = (tmp_path / "report.json").read_text(encoding="utf-8")
+    write(report, tmp_path, lang="zh")
+    assert (tmp_path / "report.json").read_text(encoding="utf-8") == first
+    assert "lang=\"zh-CN\"" in (tmp_path / "report.html").read_text(encoding="utf-8")
+
+
+# --- the widget, headless ------------------------------------------------------------------------
+def test_the_probe_widget_runs_and_refuses_bad_paste_kindly():
+    pytest.importorskip("ipywidgets")
+    from agentlab.workbook.widgets import ProbePanel
+    app = ProbePanel()
+    app.run.click()
+    assert "probed 4 tools" in app.view.value and "create_refund" in app.view.value
+    assert len(app.plots.outputs) == 2 and "image/png" in app.plots.outputs[0]["data"]
+    app.editor.value = "[{\"name\": "
+    app.run.click()
+    assert "not valid JSON" in app.view.value and "Traceback" not in app.view.value and app.report is None
+    app.lang.value = "zh"
+    app.run.click()
+    assert "不是合法 JSON" in app.view.value and app.run.description == "运行探测"
+    app.editor.value = json.dumps([{"name": "a", "parameters": {"type": "strnig"}}])
+    app.run.click()
+    assert "Schema 无法使用" in app.view.value
+    app.editor.value = AFTERSALES.read_text(encoding="utf-8")
+    app.model.value = "replay"
+    app.cassette.value = "/no/such/cassette.jsonl"
+    app.run.click()
+    assert "没有可回放的录制" in app.view.value
