@@ -42,7 +42,7 @@ def handwritten(args, schema=SCHEMA):
             problems.append({"field": name, "reason": "unknown_field"})
             continue
         want = spec.get("type")
-        if want and (isinstance(value, bool) and want != "boolean" or not isinstance(value, _PY[want])):
+        if want and ((isinstance(value, bool) and want != "boolean") or not isinstance(value, _PY[want])):
             problems.append({"field": name, "reason": "wrong_type"})
         elif "enum" in spec and value not in spec["enum"]:
             problems.append({"field": name, "reason": "not_in_enum"})

@@ -1,13 +1,14 @@
 
-from agentlab import Registry, lint
 from conftest import ROOT
+
+from agentlab import Registry, lint
 
 BAD = [
     {"name": "get_order_and_refund", "description": "get order and refund", "parameters": {"type": "object", "properties": {
         "orderId": {"type": "string", "description": "Order ID"},
         "amount": {"type": "number", "description": "Refund amount"},
         "reason": {"type": "string", "description": "Refund reason, one of user_cancel, out_of_stock or price_error"},
-        "when": {"type": "string", "dependentRequired": {}}},
+        "when": {"type": "string", "maxLenght": 10}},
         "required": ["orderId", "amount"]}},
     {"name": "get_order", "description": "", "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}},
                                                            "required": ["order_id"]}},

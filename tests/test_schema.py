@@ -1,9 +1,9 @@
 import json
 
 import pytest
+from conftest import DATASETS, need
 
 from agentlab.schema import SchemaError, compile_schema, suggest
-from conftest import DATASETS, need
 
 SUITE = DATASETS / "json-schema-test-suite" / "draft2020-12"
 
