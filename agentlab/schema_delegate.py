@@ -363,8 +363,11 @@ def _branches(error: ValidationError, field: str, v: Any, patterns: Mapping[str,
     """anyOf/oneOf as the compiled path reports them: a plain type mismatch, the nearest branch, or the shapes."""
     branches = error.validator_value
     failed: dict[int, list[Problem]] = {}
+    false_branches = iter([i for i, b in enumerate(branches) if b is False])
     for sub in error.context or ():
-        failed.setdefault(sub.relative_schema_path[0], []).extend(_problems(sub, patterns))
+        # a false branch's error carries no schema path (jsonschema returns before adding it)
+        index = sub.relative_schema_path[0] if sub.relative_schema_path else next(false_branches, -1)
+        failed.setdefault(index, []).extend(_problems(sub, patterns))
     shapes = " | ".join(_shape(s) for s in branches)
     if len(failed) < len(branches):  # more than one branch passed: oneOf wants exactly one
         return [Problem(field, "no_match", got=v, expected=f"exactly one of {shapes}")]

@@ -64,3 +64,16 @@ def test_examples_advice_fits_the_field_type():
                                               "items": {"type": "object"}}}}}])
     (f,) = [f for f in lint(reg) if f.rule == "AL007"]
     assert "A1001" not in f.suggestion and "examples" in f.suggestion
+
+
+def test_a_format_that_is_not_checked_is_flagged_in_both_languages():
+    tool = {"name": "notify", "description": "Send a note to a customer when an order ships.", "parameters": {
+        "type": "object", "properties": {
+            "site": {"type": "string", "format": "uri", "description": "Shop address, like https://a.example"},
+            "when": {"type": "string", "format": "date-time", "description": "When it ships, like 2026-01-02T10:00:00Z"},
+            "to": {"type": "array", "items": {"type": "string", "format": "hostname"}}}}}
+    en = [f for f in lint([tool]) if f.rule == "AL010"]
+    assert [f.location for f in en] == ["notify.site", "notify.to.items"]
+    assert "'uri' is not checked" in en[0].message and "date-time" in en[0].suggestion
+    zh = [f for f in lint([tool], lang="zh") if f.rule == "AL010"]
+    assert len(zh) == 2 and "不会被校验" in zh[0].message
