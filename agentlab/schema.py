@@ -127,7 +127,7 @@ TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
 # --- formats ---------------------------------------------------------------------
 # Each is RFC 3339 / RFC 5321 as the JSON Schema suite reads them, written out by hand: ASCII digits only,
 # nothing after the value (a trailing newline is no date), leap seconds only at 23:59:60 UTC.
-_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _TIME = re.compile(r"([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _IPV4 = re.compile(r"(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])")
@@ -138,11 +138,10 @@ _DOMAIN = re.compile(rf"{_LABEL}(?:\.{_LABEL})+")  # at least one dot: "bob@loca
 
 
 def _valid_date(s: str) -> bool:
-    m = _DATE.fullmatch(s)
-    if m is None:
+    if _DATE.fullmatch(s) is None:  # fromisoformat alone also takes "20261015" and "2026-W42-4"
         return False
     try:
-        _dt.date(int(m[1]), int(m[2]), int(m[3]))
+        _dt.date.fromisoformat(s)
     except ValueError:
         return False
     return True

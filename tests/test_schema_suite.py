@@ -19,9 +19,9 @@ import json
 from functools import cache
 
 import pytest
+from conftest import DATASETS, need
 
 from agentlab.schema import FORMATS, compile_schema
-from conftest import DATASETS, need
 
 FULL = DATASETS / "json-schema-test-suite" / "full"
 SUITE = FULL / "draft2020-12"

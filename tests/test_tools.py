@@ -1,10 +1,10 @@
 import json
 
 import pytest
+from conftest import ROOT
 
 from agentlab import Registry, Tool, rule
 from agentlab.schema import SchemaError
-from conftest import ROOT
 
 TOOLS_FILE = ROOT / "data" / "aftersales_tools.json"
 
