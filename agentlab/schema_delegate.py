@@ -331,7 +331,7 @@ def _problems_at(kw: Any, v: Any, here: str, error: ValidationError, schema: dic
         sub = schema.get("properties", {}).get(name) if isinstance(schema.get("properties"), dict) else None
         return [Problem(here, "missing", description=sub.get("description") if isinstance(sub, dict) else None)]
     if kw in ("additionalProperties", "unevaluatedProperties"):
-        allowed = sorted(_field_names(schema))
+        allowed = list(_field_names(schema))
         name = str(error.path[-1]) if error.path else ""
         return [Problem(here, "unknown_field", allowed=tuple(allowed), suggestion=suggest(name, allowed))]
     if kw == "type":
@@ -389,17 +389,15 @@ def _replace_field(p: Problem, field: str) -> Problem:
     return replace(p, field=field)
 
 
-def _field_names(schema: Any) -> set[str]:
-    """The field names a schema and the subschemas that add to it declare (for "allowed" in a hint)."""
+def _field_names(schema: Any) -> dict[str, None]:
+    """The field names a schema and the subschemas that add to it declare, in order (for "allowed" in a hint)."""
     if not isinstance(schema, dict):
-        return set()
-    names = set(schema["properties"]) if isinstance(schema.get("properties"), dict) else set()
-    for k in ("allOf", "anyOf", "oneOf"):
-        for sub in schema.get(k, []) if isinstance(schema.get(k), list) else []:
-            names |= _field_names(sub)
-    for k in ("then", "else"):
-        names |= _field_names(schema.get(k))
+        return {}
+    names = dict.fromkeys(schema["properties"]) if isinstance(schema.get("properties"), dict) else {}
+    subs = [*(schema.get("allOf") or []), *(schema.get("anyOf") or []), *(schema.get("oneOf") or []),
+            schema.get("then"), schema.get("else")]
     if isinstance(schema.get("dependentSchemas"), dict):
-        for sub in schema["dependentSchemas"].values():
-            names |= _field_names(sub)
+        subs += list(schema["dependentSchemas"].values())
+    for sub in subs:
+        names.update(_field_names(sub))
     return names
