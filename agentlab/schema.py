@@ -543,7 +543,6 @@ class Compiler:
         for kw, n in (("minContains", least), ("maxContains", most)):
             if n is not None and (isinstance(n, bool) or not isinstance(n, (int, float)) or n < 0):
                 raise SchemaError(f"{kw} must be a non-negative integer")
-        shape = _shape(s["contains"])
 
         def check_contains(v: Any, parent: str, key: Any, out: list) -> None:
             if not isinstance(v, list):
@@ -554,11 +553,8 @@ class Compiler:
                 found: list = []
                 sub(x, here, i, found)
                 count += not found
-            if count < least:
-                if least == 1:
-                    out.append(Problem(show(here), "no_match", got=v, expected=f"a list holding an item of shape {shape}"))
-                else:
-                    out.append(Problem(show(here), "out_of_range", got=v, limit=("minContains", least)))
+            if count < least:  # plain "contains" too: its hint reads "at least 1 item of the required shape"
+                out.append(Problem(show(here), "out_of_range", got=v, limit=("minContains", least)))
             if most is not None and count > most:
                 out.append(Problem(show(here), "out_of_range", got=v, limit=("maxContains", most)))
         return check_contains

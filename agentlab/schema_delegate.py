@@ -341,8 +341,8 @@ def _problems_at(kw: Any, v: Any, here: str, error: ValidationError, schema: dic
         return [Problem(field, "not_in_enum", got=v, allowed=tuple(error.validator_value), description=desc)]
     if kw == "const":
         return [Problem(field, "not_in_enum", got=v, allowed=(error.validator_value,), description=desc)]
-    if kw == "contains":
-        return [Problem(field, "no_match", got=v, expected=f"a list holding an item of shape {_shape(error.validator_value)}")]
+    if kw == "contains":  # no item matched: as the compiled path says it
+        return [Problem(field, "out_of_range", got=v, limit=("minContains", schema.get("minContains", 1)))]
     if kw in _LIMITS:
         return [Problem(field, "out_of_range", got=v, limit=(kw, error.validator_value))]
     if kw == "pattern":

@@ -128,7 +128,7 @@ def test_did_you_mean(name, allowed, expected):
     ({"dependencies": {"a": ["b"]}}, {"a": 1}, {("b", "missing")}),
     ({"if": {"type": "integer"}, "then": {"minimum": 1}, "else": {"type": "string"}}, 0, {("$", "out_of_range")}),
     ({"if": {"type": "integer"}, "then": {"minimum": 1}, "else": {"type": "string"}}, None, {("$", "wrong_type")}),
-    ({"contains": {"type": "integer"}}, ["a"], {("$", "no_match")}),
+    ({"contains": {"type": "integer"}}, ["a"], {("$", "out_of_range")}),
     ({"contains": {"type": "integer"}, "minContains": 2}, ["a", 1], {("$", "out_of_range")}),
     ({"contains": {"type": "integer"}, "maxContains": 1}, [1, 2], {("$", "out_of_range")}),
     ({"properties": {"tags": {"propertyNames": {"maxLength": 3}}}}, {"tags": {"long": 1, "ok": 2}},
