@@ -229,6 +229,8 @@ _CATALOG: dict[str, dict[str, str]] = {
     "limit.maxItems": {"en": "a list of at most {n} items", "zh": "最多包含 {n} 项"},
     "limit.minProperties": {"en": "an object with at least {n} fields", "zh": "至少包含 {n} 个字段"},
     "limit.maxProperties": {"en": "an object with at most {n} fields", "zh": "最多包含 {n} 个字段"},
+    "limit.minContains": {"en": "a list holding at least {n} item(s) of the required shape", "zh": "至少包含 {n} 个符合要求的元素"},
+    "limit.maxContains": {"en": "a list holding at most {n} item(s) of the required shape", "zh": "最多包含 {n} 个符合要求的元素"},
     # --- friendly messages for end users (docs/failures.md#what-the-user-sees) --------------------
     "friendly.transient": {
         "en": "The service is busy right now. Please try again in a moment.",

@@ -12,8 +12,9 @@ Each rule looks for one way a schema makes the model guess. Findings are data
 | AL005 composite-tool | a tool that does two jobs (``get_order_and_refund``) |
 | AL006 number-without-unit | an amount, price, weight or duration whose unit is not said |
 | AL007 required-without-example | a required field with no example, enum, pattern or format |
-| AL008 unsupported-keyword | a keyword the validator does not enforce |
+| AL008 unknown-keyword | a keyword JSON Schema 2020-12 does not have (usually a misspelling): nothing enforces it |
 | AL009 description-says-what-not-when | a tool description that never says when to use it |
+| AL010 unchecked-format | a ``format`` the validator treats as a note, not a rule (only date, date-time, time, email, uuid, ipv4 are checked) |
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .i18n import Lang
-from .schema import to_snake, unsupported_keywords
+from .schema import FORMATS, subschemas, to_snake, unsupported_keywords
 
 __all__ = ["Finding", "Severity", "lint"]
 
@@ -85,9 +86,13 @@ _TEXT: dict[tuple[str, str], dict[str, tuple[str, str]]] = {
         "zh": ("必填的列表或对象字段没有示例",
                "加一个 \"examples\" 列表，放一个完整的取值，例如 [{{\"sku\": \"S1\", \"qty\": 1}}]，让模型看到它的结构。")},
     ("AL008", "unsupported"): {
-        "en": ("keyword {kw!r} is not enforced by the validator",
-               "Express the constraint with supported keywords or enforce it in a business check."),
-        "zh": ("校验器不会执行关键字 {kw!r}", "改用已支持的关键字表达约束，或在业务校验中实现。")},
+        "en": ("{kw!r} is not a JSON Schema 2020-12 keyword, so nothing enforces it",
+               "Check the spelling (maxLength, not maxLenght), or enforce the rule in a business check."),
+        "zh": ("{kw!r} 不是 JSON Schema 2020-12 的关键字，不会被执行", "检查拼写（maxLength 而不是 maxLenght），或在业务校验中实现这条规则。")},
+    ("AL010", "format"): {
+        "en": ("format {fmt!r} is not checked: the validator accepts any text here",
+               "Use a checked format ({checked}), or a pattern that says exactly what is allowed."),
+        "zh": ("格式 {fmt!r} 不会被校验：这里任何文本都能通过", "改用会校验的格式（{checked}），或用 pattern 写清允许的取值。")},
     ("AL009", "tool"): {
         "en": ("the description says what the tool is, not when to use it",
                "Add a sentence such as 'Use this when ...; do not use it for ...'."),
@@ -129,6 +134,10 @@ def lint(tools: Iterable[Any], *, lang: Lang = "en") -> list[Finding]:
         params = fn.get("parameters") or {}
         for path, kw in unsupported_keywords(params, name):
             findings.append(_f("AL008", "warning", path, "unsupported", lang, kw=kw))
+        for path, sub in subschemas(params, name):
+            fmt = sub.get("format")
+            if isinstance(fmt, str) and fmt not in FORMATS:
+                findings.append(_f("AL010", "warning", path, "format", lang, fmt=fmt, checked=", ".join(FORMATS)))
         for loc, field, sub, required in _fields(name, params):
             names_seen.append((field, loc))
             findings += _lint_field(loc, field, sub, required, lang)

@@ -1,4 +1,4 @@
-"""JSON Schema compiled once into plain Python checks.
+"""JSON Schema (draft 2020-12) compiled once into plain Python checks.
 
 ``jsonschema.validate`` re-checks the schema itself on every call; a tool's
 schema does not change between calls, so we compile it once into a tree of
@@ -6,50 +6,85 @@ closures and then each call only runs the checks. Every problem is collected
 (never just the first) as a :class:`~agentlab.errors.Problem` with a path such
 as ``items[0].sku``.
 
-Supported (draft 2020-12): ``type`` ``enum`` ``const`` ``properties``
-``required`` ``additionalProperties`` ``patternProperties`` ``minProperties``
-``maxProperties`` ``items`` ``prefixItems`` ``minItems`` ``maxItems``
-``uniqueItems`` ``minimum`` ``maximum`` ``exclusiveMinimum``
-``exclusiveMaximum`` ``multipleOf`` ``minLength`` ``maxLength`` ``pattern``
-``format`` (date, date-time, time, email, uuid, ipv4) ``anyOf`` ``oneOf``
-``allOf`` ``not`` local ``$ref``, and boolean schemas. Annotations
-(``description``, ``default``, ``examples``...) are ignored. Other keywords are
-reported by :func:`unsupported_keywords` so the linter can warn about them.
+Every keyword of draft 2020-12 is enforced, by one of two paths; none is
+accepted and then ignored:
+
+* **compiled** (here, fast): ``type`` ``enum`` ``const`` ``properties``
+  ``required`` ``additionalProperties`` ``patternProperties`` ``propertyNames``
+  ``minProperties`` ``maxProperties`` ``dependentRequired`` ``dependentSchemas``
+  ``items`` ``prefixItems`` ``contains`` ``minContains`` ``maxContains``
+  ``minItems`` ``maxItems`` ``uniqueItems`` ``minimum`` ``maximum``
+  ``exclusiveMinimum`` ``exclusiveMaximum`` ``multipleOf`` ``minLength``
+  ``maxLength`` ``pattern`` ``format`` ``anyOf`` ``oneOf`` ``allOf`` ``not``
+  ``if``/``then``/``else``, ``$ref`` to a JSON pointer in the same document
+  (``~0``, ``~1`` and percent-escapes included), and boolean schemas. The older
+  ``dependencies`` is enforced too, as the suite's compatibility tests expect.
+* **delegated** (:mod:`agentlab.schema_delegate`, the ``jsonschema`` package,
+  imported only then): a schema that uses :data:`DELEGATED` keywords
+  (``unevaluated*``, ``$anchor``, ``$dynamicRef``...), an ``$id`` below the root,
+  a ``$ref`` to an anchor or another document, or a ``$schema`` other than
+  2020-12. The whole schema goes; its errors come back as the same problems.
+
+Refused with :class:`SchemaError` at registration: a ``$ref`` to a document
+nobody supplied (documents come only from ``compile_schema(..., resources=)``;
+nothing is fetched), an unknown ``$schema``, a required ``$vocabulary`` we do
+not know, a pattern that does not compile.
+
+Patterns follow ECMA-262 in both paths (:func:`ecma_to_python`). ``format`` is
+asserted for the names in :data:`FORMATS` (date, date-time, time, email, uuid,
+ipv4); every other format is an annotation, as 2020-12 makes them by default.
+Annotations (``description``, ``default``, ``examples``...) and unknown
+keywords are ignored, as the draft says; :func:`unsupported_keywords` lists the
+unknown ones so the linter can warn about them.
 """
 from __future__ import annotations
 
 import datetime as _dt
 import difflib
+import ipaddress
 import math
 import re
-from collections.abc import Callable
-from decimal import Decimal, InvalidOperation
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
+from fractions import Fraction
 from typing import Any
+from urllib.parse import unquote
 
 from .errors import Problem, json_type
 from .jsonutil import canonical, json_eq
 
-__all__ = ["ANNOTATIONS", "FORMATS", "KEYWORDS", "TYPE_TESTS", "Check", "Compiler", "SchemaError",
-           "close_objects", "closest", "compile_schema", "ecma_to_python", "join", "name_words", "show", "suggest", "to_camel",
-           "to_snake", "transform", "unsupported_keywords"]
+__all__ = ["ANNOTATIONS", "DELEGATED", "DRAFT_2020_12", "FORMATS", "KEYWORDS", "TYPE_TESTS", "Check", "Compiler",
+           "SchemaError", "close_objects", "closest", "compile_schema", "ecma_to_python", "join", "name_words", "show",
+           "subschemas", "suggest", "to_camel", "to_snake", "transform", "unsupported_keywords"]
 
 Check = Callable[[Any, str, Any, list], None]  # (value, parent path, key, problems)
 
 ANNOTATIONS = frozenset({
-    "description", "title", "default", "examples", "example", "$schema", "$id", "$comment",
-    "deprecated", "readOnly", "writeOnly", "$defs", "definitions", "optional",
+    "description", "title", "default", "examples", "$schema", "$id", "$comment",
+    "deprecated", "readOnly", "writeOnly", "$defs", "contentEncoding", "contentMediaType", "contentSchema",
+    # not 2020-12, but common and harmless: OpenAPI's example, BFCL's optional, draft 7's home for $defs
+    "example", "optional", "definitions",
 })
 KEYWORDS = frozenset({
     "type", "enum", "const", "properties", "required", "additionalProperties",
-    "patternProperties", "minProperties", "maxProperties", "items", "prefixItems",
+    "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired",
+    "dependentSchemas", "dependencies", "items", "prefixItems", "contains", "minContains", "maxContains",
     "minItems", "maxItems", "uniqueItems", "minimum", "maximum", "exclusiveMinimum",
     "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "pattern", "format",
-    "anyOf", "oneOf", "allOf", "not", "$ref",
+    "anyOf", "oneOf", "allOf", "not", "if", "then", "else", "$ref",
 })
-
-
+"""The keywords the compiled path enforces."""
+DELEGATED = frozenset({
+    "unevaluatedItems", "unevaluatedProperties", "$anchor", "$dynamicAnchor", "$dynamicRef", "$vocabulary",
+})
+"""Keywords that send their whole schema to the ``jsonschema`` package (they need annotations or URIs)."""
+DRAFT_2020_12 = frozenset({"https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#"})
 class SchemaError(ValueError):
     """The schema itself is broken (a developer's mistake, raised at registration)."""
+
+
+class _Delegate(Exception):
+    """Raised while compiling: this schema needs the jsonschema package (the keyword is the argument)."""
 
 
 def join(parent: str, key: Any) -> str:
@@ -90,15 +125,20 @@ TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
 
 
 # --- formats ---------------------------------------------------------------------
-_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
-_TIME = re.compile(r"^[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})\Z")
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+\Z")
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
-_IPV4 = re.compile(r"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\Z")
+# Each is RFC 3339 / RFC 5321 as the JSON Schema suite reads them, written out by hand: ASCII digits only,
+# nothing after the value (a trailing newline is no date), leap seconds only at 23:59:60 UTC.
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_TIME = re.compile(r"([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_IPV4 = re.compile(r"(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])")
+_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_LOCAL = re.compile(rf"{_ATOM}(?:\.{_ATOM})*|\"(?:[ !#-\[\]-~]|\\[ -~])*\"")  # dot-atom, or a quoted string
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_DOMAIN = re.compile(rf"{_LABEL}(?:\.{_LABEL})+")  # at least one dot: "bob@localhost" is a model's slip, not an address
 
 
 def _valid_date(s: str) -> bool:
-    if not _DATE.match(s):
+    if _DATE.fullmatch(s) is None:  # fromisoformat alone also takes "20261015" and "2026-W42-4"
         return False
     try:
         _dt.date.fromisoformat(s)
@@ -108,29 +148,49 @@ def _valid_date(s: str) -> bool:
 
 
 def _valid_time(s: str) -> bool:
-    if not _TIME.match(s):
+    m = _TIME.fullmatch(s)
+    if m is None:
         return False
-    try:
-        _dt.time.fromisoformat(s.replace("z", "Z").replace("Z", "+00:00"))
-    except ValueError:
+    hour, minute, second = int(m[1]), int(m[2]), int(m[3])
+    off_h, off_m = (int(m[5]), int(m[6])) if m[4] else (0, 0)
+    if hour > 23 or minute > 59 or second > 60 or off_h > 23 or off_m > 59:
         return False
+    if second == 60:  # a leap second is 23:59:60 in UTC, whatever the local offset
+        sign = 1 if m[4] == "+" else -1
+        utc = (hour * 60 + minute - sign * (off_h * 60 + off_m)) % (24 * 60)
+        return utc == 23 * 60 + 59
     return True
 
 
 def _valid_datetime(s: str) -> bool:
-    if len(s) < 11 or s[10] not in "Tt ":
+    return len(s) > 11 and s[10] in "Tt" and _valid_date(s[:10]) and _valid_time(s[11:])
+
+
+def _valid_email(s: str) -> bool:
+    local, at, domain = s.rpartition("@")
+    if not at or _LOCAL.fullmatch(local) is None:
         return False
-    return _valid_date(s[:10]) and _valid_time(s[11:])
+    if domain.startswith("[") and domain.endswith("]"):  # an address literal: [127.0.0.1] or [IPv6:::1]
+        literal = domain[1:-1]
+        if literal[:5].lower() == "ipv6:":
+            try:
+                return "%" not in literal and bool(ipaddress.IPv6Address(literal[5:]))
+            except ValueError:
+                return False
+        return _IPV4.fullmatch(literal) is not None
+    return _DOMAIN.fullmatch(domain) is not None and all(len(label) <= 63 for label in domain.split("."))
 
 
 FORMATS: dict[str, tuple[Callable[[str], bool], str]] = {
     "date": (_valid_date, "YYYY-MM-DD"),
     "date-time": (_valid_datetime, "YYYY-MM-DDThh:mm:ss+00:00"),
     "time": (_valid_time, "hh:mm:ss+00:00"),
-    "email": (lambda s: bool(_EMAIL.match(s)), "name@example.com"),
-    "uuid": (lambda s: bool(_UUID.match(s)), "8-4-4-4-12 hex digits"),
-    "ipv4": (lambda s: bool(_IPV4.match(s)), "a.b.c.d"),
+    "email": (_valid_email, "name@example.com"),
+    "uuid": (lambda s: _UUID.fullmatch(s) is not None, "8-4-4-4-12 hex digits"),
+    "ipv4": (lambda s: _IPV4.fullmatch(s) is not None, "a.b.c.d"),
 }
+"""The formats asserted (a value that breaks one is a ``bad_format`` problem); every other ``format`` is
+an annotation, as draft 2020-12 makes them all by default. ``lint`` warns about those (AL010)."""
 
 
 # --- suggestions for unknown fields and tools ------------------------------------------
@@ -328,6 +388,7 @@ class Compiler:
             return _never
         if not isinstance(schema, dict):
             raise SchemaError(f"a schema must be an object or a boolean, got {json_type(schema)}")
+        self._refuse_delegated(schema)
         desc = schema.get("description")
         checks: list[Check] = []
         if "$ref" in schema:
@@ -336,8 +397,8 @@ class Compiler:
         type_check = None
         if types is not None:
             type_check = _type_check(types, desc)
-        for c in (self._object(schema), self._array(schema), _number(schema),
-                  _string(schema), _enum(schema)):
+        for c in (self._object(schema), self._dependent(schema), self._property_names(schema), self._array(schema),
+                  self._contains(schema), _number(schema), _string(schema), _enum(schema)):
             if c is not None:
                 checks.append(c)
         for key in ("allOf", "anyOf", "oneOf"):
@@ -350,7 +411,23 @@ class Compiler:
                               else _any_of(compiled, subs, one=key == "oneOf"))
         if "not" in schema:
             checks.append(_not(self.compile(schema["not"])))
+        if "if" in schema:
+            checks.append(_if(self.compile(schema["if"]), self.compile(schema.get("then", True)),
+                              self.compile(schema.get("else", True))))
         return _sequence(type_check, checks)
+
+    def _refuse_delegated(self, schema: dict) -> None:
+        """Raise :class:`_Delegate` for what only the jsonschema package evaluates correctly."""
+        found = DELEGATED.intersection(schema)
+        if found:
+            raise _Delegate(min(found))
+        if "$id" in schema and schema is not self.root:  # a new base URI: refs below resolve against it
+            raise _Delegate("$id")
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and not (ref == "#" or ref.startswith("#/")):
+            raise _Delegate("$ref")  # an anchor, or another document
+        if schema is self.root and "$schema" in schema and schema["$schema"] not in DRAFT_2020_12:
+            raise _Delegate("$schema")
 
     # objects ----------------------------------------------------------------
     def _object(self, s: dict) -> Check | None:
@@ -403,7 +480,85 @@ class Compiler:
 
         return check_object
 
+    def _dependent(self, s: dict) -> Check | None:
+        """``dependentRequired``, ``dependentSchemas``, and ``dependencies`` (their older spelling)."""
+        needs: list[tuple[str, tuple[str, ...]]] = []
+        subs: list[tuple[str, Check]] = []
+        for kw in ("dependentRequired", "dependentSchemas", "dependencies"):
+            spec = s.get(kw)
+            if spec is None:
+                continue
+            if not isinstance(spec, dict):
+                raise SchemaError(f"{kw} must be an object")
+            for name, dep in spec.items():
+                if isinstance(dep, list) and kw != "dependentSchemas":
+                    needs.append((name, tuple(dep)))
+                elif kw != "dependentRequired":
+                    subs.append((name, self.compile(dep)))
+                else:
+                    raise SchemaError(f"dependentRequired.{name} must be a list of names")
+        if not needs and not subs:
+            return None
+        props = s.get("properties", {})
+        descs = {k: v.get("description") for k, v in props.items() if isinstance(v, dict)} if isinstance(props, dict) else {}
+
+        def check_dependent(v: Any, parent: str, key: Any, out: list) -> None:
+            if not isinstance(v, dict):
+                return
+            here = join(parent, key) if key is not None else parent
+            for name, wanted in needs:
+                if name in v:
+                    for w in wanted:
+                        if w not in v:
+                            out.append(Problem(join(here, w), "missing", description=descs.get(w)))
+            for name, sub in subs:
+                if name in v:
+                    sub(v, parent, key, out)
+        return check_dependent
+
+    def _property_names(self, s: dict) -> Check | None:
+        if "propertyNames" not in s:
+            return None
+        names = self.compile(s["propertyNames"])
+        if names is _ok:
+            return None
+
+        def check_names(v: Any, parent: str, key: Any, out: list) -> None:
+            if not isinstance(v, dict):
+                return
+            here = join(parent, key) if key is not None else parent
+            for k in v:
+                found: list[Problem] = []
+                names(k, "", None, found)
+                # the name itself broke the rule: say so at the field the model wrote
+                out.extend(replace(p, field=join(here, k)) for p in found)
+        return check_names
+
     # arrays -------------------------------------------------------------------
+    def _contains(self, s: dict) -> Check | None:
+        if "contains" not in s:
+            return None  # minContains and maxContains mean nothing without it
+        sub = self.compile(s["contains"])
+        least, most = s.get("minContains", 1), s.get("maxContains")
+        for kw, n in (("minContains", least), ("maxContains", most)):
+            if n is not None and (isinstance(n, bool) or not isinstance(n, (int, float)) or n < 0):
+                raise SchemaError(f"{kw} must be a non-negative integer")
+
+        def check_contains(v: Any, parent: str, key: Any, out: list) -> None:
+            if not isinstance(v, list):
+                return
+            here = join(parent, key) if key is not None else parent
+            count = 0
+            for i, x in enumerate(v):
+                found: list = []
+                sub(x, here, i, found)
+                count += not found
+            if count < least:  # plain "contains" too: its hint reads "at least 1 item of the required shape"
+                out.append(Problem(show(here), "out_of_range", got=v, limit=("minContains", least)))
+            if most is not None and count > most:
+                out.append(Problem(show(here), "out_of_range", got=v, limit=("maxContains", most)))
+        return check_contains
+
     def _array(self, s: dict) -> Check | None:
         keys = ("items", "prefixItems", "minItems", "maxItems", "uniqueItems")
         if not any(k in s for k in keys):
@@ -437,7 +592,7 @@ class Compiler:
     # references ---------------------------------------------------------------
     def _ref(self, ref: str) -> Check:
         if not isinstance(ref, str) or not ref.startswith("#"):
-            raise SchemaError(f"only local $ref ('#/...') is supported, got {ref!r}")
+            raise SchemaError(f"$ref must be a string, got {ref!r}")
         if ref in self._refs:
             return self._refs[ref]
         if ref in self._resolving:  # recursion: resolve at call time
@@ -450,16 +605,19 @@ class Compiler:
         self._refs[ref] = compiled
         return compiled
 
-    def _pointer(self, pointer: str) -> Any:
+    def _pointer(self, fragment: str) -> Any:
+        # A fragment is URI-encoded first ("%25" is "%"), then a JSON pointer ("~1" is "/", "~0" is "~");
+        # an empty token is a key named "" ("#/$defs//x"), not a token to skip.
+        pointer = unquote(fragment)
         node = self.root
-        for part in [p for p in pointer.split("/") if p != ""]:
+        for part in pointer.split("/")[1:]:
             part = part.replace("~1", "/").replace("~0", "~")
             if isinstance(node, dict) and part in node:
                 node = node[part]
             elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
                 node = node[int(part)]
             else:
-                raise SchemaError(f"$ref '#{pointer}' points nowhere")
+                raise SchemaError(f"$ref '#{fragment}' points nowhere")
         return node
 
 
@@ -564,14 +722,11 @@ def _multiple_of(v: float, m: float) -> bool:
     if isinstance(v, int) and isinstance(m, int):
         return v % m == 0
     q = v / m
-    if math.isinf(q):
-        return False
-    if q.is_integer():
+    if not math.isinf(q) and q.is_integer():
         return True
-    try:  # 0.0075 / 0.0001 is 74.99999999999999 in floats; decimals get it right
-        return Decimal(repr(v)) % Decimal(repr(m)) == 0
-    except InvalidOperation:
-        return False
+    # 0.0075 / 0.0001 is 74.99999999999999 in floats, and 1e308 / 0.5 overflows: the numbers as
+    # written, as exact fractions, get both right
+    return Fraction(repr(v)) % Fraction(repr(m)) == 0
 
 
 def _number(s: dict) -> Check | None:
@@ -626,40 +781,97 @@ def _string(s: dict) -> Check | None:
     return check_string
 
 
-_UNICODE_CLASSES = {"L": r"[^\W\d_]", "Letter": r"[^\W\d_]", "N": r"\d", "Nd": r"\d", "Number": r"\d"}  # Unicode on purpose
+# ECMA-262's classes are ASCII (\d \w \b) or a fixed list (\s), Python's are Unicode: spelt out as code point ranges
+_DIGIT_RANGES = ((0x30, 0x39),)
+_WORD_RANGES = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
+_SPACE_RANGES = ((0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A), (0x2028, 0x2029),
+                 (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000), (0xFEFF, 0xFEFF))
+_ESCAPE_RANGES = {"d": _DIGIT_RANGES, "w": _WORD_RANGES, "s": _SPACE_RANGES}
+_UNICODE_CLASSES = {"L": r"[^\W\d_]", "Letter": r"[^\W\d_]", "N": r"\d", "Nd": r"\d", "Number": r"\d",
+                    "digit": r"\d"}  # Unicode on purpose: \p{...} is how ECMA asks for it
+_ASCII_WORD = "[0-9A-Z_a-z]"
+_WORD_EDGE = f"(?:(?<={_ASCII_WORD})(?!{_ASCII_WORD})|(?<!{_ASCII_WORD})(?={_ASCII_WORD}))"
+_NOT_WORD_EDGE = f"(?:(?<={_ASCII_WORD})(?={_ASCII_WORD})|(?<!{_ASCII_WORD})(?!{_ASCII_WORD}))"
+_ECMA_ESCAPE = re.compile(r"\\(?:([pP])\{(\w+)\}|c([A-Za-z])|u\{([0-9A-Fa-f]{1,6})\}|k<(\w+)>|(.))", re.S)
+
+
+def _class_body(ranges: tuple[tuple[int, int], ...], negate: bool) -> str:
+    """The inside of a character class holding ``ranges`` (or every other code point)."""
+    if negate:
+        flipped, lo = [], 0
+        for a, b in ranges:
+            if a > lo:
+                flipped.append((lo, a - 1))
+            lo = b + 1
+        flipped.append((lo, 0x10FFFF))
+        ranges = tuple(flipped)
+    return "".join(_code(a) if a == b else f"{_code(a)}-{_code(b)}" for a, b in ranges)
+
+
+def _code(c: int) -> str:
+    return f"\\u{c:04x}" if c < 0x10000 else f"\\U{c:08x}"
 
 
 def ecma_to_python(pattern: str) -> str:
     """An ECMA-262 pattern (JSON Schema's dialect) as a Python one with the same meaning.
 
-    Python's ``\\d`` matches any Unicode digit ("２０２６") where ECMA's matches 0-9 only, and Python's
-    ``$`` also matches before a final newline ("E1234\\n"); both are translated, as is ``\\p{Letter}``."""
+    Python's ``\\d``, ``\\w`` and ``\\b`` are Unicode where ECMA's are ASCII ("２０２６" is no number), its
+    ``\\s`` is a different list, its ``.`` matches a carriage return and its ``$`` also matches before a
+    final newline ("E1234\\n"): each is spelt out. ``\\cX``, ``\\u{...}``, ``\\p{Letter}``, ``(?<name>...)``
+    and ``\\k<name>`` are translated; an unknown ``\\p{...}`` stays and fails to compile."""
     out: list[str] = []
     i, in_class = 0, False
     while i < len(pattern):
         ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern):
-            nxt = pattern[i + 1]
-            prop = re.match(r"\\p\{(\w+)\}", pattern[i:])
-            if prop:
-                out.append(_UNICODE_CLASSES.get(prop.group(1), prop.group(0)))
-                i += len(prop.group(0))
+        if ch == "\\":
+            m = _ECMA_ESCAPE.match(pattern, i)
+            if m is None:  # a lone backslash at the end: let re say so
+                out.append(ch)
+                i += 1
                 continue
-            if nxt == "d":
-                out.append("0-9" if in_class else "[0-9]")
-            elif nxt == "D" and not in_class:
-                out.append("[^0-9]")
+            prop, name, ctrl, code, group, other = m.groups()
+            i = m.end()
+            if prop and name in _UNICODE_CLASSES and not in_class:
+                cls = _UNICODE_CLASSES[name]
+                out.append(cls if prop == "p" else ("[" + cls[2:] if cls.startswith("[^") else cls.upper()))
+            elif ctrl:
+                out.append(f"\\x{ord(ctrl) % 32:02x}")
+            elif code:
+                out.append(f"\\U{int(code, 16):08x}")
+            elif group and not in_class:
+                out.append(f"(?P={group})")
+            elif other and other.lower() in _ESCAPE_RANGES:
+                body = _class_body(_ESCAPE_RANGES[other.lower()], negate=other.isupper())
+                out.append(body if in_class else f"[{body}]")
+            elif other == "b":
+                out.append("\\x08" if in_class else _WORD_EDGE)  # [\b] is a backspace in both dialects
+            elif other == "B" and not in_class:
+                out.append(_NOT_WORD_EDGE)
+            elif other == "/":
+                out.append("/")  # ECMA writes a slash escaped (from /.../ literals); Python needs no escape
             else:
-                out.append(ch + nxt)
+                out.append(m.group(0))
+            continue
+        if in_class:
+            if ch == "]":
+                in_class = False
+            out.append(ch)
+        elif ch == "[":
+            in_class = True
+            out.append(ch)
+            if pattern.startswith("^", i + 1):  # a negated class: "]" right after "[^" is literal in neither
+                out.append("^")
+                i += 1
+        elif ch == "$":
+            out.append(r"\Z")  # the end of the text, not "before a final newline"
+        elif ch == ".":
+            out.append("[^\\n\\r\\u2028\\u2029]")  # ECMA's dot stops at every line terminator, Python's at \n only
+        elif ch == "(" and pattern.startswith("?<", i + 1) and pattern[i + 3: i + 4] not in ("=", "!"):
+            out.append("(?P")  # a named group: (?<name>...) in ECMA, (?P<name>...) in Python
             i += 2
             continue
-        if ch == "[" and not in_class:
-            in_class = True
-        elif ch == "]" and in_class:
-            in_class = False
-        elif ch == "$" and not in_class:
-            ch = r"\Z"  # the end of the text, not "before a final newline"
-        out.append(ch)
+        else:
+            out.append(ch)
         i += 1
     return "".join(out)
 
@@ -703,6 +915,14 @@ def _any_of(subs: list[Check], raw: list, *, one: bool) -> Check:
     return check_any
 
 
+def _if(cond: Check, then: Check, otherwise: Check) -> Check:
+    def check_if(v, parent, key, out):
+        found: list = []
+        cond(v, parent, key, found)  # the condition's own problems are never shown: it only chooses
+        (otherwise if found else then)(v, parent, key, out)
+    return check_if
+
+
 def _not(sub: Check) -> Check:
     def check_not(v, parent, key, out):
         found: list = []
@@ -723,9 +943,18 @@ def _shape(s: Any) -> str:
     return "schema"
 
 
-def compile_schema(schema: Any) -> Callable[[Any], list[Problem]]:
-    """Compile ``schema`` once; the result maps a value to its list of problems."""
-    check = Compiler(schema).compile(schema)
+def compile_schema(schema: Any, *, resources: Mapping[str, Any] | None = None) -> Callable[[Any], list[Problem]]:
+    """Compile ``schema`` once; the result maps a value to its list of problems.
+
+    ``resources`` maps URIs to the documents a ``$ref`` may name (``{"https://example.com/money.json": {...}}``);
+    nothing else is ever looked up, and never over the network. Raises :class:`SchemaError` for a schema
+    that cannot be enforced.
+    """
+    try:
+        check = Compiler(schema).compile(schema)
+    except _Delegate:
+        from .schema_delegate import compile_delegated  # imports jsonschema: only for schemas that need it
+        return compile_delegated(schema, resources=resources or {})
 
     def validate(value: Any) -> list[Problem]:
         out: list[Problem] = []
@@ -735,9 +964,15 @@ def compile_schema(schema: Any) -> Callable[[Any], list[Problem]]:
     return validate
 
 
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
-_SCHEMA_ONE = ("items", "additionalProperties", "not")
+# Where subschemas sit (everything else holds values, not schemas). contentSchema is left out: it is never applied.
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
+_SCHEMA_ONE = ("items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else",
+               "unevaluatedItems", "unevaluatedProperties")
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+
+
+def _is_schema(v: Any) -> bool:
+    return isinstance(v, (dict, bool))
 
 
 def transform(schema: Any, node: Callable[[dict], dict]) -> Any:
@@ -749,7 +984,8 @@ def transform(schema: Any, node: Callable[[dict], dict]) -> Any:
     out = {}
     for k, v in schema.items():
         if k in _SCHEMA_MAPS and isinstance(v, dict):
-            out[k] = {name: transform(sub, node) for name, sub in v.items()}
+            # dependencies mixes lists of names with schemas: only the schemas are transformed
+            out[k] = {name: transform(sub, node) if _is_schema(sub) else sub for name, sub in v.items()}
         elif k in _SCHEMA_ONE or k in _SCHEMA_LISTS:
             out[k] = transform(v, node)
         else:
@@ -757,34 +993,93 @@ def transform(schema: Any, node: Callable[[dict], dict]) -> Any:
     return node(out)
 
 
+# Subschemas that add to the object around them rather than describe a whole value: closing one with
+# its own properties would refuse its parent's fields. Conditions (if, not, contains, propertyNames)
+# are left open too: closing them changes what they test, not what is accepted.
+_ADDS_TO_PARENT = ("allOf", "then", "else", "dependentSchemas", "dependencies")
+_CONDITIONS = ("if", "not", "contains", "propertyNames")
+
+
 def close_objects(schema: Any) -> Any:
     """A copy of ``schema`` where every object with ``properties`` rejects unknown fields.
 
     An unknown field from a model is almost always a misspelt known one
     (``orderId`` for ``order_id``); saying so beats silently dropping it.
-    An explicit ``additionalProperties`` is left alone.
+    An explicit ``additionalProperties`` or ``unevaluatedProperties`` is left alone.
+    An object whose ``allOf``, ``anyOf``/``oneOf`` beside its own properties, ``then``, ``else``,
+    ``dependentSchemas`` or ``$ref`` name further fields gets ``unevaluatedProperties: false``
+    (those fields count, unknown ones do not; such a schema is validated by jsonschema); the
+    subschemas themselves, and conditions (``if``, ``not``, ``contains``, ``propertyNames``), stay open.
     """
-    def close(node: dict) -> dict:
-        if "properties" in node and "additionalProperties" not in node and "patternProperties" not in node:
-            node["additionalProperties"] = False
-        return node
-    return transform(schema, close)
+    return _close(schema, may_close=True)
+
+
+def _close(schema: Any, *, may_close: bool) -> Any:
+    if isinstance(schema, list):
+        return [_close(s, may_close=may_close) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    own_fields = any(k in schema for k in ("properties", "patternProperties", "additionalProperties"))
+    out: dict[str, Any] = {}
+    for k, v in schema.items():
+        if k in _SCHEMA_MAPS and isinstance(v, dict):
+            open_ = k in _ADDS_TO_PARENT
+            out[k] = {n: _close(sub, may_close=not open_) if _is_schema(sub) else sub for n, sub in v.items()}
+        elif k in _SCHEMA_ONE or k in _SCHEMA_LISTS:
+            open_ = k in _ADDS_TO_PARENT or k in _CONDITIONS or (k in ("anyOf", "oneOf") and own_fields)
+            out[k] = _close(v, may_close=not open_)
+        else:
+            out[k] = v
+    if not may_close or "properties" not in out or any(
+            k in out for k in ("additionalProperties", "patternProperties", "unevaluatedProperties")):
+        return out
+    if "$ref" in out or "$dynamicRef" in out or _names_fields(out):
+        out["unevaluatedProperties"] = False  # sees the fields those subschemas name; additionalProperties would not
+    else:
+        out["additionalProperties"] = False
+    return out
+
+
+def _names_fields(schema: dict) -> bool:
+    """Whether a subschema that adds to ``schema`` names fields of its own."""
+    subs: list[Any] = []
+    for k in ("allOf", "anyOf", "oneOf"):
+        subs += schema.get(k, []) if isinstance(schema.get(k), list) else []
+    subs += [schema.get("then"), schema.get("else")]
+    for k in ("dependentSchemas", "dependencies"):
+        if isinstance(schema.get(k), dict):
+            subs += list(schema[k].values())
+    return any(isinstance(s, dict) and (any(k in s for k in ("properties", "patternProperties", "$ref"))
+                                        or _names_fields(s)) for s in subs)
+
+
+_KNOWN = KEYWORDS | ANNOTATIONS | DELEGATED
+
+
+def subschemas(schema: Any, path: str = "$") -> Iterator[tuple[str, dict]]:
+    """``(path, subschema)`` for ``schema`` and every object subschema in it, in every position 2020-12 has.
+
+    Paths read like the linter's locations: ``$.order.items`` for a property, ``$.anyOf[1]``,
+    ``$.$defs.node``, ``$.then``.
+    """
+    if not isinstance(schema, dict):
+        return
+    yield path, schema
+    for k, v in schema.items():
+        if k in _SCHEMA_MAPS and isinstance(v, dict):
+            for name, sub in v.items():
+                yield from subschemas(sub, f"{path}.{name}" if k == "properties" else f"{path}.{k}.{name}")
+        elif k in _SCHEMA_ONE:
+            yield from subschemas(v, f"{path}.{k}")
+        elif k in _SCHEMA_LISTS and isinstance(v, list):
+            for i, sub in enumerate(v):
+                yield from subschemas(sub, f"{path}.{k}[{i}]")
 
 
 def unsupported_keywords(schema: Any, path: str = "$") -> list[tuple[str, str]]:
-    """``(path, keyword)`` for every keyword that is neither enforced nor an annotation."""
-    found: list[tuple[str, str]] = []
-    if not isinstance(schema, dict):
-        return found
-    for k, v in schema.items():
-        if k not in KEYWORDS and k not in ANNOTATIONS:
-            found.append((path, k))
-        if k in ("properties", "patternProperties", "$defs", "definitions") and isinstance(v, dict):
-            for name, sub in v.items():
-                found += unsupported_keywords(sub, f"{path}.{name}")
-        elif k in ("items", "additionalProperties", "not") and isinstance(v, dict):
-            found += unsupported_keywords(v, f"{path}.{k}")
-        elif k in ("prefixItems", "anyOf", "oneOf", "allOf") and isinstance(v, list):
-            for i, sub in enumerate(v):
-                found += unsupported_keywords(sub, f"{path}.{k}[{i}]")
-    return found
+    """``(path, keyword)`` for every keyword that draft 2020-12 does not know, in every subschema.
+
+    Nothing enforces such a keyword (the draft says to ignore it), so the author who wrote it
+    probably expects something that will not happen. A misspelling (``maxLenght``) is the usual case.
+    """
+    return [(where, k) for where, node in subschemas(schema, path) for k in node if k not in _KNOWN]

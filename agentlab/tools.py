@@ -112,11 +112,19 @@ class Checked:
 
 
 class Registry:
-    """The tools an agent may call, each schema compiled once at registration."""
+    """The tools an agent may call, each schema compiled once at registration.
 
-    def __init__(self, tools: Iterable[Tool] = (), *, lang: Lang = "en", clean: bool = False):
+    Args:
+        resources: the documents a schema's ``$ref`` may name, by URI
+            (``{"https://example.com/money.json": {...}}``); nothing is ever fetched, so a
+            ``$ref`` to any other document is refused when its tool is added.
+    """
+
+    def __init__(self, tools: Iterable[Tool] = (), *, lang: Lang = "en", clean: bool = False,
+                 resources: Mapping[str, Any] | None = None):
         self.lang = check_lang(lang)
         self.clean = clean
+        self.resources = dict(resources or {})
         self._tools: dict[str, Tool] = {}
         self._validators: dict[str, Callable[[Any], list[Problem]]] = {}
         for tool in tools:
@@ -145,7 +153,7 @@ class Registry:
         """Register ``tool``; a broken schema raises :class:`~agentlab.schema.SchemaError` here."""
         if tool.name in self._tools:
             raise ValueError(f"tool {tool.name!r} is registered twice")
-        self._validators[tool.name] = compile_schema(dict(tool.parameters))
+        self._validators[tool.name] = compile_schema(dict(tool.parameters), resources=self.resources)
         self._tools[tool.name] = tool
         return tool
 
@@ -155,7 +163,7 @@ class Registry:
 
     def subset(self, names: Iterable[str]) -> Registry:
         """A registry of a few tools (for routing only the relevant ones to the model)."""
-        return Registry([self._tools[n] for n in names], lang=self.lang, clean=self.clean)
+        return Registry([self._tools[n] for n in names], lang=self.lang, clean=self.clean, resources=self.resources)
 
     @classmethod
     def from_specs(cls, specs: Iterable[Mapping], *, close: bool = True, legacy_types: bool = False,

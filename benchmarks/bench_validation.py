@@ -1,11 +1,18 @@
-"""How much does full JSON Schema validation cost per call? (issue: foundation)
+"""How much does full JSON Schema validation cost per call? (issue: foundation; issue 15)
 
-Compares, on the refund desk's ``create_refund`` arguments, in one run:
-  * a minimal hand-written validator (required, type and enum only, as in docs/sources.md#article-000-the-refund-desk)
-  * agentlab's compiled validator (all of JSON Schema we support), happy path
-  * agentlab's error path, collecting the complete problem list
-  * agentlab's whole boundary check (parse the raw string + validate)
-  * jsonschema.validate (re-checks the schema on every call) and a pre-built jsonschema validator
+One run reports, in microseconds per call (min of repeats):
+
+1. On the refund desk's ``create_refund`` arguments, as before: a minimal hand-written validator
+   (required, type and enum only, as in docs/sources.md#article-000-the-refund-desk), agentlab's
+   compiled validator (happy path, and the error path with the complete problem list), the whole
+   boundary check (parse the raw string + validate), and ``jsonschema.validate``.
+2. On common tool schemas (``create_refund`` and four of the expense desk's tools), agentlab's
+   compiled path as a ratio to ``fastjsonschema`` (generated code; stops at the first error) and to
+   jsonschema's pre-built validator collecting every error (``list(iter_errors(x))``, the same
+   complete list agentlab returns), happy path and error path.
+3. The delegated path (``create_refund`` closed with ``unevaluatedProperties: false``, which goes
+   to jsonschema) against jsonschema's own pre-built validator on the same schema: the cost of
+   mapping its errors to agentlab's problems.
 
 Run: python run.py bench   (or: python benchmarks/bench_validation.py)
 """
@@ -22,10 +29,22 @@ sys.path.insert(0, str(ROOT))
 from agentlab import Registry, compile_schema  # noqa: E402
 
 REG = Registry.from_json(ROOT / "data" / "aftersales_tools.json")
+EXPENSE = Registry.from_json(ROOT / "data" / "expense_tools.json")
 SCHEMA = dict(REG["create_refund"].parameters)
 GOOD = {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
 BAD = {"orderId": "A1001", "amount": "199元", "reason": "changed_mind", "remark": "x" * 300}
 GOOD_RAW = json.dumps(GOOD)
+
+# (registry, tool, a call that passes, a call with several mistakes a model makes)
+CASES = [
+    (REG, "create_refund", GOOD, BAD),
+    (EXPENSE, "book_expense_record", {"date": "2026-10-15", "item": "taxi", "amount": 45, "category": "transport"},
+     {"date": "2026-10-32", "item": "", "amount": "45元", "category": "taxi", "note": "x"}),
+    (EXPENSE, "list_expense_records", {"month": "2026-10", "category": "food"}, {"month": "2026-13", "categroy": "food"}),
+    (EXPENSE, "get_expense_record", {"record_id": "E0012"}, {"recordId": "E12"}),
+    (EXPENSE, "set_budget", {"category": "food", "month": "2026-10", "amount": 1500},
+     {"category": "meals", "month": "10/2026", "amount": -5}),
+]
 
 _PY = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict, "array": list}
 
@@ -42,7 +61,7 @@ def handwritten(args, schema=SCHEMA):
             problems.append({"field": name, "reason": "unknown_field"})
             continue
         want = spec.get("type")
-        if want and (isinstance(value, bool) and want != "boolean" or not isinstance(value, _PY[want])):
+        if want and ((isinstance(value, bool) and want != "boolean") or not isinstance(value, _PY[want])):
             problems.append({"field": name, "reason": "wrong_type"})
         elif "enum" in spec and value not in spec["enum"]:
             problems.append({"field": name, "reason": "not_in_enum"})
@@ -53,25 +72,35 @@ def per_call_us(fn, number=20000, repeat=7):
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
 
 
-def main() -> None:
+def first_error(fast):
+    """fastjsonschema raises at the first error: catching it is its error path."""
+    import fastjsonschema
+
+    def run(x):
+        try:
+            fast(x)
+        except fastjsonschema.JsonSchemaException:
+            return 1
+        return 0
+    return run
+
+
+def refund_rows() -> None:
     import jsonschema
 
     validate = compile_schema(SCHEMA)
-    prebuilt = jsonschema.Draft202012Validator(SCHEMA)
     assert handwritten(GOOD) == [] and validate(GOOD) == [] and REG.check("create_refund", GOOD_RAW).ok
     assert len(validate(BAD)) == 5
-
     rows = {
         "hand-written (required/type/enum)": per_call_us(lambda: handwritten(GOOD)),
         "agentlab compiled, happy path": per_call_us(lambda: validate(GOOD)),
         "agentlab compiled, error path (5 problems)": per_call_us(lambda: validate(BAD)),
         "agentlab check(): parse + validate raw string": per_call_us(lambda: REG.check("create_refund", GOOD_RAW)),
         "json.loads + hand-written": per_call_us(lambda: handwritten(json.loads(GOOD_RAW))),
-        "jsonschema, pre-built validator": per_call_us(lambda: list(prebuilt.iter_errors(GOOD)), number=2000),
         "jsonschema.validate (schema re-checked)": per_call_us(lambda: jsonschema.validate(GOOD, SCHEMA), number=200, repeat=5),
     }
     base = rows["hand-written (required/type/enum)"]
-    print("validation cost per call, create_refund (min of repeats)")
+    print("1. validation cost per call, create_refund (min of repeats)")
     for name, us in rows.items():
         print(f"  {name:48s} {us:9.2f} us   {us / base:7.2f}x hand-written")
     happy = rows["agentlab compiled, happy path"]
@@ -80,6 +109,52 @@ def main() -> None:
     err = rows["agentlab compiled, error path (5 problems)"]
     print(f"  target: error path under 50 us -> {err:.1f} us ({'met' if err < 50 else 'MISSED'})")
     print(f"  jsonschema.validate / agentlab happy path: {rows['jsonschema.validate (schema re-checked)'] / happy:.0f}x")
+
+
+def compiled_vs_others() -> None:
+    import fastjsonschema
+    import jsonschema
+
+    print("\n2. agentlab compiled vs fastjsonschema and jsonschema's pre-built validator (all errors), us per call")
+    print(f"  {'tool':22s} {'path':6s} {'agentlab':>9s} {'fastjs':>9s} {'jsonschema':>10s} {'x fastjs':>9s} {'jsonschema/x':>12s}")
+    ratios_fast, ratios_js = [], []
+    for reg, name, good, bad in CASES:
+        schema = dict(reg[name].parameters)
+        ours = compile_schema(schema)
+        fast = first_error(fastjsonschema.compile(schema))
+        prebuilt = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+        assert ours(good) == [] and fast(good) == 0 and prebuilt.is_valid(good), name
+        assert ours(bad) and fast(bad) == 1 and not prebuilt.is_valid(bad), name
+        for path, x in (("happy", good), ("error", bad)):
+            a = per_call_us(lambda x=x, ours=ours: ours(x), number=5000, repeat=5)
+            f = per_call_us(lambda x=x, fast=fast: fast(x), number=5000, repeat=5)
+            j = per_call_us(lambda x=x, v=prebuilt: list(v.iter_errors(x)), number=1000, repeat=5)
+            ratios_fast.append(a / f)
+            ratios_js.append(j / a)
+            print(f"  {name:22s} {path:6s} {a:9.2f} {f:9.2f} {j:10.2f} {a / f:8.2f}x {j / a:11.1f}x")
+    print(f"  agentlab / fastjsonschema: {min(ratios_fast):.2f}x to {max(ratios_fast):.2f}x "
+          f"(fastjsonschema stops at the first error; agentlab lists them all)")
+    print(f"  jsonschema iter_errors / agentlab: {min(ratios_js):.1f}x to {max(ratios_js):.1f}x")
+
+
+def delegated_vs_jsonschema() -> None:
+    import jsonschema
+
+    schema = {k: v for k, v in SCHEMA.items() if k != "additionalProperties"} | {"unevaluatedProperties": False}
+    ours = compile_schema(schema)
+    prebuilt = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+    assert ours(GOOD) == [] and {p.field for p in ours(BAD)} >= {"order_id", "orderId", "remark"}
+    print("\n3. the delegated path (create_refund with unevaluatedProperties: false), us per call")
+    for path, x in (("happy", GOOD), ("error", BAD)):
+        a = per_call_us(lambda x=x: ours(x), number=1000, repeat=5)
+        j = per_call_us(lambda x=x: list(prebuilt.iter_errors(x)), number=1000, repeat=5)
+        print(f"  {path:6s} agentlab delegated {a:8.2f}   jsonschema iter_errors {j:8.2f}   ratio {a / j:.2f}x")
+
+
+def main() -> None:
+    refund_rows()
+    compiled_vs_others()
+    delegated_vs_jsonschema()
 
 
 if __name__ == "__main__":

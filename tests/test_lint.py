@@ -1,13 +1,14 @@
 
-from agentlab import Registry, lint
 from conftest import ROOT
+
+from agentlab import Registry, lint
 
 BAD = [
     {"name": "get_order_and_refund", "description": "get order and refund", "parameters": {"type": "object", "properties": {
         "orderId": {"type": "string", "description": "Order ID"},
         "amount": {"type": "number", "description": "Refund amount"},
         "reason": {"type": "string", "description": "Refund reason, one of user_cancel, out_of_stock or price_error"},
-        "when": {"type": "string", "dependentRequired": {}}},
+        "when": {"type": "string", "maxLenght": 10}},
         "required": ["orderId", "amount"]}},
     {"name": "get_order", "description": "", "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}},
                                                            "required": ["order_id"]}},
@@ -63,3 +64,16 @@ def test_examples_advice_fits_the_field_type():
                                               "items": {"type": "object"}}}}}])
     (f,) = [f for f in lint(reg) if f.rule == "AL007"]
     assert "A1001" not in f.suggestion and "examples" in f.suggestion
+
+
+def test_a_format_that_is_not_checked_is_flagged_in_both_languages():
+    tool = {"name": "notify", "description": "Send a note to a customer when an order ships.", "parameters": {
+        "type": "object", "properties": {
+            "site": {"type": "string", "format": "uri", "description": "Shop address, like https://a.example"},
+            "when": {"type": "string", "format": "date-time", "description": "When it ships, like 2026-01-02T10:00:00Z"},
+            "to": {"type": "array", "items": {"type": "string", "format": "hostname"}}}}}
+    en = [f for f in lint([tool]) if f.rule == "AL010"]
+    assert [f.location for f in en] == ["notify.site", "notify.to.items"]
+    assert "'uri' is not checked" in en[0].message and "date-time" in en[0].suggestion
+    zh = [f for f in lint([tool], lang="zh") if f.rule == "AL010"]
+    assert len(zh) == 2 and "不会被校验" in zh[0].message

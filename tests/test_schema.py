@@ -1,9 +1,9 @@
 import json
 
 import pytest
-
-from agentlab.schema import SchemaError, compile_schema, suggest
 from conftest import DATASETS, need
+
+from agentlab.schema import SchemaError, close_objects, compile_schema, suggest, transform, unsupported_keywords
 
 SUITE = DATASETS / "json-schema-test-suite" / "draft2020-12"
 
@@ -119,3 +119,129 @@ def test_broken_schema_is_a_developer_error():
 ])
 def test_did_you_mean(name, allowed, expected):
     assert suggest(name, allowed) == expected
+
+
+# --- the keywords the compiled path gained, and what goes to jsonschema -----------------------
+@pytest.mark.parametrize("schema,value,expected", [
+    ({"dependentRequired": {"method": ["card_number"]}}, {"method": "card"}, {("card_number", "missing")}),
+    ({"dependentSchemas": {"a": {"required": ["b"]}}}, {"a": 1}, {("b", "missing")}),
+    ({"dependencies": {"a": ["b"]}}, {"a": 1}, {("b", "missing")}),
+    ({"if": {"type": "integer"}, "then": {"minimum": 1}, "else": {"type": "string"}}, 0, {("$", "out_of_range")}),
+    ({"if": {"type": "integer"}, "then": {"minimum": 1}, "else": {"type": "string"}}, None, {("$", "wrong_type")}),
+    ({"contains": {"type": "integer"}}, ["a"], {("$", "out_of_range")}),
+    ({"contains": {"type": "integer"}, "minContains": 2}, ["a", 1], {("$", "out_of_range")}),
+    ({"contains": {"type": "integer"}, "maxContains": 1}, [1, 2], {("$", "out_of_range")}),
+    ({"properties": {"tags": {"propertyNames": {"maxLength": 3}}}}, {"tags": {"long": 1, "ok": 2}},
+     {("tags.long", "out_of_range")}),
+    ({"propertyNames": {"enum": ["a"]}}, {"b": 1}, {("b", "not_in_enum")}),
+    ({"$defs": {"a/b": {"type": "string"}, "t~": {"type": "integer"}, "p%": {"type": "null"}},
+      "properties": {"x": {"$ref": "#/$defs/a~1b"}, "y": {"$ref": "#/$defs/t~0"}, "z": {"$ref": "#/$defs/p%25"}}},
+     {"x": 1, "y": "s", "z": 0}, {("x", "wrong_type"), ("y", "wrong_type"), ("z", "wrong_type")}),
+])
+def test_new_compiled_keywords(schema, value, expected):
+    assert reasons(compile_schema(schema)(value)) == expected
+
+
+@pytest.mark.parametrize("schema", [{"format": "uuid"}, {"format": "date"}, {"format": "email"},
+                                    {"format": "ipv4"}, {"format": "time"}, {"pattern": "^[0-9a-f-]+$"},
+                                    {"pattern": "^[0-9a-f-]+$", "unevaluatedProperties": False}])
+def test_no_format_or_pattern_matches_across_a_trailing_newline(schema):
+    good = {"format": {"uuid": "123e4567-e89b-12d3-a456-426614174000", "date": "2026-02-28", "email": "a@b.co",
+                       "ipv4": "10.0.0.1", "time": "10:00:00Z"}.get(schema.get("format"), "")}["format"] \
+        or "123e4567-e89b-12d3-a456-426614174000"
+    v = compile_schema(schema)
+    assert v(good) == [] and [p.reason for p in v(good + "\n")] == ["bad_format"]
+
+
+def test_patterns_are_ecma_in_both_paths():
+    for extra in ({}, {"unevaluatedProperties": False}):
+        v = compile_schema({"properties": {"n": {"pattern": r"^\d+$"}, "w": {"pattern": r"^\w+$"}}, **extra})
+        assert v({"n": "2026", "w": "cafe"}) == []
+        assert reasons(v({"n": "２０２６", "w": "café"})) == {("n", "bad_format"), ("w", "bad_format")}
+        assert next(p for p in v({"n": "x"}) if p.field == "n").expected == r"pattern ^\d+$"  # as written
+
+
+def test_delegated_schemas_give_the_same_problems():
+    schema = dict(REFUND, unevaluatedProperties=False)
+    del schema["additionalProperties"]
+    found = compile_schema(schema)({"orderId": "A1001", "amount": True, "reason": "changed mind", "date": "2026-02-30",
+                                    "items": [{"sku": "x", "qty": 0}, {"SKU": "ab"}, {"sku": 5}, {"sku": "cd"}]})
+    assert reasons(found) == reasons(compile_schema(REFUND)({
+        "orderId": "A1001", "amount": True, "reason": "changed mind", "date": "2026-02-30",
+        "items": [{"sku": "x", "qty": 0}, {"SKU": "ab"}, {"sku": 5}, {"sku": "cd"}]}))
+    assert next(p for p in found if p.field == "orderId").suggestion == "order_id"
+
+
+def test_what_cannot_be_enforced_is_refused():
+    with pytest.raises(SchemaError, match="resources="):
+        compile_schema({"$ref": "https://example.com/nowhere.json"})
+    with pytest.raises(SchemaError, match="unknown \\$schema"):
+        compile_schema({"$schema": "https://example.com/my-dialect", "type": "string"})
+    meta = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://example.com/meta",
+            "$vocabulary": {"https://json-schema.org/draft/2020-12/vocab/core": True, "https://example.com/vocab/money": True}}
+    with pytest.raises(SchemaError, match="vocab/money"):
+        compile_schema({"$schema": "https://example.com/meta", "type": "string"}, resources={"https://example.com/meta": meta})
+    with pytest.raises(SchemaError, match="points nowhere"):
+        compile_schema({"$ref": "#nothing-here"})
+    with pytest.raises(SchemaError):
+        compile_schema({"type": 5, "unevaluatedProperties": False})  # malformed, on the delegated path too
+
+
+def test_another_draft_is_enforced_as_that_draft():
+    draft7 = {"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "integer"}], "additionalItems": False}
+    v = compile_schema(draft7)
+    assert v([1]) == [] and v([1, 2]) != [] and v(["a"]) != []
+
+
+def test_jsonschema_is_imported_only_for_a_schema_that_needs_it():
+    import subprocess
+    import sys
+    code = ("import sys, agentlab; from agentlab import compile_schema; compile_schema({'type': 'object', "
+            "'if': {'required': ['a']}, 'then': {'required': ['b']}})({}); print('jsonschema' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
+def test_unsupported_keywords_are_only_the_unknown_ones_in_every_position():
+    schema = {"type": "object", "maxLenght": 3, "unevaluatedProperties": False, "$anchor": "x",
+              "properties": {"a": {"dependentRequired": {}, "colour": 1}},
+              "$defs": {"d": {"minimun": 1}}, "if": {"requird": []}, "then": {"x-flag": True},
+              "contains": {"multipleof": 2}, "propertyNames": {"patern": "a"}, "dependentSchemas": {"a": {"foo": 1}},
+              "anyOf": [{"bar": 1}], "unevaluatedItems": {"baz": 1}}
+    assert set(unsupported_keywords(schema)) == {
+        ("$", "maxLenght"), ("$.a", "colour"), ("$.$defs.d", "minimun"), ("$.if", "requird"), ("$.then", "x-flag"),
+        ("$.contains", "multipleof"), ("$.propertyNames", "patern"), ("$.dependentSchemas.a", "foo"),
+        ("$.anyOf[0]", "bar"), ("$.unevaluatedItems", "baz")}
+
+
+def test_transform_reaches_the_new_positions():
+    schema = {"if": {"type": "dict"}, "then": {"type": "dict"}, "else": {"type": "dict"}, "contains": {"type": "dict"},
+              "dependentSchemas": {"a": {"type": "dict"}}, "propertyNames": {"type": "dict"},
+              "unevaluatedProperties": {"type": "dict"}, "dependencies": {"a": ["b"], "c": {"type": "dict"}}}
+    seen = []
+    transform(schema, lambda node: seen.append(node.get("type")) or node)
+    assert seen.count("dict") == 8
+
+
+def test_close_objects_keeps_conditions_and_compositions_working():
+    closed = close_objects(PAY_LIKE)
+    assert "additionalProperties" not in closed["if"] and "additionalProperties" not in closed["then"]
+    v = compile_schema(closed)
+    assert v({"method": "card", "card_number": "4111"}) == [] and reasons(v({"method": "card"})) == {("card_number", "missing")}
+    assert reasons(v({"method": "cash", "cvv": 1})) == {("cvv", "unknown_field")}
+    # fields named by then-branches count as known: unevaluatedProperties, never additionalProperties
+    nested = close_objects({"properties": {"kind": {"enum": ["a", "b"]}}, "if": {"properties": {"kind": {"const": "a"}}},
+                            "then": {"properties": {"a_only": {"type": "integer"}}}})
+    assert nested["unevaluatedProperties"] is False and "additionalProperties" not in nested
+    v = compile_schema(nested)
+    assert v({"kind": "a", "a_only": 1}) == [] and reasons(v({"kind": "b", "a_only": 1})) == {("a_only", "unknown_field")}
+    # an object that already says what to do with unevaluated fields is left as it is
+    own = {"properties": {"a": {}}, "allOf": [{"properties": {"b": {}}}], "unevaluatedProperties": {"type": "string"}}
+    assert close_objects(own) == own
+    # alternatives with no fields of their own are whole shapes: each is closed
+    alt = close_objects({"anyOf": [{"type": "object", "properties": {"a": {}}}, {"type": "null"}]})
+    assert alt["anyOf"][0]["additionalProperties"] is False
+
+
+PAY_LIKE = {"type": "object", "properties": {"method": {"enum": ["card", "cash"]}, "card_number": {"type": "string"}},
+            "required": ["method"], "if": {"properties": {"method": {"const": "card"}}},
+            "then": {"required": ["card_number"]}}

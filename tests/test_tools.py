@@ -1,10 +1,10 @@
 import json
 
 import pytest
+from conftest import ROOT
 
 from agentlab import Registry, Tool, rule
 from agentlab.schema import SchemaError
-from conftest import ROOT
 
 TOOLS_FILE = ROOT / "data" / "aftersales_tools.json"
 
@@ -81,3 +81,48 @@ def test_registration_errors_are_loud():
 def test_no_leak_in_rendered_errors(reg):
     text = reg.check("get_order", '{"order_id": "postgres://u:p@db.internal/x"}').render()
     assert "db.internal" not in text
+
+
+# --- keywords that registered before and were then ignored (issue 15) -------------------------
+PAY = {"type": "object", "properties": {
+    "method": {"type": "string", "enum": ["card", "cash"]},
+    "card_number": {"type": "string", "description": "The card's 16 digits, like 4111111111111111"}},
+    "required": ["method"],
+    "if": {"properties": {"method": {"const": "card"}}, "required": ["method"]},
+    "then": {"required": ["card_number"]}}
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_a_conditional_requirement_reaches_the_model_as_missing(closed):
+    reg = Registry.from_specs([{"name": "pay", "description": "Take a payment.", "parameters": PAY}], close=closed)
+    err = json.loads(reg.check("pay", '{"method": "card"}').render())["error"]
+    assert err["code"] == "INVALID_ARGS"
+    assert [(p["field"], p["reason"]) for p in err["problems"]] == [("card_number", "missing")]
+    assert reg.check("pay", '{"method": "cash"}').ok
+    assert reg.check("pay", '{"method": "card", "card_number": "4111111111111111"}').ok
+    if closed:  # closing must not break the condition: the if-subschema stays open
+        assert reg.check("pay", '{"method": "cash", "note": 1}').error.problems[0].reason == "unknown_field"
+
+
+def test_a_ref_to_a_document_nobody_supplied_is_refused_at_registration():
+    schema = {"type": "object", "properties": {"price": {"$ref": "https://example.com/money.json"}}}
+    with pytest.raises(SchemaError, match="resources="):
+        Registry([Tool("price", "Set a price.", schema)])
+    money = {"$id": "https://example.com/money.json", "type": "number", "minimum": 0}
+    reg = Registry([Tool("price", "Set a price.", schema)], resources={"https://example.com/money.json": money})
+    assert reg.check("price", '{"price": 3}').ok
+    assert reg.check("price", '{"price": -3}').error.problems[0].field == "price"
+    assert reg.subset(["price"]).check("price", '{"price": -3}').error.problems[0].reason == "out_of_range"
+
+
+def test_id_and_anchor_work_through_the_registry():
+    schema = {"$id": "https://example.com/order.json", "type": "object",
+              "properties": {"items": {"type": "array", "items": {"$ref": "#line"}}}, "required": ["items"],
+              "$defs": {"line": {"$anchor": "line", "type": "object", "properties": {"sku": {"type": "string"}},
+                                 "required": ["sku"], "unevaluatedProperties": False}}}
+    reg = Registry([Tool("order", "Place an order.", schema)])
+    assert reg.check("order", '{"items": [{"sku": "S1"}]}').ok
+    problems = reg.check("order", '{"items": [{"sku": 5}, {"SKU": "S2"}]}').error.problems
+    assert {(p.field, p.reason) for p in problems} == {
+        ("items[0].sku", "wrong_type"), ("items[1].sku", "missing"), ("items[1].SKU", "unknown_field")}
+    assert next(p for p in problems if p.reason == "unknown_field").suggestion == "sku"
