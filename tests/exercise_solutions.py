@@ -34,4 +34,6 @@ my_schema = {
     "15_skill_site": 'my_answer = "Idempotent-Replayed"',
     "16_replicas_and_mcp": 'my_answer = "_meta"',
     "17_probe_your_tools": 'my_answer = "not_caught"',
+    # the kind depends on the recording: read it off the kinds table, as a learner would
+    "18_prevention_or_repair": 'my_answer = max(bfcl.KINDS, key=lambda kind: k["single"][kind] - k["reask"][kind])',
 }

@@ -208,3 +208,34 @@ def test_a_lone_surrogate_end_to_end_through_the_client_and_the_server_is_a_read
     codes = [(e.error_code, json.loads(e.model_visible)["error"]["problems"][0]["reason"]) for e in run.tool_events]
     assert codes == [("INVALID_ARGS", "broken_text")] * 2 and desk.tickets == []
     assert run.status.startswith("done")
+
+
+def test_strict_asks_for_constrained_arguments_and_takes_out_the_nulls_it_forces():
+    from types import SimpleNamespace
+
+    from agentlab.models.openai_model import strict_spec
+    spec = {"type": "function", "function": {"name": "refund", "description": "Refund.", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string"}, "note": {"type": "string"},
+                                         "item": {"type": "object", "properties": {"sku": {"type": "string"}}}},
+        "required": ["order_id"]}}}
+    strict = strict_spec(spec)["function"]
+    params = strict["parameters"]
+    assert strict["strict"] is True and params["additionalProperties"] is False
+    assert params["required"] == ["order_id", "note", "item"]
+    assert params["properties"]["note"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    inner = params["properties"]["item"]["anyOf"][0]
+    assert inner["additionalProperties"] is False and inner["required"] == ["sku"]
+    sent = []
+
+    def create(**kw):
+        sent.append(kw)
+        return {"choices": [{"message": {"content": None, "tool_calls": [
+            {"id": "c1", "function": {"name": "refund", "arguments": '{"order_id": "A1", "note": null, "item": null}'}}]}}]}
+
+    client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
+    model = OpenAIModel("m", client=client, strict=True)
+    reply = model.complete([{"role": "user", "content": "refund A1"}], [spec])
+    assert sent[0]["tools"][0]["function"]["strict"] is True
+    assert json.loads(reply.tool_calls[0].arguments) == {"order_id": "A1"}  # optional nulls taken out
+    plain = OpenAIModel("m", client=client).complete([{"role": "user", "content": "x"}], [spec])
+    assert "strict" not in sent[1]["tools"][0]["function"] and '"note": null' in plain.tool_calls[0].arguments

@@ -41,8 +41,9 @@ from ..models.interface import Model, ModelError, Reply
 from ..resources import datasets_dir
 from ..tools import Registry, Tool, from_legacy_types
 
-__all__ = ["CATEGORIES", "MODES", "PUBLISHED", "Attempt", "Question", "bfcl_dir", "figures", "grade", "load",
-           "replay", "run_question", "sample", "tools_for"]
+__all__ = ["CATEGORIES", "CONTRACT_KINDS", "KINDS", "MODES", "PUBLISHED", "Attempt", "Question", "bfcl_dir",
+           "cassette_path", "failure_kind", "figures", "grade", "kinds", "load", "questions", "replay", "run_question",
+           "sample", "tools_for"]
 
 Mode = Literal["single", "reask", "constrained"]
 CATEGORIES = ("simple_python", "multiple", "parallel", "irrelevance")
@@ -232,6 +233,54 @@ class Attempt:
     valid_first: bool  # did the first reply's calls all pass the registry's checks (or was it words)?
     error: str | None = None  # the model API failed (e.g. the server could not parse the reply)
     problems: tuple[str, ...] = field(default=())  # error codes the guard answered with
+    kind: str | None = None  # what is wrong with the graded calls (:data:`KINDS`); None when right
+
+
+# What can be wrong with a reply, first match wins. The first six break the tool's contract: a grammar
+# made from the contract should prevent them, and the guard sees them. The other five keep the contract
+# and miss the question: no grammar and no guard can see them.
+KINDS = {
+    "bad_json": ("the arguments are not JSON", "参数不是合法 JSON"),
+    "unknown_tool": ("a function the question does not offer", "调用了不存在的函数"),
+    "unknown_field": ("an argument the function does not have", "函数没有的参数"),
+    "wrong_type": ("an argument of the wrong type", "参数类型不对"),
+    "missing_required": ("a required argument left out", "漏了必填参数"),
+    "out_of_bounds": ("a value outside the enum, range or format", "取值超出枚举、范围或格式"),
+    "wrong_function": ("a real function, but not the right one", "函数存在，但选错了"),
+    "wrong_value": ("the right function with a wrong value", "函数对，取值错"),
+    "wrong_count": ("too few or too many calls", "调用次数不对"),
+    "no_call": ("words where a call was needed", "该调用时只回了文字"),
+    "unwanted_call": ("a call where none fits", "不该调用时调用了"),
+}
+CONTRACT_KINDS = ("bad_json", "unknown_tool", "unknown_field", "wrong_type", "missing_required", "out_of_bounds")
+_REASON_KIND = {"unknown_field": "unknown_field", "wrong_type": "wrong_type", "missing": "missing_required"}
+
+
+def failure_kind(q: Question, reply: Reply, reg: Registry, why: str | None) -> str | None:
+    """Which of :data:`KINDS` a graded reply falls in (None when it is right)."""
+    if why is None:
+        return None
+    if q.category == "irrelevance":
+        return "unwanted_call"
+    if not reply.tool_calls:
+        return "no_call"
+    for c in reply.tool_calls:
+        checked = reg.check(c.name, c.arguments)
+        if checked.ok or checked.error is None:
+            continue
+        if checked.error.code == "BAD_JSON":
+            return "bad_json"
+        if checked.error.code == "UNKNOWN_TOOL":
+            return "unknown_tool"
+        reasons = [p.reason for p in checked.error.problems]
+        for r in ("unknown_field", "wrong_type", "missing"):
+            if r in reasons:
+                return _REASON_KIND[r]
+        return "out_of_bounds"
+    if len(reply.tool_calls) != len(q.answers):
+        return "wrong_count"
+    wanted = sorted(_api_name(name) for answer in q.answers for name in answer)
+    return "wrong_function" if sorted(c.name for c in reply.tool_calls) != wanted else "wrong_value"
 
 
 def _decode(reply: Reply, names: Mapping[str, str]) -> tuple[tuple[str, Any], ...]:
@@ -280,11 +329,13 @@ def run_question(q: Question, mode: Mode, model: Model) -> Attempt:
         try:
             reply = model.complete([dict(m) for m in q.messages], specs)
         except ModelError as exc:
-            return Attempt(q.id, q.category, mode, q.category == "irrelevance", None if q.category == "irrelevance"
-                           else "no call", (), 1, False, exc.code)
+            right = q.category == "irrelevance"  # BFCL: an undecodable reply is not a call
+            return Attempt(q.id, q.category, mode, right, None if right else "no call", (), 1, False, exc.code,
+                           kind=None if right else "no_call")
         calls = _decode(reply, names)
         why = grade(q, calls)
-        return Attempt(q.id, q.category, mode, why is None, why, calls, 1, _all_valid(reg, reply))
+        return Attempt(q.id, q.category, mode, why is None, why, calls, 1, _all_valid(reg, reply),
+                       kind=failure_kind(q, reply, reg, why))
     wrapped = _GradeWhenValid(model, reg)
     *history, last = [dict(m) for m in q.messages]
     system = history.pop(0)["content"] if history and history[0].get("role") == "system" else ""
@@ -297,10 +348,21 @@ def run_question(q: Question, mode: Mode, model: Model) -> Attempt:
     calls = _decode(final, names)
     why = grade(q, calls)
     first_ok = bool(replies) and _all_valid(reg, replies[0])
-    return Attempt(q.id, q.category, mode, why is None, why, calls, len(replies), first_ok, error, problems)
+    return Attempt(q.id, q.category, mode, why is None, why, calls, len(replies), first_ok, error, problems,
+                   failure_kind(q, final, reg, why))
 
 
 # --- figures and replay ---------------------------------------------------------------------
+def kinds(attempts: Iterable[Attempt]) -> dict[str, dict[str, int]]:
+    """How many replies fall in each kind of failure, per mode (every kind listed, zeros included)."""
+    out: dict[str, dict[str, int]] = {}
+    for a in attempts:
+        row = out.setdefault(a.mode, dict.fromkeys(KINDS, 0))
+        if a.kind is not None:
+            row[a.kind] += 1
+    return out
+
+
 def figures(attempts: Iterable[Attempt]) -> dict[str, dict[str, float]]:
     """Accuracy per category and mode (0..1), with ``mean`` the unweighted mean of the categories."""
     table: dict[str, dict[str, list[bool]]] = {}

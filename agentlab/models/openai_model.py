@@ -30,9 +30,10 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from ..retry import RetryPolicy
+from ..schema import transform
 from .interface import ModelCall, ModelError, Reply, ToolCall, ToolChoice, Usage
 
-__all__ = ["OpenAIModel", "classify", "to_reply"]
+__all__ = ["OpenAIModel", "classify", "strict_spec", "to_reply"]
 
 _PARSE_FAILURE = re.compile(r"pars(e|ing)|tool.?call|invalid.*json|grammar", re.I)
 
@@ -98,19 +99,24 @@ class OpenAIModel:
         parallel_tool_calls: sent only when not None (not every server knows it).
         retry: our single retry layer for transient failures (None: no resend).
         client: an ``openai.OpenAI`` to use instead of building one (tests pass a mock transport).
+        strict: ask the server to constrain tool arguments to the schema while the model writes them (OpenAI's
+            ``"strict": true`` function calling, "structured outputs"). Strict mode wants every object closed and
+            every field listed as required, so an optional field is sent as "this type or null", and a null the
+            model writes for it is taken out of the call again before anything checks it (:func:`strict_spec`).
+            Only for servers that support it; the guarded loop still checks every call.
     """
 
     def __init__(self, model: str | None = None, *, base_url: str | None = None, api_key: str | None = None,
                  temperature: float = 0.0, tool_choice: ToolChoice = "auto", parallel_tool_calls: bool | None = None,
                  timeout: float = 60.0, retry: RetryPolicy | None = RetryPolicy(),
                  sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None,
-                 client: Any = None, max_tokens: int | None = None, name: str | None = None):
+                 client: Any = None, max_tokens: int | None = None, name: str | None = None, strict: bool = False):
         self.model = model or os.environ.get("AGENTLAB_MODEL") or "gpt-4o-mini"
         self.base_url = base_url or os.environ.get("AGENTLAB_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
         key = api_key or os.environ.get("AGENTLAB_API_KEY") or os.environ.get("OPENAI_API_KEY") or "not-needed"
         self.temperature, self.tool_choice, self.parallel_tool_calls = temperature, tool_choice, parallel_tool_calls
         self.retry, self.sleep, self.rng = retry, sleep, rng or random.Random()
-        self.max_tokens = max_tokens
+        self.max_tokens, self.strict = max_tokens, strict
         self.name = name or self.model
         self.calls: list[ModelCall] = []
         self.last_attempts = 0
@@ -126,7 +132,7 @@ class OpenAIModel:
         """The exact keyword arguments sent to ``chat.completions.create`` (``tool_choice`` for this turn only)."""
         kw: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
         if tools:
-            kw["tools"] = tools
+            kw["tools"] = [strict_spec(t) for t in tools] if self.strict else tools
             kw["tool_choice"] = _tool_choice(tool_choice or self.tool_choice)
             if self.parallel_tool_calls is not None:
                 kw["parallel_tool_calls"] = self.parallel_tool_calls
@@ -143,7 +149,8 @@ class OpenAIModel:
             try:
                 resp = self.client.chat.completions.create(**kw)
                 self.last_attempts = attempt
-                return to_reply(resp)
+                reply = to_reply(resp)
+                return _drop_optional_nulls(reply, tools) if self.strict else reply
             except Exception as exc:  # noqa: BLE001 - classified, never shown raw
                 err = classify(exc)
                 err.attempts = attempt
@@ -160,6 +167,48 @@ class OpenAIModel:
                     # temperature 0 would fail the same way, so the resend varies it a little.
                     kw = {**kw, "temperature": max(kw.get("temperature") or 0.0, 0.3)}
                 self.sleep(policy.delay(attempt - 1, self.rng, err.retry_after))  # never shorter than Retry-After
+
+
+def _strict_node(node: dict) -> dict:
+    props = node.get("properties")
+    if node.get("type") != "object" or not isinstance(props, dict):
+        return node
+    required = set(node.get("required", ()))
+    out = {**node, "additionalProperties": False, "required": list(props)}
+    out["properties"] = {k: v if k in required or not isinstance(v, dict) else {"anyOf": [v, {"type": "null"}]}
+                         for k, v in props.items()}
+    return out
+
+
+def strict_spec(spec: dict) -> dict:
+    """A tool spec for strict function calling: objects closed, every field required, optional ones nullable."""
+    fn = dict(spec.get("function", spec))
+    params = fn.get("parameters") or {"type": "object", "properties": {}}
+    fn["parameters"], fn["strict"] = transform(params, _strict_node), True
+    return {"type": "function", "function": fn}
+
+
+def _optional_fields(schema: Any) -> set[str]:
+    if not isinstance(schema, dict):
+        return set()
+    return set(schema.get("properties", {})) - set(schema.get("required", ()))
+
+
+def _drop_optional_nulls(reply: Reply, tools: list[dict]) -> Reply:
+    """Take out the nulls strict mode made the model write for fields it could have left out (top level)."""
+    optional = {t.get("function", t).get("name"): _optional_fields(t.get("function", t).get("parameters")) for t in tools}
+    calls = []
+    for c in reply.tool_calls:
+        try:
+            args = json.loads(c.arguments)
+        except ValueError:
+            calls.append(c)  # broken arguments stay as written: the guard reports them
+            continue
+        if isinstance(args, dict):
+            args = {k: v for k, v in args.items() if not (v is None and k in optional.get(c.name, set()))}
+            c = ToolCall(c.name, json.dumps(args, ensure_ascii=False), c.id)
+        calls.append(c)
+    return Reply(reply.content, tuple(calls), reply.usage)
 
 
 def _tool_choice(choice: ToolChoice) -> Any:
