@@ -7,7 +7,7 @@ and once under the grammar (label ``<id>/constrained``), records every turn to
 ``data/cassettes/bfcl-<size>.jsonl``, then replays the cassette with no model running and prints the
 accuracy per category and mode beside the published figure. ``--resume`` keeps what is recorded.
 
-Run: python benchmarks/bench_bfcl_local.py [--sizes 0.5b 1.5b] [--n 100] [--resume]
+Run: python benchmarks/bench_bfcl_local.py [--sizes 0.5b 1.5b] [--n 100] [--limit L] [--resume]
      python benchmarks/bench_bfcl_local.py --replay          # the table from the cassettes alone
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ def table(results: dict[str, dict[str, dict[str, float]]], counts: dict[str, int
     return "\n".join([head, rule, *rows])
 
 
-def record(size: str, n: int, resume: bool, categories: list[str]) -> None:
+def record(size: str, n: int, resume: bool, categories: list[str], limit: int | None = None) -> None:
     missing = what_is_missing(size)
     if missing:
         print(f"{size}: skipped ({missing})", flush=True)
@@ -49,7 +49,8 @@ def record(size: str, n: int, resume: bool, categories: list[str]) -> None:
     done = set(labels(out)) if resume and out.exists() else set()
     if not resume:
         out.unlink(missing_ok=True)
-    qs = bfcl.questions(n, categories=categories)
+    # --limit: the first questions of each category's sample (a slower model's share of the same sample)
+    qs = [q for c in categories for q in bfcl.sample(c, n)[:limit]]
     t_size = time.perf_counter()
     with LocalServer(size) as server:
         print(f"{size}: server up in {time.perf_counter() - t_size:.0f} s", flush=True)
@@ -73,6 +74,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", nargs="+", default=["0.5b", "1.5b"])
     ap.add_argument("--n", type=int, default=bfcl.PER_CATEGORY, help="questions per category")
+    ap.add_argument("--limit", type=int, default=None, help="record only the first L of each category's sample")
     ap.add_argument("--categories", nargs="+", default=list(bfcl.CATEGORIES))
     ap.add_argument("--resume", action="store_true", help="keep the cassette and skip questions already in it")
     ap.add_argument("--replay", action="store_true", help="no model: the table from the recorded cassettes")
@@ -81,7 +83,7 @@ def main() -> None:
     results, counts = {}, {}
     for size in ns.sizes:
         if not ns.replay:
-            record(size, ns.n, ns.resume, ns.categories)
+            record(size, ns.n, ns.resume, ns.categories, ns.limit)
         path = bfcl.cassette_path(size)
         if not path.exists():
             print(f"{size}: no cassette at {path.name}")

@@ -19,7 +19,8 @@
 # the call at the boundary, and hand the readable error back for another try (the guarded loop's validate-and-reask,
 # notebooks 02–03). This notebook measures both on the same questions and the same local models, and puts the result
 # beside a published leaderboard: the Berkeley Function-Calling Leaderboard (BFCL), whose paper reports Qwen2.5-0.5B
-# and 1.5B in function-calling mode.
+# and 1.5B in function-calling mode. (The local models are the Coder variants of those sizes, quantized, and the
+# paper's overall figure spans more categories than the four sampled here: read it as a reference point.)
 #
 # Nothing runs a model here: every reply was recorded (`benchmarks/bench_bfcl_local.py`) and is replayed from
 # `data/cassettes/bfcl-<size>.jsonl`; the grading runs live, from `agentlab.evals.bfcl`
