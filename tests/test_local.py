@@ -147,3 +147,23 @@ def test_trimming_counts_with_the_local_models_own_tokenizer(tmp_path):
         assert count(kept) <= 1500 < whole and not protocol_problems(kept)
     # the labelled estimate is only that: the real count of this history differs from it
     assert whole != estimate_tokens(history)
+
+
+@pytest.mark.timeout(600)
+def test_a_grammar_keeps_the_real_models_call_inside_the_contract(tmp_path):
+    """Free, the 0.5B writes what it was told ("purple", "three"); under the grammar the same prompt gives a call
+    the contract accepts. (The chat endpoint is not the free baseline: it adds a grammar of its own to tool calls.)"""
+    _need_local()
+    from agentlab import Registry
+    from agentlab.models.constrained import ConstrainedModel
+    tools = [{"type": "function", "function": {"name": "set_color", "description": "Set the lamp's color.", "parameters": {
+        "type": "object", "properties": {"color": {"type": "string", "enum": ["red", "green"]},
+                                         "brightness": {"type": "integer", "minimum": 1, "maximum": 10}},
+        "required": ["color", "brightness"]}}}]
+    reg = Registry.from_specs(tools)
+    ask = [{"role": "user", "content": "Set the lamp to purple with brightness 'three'. Use the tool."}]
+    with local.LocalServer("0.5b", log=tmp_path / "server.log") as server:
+        free = ConstrainedModel(server.base_url, grammar=False).complete(ask, tools)
+        held = ConstrainedModel(server.base_url).complete(ask, tools)
+    assert held.tool_calls and all(reg.check(c.name, c.arguments).ok for c in held.tool_calls)
+    assert not free.tool_calls or not all(reg.check(c.name, c.arguments).ok for c in free.tool_calls)

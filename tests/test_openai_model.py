@@ -239,3 +239,30 @@ def test_strict_asks_for_constrained_arguments_and_takes_out_the_nulls_it_forces
     assert json.loads(reply.tool_calls[0].arguments) == {"order_id": "A1"}  # optional nulls taken out
     plain = OpenAIModel("m", client=client).complete([{"role": "user", "content": "x"}], [spec])
     assert "strict" not in sent[1]["tools"][0]["function"] and '"note": null' in plain.tool_calls[0].arguments
+
+
+def test_a_broken_call_in_the_history_does_not_break_every_later_turn():
+    """llama.cpp refuses (500) a request whose history holds tool-call arguments that are not JSON; the model's own
+    broken call is sent on as a JSON string of its text, and a valid one unchanged."""
+    from types import SimpleNamespace
+
+    from agentlab.models.openai_model import clean_messages
+
+    def create(**kw):  # parses the history's arguments as llama.cpp does
+        for m in kw["messages"]:
+            for c in m.get("tool_calls") or []:
+                json.loads(c["function"]["arguments"])
+        return {"choices": [{"message": {"content": "fixed"}}]}
+
+    broken = '{"end": 2 * Math.PI}'
+    history = [{"role": "user", "content": "plot"},
+               {"role": "assistant", "content": None, "tool_calls": [
+                   {"id": "c1", "type": "function", "function": {"name": "plot", "arguments": broken}},
+                   {"id": "c2", "type": "function", "function": {"name": "plot", "arguments": '{"end": 6.28}'}}]},
+               {"role": "tool", "tool_call_id": "c1", "content": "BAD_JSON"},
+               {"role": "tool", "tool_call_id": "c2", "content": "ok"}]
+    client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
+    assert OpenAIModel("m", client=client, retry=None).complete(history, []).content == "fixed"
+    sent = clean_messages(history)[1]["tool_calls"]
+    assert json.loads(sent[0]["function"]["arguments"]) == broken and sent[1]["function"]["arguments"] == '{"end": 6.28}'
+    assert history[1]["tool_calls"][0]["function"]["arguments"] == broken  # the loop's own history is untouched

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .interface import ModelCall, ModelError, Reply, ToolCall, Usage
+from .openai_model import clean_messages
 
 __all__ = ["ConstrainedModel", "call_grammar", "call_schema", "parse_fenced"]
 
@@ -122,7 +123,7 @@ class ConstrainedModel:
 
     def complete(self, messages: list[dict], tools: list[dict], tool_choice: Any = None) -> Reply:
         self.calls.append(ModelCall(tuple(messages), tuple(t.get("function", t).get("name", "?") for t in tools)))
-        body: dict[str, Any] = {"messages": messages}
+        body: dict[str, Any] = {"messages": clean_messages(messages)}  # a broken call in the history would be a 500
         if tools:
             body["tools"] = tools
         prompt = self._post("/apply-template", body)["prompt"]

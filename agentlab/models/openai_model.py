@@ -33,7 +33,7 @@ from ..retry import RetryPolicy
 from ..schema import transform
 from .interface import ModelCall, ModelError, Reply, ToolCall, ToolChoice, Usage
 
-__all__ = ["OpenAIModel", "classify", "strict_spec", "to_reply"]
+__all__ = ["OpenAIModel", "classify", "clean_messages", "strict_spec", "to_reply"]
 
 _PARSE_FAILURE = re.compile(r"pars(e|ing)|tool.?call|invalid.*json|grammar", re.I)
 
@@ -142,7 +142,7 @@ class OpenAIModel:
 
     def complete(self, messages: list[dict], tools: list[dict], tool_choice: ToolChoice | None = None) -> Reply:
         self.calls.append(ModelCall(tuple(messages), tuple(t.get("function", t).get("name", "?") for t in tools)))
-        kw = self.request(_clean_messages(messages), tools, tool_choice)
+        kw = self.request(clean_messages(messages), tools, tool_choice)
         attempt = 0
         while True:
             attempt += 1
@@ -217,15 +217,36 @@ def _tool_choice(choice: ToolChoice) -> Any:
     return {"type": "function", "function": {"name": str(choice)}}
 
 
-def _clean_messages(messages: list[dict]) -> list[dict]:
-    """Drop fields some servers reject (``content: None`` on tool turns is sent as empty text)."""
+def clean_messages(messages: list[dict]) -> list[dict]:
+    """The history as every server accepts it.
+
+    ``content: None`` beside tool calls is sent as empty text. And a tool call whose arguments were broken JSON
+    (the model's own mistake, answered with BAD_JSON) is sent with its arguments as a JSON string of the raw
+    text: llama.cpp (and other servers that parse the history's arguments) refuse the whole request with a 500
+    otherwise, so one bad call would make every later turn fail. The chat template shows the string's text, so
+    the model still sees what it wrote.
+    """
     out = []
     for m in messages:
         m = {k: v for k, v in m.items() if v is not None or k == "content"}
-        if m.get("role") == "assistant" and m.get("content") is None and m.get("tool_calls"):
-            m["content"] = ""
+        if m.get("role") == "assistant" and m.get("tool_calls"):
+            if m.get("content") is None:
+                m["content"] = ""
+            m["tool_calls"] = [_parsable(c) for c in m["tool_calls"]]
         out.append(m)
     return out
+
+
+def _parsable(call: dict) -> dict:
+    fn = call.get("function") or {}
+    args = fn.get("arguments")
+    if not isinstance(args, str):
+        return call
+    try:
+        json.loads(args)
+    except ValueError:
+        return {**call, "function": {**fn, "arguments": json.dumps(args, ensure_ascii=False)}}
+    return call
 
 
 def to_reply(resp: Any) -> Reply:
