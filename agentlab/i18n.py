@@ -192,6 +192,10 @@ _CATALOG: dict[str, dict[str, str]] = {
     "size.chars.none": {"en": "an empty text", "zh": "一个空字符串"},
     "size.fields": {"en": "an object with {n} field(s)", "zh": "包含 {n} 个字段的对象"},
     "size.fields.none": {"en": "an empty object", "zh": "一个空对象"},
+    "problem.uncheckable": {
+        "en": "These arguments could not be checked (a value too large or too deeply nested). Send plain, smaller values.",
+        "zh": "这些参数无法校验（数值过大或嵌套过深）。请发送普通的、更小的值。",
+    },
     "problem.broken_text": {
         "en": ("This text holds half of a character (a lone UTF-16 surrogate such as \\ud83d). "
                "Send whole characters, or leave the emoji out."),

@@ -1,7 +1,8 @@
 """Strict JSON in, canonical JSON out.
 
 The model's ``arguments`` are a string, not a dict (docs/guards.md#validate). This module
-reads that string strictly (no ``NaN``, no ``Infinity``, no trailing text) and
+reads that string strictly (no ``NaN``, no ``Infinity``, no number too large for a float or longer than
+``MAX_DIGITS``, no nesting deeper than ``MAX_DEPTH``, no trailing text) and
 says exactly where it broke, and gives the canonical form used for idempotency
 keys and the repeated-call breaker: sorted keys, ``1.0`` written as ``1``.
 """
@@ -13,8 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ParseFailure", "canonical", "escape_surrogates", "json_eq", "lone_surrogates", "normalize",
-           "parse_strict"]
+__all__ = ["MAX_DEPTH", "MAX_DIGITS", "ParseFailure", "canonical", "depth", "escape_surrogates", "json_eq",
+           "lone_surrogates", "normalize", "parse_strict"]
 
 
 @dataclass(frozen=True)
@@ -31,11 +32,53 @@ class ParseFailure:
         return f"{self.reason} at line {self.line} column {self.column}, near {self.near!r}"
 
 
+MAX_DEPTH = 64  # arrays and objects inside each other; no tool's arguments come near it
+MAX_DIGITS = 64  # digits in one number; more is no amount, count or id a tool can take as a number
+
+
+class _Unreadable(ValueError):
+    """A number or nesting the model wrote that no check may be asked to handle."""
+
+    def __init__(self, reason: str, text: str):
+        super().__init__(reason)
+        self.text = text
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+def _number(text: str) -> float:
+    # 1e400 is valid JSON, but Python reads it as infinity, which no check or store can take
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Unreadable(f"the number {text[:24]} is too large", text)
+    return value
+
+
+def _integer(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:  # also keeps Python's own digit limit message away from the model
+        raise _Unreadable(f"a number with more than {MAX_DIGITS} digits", text)
+    return int(text)
+
+
+_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_number, parse_int=_integer)
+
+
+def depth(value: Any) -> int:
+    """How deeply arrays and objects nest in ``value`` (0 for a scalar), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend((x, d + 1) for x in v)
+        else:
+            deepest = max(deepest, d)
+            continue
+        deepest = max(deepest, d + 1)
+    return deepest
 
 
 def parse_strict(raw: str) -> tuple[Any, ParseFailure | None]:
@@ -43,7 +86,7 @@ def parse_strict(raw: str) -> tuple[Any, ParseFailure | None]:
     if not isinstance(raw, str):
         return None, ParseFailure(f"arguments must be a string, got {type(raw).__name__}", 1, 1, 0, "")
     try:
-        return _decoder.decode(raw), None
+        value = _decoder.decode(raw)
     except json.JSONDecodeError as exc:
         msg = exc.msg
         if msg.startswith("Expecting property name enclosed in double quotes") and "'" in raw:
@@ -53,6 +96,10 @@ def parse_strict(raw: str) -> tuple[Any, ParseFailure | None]:
         elif msg.startswith("Expecting") and exc.pos >= len(raw.rstrip()):
             msg = "the JSON ends too early (truncated?)"
         return None, ParseFailure(msg, exc.lineno, exc.colno, exc.pos, _near(raw, exc.pos))
+    except _Unreadable as exc:
+        pos = max(raw.find(exc.text), 0)
+        line = raw.count("\n", 0, pos) + 1
+        return None, ParseFailure(str(exc), line, pos - (raw.rfind("\n", 0, pos) + 1) + 1, pos, _near(raw, pos))
     except ValueError as exc:  # NaN / Infinity from parse_constant
         pos = _find_constant(raw)
         line = raw.count("\n", 0, pos) + 1
@@ -60,6 +107,9 @@ def parse_strict(raw: str) -> tuple[Any, ParseFailure | None]:
         return None, ParseFailure(str(exc), line, col, pos, _near(raw, pos))
     except RecursionError:
         return None, ParseFailure("nesting is too deep", 1, 1, 0, raw[:20])
+    if depth(value) > MAX_DEPTH:  # every later check walks the value: a bound here keeps them all finite
+        return None, ParseFailure(f"arrays and objects nest more than {MAX_DEPTH} levels deep", 1, 1, 0, raw[:20])
+    return value, None
 
 
 def _near(raw: str, pos: int) -> str:

@@ -22,7 +22,7 @@ from .clean import Cleaned
 from .clean import clean as clean_values
 from .errors import Problem, ToolError, ToolFailure, json_type, make_error, render
 from .i18n import Lang, LocalizedError, check_lang, t
-from .jsonutil import lone_surrogates, parse_strict
+from .jsonutil import MAX_DEPTH, depth, lone_surrogates, parse_strict
 from .schema import close_objects, compile_schema, suggest, transform
 
 __all__ = ["LEGACY_TYPES", "BusinessCheck", "Checked", "Registry", "Tool", "ToolsInputError", "from_legacy_types", "load_specs",
@@ -208,6 +208,9 @@ class Registry:
         lang = lang or self.lang
         if isinstance(raw, Mapping):
             args: Any = dict(raw)
+            if depth(args) > MAX_DEPTH:
+                err = make_error("BAD_JSON", detail=f"nested more than {MAX_DEPTH} levels deep", example=self._example(name))
+                return Checked(name, "", None, err, parse_ok=False, lang=lang)
             raw_text = json.dumps(args, ensure_ascii=False)
         else:
             raw_text = raw
@@ -231,7 +234,12 @@ class Registry:
         cleaned: tuple[Cleaned, ...] = ()
         if self.clean if clean is None else clean:
             args, cleaned = clean_values(args, tool.parameters)
-        problems = self._validators[name](args)
+        try:
+            problems = self._validators[name](args)
+        except (RecursionError, ArithmeticError, ValueError, TypeError):
+            # a check must never take the run down: whatever the model sent that a check could not
+            # handle (a cycle, a number no arithmetic takes) is refused as arguments, never raised
+            problems = [Problem("$", "uncheckable")]
         if problems:
             return Checked(name, raw_text, args, make_error("INVALID_ARGS", problems=problems), cleaned, lang=lang)
         rule_error = self.check_rules(name, args) if rules else None

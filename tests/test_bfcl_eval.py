@@ -37,11 +37,9 @@ def test_every_expected_answer_grades_right_except_the_upstream_broken_ones():
     for cat in bfcl.CATEGORIES:
         for q in bfcl.load(cat):
             calls = [] if cat == "irrelevance" else _expected_calls(q)
-            # reversed: parallel calls are matched in any order, one to one
-            if bfcl.grade(q, calls[::-1]) is not None:
+            if bfcl.grade(q, calls) is not None:
                 wrong.append(q.id)
-    assert set(wrong) <= broken, set(wrong) - broken
-    assert len(wrong) <= 1
+    assert wrong == ["simple_python_200"] and set(wrong) <= broken  # its answer leaves out a required argument
 
 
 def test_the_sample_is_fixed_and_spread(sample):
@@ -86,12 +84,30 @@ def test_irrelevance_is_right_only_without_a_call():
     assert bfcl.grade(q, [("spotify.play", {"artist": "x", "duration": 1})]) == "called a function"
 
 
-def test_parallel_calls_pair_up_one_to_one_in_any_order():
-    q = _q("parallel", answers=[{"spotify.play": {"artist": ["Taylor Swift", "Adele"], "duration": [20]}},
+def test_parallel_calls_pair_up_in_any_order_greedily_as_bfcl_does():
+    q = _q("parallel", answers=[{"spotify.play": {"artist": ["Taylor Swift"], "duration": [20]}},
                                 {"spotify.play": {"artist": ["Adele"], "duration": [15]}}])
-    a, b = ("spotify.play", {"artist": "Adele", "duration": 20}), ("spotify.play", {"artist": "Adele", "duration": 15})
-    assert bfcl.grade(q, [a, b]) is None and bfcl.grade(q, [b, a]) is None  # a greedy pairing fails [a, b]
-    assert bfcl.grade(q, [b, b]) is not None
+    a, b = ("spotify.play", {"artist": "Taylor Swift", "duration": 20}), ("spotify.play", {"artist": "Adele", "duration": 15})
+    assert bfcl.grade(q, [a, b]) is None and bfcl.grade(q, [b, a]) is None and bfcl.grade(q, [b, b]) is not None
+    # an expected call that accepts several values takes the first that fits, even when a later pairing
+    # would have worked: BFCL's rule, kept so that the figures compare with the published ones
+    q = _q("parallel", answers=[{"spotify.play": {"artist": ["Taylor Swift", "Adele"], "duration": [20]}},
+                                {"spotify.play": {"artist": ["Adele"], "duration": [20]}}])
+    a, b = ("spotify.play", {"artist": "Adele", "duration": 20}), ("spotify.play", {"artist": "Taylor Swift", "duration": 20})
+    assert bfcl.grade(q, [b, a]) is None and bfcl.grade(q, [a, b]) == "no call matches spotify.play"
+
+
+def test_bfcl_type_rules():
+    doc = [{"name": "f", "description": "", "parameters": {"type": "dict", "properties": {
+        "xs": {"type": "array", "items": {"type": "float"}}, "venue": {"type": "string"}, "mod": {"type": "integer"}},
+        "required": []}}]
+    q = _q(functions=doc, answers=[{"f": {"xs": [[1.0, 3.0]], "venue": ["", True], "mod": ["", None]}}])
+    assert bfcl.grade(q, [("f", {"xs": [1.0, 3.0]})]) is None
+    assert bfcl.grade(q, [("f", {"xs": [1, 3]})]) == "wrong type for xs"  # no int for float inside a list
+    assert bfcl.grade(q, [("f", {"xs": [1.0, 3.0], "venue": True, "mod": None})]) is None  # the answer's own type
+    assert bfcl.grade(q, [("f", {"xs": [1.0, 3.0], "venue": "-"})]) is None  # normalises to the optional mark
+    irrelevant = _q("irrelevance", answers=[])
+    assert bfcl.grade(irrelevant, [("spotify.play", '{"artist": ')]) is None  # undecodable: no call
 
 
 def test_tools_get_api_names_and_json_schema_types():

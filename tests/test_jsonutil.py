@@ -27,3 +27,31 @@ def test_canonical_sorts_keys_and_normalises_numbers():
 
 def test_json_equality():
     assert json_eq(1, 1.0) and not json_eq(True, 1) and not json_eq([False], [0]) and json_eq({"a": [1]}, {"a": [1.0]})
+
+
+@pytest.mark.parametrize("raw, words", [
+    ('{"amount": 1e400}', "too large"),
+    ('{"amount": -1e400}', "too large"),
+    ('{"amount": ' + "9" * 400 + "}", "64 digits"),
+    ('{"a": ' + "[" * 70 + "]" * 70 + "}", "64 levels"),
+])
+def test_what_no_check_could_take_is_refused_while_reading(raw, words):
+    value, failure = parse_strict(raw)
+    assert value is None and words in failure.describe() and "sys." not in failure.describe()
+
+
+def test_a_check_that_cannot_handle_a_value_refuses_it_instead_of_raising():
+    """1e400 used to become infinity and take down multipleOf (and with it the whole run)."""
+    from agentlab import Registry
+    reg = Registry.from_specs([{"name": "pay", "description": "Pay an amount.", "parameters": {
+        "type": "object", "properties": {"amount": {"type": "number", "multipleOf": 0.01}}}}])
+    for raw in ('{"amount": 1e400}', '{"amount": ' + "9" * 400 + "}", {"amount": float("inf")},
+                {"amount": [[[[[[]]]]]] and None}):
+        checked = reg.check("pay", raw)
+        assert checked.render("en") and checked.render("zh")
+    inf = reg.check("pay", {"amount": float("inf")})
+    assert not inf.ok and inf.error.problems[0].reason in ("uncheckable", "wrong_type", "out_of_range")
+    deep: list = []
+    for _ in range(100):
+        deep = [deep]
+    assert reg.check("pay", {"amount": deep}).error.code == "BAD_JSON"

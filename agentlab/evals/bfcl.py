@@ -19,10 +19,13 @@ category, and grades three ways of asking the same model the same question:
 
 The grading rule follows BFCL's AST checker: the right function; every required argument present; no
 argument the doc does not have; each value among the accepted ones (strings compared without case,
-spaces and ``,./-_*^``; an integer accepted where a float is expected; an optional argument may be left
-out only when ``""`` is among its accepted values); for ``parallel`` the calls matched to the expected
-ones in any order, one to one; for ``irrelevance``, no call at all. It is a reimplementation from the
-rule's description, checked against the upstream ground truth (every expected call grades as correct).
+spaces and ``,./-_*^``; an integer accepted where a float is expected, but not inside a list of floats;
+a value of an accepted answer's own type accepted when the doc's type differs; an optional argument may be
+left out only when ``""`` is among its accepted values); for ``parallel`` each expected call, in order, takes
+the first unpaired call that matches it (BFCL's greedy pairing, so the order of the calls can matter); for
+``irrelevance``, no call (a call whose arguments are not JSON is none). It is a reimplementation from the
+rule's description, checked against the upstream ground truth: every expected answer grades as correct in
+the order given, except ``simple_python_200``, whose answer leaves out an argument its own doc requires.
 """
 from __future__ import annotations
 
@@ -133,6 +136,11 @@ def _same(value: Any, accepted: Any, ptype: str | None) -> bool:
     return bool(value == accepted)  # numbers: an integer where a float is expected is accepted (5 == 5.0)
 
 
+def _blank(value: Any) -> bool:
+    # "" among the accepted values marks an optional argument; a value that normalises to nothing matches it
+    return isinstance(value, str) and _norm(value) == ""
+
+
 def _dict_ok(value: dict, accepted: dict) -> bool:
     """A nested object: every key accepted, the required ones present."""
     for k, v in value.items():
@@ -145,22 +153,27 @@ def _choices(accepted: Any) -> list:
     return accepted if isinstance(accepted, list) else [accepted]
 
 
-def _type_ok(value: Any, ptype: str | None) -> bool:
-    if ptype in (None, "any", ""):
+_PY_TYPES: dict[str, tuple[type, ...]] = {"float": (float,), "integer": (int,), "boolean": (bool,), "string": (str,),
+                                         "array": (list,), "tuple": (list,), "dict": (dict,)}
+
+
+def _is(value: Any, ptype: str) -> bool:
+    if isinstance(value, bool) and ptype != "boolean":
+        return False
+    return isinstance(value, _PY_TYPES[ptype])
+
+
+def _type_ok(value: Any, spec: Mapping, accepted: list) -> bool:
+    """BFCL's type check: the doc's type (an integer passes for a float at the top level only), the items'
+    type inside a list (there an integer does not pass for a float), or else the type of an accepted value."""
+    ptype = spec.get("type")
+    if ptype not in _PY_TYPES:
         return True
-    if ptype == "float":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if ptype == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if ptype == "boolean":
-        return isinstance(value, bool)
-    if ptype == "string":
-        return isinstance(value, str)
-    if ptype in ("array", "tuple"):
-        return isinstance(value, list)
-    if ptype == "dict":
-        return isinstance(value, dict)
-    return True
+    if _is(value, ptype) or (ptype == "float" and _is(value, "integer")):
+        inner = (spec.get("items") or {}).get("type") if ptype in ("array", "tuple") else None
+        return inner not in _PY_TYPES or not isinstance(value, list) or all(_is(v, inner) for v in value)
+    # the answer's own type decides when the doc's does not fit (a doc that says string, answers that say true)
+    return any(type(a) is type(value) for a in accepted if a != "")
 
 
 def _call_ok(doc: Mapping, name: str, args: Any, expected: Mapping[str, Mapping]) -> str | None:
@@ -177,10 +190,10 @@ def _call_ok(doc: Mapping, name: str, args: Any, expected: Mapping[str, Mapping]
     for k, v in args.items():
         if k not in params or k not in accepted:
             return f"unexpected argument {k}"
-        ptype = params[k].get("type")
-        if not _type_ok(v, ptype):
+        spec = params[k] if isinstance(params[k], dict) else {}
+        if not _type_ok(v, spec, _choices(accepted[k])):
             return f"wrong type for {k}"
-        if not any(_same(v, a, ptype) for a in _choices(accepted[k]) if a != "" or v == ""):
+        if not any(_same(v, a, spec.get("type")) for a in _choices(accepted[k]) if a != "" or _blank(v)):
             return f"wrong value for {k}"
     for k, a in accepted.items():
         if k not in args and "" not in _choices(a):
@@ -193,30 +206,28 @@ def grade(q: Question, calls: Sequence[tuple[str, Any]]) -> str | None:
 
     ``calls`` are (BFCL function name, arguments) pairs; arguments that are not JSON are a string."""
     if q.category == "irrelevance":
-        return None if not calls else "called a function"
+        # as BFCL decodes a reply: a call whose arguments are not JSON is no call
+        return None if not [c for c in calls if not isinstance(c[1], str)] else "called a function"
     if not calls:
         return "no call"
     docs = {fn["name"]: fn for fn in q.functions}
     if len(calls) != len(q.answers):
         return f"{len(calls)} calls for {len(q.answers)}"
-    # which call may stand for which expected one; then a one-to-one matching (BFCL matches greedily in
-    # order, which can fail a right set of calls when an expected call accepts several values)
-    fits = [[i for i, (name, args) in enumerate(calls)
-             if name in docs and _call_ok(docs[name], name, args, expected) is None] for expected in q.answers]
-    if _matching(fits, 0, set()):
-        return None
-    for expected, options in zip(q.answers, fits, strict=True):
-        if not options:
-            (want, _), = expected.items()
-            reasons = [_call_ok(docs[n], n, a, expected) if n in docs else "unknown function" for n, a in calls]
+    # BFCL's pairing: each expected call, in order, takes the first unpaired call that matches it
+    left = list(range(len(calls)))
+    for expected in q.answers:
+        (want, _), = expected.items()
+        reasons = []
+        for i in left:
+            name, args = calls[i]
+            why = _call_ok(docs[name], name, args, expected) if name in docs else "unknown function"
+            if why is None:
+                left.remove(i)
+                break
+            reasons.append(why)
+        else:
             return reasons[0] if len(calls) == 1 else f"no call matches {want}"
-    return "calls do not pair up with the expected ones"
-
-
-def _matching(fits: list[list[int]], k: int, used: set[int]) -> bool:
-    if k == len(fits):
-        return True
-    return any(_matching(fits, k + 1, used | {i}) for i in fits[k] if i not in used)
+    return None
 
 
 # --- asking ---------------------------------------------------------------------------------
