@@ -99,6 +99,34 @@ else:
     print(f"no recording at {tape}: the local model has not been probed on this machine")
 
 # %% [markdown]
+# ## Every recording, side by side (所有录制的对比)
+#
+# The local 0.5B and 1.5B, probed on the refund desk's tools, the bookkeeping desk's and tau-bench's store (the
+# recordings that exist here): how often the clean call was right, how many cells saw a wrong call, and how often the
+# model repaired its call after reading the error.
+
+# %%
+TOOL_FILES = {"aftersales": Path("../data/aftersales_tools.json"), "expense": Path("../data/expense_tools.json"),
+              "retail": RETAIL}
+rows = []
+for tape in sorted(Path("../data/cassettes").glob("probe-*-*.jsonl")):
+    _, name, size = tape.stem.split("-", 2)
+    saved, tools_file = cassette_settings(tape) or {}, TOOL_FILES.get(name)
+    if tools_file is None or not tools_file.exists():
+        continue
+    reg = load_specs(json.loads(tools_file.read_text(encoding="utf-8")), source=tools_file.name, lang=LANG)
+    rep = probe(reg, replay_source(tape), recorded=set(labels(tape)), trials=saved.get("trials") or 1,
+                categories=saved.get("categories"), only=saved.get("only"), seed=saved.get("seed") or 0,
+                lang=saved.get("lang") or LANG, source=tools_file.name)
+    s = rep["summary"]
+    clean = s["by_category"].get("clean", {}).get("verdicts", {})
+    rows.append({"tools": name, "model": size, "tools probed": len(rep["tools"]),
+                 "clean call right": f"{clean.get('ok', 0)}/{sum(clean.values())}",
+                 "cells with a wrong call": s["cells_with_a_wrong_call"],
+                 "self-correction rate": s["self_correction_rate"]})
+pd.DataFrame(rows) if rows else print("no probe recordings here yet")
+
+# %% [markdown]
 # ## Try your own tools (粘贴你的工具)
 #
 # Paste a tools list (OpenAI format, wrapped or bare), pick the model and the trials, press run. Broken JSON or a
