@@ -39,7 +39,7 @@ Category = Literal["transient", "validation", "fatal"]
 Stage = Literal["structure", "semantic", "execution", "rule_blocked"]
 Reason = Literal[
     "missing", "unknown_field", "wrong_type", "not_in_enum", "out_of_range",
-    "bad_format", "not_unique", "no_match", "not_allowed", "rule", "broken_text", "uncheckable",
+    "bad_format", "not_unique", "no_match", "many_match", "not_allowed", "rule", "broken_text", "uncheckable",
 ]
 
 # code -> (category, stage). The defaults; a single error may override its stage.

@@ -213,6 +213,11 @@ _CATALOG: dict[str, dict[str, str]] = {
         "en": "Value {got} matches none of the allowed shapes ({expected}).",
         "zh": "取值 {got} 不符合任何一种允许的形式（{expected}）。",
     },
+    # --- schema-fixes: oneOf matched by more than one branch --------------------------------
+    "problem.many_match": {
+        "en": "Value {got} matches more than one of the allowed shapes ({expected}); it must match exactly one.",
+        "zh": "取值 {got} 同时符合多种允许的形式（{expected}），但只能符合其中一种。",
+    },
     "problem.not_allowed": {
         "en": "Value {got} is not allowed here.",
         "zh": "此处不允许取值 {got}。",

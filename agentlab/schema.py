@@ -39,6 +39,7 @@ unknown ones so the linter can warn about them.
 """
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import difflib
 import ipaddress
@@ -48,7 +49,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urljoin
 
 from .errors import Problem, json_type
 from .jsonutil import canonical, json_eq
@@ -605,6 +606,13 @@ class Compiler:
         self._refs[ref] = compiled
         return compiled
 
+    def resolve(self, ref: str, base: str) -> tuple[Any, str] | None:
+        """What a local ``$ref`` names (for :func:`ref_loop`), or None when it names nothing."""
+        try:
+            return (self._pointer(ref[1:]), base) if ref.startswith("#") else None
+        except SchemaError:
+            return None
+
     def _pointer(self, fragment: str) -> Any:
         # A fragment is URI-encoded first ("%25" is "%"), then a JSON pointer ("~1" is "/", "~0" is "~");
         # an empty token is a key named "" ("#/$defs//x"), not a token to skip.
@@ -721,7 +729,12 @@ def _enum(s: dict) -> Check | None:
 def _multiple_of(v: float, m: float) -> bool:
     if isinstance(v, int) and isinstance(m, int):
         return v % m == 0
-    q = v / m
+    if isinstance(v, float) and not math.isfinite(v):
+        return False  # inf or nan is a multiple of nothing
+    try:
+        q = v / m
+    except OverflowError:  # an integer too large for a float on either side: the exact way below
+        q = math.inf
     if not math.isinf(q) and q.is_integer():
         return True
     # 0.0075 / 0.0001 is 74.99999999999999 in floats, and 1e308 / 0.5 overflows: the numbers as
@@ -901,7 +914,7 @@ def _any_of(subs: list[Check], raw: list, *, one: bool) -> Check:
             return
         path = show(join(parent, key))
         if passed > 1:
-            out.append(Problem(path, "no_match", got=v, expected=f"exactly one of {shapes}"))
+            out.append(Problem(path, "many_match", got=v, expected=shapes))
             return
         # If every branch failed only on its type, say so plainly ("string or null").
         if all(len(r) == 1 and r[0].reason == "wrong_type" and r[0].field == path for r in results):
@@ -943,6 +956,206 @@ def _shape(s: Any) -> str:
     return "schema"
 
 
+# --- the schema's own keyword values ---------------------------------------------------
+# Checked once, at registration, for a 2020-12 schema (another draft is checked against its own
+# metaschema by jsonschema): a value of the wrong kind would otherwise fail on every call
+# (minLength "5" is a TypeError, multipleOf 0 a ZeroDivisionError) or quietly mean something
+# else (required "name" would ask for fields n, a, m and e). Written by hand, not by the metaschema,
+# so an ordinary schema never imports jsonschema.
+_COUNTS = frozenset({"minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
+                     "minContains", "maxContains"})
+_BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+_TEXTS = frozenset({"pattern", "$ref", "$dynamicRef", "$anchor", "$dynamicAnchor", "$id", "$schema", "$comment", "format",
+                    "title", "description", "contentEncoding", "contentMediaType"})
+_FLAGS = frozenset({"uniqueItems", "deprecated", "readOnly", "writeOnly"})
+
+
+def _where(at: Pointer) -> str:
+    return "#" + "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in at)
+
+
+def _names_list(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(n, str) for n in v) and len(set(v)) == len(v)
+
+
+def _keyword_problem(k: str, v: Any) -> str | None:
+    """What is wrong with the value ``v`` of keyword ``k`` (draft 2020-12), or None."""
+    if k in _COUNTS:
+        if isinstance(v, bool) or not _is_integer(v) or v < 0:
+            return "must be a non-negative integer"
+    elif k in _BOUNDS:
+        if not _is_number(v) or (isinstance(v, float) and not math.isfinite(v)):
+            return "must be a number"
+    elif k == "multipleOf":
+        if not _is_number(v) or (isinstance(v, float) and not math.isfinite(v)) or not v > 0:
+            return "must be a number greater than 0"
+    elif k in _TEXTS:
+        if not isinstance(v, str):
+            return "must be a string"
+    elif k in _FLAGS:
+        if not isinstance(v, bool):
+            return "must be true or false"
+    elif k == "type":
+        names = [v] if isinstance(v, str) else v
+        if not isinstance(names, list) or not names or len(set(map(repr, names))) != len(names) \
+                or any(not isinstance(n, str) or n not in TYPE_TESTS for n in names):
+            return f"must be one of {', '.join(TYPE_TESTS)}, or a list of them without repeats"
+    elif k == "enum":
+        if not isinstance(v, list):
+            return "must be a list"
+    elif k == "required":
+        if not _names_list(v):
+            return "must be a list of field names (strings, no repeats)"
+    elif k == "dependentRequired":
+        if not isinstance(v, dict) or not all(_names_list(x) for x in v.values()):
+            return "must map each field name to a list of field names (strings, no repeats)"
+    elif k == "dependencies":
+        if not isinstance(v, dict) or not all(_is_schema(x) or _names_list(x) for x in v.values()):
+            return "must map each field name to a schema or a list of field names"
+    elif k in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
+        if not isinstance(v, dict) or not all(_is_schema(x) for x in v.values()):
+            return "must map names to schemas (objects or booleans)"
+    elif k in ("allOf", "anyOf", "oneOf"):
+        if not isinstance(v, list) or not v or not all(_is_schema(x) for x in v):
+            return "must be a non-empty list of schemas"
+    elif k == "prefixItems":
+        if not isinstance(v, list) or not v or not all(_is_schema(x) for x in v):
+            return "must be a non-empty list of schemas"
+    elif (k in _SCHEMA_ONE and k != "additionalItems") or k == "contentSchema":  # additionalItems: not 2020-12
+        if not _is_schema(v):
+            return "must be a schema (an object or a boolean)"
+    elif k == "examples":
+        if not isinstance(v, list):
+            return "must be a list"
+    elif k == "$vocabulary":
+        if not isinstance(v, dict) or not all(isinstance(x, bool) for x in v.values()):
+            return "must map URIs to true or false"
+    return None
+
+
+def check_keywords(schema: Any) -> None:
+    """Raise :class:`SchemaError` for the first keyword whose value draft 2020-12 does not allow.
+
+    The message names the keyword and where it is, as a JSON pointer (``#/properties/code/minLength``).
+    Patterns must compile (as ECMA-262, see :func:`ecma_to_python`). Unknown keywords are not judged.
+    """
+    todo: list[tuple[Any, Pointer]] = [(schema, ())]
+    while todo:
+        node, at = todo.pop()
+        if isinstance(node, bool):
+            continue
+        if not isinstance(node, dict):
+            raise SchemaError(f"a schema must be an object or a boolean, got {json_type(node)} at {_where(at)}")
+        for k, v in node.items():
+            why = _keyword_problem(k, v)
+            if why is not None:
+                raise SchemaError(f"{k} {why}, got {json_type(v)} {_short_repr(v)} at {_where((*at, k))}")
+        patterns = [(node["pattern"], (*at, "pattern"))] if "pattern" in node else []
+        patterns += [(p, (*at, "patternProperties", p)) for p in node.get("patternProperties", {})]
+        for p, where in patterns:
+            try:
+                re.compile(ecma_to_python(p))
+            except re.error as exc:
+                raise SchemaError(f"pattern {p!r} does not compile ({exc}) at {_where(where)}") from None
+        for k, name, sub in _children(node):
+            if k != "additionalItems":  # not a 2020-12 keyword: not judged
+                todo.append((sub, at + (k,) + (() if name is None else (str(name),))))
+
+
+# --- $ref loops that never move on ------------------------------------------------------
+# These keywords apply their subschema to the same value; properties, items and the like move
+# to a part of it. A loop of $ref through the first kind only ({"$ref": "#"}, a -> b -> a,
+# allOf: [{"$ref": "#"}]) is a RecursionError on every call, so it is refused at registration.
+_SAME_VALUE_ONE = ("not", "if", "then", "else")
+_SAME_VALUE_LISTS = ("allOf", "anyOf", "oneOf")
+_SAME_VALUE_MAPS = ("dependentSchemas", "dependencies")
+_REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
+
+
+def _same_value(schema: dict) -> Iterator[tuple[str, Any]]:
+    """``(label, subschema)`` for each subschema of ``schema`` applied to the very value ``schema`` checks."""
+    for k in _SAME_VALUE_ONE:
+        if isinstance(schema.get(k), dict):
+            yield k, schema[k]
+    for k in _SAME_VALUE_LISTS:
+        if isinstance(schema.get(k), list):
+            yield from ((f"{k}[{i}]", sub) for i, sub in enumerate(schema[k]) if isinstance(sub, dict))
+    for k in _SAME_VALUE_MAPS:
+        if isinstance(schema.get(k), dict):
+            yield from ((f"{k}.{n}", sub) for n, sub in schema[k].items() if isinstance(sub, dict))
+
+
+def ref_loop(schema: Any, resolve: Callable[[str, str], tuple[Any, str] | None], base: str = "") -> str | None:
+    """The first loop of references that comes back to a subschema without moving into the value, or None.
+
+    ``resolve(ref, base)`` gives the ``(subschema, its base URI)`` a reference names, or None when it
+    cannot say. The answer reads like ``$ref '#/$defs/a' -> $ref '#/$defs/b' -> $ref '#/$defs/a'``.
+    """
+    done: set[int] = set()
+    starts: list[tuple[Any, str]] = [(schema, base)]
+    while starts:
+        start, start_base = starts.pop()
+        if not isinstance(start, dict):
+            continue
+        for _, _, sub in _children(start):  # every subschema is a place the value may arrive at
+            starts.append((sub, urljoin(start_base, start["$id"]) if isinstance(start.get("$id"), str) else start_base))
+        if id(start) not in done:
+            loop = _loop_from(start, start_base, schema, resolve, done)
+            if loop is not None:
+                return loop
+    return None
+
+
+def _loop_from(start: dict, base: str, root: Any, resolve: Callable[[str, str], tuple[Any, str] | None],
+               done: set[int]) -> str | None:
+    """Depth-first from ``start`` along the same-value edges only; ``done`` holds the nodes known to be loop-free."""
+    on_path: dict[int, int] = {}
+    labels: list[str] = []
+    stack: list[tuple[dict, Iterator[tuple[str, Any, str]]]] = []
+
+    def edges(node: dict, node_base: str) -> Iterator[tuple[str, Any, str]]:
+        for kw in _REF_KEYWORDS:
+            ref = node.get(kw)
+            if isinstance(ref, str):
+                found = resolve(ref, node_base)
+                if found is not None and isinstance(found[0], dict):
+                    yield f"{kw} {ref!r}", found[0], found[1]
+        for label, sub in _same_value(node):
+            yield label, sub, node_base
+
+    step: tuple[str, Any, str] | None = ("", start, base)
+    while True:
+        if step is not None:
+            label, node, node_base = step
+            if id(node) in on_path:
+                return " -> ".join([*labels[on_path[id(node)] + 1:], label])
+            if id(node) not in done:
+                if isinstance(node.get("$id"), str) and node is not root:
+                    node_base = urljoin(node_base, node["$id"])
+                on_path[id(node)] = len(labels)
+                labels.append(label)
+                stack.append((node, edges(node, node_base)))
+        if not stack:
+            return None
+        node, it = stack[-1]
+        step = next(it, None)
+        if step is None:
+            stack.pop()
+            del on_path[id(node)]
+            labels.pop()
+            done.add(id(node))
+
+
+def _short_repr(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _dialect_2020_12(schema: Any) -> bool:
+    dialect = schema.get("$schema") if isinstance(schema, dict) else None
+    return dialect is None or dialect in DRAFT_2020_12
+
+
 def compile_schema(schema: Any, *, resources: Mapping[str, Any] | None = None) -> Callable[[Any], list[Problem]]:
     """Compile ``schema`` once; the result maps a value to its list of problems.
 
@@ -950,11 +1163,17 @@ def compile_schema(schema: Any, *, resources: Mapping[str, Any] | None = None) -
     nothing else is ever looked up, and never over the network. Raises :class:`SchemaError` for a schema
     that cannot be enforced.
     """
+    if _dialect_2020_12(schema):
+        check_keywords(schema)
     try:
-        check = Compiler(schema).compile(schema)
+        compiler = Compiler(schema)
+        check = compiler.compile(schema)
     except _Delegate:
         from .schema_delegate import compile_delegated  # imports jsonschema: only for schemas that need it
         return compile_delegated(schema, resources=resources or {})
+    loop = ref_loop(schema, compiler.resolve)
+    if loop is not None:
+        raise SchemaError(f"$ref loops back without moving into the value ({loop}): every check would recurse forever")
 
     def validate(value: Any) -> list[Problem]:
         out: list[Problem] = []
@@ -966,7 +1185,7 @@ def compile_schema(schema: Any, *, resources: Mapping[str, Any] | None = None) -
 
 # Where subschemas sit (everything else holds values, not schemas). contentSchema is left out: it is never applied.
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
-_SCHEMA_ONE = ("items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else",
+_SCHEMA_ONE = ("items", "additionalItems", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else",
                "unevaluatedItems", "unevaluatedProperties")
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 
@@ -995,9 +1214,12 @@ def transform(schema: Any, node: Callable[[dict], dict]) -> Any:
 
 # Subschemas that add to the object around them rather than describe a whole value: closing one with
 # its own properties would refuse its parent's fields. Conditions (if, not, contains, propertyNames)
-# are left open too: closing them changes what they test, not what is accepted.
+# are tests, not shapes: nothing inside them is closed, at any depth, or a test that should match a
+# valid value (an "if" naming one field of a nested object) would stop matching and its rule be skipped.
 _ADDS_TO_PARENT = ("allOf", "then", "else", "dependentSchemas", "dependencies")
 _CONDITIONS = ("if", "not", "contains", "propertyNames")
+
+Pointer = tuple[str, ...]
 
 
 def close_objects(schema: Any) -> Any:
@@ -1009,25 +1231,103 @@ def close_objects(schema: Any) -> Any:
     An object whose ``allOf``, ``anyOf``/``oneOf`` beside its own properties, ``then``, ``else``,
     ``dependentSchemas`` or ``$ref`` name further fields gets ``unevaluatedProperties: false``
     (those fields count, unknown ones do not; such a schema is validated by jsonschema); the
-    subschemas themselves, and conditions (``if``, ``not``, ``contains``, ``propertyNames``), stay open.
+    subschemas themselves stay open. Nothing is closed inside a condition (``if``, ``not``,
+    ``contains``, ``propertyNames``), nor in a ``$defs`` entry a condition reaches by ``$ref``;
+    a ``$defs`` entry used as a mixin (a ``$ref`` in an ``allOf`` branch, or beside properties)
+    stays open itself. Closing only ever refuses unknown fields: a value the original schema
+    accepts and that has none is still accepted.
     """
-    return _close(schema, may_close=True)
+    tests, mixins = _open_targets(schema)
+    return _close(schema, may_close=True, at=(), tests=tests, mixins=mixins)
 
 
-def _close(schema: Any, *, may_close: bool) -> Any:
+def _local_pointer(ref: Any) -> Pointer | None:
+    """``"#/$defs/a~1b"`` as ``("$defs", "a/b")``; None for an anchor or another document."""
+    if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
+        return None
+    return tuple(p.replace("~1", "/").replace("~0", "~") for p in unquote(ref[1:]).split("/")[1:])
+
+
+def _children(schema: dict) -> Iterator[tuple[str, str | int | None, Any]]:
+    """``(keyword, name or index or None, subschema)`` for every direct subschema of ``schema``."""
+    for k, v in schema.items():
+        if k in _SCHEMA_MAPS and isinstance(v, dict):
+            for name, sub in v.items():
+                if _is_schema(sub):
+                    yield k, name, sub
+        elif k in _SCHEMA_ONE or k in _SCHEMA_LISTS:
+            if isinstance(v, list):
+                for i, sub in enumerate(v):
+                    yield k, i, sub
+            else:
+                yield k, None, v
+
+
+def _own_fields(schema: dict) -> bool:
+    return any(k in schema for k in ("properties", "patternProperties", "additionalProperties"))
+
+
+def _open_targets(root: Any) -> tuple[set[Pointer], set[Pointer]]:
+    """Where ``$ref`` makes a subschema a test (left open throughout) or a mixin (left open itself)."""
+    tests: set[Pointer] = set()
+    mixins: set[Pointer] = set()
+    seen: set[tuple[Pointer, bool, bool]] = set()
+    todo: list[tuple[Any, Pointer, bool, bool]] = [(root, (), False, True)]
+    while todo:
+        node, at, in_test, whole = todo.pop()  # whole: this node describes a whole value (it may be closed)
+        if not isinstance(node, dict) or (at, in_test, whole) in seen:
+            continue
+        seen.add((at, in_test, whole))
+        target = _local_pointer(node.get("$ref"))
+        if target is not None:
+            found = _at_pointer(root, target)
+            if in_test:
+                tests.add(target)
+                todo.append((found, target, True, False))
+            elif not whole or _own_fields(node):  # the target adds its fields to this node's
+                mixins.add(target)
+                todo.append((found, target, False, False))
+        own = _own_fields(node)
+        for k, name, sub in _children(node):
+            step = at + (k,) + (() if name is None else (str(name),))
+            adds = k in _ADDS_TO_PARENT or (k in ("anyOf", "oneOf") and own)
+            todo.append((sub, step, in_test or k in _CONDITIONS, not adds))
+    return tests, mixins
+
+
+def _at_pointer(root: Any, parts: Pointer) -> Any:
+    node = root
+    for part in parts:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def _close(schema: Any, *, may_close: bool, at: Pointer, tests: set[Pointer], mixins: set[Pointer]) -> Any:
     if isinstance(schema, list):
-        return [_close(s, may_close=may_close) for s in schema]
+        return [_close(s, may_close=may_close, at=(*at, str(i)), tests=tests, mixins=mixins)
+                for i, s in enumerate(schema)]
     if not isinstance(schema, dict):
         return schema
-    own_fields = any(k in schema for k in ("properties", "patternProperties", "additionalProperties"))
+    if at in tests:
+        return copy.deepcopy(schema)  # a test, not a shape: closing anything in it changes what it matches
+    may_close = may_close and at not in mixins
+    own_fields = _own_fields(schema)
     out: dict[str, Any] = {}
     for k, v in schema.items():
         if k in _SCHEMA_MAPS and isinstance(v, dict):
             open_ = k in _ADDS_TO_PARENT
-            out[k] = {n: _close(sub, may_close=not open_) if _is_schema(sub) else sub for n, sub in v.items()}
+            out[k] = {n: _close(sub, may_close=not open_, at=(*at, k, n), tests=tests, mixins=mixins)
+                      if _is_schema(sub) else sub for n, sub in v.items()}
+        elif k in _CONDITIONS:
+            out[k] = copy.deepcopy(v)
         elif k in _SCHEMA_ONE or k in _SCHEMA_LISTS:
-            open_ = k in _ADDS_TO_PARENT or k in _CONDITIONS or (k in ("anyOf", "oneOf") and own_fields)
-            out[k] = _close(v, may_close=not open_)
+            open_ = k in _ADDS_TO_PARENT or (k in ("anyOf", "oneOf") and own_fields)
+            out[k] = _close(v, may_close=not open_, at=(*at, k), tests=tests, mixins=mixins)
         else:
             out[k] = v
     if not may_close or "properties" not in out or any(
@@ -1069,9 +1369,9 @@ def subschemas(schema: Any, path: str = "$") -> Iterator[tuple[str, dict]]:
         if k in _SCHEMA_MAPS and isinstance(v, dict):
             for name, sub in v.items():
                 yield from subschemas(sub, f"{path}.{name}" if k == "properties" else f"{path}.{k}.{name}")
-        elif k in _SCHEMA_ONE:
+        elif k in _SCHEMA_ONE and not isinstance(v, list):
             yield from subschemas(v, f"{path}.{k}")
-        elif k in _SCHEMA_LISTS and isinstance(v, list):
+        elif (k in _SCHEMA_LISTS or k in _SCHEMA_ONE) and isinstance(v, list):  # items: [...] before 2020-12
             for i, sub in enumerate(v):
                 yield from subschemas(sub, f"{path}.{k}[{i}]")
 

@@ -45,6 +45,7 @@ from .schema import (
     _shape,
     ecma_to_python,
     join,
+    ref_loop,
     show,
     suggest,
     transform,
@@ -86,11 +87,22 @@ def compile_delegated(schema: Any, *, resources: Mapping[str, Any]) -> Callable[
     base = _validator_class(schema, documents)
     _check_schema(base, schema)
     translated = _translated(schema, patterns)
-    _check_refs(translated, registry, documents)
+    known = _check_refs(translated, registry, documents)
+    loop = ref_loop(translated, _resolver(known), translated.get("$id", "") if isinstance(translated, dict) else "")
+    if loop is not None:
+        raise SchemaError(f"$ref loops back without moving into the value ({loop}): every check would recurse forever")
     checker = FormatChecker(formats=())
     for name, (test, _) in FORMATS.items():
         checker.checks(name)(lambda v, test=test: not isinstance(v, str) or test(v))
     validator = _with_our_keywords(base)(translated, registry=registry, format_checker=checker)
+    probes: tuple[Any, ...] = (None, 0, "", [], {})
+    for value in probes:  # a loop the walk above could not see ($dynamicRef): refused all the same
+        try:
+            for _ in validator.iter_errors(value):
+                pass
+        except RecursionError:
+            raise SchemaError("the schema's references loop without moving into the value: "
+                              "every check would recurse forever") from None
 
     def validate(value: Any) -> list[Problem]:
         out: list[Problem] = []
@@ -155,7 +167,18 @@ def _known_dialect(doc: Any) -> bool:
     return not isinstance(dialect, str) or validators.validator_for({"$schema": dialect}, default=None) is not None
 
 
-def _check_refs(schema: Any, registry: referencing.Registry, documents: Mapping[str, Any]) -> None:
+def _resolver(known: referencing.Registry) -> Callable[[str, str], tuple[Any, str] | None]:
+    """``resolve(ref, base)`` for :func:`~agentlab.schema.ref_loop`, by jsonschema's own lookup."""
+    def resolve(ref: str, base: str) -> tuple[Any, str] | None:
+        try:
+            found = known.resolver(base_uri=base).lookup(ref)
+        except referencing.exceptions.Unresolvable:
+            return None
+        return found.contents, getattr(found.resolver, "_base_uri", None) or urldefrag(urljoin(base, ref)).url
+    return resolve
+
+
+def _check_refs(schema: Any, registry: referencing.Registry, documents: Mapping[str, Any]) -> referencing.Registry:
     """Resolve every ``$ref`` and ``$dynamicRef`` now, in every document they reach."""
     root_uri = schema.get("$id", "") if isinstance(schema, dict) else ""
     known = _METASCHEMAS.combine(registry.with_resource(root_uri, _specification(schema).create_resource(schema)))
@@ -185,7 +208,14 @@ def _check_refs(schema: Any, registry: referencing.Registry, documents: Mapping[
                     if not _known_dialect(documents[target]):
                         raise SchemaError(f"{kw} {ref!r} reaches a document with an unknown $schema "
                                           f"{documents[target].get('$schema')!r}")
+                    try:  # a document a $ref reaches is checked against its metaschema, like the schema itself
+                        _check_schema(validators.validator_for(documents[target],
+                                                               default=jsonschema.Draft202012Validator),
+                                      documents[target])
+                    except SchemaError as exc:
+                        raise SchemaError(f"resources[{target!r}]: {exc}") from None
                     todo.append((documents[target], target))
+    return known
 
 
 def _subschemas(schema: Any, base: str) -> Iterator[tuple[dict, str]]:
@@ -199,9 +229,9 @@ def _subschemas(schema: Any, base: str) -> Iterator[tuple[dict, str]]:
         if k in _SCHEMA_MAPS and isinstance(v, dict):
             for sub in v.values():
                 yield from _subschemas(sub, base)
-        elif k in _SCHEMA_ONE:
+        elif k in _SCHEMA_ONE and not isinstance(v, list):
             yield from _subschemas(v, base)
-        elif k in _SCHEMA_LISTS and isinstance(v, list):
+        elif (k in _SCHEMA_LISTS or k in _SCHEMA_ONE) and isinstance(v, list):  # items: [...] before 2020-12
             for sub in v:
                 yield from _subschemas(sub, base)
 
@@ -336,6 +366,7 @@ def _problems_at(kw: Any, v: Any, here: str, error: ValidationError, schema: dic
         return [Problem(here, "unknown_field", allowed=tuple(allowed), suggestion=suggest(name, allowed))]
     if kw == "type":
         names = [error.validator_value] if isinstance(error.validator_value, str) else list(error.validator_value)
+        names = [n if isinstance(n, str) else _shape(n) for n in names]  # draft 3 allows a schema in the list
         return [Problem(field, "wrong_type", expected=" or ".join(names), got=v, description=desc)]
     if kw == "enum":
         return [Problem(field, "not_in_enum", got=v, allowed=tuple(error.validator_value), description=desc)]
@@ -370,7 +401,7 @@ def _branches(error: ValidationError, field: str, v: Any, patterns: Mapping[str,
         failed.setdefault(index, []).extend(_problems(sub, patterns))
     shapes = " | ".join(_shape(s) for s in branches)
     if len(failed) < len(branches):  # more than one branch passed: oneOf wants exactly one
-        return [Problem(field, "no_match", got=v, expected=f"exactly one of {shapes}")]
+        return [Problem(field, "many_match", got=v, expected=shapes)]
     results = list(failed.values())
     if all(len(r) == 1 and r[0].reason == "wrong_type" and r[0].field == field for r in results):
         return [Problem(field, "wrong_type", got=v, expected=" or ".join(r[0].expected or "" for r in results))]

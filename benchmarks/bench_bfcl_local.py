@@ -50,7 +50,7 @@ def record(size: str, n: int, resume: bool, categories: list[str], limit: int | 
     if not resume:
         out.unlink(missing_ok=True)
     # --limit: the first questions of each category's sample (a slower model's share of the same sample)
-    qs = [q for c in categories for q in bfcl.sample(c, n)[:limit]]
+    qs = [q for c in categories for q in bfcl.sample_category(c, n)[:limit]]
     t_size = time.perf_counter()
     with LocalServer(size) as server:
         print(f"{size}: server up in {time.perf_counter() - t_size:.0f} s", flush=True)

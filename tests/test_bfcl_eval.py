@@ -27,7 +27,7 @@ def _expected_calls(q):
 @pytest.fixture(scope="module")
 def sample():
     need(BFCL, "BFCL dataset")
-    return {c: bfcl.sample(c) for c in bfcl.CATEGORIES}
+    return {c: bfcl.sample_category(c) for c in bfcl.CATEGORIES}
 
 
 def test_every_expected_answer_grades_right_except_the_upstream_broken_ones():
@@ -43,12 +43,12 @@ def test_every_expected_answer_grades_right_except_the_upstream_broken_ones():
 
 
 def test_the_sample_is_fixed_and_spread(sample):
-    again = {c: bfcl.sample(c) for c in bfcl.CATEGORIES}
+    again = {c: bfcl.sample_category(c) for c in bfcl.CATEGORIES}
     for cat, qs in sample.items():
         assert len(qs) == 100 and [q.id for q in qs] == [q.id for q in again[cat]]
         ids = [int(q.id.rsplit("_", 1)[1]) for q in qs]
         assert ids == sorted(ids) and ids[-1] > 150  # upstream order, not the first hundred
-    other = bfcl.sample("multiple", seed=16)
+    other = bfcl.sample_category("multiple", seed=16)
     assert [q.id for q in other] != [q.id for q in sample["multiple"]]
 
 

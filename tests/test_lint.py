@@ -77,3 +77,21 @@ def test_a_format_that_is_not_checked_is_flagged_in_both_languages():
     assert "'uri' is not checked" in en[0].message and "date-time" in en[0].suggestion
     zh = [f for f in lint([tool], lang="zh") if f.rule == "AL010"]
     assert len(zh) == 2 and "不会被校验" in zh[0].message
+
+
+def test_al011_warns_about_patterns_that_backtrack_catastrophically():
+    from agentlab.lint import slow_pattern
+    spec = {"name": "find_code", "description": "Use this when the user gives a code.",
+            "parameters": {"type": "object", "properties": {
+                "code": {"type": "string", "pattern": "^(a+)+$", "description": "A code like aaa."},
+                "ok": {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$", "description": "A slug like a-b."}},
+                "patternProperties": {"^(a|aa)+$": {"type": "string"}}}}
+    found = [(f.rule, f.location, f.severity) for f in lint([spec]) if f.rule == "AL011"]
+    assert sorted(found) == [("AL011", "find_code", "warning"), ("AL011", "find_code.code", "warning")]
+    zh = [f for f in lint([spec], lang="zh") if f.rule == "AL011"]
+    assert all("指数" in f.message and "maxLength" in f.suggestion for f in zh)
+    for bad in ("^(a+)+$", "(a*)*", r"(\w+\s?)*$", "^(a|aa)+$", "(a{1,3})+", "^(m[a-z]+)*$", "(?:x+y?)+"):
+        assert slow_pattern(bad), bad
+    for fine in ("^a+$", "^(a|b)+$", r"^(\d{1,3}\.){3}\d{1,3}$", r"^(\d+\.)+\d+$", "^[(a+)+]$", r"^\(a+\)+$",
+                 r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$", "((a+)b)*", "{", "a{,3}"):
+        assert not slow_pattern(fine), fine

@@ -245,3 +245,139 @@ def test_close_objects_keeps_conditions_and_compositions_working():
 PAY_LIKE = {"type": "object", "properties": {"method": {"enum": ["card", "cash"]}, "card_number": {"type": "string"}},
             "required": ["method"], "if": {"properties": {"method": {"const": "card"}}},
             "then": {"required": ["card_number"]}}
+
+
+# --- the attacker's review (schema-fixes) --------------------------------------------------------------
+# close_objects must never make a valid value invalid, nor an invalid one valid: every instance here has
+# no unknown field, so the closed schema must agree with jsonschema on the ORIGINAL schema, both ways.
+_CARD = {"type": "object", "properties": {"kind": {"enum": ["credit", "gift"]}, "number": {"type": "string"}}}
+CLOSING_CASES = [
+    ({"type": "object", "properties": {"card": _CARD, "cvv": {"type": "string"}},
+      "if": {"properties": {"card": {"properties": {"kind": {"const": "credit"}}, "required": ["kind"]}},
+             "required": ["card"]},
+      "then": {"required": ["cvv"]}},
+     [{"card": {"kind": "credit", "number": "4111"}}, {"card": {"kind": "credit", "number": "4111"}, "cvv": "123"},
+      {"card": {"kind": "gift", "number": "1"}}]),
+    ({"type": "object", "properties": {"a": {}, "b": {}},
+      "not": {"anyOf": [{"properties": {"a": {"const": 1}}, "required": ["a"]}]}},
+     [{"a": 1, "b": 2}, {"a": 2, "b": 2}]),
+    ({"type": "object", "properties": {"m": {}, "n": {}, "z": {}},
+      "if": {"anyOf": [{"properties": {"m": {"const": "card"}}, "required": ["m"]}]}, "then": {"required": ["n"]}},
+     [{"m": "card", "z": 1}, {"m": "card", "z": 1, "n": 1}, {"m": "cash", "z": 1}]),
+    ({"type": "object", "properties": {"m": {}, "n": {}, "z": {}}, "if": {"$ref": "#/$defs/card"},
+      "then": {"required": ["n"]}, "$defs": {"card": {"properties": {"m": {"const": "card"}}, "required": ["m"]}}},
+     [{"m": "card", "z": 1}, {"m": "card", "n": 1}, {"m": "cash"}]),
+    ({"type": "object", "properties": {"m": {}, "n": {}}, "not": {"$ref": "#/$defs/onlym"},
+      "$defs": {"onlym": {"properties": {"m": {}}, "required": ["m"]}}},
+     [{"m": 1, "n": 1}, {"n": 1}]),
+    ({"type": "object", "properties": {"l": {"type": "array", "items": {"type": "object", "properties": {"sku": {}, "qty": {}}},
+                                             "contains": {"properties": {"sku": {"const": "X"}}, "required": ["sku"]}}}},
+     [{"l": [{"sku": "X", "qty": 1}]}, {"l": [{"sku": "Y", "qty": 1}]}]),
+    # mixins: a $defs entry that adds fields to the object that uses it
+    ({"type": "object", "properties": {"a": {"type": "string"}}, "allOf": [{"$ref": "#/$defs/base"}],
+      "$defs": {"base": {"properties": {"b": {"type": "string"}}}}},
+     [{"a": "x", "b": "y"}, {"a": "x", "b": 1}]),
+    ({"type": "object", "$ref": "#/$defs/base", "properties": {"a": {}}, "$defs": {"base": {"properties": {"b": {}}}}},
+     [{"a": 1, "b": 2}]),
+    ({"type": "object", "properties": {"m": {}, "n": {}, "c": {"type": "object", "properties": {"x": {}}}},
+      "propertyNames": {"$ref": "#/$defs/name"}, "$defs": {"name": {"maxLength": 1}}},
+     [{"m": 1, "c": {"x": 1}}]),
+]
+
+
+@pytest.mark.parametrize("schema,instances", CLOSING_CASES)
+def test_close_objects_agrees_with_the_original_schema_where_no_field_is_unknown(schema, instances):
+    import jsonschema
+
+    from agentlab import Registry
+    registry = Registry.from_specs([{"name": "t", "parameters": schema}])
+    for value in instances:
+        expected = jsonschema.Draft202012Validator(schema).is_valid(value)
+        assert registry.check("t", json.dumps(value)).ok == expected, (value, close_objects(schema))
+
+
+def test_close_objects_still_closes_shapes_and_leaves_tests_open():
+    closed = close_objects(CLOSING_CASES[0][0])
+    assert closed["properties"]["card"]["additionalProperties"] is False  # the shape: closed
+    assert "additionalProperties" not in closed["if"]["properties"]["card"]  # the test: open at every depth
+    recursive = close_objects({"$defs": {"n": {"type": "object", "properties": {"c": {"$ref": "#/$defs/n"}}}},
+                               "$ref": "#/$defs/n"})
+    assert recursive["$defs"]["n"]["additionalProperties"] is False  # a whole shape reached by $ref: closed
+
+
+@pytest.mark.parametrize("schema,keyword", [
+    ({"type": "string", "minLength": "5"}, "minLength"), ({"type": "array", "maxItems": "2"}, "maxItems"),
+    ({"maxItems": -1}, "maxItems"), ({"minLength": 2.5}, "minLength"), ({"minProperties": True}, "minProperties"),
+    ({"type": "number", "multipleOf": 0}, "multipleOf"), ({"multipleOf": -2}, "multipleOf"),
+    ({"type": "object", "required": "name"}, "required"), ({"required": [1]}, "required"),
+    ({"required": ["a", "a"]}, "required"), ({"type": "array", "uniqueItems": "false"}, "uniqueItems"),
+    ({"type": "string", "pattern": 5}, "pattern"), ({"pattern": "("}, "pattern"),
+    ({"type": "object", "patternProperties": {"(": {}}}, "pattern"), ({"dependentRequired": {"a": [1]}}, "dependentRequired"),
+    ({"type": ["string", "string"]}, "type"), ({"type": []}, "type"), ({"minimum": "1"}, "minimum"),
+    ({"allOf": []}, "allOf"), ({"properties": {"a": 5}}, "properties"), ({"format": 5}, "format"),
+    ({"properties": {"deep": {"items": {"maxLength": "x"}}}}, "maxLength"),
+    ({"$defs": {"unused": {"minLength": "x"}}}, "minLength"),
+])
+def test_a_keyword_of_the_wrong_kind_is_refused_at_registration(schema, keyword):
+    with pytest.raises(SchemaError, match=keyword):
+        compile_schema(schema)
+
+
+def test_the_keyword_check_names_where_it_is_and_accepts_what_2020_12_allows():
+    with pytest.raises(SchemaError, match=r"#/properties/code/minLength"):
+        compile_schema({"type": "object", "properties": {"code": {"type": "string", "minLength": "5"}}})
+    # integers written as 2.0 are integers; an unknown keyword is not judged; additionalItems is not 2020-12
+    v = compile_schema({"maxLength": 2.0, "x-anything": "5", "additionalItems": 5, "multipleOf": 0.5})
+    assert v(1.5) == [] and v(1.2) != []
+
+
+def test_a_huge_integer_against_a_fractional_multiple_of_does_not_crash():
+    assert compile_schema({"multipleOf": 0.1})(10 ** 400) == []
+    assert compile_schema({"multipleOf": 10 ** 400})(1.5) != []
+
+
+@pytest.mark.parametrize("schema", [
+    {"$ref": "#"},
+    {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"},
+    {"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"},
+    {"type": "object", "properties": {"x": {"$ref": "#/$defs/a"}}, "$defs": {"a": {"not": {"$ref": "#/$defs/a"}}}},
+    {"if": {"$ref": "#"}},
+    {"$anchor": "a", "$ref": "#a"},  # the delegated path
+    {"$defs": {"a": {"$anchor": "x", "$ref": "#/$defs/b"}, "b": {"$ref": "#x"}}, "$ref": "#x"},
+])
+def test_a_ref_loop_that_never_moves_into_the_value_is_refused_at_registration(schema):
+    with pytest.raises(SchemaError, match="loop"):
+        compile_schema(schema)
+
+
+def test_a_ref_loop_through_properties_or_items_is_a_tree_and_fine():
+    tree = {"$defs": {"n": {"type": "object", "properties": {"c": {"$ref": "#/$defs/n"}, "l": {"items": {"$ref": "#"}}}}},
+            "$ref": "#/$defs/n"}
+    v = compile_schema(tree)
+    assert v({"c": {"c": {}}, "l": [{}]}) == [] and v({"c": {"c": 1}}) != []
+
+
+def test_the_delegated_path_walks_list_items_and_checks_the_documents_it_reaches():
+    for schema in ({"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"$ref": "http://evil.example/x"}]},
+                   {"$schema": "http://json-schema.org/draft-07/schema#", "items": [{}],
+                    "additionalItems": {"$ref": "http://evil.example/x"}},
+                   {"$schema": "http://json-schema.org/draft-04/schema#", "items": [{"$ref": "http://evil.example/y"}]}):
+        with pytest.raises(SchemaError, match="nobody supplied"):
+            compile_schema(schema)
+    with pytest.raises(SchemaError, match="metaschema"):
+        compile_schema({"$ref": "https://ex.com/m.json"}, resources={"https://ex.com/m.json": {"type": 5}})
+    # draft 3 allows a schema in a type list: reported, not a TypeError
+    v = compile_schema({"$schema": "http://json-schema.org/draft-03/schema#", "type": [{"type": "string"}, "integer"]})
+    assert reasons(v(1.5)) == {("$", "wrong_type")} and v("a") == [] and v(3) == []
+
+
+@pytest.mark.parametrize("schema", [{"oneOf": [{"type": "integer"}, {"minimum": 0}]},
+                                    {"$anchor": "d", "oneOf": [{"type": "integer"}, {"minimum": 0}]}])
+def test_one_of_matched_twice_says_so_in_both_languages(schema):
+    from agentlab.errors import make_error
+    problems = compile_schema(schema)(1)
+    assert reasons(problems) == {("$", "many_match")}
+    assert "none" not in problems[0].to_dict("en")["hint"] and "more than one" in problems[0].to_dict("en")["hint"]
+    assert "同时符合" in problems[0].to_dict("zh")["hint"]
+    assert make_error("INVALID_ARGS", problems=problems)
+    assert reasons(compile_schema(schema)(-1.5)) != {("$", "many_match")}

@@ -46,7 +46,7 @@ from ..tools import Registry, Tool, from_legacy_types
 
 __all__ = ["CATEGORIES", "CONTRACT_KINDS", "KINDS", "MODES", "PUBLISHED", "Attempt", "Question", "bfcl_dir",
            "cassette_path", "failure_kind", "figures", "grade", "kinds", "load", "questions", "replay", "run_question",
-           "sample", "tools_for"]
+           "sample_category", "tools_for"]
 
 Mode = Literal["single", "reask", "constrained"]
 CATEGORIES = ("simple_python", "multiple", "parallel", "irrelevance")
@@ -90,7 +90,7 @@ def load(category: str, root: Path | None = None) -> list[Question]:
             for e in entries]
 
 
-def sample(category: str, n: int = PER_CATEGORY, *, seed: int = SEED, root: Path | None = None) -> list[Question]:
+def sample_category(category: str, n: int = PER_CATEGORY, *, seed: int = SEED, root: Path | None = None) -> list[Question]:
     """A fixed sample: the same ``n`` questions for a given seed, in the upstream order."""
     questions = load(category, root)
     if n >= len(questions):
@@ -422,7 +422,7 @@ class _FirstOf:
 def questions(n: int = PER_CATEGORY, *, seed: int = SEED, root: Path | None = None,
               categories: Sequence[str] = CATEGORIES) -> list[Question]:
     """The sample every recording and replay uses: ``n`` per category."""
-    return [q for c in categories for q in sample(c, n, seed=seed, root=root)]
+    return [q for c in categories for q in sample_category(c, n, seed=seed, root=root)]
 
 
 

@@ -25,7 +25,7 @@ import re
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .interface import ModelCall, ModelError, Reply, ToolCall, Usage
@@ -46,7 +46,7 @@ def call_schema(spec: Mapping[str, Any]) -> dict:
             "required": ["name", "arguments"], "additionalProperties": False}
 
 
-def call_grammar(tools: list[Mapping[str, Any]], *, allow_text: bool = True) -> str:
+def call_grammar(tools: Sequence[Mapping[str, Any]], *, allow_text: bool = True) -> str:
     """An llguidance grammar: fenced calls of the given tools, one after another, or (``allow_text``) words."""
     calls = [call_schema(s) for s in tools]
     one = calls[0] if len(calls) == 1 else {"anyOf": calls}
