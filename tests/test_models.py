@@ -4,7 +4,7 @@ from dataclasses import replace
 import pytest
 
 from agentlab import GuardConfig, Registry, run_guarded
-from agentlab.models import ModelError, ScriptError, ScriptedModel, SelfCorrectingModel, Step, call, say
+from agentlab.models import ModelError, ScriptedModel, ScriptError, SelfCorrectingModel, Step, call, say
 from agentlab.store import MemoryStore
 
 
