@@ -459,12 +459,14 @@ def _probe(ns: argparse.Namespace) -> int:
     from .evals.probe import (
         META_LABEL,
         ProbeInputError,
+        ProbeInterrupted,
         cassette_settings,
         fake_source,
         load_impl,
         probe,
         recording_source,
         replay_source,
+        summary_lines,
     )
     from .evals.probe_report import write
     from .guards import GuardConfig
@@ -532,24 +534,29 @@ def _probe(ns: argparse.Namespace) -> int:
                        seed=int(settings["seed"] or 0), offer=settings["offer"] or "one", impl=impl, writes=writes,
                        source=ns.tools, model_name=name, recorded=recorded,
                        progress=(lambda label: print(label, file=sys.stderr, flush=True)) if server is not None else None)
+    except ProbeInterrupted as exc:  # Ctrl-C, or a tool that raised KeyboardInterrupt: stop, and say where (exit 130)
+        print(t("cli.error", ns.lang, message=t("probe.interrupted", ns.lang, label=exc.label)), file=sys.stderr)
+        raise
     finally:
         if server is not None:
             server.stop()
     paths = write(report, out, lang=ns.lang)
     s = report["summary"]
+    # exit 1 when no tool at all could be probed (no valid call from any schema): the report says why, tool by tool
+    code = 1 if report["tools"] and not s["probed"] else 0
     if ns.json:
         emit(json.dumps({"summary": s, "meta": report["meta"], "report": [str(p) for p in paths]},
                         ensure_ascii=False, indent=1), json_text=True)
-        return 0
-    rate = "n/a" if s["self_correction_rate"] is None else f"{s['self_correction_rate']:.0%}"
-    emit(t("probe.cli_done", ns.lang, tools=len(report["tools"]), cats=len(report["settings"]["categories"]),
-           seconds=report["meta"]["seconds"], applicable=s["applicable"], not_caught=s["verdicts"].get("not_caught", 0),
-           not_repaired=s["verdicts"].get("not_repaired", 0), rate=rate))
-    emit(t("probe.cli_wrote", ns.lang, json=str(paths[0]), html=str(paths[1])))
-    if ns.model in ("local", "openai") and tape is not None:
-        emit(t("probe.cli_recorded", ns.lang, path=str(tape),
-               command=f"python -m agentlab probe --tools {ns.tools} --model replay --cassette {tape}"))
-    return 0
+    else:
+        for line in summary_lines(report, ns.lang):
+            emit(line)
+        emit(t("probe.cli_wrote", ns.lang, json=str(paths[0]), html=str(paths[1])))
+        if ns.model in ("local", "openai") and tape is not None:
+            emit(t("probe.cli_recorded", ns.lang, path=str(tape),
+                   command=f"python -m agentlab probe --tools {ns.tools} --model replay --cassette {tape}"))
+    if code:
+        print(t("cli.error", ns.lang, message=t("probe.cli_nothing_probed", ns.lang, html=str(paths[1]))), file=sys.stderr)
+    return code
 
 
 def inner_source(model: Any) -> Callable[[str, dict, str], Any]:

@@ -1,5 +1,6 @@
 """The probe (agentlab/evals/probe.py, probe_calls.py, probe_report.py): valid calls from any schema, every
 fault category through the guarded loop, the catching guard read from the trace, the report, the CLI."""
+import html
 import json
 from pathlib import Path
 
@@ -319,3 +320,156 @@ def test_the_probe_widget_runs_and_refuses_bad_paste_kindly():
     app.cassette.value = "/no/such/cassette.jsonl"
     app.run.click()
     assert "没有可回放的录制" in app.view.value
+
+
+# --- the review's findings (probe-fixes): each a class of bug, each test failed before -------------
+def _one_tool(name="set_level", properties=None, required=None) -> Registry:
+    properties = properties or {"level": {"type": "integer", "enum": [1, 2, 3]}, "note": {"type": "string"}}
+    return load_specs([{"name": name, "description": "Set a level.", "parameters": {
+        "type": "object", "properties": properties, "required": required or ["level"]}}], source="t")
+
+
+def test_a_tool_that_fails_on_a_valid_call_is_tool_failed_never_ok(tmp_path, capsys):
+    """Before, a tool that raised on every call got a green "ok" in the clean cell (the verdict counted only
+    validation errors). Now every cell whose valid call the tool failed on says so, everywhere."""
+    import sys
+
+    from agentlab.evals.probe import VERDICTS, summary_lines
+    from agentlab.i18n import t
+
+    def boom(**kw):
+        raise ValueError("database down")
+
+    def exits(**kw):
+        sys.exit(3)  # in the probe a tool's exit is its failure, not the end of the run
+    attempts = []
+
+    def flaky(**kw):  # fails once, then works: a resend repairs it, so not a tool failure
+        attempts.append(kw)
+        if len(attempts) == 1:
+            raise ConnectionError("blip")
+        return {"ok": True}
+    for fn in (boom, exits):
+        report = probe(_one_tool(), fake_source(), impl={"set_level": fn}, categories=["wrong_type", "out_of_enum"])
+        got = cells(report)
+        for cat in ("clean", "wrong_type", "out_of_enum"):
+            assert got[("set_level", cat)]["verdict"] == "tool_failed", (fn.__name__, cat, got[("set_level", cat)])
+            assert got[("set_level", cat)]["effect"] == "failed"
+        assert "database down" in got[("set_level", "clean")]["tool_error"] or fn is exits
+        assert "sys.exit(3)" in got[("set_level", "clean")]["tool_error"] or fn is boom
+        s = report["summary"]
+        assert s["tool_failed"] == 3 and s["tools_failed"] == ["set_level"] and "ok" not in s["verdicts"]
+        assert s["worst_tools"][0]["tool"] == "set_level" and not s["worst_fields"]  # no field's fault
+        assert "tool_failed" in VERDICTS and VERDICTS.index("tool_failed") < VERDICTS.index("ok")
+        for lang in ("en", "zh"):
+            assert t("probe.cli_tool_failed", lang, n=3, tools="set_level") in summary_lines(report, lang)
+            page = render_html(report, lang)
+            assert t("probe.v.tool_failed", lang) in page and t("probe.effect.failed", lang) in page
+    report = probe(_one_tool(), fake_source(), impl={"set_level": flaky}, writes=set(), categories=["clean"])  # a read: resent
+    assert cells(report)[("set_level", "clean")]["verdict"] == "ok" and report["summary"]["tool_failed"] == 0
+    # with validate off, a faulty call the tool chokes on is the fault reaching the tool: still not_caught
+    report = probe(_one_tool(), fake_source(), impl={"set_level": boom}, categories=["wrong_type"],
+                   config=GuardConfig().without("validate"))
+    assert cells(report)[("set_level", "wrong_type")]["verdict"] == "not_caught"
+    # and from the command line: the run goes on, the report is written, the line says it
+    impl = tmp_path / "desk.py"
+    impl.write_text("import sys\nTOOLS = {'set_level': lambda **kw: sys.exit(3)}\n", encoding="utf-8")
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([_one_tool()["set_level"].spec()]), encoding="utf-8")
+    assert main(["probe", "--tools", str(tools), "--impl", str(impl), "--out", str(tmp_path / "r"),
+                 "--faults", "clean"]) == 0
+    assert "the tool failed (set_level): not ok" in capsys.readouterr().out
+    assert json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))["cells"][0]["verdict"] == "tool_failed"
+
+
+def test_a_tool_that_raises_keyboard_interrupt_stops_the_probe_with_one_line(tmp_path, capsys):
+    """A KeyboardInterrupt cannot be told from Ctrl-C: the probe stops (exit 130, as for Ctrl-C), and says where."""
+    impl = tmp_path / "desk.py"
+    impl.write_text("def set_level(**kw):\n    raise KeyboardInterrupt\n", encoding="utf-8")
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([_one_tool()["set_level"].spec()]), encoding="utf-8")
+    assert main(["probe", "--tools", str(tools), "--impl", str(impl), "--out", str(tmp_path / "r"), "--lang", "zh"]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "set_level/clean/1" in err[0] and "KeyboardInterrupt" in err[0]
+    assert not (tmp_path / "r" / "report.json").exists()
+
+
+def test_names_from_the_file_are_drawn_literally_and_cjk_names_render_quietly():
+    """Before, a tool called ``price$\\frac{$`` killed the report (matplotlib read it as mathtext) after the whole
+    probe ran, ``a$b$c`` was drawn as math, and a Chinese name printed glyph warnings on stderr."""
+    import warnings
+
+    import matplotlib
+
+    from agentlab.evals import probe_report
+    from agentlab.workbook import plots
+    names = ["price$\\frac{$", "a$b$c", "查询订单", "x^2_$y$"]
+    reg = load_specs([{"name": n, "parameters": {"type": "object", "properties": {"n": {"type": "integer"}},
+                                                 "required": ["n"]}} for n in names], source="t")
+    report = probe(reg, fake_source(), categories=["clean"])
+    with warnings.catch_warnings(record=True) as seen, matplotlib.rc_context({"svg.fonttype": "none"}):
+        warnings.simplefilter("always")
+        page = render_html(report, "zh")
+    assert not [w for w in seen if "Glyph" in str(w.message)], [str(w.message) for w in seen]
+    svg = page[page.index("<svg"):page.index("</svg>")]
+    for n in names:  # each as text, exactly as written (html-escaped in the SVG)
+        assert html.escape(n, quote=False) in svg, n
+    assert probe_report._CJK_FONTS == plots.CJK_FONTS and probe_report._CJK_FILES == plots.CJK_FILES
+
+
+def test_tools_no_valid_call_can_be_made_for_are_named_with_why_and_nothing_probed_exits_1(tmp_path, capsys):
+    """Before, such schemas gave "0 cells apply", only n/a notes, and exit 0."""
+    from agentlab.i18n import t
+    bad = [{"name": "enum_vs_type", "parameters": {"type": "object", "properties": {
+               "x": {"type": "integer", "enum": ["a", "b"]}}, "required": ["x"]}},
+           {"name": "lengths", "parameters": {"type": "object", "properties": {
+               "x": {"type": "string", "minLength": 5, "maxLength": 2}}, "required": ["x"]}},
+           {"name": "not_object", "parameters": {"type": "string"}},
+           {"name": "self_ref", "parameters": {"type": "object", "properties": {"x": {"$ref": "#/properties/x"}},
+                                               "required": ["x"]}}]
+    why = {"enum_vs_type": "probe.why.enum", "lengths": "probe.why.lengths", "not_object": "probe.why.not_object",
+           "self_ref": "probe.why.too_deep"}
+    report = probe(load_specs(bad, source="t"), fake_source(), categories=["clean"])
+    s = report["summary"]
+    assert s["probed"] == 0 and {u["tool"]: u["why"] for u in s["unprobed"]} == why
+    assert all(u["en"] and u["zh"] for u in s["unprobed"])
+    assert "64" in next(u["en"] for u in s["unprobed"] if u["tool"] == "self_ref")  # the limit that was hit
+    for lang in ("en", "zh"):
+        lines = summary_lines_of(report, lang)
+        assert any(line.startswith(t("probe.cli_unprobed", lang, n=4, total=4, tools="")[:12]) for line in lines), lines
+        assert t("probe.h_unprobed", lang) in render_html(report, lang)
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    assert main(["probe", "--tools", str(path), "--out", str(tmp_path / "r"), "--faults", "clean"]) == 1
+    out, err = capsys.readouterr()
+    assert "4 of 4 tools could not be probed" in out and "no tool could be probed" in err
+    assert (tmp_path / "r" / "report.html").exists()  # the report still says why, tool by tool
+    # one tool that can be probed among them: exit 0, and the line still names the others
+    path.write_text(json.dumps([*bad, _one_tool()["set_level"].spec()]), encoding="utf-8")
+    assert main(["probe", "--tools", str(path), "--out", str(tmp_path / "r"), "--faults", "clean", "--lang", "zh"]) == 0
+    assert "5 个工具中有 4 个无法探测" in capsys.readouterr().out
+
+
+def summary_lines_of(report, lang):
+    from agentlab.evals.probe import summary_lines
+    return summary_lines(report, lang)
+
+
+def test_realistic_deep_and_recursive_schemas_get_a_call_and_a_cycle_is_bounded():
+    """Before, a valid 10-level nested schema was refused (the depth limit was 8)."""
+    from agentlab.evals.probe_calls import MAX_DEPTH
+    schema: dict = {"type": "string"}
+    for _ in range(12):
+        schema = {"type": "object", "properties": {"n": schema}, "required": ["n"]}
+    reg = Registry.from_specs([{"name": "deep", "parameters": schema}])
+    args = valid_call(reg["deep"].parameters)
+    assert reg.check("deep", args).ok
+    tree = {"type": "object", "properties": {"root": {"$ref": "#/$defs/node"}}, "required": ["root"],
+            "$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer"}, "kids": {
+                "type": "array", "items": {"$ref": "#/$defs/node"}}, "left": {"$ref": "#/$defs/node"}}, "required": ["v"]}}}
+    reg = Registry.from_specs([{"name": "tree", "parameters": tree}])
+    assert reg.check("tree", valid_call(reg["tree"].parameters)).ok
+    with pytest.raises(NoValidCall) as caught:
+        valid_call({"type": "object", "properties": {"x": {"$ref": "#/properties/x"}}, "required": ["x"]})
+    assert caught.value.why == "probe.why.too_deep" and str(MAX_DEPTH) in str(caught.value)
+    assert "minLength" in NoValidCall("probe.why.lengths", least=5, most=2, field="x").localized("zh")

@@ -9,13 +9,16 @@ table's intentions: the guard named in a cell is the one whose mark is in the tr
 checks, a replay from the idempotency store, a resend), and a cell where nothing caught the fault says so.
 
 A category that cannot apply to a tool (no enum, no number, no field with a limit) is ``n/a``, not a pass.
-Tools without an implementation run as dry-run stubs that check their arguments and echo them.
+Tools without an implementation run as dry-run stubs that check their arguments and echo them. A call that
+passed the checks but whose tool failed (raised, even ``sys.exit()``) is ``tool_failed``, never ``ok``; a tool
+no valid call can be made for is not probed, and the report says why (``summary["unprobed"]``).
 
     report = probe(registry, fake_source(), trials=1)      # a dict: report.json, versioned
     probe_report.write(report, "probe-report/")            # report.json and report.html
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -48,9 +51,9 @@ from ..version import __version__
 from .metrics import repair_turns, self_correction_rate
 from .probe_calls import NoValidCall, ask_for, valid_call
 
-__all__ = ["CATEGORIES", "META_LABEL", "REPORT_VERSION", "VERDICTS", "ModelSource", "ProbeInputError", "cassette_settings",
-           "caught_by", "dry_run", "fake_source", "guess_write", "load_impl", "prepare", "probe", "recording_source",
-           "replay_source", "trial_label"]
+__all__ = ["CATEGORIES", "META_LABEL", "REPORT_VERSION", "VERDICTS", "ModelSource", "ProbeInputError", "ProbeInterrupted",
+           "ToolExited", "cassette_settings", "caught_by", "dry_run", "fake_source", "guess_write", "load_impl", "prepare",
+           "probe", "recording_source", "replay_source", "summary_lines", "trial_label"]
 
 REPORT_VERSION = 1
 #: "clean" is the call with no fault: can the model make it at all? Then each fault category.
@@ -61,8 +64,9 @@ _ARG_FAULTS = ("camel_case", "drop_required", "wrong_type", "amount_in_words", "
                "truncated_json", "unknown_tool")
 _REPEATS = ("duplicate_call", "parallel_call")
 #: A cell's verdicts, worst first: the cell shows the worst one any of its trials got.
-VERDICTS: tuple[str, ...] = ("not_caught", "not_repaired", "no_call", "not_injected", "harmless", "caught", "repaired", "ok",
-                             "n/a")
+#: ``tool_failed``: the call passed the checks (or was repaired until it did), and the tool failed on it every time.
+VERDICTS: tuple[str, ...] = ("not_caught", "tool_failed", "not_repaired", "no_call", "not_injected", "harmless", "caught",
+                             "repaired", "ok", "n/a")
 META_LABEL = "#probe"  # the cassette line that holds the settings of the recording
 
 #: Gives the model for one trial: (tool, the valid call, the trial's label) -> a model.
@@ -71,6 +75,20 @@ ModelSource = Callable[[str, dict, str], Model]
 
 class ProbeInputError(LocalizedError):
     """A bad input to the probe (an --impl that does not load, an unknown fault or tool name), in one line."""
+
+
+class ToolExited(RuntimeError):
+    """A tool implementation called ``sys.exit()`` (raised SystemExit): in the probe, that tool's failure
+    on that call, like any other exception it raises, never the end of the probe."""
+
+
+class ProbeInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or a tool that raised KeyboardInterrupt, which cannot be told apart from it) stopped the probe
+    during the trial ``label``: the probe stops, as a Ctrl-C should, and says where."""
+
+    def __init__(self, label: str):
+        super().__init__(label)
+        self.label = label
 
 
 # --- the tools: stubs, implementations, reads and writes -----------------------------------
@@ -149,11 +167,24 @@ def prepare(registry: Registry, impl: Mapping[str, Callable[..., Any]] | None = 
     for tool in registry:
         fn = impl.get(tool.name) or tool.fn
         write = (tool.name in writes) if writes is not None else (tool.side_effect or guess_write(tool.name))
-        tools.append(replace(tool, fn=fn or dry_run(tool), side_effect=write))
+        tools.append(replace(tool, fn=_contained(fn) if fn is not None else dry_run(tool), side_effect=write))
         about.append({"name": tool.name, "description": tool.description, "implemented": fn is not None,
                       "kind": "write" if write else "read",
                       "kind_from": "impl" if writes is not None else ("tool" if tool.side_effect else "name")})
     return Registry(tools, lang=registry.lang, clean=registry.clean), about
+
+
+def _contained(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with its ``sys.exit()`` turned into a failure of the call (:class:`ToolExited`): the loop lets
+    SystemExit through on purpose (a program that exits must exit), but in the probe a tool that exits
+    is a tool that failed, and the other cells still run."""
+    @functools.wraps(fn)
+    def contained(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except SystemExit as exc:
+            raise ToolExited(f"the tool called sys.exit({exc.code!r})") from None
+    return contained
 
 
 # --- models ---------------------------------------------------------------------------------
@@ -260,9 +291,13 @@ class _Trial:
     told: str | None  # what the loop told the model about it
     effect: str
     run: Run
+    tool_error: str | None = None  # the tool's failure on a valid call: its code and the exception, redacted
 
 
-def _read(run: Run, category: str, injected: bool, write: bool) -> _Trial:
+def _read(run: Run, category: str, injected: bool, write: bool, valid: Callable[[Event], bool] = lambda e: False) -> _Trial:
+    """One trial's verdict from its trace. ``valid`` says whether an event's call passes the tool's schema:
+    a failure of the tool on a valid call, with no run of the tool that succeeded, is ``tool_failed``,
+    whatever else the trace shows (nothing else can be judged when the tool never works)."""
     tools = list(run.tool_events)
     first = tools[0] if tools else None
     guard = caught_by(run, category)
@@ -292,8 +327,29 @@ def _read(run: Run, category: str, injected: bool, write: bool) -> _Trial:
     else:
         verdict = "caught" if run.status.startswith("done") else "not_repaired"
     told = next((e.model_visible for e in tools if e.error_code), None)
+    failed = [e for e in tools if e.exec_ok is False and valid(e)]
+    tool_error = None
+    if failed and not any(e.exec_ok and e.error_code is None for e in tools):
+        verdict, effect = "tool_failed", "failed"
+        told = failed[0].model_visible
+        tool_error = f"{failed[0].error_code}: {failed[0].note}" if failed[0].note else failed[0].error_code
     return _Trial(verdict, guard, run.status, injected, repaired, turns, first.args_raw if first else None,
-                  told[:400] if told else None, effect, run)
+                  told[:400] if told else None, effect, run, tool_error[:300] if tool_error else None)
+
+
+def _validity(tool: Tool) -> Callable[[Event], bool]:
+    """Whether an event is a call of ``tool`` whose arguments pass its schema."""
+    check = compile_schema(dict(tool.parameters))
+
+    def valid(e: Event) -> bool:
+        if e.tool_name != tool.name or e.args_raw is None:
+            return False
+        try:
+            args = json.loads(e.args_raw)
+            return isinstance(args, dict) and not check(args)
+        except Exception:  # noqa: BLE001 - unparsable, or a schema the checker trips on: not a valid call
+            return False
+    return valid
 
 
 # --- the probe ------------------------------------------------------------------------------
@@ -329,13 +385,17 @@ def probe(registry: Registry, model: ModelSource, *, trials: int = 1, categories
         tool = reg[info["name"]]
         if only and tool.name not in only:
             continue
+        why: NoValidCall | None = None
         try:
             args: dict | None = valid_call(tool.parameters, seed=f"{seed}/{tool.name}")
-        except NoValidCall:
-            args = None
+        except NoValidCall as exc:
+            args, why = None, exc
         info = {**info, "valid_call": args, "lint": [f.to_dict() for f in findings
                                                       if f.location == tool.name or f.location.startswith(tool.name + ".")]}
+        if why is not None:  # said in both languages, as the categories are: the page is rendered in either
+            info["unprobed"] = {"why": why.why, "en": why.localized("en"), "zh": why.localized("zh")}
         tools_out.append(info)
+        valid = _validity(tool) if args is not None else (lambda e: False)
         for category in wanted:
             if args is None:
                 cells.append(_na(tool.name, category, "probe.na.no_valid_call"))
@@ -352,8 +412,13 @@ def probe(registry: Registry, model: ModelSource, *, trials: int = 1, categories
                     continue
                 if progress is not None:
                     progress(label)
-                results.append(_one(reg, tool, category, args, model(tool.name, args, label), config=config, lang=lang,
-                                    offer=offer, seed=seed, label=label))
+                try:
+                    results.append(_one(reg, tool, category, args, model(tool.name, args, label), config=config,
+                                        lang=lang, offer=offer, seed=seed, label=label, valid=valid))
+                except ProbeInterrupted:
+                    raise
+                except KeyboardInterrupt:
+                    raise ProbeInterrupted(label.split("#")[0]) from None
             if results:
                 cells.append(_cell(tool.name, category, field, results))
     report = {
@@ -406,13 +471,13 @@ _GONE = object()
 
 
 def _one(reg: Registry, tool: Tool, category: str, args: dict, inner: Model, *, config: GuardConfig, lang: Lang,
-         offer: str, seed: int, label: str) -> _Trial:
+         offer: str, seed: int, label: str, valid: Callable[[Event], bool] = lambda e: False) -> _Trial:
     faulty = FaultyModel(inner, None if category == "clean" else category, at_step=1)
     run = run_guarded(faulty, reg, ask_for(tool.name, tool.description, args, lang), system_prompt=t("probe.system", lang),
                       config=config, store=MemoryStore(), sleep=lambda s: None, rng=random.Random(seed),
                       clock=_ticks(), session_id=label.split("#")[0], lang=lang,
                       offer=(lambda messages: [tool.name]) if offer == "one" else None)
-    return _read(run, category, injected=category == "clean" or faulty.injected > 0, write=tool.side_effect)
+    return _read(run, category, injected=category == "clean" or faulty.injected > 0, write=tool.side_effect, valid=valid)
 
 
 def _ticks() -> Callable[[], float]:
@@ -439,10 +504,10 @@ def _cell(tool: str, category: str, field: str | None, results: list[_Trial]) ->
             "self_correction_rate": None if rate != rate else round(rate, 4),
             "repair_turns": round(sum(turns) / len(turns), 2) if turns else None,
             "statuses": dict(Counter(r.status for r in results)), "effect": sample.effect,
-            "first_call": sample.first_call, "told": sample.told}
+            "first_call": sample.first_call, "told": sample.told, "tool_error": sample.tool_error}
 
 
-FAILING = ("not_caught", "not_repaired", "no_call")
+FAILING = ("not_caught", "tool_failed", "not_repaired", "no_call")
 
 
 def summarize(report: Mapping[str, Any]) -> dict:
@@ -457,7 +522,9 @@ def summarize(report: Mapping[str, Any]) -> dict:
                             "guards": dict(Counter(c["guard"] for c in mine if c["applies"])),
                             "self_correction_rate": round(sum(rates) / len(rates), 4) if rates else None}
     tools = Counter(c["tool"] for c in applies if c["verdict"] in FAILING)
-    fields = Counter(f'{c["tool"]}.{c["field"]}' for c in applies if c["verdict"] in FAILING and c.get("field"))
+    # a tool that fails on a valid call is no field's fault
+    fields = Counter(f'{c["tool"]}.{c["field"]}' for c in applies
+                     if c["verdict"] in FAILING and c["verdict"] != "tool_failed" and c.get("field"))
     findings = report.get("lint", [])
 
     def about(location: str) -> list[dict]:
@@ -469,8 +536,32 @@ def summarize(report: Mapping[str, Any]) -> dict:
         "verdicts": dict(Counter(c["verdict"] for c in cells)),
         "self_correction_rate": round(sum(rates) / len(rates), 4) if rates else None,
         "cells_with_a_wrong_call": len(trials_with_wrong),
+        "tool_failed": sum(1 for c in applies if c["verdict"] == "tool_failed"),
+        "tools_failed": sorted({c["tool"] for c in applies if c["verdict"] == "tool_failed"}),
+        "probed": sum(1 for x in report["tools"] if "unprobed" not in x),
+        "unprobed": [{"tool": x["name"], **x["unprobed"]} for x in report["tools"] if "unprobed" in x],
         "by_category": by_category,
         "worst_tools": [{"tool": name, "failing": n, "lint": about(name)} for name, n in tools.most_common(5)],
         "worst_fields": [{"field": loc, "failing": n, "lint": about(loc)} for loc, n in fields.most_common(5)],
     }
 
+
+
+def summary_lines(report: Mapping[str, Any], lang: Lang = "en") -> list[str]:
+    """The report in a few lines: the counts, then (when there are any) the cells where the tool failed on a
+    valid call and the tools that could not be probed (the command line prints these; docs/metrics.md#the-probe)."""
+    s = report["summary"]
+    rate = "n/a" if s["self_correction_rate"] is None else f"{s['self_correction_rate']:.0%}"
+    lines = [t("probe.cli_done", lang, tools=len(report["tools"]), cats=len(report["settings"]["categories"]),
+               seconds=report.get("meta", {}).get("seconds", 0), applicable=s["applicable"],
+               not_caught=s["verdicts"].get("not_caught", 0), not_repaired=s["verdicts"].get("not_repaired", 0), rate=rate)]
+    if s.get("tool_failed"):
+        lines.append(t("probe.cli_tool_failed", lang, n=s["tool_failed"], tools=_names(s["tools_failed"])))
+    if s.get("unprobed"):
+        lines.append(t("probe.cli_unprobed", lang, n=len(s["unprobed"]), total=len(report["tools"]),
+                       tools=_names([f'{u["tool"]}: {u.get(lang) or u["en"]}' for u in s["unprobed"]], sep="; ")))
+    return lines
+
+
+def _names(names: Sequence[str], most: int = 5, sep: str = ", ") -> str:
+    return sep.join(names[:most]) + (f"{sep}…(+{len(names) - most})" if len(names) > most else "")

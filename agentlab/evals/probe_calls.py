@@ -6,7 +6,9 @@ nested objects and arrays, ``anyOf``/``oneOf``/``allOf`` and local ``$ref``. It 
 schema and seed always give the same call, and it prefers values a person would write: an example the
 schema or its description gives (``"such as '#W0000000'"``), then a value guessed from the field's name
 (``email``, ``zip``, ``city``), then a plain one. The result is checked with the registry's own
-validator; a schema nothing can satisfy raises :class:`NoValidCall`.
+validator; a schema nothing can satisfy raises :class:`NoValidCall`, which says why in either language
+(an enum that contradicts its type, ``minLength`` over ``maxLength``, arguments that are not an object, a
+``$ref`` that points back at itself: the nesting bound, :data:`MAX_DEPTH`, is what stops it).
 
 :func:`ask_for` turns a valid call into the words of a user who wants it made, so that a real model
 writes the call itself instead of being handed it.
@@ -24,14 +26,38 @@ from typing import Any
 from ..i18n import Lang, t
 from ..schema import FORMATS, SchemaError, compile_schema, ecma_to_python
 
-__all__ = ["NoValidCall", "ask_for", "valid_call", "valid_value"]
+__all__ = ["MAX_DEPTH", "MAX_VALUES", "NoValidCall", "ask_for", "valid_call", "valid_value"]
 
-_MAX_DEPTH = 8
+#: How deep the generator follows a schema (each object, array, ``$ref``, ``allOf`` or ``anyOf`` is a level):
+#: deep enough for any realistic schema (a 10-level nested object takes 10), and a bound on a ``$ref`` cycle.
+MAX_DEPTH = 64
+#: How many values one attempt may build: a bound on schemas that branch at every level.
+MAX_VALUES = 5000
 _ATTEMPTS = 12  # seeds tried before a schema is declared unsatisfiable (a oneOf, a pattern with a lookahead)
+_STRUCTURAL = ("probe.why.too_deep", "probe.why.too_large", "probe.why.not_object")  # the same for every seed
 
 
 class NoValidCall(ValueError):
-    """No value this generator can build satisfies the schema."""
+    """No value this generator can build satisfies the schema; ``why`` is the catalogue key of the reason
+    (``probe.why.*``), ``fields`` fill it in, :meth:`localized` says it in either language."""
+
+    def __init__(self, why: str = "probe.why.none", /, **fields: Any):
+        self.why, self.fields = why, {"field": "", **fields}
+        super().__init__(self.localized("en"))
+
+    def localized(self, lang: Lang = "en") -> str:
+        where = t("probe.why.at", lang, field=self.fields["field"]) if self.fields["field"] else ""
+        return t(self.why, lang, **{**self.fields, "at": where})
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = MAX_VALUES
+
+    def spend(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise NoValidCall("probe.why.too_large", limit=MAX_VALUES)
 
 
 def valid_call(parameters: Mapping[str, Any], *, seed: int | str = 0, optional: bool = True) -> dict:
@@ -40,34 +66,64 @@ def valid_call(parameters: Mapping[str, Any], *, seed: int | str = 0, optional: 
     ``optional`` fills optional fields as well (more fields for the faults to hit); when the
     schema refuses that (``oneOf`` between fields, ``maxProperties``), only the required ones.
     """
-    check = compile_schema(dict(parameters))
+    kind = parameters.get("type", "object") if isinstance(parameters, Mapping) else None
+    if isinstance(kind, list):
+        kind = "object" if "object" in kind else (kind[0] if kind else "object")
+    if kind != "object":
+        raise NoValidCall("probe.why.not_object", type=json.dumps(kind if kind is not None else parameters,
+                                                                  ensure_ascii=False)[:60])
+    try:
+        check = compile_schema(dict(parameters))
+    except SchemaError as exc:
+        raise NoValidCall("probe.why.uncheckable", detail=str(exc)[:120]) from None
+    why = NoValidCall()
     for attempt in range(_ATTEMPTS):
         for with_optional in ((True, False) if optional else (False,)):
             rng = random.Random(f"{seed}/{attempt}")
             try:
-                value = valid_value(parameters, rng, root=parameters, optional=with_optional)
-            except NoValidCall:
+                value = valid_value(parameters, rng, root=parameters, optional=with_optional, budget=_Budget())
+            except NoValidCall as exc:
+                why = exc
                 continue
-            if isinstance(value, dict) and not check(value):
+            if not isinstance(value, dict):
+                why = NoValidCall("probe.why.not_object", type=type(value).__name__)
+                continue
+            try:
+                problems = check(value)
+            except Exception as exc:  # noqa: BLE001 - a keyword of the wrong type ("minLength": "3") breaks the checker
+                raise NoValidCall("probe.why.uncheckable", detail=f"{type(exc).__name__}: {str(exc)[:100]}") from None
+            if not problems:
                 return value
-    raise NoValidCall("no generated value satisfies the schema")
+            first = problems[0]
+            why = NoValidCall("probe.why.unsatisfied", field=getattr(first, "field", ""),
+                              reason=str(getattr(first, "reason", first))[:80])
+        if why.why in _STRUCTURAL:
+            break  # no other seed builds a shallower or smaller value
+    raise why
 
 
 def valid_value(schema: Any, rng: random.Random, *, root: Any = None, name: str = "", optional: bool = True,
-                depth: int = 0) -> Any:
-    """One value for ``schema`` (a best effort; :func:`valid_call` checks the whole call)."""
+                depth: int = 0, budget: Any = None, refs: tuple[str, ...] = ()) -> Any:
+    """One value for ``schema`` (a best effort; :func:`valid_call` checks the whole call).
+
+    ``refs`` are the ``$ref`` s followed on the way here: below a second visit to one (a recursive
+    schema: a tree, a list of lists) only required fields are filled, so that the value ends."""
     root = schema if root is None else root
-    if depth > _MAX_DEPTH:
-        raise NoValidCall("the schema nests too deep")
+    budget = budget if budget is not None else _Budget()
+    budget.spend()
+    if depth > MAX_DEPTH:
+        raise NoValidCall("probe.why.too_deep", limit=MAX_DEPTH, field=name)
     if schema is True or schema == {}:
         return _word(name, rng)
     if schema is False or not isinstance(schema, Mapping):
-        raise NoValidCall("a false schema accepts nothing")
-    kw = dict(name=name, optional=optional, depth=depth + 1, root=root)
+        raise NoValidCall("probe.why.false_schema", field=name)
+    kw: dict[str, Any] = dict(name=name, optional=optional, depth=depth + 1, root=root, budget=budget, refs=refs)
     if "$ref" in schema:
-        target = _pointer(root, schema["$ref"])
+        ref = schema["$ref"]
+        target = _pointer(root, ref)
         merged = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
-        return valid_value(merged, rng, **kw)
+        again = ref in refs
+        return valid_value(merged, rng, **{**kw, "refs": (*refs, str(ref)), "optional": optional and not again})
     if "allOf" in schema:
         merged = _merge([{k: v for k, v in schema.items() if k != "allOf"}, *schema["allOf"]], root)
         return valid_value(merged, rng, **kw)
@@ -82,13 +138,13 @@ def valid_value(schema: Any, rng: random.Random, *, root: Any = None, name: str 
                     continue
                 if _accepts(schema, root, candidate):
                     return candidate
-            raise NoValidCall(f"no option of {key} could be satisfied")
+            raise NoValidCall("probe.why.no_option", key=key, field=name)
     if "const" in schema:
         return schema["const"]
     if "enum" in schema and isinstance(schema["enum"], list):
         allowed = [v for v in schema["enum"] if _accepts(schema, root, v)]
         if not allowed:  # an enum of strings on an integer field: nothing is both
-            raise NoValidCall("no value of the enum passes the rest of the schema")
+            raise NoValidCall("probe.why.enum", field=name)
         return rng.choice(allowed)
     for example in _examples(schema):
         if _accepts(schema, root, example):
@@ -101,7 +157,10 @@ def valid_value(schema: Any, rng: random.Random, *, root: Any = None, name: str 
     if kind == "string":
         return _string(schema, rng, name)
     if kind in ("number", "integer"):
-        return _number(schema, rng, integer=kind == "integer")
+        try:
+            return _number(schema, rng, integer=kind == "integer")
+        except NoValidCall as exc:
+            raise NoValidCall(exc.why, **{**exc.fields, "field": name}) from None
     if kind == "boolean":
         return rng.choice([True, False])
     return None  # "null"
@@ -123,7 +182,7 @@ def _accepts(schema: Mapping, root: Any, value: Any) -> bool:
 
 def _pointer(root: Any, ref: Any) -> Any:
     if not isinstance(ref, str) or not ref.startswith("#"):
-        raise NoValidCall(f"only local $ref is followed, got {ref!r}")
+        raise NoValidCall("probe.why.ref_remote", ref=str(ref)[:80])
     node = root
     for part in [p for p in ref[1:].split("/") if p]:
         part = part.replace("~1", "/").replace("~0", "~")
@@ -132,7 +191,7 @@ def _pointer(root: Any, ref: Any) -> Any:
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
         else:
-            raise NoValidCall(f"$ref {ref!r} points nowhere")
+            raise NoValidCall("probe.why.ref_nowhere", ref=str(ref)[:80])
     return node
 
 
@@ -188,26 +247,33 @@ def _kind(schema: Mapping, rng: random.Random | None) -> str:
     return "string"
 
 
-def _object(schema: Mapping, rng: random.Random, *, name: str, optional: bool, depth: int, root: Any) -> dict:
+def _object(schema: Mapping, rng: random.Random, *, name: str, optional: bool, depth: int, root: Any, budget: Any,
+            refs: tuple[str, ...]) -> dict:
     found = schema.get("properties")
     props: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     required = [r for r in schema.get("required", []) if isinstance(r, str)]
     out: dict[str, Any] = {}
     for field in [*required, *(k for k in props if k not in required and optional)]:
         sub = props.get(field, _extra_schema(schema, field))
-        out[field] = valid_value(sub, rng, root=root, name=field, optional=optional, depth=depth)
-    least = schema.get("minProperties", 0)
+        out[field] = valid_value(sub, rng, root=root, name=field, optional=optional, depth=depth, budget=budget, refs=refs)
+    least = _int(schema.get("minProperties")) or 0
     extra = schema.get("additionalProperties", True)
     i = 1
     while len(out) < least and extra is not False:
         key = f"key{i}"
         out.setdefault(key, valid_value(extra if isinstance(extra, Mapping) else {}, rng, root=root, name=key,
-                                        optional=optional, depth=depth))
+                                        optional=optional, depth=depth, budget=budget, refs=refs))
         i += 1
-    most = schema.get("maxProperties")
+    most = _int(schema.get("maxProperties"))
     if isinstance(most, int) and len(out) > most:  # keep the required ones first
         out = dict(list(out.items())[:most])
     return out
+
+
+def _int(value: Any) -> int | None:
+    """A limit (``minLength``, ``maxItems``...) as a number, or None for a limit that is not one (``"3"``):
+    the generator ignores it, and the schema's own check decides."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _extra_schema(schema: Mapping, field: str) -> Any:
@@ -218,9 +284,10 @@ def _extra_schema(schema: Mapping, field: str) -> Any:
     return extra if isinstance(extra, Mapping) else {}
 
 
-def _array(schema: Mapping, rng: random.Random, *, name: str, optional: bool, depth: int, root: Any) -> list:
-    least = schema.get("minItems", 1) or 0
-    most = schema.get("maxItems")
+def _array(schema: Mapping, rng: random.Random, *, name: str, optional: bool, depth: int, root: Any, budget: Any,
+           refs: tuple[str, ...]) -> list:
+    least = _int(schema.get("minItems")) or 0
+    most = _int(schema.get("maxItems"))
     prefix = list(schema.get("prefixItems") or [])
     n = max(least, len(prefix), 1)
     if isinstance(most, int):
@@ -233,7 +300,7 @@ def _array(schema: Mapping, rng: random.Random, *, name: str, optional: bool, de
         tries += 1
         i = len(out)
         sub = prefix[i] if i < len(prefix) else (items if items is not False else {})
-        value = valid_value(sub, rng, root=root, name=item_name, optional=optional, depth=depth)
+        value = valid_value(sub, rng, root=root, name=item_name, optional=optional, depth=depth, budget=budget, refs=refs)
         if schema.get("uniqueItems") and value in out:
             continue
         out.append(value)
@@ -271,14 +338,16 @@ def _word(name: str, rng: random.Random) -> str:
 def _string(schema: Mapping, rng: random.Random, name: str) -> str:
     fmt = schema.get("format")
     pattern = schema.get("pattern")
-    least, most = schema.get("minLength", 0) or 0, schema.get("maxLength")
+    least, most = _int(schema.get("minLength")) or 0, _int(schema.get("maxLength"))
+    if most is not None and least > most:
+        raise NoValidCall("probe.why.lengths", field=name, least=least, most=most)
     plain = [_formatted(fmt, rng)] if isinstance(fmt, str) and fmt in FORMATS else [_word(name, rng)]
     s = plain[0]
     if isinstance(pattern, str):
         try:
             rx = re.compile(ecma_to_python(pattern))
         except re.error:
-            raise NoValidCall(f"pattern {pattern!r} does not compile") from None
+            raise NoValidCall("probe.why.bad_pattern", pattern=pattern[:80], field=name) from None
         plausible = [s, _formatted("date", rng), _formatted("date", rng)[:7], _formatted("date-time", rng)]
         s = next((x for x in plausible if rx.search(x) and (fmt not in FORMATS or FORMATS[fmt][0](x))), s)
         if not rx.search(s):
@@ -287,7 +356,7 @@ def _string(schema: Mapping, rng: random.Random, name: str) -> str:
                 if rx.search(s) and (fmt not in FORMATS or FORMATS[fmt][0](s)):
                     break
             else:
-                raise NoValidCall(f"no string found for pattern {pattern!r}")
+                raise NoValidCall("probe.why.no_pattern_string", pattern=pattern[:80], field=name)
     if len(s) < least:
         s = s + "x" * (least - len(s)) if not pattern else s
     if isinstance(most, int) and len(s) > most:
@@ -326,7 +395,7 @@ def _number(schema: Mapping, rng: random.Random, *, integer: bool) -> int | floa
             continue
         if (v > lo or (v == lo and not lo_open)) and (v < hi or (v == hi and not hi_open)):
             return v
-    raise NoValidCall("no number fits the range")
+    raise NoValidCall("probe.why.no_number")
 
 
 # --- strings from a regular expression ----------------------------------------------------

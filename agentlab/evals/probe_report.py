@@ -5,6 +5,11 @@ its call and in how many turns), two plots drawn by matplotlib and inlined as SV
 and fields with the linter's suggestions beside them, and every lint finding. No script, no
 external file: it opens from a mail attachment. Both files are written under temporary names and
 renamed, so a reader never sees half a report. matplotlib is imported only when a plot is drawn.
+
+Every text on a plot that comes from the tools file (a tool's name) is drawn literally: ``price$\\frac{$``
+is a name, not mathtext. The plots are drawn with the same CJK-capable fonts as the workbook's
+(:func:`agentlab.workbook.plots.cjk_fonts`), so a Chinese tool name renders, and a glyph no font has
+(an emoji) leaves a box, not a warning on stderr.
 """
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ import io
 import json
 import os
 import tempfile
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,11 +27,22 @@ from ..i18n import Lang, t
 
 __all__ = ["VERDICT_COLORS", "cell_text", "plot_probe_categories", "plot_probe_matrix", "render_html", "table_html", "write"]
 
-# greens: caught and fine; amber: stopped but not repaired, or the model made no call; red: nothing caught it
+# greens: caught and fine; amber: stopped but not repaired, or the model made no call; purple: the call was
+# valid and the tool failed on it; red: nothing caught it
 VERDICT_COLORS = {"ok": "#188038", "repaired": "#81c995", "caught": "#34a853", "harmless": "#c8e6c9",
-                  "not_injected": "#dadce0", "no_call": "#f9ab00", "not_repaired": "#e8710a", "not_caught": "#d93025",
-                  "n/a": "#f1f3f4"}
-_ORDER = ["ok", "repaired", "caught", "harmless", "not_injected", "no_call", "not_repaired", "not_caught", "n/a"]
+                  "not_injected": "#dadce0", "no_call": "#f9ab00", "not_repaired": "#e8710a", "tool_failed": "#a142f4",
+                  "not_caught": "#d93025", "n/a": "#f1f3f4"}
+_ORDER = ["ok", "repaired", "caught", "harmless", "not_injected", "no_call", "not_repaired", "tool_failed", "not_caught",
+          "n/a"]
+_FAILING = ("not_caught", "tool_failed", "not_repaired", "no_call")
+# the workbook's CJK fonts (agentlab/workbook/plots.py: CJK_FONTS, CJK_FILES; a test keeps them the same),
+# repeated here because evals sit below the workbook and do not import it
+_CJK_FONTS = ["WenQuanYi Zen Hei", "Noto Sans CJK SC", "Noto Sans SC", "Microsoft YaHei", "PingFang SC",
+              "Heiti SC", "SimHei", "Arial Unicode MS"]
+_CJK_FILES = ["/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc", "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
+              "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc", "C:/Windows/Fonts/msyh.ttc",
+              "/System/Library/Fonts/PingFang.ttc"]
+_families: list[str] | None = None
 
 
 def write(report: Mapping[str, Any], out: str | Path, *, lang: Lang | None = None) -> tuple[Path, Path]:
@@ -56,6 +73,21 @@ def _umask() -> int:
 
 
 # --- plots ------------------------------------------------------------------------------------
+def _font_families() -> list[str]:
+    global _families
+    if _families is None:
+        import logging
+
+        from matplotlib import font_manager
+        logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
+        for path in _CJK_FILES:
+            if Path(path).exists():
+                font_manager.fontManager.addfont(path)
+        installed = {f.name for f in font_manager.fontManager.ttflist}
+        _families = ["DejaVu Sans", *[f for f in _CJK_FONTS if f in installed]]  # a list falls back glyph by glyph
+    return _families
+
+
 def _grid(report: Mapping[str, Any]) -> tuple[list[str], list[str], dict[tuple[str, str], dict]]:
     tools = [x["name"] for x in report["tools"]]
     cats = list(report["settings"]["categories"])
@@ -74,8 +106,8 @@ def plot_probe_matrix(report: Mapping[str, Any], *, ax: Any = None) -> Any:
              for tl in tools]
     ax.imshow(codes, cmap=ListedColormap([VERDICT_COLORS[v] for v in _ORDER]), vmin=0, vmax=len(_ORDER) - 1,
               aspect="auto", interpolation="nearest")
-    ax.set_xticks(range(len(cats)), cats, rotation=45, ha="right", fontsize=8)
-    ax.set_yticks(range(len(tools)), tools, fontsize=8)
+    ax.set_xticks(range(len(cats)), cats, rotation=45, ha="right", fontsize=8, parse_math=False)
+    ax.set_yticks(range(len(tools)), tools, fontsize=8, parse_math=False)  # a name from the file, never mathtext
     ax.set_xticks([x - 0.5 for x in range(1, len(cats))], minor=True)
     ax.set_yticks([y - 0.5 for y in range(1, len(tools))], minor=True)
     ax.grid(which="minor", color="white", linewidth=1.5)
@@ -83,7 +115,7 @@ def plot_probe_matrix(report: Mapping[str, Any], *, ax: Any = None) -> Any:
     for y, tl in enumerate(tools):
         for x, c in enumerate(cats):
             cell = cells.get((tl, c))
-            if cell and cell["applies"] and cell["verdict"] in ("not_caught", "not_repaired", "no_call"):
+            if cell and cell["applies"] and cell["verdict"] in _FAILING:
                 ax.text(x, y, "x", ha="center", va="center", color="white", fontsize=8, fontweight="bold")
     return ax
 
@@ -101,18 +133,21 @@ def plot_probe_categories(report: Mapping[str, Any], *, ax: Any = None) -> Any:
             ax.bar(range(len(cats)), counts, bottom=bottom, color=VERDICT_COLORS[verdict], label=verdict,
                    edgecolor="white", linewidth=0.5)
             bottom = [b + n for b, n in zip(bottom, counts, strict=True)]
-    ax.set_xticks(range(len(cats)), cats, rotation=45, ha="right", fontsize=8)
+    ax.set_xticks(range(len(cats)), cats, rotation=45, ha="right", fontsize=8, parse_math=False)
     ax.set_ylabel("tools")
     ax.legend(fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.45), frameon=False)
     return ax
 
 
 def _svg(draw: Any, report: Mapping[str, Any]) -> str:
-    ax = draw(report)
-    fig = ax.figure
-    fig.tight_layout()
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
+    import matplotlib
+    with matplotlib.rc_context({"font.family": _font_families()}), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph .* missing from", category=UserWarning)
+        ax = draw(report)
+        fig = ax.figure
+        fig.tight_layout()
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", bbox_inches="tight")
     text = buf.getvalue()
     return text[text.index("<svg"):]  # inline: no XML prolog, no doctype
 
@@ -124,7 +159,7 @@ def cell_text(cell: Mapping[str, Any], lang: Lang = "en") -> str:
     if v == "n/a":
         return "n/a"
     guard = cell.get("guard") or "none"
-    head = t("probe.v." + v, lang) if v in ("not_caught", "no_call", "not_injected", "ok", "harmless") \
+    head = t("probe.v." + v, lang) if v in ("not_caught", "no_call", "not_injected", "ok", "harmless", "tool_failed") \
         else (guard if guard != "none" else t("probe.v." + v, lang))
     rate = cell.get("self_correction_rate")
     extra = ""
@@ -146,6 +181,8 @@ def _tip(cell: Mapping[str, Any], lang: Lang) -> str:
         parts.append(f"{t('probe.first_call', lang)}: {cell['first_call'][:160]}")
     if cell.get("told"):
         parts.append(f"{t('probe.told', lang)}: {cell['told'][:240]}")
+    if cell.get("tool_error"):
+        parts.append(f"{t('probe.tool_error', lang)}: {cell['tool_error'][:240]}")
     parts.append(f"{t('probe.statuses', lang)}: " + ", ".join(f"{k} {n}" for k, n in cell.get("statuses", {}).items()))
     return "\n".join(parts)
 
@@ -166,7 +203,7 @@ def table_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
         for c in cats:
             cell = cells.get((tl, c)) or {"verdict": "n/a", "applies": False, "na_reason": "probe.not_run"}
             v = cell["verdict"]
-            fg = "#fff" if v in ("ok", "caught", "not_caught", "not_repaired") else "#202124"
+            fg = "#fff" if v in ("ok", "caught", "not_caught", "not_repaired", "tool_failed") else "#202124"
             tds.append(f"<td class='v-{html.escape(v.replace('/', ''))}' style='background:{VERDICT_COLORS[v]};color:{fg}' "
                        f"title='{html.escape(_tip(cell, lang))}'>{html.escape(cell_text(cell, lang))}</td>")
         rows.append(f"<tr><th class='tool'>{html.escape(tl)} <small>{html.escape(kind)}</small>{badge}</th>{''.join(tds)}</tr>")
@@ -199,7 +236,7 @@ def _failures_html(report: Mapping[str, Any], lang: Lang) -> str:
     lint_all = report.get("lint", [])
     rows = []
     for c in report["cells"]:
-        if c["verdict"] not in ("not_caught", "not_repaired", "no_call"):
+        if c["verdict"] not in _FAILING:
             continue
         where = f"{c['tool']}.{c['field']}" if c.get("field") else c["tool"]
         near = [f for f in lint_all if f["location"] in (where, c["tool"])]
@@ -209,6 +246,8 @@ def _failures_html(report: Mapping[str, Any], lang: Lang) -> str:
                     + (f"; {t('probe.field', lang)} <code>{html.escape(c['field'])}</code>" if c.get("field") else "")
                     + (f"<br><small>{t('probe.told', lang)}: {html.escape((c.get('told') or '')[:200])}</small>"
                        if c.get("told") else "")
+                    + (f"<br><small>{t('probe.tool_error', lang)}: {html.escape(c['tool_error'][:200])}</small>"
+                       if c.get("tool_error") else "")
                     + (f"<div class='beside'>{t('probe.linter_says', lang)}{_findings_html(near)}</div>" if near
                        else f"<div class='beside quiet'>{t('probe.linter_silent', lang)}</div>") + "</li>")
     if not rows:
@@ -226,6 +265,17 @@ def _worst_html(report: Mapping[str, Any], lang: Lang) -> str:
                      f"{_findings_html(w['lint'])}</li>" for w in s["worst_fields"])
     return (f"<h3>{t('probe.worst_tools', lang)}</h3><ol>{tools}</ol>"
             + (f"<h3>{t('probe.worst_fields', lang)}</h3><ol>{fields}</ol>" if fields else ""))
+
+
+def _unprobed_html(report: Mapping[str, Any], lang: Lang) -> str:
+    """The tools no valid call could be made for, each with why: none of their cells says anything."""
+    items = [x for x in report["tools"] if x.get("unprobed")]
+    if not items:
+        return ""
+    rows = "".join(f"<li><b>{html.escape(x['name'])}</b>: {html.escape(x['unprobed'].get(lang) or x['unprobed']['en'])}</li>"
+                   for x in items)
+    return (f"<h2 id='unprobed'>{t('probe.h_unprobed', lang)} ({len(items)}/{len(report['tools'])})</h2>"
+            f"<p>{t('probe.unprobed_intro', lang)}</p><ul class='unprobed'>{rows}</ul>")
 
 
 def _legend(lang: Lang) -> str:
@@ -252,6 +302,8 @@ def render_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
                (t("probe.n_na", lang), s["na"]),
                (t("probe.n_not_caught", lang), s["verdicts"].get("not_caught", 0)),
                (t("probe.n_not_repaired", lang), s["verdicts"].get("not_repaired", 0)),
+               (t("probe.n_tool_failed", lang), s["verdicts"].get("tool_failed", 0)),
+               (t("probe.n_unprobed", lang), len(s.get("unprobed", [x for x in report["tools"] if x.get("unprobed")]))),
                (t("probe.self_correction_rate", lang), "n/a" if rate is None else f"{rate:.0%}"),
                (t("probe.model", lang), meta.get("model", "")), (t("probe.trials", lang), st["trials"]),
                (t("probe.guards", lang), st["guards"]), (t("probe.lint_findings", lang), len(report.get("lint", [])))]
@@ -264,6 +316,7 @@ def render_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
 <h1>{html.escape(t('probe.title', lang, source=st.get('source') or 'tools'))}</h1>
 <p>{t('probe.intro', lang)}</p>
 <table class="numbers">{table}</table>
+{_unprobed_html(report, lang)}
 <h2 id="table">{t('probe.h_table', lang)}</h2>
 <p>{t('probe.how_to_read', lang)}</p><p>{_legend(lang)}</p>
 {table_html(report, lang)}

@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import difflib
 import json
@@ -192,34 +193,122 @@ class SelfCorrectingModel:
             return self._call(name, _try_json(bad.arguments) or step.args)
         args = _try_json(bad.arguments)
         if not isinstance(args, dict):
-            args = dict(step.args)
+            args = copy.deepcopy(step.args)  # repaired in place: the plan itself stays as it was
         for p in err.get("problems", []):
-            field = p.get("field", "")
+            path = _locate(p.get("field", ""), step.args, args)
+            if path is None:
+                continue  # a place in neither the plan nor the call ("$", a bad path): nothing to change
             reason = p.get("reason")
-            if "." in field or "[" in field:
-                continue  # nested repairs: a real model would rewrite the object; keep it simple
+            here = _get(args, path)
+            planned = _get(step.args, path)
             if reason == "unknown_field":
-                value = args.pop(field, None)
+                _pop(args, path)
                 target = p.get("did_you_mean")
-                if target:
-                    args[target] = value
-            elif reason == "missing" and field in step.args:
-                args[field] = step.args[field]
+                if target and here is not _NOTHING:
+                    _put(args, [*path[:-1], target], here)
+            elif reason == "missing" and planned is not _NOTHING:
+                _put(args, path, planned)
             elif reason == "wrong_type":
-                got = args.get(field)
-                if isinstance(got, str) and p.get("expected") in ("number", "integer"):
-                    number, _ = to_number(got)
-                    args[field] = number if number is not None else step.args.get(field)
+                if isinstance(here, str) and p.get("expected") in ("number", "integer"):
+                    number, _ = to_number(here)
+                    _put(args, path, number if number is not None else _or(planned, None))
                 else:
-                    args[field] = step.args.get(field, got)
+                    _put(args, path, _or(planned, _or(here, None)))
             elif reason == "not_in_enum" and p.get("allowed"):
-                allowed = [str(a) for a in p["allowed"]]
-                want = str(step.args.get(field, args.get(field, "")))
-                close = difflib.get_close_matches(want, allowed, n=1, cutoff=0.0)
-                args[field] = want if want in allowed else (close[0] if close else allowed[0])
-            elif reason in ("out_of_range", "bad_format", "rule") and field in step.args:
-                args[field] = step.args[field]
+                _put(args, path, _closest(_or(planned, _or(here, "")), list(p["allowed"])))
+            elif reason in ("out_of_range", "bad_format", "rule") and planned is not _NOTHING:
+                _put(args, path, planned)
         return self._call(bad.name, args)
+
+
+# --- where a problem is: a field path resolved against the real keys ---------------------------
+_NOTHING: Any = object()
+_INDEX = re.compile(r"\[(\d+)\]")
+
+
+def _locate(field: str, *trees: Any) -> list[str | int] | None:
+    """The keys that lead to ``field`` (a checker's path: ``items[0].sku``) in the first of ``trees``
+    that has it, matched against the real keys first, so that a key with a dot or a bracket in its
+    name (``"a.b"``, ``"c[0]"``) is one key. A path found in neither: a new key of the parent when the
+    part before its last dot is found (a missing nested field), else one top-level key. None for the whole call."""
+    if not field or field == "$":
+        return None
+    for tree in trees:
+        found = _walk(tree, field)
+        if found is not None:
+            return found
+    parent, _, last = field.rpartition(".")
+    for tree in trees if parent else ():
+        up = _walk(tree, parent)
+        if up is not None and isinstance(_get(tree, up), dict):
+            return [*up, last]
+    return [field]
+
+
+def _walk(node: Any, rest: str) -> list[str | int] | None:
+    if rest == "":
+        return []
+    if isinstance(node, dict):
+        # the longest key that the path starts with, ending where the path's next step begins
+        for key in sorted((k for k in node if isinstance(k, str) and rest.startswith(k)), key=len, reverse=True):
+            after = rest[len(key):]
+            if after and after[0] not in ".[":
+                continue
+            tail = _walk(node[key], after[1:] if after.startswith(".") else after)
+            if tail is not None:
+                return [key, *tail]
+        return None
+    if isinstance(node, list):
+        m = _INDEX.match(rest)
+        if m and int(m.group(1)) < len(node):
+            after = rest[m.end():]
+            tail = _walk(node[int(m.group(1))], after[1:] if after.startswith(".") else after)
+            return None if tail is None else [int(m.group(1)), *tail]
+    return None
+
+
+def _get(tree: Any, path: Sequence[str | int]) -> Any:
+    node = tree
+    for key in path:
+        if isinstance(node, dict) and isinstance(key, str) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and isinstance(key, int) and key < len(node):
+            node = node[key]
+        else:
+            return _NOTHING
+    return node
+
+
+def _put(tree: Any, path: Sequence[str | int], value: Any) -> None:
+    parent = _get(tree, path[:-1])
+    key = path[-1]
+    if isinstance(parent, dict) and isinstance(key, str):
+        parent[key] = value
+    elif isinstance(parent, list) and isinstance(key, int) and key < len(parent):
+        parent[key] = value
+
+
+def _pop(tree: Any, path: Sequence[str | int]) -> None:
+    parent = _get(tree, path[:-1])
+    if isinstance(parent, dict):
+        parent.pop(path[-1], None)
+
+
+def _or(value: Any, default: Any) -> Any:
+    return default if value is _NOTHING else value
+
+
+def _closest(want: Any, allowed: list[Any]) -> Any:
+    """The allowed value meant, with its own JSON type (an integer enum stays integers): the wanted
+    value itself when allowed, else the one whose JSON text is closest."""
+    for a in allowed:
+        if a == want and type(a) is type(want):
+            return a
+    texts = [json.dumps(a, ensure_ascii=False, sort_keys=True) for a in allowed]
+    plain = [a if isinstance(a, str) else t for a, t in zip(allowed, texts, strict=True)]
+    want_text = want if isinstance(want, str) else json.dumps(want, ensure_ascii=False, sort_keys=True, default=str)
+    close = difflib.get_close_matches(want_text, plain, n=1, cutoff=0.0)
+    return allowed[plain.index(close[0])] if close else allowed[0]
 
 
 def _tool_result(messages: list[dict], call_id: str) -> str | None:
