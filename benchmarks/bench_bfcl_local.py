@@ -45,7 +45,7 @@ def record(size: str, n: int, resume: bool, categories: list[str], limit: int | 
     if missing:
         print(f"{size}: skipped ({missing})", flush=True)
         return
-    out = bfcl.cassette_path(size)
+    out = bfcl.bfcl_cassette(size)
     done = set(labels(out)) if resume and out.exists() else set()
     if not resume:
         out.unlink(missing_ok=True)
@@ -84,12 +84,12 @@ def main() -> None:
     for size in ns.sizes:
         if not ns.replay:
             record(size, ns.n, ns.resume, ns.categories, ns.limit)
-        path = bfcl.cassette_path(size)
+        path = bfcl.bfcl_cassette(size)
         if not path.exists():
             print(f"{size}: no cassette at {path.name}")
             continue
-        attempts = bfcl.replay(path, bfcl.questions(ns.n, categories=ns.categories))
-        results[size] = bfcl.figures(attempts)
+        attempts = bfcl.replay_attempts(path, bfcl.questions(ns.n, categories=ns.categories))
+        results[size] = bfcl.accuracy(attempts)
         for c in bfcl.CATEGORIES:
             counts[c] = max(counts.get(c, 0), sum(1 for a in attempts if a.category == c and a.mode == "single"))
     print(table(results, counts))

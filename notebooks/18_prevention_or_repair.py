@@ -41,9 +41,9 @@ from agentlab.workbook.plots import plot_bars
 
 LANG = "en"  # "zh" for 中文
 HAVE_DATA = (bfcl.bfcl_dir() / "data").exists()  # BFCL is read from ../shared/datasets, never shipped
-SIZES = [s for s in ("0.5b", "1.5b") if bfcl.cassette_path(s).exists()]
+SIZES = [s for s in ("0.5b", "1.5b") if bfcl.bfcl_cassette(s).exists()]
 questions = bfcl.questions() if HAVE_DATA else []
-attempts = {s: bfcl.replay(bfcl.cassette_path(s), questions) for s in SIZES}
+attempts = {s: bfcl.replay_attempts(bfcl.bfcl_cassette(s), questions) for s in SIZES}
 print("BFCL data:", "found" if HAVE_DATA else "absent (set AGENTLAB_DATASETS): the cells below stay empty")
 for s, a in attempts.items():
     print(f"{s}: {Counter(x.category for x in a if x.mode == 'single')} questions replayed")
@@ -78,7 +78,7 @@ if questions:
 
 # %%
 def accuracy_table(size: str) -> pd.DataFrame:
-    fig = bfcl.figures(attempts[size])
+    fig = bfcl.accuracy(attempts[size])
     rows = {mode: {c: round(100 * fig[mode].get(c, float("nan")), 1) for c in (*bfcl.CATEGORIES, "mean")} for mode in bfcl.MODES}
     table = pd.DataFrame(rows).T
     table["published overall"] = bfcl.PUBLISHED[size]["overall"]
@@ -94,7 +94,7 @@ for size in SIZES:
 if SIZES:
     fig, axes = plt.subplots(1, len(SIZES), figsize=(7 * len(SIZES), 4), squeeze=False)
     for ax, size in zip(axes[0], SIZES, strict=True):
-        f = bfcl.figures(attempts[size])
+        f = bfcl.accuracy(attempts[size])
         plot_bars({c: {m: f[m][c] for m in bfcl.MODES} for c in bfcl.CATEGORIES if c in f["single"]}, ax=ax,
                   title=f"BFCL, {size}: " + ("accuracy by mode" if LANG == "en" else "各问法的准确率"),
                   ylabel="accuracy" if LANG == "en" else "准确率")
@@ -106,7 +106,7 @@ if SIZES:
 
 # %%
 def what_the_interface_adds(size: str) -> str:
-    f = bfcl.figures(attempts[size])
+    f = bfcl.accuracy(attempts[size])
     single, reask, con = (100 * f[m]["mean"] for m in bfcl.MODES)
     published = bfcl.PUBLISHED[size]["overall"]
     return (f"{size}: single shot {single:.1f}% on average over the four categories (the paper's overall, over more "

@@ -37,7 +37,7 @@ def test_every_expected_answer_grades_right_except_the_upstream_broken_ones():
     for cat in bfcl.CATEGORIES:
         for q in bfcl.load(cat):
             calls = [] if cat == "irrelevance" else _expected_calls(q)
-            if bfcl.grade(q, calls) is not None:
+            if bfcl.grade_calls(q, calls) is not None:
                 wrong.append(q.id)
     assert wrong == ["simple_python_200"] and set(wrong) <= broken  # its answer leaves out a required argument
 
@@ -75,26 +75,26 @@ def _q(category="simple_python", answers=None, functions=None):
     ([("spotify.play", {"artist": "Taylor Swift", "duration": 20})] * 2, "2 calls for 1"),
 ])
 def test_grading_rule(calls, why):
-    assert bfcl.grade(_q(), calls) == why
+    assert bfcl.grade_calls(_q(), calls) == why
 
 
 def test_irrelevance_is_right_only_without_a_call():
     q = _q("irrelevance", answers=[])
-    assert bfcl.grade(q, []) is None
-    assert bfcl.grade(q, [("spotify.play", {"artist": "x", "duration": 1})]) == "called a function"
+    assert bfcl.grade_calls(q, []) is None
+    assert bfcl.grade_calls(q, [("spotify.play", {"artist": "x", "duration": 1})]) == "called a function"
 
 
 def test_parallel_calls_pair_up_in_any_order_greedily_as_bfcl_does():
     q = _q("parallel", answers=[{"spotify.play": {"artist": ["Taylor Swift"], "duration": [20]}},
                                 {"spotify.play": {"artist": ["Adele"], "duration": [15]}}])
     a, b = ("spotify.play", {"artist": "Taylor Swift", "duration": 20}), ("spotify.play", {"artist": "Adele", "duration": 15})
-    assert bfcl.grade(q, [a, b]) is None and bfcl.grade(q, [b, a]) is None and bfcl.grade(q, [b, b]) is not None
+    assert bfcl.grade_calls(q, [a, b]) is None and bfcl.grade_calls(q, [b, a]) is None and bfcl.grade_calls(q, [b, b]) is not None
     # an expected call that accepts several values takes the first that fits, even when a later pairing
     # would have worked: BFCL's rule, kept so that the figures compare with the published ones
     q = _q("parallel", answers=[{"spotify.play": {"artist": ["Taylor Swift", "Adele"], "duration": [20]}},
                                 {"spotify.play": {"artist": ["Adele"], "duration": [20]}}])
     a, b = ("spotify.play", {"artist": "Adele", "duration": 20}), ("spotify.play", {"artist": "Taylor Swift", "duration": 20})
-    assert bfcl.grade(q, [b, a]) is None and bfcl.grade(q, [a, b]) == "no call matches spotify.play"
+    assert bfcl.grade_calls(q, [b, a]) is None and bfcl.grade_calls(q, [a, b]) == "no call matches spotify.play"
 
 
 def test_bfcl_type_rules():
@@ -102,12 +102,12 @@ def test_bfcl_type_rules():
         "xs": {"type": "array", "items": {"type": "float"}}, "venue": {"type": "string"}, "mod": {"type": "integer"}},
         "required": []}}]
     q = _q(functions=doc, answers=[{"f": {"xs": [[1.0, 3.0]], "venue": ["", True], "mod": ["", None]}}])
-    assert bfcl.grade(q, [("f", {"xs": [1.0, 3.0]})]) is None
-    assert bfcl.grade(q, [("f", {"xs": [1, 3]})]) == "wrong type for xs"  # no int for float inside a list
-    assert bfcl.grade(q, [("f", {"xs": [1.0, 3.0], "venue": True, "mod": None})]) is None  # the answer's own type
-    assert bfcl.grade(q, [("f", {"xs": [1.0, 3.0], "venue": "-"})]) is None  # normalises to the optional mark
+    assert bfcl.grade_calls(q, [("f", {"xs": [1.0, 3.0]})]) is None
+    assert bfcl.grade_calls(q, [("f", {"xs": [1, 3]})]) == "wrong type for xs"  # no int for float inside a list
+    assert bfcl.grade_calls(q, [("f", {"xs": [1.0, 3.0], "venue": True, "mod": None})]) is None  # the answer's own type
+    assert bfcl.grade_calls(q, [("f", {"xs": [1.0, 3.0], "venue": "-"})]) is None  # normalises to the optional mark
     irrelevant = _q("irrelevance", answers=[])
-    assert bfcl.grade(irrelevant, [("spotify.play", '{"artist": ')]) is None  # undecodable: no call
+    assert bfcl.grade_calls(irrelevant, [("spotify.play", '{"artist": ')]) is None  # undecodable: no call
 
 
 def test_tools_get_api_names_and_json_schema_types():
@@ -166,11 +166,11 @@ def test_replay_of_a_recording_gives_the_live_attempts(tmp_path):
     bad, good = _call({"artist": "Taylor Swift", "duration": "x"}), _call({"artist": "Taylor Swift", "duration": 20})
     live = [bfcl.run_question(q, "reask", RecordingModel(ScriptedModel([bad, good]), path, label=f"{q.id}/loop")),
             bfcl.run_question(q, "constrained", RecordingModel(ScriptedModel([good]), path, label=f"{q.id}/constrained"))]
-    replayed = bfcl.replay(path, [q])
+    replayed = bfcl.replay_attempts(path, [q])
     assert [a.mode for a in replayed] == ["single", "reask", "constrained"]
     assert replayed[1].correct == live[0].correct and replayed[1].turns == live[0].turns == 2
     assert not replayed[0].correct and replayed[2].correct
-    fig = bfcl.figures(replayed)
+    fig = bfcl.accuracy(replayed)
     assert fig["single"]["simple_python"] == 0 and fig["reask"]["mean"] == 1
 
 
@@ -263,19 +263,19 @@ def test_a_server_error_is_a_model_error_with_nothing_of_the_server_in_it():
 # --- the recordings ---------------------------------------------------------------------------
 @pytest.mark.parametrize("size", ["0.5b", "1.5b"])
 def test_the_recorded_sample_replays_in_every_mode(size, sample):
-    path = bfcl.cassette_path(size)
+    path = bfcl.bfcl_cassette(size)
     if not path.exists():
         pytest.skip(f"{path.name} not recorded")
     from agentlab.models.cassette import read_cassette
     entries = read_cassette(path)
     # a recording is of the model, never of a server that failed under it
     assert not [e["label"] for e in entries if "error" in e and e["error"]["code"] != "BAD_REQUEST"]
-    attempts = bfcl.replay(path, [q for qs in sample.values() for q in qs])
+    attempts = bfcl.replay_attempts(path, [q for qs in sample.values() for q in qs])
     n = {c: sum(1 for a in attempts if a.category == c and a.mode == "single") for c in bfcl.CATEGORIES}
     assert all(v >= 25 for v in n.values()), n
     if size == "0.5b":
         assert all(v == 100 for v in n.values()), n
-    fig = bfcl.figures(attempts)
+    fig = bfcl.accuracy(attempts)
     assert set(fig) == set(bfcl.MODES) and all(0 <= x <= 1 for row in fig.values() for x in row.values())
     # the guard only re-asks: a reply the checks accept is graded as the single shot was
     by = {(a.id, a.mode): a for a in attempts}

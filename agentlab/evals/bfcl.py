@@ -44,9 +44,27 @@ from ..models.interface import Model, ModelError, Reply
 from ..resources import datasets_dir
 from ..tools import Registry, Tool, from_legacy_types
 
-__all__ = ["CATEGORIES", "CONTRACT_KINDS", "KINDS", "MODES", "PUBLISHED", "Attempt", "Question", "bfcl_dir",
-           "cassette_path", "failure_kind", "figures", "grade", "kinds", "load", "questions", "replay", "run_question",
-           "sample_category", "tools_for"]
+__all__ = [
+    "CATEGORIES",
+    "CONTRACT_KINDS",
+    "KINDS",
+    "MODES",
+    "PUBLISHED",
+    "Attempt",
+    "Question",
+    "accuracy",
+    "bfcl_cassette",
+    "bfcl_dir",
+    "failure_kind",
+    "grade_calls",
+    "kinds",
+    "load",
+    "questions",
+    "replay_attempts",
+    "run_question",
+    "sample_category",
+    "tools_for",
+]
 
 Mode = Literal["single", "reask", "constrained"]
 CATEGORIES = ("simple_python", "multiple", "parallel", "irrelevance")
@@ -201,7 +219,7 @@ def _call_ok(doc: Mapping, name: str, args: Any, expected: Mapping[str, Mapping]
     return None
 
 
-def grade(q: Question, calls: Sequence[tuple[str, Any]]) -> str | None:
+def grade_calls(q: Question, calls: Sequence[tuple[str, Any]]) -> str | None:
     """None when the calls are right for ``q`` by BFCL's rule, else the first reason they are not.
 
     ``calls`` are (BFCL function name, arguments) pairs; arguments that are not JSON are a string."""
@@ -345,7 +363,7 @@ def run_question(q: Question, mode: Mode, model: Model) -> Attempt:
             return Attempt(q.id, q.category, mode, right, None if right else "no call", (), 1, False, exc.code,
                            kind=None if right else "no_call")
         calls = _decode(reply, names)
-        why = grade(q, calls)
+        why = grade_calls(q, calls)
         return Attempt(q.id, q.category, mode, why is None, why, calls, 1, _all_valid(reg, reply),
                        kind=failure_kind(q, reply, reg, why))
     wrapped = _GradeWhenValid(model, reg)
@@ -358,7 +376,7 @@ def run_question(q: Question, mode: Mode, model: Model) -> Attempt:
     problems = tuple(e.error_code for e in run.events if e.kind == "tool" and e.error_code)
     final = replies[-1] if replies else Reply(None)
     calls = _decode(final, names)
-    why = grade(q, calls)
+    why = grade_calls(q, calls)
     first_ok = bool(replies) and _all_valid(reg, replies[0])
     return Attempt(q.id, q.category, mode, why is None, why, calls, len(replies), first_ok, error, problems,
                    failure_kind(q, final, reg, why))
@@ -375,7 +393,7 @@ def kinds(attempts: Iterable[Attempt]) -> dict[str, dict[str, int]]:
     return out
 
 
-def figures(attempts: Iterable[Attempt]) -> dict[str, dict[str, float]]:
+def accuracy(attempts: Iterable[Attempt]) -> dict[str, dict[str, float]]:
     """Accuracy per category and mode (0..1), with ``mean`` the unweighted mean of the categories."""
     table: dict[str, dict[str, list[bool]]] = {}
     for a in attempts:
@@ -387,12 +405,12 @@ def figures(attempts: Iterable[Attempt]) -> dict[str, dict[str, float]]:
     return out
 
 
-def cassette_path(size: str) -> Path:
+def bfcl_cassette(size: str) -> Path:
     from ..resources import data_file
     return data_file("cassettes") / f"bfcl-{size}.jsonl"
 
 
-def replay(path: Path, questions: Iterable[Question]) -> list[Attempt]:
+def replay_attempts(path: Path, questions: Iterable[Question]) -> list[Attempt]:
     """Every mode of every recorded question, from the cassette alone (no model running)."""
     recorded = {e.get("label") for e in read_cassette(path)}
     out: list[Attempt] = []
