@@ -2,7 +2,7 @@
 
 The model's ``arguments`` are a string, not a dict (docs/guards.md#validate). This module
 reads that string strictly (no ``NaN``, no ``Infinity``, no number too large for a float or longer than
-``MAX_DIGITS``, no nesting deeper than ``MAX_DEPTH``, no trailing text) and
+``MAX_DIGITS``, no trailing text; for arguments, no nesting deeper than ``MAX_DEPTH``) and
 says exactly where it broke, and gives the canonical form used for idempotency
 keys and the repeated-call breaker: sorted keys, ``1.0`` written as ``1``.
 """
@@ -81,8 +81,11 @@ def depth(value: Any) -> int:
     return deepest
 
 
-def parse_strict(raw: str) -> tuple[Any, ParseFailure | None]:
-    """Parse ``raw``; return ``(value, None)`` or ``(None, failure)``. Never raises."""
+def parse_strict(raw: str, *, max_depth: int | None = None) -> tuple[Any, ParseFailure | None]:
+    """Parse ``raw``; return ``(value, None)`` or ``(None, failure)``. Never raises.
+
+    ``max_depth``: refuse arrays and objects nested deeper (a model's arguments: :data:`MAX_DEPTH`). Other
+    JSON (a tool's own result) is read at any depth the decoder can take."""
     if not isinstance(raw, str):
         return None, ParseFailure(f"arguments must be a string, got {type(raw).__name__}", 1, 1, 0, "")
     try:
@@ -107,8 +110,8 @@ def parse_strict(raw: str) -> tuple[Any, ParseFailure | None]:
         return None, ParseFailure(str(exc), line, col, pos, _near(raw, pos))
     except RecursionError:
         return None, ParseFailure("nesting is too deep", 1, 1, 0, raw[:20])
-    if depth(value) > MAX_DEPTH:  # every later check walks the value: a bound here keeps them all finite
-        return None, ParseFailure(f"arrays and objects nest more than {MAX_DEPTH} levels deep", 1, 1, 0, raw[:20])
+    if max_depth is not None and depth(value) > max_depth:  # every later check walks the value: keep them finite
+        return None, ParseFailure(f"arrays and objects nest more than {max_depth} levels deep", 1, 1, 0, raw[:20])
     return value, None
 
 

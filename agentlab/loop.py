@@ -31,7 +31,7 @@ from typing import Any
 from .errors import ToolError, ToolFailure, UsageError, friendly, make_error, redact, render
 from .guards import HARD_CAP, GuardConfig
 from .i18n import Lang
-from .jsonutil import canonical, escape_surrogates, parse_strict
+from .jsonutil import MAX_DEPTH, canonical, escape_surrogates, parse_strict
 from .models.interface import Model, ModelError, Reply, ToolCall, ToolChoice, Usage, takes_tool_choice
 from .runs import Run, Status
 from .store import Approval, Store, open_store, result_json
@@ -446,7 +446,7 @@ def _one_call(tc: ToolCall, ctx: CallContext, seen: dict[str, int]) -> CallOutco
                                validate_ok=False if checked.parse_ok else None)
         args, cleaned = checked.args or {}, checked.cleaned
     else:  # no contract checks: only what is needed not to crash
-        parsed, failure = parse_strict(tc.arguments or "{}")
+        parsed, failure = parse_strict(tc.arguments or "{}", max_depth=MAX_DEPTH)
         if failure is not None or not isinstance(parsed, dict):
             err = make_error("BAD_JSON", detail=failure.describe() if failure else "not an object", example="{}")
             return _failed(err, lang, parse_ok=False, validate_ok=None)

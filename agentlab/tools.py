@@ -216,7 +216,7 @@ class Registry:
             raw_text = raw
             if raw.strip() == "":  # some servers send "" for a call without arguments
                 raw = "{}"
-            args, failure = parse_strict(raw)
+            args, failure = parse_strict(raw, max_depth=MAX_DEPTH)
             if failure is not None:
                 err = make_error("BAD_JSON", detail=failure.describe(), example=self._example(name),
                                  position=failure.position)

@@ -36,7 +36,7 @@ def test_json_equality():
     ('{"a": ' + "[" * 70 + "]" * 70 + "}", "64 levels"),
 ])
 def test_what_no_check_could_take_is_refused_while_reading(raw, words):
-    value, failure = parse_strict(raw)
+    value, failure = parse_strict(raw, max_depth=64)
     assert value is None and words in failure.describe() and "sys." not in failure.describe()
 
 
