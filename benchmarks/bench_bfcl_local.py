@@ -13,6 +13,7 @@ Run: python benchmarks/bench_bfcl_local.py [--sizes 0.5b 1.5b] [--n 100] [--limi
 from __future__ import annotations
 
 import argparse
+import itertools
 import platform
 import sys
 import time
@@ -50,7 +51,9 @@ def record(size: str, n: int, resume: bool, categories: list[str], limit: int | 
     if not resume:
         out.unlink(missing_ok=True)
     # --limit: the first questions of each category's sample (a slower model's share of the same sample)
-    qs = [q for c in categories for q in bfcl.sample_category(c, n)[:limit]]
+    # round robin over the categories, so that a recording cut short still covers each of them alike
+    per = [bfcl.sample_category(c, n)[:limit] for c in categories]
+    qs = [q for row in itertools.zip_longest(*per) for q in row if q is not None]
     t_size = time.perf_counter()
     with LocalServer(size) as server:
         print(f"{size}: server up in {time.perf_counter() - t_size:.0f} s", flush=True)
