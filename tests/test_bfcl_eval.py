@@ -282,3 +282,11 @@ def test_the_recorded_sample_replays_in_every_mode(size, sample):
     for (qid, mode), a in by.items():
         if mode == "single" and a.valid_first:
             assert by[(qid, "reask")].correct == a.correct and by[(qid, "reask")].turns == 1
+
+
+def test_a_recording_cut_short_is_left_out_not_raised(tmp_path):
+    path = tmp_path / "bfcl.jsonl"
+    q = _q()
+    bad = _call({"artist": "Taylor Swift", "duration": "x"})
+    RecordingModel(ScriptedModel([bad]), path, label=f"{q.id}/loop").complete([], [])  # the re-ask never recorded
+    assert bfcl.replay_attempts(path, [q]) == []

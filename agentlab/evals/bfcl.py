@@ -39,7 +39,8 @@ from typing import Any, Literal
 
 from ..guards import GuardConfig
 from ..loop import run_guarded
-from ..models.cassette import CassetteModel, read_cassette, reply_from_dict
+from ..models.cassette import read_cassette, reply_from_dict
+from ..models.fakes import ScriptError
 from ..models.interface import Model, ModelError, Reply
 from ..resources import datasets_dir
 from ..tools import Registry, Tool, from_legacy_types
@@ -412,29 +413,38 @@ def bfcl_cassette(size: str) -> Path:
 
 def replay_attempts(path: Path, questions: Iterable[Question]) -> list[Attempt]:
     """Every mode of every recorded question, from the cassette alone (no model running)."""
-    recorded = {e.get("label") for e in read_cassette(path)}
+    by_label: dict[str, list[dict]] = {}
+    for e in read_cassette(path):  # read once: a label's turns are picked from memory, not from the file again
+        by_label.setdefault(str(e.get("label")), []).append(e)
     out: list[Attempt] = []
     for q in questions:
-        loop, constrained = f"{q.id}/loop", f"{q.id}/constrained"
-        if loop in recorded:
-            out.append(run_question(q, "single", _FirstOf(path, loop)))
-            out.append(run_question(q, "reask", CassetteModel(path, loop)))
-        if constrained in recorded:
-            out.append(run_question(q, "constrained", CassetteModel(path, constrained)))
+        loop, constrained = by_label.get(f"{q.id}/loop"), by_label.get(f"{q.id}/constrained")
+        if loop:
+            try:
+                reask = run_question(q, "reask", _Replayed(loop))
+            except ScriptError:  # a recording cut short (still being made, or stopped): not a result
+                continue
+            out += [run_question(q, "single", _Replayed(loop[:1])), reask]
+        if constrained:
+            out.append(run_question(q, "constrained", _Replayed(constrained)))
     return out
 
 
-class _FirstOf:
-    """The first recorded reply of a conversation (the single-shot answer), an error re-raised."""
+class _Replayed:
+    """One recorded conversation, reply by reply (a recorded API error is raised again)."""
 
-    def __init__(self, path: Path, label: str):
-        self.entry = read_cassette(path, label)[0]
-        self.name = self.entry.get("model", "replay")
+    def __init__(self, entries: list[dict]):
+        self.entries, self.used = entries, 0
+        self.name = entries[0].get("model", "replay") if entries else "replay"
 
     def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
-        if "error" in self.entry:
-            raise ModelError(self.entry["error"]["code"], "replayed")
-        return reply_from_dict(self.entry["reply"])
+        if self.used >= len(self.entries):
+            raise ScriptError(f"the recording has {len(self.entries)} replies; reply {self.used + 1} was asked for")
+        e = self.entries[self.used]
+        self.used += 1
+        if "error" in e:
+            raise ModelError(e["error"]["code"], "replayed", status=e["error"].get("status"))
+        return reply_from_dict(e["reply"])
 
 
 def questions(n: int = PER_CATEGORY, *, seed: int = SEED, root: Path | None = None,
