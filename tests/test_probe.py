@@ -476,3 +476,29 @@ def test_realistic_deep_and_recursive_schemas_get_a_call_and_a_cycle_is_bounded(
     # a loop that never moves into the value is refused by the schema check itself; the probe says so
     assert caught.value.why == "probe.why.uncheckable" and MAX_DEPTH >= 64
     assert "minLength" in NoValidCall("probe.why.lengths", least=5, most=2, field="x").localized("zh")
+
+
+@pytest.mark.parametrize("tape", sorted((Path(__file__).resolve().parent.parent / "data" / "cassettes").glob("probe-*-*.jsonl")),
+                         ids=lambda p: p.stem)
+def test_every_checked_in_probe_recording_replays_whole(tape):
+    """A recording of the local model gives its report again with no model running: every trial it was made with
+    is in it, and two replays agree."""
+    from agentlab.evals.probe import cassette_settings, replay_source
+    from agentlab.models.cassette import labels
+    files = {"aftersales": "data/aftersales_tools.json", "expense": "data/expense_tools.json",
+             "retail": str(DATASETS / "tau-bench" / "retail" / "tools.json")}
+    name = tape.stem.split("-", 2)[1]
+    tools = Path(__file__).resolve().parent.parent / files[name] if name != "retail" else Path(files[name])
+    if not tools.exists():
+        pytest.skip(f"{tools} absent")
+    saved = cassette_settings(tape)
+    assert saved, "a probe recording keeps the settings it was made with"
+    reg = load_specs(json.loads(tools.read_text(encoding="utf-8")), source=tools.name)
+
+    def replay():
+        return probe(reg, replay_source(tape), recorded=set(labels(tape)), trials=saved.get("trials") or 1,
+                     categories=saved.get("categories"), only=saved.get("only"), seed=saved.get("seed") or 0,
+                     lang=saved.get("lang") or "en", source=tools.name)
+    first = replay()
+    assert first["meta"]["not_recorded"] == 0 and first["summary"] == replay()["summary"]
+    assert first["summary"]["applicable"] > 0
