@@ -237,17 +237,10 @@ def _eval(ns: argparse.Namespace) -> int:
         def factory(case: Case, trial: int) -> Model:
             return OpenAIModel()
     elif ns.model == "local":
-        from .models.local import LocalServer, what_is_missing
         from .models.openai_model import OpenAIModel
-        missing = what_is_missing(ns.size, lang=ns.lang)
-        if missing:
-            print(t("cli.error", ns.lang, message=missing), file=sys.stderr)
+        server = _start_local(ns)
+        if server is None:
             return 2
-        local = LocalServer(ns.size)
-        try:
-            server = local.start(timeout=LOCAL_START_TIMEOUT)
-        except TimeoutError:
-            raise InputError("cli.no_start", seconds=LOCAL_START_TIMEOUT, log=str(local.log)) from None
         base_url = server.base_url
 
         def factory(case: Case, trial: int) -> Model:
@@ -281,6 +274,20 @@ def _eval(ns: argparse.Namespace) -> int:
     for line in eval_text(report, ns.lang):
         emit(line)
     return 0
+
+
+def _start_local(ns: argparse.Namespace) -> Any:
+    """The local model of ``ns.size`` started (a LocalServer), or None when it is not installed (said on stderr)."""
+    from .models.local import LocalServer, what_is_missing
+    missing = what_is_missing(ns.size, lang=ns.lang)
+    if missing:
+        print(t("cli.error", ns.lang, message=missing), file=sys.stderr)
+        return None
+    local = LocalServer(ns.size)
+    try:
+        return local.start(timeout=LOCAL_START_TIMEOUT)
+    except TimeoutError:
+        raise InputError("cli.no_start", seconds=LOCAL_START_TIMEOUT, log=str(local.log)) from None
 
 
 def _openai_configured() -> bool:
@@ -498,16 +505,9 @@ def _probe(ns: argparse.Namespace) -> int:
         from .models.openai_model import OpenAIModel
         tape = Path(ns.cassette) if ns.cassette else (probe_cassette(ns.tools, ns.size) if ns.model == "local" else None)
         if ns.model == "local":
-            from .models.local import LocalServer, what_is_missing
-            missing = what_is_missing(ns.size, lang=ns.lang)
-            if missing:
-                print(t("cli.error", ns.lang, message=missing), file=sys.stderr)
+            server = _start_local(ns)
+            if server is None:
                 return 2
-            local = LocalServer(ns.size)
-            try:
-                server = local.start(timeout=LOCAL_START_TIMEOUT)
-            except TimeoutError:
-                raise InputError("cli.no_start", seconds=LOCAL_START_TIMEOUT, log=str(local.log)) from None
             inner: Any = OpenAIModel(f"qwen2.5-coder-{ns.size}", base_url=server.base_url, max_tokens=256, timeout=900,
                                      retry=None)
         else:
