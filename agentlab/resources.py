@@ -11,7 +11,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["data_file", "datasets_dir"]
+__all__ = ["CJK_FILES", "CJK_FONTS", "data_file", "datasets_dir"]
 
 _CHECKOUT = Path(__file__).resolve().parent.parent
 
@@ -28,3 +28,13 @@ def data_file(name: str) -> Path:
 def datasets_dir() -> Path:
     """The public datasets, read from the environment each time (tests and notebooks may set it)."""
     return Path(os.environ.get("AGENTLAB_DATASETS") or _CHECKOUT.parent / "shared" / "datasets")
+
+
+# Fonts that can draw Chinese labels, by family name, and the files looked for directly: matplotlib's font cache
+# is built the first time it runs, so a font installed after that (Debian's fonts-wqy-zenhei in CI) is invisible
+# until registered. Kept here, in the core, so that every layer that draws (the workbook, the probe's report) reads one list.
+CJK_FONTS = ["WenQuanYi Zen Hei", "Noto Sans CJK SC", "Noto Sans SC", "Microsoft YaHei", "PingFang SC",
+             "Heiti SC", "SimHei", "Arial Unicode MS"]
+CJK_FILES = ["/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc", "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
+             "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc", "C:/Windows/Fonts/msyh.ttc",
+             "/System/Library/Fonts/PingFang.ttc"]

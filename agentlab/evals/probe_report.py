@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..i18n import Lang, t
+from ..resources import CJK_FILES, CJK_FONTS
 
 __all__ = ["VERDICT_COLORS", "cell_text", "plot_probe_categories", "plot_probe_matrix", "render_html", "table_html", "write"]
 
@@ -35,13 +36,7 @@ VERDICT_COLORS = {"ok": "#188038", "repaired": "#81c995", "caught": "#34a853", "
 _ORDER = ["ok", "repaired", "caught", "harmless", "not_injected", "no_call", "not_repaired", "tool_failed", "not_caught",
           "n/a"]
 _FAILING = ("not_caught", "tool_failed", "not_repaired", "no_call")
-# the workbook's CJK fonts (agentlab/workbook/plots.py: CJK_FONTS, CJK_FILES; a test keeps them the same),
-# repeated here because evals sit below the workbook and do not import it
-_CJK_FONTS = ["WenQuanYi Zen Hei", "Noto Sans CJK SC", "Noto Sans SC", "Microsoft YaHei", "PingFang SC",
-              "Heiti SC", "SimHei", "Arial Unicode MS"]
-_CJK_FILES = ["/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc", "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
-              "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc", "C:/Windows/Fonts/msyh.ttc",
-              "/System/Library/Fonts/PingFang.ttc"]
+_CJK_FONTS, _CJK_FILES = CJK_FONTS, CJK_FILES  # one list, in agentlab.resources
 _families: list[str] | None = None
 
 

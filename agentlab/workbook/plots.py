@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..i18n import Lang, keys, t
+from ..resources import CJK_FILES, CJK_FONTS
 from ..retry import RetryPolicy, herd
 
 if TYPE_CHECKING:
@@ -32,13 +33,6 @@ BEFORE_AFTER_COLORS = {"before": "#9aa0a6", "after": "#1a73e8"}
 TREND_COLORS = {"task_success_rate": "#188038", "invalid_call_rate": "#d93025", "takeover_rate": "#f9ab00"}
 
 
-CJK_FONTS = ["WenQuanYi Zen Hei", "Noto Sans CJK SC", "Noto Sans SC", "Microsoft YaHei", "PingFang SC",
-             "Heiti SC", "SimHei", "Arial Unicode MS"]
-# Font files looked for directly: matplotlib's font cache is built the first time it runs, so a
-# font installed after that (Debian's fonts-wqy-zenhei in CI) is invisible until registered.
-CJK_FILES = ["/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc", "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
-             "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc", "C:/Windows/Fonts/msyh.ttc",
-             "/System/Library/Fonts/PingFang.ttc"]
 _families: list[str] | None = None
 
 
