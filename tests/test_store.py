@@ -37,11 +37,35 @@ def test_release_lets_a_failed_call_be_claimed_again(store):
     assert store.claim("k", "a").status == "replay"
 
 
-def test_a_lease_that_runs_out_makes_the_outcome_unknown_for_good(store):
-    assert store.claim("k", "a", lease=0.05).status == "new"
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+def timed_store(request, tmp_path):
+    """A store and a way to let its leases run out: an injected clock where the store reads ours, and real time on
+    Redis, whose leases are timed by the server's own clock (``PX``) on purpose."""
+    if request.param == "redis":
+        s = open_store(request.getfixturevalue("redis_url"))
+
+        def wait_out(lease: float) -> None:
+            deadline = time.monotonic() + lease + 10  # a generous bound: this waits for an event, it times nothing
+            while s.unknown() == [] and time.monotonic() < deadline:
+                time.sleep(0.05)
+        yield s, 1.0, wait_out
+        s.close()
+    else:
+        now = [1000.0]
+
+        def advance(lease: float) -> None:
+            now[0] += lease + 0.01
+        clock = lambda: now[0]  # noqa: E731
+        yield (MemoryStore(clock=clock) if request.param == "memory" else SQLiteStore(tmp_path / "s.db", clock=clock)
+               ), 1.0, advance
+
+
+def test_a_lease_that_runs_out_makes_the_outcome_unknown_for_good(timed_store):
+    store, lease, run_out = timed_store
+    assert store.claim("k", "a", lease=lease).status == "new"
     assert store.claim("k", "a").status == "in_flight" and store.unknown() == []
     assert store.resolve("k", None) is False  # still within its lease: it is running, not a person's to settle
-    time.sleep(0.1)
+    run_out(lease)
     assert store.unknown() == ["k"]
     assert store.claim("k", "a").status == "unknown"
     assert store.claim("k", "a").status == "unknown"  # never "new" again by itself
