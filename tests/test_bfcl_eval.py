@@ -105,9 +105,33 @@ def test_bfcl_type_rules():
     assert bfcl.grade_calls(q, [("f", {"xs": [1.0, 3.0]})]) is None
     assert bfcl.grade_calls(q, [("f", {"xs": [1, 3]})]) == "wrong type for xs"  # no int for float inside a list
     assert bfcl.grade_calls(q, [("f", {"xs": [1.0, 3.0], "venue": True, "mod": None})]) is None  # the answer's own type
-    assert bfcl.grade_calls(q, [("f", {"xs": [1.0, 3.0], "venue": "-"})]) is None  # normalises to the optional mark
+    # an answer list whose type is not the doc's holds a variable: compared exactly, nothing normalised
+    assert bfcl.grade_calls(q, [("f", {"xs": [1.0, 3.0], "venue": "-"})]) == "wrong value for venue"
+    strings = _q(functions=doc, answers=[{"f": {"xs": [[1.0, 3.0]], "venue": ["", "Hall A"]}}])
+    assert bfcl.grade_calls(strings, [("f", {"xs": [1.0, 3.0], "venue": "-"})]) is None  # normalises to the optional mark
+    assert bfcl.grade_calls(strings, [("f", {"xs": [1.0, 3.0], "venue": "hall-a"})]) is None
     irrelevant = _q("irrelevance", answers=[])
     assert bfcl.grade_calls(irrelevant, [("spotify.play", '{"artist": ')]) is None  # undecodable: no call
+
+
+def test_bfcl_list_item_types_follow_each_accepted_list():
+    """BFCL holds a list's items against each accepted list in turn: the items' type, or that list's own type; one
+    accepted list that fits is enough, and an accepted blank skips the check."""
+    doc = [{"name": "f", "description": "", "parameters": {"type": "dict", "properties": {
+        "names": {"type": "array", "items": {"type": "string"}}, "xs": {"type": "array", "items": {"type": "float"}}},
+        "required": ["names"]}}]
+    q = _q(functions=doc, answers=[{"f": {"names": [["Apple", "Microsoft"], [["Apple"], ["Microsoft"]]],
+                                          "xs": ["", [1.0, 2.0]]}}])
+    assert bfcl.grade_calls(q, [("f", {"names": [["Apple"], ["Microsoft"]]})]) is None  # simple_python_149's form
+    assert bfcl.grade_calls(q, [("f", {"names": [1, 2]})]) == "wrong type for names"
+    assert bfcl.grade_calls(q, [("f", {"names": ["Apple", "Microsoft"], "xs": [1, 2]})]) is None  # blank: unchecked
+    ints = _q(functions=doc, answers=[{"f": {"names": [["a"]], "xs": [[1, 2]]}}])
+    assert bfcl.grade_calls(ints, [("f", {"names": ["a"], "xs": [1, 2]})]) is None  # the accepted list's own type
+    # the fallback type is the first accepted value's, not any of them
+    mixed = _q(functions=[{"name": "g", "description": "", "parameters": {"type": "dict", "properties": {
+        "v": {"type": "string"}}, "required": ["v"]}}], answers=[{"g": {"v": ["seven", 7]}}])
+    assert bfcl.grade_calls(mixed, [("g", {"v": "Seven"})]) is None
+    assert bfcl.grade_calls(mixed, [("g", {"v": 7})]) == "wrong type for v"
 
 
 def test_tools_get_api_names_and_json_schema_types():

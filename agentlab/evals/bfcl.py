@@ -176,23 +176,36 @@ _PY_TYPES: dict[str, tuple[type, ...]] = {"float": (float,), "integer": (int,), 
                                          "array": (list,), "tuple": (list,), "dict": (dict,)}
 
 
-def _is(value: Any, ptype: str) -> bool:
-    if isinstance(value, bool) and ptype != "boolean":
-        return False
-    return isinstance(value, _PY_TYPES[ptype])
+def _answer_type(accepted: list) -> type | None:
+    """The type of the first accepted value that is not the "optional" blank, as BFCL reads it."""
+    return next((type(a) for a in accepted if a != ""), None)
 
 
-def _type_ok(value: Any, spec: Mapping, accepted: list) -> bool:
-    """BFCL's type check: the doc's type (an integer passes for a float at the top level only), the items'
-    type inside a list (there an integer does not pass for a float), or else the type of an accepted value."""
+def _type_ok(value: Any, spec: Mapping, accepted: list) -> tuple[bool, bool]:
+    """BFCL's type check: (passes, compared as a variable).
+
+    The value must have the doc's type; inside a list each item must have the items' type or the type of the
+    accepted list it is held against (one accepted list that fits is enough, and an accepted blank skips the check).
+    Failing that, the type of the first accepted value decides. When the accepted values' type is not the doc's, BFCL
+    treats the argument as a variable name and compares it exactly, without normalising strings."""
     ptype = spec.get("type")
     if ptype not in _PY_TYPES:
-        return True
-    if _is(value, ptype) or (ptype == "float" and _is(value, "integer")):
+        return True, False
+    want, answer = _PY_TYPES[ptype][0], _answer_type(accepted)
+    variable = answer is not None and answer is not want
+    if type(value) is want:
         inner = (spec.get("items") or {}).get("type") if ptype in ("array", "tuple") else None
-        return inner not in _PY_TYPES or not isinstance(value, list) or all(_is(v, inner) for v in value)
-    # the answer's own type decides when the doc's does not fit (a doc that says string, answers that say true)
-    return any(type(a) is type(value) for a in accepted if a != "")
+        if inner not in _PY_TYPES:
+            return True, variable
+        inner_type = _PY_TYPES[inner][0]
+        for item in accepted:
+            if not isinstance(item, list):
+                return True, variable
+            item_type = _answer_type(item)
+            if all(type(v) is inner_type or type(v) is item_type for v in value):
+                return True, variable
+        return False, variable
+    return (True, True) if answer is not None and type(value) is answer else (False, False)
 
 
 def _call_ok(doc: Mapping, name: str, args: Any, expected: Mapping[str, Mapping]) -> str | None:
@@ -210,9 +223,15 @@ def _call_ok(doc: Mapping, name: str, args: Any, expected: Mapping[str, Mapping]
         if k not in params or k not in accepted:
             return f"unexpected argument {k}"
         spec = params[k] if isinstance(params[k], dict) else {}
-        if not _type_ok(v, spec, _choices(accepted[k])):
+        if spec.get("type") == "float" and type(v) is int:
+            v = float(v)  # only at the top level: inside a list an integer is not a float
+        ok, variable = _type_ok(v, spec, _choices(accepted[k]))
+        if not ok:
             return f"wrong type for {k}"
-        if not any(_same(v, a, spec.get("type")) for a in _choices(accepted[k]) if a != "" or _blank(v)):
+        if variable:
+            if v not in _choices(accepted[k]):
+                return f"wrong value for {k}"
+        elif not any(_same(v, a, spec.get("type")) for a in _choices(accepted[k]) if a != "" or _blank(v)):
             return f"wrong value for {k}"
     for k, a in accepted.items():
         if k not in args and "" not in _choices(a):
