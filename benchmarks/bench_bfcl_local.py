@@ -28,15 +28,17 @@ from agentlab.models.constrained import ConstrainedModel  # noqa: E402
 from agentlab.models.local import LocalServer, what_is_missing  # noqa: E402
 
 
-def table(results: dict[str, dict[str, dict[str, float]]], counts: dict[str, int]) -> str:
+def table(results: dict[str, dict[str, dict[str, float]]], counts: dict[str, dict[str, int]]) -> str:
+    """One row per size and mode; n is each size's own count per category (a slower model may have fewer)."""
     cats = list(bfcl.CATEGORIES)
-    head = "| model | mode | " + " | ".join(f"{c} (n={counts.get(c, 0)})" for c in cats) + " | mean | published overall |"
-    rule = "|---|---|" + "---:|" * (len(cats) + 2)
+    head = "| model | mode | n per category | " + " | ".join(cats) + " | mean | published overall |"
+    rule = "|---|---|---|" + "---:|" * (len(cats) + 2)
     rows = []
     for size, modes in results.items():
+        n = "/".join(str(counts[size].get(c, 0)) for c in cats)
         for mode, fig in modes.items():
             cells = [f"{fig[c]:.0%}" if c in fig else "n/a" for c in cats]
-            rows.append(f"| {size} | {mode} | " + " | ".join(cells) + f" | {fig['mean']:.0%} | "
+            rows.append(f"| {size} | {mode} | {n} | " + " | ".join(cells) + f" | {fig['mean']:.0%} | "
                         f"{bfcl.PUBLISHED.get(size, {}).get('overall', float('nan')):.1f} |")
     return "\n".join([head, rule, *rows])
 
@@ -93,8 +95,7 @@ def main() -> None:
             continue
         attempts = bfcl.replay_attempts(path, bfcl.questions(ns.n, categories=ns.categories))
         results[size] = bfcl.accuracy(attempts)
-        for c in bfcl.CATEGORIES:
-            counts[c] = max(counts.get(c, 0), sum(1 for a in attempts if a.category == c and a.mode == "single"))
+        counts[size] = {c: sum(1 for a in attempts if a.category == c and a.mode == "single") for c in bfcl.CATEGORIES}
     print(table(results, counts))
 
 

@@ -178,6 +178,31 @@ def test_every_failure_has_one_kind(reply, kind):
     assert a.kind == kind and kind in bfcl.KINDS
 
 
+def test_a_copied_template_example_is_found_and_can_be_counted_wrong():
+    """The local template's example, copied on an irrelevance question, is not JSON: BFCL reads no call and grades it
+    right. The figures can say so, and count it as what it is."""
+    irrelevant = _q("irrelevance", answers=[])
+    copy = bfcl.run_question(irrelevant, "single", ScriptedModel([_call('{"<argument name>": <value>}')]))
+    words = bfcl.run_question(irrelevant, "single", ScriptedModel([Reply("No function fits.")]))
+    assert copy.correct and words.correct  # BFCL's rule, kept
+    assert bfcl.copied_example(copy) and not bfcl.copied_example(words)
+    strict = bfcl.copies_counted_wrong([copy, words])
+    assert [a.correct for a in strict] == [False, True] and strict[0].kind == "unwanted_call"
+    assert bfcl.accuracy([copy, words])["single"]["irrelevance"] == 1.0
+    assert bfcl.accuracy(strict)["single"]["irrelevance"] == 0.5
+
+
+def test_transitions_follow_each_question_from_one_mode_to_another():
+    q = _q()
+    bad = _call({"artist": "Taylor Swift", "duration": "20 minutes"})
+    good = _call({"artist": "Taylor Swift", "duration": 20})
+    attempts = [bfcl.run_question(q, "single", ScriptedModel([bad])), bfcl.run_question(q, "reask", ScriptedModel([bad, good])),
+                bfcl.run_question(q, "constrained", ScriptedModel([_call({"artist": "Adele", "duration": 20})]))]
+    assert bfcl.transitions(attempts, "single", "reask") == {("wrong_type", "right"): 1}
+    assert bfcl.transitions(attempts) == {("wrong_type", "wrong_value"): 1}
+    assert bfcl.mean_of({"a": 1.0, "b": 0.0, "c": 0.5}, ["a", "c"]) == 0.75
+
+
 def test_an_api_error_is_graded_as_no_call_except_for_irrelevance():
     err = ModelError("UNAVAILABLE", "failed to parse tool call")
     assert bfcl.run_question(_q(), "single", ScriptedModel([err])).kind == "no_call"

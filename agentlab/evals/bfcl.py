@@ -32,8 +32,9 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -48,6 +49,7 @@ from ..tools import Registry, Tool, from_legacy_types
 __all__ = [
     "CATEGORIES",
     "CONTRACT_KINDS",
+    "EXAMPLE_MARKS",
     "KINDS",
     "MODES",
     "PUBLISHED",
@@ -56,15 +58,19 @@ __all__ = [
     "accuracy",
     "bfcl_cassette",
     "bfcl_dir",
+    "copied_example",
+    "copies_counted_wrong",
     "failure_kind",
     "grade_calls",
     "kinds",
     "load",
+    "mean_of",
     "questions",
     "replay_attempts",
     "run_question",
     "sample_category",
     "tools_for",
+    "transitions",
 ]
 
 Mode = Literal["single", "reask", "constrained"]
@@ -422,6 +428,41 @@ def accuracy(attempts: Iterable[Attempt]) -> dict[str, dict[str, float]]:
     for mode, cats in table.items():
         out[mode] = {c: sum(v) / len(v) for c, v in cats.items()}
         out[mode]["mean"] = sum(out[mode][c] for c in cats) / len(cats)
+    return out
+
+
+def mean_of(fig: Mapping[str, float], categories: Iterable[str]) -> float:
+    """The unweighted mean of some categories' accuracies (e.g. leaving out one the prompt decides)."""
+    cats = [c for c in categories if c in fig]
+    return sum(fig[c] for c in cats) / len(cats) if cats else float("nan")
+
+
+# The example in the local chat template (agentlab/models/templates/qwen_fenced_tools.jinja) holds these placeholders.
+# A reply that holds one copied the example instead of answering; its arguments are not JSON, so BFCL reads no call,
+# and on an irrelevance question that grades as right.
+EXAMPLE_MARKS = ("<argument name>", "<value>")
+
+
+def copied_example(a: Attempt) -> bool:
+    """Did the graded reply copy the template's example (:data:`EXAMPLE_MARKS`) rather than answer?"""
+    texts = [args if isinstance(args, str) else json.dumps(args) for _, args in a.calls]
+    return any(mark in text for text in texts for mark in EXAMPLE_MARKS)
+
+
+def copies_counted_wrong(attempts: Iterable[Attempt]) -> list[Attempt]:
+    """The attempts again, with a copied example graded wrong (an unwanted call) however BFCL's rule reads it."""
+    return [replace(a, correct=False, reason="copied the example", kind="unwanted_call")
+            if a.correct and copied_example(a) else a for a in attempts]
+
+
+def transitions(attempts: Iterable[Attempt], before: str = "single", after: str = "constrained") -> Counter[tuple[str, str]]:
+    """Where each question's reply went from one mode to another: (kind or "right", kind or "right") -> questions."""
+    by: dict[tuple[str, str], Attempt] = {(a.id, a.mode): a for a in attempts}
+    out: Counter[tuple[str, str]] = Counter()
+    for (qid, mode), a in by.items():
+        b = by.get((qid, after))
+        if mode == before and b is not None:
+            out[(a.kind or "right", b.kind or "right")] += 1
     return out
 
 

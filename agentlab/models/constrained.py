@@ -11,7 +11,7 @@ wrong type, a value outside an enum or a range. What it cannot: the wrong tool a
 wrong value of the right type, a missing intent. And it can make things worse: a model that wanted to
 add a field the schema does not have is made to go on with the value it was writing, and a number can
 run on until the token limit. The comparison with validate-and-reask is measured, not assumed
-(``benchmarks/bench_bfcl_local.py``, ``benchmarks/bench_constrained_local.py``, notebook 18).
+(``benchmarks/bench_bfcl_local.py``, notebook 18).
 
 Why not ``tool_choice="required"`` or ``response_format`` beside ``tools``: with tools the server adds
 its own lazy grammar for tool calls, and the build in requirements-local.txt aborts when a second
