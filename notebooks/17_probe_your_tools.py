@@ -34,6 +34,7 @@ from agentlab.evals.probe_report import plot_probe_categories, plot_probe_matrix
 from agentlab.models.cassette import labels
 from agentlab.tools import load_specs
 from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.plots import cjk_fonts
 from agentlab.workbook.widgets import ProbePanel
 
 LANG = "en"  # "zh" for 中文
@@ -41,8 +42,10 @@ RETAIL = Path("../../shared/datasets/tau-bench/retail/tools.json")  # tau-bench'
 TOOLS = RETAIL if RETAIL.exists() else Path("../data/aftersales_tools.json")  # a fresh clone: the refund desk's four
 registry = load_specs(json.loads(TOOLS.read_text(encoding="utf-8")), source=TOOLS.name, lang=LANG)
 report = probe(registry, fake_source(), lang=LANG, source=TOOLS.name)
-print(f"{TOOLS.name}: {len(report['tools'])} tools, {report['summary']['applicable']} cells apply, "
-      f"{report['summary']['na']} do not, in {report['meta']['seconds']} s")
+print({"en": f"{TOOLS.name}: {len(report['tools'])} tools, {report['summary']['applicable']} cells apply, "
+             f"{report['summary']['na']} do not, in {report['meta']['seconds']} s",
+       "zh": f"{TOOLS.name}：{len(report['tools'])} 个工具，{report['summary']['applicable']} 个格子适用，"
+             f"{report['summary']['na']} 个不适用，用时 {report['meta']['seconds']} 秒"}[LANG])
 
 # %% [markdown]
 # ## The table (表格)
@@ -63,21 +66,25 @@ print(f"{TOOLS.name}: {len(report['tools'])} tools, {report['summary']['applicab
 HTML(table_html(report, LANG))
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(14, 5))
-plot_probe_matrix(report, ax=axes[0])
-plot_probe_categories(report, ax=axes[1])
-plt.tight_layout()
-plt.show()
+with cjk_fonts():  # the labels may be Chinese: the fonts are needed when the figure is drawn
+    fig, axes = plt.subplots(1, 2, figsize=(14, 5))
+    plot_probe_matrix(report, ax=axes[0], lang=LANG)
+    plot_probe_categories(report, ax=axes[1], lang=LANG)
+    plt.tight_layout()
+    plt.show()
 
 # %% [markdown]
-# The scripted model repairs everything it can read, so every cell is green: this is the ceiling. Two things are not
-# caught even so, and the report says so rather than hiding it: a *read* asked twice (harmless, it changes nothing).
-# Which tools are reads and which are writes is guessed from the verb of the name (`cancel_`, `modify_`...), or
-# declared by your `--impl` module's `WRITES`.
+# The scripted model repairs everything it can read, so every cell that applies is caught or repaired: this is the
+# ceiling (the grey cells are n/a, not passes). Two categories stay un-caught even so, and the report says so rather
+# than hiding it: `duplicate_call` and `parallel_call` on a *read* tool are "harmless": a read asked twice runs twice
+# and changes nothing, so no guard needs to stop it. On a write they are caught by the idempotency guard. Which tools
+# are reads and which are writes is guessed from the verb of the name (`cancel_`, `modify_`...), or declared by your
+# `--impl` module's `WRITES`.
 
 # %%
-pd.DataFrame([{"category": c, **{k: v for k, v in row["verdicts"].items()}}
-              for c, row in report["summary"]["by_category"].items()]).fillna(0).set_index("category")
+CATEGORY = {"en": "category", "zh": "故障类别"}[LANG]
+pd.DataFrame([{CATEGORY: c, **{k: v for k, v in row["verdicts"].items()}}
+              for c, row in report["summary"]["by_category"].items()]).fillna(0).set_index(CATEGORY)
 
 # %% [markdown]
 # ## A real model, replayed (真实模型的回放)
@@ -94,9 +101,10 @@ if tape.exists():
                  categories=saved.get("categories"), only=saved.get("only"), seed=saved.get("seed") or 0,
                  lang=saved.get("lang") or LANG, source=TOOLS.name)
     display(HTML(table_html(real, LANG)))
-    print("self-correction rate:", real["summary"]["self_correction_rate"])
+    print({"en": "self-correction rate:", "zh": "自我纠正率："}[LANG], real["summary"]["self_correction_rate"])
 else:
-    print(f"no recording at {tape}: the local model has not been probed on this machine")
+    print({"en": f"no recording at {tape}: the local model has not been probed on this machine",
+           "zh": f"{tape} 处没有录制：这台机器上还没有探测过本地模型"}[LANG])
 
 # %% [markdown]
 # ## Every recording, side by side (所有录制的对比)
@@ -120,11 +128,12 @@ for tape in sorted(Path("../data/cassettes").glob("probe-*-*.jsonl")):
                 lang=saved.get("lang") or LANG, source=tools_file.name)
     s = rep["summary"]
     clean = s["by_category"].get("clean", {}).get("verdicts", {})
-    rows.append({"tools": name, "model": size, "tools probed": len(rep["tools"]),
-                 "clean call right": f"{clean.get('ok', 0)}/{sum(clean.values())}",
-                 "cells with a wrong call": s["cells_with_a_wrong_call"],
-                 "self-correction rate": s["self_correction_rate"]})
-pd.DataFrame(rows) if rows else print("no probe recordings here yet")
+    cols = {"en": ("tools", "model", "tools probed", "clean call right", "cells with a wrong call",
+                   "self-correction rate"),
+            "zh": ("工具集", "模型", "探测的工具数", "无故障调用正确", "出现错误调用的格子", "自我纠正率")}[LANG]
+    rows.append(dict(zip(cols, (name, size, len(rep["tools"]), f"{clean.get('ok', 0)}/{sum(clean.values())}",
+                                s["cells_with_a_wrong_call"], s["self_correction_rate"]), strict=True)))
+pd.DataFrame(rows) if rows else print({"en": "no probe recordings here yet", "zh": "这里还没有探测录制"}[LANG])
 
 # %% [markdown]
 # ## Try your own tools (粘贴你的工具)
@@ -137,7 +146,7 @@ panel = ProbePanel(lang=LANG)
 widgets.VBox([panel.widget])
 
 # %% [markdown]
-# ## Exercise
+# ## Exercise (练习)
 #
 # Switch off the `idempotency` guard and probe `create_refund` (the refund desk) for `duplicate_call` only. Which
 # verdict does that cell get? Answer with the verdict's name as it appears in `report.json` (e.g. `"caught"`).

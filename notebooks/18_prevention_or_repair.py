@@ -37,16 +37,20 @@ from IPython.display import display
 from agentlab.evals import bfcl
 from agentlab.models.constrained import call_grammar
 from agentlab.workbook.exercises import answer_is
-from agentlab.workbook.plots import plot_bars
+from agentlab.workbook.plots import cjk_fonts, plot_bars
 
 LANG = "en"  # "zh" for 中文
 HAVE_DATA = (bfcl.bfcl_dir() / "data").exists()  # BFCL is read from ../shared/datasets, never shipped
 SIZES = [s for s in ("0.5b", "1.5b") if bfcl.bfcl_cassette(s).exists()]
 questions = bfcl.questions() if HAVE_DATA else []
 attempts = {s: bfcl.replay_attempts(bfcl.bfcl_cassette(s), questions) for s in SIZES}
-print("BFCL data:", "found" if HAVE_DATA else "absent (set AGENTLAB_DATASETS): the cells below stay empty")
+print({"en": "BFCL data:", "zh": "BFCL 数据："}[LANG],
+      {"en": "found", "zh": "已找到"}[LANG] if HAVE_DATA else
+      {"en": "absent (set AGENTLAB_DATASETS): the cells below stay empty",
+       "zh": "缺失（请设置 AGENTLAB_DATASETS）：下面的单元格为空"}[LANG])
 for s, a in attempts.items():
-    print(f"{s}: {Counter(x.category for x in a if x.mode == 'single')} questions replayed")
+    print(f"{s}: " + {"en": "questions replayed per category", "zh": "每个类别回放的题数"}[LANG],
+          dict(Counter(x.category for x in a if x.mode == "single")))
 
 # %% [markdown]
 # ## Three ways to ask (三种问法)
@@ -72,7 +76,8 @@ if questions:
 # The grading follows BFCL's rule: the right function, every required argument, no argument the doc lacks, each value
 # among the accepted ones (strings without case or punctuation); for *parallel* the calls pair up with the expected
 # ones in any order; for *irrelevance*, the right answer is no call at all. The rule is checked against BFCL's own
-# ground truth in `tests/test_bfcl_eval.py` (every expected answer grades as right).
+# ground truth in `tests/test_bfcl_eval.py` (every expected answer grades as right, except `simple_python_200`, whose
+# own answer leaves out an argument its doc requires).
 #
 # ## The table (表格)
 
@@ -81,25 +86,27 @@ def accuracy_table(size: str) -> pd.DataFrame:
     fig = bfcl.accuracy(attempts[size])
     rows = {mode: {c: round(100 * fig[mode].get(c, float("nan")), 1) for c in (*bfcl.CATEGORIES, "mean")} for mode in bfcl.MODES}
     table = pd.DataFrame(rows).T
-    table["published overall"] = bfcl.PUBLISHED[size]["overall"]
+    table[{"en": "published overall", "zh": "论文总分"}[LANG]] = bfcl.PUBLISHED[size]["overall"]
     return table
 
 
 for size in SIZES:
-    print(f"Qwen2.5-Coder-{size}, accuracy in % (n per category: "
-          f"{dict(Counter(a.category for a in attempts[size] if a.mode == 'single'))})")
+    n = dict(Counter(a.category for a in attempts[size] if a.mode == "single"))
+    print(f"Qwen2.5-Coder-{size}, " + {"en": f"accuracy in % (n per category: {n})",
+                                       "zh": f"准确率 %（每类题数：{n}）"}[LANG])
     display(accuracy_table(size))
 
 # %%
 if SIZES:
-    fig, axes = plt.subplots(1, len(SIZES), figsize=(7 * len(SIZES), 4), squeeze=False)
-    for ax, size in zip(axes[0], SIZES, strict=True):
-        f = bfcl.accuracy(attempts[size])
-        plot_bars({c: {m: f[m][c] for m in bfcl.MODES} for c in bfcl.CATEGORIES if c in f["single"]}, ax=ax,
-                  title=f"BFCL, {size}: " + ("accuracy by mode" if LANG == "en" else "各问法的准确率"),
-                  ylabel="accuracy" if LANG == "en" else "准确率")
-    plt.tight_layout()
-    plt.show()
+    with cjk_fonts():  # the titles may be Chinese: the fonts are needed when the figure is drawn
+        fig, axes = plt.subplots(1, len(SIZES), figsize=(7 * len(SIZES), 4), squeeze=False)
+        for ax, size in zip(axes[0], SIZES, strict=True):
+            f = bfcl.accuracy(attempts[size])
+            plot_bars({c: {m: f[m][c] for m in bfcl.MODES} for c in bfcl.CATEGORIES if c in f["single"]}, ax=ax,
+                      title=f"BFCL, {size}: " + ("accuracy by mode" if LANG == "en" else "各问法的准确率"),
+                      ylabel="accuracy" if LANG == "en" else "准确率")
+        plt.tight_layout()
+        plt.show()
 
 # %% [markdown]
 # How to read it, with the numbers computed from the replay (no figure below is typed by hand):
@@ -109,13 +116,52 @@ def what_the_interface_adds(size: str) -> str:
     f = bfcl.accuracy(attempts[size])
     single, reask, con = (100 * f[m]["mean"] for m in bfcl.MODES)
     published = bfcl.PUBLISHED[size]["overall"]
-    return (f"{size}: single shot {single:.1f}% on average over the four categories (the paper's overall, over more "
-            f"categories: {published}); validate-and-reask {reask:.1f}% ({reask - single:+.1f} points); "
-            f"the grammar {con:.1f}% ({con - single:+.1f} points).")
+    return {"en": f"{size}: single shot {single:.1f}% on average over the four categories (the paper's overall, over "
+                  f"more categories: {published}); validate-and-reask {reask:.1f}% ({reask - single:+.1f} points); "
+                  f"the grammar {con:.1f}% ({con - single:+.1f} points).",
+            "zh": f"{size}：单次回答四类平均 {single:.1f}%（论文总分，覆盖更多类别：{published}）；校验后重问 "
+                  f"{reask:.1f}%（{reask - single:+.1f} 个百分点）；语法约束 {con:.1f}%（{con - single:+.1f} 个百分点）。"}[LANG]
 
 
 for size in SIZES:
     print(what_the_interface_adds(size))
+
+# %% [markdown]
+# ### What the prompt decides (提示词本身的影响)
+#
+# Two of these figures say as much about the prompt as about the model, and the replay can show how much. The local
+# chat template (`agentlab/models/templates/qwen_fenced_tools.jinja`) asks for "a fenced json block" with an example
+# whose arguments are placeholders:
+#
+# * **parallel.** A question here needs two or more calls. Count the replies that hold more than one: if it is zero
+#   in every mode, the category measures the template's singular as much as the model, and the mean over the other
+#   three is the fairer summary.
+# * **irrelevance.** A reply that copies the example (`{"<argument name>": <value>}`) is not JSON, so BFCL's rule
+#   reads it as no call, and on a question no function fits, as right. The grammar cannot write a placeholder, so it
+#   loses those "right" answers. Counted as what they are (an attempt to call), the means below move.
+
+# %%
+def what_the_prompt_decides(size: str) -> str:
+    a = attempts[size]
+    several = {m: sum(1 for x in a if x.mode == m and len(x.calls) > 1) for m in bfcl.MODES}
+    f, strict = bfcl.accuracy(a), bfcl.accuracy(bfcl.copies_counted_wrong(a))
+    three = [c for c in bfcl.CATEGORIES if c != "parallel"]
+    copies = sum(1 for x in a if x.mode == "single" and x.correct and bfcl.copied_example(x))
+    n_irr = sum(1 for x in a if x.mode == "single" and x.category == "irrelevance")
+    without = {m: 100 * bfcl.mean_of(f[m], three) for m in bfcl.MODES}
+    s_single, s_con = (100 * strict[m]["mean"] for m in ("single", "constrained"))
+    return {"en": f"{size}: replies with more than one call, per mode: {several}. Mean without parallel: single "
+                  f"{without['single']:.1f}%, reask {without['reask']:.1f}%, grammar {without['constrained']:.1f}%. "
+                  f"Of the {n_irr} single-shot irrelevance answers, {copies} were graded right only because they "
+                  f"copied the example; counting them wrong, single shot is {s_single:.1f}% and the grammar {s_con:.1f}% ({s_con - s_single:+.1f} points).",
+            "zh": f"{size}：各问法中含多个调用的回复数：{several}。去掉 parallel 的平均：单次 {without['single']:.1f}%，"
+                  f"重问 {without['reask']:.1f}%，语法约束 {without['constrained']:.1f}%。单次回答的 {n_irr} 道 irrelevance "
+                  f"题中，有 {copies} 道判为正确的回答其实是照抄示例；把它们算作错误，单次为 {s_single:.1f}%，"
+                  f"语法约束为 {s_con:.1f}%（{s_con - s_single:+.1f} 个百分点）。"}[LANG]
+
+
+for size in SIZES:
+    print(what_the_prompt_decides(size))
 
 # %% [markdown]
 # ## What each one can fix (各自能修什么)
@@ -129,48 +175,76 @@ for size in SIZES:
 # %%
 def kinds_table(size: str) -> pd.DataFrame:
     table = pd.DataFrame(bfcl.kinds(attempts[size])).loc[list(bfcl.KINDS), list(bfcl.MODES)]
-    table.index = [f"{k} ({'contract' if k in bfcl.CONTRACT_KINDS else 'meaning'})" for k in table.index]
+    group = {"en": ("contract", "meaning"), "zh": ("契约", "语义")}[LANG]
+    table.index = [f"{k} ({group[0] if k in bfcl.CONTRACT_KINDS else group[1]})" for k in table.index]
+    table[{"en": "what it is", "zh": "含义"}[LANG]] = [bfcl.KINDS[k][0 if LANG == "en" else 1] for k in bfcl.KINDS]
     return table
 
 
 for size in SIZES:
-    print(f"{size}: wrong replies by kind")
+    print(f"{size}: " + {"en": "wrong replies by kind", "zh": "错误回复按类别计数"}[LANG])
     display(kinds_table(size))
 
 # %%
 if SIZES:
     size = SIZES[0]
     k = bfcl.kinds(attempts[size])
-    fig, ax = plt.subplots(figsize=(11, 4))
-    plot_bars({kind: {m: k[m][kind] for m in bfcl.MODES} for kind in bfcl.KINDS}, ax=ax,
-              title=f"{size}: " + ("wrong replies by kind" if LANG == "en" else "错误回复的类别"),
-              ylabel="replies" if LANG == "en" else "回复数")
-    plt.xticks(rotation=30, ha="right")
-    plt.tight_layout()
-    plt.show()
+    with cjk_fonts():
+        fig, ax = plt.subplots(figsize=(11, 4))
+        plot_bars({kind: {m: k[m][kind] for m in bfcl.MODES} for kind in bfcl.KINDS}, ax=ax,
+                  title=f"{size}: " + ("wrong replies by kind" if LANG == "en" else "错误回复的类别"),
+                  ylabel="replies" if LANG == "en" else "回复数")
+        plt.xticks(rotation=30, ha="right")
+        plt.tight_layout()
+        plt.show()
 
 # %%
 def prevented_and_not(size: str) -> str:
     k = bfcl.kinds(attempts[size])
     contract = {m: sum(k[m][x] for x in bfcl.CONTRACT_KINDS) for m in bfcl.MODES}
     meaning = {m: sum(v for x, v in k[m].items() if x not in bfcl.CONTRACT_KINDS) for m in bfcl.MODES}
-    return (f"{size}: contract failures single {contract['single']} → reask {contract['reask']} → grammar "
-            f"{contract['constrained']}; failures of meaning single {meaning['single']} → reask {meaning['reask']} → "
-            f"grammar {meaning['constrained']}.")
+    return {"en": f"{size}: contract failures single {contract['single']} → reask {contract['reask']} → grammar "
+                  f"{contract['constrained']}; failures of meaning single {meaning['single']} → reask "
+                  f"{meaning['reask']} → grammar {meaning['constrained']}.",
+            "zh": f"{size}：违反契约的失败 单次 {contract['single']} → 重问 {contract['reask']} → 语法约束 "
+                  f"{contract['constrained']}；语义上的失败 单次 {meaning['single']} → 重问 {meaning['reask']} → "
+                  f"语法约束 {meaning['constrained']}。"}[LANG]
 
 
 for size in SIZES:
     print(prevented_and_not(size))
 
 # %% [markdown]
-# What to look for in these lines:
+# Where did each question's failure go? The same question, single shot against the other mode: rows are what the
+# single shot was, columns what the other mode made of it (`right` when it was right). The diagonal is unchanged.
+
+# %%
+def transition_table(size: str, after: str) -> pd.DataFrame:
+    moves = bfcl.transitions(attempts[size], "single", after)
+    order = ["right", *bfcl.KINDS]
+    table = pd.DataFrame(0, index=order, columns=order)
+    for (a, b), n in moves.items():
+        table.loc[a, b] = n
+    return table.loc[(table.sum(axis=1) > 0), (table.sum(axis=0) > 0)]
+
+
+for size in SIZES[:1]:
+    for after in ("reask", "constrained"):
+        print(f"{size}: single → {after}")
+        display(transition_table(size, after))
+
+# %% [markdown]
+# What to look for in these tables:
 #
-# * A grammar removes contract failures by construction — if some remain under it, they are replies cut off by the
-#   token limit (a number forced to go on because the model wanted to write a field the schema does not have: the
-#   grammar's own failure mode, shown below).
-# * A grammar can move failures rather than remove them: a call that would have been refused for an unknown field is
-#   now a *valid* call with a wrong value, which no guard will ever see. Compare the "meaning" line across modes.
-# * Re-asking fixes what it is told about, when the model can read the error; it cannot touch the failures of meaning.
+# * A grammar removes contract failures by construction. If some remain under it, they are replies cut off by the
+#   token limit (the model wanted to stop or to write a field the schema does not have, and the grammar made it go on
+#   with a value or with whitespace: the grammar's own failure mode, shown below).
+# * A grammar moves failures rather than removing them: read the contract rows of the single → constrained table and
+#   see which columns they land in. A call refused for an unknown field can become a valid call that is still wrong
+#   (a wrong value, or too few calls), and no guard will ever see it.
+# * Re-asking fixes what it is told about, when the model can read the error. It does not fix failures of meaning, and
+#   it can move a question *out* of "right": on an irrelevance question, a broken call BFCL would read as no call is
+#   re-asked, and the second try may be a real call. The single → reask table shows how often.
 #
 # ## One reply, three ways (同一个问题，三种回答)
 #
@@ -181,7 +255,7 @@ for size in SIZES:
 def examples(size: str, kind: str, n: int = 5) -> pd.DataFrame:
     by = {(a.id, a.mode): a for a in attempts[size]}
     ids = [a.id for a in attempts[size] if a.mode == "single" and a.kind == kind][:n]
-    return pd.DataFrame([{"question": i, **{m: (("✓ " if by[(i, m)].correct else "✗ ") + str(by[(i, m)].calls)[:90])
+    return pd.DataFrame([{{"en": "question", "zh": "题目"}[LANG]: i, **{m: (("✓ " if by[(i, m)].correct else "✗ ") + str(by[(i, m)].calls)[:90])
                                             for m in bfcl.MODES if (i, m) in by}} for i in ids])
 
 
@@ -196,12 +270,13 @@ if SIZES:
 # ## The grammar's own failure (语法约束自己的失败)
 #
 # A reply that runs to the token limit under the grammar: the model wanted to stop or to add something the schema does
-# not allow, the grammar would not let it, and it went on writing the only thing allowed.
+# not allow, the grammar would not let it, and it went on writing the only thing allowed (digits, or whitespace).
 
 # %%
 for size in SIZES:
     runaway = [a for a in attempts[size] if a.mode == "constrained" and a.kind == "bad_json"]
-    print(f"{size}: {len(runaway)} constrained replies cut off by the token limit")
+    print(f"{size}: " + {"en": f"{len(runaway)} constrained replies cut off by the token limit",
+                         "zh": f"{len(runaway)} 条语法约束下的回复被 token 上限截断"}[LANG])
     for a in runaway[:2]:
         name, args = a.calls[0]
         print(f"  {a.id}: {name}({str(args)[:120]}...)")

@@ -201,7 +201,7 @@ def _type_ok(value: Any, spec: Mapping, accepted: list) -> tuple[bool, bool]:
     variable = answer is not None and answer is not want
     if type(value) is want:
         inner = (spec.get("items") or {}).get("type") if ptype in ("array", "tuple") else None
-        if inner not in _PY_TYPES:
+        if inner not in _PY_TYPES or not isinstance(value, list):
             return True, variable
         inner_type = _PY_TYPES[inner][0]
         for item in accepted:

@@ -90,8 +90,9 @@ def _grid(report: Mapping[str, Any]) -> tuple[list[str], list[str], dict[tuple[s
     return tools, cats, cells
 
 
-def plot_probe_matrix(report: Mapping[str, Any], *, ax: Any = None) -> Any:
-    """Tools down, categories across, each cell coloured by its verdict (``ax=None`` makes a figure)."""
+def plot_probe_matrix(report: Mapping[str, Any], *, ax: Any = None, lang: Lang = "en") -> Any:
+    """Tools down, categories across, each cell coloured by its verdict (``ax=None`` makes a figure). The tool and
+    category names are the file's and the probe's own, the same in every language; ``lang`` is for the title."""
     from matplotlib.colors import ListedColormap
     tools, cats, cells = _grid(report)
     if ax is None:
@@ -112,10 +113,11 @@ def plot_probe_matrix(report: Mapping[str, Any], *, ax: Any = None) -> Any:
             cell = cells.get((tl, c))
             if cell and cell["applies"] and cell["verdict"] in _FAILING:
                 ax.text(x, y, "x", ha="center", va="center", color="white", fontsize=8, fontweight="bold")
+    ax.set_title(t("probe.plot_matrix_title", lang), fontsize=9)
     return ax
 
 
-def plot_probe_categories(report: Mapping[str, Any], *, ax: Any = None) -> Any:
+def plot_probe_categories(report: Mapping[str, Any], *, ax: Any = None, lang: Lang = "en") -> Any:
     """Per category, how many tools got each verdict (stacked bars)."""
     tools, cats, cells = _grid(report)
     if ax is None:
@@ -125,20 +127,20 @@ def plot_probe_categories(report: Mapping[str, Any], *, ax: Any = None) -> Any:
     for verdict in _ORDER:
         counts = [sum(1 for tl in tools if cells.get((tl, c), {}).get("verdict", "n/a") == verdict) for c in cats]
         if any(counts):
-            ax.bar(range(len(cats)), counts, bottom=bottom, color=VERDICT_COLORS[verdict], label=verdict,
+            ax.bar(range(len(cats)), counts, bottom=bottom, color=VERDICT_COLORS[verdict], label=t("probe.v." + verdict, lang),
                    edgecolor="white", linewidth=0.5)
             bottom = [b + n for b, n in zip(bottom, counts, strict=True)]
     ax.set_xticks(range(len(cats)), cats, rotation=45, ha="right", fontsize=8, parse_math=False)
-    ax.set_ylabel("tools")
+    ax.set_ylabel(t("probe.axis_tools", lang))
     ax.legend(fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.45), frameon=False)
     return ax
 
 
-def _svg(draw: Any, report: Mapping[str, Any]) -> str:
+def _svg(draw: Any, report: Mapping[str, Any], lang: Lang = "en") -> str:
     import matplotlib
     with matplotlib.rc_context({"font.family": _font_families()}), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"Glyph .* missing from", category=UserWarning)
-        ax = draw(report)
+        ax = draw(report, lang=lang)
         fig = ax.figure
         fig.tight_layout()
         buf = io.StringIO()
@@ -192,7 +194,7 @@ def table_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
         info = about[tl]
         kind = t("probe.kind." + info["kind"], lang)
         lint_n = len(info.get("lint", []))
-        badge = f" <span class='lint' title='{html.escape(_lint_titles(info.get('lint', [])))}'>lint {lint_n}</span>" \
+        badge = f" <span class='lint' title='{html.escape(_lint_titles(info.get('lint', [])))}'>{html.escape(t('probe.lint_badge', lang))} {lint_n}</span>" \
             if lint_n else ""
         tds = []
         for c in cats:
@@ -303,8 +305,8 @@ def render_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
                (t("probe.model", lang), meta.get("model", "")), (t("probe.trials", lang), st["trials"]),
                (t("probe.guards", lang), st["guards"]), (t("probe.lint_findings", lang), len(report.get("lint", [])))]
     table = "".join(f"<tr><td>{html.escape(str(k))}</td><td><b>{html.escape(str(v))}</b></td></tr>" for k, v in numbers)
-    plots = (f"<figure>{_svg(plot_probe_matrix, report)}<figcaption>{t('probe.plot_matrix', lang)}</figcaption></figure>"
-             f"<figure>{_svg(plot_probe_categories, report)}<figcaption>{t('probe.plot_categories', lang)}</figcaption></figure>")
+    plots = (f"<figure>{_svg(plot_probe_matrix, report, lang)}<figcaption>{t('probe.plot_matrix', lang)}</figcaption></figure>"
+             f"<figure>{_svg(plot_probe_categories, report, lang)}<figcaption>{t('probe.plot_categories', lang)}</figcaption></figure>")
     return f"""<!DOCTYPE html>
 <html lang="{'zh-CN' if lang == 'zh' else 'en'}"><head><meta charset="utf-8">
 <title>{html.escape(t('probe.title', lang, source=st.get('source') or 'tools'))}</title><style>{_CSS}</style></head><body>

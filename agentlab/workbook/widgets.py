@@ -618,7 +618,7 @@ class ProbePanel(App):
         self.view.value = f"<div class='agentlab-probe'><p>{html.escape(line)}</p>{table_html(report, lang)}</div>"
         self.plots.outputs = ()
         n_tools, n_cats = len(report["tools"]), len(report["settings"]["categories"])
-        self.plots.append_display_data(figure(lambda ax: plot_probe_matrix(report, ax=ax),
+        self.plots.append_display_data(figure(lambda ax: plot_probe_matrix(report, ax=ax, lang=lang),
                                               size=(max(6, 0.55 * n_cats + 3), max(2.5, 0.32 * n_tools + 1.6))))
-        self.plots.append_display_data(figure(lambda ax: plot_probe_categories(report, ax=ax), size=(8, 3.6)))
+        self.plots.append_display_data(figure(lambda ax: plot_probe_categories(report, ax=ax, lang=lang), size=(8, 3.6)))
 
