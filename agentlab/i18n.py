@@ -854,5 +854,7 @@ class LocalizedError(ValueError):
         super().__init__(self.localized("en"))
 
     def localized(self, lang: Lang = "en") -> str:
-        fields = {k: t(str(v), lang) if k == "what" else v for k, v in self.fields.items()}
+        # a field that can say itself in either language (a SchemaError) does
+        fields = {k: t(str(v), lang) if k == "what" else v.localized(lang) if hasattr(v, "localized") else v
+                  for k, v in self.fields.items()}
         return t(self.key, lang, **fields)

@@ -81,7 +81,17 @@ DELEGATED = frozenset({
 """Keywords that send their whole schema to the ``jsonschema`` package (they need annotations or URIs)."""
 DRAFT_2020_12 = frozenset({"https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#"})
 class SchemaError(ValueError):
-    """The schema itself is broken (a developer's mistake, raised at registration)."""
+    """The schema itself is broken (a developer's mistake, raised at registration).
+
+    ``str()`` is the English sentence; :meth:`localized` gives it in either language, so that a widget or a
+    notebook in Chinese says what is wrong in Chinese (keywords, paths and values stay as written)."""
+
+    def __init__(self, en: str, zh: str | None = None):
+        super().__init__(en)
+        self.en, self.zh = en, zh or en
+
+    def localized(self, lang: str = "en") -> str:
+        return self.zh if lang == "zh" else self.en
 
 
 class _Delegate(Exception):
@@ -388,7 +398,8 @@ class Compiler:
         if schema is False:
             return _never
         if not isinstance(schema, dict):
-            raise SchemaError(f"a schema must be an object or a boolean, got {json_type(schema)}")
+            raise SchemaError(f"a schema must be an object or a boolean, got {json_type(schema)}",
+                              f"schema 必须是对象或布尔值，实际是 {json_type(schema)}")
         self._refuse_delegated(schema)
         desc = schema.get("description")
         checks: list[Check] = []
@@ -406,7 +417,7 @@ class Compiler:
             if key in schema:
                 subs = schema[key]
                 if not isinstance(subs, list) or not subs:
-                    raise SchemaError(f"{key} must be a non-empty list")
+                    raise SchemaError(f"{key} must be a non-empty list", f"{key} 必须是非空列表")
                 compiled = [self.compile(s) for s in subs]
                 checks.append(_all_of(compiled) if key == "allOf"
                               else _any_of(compiled, subs, one=key == "oneOf"))
@@ -438,7 +449,7 @@ class Compiler:
             return None
         props_schema = s.get("properties", {})
         if not isinstance(props_schema, dict):
-            raise SchemaError("properties must be an object")
+            raise SchemaError("properties must be an object", "properties 必须是对象")
         props = {k: self.compile(v) for k, v in props_schema.items()}
         descs = {k: v.get("description") for k, v in props_schema.items() if isinstance(v, dict)}
         required = tuple(s.get("required", ()))
@@ -490,14 +501,14 @@ class Compiler:
             if spec is None:
                 continue
             if not isinstance(spec, dict):
-                raise SchemaError(f"{kw} must be an object")
+                raise SchemaError(f"{kw} must be an object", f"{kw} 必须是对象")
             for name, dep in spec.items():
                 if isinstance(dep, list) and kw != "dependentSchemas":
                     needs.append((name, tuple(dep)))
                 elif kw != "dependentRequired":
                     subs.append((name, self.compile(dep)))
                 else:
-                    raise SchemaError(f"dependentRequired.{name} must be a list of names")
+                    raise SchemaError(f"dependentRequired.{name} must be a list of names", f"dependentRequired.{name} 必须是字段名列表")
         if not needs and not subs:
             return None
         props = s.get("properties", {})
@@ -543,7 +554,7 @@ class Compiler:
         least, most = s.get("minContains", 1), s.get("maxContains")
         for kw, n in (("minContains", least), ("maxContains", most)):
             if n is not None and (isinstance(n, bool) or not isinstance(n, (int, float)) or n < 0):
-                raise SchemaError(f"{kw} must be a non-negative integer")
+                raise SchemaError(f"{kw} must be a non-negative integer", f"{kw} 必须是非负整数")
 
         def check_contains(v: Any, parent: str, key: Any, out: list) -> None:
             if not isinstance(v, list):
@@ -593,7 +604,7 @@ class Compiler:
     # references ---------------------------------------------------------------
     def _ref(self, ref: str) -> Check:
         if not isinstance(ref, str) or not ref.startswith("#"):
-            raise SchemaError(f"$ref must be a string, got {ref!r}")
+            raise SchemaError(f"$ref must be a string, got {ref!r}", f"$ref 必须是字符串，实际是 {ref!r}")
         if ref in self._refs:
             return self._refs[ref]
         if ref in self._resolving:  # recursion: resolve at call time
@@ -625,7 +636,7 @@ class Compiler:
             elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
                 node = node[int(part)]
             else:
-                raise SchemaError(f"$ref '#{fragment}' points nowhere")
+                raise SchemaError(f"$ref '#{fragment}' points nowhere", f"$ref '#{fragment}' 指向的位置不存在")
         return node
 
 
@@ -665,7 +676,7 @@ def _type_check(types: Any, desc: str | None) -> Check:
     names = [types] if isinstance(types, str) else list(types)
     for n in names:
         if n not in TYPE_TESTS:
-            raise SchemaError(f"unknown type {n!r}")
+            raise SchemaError(f"unknown type {n!r}", f"未知类型 {n!r}")
     expected = " or ".join(names)
     if len(names) == 1:
         name = names[0]
@@ -708,7 +719,7 @@ def _enum(s: dict) -> Check | None:
         return None
     values = s["enum"]
     if not isinstance(values, list):
-        raise SchemaError("enum must be a list")
+        raise SchemaError("enum must be a list", "enum 必须是列表")
     allowed = tuple(values)
     if all(isinstance(x, str) for x in values):
         fast = frozenset(values)
@@ -749,7 +760,7 @@ def _number(s: dict) -> Check | None:
         if kw in s:
             b = s[kw]
             if isinstance(b, bool) or not isinstance(b, (int, float)):
-                raise SchemaError(f"{kw} must be a number")
+                raise SchemaError(f"{kw} must be a number", f"{kw} 必须是数字")
             bounds.append((kw, b, op))
     mult = s.get("multipleOf")
     if not bounds and mult is None:
@@ -776,7 +787,8 @@ def _string(s: dict) -> Check | None:
     try:
         rx = re.compile(ecma_to_python(pattern)) if pattern is not None else None
     except re.error as exc:
-        raise SchemaError(f"pattern {pattern!r} does not compile: {exc}") from None
+        raise SchemaError(f"pattern {pattern!r} does not compile: {exc}",
+                          f"pattern {pattern!r} 无法编译：{exc}") from None
     desc = s.get("description")
     fmt_name = s.get("format")
 
@@ -1033,6 +1045,30 @@ def _keyword_problem(k: str, v: Any) -> str | None:
     return None
 
 
+_WHY_ZH = {
+    "must be a non-negative integer": "必须是非负整数",
+    "must be a number": "必须是数字",
+    "must be a number greater than 0": "必须是大于 0 的数字",
+    "must be a string": "必须是字符串",
+    "must be true or false": "必须是 true 或 false",
+    "must be a list": "必须是列表",
+    "must be a list of field names (strings, no repeats)": "必须是字段名列表（字符串，不重复）",
+    "must map each field name to a list of field names (strings, no repeats)": "必须把每个字段名映射到一个字段名列表（字符串，不重复）",
+    "must map each field name to a schema or a list of field names": "必须把每个字段名映射到一个 schema 或字段名列表",
+    "must map names to schemas (objects or booleans)": "必须把名字映射到 schema（对象或布尔值）",
+    "must be a non-empty list of schemas": "必须是非空的 schema 列表",
+    "must be a schema (an object or a boolean)": "必须是 schema（对象或布尔值）",
+    "must map URIs to true or false": "必须把 URI 映射到 true 或 false",
+}
+
+
+def _why_zh(why: str) -> str:
+    if why.startswith("must be one of "):  # the type list: names stay as JSON Schema spells them
+        return "必须是 " + why.removeprefix("must be one of ").replace(", or a list of them without repeats", "") \
+            + " 之一，或由它们组成、不重复的列表"
+    return _WHY_ZH.get(why, why)
+
+
 def check_keywords(schema: Any) -> None:
     """Raise :class:`SchemaError` for the first keyword whose value draft 2020-12 does not allow.
 
@@ -1045,18 +1081,21 @@ def check_keywords(schema: Any) -> None:
         if isinstance(node, bool):
             continue
         if not isinstance(node, dict):
-            raise SchemaError(f"a schema must be an object or a boolean, got {json_type(node)} at {_where(at)}")
+            raise SchemaError(f"a schema must be an object or a boolean, got {json_type(node)} at {_where(at)}",
+                              f"{_where(at)} 处的 schema 必须是对象或布尔值，实际是 {json_type(node)}")
         for k, v in node.items():
             why = _keyword_problem(k, v)
             if why is not None:
-                raise SchemaError(f"{k} {why}, got {json_type(v)} {_short_repr(v)} at {_where((*at, k))}")
+                raise SchemaError(f"{k} {why}, got {json_type(v)} {_short_repr(v)} at {_where((*at, k))}",
+                                  f"{_where((*at, k))} 处的 {k} {_why_zh(why)}，实际是 {json_type(v)} {_short_repr(v)}")
         patterns = [(node["pattern"], (*at, "pattern"))] if "pattern" in node else []
         patterns += [(p, (*at, "patternProperties", p)) for p in node.get("patternProperties", {})]
         for p, where in patterns:
             try:
                 re.compile(ecma_to_python(p))
             except re.error as exc:
-                raise SchemaError(f"pattern {p!r} does not compile ({exc}) at {_where(where)}") from None
+                raise SchemaError(f"pattern {p!r} does not compile ({exc}) at {_where(where)}",
+                                  f"{_where(where)} 处的 pattern {p!r} 无法编译（{exc}）") from None
         for k, name, sub in _children(node):
             if k != "additionalItems":  # not a 2020-12 keyword: not judged
                 todo.append((sub, at + (k,) + (() if name is None else (str(name),))))
@@ -1173,7 +1212,8 @@ def compile_schema(schema: Any, *, resources: Mapping[str, Any] | None = None) -
         return compile_delegated(schema, resources=resources or {})
     loop = ref_loop(schema, compiler.resolve)
     if loop is not None:
-        raise SchemaError(f"$ref loops back without moving into the value ({loop}): every check would recurse forever")
+        raise SchemaError(f"$ref loops back without moving into the value ({loop}): every check would recurse forever",
+                          f"$ref 在没有深入取值的情况下绕回自身（{loop}）：每次校验都会无限递归")
 
     def validate(value: Any) -> list[Problem]:
         out: list[Problem] = []

@@ -323,7 +323,7 @@ def load_specs(specs: Any, *, source: str = "tools", lang: Lang = "en", close: b
         try:  # one tool at a time, so that the error can say which schema is broken
             Registry.from_specs([spec], close=close)
         except SchemaError as exc:
-            raise ToolsInputError("input.bad_schema", path=source, name=fn["name"], detail=str(exc)) from None
+            raise ToolsInputError("input.bad_schema", path=source, name=fn["name"], detail=exc) from None
     return Registry.from_specs(specs, lang=lang, close=close)
 
 

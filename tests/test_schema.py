@@ -1,4 +1,6 @@
 import json
+import re
+from pathlib import Path
 
 import pytest
 from conftest import DATASETS, need
@@ -319,8 +321,24 @@ def test_close_objects_still_closes_shapes_and_leaves_tests_open():
     ({"$defs": {"unused": {"minLength": "x"}}}, "minLength"),
 ])
 def test_a_keyword_of_the_wrong_kind_is_refused_at_registration(schema, keyword):
-    with pytest.raises(SchemaError, match=keyword):
+    with pytest.raises(SchemaError, match=keyword) as info:
         compile_schema(schema)
+    said = info.value.localized("zh")  # a widget in Chinese says it in Chinese; the keyword stays as written
+    assert keyword in said and re.search(r"[\u4e00-\u9fff]", said) and str(info.value) == info.value.localized("en")
+
+
+def test_every_schema_error_is_written_in_both_languages():
+    """Every place that raises SchemaError gives the English and the Chinese sentence (read from the source, so a
+    new refusal written in one language only fails here)."""
+    import ast
+    root = Path(__file__).resolve().parent.parent / "agentlab"
+    one_language = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) \
+                    and getattr(node.exc.func, "id", None) == "SchemaError" and len(node.exc.args) < 2:
+                one_language.append(f"{path.name}:{node.lineno}")
+    assert one_language == []
 
 
 def test_the_keyword_check_names_where_it_is_and_accepts_what_2020_12_allows():

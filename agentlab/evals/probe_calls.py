@@ -47,7 +47,8 @@ class NoValidCall(ValueError):
 
     def localized(self, lang: Lang = "en") -> str:
         where = t("probe.why.at", lang, field=self.fields["field"]) if self.fields["field"] else ""
-        return t(self.why, lang, **{**self.fields, "at": where})
+        fields = {k: v.localized(lang)[:120] if hasattr(v, "localized") else v for k, v in self.fields.items()}
+        return t(self.why, lang, **{**fields, "at": where})
 
 
 class _Budget:
@@ -75,7 +76,7 @@ def valid_call(parameters: Mapping[str, Any], *, seed: int | str = 0, optional: 
     try:
         check = compile_schema(dict(parameters))
     except SchemaError as exc:
-        raise NoValidCall("probe.why.uncheckable", detail=str(exc)[:120]) from None
+        raise NoValidCall("probe.why.uncheckable", detail=exc) from None
     why = NoValidCall()
     for attempt in range(_ATTEMPTS):
         for with_optional in ((True, False) if optional else (False,)):

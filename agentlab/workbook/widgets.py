@@ -199,7 +199,8 @@ def playground_html(schema_text: str, samples: Sequence[str] | None = None, *, n
     try:
         reg, name = _registry_of(schema_text, name, description, lang)
     except (ValueError, SchemaError, TypeError, AttributeError, KeyError) as exc:
-        return f"<p style='color:#d93025'>{html.escape(t('ui.bad_schema', lang, error=str(exc)))}</p>"
+        said = exc.localized(lang) if hasattr(exc, "localized") else str(exc)  # SchemaError, LocalizedError
+        return f"<p style='color:#d93025'>{html.escape(t('ui.bad_schema', lang, error=said))}</p>"
     if samples is None:
         samples = sample_calls(reg[name])
     findings = lint(reg, lang=lang)
