@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["LANGS", "Lang", "LocalizedError", "check_lang", "keys", "t"]
+__all__ = ["LANGS", "Lang", "LocalizedError", "check_lang", "keys", "said", "t"]
 
 Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
@@ -845,6 +845,12 @@ def check_lang(lang: str) -> Lang:
     return lang
 
 
+def said(value: object, lang: Lang = "en") -> str:
+    """``value`` in ``lang`` when it can say itself in either language (a SchemaError, a LocalizedError), else as text."""
+    localized = getattr(value, "localized", None)
+    return localized(lang) if callable(localized) else str(value)
+
+
 class LocalizedError(ValueError):
     """A bad input whose sentence lives in the catalogue. ``str()`` is the English line;
     :meth:`localized` gives either language (a field called ``what`` is itself a catalogue key)."""
@@ -855,6 +861,6 @@ class LocalizedError(ValueError):
 
     def localized(self, lang: Lang = "en") -> str:
         # a field that can say itself in either language (a SchemaError) does
-        fields = {k: t(str(v), lang) if k == "what" else v.localized(lang) if hasattr(v, "localized") else v
+        fields = {k: t(str(v), lang) if k == "what" else said(v, lang) if hasattr(v, "localized") else v
                   for k, v in self.fields.items()}
         return t(self.key, lang, **fields)

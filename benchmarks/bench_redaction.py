@@ -8,7 +8,7 @@ For each hostile shape of ``tests/test_redaction.py`` (dots, ``a@``, SQL, URLs, 
 2. ``redact()`` and ``redact_secrets()`` on their own, uncut, at the same two sizes;
 3. the did-you-mean suggestion on a 1.2 MB tool name.
 
-The targets (a megabyte well under a second; growth under 50x for 16x the input) are read here, not asserted in
+The targets (a megabyte in under 2 s; growth under 50x for 16x the input) are read here, not asserted in
 tests: the tests only check that nothing hangs and that the rendered error stays short.
 
 Run: python run.py bench   (or: python benchmarks/bench_redaction.py [--shapes dots,sql])

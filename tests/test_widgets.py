@@ -255,3 +255,17 @@ def test_playground_takes_a_pasted_openai_tools_list_and_samples_the_users_own_s
     assert "unknown_field" in html and "wrong_type" in html
     for bad in ("[]", "[1, 2, 3]", '"text"', "{not json"):
         assert "not a usable schema" in playground_html(bad)
+
+
+def test_a_broken_schema_is_said_in_the_learners_language_everywhere_it_is_shown():
+    """The probe panel, the schema playground and exercise 01 say what is wrong with a schema in Chinese too."""
+    import re as _re
+
+    from agentlab.workbook.exercises import schema_contract
+    from agentlab.workbook.widgets import ProbePanel, playground_html
+    broken = {"type": "object", "properties": {"a": {"type": "string", "minLength": "5"}}}
+    panel = ProbePanel(json.dumps([{"type": "function", "function": {"name": "f", "parameters": broken}}]), lang="zh")
+    assert panel.update() is None
+    shown = [panel.view.value, playground_html(json.dumps(broken), lang="zh"), str(schema_contract(broken, "x", "zh"))]
+    for text in shown:
+        assert "minLength" in text and "必须是非负整数" in text and not _re.search(r"must be", text), text

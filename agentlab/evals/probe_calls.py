@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from ..i18n import Lang, t
+from ..i18n import Lang, said, t
 from ..schema import FORMATS, SchemaError, compile_schema, ecma_to_python
 
 __all__ = ["MAX_DEPTH", "MAX_VALUES", "NoValidCall", "ask_for", "valid_call", "valid_value"]
@@ -47,7 +47,7 @@ class NoValidCall(ValueError):
 
     def localized(self, lang: Lang = "en") -> str:
         where = t("probe.why.at", lang, field=self.fields["field"]) if self.fields["field"] else ""
-        fields = {k: v.localized(lang)[:120] if hasattr(v, "localized") else v for k, v in self.fields.items()}
+        fields = {k: said(v, lang)[:120] if hasattr(v, "localized") else v for k, v in self.fields.items()}
         return t(self.why, lang, **{**fields, "at": where})
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..guards import GuardConfig
-from ..i18n import Lang
+from ..i18n import Lang, said
 from ..lint import lint
 from ..retry import RetryPolicy
 from ..schema import SchemaError
@@ -95,9 +95,8 @@ def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Feedbac
     try:
         reg = Registry([Tool("create_refund", str(description), schema)])
     except (SchemaError, TypeError, ValueError, AttributeError) as exc:
-        said = exc.localized(lang) if isinstance(exc, SchemaError) else str(exc)
-        return _say("wrong", {"en": f"the schema does not compile: {said}", "zh": f"这个 schema 无法编译：{said}"}[lang],
-                    lang)
+        why = said(exc, lang)
+        return _say("wrong", {"en": f"the schema does not compile: {why}", "zh": f"这个 schema 无法编译：{why}"}[lang], lang)
     bad = [f for f in lint(reg, lang=lang) if f.severity != "info"]
     props = schema.get("properties", {}) if isinstance(schema, dict) else {}
     has_enum = any("enum" in p for p in props.values() if isinstance(p, dict))

@@ -18,7 +18,7 @@ import ipywidgets as W
 
 from ..approval import approve, pending, reject
 from ..guards import GUARDS, GuardConfig
-from ..i18n import Lang, t
+from ..i18n import Lang, said, t
 from ..lint import lint
 from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
 from ..resources import data_file
@@ -199,8 +199,7 @@ def playground_html(schema_text: str, samples: Sequence[str] | None = None, *, n
     try:
         reg, name = _registry_of(schema_text, name, description, lang)
     except (ValueError, SchemaError, TypeError, AttributeError, KeyError) as exc:
-        said = exc.localized(lang) if hasattr(exc, "localized") else str(exc)  # SchemaError, LocalizedError
-        return f"<p style='color:#d93025'>{html.escape(t('ui.bad_schema', lang, error=said))}</p>"
+        return f"<p style='color:#d93025'>{html.escape(t('ui.bad_schema', lang, error=said(exc, lang)))}</p>"
     if samples is None:
         samples = sample_calls(reg[name])
     findings = lint(reg, lang=lang)
