@@ -14,12 +14,14 @@ call before it leaves. Each tool's ``fn`` posts ``{"arguments": ...}`` and maps 
 
 ``fallback_hint`` reaches the model inside the error. A write is a keyed tool: the loop
 computes its idempotency key (:func:`agentlab.loop.idempotency_key`, from the skill's
-``idempotency`` fields) and the client sends a hash of it as the Idempotency-Key header;
-the model never writes it.
+``idempotency`` fields) and the client sends it as the Idempotency-Key header, keyed by the
+API key (:func:`wire_key`): another tenant, who knows the tool and the order but not this key,
+cannot compute it. The model never writes it.
 """
 from __future__ import annotations
 
 import hashlib
+import hmac
 import time
 import uuid
 from collections.abc import Callable
@@ -29,7 +31,7 @@ from ..errors import CODES, ToolError, ToolFailure, make_error
 from ..i18n import Lang
 from ..tools import Registry, Tool
 
-__all__ = ["site_registry"]
+__all__ = ["site_registry", "wire_key"]
 
 
 def site_registry(url: str, key: str, *, query: str | None = None, k: int = 6, lang: Lang = "en",
@@ -59,6 +61,16 @@ def site_registry(url: str, key: str, *, query: str | None = None, k: int = 6, l
     return Registry(tools, lang=lang)
 
 
+def wire_key(secret: str, key: str) -> str:
+    """The Idempotency-Key sent for the loop's ``key``: an HMAC under the caller's own secret (its API key).
+
+    The loop's key is predictable by design (the tool and the order), so sent as a plain hash anyone
+    could send it first. Keyed by a secret only this caller holds, it is stable across resends and
+    restarts of this caller and unguessable by anyone else."""
+    return hmac.new(secret.encode("utf-8", "surrogatepass"), key.encode("utf-8", "surrogatepass"),
+                    hashlib.sha256).hexdigest()[:40]
+
+
 def _raise_for_listing(reply: Any) -> None:
     if reply.status_code != 200:
         raise _failure(reply.json() if _is_json(reply) else {}, reply.status_code)
@@ -84,7 +96,7 @@ def _tool(meta: dict, http: Any, headers: dict, *, max_wait: float, sleep: Calla
         if writes:
             if key is None:  # the loop runs with idempotency off: this call is its own action
                 key = f"{name}:{uuid.uuid4().hex}"
-            sent["Idempotency-Key"] = hashlib.sha256(key.encode("utf-8")).hexdigest()[:40]
+            sent["Idempotency-Key"] = wire_key(headers.get("X-API-Key", ""), key)
         for attempt in (0, 1):
             try:
                 reply = http.post(f"/api/skills/{name}/execute", json={"arguments": args}, headers=sent, timeout=wait)

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import hashlib
 import json
+import secrets
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -29,7 +29,7 @@ from typing import Any
 from ..errors import ToolFailure
 from ..i18n import Lang
 from ..tools import Registry, Tool
-from .client import _fail, _failure
+from .client import _fail, _failure, wire_key
 
 __all__ = ["MCPConnection", "mcp_registry"]
 
@@ -49,6 +49,13 @@ class MCPConnection:
     def __init__(self, target: Any, *, headers: Mapping[str, str] | None = None, timeout: float = 30.0):
         self.target, self.timeout = target, timeout
         self._headers = dict(headers or {})
+        # what keys the idempotency keys this connection sends: the caller's own credential, so that
+        # another tenant cannot send the same key first; without one (an in-memory server), a secret
+        # of this connection's own
+        lowered = {k.lower(): v for k, v in self._headers.items()}
+        bearer = lowered.get("authorization", "")
+        self._secret = lowered.get("x-api-key") or (bearer[7:].strip() if bearer.lower().startswith("bearer ") else "") \
+            or secrets.token_hex(16)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True, name="mcp-client")
         self._thread.start()
@@ -140,7 +147,7 @@ class MCPConnection:
             meta = None
             if keyed:
                 key = key or f"{name}:{uuid.uuid4().hex}"  # the loop runs with idempotency off: its own action
-                meta = {IDEMPOTENCY_META: hashlib.sha256(key.encode("utf-8")).hexdigest()[:40]}
+                meta = {IDEMPOTENCY_META: wire_key(self._secret, key)}
             try:
                 result = self.run(self.session.call_tool(name, args, timedelta(seconds=self.timeout), meta=meta),
                                   self.timeout + 1.0)

@@ -235,7 +235,9 @@ class SkillSite:
         if limited is not None:
             self.claims.release(claim_key)
             return limited
-        ctx = SkillContext(self.data_dir, self.state, idem, self._ctx.lock)
+        # what the backend dedups on is scoped to the caller too: the desk's own map is one per site,
+        # and a key sent by one tenant must never answer another tenant's call with its effect
+        ctx = SkillContext(self.data_dir, self.state, _scoped(key.id, skill.name, idem), self._ctx.lock)
 
         def late(outcome: Execution) -> None:  # a write that timed out finished after all: that settles the key
             self.claims.finish(claim_key, json.dumps({"status": outcome.status, "body": outcome.body}))
@@ -289,6 +291,12 @@ class _InFlight:
 
 def _reply(error: ToolError, lang: Lang, *, status: int | None = None, headers: Mapping[str, str] | None = None) -> HttpReply:
     return HttpReply(status or http_status(error), body(None, error, lang), dict(headers or {}))
+
+
+def _scoped(key_id: str, skill: str, idem: str | None) -> str:
+    """The idempotency key a handler (and the backend behind it) sees: the caller's key id and the skill
+    folded in, so equal keys from two tenants are two keys below the site as they are in its claims."""
+    return hashlib.sha256(f"{key_id}\x00{skill}\x00{idem}".encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
 def _short_hash(value: str | None) -> str | None:
