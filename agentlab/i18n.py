@@ -568,6 +568,35 @@ _CATALOG: dict[str, dict[str, str]] = {
                              "zh": "新的操作需要新的 key；重发时参数必须完全相同。"},
     "site.bad_body": {"en": "The body must be a JSON object {\"arguments\": {...}}.",
                       "zh": "请求体必须是 JSON 对象 {\"arguments\": {...}}。"},
+    # --- what a caller sent wrong, said before anything runs ---------------------------
+    "site.bad_body.too_large": {"en": "The body is larger than {limit} bytes.", "zh": "请求体超过 {limit} 字节。"},
+    "site.bad_body.not_utf8": {"en": "The body is not UTF-8 text.", "zh": "请求体不是 UTF-8 文本。"},
+    "site.bad_body.not_json": {
+        "en": "The body is not valid JSON (NaN, Infinity, huge numbers and nesting deeper than 64 levels are refused).",
+        "zh": "请求体不是合法 JSON（NaN、Infinity、超长数字和超过 64 层的嵌套都会被拒绝）。"},
+    "site.bad_body.shape": {"en": "The body has no \"arguments\" object.", "zh": "请求体里没有 \"arguments\" 对象。"},
+    "site.bad_body.surrogate": {
+        "en": "A text in the body holds half of a UTF-16 pair (a lone surrogate), which is no character.",
+        "zh": "请求体中的文本含有半个 UTF-16 代理对（孤立代理项），它不是任何字符。"},
+    "site.bad_body.content_type": {
+        "en": "The body must be sent as Content-Type: application/json.",
+        "zh": "请求体必须以 Content-Type: application/json 发送。"},
+    "site.bad_body.slow": {
+        "en": "The body did not arrive within {limit} s.", "zh": "请求体没有在 {limit} 秒内传完。"},
+    "site.bad_idempotency_key": {
+        "en": "The Idempotency-Key header must be 1 to 200 printable ASCII characters.",
+        "zh": "Idempotency-Key 请求头必须是 1 到 200 个可打印 ASCII 字符。"},
+    "site.busy": {
+        "en": "The site is running as many calls as it can; nothing was run. Try again in a few seconds.",
+        "zh": "站点正在执行的调用已达上限，本次没有执行。请几秒后再试。"},
+    "site.bad_lease_grace": {
+        "en": "The lease grace must be a number of seconds, 0 or more; got {got!r}.",
+        "zh": "租约宽限必须是大于等于 0 的秒数，收到的是 {got!r}。"},
+    "site.volatile_store": {
+        "en": ("This Redis may forget what it recorded in a crash ({why}). A forgotten claim lets a resend run a "
+               "write twice, so the site will not use it. Pass --volatile-store only for a throwaway demo."),
+        "zh": ("这个 Redis 崩溃时可能丢失已记录的内容（{why}）。丢失的占用记录会让重发把写操作执行两次，因此站点拒绝使用它。"
+               "仅在一次性演示时才加 --volatile-store。")},
     "site.needs_person": {
         "en": "This call needs a person's approval ({reason}), which the skill site cannot give. It has NOT been run; "
               "tell the user and offer a human colleague.",

@@ -107,10 +107,31 @@ class RedisStore:
 
     @classmethod
     def from_url(cls, url: str, *, prefix: str = "agentlab:", clock: Callable[[], float] = time.time) -> RedisStore:
-        """``redis://host:port/db``; the client is imported here, not when agentlab is."""
+        """``redis://host:port/db``; the client is imported here, not when agentlab is.
+
+        Every command waits at most 3 s: a frozen server then costs a request 3 s and a 503, instead of
+        holding a worker thread (and, with all of them held, every page of the site) for half a minute."""
         import redis
-        return cls(redis.Redis.from_url(url, decode_responses=True, socket_timeout=30, health_check_interval=30),
+        return cls(redis.Redis.from_url(url, decode_responses=True, socket_timeout=3,
+                                        socket_connect_timeout=3, health_check_interval=30),
                    prefix=prefix, clock=clock)
+
+    def durability(self) -> str | None:
+        """None when a claim this store records survives the server's crash and restart; else why not.
+
+        A claim that an outage forgets lets a resend run its write a second time, so a site refuses a
+        server that does not log every write before answering: ``appendonly yes`` with ``appendfsync
+        always`` (``everysec`` may lose the last second, which is exactly when a write is in flight)."""
+        info = self.client.info("persistence")
+        if not int(info.get("aof_enabled", 0)):
+            return "appendonly is off (start redis-server with --appendonly yes --appendfsync always)"
+        try:
+            fsync = self.client.config_get("appendfsync").get("appendfsync")
+        except Exception:  # noqa: BLE001 - CONFIG renamed or refused (a managed server): cannot be shown safe
+            return "appendfsync could not be read (CONFIG is refused), so it cannot be shown to be 'always'"
+        if fsync != "always":
+            return f"appendfsync is {fsync!r}, not 'always': a crash may forget the last writes' claims"
+        return None
 
     def __repr__(self) -> str:
         kw = self.client.connection_pool.connection_kwargs

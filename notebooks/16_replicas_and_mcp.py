@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -74,7 +76,9 @@ sqlite_table
 #
 # The same two replicas with `store="redis://..."`: the claim `SET NX` is shared, so B replays A's recorded reply
 # and runs nothing. A throwaway `redis-server` runs on a free port for this cell (Debian's `redis-server` package);
-# without one, the cell says so and skips.
+# without one, the cell says so and skips. It is started the way the site insists on: every write logged to disk
+# before Redis answers (`--appendonly yes --appendfsync always`), so a crash cannot forget a claim and let a resend
+# refund twice; the site refuses a Redis without it.
 
 # %%
 redis_exe = shutil.which("redis-server")
@@ -86,7 +90,7 @@ else:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     redis_proc = subprocess.Popen([redis_exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                                   "--appendonly", "no", "--dir", str(data)], stdout=subprocess.DEVNULL)
+                                   "--appendonly", "yes", "--appendfsync", "always", "--dir", str(data)], stdout=subprocess.DEVNULL)
     for _ in range(100):  # until it accepts connections
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.1).close()

@@ -39,7 +39,8 @@ def skip_or_fail(msg: str):
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory):
-    """A real redis-server for this test session: a free loopback port, no persistence, its own process group.
+    """A real redis-server for this test session: a free loopback port, every write logged before it is answered
+    (appendonly, appendfsync always: the durability the site requires), its own process group.
     Yields its URL (``redis://127.0.0.1:P/0``); stopped after the session."""
     import shutil
     import signal
@@ -54,7 +55,7 @@ def redis_server(tmp_path_factory):
     except ImportError:
         skip_or_fail("the redis client is not installed (pip install agentlab[redis])")
     port, folder = free_port(), tmp_path_factory.mktemp("redis")
-    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--appendfsync", "always",
                              "--dir", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
                             start_new_session=True)
     client = redis.Redis(port=port, socket_timeout=1)

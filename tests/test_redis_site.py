@@ -22,7 +22,9 @@ from site_helpers import write_skill
 httpx = pytest.importorskip("httpx")
 pytestmark = pytest.mark.timeout(180)
 
-EFFECT = 'with ctx.lock, open(ctx.data_dir / "effects.txt", "a") as f:\n    f.write(ctx.idempotency_key + "\\n")\n'
+# every effect appends the caller's tag (its Idempotency-Key, sent as an argument: the handler itself sees the key
+# scoped to the tenant, which no test should have to recompute)
+EFFECT = 'with ctx.lock, open(ctx.data_dir / "effects.txt", "a") as f:\n    f.write(str(arguments.get("tag")) + "\\n")\n'
 
 
 def skills(folder: Path) -> Path:
@@ -83,6 +85,7 @@ def effects(data: Path) -> list[str]:
 
 def post(client, base, skill, key, idem, args):
     headers = {"X-API-Key": key, **({"Idempotency-Key": idem} if idem else {})}
+    args = {**args, "tag": idem}
     r = client.post(f"{base}/api/skills/{skill}/execute", json={"arguments": args}, headers=headers, timeout=60)
     return r.status_code, r.json(), r.headers
 

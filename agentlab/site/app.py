@@ -5,6 +5,8 @@
     GET  /api/skills/{name}               one skill's full metadata
     POST /api/skills/{name}/execute       {"arguments": {...}} with X-API-Key (and Idempotency-Key for a write)
     POST /mcp                             the same skills over MCP, streamable HTTP (agentlab/site/mcp_server.py)
+                                          (stateless, JSON replies: GET and DELETE, which would hold a stream or a
+                                          session, answer 405)
 
     GET  /                                the skill market (HTML, agentlab/site/pages.py)
     GET  /skills/{name}                   a skill's detail page
@@ -14,6 +16,12 @@ A key on a GET is optional; when sent it must be valid, and the listing shows on
 it may call. ``Accept-Language: zh`` (or ``?lang=zh``) answers in Chinese. Every reply
 carries ``X-Request-Id``; ``X-Session-Id`` (the agent's session) is logged with it. The pages
 need no key (docs/site.md#pages) and are sent with a Content-Security-Policy that allows no script.
+
+Every request is bounded before it costs anything (docs/site.md#bounds): an execute's key is checked
+before its body is read; a body larger than ``SkillSite.max_body`` is refused (413) from its
+Content-Length or as it streams in; a body that trickles in slower than ``BODY_SECONDS`` is cut
+off (408); no more than ``MAX_RUNNING`` executes (and MCP calls) hold worker threads at once, so
+that a frozen store slows the calls that need it and never the pages.
 """
 from __future__ import annotations
 
@@ -28,11 +36,26 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from ..i18n import Lang
+from ..errors import make_error
+from ..i18n import Lang, t
 from . import pages
-from .service import HttpReply, SkillSite
+from .execute import body as reply_body
+from .service import HttpReply, SkillSite, bad_body
 
-__all__ = ["create_app"]
+__all__ = ["BODY_SECONDS", "MAX_RUNNING", "create_app"]
+
+#: seconds a request body may take to arrive (a trickle holds a connection, and a worker, for nothing)
+BODY_SECONDS = 10.0
+#: executes and MCP calls running at once; uvicorn's pool has 40 threads, the rest stay for pages and discovery
+MAX_RUNNING = 24
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _TooSlow(Exception):
+    pass
 
 _SESSION = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
 
@@ -65,12 +88,41 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
     app = FastAPI(title="agentlab skill site", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.site = site
 
+    running = {"n": 0}  # executes holding a worker thread now (the event loop is one thread: no lock needed)
+
     class _MCP:  # an ASGI app (not a function), so Starlette's Route passes the raw request through
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-            await manager.handle_request(scope, receive, send)
+            started = False
+
+            async def watched(message: dict) -> None:
+                nonlocal started
+                started = started or message["type"] == "http.response.start"
+                await send(message)
+
+            lang = "zh" if _header(scope, b"accept-language").lower().startswith("zh") else "en"
+            early = _early_refusal(scope, site.max_body, lang)
+            if early is None and running["n"] >= MAX_RUNNING:
+                early = _busy(lang)
+            if early is not None:
+                await early(scope, receive, send)
+                return
+            running["n"] += 1
+            try:
+                await manager.handle_request(scope, _bounded(receive, site.max_body, BODY_SECONDS), watched)
+            except (_TooLarge, _TooSlow) as exc:
+                if not started:
+                    await _body_refusal(exc, site.max_body, lang)(scope, receive, send)
+            finally:
+                running["n"] -= 1
+
+    def _known(api_key: str | None) -> bool:
+        try:
+            return api_key is not None and site.keys.check(api_key) is not None
+        except Exception:  # noqa: BLE001 - the keys cannot be read: execute says so (503) in its own words
+            return True
 
     from starlette.routing import Route
-    app.router.routes.append(Route("/mcp", endpoint=_MCP(), methods=["GET", "POST", "DELETE"]))
+    app.router.routes.append(Route("/mcp", endpoint=_MCP(), methods=["POST"]))
 
     def send(reply: HttpReply) -> JSONResponse:
         return JSONResponse(reply.body, status_code=reply.status, headers=dict(reply.headers))
@@ -119,12 +171,25 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
 
     @app.post("/api/skills/{name}/execute")
     async def execute_skill(name: str, request: Request) -> Any:
-        raw = await request.body()
-        reply = await run_in_threadpool(
-            site.execute, name, raw, api_key=request.headers.get("x-api-key"),
-            idempotency_key=request.headers.get("idempotency-key"), session_id=_session(request),
-            request_id=request.state.request_id, lang=_lang(request))
-        return send(reply)
+        lang = _lang(request)
+        early = _early_refusal(request.scope, site.max_body, lang)
+        if early is not None:
+            return early
+        if running["n"] >= MAX_RUNNING:
+            return _busy(lang)
+        running["n"] += 1
+        try:
+            call = dict(api_key=request.headers.get("x-api-key"), idempotency_key=request.headers.get("idempotency-key"),
+                        session_id=_session(request), request_id=request.state.request_id, lang=lang)
+            if not await run_in_threadpool(_known, call["api_key"]):  # a 401 costs a lookup, never a download
+                return send(await run_in_threadpool(lambda: site.execute(name, b"", **call)))
+            try:
+                raw = await _read(request, site.max_body, BODY_SECONDS)
+            except (_TooLarge, _TooSlow) as exc:
+                return _body_refusal(exc, site.max_body, lang)
+            return send(await run_in_threadpool(lambda: site.execute(name, raw, **call)))
+        finally:
+            running["n"] -= 1
 
     def html(text: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(text, status_code=status, headers={"Content-Security-Policy": pages.CSP,
@@ -149,3 +214,80 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
                                    session=session[:64]))
 
     return app
+
+
+def _header(scope: Any, name: bytes) -> str:
+    for k, v in scope.get("headers") or ():
+        if k.lower() == name:
+            return v.decode("latin-1")
+    return ""
+
+
+def _json(reply: HttpReply) -> JSONResponse:
+    return JSONResponse(reply.body, status_code=reply.status, headers=dict(reply.headers))
+
+
+def _early_refusal(scope: Any, limit: int, lang: Lang) -> JSONResponse | None:
+    """What can be refused from the headers alone: a declared body too large, a body that is not JSON."""
+    length = _header(scope, b"content-length")
+    if length and (not length.isdigit() or int(length) > limit):
+        return _json(bad_body("too_large", lang, limit))
+    kind = _header(scope, b"content-type").split(";")[0].strip().lower()
+    if kind and kind != "application/json" and not kind.endswith("+json"):
+        reply = bad_body("content_type", lang, limit)
+        return JSONResponse(reply.body, status_code=415)
+    return None
+
+
+def _busy(lang: Lang) -> JSONResponse:
+    message = {lg: t("site.busy", lg) for lg in ("en", "zh")}
+    return JSONResponse(reply_body(None, make_error("UNAVAILABLE", message=message, retry_after=2), lang),
+                        status_code=503, headers={"Retry-After": "2"})
+
+
+def _body_refusal(exc: Exception, limit: int, lang: Lang) -> JSONResponse:
+    if isinstance(exc, _TooLarge):
+        return _json(bad_body("too_large", lang, limit))
+    message = {lg: t("site.bad_body.slow", lg, limit=f"{BODY_SECONDS:g}") for lg in ("en", "zh")}
+    return JSONResponse(reply_body(None, make_error("BAD_REQUEST", message=message), lang), status_code=408)
+
+
+async def _read(request: Request, limit: int, seconds: float) -> bytes:
+    """The body, refused past ``limit`` bytes as it streams (a missing or lying Content-Length) or ``seconds``."""
+    import anyio
+    chunks, size = [], 0
+    try:
+        with anyio.fail_after(seconds):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise _TooLarge
+                chunks.append(chunk)
+    except TimeoutError:
+        raise _TooSlow from None
+    return b"".join(chunks)
+
+
+def _bounded(receive: Any, limit: int, seconds: float) -> Any:
+    """``receive`` for an ASGI app that reads the body itself (the MCP SDK): the same bounds as :func:`_read`."""
+    import anyio
+    deadline = time.monotonic() + seconds
+    seen, done = 0, False
+
+    async def bounded() -> dict:
+        nonlocal seen, done
+        if done:  # the body is in: what follows (a disconnect) is waited for as long as the app likes
+            return await receive()
+        try:
+            with anyio.fail_after(max(0.0, deadline - time.monotonic())):
+                message = await receive()
+        except TimeoutError:
+            raise _TooSlow from None
+        if message.get("type") == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > limit:
+                raise _TooLarge
+            done = not message.get("more_body", False)
+        return message
+
+    return bounded

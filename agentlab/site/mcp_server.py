@@ -21,6 +21,7 @@ manager in its lifespan); only localhost Host headers are accepted unless ``allo
 from __future__ import annotations
 
 import json
+import traceback
 from collections.abc import Iterable
 from typing import Any
 
@@ -30,8 +31,10 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from ..errors import make_error
 from ..i18n import Lang
-from .service import HttpReply, SkillSite
+from .execute import body
+from .service import HttpReply, SkillSite, bad_body
 from .skills import Skill
 
 __all__ = ["IDEMPOTENCY_META", "LOCAL_HOSTS", "mcp_manager", "mcp_server", "mcp_tool"]
@@ -92,10 +95,18 @@ def mcp_server(site: SkillSite, *, api_key: str | None = None, lang: Lang = "en"
         key, session, lg = caller()
         meta = server.request_context.meta
         idem = (meta.model_extra or {}).get(IDEMPOTENCY_META) if meta is not None else None
-        raw = json.dumps({"arguments": arguments}).encode("utf-8")
-        reply = await anyio.to_thread.run_sync(lambda: site.execute(
-            name, raw, api_key=key, idempotency_key=idem if isinstance(idem, str) else None,
-            session_id=session, lang=lg))
+        try:
+            raw = json.dumps({"arguments": arguments}).encode("utf-8")
+        except (ValueError, TypeError, RecursionError):  # the caller's arguments cannot be JSON: its mistake
+            return call_result(bad_body("not_json", lg, site.max_body))
+        try:
+            reply = await anyio.to_thread.run_sync(lambda: site.execute(
+                name, raw, api_key=key, idempotency_key=idem if isinstance(idem, str) else None,
+                session_id=session, lang=lg))
+        except Exception:  # noqa: BLE001 - the site's own bug: logged with its stack, the client hears a sentence
+            site.logs.write("error", request_id=None, session_id=session, skill=name[:200], status=500,
+                            code="TOOL_ERROR", stack=traceback.format_exc())
+            reply = HttpReply(500, body(None, make_error("TOOL_ERROR"), lg))
         return call_result(reply)
 
     return server

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 import traceback
 import uuid
@@ -26,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ToolError, make_error
-from ..i18n import Lang, t
-from ..jsonutil import canonical
+from ..i18n import Lang, LocalizedError, t
+from ..jsonutil import MAX_DEPTH, canonical, lone_surrogates, parse_strict
 from ..redis_store import RedisStore
 from ..routing import Router
 from ..schema import suggest
@@ -39,7 +40,10 @@ from .limits import Limiter, RedisLimiter
 from .logs import SiteLogs
 from .skills import Skill, SkillContext, load_skills, shipped_dir, skill_tools
 
-__all__ = ["HttpReply", "SkillSite"]
+__all__ = ["MAX_BODY", "HttpReply", "SkillSite", "StoreDown", "bad_body", "read_body"]
+
+#: the largest body an execute call may send; larger is refused before it is parsed
+MAX_BODY = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -64,11 +68,18 @@ class SkillSite:
             (docs/site.md#several-replicas). Default: ``idempotency.db`` in ``data_dir``, limits in memory.
         lease_grace: a write's claim is leased for its timeout plus this; past it, a replica that never
             reported back left the outcome unknown.
+        max_body: the largest execute body, in bytes (413 above it).
+        volatile_store: accept a Redis that may lose what it recorded in a crash (no ``appendonly`` with
+            ``appendfsync always``). Off by default: a claim lost in an outage would let a resend run a write
+            twice (docs/site.md#what-the-store-must-keep). For a throwaway demo only.
     """
 
     def __init__(self, data_dir: str | Path, *, skills_dirs: Iterable[str | Path] = (), desks: bool = True,
                  extra: Iterable[Skill] = (), clock: Callable[[], float] = time.time, max_log_bytes: int = 5_000_000,
-                 store: str | None = None, lease_grace: float = 60.0):
+                 store: str | None = None, lease_grace: float = 60.0, max_body: int = MAX_BODY,
+                 volatile_store: bool = False):
+        if not (isinstance(lease_grace, (int, float)) and math.isfinite(lease_grace) and lease_grace >= 0):
+            raise LocalizedError("site.bad_lease_grace", got=lease_grace)
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.clock = clock
@@ -83,8 +94,12 @@ class SkillSite:
         self.claims: Store = open_store(store) if store else SQLiteStore(self.data_dir / "idempotency.db", clock=clock)
         self.limiter: Limiter | RedisLimiter = Limiter(clock=clock)
         if isinstance(self.claims, RedisStore):  # shared state goes where the claims go
+            why = None if volatile_store else self.claims.durability()
+            if why is not None:
+                raise LocalizedError("site.volatile_store", why=why)
             self.limiter = RedisLimiter(self.claims.client, prefix=self.claims.prefix, clock=clock)
-        self.lease_grace = lease_grace
+        self.lease_grace = float(lease_grace)
+        self.max_body = max_body
         self.logs = SiteLogs(self.data_dir / "logs", clock=clock, max_bytes=max_log_bytes)
         self._ctx = SkillContext(self.data_dir, self.state)
         self._routers = {lg: Router(skill_tools(self.skills.values(), lg), k=6) for lg in ("en", "zh")}
@@ -93,14 +108,6 @@ class SkillSite:
         return f"SkillSite({len(self.skills)} skills, {self.data_dir})"
 
     # ---------------------------------------------------------------- discovery
-    def authorize(self, api_key: str | None, lang: Lang) -> tuple[ApiKey | None, HttpReply | None]:
-        """The key's record, or the 401 reply."""
-        record = self.keys.check(api_key)
-        if record is None:
-            hint = {lg: t("site.no_key.hint", lg) for lg in ("en", "zh")}
-            return None, _reply(make_error("UNAUTHENTICATED", _key="site.no_key", hint=hint), lang)
-        return record, None
-
     def visible(self, key: ApiKey | None) -> list[Skill]:
         return [s for s in self.skills.values() if key is None or key.allows(s.name)]
 
@@ -137,7 +144,13 @@ class SkillSite:
     # ---------------------------------------------------------------- execution
     def execute(self, name: str, raw_body: bytes, *, api_key: str | None, idempotency_key: str | None,
                 session_id: str | None, request_id: str | None = None, lang: Lang = "en") -> HttpReply:
-        """One ``POST /api/skills/{name}/execute``, logged in call, error and audit."""
+        """One ``POST /api/skills/{name}/execute``, logged in call, error and audit.
+
+        Who is to blame decides the status: the caller's mistake is a 4xx with a sentence showing what
+        was expected; only a store that cannot be reached before anything ran is 503 (try again); a write
+        whose record could not be kept after it ran is "outcome unknown" (never resent); the site's own
+        bug is 500, logged with its stack, never retryable.
+        """
         request_id = request_id or uuid.uuid4().hex[:16]
         t0 = time.perf_counter()
         key: ApiKey | None = None
@@ -146,17 +159,19 @@ class SkillSite:
         try:
             key, refused = self.authorize(api_key, lang)
             if refused is None and key is not None:
-                refused = self._admit(name, skill, key, raw_body, idempotency_key, lang)
+                refused, args = self._admit(name, skill, key, raw_body, idempotency_key, lang)
             if refused is None and key is not None and skill is not None:
-                args = json.loads(raw_body)["arguments"]
                 reply = self._run(skill, args, key, idempotency_key, lang, request_id, session_id)
             else:
                 reply = refused  # type: ignore[assignment]  # one of the checks above refused
-        except Exception:  # noqa: BLE001 - the site's own state (keys, claims, limits) is unreachable
-            # nothing ran, or the claim keeps a write from running twice; the caller may try again later
+        except StoreDown as down:  # the site's own state (keys, claims, limits) is unreachable: nothing ran
             self.logs.write("error", request_id=request_id, session_id=session_id, skill=name, status=503,
-                            code="UNAVAILABLE", stack=traceback.format_exc())
+                            code="UNAVAILABLE", stack=down.stack)
             reply = _reply(make_error("UNAVAILABLE"), lang, status=503, headers={"Retry-After": "5"})
+        except Exception:  # noqa: BLE001 - a bug of the site itself: logged, never retryable, never shown
+            self.logs.write("error", request_id=request_id, session_id=session_id, skill=name, status=500,
+                            code="TOOL_ERROR", stack=traceback.format_exc())
+            reply = _reply(make_error("TOOL_ERROR"), lang, status=500)
         ms = round((time.perf_counter() - t0) * 1000, 2)
         who = {"key_id": key.id, "key_name": key.name} if key is not None else {}
         ids: dict[str, Any] = {"request_id": request_id, "session_id": session_id}
@@ -170,32 +185,41 @@ class SkillSite:
                             replayed=reply.headers.get("Idempotent-Replayed") == "true")
         return HttpReply(reply.status, reply.body, {**reply.headers, "X-Request-Id": request_id})
 
+    def authorize(self, api_key: str | None, lang: Lang) -> tuple[ApiKey | None, HttpReply | None]:
+        """The key's record, or the 401 reply; :class:`StoreDown` when the keys cannot be read."""
+        if api_key is not None and (len(api_key) > 200 or not api_key.isprintable()):
+            api_key = None  # no key is that long or holds control characters: refused like a missing one
+        record = _store(self.keys.check, api_key)
+        if record is None:
+            hint = {lg: t("site.no_key.hint", lg) for lg in ("en", "zh")}
+            return None, _reply(make_error("UNAUTHENTICATED", _key="site.no_key", hint=hint), lang)
+        return record, None
+
     def _admit(self, name: str, skill: Skill | None, key: ApiKey, raw_body: bytes, idem: str | None,
-               lang: Lang) -> HttpReply | None:
+               lang: Lang) -> tuple[HttpReply | None, Any]:
+        """The refusal, if any, and the arguments of a well-formed body."""
         if skill is None:
-            return self.unknown(name, lang, key)
+            return self.unknown(name, lang, key), None
         if not key.allows(name):
             allowed = ", ".join(s.name for s in self.visible(key)) or "-"
             hint = {lg: t("site.not_allowed.hint", lg, allowed=allowed) for lg in ("en", "zh")}
             return _reply(make_error("PERMISSION_DENIED", _key="site.not_allowed", name=name, hint=hint), lang,
-                          status=403)
-        try:
-            parsed = json.loads(raw_body or b"null")
-        except ValueError:
-            parsed = None
-        if not isinstance(parsed, dict) or not isinstance(parsed.get("arguments", {}), dict):
-            return _reply(make_error("BAD_REQUEST", _key="site.bad_body"), lang, status=400)
-        if idem is not None and not 1 <= len(idem) <= 200:  # bounded, like everything a caller sends
-            return _reply(make_error("BAD_REQUEST", _key="site.needs_idempotency_key", name=name), lang, status=400)
+                          status=403), None
+        args, problem = read_body(raw_body, self.max_body)
+        if problem is not None:
+            return bad_body(problem, lang, self.max_body), None
+        if idem is not None and not (1 <= len(idem) <= 200 and idem.isascii() and idem.isprintable()):
+            return _reply(make_error("BAD_REQUEST", _key="site.bad_idempotency_key"), lang, status=400), args
         if skill.meta.writes and not idem:
-            return _reply(make_error("BAD_REQUEST", _key="site.needs_idempotency_key", name=name), lang, status=428)
+            return _reply(make_error("BAD_REQUEST", _key="site.needs_idempotency_key", name=name), lang,
+                          status=428), args
         if skill.meta.writes:
-            return None  # a write is counted once it has its claim: a replay or a wait runs nothing, costs nothing
-        return self._limit(key, skill, lang)
+            return None, args  # a write is counted once it has its claim: a replay or a wait runs nothing
+        return self._limit(key, skill, lang), args
 
     def _limit(self, key: ApiKey, skill: Skill, lang: Lang) -> HttpReply | None:
         name = skill.name
-        verdict = self.limiter.admit(key, name, skill.meta.per_minute)
+        verdict = _store(self.limiter.admit, key, name, skill.meta.per_minute)
         if not verdict.ok:
             if verdict.kind == "rate":
                 err = make_error("RATE_LIMITED", _key="site.rate", name=name, limit=verdict.limit,
@@ -218,9 +242,10 @@ class SkillSite:
             return HttpReply(outcome.status, outcome.body)
         claim_key = f"{key.id}:{skill.name}:{idem}"
         fingerprint = canonical({"skill": skill.name, "arguments": args})
-        claim = self.claims.claim(claim_key, fingerprint, lease=skill.meta.timeout + self.lease_grace)
+        lease = skill.meta.timeout + self.lease_grace
+        claim = _store(self.claims.claim, claim_key, fingerprint, lease=lease)
         if claim.status == "in_flight":  # someone runs it now: wait for its reply rather than run it twice
-            claim = self._wait(claim_key, fingerprint, skill.meta.timeout + 1.0)
+            claim = self._wait(claim_key, fingerprint, skill.meta.timeout + 1.0, lease)
         if claim.status == "replay":
             recorded = json.loads(claim.result or "{}")
             return HttpReply(recorded["status"], recorded["body"], {"Idempotent-Replayed": "true"})
@@ -231,41 +256,52 @@ class SkillSite:
             return _reply(make_error("IN_PROGRESS"), lang)
         if claim.status == "unknown":
             return _reply(make_error("OUTCOME_UNKNOWN"), lang)
-        limited = self._limit(key, skill, lang)
+        try:
+            limited = self._limit(key, skill, lang)
+        except StoreDown:
+            _quietly(self.claims.release, claim_key)  # nothing ran
+            raise
         if limited is not None:
-            self.claims.release(claim_key)
+            _quietly(self.claims.release, claim_key)
             return limited
         # what the backend dedups on is scoped to the caller too: the desk's own map is one per site,
         # and a key sent by one tenant must never answer another tenant's call with its effect
         ctx = SkillContext(self.data_dir, self.state, _scoped(key.id, skill.name, idem), self._ctx.lock)
 
         def late(outcome: Execution) -> None:  # a write that timed out finished after all: that settles the key
-            self.claims.finish(claim_key, json.dumps({"status": outcome.status, "body": outcome.body}))
+            _quietly(self.claims.finish, claim_key, json.dumps({"status": outcome.status, "body": outcome.body}))
             self._log_internal(outcome, skill, request_id, session_id)
 
         outcome = run_skill(skill, args, ctx, lang=lang, check_input=False, on_late=late)
         self._log_internal(outcome, skill, request_id, session_id)
+        # From here the effect may have happened: a store that fails now must never read "retry" to the
+        # caller, or a resend (after the store comes back, or comes back empty) would do it twice.
         if outcome.pending is not None:
-            pass  # the claim stays "running" until the write reports back (late)
-        elif not outcome.ran:
-            self.claims.release(claim_key)  # refused by its check: nothing happened, the same call may come back
+            return HttpReply(outcome.status, outcome.body)  # the claim stays "running" until the write reports back
+        if not outcome.ran:
+            settled = _quietly(self.claims.release, claim_key)  # refused by its check: nothing happened
         elif outcome.internal is not None:
-            self.claims.mark_unknown(claim_key)  # it failed unexpectedly half-way: a person must look
+            settled = _quietly(self.claims.mark_unknown, claim_key)  # it failed unexpectedly half-way: a person looks
         elif not outcome.ok and outcome.body["error"]["category"] == "transient":
-            self.claims.release(claim_key)  # the skill said nothing happened and a resend may work
+            settled = _quietly(self.claims.release, claim_key)  # the skill said nothing happened; a resend may work
         else:
-            self.claims.finish(claim_key, json.dumps({"status": outcome.status, "body": outcome.body}))
+            settled = _quietly(self.claims.finish, claim_key, json.dumps({"status": outcome.status, "body": outcome.body}))
+        if not settled and outcome.ran:
+            # it ran, and its record could not be kept: nobody can promise a resend would not repeat it
+            self.logs.write("error", request_id=request_id, session_id=session_id, skill=skill.name, status=409,
+                            code="OUTCOME_UNKNOWN", stack="the idempotency store failed after the write ran: "
+                            f"{self.claims!r}; the claim stays running until its lease ends, then reads unknown")
+            return _reply(make_error("OUTCOME_UNKNOWN"), lang)
         return HttpReply(outcome.status, outcome.body)
 
-    def _wait(self, claim_key: str, fingerprint: str, seconds: float) -> Any:
+    def _wait(self, claim_key: str, fingerprint: str, seconds: float, lease: float) -> Any:
         deadline = time.monotonic() + seconds
         while True:
             time.sleep(0.02)
-            claim = self.claims.claim(claim_key, fingerprint, lease=seconds)
+            claim = _store(self.claims.claim, claim_key, fingerprint, lease=lease)
+            # "new": its runner released it (refused, rate limited, nothing happened): this request now holds
+            # the claim and goes through every check itself, so it hears its own 429 or runs once
             if claim.status != "in_flight" or time.monotonic() > deadline:
-                if claim.status == "new":  # released by its runner (refused): not ours to run now, say so
-                    self.claims.release(claim_key)
-                    return _InFlight()
                 return claim
 
     def _log_internal(self, outcome: Execution, skill: Skill, request_id: str, session_id: str | None) -> None:
@@ -283,10 +319,53 @@ class SkillSite:
         return key, record
 
 
-@dataclass(frozen=True)
-class _InFlight:
-    status: str = "in_flight"
-    result: str | None = None
+class StoreDown(Exception):
+    """The site's own state (keys, claims, limits) could not be reached. Raised only before anything ran."""
+
+    def __init__(self, stack: str):
+        super().__init__("store unreachable")
+        self.stack = stack
+
+
+def _store(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+    """Call the keys, claims or limits; a failure of theirs is :class:`StoreDown`, told apart from the site's bugs."""
+    try:
+        return fn(*args, **kw)
+    except Exception as exc:
+        raise StoreDown(traceback.format_exc()) from exc
+
+
+def _quietly(fn: Callable[..., Any], *args: Any) -> bool:
+    """Tell the store something after the fact; False if it could not be reached (the caller says so)."""
+    try:
+        fn(*args)
+        return True
+    except Exception:  # noqa: BLE001 - bookkeeping after the effect must not turn into "retry"
+        return False
+
+
+def read_body(raw: bytes, limit: int = MAX_BODY) -> tuple[dict | None, str | None]:
+    """The arguments of ``{"arguments": {...}}``, or the reason the body is not that (a catalogue key's tail)."""
+    if len(raw) > limit:
+        return None, "too_large"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "not_utf8"
+    parsed, failure = parse_strict(text or "null", max_depth=MAX_DEPTH + 2)
+    if failure is not None:
+        return None, "not_json"
+    if not isinstance(parsed, dict) or "arguments" not in parsed or not isinstance(parsed["arguments"], dict):
+        return None, "shape"
+    if lone_surrogates(parsed):
+        return None, "surrogate"
+    return parsed["arguments"], None
+
+
+def bad_body(problem: str, lang: Lang, limit: int = MAX_BODY) -> HttpReply:
+    """The 4xx for a body :func:`read_body` refused: what was wrong, and the shape that is expected."""
+    message = {lg: t(f"site.bad_body.{problem}", lg, limit=limit) + " " + t("site.bad_body", lg) for lg in ("en", "zh")}
+    return _reply(make_error("BAD_REQUEST", message=message), lang, status=413 if problem == "too_large" else 400)
 
 
 def _reply(error: ToolError, lang: Lang, *, status: int | None = None, headers: Mapping[str, str] | None = None) -> HttpReply:
