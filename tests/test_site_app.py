@@ -142,3 +142,103 @@ def test_a_site_whose_store_is_down_answers_503_in_its_own_shape_and_runs_nothin
     assert "10.1.2.3" not in _json.dumps(reply.body) and not (tmp_path / "outbox.jsonl").exists()
     logged = (tmp_path / "logs" / "error.jsonl").read_text()
     assert "ConnectionError" in logged and "hunter2" not in logged
+
+
+# ---------------------------------------------------------------- a hostile caller's bodies and headers
+DEEP = b'{"arguments": {"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
+BAD_BODIES = {
+    "empty": b"",
+    "empty object": b"{}",
+    "no arguments": b'{"city": "Beijing"}',
+    "a list": b"[]",
+    "arguments a list": b'{"arguments": []}',
+    "arguments a string": b'{"arguments": "Beijing"}',
+    "arguments null": b'{"arguments": null}',
+    "not json": b"city=Beijing",
+    "single quotes": b"{'arguments': {}}",
+    "truncated": b'{"arguments": {"city": "Bei',
+    "nested 100k deep": DEEP,
+    "nested 70 deep": b'{"arguments": {"x": ' + b"[" * 70 + b"]" * 70 + b"}}",
+    "not utf-8": b'{"arguments": {"city": "\xff\xfe"}}',
+    "NaN": b'{"arguments": {"city": NaN}}',
+    "Infinity": b'{"arguments": {"n": Infinity}}',
+    "1e400": b'{"arguments": {"n": 1e400}}',
+    "5000 digits": b'{"arguments": {"n": ' + b"9" * 5000 + b"}}",
+    "lone surrogate": b'{"arguments": {"city": "\\ud800"}}',
+    "surrogate in a key": b'{"arguments": {"\\udc00": 1}}',
+    "two objects": b'{"arguments": {}} {"arguments": {}}',
+}
+
+
+@pytest.mark.parametrize("skill", ["current_weather", "send_notification"])
+@pytest.mark.parametrize("name", sorted(BAD_BODIES))
+def test_every_malformed_body_is_a_4xx_with_the_expected_shape_never_a_503(site, http, name, skill):
+    key, _ = site.create_key("k")
+    before = len(site.logs.read("call"))
+    r = http.post(f"/api/skills/{skill}/execute", content=BAD_BODIES[name],
+                  headers={"X-API-Key": key, "Content-Type": "application/json", "Idempotency-Key": "k-1"})
+    assert 400 <= r.status_code < 500, (name, r.status_code, r.text[:300])
+    body = r.json()
+    assert body["success"] is False and body["error"]["retryable"] is False
+    if r.status_code == 400:
+        assert '{"arguments": {...}}' in body["error"]["message"]  # the sentence shows what was expected
+    assert "Traceback" not in r.text and 'File "' not in r.text and ".py" not in r.text
+    assert len(site.logs.read("call")) == before + 1  # every refusal is a line in the call log
+
+
+BAD_HEADERS = {
+    "form content type": {"Content-Type": "application/x-www-form-urlencoded"},
+    "text content type": {"Content-Type": "text/plain"},
+    "lying content length": {"Content-Length": "99999999999"},
+    "content length not a number": {"Content-Length": "ten"},
+    "idempotency key too long": {"Idempotency-Key": "k" * 201},
+    "idempotency key with control characters": {"Idempotency-Key": "k\x01\x02"},
+    "api key huge": {"X-API-Key": "sk-" + "x" * 100_000},
+    "api key missing": {"X-API-Key": ""},
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_HEADERS))
+def test_every_malformed_header_is_a_4xx_never_a_503(site, http, name):
+    key, _ = site.create_key("k")
+    headers = {"X-API-Key": key, "Content-Type": "application/json", "Idempotency-Key": "k-1", **BAD_HEADERS[name]}
+    r = http.post("/api/skills/send_notification/execute", content=json.dumps({"arguments": NOTE}), headers=headers)
+    assert 400 <= r.status_code < 500 and r.status_code != 409, (name, r.status_code, r.text[:300])
+    assert "Traceback" not in r.text
+
+
+def test_a_body_too_large_is_refused_before_it_is_read_and_a_keyless_body_is_never_read(site):
+    read: list[int] = []
+
+    async def app_with_spy(scope, receive, send):  # counts the bytes the app pulls from the socket
+        async def spied():
+            message = await receive()
+            read.append(len(message.get("body", b"")))
+            return message
+        await inner(scope, spied, send)
+
+    inner = create_app(site)
+    spy = TestClient(app_with_spy)
+    fits = b'{"arguments": {"x": "' + b"a" * 900_000 + b'"}}'
+    r = spy.post("/api/skills/current_weather/execute", content=fits, headers={"Content-Type": "application/json"})
+    assert r.status_code == 401 and sum(read) == 0  # no key: refused before one byte of the body
+    big = b'{"arguments": {"x": "' + b"a" * 3_000_000 + b'"}}'
+    key, _ = site.create_key("k")
+    r = spy.post("/api/skills/current_weather/execute", content=big,
+                 headers={"X-API-Key": key, "Content-Type": "application/json"})
+    assert r.status_code == 413 and sum(read) == 0  # Content-Length said it: not read either
+
+    def chunks():  # no Content-Length: counted as it streams in (TestClient hands it over as one message)
+        for _ in range(300):
+            yield b"a" * 10_000
+    r = spy.post("/api/skills/current_weather/execute", content=chunks(),
+                 headers={"X-API-Key": key, "Content-Type": "application/json"})
+    assert r.status_code == 413 and "content-length" not in r.request.headers
+
+
+def test_mcp_opens_no_stream_and_refuses_a_body_too_large(site, http):
+    assert http.get("/mcp").status_code == 405  # stateless JSON replies: nothing to stream, nothing to hold open
+    big = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"x": "' + b"a" * 2_000_000 + b'"}}'
+    r = http.post("/mcp", content=big, headers={"Content-Type": "application/json",
+                                                "Accept": "application/json, text/event-stream"})
+    assert r.status_code == 413
