@@ -50,3 +50,124 @@ def test_the_key_a_client_sends_cannot_be_computed_without_its_api_key():
     assert mine != theirs and mine == wire_key("sk-site-victim", loop_key)  # stable for its owner across resends
     import hashlib
     assert hashlib.sha256(loop_key.encode()).hexdigest()[:40] not in (mine, theirs)
+
+
+# ---------------------------------------------------------------- a store that fails mid-write
+class _Redis:
+    """A redis-server of this test's own, on a folder that outlives it: killed with SIGKILL, started again."""
+
+    def __init__(self, folder, *, durable=True):
+        import shutil
+        from conftest import free_port, skip_or_fail
+        self.exe = shutil.which("redis-server") or "/usr/bin/redis-server"
+        import os
+        if not os.path.isfile(self.exe):
+            skip_or_fail("redis-server not found: apt-get install redis-server")
+        pytest.importorskip("redis")
+        self.folder, self.port, self.durable, self.proc = folder, free_port(), durable, None
+        folder.mkdir(parents=True, exist_ok=True)
+        self.start()
+
+    @property
+    def url(self):
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self):
+        import subprocess
+        import time
+
+        import redis
+        aof = ["--appendonly", "yes", "--appendfsync", "always"] if self.durable else ["--appendonly", "no"]
+        self.proc = subprocess.Popen([self.exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *aof,
+                                      "--dir", str(self.folder)], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        client = redis.Redis(port=self.port, socket_timeout=1, retry=None)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                if client.ping():
+                    break
+            except redis.ConnectionError:
+                assert self.proc.poll() is None and time.monotonic() < deadline, "redis-server did not start"
+                time.sleep(0.05)
+        client.close()
+
+    def kill(self):
+        import os
+        import signal
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+
+@pytest.fixture
+def redis_box(tmp_path):
+    box = _Redis(tmp_path / "redis-data")
+    yield box
+    box.kill()
+
+
+def _counting_write(folder, on_effect=""):
+    """A write skill that appends to effects.txt, then runs ``on_effect`` (kill the store, say)."""
+    from site_helpers import write_skill
+    body = ('with open(ctx.data_dir / "effects.txt", "a") as f:\n    f.write("x\\n")\n' + on_effect +
+            'return {"done": True}')
+    write_skill(folder, "pay", body, rate_class="write", timeout=5.0)
+    return folder
+
+
+def _effects(data):
+    path = data / "effects.txt"
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def test_a_site_refuses_a_redis_that_may_forget_a_claim(tmp_path):
+    from agentlab.i18n import LocalizedError
+    box = _Redis(tmp_path / "volatile", durable=False)
+    try:
+        with pytest.raises(LocalizedError) as refused:
+            SkillSite(tmp_path / "site", store=box.url)
+        assert "appendonly" in str(refused.value) and "两次" in refused.value.localized("zh")
+        SkillSite(tmp_path / "demo", store=box.url, volatile_store=True)  # a throwaway demo may say so
+    finally:
+        box.kill()
+
+
+def test_a_write_finished_before_the_store_crashed_is_replayed_after_it_restarts(tmp_path, redis_box):
+    data = tmp_path / "site"
+    site = SkillSite(data, skills_dirs=[_counting_write(tmp_path / "skills")], store=redis_box.url)
+    key, _ = site.create_key("t")
+    first = call(site, "pay", {"n": 1}, key, "pay-1")
+    assert first.status == 200 and _effects(data) == 1
+    redis_box.kill()
+    redis_box.start()  # from its append-only file
+    again = call(site, "pay", {"n": 1}, key, "pay-1")
+    assert again.status == 200 and again.headers.get("Idempotent-Replayed") == "true"
+    assert _effects(data) == 1
+
+
+def test_a_store_that_dies_after_the_effect_answers_outcome_unknown_and_a_resend_never_repeats_it(tmp_path, redis_box):
+    data = tmp_path / "site"
+    kill = (f"import os, signal\nos.killpg(int((ctx.data_dir / 'redis.pid').read_text()), signal.SIGKILL)\n"
+            "time.sleep(0.2)\n")
+    site = SkillSite(data, skills_dirs=[_counting_write(tmp_path / "skills", kill)], store=redis_box.url,
+                     lease_grace=0)
+    (data / "redis.pid").write_text(str(redis_box.proc.pid))
+    key, _ = site.create_key("t")
+    hit = call(site, "pay", {"n": 1}, key, "pay-1")
+    assert _effects(data) == 1
+    assert hit.status == 409 and hit.body["error"]["code"] == "OUTCOME_UNKNOWN"  # never "unavailable, retry"
+    assert hit.body["error"]["retryable"] is False
+    redis_box.proc.wait(10)
+    while_down = call(site, "pay", {"n": 1}, key, "pay-1")
+    assert while_down.status == 503 and _effects(data) == 1  # nothing runs while the store is down
+    redis_box.start()
+    for _ in range(3):  # after the restart: the claim came back from disk, so the resend runs nothing
+        resent = call(site, "pay", {"n": 1}, key, "pay-1")
+        assert resent.status == 409 and resent.body["error"]["code"] in ("IN_PROGRESS", "OUTCOME_UNKNOWN")
+    assert _effects(data) == 1
+    # and a person finds it among the unknown outcomes once its lease is over
+    import time
+    deadline = time.monotonic() + 15
+    while not any(k.endswith(":pay:pay-1") for k in site.claims.unknown()):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
