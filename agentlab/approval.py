@@ -6,6 +6,14 @@ exactly the recorded arguments exactly once (through the same idempotency claim)
 rejects, and the session's next turn is told why. When an approved call fails, the
 held call says so (``failed``), stays open, and may be approved again; nothing is
 reported as done that was not.
+
+Every way out of :func:`approve` ends in a state a person sees in :func:`pending` or a
+done call: ``approved`` with its result; ``failed``, approvable again; or ``unknown``
+(it started and no result came back: a timeout, a lost reply). An unknown call runs
+nothing more: it becomes ``approved`` by itself if its result lands later, or a person
+finds out and calls :func:`resolve` (happened: approved with the result; did not:
+``failed``, approvable again). Its idempotency claim is marked unknown too, so it is
+listed wherever unknown outcomes are.
 """
 from __future__ import annotations
 
@@ -16,10 +24,10 @@ from typing import Any
 from .errors import ToolError, render
 from .guards import GuardConfig
 from .loop import CallContext, CallOutcome, execute
-from .store import Approval, Store, result_json
+from .store import WAITING_STATES, Approval, Store, result_json
 from .tools import Registry
 
-__all__ = ["Decision", "approve", "pending", "reject", "resolve"]
+__all__ = ["Decision", "approve", "pending", "reject", "resolve", "settle"]
 
 
 @dataclass(frozen=True)
@@ -33,8 +41,20 @@ class Decision:
 
 
 def pending(store: Store, session_id: str | None = None) -> list[Approval]:
-    """Held calls waiting for a person: never decided, or approved and failed."""
-    return [a for a in store.approvals(session_id) if a.open]
+    """Held calls waiting for a person: never decided, approved and failed, or approved with an unknown outcome
+    (an unknown one whose result has landed since is recorded as approved first, and is not listed)."""
+    return [a for a in (settle(store, a) for a in store.approvals(session_id)) if a.state in WAITING_STATES]
+
+
+def settle(store: Store, approval: Approval) -> Approval:
+    """``approval`` with a result that landed after its approval timed out, recorded; else as it is."""
+    if approval.state not in ("approved", "unknown") or approval.result is not None:
+        return approval
+    late = store.result(approval.id)  # the claim under the approval's id settles when the write reports back
+    if late is None:
+        return approval
+    store.set_approval_result(approval.id, late, state="approved")
+    return store.get_approval(approval.id) or approval
 
 
 def approve(store: Store, registry: Registry, approval_id: str, *, note: str = "approved",
@@ -69,7 +89,16 @@ def approve(store: Store, registry: Registry, approval_id: str, *, note: str = "
         raise
     if out.error is None:
         store.set_approval_result(approval_id, result_json(out.data))
-    elif out.error.code not in _NOT_KNOWN_YET:
+    elif out.error.code in _NOT_KNOWN_YET:
+        # it may still take effect: saying "not executed, approve again" would be a lie, and leaving it
+        # "approved" with no result would lose it. The claim is marked unknown (a write still running keeps
+        # its callback, which records the result if it lands); the approval waits for that or for a person.
+        if out.error.code != "IN_PROGRESS":  # a claim another runner holds is not this approval's to mark
+            store.mark_unknown(decided.id)
+        store.set_approval_result(approval_id, None, state="unknown",
+                                  error=json.dumps(out.error.to_dict(registry.lang), ensure_ascii=False))
+        settle(store, store.get_approval(approval_id) or decided)  # it may have landed in the meantime
+    else:
         store.set_approval_result(approval_id, None, error=json.dumps(out.error.to_dict(registry.lang),
                                                                       ensure_ascii=False))
     return Decision(store.get_approval(approval_id) or decided, out.error is None and not out.replayed,
@@ -96,6 +125,17 @@ def resolve(store: Store, key: str, *, happened: bool, result: Any = None) -> bo
 
     ``happened=True`` records ``result`` as the call's result (a resend replays it);
     ``happened=False`` frees the key so the call may run again. False if there was
-    nothing unresolved under ``key``.
+    nothing unresolved under ``key``. A held call approved under ``key`` follows: approved
+    with ``result``, or ``failed`` and approvable again.
     """
-    return store.resolve(key, result_json(result) if happened else None)
+    stored = result_json(result) if happened else None
+    done = store.resolve(key, stored)
+    held = store.get_approval(key)
+    if held is not None and held.state == "unknown":
+        if happened:
+            store.set_approval_result(key, stored, state="approved")
+        else:
+            store.set_approval_result(key, None, state="failed",
+                                      error=json.dumps({"code": "NOT_RUN", "resolved": "did not happen"}))
+        return True
+    return done

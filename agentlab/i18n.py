@@ -365,6 +365,8 @@ _CATALOG: dict[str, dict[str, str]] = {
     "ui.fails": {"en": "fails: {why}", "zh": "未通过：{why}"},
     "ui.reject_reason": {"en": "needs a manager's signature", "zh": "需要主管签字"},
     "ui.failed_once": {"en": "approved once, then failed", "zh": "已批准但执行失败"},
+    "ui.outcome_unknown": {"en": "approved and started, no result yet: check the backend, then resolve it",
+                           "zh": "已批准并已发出，尚无结果：请先核实后台，再标记是否已生效"},
     "ui.approval_failed": {"en": "Approved, but running it failed: {error} It is still waiting; approve it again "
                                  "once the cause is fixed.",
                            "zh": "已批准，但执行失败：{error} 它仍在等待处理，排除原因后可以再次批准。"},

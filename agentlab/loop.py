@@ -613,16 +613,19 @@ def _decisions_note(ctx: CallContext) -> list[dict]:
     except Exception:  # noqa: BLE001 - the store is down: the decisions are told next turn, when it is back
         return notes
     for a in approvals:
-        if a.state == "approved" and a.result is None:
+        if a.state in ("approved", "unknown") and a.result is None:
             late = ctx.store.result(a.id)  # an approved call that outlived its timeout may have landed since
-            if late is None:
+            if late is not None:
+                ctx.store.set_approval_result(a.id, late, state="approved")
+                a = replace(a, result=late, state="approved", told=False)
+            elif a.state == "approved":
                 continue
-            ctx.store.set_approval_result(a.id, late)
-            a = replace(a, result=late, told=False)
         if a.told or a.state == "pending":
             continue
         if a.state == "rejected":
             body = render(make_error("APPROVAL_REJECTED", reason=a.decision or "-"), ctx.lang, approval_id=a.id)
+        elif a.state == "unknown":  # approved and started, no result: it may have happened; never "do it again"
+            body = render(make_error("OUTCOME_UNKNOWN"), ctx.lang, approval_id=a.id, approved=True)
         elif a.state == "failed":  # approved, but running it failed: nothing happened yet, say so
             error = json.loads(a.error) if a.error else {}
             body = json.dumps({"ok": False, "error": error, "approval_id": a.id, "approved": True,

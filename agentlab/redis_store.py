@@ -205,15 +205,16 @@ class RedisStore:
         done = self._scripts["decide"](keys=[self._akey(approval_id)], args=[state, decision])
         return self.get_approval(approval_id) if done == 1 else None
 
-    def set_approval_result(self, approval_id: str, result: str | None, *, error: str | None = None) -> None:
+    def set_approval_result(self, approval_id: str, result: str | None, *, error: str | None = None,
+                            state: ApprovalState | None = None) -> None:
         k = self._akey(approval_id)
+        state = state or ("failed" if error is not None else None)
         pipe = self.client.pipeline(transaction=True)
         pipe.hset(k, "told", "0")
         pipe.hset(k, "result", result) if result is not None else pipe.hdel(k, "result")
-        if error is not None:
-            pipe.hset(k, mapping={"error": error, "state": "failed"})
-        else:
-            pipe.hdel(k, "error")
+        pipe.hset(k, "error", error) if error is not None else pipe.hdel(k, "error")
+        if state is not None:
+            pipe.hset(k, "state", state)
         pipe.execute()
 
     def mark_told(self, approval_id: str) -> None:

@@ -29,13 +29,16 @@ from typing import Literal, Protocol
 
 from .jsonutil import escape_surrogates
 
-__all__ = ["Approval", "ApprovalState", "Claim", "ClaimStatus", "MemoryStore", "SQLiteStore", "Store",
-           "open_store", "result_json"]
+__all__ = ["WAITING_STATES", "Approval", "ApprovalState", "Claim", "ClaimStatus", "MemoryStore", "SQLiteStore",
+           "Store", "open_store", "result_json"]
 
 ClaimStatus = Literal["new", "replay", "conflict", "in_flight", "unknown"]
-ApprovalState = Literal["pending", "approved", "rejected", "failed"]
-#: states in which a held call still waits for a person (a failed execution may be approved again)
+ApprovalState = Literal["pending", "approved", "rejected", "failed", "unknown"]
+#: states in which a held call may be decided (a failed execution may be approved again)
 OPEN_STATES: tuple[ApprovalState, ...] = ("pending", "failed")
+#: states a person must act on: decide it, or (``unknown``: approved, ran, and no result came back) find out
+#: whether it took effect and :func:`~agentlab.approval.resolve` it
+WAITING_STATES: tuple[ApprovalState, ...] = ("pending", "failed", "unknown")
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,9 @@ class Approval:
     """A risky call waiting for a person. ``args`` is canonical JSON: exactly what will run.
 
     ``failed`` means a person approved it and running it failed (``error`` says how): it waits
-    for a person again. ``told`` records that the session's model was told the decision.
+    for a person again. ``unknown`` means it was approved and started, and no result came back (a
+    timeout, a lost reply): it is neither done nor approvable until it lands or a person resolves it.
+    ``told`` records that the session's model was told the decision.
     """
 
     id: str
@@ -82,7 +87,8 @@ class Store(Protocol):
     def add_approval(self, approval: Approval) -> Approval: ...
     def get_approval(self, approval_id: str) -> Approval | None: ...
     def decide(self, approval_id: str, state: ApprovalState, decision: str) -> Approval | None: ...
-    def set_approval_result(self, approval_id: str, result: str | None, *, error: str | None = None) -> None: ...
+    def set_approval_result(self, approval_id: str, result: str | None, *, error: str | None = None,
+                            state: ApprovalState | None = None) -> None: ...
     def mark_told(self, approval_id: str) -> None: ...
     def approvals(self, session_id: str | None = None) -> list[Approval]: ...
 
@@ -182,10 +188,11 @@ class MemoryStore:
             self._approvals[approval_id] = a = replace(a, state=state, decision=decision, error=None, told=False)
             return a
 
-    def set_approval_result(self, approval_id: str, result: str | None, *, error: str | None = None) -> None:
+    def set_approval_result(self, approval_id: str, result: str | None, *, error: str | None = None,
+                            state: ApprovalState | None = None) -> None:
         with self._lock:
             a = self._approvals[approval_id]
-            state: ApprovalState = "failed" if error is not None else a.state
+            state = state or ("failed" if error is not None else a.state)
             self._approvals[approval_id] = replace(a, result=result, error=error, state=state, told=False)
 
     def mark_told(self, approval_id: str) -> None:
@@ -303,12 +310,14 @@ class SQLiteStore:
                     "WHERE id = ? AND state IN ('pending', 'failed')", (state, decision, approval_id))
         return self.get_approval(approval_id) if n == 1 else None
 
-    def set_approval_result(self, approval_id: str, result: str | None, *, error: str | None = None) -> None:
-        if error is None:
-            self._q("UPDATE held_calls SET result = ?, told = 0 WHERE id = ?", (result, approval_id))
+    def set_approval_result(self, approval_id: str, result: str | None, *, error: str | None = None,
+                            state: ApprovalState | None = None) -> None:
+        state = state or ("failed" if error is not None else None)
+        if state is None:
+            self._q("UPDATE held_calls SET result = ?, error = NULL, told = 0 WHERE id = ?", (result, approval_id))
         else:
-            self._q("UPDATE held_calls SET result = ?, error = ?, state = 'failed', told = 0 WHERE id = ?",
-                    (result, error, approval_id))
+            self._q("UPDATE held_calls SET result = ?, error = ?, state = ?, told = 0 WHERE id = ?",
+                    (result, error, state, approval_id))
 
     def mark_told(self, approval_id: str) -> None:
         self._q("UPDATE held_calls SET told = 1 WHERE id = ?", (approval_id,))

@@ -1,6 +1,8 @@
 import json
 import threading
 
+import pytest
+
 from agentlab.scenarios import aftersales
 from agentlab.approval import approve, pending, reject
 from agentlab.loop import run_guarded
@@ -54,3 +56,61 @@ def test_reject_tells_the_next_turn_why():
     model2 = ScriptedModel(["ok"])
     run_guarded(model2, reg, "thanks", store=store, session_id="s2", history=list(nxt.messages))
     assert sum("APPROVAL_REJECTED" in (m.get("content") or "") for m in model2.calls[0].messages) == 1
+
+
+# ---------------------------------------------------------------- every way out of approve() is seen
+def _slow_refund(desk, reg, *, lands: bool, seconds: float = 0.3):
+    import time
+    from dataclasses import replace
+
+    from agentlab.tools import Registry
+
+    def refund(**kw):
+        time.sleep(seconds)
+        if not lands:
+            raise ConnectionError("the payment backend dropped the connection after taking the request")
+        return desk.create_refund(**kw)
+
+    return Registry([replace(t, fn=refund) if t.name == "create_refund" else t for t in reg], lang=reg.lang)
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite"])
+def test_an_approval_whose_backend_times_out_is_never_lost(store_kind):
+    """The backend times out during approve() and never answers: the call is 'unknown', listed for a person,
+    among the unknown claims, approving again runs nothing, the model is told, and resolving it settles it."""
+    import time
+
+    from agentlab.approval import resolve
+    from agentlab.guards import GuardConfig
+    from agentlab.store import MemoryStore
+    store = MemoryStore() if store_kind == "memory" else SQLiteStore()
+    desk, reg, run = held(store, "s-timeout")
+    slow = _slow_refund(desk, reg, lands=False, seconds=0.2)
+    held_id = run.pending[0]
+    d = approve(store, slow, held_id, config=GuardConfig(timeout=0.05))
+    assert not d.ran and d.error.code == "TIMEOUT" and d.approval.state == "unknown"
+    time.sleep(0.4)  # the write failed in the background: nothing will settle it by itself
+    assert [a.id for a in pending(store)] == [held_id] and pending(store)[0].state == "unknown"
+    assert held_id in store.unknown()
+    assert not approve(store, slow, held_id).ran and desk.refunds == []  # approving again runs nothing
+    model = ScriptedModel(["A person will check."])
+    run_guarded(model, slow, "Is it done?", store=store, session_id="s-timeout", history=list(run.messages))
+    notes = [m["content"] for m in model.calls[0].messages if m["role"] == "system"]
+    assert any("OUTCOME_UNKNOWN" in n and held_id in n for n in notes)  # the model is told, not left guessing
+    # a person checks the backend: it did not happen; the call may be approved again, and then runs once
+    assert resolve(store, held_id, happened=False)
+    assert store.get_approval(held_id).state == "failed" and [a.id for a in pending(store)] == [held_id]
+    again = approve(store, reg, held_id)
+    assert again.ran and len(desk.refunds) == 1 and pending(store) == []
+
+
+def test_an_unknown_approval_resolved_as_happened_is_approved_with_its_result():
+    from agentlab.approval import resolve
+    from agentlab.guards import GuardConfig
+    store = SQLiteStore()
+    desk, reg, run = held(store, "s-happened")
+    held_id = run.pending[0]
+    approve(store, _slow_refund(desk, reg, lands=False, seconds=0.1), held_id, config=GuardConfig(timeout=0.02))
+    assert resolve(store, held_id, happened=True, result={"refund_id": "R-by-hand"})
+    a = store.get_approval(held_id)
+    assert a.state == "approved" and json.loads(a.result) == {"refund_id": "R-by-hand"} and pending(store) == []

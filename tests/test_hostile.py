@@ -470,12 +470,14 @@ def test_an_approved_call_that_outlived_its_timeout_is_told_when_it_lands():
     slow_reg = _swap(reg, "create_refund", slow)
     run = guarded(SelfCorrectingModel(PLAN, "ok"), slow_reg, store=store, session_id="s9")
     d = approve(store, slow_reg, run.pending[0], config=GuardConfig(timeout=0.05))
-    assert not d.ran and d.approval.state == "approved" and pending(store) == []  # not "failed": not known yet
+    assert not d.ran and d.approval.state == "unknown"  # not "failed" (it may land), and never silently gone
+    assert [a.id for a in pending(store)] == [run.pending[0]] and run.pending[0] in store.unknown()
     time.sleep(0.5)
     model = ScriptedModel(["ok"])
     guarded(model, slow_reg, "done?", store=store, session_id="s9", history=list(run.messages))
     note = json.loads([m["content"] for m in model.calls[0].messages if m["role"] == "system"][-1])
     assert note["ok"] is True and note["approved"] is True and len(desk.refunds) == 1
+    assert pending(store) == [] and store.get_approval(run.pending[0]).state == "approved"
 
 
 def test_an_approval_is_for_one_execution_not_a_standing_permission():

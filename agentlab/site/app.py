@@ -94,12 +94,12 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
             started = False
 
-            async def watched(message: dict) -> None:
+            async def watched(message: Any) -> None:
                 nonlocal started
                 started = started or message["type"] == "http.response.start"
                 await send(message)
 
-            lang = "zh" if _header(scope, b"accept-language").lower().startswith("zh") else "en"
+            lang: Lang = "zh" if _header(scope, b"accept-language").lower().startswith("zh") else "en"
             early = _early_refusal(scope, site.max_body, lang)
             if early is None and running["n"] >= MAX_RUNNING:
                 early = _busy(lang)

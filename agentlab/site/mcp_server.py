@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import traceback
+import uuid
 from collections.abc import Iterable
 from typing import Any
 
@@ -104,7 +105,7 @@ def mcp_server(site: SkillSite, *, api_key: str | None = None, lang: Lang = "en"
                 name, raw, api_key=key, idempotency_key=idem if isinstance(idem, str) else None,
                 session_id=session, lang=lg))
         except Exception:  # noqa: BLE001 - the site's own bug: logged with its stack, the client hears a sentence
-            site.logs.write("error", request_id=None, session_id=session, skill=name[:200], status=500,
+            site.logs.write("error", request_id=uuid.uuid4().hex[:16], session_id=session, skill=name[:200], status=500,
                             code="TOOL_ERROR", stack=traceback.format_exc())
             reply = HttpReply(500, body(None, make_error("TOOL_ERROR"), lg))
         return call_result(reply)

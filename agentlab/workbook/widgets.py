@@ -334,9 +334,8 @@ class ApprovalDesk(App):
     def refresh(self) -> None:
         lang = self.lang.value
         items = pending(self.store)
-        self.choice.options = [(f"{a.tool} {a.args} ({a.reason})" + (f" [{t('ui.failed_once', lang)}]"
-                                                                      if a.state == "failed" else ""), a.id)
-                               for a in items]
+        tags = {"failed": f" [{t('ui.failed_once', lang)}]", "unknown": f" [{t('ui.outcome_unknown', lang)}]"}
+        self.choice.options = [(f"{a.tool} {a.args} ({a.reason})" + tags.get(a.state, ""), a.id) for a in items]
         self.choice.value = items[0].id if items else None
         waiting = (t("ui.pending", lang, what=", ".join(a.id for a in items)) if items
                    else t("ui.none_pending", lang))
