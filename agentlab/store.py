@@ -19,6 +19,7 @@ script and a lease taken with ``SET NX PX``, so processes on several machines sh
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 import threading
 import time
@@ -30,7 +31,7 @@ from typing import Literal, Protocol
 from .jsonutil import escape_surrogates
 
 __all__ = ["Approval", "ApprovalState", "Claim", "ClaimStatus", "MemoryStore", "SQLiteStore", "Store",
-           "open_store", "result_json"]
+           "connect_sqlite", "open_store", "result_json"]
 
 ClaimStatus = Literal["new", "replay", "conflict", "in_flight", "unknown"]
 ApprovalState = Literal["pending", "approved", "rejected", "failed"]
@@ -196,6 +197,50 @@ class MemoryStore:
         return [a for a in self._approvals.values() if session_id is None or a.session_id == session_id]
 
 
+_sleep = time.sleep  # replaced in tests, which have no time to wait
+
+
+def _busy(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and any(w in str(exc).lower() for w in ("locked", "busy"))
+
+
+def connect_sqlite(path: str | Path, *init: str | Callable[[sqlite3.Connection], object], wal: bool = False,
+                   timeout: float = 30.0) -> sqlite3.Connection:
+    """A connection to the SQLite file ``path`` that several processes may open at the same moment.
+
+    ``init`` is run in order: SQL scripts (``CREATE TABLE IF NOT EXISTS ...``) or callables given
+    the connection (a migration), each safe to run again. ``wal`` switches the file to WAL. The
+    connection waits up to ``timeout`` seconds for a lock (SQLite's busy timeout); SQLite answers
+    "database is locked" at once, without waiting, when two connections set up a fresh file
+    together (the switch to WAL, or two schema writes that would deadlock), so each step is
+    retried, with a short random pause, until it passes or ``timeout`` has gone by.
+    """
+    db = sqlite3.connect(str(path), timeout=timeout, isolation_level=None, check_same_thread=False)
+    steps: list[Callable[[], object]] = []
+    if wal:
+        steps += [lambda: db.execute("PRAGMA journal_mode=WAL").fetchall(),
+                  lambda: db.execute("PRAGMA synchronous=NORMAL")]
+    steps += [(lambda s=step: db.executescript(s)) if isinstance(step, str) else (lambda f=step: f(db))
+              for step in init]
+    deadline = time.monotonic() + timeout
+    try:
+        for run in steps:
+            pause = 0.005
+            while True:
+                try:
+                    run()
+                    break
+                except sqlite3.OperationalError as exc:
+                    if not _busy(exc) or time.monotonic() >= deadline:
+                        raise
+                    _sleep(pause * (1 + random.random()))  # apart, so the same two do not collide again
+                    pause = min(pause * 2, 0.25)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
 class SQLiteStore:
     """The embedded default: a file any number of processes can share.
 
@@ -219,11 +264,8 @@ class SQLiteStore:
         self.path = str(path)
         self._clock = clock
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-        if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: no corruption, no fsync per claim
-        self._db.executescript(self._SCHEMA)
+        # WAL + NORMAL: readers never wait for the writer, no corruption, no fsync per claim
+        self._db = connect_sqlite(self.path, self._SCHEMA, wal=self.path != ":memory:")
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
