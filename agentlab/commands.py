@@ -347,6 +347,8 @@ def _site_configure(p: argparse.ArgumentParser) -> None:
     create = keys.add_parser("create", help="create a key and print it once")
     create.add_argument("--name", required=True)
     create.add_argument("--skills", dest="key_skills", default="*", help="comma-separated skill names, or * (default)")
+    create.add_argument("--operator", action="store_true",
+                        help="the key also opens the call log page (every caller's calls): for a person, not an agent")
     create.add_argument("--quota", default=None, help="e.g. 1000/day (per minute, hour or day); default: none")
     # --data and --lang may come after the subcommand too (SUPPRESS: not given there, the site's value stands)
     create.add_argument("--data", default=argparse.SUPPRESS)
@@ -396,14 +398,25 @@ def _site(ns: argparse.Namespace) -> int:
     except (ImportError, SyntaxError, ValueError, TypeError, OSError) as exc:
         raise InputError("input.bad_skills", path=", ".join(ns.skills) or data, detail=str(exc)[:200]) from None
     if ns.site_command == "keys":
-        names = [n.strip() for n in ns.key_skills.split(",") if n.strip()] or ["*"]
+        names = [n.strip() for n in ns.key_skills.split(",") if n.strip()]
+        if not names:  # "" or "," would otherwise be read as no limit at all
+            raise InputError("site.no_skills")
         unknown = [n for n in names if n != "*" and n not in site.skills]
         if unknown:
             raise InputError("input.unknown_skills", names=", ".join(unknown), known=", ".join(site.skills))
-        key, record = site.create_key(ns.name, names, quota=quota[0] if quota else None,
-                                      period=quota[1] if quota else "day")
+        count, period = (quota[0], quota[1]) if quota else (None, "day")
+        if ns.operator:  # SkillSite.create_key makes agents' keys; an operator's is audited the same way here
+            import uuid
+            key, record = site.keys.create(ns.name, names, quota=count, period=period, operator=True)
+            site.logs.write("audit", request_id=uuid.uuid4().hex[:16], session_id=None, action="key_created",
+                            key_id=record.id, key_name=ns.name, skills=list(record.skills), quota=count, period=period,
+                            operator=True)
+        else:
+            key, record = site.create_key(ns.name, names, quota=count, period=period)
         print(t("site.key_created", ns.lang, name=ns.name, skills=", ".join(record.skills),
                 quota=ns.quota or t("site.no_quota", ns.lang)), file=sys.stderr)
+        if record.operator:
+            print(t("site.operator_key", ns.lang, name=ns.name), file=sys.stderr)
         emit(key)  # stdout holds the key alone, so that a script can capture it
         return 0
     _in_range("--port", ns.port, 0, 65535)

@@ -216,19 +216,20 @@ def connect_sqlite(path: str | Path, *init: str | Callable[[sqlite3.Connection],
     retried, with a short random pause, until it passes or ``timeout`` has gone by.
     """
     db = sqlite3.connect(str(path), timeout=timeout, isolation_level=None, check_same_thread=False)
-    steps: list[Callable[[], object]] = []
+    steps: list[str | Callable[[sqlite3.Connection], object]] = []
     if wal:
-        steps += [lambda: db.execute("PRAGMA journal_mode=WAL").fetchall(),
-                  lambda: db.execute("PRAGMA synchronous=NORMAL")]
-    steps += [(lambda s=step: db.executescript(s)) if isinstance(step, str) else (lambda f=step: f(db))
-              for step in init]
+        steps += ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"]
+    steps += init
     deadline = time.monotonic() + timeout
     try:
-        for run in steps:
+        for step in steps:
             pause = 0.005
             while True:
                 try:
-                    run()
+                    if isinstance(step, str):
+                        db.executescript(step)
+                    else:
+                        step(db)
                     break
                 except sqlite3.OperationalError as exc:
                     if not _busy(exc) or time.monotonic() >= deadline:

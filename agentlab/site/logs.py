@@ -165,14 +165,14 @@ class SiteLogs:
     def path(self, name: LogName | Literal["keyless"]) -> Path:
         return self.folder / f"{name}.jsonl"
 
-    def write(self, name: LogName, *, request_id: str, session_id: str | None, keyless: bool | None = None,
-              **fields: Any) -> None:
+    def write(self, name: LogName, *, request_id: str, session_id: str | None, **fields: Any) -> None:
         """Append one line to ``name``, or to ``keyless.jsonl`` for a request without a valid key.
 
-        ``keyless``: True for a request that carried no valid key, False for one that did. When not
+        ``keyless=True`` for a request that carried no valid key, False for one that did. When not
         given, a ``call`` line is keyless when it names no ``key_id`` (the site names the key of
         every call it authenticated) and the other logs take the line as before.
         """
+        keyless = fields.pop("keyless", None)
         if keyless is None:
             keyless = name == "call" and not fields.get("key_id")
         stack = fields.pop("stack", None)

@@ -31,6 +31,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from ..i18n import Lang
+from .logs import clean_session
 from .service import HttpReply, SkillSite
 from .skills import Skill
 
@@ -75,7 +76,8 @@ def mcp_server(site: SkillSite, *, api_key: str | None = None, lang: Lang = "en"
         if key is None and headers.get("authorization", "").lower().startswith("bearer "):
             key = headers["authorization"][7:].strip()
         asked = headers.get("accept-language", lang)
-        return key or api_key, headers.get("x-session-id"), "zh" if asked.lower().startswith("zh") else "en"
+        # the session id is checked as over HTTP: a key sent in its place is dropped, never logged
+        return key or api_key, clean_session(headers.get("x-session-id")), "zh" if asked.lower().startswith("zh") else "en"
 
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:
