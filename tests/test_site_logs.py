@@ -109,3 +109,27 @@ def test_a_read_parses_only_what_is_new(tmp_path, monkeypatch):
     (tmp_path / "call.jsonl").rename(tmp_path / "call.jsonl.1")  # moved aside: a new file is read whole
     logs.write("call", request_id="r4", session_id=None, key_id="k")
     assert [x["request_id"] for x in logs.read("call")] == ["r4"]
+
+
+def test_a_key_sent_as_a_session_id_over_mcp_is_not_logged(tmp_path):
+    """The MCP transport checks the session id with the same validator as HTTP (test_site_pages has HTTP's)."""
+    import anyio
+    import httpx
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from agentlab.site.service import SkillSite
+    from agentlab.site.serving import serving
+    site = SkillSite(tmp_path)
+    key, _ = site.create_key("agent", ["get_order"])
+
+    async def steps(url, session_id):
+        async with httpx.AsyncClient(headers={"X-API-Key": key, "X-Session-Id": session_id}) as http, \
+                streamable_http_client(url, http_client=http) as (r, w, _), ClientSession(r, w) as s:
+            await s.initialize()
+            return await s.call_tool("get_order", {"order_id": "A1001"})
+    with serving(site) as base:
+        for session_id in (key, "sess-mcp"):
+            assert not anyio.run(steps, base + "/mcp", session_id).isError
+    assert key not in "".join(p.read_text() for p in (tmp_path / "logs").glob("*.jsonl"))
+    assert [x["session_id"] for x in SiteLogs(tmp_path / "logs").read("call")] == [None, "sess-mcp"]

@@ -1,10 +1,11 @@
 """The skill site's pages (agentlab/site/pages.py): the market, a skill's detail and the call log.
 
-Fast tests render them in process with FastAPI's TestClient (escaping, both languages, the numbers,
-no key on any page, the call log for an operator's key only, personal data masked). The browser tests start the real site (``python -m agentlab site`` under uvicorn
-on a free loopback port, as test_site_contract.py does), make calls over HTTP, then open the pages in
-Debian's chromium with playwright; they skip with the reason where chromium or playwright is missing,
-and fail instead in CI (AGENTLAB_CI=1). On failure a screenshot and the console go to test-artifacts/.
+Fast tests render them in process with FastAPI's TestClient (escaping, both languages, the numbers, no key
+shown on any page, the call log for an operator's key only, personal data masked). The browser tests start
+the real site (``python -m agentlab site`` under uvicorn on a free loopback port, as test_site_contract.py
+does), make calls over HTTP, then open the pages in Debian's chromium with playwright; they skip with the
+reason where chromium or playwright is missing, and fail instead in CI (AGENTLAB_CI=1). On failure a
+screenshot and the console go to test-artifacts/.
 """
 import json
 import os

@@ -104,10 +104,9 @@ def _sqlite_worker(i, barrier, queue, folder):
     failures = []
     for r in range(ROUNDS):
         barrier.wait()
-        for kind, make in (("claims", lambda: SQLiteStore(Path(folder) / f"claims-{r}.db")),
-                           ("keys", lambda: KeyStore(Path(folder) / f"keys-{r}.db"))):
+        for kind, make, name in (("claims", SQLiteStore, f"claims-{r}.db"), ("keys", KeyStore, f"keys-{r}.db")):
             try:
-                store = make()
+                store = make(Path(folder) / name)
                 if kind == "claims":
                     store.claim(f"k{i}", "fp")
                 else:

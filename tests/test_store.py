@@ -2,6 +2,7 @@
 import multiprocessing as mp
 import sqlite3
 import time
+from typing import ClassVar
 
 import pytest
 
@@ -166,7 +167,7 @@ class _Contended(sqlite3.Connection):
     """A connection that hears "database is locked" at once, as a replica setting up a fresh file does
     when another sets it up at the same moment (SQLite does not wait in that case)."""
 
-    refusals: dict[str, int] = {}
+    refusals: ClassVar[dict[str, int]] = {}
 
     def _refuse(self, sql: str) -> None:
         for start, left in self.refusals.items():
