@@ -168,7 +168,11 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         skill = site.skills.get(name)
         if skill is None:
             return html(pages.missing_page(site, name[:100], lang), 404)
-        return html(pages.detail_page(site, skill, lang, operator=_operator(site, request) is not None))
+        operator = _operator(site, request) is not None
+        page = html(pages.detail_page(site, skill, lang, operator=operator))
+        if operator:  # its recent calls are other people's data: no copy in a shared cache
+            page.headers["Cache-Control"] = "no-store"
+        return page
 
     @app.get("/logs")
     def call_log(request: Request, skill: str = "", status: str = "", key: str = "", session: str = "") -> Any:
