@@ -8,7 +8,7 @@ not hold another. Three tools keep a shared file whole:
 * :func:`write_atomic`: the new text goes to a temporary file in the same folder, which then
   replaces the old one in one step (``os.replace``): a reader sees the old file or the new
   one, never half of either;
-* :func:`read_json`: a file that is missing, unreadable or not JSON reads as the default,
+* :func:`load_json`: a file that is missing, unreadable or not JSON reads as the default,
   so a damaged cache costs a fresh answer rather than a ``500``.
 
 The lock is released by the operating system when its process dies, so a replica killed
@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["locked", "read_json", "write_atomic"]
+__all__ = ["locked", "load_json", "write_atomic"]
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
@@ -96,7 +96,7 @@ def write_atomic(path: str | Path, text: str) -> None:
         raise
 
 
-def read_json(path: str | Path, default: Any = None) -> Any:
+def load_json(path: str | Path, default: Any = None) -> Any:
     """``path``'s JSON, or ``default`` when it is missing, unreadable or broken."""
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from agentlab.errors import Problem, ToolFailure
-from agentlab.site.files import locked, read_json, write_atomic
+from agentlab.site.files import locked, load_json, write_atomic
 from agentlab.site.skills import SkillContext, read_meta, register_skill
 from agentlab.tools import rule
 
@@ -54,7 +54,7 @@ def _source(ctx: SkillContext) -> dict:
 
 
 def _cache(path: Path) -> dict:
-    cache = read_json(path, {})
+    cache = load_json(path, {})
     return cache if isinstance(cache, dict) else {}
 
 
