@@ -125,6 +125,11 @@ def site(py: Path, rest: list[str]) -> int:
         print(f"  try: curl -s -H 'X-API-Key: {key}' -H 'Content-Type: application/json' "
               f"-d '{{\"arguments\": {{\"city\": \"Beijing\"}}}}' http://{host}:{port}/api/skills/current_weather/execute",
               flush=True)
+        made = subprocess.run([*site_cli, "keys", "create", "--name", "operator", "--operator"], cwd=ROOT,
+                              capture_output=True, text=True)
+        if made.returncode == 0:  # the call log shows every tenant's calls: it opens only with this key
+            print(f"operator key for the call log at http://{host}:{port}/logs (the browser asks: any user name, "
+                  f"this key as the password; shown once): {made.stdout.strip()}", flush=True)
     import signal
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stopped from outside: stop the server too (finally)
     server = subprocess.Popen([*site_cli, "--host", host, "--port", str(port)], cwd=ROOT)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import tempfile
@@ -341,12 +342,17 @@ def _site_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mcp-host", action="append", default=[],
                    help="a Host header /mcp accepts besides localhost (e.g. site.example:*); repeatable")
     p.add_argument("--lease-grace", type=float, default=60.0,
-                   help="seconds a write's claim outlives its timeout before its outcome counts as unknown")
+                   help="seconds a write's claim outlives its timeout before its outcome counts as unknown (0 or more)")
+    p.add_argument("--volatile-store", action="store_true",
+                   help="accept a Redis without appendonly + appendfsync always (a crash may then let a resend "
+                        "run a write twice): for a throwaway demo only")
     sub = p.add_subparsers(dest="site_command")
     keys = sub.add_parser("keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)
     create = keys.add_parser("create", help="create a key and print it once")
     create.add_argument("--name", required=True)
     create.add_argument("--skills", dest="key_skills", default="*", help="comma-separated skill names, or * (default)")
+    create.add_argument("--operator", action="store_true",
+                        help="the key also opens the call log page (every caller's calls): for a person, not an agent")
     create.add_argument("--quota", default=None, help="e.g. 1000/day (per minute, hour or day); default: none")
     # --data and --lang may come after the subcommand too (SUPPRESS: not given there, the site's value stands)
     create.add_argument("--data", default=argparse.SUPPRESS)
@@ -391,25 +397,37 @@ def _site(ns: argparse.Namespace) -> int:
             quota = parse_quota(ns.quota)
         except ValueError:
             raise InputError("input.quota", got=ns.quota) from None
+    if not (math.isfinite(ns.lease_grace) and ns.lease_grace >= 0):
+        raise InputError("site.bad_lease_grace", got=ns.lease_grace)
     try:
-        site = SkillSite(data, skills_dirs=ns.skills, store=ns.store, lease_grace=ns.lease_grace)
+        site = SkillSite(data, skills_dirs=ns.skills, store=ns.store, lease_grace=ns.lease_grace,
+                         volatile_store=ns.volatile_store)
+    except LocalizedError as exc:  # a Redis that may forget claims: said as it is, not as a skills problem
+        raise InputError(exc.key, **exc.fields) from None
     except (ImportError, SyntaxError, ValueError, TypeError, OSError) as exc:
         raise InputError("input.bad_skills", path=", ".join(ns.skills) or data, detail=str(exc)[:200]) from None
     if ns.site_command == "keys":
-        names = [n.strip() for n in ns.key_skills.split(",") if n.strip()] or ["*"]
+        names = [n.strip() for n in ns.key_skills.split(",") if n.strip()]
+        if not names:  # "" or "," would otherwise be read as no limit at all
+            raise InputError("site.no_skills")
         unknown = [n for n in names if n != "*" and n not in site.skills]
         if unknown:
             raise InputError("input.unknown_skills", names=", ".join(unknown), known=", ".join(site.skills))
-        key, record = site.create_key(ns.name, names, quota=quota[0] if quota else None,
-                                      period=quota[1] if quota else "day")
+        count, period = (quota[0], quota[1]) if quota else (None, "day")
+        key, record = site.create_key(ns.name, names, quota=count, period=period, operator=ns.operator)
         print(t("site.key_created", ns.lang, name=ns.name, skills=", ".join(record.skills),
                 quota=ns.quota or t("site.no_quota", ns.lang)), file=sys.stderr)
+        if record.operator:
+            print(t("site.operator_key", ns.lang, name=ns.name), file=sys.stderr)
         emit(key)  # stdout holds the key alone, so that a script can capture it
         return 0
     _in_range("--port", ns.port, 0, 65535)
     from .site.app import create_app
     print(t("site.serving", ns.lang, n=len(site.skills), host=ns.host, port=ns.port, data=data), file=sys.stderr, flush=True)
-    uvicorn.run(create_app(site, mcp_hosts=ns.mcp_host), host=ns.host, port=ns.port, log_level="warning")
+    # bounded before anything runs: idle connections closed after 5 s, and past 200 open connections uvicorn
+    # answers 503 itself instead of taking more than its threads can serve
+    uvicorn.run(create_app(site, mcp_hosts=ns.mcp_host), host=ns.host, port=ns.port, log_level="warning",
+                timeout_keep_alive=5, limit_concurrency=200)
     return 0
 
 

@@ -32,8 +32,8 @@ from .i18n import Lang, t
 from .jsonutil import escape_surrogates
 
 __all__ = ["CODES", "Category", "Problem", "Reason", "Stage", "ToolError", "ToolFailure", "UsageError",
-           "find_secrets", "friendly", "json_type", "make_error", "redact", "redact_secrets", "render",
-           "retry_seconds", "with_stage"]
+           "find_secrets", "friendly", "json_type", "make_error", "mask_personal", "redact", "redact_secrets",
+           "render", "retry_seconds", "with_stage"]
 
 Category = Literal["transient", "validation", "fatal"]
 Stage = Literal["structure", "semantic", "execution", "rule_blocked"]
@@ -540,6 +540,47 @@ def redact(text: str) -> str:
     merely looks like SQL or a path. Linear in ``len(text)``.
     """
     return _apply(_TECHNICAL_LAST, redact_secrets(_apply(_TECHNICAL_FIRST, text)))
+
+
+# --- personal data -------------------------------------------------------------
+# Not secrets but other people's data: a page an operator reads (the site's call log) shows
+# that a card, an e-mail or a phone number was there and which one, never the whole value.
+# Linear like the rules above: every repetition is bounded and starts after a non-digit.
+_CARD = re.compile(r"(?<![A-Za-z0-9_.])\d(?:[ \-]?\d){12,18}(?![A-Za-z0-9_]|\.\d)")  # "卡号4111..." too
+_PHONE = re.compile(
+    r"(?<![A-Za-z0-9_+.])(?:\+\d{1,3}[ \-.]?(?:\(\d{1,4}\)[ \-.]?)?\d{1,4}(?:[ \-.]?\d{2,4}){1,4}"  # +86 138 0013 8000
+    r"|1[3-9]\d(?:[ \-]?\d{4}){2}"  # a mainland mobile: 13800138000
+    r"|\(?\d{3}\)?[ \-.]\d{3}[ \-.]\d{4})(?![A-Za-z0-9_]|\.\d)")  # a full stop may follow, a decimal not  # (555) 123-4567, 555-123-4567
+_EMAIL = re.compile(r"(?<![A-Za-z0-9_.+\-])([A-Za-z0-9_.+\-]{1,64}+)@((?:[\w\-]{1,63}\.){1,8}[A-Za-z]{2,63})(?![\w\-])")
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, d in enumerate(reversed(digits)):
+        n = int(d) * (2 if i % 2 else 1)
+        total += n - 9 if n > 9 else n
+    return total % 10 == 0
+
+
+def _card(match: re.Match[str]) -> str:
+    digits = re.sub(r"\D", "", match[0])
+    return f"[card …{digits[-4:]}]" if 13 <= len(digits) <= 19 and _luhn(digits) else match[0]
+
+
+def _phone(match: re.Match[str]) -> str:
+    digits = re.sub(r"\D", "", match[0])
+    return f"[phone …{digits[-2:]}]" if 7 <= len(digits) <= 15 else match[0]
+
+
+def mask_personal(text: str) -> str:
+    """``text`` with card numbers (Luhn-checked, 13-19 digits), phone numbers and e-mail addresses
+    masked: ``[card …1111]``, ``[phone …00]``, ``a***@example.com``. For pages that show other
+    people's calls; a log file keeps the values (it is the operator's record). Linear in ``len(text)``."""
+    if any(c.isdigit() for c in text):
+        text = _PHONE.sub(_phone, _CARD.sub(_card, text))
+    if "@" in text:
+        text = _EMAIL.sub(lambda m: f"{m[1][:1]}***@{m[2]}", text)
+    return text
 
 
 # --- bounds on what reaches the model ------------------------------------------

@@ -46,6 +46,29 @@ _CATALOG: dict[str, dict[str, str]] = {
         "en": "The service is temporarily unavailable.",
         "zh": "服务暂时不可用。",
     },
+    # --- the skill site's operator pages, keys and replicas (agentlab/site/pages.py, app.py, commands.py) ---
+    "page.operator": {"en": "Operator key needed", "zh": "需要运维 key"},
+    "page.operator.why": {"en": "The call log shows what every caller sent and got back, so only the site's operator "
+                                "may read it.",
+                          "zh": "调用日志包含每个调用方发送的参数和得到的结果，只有站点运维人员可以查看。"},
+    "page.operator.how": {"en": "Sign in with an operator key as the password (any user name, HTTP Basic), or send it "
+                                "in the X-API-Key header. An operator key is made on the site's machine with:",
+                          "zh": "请用运维 key 作为密码登录（用户名任意，HTTP Basic），或在 X-API-Key 请求头中发送。"
+                                "运维 key 在站点所在机器上用以下命令创建："},
+    "page.recent.operator": {"en": "The calls themselves (arguments and results) are shown to an operator only: open "
+                                   "the call log with an operator key.",
+                             "zh": "调用的具体内容（参数和结果）只对运维人员显示：请用运维 key 打开调用日志。"},
+    "page.logs.masked": {"en": "Card numbers, e-mail addresses and phone numbers are masked.",
+                         "zh": "银行卡号、电子邮箱和电话号码已打码。"},
+    "page.logs.keyless": {"en": "Requests without a valid key are kept apart (keyless.jsonl) and not listed here.",
+                          "zh": "没有有效 key 的请求单独记录（keyless.jsonl），不在此列出。"},
+    "site.no_skills": {"en": "--skills names no skill: give the skills the key may call, comma-separated, or * for "
+                             "every skill",
+                       "zh": "--skills 没有给出任何技能：请写出该 key 可调用的技能（逗号分隔），或用 * 表示全部技能"},
+    "site.operator_key": {"en": "{name} is an operator key: it opens the call log page (every caller's calls). Give it "
+                                "to a person who runs the site, never to an agent.",
+                          "zh": "{name} 是运维 key：可以打开调用日志页面（所有调用方的调用）。请只交给运维站点的人，"
+                                "不要交给智能体。"},
     "IN_PROGRESS": {
         "en": "The same action is being carried out right now.",
         "zh": "同一操作正在执行中。",

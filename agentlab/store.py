@@ -19,6 +19,7 @@ script and a lease taken with ``SET NX PX``, so processes on several machines sh
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 import threading
 import time
@@ -30,7 +31,7 @@ from typing import Literal, Protocol
 from .jsonutil import escape_surrogates
 
 __all__ = ["WAITING_STATES", "Approval", "ApprovalState", "Claim", "ClaimStatus", "MemoryStore", "SQLiteStore",
-           "Store", "open_store", "result_json"]
+           "Store", "connect_sqlite", "open_store", "result_json"]
 
 ClaimStatus = Literal["new", "replay", "conflict", "in_flight", "unknown"]
 ApprovalState = Literal["pending", "approved", "rejected", "failed", "unknown"]
@@ -203,6 +204,51 @@ class MemoryStore:
         return [a for a in self._approvals.values() if session_id is None or a.session_id == session_id]
 
 
+_sleep = time.sleep  # replaced in tests, which have no time to wait
+
+
+def _busy(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and any(w in str(exc).lower() for w in ("locked", "busy"))
+
+
+def connect_sqlite(path: str | Path, *init: str | Callable[[sqlite3.Connection], object], wal: bool = False,
+                   timeout: float = 30.0) -> sqlite3.Connection:
+    """A connection to the SQLite file ``path`` that several processes may open at the same moment.
+
+    ``init`` is run in order: SQL scripts (``CREATE TABLE IF NOT EXISTS ...``) or callables given
+    the connection (a migration), each safe to run again. ``wal`` switches the file to WAL. The
+    connection waits up to ``timeout`` seconds for a lock (SQLite's busy timeout); SQLite answers
+    "database is locked" at once, without waiting, when two connections set up a fresh file
+    together (the switch to WAL, or two schema writes that would deadlock), so each step is
+    retried, with a short random pause, until it passes or ``timeout`` has gone by.
+    """
+    db = sqlite3.connect(str(path), timeout=timeout, isolation_level=None, check_same_thread=False)
+    steps: list[str | Callable[[sqlite3.Connection], object]] = []
+    if wal:
+        steps += ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"]
+    steps += init
+    deadline = time.monotonic() + timeout
+    try:
+        for step in steps:
+            pause = 0.005
+            while True:
+                try:
+                    if isinstance(step, str):
+                        db.executescript(step)
+                    else:
+                        step(db)
+                    break
+                except sqlite3.OperationalError as exc:
+                    if not _busy(exc) or time.monotonic() >= deadline:
+                        raise
+                    _sleep(pause * (1 + random.random()))  # apart, so the same two do not collide again
+                    pause = min(pause * 2, 0.25)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
 class SQLiteStore:
     """The embedded default: a file any number of processes can share.
 
@@ -226,11 +272,8 @@ class SQLiteStore:
         self.path = str(path)
         self._clock = clock
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-        if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: no corruption, no fsync per claim
-        self._db.executescript(self._SCHEMA)
+        # WAL + NORMAL: readers never wait for the writer, no corruption, no fsync per claim
+        self._db = connect_sqlite(self.path, self._SCHEMA, wal=self.path != ":memory:")
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"

@@ -95,12 +95,15 @@ def _jupyter_env(tmp: Path) -> dict:
 
 
 @contextmanager
-def _browser(tmp: Path, name: str):
+def _browser(tmp: Path, name: str, *, credentials: tuple[str, str] | None = None):
+    """A chromium page; ``credentials``: the HTTP Basic user name and password it answers a challenge with
+    (after one, chromium sends them to the rest of the site unasked, as for a person who signed in)."""
     from playwright.sync_api import sync_playwright
     console: list[str] = []
+    auth = {"http_credentials": {"username": credentials[0], "password": credentials[1]}} if credentials else {}
     with sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(str(tmp / "profile"), executable_path=CHROMIUM, headless=True,
-                                                   args=FLAGS, viewport={"width": 1400, "height": 1000})
+                                                   args=FLAGS, viewport={"width": 1400, "height": 1000}, **auth)
         page = ctx.new_page()
         page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
         try:

@@ -25,3 +25,49 @@ def test_quotas_parse(text, want):
 def test_bad_quotas_are_refused(text):
     with pytest.raises(ValueError):
         parse_quota(text)
+
+
+@pytest.mark.parametrize("skills", [[], [""], ["  "], ()])
+def test_an_empty_whitelist_is_refused_not_read_as_every_skill(tmp_path, skills):
+    store = KeyStore(tmp_path / "keys.db")
+    with pytest.raises(ValueError, match="at least one skill"):
+        store.create("desk", skills)
+    assert store.all() == []
+
+
+@pytest.mark.parametrize("given", ["", ",", " , "])
+def test_keys_create_with_no_skill_says_so(tmp_path, capsys, given):
+    from agentlab.cli import main
+    code = main(["site", "--data", str(tmp_path), "keys", "create", "--name", "desk", "--skills", given])
+    err = capsys.readouterr()
+    assert code != 0 and "--skills names no skill" in err.err and "sk-site-" not in err.out
+    assert KeyStore(tmp_path / "keys.db").all() == []
+    assert main(["site", "--data", str(tmp_path), "--lang", "zh", "keys", "create", "--name", "d", "--skills", ""]) != 0
+    assert "没有给出任何技能" in capsys.readouterr().err
+
+
+def test_an_operator_key_is_marked_and_audited(tmp_path, capsys):
+    from agentlab.cli import main
+    assert main(["site", "--data", str(tmp_path), "keys", "create", "--name", "ops", "--operator"]) == 0
+    out = capsys.readouterr()
+    key = out.out.strip()
+    assert "operator key" in out.err and "never to an agent" in out.err
+    store = KeyStore(tmp_path / "keys.db")
+    assert store.check(key).operator and "operator" in repr(store.check(key))
+    assert not store.check(store.create("agent")[0]).operator
+    audit = (tmp_path / "logs" / "audit.jsonl").read_text()
+    assert '"operator": true' in audit and key not in audit
+
+
+def test_a_keys_db_from_before_operator_keys_opens_and_its_keys_are_not_operators(tmp_path):
+    import sqlite3
+    db = sqlite3.connect(tmp_path / "keys.db")
+    db.execute("CREATE TABLE keys (hash TEXT PRIMARY KEY, name TEXT NOT NULL, skills TEXT NOT NULL, quota INTEGER, "
+               "period TEXT NOT NULL, created REAL NOT NULL)")
+    db.execute("INSERT INTO keys VALUES (?, 'old', '[\"*\"]', NULL, 'day', 1.0)", (hash_key("sk-site-old"),))
+    db.commit()
+    db.close()
+    store = KeyStore(tmp_path / "keys.db")
+    old = store.check("sk-site-old")
+    assert old is not None and old.name == "old" and not old.operator
+    assert store.check(store.create("ops", operator=True)[0]).operator

@@ -1,10 +1,22 @@
-"""Four JSONL logs, ids on every line, no secrets, capped (agentlab/site/logs.py)."""
-from agentlab.site.logs import SiteLogs, scrub
+"""The JSONL logs: ids on every line, no secrets, bounded, capped, keyless traffic apart (agentlab/site/logs.py).
+
+The many-process tests (replicas appending and rotating at once) are in tests/test_site_replicas.py.
+"""
+import json
+
+import pytest
+
+from agentlab.site.logs import FIELD_CHARS, SiteLogs, clean_session, scrub
+
+
+def _files(folder):
+    return sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))  # .lock: the replicas' lock file
 
 
 def test_every_line_has_the_ids_and_no_credentials(tmp_path):
     logs = SiteLogs(tmp_path)
-    logs.write("call", request_id="r1", session_id="s1", arguments={"note": "password: hunter2", "api_key": "abc"})
+    logs.write("call", request_id="r1", session_id="s1", key_id="abc123", arguments={"note": "password: hunter2",
+                                                                                      "api_key": "abc"})
     line = logs.read("call")[0]
     assert line["request_id"] == "r1" and line["session_id"] == "s1"
     assert "hunter2" not in str(line) and line["arguments"]["api_key"] == "[secret removed]"
@@ -22,10 +34,102 @@ def test_files_are_capped_and_rotated(tmp_path):
     logs = SiteLogs(tmp_path, max_bytes=400, backups=2)
     for i in range(40):
         logs.write("access", request_id=f"r{i}", session_id=None, path="/api/skills")
-    files = sorted(p.name for p in tmp_path.iterdir())
-    assert files == ["access.jsonl", "access.jsonl.1", "access.jsonl.2"]
+    assert _files(tmp_path) == ["access.jsonl", "access.jsonl.1", "access.jsonl.2"]
     assert all(p.stat().st_size <= 400 for p in tmp_path.iterdir())
 
 
 def test_scrub_walks_nested_values():
     assert scrub({"a": [{"token": "x"}, "Bearer abcdef123456789"]}) == {"a": [{"token": "[secret removed]"}, "[secret removed]"]}
+
+
+def test_what_one_request_writes_is_bounded(tmp_path):
+    """A 60 KB skill name or path is cut; a line larger than the cap loses its largest fields, never its ids."""
+    logs = SiteLogs(tmp_path, max_bytes=20_000)
+    logs.write("access", request_id="r1", session_id="s1", method="POST", path="/api/skills/" + "x" * 60_000, status=404)
+    logs.write("call", request_id="r2", session_id="s1", key_id="k1", skill="y" * 60_000,
+               arguments={"note": "z" * 60_000, "items": ["w" * 9000] * 10}, result={"ok": True}, status=422)
+    access, call = logs.read("access")[0], logs.read("call")[0]
+    assert len(access["path"]) == FIELD_CHARS and access["status"] == 404
+    assert len(call["skill"]) == FIELD_CHARS and call["request_id"] == "r2" and call["status"] == 422
+    assert call["cut"] is True and call["arguments"].startswith("[cut: ") and call["result"] == {"ok": True}
+    for p in tmp_path.glob("*.jsonl"):
+        assert max(len(x) for x in p.read_bytes().splitlines()) < 20_000, p.name
+
+
+def test_keyless_traffic_never_rotates_the_authenticated_history_away(tmp_path):
+    """350 requests without a key, with 60 KB skill names: the real call and its audit line stay."""
+    logs = SiteLogs(tmp_path, max_bytes=50_000, backups=1, keyless_bytes=50_000)
+    logs.write("call", request_id="real", session_id="s", key_id="k1", key_name="desk", skill="get_order", status=200)
+    logs.write("audit", request_id="real", session_id="s", key_id="k1", action="execute", skill="create_refund")
+    logs.write("access", request_id="real", session_id="s", keyless=False, method="POST", path="/x", status=200)
+    for i in range(350):
+        logs.write("call", request_id=f"anon{i}", session_id=None, skill="n" * 60_000, status=401)  # no key_id
+        logs.write("access", request_id=f"anon{i}", session_id=None, keyless=True, method="POST",
+                   path="/api/skills/" + "n" * 60_000 + "/execute", status=401)
+    history = [json.loads(x) for name in ("call", "audit", "access") for f in tmp_path.glob(f"{name}.jsonl*")
+               for x in f.read_text().splitlines()]
+    assert [h["request_id"] for h in history] == ["real", "real", "real"]
+    keyless = logs.read("keyless")
+    assert keyless and {x["log"] for x in keyless} == {"call", "access"}
+    assert all(p.stat().st_size <= 50_000 for p in tmp_path.glob("keyless.jsonl*"))
+    assert _files(tmp_path) == ["access.jsonl", "audit.jsonl", "call.jsonl", "keyless.jsonl", "keyless.jsonl.1"]
+
+
+@pytest.mark.parametrize("value,kept", [
+    ("sess-42", True), ("550e8400-e29b-41d4-a716-446655440000", True), ("01ARZ3NDEKTSV4RRFFQ69G5FAV", True),
+    ("agent.run:7", True), ("sk-site-" + "Ab3" * 14, False), ("Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MEFCQ0RFRg", False),
+    ("ghp_" + "a1B2" * 9, False), ("", False), ("x" * 65, False), ("<script>", False), (None, False), (42, False),
+])
+def test_a_session_id_is_checked_and_a_credential_is_never_one(value, kept):
+    assert clean_session(value) == (value if kept else None)
+
+
+def test_a_key_sent_as_a_session_id_is_not_stored(tmp_path):
+    key = "sk-site-" + "Ab3xYz" * 7
+    logs = SiteLogs(tmp_path)
+    logs.write("call", request_id="r", session_id=key, key_id="k")
+    logs.write("call", request_id="r", session_id="not valid!", key_id="k")
+    assert key not in (tmp_path / "call.jsonl").read_text()
+    assert [x["session_id"] for x in logs.read("call")] == ["[secret removed]", "[invalid session id]"]
+
+
+def test_a_read_parses_only_what_is_new(tmp_path, monkeypatch):
+    logs = SiteLogs(tmp_path)
+    for i in range(3):
+        logs.write("call", request_id=f"r{i}", session_id=None, key_id="k")
+    assert [x["request_id"] for x in logs.read("call")] == ["r0", "r1", "r2"]
+    parsed = []
+    real = json.loads
+    monkeypatch.setattr(json, "loads", lambda raw, *a, **k: parsed.append(raw) or real(raw, *a, **k))
+    assert len(logs.read("call")) == 3 and parsed == []  # unchanged: nothing parsed again
+    logs.write("call", request_id="r3", session_id=None, key_id="k")
+    with (tmp_path / "call.jsonl").open("ab") as f:
+        f.write(b'{"request_id": "half a li')  # another replica is writing it right now
+    assert [x["request_id"] for x in logs.read("call")] == ["r0", "r1", "r2", "r3"] and len(parsed) == 1
+    (tmp_path / "call.jsonl").rename(tmp_path / "call.jsonl.1")  # moved aside: a new file is read whole
+    logs.write("call", request_id="r4", session_id=None, key_id="k")
+    assert [x["request_id"] for x in logs.read("call")] == ["r4"]
+
+
+def test_a_key_sent_as_a_session_id_over_mcp_is_not_logged(tmp_path):
+    """The MCP transport checks the session id with the same validator as HTTP (test_site_pages has HTTP's)."""
+    import anyio
+    import httpx
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from agentlab.site.service import SkillSite
+    from agentlab.site.serving import serving
+    site = SkillSite(tmp_path)
+    key, _ = site.create_key("agent", ["get_order"])
+
+    async def steps(url, session_id):
+        async with httpx.AsyncClient(headers={"X-API-Key": key, "X-Session-Id": session_id}) as http, \
+                streamable_http_client(url, http_client=http) as (r, w, _), ClientSession(r, w) as s:
+            await s.initialize()
+            return await s.call_tool("get_order", {"order_id": "A1001"})
+    with serving(site) as base:
+        for session_id in (key, "sess-mcp"):
+            assert not anyio.run(steps, base + "/mcp", session_id).isError
+    assert key not in "".join(p.read_text() for p in (tmp_path / "logs").glob("*.jsonl"))
+    assert [x["session_id"] for x in SiteLogs(tmp_path / "logs").read("call")] == [None, "sess-mcp"]

@@ -1,11 +1,13 @@
 """The skill site's pages (agentlab/site/pages.py): the market, a skill's detail and the call log.
 
-Fast tests render them in process with FastAPI's TestClient (escaping, both languages, the numbers,
-no key on any page). The browser tests start the real site (``python -m agentlab site`` under uvicorn
-on a free loopback port, as test_site_contract.py does), make calls over HTTP, then open the pages in
-Debian's chromium with playwright; they skip with the reason where chromium or playwright is missing,
-and fail instead in CI (AGENTLAB_CI=1). On failure a screenshot and the console go to test-artifacts/.
+Fast tests render them in process with FastAPI's TestClient (escaping, both languages, the numbers, no key
+shown on any page, the call log for an operator's key only, personal data masked). The browser tests start
+the real site (``python -m agentlab site`` under uvicorn on a free loopback port, as test_site_contract.py
+does), make calls over HTTP, then open the pages in Debian's chromium with playwright; they skip with the
+reason where chromium or playwright is missing, and fail instead in CI (AGENTLAB_CI=1). On failure a
+screenshot and the console go to test-artifacts/.
 """
+import json
 import os
 import re
 import signal
@@ -36,6 +38,15 @@ def site(tmp_path):
 
 @pytest.fixture
 def http(site):
+    """A client that sends an operator key (as HTTP Basic's password, a browser's way) on every request."""
+    key, _ = site.keys.create("ops", operator=True)
+    client = TestClient(create_app(site))
+    client.auth = ("ops", key)
+    return client
+
+
+@pytest.fixture
+def anon(site):
     return TestClient(create_app(site))
 
 
@@ -141,6 +152,59 @@ def test_the_language_switch_keeps_the_filters(site, http):
     assert '<html lang="en">' in http.get("/", headers={"Accept-Language": "fr"}).text
 
 
+def test_the_call_log_needs_an_operator_key(site, anon):
+    agent, _ = site.create_key("agent")
+    ops, _ = site.keys.create("ops", operator=True)
+    calls(anon, agent)
+    for how in ({}, {"headers": {"X-API-Key": agent}}, {"auth": ("agent", agent)},
+                {"headers": {"Authorization": "Basic !!not base64!!"}}, {"headers": {"Authorization": "Bearer x"}}):
+        page = anon.get("/logs", **how)
+        assert page.status_code == 401 and page.headers["WWW-Authenticate"].startswith("Basic realm=")
+        assert "Operator key needed" in page.text and "keys create --name NAME --operator" in page.text
+        assert "&lt;script&gt;document" not in page.text and "A1001" not in page.text  # no caller's data
+    zh = anon.get("/logs", params={"lang": "zh"})
+    assert zh.status_code == 401 and "需要运维 key" in zh.text and "Operator" not in zh.text
+    import base64
+    for how in ({"headers": {"X-API-Key": ops}}, {"auth": ("anyone", ops)},
+                {"headers": {"Authorization": "Basic " + base64.b64encode(f"{ops}:".encode()).decode()}}):
+        page = anon.get("/logs", **how)
+        assert page.status_code == 200 and len(re.findall(r'<tr class="call"', page.text)) == 4, how
+        assert page.headers["Cache-Control"] == "no-store"
+    detail = anon.get("/skills/current_weather")  # the metadata and the numbers stay public; the calls do not
+    assert detail.status_code == 200 and "Calls: 2" in detail.text and "table class='log'" not in detail.text
+    assert "&lt;script&gt;document" not in detail.text and "shown to an operator only" in detail.text
+    assert "只对运维人员显示" in anon.get("/skills/current_weather", params={"lang": "zh"}).text
+    shown = anon.get("/skills/current_weather", headers={"X-API-Key": ops}).text
+    assert "&lt;script&gt;document" in shown and "operator only" not in shown
+    assert anon.get("/").status_code == 200
+
+
+def test_pages_mask_card_numbers_e_mails_and_phone_numbers(site, http):
+    key, _ = site.create_key("desk")
+    note = {"to": "jane.doe@example.com", "subject": "Refund",
+            "body": "Card 4111 1111 1111 1111 was refunded; call +86 138 0013 8000 or 13900139000."}
+    assert call(http, key, "send_notification", note, **{"Idempotency-Key": "n-1"}).status_code == 200
+    for url in ("/logs", "/skills/send_notification"):
+        page = http.get(url).text
+        assert "j***@example.com" in page and "[card …1111]" in page and "[phone …00]" in page, url
+        for clear in ("jane.doe", "4111 1111", "138 0013", "13900139000"):
+            assert clear not in page, (url, clear)
+    assert "4111 1111 1111 1111" in (site.data_dir / "logs" / "call.jsonl").read_text()  # the operator's record keeps it
+    assert "masked" in http.get("/logs").text and "打码" in http.get("/logs", params={"lang": "zh"}).text
+
+
+def test_a_key_sent_as_a_session_id_is_neither_stored_nor_shown(site, http):
+    key, _ = site.create_key("desk")
+    assert call(http, key, "get_order", {"order_id": "A1001"}, session=key).status_code == 200
+    logs = site.data_dir / "logs"
+    assert key not in "".join(p.read_text() for p in logs.glob("*.jsonl"))
+    old = {"ts": 1.0, "request_id": "old", "session_id": key, "skill": "get_order", "status": 200, "key_name": "desk"}
+    with (logs / "call.jsonl").open("a") as f:  # a line written before session ids were checked
+        f.write(json.dumps(old) + "\n")
+    page = http.get("/logs").text
+    assert key not in page and "[secret removed]" in page
+
+
 # ------------------------------------------------------------------ in a real browser
 
 @pytest.fixture(scope="module")
@@ -150,6 +214,9 @@ def live(tmp_path_factory):
     made = cli("keys", "create", "--name", "teacher", data=data)
     assert made.returncode == 0, made.stderr
     key = made.stdout.strip()
+    made = cli("keys", "create", "--name", "ops", "--operator", data=data)
+    assert made.returncode == 0 and "operator key" in made.stderr, made.stderr
+    ops = made.stdout.strip()
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     log = open(data / "server.out", "w")
@@ -170,7 +237,7 @@ def live(tmp_path_factory):
     try:
         with httpx.Client(base_url=url, timeout=15) as http:
             calls(http, key)
-            yield {"url": url, "key": key, "skills": len(http.get("/api/skills").json()["skills"])}
+            yield {"url": url, "key": key, "ops": ("ops", ops), "skills": len(http.get("/api/skills").json()["skills"])}
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -202,7 +269,8 @@ def test_the_market_in_a_browser_in_both_languages(live, tmp_path):
 @pytest.mark.browser
 def test_the_detail_in_a_browser(live, tmp_path):
     _need_browser()
-    with _browser(tmp_path, "site-detail") as page:
+    with _browser(tmp_path, "site-detail", credentials=live["ops"]) as page:
+        page.goto(live["url"] + "/logs")  # signed in there, the browser sends the key to the whole site
         page.goto(live["url"] + "/skills/current_weather")
         page.get_by_role("heading", name="Input schema").wait_for()
         assert page.locator(".input-schema td code", has_text="allow_cached").count() == 1
@@ -219,7 +287,7 @@ def test_the_detail_in_a_browser(live, tmp_path):
 def test_the_call_log_filters_and_shows_an_injected_script_as_text(live, tmp_path):
     _need_browser()
     dialogs: list[str] = []
-    with _browser(tmp_path, "site-logs") as page:
+    with _browser(tmp_path, "site-logs", credentials=live["ops"]) as page:
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         page.goto(live["url"] + "/logs")
         assert page.locator("tr.call").count() == 4
@@ -240,3 +308,18 @@ def test_the_call_log_filters_and_shows_an_injected_script_as_text(live, tmp_pat
         assert page.locator("tr.call").count() == 2  # the switch keeps the filters
         page.get_by_role("button", name="筛选").wait_for()
         assert live["key"] not in page.content() and page.title() != "pwned" and dialogs == []
+        assert live["ops"][1] not in page.content()
+
+
+@pytest.mark.browser
+def test_without_an_operator_key_the_browser_sees_the_skills_but_no_calls(live, tmp_path):
+    _need_browser()
+    with _browser(tmp_path, "site-anonymous") as page:
+        page.goto(live["url"] + "/skills/current_weather")
+        page.get_by_role("heading", name="Recent calls").wait_for()
+        assert "Calls: 2" in page.inner_text("main") and page.locator("table.log").count() == 0
+        assert page.locator(".operator-only").is_visible() and page.get_by_text(SCRIPT).count() == 0
+    for auth in (None, ("teacher", live["key"])):  # no key, an agent's key: the browser is asked to sign in
+        reply = httpx.get(live["url"] + "/logs?lang=zh", auth=auth, timeout=15)
+        assert reply.status_code == 401 and reply.headers["WWW-Authenticate"].startswith("Basic")
+        assert "需要运维 key" in reply.text and "<tr class=\"call\"" not in reply.text

@@ -2,6 +2,7 @@
 import multiprocessing as mp
 import sqlite3
 import time
+from typing import ClassVar
 
 import pytest
 
@@ -160,3 +161,49 @@ def test_default_store_follows_agentlab_store(monkeypatch, tmp_path, redis_url):
     store = default_store()
     assert isinstance(store, RedisStore) and store.prefix == redis_url.split("prefix=")[1]
     assert store.claim("k", "a").status == "new" and open_store(redis_url).claim("k", "a").status == "in_flight"
+
+
+class _Contended(sqlite3.Connection):
+    """A connection that hears "database is locked" at once, as a replica setting up a fresh file does
+    when another sets it up at the same moment (SQLite does not wait in that case)."""
+
+    refusals: ClassVar[dict[str, int]] = {}
+
+    def _refuse(self, sql: str) -> None:
+        for start, left in self.refusals.items():
+            if sql.lstrip().startswith(start) and left:
+                self.refusals[start] = left - 1
+                raise sqlite3.OperationalError("database is locked")
+
+    def execute(self, sql, *args):
+        self._refuse(sql)
+        return super().execute(sql, *args)
+
+    def executescript(self, sql):
+        self._refuse(sql)
+        return super().executescript(sql)
+
+
+def test_opening_a_fresh_file_retries_what_a_concurrent_opener_locked(tmp_path, monkeypatch):
+    """The many-process version is tests/test_site_replicas.py; this one is deterministic."""
+    import agentlab.store
+    from agentlab.site.keys import KeyStore
+    real = sqlite3.connect
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: real(*a, factory=_Contended, **k))
+    monkeypatch.setattr(agentlab.store, "_sleep", lambda s: None, raising=False)
+    _Contended.refusals = {"PRAGMA journal_mode": 3, "CREATE TABLE": 2}
+    store = SQLiteStore(tmp_path / "fresh.db")
+    assert store.claim("k", "a").status == "new" and store._q("PRAGMA journal_mode")[0][0] == "wal"
+    assert _Contended.refusals == {"PRAGMA journal_mode": 0, "CREATE TABLE": 0}
+    _Contended.refusals = {"CREATE TABLE": 2}
+    keys = KeyStore(tmp_path / "keys.db")
+    assert keys.check(keys.create("k")[0]) is not None
+    _Contended.refusals = {"PRAGMA journal_mode": 1}
+    with pytest.raises(sqlite3.OperationalError):  # past the timeout, the error is told, not hidden
+        agentlab.store.connect_sqlite(tmp_path / "other.db", wal=True, timeout=0)
+
+
+def test_an_unrelated_sqlite_error_is_not_retried(tmp_path):
+    (tmp_path / "not.db").write_text("this is not a database" * 100)
+    with pytest.raises(sqlite3.DatabaseError):
+        SQLiteStore(tmp_path / "not.db")

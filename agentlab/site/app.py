@@ -14,8 +14,11 @@
 
 A key on a GET is optional; when sent it must be valid, and the listing shows only what
 it may call. ``Accept-Language: zh`` (or ``?lang=zh``) answers in Chinese. Every reply
-carries ``X-Request-Id``; ``X-Session-Id`` (the agent's session) is logged with it. The pages
-need no key (docs/site.md#pages) and are sent with a Content-Security-Policy that allows no script.
+carries ``X-Request-Id``; ``X-Session-Id`` (the agent's session) is logged with it when it is
+one (:func:`agentlab.site.logs.clean_session`: a key sent in its place is dropped). The market
+and a skill's page need no key; the call log, and a skill's recent calls, need an operator key
+(HTTP Basic's password, or ``X-API-Key``), docs/site.md#pages. Pages are sent with a
+Content-Security-Policy that allows no script.
 
 Every request is bounded before it costs anything (docs/site.md#bounds): an execute's key is checked
 before its body is read; a body larger than ``SkillSite.max_body`` is refused (413) from its
@@ -25,7 +28,8 @@ that a frozen store slows the calls that need it and never the pages.
 """
 from __future__ import annotations
 
-import re
+import base64
+import binascii
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterable
@@ -40,6 +44,8 @@ from ..errors import make_error
 from ..i18n import Lang, t
 from . import pages
 from .execute import body as reply_body
+from .keys import ApiKey
+from .logs import clean_session
 from .service import HttpReply, SkillSite, bad_body
 
 __all__ = ["BODY_SECONDS", "MAX_RUNNING", "create_app"]
@@ -57,8 +63,6 @@ class _TooLarge(Exception):
 class _TooSlow(Exception):
     pass
 
-_SESSION = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
-
 
 def _lang(request: Any) -> Lang:
     asked = request.query_params.get("lang") or request.headers.get("accept-language", "")
@@ -66,8 +70,31 @@ def _lang(request: Any) -> Lang:
 
 
 def _session(request: Any) -> str | None:
-    value = request.headers.get("x-session-id")
-    return value if value and _SESSION.match(value) else None
+    return clean_session(request.headers.get("x-session-id"))
+
+
+def _presented_key(request: Any) -> str | None:
+    """The key a request carries: ``X-API-Key``, ``Authorization: Bearer``, or HTTP Basic's password
+    (a browser's way; the user name is free, and ``curl -u KEY:`` puts it in the name)."""
+    key = request.headers.get("x-api-key")
+    if key:
+        return str(key)
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer":
+        return value.strip() or None
+    if scheme.lower() == "basic":
+        try:
+            user, _, password = base64.b64decode(value.strip(), validate=True).decode("utf-8").partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+        return password or user or None
+    return None
+
+
+def _operator(site: SkillSite, request: Any) -> ApiKey | None:
+    """The operator key the request carries, or None."""
+    record = site.keys.check(_presented_key(request))
+    return record if record is not None and record.operator else None
 
 
 def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
@@ -136,15 +163,21 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         except Exception as exc:  # noqa: BLE001 - a bug in the site itself: logged with its stack, never shown
             import traceback
             site.logs.write("error", request_id=request.state.request_id, session_id=_session(request),
-                            path=request.url.path, code="TOOL_ERROR", stack="".join(traceback.format_exception(exc)))
-            response = JSONResponse({"success": False, "result": None, "fallback_hint": None,
-                                     "error": {"code": "TOOL_ERROR", "message": "internal error", "retryable": False}},
-                                    status_code=500)
+                            path=request.url.path, code="TOOL_ERROR", stack="".join(traceback.format_exception(exc)),
+                            keyless=_keyless(request))
+            response = JSONResponse(reply_body(None, make_error("TOOL_ERROR"), _lang(request)), status_code=500)
         response.headers["X-Request-Id"] = request.state.request_id
+        # a request without a valid key goes to the keyless log: it can never push a tenant's history out
         site.logs.write("access", request_id=request.state.request_id, session_id=_session(request),
                         method=request.method, path=request.url.path, status=response.status_code,
-                        latency_ms=round((time.perf_counter() - t0) * 1000, 2))
+                        latency_ms=round((time.perf_counter() - t0) * 1000, 2), keyless=_keyless(request))
         return response
+
+    def _keyless(request: Request) -> bool:
+        try:
+            return site.keys.check(_presented_key(request)) is None
+        except Exception:  # noqa: BLE001 - the keys cannot be read: count it keyless, the safe side for the logs
+            return True
 
     def key_of(request: Request, lang: Lang) -> tuple[Any, JSONResponse | None]:
         api_key = request.headers.get("x-api-key")
@@ -206,12 +239,23 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         skill = site.skills.get(name)
         if skill is None:
             return html(pages.missing_page(site, name[:100], lang), 404)
-        return html(pages.detail_page(site, skill, lang))
+        operator = _operator(site, request) is not None
+        page = html(pages.detail_page(site, skill, lang, operator=operator))
+        if operator:  # its recent calls are other people's data: no copy in a shared cache
+            page.headers["Cache-Control"] = "no-store"
+        return page
 
     @app.get("/logs")
     def call_log(request: Request, skill: str = "", status: str = "", key: str = "", session: str = "") -> Any:
-        return html(pages.log_page(site, _lang(request), skill=skill[:100], status=status[:10], key=key[:100],
+        lang = _lang(request)
+        if _operator(site, request) is None:  # every tenant's calls: the operator's only
+            page = html(pages.operator_page(lang), 401)
+            page.headers["WWW-Authenticate"] = 'Basic realm="agentlab site operator", charset="UTF-8"'
+            return page
+        page = html(pages.log_page(site, lang, skill=skill[:100], status=status[:10], key=key[:100],
                                    session=session[:64]))
+        page.headers["Cache-Control"] = "no-store"  # other people's data: no copy in a shared cache
+        return page
 
     return app
 

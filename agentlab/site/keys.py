@@ -4,6 +4,9 @@ A key is 32 random bytes (``sk-site-`` and base64url). What is kept is its SHA-2
 with that much randomness cannot be guessed from its hash, so a slow password hash
 would add latency to every call and no safety. The key itself is never stored, never
 logged and cannot be shown again; a lost key is replaced, not recovered.
+
+An *operator* key (``keys create --operator``) also opens the call log page, which shows
+every caller's calls: it is for a person who runs the site, never for an agent.
 """
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..store import connect_sqlite
 
 __all__ = ["PERIODS", "ApiKey", "KeyStore", "hash_key", "parse_quota"]
 
@@ -47,9 +52,11 @@ class ApiKey:
     quota: int | None
     period: str
     created: float
+    operator: bool = False  # may read the call log page (every caller's calls)
 
     def __repr__(self) -> str:
-        return f"ApiKey({self.name!r}, skills={list(self.skills)}, quota={self.quota}/{self.period})"
+        role = ", operator" if self.operator else ""
+        return f"ApiKey({self.name!r}, skills={list(self.skills)}, quota={self.quota}/{self.period}{role})"
 
     def allows(self, skill: str) -> bool:
         return "*" in self.skills or skill in self.skills
@@ -61,24 +68,33 @@ class KeyStore:
     def __init__(self, path: str | Path = ":memory:", *, clock: Callable[[], float] = time.time):
         self._clock = clock
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
-        self._db.execute("CREATE TABLE IF NOT EXISTS keys (hash TEXT PRIMARY KEY, name TEXT NOT NULL, "
-                         "skills TEXT NOT NULL, quota INTEGER, period TEXT NOT NULL, created REAL NOT NULL)")
+        # every replica opens keys.db when it starts: connect_sqlite retries a fresh file's set-up
+        self._db = connect_sqlite(path, "CREATE TABLE IF NOT EXISTS keys (hash TEXT PRIMARY KEY, name TEXT NOT NULL, "
+                                  "skills TEXT NOT NULL, quota INTEGER, period TEXT NOT NULL, created REAL NOT NULL, "
+                                  "operator INTEGER NOT NULL DEFAULT 0)", _add_operator)
 
     def __repr__(self) -> str:
         return f"KeyStore({len(self.all())} keys)"
 
     def create(self, name: str, skills: Iterable[str] = ("*",), *, quota: int | None = None,
-               period: str = "day") -> tuple[str, ApiKey]:
-        """A new key: ``(the key, its record)``. The key is returned here and nowhere else, ever."""
+               period: str = "day", operator: bool = False) -> tuple[str, ApiKey]:
+        """A new key: ``(the key, its record)``. The key is returned here and nowhere else, ever.
+
+        ``skills`` must name at least one skill (``("*",)`` for every one): an empty whitelist is
+        refused rather than read as "everything".
+        """
         if period not in PERIODS:
             raise ValueError(f"period must be one of {list(PERIODS)}")
+        names = tuple(skills)
+        if not names or any(not isinstance(n, str) or not n.strip() for n in names):
+            raise ValueError("a key needs at least one skill name (or * for every skill); got an empty one")
         key = "sk-site-" + secrets.token_urlsafe(32)
         digest = hash_key(key)
-        record = ApiKey(digest[:12], name, tuple(skills) or ("*",), quota, period, self._clock())
+        record = ApiKey(digest[:12], name, names, quota, period, self._clock(), operator)
         with self._lock:
-            self._db.execute("INSERT INTO keys VALUES (?, ?, ?, ?, ?, ?)", (digest, name, json.dumps(record.skills),
-                                                                          quota, period, record.created))
+            self._db.execute("INSERT INTO keys (hash, name, skills, quota, period, created, operator) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?)", (digest, name, json.dumps(record.skills), quota, period,
+                                                              record.created, int(operator)))
         return key, record
 
     def check(self, key: str | None) -> ApiKey | None:
@@ -87,7 +103,7 @@ class KeyStore:
             return None
         digest = hash_key(key)
         with self._lock:
-            row = self._db.execute("SELECT hash, name, skills, quota, period, created FROM keys WHERE hash = ?",
+            row = self._db.execute(f"SELECT {_COLS} FROM keys WHERE hash = ?",
                                    (digest,)).fetchone()
         if row is None or not hmac.compare_digest(row[0], digest):
             return None
@@ -95,13 +111,26 @@ class KeyStore:
 
     def all(self) -> list[ApiKey]:
         with self._lock:
-            rows = self._db.execute("SELECT hash, name, skills, quota, period, created FROM keys").fetchall()
+            rows = self._db.execute(f"SELECT {_COLS} FROM keys").fetchall()
         return [_record(r) for r in rows]
 
     def close(self) -> None:
         self._db.close()
 
 
+_COLS = "hash, name, skills, quota, period, created, operator"
+
+
+def _add_operator(db: sqlite3.Connection) -> None:
+    """A keys.db from before operator keys gets the column (its keys are not operators)."""
+    if "operator" not in {row[1] for row in db.execute("PRAGMA table_info(keys)")}:
+        try:
+            db.execute("ALTER TABLE keys ADD COLUMN operator INTEGER NOT NULL DEFAULT 0")
+        except sqlite3.OperationalError as exc:
+            if "duplicate column" not in str(exc).lower():  # another replica added it first: done
+                raise
+
+
 def _record(row: tuple) -> ApiKey:
-    digest, name, skills, quota, period, created = row
-    return ApiKey(digest[:12], name, tuple(json.loads(skills)), quota, period, created)
+    digest, name, skills, quota, period, created, operator = row
+    return ApiKey(digest[:12], name, tuple(json.loads(skills)), quota, period, created, bool(operator))

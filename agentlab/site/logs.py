@@ -1,15 +1,26 @@
-"""The site's four JSON-lines logs (docs/site.md#logs), in the data folder's ``logs/``::
+"""The site's JSON-lines logs (docs/site.md#logs), in the data folder's ``logs/``::
 
     access.jsonl   every request: method, path, status, latency
     call.jsonl     every execution: skill, arguments, result, status, latency
     error.jsonl    what failed inside, with the stack: for the operator, never for the model
     audit.jsonl    writes and key operations
+    keyless.jsonl  the lines of requests without a valid key, whatever their kind (``"log"`` says which)
 
 Every line carries ``request_id`` and the agent's ``session_id``. API keys never reach a
 line: only a key's id (the first digits of its hash) and name are logged; every string
-is passed through :func:`~agentlab.errors.redact_secrets` and a field named like a
-credential loses its value. Each file is capped: past ``max_bytes`` it moves to ``.1``
-(``.1`` to ``.2``...), keeping ``backups`` old files.
+is passed through :func:`~agentlab.errors.redact_secrets`, a field named like a credential
+loses its value, and a session id that looks like a key is not kept (:func:`clean_session`).
+
+What one request can write is bounded: a name-like field (a skill, a path) keeps
+:data:`FIELD_CHARS` characters, a string inside arguments or results :data:`VALUE_CHARS`, and
+a whole line :data:`LINE_BYTES` (its largest fields are cut first). Requests without a valid
+key go to ``keyless.jsonl``, capped on its own: however many an anonymous caller sends, they
+never rotate an authenticated call out of ``call.jsonl`` or ``audit.jsonl``.
+
+Each file is capped: past ``max_bytes`` it moves to ``.1`` (``.1`` to ``.2``...), keeping
+``backups`` old files. Replicas sharing the folder append and rotate under one lock file
+(``logs/.lock``, :func:`agentlab.site.files.locked`): a file is moved aside only when the
+next line does not fit, by one process, and no line another process wrote is lost.
 """
 from __future__ import annotations
 
@@ -22,13 +33,24 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import redact_secrets
+from ..errors import find_secrets, redact_secrets
+from .files import locked
 
-__all__ = ["LOGS", "LogName", "SiteLogs", "scrub"]
+__all__ = ["FIELD_CHARS", "LINE_BYTES", "LOGS", "VALUE_CHARS", "LogName", "SiteLogs", "clean_session", "scrub"]
 
 LogName = Literal["access", "call", "error", "audit"]
 LOGS: tuple[LogName, ...] = ("access", "call", "error", "audit")
+KEYLESS: Literal["keyless"] = "keyless"
+#: a name-like string field of a line (skill, path, key name, code) keeps at most this many characters
+FIELD_CHARS = 200
+#: a string inside a line's arguments, result or other nested values keeps at most this many characters
+VALUE_CHARS = 4000
+#: a line is at most this many bytes (and never more than the file's own cap)
+LINE_BYTES = 32_000
+_STACK_CHARS = 16_000  # the end of a stack: where the exception is
 _CREDENTIAL = re.compile(r"(pass(word)?|secret|token|api[_-]?key|authorization|cookie)$", re.I)
+_SESSION = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
+_FIXED = ("ts", "request_id", "session_id", "log")  # never cut from a line
 
 
 def scrub(value: Any, depth: int = 0) -> Any:
@@ -45,54 +67,190 @@ def scrub(value: Any, depth: int = 0) -> Any:
     return value
 
 
+def clean_session(value: object) -> str | None:
+    """The session id a caller sent, or None when it is not one: the one check every transport uses.
+
+    A session id is 1-64 letters, digits and ``_.:-``. One that looks like a credential is
+    refused too (an API key sent in the wrong header, a random token with upper and lower case
+    letters and digits of 24 characters or more): it would otherwise be stored and shown as is.
+    A UUID, a ULID or ``sess-42`` pass.
+    """
+    if not isinstance(value, str) or not _SESSION.fullmatch(value) or _secret_like(value):
+        return None
+    return value
+
+
+def _secret_like(value: str) -> bool:
+    if find_secrets(value) or redact_secrets(value) != value:
+        return True
+    return len(value) >= 24 and any(c.isupper() for c in value) and any(c.islower() for c in value) \
+        and any(c.isdigit() for c in value)
+
+
+def _session_field(value: object) -> str | None:
+    """A session id as a line keeps it: valid, or replaced by what it was."""
+    if value is None or value == "":
+        return None
+    if clean_session(value) is not None:
+        return str(value)
+    return "[secret removed]" if isinstance(value, str) and _secret_like(value[:200]) else "[invalid session id]"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _bounded(value: Any, depth: int = 0) -> Any:
+    """Every string in ``value`` cut to :data:`VALUE_CHARS` (keys to :data:`FIELD_CHARS`)."""
+    if isinstance(value, str):
+        return _cut(value, VALUE_CHARS)
+    if isinstance(value, dict):
+        return {(_cut(k, FIELD_CHARS) if isinstance(k, str) else k): _bounded(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_bounded(v, depth + 1) for v in value]
+    return value
+
+
 def _stack(text: str) -> str:
     # a stack is for the operator, so it is kept; credentials in it (an exception's message) are not
+    text = text if len(text) <= _STACK_CHARS else "…" + text[-_STACK_CHARS:]
     return "\n".join(redact_secrets(line) if not line.lstrip().startswith(("File ", "Traceback")) else line
                      for line in text.splitlines())
 
 
+def _dump(line: dict) -> bytes:
+    return (json.dumps(line, ensure_ascii=False, default=str) + "\n").encode("utf-8", "replace")
+
+
+def _fit(line: dict, limit: int) -> bytes:
+    """``line`` as bytes within ``limit``: its largest fields give way first, the ids never."""
+    data = _dump(line)
+    if len(data) <= limit:
+        return data
+    line = {**line, "cut": True}
+    sizes = sorted(((len(_dump({k: v})), k) for k, v in line.items() if k not in _FIXED), reverse=True)
+    for size, k in sizes:
+        line[k] = f"[cut: {size} bytes]"
+        data = _dump(line)
+        if len(data) <= limit:
+            return data
+    return _dump({k: line[k] for k in _FIXED if k in line} | {"cut": True})
+
+
 class SiteLogs:
-    """Appends one JSON object per line, thread-safe, with rotation."""
+    """Appends one JSON object per line, safe across threads and processes, with rotation.
+
+    Args:
+        max_bytes, backups: each file's cap and how many moved-aside files are kept.
+        keyless_bytes, keyless_backups: the same for ``keyless.jsonl``.
+        line_bytes: the cap of one line (at most ``max_bytes``).
+    """
 
     def __init__(self, folder: str | Path, *, max_bytes: int = 5_000_000, backups: int = 3,
+                 keyless_bytes: int = 1_000_000, keyless_backups: int = 1, line_bytes: int = LINE_BYTES,
                  clock: Callable[[], float] = time.time):
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.max_bytes, self.backups, self.clock = max_bytes, backups, clock
+        self.keyless_bytes, self.keyless_backups = keyless_bytes, keyless_backups
+        self.line_bytes = line_bytes
         self._lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        # per file: (device and inode, its first bytes, bytes parsed, the lines): what read() has seen
+        self._parsed: dict[str, tuple[tuple[int, int], bytes, int, list[dict]]] = {}
 
     def __repr__(self) -> str:
         return f"SiteLogs({self.folder})"
 
-    def path(self, name: LogName) -> Path:
+    def path(self, name: LogName | Literal["keyless"]) -> Path:
         return self.folder / f"{name}.jsonl"
 
     def write(self, name: LogName, *, request_id: str, session_id: str | None, **fields: Any) -> None:
-        stack = fields.pop("stack", None)
-        line: dict[str, Any] = {"ts": round(self.clock(), 3), "request_id": request_id, "session_id": session_id,
-                                **scrub(fields)}
-        if stack is not None:
-            line["stack"] = _stack(stack)
-        text = json.dumps(line, ensure_ascii=False, default=str) + "\n"
-        with self._lock:
-            path = self.path(name)
-            if path.exists() and path.stat().st_size + len(text) > self.max_bytes:
-                self._rotate(path)
-            with path.open("a", encoding="utf-8") as f:
-                f.write(text)
+        """Append one line to ``name``, or to ``keyless.jsonl`` for a request without a valid key.
 
-    def _rotate(self, path: Path) -> None:
-        for i in range(self.backups, 0, -1):
+        ``keyless=True`` for a request that carried no valid key, False for one that did. When not
+        given, a ``call`` line is keyless when it names no ``key_id`` (the site names the key of
+        every call it authenticated) and the other logs take the line as before.
+        """
+        keyless = fields.pop("keyless", None)
+        if keyless is None:
+            keyless = name == "call" and not fields.get("key_id")
+        stack = fields.pop("stack", None)
+        line: dict[str, Any] = {"ts": round(self.clock(), 3), "request_id": _cut(str(request_id), FIELD_CHARS),
+                                "session_id": _session_field(session_id)}
+        if keyless:
+            line["log"] = name
+        for k, v in scrub(fields).items():
+            line[k] = _cut(v, FIELD_CHARS) if isinstance(v, str) else _bounded(v)
+        if stack is not None:
+            line["stack"] = _stack(str(stack))
+        cap, backups = (self.keyless_bytes, self.keyless_backups) if keyless else (self.max_bytes, self.backups)
+        data = _fit(line, min(self.line_bytes, cap))
+        path = self.path(KEYLESS if keyless else name)
+        with self._lock, locked(self.folder / ".lock"):  # the lock file holds every replica's writer
+            try:
+                size = path.stat().st_size
+            except FileNotFoundError:
+                size = 0
+            if size and size + len(data) > cap:
+                self._rotate(path, backups)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+
+    @staticmethod
+    def _rotate(path: Path, backups: int) -> None:
+        for i in range(backups, 0, -1):
             older = path.with_name(f"{path.name}.{i}")
-            if i == self.backups and older.exists():
+            if i == backups and older.exists():
                 older.unlink()
             newer = path if i == 1 else path.with_name(f"{path.name}.{i - 1}")
             if newer.exists():
                 os.replace(newer, older)
+        if backups < 1:
+            path.unlink(missing_ok=True)
 
-    def read(self, name: LogName) -> list[dict]:
-        """The current file's lines (not the rotated ones), oldest first."""
+    def read(self, name: LogName | Literal["keyless"]) -> list[dict]:
+        """The current file's lines (not the rotated ones), oldest first.
+
+        Parsed once: a second read of an unchanged file costs a ``stat``, and of a file that only
+        grew, the new lines. A line being written by another process right now (no newline yet)
+        waits for the next read; a line that does not parse is skipped.
+        """
         path = self.path(name)
-        if not path.exists():
+        try:
+            st = path.stat()
+        except FileNotFoundError:
             return []
-        return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+        ident = (st.st_dev, st.st_ino)
+        with self._read_lock:
+            known = self._parsed.get(name)
+            if known is not None and known[0] == ident and known[2] == st.st_size:
+                return list(known[3])
+            try:
+                with path.open("rb") as f:
+                    head = f.read(64)
+                    lines: list[dict] = []
+                    start = 0
+                    # the same file, grown (its first line identifies it: an inode may be reused)
+                    if known is not None and known[0] == ident and known[2] < st.st_size \
+                            and head[:len(known[1])] == known[1]:
+                        start, lines = known[2], list(known[3])
+                    f.seek(start)
+                    chunk = f.read()
+            except FileNotFoundError:  # moved aside between the stat and the open: read it next time
+                return list(known[3]) if known is not None else []
+            end = chunk.rfind(b"\n") + 1
+            for raw in chunk[:end].splitlines():
+                try:
+                    value = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(value, dict):
+                    lines.append(value)
+            self._parsed[name] = (ident, head, start + end, lines)
+            return list(lines)

@@ -35,6 +35,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from ..errors import make_error
 from ..i18n import Lang
 from .execute import body
+from .logs import clean_session
 from .service import HttpReply, SkillSite, bad_body
 from .skills import Skill
 
@@ -79,7 +80,8 @@ def mcp_server(site: SkillSite, *, api_key: str | None = None, lang: Lang = "en"
         if key is None and headers.get("authorization", "").lower().startswith("bearer "):
             key = headers["authorization"][7:].strip()
         asked = headers.get("accept-language", lang)
-        return key or api_key, headers.get("x-session-id"), "zh" if asked.lower().startswith("zh") else "en"
+        # the session id is checked as over HTTP: a key sent in its place is dropped, never logged
+        return key or api_key, clean_session(headers.get("x-session-id")), "zh" if asked.lower().startswith("zh") else "en"
 
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:

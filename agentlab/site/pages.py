@@ -7,8 +7,15 @@ through :func:`html.escape` once, in :func:`_e`; every sentence is in ``agentlab
 in English and Chinese. The numbers come from ``call.jsonl`` (docs/site.md#pages): a
 skill's calls are the lines naming it, a success is a line with ``success: true``.
 
-The pages read without a key: they show what ``GET /api/skills`` shows plus the call log,
-whose lines hold a key's *name* (chosen by the operator), never the key or its hash.
+The market and a skill's metadata read without a key, as ``GET /api/skills`` does, with
+each skill's call count and success rate. What callers sent and got back (the call log page,
+a skill's recent calls) holds other tenants' data: it is shown only to a request with an
+*operator* key (``keys create --operator``, sent as HTTP Basic's password or as ``X-API-Key``;
+``app.py`` checks it), and even then card numbers, e-mails and phone numbers are masked
+(:func:`agentlab.errors.mask_personal`) and a session id that looks like a key is not shown.
+A line holds a key's *name* (chosen by the operator), never the key or its hash. The log is
+parsed once and then only what was appended (:meth:`SiteLogs.read`), so a page view costs
+little however often it is asked for.
 """
 from __future__ import annotations
 
@@ -20,11 +27,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ..errors import mask_personal
 from ..i18n import Lang, t
+from .logs import clean_session
 from .service import SkillSite
 from .skills import Skill
 
-__all__ = ["CSP", "LOG_ROWS", "Stats", "detail_page", "log_page", "market_page", "missing_page", "skill_stats"]
+__all__ = ["CSP", "LOG_ROWS", "Stats", "detail_page", "log_page", "market_page", "missing_page", "operator_page",
+           "skill_stats"]
 
 #: the pages run no script: a ``<script>`` that slipped past escaping would still not run
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; base-uri 'none'"
@@ -57,8 +67,11 @@ def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def _json(value: Any) -> str:
+def _json(value: Any, *, personal: bool = False) -> str:
+    """``value`` as indented JSON, cut and escaped; ``personal``: what a caller sent or got, masked."""
     text = json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True, default=str)
+    if personal:
+        text = mask_personal(text)
     if len(text) > _VALUE_CHARS:
         text = text[:_VALUE_CHARS] + " …"
     return _e(text)
@@ -186,12 +199,19 @@ def _log_table(lines: list[Mapping[str, Any]], lang: Lang, *, with_skill: bool =
             f'<td class="{"ok" if ok else "bad"}">{_e(line.get("status"))}'
             + (f" {_e(t('page.replayed', lang))}" if line.get("replayed") else "") + "</td>"
             f"<td>{_e(line.get('latency_ms'))} ms</td><td class='key'>{_e(line.get('key_name') or '—')}</td>"
-            f"<td class='session'>{_e(line.get('session_id') or '—')}</td>"
-            f"<td class='arguments'><pre>{_json(line.get('arguments'))}</pre></td>"
-            f"<td class='result'><pre>{_json(outcome)}</pre></td></tr>")
+            f"<td class='session'>{_e(_session(line.get('session_id')) or '—')}</td>"
+            f"<td class='arguments'><pre>{_json(line.get('arguments'), personal=True)}</pre></td>"
+            f"<td class='result'><pre>{_json(outcome, personal=True)}</pre></td></tr>")
     if not rows:
         return f"<p class='muted empty'>{_e(t('page.no_calls', lang))}</p>"
     return f"<table class='log'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _session(value: Any) -> str | None:
+    """A logged session id as shown: an old line may hold a key sent in its place."""
+    if value is None or value == "":
+        return None
+    return clean_session(value) or (str(value) if str(value).startswith("[") else "[secret removed]")
 
 
 def _time(ts: float) -> str:
@@ -199,8 +219,9 @@ def _time(ts: float) -> str:
     return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def detail_page(site: SkillSite, skill: Skill, lang: Lang) -> str:
-    """``GET /skills/{name}``: schemas, examples, notes, changelog, limits and recent numbers."""
+def detail_page(site: SkillSite, skill: Skill, lang: Lang, *, operator: bool = False) -> str:
+    """``GET /skills/{name}``: schemas, examples, notes, changelog, limits and recent numbers;
+    the recent calls themselves only for an ``operator``."""
     meta = skill.meta.to_dict(lang)
     s = skill_stats(site)[skill.name]
     limits = [(t("page.class", lang), t("page.class." + meta["rate_class"], lang)),
@@ -239,8 +260,10 @@ def detail_page(site: SkillSite, skill: Skill, lang: Lang) -> str:
         f"<span class='calls'>{_e(t('page.calls', lang))}: {s.calls}</span> · "
         f"<span class='success'>{_e(t('page.success_rate', lang))}: {_percent(s.success_rate)}</span> · "
         f"p50 {_e('—' if s.p50 is None else f'{s.p50:g} ms')} · p95 {_e('—' if s.p95 is None else f'{s.p95:g} ms')} · "
-        f"{_e(t('page.status', lang))}: {statuses}</p>{_log_table(recent, lang, with_skill=False)}"
-        f'<p><a href="{_e(log_link)}">{_e(t("page.all_calls", lang))}</a></p>')
+        f"{_e(t('page.status', lang))}: {statuses}</p>"
+        + (_log_table(recent, lang, with_skill=False) if operator
+           else f"<p class='muted operator-only'>{_e(t('page.recent.operator', lang))}</p>")
+        + f'<p><a href="{_e(log_link)}">{_e(t("page.all_calls", lang))}</a></p>')
     return _page(meta["display_name"], body, lang, f"/skills/{quote(skill.name)}", {})
 
 
@@ -276,7 +299,16 @@ def log_page(site: SkillSite, lang: Lang, *, skill: str = "", status: str = "", 
             f'<input type="hidden" name="lang" value="{lang}"><button type="submit">{_e(t("page.filter", lang))}</button>'
             f'<a href="{_e(_url("/logs", {"lang": lang}))}">{_e(t("page.clear", lang))}</a></form>')
     count = t("page.showing", lang, shown=len(shown), matched=len(picked), total=len(lines))
-    body = (f"<h1>{_e(t('page.logs', lang))}</h1><p class='muted'>{_e(t('page.logs.intro', lang))}</p>{form}"
+    intro = " ".join(t(k, lang) for k in ("page.logs.intro", "page.logs.masked", "page.logs.keyless"))
+    body = (f"<h1>{_e(t('page.logs', lang))}</h1><p class='muted'>{_e(intro)}</p>{form}"
             f"<p class='count'>{_e(count)}</p>{_log_table(shown, lang)}")
     params = {"skill": skill, "status": status, "key": key, "session": session}
     return _page(t("page.logs", lang), body, lang, "/logs", params)
+
+
+def operator_page(lang: Lang, here: str = "/logs") -> str:
+    """The ``401`` page of a call log asked for without an operator key: what to send, how to make one."""
+    body = (f"<h1>{_e(t('page.operator', lang))}</h1><p class='operator-only'>{_e(t('page.operator.why', lang))}</p>"
+            f"<p>{_e(t('page.operator.how', lang))}</p>"
+            f"<pre>python -m agentlab site keys create --name NAME --operator</pre>")
+    return _page(t("page.operator", lang), body, lang, here, {})

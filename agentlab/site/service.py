@@ -311,11 +311,13 @@ class SkillSite:
                             stack=outcome.internal)
 
     def create_key(self, name: str, skills: Iterable[str] = ("*",), *, quota: int | None = None,
-                   period: str = "day") -> tuple[str, ApiKey]:
-        """A new key (returned once) and its record; the creation is audited, the key is not in the log."""
-        key, record = self.keys.create(name, skills, quota=quota, period=period)
+                   period: str = "day", operator: bool = False) -> tuple[str, ApiKey]:
+        """A new key (returned once) and its record; the creation is audited, the key is not in the log.
+        ``operator``: the key also opens the call log (every tenant's calls, docs/site.md#pages)."""
+        key, record = self.keys.create(name, skills, quota=quota, period=period, operator=operator)
         self.logs.write("audit", request_id=uuid.uuid4().hex[:16], session_id=None, action="key_created",
-                        key_id=record.id, key_name=name, skills=list(record.skills), quota=quota, period=period)
+                        key_id=record.id, key_name=name, skills=list(record.skills), quota=quota, period=period,
+                        operator=operator)
         return key, record
 
 

@@ -2,7 +2,8 @@
 
 It is the seed's double e-mail: a client that resends after a lost reply would send two.
 The site's idempotency key makes the second request a replay of the first, so the outbox
-holds one message (docs/guards.md#idempotency).
+holds one message (docs/guards.md#idempotency). Replicas sharing the data folder append
+under a lock file, so two messages never interleave in the outbox.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 import uuid
 from pathlib import Path
 
+from agentlab.site.files import locked
 from agentlab.site.skills import SkillContext, read_meta, register_skill
 
 __all__ = ["send_notification"]
@@ -19,7 +21,8 @@ __all__ = ["send_notification"]
 def send_notification(arguments: dict, ctx: SkillContext) -> dict:
     """Append one message to ``outbox.jsonl`` in the site's data folder."""
     message = {"message_id": "M" + uuid.uuid4().hex[:10], **arguments}
-    with ctx.lock, (Path(ctx.data_dir) / "outbox.jsonl").open("a", encoding="utf-8") as f:
+    outbox = Path(ctx.data_dir) / "outbox.jsonl"
+    with ctx.lock, locked(outbox.with_name("outbox.jsonl.lock")), outbox.open("a", encoding="utf-8") as f:
         f.write(json.dumps(message, ensure_ascii=False) + "\n")
     return {"message_id": message["message_id"], "to": arguments["to"],
             "summary": f"Sent {arguments['subject']!r} to {arguments['to']}."}

@@ -4,6 +4,10 @@ The source is a small table (the demo has no network); ``weather_source.json`` i
 site's data folder makes it slow (``{"mode": "slow", "delay": 10}``) or down
 (``{"mode": "down"}``), so the timeout and the fallback can be seen. Every live answer
 is cached; ``allow_cached=true`` answers from the cache, saying when it was measured.
+
+Replicas sharing the data folder share the cache file: it is replaced whole (written to a
+temporary file, then renamed) under a lock file, so a reader never meets half a file and no
+replica's update is lost under another's; a cache that cannot be read counts as empty.
 """
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import time
 from pathlib import Path
 
 from agentlab.errors import Problem, ToolFailure
+from agentlab.site.files import load_json, locked, write_atomic
 from agentlab.site.skills import SkillContext, read_meta, register_skill
 from agentlab.tools import rule
 
@@ -48,15 +53,25 @@ def _source(ctx: SkillContext) -> dict:
         return {"mode": "ok"}
 
 
+def _cache(path: Path) -> dict:
+    cache = load_json(path, {})
+    return cache if isinstance(cache, dict) else {}
+
+
+def _entry(value: object) -> bool:
+    """A cached answer that can be shown (a hand-edited or damaged entry counts as none)."""
+    return isinstance(value, dict) and isinstance(value.get("temperature"), (int, float)) \
+        and all(isinstance(value.get(k), str) for k in ("condition", "as_of"))
+
+
 @register_skill(read_meta(Path(__file__).with_name("skill.json")), validate=check_city)
 def current_weather(arguments: dict, ctx: SkillContext) -> dict:
     """Today's weather in a known city, live or (when asked) from the cache."""
     city = _city(arguments["city"]) or arguments["city"]
     cache_path = Path(ctx.data_dir) / "weather_cache.json"
-    with ctx.lock:
-        cache = json.loads(cache_path.read_text(encoding="utf-8")) if cache_path.exists() else {}
     if arguments.get("allow_cached"):
-        if city not in cache:
+        cache = _cache(cache_path)  # no lock: the file is only ever replaced whole
+        if not _entry(cache.get(city)):
             raise ToolFailure("NOT_FOUND", {"en": f"Nothing is cached for {city} yet. Tell the user the weather "
                                                   "cannot be looked up right now and suggest a weather app.",
                                             "zh": f"{city} 还没有缓存数据。请告诉用户暂时查不到天气，建议查看天气 App。"})
@@ -72,8 +87,8 @@ def current_weather(arguments: dict, ctx: SkillContext) -> dict:
     now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     result = {"city": city, "temperature": temperature, "condition": condition, "humidity": humidity, "wind": wind,
               "cached": False, "as_of": now}
-    with ctx.lock:
-        cache = json.loads(cache_path.read_text(encoding="utf-8")) if cache_path.exists() else {}
+    with ctx.lock, locked(cache_path.with_name(cache_path.name + ".lock")):  # other replicas write it too
+        cache = _cache(cache_path)
         cache[city] = result
-        cache_path.write_text(json.dumps(cache, ensure_ascii=False), encoding="utf-8")
+        write_atomic(cache_path, json.dumps(cache, ensure_ascii=False))
     return {**result, "summary": f"{city}: {condition}, {temperature:g} °C, humidity {humidity:g}%, wind {wind}."}
