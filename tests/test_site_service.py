@@ -171,3 +171,50 @@ def test_a_store_that_dies_after_the_effect_answers_outcome_unknown_and_a_resend
     while not any(k.endswith(":pay:pay-1") for k in site.claims.unknown()):
         assert time.monotonic() < deadline
         time.sleep(0.2)
+
+
+# ---------------------------------------------------------------- smaller
+NOTE = {"to": "customer@example.com", "subject": "Refund", "body": "Your refund is on its way."}
+
+
+def test_a_rate_limited_duplicate_write_hears_429_not_in_progress(site):
+    import threading
+    import time
+    key, _ = site.create_key("busy")
+    n = 0
+    while call(site, "send_notification", NOTE, key, f"fill-{n}").status != 429:  # spend the minute's writes
+        n += 1
+        assert n < 1000
+    admit = site.limiter.admit
+
+    def slow_admit(*a, **kw):  # the first request holds its claim while the limiter answers
+        time.sleep(0.3)
+        return admit(*a, **kw)
+
+    site.limiter.admit = slow_admit
+    replies = []
+    threads = [threading.Thread(target=lambda: replies.append(call(site, "send_notification", NOTE, key, "same")))
+               for _ in range(2)]
+    for th in threads:
+        th.start()
+        time.sleep(0.05)
+    for th in threads:
+        th.join()
+    assert [r.status for r in replies] == [429, 429]
+    assert all(r.body["error"]["code"] == "RATE_LIMITED" and r.headers.get("Retry-After") for r in replies)
+
+
+@pytest.mark.parametrize("grace", [-1.0, float("nan"), float("inf")])
+def test_a_lease_grace_that_is_no_duration_is_refused(tmp_path, grace):
+    from agentlab.i18n import LocalizedError
+    with pytest.raises(LocalizedError):
+        SkillSite(tmp_path, lease_grace=grace)
+
+
+@pytest.mark.parametrize("grace", ["-5", "nan", "inf"])
+def test_the_command_line_refuses_a_lease_grace_that_is_no_duration(tmp_path, grace, capsys):
+    pytest.importorskip("fastapi")
+    from agentlab.cli import main
+    code = main(["site", "--data", str(tmp_path), "--lease-grace", grace, "keys", "create", "--name", "x"])
+    err = capsys.readouterr().err
+    assert code == 2 and "lease grace" in err.lower() and "Traceback" not in err
