@@ -218,3 +218,52 @@ def test_the_command_line_refuses_a_lease_grace_that_is_no_duration(tmp_path, gr
     code = main(["site", "--data", str(tmp_path), "--lease-grace", grace, "keys", "create", "--name", "x"])
     err = capsys.readouterr().err
     assert code == 2 and "lease grace" in err.lower() and "Traceback" not in err
+
+
+def test_a_frozen_store_slows_only_the_calls_that_need_it_never_the_pages(tmp_path, redis_box):
+    """Redis stopped (SIGSTOP) under a real uvicorn: 60 executes at once wait for it (3 s at most, then 503), and
+    past the cap on running calls they are refused at once; the market page still answers, from the threads left."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from conftest import ROOT, free_port
+    httpx = pytest.importorskip("httpx")
+    data = tmp_path / "site"
+    key, _ = SkillSite(data, store=redis_box.url).create_key("t")
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    server = subprocess.Popen([sys.executable, "-m", "agentlab", "site", "--data", str(data), "--store", redis_box.url,
+                               "--port", str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(base + "/api/skills", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline and server.poll() is None, "the site did not start"
+            time.sleep(0.2)
+        os.kill(redis_box.proc.pid, signal.SIGSTOP)
+        try:
+            def execute(_):
+                return httpx.post(f"{base}/api/skills/current_weather/execute", json={"arguments": {"city": "Beijing"}},
+                                  headers={"X-API-Key": key}, timeout=60)
+            with ThreadPoolExecutor(60) as pool:
+                calls = list(pool.map(lambda i: pool.submit(execute, i), range(60)))
+                time.sleep(0.5)  # every worker thread the executes may take is taken now
+                page = httpx.get(base + "/", timeout=2.5)  # a hang guard: before, the page waited 30 s for a thread
+                statuses = [c.result().status_code for c in calls]
+        finally:
+            os.kill(redis_box.proc.pid, signal.SIGCONT)
+        assert page.status_code == 200
+        assert set(statuses) == {503}  # the store was down, or the site was full: nothing ran, a resend is safe
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(10)
