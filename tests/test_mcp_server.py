@@ -115,3 +115,30 @@ def test_streamable_http_in_the_sites_app_takes_the_key_header_and_refuses_other
     assert foreign.status_code == 421  # DNS rebinding protection: only localhost unless create_app(mcp_hosts=...)
     calls = [json.loads(x) for x in (site.data_dir / "logs" / "call.jsonl").read_text().splitlines()]
     assert calls[-1]["session_id"] == "sess-mcp" and calls[-1]["key_name"] == "agent"
+
+
+def _nested(depth):
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("arguments", [
+    {"order_id": float("nan")},
+    {"order_id": "A1001\ud800"},
+    {"order_id": "A1001", "x": _nested(70)},
+    {"order_id": 10 ** 5000},
+], ids=["nan", "surrogate", "70 deep", "5000 digits"])
+def test_a_malformed_call_is_a_4xx_in_agentlabs_shape_never_python_text(site, arguments):
+    import sys
+    sys.set_int_max_str_digits(0)  # so that the SDK itself can carry the 5,000-digit number to the server
+    try:
+        key, _ = site.create_key("agent")
+        result = in_memory(site, key, lambda s: s.call_tool("get_order", arguments))
+    finally:
+        sys.set_int_max_str_digits(4300)
+    assert result.isError
+    refused = json.loads(result.content[0].text)
+    assert 400 <= refused["status"] < 500 and refused["error"]["category"] != "transient"  # fix it, never "later"
+    assert "Traceback" not in result.content[0].text and "Error:" not in result.content[0].text
