@@ -731,12 +731,30 @@ def _enum(s: dict) -> Check | None:
                 out.append(Problem(show(join(parent, key)), "not_in_enum", got=v, allowed=allowed, description=desc))
         return check_str_enum
 
+    # scalars looked up by (kind, value), so a long enum costs one lookup a check, not a pass over it (1 and 1.0
+    # are one number, as JSON has it, and hash alike; true is not 1); lists and objects are compared one by one
+    scalars = frozenset(_scalar_key(x) for x in values if isinstance(x, _SCALARS))
+    nested = [x for x in values if not isinstance(x, _SCALARS)]
+
     def check_enum(v, parent, key, out):
-        for x in values:
-            if json_eq(v, x):
+        if isinstance(v, _SCALARS):
+            if _scalar_key(v) in scalars:
                 return
+        elif any(json_eq(v, x) for x in nested):
+            return
         out.append(Problem(show(join(parent, key)), "not_in_enum", got=v, allowed=allowed, description=desc))
     return check_enum
+
+
+_SCALARS = (str, int, float, type(None))  # bool is an int
+
+
+def _scalar_key(v: Any) -> tuple[str, Any]:
+    if isinstance(v, bool):
+        return ("bool", v)
+    if isinstance(v, (int, float)):
+        return ("number", v)
+    return (type(v).__name__, v)
 
 
 def _multiple_of(v: float, m: float) -> bool:
