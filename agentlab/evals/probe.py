@@ -77,9 +77,10 @@ VERDICTS: tuple[str, ...] = ("not_caught", "tool_failed", "not_repaired", "no_ca
                              "repaired", "ok", "n/a")
 META_LABEL = "#probe"  # the cassette line that holds the settings of the recording
 #: Seconds the whole probe may run, and one tool of it (defaults of :func:`probe`): generous for a local model
-#: on two cores (a trial takes up to a minute there), and a stop for a schema that would run all day.
-TIME_LIMIT = 4 * 3600.0
-TOOL_TIME_LIMIT = 1800.0
+#: on two cores (a turn takes 4 to 10 s there, a trial up to a minute: 14 categories of 3 trials is about
+#: 40 minutes), and a stop for a schema that would run all day.
+TIME_LIMIT = 8 * 3600.0
+TOOL_TIME_LIMIT = 3600.0
 
 #: Gives the model for one trial: (tool, the valid call, the trial's label) -> a model.
 ModelSource = Callable[[str, dict, str], Model]
