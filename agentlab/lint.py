@@ -16,6 +16,9 @@ Each rule looks for one way a schema makes the model guess. Findings are data
 | AL009 description-says-what-not-when | a tool description that never says when to use it |
 | AL010 unchecked-format | a ``format`` the validator treats as a note, not a rule (only date, date-time, time, email, uuid, ipv4 are checked) |
 | AL011 slow-pattern | a ``pattern`` or ``patternProperties`` name that can take exponential time (``(a+)+``, ``(a|aa)*``) |
+
+AL011 reads patterns with :func:`agentlab.schema.slow_pattern`, the reading that also refuses them when a schema
+is loaded: the linter says it about a file before it is loaded, the loader refuses it.
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .i18n import Lang
-from .schema import FORMATS, ecma_to_python, subschemas, to_snake, unsupported_keywords
+from .schema import FORMATS, slow_pattern, subschemas, to_snake, unsupported_keywords
 
 __all__ = ["Finding", "Severity", "lint", "slow_pattern"]
 
@@ -156,114 +159,6 @@ def lint(tools: Iterable[Any], *, lang: Lang = "en") -> list[Finding]:
             findings += _lint_field(loc, field, sub, required, lang)
     findings += _lint_naming(names_seen, lang)
     return findings
-
-
-_QUANTIFIER = re.compile(r"[*+?]|\{(\d*)(,?)(\d*)\}")
-_GROUP_OPENER = re.compile(r"\?(?::|=|!|<=|<!|<[A-Za-z_]\w*>|P<[A-Za-z_]\w*>)?")
-
-
-class _Group:
-    """One open group while :func:`slow_pattern` reads: what it holds so far."""
-
-    def __init__(self, begin: int):
-        self.repeats = False  # holds a repetition of variable length
-        self.alts: list[str] = []  # its alternatives as written, the current one not yet
-        self.begin = begin  # where the current alternative began
-        self.atoms: list[list[Any]] = []  # [text, repeated] for each character it can match, nested ones too
-
-
-def slow_pattern(pattern: str) -> bool:
-    """Whether ``pattern`` has the shape of catastrophic backtracking, by a cheap reading of its text.
-
-    Two shapes, the classic ones: a group repeated without bound that holds a repetition of variable
-    length itself (``(a+)+``, ``(\\w*x)*``, ``(a{1,3})+``), unless a character that nothing else in the
-    group can match begins or ends it (``(-[a-z]+)*``, ``(\\d{1,3}\\.)+`` are fine: each turn has one way
-    to end); or whose alternatives overlap, one being the same as another or its beginning (``(a|aa)+``).
-    A heuristic: it can miss a slow pattern and flag a harmless one; it never runs the pattern.
-    """
-    stack = [_Group(0)]
-    last: _Group | list[Any] | None = None  # the atom just read: a closed group, or [text, repeated]
-    i, n = 0, len(pattern)
-    while i < n:
-        ch = pattern[i]
-        q = _QUANTIFIER.match(pattern, i)
-        if q is not None and (ch != "{" or q.group(1) or q.group(3)):
-            if last is None:
-                i = q.end()
-                continue
-            unbounded = ch in "*+" or (ch == "{" and bool(q.group(2)) and not q.group(3))
-            variable = ch in "*+?" or (ch == "{" and bool(q.group(2)) and q.group(1) != q.group(3))
-            if isinstance(last, _Group):
-                if unbounded and last.repeats and not _delimited(last.atoms):
-                    return True  # a repetition inside a repetition
-                if unbounded and any(a and b.startswith(a) for x, a in enumerate(last.alts)
-                                     for y, b in enumerate(last.alts) if x != y):
-                    return True  # alternatives that overlap, repeated
-                if variable or last.repeats:
-                    stack[-1].repeats = True
-                for atom in last.atoms:
-                    atom[1] = atom[1] or variable
-            else:
-                last[1] = True
-                stack[-1].repeats = stack[-1].repeats or variable
-            i = q.end() + pattern.startswith("?", q.end())  # a lazy quantifier is as slow
-            last = None
-            continue
-        if ch == "(":
-            m = _GROUP_OPENER.match(pattern, i + 1)
-            i = m.end() if m else i + 1
-            stack.append(_Group(i))
-            last = None
-            continue
-        if ch == ")" and len(stack) > 1:
-            group = stack.pop()
-            group.alts.append(pattern[group.begin:i])
-            stack[-1].atoms += group.atoms
-            last, i = group, i + 1
-            continue
-        if ch == "|":
-            stack[-1].alts.append(pattern[stack[-1].begin:i])
-            stack[-1].begin = i + 1
-            last, i = None, i + 1
-            continue
-        if ch == "\\":
-            j = i + 2
-        elif ch == "[":
-            j = i + 1 + pattern.startswith("^", i + 1)
-            j += pattern.startswith("]", j)  # a "]" first in a class is literal
-            while j < n and pattern[j] != "]":
-                j += 2 if pattern[j] == "\\" else 1
-            j += 1
-        else:
-            j = i + 1
-        if ch in "^$":
-            last = None
-        else:
-            last = [pattern[i:j], False]
-            stack[-1].atoms.append(last)
-        i = j
-    return False
-
-
-def _delimited(atoms: list[list[Any]]) -> bool:
-    """Whether the group's first or last atom is one fixed character that none of its other atoms matches."""
-    for edge in (atoms[:1], atoms[-1:]):
-        if not edge or edge[0][1]:
-            continue
-        text = edge[0][0]
-        char = text[1] if len(text) == 2 and text[0] == "\\" and not text[1].isalnum() else text
-        if len(char) != 1 or text == "." or text.startswith("["):  # the dot and a class are no one character
-            continue
-        if all(not _matches(a[0], char) for a in atoms if a is not edge[0]):
-            return True
-    return False
-
-
-def _matches(atom: str, char: str) -> bool:
-    try:
-        return re.fullmatch(ecma_to_python(atom), char) is not None
-    except re.error:
-        return True  # cannot tell: assume it does
 
 
 def _as_function(t: Any) -> Mapping:

@@ -502,3 +502,154 @@ def test_every_checked_in_probe_recording_replays_whole(tape):
     first = replay()
     assert first["meta"]["not_recorded"] == 0 and first["summary"] == replay()["summary"]
     assert first["summary"]["applicable"] > 0
+
+
+# --- the probe's bounds: sizes, enum values, numbers, time ----------------------------------------
+HUGE = {  # each field once grew the probe to gigabytes, ran it for minutes, or raised OverflowError
+    "min_length": ({"type": "string", "minLength": 500_000_000}, "probe.why.over_limit"),
+    "min_items": ({"type": "array", "items": {"type": "string"}, "minItems": 10**12}, "probe.why.over_limit"),
+    "min_properties": ({"type": "object", "minProperties": 10**9}, "probe.why.over_limit"),
+    "pattern_repeat": ({"type": "string", "pattern": "^a{4000000000}$"}, "probe.why.over_limit"),
+    "enum": ({"type": "string", "enum": list(range(20_000))}, "probe.why.enum_tried"),
+    "minimum": ({"type": "number", "minimum": 1e308}, "probe.why.number_too_big"),
+    "minimum_int": ({"type": "integer", "minimum": 10**400}, "probe.why.number_too_big"),
+    "maximum": ({"type": "number", "maximum": -1e308}, "probe.why.number_too_big"),
+}
+
+
+def _tool_with(field: dict, name: str = "set_x") -> Registry:
+    return Registry.from_specs([{"name": name, "description": "Set x. Use it when asked.",
+                                 "parameters": {"type": "object", "properties": {"x": field}, "required": ["x"]}}])
+
+
+@pytest.mark.parametrize("case", list(HUGE))
+def test_a_schema_past_the_probes_bounds_ends_at_once_with_a_named_reason(case):
+    """Before: MemoryError (6.2 GB for the minLength), OverflowError (the numbers), 26 minutes (the enum)."""
+    import tracemalloc
+    field, why = HUGE[case]
+    tracemalloc.start()
+    try:
+        report = probe(_tool_with(field), fake_source(), categories=["clean"])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 2**20, peak  # nothing of the size asked for was built
+    (unprobed,) = report["summary"]["unprobed"]
+    assert unprobed["why"] == why and unprobed["en"] and unprobed["zh"] and unprobed["en"] != unprobed["zh"]
+    assert "(at x)" in unprobed["en"] and "字段 x" in unprobed["zh"]
+    for lang in ("en", "zh"):
+        assert any(unprobed[lang] in line for line in summary_lines_of(report, lang))
+
+
+@pytest.mark.parametrize("field", [{"type": "number", "multipleOf": 1e-300, "minimum": 5},
+                                   {"type": "integer", "multipleOf": 1e-300, "minimum": 1, "maximum": 1e300},
+                                   {"type": "number", "multipleOf": 1e308},
+                                   {"type": "number", "minimum": 5e9},
+                                   {"type": "integer", "maximum": 10**400, "minimum": -10**400}])
+def test_numbers_at_the_edges_are_reckoned_without_overflow(field):
+    """A multipleOf of 1e-300 with a minimum raised OverflowError; a minimum of 5e9 was "minimum over maximum?"."""
+    reg = _tool_with(field)
+    args = valid_call(reg["set_x"].parameters, seed=0)
+    assert reg.check("set_x", args).ok, args
+    assert abs(args["x"]) <= 10**15
+
+
+def test_a_fault_past_a_huge_max_length_is_not_built_and_the_tool_is_probed_in_part():
+    """Before, out_of_range wrote a string one past maxLength 10**12: MemoryError. Now that cell is n/a, with why."""
+    report = probe(_tool_with({"type": "string", "maxLength": 10**12}), fake_source(),
+                   categories=["out_of_range", "wrong_type"])
+    got = cells(report)
+    assert got[("set_x", "out_of_range")]["na_reason"] == "probe.na.beyond_reach"
+    assert got[("set_x", "wrong_type")]["applies"]  # the rest of the tool was probed
+    (partial,) = report["summary"]["partial"]
+    assert partial["why"] == "probe.partial.beyond_reach" and partial["categories"] == ["out_of_range"]
+    assert "100000" in partial["en"] and "100000" in partial["zh"]
+    for lang in ("en", "zh"):
+        page = render_html(report, lang)
+        assert t_("probe.h_partial", lang) in page and html.escape(partial[lang]) in page
+        assert partial[lang] in "\n".join(summary_lines_of(report, lang))
+    # a limit within reach is still faulted
+    small = probe(_tool_with({"type": "string", "maxLength": 8}), fake_source(), categories=["out_of_range"])
+    assert cells(small)[("set_x", "out_of_range")]["applies"] and not small["summary"]["partial"]
+
+
+def t_(key, lang, **kw):
+    from agentlab.i18n import t
+    return t(key, lang, **kw)
+
+
+def _two_tools() -> Registry:
+    spec = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 9}}, "required": ["n"]}
+    return Registry.from_specs([{"name": "set_a", "description": "Set a.", "parameters": spec},
+                                {"name": "set_b", "description": "Set b.", "parameters": spec}])
+
+
+def _stepping(step: float):
+    """A clock that moves only when a trial starts (the model is asked for), ``step`` seconds each time."""
+    now = [0.0]
+
+    def source(tool, args, label):
+        now[0] += step
+        return fake_source()(tool, args, label)
+    return (lambda: now[0]), source
+
+
+def test_the_time_budget_per_tool_cuts_a_tool_short_and_says_which_categories_were_not_run():
+    clock, source = _stepping(10)
+    report = probe(_two_tools(), source, categories=["clean", "wrong_type", "out_of_range"], trials=2,
+                   tool_time_limit=35, time_limit=None, clock=clock)
+    s = report["summary"]
+    assert s["probed"] == 2 and not s["unprobed"]
+    ran = {(c["tool"], c["category"]): c["trials"] for c in report["cells"]}
+    assert ran == {("set_a", "clean"): 2, ("set_a", "wrong_type"): 2, ("set_b", "clean"): 2, ("set_b", "wrong_type"): 2}
+    assert [(p["tool"], p["why"], p["categories"]) for p in s["partial"]] == [
+        ("set_a", "probe.why.tool_time", ["out_of_range"]), ("set_b", "probe.why.tool_time", ["out_of_range"])]
+    assert "35 s" in s["partial"][0]["en"] and "35 秒" in s["partial"][0]["zh"]
+    assert report["settings"]["tool_time_limit"] == 35
+    page = render_html(report, "zh")
+    assert s["partial"][0]["zh"] in page and "未运行：out_of_range" in page
+
+
+def test_the_total_time_budget_leaves_later_tools_unprobed_with_why_and_never_raises():
+    clock, source = _stepping(10)
+    report = probe(_two_tools(), source, categories=["clean", "wrong_type", "out_of_range"], time_limit=15,
+                   tool_time_limit=None, clock=clock)
+    s = report["summary"]
+    assert [(p["tool"], p["why"], p["categories"]) for p in s["partial"]] == [
+        ("set_a", "probe.why.total_time", ["out_of_range"])]
+    assert [(u["tool"], u["why"]) for u in s["unprobed"]] == [("set_b", "probe.why.total_time")]
+    assert not [c for c in report["cells"] if c["tool"] == "set_b"]  # not run is not n/a
+    lines = summary_lines_of(report, "en")
+    assert any("1 of 2 tools were not probed" in line and "15 s in all" in line for line in lines), lines
+    assert not any("no valid call can be made" in line for line in lines)
+    page = render_html(report, "en")
+    assert "Tools that could not be probed" not in page and t_("probe.h_partial", "en") in page
+
+
+def test_a_slow_schema_search_stops_at_the_tool_budget():
+    """The clock is read while a call is built, too: a search still running when the budget ends stops."""
+    ticks = [0.0]
+
+    def clock():
+        ticks[0] += 1.0
+        return ticks[0]
+    field = {"anyOf": [{"type": "string", "pattern": "^(?=x)y$"}] * 50}  # every option built, none passes
+    report = probe(_tool_with(field), fake_source(), categories=["clean"], tool_time_limit=30, clock=clock)
+    (unprobed,) = report["summary"]["unprobed"]
+    assert unprobed["why"] == "probe.why.tool_time" and "30 s" in unprobed["en"]
+
+
+def test_the_probe_names_a_failure_of_its_own_instead_of_raising(monkeypatch):
+    from agentlab.evals import probe as probe_module
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(probe_module, "valid_call", broken)
+    report = probe(_tool_with({"type": "string"}), fake_source(), categories=["clean"])
+    (unprobed,) = report["summary"]["unprobed"]
+    assert unprobed["why"] == "probe.why.internal" and "RuntimeError: boom" in unprobed["en"]
+    monkeypatch.undo()
+    monkeypatch.setattr(probe_module, "_one", broken)
+    report = probe(_tool_with({"type": "string"}), fake_source(), categories=["clean", "wrong_type"])
+    (partial,) = report["summary"]["partial"]
+    assert partial["why"] == "probe.partial.internal" and partial["categories"] == ["clean", "wrong_type"]

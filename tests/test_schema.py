@@ -399,3 +399,39 @@ def test_one_of_matched_twice_says_so_in_both_languages(schema):
     assert "同时符合" in problems[0].to_dict("zh")["hint"]
     assert make_error("INVALID_ARGS", problems=problems)
     assert reasons(compile_schema(schema)(-1.5)) != {("$", "many_match")}
+
+
+CATASTROPHIC = ["^(a+)+$", "(a|aa)+$", "(x+x+)+y", "^(\\w+\\s?)*$", "(a*)*b"]
+BENIGN = ["^a+$", "^(a|b)+$", "^[a-z]+(-[a-z]+)*$", "^(\\d{1,3}\\.){3}\\d{1,3}$", "^#W\\d{7}$", "^[A-Z]{3}$"]
+
+
+@pytest.mark.parametrize("pattern", CATASTROPHIC)
+def test_a_catastrophic_pattern_is_refused_at_load_in_both_languages(pattern):
+    """Before, ``^(a+)+$`` compiled and every check of a long "aaaa…!" took seconds (lint's AL011 only warned)."""
+    for schema, where in (({"type": "object", "properties": {"code": {"type": "string", "pattern": pattern}}},
+                           "#/properties/code/pattern"),
+                          ({"type": "object", "patternProperties": {pattern: {"type": "string"}}}, "#/patternProperties/"),
+                          ({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",  # the delegated path
+                            "properties": {"code": {"pattern": pattern}}}, "#/properties/code/pattern")):
+        with pytest.raises(SchemaError) as info:
+            compile_schema(schema)
+        assert repr(pattern) in str(info.value) and where in str(info.value) and "exponential" in str(info.value)
+        assert repr(pattern) in info.value.localized("zh") and "指数级" in info.value.localized("zh")
+    money = {"$id": "https://example.com/code.json", "type": "string", "pattern": pattern}
+    with pytest.raises(SchemaError, match="exponential"):  # a document a $ref may reach is loaded too
+        compile_schema({"$ref": "https://example.com/code.json"}, resources={"https://example.com/code.json": money})
+
+
+@pytest.mark.parametrize("pattern", BENIGN)
+def test_benign_patterns_still_load_and_check(pattern):
+    check = compile_schema({"type": "object", "properties": {"code": {"type": "string", "pattern": pattern}},
+                            "patternProperties": {pattern: {"type": "string"}}})
+    assert check({"code": 5}) and check({"code": "?"})
+
+
+def test_the_linter_and_the_loader_share_one_reading_of_a_slow_pattern():
+    import importlib
+    schema = importlib.import_module("agentlab.schema")
+    assert importlib.import_module("agentlab.lint").slow_pattern is schema.slow_pattern
+    many = "(" + "|".join(f"w{i}x" for i in range(5000)) + ")+"  # read once, not pair by pair, on every load
+    assert not schema.slow_pattern(many) and schema.slow_pattern(many[:-2] + "|w1)+")

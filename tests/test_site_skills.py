@@ -46,3 +46,16 @@ def test_bad_metadata_fails_at_registration(bad):
 def test_limits_in_the_metadata_are_the_ones_enforced():
     assert SkillMeta("p", "p", "d", rate_class="paid").per_minute == 5
     assert SkillMeta("p", "p", "d", rate_class="paid", limits={"per_minute": 2}).to_dict()["limits"]["per_minute"] == 2
+
+
+@pytest.mark.parametrize("pattern", ["^(a+)+$", "(a|aa)+$", "(x+x+)+y"])
+def test_a_catastrophic_pattern_fails_skill_registration_with_the_sentence(pattern):
+    """Before, a skill whose input (or output) schema held ``^(a+)+$`` registered, and served calls."""
+    for where in ("input_schema", "output_schema"):
+        schema = {"type": "object", "properties": {"code": {"type": "string", "pattern": pattern}}}
+        with pytest.raises(SchemaError) as info:
+            SkillMeta("codes", "Codes", "Use it for codes.", **{where: schema})
+        assert repr(pattern) in str(info.value) and "exponential" in str(info.value)
+        assert "指数级" in info.value.localized("zh")
+    assert SkillMeta("codes", "Codes", "Use it.", input_schema={"type": "object", "properties": {
+        "code": {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$"}}})

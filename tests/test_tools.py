@@ -126,3 +126,16 @@ def test_id_and_anchor_work_through_the_registry():
     assert {(p.field, p.reason) for p in problems} == {
         ("items[0].sku", "wrong_type"), ("items[1].sku", "missing"), ("items[1].SKU", "unknown_field")}
     assert next(p for p in problems if p.reason == "unknown_field").suggestion == "sku"
+
+
+def test_a_tool_with_a_catastrophic_pattern_is_refused_at_registration():
+    """Before, lint flagged ``^(a+)+$`` (AL011) but the registry took it, and a model could stall every call."""
+    from agentlab.tools import ToolsInputError, load_specs
+    spec = {"name": "find_code", "description": "Find a code.", "parameters": {
+        "type": "object", "properties": {"code": {"type": "string", "pattern": "^(a+)+$"}}, "required": ["code"]}}
+    with pytest.raises(SchemaError, match=r"'\^\(a\+\)\+\$' at #/properties/code/pattern can take exponential time"):
+        Registry.from_specs([spec])
+    with pytest.raises(ToolsInputError) as info:
+        load_specs([spec], source="tools.json")
+    assert "find_code" in str(info.value) and "exponential" in str(info.value)
+    assert "指数级" in info.value.localized("zh")

@@ -13,6 +13,12 @@ Tools without an implementation run as dry-run stubs that check their arguments 
 passed the checks but whose tool failed (raised, even ``sys.exit()``) is ``tool_failed``, never ``ok``; a tool
 no valid call can be made for is not probed, and the report says why (``summary["unprobed"]``).
 
+The probe is bounded: what it builds (:mod:`agentlab.evals.probe_calls`' limits; a fault that would have to
+write past them, such as a string beyond a ``maxLength`` of 10**12, is ``n/a`` for that reason) and how long
+it runs (``time_limit`` in all, ``tool_time_limit`` a tool, read from ``clock``). A tool the budget left out,
+or cut short, is named with why (``summary["unprobed"]``, ``summary["partial"]``), in both languages, and so is
+one the probe itself could not handle: never an exception.
+
     report = probe(registry, fake_source(), trials=1)      # a dict: report.json, versioned
     probe_report.write(report, "probe-report/")            # report.json and report.html
 """
@@ -23,6 +29,7 @@ import hashlib
 import importlib
 import importlib.util
 import json
+import math
 import random
 import re
 import sys
@@ -43,17 +50,18 @@ from ..models.fakes import SelfCorrectingModel, Step
 from ..models.faults import FAULTS, FaultyModel, mutate_call
 from ..models.interface import Model, call
 from ..runs import Run
-from ..schema import compile_schema
+from ..schema import compile_schema, transform
 from ..store import MemoryStore
 from ..tools import Registry, Tool
 from ..trace import Event
 from ..version import __version__
 from .metrics import repair_turns, self_correction_rate
-from .probe_calls import NoValidCall, ask_for, valid_call
+from .probe_calls import MAX_LENGTH, NoValidCall, ask_for, valid_call
 
-__all__ = ["CATEGORIES", "META_LABEL", "REPORT_VERSION", "VERDICTS", "ModelSource", "ProbeInputError", "ProbeInterrupted",
-           "ToolExited", "cassette_settings", "caught_by", "dry_run", "fake_source", "guess_write", "load_impl", "prepare",
-           "probe", "recording_source", "replay_source", "summary_lines", "trial_label"]
+__all__ = ["BOUNDED", "CATEGORIES", "META_LABEL", "REPORT_VERSION", "TIME_LIMIT", "TOOL_TIME_LIMIT", "VERDICTS", "ModelSource",
+           "ProbeInputError", "ProbeInterrupted", "ToolExited", "cassette_settings", "caught_by", "dry_run", "fake_source",
+           "guess_write", "load_impl", "prepare", "probe", "recording_source", "replay_source", "summary_lines",
+           "trial_label"]
 
 REPORT_VERSION = 1
 #: "clean" is the call with no fault: can the model make it at all? Then each fault category.
@@ -68,6 +76,11 @@ _REPEATS = ("duplicate_call", "parallel_call")
 VERDICTS: tuple[str, ...] = ("not_caught", "tool_failed", "not_repaired", "no_call", "not_injected", "harmless", "caught",
                              "repaired", "ok", "n/a")
 META_LABEL = "#probe"  # the cassette line that holds the settings of the recording
+#: Seconds the whole probe may run, and one tool of it (defaults of :func:`probe`): generous for a local model
+#: on two cores (a turn takes 4 to 10 s there, a trial up to a minute: 14 categories of 3 trials is about
+#: 40 minutes), and a stop for a schema that would run all day.
+TIME_LIMIT = 8 * 3600.0
+TOOL_TIME_LIMIT = 3600.0
 
 #: Gives the model for one trial: (tool, the valid call, the trial's label) -> a model.
 ModelSource = Callable[[str, dict, str], Model]
@@ -357,7 +370,8 @@ def probe(registry: Registry, model: ModelSource, *, trials: int = 1, categories
           only: Sequence[str] | None = None, config: GuardConfig = GuardConfig(), lang: Lang = "en", seed: int = 0,
           offer: str = "one", impl: Mapping[str, Callable[..., Any]] | None = None, writes: set[str] | None = None,
           source: str = "", model_name: str = "", recorded: set[str] | None = None,
-          progress: Callable[[str], None] | None = None) -> dict:
+          progress: Callable[[str], None] | None = None, time_limit: float | None = TIME_LIMIT,
+          tool_time_limit: float | None = TOOL_TIME_LIMIT, clock: Callable[[], float] = time.monotonic) -> dict:
     """Probe every tool of ``registry`` (or those in ``only``) against every category: the report as a dict.
 
     Args:
@@ -367,8 +381,10 @@ def probe(registry: Registry, model: ModelSource, *, trials: int = 1, categories
         offer: ``one`` shows the model only the tool under test (faster, and it isolates the schema);
             ``all`` shows every tool, as an agent would.
         recorded: in a replay, the labels the cassette holds; a trial missing from it is left out, not scored.
+        time_limit, tool_time_limit: seconds for the whole probe and for one tool (None: no bound), read
+            from ``clock`` between trials and while a call is built; what they leave out is named, with why.
     """
-    started = time.perf_counter()
+    started = clock()
     wanted = [c for c in CATEGORIES if categories is None or c in categories or c == "clean"]
     unknown = [c for c in (categories or ()) if c not in CATEGORIES]
     if unknown:
@@ -379,53 +395,89 @@ def probe(registry: Registry, model: ModelSource, *, trials: int = 1, categories
     reg, about = prepare(registry, impl, writes)
     findings = lint(registry, lang=lang)
     specs = reg.specs()
+    reachable = _within_reach(specs)
+    ends = started + time_limit if time_limit is not None else math.inf
     tools_out, cells = [], []
     not_recorded = 0
     for info in about:
         tool = reg[info["name"]]
         if only and tool.name not in only:
             continue
-        why: NoValidCall | None = None
-        try:
-            args: dict | None = valid_call(tool.parameters, seed=f"{seed}/{tool.name}")
-        except NoValidCall as exc:
-            args, why = None, exc
-        info = {**info, "valid_call": args, "lint": [f.to_dict() for f in findings
-                                                      if f.location == tool.name or f.location.startswith(tool.name + ".")]}
-        if why is not None:  # said in both languages, as the categories are: the page is rendered in either
-            info["unprobed"] = {"why": why.why, "en": why.localized("en"), "zh": why.localized("zh")}
+        info = {**info, "valid_call": None, "lint": [f.to_dict() for f in findings
+                                                     if f.location == tool.name or f.location.startswith(tool.name + ".")]}
         tools_out.append(info)
-        valid = _validity(tool) if args is not None else (lambda e: False)
-        for category in wanted:
-            if args is None:
-                cells.append(_na(tool.name, category, "probe.na.no_valid_call"))
-                continue
-            why_na, field = _applies(category, tool, args, specs)
-            if why_na:
-                cells.append(_na(tool.name, category, why_na))
-                continue
-            results = []
-            for trial in range(1, trials + 1):
-                label = trial_label(tool, category, trial, args, lang=lang, offer=offer)
-                if recorded is not None and label not in recorded:
-                    not_recorded += 1
+        now = clock()
+        if now >= ends:  # nothing of this tool was run: not n/a, not probed
+            info["unprobed"] = _said("probe.why.total_time", seconds=time_limit)
+            continue
+        until = min(ends, now + tool_time_limit) if tool_time_limit is not None else ends
+
+        def out_of_time(until: float = until) -> dict:
+            total = until >= ends
+            return _said("probe.why.total_time" if total else "probe.why.tool_time",
+                         seconds=time_limit if total else tool_time_limit)
+        why: dict | None = None
+        args: dict | None = None
+        try:
+            args = valid_call(tool.parameters, seed=f"{seed}/{tool.name}", clock=clock, until=until)
+        except NoValidCall as exc:  # said in both languages, as the categories are: the page is rendered in either
+            why = out_of_time() if exc.why == "probe.why.no_time" else \
+                {"why": exc.why, "en": exc.localized("en"), "zh": exc.localized("zh")}
+        except Exception as exc:  # noqa: BLE001 - whatever the schema does to the generator is this tool's reason
+            why = _said("probe.why.internal", detail=_detail(exc))
+        info["valid_call"] = args
+        if why is not None or args is None:
+            info["unprobed"] = why
+            if why is not None and why["why"] in ("probe.why.total_time", "probe.why.tool_time"):
+                continue  # not run, so not n/a either: the table says "not run", and why
+            cells += [_na(tool.name, category, "probe.na.no_valid_call") for category in wanted]
+            continue
+        valid = _validity(tool)
+        partial: list[dict] = []
+        for n, category in enumerate(wanted):
+            cut = False  # this category's trials were cut short by the clock
+            try:
+                why_na, field = _applies(category, tool, args, specs, reachable)
+                if why_na:
+                    cells.append(_na(tool.name, category, why_na))
+                    if why_na == "probe.na.beyond_reach":
+                        partial.append({**_said("probe.partial.beyond_reach", limit=MAX_LENGTH), "categories": [category]})
                     continue
-                if progress is not None:
-                    progress(label)
-                try:
-                    results.append(_one(reg, tool, category, args, model(tool.name, args, label), config=config,
-                                        lang=lang, offer=offer, seed=seed, label=label, valid=valid))
-                except ProbeInterrupted:
-                    raise
-                except KeyboardInterrupt:
-                    raise ProbeInterrupted(label.split("#")[0]) from None
-            if results:
-                cells.append(_cell(tool.name, category, field, results))
+                results = []
+                for trial in range(1, trials + 1):
+                    if clock() >= until:
+                        cut = True
+                        break
+                    label = trial_label(tool, category, trial, args, lang=lang, offer=offer)
+                    if recorded is not None and label not in recorded:
+                        not_recorded += 1
+                        continue
+                    if progress is not None:
+                        progress(label)
+                    try:
+                        results.append(_one(reg, tool, category, args, model(tool.name, args, label), config=config,
+                                            lang=lang, offer=offer, seed=seed, label=label, valid=valid))
+                    except ProbeInterrupted:
+                        raise
+                    except KeyboardInterrupt:
+                        raise ProbeInterrupted(label.split("#")[0]) from None
+                if results:
+                    cells.append(_cell(tool.name, category, field, results))
+            except Exception as exc:  # noqa: BLE001 - the probe's own failure on this tool: said, and the rest runs
+                partial.append({**_said("probe.partial.internal", detail=_detail(exc)), "categories": wanted[n:]})
+                break
+            left = wanted[n:] if cut else wanted[n + 1:]
+            if left and clock() >= until:
+                partial.append({**out_of_time(), "categories": left})
+                break
+        if partial:
+            info["partial"] = partial
     report = {
         "version": REPORT_VERSION,
         "kind": "agentlab.probe",
         "settings": {"source": source, "trials": trials, "seed": seed, "lang": lang, "offer": offer,
-                     "guards": config.label, "categories": wanted, "only": list(only) if only else None},
+                     "guards": config.label, "categories": wanted, "only": list(only) if only else None,
+                     "time_limit": time_limit, "tool_time_limit": tool_time_limit},
         "categories": [{"name": c, "en": _describe(c, "en"), "zh": _describe(c, "zh"),
                         "meant_for": FAULTS[c].caught_by if c in FAULTS else None} for c in wanted],
         "tools": tools_out,
@@ -433,9 +485,37 @@ def probe(registry: Registry, model: ModelSource, *, trials: int = 1, categories
         "cells": cells,
     }
     report["summary"] = summarize(report)
-    report["meta"] = {"model": model_name, "agentlab": __version__, "seconds": round(time.perf_counter() - started, 2),
+    report["meta"] = {"model": model_name, "agentlab": __version__, "seconds": round(clock() - started, 2),
                       "not_recorded": not_recorded}
     return report
+
+
+def _said(key: str, **fields: Any) -> dict:
+    """A reason as the report keeps it: its catalogue key, and the sentence in both languages."""
+    return {"why": key, "en": t(key, "en", **fields), "zh": t(key, "zh", **fields)}
+
+
+def _detail(exc: BaseException) -> str:
+    """An exception in a few words, for a reason in the report: its type and the start of its message."""
+    return f"{type(exc).__name__}: {str(exc)[:100]}"
+
+
+def _within_reach(specs: list[dict]) -> list[dict]:
+    """``specs`` with every ``maxLength`` above :data:`~agentlab.evals.probe_calls.MAX_LENGTH` brought down to it:
+    a fault made against these builds nothing longer, and one that only breaks the real schema because of the
+    cut (a string past a ``maxLength`` of 10**12) was never within the probe's reach."""
+    def cut(node: dict) -> dict:
+        most = node.get("maxLength")
+        if isinstance(most, int) and not isinstance(most, bool) and most > MAX_LENGTH:
+            return {**node, "maxLength": MAX_LENGTH}
+        return node
+    out = []
+    for spec in specs:
+        fn = spec.get("function") if isinstance(spec, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("parameters"), dict):
+            spec = {**spec, "function": {**fn, "parameters": transform(fn["parameters"], cut)}}
+        out.append(spec)
+    return out
 
 
 def _describe(category: str, lang: Lang) -> str:
@@ -446,11 +526,17 @@ def _na(tool: str, category: str, why: str) -> dict:
     return {"tool": tool, "category": category, "applies": False, "na_reason": why, "verdict": "n/a"}
 
 
-def _applies(category: str, tool: Tool, args: dict, specs: list[dict]) -> tuple[str | None, str | None]:
-    """(why it does not apply, or None; the field the fault aims at, when it aims at one)."""
+def _applies(category: str, tool: Tool, args: dict, specs: list[dict],
+             reachable: list[dict] | None = None) -> tuple[str | None, str | None]:
+    """(why it does not apply, or None; the field the fault aims at, when it aims at one). ``reachable`` are
+    the specs cut to what the probe builds (:func:`_within_reach`): the fault is made against those first."""
     if category not in _ARG_FAULTS:
         return None, None
     valid = call(tool.name, args)
+    if reachable is not None and reachable != specs:
+        bad = mutate_call(category, valid, reachable)
+        if bad != valid and _breaks_only_the_cut(tool, bad, reachable):
+            return "probe.na.beyond_reach", None
     bad = mutate_call(category, valid, specs)
     if bad == valid:
         return f"probe.na.{category}", None
@@ -468,6 +554,18 @@ def _applies(category: str, tool: Tool, args: dict, specs: list[dict]) -> tuple[
 
 
 _GONE = object()
+
+
+def _breaks_only_the_cut(tool: Tool, bad: Any, reachable: list[dict]) -> bool:
+    """Whether ``bad`` passes ``tool``'s schema and fails only the cut one: the fault needed a value too large."""
+    cut = next((s["function"]["parameters"] for s in reachable if s.get("function", {}).get("name") == tool.name), None)
+    try:
+        after = json.loads(bad.arguments)
+    except ValueError:
+        return False
+    if cut is None or not isinstance(after, dict):
+        return False
+    return not compile_schema(dict(tool.parameters))(after) and bool(compile_schema(cut)(after))
 
 
 def _one(reg: Registry, tool: Tool, category: str, args: dict, inner: Model, *, config: GuardConfig, lang: Lang,
@@ -540,6 +638,7 @@ def summarize(report: Mapping[str, Any]) -> dict:
         "tools_failed": sorted({c["tool"] for c in applies if c["verdict"] == "tool_failed"}),
         "probed": sum(1 for x in report["tools"] if "unprobed" not in x),
         "unprobed": [{"tool": x["name"], **x["unprobed"]} for x in report["tools"] if "unprobed" in x],
+        "partial": [{"tool": x["name"], **p} for x in report["tools"] for p in x.get("partial", [])],
         "by_category": by_category,
         "worst_tools": [{"tool": name, "failing": n, "lint": about(name)} for name, n in tools.most_common(5)],
         "worst_fields": [{"field": loc, "failing": n, "lint": about(loc)} for loc, n in fields.most_common(5)],
@@ -557,10 +656,21 @@ def summary_lines(report: Mapping[str, Any], lang: Lang = "en") -> list[str]:
                not_caught=s["verdicts"].get("not_caught", 0), not_repaired=s["verdicts"].get("not_repaired", 0), rate=rate)]
     if s.get("tool_failed"):
         lines.append(t("probe.cli_tool_failed", lang, n=s["tool_failed"], tools=_names(s["tools_failed"])))
-    if s.get("unprobed"):
-        lines.append(t("probe.cli_unprobed", lang, n=len(s["unprobed"]), total=len(report["tools"]),
-                       tools=_names([f'{u["tool"]}: {u.get(lang) or u["en"]}' for u in s["unprobed"]], sep="; ")))
+    schema = [u for u in s.get("unprobed", []) if u.get("why") not in BOUNDED]
+    other = [u for u in s.get("unprobed", []) if u.get("why") in BOUNDED]
+    for key, unprobed in (("probe.cli_unprobed", schema), ("probe.cli_unprobed_other", other)):
+        if unprobed:
+            lines.append(t(key, lang, n=len(unprobed), total=len(report["tools"]),
+                           tools=_names([f'{u["tool"]}: {u.get(lang) or u["en"]}' for u in unprobed], sep="; ")))
+    partial = s.get("partial", [])
+    if partial:
+        lines.append(t("probe.cli_partial", lang, n=len({p["tool"] for p in partial}),
+                       tools=_names([f'{p["tool"]}: {p.get(lang) or p["en"]}' for p in partial], sep="; ")))
     return lines
+
+
+#: Reasons a tool was not probed that are the probe's bounds or its own failure, not its schema's fault.
+BOUNDED = frozenset({"probe.why.total_time", "probe.why.tool_time", "probe.why.internal"})
 
 
 def _names(names: Sequence[str], most: int = 5, sep: str = ", ") -> str:

@@ -10,6 +10,13 @@ validator; a schema nothing can satisfy raises :class:`NoValidCall`, which says 
 (an enum that contradicts its type, ``minLength`` over ``maxLength``, arguments that are not an object, a
 ``$ref`` that points back at itself: the nesting bound, :data:`MAX_DEPTH`, is what stops it).
 
+What it builds is bounded, whatever the schema asks: no string longer than :data:`MAX_LENGTH` (a ``minLength``
+of 500,000,000 is refused with the reason, never allocated), at most :data:`MAX_VALUES` values a try (a
+``minItems`` or ``minProperties`` above that is refused the same way), the first :data:`MAX_ENUM` values of an
+``enum`` or ``examples`` list tried, and numbers within :data:`MAX_MAGNITUDE` (a ``minimum`` of 1e308 is refused;
+a ``multipleOf`` of 1e-300 is reckoned in exact fractions, so nothing overflows). An optional clock and deadline
+bound its time (``probe.why.no_time``).
+
 :func:`ask_for` turns a valid call into the words of a user who wants it made, so that a real model
 writes the call itself instead of being handed it.
 """
@@ -17,24 +24,37 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import random
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from fractions import Fraction
 from typing import Any
 
 from ..i18n import Lang, said, t
 from ..schema import FORMATS, SchemaError, compile_schema, ecma_to_python
 
-__all__ = ["MAX_DEPTH", "MAX_VALUES", "NoValidCall", "ask_for", "valid_call", "valid_value"]
+__all__ = ["MAX_DEPTH", "MAX_ENUM", "MAX_LENGTH", "MAX_MAGNITUDE", "MAX_VALUES", "NoValidCall", "ask_for", "valid_call",
+           "valid_value"]
 
 #: How deep the generator follows a schema (each object, array, ``$ref``, ``allOf`` or ``anyOf`` is a level):
 #: deep enough for any realistic schema (a 10-level nested object takes 10), and a bound on a ``$ref`` cycle.
 MAX_DEPTH = 64
 #: How many values one attempt may build: a bound on schemas that branch at every level.
 MAX_VALUES = 5000
+#: The longest string the generator builds (and the longest a fault is allowed to build from a ``maxLength``).
+MAX_LENGTH = 100_000
+#: How many values of an ``enum`` (or an ``examples`` list) are tried: each is checked, and 100,000 of them
+#: checked for every attempt took the probe 26 minutes.
+MAX_ENUM = 1000
+#: The largest number (either sign) the generator builds: past 2**53 floats skip integers, and a bound such as
+#: 1e308 leaves no room for arithmetic (1e308 + 1e308 is inf).
+MAX_MAGNITUDE = 10**15
 _ATTEMPTS = 12  # seeds tried before a schema is declared unsatisfiable (a oneOf, a pattern with a lookahead)
-_STRUCTURAL = ("probe.why.too_deep", "probe.why.too_large", "probe.why.not_object")  # the same for every seed
+# the same for every seed: no other attempt can help
+_STRUCTURAL = ("probe.why.too_deep", "probe.why.too_large", "probe.why.not_object", "probe.why.over_limit",
+               "probe.why.number_too_big", "probe.why.no_time", "probe.why.enum_tried")
 
 
 class NoValidCall(ValueError):
@@ -52,20 +72,31 @@ class NoValidCall(ValueError):
 
 
 class _Budget:
-    def __init__(self) -> None:
+    """What one attempt may still spend: values, and (with a clock) time until ``until``."""
+
+    def __init__(self, clock: Callable[[], float] | None = None, until: float | None = None) -> None:
         self.left = MAX_VALUES
+        self.clock, self.until = clock, until
 
     def spend(self) -> None:
         self.left -= 1
         if self.left < 0:
             raise NoValidCall("probe.why.too_large", limit=MAX_VALUES)
+        if self.clock is not None and self.until is not None and self.left % 64 == 0:  # a reading every 64 values
+            self.check_time()
+
+    def check_time(self) -> None:
+        if self.clock is not None and self.until is not None and self.clock() >= self.until:
+            raise NoValidCall("probe.why.no_time")
 
 
-def valid_call(parameters: Mapping[str, Any], *, seed: int | str = 0, optional: bool = True) -> dict:
+def valid_call(parameters: Mapping[str, Any], *, seed: int | str = 0, optional: bool = True,
+               clock: Callable[[], float] | None = None, until: float | None = None) -> dict:
     """Arguments that pass ``parameters`` (a tool's JSON Schema), the same ones for the same ``seed``.
 
     ``optional`` fills optional fields as well (more fields for the faults to hit); when the
     schema refuses that (``oneOf`` between fields, ``maxProperties``), only the required ones.
+    With ``clock`` and ``until``, a search still going at ``until`` stops with ``probe.why.no_time``.
     """
     kind = parameters.get("type", "object") if isinstance(parameters, Mapping) else None
     if isinstance(kind, list):
@@ -81,8 +112,10 @@ def valid_call(parameters: Mapping[str, Any], *, seed: int | str = 0, optional: 
     for attempt in range(_ATTEMPTS):
         for with_optional in ((True, False) if optional else (False,)):
             rng = random.Random(f"{seed}/{attempt}")
+            budget = _Budget(clock, until)
             try:
-                value = valid_value(parameters, rng, root=parameters, optional=with_optional, budget=_Budget())
+                budget.check_time()
+                value = valid_value(parameters, rng, root=parameters, optional=with_optional, budget=budget)
             except NoValidCall as exc:
                 why = exc
                 continue
@@ -143,13 +176,19 @@ def valid_value(schema: Any, rng: random.Random, *, root: Any = None, name: str 
     if "const" in schema:
         return schema["const"]
     if "enum" in schema and isinstance(schema["enum"], list):
-        allowed = [v for v in schema["enum"] if _accepts(schema, root, v)]
+        accepts = _checker(schema, root)  # compiled once: the enum may be long
+        allowed = [v for v in schema["enum"][:MAX_ENUM] if accepts(v)]
+        if not allowed and len(schema["enum"]) > MAX_ENUM:
+            raise NoValidCall("probe.why.enum_tried", field=name, tried=MAX_ENUM, total=len(schema["enum"]))
         if not allowed:  # an enum of strings on an integer field: nothing is both
             raise NoValidCall("probe.why.enum", field=name)
         return rng.choice(allowed)
-    for example in _examples(schema):
-        if _accepts(schema, root, example):
-            return example
+    examples = _examples(schema)[:MAX_ENUM]
+    if examples:
+        accepts = _checker(schema, root)
+        for example in examples:
+            if accepts(example):
+                return example
     kind = _kind(schema, rng)
     if kind == "object":
         return _object(schema, rng, **kw)
@@ -168,7 +207,12 @@ def valid_value(schema: Any, rng: random.Random, *, root: Any = None, name: str 
 
 
 def _accepts(schema: Mapping, root: Any, value: Any) -> bool:
-    """Whether ``schema`` (a node of ``root``) takes ``value``; the root's definitions come along for its ``$ref``s.
+    """Whether ``schema`` (a node of ``root``) takes ``value`` (see :func:`_checker`)."""
+    return _checker(schema, root)(value)
+
+
+def _checker(schema: Mapping, root: Any) -> Callable[[Any], bool]:
+    """Whether ``schema`` (a node of ``root``) takes a value; the root's definitions come along for its ``$ref``s.
     A node that cannot be checked on its own is given the benefit of the doubt: the whole call is checked later."""
     node = dict(schema)
     if isinstance(root, Mapping):
@@ -176,9 +220,10 @@ def _accepts(schema: Mapping, root: Any, value: Any) -> bool:
             if defs in root and defs not in node:
                 node[defs] = root[defs]
     try:
-        return not compile_schema(node)(value)
+        check = compile_schema(node)
     except SchemaError:
-        return True
+        return lambda value: True
+    return lambda value: not check(value)
 
 
 def _pointer(root: Any, ref: Any) -> Any:
@@ -258,6 +303,8 @@ def _object(schema: Mapping, rng: random.Random, *, name: str, optional: bool, d
         sub = props.get(field, _extra_schema(schema, field))
         out[field] = valid_value(sub, rng, root=root, name=field, optional=optional, depth=depth, budget=budget, refs=refs)
     least = _int(schema.get("minProperties")) or 0
+    if least > MAX_VALUES:  # refused before any is built
+        raise NoValidCall("probe.why.over_limit", field=name, keyword="minProperties", value=least, limit=MAX_VALUES)
     extra = schema.get("additionalProperties", True)
     i = 1
     while len(out) < least and extra is not False:
@@ -288,6 +335,8 @@ def _extra_schema(schema: Mapping, field: str) -> Any:
 def _array(schema: Mapping, rng: random.Random, *, name: str, optional: bool, depth: int, root: Any, budget: Any,
            refs: tuple[str, ...]) -> list:
     least = _int(schema.get("minItems")) or 0
+    if least > MAX_VALUES:
+        raise NoValidCall("probe.why.over_limit", field=name, keyword="minItems", value=least, limit=MAX_VALUES)
     most = _int(schema.get("maxItems"))
     prefix = list(schema.get("prefixItems") or [])
     n = max(least, len(prefix), 1)
@@ -342,6 +391,8 @@ def _string(schema: Mapping, rng: random.Random, name: str) -> str:
     least, most = _int(schema.get("minLength")) or 0, _int(schema.get("maxLength"))
     if most is not None and least > most:
         raise NoValidCall("probe.why.lengths", field=name, least=least, most=most)
+    if least > MAX_LENGTH:  # refused before a character is written: 500,000,000 of them grew the probe to 6 GB
+        raise NoValidCall("probe.why.over_limit", field=name, keyword="minLength", value=least, limit=MAX_LENGTH)
     plain = [_formatted(fmt, rng)] if isinstance(fmt, str) and fmt in FORMATS else [_word(name, rng)]
     s = plain[0]
     if isinstance(pattern, str):
@@ -353,7 +404,10 @@ def _string(schema: Mapping, rng: random.Random, name: str) -> str:
         s = next((x for x in plausible if rx.search(x) and (fmt not in FORMATS or FORMATS[fmt][0](x))), s)
         if not rx.search(s):
             for _ in range(40):
-                s = from_regex(rx, rng)
+                try:
+                    s = from_regex(rx, rng)
+                except NoValidCall as exc:
+                    raise NoValidCall(exc.why, **{**exc.fields, "field": name, "value": pattern[:80]}) from None
                 if rx.search(s) and (fmt not in FORMATS or FORMATS[fmt][0](s)):
                     break
             else:
@@ -375,21 +429,32 @@ def _formatted(fmt: str, rng: random.Random) -> str:
 def _number(schema: Mapping, rng: random.Random, *, integer: bool) -> int | float:
     lo, hi = -1e9, 1e9
     lo_open = hi_open = False
+    lo_kw = hi_kw = None
     for kw, is_lo, is_open in (("minimum", True, False), ("exclusiveMinimum", True, True),
                                ("maximum", False, False), ("exclusiveMaximum", False, True)):
         b = schema.get(kw)
-        if isinstance(b, bool) or not isinstance(b, (int, float)):
+        if isinstance(b, bool) or not isinstance(b, (int, float)) or b != b:  # b != b: NaN
             continue
         if is_lo and (b > lo or (b == lo and is_open)):
-            lo, lo_open = b, is_open
+            lo, lo_open, lo_kw = b, is_open, kw
         if not is_lo and (b < hi or (b == hi and is_open)):
-            hi, hi_open = b, is_open
+            hi, hi_open, hi_kw = b, is_open, kw
+    # every valid number lies past what the generator builds: said, not attempted (1e308 + 1 is no arithmetic)
+    if lo > MAX_MAGNITUDE:
+        raise NoValidCall("probe.why.number_too_big", keyword=lo_kw, value=_said_number(lo), limit=f"{MAX_MAGNITUDE:.0e}")
+    if hi < -MAX_MAGNITUDE:
+        raise NoValidCall("probe.why.number_too_big", keyword=hi_kw, value=_said_number(hi), limit=f"{MAX_MAGNITUDE:.0e}")
+    # a range wholly past the default one (a minimum of 5e9 and no maximum): the open end follows it
+    if hi_kw is None and lo >= hi:
+        hi = min(lo + 2e9, MAX_MAGNITUDE)
+    if lo_kw is None and hi <= lo:
+        lo = max(hi - 2e9, -MAX_MAGNITUDE)
     mult = schema.get("multipleOf")
     nice = [45, 2, 10, 1, 5, 20, 100, 3, 199, 0]
     rng.shuffle(nice)
     pool: list[float] = [*nice, lo + 1, (lo + hi) / 2, lo, hi]
-    if isinstance(mult, (int, float)) and not isinstance(mult, bool) and mult > 0:
-        pool = [round(k * mult, 10) for k in (1, 2, 3, 10)] + [mult * round(((lo + hi) / 2) / mult)]
+    if isinstance(mult, (int, float)) and not isinstance(mult, bool) and 0 < mult < math.inf:
+        pool = [round(k * mult, 10) for k in (1, 2, 3, 10)] + _multiples(mult, lo, hi, integer)
     for v in pool:
         v = int(v) if integer and float(v).is_integer() else v
         if integer and not float(v).is_integer():
@@ -399,17 +464,49 @@ def _number(schema: Mapping, rng: random.Random, *, integer: bool) -> int | floa
     raise NoValidCall("probe.why.no_number")
 
 
+def _multiples(mult: float, lo: float, hi: float, integer: bool) -> list[float]:
+    """Multiples of ``mult`` near the middle and the ends of ``[lo, hi]``. Reckoned in exact fractions of the
+    numbers as written (as the checker reckons them): 5e8 / 1e-300 is past every float, not past a Fraction."""
+    step = Fraction(repr(mult)) if isinstance(mult, float) else Fraction(mult)
+    if integer:  # the integers among the multiples of p/q are the multiples of p
+        step = Fraction(step.numerator)
+    mid, low, high = (Fraction(repr(x)) if isinstance(x, float) else Fraction(x) for x in ((lo + hi) / 2, lo, hi))
+    out: list[float] = []
+    try:  # the float reckoning first, as before: a schema that worked gives the same call (a recording's label)
+        out.append(mult * round(((lo + hi) / 2) / mult))
+    except OverflowError:
+        pass
+    for k in (round(mid / step), math.ceil(low / step), math.ceil(low / step) + 1, math.floor(high / step)):
+        exact = k * step
+        out.append(int(exact) if exact.denominator == 1 else float(exact))
+    return out
+
+
+def _said_number(v: float) -> str:
+    """A bound as a short text, however large (``str`` of a 5,000-digit integer raises)."""
+    if isinstance(v, int) and abs(v).bit_length() > 60:
+        return f"{'-' if v < 0 else ''}~1e{int(abs(v).bit_length() * 0.30103)}"
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
 # --- strings from a regular expression ----------------------------------------------------
 def from_regex(rx: re.Pattern[str], rng: random.Random) -> str:
-    """One string matching ``rx`` (a Python pattern), built from its parse tree."""
+    """One string matching ``rx`` (a Python pattern), built from its parse tree; one longer than
+    :data:`MAX_LENGTH` (``a{4000000000}``) is refused with the reason before it is built."""
     from re import _parser  # type: ignore[attr-defined]  # the parser re itself uses
-    return _emit(_parser.parse(rx.pattern, rx.flags), rng)
+    return _emit(_parser.parse(rx.pattern, rx.flags), rng, [MAX_LENGTH])
 
 
-def _emit(tree: Any, rng: random.Random) -> str:
+def _emit(tree: Any, rng: random.Random, left: list[int]) -> str:
+    """``left`` holds how many more characters may be written, shared by every level of the tree."""
     from re import _constants as c  # type: ignore[attr-defined]
     out = []
     for op, arg in tree:
+        if op not in (c.SUBPATTERN, c.BRANCH, c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", None),
+                      getattr(c, "ATOMIC_GROUP", None)):
+            left[0] -= 1
+            if left[0] < 0:
+                raise NoValidCall("probe.why.over_limit", keyword="pattern", value="", limit=MAX_LENGTH)
         if op is c.LITERAL:
             out.append(chr(arg))
         elif op is c.NOT_LITERAL:
@@ -420,14 +517,16 @@ def _emit(tree: Any, rng: random.Random) -> str:
             out.append(_in(arg, rng))
         elif op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", None)):
             least, most, sub = arg
+            if least * sub.getwidth()[0] > left[0]:  # a{4000000000}: refused before a character is written
+                raise NoValidCall("probe.why.over_limit", keyword="pattern", value="", limit=MAX_LENGTH)
             n = least if most == least else rng.randint(least, min(most, least + 2) if most != c.MAXREPEAT else least + 2)
-            out.extend(_emit(sub, rng) for _ in range(n))
+            out.extend(_emit(sub, rng, left) for _ in range(n))
         elif op is c.SUBPATTERN:
-            out.append(_emit(arg[-1], rng))
+            out.append(_emit(arg[-1], rng, left))
         elif op is c.BRANCH:
-            out.append(_emit(rng.choice(arg[1]), rng))
+            out.append(_emit(rng.choice(arg[1]), rng, left))
         elif op is getattr(c, "ATOMIC_GROUP", None):
-            out.append(_emit(arg, rng))
+            out.append(_emit(arg, rng, left))
         elif op is c.CATEGORY:
             out.append(_category(arg))
         # AT (anchors), ASSERT, ASSERT_NOT, GROUPREF: nothing to write (a lookahead may fail: checked after)

@@ -19,12 +19,14 @@ import json
 import os
 import tempfile
 import warnings
+from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..i18n import Lang, t
 from ..resources import CJK_FILES, CJK_FONTS
+from .probe import BOUNDED
 
 __all__ = ["VERDICT_COLORS", "cell_text", "plot_probe_categories", "plot_probe_matrix", "render_html", "table_html", "write"]
 
@@ -169,7 +171,7 @@ def cell_text(cell: Mapping[str, Any], lang: Lang = "en") -> str:
 
 def _tip(cell: Mapping[str, Any], lang: Lang) -> str:
     if not cell["applies"]:
-        return t(cell["na_reason"], lang)
+        return t(cell["na_reason"], lang) + (f": {cell['why']}" if cell.get("why") else "")
     parts = [f"{t('probe.verdict', lang)}: {t('probe.v.' + cell['verdict'], lang)}",
              f"{t('probe.guard', lang)}: {cell.get('guard')}"]
     if cell.get("field"):
@@ -197,8 +199,10 @@ def table_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
         badge = f" <span class='lint' title='{html.escape(_lint_titles(info.get('lint', [])))}'>{html.escape(t('probe.lint_badge', lang))} {lint_n}</span>" \
             if lint_n else ""
         tds = []
+        not_run = _not_run(info, lang)
         for c in cats:
-            cell = cells.get((tl, c)) or {"verdict": "n/a", "applies": False, "na_reason": "probe.not_run"}
+            cell = cells.get((tl, c)) or {"verdict": "n/a", "applies": False, "na_reason": "probe.not_run",
+                                          "why": not_run.get(c)}
             v = cell["verdict"]
             fg = "#fff" if v in ("ok", "caught", "not_caught", "not_repaired", "tool_failed") else "#202124"
             tds.append(f"<td class='v-{html.escape(v.replace('/', ''))}' style='background:{VERDICT_COLORS[v]};color:{fg}' "
@@ -264,9 +268,38 @@ def _worst_html(report: Mapping[str, Any], lang: Lang) -> str:
             + (f"<h3>{t('probe.worst_fields', lang)}</h3><ol>{fields}</ol>" if fields else ""))
 
 
+def _not_run(info: Mapping[str, Any], lang: Lang) -> dict[str, str]:
+    """Why each category the probe did not run on this tool was not run (a bound it met), by category."""
+    out: dict[str, str] = {}
+    for p in info.get("partial", []):
+        out.update(dict.fromkeys(p.get("categories", []), p.get(lang) or p["en"]))
+    if info.get("unprobed"):
+        return defaultdict(lambda: info["unprobed"].get(lang) or info["unprobed"]["en"])
+    return out
+
+
+def _bounded(x: Mapping[str, Any]) -> bool:
+    return bool(x.get("unprobed")) and x["unprobed"].get("why") in BOUNDED
+
+
+def _partial_html(report: Mapping[str, Any], lang: Lang) -> str:
+    """The tools the probe's bounds (time, size) cut short or left out, or that it could not handle, each with why."""
+    rows = []
+    for x in report["tools"]:
+        reasons = ([x["unprobed"]] if _bounded(x) else []) + list(x.get("partial", []))
+        for p in reasons:
+            left = (f" <small>({html.escape(t('probe.categories_left', lang, categories=', '.join(p['categories'])))})"
+                    f"</small>") if p.get("categories") else ""
+            rows.append(f"<li><b>{html.escape(x['name'])}</b>: {html.escape(p.get(lang) or p['en'])}{left}</li>")
+    if not rows:
+        return ""
+    return (f"<h2 id='partial'>{t('probe.h_partial', lang)}</h2>"
+            f"<p>{t('probe.partial_intro', lang)}</p><ul class='partial'>{''.join(rows)}</ul>")
+
+
 def _unprobed_html(report: Mapping[str, Any], lang: Lang) -> str:
     """The tools no valid call could be made for, each with why: none of their cells says anything."""
-    items = [x for x in report["tools"] if x.get("unprobed")]
+    items = [x for x in report["tools"] if x.get("unprobed") and not _bounded(x)]
     if not items:
         return ""
     rows = "".join(f"<li><b>{html.escape(x['name'])}</b>: {html.escape(x['unprobed'].get(lang) or x['unprobed']['en'])}</li>"
@@ -314,6 +347,7 @@ def render_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
 <p>{t('probe.intro', lang)}</p>
 <table class="numbers">{table}</table>
 {_unprobed_html(report, lang)}
+{_partial_html(report, lang)}
 <h2 id="table">{t('probe.h_table', lang)}</h2>
 <p>{t('probe.how_to_read', lang)}</p><p>{_legend(lang)}</p>
 {table_html(report, lang)}
