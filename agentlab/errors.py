@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NamedTuple
 
@@ -101,7 +101,9 @@ class Problem:
         elif self.reason not in ("missing", "unknown_field") and self.got is not None:
             out["got"] = _short(self.got)
         if self.allowed is not None:
-            out["allowed"] = list(self.allowed)
+            out["allowed"] = list(self.allowed[:ALLOWED_SHOWN])  # a 100k-value enum is no message to read
+            if len(self.allowed) > ALLOWED_SHOWN:
+                out["allowed_total"] = len(self.allowed)
         if self.suggestion is not None:
             out["did_you_mean"] = self.suggestion
         return out
@@ -732,13 +734,25 @@ def _size(got: Any) -> Any:
     return len(got) if isinstance(got, (str, list, tuple, dict)) else _short(got)  # not sized: echoed safely
 
 
+#: the values of an enum (or the fields of a schema) a problem lists; past it, how many more there are
+ALLOWED_SHOWN = 50
+
+
+def _listed(values: Sequence[Any], lang: Lang, show: Callable[[Any], str]) -> str:
+    """The first :data:`ALLOWED_SHOWN` values, then how many more: rendering a huge enum whole cost seconds."""
+    shown = ", ".join(show(v) for v in values[:ALLOWED_SHOWN])
+    if len(values) > ALLOWED_SHOWN:
+        shown += t("problem.and_more", lang, n=len(values) - ALLOWED_SHOWN)
+    return shown
+
+
 def _problem_hint(p: Problem, lang: Lang) -> str:
     desc = _cut(p.description or "", TEXT_LIMIT)  # the schema's words, for the model: bounded, not redacted
     r = p.reason
     if r == "missing":
         text = t("problem.missing", lang, description=desc)
     elif r == "unknown_field":
-        allowed = ", ".join(p.allowed or ()) or "-"
+        allowed = _listed(p.allowed or (), lang, str) or "-"
         if p.suggestion:
             text = t("problem.unknown_field.suggest", lang, suggestion=p.suggestion, allowed=allowed)
         else:
@@ -747,7 +761,7 @@ def _problem_hint(p: Problem, lang: Lang) -> str:
         text = t("problem.wrong_type", lang, expected=p.expected, got=_type_and_value(p.got), description=desc)
     elif r == "not_in_enum":
         text = t("problem.not_in_enum", lang, got=_fmt(p.got),  # the schema's own values: not technical
-                 allowed=", ".join(_fmt(a, clean=redact_secrets) for a in p.allowed or ()))
+                 allowed=_listed(p.allowed or (), lang, lambda a: _fmt(a, clean=redact_secrets)))
     elif r == "out_of_range":
         keyword, bound = p.limit or ("minimum", "?")
         if keyword in _SIZE_WORDS:  # say what was sent ("an empty list"), not its length as if it were the value

@@ -30,6 +30,7 @@ _CATALOG: dict[str, dict[str, str]] = {
         "en": "The arguments did not pass validation. Fix every item in problems and call again.",
         "zh": "参数校验未通过，请按 problems 逐项修正后重新调用。",
     },
+    "problem.and_more": {"en": " ... and {n} more", "zh": " ……还有 {n} 个"},
     # --- the probe's bounds: sizes, enum values, numbers, time; tools probed in part or not at all (probe-bounds) ---
     "probe.why.over_limit": {"en": "{keyword} {value} asks for more than the probe builds (at most {limit}){at}",
                              "zh": "{keyword} {value} 超出了探测器能生成的上限（最多 {limit}）{at}"},

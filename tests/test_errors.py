@@ -91,3 +91,16 @@ def test_a_length_limit_says_what_was_sent_not_its_length_as_a_value():
     assert "a text of 7 character(s)" in by["note"]["hint"] and "got" not in by["note"]
     zh = _json.loads(reg.check("place_order", '{"items": [], "note": "ok"}').render("zh"))["error"]["problems"]
     assert "空列表" in zh[0]["hint"]
+
+
+def test_a_huge_enum_is_listed_in_part_with_how_many_more():
+    import json
+
+    from agentlab.errors import ALLOWED_SHOWN, render
+    from agentlab.schema import compile_schema
+    schema = {"type": "object", "properties": {"code": {"type": "string", "enum": [f"c{i}" for i in range(100_000)]}}}
+    problems = compile_schema(schema)({"code": "nope"})
+    error = json.loads(render(make_error("INVALID_ARGS", problems=problems)))["error"]
+    (p,) = error["problems"]
+    assert len(p["allowed"]) == ALLOWED_SHOWN and p["allowed_total"] == 100_000
+    assert "99950 more" in p["hint"] and len(json.dumps(error)) < 5_000
