@@ -85,8 +85,8 @@ _CATALOG: dict[str, dict[str, str]] = {
         "zh": "模型接口返回的不是应有的 JSON（可能是一个 HTML 页面，比如代理的登录页）。",
     },
     "model.too_large": {
-        "en": "The model API's answer was larger than {limit} MB, so it was not read.",
-        "zh": "模型接口的响应超过 {limit} MB，未予读取。",
+        "en": "The model API's answer was larger than {limit:g} MB, so it was not read.",
+        "zh": "模型接口的响应超过 {limit:g} MB，未予读取。",
     },
     "model.too_slow": {
         "en": "The model API's answer did not arrive in full within {seconds:g} s.",
