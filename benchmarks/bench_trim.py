@@ -7,8 +7,9 @@ fifth assistant turn a tool call with its reply) is trimmed to a budget that kee
 
 Reported per size (1,601 and 8,000 messages): CPU seconds (best of a few runs, the sizes interleaved so
 a busy machine disturbs both alike), the tokenizer calls made, and the growth against the smaller size:
-5x the messages should cost about 5x (linear), not 25x (quadratic). Before the fix the 1,601-message chat
-took minutes (every dropped turn recounted everything kept).
+5x the messages should cost about 5x (linear), not 25x (quadratic). Before the fix every dropped turn
+recounted everything still kept: on this chat 1,601 messages took 14.5 s of CPU (1,426 counts of ever shorter
+histories) and 8,000 took 393 s (7,292); after it, 2.8 ms and 10.5 ms, 49 one-message counts each.
 
 Run: python run.py bench   (or: python benchmarks/bench_trim.py [--repeats 3])
 """
