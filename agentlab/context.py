@@ -207,9 +207,12 @@ def trim_messages(messages: Sequence[Mapping[str, Any]], *, max_tokens: int | No
     or a call without its replies; starts the kept history at a user message. Raises
     :class:`ContextTooLong` when even that minimum does not fit.
 
-    Linear in the history: ``count`` is called once per message it needs, each time with a one-message list,
-    and the total is their sum (with a tokenizer that adds framing per call, a slight over-count: it trims a
-    little early, never late). A history without any user message is trimmed the same way, oldest first.
+    Linear in the history: ``count`` is called once per block it needs (the system prompt; a user message; an
+    assistant message with its tool replies), so it sees each message at most once, and the total is the sum.
+    A block, not a lone message: a chat template refuses an assistant message with tool calls on its own (the
+    llama.cpp server answers 400). A tokenizer that adds framing to every call (a default system prompt, the
+    assistant's cue) over-counts by that much per block: the history is trimmed a little early, never late.
+    A history without any user message is trimmed the same way, oldest first.
     """
     count = count or estimate_tokens
     if max_turns is not None and max_turns < 1:
@@ -221,16 +224,16 @@ def trim_messages(messages: Sequence[Mapping[str, Any]], *, max_tokens: int | No
     first = users[-max_turns] if max_turns is not None and len(users) > max_turns else 0
     kept = [i for i in range(len(blocks)) if i >= first or i in notes]
     if max_tokens is not None:
-        sizes: dict[int, int] = {}  # block -> tokens, each message counted once, alone
+        sizes: dict[int, int] = {}  # block -> tokens, each block counted once, on its own
 
         def size(i: int) -> int:
             if i not in sizes:
-                sizes[i] = sum(count([m]) for m in blocks[i])
+                sizes[i] = count(blocks[i])
             return sizes[i]
 
         # the latest user message and everything after it (this turn's calls and their results) must stay:
         # dropping a result the model just got would only make it call again; notes stay too
-        needed = sum(count([m]) for m in system) + sum(size(i) for i in kept if i >= last_user or i in notes)
+        needed = (count(system) if system else 0) + sum(size(i) for i in kept if i >= last_user or i in notes)
         if needed > max_tokens:
             raise ContextTooLong(needed, max_tokens)
         droppable = [i for i in kept if i < last_user and i not in notes]

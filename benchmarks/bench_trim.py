@@ -9,7 +9,7 @@ Reported per size (1,601 and 8,000 messages): CPU seconds (best of a few runs, t
 a busy machine disturbs both alike), the tokenizer calls made, and the growth against the smaller size:
 5x the messages should cost about 5x (linear), not 25x (quadratic). Before the fix every dropped turn
 recounted everything still kept: on this chat 1,601 messages took 14.5 s of CPU (1,426 counts of ever shorter
-histories) and 8,000 took 393 s (7,292); after it, 2.8 ms and 10.5 ms, 49 one-message counts each.
+histories) and 8,000 took 393 s (7,292); after it, 2.5 ms and 10.8 ms, 45 counts each (one per block kept).
 
 Run: python run.py bench   (or: python benchmarks/bench_trim.py [--repeats 3])
 """
