@@ -82,8 +82,15 @@ def estimate_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
 
 
 def _texts(m: Mapping[str, Any]) -> Iterable[str]:
-    if isinstance(m.get("content"), str):
-        yield m["content"]
+    content = m.get("content")
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, (list, tuple)):  # list-of-parts content: its text parts are read, so they count
+        for part in content:
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                yield part["text"]
+            elif isinstance(part, str):
+                yield part
     for c in m.get("tool_calls") or ():
         fn = c.get("function", {}) if isinstance(c, Mapping) else {}
         yield str(fn.get("name", ""))
@@ -133,20 +140,24 @@ class ContextTooLong(ToolFailure):
         self.needed, self.budget = needed, budget
 
 
-def _blocks(messages: Sequence[Mapping[str, Any]]) -> tuple[list[dict], list[list[dict]]]:
-    """The system prompt (the leading system messages), and the rest cut into blocks that must stay whole.
+_PROMPT_ROLES = ("system", "developer")  # what the person running the assistant says: never trimmed
 
-    A system message later in the conversation (a note about a person's decision) is a block of its own,
-    kept in its place; orphan tool messages are dropped."""
+
+def _blocks(messages: Sequence[Mapping[str, Any]]) -> tuple[list[dict], list[list[dict]]]:
+    """The system prompt (the leading system and developer messages), and the rest cut into blocks that must
+    stay whole.
+
+    A system (or developer) message later in the conversation (a note about a person's decision) is a block
+    of its own, kept in its place; orphan tool messages are dropped."""
     system: list[dict] = []
     blocks: list[list[dict]] = []
     open_ids: set[str] = set()
     for m in _answered(messages):
         m = dict(m)
         role = m.get("role")
-        if role == "system" and not blocks:
+        if role in _PROMPT_ROLES and not blocks:
             system.append(m)
-        elif role == "system":
+        elif role in _PROMPT_ROLES:
             blocks.append([m])
             open_ids = set()
         elif role == "tool":
@@ -191,29 +202,54 @@ def trim_messages(messages: Sequence[Mapping[str, Any]], *, max_tokens: int | No
     """The history cut to the last ``max_turns`` user turns and to ``max_tokens`` (by ``count``, the model's
     tokenizer, or :func:`estimate_tokens`), oldest first, whole blocks only.
 
-    Keeps every system message and the latest user message; never leaves a tool message without its
-    call or a call without its replies; starts the kept history at a user message. Raises
+    Keeps every system and developer message (the prompt at the top and the notes later on, each in its
+    place) and the latest user message with what followed it; never leaves a tool message without its call
+    or a call without its replies; starts the kept history at a user message. Raises
     :class:`ContextTooLong` when even that minimum does not fit.
+
+    Linear in the history: ``count`` is called once per block it needs (the system prompt; a user message; an
+    assistant message with its tool replies), so it sees each message at most once, and the total is the sum.
+    A block, not a lone message: a chat template refuses an assistant message with tool calls on its own (the
+    llama.cpp server answers 400). A tokenizer that adds framing to every call (a default system prompt, the
+    assistant's cue) over-counts by that much per block: the history is trimmed a little early, never late.
+    A history without any user message is trimmed the same way, oldest first.
     """
     count = count or estimate_tokens
-    system, blocks = _blocks(messages)
-    users = [i for i, b in enumerate(blocks) if b[0].get("role") == "user"]
-    if not users:
-        return system + [m for b in blocks for m in b]
-    last_user = users[-1]
     if max_turns is not None and max_turns < 1:
         raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+    system, blocks = _blocks(messages)
+    users = [i for i, b in enumerate(blocks) if b[0].get("role") == "user"]
+    notes = {i for i, b in enumerate(blocks) if b[0].get("role") in _PROMPT_ROLES}
+    last_user = users[-1] if users else len(blocks)  # no user message: nothing after it must stay
     first = users[-max_turns] if max_turns is not None and len(users) > max_turns else 0
-    kept = list(range(first, len(blocks)))
+    kept = [i for i in range(len(blocks)) if i >= first or i in notes]
     if max_tokens is not None:
+        sizes: dict[int, int] = {}  # block -> tokens, each block counted once, on its own
+
+        def size(i: int) -> int:
+            if i not in sizes:
+                sizes[i] = count(blocks[i])
+            return sizes[i]
+
         # the latest user message and everything after it (this turn's calls and their results) must stay:
-        # dropping a result the model just got would only make it call again
-        needed = count(system + [m for b in blocks[last_user:] for m in b])
+        # dropping a result the model just got would only make it call again; notes stay too
+        needed = (count(system) if system else 0) + sum(size(i) for i in kept if i >= last_user or i in notes)
         if needed > max_tokens:
             raise ContextTooLong(needed, max_tokens)
-        while count(system + [m for i in kept for m in blocks[i]]) > max_tokens:
-            kept.remove(next(i for i in kept if i < last_user))
-    # a history starts with what the user said: drop blocks left before the first kept user message
-    while kept and blocks[kept[0]][0].get("role") != "user":
-        kept.pop(0)
+        droppable = [i for i in kept if i < last_user and i not in notes]
+        # drop oldest first until the rest fits: the newest blocks are counted first, so no block older
+        # than the cut is ever counted (with a long history, most of it never is)
+        total, keep_from = needed, len(droppable)
+        while keep_from and total + size(droppable[keep_from - 1]) <= max_tokens:
+            keep_from -= 1
+            total += sizes[droppable[keep_from]]
+        gone = set(droppable[:keep_from])
+        kept = [i for i in kept if i not in gone]
+    if users:
+        # a history starts with what the user said: drop blocks left before the first kept user message
+        # (notes excepted: they stay in place)
+        start = 0
+        while start < len(kept) and blocks[kept[start]][0].get("role") != "user":
+            start += 1
+        kept = [i for n, i in enumerate(kept) if n >= start or i in notes]
     return system + [m for i in kept for m in blocks[i]]

@@ -12,7 +12,7 @@ from .retry import RetryPolicy
 
 __all__ = ["GUARDS", "HARD_CAP", "NO_GUARDS", "GuardConfig"]
 
-HARD_CAP = 50  # even with every guard off, no run is endless
+HARD_CAP = 50  # even with every guard off, no run is endless (in turns; a model that never answers is not bounded then)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,6 +32,11 @@ class GuardConfig:
         idempotency: claim side-effect calls under a key; a repeat replays the first result.
         approval: hold risky calls (``Tool.needs_approval``) for a person.
         step_budget: model turns before ``budget_exhausted``.
+        max_calls_per_turn: tool calls run from one model message; the calls past it are not run, and the
+            model is told so (a structured error) and may send them in its next message.
+        run_deadline: wall-clock seconds a run may take (on the loop's injected clock), checked before every
+            model call and every tool call; past it the run ends ``budget_exhausted`` and nothing more is
+            started. A model call is waited for only until the deadline (see :func:`~agentlab.loop.run_guarded`).
         repeat_limit: the Nth identical call (same tool, same canonical arguments) escalates.
         clean: clean values (``"45元"`` -> 45) before validation, with an audit.
         lease: seconds a claim on an idempotency key is held while its call runs; a claim older
@@ -48,6 +53,8 @@ class GuardConfig:
     approval: bool = True
     step_budget: int | None = 6
     repeat_limit: int | None = 3
+    max_calls_per_turn: int | None = 16  # no task of the desks needs more at once; 100 refunds in one reply do not run
+    run_deadline: float | None = 300.0  # a local model on a CPU needs a minute or two for a whole run
     clean: bool = False
     lease: float = 60.0
 
@@ -72,5 +79,5 @@ class GuardConfig:
 
 
 GUARDS = ("all_calls", "validate", "readable_errors", "self_correction", "timeout", "retry",
-          "idempotency", "approval", "step_budget", "repeat_limit")
+          "idempotency", "approval", "step_budget", "repeat_limit", "max_calls_per_turn", "run_deadline")
 NO_GUARDS = GuardConfig().without(*GUARDS)

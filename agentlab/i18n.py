@@ -113,6 +113,43 @@ _CATALOG: dict[str, dict[str, str]] = {
                "effect. Do NOT send it again: a person will check and finish it."),
         "zh": "该操作已经发出，但结果没有返回，无法确认是否已生效。不要再次发送：将由人工核实并处理。",
     },
+    # --- the loop's budgets per turn and per run; unreadable model replies (loop, OpenAI adapter) -----
+    "NOT_RUN.too_many_calls": {
+        "en": "This call was not run: only the first {limit} tool calls of a message are run.",
+        "zh": "该调用未执行：一条消息中只执行前 {limit} 个工具调用。",
+    },
+    "hint.too_many_calls": {
+        "en": "If it is still needed, send it again in your next message, at most {limit} calls at a time.",
+        "zh": "如仍需要，请在下一条消息中重新发送，每次最多 {limit} 个调用。",
+    },
+    "BUDGET_EXHAUSTED.deadline": {
+        "en": "The run's time budget of {seconds:g} s is used up; nothing more was started.",
+        "zh": "本次运行 {seconds:g} 秒的时间预算已用完，没有再开始新的操作。",
+    },
+    "friendly.deadline": {
+        "en": "Sorry, this is taking too long. A colleague will take over from here.",
+        "zh": "抱歉，处理时间过长，接下来由人工为您处理。",
+    },
+    "model.no_choices": {
+        "en": "The model API answered, but there was no reply in its answer (no choices).",
+        "zh": "模型接口有响应，但响应中没有回复（choices 为空）。",
+    },
+    "model.no_message": {
+        "en": "The model API's reply held no message.",
+        "zh": "模型接口的回复中没有消息。",
+    },
+    "model.not_json": {
+        "en": "The model API's answer was not the JSON it should be (an HTML page, perhaps a proxy's login page).",
+        "zh": "模型接口返回的不是应有的 JSON（可能是一个 HTML 页面，比如代理的登录页）。",
+    },
+    "model.too_large": {
+        "en": "The model API's answer was larger than {limit:g} MB, so it was not read.",
+        "zh": "模型接口的响应超过 {limit:g} MB，未予读取。",
+    },
+    "model.too_slow": {
+        "en": "The model API's answer did not arrive in full within {seconds:g} s.",
+        "zh": "模型接口的响应没有在 {seconds:g} 秒内完整到达。",
+    },
     "WRONG_TOOL": {
         "en": "This call is not allowed in this turn. Do what the turn asks for.",
         "zh": "本轮不允许这个调用，请按本轮的要求来做。",

@@ -12,6 +12,8 @@ Each guard can be switched off in :class:`~agentlab.guards.GuardConfig`::
     risky calls wait for a person               approval
     step budget                                 step_budget
     same call + same arguments N times -> stop  repeat_limit
+    tool calls run from one message             max_calls_per_turn
+    wall-clock deadline for the whole run       run_deadline
 
 A run never raises for a model's or a tool's failure, whatever the model sends;
 it ends ``done``, ``done_after_self_correction``, ``escalated`` or ``budget_exhausted``
@@ -19,6 +21,9 @@ with a reason. (Its anti-pattern, the naive loop, is in :mod:`agentlab.naive`.)
 """
 from __future__ import annotations
 
+import contextvars
+import functools
+import inspect
 import json
 import os
 import random
@@ -30,9 +35,9 @@ from typing import Any
 
 from .errors import ToolError, ToolFailure, UsageError, friendly, make_error, redact, render
 from .guards import HARD_CAP, GuardConfig
-from .i18n import Lang
+from .i18n import Lang, t
 from .jsonutil import MAX_DEPTH, canonical, escape_surrogates, parse_strict
-from .models.interface import Model, ModelError, Reply, ToolCall, ToolChoice, Usage, takes_tool_choice
+from .models.interface import Model, ModelError, Reply, ToolCall, ToolChoice, Usage, content_text, takes_tool_choice
 from .runs import Run, Status
 from .store import Approval, Store, open_store, result_json
 from .timeouts import WriteTimeout, run_with_timeout
@@ -269,6 +274,15 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
     ``auto``; ``required`` (a text-only reply is re-asked); ``none`` (no tools shown, a call is refused);
     or one tool's name (only it is shown, any other call is refused and a text answer re-asked, e.g. the
     confirmation before a delete). The loop enforces it for any model, and passes it on to models that take ``tool_choice=``.
+
+    ``config.run_deadline`` bounds the whole run on ``clock``: it is checked before every model call and
+    every tool call, and a model call is waited for only until it passes. A model that takes ``timeout=``
+    (the OpenAI adapter) is told the seconds left. In the main thread (POSIX) a SIGALRM deadline interrupts
+    a model call that outlives the run; elsewhere the model runs in a daemon worker thread that the loop
+    stops waiting for at the deadline. A Python thread cannot be killed: a model that never returns keeps
+    that thread until the process ends, and what it returns late is dropped. A tool already running is
+    never cut short by the deadline (a write cut half-way would leave its outcome unknown); only its own
+    ``timeout`` bounds it.
     """
     ctx = CallContext(registry, config, store if store is not None else default_store(), sleep,
                   rng or random.Random(0), clock, session_id or uuid.uuid4().hex[:12], lang or registry.lang)
@@ -294,6 +308,19 @@ class _Turn:
         self.corrected = False
         self.pending: list[str] = []
         self.rest: tuple[ToolCall, ...] = ()
+        self.started = ctx.clock()
+
+    def left(self) -> float | None:
+        """Seconds left before the run's deadline (None: no deadline)."""
+        limit = self.ctx.config.run_deadline
+        return None if limit is None else limit - (self.ctx.clock() - self.started)
+
+    def late(self, step: int, waiting: str) -> Run:
+        """End the run at its deadline: nothing more is started, every unanswered call is answered "not run"."""
+        limit = self.ctx.config.run_deadline or 0.0
+        err = make_error("BUDGET_EXHAUSTED", _key="BUDGET_EXHAUSTED.deadline", seconds=limit)
+        return self.end("budget_exhausted", f"run deadline of {limit:g} s passed ({waiting})",
+                        t("friendly.deadline", self.ctx.lang), step, err)
 
     def end(self, status: Status, reason: str, answer: str, step: int, error: ToolError | None = None) -> Run:
         # every call of the last message gets an answer, even those the ending stopped before they ran:
@@ -319,15 +346,20 @@ class _Turn:
         budget = cfg.step_budget if cfg.step_budget is not None else HARD_CAP
         every = self.ctx.registry.specs()
         for step in range(1, budget + 1):
+            left = self.left()
+            if left is not None and left <= 0:
+                return self.late(step - 1, "before a model call")
             choice = self._choice()
             specs = _narrow(self._offered(every), choice)
-            asked = _ask(self.model, self.messages, specs, self.ctx, step, choice)
+            asked = _ask(self.model, self.messages, specs, self.ctx, step, choice, self.left)
             if asked.error is not None:
                 err = asked.error
                 self.events.append(Event(**self.base, round_index=step, kind="model", exec_ok=False,
                                          error_code=err.code, error_category=err.category, error_stage=err.stage,
                                          retry_count=asked.retries, latency_ms=asked.latency_ms, note=asked.detail))
-                return self.end("escalated", f"model API: {err.code}", friendly(err, lang), step, err)
+                if asked.late:
+                    return self.late(step, "waiting for the model")
+                return self.end("escalated", f"model API: {err.code}: {err.text('en')}", friendly(err, lang), step, err)
             reply = asked.reply
             assert reply is not None  # _ask returns a reply or an error
             self.messages.append(reply.message())
@@ -352,14 +384,36 @@ class _Turn:
                 status: Status = "done_after_self_correction" if self.corrected else "done"
                 return self.end(status, "final answer", reply.content or "", step)
             calls = reply.tool_calls if cfg.all_calls else reply.tool_calls[:1]
+            cap = cfg.max_calls_per_turn
+            over = calls[cap:] if cap is not None and len(calls) > cap else ()
+            calls = calls[:len(calls) - len(over)]
             for i, tc in enumerate(calls):
-                self.rest = calls[i + 1:]  # answered as "not run" if this call ends the turn
+                self.rest = calls[i + 1:] + over  # answered as "not run" if this call ends the turn
+                left = self.left()
+                if left is not None and left <= 0:
+                    self.rest = calls[i:] + over
+                    return self.late(step, "before a tool call")
                 ending = self._call(tc, step, _refusal(tc, choice, lang))
                 if ending is not None:
                     return ending
+            for tc in over:  # not run, and the model is told why: it may send them again, fewer at a time
+                assert cap is not None  # over is empty without a cap
+                self._too_many(tc, step, cap)
             self.rest = ()
         err = make_error("BUDGET_EXHAUSTED", steps=budget)
         return self.end("budget_exhausted", f"step budget of {budget} used up", friendly(err, lang), budget, err)
+
+    def _too_many(self, tc: ToolCall, step: int, cap: int) -> None:
+        """Answer a call past ``max_calls_per_turn`` without running it; the turn goes on."""
+        lang = self.ctx.lang
+        hint = {lg: t("hint.too_many_calls", lg, limit=cap) for lg in ("en", "zh")}
+        err = make_error("NOT_RUN", _key="NOT_RUN.too_many_calls", limit=cap, hint=hint)
+        content = render(err, lang) if self.ctx.config.readable_errors else BARE_ERROR
+        self.messages.append({"role": "tool", "tool_call_id": tc.id, "content": content})
+        self.events.append(Event(**self.base, round_index=step, kind="tool", tool_name=tc.name, tool_call_id=tc.id,
+                                 args_raw=tc.arguments, parse_ok=None, validate_ok=None, exec_ok=None,
+                                 error_code=err.code, error_category=err.category, error_stage=err.stage,
+                                 model_visible=content, note=f"not run: more than {cap} calls in one message"))
 
     def _offered(self, every: list[dict]) -> list[dict]:
         if self.offer is None:
@@ -511,20 +565,86 @@ class _Asked:
     retries: int
     latency_ms: float
     detail: str | None = None  # technical detail for telemetry (redacted), never for the user
+    late: bool = False  # the run's deadline passed before the model answered
+
+
+class _Late(Exception):
+    """The run's deadline passed while the loop waited for the model."""
+
+
+def _takes_timeout(model: Any) -> bool:
+    complete = getattr(model, "complete", None)
+    fn = getattr(complete, "__func__", complete)
+    try:
+        return "timeout" in _parameters(fn)
+    except TypeError:  # an unhashable callable: read its signature every time
+        return "timeout" in _parameters.__wrapped__(fn)
+
+
+@functools.lru_cache(maxsize=256)
+def _parameters(fn: Any) -> frozenset[str]:
+    """The parameter names of ``fn``, read once per function (a signature costs ~10 us, a model call here ~5)."""
+    try:
+        return frozenset(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return frozenset()
+
+
+def _complete(model: Model, messages: list[dict], specs: list[dict], choice: ToolChoice | None, native: bool,
+              limit: float | None) -> Any:
+    """``model.complete`` waited for at most ``limit`` seconds (None: as long as it takes); raises _Late past it.
+
+    Waited for as a read tool is (:func:`agentlab.timeouts.run_with_timeout`): in the main thread a SIGALRM
+    deadline interrupts the call (a model call changes nothing, so nothing is left half-done); elsewhere it
+    runs in a daemon worker thread, with this thread's context variables, that the loop stops waiting for:
+    that thread cannot be killed, and what it returns after the deadline is dropped."""
+    kwargs: dict[str, Any] = {}
+    if native:  # the protocol's complete() takes two arguments; a model that also takes tool_choice gets it
+        kwargs["tool_choice"] = choice
+    if limit is not None and _takes_timeout(model):
+        kwargs["timeout"] = limit  # a model that can bound its own wait (the OpenAI adapter) is told how long it has
+    if limit is None:
+        return model.complete(list(messages), specs, **kwargs)
+
+    def call() -> tuple[bool, Any]:
+        try:  # the model's own exceptions come back as values: a TimeoutError past this point is the deadline's
+            return True, model.complete(list(messages), specs, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - re-raised in the loop's thread, below
+            return False, exc
+
+    context = contextvars.copy_context()
+    try:
+        ok, value = run_with_timeout(lambda: context.run(call), max(limit, 1e-3), write=False)
+    except TimeoutError:
+        raise _Late() from None
+    if not ok:
+        raise value
+    return value
 
 
 def _ask(model: Model, messages: list[dict], specs: list[dict], ctx: CallContext, step: int,
-         choice: ToolChoice | None = None) -> _Asked:
-    """One model turn, resending transient API failures with backoff. Never raises for the model."""
+         choice: ToolChoice | None = None, left: Callable[[], float | None] | None = None) -> _Asked:
+    """One model turn, resending transient API failures with backoff. Never raises for the model.
+
+    ``left`` gives the seconds before the run's deadline: the model is waited for at most that long,
+    and a resend that would have to wait past it is not made (the answer is then ``late``)."""
     retries = 0
     t0 = ctx.clock()
     policy = ctx.config.retry
-    native = choice not in (None, "auto") and specs and takes_tool_choice(model)
+    native = bool(choice not in (None, "auto") and specs and takes_tool_choice(model))
+
+    def late(detail: str) -> _Asked:
+        err = make_error("TIMEOUT", _key="model.too_slow", seconds=ctx.config.run_deadline or 0.0)
+        return _Asked(None, err, retries, (ctx.clock() - t0) * 1000, detail, late=True)
+
     while True:
+        limit = left() if left is not None else None
+        if limit is not None and limit <= 0:
+            return late("the run deadline passed before the model was asked (again)")
         try:
-            # the protocol's complete() takes two arguments; a model that also takes tool_choice gets it
-            raw = (model.complete(list(messages), specs, tool_choice=choice)  # type: ignore[call-arg]
-                   if native else model.complete(list(messages), specs))
+            raw = _complete(model, messages, specs, choice, native, limit)
+        except _Late:
+            return late("the run deadline passed while waiting for the model")
         except ModelError as exc:
             err = exc.to_error()
             retries += max(exc.attempts - 1, 0)
@@ -539,6 +659,9 @@ def _ask(model: Model, messages: list[dict], specs: list[dict], ctx: CallContext
                 return _Asked(None, err, retries, (ctx.clock() - t0) * 1000, detail)
             # One retry layer: a failure the adapter already resent is not resent again here.
             if exc.transient and not exc.attempts and policy is not None and retries < policy.max_retries:
+                limit = left() if left is not None else None
+                if limit is not None and wait >= limit:  # the resend could only start after the deadline
+                    return late(f"a resend would wait {wait:g} s, past the run deadline; the failure: {detail}")
                 ctx.sleep(wait)
                 retries += 1
                 continue
@@ -585,13 +708,15 @@ def _well_formed(raw: Any, step: int) -> Reply | None:
         if isinstance(args, (dict, list)):
             args = result_json(args)  # never raises, whatever the adapter put in there
         cid = getattr(c, "id", None)
+        if isinstance(cid, str):  # the id goes back to the API in the history: half an emoji there breaks every request
+            cid = escape_surrogates(cid)
         if not isinstance(cid, str) or not cid or cid in seen_ids:  # each call needs its own id to be answered
             cid = f"call_{step}_{i}"
         seen_ids.add(cid)
         calls.append(ToolCall(escape_surrogates(name) if isinstance(name, str) else "",
                               escape_surrogates(args) if isinstance(args, str) else ("" if args is None else str(args)),
                               cid))
-    content = raw.content if raw.content is None or isinstance(raw.content, str) else str(raw.content)
+    content = content_text(raw.content)  # list-of-parts content is read as its text, never as a Python repr
     usage = raw.usage if isinstance(raw.usage, Usage) and all(
         isinstance(n, int) for n in (raw.usage.prompt_tokens, raw.usage.completion_tokens)) else None
     return Reply(escape_surrogates(content) if content else content, tuple(calls), usage)

@@ -394,31 +394,48 @@ def open_store(url: str, *, prefix: str = "agentlab:") -> Store:
 
 def result_json(data: object) -> str:
     """A tool result as stored JSON text (what a replay returns). Never raises: whatever a tool
-    returns (sets, bytes, tuple keys, NaN, cycles, objects whose ``str()`` fails, half an emoji)
-    becomes plain, valid JSON that any store can hold."""
+    returns (sets, bytes, tuple keys, NaN, cycles, objects whose ``str()`` fails, half an emoji,
+    an integer too long for Python to write out) becomes plain, valid JSON that any store can hold."""
     try:
         text = json.dumps(data, ensure_ascii=False, allow_nan=False, default=_text)
-    except (TypeError, ValueError, RecursionError):
-        text = json.dumps(_plain(data, 0), ensure_ascii=False, allow_nan=False)
+    except Exception:  # noqa: BLE001 - anything the fast path cannot take goes the careful way
+        try:
+            text = json.dumps(_plain(data, 0, set()), ensure_ascii=False, allow_nan=False)
+        except Exception:  # noqa: BLE001 - a container whose own methods raise: its name is all that is left
+            text = json.dumps(_text(data))
     return escape_surrogates(text)
 
 
 def _text(value: object) -> str:
     try:
-        return str(value)[:10_000]
+        text = str(value)[:10_000]
+        return text if isinstance(text, str) else f"<{type(value).__name__}>"
     except Exception:  # noqa: BLE001 - a result's broken __str__ must not break the record of its effect
         return f"<{type(value).__name__}>"
 
 
-def _plain(value: object, depth: int) -> object:
-    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+def _plain(value: object, depth: int, path: set[int]) -> object:
+    """``value`` as plain JSON data; ``path`` holds the containers above it (a cycle is written as text)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
+    if isinstance(value, int):
+        try:  # past Python's digit limit (4,300 by default) an int cannot even be written out
+            int.__repr__(value)
+            return int(value)
+        except ValueError:
+            return f"<an integer of about {int(value.bit_length() * 0.30103) + 1} digits>"
     if isinstance(value, float):
         return value if value == value and value not in (float("inf"), float("-inf")) else None
-    if depth > 50:  # absurd nesting, or a cycle
-        return _text(value)[:200]
-    if isinstance(value, dict):
-        return {(k if isinstance(k, str) else _text(k)): _plain(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_plain(v, depth + 1) for v in value]
+    if depth > 50 or id(value) in path:  # absurd nesting, or a cycle
+        return _text(value)[:200] if depth > 50 else "<cycle>"
+    if isinstance(value, (dict, list, tuple, set, frozenset)):
+        path = path | {id(value)}
+        if isinstance(value, dict):
+            return {(k if isinstance(k, str) else _key(k)): _plain(v, depth + 1, path) for k, v in value.items()}
+        return [_plain(v, depth + 1, path) for v in value]
     return _text(value)
+
+
+def _key(key: object) -> str:
+    plain = _plain(key, 51, set())  # a key is written as text; a too-long integer key as its description
+    return plain if isinstance(plain, str) else _text(plain)

@@ -116,3 +116,68 @@ def test_a_call_left_unanswered_is_answered_not_run_rather_than_sent_broken():
     kept = trim_messages(msgs, max_tokens=10_000)
     assert protocol_problems(msgs) and not protocol_problems(kept)
     assert [m.get("tool_call_id") for m in kept if m["role"] == "tool"] == ["c1", "c2"] and "NOT_RUN" in kept[4]["content"]
+
+
+# --- trimming: linear, and nothing the docstring promises to keep is dropped ------------------------------
+class CountingTokenizer:
+    """estimate_tokens, remembering every message it was shown (a tokenizer behind HTTP pays for each)."""
+
+    def __init__(self):
+        self.seen: list[str] = []
+
+    def __call__(self, messages):
+        self.seen += [json.dumps(m, sort_keys=True) for m in messages]
+        return estimate_tokens(messages)
+
+
+def long_chat(turns: int) -> list[dict]:
+    messages = [SYSTEM]
+    for i in range(turns):
+        messages += [{"role": "user", "content": f"question {i} " + "x" * 200},
+                     {"role": "assistant", "content": f"answer {i} " + "y" * 200}]
+    return messages
+
+
+@pytest.mark.parametrize("max_turns", [None, 3])
+def test_the_tokenizer_sees_each_message_at_most_once(max_turns):
+    history = long_chat(300)
+    counter = CountingTokenizer()
+    kept = trim_messages(history, max_tokens=1_000, max_turns=max_turns, count=counter)
+    assert estimate_tokens(kept) <= 1_000 and kept[0] == SYSTEM and kept[1]["role"] == "user"
+    assert len(counter.seen) == len(set(counter.seen)), "a message was counted twice"
+    assert len(counter.seen) <= len(kept) + 2  # the kept ones, and the one that no longer fitted
+
+
+def test_a_leading_developer_prompt_is_kept_like_a_system_prompt():
+    developer = {"role": "developer", "content": "Answer in one sentence."}
+    history = [developer, {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"},
+               {"role": "user", "content": "bye"}]
+    assert trim_messages(history) == history
+    assert trim_messages(history, max_turns=1) == [developer, history[-1]]
+    assert clear_chat(history) == [developer]
+
+
+def test_a_system_note_mid_conversation_stays_in_place():
+    note = {"role": "system", "content": "A person approved refund A1001."}
+    history = [SYSTEM, {"role": "user", "content": "refund A1001 " + "x" * 400},
+               {"role": "assistant", "content": "held for approval " + "y" * 400}, note,
+               {"role": "user", "content": "and now?"}]
+    for kw in ({"max_turns": 1}, {"max_tokens": estimate_tokens([SYSTEM, note, history[-1]]) + 5}):
+        kept = trim_messages(history, **kw)
+        assert kept == [SYSTEM, note, history[-1]], kw
+
+
+def test_max_tokens_holds_without_any_user_message():
+    history = [SYSTEM] + [{"role": "assistant", "content": f"note {i} " + "z" * 400} for i in range(10)]
+    kept = trim_messages(history, max_tokens=300)
+    assert estimate_tokens(kept) <= 300 and kept[0] == SYSTEM and kept[-1] == history[-1]
+    with pytest.raises(ContextTooLong):
+        trim_messages([{"role": "system", "content": "s" * 4000}, *history[1:]], max_tokens=300)
+
+
+def test_list_of_parts_content_is_counted_by_its_text():
+    text = "a long question " * 100
+    parts = {"role": "user", "content": [{"type": "text", "text": text}, {"type": "image_url", "image_url": {"url": "x"}}]}
+    assert estimate_tokens([parts]) == estimate_tokens([{"role": "user", "content": text}])
+    with pytest.raises(ContextTooLong):
+        trim_messages([SYSTEM, parts], max_tokens=100)

@@ -315,3 +315,146 @@ def test_a_store_that_fails_after_the_effect_keeps_the_result_and_never_raises()
     run = run_guarded(ScriptedModel([refund, say("done")]), reg, "refund", store=_StoreDown(fail_on=("finish",)),
                       sleep=lambda s: None)
     assert len(desk.refunds) == 1 and run.status == "done" and "could not be recorded" in run.tool_events[0].note
+
+
+# --- budgets per message and per run: calls in one reply, wall-clock deadline ------------------------------
+from agentlab.i18n import t as _t  # noqa: E402
+from agentlab.models import Reply, ToolCall  # noqa: E402
+from agentlab.tools import Registry, Tool  # noqa: E402
+
+
+def _writes_registry(done: list):
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"], "additionalProperties": False}
+    return Registry([Tool("write", "Write one record.", schema, fn=lambda n: done.append(n) or {"written": n},
+                          side_effect=True)])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_hundred_writes_in_one_reply_run_at_most_the_cap(lang):
+    done: list = []
+    reg = _writes_registry(done)
+    hundred = tool_calls(*[call("write", {"n": i}) for i in range(100)])
+    cap = GuardConfig().max_calls_per_turn
+    run = guarded(ScriptedModel([hundred, say("ok")]), reg, "write them", store=MemoryStore(), lang=lang)
+    assert done == list(range(cap)) and run.status == "done"
+    answers = [json.loads(m["content"]) for m in run.messages if m["role"] == "tool"]
+    assert len(answers) == 100  # every call is answered, so the next request is valid
+    refused = [a["error"] for a in answers[cap:]]
+    assert {e["code"] for e in refused} == {"NOT_RUN"}
+    assert refused[0]["message"] == _t("NOT_RUN.too_many_calls", lang, limit=cap)
+    assert refused[0]["hint"] == _t("hint.too_many_calls", lang, limit=cap)
+    off = guarded(ScriptedModel([hundred, say("ok")]), _writes_registry(done := []), "write them",
+                  store=MemoryStore(), config=GuardConfig().without("max_calls_per_turn"))
+    assert len(done) == 100 and off.status == "done"
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class _SlowModel:
+    """Each answer takes ``seconds`` on the injected clock."""
+
+    name = "slow"
+
+    def __init__(self, clock, seconds, replies):
+        self.clock, self.seconds, self.replies = clock, seconds, list(replies)
+
+    def complete(self, messages, tools):
+        self.clock.now += self.seconds
+        return self.replies.pop(0)
+
+
+def test_a_slow_model_ends_the_run_at_its_deadline_and_nothing_more_is_started():
+    done: list = []
+    clock = _Clock()
+    replies = [tool_calls(call("write", {"n": i}), call("write", {"n": i + 100})) for i in range(10)]
+    model = _SlowModel(clock, 50.0, replies)
+    run = guarded(model, _writes_registry(done), "write", store=MemoryStore(), clock=clock,
+                  config=GuardConfig(run_deadline=120.0, step_budget=10))
+    assert run.status == "budget_exhausted" and "deadline of 120 s" in run.reason
+    assert done == [0, 100, 1, 101] and clock.now == 150.0  # the third reply came after the deadline: not run
+    assert not protocol_problems_of(run)
+    assert run.answer == _t("friendly.deadline", "en")
+    assert run.events[-1].error_code == "BUDGET_EXHAUSTED"
+
+
+def protocol_problems_of(run):
+    from agentlab.context import protocol_problems
+    return protocol_problems(list(run.messages))
+
+
+def test_no_resend_waits_past_the_deadline():
+    clock = _Clock()
+    slept: list = []
+    model = ScriptedModel([ModelError("UNAVAILABLE", "down"), say("late")])
+    run = guarded(model, _writes_registry([]), clock=clock, sleep=slept.append, store=MemoryStore(),
+                  config=GuardConfig(run_deadline=0.001))
+    assert run.status == "budget_exhausted" and slept == []
+
+
+@pytest.mark.parametrize("thread", ["main", "worker"])
+def test_a_model_that_never_answers_is_waited_for_only_until_the_deadline(thread):
+    import threading
+    release = threading.Event()
+
+    class Stuck:
+        name = "stuck"
+
+        def complete(self, messages, tools):
+            release.wait(30)  # far longer than the deadline; released when the test ends
+            return say("too late")
+
+    out: list = []
+    go = lambda: out.append(guarded(Stuck(), _writes_registry([]), store=MemoryStore(), clock=_Clock(),  # noqa: E731
+                                    config=GuardConfig(run_deadline=0.05)))
+    try:
+        if thread == "main":
+            go()
+        else:
+            worker = threading.Thread(target=go)
+            worker.start()
+            worker.join(20)
+    finally:
+        release.set()
+    assert out and out[0].status == "budget_exhausted" and "waiting for the model" in out[0].reason
+
+
+def test_the_deadline_is_a_guard_that_can_be_switched_off():
+    assert GuardConfig().without("run_deadline").run_deadline is None
+    assert "run_deadline" in GUARDS and "max_calls_per_turn" in GUARDS
+    clock = _Clock()
+    run = guarded(_SlowModel(clock, 1000.0, [say("fine")]), _writes_registry([]), clock=clock, store=MemoryStore(),
+                  config=GuardConfig().without("run_deadline"))
+    assert run.status == "done"
+
+
+def test_a_model_that_raises_timeout_error_itself_is_a_model_error_not_the_deadline():
+    class Raises:
+        name = "raises"
+
+        def complete(self, messages, tools):
+            raise TimeoutError("my own")
+
+    run = guarded(Raises(), _writes_registry([]), store=MemoryStore())
+    assert run.status == "escalated" and "MODEL_ERROR" in run.reason
+
+
+def test_a_surrogate_in_a_call_id_and_list_of_parts_content_are_made_safe_at_the_boundary():
+    class Odd:
+        name = "odd"
+
+        def __init__(self):
+            self.replies = [Reply(None, (ToolCall("write", '{"n": 1}', "call_\ud800"),)),
+                            Reply([{"type": "text", "text": "all "}, {"type": "text", "text": "done"}])]  # type: ignore[arg-type]
+
+        def complete(self, messages, tools):
+            json.dumps(messages, ensure_ascii=False).encode("utf-8")  # what an HTTP client does with the history
+            return self.replies.pop(0)
+
+    run = guarded(Odd(), _writes_registry([]), store=MemoryStore())
+    assert run.status == "done" and run.answer == "all done"

@@ -266,3 +266,145 @@ def test_a_broken_call_in_the_history_does_not_break_every_later_turn():
     sent = clean_messages(history)[1]["tool_calls"]
     assert json.loads(sent[0]["function"]["arguments"]) == broken and sent[1]["function"]["arguments"] == '{"end": 6.28}'
     assert history[1]["tool_calls"][0]["function"]["arguments"] == broken  # the loop's own history is untouched
+
+
+# --- answers that are no completion: never a finished task ---------------------------------------------------
+class RawServer:
+    """Answers each POST with the next (status, headers, body) as written; a body may be a list of
+    (seconds, bytes) pieces, sent one by one (a trickle)."""
+
+    def __init__(self, answers):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        self.answers, self.attempts = list(answers), 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                server.attempts += 1
+                status, headers, body = server.answers.pop(0) if server.answers else (500, {}, b"{}")
+                pieces = body if isinstance(body, list) else [(0, body)]
+                self.send_response(status)
+                for k, v in {"Content-Type": "application/json", **headers}.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(sum(len(b) for _, b in pieces)))
+                self.end_headers()
+                try:
+                    for wait, piece in pieces:
+                        time.sleep(wait)
+                        self.wfile.write(piece)
+                        self.wfile.flush()
+                except ConnectionError:  # the client stopped reading: that is the point
+                    self.close_connection = True
+
+        class Quiet(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request, client_address):  # a client that gave up is the point, not a fault
+                pass
+
+        self.httpd = Quiet(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self):
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+import time  # noqa: E402
+
+
+def _completion(message) -> bytes:
+    return json.dumps({"id": "c1", "object": "chat.completion", "created": 0, "model": "m",
+                       "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}).encode()
+
+
+LOGIN_PAGE = (200, {"Content-Type": "text/html"}, b"<html><body><form>Sign in to the proxy</form></body></html>")
+UNREADABLE = {
+    "no choices": ((200, {}, b'{"id": "c1", "object": "chat.completion"}'), "UNAVAILABLE", "model.no_choices"),
+    "empty choices": ((200, {}, b'{"id": "c1", "choices": []}'), "UNAVAILABLE", "model.no_choices"),
+    "no message": ((200, {}, b'{"id": "c1", "choices": [{"index": 0}]}'), "UNAVAILABLE", "model.no_message"),
+    "html login page": (LOGIN_PAGE, "MODEL_ERROR", "model.not_json"),
+    "json but a list": ((200, {}, b"[1, 2]"), "MODEL_ERROR", "model.not_json"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNREADABLE))
+def test_an_unreadable_answer_is_an_error_with_a_sentence_never_done(case):
+    from agentlab.i18n import t
+    answer, code, said = UNREADABLE[case]
+    with RawServer([answer] * 3) as server:
+        m = OpenAIModel("m", base_url=server.base_url, api_key="k", sleep=lambda s: None,
+                        retry=RetryPolicy(max_retries=1))
+        with pytest.raises(ModelError) as exc:
+            m.complete([{"role": "user", "content": "hi"}], [])
+        err = exc.value.to_error()
+        assert exc.value.code == code and err.text("zh") == t(said, "zh") and err.text("en") == t(said, "en")
+        assert server.attempts == (2 if exc.value.transient else 1)  # a login page will not go away by asking again
+        desk, reg = aftersales.SCENARIO.setup()
+        run = run_guarded(m, reg, "Refund A1001", sleep=lambda s: None)
+    assert run.status == "escalated" and run.answer
+
+
+def test_a_gzip_bomb_is_not_read_past_the_limit():
+    import gzip
+    bomb = gzip.compress(b"{" + b" " * (40 * 2**20) + b"}", 9)  # 40 MB of nothing, ~40 KB on the wire
+    with RawServer([(200, {"Content-Encoding": "gzip"}, bomb)]) as server:
+        m = OpenAIModel("m", base_url=server.base_url, api_key="k", sleep=lambda s: None, max_reply_bytes=2**20)
+        with pytest.raises(ModelError) as exc:
+            m.complete([{"role": "user", "content": "hi"}], [])
+    assert exc.value.code == "MODEL_ERROR" and exc.value.said == "model.too_large" and server.attempts == 1
+    assert "1 MB" in exc.value.to_error().text("en") and "1 MB" in exc.value.to_error().text("zh")
+
+
+def test_a_gzipped_answer_within_the_limit_is_read():
+    import gzip
+    body = gzip.compress(_completion({"role": "assistant", "content": "fine"}))
+    with RawServer([(200, {"Content-Encoding": "gzip"}, body)]) as server:
+        m = OpenAIModel("m", base_url=server.base_url, api_key="k", sleep=lambda s: None)
+        assert m.complete([{"role": "user", "content": "hi"}], []).content == "fine"
+
+
+def test_a_trickling_answer_is_cut_at_the_attempts_timeout():
+    body = _completion({"role": "assistant", "content": "slowly " * 10})
+    trickle = [(0.05, body[i:i + 4]) for i in range(0, len(body), 4)]  # ~3 s in all, each piece well within a read timeout
+    with RawServer([(200, {}, trickle)]) as server:
+        m = OpenAIModel("m", base_url=server.base_url, api_key="k", sleep=lambda s: None, timeout=0.3, retry=None)
+        with pytest.raises(ModelError) as exc:
+            m.complete([{"role": "user", "content": "hi"}], [])
+    assert exc.value.code == "TIMEOUT"
+
+
+def test_list_of_parts_content_is_joined_as_text():
+    parts = [{"type": "text", "text": "Your refund "}, {"type": "text", "text": "is on its way."}]
+    with RawServer([(200, {}, _completion({"role": "assistant", "content": parts}))]) as server:
+        m = OpenAIModel("m", base_url=server.base_url, api_key="k", sleep=lambda s: None)
+        assert m.complete([{"role": "user", "content": "hi"}], []).content == "Your refund is on its way."
+
+
+def test_a_lone_surrogate_in_a_call_id_does_not_break_the_next_request():
+    from agentlab.store import MemoryStore
+    odd = Reply(None, (ToolCall("get_order", '{"order_id": "A1001"}', "call_\ud800"),))
+    with ChatServer([odd, say("A1001 is paid.")]) as server:
+        m = model(server)
+        direct = m.complete([{"role": "user", "content": "hi"}], [])
+        assert direct.tool_calls[0].id == "call_\\ud800"
+    with ChatServer([odd, say("A1001 is paid.")]) as server:
+        desk, reg = aftersales.SCENARIO.setup()
+        run = run_guarded(model(server), reg, "Where is A1001?", store=MemoryStore(), sleep=lambda s: None)
+        assert server.attempts == 2
+    assert run.status == "done" and run.answer == "A1001 is paid."

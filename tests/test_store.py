@@ -207,3 +207,55 @@ def test_an_unrelated_sqlite_error_is_not_retried(tmp_path):
     (tmp_path / "not.db").write_text("this is not a database" * 100)
     with pytest.raises(sqlite3.DatabaseError):
         SQLiteStore(tmp_path / "not.db")
+
+
+# --- result_json never raises, whatever a tool returns ---------------------------------------------
+class _BrokenStr:
+    def __str__(self):
+        raise RuntimeError("no")
+
+
+class _StrNotStr:
+    def __str__(self):
+        return 42  # type: ignore[return-value]
+
+
+class _BadItems(dict):
+    def items(self):
+        raise RuntimeError("no items")
+
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+
+def _cycles():
+    d: dict = {"a": 1}
+    d["self"] = d
+    lst: list = [1]
+    lst.append(lst)
+    twice: dict = {}
+    twice["x"], twice["y"] = twice, [twice, twice]  # a cycle reached twice at each level
+    return [d, lst, twice]
+
+
+RESULTS = [
+    10 ** 5000, -(10 ** 5000), {"n": 10 ** 5000}, {10 ** 5000: "key"}, [1, 2, 10 ** 6000],
+    float("nan"), float("inf"), {"x": float("-inf")}, "half \ud800 an emoji", {"\udfff": "key"},
+    {(1, 2): "tuple key"}, {1, 2}, b"bytes", _BrokenStr(), [_BrokenStr()], _StrNotStr(), {"o": _StrNotStr()},
+    _BadItems(a=1), [_BadItems(a=1)], object(), {"deep": _cycles()}, *_cycles(), None, True, 3.5, "ok",
+]
+
+
+@pytest.mark.parametrize("value", RESULTS, ids=range(len(RESULTS)))
+def test_result_json_never_raises(value):
+    import json
+
+    from agentlab.store import result_json
+    text = result_json(value)
+    json.loads(text)  # valid JSON
+    text.encode("utf-8")  # and storable anywhere
+
+
+def test_result_json_says_what_a_huge_integer_was():
+    from agentlab.store import result_json
+    assert "5001 digits" in result_json({"n": 10 ** 5000})

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import CODES, ToolError, make_error, retry_seconds
+from ..i18n import LANGS, t
 
-__all__ = ["Model", "ModelCall", "ModelError", "Reply", "ToolCall", "ToolChoice", "Usage", "call", "say", "takes_tool_choice",
-           "tool_calls"]
+__all__ = ["Model", "ModelCall", "ModelError", "Reply", "ToolCall", "ToolChoice", "Usage", "call", "content_text", "say",
+           "takes_tool_choice", "tool_calls"]
 
 #: how much autonomy a turn has: "auto", "required", "none", or the name of one tool
 ToolChoice = str
@@ -68,10 +69,12 @@ class ModelError(Exception):
     ``detail`` is for telemetry only; the end user sees :func:`~agentlab.errors.friendly`.
     ``retry_after`` may be a header's text ("5"); NaN, negative, unreadable or absurd
     values become None (unknown), see :func:`~agentlab.errors.retry_seconds`.
+    ``said`` names the catalogue sentence (:mod:`agentlab.i18n`) that says what went wrong in
+    either language (an unreadable reply, say), filled in with ``fields``.
     """
 
     def __init__(self, code: str, detail: str = "", *, status: int | None = None,
-                 retry_after: float | str | None = None):
+                 retry_after: float | str | None = None, said: str | None = None, **fields: Any):
         if code not in CODES:
             raise ValueError(f"unknown code {code!r}")
         super().__init__(f"{code}: {detail}" if detail else code)
@@ -79,6 +82,7 @@ class ModelError(Exception):
         self.retry_after: float | None = retry_seconds(retry_after)
         self.attempts = 0  # > 0: a lower layer (the OpenAI adapter) already resent it that many times
         self.unparsable = False
+        self.said, self.fields = said, fields
 
     @property
     def transient(self) -> bool:
@@ -86,6 +90,9 @@ class ModelError(Exception):
 
     def to_error(self) -> ToolError:
         """The failure as a ToolError record; end users only ever see ``friendly()`` of it."""
+        if self.said is not None:
+            return make_error(self.code, retry_after=self.retry_after,
+                              message={lang: t(self.said, lang, **self.fields) for lang in LANGS})
         return make_error(self.code, retry_after=self.retry_after,
                           message={"en": f"The model API failed ({self.code}).", "zh": f"模型接口调用失败（{self.code}）。"})
 
@@ -133,3 +140,16 @@ def takes_tool_choice(model: Any) -> bool:
         return "tool_choice" in inspect.signature(model.complete).parameters
     except (TypeError, ValueError):
         return False
+
+
+def content_text(content: Any) -> str | None:
+    """A message's content as text: a string as it is, list-of-parts content (``[{"type": "text", "text": ...}]``)
+    as its text parts joined, nothing (None, or no text part) as None; anything else as its ``str()``."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, (list, tuple)):
+        texts = [p if isinstance(p, str) else p.get("text") if isinstance(p, dict) else getattr(p, "text", None)
+                 for p in content]
+        joined = "".join(x for x in texts if isinstance(x, str))
+        return joined or None
+    return str(content)

@@ -11,6 +11,13 @@ The client's own retries are switched off (``max_retries=0``): one retry layer,
 so a 429 is not resent 3 × 3 times. ``ModelError.attempts`` tells the loop the
 failure was already retried here, and the guarded loop does not resend it again.
 
+A reply is read only if it is one: an answer that is not a chat completion (an HTML login page from a proxy,
+no ``choices``, no message) is a ``ModelError`` with a sentence in both languages, never an empty final
+answer; an answer larger than ``max_reply_bytes`` (after decompression: a gzip bomb) is not read; an
+answer that trickles in is cut at ``timeout`` (each attempt, connect to last byte, not per read). Every
+string the model wrote (ids, names, arguments, text) loses its lone surrogates here, since it goes back
+to the API in the next request's history.
+
 Configuration, by argument or environment variable:
 ``AGENTLAB_BASE_URL`` (or ``OPENAI_BASE_URL``), ``AGENTLAB_API_KEY`` (or
 ``OPENAI_API_KEY``), ``AGENTLAB_MODEL``. Works with OpenAI, DeepSeek,
@@ -22,18 +29,24 @@ import json
 import os
 import random
 import re
+import sys
+import threading
 import time
 import uuid
+import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from ..jsonutil import escape_surrogates
 from ..retry import RetryPolicy
 from ..schema import transform
-from .interface import ModelCall, ModelError, Reply, ToolCall, ToolChoice, Usage
+from .interface import ModelCall, ModelError, Reply, ToolCall, ToolChoice, Usage, content_text
 
 __all__ = ["OpenAIModel", "classify", "clean_messages", "strict_spec", "to_reply"]
+
+MAX_REPLY_BYTES = 8 * 2**20  # a chat completion is kilobytes; megabytes are a bomb or a mistake
 
 _PARSE_FAILURE = re.compile(r"pars(e|ing)|tool.?call|invalid.*json|grammar", re.I)
 
@@ -44,6 +57,8 @@ def classify(exc: BaseException) -> ModelError:
     detail = f"{type(exc).__name__}: {exc}"[:500]
     if isinstance(exc, ModelError):
         return exc
+    if isinstance(exc.__cause__, ModelError):  # said while the answer was read (too large, too slow), then wrapped
+        return exc.__cause__
     if isinstance(exc, openai.APITimeoutError):
         return ModelError("TIMEOUT", detail)
     if isinstance(exc, openai.APIConnectionError):
@@ -98,7 +113,10 @@ class OpenAIModel:
         tool_choice: ``auto``, ``none``, ``required``, or the name of one tool to force.
         parallel_tool_calls: sent only when not None (not every server knows it).
         retry: our single retry layer for transient failures (None: no resend).
-        client: an ``openai.OpenAI`` to use instead of building one (tests pass a mock transport).
+        timeout: seconds one attempt may take, from connecting to the answer's last byte.
+        client: an ``openai.OpenAI`` to use instead of building one (tests pass a mock transport). Only a client
+            built here bounds the size and the time of reading an answer.
+        max_reply_bytes: the largest answer read, after decompression (larger: ``MODEL_ERROR``, not resent).
         strict: ask the server to constrain tool arguments to the schema while the model writes them (OpenAI's
             ``"strict": true`` function calling, "structured outputs"). Strict mode wants every object closed and
             every field listed as required, so an optional field is sent as "this type or null", and a null the
@@ -110,7 +128,8 @@ class OpenAIModel:
                  temperature: float = 0.0, tool_choice: ToolChoice = "auto", parallel_tool_calls: bool | None = None,
                  timeout: float = 60.0, retry: RetryPolicy | None = RetryPolicy(),
                  sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None,
-                 client: Any = None, max_tokens: int | None = None, name: str | None = None, strict: bool = False):
+                 client: Any = None, max_tokens: int | None = None, name: str | None = None, strict: bool = False,
+                 max_reply_bytes: int = MAX_REPLY_BYTES):
         self.model = model or os.environ.get("AGENTLAB_MODEL") or "gpt-4o-mini"
         self.base_url = base_url or os.environ.get("AGENTLAB_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
         key = api_key or os.environ.get("AGENTLAB_API_KEY") or os.environ.get("OPENAI_API_KEY") or "not-needed"
@@ -120,10 +139,52 @@ class OpenAIModel:
         self.name = name or self.model
         self.calls: list[ModelCall] = []
         self.last_attempts = 0
+        self.timeout, self.max_reply_bytes = timeout, max_reply_bytes
+        self._attempt = threading.local()  # this thread's attempt deadline, read while its answer arrives
         if client is None:
             import openai
-            client = openai.OpenAI(base_url=self.base_url, api_key=key, max_retries=0, timeout=timeout)
+            # the hook reads each answer itself, bounded in size and time, before the client parses it
+            http = openai.DefaultHttpxClient(event_hooks={"response": [self._read_bounded]},
+                                             headers={"Accept-Encoding": "gzip, deflate"})
+            client = openai.OpenAI(base_url=self.base_url, api_key=key, max_retries=0, timeout=timeout, http_client=http)
         self.client = client
+
+    def _read_bounded(self, response: Any) -> None:
+        """Read ``response``'s body now, at most ``max_reply_bytes`` decompressed and no later than this
+        attempt's deadline, and hand the client the bytes read (so it never reads an unbounded body)."""
+        limit, deadline = self.max_reply_bytes, getattr(self._attempt, "deadline", None)
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding in ("", "identity"):
+            decoder = None
+        elif encoding in ("gzip", "x-gzip", "deflate"):
+            decoder = zlib.decompressobj(zlib.MAX_WBITS | (16 if "gzip" in encoding else 0))
+        else:  # an encoding we did not ask for (Accept-Encoding) and cannot bound
+            response.close()
+            raise ModelError("MODEL_ERROR", f"unsupported Content-Encoding {encoding[:40]!r}", said="model.not_json")
+        body = bytearray()
+        try:
+            for chunk in response.stream:
+                if deadline is not None and time.monotonic() > deadline:
+                    raise ModelError("TIMEOUT", "the answer trickled in past the attempt's timeout",
+                                     said="model.too_slow", seconds=self.timeout)
+                if decoder is not None:
+                    chunk = decoder.decompress(chunk, limit + 1 - len(body))
+                    if decoder.unconsumed_tail:
+                        chunk += b"x"  # there is more than the limit
+                body += chunk
+                if len(body) > limit:
+                    raise ModelError("MODEL_ERROR", f"the answer was larger than {limit} bytes",
+                                     said="model.too_large", limit=round(limit / 2**20, 2))
+            if decoder is not None:
+                body += decoder.flush()
+        except zlib.error as exc:
+            raise ModelError("MODEL_ERROR", f"the answer could not be decompressed: {exc}", said="model.not_json") from None
+        finally:
+            response.stream.close()
+        http = sys.modules[type(response).__module__.split(".")[0]]  # httpx, or the fork the client uses
+        response.stream = http.ByteStream(bytes(body))
+        if "content-encoding" in response.headers:
+            del response.headers["content-encoding"]
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.model!r}, base_url={self.base_url!r})"
@@ -140,14 +201,20 @@ class OpenAIModel:
             kw["max_tokens"] = self.max_tokens
         return kw
 
-    def complete(self, messages: list[dict], tools: list[dict], tool_choice: ToolChoice | None = None) -> Reply:
+    def complete(self, messages: list[dict], tools: list[dict], tool_choice: ToolChoice | None = None,
+                 timeout: float | None = None) -> Reply:
+        """One model turn. ``timeout``: the seconds this whole call may take, resends and waits included
+        (the guarded loop passes what is left of its run deadline); each attempt also has ``self.timeout``."""
         self.calls.append(ModelCall(tuple(messages), tuple(t.get("function", t).get("name", "?") for t in tools)))
         kw = self.request(clean_messages(messages), tools, tool_choice)
+        end = None if timeout is None else time.monotonic() + timeout
         attempt = 0
         while True:
             attempt += 1
+            budget = self.timeout if end is None else max(min(self.timeout, end - time.monotonic()), 0.001)
+            self._attempt.deadline = time.monotonic() + budget
             try:
-                resp = self.client.chat.completions.create(**kw)
+                resp = self.client.chat.completions.create(**kw, timeout=budget)
                 self.last_attempts = attempt
                 reply = to_reply(resp)
                 return _drop_optional_nulls(reply, tools) if self.strict else reply
@@ -157,16 +224,17 @@ class OpenAIModel:
                 policy = self.retry
                 # Past the longest wait the policy allows, stop now rather than resend early (the
                 # server would refuse it again) or sleep for minutes: the error keeps retry_after,
-                # and the loop tells the user when to come back.
+                # and the loop tells the user when to come back. No resend waits past ``timeout``.
+                wait = policy.delay(attempt - 1, self.rng, err.retry_after) if policy is not None else 0.0
                 if not err.transient or policy is None or attempt > policy.max_retries \
-                        or not policy.may_wait(err.retry_after):
+                        or not policy.may_wait(err.retry_after) or (end is not None and time.monotonic() + wait >= end):
                     self.last_attempts = attempt
                     raise err from None
                 if getattr(err, "unparsable", False):
                     # The server could not parse the model's tool call; the same prompt at
                     # temperature 0 would fail the same way, so the resend varies it a little.
                     kw = {**kw, "temperature": max(kw.get("temperature") or 0.0, 0.3)}
-                self.sleep(policy.delay(attempt - 1, self.rng, err.retry_after))  # never shorter than Retry-After
+                self.sleep(wait)  # never shorter than Retry-After
 
 
 def _strict_node(node: dict) -> dict:
@@ -250,21 +318,41 @@ def _parsable(call: dict) -> dict:
 
 
 def to_reply(resp: Any) -> Reply:
-    """A chat.completion (object or dict) as a Reply, smoothing real servers' quirks."""
+    """A chat.completion (object or dict) as a Reply, smoothing real servers' quirks.
+
+    Raises :class:`ModelError` for an answer that is no completion: text (an HTML page), no ``choices``,
+    no message. Lone surrogates in what the model wrote become escapes; list-of-parts content is its text."""
     def get(obj: Any, key: str) -> Any:  # pydantic objects and plain dicts alike, without model_dump()
         return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
 
-    choices = get(resp, "choices") or [{}]
-    msg = get(choices[0], "message") or {}
+    if resp is None or isinstance(resp, (str, bytes, list, int, float)):  # the client hands back what is not JSON as text
+        shown = resp[:200] if isinstance(resp, (str, bytes)) else type(resp).__name__
+        raise ModelError("MODEL_ERROR", f"the answer is not a chat completion: {shown!r}", said="model.not_json")
+    choices = get(resp, "choices")
+    if not isinstance(choices, (list, tuple)) or not choices:
+        error = get(resp, "error")  # some proxies answer 200 with an error object
+        raise ModelError("UNAVAILABLE", f"no choices in the answer{': ' + str(error)[:300] if error else ''}",
+                         said="model.no_choices")
+    msg = get(choices[0], "message")
+    if msg is None or isinstance(msg, (str, bytes, list, int, float)):
+        raise ModelError("UNAVAILABLE", "the first choice holds no message", said="model.no_message")
     calls = []
-    for c in get(msg, "tool_calls") or []:
+    raw_calls = get(msg, "tool_calls")
+    for c in raw_calls if isinstance(raw_calls, (list, tuple)) else ():
         fn = get(c, "function") or {}
-        args = get(fn, "arguments")
+        name, args, cid = get(fn, "name"), get(fn, "arguments"), get(c, "id")
         if not isinstance(args, str):  # some servers send an object, not the string the spec says
-            args = json.dumps(args if args is not None else {}, ensure_ascii=False)
-        calls.append(ToolCall(get(fn, "name") or "", args, get(c, "id") or f"call_{uuid.uuid4().hex[:8]}"))
-    content = get(msg, "content")
+            args = json.dumps(args if args is not None else {}, ensure_ascii=False, default=str)
+        cid = cid if isinstance(cid, str) and cid else f"call_{uuid.uuid4().hex[:8]}"
+        calls.append(ToolCall(escape_surrogates(name) if isinstance(name, str) else "", escape_surrogates(args),
+                              escape_surrogates(cid)))
+    content = content_text(get(msg, "content"))  # list-of-parts content is its text, not a Python repr
     if isinstance(content, str) and not content.strip() and calls:
         content = None  # "" beside tool calls means nothing
     usage = get(resp, "usage") or {}
-    return Reply(content, tuple(calls), Usage(get(usage, "prompt_tokens") or 0, get(usage, "completion_tokens") or 0))
+    return Reply(escape_surrogates(content) if content else content, tuple(calls),
+                 Usage(_count(get(usage, "prompt_tokens")), _count(get(usage, "completion_tokens"))))
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
