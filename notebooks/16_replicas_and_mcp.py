@@ -55,18 +55,18 @@ def replicas(store_a: str, store_b: str) -> tuple[SkillSite, SkillSite]:
     return SkillSite(data, store=store_a), SkillSite(data, store=store_b)
 
 
-def refund_twice(a: SkillSite, b: SkillSite, key: str) -> pd.DataFrame:
+def refund_twice(a: SkillSite, b: SkillSite, key: str, key_id: str) -> pd.DataFrame:
     rows = []
     for name, site in (("A", a), ("B (the retry)", b)):
         reply = site.execute("create_refund", refund, api_key=key, idempotency_key="refund-A1001", session_id="nb16")
         rows.append({"replica": name, "status": reply.status, "Idempotent-Replayed": reply.headers.get("Idempotent-Replayed"),
-                     "refunds this replica made": len(site.state["aftersales"].snapshot()["refunds"])})
+                     "refunds this replica made": len(site.state_for(key_id)["aftersales"].snapshot()["refunds"])})
     return pd.DataFrame(rows)
 
 
 a, b = replicas(f"sqlite:///{data}/claims-a.db", f"sqlite:///{data}/claims-b.db")
-key, _ = a.create_key("agent", ["*"])
-sqlite_table = refund_twice(a, b, key)
+key, agent = a.create_key("agent", ["*"])
+sqlite_table = refund_twice(a, b, key, agent.id)
 sqlite_table
 
 # %% [markdown]
@@ -99,7 +99,7 @@ else:
             time.sleep(0.05)
     redis_url = f"redis://127.0.0.1:{port}/0"
     ra, rb = replicas(redis_url, redis_url)
-    print(refund_twice(ra, rb, key).to_string(index=False))
+    print(refund_twice(ra, rb, key, agent.id).to_string(index=False))
 
 # %% [markdown]
 # ## The same skills through MCP (通过 MCP 调用同一批技能)
@@ -110,7 +110,7 @@ else:
 
 # %%
 site = SkillSite(data / "mcp", store=redis_url) if redis_proc is not None else SkillSite(data / "mcp")
-mkey, _ = site.create_key("mcp-agent", ["get_order", "search_orders", "create_refund", "escalate_to_human"])
+mkey, mcp_agent = site.create_key("mcp-agent", ["get_order", "search_orders", "create_refund", "escalate_to_human"])
 stack = serving(site)
 url = stack.__enter__()  # stopped at the end of the notebook
 conn = MCPConnection(url + "/mcp", headers={"X-API-Key": mkey, "X-Session-Id": "nb16-mcp", "Accept-Language": LANG})
@@ -131,7 +131,7 @@ script = [tool_calls(call("get_order", {"order_id": "A1001"})),
           tool_calls(call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"})),
           say("Refunded 199 yuan for A1001.")]
 run = run_guarded(ScriptedModel(script), reg, "refund A1001", lang=LANG)
-print("status:", run.status, "| refunds on the site:", len(site.state["aftersales"].snapshot()["refunds"]))
+print("status:", run.status, "| refunds on the site:", len(site.state_for(mcp_agent.id)["aftersales"].snapshot()["refunds"]))
 pd.DataFrame([{"call": e.args_raw, "result": e.error_code or "ok", "the model read": (e.model_visible or "")[:150]}
               for e in run.tool_events])
 

@@ -23,13 +23,13 @@ def test_the_desk_through_mcp_ends_as_it_does_in_process(tmp_path):
     site = SkillSite(tmp_path)
     desk = aftersales.Desk()
     local = run_guarded(ScriptedModel(list(SCRIPT)), aftersales.make_registry(desk), "refund A1001")
-    key, _ = site.create_key("agent", ["get_order", "search_orders", "create_refund", "escalate_to_human"])
+    key, tenant = site.create_key("agent", ["get_order", "search_orders", "create_refund", "escalate_to_human"])
     with serving(site) as url, MCPConnection(url + "/mcp", headers={"X-API-Key": key, "X-Session-Id": "sess-mcp"}) as conn:
         reg = conn.registry()
         assert reg["create_refund"].keyed and not reg["get_order"].side_effect
         remote = run_guarded(ScriptedModel(list(SCRIPT)), reg, "refund A1001")
     assert remote.status == local.status
-    assert site.state["aftersales"].snapshot() == desk.snapshot()
+    assert site.state_for(tenant.id)["aftersales"].snapshot() == desk.snapshot()
     assert len(desk.refunds) == 1 and len(desk.tickets) == 1
     told = [m["content"] for m in remote.messages if m.get("role") == "tool"]
     assert '"did_you_mean": "order_id"' in told[0]  # caught by the loop before anything was sent
@@ -41,13 +41,13 @@ def test_the_desk_through_mcp_ends_as_it_does_in_process(tmp_path):
 
 def test_a_resent_write_carries_the_loops_key_and_replays(tmp_path):
     site = SkillSite(tmp_path)
-    key, _ = site.create_key("agent")
+    key, tenant = site.create_key("agent")
     with MCPConnection(mcp_server(site, api_key=key)) as conn:
         refund = conn.registry()["create_refund"]
         args = {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
         first = refund.fn(**args, idempotency_key="create_refund:A1001")
         again = refund.fn(**args, idempotency_key="create_refund:A1001")  # the loop's resend after a lost reply
-    assert first == again and len(site.state["aftersales"].snapshot()["refunds"]) == 1
+    assert first == again and len(site.state_for(tenant.id)["aftersales"].snapshot()["refunds"]) == 1
 
 
 def test_any_mcp_server_tools_run_in_the_loop(tmp_path):

@@ -69,7 +69,7 @@ def test_errors_are_is_error_results_in_agentlabs_shape(site):
 
 
 def test_a_retry_with_the_same_key_replays_and_another_body_is_refused(site):
-    key, _ = site.create_key("agent")
+    key, tenant = site.create_key("agent")
 
     async def steps(s):
         first = await s.call_tool("create_refund", REFUND, meta={IDEMPOTENCY_META: "refund-A1001"})
@@ -81,7 +81,7 @@ def test_a_retry_with_the_same_key_replays_and_another_body_is_refused(site):
     assert not first.isError and not again.isError
     assert again.structuredContent == first.structuredContent
     assert (first.meta["agentlab/replayed"], again.meta["agentlab/replayed"]) == (False, True)
-    assert len(site.state["aftersales"].snapshot()["refunds"]) == 1  # one effect
+    assert len(site.state_for(tenant.id)["aftersales"].snapshot()["refunds"]) == 1  # one effect
     assert other.isError and other.structuredContent["error"]["code"] == "CONFLICT"
     assert bare.isError and bare.structuredContent["status"] == 428  # no key: refused, not run unprotected
     calls = [json.loads(x) for x in (site.data_dir / "logs" / "call.jsonl").read_text().splitlines()]

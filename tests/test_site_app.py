@@ -93,11 +93,11 @@ def test_concurrent_requests_with_one_key_run_once(site, http, tmp_path):
 
 
 def test_a_refused_write_frees_its_key(site, http):
-    key, _ = site.create_key("desk")
+    key, tenant = site.create_key("desk")
     shipped = post(http, "create_refund", {"order_id": "A1002", "amount": 10.0, "reason": "user_cancel"}, key,
                    **{"Idempotency-Key": "r-1"})
     assert shipped.json()["error"]["code"] == "RULE_VIOLATION"
-    site.state["aftersales"].orders["A1002"]["status"] = "paid"  # the order changes: the same call may now run
+    site.state_for(tenant.id)["aftersales"].orders["A1002"]["status"] = "paid"  # the order changes: the same call may now run
     done = post(http, "create_refund", {"order_id": "A1002", "amount": 10.0, "reason": "user_cancel"}, key,
                 **{"Idempotency-Key": "r-1"})
     assert done.json()["success"] and "Idempotent-Replayed" not in done.headers

@@ -55,11 +55,11 @@ def test_the_desk_through_the_site_ends_as_it_does_in_process(live_site):
     site, url = live_site
     desk = aftersales.Desk()
     local = run_guarded(ScriptedModel(list(SCRIPT)), aftersales.make_registry(desk), "refund A1001")
-    key, _ = site.create_key("agent", ["get_order", "search_orders", "create_refund", "escalate_to_human"])
+    key, tenant = site.create_key("agent", ["get_order", "search_orders", "create_refund", "escalate_to_human"])
     remote_reg = site_registry(url, key, session_id="sess-desk")
     remote = run_guarded(ScriptedModel(list(SCRIPT)), remote_reg, "refund A1001")
     assert remote.status == local.status
-    assert site.state["aftersales"].snapshot() == desk.snapshot()
+    assert site.state_for(tenant.id)["aftersales"].snapshot() == desk.snapshot()
     assert len(desk.refunds) == 1 and len(desk.tickets) == 1
     told = [m["content"] for m in remote.messages if m.get("role") == "tool"]
     assert '"did_you_mean": "order_id"' in told[0]  # caught before anything was sent
@@ -82,13 +82,13 @@ def test_the_naive_loop_through_the_site_ends_as_it_does_in_process(live_site):
     site, url = live_site
     desk = aftersales.Desk()
     local = run_naive(ScriptedModel(list(NAIVE_SCRIPT)), aftersales.make_registry(desk), "refund A1001")
-    key, _ = site.create_key("naive", ["get_order", "create_refund"])
+    key, tenant = site.create_key("naive", ["get_order", "create_refund"])
     remote = run_naive(ScriptedModel(list(NAIVE_SCRIPT)), site_registry(url, key, session_id="sess-naive"), "refund A1001")
     assert (remote.status, remote.steps) == (local.status, local.steps)
     # the same run, but not the same outcome, on purpose: in process the naive loop calls a desk that trusts its
     # caller and refunds twice; the site checks every caller's call against the business rules (its second layer)
     assert len(desk.refunds) == 2
-    assert len(site.state["aftersales"].snapshot()["refunds"]) == 1
+    assert len(site.state_for(tenant.id)["aftersales"].snapshot()["refunds"]) == 1
     assert "RULE_VIOLATION" in [m for m in remote.messages if m.get("role") == "tool"][-1]["content"]
 
 

@@ -24,24 +24,39 @@ REFUND = {"amount": 199.0, "reason": "user_cancel"}
 
 # ---------------------------------------------------------------- tenants
 def test_a_key_one_tenant_sent_first_never_answers_another_tenants_write(site):
-    victim, _ = site.create_key("victim")
-    attacker, _ = site.create_key("attacker")
+    victim, mine = site.create_key("victim")
+    attacker, theirs = site.create_key("attacker")
     shared = "the-key-the-victim-will-send"
     first = call(site, "create_refund", {"order_id": "A1001", **REFUND}, attacker, shared)
     assert first.status == 200 and first.body["result"]["order_id"] == "A1001"
-    mine = call(site, "create_refund", {"order_id": "A1005", "amount": 19.9, "reason": "user_cancel"}, victim, shared)
-    assert mine.status == 200 and mine.headers.get("Idempotent-Replayed") is None
-    assert mine.body["result"]["order_id"] == "A1005"  # its own refund, never the attacker's A1001
-    refunded = sorted(r["order_id"] for r in site.state["aftersales"].refunds)
-    assert refunded == ["A1001", "A1005"]
+    own = call(site, "create_refund", {"order_id": "A1005", "amount": 19.9, "reason": "user_cancel"}, victim, shared)
+    assert own.status == 200 and own.headers.get("Idempotent-Replayed") is None
+    assert own.body["result"]["order_id"] == "A1005"  # its own refund, never the attacker's A1001
+    assert [r["order_id"] for r in site.state_for(mine.id)["aftersales"].refunds] == ["A1005"]
+    assert [r["order_id"] for r in site.state_for(theirs.id)["aftersales"].refunds] == ["A1001"]
+
+
+def test_a_tenant_can_neither_read_nor_pre_empt_another_tenants_back_office(site):
+    alice, _ = site.create_key("alice")
+    mallory, _ = site.create_key("mallory")
+    booked = call(site, "book_expense_record", {"date": "2026-10-14", "amount": 88.0, "category": "food",
+                                                 "item": "alice secret dinner"}, alice, "a-1")
+    assert booked.status == 200, booked.body
+    seen = call(site, "search_expense_records", {"keyword": "alice"}, mallory)
+    assert seen.status == 200 and "alice secret dinner" not in json.dumps(seen.body)
+    # refunding the order first, with a tiny amount, blocks nothing of alice's
+    assert call(site, "create_refund", {"order_id": "A1001", "amount": 1.0, "reason": "user_cancel"}, mallory,
+                "m-1").status == 200
+    hers = call(site, "create_refund", {"order_id": "A1001", **REFUND}, alice, "a-2")
+    assert hers.status == 200 and hers.body["success"] and hers.body["result"]["amount"] == 199.0
 
 
 def test_the_same_tenant_resending_its_key_still_gets_one_effect(site):
-    key, _ = site.create_key("t")
+    key, tenant = site.create_key("t")
     a = call(site, "create_refund", {"order_id": "A1001", **REFUND}, key, "k1")
     b = call(site, "create_refund", {"order_id": "A1001", **REFUND}, key, "k1")
     assert a.body == b.body and b.headers.get("Idempotent-Replayed") == "true"
-    assert len(site.state["aftersales"].refunds) == 1
+    assert len(site.state_for(tenant.id)["aftersales"].refunds) == 1
 
 
 def test_the_key_a_client_sends_cannot_be_computed_without_its_api_key():

@@ -1,4 +1,4 @@
-"""The desks' tools as skills: the after-sales desk and the bookkeeping desk, bound to one state per site.
+"""The desks' tools as skills: the after-sales desk and the bookkeeping desk, a back office per API key.
 
 Each :class:`~agentlab.tools.Tool` becomes a :class:`~agentlab.site.skills.Skill` with the
 same name, description and schema; its business rules become the skill's check; a write
@@ -21,7 +21,7 @@ from ..scenarios import aftersales, expense
 from ..tools import Registry, Tool
 from .skills import Skill, SkillContext, SkillMeta
 
-__all__ = ["DESK_FIELDS", "desk_skills", "desk_state"]
+__all__ = ["DESK_FIELDS", "desk_registry", "desk_skills", "desk_state"]
 
 #: the arguments that make a repeat the same write (what the desks' business_key reads)
 DESK_FIELDS: dict[str, tuple[tuple[str, ...], Literal["global", "session"]]] = {
@@ -33,23 +33,36 @@ DESK_FIELDS: dict[str, tuple[tuple[str, ...], Literal["global", "session"]]] = {
 
 
 def desk_state() -> dict[str, Any]:
-    """One fresh state per site: the desk and the ledger every call of the site shares."""
+    """A fresh back office: the after-sales desk and the ledger. The site keeps one per API key."""
     return {"aftersales": aftersales.Desk(), "expense": expense.Ledger()}
 
 
-def desk_skills(state: dict[str, Any]) -> list[Skill]:
-    """Both desks' tools as skills over ``state`` (see :func:`desk_state`)."""
-    regs = {"aftersales": (aftersales.make_registry(state["aftersales"]), aftersales.make_registry(state["aftersales"], lang="zh")),
-            "expense": (expense.make_registry(state["expense"]), expense.make_registry(state["expense"], lang="zh"))}
+_MAKERS: dict[str, Callable[..., Registry]] = {"aftersales": aftersales.make_registry, "expense": expense.make_registry}
+
+
+def desk_registry(state: dict[str, Any], desk: str) -> Registry:
+    """The desk's tools bound to ``state`` (built once per state and kept in it)."""
+    regs = state.setdefault("registries", {})
+    if desk not in regs:
+        regs[desk] = _MAKERS[desk](state[desk])
+    return regs[desk]
+
+
+def desk_skills(state: dict[str, Any] | None = None) -> list[Skill]:
+    """Both desks' tools as skills. A call runs on the desk of its context's state (``SkillContext.state``: the
+    site gives each API key a back office of its own, docs/site.md#tenants); ``state`` is the one used for a
+    context that carries none (a skill run on its own, in a test)."""
+    fallback = state if state is not None else desk_state()
     skills: dict[str, Skill] = {}
-    for desk, (reg, zh) in regs.items():
-        for tool in reg:
+    for desk, make in _MAKERS.items():
+        zh = make(fallback[desk], lang="zh")
+        for tool in desk_registry(fallback, desk):
             name = tool.name if tool.name not in skills else f"{desk}_{tool.name}"
-            skills[name] = _skill(name, desk, tool, reg, zh[tool.name])
+            skills[name] = _skill(name, desk, tool, zh[tool.name], fallback)
     return list(skills.values())
 
 
-def _skill(name: str, desk: str, tool: Tool, reg: Registry, zh: Tool) -> Skill:
+def _skill(name: str, desk: str, tool: Tool, zh: Tool, fallback: dict[str, Any]) -> Skill:
     fields, scope = DESK_FIELDS.get(tool.name, ((), "session"))  # no business key: all arguments, per session
     meta = SkillMeta(
         skill_name=name, display_name=tool.name.replace("_", " "), description=tool.description,
@@ -58,20 +71,25 @@ def _skill(name: str, desk: str, tool: Tool, reg: Registry, zh: Tool) -> Skill:
         notes=("generated from the desk's registry: same name, schema and business rules",),
         i18n={"zh": {"display_name": tool.name.replace("_", " "), "description": zh.description}})
 
+    def bound(ctx: SkillContext) -> tuple[Registry, Tool]:
+        state = ctx.state if desk in ctx.state else fallback
+        reg = desk_registry(state, desk)  # type: ignore[arg-type]  # the site's states are plain dicts
+        return reg, reg[tool.name]
+
     def validate(args: dict, ctx: SkillContext) -> list[Problem]:
+        reg, mine = bound(ctx)
         error = reg.check_rules(tool.name, args)
         if error is not None:
             if error.code == "INVALID_ARGS":
                 return list(error.problems)
             raise _as_failure(error)
-        reason = tool.needs_approval(args) if tool.needs_approval is not None else None
+        reason = mine.needs_approval(args) if mine.needs_approval is not None else None
         if reason:
             raise ToolFailure("NEEDS_APPROVAL", {lg: t("site.needs_person", lg, reason=reason) for lg in ("en", "zh")})
         return []
 
-    fn: Callable[..., Any] = tool.fn  # type: ignore[assignment]  # every desk tool has one
-
     def handler(args: dict, ctx: SkillContext) -> Any:
+        fn: Callable[..., Any] = bound(ctx)[1].fn  # type: ignore[assignment]  # every desk tool has one
         if tool.keyed and ctx.idempotency_key is not None:
             return fn(**args, idempotency_key=ctx.idempotency_key)
         return fn(**args)

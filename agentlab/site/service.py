@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import threading
 import time
 import traceback
 import uuid
@@ -83,8 +84,10 @@ class SkillSite:
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.clock = clock
-        self.state: dict[str, Any] = desk_state() if desks else {}
-        found = (desk_skills(self.state) if desks else []) + load_skills(shipped_dir(), *skills_dirs) + list(extra)
+        self.desks = desks
+        self._tenants: dict[str, dict[str, Any]] = {}  # API key id -> its own back office (the desks' state)
+        self._tenants_lock = threading.Lock()
+        found = (desk_skills() if desks else []) + load_skills(shipped_dir(), *skills_dirs) + list(extra)
         self.skills: dict[str, Skill] = {}
         for s in found:
             if s.name in self.skills:
@@ -101,11 +104,19 @@ class SkillSite:
         self.lease_grace = float(lease_grace)
         self.max_body = max_body
         self.logs = SiteLogs(self.data_dir / "logs", clock=clock, max_bytes=max_log_bytes)
-        self._ctx = SkillContext(self.data_dir, self.state)
+        self._ctx = SkillContext(self.data_dir)  # its lock serialises the files skills append to
         self._routers = {lg: Router(skill_tools(self.skills.values(), lg), k=6) for lg in ("en", "zh")}
 
     def __repr__(self) -> str:
         return f"SkillSite({len(self.skills)} skills, {self.data_dir})"
+
+    def state_for(self, key_id: str) -> dict[str, Any]:
+        """The back office one API key works on: its own orders, refunds and ledger. Another tenant can neither
+        read it nor change it (docs/site.md#tenants). Made on the key's first call."""
+        with self._tenants_lock:
+            if key_id not in self._tenants:
+                self._tenants[key_id] = desk_state() if self.desks else {}
+            return self._tenants[key_id]
 
     # ---------------------------------------------------------------- discovery
     def visible(self, key: ApiKey | None) -> list[Skill]:
@@ -237,7 +248,8 @@ class SkillSite:
         if problems:
             return _reply(make_error("INVALID_ARGS", problems=problems), lang)
         if not skill.meta.writes:
-            outcome = run_skill(skill, args, self._ctx, lang=lang, check_input=False)
+            ctx = SkillContext(self.data_dir, self.state_for(key.id), None, self._ctx.lock)
+            outcome = run_skill(skill, args, ctx, lang=lang, check_input=False)
             self._log_internal(outcome, skill, request_id, session_id)
             return HttpReply(outcome.status, outcome.body)
         claim_key = f"{key.id}:{skill.name}:{idem}"
@@ -266,7 +278,7 @@ class SkillSite:
             return limited
         # what the backend dedups on is scoped to the caller too: the desk's own map is one per site,
         # and a key sent by one tenant must never answer another tenant's call with its effect
-        ctx = SkillContext(self.data_dir, self.state, _scoped(key.id, skill.name, idem), self._ctx.lock)
+        ctx = SkillContext(self.data_dir, self.state_for(key.id), _scoped(key.id, skill.name, idem), self._ctx.lock)
 
         def late(outcome: Execution) -> None:  # a write that timed out finished after all: that settles the key
             _quietly(self.claims.finish, claim_key, json.dumps({"status": outcome.status, "body": outcome.body}))
