@@ -683,6 +683,16 @@ _CATALOG: dict[str, dict[str, str]] = {
     "site.bad_idempotency_key": {
         "en": "The Idempotency-Key header must be 1 to 200 printable ASCII characters.",
         "zh": "Idempotency-Key 请求头必须是 1 到 200 个可打印 ASCII 字符。"},
+    "site.refused_too_often": {
+        "en": ("This key sent more than {limit} refused calls in a minute; nothing was run. Fix the calls (the "
+               "earlier replies say what was wrong), then try again in a minute."),
+        "zh": "这个 key 一分钟内被拒绝的调用超过 {limit} 次，本次没有执行。请先按之前的回复修正调用，一分钟后再试。"},
+    "site.bad_query": {
+        "en": "A query parameter or the path is not what this endpoint takes: {detail}.",
+        "zh": "查询参数或路径不符合这个接口的要求：{detail}。"},
+    "site.no_route": {
+        "en": "There is no {method} {path} here. The API is under /api/skills; MCP is POST /mcp.",
+        "zh": "这里没有 {method} {path}。API 在 /api/skills 下；MCP 是 POST /mcp。"},
     "site.busy": {
         "en": "The site is running as many calls as it can; nothing was run. Try again in a few seconds.",
         "zh": "站点正在执行的调用已达上限，本次没有执行。请几秒后再试。"},

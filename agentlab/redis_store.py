@@ -131,6 +131,9 @@ class RedisStore:
             return "appendfsync could not be read (CONFIG is refused), so it cannot be shown to be 'always'"
         if fsync != "always":
             return f"appendfsync is {fsync!r}, not 'always': a crash may forget the last writes' claims"
+        policy = self.client.config_get("maxmemory-policy").get("maxmemory-policy", "noeviction")
+        if policy.startswith("allkeys"):  # volatile-* evicts only keys with a TTL: leases, which fail safe
+            return f"maxmemory-policy is {policy!r}: a full server would evict claims (use noeviction)"
         return None
 
     def __repr__(self) -> str:

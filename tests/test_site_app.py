@@ -242,3 +242,42 @@ def test_mcp_opens_no_stream_and_refuses_a_body_too_large(site, http):
     r = http.post("/mcp", content=big, headers={"Content-Type": "application/json",
                                                 "Accept": "application/json, text/event-stream"})
     assert r.status_code == 413
+
+
+def test_a_key_refused_again_and_again_cannot_push_other_tenants_out_of_the_call_log(site, http):
+    from agentlab.site.service import REFUSALS_PER_MINUTE
+    alice, _ = site.create_key("alice")
+    mallory, _ = site.create_key("mallory")
+    assert post(http, "send_notification", NOTE, alice, **{"Idempotency-Key": "a-1"}).status_code == 200
+    big = {"to": "x" * 3000, "subject": "x" * 3000, "body": 7}  # refused (422), as large as a line may be
+    statuses = [post(http, "send_notification", big, mallory, **{"Idempotency-Key": f"m-{i}"}).status_code
+                for i in range(REFUSALS_PER_MINUTE + 40)]
+    assert statuses.count(422) == REFUSALS_PER_MINUTE and statuses[-1] == 429  # past its share: 429
+    call_log = site.logs.read("call")
+    assert sum(line.get("key_name") == "mallory" for line in call_log) == REFUSALS_PER_MINUTE
+    assert any(line.get("key_name") == "alice" for line in call_log)
+
+
+def test_fastapis_own_refusals_come_in_the_sites_shape_and_language(site, http):
+    for r in (http.get("/api/skills/search", params={"k": "abc"}), http.get("/no/such/path"),
+              http.get("/api/skills/current_weather/execute"), http.get("/nope", headers={"Accept-Language": "zh"})):
+        assert 400 <= r.status_code < 500 and "detail" not in r.json(), r.text
+        assert r.json()["success"] is False and r.json()["error"]["code"] == "BAD_REQUEST"
+    assert "这里没有" in r.json()["error"]["message"]
+    assert "abc" not in http.get("/api/skills/search", params={"k": "abc"}).text  # the value sent is not echoed
+
+
+@pytest.mark.parametrize("path", ["/logs", "/skills/current_weather"])
+def test_an_unreadable_basic_credential_is_no_key_never_a_500(site, http, path):
+    r = http.get(path, headers={"Authorization": "Basic \u00e9t\u00e9".encode("latin-1")})
+    assert r.status_code in (200, 401) and "Traceback" not in r.text
+
+
+def test_what_the_mcp_sdk_logs_from_a_request_is_cut(site, caplog):
+    import logging
+    caplog.set_level(logging.WARNING)
+    payload = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x" * 900_000, "arguments": {}}}
+    with TestClient(create_app(site), base_url="http://127.0.0.1") as live:  # the MCP manager runs in the lifespan
+        r = live.post("/mcp", json=payload, headers={"Accept": "application/json, text/event-stream"})
+    assert r.status_code == 200 and r.json()["result"]["isError"]
+    assert caplog.records and sum(len(r.getMessage()) for r in caplog.records) < 10_000

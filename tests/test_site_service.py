@@ -147,6 +147,18 @@ def test_a_site_refuses_a_redis_that_may_forget_a_claim(tmp_path):
         box.kill()
 
 
+def test_a_site_refuses_a_redis_that_would_evict_claims_when_full(tmp_path, redis_box):
+    import redis
+
+    from agentlab.i18n import LocalizedError
+    client = redis.Redis(port=redis_box.port)
+    client.config_set("maxmemory-policy", "allkeys-lru")
+    with pytest.raises(LocalizedError, match="maxmemory-policy"):
+        SkillSite(tmp_path / "site", store=redis_box.url)
+    client.config_set("maxmemory-policy", "noeviction")
+    SkillSite(tmp_path / "site", store=redis_box.url)
+
+
 def test_a_write_finished_before_the_store_crashed_is_replayed_after_it_restarts(tmp_path, redis_box):
     data = tmp_path / "site"
     site = SkillSite(data, skills_dirs=[_counting_write(tmp_path / "skills")], store=redis_box.url)
@@ -282,3 +294,59 @@ def test_a_frozen_store_slows_only_the_calls_that_need_it_never_the_pages(tmp_pa
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(10)
+
+
+class _Served:
+    """``python -m agentlab site`` under uvicorn on a free port, in its own process group."""
+
+    def __init__(self, data, *extra):
+        import os
+        import subprocess
+        import sys
+        import time
+
+        from conftest import ROOT, free_port
+        httpx = pytest.importorskip("httpx")
+        self.port = free_port()
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.proc = subprocess.Popen([sys.executable, "-m", "agentlab", "site", "--data", str(data), *extra,
+                                      "--port", str(self.port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, start_new_session=True)
+        self.base = f"http://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(self.base + "/api/skills", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline and self.proc.poll() is None, "the site did not start"
+            time.sleep(0.2)
+
+    def stop(self):
+        import os
+        import signal
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        self.proc.wait(10)
+
+
+def test_callers_who_trickle_their_bodies_hold_no_slot_and_one_key_cannot_take_them_all(tmp_path):
+    import socket
+    httpx = pytest.importorskip("httpx")
+    data = tmp_path / "site"
+    key, _ = SkillSite(data).create_key("t")
+    served = _Served(data)
+    held = []
+    try:
+        for _ in range(40):  # keyless, a body promised and never sent: each costs a connection, not a slot
+            s = socket.create_connection(("127.0.0.1", served.port))
+            s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: 500\r\n\r\n{")
+            held.append(s)
+        r = httpx.post(served.base + "/api/skills/current_weather/execute", json={"arguments": {"city": "Beijing"}},
+                       headers={"X-API-Key": key}, timeout=8)  # a hang guard: before, 503 until the trickles ended
+        assert r.status_code == 200, r.text
+    finally:
+        for s in held:
+            s.close()
+        served.stop()

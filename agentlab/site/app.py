@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterable
@@ -37,8 +38,10 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import make_error
 from ..i18n import Lang, t
@@ -48,12 +51,44 @@ from .keys import ApiKey
 from .logs import clean_session
 from .service import HttpReply, SkillSite, bad_body
 
-__all__ = ["BODY_SECONDS", "MAX_RUNNING", "create_app"]
+__all__ = ["BODY_SECONDS", "MAX_RUNNING", "MAX_RUNNING_PER_KEY", "SLOT_WAIT", "create_app"]
 
 #: seconds a request body may take to arrive (a trickle holds a connection, and a worker, for nothing)
 BODY_SECONDS = 10.0
 #: executes and MCP calls running at once; uvicorn's pool has 40 threads, the rest stay for pages and discovery
 MAX_RUNNING = 24
+#: of those, what one API key may hold, so that one tenant cannot take every slot
+MAX_RUNNING_PER_KEY = 8
+#: seconds a call waits for a slot (on the event loop, holding no thread) before it hears 503
+SLOT_WAIT = 5.0
+
+
+class _Slots:
+    """Calls running now, in all and per key. Changed only on the event loop's one thread: no lock.
+
+    A call waits for a slot (asleep on the loop, holding no thread) up to ``SLOT_WAIT`` seconds, then hears 503."""
+
+    def __init__(self, total: int, per_key: int):
+        self.total, self.per_key = total, per_key
+        self.held: dict[str, int] = {}
+
+    def _free(self, who: str) -> bool:
+        return sum(self.held.values()) < self.total and self.held.get(who, 0) < self.per_key
+
+    async def take(self, who: str, wait: float = 0.0) -> bool:
+        import anyio
+        deadline = time.monotonic() + wait
+        while not self._free(who):
+            if time.monotonic() >= deadline:
+                return False
+            await anyio.sleep(0.02)
+        self.held[who] = self.held.get(who, 0) + 1
+        return True
+
+    def give(self, who: str) -> None:
+        self.held[who] -= 1
+        if not self.held[who]:
+            del self.held[who]
 
 
 class _TooLarge(Exception):
@@ -85,7 +120,7 @@ def _presented_key(request: Any) -> str | None:
     if scheme.lower() == "basic":
         try:
             user, _, password = base64.b64decode(value.strip(), validate=True).decode("utf-8").partition(":")
-        except (binascii.Error, UnicodeDecodeError):
+        except (binascii.Error, ValueError):  # not base64, not ASCII, not UTF-8: no key was presented
             return None
         return password or user or None
     return None
@@ -115,32 +150,29 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
     app = FastAPI(title="agentlab skill site", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.site = site
 
-    running = {"n": 0}  # executes holding a worker thread now (the event loop is one thread: no lock needed)
+
+    slots = _Slots(MAX_RUNNING, MAX_RUNNING_PER_KEY)
 
     class _MCP:  # an ASGI app (not a function), so Starlette's Route passes the raw request through
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-            started = False
-
-            async def watched(message: Any) -> None:
-                nonlocal started
-                started = started or message["type"] == "http.response.start"
-                await send(message)
-
             lang: Lang = "zh" if _header(scope, b"accept-language").lower().startswith("zh") else "en"
             early = _early_refusal(scope, site.max_body, lang)
-            if early is None and running["n"] >= MAX_RUNNING:
-                early = _busy(lang)
             if early is not None:
                 await early(scope, receive, send)
                 return
-            running["n"] += 1
-            try:
-                await manager.handle_request(scope, _bounded(receive, site.max_body, BODY_SECONDS), watched)
+            try:  # the body first, bounded, holding no slot: a caller that trickles costs a connection, no thread
+                raw = await _read_asgi(receive, site.max_body, BODY_SECONDS)
             except (_TooLarge, _TooSlow) as exc:
-                if not started:
-                    await _body_refusal(exc, site.max_body, lang)(scope, receive, send)
+                await _body_refusal(exc, site.max_body, lang)(scope, receive, send)
+                return
+            who = _mcp_key(scope)
+            if not await slots.take(who, SLOT_WAIT):
+                await _busy(lang)(scope, receive, send)
+                return
+            try:
+                await manager.handle_request(scope, _replay(raw, receive), send)
             finally:
-                running["n"] -= 1
+                slots.give(who)
 
     def _known(api_key: str | None) -> bool:
         try:
@@ -150,6 +182,21 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
 
     from starlette.routing import Route
     app.router.routes.append(Route("/mcp", endpoint=_MCP(), methods=["POST"]))
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_query(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # the names of the parameters that were wrong, never the values sent
+        names = sorted({".".join(str(p) for p in e.get("loc", ())[1:]) or "?" for e in exc.errors()})[:5]
+        message = {lg: t("site.bad_query", lg, detail=", ".join(names)) for lg in ("en", "zh")}
+        return JSONResponse(reply_body(None, make_error("BAD_REQUEST", message=message), _lang(request)), 400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def no_route(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # FastAPI's own refusals (no such path, no such method) in the site's shape, like every other reply
+        path, method = request.url.path[:100], request.method[:10]
+        message = {lg: t("site.no_route", lg, method=method, path=path) for lg in ("en", "zh")}
+        return JSONResponse(reply_body(None, make_error("BAD_REQUEST", message=message), _lang(request)),
+                            exc.status_code, headers=dict(exc.headers or {}))
 
     def send(reply: HttpReply) -> JSONResponse:
         return JSONResponse(reply.body, status_code=reply.status, headers=dict(reply.headers))
@@ -208,21 +255,21 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         early = _early_refusal(request.scope, site.max_body, lang)
         if early is not None:
             return early
-        if running["n"] >= MAX_RUNNING:
+        call = dict(api_key=request.headers.get("x-api-key"), idempotency_key=request.headers.get("idempotency-key"),
+                    session_id=_session(request), request_id=request.state.request_id, lang=lang)
+        if not await run_in_threadpool(_known, call["api_key"]):  # a 401 costs a lookup, never a download
+            return send(await run_in_threadpool(lambda: site.execute(name, b"", **call)))
+        try:  # the body first, bounded, holding no slot: a caller that trickles costs a connection, no thread
+            raw = await _read(request, site.max_body, BODY_SECONDS)
+        except (_TooLarge, _TooSlow) as exc:
+            return _body_refusal(exc, site.max_body, lang)
+        who = _digest(call["api_key"])
+        if not await slots.take(who, SLOT_WAIT):
             return _busy(lang)
-        running["n"] += 1
         try:
-            call = dict(api_key=request.headers.get("x-api-key"), idempotency_key=request.headers.get("idempotency-key"),
-                        session_id=_session(request), request_id=request.state.request_id, lang=lang)
-            if not await run_in_threadpool(_known, call["api_key"]):  # a 401 costs a lookup, never a download
-                return send(await run_in_threadpool(lambda: site.execute(name, b"", **call)))
-            try:
-                raw = await _read(request, site.max_body, BODY_SECONDS)
-            except (_TooLarge, _TooSlow) as exc:
-                return _body_refusal(exc, site.max_body, lang)
             return send(await run_in_threadpool(lambda: site.execute(name, raw, **call)))
         finally:
-            running["n"] -= 1
+            slots.give(who)
 
     def html(text: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(text, status_code=status, headers={"Content-Security-Policy": pages.CSP,
@@ -312,26 +359,48 @@ async def _read(request: Request, limit: int, seconds: float) -> bytes:
     return b"".join(chunks)
 
 
-def _bounded(receive: Any, limit: int, seconds: float) -> Any:
-    """``receive`` for an ASGI app that reads the body itself (the MCP SDK): the same bounds as :func:`_read`."""
+def _digest(api_key: str | None) -> str:
+    """Who holds a slot: a hash of the presented key (the key itself is kept nowhere)."""
+    return hashlib.sha256((api_key or "").encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _mcp_key(scope: Any) -> str:
+    key = _header(scope, b"x-api-key")
+    scheme, _, value = _header(scope, b"authorization").partition(" ")
+    return _digest(key or (value.strip() if scheme.lower() == "bearer" else ""))
+
+
+async def _read_asgi(receive: Any, limit: int, seconds: float) -> bytes:
+    """A request's whole body from ``receive``, refused past ``limit`` bytes or ``seconds``."""
     import anyio
-    deadline = time.monotonic() + seconds
-    seen, done = 0, False
-
-    async def bounded() -> dict:
-        nonlocal seen, done
-        if done:  # the body is in: what follows (a disconnect) is waited for as long as the app likes
-            return await receive()
-        try:
-            with anyio.fail_after(max(0.0, deadline - time.monotonic())):
+    chunks, size = [], 0
+    try:
+        with anyio.fail_after(seconds):
+            while True:
                 message = await receive()
-        except TimeoutError:
-            raise _TooSlow from None
-        if message.get("type") == "http.request":
-            seen += len(message.get("body", b""))
-            if seen > limit:
-                raise _TooLarge
-            done = not message.get("more_body", False)
-        return message
+                if message.get("type") != "http.request":
+                    break  # the client went away: what arrived is all there is
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > limit:
+                    raise _TooLarge
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+    except TimeoutError:
+        raise _TooSlow from None
+    return b"".join(chunks)
 
-    return bounded
+
+def _replay(raw: bytes, receive: Any) -> Any:
+    """``receive`` for an app that reads the body itself, once the body has been read: it hears it whole."""
+    sent = False
+
+    async def replay() -> dict:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+        return await receive()
+
+    return replay

@@ -170,11 +170,16 @@ class SiteLogs:
 
         ``keyless=True`` for a request that carried no valid key, False for one that did. When not
         given, a ``call`` line is keyless when it names no ``key_id`` (the site names the key of
-        every call it authenticated) and the other logs take the line as before.
+        every call it authenticated) and the other logs take the line as before. ``overflow=True``
+        sends a keyed caller's line there too: one refused for going past its share.
         """
         keyless = fields.pop("keyless", None)
         if keyless is None:
             keyless = name == "call" and not fields.get("key_id")
+        # a keyed caller past its share (rate limited, or refused too often): its lines go where a keyless
+        # caller's go, so that no tenant can push the others' history out of the call log either
+        overflow = bool(fields.pop("overflow", False))
+        keyless = keyless or overflow
         stack = fields.pop("stack", None)
         line: dict[str, Any] = {"ts": round(self.clock(), 3), "request_id": _cut(str(request_id), FIELD_CHARS),
                                 "session_id": _session_field(session_id)}

@@ -21,6 +21,7 @@ manager in its lifespan); only localhost Host headers are accepted unless ``allo
 from __future__ import annotations
 
 import json
+import logging
 import traceback
 import uuid
 from collections.abc import Iterable
@@ -63,6 +64,20 @@ def mcp_tool(skill: Skill, lang: Lang = "en") -> types.Tool:
                       description=meta.text("description", lang) + f" Limit: {meta.per_minute} calls per minute.",
                       inputSchema=dict(meta.input_schema), outputSchema=dict(meta.output_schema),
                       annotations=annotations, _meta=extra)
+
+
+class _BoundedArgs(logging.Filter):
+    """Cut what the SDK logs from a request (a 900 KB tool name it warns about): output is not a place a
+    caller may fill."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(a[:200] + "..." if isinstance(a, str) and len(a) > 200 else a for a in record.args)
+        return True
+
+
+for _name in ("mcp.server.lowlevel.server", "mcp.server.streamable_http", "mcp.server.streamable_http_manager"):
+    logging.getLogger(_name).addFilter(_BoundedArgs())
 
 
 def mcp_server(site: SkillSite, *, api_key: str | None = None, lang: Lang = "en") -> Server:

@@ -23,7 +23,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +41,12 @@ from .limits import Limiter, RedisLimiter
 from .logs import SiteLogs
 from .skills import Skill, SkillContext, load_skills, shipped_dir, skill_tools
 
-__all__ = ["MAX_BODY", "HttpReply", "SkillSite", "StoreDown", "bad_body", "read_body"]
+__all__ = ["MAX_BODY", "REFUSALS_PER_MINUTE", "HttpReply", "SkillSite", "StoreDown", "bad_body", "read_body"]
 
 #: the largest body an execute call may send; larger is refused before it is parsed
 MAX_BODY = 1_000_000
+#: refused calls (4xx) a key may send in a minute before it hears 429 and its lines go to the overflow log
+REFUSALS_PER_MINUTE = 60
 
 
 @dataclass(frozen=True)
@@ -183,14 +185,19 @@ class SkillSite:
             self.logs.write("error", request_id=request_id, session_id=session_id, skill=name, status=500,
                             code="TOOL_ERROR", stack=traceback.format_exc())
             reply = _reply(make_error("TOOL_ERROR"), lang, status=500)
+        overflow = reply.status == 429
+        if key is not None and 400 <= reply.status < 500 and not overflow and not self._may_be_refused(key):
+            # refused calls cost nothing to send and each is a line in the log: past its share, a key hears
+            # 429 and its lines go to the capped overflow log, never pushing other tenants' calls out
+            reply, overflow = self._refused_too_often(lang), True
         ms = round((time.perf_counter() - t0) * 1000, 2)
         who = {"key_id": key.id, "key_name": key.name} if key is not None else {}
         ids: dict[str, Any] = {"request_id": request_id, "session_id": session_id}
         self.logs.write("call", **ids, skill=name, arguments=args, status=reply.status, latency_ms=ms,
                         success=reply.body.get("success"), result=reply.body.get("result"),
                         error=(reply.body.get("error") or {}).get("code"),
-                        replayed=reply.headers.get("Idempotent-Replayed") == "true", **who)
-        if skill is not None and skill.meta.writes and key is not None:
+                        replayed=reply.headers.get("Idempotent-Replayed") == "true", overflow=overflow, **who)
+        if skill is not None and skill.meta.writes and key is not None and not overflow:
             self.logs.write("audit", **ids, action="execute", skill=name, status=reply.status, **who,
                             idempotency_key=_short_hash(idempotency_key),
                             replayed=reply.headers.get("Idempotent-Replayed") == "true")
@@ -227,6 +234,18 @@ class SkillSite:
         if skill.meta.writes:
             return None, args  # a write is counted once it has its claim: a replay or a wait runs nothing
         return self._limit(key, skill, lang), args
+
+    def _may_be_refused(self, key: ApiKey) -> bool:
+        """Whether ``key`` is still within its refusals this minute (they never count toward its quota)."""
+        try:
+            return bool(self.limiter.admit(replace(key, quota=None), "(refused)", REFUSALS_PER_MINUTE).ok)
+        except Exception:  # noqa: BLE001 - the limits cannot be read: the refusal stands as it is
+            return True
+
+    def _refused_too_often(self, lang: Lang) -> HttpReply:
+        message = {lg: t("site.refused_too_often", lg, limit=REFUSALS_PER_MINUTE) for lg in ("en", "zh")}
+        return _reply(make_error("RATE_LIMITED", message=message, retry_after=60), lang, status=429,
+                      headers={"Retry-After": "60"})
 
     def _limit(self, key: ApiKey, skill: Skill, lang: Lang) -> HttpReply | None:
         name = skill.name
