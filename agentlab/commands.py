@@ -468,6 +468,10 @@ def _probe_configure(p: argparse.ArgumentParser) -> None:
                    help="switch a guard off (repeatable) and see what it was catching")
     p.add_argument("--resume", action="store_true", help="recording: keep the cassette and skip trials already in it")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="stop starting tools after this long; the rest are named in the report (default 8 h)")
+    p.add_argument("--tool-time-limit", type=float, default=None, metavar="SECONDS",
+                   help="stop probing one tool after this long; it is named as probed in part (default 1 h)")
 
 
 def probe_cassette(tools: str, size: str) -> Path:
@@ -547,10 +551,12 @@ def _probe(ns: argparse.Namespace) -> int:
     out = _writable_dir(ns.out)
     try:
         lang = settings["lang"] if settings["lang"] in ("en", "zh") else ns.lang
+        limits = {k: v for k, v in (("time_limit", ns.time_limit), ("tool_time_limit", ns.tool_time_limit))
+                  if v is not None}
         report = probe(registry, source, trials=int(settings["trials"] or 1), categories=settings["categories"],
                        only=settings["only"], config=GuardConfig().without(*ns.without), lang=lang,
                        seed=int(settings["seed"] or 0), offer=settings["offer"] or "one", impl=impl, writes=writes,
-                       source=ns.tools, model_name=name, recorded=recorded,
+                       source=ns.tools, model_name=name, recorded=recorded, **limits,
                        progress=(lambda label: print(label, file=sys.stderr, flush=True)) if server is not None else None)
     except ProbeInterrupted as exc:  # Ctrl-C, or a tool that raised KeyboardInterrupt: stop, and say where (exit 130)
         print(t("cli.error", ns.lang, message=t("probe.interrupted", ns.lang, label=exc.label)), file=sys.stderr)
@@ -573,8 +579,12 @@ def _probe(ns: argparse.Namespace) -> int:
             emit(t("probe.cli_recorded", ns.lang, path=str(tape),
                    command=f"python -m agentlab probe --tools {ns.tools} --model replay --cassette {tape}"))
     if code:
-        print(t("cli.error", ns.lang, message=t("probe.cli_nothing_probed", ns.lang, html=str(paths[1]))), file=sys.stderr)
+        # the schemas made no valid call, or the clock stopped the probe before any tool: say which
+        timed = any(u.get("why") in ("probe.why.total_time", "probe.why.tool_time") for u in s.get("unprobed", []))
+        why = "probe.cli_out_of_time" if timed else "probe.cli_nothing_probed"
+        print(t("cli.error", ns.lang, message=t(why, ns.lang, html=str(paths[1]))), file=sys.stderr)
     return code
+
 
 
 def inner_source(model: Any) -> Callable[[str, dict, str], Any]:

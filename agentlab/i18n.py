@@ -925,6 +925,9 @@ _CATALOG: dict[str, dict[str, str]] = {
     "probe.cli_nothing_probed": {"en": "no tool could be probed: no valid call can be made from any tool's schema; why, "
                                        "tool by tool: {html}",
                                  "zh": "没有任何工具可以探测：无法根据任何工具的 Schema 生成合法调用；各工具的原因见 {html}"},
+    "probe.cli_out_of_time": {"en": "no tool was probed to the end: the time budget ran out first (--time-limit, "
+                                    "--tool-time-limit); which tools and why: {html}",
+                              "zh": "没有任何工具被完整探测：时间预算先用完了（--time-limit、--tool-time-limit）；各工具及原因见 {html}"},
     "probe.h_unprobed": {"en": "Tools that could not be probed", "zh": "无法探测的工具"},
     "probe.unprobed_intro": {"en": "No valid call can be made from these tools' schemas, so no fault could be injected and "
                                    "every cell of theirs is n/a: fix the schema first.",

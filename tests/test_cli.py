@@ -114,3 +114,11 @@ def test_the_expense_suite_replays_the_local_models_recording_by_default(capsys,
     assert report["cases"] == len(recorded) >= 10 and report["model"] == "replay"
     assert sum(report["outcomes"].values()) == len(recorded)
     assert broken == []
+
+
+def test_probe_takes_its_time_budget_from_the_command_line_and_says_when_it_ran_out(tmp_path, capsys):
+    from agentlab.cli import main
+    code = main(["probe", "--tools", "data/aftersales_tools.json", "--model", "fake", "--out", str(tmp_path),
+                 "--time-limit", "0", "--json"])
+    err = capsys.readouterr().err
+    assert code == 1 and "time budget" in err and "no valid call can be made" not in err
