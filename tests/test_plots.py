@@ -44,3 +44,78 @@ def test_a_chinese_title_renders_without_missing_glyphs():
         ax = plot_bars({"任务成功率": {"朴素循环": 0.2, "防护循环": 0.9}}, title="任务成功率（按最终数据评判）")
         ax.figure.savefig(io.BytesIO(), format="png")
     plt.close(ax.figure)
+
+
+# --- every count axis counts in whole numbers; every legend leaves the data visible (issue 22) ---------------
+def _drawn(ax):
+    ax.figure.canvas.draw()
+    return ax.figure.canvas.get_renderer()
+
+
+def _count_ticks_whole(ax):
+    _drawn(ax)
+    lo, hi = ax.get_ylim()
+    ticks = [v for v in ax.get_yticks() if lo <= v <= hi]
+    assert ticks and all(float(v).is_integer() for v in ticks), ticks
+
+
+def _legend_hides_nothing(ax):
+    renderer = _drawn(ax)
+    legend = ax.get_legend()
+    assert legend is not None
+    box = legend.get_window_extent(renderer)
+    marks = [p for p in ax.patches if p.get_height() or p.get_width()] + [ln for ln in ax.lines if len(ln.get_xdata())]
+    assert marks
+    for mark in marks:
+        assert not box.overlaps(mark.get_window_extent(renderer)), mark
+    assert not box.overlaps(ax.get_window_extent(renderer))  # beside the axes, so neither on data nor on a label inside
+
+
+COUNTS = {"lost reply + retry": {"naive": 2, "every call, no key": 1, "guarded": 1},
+          "repeated call": {"naive": 2, "every call, no key": 2, "guarded": 1},
+          "two calls in one message": {"naive": 1, "every call, no key": 2, "guarded": 1}}
+
+
+def test_count_axes_have_whole_number_ticks():
+    """The notebooks' "2.5 refunds" axes (01, 03, 05, 07 through plot_bars, 00 through plot_outcomes)."""
+    import matplotlib.pyplot as plt
+    from agentlab.workbook.plots import plot_outcomes, plot_turns_by_outcome
+    _count_ticks_whole(plot_bars(COUNTS, ylabel="refunds"))
+    _count_ticks_whole(plot_bars({"a": {"naive": 3, "guarded": 1}, "b": {"naive": 3, "guarded": 1}}))
+    _count_ticks_whole(plot_outcomes({"naive": {"correct": 3, "crashed": 6, "leaked": 1}, "guarded": {"correct": 16}}))
+    _count_ticks_whole(plot_statuses({"2": {"done": 1, "escalated": 2}}))
+    _count_ticks_whole(plot_turns_by_outcome({"camel_case": {"naive": (2, "crashed"), "guarded": (3, "correct")}}))
+    rates = plot_bars({"hit rate": {"routed": 0.75}, "right tool": {"routed": 0.5}})
+    _drawn(rates)
+    assert any(not float(v).is_integer() for v in rates.get_yticks())  # a rate keeps its fractions
+    plt.close("all")
+
+
+def test_legends_sit_beside_the_data_not_on_it():
+    import matplotlib.pyplot as plt
+    from agentlab.workbook.plots import plot_outcomes
+    _legend_hides_nothing(plot_bars(COUNTS, ylabel="refunds"))
+    _legend_hides_nothing(plot_bars({f: {"bare 500: invalid calls (never fixed)": 3, "structured: invalid calls (then fixed)": 1}
+                                     for f in ("camel_case", "drop_required", "wrong_type", "out_of_enum")}))
+    _legend_hides_nothing(plot_lines({"naive": [(1, 0.9), (2, 0.95), (3, 0.97)], "guarded": [(1, 0.2), (2, 0.9)]}))
+    _legend_hides_nothing(plot_herd({"none": RetryPolicy(jitter="none"), "full": RetryPolicy()}))
+    _legend_hides_nothing(plot_outcomes({"naive": {"correct": 3, "crashed": 6}, "guarded": {"correct": 16}}))
+    plt.close("all")
+
+
+def test_table_view_shows_whole_texts_formatted_numbers_and_no_nan():
+    import pandas as pd
+    from agentlab.workbook.plots import table_view
+    told = "Done: A1001 is refunded and a colleague will call you about A1002."
+    df = pd.DataFrame([{"model": "0.5b", "turns": 56.0, "right_tool_rate": 0.535714, "prompt_tokens": 2748.089286,
+                        "error": None, "the model read": told},
+                       {"model": "1.5b", "turns": 28.0, "right_tool_rate": 0.058824, "prompt_tokens": 1079.142857,
+                        "error": "UNAVAILABLE", "the model read": told * 3}])
+    df.loc[2] = ["x", float("nan"), float("nan"), float("nan"), float("nan"), float("nan")]
+    page = table_view(df).to_html()
+    assert told * 3 in page                                   # nothing cut with "..."
+    for raw in ("0.535714", "2748.089286", "0.058824", "56.0", "nan", "NaN", "None"):
+        assert raw not in page, raw
+    for shown in ("54%", "6%", "2,748.09", ">56<", ">-<"):
+        assert shown in page, shown
+    assert ">5%<" in table_view(pd.DataFrame({"share": [0.05]}), percent=["share"]).to_html()

@@ -1,12 +1,17 @@
-"""Plots as pure functions: data in, a matplotlib ``ax`` out (``ax=None`` makes one).
+"""Plots as pure functions: data in, a matplotlib ``ax`` out (``ax=None`` makes one); and
+:func:`table_view`, the way the notebooks show a table.
 
-matplotlib is imported inside each function, so importing agentlab stays light.
+matplotlib is imported inside each function, so importing agentlab stays light. Two rules hold for
+every plot here: an axis that counts (runs, refunds, calls, turns) has whole-number ticks only, and a
+legend sits beside the axes, never on the bars or lines it explains.
 """
 from __future__ import annotations
 
 import functools
+import math
+import numbers
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..i18n import Lang, keys, t
@@ -19,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["BEFORE_AFTER_COLORS", "CJK_FILES", "CJK_FONTS", "LOOP_COLORS", "OUTCOME_COLORS", "STATUS_COLORS",
            "TREND_COLORS", "cjk_fonts", "compare_plot", "plot_bars", "plot_comparison", "plot_herd", "plot_lines",
            "plot_matrix", "plot_outcomes", "plot_pass_k", "plot_retry_schedule", "plot_shares", "plot_statuses",
-           "plot_trend", "plot_turns_by_outcome"]
+           "plot_trend", "plot_turns_by_outcome", "table_view"]
 
 STATUS_COLORS = {"done": "#188038", "done_after_self_correction": "#81c995", "escalated": "#f9ab00",
                  "budget_exhausted": "#e8710a", "failed": "#d93025"}
@@ -70,6 +75,17 @@ def _with_fonts(fn: Any) -> Any:
     return wrapper
 
 
+def _count_axis(ax: Any, axis: str = "y") -> None:
+    """Whole-number ticks: half a run or 2.5 refunds cannot happen, so the axis must not suggest it."""
+    from matplotlib.ticker import MaxNLocator
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_locator(MaxNLocator(integer=True))
+
+
+def _legend_beside(ax: Any, **kwargs: Any) -> Any:
+    """The legend to the right of the axes, outside them: it can hide no bar, line or label."""
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, **{"fontsize": 8, **kwargs})
+
+
 def _ax(ax: Any, size: tuple[float, float] = (7, 3.2)) -> Any:
     if ax is None:
         import matplotlib.pyplot as plt
@@ -91,7 +107,9 @@ def plot_bars(values: Mapping[str, Mapping[str, float]], *, ax: Any = None, titl
     ax.set_xticklabels(groups, rotation=30, ha="right", fontsize=8)
     ax.set_title(title)
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=8)
+    if all(isinstance(v, numbers.Integral) for g in values.values() for v in g.values()):
+        _count_axis(ax)  # counts (refunds, findings, calls); rates keep their fractional ticks
+    _legend_beside(ax)
     return ax
 
 
@@ -115,7 +133,8 @@ def _stacked(ax: Any, counts: Mapping[str, Mapping[str, int]], colors: Mapping[s
             ax.bar(labels, vals, bottom=bottom, color=color, label=label(key))
             bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
     ax.set_title(title)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1, 1))
+    _count_axis(ax)
+    _legend_beside(ax, fontsize=7)
     return ax
 
 
@@ -142,7 +161,8 @@ def plot_turns_by_outcome(runs: Mapping[str, Mapping[str, tuple[int, str]]], *, 
     handles = [Patch(color=c, label=t("outcome." + o, lang)) for o, c in OUTCOME_COLORS.items() if o in seen]
     handles += [Patch(facecolor="#bbb", hatch="//", edgecolor="white", label=t("loop.naive", lang)),
                 Patch(facecolor="#bbb", label=t("loop.guarded", lang))]
-    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1, 1))
+    _legend_beside(ax, handles=handles, fontsize=7)
+    _count_axis(ax)
     ax.set_ylabel("model turns" if lang == "en" else "模型轮次")
     ax.set_title(title)
     return ax
@@ -185,7 +205,8 @@ def plot_herd(policies: Mapping[str, RetryPolicy], *, ax: Any = None, clients: i
     ax.set_xlabel("seconds")
     ax.set_ylabel("requests per slot")
     ax.set_title("the thundering herd")
-    ax.legend(fontsize=8)
+    _count_axis(ax)
+    _legend_beside(ax)
     return ax
 
 
@@ -236,7 +257,7 @@ def plot_lines(series: Mapping[str, Sequence[tuple[float, float]]], *, ax: Any =
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=8)
+    _legend_beside(ax)
     return ax
 
 
@@ -302,7 +323,7 @@ def plot_comparison(comparison: RunComparison, *, kind: str | None = None, ax: A
     ax.set_ylabel(t("review.share", lang))
     ax.set_title(title if title is not None else
                  t("review.compare_title", lang, n=len(comparison.fixed), broken=len(comparison.broken)))
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
+    _legend_beside(ax)
     return ax
 
 
@@ -320,5 +341,35 @@ def plot_trend(rows: Sequence[Mapping[str, Any]], *, ax: Any = None, lang: Lang 
     ax.set_xlabel(t("review.trend_x", lang))
     ax.set_ylabel(t("review.rate", lang))
     ax.set_title(title if title is not None else t("review.trend_title", lang))
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
+    _legend_beside(ax)
     return ax
+
+
+def table_view(df: Any, *, percent: Collection[str] | None = None, none: str = "-") -> Any:
+    """A DataFrame as the notebooks show it (a pandas ``Styler``): every text in full, never cut with "...",
+    numbers formatted once, and an empty cell as ``none``, never ``NaN`` or ``None``.
+
+    A column whose name says ``rate`` (or one named in ``percent``) is a share, shown as a percentage; a
+    float column that holds only whole numbers (a count that went through a mean or a NaN) shows them
+    whole; any other float gets two decimals.
+    """
+    shares = set(percent) if percent is not None else {c for c in df.columns if "rate" in str(c)}
+
+    def fmt(column: Any) -> Any:
+        values = [v for v in column if isinstance(v, numbers.Real) and not _missing(v)]
+        if column.name in shares:
+            return lambda v: none if _missing(v) else (f"{v:.0%}" if isinstance(v, numbers.Real) else str(v))
+        if values and all(isinstance(v, numbers.Real) and float(v).is_integer() for v in values):
+            return lambda v: none if _missing(v) else (f"{v:.0f}" if isinstance(v, numbers.Real) and not
+                                                       isinstance(v, bool) else str(v))
+        return lambda v: none if _missing(v) else (f"{v:,.2f}" if isinstance(v, float) else str(v))
+    styler = df.style.format({c: fmt(df[c]) for c in df.columns}, na_rep=none)
+    if df.index.dtype.kind == "f":
+        styler = styler.format_index(lambda v: none if _missing(v) else f"{v:g}")
+    # long texts wrap inside their cell instead of widening the table past the page
+    return styler.set_table_styles([{"selector": "td", "props": "text-align: left; white-space: pre-wrap; "
+                                                                  "max-width: 48em; vertical-align: top"}])
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
