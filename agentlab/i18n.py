@@ -73,6 +73,10 @@ _CATALOG: dict[str, dict[str, str]] = {
         "en": "The tool did not answer within {seconds:g} s.",
         "zh": "工具在 {seconds:g} 秒内没有响应。",
     },
+    # --- the notebooks' figures and the probe's ceiling: what a figure shows, said beside it (figs) ---
+    "probe.scripted_ceiling": {"en": " (a scripted model that always repairs its call: the ceiling by construction, "
+                                     "not a measurement of any model)",
+                               "zh": "（脚本模型总会修正它的调用：这是按构造得到的上限，不是对任何模型的测量）"},
     "RATE_LIMITED": {
         "en": "The service is rate limited right now.",
         "zh": "服务当前限流。",

@@ -653,3 +653,38 @@ def test_the_probe_names_a_failure_of_its_own_instead_of_raising(monkeypatch):
     report = probe(_tool_with({"type": "string"}), fake_source(), categories=["clean", "wrong_type"])
     (partial,) = report["summary"]["partial"]
     assert partial["why"] == "probe.partial.internal" and partial["categories"] == ["clean", "wrong_type"]
+
+
+# --- what a figure shows, said where it is shown (issue 22) --------------------------------------------------
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_scripted_models_rate_is_called_the_ceiling_in_the_summary_line_and_the_report(tmp_path, capsys, lang):
+    """`probe --model fake` printed "self-correction rate 100%" as if it were measured."""
+    note = {"en": "the ceiling by construction", "zh": "按构造得到的上限"}[lang]
+    assert main(["probe", "--tools", str(AFTERSALES), "--model", "fake", "--out", str(tmp_path), "--lang", lang]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "100%" in first and note in first, first
+    assert note in (tmp_path / "report.html").read_text(encoding="utf-8")
+    tape = tmp_path / "probe.jsonl"  # a model whose answers were recorded is measured: no such note
+
+    def recorded_fake(tool, args, label):
+        return RecordingModel(SelfCorrectingModel([Step(tool, args)]), tape, label=label)
+    measured = probe(registry(), recorded_fake, categories=["camel_case"], lang=lang)
+    from agentlab.evals.probe import summary_lines
+    assert note not in summary_lines(measured, lang)[0] and note not in render_html(measured, lang)
+
+
+def test_the_category_plot_counts_whole_tools_and_its_legend_covers_nothing():
+    import matplotlib
+    matplotlib.use("Agg")
+    from agentlab.evals.probe_report import plot_probe_categories
+    ax = plot_probe_categories(probe(registry(RETAIL if RETAIL.exists() else AFTERSALES), fake_source()))
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    FigureCanvasAgg(ax.figure)  # the report draws on a bare Figure: give it a canvas that renders
+    ax.figure.tight_layout()
+    ax.figure.canvas.draw()
+    renderer = ax.figure.canvas.get_renderer()
+    lo, hi = ax.get_ylim()
+    assert all(float(v).is_integer() for v in ax.get_yticks() if lo <= v <= hi)
+    legend = ax.get_legend().get_window_extent(renderer)
+    covered = [ax.get_window_extent(renderer)] + [lb.get_window_extent(renderer) for lb in ax.get_xticklabels()]
+    assert not any(legend.overlaps(box) for box in covered)

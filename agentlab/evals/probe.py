@@ -202,9 +202,13 @@ def _contained(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 # --- models ---------------------------------------------------------------------------------
 def fake_source() -> ModelSource:
-    """A scripted model that makes the valid call and repairs its call from the error it reads."""
+    """A scripted model that makes the valid call and repairs its call from the error it reads.
+
+    It is marked ``scripted``: the report and the command line's summary then say that its repair rate is
+    the ceiling by construction, not a measurement of any model."""
     def make(tool: str, args: dict, label: str) -> Model:
         return SelfCorrectingModel([Step(tool, args)], "Done.", name="fake (self-correcting)")
+    make.scripted = True  # type: ignore[attr-defined]
     return make
 
 
@@ -485,7 +489,8 @@ def probe(registry: Registry, model: ModelSource, *, trials: int = 1, categories
         "cells": cells,
     }
     report["summary"] = summarize(report)
-    report["meta"] = {"model": model_name, "agentlab": __version__, "seconds": round(clock() - started, 2),
+    report["meta"] = {"model": model_name, "scripted": bool(getattr(model, "scripted", False)),
+                      "agentlab": __version__, "seconds": round(clock() - started, 2),
                       "not_recorded": not_recorded}
     return report
 
@@ -653,7 +658,8 @@ def summary_lines(report: Mapping[str, Any], lang: Lang = "en") -> list[str]:
     rate = "n/a" if s["self_correction_rate"] is None else f"{s['self_correction_rate']:.0%}"
     lines = [t("probe.cli_done", lang, tools=len(report["tools"]), cats=len(report["settings"]["categories"]),
                seconds=report.get("meta", {}).get("seconds", 0), applicable=s["applicable"],
-               not_caught=s["verdicts"].get("not_caught", 0), not_repaired=s["verdicts"].get("not_repaired", 0), rate=rate)]
+               not_caught=s["verdicts"].get("not_caught", 0), not_repaired=s["verdicts"].get("not_repaired", 0), rate=rate)
+             + (t("probe.scripted_ceiling", lang) if report.get("meta", {}).get("scripted") else "")]
     if s.get("tool_failed"):
         lines.append(t("probe.cli_tool_failed", lang, n=s["tool_failed"], tools=_names(s["tools_failed"])))
     schema = [u for u in s.get("unprobed", []) if u.get("why") not in BOUNDED]

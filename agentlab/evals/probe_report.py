@@ -134,7 +134,10 @@ def plot_probe_categories(report: Mapping[str, Any], *, ax: Any = None, lang: La
             bottom = [b + n for b, n in zip(bottom, counts, strict=True)]
     ax.set_xticks(range(len(cats)), cats, rotation=45, ha="right", fontsize=8, parse_math=False)
     ax.set_ylabel(t("probe.axis_tools", lang))
-    ax.legend(fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.45), frameon=False)
+    from matplotlib.ticker import MaxNLocator
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # a count of tools: no "2.5 tools"
+    # beside the axes: below them it met the rotated category names, inside it would cover a bar
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, frameon=False)
     return ax
 
 
@@ -334,7 +337,8 @@ def render_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
                (t("probe.n_not_repaired", lang), s["verdicts"].get("not_repaired", 0)),
                (t("probe.n_tool_failed", lang), s["verdicts"].get("tool_failed", 0)),
                (t("probe.n_unprobed", lang), len(s.get("unprobed", [x for x in report["tools"] if x.get("unprobed")]))),
-               (t("probe.self_correction_rate", lang), "n/a" if rate is None else f"{rate:.0%}"),
+               (t("probe.self_correction_rate", lang), "n/a" if rate is None else f"{rate:.0%}"
+                + (t("probe.scripted_ceiling", lang) if report.get("meta", {}).get("scripted") else "")),
                (t("probe.model", lang), meta.get("model", "")), (t("probe.trials", lang), st["trials"]),
                (t("probe.guards", lang), st["guards"]), (t("probe.lint_findings", lang), len(report.get("lint", [])))]
     table = "".join(f"<tr><td>{html.escape(str(k))}</td><td><b>{html.escape(str(v))}</b></td></tr>" for k, v in numbers)
