@@ -123,13 +123,33 @@ def _cell(e: Event | None, highlight: bool = False) -> str:
         status = e.error_code or ("replayed" if e.replayed else "ok")
         body = (f"<b>{html.escape(e.tool_name or '?')}</b> <code>{html.escape(_short(e.args_raw or '', 120))}</code>"
                 f"<br>→ <b>{html.escape(status)}</b>"
-                + (f" <span style='color:#555'>{html.escape(_short(e.model_visible or '', 220))}</span>" if e.error_code else "")
+                + (f" <span style='color:#555' title='{html.escape(e.model_visible or '')}'>"
+                   f"{html.escape(_told(e.model_visible or ''))}</span>" if e.error_code else "")
                 + (f" <i>(retries {e.retry_count})</i>" if e.retry_count else ""))
     return f"<td style='{style}'>{body}</td>"
 
 
 def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _told(text: str) -> str:
+    """What an error told the model, for a trace cell. A structured error is shown whole, as its message, each
+    problem with its hint (the did-you-mean is in there: that is the lesson, so it is never cut) and the hint;
+    the raw JSON stays in the cell's tooltip. Any other text (a naive loop's traceback) is cut, long after its
+    first lines have said what leaked."""
+    try:
+        error = json.loads(text).get("error")
+    except (ValueError, AttributeError):
+        error = None
+    if not isinstance(error, dict):
+        return _short(text, 600)
+    parts = [str(error.get("message", ""))]
+    parts += [f"{p.get('field')}: {p.get('reason')}" + (f" ({p['hint']})" if p.get("hint") else "")
+              for p in error.get("problems", []) if isinstance(p, dict)]
+    if error.get("hint"):
+        parts.append(str(error["hint"]))
+    return " · ".join(x for x in parts if x)
 
 
 def to_html(events: Iterable[Event], title: str = "") -> str:

@@ -1,3 +1,5 @@
+import json
+
 from agentlab.workbook.demo import compare_loops
 from agentlab.trace import COLORS, Event, outcome, first_divergence, read_jsonl, side_by_side_html, to_dataframe, to_jsonl
 
@@ -47,3 +49,15 @@ def test_each_outcome_has_its_own_colour():
     assert outcome(_ev(kind="end", final_status="done")) == "ok"
     assert outcome(_ev(kind="end", final_status="escalated", error_stage="rule_blocked")) == "blocked"
     assert outcome(_ev(kind="end", final_status="escalated", error_stage="execution")) == "error"
+
+
+def test_a_structured_error_is_shown_whole_in_a_trace_did_you_mean_included():
+    """The trace cut the guarded error at 220 characters, at "problem…", just before what the model should do."""
+    for fault, lesson in (("camel_case", "did you mean 'order_id'?"), ("unknown_tool", "Did you mean 'create_refund'?")):
+        c = compare_loops(fault)
+        html = side_by_side_html(c.naive.events, c.guarded.events)
+        assert lesson in html.replace("&#x27;", "'"), fault
+        told = [e.model_visible for e in c.guarded.tool_events if e.error_code][0]
+        for hint in (json.loads(told)["error"].get("hint"),
+                     *[p["hint"] for p in json.loads(told)["error"].get("problems", [])]):
+            assert hint.replace("'", "&#x27;") in html  # every hint, whole
