@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -30,11 +32,11 @@ from IPython.display import HTML
 
 from agentlab import GuardConfig
 from agentlab.evals.probe import cassette_settings, fake_source, probe, replay_source
-from agentlab.evals.probe_report import plot_probe_categories, plot_probe_matrix, table_html
+from agentlab.evals.probe_report import after_an_error, plot_probe_categories, plot_probe_matrix, table_html
 from agentlab.models.cassette import labels
 from agentlab.tools import load_specs
 from agentlab.workbook.exercises import answer_is
-from agentlab.workbook.plots import cjk_fonts
+from agentlab.workbook.plots import cjk_fonts, table_view
 from agentlab.workbook.widgets import ProbePanel
 
 LANG = "en"  # "zh" for 中文
@@ -84,7 +86,7 @@ with cjk_fonts():  # the labels may be Chinese: the fonts are needed when the fi
 # %%
 CATEGORY = {"en": "category", "zh": "故障类别"}[LANG]
 pd.DataFrame([{CATEGORY: c, **{k: v for k, v in row["verdicts"].items()}}
-              for c, row in report["summary"]["by_category"].items()]).fillna(0).set_index(CATEGORY)
+              for c, row in report["summary"]["by_category"].items()]).fillna(0).set_index(CATEGORY).astype(int)
 
 # %% [markdown]
 # ## A real model, replayed (真实模型的回放)
@@ -101,7 +103,8 @@ if tape.exists():
                  categories=saved.get("categories"), only=saved.get("only"), seed=saved.get("seed") or 0,
                  lang=saved.get("lang") or LANG, source=TOOLS.name)
     display(HTML(table_html(real, LANG)))
-    print({"en": "self-correction rate:", "zh": "自我纠正率："}[LANG], real["summary"]["self_correction_rate"])
+    rate = real["summary"]["self_correction_rate"]
+    print({"en": "self-correction rate:", "zh": "自我纠正率："}[LANG], "-" if rate is None else f"{rate:.0%}")
 else:
     print({"en": f"no recording at {tape}: the local model has not been probed on this machine",
            "zh": f"{tape} 处没有录制：这台机器上还没有探测过本地模型"}[LANG])
@@ -110,8 +113,9 @@ else:
 # ## Every recording, side by side (所有录制的对比)
 #
 # The local 0.5B and 1.5B, probed on the refund desk's tools, the bookkeeping desk's and tau-bench's store (the
-# recordings that exist here): how often the clean call was right, how many cells saw a wrong call, and how often the
-# model repaired its call after reading the error.
+# recordings that exist here): how often the clean call was right, how many cells saw a wrong call, how often the
+# model repaired its call after reading the error, and what it did on the turn after the error: call again, or answer
+# the user in words.
 
 # %%
 TOOL_FILES = {"aftersales": Path("../data/aftersales_tools.json"), "expense": Path("../data/expense_tools.json"),
@@ -128,12 +132,40 @@ for tape in sorted(Path("../data/cassettes").glob("probe-*-*.jsonl")):
                 lang=saved.get("lang") or LANG, source=tools_file.name)
     s = rep["summary"]
     clean = s["by_category"].get("clean", {}).get("verdicts", {})
+    moves = after_an_error(tape)
     cols = {"en": ("tools", "model", "tools probed", "clean call right", "cells with a wrong call",
-                   "self-correction rate"),
-            "zh": ("工具集", "模型", "探测的工具数", "无故障调用正确", "出现错误调用的格子", "自我纠正率")}[LANG]
+                   "self-correction rate", "after the error: called again", "after the error: answered in words"),
+            "zh": ("工具集", "模型", "探测的工具数", "无故障调用正确", "出现错误调用的格子", "自我纠正率",
+                   "报错后：再次调用", "报错后：用文字回答")}[LANG]
     rows.append(dict(zip(cols, (name, size, len(rep["tools"]), f"{clean.get('ok', 0)}/{sum(clean.values())}",
-                                s["cells_with_a_wrong_call"], s["self_correction_rate"]), strict=True)))
-pd.DataFrame(rows) if rows else print({"en": "no probe recordings here yet", "zh": "这里还没有探测录制"}[LANG])
+                                s["cells_with_a_wrong_call"], s["self_correction_rate"], moves["call"], moves["words"]),
+                         strict=True)))
+recordings = pd.DataFrame(rows)
+table_view(recordings, percent=[recordings.columns[5]]) if rows else print(
+    {"en": "no probe recordings here yet", "zh": "这里还没有探测录制"}[LANG])
+
+# %% [markdown]
+# Read the last two columns before the rate: the 1.5B's low rate is not a model that misreads the error. After a
+# refused call the 0.5B calls again; the 1.5B mostly answers the user instead, explaining the error ("The order ID is
+# missing. Please provide the order ID.") and asking for what it thinks is missing. The loop's re-ask can only repair
+# a model that calls again, so an answer in words ends the trial unrepaired. (看最后两列：1.5B 读懂了错误，但它选择
+# 向用户解释错误而不是再次调用，所以自我纠正率低。) The same figures, from the recordings:
+
+# %%
+def moves_sentence(rows, lang):
+    """One sentence per recording: how often the model called again after an error, and how often it answered."""
+    out = []
+    for r in rows:
+        name, size, rate, again, words = (list(r.values())[i] for i in (0, 1, 5, 6, 7))
+        rate = "-" if rate is None else f"{rate:.0%}"
+        out.append({"en": f"{name} {size}: self-correction {rate}; after an error it called again {again} times "
+                          f"and answered the user in words {words} times.",
+                    "zh": f"{name} {size}：自我纠正率 {rate}；报错之后，再次调用 {again} 次，"
+                          f"直接用文字回复用户（多半是在解释这个错误）{words} 次。"}[lang])
+    return "\n".join(out)
+
+
+print(moves_sentence(rows, LANG) if rows else "")
 
 # %% [markdown]
 # ## Try your own tools (粘贴你的工具)

@@ -688,3 +688,24 @@ def test_the_category_plot_counts_whole_tools_and_its_legend_covers_nothing():
     legend = ax.get_legend().get_window_extent(renderer)
     covered = [ax.get_window_extent(renderer)] + [lb.get_window_extent(renderer) for lb in ax.get_xticklabels()]
     assert not any(legend.overlaps(box) for box in covered)
+
+
+def test_what_a_model_did_after_an_error_is_counted_from_the_same_recording_as_its_rate():
+    """Notebook 17 shows the 0.5B repairing 91-97% and the 1.5B 10-15%; the reason (the 1.5B answers in words after
+    an error) is counted from the very recordings the rates come from, so the sentence cannot drift from the table."""
+    from agentlab.evals.probe import cassette_settings
+    from agentlab.evals.probe_report import after_an_error
+    for name, tools in (("aftersales", AFTERSALES), ("expense", EXPENSE)):
+        for size in ("0.5b", "1.5b"):
+            tape = ROOT / "data" / "cassettes" / f"probe-{name}-{size}.jsonl"
+            if not tape.exists():
+                continue
+            saved = cassette_settings(tape) or {}
+            s = probe(registry(tools), replay_source(tape), recorded=set(labels(tape)), trials=saved.get("trials") or 1,
+                      categories=saved.get("categories"), only=saved.get("only"), seed=saved.get("seed") or 0,
+                      lang=saved.get("lang") or "en")["summary"]
+            moves = after_an_error(tape)
+            assert moves["call"] + moves["words"] == s["cells_with_a_wrong_call"]
+            assert s["self_correction_rate"] <= moves["call"] / (moves["call"] + moves["words"]) + 1e-4  # the report rounds to 4 places
+            if size == "1.5b":
+                assert moves["words"] > moves["call"]  # the notebook's sentence

@@ -28,7 +28,7 @@ from ..i18n import Lang, t
 from ..resources import CJK_FILES, CJK_FONTS
 from .probe import BOUNDED
 
-__all__ = ["VERDICT_COLORS", "cell_text", "plot_probe_categories", "plot_probe_matrix", "render_html", "table_html", "write"]
+__all__ = ["VERDICT_COLORS", "after_an_error", "cell_text", "plot_probe_categories", "plot_probe_matrix", "render_html", "table_html", "write"]
 
 # greens: caught and fine; amber: stopped but not repaired, or the model made no call; purple: the call was
 # valid and the tool failed on it; red: nothing caught it
@@ -139,6 +139,26 @@ def plot_probe_categories(report: Mapping[str, Any], *, ax: Any = None, lang: La
     # beside the axes: below them it met the rotated category names, inside it would cover a bar
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, frameon=False)
     return ax
+
+
+def after_an_error(path: str | Path) -> dict[str, int]:
+    """What a recorded model did on the turn after its first call was refused for its arguments (a fault the
+    ``validate`` guard catches): ``call``, it called again (and may have repaired the call), or ``words``, it
+    answered the user instead (often by explaining the error), which no re-ask budget can repair. Counted over
+    the recording's trials that reached that turn; this is why two models' self-correction rates differ."""
+    from ..models.cassette import read_cassette
+    from ..models.faults import FAULTS
+    replies: dict[str, list[dict]] = defaultdict(list)
+    for e in read_cassette(path):
+        label = e.get("label")
+        if isinstance(label, str) and not label.startswith("#") and isinstance(e.get("reply"), dict):
+            replies[label].append(e["reply"])
+    moves = {"call": 0, "words": 0}
+    for label, turns in replies.items():
+        category = label.split("/")[1] if label.count("/") >= 2 else ""
+        if category in FAULTS and FAULTS[category].caught_by == "validate" and len(turns) > 1:
+            moves["call" if turns[1].get("tool_calls") else "words"] += 1
+    return moves
 
 
 def _svg(draw: Any, report: Mapping[str, Any], lang: Lang = "en") -> str:
