@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -32,7 +34,7 @@ from agentlab import Registry, lint
 from agentlab.workbook.demo import compare_loops
 from agentlab.workbook.exercises import schema_contract
 from agentlab.runs import compare_html
-from agentlab.workbook.plots import plot_bars
+from agentlab.workbook.plots import plot_bars, table_view
 from agentlab.workbook.widgets import SchemaPlayground
 
 c = compare_loops("out_of_enum")
@@ -55,7 +57,7 @@ display(HTML(compare_html(c.naive, c.guarded)))
 hurried = Registry.from_json("../data/bad_tools.json", close=False)
 careful = Registry.from_json("../data/aftersales_tools.json")
 findings = pd.DataFrame([f.to_dict() for f in lint(hurried)])
-findings[["rule", "severity", "location", "message"]]
+table_view(findings[["rule", "severity", "location", "message"]])  # each message whole: it is the lesson
 
 # %% [markdown]
 # **Measure it.** Findings per rule, before and after.

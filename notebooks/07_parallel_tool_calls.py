@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -28,7 +30,7 @@ from agentlab.runs import compare_html
 from agentlab.loop import run_guarded
 from agentlab.naive import run_naive
 from agentlab.models import ScriptedModel, call, say, tool_calls
-from agentlab.workbook.plots import plot_bars
+from agentlab.workbook.plots import plot_bars, table_view
 
 TASK = "Refund A1001, and please have someone call me about A1002."
 
@@ -46,9 +48,9 @@ for name, loop in (("naive", run_naive), ("guarded", run_guarded)):
     desk, reg = aftersales.SCENARIO.setup()
     run = loop(two_at_once(), reg, TASK)
     results[name] = (run, desk.snapshot())
-pd.DataFrame([{"loop": k, "status": r.status, "tool calls run": r.tool_calls, "refunds": len(s["refunds"]),
-               "hand-over tickets": len(s["tickets"]), "what the user was told": r.answer}
-              for k, (r, s) in results.items()])
+table_view(pd.DataFrame([{"loop": k, "status": r.status, "tool calls run": r.tool_calls, "refunds": len(s["refunds"]),
+                          "hand-over tickets": len(s["tickets"]), "what the user was told": r.answer}
+                         for k, (r, s) in results.items()]))
 
 # %% [markdown]
 # **Name it.** Both runs end `done`, and both tell the user the hand-over is arranged. Only the guarded one

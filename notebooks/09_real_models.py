@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -29,6 +31,7 @@
 # | `openai` | the endpoint in `AGENTLAB_BASE_URL`, `AGENTLAB_API_KEY`, `AGENTLAB_MODEL` |
 
 # %%
+import json
 import os
 from pathlib import Path
 
@@ -90,6 +93,42 @@ if worst:
     naive = [x for x in results[(who, 'naive')] if x.case_id == r.case_id]
     if naive:
         display(HTML(compare_html(naive[0].run, r.run)))
+
+# %% [markdown]
+# **Why a guarded run can still write what nobody asked for.** Look for a write in the guarded column above that the
+# user never asked for (in the recording shipped here: a refund of order A1001 when the user only gave a bad phone
+# number). The guards check a call's *form* and the desk's *rules*: valid JSON, the schema, an order that exists and
+# can be refunded, an amount under the approval threshold, one refund per order. A call that copies the example values
+# out of the tool's description ("Order number, like A1001") passes every one of them. Whether the user *asked* for the
+# refund is not a property of the call, so no boundary check sees it; what catches it is the grading on final data
+# (this table), and in production an approval gate on every write or a check that a write's key came from the user or
+# a tool result. (防护检查的是调用的格式和业务规则，不是用户的意图：模型从工具描述里抄来的示例值能通过每一项检查。)
+# The cell below finds such writes in the run shown, and says where their key came from:
+
+# %%
+from agentlab.scenarios import aftersales
+
+_, desk_tools = aftersales.SCENARIO.setup()
+
+
+def unasked_writes(run, task):
+    """Writes that ran with an order id the user never wrote and no earlier tool result contained."""
+    seen, out = [task], []
+    for e in run.tool_events:
+        tool = desk_tools[e.tool_name] if e.tool_name in desk_tools else None
+        order = (json.loads(e.args_raw or "{}") if (e.args_raw or "").startswith("{") else {}).get("order_id")
+        if e.exec_ok and tool is not None and tool.side_effect and order and not any(order in x for x in seen):
+            out.append((e.tool_name, order, order in json.dumps(desk_tools.specs(), ensure_ascii=False)))
+        seen.append(e.model_visible or "")
+    return out
+
+
+if worst:
+    for name, order, in_specs in unasked_writes(r.run, cases[r.case_id].task):
+        print(f"{name} ran on {order}: not in the user's words nor in any tool result"
+              + ("; it is the example in the tool descriptions" if in_specs else ""))
+        print(f"（{name} 作用在 {order} 上：它既不在用户的话里，也不在任何工具结果里"
+              + ("；它是工具描述里的示例值）" if in_specs else "）"))
 
 # %% [markdown]
 # ## 2. Inject faults into a real model's calls

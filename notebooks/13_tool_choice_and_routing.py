@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -34,7 +36,7 @@ from agentlab.models import ScriptedModel, call, say
 from agentlab.routing import RoutingTurn, routing_metrics
 from agentlab.scenarios import expense
 from agentlab.workbook.exercises import answer_is
-from agentlab.workbook.plots import plot_bars
+from agentlab.workbook.plots import plot_bars, table_view
 
 LANG = "en"  # "zh" for 中文
 ledger = expense.Ledger()
@@ -68,8 +70,8 @@ for choice in ("auto", "required", "none", "search_expense_records", confirm_fir
     rows.append({"tool_choice": getattr(choice, "__name__", choice), "tools shown on turn 1": len(m.calls[0].tools),
                  "calls refused": sum(e.error_code == "WRONG_TOOL" for e in run.tool_events),
                  "ran": [e.tool_name for e in run.tool_events if e.exec_ok], "held": len(run.pending),
-                 "status": run.status, "answer": run.answer[:40]})
-pd.DataFrame(rows)
+                 "status": run.status, "answer": run.answer})
+table_view(pd.DataFrame(rows))
 
 # %% [markdown]
 # `required` re-asks a reply in words; `none` shows no tools (a call would be refused; this model only talks); a
@@ -77,12 +79,20 @@ pd.DataFrame(rows)
 # that tool, refuses any other call and re-asks words; a function of the conversation sets it turn by turn
 # (find the record before anything else). Held deletes still wait for the user's confirmation (`NEEDS_APPROVAL`).
 #
-# The same four settings on the local models (recorded by `python benchmarks/bench_tool_choice_local.py`, replayed
-# here): the setting is sent to the server each turn and enforced by the loop whatever the model does.
+# The same four settings on a local model, replayed from its recording (`python benchmarks/bench_tool_choice_local.py
+# --sizes 0.5b 1.5b` records them): the setting is sent to the server each turn and enforced by the loop whatever the
+# model does. Only the sizes recorded in `data/cassettes/` are shown, and the next line says which.
 
 # %%
-recorded = [row for size in ("0.5b", "1.5b") for row in replay_choices(size)]
-pd.DataFrame(recorded) if recorded else print("no local recordings on this machine")
+by_size = {size: replay_choices(size) for size in ("0.5b", "1.5b")}
+shown = [size for size, rows_ in by_size.items() if rows_]
+missing = [size for size, rows_ in by_size.items() if not rows_]
+print({"en": f"recorded, shown below: {', '.join(shown) or 'none'}"
+             + (f"; not recorded, so not shown: {', '.join(missing)}" if missing else ""),
+       "zh": f"已录制并在下表展示：{'、'.join(shown) or '无'}"
+             + (f"；未录制，因此不展示：{'、'.join(missing)}" if missing else "")}[LANG])
+recorded = [row for rows_ in by_size.values() for row in rows_]
+table_view(pd.DataFrame(recorded)) if recorded else None
 
 # %% [markdown]
 #
@@ -94,8 +104,8 @@ pd.DataFrame(recorded) if recorded else print("no local recordings on this machi
 # %%
 router = desk_router(registry)
 asks = [a for a in load_asks() if a.lang == LANG]
-pd.DataFrame([{"ask": a.ask, "needed": ", ".join(sorted(a.needed or a.needed_any)),
-               "offered": ", ".join(router.offer(a.ask))} for a in asks[:8]])
+table_view(pd.DataFrame([{"ask": a.ask, "needed": ", ".join(sorted(a.needed or a.needed_any)),
+                          "offered": ", ".join(router.offer(a.ask))} for a in asks[:8]]))
 
 # %%
 def routed(ask):
@@ -125,7 +135,7 @@ for size in ("0.5b", "1.5b"):
     for mode, mode_turns in replay(tape).items():
         rows.append({"model": size, "tools": mode, **figures(mode_turns)})
 local = pd.DataFrame(rows)
-local
+table_view(local)
 
 # %%
 bars = {"router hit rate": {"routed (BM25, k=5)": routing["hit_rate"]}}

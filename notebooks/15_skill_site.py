@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -36,7 +38,7 @@ from agentlab.site.client import site_registry
 from agentlab.site.service import SkillSite
 from agentlab.site.serving import serving
 from agentlab.workbook.exercises import answer_is
-from agentlab.workbook.plots import cjk_fonts
+from agentlab.workbook.plots import cjk_fonts, table_view
 
 LANG = "en"  # "zh" for 中文
 data = Path(tempfile.mkdtemp(prefix="skill-site-"))
@@ -66,12 +68,13 @@ for ask in asks:
                  "all: spec chars": len(json.dumps(every.specs(), ensure_ascii=False)),
                  "top 6: spec chars": len(json.dumps(top.specs(), ensure_ascii=False))})
 discovery = pd.DataFrame(rows)
-discovery
+table_view(discovery)
 
 # %%
 with cjk_fonts():
     ax = discovery.set_index("ask")[["all: spec chars", "top 6: spec chars"]].plot.barh(figsize=(8, 3))
     ax.set_xlabel({"en": "characters of tool specs the model reads", "zh": "模型要读的工具说明字符数"}[LANG])
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, fontsize=8)  # beside the bars, not on them
     plt.show()
 
 # %% [markdown]
@@ -88,8 +91,8 @@ for size in ("0.5b", "1.5b"):
         continue
     for mode, turns in replay_discovery(tape).items():
         rows.append({"model": size, "skills offered": "all" if mode == "all" else "search top 6", **figures(turns)})
-pd.DataFrame(rows)[["model", "skills offered", "turns", "right_tool_rate", "invalid_call_rate", "tools_per_turn",
-                    "prompt_tokens", "hit_rate"]] if rows else None
+table_view(pd.DataFrame(rows)[["model", "skills offered", "turns", "right_tool_rate", "invalid_call_rate",
+                                "tools_per_turn", "prompt_tokens", "hit_rate"]]) if rows else None
 
 # %% [markdown]
 # ## A source that is down: the fallback hint (降级提示)
@@ -106,8 +109,8 @@ run = run_guarded(ScriptedModel([call("current_weather", {"city": "Beijing"}),
                                  call("current_weather", {"city": "Beijing", "allow_cached": True}),
                                  say("Beijing is cloudy, 7 °C (from the last reading).")]),
                   every, "What's the weather in Beijing?", sleep=lambda s: None, lang=LANG)
-pd.DataFrame([{"call": e.args_raw, "error": e.error_code, "the model read": (e.model_visible or "")[:160]}
-              for e in run.tool_events])
+table_view(pd.DataFrame([{"call": e.args_raw, "error": e.error_code, "the model read": e.model_visible}
+                         for e in run.tool_events]))
 
 # %% [markdown]
 # ## A lost reply and the same idempotency key (幂等键)
@@ -122,9 +125,10 @@ replies = [http.post("/api/skills/send_notification/execute", json=note, headers
            for _ in range(2)]
 replies.append(http.post("/api/skills/send_notification/execute", json=note))
 outbox = (data / "outbox.jsonl").read_text(encoding="utf-8").splitlines()
-pd.DataFrame([{"attempt": i + 1, "status": r.status_code, "Idempotent-Replayed": r.headers.get("Idempotent-Replayed"),
-               "message_id": (r.json().get("result") or {}).get("message_id")} for i, r in enumerate(replies)]
-             + [{"attempt": "e-mails sent", "status": len(outbox)}])
+table_view(pd.DataFrame(
+    [{"attempt": i + 1, "status": r.status_code, "Idempotent-Replayed": r.headers.get("Idempotent-Replayed"),
+      "message_id": (r.json().get("result") or {}).get("message_id")} for i, r in enumerate(replies)]
+    + [{"attempt": "e-mails sent", "status": len(outbox)}]))
 
 # %% [markdown]
 # ## A 429, as the loop sees it (限流与配额)
@@ -139,18 +143,27 @@ tiny = site_registry(url, small, lang=LANG, max_wait=0)
 (data / "weather_source.json").write_text(json.dumps({"mode": "ok"}))
 run = run_guarded(ScriptedModel([call("current_weather", {"city": c}) for c in ("Beijing", "Shanghai", "Hangzhou")]
                                 + [say("done")]), tiny, "three cities", sleep=lambda s: None, lang=LANG)
-pd.DataFrame([{"call": e.args_raw, "result": e.error_code or "ok", "resent": e.retry_count,
-               "the model read": (e.model_visible or "")[:170]} for e in run.tool_events])
+table_view(pd.DataFrame([{"call": e.args_raw, "result": e.error_code or "ok", "resent": e.retry_count,
+                          "the model read": e.model_visible} for e in run.tool_events]))
 
 # %% [markdown]
 # ## The call log (调用日志)
 #
 # Four JSONL files: access, call, error (with the stack, for the operator only) and audit. Every line carries a
-# request id and the agent's session id; keys and secrets never appear.
+# request id; it carries the agent's session id when the caller sends one (`X-Session-Id`). `site_registry` always
+# does, so every call the guarded loop made has one. The e-mails above were posted by hand with `httpx`, with no agent
+# and no session, so those lines have none (`-`): the log says who was there, it does not invent a session. Keys and
+# secrets never appear.
 
 # %%
 calls = pd.DataFrame(site.logs.read("call"))
-calls[["skill", "status", "success", "replayed", "latency_ms", "key_name", "session_id"]].tail(8)
+shown_log = calls[["skill", "status", "success", "replayed", "latency_ms", "key_name", "session_id"]].tail(8)
+without = shown_log[shown_log.session_id.isna()]
+print({"en": f"{len(without)} of {len(shown_log)} lines without a session id, all sent by hand (no X-Session-Id): "
+             f"{', '.join(sorted(set(without.skill))) or 'none'}",
+       "zh": f"{len(shown_log)} 行中有 {len(without)} 行没有会话 id，都是手动发送的请求（没有 X-Session-Id）："
+             f"{'、'.join(sorted(set(without.skill))) or '无'}"}[LANG])
+table_view(shown_log)
 
 # %%
 print("the notebook's key appears in a log:", any(key in p.read_text(encoding="utf-8") for p in (data / "logs").glob("*.jsonl")))
