@@ -140,7 +140,7 @@ print(f"需要重问 3 次的模型：预算 2 时{'已退款' if budget_table.l
 
 # %%
 leak = compare_loops("leaky_tool")
-print("naive showed the model:\n", leak.naive.tool_events[0].model_visible[:300])
+print("naive showed the model:\n", leak.naive.tool_events[0].model_visible)
 print("\nguarded showed the model:\n", leak.guarded.tool_events[0].model_visible)
 
 # %% [markdown]

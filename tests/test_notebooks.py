@@ -97,3 +97,16 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path):
         assert BLANK.search(nb.cells[exercise].source), "the exercise must start unanswered (name = None)"
         assert "Not yet" in blank, f"with its blanks, the check must say 'not yet': {blank!r}"
         assert "✓" in solved and "✗" not in solved, f"with the solution, the check must pass: {solved!r}"
+
+
+FIGURE_NOTEBOOKS = ("01_", "03_", "07_", "13_", "15_", "17_")  # the ones issue 22 found cutting or raw (more may follow)
+CUT = re.compile(r"(model_visible|answer)\b[^\n]{0,12}\)?\[:\d+\]")
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name.startswith(FIGURE_NOTEBOOKS)], ids=lambda p: p.stem)
+def test_what_the_model_or_the_user_read_is_shown_whole_in_a_table(path):
+    """A table of what the model was told, cut at 160 characters, hid the fallback hint and the did-you-mean;
+    those go through agentlab.workbook.plots.table_view, which shows texts whole (and '-' for none)."""
+    src = "\n".join(c.source for c in jupytext.read(path.with_suffix(".py")).cells if c.cell_type == "code")
+    assert not CUT.search(src), CUT.search(src).group(0)
+    assert "table_view(" in src
