@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -29,6 +31,7 @@ from agentlab import Registry
 from agentlab.workbook.demo import compare_loops
 from agentlab.workbook.exercises import amount_with_unit_reason
 from agentlab.workbook.plots import plot_bars
+from agentlab.workbook.plots import table_view
 from agentlab.workbook.widgets import FaultInjector, GuardPanel
 
 reg = Registry.from_json("../data/aftersales_tools.json")
@@ -50,8 +53,8 @@ for label, (name, raw) in calls.items():
     err = json.loads(reg.check(name, raw).render())["error"]
     rows.append({"fault": label, "code": err["code"], "category": err["category"], "stage": err["stage"],
                  "problems": "; ".join(f"{p['field']}: {p['reason']}" for p in err.get("problems", [])),
-                 "hint": err["hint"][:70]})
-pd.DataFrame(rows)
+                 "hint": err["hint"]})
+table_view(pd.DataFrame(rows))
 
 # %% [markdown]
 # Value cleaning (值清洗) is the other answer to `"45元"`: off by default, and when on, every change is

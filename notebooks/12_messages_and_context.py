@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -34,6 +36,7 @@ from agentlab.scenarios.conversation import Conversation
 from agentlab.workbook.demo import compare_expense, demo_report
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import cjk_fonts
+from agentlab.workbook.plots import table_view
 
 LANG = "en"  # "zh" for 中文
 
@@ -54,10 +57,10 @@ chat = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking("{today}
                     lang=LANG, sleep=lambda s: None)
 run = chat.ask(expense_task := {"en": "I took a taxi today for 45 yuan, please book it.",
                                 "zh": "今天打车花了45元帮我记上"}[LANG])
-pd.DataFrame([{"role": m["role"], "content": (m.get("content") or "")[:90],
+table_view(pd.DataFrame([{"role": m["role"], "content": m.get("content") or "",
                "tool_calls / tool_call_id": m.get("tool_call_id") or ", ".join(
                    f"{c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls") or [])}
-              for m in run.messages])
+              for m in run.messages]))
 
 # %% [markdown]
 # ## "Today" (日期注入)
@@ -155,7 +158,7 @@ with ChatServer(model=DatedModel(ScriptedModel([booking("{today}"), booking("{to
             reply = model.complete(messages, chat.registry.specs())
             print(f"{name}: 200, the model calls {reply.tool_calls[0].name}")
         except ModelError as exc:
-            print(f"{name}: {exc.status} {exc.code}: {exc.detail[:110]}")
+            print(f"{name}: {exc.status} {exc.code}: {exc.detail}")
 
 # %% [markdown]
 # ## Exercise

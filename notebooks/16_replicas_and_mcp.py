@@ -37,6 +37,7 @@ from agentlab.models import ScriptedModel, call, say, tool_calls
 from agentlab.site.mcp_client import MCPConnection
 from agentlab.site.service import SkillSite
 from agentlab.site.serving import serving
+from agentlab.workbook.plots import table_view
 from agentlab.workbook.exercises import answer_is
 
 LANG = "en"  # "zh" for 中文
@@ -132,8 +133,8 @@ script = [tool_calls(call("get_order", {"order_id": "A1001"})),
           say("Refunded 199 yuan for A1001.")]
 run = run_guarded(ScriptedModel(script), reg, "refund A1001", lang=LANG)
 print("status:", run.status, "| refunds on the site:", len(site.state_for(mcp_agent.id)["aftersales"].snapshot()["refunds"]))
-pd.DataFrame([{"call": e.args_raw, "result": e.error_code or "ok", "the model read": (e.model_visible or "")[:150]}
-              for e in run.tool_events])
+table_view(pd.DataFrame([{"call": e.args_raw, "result": e.error_code or "ok", "the model read": e.model_visible or ""}
+                         for e in run.tool_events]))
 
 # %% [markdown]
 # A client retry after a lost reply sends the same key in `_meta`: the site replays and runs nothing.
@@ -142,8 +143,8 @@ pd.DataFrame([{"call": e.args_raw, "result": e.error_code or "ok", "the model re
 args = {"order_id": "A1005", "amount": 19.9, "reason": "user_cancel"}
 tries = [conn.run(conn.session.call_tool("create_refund", args, meta={"agentlab/idempotency_key": "refund-A1005"}))
          for _ in range(2)]
-pd.DataFrame([{"attempt": i + 1, "isError": r.isError, "replayed": (r.meta or {}).get("agentlab/replayed"),
-               "result or error": json.dumps(r.structuredContent, ensure_ascii=False)[:120]} for i, r in enumerate(tries)])
+table_view(pd.DataFrame([{"attempt": i + 1, "isError": r.isError, "replayed": (r.meta or {}).get("agentlab/replayed"),
+                          "result or error": json.dumps(r.structuredContent, ensure_ascii=False)} for i, r in enumerate(tries)]))
 
 # %%
 conn.close()
