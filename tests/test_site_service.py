@@ -416,3 +416,19 @@ def test_an_internal_failure_after_the_effect_marks_the_claim_unknown_and_a_rese
         assert resent.body["error"]["retryable"] is False
     assert _attempts(data) == 1 and _effects(data) == 1
     assert any(k.endswith(":half_pay:pay-1") for k in site.claims.unknown())  # a person finds it
+
+
+def test_a_backend_shared_by_every_tenant_sees_two_keys_for_two_tenants_sending_the_same_one(tmp_path):
+    """Below the site (a payment provider's own dedup, shared by all tenants) the key is scoped to the caller
+    too: two tenants sending the same Idempotency-Key are two keys there."""
+    from site_helpers import write_skill
+    write_skill(tmp_path / "skills", "keyed_pay", 'with open(ctx.data_dir / "keys.txt", "a") as f:\n'
+                '    f.write(str(ctx.idempotency_key) + "\\n")\nreturn {"done": True}', rate_class="write")
+    data = tmp_path / "site"
+    site = SkillSite(data, skills_dirs=[tmp_path / "skills"], clock=Clock())
+    first, _ = site.create_key("first")
+    second, _ = site.create_key("second")
+    for key in (first, second):
+        assert call(site, "keyed_pay", {"n": 1}, key, "same-key").status == 200
+    seen = (data / "keys.txt").read_text().split()
+    assert len(seen) == 2 and len(set(seen)) == 2 and "same-key" not in seen
