@@ -592,18 +592,27 @@ NAME_LIMIT = 200  # a field path the model wrote
 _AUTHORED_FIELDS = frozenset({"reason", "example"})  # fill-ins a person wrote: credentials only
 
 
+# Where a credential ends: whitespace, quotes, brackets, list separators, and Chinese text and punctuation
+# (what ends a secret's value in _PHRASE). Everything else may be part of one: "q=1&api_key=sk-...",
+# "user:password@host" and a JWT hold no space.
+_WORD_END = r"\s\"'`,;，。；、！？（）()<>\[\]{}\u3000-\u303f\u3400-\u9fff\uff01-\uff0f\uff1a-\uff1f"
+_ENDS_A_WORD = re.compile("[" + _WORD_END + "]")
+_WORD_RUN = re.compile("[^" + _WORD_END + "]*+")
+
+
 def _cut(text: str, limit: int) -> str:
     """``text`` in at most ``limit`` characters, "…" included, before any pattern runs on it.
 
-    A word the cut falls inside goes too: the first half of a key no longer
-    looks like one and would be shown.
+    A word the cut falls inside goes too, however long: the first half of a key no
+    longer looks like one and would be shown. A text that is one long word is cut to "…".
     """
     if len(text) <= limit:
         return text
-    end, floor = limit - 1, max(limit - 101, 0)
-    while end > floor and not text[end].isspace():
-        end -= 1
-    return text[:end if end > floor else limit - 1] + "…"
+    head = text[:limit - 1]
+    if not _ENDS_A_WORD.match(text, limit - 1):  # the cut falls inside the last word of head
+        run = _WORD_RUN.match(head[::-1])  # that word, read backwards: linear, no backtracking
+        head = head[:len(head) - (run.end() if run else 0)]
+    return head + "…"
 
 
 def _authored(text: str) -> str:

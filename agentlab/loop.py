@@ -197,6 +197,13 @@ def execute(tool: Tool, args: dict, ctx: CallContext, *, key: str,
                 retries += 1
                 note = "resent with the same idempotency key" if tool.side_effect else None
                 continue
+            if err.code == "RATE_LIMITED" and err.message is None and cfg.retry is not None \
+                    and not cfg.retry.may_wait(err.retry_after):
+                # not resent because the wait asked is longer than this run may wait (as on the model path):
+                # the model hears that, and when the call may be sent again (the hint); a message the tool's
+                # author wrote is kept as written
+                err = make_error("RATE_LIMITED", _key="RATE_LIMITED.too_long", seconds=err.retry_after,
+                                 retry_after=err.retry_after, stage=err.stage, problems=err.problems)
             if claimed:
                 if err.code == "OUTCOME_UNKNOWN":
                     _quietly(ctx.store.mark_unknown, key)

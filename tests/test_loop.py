@@ -458,3 +458,44 @@ def test_a_surrogate_in_a_call_id_and_list_of_parts_content_are_made_safe_at_the
 
     run = guarded(Odd(), _writes_registry([]), store=MemoryStore())
     assert run.status == "done" and run.answer == "all done"
+
+
+# --- the tool resend path honours the longest wait, like the model path ------------------------------------
+from agentlab.errors import ToolFailure  # noqa: E402
+from agentlab.retry import RetryPolicy  # noqa: E402
+
+
+def _busy_registry(calls: list, retry_after):
+    """One read tool that is always rate limited and asks to be left alone for ``retry_after`` seconds."""
+    def lookup(q):
+        calls.append(q)
+        raise ToolFailure("RATE_LIMITED", retry_after=retry_after)
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"], "additionalProperties": False}
+    return Registry([Tool("lookup", "Look a thing up.", schema, fn=lookup)])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_tool_asking_for_a_longer_wait_than_allowed_is_not_waited_for_and_says_when(lang):
+    calls: list = []
+    slept: list = []
+    run = guarded(ScriptedModel([call("lookup", {"q": "x"}), say("later")]), _busy_registry(calls, 3600), "look",
+                  sleep=slept.append, store=MemoryStore(), lang=lang, rng=random.Random(0))
+    assert slept == [] and calls == ["x"]  # not an hour's sleep, and not sent again
+    told = json.loads(run.tool_events[0].model_visible)["error"]
+    assert told["code"] == "RATE_LIMITED" and told["retry_after"] == 3600
+    assert told["message"] == _t("RATE_LIMITED.too_long", lang, seconds=3600)  # why it was not resent
+    assert told["hint"] == _t("hint.transient_after", lang, seconds=3600)  # when to come back
+    assert run.tool_events[0].retry_count == 0 and run.status == "done"
+
+
+@pytest.mark.parametrize("retry_after,resent", [(2, True), (30, True), (30.001, False), (3600, False)])
+def test_a_tool_is_resent_only_within_the_longest_wait_and_never_sooner_than_asked(retry_after, resent):
+    calls: list = []
+    slept: list = []
+    policy = RetryPolicy(max_retries=2, longest_wait=30.0)
+    guarded(ScriptedModel([call("lookup", {"q": "x"}), say("later")]), _busy_registry(calls, retry_after), "look",
+            sleep=slept.append, store=MemoryStore(), config=GuardConfig(retry=policy), rng=random.Random(0))
+    if resent:
+        assert len(calls) == 3 and len(slept) == 2 and all(s >= retry_after for s in slept)
+    else:
+        assert calls == ["x"] and slept == []

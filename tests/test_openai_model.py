@@ -408,3 +408,35 @@ def test_a_lone_surrogate_in_a_call_id_does_not_break_the_next_request():
         run = run_guarded(model(server), reg, "Where is A1001?", store=MemoryStore(), sleep=lambda s: None)
         assert server.attempts == 2
     assert run.status == "done" and run.answer == "A1001 is paid."
+
+
+# --- retry-after-ms: OpenAI's own header, in milliseconds, read before Retry-After -------------------------
+def test_retry_after_ms_is_honoured_in_milliseconds():
+    waits = []
+    with ChatServer([HTTPFault(429, headers={"retry-after-ms": "2500"}), say("ok")]) as server:
+        assert model(server, waits=waits).complete([], []).content == "ok"
+    assert server.attempts == 2 and waits == [2.5]  # 2500 ms, neither 2500 s nor our own backoff (at most 0.5 s)
+
+
+def test_retry_after_ms_wins_over_retry_after():
+    """Both sent: the finer one is what the server meant (the openai client reads them in this order too)."""
+    waits = []
+    with ChatServer([HTTPFault(503, retry_after=1, headers={"retry-after-ms": "1750"}), say("ok")]) as server:
+        assert model(server, waits=waits).complete([], []).content == "ok"
+    assert server.attempts == 2 and waits == [1.75]
+
+
+def test_retry_after_ms_beyond_the_longest_wait_stops_at_once_and_says_when():
+    waits = []
+    with ChatServer([HTTPFault(429, headers={"retry-after-ms": "120000"}), say("never")]) as server:
+        m = model(server, waits=waits, retry=RetryPolicy(max_retries=2, longest_wait=30))
+        with pytest.raises(ModelError) as exc:
+            m.complete([], [])
+    assert exc.value.code == "RATE_LIMITED" and exc.value.retry_after == 120 and server.attempts == 1 and waits == []
+
+
+def test_an_unreadable_retry_after_ms_falls_back_to_retry_after():
+    waits = []
+    with ChatServer([HTTPFault(429, retry_after=3, headers={"retry-after-ms": "soon"}), say("ok")]) as server:
+        assert model(server, waits=waits).complete([], []).content == "ok"
+    assert server.attempts == 2 and waits == [3]

@@ -410,3 +410,51 @@ def test_redaction_is_idempotent_and_total(text):
     assert redact(redact(text)) == redact(text)
     assert E._cut(E._cut(text * 10, 100), 100) == E._cut(text * 10, 100)
     json.loads(render(None, data={"x": text}))
+
+
+# --- cutting never shows half a key; a label swallowed as a value does not keep the secret after it -------
+KEY = "sk-ABCDEFGHIJKLMNOPQRSTUVWX"
+
+
+def _told(error, lang="en"):
+    return json.loads(render(error, lang))["error"]["message"]
+
+
+def _cut_inside_the_key(limit, filler, keep):
+    """A text whose cut at ``limit`` falls ``keep`` characters into :data:`KEY`."""
+    before = (filler * (limit // len(filler) + 1))[:limit - 1 - keep]
+    return before + KEY + " and the rest"
+
+
+@pytest.mark.parametrize("keep", range(1, len(KEY)))
+@pytest.mark.parametrize("filler", ["word ", "q=1&", "x"], ids=["prose", "query string", "one long word"])
+def test_a_cut_inside_a_key_takes_the_whole_key(keep, filler):
+    # authored (a tool's message, TEXT_LIMIT) and technical (a detail, DETAIL_LIMIT) texts
+    authored = _told(ToolFailure("NOT_FOUND", _cut_inside_the_key(E.TEXT_LIMIT, filler, keep)).error)
+    technical = _told(make_error("BAD_JSON", detail=_cut_inside_the_key(E.DETAIL_LIMIT, filler, keep), example="{}"))
+    for shown in (authored, technical):
+        assert "sk-" not in shown and "ABC" not in shown, shown[-60:]
+
+
+def test_a_model_value_echoed_back_never_shows_half_a_key():
+    """The technical rules may shrink a text (a whole URL goes) and bring its cut end into view."""
+    value = "https://example.com/" + "a" * (E.DETAIL_LIMIT - 30) + " " + KEY
+    err = make_error("INVALID_ARGS", problems=[Problem("x", "wrong_type", expected="integer", got=value)])
+    shown = render(err)
+    assert "sk-" not in shown and "ABC" not in shown, shown
+
+
+def test_a_cut_keeps_whole_words_and_chinese_text():
+    assert E._cut("hello wonderful world", 12) == "hello …"
+    assert E._cut("q=1&token=abcdef ghi", 12) == "…"  # one word from the start: all of it goes
+    assert E._cut("您的订单已经退款，请查收邮件", 8) == "您的订单已经退…"  # every Chinese character ends a word
+    assert E._cut("short", 10) == "short"
+
+
+@pytest.mark.parametrize("text", ["password: pass: hunter2", "password: pass: hunter2 and more", "密码：pass: hunter2",
+                                  "token: password: pass: hunter2", "Password = pass = hunter2"])
+def test_a_label_taken_for_the_secret_does_not_keep_the_secret_after_it(text):
+    for clean in (E.redact_secrets, redact):
+        assert "hunter2" not in clean(text), clean(text)
+    assert "hunter2" not in render(None, data={"note": text})
+    assert E.find_secrets(text) == ["a password"]

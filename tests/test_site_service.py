@@ -350,3 +350,85 @@ def test_callers_who_trickle_their_bodies_hold_no_slot_and_one_key_cannot_take_t
         for s in held:
             s.close()
         served.stop()
+
+
+# ---------------------------------------------------------------- claims: per tenant, released, marked unknown
+def test_a_second_tenant_sending_the_same_call_and_key_gets_its_own_execution_never_the_first_ones(site):
+    """The claim is the tenant's: the same Idempotency-Key and the same arguments from another API key run
+    again, for that tenant, and are never answered with the first tenant's recorded result."""
+    first, one = site.create_key("first")
+    second, two = site.create_key("second")
+    args = {"order_id": "A1001", **REFUND}
+    a = call(site, "create_refund", args, first, "same-key")
+    b = call(site, "create_refund", args, second, "same-key")
+    assert a.status == b.status == 200 and b.headers.get("Idempotent-Replayed") is None
+    assert len(site.state_for(one.id)["aftersales"].refunds) == 1
+    assert len(site.state_for(two.id)["aftersales"].refunds) == 1  # its own effect, not the first tenant's reply
+    again = call(site, "create_refund", args, second, "same-key")  # and its own resend replays its own result
+    assert again.headers.get("Idempotent-Replayed") == "true" and again.body == b.body
+    assert len(site.state_for(two.id)["aftersales"].refunds) == 1
+
+
+_COUNT_ATTEMPT = ('from agentlab.errors import ToolFailure\n'
+                  'seen = ctx.data_dir / "attempts.txt"\n'
+                  'n = int(seen.read_text()) if seen.exists() else 0\n'
+                  'seen.write_text(str(n + 1))\n')
+_EFFECT = 'with open(ctx.data_dir / "effects.txt", "a") as f:\n    f.write("x\\n")\n'
+
+
+def _attempts(data):
+    path = data / "attempts.txt"
+    return int(path.read_text()) if path.exists() else 0
+
+
+def test_a_transient_failure_releases_the_claim_so_a_resend_runs(tmp_path):
+    from site_helpers import write_skill
+    # the first attempt says "unavailable, nothing happened"; the second one writes
+    write_skill(tmp_path / "skills", "flaky_pay", _COUNT_ATTEMPT + 'if n == 0:\n    raise ToolFailure("UNAVAILABLE")\n'
+                + _EFFECT + 'return {"done": True}', rate_class="write")
+    data = tmp_path / "site"
+    site = SkillSite(data, skills_dirs=[tmp_path / "skills"], clock=Clock())
+    key, _ = site.create_key("t")
+    first = call(site, "flaky_pay", {"n": 1}, key, "pay-1")
+    assert first.status == 503 and first.body["error"]["code"] == "UNAVAILABLE" and first.body["error"]["retryable"]
+    assert _effects(data) == 0
+    resent = call(site, "flaky_pay", {"n": 1}, key, "pay-1")
+    assert resent.status == 200 and resent.headers.get("Idempotent-Replayed") is None  # it ran: not the 503 again
+    assert _attempts(data) == 2 and _effects(data) == 1
+    replayed = call(site, "flaky_pay", {"n": 1}, key, "pay-1")  # and now the key holds the success
+    assert replayed.headers.get("Idempotent-Replayed") == "true" and _attempts(data) == 2 and _effects(data) == 1
+
+
+def test_an_internal_failure_after_the_effect_marks_the_claim_unknown_and_a_resend_runs_nothing(tmp_path):
+    from site_helpers import write_skill
+    write_skill(tmp_path / "skills", "half_pay", _COUNT_ATTEMPT + _EFFECT
+                + 'raise RuntimeError("ledger write failed at /srv/ledger.db")', rate_class="write")
+    data = tmp_path / "site"
+    site = SkillSite(data, skills_dirs=[tmp_path / "skills"], clock=Clock())
+    key, _ = site.create_key("t")
+    first = call(site, "half_pay", {"n": 1}, key, "pay-1")
+    assert first.status >= 500 and first.body["error"]["code"] == "TOOL_ERROR"
+    assert "/srv/ledger.db" not in json.dumps(first.body)
+    assert _effects(data) == 1
+    for _ in range(2):  # it may have happened: a resend hears so, and runs nothing
+        resent = call(site, "half_pay", {"n": 1}, key, "pay-1")
+        assert resent.status == 409 and resent.body["error"]["code"] == "OUTCOME_UNKNOWN", resent.body
+        assert resent.body["error"]["retryable"] is False
+    assert _attempts(data) == 1 and _effects(data) == 1
+    assert any(k.endswith(":half_pay:pay-1") for k in site.claims.unknown())  # a person finds it
+
+
+def test_a_backend_shared_by_every_tenant_sees_two_keys_for_two_tenants_sending_the_same_one(tmp_path):
+    """Below the site (a payment provider's own dedup, shared by all tenants) the key is scoped to the caller
+    too: two tenants sending the same Idempotency-Key are two keys there."""
+    from site_helpers import write_skill
+    write_skill(tmp_path / "skills", "keyed_pay", 'with open(ctx.data_dir / "keys.txt", "a") as f:\n'
+                '    f.write(str(ctx.idempotency_key) + "\\n")\nreturn {"done": True}', rate_class="write")
+    data = tmp_path / "site"
+    site = SkillSite(data, skills_dirs=[tmp_path / "skills"], clock=Clock())
+    first, _ = site.create_key("first")
+    second, _ = site.create_key("second")
+    for key in (first, second):
+        assert call(site, "keyed_pay", {"n": 1}, key, "same-key").status == 200
+    seen = (data / "keys.txt").read_text().split()
+    assert len(seen) == 2 and len(set(seen)) == 2 and "same-key" not in seen

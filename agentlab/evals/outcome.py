@@ -7,6 +7,7 @@ runs here, so that no two of them can disagree::
     correct              the final state is the expected one, and the run finished (done)
     correct hand-over    the final state is the expected one, and the task expects a person
     done, wrong data     the run says done, but the data is wrong (twice, "199元", wrong reason, wrong day)
+                         or half done (one of two refunds or deletes)
     done, nothing done   the run says done, but the expected effect never happened
     escalated            handed over (or a guard stopped it) where the task did not expect it;
                          nothing wrong was written
@@ -74,7 +75,9 @@ def _state_failures(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run:
         got_ids, want_ids = sorted(snapshot.get("deleted", [])), sorted(expect["deleted"])
         if got_ids != want_ids:
             why.append(f"deleted {got_ids}, expected {want_ids}")
-            wrong = wrong or bool(set(got_ids) - set(want_ids))
+            # one deleted that should not have been, or some of the expected done and some not: wrong,
+            # as for the items written (a half-done change is not "nothing done")
+            wrong = wrong or bool(set(got_ids) - set(want_ids)) or bool(set(got_ids) & set(want_ids))
     if "tickets" in expect:
         n = len(snapshot.get("tickets", []))
         if n != expect["tickets"]:

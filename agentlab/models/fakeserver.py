@@ -15,7 +15,7 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -33,6 +33,7 @@ class HTTPFault:
     message: str = ""
     retry_after: float | str | None = None  # seconds, or sent as written (an HTTP date)
     code: str | None = None
+    headers: Mapping[str, str] | None = None  # more headers, sent as written (``retry-after-ms``, say)
 
 
 @dataclass(frozen=True)
@@ -197,6 +198,7 @@ class ChatServer:
                 if isinstance(item, HTTPFault):
                     ra = item.retry_after
                     headers = {} if ra is None else {"Retry-After": ra if isinstance(ra, str) else f"{ra:g}"}
+                    headers.update(item.headers or {})
                     err = {"message": item.message or f"HTTP {item.status}",
                            "type": _ERROR_TYPES.get(item.status, "server_error"), "code": item.code}
                     self._send(item.status, {"error": err}, headers)

@@ -26,6 +26,7 @@ Qwen/DashScope, Huawei Cloud MaaS, Ollama, vLLM and llama.cpp servers.
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import re
@@ -92,9 +93,15 @@ def _retry_after(exc: Any) -> float | None:
         if value is None:
             continue
         try:
-            return max(float(value) * scale, 0.0)
+            seconds = float(value) * scale
         except ValueError:
-            pass
+            seconds = math.nan
+        if not math.isnan(seconds):
+            return max(seconds, 0.0)
+        if name == "retry-after-ms":
+            # milliseconds are a number or nothing: an unreadable one leaves the word to Retry-After,
+            # which may still ask for a wait (ignoring it could resend sooner than the server asked)
+            continue
         try:  # a date is as binding as a number of seconds: ignoring it could resend too soon
             when = parsedate_to_datetime(value)
         except (TypeError, ValueError):
