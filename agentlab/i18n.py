@@ -26,6 +26,17 @@ _CATALOG: dict[str, dict[str, str]] = {
         "en": "There is no tool named {name!r}.",
         "zh": "没有名为 {name!r} 的工具。",
     },
+    # --- the review and the notebooks' figures (issue 22): shares, caught by, ablation, herd ---
+    "went_wrong.counted": {"en": "{n} tool calls or model turns went wrong (fixed by a resend or not): {parts}.",
+                           "zh": "共有 {n} 次工具调用或模型轮次出错（无论重发后是否修复）：{parts}。"},
+    "went_wrong.part": {"en": "{name} {count} ({share:.0%})", "zh": "{name} {count} 次（{share:.0%}）"},
+    "class.transient": {"en": "transient", "zh": "瞬时"},
+    "class.validation": {"en": "validation", "zh": "校验"},
+    "class.fatal": {"en": "fatal", "zh": "致命"},
+    "class.unknown": {"en": "unknown", "zh": "未知"},
+    "guard.readable_errors": {"en": "a readable error in place of the raw exception, its connection string and stack "
+                                    "trace kept out of the model's sight (结构化错误)",
+                              "zh": "用可读的结构化错误代替原始异常，连接串和堆栈不让模型看到（结构化错误）"},
     "INVALID_ARGS": {
         "en": "The arguments did not pass validation. Fix every item in problems and call again.",
         "zh": "参数校验未通过，请按 problems 逐项修正后重新调用。",

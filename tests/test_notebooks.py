@@ -97,3 +97,13 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path):
         assert BLANK.search(nb.cells[exercise].source), "the exercise must start unanswered (name = None)"
         assert "Not yet" in blank, f"with its blanks, the check must say 'not yet': {blank!r}"
         assert "✓" in solved and "✗" not in solved, f"with the solution, the check must pass: {solved!r}"
+
+
+def test_notebooks_00_and_08_read_caught_by_from_the_same_function_of_the_trace():
+    """Issue 22: 00 printed the fault table's label, 08 the trace; both must show caught_by_guards of the same run."""
+    for stem in ("00_start_here", "08_where_failures_are_caught"):
+        src = (NB_DIR / f"{stem}.py").read_text(encoding="utf-8")
+        cells = re.findall(r'"caught by": ([^}\n]+)', src)
+        assert cells == ["caught_by_guards(c)"], (stem, cells)
+        assert re.search(r"\bc = compare_loops\(name\)|compare_loops\(f\) for f in FAULTS", src), stem
+        assert ".caught_by" not in src, stem
