@@ -34,6 +34,27 @@ _CATALOG: dict[str, dict[str, str]] = {
     "class.validation": {"en": "validation", "zh": "校验"},
     "class.fatal": {"en": "fatal", "zh": "致命"},
     "class.unknown": {"en": "unknown", "zh": "未知"},
+    "herd.legend": {"en": "{label}: served {served}/{clients}", "zh": "{label}：成功 {served}/{clients}"},
+    "herd.capacity": {"en": "server capacity", "zh": "服务器容量"},
+    "herd.seconds": {"en": "seconds", "zh": "秒"},
+    "herd.per_slot": {"en": "requests per slot ({bucket:g} s)", "zh": "每个时间片（{bucket:g} 秒）的请求数"},
+    "herd.title": {"en": "the thundering herd", "zh": "惊群效应"},
+    "herd.line": {"en": "{label}: {served} of {clients} clients served, {gave_up} gave up after their last resend; "
+                        "the {seconds:g} s window covers the whole resend schedule.",
+                  "zh": "{label}：{clients} 个客户端中 {served} 个得到服务，{gave_up} 个用完最后一次重发后放弃；"
+                        "{seconds:g} 秒的窗口覆盖整个重发计划。"},
+    "herd.line_cut": {"en": "{label}: {served} of {clients} clients served, {gave_up} gave up after their last resend, "
+                            "{unfinished} were still waiting when the {seconds:g} s window closed (it is shorter than "
+                            "the resend schedule).",
+                      "zh": "{label}：{clients} 个客户端中 {served} 个得到服务，{gave_up} 个用完最后一次重发后放弃，"
+                            "{unfinished} 个在 {seconds:g} 秒的窗口结束时仍在等待（窗口短于重发计划）。"},
+    "herd.first_slot": {"en": "{label}: the first slot counts {n} requests: the {first} first tries, all at t=0.",
+                        "zh": "{label}：第一个时间片有 {n} 个请求，即 t=0 时的 {first} 次首次请求。"},
+    "herd.first_slot_resends": {
+        "en": "{label}: the first slot counts {n} requests: the {first} first tries at t=0 plus {resends} resends "
+              "whose random wait was shorter than the slot ({bucket:g} s), so more requests than clients.",
+        "zh": "{label}：第一个时间片有 {n} 个请求：t=0 时的 {first} 次首次请求，加上随机等待短于一个时间片"
+              "（{bucket:g} 秒）的 {resends} 次重发，所以请求数多于客户端数。"},
     "guard.readable_errors": {"en": "a readable error in place of the raw exception, its connection string and stack "
                                     "trace kept out of the model's sight (结构化错误)",
                               "zh": "用可读的结构化错误代替原始异常，连接串和堆栈不让模型看到（结构化错误）"},

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..evals.review import RunComparison
 
 __all__ = ["BEFORE_AFTER_COLORS", "CJK_FILES", "CJK_FONTS", "LOOP_COLORS", "OUTCOME_COLORS", "STATUS_COLORS",
-           "TREND_COLORS", "cjk_fonts", "compare_plot", "plot_bars", "plot_comparison", "plot_herd", "plot_lines",
+           "TREND_COLORS", "cjk_fonts", "compare_plot", "herd_results", "herd_text", "plot_bars", "plot_comparison", "plot_herd", "plot_lines",
            "plot_matrix", "plot_outcomes", "plot_pass_k", "plot_retry_schedule", "plot_shares", "plot_statuses",
            "plot_trend", "plot_turns_by_outcome"]
 
@@ -174,19 +174,46 @@ def plot_retry_schedule(policy: RetryPolicy, *, ax: Any = None, clients: int = 3
 
 
 @_with_fonts
-def plot_herd(policies: Mapping[str, RetryPolicy], *, ax: Any = None, clients: int = 300, capacity: int = 40) -> Any:
-    """Requests arriving per time slot when ``clients`` fail at once and retry under each policy."""
+def plot_herd(policies: Mapping[str, RetryPolicy | Mapping[str, Any]], *, ax: Any = None, clients: int = 300,
+              capacity: int = 40, lang: Lang = "en") -> Any:
+    """Requests arriving per time slot when ``clients`` fail at once and retry under each policy.
+
+    Each value is a policy (simulated here by :func:`~agentlab.retry.herd`, over its whole resend schedule)
+    or a result of ``herd`` already run, so the sentence beside the plot (:func:`herd_text`) reads the same data.
+    """
     ax = _ax(ax)
-    for label, policy in policies.items():
-        r = herd(policy, clients=clients, capacity=capacity, rng=random.Random(0))
+    results = herd_results(policies, clients=clients, capacity=capacity)
+    for label, r in results.items():
         xs = [i * r["bucket"] for i in range(len(r["arrivals"]))]
-        ax.step(xs, r["arrivals"], where="post", label=f"{label}: served {r['served']}/{clients}")
-    ax.axhline(capacity, color="grey", linestyle="--", linewidth=1, label="server capacity")
-    ax.set_xlabel("seconds")
-    ax.set_ylabel("requests per slot")
-    ax.set_title("the thundering herd")
+        ax.step(xs, r["arrivals"], where="post",
+                label=t("herd.legend", lang, label=label, served=r["served"], clients=r["clients"]))
+    ax.axhline(capacity, color="grey", linestyle="--", linewidth=1, label=t("herd.capacity", lang))
+    bucket = next(iter(results.values()))["bucket"] if results else 0.25
+    ax.set_xlabel(t("herd.seconds", lang))
+    ax.set_ylabel(t("herd.per_slot", lang, bucket=bucket))
+    ax.set_title(t("herd.title", lang))
     ax.legend(fontsize=8)
     return ax
+
+
+def herd_results(policies: Mapping[str, RetryPolicy | Mapping[str, Any]], *, clients: int = 300,
+                 capacity: int = 40) -> dict[str, Mapping[str, Any]]:
+    """Each policy's herd (:func:`~agentlab.retry.herd`, seeded), a result given as it is."""
+    return {label: (herd(p, clients=clients, capacity=capacity, rng=random.Random(0)) if isinstance(p, RetryPolicy)
+                    else p) for label, p in policies.items()}
+
+
+def herd_text(results: Mapping[str, Mapping[str, Any]], lang: Lang = "en") -> list[str]:
+    """What the herd plot shows, one sentence per policy, from the same results: who was served, who gave up,
+    over which window, and what the first slot counts (the first tries, and the resends that landed in it)."""
+    out = []
+    for label, r in results.items():
+        out.append(t("herd.line_cut" if r["unfinished"] else "herd.line", lang, label=label, served=r["served"], clients=r["clients"], gave_up=r["gave_up"],
+                     seconds=r["horizon"], unfinished=r["unfinished"]))
+        key = "herd.first_slot_resends" if r["resends"][0] else "herd.first_slot"
+        out.append(t(key, lang, label=label, n=r["arrivals"][0], first=r["first"][0], resends=r["resends"][0],
+                     bucket=r["bucket"]))
+    return out
 
 
 @_with_fonts
