@@ -34,6 +34,21 @@ _CATALOG: dict[str, dict[str, str]] = {
     "class.validation": {"en": "validation", "zh": "校验"},
     "class.fatal": {"en": "fatal", "zh": "致命"},
     "class.unknown": {"en": "unknown", "zh": "未知"},
+    "ablation.not_naive": {
+        "en": "The ablation's \"no guards\" ({no_guards:.2f}) is the guarded loop with every guard switched off, not "
+              "the naive loop ({naive:.2f}): that loop still answers a failure instead of crashing on it, and stops at "
+              "a fatal error instead of calling on to a step cap. The two differ on {n} of {total} cases ({gained} "
+              "pass only without guards, {lost} only in the naive loop): {crashed} where the naive loop crashed, "
+              "{capped} where it ran into its step cap, {other} other. Each is listed below.",
+        "zh": "消融实验里的“无防护”（{no_guards:.2f}）是关掉全部防护的防护循环，而不是朴素循环（{naive:.2f}）："
+              "这个循环遇到失败仍会回复而不是崩溃，遇到致命错误会停下，而不是一直调用到步数上限。两者在 {total} 个"
+              "用例中有 {n} 个结果不同（{gained} 个只在无防护时通过，{lost} 个只在朴素循环中通过）：其中朴素循环崩溃 "
+              "{crashed} 个，撞到步数上限 {capped} 个，其他 {other} 个。下表逐个列出。"},
+    "ablation.title": {"en": "task success rate: no guard, each guard alone, all guards",
+                       "zh": "任务成功率：无防护、单独开启每个防护、全部防护"},
+    "ablation.axis": {"en": "task success rate", "zh": "任务成功率"},
+    "layers.not_reported": {"en": "- : not reported by these runs (fake models report no token usage), not zero: {names}",
+                            "zh": "- ：这些运行没有报告（假模型不报告 token 用量），不是零：{names}"},
     "herd.legend": {"en": "{label}: served {served}/{clients}", "zh": "{label}：成功 {served}/{clients}"},
     "herd.capacity": {"en": "server capacity", "zh": "服务器容量"},
     "herd.seconds": {"en": "seconds", "zh": "秒"},

@@ -279,22 +279,20 @@ def plot_pass_k(curves: Mapping[str, Sequence[tuple[int, float]]], *, ax: Any = 
 def compare_plot(groups: Mapping[str, Sequence[Any]]) -> tuple[list[dict], Any]:
     """Compare groups in one call: the table, and one figure with grouped metric bars,
     the status breakdown, and pass^k curves (only where each case ran more than once: with one
-    trial pass^k is just the success rate, a single point that says nothing more)."""
+    trial pass^k is just the success rate, a single point that says nothing more, so the figure
+    has two panels and no empty third)."""
     import matplotlib.pyplot as plt
 
     from ..evals import compare_groups, pass_k_curve, status_counts
     rows = compare_groups(dict(groups))
-    fig, axes = plt.subplots(1, 3, figsize=(15, 3.4))
+    curves = {label: pass_k_curve(rs) for label, rs in groups.items()}
+    several = any(len(c) > 1 for c in curves.values())  # one trial each: pass^1 is the success rate, no panel
+    fig, axes = plt.subplots(1, 3 if several else 2, figsize=(15 if several else 10.5, 3.4))
     metrics = ("task_success_rate", "invalid_call_rate", "takeover_rate")
     plot_bars({m: {r["group"]: r[m] for r in rows} for m in metrics}, ax=axes[0], title="metrics")
     plot_statuses({label: status_counts([r.run for r in rs]) for label, rs in groups.items()}, ax=axes[1])
-    curves = {label: pass_k_curve(rs) for label, rs in groups.items()}
-    if any(len(c) > 1 for c in curves.values()):
+    if several:
         plot_pass_k(curves, ax=axes[2])
-    else:
-        axes[2].axis("off")
-        axes[2].text(0.5, 0.5, "pass^k needs several trials per case:\none trial each here, so pass^1 is the success rate",
-                     ha="center", va="center", fontsize=9, wrap=True)
     fig.tight_layout()
     return rows, fig
 
