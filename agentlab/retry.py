@@ -107,7 +107,7 @@ def herd(policy: RetryPolicy, *, clients: int = 200, rng: random.Random | None =
             gave_up += 1
         else:
             heapq.heappush(queue, (t + policy.delay(attempt, rng), attempt + 1, c))
-    arrivals = [f + r for f, r in zip(first, resends)]
+    arrivals = [f + r for f, r in zip(first, resends, strict=True)]
     return {"arrivals": arrivals, "first": first, "resends": resends, "bucket": bucket,
             "horizon": n_buckets * bucket, "clients": clients, "served": served, "gave_up": gave_up,
             "unfinished": unfinished, "peak": max(arrivals) if arrivals else 0}

@@ -71,7 +71,7 @@ def test_the_sentence_beside_the_shares_plot_says_the_plotted_counts():
     for kind in ("category", "stage"):
         ax = plot_shares(dict(tax[kind]))
         bars = {label.get_text(): int(re.search(r"\((\d+)\)", text.get_text()).group(1))
-                for label, text in zip(ax.get_yticklabels(), ax.texts)}
+                for label, text in zip(ax.get_yticklabels(), ax.texts, strict=True)}
         assert bars == dict(tax[kind])
         for lang in ("en", "zh"):
             line = went_wrong_text(tax[kind], lang)

@@ -50,7 +50,7 @@ def test_the_herd_window_covers_the_whole_schedule_so_every_client_is_accounted_
         assert r["horizon"] >= 1 + 2 + 4 + 8, jitter
         assert r["unfinished"] == 0 and r["served"] + r["gave_up"] == r["clients"] == 300, jitter
         assert sum(r["first"]) == 300 and r["first"][0] == 300  # every client's first try, all at t=0
-        assert r["arrivals"] == [f + s for f, s in zip(r["first"], r["resends"])]
+        assert r["arrivals"] == [f + s for f, s in zip(r["first"], r["resends"], strict=True)]
         assert sum(r["arrivals"]) == 300 + sum(r["resends"])
     rigid = herd(HERD["no jitter"], clients=300, capacity=40)
     # five waves (t = 0, 1, 3, 7, 15), 40 served in each; the rest gave up after the fourth resend
@@ -77,7 +77,7 @@ def test_the_herd_sentences_say_what_the_plot_draws():
     for lang in ("en", "zh"):
         ax = plot_herd(results, capacity=40, lang=lang)
         lines = herd_text(results, lang)
-        for (label, r), step, line, first in zip(results.items(), ax.lines, lines[0::2], lines[1::2]):
+        for r, step, line, first in zip(results.values(), ax.lines[:2], lines[0::2], lines[1::2], strict=True):
             drawn = list(step.get_ydata())
             assert drawn == r["arrivals"]
             nums = [int(n) for n in re.findall(r"\d+", line.split("：" if lang == "zh" else ": ", 1)[1])]
