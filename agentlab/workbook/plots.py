@@ -184,8 +184,8 @@ def plot_herd(policies: Mapping[str, RetryPolicy | Mapping[str, Any]], *, ax: An
     ax = _ax(ax)
     results = herd_results(policies, clients=clients, capacity=capacity)
     for label, r in results.items():
-        xs = [i * r["bucket"] for i in range(len(r["arrivals"]))]
-        ax.step(xs, r["arrivals"], where="post",
+        ys = [*r["arrivals"], *r["arrivals"][-1:]]  # the last slot drawn to its end too
+        ax.step([i * r["bucket"] for i in range(len(ys))], ys, where="post",
                 label=t("herd.legend", lang, label=label, served=r["served"], clients=r["clients"]))
     ax.axhline(capacity, color="grey", linestyle="--", linewidth=1, label=t("herd.capacity", lang))
     bucket = next(iter(results.values()))["bucket"] if results else 0.25
