@@ -26,6 +26,53 @@ _CATALOG: dict[str, dict[str, str]] = {
         "en": "There is no tool named {name!r}.",
         "zh": "没有名为 {name!r} 的工具。",
     },
+    # --- the review and the notebooks' figures (issue 22): shares, caught by, ablation, herd ---
+    "went_wrong.counted": {"en": "{n} tool calls or model turns went wrong (fixed by a resend or not): {parts}.",
+                           "zh": "共有 {n} 次工具调用或模型轮次出错（无论重发后是否修复）：{parts}。"},
+    "went_wrong.part": {"en": "{name} {count} ({share:.0%})", "zh": "{name} {count} 次（{share:.0%}）"},
+    "class.transient": {"en": "transient", "zh": "瞬时"},
+    "class.validation": {"en": "validation", "zh": "校验"},
+    "class.fatal": {"en": "fatal", "zh": "致命"},
+    "class.unknown": {"en": "unknown", "zh": "未知"},
+    "ablation.not_naive": {
+        "en": "The ablation's \"no guards\" ({no_guards:.2f}) is the guarded loop with every guard switched off, not "
+              "the naive loop ({naive:.2f}): that loop still answers a failure instead of crashing on it, and stops at "
+              "a fatal error instead of calling on to a step cap. The two differ on {n} of {total} cases ({gained} "
+              "pass only without guards, {lost} only in the naive loop): {crashed} where the naive loop crashed, "
+              "{capped} where it ran into its step cap, {other} other. Each is listed below.",
+        "zh": "消融实验里的“无防护”（{no_guards:.2f}）是关掉全部防护的防护循环，而不是朴素循环（{naive:.2f}）："
+              "这个循环遇到失败仍会回复而不是崩溃，遇到致命错误会停下，而不是一直调用到步数上限。两者在 {total} 个"
+              "用例中有 {n} 个结果不同（{gained} 个只在无防护时通过，{lost} 个只在朴素循环中通过）：其中朴素循环崩溃 "
+              "{crashed} 个，撞到步数上限 {capped} 个，其他 {other} 个。下表逐个列出。"},
+    "ablation.title": {"en": "task success rate: no guard, each guard alone, all guards",
+                       "zh": "任务成功率：无防护、单独开启每个防护、全部防护"},
+    "ablation.axis": {"en": "task success rate", "zh": "任务成功率"},
+    "layers.not_reported": {"en": "- : not reported by these runs (fake models report no token usage), not zero: {names}",
+                            "zh": "- ：这些运行没有报告（假模型不报告 token 用量），不是零：{names}"},
+    "herd.legend": {"en": "{label}: served {served}/{clients}", "zh": "{label}：成功 {served}/{clients}"},
+    "herd.capacity": {"en": "server capacity", "zh": "服务器容量"},
+    "herd.seconds": {"en": "seconds", "zh": "秒"},
+    "herd.per_slot": {"en": "requests per slot ({bucket:g} s)", "zh": "每个时间片（{bucket:g} 秒）的请求数"},
+    "herd.title": {"en": "the thundering herd", "zh": "惊群效应"},
+    "herd.line": {"en": "{label}: {served} of {clients} clients served, {gave_up} gave up after their last resend; "
+                        "the {seconds:g} s window covers the whole resend schedule.",
+                  "zh": "{label}：{clients} 个客户端中 {served} 个得到服务，{gave_up} 个用完最后一次重发后放弃；"
+                        "{seconds:g} 秒的窗口覆盖整个重发计划。"},
+    "herd.line_cut": {"en": "{label}: {served} of {clients} clients served, {gave_up} gave up after their last resend, "
+                            "{unfinished} were still waiting when the {seconds:g} s window closed (it is shorter than "
+                            "the resend schedule).",
+                      "zh": "{label}：{clients} 个客户端中 {served} 个得到服务，{gave_up} 个用完最后一次重发后放弃，"
+                            "{unfinished} 个在 {seconds:g} 秒的窗口结束时仍在等待（窗口短于重发计划）。"},
+    "herd.first_slot": {"en": "{label}: the first slot counts {n} requests: the {first} first tries, all at t=0.",
+                        "zh": "{label}：第一个时间片有 {n} 个请求，即 t=0 时的 {first} 次首次请求。"},
+    "herd.first_slot_resends": {
+        "en": "{label}: the first slot counts {n} requests: the {first} first tries at t=0 plus {resends} resends "
+              "whose random wait was shorter than the slot ({bucket:g} s), so more requests than clients.",
+        "zh": "{label}：第一个时间片有 {n} 个请求：t=0 时的 {first} 次首次请求，加上随机等待短于一个时间片"
+              "（{bucket:g} 秒）的 {resends} 次重发，所以请求数多于客户端数。"},
+    "guard.readable_errors": {"en": "a readable error in place of the raw exception, its connection string and stack "
+                                    "trace kept out of the model's sight (结构化错误)",
+                              "zh": "用可读的结构化错误代替原始异常，连接串和堆栈不让模型看到（结构化错误）"},
     "INVALID_ARGS": {
         "en": "The arguments did not pass validation. Fix every item in problems and call again.",
         "zh": "参数校验未通过，请按 problems 逐项修正后重新调用。",

@@ -14,8 +14,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from .errors import UsageError
-from .models.interface import Model
+from .errors import UsageError, make_error
+from .models.interface import Model, ModelError
 from .runs import Run, Status
 from .tools import Registry
 from .trace import Event, finalize
@@ -50,7 +50,18 @@ def run_naive(model: Model, registry: Registry, task: str, *, retry_everything: 
     try:
         for step in range(1, cap + 1):
             t0 = clock()
-            reply = model.complete(list(messages), specs)      # no wrapper: an API error crashes the run
+            try:
+                reply = model.complete(list(messages), specs)  # no wrapper: an API error crashes the run
+            except UsageError:
+                raise
+            except Exception as exc:
+                # the crash stays a crash; the trace only records its cause (a 429, a refused history...),
+                # so a review tags it by what went wrong (evals.review.auto_tag), not as the model's doing
+                err = exc.to_error() if isinstance(exc, ModelError) else make_error("MODEL_ERROR")
+                events.append(Event(**base, round_index=step, kind="model", exec_ok=False, error_code=err.code,
+                                    error_category=err.category, error_stage=err.stage,
+                                    latency_ms=(clock() - t0) * 1000, note=f"crashed: {type(exc).__name__}"))
+                raise
             messages.append(reply.message())
             events.append(Event(**base, round_index=step, kind="model", latency_ms=(clock() - t0) * 1000,
                                 model_visible=reply.content if not reply.tool_calls

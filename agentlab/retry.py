@@ -68,27 +68,38 @@ class RetryPolicy:
 
 
 def herd(policy: RetryPolicy, *, clients: int = 200, rng: random.Random | None = None,
-         capacity: int = 50, horizon: float = 10.0, bucket: float = 0.25) -> dict:
+         capacity: int = 50, horizon: float | None = None, bucket: float = 0.25) -> dict:
     """Simulate ``clients`` that all fail at t=0 and retry under ``policy``.
 
     A server serves at most ``capacity`` requests per bucket; the rest fail again
     and retry. Returns per-bucket arrival counts and how many clients were served,
     which shows why jitter exists: without it every retry wave lands together.
+
+    ``horizon`` (seconds) defaults to the whole schedule: the latest moment a last resend can come
+    (every backoff in full, which no jitter exceeds), so every client ends ``served`` or ``gave_up``
+    (out of attempts). A shorter horizon counts the clients whose next attempt falls after it as
+    ``unfinished``, never as given up. Always ``served + gave_up + unfinished == clients``.
+
+    ``arrivals`` counts every request of a bucket, first tries and resends alike; ``first`` and
+    ``resends`` split it. The first bucket holds all the first tries (every client fails at t=0) and,
+    with jitter, the resends drawn so short that they land in the same bucket.
     """
     rng = rng or random.Random(0)
-    n_buckets = int(horizon / bucket)
-    arrivals = [0] * n_buckets
+    schedule = sum(policy.backoff(i) for i in range(policy.max_retries))
+    n_buckets = int((schedule if horizon is None else horizon) / bucket) + (horizon is None)
+    first = [0] * n_buckets
+    resends = [0] * n_buckets
     used = [0] * n_buckets
     queue = [(0.0, 0, c) for c in range(clients)]  # (time, attempt, client)
     heapq.heapify(queue)
-    served = gave_up = 0
+    served = gave_up = unfinished = 0
     while queue:
         t, attempt, c = heapq.heappop(queue)
         b = int(t / bucket)
         if b >= n_buckets:
-            gave_up += 1
+            unfinished += 1  # still trying when the window closes: not a client that gave up
             continue
-        arrivals[b] += 1
+        (resends if attempt else first)[b] += 1
         if used[b] < capacity:
             used[b] += 1
             served += 1
@@ -96,5 +107,7 @@ def herd(policy: RetryPolicy, *, clients: int = 200, rng: random.Random | None =
             gave_up += 1
         else:
             heapq.heappush(queue, (t + policy.delay(attempt, rng), attempt + 1, c))
-    return {"arrivals": arrivals, "bucket": bucket, "served": served, "gave_up": gave_up,
-            "peak": max(arrivals) if arrivals else 0}
+    arrivals = [f + r for f, r in zip(first, resends, strict=True)]
+    return {"arrivals": arrivals, "first": first, "resends": resends, "bucket": bucket,
+            "horizon": n_buckets * bucket, "clients": clients, "served": served, "gave_up": gave_up,
+            "unfinished": unfinished, "peak": max(arrivals) if arrivals else 0}

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -34,7 +36,7 @@ from IPython.display import HTML, display
 
 from agentlab import compare_html
 from agentlab.models.faults import FAULTS
-from agentlab.workbook.demo import compare_loops
+from agentlab.workbook.demo import caught_by_guards, compare_loops
 from agentlab.workbook.exercises import double_refund_fault
 
 # %% [markdown]
@@ -70,7 +72,8 @@ display(HTML(compare_html(camel.naive, camel.guarded)))
 #
 # Each row injects one fault (故障注入): a model fault at the refund step, a tool fault into the tool it
 # targets, and checks the final state of the orders: how many refunds were actually written, not what the
-# model claimed.
+# model claimed. `caught by` names the guards the guarded run's trace shows acting (the same function as in
+# notebook 08), not the guard each fault was meant for.
 
 # %%
 import pandas as pd
@@ -82,7 +85,7 @@ for name, fault in FAULTS.items():
     rows.append({"fault": name, "what happens": fault.en,
                  "naive": naive["status"], "naive refunds": naive["refunds"], "naive outcome": naive["outcome"],
                  "guarded": guarded["status"], "guarded refunds": guarded["refunds"],
-                 "guarded outcome": guarded["outcome"], "caught by": fault.caught_by})
+                 "guarded outcome": guarded["outcome"], "caught by": caught_by_guards(c)})
 table = pd.DataFrame(rows)
 table
 

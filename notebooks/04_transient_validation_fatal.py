@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -34,7 +36,7 @@ from agentlab.workbook.exercises import longest_wait
 from agentlab.loop import run_guarded
 from agentlab.naive import run_naive
 from agentlab.models import ModelError, ScriptedModel, call
-from agentlab.workbook.plots import plot_herd, plot_retry_schedule
+from agentlab.workbook.plots import herd_results, herd_text, plot_herd, plot_retry_schedule
 from agentlab.retry import RetryPolicy
 
 rows = []
@@ -76,13 +78,19 @@ plot_retry_schedule(RetryPolicy(max_retries=4, base=0.5, cap=8, jitter="full"), 
 plt.show()
 
 # %% [markdown]
-# **The thundering herd (惊群效应).** 300 clients fail at once against a server that can answer 40 per slot.
-# Retrying in lockstep, each wave overloads the server again; full jitter spreads them out.
+# **The thundering herd (惊群效应).** 300 clients fail at once against a server that can answer 40 per slot
+# (a quarter of a second). Retrying in lockstep, each wave overloads the server again; full jitter spreads them
+# out. The window is as long as the whole resend schedule (1 + 2 + 4 + 8 s), so a client not served has really
+# given up, not merely fallen off the end of the plot. The sentences under each plot are read from the same
+# simulation as the lines.
 
 # %%
-plot_herd({"no jitter": RetryPolicy(max_retries=4, base=1, cap=8, jitter="none"),
-           "full jitter": RetryPolicy(max_retries=4, base=1, cap=8, jitter="full")})
-plt.show()
+herds = herd_results({"no jitter": RetryPolicy(max_retries=4, base=1, cap=8, jitter="none"),
+                      "full jitter": RetryPolicy(max_retries=4, base=1, cap=8, jitter="full")}, clients=300, capacity=40)
+for lang in ("en", "zh"):
+    plot_herd(herds, capacity=40, lang=lang)
+    plt.show()
+    print("\n".join(herd_text(herds, lang)))
 
 # %% [markdown]
 # ## Exercise

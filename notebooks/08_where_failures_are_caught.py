@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -22,9 +24,9 @@
 # %%
 import pandas as pd
 
-from agentlab.evals.metrics import by_taxonomy
+from agentlab.evals.metrics import by_taxonomy, went_wrong_text
 from agentlab.models.faults import FAULTS
-from agentlab.workbook.demo import compare_loops, guards_that_acted
+from agentlab.workbook.demo import caught_by_guards, compare_loops
 from agentlab.workbook.exercises import largest_share
 from agentlab.workbook.plots import plot_matrix, plot_shares
 from agentlab.workbook.widgets import MetricsPanel
@@ -33,7 +35,7 @@ results = {f: compare_loops(f) for f in FAULTS}
 # each run graded on the final data by the workbook's one definition (agentlab.evals.outcome, docs/metrics.md)
 matrix = {f: {"naive": c.naive_verdict.outcome, "guarded": c.guarded_verdict.outcome} for f, c in results.items()}
 pd.DataFrame([{"fault": f, "naive": matrix[f]["naive"], "guarded": matrix[f]["guarded"],
-               "guarded refunds": len(c.guarded_state["refunds"]), "caught by": ", ".join(guards_that_acted(c.guarded))}
+               "guarded refunds": len(c.guarded_state["refunds"]), "caught by": caught_by_guards(c)}
               for f, c in results.items()])
 
 # %%
@@ -44,10 +46,13 @@ plt.show()
 
 # %% [markdown]
 # **The share of failures by class.** Counted over every tool call or model turn that went wrong in the
-# guarded runs.
+# guarded runs, fixed or not: a call the guarded loop resent and that then worked still met a transient failure
+# (`agentlab.evals.metrics.went_wrong`), and it is counted here. The sentences and the bars read the same counts.
 
 # %%
 tax = by_taxonomy([c.guarded for c in results.values()])
+for lang in ("en", "zh"):
+    print(went_wrong_text(tax["category"], lang))
 fig, axes = plt.subplots(1, 2, figsize=(11, 2.8))
 plot_shares(dict(tax["category"]), ax=axes[0], title="by retry class")
 plot_shares(dict(tax["stage"]), ax=axes[1], title="by stage in the chain")

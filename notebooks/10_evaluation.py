@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -28,13 +30,14 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from agentlab import GuardConfig
-from agentlab.evals import (ablation, compare_groups, fake_model, load_cases, pass_k_curve, recorded_cases,
+from agentlab import NO_GUARDS, GuardConfig
+from agentlab.evals import (ablation, compare_groups, fake_model, load_cases, pass_k_curve, pass_rate, recorded_cases,
                             replay_cassette, replay_results, run_suite)
+from agentlab.i18n import t
 from agentlab.evals.metrics import LAYER_DEFINITIONS, failure_breakdown, layers, status_counts
 from agentlab.models.faults import MODEL_FAULTS, FaultyModel
 from agentlab.workbook.exercises import best_single_guard
-from agentlab.workbook.plots import compare_plot, plot_bars, plot_pass_k, plot_shares, plot_statuses
+from agentlab.workbook.plots import cjk_fonts, compare_plot, plot_bars, plot_pass_k, plot_shares, plot_statuses
 
 cases = load_cases("../data/aftersales_cases.jsonl")
 print(f"{len(cases)} cases")
@@ -45,7 +48,8 @@ pd.Series([c.category for c in cases]).value_counts()
 #
 # Task success rate (任务成功率), invalid-call rate (无效调用率), average steps (平均步数), human-takeover
 # rate (人工接管率), defined in docs/metrics.md#the-four-headline-numbers. Success means the case's check passed: the right refunds, or rightly none, and an
-# acceptable final status. A run that "succeeded" but refunded the wrong amount is a failure.
+# acceptable final status. A run that "succeeded" but refunded the wrong amount is a failure. Each case runs
+# once here, so the figure has no pass^k panel: that needs several trials per case (below).
 
 # %%
 suites = {loop: run_suite(cases, loop=loop) for loop in ("naive", "guarded")}
@@ -64,16 +68,21 @@ pd.DataFrame([{"layer": layer, "metric": m, "definition": d} for layer, ms in LA
               for m, d in ms.items()])
 
 # %%
-rows = []
+values = {}
 for loop, rs in suites.items():
     ok = {r.run.run_id: r.passed for r in rs}
-    for layer, ms in layers([r.run for r in rs], correct=lambda run: ok[run.run_id]).items():
-        rows += [{"loop": loop, "layer": layer, "metric": m, "value": round(v, 3)} for m, v in ms.items()]
-pd.DataFrame(rows).pivot_table(index=["layer", "metric"], columns="loop", values="value", dropna=False)
+    values[loop] = layers([r.run for r in rs], correct=lambda run, ok=ok: ok[run.run_id])
+# one row per metric of its own layer (a pivot over every layer x metric would invent 36 empty rows)
+four = pd.DataFrame([{"layer": layer, "metric": m, **{loop: values[loop][layer][m] for loop in suites}}
+                     for layer, ms in LAYER_DEFINITIONS.items() for m in ms]).set_index(["layer", "metric"])
+unreported = [m for (_, m), row in four.iterrows() if row.isna().all()]
+for lang in ("en", "zh"):
+    print(t("layers.not_reported", lang, names=", ".join(unreported) or "-"))
+four.style.format(precision=3, na_rep="-")
 
 # %% [markdown]
-# `tokens_per_task` is empty (NaN) here, not zero: the fake models report no token usage. The real models
-# in notebook 09 do, and the same table fills in for them.
+# A `-` is a number these runs did not report, not zero: the fake models report no token usage, so
+# `tokens_per_task` is unknown. The real models in notebook 09 do, and the same table fills in for them.
 
 # %% [markdown]
 # ## pass^k: reliability, not luck
@@ -100,11 +109,35 @@ plt.show()
 
 # %%
 abl = ablation(cases)
-fig, ax = plt.subplots(figsize=(9, 3))
-ax.bar(list(abl), list(abl.values()), color=["#d93025"] + ["#9aa0a6"] * (len(abl) - 2) + ["#188038"])
-ax.set_ylabel("task success rate")
-ax.tick_params(axis="x", rotation=45, labelsize=8)
-plt.show()
+names = list(abl)[::-1]  # top to bottom: no guards, each guard alone, all guards
+colors = {"no guards": "#d93025", "all guards": "#188038"}
+for lang in ("en", "zh"):
+    with cjk_fonts():
+        fig, ax = plt.subplots(figsize=(8, 4.6))
+        bars = ax.barh(names, [abl[n] for n in names], color=[colors.get(n, "#9aa0a6") for n in names])
+        ax.bar_label(bars, fmt="%.2f", fontsize=8, padding=2)
+        ax.set_xlim(0, 1.1)
+        ax.set_xlabel(t("ablation.axis", lang))
+        ax.set_title(t("ablation.title", lang))
+        fig.tight_layout()
+        plt.show()
+
+# %% [markdown]
+# "No guards" is not the naive suite two figures above, and the numbers differ. Why, case by case:
+
+# %%
+no_guards = run_suite(cases, config=NO_GUARDS)  # the run behind the ablation's "no guards" bar
+assert pass_rate(no_guards) == abl["no guards"]
+without = {r.case_id: r for r in no_guards}
+apart = [(n, without[n.case_id]) for n in suites["naive"] if n.passed != without[n.case_id].passed]
+crashed = sum(n.run.status == "failed" for n, _ in apart)
+capped = sum(n.run.status == "budget_exhausted" for n, _ in apart)
+for lang in ("en", "zh"):
+    print(t("ablation.not_naive", lang, no_guards=abl["no guards"], naive=pass_rate(suites["naive"]), n=len(apart),
+            total=len(cases), gained=sum(g.passed for _, g in apart), lost=sum(n.passed for n, _ in apart),
+            crashed=crashed, capped=capped, other=len(apart) - crashed - capped))
+pd.DataFrame([{"case": n.case_id, "naive loop": f"{n.run.status}: {n.outcome}",
+               "guarded loop, no guards": f"{g.run.status}: {g.outcome}"} for n, g in apart])
 
 # %% [markdown]
 # ## Model against model

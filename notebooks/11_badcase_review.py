@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -18,7 +20,9 @@
 #
 # 1. **Sample** sessions at random (随机抽样), not only the failed ones: sampling failures alone distorts the shares.
 # 2. **Tag** each failure by where it happened (归因): structure, semantic, execution or rule-blocked.
-#    Tags are proposed automatically from the trace; correct any you disagree with.
+#    Tags are proposed automatically from the trace, by the cause it records: a crash on a 429, a 500 or a dead
+#    key is `execution` (the service failed), a history the API refused is `structure`, whatever loop it hit
+#    (`tag_cause` gives the tag and the error code behind it). Correct any tag you disagree with.
 # 3. **Target** (定靶) only the largest class this week.
 # 4. **Verify** (验证) on the same metric next week: compare two stored runs of the suite class by class, and
 #    follow the headline numbers across every stored run.
@@ -34,7 +38,7 @@ import pandas as pd
 
 from agentlab import GuardConfig
 from agentlab.models.cassette import CassetteModel, labels
-from agentlab.evals import (auto_tag, compare_runs, load_cases, load_results, promote, run_case, run_suite, sample,
+from agentlab.evals import (compare_runs, load_cases, load_results, promote, run_case, run_suite, sample, tag_cause,
                             trend)
 from agentlab.workbook.exercises import largest_share
 from agentlab.workbook.plots import plot_comparison, plot_trend
@@ -62,8 +66,8 @@ review = BadCaseReview(sessions, cases, suite, n=12, seed=7)
 review.widget
 
 # %%
-pd.DataFrame([{"case": r.case_id, "loop": r.run.loop, "status": r.run.status, "auto tag": auto_tag(r),
-               "why it failed": "; ".join(r.failures)} for r in review.picked])
+pd.DataFrame([{"case": r.case_id, "loop": r.run.loop, "status": r.run.status, "auto tag": tag_cause(r)[0],
+               "cause": tag_cause(r)[1] or "-", "why it failed": "; ".join(r.failures)} for r in review.picked])
 
 # %% [markdown]
 # ## Keep it: promote a bad case into the regression suite

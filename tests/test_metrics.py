@@ -36,3 +36,47 @@ def test_layers_and_rule_blocked_apart():
     fb = failure_breakdown(runs)
     assert fb["by_stage"]["structure"] >= 2 and "rule_blocked" not in fb["by_stage"]
     assert abs(sum(status_shares(runs).values()) - 1) < 1e-9
+
+
+TRANSIENT_FAULTS = ("api_429", "api_timeout", "api_500", "flaky_tool", "hanging_tool")
+
+
+def test_a_transient_failure_a_resend_fixed_is_still_counted_as_transient():
+    """Notebook 08's "by retry class": what went wrong, fixed or not (issue 22: no transient bar for 5 faults)."""
+    from agentlab.evals.metrics import by_taxonomy, failure_breakdown
+    for fault in TRANSIENT_FAULTS:
+        run = compare_loops(fault).guarded
+        assert run.status == "done" and not any(e.error_code for e in run.events), fault  # fixed by a resend
+        assert by_taxonomy([run])["category"] == {"transient": 1}, fault
+        assert by_taxonomy([run])["stage"] == {"execution": 1}, fault
+        assert failure_breakdown([run])["by_category"] == {"transient": 1}, fault
+    clean = compare_loops("camel_case").guarded
+    assert by_taxonomy([clean])["category"] == {"validation": 1}  # an error code is counted by its own class
+
+
+def test_the_sentence_beside_the_shares_plot_says_the_plotted_counts():
+    """Notebook 08: the printed counts and the bars come from the same data, in both languages."""
+    import re
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from agentlab.evals.metrics import by_taxonomy, went_wrong_text
+    from agentlab.i18n import t
+    from agentlab.models.faults import FAULTS
+    from agentlab.workbook.plots import plot_shares
+    tax = by_taxonomy([compare_loops(f).guarded for f in FAULTS])
+    assert tax["category"]["transient"] >= len(TRANSIENT_FAULTS)
+    for kind in ("category", "stage"):
+        ax = plot_shares(dict(tax[kind]))
+        bars = {label.get_text(): int(re.search(r"\((\d+)\)", text.get_text()).group(1))
+                for label, text in zip(ax.get_yticklabels(), ax.texts, strict=True)}
+        assert bars == dict(tax[kind])
+        for lang in ("en", "zh"):
+            line = went_wrong_text(tax[kind], lang)
+            assert re.search(r"\d+", line).group() == str(sum(bars.values()))
+            for name, count in bars.items():
+                shown = t(f"class.{name}" if kind == "category" else f"stage.{name}", lang)
+                assert f"{shown} {count}" in line, (lang, name, line)
+        plt.close("all")

@@ -110,3 +110,48 @@ def test_what_the_model_or_the_user_read_is_shown_whole_in_a_table(path):
     src = "\n".join(c.source for c in jupytext.read(path.with_suffix(".py")).cells if c.cell_type == "code")
     assert not CUT.search(src), CUT.search(src).group(0)
     assert "table_view(" in src
+
+
+def test_notebooks_00_and_08_read_caught_by_from_the_same_function_of_the_trace():
+    """Issue 22: 00 printed the fault table's label, 08 the trace; both must show caught_by_guards of the same run."""
+    for stem in ("00_start_here", "08_where_failures_are_caught"):
+        src = (NB_DIR / f"{stem}.py").read_text(encoding="utf-8")
+        cells = re.findall(r'"caught by": ([^}\n]+)', src)
+        assert cells == ["caught_by_guards(c)"], (stem, cells)
+        assert re.search(r"\bc = compare_loops\(name\)|compare_loops\(f\) for f in FAULTS", src), stem
+        assert ".caught_by" not in src, stem
+
+
+def test_notebook_10_figures_and_text_read_the_same_data():
+    """Issue 22, notebook 10: no invented empty rows, no empty panel, and the ablation's "no guards" explained by
+    the cases where it and the naive suite differ (the same runs the bar and the sentence read)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from agentlab import NO_GUARDS
+    from agentlab.evals import ablation, layers, load_cases, pass_rate, run_suite
+    from agentlab.evals.metrics import LAYER_DEFINITIONS
+    from agentlab.workbook.plots import compare_plot
+    src = (NB_DIR / "10_evaluation.py").read_text(encoding="utf-8")
+    assert "dropna=False" not in src and 'na_rep="-"' in src
+    cases = load_cases()
+    naive, guarded = run_suite(cases, loop="naive"), run_suite(cases)
+    for rs in (naive, guarded):  # the four-layer table: one row per defined metric, only the unreported empty
+        got = layers([r.run for r in rs], correct=lambda run: True)
+        assert {(lay, m) for lay, ms in got.items() for m in ms} == \
+            {(lay, m) for lay, ms in LAYER_DEFINITIONS.items() for m in ms}
+        assert [m for ms in got.values() for m, v in ms.items() if v != v] == ["tokens_per_task"]
+    _, fig = compare_plot({"naive": naive, "guarded": guarded})
+    assert len(fig.axes) == 2 and all(ax.has_data() for ax in fig.axes)  # one trial each: no empty pass^k panel
+    _, fig = compare_plot({"guarded": run_suite(cases[:4], trials=2)})
+    assert len(fig.axes) == 3 and all(ax.has_data() for ax in fig.axes)
+    plt.close("all")
+    abl = ablation(cases)
+    no_guards = run_suite(cases, config=NO_GUARDS)
+    assert pass_rate(no_guards) == abl["no guards"]
+    without = {r.case_id: r for r in no_guards}
+    apart = [(n, without[n.case_id]) for n in naive if n.passed != without[n.case_id].passed]
+    gained, lost = sum(g.passed for _, g in apart), sum(n.passed for n, _ in apart)
+    assert round((abl["no guards"] - pass_rate(naive)) * len(cases)) == gained - lost
+    assert "ablation.not_naive" in src and 'abl["no guards"]' in src and "pass_rate(suites[\"naive\"])" in src

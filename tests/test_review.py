@@ -166,3 +166,82 @@ def test_plot_trend_draws_the_three_curves(cases, tmp_path):
     assert [t.get_text() for t in zh.get_legend().get_texts()] == ["任务成功率", "无效调用率", "人工接管率"]
     assert "从早到晚" in zh.get_xlabel()
     plt.close("all")
+
+
+# --- tagging by cause: a crash is tagged by what went wrong, never as the model's doing ----------------------
+def _crashing(code: str):
+    """A model whose API fails with ``code`` on the first turn (a 429, a 500, a dead key...)."""
+    from agentlab.models.interface import ModelError
+
+    class Down:
+        name = "down"
+
+        def complete(self, messages, tools):
+            raise ModelError(code, f"{code} on purpose")
+    return Down()
+
+
+def _graded(run):
+    from agentlab.evals.suite import CaseResult
+    return CaseResult("x", "adversarial", 0, run, False, ("failed on purpose",), {})
+
+
+def _session(model, loop, *, history=None):
+    from agentlab import MemoryStore, run_guarded, run_naive
+    from agentlab.scenarios import aftersales
+    _, reg = aftersales.SCENARIO.setup()
+    if loop == "naive":
+        return run_naive(model, reg, "Refund A1001.", history=history)
+    return run_guarded(model, reg, "Refund A1001.", history=history, store=MemoryStore(), sleep=lambda s: None)
+
+
+@pytest.mark.parametrize("loop", ["naive", "guarded"])
+@pytest.mark.parametrize("code,stage", [("RATE_LIMITED", "execution"), ("UNAVAILABLE", "execution"),
+                                        ("TIMEOUT", "execution"), ("UNAUTHENTICATED", "execution")])
+def test_an_api_failure_is_tagged_by_its_class_not_as_semantic(loop, code, stage):
+    from agentlab.errors import CODES
+    from agentlab.evals import tag_cause
+    assert CODES[code][1] == stage  # the one definition: the code's own record
+    run = _session(_crashing(code), loop)
+    assert run.status == ("failed" if loop == "naive" else "escalated")
+    assert tag_cause(_graded(run)) == (stage, code)
+    assert auto_tag(_graded(run)) == stage
+
+
+@pytest.mark.parametrize("loop", ["naive", "guarded"])
+def test_a_history_the_api_refused_is_tagged_by_its_stage(loop):
+    from agentlab.evals import tag_cause
+    from agentlab.models import DatedModel, ScriptedModel, say
+    orphan = [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "c9", "content": "{}"}]
+    run = _session(DatedModel(ScriptedModel([say("ok")])), loop, history=orphan)
+    assert tag_cause(_graded(run)) == ("structure", "BAD_REQUEST")
+
+
+@pytest.mark.parametrize("loop", ["naive", "guarded"])
+def test_a_context_overflow_is_tagged_by_its_stage(loop):
+    from agentlab.evals import tag_cause
+    from agentlab.models import DatedModel, ScriptedModel, say
+    run = _session(DatedModel(ScriptedModel([say("ok")]), context_window=10), loop)
+    assert tag_cause(_graded(run)) == ("execution", "CONTEXT_TOO_LONG")
+
+
+def test_a_turn_refused_before_it_was_sent_is_tagged_by_the_error_its_end_carries():
+    """Only the end of the run records it (nothing was sent): it is still the cause, not the model."""
+    from agentlab.evals import tag_cause
+    from agentlab.runs import Run
+    from agentlab.trace import Event
+    end = Event(run_id="r", session_id="s", turn_id=1, round_index=0, kind="end", loop="guarded",
+                final_status="escalated", error_code="CONTEXT_TOO_LONG", error_category="fatal",
+                error_stage="execution")
+    run = Run("r", "guarded", "m", "escalated", "context too long", "", 0, (end,), (), "")
+    assert tag_cause(_graded(run)) == ("execution", "CONTEXT_TOO_LONG")
+
+
+def test_the_naive_suite_tags_its_crashes_by_their_cause():
+    """The shipped cases the naive loop crashes on (a 429, a 500, a dead key): each tagged where it happened."""
+    from agentlab.evals import load_cases, run_suite, tag_cause
+    by_id = {c.id: c for c in load_cases()}
+    results = run_suite([by_id[i] for i in ("adv-rate-limited", "adv-api-down", "adv-bad-key")], loop="naive")
+    assert [r.run.status for r in results] == ["failed"] * 3
+    assert [tag_cause(r) for r in results] == [("execution", "RATE_LIMITED"), ("execution", "UNAVAILABLE"),
+                                               ("execution", "UNAUTHENTICATED")]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from .metrics import failure_breakdown, layers, pass_hat_k, status_counts, summarize
 from .recorded import paired_cases, recorded_cases, replay_cassette
 from .results import StoredSuite, load_results, replay_results, replies_of, save_results
-from .review import HEADLINE, STAGES, RunComparison, auto_tag, compare_runs, promote, sample, trend
+from .review import HEADLINE, STAGES, RunComparison, auto_tag, compare_runs, promote, sample, tag_cause, trend
 from .suite import (
                     Case,
                     CaseResult,
@@ -37,4 +37,4 @@ __all__ = ["HEADLINE", "STAGES", "Case", "CaseResult", "RunComparison", "StoredS
            "compare_groups", "compare_runs",
            "failure_breakdown", "fake_model", "layers", "load_cases", "load_results", "metrics_row", "paired_cases",
            "pass_hat_k", "pass_k_curve", "pass_rate", "promote", "recorded_cases", "replay_cassette", "replay_results", "replies_of", "run_case",
-           "run_suite", "sample", "save_results", "status_counts", "summarize", "trend"]
+           "run_suite", "sample", "save_results", "status_counts", "summarize", "tag_cause", "trend"]

@@ -9,12 +9,15 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
+from ..errors import CODES
+from ..i18n import Lang, keys, t
 from ..runs import STATUSES, Run
+from ..trace import Event
 
 __all__ = ["LAYER_DEFINITIONS", "by_taxonomy", "failure_breakdown", "layers", "pass_hat_k", "repair_turns", "rounds_to_recover",
-           "self_correction_rate", "status_counts", "status_shares", "summarize"]
+           "self_correction_rate", "status_counts", "status_shares", "summarize", "went_wrong", "went_wrong_text"]
 
 
 def summarize(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None) -> dict:
@@ -79,16 +82,52 @@ def status_counts(runs: Iterable[Run]) -> dict[str, int]:
     return {s: c.get(s, 0) for s in STATUSES}
 
 
+def went_wrong(e: Event) -> tuple[str, str] | None:
+    """``(category, stage)`` of what went wrong in one tool call or model turn, fixed or not; None if nothing did.
+
+    An event that carries an error code is counted by that error. One that carries none but was resent
+    (``retry_count``) met a failure a resend fixed: that is a transient failure that happened, counted
+    as ``transient`` at the stage every transient code has (:data:`~agentlab.errors.CODES`). The run's
+    ``end`` event is skipped: an error that ends a run is counted once, where it happened.
+    """
+    if e.kind == "end":
+        return None
+    if e.error_code:
+        return e.error_category or "unknown", e.error_stage or "unknown"
+    if e.retry_count:
+        return "transient", _TRANSIENT_STAGE
+    return None
+
+
+#: the stage of a failure a resend fixed: the one stage every transient code shares
+_TRANSIENT_STAGE = "/".join(sorted({stage for cat, stage in CODES.values() if cat == "transient"}))
+
+
 def by_taxonomy(runs: Iterable[Run]) -> dict[str, Counter]:
-    """Failed tool calls counted by retry class and by stage (docs/metrics.md#failures-by-both-taxonomies)."""
+    """Tool calls and model turns that went wrong (:func:`went_wrong`, fixed or not), counted by retry
+    class and by stage (docs/metrics.md#failures-by-both-taxonomies)."""
     cat: Counter = Counter()
     stage: Counter = Counter()
     for r in runs:
         for e in r.events:
-            if e.error_code and e.kind != "end":  # an error that ends a run is already counted where it happened
-                cat[e.error_category or "unknown"] += 1
-                stage[e.error_stage or "unknown"] += 1
+            wrong = went_wrong(e)
+            if wrong is not None:
+                cat[wrong[0]] += 1
+                stage[wrong[1]] += 1
     return {"category": cat, "stage": stage}
+
+
+def went_wrong_text(counts: Mapping[str, int], lang: Lang = "en") -> str:
+    """The sentence beside a plot of :func:`by_taxonomy` counts, from the very counts the plot draws: how many
+    calls or turns went wrong, and each class (retry class or stage) with its count and share, largest first."""
+    total = sum(counts.values())
+    known = set(keys())
+
+    def name(k: str) -> str:
+        return next((t(key, lang) for key in (f"class.{k}", f"stage.{k}") if key in known), k)
+    parts = [t("went_wrong.part", lang, name=name(k), count=v, share=v / max(total, 1))
+             for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return t("went_wrong.counted", lang, n=total, parts=("，" if lang == "zh" else ", ").join(parts))
 
 
 # --- four layers (docs/metrics.md#the-four-layers) ----------------------------------------
@@ -175,7 +214,8 @@ def status_shares(runs: Iterable[Run]) -> dict[str, float]:
 
 
 def failure_breakdown(runs: Iterable[Run]) -> dict[str, dict[str, int]]:
-    """Errors met during runs by retry class and by stage; rule-blocked ones apart.
+    """What went wrong during runs (:func:`went_wrong`, fixed or not) by retry class and by stage;
+    rule-blocked ones apart.
 
     A guard that fired as designed (``rule_blocked``: approval, breaker, budget,
     a business rule) is not an instability and is never counted with the others.
@@ -185,11 +225,12 @@ def failure_breakdown(runs: Iterable[Run]) -> dict[str, dict[str, int]]:
     blocked: Counter = Counter()
     for r in runs:
         for e in r.events:
-            if not e.error_code or e.kind == "end":
+            wrong = went_wrong(e)
+            if wrong is None:
                 continue
-            if e.error_stage == "rule_blocked":
+            if e.error_code and e.error_stage == "rule_blocked":
                 blocked[e.error_code] += 1
             else:
-                unstable_cat[e.error_category or "unknown"] += 1
-                unstable_stage[e.error_stage or "unknown"] += 1
+                unstable_cat[wrong[0]] += 1
+                unstable_stage[wrong[1]] += 1
     return {"by_category": dict(unstable_cat), "by_stage": dict(unstable_stage), "rule_blocked": dict(blocked)}

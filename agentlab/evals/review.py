@@ -12,11 +12,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..errors import CODES
 from .outcome import OUTCOMES
 from .results import StoredSuite, load_results, replies_of
 from .suite import Case, CaseResult, load_cases, metrics_row
 
-__all__ = ["HEADLINE", "STAGES", "RunComparison", "auto_tag", "compare_runs", "promote", "sample", "trend"]
+__all__ = ["HEADLINE", "STAGES", "RunComparison", "auto_tag", "compare_runs", "promote", "sample", "tag_cause", "trend"]
 
 STAGES = ("structure", "semantic", "execution", "rule_blocked")
 
@@ -24,22 +25,36 @@ STAGES = ("structure", "semantic", "execution", "rule_blocked")
 def auto_tag(result: CaseResult) -> str:
     """Where a failed session went wrong (docs/metrics.md#bad-case-tags); ``ok`` for one that passed.
 
-    The first error that is not a guard firing names the stage; a guarded session that
-    only met guards is ``rule_blocked`` (a guard fired as designed). The naive loop has no
-    guards: its safety cap stopping a model that went round in circles is the model's
-    doing (``semantic``: well-formed calls that did not get the job done), never a guard's.
-    A session with no error at all but the wrong final data is ``semantic`` too.
+    The stage of :func:`tag_cause`: read from the trace, so each failure is tagged by its cause.
+    """
+    return tag_cause(result)[0]
+
+
+def tag_cause(result: CaseResult) -> tuple[str, str]:
+    """``(tag, code)``: where a session went wrong, and the error code that says so (``""`` when none did).
+
+    The first error that is not a guard firing names the stage, by that error's own record
+    (:data:`~agentlab.errors.CODES`): a 429, a 500 or a dead key the naive loop crashed on is
+    ``execution``, a history the API refused is ``structure``, never the model's doing. An error
+    only the run's end carries (a turn refused as too long before it was sent) counts too. A
+    guarded session that only met guards is ``rule_blocked`` (a guard fired as designed). The
+    naive loop has no guards: its safety cap stopping a model that went round in circles is the
+    model's doing (``semantic``: well-formed calls that did not get the job done), never a
+    guard's. A session with no error at all but the wrong final data is ``semantic`` too.
     """
     if result.passed:
-        return "ok"
-    errors = [e for e in result.run.events if e.error_code and e.kind != "end"]
+        return "ok", ""
+    events = result.run.events
+    # an ending error repeats the one that ended the run, except where nothing else recorded it
+    errors = [e for e in events if e.error_code and e.kind != "end"] + \
+             [e for e in events if e.error_code and e.kind == "end"]
     for e in errors:
         if e.error_stage != "rule_blocked":
-            return e.error_stage or "execution"
-    guarded = result.run.loop == "guarded"
-    if guarded and (errors or result.run.status == "budget_exhausted"):
-        return "rule_blocked"
-    return "semantic"
+            code = e.error_code or ""
+            return e.error_stage or CODES.get(code, ("", "execution"))[1], code
+    if result.run.loop == "guarded" and (errors or result.run.status == "budget_exhausted"):
+        return "rule_blocked", (errors[0].error_code or "") if errors else "BUDGET_EXHAUSTED"
+    return "semantic", ""
 
 
 def sample(results: Sequence[CaseResult], n: int, *, seed: int = 0) -> list[CaseResult]:

@@ -1,6 +1,7 @@
 """Naive against guarded on the after-sales desk, in one call (for the CLI, notebooks and the app)."""
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +26,7 @@ __all__ = [
     "TOOL_TARGET",
     "Comparison",
     "budget_sweep",
+    "caught_by_guards",
     "compare_expense",
     "compare_loops",
     "explain",
@@ -223,22 +225,40 @@ _GUARD_OF_CODE = {"INVALID_ARGS": "validate", "BAD_JSON": "validate", "UNKNOWN_T
 
 
 def guards_that_acted(run: Run) -> list[str]:
-    """Which guards stepped in during ``run``, in the order they did."""
+    """Which guards stepped in during ``run``, in the order they did, read from its trace.
+
+    The one answer to "caught by" (notebooks 00 and 08 both show :func:`caught_by_guards`): never the fault
+    table's intention (:attr:`~agentlab.models.faults.Fault.caught_by`), which a run may not bear out."""
     out: list[str] = []
     for e in run.events:
-        g = None
+        acted: list[str | None] = []
         if e.replayed or "idempotency key" in (e.note or ""):
-            g = "idempotency"
+            acted.append("idempotency")
         elif e.error_code:
-            g = _GUARD_OF_CODE.get(e.error_code)
+            if e.kind == "tool" and e.error_code == "TOOL_ERROR" and _structured(e.model_visible):
+                acted.append("readable_errors")  # the tool raised; the model read a record, not the exception
+            acted.append(_GUARD_OF_CODE.get(e.error_code))
         elif e.retry_count:
-            g = "timeout" if e.kind == "tool" and e.latency_ms > 50 else "retry"
-        if g and g not in out:
-            out.append(g)
+            acted.append("timeout" if e.kind == "tool" and e.latency_ms > 50 else "retry")
+        out += [g for g in acted if g and g not in out]
     if sum(1 for e in run.events if e.kind == "tool" and e.round_index == 1) > 1 or any(
             sum(1 for x in run.events if x.kind == "tool" and x.round_index == e.round_index) > 1 for e in run.events):
         out.append("all_calls")
     return out
+
+
+def _structured(shown: str | None) -> bool:
+    """Whether the model was shown a structured error record (readable errors on), not raw or bare text."""
+    try:
+        body = json.loads(shown or "")
+    except ValueError:
+        return False
+    return isinstance(body, dict) and body.get("ok") is False and isinstance(body.get("error"), dict)
+
+
+def caught_by_guards(c: Comparison) -> str:
+    """The "caught by" cell of a comparison: the guards the guarded run's trace shows acting, ``-`` for none."""
+    return ", ".join(guards_that_acted(c.guarded)) or "-"
 
 
 def explain(c: Comparison, lang: Lang = "en") -> list[str]:

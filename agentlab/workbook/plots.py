@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from ..evals.review import RunComparison
 
 __all__ = ["BEFORE_AFTER_COLORS", "CJK_FILES", "CJK_FONTS", "LOOP_COLORS", "OUTCOME_COLORS", "STATUS_COLORS",
-           "TREND_COLORS", "cjk_fonts", "compare_plot", "plot_bars", "plot_comparison", "plot_herd", "plot_lines",
+           "TREND_COLORS", "cjk_fonts", "compare_plot", "herd_results", "herd_text", "plot_bars", "plot_comparison",
+           "plot_herd", "plot_lines",
            "plot_matrix", "plot_outcomes", "plot_pass_k", "plot_retry_schedule", "plot_shares", "plot_statuses",
            "plot_trend", "plot_turns_by_outcome", "table_view"]
 
@@ -194,20 +195,47 @@ def plot_retry_schedule(policy: RetryPolicy, *, ax: Any = None, clients: int = 3
 
 
 @_with_fonts
-def plot_herd(policies: Mapping[str, RetryPolicy], *, ax: Any = None, clients: int = 300, capacity: int = 40) -> Any:
-    """Requests arriving per time slot when ``clients`` fail at once and retry under each policy."""
+def plot_herd(policies: Mapping[str, RetryPolicy | Mapping[str, Any]], *, ax: Any = None, clients: int = 300,
+              capacity: int = 40, lang: Lang = "en") -> Any:
+    """Requests arriving per time slot when ``clients`` fail at once and retry under each policy.
+
+    Each value is a policy (simulated here by :func:`~agentlab.retry.herd`, over its whole resend schedule)
+    or a result of ``herd`` already run, so the sentence beside the plot (:func:`herd_text`) reads the same data.
+    """
     ax = _ax(ax)
-    for label, policy in policies.items():
-        r = herd(policy, clients=clients, capacity=capacity, rng=random.Random(0))
-        xs = [i * r["bucket"] for i in range(len(r["arrivals"]))]
-        ax.step(xs, r["arrivals"], where="post", label=f"{label}: served {r['served']}/{clients}")
-    ax.axhline(capacity, color="grey", linestyle="--", linewidth=1, label="server capacity")
-    ax.set_xlabel("seconds")
-    ax.set_ylabel("requests per slot")
-    ax.set_title("the thundering herd")
+    results = herd_results(policies, clients=clients, capacity=capacity)
+    for label, r in results.items():
+        ys = [*r["arrivals"], *r["arrivals"][-1:]]  # the last slot drawn to its end too
+        ax.step([i * r["bucket"] for i in range(len(ys))], ys, where="post",
+                label=t("herd.legend", lang, label=label, served=r["served"], clients=r["clients"]))
+    ax.axhline(capacity, color="grey", linestyle="--", linewidth=1, label=t("herd.capacity", lang))
+    bucket = next(iter(results.values()))["bucket"] if results else 0.25
+    ax.set_xlabel(t("herd.seconds", lang))
+    ax.set_ylabel(t("herd.per_slot", lang, bucket=bucket))
+    ax.set_title(t("herd.title", lang))
     _count_axis(ax)
     _legend_beside(ax)
     return ax
+
+
+def herd_results(policies: Mapping[str, RetryPolicy | Mapping[str, Any]], *, clients: int = 300,
+                 capacity: int = 40) -> dict[str, Mapping[str, Any]]:
+    """Each policy's herd (:func:`~agentlab.retry.herd`, seeded), a result given as it is."""
+    return {label: (herd(p, clients=clients, capacity=capacity, rng=random.Random(0)) if isinstance(p, RetryPolicy)
+                    else p) for label, p in policies.items()}
+
+
+def herd_text(results: Mapping[str, Mapping[str, Any]], lang: Lang = "en") -> list[str]:
+    """What the herd plot shows, one sentence per policy, from the same results: who was served, who gave up,
+    over which window, and what the first slot counts (the first tries, and the resends that landed in it)."""
+    out = []
+    for label, r in results.items():
+        out.append(t("herd.line_cut" if r["unfinished"] else "herd.line", lang, label=label, served=r["served"], clients=r["clients"], gave_up=r["gave_up"],
+                     seconds=r["horizon"], unfinished=r["unfinished"]))
+        key = "herd.first_slot_resends" if r["resends"][0] else "herd.first_slot"
+        out.append(t(key, lang, label=label, n=r["arrivals"][0], first=r["first"][0], resends=r["resends"][0],
+                     bucket=r["bucket"]))
+    return out
 
 
 @_with_fonts
@@ -273,22 +301,20 @@ def plot_pass_k(curves: Mapping[str, Sequence[tuple[int, float]]], *, ax: Any = 
 def compare_plot(groups: Mapping[str, Sequence[Any]]) -> tuple[list[dict], Any]:
     """Compare groups in one call: the table, and one figure with grouped metric bars,
     the status breakdown, and pass^k curves (only where each case ran more than once: with one
-    trial pass^k is just the success rate, a single point that says nothing more)."""
+    trial pass^k is just the success rate, a single point that says nothing more, so the figure
+    has two panels and no empty third)."""
     import matplotlib.pyplot as plt
 
     from ..evals import compare_groups, pass_k_curve, status_counts
     rows = compare_groups(dict(groups))
-    fig, axes = plt.subplots(1, 3, figsize=(15, 3.4))
+    curves = {label: pass_k_curve(rs) for label, rs in groups.items()}
+    several = any(len(c) > 1 for c in curves.values())  # one trial each: pass^1 is the success rate, no panel
+    fig, axes = plt.subplots(1, 3 if several else 2, figsize=(15 if several else 10.5, 3.4))
     metrics = ("task_success_rate", "invalid_call_rate", "takeover_rate")
     plot_bars({m: {r["group"]: r[m] for r in rows} for m in metrics}, ax=axes[0], title="metrics")
     plot_statuses({label: status_counts([r.run for r in rs]) for label, rs in groups.items()}, ax=axes[1])
-    curves = {label: pass_k_curve(rs) for label, rs in groups.items()}
-    if any(len(c) > 1 for c in curves.values()):
+    if several:
         plot_pass_k(curves, ax=axes[2])
-    else:
-        axes[2].axis("off")
-        axes[2].text(0.5, 0.5, "pass^k needs several trials per case:\none trial each here, so pass^1 is the success rate",
-                     ha="center", va="center", fontsize=9, wrap=True)
     fig.tight_layout()
     return rows, fig
 
