@@ -28,6 +28,7 @@ from ..models import ModelError, Reply, ScriptedModel, ToolCall, Usage, call, sa
 from ..resources import data_file
 from ..scenarios import Scenario
 from ..scenarios.conversation import ROUTE_ABOVE, Conversation
+from ..store import Approval
 from ..tools import Registry
 from .suite import Case, SuiteError, load_cases, run_case
 
@@ -202,13 +203,17 @@ def _clear_keeps_system(s: Scenario) -> Seen:
     chat = _chat(s, model)
     chat.ask("please do it")
     held = [a for a in chat.store.approvals(chat.session_id) if a.state == "pending"]
+    if not held:  # the desk held nothing (check 10 says why): a call left waiting in this chat all the same
+        chat.store.add_approval(Approval("held-before-clear", chat.session_id, "a_risky_tool", "{}", "checklist",
+                                         created=0.0))
+        held = [a for a in chat.store.approvals(chat.session_id) if a.state == "pending"]
     chat.clear()
     chat.ask("hi")
     sent = model.calls[-1].messages
     roles = [m.get("role") for m in sent]
     prompt_kept = bool(sent) and sent[0].get("role") == "system" and sent[0].get("content") == chat.system_prompt() != ""
     still = [a for a in chat.store.approvals(chat.session_id) if a.state == "pending"]
-    ok = roles == ["system", "user"] and prompt_kept and not still and (bool(held) or calls is None)
+    ok = roles == ["system", "user"] and prompt_kept and not still and bool(held)
     return Seen(ok, "checklist.seen.clear", {"held": len(held), "roles": ", ".join(str(r) for r in roles),
                                              "kept": _yes(prompt_kept), "still": len(still)})
 
@@ -243,7 +248,7 @@ def _trimming_keeps_pairs(s: Scenario) -> Seen:
         budget = rng.randint(150, 900)
         model = ScriptedModel([say("ok")])
         chat = _chat(s, model, state=state, registry=reg, history=history, max_tokens=budget,
-                     max_turns=rng.choice([None, 2, 4]))
+                     max_turns=rng.choice([None, 2, 4]), route_k=0)  # which tools are shown is check 5's question
         run = chat.ask("one more question")
         if not model.calls:  # refused: even the prompt and the question do not fit (said to the user, not sent)
             refused += run.events[-1].error_code == "CONTEXT_TOO_LONG"
@@ -436,16 +441,16 @@ def _retry_classes(s: Scenario) -> Seen:
     if calls is None:
         return _no_calls(s)
     waits: list[float] = []
+    state, reg = s.setup()  # one desk for every chat below: only the model and one tool fail, nothing is written
     # the model API: a 429 and a 503 are resent, a 401 is not (no key gets better by asking again)
     flaky = ScriptedModel([ModelError("RATE_LIMITED", status=429), ModelError("UNAVAILABLE", status=503), say("ok")])
-    run = _chat(s, flaky, sleep=waits.append).ask("hello")
+    run = _chat(s, flaky, state=state, registry=reg, sleep=waits.append).ask("hello")
     transient_ok = run.status == "done" and len(flaky.calls) == 3 and len(waits) == 2
     dead = ScriptedModel([ModelError("UNAUTHENTICATED", status=401), say("ok")])
-    run401 = _chat(s, dead, sleep=waits.append).ask("hello")
+    run401 = _chat(s, dead, state=state, registry=reg, sleep=waits.append).ask("hello")
     fatal_ok = len(dead.calls) == 1 and run401.status == "escalated" and len(waits) == 2
     # a tool: a dropped connection is resent, a refused credential is not
     name, args = calls.read
-    state, reg = s.setup()
     tool_resent = []
     for exc in (lambda: ConnectionError("connection reset"),
                 lambda: ToolFailure("UNAUTHENTICATED", "the backend refused the service's credential")):
@@ -460,7 +465,7 @@ def _retry_classes(s: Scenario) -> Seen:
     for seed in range(20):
         mine: list[float] = []
         model = ScriptedModel([ModelError("UNAVAILABLE", status=503), ModelError("UNAVAILABLE", status=503), say("ok")])
-        _chat(s, model, sleep=mine.append, rng=random.Random(seed)).ask("hello")
+        _chat(s, model, state=state, registry=reg, sleep=mine.append, rng=random.Random(seed)).ask("hello")
         if len(mine) == 2:
             first.append(mine[0])
             second.append(mine[1])
@@ -504,7 +509,8 @@ def _telemetry_and_suite(s: Scenario) -> Seen:
         expect("session_id", e.session_id == chat.session_id)
         expect("turn_id", e.turn_id == 1)
         expect("final_status", e.final_status == run.status)
-    expect("round_index", [e.round_index for e in models] == [1, 2, 3])
+    # the turn may end at the bad call (a desk with no re-asks): what is judged is what happened, as it happened
+    expect("round_index", len(models) >= 2 and [e.round_index for e in models] == list(range(1, len(models) + 1)))
     for e, usage in zip(models, ((120, 30), (150, 20), (180, 10)), strict=False):
         expect("latency_ms", abs(e.latency_ms - 250.0) < 1e-6)
         expect("prompt_tokens", e.prompt_tokens == usage[0])
