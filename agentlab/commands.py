@@ -147,13 +147,17 @@ def _checklist(ns: argparse.Namespace) -> int:
     from .scenarios import get
     results = run_checklist(get(ns.scenario), ns.lang)
     if ns.json:
-        emit(json.dumps([r.__dict__ for r in results], ensure_ascii=False, indent=1), json_text=True)
+        emit(json.dumps([{**r.__dict__, "passed": r.passed} for r in results], ensure_ascii=False, indent=1),
+             json_text=True)
     else:
-        word = {True: t("checklist.pass", ns.lang), False: t("checklist.fail", ns.lang)}
+        word = {"pass": t("checklist.pass", ns.lang), "fail": t("checklist.fail", ns.lang), "n/a": t("checklist.na", ns.lang)}
         for r in results:
-            emit(f"{word[r.passed]:5} {r.number:>2}. {r.title}\n          {r.evidence}")
-        emit(t("checklist.total", ns.lang, n=sum(r.passed for r in results), total=len(results)))
-    return 0 if all(r.passed for r in results) else 1
+            emit(f"{word[r.status]:5} {r.number:>2}. {r.title}\n          {r.evidence}")
+        na = sum(r.status == "n/a" for r in results)  # a check that does not apply is said, never counted as a pass
+        n = sum(r.passed for r in results)
+        emit(t("checklist.total_na", ns.lang, n=n, total=len(results) - na, na=na) if na else
+             t("checklist.total", ns.lang, n=n, total=len(results)))
+    return 0 if all(r.status != "fail" for r in results) else 1
 
 
 def _local_configure(p: argparse.ArgumentParser) -> None:

@@ -205,6 +205,66 @@ _CATALOG: dict[str, dict[str, str]] = {
         "en": "This call is not allowed in this turn. Do what the turn asks for.",
         "zh": "本轮不允许这个调用，请按本轮的要求来做。",
     },
+    # --- the pre-launch checklist: what each check saw when it acted on the desk (checklist-acts) ---
+    "checklist.na": {"en": "N/A", "zh": "不适用"},
+    "checklist.total_na": {"en": "{n} of {total} checks pass; {na} do not apply to this desk.",
+                           "zh": "{total} 项中通过 {n} 项；{na} 项不适用于这个助手。"},
+    "checklist.word.yes": {"en": "yes", "zh": "是"},
+    "checklist.word.NO": {"en": "NO", "zh": "否"},
+    "checklist.seen.no_calls": {"en": "the checklist knows no sample calls for the desk {desk} (agentlab/evals/checklist.py)",
+                                "zh": "清单里没有助手 {desk} 的示例调用（agentlab/evals/checklist.py）"},
+    "checklist.seen.no_clock": {"en": "the desk has no clock, so its prompt cannot say today's date",
+                                "zh": "这个助手没有时钟，提示词无法写明今天的日期"},
+    "checklist.seen.date": {"en": "one chat, two turns: with the clock at {day1} the model was sent a prompt dated {said1}; "
+                                  "at {day2}, dated {said2}; the user named: {user}",
+                            "zh": "同一会话的两轮：时钟为 {day1} 时，发给模型的提示词日期为 {said1}；时钟为 {day2} 时为 {said2}；"
+                                  "写明的用户：{user}"},
+    "checklist.seen.clear": {"en": "{held} confirmation(s) pending before clear; after it the model was sent [{roles}], "
+                                   "the system prompt kept: {kept}; confirmations still pending in the chat's session: {still}",
+                             "zh": "清空前有 {held} 个待确认操作；清空后发给模型的是 [{roles}]，系统提示词保留：{kept}；"
+                                   "会话里仍待确认的操作：{still} 个"},
+    "checklist.seen.trim": {"en": "200 random chats through the desk ({cut} trimmed, {refused} refused as too long): {broken} "
+                                  "reached the model broken, without the system prompt or the question, or over budget; "
+                                  "a {long}-token chat was sent as {sent} tokens (budget {budget})",
+                            "zh": "200 段随机对话经过助手（{cut} 段被裁剪，{refused} 段因过长被拒）：{broken} 段到达模型时协议损坏、"
+                                  "丢了系统提示词或问题、或超出预算；一段 {long} token 的对话发出时为 {sent} token（预算 {budget}）"},
+    "checklist.seen.describe": {"en": "the model was offered {tools} tools; fields without a format, unit, range or "
+                                      "example: {n} ({where})",
+                                "zh": "模型看到 {tools} 个工具；缺少格式、单位、范围或示例的字段：{n} 个（{where}）"},
+    "checklist.seen.route_na": {"en": "{tools} tools, routing starts above {above}; the model was shown {shown} "
+                                      "this turn",
+                                "zh": "共 {tools} 个工具，超过 {above} 个才需要路由；本轮模型看到 {shown} 个"},
+    "checklist.seen.route": {"en": "{tools} tools, at most {most} shown a turn; of the suite's {asked} requests, {hits} "
+                                   "were offered the tool they need first; needed but never offered: {never}",
+                             "zh": "共 {tools} 个工具，每轮最多展示 {most} 个；评测集 {asked} 个请求中，{hits} 个拿到了首先需要的"
+                                   "工具；需要却从未提供的：{never}"},
+    "checklist.seen.required": {"en": "{tools} tools with {fields} required fields, each called with none of them: "
+                                      "{stopped} refused before running; reached the tool anyway: {reached}",
+                                "zh": "{tools} 个工具共 {fields} 个必填字段，逐个不带必填字段调用：{stopped} 个在执行前被拦下；"
+                                      "仍然执行到工具的：{reached}"},
+    "checklist.seen.turns": {"en": "a model that calls a tool every turn was stopped after {turns} model turns "
+                                   "({status}); the user read: \"{answer}\"",
+                             "zh": "一个每轮都调用工具的模型在 {turns} 轮后被停下（{status}）；用户看到：“{answer}”"},
+    "checklist.seen.all_calls": {"en": "a message with 2 tool calls: {ran} ran, {answered} answers sent back to the model",
+                                 "zh": "一条消息里有 2 个工具调用：执行了 {ran} 个，回传给模型 {answered} 个结果"},
+    "checklist.seen.correct": {"en": "a call with a wrong-type argument: the model was told {code} naming {fields}, took "
+                                     "{turns} turns and ended {status}",
+                               "zh": "一个参数类型错误的调用：模型收到 {code}，指出字段 {fields}；共 {turns} 轮，结束状态 {status}"},
+    "checklist.seen.risky": {"en": "{risky} sent without asking: {code}, books untouched: {untouched}, confirmations "
+                                   "pending: {pending}; {write} sent twice in one chat took effect once: {once}",
+                             "zh": "未经确认发送 {risky}：{code}，账目未变：{untouched}，待确认：{pending} 个；同一会话发送两次 "
+                                   "{write}，只生效一次：{once}"},
+    "checklist.seen.retry": {"en": "the model API's 429 and 503 resent, then answered: {model_transient}; its 401 sent "
+                                   "{model_401} time(s); a tool's dropped connection resent: {tool_transient}, its 401 "
+                                   "not resent: {tool_401}; {clients} clients failing together waited {lo1}-{hi1} s, "
+                                   "then {lo2}-{hi2} s",
+                             "zh": "模型接口的 429 和 503 重发后得到回答：{model_transient}；401 共发送 {model_401} 次；"
+                                   "工具连接中断后重发：{tool_transient}，工具的 401 未重发：{tool_401}；{clients} 个同时失败的"
+                                   "客户端第一次等待 {lo1}-{hi1} 秒，第二次 {lo2}-{hi2} 秒"},
+    "checklist.seen.telemetry": {"en": "a traced turn recorded {fields} of {total} fields as they happened (missing or "
+                                       "wrong: {missing}); regression suite: {cases} cases, {ran} ran to an ending",
+                                 "zh": "一轮带埋点的对话如实记录了 {total} 个字段中的 {fields} 个（缺失或错误：{missing}）；"
+                                       "回归评测集：{cases} 条，{ran} 条运行到结束"},
     "WRONG_TOOL.named": {
         "en": "This turn must call {tool} and nothing else. Call {tool}.",
         "zh": "本轮只能调用 {tool}，不能调用其他工具。请调用 {tool}。",

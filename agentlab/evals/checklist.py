@@ -1,32 +1,50 @@
 """Article 003's twelve checks before going live (§八), run against a desk rather than read off a slide.
 
-Each check *does* something to the desk (builds its prompt on two days, clears a chat, trims
-200 random conversations, sends a call with two tool calls, a call with a field missing...)
-and reports pass or fail with the evidence, in English or Chinese::
+Every check *acts* on the desk as an app runs it (a :class:`~agentlab.scenarios.conversation.Conversation`
+with a scripted model, offline, on an injected sleep, clock and jitter) and judges only what happened: what
+the model was sent and offered, what it was told, what the trace recorded, what changed in the desk's books.
+A setting that says "on" proves nothing; a desk whose code was broken behind that setting must fail. Each
+result says what the check saw, in English or Chinese::
 
     python -m agentlab checklist --scenario expense
+
+A check that cannot apply to a desk (routing on a desk of four tools) says ``n/a`` and why, never "pass".
 """
 from __future__ import annotations
 
 import datetime as _dt
 import json
 import random
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
-from ..context import protocol_problems, trim_messages
-from ..i18n import Lang
+from ..context import estimate_tokens, protocol_problems
+from ..errors import ToolFailure
+from ..i18n import Lang, t
 from ..lint import lint
-from ..models import ScriptedModel, call, say, tool_calls
+from ..models import ModelError, Reply, ScriptedModel, ToolCall, Usage, call, say, tool_calls
 from ..resources import data_file
-from ..retry import RetryPolicy
 from ..scenarios import Scenario
 from ..scenarios.conversation import ROUTE_ABOVE, Conversation
-from ..trace import Event
-from .suite import SuiteError, load_cases
+from ..store import Approval
+from ..tools import Registry
+from .suite import Case, SuiteError, load_cases, run_case
 
-__all__ = ["CHECKS", "CheckItem", "Result", "run_checklist"]
+__all__ = ["CHECKS", "CheckItem", "Result", "Seen", "run_checklist"]
+
+Status = Literal["pass", "fail", "n/a"]
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What one check saw: its verdict (``None``: it does not apply to this desk) and the catalogue
+    sentence (``agentlab.i18n``, key ``checklist.seen.*``) that says so, with the values it observed."""
+
+    verdict: bool | None
+    key: str
+    fields: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -35,52 +53,169 @@ class CheckItem:
     group: str
     en: str
     zh: str
-    run: Callable[[Scenario], tuple[bool, dict[str, str]]]
+    run: Callable[[Scenario], Seen]
 
 
 @dataclass(frozen=True)
 class Result:
     number: int
     title: str
-    passed: bool
+    status: Status
     evidence: str
 
-
-def _say(en: str, zh: str) -> dict[str, str]:
-    return {"en": en, "zh": zh}
-
-
-def _chat(scenario: Scenario, model: Any, **kw: Any) -> Conversation:
-    return Conversation(scenario, model, sleep=lambda s: None, **kw)
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
 
 
-def _date_injected(s: Scenario) -> tuple[bool, dict[str, str]]:
-    state, _ = s.setup()
-    if not hasattr(state, "now"):
-        return False, _say("the desk has no clock", "这个助手没有时钟")
-    days = [_dt.datetime(2026, 3, 2, 9, tzinfo=_dt.UTC), _dt.datetime(2027, 1, 15, 9, tzinfo=_dt.UTC)]
-    prompts = []
-    for day in days:
-        state.now = lambda d=day: d
-        prompts.append(s.prompt("en", state=state))
-    ok = all(d.strftime("%Y-%m-%d") in p for d, p in zip(days, prompts, strict=True)) and prompts[0] != prompts[1]
-    user = "User:" in prompts[0]
-    return ok and user, _say(f"prompt built on 2026-03-02 and 2027-01-15 states each day: {ok}; names the user: {user}",
-                             f"分别在 2026-03-02 和 2027-01-15 构建的提示词各自写明当天日期：{ok}；写明用户：{user}")
+# --- what the checks act with ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Calls:
+    """Calls a desk must handle, valid on its starting data: a read, a write that must take effect once
+    however often it is sent, a change a person must confirm first, and a call with an argument of the
+    wrong type with the same call corrected."""
+
+    read: tuple[str, dict]
+    write: tuple[str, dict]
+    risky: tuple[str, dict]
+    wrong: tuple[str, dict, dict]
 
 
-def _clear_keeps_system(s: Scenario) -> tuple[bool, dict[str, str]]:
-    chat = _chat(s, ScriptedModel([say("hello"), say("again")]))
-    chat.ask("hi")
-    before = chat.session_id
+_CALLS: dict[str, _Calls] = {
+    "expense": _Calls(
+        read=("list_expense_records", {"month": "2026-10"}),
+        write=("book_expense_record", {"date": "2026-10-15", "item": "taxi", "amount": 45, "category": "transport"}),
+        risky=("delete_expense_record", {"record_id": "E0019", "reason": "the user asked to delete it"}),
+        wrong=("book_expense_record", {"date": "2026-10-14", "item": "lunch", "amount": "thirty-five", "category": "food"},
+               {"date": "2026-10-14", "item": "lunch", "amount": 35, "category": "food"})),
+    "aftersales": _Calls(
+        read=("get_order", {"order_id": "A1001"}),
+        write=("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}),
+        risky=("create_refund", {"order_id": "A1003", "amount": 2499.0, "reason": "user_cancel"}),
+        wrong=("get_order", {"order_id": 1001}, {"order_id": "A1001"})),
+}
+
+
+def _calls(s: Scenario) -> _Calls | None:
+    return _CALLS.get(s.name)
+
+
+def _no_calls(s: Scenario) -> Seen:
+    return Seen(None, "checklist.seen.no_calls", {"desk": s.name})
+
+
+class _Clock:
+    """The check's stopwatch: time moves only when a fake model or tool says it took some."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class _Watched(ScriptedModel):
+    """A scripted model that also keeps every tool spec it was offered, and takes ``takes`` seconds of ``clock``."""
+
+    def __init__(self, script: Sequence[Any], *, then: Reply | str | None = None, clock: _Clock | None = None,
+                 takes: float = 0.0):
+        super().__init__(script, name="checklist", then=then)
+        self.offered: list[list[dict]] = []
+        self._clock, self._takes = clock, takes
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
+        self.offered.append([dict(x) for x in tools])
+        if self._clock is not None:
+            self._clock.advance(self._takes)
+        return super().complete(messages, tools)
+
+
+def _chat(s: Scenario, model: Any, **kw: Any) -> Conversation:
+    """The desk as an app runs it (the suite's and the site's settings), waiting for nothing."""
+    kw.setdefault("sleep", lambda seconds: None)
+    kw.setdefault("max_tokens", s.context_budget)
+    return Conversation(s, model, **kw)
+
+
+def _with_tool(reg: Registry, name: str, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> Registry:
+    """``reg`` with the function of tool ``name`` wrapped (a tool that fails, or takes time)."""
+    return Registry([replace(x, fn=wrap(x.fn)) if x.name == name and x.fn is not None else x for x in reg],
+                    lang=reg.lang, clean=reg.clean, resources=reg.resources)
+
+
+def _first_fails(exc: Callable[[], BaseException], clock: _Clock | None = None,
+                 takes: float = 0.0) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A wrapper: the first call raises ``exc()``, later ones run (taking ``takes`` seconds of ``clock``)."""
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        tries = [0]
+
+        def run(**kw: Any) -> Any:
+            tries[0] += 1
+            if tries[0] == 1:
+                raise exc()
+            if clock is not None:
+                clock.advance(takes)
+            return fn(**kw)
+        return run
+    return wrap
+
+
+def _tool_events(run: Any) -> list:
+    return [e for e in run.events if e.kind == "tool"]
+
+
+def _names(items: Sequence[str], limit: int = 4) -> str:
+    return ", ".join(items[:limit]) + (f" (+{len(items) - limit})" if len(items) > limit else "") if items else "-"
+
+
+# --- 1 to 3: context ----------------------------------------------------------------------------------------
+_DAYS = (_dt.datetime(2026, 3, 2, 9, tzinfo=_dt.UTC), _dt.datetime(2027, 1, 15, 9, tzinfo=_dt.UTC))
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_USER = re.compile(r"User: ([^\s.]+)")
+
+
+def _date_injected(s: Scenario) -> Seen:
+    model = _Watched([say("ok"), say("ok")])
+    chat = _chat(s, model)
+    if not hasattr(chat.state, "now"):
+        return Seen(False, "checklist.seen.no_clock")
+    sent = []
+    for day in _DAYS:  # the same chat, the desk's clock moved on between two turns
+        chat.state.now = lambda d=day: d
+        chat.ask("What is today's date?")
+        first = model.calls[-1].messages[0] if model.calls[-1].messages else {}
+        sent.append(str(first.get("content") or "") if first.get("role") == "system" else "")
+    said = [(_DATE.search(p) or [None])[0] or "-" for p in sent]
+    users = [(_USER.search(p) or [None, None])[1] for p in sent]
+    dated = [d.strftime("%Y-%m-%d") in p for d, p in zip(_DAYS, sent, strict=True)]
+    ok = all(dated) and all(users)
+    return Seen(ok, "checklist.seen.date", {"day1": _DAYS[0].date(), "said1": said[0], "day2": _DAYS[1].date(),
+                                            "said2": said[1], "user": users[-1] or "-"})
+
+
+def _clear_keeps_system(s: Scenario) -> Seen:
+    calls = _calls(s)
+    script: list[Any] = [call(*calls.risky), say("Waiting for your confirmation.")] if calls else [say("hello")]
+    model = _Watched([*script, say("hello again")])
+    chat = _chat(s, model)
+    chat.ask("please do it")
+    held = [a for a in chat.store.approvals(chat.session_id) if a.state == "pending"]
+    if not held:  # the desk held nothing (check 10 says why): a call left waiting in this chat all the same
+        chat.store.add_approval(Approval("held-before-clear", chat.session_id, "a_risky_tool", "{}", "checklist",
+                                         created=0.0))
+        held = [a for a in chat.store.approvals(chat.session_id) if a.state == "pending"]
     chat.clear()
-    kept = [m["role"] for m in chat.messages]
-    # the business state of a chat is what its session id keys: held confirmations and "done once" memory
-    fresh = chat.session_id != before and not chat.store.approvals(chat.session_id)
-    ok = kept == ["system"] and fresh
-    return ok, _say(f"after clear the messages are {kept}; a new session with none of the old one's pending "
-                    f"confirmations or repeats: {fresh}",
-                    f"清空后消息为 {kept}；开启了新会话，旧会话的待确认操作与去重记录都不带过来：{fresh}")
+    chat.ask("hi")
+    sent = model.calls[-1].messages
+    roles = [m.get("role") for m in sent]
+    prompt_kept = bool(sent) and sent[0].get("role") == "system" and sent[0].get("content") == chat.system_prompt() != ""
+    still = [a for a in chat.store.approvals(chat.session_id) if a.state == "pending"]
+    ok = roles == ["system", "user"] and prompt_kept and not still and bool(held)
+    return Seen(ok, "checklist.seen.clear", {"held": len(held), "roles": ", ".join(str(r) for r in roles),
+                                             "kept": _yes(prompt_kept), "still": len(still)})
 
 
 def _random_chat(rng: random.Random, tools: list[str]) -> list[dict]:
@@ -97,167 +232,336 @@ def _random_chat(rng: random.Random, tools: list[str]) -> list[dict]:
     return msgs
 
 
-def _trimming_keeps_pairs(s: Scenario) -> tuple[bool, dict[str, str]]:
-    from ..context import ContextTooLong, estimate_tokens
-    _, reg = s.setup()
+def _sent_ok(sent: Sequence[dict], prompt: str, question: str, budget: int | None) -> bool:
+    """What reached the model is a valid chat: the desk's prompt first, the question last, within budget."""
+    return (bool(sent) and not protocol_problems(sent) and sent[0].get("role") == "system"
+            and sent[0].get("content") == prompt and sent[-1] == {"role": "user", "content": question}
+            and (budget is None or estimate_tokens(sent) <= budget))
+
+
+def _trimming_keeps_pairs(s: Scenario) -> Seen:
+    state, reg = s.setup()
     rng = random.Random(3)
-    broken = cut = 0
-    for _ in range(200):
-        msgs = _random_chat(rng, reg.names)
-        try:
-            kept = trim_messages(msgs, max_tokens=rng.randint(150, 900), max_turns=rng.choice([None, 2, 4]))
-        except ContextTooLong:  # the right answer when even the minimum does not fit
+    broken = cut = refused = 0
+    for _ in range(200):  # random chats with tool calls, through the desk at random budgets
+        history = _random_chat(rng, reg.names)[1:]
+        budget = rng.randint(150, 900)
+        model = ScriptedModel([say("ok")])
+        chat = _chat(s, model, state=state, registry=reg, history=history, max_tokens=budget,
+                     max_turns=rng.choice([None, 2, 4]), route_k=0)  # which tools are shown is check 5's question
+        run = chat.ask("one more question")
+        if not model.calls:  # refused: even the prompt and the question do not fit (said to the user, not sent)
+            refused += run.events[-1].error_code == "CONTEXT_TOO_LONG"
+            broken += run.events[-1].error_code != "CONTEXT_TOO_LONG"
             continue
-        cut += len(kept) < len(msgs)
-        last_user = max(i for i, m in enumerate(msgs) if m["role"] == "user")
-        if protocol_problems(kept) or kept[0] != msgs[0] or msgs[last_user] not in kept:
-            broken += 1
-    # and the desk itself: a 60-turn chat goes through it, and what reaches the model must fit and be valid
+        sent = list(model.calls[0].messages)
+        cut += len(sent) < len(history) + 2
+        broken += not _sent_ok(sent, chat.system_prompt(), "one more question", budget)
+    # and a 60-turn chat at the desk's own budget: what reaches the model must fit and be valid
     model = ScriptedModel([say("ok")])
     long_chat = _random_chat(random.Random(7), reg.names)[1:] * 20
-    chat = _chat(s, model, history=long_chat, max_tokens=s.context_budget)
+    chat = _chat(s, model, history=long_chat)
     chat.ask("one more question")
     sent = list(model.calls[0].messages) if model.calls else []
-    fits = bool(sent) and s.context_budget is not None and estimate_tokens(sent) <= s.context_budget < estimate_tokens(long_chat)
-    ok = broken == 0 and fits and not protocol_problems(sent)
-    return ok, _say(f"200 random conversations trimmed ({cut} cut): {broken} broke the protocol or lost the system "
-                    f"prompt or the latest question; the desk sent a {estimate_tokens(long_chat)}-token chat as "
-                    f"{estimate_tokens(sent)} tokens (budget {s.context_budget})",
-                    f"随机裁剪 200 段对话（其中 {cut} 段被裁）：{broken} 段破坏了协议或丢了系统提示词/最新问题；"
-                    f"助手把 {estimate_tokens(long_chat)} token 的长对话裁成 {estimate_tokens(sent)} token 发出（预算 "
-                    f"{s.context_budget}）")
+    fits = (s.context_budget is not None and _sent_ok(sent, chat.system_prompt(), "one more question", s.context_budget)
+            and estimate_tokens(sent) < estimate_tokens(long_chat))
+    return Seen(broken == 0 and fits, "checklist.seen.trim",
+                {"cut": cut, "refused": refused, "broken": broken, "long": estimate_tokens(long_chat),
+                 "sent": estimate_tokens(sent), "budget": s.context_budget if s.context_budget is not None else "-"})
 
 
+# --- 4 to 6: tools --------------------------------------------------------------------------------------------
 _UNIT_RULES = {"AL002", "AL004", "AL006", "AL007"}  # no description, a bare name, a quantity without unit, no example
 
 
-def _descriptions(s: Scenario) -> tuple[bool, dict[str, str]]:
-    _, reg = s.setup()
-    found = [f.location for f in lint(reg) if f.rule in _UNIT_RULES]
-    for tool in reg:
-        for name, spec in tool.parameters.get("properties", {}).items():
-            kind = spec.get("type")
-            if kind in ("number", "integer") and not (("minimum" in spec or "exclusiveMinimum" in spec)
-                                                     and ("maximum" in spec or "exclusiveMaximum" in spec)):
-                found.append(f"{tool.name}.{name} (no range)")
-            if kind == "string" and not any(k in spec for k in ("enum", "pattern", "format", "maxLength")):
-                found.append(f"{tool.name}.{name} (no format or length)")
-    where = ", ".join(found[:4]) or "-"
-    return not found, _say(f"fields without a format, unit, range or example: {len(found)} ({where})",
-                           f"缺少格式、单位、范围或示例的字段：{len(found)} 个（{where}）")
+def _descriptions(s: Scenario) -> Seen:
+    model = _Watched([say("ok")])
+    _chat(s, model, route_k=0).ask("what can you do?")  # every tool offered at once: the contracts the model reads
+    specs = model.offered[0] if model.offered else []
+    found = [f.location for f in lint(specs) if f.rule in _UNIT_RULES]
+    for spec in specs:
+        fn = spec.get("function", spec)
+        for name, sub in (fn.get("parameters") or {}).get("properties", {}).items():
+            kind = sub.get("type")
+            if kind in ("number", "integer") and not (("minimum" in sub or "exclusiveMinimum" in sub)
+                                                     and ("maximum" in sub or "exclusiveMaximum" in sub)):
+                found.append(f"{fn.get('name')}.{name} (no range)")
+            if kind == "string" and not any(k in sub for k in ("enum", "pattern", "format", "maxLength")):
+                found.append(f"{fn.get('name')}.{name} (no format or length)")
+    ok = bool(specs) and not found
+    return Seen(ok, "checklist.seen.describe", {"tools": len(specs), "n": len(found), "where": _names(found)})
 
 
-def _routing(s: Scenario) -> tuple[bool, dict[str, str]]:
-    _, reg = s.setup()
-    model = ScriptedModel([say("ok")])
-    chat = _chat(s, model)
+def _suite(s: Scenario) -> list[Case]:
+    try:
+        return load_cases(data_file(f"{s.name}_cases.jsonl"))
+    except SuiteError:
+        return []
+
+
+def _first_tool(case: Case) -> str | None:
+    """The tool a case's model calls first: the tool its request needs."""
+    for step in case.fake.get("plan", []):
+        return str(step[0])
+    for item in case.fake.get("script", []):
+        if isinstance(item, list):
+            return str(item[0])
+        if isinstance(item, dict) and item.get("calls"):
+            return str(item["calls"][0][0])
+    return None
+
+
+def _routing(s: Scenario) -> Seen:
+    state, reg = s.setup()
+    model = _Watched([say("ok")])
+    _chat(s, model, state=state, registry=reg).ask("please book today's taxi, 45 yuan")
+    shown = len(model.offered[0]) if model.offered else 0
     if len(reg) <= ROUTE_ABOVE:
-        return True, _say(f"{len(reg)} tools: no routing needed (above {ROUTE_ABOVE})",
-                          f"{len(reg)} 个工具：无需路由（超过 {ROUTE_ABOVE} 个才需要）")
-    chat.ask("please book today's taxi, 45 yuan")
-    shown = len(model.calls[0].tools)
-    ok = chat.router is not None and shown < len(reg)
-    return ok, _say(f"{len(reg)} tools; the model was shown {shown} this turn", f"共 {len(reg)} 个工具；本轮只给模型看了 {shown} 个")
+        return Seen(None, "checklist.seen.route_na", {"tools": len(reg), "above": ROUTE_ABOVE, "shown": shown})
+    asked = hits = most = 0
+    needed: dict[str, int] = {}  # tool -> times it was offered when a request needed it
+    for case in _suite(s):  # each request of the desk's own suite: was the tool it needs offered?
+        need = _first_tool(case)
+        if need is None or need not in reg:
+            continue
+        m = _Watched([say("ok")])
+        _chat(s, m, state=state, registry=reg).ask(case.task)
+        offered = {x.get("function", x).get("name") for x in (m.offered[0] if m.offered else [])}
+        asked += 1
+        most = max(most, len(offered))
+        hits += need in offered
+        needed[need] = needed.get(need, 0) + (need in offered)
+    never = sorted(n for n, k in needed.items() if k == 0)
+    ok = asked > 0 and max(most, shown) < len(reg) and not never and hits >= 0.8 * asked
+    return Seen(ok, "checklist.seen.route", {"tools": len(reg), "most": max(most, shown), "asked": asked, "hits": hits,
+                                             "never": _names(never)})
 
 
-def _required_checked(s: Scenario) -> tuple[bool, dict[str, str]]:
-    _, reg = s.setup()
-    missed = []
-    total = 0
-    for tool in reg:
-        required = list(tool.parameters.get("required", []))
-        total += len(required)
-        checked = reg.check(tool.name, "{}")
-        said = {p.field for p in (checked.error.problems if checked.error else ()) if p.reason == "missing"}
-        missed += [f"{tool.name}.{r}" for r in required if r not in said]
-    return not missed, _say(f"{total} required fields; left out, {total - len(missed)} are refused before the tool runs"
-                            + (f" (not: {', '.join(missed[:3])})" if missed else ""),
-                            f"共 {total} 个必填字段；缺省时有 {total - len(missed)} 个在执行前被拦下"
-                            + (f"（未拦下：{'、'.join(missed[:3])}）" if missed else ""))
+def _required_checked(s: Scenario) -> Seen:
+    state, reg = s.setup()
+    total, reached = 0, []
+    tools = [x for x in reg if x.parameters.get("required")]
+    for tool in tools:  # each tool called with none of its required fields: it must be refused before it runs
+        total += len(tool.parameters["required"])
+        run = _chat(s, ScriptedModel([call(tool.name, {}), say("sorry")]), state=state, registry=reg).ask("go")
+        ev = _tool_events(run)
+        if not ev or ev[0].exec_ok is not None or ev[0].validate_ok is not False or ev[0].error_code != "INVALID_ARGS":
+            reached.append(tool.name)
+    ok = bool(tools) and not reached
+    return Seen(ok, "checklist.seen.required", {"fields": total, "tools": len(tools), "stopped": len(tools) - len(reached),
+                                                "reached": _names(reached)})
 
 
-def _turn_limit(s: Scenario) -> tuple[bool, dict[str, str]]:
+# --- 7 to 10: the chain ------------------------------------------------------------------------------------------
+def _turn_limit(s: Scenario) -> Seen:
     _, reg = s.setup()
     name = reg.names[0]
-    chat = _chat(s, ScriptedModel([call(name, {"x": i}) for i in range(12)], then="stop"))
-    chat.config = type(chat.config)(step_budget=chat.config.step_budget, repeat_limit=None, self_correction=None)
-    run = chat.ask("loop forever")
-    budget = s.step_budget
-    ok = budget is not None and 3 <= budget <= 5 and run.steps <= budget and bool(run.answer)
-    return ok, _say(f"step budget {budget}; a model that never stops was cut after {run.steps} turns with a plain answer",
-                    f"步数预算 {budget}；一个停不下来的模型在 {run.steps} 轮后被截断，并给出了纯文本回答")
+    answers, turns, ok = {}, 0, True
+    for lang in ("en", "zh"):  # the user's plain answer is quoted in the language the checklist speaks
+        model = ScriptedModel([call(name, {"x": i}) for i in range(60)], then="stop")
+        chat = _chat(s, model, lang=lang)
+        # the other stops (the re-ask budget, the repeat breaker) switched off: the step budget alone must end it
+        chat.config = replace(chat.config, repeat_limit=None, self_correction=None)
+        run = chat.ask("loop forever")
+        turns = max(turns, len(model.calls))
+        answers[lang] = _quote(run.answer)
+        ok = ok and 3 <= len(model.calls) <= 5 and run.status == "budget_exhausted" and bool(run.answer)
+    return Seen(ok, "checklist.seen.turns", {"turns": turns, "status": run.status, "answer": answers})
 
 
-def _all_calls(s: Scenario) -> tuple[bool, dict[str, str]]:
-    _, reg = s.setup()
-    reads = [t.name for t in reg if not t.side_effect and not t.parameters.get("required")][:1] or [reg.names[0]]
-    chat = _chat(s, ScriptedModel([tool_calls(call(reads[0], {}), call(reads[0], {})), say("done")]))
-    run = chat.ask("two at once")
-    n = sum(1 for e in run.tool_events if e.round_index == 1)
-    return n == 2, _say(f"a message with 2 tool calls: {n} answered", f"一条消息里有 2 个工具调用：回答了 {n} 个")
+def _all_calls(s: Scenario) -> Seen:
+    calls = _calls(s)
+    if calls is None:
+        return _no_calls(s)
+    name, args = calls.read
+    model = ScriptedModel([tool_calls(call(name, args, id="first"), call(name, args, id="second")), say("done")])
+    run = _chat(s, model).ask("two at once")
+    ran = [e.tool_call_id for e in _tool_events(run) if e.round_index == 1 and e.exec_ok]
+    answered = [m.get("tool_call_id") for m in (model.calls[1].messages if len(model.calls) > 1 else ())
+                if m.get("role") == "tool"]
+    ok = ran == ["first", "second"] and answered == ["first", "second"]
+    return Seen(ok, "checklist.seen.all_calls", {"ran": len(ran), "answered": len(answered)})
 
 
-def _self_correction(s: Scenario) -> tuple[bool, dict[str, str]]:
-    _, reg = s.setup()
-    tool = next(t for t in reg if t.parameters.get("required"))
-    chat = _chat(s, ScriptedModel([call(tool.name, {}), say("sorry")]))
-    run = chat.ask("go")
-    told = json.loads(run.tool_events[0].model_visible or "{}")
-    readable = told.get("error", {}).get("problems") and run.steps >= 2
-    return bool(readable), _say(f"a call missing its fields came back as {told.get('error', {}).get('code')} with "
-                                f"{len(told.get('error', {}).get('problems', []))} problem(s), and the model got another turn",
-                                f"缺字段的调用返回 {told.get('error', {}).get('code')}，"
-                                f"含 {len(told.get('error', {}).get('problems', []))} 个问题，并让模型再试一轮")
+def _self_correction(s: Scenario) -> Seen:
+    calls = _calls(s)
+    if calls is None:
+        return _no_calls(s)
+    name, bad, good = calls.wrong
+    model = ScriptedModel([call(name, bad), call(name, good), say("done")])
+    run = _chat(s, model).ask("go")
+    told: Any = {}
+    if len(model.calls) > 1:
+        try:
+            told = json.loads(model.calls[1].messages[-1].get("content") or "{}")
+        except ValueError:
+            told = {}
+    err = told.get("error", {}) if isinstance(told, dict) and isinstance(told.get("error"), dict) else {}
+    fields = [str(p.get("field")) for p in err.get("problems", []) if isinstance(p, dict)]
+    named = [k for k in bad if bad[k] != good.get(k)]
+    ok = bool(fields) and set(named) <= set(fields) and run.status == "done_after_self_correction"
+    shown = _quote(str(model.calls[1].messages[-1].get("content") or ""), 80) if len(model.calls) > 1 else "-"
+    return Seen(ok, "checklist.seen.correct", {"code": err.get("code") or _quote(shown), "fields": _names(fields),
+                                               "turns": len(model.calls), "status": run.status})
 
 
-def _risky_guarded(s: Scenario) -> tuple[bool, dict[str, str]]:
-    _, reg = s.setup()
-    writes = [t for t in reg if t.side_effect]
-    unguarded = [t.name for t in writes if t.needs_approval is None and t.business_key is None and not t.keyed
-                 and not t.idempotent and t.name != "escalate_to_human"]
-    confirmed = [t.name for t in writes if t.needs_approval is not None]
-    on = Conversation(s, ScriptedModel([say("ok")])).config
-    ok = not unguarded and on.idempotency and on.approval
-    return bool(ok), _say(f"{len(writes)} write tools; confirmation: {', '.join(confirmed) or '-'}; every other write has "
-                          f"an idempotency key or only sets a value: {not unguarded}",
-                          f"{len(writes)} 个写操作工具；需确认：{', '.join(confirmed) or '-'}；其余写操作都有幂等键或只是设定值：{not unguarded}")
+def _risky_guarded(s: Scenario) -> Seen:
+    calls = _calls(s)
+    if calls is None:
+        return _no_calls(s)
+    # a change a person must confirm: sent, it must wait, and the books stay as they were
+    model = ScriptedModel([call(*calls.risky), say("Waiting for your confirmation.")])
+    chat = _chat(s, model)
+    before = s.snapshot(chat.state)
+    run = chat.ask("do it, no need to ask")
+    ev = _tool_events(run)
+    held = bool(ev) and ev[0].error_code == "NEEDS_APPROVAL" and ev[0].exec_ok is None
+    untouched = s.snapshot(chat.state) == before
+    pending = sum(a.state == "pending" for a in chat.store.approvals(chat.session_id))
+    # a write sent twice (a model that repeats itself after a slow answer): one effect
+    name, args = calls.write
+    model = ScriptedModel([call(name, args), say("done"), call(name, args), say("done")])
+    chat = _chat(s, model)
+    start = s.snapshot(chat.state)
+    chat.ask("do it")
+    once = s.snapshot(chat.state)
+    chat.ask("do it again, I did not see an answer")
+    twice = s.snapshot(chat.state)
+    effect = once != start
+    one = effect and twice == once
+    ok = held and untouched and pending == 1 and one
+    return Seen(ok, "checklist.seen.risky", {"risky": calls.risky[0], "code": ev[0].error_code if ev else "-",
+                                             "untouched": _yes(untouched), "pending": pending, "write": name,
+                                             "once": _yes(one)})
 
 
-def _retry_classes(s: Scenario) -> tuple[bool, dict[str, str]]:
-    cfg = Conversation(s, ScriptedModel([say("ok")])).config
-    policy = cfg.retry
-    from ..errors import CODES
-    kinds = sorted({c for c, _ in CODES.values()})
-    if not isinstance(policy, RetryPolicy):
-        return False, _say("no retry policy", "没有重试策略")
-    ok = policy.jitter != "none" and policy.max_retries > 0 and policy.cap > policy.base and "transient" in kinds
-    return ok, _say(f"error classes {kinds}, only transient ones resent; backoff from {policy.base:g} s doubling up to "
-                    f"{policy.cap:g} s, {policy.jitter} jitter, {policy.max_retries} resends",
-                    f"错误分类 {kinds}，只重发瞬态错误；退避从 {policy.base:g} 秒起翻倍，最长 {policy.cap:g} 秒，"
-                    f"{ {'full': '全', 'equal': '半'}.get(policy.jitter, policy.jitter)}抖动，最多重发 {policy.max_retries} 次")
+# --- 11 and 12: operations ----------------------------------------------------------------------------------------
+def _retry_classes(s: Scenario) -> Seen:
+    calls = _calls(s)
+    if calls is None:
+        return _no_calls(s)
+    waits: list[float] = []
+    state, reg = s.setup()  # one desk for every chat below: only the model and one tool fail, nothing is written
+    # the model API: a 429 and a 503 are resent, a 401 is not (no key gets better by asking again)
+    flaky = ScriptedModel([ModelError("RATE_LIMITED", status=429), ModelError("UNAVAILABLE", status=503), say("ok")])
+    run = _chat(s, flaky, state=state, registry=reg, sleep=waits.append).ask("hello")
+    transient_ok = run.status == "done" and len(flaky.calls) == 3 and len(waits) == 2
+    dead = ScriptedModel([ModelError("UNAUTHENTICATED", status=401), say("ok")])
+    run401 = _chat(s, dead, state=state, registry=reg, sleep=waits.append).ask("hello")
+    fatal_ok = len(dead.calls) == 1 and run401.status == "escalated" and len(waits) == 2
+    # a tool: a dropped connection is resent, a refused credential is not
+    name, args = calls.read
+    tool_resent = []
+    for exc in (lambda: ConnectionError("connection reset"),
+                lambda: ToolFailure("UNAUTHENTICATED", "the backend refused the service's credential")):
+        tool_waits: list[float] = []
+        run = _chat(s, ScriptedModel([call(name, args), say("ok")]), state=state, sleep=tool_waits.append,
+                    registry=_with_tool(reg, name, _first_fails(exc))).ask("look it up")
+        ev = _tool_events(run)
+        tool_resent.append(bool(ev) and ev[0].retry_count == 1 and bool(tool_waits) and ev[0].exec_ok is True)
+    tool_transient, tool_fatal = tool_resent[0], not tool_resent[1]
+    # twenty clients failing twice at the same moment: their waits must spread (jitter) and grow (backoff)
+    first, second = [], []
+    for seed in range(20):
+        mine: list[float] = []
+        model = ScriptedModel([ModelError("UNAVAILABLE", status=503), ModelError("UNAVAILABLE", status=503), say("ok")])
+        _chat(s, model, state=state, registry=reg, sleep=mine.append, rng=random.Random(seed)).ask("hello")
+        if len(mine) == 2:
+            first.append(mine[0])
+            second.append(mine[1])
+    spread = len({round(w, 6) for w in first}) > 1
+    grows = bool(first) and len(second) == len(first) and sum(second) > sum(first)
+    ok = transient_ok and fatal_ok and tool_transient and tool_fatal and spread and grows and len(first) == 20
+    return Seen(ok, "checklist.seen.retry", {
+        "model_transient": _yes(transient_ok), "model_401": len(dead.calls), "tool_transient": _yes(tool_transient),
+        "tool_401": _yes(tool_fatal), "lo1": _s(min(first, default=0)), "hi1": _s(max(first, default=0)),
+        "lo2": _s(min(second, default=0)), "hi2": _s(max(second, default=0)), "clients": len(first)})
 
 
 _TELEMETRY = ("session_id", "turn_id", "round_index", "tool_name", "tool_call_id", "args_raw", "parse_ok", "validate_ok",
               "exec_ok", "error_stage", "retry_count", "latency_ms", "prompt_tokens", "completion_tokens", "final_status")
 
 
-def _telemetry_and_suite(s: Scenario) -> tuple[bool, dict[str, str]]:
-    missing = [f for f in _TELEMETRY if f not in Event.__dataclass_fields__]
-    try:
-        n = len(load_cases(data_file(f"{s.name}_cases.jsonl")))
-    except SuiteError:
-        n = 0
-    ok = not missing and n >= 50
-    return ok, _say(f"trace fields missing: {missing or 'none'}; regression suite: {n} cases",
-                    f"缺少的埋点字段：{missing or '无'}；回归评测集：{n} 条")
+def _telemetry_and_suite(s: Scenario) -> Seen:
+    calls = _calls(s)
+    if calls is None:
+        return _no_calls(s)
+    clock = _Clock()
+    name, args = calls.read
+    raw = json.dumps(args, separators=(" , ", " : "))  # as a model might space it: the trace keeps it as written
+    wrong, bad, _ = calls.wrong
+    model = _Watched([Reply(None, (ToolCall(name, raw, "call_a"),), Usage(120, 30)),
+                      Reply(None, (ToolCall(wrong, json.dumps(bad), "call_b"),), Usage(150, 20)),
+                      Reply("done", (), Usage(180, 10))], clock=clock, takes=0.25)
+    state, reg = s.setup()
+    # the read tool drops its connection once, then takes 40 ms on the check's clock
+    slow = _with_tool(reg, name, _first_fails(lambda: ConnectionError("connection reset"), clock, 0.04))
+    chat = _chat(s, model, state=state, registry=slow, clock=clock)
+    run = chat.ask("look it up")
+    models = [e for e in run.events if e.kind == "model"]
+    tools = _tool_events(run)
+    wrong_fields: set[str] = set()
+
+    def expect(name_: str, ok: bool) -> None:
+        if not ok:
+            wrong_fields.add(name_)
+    for e in run.events:
+        expect("session_id", e.session_id == chat.session_id)
+        expect("turn_id", e.turn_id == 1)
+        expect("final_status", e.final_status == run.status)
+    # the turn may end at the bad call (a desk with no re-asks): what is judged is what happened, as it happened
+    expect("round_index", len(models) >= 2 and [e.round_index for e in models] == list(range(1, len(models) + 1)))
+    for e, usage in zip(models, ((120, 30), (150, 20), (180, 10)), strict=False):
+        expect("latency_ms", round(e.latency_ms, 6) == 250.0)
+        expect("prompt_tokens", e.prompt_tokens == usage[0])
+        expect("completion_tokens", e.completion_tokens == usage[1])
+    if len(tools) < 2:
+        wrong_fields.update(("tool_name", "tool_call_id", "args_raw", "retry_count", "parse_ok", "validate_ok", "exec_ok",
+                             "error_stage"))
+    else:  # the good call (resent once, 40 ms) and the bad one, field by field: (seen, expected)
+        a, b = tools[0], tools[1]
+        for field_, seen, wanted in (
+                ("tool_name", (a.tool_name, b.tool_name), (name, wrong)),
+                ("tool_call_id", (a.tool_call_id, b.tool_call_id), ("call_a", "call_b")),
+                ("args_raw", a.args_raw, raw),
+                ("round_index", (a.round_index, b.round_index), (1, 2)),
+                ("retry_count", (a.retry_count, b.retry_count), (1, 0)),
+                ("latency_ms", round(a.latency_ms, 6), 40.0),
+                ("parse_ok", (a.parse_ok, b.parse_ok), (True, True)),
+                ("validate_ok", (a.validate_ok, b.validate_ok), (True, False)),
+                ("exec_ok", (a.exec_ok, b.exec_ok), (True, None)),
+                ("error_stage", (a.error_stage, b.error_stage), (None, "structure"))):
+            expect(field_, seen == wanted)
+    missing = [f for f in _TELEMETRY if f in wrong_fields]
+    cases = _suite(s)
+    ran = sum(1 for c in cases if c.scenario == s.name and run_case(c).run.events)  # every case runs to an ending
+    ok = not missing and len(cases) >= 50 and ran == len(cases)
+    return Seen(ok, "checklist.seen.telemetry", {"fields": len(_TELEMETRY) - len(missing), "total": len(_TELEMETRY),
+                                                 "missing": _names(missing, 6), "cases": len(cases), "ran": ran})
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "NO"
+
+
+def _s(seconds: float) -> str:
+    return f"{seconds:.2f}"
+
+
+def _quote(text: str | None, n: int = 200) -> str:
+    text = " ".join((text or "").split())
+    if len(text) <= n:
+        return text
+    cut = text[:n].rsplit(" ", 1)[0] if " " in text[:n] else text[:n]  # a whole word, never half of one
+    return cut + " ..."
 
 
 CHECKS: tuple[CheckItem, ...] = (
     CheckItem(1, "context", "the system prompt states today's date and the user, built per turn", "System Prompt 动态注入当前时间和用户信息", _date_injected),
     CheckItem(2, "context", "clearing the chat keeps the system prompt and clears the business state",
-          "清空会话保留 System Prompt 并清理业务态", _clear_keeps_system),
+              "清空会话保留 System Prompt 并清理业务态", _clear_keeps_system),
     CheckItem(3, "context", "long chats are trimmed, never splitting tool calls from their replies",
-          "长对话裁剪且保证 tool_calls 与回执配对", _trimming_keeps_pairs),
+              "长对话裁剪且保证 tool_calls 与回执配对", _trimming_keeps_pairs),
     CheckItem(4, "tools", "descriptions give format, unit and range", "Schema 描述写清格式、单位和取值范围", _descriptions),
     CheckItem(5, "tools", "tools are routed when there are more than 10", "超过 10 个工具时做动态路由", _routing),
     CheckItem(6, "tools", "every required field is checked again in code", "所有 required 字段都有后端二次校验", _required_checked),
@@ -270,14 +574,21 @@ CHECKS: tuple[CheckItem, ...] = (
 )
 
 
+def _said(seen: Seen, lang: Lang) -> str:
+    fields = {k: (t(f"checklist.word.{v}", lang) if v in ("yes", "NO") else v[lang] if isinstance(v, dict) else v)
+              for k, v in seen.fields.items()}
+    return t(seen.key, lang, **fields)
+
+
 def run_checklist(scenario: Scenario, lang: Lang = "en") -> list[Result]:
     """Every check against ``scenario``; a check that crashes fails with what it raised."""
     out = []
     for c in CHECKS:
         try:
-            passed, evidence = c.run(scenario)
-            said = evidence[lang]
+            seen = c.run(scenario)
+            said = _said(seen, lang)
+            status: Status = "n/a" if seen.verdict is None else "pass" if seen.verdict else "fail"
         except Exception as exc:  # noqa: BLE001 - a check that cannot run is a failed check, said plainly
-            passed, said = False, f"{type(exc).__name__}: {exc}"[:200]
-        out.append(Result(c.number, c.zh if lang == "zh" else c.en, bool(passed), said))
+            status, said = "fail", f"{type(exc).__name__}: {exc}"[:200]
+        out.append(Result(c.number, c.zh if lang == "zh" else c.en, status, said))
     return out

@@ -47,6 +47,8 @@ class Conversation:
         keep_last: the naive desk's trimming: the last N messages, cut anywhere.
         route_k: tools offered per turn when the desk has more than :data:`ROUTE_ABOVE`; 0 shows all.
         history: messages of an earlier part of this chat (a suite's long conversation).
+        sleep, rng, clock: the loop's waits, jitter and stopwatch (injected: a check or a test times a turn
+            without waiting for it).
     """
 
     def __init__(self, scenario: Scenario, model: Model, *, loop: Literal["guarded", "naive"] = "guarded",
@@ -55,7 +57,7 @@ class Conversation:
                  max_tokens: int | None = None, max_turns: int | None = None, count: Count | None = None,
                  keep_last: int | None = 10, route_k: int = 5, history: list[dict] | None = None,
                  session_id: str | None = None, sleep: Callable[[float], None] = time.sleep,
-                 rng: random.Random | None = None):
+                 rng: random.Random | None = None, clock: Callable[[], float] = time.perf_counter):
         if loop not in ("guarded", "naive"):
             raise ValueError(f"loop must be 'guarded' or 'naive', got {loop!r}")
         if max_turns is not None and max_turns < 1:
@@ -78,7 +80,7 @@ class Conversation:
         self.router = (Router(self.registry, k=route_k, always=[n for n in ("escalate_to_human",) if n in self.registry.names])
                        if route_k and len(self.registry) > ROUTE_ABOVE else None)
         self.session_id = session_id or uuid.uuid4().hex[:12]
-        self.sleep, self.rng = sleep, rng or random.Random(0)
+        self.sleep, self.rng, self.clock = sleep, rng or random.Random(0), clock
         # the naive desk's prompt is written once, with the date of the day it was written
         self._naive_prompt = scenario.prompt(lang, state=state, naive=True) if loop == "naive" else ""
         self.messages: list[dict] = [dict(m) for m in history] if history else []
@@ -119,7 +121,7 @@ class Conversation:
             return self._refused(exc, wanted)
         return run_guarded(self.model, self.registry, text, config=self.config, store=self.store, system_prompt=prompt,
                            history=kept[:-1], sleep=self.sleep, rng=self.rng, session_id=self.session_id,
-                           lang=self.lang, offer=self.router)
+                           lang=self.lang, offer=self.router, clock=self.clock)
 
     def _count(self) -> Count | None:
         """The model's tokenizer, or, when it cannot be reached this turn, the labelled estimate (noted once)."""
