@@ -37,7 +37,8 @@ from agentlab.i18n import t
 from agentlab.evals.metrics import LAYER_DEFINITIONS, failure_breakdown, layers, status_counts
 from agentlab.models.faults import MODEL_FAULTS, FaultyModel
 from agentlab.workbook.exercises import best_single_guard
-from agentlab.workbook.plots import cjk_fonts, compare_plot, plot_bars, plot_pass_k, plot_shares, plot_statuses
+from agentlab.workbook.plots import (cjk_fonts, compare_plot, plot_bars, plot_pass_k, plot_shares, plot_statuses,
+                                     table_view)
 
 cases = load_cases("../data/aftersales_cases.jsonl")
 print(f"{len(cases)} cases")
@@ -64,8 +65,8 @@ pd.DataFrame(rows).set_index("group").style.format("{:.2f}")
 # `agentlab.evals.metrics.LAYER_DEFINITIONS` and in docs/metrics.md#the-four-layers):
 
 # %%
-pd.DataFrame([{"layer": layer, "metric": m, "definition": d} for layer, ms in LAYER_DEFINITIONS.items()
-              for m, d in ms.items()])
+table_view(pd.DataFrame([{"layer": layer, "metric": m, "definition": d} for layer, ms in LAYER_DEFINITIONS.items()
+                         for m, d in ms.items()]))
 
 # %%
 values = {}

@@ -30,7 +30,7 @@ from agentlab.evals.checklist import run_checklist
 from agentlab.scenarios import expense
 from agentlab.workbook.demo import compare_expense
 from agentlab.workbook.exercises import answer_is
-from agentlab.workbook.plots import plot_outcomes
+from agentlab.workbook.plots import plot_outcomes, table_view
 
 LANG = "en"  # "zh" for 中文
 
@@ -86,8 +86,8 @@ pd.crosstab(naive["category"], naive["outcome"])
 # (`python -m agentlab checklist --scenario expense`).
 
 # %%
-pd.DataFrame([{"#": r.number, "check": r.title, "result": r.status, "evidence": r.evidence}
-              for r in run_checklist(expense.SCENARIO, LANG)])
+table_view(pd.DataFrame([{"#": r.number, "check": r.title, "result": r.status, "evidence": r.evidence}
+                         for r in run_checklist(expense.SCENARIO, LANG)]))
 
 # %% [markdown]
 # ## Exercise

@@ -99,7 +99,7 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path):
         assert "✓" in solved and "✗" not in solved, f"with the solution, the check must pass: {solved!r}"
 
 
-FIGURE_NOTEBOOKS = ("01_", "02_", "03_", "07_", "12_", "13_", "15_", "16_", "17_")  # tables of what was read or said
+FIGURE_NOTEBOOKS = ("01_", "02_", "03_", "07_", "10_", "12_", "13_", "14_", "15_", "16_", "17_")  # tables of what was read or said
 CUT = re.compile(r"(model_visible|answer|hint|content|detail|ensure_ascii=False)\b[^\n]{0,12}\)?\[:\d+\]")
 
 
