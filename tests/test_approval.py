@@ -3,10 +3,10 @@ import threading
 
 import pytest
 
-from agentlab.scenarios import aftersales
 from agentlab.approval import approve, pending, reject
 from agentlab.loop import run_guarded
 from agentlab.models import ScriptedModel, SelfCorrectingModel
+from agentlab.scenarios import aftersales
 from agentlab.store import SQLiteStore
 
 PLAN = [("get_order", {"order_id": "A1003"}), ("create_refund", {"order_id": "A1003", "amount": 2499.0, "reason": "user_cancel"})]

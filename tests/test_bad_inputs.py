@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 
 from agentlab import cli
-from conftest import ROOT
 
 TOOLS = str(ROOT / "data" / "aftersales_tools.json")
 SUITE = str(ROOT / "data" / "aftersales_cases.jsonl")

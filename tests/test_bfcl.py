@@ -10,13 +10,13 @@ which must fail with the causes listed there.
 import ast
 import json
 from collections import Counter
-from functools import lru_cache
+from functools import cache
 
 import pytest
+from conftest import DATASETS, need
 
 from agentlab import Registry
 from agentlab.schema import to_camel
-from conftest import DATASETS, need
 
 BFCL = DATASETS / "bfcl"
 MT_FILES = {"GorillaFileSystem": "gorilla_file_system", "MathAPI": "math_api", "MessageAPI": "message_api",
@@ -41,7 +41,7 @@ def _omitted(accepted):
     return isinstance(accepted, list) and (not accepted or accepted[0] == "")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _mt_docs(cls):
     path = BFCL / "multi_turn_func_doc" / f"{MT_FILES[cls]}.json"
     return {d["name"]: d for d in map(json.loads, path.read_text().splitlines())}
@@ -56,7 +56,7 @@ def _parse_call(text, docs):
     return name, args
 
 
-@lru_cache(maxsize=None)
+@cache
 def expected_calls():
     """[(id, category, registry, name, args)] for every ground-truth call."""
     out = []

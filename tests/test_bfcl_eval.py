@@ -9,13 +9,13 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from conftest import DATASETS, need
+from test_bfcl import _first, _omitted
 
 from agentlab.evals import bfcl
 from agentlab.models import ModelError, Reply, ScriptedModel, ToolCall
 from agentlab.models.cassette import RecordingModel
 from agentlab.models.constrained import ConstrainedModel, call_grammar, call_schema, parse_fenced
-from conftest import DATASETS, need
-from test_bfcl import _first, _omitted
 
 BFCL = DATASETS / "bfcl"
 

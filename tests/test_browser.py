@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-
 from conftest import IN_CI, ROOT
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -1,11 +1,11 @@
-from agentlab.scenarios import aftersales
-from agentlab.models.cassette import CassetteModel, RecordingModel, labels
-from agentlab.workbook.demo import make_model
-from agentlab.models.faults import FaultyModel
 from agentlab.guards import GuardConfig
 from agentlab.loop import run_guarded
-from agentlab.naive import run_naive
 from agentlab.models import ModelError, ScriptedModel, call, say
+from agentlab.models.cassette import CassetteModel, RecordingModel, labels
+from agentlab.models.faults import FaultyModel
+from agentlab.naive import run_naive
+from agentlab.scenarios import aftersales
+from agentlab.workbook.demo import make_model
 
 
 def test_record_then_replay_through_either_loop(tmp_path):

@@ -6,14 +6,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentlab.context import (ContextTooLong, Session, build_system_prompt, clear_chat, estimate_tokens,
-                              protocol_problems, trim_messages)
+from agentlab.context import ContextTooLong, Session, build_system_prompt, clear_chat, estimate_tokens, protocol_problems, trim_messages
 
 SYSTEM = {"role": "system", "content": "You keep the books."}
 
 
 def test_the_system_prompt_states_today_in_the_users_timezone():
-    now = lambda: dt.datetime(2026, 11, 30, 16, 30, tzinfo=dt.timezone.utc)  # noqa: E731
+    now = lambda: dt.datetime(2026, 11, 30, 16, 30, tzinfo=dt.UTC)  # noqa: E731
     text = build_system_prompt("Book expenses.", Session(user_id="u42", organisation="acme", page="ledger",
                                                          permissions=("book", "list"), flags={"budgets": True}),
                                now=now)

@@ -3,10 +3,25 @@ import subprocess
 import sys
 
 import pytest
-
-from agentlab.evals import Case, ablation, auto_tag, compare_groups, load_cases, load_results, pass_k_curve, pass_rate, promote, replay_results, run_case, run_suite, sample, save_results
-from agentlab.guards import GuardConfig
 from conftest import ROOT
+
+from agentlab.evals import (
+    Case,
+    ablation,
+    auto_tag,
+    compare_groups,
+    load_cases,
+    load_results,
+    pass_k_curve,
+    pass_rate,
+    promote,
+    replay_results,
+    run_case,
+    run_suite,
+    sample,
+    save_results,
+)
+from agentlab.guards import GuardConfig
 
 SUITE = ROOT / "data" / "aftersales_cases.jsonl"
 

@@ -1,5 +1,5 @@
-from agentlab.workbook.exercises import answer_is, breaker_threshold, longest_wait, schema_contract
 from agentlab.retry import RetryPolicy
+from agentlab.workbook.exercises import answer_is, breaker_threshold, longest_wait, schema_contract
 
 GOOD = {"type": "object", "properties": {
     "order_id": {"type": "string", "description": "Order number, like A1001."},
@@ -38,11 +38,10 @@ def test_every_check_starts_at_not_yet_with_a_hint_in_both_languages():
 
 def test_each_notebook_check_can_fail_and_pass():
     import pandas as pd
+    from conftest import ROOT
 
     from agentlab import Registry
-    from agentlab.workbook.exercises import (amount_with_unit_reason, best_single_guard, double_refund_fault,
-                                             guard_effect, largest_share, tool_replies_needed)
-    from conftest import ROOT
+    from agentlab.workbook.exercises import amount_with_unit_reason, best_single_guard, double_refund_fault, guard_effect, largest_share, tool_replies_needed
     reg = Registry.from_json(ROOT / "data" / "aftersales_tools.json")
     pairs = [
         (lambda a: double_refund_fault(a), "lost_reply", "duplicate_call"),

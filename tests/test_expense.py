@@ -7,8 +7,8 @@ import pytest
 from agentlab import approve
 from agentlab.evals.suite import load_cases, run_case, run_suite
 from agentlab.models import DatedModel, ScriptedModel, call, say
-from agentlab.models.faults import in_words
 from agentlab.models.fakes import resolve_dates
+from agentlab.models.faults import in_words
 from agentlab.resources import data_file
 from agentlab.scenarios import expense, get
 from agentlab.scenarios.conversation import Conversation

@@ -11,6 +11,7 @@ import time
 from dataclasses import replace
 
 import pytest
+from conftest import ROOT
 
 from agentlab import GuardConfig, MemoryStore, SQLiteStore, approve, pending, resolve, run_guarded
 from agentlab.errors import ToolFailure
@@ -19,8 +20,7 @@ from agentlab.models import ModelError, Reply, ScriptedModel, SelfCorrectingMode
 from agentlab.models.faults import inject_tool_fault
 from agentlab.runs import STATUSES
 from agentlab.scenarios import aftersales
-from agentlab.tools import Registry, Tool
-from conftest import ROOT
+from agentlab.tools import Registry
 
 
 def guarded(model, reg, task="help", **kw):

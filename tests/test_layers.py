@@ -13,7 +13,6 @@ Layers, lowest first (a module may import its own layer and the ones below):
 import ast
 
 import pytest
-
 from conftest import ROOT
 
 PKG = ROOT / "agentlab"

@@ -6,13 +6,13 @@ where it is not installed, and CI installs it so they always run there.
 import sys
 
 import pytest
+from conftest import IN_CI
 
-from agentlab.scenarios import aftersales
-from agentlab.models import local
-from agentlab.runs import STATUSES
 from agentlab.guards import GuardConfig
 from agentlab.loop import run_guarded
-from conftest import IN_CI
+from agentlab.models import local
+from agentlab.runs import STATUSES
+from agentlab.scenarios import aftersales
 
 
 def _need_local():

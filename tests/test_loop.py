@@ -1,22 +1,21 @@
 """Every fault through both loops: status, invalid calls, and the final state of the orders."""
 import json
 import random
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentlab.scenarios import aftersales
-from agentlab.workbook.demo import compare_loops, seed_demo_model
-from agentlab.models.faults import FAULTS
-from dataclasses import replace
-
 from agentlab.guards import GUARDS, GuardConfig
-from agentlab.runs import STATUSES
 from agentlab.loop import run_guarded
-from agentlab.naive import run_naive
 from agentlab.models import ModelError, ScriptedModel, SelfCorrectingModel, call, say, tool_calls
+from agentlab.models.faults import FAULTS
+from agentlab.naive import run_naive
+from agentlab.runs import STATUSES
+from agentlab.scenarios import aftersales
 from agentlab.store import MemoryStore
+from agentlab.workbook.demo import compare_loops, seed_demo_model
 
 
 def setup(lang="en"):

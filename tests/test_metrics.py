@@ -1,7 +1,7 @@
 from math import comb
 
-from agentlab.workbook.demo import compare_loops
 from agentlab.evals.metrics import failure_breakdown, layers, pass_hat_k, status_shares, summarize
+from agentlab.workbook.demo import compare_loops
 
 
 def test_pass_hat_k_is_taubench_estimator():

@@ -13,10 +13,9 @@ import re
 import jupytext
 import nbformat
 import pytest
-from nbclient import NotebookClient
-
 from conftest import ROOT
 from exercise_solutions import SOLUTIONS
+from nbclient import NotebookClient
 
 NB_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb")) + sorted((ROOT / "app").glob("*.ipynb"))

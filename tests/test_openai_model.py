@@ -6,15 +6,15 @@ import pytest
 
 openai = pytest.importorskip("openai")
 
+from agentlab.errors import friendly  # noqa: E402
+from agentlab.loop import run_guarded  # noqa: E402
+from agentlab.models import ModelError, Reply, ToolCall, call, say  # noqa: E402
+from agentlab.models.fakeserver import ChatServer, HTTPFault, Slow, malformed  # noqa: E402
+from agentlab.models.openai_model import OpenAIModel  # noqa: E402
+from agentlab.naive import run_naive  # noqa: E402
+from agentlab.retry import RetryPolicy  # noqa: E402
 from agentlab.scenarios import aftersales  # noqa: E402
 from agentlab.workbook.demo import make_model  # noqa: E402
-from agentlab.errors import friendly  # noqa: E402
-from agentlab.models.fakeserver import ChatServer, HTTPFault, Slow, malformed  # noqa: E402
-from agentlab.loop import run_guarded  # noqa: E402
-from agentlab.naive import run_naive  # noqa: E402
-from agentlab.models import ModelError, Reply, ToolCall, call, say  # noqa: E402
-from agentlab.models.openai_model import OpenAIModel  # noqa: E402
-from agentlab.retry import RetryPolicy  # noqa: E402
 
 
 def model(server, **kw):

@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 
 import agentlab
-from conftest import ROOT
 
 PUBLIC = [
     "GUARDS", "NO_GUARDS", "STATUSES", "CallContext", "CallOutcome", "Checked", "Finding", "GuardConfig",

@@ -2,8 +2,8 @@ import matplotlib
 
 matplotlib.use("Agg")  # tests only; never exported to notebook kernels
 
-from agentlab.workbook.plots import (plot_bars, plot_herd, plot_lines, plot_matrix, plot_pass_k, plot_retry_schedule, plot_shares, plot_statuses)  # noqa: E402
-from agentlab.retry import RetryPolicy  # noqa: E402
+from agentlab.retry import RetryPolicy
+from agentlab.workbook.plots import plot_bars, plot_herd, plot_lines, plot_matrix, plot_pass_k, plot_retry_schedule, plot_shares, plot_statuses
 
 
 def test_each_plot_takes_an_ax_or_makes_one_and_returns_it():
@@ -33,6 +33,7 @@ def test_a_chinese_title_renders_without_missing_glyphs():
 
     import matplotlib.pyplot as plt
     from conftest import IN_CI
+
     from agentlab.workbook.plots import _font_families
     if len(_font_families()) < 2:
         if IN_CI:
@@ -79,6 +80,7 @@ COUNTS = {"lost reply + retry": {"naive": 2, "every call, no key": 1, "guarded":
 def test_count_axes_have_whole_number_ticks():
     """The notebooks' "2.5 refunds" axes (01, 03, 05, 07 through plot_bars, 00 through plot_outcomes)."""
     import matplotlib.pyplot as plt
+
     from agentlab.workbook.plots import plot_outcomes, plot_turns_by_outcome
     _count_ticks_whole(plot_bars(COUNTS, ylabel="refunds"))
     _count_ticks_whole(plot_bars({"a": {"naive": 3, "guarded": 1}, "b": {"naive": 3, "guarded": 1}}))
@@ -93,6 +95,7 @@ def test_count_axes_have_whole_number_ticks():
 
 def test_legends_sit_beside_the_data_not_on_it():
     import matplotlib.pyplot as plt
+
     from agentlab.workbook.plots import plot_outcomes
     _legend_hides_nothing(plot_bars(COUNTS, ylabel="refunds"))
     _legend_hides_nothing(plot_bars({f: {"bare 500: invalid calls (never fixed)": 3, "structured: invalid calls (then fixed)": 1}
@@ -105,6 +108,7 @@ def test_legends_sit_beside_the_data_not_on_it():
 
 def test_table_view_shows_whole_texts_formatted_numbers_and_no_nan():
     import pandas as pd
+
     from agentlab.workbook.plots import table_view
     told = "Done: A1001 is refunded and a colleague will call you about A1002."
     df = pd.DataFrame([{"model": "0.5b", "turns": 56.0, "right_tool_rate": 0.535714, "prompt_tokens": 2748.089286,

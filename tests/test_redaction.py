@@ -10,11 +10,11 @@ Three properties, each a fault that once reached a model (issue #10):
 import json
 
 import pytest
+from conftest import ROOT
 
 from agentlab import Registry, Tool, rule
 from agentlab import errors as E
 from agentlab.errors import Problem, ToolFailure, make_error, redact, render
-from conftest import ROOT
 
 # --- 1. time: every rendering path on hostile strings -----------------------------------
 SHAPES = {
@@ -368,8 +368,8 @@ def test_model_values_echoed_as_got_are_fully_redacted(reg):
 
 def test_custom_tool_failure_with_benign_text_reaches_the_model_through_the_loop():
     """End to end: a tool's own message arrives at the model byte for byte."""
-    from agentlab.models import ScriptedModel, call, say, tool_calls
     from agentlab.loop import run_guarded
+    from agentlab.models import ScriptedModel, call, say, tool_calls
     text = "Please update the shipping address from the order page."
 
     def fn(order_id):

@@ -12,9 +12,9 @@ import sys
 import zipfile
 
 import pytest
+from conftest import ROOT
 
 from agentlab.models import local
-from conftest import ROOT
 
 FILES = {"0.5b": ROOT / "requirements-local.txt", "1.5b": ROOT / "requirements-local-1.5b.txt"}
 HASH = re.compile(r"--hash=sha256:([0-9a-f]{64})")

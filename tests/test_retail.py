@@ -5,20 +5,20 @@ The tools are written here from tau-bench's ``tools.json`` and ``wiki.md``; the 
 Reads ``../shared/datasets/tau-bench/retail``; skips where it is absent.
 """
 import json
-from functools import lru_cache
+from functools import cache
 
 import pytest
+from conftest import need
 
-from agentlab.scenarios import retail
 from agentlab.guards import GuardConfig
 from agentlab.loop import run_guarded
 from agentlab.models import ScriptedModel, call, say, tool_calls
-from conftest import need
+from agentlab.scenarios import retail
 
 pytestmark = pytest.mark.dataset
 
 
-@lru_cache(maxsize=None)
+@cache
 def tasks():
     need(retail.data_dir(), "tau-bench retail")
     t = [json.loads(line) for line in (retail.data_dir() / "tasks_test.jsonl").read_text().splitlines()]
@@ -26,7 +26,7 @@ def tasks():
     return list(zip(t, o))
 
 
-@lru_cache(maxsize=None)
+@cache
 def base():
     return retail.load_db()
 

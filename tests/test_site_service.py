@@ -73,6 +73,7 @@ class _Redis:
 
     def __init__(self, folder, *, durable=True):
         import shutil
+
         from conftest import free_port, skip_or_fail
         self.exe = shutil.which("redis-server") or "/usr/bin/redis-server"
         import os
@@ -174,7 +175,7 @@ def test_a_write_finished_before_the_store_crashed_is_replayed_after_it_restarts
 
 def test_a_store_that_dies_after_the_effect_answers_outcome_unknown_and_a_resend_never_repeats_it(tmp_path, redis_box):
     data = tmp_path / "site"
-    kill = (f"import os, signal\nos.killpg(int((ctx.data_dir / 'redis.pid').read_text()), signal.SIGKILL)\n"
+    kill = ("import os, signal\nos.killpg(int((ctx.data_dir / 'redis.pid').read_text()), signal.SIGKILL)\n"
             "time.sleep(0.2)\n")
     site = SkillSite(data, skills_dirs=[_counting_write(tmp_path / "skills", kill)], store=redis_box.url,
                      lease_grace=0)

@@ -13,13 +13,13 @@ often it is the name that was reworded.
 import json
 import random
 import re
-from functools import lru_cache
+from functools import cache
 
 import pytest
+from conftest import DATASETS, ROOT, need
 
 from agentlab import Registry
 from agentlab.schema import name_words, suggest, to_camel
-from conftest import DATASETS, ROOT, need
 
 BFCL = DATASETS / "bfcl"
 
@@ -151,7 +151,7 @@ def hard_rewordings(name: str) -> list[tuple[str, str]]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def bfcl_name_groups() -> tuple[tuple[str, ...], ...]:
     """Every distinct set of names offered together: the tools of an entry, the parameters of a tool.
 

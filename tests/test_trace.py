@@ -1,7 +1,7 @@
 import json
 
+from agentlab.trace import COLORS, Event, first_divergence, outcome, read_jsonl, side_by_side_html, to_dataframe, to_jsonl
 from agentlab.workbook.demo import compare_loops
-from agentlab.trace import COLORS, Event, outcome, first_divergence, read_jsonl, side_by_side_html, to_dataframe, to_jsonl
 
 FIELDS = ["session_id", "turn_id", "round_index", "tool_name", "tool_call_id", "args_raw", "parse_ok", "validate_ok",
           "exec_ok", "error_code", "error_category", "error_stage", "retry_count", "latency_ms", "prompt_tokens",
