@@ -21,7 +21,7 @@ def held(store, session="s1"):
 
 def test_large_refund_is_held_not_executed():
     store = SQLiteStore()
-    desk, reg, run = held(store)
+    desk, _reg, run = held(store)
     assert run.status == "escalated" and run.pending == ("create_refund:A1003",) and desk.refunds == []
     err = json.loads(run.tool_events[-1].model_visible)["error"]
     assert err["code"] == "NEEDS_APPROVAL" and err["retryable"] is False and err["approval_id"] == "create_refund:A1003"

@@ -202,7 +202,7 @@ def test_bad_input_in_a_real_process(bad, argv, words):
 
 
 @pytest.mark.parametrize("argv,words", [
-    (check_args("ints.json") + ["--lang", "zh"], ["ints.json", "第 1 个工具"]),
+    ([*check_args("ints.json"), "--lang", "zh"], ["ints.json", "第 1 个工具"]),
     (eval_("--lang", "zh", suite="short_script.jsonl"), ["short_script.jsonl:1", "fake.script"]),
     (eval_("--lang", "zh", "--trials", "0"), ["--trials", "至少"]),
     (["demo", "--lang", "zh", "--step", "9"], ["--step", "之间"]),

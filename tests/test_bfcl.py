@@ -113,7 +113,7 @@ def test_every_function_doc_registers():
 
 def test_expected_calls_validate_except_the_listed_50(calls, known_bad):
     valid, invalid = 0, {}
-    for cid, cat, reg, name, args in calls:
+    for cid, _cat, reg, name, args in calls:
         checked = reg.check(name, json.dumps(args))
         if checked.ok:
             valid += 1
@@ -141,7 +141,7 @@ def _mutations(reg, name, args):
             mutated = {(camel if k == field else k): v for k, v in args.items()}
             yield "camelCase", name, json.dumps(mutated), lambda e, f=field, c=camel: (
                 e is not None and any(p.field == c and p.reason == "unknown_field" and p.suggestion == f for p in e.problems))
-    for field, value in args.items():
+    for field, _value in args.items():
         spec = props.get(field, {})
         t = spec.get("type")
         wrong = {"string": 12345, "integer": "12", "number": "1.5", "boolean": "yes", "array": "x", "object": "x"}.get(t)
@@ -162,7 +162,7 @@ def _found(error):
 
 def test_systematic_mutations_are_each_caught(valid_calls):
     counts, missed = Counter(), []
-    for cid, cat, reg, name, args in valid_calls:
+    for cid, _cat, reg, name, args in valid_calls:
         for kind, tool, raw, ok in _mutations(reg, name, args):
             counts[kind] += 1
             checked = reg.check(tool, raw)
@@ -176,7 +176,7 @@ def test_systematic_mutations_are_each_caught(valid_calls):
 
 def test_applying_the_camel_case_suggestion_makes_the_call_valid(valid_calls):
     fixed = 0
-    for cid, cat, reg, name, args in valid_calls:
+    for _cid, _cat, reg, name, args in valid_calls:
         props = reg[name].parameters.get("properties", {})
         for field in args:
             camel = to_camel(field)

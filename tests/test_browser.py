@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -61,7 +61,7 @@ def _wait(url: str, timeout: float = 90) -> None:
             else:
                 urllib.request.urlopen(url, timeout=2)
             return
-        except Exception:
+        except OSError:  # refused, reset, or an HTTP error status (URLError is an OSError)
             time.sleep(0.3)
     raise TimeoutError(f"{url} did not answer in {timeout} s")
 
@@ -97,6 +97,7 @@ def _jupyter_env(tmp: Path) -> dict:
 def _browser(tmp: Path, name: str, *, credentials: tuple[str, str] | None = None):
     """A chromium page; ``credentials``: the HTTP Basic user name and password it answers a challenge with
     (after one, chromium sends them to the rest of the site unasked, as for a person who signed in)."""
+    from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import sync_playwright
     console: list[str] = []
     auth = {"http_credentials": {"username": credentials[0], "password": credentials[1]}} if credentials else {}
@@ -109,10 +110,9 @@ def _browser(tmp: Path, name: str, *, credentials: tuple[str, str] | None = None
             yield page
         except BaseException:
             ARTIFACTS.mkdir(exist_ok=True)
-            try:
+            # a page that crashed takes no screenshot: the console log and the test's own error still count
+            with suppress(PlaywrightError):
                 page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-            except Exception:
-                pass
             (ARTIFACTS / f"{name}-console.txt").write_text("\n".join(console))
             raise
         finally:

@@ -17,16 +17,16 @@ def test_record_then_replay_through_either_loop(tmp_path):
     replay = run_guarded(CassetteModel(path, "refund"), reg2, "refund A1001", sleep=lambda s: None)
     assert [e.args_raw for e in replay.tool_events] == [e.args_raw for e in live.tool_events]
     assert replay.status == live.status and desk2.snapshot() == desk.snapshot()
-    desk3, reg3 = aftersales.SCENARIO.setup()
+    _desk3, reg3 = aftersales.SCENARIO.setup()
     assert run_naive(CassetteModel(path, "refund"), reg3, "x").status == "done"
-    desk4, reg4 = aftersales.SCENARIO.setup()  # another guard config, same replies
+    _desk4, reg4 = aftersales.SCENARIO.setup()  # another guard config, same replies
     assert run_guarded(CassetteModel(path, "refund"), reg4, "x", config=GuardConfig(step_budget=1)).status == "budget_exhausted"
 
 
 def test_errors_are_recorded_and_replayed(tmp_path):
     path = tmp_path / "c.jsonl"
     rec = RecordingModel(ScriptedModel([ModelError("RATE_LIMITED", retry_after=2), say("ok")]), path, label="x")
-    desk, reg = aftersales.SCENARIO.setup()
+    _desk, reg = aftersales.SCENARIO.setup()
     waits = []
     assert run_guarded(rec, reg, "x", sleep=waits.append).status == "done"
     waits2 = []
@@ -35,8 +35,8 @@ def test_errors_are_recorded_and_replayed(tmp_path):
 
 def test_faults_inject_into_replayed_real_replies(tmp_path):
     path = tmp_path / "c.jsonl"
-    desk, reg = aftersales.SCENARIO.setup()
+    _desk, reg = aftersales.SCENARIO.setup()
     run_guarded(RecordingModel(ScriptedModel([call("get_order", {"order_id": "A1001"}), say("paid")]), path), reg, "x")
-    desk, reg = aftersales.SCENARIO.setup()
+    _desk, reg = aftersales.SCENARIO.setup()
     run = run_guarded(FaultyModel(CassetteModel(path, then="ok"), "camel_case", at_step=1), reg, "x")
     assert run.tool_events[0].error_code == "INVALID_ARGS"

@@ -74,7 +74,7 @@ def test_keeping_the_last_messages_breaks_the_protocol_and_trimming_in_pairs_doe
         {"id": f"c{i}", "type": "function", "function": {"name": "book", "arguments": "{}"}} for i in range(6)]})
     history += [{"role": "tool", "tool_call_id": f"c{i}", "content": "ok"} for i in range(6)]
     history += [{"role": "assistant", "content": "done"}, {"role": "user", "content": "and lunch"}]
-    naive = [SYSTEM] + history[-6:]  # "keep the last few messages"
+    naive = [SYSTEM, *history[-6:]]  # "keep the last few messages"
     assert any("no preceding assistant" in p for p in protocol_problems(naive))
     trimmed = trim_messages(history, max_tokens=estimate_tokens(naive))
     assert protocol_problems(trimmed) == [] and len(trimmed) < len(history)
@@ -100,9 +100,9 @@ def test_the_test_server_refuses_a_broken_history_with_a_400_as_the_real_api_doe
     with ChatServer([say("fine"), say("fine")]) as server:
         model = OpenAIModel("m", base_url=server.base_url, api_key="k", sleep=lambda s: None)
         with pytest.raises(ModelError) as exc:
-            model.complete([SYSTEM] + history[-5:], [])  # the naive cut: orphan tool messages
+            model.complete([SYSTEM, *history[-5:]], [])  # the naive cut: orphan tool messages
         assert exc.value.code == "BAD_REQUEST" and server.attempts == 1
-        trimmed = trim_messages(history, max_tokens=estimate_tokens([SYSTEM] + history[-5:]))
+        trimmed = trim_messages(history, max_tokens=estimate_tokens([SYSTEM, *history[-5:]]))
         assert model.complete(trimmed, []).content == "fine"
 
 

@@ -117,7 +117,7 @@ def test_run_suite_stores_and_compare_plot(cases, tmp_path):
 def test_a_broken_suite_file_says_where(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "task": "x", "expect": {}}\n{not json\n')
-    with pytest.raises(ValueError, match="bad.jsonl:2"):
+    with pytest.raises(ValueError, match=r"bad\.jsonl:2"):
         load_cases(bad)
     p = subprocess.run([sys.executable, "-m", "agentlab", "eval", "--suite", str(bad)], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 2 and "bad.jsonl:2" in p.stderr and "Traceback" not in p.stderr

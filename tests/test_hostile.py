@@ -211,7 +211,7 @@ class Raises:
 @pytest.mark.parametrize("exc", [ValueError("bad"), KeyError("choices"), AttributeError("x"), TypeError("y"),
                                  RuntimeError("secret sk-live-123 at /srv/app.py")])
 def test_a_model_raising_anything_ends_the_run_with_a_status(exc):
-    desk, reg = aftersales.SCENARIO.setup()
+    _desk, reg = aftersales.SCENARIO.setup()
     run = guarded(Raises(exc), reg)
     assert run.status == "escalated" and run.events[-1].error_code == "MODEL_ERROR"
     assert "sk-live" not in run.answer and "Traceback" not in run.answer
@@ -226,7 +226,7 @@ def test_a_model_raising_anything_ends_the_run_with_a_status(exc):
     "not a reply at all",
 ])
 def test_malformed_replies_never_raise(reply):
-    desk, reg = aftersales.SCENARIO.setup()
+    _desk, reg = aftersales.SCENARIO.setup()
 
     class Odd:
         name = "odd"
@@ -239,7 +239,7 @@ def test_malformed_replies_never_raise(reply):
 
 
 def test_retry_after_is_honoured_and_a_too_long_one_tells_the_user_when():
-    desk, reg = aftersales.SCENARIO.setup()
+    _desk, reg = aftersales.SCENARIO.setup()
     waits = []
     run = run_guarded(ScriptedModel([ModelError("RATE_LIMITED", retry_after=20), say("ok")]), reg, "hi",
                       sleep=waits.append)
@@ -264,18 +264,18 @@ def hostile_reply(rng: random.Random):
     if roll < 0.18:
         return rng.choice([ValueError("boom"), KeyError("k"), RuntimeError("db at 10.0.0.5 password=x"), None])
     if roll < 0.3:
-        return Reply(rng.choice(STRINGS + [3, ["list"]]))
+        return Reply(rng.choice([*STRINGS, 3, ["list"]]))
     calls = []
     for i in range(rng.choice([1, 1, 1, 2, 3])):
         name = rng.choice(NAMES)
         shape = rng.random()
         if shape < 0.5:
             args = json.dumps({rng.choice(["order_id", "orderId", "amount", "reason", "phone", "summary"]):
-                               rng.choice(STRINGS + [199, 199.0, -1, True, [], {}]) for _ in range(rng.randint(0, 4))})
+                               rng.choice([*STRINGS, 199, 199.0, -1, True, [], {}]) for _ in range(rng.randint(0, 4))})
         elif shape < 0.7:
             args = json.dumps({"order_id": "A1001", "amount": rng.choice([199, 5, 2499.0]), "reason": "user_cancel"})
         else:
-            args = rng.choice(STRINGS + [{"order_id": "A1001"}])
+            args = rng.choice([*STRINGS, {"order_id": "A1001"}])
         calls.append(ToolCall(name, args, rng.choice([f"c{i}", None, ""])))
     return Reply(rng.choice([None, "", "thinking"]), tuple(calls))
 
@@ -423,7 +423,7 @@ def test_approve_rechecks_the_rules_and_a_wrong_registry_leaves_the_call_waiting
                                    Reply(None, (ToolCall("get_order", '{"order_id": "A1001"}', "same"),
                                                 ToolCall("get_order", '{"order_id": "A1002"}', "same")))])
 def test_replies_of_any_shape_end_with_a_status(reply):
-    desk, reg = aftersales.SCENARIO.setup()
+    _desk, reg = aftersales.SCENARIO.setup()
 
     class Odd:
         name = "odd"
@@ -441,7 +441,7 @@ def test_replies_of_any_shape_end_with_a_status(reply):
 
 def test_a_model_raising_a_base_exception_ends_the_run():
     import asyncio
-    desk, reg = aftersales.SCENARIO.setup()
+    _desk, reg = aftersales.SCENARIO.setup()
     for exc in (asyncio.CancelledError(), GeneratorExit(), type("Odd", (BaseException,), {})()):
         assert guarded(Raises(exc), reg).events[-1].error_code == "MODEL_ERROR"
 

@@ -120,7 +120,7 @@ def test_guarded_after_sales_agent_on_the_real_local_model(tmp_path):
     _need_local()
     from agentlab.models.openai_model import OpenAIModel
     with local.LocalServer("0.5b", log=tmp_path / "server.log") as server:
-        desk, reg = aftersales.SCENARIO.setup()
+        _desk, reg = aftersales.SCENARIO.setup()
         model = OpenAIModel("qwen2.5-coder-0.5b", base_url=server.base_url, max_tokens=200)
         run = run_guarded(model, reg, "Where is my order A1002? Has it shipped?",
                           system_prompt=aftersales.SYSTEM_PROMPT["en"], config=GuardConfig(step_budget=4))

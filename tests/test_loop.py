@@ -28,7 +28,7 @@ def guarded(model, reg, task="Refund A1001", **kw):
 
 
 def test_seed_000_demo_replays():
-    desk, reg = setup()
+    _desk, reg = setup()
     model = seed_demo_model()
     run = guarded(model, reg)
     tools = run.tool_events
@@ -113,29 +113,29 @@ def test_naive_runs_only_the_first_call_and_drops_the_rest():
 
 
 def test_naive_crash_is_an_outcome():
-    desk, reg = setup()
+    _desk, reg = setup()
     run = run_naive(ScriptedModel([call("get_order", '{"order_id": "A1001"')]), reg, "x")
     assert run.status == "failed" and "JSONDecodeError" in run.reason
 
 
 def test_self_correction_budget_escalates():
-    desk, reg = setup()
+    _desk, reg = setup()
     bad = [call("get_order", {"orderId": "A1001"}) for _ in range(5)]
     run = guarded(ScriptedModel(bad), reg)
     assert run.status == "escalated" and run.invalid_calls == 3 and "corrections" in run.reason
-    run = guarded(ScriptedModel(bad[:3] + [say("x")]), setup()[1], config=GuardConfig(self_correction=None))
+    run = guarded(ScriptedModel([*bad[:3], say("x")]), setup()[1], config=GuardConfig(self_correction=None))
     assert run.status == "done"  # unlimited re-asks when the budget is off
 
 
 def test_repeated_call_breaker_on_the_third():
-    desk, reg = setup()
+    _desk, reg = setup()
     same = [call("get_order", {"order_id": "A1001"}) for _ in range(4)]
     run = guarded(ScriptedModel(same), reg)
     assert run.status == "escalated" and run.tool_events[-1].error_code == "LOOP_DETECTED" and run.steps == 3
 
 
 def test_ping_pong_hits_the_step_budget():
-    desk, reg = setup()
+    _desk, reg = setup()
     ping = [call("get_order", {"order_id": f"A10{i:02d}"}) if i % 2 else call("search_orders", {"phone": f"138001380{i:02d}"})
             for i in range(1, 20)]
     run = guarded(ScriptedModel(ping, then="x"), reg)
@@ -145,7 +145,7 @@ def test_ping_pong_hits_the_step_budget():
 
 
 def test_timeout_and_retry_schedule_are_injected():
-    desk, reg = setup()
+    _desk, reg = setup()
     waits = []
     model = ScriptedModel([ModelError("RATE_LIMITED", retry_after=1.5), ModelError("UNAVAILABLE"), say("ok")])
     run = guarded(model, reg, sleep=waits.append, rng=random.Random(1))
@@ -157,7 +157,7 @@ def test_timeout_and_retry_schedule_are_injected():
 
 
 def test_transient_errors_give_up_after_the_cap():
-    desk, reg = setup()
+    _desk, reg = setup()
     model = ScriptedModel([ModelError("UNAVAILABLE")] * 3)
     run = guarded(model, reg)
     assert run.status == "escalated" and run.retries == 2
@@ -199,7 +199,7 @@ def test_each_guard_switches_off():
 def test_cleaning_turns_45_yuan_into_a_number():
     c = compare_loops("wrong_type", config=GuardConfig(clean=True))
     assert c.guarded.status == "done" and c.guarded.invalid_calls == 0
-    assert '"cleaned"' in [e.model_visible for e in c.guarded.tool_events if e.tool_name == "create_refund"][0]
+    assert '"cleaned"' in next(e.model_visible for e in c.guarded.tool_events if e.tool_name == "create_refund")
 
 
 def test_business_rules_block_shipped_orders_and_large_amounts():
@@ -229,9 +229,10 @@ replies = st.one_of(
     st.builds(say, st.text(max_size=20)),
     st.builds(lambda n, a: tool_calls(call(n, a)),
               st.sampled_from(["get_order", "search_orders", "create_refund", "escalate_to_human", "nope"]),
-              st.one_of(st.text(max_size=30), st.dictionaries(st.sampled_from(["order_id", "orderId", "amount", "reason", "phone", "summary"]),
-                                                              st.one_of(st.integers(), st.text(max_size=8), st.floats(allow_nan=False), st.booleans(), st.none()),
-                                                              max_size=4).map(json.dumps))),
+              st.one_of(st.text(max_size=30),
+                        st.dictionaries(st.sampled_from(["order_id", "orderId", "amount", "reason", "phone", "summary"]),
+                                        st.one_of(st.integers(), st.text(max_size=8), st.floats(allow_nan=False), st.booleans(), st.none()),
+                                        max_size=4).map(json.dumps))),
     st.builds(lambda c, r: ModelError(c, retry_after=r), st.sampled_from(["RATE_LIMITED", "TIMEOUT", "UNAVAILABLE", "UNAUTHENTICATED", "BAD_REQUEST"]),
               st.one_of(st.none(), st.floats(0, 5))),
     st.builds(lambda a, b: tool_calls(a, b), st.just(call("get_order", {"order_id": "A1001"})),
@@ -256,7 +257,7 @@ def test_any_reply_sequence_ends_in_a_terminal_status(script, budget, off):
 
 def test_with_every_guard_off_the_hard_cap_still_ends_the_run_at_fifty():
     from agentlab.guards import HARD_CAP, NO_GUARDS
-    desk, reg = setup()
+    _desk, reg = setup()
     run = guarded(ScriptedModel([], then=tool_calls(call("get_order", {"order_id": "A1001"}))), reg, config=NO_GUARDS)
     assert HARD_CAP == 50 and run.status == "budget_exhausted" and run.steps == 50 and run.tool_calls == 50
 
@@ -264,7 +265,7 @@ def test_with_every_guard_off_the_hard_cap_still_ends_the_run_at_fifty():
 def test_a_write_runs_in_a_worker_thread_and_a_read_in_the_callers():
     import threading
     seen = {}
-    desk, reg = setup()
+    _desk, reg = setup()
 
     def record(name, fn):
         def wrapped(**kw):

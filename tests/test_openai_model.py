@@ -98,7 +98,7 @@ def test_the_clients_own_retries_would_multiply_ours():
 
 def test_the_guarded_loop_does_not_resend_what_the_adapter_already_did():
     with ChatServer([HTTPFault(500)] * 10) as server:
-        desk, reg = aftersales.SCENARIO.setup()
+        _desk, reg = aftersales.SCENARIO.setup()
         run = run_guarded(model(server, retry=RetryPolicy(max_retries=2)), reg, "x", sleep=lambda s: None)
         assert run.status == "escalated" and server.attempts == 3 and run.retries == 2
         assert "busy" in run.answer and "500" in (run.events[0].note or "")
@@ -111,7 +111,7 @@ def test_quirks_empty_content_pretty_arguments_and_unparsable_500():
         m = model(server)
         r = m.complete([], [])
         assert r.content is None and r.tool_calls[0].arguments.startswith("{\n")
-        desk, reg = aftersales.SCENARIO.setup()
+        _desk, reg = aftersales.SCENARIO.setup()
         assert reg.check("get_order", r.tool_calls[0].arguments).ok
         assert m.complete([], []).content == "ok"
         assert server.requests[2]["temperature"] == 0.3  # the resend varies the sampling a little
@@ -120,7 +120,7 @@ def test_quirks_empty_content_pretty_arguments_and_unparsable_500():
 def test_malformed_arguments_reach_the_guarded_loop_as_bad_json():
     with ChatServer([malformed("get_order", '{"order_id": "A1001"'), call("get_order", {"order_id": "A1001"}),
                      say("A1001 is paid.")]) as server:
-        desk, reg = aftersales.SCENARIO.setup()
+        _desk, reg = aftersales.SCENARIO.setup()
         run = run_guarded(model(server), reg, "where is A1001?")
         assert [e.error_code for e in run.tool_events] == ["BAD_JSON", None] and run.status == "done_after_self_correction"
         assert run.events[0].prompt_tokens > 0 and run.tokens > 0
@@ -182,7 +182,7 @@ def test_retry_after_beyond_the_longest_wait_stops_at_once_and_says_when():
 def test_the_guarded_loop_tells_the_user_when_to_come_back():
     waits = []
     with ChatServer([HTTPFault(429, retry_after=120)] * 3) as server:
-        desk, reg = aftersales.SCENARIO.setup()
+        _desk, reg = aftersales.SCENARIO.setup()
         run = run_guarded(model(server, waits=waits), reg, "refund A1001", sleep=waits.append)
     assert server.attempts == 1 and waits == []
     assert run.status == "escalated" and "120 seconds" in run.answer
@@ -355,7 +355,7 @@ def test_an_unreadable_answer_is_an_error_with_a_sentence_never_done(case):
         err = exc.value.to_error()
         assert exc.value.code == code and err.text("zh") == t(said, "zh") and err.text("en") == t(said, "en")
         assert server.attempts == (2 if exc.value.transient else 1)  # a login page will not go away by asking again
-        desk, reg = aftersales.SCENARIO.setup()
+        _desk, reg = aftersales.SCENARIO.setup()
         run = run_guarded(m, reg, "Refund A1001", sleep=lambda s: None)
     assert run.status == "escalated" and run.answer
 
@@ -404,7 +404,7 @@ def test_a_lone_surrogate_in_a_call_id_does_not_break_the_next_request():
         direct = m.complete([{"role": "user", "content": "hi"}], [])
         assert direct.tool_calls[0].id == "call_\\ud800"
     with ChatServer([odd, say("A1001 is paid.")]) as server:
-        desk, reg = aftersales.SCENARIO.setup()
+        _desk, reg = aftersales.SCENARIO.setup()
         run = run_guarded(model(server), reg, "Where is A1001?", store=MemoryStore(), sleep=lambda s: None)
         assert server.attempts == 2
     assert run.status == "done" and run.answer == "A1001 is paid."

@@ -80,7 +80,7 @@ def test_readme_states_the_true_core_size():
 def test_the_readme_names_every_module_of_the_tree():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     arch = readme[readme.index("### Architecture"):readme.index("### For engineers")]
-    for path in MODULES + [ROOT / "agentlab" / "__main__.py"]:
+    for path in [*MODULES, ROOT / "agentlab" / "__main__.py"]:
         if path.name == "__init__.py":
             assert f"{path.parent.name}/" in arch or path.parent.name == "agentlab", path
             continue

@@ -8,7 +8,7 @@ from agentlab.workbook.plots import plot_bars, plot_herd, plot_lines, plot_matri
 
 def test_each_plot_takes_an_ax_or_makes_one_and_returns_it():
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots()
+    _fig, ax = plt.subplots()
     assert plot_bars({"a": {"naive": 1, "guarded": 2}}, ax=ax) is ax and len(ax.patches) == 2
     assert len(plot_statuses({"x": {"done": 3, "escalated": 1}}).patches) == 2
     assert plot_retry_schedule(RetryPolicy(max_retries=3), clients=5).collections

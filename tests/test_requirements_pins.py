@@ -44,7 +44,7 @@ def test_every_requirement_is_pinned_by_hash_and_every_part_is_there(size):
     found = pins(FILES[size])
     w = local.WEIGHTS[size]
     for i in range(1, w.parts + 1):
-        version, hashes = found[w.dist.format(i=i)]
+        _version, hashes = found[w.dist.format(i=i)]
         assert len(hashes) == 1, "a part is pinned to its one wheel: its sdist would run code at install time"
 
 

@@ -23,7 +23,7 @@ def tasks():
     need(retail.data_dir(), "tau-bench retail")
     t = [json.loads(line) for line in (retail.data_dir() / "tasks_test.jsonl").read_text().splitlines()]
     o = [json.loads(line) for line in (retail.data_dir() / "oracle_test.jsonl").read_text().splitlines()]
-    return list(zip(t, o))
+    return list(zip(t, o, strict=True))  # one oracle per task
 
 
 @cache
@@ -66,7 +66,7 @@ def test_every_write_sent_twice_still_changes_the_data_once():
             if a["name"] in retail.WRITES:
                 script.append(call(a["name"], a["kwargs"]))  # the model repeats itself
                 writes += 1
-        run, changes = replay(task, script + [say("done")], cfg(task, extra=len(script) - len(task["actions"])))
+        run, changes = replay(task, [*script, say("done")], cfg(task, extra=len(script) - len(task["actions"])))
         assert run.status.startswith("done") and changes == oracle["db_changes"], task["index"]
     assert writes > 100
 
@@ -85,14 +85,14 @@ def test_a_mutated_call_before_each_correct_one_costs_exactly_the_injected_count
     for task, oracle in tasks():
         if not task["actions"]:
             continue
-        clean_run, clean_changes = replay(task, plain(task), cfg(task, self_correction=None))
+        clean_run, _clean_changes = replay(task, plain(task), cfg(task, self_correction=None))
         script = []
         for a in task["actions"]:
             script += [_mutated(a), call(a["name"], a["kwargs"])]
         n = len(task["actions"])
         # the re-ask budget counts consecutive invalid calls; injecting one before every call doubles
         # those streaks, so this test lifts it to isolate the cost of the injected mistakes
-        run, changes = replay(task, script + [say("done")], cfg(task, extra=n, self_correction=None))
+        run, changes = replay(task, [*script, say("done")], cfg(task, extra=n, self_correction=None))
         assert run.status.startswith("done") and changes == oracle["db_changes"], task["index"]
         assert run.invalid_calls == clean_run.invalid_calls + n
         assert run.steps == clean_run.steps + n
@@ -100,10 +100,10 @@ def test_a_mutated_call_before_each_correct_one_costs_exactly_the_injected_count
 
 def test_a_step_budget_below_the_task_length_stops_the_loop():
     failed = 0
-    for task, oracle in tasks():
+    for task, _oracle in tasks():
         if len(task["actions"]) < 2:
             continue
-        run, changes = replay(task, plain(task), GuardConfig(step_budget=len(task["actions"]) - 1, timeout=None))
+        run, _changes = replay(task, plain(task), GuardConfig(step_budget=len(task["actions"]) - 1, timeout=None))
         assert run.status == "budget_exhausted" and run.steps == len(task["actions"]) - 1
         failed += 1
     assert failed == sum(len(t["actions"]) >= 2 for t, _ in tasks()) > 90
@@ -115,5 +115,5 @@ def test_parallel_writes_in_one_message_are_each_answered():
     for a in task["actions"]:
         c = call(a["name"], a["kwargs"])
         script.append(tool_calls(c, call(a["name"], a["kwargs"])) if a["name"] in retail.WRITES else c)
-    run, changes = replay(task, script + [say("done")], cfg(task))
+    run, changes = replay(task, [*script, say("done")], cfg(task))
     assert changes == oracle["db_changes"] and any(e.replayed for e in run.tool_events)

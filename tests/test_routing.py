@@ -80,7 +80,10 @@ def test_a_named_tool_choice_forces_the_confirmation_step_before_a_delete():
 
     model = ScriptedModel([call("delete_expense_record", {}), call("create_reminder", {}), call("delete_expense_record", {}),
                            say("deleted")])
-    reg = Registry([Tool(n, d, OBJ, (lambda n=n: lambda **kw: {"did": n, "note": "confirm"})()) for n, d in TOOLS])
+    def answers(name):  # one function per tool, each naming its own tool
+        return lambda **kw: {"did": name, "note": "confirm"}
+
+    reg = Registry([Tool(n, d, OBJ, answers(n)) for n, d in TOOLS])
     run = run_guarded(model, reg, "delete the taxi record", tool_choice=confirm_first, sleep=lambda s: None)
     assert model.calls[0].tools == ("create_reminder",)
     assert [e.error_code for e in run.tool_events] == ["WRONG_TOOL", None, None] and run.status.startswith("done")

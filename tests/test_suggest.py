@@ -112,14 +112,14 @@ def rewordings(name: str) -> list[tuple[str, str]]:
     out = []
     for i, w in enumerate(words):
         for alt in SWAPS.get(w, ()):
-            out.append(("synonym", _style(words[:i] + [alt] + words[i + 1:], name)))
+            out.append(("synonym", _style([*words[:i], alt, *words[i + 1:]], name)))
     if len(words) >= 2:
         out.append(("verb_object_swap", _style(words[1:] + words[:1], name)))
     if len(words) >= 3:
         out.append(("reversed", _style(words[::-1], name)))
     for i, w in enumerate(words):  # a synonym and a swap at once: "get_order" -> "order_fetch"
         if SWAPS.get(w) and len(words) >= 2:
-            swapped = words[:i] + [SWAPS[w][0]] + words[i + 1:]
+            swapped = [*words[:i], SWAPS[w][0], *words[i + 1:]]
             out.append(("synonym+swap", _style(swapped[1:] + swapped[:1], name)))
     return out
 
@@ -131,21 +131,21 @@ def hard_rewordings(name: str) -> list[tuple[str, str]]:
     out = []
     for i, w in enumerate(words):
         for alt in OFF_TABLE.get(w, ()):
-            out.append(("off_table", _style(words[:i] + [alt] + words[i + 1:], name)))
+            out.append(("off_table", _style([*words[:i], alt, *words[i + 1:]], name)))
     if len(words) >= 3:
         out += [("dropped", _style(words[:i] + words[i + 1:], name)) for i in range(len(words))]
     if words:
-        out.append(("extra", _style(words + ["info"], name)))
+        out.append(("extra", _style([*words, "info"], name)))
         i = max(range(len(words)), key=lambda k: len(words[k]))
         w = words[i]
         if len(w) >= 5:
             k = rnd.randrange(1, len(w) - 1)
-            out.append(("lost_letter", _style(words[:i] + [w[:k] + w[k + 1:]] + words[i + 1:], name)))
+            out.append(("lost_letter", _style([*words[:i], w[:k] + w[k + 1:], *words[i + 1:]], name)))
         i = rnd.randrange(len(words))
         w = words[i]
         if len(w) >= 3:
             k = rnd.randrange(len(w) - 1)
-            out.append(("swapped_letters", _style(words[:i] + [w[:k] + w[k + 1] + w[k] + w[k + 2:]] + words[i + 1:], name)))
+            out.append(("swapped_letters", _style([*words[:i], w[:k] + w[k + 1] + w[k] + w[k + 2:], *words[i + 1:]], name)))
     if len(words) >= 2:
         out.append(("glued", "".join(words)))
     return out

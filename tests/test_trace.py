@@ -57,7 +57,7 @@ def test_a_structured_error_is_shown_whole_in_a_trace_did_you_mean_included():
         c = compare_loops(fault)
         html = side_by_side_html(c.naive.events, c.guarded.events)
         assert lesson in html.replace("&#x27;", "'"), fault
-        told = [e.model_visible for e in c.guarded.tool_events if e.error_code][0]
+        told = next(e.model_visible for e in c.guarded.tool_events if e.error_code)
         for hint in (json.loads(told)["error"].get("hint"),
                      *[p["hint"] for p in json.loads(told)["error"].get("problems", [])]):
             assert hint.replace("'", "&#x27;") in html  # every hint, whole

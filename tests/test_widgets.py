@@ -39,7 +39,7 @@ def test_fault_injector_step_changes_where_it_lands():
     app.fault.value = "camel_case"
     app.step.value = 1
     app.run.click()
-    first = [e for e in app.last.guarded.tool_events if e.error_code][0]
+    first = next(e for e in app.last.guarded.tool_events if e.error_code)
     assert first.tool_name == "get_order" and "orderId" in first.args_raw
 
 
