@@ -1,7 +1,15 @@
-"""Shared by the skill site's tests: a clock to move by hand, a broken and a slow skill written as folders."""
+"""Shared by the skill site's tests: a clock to move by hand, a broken and a slow skill written as folders, and
+the real server (``python -m agentlab site`` under uvicorn) started in a subprocess."""
 import json
+import os
+import signal
+import subprocess
+import sys
 import textwrap
+import time
 from pathlib import Path
+
+from conftest import ROOT, free_port
 
 
 class Clock:
@@ -49,3 +57,62 @@ def test_skills(folder: Path) -> Path:
 
 
 test_skills.__test__ = False  # a helper, not a test
+
+
+class SiteServer:
+    """``python -m agentlab site --data DATA *args --port P`` on a free loopback port, in its own process group
+    (so that stopping it stops whatever it started). Output goes to ``log`` when given, else nowhere.
+    ``unset`` names environment variables the server must not inherit (say, a store chosen by the caller's shell).
+
+    Start several, then ``wait_ready`` each, so that they boot side by side; or use it as a context manager,
+    which waits on entry and stops on exit."""
+
+    def __init__(self, data: Path, *args: str, log: Path | None = None, ready: str = "/api/skills",
+                 unset: tuple[str, ...] = ()):
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.ready, self.log = ready, log
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        for name in unset:
+            env.pop(name, None)
+        self._out = open(log, "w") if log else None  # closed in stop(), once the process has ended
+        self.proc = subprocess.Popen([sys.executable, "-m", "agentlab", "site", "--data", str(data), *args,
+                                      "--port", str(self.port)], cwd=ROOT, env=env,
+                                     stdout=self._out or subprocess.DEVNULL,
+                                     stderr=subprocess.STDOUT if self._out else subprocess.DEVNULL,
+                                     start_new_session=True)
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        """Poll ``ready`` until it answers 200; the server's own output in the error if it exits or never does."""
+        import httpx
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if httpx.get(self.base + self.ready, timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                said = self.log.read_text() if self.log and self.log.exists() else "(its output was not kept)"
+                self.stop()
+                raise RuntimeError(f"the site at {self.base} did not start: {said}")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        """SIGTERM to the group, SIGKILL if it has not ended 10 s later (a test may have killed it already)."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        if self._out:
+            self._out.close()
+
+    def __enter__(self) -> "SiteServer":
+        self.wait_ready()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

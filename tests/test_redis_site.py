@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, free_port
-from site_helpers import write_skill
+from site_helpers import SiteServer, write_skill
 
 httpx = pytest.importorskip("httpx")
 pytestmark = pytest.mark.timeout(180)
@@ -46,36 +46,17 @@ def replicas(redis_server, tmp_path_factory):
     setup = SkillSite(data, skills_dirs=[folder], store=url)
     plain, _ = setup.create_key("plain")
     capped, _ = setup.create_key("capped", quota=25, period="day")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("AGENTLAB_STORE", None)
-    ports = [free_port() for _ in range(3)]
-    procs = [subprocess.Popen([sys.executable, "-m", "agentlab", "site", "--data", str(data), "--skills", str(folder),
-                               "--store", url, "--lease-grace", "1", "--port", str(p)], cwd=ROOT, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-             for p in ports]
-    bases = [f"http://127.0.0.1:{p}" for p in ports]
+    # the three boot side by side; the store comes from --store, never from the caller's shell
+    servers = [SiteServer(data, "--skills", str(folder), "--store", url, "--lease-grace", "1", unset=("AGENTLAB_STORE",))
+               for _ in range(3)]
     try:
-        deadline = time.monotonic() + 60
-        for base in bases:
-            while True:
-                try:
-                    if httpx.get(base + "/api/skills", timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert time.monotonic() < deadline, f"a replica did not start at {base}"
-                time.sleep(0.2)
-        yield {"bases": bases, "procs": procs, "data": data, "plain": plain, "capped": capped, "url": url,
-               "store": setup.claims}
+        for server in servers:
+            server.wait_ready()
+        yield {"bases": [s.base for s in servers], "procs": [s.proc for s in servers], "data": data, "plain": plain,
+               "capped": capped, "url": url, "store": setup.claims}
     finally:
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
+        for server in servers:
+            server.stop()
 
 
 def effects(data: Path) -> list[str]:

@@ -7,8 +7,6 @@ quota and the rate are hit for real, with small numbers.
 """
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,15 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 from conftest import ROOT
-from site_helpers import test_skills
+from site_helpers import SiteServer, test_skills
 
 NOTE = {"to": "customer@example.com", "subject": "Refund", "body": "Your refund is on its way."}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def cli(*args, data):
@@ -45,33 +37,9 @@ def server(tmp_path_factory):
         assert made.returncode == 0, made.stderr
         keys[name] = made.stdout.strip()
         assert keys[name].startswith("sk-site-") and keys[name] not in made.stderr  # stdout holds the key, once
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    log = open(data / "server.out", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "agentlab", "site", "--host", "127.0.0.1", "--port", str(port),
-                             "--skills", str(skills), "--data", str(data)], cwd=ROOT, env=env, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(url + "/api/skills", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError("the site did not start: " + (data / "server.out").read_text())
-        time.sleep(0.2)
-    try:
-        with httpx.Client(base_url=url, timeout=15) as client:
-            yield {"http": client, "url": url, "keys": keys, "data": data}
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()
+    with SiteServer(data, "--host", "127.0.0.1", "--skills", str(skills), log=data / "server.out") as site, \
+            httpx.Client(base_url=site.base, timeout=15) as client:
+        yield {"http": client, "url": site.base, "keys": keys, "data": data}
 
 
 def post(server, name, args, key="all", **headers):

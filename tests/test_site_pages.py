@@ -8,20 +8,14 @@ reason where chromium or playwright is missing, and fail instead in CI (AGENTLAB
 screenshot and the console go to test-artifacts/.
 """
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
-import time
 
 import httpx
 import pytest
-from conftest import ROOT
 from fastapi.testclient import TestClient
-from site_helpers import Clock
+from site_helpers import Clock, SiteServer
 from test_browser import _browser, _need_browser
-from test_site_contract import cli, free_port
+from test_site_contract import cli
 
 from agentlab.site.app import create_app
 from agentlab.site.pages import CSP
@@ -217,34 +211,10 @@ def live(tmp_path_factory):
     made = cli("keys", "create", "--name", "ops", "--operator", data=data)
     assert made.returncode == 0 and "operator key" in made.stderr, made.stderr
     ops = made.stdout.strip()
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    log = open(data / "server.out", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "agentlab", "site", "--host", "127.0.0.1", "--port", str(port),
-                             "--data", str(data)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(url + "/", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError("the site did not start: " + (data / "server.out").read_text())
-        time.sleep(0.2)
-    try:
-        with httpx.Client(base_url=url, timeout=15) as http:
-            calls(http, key)
-            yield {"url": url, "key": key, "ops": ("ops", ops), "skills": len(http.get("/api/skills").json()["skills"])}
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()
+    with SiteServer(data, "--host", "127.0.0.1", log=data / "server.out", ready="/") as site, \
+            httpx.Client(base_url=site.base, timeout=15) as http:
+        calls(http, key)
+        yield {"url": site.base, "key": key, "ops": ("ops", ops), "skills": len(http.get("/api/skills").json()["skills"])}
 
 
 @pytest.mark.browser

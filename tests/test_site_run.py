@@ -14,8 +14,7 @@ import threading
 import time
 
 import httpx
-from conftest import ROOT
-from test_site_contract import free_port
+from conftest import ROOT, free_port
 
 
 def start(data, port):

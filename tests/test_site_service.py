@@ -3,7 +3,7 @@ that never turn into a second effect, client mistakes that are never "try again 
 import json
 
 import pytest
-from site_helpers import Clock
+from site_helpers import Clock, SiteServer
 
 from agentlab.site.client import wire_key
 from agentlab.site.service import SkillSite
@@ -253,31 +253,14 @@ def test_a_frozen_store_slows_only_the_calls_that_need_it_never_the_pages(tmp_pa
     past the cap on running calls they are refused at once; the market page still answers, from the threads left."""
     import os
     import signal
-    import subprocess
-    import sys
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    from conftest import ROOT, free_port
     httpx = pytest.importorskip("httpx")
     data = tmp_path / "site"
     key, _ = SkillSite(data, store=redis_box.url).create_key("t")
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    server = subprocess.Popen([sys.executable, "-m", "agentlab", "site", "--data", str(data), "--store", redis_box.url,
-                               "--port", str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/api/skills", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline and server.poll() is None, "the site did not start"
-            time.sleep(0.2)
+    with SiteServer(data, "--store", redis_box.url) as server:
+        base = server.base
         os.kill(redis_box.proc.pid, signal.SIGSTOP)
         try:
             def execute(_):
@@ -292,43 +275,6 @@ def test_a_frozen_store_slows_only_the_calls_that_need_it_never_the_pages(tmp_pa
             os.kill(redis_box.proc.pid, signal.SIGCONT)
         assert page.status_code == 200
         assert set(statuses) == {503}  # the store was down, or the site was full: nothing ran, a resend is safe
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(10)
-
-
-class _Served:
-    """``python -m agentlab site`` under uvicorn on a free port, in its own process group."""
-
-    def __init__(self, data, *extra):
-        import os
-        import subprocess
-        import sys
-        import time
-
-        from conftest import ROOT, free_port
-        httpx = pytest.importorskip("httpx")
-        self.port = free_port()
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.proc = subprocess.Popen([sys.executable, "-m", "agentlab", "site", "--data", str(data), *extra,
-                                      "--port", str(self.port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)
-        self.base = f"http://127.0.0.1:{self.port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(self.base + "/api/skills", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline and self.proc.poll() is None, "the site did not start"
-            time.sleep(0.2)
-
-    def stop(self):
-        import os
-        import signal
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        self.proc.wait(10)
 
 
 def test_callers_who_trickle_their_bodies_hold_no_slot_and_one_key_cannot_take_them_all(tmp_path):
@@ -336,21 +282,20 @@ def test_callers_who_trickle_their_bodies_hold_no_slot_and_one_key_cannot_take_t
     httpx = pytest.importorskip("httpx")
     data = tmp_path / "site"
     key, _ = SkillSite(data).create_key("t")
-    served = _Served(data)
     held = []
-    try:
-        for _ in range(40):  # keyless, a body promised and never sent: each costs a connection, not a slot
-            s = socket.create_connection(("127.0.0.1", served.port))
-            s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                      b"Content-Length: 500\r\n\r\n{")
-            held.append(s)
-        r = httpx.post(served.base + "/api/skills/current_weather/execute", json={"arguments": {"city": "Beijing"}},
-                       headers={"X-API-Key": key}, timeout=8)  # a hang guard: before, 503 until the trickles ended
-        assert r.status_code == 200, r.text
-    finally:
-        for s in held:
-            s.close()
-        served.stop()
+    with SiteServer(data) as served:
+        try:
+            for _ in range(40):  # keyless, a body promised and never sent: each costs a connection, not a slot
+                s = socket.create_connection(("127.0.0.1", served.port))
+                s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                          b"Content-Length: 500\r\n\r\n{")
+                held.append(s)
+            r = httpx.post(served.base + "/api/skills/current_weather/execute", json={"arguments": {"city": "Beijing"}},
+                           headers={"X-API-Key": key}, timeout=8)  # a hang guard: before, 503 until the trickles ended
+            assert r.status_code == 200, r.text
+        finally:
+            for s in held:
+                s.close()
 
 
 # ---------------------------------------------------------------- claims: per tenant, released, marked unknown
