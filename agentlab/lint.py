@@ -23,7 +23,7 @@ is loaded: the linter says it about a file before it is loaded, the loader refus
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -154,9 +154,9 @@ def lint(tools: Iterable[Any], *, lang: Lang = "en") -> list[Finding]:
             if isinstance(sub.get("patternProperties"), Mapping):
                 patterns += [p for p in sub["patternProperties"] if isinstance(p, str)]
             findings += [_f("AL011", "warning", path, "pattern", lang, pattern=p) for p in patterns if slow_pattern(p)]
-        for loc, field, sub, required in _fields(name, params):
+        for loc, field, spec, required in _fields(name, params):
             names_seen.append((field, loc))
-            findings += _lint_field(loc, field, sub, required, lang)
+            findings += _lint_field(loc, field, spec, required, lang)
     findings += _lint_naming(names_seen, lang)
     return findings
 
@@ -169,7 +169,7 @@ def _as_function(t: Any) -> Mapping:
     return t
 
 
-def _fields(tool: str, schema: Mapping, prefix: str = ""):
+def _fields(tool: str, schema: Mapping, prefix: str = "") -> Iterator[tuple[str, str, Mapping, bool]]:
     props = schema.get("properties") if isinstance(schema, Mapping) else None
     if not isinstance(props, Mapping):
         return

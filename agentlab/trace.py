@@ -13,9 +13,12 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .i18n import Lang, t
+
+if TYPE_CHECKING:  # pandas is optional: imported only when a DataFrame is asked for
+    import pandas as pd
 
 __all__ = ["COLORS", "Event", "EventKind", "finalize", "first_divergence", "outcome", "read_jsonl",
            "side_by_side_html", "to_dataframe", "to_html", "to_jsonl"]
@@ -84,7 +87,7 @@ def read_jsonl(path: str | Path) -> list[Event]:
     return out
 
 
-def to_dataframe(events: Iterable[Event]):
+def to_dataframe(events: Iterable[Event]) -> pd.DataFrame:
     """A pandas DataFrame, one row per event (pandas is imported only here)."""
     import pandas as pd
     return pd.DataFrame([e.to_dict() for e in events], columns=[f.name for f in fields(Event)])
