@@ -126,5 +126,5 @@ def test_the_cycle_check_can_fail():
     assert import_cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
     assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
     assert import_cycles({"a": {"b"}, "b": set()}) == []
-    assert "agentlab.store" in imports(PKG / "redis_store.py")  # the walk sees imports inside functions...
-    assert "agentlab.tools" in imports(PKG / "cli.py")  # ...(cli imports tools only when a command needs it)
+    # the walk sees imports inside functions (store.py imports redis_store.py only to open a redis:// URL)
+    assert "agentlab.redis_store" in imports(PKG / "store.py")
