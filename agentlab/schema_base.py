@@ -1,4 +1,5 @@
-"""What both paths of the schema check share: the schema's error, problem paths, walking subschemas.
+"""What both paths of the schema check share: the schema's error, problem paths, walking
+subschemas, and the ``$ref`` loops refused at registration.
 
 The compiled path (schema.py) and the delegated one (schema_delegate.py) both build on this module, so
 that schema.py can hand a schema to schema_delegate.py without the two importing each other.
@@ -13,6 +14,8 @@ __all__ = ["DRAFT_2020_12", "SchemaError", "join", "ref_loop", "show", "transfor
 
 
 DRAFT_2020_12 = frozenset({"https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#"})
+
+
 class SchemaError(ValueError):
     """The schema itself is broken (a developer's mistake, raised at registration).
 
