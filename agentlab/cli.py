@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from .commands import EXTRA, emit, read_json
+from .commands import EXTRA, emit, load_registry
 from .i18n import Lang, t
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -36,12 +36,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         print(t("cli.usage", self.lang, message=message, prog=self.prog), file=sys.stderr)
         raise SystemExit(2)
-
-
-def load_registry(path: str, *, lang: Lang = "en", close: bool = True) -> Any:
-    """A Registry from a JSON file of tool specs, checked shape by shape so that a bad file gets one clear line."""
-    from .tools import load_specs
-    return load_specs(read_json(path, "what.tools"), source=path, lang=lang, close=close)
 
 
 def cmd_check_args(ns: argparse.Namespace) -> int:

@@ -54,6 +54,14 @@ def emit(text: str, *, json_text: bool = False) -> None:
             pass
 
 
+def load_registry(path: str, *, lang: Lang = "en", close: bool = True) -> Any:
+    """A Registry from a JSON file of tool specs, checked shape by shape so that a bad file gets one clear line.
+
+    Here, not in cli.py, so that the commands need nothing from the parser that dispatches to them."""
+    from .tools import load_specs
+    return load_specs(read_json(path, "what.tools"), source=path, lang=lang, close=close)
+
+
 def read_input(path: str, what: str, *, head: int | None = None) -> Any:
     """A file's text (or its first ``head`` bytes), or the InputError that names it and says what was expected."""
     where = {"path": path, "what": what}
@@ -488,7 +496,6 @@ def probe_cassette(tools: str, size: str) -> Path:
 
 def _probe(ns: argparse.Namespace) -> int:
     _in_range("--trials", ns.trials, 1)
-    from .cli import load_registry
     from .evals.probe import (
         META_LABEL,
         ProbeInputError,

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .store import Approval, ApprovalState, Claim, _judge, _Record
+from .store_types import Approval, ApprovalState, Claim, _judge, _Record
 
 __all__ = ["RedisStore"]
 

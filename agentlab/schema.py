@@ -41,9 +41,6 @@ unknown ones so the linter can warn about them.
 from __future__ import annotations
 
 import copy
-import datetime as _dt
-import difflib
-import ipaddress
 import itertools
 import math
 import re
@@ -51,10 +48,30 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any
-from urllib.parse import unquote, urljoin
+from urllib.parse import unquote
 
 from .errors import Problem, json_type
 from .jsonutil import canonical, json_eq
+from .names import closest, name_words, suggest, to_camel, to_snake
+
+# What the delegated path shares with this one lives below both (schema_delegate.py imports these modules, never
+# this one); the public names stay importable from here.
+from .schema_base import (
+    _SCHEMA_LISTS,
+    _SCHEMA_MAPS,
+    _SCHEMA_ONE,
+    DRAFT_2020_12,
+    SchemaError,
+    _children,
+    _is_schema,
+    _shape,
+    join,
+    ref_loop,
+    show,
+    transform,
+)
+from .schema_formats import FORMATS
+from .schema_regex import ecma_to_python
 
 __all__ = ["ANNOTATIONS", "DELEGATED", "DRAFT_2020_12", "FORMATS", "KEYWORDS", "TYPE_TESTS", "Check", "Compiler",
            "SchemaError", "close_objects", "closest", "compile_schema", "ecma_to_python", "join", "name_words",
@@ -81,36 +98,12 @@ DELEGATED = frozenset({
     "unevaluatedItems", "unevaluatedProperties", "$anchor", "$dynamicAnchor", "$dynamicRef", "$vocabulary",
 })
 """Keywords that send their whole schema to the ``jsonschema`` package (they need annotations or URIs)."""
-DRAFT_2020_12 = frozenset({"https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#"})
-class SchemaError(ValueError):
-    """The schema itself is broken (a developer's mistake, raised at registration).
-
-    ``str()`` is the English sentence; :meth:`localized` gives it in either language, so that a widget or a
-    notebook in Chinese says what is wrong in Chinese (keywords, paths and values stay as written)."""
-
-    def __init__(self, en: str, zh: str | None = None):
-        super().__init__(en)
-        self.en, self.zh = en, zh or en
-
-    def localized(self, lang: str = "en") -> str:
-        return self.zh if lang == "zh" else self.en
 
 
 class _Delegate(Exception):
     """Raised while compiling: this schema needs the jsonschema package (the keyword is the argument)."""
 
 
-def join(parent: str, key: Any) -> str:
-    """``join("items", 0) == "items[0]"``, ``join("items[0]", "sku") == "items[0].sku"``."""
-    if key is None:
-        return parent
-    if isinstance(key, int):
-        return f"{parent}[{key}]"
-    return f"{parent}.{key}" if parent else key
-
-
-def show(path: str) -> str:
-    return path or "$"
 
 
 # --- type tests ------------------------------------------------------------------
@@ -137,252 +130,8 @@ TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
 }
 
 
-# --- formats ---------------------------------------------------------------------
-# Each is RFC 3339 / RFC 5321 as the JSON Schema suite reads them, written out by hand: ASCII digits only,
-# nothing after the value (a trailing newline is no date), leap seconds only at 23:59:60 UTC.
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_TIME = re.compile(r"([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))")
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_IPV4 = re.compile(r"(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])")
-_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
-_LOCAL = re.compile(rf"{_ATOM}(?:\.{_ATOM})*|\"(?:[ !#-\[\]-~]|\\[ -~])*\"")  # dot-atom, or a quoted string
-_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-_DOMAIN = re.compile(rf"{_LABEL}(?:\.{_LABEL})+")  # at least one dot: "bob@localhost" is a model's slip, not an address
 
 
-def _valid_date(s: str) -> bool:
-    if _DATE.fullmatch(s) is None:  # fromisoformat alone also takes "20261015" and "2026-W42-4"
-        return False
-    try:
-        _dt.date.fromisoformat(s)
-    except ValueError:
-        return False
-    return True
-
-
-def _valid_time(s: str) -> bool:
-    m = _TIME.fullmatch(s)
-    if m is None:
-        return False
-    hour, minute, second = int(m[1]), int(m[2]), int(m[3])
-    off_h, off_m = (int(m[5]), int(m[6])) if m[4] else (0, 0)
-    if hour > 23 or minute > 59 or second > 60 or off_h > 23 or off_m > 59:
-        return False
-    if second == 60:  # a leap second is 23:59:60 in UTC, whatever the local offset
-        sign = 1 if m[4] == "+" else -1
-        utc = (hour * 60 + minute - sign * (off_h * 60 + off_m)) % (24 * 60)
-        return utc == 23 * 60 + 59
-    return True
-
-
-def _valid_datetime(s: str) -> bool:
-    return len(s) > 11 and s[10] in "Tt" and _valid_date(s[:10]) and _valid_time(s[11:])
-
-
-def _valid_email(s: str) -> bool:
-    local, at, domain = s.rpartition("@")
-    if not at or _LOCAL.fullmatch(local) is None:
-        return False
-    if domain.startswith("[") and domain.endswith("]"):  # an address literal: [127.0.0.1] or [IPv6:::1]
-        literal = domain[1:-1]
-        if literal[:5].lower() == "ipv6:":
-            try:
-                return "%" not in literal and bool(ipaddress.IPv6Address(literal[5:]))
-            except ValueError:
-                return False
-        return _IPV4.fullmatch(literal) is not None
-    return _DOMAIN.fullmatch(domain) is not None and all(len(label) <= 63 for label in domain.split("."))
-
-
-FORMATS: dict[str, tuple[Callable[[str], bool], str]] = {
-    "date": (_valid_date, "YYYY-MM-DD"),
-    "date-time": (_valid_datetime, "YYYY-MM-DDThh:mm:ss+00:00"),
-    "time": (_valid_time, "hh:mm:ss+00:00"),
-    "email": (_valid_email, "name@example.com"),
-    "uuid": (lambda s: _UUID.fullmatch(s) is not None, "8-4-4-4-12 hex digits"),
-    "ipv4": (lambda s: _IPV4.fullmatch(s) is not None, "a.b.c.d"),
-}
-"""The formats asserted (a value that breaks one is a ``bad_format`` problem); every other ``format`` is
-an annotation, as draft 2020-12 makes them all by default. ``lint`` warns about those (AL010)."""
-
-
-# --- suggestions for unknown fields and tools ------------------------------------------
-# A model follows "did you mean", so a wrong suggestion costs a wrong call while no
-# suggestion costs nothing (every allowed name is listed anyway). So: rank by the
-# words two names share (what they are about), then by characters (typos), and
-# suggest only a candidate that is clearly ahead of the runner-up.
-_CAMEL_SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-# one word of a name: "IDs", "HTTP" before "Server", "Order", "get", "42"; the first
-# alternative keeps a plural acronym whole, which the camel split alone would cut as I_Ds
-_NAME_WORD = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?![a-z])|[A-Z][a-z]*|[a-z]+|\d+")
-_NAME_CHUNK = re.compile(r"[^\W_]+")
-NAME_LIMIT = 128  # no real tool or field name is longer; a longer one is cut before any comparison
-_MARGIN = 0.1  # how far ahead of the runner-up a candidate must be to be suggested
-_MIN_WORDS = 0.25  # the least word overlap worth suggesting (1 of 4 weighted words)
-_MIN_CHARS = 0.75  # with no shared word, the least character similarity (a typo, not a guess)
-
-# Verbs that name the same action in tool names; a model that calls fetch_order means get_order.
-# Only near-certain synonyms: "list" vs "get" or "find" vs "search" differ often enough to mislead.
-_SYNONYMS = {w: head for head, words in {
-    "get": ("fetch", "retrieve", "obtain", "read", "load", "lookup"),
-    "create": ("add", "make", "new", "insert"),
-    "delete": ("remove", "del", "erase", "destroy"),
-    "update": ("modify", "edit", "change", "patch"),
-}.items() for w in (head, *words)}
-
-
-def to_snake(name: str) -> str:
-    return _CAMEL_SPLIT.sub("_", name).replace("-", "_").lower()
-
-
-def to_camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(p[:1].upper() + p[1:] for p in rest)
-
-
-def _stem(word: str) -> str:
-    """Fold the plural: orders -> order, entries -> entry, matches -> match (status stays).
-
-    Not English stemming, only enough that a plural and its singular are one word.
-    """
-    if len(word) > 4 and word.endswith(("ies", "ie")):  # entries -> entry; movies and movie -> movy
-        return word[:-3 if word.endswith("s") else -2] + "y"
-    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
-        return word[:-2]
-    if len(word) > 2 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
-def _terms(name: str) -> list[tuple[str, str]]:
-    """``(word, spelling)`` pairs: the word with synonyms merged, and as it was written."""
-    terms: list[tuple[str, str]] = []
-    for chunk in _NAME_CHUNK.findall(name[:NAME_LIMIT]):
-        parts = _NAME_WORD.findall(chunk) if chunk.isascii() else [chunk]
-        for part in parts:
-            spelt = _stem(part.lower())
-            word = _SYNONYMS.get(spelt, spelt)
-            if all(word != w for w, _ in terms):
-                terms.append((word, spelt))
-    return terms
-
-
-def name_words(name: str) -> list[str]:
-    """The words of a tool or field name, lower-case, plural folded, verb synonyms merged.
-
-    ``getOrderDetails``, ``get_order_details`` and ``fetch-order-detail`` all give
-    ``["get", "order", "detail"]``. Only the first :data:`NAME_LIMIT` characters count.
-    """
-    return [w for w, _ in _terms(name)]
-
-
-def _edits(a: str, b: str, most: int) -> int:
-    """Edit distance with swaps of neighbours (uesr/user is one edit), or ``most + 1`` if larger."""
-    if abs(len(a) - len(b)) > most:
-        return most + 1
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        row = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                row[j] = min(row[j], prev2[j - 2] + 1)
-        if min(row) > most:
-            return most + 1
-        prev2, prev = prev, row
-    return min(prev[-1], most + 1)
-
-
-def _word_similarity(a: tuple[str, str], b: tuple[str, str]) -> float:
-    """1 for the same word; for a typo of it, a little less; else 0.
-
-    A typo is one edit in a short word, two in a long one, counted on the spelling
-    (so "retreve" is near "retrieve", not near its synonym "get"). Character ratios
-    are not used here: "arae" is 0.8 like "garage", one swap away from "area".
-    """
-    if a[0] == b[0]:
-        return 1.0
-    x, y = a[1], b[1]
-    if min(len(x), len(y)) < 4:  # get/set, add/and: one letter apart and unrelated
-        # but two letters swapped (usb/sub, gte/get) is a slip of the fingers, not a word
-        return 0.6 if len(x) == len(y) == 3 and sorted(x) == sorted(y) and _edits(x, y, 1) == 1 else 0.0
-    most = 1 if min(len(x), len(y)) < 7 else 2
-    d = _edits(x, y, most)
-    return 1.0 - d / max(len(x), len(y)) if d <= most else 0.0
-
-
-def _word_score(query: list[tuple[str, str]], cand: list[tuple[str, str]], weight: dict[str, float]) -> float:
-    """Weighted overlap (Jaccard: sum of minima over sum of maxima) of two names' words.
-
-    A word most candidates share weighs little: for ``refund_order`` against ``get_order``,
-    ``search_orders`` and ``create_refund``, "order" is in two names and "refund" in one,
-    so ``create_refund`` scores highest. A typo pairs with its word at its similarity.
-    """
-    shared = union = 0.0
-    left = list(cand)
-    for q in query:
-        sim, c = max(((_word_similarity(q, c), c) for c in left), default=(0.0, ("", "")))
-        if sim:
-            left.remove(c)
-            wc = weight.get(c[0], 1.0)
-            wq = weight.get(q[0], wc)  # a typo weighs what the word it misspells weighs
-            shared += sim * min(wq, wc)
-            union += max(wq, wc)
-        else:
-            union += weight.get(q[0], 1.0)
-    # A candidate's own extra words count in full: a name is not a better guess for
-    # carrying words that many other names also carry (get_adriel_projects beside
-    # get_adriel_list_projects is no nearer to "get_adriel" than get_adriel_education).
-    union += len(left)
-    return shared / union if union else 0.0
-
-
-def closest(name: str, candidates: list[str]) -> str | None:
-    """The one candidate ``name`` clearly means, by shared words then characters, else None."""
-    query = _terms(name[:NAME_LIMIT])
-    if not query or not candidates:
-        return None
-    terms = {c: _terms(c) for c in candidates}
-    df: dict[str, int] = {}
-    for ts in terms.values():
-        for w, _ in ts:
-            df[w] = df.get(w, 0) + 1
-    weight = {w: 1.0 / n for w, n in df.items()}
-    flat = "_".join(sorted(s for _, s in query))
-    scored = sorted(((_word_score(query, ts, weight),
-                      difflib.SequenceMatcher(None, flat, "_".join(sorted(s for _, s in ts))).ratio(), c)
-                     for c, ts in terms.items()), reverse=True)
-    (best_w, best_c, best), (next_w, next_c, _) = scored[0], (scored[1] if len(scored) > 1 else (0.0, 0.0, ""))
-    if best_w >= _MIN_WORDS:
-        # Enough shared words: suggest only a clear winner. A tie on words (get_activity_by_range
-        # between ..._by_price_range and ..._by_accessibility_range) is not broken by characters,
-        # which would only prefer the shorter name.
-        return best if best_w - next_w >= _MARGIN else None
-    if best_c >= _MIN_CHARS and best_c - next_c >= _MARGIN:
-        return best  # too few shared words to go by (gte_order, getordr): a clear typo of one name
-    return None
-
-
-def suggest(name: str, allowed: list[str]) -> str | None:
-    """The name the model probably meant: camel/snake twin, other case, or a clear best match.
-
-    Used for unknown fields and unknown tools alike. ``None`` when no candidate is
-    clearly ahead: pointing the wrong way is worse than listing the names.
-    """
-    if not allowed:
-        return None
-    name = name[:NAME_LIMIT]  # difflib is quadratic: a megabyte of name must not reach it
-    for candidate in (to_snake(name), to_camel(name)):
-        if candidate in allowed and candidate != name:
-            return candidate
-    folded: dict[str, list[str]] = {}
-    for a in allowed:
-        folded.setdefault(to_snake(a).replace("_", ""), []).append(a)
-    same = folded.get(to_snake(name).replace("_", ""), [])
-    if len(same) == 1:
-        return same[0]
-    return closest(name, list(allowed))
 
 
 # --- the compiler ----------------------------------------------------------------------
@@ -826,99 +575,6 @@ def _string(s: dict) -> Check | None:
     return check_string
 
 
-# ECMA-262's classes are ASCII (\d \w \b) or a fixed list (\s), Python's are Unicode: spelt out as code point ranges
-_DIGIT_RANGES = ((0x30, 0x39),)
-_WORD_RANGES = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
-_SPACE_RANGES = ((0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A), (0x2028, 0x2029),
-                 (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000), (0xFEFF, 0xFEFF))
-_ESCAPE_RANGES = {"d": _DIGIT_RANGES, "w": _WORD_RANGES, "s": _SPACE_RANGES}
-_UNICODE_CLASSES = {"L": r"[^\W\d_]", "Letter": r"[^\W\d_]", "N": r"\d", "Nd": r"\d", "Number": r"\d",
-                    "digit": r"\d"}  # Unicode on purpose: \p{...} is how ECMA asks for it
-_ASCII_WORD = "[0-9A-Z_a-z]"
-_WORD_EDGE = f"(?:(?<={_ASCII_WORD})(?!{_ASCII_WORD})|(?<!{_ASCII_WORD})(?={_ASCII_WORD}))"
-_NOT_WORD_EDGE = f"(?:(?<={_ASCII_WORD})(?={_ASCII_WORD})|(?<!{_ASCII_WORD})(?!{_ASCII_WORD}))"
-_ECMA_ESCAPE = re.compile(r"\\(?:([pP])\{(\w+)\}|c([A-Za-z])|u\{([0-9A-Fa-f]{1,6})\}|k<(\w+)>|(.))", re.S)
-
-
-def _class_body(ranges: tuple[tuple[int, int], ...], negate: bool) -> str:
-    """The inside of a character class holding ``ranges`` (or every other code point)."""
-    if negate:
-        flipped, lo = [], 0
-        for a, b in ranges:
-            if a > lo:
-                flipped.append((lo, a - 1))
-            lo = b + 1
-        flipped.append((lo, 0x10FFFF))
-        ranges = tuple(flipped)
-    return "".join(_code(a) if a == b else f"{_code(a)}-{_code(b)}" for a, b in ranges)
-
-
-def _code(c: int) -> str:
-    return f"\\u{c:04x}" if c < 0x10000 else f"\\U{c:08x}"
-
-
-def ecma_to_python(pattern: str) -> str:
-    """An ECMA-262 pattern (JSON Schema's dialect) as a Python one with the same meaning.
-
-    Python's ``\\d``, ``\\w`` and ``\\b`` are Unicode where ECMA's are ASCII ("２０２６" is no number), its
-    ``\\s`` is a different list, its ``.`` matches a carriage return and its ``$`` also matches before a
-    final newline ("E1234\\n"): each is spelt out. ``\\cX``, ``\\u{...}``, ``\\p{Letter}``, ``(?<name>...)``
-    and ``\\k<name>`` are translated; an unknown ``\\p{...}`` stays and fails to compile."""
-    out: list[str] = []
-    i, in_class = 0, False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            m = _ECMA_ESCAPE.match(pattern, i)
-            if m is None:  # a lone backslash at the end: let re say so
-                out.append(ch)
-                i += 1
-                continue
-            prop, name, ctrl, code, group, other = m.groups()
-            i = m.end()
-            if prop and name in _UNICODE_CLASSES and not in_class:
-                cls = _UNICODE_CLASSES[name]
-                out.append(cls if prop == "p" else ("[" + cls[2:] if cls.startswith("[^") else cls.upper()))
-            elif ctrl:
-                out.append(f"\\x{ord(ctrl) % 32:02x}")
-            elif code:
-                out.append(f"\\U{int(code, 16):08x}")
-            elif group and not in_class:
-                out.append(f"(?P={group})")
-            elif other and other.lower() in _ESCAPE_RANGES:
-                body = _class_body(_ESCAPE_RANGES[other.lower()], negate=other.isupper())
-                out.append(body if in_class else f"[{body}]")
-            elif other == "b":
-                out.append("\\x08" if in_class else _WORD_EDGE)  # [\b] is a backspace in both dialects
-            elif other == "B" and not in_class:
-                out.append(_NOT_WORD_EDGE)
-            elif other == "/":
-                out.append("/")  # ECMA writes a slash escaped (from /.../ literals); Python needs no escape
-            else:
-                out.append(m.group(0))
-            continue
-        if in_class:
-            if ch == "]":
-                in_class = False
-            out.append(ch)
-        elif ch == "[":
-            in_class = True
-            out.append(ch)
-            if pattern.startswith("^", i + 1):  # a negated class: "]" right after "[^" is literal in neither
-                out.append("^")
-                i += 1
-        elif ch == "$":
-            out.append(r"\Z")  # the end of the text, not "before a final newline"
-        elif ch == ".":
-            out.append("[^\\n\\r\\u2028\\u2029]")  # ECMA's dot stops at every line terminator, Python's at \n only
-        elif ch == "(" and pattern.startswith("?<", i + 1) and pattern[i + 3: i + 4] not in ("=", "!"):
-            out.append("(?P")  # a named group: (?<name>...) in ECMA, (?P<name>...) in Python
-            i += 2
-            continue
-        else:
-            out.append(ch)
-        i += 1
-    return "".join(out)
 
 
 def _all_of(subs: list[Check]) -> Check:
@@ -977,15 +633,6 @@ def _not(sub: Check) -> Check:
     return check_not
 
 
-def _shape(s: Any) -> str:
-    if isinstance(s, dict):
-        if "type" in s:
-            return s["type"] if isinstance(s["type"], str) else "/".join(s["type"])
-        if "enum" in s:
-            return "one of " + ", ".join(map(str, s["enum"]))
-        if "const" in s:
-            return f"{s['const']!r}"
-    return "schema"
 
 
 # --- the schema's own keyword values ---------------------------------------------------
@@ -1267,88 +914,6 @@ def refuse_slow_patterns(schema: Any) -> None:
             todo.append((sub, at + (k,) + (() if name is None else (str(name),))))
 
 
-# --- $ref loops that never move on ------------------------------------------------------
-# These keywords apply their subschema to the same value; properties, items and the like move
-# to a part of it. A loop of $ref through the first kind only ({"$ref": "#"}, a -> b -> a,
-# allOf: [{"$ref": "#"}]) is a RecursionError on every call, so it is refused at registration.
-_SAME_VALUE_ONE = ("not", "if", "then", "else")
-_SAME_VALUE_LISTS = ("allOf", "anyOf", "oneOf")
-_SAME_VALUE_MAPS = ("dependentSchemas", "dependencies")
-_REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
-
-
-def _same_value(schema: dict) -> Iterator[tuple[str, Any]]:
-    """``(label, subschema)`` for each subschema of ``schema`` applied to the very value ``schema`` checks."""
-    for k in _SAME_VALUE_ONE:
-        if isinstance(schema.get(k), dict):
-            yield k, schema[k]
-    for k in _SAME_VALUE_LISTS:
-        if isinstance(schema.get(k), list):
-            yield from ((f"{k}[{i}]", sub) for i, sub in enumerate(schema[k]) if isinstance(sub, dict))
-    for k in _SAME_VALUE_MAPS:
-        if isinstance(schema.get(k), dict):
-            yield from ((f"{k}.{n}", sub) for n, sub in schema[k].items() if isinstance(sub, dict))
-
-
-def ref_loop(schema: Any, resolve: Callable[[str, str], tuple[Any, str] | None], base: str = "") -> str | None:
-    """The first loop of references that comes back to a subschema without moving into the value, or None.
-
-    ``resolve(ref, base)`` gives the ``(subschema, its base URI)`` a reference names, or None when it
-    cannot say. The answer reads like ``$ref '#/$defs/a' -> $ref '#/$defs/b' -> $ref '#/$defs/a'``.
-    """
-    done: set[int] = set()
-    starts: list[tuple[Any, str]] = [(schema, base)]
-    while starts:
-        start, start_base = starts.pop()
-        if not isinstance(start, dict):
-            continue
-        for _, _, sub in _children(start):  # every subschema is a place the value may arrive at
-            starts.append((sub, urljoin(start_base, start["$id"]) if isinstance(start.get("$id"), str) else start_base))
-        if id(start) not in done:
-            loop = _loop_from(start, start_base, schema, resolve, done)
-            if loop is not None:
-                return loop
-    return None
-
-
-def _loop_from(start: dict, base: str, root: Any, resolve: Callable[[str, str], tuple[Any, str] | None],
-               done: set[int]) -> str | None:
-    """Depth-first from ``start`` along the same-value edges only; ``done`` holds the nodes known to be loop-free."""
-    on_path: dict[int, int] = {}
-    labels: list[str] = []
-    stack: list[tuple[dict, Iterator[tuple[str, Any, str]]]] = []
-
-    def edges(node: dict, node_base: str) -> Iterator[tuple[str, Any, str]]:
-        for kw in _REF_KEYWORDS:
-            ref = node.get(kw)
-            if isinstance(ref, str):
-                found = resolve(ref, node_base)
-                if found is not None and isinstance(found[0], dict):
-                    yield f"{kw} {ref!r}", found[0], found[1]
-        for label, sub in _same_value(node):
-            yield label, sub, node_base
-
-    step: tuple[str, Any, str] | None = ("", start, base)
-    while True:
-        if step is not None:
-            label, node, node_base = step
-            if id(node) in on_path:
-                return " -> ".join([*labels[on_path[id(node)] + 1:], label])
-            if id(node) not in done:
-                if isinstance(node.get("$id"), str) and node is not root:
-                    node_base = urljoin(node_base, node["$id"])
-                on_path[id(node)] = len(labels)
-                labels.append(label)
-                stack.append((node, edges(node, node_base)))
-        if not stack:
-            return None
-        node, it = stack[-1]
-        step = next(it, None)
-        if step is None:
-            stack.pop()
-            del on_path[id(node)]
-            labels.pop()
-            done.add(id(node))
 
 
 def _short_repr(v: Any) -> str:
@@ -1392,33 +957,6 @@ def compile_schema(schema: Any, *, resources: Mapping[str, Any] | None = None) -
     return validate
 
 
-# Where subschemas sit (everything else holds values, not schemas). contentSchema is left out: it is never applied.
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
-_SCHEMA_ONE = ("items", "additionalItems", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else",
-               "unevaluatedItems", "unevaluatedProperties")
-_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
-
-
-def _is_schema(v: Any) -> bool:
-    return isinstance(v, (dict, bool))
-
-
-def transform(schema: Any, node: Callable[[dict], dict]) -> Any:
-    """A copy of ``schema`` with ``node`` applied to every subschema, innermost first."""
-    if isinstance(schema, list):
-        return [transform(s, node) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {}
-    for k, v in schema.items():
-        if k in _SCHEMA_MAPS and isinstance(v, dict):
-            # dependencies mixes lists of names with schemas: only the schemas are transformed
-            out[k] = {name: transform(sub, node) if _is_schema(sub) else sub for name, sub in v.items()}
-        elif k in _SCHEMA_ONE or k in _SCHEMA_LISTS:
-            out[k] = transform(v, node)
-        else:
-            out[k] = v
-    return node(out)
 
 
 # Subschemas that add to the object around them rather than describe a whole value: closing one with
@@ -1457,19 +995,6 @@ def _local_pointer(ref: Any) -> Pointer | None:
     return tuple(p.replace("~1", "/").replace("~0", "~") for p in unquote(ref[1:]).split("/")[1:])
 
 
-def _children(schema: dict) -> Iterator[tuple[str, str | int | None, Any]]:
-    """``(keyword, name or index or None, subschema)`` for every direct subschema of ``schema``."""
-    for k, v in schema.items():
-        if k in _SCHEMA_MAPS and isinstance(v, dict):
-            for name, sub in v.items():
-                if _is_schema(sub):
-                    yield k, name, sub
-        elif k in _SCHEMA_ONE or k in _SCHEMA_LISTS:
-            if isinstance(v, list):
-                for i, sub in enumerate(v):
-                    yield k, i, sub
-            else:
-                yield k, None, v
 
 
 def _own_fields(schema: dict) -> bool:

@@ -83,3 +83,47 @@ def test_the_layer_rule_can_fail():
     assert layer("agentlab.site.service") == "site" and layer("agentlab.site.shipped.weather.handler") == "site"
     assert "agentlab.scenarios.aftersales" in imports(PKG / "site" / "desks.py")  # the site may host the desks...
     assert LAYERS.index("site") < LAYERS.index("evals")  # ...and evals may one day grade a run through the site
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that reach each other through imports (Tarjan's strongly connected components)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = [stack.pop()]
+            while group[-1] != v:
+                group.append(stack.pop())
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(cycles)
+
+
+def test_no_modules_import_each_other():
+    # An import inside a function counts too: a lazy import hides a cycle from Python, not from the reader, who
+    # then cannot read either module without the other.
+    graph = {module_name(p): imports(p) - {module_name(p)} for p in MODULES}
+    assert import_cycles(graph) == []
+
+
+def test_the_cycle_check_can_fail():
+    assert import_cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []
+    # the walk sees imports inside functions (store.py imports redis_store.py only to open a redis:// URL)
+    assert "agentlab.redis_store" in imports(PKG / "store.py")

@@ -87,3 +87,28 @@ def test_the_readme_names_every_module_of_the_tree():
         assert f"`{path.name}`" in arch or f" {path.name}" in arch, f"README's architecture section misses {path.name}"
     for folder in ("models", "scenarios", "evals", "workbook"):
         assert f"{folder}/" in arch
+
+
+def test_the_version_is_stated_once():
+    """pyproject.toml reads the version from agentlab/version.py, so a release changes one line."""
+    import tomllib
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    project = pyproject["project"]
+    assert "version" not in project and "version" in project.get("dynamic", []), "the version belongs in agentlab/version.py"
+    module, _, name = pyproject["tool"]["setuptools"]["dynamic"]["version"]["attr"].rpartition(".")
+    assert module == "agentlab.version" and getattr(importlib.import_module(module), name) == agentlab.__version__
+    # the build reads the attribute without importing the package: it must stay one plain string assignment
+    tree = ast.parse((ROOT / "agentlab" / "version.py").read_text(encoding="utf-8"))
+    assert [n.value.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == name] == [agentlab.__version__]
+
+
+def test_the_classifiers_say_what_pyproject_says():
+    import tomllib
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    classifiers = project.get("classifiers", [])
+    oldest = project["requires-python"].removeprefix(">=")
+    assert f"Programming Language :: Python :: {oldest}" in classifiers
+    assert {"Natural Language :: English", "Natural Language :: Chinese (Simplified)"} <= set(classifiers)
+    # PEP 639: the license is the SPDX expression in `license`, which supersedes the License :: classifiers
+    assert isinstance(project["license"], str) and not any(c.startswith("License ::") for c in classifiers)
+    assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith(f"{project['license']} License")

@@ -2,7 +2,8 @@
 
     suite.py    cases as JSONL, run_case / run_suite, pass rate, pass^k, ablation
     metrics.py  every metric the workbook shows, defined once (docs/metrics.md)
-    results.py  save, reopen and replay stored suite runs
+    stored.py   a graded case's record (CaseResult); save and reopen a suite run
+    results.py  replay stored suite runs (and stored.py's names, where they always were)
     recorded.py suites replayed from real models' recordings, on the cases recorded under both loops
     routing_eval.py  the right tool and valid calls, all tools against the routed few (live or replayed)
     tool_choice_eval.py  what auto, required, none and a named tool do to a model (live or replayed)

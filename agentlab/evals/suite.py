@@ -29,6 +29,7 @@ from ..scenarios.conversation import Conversation
 from ..store import MemoryStore
 from .metrics import pass_hat_k, summarize
 from .outcome import grade
+from .stored import CaseResult, save_results
 
 __all__ = ["Case", "CaseResult", "ModelFactory", "SuiteError", "ablation", "check", "compare_groups", "fake_model",
            "load_cases", "metrics_row", "pass_k_curve", "pass_rate", "run_case", "run_suite"]
@@ -251,21 +252,6 @@ def check(case: Case, snapshot: dict, run: Run) -> list[str]:
     return [] if verdict.passed else list(verdict.failures) or [verdict.outcome]
 
 
-@dataclass(frozen=True)
-class CaseResult:
-    case_id: str
-    category: str
-    trial: int
-    run: Run
-    passed: bool
-    failures: tuple[str, ...]
-    snapshot: dict
-    outcome: str = ""  # agentlab.evals.outcome's label: correct, done with wrong data, leaked...
-
-    def __repr__(self) -> str:
-        return f"CaseResult({self.case_id}, {self.outcome or ('pass' if self.passed else 'FAIL')}, {self.run.status})"
-
-
 def run_case(case: Case, *, model: Model | None = None, loop: str = "guarded", config: GuardConfig | None = None,
              lang: Lang = "en", trial: int = 0, seed: int = 0) -> CaseResult:
     """Run one case on a fresh copy of its scenario and grade the final state.
@@ -317,7 +303,6 @@ def run_suite(cases: Sequence[Case], *, model: ModelFactory | None = None, loop:
                     out.append(r)
                     bar.update()
     if store is not None:
-        from .results import save_results  # results builds on this module
         save_results(out, store, label=label or f"{out[0].run.model.split(':')[0] if out else 'empty'}-{loop}",
                      meta={"concurrency": concurrency, "config": (config or GuardConfig()).label})
     return out
