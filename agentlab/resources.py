@@ -8,21 +8,27 @@ are read from ``$AGENTLAB_DATASETS``, by default ``../shared/datasets`` beside a
 from __future__ import annotations
 
 import os
-from importlib import resources
 from pathlib import Path
 
 __all__ = ["CJK_FILES", "CJK_FONTS", "data_file", "datasets_dir"]
 
+_PACKAGED = Path(__file__).resolve().parent / "data"  # an installed wheel: the data is the package agentlab.data
 _CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def data_file(name: str) -> Path:
     """A file of the package's data, e.g. ``data_file("aftersales_tools.json")``."""
+    # the folders are looked for first: importlib.resources costs a few ms to import, and the message catalogue
+    # (agentlab/i18n.py) reads its files through here the first time any sentence is said
+    for root in (_PACKAGED, _CHECKOUT / "data"):  # an installed wheel, then a checkout's data/ folder
+        if root.is_dir():
+            return root.joinpath(*name.split("/"))
+    from importlib import resources  # anything else (a package imported from an archive): ask the import system
+
     try:
-        root = resources.files("agentlab.data")  # an installed wheel: the data is a package of its own
+        return Path(str(resources.files("agentlab.data").joinpath(*name.split("/"))))
     except ModuleNotFoundError:
-        return _CHECKOUT / "data" / name  # a checkout: the repository's data/ folder
-    return Path(str(root.joinpath(*name.split("/"))))
+        return _CHECKOUT / "data" / name
 
 
 def datasets_dir() -> Path:

@@ -1,0 +1,88 @@
+"""The message catalogue is data: one JSON file per language, kept in step, shipped in the wheel."""
+import json
+import string
+import subprocess
+import sys
+import tomllib
+
+import pytest
+from conftest import ROOT
+
+from agentlab import i18n
+
+FOLDER = ROOT / "data" / "i18n"
+
+
+def _no_duplicates(pairs):
+    names = [name for name, _ in pairs]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    assert not repeated, f"keys given twice (the last would silently win): {repeated}"
+    return dict(pairs)
+
+
+def read(lang: str) -> dict[str, str]:
+    raw = (FOLDER / f"{lang}.json").read_bytes()
+    return json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)  # strict UTF-8: a bad byte fails here
+
+
+def fields(text: str) -> set[str]:
+    """The names a sentence fills in: ``{name}``, ``{name!r}`` and ``{x:g}`` all give ``name``/``x``."""
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+def test_each_language_file_is_one_json_object_of_sentences(lang):
+    texts = read(lang)
+    assert texts and all(isinstance(k, str) and isinstance(v, str) and v for k, v in texts.items())
+
+
+def test_the_languages_have_the_same_keys_in_the_same_order():
+    # the same order keeps the files side by side for a translator, and a new block lands at the same place in each
+    en, zh = read("en"), read("zh")
+    assert set(en) - set(zh) == set() and set(zh) - set(en) == set()
+    assert list(en) == list(zh)
+
+
+def test_the_languages_fill_in_the_same_fields():
+    en, zh = read("en"), read("zh")
+    differ = {key: (sorted(fields(en[key])), sorted(fields(zh[key]))) for key in en
+              if key in zh and fields(en[key]) != fields(zh[key])}
+    assert not differ
+
+
+def test_the_field_check_can_fail():
+    assert fields("{name!r} costs {x:g} ({share:.0%})") == {"name", "x", "share"}
+    assert fields("没有名为 {name!r} 的工具。") != fields("There is no tool named {tool!r}.")
+    with pytest.raises(ValueError):
+        fields("a stray } brace")
+    with pytest.raises(AssertionError):
+        json.loads('{"a": "1", "a": "2"}', object_pairs_hook=_no_duplicates)
+
+
+def test_catalog_is_complete_in_both_languages():
+    for key in i18n.keys():
+        assert i18n._CATALOG[key].get("en") and i18n._CATALOG[key].get("zh"), key
+
+
+def test_the_catalogue_is_what_the_files_say():
+    en, zh = read("en"), read("zh")
+    assert i18n.keys() == list(en)
+    assert i18n._CATALOG == {key: {"en": en[key], "zh": zh[key]} for key in en}
+    assert i18n.t("UNKNOWN_TOOL", "zh", name="x") == zh["UNKNOWN_TOOL"].format(name="x")
+
+
+def test_importing_the_package_does_not_read_the_catalogue():
+    # the files are read on the first sentence asked for, so a plain import stays as cheap as it was
+    code = ("import agentlab, agentlab.i18n as i; assert i._catalog.cache_info().currsize == 0; "
+            "i.t('UNKNOWN_TOOL', name='x'); i.t('BAD_JSON.not_object', got=1); "
+            "assert i._catalog.cache_info().misses == 1")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=60)
+
+
+def test_the_wheel_ships_every_catalogue_file():
+    # .ci/check_wheel builds the real wheel; this checks the package-data globs cover the folder, in a second
+    globs = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]
+    shipped = globs["agentlab.data"]
+    covered = {path for glob in shipped for path in (ROOT / "data").glob(glob)}  # setuptools reads them as globs
+    files = {FOLDER / f"{lang}.json" for lang in i18n.LANGS} | set(FOLDER.glob("*.json"))
+    assert sorted(p.name for p in files - covered) == []
