@@ -20,9 +20,7 @@ FENCE = re.compile(r"^\s*(```|~~~)")
 # A seed section ("seed 003 \u00a75") or the style guide: documents that live outside the repository.
 SECTION_SIGN = "\u00a7"
 OUTSIDE_CITATION = re.compile(r"seed[ -]?0\d\d[^\n]*" + SECTION_SIGN + "|STYLE" + r"\.md", re.I)
-# Temporarily allowed: files other branches are editing right now, whose citations are replaced after those
-# changes merge (errors.py, models/openai_model.py), and i18n.py, which is left alone. Remove an entry as soon
-# as its file is fixed.
+# Files allowed to cite a document outside the repository: none (docs/sources.md names the original articles).
 ALLOWED: set[str] = set()
 
 

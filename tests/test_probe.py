@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import DATASETS, ROOT
+from conftest import DATASETS, ROOT, skip_or_fail
 
 from agentlab import GuardConfig, Registry
 from agentlab.cli import main
@@ -35,7 +35,7 @@ def cells(report) -> dict:
 @pytest.mark.parametrize("path", [AFTERSALES, EXPENSE, RETAIL], ids=["aftersales", "expense", "retail"])
 def test_every_generated_call_validates(path):
     if not path.exists():
-        pytest.skip(f"{path} not found")
+        skip_or_fail(f"{path} not found")
     reg = registry(path)
     for tool in reg:
         for seed in range(3):
@@ -78,7 +78,7 @@ def _bfcl_docs():
 
 def test_generated_calls_validate_on_bfcl_function_docs():
     if not BFCL.exists():
-        pytest.skip(f"{BFCL} not found")
+        skip_or_fail(f"{BFCL} not found")
     seen, made, none = set(), 0, []
     for doc in _bfcl_docs():
         key = json.dumps(doc, sort_keys=True)
@@ -240,7 +240,7 @@ def test_the_cli_replays_a_recording_with_its_own_settings(tmp_path):
 # --- the command line ----------------------------------------------------------------------------
 def test_cli_end_to_end_on_tau_bench_retail(tmp_path, capsys):
     if not RETAIL.exists():
-        pytest.skip(f"{RETAIL} not found")
+        skip_or_fail(f"{RETAIL} not found")
     out = tmp_path / "report"
     assert main(["probe", "--tools", str(RETAIL), "--model", "fake", "--out", str(out)]) == 0
     said = capsys.readouterr().out
@@ -490,7 +490,7 @@ def test_every_checked_in_probe_recording_replays_whole(tape):
     name = tape.stem.split("-", 2)[1]
     tools = Path(__file__).resolve().parent.parent / files[name] if name != "retail" else Path(files[name])
     if not tools.exists():
-        pytest.skip(f"{tools} absent")
+        skip_or_fail(f"{tools} absent")
     saved = cassette_settings(tape)
     assert saved, "a probe recording keeps the settings it was made with"
     reg = load_specs(json.loads(tools.read_text(encoding="utf-8")), source=tools.name)

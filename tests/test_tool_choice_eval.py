@@ -1,5 +1,6 @@
 """tool_choice on the bookkeeping desk: the same model under four settings, and the local models' replays."""
 import pytest
+from conftest import skip_or_fail
 
 from agentlab.evals.tool_choice_eval import ASKS, CHOICES, choice_cassette, replay_choices, run_choice, summary
 from agentlab.models import ScriptedModel, call, say
@@ -19,10 +20,12 @@ def test_each_setting_does_what_it_says_to_the_same_model():
     assert named["refused"] >= 2 and "delete_expense_record" not in named["ran"]  # words and the delete refused
 
 
-@pytest.mark.parametrize("size", ["0.5b", "1.5b"])
+# only the 0.5B's tool_choice runs are recorded (notebook 13 says so); the 1.5B's would be made with
+# python benchmarks/bench_tool_choice_local.py --sizes 1.5b, and added here with its file
+@pytest.mark.parametrize("size", ["0.5b"])
 def test_the_local_models_recordings_replay_offline(size):
     if not choice_cassette(size).exists():
-        pytest.skip(f"{choice_cassette(size).name} not recorded (python benchmarks/bench_tool_choice_local.py --sizes {size})")
+        skip_or_fail(f"{choice_cassette(size).name} is missing from the checkout")
     from agentlab.models.cassette import read_cassette
     broken = [e["label"] for e in read_cassette(choice_cassette(size)) if "error" in e and not e["error"].get("unparsable")]
     assert not broken, f"the recording holds API failures, not the model's behaviour: {broken[:3]}"
