@@ -1,7 +1,7 @@
 """One entry point for people, on Windows, macOS and Linux alike.
 
     python run.py lab     set everything up, then open the workbook in JupyterLab
-    python run.py test    set everything up, then run the whole test suite
+    python run.py test    set everything up, then run the whole test suite (--quick: a one-minute check of this machine)
     python run.py app     set everything up, then open the no-code app (Voila)
     python run.py site    set up the skill site (a data folder, a demo key shown once) and serve it on 127.0.0.1
     python run.py bench   run the benchmarks and print the figures (--record: also re-record the real models)
@@ -23,6 +23,12 @@ import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
+#: ``python run.py test --quick``: this machine checked in about a minute: the contract and its errors, the guarded
+#: loop, approvals and the stores, the skill site in process, the grader, the catalogue, and the first notebook run
+#: top to bottom in a fresh kernel. The whole suite (``python run.py test``) takes several minutes more.
+QUICK = ["tests/test_package.py", "tests/test_i18n.py", "tests/test_errors.py", "tests/test_tools.py",
+         "tests/test_loop.py", "tests/test_approval.py", "tests/test_store.py", "tests/test_site_app.py",
+         "tests/test_outcome.py", "tests/test_notebooks.py::test_runs_and_produces_its_plots_and_widgets[00_start_here]"]
 VENV = ROOT / ".venv"
 CONSTRAINTS = ROOT / "constraints.txt"
 
@@ -182,6 +188,8 @@ def main(argv: list[str]) -> int:
         return subprocess.call([str(py), "-m", "jupyter", "lab", *as_root, *quiet, *rest], cwd=ROOT / "notebooks")
     if cmd == "test":
         py = setup("requirements-dev.txt")
+        if "--quick" in rest:
+            rest = [*(a for a in rest if a != "--quick"), "-q", *QUICK]
         return subprocess.call([str(py), "-m", "pytest", *rest], cwd=ROOT)
     if cmd == "app":
         py = setup("requirements.txt")

@@ -112,3 +112,17 @@ def test_the_classifiers_say_what_pyproject_says():
     # PEP 639: the license is the SPDX expression in `license`, which supersedes the License :: classifiers
     assert isinstance(project["license"], str) and not any(c.startswith("License ::") for c in classifiers)
     assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith(f"{project['license']} License")
+
+
+def test_the_quick_check_names_tests_that_exist():
+    """``python run.py test --quick`` lists test files (and one notebook test): each must still be there."""
+    tree = ast.parse((ROOT / "run.py").read_text(encoding="utf-8"))
+    quick = next(ast.literal_eval(n.value) for n in tree.body
+                 if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "QUICK")
+    assert quick
+    for entry in quick:
+        path, _, test = entry.partition("::")
+        assert (ROOT / path).is_file(), entry
+        if test:
+            name = re.sub(r"\[.*\]$", "", test)
+            assert f"def {name}(" in (ROOT / path).read_text(encoding="utf-8"), entry
