@@ -499,3 +499,13 @@ def test_a_tool_is_resent_only_within_the_longest_wait_and_never_sooner_than_ask
         assert len(calls) == 3 and len(slept) == 2 and all(s >= retry_after for s in slept)
     else:
         assert calls == ["x"] and slept == []
+
+
+def test_without_a_store_each_run_gets_a_memory_store_of_its_own(monkeypatch):
+    from agentlab.loop import default_store
+    from agentlab.store import MemoryStore
+    monkeypatch.delenv("AGENTLAB_STORE", raising=False)
+    a, b = default_store(), default_store()
+    assert isinstance(a, MemoryStore) and a is not b  # no SQLite database made per run, nothing shared
+    monkeypatch.setenv("AGENTLAB_STORE", "sqlite://")
+    assert type(default_store()).__name__ == "SQLiteStore"  # a store named by the environment is still honoured
