@@ -606,7 +606,7 @@ def inner_source(model: Any) -> Callable[[str, dict, str], Any]:
 Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 EXTRA: dict[str, Command] = {
     "demo": ("naive and guarded loops side by side on a desk", _demo_configure, _demo),
-    "checklist": ("run article 003's twelve pre-launch checks against a desk", _checklist_configure, _checklist),
+    "checklist": ("run the twelve pre-launch checks against a desk", _checklist_configure, _checklist),
     "local": ("serve a small real model on 127.0.0.1 (OpenAI-compatible, offline)", _local_configure, _local),
     "eval": ("run a suite of cases and print the metrics", _eval_configure, _eval),
     "probe": ("your tools and model against every fault: which guard caught each, and the model's repairs",

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # 12 · Messages and context: the date, clearing, trimming in pairs (上下文管理)
 #
-# The bookkeeping desk of article 003 (记账助手): "今天打车花了45元帮我记上". Its failures are not in one tool
+# The bookkeeping desk (记账助手): "今天打车花了45元帮我记上". Its failures are not in one tool
 # call but in the conversation around the loop (docs/guards.md#context): what the **system prompt** says
 # today is, what **clearing the chat** keeps, and how a long history is **trimmed**. The desk's clock says
 # 2026-10-15, a Thursday; the naive desk's prompt was written on 2026-09-21 and still says so.

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # 14 · The bookkeeping desk end to end (记账助手全流程)
 #
-# Article 003's desk with its thirteen tools, its rules in code (an amount above 0, no future dates, a known
+# The bookkeeping desk with its thirteen tools, its rules in code (an amount above 0, no future dates, a known
 # category, a confirmation before a change or a delete, one booking per expense per chat) and its turn limit
 # (five model turns, a plain answer when cut). First its five bad cases (五个高频 Badcase), then its
 # 55-case suite graded on the final ledger, then the twelve checks before going live (上线前 12 条自查).

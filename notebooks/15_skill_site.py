@@ -16,7 +16,7 @@
 # %% [markdown]
 # # 15 · The skill site: tools over HTTP (技能站)
 #
-# Article 004's idea (docs/site.md): the model only *decides*; a site *executes, checks and logs*. Every tool is
+# The idea (docs/site.md): the model only *decides*; a site *executes, checks and logs*. Every tool is
 # a skill with metadata written for the model, served behind an HTTP contract with keys, quotas, rate limits,
 # idempotency keys and logs. Here a site runs in the background of this notebook (`python -m agentlab site` runs
 # one for real), and the guarded loop uses it through `site_registry`.

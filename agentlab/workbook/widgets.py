@@ -360,7 +360,7 @@ class ApprovalDesk(App):
 # --- the no-code app -------------------------------------------------------------------
 MODELS = {
     "self-correcting": {"en": "a fake model that reads errors and fixes its calls", "zh": "会读错误并自我修正的模拟模型"},
-    "seed-000 script": {"en": "seed 000's scripted demo (orderId first)", "zh": "种子文章 000 的剧本演示（先写错 orderId）"},
+    "seed-000 script": {"en": "the scripted refund demo (orderId first)", "zh": "退款剧本演示（先写错 orderId）"},
     "qwen 1.5b (recorded)": {"en": "the small real model, replayed from a recording", "zh": "小型真实模型（录制回放）"},
 }
 CASSETTE = data_file("cassettes/aftersales-1.5b.jsonl")
