@@ -39,7 +39,7 @@ from .i18n import Lang, t
 from .jsonutil import MAX_DEPTH, canonical, escape_surrogates, parse_strict
 from .models.interface import Model, ModelError, Reply, ToolCall, ToolChoice, Usage, content_text, takes_tool_choice
 from .runs import Run, Status
-from .store import Approval, MemoryStore, Store, open_store, result_json
+from .store import Approval, MemoryStore, Store, open_store, quietly, result_json
 from .timeouts import WriteTimeout, run_with_timeout
 from .tools import Registry, Tool
 from .trace import Event, finalize
@@ -180,7 +180,7 @@ def execute(tool: Tool, args: dict, ctx: CallContext, *, key: str,
                               note="the business rule failed: " + _describe(exc))
         if refused is not None:
             if claimed:
-                _quietly(ctx.store.release, key)
+                quietly(ctx.store.release, key)
             return refused
     resendable = not tool.side_effect or tool.idempotent or (cfg.idempotency and tool.keyed)
     retries, note = 0, None
@@ -208,19 +208,19 @@ def execute(tool: Tool, args: dict, ctx: CallContext, *, key: str,
                                  retry_after=err.retry_after, stage=err.stage, problems=err.problems)
             if claimed:
                 if err.code == "OUTCOME_UNKNOWN":
-                    _quietly(ctx.store.mark_unknown, key)
+                    quietly(ctx.store.mark_unknown, key)
                 if isinstance(exc, WriteTimeout):
                     # the write still runs: keep the claim (a resend hears IN_PROGRESS, never runs it
                     # again) and let its result settle the key when it arrives
                     exc.future.add_done_callback(lambda f: _settle(ctx.store, key, f))
                 elif err.code != "OUTCOME_UNKNOWN":
-                    _quietly(ctx.store.release, key)
+                    quietly(ctx.store.release, key)
             return _failed(err, lang, exec_ok=False, retries=retries, note=detail)
         # What is stored is what the model sees: one plain JSON value, whatever the tool returned
         # (a set, bytes, an object whose str() fails), so a replay tells exactly the same story.
         stored = result_json(data)
         plain = json.loads(stored)
-        if claimed and not _quietly(ctx.store.finish, key, stored):
+        if claimed and not quietly(ctx.store.finish, key, stored):
             # it ran; only the record is missing: the claim stays until its lease ends, then reads "outcome
             # unknown" to a repeat, so it is never run twice on a guess
             note = "done, but the result could not be recorded (the idempotency store was unreachable)"
@@ -236,19 +236,10 @@ def _shown_key(tool: Tool, args: dict) -> str:
         return tool.name
 
 
-def _quietly(fn: Callable[..., Any], *args: Any) -> bool:
-    """Tell the store something after the fact; False if it could not be reached (the caller says so)."""
-    try:
-        fn(*args)
-        return True
-    except Exception:  # noqa: BLE001 - bookkeeping after the effect must not turn a done call into a crash
-        return False
-
-
 def _settle(store: Store, key: str, future: Any) -> None:
     """A timed-out write finished after all: its result is the truth about the key."""
     if not future.cancelled() and future.exception() is None:
-        _quietly(store.finish, key, result_json(future.result()))
+        quietly(store.finish, key, result_json(future.result()))
 
 
 def _limit(tool: Tool, default: float | None) -> float | None:
@@ -768,5 +759,5 @@ def _decisions_note(ctx: CallContext) -> list[dict]:
             body = render(None, ctx.lang, data=json.loads(a.result) if a.result else None,
                           approval_id=a.id, approved=True)
         notes.append({"role": "system", "content": body})
-        _quietly(ctx.store.mark_told, a.id)
+        quietly(ctx.store.mark_told, a.id)
     return notes

@@ -33,7 +33,7 @@ from .jsonutil import escape_surrogates
 from .store_types import WAITING_STATES, Approval, ApprovalState, Claim, ClaimStatus, Store, _judge, _Record
 
 __all__ = ["WAITING_STATES", "Approval", "ApprovalState", "Claim", "ClaimStatus", "MemoryStore", "SQLiteStore",
-           "Store", "connect_sqlite", "open_store", "result_json"]
+           "Store", "connect_sqlite", "open_store", "quietly", "result_json"]
 
 
 class MemoryStore:
@@ -316,6 +316,16 @@ def open_store(url: str, *, prefix: str = "agentlab:") -> Store:
     if "://" in url:
         raise ValueError(f"a store URL is memory:, sqlite:///path or redis://host:port/db, got {url!r}")
     return SQLiteStore(url or ":memory:")
+
+
+def quietly(fn: Callable[..., object], *args: object) -> bool:
+    """Tell a store something after the fact (finish, release, mark unknown); False if it could not be reached,
+    for the caller to say so. Bookkeeping after an effect must never turn a done call into a crash or a "retry"."""
+    try:
+        fn(*args)
+        return True
+    except Exception:  # noqa: BLE001 - whatever the store raises: the caller reports it as data
+        return False
 
 
 def result_json(data: object) -> str:

@@ -37,40 +37,53 @@ def skip_or_fail(msg: str):
     pytest.skip(msg)
 
 
+def start_redis(exe: str, port: int, folder, *, durable: bool = True):
+    """A redis-server on loopback ``port`` keeping its files in ``folder``, in its own process group, answering PING.
+
+    ``durable``: every write logged before it is answered (appendonly, appendfsync always), as the site requires."""
+    import signal
+    import subprocess
+    import time
+
+    import redis
+    aof = ["--appendonly", "yes", "--appendfsync", "always"] if durable else ["--appendonly", "no"]
+    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", *aof, "--dir", str(folder)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
+    client = redis.Redis(port=port, socket_timeout=1, retry=None)
+    deadline = time.monotonic() + 15
+    try:
+        while True:
+            try:
+                if client.ping():
+                    return proc
+            except redis.ConnectionError:
+                pass
+            if time.monotonic() > deadline or proc.poll() is not None:
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                pytest.fail(f"redis-server did not answer PING on port {port}")
+            time.sleep(0.05)
+    finally:
+        client.close()
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory):
     """A real redis-server for this test session: a free loopback port, every write logged before it is answered
     (appendonly, appendfsync always: the durability the site requires), its own process group.
     Yields its URL (``redis://127.0.0.1:P/0``); stopped after the session."""
+    import importlib.util
     import shutil
     import signal
     import subprocess
-    import time
     # AGENTLAB_REDIS_SERVER names another binary (or a missing one, to see the skip)
     exe = os.environ.get("AGENTLAB_REDIS_SERVER") or shutil.which("redis-server") or "/usr/bin/redis-server"
     if not Path(exe).is_file():
         skip_or_fail(f"redis-server not found ({exe}): apt-get install redis-server, or set AGENTLAB_REDIS_SERVER")
-    try:
-        import redis
-    except ImportError:
+    if importlib.util.find_spec("redis") is None:
         skip_or_fail("the redis client is not installed (pip install agentlab[redis])")
     port, folder = free_port(), tmp_path_factory.mktemp("redis")
-    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--appendfsync", "always",
-                             "--dir", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    client = redis.Redis(port=port, socket_timeout=1)
-    deadline = time.monotonic() + 15
-    while True:
-        try:
-            if client.ping():
-                break
-        except redis.ConnectionError:
-            pass
-        if time.monotonic() > deadline or proc.poll() is not None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            pytest.fail(f"redis-server did not answer PING on port {port}")
-        time.sleep(0.05)
-    client.close()
+    proc = start_redis(exe, port, folder)
     try:
         yield f"redis://127.0.0.1:{port}/0"
     finally:

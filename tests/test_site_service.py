@@ -89,24 +89,8 @@ class _Redis:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self):
-        import subprocess
-        import time
-
-        import redis
-        aof = ["--appendonly", "yes", "--appendfsync", "always"] if self.durable else ["--appendonly", "no"]
-        self.proc = subprocess.Popen([self.exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *aof,
-                                      "--dir", str(self.folder)], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
-        client = redis.Redis(port=self.port, socket_timeout=1, retry=None)
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                if client.ping():
-                    break
-            except redis.ConnectionError:
-                assert self.proc.poll() is None and time.monotonic() < deadline, "redis-server did not start"
-                time.sleep(0.05)
-        client.close()
+        from conftest import start_redis
+        self.proc = start_redis(self.exe, self.port, self.folder, durable=self.durable)
 
     def kill(self):
         import os

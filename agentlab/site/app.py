@@ -41,6 +41,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import make_error
@@ -155,17 +156,18 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
 
     class _MCP:  # an ASGI app (not a function), so Starlette's Route passes the raw request through
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-            lang: Lang = "zh" if _header(scope, b"accept-language").lower().startswith("zh") else "en"
+            request = Request(scope, receive)
+            lang = _lang(request)
             early = _early_refusal(scope, site.max_body, lang)
             if early is not None:
                 await early(scope, receive, send)
                 return
             try:  # the body first, bounded, holding no slot: a caller that trickles costs a connection, no thread
-                raw = await _read_asgi(receive, site.max_body, BODY_SECONDS)
+                raw = await _read(receive, site.max_body, BODY_SECONDS)
             except (_TooLarge, _TooSlow) as exc:
                 await _body_refusal(exc, site.max_body, lang)(scope, receive, send)
                 return
-            who = _mcp_key(scope)
+            who = _digest(_presented_key(request))
             if not await slots.take(who, SLOT_WAIT):
                 await _busy(lang)(scope, receive, send)
                 return
@@ -260,7 +262,7 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         if not await run_in_threadpool(_known, call["api_key"]):  # a 401 costs a lookup, never a download
             return send(await run_in_threadpool(lambda: site.execute(name, b"", **call)))
         try:  # the body first, bounded, holding no slot: a caller that trickles costs a connection, no thread
-            raw = await _read(request, site.max_body, BODY_SECONDS)
+            raw = await _read(request.receive, site.max_body, BODY_SECONDS)
         except (_TooLarge, _TooSlow) as exc:
             return _body_refusal(exc, site.max_body, lang)
         who = _digest(call["api_key"])
@@ -307,23 +309,17 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
     return app
 
 
-def _header(scope: Any, name: bytes) -> str:
-    for k, v in scope.get("headers") or ():
-        if k.lower() == name:
-            return v.decode("latin-1")
-    return ""
-
-
 def _json(reply: HttpReply) -> JSONResponse:
     return JSONResponse(reply.body, status_code=reply.status, headers=dict(reply.headers))
 
 
 def _early_refusal(scope: Any, limit: int, lang: Lang) -> JSONResponse | None:
     """What can be refused from the headers alone: a declared body too large, a body that is not JSON."""
-    length = _header(scope, b"content-length")
+    headers = Headers(scope=scope)
+    length = headers.get("content-length", "")
     if length and (not length.isdigit() or int(length) > limit):
         return _json(bad_body("too_large", lang, limit))
-    kind = _header(scope, b"content-type").split(";")[0].strip().lower()
+    kind = headers.get("content-type", "").split(";")[0].strip().lower()
     if kind and kind != "application/json" and not kind.endswith("+json"):
         reply = bad_body("content_type", lang, limit)
         return JSONResponse(reply.body, status_code=415)
@@ -343,35 +339,14 @@ def _body_refusal(exc: Exception, limit: int, lang: Lang) -> JSONResponse:
     return JSONResponse(reply_body(None, make_error("BAD_REQUEST", message=message), lang), status_code=408)
 
 
-async def _read(request: Request, limit: int, seconds: float) -> bytes:
-    """The body, refused past ``limit`` bytes as it streams (a missing or lying Content-Length) or ``seconds``."""
-    import anyio
-    chunks, size = [], 0
-    try:
-        with anyio.fail_after(seconds):
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > limit:
-                    raise _TooLarge
-                chunks.append(chunk)
-    except TimeoutError:
-        raise _TooSlow from None
-    return b"".join(chunks)
-
-
 def _digest(api_key: str | None) -> str:
     """Who holds a slot: a hash of the presented key (the key itself is kept nowhere)."""
     return hashlib.sha256((api_key or "").encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def _mcp_key(scope: Any) -> str:
-    key = _header(scope, b"x-api-key")
-    scheme, _, value = _header(scope, b"authorization").partition(" ")
-    return _digest(key or (value.strip() if scheme.lower() == "bearer" else ""))
-
-
-async def _read_asgi(receive: Any, limit: int, seconds: float) -> bytes:
-    """A request's whole body from ``receive``, refused past ``limit`` bytes or ``seconds``."""
+async def _read(receive: Any, limit: int, seconds: float) -> bytes:
+    """A request's whole body from ``receive``, refused past ``limit`` bytes as it streams (a missing or lying
+    Content-Length) or after ``seconds``: the execute route and /mcp alike."""
     import anyio
     chunks, size = [], 0
     try:

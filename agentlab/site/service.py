@@ -33,7 +33,7 @@ from ..jsonutil import MAX_DEPTH, canonical, lone_surrogates, parse_strict
 from ..redis_store import RedisStore
 from ..routing import Router
 from ..schema import suggest
-from ..store import SQLiteStore, Store, open_store
+from ..store import SQLiteStore, Store, open_store, quietly
 from .desks import desk_skills, desk_state
 from .execute import Execution, body, http_status, input_problems, run_skill
 from .keys import ApiKey, KeyStore
@@ -290,17 +290,17 @@ class SkillSite:
         try:
             limited = self._limit(key, skill, lang)
         except StoreDown:
-            _quietly(self.claims.release, claim_key)  # nothing ran
+            quietly(self.claims.release, claim_key)  # nothing ran
             raise
         if limited is not None:
-            _quietly(self.claims.release, claim_key)
+            quietly(self.claims.release, claim_key)
             return limited
         # what the backend dedups on is scoped to the caller too: the desk's own map is one per site,
         # and a key sent by one tenant must never answer another tenant's call with its effect
         ctx = SkillContext(self.data_dir, self.state_for(key.id), _scoped(key.id, skill.name, idem), self._ctx.lock)
 
         def late(outcome: Execution) -> None:  # a write that timed out finished after all: that settles the key
-            _quietly(self.claims.finish, claim_key, json.dumps({"status": outcome.status, "body": outcome.body}))
+            quietly(self.claims.finish, claim_key, json.dumps({"status": outcome.status, "body": outcome.body}))
             self._log_internal(outcome, skill, request_id, session_id)
 
         outcome = run_skill(skill, args, ctx, lang=lang, check_input=False, on_late=late)
@@ -310,13 +310,13 @@ class SkillSite:
         if outcome.pending is not None:
             return HttpReply(outcome.status, outcome.body)  # the claim stays "running" until the write reports back
         if not outcome.ran:
-            settled = _quietly(self.claims.release, claim_key)  # refused by its check: nothing happened
+            settled = quietly(self.claims.release, claim_key)  # refused by its check: nothing happened
         elif outcome.internal is not None:
-            settled = _quietly(self.claims.mark_unknown, claim_key)  # it failed unexpectedly half-way: a person looks
+            settled = quietly(self.claims.mark_unknown, claim_key)  # it failed unexpectedly half-way: a person looks
         elif not outcome.ok and outcome.body["error"]["category"] == "transient":
-            settled = _quietly(self.claims.release, claim_key)  # the skill said nothing happened; a resend may work
+            settled = quietly(self.claims.release, claim_key)  # the skill said nothing happened; a resend may work
         else:
-            settled = _quietly(self.claims.finish, claim_key, json.dumps({"status": outcome.status, "body": outcome.body}))
+            settled = quietly(self.claims.finish, claim_key, json.dumps({"status": outcome.status, "body": outcome.body}))
         if not settled and outcome.ran:
             # it ran, and its record could not be kept: nobody can promise a resend would not repeat it
             self.logs.write("error", request_id=request_id, session_id=session_id, skill=skill.name, status=409,
@@ -366,15 +366,6 @@ def _store(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
         return fn(*args, **kw)
     except Exception as exc:
         raise StoreDown(traceback.format_exc()) from exc
-
-
-def _quietly(fn: Callable[..., Any], *args: Any) -> bool:
-    """Tell the store something after the fact; False if it could not be reached (the caller says so)."""
-    try:
-        fn(*args)
-        return True
-    except Exception:  # noqa: BLE001 - bookkeeping after the effect must not turn into "retry"
-        return False
 
 
 def read_body(raw: bytes, limit: int = MAX_BODY) -> tuple[dict | None, str | None]:
