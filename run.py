@@ -6,6 +6,7 @@
     python run.py site    set up the skill site (a data folder, a demo key shown once) and serve it on 127.0.0.1
     python run.py bench   run the benchmarks and print the figures (--record: also re-record the real models)
     python run.py size    count the core package's lines and write the figure into README.md
+    python run.py notebooks   bring each notebook's Chinese twin (notebooks/zh/) in step with its source (--check)
     python run.py local   install and start the small real model on 127.0.0.1 (about 0.5 GB, offline after)
     python run.py lock    re-resolve the dependencies and rewrite constraints.txt (exact versions)
 
@@ -219,6 +220,9 @@ def main(argv: list[str]) -> int:
         return 0
     if cmd == "lock":
         return lock(setup("requirements-dev.txt"))
+    if cmd == "notebooks":
+        py = setup("requirements-dev.txt")
+        return subprocess.call([str(py), "-m", "agentlab.workbook.twins", *rest], cwd=ROOT)
     if cmd == "size":
         import re
         lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / "agentlab").glob("*.py"))

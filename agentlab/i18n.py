@@ -16,13 +16,15 @@ pay for them.
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
-from typing import Literal
+from typing import Literal, TypeVar, cast
 
-__all__ = ["LANGS", "Lang", "LocalizedError", "check_lang", "keys", "said", "t"]
+__all__ = ["LANGS", "Lang", "LocalizedError", "check_lang", "keys", "label", "label_glossary", "missing_labels", "said", "t"]
 
 Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
+_T = TypeVar("_T")
 
 
 @cache
@@ -49,6 +51,49 @@ def t(key: str, lang: Lang = "en", /, **fields: object) -> str:
     entry = _catalog()[key]
     text = entry.get(lang) or entry["en"]
     return text.format(**fields) if fields else text
+
+
+_TECHNICAL = re.compile(r"[\w.:/<>=+^-]*[_.:/<>=+^][\w.:/<>=+^-]*|[A-Z0-9_ -]+|[-+]?[\d.,%]+|")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_missing: set[str] = set()
+
+
+@cache
+def label_glossary() -> dict[str, dict[str, str]]:
+    """The glossary of the workbook's short labels (table headers, category values, plot titles and legends):
+    ``{lang: {english label: translation}}``, from ``data/i18n/labels/*.json`` (one file per topic, merged)."""
+    from .resources import data_file
+
+    out: dict[str, dict[str, str]] = {lang: {} for lang in LANGS if lang != "en"}
+    folder = data_file("i18n/labels")
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        for lang, table in json.loads(path.read_text(encoding="utf-8")).items():
+            out.setdefault(lang, {}).update(table)
+    return out
+
+
+def label(text: _T, lang: Lang = "en", /) -> _T:
+    """A short label of a table, a plot or a printed line, in ``lang``.
+
+    The notebooks' code names its columns and categories in English (the code is shared by both languages); the
+    glossary says them in Chinese. A technical name (``create_refund``, ``INVALID_ARGS``, ``pass^k``), a number or
+    text already in Chinese stays as it is; anything else missing from the glossary stays English and is noted, so
+    that a test can list what a Chinese reader would still meet in English (:func:`missing_labels`).
+    """
+    if lang == "en" or not isinstance(text, str):
+        return text
+    said_ = label_glossary().get(lang, {}).get(text)
+    if said_ is not None:
+        return cast(_T, said_)
+    if _TECHNICAL.fullmatch(text) or _CJK.search(text) or not re.search(r"[A-Za-z]{2}", text):
+        return text
+    _missing.add(text)
+    return text
+
+
+def missing_labels() -> set[str]:
+    """Labels asked for in another language that the glossary lacks (since the process started)."""
+    return set(_missing)
 
 
 def keys() -> list[str]:

@@ -86,3 +86,32 @@ def test_the_wheel_ships_every_catalogue_file():
     covered = {path for glob in shipped for path in (ROOT / "data").glob(glob)}  # setuptools reads them as globs
     files = {FOLDER / f"{lang}.json" for lang in i18n.LANGS} | set(FOLDER.glob("*.json"))
     assert sorted(p.name for p in files - covered) == []
+
+
+def test_the_label_glossary_files_agree_and_say_each_label_in_chinese():
+    """data/i18n/labels/*.json: one file per topic, ``{"zh": {english: chinese}}``; a label given in two files
+    must be said the same way in both, and every translation is Chinese (not the English copied over)."""
+    import re
+
+    from agentlab.resources import data_file
+    seen: dict[str, tuple[str, str]] = {}
+    files = sorted(data_file("i18n/labels").glob("*.json"))
+    assert files
+    for path in files:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        assert set(data) == {"zh"}, path.name
+        for en, zh in data["zh"].items():
+            assert isinstance(zh, str) and re.search(r"[\u3400-\u9fff]", zh), (path.name, en, zh)
+            if en in seen:
+                assert seen[en][1] == zh, f"{en!r}: {seen[en][0]} says {seen[en][1]!r}, {path.name} says {zh!r}"
+            seen[en] = (path.name, zh)
+
+
+def test_a_label_is_said_in_chinese_kept_when_technical_and_noted_when_missing():
+    from agentlab.i18n import label, missing_labels
+    assert label("naive", "zh") == "朴素循环" and label("naive", "en") == "naive"
+    for technical in ("create_refund", "INVALID_ARGS", "pass^k", "3", "12%", "已完成", "", "x"):
+        assert label(technical, "zh") == technical
+    assert label(7, "zh") == 7
+    assert label("a label nobody wrote down", "zh") == "a label nobody wrote down"
+    assert "a label nobody wrote down" in missing_labels()

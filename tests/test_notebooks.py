@@ -18,7 +18,12 @@ from exercise_solutions import SOLUTIONS
 from nbclient import NotebookClient
 
 NB_DIR = ROOT / "notebooks"
-NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb")) + sorted((ROOT / "app").glob("*.ipynb"))
+ZH_DIR = NB_DIR / "zh"
+NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb")) + sorted(ZH_DIR.glob("*.ipynb")) + sorted((ROOT / "app").glob("*.ipynb"))
+
+
+def _id(p) -> str:
+    return f"zh/{p.stem}" if p.parent.name == "zh" else p.stem
 
 
 def expects(nb) -> set[str]:
@@ -31,7 +36,7 @@ def expects(nb) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[_id(p) for p in NOTEBOOKS])
 def test_paired_script_agrees(path):
     script = path.with_suffix(".py")
     assert script.exists(), f"{path.name} has no paired py:percent script"
@@ -40,7 +45,7 @@ def test_paired_script_agrees(path):
     assert "py:percent" in a.metadata.get("jupytext", {}).get("formats", "")
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[_id(p) for p in NOTEBOOKS])
 def test_committed_without_outputs_or_widget_state(path):
     nb = json.loads(path.read_text(encoding="utf-8"))
     assert "widgets" not in nb.get("metadata", {})
@@ -49,13 +54,15 @@ def test_committed_without_outputs_or_widget_state(path):
             assert cell.get("outputs") == [] and cell.get("execution_count") is None, cell["source"][:80]
 
 
+#: two English words in a row (a Chinese cell may name `create_refund` or quote a model, not speak English)
+ENGLISH_PROSE = re.compile(r"\b[A-Za-z]{2,}[,;]? [A-Za-z]{2,}\b")
 BLANK = re.compile(r"^(\w+) = None\b.*$", re.M)
 
 
 def exercise_cell(nb) -> int | None:
     """The index of the code cell after the "## Exercise" heading."""
     for i, c in enumerate(nb.cells):
-        if c.cell_type == "markdown" and "## Exercise" in c.source:
+        if c.cell_type == "markdown" and ("## Exercise" in c.source or "## 练习" in c.source):
             return next((j for j in range(i + 1, len(nb.cells)) if nb.cells[j].cell_type == "code"), None)
     return None
 
@@ -70,10 +77,15 @@ def with_solution(nb, stem: str) -> int | None:
     return i
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[_id(p) for p in NOTEBOOKS])
 def test_runs_and_produces_its_plots_and_widgets(path, tmp_path):
     nb = nbformat.read(path, as_version=4)
-    exercise = with_solution(nb, path.stem) if path.parent.name == "notebooks" else None
+    lesson = path.parent.name in ("notebooks", "zh")
+    zh = path.parent.name == "zh"
+    exercise = with_solution(nb, path.stem) if lesson else None
+    if zh:  # the last cell lists the labels a Chinese reader would still have met in English
+        nb.cells.append(nbformat.v4.new_code_cell(
+            "from agentlab.i18n import missing_labels\nprint('MISSING', sorted(missing_labels()))"))
     env_backend = os.environ.pop("MPLBACKEND", None)  # never let a headless backend leak into the kernel
     try:
         NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
@@ -89,12 +101,21 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path):
             assert o.get("output_type") != "error", o
             if o.get("output_type") == "stream" and o.get("name") == "stderr":
                 assert "Traceback" not in o.get("text", ""), o["text"][:500]
-    if path.parent.name == "notebooks":
+    if zh:
+        missing = "".join(o.get("text", "") for o in nb.cells.pop().outputs)
+        assert missing.strip() == "MISSING []", f"labels shown in English in the Chinese notebook: {missing}"
+        for c in nb.cells:
+            for o in c.get("outputs", []):
+                for html in [o.get("data", {}).get("text/html", "")]:
+                    for head in re.findall(r"<th[^>]*>(.*?)</th>", html if isinstance(html, str) else "".join(html)):
+                        assert not ENGLISH_PROSE.search(re.sub(r"<[^>]+>", "", head)), (path.name, head)
+    if lesson:
         assert exercise is not None, f"{path.name} has no exercise"
         blank = "".join(o.get("text", "") for o in nb.cells[exercise].outputs)
         solved = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
         assert BLANK.search(nb.cells[exercise].source), "the exercise must start unanswered (name = None)"
-        assert "Not yet" in blank, f"with its blanks, the check must say 'not yet': {blank!r}"
+        not_yet = "还没作答" if zh else "Not yet"
+        assert not_yet in blank, f"with its blanks, the check must say 'not yet': {blank!r}"
         assert "✓" in solved and "✗" not in solved, f"with the solution, the check must pass: {solved!r}"
 
 

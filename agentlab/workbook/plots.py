@@ -14,7 +14,7 @@ import random
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..i18n import Lang, keys, t
+from ..i18n import Lang, keys, label, t
 from ..resources import CJK_FILES, CJK_FONTS
 from ..retry import RetryPolicy, herd
 
@@ -95,19 +95,21 @@ def _ax(ax: Any, size: tuple[float, float] = (7, 3.2)) -> Any:
 
 
 @_with_fonts
-def plot_bars(values: Mapping[str, Mapping[str, float]], *, ax: Any = None, title: str = "", ylabel: str = "") -> Any:
-    """Grouped bars: ``{group: {series: value}}`` (e.g. ``{fault: {"naive": 12, "guarded": 4}}``)."""
+def plot_bars(values: Mapping[str, Mapping[str, float]], *, ax: Any = None, title: str = "", ylabel: str = "",
+              lang: Lang = "en") -> Any:
+    """Grouped bars: ``{group: {series: value}}`` (e.g. ``{fault: {"naive": 12, "guarded": 4}}``); every label said
+    in ``lang`` (:func:`agentlab.i18n.label`)."""
     ax = _ax(ax)
     groups = list(values)
     series = sorted({s for g in values.values() for s in g}, key=lambda s: (s != "naive", s))
     width = 0.8 / max(len(series), 1)
     for i, s in enumerate(series):
         xs = [j + i * width for j in range(len(groups))]
-        ax.bar(xs, [values[g].get(s, 0) for g in groups], width, label=s, color=LOOP_COLORS.get(s))
+        ax.bar(xs, [values[g].get(s, 0) for g in groups], width, label=label(s, lang), color=LOOP_COLORS.get(s))
     ax.set_xticks([j + width * (len(series) - 1) / 2 for j in range(len(groups))])
-    ax.set_xticklabels(groups, rotation=30, ha="right", fontsize=8)
-    ax.set_title(title)
-    ax.set_ylabel(ylabel)
+    ax.set_xticklabels([label(g, lang) for g in groups], rotation=30, ha="right", fontsize=8)
+    ax.set_title(label(title, lang))
+    ax.set_ylabel(label(ylabel, lang))
     if all(isinstance(v, numbers.Integral) for g in values.values() for v in g.values()):
         _count_axis(ax)  # counts (refunds, findings, calls); rates keep their fractional ticks
     _legend_beside(ax)
@@ -118,22 +120,22 @@ def plot_bars(values: Mapping[str, Mapping[str, float]], *, ax: Any = None, titl
 def plot_outcomes(counts: Mapping[str, Mapping[str, int]], *, ax: Any = None, title: str = "outcomes",
                   lang: Lang = "en") -> Any:
     """Stacked bars of graded outcomes, ``{label: {outcome: count}}``, every outcome in its own colour."""
-    ax = _stacked(_ax(ax), counts, OUTCOME_COLORS, lambda o: t("outcome." + o, lang), title)
-    ax.set_ylabel("runs" if lang == "en" else "运行次数")
+    ax = _stacked(_ax(ax), counts, OUTCOME_COLORS, lambda o: t("outcome." + o, lang), title, lang)
+    ax.set_ylabel(label("runs", lang))
     return ax
 
 
 def _stacked(ax: Any, counts: Mapping[str, Mapping[str, int]], colors: Mapping[str, str],
-             label: Any, title: str) -> Any:
+             name: Any, title: str, lang: Lang) -> Any:
     """Stacked bars, one per key of ``counts``, a segment per key of ``colors`` that occurs."""
-    labels = list(counts)
-    bottom = [0.0] * len(labels)
+    bars = list(counts)
+    bottom = [0.0] * len(bars)
     for key, color in colors.items():
-        vals = [counts[lb].get(key, 0) for lb in labels]
+        vals = [counts[lb].get(key, 0) for lb in bars]
         if any(vals):
-            ax.bar(labels, vals, bottom=bottom, color=color, label=label(key))
+            ax.bar([label(b, lang) for b in bars], vals, bottom=bottom, color=color, label=name(key))
             bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
-    ax.set_title(title)
+    ax.set_title(label(title, lang))
     _count_axis(ax)
     _legend_beside(ax, fontsize=7)
     return ax
@@ -158,14 +160,14 @@ def plot_turns_by_outcome(runs: Mapping[str, Mapping[str, tuple[int, str]]], *, 
             ax.bar(i + (j - (len(loops) - 1) / 2) * width, turns, width, color=OUTCOME_COLORS.get(outcome, "#999"),
                    hatch="//" if loop == "naive" else None, edgecolor="white")
             seen[outcome] = OUTCOME_COLORS.get(outcome, "#999")
-    ax.set_xticks(range(len(groups)), groups, fontsize=8)
+    ax.set_xticks(range(len(groups)), [label(g, lang) for g in groups], fontsize=8)
     handles = [Patch(color=c, label=t("outcome." + o, lang)) for o, c in OUTCOME_COLORS.items() if o in seen]
     handles += [Patch(facecolor="#bbb", hatch="//", edgecolor="white", label=t("loop.naive", lang)),
                 Patch(facecolor="#bbb", label=t("loop.guarded", lang))]
     _legend_beside(ax, handles=handles, fontsize=7)
     _count_axis(ax)
-    ax.set_ylabel("model turns" if lang == "en" else "模型轮次")
-    ax.set_title(title)
+    ax.set_ylabel(label("model turns", lang))
+    ax.set_title(label(title, lang))
     return ax
 
 
@@ -173,13 +175,15 @@ def plot_turns_by_outcome(runs: Mapping[str, Mapping[str, tuple[int, str]]], *, 
 def plot_statuses(counts: Mapping[str, Mapping[str, int]], *, ax: Any = None, title: str = "final statuses",
                   lang: Lang = "en") -> Any:
     """Stacked bars of final statuses: ``{label: {status: count}}``."""
-    ax = _stacked(_ax(ax), counts, STATUS_COLORS, lambda s: t("status." + s, lang) if lang != "en" else s, title)
+    ax = _stacked(_ax(ax), counts, STATUS_COLORS, lambda s: t("status." + s, lang) if lang != "en" else s, title,
+                  lang)
     ax.tick_params(axis="x", labelsize=8)
     return ax
 
 
 @_with_fonts
-def plot_retry_schedule(policy: RetryPolicy, *, ax: Any = None, clients: int = 30, seed: int = 0) -> Any:
+def plot_retry_schedule(policy: RetryPolicy, *, ax: Any = None, clients: int = 30, seed: int = 0,
+                        lang: Lang = "en") -> Any:
     """When each of ``clients`` failing callers resends: dots per attempt, with and without jitter."""
     ax = _ax(ax)
     rng = random.Random(seed)
@@ -188,9 +192,9 @@ def plot_retry_schedule(policy: RetryPolicy, *, ax: Any = None, clients: int = 3
         for attempt in range(policy.max_retries):
             t += policy.delay(attempt, rng)
             ax.scatter(t, c, s=10, color=f"C{attempt}")
-    ax.set_xlabel("seconds after the first failure")
-    ax.set_ylabel("client")
-    ax.set_title(f"resend times, jitter={policy.jitter}")
+    ax.set_xlabel(label("seconds after the first failure", lang))
+    ax.set_ylabel(label("client", lang))
+    ax.set_title(f"{label('resend times', lang)}, jitter={policy.jitter}")
     return ax
 
 
@@ -204,10 +208,10 @@ def plot_herd(policies: Mapping[str, RetryPolicy | Mapping[str, Any]], *, ax: An
     """
     ax = _ax(ax)
     results = herd_results(policies, clients=clients, capacity=capacity)
-    for label, r in results.items():
+    for name, r in results.items():
         ys = [*r["arrivals"], *r["arrivals"][-1:]]  # the last slot drawn to its end too
         ax.step([i * r["bucket"] for i in range(len(ys))], ys, where="post",
-                label=t("herd.legend", lang, label=label, served=r["served"], clients=r["clients"]))
+                label=t("herd.legend", lang, label=label(name, lang), served=r["served"], clients=r["clients"]))
     ax.axhline(capacity, color="grey", linestyle="--", linewidth=1, label=t("herd.capacity", lang))
     bucket = next(iter(results.values()))["bucket"] if results else 0.25
     ax.set_xlabel(t("herd.seconds", lang))
@@ -221,25 +225,27 @@ def plot_herd(policies: Mapping[str, RetryPolicy | Mapping[str, Any]], *, ax: An
 def herd_results(policies: Mapping[str, RetryPolicy | Mapping[str, Any]], *, clients: int = 300,
                  capacity: int = 40) -> dict[str, Mapping[str, Any]]:
     """Each policy's herd (:func:`~agentlab.retry.herd`, seeded), a result given as it is."""
-    return {label: (herd(p, clients=clients, capacity=capacity, rng=random.Random(0)) if isinstance(p, RetryPolicy)
-                    else p) for label, p in policies.items()}
+    return {name: (herd(p, clients=clients, capacity=capacity, rng=random.Random(0)) if isinstance(p, RetryPolicy)
+                   else p) for name, p in policies.items()}
 
 
 def herd_text(results: Mapping[str, Mapping[str, Any]], lang: Lang = "en") -> list[str]:
     """What the herd plot shows, one sentence per policy, from the same results: who was served, who gave up,
     over which window, and what the first slot counts (the first tries, and the resends that landed in it)."""
     out = []
-    for label, r in results.items():
-        out.append(t("herd.line_cut" if r["unfinished"] else "herd.line", lang, label=label, served=r["served"], clients=r["clients"], gave_up=r["gave_up"],
+    for name, r in results.items():
+        said_ = label(name, lang)
+        out.append(t("herd.line_cut" if r["unfinished"] else "herd.line", lang, label=said_, served=r["served"], clients=r["clients"], gave_up=r["gave_up"],
                      seconds=r["horizon"], unfinished=r["unfinished"]))
         key = "herd.first_slot_resends" if r["resends"][0] else "herd.first_slot"
-        out.append(t(key, lang, label=label, n=r["arrivals"][0], first=r["first"][0], resends=r["resends"][0],
+        out.append(t(key, lang, label=said_, n=r["arrivals"][0], first=r["first"][0], resends=r["resends"][0],
                      bucket=r["bucket"]))
     return out
 
 
 @_with_fonts
-def plot_matrix(matrix: Mapping[str, Mapping[str, str]], *, ax: Any = None, title: str = "") -> Any:
+def plot_matrix(matrix: Mapping[str, Mapping[str, str]], *, ax: Any = None, title: str = "",
+                lang: Lang = "en") -> Any:
     """A fault x loop grid coloured by outcome (agentlab.evals.outcome) or, failing that, by final status."""
     import matplotlib.colors as mcolors
     rows = list(matrix)
@@ -251,54 +257,56 @@ def plot_matrix(matrix: Mapping[str, Mapping[str, str]], *, ax: Any = None, titl
     cmap = mcolors.ListedColormap(list(palette.values()))
     ax.imshow(grid, cmap=cmap, vmin=0, vmax=len(names) - 1, aspect="auto")
     ax.set_xticks(range(len(cols)))
-    ax.set_xticklabels(cols)
+    ax.set_xticklabels([label(c, lang) for c in cols])
     ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels(rows, fontsize=8)
+    ax.set_yticklabels([label(r, lang) for r in rows], fontsize=8)
     for i, r in enumerate(rows):
         for j, c in enumerate(cols):
-            ax.text(j, i, matrix[r].get(c, ""), ha="center", va="center", fontsize=7, color="white")
-    ax.set_title(title)
+            ax.text(j, i, label(matrix[r].get(c, ""), lang), ha="center", va="center", fontsize=7, color="white")
+    ax.set_title(label(title, lang))
     return ax
 
 
 @_with_fonts
-def plot_shares(counts: Mapping[str, float], *, ax: Any = None, title: str = "") -> Any:
+def plot_shares(counts: Mapping[str, float], *, ax: Any = None, title: str = "", lang: Lang = "en") -> Any:
     """Horizontal bars of shares (e.g. failures by taxonomy class), largest first."""
     ax = _ax(ax, (6, 2.6))
     total = sum(counts.values()) or 1
     items = sorted(counts.items(), key=lambda kv: kv[1])
-    ax.barh([k for k, _ in items], [v / total for _, v in items], color="#1a73e8")
+    ax.barh([label(k, lang) for k, _ in items], [v / total for _, v in items], color="#1a73e8")
     for i, (_, v) in enumerate(items):
         ax.text(v / total, i, f" {v / total:.0%} ({v})", va="center", fontsize=8)
     ax.set_xlim(0, 1.15)
-    ax.set_title(title)
+    ax.set_title(label(title, lang))
     return ax
 
 
 @_with_fonts
 def plot_lines(series: Mapping[str, Sequence[tuple[float, float]]], *, ax: Any = None, title: str = "",
-               xlabel: str = "", ylabel: str = "") -> Any:
-    """Lines from ``{label: [(x, y), ...]}``."""
+               xlabel: str = "", ylabel: str = "", lang: Lang = "en") -> Any:
+    """Lines from ``{name: [(x, y), ...]}``."""
     ax = _ax(ax)
-    for label, pts in series.items():
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label, color=LOOP_COLORS.get(label))
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    for name, pts in series.items():
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label(name, lang),
+                color=LOOP_COLORS.get(name))
+    ax.set_title(label(title, lang))
+    ax.set_xlabel(label(xlabel, lang))
+    ax.set_ylabel(label(ylabel, lang))
     _legend_beside(ax)
     return ax
 
 
 @_with_fonts
-def plot_pass_k(curves: Mapping[str, Sequence[tuple[int, float]]], *, ax: Any = None) -> Any:
+def plot_pass_k(curves: Mapping[str, Sequence[tuple[int, float]]], *, ax: Any = None, lang: Lang = "en") -> Any:
     """pass^k against k: how fast reliability falls when every one of k tries must succeed."""
-    ax = plot_lines(curves, ax=ax, title="pass^k", xlabel="k (trials that must all succeed)", ylabel="pass^k")
+    ax = plot_lines(curves, ax=ax, title="pass^k", xlabel="k (trials that must all succeed)", ylabel="pass^k",
+                    lang=lang)
     ax.set_ylim(0, 1.05)
     return ax
 
 
 @_with_fonts
-def compare_plot(groups: Mapping[str, Sequence[Any]]) -> tuple[list[dict], Any]:
+def compare_plot(groups: Mapping[str, Sequence[Any]], *, lang: Lang = "en") -> tuple[list[dict], Any]:
     """Compare groups in one call: the table, and one figure with grouped metric bars,
     the status breakdown, and pass^k curves (only where each case ran more than once: with one
     trial pass^k is just the success rate, a single point that says nothing more, so the figure
@@ -311,10 +319,10 @@ def compare_plot(groups: Mapping[str, Sequence[Any]]) -> tuple[list[dict], Any]:
     several = any(len(c) > 1 for c in curves.values())  # one trial each: pass^1 is the success rate, no panel
     fig, axes = plt.subplots(1, 3 if several else 2, figsize=(15 if several else 10.5, 3.4))
     metrics = ("task_success_rate", "invalid_call_rate", "takeover_rate")
-    plot_bars({m: {r["group"]: r[m] for r in rows} for m in metrics}, ax=axes[0], title="metrics")
-    plot_statuses({label: status_counts([r.run for r in rs]) for label, rs in groups.items()}, ax=axes[1])
+    plot_bars({m: {r["group"]: r[m] for r in rows} for m in metrics}, ax=axes[0], title="metrics", lang=lang)
+    plot_statuses({name: status_counts([r.run for r in rs]) for name, rs in groups.items()}, ax=axes[1], lang=lang)
     if several:
-        plot_pass_k(curves, ax=axes[2])
+        plot_pass_k(curves, ax=axes[2], lang=lang)
     fig.tight_layout()
     return rows, fig
 
@@ -371,15 +379,19 @@ def plot_trend(rows: Sequence[Mapping[str, Any]], *, ax: Any = None, lang: Lang 
     return ax
 
 
-def table_view(df: Any, *, percent: Collection[str] | None = None, none: str = "-") -> Any:
+def table_view(df: Any, *, percent: Collection[str] | None = None, none: str = "-", lang: Lang = "en") -> Any:
     """A DataFrame as the notebooks show it (a pandas ``Styler``): every text in full, never cut with "...",
     numbers formatted once, and an empty cell as ``none``, never ``NaN`` or ``None``.
 
     A column whose name says ``rate`` (or one named in ``percent``) is a share, shown as a percentage; a
     float column that holds only whole numbers (a count that went through a mean or a NaN) shows them
-    whole; any other float gets two decimals.
+    whole; any other float gets two decimals. In another ``lang`` the headers, the index and every text value
+    are said in that language (:func:`agentlab.i18n.label`); the numbers are the same.
     """
     shares = set(percent) if percent is not None else {c for c in df.columns if "rate" in str(c)}
+    if lang != "en":
+        df = _said_in(df, lang)
+        shares = {label(c, lang) for c in shares}
 
     def fmt(column: Any) -> Any:
         values = [v for v in column if isinstance(v, numbers.Real) and not _missing(v)]
@@ -395,6 +407,20 @@ def table_view(df: Any, *, percent: Collection[str] | None = None, none: str = "
     # long texts wrap inside their cell instead of widening the table past the page
     return styler.set_table_styles([{"selector": "td", "props": "text-align: left; white-space: pre-wrap; "
                                                                   "max-width: 48em; vertical-align: top"}])
+
+
+def _said_in(df: Any, lang: Lang) -> Any:
+    """A copy of ``df`` with headers, index and text cells said in ``lang``."""
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype == object:
+            out[c] = out[c].map(lambda v: label(v, lang))
+    out.columns = [label(c, lang) for c in out.columns]
+    if out.index.dtype == object:
+        out.index = [label(i, lang) for i in out.index]
+    if out.index.name:
+        out.index.name = label(out.index.name, lang)
+    return out
 
 
 def _missing(v: Any) -> bool:

@@ -1,0 +1,77 @@
+"""Every notebook in Chinese too: a twin under notebooks/zh/ with the source's code and its own Chinese prose.
+
+(The twins run top to bottom, with Chinese tables and no label left in English, in tests/test_notebooks.py.)
+"""
+import re
+import shutil
+
+import jupytext
+import pytest
+from conftest import ROOT
+
+from agentlab.workbook.twins import LANG_LINE, TwinError, code_for, sync_twin, twin_path
+
+NB_DIR = ROOT / "notebooks"
+SOURCES = sorted(NB_DIR.glob("[0-9][0-9]_*.py"))
+FENCE = re.compile(r"```.*?```", re.S)
+CODE = re.compile(r"`[^`\n]*`")
+LINK = re.compile(r"\]\([^)]*\)")
+QUOTE = re.compile(r"[\"“「][^\"”」\n]*[\"”」]")
+WORDS = re.compile(r"\b[A-Za-z]{2,}(?:[ ,;:'-]+[A-Za-z]{2,}){2,}\b")  # three English words in a row
+CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def english_prose(markdown: str) -> list[str]:
+    """Runs of English words left once code, links, quotes and names are taken out."""
+    text = QUOTE.sub(" ", LINK.sub("]", CODE.sub(" ", FENCE.sub(" ", markdown))))
+    return WORDS.findall(text)
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_every_notebook_has_a_chinese_twin_in_step(source):
+    assert twin_path(source).exists(), f"{source.name} has no Chinese twin under notebooks/zh/"
+    assert not sync_twin(source, write=False), f"notebooks/zh/{source.name} is out of step: python run.py notebooks"
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_the_twin_has_the_same_code_and_chinese_prose(source):
+    src, twin = jupytext.read(source), jupytext.read(twin_path(source))
+    assert [c.cell_type for c in src.cells] == [c.cell_type for c in twin.cells]
+    assert any(LANG_LINE.search(c.source) for c in src.cells if c.cell_type == "code"), "the source sets LANG = \"en\""
+    for a, b in zip(src.cells, twin.cells, strict=True):
+        if a.cell_type == "code":
+            assert b.source == code_for(a.source, "zh")
+        else:
+            assert CJK.search(b.source), f"an untranslated cell: {b.source[:80]!r}"
+            assert not english_prose(b.source), (english_prose(b.source), b.source[:120])
+
+
+def test_english_prose_is_found_and_names_and_quotes_are_not():
+    assert english_prose("这是 `create_refund` 的契约，参见 [guards](../docs/guards.md)。")== []
+    assert english_prose("模型说：\"I will refund it now\"，但没有调用工具。") == []
+    assert english_prose("```python\nprint('hello there world')\n```\n中文") == []
+    assert english_prose("When a backend answers with a bare error, the model retries.") != []
+    assert english_prose("## 03 · Errors the model can read") != []
+
+
+def test_a_twin_out_of_line_is_named_by_position(tmp_path):
+    source = tmp_path / "01_x.py"
+    source.write_text('# %% [markdown]\n# # One\n\n# %%\nLANG = "en"\nprint(1)\n\n# %% [markdown]\n# Two\n',
+                      encoding="utf-8")
+    (tmp_path / "zh").mkdir()
+    twin = twin_path(source)
+    twin.write_text('# %% [markdown]\n# # 一\n\n# %%\nprint(0)\n', encoding="utf-8")
+    with pytest.raises(TwinError, match="they part at cell 3"):
+        sync_twin(source)
+    twin.write_text('# %% [markdown]\n# # 一\n\n# %%\nprint(0)\n\n# %% [markdown]\n# 二\n', encoding="utf-8")
+    assert sync_twin(source) is True  # the code comes from the source, the prose stays the translator's
+    again = jupytext.read(twin)
+    assert [c.source for c in again.cells] == ["# 一", 'LANG = "zh"  # "en" for English\nprint(1)', "二"]
+    assert twin.with_suffix(".ipynb").exists() and sync_twin(source, write=False) is False
+
+
+def test_a_missing_twin_says_what_to_do(tmp_path):
+    source = tmp_path / "02_y.py"
+    shutil.copy(SOURCES[0], source)
+    with pytest.raises(TwinError, match="missing"):
+        sync_twin(source)
