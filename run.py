@@ -1,6 +1,6 @@
 """One entry point for people, on Windows, macOS and Linux alike.
 
-    python run.py lab     set everything up, then open the workbook in JupyterLab
+    python run.py lab     set everything up, then open the workbook in JupyterLab (--lang zh: the Chinese notebooks)
     python run.py test    set everything up, then run the whole test suite (--quick: a one-minute check of this machine)
     python run.py app     set everything up, then open the no-code app (Voila)
     python run.py site    set up the skill site (a data folder, a demo key shown once) and serve it on 127.0.0.1
@@ -186,7 +186,12 @@ def main(argv: list[str]) -> int:
         as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
         quiet = ["--LabApp.news_url=None",  # no news pop-up over the first notebook
                  "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
-        return subprocess.call([str(py), "-m", "jupyter", "lab", *as_root, *quiet, *rest], cwd=ROOT / "notebooks")
+        folder = ROOT / "notebooks"
+        if "--lang" in rest:  # --lang zh: the Chinese twins (notebooks/zh/)
+            i = rest.index("--lang")
+            lang, rest = (rest[i + 1] if i + 1 < len(rest) else "en"), rest[:i] + rest[i + 2:]
+            folder = folder / lang if lang != "en" else folder
+        return subprocess.call([str(py), "-m", "jupyter", "lab", *as_root, *quiet, *rest], cwd=folder)
     if cmd == "test":
         py = setup("requirements-dev.txt")
         if "--quick" in rest:

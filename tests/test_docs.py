@@ -106,3 +106,25 @@ def test_code_cites_the_docs_not_outside_documents():
             if OUTSIDE_CITATION.search(line):
                 offenders.append(f"{path.relative_to(ROOT).as_posix()}:{n}: {line.strip()}")
     assert not offenders, "cite docs/ instead:\n" + "\n".join(offenders)
+
+
+def _shape(text: str) -> dict:
+    """What a translation must keep: the headings' levels in order, every code block, every command, the table rows."""
+    blocks = re.findall(r"```.*?```", text, re.S)
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    return {"headings": [len(h) for h in re.findall(r"^(#+) ", prose, re.M)],
+            "code": blocks,
+            "commands": sorted(set(re.findall(r"`(python (?:run\.py|-m agentlab)[^`]*)`", prose))),
+            "rows": len(re.findall(r"^\|", prose, re.M))}
+
+
+def test_the_chinese_readme_keeps_step_with_the_english_one():
+    """README.zh.md has the same headings (by level, in order), the same code blocks, the same commands and the
+    same table rows as README.md, and its prose is Chinese."""
+    en, zh = (ROOT / "README.md").read_text(encoding="utf-8"), (ROOT / "README.zh.md").read_text(encoding="utf-8")
+    a, b = _shape(en), _shape(zh)
+    for part in a:
+        assert a[part] == b[part], part
+    assert "README.zh.md" in en and "README.md" in zh
+    headings = re.findall(r"^#+ (.*)$", re.sub(r"```.*?```", "", zh, flags=re.S), re.M)
+    assert all(re.search(r"[\u3400-\u9fff]", h) or h == "agentlab" for h in headings), headings
