@@ -13,9 +13,11 @@ from conftest import ROOT
 DOCS = ROOT / "docs"
 SOURCES = sorted(
     [*(ROOT / "agentlab").rglob("*.py"), *(ROOT / "tests").rglob("*.py"), *(ROOT / "benchmarks").glob("*.py"),
-     *(ROOT / "notebooks").glob("*.py"), *(ROOT / "app").glob("*.py"), ROOT / "README.md", *DOCS.glob("*.md")])
+     *(ROOT / "notebooks").glob("*.py"), *(ROOT / "notebooks" / "zh").glob("*.py"), *(ROOT / "app").glob("*.py"),
+     ROOT / "README.md", ROOT / "README.zh.md", *DOCS.glob("*.md"), *DOCS.glob("zh/*.md")])
 REFERENCE = re.compile(r"(?<![\w.-])docs/([\w./-]*?\.md)(?:#([\w-]+))?")
 HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+ANCHOR = re.compile(r'<a id="([\w-]+)"></a>')  # a translated page keeps the English page's anchors this way
 FENCE = re.compile(r"^\s*(```|~~~)")
 # A seed section ("seed 003 \u00a75") or the style guide: documents that live outside the repository.
 SECTION_SIGN = "\u00a7"
@@ -32,7 +34,7 @@ def slug(heading: str) -> str:
 def anchors(path) -> set[str]:
     """Every heading anchor of a Markdown file, numbered like GitHub's when a heading repeats."""
     seen: Counter = Counter()
-    out, fenced = set(), False
+    out, fenced = set(ANCHOR.findall(path.read_text(encoding="utf-8"))), False
     for line in path.read_text(encoding="utf-8").splitlines():
         if FENCE.match(line):
             fenced = not fenced
@@ -80,7 +82,7 @@ def test_docs_reference_resolves(where, line, file, anchor):
 
 
 def test_links_inside_docs_resolve():
-    for page in DOCS.glob("*.md"):
+    for page in [*DOCS.glob("*.md"), *DOCS.glob("zh/*.md"), ROOT / "README.zh.md"]:
         for m in re.finditer(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
             href = m.group(1)
             if re.match(r"[a-z]+:", href):
@@ -128,3 +130,28 @@ def test_the_chinese_readme_keeps_step_with_the_english_one():
     assert "README.zh.md" in en and "README.md" in zh
     headings = re.findall(r"^#+ (.*)$", re.sub(r"```.*?```", "", zh, flags=re.S), re.M)
     assert all(re.search(r"[\u3400-\u9fff]", h) or h == "agentlab" for h in headings), headings
+
+
+ZH_DOCS = sorted(DOCS.glob("zh/*.md"))
+
+
+def test_the_pages_a_learner_reads_exist_in_chinese():
+    assert {p.name for p in ZH_DOCS} >= {"README.md", "failures.md", "guards.md", "metrics.md"}
+
+
+@pytest.mark.parametrize("page", ZH_DOCS, ids=lambda p: p.name)
+def test_a_chinese_page_keeps_step_with_its_english_one(page):
+    """A page under docs' zh folder has the same headings by level, code blocks and table rows as its English page;
+    each heading carries the English page's anchor (a link to the Chinese guards page's #idempotency resolves) and
+    is written in Chinese."""
+    english = DOCS / page.name
+    en, zh = english.read_text(encoding="utf-8"), page.read_text(encoding="utf-8")
+    a, b = _shape(en), _shape(zh)
+    for part in ("headings", "code", "rows"):
+        assert a[part] == b[part], part
+    assert anchors(english) <= set(ANCHOR.findall(zh)), anchors(english) - set(ANCHOR.findall(zh))
+    lines = re.sub(r"```.*?```", "", zh, flags=re.S).splitlines()
+    for i, line in enumerate(lines):
+        if HEADING.match(line):
+            assert re.search(r"[\u3400-\u9fff]", line), line
+            assert i and ANCHOR.fullmatch(lines[i - 1].strip()), f"no anchor above {line!r}"
