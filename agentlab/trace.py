@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from .i18n import Lang, t
+from .i18n import keys as catalogue_keys
 
 if TYPE_CHECKING:  # pandas is optional: imported only when a DataFrame is asked for
     import pandas as pd
 
-__all__ = ["COLORS", "Event", "EventKind", "finalize", "first_divergence", "outcome", "read_jsonl",
+__all__ = ["COLORS", "Event", "EventKind", "finalize", "first_divergence", "note_text", "outcome", "read_jsonl",
            "side_by_side_html", "to_dataframe", "to_html", "to_jsonl"]
 
 EventKind = Literal["model", "tool", "end"]
@@ -112,24 +114,61 @@ def outcome(e: Event) -> str:
     return "error"
 
 
-def _cell(e: Event | None, highlight: bool = False) -> str:
+def _cell(e: Event | None, highlight: bool = False, lang: Lang = "en") -> str:
     if e is None:
         return "<td style='color:#999'>—</td>"
     style = f"background:{COLORS[outcome(e)]};vertical-align:top;padding:4px 6px;font-size:12px"
     if highlight:
         style += ";outline:3px solid #d93025"
-    if e.kind == "model":
-        body = f"<b>model</b> {html.escape(_short(e.model_visible or '(tool calls)', 160))}"
+    if e.kind == "model":  # what the model said stays as it said it; only the frame around it is translated
+        said = e.model_visible or t("cell.tool_calls", lang)
+        body = f"<b>{t('cell.model', lang)}</b> {html.escape(_short(said, 160))}"
     elif e.kind == "end":
-        body = f"<b>{html.escape(e.final_status or '')}</b> {html.escape(_short(e.note or '', 200))}"
+        status = _status(e.final_status or "", lang)
+        body = f"<b>{html.escape(status)}</b> {html.escape(_short(note_text(e.note or '', lang), 200))}"
     else:
-        status = e.error_code or ("replayed" if e.replayed else "ok")
+        status = e.error_code or t("cell.replayed" if e.replayed else "legend.ok", lang)
         body = (f"<b>{html.escape(e.tool_name or '?')}</b> <code>{html.escape(_short(e.args_raw or '', 120))}</code>"
                 f"<br>→ <b>{html.escape(status)}</b>"
                 + (f" <span style='color:#555' title='{html.escape(e.model_visible or '')}'>"
                    f"{html.escape(_told(e.model_visible or ''))}</span>" if e.error_code else "")
-                + (f" <i>(retries {e.retry_count})</i>" if e.retry_count else ""))
+                + (f" <i>{html.escape(t('cell.retries', lang, n=e.retry_count))}</i>" if e.retry_count else ""))
     return f"<td style='{style}'>{body}</td>"
+
+
+def _status(status: str, lang: Lang) -> str:
+    return t("status." + status, lang) if f"status.{status}" in catalogue_keys() else status
+
+
+# The loops write their notes in English (a trace file is read by engineers); a person reading a trace in the
+# app reads them in their language. A note no pattern knows is shown as written.
+_NOTES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), k) for p, k in (
+    (r"^final answer$", "note.final_answer"),
+    (r"^safety cap of (?P<n>\d+) steps$", "note.safety_cap"),
+    (r"^step budget of (?P<n>\d+) used up$", "note.step_budget"),
+    (r"^crashed before the tool ran$", "note.crashed_before"),
+    (r"^crashed: (?P<what>.+)$", "note.crashed"),
+    (r"^not run: the turn ended$", "note.turn_ended"),
+    (r"^not run: more than (?P<n>\d+) calls in one message$", "note.too_many_calls"),
+    (r"^replayed from the idempotency store$", "note.replayed_store"),
+    (r"^replayed from the approved call$", "note.replayed_approved"),
+    (r"^repeated-call breaker$", "note.breaker"),
+    (r"^an earlier attempt never reported back; a person must resolve it$", "note.never_reported"),
+    (r"^(?P<tool>\w+): still invalid after (?P<n>\d+) corrections$", "note.still_invalid"),
+    (r"^model API: (?P<code>[A-Z_0-9]+): .*$", "note.model_api"),
+    (r"^(?P<tool>\w+): (?P<code>[A-Z_0-9]+)$", "note.tool_code"),
+))
+
+
+def note_text(note: str, lang: Lang = "en") -> str:
+    """A loop's note on a trace row, in ``lang`` (English notes are returned unchanged)."""
+    if lang == "en":
+        return note
+    for pattern, key in _NOTES:
+        m = pattern.match(note)
+        if m:
+            return t(key, lang, **m.groupdict())
+    return note
 
 
 def _short(text: str, n: int) -> str:
@@ -155,8 +194,9 @@ def _told(text: str) -> str:
     return " · ".join(x for x in parts if x)
 
 
-def to_html(events: Iterable[Event], title: str = "") -> str:
-    rows = "".join(f"<tr><td style='color:#666;font-size:12px'>{e.round_index}</td>{_cell(e)}</tr>" for e in events)
+def to_html(events: Iterable[Event], title: str = "", lang: Lang = "en") -> str:
+    rows = "".join(f"<tr><td style='color:#666;font-size:12px'>{e.round_index}</td>{_cell(e, lang=lang)}</tr>"
+                   for e in events)
     head = f"<caption style='text-align:left'><b>{html.escape(title)}</b></caption>" if title else ""
     return f"<table style='border-collapse:collapse'>{head}{rows}</table>"
 
@@ -183,7 +223,7 @@ def side_by_side_html(left: Iterable[Event], right: Iterable[Event], *, titles: 
         x = a[i] if i < len(a) else None
         y = b[i] if i < len(b) else None
         step = x.round_index if x is not None else y.round_index if y is not None else ""
-        rows.append(f"<tr><td style='color:#666;font-size:12px'>{step}</td>{_cell(x, i == div)}{_cell(y, i == div)}</tr>")
+        rows.append(f"<tr><td style='color:#666;font-size:12px'>{step}</td>{_cell(x, i == div, lang)}{_cell(y, i == div, lang)}</tr>")
     legend = " ".join(f"<span style='background:{c};padding:1px 6px;font-size:11px'>{html.escape(t('legend.' + k, lang))}</span>"
                       for k, c in COLORS.items())
     head = (f"<tr><th></th><th style='text-align:left'>{html.escape(titles[0])}</th>"

@@ -1,5 +1,7 @@
 """Every widget, headless: set values, click, read what it shows."""
+import html as H
 import json
+import re
 
 import pytest
 
@@ -271,3 +273,80 @@ def test_a_broken_schema_is_said_in_the_learners_language_everywhere_it_is_shown
     shown = [panel.view.value, playground_html(json.dumps(broken), lang="zh"), str(schema_contract(broken, "x", "zh"))]
     for text in shown:
         assert "minLength" in text and "必须是非负整数" in text and not _re.search(r"must be", text), text
+
+
+def _han(text):
+    return any("\u4e00" <= c <= "\u9fff" for c in text)
+
+
+# a fragment with no Chinese is fine only when it is made of technical names: create_refund, INVALID_ARGS,
+# orderId, Idempotency-Key, numbers, JSON and punctuation
+_TECHNICAL = re.compile(r"^(?:[\W\d_]|\b[A-Z0-9_]{2,}\b|\b\w*_\w*\b|\b[a-z]+[A-Z]\w*\b|\bIdempotency-Key\b|\bqwen\b"
+                        r"|\b\d+(?:\.\d+)?b?\b|\btrue\b|\bfalse\b|\bnull\b|\buser_\w+\b|\bA\d{4}\b)*$")
+
+
+def _fragments(page):
+    # what the model was told is quoted as it was sent (a naive loop sends the raw exception): that is the lesson
+    page = re.sub(r"<span style='color:#555' title='[^']*'>.*?</span>", "", page, flags=re.S)
+    page = re.sub(r"<code>.*?</code>", "", page, flags=re.S)  # the arguments as the model wrote them
+    return [H.unescape(x).strip() for x in re.split(r"<[^>]+>", page) if H.unescape(x).strip()]
+
+
+def _shown(app):
+    """Everything the no-code app shows a person, apart from the language switch."""
+    texts = [app.scenario.description, app.model.description, app.fault.description, app.run.description]
+    texts += [label for menu in (app.scenario, app.model, app.fault) for label, _ in menu.options]
+    return texts + _fragments(app.header.value) + _fragments(app.view.value)
+
+
+@pytest.mark.parametrize("model,fault", [("self-correcting", "camel_case"), ("self-correcting", "lost_reply"),
+                                         ("self-correcting", "leaky_tool"), ("seed-000 script", "api_429"),
+                                         ("self-correcting", "api_401"), ("self-correcting", "hanging_tool")])
+def test_every_label_the_app_shows_in_chinese_is_chinese(model, fault):
+    app = PMApp(lang="zh")
+    app.model.value, app.fault.value = model, fault
+    app.run.click()
+    english = [x for x in _shown(app) if not _han(x) and not _TECHNICAL.match(x)]
+    assert not english, english
+    assert "<b>模型</b>" in app.view.value and "<b>model</b>" not in app.view.value  # the trace's roles
+
+
+def test_the_app_in_english_reads_as_before():
+    app = PMApp()
+    app.fault.value = "camel_case"
+    app.run.click()
+    view = app.view.value
+    assert "<b>model</b>" in view and "safety cap of 12 steps" in view and "final answer" in view
+    assert "→ <b>ok</b>" in view and "done after self-correction" in view
+    labels = [app.scenario.description, app.model.description, app.fault.description, app.run.description,
+              *[label for menu in (app.scenario, app.model) for label, _ in menu.options], *_fragments(app.header.value)]
+    assert not [x for x in labels if _han(x)], labels
+    assert "seed-000" not in " ".join(label for label, _ in app.model.options)
+
+
+def _ch(value):
+    assert value.endswith("ch"), value
+    return int(value[:-2])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_menu_label_is_cut(lang):
+    from agentlab.workbook.widgets import FaultInjector, text_width
+    app = PMApp(lang=lang)
+    for other in ("en", "zh"):  # the menus keep their width whichever language they were opened in
+        app.lang.value = other
+        for menu in (app.scenario, app.model, app.fault):
+            desc = _ch(menu.style.description_width)
+            assert desc >= text_width(menu.description) + 1, (menu.description, desc)
+            longest = max(text_width(label) for label, _ in menu.options)
+            assert _ch(menu.layout.width) >= desc + longest + 4, (menu.description, menu.layout.width)
+    injector = FaultInjector(lang=lang)
+    longest = max(text_width(label) for label, _ in injector.fault.options)
+    assert _ch(injector.fault.layout.width) >= _ch(injector.fault.style.description_width) + longest + 4
+
+
+def test_a_trace_note_the_loops_write_reads_in_chinese():
+    from agentlab.trace import note_text
+    assert note_text("safety cap of 12 steps", "zh") == "到达 12 步的安全上限"
+    assert note_text("create_refund: OUTCOME_UNKNOWN", "zh") == "create_refund：OUTCOME_UNKNOWN"
+    assert note_text("something new", "zh") == "something new" and note_text("final answer") == "final answer"

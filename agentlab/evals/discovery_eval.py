@@ -21,13 +21,15 @@ from pathlib import Path
 from ..models.cassette import CassetteModel, read_cassette
 from ..models.interface import Model
 from ..resources import data_file
+from ..routing import Router
 from ..scenarios.expense import Ledger, expense_prompt
 from ..site.service import SkillSite
 from ..site.skills import skill_tools
 from ..tools import Registry
 from .routing_eval import MODES, Ask, Mode, Turn, _Replayed, load_asks, one_turn
 
-__all__ = ["discovery_cassette", "measure_discovery", "replay_discovery", "site_asks"]
+__all__ = ["SkillAsk", "discovery_cassette", "load_skill_asks", "measure_discovery", "replay_discovery", "search_hits",
+           "site_asks"]
 
 HAND_OVERS = ("escalate_to_human", "expense_escalate_to_human")
 
@@ -53,9 +55,25 @@ def site_asks(asks: Iterable[Ask] | None = None) -> list[Ask]:
     return out
 
 
+def _search(query: str, k: int, lang: str) -> list[str]:
+    return [r["skill_name"] for r in _site().search(query, k, None, lang)["results"]]  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=2)
+def _one_language(lang: str) -> Router:
+    return Router(_registry(lang), k=6)
+
+
+def _recorded_search(query: str, k: int, lang: str) -> list[str]:
+    """The search the cassettes were recorded with (2026-11-30): one language's index, the caller's. The site now
+    searches both (agentlab/site/search.py); replaying a recording must offer what was offered then."""
+    scores = _one_language(lang).scores(query)
+    return [n for n, sc in sorted(scores.items(), key=lambda x: (-x[1], x[0])) if sc > 0][:k]
+
+
 def measure_discovery(model: Model | Callable[[str], Model], asks: Iterable[Ask], *, search: bool,
-                      k: int = 6) -> list[Turn]:
-    """Each ask once, offering every skill (``search=False``) or the site search's top ``k``."""
+                      k: int = 6, searcher: Callable[[str, int, str], list[str]] = _search) -> list[Turn]:
+    """Each ask once, offering every skill (``search=False``) or the site search's top ``k`` (``searcher``)."""
     mode: Mode = "routed" if search else "all"
     turns = []
     for ask in site_asks(asks):
@@ -63,7 +81,7 @@ def measure_discovery(model: Model | Callable[[str], Model], asks: Iterable[Ask]
         every = registry.names
         offered = every
         if search:
-            found = [r["skill_name"] for r in _site().search(ask.ask, k, None, ask.lang)["results"]]
+            found = searcher(ask.ask, k, ask.lang)
             offered = [n for n in every if n in found] or every  # nothing matched: the loop shows everything
         messages = [{"role": "system", "content": expense_prompt(ask.lang, state=Ledger())},
                     {"role": "user", "content": ask.ask}]
@@ -91,4 +109,34 @@ def replay_discovery(source: str | Path, asks: Sequence[Ask] | None = None, *, k
             raise ValueError(f"{path.name}: {label} was recorded with other skill specs than now; record it again")
         return _Replayed(CassetteModel(path, label), entry, f"{path.name}: {label}")
 
-    return {mode: measure_discovery(model_of, both, search=mode == "routed", k=k) for mode in MODES}
+    return {mode: measure_discovery(model_of, both, search=mode == "routed", k=k, searcher=_recorded_search)
+            for mode in MODES}
+
+
+@dataclasses.dataclass(frozen=True)
+class SkillAsk:
+    """One thing a person asks the site for, in Chinese and in English, and the skill that does it."""
+
+    id: str
+    skill: str
+    zh: str
+    en: str
+
+
+def load_skill_asks(path: str | Path | None = None) -> list[SkillAsk]:
+    """The search's ask set (``data/skill_asks.jsonl``): both desks' skills and the shipped ones."""
+    import json
+    source = Path(path) if path is not None else data_file("skill_asks.jsonl")
+    return [SkillAsk(**json.loads(line)) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def search_hits(asks: Iterable[SkillAsk] | None = None, *, lang: str = "zh", header: str = "en",
+                tops: Sequence[int] = (1, 3)) -> dict[str, float]:
+    """How often the site's search puts the expected skill first (``top1``) or in its top 3 (``top3``), asked in
+    ``lang`` by a caller whose Accept-Language is ``header`` (``en``: the default, as when none is sent)."""
+    asks = list(asks if asks is not None else load_skill_asks())
+    out = {}
+    for top in tops:
+        hits = sum(a.skill in _search(getattr(a, lang), top, header) for a in asks)
+        out[f"top{top}"] = hits / max(len(asks), 1)
+    return out

@@ -31,7 +31,7 @@ from ..errors import ToolError, make_error
 from ..i18n import Lang, LocalizedError, t
 from ..jsonutil import MAX_DEPTH, canonical, lone_surrogates, parse_strict
 from ..redis_store import RedisStore
-from ..routing import Router
+from ..routing import BilingualIndex
 from ..schema import suggest
 from ..store import SQLiteStore, Store, open_store, quietly
 from .desks import desk_skills, desk_state
@@ -39,7 +39,7 @@ from .execute import Execution, body, http_status, input_problems, run_skill
 from .keys import ApiKey, KeyStore
 from .limits import Limiter, RedisLimiter
 from .logs import SiteLogs
-from .skills import Skill, SkillContext, load_skills, shipped_dir, skill_tools
+from .skills import Skill, SkillContext, load_skills, shipped_dir, skill_texts
 
 __all__ = ["MAX_BODY", "REFUSALS_PER_MINUTE", "HttpReply", "SkillSite", "StoreDown", "bad_body", "read_body"]
 
@@ -107,7 +107,7 @@ class SkillSite:
         self.max_body = max_body
         self.logs = SiteLogs(self.data_dir / "logs", clock=clock, max_bytes=max_log_bytes)
         self._ctx = SkillContext(self.data_dir)  # its lock serialises the files skills append to
-        self._routers = {lg: Router(skill_tools(self.skills.values(), lg), k=6) for lg in ("en", "zh")}
+        self._search = BilingualIndex(skill_texts(self.skills.values()))  # both languages, whatever the header
 
     def __repr__(self) -> str:
         return f"SkillSite({len(self.skills)} skills, {self.data_dir})"
@@ -130,9 +130,9 @@ class SkillSite:
         return {"skills": [{k: v for k, v in s.meta.to_dict(lang).items() if k in fields} for s in self.visible(key)]}
 
     def search(self, query: str, k: int, key: ApiKey | None, lang: Lang) -> dict:
-        """The ``k`` skills whose names and descriptions best match ``query`` (BM25), with scores."""
+        """The ``k`` skills whose texts, in either language, best match ``query`` (BM25), with scores."""
         allowed = {s.name for s in self.visible(key)}
-        scores = self._routers[lang].scores(query)
+        scores = self._search.scores(query)
         ranked = sorted(((n, sc) for n, sc in scores.items() if n in allowed and sc > 0), key=lambda x: (-x[1], x[0]))
         listed = {s["skill_name"]: s for s in self.listing(key, lang)["skills"]}
         return {"query": query, "k": k, "results": [{**listed[n], "score": round(sc, 4)} for n, sc in ranked[:k]]}

@@ -27,7 +27,7 @@ from ..schema import compile_schema
 from ..tools import Registry, Tool
 
 __all__ = ["RATE_CLASSES", "RateClass", "Skill", "SkillContext", "SkillMeta", "load_skills", "read_meta",
-           "register_skill", "shipped_dir", "skill_tools"]
+           "register_skill", "shipped_dir", "skill_texts", "skill_tools"]
 
 RateClass = Literal["query", "write", "paid"]
 #: calls per minute per key and skill, by class (docs/site.md#keys-and-limits); a skill's ``limits`` may set its own
@@ -195,3 +195,10 @@ def _skills_in(path: Path) -> list[Skill]:
 def skill_tools(skills: Iterable[Skill], lang: Lang = "en") -> Registry:
     """The skills as a Registry of bare contracts (no implementation): for search and for 404's closest name."""
     return Registry([Tool(s.name, s.meta.text("description", lang), dict(s.meta.input_schema)) for s in skills])
+
+
+def skill_texts(skills: Iterable[Skill]) -> dict[str, dict[str, str]]:
+    """What the search reads of each skill, per language: its name (twice: the shortest statement of what it does),
+    display name, description and tags (``agentlab.routing.BilingualIndex``)."""
+    return {s.name: {lg: " ".join((s.name, s.name, s.meta.text("display_name", lg), s.meta.text("description", lg),
+                                   *s.meta.tags)) for lg in ("en", "zh")} for s in skills}

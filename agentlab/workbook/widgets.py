@@ -32,7 +32,7 @@ from .demo import Comparison, compare_loops, explain
 
 __all__ = ["CASSETTE", "LANG_OPTIONS", "MODELS", "REPLAYABLE_FAULTS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
            "FaultInjector", "GuardPanel", "MetricsPanel", "PMApp", "ProbePanel", "SchemaPlayground", "comparison_html",
-           "figure", "metrics_table_html", "playground_html", "sample_calls"]
+           "figure", "fit", "metrics_table_html", "playground_html", "sample_calls", "text_width"]
 
 LANG_OPTIONS = [("English", "en"), ("中文", "zh")]
 
@@ -55,19 +55,35 @@ class App:
         self.run = W.Button(button_style="primary")
         self.view = W.HTML()
         self.last: Comparison | None = None
-        self.run.on_click(lambda _: _safe(self.view, update))
+        self.run.on_click(lambda _: _safe(self.view, update, self.lang.value))
         self.lang.observe(lambda _: self._relabel(), names="value")
         self._relabel()
 
 
-def _safe(target: W.HTML, fn: Callable[[], Any]) -> Any:
+def _safe(target: W.HTML, fn: Callable[[], Any], lang: Lang = "en") -> Any:
     """Run a widget action; on failure show a short message instead of a traceback."""
     try:
         return fn()
     except Exception as exc:  # noqa: BLE001 - the learner sees a sentence, not a stack
-        target.value = (f"<p style='color:#d93025'>Something went wrong: {html.escape(type(exc).__name__)}: "
-                        f"{html.escape(str(exc)[:200])}</p>")
+        error = f"{type(exc).__name__}: {str(exc)[:200]}"
+        target.value = f"<p style='color:#d93025'>{html.escape(t('ui.went_wrong', lang, error=error))}</p>"
         return None
+
+
+def text_width(text: str) -> int:
+    """How many ``ch`` a label needs: a Chinese (wide) character takes about two."""
+    import unicodedata
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def fit(widget: W.Widget, labels: Sequence[str] = ()) -> None:
+    """Size a control so its description and its longest option show whole, in either language (ipywidgets
+    cuts a description at about 90 px and a dropdown at 300 px, which left about 200 px for the choice)."""
+    desc = text_width(getattr(widget, "description", "") or "")
+    widget.style.description_width = f"{desc + 2}ch" if desc else ""
+    longest = max((text_width(x) for x in labels), default=0)
+    if longest:  # the arrow and the padding of a select take about five
+        widget.layout.width = f"{desc + 2 + longest + 6}ch"
 
 
 def _show(out: W.Output, obj: Any) -> None:
@@ -127,6 +143,8 @@ class FaultInjector(App):
         chosen = self.fault.value  # new labels must not lose the user's choice
         self.fault.options = [(f"{n} — {FAULTS[n].describe(lang)}", n) for _, n in self.fault.options]
         self.fault.value = chosen
+        fit(self.fault, [label for label, _ in self.fault.options])
+        fit(self.step)
         if self.last is not None:
             self.view.value = comparison_html(self.last, lang)
 
@@ -358,10 +376,11 @@ class ApprovalDesk(App):
 
 
 # --- the no-code app -------------------------------------------------------------------
+#: the model menu: a value the code matches on, and the catalogue key of what a person reads
 MODELS = {
-    "self-correcting": {"en": "a fake model that reads errors and fixes its calls", "zh": "会读错误并自我修正的模拟模型"},
-    "seed-000 script": {"en": "the scripted refund demo (orderId first)", "zh": "退款剧本演示（先写错 orderId）"},
-    "qwen 1.5b (recorded)": {"en": "the small real model, replayed from a recording", "zh": "小型真实模型（录制回放）"},
+    "self-correcting": "app.model.self_correcting",
+    "seed-000 script": "app.model.scripted",
+    "qwen 1.5b (recorded)": "app.model.recorded",
 }
 CASSETTE = data_file("cassettes/aftersales-1.5b.jsonl")
 # A recording cannot react to what it is told: only faults the loop handles without the model's help
@@ -376,14 +395,17 @@ class PMApp(App):
     def __init__(self, *, lang: Lang = "en"):
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
         self.scenario = W.Dropdown(options=[(aftersales.SCENARIO.title[lang], "aftersales")], value="aftersales")
-        self.model = W.Dropdown(options=[(f"{k} — {v[lang]}", k) for k, v in MODELS.items()
-                                         if "recorded" not in k or CASSETTE.exists()], value="self-correcting")
+        self.model = W.Dropdown(options=self._model_options(lang), value="self-correcting")
         self.fault = W.Dropdown(options=self._fault_options(lang, "self-correcting"), value="camel_case")
         self.model.observe(lambda _: self._relabel(), names="value")  # a recording offers fewer faults
         self.header = W.HTML()
         self._wire_run(self.update)
         self.widget = W.VBox([self.lang, self.header, self.scenario, self.model, self.fault, self.run,
                               self.view])
+
+    @staticmethod
+    def _model_options(lang: Lang) -> list[tuple[str, str]]:
+        return [(t(key, lang), k) for k, key in MODELS.items() if "recorded" not in k or CASSETTE.exists()]
 
     @staticmethod
     def _fault_options(lang: Lang, model: str) -> list[tuple[str, str]]:
@@ -397,12 +419,21 @@ class PMApp(App):
             t("ui.scenario", lang), t("ui.model", lang), t("ui.fault", lang))
         self.run.description = t("ui.run", lang)
         model = self.model.value
-        self.model.options = [(f"{k} — {v[lang]}", k) for k, v in MODELS.items() if "recorded" not in k or CASSETTE.exists()]
+        self.model.options = self._model_options(lang)
         self.model.value = model
         value = self.fault.value
         self.fault.options = options = self._fault_options(lang, model)
         self.fault.value = value if value in [n for _, n in options] else options[0][1]
         self.scenario.options = [(aftersales.SCENARIO.title[lang], "aftersales")]
+        menus = (self.scenario, self.model, self.fault)
+        # the menus line up: one description width, one menu width, wide enough for every label in either language
+        widest = max(text_width(t(k, lg)) for k in ("ui.scenario", "ui.model", "ui.fault") for lg in ("en", "zh"))
+        longest = max(text_width(label) for lg in ("en", "zh") for label, _ in
+                      [*self._model_options(lg), *self._fault_options(lg, model),
+                       (aftersales.SCENARIO.title[lg], "")])
+        for menu in menus:
+            menu.style.description_width = f"{widest + 2}ch"
+            menu.layout.width = f"{widest + 2 + longest + 6}ch"
         if self.last is not None:
             self.view.value = comparison_html(self.last, lang)
 
