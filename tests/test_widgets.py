@@ -108,7 +108,7 @@ def test_pm_app_in_both_languages_without_code():
     assert "What happened" in app.view.value and "password" in app.view.value
     app.lang.value = "zh"
     assert "发生了什么" in app.view.value and app.fault.value == "leaky_tool"
-    app.model.value = "seed-000 script"
+    app.model.value = "scripted refund demo"
     app.fault.value = "api_429"
     app.run.click()
     assert "朴素循环直接崩溃" in app.view.value

@@ -360,7 +360,7 @@ class ApprovalDesk(App):
 # --- the no-code app -------------------------------------------------------------------
 MODELS = {
     "self-correcting": {"en": "a fake model that reads errors and fixes its calls", "zh": "会读错误并自我修正的模拟模型"},
-    "seed-000 script": {"en": "the scripted refund demo (orderId first)", "zh": "退款剧本演示（先写错 orderId）"},
+    "scripted refund demo": {"en": "the scripted refund demo (orderId first)", "zh": "退款剧本演示（先写错 orderId）"},
     "qwen 1.5b (recorded)": {"en": "the small real model, replayed from a recording", "zh": "小型真实模型（录制回放）"},
 }
 CASSETTE = data_file("cassettes/aftersales-1.5b.jsonl")
@@ -412,7 +412,7 @@ class PMApp(App):
         lang, choice = self.lang.value, self.model.value
 
         def base() -> Any:  # a fresh model for each loop
-            if choice == "seed-000 script":
+            if choice == "scripted refund demo":
                 return seed_demo_model(lang)
             if choice == "qwen 1.5b (recorded)":
                 return CassetteModel(CASSETTE, "normal-01/guarded", then="(no more recorded replies)")
