@@ -32,6 +32,9 @@ QUICK = ["tests/test_package.py", "tests/test_i18n.py", "tests/test_errors.py", 
          "tests/test_outcome.py", "tests/test_notebooks.py::test_runs_and_produces_its_plots_and_widgets[00_start_here]"]
 VENV = ROOT / ".venv"
 CONSTRAINTS = ROOT / "constraints.txt"
+#: The Chinese font for plots (requirements-fonts.txt, pinned by hash), installed with every setup that draws.
+FONTS = "requirements-fonts.txt"
+WITH_FONTS = ("requirements.txt", "requirements-dev.txt")
 
 
 def _python() -> Path:
@@ -47,11 +50,14 @@ def setup(requirements: str) -> Path:
         venv.EnvBuilder(with_pip=True).create(VENV)
     files = sorted(ROOT.glob("requirements*.txt")) + [ROOT / "pyproject.toml"] + [CONSTRAINTS] * CONSTRAINTS.exists()
     digest = hashlib.sha256(requirements.encode() + b"".join(f.read_bytes() for f in files)).hexdigest()
+    if requirements in WITH_FONTS:  # the font first, checked by its hash: the workbook's install then finds it there
+        setup(FONTS)
     stamp = VENV / f".installed-{Path(requirements).stem}"
     if not stamp.exists() or stamp.read_text() != digest:
         print(f"installing {requirements} (first time takes a minute) ...", flush=True)
-        pins = ["-c", str(CONSTRAINTS)] if CONSTRAINTS.exists() and "local" not in requirements else []
-        # (the local model's files are pinned by hash in their own requirements file instead)
+        hashed = "--hash=" in (ROOT / requirements).read_text(encoding="utf-8")
+        pins = ["-c", str(CONSTRAINTS)] if CONSTRAINTS.exists() and not hashed else []
+        # (the local model's files and the font are pinned by hash in their own requirements files instead)
         subprocess.run([str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q",
                         "-r", str(ROOT / requirements), *pins], check=True, cwd=ROOT)
         stamp.write_text(digest)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["CJK_FILES", "CJK_FONTS", "data_file", "datasets_dir"]
+__all__ = ["CJK_FILES", "CJK_FONTS", "CJK_INSTALL", "CJK_PACKAGE", "CJK_PACKAGE_FILE", "CJK_SYSTEM_FILES", "data_file",
+           "datasets_dir"]
 
 _PACKAGED = Path(__file__).resolve().parent / "data"  # an installed wheel: the data is the package agentlab.data
 _CHECKOUT = Path(__file__).resolve().parent.parent
@@ -39,8 +40,28 @@ def datasets_dir() -> Path:
 # Fonts that can draw Chinese labels, by family name, and the files looked for directly: matplotlib's font cache
 # is built the first time it runs, so a font installed after that (Debian's fonts-wqy-zenhei in CI) is invisible
 # until registered. Kept here, in the core, so that every layer that draws (the workbook, the probe's report) reads one list.
-CJK_FONTS = ["WenQuanYi Zen Hei", "Noto Sans CJK SC", "Noto Sans SC", "Microsoft YaHei", "PingFang SC",
+# The first family is the one the workbook's install brings (CJK_PACKAGE; docs/metrics.md#chinese-labels-in-plots):
+# every machine draws Chinese the same way, in a font whose coverage the tests check; a system font is the fallback.
+CJK_FONTS = ["Noto Sans SC", "WenQuanYi Zen Hei", "Noto Sans CJK SC", "Microsoft YaHei", "PingFang SC",
              "Heiti SC", "SimHei", "Arial Unicode MS"]
-CJK_FILES = ["/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc", "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
-             "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc", "C:/Windows/Fonts/msyh.ttc",
-             "/System/Library/Fonts/PingFang.ttc"]
+#: The package that brings the Chinese font (Noto Sans SC, SIL Open Font License 1.1; requirements-fonts.txt pins it
+#: by hash, and the workbook extra declares it), its font file, and the command that installs it.
+CJK_PACKAGE = "pylopdf-fonts-zh-cn"
+CJK_PACKAGE_FILE = "pylopdf_fonts_zh_cn/NotoSansSC-Regular.otf"
+CJK_INSTALL = f"python -m pip install {CJK_PACKAGE}==0.1.1"
+
+
+def _installed_font(relative: str) -> list[str]:
+    """The font file a package installed, found on ``sys.path`` without importing the package (a few stat calls)."""
+    import sys
+    for entry in sys.path:
+        candidate = Path(entry or ".", relative)
+        if candidate.is_file():
+            return [str(candidate)]
+    return []
+
+
+CJK_SYSTEM_FILES = ["/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc", "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
+                    "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc", "C:/Windows/Fonts/msyh.ttc",
+                    "/System/Library/Fonts/PingFang.ttc"]
+CJK_FILES = [*_installed_font(CJK_PACKAGE_FILE), *CJK_SYSTEM_FILES]

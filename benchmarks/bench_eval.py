@@ -1,4 +1,4 @@
-"""Suite throughput (issue: evaluation).
+"""Suite throughput: how many cases a second, and what concurrency buys.
 
 1. Concurrency against the project's own OpenAI-compatible server with a fixed delay per
    reply: a suite at concurrency 8 against concurrency 1 (target: at least 80% of the ideal 8x).

@@ -1,4 +1,4 @@
-"""What does the guarded loop add per tool call, against the naive loop? (issue: guarded loop)
+"""What does the guarded loop add per tool call, against the naive loop?
 
 A scripted model asks for N tool calls, one per turn, all valid; the tools are
 trivial, so the difference between the loops is the guards themselves:

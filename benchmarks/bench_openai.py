@@ -1,4 +1,4 @@
-"""The OpenAI adapter's overhead per request, against the bare ``openai`` client (issue: real models).
+"""The OpenAI adapter's overhead per request, against the bare ``openai`` client.
 
 Both talk to the project's own chat-completions server on 127.0.0.1 with no delay, so the
 difference is the adapter: building the request, cleaning messages, classifying, converting the reply.

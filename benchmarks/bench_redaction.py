@@ -1,4 +1,4 @@
-"""How long does rendering a hostile string take, and does it grow linearly? (issue #10)
+"""How long does rendering a hostile string take, and does it grow linearly?
 
 A model can put a megabyte of anything into an argument, and it comes back inside the error the model reads.
 For each hostile shape of ``tests/test_redaction.py`` (dots, ``a@``, SQL, URLs, keys, CJK...), this reports:

@@ -1,4 +1,4 @@
-"""How much does full JSON Schema validation cost per call? (issue: foundation; issue 15)
+"""How much does full JSON Schema validation cost per call, every keyword of draft 2020-12 enforced?
 
 One run reports, in microseconds per call (min of repeats):
 

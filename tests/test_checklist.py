@@ -1,4 +1,4 @@
-"""Article 003's twelve checks run against a desk: both desks pass, and a desk broken behind one check
+"""The twelve pre-launch checks run against a desk: both desks pass, and a desk broken behind one check
 fails that check and only that one (each check acts on the desk, so a setting that still says "on" over
 broken code does not fool it)."""
 import dataclasses

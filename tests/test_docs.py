@@ -19,7 +19,7 @@ REFERENCE = re.compile(r"(?<![\w.-])docs/([\w./-]*?\.md)(?:#([\w-]+))?")
 HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 ANCHOR = re.compile(r'<a id="([\w-]+)"></a>')  # a translated page keeps the English page's anchors this way
 FENCE = re.compile(r"^\s*(```|~~~)")
-# A seed section ("seed 003 \u00a75") or the style guide: documents that live outside the repository.
+# A section of an outside document (a "\u00a75" after its name) or the style guide: documents that live outside the repository.
 SECTION_SIGN = "\u00a7"
 OUTSIDE_CITATION = re.compile(r"seed[ -]?0\d\d[^\n]*" + SECTION_SIGN + "|STYLE" + r"\.md", re.I)
 # Files allowed to cite a document outside the repository: none (docs/sources.md names the original articles).
@@ -59,7 +59,7 @@ def references() -> list[tuple[str, int, str, str | None]]:
 def test_slug_is_githubs():
     assert slug("Re-ask, resend, stop") == "re-ask-resend-stop"
     assert slug("step_budget") == "step_budget"
-    assert slug("Article 000: the refund desk") == "article-000-the-refund-desk"
+    assert slug("Desk 1: the refund desk") == "desk-1-the-refund-desk"
     assert slug("pass^k") == "passk"
 
 

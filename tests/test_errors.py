@@ -18,7 +18,7 @@ def test_every_code_renders_in_both_taxonomies(code, lang):
     assert err["message"] and err["hint"]
 
 
-def test_shape_matches_seed_000():
+def test_shape_matches_the_opening_demo():
     err = make_error("INVALID_ARGS", problems=[Problem("order_id", "missing", description="Order number, like A1001"),
                                                Problem("orderId", "unknown_field", allowed=("order_id",), suggestion="order_id")])
     body = json.loads(render(err, "zh"))

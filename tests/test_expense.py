@@ -1,4 +1,4 @@
-"""The bookkeeping desk (article 003): its rules live in code, and its suite is graded on the ledger."""
+"""The bookkeeping desk: its rules live in code, and its suite is graded on the ledger."""
 import dataclasses
 from collections import Counter
 

@@ -1,5 +1,5 @@
 """The guarded loop against a hostile model and a failing backend: nothing runs twice,
-nothing hangs, nothing lies (issue 10). Each test here failed on the loop before the fix."""
+nothing hangs, nothing lies. Each test here failed on the loop before the fix."""
 import json
 import os
 import random

@@ -27,7 +27,7 @@ def guarded(model, reg, task="Refund A1001", **kw):
     return run_guarded(model, reg, task, **kw)
 
 
-def test_seed_000_demo_replays():
+def test_the_opening_demo_replays():
     _desk, reg = setup()
     model = seed_demo_model()
     run = guarded(model, reg)

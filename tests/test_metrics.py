@@ -11,7 +11,7 @@ def test_pass_hat_k_is_taubench_estimator():
     assert pass_hat_k([(2, 4)], 1) == 0.5 and pass_hat_k([(4, 4)], 4) == 1.0
 
 
-def test_seed000_metrics():
+def test_the_four_headline_numbers():
     comparisons = [compare_loops("camel_case"), compare_loops("api_401")]
     runs = [c.guarded for c in comparisons]
     graded = {c.guarded.run_id: c.guarded_verdict.passed for c in comparisons}
@@ -42,7 +42,7 @@ TRANSIENT_FAULTS = ("api_429", "api_timeout", "api_500", "flaky_tool", "hanging_
 
 
 def test_a_transient_failure_a_resend_fixed_is_still_counted_as_transient():
-    """Notebook 08's "by retry class": what went wrong, fixed or not (issue 22: no transient bar for 5 faults)."""
+    """Notebook 08's "by retry class": what went wrong, fixed or not (no transient bar for 5 faults)."""
     from agentlab.evals.metrics import by_taxonomy, failure_breakdown
     for fault in TRANSIENT_FAULTS:
         run = compare_loops(fault).guarded

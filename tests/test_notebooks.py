@@ -133,7 +133,7 @@ def test_what_the_model_or_the_user_read_is_shown_whole_in_a_table(path):
 
 
 def test_notebooks_00_and_08_read_caught_by_from_the_same_function_of_the_trace():
-    """Issue 22: 00 printed the fault table's label, 08 the trace; both must show caught_by_guards of the same run."""
+    """Notebook 00 printed the fault table's label, 08 the trace; both must show caught_by_guards of the same run."""
     for stem in ("00_start_here", "08_where_failures_are_caught"):
         src = (NB_DIR / f"{stem}.py").read_text(encoding="utf-8")
         cells = re.findall(r'"caught by": ([^}\n]+)', src)
@@ -143,7 +143,7 @@ def test_notebooks_00_and_08_read_caught_by_from_the_same_function_of_the_trace(
 
 
 def test_notebook_10_figures_and_text_read_the_same_data():
-    """Issue 22, notebook 10: no invented empty rows, no empty panel, and the ablation's "no guards" explained by
+    """Notebook 10: no invented empty rows, no empty panel, and the ablation's "no guards" explained by
     the cases where it and the naive suite differ (the same runs the bar and the sentence read)."""
     import matplotlib
     matplotlib.use("Agg")

@@ -47,7 +47,7 @@ def test_a_chinese_title_renders_without_missing_glyphs():
     plt.close(ax.figure)
 
 
-# --- every count axis counts in whole numbers; every legend leaves the data visible (issue 22) ---------------
+# --- every count axis counts in whole numbers; every legend leaves the data visible ---------------------------
 def _drawn(ax):
     ax.figure.canvas.draw()
     return ax.figure.canvas.get_renderer()
@@ -123,3 +123,106 @@ def test_table_view_shows_whole_texts_formatted_numbers_and_no_nan():
     for shown in ("54%", "6%", "2,748.09", ">56<", ">-<"):
         assert shown in page, shown
     assert ">5%<" in table_view(pd.DataFrame({"share": [0.05]}), percent=["share"]).to_html()
+
+
+# --- Chinese plots on a machine with no Chinese system font: the font the install brings draws them -------------
+# The child process hides from matplotlib every font that can draw 中 (its fresh cache lists the system's fonts)
+# and from agentlab.resources every system path, then draws every plot of agentlab.workbook.plots in Chinese.
+FONTLESS = r'''
+import json, logging, sys, tempfile, warnings
+import matplotlib
+matplotlib.use("Agg")
+from matplotlib import font_manager
+from matplotlib.ft2font import FT2Font
+
+def draws_chinese(path):
+    try:
+        return 0x4E2D in FT2Font(path).get_charmap()
+    except Exception:
+        return False
+
+font_manager.fontManager.ttflist = [f for f in font_manager.fontManager.ttflist if not draws_chinese(f.fname)]
+font_manager.FontManager._findfont_cached.cache_clear()
+from agentlab import resources
+resources.CJK_FILES[:] = [p for p in resources.CJK_FILES if p not in resources.CJK_SYSTEM_FILES and sys.argv[1] == "shipped"]
+logged = []
+handler = logging.Handler()
+handler.emit = lambda record: logged.append(record.getMessage())
+logging.getLogger("matplotlib").addHandler(handler)
+import matplotlib.pyplot as plt
+from agentlab.evals import compare_runs, load_cases, run_suite, save_results, trend
+from agentlab.retry import RetryPolicy
+from agentlab.workbook import plots
+
+cases, store = load_cases()[:4], tempfile.mkdtemp()
+naive, guarded = run_suite(cases, loop="naive"), run_suite(cases)
+stored = [save_results(rs, store, label=label) for label, rs in (("naive", naive), ("guarded", guarded))]
+everything = {s: 1 for s in plots.STATUS_COLORS}
+drawn = {
+    "plot_bars": lambda: plots.plot_bars({"任务成功率": {"naive": 0.2, "guarded": 0.9}}, title="任务成功率（按最终数据评判）",
+                                         ylabel="比例"),
+    "plot_outcomes": lambda: plots.plot_outcomes({"朴素循环": {o: 1 for o in plots.OUTCOME_COLORS}}, title="结果", lang="zh"),
+    "plot_turns_by_outcome": lambda: plots.plot_turns_by_outcome({"驼峰命名": {"naive": (2, "crashed"), "guarded": (3, "correct")}},
+                                                                 title="每次运行的轮数", lang="zh"),
+    "plot_statuses": lambda: plots.plot_statuses({"朴素循环": everything}, title="最终状态", lang="zh"),
+    "plot_retry_schedule": lambda: plots.plot_retry_schedule(RetryPolicy(max_retries=3), clients=5),
+    "plot_herd": lambda: plots.plot_herd({"不加抖动": RetryPolicy(jitter="none"), "完全抖动": RetryPolicy()}, lang="zh"),
+    "plot_matrix": lambda: plots.plot_matrix({"回复丢失": {"naive": "failed", "guarded": "done"}}, title="故障与循环"),
+    "plot_shares": lambda: plots.plot_shares({"结构": 3, "执行": 1}, title="失败按类别"),
+    "plot_lines": lambda: plots.plot_lines({"防护循环": [(1, 0.5), (2, 0.3)]}, title="趋势", xlabel="次数", ylabel="比例"),
+    "plot_pass_k": lambda: plots.plot_pass_k({"防护循环": [(1, 1.0), (2, 0.9)]}),
+    "compare_plot": lambda: plots.compare_plot({"防护循环": guarded, "朴素循环": naive}),
+    "plot_comparison": lambda: plots.plot_comparison(compare_runs(*stored), lang="zh"),
+    "plot_trend": lambda: plots.plot_trend(trend(stored), lang="zh"),
+}
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    for name, draw in drawn.items():
+        if sys.argv[1] == "shipped" or name in ("plot_bars", "plot_herd"):
+            draw()
+    with plots.cjk_fonts():  # the notebooks' own figures
+        plt.subplots()[1].set_title("工具调用（估计）")
+    for num in plt.get_fignums():
+        plt.figure(num).canvas.draw()
+print(json.dumps({"families": plots._font_families(), "drawn": sorted(drawn),
+                  "warnings": [str(w.message) for w in caught], "logged": logged}, ensure_ascii=False))
+'''
+
+
+def _fontless(tmp_path, mode: str) -> dict:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+    env = {**os.environ, "MPLCONFIGDIR": str(tmp_path / "mpl"), "MPLBACKEND": "Agg",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    done = subprocess.run([sys.executable, "-c", FONTLESS, mode], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_every_chinese_plot_renders_with_no_system_font(tmp_path):
+    from conftest import skip_or_fail
+
+    from agentlab import resources
+    from agentlab.workbook import plots
+    if not any(p not in resources.CJK_SYSTEM_FILES for p in resources.CJK_FILES):
+        skip_or_fail(f"the workbook's Chinese font is not installed: {resources.CJK_INSTALL}")
+    out = _fontless(tmp_path, "shipped")
+    assert set(out["drawn"]) == {n for n in plots.__all__ if n.startswith(("plot_", "compare_plot"))}, "a new plot: draw it here"
+    assert out["families"][:2] == ["DejaVu Sans", "Noto Sans SC"]
+    missing = [m for m in out["warnings"] + out["logged"] if "missing" in m.lower() or "glyph" in m.lower()]
+    assert not missing, missing[:5]
+    assert not [m for m in out["warnings"] if "pip install" in m]
+
+
+def test_with_no_chinese_font_at_all_the_notice_comes_once_with_the_fix(tmp_path):
+    from agentlab.resources import CJK_INSTALL
+    out = _fontless(tmp_path, "none")
+    assert out["families"] == ["DejaVu Sans"]
+    notices = [m for m in out["warnings"] if CJK_INSTALL in m]
+    assert len(notices) == 1, out["warnings"]
+    assert "Chinese" in notices[0] and "中文" in notices[0]  # both languages of the pair, one line

@@ -655,7 +655,7 @@ def test_the_probe_names_a_failure_of_its_own_instead_of_raising(monkeypatch):
     assert partial["why"] == "probe.partial.internal" and partial["categories"] == ["clean", "wrong_type"]
 
 
-# --- what a figure shows, said where it is shown (issue 22) --------------------------------------------------
+# --- what a figure shows, said where it is shown -------------------------------------------------------------
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_scripted_models_rate_is_called_the_ceiling_in_the_summary_line_and_the_report(tmp_path, capsys, lang):
     """`probe --model fake` printed "self-correction rate 100%" as if it were measured."""

@@ -1,6 +1,6 @@
 """Redaction at the model boundary: bounded in time, thorough on credentials, gentle on prose.
 
-Three properties, each a fault that once reached a model (issue #10):
+Three properties, each a fault that once reached a model:
 
 * rendering never freezes on a hostile string the model wrote (nothing hangs here; the time and its
   linear growth are measured by benchmarks/bench_redaction.py);

@@ -1,6 +1,6 @@
 """What render() and friendly() produce on hostile values: always valid JSON, never an exception.
 
-Three faults an attacker's review found (issue #10, second round):
+Three faults an attacker's review found (its second round):
 
 * NaN and Infinity are not JSON: the loop's own strict parser refuses them, so a
   result holding one could not be read back (here they become ``null``);

@@ -44,7 +44,7 @@ HERD = {"no jitter": RetryPolicy(max_retries=4, base=1, cap=8, jitter="none"),
 
 
 def test_the_herd_window_covers_the_whole_schedule_so_every_client_is_accounted_for():
-    """Notebook 04 (issue 22): with a 10 s window the 4th lockstep resend (t=15) fell outside and counted as given up."""
+    """Notebook 04: with a 10 s window the 4th lockstep resend (t=15) fell outside and counted as given up."""
     for jitter, policy in HERD.items():
         r = herd(policy, clients=300, capacity=40, rng=random.Random(0))
         assert r["horizon"] >= 1 + 2 + 4 + 8, jitter

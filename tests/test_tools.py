@@ -83,7 +83,7 @@ def test_no_leak_in_rendered_errors(reg):
     assert "db.internal" not in text
 
 
-# --- keywords that registered before and were then ignored (issue 15) -------------------------
+# --- keywords that registered before and were then ignored ----------------------------------
 PAY = {"type": "object", "properties": {
     "method": {"type": "string", "enum": ["card", "cash"]},
     "card_number": {"type": "string", "description": "The card's 16 digits, like 4111111111111111"}},

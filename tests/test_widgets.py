@@ -110,7 +110,7 @@ def test_pm_app_in_both_languages_without_code():
     assert "What happened" in app.view.value and "password" in app.view.value
     app.lang.value = "zh"
     assert "发生了什么" in app.view.value and app.fault.value == "leaky_tool"
-    app.model.value = "seed-000 script"
+    app.model.value = "scripted refund demo"
     app.fault.value = "api_429"
     app.run.click()
     assert "朴素循环直接崩溃" in app.view.value
@@ -300,7 +300,7 @@ def _shown(app):
 
 
 @pytest.mark.parametrize("model,fault", [("self-correcting", "camel_case"), ("self-correcting", "lost_reply"),
-                                         ("self-correcting", "leaky_tool"), ("seed-000 script", "api_429"),
+                                         ("self-correcting", "leaky_tool"), ("scripted refund demo", "api_429"),
                                          ("self-correcting", "api_401"), ("self-correcting", "hanging_tool")])
 def test_every_label_the_app_shows_in_chinese_is_chinese(model, fault):
     app = PMApp(lang="zh")

@@ -1,4 +1,4 @@
-"""Article 003's twelve checks before going live (§八), run against a desk rather than read off a slide.
+"""The twelve checks before going live (docs/metrics.md#the-pre-launch-checklist), run against a desk rather than read off a slide.
 
 Every check *acts* on the desk as an app runs it (a :class:`~agentlab.scenarios.conversation.Conversation`
 with a scripted model, offline, on an injected sleep, clock and jitter) and judges only what happened: what

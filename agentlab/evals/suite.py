@@ -314,7 +314,7 @@ def pass_rate(results: Iterable[CaseResult]) -> float:
 
 
 def metrics_row(results: Sequence[CaseResult]) -> dict:
-    """Seed 000's four numbers and pass^1, graded by each case's check."""
+    """The four headline numbers (docs/metrics.md#the-four-headline-numbers) and pass^1, graded by each case's check."""
     ok = {r.run.run_id: r.passed for r in results}
     s = summarize([r.run for r in results], lambda run: ok[run.run_id])
     return {k: v for k, v in s.items() if k != "runs"}

@@ -167,6 +167,6 @@ SCENARIO = Scenario(
     snapshot=Desk.snapshot,
     apply=apply_start,
     build_prompt=aftersales_prompt,
-    step_budget=5,  # article 003 §3.3: at most five model turns, a plain answer when cut
+    step_budget=5,  # at most five model turns per user turn, a plain answer when cut (docs/guards.md#step_budget)
     context_budget=1500,  # tokens of conversation sent (estimated); older turns are trimmed in whole blocks
 )

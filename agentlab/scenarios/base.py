@@ -34,7 +34,7 @@ class Scenario:
     apply: Callable[[Any, dict], None] | None = None  # set a case's starting state on a fresh state
     # the system prompt for a turn, from the state (its clock), the session and the loop; None: the fixed one
     build_prompt: Callable[..., str] | None = None
-    step_budget: int | None = None  # model turns per user turn, when the desk sets its own (article 003: 5)
+    step_budget: int | None = None  # model turns per user turn, when the desk sets its own (the bookkeeping desk: 5)
     context_budget: int | None = None  # tokens of conversation the guarded desk keeps (trimmed in whole blocks)
     # the suite's fakes meet the chat API's rules (a broken history is a 400, a long one too long) and read
     # today's date from the prompt (agentlab.models.DatedModel)

@@ -1,6 +1,6 @@
 """A chat with a desk over several user turns: what an app keeps between turns, done right and naively.
 
-Guarded (article 003 §2): the system prompt is rebuilt every turn (today's date from the desk's
+Guarded (as the bookkeeping desk does it): the system prompt is rebuilt every turn (today's date from the desk's
 clock, who the user is); the history is trimmed in whole blocks to a token budget before it is
 sent; with more than ten tools each turn offers the few it needs; "clear" keeps the system
 prompt and starts a new session (the pending confirmations and the "booked once" memory are
@@ -34,7 +34,7 @@ from .base import Scenario
 
 __all__ = ["ROUTE_ABOVE", "Conversation"]
 
-#: Route tools when a desk has more than this many (article 003 checklist item 5).
+#: Route tools when a desk has more than this many (item 5 of the pre-launch checklist, docs/metrics.md#the-pre-launch-checklist).
 ROUTE_ABOVE = 10
 
 

@@ -1,4 +1,4 @@
-"""The bookkeeping (expense) desk of article 003: "今天打车花了45元帮我记上" and the 12 tools around it.
+"""The bookkeeping (expense) desk: "今天打车花了45元帮我记上" and the 12 tools around it.
 
 ``Ledger`` is the backend and trusts its caller, like the after-sales ``Desk``: it books a
 future date, "45元" as an amount, or the same taxi twice, and deletes whatever it is told
@@ -33,9 +33,9 @@ __all__ = ["CATEGORIES", "CONTEXT_BUDGET", "DEMO_NOW", "NAIVE_DATE", "SCENARIO",
 TZ = "Asia/Shanghai"
 #: The day the suites and lessons run on (a Thursday): "yesterday" is 2026-10-14, "last Friday" 2026-10-09.
 DEMO_NOW = _dt.datetime(2026, 10, 15, 10, 0, tzinfo=ZoneInfo(TZ))
-#: The date the naive desk's prompt was written on, and still says (article 003's example date).
+#: The date the naive desk's prompt was written on, and still says (the date of the desk's own first example).
 NAIVE_DATE = "2026-09-21"
-#: At most five model turns per user turn (article 003 §3.3); when cut, the user gets a plain answer.
+#: At most five model turns per user turn (docs/guards.md#step_budget); when cut, the user gets a plain answer.
 STEP_BUDGET = 5
 #: Tokens of conversation the guarded desk sends (by the labelled estimate): older turns are trimmed.
 CONTEXT_BUDGET = 1500
@@ -250,7 +250,7 @@ def _same_expense(args: dict) -> str:
 def expense_prompt(lang: Lang = "en", *, state: Ledger | None = None, session: Session | None = None,
                    naive: bool = False) -> str:
     """The desk's system prompt. Guarded: built for this turn from the ledger's clock and the session.
-    Naive: the date the prompt was written on, frozen into it (the bug of article 003 §2.2)."""
+    Naive: the date the prompt was written on, frozen into it (the stale-date bug this desk exists to show)."""
     if naive:
         return SYSTEM_PROMPT[lang] + " " + _NAIVE_TODAY[lang]
     ledger = state if state is not None else Ledger()

@@ -1,6 +1,6 @@
 """A skill: a tool the site hosts, described by metadata the model and a person can both read.
 
-The metadata is one frozen record, :class:`SkillMeta` (seed 004's fields plus what the
+The metadata is one frozen record, :class:`SkillMeta` (the fields a skill site lists plus what the
 site enforces: the side effect and rate class, the timeout, the limits). A skill is that
 record, a handler ``handler(arguments, ctx) -> dict`` and, optionally, a business check::
 

@@ -51,7 +51,7 @@ def seed_demo_model(lang: Lang = "en") -> ScriptedModel:
     """The opening demo (docs/sources.md#article-000-the-refund-desk): ``orderId`` first, then ``order_id``, then the answer in step 3."""
     return ScriptedModel([call("get_order", {"orderId": "A1001"}), call("get_order", {"order_id": "A1001"}),
                           say({"en": "Order A1001 has not shipped; it can be refunded 199 yuan.",
-                               "zh": "订单 A1001 未发货，可以原路退款 199 元。"}[lang])], name="seed-000 script")
+                               "zh": "订单 A1001 未发货，可以原路退款 199 元。"}[lang])], name="scripted refund demo")
 
 
 def make_model(lang: Lang = "en") -> SelfCorrectingModel:
@@ -61,7 +61,7 @@ def make_model(lang: Lang = "en") -> SelfCorrectingModel:
 
 #: what the refund task must leave behind: exactly one refund of A1001, 199 yuan, because the user cancelled
 EXPECT = {"refunds": [{"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}], "tickets": 0}
-#: seed 000's demo is a question, not a refund: it must answer and change nothing
+#: the opening demo is a question, not a refund: it must answer and change nothing
 SEED_TASK = {"en": "Can order A1001 still be refunded?", "zh": "订单 A1001 还能退款吗？"}
 SEED_EXPECT = {"refunds": [], "tickets": 0, "answer_contains": ["199"]}
 
@@ -115,7 +115,7 @@ def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "e
                   config: GuardConfig | None = None, naive_retry_everything: bool | None = None,
                   hang_seconds: float = 0.3, seed: int = 0) -> Comparison:
     """Run the same task through both loops, each on a fresh desk and a fresh copy of the model."""
-    seed_demo = fault is None and model is None  # seed 000's own demo: a question about the order
+    seed_demo = fault is None and model is None  # the opening demo itself: a question about the order
     task = (SEED_TASK if seed_demo else TASK)[lang]
     runs = []
     for loop in ("naive", "guarded"):
@@ -144,7 +144,7 @@ EXPENSE_ANSWER = {"en": "Booked: taxi, 45 yuan, today.", "zh": "已记好：今�
 
 def compare_expense(fault: str | None = None, *, at_step: int = 1, lang: Lang = "en", hang_seconds: float = 0.3,
                     seed: int = 0) -> Comparison:
-    """Article 003's sentence through both bookkeeping desks, on the desk's clock (2026-10-15).
+    """The bookkeeping desk's first sentence ("今天打车花了45元帮我记上") through both desks, on the desk's clock (2026-10-15).
 
     With no fault this is the date lesson: the naive prompt still says the day it was written. A model
     fault lands on the booking call; a tool fault on ``book_expense_record``."""

@@ -15,7 +15,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..i18n import Lang, keys, label, t
-from ..resources import CJK_FILES, CJK_FONTS
+from ..resources import CJK_FILES, CJK_FONTS, CJK_INSTALL
 from ..retry import RetryPolicy, herd
 
 if TYPE_CHECKING:
@@ -43,9 +43,13 @@ _families: list[str] | None = None
 
 
 def _font_families() -> list[str]:
+    """DejaVu Sans for Latin text, then every Chinese font found (:data:`agentlab.resources.CJK_FONTS`, the one
+    the install brings first). With none, the notice ``plot.no_cjk_font`` is given once per process, in both
+    languages, with the command that installs the font: empty boxes with no word of why help nobody."""
     global _families
     if _families is None:
         import logging
+        import warnings
         from pathlib import Path
 
         from matplotlib import font_manager
@@ -56,6 +60,9 @@ def _font_families() -> list[str]:
         installed = {f.name for f in font_manager.fontManager.ttflist}
         # a list of families is what makes matplotlib fall back glyph by glyph
         _families = ["DejaVu Sans", *[f for f in CJK_FONTS if f in installed]]
+        if len(_families) == 1:
+            warnings.warn(" / ".join(t("plot.no_cjk_font", lang, command=CJK_INSTALL) for lang in ("en", "zh")),
+                          UserWarning, stacklevel=4)
     return _families
 
 

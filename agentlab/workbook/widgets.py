@@ -379,7 +379,7 @@ class ApprovalDesk(App):
 #: the model menu: a value the code matches on, and the catalogue key of what a person reads
 MODELS = {
     "self-correcting": "app.model.self_correcting",
-    "seed-000 script": "app.model.scripted",
+    "scripted refund demo": "app.model.scripted",
     "qwen 1.5b (recorded)": "app.model.recorded",
 }
 CASSETTE = data_file("cassettes/aftersales-1.5b.jsonl")
@@ -443,7 +443,7 @@ class PMApp(App):
         lang, choice = self.lang.value, self.model.value
 
         def base() -> Any:  # a fresh model for each loop
-            if choice == "seed-000 script":
+            if choice == "scripted refund demo":
                 return seed_demo_model(lang)
             if choice == "qwen 1.5b (recorded)":
                 return CassetteModel(CASSETTE, "normal-01/guarded", then="(no more recorded replies)")

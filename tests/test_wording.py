@@ -1,0 +1,93 @@
+"""Words the reader can resolve: nothing a reader meets cites a document the reader does not have.
+
+The desks, the checklist and the skill site were first described in articles that are not shipped, and the work was
+tracked in issues that are not shipped either. A reader of the code, a docstring, the README, the docs, a notebook,
+the app, a shipped skill's metadata, a benchmark or a test meets the product's own words instead ("the bookkeeping
+desk", "the skill site", "the refund desk"); ``docs/sources.md`` alone names the original articles.
+
+A random seed is not a citation: ``seed=0``, ``rng seed 7`` and ``--seed 042`` stay allowed, so the patterns are
+tested on examples of both kinds before they are run over the tree.
+"""
+import re
+
+import pytest
+from conftest import ROOT
+
+# Each pattern is one way of citing: a numbered seed or article ("seed 004", "seed-000", "Seed 000's", "article 003",
+# "the 003 article"), an issue or pull request ("(issue #10)", "issue 21", "Issue 22:"), a section of an outside
+# document ("§3.3", "§八"), and the same in Chinese ("种子 004", "文章 003", "第 003 篇").
+CITATION = re.compile("|".join([
+    r"(?<![-=A-Za-z0-9])seeds?[ _-]?0\d\d(?!\d)(?!\s*[)\],=])",  # seed 004 / seed-000 / test_seed_000; not seed(042)
+    r"(?<!#)\barticles?[ _-]?#?0\d\d(?!\d)",                    # article 003 / Article 000's; a link into docs/sources.md is fine
+    r"\b0\d\d(?:'s)?[ _-](?:seed|article)s?\b",             # the 003 article
+    r"\bissues?\s*#\d+",                                    # issue #10 / issues #3
+    r"\bissue\s+\d+\b",                                     # issue 21 / Issue 22:  (a verb reads "issues 3 refunds")
+    r"\(\s*issue\s*:",                                      # (issue: foundation)
+    r"\bPR\s*#\d+",                                         # PR #12
+    "\u00a7\\s*[\\d\u4e00\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d\u5341]",  # a section sign: §3.3, §八
+    "(?:\u79cd\u5b50|\u6587\u7ae0)\\s*0\\d\\d",                  # 种子 004 / 文章 003
+    "\u7b2c\\s*0\\d\\d\\s*\u7bc7",                              # 第 003 篇
+]), re.IGNORECASE)
+
+CITES = ["seed 004", "the seed-000 script", "Seed 000's four numbers", "seed_003 fields", "(seed 004's fields)",
+         "article 003", "Article 003's twelve checks", "the 003 article", "articles 002", "(issue #10)", "issue 21",
+         "Issue 22: 00 printed", "(issue: foundation; issue 15)", "issues #3 and #4", "see PR #12",
+         "at most five turns (\u00a73.3)", "before going live (\u00a7\u516b)", "\u79cd\u5b50 004 \u7684\u5b57\u6bb5",
+         "\u6587\u7ae0 003", "\u7b2c 003 \u7bc7", "seeds 003 and 004",
+         "def test_seed_000_demo_replays():", "def test_seed000_metrics():"]
+SEEDS = ["seed=0", "random.Random(seed)", "rng seed 7", "seed: int = 0", "--seed 042", "seed(042)", "seeds=[0, 1]",
+         "a seed of 0", "SEED = 1234", "the desk issues 3 refunds", "an issue with 3 tools", "issue_id = 10",
+         "seeded 004 times", "article about refunds", "order 003", "A1003 article", "the seed's data",
+         "tissue 12", "reissue 3", "docs/sources.md names the articles", "seed 0", "seed 42", "\u79cd\u5b50\u6570 0",
+         "docs/sources.md#article-000-the-refund-desk", "rng_seed=042"]
+
+# Where a reader meets text: the package (code, comments, docstrings, shipped skills, templates), the data (the
+# catalogue, skills' metadata, recorded runs), the docs, the README, the notebooks and the app, the benchmarks,
+# the tests, and the files that install and check it all.
+FOLDERS = ["agentlab", "data", "docs", "notebooks", "app", "benchmarks", "tests", ".ci"]
+TOP = ["README.md", "README.zh.md", "run.py", "pyproject.toml", *(p.name for p in ROOT.glob("requirements*.txt"))]
+TEXT = {".py", ".md", ".json", ".jsonl", ".ipynb", ".txt", ".toml", ".jinja", ".html", ".css", ".js", ".sh", ""}
+# docs/sources.md names the original articles; this file holds the examples above.
+ALLOWED = {"docs/sources.md", "tests/test_wording.py"}
+
+
+def read_by_people() -> list:
+    files = [ROOT / name for name in TOP if (ROOT / name).is_file()]
+    for folder in FOLDERS:
+        files += [p for p in (ROOT / folder).rglob("*") if p.is_file() and p.suffix in TEXT
+                  and not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(ROOT / folder).parts)]
+    return sorted(p for p in files if p.relative_to(ROOT).as_posix() not in ALLOWED)
+
+
+@pytest.mark.parametrize("text", CITES)
+def test_the_pattern_catches_a_citation(text):
+    assert CITATION.search(text), text
+
+
+@pytest.mark.parametrize("text", SEEDS)
+def test_the_pattern_leaves_random_seeds_and_plain_words_alone(text):
+    assert not CITATION.search(text), (text, CITATION.search(text))
+
+
+def test_the_scan_reaches_every_place_a_reader_meets():
+    seen = {p.relative_to(ROOT).as_posix() for p in read_by_people()}
+    for expected in ("README.md", "agentlab/evals/checklist.py", "agentlab/site/shipped/notify/skill.json",
+                     "data/i18n/zh.json", "docs/guards.md", "app/agentlab_app.py", "benchmarks/bench_redaction.py",
+                     "tests/test_hostile.py", "notebooks/00_start_here.py", "notebooks/00_start_here.ipynb"):
+        assert expected in seen, expected
+    assert "docs/sources.md" not in seen
+
+
+def test_nothing_a_reader_meets_cites_a_document_they_do_not_have():
+    offenders = []
+    for path in read_by_people():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            m = CITATION.search(line)
+            if m:
+                offenders.append(f"{path.relative_to(ROOT).as_posix()}:{n}: {m.group(0)!r} in {line.strip()[:140]}")
+    assert not offenders, "say it in the product's own words (docs/sources.md alone names the articles):\n" + \
+        "\n".join(offenders)
