@@ -321,7 +321,7 @@ def test_the_app_in_english_reads_as_before():
     labels = [app.scenario.description, app.model.description, app.fault.description, app.run.description,
               *[label for menu in (app.scenario, app.model) for label, _ in menu.options], *_fragments(app.header.value)]
     assert not [x for x in labels if _han(x)], labels
-    assert "seed-000" not in " ".join(label for label, _ in app.model.options)
+    assert all(label != value for label, value in app.model.options)  # a person reads a sentence, not an internal name
 
 
 def _ch(value):
