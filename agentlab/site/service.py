@@ -156,13 +156,15 @@ class SkillSite:
 
     # ---------------------------------------------------------------- execution
     def execute(self, name: str, raw_body: bytes, *, api_key: str | None, idempotency_key: str | None,
-                session_id: str | None, request_id: str | None = None, lang: Lang = "en") -> HttpReply:
+                session_id: str | None, request_id: str | None = None, lang: Lang = "en",
+                checked: ApiKey | None = None) -> HttpReply:
         """One ``POST /api/skills/{name}/execute``, logged in call, error and audit.
 
         Who is to blame decides the status: the caller's mistake is a 4xx with a sentence showing what
         was expected; only a store that cannot be reached before anything ran is 503 (try again); a write
         whose record could not be kept after it ran is "outcome unknown" (never resent); the site's own
-        bug is 500, logged with its stack, never retryable.
+        bug is 500, logged with its stack, never retryable. ``checked``: the record of ``api_key``
+        when the caller has just looked it up (the HTTP route does, before it reads the body).
         """
         request_id = request_id or uuid.uuid4().hex[:16]
         t0 = time.perf_counter()
@@ -170,7 +172,7 @@ class SkillSite:
         skill = self.skills.get(name)
         args: Any = None
         try:
-            key, refused = self.authorize(api_key, lang)
+            key, refused = (checked, None) if checked is not None else self.authorize(api_key, lang)
             if refused is None and key is not None:
                 refused, args = self._admit(name, skill, key, raw_body, idempotency_key, lang)
             if refused is None and key is not None and skill is not None:
