@@ -241,7 +241,10 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         state = request.scope["state"]
         call = dict(api_key=request.headers.get("x-api-key"), idempotency_key=request.headers.get("idempotency-key"),
                     session_id=_session(request), request_id=state["request_id"], lang=lang)
-        if not await run_in_threadpool(_known, call["api_key"], state):  # a 401 costs a lookup, never a download
+        seen = site.keys.cached(call["api_key"])  # a key seen before: no thread, no database
+        if seen is not None:
+            state["key_checked"] = (call["api_key"], seen)
+        elif not await run_in_threadpool(_known, call["api_key"], state):  # a 401 costs a lookup, never a download
             return send(await run_in_threadpool(lambda: site.execute(name, b"", **call)))
         if "key_checked" in state:
             call["checked"] = state["key_checked"][1]
@@ -321,7 +324,7 @@ class _AccessLog:
 
         try:
             await self.app(scope, receive, sending)
-        except Exception as exc:  # noqa: BLE001 - a bug in the site itself: logged with its stack, never shown
+        except Exception as exc:
             import traceback
             request = Request(scope)
             self.site.logs.write("error", request_id=request_id, session_id=_session(request), path=scope["path"],

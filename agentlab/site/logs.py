@@ -30,8 +30,8 @@ import re
 import threading
 import time
 import weakref
-from functools import lru_cache
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
