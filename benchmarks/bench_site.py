@@ -1,13 +1,17 @@
-"""The skill site's overhead: ``execute`` on a read skill against a bare FastAPI endpoint doing the same work.
+"""The skill site's cost: the SERVER's CPU per ``execute`` of a read skill against a bare FastAPI endpoint.
 
-Both run under uvicorn in their own process on 127.0.0.1 (one worker each). The work is the same
-function: look a city up in a small table and return flat fields with a one-sentence summary. The
-site adds what it is for: the key check, the rate limit, the input and output schemas, the per-skill
-timeout, the JSONL logs. Each side gets the same requests from 1 and from 50 concurrent clients
-(httpx, one client per thread), bounded in count and in time; the report is requests per second,
-p50 and p99 latency, and the site's cost as a ratio of the bare endpoint's.
+Both sides are real uvicorn processes on 127.0.0.1 (one worker each): ``python -m agentlab site`` and
+``uvicorn bare_app:app``. The work is the same function: look a city up in a small table and return
+flat fields with a one-sentence summary. The site adds what it is for: the key check, the rate limit,
+the input and output schemas, the per-skill timeout, the four JSONL logs.
 
-Run: python benchmarks/bench_site.py [--requests 600] [--seconds 60]
+What is measured is each server's own CPU (utime + stime of its process, from ``/proc/<pid>/stat``),
+never the wall clock: another program on the machine slows both sides' wall time but does not add
+to their CPU. The sides are interleaved in one run: rounds alternate bare and site (the first side
+alternates too), ``--requests`` POSTs each, from the same client (one httpx client, one connection
+per server, kept alive). The ratio is the site's CPU per request over the bare endpoint's.
+
+Run: python benchmarks/bench_site.py [--rounds 12] [--requests 300]   (Linux: it reads /proc)
 """
 from __future__ import annotations
 
@@ -21,7 +25,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
 import time
 from pathlib import Path
 
@@ -84,44 +87,26 @@ def start(cmd: list[str], url: str, log: Path, env: dict) -> subprocess.Popen:
     raise RuntimeError(f"did not start: {log.read_text()[-2000:]}")
 
 
-def load(url: str, headers: dict, clients: int, requests: int, seconds: float) -> dict:
-    """``requests`` POSTs spread over ``clients`` threads, stopping early at ``seconds``."""
-    lat: list[float] = []
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of process ``pid`` (all its threads), in seconds, from /proc/<pid>/stat."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2:].split()  # after "(comm)": the name may hold spaces
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def send(client: httpx.Client, url: str, headers: dict, requests: int) -> int:
+    """``requests`` POSTs one after the other; the number that did not succeed."""
     bad = 0
-    lock = threading.Lock()
-    stop = time.monotonic() + seconds
-    per = max(1, requests // clients)
-
-    def worker(i: int) -> None:
-        nonlocal bad
-        with httpx.Client(timeout=30) as c:
-            for j in range(per):
-                if time.monotonic() > stop:
-                    return
-                t0 = time.perf_counter()
-                r = c.post(url, json={"arguments": {"city": "Beijing" if (i + j) % 2 else "Shanghai"}}, headers=headers)
-                dt = time.perf_counter() - t0
-                with lock:
-                    lat.append(dt)
-                    bad += r.status_code != 200 or not r.json().get("success")
-
-    t0 = time.perf_counter()
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.perf_counter() - t0
-    lat.sort()
-    return {"n": len(lat), "failed": bad, "rps": len(lat) / wall if wall else 0.0,
-            "p50_ms": statistics.median(lat) * 1000 if lat else float("nan"),
-            "p99_ms": lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000 if lat else float("nan")}
+    for j in range(requests):
+        r = client.post(url, json={"arguments": {"city": "Beijing" if j % 2 else "Shanghai"}}, headers=headers)
+        bad += r.status_code != 200 or not r.json().get("success")
+    return bad
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--requests", type=int, default=600)
-    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--rounds", type=int, default=12, help="rounds per side, interleaved (default: %(default)s)")
+    ap.add_argument("--requests", type=int, default=300, help="requests per round (default: %(default)s)")
     ns = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-site-"))
     skills = tmp / "skills" / "bench_weather"
@@ -150,27 +135,38 @@ def main() -> None:
                  tmp / "site.log", env)
     bare = start([py, "-m", "uvicorn", "bare_app:app", "--host", "127.0.0.1", "--port", str(bare_port),
                   "--log-level", "warning"], f"http://127.0.0.1:{bare_port}/docs", tmp / "bare.log", env)
+    sides = {"bare FastAPI": (bare, f"http://127.0.0.1:{bare_port}/bare", {}),
+             "site execute": (site, f"http://127.0.0.1:{site_port}/api/skills/bench_weather/execute",
+                              {"X-API-Key": key})}
+    cpu: dict[str, list[float]] = {name: [] for name in sides}
+    failed = dict.fromkeys(sides, 0)
     try:
-        print(f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, {ns.requests} requests per run, at most "
-              f"{ns.seconds:g} s each")
-        print("| clients | endpoint | requests | failed | req/s | p50 ms | p99 ms |")
-        print("|---|---|---:|---:|---:|---:|---:|")
-        for clients in (1, 50):
-            rows = {}
-            for name, url, headers in (
-                    ("bare FastAPI", f"http://127.0.0.1:{bare_port}/bare", {}),
-                    ("site execute", f"http://127.0.0.1:{site_port}/api/skills/bench_weather/execute", {"X-API-Key": key})):
-                load(url, headers, clients, min(50, ns.requests), ns.seconds)  # warm up
-                rows[name] = r = load(url, headers, clients, ns.requests, ns.seconds)
-                print(f"| {clients} | {name} | {r['n']} | {r['failed']} | {r['rps']:.0f} | {r['p50_ms']:.1f} | "
-                      f"{r['p99_ms']:.1f} |")
-            b, s = rows["bare FastAPI"], rows["site execute"]
-            print(f"| {clients} | site / bare | | | {s['rps'] / b['rps']:.2f}x | {s['p50_ms'] / b['p50_ms']:.2f}x | "
-                  f"{s['p99_ms'] / b['p99_ms']:.2f}x |")
+        with httpx.Client(timeout=30) as client:
+            for _, url, headers in sides.values():
+                send(client, url, headers, 100)  # warm up: imports, compiled schemas, open files
+            for r in range(ns.rounds):
+                order = list(sides) if r % 2 == 0 else list(sides)[::-1]
+                for name in order:
+                    proc, url, headers = sides[name]
+                    before = cpu_seconds(proc.pid)
+                    failed[name] += send(client, url, headers, ns.requests)
+                    cpu[name].append((cpu_seconds(proc.pid) - before) / ns.requests)
+        lines = {name: sum(1 for _ in (tmp / "data" / "logs" / f"{name}.jsonl").open()) for name in ("access", "call")}
     finally:
         for proc in (site, bare):
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=10)
+    print(f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; {ns.rounds} rounds "
+          f"per side, interleaved, {ns.requests} sequential requests each; server CPU from /proc")
+    print("| endpoint | requests | failed | CPU per request (mean of rounds) | median round |")
+    print("|---|---:|---:|---:|---:|")
+    for name, per in cpu.items():
+        print(f"| {name} | {ns.rounds * ns.requests} | {failed[name]} | {statistics.fmean(per) * 1e6:.0f} µs | "
+              f"{statistics.median(per) * 1e6:.0f} µs |")
+    ratio = statistics.fmean(cpu["site execute"]) / statistics.fmean(cpu["bare FastAPI"])
+    print(f"| site / bare | | | {ratio:.2f}x | "
+          f"{statistics.median(cpu['site execute']) / statistics.median(cpu['bare FastAPI']):.2f}x |")
+    print(f"site log lines: access {lines['access']}, call {lines['call']} (every request, warm-up included)")
 
 
 if __name__ == "__main__":

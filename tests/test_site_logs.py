@@ -133,3 +133,25 @@ def test_a_key_sent_as_a_session_id_over_mcp_is_not_logged(tmp_path):
             assert not anyio.run(steps, base + "/mcp", session_id).isError
     assert key not in "".join(p.read_text() for p in (tmp_path / "logs").glob("*.jsonl"))
     assert [x["session_id"] for x in SiteLogs(tmp_path / "logs").read("call")] == [None, "sess-mcp"]
+
+
+def test_a_log_keeps_its_files_open_and_every_line_is_written_at_once(tmp_path, monkeypatch):
+    """Appending a line opens nothing (the files stay open), and the line is in the file when write returns:
+    a crash of the process right after loses nothing. Another replica moving a file aside is followed."""
+    import os
+    logs = SiteLogs(tmp_path, max_bytes=10_000)
+    logs.write("call", request_id="r0", session_id=None, key_id="k", skill="s")
+    opened = []
+    real_open = os.open
+    monkeypatch.setattr(os, "open", lambda *a, **k: opened.append(a[0]) or real_open(*a, **k))
+    for i in range(1, 6):
+        logs.write("call", request_id=f"r{i}", session_id=None, key_id="k", skill="s")
+        assert (tmp_path / "call.jsonl").read_text().splitlines()[-1].startswith('{"ts"')
+        assert f'"r{i}"' in (tmp_path / "call.jsonl").read_text().splitlines()[-1]
+    assert opened == []
+    other = SiteLogs(tmp_path, max_bytes=10_000)  # another replica moves the file aside
+    other._rotate(tmp_path / "call.jsonl", 3)
+    logs.write("call", request_id="after", session_id=None, key_id="k", skill="s")
+    assert [line["request_id"] for line in logs.read("call")] == ["after"]
+    logs.close()
+    other.close()

@@ -362,3 +362,23 @@ def test_a_backend_shared_by_every_tenant_sees_two_keys_for_two_tenants_sending_
         assert call(site, "keyed_pay", {"n": 1}, key, "same-key").status == 200
     seen = (data / "keys.txt").read_text().split()
     assert len(seen) == 2 and len(set(seen)) == 2 and "same-key" not in seen
+
+
+def test_a_held_claim_has_one_transition_named_by_the_outcome():
+    """claims.transition: the write's outcome alone says what becomes of its claim, one named step each."""
+    from agentlab.errors import make_error
+    from agentlab.site.claims import ClaimState, Settle, answer, transition
+    from agentlab.site.execute import Execution, body
+
+    ok = Execution(200, body({"summary": "done"}), ran=True)
+    transient = Execution(503, body(None, make_error("UNAVAILABLE")), ran=True)
+    broken = Execution(500, body(None, make_error("TOOL_ERROR")), internal="stack", ran=True)
+    refused = Execution(422, body(None, make_error("INVALID_ARGS", problems=[])))
+    late = Execution(504, body(None, make_error("TIMEOUT", seconds=1)), pending=object(), ran=True)
+    assert [transition(o) for o in (ok, transient, broken, refused, late)] == [
+        Settle.FINISH, Settle.RELEASE, Settle.MARK_UNKNOWN, Settle.RELEASE, Settle.KEEP]
+    assert answer(ClaimState.NEW, None, "en") is None  # only a new claim runs the write
+    replay = answer(ClaimState.REPLAY, '{"status": 200, "body": {"success": true}}', "en")
+    assert replay is not None and replay.headers["Idempotent-Replayed"] == "true"
+    assert [answer(s, None, "en").status for s in (ClaimState.CONFLICT, ClaimState.RUNNING, ClaimState.UNKNOWN)] \
+        == [422, 409, 409]

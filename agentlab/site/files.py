@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["load_json", "locked", "write_atomic"]
+__all__ = ["hold", "let_go", "load_json", "locked", "write_atomic"]
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
@@ -52,6 +52,16 @@ else:
 
     def _release(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
+
+def hold(fd: int) -> None:
+    """Take the exclusive lock of the open lock file ``fd`` (waits for it); :func:`let_go` gives it back.
+    For a writer that keeps its lock file open (the logs); :func:`locked` opens one per use."""
+    _acquire(fd)
+
+
+def let_go(fd: int) -> None:
+    _release(fd)
+
 
 # Each use opens the lock file afresh: two threads of one process then hold two open files,
 # which exclude each other just as two processes do (flock belongs to the open file).

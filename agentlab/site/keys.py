@@ -68,6 +68,9 @@ class KeyStore:
     def __init__(self, path: str | Path = ":memory:", *, clock: Callable[[], float] = time.time):
         self._clock = clock
         self._lock = threading.Lock()
+        # hash -> record of every key found once: a key is never changed nor deleted, so a record found
+        # stays true, and the next call with that key is answered without the database (nor a thread for it)
+        self._known: dict[str, ApiKey] = {}
         # every replica opens keys.db when it starts: connect_sqlite retries a fresh file's set-up
         self._db = connect_sqlite(path, "CREATE TABLE IF NOT EXISTS keys (hash TEXT PRIMARY KEY, name TEXT NOT NULL, "
                                   "skills TEXT NOT NULL, quota INTEGER, period TEXT NOT NULL, created REAL NOT NULL, "
@@ -102,12 +105,23 @@ class KeyStore:
         if not key or len(key) > 200:
             return None
         digest = hash_key(key)
+        known = self._known.get(digest)
+        if known is not None:
+            return known
         with self._lock:
             row = self._db.execute(f"SELECT {_COLS} FROM keys WHERE hash = ?",
                                    (digest,)).fetchone()
         if row is None or not hmac.compare_digest(row[0], digest):
             return None
-        return _record(row)
+        record = self._known[digest] = _record(row)
+        return record
+
+    def cached(self, key: str | None) -> ApiKey | None:
+        """The record of ``key`` when :meth:`check` has found it before, else None (which proves nothing:
+        ask :meth:`check`). Never touches the database."""
+        if not key or len(key) > 200:
+            return None
+        return self._known.get(hash_key(key))
 
     def all(self) -> list[ApiKey]:
         with self._lock:

@@ -29,12 +29,14 @@ import os
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import find_secrets, redact_secrets
-from .files import locked
+from .files import hold, let_go
 
 __all__ = ["FIELD_CHARS", "LINE_BYTES", "LOGS", "VALUE_CHARS", "LogName", "SiteLogs", "clean_session", "scrub"]
 
@@ -51,12 +53,20 @@ _STACK_CHARS = 16_000  # the end of a stack: where the exception is
 _CREDENTIAL = re.compile(r"(pass(word)?|secret|token|api[_-]?key|authorization|cookie)$", re.I)
 _SESSION = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
 _FIXED = ("ts", "request_id", "session_id", "log")  # never cut from a line
+_LOCK = ".lock"  # the lock file every replica's writer holds (agentlab.site.files)
+
+
+@lru_cache(maxsize=4096)
+def _redacted(text: str) -> str:
+    # most strings of a line repeat from call to call (a skill's name, a path, a summary): redacting
+    # one costs ~18 us whatever its length, remembering it a dictionary lookup
+    return redact_secrets(text)
 
 
 def scrub(value: Any, depth: int = 0) -> Any:
     """``value`` with credentials removed from every string and credential-named fields blanked."""
     if isinstance(value, str):
-        return redact_secrets(value)
+        return _redacted(value) if len(value) <= 512 else redact_secrets(value)
     if depth > 20:
         return "[nested too deep]"
     if isinstance(value, dict):
@@ -155,6 +165,10 @@ class SiteLogs:
         self.keyless_bytes, self.keyless_backups = keyless_bytes, keyless_backups
         self.line_bytes = line_bytes
         self._lock = threading.Lock()
+        # log name -> its file, open for appending; ".lock" -> logs/.lock, held around every append (all replicas)
+        self._fds: dict[str, int] = {}
+        self._pid = os.getpid()
+        weakref.finalize(self, _close_all, self._fds)
         self._read_lock = threading.Lock()
         # per file: (device and inode, its first bytes, bytes parsed, the lines): what read() has seen
         self._parsed: dict[str, tuple[tuple[int, int], bytes, int, list[dict]]] = {}
@@ -191,21 +205,59 @@ class SiteLogs:
             line["stack"] = _stack(str(stack))
         cap, backups = (self.keyless_bytes, self.keyless_backups) if keyless else (self.max_bytes, self.backups)
         data = _fit(line, min(self.line_bytes, cap))
-        path = self.path(KEYLESS if keyless else name)
-        with self._lock, locked(self.folder / ".lock"):  # the lock file holds every replica's writer
+        self._append(KEYLESS if keyless else name, data, cap, backups)
+
+    def _append(self, name: str, data: bytes, cap: int, backups: int) -> None:
+        """``data`` at the end of ``name``'s file, moved aside first when it would not fit.
+
+        The file stays open between lines (an ``open`` per line was most of a line's cost): each line
+        is one unbuffered ``os.write`` to an ``O_APPEND`` descriptor, so it is in the operating system's
+        hands when this returns and a crash of the process loses nothing written. A ``stat`` of the path
+        tells whether another replica moved the file aside meanwhile: then it is opened afresh.
+        """
+        path = self.folder / f"{name}.jsonl"
+        with self._lock:  # one writer of this process at a time, then one of every replica (the lock file)
+            if self._pid != os.getpid():  # a forked child: the parent's descriptors share its lock, open anew
+                self._fds.clear()
+                self._pid = os.getpid()
+            lock = self._fds.get(_LOCK)
+            if lock is None:
+                lock = self._fds[_LOCK] = os.open(self.folder / _LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+            hold(lock)
             try:
-                size = path.stat().st_size
-            except FileNotFoundError:
-                size = 0
-            if size and size + len(data) > cap:
-                self._rotate(path, backups)
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
+                fd, size = self._open_current(name, path)
+                if size and size + len(data) > cap:
+                    self._rotate(path, backups)
+                    fd, _ = self._open_current(name, path)
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view):]
             finally:
-                os.close(fd)
+                let_go(lock)
+
+    def _open_current(self, name: str, path: Path) -> tuple[int, int]:
+        """The descriptor of the file now at ``path`` (the one kept open, unless it was moved aside or
+        removed) and its size."""
+        fd = self._fds.get(name)
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            st = None
+        if fd is not None and st is not None:
+            mine = os.fstat(fd)
+            if (mine.st_dev, mine.st_ino) == (st.st_dev, st.st_ino):
+                return fd, st.st_size
+        if fd is not None:
+            os.close(fd)
+            del self._fds[name]
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fds[name] = fd
+        return fd, os.fstat(fd).st_size
+
+    def close(self) -> None:
+        """Close the files kept open (a later write opens them again)."""
+        with self._lock:
+            _close_all(self._fds)
 
     @staticmethod
     def _rotate(path: Path, backups: int) -> None:
@@ -259,3 +311,12 @@ class SiteLogs:
                     lines.append(value)
             self._parsed[name] = (ident, head, start + end, lines)
             return list(lines)
+
+
+def _close_all(fds: dict[str, int]) -> None:
+    for fd in fds.values():
+        try:
+            os.close(fd)
+        except OSError:  # closed already
+            pass
+    fds.clear()

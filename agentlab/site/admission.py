@@ -1,0 +1,95 @@
+"""Who may call what, and how often: the key (401), the whitelist (403), the body (400/413), the
+Idempotency-Key (400/428), the rate and the quota (429), and the cap on refused calls a key may send."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ..errors import make_error
+from ..i18n import Lang, t
+from .discovery import Catalog
+from .keys import ApiKey, KeyStore
+from .limits import Limiter, RedisLimiter
+from .replies import HttpReply, bad_body, call_store, read_body, reply
+from .skills import Skill
+
+__all__ = ["REFUSALS_PER_MINUTE", "Gate"]
+
+#: refused calls (4xx) a key may send in a minute before it hears 429 and its lines go to the overflow log
+REFUSALS_PER_MINUTE = 60
+
+
+class Gate:
+    """The checks in front of a skill, in the order the HTTP contract fixes. The keys and the limiter are
+    read through the site at each call (a test, or an operator, may swap either)."""
+
+    def __init__(self, site: Any, catalog: Catalog):
+        self.site, self.catalog = site, catalog
+
+    @property
+    def keys(self) -> KeyStore:
+        return self.site.keys
+
+    @property
+    def limiter(self) -> Limiter | RedisLimiter:
+        return self.site.limiter
+
+    def authorize(self, api_key: str | None, lang: Lang) -> tuple[ApiKey | None, HttpReply | None]:
+        """The key's record, or the 401 reply; :class:`StoreDown` when the keys cannot be read."""
+        if api_key is not None and (len(api_key) > 200 or not api_key.isprintable()):
+            api_key = None  # no key is that long or holds control characters: refused like a missing one
+        record = call_store(self.keys.check, api_key)
+        if record is None:
+            hint = {lg: t("site.no_key.hint", lg) for lg in ("en", "zh")}
+            return None, reply(make_error("UNAUTHENTICATED", _key="site.no_key", hint=hint), lang)
+        return record, None
+
+    def admit(self, name: str, skill: Skill | None, key: ApiKey, raw_body: bytes, idem: str | None,
+              lang: Lang) -> tuple[HttpReply | None, Any]:
+        """The refusal, if any, and the arguments of a well-formed body."""
+        if skill is None:
+            return self.catalog.unknown(name, lang, key), None
+        if not key.allows(name):
+            allowed = ", ".join(s.name for s in self.catalog.visible(key)) or "-"
+            hint = {lg: t("site.not_allowed.hint", lg, allowed=allowed) for lg in ("en", "zh")}
+            return reply(make_error("PERMISSION_DENIED", _key="site.not_allowed", name=name, hint=hint), lang,
+                         status=403), None
+        args, problem = read_body(raw_body, self.site.max_body)
+        if problem is not None:
+            return bad_body(problem, lang, self.site.max_body), None
+        if idem is not None and not (1 <= len(idem) <= 200 and idem.isascii() and idem.isprintable()):
+            return reply(make_error("BAD_REQUEST", _key="site.bad_idempotency_key"), lang, status=400), args
+        if skill.meta.writes and not idem:
+            return reply(make_error("BAD_REQUEST", _key="site.needs_idempotency_key", name=name), lang,
+                         status=428), args
+        if skill.meta.writes:
+            return None, args  # a write is counted once it has its claim: a replay or a wait runs nothing
+        return self.limit(key, skill, lang), args
+
+    def limit(self, key: ApiKey, skill: Skill, lang: Lang) -> HttpReply | None:
+        """429 when ``key`` is past the skill's rate or its own quota; else the call is counted."""
+        name = skill.name
+        verdict = call_store(self.limiter.admit, key, name, skill.meta.per_minute)
+        if verdict.ok:
+            return None
+        if verdict.kind == "rate":
+            err = make_error("RATE_LIMITED", _key="site.rate", name=name, limit=verdict.limit,
+                             retry_after=verdict.retry_after)
+        else:
+            periods = {lg: t(f"site.period.{verdict.period}", lg) for lg in ("en", "zh")}
+            err = make_error("RATE_LIMITED", message={lg: t("site.quota", lg, limit=verdict.limit, period=periods[lg])
+                                                      for lg in ("en", "zh")}, retry_after=verdict.retry_after)
+        return reply(err, lang, status=429, headers={"Retry-After": verdict.retry_after_header})
+
+    def may_be_refused(self, key: ApiKey) -> bool:
+        """Whether ``key`` is still within its refusals this minute (they never count toward its quota)."""
+        try:
+            return bool(self.limiter.admit(replace(key, quota=None), "(refused)", REFUSALS_PER_MINUTE).ok)
+        except Exception:  # noqa: BLE001 - the limits cannot be read: the refusal stands as it is
+            return True
+
+    @staticmethod
+    def refused_too_often(lang: Lang) -> HttpReply:
+        message = {lg: t("site.refused_too_often", lg, limit=REFUSALS_PER_MINUTE) for lg in ("en", "zh")}
+        return reply(make_error("RATE_LIMITED", message=message, retry_after=60), lang, status=429,
+                     headers={"Retry-After": "60"})
