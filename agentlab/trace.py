@@ -112,23 +112,25 @@ def outcome(e: Event) -> str:
     return "error"
 
 
-def _cell(e: Event | None, highlight: bool = False) -> str:
+def _cell(e: Event | None, highlight: bool = False, lang: Lang = "en") -> str:
     if e is None:
         return "<td style='color:#999'>—</td>"
     style = f"background:{COLORS[outcome(e)]};vertical-align:top;padding:4px 6px;font-size:12px"
     if highlight:
         style += ";outline:3px solid #d93025"
     if e.kind == "model":
-        body = f"<b>model</b> {html.escape(_short(e.model_visible or '(tool calls)', 160))}"
+        body = (f"<b>{html.escape(t('trace.cell.model', lang))}</b> "
+                f"{html.escape(_short(e.model_visible or t('trace.cell.tool_calls', lang), 160))}")
     elif e.kind == "end":
-        body = f"<b>{html.escape(e.final_status or '')}</b> {html.escape(_short(e.note or '', 200))}"
+        said = t("status." + e.final_status, lang) if lang != "en" and e.final_status else e.final_status or ""
+        body = f"<b>{html.escape(said)}</b> {html.escape(_short(e.note or '', 200))}"
     else:
-        status = e.error_code or ("replayed" if e.replayed else "ok")
+        status = e.error_code or t("trace.cell.replayed" if e.replayed else "legend.ok", lang)
         body = (f"<b>{html.escape(e.tool_name or '?')}</b> <code>{html.escape(_short(e.args_raw or '', 120))}</code>"
                 f"<br>→ <b>{html.escape(status)}</b>"
                 + (f" <span style='color:#555' title='{html.escape(e.model_visible or '')}'>"
                    f"{html.escape(_told(e.model_visible or ''))}</span>" if e.error_code else "")
-                + (f" <i>(retries {e.retry_count})</i>" if e.retry_count else ""))
+                + (f" <i>{html.escape(t('trace.cell.retries', lang, n=e.retry_count))}</i>" if e.retry_count else ""))
     return f"<td style='{style}'>{body}</td>"
 
 
@@ -183,7 +185,7 @@ def side_by_side_html(left: Iterable[Event], right: Iterable[Event], *, titles: 
         x = a[i] if i < len(a) else None
         y = b[i] if i < len(b) else None
         step = x.round_index if x is not None else y.round_index if y is not None else ""
-        rows.append(f"<tr><td style='color:#666;font-size:12px'>{step}</td>{_cell(x, i == div)}{_cell(y, i == div)}</tr>")
+        rows.append(f"<tr><td style='color:#666;font-size:12px'>{step}</td>{_cell(x, i == div, lang)}{_cell(y, i == div, lang)}</tr>")
     legend = " ".join(f"<span style='background:{c};padding:1px 6px;font-size:11px'>{html.escape(t('legend.' + k, lang))}</span>"
                       for k, c in COLORS.items())
     head = (f"<tr><th></th><th style='text-align:left'>{html.escape(titles[0])}</th>"
