@@ -19,25 +19,29 @@
 # An agent is a loop: ask the model, run the tool it picked, show it the result, repeat.
 # Most failures in front of real systems come from that loop, not from the model.
 #
-# This notebook runs one after-sales task (售后退款, "refund order A1001") through two loops
+# This notebook runs one after-sales task ("refund order A1001") through two loops
 # on **the same misbehaving model**:
 #
 # * the **naive loop** is written the way much real code is: it runs only the first tool call,
 #   `json.loads` the arguments without a guard, shows raw exception text to the model, and has
 #   nothing but a hard step cap;
-# * the **guarded loop** validates every call against its contract (契约), answers with errors the
-#   model can read, retries only what is safe to retry (重试), keys every refund so it happens once
-#   (幂等 idempotency), and brakes loops that go nowhere (熔断 circuit breaker, 步数预算 step budget).
+# * the **guarded loop** validates every call against its contract, answers with errors the
+#   model can read, retries only what is safe to retry, keys every refund so it happens once
+#   (idempotency), and brakes loops that go nowhere (a circuit breaker and a step budget).
 #
 # Everything runs offline with scripted (fake) models, in a few seconds.
 
 # %%
+LANG = "en"  # "zh" for 中文
+
 from IPython.display import HTML, display
 
 from agentlab import compare_html
 from agentlab.models.faults import FAULTS
 from agentlab.workbook.demo import caught_by_guards, compare_loops
+from agentlab.i18n import label
 from agentlab.workbook.exercises import double_refund_fault
+from agentlab.workbook.plots import table_view
 
 # %% [markdown]
 # ## 1. The opening demo
@@ -47,8 +51,8 @@ from agentlab.workbook.exercises import double_refund_fault
 # "did you mean"), the model corrects itself, and answers in step 3 (where this demo comes from: docs/sources.md#article-000-the-refund-desk).
 
 # %%
-seed = compare_loops(None)
-display(HTML(compare_html(seed.naive, seed.guarded)))
+seed = compare_loops(None, lang=LANG)
+display(HTML(compare_html(seed.naive, seed.guarded, lang=LANG)))
 
 # %% [markdown]
 # The naive loop got lucky here: the script is fixed, so the model "corrected" itself even though
@@ -60,8 +64,8 @@ display(HTML(compare_html(seed.naive, seed.guarded)))
 # ## 2. A misconception the model keeps: `orderId` at the refund step
 
 # %%
-camel = compare_loops("camel_case")
-display(HTML(compare_html(camel.naive, camel.guarded)))
+camel = compare_loops("camel_case", lang=LANG)
+display(HTML(compare_html(camel.naive, camel.guarded, lang=LANG)))
 
 # %% [markdown]
 # The red outline marks the first step where the two runs part ways. The naive loop shows the model
@@ -70,7 +74,7 @@ display(HTML(compare_html(camel.naive, camel.guarded)))
 #
 # ## 3. Every fault, both loops
 #
-# Each row injects one fault (故障注入): a model fault at the refund step, a tool fault into the tool it
+# Each row injects one fault: a model fault at the refund step, a tool fault into the tool it
 # targets, and checks the final state of the orders: how many refunds were actually written, not what the
 # model claimed. `caught by` names the guards the guarded run's trace shows acting (the same function as in
 # notebook 08), not the guard each fault was meant for.
@@ -80,14 +84,14 @@ import pandas as pd
 
 rows = []
 for name, fault in FAULTS.items():
-    c = compare_loops(name)
+    c = compare_loops(name)  # the table shows statuses and outcomes, said in LANG by table_view
     naive, guarded = c.table()
-    rows.append({"fault": name, "what happens": fault.en,
+    rows.append({"fault": name, "what happens": fault.describe(LANG),
                  "naive": naive["status"], "naive refunds": naive["refunds"], "naive outcome": naive["outcome"],
                  "guarded": guarded["status"], "guarded refunds": guarded["refunds"],
                  "guarded outcome": guarded["outcome"], "caught by": caught_by_guards(c)})
 table = pd.DataFrame(rows)
-table
+table_view(table, lang=LANG)
 
 # %% [markdown]
 # Read the `refunds` columns first: the task asks for exactly one refund of 199 yuan. Two refunds
@@ -105,10 +109,12 @@ from agentlab.workbook.plots import plot_outcomes
 
 plot_outcomes({"naive": table["naive outcome"].value_counts().to_dict(),
                "guarded": table["guarded outcome"].value_counts().to_dict()},
-              title=f"{len(table)} faults injected into the same task: outcome graded on the final data")
+              title=f"{len(table)} " + label("faults injected into the same task: outcome graded on the final data", LANG),
+              lang=LANG)
 plt.show()
 correct = {loop: int(table[f"{loop} outcome"].eq("correct").sum()) for loop in ("naive", "guarded")}
-print(f"correct final state: naive {correct['naive']} of {len(table)}, guarded {correct['guarded']} of {len(table)}")
+print(f"{label('correct final state', LANG)}: {label('naive', LANG)} {correct['naive']}/{len(table)}, "
+      f"{label('guarded', LANG)} {correct['guarded']}/{len(table)}")
 
 # %% [markdown]
 # ## Exercise
@@ -120,4 +126,4 @@ print(f"correct final state: naive {correct['naive']} of {len(table)}, guarded {
 # %%
 answer = None  # your answer here, a fault name such as "camel_case"
 
-print(double_refund_fault(answer))
+print(double_refund_fault(answer, lang=LANG))

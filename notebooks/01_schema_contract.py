@@ -14,32 +14,36 @@
 # ---
 
 # %% [markdown]
-# # 01 · The schema is a contract (Schema 即契约)
+# # 01 · The schema is a contract
 #
 # The model cannot see your database or your state machine. All it sees of a tool is a name, a
-# description and a JSON Schema, so that schema is the contract (接口契约) between the model and your
-# system. Write it for a new colleague: **one tool, one job**; **enums over free text** (枚举优于自由文本);
-# descriptions that say **when to use** the tool; **one naming style** (全库统一命名).
+# description and a JSON Schema, so that schema is the contract between the model and your
+# system. Write it for a new colleague: **one tool, one job**; **enums over free text**;
+# descriptions that say **when to use** the tool; **one naming style** across the registry.
 #
 # **See it fail.** A refund `reason` written as free text lets the model invent a value; the naive loop
 # passes it straight to the backend, which stores it.
 
 # %%
+LANG = "en"  # "zh" for 中文
+
 import json
 
 import pandas as pd
 from IPython.display import HTML, display
 
 from agentlab import Registry, lint
+from agentlab.i18n import label
+from agentlab.resources import data_file
 from agentlab.workbook.demo import compare_loops
 from agentlab.workbook.exercises import schema_contract
 from agentlab.runs import compare_html
 from agentlab.workbook.plots import plot_bars, table_view
 from agentlab.workbook.widgets import SchemaPlayground
 
-c = compare_loops("out_of_enum")
-print("naive refund written:", c.naive_state["refunds"])
-print("guarded refund written:", c.guarded_state["refunds"])
+c = compare_loops("out_of_enum", lang=LANG)
+print(label("naive refund written", LANG) + ":", c.naive_state["refunds"])
+print(label("guarded refund written", LANG) + ":", c.guarded_state["refunds"])
 
 # %% [markdown]
 # **Name it.** With an enum in the contract, the invented value is a `not_in_enum` problem of an
@@ -47,17 +51,17 @@ print("guarded refund written:", c.guarded_state["refunds"])
 # The error lists the allowed values, so the model picks one instead of inventing a fourth.
 
 # %%
-display(HTML(compare_html(c.naive, c.guarded)))
+display(HTML(compare_html(c.naive, c.guarded, lang=LANG)))
 
 # %% [markdown]
 # **Fix it.** The linter reads a registry the way a model would and flags what makes it guess.
 # Here is a schema written in a hurry, next to the after-sales contract shipped in `data/`.
 
 # %%
-hurried = Registry.from_json("../data/bad_tools.json", close=False)
-careful = Registry.from_json("../data/aftersales_tools.json")
-findings = pd.DataFrame([f.to_dict() for f in lint(hurried)])
-table_view(findings[["rule", "severity", "location", "message"]])  # each message whole: it is the lesson
+hurried = Registry.from_json(data_file("bad_tools.json"), close=False)  # data_file: the same file from notebooks/zh/
+careful = Registry.from_json(data_file("aftersales_tools.json"))
+findings = pd.DataFrame([f.to_dict() for f in lint(hurried, lang=LANG)])
+table_view(findings[["rule", "severity", "location", "message"]], lang=LANG)  # each message whole: it is the lesson
 
 # %% [markdown]
 # **Measure it.** Findings per rule, before and after.
@@ -75,7 +79,7 @@ def per_rule(reg):
 before, after = per_rule(hurried), per_rule(careful)
 rules = sorted(set(before) | set(after))
 plot_bars({r: {"hurried": before.get(r, 0), "contract": after.get(r, 0)} for r in rules},
-          title="linter warnings and errors per rule", ylabel="findings")
+          title="linter warnings and errors per rule", ylabel="findings", lang=LANG)
 plt.show()
 
 # %% [markdown]
@@ -85,7 +89,7 @@ plt.show()
 # (try renaming `orderId` to `order_id`, or giving `reason` an `enum`).
 
 # %%
-SchemaPlayground(description="Refund an order")
+SchemaPlayground(description=label("Refund an order", LANG), lang=LANG)
 
 # %% [markdown]
 # ## Exercise
@@ -96,4 +100,4 @@ SchemaPlayground(description="Refund an order")
 # %%
 my_description = None  # a sentence: what the tool does and when to use it
 my_schema = None       # a JSON Schema dict, like the one in the playground above
-print(schema_contract(my_schema, my_description))
+print(schema_contract(my_schema, my_description, lang=LANG))

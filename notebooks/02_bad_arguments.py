@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 02 · Arguments the model gets wrong (参数错误)
+# # 02 · Arguments the model gets wrong
 #
 # `arguments` is a **string** the model wrote, not a dict (docs/guards.md#validate). It can be broken JSON, name a
 # tool that does not exist, miss a required field, use `orderId` for `order_id`, write an amount as
@@ -22,19 +22,22 @@
 # (parse → schema → business rules) and answers with an error the model can act on.
 
 # %%
+LANG = "en"  # "zh" for 中文
+
 import json
 
 import pandas as pd
 from IPython.display import HTML, display
 
 from agentlab import Registry
+from agentlab.resources import data_file
 from agentlab.workbook.demo import compare_loops
 from agentlab.workbook.exercises import amount_with_unit_reason
 from agentlab.workbook.plots import plot_bars
 from agentlab.workbook.plots import table_view
 from agentlab.workbook.widgets import FaultInjector, GuardPanel
 
-reg = Registry.from_json("../data/aftersales_tools.json")
+reg = Registry.from_json(data_file("aftersales_tools.json"))  # data_file: the same file from notebooks/zh/
 calls = {
     "bad JSON": ("create_refund", '{"order_id": "A1001", "amount": 45'),
     "unknown tool": ("add_refund", '{"order_id": "A1001"}'),
@@ -50,27 +53,27 @@ calls = {
 # %%
 rows = []
 for label, (name, raw) in calls.items():
-    err = json.loads(reg.check(name, raw).render())["error"]
+    err = json.loads(reg.check(name, raw, lang=LANG).render())["error"]
     rows.append({"fault": label, "code": err["code"], "category": err["category"], "stage": err["stage"],
-                 "problems": "; ".join(f"{p['field']}: {p['reason']}" for p in err.get("problems", [])),
+                 "problems": [f"{p['field']}: {p['reason']}" for p in err.get("problems", [])],  # names, kept as they are
                  "hint": err["hint"]})
-table_view(pd.DataFrame(rows))
+table_view(pd.DataFrame(rows), lang=LANG)
 
 # %% [markdown]
-# Value cleaning (值清洗) is the other answer to `"45元"`: off by default, and when on, every change is
+# Value cleaning is the other answer to `"45元"`: off by default, and when on, every change is
 # reported next to the result so nobody is surprised.
 
 # %%
-print(reg.check("create_refund", calls["wrong type"][1], clean=True).render())
+print(reg.check("create_refund", calls["wrong type"][1], clean=True, lang=LANG).render())
 
 # %% [markdown]
 # **See it fail, then fix it.** The same fault, injected at the refund step, through both loops.
 
 # %%
 faults = ["truncated_json", "unknown_tool", "drop_required", "camel_case", "wrong_type", "out_of_enum"]
-results = {f: compare_loops(f) for f in faults}
-pd.DataFrame([{"fault": f, **{f"{r['loop']} {k}": r[k] for r in c.table() for k in ("status", "invalid calls", "refunds")}}
-              for f, c in results.items()])
+results = {f: compare_loops(f, lang=LANG) for f in faults}
+table_view(pd.DataFrame([{"fault": f, **{f"{r['loop']} {k}": r[k] for r in c.table() for k in ("status", "invalid calls", "refunds")}}
+                         for f, c in results.items()]), lang=LANG)
 
 # %% [markdown]
 # **Measure it.** Turns alone would flatter the naive loop: it "finishes" `truncated_json` and
@@ -84,7 +87,7 @@ from agentlab.workbook.plots import plot_turns_by_outcome
 
 plot_turns_by_outcome({f: {"naive": (c.naive.steps, c.naive_verdict.outcome),
                            "guarded": (c.guarded.steps, c.guarded_verdict.outcome)} for f, c in results.items()},
-                      title="model turns per run, coloured by outcome (naive stops at its cap of 12)")
+                      title="model turns per run, coloured by outcome (naive stops at its cap of 12)", lang=LANG)
 plt.show()
 
 # %% [markdown]
@@ -95,7 +98,7 @@ plt.show()
 # model was told.
 
 # %%
-injector = FaultInjector(faults=faults)
+injector = FaultInjector(faults=faults, lang=LANG)
 injector.update()
 injector
 
@@ -109,7 +112,7 @@ def use(config):
     injector.update()
 
 
-GuardPanel(on_change=use)
+GuardPanel(on_change=use, lang=LANG)
 
 # %% [markdown]
 # ## Exercise
@@ -118,4 +121,4 @@ GuardPanel(on_change=use)
 
 # %%
 my_answer = None  # a problem reason, e.g. "missing"
-print(amount_with_unit_reason(my_answer, reg))
+print(amount_with_unit_reason(my_answer, reg, lang=LANG))

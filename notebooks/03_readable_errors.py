@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 03 · Errors the model can read (错误要能被模型读懂)
+# # 03 · Errors the model can read
 #
 # When a backend answers `500 internal error`, the only thing a model can do is try again, usually with
 # the same arguments. A structured error says three things instead: **which field**, **what is wrong**,
@@ -22,12 +22,15 @@
 # errors, once with the bare 500 (the `readable_errors` guard switched off).
 
 # %%
+LANG = "en"  # "zh" for 中文
+
 import json
 
 import pandas as pd
 
 from agentlab import GuardConfig
 from agentlab.evals.metrics import rounds_to_recover
+from agentlab.i18n import label, t
 from agentlab.workbook.demo import compare_loops
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import plot_bars, table_view
@@ -36,49 +39,48 @@ faults = ["camel_case", "drop_required", "wrong_type", "out_of_enum", "unknown_t
 bare = GuardConfig(readable_errors=False)
 rows = []
 for f in faults:
-    readable = compare_loops(f).guarded
-    blind = compare_loops(f, config=bare).guarded
+    readable = compare_loops(f, lang=LANG).guarded
+    blind = compare_loops(f, config=bare, lang=LANG).guarded
     rows.append({"fault": f, "structured: status": readable.status, "structured: invalid calls": readable.invalid_calls,
                  "structured: re-asks to fix": rounds_to_recover(readable),
                  "bare 500: status": blind.status, "bare 500: invalid calls": blind.invalid_calls,
                  "bare 500: re-asks to fix": rounds_to_recover(blind)})
 table = pd.DataFrame(rows)
-table_view(table)
+table_view(table, lang=LANG)
 
 # %% [markdown]
 # **Name it.** What each version put in front of the model for the same call:
 
 # %%
-c = compare_loops("camel_case")
-blind = compare_loops("camel_case", config=bare)
+c = compare_loops("camel_case", lang=LANG)
+blind = compare_loops("camel_case", config=bare, lang=LANG)
 structured = [e.model_visible for e in c.guarded.tool_events if e.error_code][0]
-print("structured:", json.dumps(json.loads(structured), indent=1, ensure_ascii=False))  # whole: the did-you-mean is the lesson
-print("bare:      ", [e.model_visible for e in blind.guarded.tool_events if e.error_code][0])
+print(label("structured", LANG) + ":", json.dumps(json.loads(structured), indent=1, ensure_ascii=False))  # whole: the did-you-mean is the lesson
+print(label("bare 500", LANG) + ":", [e.model_visible for e in blind.guarded.tool_events if e.error_code][0])
 
 # %% [markdown]
 # **Measure it.** Both runs take the same number of model turns (4) here, so turns say nothing; what differs
 # is whether the bad call ever got fixed. With the structured error the model sends one bad call and fixes
 # it on the next round (`re-asks to fix` = 1). With the bare 500 it sends the same bad call until the
-# self-correction budget (自纠预算) hands it over: 3 invalid calls and never fixed (`-` in the table).
+# self-correction budget hands it over: 3 invalid calls and never fixed (`-` in the table).
 
 # %%
 import matplotlib.pyplot as plt
 
 plot_bars({r["fault"]: {"structured: invalid calls (then fixed)": r["structured: invalid calls"],
                         "bare 500: invalid calls (never fixed)": r["bare 500: invalid calls"]} for r in rows},
-          title="bad calls sent before the run ended, one injected mistake", ylabel="invalid calls")
+          title="bad calls sent before the run ended, one injected mistake", ylabel="invalid calls", lang=LANG)
 plt.show()
 
 # %% [markdown]
-# ## How many re-asks? The self-correction budget (自纠预算)
+# ## How many re-asks? The self-correction budget
 #
 # `GuardConfig(self_correction=2)`, the default, allows two invalid calls in a row; the third hands the conversation
 # to a person. That is a trade-off, not a truth. Some agent frameworks keep re-asking longer, and a model that repeats
 # the same mistake three times and then fixes it completes the task there, while this loop ends it with **0
 # refunds**. Below, the same bad call (`orderId` for `order_id`) is sent *N* times before the right one, under budgets
 # of 2, 3 and 4, through the guarded loop, live. The last column is the price: what a model that never fixes its call
-# (the bare 500 above) spends before the hand-over. (每多一次重问，能多救回一类“错几次才改对”的模型；代价是永远改不对的模型
-# 在转人工之前多浪费一轮。)
+# (the bare 500 above) spends before the hand-over.
 
 # %%
 from agentlab import run_guarded
@@ -102,31 +104,28 @@ def attempt(budget, n):
     return run, len(desk.refunds)
 
 
+REFUNDED, TURNS = label("refunded", LANG), label("turns", LANG)
 budget_rows = []
 for budget in (2, 3, 4):
-    row = {"budget (预算)": budget if budget != GuardConfig().self_correction else f"{budget} (default 默认)"}
+    row = {"budget": budget if budget != GuardConfig().self_correction else f"{budget} ({label('default', LANG)})"}
     for n in (1, 2, 3, 4):
         run, refunds = attempt(budget, n)
-        row[f"needs {n} re-ask{'s' if n > 1 else ''} (错 {n} 次后改对)"] = \
-            f"refunded ({run.steps} turns)" if refunds else f"handed over, 0 refunds"
+        row[f"needs {n} re-ask{'s' if n > 1 else ''}"] = \
+            f"{REFUNDED} ({run.steps} {TURNS})" if refunds else label("handed over, 0 refunds", LANG)
     never, _ = attempt(budget, None)
-    row["never fixes: bad calls, turns before the hand-over (永远改不对：转人工前的错误调用 / 轮次)"] = \
-        f"{never.invalid_calls} bad calls, {never.steps} turns"
+    row["never fixes: bad calls, turns before the hand-over"] = \
+        f"{never.invalid_calls} {label('bad calls', LANG)}, {never.steps} {TURNS}"
     budget_rows.append(row)
 budget_table = pd.DataFrame(budget_rows)
-table_view(budget_table)
+table_view(budget_table, lang=LANG)
 
 # %%
 three = budget_table.columns[3]
-buys = {b: [c for c in budget_table.columns[1:5] if budget_table.loc[i, c].startswith("refunded")]
+buys = {b: [c for c in budget_table.columns[1:5] if budget_table.loc[i, c].startswith(REFUNDED)]
         for i, b in enumerate((2, 3, 4))}
-print(f"A model that needs 3 re-asks: budget 2 -> {budget_table.loc[0, three]}; budget 3 -> {budget_table.loc[1, three]}.")
-print(f"Each re-ask added to the budget completes {len(buys[3]) - len(buys[2])} more column of slow-to-fix models, and "
-      f"costs a model that never fixes its call more: {budget_table.iloc[0, 5]} at budget 2, "
-      f"{budget_table.iloc[2, 5]} at budget 4.")
-print(f"需要重问 3 次的模型：预算 2 时{'已退款' if budget_table.loc[0, three].startswith('refunded') else '转人工，0 笔退款'}，"
-      f"预算 3 时{'已退款' if budget_table.loc[1, three].startswith('refunded') else '转人工，0 笔退款'}。"
-      f"每多一次重问，永远改不对的模型在转人工前就多一次错误调用和一轮模型调用。")
+print(t("nb03.three_reasks", LANG, two=budget_table.loc[0, three], three=budget_table.loc[1, three]))
+print(t("nb03.each_reask", LANG, more=len(buys[3]) - len(buys[2]), at2=budget_table.iloc[0, 5],
+        at4=budget_table.iloc[2, 5]))
 
 # %% [markdown]
 # The step budget (notebook 06) caps this too: with a budget of 6 model turns, a model that needs 4 re-asks finishes
@@ -139,9 +138,9 @@ print(f"需要重问 3 次的模型：预算 2 时{'已退款' if budget_table.l
 # or a secret; and say whether retrying can help (`retryable`). A leaky tool, through both loops:
 
 # %%
-leak = compare_loops("leaky_tool")
-print("naive showed the model:\n", leak.naive.tool_events[0].model_visible)
-print("\nguarded showed the model:\n", leak.guarded.tool_events[0].model_visible)
+leak = compare_loops("leaky_tool", lang=LANG)
+print(label("naive showed the model", LANG) + ":\n", leak.naive.tool_events[0].model_visible)
+print("\n" + label("guarded showed the model", LANG) + ":\n", leak.guarded.tool_events[0].model_visible)
 
 # %% [markdown]
 # ## Exercise
@@ -151,5 +150,7 @@ print("\nguarded showed the model:\n", leak.guarded.tool_events[0].model_visible
 # %%
 my_answer = None  # a status, e.g. "done"
 print(answer_is(my_answer, table.set_index("fault").loc["camel_case", "bare 500: status"],
-                "the model could not tell what to fix, repeated itself, and the re-ask budget handed it over.",
-                hint="look at the `bare 500: status` column of the table."))
+                {"en": "the model could not tell what to fix, repeated itself, and the re-ask budget handed it over.",
+                 "zh": "模型看不出该改什么，只能重复同样的调用，最后自纠预算把对话转给了人工。"},
+                hint={"en": "look at the `bare 500: status` column of the table.",
+                      "zh": "看表格里“裸 500：状态”那一列。"}, lang=LANG))

@@ -14,41 +14,44 @@
 # ---
 
 # %% [markdown]
-# # 04 · Transient, validation, fatal (三类错误)
+# # 04 · Transient, validation, fatal
 #
 # One question sorts every failure for the code that handles it (docs/failures.md#category): **would sending the
 # very same thing again help?**
 #
-# * **transient** (瞬态): 429, timeouts, 5xx, a dropped connection. Resend, later, with exponential backoff
-#   and jitter (指数退避 + 随机抖动), and give up after a cap;
-# * **validation** (参数错误): the model's call was wrong. Resending it unchanged cannot help; show the
+# * **transient**: 429, timeouts, 5xx, a dropped connection. Resend, later, with exponential backoff
+#   and jitter, and give up after a cap;
+# * **validation**: the model's call was wrong. Resending it unchanged cannot help; show the
 #   model the error and let it fix the call;
-# * **fatal** (永久错误): 401, 403, 404, a guard. Stop at once and tell the user in plain words.
+# * **fatal**: 401, 403, 404, a guard. Stop at once and tell the user in plain words.
 
 # %%
+LANG = "en"  # "zh" for 中文
+
 import random
 
 import pandas as pd
 
+from agentlab.i18n import label
 from agentlab.scenarios import aftersales
 from agentlab.workbook.demo import compare_loops
 from agentlab.workbook.exercises import longest_wait
 from agentlab.loop import run_guarded
 from agentlab.naive import run_naive
 from agentlab.models import ModelError, ScriptedModel, call
-from agentlab.workbook.plots import herd_results, herd_text, plot_herd, plot_retry_schedule
+from agentlab.workbook.plots import herd_results, herd_text, plot_herd, plot_retry_schedule, table_view
 from agentlab.retry import RetryPolicy
 
 rows = []
 for f in ["api_429", "api_timeout", "api_500", "flaky_tool", "hanging_tool", "api_401"]:
-    c = compare_loops(f)
+    c = compare_loops(f, lang=LANG)
     rows.append({"fault": f, "naive": c.naive.status, "guarded": c.guarded.status, "resends": c.guarded.retries,
-                 "user sees": c.guarded.answer[:60]})
-pd.DataFrame(rows)
+                 "user sees": c.guarded.answer})
+table_view(pd.DataFrame(rows), lang=LANG)
 
 # %% [markdown]
 # The naive loop has no wrapper around the model call, so one 429 ends the conversation. The guarded loop
-# resends transient failures and stops at once on a 401, with a friendly sentence for the user (友好提示).
+# resends transient failures and stops at once on a 401, with a friendly sentence for the user.
 # Tool-side fatal errors behave the same: an order that does not exist, or a refund outside the rules.
 
 # %%
@@ -57,13 +60,15 @@ for task_call, lang in [(call("get_order", {"order_id": "A9999"}), "en"),
     desk, reg = aftersales.SCENARIO.setup(lang)
     run = run_guarded(ScriptedModel([task_call]), reg, "refund please", lang=lang)
     e = run.tool_events[0]
-    print(f"{e.error_code}: {e.error_category}/{e.error_stage}, status {run.status}; user sees: {run.answer}")
+    print(f"{e.error_code}: {e.error_category}/{e.error_stage}, {label('status', LANG)} {label(run.status, LANG)}; "
+          f"{label('user sees', LANG)}: {run.answer}")
 # 403 from the model API: stopped at once, no resend, a friendly sentence in the user's language
 for lang in ("en", "zh"):
     desk, reg = aftersales.SCENARIO.setup(lang)
     run = run_guarded(ScriptedModel([ModelError("PERMISSION_DENIED", "403: key not allowed for this model")]), reg, "hi",
                       lang=lang)
-    print(f"PERMISSION_DENIED: resends {run.retries}, status {run.status}; user sees: {run.answer}")
+    print(f"PERMISSION_DENIED: {label('resends', LANG)} {run.retries}, {label('status', LANG)} {label(run.status, LANG)}; "
+          f"{label('user sees', LANG)}: {run.answer}")
 
 # %% [markdown]
 # **Measure it: the schedule.** When do 30 clients that failed at the same moment resend, with and
@@ -73,12 +78,12 @@ for lang in ("en", "zh"):
 import matplotlib.pyplot as plt
 
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.2), sharey=True)
-plot_retry_schedule(RetryPolicy(max_retries=4, base=0.5, cap=8, jitter="none"), ax=axes[0])
-plot_retry_schedule(RetryPolicy(max_retries=4, base=0.5, cap=8, jitter="full"), ax=axes[1])
+plot_retry_schedule(RetryPolicy(max_retries=4, base=0.5, cap=8, jitter="none"), ax=axes[0], lang=LANG)
+plot_retry_schedule(RetryPolicy(max_retries=4, base=0.5, cap=8, jitter="full"), ax=axes[1], lang=LANG)
 plt.show()
 
 # %% [markdown]
-# **The thundering herd (惊群效应).** 300 clients fail at once against a server that can answer 40 per slot
+# **The thundering herd.** 300 clients fail at once against a server that can answer 40 per slot
 # (a quarter of a second). Retrying in lockstep, each wave overloads the server again; full jitter spreads them
 # out. The window is as long as the whole resend schedule (1 + 2 + 4 + 8 s), so a client not served has really
 # given up, not merely fallen off the end of the plot. The sentences under each plot are read from the same
@@ -87,10 +92,9 @@ plt.show()
 # %%
 herds = herd_results({"no jitter": RetryPolicy(max_retries=4, base=1, cap=8, jitter="none"),
                       "full jitter": RetryPolicy(max_retries=4, base=1, cap=8, jitter="full")}, clients=300, capacity=40)
-for lang in ("en", "zh"):
-    plot_herd(herds, capacity=40, lang=lang)
-    plt.show()
-    print("\n".join(herd_text(herds, lang)))
+plot_herd(herds, capacity=40, lang=LANG)
+plt.show()
+print("\n".join(herd_text(herds, LANG)))
 
 # %% [markdown]
 # ## Exercise
@@ -100,4 +104,4 @@ for lang in ("en", "zh"):
 
 # %%
 my_answer = None  # seconds, a number
-print(longest_wait(my_answer, RetryPolicy(base=0.5, cap=8, jitter="none"), attempt=2))
+print(longest_wait(my_answer, RetryPolicy(base=0.5, cap=8, jitter="none"), attempt=2, lang=LANG))

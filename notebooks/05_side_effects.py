@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -12,15 +14,17 @@
 # ---
 
 # %% [markdown]
-# # 05 · Side effects: refund once (幂等 idempotency)
+# # 05 · Side effects: refund once (idempotency)
 #
 # Retrying a read costs nothing; retrying a write is an incident. A refund can be asked for twice in
 # three ordinary ways: the network loses the reply and the loop **retries**; the model **repeats** a
-# call it already made; the model sends the same call **twice in one message** (并发调用).
-# Three layers stand in the way (docs/guards.md#idempotency): an idempotency key (幂等键) computed by the loop, a guard in
-# the storage itself (a unique key, 唯一约束), and a person for large amounts (人工闸门).
+# call it already made; the model sends the same call **twice in one message**.
+# Three layers stand in the way (docs/guards.md#idempotency): an idempotency key computed by the loop, a guard in
+# the storage itself (a unique key), and a person for large amounts (an approval gate).
 
 # %%
+LANG = "en"  # "zh" for 中文
+
 import tempfile
 from dataclasses import replace
 import threading
@@ -30,6 +34,7 @@ import pandas as pd
 
 from agentlab import (NO_GUARDS, GuardConfig, MemoryStore, SQLiteStore, approve, call, pending, resolve, run_guarded,
                       say)
+from agentlab.i18n import label
 from agentlab.jsonutil import canonical
 from agentlab.loop import idempotency_key
 from agentlab.models import ScriptedModel, SelfCorrectingModel
@@ -37,21 +42,21 @@ from agentlab.models.faults import inject_tool_fault
 from agentlab.scenarios import aftersales
 from agentlab.workbook.demo import compare_loops, make_model
 from agentlab.workbook.exercises import answer_is
-from agentlab.workbook.plots import plot_bars
+from agentlab.workbook.plots import plot_bars, table_view
 from agentlab.workbook.widgets import ApprovalDesk
 
 # The usual first repair of the naive loop: answer every call of a message, but with no key.
 all_calls_only = replace(NO_GUARDS, all_calls=True)
 cases = {"lost reply + retry": "lost_reply", "repeated call": "duplicate_call", "two calls in one message": "parallel_call"}
 rows, refunds = [], {}
-for label, fault in cases.items():
-    c = compare_loops(fault)
-    refunds[label] = {"naive": len(c.naive_state["refunds"]),
-                      "every call, no key": len(compare_loops(fault, config=all_calls_only).guarded_state["refunds"]),
-                      "guarded": len(c.guarded_state["refunds"])}
-    rows.append({"case": label, **{f"refunds: {k}": v for k, v in refunds[label].items()},
+for name, fault in cases.items():
+    c = compare_loops(fault, lang=LANG)
+    refunds[name] = {"naive": len(c.naive_state["refunds"]),
+                     "every call, no key": len(compare_loops(fault, config=all_calls_only, lang=LANG).guarded_state["refunds"]),
+                     "guarded": len(c.guarded_state["refunds"])}
+    rows.append({"case": name, **{f"refunds: {k}": v for k, v in refunds[name].items()},
                  "naive outcome": c.naive_verdict.outcome, "guarded outcome": c.guarded_verdict.outcome})
-pd.DataFrame(rows)
+table_view(pd.DataFrame(rows), lang=LANG)
 
 # %% [markdown]
 # **Name it.** Each run asked for one refund of 199 yuan. The naive loop wrote two for the lost reply and the
@@ -76,11 +81,11 @@ print(replayed[0])
 # %%
 import matplotlib.pyplot as plt
 
-plot_bars(refunds, title="refunds written for one request (one is right)", ylabel="refunds")
+plot_bars(refunds, title="refunds written for one request (one is right)", ylabel="refunds", lang=LANG)
 plt.show()
 
 # %% [markdown]
-# ## The guard in the database (存储层兜底)
+# ## The guard in the database
 #
 # An in-memory dictionary only protects one process. With several replicas, the guard must live in shared
 # storage: here a SQLite file whose primary key lets exactly one writer claim a key. Eight workers race to
@@ -99,10 +104,10 @@ for t in threads:
     t.start()
 for t in threads:
     t.join()
-print(f"8 racing workers, refunds written: {len(desk.refunds)}")
+print(f"{label('8 racing workers, refunds written', LANG)}: {len(desk.refunds)}")
 
 # %% [markdown]
-# ## When nobody knows whether it happened (结果未知)
+# ## When nobody knows whether it happened
 #
 # A key makes a *repeat* safe only if the backend honours it. `create_refund` does (it is `keyed`: the
 # payment API takes the idempotency key), so after a lost reply the loop resends it with the same key and
@@ -117,9 +122,9 @@ desk, reg = aftersales.SCENARIO.setup()
 lossy = inject_tool_fault(reg, "escalate_to_human", "lost_reply")
 model = SelfCorrectingModel([("escalate_to_human", {"summary": "call the customer back"})], "Handed over.")
 run = run_guarded(model, lossy, "Please have someone call me.", store=SQLiteStore(), sleep=lambda s: None)
-print(run.status, "| tickets:", len(desk.tickets), "| the model was told:")
+print(label(run.status, LANG), f"| {label('tickets', LANG)}:", len(desk.tickets), f"| {label('the model was told', LANG)}:")
 print(run.tool_events[0].model_visible)
-print("the user reads:", run.answer)
+print(label("the user reads", LANG) + ":", run.answer)
 
 # %% [markdown]
 # The same truth covers a process that dies mid-write (`kill -9`): its claim carries a **lease**
@@ -136,13 +141,13 @@ refund = call("create_refund", refund_args)
 for t in (10, 61):
     now[0] = t
     r = run_guarded(ScriptedModel([refund, say("?")]), reg, "refund A1001", store=store, sleep=lambda s: None)
-    print(f"t={t:>2}s:", r.tool_events[0].error_code, "| unresolved keys:", store.unknown())
+    print(f"t={t:>2}s:", r.tool_events[0].error_code, f"| {label('unresolved keys', LANG)}:", store.unknown())
 resolve(store, "create_refund:A1001", happened=False)       # a person checked: the refund never went out
 r = run_guarded(ScriptedModel([refund, say("Refunded.")]), reg, "refund A1001", store=store, sleep=lambda s: None)
-print("after resolving:", r.status, "| refunds:", len(desk.refunds))
+print(label("after resolving", LANG) + ":", label(r.status, LANG), f"| {label('refunds', LANG)}:", len(desk.refunds))
 
 # %% [markdown]
-# ## The approval gate (人工闸门)
+# ## The approval gate
 #
 # A refund above 1,000 yuan is not executed: it is recorded as pending, and the model is told
 # `NEEDS_APPROVAL` (not retryable). Approving runs exactly the approved arguments, exactly once.
@@ -153,8 +158,8 @@ desk, reg = aftersales.SCENARIO.setup()
 plan = [("get_order", {"order_id": "A1003"}),
         ("create_refund", {"order_id": "A1003", "amount": 2499.0, "reason": "user_cancel"})]
 run = run_guarded(SelfCorrectingModel(plan, "Refunded."), reg, "Refund A1003", store=store, sleep=lambda s: None)
-print(run.status, "|", run.answer, "| refunds so far:", len(desk.refunds))
-desk_widget = ApprovalDesk(store, reg)
+print(label(run.status, LANG), "|", run.answer, f"| {label('refunds so far', LANG)}:", len(desk.refunds))
+desk_widget = ApprovalDesk(store, reg, lang=LANG)
 desk_widget
 
 # %% [markdown]
@@ -163,7 +168,8 @@ desk_widget
 # %%
 first = approve(store, reg, run.pending[0])
 second = approve(store, reg, run.pending[0])
-print("first approval ran:", first.ran, "| second approval ran:", second.ran, "| refunds:", len(desk.refunds))
+print(f"{label('first approval ran', LANG)}: {first.ran} | {label('second approval ran', LANG)}: {second.ran} | "
+      f"{label('refunds', LANG)}: {len(desk.refunds)}")
 
 # %% [markdown]
 # ## Exercise
@@ -173,5 +179,7 @@ print("first approval ran:", first.ran, "| second approval ran:", second.ran, "|
 # %%
 my_answer = None  # the key, as a string
 print(answer_is(my_answer, idempotency_key(reg["create_refund"], {"order_id": "A1004", "amount": 5, "reason": "user_cancel"}),
-                "the business key: one refund per order, whatever the amount.",
-                hint="the key printed above for A1001 has the same shape."))
+                {"en": "the business key: one refund per order, whatever the amount.",
+                 "zh": "业务键：每个订单只退一次款，金额是多少都一样。"},
+                hint={"en": "the key printed above for A1001 has the same shape.",
+                      "zh": "上面为 A1001 打印出来的键，形状和它一样。"}, lang=LANG))

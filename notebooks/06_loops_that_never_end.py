@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -12,21 +14,24 @@
 # ---
 
 # %% [markdown]
-# # 06 · Loops that never end (循环刹车)
+# # 06 · Loops that never end
 #
 # A runaway agent looks busy: every step is "reasonable", no step is an answer. Three brakes need no help
-# from the model (docs/guards.md: step_budget, repeat_limit, timeout): a **step budget** (步数预算), a **repeated-call breaker** (重复调用熔断) that
-# stops the third identical call, and a **timeout** per tool call (工具级超时).
+# from the model (docs/guards.md: step_budget, repeat_limit, timeout): a **step budget**, a **repeated-call breaker** that
+# stops the third identical call, and a **timeout** per tool call.
 
 # %%
+LANG = "en"  # "zh" for 中文
+
 import pandas as pd
 
 from agentlab import run_guarded, run_naive
+from agentlab.i18n import label
 from agentlab.models import ScriptedModel, call
 from agentlab.scenarios import aftersales
 from agentlab.workbook.demo import budget_sweep, compare_loops
 from agentlab.workbook.exercises import breaker_threshold
-from agentlab.workbook.plots import plot_statuses
+from agentlab.workbook.plots import plot_statuses, table_view
 from agentlab.workbook.widgets import BudgetSlider
 
 
@@ -47,12 +52,15 @@ for make in (ping_pong, repeater):
     desk, reg = aftersales.SCENARIO.setup()
     naive = run_naive(make(), reg, "where is my order?")
     guarded = run_guarded(make(), reg, "where is my order?")
-    rows.append({"model": make.__name__, "naive": f"{naive.status} after {naive.steps}",
-                 "guarded": f"{guarded.status} after {guarded.steps}", "reason": guarded.reason})
-hang = compare_loops("hanging_tool", hang_seconds=0.5)
-rows.append({"model": "hanging tool", "naive": f"{hang.naive.status}, waited {max(e.latency_ms for e in hang.naive.tool_events):.0f} ms",
-             "guarded": f"{hang.guarded.status}, timed out and resent", "reason": "timeout"})
-pd.DataFrame(rows)
+    rows.append({"model": make.__name__, "naive": f"{label(naive.status, LANG)} ({naive.steps} {label('steps', LANG)})",
+                 "guarded": f"{label(guarded.status, LANG)} ({guarded.steps} {label('steps', LANG)})",
+                 "reason": guarded.reason})
+hang = compare_loops("hanging_tool", hang_seconds=0.5, lang=LANG)
+rows.append({"model": "hanging tool",
+             "naive": f"{label(hang.naive.status, LANG)}, {label('waited', LANG)} "
+                      f"{max(e.latency_ms for e in hang.naive.tool_events):.0f} ms",
+             "guarded": f"{label(hang.guarded.status, LANG)}, {label('timed out and resent', LANG)}", "reason": "timeout"})
+table_view(pd.DataFrame(rows), lang=LANG)
 
 # %% [markdown]
 # **What a timeout can and cannot stop.** A read-only tool is interrupted in place (a SIGALRM deadline in the
@@ -77,11 +85,11 @@ pd.DataFrame(rows)
 # %%
 import matplotlib.pyplot as plt
 
-plot_statuses(budget_sweep([2, 3, 4, 6, 8]), title="final statuses of 40 wandering runs, by step budget")
+plot_statuses(budget_sweep([2, 3, 4, 6, 8]), title="final statuses of 40 wandering runs, by step budget", lang=LANG)
 plt.show()
 
 # %%
-BudgetSlider(value=4)
+BudgetSlider(value=4, lang=LANG)
 
 # %% [markdown]
 # ## Exercise
@@ -90,4 +98,4 @@ BudgetSlider(value=4)
 
 # %%
 my_answer = None  # a number: 1, 2, 3...
-print(breaker_threshold(my_answer))
+print(breaker_threshold(my_answer, lang=LANG))

@@ -61,3 +61,18 @@ def test_a_structured_error_is_shown_whole_in_a_trace_did_you_mean_included():
         for hint in (json.loads(told)["error"].get("hint"),
                      *[p["hint"] for p in json.loads(told)["error"].get("problems", [])]):
             assert hint.replace("'", "&#x27;") in html  # every hint, whole
+
+
+def test_two_runs_side_by_side_speak_the_readers_language():
+    """A Chinese notebook showed "naive: budget_exhausted", "model" and "(retries 2)" in its traces; the titles,
+    roles and marks follow ``lang`` (what the model and the tools said stays as they said it)."""
+    from agentlab.runs import compare_html
+    from agentlab.workbook.demo import compare_loops
+
+    c = compare_loops("flaky_tool", lang="zh")
+    page = compare_html(c.naive, c.guarded, lang="zh")
+    assert "朴素循环：" in page or "朴素循环:" in page
+    assert "<b>模型</b>" in page and "<b>model</b>" not in page
+    assert "（重试" in page and "(retries" not in page and "<b>完成</b>" in page
+    english = compare_html(c.naive, c.guarded)
+    assert f"naive: {c.naive.status}" in english and "<b>model</b>" in english and "(retries" in english

@@ -1,0 +1,124 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 00 · 从这里开始：同一个模型，两种循环
+#
+# 智能体（agent）本质上就是一个循环：问模型，执行它选中的工具，把结果给它看，再来一轮。
+# 接入真实系统后出的问题，大多出在这个循环上，而不是模型本身。
+#
+# 这个笔记本把同一个售后任务（“给订单 A1001 退款”）交给两种循环来跑，面对的是**同一个会犯错的模型**：
+#
+# * **朴素循环**的写法和很多线上代码一样：只执行第一个工具调用，不加防护就直接 `json.loads` 参数，
+#   把原始异常文本直接丢给模型，除了一个硬性的步数上限之外什么保护都没有；
+# * **防护循环**按契约校验每一次调用，返回模型读得懂的错误，只重试可以安全重试的操作，
+#   给每一笔退款加上幂等键、保证只执行一次，并且给原地打转的循环踩刹车（熔断器和步数预算）。
+#
+# 全部离线运行，用的是写好剧本的（假）模型，几秒钟就能跑完。
+
+# %%
+LANG = "zh"  # "en" for English
+
+from IPython.display import HTML, display
+
+from agentlab import compare_html
+from agentlab.models.faults import FAULTS
+from agentlab.workbook.demo import caught_by_guards, compare_loops
+from agentlab.i18n import label
+from agentlab.workbook.exercises import double_refund_fault
+from agentlab.workbook.plots import table_view
+
+# %% [markdown]
+# ## 1. 开场演示
+#
+# 模型先把契约里的 `order_id` 写成了 `orderId`。防护循环返回 `INVALID_ARGS`，同时指出缺了 `order_id`、
+# 多了一个不认识的 `orderId`（并附上“你是不是想写”的提示），模型据此改正，第 3 步给出答复
+# （这个演示的出处见 [docs/sources.md](../../docs/sources.md#article-000-the-refund-desk)）。
+
+# %%
+seed = compare_loops(None, lang=LANG)
+display(HTML(compare_html(seed.naive, seed.guarded, lang=LANG)))
+
+# %% [markdown]
+# 朴素循环这次是运气好：剧本是写死的，所以模型“改正”了自己，尽管它看到的只有
+# `TypeError: ... unexpected keyword argument 'orderId'`。
+# 真正需要*读懂*错误的模型就没这么走运了。下一次运行换成一个基于规则的假模型：它只根据结构化错误告诉它的内容来修正调用，
+# 就像一个好模型会做的那样。
+
+# %% [markdown]
+# ## 2. 模型改不掉的误解：退款这一步写成 `orderId`
+
+# %%
+camel = compare_loops("camel_case", lang=LANG)
+display(HTML(compare_html(camel.naive, camel.guarded, lang=LANG)))
+
+# %% [markdown]
+# 红框标出的是两次运行第一次分道扬镳的那一步。朴素循环给模型看的是一个 Python `TypeError`，
+# 模型无从下手，只能重复同样的调用，把步数上限全部耗光。
+# 防护循环指出了是哪个字段、该怎么改，退款只发生了一次。
+#
+# ## 3. 每种故障，两种循环
+#
+# 每一行注入一种故障：模型故障注入在退款那一步，工具故障注入到它针对的工具里。然后检查订单的最终状态：
+# 看实际写了几笔退款，而不是模型声称做了什么。`caught by`（拦截者）一列列出的是防护运行的轨迹里真正出手的防护
+# （和笔记本 08 用的是同一个函数），而不是每种故障原本设计要由谁来拦。
+
+# %%
+import pandas as pd
+
+rows = []
+for name, fault in FAULTS.items():
+    c = compare_loops(name)  # the table shows statuses and outcomes, said in LANG by table_view
+    naive, guarded = c.table()
+    rows.append({"fault": name, "what happens": fault.describe(LANG),
+                 "naive": naive["status"], "naive refunds": naive["refunds"], "naive outcome": naive["outcome"],
+                 "guarded": guarded["status"], "guarded refunds": guarded["refunds"],
+                 "guarded outcome": guarded["outcome"], "caught by": caught_by_guards(c)})
+table = pd.DataFrame(rows)
+table_view(table, lang=LANG)
+
+# %% [markdown]
+# 先看 `refunds`（退款笔数）这几列：任务要求的是恰好一笔 199 元的退款。两笔退款（`lost_reply`、`duplicate_call`）
+# 意味着钱退了两次；在 `wrong_type` 下，朴素循环把文本 `"199元"` 当成金额存了进去。`outcome`（结局）几列按这个最终状态
+# 给每次运行打分，用的是整本练习册统一的定义（`agentlab.evals.outcome`，见 [docs/metrics.md](../../docs/metrics.md)）：
+# 只有数据恰好是任务所需要的，才算 `correct`（正确）。*嘴上说*完成了的运行不会因此得分：
+# “声称完成，但数据是错的”是最糟糕的结局，因为没有人会再回头检查。防护循环把对话转给人工的那几次
+# （`api_401`、`leaky_tool`）没有写错任何数据，但也没有退款，所以不算正确。
+
+# %%
+import matplotlib.pyplot as plt
+
+from agentlab.workbook.plots import plot_outcomes
+
+plot_outcomes({"naive": table["naive outcome"].value_counts().to_dict(),
+               "guarded": table["guarded outcome"].value_counts().to_dict()},
+              title=f"{len(table)} " + label("faults injected into the same task: outcome graded on the final data", LANG),
+              lang=LANG)
+plt.show()
+correct = {loop: int(table[f"{loop} outcome"].eq("correct").sum()) for loop in ("naive", "guarded")}
+print(f"{label('correct final state', LANG)}: {label('naive', LANG)} {correct['naive']}/{len(table)}, "
+      f"{label('guarded', LANG)} {correct['guarded']}/{len(table)}")
+
+# %% [markdown]
+# ## 练习
+#
+# 哪种故障会让**朴素**循环把同一个订单退款两次，尽管模型只请求了一次？
+# （提示：模型只请求了一次，所以去看工具侧的故障，再看朴素循环的退款笔数那一列。）
+# 把故障名填进 `answer`，然后运行这个单元格。
+
+# %%
+answer = None  # your answer here, a fault name such as "camel_case"
+
+print(double_refund_fault(answer, lang=LANG))

@@ -1,0 +1,101 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 01 · Schema 就是契约
+#
+# 模型看不到你的数据库，也看不到你的状态机。它对一个工具的全部了解，就是名字、描述和一份 JSON Schema，
+# 所以这份 schema 就是模型和你的系统之间的契约。把它当成写给新同事的说明：**一个工具只做一件事**；
+# **能用枚举就别用自由文本**；描述里要写清**什么时候该用**这个工具；整个工具库**只用一种命名风格**。
+#
+# **先看它出错。** 退款的 `reason` 如果是自由文本，模型就可以随手编一个值；朴素循环把它原样传给后端，后端照单全收、存了下来。
+
+# %%
+LANG = "zh"  # "en" for English
+
+import json
+
+import pandas as pd
+from IPython.display import HTML, display
+
+from agentlab import Registry, lint
+from agentlab.i18n import label
+from agentlab.resources import data_file
+from agentlab.workbook.demo import compare_loops
+from agentlab.workbook.exercises import schema_contract
+from agentlab.runs import compare_html
+from agentlab.workbook.plots import plot_bars, table_view
+from agentlab.workbook.widgets import SchemaPlayground
+
+c = compare_loops("out_of_enum", lang=LANG)
+print(label("naive refund written", LANG) + ":", c.naive_state["refunds"])
+print(label("guarded refund written", LANG) + ":", c.guarded_state["refunds"])
+
+# %% [markdown]
+# **给它定性。** 契约里有了枚举之后，编出来的值就成了 `INVALID_ARGS` 错误里的一个 `not_in_enum` 问题：
+# 类别是 `validation`（模型必须改掉这次调用），阶段是 `structure`。
+# 错误里列出了允许的取值，模型会从中挑一个，而不是再编出第四个。
+
+# %%
+display(HTML(compare_html(c.naive, c.guarded, lang=LANG)))
+
+# %% [markdown]
+# **动手修。** 检查器（linter）像模型一样去读一个工具库，把会让模型靠猜的地方标出来。
+# 下面是一份匆忙写成的 schema，旁边是 `data/` 里随项目提供的售后契约。
+
+# %%
+hurried = Registry.from_json(data_file("bad_tools.json"), close=False)  # data_file: the same file from notebooks/zh/
+careful = Registry.from_json(data_file("aftersales_tools.json"))
+findings = pd.DataFrame([f.to_dict() for f in lint(hurried, lang=LANG)])
+table_view(findings[["rule", "severity", "location", "message"]], lang=LANG)  # each message whole: it is the lesson
+
+# %% [markdown]
+# **量一量。** 按规则统计的问题数，改之前和改之后。
+
+# %%
+import matplotlib.pyplot as plt
+
+def per_rule(reg):
+    counts = {}
+    for f in lint(reg):
+        if f.severity != "info":
+            counts[f.rule] = counts.get(f.rule, 0) + 1
+    return counts
+
+before, after = per_rule(hurried), per_rule(careful)
+rules = sorted(set(before) | set(after))
+plot_bars({r: {"hurried": before.get(r, 0), "contract": after.get(r, 0)} for r in rules},
+          title="linter warnings and errors per rule", ylabel="findings", lang=LANG)
+plt.show()
+
+# %% [markdown]
+# ## 动手试一试
+#
+# 在下面编辑 schema。检查结果，以及校验器对一组错误调用的回答，会随着你的输入实时更新
+# （试试把 `orderId` 改名为 `order_id`，或者给 `reason` 加上 `enum`）。
+
+# %%
+SchemaPlayground(description=label("Refund an order", LANG), lang=LANG)
+
+# %% [markdown]
+# ## 练习
+#
+# 写一个 `create_refund` 的 schema，让检查器既不报警告也不报错误，并且退款原因是一个封闭集合。
+# 修改 `my_schema` 和 `my_description`，然后运行检查。
+
+# %%
+my_description = None  # a sentence: what the tool does and when to use it
+my_schema = None       # a JSON Schema dict, like the one in the playground above
+print(schema_contract(my_schema, my_description, lang=LANG))

@@ -1,0 +1,122 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 02 · 模型写错的参数
+#
+# `arguments` 是模型写出来的一个**字符串**，不是字典（见 [docs/guards.md](../../docs/guards.md#validate)）。
+# 它可能是残缺的 JSON，可能点名一个并不存在的工具，可能漏掉必填字段，可能把 `order_id` 写成 `orderId`，
+# 可能把金额写成 `"45元"`，也可能编出一个枚举之外的值。朴素循环照单全收；防护循环逐层检查
+# （解析 → schema → 业务规则），并返回一个模型能照着改的错误。
+
+# %%
+LANG = "zh"  # "en" for English
+
+import json
+
+import pandas as pd
+from IPython.display import HTML, display
+
+from agentlab import Registry
+from agentlab.resources import data_file
+from agentlab.workbook.demo import compare_loops
+from agentlab.workbook.exercises import amount_with_unit_reason
+from agentlab.workbook.plots import plot_bars
+from agentlab.workbook.plots import table_view
+from agentlab.workbook.widgets import FaultInjector, GuardPanel
+
+reg = Registry.from_json(data_file("aftersales_tools.json"))  # data_file: the same file from notebooks/zh/
+calls = {
+    "bad JSON": ("create_refund", '{"order_id": "A1001", "amount": 45'),
+    "unknown tool": ("add_refund", '{"order_id": "A1001"}'),
+    "missing field": ("create_refund", '{"order_id": "A1001", "reason": "user_cancel"}'),
+    "camelCase field": ("get_order", '{"orderId": "A1001"}'),
+    "wrong type": ("create_refund", '{"order_id": "A1001", "amount": "45元", "reason": "user_cancel"}'),
+    "out of enum": ("create_refund", '{"order_id": "A1001", "amount": 45, "reason": "不想要了"}'),
+}
+
+# %% [markdown]
+# **给它定性。** 每个调用都过一遍边界检查：错误码、两个分类维度（类别和阶段），以及具体问题。
+
+# %%
+rows = []
+for label, (name, raw) in calls.items():
+    err = json.loads(reg.check(name, raw, lang=LANG).render())["error"]
+    rows.append({"fault": label, "code": err["code"], "category": err["category"], "stage": err["stage"],
+                 "problems": [f"{p['field']}: {p['reason']}" for p in err.get("problems", [])],  # names, kept as they are
+                 "hint": err["hint"]})
+table_view(pd.DataFrame(rows), lang=LANG)
+
+# %% [markdown]
+# 对付 `"45元"` 的另一条路是值清洗：默认关闭；打开之后，每一处改动都会在结果旁边如实报告，谁也不会被蒙在鼓里。
+
+# %%
+print(reg.check("create_refund", calls["wrong type"][1], clean=True, lang=LANG).render())
+
+# %% [markdown]
+# **先看它出错，再修好它。** 同一个故障注入在退款那一步，分别交给两种循环。
+
+# %%
+faults = ["truncated_json", "unknown_tool", "drop_required", "camel_case", "wrong_type", "out_of_enum"]
+results = {f: compare_loops(f, lang=LANG) for f in faults}
+table_view(pd.DataFrame([{"fault": f, **{f"{r['loop']} {k}": r[k] for r in c.table() for k in ("status", "invalid calls", "refunds")}}
+                         for f, c in results.items()]), lang=LANG)
+
+# %% [markdown]
+# **量一量。** 只看轮次会美化朴素循环：它在 `truncated_json` 和 `unknown_tool` 上两轮就“结束”了，
+# 那是因为它在那里崩溃了。所以每根柱子的高度是一次运行的轮次，*颜色*是它的结局（按最终数据评定）：
+# 一根短短的红柱子是一次很快的失败，而不是一次很快的成功。
+
+# %%
+import matplotlib.pyplot as plt
+
+from agentlab.workbook.plots import plot_turns_by_outcome
+
+plot_turns_by_outcome({f: {"naive": (c.naive.steps, c.naive_verdict.outcome),
+                           "guarded": (c.guarded.steps, c.guarded_verdict.outcome)} for f, c in results.items()},
+                      title="model turns per run, coloured by outcome (naive stops at its cap of 12)", lang=LANG)
+plt.show()
+
+# %% [markdown]
+# ## 故障注入器
+#
+# 选一个故障和注入它的步骤，两种循环各跑一遍，把轨迹并排对照着读。红框标出两者第一次出现差异的那一步；
+# 每个工具调用都把原始参数和模型被告知的内容并排显示。
+
+# %%
+injector = FaultInjector(faults=faults, lang=LANG)
+injector.update()
+injector
+
+# %% [markdown]
+# 关掉一些防护，再运行一次注入器：刚才到底是哪个防护在起作用？
+# （这里值得试的是 `validate` 和 `readable_errors`。）
+
+# %%
+def use(config):
+    injector.config = config
+    injector.update()
+
+
+GuardPanel(on_change=use, lang=LANG)
+
+# %% [markdown]
+# ## 练习
+#
+# 对于 `"amount": "45元"`，边界检查给出的问题 `reason` 是什么？
+
+# %%
+my_answer = None  # a problem reason, e.g. "missing"
+print(amount_with_unit_reason(my_answer, reg, lang=LANG))

@@ -1,0 +1,102 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 · 瞬态、参数错误、致命：三类错误
+#
+# 处理失败的代码只需要问一个问题，就能把每一种失败归好类（见 [docs/failures.md](../../docs/failures.md#category)）：
+# **把一模一样的东西再发一次，会有用吗？**
+#
+# * **瞬态**（`transient`）：429、超时、5xx、连接断开。过一会儿再发，用指数退避加随机抖动，到了上限就放弃；
+# * **参数错误**（`validation`）：模型的调用本身写错了。原样重发不会有任何帮助；要把错误拿给模型看，让它改正调用；
+# * **致命**（`fatal`）：401、403、404，或者被某个防护拦下。立刻停止，用大白话告诉用户。
+
+# %%
+LANG = "zh"  # "en" for English
+
+import random
+
+import pandas as pd
+
+from agentlab.i18n import label
+from agentlab.scenarios import aftersales
+from agentlab.workbook.demo import compare_loops
+from agentlab.workbook.exercises import longest_wait
+from agentlab.loop import run_guarded
+from agentlab.naive import run_naive
+from agentlab.models import ModelError, ScriptedModel, call
+from agentlab.workbook.plots import herd_results, herd_text, plot_herd, plot_retry_schedule, table_view
+from agentlab.retry import RetryPolicy
+
+rows = []
+for f in ["api_429", "api_timeout", "api_500", "flaky_tool", "hanging_tool", "api_401"]:
+    c = compare_loops(f, lang=LANG)
+    rows.append({"fault": f, "naive": c.naive.status, "guarded": c.guarded.status, "resends": c.guarded.retries,
+                 "user sees": c.guarded.answer})
+table_view(pd.DataFrame(rows), lang=LANG)
+
+# %% [markdown]
+# 朴素循环没有给模型调用包上任何保护，所以一个 429 就让整段对话结束了。防护循环会重发瞬态失败，
+# 遇到 401 则立刻停下，并给用户一句友好的说明。工具侧的致命错误也一样处理：订单不存在，或者退款不符合规则。
+
+# %%
+for task_call, lang in [(call("get_order", {"order_id": "A9999"}), "en"),
+                        (call("create_refund", {"order_id": "A1002", "amount": 10, "reason": "user_cancel"}), "zh")]:
+    desk, reg = aftersales.SCENARIO.setup(lang)
+    run = run_guarded(ScriptedModel([task_call]), reg, "refund please", lang=lang)
+    e = run.tool_events[0]
+    print(f"{e.error_code}: {e.error_category}/{e.error_stage}, {label('status', LANG)} {label(run.status, LANG)}; "
+          f"{label('user sees', LANG)}: {run.answer}")
+# 403 from the model API: stopped at once, no resend, a friendly sentence in the user's language
+for lang in ("en", "zh"):
+    desk, reg = aftersales.SCENARIO.setup(lang)
+    run = run_guarded(ScriptedModel([ModelError("PERMISSION_DENIED", "403: key not allowed for this model")]), reg, "hi",
+                      lang=lang)
+    print(f"PERMISSION_DENIED: {label('resends', LANG)} {run.retries}, {label('status', LANG)} {label(run.status, LANG)}; "
+          f"{label('user sees', LANG)}: {run.answer}")
+
+# %% [markdown]
+# **量一量：重发的时间表。** 30 个客户端在同一时刻失败，它们分别在什么时候重发？有抖动和没有抖动时各是什么样？
+# 没有抖动的话，每一波重发都会同时到达。
+
+# %%
+import matplotlib.pyplot as plt
+
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.2), sharey=True)
+plot_retry_schedule(RetryPolicy(max_retries=4, base=0.5, cap=8, jitter="none"), ax=axes[0], lang=LANG)
+plot_retry_schedule(RetryPolicy(max_retries=4, base=0.5, cap=8, jitter="full"), ax=axes[1], lang=LANG)
+plt.show()
+
+# %% [markdown]
+# **惊群效应。** 300 个客户端同时失败，而服务器每个时间片（四分之一秒）只能应答 40 个。
+# 如果大家步调一致地重试，每一波都会再次压垮服务器；完全抖动（full jitter）则把它们分散开来。
+# 观察窗口和整个重发时间表一样长（1 + 2 + 4 + 8 秒），所以一个没被服务到的客户端是真的放弃了，
+# 而不只是跑出了图的右边。每张图下面的文字，和图中的曲线读自同一次模拟。
+
+# %%
+herds = herd_results({"no jitter": RetryPolicy(max_retries=4, base=1, cap=8, jitter="none"),
+                      "full jitter": RetryPolicy(max_retries=4, base=1, cap=8, jitter="full")}, clients=300, capacity=40)
+plot_herd(herds, capacity=40, lang=LANG)
+plt.show()
+print("\n".join(herd_text(herds, LANG)))
+
+# %% [markdown]
+# ## 练习
+#
+# 使用 `RetryPolicy(base=0.5, cap=8, jitter="none")` 时，循环在**第三次**重发（尝试序号 `attempt=2`，从 0 数起）之前要等多少秒？
+
+# %%
+my_answer = None  # seconds, a number
+print(longest_wait(my_answer, RetryPolicy(base=0.5, cap=8, jitter="none"), attempt=2, lang=LANG))

@@ -1,0 +1,180 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 05 · 副作用：退款只退一次（幂等）
+#
+# 读操作重试一次不花任何代价；写操作重试一次就是一起事故。一笔退款被请求两次，有三种再平常不过的途径：
+# 网络丢了回复，循环**重试**；模型**重复**了一个已经发过的调用；模型在**同一条消息里把同一个调用发了两遍**。
+# 拦在中间的有三层防线（见 [docs/guards.md](../../docs/guards.md#idempotency)）：由循环计算的幂等键、
+# 存储层自身的防护（唯一键约束），以及大额退款时的人工审批闸门。
+
+# %%
+LANG = "zh"  # "en" for English
+
+import tempfile
+from dataclasses import replace
+import threading
+from pathlib import Path
+
+import pandas as pd
+
+from agentlab import (NO_GUARDS, GuardConfig, MemoryStore, SQLiteStore, approve, call, pending, resolve, run_guarded,
+                      say)
+from agentlab.i18n import label
+from agentlab.jsonutil import canonical
+from agentlab.loop import idempotency_key
+from agentlab.models import ScriptedModel, SelfCorrectingModel
+from agentlab.models.faults import inject_tool_fault
+from agentlab.scenarios import aftersales
+from agentlab.workbook.demo import compare_loops, make_model
+from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.plots import plot_bars, table_view
+from agentlab.workbook.widgets import ApprovalDesk
+
+# The usual first repair of the naive loop: answer every call of a message, but with no key.
+all_calls_only = replace(NO_GUARDS, all_calls=True)
+cases = {"lost reply + retry": "lost_reply", "repeated call": "duplicate_call", "two calls in one message": "parallel_call"}
+rows, refunds = [], {}
+for name, fault in cases.items():
+    c = compare_loops(fault, lang=LANG)
+    refunds[name] = {"naive": len(c.naive_state["refunds"]),
+                     "every call, no key": len(compare_loops(fault, config=all_calls_only, lang=LANG).guarded_state["refunds"]),
+                     "guarded": len(c.guarded_state["refunds"])}
+    rows.append({"case": name, **{f"refunds: {k}": v for k, v in refunds[name].items()},
+                 "naive outcome": c.naive_verdict.outcome, "guarded outcome": c.guarded_verdict.outcome})
+table_view(pd.DataFrame(rows), lang=LANG)
+
+# %% [markdown]
+# **给它定性。** 每次运行都只要求退一笔 199 元。朴素循环在丢失回复和重复调用这两种情况下各写了两笔退款。
+# 同一条消息里的两个调用它只写了一笔，但那只是因为它会悄悄丢掉第一个之后的所有调用（见笔记本 07）：
+# 把这一点“修好”、逐个执行每个调用却不加幂等键，两笔退款就都发出去了。在防护循环里，重复的那次被*重放*了：
+# 循环在第一笔退款执行之前就占下了这个键，所以第二次请求拿回的是记录下来的结果，并标上 `"replayed": true`。
+# （丢失回复那一行，“逐个执行、不加键”一列只写了一笔退款，只是因为那个循环根本不重发：
+# 它的用户被告知退款失败了，而钱其实已经退出去了。）这个键由循环根据工具的**业务键**（每个订单一笔退款）计算出来，
+# 绝不由模型自己编：
+
+# %%
+desk, reg = aftersales.SCENARIO.setup()
+args = {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
+print(idempotency_key(reg["create_refund"], args))
+replayed = [e.model_visible for e in compare_loops("duplicate_call").guarded.tool_events if e.replayed]
+print(replayed[0])
+
+# %% [markdown]
+# **量一量。**
+
+# %%
+import matplotlib.pyplot as plt
+
+plot_bars(refunds, title="refunds written for one request (one is right)", ylabel="refunds", lang=LANG)
+plt.show()
+
+# %% [markdown]
+# ## 数据库里的防线
+#
+# 内存里的字典只能保护一个进程。一旦有多个副本，防护就必须放在共享存储里：这里用一个 SQLite 文件，
+# 它的主键保证只有一个写入者能占下某个键。八个工作线程争着给同一个订单退款，存储只放行其中一个。
+
+# %%
+tmp = tempfile.TemporaryDirectory()
+shared = Path(tmp.name) / "agentlab.db"
+desk, reg = aftersales.SCENARIO.setup()
+
+def worker():
+    run_guarded(make_model(), reg, "refund A1001", store=SQLiteStore(shared), sleep=lambda s: None)
+
+threads = [threading.Thread(target=worker) for _ in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(f"{label('8 racing workers, refunds written', LANG)}: {len(desk.refunds)}")
+
+# %% [markdown]
+# ## 没人知道它到底有没有发生：结果未知
+#
+# 只有后端认这个键，幂等键才能让*重复*变得安全。`create_refund` 认（它是 `keyed` 的：支付接口接受幂等键），
+# 所以丢失回复之后，循环用同一个键重发，后端返回的就是第一笔退款。`escalate_to_human` 不认：如果它的回复丢了，
+# 或者它在仍在执行时超时了，工单可能存在，也可能不存在。这时告诉模型 `TIMEOUT, retryable: true`
+# 就是一句会再开一张工单的谎话。防护循环说的是实话：`OUTCOME_UNKNOWN`，不可重试，“不要再发一次”，
+# 把对话转给人工，并把这个键保持在*未知*状态：在有人（或者一个去核对后端的任务）把它处理掉之前，谁都不能再执行它。
+
+# %%
+desk, reg = aftersales.SCENARIO.setup()
+lossy = inject_tool_fault(reg, "escalate_to_human", "lost_reply")
+model = SelfCorrectingModel([("escalate_to_human", {"summary": "call the customer back"})], "Handed over.")
+run = run_guarded(model, lossy, "Please have someone call me.", store=SQLiteStore(), sleep=lambda s: None)
+print(label(run.status, LANG), f"| {label('tickets', LANG)}:", len(desk.tickets), f"| {label('the model was told', LANG)}:")
+print(run.tool_events[0].model_visible)
+print(label("the user reads", LANG) + ":", run.answer)
+
+# %% [markdown]
+# 同样的实话也适用于写到一半就被杀掉的进程（`kill -9`）：它占下的键带有一个**租约**
+# （`GuardConfig.lease`，默认 60 秒）。租约期内，第二个调用方听到的是 `IN_PROGRESS`（这是实话：它可能还在执行）；
+# 过了租约，听到的就是 `OUTCOME_UNKNOWN`。这里的时钟是注入的，所以谁也不用真等一分钟。
+
+# %%
+now = [0.0]
+store = MemoryStore(clock=lambda: now[0])
+refund_args = {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
+store.claim("create_refund:A1001", canonical(refund_args), lease=60)   # a worker claimed the refund, then died
+desk, reg = aftersales.SCENARIO.setup()
+refund = call("create_refund", refund_args)
+for t in (10, 61):
+    now[0] = t
+    r = run_guarded(ScriptedModel([refund, say("?")]), reg, "refund A1001", store=store, sleep=lambda s: None)
+    print(f"t={t:>2}s:", r.tool_events[0].error_code, f"| {label('unresolved keys', LANG)}:", store.unknown())
+resolve(store, "create_refund:A1001", happened=False)       # a person checked: the refund never went out
+r = run_guarded(ScriptedModel([refund, say("Refunded.")]), reg, "refund A1001", store=store, sleep=lambda s: None)
+print(label("after resolving", LANG) + ":", label(r.status, LANG), f"| {label('refunds', LANG)}:", len(desk.refunds))
+
+# %% [markdown]
+# ## 人工审批闸门
+#
+# 超过 1,000 元的退款不会被执行：它被记为待审批，模型收到的是 `NEEDS_APPROVAL`（不可重试）。
+# 审批通过时，执行的恰好是被批准的那组参数，而且恰好执行一次。
+
+# %%
+store = SQLiteStore(Path(tmp.name) / "approvals.db")
+desk, reg = aftersales.SCENARIO.setup()
+plan = [("get_order", {"order_id": "A1003"}),
+        ("create_refund", {"order_id": "A1003", "amount": 2499.0, "reason": "user_cancel"})]
+run = run_guarded(SelfCorrectingModel(plan, "Refunded."), reg, "Refund A1003", store=store, sleep=lambda s: None)
+print(label(run.status, LANG), "|", run.answer, f"| {label('refunds so far', LANG)}:", len(desk.refunds))
+desk_widget = ApprovalDesk(store, reg, lang=LANG)
+desk_widget
+
+# %% [markdown]
+# 点击上面的 **Approve**（批准）或 **Reject**（拒绝）。不用界面时，在代码里做同样的事：批准两次，只执行一次。
+
+# %%
+first = approve(store, reg, run.pending[0])
+second = approve(store, reg, run.pending[0])
+print(f"{label('first approval ran', LANG)}: {first.ran} | {label('second approval ran', LANG)}: {second.ran} | "
+      f"{label('refunds', LANG)}: {len(desk.refunds)}")
+
+# %% [markdown]
+# ## 练习
+#
+# 对订单 A1004 调用 `create_refund` 时（金额任意），循环用的幂等键是什么？
+
+# %%
+my_answer = None  # the key, as a string
+print(answer_is(my_answer, idempotency_key(reg["create_refund"], {"order_id": "A1004", "amount": 5, "reason": "user_cancel"}),
+                {"en": "the business key: one refund per order, whatever the amount.",
+                 "zh": "业务键：每个订单只退一次款，金额是多少都一样。"},
+                hint={"en": "the key printed above for A1001 has the same shape.",
+                      "zh": "上面为 A1001 打印出来的键，形状和它一样。"}, lang=LANG))

@@ -1,0 +1,99 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06 · 停不下来的循环
+#
+# 失控的智能体看起来很忙：每一步都“说得过去”，却没有一步是答案。有三道刹车完全不需要模型配合
+# （见 [docs/guards.md](../../docs/guards.md)：`step_budget`、`repeat_limit`、`timeout`）：**步数预算**；
+# **重复调用熔断**，在第三次一模一样的调用时叫停；以及每个工具调用的**超时**。
+
+# %%
+LANG = "zh"  # "en" for English
+
+import pandas as pd
+
+from agentlab import run_guarded, run_naive
+from agentlab.i18n import label
+from agentlab.models import ScriptedModel, call
+from agentlab.scenarios import aftersales
+from agentlab.workbook.demo import budget_sweep, compare_loops
+from agentlab.workbook.exercises import breaker_threshold
+from agentlab.workbook.plots import plot_statuses, table_view
+from agentlab.workbook.widgets import BudgetSlider
+
+
+def ping_pong():
+    """Alternates between two tools with ever new arguments: never repeats, never answers."""
+    script = [call("get_order", {"order_id": f"A{1001 + i}"}) if i % 2 else
+              call("search_orders", {"phone": f"1380013{i:04d}"}) for i in range(40)]
+    return ScriptedModel(script, name="ping-pong")
+
+
+def repeater():
+    """Asks for the same order again and again."""
+    return ScriptedModel([call("get_order", {"order_id": "A1001"})] * 40, name="repeater")
+
+
+rows = []
+for make in (ping_pong, repeater):
+    desk, reg = aftersales.SCENARIO.setup()
+    naive = run_naive(make(), reg, "where is my order?")
+    guarded = run_guarded(make(), reg, "where is my order?")
+    rows.append({"model": make.__name__, "naive": f"{label(naive.status, LANG)} ({naive.steps} {label('steps', LANG)})",
+                 "guarded": f"{label(guarded.status, LANG)} ({guarded.steps} {label('steps', LANG)})",
+                 "reason": guarded.reason})
+hang = compare_loops("hanging_tool", hang_seconds=0.5, lang=LANG)
+rows.append({"model": "hanging tool",
+             "naive": f"{label(hang.naive.status, LANG)}, {label('waited', LANG)} "
+                      f"{max(e.latency_ms for e in hang.naive.tool_events):.0f} ms",
+             "guarded": f"{label(hang.guarded.status, LANG)}, {label('timed out and resent', LANG)}", "reason": "timeout"})
+table_view(pd.DataFrame(rows), lang=LANG)
+
+# %% [markdown]
+# **超时能拦住什么，拦不住什么。** 只读工具会被就地打断（在调用它的线程里用 SIGALRM 设定截止时间）：
+# 读到一半停下，不会留下做了一半的事。写操作则永远不会被打断；它在一个工作线程里执行，循环只是不再*等*它，
+# 所以一个超时的写操作仍然可能生效：这就是 `OUTCOME_UNKNOWN`，绝不是“可重试”（见笔记本 05）。
+# 两种方式都停不下持有 GIL 的 C 代码：一个灾难性回溯的正则表达式，或者 C 扩展里的一段长计算，会一直跑到结束，
+# 截止时间要等它返回后才触发（实测：给这样一个正则套上 0.5 秒超时，9.5 秒后才返回）。
+# 对这类代码，要先限制输入（先截断），或者放到单独的进程里去跑。
+
+# %% [markdown]
+# **给它定性。** 熔断器的拒绝是 `LOOP_DETECTED`，预算的拒绝是 `BUDGET_EXHAUSTED`：两者都属于 `rule_blocked` 阶段。
+# 防护按设计出手并不是不稳定，指标会把它单独统计。
+#
+# **量一量。** 预算是一种取舍，而表现全都一样的运行体现不出取舍：无论预算多大，来回横跳的模型（ping-pong）和复读机（repeater）
+# 都会被熔断器或预算拦下。所以这里换成一个会*走神*的模型（`DistractedModel`）：它做的是退款任务，
+# 但每一步之前都有一定的（按种子固定的）概率去查一些没用的东西。四十次运行，四十个种子，每种预算用的都是同一组种子：
+# 预算太小，会把本来能完成的运行拦腰截断；预算大一些就能让它们完成（而失控的运行在被拦下之前也会多花一些轮次）。
+# 拖动滑块，可以细看某一个预算。
+
+# %%
+import matplotlib.pyplot as plt
+
+plot_statuses(budget_sweep([2, 3, 4, 6, 8]), title="final statuses of 40 wandering runs, by step budget", lang=LANG)
+plt.show()
+
+# %%
+BudgetSlider(value=4, lang=LANG)
+
+# %% [markdown]
+# ## 练习
+#
+# 在默认配置下，熔断器会在第几次一模一样的调用时出手（第 1 次、第 2 次、第 3 次……）？给出一个数字。
+
+# %%
+my_answer = None  # a number: 1, 2, 3...
+print(breaker_threshold(my_answer, lang=LANG))
