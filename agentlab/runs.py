@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from .i18n import Lang, label
 from .trace import Event, side_by_side_html, to_html
 
 __all__ = ["STATUSES", "Run", "Status", "compare_html"]
@@ -65,7 +66,8 @@ class Run:
         return self.to_html()
 
 
-def compare_html(naive: Run, guarded: Run) -> str:
-    """Two runs side by side, step against step."""
-    return side_by_side_html(naive.events, guarded.events,
-                             titles=(f"{naive.loop}: {naive.status}", f"{guarded.loop}: {guarded.status}"))
+def compare_html(naive: Run, guarded: Run, lang: Lang = "en") -> str:
+    """Two runs side by side, step against step (titles and legend in ``lang``)."""
+    return side_by_side_html(naive.events, guarded.events, lang=lang,
+                             titles=(f"{label(naive.loop, lang)}: {label(naive.status, lang)}",
+                                     f"{label(guarded.loop, lang)}: {label(guarded.status, lang)}"))
