@@ -53,7 +53,10 @@ def t(key: str, lang: Lang = "en", /, **fields: object) -> str:
     return text.format(**fields) if fields else text
 
 
-_TECHNICAL = re.compile(r"[\w.:/<>=+^-]*[_.:/<>=+^][\w.:/<>=+^-]*|[A-Z0-9_ -]+|[-+]?[\d.,%]+|")
+# an identifier joined by hyphens (a case id "adv-bad-key", a run label "2-no-validation") is a name too, when it
+# holds a digit or three parts: a two-word phrase ("hand-over") still needs its translation
+_TECHNICAL = re.compile(r"[\w.:/<>=+^-]*[_.:/<>=+^][\w.:/<>=+^-]*|[A-Z0-9_ -]+|[-+]?[\d.,%]+|"
+                        r"|(?=[a-z-]*\d|(?:[a-z]+-){2})[a-z0-9]+(?:-[a-z0-9]+)+")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _missing: set[str] = set()
 

@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 07 · Several tool calls in one message (多个工具调用)
+# # 07 · Several tool calls in one message
 #
 # A model may answer one request with two tool calls at once. Code that runs only `tool_calls[0]` (found in
 # tau-bench's reference agent and the function-calling cookbook) silently drops the rest: part of the work
@@ -30,16 +30,21 @@ from agentlab.runs import compare_html
 from agentlab.loop import run_guarded
 from agentlab.naive import run_naive
 from agentlab.models import ScriptedModel, call, say, tool_calls
+from agentlab.i18n import label
 from agentlab.workbook.plots import plot_bars, table_view
 
-TASK = "Refund A1001, and please have someone call me about A1002."
+LANG = "en"  # "zh" for 中文
+
+TASK = {"en": "Refund A1001, and please have someone call me about A1002.",
+        "zh": "A1001 帮我退款，A1002 请安排人给我回个电话。"}[LANG]
 
 
 def two_at_once():
     return ScriptedModel([
         tool_calls(call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}),
                    call("escalate_to_human", {"summary": "User wants a call about shipped order A1002."})),
-        say("Done: A1001 is refunded and a colleague will call you about A1002."),
+        say({"en": "Done: A1001 is refunded and a colleague will call you about A1002.",
+             "zh": "办好了：A1001 已退款，同事会就 A1002 给您回电话。"}[LANG]),
     ], name="two-at-once")
 
 
@@ -50,7 +55,7 @@ for name, loop in (("naive", run_naive), ("guarded", run_guarded)):
     results[name] = (run, desk.snapshot())
 table_view(pd.DataFrame([{"loop": k, "status": r.status, "tool calls run": r.tool_calls, "refunds": len(s["refunds"]),
                           "hand-over tickets": len(s["tickets"]), "what the user was told": r.answer}
-                         for k, (r, s) in results.items()]))
+                         for k, (r, s) in results.items()]), lang=LANG)
 
 # %% [markdown]
 # **Name it.** Both runs end `done`, and both tell the user the hand-over is arranged. Only the guarded one
@@ -58,11 +63,11 @@ table_view(pd.DataFrame([{"loop": k, "status": r.status, "tool calls run": r.too
 # with two `tool_calls` must be followed by two `tool` messages, or a real API answers 400).
 
 # %%
-display(HTML(compare_html(results["naive"][0], results["guarded"][0])))
+display(HTML(compare_html(results["naive"][0], results["guarded"][0], lang=LANG)))
 for k, (r, _) in results.items():
     asked = sum(len(m.get("tool_calls") or []) for m in r.messages if m["role"] == "assistant")
     answered = sum(1 for m in r.messages if m["role"] == "tool")
-    print(f"{k}: tool calls asked {asked}, tool messages {answered}")
+    print(f"{label(k, LANG)}: {label('tool calls asked', LANG)} {asked}, {label('tool messages', LANG)} {answered}")
 
 # %% [markdown]
 # **Measure it.**
@@ -72,7 +77,7 @@ import matplotlib.pyplot as plt
 
 plot_bars({"refund": {k: len(s["refunds"]) for k, (_, s) in results.items()},
            "hand-over": {k: len(s["tickets"]) for k, (_, s) in results.items()}},
-          title="actions actually done (asked: one of each)", ylabel="count")
+          title="actions actually done (asked: one of each)", ylabel="count", lang=LANG)
 plt.show()
 
 # %% [markdown]
@@ -82,4 +87,4 @@ plt.show()
 
 # %%
 my_answer = None  # a number
-print(tool_replies_needed(my_answer, calls=3))
+print(tool_replies_needed(my_answer, calls=3, lang=LANG))

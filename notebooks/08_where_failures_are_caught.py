@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 08 · Where each failure is caught (复盘：两套分类)
+# # 08 · Where each failure is caught
 #
 # Every fault of the workbook, through both loops. Then the failures the guarded loop met, sorted by both
 # taxonomies (docs/failures.md#two-classifications): **by retry class** (transient / validation / fatal: what the code does) and
@@ -28,20 +28,22 @@ from agentlab.evals.metrics import by_taxonomy, went_wrong_text
 from agentlab.models.faults import FAULTS
 from agentlab.workbook.demo import caught_by_guards, compare_loops
 from agentlab.workbook.exercises import largest_share
-from agentlab.workbook.plots import plot_matrix, plot_shares
+from agentlab.workbook.plots import plot_matrix, plot_shares, table_view
 from agentlab.workbook.widgets import MetricsPanel
+
+LANG = "en"  # "zh" for 中文
 
 results = {f: compare_loops(f) for f in FAULTS}
 # each run graded on the final data by the workbook's one definition (agentlab.evals.outcome, docs/metrics.md)
 matrix = {f: {"naive": c.naive_verdict.outcome, "guarded": c.guarded_verdict.outcome} for f, c in results.items()}
-pd.DataFrame([{"fault": f, "naive": matrix[f]["naive"], "guarded": matrix[f]["guarded"],
+table_view(pd.DataFrame([{"fault": f, "naive": matrix[f]["naive"], "guarded": matrix[f]["guarded"],
                "guarded refunds": len(c.guarded_state["refunds"]), "caught by": caught_by_guards(c)}
-              for f, c in results.items()])
+              for f, c in results.items()]), lang=LANG)
 
 # %%
 import matplotlib.pyplot as plt
 
-plot_matrix(matrix, title="outcome graded on the final data, fault × loop")
+plot_matrix(matrix, title="outcome graded on the final data, fault × loop", lang=LANG)
 plt.show()
 
 # %% [markdown]
@@ -51,11 +53,10 @@ plt.show()
 
 # %%
 tax = by_taxonomy([c.guarded for c in results.values()])
-for lang in ("en", "zh"):
-    print(went_wrong_text(tax["category"], lang))
+print(went_wrong_text(tax["category"], LANG))
 fig, axes = plt.subplots(1, 2, figsize=(11, 2.8))
-plot_shares(dict(tax["category"]), ax=axes[0], title="by retry class")
-plot_shares(dict(tax["stage"]), ax=axes[1], title="by stage in the chain")
+plot_shares(dict(tax["category"]), ax=axes[0], title="by retry class", lang=LANG)
+plot_shares(dict(tax["stage"]), ax=axes[1], title="by stage in the chain", lang=LANG)
 fig.tight_layout()
 plt.show()
 
@@ -68,7 +69,7 @@ data_ok = {}
 for c in results.values():
     data_ok[c.naive.run_id], data_ok[c.guarded.run_id] = c.naive_verdict.passed, c.guarded_verdict.passed
 
-panel = MetricsPanel(correct=lambda run: data_ok[run.run_id])
+panel = MetricsPanel(lang=LANG, correct=lambda run: data_ok[run.run_id])
 panel.update({"naive": [c.naive for c in results.values()], "guarded": [c.guarded for c in results.values()]})
 panel
 
@@ -79,4 +80,4 @@ panel
 
 # %%
 my_answer = None  # a stage: structure, semantic, execution or rule_blocked
-print(largest_share(my_answer, tax["stage"]))
+print(largest_share(my_answer, tax["stage"], lang=LANG))

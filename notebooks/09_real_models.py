@@ -14,14 +14,14 @@
 # ---
 
 # %% [markdown]
-# # 09 · Real models (接真实模型)
+# # 09 · Real models
 #
 # Everything so far ran on fake models. Here the same loops talk to real ones, through any
 # OpenAI-compatible endpoint: a hosted model (OpenAI, DeepSeek, Qwen/DashScope, Huawei Cloud MaaS...),
 # a server of your own (Ollama, vLLM, llama.cpp), or the small Qwen2.5-Coder that runs on this laptop
 # (`python run.py local`). Only one thing changes: the model object.
 #
-# This notebook runs offline by default, **replaying recorded runs** (cassettes, 录制回放) of the local
+# This notebook runs offline by default, **replaying recorded runs** (cassettes) of the local
 # 0.5B and 1.5B models. Choose another source with the environment variable `AGENTLAB_SOURCE`:
 #
 # | `AGENTLAB_SOURCE` | what answers |
@@ -37,15 +37,20 @@ from pathlib import Path
 
 import pandas as pd
 
+from agentlab.i18n import label
 from agentlab.evals import load_cases, metrics_row, paired_cases, replay_cassette, run_case, run_suite
 from agentlab.models.cassette import CassetteModel
+from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
 from agentlab.workbook.exercises import guard_effect
+from agentlab.workbook.plots import table_view
 from agentlab.workbook.widgets import REPLAYABLE_FAULTS, FaultInjector
 
+LANG = "en"  # "zh" for 中文
+
 SOURCE = os.environ.get("AGENTLAB_SOURCE", "replay")
-CASSETTES = {p.stem.split("-")[-1]: p for p in sorted(Path("../data/cassettes").glob("aftersales-*.jsonl"))}
-cases = {c.id: c for c in load_cases("../data/aftersales_cases.jsonl")}
-print("source:", SOURCE, "| recorded sizes:", list(CASSETTES))
+CASSETTES = {p.stem.split("-")[-1]: p for p in sorted(data_file("cassettes").glob("aftersales-*.jsonl"))}
+cases = {c.id: c for c in load_cases(data_file("aftersales_cases.jsonl"))}
+print(f"{label('source', LANG)}: {SOURCE} | {label('recorded sizes', LANG)}: {list(CASSETTES)}")
 
 # %% [markdown]
 # ## 1. What the small models did, case by case
@@ -59,7 +64,8 @@ print("source:", SOURCE, "| recorded sizes:", list(CASSETTES))
 rows, results = [], {}
 for size, path in CASSETTES.items():
     ids = paired_cases(path, cases)
-    for who, model_of in ((f"qwen2.5-coder {size}", None), (f"fake, same {len(ids)} cases", "fake")):
+    fake = {"en": f"fake, same {len(ids)} cases", "zh": f"假模型，同样的 {len(ids)} 个用例"}[LANG]
+    for who, model_of in ((f"qwen2.5-coder-{size}", None), (fake, "fake")):
         for loop in ("naive", "guarded"):
             rs = (run_suite([cases[i] for i in ids], loop=loop) if model_of == "fake"
                   else replay_cassette(path, cases, loop, ids))
@@ -69,7 +75,7 @@ for size, path in CASSETTES.items():
 table = pd.DataFrame(rows).rename(columns={"task_success_rate": "success",
                                            "invalid_call_rate": "invalid-call rate", "avg_steps": "avg steps",
                                            "takeover_rate": "takeover"})
-table.style.format({"success": "{:.0%}", "invalid-call rate": "{:.0%}", "avg steps": "{:.2f}", "takeover": "{:.0%}"})
+table_view(table, percent=("success", "invalid-call rate", "takeover", "finished_rate"), lang=LANG)
 
 # %% [markdown]
 # **Fake against real, in one table.** Small models do things the fakes were not written to do: they call
@@ -89,10 +95,10 @@ for (who, loop), rs in results.items():
             worst = (who, r)
 if worst:
     who, r = worst
-    print(f"{who} on {r.case_id!r}: {cases[r.case_id].task}\nfailed because: {'; '.join(r.failures)}")
+    print(f"{who} · {r.case_id}: {cases[r.case_id].text(LANG)}\n{label('failed because', LANG)}: {'; '.join(r.failures)}")
     naive = [x for x in results[(who, 'naive')] if x.case_id == r.case_id]
     if naive:
-        display(HTML(compare_html(naive[0].run, r.run)))
+        display(HTML(compare_html(naive[0].run, r.run, lang=LANG)))
 
 # %% [markdown]
 # **Why a guarded run can still write what nobody asked for.** Look for a write in the guarded column above that the
@@ -102,7 +108,7 @@ if worst:
 # out of the tool's description ("Order number, like A1001") passes every one of them. Whether the user *asked* for the
 # refund is not a property of the call, so no boundary check sees it; what catches it is the grading on final data
 # (this table), and in production an approval gate on every write or a check that a write's key came from the user or
-# a tool result. (防护检查的是调用的格式和业务规则，不是用户的意图：模型从工具描述里抄来的示例值能通过每一项检查。)
+# a tool result.
 # The cell below finds such writes in the run shown, and says where their key came from:
 
 # %%
@@ -125,10 +131,10 @@ def unasked_writes(run, task):
 
 if worst:
     for name, order, in_specs in unasked_writes(r.run, cases[r.case_id].task):
-        print(f"{name} ran on {order}: not in the user's words nor in any tool result"
-              + ("; it is the example in the tool descriptions" if in_specs else ""))
-        print(f"（{name} 作用在 {order} 上：它既不在用户的话里，也不在任何工具结果里"
-              + ("；它是工具描述里的示例值）" if in_specs else "）"))
+        print({"en": f"{name} ran on {order}: not in the user's words nor in any tool result"
+                     + ("; it is the example in the tool descriptions" if in_specs else ""),
+               "zh": f"{name} 作用在 {order} 上：它既不在用户的话里，也不在任何工具结果里"
+                     + ("；它是工具描述里的示例值" if in_specs else "")}[LANG])
 
 # %% [markdown]
 # ## 2. Inject faults into a real model's calls
@@ -141,9 +147,9 @@ if worst:
 # %%
 size = "1.5b" if "1.5b" in CASSETTES else next(iter(CASSETTES), None)
 if size:
-    label = "normal-01/guarded"
-    injector = FaultInjector(faults=list(REPLAYABLE_FAULTS),
-                             model=lambda: CassetteModel(CASSETTES[size], label, then="(no more replies)"))
+    recorded = "normal-01/guarded"
+    injector = FaultInjector(lang=LANG, faults=list(REPLAYABLE_FAULTS),
+                             model=lambda: CassetteModel(CASSETTES[size], recorded, then="(no more replies)"))
     injector.fault.value = "duplicate_call"
     injector.update()
     display(injector)
@@ -164,16 +170,17 @@ elif SOURCE == "local":
     from agentlab.models.openai_model import OpenAIModel
     missing = what_is_missing("0.5b")
     if missing:
-        print("No local model here:", missing)
+        print({"en": "No local model here:", "zh": "这台机器上没有本地模型："}[LANG], missing)
     else:
         server = LocalServer("0.5b").start()
         live_model = lambda: OpenAIModel("qwen2.5-coder-0.5b", base_url=server.base_url, max_tokens=256)  # noqa: E731
 if live_model is None:
-    print(f"No live model (AGENTLAB_SOURCE={SOURCE!r}): the results above are replayed recordings.")
+    print({"en": f"No live model (AGENTLAB_SOURCE={SOURCE!r}): the results above are replayed recordings.",
+           "zh": f"没有接入真实模型（AGENTLAB_SOURCE={SOURCE!r}）：上面的结果都是录制回放。"}[LANG])
 else:
     live = [run_case(cases[cid], model=live_model()) for cid in ("normal-01", "normal-status-01", "adv-chit-chat")]
-    display(pd.DataFrame([{"case": r.case_id, "status": r.run.status, "passed": r.passed, "why": "; ".join(r.failures)}
-                          for r in live]))
+    display(table_view(pd.DataFrame([{"case": r.case_id, "status": r.run.status, "passed": r.passed,
+                                      "why": "; ".join(r.failures)} for r in live]), lang=LANG))
 if server is not None:
     server.stop()
 
@@ -185,4 +192,4 @@ if server is not None:
 
 # %%
 my_answer = None  # "raise" or "lower"
-print(guard_effect(my_answer, table[table.model.str.startswith("qwen")]))
+print(guard_effect(my_answer, table[table.model.str.startswith("qwen")], lang=LANG))

@@ -14,9 +14,9 @@
 # ---
 
 # %% [markdown]
-# # 10 · Prove it got better (评测与指标)
+# # 10 · Prove it got better
 #
-# "It feels more stable" is not a release criterion. A fixed suite of cases (回归集), run before every change
+# "It feels more stable" is not a release criterion. A fixed suite of cases (a regression suite), run before every change
 # of prompt, schema, model or guard, and graded on the **final state of the data**: that is the evidence.
 # `data/aftersales_cases.jsonl` holds the cases counted below: normal flows, boundary flows (an order that
 # does not exist, amount 0, a refund above the order, an over-long remark, an order found by phone only) and
@@ -33,30 +33,32 @@ import pandas as pd
 from agentlab import NO_GUARDS, GuardConfig
 from agentlab.evals import (ablation, compare_groups, fake_model, load_cases, pass_k_curve, pass_rate, recorded_cases,
                             replay_cassette, replay_results, run_suite)
-from agentlab.i18n import t
+from agentlab.i18n import label, t
 from agentlab.evals.metrics import LAYER_DEFINITIONS, failure_breakdown, layers, status_counts
 from agentlab.models.faults import MODEL_FAULTS, FaultyModel
+from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
 from agentlab.workbook.exercises import best_single_guard
 from agentlab.workbook.plots import (cjk_fonts, compare_plot, plot_bars, plot_pass_k, plot_shares, plot_statuses,
                                      table_view)
 
-cases = load_cases("../data/aftersales_cases.jsonl")
-print(f"{len(cases)} cases")
-pd.Series([c.category for c in cases]).value_counts()
+LANG = "en"  # "zh" for 中文
+
+cases = load_cases(data_file("aftersales_cases.jsonl"))
+print({"en": f"{len(cases)} cases", "zh": f"共 {len(cases)} 个用例"}[LANG])
+table_view(pd.Series([c.category for c in cases]).value_counts().rename_axis("category").to_frame("count"), lang=LANG)
 
 # %% [markdown]
 # ## Naive against guarded: the four headline numbers
 #
-# Task success rate (任务成功率), invalid-call rate (无效调用率), average steps (平均步数), human-takeover
-# rate (人工接管率), defined in docs/metrics.md#the-four-headline-numbers. Success means the case's check passed: the right refunds, or rightly none, and an
+# Task success rate, invalid-call rate, average steps and human-takeover rate, defined in docs/metrics.md#the-four-headline-numbers. Success means the case's check passed: the right refunds, or rightly none, and an
 # acceptable final status. A run that "succeeded" but refunded the wrong amount is a failure. Each case runs
 # once here, so the figure has no pass^k panel: that needs several trials per case (below).
 
 # %%
 suites = {loop: run_suite(cases, loop=loop) for loop in ("naive", "guarded")}
-rows, fig = compare_plot(suites)  # one call: the table and the plots
+rows, fig = compare_plot(suites, lang=LANG)  # one call: the table and the plots
 plt.show()
-pd.DataFrame(rows).set_index("group").style.format("{:.2f}")
+table_view(pd.DataFrame(rows).set_index("group"), lang=LANG)
 
 # %% [markdown]
 # ## The four layers
@@ -66,7 +68,7 @@ pd.DataFrame(rows).set_index("group").style.format("{:.2f}")
 
 # %%
 table_view(pd.DataFrame([{"layer": layer, "metric": m, "definition": d} for layer, ms in LAYER_DEFINITIONS.items()
-                         for m, d in ms.items()]))
+                         for m, d in ms.items()]), lang=LANG)
 
 # %%
 values = {}
@@ -77,9 +79,9 @@ for loop, rs in suites.items():
 four = pd.DataFrame([{"layer": layer, "metric": m, **{loop: values[loop][layer][m] for loop in suites}}
                      for layer, ms in LAYER_DEFINITIONS.items() for m in ms]).set_index(["layer", "metric"])
 unreported = [m for (_, m), row in four.iterrows() if row.isna().all()]
-for lang in ("en", "zh"):
-    print(t("layers.not_reported", lang, names=", ".join(unreported) or "-"))
-four.style.format(precision=3, na_rep="-")
+print(t("layers.not_reported", LANG, names=", ".join(unreported) or "-"))
+four.rename(index=lambda v: label(v, LANG), columns=lambda v: label(v, LANG)).rename_axis(
+    [label(n, LANG) for n in four.index.names]).style.format(precision=3, na_rep="-")
 
 # %% [markdown]
 # A `-` is a number these runs did not report, not zero: the fake models report no token usage, so
@@ -100,7 +102,7 @@ def noisy(case, trial):
 
 
 trials = {loop: run_suite(cases, model=noisy, loop=loop, trials=6, concurrency=4) for loop in ("naive", "guarded")}
-plot_pass_k({loop: pass_k_curve(rs) for loop, rs in trials.items()})
+plot_pass_k({loop: pass_k_curve(rs) for loop, rs in trials.items()}, lang=LANG)
 plt.show()
 
 # %% [markdown]
@@ -112,16 +114,16 @@ plt.show()
 abl = ablation(cases)
 names = list(abl)[::-1]  # top to bottom: no guards, each guard alone, all guards
 colors = {"no guards": "#d93025", "all guards": "#188038"}
-for lang in ("en", "zh"):
-    with cjk_fonts():
-        fig, ax = plt.subplots(figsize=(8, 4.6))
-        bars = ax.barh(names, [abl[n] for n in names], color=[colors.get(n, "#9aa0a6") for n in names])
-        ax.bar_label(bars, fmt="%.2f", fontsize=8, padding=2)
-        ax.set_xlim(0, 1.1)
-        ax.set_xlabel(t("ablation.axis", lang))
-        ax.set_title(t("ablation.title", lang))
-        fig.tight_layout()
-        plt.show()
+with cjk_fonts():
+    fig, ax = plt.subplots(figsize=(8, 4.6))
+    bars = ax.barh([label(n, LANG) for n in names], [abl[n] for n in names],
+                   color=[colors.get(n, "#9aa0a6") for n in names])
+    ax.bar_label(bars, fmt="%.2f", fontsize=8, padding=2)
+    ax.set_xlim(0, 1.1)
+    ax.set_xlabel(t("ablation.axis", LANG))
+    ax.set_title(t("ablation.title", LANG))
+    fig.tight_layout()
+    plt.show()
 
 # %% [markdown]
 # "No guards" is not the naive suite two figures above, and the numbers differ. Why, case by case:
@@ -133,12 +135,12 @@ without = {r.case_id: r for r in no_guards}
 apart = [(n, without[n.case_id]) for n in suites["naive"] if n.passed != without[n.case_id].passed]
 crashed = sum(n.run.status == "failed" for n, _ in apart)
 capped = sum(n.run.status == "budget_exhausted" for n, _ in apart)
-for lang in ("en", "zh"):
-    print(t("ablation.not_naive", lang, no_guards=abl["no guards"], naive=pass_rate(suites["naive"]), n=len(apart),
-            total=len(cases), gained=sum(g.passed for _, g in apart), lost=sum(n.passed for n, _ in apart),
-            crashed=crashed, capped=capped, other=len(apart) - crashed - capped))
-pd.DataFrame([{"case": n.case_id, "naive loop": f"{n.run.status}: {n.outcome}",
-               "guarded loop, no guards": f"{g.run.status}: {g.outcome}"} for n, g in apart])
+print(t("ablation.not_naive", LANG, no_guards=abl["no guards"], naive=pass_rate(suites["naive"]), n=len(apart),
+        total=len(cases), gained=sum(g.passed for _, g in apart), lost=sum(n.passed for n, _ in apart),
+        crashed=crashed, capped=capped, other=len(apart) - crashed - capped))
+table_view(pd.DataFrame([{"case": n.case_id, "naive loop": f"{label(n.run.status, LANG)}: {label(n.outcome, LANG)}",
+                          "guarded loop, no guards": f"{label(g.run.status, LANG)}: {label(g.outcome, LANG)}"}
+                         for n, g in apart]), lang=LANG)
 
 # %% [markdown]
 # ## Model against model
@@ -150,18 +152,19 @@ pd.DataFrame([{"case": n.case_id, "naive loop": f"{n.run.status}: {n.outcome}",
 # recorded with** (the `cases` column), never a rate over 17 cases against one over 52.
 
 # %%
-tapes = {p.stem.split("-")[-1]: p for p in sorted(Path("../data/cassettes").glob("aftersales-*.jsonl"))}
+tapes = {p.stem.split("-")[-1]: p for p in sorted(data_file("cassettes").glob("aftersales-*.jsonl"))}
 by_id = {c.id: c for c in cases}
 groups = {}
 for size, tape in tapes.items():
     ids = [i for i in recorded_cases(tape).get("guarded", []) if i in by_id]
-    groups[f"{size} cases ({len(ids)}): qwen {size}"] = replay_cassette(tape, by_id, "guarded", ids)
-    groups[f"{size} cases ({len(ids)}): fake"] = run_suite([by_id[i] for i in ids])
+    on = {"en": f"{size} cases ({len(ids)})", "zh": f"{size} 的用例（{len(ids)} 个）"}[LANG]
+    groups[f"{on}: qwen {size}"] = replay_cassette(tape, by_id, "guarded", ids)
+    groups[f"{on}: " + {"en": "fake", "zh": "假模型"}[LANG]] = run_suite([by_id[i] for i in ids])
 table = pd.DataFrame(compare_groups(groups)).set_index("group")
 plot_bars({m: table[m].to_dict() for m in ("task_success_rate", "invalid_call_rate", "takeover_rate")},
-          title="model against model, guarded loop, each pair on the same cases")
+          title="model against model, guarded loop, each pair on the same cases", lang=LANG)
 plt.show()
-table
+table_view(table, lang=LANG)
 
 # %% [markdown]
 # ## Status breakdown, and failures by both taxonomies
@@ -170,13 +173,13 @@ table
 # they are counted apart, never as instability.
 
 # %%
-plot_statuses({label: status_counts([r.run for r in rs]) for label, rs in {**suites, **groups}.items()})
+plot_statuses({name: status_counts([r.run for r in rs]) for name, rs in {**suites, **groups}.items()}, lang=LANG)
 plt.show()
 fb = failure_breakdown([r.run for r in suites["guarded"]])
 fig, axes = plt.subplots(1, 3, figsize=(13, 2.6))
-plot_shares(fb["by_category"], ax=axes[0], title="unstable: by retry class")
-plot_shares(fb["by_stage"], ax=axes[1], title="unstable: by stage")
-plot_shares(fb["rule_blocked"], ax=axes[2], title="rule-blocked (counted apart)")
+plot_shares(fb["by_category"], ax=axes[0], title="unstable: by retry class", lang=LANG)
+plot_shares(fb["by_stage"], ax=axes[1], title="unstable: by stage", lang=LANG)
+plot_shares(fb["rule_blocked"], ax=axes[2], title="rule-blocked (counted apart)", lang=LANG)
 fig.tight_layout()
 plt.show()
 
@@ -187,7 +190,8 @@ plt.show()
 
 # %%
 replayed = replay_results(suites["naive"], cases, config=GuardConfig())
-pd.DataFrame(compare_groups({"naive, as recorded": suites["naive"], "same replies, guarded": replayed})).set_index("group")
+table_view(pd.DataFrame(compare_groups({"naive, as recorded": suites["naive"], "same replies, guarded": replayed}))
+           .set_index("group"), lang=LANG)
 
 # %% [markdown]
 # ## Exercise
@@ -197,4 +201,4 @@ pd.DataFrame(compare_groups({"naive, as recorded": suites["naive"], "same replie
 
 # %%
 my_answer = None  # a guard's name
-print(best_single_guard(my_answer, abl))
+print(best_single_guard(my_answer, abl, lang=LANG))

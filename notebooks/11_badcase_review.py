@@ -14,19 +14,19 @@
 # ---
 
 # %% [markdown]
-# # 11 · The weekly bad-case review (Badcase 复盘)
+# # 11 · The weekly bad-case review
 #
 # A routine (docs/metrics.md#the-weekly-bad-case-review), usable without writing code:
 #
-# 1. **Sample** sessions at random (随机抽样), not only the failed ones: sampling failures alone distorts the shares.
-# 2. **Tag** each failure by where it happened (归因): structure, semantic, execution or rule-blocked.
+# 1. **Sample** sessions at random, not only the failed ones: sampling failures alone distorts the shares.
+# 2. **Tag** each failure by where it happened: structure, semantic, execution or rule-blocked.
 #    Tags are proposed automatically from the trace, by the cause it records: a crash on a 429, a 500 or a dead
 #    key is `execution` (the service failed), a history the API refused is `structure`, whatever loop it hit
 #    (`tag_cause` gives the tag and the error code behind it). Correct any tag you disagree with.
-# 3. **Target** (定靶) only the largest class this week.
-# 4. **Verify** (验证) on the same metric next week: compare two stored runs of the suite class by class, and
+# 3. **Target** only the largest class this week.
+# 4. **Verify** on the same metric next week: compare two stored runs of the suite class by class, and
 #    follow the headline numbers across every stored run.
-# 5. **Keep** (沉淀) the typical case: promote it into the regression suite in one click.
+# 5. **Keep** the typical case: promote it into the regression suite in one click.
 
 # %%
 import os
@@ -41,19 +41,25 @@ from agentlab.models.cassette import CassetteModel, labels
 from agentlab.evals import (compare_runs, load_cases, load_results, promote, run_case, run_suite, sample, tag_cause,
                             trend)
 from agentlab.workbook.exercises import largest_share
-from agentlab.workbook.plots import plot_comparison, plot_trend
+from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
+from agentlab.i18n import label
+from agentlab.workbook.plots import plot_comparison, plot_trend, table_view
 from agentlab.workbook.widgets import BadCaseReview
 
-cases = load_cases("../data/aftersales_cases.jsonl")
+LANG = "en"  # "zh" for 中文
+
+cases = load_cases(data_file("aftersales_cases.jsonl"))
 by_id = {c.id: c for c in cases}
 sessions = []
-for tape in sorted(Path("../data/cassettes").glob("aftersales-*.jsonl")):
-    for label in labels(tape):
-        case_id, loop = label.rsplit("/", 1)
+for tape in sorted(data_file("cassettes").glob("aftersales-*.jsonl")):
+    for recorded in labels(tape):
+        case_id, loop = recorded.rsplit("/", 1)
         if case_id in by_id:
-            sessions.append(run_case(by_id[case_id], loop=loop, model=CassetteModel(tape, label, then="(end)")))
+            sessions.append(run_case(by_id[case_id], loop=loop, model=CassetteModel(tape, recorded, then="(end)")))
 sessions += run_suite(cases, loop="naive")
-print(f"{len(sessions)} sessions to sample from, {sum(not s.passed for s in sessions)} of them failed")
+failed = sum(not s.passed for s in sessions)
+print({"en": f"{len(sessions)} sessions to sample from, {failed} of them failed",
+       "zh": f"共 {len(sessions)} 个会话可供抽样，其中 {failed} 个失败"}[LANG])
 
 # %% [markdown]
 # ## Sample, tag, target
@@ -62,12 +68,15 @@ print(f"{len(sessions)} sessions to sample from, {sum(not s.passed for s in sess
 
 # %%
 suite = Path(os.environ.get("AGENTLAB_REGRESSION_SUITE", Path(tempfile.mkdtemp()) / "regression.jsonl"))
-review = BadCaseReview(sessions, cases, suite, n=12, seed=7)
+review = BadCaseReview(sessions, cases, suite, n=12, seed=7, lang=LANG)
 review.widget
 
 # %%
-pd.DataFrame([{"case": r.case_id, "loop": r.run.loop, "status": r.run.status, "auto tag": tag_cause(r)[0],
-               "cause": tag_cause(r)[1] or "-", "why it failed": "; ".join(r.failures)} for r in review.picked])
+# the grader's reasons are English sentences; a Chinese reader gets the graded outcome, said in Chinese
+table_view(pd.DataFrame([{"case": r.case_id, "loop": r.run.loop, "status": r.run.status, "auto tag": tag_cause(r)[0],
+                          "cause": tag_cause(r)[1] or "-",
+                          "why it failed": "; ".join(r.failures) if LANG == "en" else label(r.outcome, LANG)}
+                         for r in review.picked]), lang=LANG)
 
 # %% [markdown]
 # ## Keep it: promote a bad case into the regression suite
@@ -82,12 +91,14 @@ bad = next((r for r in review.picked if not r.passed), None)
 if bad is not None:
     new = promote(bad, by_id[bad.case_id], suite)
     again = run_case(new, loop=bad.run.loop)
-    print(f"added {new.id} to {suite.name}; replayed through the {bad.run.loop} loop it ends {again.run.status}, "
-          f"{'passes' if again.passed else 'fails as the session did: ' + '; '.join(again.failures)}")
+    print({"en": f"added {new.id} to {suite.name}; replayed through the {bad.run.loop} loop it ends {again.run.status}, "
+                 f"{'passes' if again.passed else 'fails as the session did: ' + '; '.join(again.failures)}",
+           "zh": f"已把 {new.id} 加入 {suite.name}；用{label(bad.run.loop, LANG)}回放，结束状态是 "
+                 f"{label(again.run.status, LANG)}，{'通过' if again.passed else '和原会话一样失败：' + label(again.outcome, LANG)}"}[LANG])
     print(suite.read_text().splitlines()[-1][:300])
 
 # %% [markdown]
-# ## Verify: the same suite before and after a fix (修复前后对比)
+# ## Verify: the same suite before and after a fix
 #
 # Every week the suite runs once and the run is stored with its time and code version
 # (`run_suite(..., store=folder)`, docs/metrics.md#the-weekly-bad-case-review). Here four weeks are stored at
@@ -98,8 +109,8 @@ if bad is not None:
 store = Path(tempfile.mkdtemp())
 weeks = {"1-naive": ("naive", GuardConfig()), "2-no-validation": ("guarded", GuardConfig(validate=False)),
          "3-no-reasks": ("guarded", GuardConfig(self_correction=0)), "4-guarded": ("guarded", GuardConfig())}
-for label, (loop, config) in weeks.items():
-    run_suite(cases, loop=loop, config=config, store=store, label=label)
+for week, (loop, config) in weeks.items():
+    run_suite(cases, loop=loop, config=config, store=store, label=week)
 stored = {run.meta["label"]: run for run in map(load_results, store.iterdir())}  # each reopened from its folder
 stored
 
@@ -110,20 +121,21 @@ stored
 
 # %%
 cmp = compare_runs(stored["2-no-validation"], stored["4-guarded"])
-print(cmp)
-print("fixed:", ", ".join(cmp.fixed) or "-", "| broken:", ", ".join(cmp.broken) or "-")
-pd.DataFrame(cmp.metrics).set_index("metric").round(3)
+print({"en": repr(cmp),
+       "zh": f"{cmp.before} → {cmp.after}：会话 {cmp.n_before} → {cmp.n_after} 个，修好 {len(cmp.fixed)} 个，"
+             f"改坏 {len(cmp.broken)} 个，只在前一次出现的用例 {len(cmp.only_before)} 个，只在后一次出现的 {len(cmp.only_after)} 个"}[LANG])
+print(f"{label('fixed', LANG)}: {', '.join(cmp.fixed) or '-'} | {label('broken', LANG)}: {', '.join(cmp.broken) or '-'}")
+table_view(pd.DataFrame(cmp.metrics).set_index("metric").round(3), lang=LANG)
 
 # %%
-pd.DataFrame(cmp.rows).set_index(["kind", "class"]).round(3)
+table_view(pd.DataFrame(cmp.rows).round(3), lang=LANG)
 
 # %%
-for lang in ("en", "zh"):  # the same figure, labelled in English and in Chinese
-    plot_comparison(cmp, lang=lang)
-    plt.show()
+plot_comparison(cmp, lang=LANG)
+plt.show()
 
 # %% [markdown]
-# ## The trend across stored runs (指标趋势)
+# ## The trend across stored runs
 #
 # Task success, invalid-call rate and takeover rate of every stored run, oldest first. Read the invalid-call rate
 # with care: in week 2 it *falls*, because with validation off nothing checks the calls, so nothing is counted as
@@ -133,12 +145,11 @@ for lang in ("en", "zh"):  # the same figure, labelled in English and in Chinese
 
 # %%
 rows = trend(stored.values())
-pd.DataFrame(rows).round(3)
+table_view(pd.DataFrame(rows).round(3), lang=LANG)
 
 # %%
-for lang in ("en", "zh"):
-    plot_trend(rows, lang=lang)
-    plt.show()
+plot_trend(rows, lang=LANG)
+plt.show()
 
 # %% [markdown]
 # ## Exercise
@@ -148,4 +159,4 @@ for lang in ("en", "zh"):
 
 # %%
 my_answer = None  # a tag: structure, semantic, execution or rule_blocked
-print(largest_share(my_answer, review.counts()))
+print(largest_share(my_answer, review.counts(), lang=LANG))

@@ -418,12 +418,17 @@ def table_view(df: Any, *, percent: Collection[str] | None = None, none: str = "
 
 def _said_in(df: Any, lang: Lang) -> Any:
     """A copy of ``df`` with headers, index and text cells said in ``lang``."""
+    from pandas.api.types import is_object_dtype, is_string_dtype
+
+    def texts(x: Any) -> bool:  # pandas 3 keeps text as its own "str" dtype, not object
+        return bool(is_object_dtype(x) or is_string_dtype(x))
+
     out = df.copy()
     for c in out.columns:
-        if out[c].dtype == object:
+        if texts(out[c]):
             out[c] = out[c].map(lambda v: label(v, lang))
     out.columns = [label(c, lang) for c in out.columns]
-    if out.index.dtype == object:
+    if texts(out.index):
         out.index = [label(i, lang) for i in out.index]
     if out.index.name:
         out.index.name = label(out.index.name, lang)

@@ -18,7 +18,7 @@ import ipywidgets as W
 
 from ..approval import approve, pending, reject
 from ..guards import GUARDS, GuardConfig
-from ..i18n import Lang, said, t
+from ..i18n import Lang, label, said, t
 from ..lint import lint
 from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
 from ..resources import data_file
@@ -293,9 +293,9 @@ class GuardPanel(App):
 
 def metrics_table_html(rows: Mapping[str, Mapping[str, Any]], lang: Lang = "en") -> str:
     cols = ["task_success_rate", "invalid_call_rate", "avg_steps", "takeover_rate"]
-    head = "".join(f"<th>{c}</th>" for c in cols)
-    body = "".join(f"<tr><td><b>{html.escape(label)}</b></td>" + "".join(
-        f"<td>{m[c]:.2f}</td>" for c in cols) + "</tr>" for label, m in rows.items())
+    head = "".join(f"<th>{c if lang == 'en' else t('eval.' + c, lang)}</th>" for c in cols)
+    body = "".join(f"<tr><td><b>{html.escape(label(group, lang))}</b></td>" + "".join(
+        f"<td>{m[c]:.2f}</td>" for c in cols) + "</tr>" for group, m in rows.items())
     return f"<h4>{t('ui.metrics', lang)}</h4><table><tr><th></th>{head}</tr>{body}</table>"
 
 
@@ -314,11 +314,13 @@ class MetricsPanel(App):
     def update(self, runs: Mapping[str, Sequence[Run]]) -> dict:
         from ..evals import summarize
         from .plots import plot_bars
-        rows = {label: summarize(rs, self.correct) for label, rs in runs.items()}
+        rows = {group: summarize(rs, self.correct) for group, rs in runs.items()}
         self.table.value = metrics_table_html(rows, self.lang)
         metrics = ["task_success_rate", "invalid_call_rate", "takeover_rate"]
-        data = {m: {label: rows[label][m] for label in rows} for m in metrics}
-        _show(self.plot, figure(lambda ax: plot_bars(data, ax=ax, title=t("ui.metrics", self.lang))))
+        # the metric's own name in English (as before), its catalogue name in another language
+        data = {(m if self.lang == "en" else t("eval." + m, self.lang)): {group: rows[group][m] for group in rows}
+                for m in metrics}
+        _show(self.plot, figure(lambda ax: plot_bars(data, ax=ax, title=t("ui.metrics", self.lang), lang=self.lang)))
         return rows
 
 

@@ -1,0 +1,90 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # # 07 · 一条消息里的多个工具调用
+# #
+# # 模型可能用一条消息同时发出两个工具调用。只执行 `tool_calls[0]` 的代码（tau-bench 的参考智能体和
+# # 函数调用的官方示例里都这么写）会把其余的调用悄悄丢掉：一部分事情根本没做，用户却被告知已经办好了
+# # （见 [docs/guards.md#all_calls](../../docs/guards.md#all_calls)）。
+
+# %%
+import pandas as pd
+from IPython.display import HTML, display
+
+from agentlab.scenarios import aftersales
+from agentlab.workbook.exercises import tool_replies_needed
+from agentlab.runs import compare_html
+from agentlab.loop import run_guarded
+from agentlab.naive import run_naive
+from agentlab.models import ScriptedModel, call, say, tool_calls
+from agentlab.i18n import label
+from agentlab.workbook.plots import plot_bars, table_view
+
+LANG = "zh"  # "en" for English
+
+TASK = {"en": "Refund A1001, and please have someone call me about A1002.",
+        "zh": "A1001 帮我退款，A1002 请安排人给我回个电话。"}[LANG]
+
+
+def two_at_once():
+    return ScriptedModel([
+        tool_calls(call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}),
+                   call("escalate_to_human", {"summary": "User wants a call about shipped order A1002."})),
+        say({"en": "Done: A1001 is refunded and a colleague will call you about A1002.",
+             "zh": "办好了：A1001 已退款，同事会就 A1002 给您回电话。"}[LANG]),
+    ], name="two-at-once")
+
+
+results = {}
+for name, loop in (("naive", run_naive), ("guarded", run_guarded)):
+    desk, reg = aftersales.SCENARIO.setup()
+    run = loop(two_at_once(), reg, TASK)
+    results[name] = (run, desk.snapshot())
+table_view(pd.DataFrame([{"loop": k, "status": r.status, "tool calls run": r.tool_calls, "refunds": len(s["refunds"]),
+                          "hand-over tickets": len(s["tickets"]), "what the user was told": r.answer}
+                         for k, (r, s) in results.items()]), lang=LANG)
+
+# %% [markdown]
+# # **点出问题。** 两次运行都以 `done` 结束，也都告诉用户转人工已经安排好了，但只有防护循环真的做了。
+# # 整个过程没有任何响亮的报错：朴素循环的消息历史甚至违反了协议（一条带两个 `tool_calls` 的 assistant
+# # 消息后面必须跟两条 `tool` 消息，否则真实的接口会直接返回 400）。
+
+# %%
+display(HTML(compare_html(results["naive"][0], results["guarded"][0], lang=LANG)))
+for k, (r, _) in results.items():
+    asked = sum(len(m.get("tool_calls") or []) for m in r.messages if m["role"] == "assistant")
+    answered = sum(1 for m in r.messages if m["role"] == "tool")
+    print(f"{label(k, LANG)}: {label('tool calls asked', LANG)} {asked}, {label('tool messages', LANG)} {answered}")
+
+# %% [markdown]
+# # **量化它。**
+
+# %%
+import matplotlib.pyplot as plt
+
+plot_bars({"refund": {k: len(s["refunds"]) for k, (_, s) in results.items()},
+           "hand-over": {k: len(s["tickets"]) for k, (_, s) in results.items()}},
+          title="actions actually done (asked: one of each)", ylabel="count", lang=LANG)
+plt.show()
+
+# %% [markdown]
+# # ## 练习
+# #
+# # 一条 assistant 消息里有三个工具调用，它后面必须跟几条 `tool` 消息？
+
+# %%
+my_answer = None  # a number
+print(tool_replies_needed(my_answer, calls=3, lang=LANG))

@@ -1,0 +1,84 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # # 08 · 每种失败在哪里被拦下
+# #
+# # 把工作簿里的每一种故障都分别放进两个循环跑一遍，再把防护循环遇到的失败按两套分类来归类
+# # （见[失败分类文档](../../docs/failures.md#two-classifications)）：**按重试类别**
+# # （瞬时 / 校验 / 致命：代码该怎么处理）和**按链路环节**（结构 / 语义 / 执行 / 规则拦截：下一步该修哪里）。
+# # 规则拦截是防护按设计生效的结果，要单独统计。
+
+# %%
+import pandas as pd
+
+from agentlab.evals.metrics import by_taxonomy, went_wrong_text
+from agentlab.models.faults import FAULTS
+from agentlab.workbook.demo import caught_by_guards, compare_loops
+from agentlab.workbook.exercises import largest_share
+from agentlab.workbook.plots import plot_matrix, plot_shares, table_view
+from agentlab.workbook.widgets import MetricsPanel
+
+LANG = "zh"  # "en" for English
+
+results = {f: compare_loops(f) for f in FAULTS}
+# each run graded on the final data by the workbook's one definition (agentlab.evals.outcome, docs/metrics.md)
+matrix = {f: {"naive": c.naive_verdict.outcome, "guarded": c.guarded_verdict.outcome} for f, c in results.items()}
+table_view(pd.DataFrame([{"fault": f, "naive": matrix[f]["naive"], "guarded": matrix[f]["guarded"],
+               "guarded refunds": len(c.guarded_state["refunds"]), "caught by": caught_by_guards(c)}
+              for f, c in results.items()]), lang=LANG)
+
+# %%
+import matplotlib.pyplot as plt
+
+plot_matrix(matrix, title="outcome graded on the final data, fault × loop", lang=LANG)
+plt.show()
+
+# %% [markdown]
+# # **各类失败的占比。** 统计的是防护循环里每一次出错的工具调用或模型轮次，不管最后有没有被修好：
+# # 防护循环重发之后成功的调用，也确实遇到过一次瞬时故障（`agentlab.evals.metrics.went_wrong`），
+# # 这里同样计入。文字和柱状图读的是同一组计数。
+
+# %%
+tax = by_taxonomy([c.guarded for c in results.values()])
+print(went_wrong_text(tax["category"], LANG))
+fig, axes = plt.subplots(1, 2, figsize=(11, 2.8))
+plot_shares(dict(tax["category"]), ax=axes[0], title="by retry class", lang=LANG)
+plot_shares(dict(tax["stage"]), ax=axes[1], title="by stage in the chain", lang=LANG)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# # **四个核心指标**（定义见[指标文档](../../docs/metrics.md#the-four-headline-numbers)），
+# # 用的还是这些运行。注意这里“成功”的含义：任务结束，**并且**数据是对的（恰好一笔 199 元的退款；
+# # 本不该退款的，就一笔都没有）。
+
+# %%
+data_ok = {}
+for c in results.values():
+    data_ok[c.naive.run_id], data_ok[c.guarded.run_id] = c.naive_verdict.passed, c.guarded_verdict.passed
+
+panel = MetricsPanel(lang=LANG, correct=lambda run: data_ok[run.run_id])
+panel.update({"naive": [c.naive for c in results.values()], "guarded": [c.guarded for c in results.values()]})
+panel
+
+# %% [markdown]
+# # ## 练习
+# #
+# # 在防护循环的运行里，哪个链路环节的失败占比最大？
+
+# %%
+my_answer = None  # a stage: structure, semantic, execution or rule_blocked
+print(largest_share(my_answer, tax["stage"], lang=LANG))

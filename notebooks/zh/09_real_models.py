@@ -1,0 +1,190 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # # 09 · 接入真实模型
+# #
+# # 前面的一切都跑在假模型上。这一节让同样的两个循环和真实模型对话，走任何兼容 OpenAI 的接口都行：
+# # 托管的模型（OpenAI、DeepSeek、通义千问 / DashScope、华为云 MaaS……）、你自己部署的服务
+# # （Ollama、vLLM、llama.cpp），或者就在这台笔记本上运行的小模型 Qwen2.5-Coder（`python run.py local`）。
+# # 唯一要换的，只是那个模型对象。
+# #
+# # 这个笔记本默认离线运行，**回放录制好的运行记录**（录制回放，即 cassette），录的是本地的 0.5B 和 1.5B
+# # 两个模型。想换别的来源，就设置环境变量 `AGENTLAB_SOURCE`：
+# #
+# # | `AGENTLAB_SOURCE` | 谁来回答 |
+# # |---|---|
+# # | `replay`（默认） | `data/cassettes/` 里录好的回复 |
+# # | `local` | 本地模型，由这个笔记本启动（需要先装 `requirements-local.txt`） |
+# # | `openai` | `AGENTLAB_BASE_URL`、`AGENTLAB_API_KEY`、`AGENTLAB_MODEL` 指定的接口 |
+
+# %%
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from agentlab.i18n import label
+from agentlab.evals import load_cases, metrics_row, paired_cases, replay_cassette, run_case, run_suite
+from agentlab.models.cassette import CassetteModel
+from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
+from agentlab.workbook.exercises import guard_effect
+from agentlab.workbook.plots import table_view
+from agentlab.workbook.widgets import REPLAYABLE_FAULTS, FaultInjector
+
+LANG = "zh"  # "en" for English
+
+SOURCE = os.environ.get("AGENTLAB_SOURCE", "replay")
+CASSETTES = {p.stem.split("-")[-1]: p for p in sorted(data_file("cassettes").glob("aftersales-*.jsonl"))}
+cases = {c.id: c for c in load_cases(data_file("aftersales_cases.jsonl"))}
+print(f"{label('source', LANG)}: {SOURCE} | {label('recorded sizes', LANG)}: {list(CASSETTES)}")
+
+# %% [markdown]
+# # ## 1. 小模型逐个用例的表现
+# #
+# # 每个录下来的用例，都按录制时用的那个循环回放一遍，再根据订单的最终状态打分，和假模型的评分方式完全一样。
+# # 成功率只有和**同一批用例**上的另一个成功率放在一起才有意义：每个模型只在两种循环**都**录制过的用例上比较
+# # （见 `cases` 列），假模型也恰好跑这些用例。
+
+# %%
+rows, results = [], {}
+for size, path in CASSETTES.items():
+    ids = paired_cases(path, cases)
+    fake = {"en": f"fake, same {len(ids)} cases", "zh": f"假模型，同样的 {len(ids)} 个用例"}[LANG]
+    for who, model_of in ((f"qwen2.5-coder-{size}", None), (fake, "fake")):
+        for loop in ("naive", "guarded"):
+            rs = (run_suite([cases[i] for i in ids], loop=loop) if model_of == "fake"
+                  else replay_cassette(path, cases, loop, ids))
+            results[(who, loop)] = rs
+            metrics = {k: v for k, v in metrics_row(rs).items() if k != "statuses"}
+            rows.append({"model": who, "loop": loop, "cases": len(rs), **metrics})
+table = pd.DataFrame(rows).rename(columns={"task_success_rate": "success",
+                                           "invalid_call_rate": "invalid-call rate", "avg_steps": "avg steps",
+                                           "takeover_rate": "takeover"})
+table_view(table, percent=("success", "invalid-call rate", "takeover", "finished_rate"), lang=LANG)
+
+# %% [markdown]
+# # **假模型和真模型，放在一张表里。** 小模型会做出假模型没被写进去的事：闲聊也去调工具，调用成功后又重复
+# # 调一次，从工具描述里照抄示例值，收到错误后往往也不改参数。每一种行为，都得有一道防护来接住。
+# # 来看一次真实模型吃了苦头的防护循环运行：
+
+# %%
+from IPython.display import HTML, display
+
+from agentlab import compare_html
+
+worst = None
+for (who, loop), rs in results.items():
+    for r in rs:
+        if loop == "guarded" and who.startswith("qwen") and not r.passed and (worst is None or r.run.steps > worst[1].run.steps):
+            worst = (who, r)
+if worst:
+    who, r = worst
+    print(f"{who} · {r.case_id}: {cases[r.case_id].text(LANG)}\n{label('failed because', LANG)}: {'; '.join(r.failures)}")
+    naive = [x for x in results[(who, 'naive')] if x.case_id == r.case_id]
+    if naive:
+        display(HTML(compare_html(naive[0].run, r.run, lang=LANG)))
+
+# %% [markdown]
+# # **为什么防护循环仍然会写入没人要求的东西。** 在上面防护循环那一列里，找一次用户根本没要求的写操作
+# # （这里附带的录制里：用户只给了一个错误的手机号，模型却给订单 A1001 退了款）。防护检查的是一次调用的
+# # *格式*和柜台的*业务规则*：合法的 JSON、符合 schema、订单存在且可以退款、金额低于审批阈值、每个订单只退一次。
+# # 一次照抄工具描述里示例值（“Order number, like A1001”）的调用，能通过其中每一项检查。用户有没有*要求*这笔退款，
+# # 不是调用本身的属性，所以任何边界检查都看不出来；能发现它的，是按最终数据打分（也就是这张表），
+# # 在生产环境里，则是给每个写操作加审批闸门，或者检查写操作用到的键是否来自用户的话或某个工具结果。
+# # 下面这个单元格会在上面那次运行里找出这样的写操作，并说明它的键是从哪里来的：
+
+# %%
+from agentlab.scenarios import aftersales
+
+_, desk_tools = aftersales.SCENARIO.setup()
+
+
+def unasked_writes(run, task):
+    """Writes that ran with an order id the user never wrote and no earlier tool result contained."""
+    seen, out = [task], []
+    for e in run.tool_events:
+        tool = desk_tools[e.tool_name] if e.tool_name in desk_tools else None
+        order = (json.loads(e.args_raw or "{}") if (e.args_raw or "").startswith("{") else {}).get("order_id")
+        if e.exec_ok and tool is not None and tool.side_effect and order and not any(order in x for x in seen):
+            out.append((e.tool_name, order, order in json.dumps(desk_tools.specs(), ensure_ascii=False)))
+        seen.append(e.model_visible or "")
+    return out
+
+
+if worst:
+    for name, order, in_specs in unasked_writes(r.run, cases[r.case_id].task):
+        print({"en": f"{name} ran on {order}: not in the user's words nor in any tool result"
+                     + ("; it is the example in the tool descriptions" if in_specs else ""),
+               "zh": f"{name} 作用在 {order} 上：它既不在用户的话里，也不在任何工具结果里"
+                     + ("；它是工具描述里的示例值" if in_specs else "")}[LANG])
+
+# %% [markdown]
+# # ## 2. 往真实模型的调用里注入故障
+# #
+# # 故障注入器可以包住任何模型。这里它包住的是 1.5B（或 0.5B）模型对一条普通退款请求的录制回复。
+# # 录制的回复没法对它收到的内容作出反应，所以这里只提供循环自己就能处理、不需要模型配合的故障
+# # （接口报错、重复调用和并行调用、工具失败）；参数类故障需要模型读懂错误、重新写一次调用，回放做不到。
+
+# %%
+size = "1.5b" if "1.5b" in CASSETTES else next(iter(CASSETTES), None)
+if size:
+    recorded = "normal-01/guarded"
+    injector = FaultInjector(lang=LANG, faults=list(REPLAYABLE_FAULTS),
+                             model=lambda: CassetteModel(CASSETTES[size], recorded, then="(no more replies)"))
+    injector.fault.value = "duplicate_call"
+    injector.update()
+    display(injector)
+
+# %% [markdown]
+# # ## 3. 实时调用
+# #
+# # 配置了真实模型时，这些单元格会直接和它对话；没有配置时，也会明明白白地告诉你。
+
+# %%
+live_model = None
+server = None
+if SOURCE == "openai":
+    from agentlab.models.openai_model import OpenAIModel
+    live_model = lambda: OpenAIModel()  # noqa: E731 - configured from the environment
+elif SOURCE == "local":
+    from agentlab.models.local import LocalServer, what_is_missing
+    from agentlab.models.openai_model import OpenAIModel
+    missing = what_is_missing("0.5b")
+    if missing:
+        print({"en": "No local model here:", "zh": "这台机器上没有本地模型："}[LANG], missing)
+    else:
+        server = LocalServer("0.5b").start()
+        live_model = lambda: OpenAIModel("qwen2.5-coder-0.5b", base_url=server.base_url, max_tokens=256)  # noqa: E731
+if live_model is None:
+    print({"en": f"No live model (AGENTLAB_SOURCE={SOURCE!r}): the results above are replayed recordings.",
+           "zh": f"没有接入真实模型（AGENTLAB_SOURCE={SOURCE!r}）：上面的结果都是录制回放。"}[LANG])
+else:
+    live = [run_case(cases[cid], model=live_model()) for cid in ("normal-01", "normal-status-01", "adv-chit-chat")]
+    display(table_view(pd.DataFrame([{"case": r.case_id, "status": r.run.status, "passed": r.passed,
+                                      "why": "; ".join(r.failures)} for r in live]), lang=LANG))
+if server is not None:
+    server.stop()
+
+# %% [markdown]
+# # ## 练习
+# #
+# # 在第 1 节的表里，同样的用例上，和朴素循环相比，防护循环让真实模型的成功率升高了还是降低了？
+# # 把 `my_answer` 设为 `"raise"`（升高）或 `"lower"`（降低）。
+
+# %%
+my_answer = None  # "raise" or "lower"
+print(guard_effect(my_answer, table[table.model.str.startswith("qwen")], lang=LANG))

@@ -1,0 +1,156 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # # 11 · 每周 Badcase 复盘
+# #
+# # 一套不用写代码也能走完的例行流程（见[指标文档](../../docs/metrics.md#the-weekly-bad-case-review)）：
+# #
+# # 1. **抽样**：随机抽取会话，而不是只看失败的那些。只抽失败样本，会把各类占比扭曲。
+# # 2. **归因**：给每个失败标上它发生的位置：结构、语义、执行或规则拦截。标签会根据轨迹里记录的起因自动给出：
+# #    因为 429、500 或失效的密钥而崩溃，算 `execution`（是服务出了问题）；接口拒收的消息历史，
+# #    不管出现在哪个循环里，都算 `structure`（`tag_cause` 会给出标签和背后的错误码）。不同意的标签，就改掉它。
+# # 3. **定靶**：这一周只盯最大的那一类。
+# # 4. **验证**：下周用同一个指标来检验：把两次保存下来的用例集运行逐类比较，并跟踪每次运行的核心指标。
+# # 5. **沉淀**：把典型的案例一键加入回归集。
+
+# %%
+import os
+import tempfile
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from agentlab import GuardConfig
+from agentlab.models.cassette import CassetteModel, labels
+from agentlab.evals import (compare_runs, load_cases, load_results, promote, run_case, run_suite, sample, tag_cause,
+                            trend)
+from agentlab.workbook.exercises import largest_share
+from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
+from agentlab.i18n import label
+from agentlab.workbook.plots import plot_comparison, plot_trend, table_view
+from agentlab.workbook.widgets import BadCaseReview
+
+LANG = "zh"  # "en" for English
+
+cases = load_cases(data_file("aftersales_cases.jsonl"))
+by_id = {c.id: c for c in cases}
+sessions = []
+for tape in sorted(data_file("cassettes").glob("aftersales-*.jsonl")):
+    for recorded in labels(tape):
+        case_id, loop = recorded.rsplit("/", 1)
+        if case_id in by_id:
+            sessions.append(run_case(by_id[case_id], loop=loop, model=CassetteModel(tape, recorded, then="(end)")))
+sessions += run_suite(cases, loop="naive")
+failed = sum(not s.passed for s in sessions)
+print({"en": f"{len(sessions)} sessions to sample from, {failed} of them failed",
+       "zh": f"共 {len(sessions)} 个会话可供抽样，其中 {failed} 个失败"}[LANG])
+
+# %% [markdown]
+# # ## 抽样、归因、定靶
+# #
+# # 随机抽取十二个会话。用下拉菜单修改标签，占比和靶子会跟着更新。
+
+# %%
+suite = Path(os.environ.get("AGENTLAB_REGRESSION_SUITE", Path(tempfile.mkdtemp()) / "regression.jsonl"))
+review = BadCaseReview(sessions, cases, suite, n=12, seed=7, lang=LANG)
+review.widget
+
+# %%
+# the grader's reasons are English sentences; a Chinese reader gets the graded outcome, said in Chinese
+table_view(pd.DataFrame([{"case": r.case_id, "loop": r.run.loop, "status": r.run.status, "auto tag": tag_cause(r)[0],
+                          "cause": tag_cause(r)[1] or "-",
+                          "why it failed": "; ".join(r.failures) if LANG == "en" else label(r.outcome, LANG)}
+                         for r in review.picked]), lang=LANG)
+
+# %% [markdown]
+# # ## 沉淀：把一个坏案例加入回归集
+# #
+# # 上面的按钮做的就是这件事，这里用代码再做一遍。新用例会回放坏会话里模型的每一条回复（包括每条回复里的全部工具调用），
+# # 所以不需要模型就能复现。它会立刻用原会话的那个循环跑一遍：结果是*失败*，和原会话失败得一模一样。
+# # 回归用例的意义正在于此：修复上线之前它一直是红的，修好后变绿，并防止这个问题再回来。
+
+# %%
+bad = next((r for r in review.picked if not r.passed), None)
+if bad is not None:
+    new = promote(bad, by_id[bad.case_id], suite)
+    again = run_case(new, loop=bad.run.loop)
+    print({"en": f"added {new.id} to {suite.name}; replayed through the {bad.run.loop} loop it ends {again.run.status}, "
+                 f"{'passes' if again.passed else 'fails as the session did: ' + '; '.join(again.failures)}",
+           "zh": f"已把 {new.id} 加入 {suite.name}；用{label(bad.run.loop, LANG)}回放，结束状态是 "
+                 f"{label(again.run.status, LANG)}，{'通过' if again.passed else '和原会话一样失败：' + label(again.outcome, LANG)}"}[LANG])
+    print(suite.read_text().splitlines()[-1][:300])
+
+# %% [markdown]
+# # ## 验证：修复前后跑同一套用例
+# #
+# # 用例集每周跑一次，每次的结果连同时间和代码版本一起保存下来（`run_suite(..., store=folder)`，
+# # 见[指标文档](../../docs/metrics.md#the-weekly-bad-case-review)）。这里一次性存下四周的结果，每周多修一处：
+# # 朴素循环；关掉校验的防护循环；开了校验但不让模型重试（第一次无效调用就转人工）；以及所有防护全开。
+# # 用的是假模型，离线运行，存在一个临时目录里。
+
+# %%
+store = Path(tempfile.mkdtemp())
+weeks = {"1-naive": ("naive", GuardConfig()), "2-no-validation": ("guarded", GuardConfig(validate=False)),
+         "3-no-reasks": ("guarded", GuardConfig(self_correction=0)), "4-guarded": ("guarded", GuardConfig())}
+for week, (loop, config) in weeks.items():
+    run_suite(cases, loop=loop, config=config, store=store, label=week)
+stored = {run.meta["label"]: run for run in map(load_results, store.iterdir())}  # each reopened from its folder
+stored
+
+# %% [markdown]
+# # 第 2 周对比第 4 周，逐类比较，只看两次运行都包含的用例（只有一次运行里有的用例会点名列出，但不计入其他任何统计）。
+# # `fixed` 表示以前失败、现在通过；`broken` 正好相反：一个修复如果弄坏了别的东西，就会在这里现形。
+
+# %%
+cmp = compare_runs(stored["2-no-validation"], stored["4-guarded"])
+print({"en": repr(cmp),
+       "zh": f"{cmp.before} → {cmp.after}：会话 {cmp.n_before} → {cmp.n_after} 个，修好 {len(cmp.fixed)} 个，"
+             f"改坏 {len(cmp.broken)} 个，只在前一次出现的用例 {len(cmp.only_before)} 个，只在后一次出现的 {len(cmp.only_after)} 个"}[LANG])
+print(f"{label('fixed', LANG)}: {', '.join(cmp.fixed) or '-'} | {label('broken', LANG)}: {', '.join(cmp.broken) or '-'}")
+table_view(pd.DataFrame(cmp.metrics).set_index("metric").round(3), lang=LANG)
+
+# %%
+table_view(pd.DataFrame(cmp.rows).round(3), lang=LANG)
+
+# %%
+plot_comparison(cmp, lang=LANG)
+plt.show()
+
+# %% [markdown]
+# # ## 历次保存运行的趋势
+# #
+# # 每次保存的运行的任务成功率、无效调用率和人工接管率，按时间从早到晚排列。读无效调用率时要小心：第 2 周它*下降*了，
+# # 因为关掉校验后没有任何东西检查调用，自然也就没有调用被算作无效。一个数字只有在每周都用同样的方法测量时，
+# # 才能跨周比较。人工接管率也上升了，但这不是退步：其中大部分是正确的转人工，也就是本来就需要人来处理的任务
+# # （见上面的结局分布）。
+
+# %%
+rows = trend(stored.values())
+table_view(pd.DataFrame(rows).round(3), lang=LANG)
+
+# %%
+plot_trend(rows, lang=LANG)
+plt.show()
+
+# %% [markdown]
+# # ## 练习
+# #
+# # 按你修改后的标签，这一周的靶子是哪一类失败？（检查读取的是标签的当前值，所以如果你不同意某个标签，先改掉它。）
+
+# %%
+my_answer = None  # a tag: structure, semantic, execution or rule_blocked
+print(largest_share(my_answer, review.counts(), lang=LANG))
