@@ -114,6 +114,7 @@ def test_a_label_is_said_in_chinese_kept_when_technical_and_noted_when_missing()
                       "normal-03", "2-no-validation"):
         assert label(technical, "zh") == technical
     assert label(7, "zh") == 7
+    assert label("idempotency, all_calls", "zh") == "幂等、执行全部调用"  # a list: each label on its own
     assert label("a label nobody wrote down", "zh") == "a label nobody wrote down"
     assert "a label nobody wrote down" in missing_labels()
     assert label("spelled-out", "zh") == "spelled-out" and "spelled-out" in missing_labels()  # two words: a phrase
