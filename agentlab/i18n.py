@@ -57,7 +57,7 @@ def t(key: str, lang: Lang = "en", /, **fields: object) -> str:
 # holds a digit or three parts: a two-word phrase ("hand-over") still needs its translation
 _TECHNICAL = re.compile(r"[\w.:/<>=+^-]*[_.:/<>=+^][\w.:/<>=+^-]*|[A-Z0-9_ -]+|[-+]?[\d.,%]+|"
                         r"|(?=[a-z-]*\d|(?:[a-z]+-){2})[a-z0-9]+(?:-[a-z0-9]+)+")
-_CJK = re.compile(r"[\u3400-\u9fff]")
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")  # CJK punctuation, ideographs, full-width forms
 _missing: set[str] = set()
 _LIST_SEP = {"zh": "、"}
 
@@ -89,10 +89,10 @@ def label(text: _T, lang: Lang = "en", /) -> _T:
     said_ = label_glossary().get(lang, {}).get(text)
     if said_ is not None:
         return cast(_T, said_)
-    if ", " in text:  # a list of labels (the guards that caught a fault): each said on its own
-        return cast(_T, _LIST_SEP.get(lang, ", ").join(label(part, lang) for part in text.split(", ")))
     if _TECHNICAL.fullmatch(text) or _CJK.search(text) or not re.search(r"[A-Za-z]{2}", text):
         return text
+    if ", " in text:  # a list of labels (the guards that caught a fault): each said on its own
+        return cast(_T, _LIST_SEP.get(lang, ", ").join(label(part, lang) for part in text.split(", ")))
     _missing.add(text)
     return text
 
