@@ -56,7 +56,8 @@ def t(key: str, lang: Lang = "en", /, **fields: object) -> str:
 # an identifier joined by hyphens (a case id "adv-bad-key", a run label "2-no-validation") is a name too, when it
 # holds a digit or three parts: a two-word phrase ("hand-over") still needs its translation
 _TECHNICAL = re.compile(r"[\w.:/<>=+^-]*[_.:/<>=+^][\w.:/<>=+^-]*|[A-Z0-9_ -]+|[-+]?[\d.,%]+|"
-                        r"|(?=[a-z-]*\d|(?:[a-z]+-){2})[a-z0-9]+(?:-[a-z0-9]+)+")
+                        r"|(?=[a-z-]*\d|(?:[a-z]+-){2})[a-z0-9]+(?:-[a-z0-9]+)+"
+                        r"|[\w.-]+: [A-Z][A-Z0-9_]+")  # a tool and its error code (get_order: LOOP_DETECTED)
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")  # CJK punctuation, ideographs, full-width forms
 _missing: set[str] = set()
 _LIST_SEP = {"zh": "、"}

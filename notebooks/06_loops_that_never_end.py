@@ -29,6 +29,7 @@ from agentlab import run_guarded, run_naive
 from agentlab.i18n import label
 from agentlab.models import ScriptedModel, call
 from agentlab.scenarios import aftersales
+from agentlab.trace import note_text
 from agentlab.workbook.demo import budget_sweep, compare_loops
 from agentlab.workbook.exercises import breaker_threshold
 from agentlab.workbook.plots import plot_statuses, table_view
@@ -54,7 +55,7 @@ for make in (ping_pong, repeater):
     guarded = run_guarded(make(), reg, "where is my order?")
     rows.append({"model": make.__name__, "naive": f"{label(naive.status, LANG)} ({naive.steps} {label('steps', LANG)})",
                  "guarded": f"{label(guarded.status, LANG)} ({guarded.steps} {label('steps', LANG)})",
-                 "reason": guarded.reason})
+                 "reason": note_text(guarded.reason, LANG)})
 hang = compare_loops("hanging_tool", hang_seconds=0.5, lang=LANG)
 rows.append({"model": "hanging tool",
              "naive": f"{label(hang.naive.status, LANG)}, {label('waited', LANG)} "
