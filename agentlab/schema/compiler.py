@@ -50,13 +50,13 @@ from fractions import Fraction
 from typing import Any
 from urllib.parse import unquote
 
-from .errors import Problem, json_type
-from .jsonutil import canonical, json_eq
-from .names import closest, name_words, suggest, to_camel, to_snake
+from ..errors import Problem, json_type
+from ..jsonutil import canonical, json_eq
+from ..names import closest, name_words, suggest, to_camel, to_snake
 
 # What the delegated path shares with this one lives below both (schema_delegate.py imports these modules, never
 # this one); the public names stay importable from here.
-from .schema_base import (
+from .base import (
     _SCHEMA_LISTS,
     _SCHEMA_MAPS,
     _SCHEMA_ONE,
@@ -70,8 +70,8 @@ from .schema_base import (
     show,
     transform,
 )
-from .schema_formats import FORMATS
-from .schema_regex import ecma_to_python
+from .formats import FORMATS
+from .ecma import ecma_to_python
 
 __all__ = ["ANNOTATIONS", "DELEGATED", "DRAFT_2020_12", "FORMATS", "KEYWORDS", "TYPE_TESTS", "Check", "Compiler",
            "SchemaError", "close_objects", "closest", "compile_schema", "ecma_to_python", "join", "name_words",
@@ -942,7 +942,7 @@ def compile_schema(schema: Any, *, resources: Mapping[str, Any] | None = None) -
         compiler = Compiler(schema)
         check = compiler.compile(schema)
     except _Delegate:
-        from .schema_delegate import compile_delegated  # imports jsonschema: only for schemas that need it
+        from .delegate import compile_delegated  # imports jsonschema: only for schemas that need it
         return compile_delegated(schema, resources=resources or {})
     loop = ref_loop(schema, compiler.resolve)
     if loop is not None:
