@@ -19,7 +19,7 @@ import pytest
 from conftest import DATASETS, ROOT, need
 
 from agentlab import Registry
-from agentlab.schema import name_words, suggest, to_camel
+from agentlab.names import name_words, suggest, to_camel
 
 BFCL = DATASETS / "bfcl"
 

@@ -30,9 +30,9 @@ from typing import Any
 from ..errors import ToolError, make_error
 from ..i18n import Lang, LocalizedError, t
 from ..jsonutil import MAX_DEPTH, canonical, lone_surrogates, parse_strict
+from ..names import suggest
 from ..redis_store import RedisStore
 from ..routing import Router
-from ..schema import suggest
 from ..store import SQLiteStore, Store, open_store, quietly
 from .desks import desk_skills, desk_state
 from .execute import Execution, body, http_status, input_problems, run_skill
