@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .i18n import Lang
-from .schema import FORMATS, slow_pattern, subschemas, to_snake, unsupported_keywords
+from .names import to_snake
+from .schema import FORMATS, slow_pattern, subschemas, unsupported_keywords
 
 __all__ = ["Finding", "Severity", "lint", "slow_pattern"]
 

@@ -6,8 +6,13 @@ one candidate is clearly ahead.
 """
 from __future__ import annotations
 
+import bisect
+import collections
 import difflib
+import functools
 import re
+from collections.abc import Callable
+from typing import NamedTuple
 
 __all__ = ["closest", "name_words", "suggest", "to_camel", "to_snake"]
 
@@ -118,17 +123,19 @@ def _word_similarity(a: tuple[str, str], b: tuple[str, str]) -> float:
     return 1.0 - d / max(len(x), len(y)) if d <= most else 0.0
 
 
-def _word_score(query: list[tuple[str, str]], cand: list[tuple[str, str]], weight: dict[str, float]) -> float:
+def _word_score(query: list[tuple[str, str]], cand: list[tuple[str, str]], weight: dict[str, float],
+                similarity: Callable[[tuple[str, str], tuple[str, str]], float] | None = None) -> float:
     """Weighted overlap (Jaccard: sum of minima over sum of maxima) of two names' words.
 
     A word most candidates share weighs little: for ``refund_order`` against ``get_order``,
     ``search_orders`` and ``create_refund``, "order" is in two names and "refund" in one,
     so ``create_refund`` scores highest. A typo pairs with its word at its similarity.
     """
+    similarity = similarity or _word_similarity
     shared = union = 0.0
     left = list(cand)
     for q in query:
-        sim, c = max(((_word_similarity(q, c), c) for c in left), default=(0.0, ("", "")))
+        sim, c = max(((similarity(q, c), c) for c in left), default=(0.0, ("", "")))
         if sim:
             left.remove(c)
             wc = weight.get(c[0], 1.0)
@@ -144,30 +151,183 @@ def _word_score(query: list[tuple[str, str]], cand: list[tuple[str, str]], weigh
     return shared / union if union else 0.0
 
 
+# --- the cost of a suggestion, bounded --------------------------------------------------
+# A suggestion is made on the error path, for every unknown field of every invalid call: it must cost
+# no more than the check that found the field (a tool may have hundreds). What depends only on the
+# candidates (their words, weights, spellings) is computed once per candidate list and kept; a query
+# then scores only the candidates that share a word, or a typo of one, with it (every other one scores
+# 0 on words), at most _CAP of them, and compares characters (difflib) only when words did not decide,
+# again for at most _CAP candidates, the nearest in length first. Up to _CAP candidates, the answer is
+# exactly the full ranking's; past it, the few candidates scored are the ones that can win.
+_CAP = 64
+_CHAR_FLOOR = 0.6  # a candidate below this character similarity can neither be suggested nor spoil a margin
+
+
+class _Index(NamedTuple):
+    names: tuple[str, ...]
+    terms: tuple[list[tuple[str, str]], ...]
+    weight: dict[str, float]  # a word shared by many candidates weighs little
+    flats: tuple[str, ...]  # the spellings sorted and joined: what characters are compared on
+    by_word: dict[str, list[int]]  # word -> the candidates that have it
+    by_length: dict[int, list[tuple[str, str]]]  # length of a spelling -> its distinct (word, spelling) pairs
+    by_spelling: dict[str, list[int]]  # spelling -> the candidates that have it
+    folded: dict[str, list[str]]  # name without case or separators -> the candidates spelt so
+    members: frozenset[str]
+    lengths: list[tuple[int, int]]  # (length of the flat spelling, candidate), shortest first
+    letters: tuple[collections.Counter[str], ...]  # the letters of each flat spelling
+
+
+@functools.lru_cache(maxsize=256)
+def _index(candidates: tuple[str, ...]) -> _Index:
+    """Everything about ``candidates`` a query needs, computed once per list (a tool's fields, a registry's tools)."""
+    candidates = tuple(dict.fromkeys(candidates))  # a name listed twice is one candidate
+    terms = tuple(_terms(c) for c in candidates)
+    df: dict[str, int] = {}
+    by_word: dict[str, list[int]] = {}
+    by_spelling: dict[str, list[int]] = {}
+    by_length: dict[int, list[tuple[str, str]]] = {}
+    for i, ts in enumerate(terms):
+        for w, spelt in ts:
+            df[w] = df.get(w, 0) + 1
+            by_word.setdefault(w, []).append(i)
+            if spelt not in by_spelling:
+                by_length.setdefault(len(spelt), []).append((w, spelt))
+            by_spelling.setdefault(spelt, []).append(i)
+    folded: dict[str, list[str]] = {}
+    for a in candidates:
+        folded.setdefault(to_snake(a).replace("_", ""), []).append(a)
+    flats = tuple("_".join(sorted(s for _, s in ts)) for ts in terms)
+    return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats, by_word, by_length, by_spelling,
+                  folded, frozenset(candidates), sorted((len(f), i) for i, f in enumerate(flats)),
+                  tuple(collections.Counter(f) for f in flats))
+
+
+def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> list[int]:
+    """The candidates whose word score can be above 0 (they share a word or a typo of one), at most _CAP.
+
+    Rare words are followed first: a word most candidates carry says little, and its list may be long.
+    """
+    lists: list[list[int]] = []
+    for q in query:
+        lists.append(ix.by_word.get(q[0], []))
+        n = len(q[1])
+        if n >= 3:  # a typo counts between words of 4+ letters, or two 3-letter anagrams (_word_similarity)
+            for length in ((3,) if n == 3 else range(max(4, n - 2), n + 3)):
+                for b in ix.by_length.get(length, ()):
+                    if b[0] != q[0] and _word_similarity(q, b):
+                        lists.append(ix.by_spelling[b[1]])
+    found: dict[int, None] = {}
+    for members in sorted(lists, key=len):
+        for i in members:
+            if len(found) >= _CAP:
+                return list(found)
+            found[i] = None
+    return list(found)
+
+
 def closest(name: str, candidates: list[str]) -> str | None:
-    """The one candidate ``name`` clearly means, by shared words then characters, else None."""
+    """The one candidate ``name`` clearly means, by shared words then characters, else None.
+
+    Ranked as if every candidate were scored on words, then characters; see _CAP for what is scored."""
     query = _terms(name[:NAME_LIMIT])
     if not query or not candidates:
         return None
-    terms = {c: _terms(c) for c in candidates}
-    df: dict[str, int] = {}
-    for ts in terms.values():
-        for w, _ in ts:
-            df[w] = df.get(w, 0) + 1
-    weight = {w: 1.0 / n for w, n in df.items()}
-    flat = "_".join(sorted(s for _, s in query))
-    scored = sorted(((_word_score(query, ts, weight),
-                      difflib.SequenceMatcher(None, flat, "_".join(sorted(s for _, s in ts))).ratio(), c)
-                     for c, ts in terms.items()), reverse=True)
-    (best_w, best_c, best), (next_w, next_c, _) = scored[0], (scored[1] if len(scored) > 1 else (0.0, 0.0, ""))
+    ix = _index(tuple(candidates))
+    sims: dict[tuple[tuple[str, str], tuple[str, str]], float] = {}
+
+    def similarity(q: tuple[str, str], c: tuple[str, str]) -> float:  # candidates share words: each pair once
+        if (q, c) not in sims:
+            sims[q, c] = _word_similarity(q, c)
+        return sims[q, c]
+
+    words = {i: w for i in _word_candidates(query, ix)
+             if (w := _word_score(query, list(ix.terms[i]), ix.weight, similarity))}
+    ranked = sorted(words.values(), reverse=True)
+    best_w = ranked[0] if ranked else 0.0
     if best_w >= _MIN_WORDS:
         # Enough shared words: suggest only a clear winner. A tie on words (get_activity_by_range
         # between ..._by_price_range and ..._by_accessibility_range) is not broken by characters,
         # which would only prefer the shorter name.
-        return best if best_w - next_w >= _MARGIN else None
-    if best_c >= _MIN_CHARS and best_c - next_c >= _MARGIN:
-        return best  # too few shared words to go by (gte_order, getordr): a clear typo of one name
-    return None
+        next_w = ranked[1] if len(ranked) > 1 else 0.0
+        return next(ix.names[i] for i, w in words.items() if w == best_w) if best_w - next_w >= _MARGIN else None
+    # Too few shared words to go by (gte_order, getordr): a clear typo of one name, by characters
+    flat = "_".join(sorted(s for _, s in query))
+    letters = collections.Counter(flat)
+    chars: dict[int, float] = {}
+
+    def char(i: int) -> float:
+        if i not in chars:
+            chars[i] = difflib.SequenceMatcher(None, flat, ix.flats[i]).ratio()
+        return chars[i]
+
+    def bound(i: int) -> float:
+        """At least ``char(i)`` (difflib's quick_ratio: the letters two strings share, in any order), far cheaper."""
+        other = ix.letters[i]
+        return 2 * sum(min(n, other[ch]) for ch, n in letters.items()) / (len(flat) + len(ix.flats[i]))
+
+    def order(group: list[int], *, first: bool = False) -> list[int]:
+        """``group`` as the full ranking orders equal word scores (characters, then name), less the candidates
+        whose bound is under _CHAR_FLOOR (they can neither be suggested nor spoil a margin); when the first
+        one must reach _MIN_CHARS and no bound does, nothing (and no difflib at all)."""
+        near = [i for i in group if bound(i) >= _CHAR_FLOOR]
+        if first and not any(bound(i) >= _MIN_CHARS for i in near):
+            return []
+        return sorted(near, key=lambda i: (char(i), ix.names[i]), reverse=True)
+
+    def runner_up(group: list[int]) -> float:
+        ordered = order(group)
+        return char(ordered[0]) if ordered else 0.0  # under _CHAR_FLOOR, as good as 0 for the margin
+
+    if best_w:
+        group = [i for i, w in words.items() if w == best_w]
+        top = order(group, first=True)
+        if not top or char(top[0]) < _MIN_CHARS:
+            return None
+        best = top[0]
+        lower = [w for w in ranked if w < best_w]
+        if len(group) > 1:
+            next_c = runner_up(top[1:])
+        elif lower:
+            next_c = runner_up([i for i, w in words.items() if w == lower[0]])
+        else:
+            next_c = runner_up(_by_characters(flat, ix, exclude=words))
+    else:
+        top = order(_by_characters(flat, ix, exclude={}), first=True)
+        if not top or char(top[0]) < _MIN_CHARS:
+            return None
+        best, next_c = top[0], runner_up(top[1:])
+    return ix.names[best] if char(best) - next_c >= _MARGIN else None
+
+
+def _by_characters(flat: str, ix: _Index, exclude: dict[int, float]) -> list[int]:
+    """The candidates whose character similarity to ``flat`` may reach _CHAR_FLOOR, at most _CAP of them.
+
+    The ratio is at most ``2 * min(a, b) / (a + b)`` for lengths a and b: a candidate much shorter or
+    longer than the query cannot be near it, so none is compared; the nearest lengths are taken first.
+    """
+    a = len(flat)
+    lengths = ix.lengths
+    right = bisect.bisect_left(lengths, (a, -1))
+    left = right - 1
+    out: list[int] = []
+    while len(out) < _CAP:  # outwards from the query's length, the nearer side first
+        take_left = left >= 0 and (right >= len(lengths) or a - lengths[left][0] <= lengths[right][0] - a)
+        if not take_left and right >= len(lengths):
+            break
+        n, i = lengths[left] if take_left else lengths[right]
+        if 2 * min(a, n) < _CHAR_FLOOR * (a + n):
+            if take_left:  # every shorter one is further still
+                left = -1
+            else:
+                right = len(lengths)
+            continue
+        if take_left:
+            left -= 1
+        else:
+            right += 1
+        if i not in exclude:
+            out.append(i)
+    return out
 
 
 def suggest(name: str, allowed: list[str]) -> str | None:
@@ -179,13 +339,11 @@ def suggest(name: str, allowed: list[str]) -> str | None:
     if not allowed:
         return None
     name = name[:NAME_LIMIT]  # difflib is quadratic: a megabyte of name must not reach it
+    ix = _index(tuple(allowed))
     for candidate in (to_snake(name), to_camel(name)):
-        if candidate in allowed and candidate != name:
+        if candidate != name and candidate in ix.members:
             return candidate
-    folded: dict[str, list[str]] = {}
-    for a in allowed:
-        folded.setdefault(to_snake(a).replace("_", ""), []).append(a)
-    same = folded.get(to_snake(name).replace("_", ""), [])
+    same = ix.folded.get(to_snake(name).replace("_", ""), [])
     if len(same) == 1:
         return same[0]
     return closest(name, list(allowed))

@@ -23,7 +23,8 @@ from .clean import clean as clean_values
 from .errors import Problem, ToolError, ToolFailure, json_type, make_error, render
 from .i18n import Lang, LocalizedError, check_lang, t
 from .jsonutil import MAX_DEPTH, depth, lone_surrogates, parse_strict
-from .schema import close_objects, compile_schema, suggest, transform
+from .names import suggest
+from .schema import close_objects, compile_schema, transform
 
 __all__ = ["LEGACY_TYPES", "BusinessCheck", "Checked", "Registry", "Tool", "ToolsInputError", "from_legacy_types", "load_specs",
            "rule"]

@@ -27,7 +27,7 @@ from test_redaction import SHAPES, SIZES, hostile, render_everything  # noqa: E4
 
 from agentlab import Registry  # noqa: E402
 from agentlab import errors as E  # noqa: E402
-from agentlab.schema import suggest  # noqa: E402
+from agentlab.names import suggest  # noqa: E402
 
 TARGET_1MB_S, TARGET_GROWTH = 2.0, 50.0
 

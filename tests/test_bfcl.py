@@ -16,7 +16,7 @@ import pytest
 from conftest import DATASETS, need
 
 from agentlab import Registry
-from agentlab.schema import to_camel
+from agentlab.names import to_camel
 
 BFCL = DATASETS / "bfcl"
 MT_FILES = {"GorillaFileSystem": "gorilla_file_system", "MathAPI": "math_api", "MessageAPI": "message_api",

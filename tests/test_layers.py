@@ -2,7 +2,8 @@
 
 Layers, lowest first (a module may import its own layer and the ones below):
 
-    core       the flat modules (errors, schema, tools, loop, store...) and models/interface.py
+    core       the flat modules (errors, names, tools, loop, store...), the schema engine's package
+               (agentlab/schema/, entered through its face, agentlab/schema/__init__.py) and models/interface.py
     models     the rest of agentlab/models/ (fakes, faults, real models, cassettes, test server)
     scenarios  agentlab/scenarios/
     site       agentlab/site/ (the skill site: it hosts the desks' tools)
@@ -83,6 +84,41 @@ def test_the_layer_rule_can_fail():
     assert layer("agentlab.site.service") == "site" and layer("agentlab.site.shipped.weather.handler") == "site"
     assert "agentlab.scenarios.aftersales" in imports(PKG / "site" / "desks.py")  # the site may host the desks...
     assert LAYERS.index("site") < LAYERS.index("evals")  # ...and evals may one day grade a run through the site
+
+
+SCHEMA = PKG / "schema"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[module_name(p) for p in MODULES])
+def test_the_schema_package_is_entered_through_its_face(path):
+    """Outside agentlab/schema/, only ``agentlab.schema`` is imported; inside, never the face itself.
+
+    The face is the package's public surface, so the modules behind it can be split or renamed; and a
+    module behind it that imported the face would import itself in a circle (the face imports them all).
+    """
+    inner = sorted(m for m in imports(path) if m.startswith("agentlab.schema."))
+    if path.parent == SCHEMA:
+        assert "agentlab.schema" not in imports(path) or path.name == "__init__.py", \
+            f"{module_name(path)} imports the face, agentlab.schema: import the module behind it"
+    else:
+        assert not inner, f"{module_name(path)} reaches behind agentlab.schema's face: {inner}"
+
+
+def test_only_the_delegated_path_imports_jsonschema():
+    """The compiled path never needs jsonschema: an ordinary schema must not pay for importing it."""
+    importers = set()
+    for path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            if any(n == "jsonschema" or n.startswith("jsonschema.") for n in names):
+                importers.add(module_name(path))
+    assert importers == {"agentlab.schema.delegate"}
+
+
+def test_the_face_rule_can_fail():
+    assert "agentlab.schema.delegate" in imports(SCHEMA / "compiler.py")  # compile_schema hands some schemas on
+    assert "agentlab.schema" in imports(PKG / "tools.py") and layer("agentlab.schema.compiler") == "core"
 
 
 def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 from conftest import DATASETS, need
 
-from agentlab.schema import SchemaError, close_objects, compile_schema, suggest, transform, unsupported_keywords
+from agentlab.names import suggest
+from agentlab.schema import SchemaError, close_objects, compile_schema, transform, unsupported_keywords
 
 SUITE = DATASETS / "json-schema-test-suite" / "draft2020-12"
 

@@ -19,7 +19,7 @@ import pytest
 from conftest import DATASETS, ROOT, need
 
 from agentlab import Registry
-from agentlab.schema import name_words, suggest, to_camel
+from agentlab.names import name_words, suggest, to_camel
 
 BFCL = DATASETS / "bfcl"
 
@@ -240,3 +240,28 @@ def test_bfcl_through_the_registry():
                 right += got == name
     print(f"\nBFCL multi-turn tools through the registry: {total}, suggested {suggested}, right {right}")
     assert right >= 0.97 * suggested and suggested >= 0.8 * total
+
+
+def test_a_suggestion_scores_a_bounded_number_of_candidates(monkeypatch):
+    """The did-you-mean runs on the error path: among 500 fields it must not compare characters (difflib) or
+    score words for every one of them. Counted, not timed: at most 64 of each, whatever the number of fields."""
+    import difflib
+
+    from agentlab import names
+    calls = {"difflib": 0, "words": 0}
+    real_matcher, real_score = difflib.SequenceMatcher, names._word_score
+
+    def matcher(*a, **kw):
+        calls["difflib"] += 1
+        return real_matcher(*a, **kw)
+
+    def score(*a, **kw):
+        calls["words"] += 1
+        return real_score(*a, **kw)
+
+    monkeypatch.setattr(difflib, "SequenceMatcher", matcher)
+    monkeypatch.setattr(names, "_word_score", score)
+    fields = [f"field_{i}_{w}" for i, w in enumerate(["alpha", "beta", "gamma", "delta", "epsilon"] * 100)]
+    assert suggest("feild_7_gama", fields) == "field_7_gamma"
+    assert suggest("zzzz_qqq", fields) is None and suggest("fieldd_7_gamma", fields) == "field_7_gamma"
+    assert 0 < calls["words"] <= 3 * 64 and calls["difflib"] <= 3 * 64, calls

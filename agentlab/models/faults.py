@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ..schema import to_camel
+from ..names import to_camel
 from ..tools import Registry, Tool
 from .interface import Model, ModelCall, ModelError, Reply, ToolCall
 

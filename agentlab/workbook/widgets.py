@@ -181,7 +181,7 @@ def _registry_of(text: str, name: str, description: str, lang: Lang) -> tuple[Re
 def sample_calls(tool: Tool) -> list[str]:
     """Calls a model might send this tool, made from its own schema: one valid-looking call, then
     the usual mistakes (a camelCase name, a missing field, a wrong type, cut-off JSON, nothing)."""
-    from ..schema import to_camel
+    from ..names import to_camel
     props = tool.parameters.get("properties", {}) if isinstance(tool.parameters, Mapping) else {}
     required = [k for k in tool.parameters.get("required", []) if k in props] or list(props)[:2]
     good = {k: _sample_value(props[k]) for k in required}

@@ -34,11 +34,11 @@ import referencing.jsonschema
 from jsonschema import FormatChecker, ValidationError, validators
 from jsonschema_specifications import REGISTRY as _METASCHEMAS
 
-from .errors import Problem
-from .names import suggest
-from .schema_base import _SCHEMA_LISTS, _SCHEMA_MAPS, _SCHEMA_ONE, DRAFT_2020_12, SchemaError, _shape, join, ref_loop, show, transform
-from .schema_formats import FORMATS
-from .schema_regex import ecma_to_python
+from ..errors import Problem
+from ..names import suggest
+from .base import _SCHEMA_LISTS, _SCHEMA_MAPS, _SCHEMA_ONE, DRAFT_2020_12, SchemaError, _shape, join, ref_loop, show, transform
+from .ecma import ecma_to_python
+from .formats import FORMATS
 
 try:  # which fields and items the rest of a schema evaluated: jsonschema's own answer, so both agree
     from jsonschema._utils import find_evaluated_item_indexes_by_schema as _evaluated_items

@@ -1,8 +1,9 @@
 """What both paths of the schema check share: the schema's error, problem paths, walking
 subschemas, and the ``$ref`` loops refused at registration.
 
-The compiled path (schema.py) and the delegated one (schema_delegate.py) both build on this module, so
-that schema.py can hand a schema to schema_delegate.py without the two importing each other.
+Every module of the package builds on this one (the compiled path in compiler.py and checks.py, the
+delegated one in delegate.py, the meta-schema checks in keywords.py), so that compiler.py can hand a
+schema to delegate.py without the two importing each other.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urljoin
 
-__all__ = ["DRAFT_2020_12", "SchemaError", "join", "ref_loop", "show", "transform"]
+__all__ = ["DRAFT_2020_12", "Pointer", "SchemaError", "join", "ref_loop", "show", "transform"]
 
 
 DRAFT_2020_12 = frozenset({"https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#"})
@@ -41,6 +42,19 @@ def join(parent: str, key: Any) -> str:
 
 def show(path: str) -> str:
     return path or "$"
+
+
+Pointer = tuple[str, ...]  # a JSON pointer's tokens, unescaped: ("properties", "a/b")
+
+
+def _where(at: Pointer) -> str:
+    """``at`` as the JSON pointer a schema's author reads in an error: ``#/properties/code/minLength``."""
+    return "#" + "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in at)
+
+
+def _short_repr(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _shape(s: Any) -> str:

@@ -1,6 +1,6 @@
 """ECMA-262 patterns, as JSON Schema means them, translated for Python's ``re``.
 
-Shared by the compiled path (schema.py) and the delegated one (schema_delegate.py), so a pattern matches
+Shared by the compiled path (compiler.py, checks.py) and the delegated one (delegate.py), so a pattern matches
 the same strings whichever path checks it.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The ``format`` values the schema check asserts (date, date-time, time, email, uuid, ipv4).
 
-Shared by the compiled path (schema.py) and the delegated one (schema_delegate.py), so both say the same.
+Shared by the compiled path (compiler.py, checks.py) and the delegated one (delegate.py), so both say the same.
 """
 from __future__ import annotations
 

@@ -1,0 +1,200 @@
+"""The schema's own keywords: which ones draft 2020-12 has, and whether their values are allowed.
+
+These are the meta-schema checks, run once at registration (the call path never sees them):
+:func:`check_keywords` refuses a keyword value the draft does not allow, :func:`unsupported_keywords`
+lists the keywords it does not know (the linter warns about them), and :func:`subschemas` walks every
+position where a subschema may sit.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import json_type
+from .base import _SCHEMA_LISTS, _SCHEMA_MAPS, _SCHEMA_ONE, Pointer, SchemaError, _children, _is_schema, _short_repr, _where
+from .checks import TYPE_TESTS, _is_integer, _is_number
+from .ecma import ecma_to_python
+
+__all__ = ["ANNOTATIONS", "DELEGATED", "KEYWORDS", "check_keywords", "subschemas", "unsupported_keywords"]
+
+ANNOTATIONS = frozenset({
+    "description", "title", "default", "examples", "$schema", "$id", "$comment",
+    "deprecated", "readOnly", "writeOnly", "$defs", "contentEncoding", "contentMediaType", "contentSchema",
+    # not 2020-12, but common and harmless: OpenAPI's example, BFCL's optional, draft 7's home for $defs
+    "example", "optional", "definitions",
+})
+KEYWORDS = frozenset({
+    "type", "enum", "const", "properties", "required", "additionalProperties",
+    "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired",
+    "dependentSchemas", "dependencies", "items", "prefixItems", "contains", "minContains", "maxContains",
+    "minItems", "maxItems", "uniqueItems", "minimum", "maximum", "exclusiveMinimum",
+    "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "pattern", "format",
+    "anyOf", "oneOf", "allOf", "not", "if", "then", "else", "$ref",
+})
+"""The keywords the compiled path enforces."""
+DELEGATED = frozenset({
+    "unevaluatedItems", "unevaluatedProperties", "$anchor", "$dynamicAnchor", "$dynamicRef", "$vocabulary",
+})
+"""Keywords that send their whole schema to the ``jsonschema`` package (they need annotations or URIs)."""
+
+
+# --- the schema's own keyword values ---------------------------------------------------
+# Checked once, at registration, for a 2020-12 schema (another draft is checked against its own
+# metaschema by jsonschema): a value of the wrong kind would otherwise fail on every call
+# (minLength "5" is a TypeError, multipleOf 0 a ZeroDivisionError) or quietly mean something
+# else (required "name" would ask for fields n, a, m and e). Written by hand, not by the metaschema,
+# so an ordinary schema never imports jsonschema.
+_COUNTS = frozenset({"minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
+                     "minContains", "maxContains"})
+_BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+_TEXTS = frozenset({"pattern", "$ref", "$dynamicRef", "$anchor", "$dynamicAnchor", "$id", "$schema", "$comment", "format",
+                    "title", "description", "contentEncoding", "contentMediaType"})
+_FLAGS = frozenset({"uniqueItems", "deprecated", "readOnly", "writeOnly"})
+
+def _names_list(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(n, str) for n in v) and len(set(v)) == len(v)
+
+
+def _keyword_problem(k: str, v: Any) -> str | None:
+    """What is wrong with the value ``v`` of keyword ``k`` (draft 2020-12), or None."""
+    if k in _COUNTS:
+        if isinstance(v, bool) or not _is_integer(v) or v < 0:
+            return "must be a non-negative integer"
+    elif k in _BOUNDS:
+        if not _is_number(v) or (isinstance(v, float) and not math.isfinite(v)):
+            return "must be a number"
+    elif k == "multipleOf":
+        if not _is_number(v) or (isinstance(v, float) and not math.isfinite(v)) or not v > 0:
+            return "must be a number greater than 0"
+    elif k in _TEXTS:
+        if not isinstance(v, str):
+            return "must be a string"
+    elif k in _FLAGS:
+        if not isinstance(v, bool):
+            return "must be true or false"
+    elif k == "type":
+        names = [v] if isinstance(v, str) else v
+        if not isinstance(names, list) or not names or len(set(map(repr, names))) != len(names) \
+                or any(not isinstance(n, str) or n not in TYPE_TESTS for n in names):
+            return f"must be one of {', '.join(TYPE_TESTS)}, or a list of them without repeats"
+    elif k == "enum":
+        if not isinstance(v, list):
+            return "must be a list"
+    elif k == "required":
+        if not _names_list(v):
+            return "must be a list of field names (strings, no repeats)"
+    elif k == "dependentRequired":
+        if not isinstance(v, dict) or not all(_names_list(x) for x in v.values()):
+            return "must map each field name to a list of field names (strings, no repeats)"
+    elif k == "dependencies":
+        if not isinstance(v, dict) or not all(_is_schema(x) or _names_list(x) for x in v.values()):
+            return "must map each field name to a schema or a list of field names"
+    elif k in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
+        if not isinstance(v, dict) or not all(_is_schema(x) for x in v.values()):
+            return "must map names to schemas (objects or booleans)"
+    elif k in ("allOf", "anyOf", "oneOf"):
+        if not isinstance(v, list) or not v or not all(_is_schema(x) for x in v):
+            return "must be a non-empty list of schemas"
+    elif k == "prefixItems":
+        if not isinstance(v, list) or not v or not all(_is_schema(x) for x in v):
+            return "must be a non-empty list of schemas"
+    elif (k in _SCHEMA_ONE and k != "additionalItems") or k == "contentSchema":  # additionalItems: not 2020-12
+        if not _is_schema(v):
+            return "must be a schema (an object or a boolean)"
+    elif k == "examples":
+        if not isinstance(v, list):
+            return "must be a list"
+    elif k == "$vocabulary":
+        if not isinstance(v, dict) or not all(isinstance(x, bool) for x in v.values()):
+            return "must map URIs to true or false"
+    return None
+
+
+_WHY_ZH = {
+    "must be a non-negative integer": "必须是非负整数",
+    "must be a number": "必须是数字",
+    "must be a number greater than 0": "必须是大于 0 的数字",
+    "must be a string": "必须是字符串",
+    "must be true or false": "必须是 true 或 false",
+    "must be a list": "必须是列表",
+    "must be a list of field names (strings, no repeats)": "必须是字段名列表（字符串，不重复）",
+    "must map each field name to a list of field names (strings, no repeats)": "必须把每个字段名映射到一个字段名列表（字符串，不重复）",
+    "must map each field name to a schema or a list of field names": "必须把每个字段名映射到一个 schema 或字段名列表",
+    "must map names to schemas (objects or booleans)": "必须把名字映射到 schema（对象或布尔值）",
+    "must be a non-empty list of schemas": "必须是非空的 schema 列表",
+    "must be a schema (an object or a boolean)": "必须是 schema（对象或布尔值）",
+    "must map URIs to true or false": "必须把 URI 映射到 true 或 false",
+}
+
+
+def _why_zh(why: str) -> str:
+    if why.startswith("must be one of "):  # the type list: names stay as JSON Schema spells them
+        return "必须是 " + why.removeprefix("must be one of ").replace(", or a list of them without repeats", "") \
+            + " 之一，或由它们组成、不重复的列表"
+    return _WHY_ZH.get(why, why)
+
+
+def check_keywords(schema: Any) -> None:
+    """Raise :class:`SchemaError` for the first keyword whose value draft 2020-12 does not allow.
+
+    The message names the keyword and where it is, as a JSON pointer (``#/properties/code/minLength``).
+    Patterns must compile (as ECMA-262, see :func:`ecma_to_python`). Unknown keywords are not judged.
+    """
+    todo: list[tuple[Any, Pointer]] = [(schema, ())]
+    while todo:
+        node, at = todo.pop()
+        if isinstance(node, bool):
+            continue
+        if not isinstance(node, dict):
+            raise SchemaError(f"a schema must be an object or a boolean, got {json_type(node)} at {_where(at)}",
+                              f"{_where(at)} 处的 schema 必须是对象或布尔值，实际是 {json_type(node)}")
+        for k, v in node.items():
+            why = _keyword_problem(k, v)
+            if why is not None:
+                raise SchemaError(f"{k} {why}, got {json_type(v)} {_short_repr(v)} at {_where((*at, k))}",
+                                  f"{_where((*at, k))} 处的 {k} {_why_zh(why)}，实际是 {json_type(v)} {_short_repr(v)}")
+        patterns = [(node["pattern"], (*at, "pattern"))] if "pattern" in node else []
+        patterns += [(p, (*at, "patternProperties", p)) for p in node.get("patternProperties", {})]
+        for p, where in patterns:
+            try:
+                re.compile(ecma_to_python(p))
+            except re.error as exc:
+                raise SchemaError(f"pattern {p!r} does not compile ({exc}) at {_where(where)}",
+                                  f"{_where(where)} 处的 pattern {p!r} 无法编译（{exc}）") from None
+        for k, name, sub in _children(node):
+            if k != "additionalItems":  # not a 2020-12 keyword: not judged
+                todo.append((sub, at + (k,) + (() if name is None else (str(name),))))
+
+
+_KNOWN = KEYWORDS | ANNOTATIONS | DELEGATED
+
+
+def subschemas(schema: Any, path: str = "$") -> Iterator[tuple[str, dict]]:
+    """``(path, subschema)`` for ``schema`` and every object subschema in it, in every position 2020-12 has.
+
+    Paths read like the linter's locations: ``$.order.items`` for a property, ``$.anyOf[1]``,
+    ``$.$defs.node``, ``$.then``.
+    """
+    if not isinstance(schema, dict):
+        return
+    yield path, schema
+    for k, v in schema.items():
+        if k in _SCHEMA_MAPS and isinstance(v, dict):
+            for name, sub in v.items():
+                yield from subschemas(sub, f"{path}.{name}" if k == "properties" else f"{path}.{k}.{name}")
+        elif k in _SCHEMA_ONE and not isinstance(v, list):
+            yield from subschemas(v, f"{path}.{k}")
+        elif (k in _SCHEMA_LISTS or k in _SCHEMA_ONE) and isinstance(v, list):  # items: [...] before 2020-12
+            for i, sub in enumerate(v):
+                yield from subschemas(sub, f"{path}.{k}[{i}]")
+
+
+def unsupported_keywords(schema: Any, path: str = "$") -> list[tuple[str, str]]:
+    """``(path, keyword)`` for every keyword that draft 2020-12 does not know, in every subschema.
+
+    Nothing enforces such a keyword (the draft says to ignore it), so the author who wrote it
+    probably expects something that will not happen. A misspelling (``maxLenght``) is the usual case.
+    """
+    return [(where, k) for where, node in subschemas(schema, path) for k in node if k not in _KNOWN]
