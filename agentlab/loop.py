@@ -40,7 +40,7 @@ from .jsonutil import MAX_DEPTH, canonical, escape_surrogates, parse_strict
 from .models.interface import Model, ModelError, Reply, ToolCall, ToolChoice, Usage, content_text, takes_tool_choice
 from .runs import Run, Status
 from .store import Approval, MemoryStore, Store, open_store, quietly, result_json
-from .timeouts import WriteTimeout, run_with_timeout
+from .timeouts import WriteTimeout, _can_alarm, run_with_timeout
 from .tools import Registry, Tool
 from .trace import Event, finalize
 
@@ -129,23 +129,30 @@ def idempotency_key(tool: Tool, args: dict, session_id: str | None = None) -> st
     """Computed by the loop, never by the model: the business key (one refund per order, whoever
     asks), or else all the arguments within one session: two customers asking for a call back in
     the same words are two intents, one customer asking twice is one."""
+    return _key_of(tool, args, session_id)
+
+
+def _key_of(tool: Tool, args: dict, session_id: str | None, text: str | None = None) -> str:
+    """:func:`idempotency_key`, given the canonical JSON of ``args`` when the caller has it already."""
     scope = f"{session_id}:" if session_id else ""
     if tool.business_key is not None:
         try:
             return f"{tool.name}:{scope if tool.key_scope == 'session' else ''}{tool.business_key(args)}"
         except (KeyError, TypeError, ValueError):  # unvalidated arguments: fall back to all of them
             pass
-    return f"{tool.name}:{scope}{canonical(args)}"
+    return f"{tool.name}:{scope}{canonical(args) if text is None else text}"
 
 
 # --- one validated call: claim, gate, run, resend ----------------------------------
 def execute(tool: Tool, args: dict, ctx: CallContext, *, key: str,
-            gate: Callable[[], CallOutcome | None] | None = None, extra: dict | None = None) -> CallOutcome:
+            gate: Callable[[], CallOutcome | None] | None = None, extra: dict | None = None,
+            fingerprint: str | None = None) -> CallOutcome:
     """Run one validated call with idempotency, timeout and safe retries.
 
     The claim on ``key`` is taken here and only here. ``gate`` runs after the claim and
     before the tool (business rules, approval): an outcome from it refuses the call and
-    frees the key. ``extra`` is added to a success (the cleaning audit, say).
+    frees the key. ``extra`` is added to a success (the cleaning audit, say). ``fingerprint``
+    is ``canonical(args)`` when the caller has computed it already (it is not computed twice).
     """
     cfg, lang = ctx.config, ctx.lang
     # a write that sets a value (idempotent) is neither claimed nor deduplicated: doing it again is harmless,
@@ -155,7 +162,7 @@ def execute(tool: Tool, args: dict, ctx: CallContext, *, key: str,
         # The claim comes before the business rules: a replay of a refund that was done
         # must return its first result, not be refused because the order is refunded now.
         try:
-            claim = ctx.store.claim(key, canonical(args), lease=cfg.lease)
+            claim = ctx.store.claim(key, canonical(args) if fingerprint is None else fingerprint, lease=cfg.lease)
         except Exception as exc:  # noqa: BLE001 - a store that is down (Redis restarting): nothing has run
             return _failed(make_error("UNAVAILABLE"), lang, exec_ok=None,
                            note="the idempotency store could not be reached, so nothing was run: " + _describe(exc))
@@ -508,11 +515,12 @@ def _one_call(tc: ToolCall, ctx: CallContext, seen: dict[str, int]) -> CallOutco
             return _failed(reg.unknown_tool(tc.name), lang, validate_ok=False)
         args = parsed
     tool = reg[tc.name]
-    sig = f"{tool.name}:{canonical(args)}"
+    text = canonical(args)  # once: the repeat breaker, the key and the claim's fingerprint all read it
+    sig = f"{tool.name}:{text}"
     seen[sig] = count = seen.get(sig, 0) + 1
     if cfg.repeat_limit is not None and count >= cfg.repeat_limit:
         return _failed(make_error("LOOP_DETECTED", count=count), lang, exec_ok=None, note="repeated-call breaker")
-    key = idempotency_key(tool, args, ctx.session_id)
+    key = _key_of(tool, args, ctx.session_id, text)
 
     def gate() -> CallOutcome | None:
         if cfg.validate:
@@ -521,14 +529,14 @@ def _one_call(tc: ToolCall, ctx: CallContext, seen: dict[str, int]) -> CallOutco
                 return _failed(rule_err, lang, validate_ok=False if rule_err.code == "INVALID_ARGS" else True,
                                exec_ok=None)
         if cfg.approval and tool.needs_approval is not None:
-            return _hold(tool, args, key, ctx)
+            return _hold(tool, args, key, ctx, text)
         return None
 
     extra = {"cleaned": [c.to_dict() for c in cleaned]} if cleaned else None
-    return execute(tool, args, ctx, key=key, gate=gate, extra=extra)
+    return execute(tool, args, ctx, key=key, gate=gate, extra=extra, fingerprint=text)
 
 
-def _hold(tool: Tool, args: dict, key: str, ctx: CallContext) -> CallOutcome | None:
+def _hold(tool: Tool, args: dict, key: str, ctx: CallContext, text: str) -> CallOutcome | None:
     """The approval gate: None lets the call run (a person approved exactly these arguments)."""
     try:
         why = tool.needs_approval(args) if tool.needs_approval else None
@@ -537,12 +545,12 @@ def _hold(tool: Tool, args: dict, key: str, ctx: CallContext) -> CallOutcome | N
     if not why:
         return None
     try:
-        approval = ctx.store.add_approval(Approval(key, ctx.session_id, tool.name, canonical(args), why,
+        approval = ctx.store.add_approval(Approval(key, ctx.session_id, tool.name, text, why,
                                                    created=time.time()))
     except Exception as exc:  # noqa: BLE001 - the call cannot be held, so it must not run either
         return _failed(make_error("UNAVAILABLE"), ctx.lang, exec_ok=None,
                        note="the approval could not be recorded, so nothing was run: " + _describe(exc))
-    if approval.args != canonical(args):  # another call on the same key is held or was decided
+    if approval.args != text:  # another call on the same key is held or was decided
         return _failed(make_error("CONFLICT", key=_shown_key(tool, args)), ctx.lang, exec_ok=None,
                        note=f"held call {approval.id} has other arguments")
     if approval.state == "rejected":
@@ -612,9 +620,10 @@ def _complete(model: Model, messages: list[dict], specs: list[dict], choice: Too
         except Exception as exc:  # noqa: BLE001 - re-raised in the loop's thread, below
             return False, exc
 
-    context = contextvars.copy_context()
+    # a worker thread needs this thread's context variables; under the alarm the call runs right here
+    run = call if _can_alarm() else functools.partial(contextvars.copy_context().run, call)
     try:
-        ok, value = run_with_timeout(lambda: context.run(call), max(limit, 1e-3), write=False)
+        ok, value = run_with_timeout(run, max(limit, 1e-3), write=False)
     except TimeoutError:
         raise _Late() from None
     if not ok:
