@@ -71,7 +71,8 @@ class _Workers:
         if not job.done.acquire(timeout=limit):
             with self._lock:
                 if not job.finished:  # still running: the caller stops waiting, the result settles a Future
-                    job.late = fut = Future()
+                    fut: Future = Future()
+                    job.late = fut
                     fut.set_running_or_notify_cancel()
                     if write:
                         raise WriteTimeout(limit, fut)
