@@ -25,23 +25,23 @@ import contextvars
 import functools
 import inspect
 import json
-import os
 import random
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from .errors import ToolError, ToolFailure, UsageError, friendly, make_error, redact, render
+from .calls import CallContext, CallOutcome, _describe, _failed, _one_call, classify_exception, default_store, execute, idempotency_key
+from .errors import ToolError, UsageError, friendly, make_error, redact, render
 from .guards import HARD_CAP, GuardConfig
 from .i18n import Lang, t
-from .jsonutil import MAX_DEPTH, canonical, escape_surrogates, parse_strict
+from .jsonutil import escape_surrogates
 from .models.interface import Model, ModelError, Reply, ToolCall, ToolChoice, Usage, content_text, takes_tool_choice
 from .runs import Run, Status
-from .store import Approval, MemoryStore, Store, open_store, quietly, result_json
-from .timeouts import WriteTimeout, run_with_timeout
-from .tools import Registry, Tool
+from .store import Store, quietly, result_json
+from .timeouts import _can_alarm, run_with_timeout
+from .tools import Registry
 from .trace import Event, finalize
 
 __all__ = [
@@ -56,205 +56,8 @@ __all__ = [
 ]
 
 BARE_ERROR = "Error: 500 internal error"
-
-
-def default_store() -> Store:
-    """The store ``AGENTLAB_STORE`` names (:func:`agentlab.store.open_store`): ``sqlite:///file.db`` or a path
-    (processes sharing one file refund once between them), ``redis://host:port/db`` (processes on several
-    machines), ``memory:``. Unset: a :class:`~agentlab.store.MemoryStore` of the run's own (a new SQLite
-    database per run cost about 120 µs of CPU, for claims nobody else could read anyway)."""
-    url = os.environ.get("AGENTLAB_STORE")
-    return open_store(url) if url else MemoryStore()
-
-
-@dataclass(frozen=True)
-class CallContext:
-    """Everything a guarded call needs besides the call: the tools, the guards, where
-    claims and held calls live, and the injected clock, sleep and randomness."""
-
-    registry: Registry
-    config: GuardConfig = GuardConfig()
-    store: Store = field(default_factory=default_store)
-    sleep: Callable[[float], None] = time.sleep
-    rng: random.Random = field(default_factory=lambda: random.Random(0))
-    clock: Callable[[], float] = time.perf_counter
-    session_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    lang: Lang = "en"
-
-
-@dataclass(frozen=True)
-class CallOutcome:
-    """One tool call's outcome: exactly what the model is told, and what telemetry records."""
-
-    content: str
-    error: ToolError | None = None
-    data: Any = None
-    parse_ok: bool | None = True
-    validate_ok: bool | None = True
-    exec_ok: bool | None = None
-    retries: int = 0
-    replayed: bool = False
-    note: str | None = None
-    approval_id: str | None = None
-
-
-def _failed(error: ToolError, lang: Lang, **kw: Any) -> CallOutcome:
-    return CallOutcome(render(error, lang), error, **kw)
-
-
-def classify_exception(exc: BaseException, seconds: float = 0, *, write: bool = False,
-                       resendable: bool = True) -> ToolError:
-    """A tool's exception as a ToolError. Only ToolFailure text reaches the model.
-
-    A write that failed by accident (timed out, lost its connection, raised) may or may not
-    have taken effect. Unless it is safe to resend (keyed), that is ``OUTCOME_UNKNOWN``:
-    never retryable. For a read, a refused connection is a plain transient failure.
-    """
-    if isinstance(exc, ToolFailure):
-        return exc.error  # the tool said on purpose what happened
-    if write and not resendable:
-        # a write is a black box: even a refused connection may come from a second hop after the
-        # first one wrote. A tool that knows nothing happened says so with ToolFailure("UNAVAILABLE").
-        return make_error("OUTCOME_UNKNOWN")
-    if isinstance(exc, ConnectionRefusedError):
-        return make_error("UNAVAILABLE")
-    if isinstance(exc, TimeoutError):
-        return make_error("TIMEOUT", seconds=seconds)
-    if isinstance(exc, ConnectionError):
-        return make_error("UNAVAILABLE")
-    return make_error("TOOL_ERROR")
-
-
-def idempotency_key(tool: Tool, args: dict, session_id: str | None = None) -> str:
-    """Computed by the loop, never by the model: the business key (one refund per order, whoever
-    asks), or else all the arguments within one session: two customers asking for a call back in
-    the same words are two intents, one customer asking twice is one."""
-    scope = f"{session_id}:" if session_id else ""
-    if tool.business_key is not None:
-        try:
-            return f"{tool.name}:{scope if tool.key_scope == 'session' else ''}{tool.business_key(args)}"
-        except (KeyError, TypeError, ValueError):  # unvalidated arguments: fall back to all of them
-            pass
-    return f"{tool.name}:{scope}{canonical(args)}"
-
-
-# --- one validated call: claim, gate, run, resend ----------------------------------
-def execute(tool: Tool, args: dict, ctx: CallContext, *, key: str,
-            gate: Callable[[], CallOutcome | None] | None = None, extra: dict | None = None) -> CallOutcome:
-    """Run one validated call with idempotency, timeout and safe retries.
-
-    The claim on ``key`` is taken here and only here. ``gate`` runs after the claim and
-    before the tool (business rules, approval): an outcome from it refuses the call and
-    frees the key. ``extra`` is added to a success (the cleaning audit, say).
-    """
-    cfg, lang = ctx.config, ctx.lang
-    # a write that sets a value (idempotent) is neither claimed nor deduplicated: doing it again is harmless,
-    # and replaying an old result could report a value that a later call has since changed
-    claimed = tool.side_effect and cfg.idempotency and not tool.idempotent
-    if claimed:
-        # The claim comes before the business rules: a replay of a refund that was done
-        # must return its first result, not be refused because the order is refunded now.
-        try:
-            claim = ctx.store.claim(key, canonical(args), lease=cfg.lease)
-        except Exception as exc:  # noqa: BLE001 - a store that is down (Redis restarting): nothing has run
-            return _failed(make_error("UNAVAILABLE"), lang, exec_ok=None,
-                           note="the idempotency store could not be reached, so nothing was run: " + _describe(exc))
-        if claim.status == "replay":
-            data = json.loads(claim.result or "null")
-            return CallOutcome(render(None, lang, data=data, replayed=True), None, data, exec_ok=True,
-                               replayed=True, note="replayed from the idempotency store")
-        if claim.status == "conflict":
-            return _failed(make_error("CONFLICT", key=_shown_key(tool, args)), lang, exec_ok=None)
-        if claim.status == "in_flight":
-            return _failed(make_error("IN_PROGRESS"), lang, exec_ok=None)
-        if claim.status == "unknown":
-            return _failed(make_error("OUTCOME_UNKNOWN"), lang, exec_ok=None,
-                           note="an earlier attempt never reported back; a person must resolve it")
-    if gate is not None:
-        try:
-            refused = gate()
-        except (KeyboardInterrupt, SystemExit, UsageError):
-            raise
-        except BaseException as exc:  # noqa: BLE001 - a rule that failed itself: nothing has run yet
-            refused = _failed(classify_exception(exc), lang, exec_ok=None,
-                              note="the business rule failed: " + _describe(exc))
-        if refused is not None:
-            if claimed:
-                quietly(ctx.store.release, key)
-            return refused
-    resendable = not tool.side_effect or tool.idempotent or (cfg.idempotency and tool.keyed)
-    retries, note = 0, None
-    while True:
-        try:
-            data = _invoke(tool, args, key if cfg.idempotency else None, cfg.timeout)
-        except (KeyboardInterrupt, SystemExit, UsageError):
-            raise
-        except BaseException as exc:  # noqa: BLE001 - every tool failure becomes data
-            err = classify_exception(exc, _limit(tool, cfg.timeout) or 0, write=tool.side_effect,
-                                     resendable=resendable)
-            detail = _describe(exc)
-            if err.category == "transient" and cfg.retry is not None and resendable \
-                    and retries < cfg.retry.max_retries and cfg.retry.may_wait(err.retry_after):
-                ctx.sleep(cfg.retry.delay(retries, ctx.rng, err.retry_after))
-                retries += 1
-                note = "resent with the same idempotency key" if tool.side_effect else None
-                continue
-            if err.code == "RATE_LIMITED" and err.message is None and cfg.retry is not None \
-                    and not cfg.retry.may_wait(err.retry_after):
-                # not resent because the wait asked is longer than this run may wait (as on the model path):
-                # the model hears that, and when the call may be sent again (the hint); a message the tool's
-                # author wrote is kept as written
-                err = make_error("RATE_LIMITED", _key="RATE_LIMITED.too_long", seconds=err.retry_after,
-                                 retry_after=err.retry_after, stage=err.stage, problems=err.problems)
-            if claimed:
-                if err.code == "OUTCOME_UNKNOWN":
-                    quietly(ctx.store.mark_unknown, key)
-                if isinstance(exc, WriteTimeout):
-                    # the write still runs: keep the claim (a resend hears IN_PROGRESS, never runs it
-                    # again) and let its result settle the key when it arrives
-                    exc.future.add_done_callback(lambda f: _settle(ctx.store, key, f))
-                elif err.code != "OUTCOME_UNKNOWN":
-                    quietly(ctx.store.release, key)
-            return _failed(err, lang, exec_ok=False, retries=retries, note=detail)
-        # What is stored is what the model sees: one plain JSON value, whatever the tool returned
-        # (a set, bytes, an object whose str() fails), so a replay tells exactly the same story.
-        stored = result_json(data)
-        plain = json.loads(stored)
-        if claimed and not quietly(ctx.store.finish, key, stored):
-            # it ran; only the record is missing: the claim stays until its lease ends, then reads "outcome
-            # unknown" to a repeat, so it is never run twice on a guess
-            note = "done, but the result could not be recorded (the idempotency store was unreachable)"
-        return CallOutcome(render(None, lang, data=plain, **(extra or {})), None, plain, exec_ok=True,
-                           retries=retries, note=note)
-
-
-def _shown_key(tool: Tool, args: dict) -> str:
-    """The business key as the model may read it: never the session id or the store's internal key."""
-    try:
-        return str(tool.business_key(args)) if tool.business_key is not None else tool.name
-    except (KeyError, TypeError, ValueError):
-        return tool.name
-
-
-def _settle(store: Store, key: str, future: Any) -> None:
-    """A timed-out write finished after all: its result is the truth about the key."""
-    if not future.cancelled() and future.exception() is None:
-        quietly(store.finish, key, result_json(future.result()))
-
-
-def _limit(tool: Tool, default: float | None) -> float | None:
-    return tool.timeout if tool.timeout is not None else default
-
-
-def _invoke(tool: Tool, args: dict, key: str | None, timeout: float | None) -> Any:
-    """Run ``tool.fn`` once under its deadline; failures are raised."""
-    fn = tool.fn
-    if fn is None:
-        raise ToolFailure("TOOL_ERROR", "this tool has no implementation")
-    kwargs = dict(args)
-    if tool.keyed and key is not None:
-        kwargs["idempotency_key"] = key
-    return run_with_timeout(lambda: fn(**kwargs), _limit(tool, timeout), write=tool.side_effect)
+# CallContext, CallOutcome, execute, classify_exception, idempotency_key and default_store live in calls.py
+# (one tool call); they are named here too, where a reader of the loop has always found them
 
 
 # --- the guarded loop ------------------------------------------------------------------
@@ -490,74 +293,6 @@ def _refusal(tc: ToolCall, choice: ToolChoice | None, lang: Lang) -> CallOutcome
     return _failed(err, lang, validate_ok=False, exec_ok=None)
 
 
-def _one_call(tc: ToolCall, ctx: CallContext, seen: dict[str, int]) -> CallOutcome:
-    cfg, reg, lang = ctx.config, ctx.registry, ctx.lang
-    cleaned: tuple = ()
-    if cfg.validate:
-        checked = reg.check(tc.name, tc.arguments, lang=lang, clean=cfg.clean, rules=False)
-        if not checked.ok:
-            return CallOutcome(checked.render(lang), checked.error, parse_ok=checked.parse_ok,
-                               validate_ok=False if checked.parse_ok else None)
-        args, cleaned = checked.args or {}, checked.cleaned
-    else:  # no contract checks: only what is needed not to crash
-        parsed, failure = parse_strict(tc.arguments or "{}", max_depth=MAX_DEPTH)
-        if failure is not None or not isinstance(parsed, dict):
-            err = make_error("BAD_JSON", detail=failure.describe() if failure else "not an object", example="{}")
-            return _failed(err, lang, parse_ok=False, validate_ok=None)
-        if tc.name not in reg:
-            return _failed(reg.unknown_tool(tc.name), lang, validate_ok=False)
-        args = parsed
-    tool = reg[tc.name]
-    sig = f"{tool.name}:{canonical(args)}"
-    seen[sig] = count = seen.get(sig, 0) + 1
-    if cfg.repeat_limit is not None and count >= cfg.repeat_limit:
-        return _failed(make_error("LOOP_DETECTED", count=count), lang, exec_ok=None, note="repeated-call breaker")
-    key = idempotency_key(tool, args, ctx.session_id)
-
-    def gate() -> CallOutcome | None:
-        if cfg.validate:
-            rule_err = reg.check_rules(tool.name, args)
-            if rule_err is not None:
-                return _failed(rule_err, lang, validate_ok=False if rule_err.code == "INVALID_ARGS" else True,
-                               exec_ok=None)
-        if cfg.approval and tool.needs_approval is not None:
-            return _hold(tool, args, key, ctx)
-        return None
-
-    extra = {"cleaned": [c.to_dict() for c in cleaned]} if cleaned else None
-    return execute(tool, args, ctx, key=key, gate=gate, extra=extra)
-
-
-def _hold(tool: Tool, args: dict, key: str, ctx: CallContext) -> CallOutcome | None:
-    """The approval gate: None lets the call run (a person approved exactly these arguments)."""
-    try:
-        why = tool.needs_approval(args) if tool.needs_approval else None
-    except (KeyError, TypeError, ValueError):  # cannot tell: hold it, fail safe
-        why = "the approval rule could not read these arguments"
-    if not why:
-        return None
-    try:
-        approval = ctx.store.add_approval(Approval(key, ctx.session_id, tool.name, canonical(args), why,
-                                                   created=time.time()))
-    except Exception as exc:  # noqa: BLE001 - the call cannot be held, so it must not run either
-        return _failed(make_error("UNAVAILABLE"), ctx.lang, exec_ok=None,
-                       note="the approval could not be recorded, so nothing was run: " + _describe(exc))
-    if approval.args != canonical(args):  # another call on the same key is held or was decided
-        return _failed(make_error("CONFLICT", key=_shown_key(tool, args)), ctx.lang, exec_ok=None,
-                       note=f"held call {approval.id} has other arguments")
-    if approval.state == "rejected":
-        return _failed(make_error("APPROVAL_REJECTED", reason=approval.decision or "-"), ctx.lang, exec_ok=None)
-    if approval.state == "approved" and approval.result is not None:
-        # an approval is for one execution, not a standing permission: a repeat gets the recorded result
-        data = json.loads(approval.result)
-        return CallOutcome(render(None, ctx.lang, data=data, replayed=True), None, data, exec_ok=True, replayed=True,
-                           note="replayed from the approved call")
-    if approval.open:  # pending, or approved once and failed: a person must decide (again)
-        err = make_error("NEEDS_APPROVAL", reason=why, extra={"approval_id": approval.id})
-        return CallOutcome(render(err, ctx.lang), err, exec_ok=None, approval_id=approval.id)
-    return None
-
-
 @dataclass(frozen=True)
 class _Asked:
     reply: Reply | None
@@ -612,9 +347,10 @@ def _complete(model: Model, messages: list[dict], specs: list[dict], choice: Too
         except Exception as exc:  # noqa: BLE001 - re-raised in the loop's thread, below
             return False, exc
 
-    context = contextvars.copy_context()
+    # a worker thread needs this thread's context variables; under the alarm the call runs right here
+    run = call if _can_alarm() else functools.partial(contextvars.copy_context().run, call)
     try:
-        ok, value = run_with_timeout(lambda: context.run(call), max(limit, 1e-3), write=False)
+        ok, value = run_with_timeout(run, max(limit, 1e-3), write=False)
     except TimeoutError:
         raise _Late() from None
     if not ok:
@@ -680,15 +416,6 @@ def _ask(model: Model, messages: list[dict], specs: list[dict], ctx: CallContext
             err = make_error("MODEL_ERROR", detail=f"not a reply: {type(raw).__name__}")
             return _Asked(None, err, retries, (ctx.clock() - t0) * 1000)
         return _Asked(reply, None, retries, (ctx.clock() - t0) * 1000)
-
-
-def _describe(exc: BaseException) -> str:
-    """An exception as a redacted line for telemetry; an exception whose str() raises is named only."""
-    try:
-        text = str(exc)[:2000]
-    except Exception:  # noqa: BLE001 - an exception whose own str() raises is still named
-        text = ""
-    return redact(f"{type(exc).__name__}: {text}")[:300]
 
 
 def _well_formed(raw: Any, step: int) -> Reply | None:

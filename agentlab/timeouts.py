@@ -11,13 +11,14 @@ Neither can interrupt C code that holds the GIL (a catastrophic regex, a long
 """
 from __future__ import annotations
 
+import _signal
+import _thread
 import queue
 import signal
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 __all__ = ["WriteTimeout", "run_with_timeout"]
@@ -34,6 +35,22 @@ class WriteTimeout(TimeoutError):
         self.future = future
 
 
+class _Job:
+    """One call handed to a worker. A Future is made only for a caller that stops waiting (``late``): a
+    plain lock wakes the caller that does not, at about half the CPU of a Future and its Condition."""
+
+    __slots__ = ("done", "error", "finished", "fn", "late", "value")
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self.fn = fn
+        self.done = _thread.allocate_lock()
+        self.done.acquire()
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.finished = False
+        self.late: Future | None = None
+
+
 class _Workers:
     """Daemon threads for writes, so a hung tool never blocks the interpreter's exit."""
 
@@ -42,26 +59,47 @@ class _Workers:
         self._idle = 0
         self._lock = threading.Lock()
 
-    def submit(self, fn: Callable[[], Any]) -> Future:
-        fut: Future = Future()
+    def run(self, fn: Callable[[], Any], limit: float, *, write: bool) -> Any:
+        """``fn()`` in a worker, waited for at most ``limit`` seconds."""
+        job = _Job(fn)
         with self._lock:
             if self._idle == 0:
                 threading.Thread(target=self._work, daemon=True, name="agentlab-tool").start()
             else:
                 self._idle -= 1
-        self._q.put((fn, fut))
-        return fut
+        self._q.put(job)
+        if not job.done.acquire(timeout=limit):
+            with self._lock:
+                if not job.finished:  # still running: the caller stops waiting, the result settles a Future
+                    fut: Future = Future()
+                    job.late = fut
+                    fut.set_running_or_notify_cancel()
+                    if write:
+                        raise WriteTimeout(limit, fut)
+                    raise TimeoutError(f"no answer within {limit:g} s")
+        if job.error is not None:
+            error, job.error = job.error, None  # no cycle through the traceback
+            raise error
+        return job.value
 
     def _work(self) -> None:
         while True:
-            fn, fut = self._q.get()
-            if fut.set_running_or_notify_cancel():
-                try:
-                    fut.set_result(fn())
-                except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-                    fut.set_exception(exc)
+            job = self._q.get()
+            try:
+                value, error = job.fn(), None
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                value, error = None, exc
             with self._lock:
+                # idle before the caller wakes, so that its next call finds this thread instead of starting one
                 self._idle += 1
+                job.value, job.error, job.finished = value, error, True
+                late = job.late
+            if late is None:
+                job.done.release()
+            elif error is not None:
+                late.set_exception(error)
+            else:
+                late.set_result(value)
 
 
 _workers = _Workers()
@@ -71,22 +109,30 @@ class _Expired(BaseException):
     """Raised into a read by the alarm; a BaseException so a tool's ``except Exception`` cannot swallow it."""
 
 
+_HAS_TIMER = hasattr(signal, "setitimer")  # POSIX
+_SIGALRM: int = getattr(signal, "SIGALRM", 0)
+_ITIMER_REAL: int = getattr(signal, "ITIMER_REAL", 0)
+
+
 def _can_alarm() -> bool:
-    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    return _HAS_TIMER and threading.current_thread() is threading.main_thread()
 
 
 def _with_alarm(fn: Callable[[], Any], limit: float) -> Any:
     """Run ``fn`` in this thread with a SIGALRM deadline. A timer that was already running
-    (pytest-timeout's, say) is put back afterwards."""
+    (pytest-timeout's, say) is put back afterwards.
+
+    The C functions of ``_signal`` are called directly: ``signal.signal`` wraps them to turn numbers
+    into enums, which is about half of this function's cost, and the handler it puts back is the same."""
     armed = [True]
 
     def on_alarm(signum: int, frame: Any) -> None:
         if armed[0]:
             raise _Expired()
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    prev_left, prev_interval = signal.setitimer(signal.ITIMER_REAL, limit)
-    t0 = time.monotonic()
+    previous = _signal.signal(_SIGALRM, on_alarm)
+    prev_left, prev_interval = _signal.setitimer(_ITIMER_REAL, limit)
+    t0 = time.monotonic() if prev_left > 0 else 0.0
     try:
         try:
             result = fn()
@@ -94,13 +140,13 @@ def _with_alarm(fn: Callable[[], Any], limit: float) -> Any:
             return result
         finally:
             armed[0] = False  # a signal still pending after this point is a no-op
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            _signal.setitimer(_ITIMER_REAL, 0)
     except _Expired:
         raise TimeoutError(f"no answer within {limit:g} s") from None
     finally:
-        signal.signal(signal.SIGALRM, previous)
+        _signal.signal(_SIGALRM, previous)
         if prev_left > 0:
-            signal.setitimer(signal.ITIMER_REAL, max(prev_left - (time.monotonic() - t0), 1e-3), prev_interval)
+            _signal.setitimer(_ITIMER_REAL, max(prev_left - (time.monotonic() - t0), 1e-3), prev_interval)
 
 
 def run_with_timeout(fn: Callable[[], Any], limit: float | None, *, write: bool) -> Any:
@@ -113,10 +159,4 @@ def run_with_timeout(fn: Callable[[], Any], limit: float | None, *, write: bool)
         return fn()
     if not write and _can_alarm():
         return _with_alarm(fn, limit)
-    fut = _workers.submit(fn)
-    try:
-        return fut.result(timeout=limit)
-    except FutureTimeout:
-        if write:
-            raise WriteTimeout(limit, fut) from None
-        raise TimeoutError(f"no answer within {limit:g} s") from None
+    return _workers.run(fn, limit, write=write)

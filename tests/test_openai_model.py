@@ -440,3 +440,26 @@ def test_an_unreadable_retry_after_ms_falls_back_to_retry_after():
     with ChatServer([HTTPFault(429, retry_after=3, headers={"retry-after-ms": "soon"}), say("ok")]) as server:
         assert model(server, waits=waits).complete([], []).content == "ok"
     assert server.attempts == 2 and waits == [3]
+
+
+def _tls(m):
+    """The TLS context a model's HTTP client would use (read through the client's connection pool)."""
+    pool = m.client._client._transport._pool
+    return pool._ssl_context
+
+
+def test_models_share_one_tls_context(monkeypatch):
+    """A model per case (an evaluation at concurrency 8) must not read the CA bundle again for each one:
+    that was ~60 ms of CPU a model, spent serialised. The shared context follows SSL_CERT_FILE as the
+    client's own would."""
+    a = OpenAIModel("m", base_url="http://127.0.0.1:9/v1", api_key="k")
+    b = OpenAIModel("m", base_url="http://127.0.0.1:9/v1", api_key="k")
+    assert _tls(a) is _tls(b)
+    assert _tls(a).verify_mode.name == "CERT_REQUIRED" and _tls(a).check_hostname  # still verifying
+    import os
+    import tempfile
+    with tempfile.TemporaryDirectory() as other:  # another trust setting (an empty folder): another context
+        monkeypatch.setenv("SSL_CERT_DIR", other)
+        monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+        c = OpenAIModel("m", base_url="http://127.0.0.1:9/v1", api_key="k")
+        assert _tls(c) is not _tls(a) and os.environ["SSL_CERT_DIR"] == other
