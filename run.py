@@ -236,11 +236,13 @@ def main(argv: list[str]) -> int:
         return subprocess.call([str(py), "-m", "agentlab.workbook.twins", *rest], cwd=ROOT)
     if cmd == "size":
         import re
-        lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / "agentlab").glob("*.py"))
-        readme = ROOT / "README.md"
-        text = re.sub(r"core package is [\d,]+ lines", f"core package is {lines:,} lines", readme.read_text(encoding="utf-8"))
-        readme.write_text(text, encoding="utf-8")
-        print(f"agentlab/*.py: {lines:,} lines")
+        core = [*(ROOT / "agentlab").glob("*.py"), *(ROOT / "agentlab" / "schema").glob("*.py")]  # the core layer
+        lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in core)
+        for readme, pattern, said in ((ROOT / "README.md", r"core package is [\d,]+ lines", "core package is {:,} lines"),
+                                      (ROOT / "README.zh.md", r"核心包共 [\d,]+ 行", "核心包共 {:,} 行")):
+            text = re.sub(pattern, said.format(lines), readme.read_text(encoding="utf-8"))
+            readme.write_text(text, encoding="utf-8")
+        print(f"agentlab/*.py and agentlab/schema/*.py: {lines:,} lines")
         return 0
     print(__doc__)
     return 0 if cmd == "help" else 2
