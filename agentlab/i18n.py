@@ -60,6 +60,9 @@ _TECHNICAL = re.compile(r"[\w.:/<>=+^-]*[_.:/<>=+^][\w.:/<>=+^-]*|[A-Z0-9_ -]+|[
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _missing: set[str] = set()
 _LIST_SEP = {"zh": "、"}
+# What a program said (a JSON value, a call with its arguments) is shown as it was said: its ", " is not a
+# list of labels, and its keys are names, not words to translate.
+_MACHINE = re.compile(r"\s*(?:[\[{].*[\]}]|[A-Za-z_][\w.]*\(.*\))\s*", re.S)
 
 
 @cache
@@ -80,15 +83,18 @@ def label(text: _T, lang: Lang = "en", /) -> _T:
     """A short label of a table, a plot or a printed line, in ``lang``.
 
     The notebooks' code names its columns and categories in English (the code is shared by both languages); the
-    glossary says them in Chinese. A technical name (``create_refund``, ``INVALID_ARGS``, ``pass^k``), a number or
-    text already in Chinese stays as it is; anything else missing from the glossary stays English and is noted, so
-    that a test can list what a Chinese reader would still meet in English (:func:`missing_labels`).
+    glossary says them in Chinese. A technical name (``create_refund``, ``INVALID_ARGS``, ``pass^k``), a number,
+    text already in Chinese and what a program said (a JSON value, a call with its arguments) stay as they are;
+    anything else missing from the glossary stays English and is noted, so that a test can list what a Chinese
+    reader would still meet in English (:func:`missing_labels`).
     """
     if lang == "en" or not isinstance(text, str):
         return text
     said_ = label_glossary().get(lang, {}).get(text)
     if said_ is not None:
         return cast(_T, said_)
+    if _MACHINE.fullmatch(text):
+        return text
     if ", " in text:  # a list of labels (the guards that caught a fault): each said on its own
         return cast(_T, _LIST_SEP.get(lang, ", ").join(label(part, lang) for part in text.split(", ")))
     if _TECHNICAL.fullmatch(text) or _CJK.search(text) or not re.search(r"[A-Za-z]{2}", text):
