@@ -60,9 +60,6 @@ _TECHNICAL = re.compile(r"[\w.:/<>=+^-]*[_.:/<>=+^][\w.:/<>=+^-]*|[A-Z0-9_ -]+|[
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _missing: set[str] = set()
 _LIST_SEP = {"zh": "、"}
-# What a program said (a JSON value, a call with its arguments) is shown as it was said: its ", " is not a
-# list of labels, and its keys are names, not words to translate.
-_MACHINE = re.compile(r"\s*(?:[\[{].*[\]}]|[A-Za-z_][\w.]*\(.*\))\s*", re.S)
 
 
 @cache
@@ -79,6 +76,11 @@ def label_glossary() -> dict[str, dict[str, str]]:
     return out
 
 
+# What a program said (a JSON value, a call with its arguments) is shown as it was said: its ", " is not a
+# list of labels, and its keys are names, not words to translate.
+_MACHINE = re.compile(r"\s*(?:[\[{].*[\]}]|[A-Za-z_][\w.]*\(.*\))\s*", re.S)
+
+
 def label(text: _T, lang: Lang = "en", /) -> _T:
     """A short label of a table, a plot or a printed line, in ``lang``.
 
@@ -88,13 +90,11 @@ def label(text: _T, lang: Lang = "en", /) -> _T:
     anything else missing from the glossary stays English and is noted, so that a test can list what a Chinese
     reader would still meet in English (:func:`missing_labels`).
     """
-    if lang == "en" or not isinstance(text, str):
+    if lang == "en" or not isinstance(text, str) or _MACHINE.fullmatch(text):
         return text
     said_ = label_glossary().get(lang, {}).get(text)
     if said_ is not None:
         return cast(_T, said_)
-    if _MACHINE.fullmatch(text):
-        return text
     if ", " in text:  # a list of labels (the guards that caught a fault): each said on its own
         return cast(_T, _LIST_SEP.get(lang, ", ").join(label(part, lang) for part in text.split(", ")))
     if _TECHNICAL.fullmatch(text) or _CJK.search(text) or not re.search(r"[A-Za-z]{2}", text):
