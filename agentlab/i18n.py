@@ -77,15 +77,21 @@ def label_glossary() -> dict[str, dict[str, str]]:
     return out
 
 
+# What a program said (a JSON value, a call with its arguments) is shown as it was said: its ", " is not a
+# list of labels, and its keys are names, not words to translate.
+_MACHINE = re.compile(r"\s*(?:[\[{].*[\]}]|[A-Za-z_][\w.]*\(.*\))\s*", re.S)
+
+
 def label(text: _T, lang: Lang = "en", /) -> _T:
     """A short label of a table, a plot or a printed line, in ``lang``.
 
     The notebooks' code names its columns and categories in English (the code is shared by both languages); the
-    glossary says them in Chinese. A technical name (``create_refund``, ``INVALID_ARGS``, ``pass^k``), a number or
-    text already in Chinese stays as it is; anything else missing from the glossary stays English and is noted, so
-    that a test can list what a Chinese reader would still meet in English (:func:`missing_labels`).
+    glossary says them in Chinese. A technical name (``create_refund``, ``INVALID_ARGS``, ``pass^k``), a number,
+    text already in Chinese and what a program said (a JSON value, a call with its arguments) stay as they are;
+    anything else missing from the glossary stays English and is noted, so that a test can list what a Chinese
+    reader would still meet in English (:func:`missing_labels`).
     """
-    if lang == "en" or not isinstance(text, str):
+    if lang == "en" or not isinstance(text, str) or _MACHINE.fullmatch(text):
         return text
     said_ = label_glossary().get(lang, {}).get(text)
     if said_ is not None:

@@ -14,12 +14,13 @@
 # ---
 
 # %% [markdown]
-# # 12 · Messages and context: the date, clearing, trimming in pairs (上下文管理)
+# # 12 · Messages and context: the date, clearing, trimming in pairs
 #
-# The bookkeeping desk (记账助手): "今天打车花了45元帮我记上". Its failures are not in one tool
-# call but in the conversation around the loop (docs/guards.md#context): what the **system prompt** says
-# today is, what **clearing the chat** keeps, and how a long history is **trimmed**. The desk's clock says
-# 2026-10-15, a Thursday; the naive desk's prompt was written on 2026-09-21 and still says so.
+# The bookkeeping desk: "I took a taxi today for 45 yuan, please book it." Its failures are not in one tool
+# call but in the conversation around the loop ([docs/guards.md#context](../docs/guards.md#context)): what
+# the **system prompt** says today is, what **clearing the chat** keeps, and how a long history is
+# **trimmed**. The desk's clock says 2026-10-15, a Thursday; the naive desk's prompt was written on 2026-09-21
+# and still says so.
 
 # %%
 import matplotlib.pyplot as plt
@@ -28,15 +29,16 @@ import pandas as pd
 from agentlab.context import estimate_tokens, protocol_problems, trim_messages
 from agentlab.evals import load_cases
 from agentlab.evals.outcome import grade
+from agentlab.i18n import label
 from agentlab.models import DatedModel, ModelError, ScriptedModel, call, say
 from agentlab.models.fakeserver import ChatServer
 from agentlab.models.openai_model import OpenAIModel
+from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
 from agentlab.scenarios import expense
 from agentlab.scenarios.conversation import Conversation
 from agentlab.workbook.demo import compare_expense, demo_report
 from agentlab.workbook.exercises import answer_is
-from agentlab.workbook.plots import cjk_fonts
-from agentlab.workbook.plots import table_view
+from agentlab.workbook.plots import cjk_fonts, table_view
 
 LANG = "en"  # "zh" for 中文
 
@@ -47,23 +49,23 @@ def booking(day: str, item: str = "taxi", amount: float = 45, category: str = "t
 
 
 # %% [markdown]
-# ## The four roles (四种角色)
+# ## The four roles
 #
 # `system` (the rules and today's facts, rebuilt every turn), `user`, `assistant` (text, or `tool_calls`
 # whose `arguments` are a *string* of JSON), and `tool` (one reply per call, matched by `tool_call_id`).
 
 # %%
-chat = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking("{today}"), say("Booked: taxi, 45 yuan.")])),
+chat = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking("{today}"), say({"en": "Booked: taxi, 45 yuan.", "zh": "记好了：打车 45 元。"}[LANG])])),
                     lang=LANG, sleep=lambda s: None)
 run = chat.ask(expense_task := {"en": "I took a taxi today for 45 yuan, please book it.",
                                 "zh": "今天打车花了45元帮我记上"}[LANG])
 table_view(pd.DataFrame([{"role": m["role"], "content": m.get("content") or "",
                "tool_calls / tool_call_id": m.get("tool_call_id") or ", ".join(
                    f"{c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls") or [])}
-              for m in run.messages]))
+              for m in run.messages]), lang=LANG)
 
 # %% [markdown]
-# ## "Today" (日期注入)
+# ## "Today"
 #
 # The same model, the same sentence, both desks. The model knows the date only from the system prompt.
 
@@ -71,23 +73,23 @@ table_view(pd.DataFrame([{"role": m["role"], "content": m.get("content") or "",
 print(demo_report(compare_expense(lang=LANG), LANG))
 
 # %% [markdown]
-# Relative days, graded on the ledger: "yesterday" and "last Friday" (上周五) through both desks.
+# Relative days, graded on the ledger: "yesterday" and "last Friday" through both desks.
 
 # %%
 rows = []
-for words, day, meant in (("昨天午饭35元 / yesterday's lunch, 35 yuan", "{yesterday}", "2026-10-14"),
-                          ("上周五酒店468元 / last Friday's hotel, 468 yuan", "{last_friday}", "2026-10-09")):
+for words, day, meant in (({"en": "yesterday's lunch, 35 yuan", "zh": "昨天午饭35元"}[LANG], "{yesterday}", "2026-10-14"),
+                          ({"en": "last Friday's hotel, 468 yuan", "zh": "上周五酒店468元"}[LANG], "{last_friday}", "2026-10-09")):
     for loop in ("naive", "guarded"):
-        c = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking(day), say("Booked.")])), loop=loop,
-                         sleep=lambda s: None)
+        c = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking(day), say({"en": "Booked.", "zh": "记好了。"}[LANG])])),
+                         loop=loop, lang=LANG, sleep=lambda s: None)
         run = c.ask(words)
         ledger = c.state.snapshot()
         rows.append({"asked": words, "desk": loop, "booked on": ledger["records"][0]["date"], "meant": meant,
                      "graded on the ledger": grade({"records": [{"date": meant}]}, ledger, run).outcome})
-pd.DataFrame(rows)
+table_view(pd.DataFrame(rows), lang=LANG)
 
 # %% [markdown]
-# ## Clearing the chat (清空会话)
+# ## Clearing the chat
 #
 # Clearing must keep the system prompt and clear the conversation's business state (its pending
 # confirmations, its "booked once" memory). The naive clear drops everything, the system prompt too: the
@@ -98,45 +100,46 @@ rows = []
 for loop in ("naive", "guarded"):
     c = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking("{today}"), say("ok"),
                                                                  booking("{yesterday}", "lunch", 35, "food"), say("ok")])),
-                     loop=loop, sleep=lambda s: None)
-    c.ask("taxi today, 45")
+                     loop=loop, lang=LANG, sleep=lambda s: None)
+    c.ask({"en": "taxi today, 45", "zh": "今天打车45"}[LANG])
     c.clear()
-    after = c.ask("yesterday's lunch, 35")
-    rows.append({"desk": loop, "roles sent after clearing": [m["role"] for m in after.messages][:2],
+    after = c.ask({"en": "yesterday's lunch, 35", "zh": "昨天午饭35"}[LANG])
+    rows.append({"desk": loop, "roles sent after clearing": ", ".join(m["role"] for m in after.messages[:2]),
                  "lunch booked on": c.state.snapshot()["records"][-1]["date"], "should be": "2026-10-14"})
-pd.DataFrame(rows)
+table_view(pd.DataFrame(rows), lang=LANG)
 
 # %% [markdown]
-# ## Trimming in pairs (成对裁剪)
+# ## Trimming in pairs
 #
 # A long chat from the suite (40 earlier turns). "Keep the last 10 messages" cuts wherever that falls: here
-# it starts with a tool reply whose call it dropped, and the system prompt is gone too. `trim_messages` cuts whole blocks only (a call stays with
-# all of its replies), keeps the system prompt and the latest question, and fits a token budget (counted by
-# the model's tokenizer when there is one, else by the labelled estimate `estimate_tokens`).
+# it starts with a tool reply whose call it dropped, and the system prompt is gone too. `trim_messages` cuts
+# whole blocks only (a call stays with all of its replies), keeps the system prompt and the latest question,
+# and fits a token budget (counted by the model's tokenizer when there is one, else by the labelled estimate
+# `estimate_tokens`).
 
 # %%
-case = next(c for c in load_cases("../data/expense_cases.jsonl") if c.id == "boundary-long-chat-taxi")
+case = next(c for c in load_cases(data_file("expense_cases.jsonl")) if c.id == "boundary-long-chat-taxi")
 system = {"role": "system", "content": expense.expense_prompt(LANG)}
 history = [system, *case.history, {"role": "user", "content": case.text(LANG)}]
 naive_cut = [*case.history[-10:], history[-1]]  # the naive desk: the last 10 messages, then the question
 trimmed = trim_messages(history, max_tokens=expense.CONTEXT_BUDGET)
-pd.DataFrame([{"history": name, "messages": len(m), "tokens (estimate)": estimate_tokens(m),
+table_view(pd.DataFrame([{"history": name, "messages": len(m), "tokens (estimate)": estimate_tokens(m),
                "first role": m[0]["role"], "protocol problems": len(protocol_problems(m))}
-              for name, m in (("whole", history), ("last 10 messages", naive_cut), ("trim_messages", trimmed))])
+              for name, m in (("whole", history), ("last 10 messages", naive_cut), ("trim_messages", trimmed))]), lang=LANG)
 
 # %%
 with cjk_fonts():
     fig, ax = plt.subplots(figsize=(7, 2.6))
-    ax.barh(["whole", "last 10", "trim_messages"], [estimate_tokens(m) for m in (history, naive_cut, trimmed)],
-            color=["#999", "#d62728", "#2ca02c"])
-    ax.axvline(expense.CONTEXT_BUDGET, color="k", ls="--", label=f"budget / 预算 {expense.CONTEXT_BUDGET}")
-    ax.set_xlabel("tokens (estimate) / token（估算）")
+    ax.barh([label(name, LANG) for name in ("whole", "last 10 messages", "trim_messages")],
+            [estimate_tokens(m) for m in (history, naive_cut, trimmed)], color=["#999", "#d62728", "#2ca02c"])
+    ax.axvline(expense.CONTEXT_BUDGET, color="k", ls="--", label=f"{label('budget', LANG)} {expense.CONTEXT_BUDGET}")
+    ax.set_xlabel(label("tokens (estimate)", LANG))
     ax.legend()
     plt.show()
 
 # %% [markdown]
 # When even the system prompt and the latest turn do not fit, trimming says so instead of cutting the
-# question (`CONTEXT_TOO_LONG`, 上下文过长):
+# question (`CONTEXT_TOO_LONG`):
 
 # %%
 try:
@@ -145,7 +148,7 @@ except Exception as exc:  # the ContextTooLong failure, as the model and the use
     print(exc.error.text(LANG))
 
 # %% [markdown]
-# ## The 400 over the wire (真实接口的 400)
+# ## The 400 over the wire
 #
 # The same two histories sent through the real `openai` client to a local test server that enforces the
 # API's rules. The naive cut is refused with a 400; the trimmed one is answered.
@@ -156,9 +159,11 @@ with ChatServer(model=DatedModel(ScriptedModel([booking("{today}"), booking("{to
     for name, messages in (("last 10 messages", naive_cut), ("trim_messages", trimmed)):
         try:
             reply = model.complete(messages, chat.registry.specs())
-            print(f"{name}: 200, the model calls {reply.tool_calls[0].name}")
-        except ModelError as exc:
-            print(f"{name}: {exc.status} {exc.code}: {exc.detail}")
+            print({"en": f"{name}: 200, the model calls {reply.tool_calls[0].name}",
+                   "zh": f"{label(name, LANG)}：200，模型调用了 {reply.tool_calls[0].name}"}[LANG])
+        except ModelError as exc:  # the detail is what the server said, as it said it
+            print({"en": f"{name}: {exc.status} {exc.code}: {exc.detail}",
+                   "zh": f"{label(name, LANG)}：{exc.status} {exc.code}：{exc.detail}"}[LANG])
 
 # %% [markdown]
 # ## Exercise
@@ -170,4 +175,4 @@ my_answer = None  # a role: "system", "user", "assistant" or "tool"
 print(answer_is(my_answer, naive_cut[0]["role"], lang=LANG,
                 why={"en": "a tool reply whose call was cut off: the API refuses a tool message no call asked for.",
                      "zh": "它是一条工具回执，而对应的调用被裁掉了：接口拒绝没有调用对应的 tool 消息。"},
-                hint={"en": "look at the 'first role' column of the table.", "zh": "看表格里的 first role 一列。"}))
+                hint={"en": "look at the 'first role' column of the table.", "zh": "看表格里“首条消息的角色”一列（工具 就是 tool）。"}))

@@ -119,3 +119,20 @@ def test_a_label_is_said_in_chinese_kept_when_technical_and_noted_when_missing()
     assert "a label nobody wrote down" in missing_labels()
     assert label("spelled-out", "zh") == "spelled-out" and "spelled-out" in missing_labels()  # two words: a phrase
     assert not {"adv-bad-key", "normal-03", "2-no-validation"} & missing_labels()  # ids are names, not prose
+
+
+def test_what_a_program_said_is_kept_whole_not_cut_into_a_list_of_labels():
+    """A tool's JSON reply or a call in a Chinese table came out as '{"ok": true、"data": ...}': its ", " was read
+    as a list of labels, and every key noted as a missing label. What a program said is shown as it said it."""
+    from agentlab.i18n import label, missing_labels
+    from agentlab.workbook.plots import table_view
+    import pandas as pd
+    said = ['{"ok": true, "data": {"record_id": "E0021", "item": "taxi"}}', '[1, 2, "three words here"]',
+            'book_expense_record({"date": "2026-10-15", "item": "taxi"})',
+            'create_refund({"order_id": "A1"}), escalate_to_human({"summary": "call me back"})']
+    for text in said:
+        assert label(text, "zh") == text
+    shown = table_view(pd.DataFrame({"content": said}), lang="zh").data
+    assert list(shown.iloc[:, 0]) == said
+    assert not {m for m in missing_labels() if '"' in m or "(" in m}
+    assert label("idempotency, all_calls", "zh") == "幂等、执行全部调用"  # a list of labels is still a list

@@ -1,0 +1,177 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 12 · 消息与上下文：日期、清空会话、成对裁剪
+#
+# 记账助手：“今天打车花了45元帮我记上”。它的毛病不出在某一次工具调用上，而出在循环外面那段对话里
+# （见 [docs/zh/guards.md#context](../../docs/zh/guards.md#context)）：**系统提示词**里写的今天是哪天，
+# **清空会话**时留下了什么，很长的历史又是怎么**裁剪**的。助手的时钟是 2026-10-15，星期四；朴素版助手的
+# 提示词写于 2026-09-21，里面的日期至今没改。
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from agentlab.context import estimate_tokens, protocol_problems, trim_messages
+from agentlab.evals import load_cases
+from agentlab.evals.outcome import grade
+from agentlab.i18n import label
+from agentlab.models import DatedModel, ModelError, ScriptedModel, call, say
+from agentlab.models.fakeserver import ChatServer
+from agentlab.models.openai_model import OpenAIModel
+from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
+from agentlab.scenarios import expense
+from agentlab.scenarios.conversation import Conversation
+from agentlab.workbook.demo import compare_expense, demo_report
+from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.plots import cjk_fonts, table_view
+
+LANG = "zh"  # "en" for English
+
+
+def booking(day: str, item: str = "taxi", amount: float = 45, category: str = "transport"):
+    """One booking call; the day may be a relative placeholder ("{yesterday}") the fake writes out."""
+    return call("book_expense_record", {"date": day, "item": item, "amount": amount, "category": category})
+
+
+# %% [markdown]
+# ## 四种角色
+#
+# 一段对话里的消息分四种角色：`system`（系统：规则和当天的事实，每一轮都重新生成）、`user`（用户）、
+# `assistant`（助手：要么是一段文字，要么是 `tool_calls`，其中的 `arguments` 是一个 JSON *字符串*）
+# 和 `tool`（工具：每个调用对应一条回执，靠 `tool_call_id` 对上号）。下面的表格里，角色用中文显示。
+
+# %%
+chat = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking("{today}"), say({"en": "Booked: taxi, 45 yuan.", "zh": "记好了：打车 45 元。"}[LANG])])),
+                    lang=LANG, sleep=lambda s: None)
+run = chat.ask(expense_task := {"en": "I took a taxi today for 45 yuan, please book it.",
+                                "zh": "今天打车花了45元帮我记上"}[LANG])
+table_view(pd.DataFrame([{"role": m["role"], "content": m.get("content") or "",
+               "tool_calls / tool_call_id": m.get("tool_call_id") or ", ".join(
+                   f"{c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls") or [])}
+              for m in run.messages]), lang=LANG)
+
+# %% [markdown]
+# ## “今天”是哪天
+#
+# 同一个模型、同一句话，分别交给两个助手。模型只能从系统提示词里知道今天的日期。
+
+# %%
+print(demo_report(compare_expense(lang=LANG), LANG))
+
+# %% [markdown]
+# 相对日期，按账本上实际记下的日期评判：“昨天”和“上周五”分别走一遍两个助手。
+
+# %%
+rows = []
+for words, day, meant in (({"en": "yesterday's lunch, 35 yuan", "zh": "昨天午饭35元"}[LANG], "{yesterday}", "2026-10-14"),
+                          ({"en": "last Friday's hotel, 468 yuan", "zh": "上周五酒店468元"}[LANG], "{last_friday}", "2026-10-09")):
+    for loop in ("naive", "guarded"):
+        c = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking(day), say({"en": "Booked.", "zh": "记好了。"}[LANG])])),
+                         loop=loop, lang=LANG, sleep=lambda s: None)
+        run = c.ask(words)
+        ledger = c.state.snapshot()
+        rows.append({"asked": words, "desk": loop, "booked on": ledger["records"][0]["date"], "meant": meant,
+                     "graded on the ledger": grade({"records": [{"date": meant}]}, ledger, run).outcome})
+table_view(pd.DataFrame(rows), lang=LANG)
+
+# %% [markdown]
+# ## 清空会话
+#
+# 清空会话时，系统提示词必须留下，清掉的是这段对话自己的业务状态（待确认的操作、“已经记过一次”的记忆）。
+# 朴素版的清空把所有东西都删了，连系统提示词也不放过：下一轮模型根本看不到日期，只好退回它自以为的“今天”
+# （也就是训练数据截止的那天）。
+
+# %%
+rows = []
+for loop in ("naive", "guarded"):
+    c = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking("{today}"), say("ok"),
+                                                                 booking("{yesterday}", "lunch", 35, "food"), say("ok")])),
+                     loop=loop, lang=LANG, sleep=lambda s: None)
+    c.ask({"en": "taxi today, 45", "zh": "今天打车45"}[LANG])
+    c.clear()
+    after = c.ask({"en": "yesterday's lunch, 35", "zh": "昨天午饭35"}[LANG])
+    rows.append({"desk": loop, "roles sent after clearing": ", ".join(m["role"] for m in after.messages[:2]),
+                 "lunch booked on": c.state.snapshot()["records"][-1]["date"], "should be": "2026-10-14"})
+table_view(pd.DataFrame(rows), lang=LANG)
+
+# %% [markdown]
+# ## 成对裁剪
+#
+# 这是用例集里的一段长对话（前面已有 40 轮）。“只保留最后 10 条消息”是在哪儿凑够 10 条就从哪儿切：这里切出来
+# 的第一条是一条工具回执，而发出它的那次调用已经被切掉了，系统提示词也一起丢了。`trim_messages` 只按完整的块
+# 来切（一次调用和它的全部回执总在一起），保留系统提示词和最新的问题，并把总量压进 token 预算：有模型自己的
+# 分词器时用分词器计数，没有时用 `estimate_tokens` 估算，表里也标明了是估算。
+
+# %%
+case = next(c for c in load_cases(data_file("expense_cases.jsonl")) if c.id == "boundary-long-chat-taxi")
+system = {"role": "system", "content": expense.expense_prompt(LANG)}
+history = [system, *case.history, {"role": "user", "content": case.text(LANG)}]
+naive_cut = [*case.history[-10:], history[-1]]  # the naive desk: the last 10 messages, then the question
+trimmed = trim_messages(history, max_tokens=expense.CONTEXT_BUDGET)
+table_view(pd.DataFrame([{"history": name, "messages": len(m), "tokens (estimate)": estimate_tokens(m),
+               "first role": m[0]["role"], "protocol problems": len(protocol_problems(m))}
+              for name, m in (("whole", history), ("last 10 messages", naive_cut), ("trim_messages", trimmed))]), lang=LANG)
+
+# %%
+with cjk_fonts():
+    fig, ax = plt.subplots(figsize=(7, 2.6))
+    ax.barh([label(name, LANG) for name in ("whole", "last 10 messages", "trim_messages")],
+            [estimate_tokens(m) for m in (history, naive_cut, trimmed)], color=["#999", "#d62728", "#2ca02c"])
+    ax.axvline(expense.CONTEXT_BUDGET, color="k", ls="--", label=f"{label('budget', LANG)} {expense.CONTEXT_BUDGET}")
+    ax.set_xlabel(label("tokens (estimate)", LANG))
+    ax.legend()
+    plt.show()
+
+# %% [markdown]
+# 如果连系统提示词加上最新这一轮都放不下，裁剪会直说（`CONTEXT_TOO_LONG`），而不是把问题本身切掉：
+
+# %%
+try:
+    trim_messages([system, {"role": "user", "content": "receipt line " * 800}], max_tokens=expense.CONTEXT_BUDGET)
+except Exception as exc:  # the ContextTooLong failure, as the model and the user would be told
+    print(exc.error.text(LANG))
+
+# %% [markdown]
+# ## 接口返回的 400
+#
+# 把同样两段历史通过真实的 `openai` 客户端，发给一个本地测试服务器，它和真实接口执行同样的协议规则。
+# 朴素的截断被拒绝，返回 400；裁剪过的历史则得到了正常回复。
+
+# %%
+with ChatServer(model=DatedModel(ScriptedModel([booking("{today}"), booking("{today}")]))) as server:
+    model = OpenAIModel("test", base_url=server.base_url, api_key="sk-test", sleep=lambda s: None)
+    for name, messages in (("last 10 messages", naive_cut), ("trim_messages", trimmed)):
+        try:
+            reply = model.complete(messages, chat.registry.specs())
+            print({"en": f"{name}: 200, the model calls {reply.tool_calls[0].name}",
+                   "zh": f"{label(name, LANG)}：200，模型调用了 {reply.tool_calls[0].name}"}[LANG])
+        except ModelError as exc:  # the detail is what the server said, as it said it
+            print({"en": f"{name}: {exc.status} {exc.code}: {exc.detail}",
+                   "zh": f"{label(name, LANG)}：{exc.status} {exc.code}：{exc.detail}"}[LANG])
+
+# %% [markdown]
+# ## 练习
+#
+# 在上面朴素的截断里，发出的第一条消息（也就是接口拒收的那条）是什么角色？请用英文的角色名作答
+# （`system`、`user`、`assistant` 或 `tool`）。
+
+# %%
+my_answer = None  # a role: "system", "user", "assistant" or "tool"
+print(answer_is(my_answer, naive_cut[0]["role"], lang=LANG,
+                why={"en": "a tool reply whose call was cut off: the API refuses a tool message no call asked for.",
+                     "zh": "它是一条工具回执，而对应的调用被裁掉了：接口拒绝没有调用对应的 tool 消息。"},
+                hint={"en": "look at the 'first role' column of the table.", "zh": "看表格里“首条消息的角色”一列（工具 就是 tool）。"}))
