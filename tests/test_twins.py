@@ -21,6 +21,11 @@ WORDS = re.compile(r"\b[A-Za-z]{2,}(?:[ ,;:'-]+[A-Za-z]{2,}){2,}\b")  # three En
 CJK = re.compile(r"[\u3400-\u9fff]")
 
 
+def headings(markdown: str) -> list[int]:
+    """The levels of a cell's headings: a translation keeps them (prose turned into headings reads as shouting)."""
+    return [len(m) for m in re.findall(r"^(#+) ", FENCE.sub(" ", markdown), re.M)]
+
+
 def english_prose(markdown: str) -> list[str]:
     """Runs of English words left once code, links, quotes and names are taken out."""
     text = QUOTE.sub(" ", LINK.sub("]", CODE.sub(" ", FENCE.sub(" ", markdown))))
@@ -43,6 +48,7 @@ def test_the_twin_has_the_same_code_and_chinese_prose(source):
             assert b.source == code_for(a.source, "zh")
         else:
             assert CJK.search(b.source), f"an untranslated cell: {b.source[:80]!r}"
+            assert headings(b.source) == headings(a.source), f"headings differ: {b.source[:80]!r}"
             assert not english_prose(b.source), (english_prose(b.source), b.source[:120])
 
 

@@ -14,11 +14,11 @@
 # ---
 
 # %% [markdown]
-# # # 07 · 一条消息里的多个工具调用
-# #
-# # 模型可能用一条消息同时发出两个工具调用。只执行 `tool_calls[0]` 的代码（tau-bench 的参考智能体和
-# # 函数调用的官方示例里都这么写）会把其余的调用悄悄丢掉：一部分事情根本没做，用户却被告知已经办好了
-# # （见 [docs/guards.md#all_calls](../../docs/guards.md#all_calls)）。
+# # 07 · 一条消息里的多个工具调用
+#
+# 模型可能用一条消息同时发出两个工具调用。只执行 `tool_calls[0]` 的代码（tau-bench 的参考智能体和
+# 函数调用的官方示例里都这么写）会把其余的调用悄悄丢掉：一部分事情根本没做，用户却被告知已经办好了
+# （见 [docs/guards.md#all_calls](../../docs/guards.md#all_calls)）。
 
 # %%
 import pandas as pd
@@ -58,9 +58,9 @@ table_view(pd.DataFrame([{"loop": k, "status": r.status, "tool calls run": r.too
                          for k, (r, s) in results.items()]), lang=LANG)
 
 # %% [markdown]
-# # **点出问题。** 两次运行都以 `done` 结束，也都告诉用户转人工已经安排好了，但只有防护循环真的做了。
-# # 整个过程没有任何响亮的报错：朴素循环的消息历史甚至违反了协议（一条带两个 `tool_calls` 的 assistant
-# # 消息后面必须跟两条 `tool` 消息，否则真实的接口会直接返回 400）。
+# **点出问题。** 两次运行都以 `done` 结束，也都告诉用户转人工已经安排好了，但只有防护循环真的做了。
+# 整个过程没有任何响亮的报错：朴素循环的消息历史甚至违反了协议（一条带两个 `tool_calls` 的 assistant
+# 消息后面必须跟两条 `tool` 消息，否则真实的接口会直接返回 400）。
 
 # %%
 display(HTML(compare_html(results["naive"][0], results["guarded"][0], lang=LANG)))
@@ -70,7 +70,7 @@ for k, (r, _) in results.items():
     print(f"{label(k, LANG)}: {label('tool calls asked', LANG)} {asked}, {label('tool messages', LANG)} {answered}")
 
 # %% [markdown]
-# # **量化它。**
+# **量化它。**
 
 # %%
 import matplotlib.pyplot as plt
@@ -81,9 +81,9 @@ plot_bars({"refund": {k: len(s["refunds"]) for k, (_, s) in results.items()},
 plt.show()
 
 # %% [markdown]
-# # ## 练习
-# #
-# # 一条 assistant 消息里有三个工具调用，它后面必须跟几条 `tool` 消息？
+# ## 练习
+#
+# 一条 assistant 消息里有三个工具调用，它后面必须跟几条 `tool` 消息？
 
 # %%
 my_answer = None  # a number

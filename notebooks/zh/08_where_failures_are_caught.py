@@ -14,12 +14,12 @@
 # ---
 
 # %% [markdown]
-# # # 08 · 每种失败在哪里被拦下
-# #
-# # 把工作簿里的每一种故障都分别放进两个循环跑一遍，再把防护循环遇到的失败按两套分类来归类
-# # （见[失败分类文档](../../docs/failures.md#two-classifications)）：**按重试类别**
-# # （瞬时 / 校验 / 致命：代码该怎么处理）和**按链路环节**（结构 / 语义 / 执行 / 规则拦截：下一步该修哪里）。
-# # 规则拦截是防护按设计生效的结果，要单独统计。
+# # 08 · 每种失败在哪里被拦下
+#
+# 把工作簿里的每一种故障都分别放进两个循环跑一遍，再把防护循环遇到的失败按两套分类来归类
+# （见[失败分类文档](../../docs/failures.md#two-classifications)）：**按重试类别**
+# （瞬时 / 校验 / 致命：代码该怎么处理）和**按链路环节**（结构 / 语义 / 执行 / 规则拦截：下一步该修哪里）。
+# 规则拦截是防护按设计生效的结果，要单独统计。
 
 # %%
 import pandas as pd
@@ -47,9 +47,9 @@ plot_matrix(matrix, title="outcome graded on the final data, fault × loop", lan
 plt.show()
 
 # %% [markdown]
-# # **各类失败的占比。** 统计的是防护循环里每一次出错的工具调用或模型轮次，不管最后有没有被修好：
-# # 防护循环重发之后成功的调用，也确实遇到过一次瞬时故障（`agentlab.evals.metrics.went_wrong`），
-# # 这里同样计入。文字和柱状图读的是同一组计数。
+# **各类失败的占比。** 统计的是防护循环里每一次出错的工具调用或模型轮次，不管最后有没有被修好：
+# 防护循环重发之后成功的调用，也确实遇到过一次瞬时故障（`agentlab.evals.metrics.went_wrong`），
+# 这里同样计入。文字和柱状图读的是同一组计数。
 
 # %%
 tax = by_taxonomy([c.guarded for c in results.values()])
@@ -61,9 +61,9 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# # **四个核心指标**（定义见[指标文档](../../docs/metrics.md#the-four-headline-numbers)），
-# # 用的还是这些运行。注意这里“成功”的含义：任务结束，**并且**数据是对的（恰好一笔 199 元的退款；
-# # 本不该退款的，就一笔都没有）。
+# **四个核心指标**（定义见[指标文档](../../docs/metrics.md#the-four-headline-numbers)），
+# 用的还是这些运行。注意这里“成功”的含义：任务结束，**并且**数据是对的（恰好一笔 199 元的退款；
+# 本不该退款的，就一笔都没有）。
 
 # %%
 data_ok = {}
@@ -75,9 +75,9 @@ panel.update({"naive": [c.naive for c in results.values()], "guarded": [c.guarde
 panel
 
 # %% [markdown]
-# # ## 练习
-# #
-# # 在防护循环的运行里，哪个链路环节的失败占比最大？
+# ## 练习
+#
+# 在防护循环的运行里，哪个链路环节的失败占比最大？
 
 # %%
 my_answer = None  # a stage: structure, semantic, execution or rule_blocked

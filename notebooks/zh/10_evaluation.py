@@ -14,12 +14,12 @@
 # ---
 
 # %% [markdown]
-# # # 10 · 证明它真的变好了
-# #
-# # “感觉更稳了”不能当发布标准。证据是一套固定的用例（回归集）：每次改提示词、改 schema、换模型或调防护之前都跑一遍，
-# # 并按**数据的最终状态**打分。下面统计的用例都在 `data/aftersales_cases.jsonl` 里：正常流程、边界情况
-# # （订单不存在、金额为 0、退款超过订单金额、备注过长、只凭手机号查订单），以及对抗性用例
-# # （诱导调错工具、字段名写错、超出智能体权限的请求、用户重复提同一个要求）。
+# # 10 · 证明它真的变好了
+#
+# “感觉更稳了”不能当发布标准。证据是一套固定的用例（回归集）：每次改提示词、改 schema、换模型或调防护之前都跑一遍，
+# 并按**数据的最终状态**打分。下面统计的用例都在 `data/aftersales_cases.jsonl` 里：正常流程、边界情况
+# （订单不存在、金额为 0、退款超过订单金额、备注过长、只凭手机号查订单），以及对抗性用例
+# （诱导调错工具、字段名写错、超出智能体权限的请求、用户重复提同一个要求）。
 
 # %%
 import random
@@ -46,12 +46,12 @@ print({"en": f"{len(cases)} cases", "zh": f"共 {len(cases)} 个用例"}[LANG])
 table_view(pd.Series([c.category for c in cases]).value_counts().rename_axis("category").to_frame("count"), lang=LANG)
 
 # %% [markdown]
-# # ## 朴素循环对比防护循环：四个核心指标
-# #
-# # 任务成功率、无效调用率、平均步数、人工接管率，定义见[指标文档](../../docs/metrics.md#the-four-headline-numbers)。
-# # 成功指的是用例的检查通过了：退款做对了（或者本就不该退、也确实没退），并且最终状态可以接受。
-# # 一次“成功”了却退错金额的运行，算失败。这里每个用例只跑一次，所以图里没有 pass^k 面板：
-# # 那需要每个用例跑多次（见下文）。
+# ## 朴素循环对比防护循环：四个核心指标
+#
+# 任务成功率、无效调用率、平均步数、人工接管率，定义见[指标文档](../../docs/metrics.md#the-four-headline-numbers)。
+# 成功指的是用例的检查通过了：退款做对了（或者本就不该退、也确实没退），并且最终状态可以接受。
+# 一次“成功”了却退错金额的运行，算失败。这里每个用例只跑一次，所以图里没有 pass^k 面板：
+# 那需要每个用例跑多次（见下文）。
 
 # %%
 suites = {loop: run_suite(cases, loop=loop) for loop in ("naive", "guarded")}
@@ -60,10 +60,10 @@ plt.show()
 table_view(pd.DataFrame(rows).set_index("group"), lang=LANG)
 
 # %% [markdown]
-# # ## 四个层次
-# #
-# # 每一层回答的是不同的问题，每个指标都有精确的定义（同样的文字也在
-# # `agentlab.evals.metrics.LAYER_DEFINITIONS` 和[指标文档](../../docs/metrics.md#the-four-layers)里）：
+# ## 四个层次
+#
+# 每一层回答的是不同的问题，每个指标都有精确的定义（同样的文字也在
+# `agentlab.evals.metrics.LAYER_DEFINITIONS` 和[指标文档](../../docs/metrics.md#the-four-layers)里）：
 
 # %%
 table_view(pd.DataFrame([{"layer": layer, "metric": m, "definition": d} for layer, ms in LAYER_DEFINITIONS.items()
@@ -83,15 +83,15 @@ four.rename(index=lambda v: label(v, LANG), columns=lambda v: label(v, LANG)).re
     [label(n, LANG) for n in four.index.names]).style.format(precision=3, na_rep="-")
 
 # %% [markdown]
-# # 表里的 `-` 表示这些运行没有报告这个数，而不是零：假模型不报告 token 用量，所以 `tokens_per_task`
-# # 是未知的。笔记本 09 里的真实模型会报告，换成它们，这张表就会填满。
+# 表里的 `-` 表示这些运行没有报告这个数，而不是零：假模型不报告 token 用量，所以 `tokens_per_task`
+# 是未知的。笔记本 09 里的真实模型会报告，换成它们，这张表就会填满。
 
 # %% [markdown]
-# # ## pass^k：靠的是可靠，不是运气
-# #
-# # 每个用例只跑一次，会把不稳定藏起来。这里的假模型会随机出错（每次试验在不同的步骤出不同的故障），
-# # 每个用例跑 6 次。pass^k 用的是 tau-bench 的估计量：对所有用例取 C(c, k) / C(n, k) 的平均值，
-# # 也就是从 n 次试验里任取 k 次、这 k 次全部成功的概率。
+# ## pass^k：靠的是可靠，不是运气
+#
+# 每个用例只跑一次，会把不稳定藏起来。这里的假模型会随机出错（每次试验在不同的步骤出不同的故障），
+# 每个用例跑 6 次。pass^k 用的是 tau-bench 的估计量：对所有用例取 C(c, k) / C(n, k) 的平均值，
+# 也就是从 n 次试验里任取 k 次、这 k 次全部成功的概率。
 
 # %%
 def noisy(case, trial):
@@ -105,9 +105,9 @@ plot_pass_k({loop: pass_k_curve(rs) for loop, rs in trials.items()}, lang=LANG)
 plt.show()
 
 # %% [markdown]
-# # ## 每道防护各买到了什么（消融实验）
-# #
-# # 分别看：一道防护都不开、每次只开一道、全部打开时的成功率。
+# ## 每道防护各买到了什么（消融实验）
+#
+# 分别看：一道防护都不开、每次只开一道、全部打开时的成功率。
 
 # %%
 abl = ablation(cases)
@@ -125,7 +125,7 @@ with cjk_fonts():
     plt.show()
 
 # %% [markdown]
-# # 消融实验里的“不开任何防护”并不是上面第二张图里的朴素循环，两者的数字也不一样。原因逐个用例来看：
+# 消融实验里的“不开任何防护”并不是上面第二张图里的朴素循环，两者的数字也不一样。原因逐个用例来看：
 
 # %%
 no_guards = run_suite(cases, config=NO_GUARDS)  # the run behind the ablation's "no guards" bar
@@ -142,9 +142,9 @@ table_view(pd.DataFrame([{"case": n.case_id, "naive loop": f"{label(n.run.status
                          for n, g in apart]), lang=LANG)
 
 # %% [markdown]
-# # ## 模型对比模型
-# #
-# # 同一套用例，回放本地模型的录制（见笔记本 09），和假模型放在一起比。
+# ## 模型对比模型
+#
+# 同一套用例，回放本地模型的录制（见笔记本 09），和假模型放在一起比。
 
 # %%
 # Each recording holds only some cases, so each model is compared with the fake **on the cases it was
@@ -166,9 +166,9 @@ plt.show()
 table_view(table, lang=LANG)
 
 # %% [markdown]
-# # ## 状态分布，以及按两套分类统计的失败
-# #
-# # 规则拦截的结果（审批、熔断、预算、触发的业务规则）是防护在履行职责：它们单独统计，从不算作不稳定。
+# ## 状态分布，以及按两套分类统计的失败
+#
+# 规则拦截的结果（审批、熔断、预算、触发的业务规则）是防护在履行职责：它们单独统计，从不算作不稳定。
 
 # %%
 plot_statuses({name: status_counts([r.run for r in rs]) for name, rs in {**suites, **groups}.items()}, lang=LANG)
@@ -182,9 +182,9 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# # ## 新加一道防护会改变什么？不用模型，直接回放
-# #
-# # 拿昨天朴素循环的对话，把其中模型的回复原样放进今天的防护循环里回放。
+# ## 新加一道防护会改变什么？不用模型，直接回放
+#
+# 拿昨天朴素循环的对话，把其中模型的回复原样放进今天的防护循环里回放。
 
 # %%
 replayed = replay_results(suites["naive"], cases, config=GuardConfig())
@@ -192,9 +192,9 @@ table_view(pd.DataFrame(compare_groups({"naive, as recorded": suites["naive"], "
            .set_index("group"), lang=LANG)
 
 # %% [markdown]
-# # ## 练习
-# #
-# # 在消融实验里，单独打开哪一道防护时，成功率提升得最多？把 `my_answer` 设为它的名字（例如 `"retry"`）。
+# ## 练习
+#
+# 在消融实验里，单独打开哪一道防护时，成功率提升得最多？把 `my_answer` 设为它的名字（例如 `"retry"`）。
 
 # %%
 my_answer = None  # a guard's name
