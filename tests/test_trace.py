@@ -76,3 +76,24 @@ def test_two_runs_side_by_side_speak_the_readers_language():
     assert "（重试" in page and "(retries" not in page and "<b>完成</b>" in page
     english = compare_html(c.naive, c.guarded)
     assert f"naive: {c.naive.status}" in english and "<b>model</b>" in english and "(retries" in english
+
+
+def test_every_note_the_loops_write_can_be_said_in_chinese():
+    """A run's reason and an event's note are written by the loops in English; a Chinese reader meets them in
+    traces, the app and the demo's report, so each one the guarded loop writes on any fault has its Chinese
+    (what the naive loop passed on from a tool or an API, and a tool and its code, stay as they were said)."""
+    import re
+
+    from agentlab.models.faults import FAULTS
+    from agentlab.trace import note_text
+    from agentlab.workbook.demo import compare_loops
+    cjk = re.compile(r"[\u3400-\u9fff]")
+    technical = re.compile(r"\w+: [A-Z_]+")
+    unsaid = set()
+    for fault in FAULTS:
+        guarded = compare_loops(fault).guarded
+        # an error's note is the detail a tool or an API gave (redacted), for a person who reads traces: kept as said
+        for note in [guarded.reason, *(e.note for e in guarded.events if not e.error_code)]:
+            if note and not technical.fullmatch(note) and not cjk.search(note_text(note, "zh")):
+                unsaid.add(note)
+    assert not unsaid, unsaid

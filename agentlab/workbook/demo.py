@@ -16,6 +16,7 @@ from ..models import Model, ScriptedModel, SelfCorrectingModel, Step, call, say
 from ..models.faults import FAULTS, FaultyModel, inject_tool_fault
 from ..naive import run_naive
 from ..runs import Run
+from ..trace import note_text
 from ..scenarios import aftersales
 from ..store import MemoryStore
 
@@ -179,14 +180,14 @@ def trace_text(run: Run, width: int = 110, lang: Lang = "en") -> str:
     """A run as terminal lines, one entry per event; long text is wrapped, never cut (the error text is the lesson)."""
     import textwrap
     lines = [t("trace.header", lang, loop=t("loop." + run.loop, lang), status=t("status." + run.status, lang),
-               steps=run.steps, invalid=run.invalid_calls, reason=run.reason)]
+               steps=run.steps, invalid=run.invalid_calls, reason=note_text(run.reason, lang))]
     for e in run.events:
         if e.kind == "model":
             what = t("trace.model", lang, text=e.model_visible or "")
         elif e.kind == "tool":
-            what = f"  {e.tool_name}({e.args_raw}) -> {e.error_code or ('replayed' if e.replayed else 'ok')}"
+            what = f"  {e.tool_name}({e.args_raw}) -> {e.error_code or t('cell.replayed' if e.replayed else 'legend.ok', lang)}"
             if e.retry_count:
-                how = e.note or t("trace.no_key" if run.loop == "naive" else "trace.read_again", lang)
+                how = note_text(e.note, lang) if e.note else t("trace.no_key" if run.loop == "naive" else "trace.read_again", lang)
                 what += " " + t("trace.resent", lang, n=e.retry_count, how=how)
             if e.error_code:
                 what += " | " + t("trace.model_sees", lang, text=e.model_visible or "")
