@@ -124,9 +124,10 @@ def test_a_label_is_said_in_chinese_kept_when_technical_and_noted_when_missing()
 def test_what_a_program_said_is_kept_whole_not_cut_into_a_list_of_labels():
     """A tool's JSON reply or a call in a Chinese table came out as '{"ok": true、"data": ...}': its ", " was read
     as a list of labels, and every key noted as a missing label. What a program said is shown as it said it."""
+    import pandas as pd
+
     from agentlab.i18n import label, missing_labels
     from agentlab.workbook.plots import table_view
-    import pandas as pd
     said = ['{"ok": true, "data": {"record_id": "E0021", "item": "taxi"}}', '[1, 2, "three words here"]',
             'book_expense_record({"date": "2026-10-15", "item": "taxi"})',
             'create_refund({"order_id": "A1"}), escalate_to_human({"summary": "call me back"})']

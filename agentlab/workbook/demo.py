@@ -16,9 +16,9 @@ from ..models import Model, ScriptedModel, SelfCorrectingModel, Step, call, say
 from ..models.faults import FAULTS, FaultyModel, inject_tool_fault
 from ..naive import run_naive
 from ..runs import Run
-from ..trace import note_text
 from ..scenarios import aftersales
 from ..store import MemoryStore
+from ..trace import note_text
 
 __all__ = [
     "ANSWER",
