@@ -121,3 +121,21 @@ def test_probe_takes_its_time_budget_from_the_command_line_and_says_when_it_ran_
                  "--time-limit", "0", "--json"])
     err = capsys.readouterr().err
     assert code == 1 and "time budget" in err and "no valid call can be made" not in err
+
+
+def test_eval_and_probe_take_their_live_model_from_one_helper(monkeypatch):
+    # one place says which model --model names: the played sources are the command's own, openai needs an endpoint
+    import argparse
+
+    from agentlab.commands import InputError, live_model
+    for name in ("AGENTLAB_BASE_URL", "OPENAI_BASE_URL", "AGENTLAB_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    for played in ("fake", "replay"):
+        with live_model(argparse.Namespace(model=played)) as make:
+            assert make is None
+    with pytest.raises(InputError) as told, live_model(argparse.Namespace(model="openai")):
+        pass
+    assert told.value.key == "cli.openai_unset"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    with live_model(argparse.Namespace(model="openai")) as make:
+        assert callable(make)
