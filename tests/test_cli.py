@@ -139,3 +139,12 @@ def test_eval_and_probe_take_their_live_model_from_one_helper(monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     with live_model(argparse.Namespace(model="openai")) as make:
         assert callable(make)
+
+
+def test_json_nested_past_the_parsers_depth_is_one_line_not_a_traceback(tmp_path, capsys):
+    from agentlab.cli import main
+    tools = tmp_path / "tools.json"
+    tools.write_text("[" * 100_000, encoding="utf-8")
+    assert main(["check-args", "--tools", str(tools), "--name", "x", "--args", "{}"]) == 2
+    err = capsys.readouterr().err
+    assert "tools.json" in err and "Traceback" not in err and len(err.splitlines()) == 1
