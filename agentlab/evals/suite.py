@@ -150,7 +150,7 @@ def _refusal(p: Problem, d: dict, at: dict) -> SuiteError:
     if p.reason == "missing" and not rest:
         return SuiteError("case.missing", field=p.field, **at)
     if p.reason == "unknown_field":  # a typo ("refund") would otherwise be a check that silently never runs
-        return SuiteError("case.unknown_key", field=top, key=rest, known=", ".join(schema["properties"][top]["properties"]), **at)
+        return SuiteError("case.unknown_key", field=top, key=rest, known=", ".join(schema["properties"].get(top, {}).get("properties", ())), **at)
     least = schema["properties"].get(top, {}).get("properties", {}).get(rest, {}).get("minimum") if rest else None
     if least is not None and p.reason in ("wrong_type", "out_of_range"):  # a count: bool, 1.5 and -1 are not
         return SuiteError("case.at_least", field=p.field, got=_show(p.got), n=least, **at)
