@@ -15,9 +15,10 @@ import math
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .i18n import Lang, LocalizedError, t
 
@@ -91,6 +92,8 @@ def read_json(path: str, what: str, *, lines: bool = False) -> Any:
             out.append(json.loads(doc))
         except json.JSONDecodeError as exc:
             raise InputError("input.not_json", path=path, line=n + exc.lineno - 1, detail=exc.msg, what=what) from None
+        except RecursionError:  # brackets nested past what the parser takes: not JSON this program can read
+            raise InputError("input.not_json", path=path, line=n, detail="nested too deeply", what=what) from None
         if lines and not isinstance(out[-1], dict):
             raise InputError("case.not_object", path=path, line=n, got=json.dumps(out[-1])[:60])
     return out if lines else out[0]
@@ -234,9 +237,6 @@ def _eval(ns: argparse.Namespace) -> int:
         cases = [c for c in cases if c.id in recorded]
         if not cases:
             raise InputError("cli.nothing_recorded", path=str(tape), loop=ns.loop)
-    if ns.model == "openai" and not _openai_configured():
-        raise InputError("cli.openai_unset")
-    server = None
     factory: ModelFactory | None = None
     if ns.model == "replay" and tape is not None:
         from .models.cassette import CassetteModel
@@ -244,26 +244,14 @@ def _eval(ns: argparse.Namespace) -> int:
 
         def factory(case: Case, trial: int) -> Model:
             return CassetteModel(played, f"{case.id}/{ns.loop}", then="(no more recorded replies)")
-    elif ns.model == "openai":
-        from .models.openai_model import OpenAIModel
-
-        def factory(case: Case, trial: int) -> Model:
-            return OpenAIModel()
-    elif ns.model == "local":
-        from .models.openai_model import OpenAIModel
-        server = _start_local(ns)
-        if server is None:
+    with live_model(ns) as make:
+        if make is False:
             return 2
-        base_url = server.base_url
-
-        def factory(case: Case, trial: int) -> Model:
-            return OpenAIModel(f"qwen2.5-coder-{ns.size}", base_url=base_url, max_tokens=256)
-    try:
+        if make is not None:
+            def factory(case: Case, trial: int) -> Model:
+                return make()
         results = run_suite(cases, model=factory, loop=ns.loop, trials=ns.trials, concurrency=ns.concurrency,
                             lang=ns.lang, progress=not ns.json)
-    finally:
-        if server is not None:
-            server.stop()
     runs = [r.run for r in results]
     ok = {r.run.run_id: r.passed for r in results}
     per_case: dict[str, list[int]] = {}
@@ -289,23 +277,42 @@ def _eval(ns: argparse.Namespace) -> int:
     return 0
 
 
-def _start_local(ns: argparse.Namespace) -> Any:
-    """The local model of ``ns.size`` started (a LocalServer), or None when it is not installed (said on stderr)."""
+LiveModel = Callable[[], Any]
+
+
+@contextmanager
+def live_model(ns: argparse.Namespace, **local_options: Any) -> Iterator[LiveModel | Literal[False] | None]:
+    """``--model openai`` or ``local`` for every command (eval, probe): a function making one live model.
+
+    openai: the endpoint or key from the environment, refused at once when neither is set. local: the packaged
+    model of ``--size``, started here and stopped on the way out whatever happens (``local_options`` go to its
+    client). None for the sources a command plays itself (fake, replay); False when the local model is not
+    installed (said on stderr: the command exits 2)."""
+    if ns.model not in ("openai", "local"):
+        yield None
+        return
+    keys = ("AGENTLAB_BASE_URL", "OPENAI_BASE_URL", "AGENTLAB_API_KEY", "OPENAI_API_KEY")
+    if ns.model == "openai" and not any(os.environ.get(v) for v in keys):  # else every call fails, the run scores nothing
+        raise InputError("cli.openai_unset")
+    from .models.openai_model import OpenAIModel
+    if ns.model == "openai":
+        yield OpenAIModel
+        return
     from .models.local import LocalServer, what_is_missing
     missing = what_is_missing(ns.size, lang=ns.lang)
     if missing:
         print(t("cli.error", ns.lang, message=missing), file=sys.stderr)
-        return None
+        yield False
+        return
     local = LocalServer(ns.size)
     try:
-        return local.start(timeout=LOCAL_START_TIMEOUT)
+        server = local.start(timeout=LOCAL_START_TIMEOUT)
     except TimeoutError:
         raise InputError("cli.no_start", seconds=LOCAL_START_TIMEOUT, log=str(local.log)) from None
-
-
-def _openai_configured() -> bool:
-    """An endpoint or a key is set: otherwise every call would fail and the suite would score nothing."""
-    return any(os.environ.get(v) for v in ("AGENTLAB_BASE_URL", "OPENAI_BASE_URL", "AGENTLAB_API_KEY", "OPENAI_API_KEY"))
+    try:
+        yield lambda: OpenAIModel(f"qwen2.5-coder-{ns.size}", base_url=server.base_url, max_tokens=256, **local_options)
+    finally:
+        server.stop()
 
 
 def _value(name: str, v: Any) -> str:
@@ -496,18 +503,7 @@ def probe_cassette(tools: str, size: str) -> Path:
 
 def _probe(ns: argparse.Namespace) -> int:
     _in_range("--trials", ns.trials, 1)
-    from .evals.probe import (
-        META_LABEL,
-        ProbeInputError,
-        ProbeInterrupted,
-        cassette_settings,
-        fake_source,
-        load_impl,
-        probe,
-        recording_source,
-        replay_source,
-        summary_lines,
-    )
+    from .evals.probe import ProbeInputError, ProbeInterrupted, cassette_settings, fake_source, load_impl, probe, replay_source, summary_lines
     from .evals.probe_report import write
     from .guards import GuardConfig
     registry = load_registry(ns.tools, lang=ns.lang)
@@ -516,8 +512,8 @@ def _probe(ns: argparse.Namespace) -> int:
     only = [n.strip() for n in ns.only.split(",") if n.strip()] if ns.only else None
     settings = {"trials": ns.trials, "seed": ns.seed, "lang": ns.lang, "offer": ns.offer, "categories": faults, "only": only}
     recorded = None
-    server = None
     tape: Path | None = None
+    out = _writable_dir(ns.out)  # before a local model starts: a wrong --out is said at once
     if ns.model == "replay":
         tape = Path(ns.cassette) if ns.cassette else probe_cassette(ns.tools, ns.size)
         entries = read_json(str(tape), "what.cassette", lines=True)
@@ -532,49 +528,27 @@ def _probe(ns: argparse.Namespace) -> int:
         name = next((e.get("model") for e in entries if e.get("model")), "replay") + " (replay)"
     elif ns.model == "fake":
         source, name = fake_source(), "fake (self-correcting)"
-    else:
-        if ns.model == "openai" and not _openai_configured():
-            raise InputError("cli.openai_unset")
-        from .models.openai_model import OpenAIModel
-        tape = Path(ns.cassette) if ns.cassette else (probe_cassette(ns.tools, ns.size) if ns.model == "local" else None)
-        if ns.model == "local":
-            server = _start_local(ns)
-            if server is None:
-                return 2
-            inner: Any = OpenAIModel(f"qwen2.5-coder-{ns.size}", base_url=server.base_url, max_tokens=256, timeout=900,
-                                     retry=None)
-        else:
-            inner = OpenAIModel()
-        name = inner.name
-        if tape is not None:
-            from .models.cassette import labels
-            done = set(labels(tape)) if ns.resume and tape.exists() else set()
-            if not ns.resume:
-                tape.unlink(missing_ok=True)
-            if META_LABEL not in done:
-                tape.parent.mkdir(parents=True, exist_ok=True)
-                with tape.open("a", encoding="utf-8") as f:
-                    f.write(json.dumps({"label": META_LABEL, "probe": {**settings, "tools": ns.tools}},
-                                       ensure_ascii=False) + "\n")
-            source = recording_source(inner, tape, done)
-        else:
-            source = inner_source(inner)
-    out = _writable_dir(ns.out)
-    try:
+    elif ns.model == "local" or ns.cassette:
+        tape = Path(ns.cassette) if ns.cassette else probe_cassette(ns.tools, ns.size)
+    with live_model(ns, timeout=900, retry=None) as make:
+        if make is False:
+            return 2
+        if make is not None:
+            inner = make()
+            name = inner.name
+            source = _recording(inner, tape, settings, ns) if tape is not None else inner_source(inner)
         lang = settings["lang"] if settings["lang"] in ("en", "zh") else ns.lang
         limits = {k: v for k, v in (("time_limit", ns.time_limit), ("tool_time_limit", ns.tool_time_limit))
                   if v is not None}
-        report = probe(registry, source, trials=int(settings["trials"] or 1), categories=settings["categories"],
-                       only=settings["only"], config=GuardConfig().without(*ns.without), lang=lang,
-                       seed=int(settings["seed"] or 0), offer=settings["offer"] or "one", impl=impl, writes=writes,
-                       source=ns.tools, model_name=name, recorded=recorded, **limits,
-                       progress=(lambda label: print(label, file=sys.stderr, flush=True)) if server is not None else None)
-    except ProbeInterrupted as exc:  # Ctrl-C, or a tool that raised KeyboardInterrupt: stop, and say where (exit 130)
-        print(t("cli.error", ns.lang, message=t("probe.interrupted", ns.lang, label=exc.label)), file=sys.stderr)
-        raise
-    finally:
-        if server is not None:
-            server.stop()
+        try:
+            report = probe(registry, source, trials=int(settings["trials"] or 1), categories=settings["categories"],
+                           only=settings["only"], config=GuardConfig().without(*ns.without), lang=lang,
+                           seed=int(settings["seed"] or 0), offer=settings["offer"] or "one", impl=impl, writes=writes,
+                           source=ns.tools, model_name=name, recorded=recorded, **limits,
+                           progress=(lambda label: print(label, file=sys.stderr, flush=True)) if ns.model == "local" else None)
+        except ProbeInterrupted as exc:  # Ctrl-C, or a tool that raised KeyboardInterrupt: stop, and say where (exit 130)
+            print(t("cli.error", ns.lang, message=t("probe.interrupted", ns.lang, label=exc.label)), file=sys.stderr)
+            raise
     paths = write(report, out, lang=ns.lang)
     s = report["summary"]
     # exit 1 when no tool at all could be probed (no valid call from any schema): the report says why, tool by tool
@@ -596,6 +570,20 @@ def _probe(ns: argparse.Namespace) -> int:
         print(t("cli.error", ns.lang, message=t(why, ns.lang, html=str(paths[1]))), file=sys.stderr)
     return code
 
+
+
+def _recording(model: Any, tape: Path, settings: dict, ns: argparse.Namespace) -> Any:
+    """A live model's probe recorded to ``tape``: its settings first, then every reply (``--resume``: appended to)."""
+    from .evals.probe import META_LABEL, recording_source
+    from .models.cassette import labels
+    done = set(labels(tape)) if ns.resume and tape.exists() else set()
+    if not ns.resume:
+        tape.unlink(missing_ok=True)
+    if META_LABEL not in done:
+        tape.parent.mkdir(parents=True, exist_ok=True)
+        with tape.open("a", encoding="utf-8") as f:
+            f.write(json.dumps({"label": META_LABEL, "probe": {**settings, "tools": ns.tools}}, ensure_ascii=False) + "\n")
+    return recording_source(model, tape, done)
 
 
 def inner_source(model: Any) -> Callable[[str, dict, str], Any]:

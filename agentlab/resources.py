@@ -8,10 +8,13 @@ are read from ``$AGENTLAB_DATASETS``, by default ``../shared/datasets`` beside a
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 __all__ = ["CJK_FILES", "CJK_FONTS", "CJK_INSTALL", "CJK_PACKAGE", "CJK_PACKAGE_FILE", "CJK_SYSTEM_FILES", "data_file",
-           "datasets_dir"]
+           "datasets_dir", "render_page"]
 
 _PACKAGED = Path(__file__).resolve().parent / "data"  # an installed wheel: the data is the package agentlab.data
 _CHECKOUT = Path(__file__).resolve().parent.parent
@@ -65,3 +68,20 @@ CJK_SYSTEM_FILES = ["/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc", "/usr/share/
                     "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc", "C:/Windows/Fonts/msyh.ttc",
                     "/System/Library/Fonts/PingFang.ttc"]
 CJK_FILES = [*_installed_font(CJK_PACKAGE_FILE), *CJK_SYSTEM_FILES]
+
+
+@cache
+def _templates() -> Any:
+    import jinja2  # with the workbook and site extras; imported on the first page rendered
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_file("templates"))), autoescape=True,
+                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+
+
+def render_page(template: str, say: Callable[..., str], /, **context: Any) -> str:
+    """An HTML page from ``data/templates/<template>``, with autoescaping: escaping is the default, not a habit.
+
+    Every ``{{ value }}`` is escaped, whether it came from a tools file, a caller, a log line or the catalogue
+    (``say(key, **fields)``, the template's ``t``: a sentence in the page's language); only a value the caller
+    wrapped in ``markupsafe.Markup`` (a plot's SVG, which matplotlib escaped) goes in as it is. A name the
+    template does not get is an error, not an empty string, so a renamed field cannot blank a page silently."""
+    return str(_templates().get_template(template).render(t=say, **context))

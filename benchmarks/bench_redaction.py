@@ -8,8 +8,9 @@ For each hostile shape of ``tests/test_redaction.py`` (dots, ``a@``, SQL, URLs, 
 2. ``redact()`` and ``redact_secrets()`` on their own, uncut, at the same two sizes;
 3. the did-you-mean suggestion on a 1.2 MB tool name.
 
-The targets (a megabyte in under 2 s; growth under 50x for 16x the input) are read here, not asserted in
-tests: the tests only check that nothing hangs and that the rendered error stays short.
+The targets (a megabyte in under 1 s of CPU time; growth under 50x for 16x the input) are read here, not asserted
+in tests: the tests only check that nothing hangs and that the rendered error stays short. CPU time
+(``time.process_time``), not the wall clock: a loaded machine slows the clock, not the work.
 
 Run: python run.py bench   (or: python benchmarks/bench_redaction.py [--shapes dots,sql])
 """
@@ -29,16 +30,16 @@ from agentlab import Registry  # noqa: E402
 from agentlab import errors as E  # noqa: E402
 from agentlab.names import suggest  # noqa: E402
 
-TARGET_1MB_S, TARGET_GROWTH = 2.0, 50.0
+TARGET_1MB_S, TARGET_GROWTH = 1.0, 50.0
 
 
 def best_of(fn, repeats: int = 3) -> float:
-    """The fastest of a few runs, in seconds: the least disturbed by whatever else the machine does."""
+    """The fastest of a few runs, in seconds of CPU: the least disturbed by whatever else the machine does."""
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(time.process_time() - t0)
     return min(times)
 
 
@@ -55,7 +56,7 @@ def main() -> int:
     shapes = args.shapes.split(",") if args.shapes else sorted(SHAPES)
     reg = Registry.from_json(ROOT / "data" / "aftersales_tools.json")
     all_ok = True
-    print(f"target: 1MB under {TARGET_1MB_S:.0f} s, and at most x{TARGET_GROWTH:.0f} for 16x the input\n")
+    print(f"target: 1MB under {TARGET_1MB_S:.0f} s of CPU, and at most x{TARGET_GROWTH:.0f} for 16x the input\n")
     for title, fn in [("every rendering path", lambda text: render_everything(reg, text)),
                       ("redact()", E.redact), ("redact_secrets()", E.redact_secrets)]:
         print(title)

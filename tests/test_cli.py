@@ -121,3 +121,30 @@ def test_probe_takes_its_time_budget_from_the_command_line_and_says_when_it_ran_
                  "--time-limit", "0", "--json"])
     err = capsys.readouterr().err
     assert code == 1 and "time budget" in err and "no valid call can be made" not in err
+
+
+def test_eval_and_probe_take_their_live_model_from_one_helper(monkeypatch):
+    # one place says which model --model names: the played sources are the command's own, openai needs an endpoint
+    import argparse
+
+    from agentlab.commands import InputError, live_model
+    for name in ("AGENTLAB_BASE_URL", "OPENAI_BASE_URL", "AGENTLAB_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    for played in ("fake", "replay"):
+        with live_model(argparse.Namespace(model=played)) as make:
+            assert make is None
+    with pytest.raises(InputError) as told, live_model(argparse.Namespace(model="openai")):
+        pass
+    assert told.value.key == "cli.openai_unset"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    with live_model(argparse.Namespace(model="openai")) as make:
+        assert callable(make)
+
+
+def test_json_nested_past_the_parsers_depth_is_one_line_not_a_traceback(tmp_path, capsys):
+    from agentlab.cli import main
+    tools = tmp_path / "tools.json"
+    tools.write_text("[" * 100_000, encoding="utf-8")
+    assert main(["check-args", "--tools", str(tools), "--name", "x", "--args", "{}"]) == 2
+    err = capsys.readouterr().err
+    assert "tools.json" in err and "Traceback" not in err and len(err.splitlines()) == 1

@@ -565,8 +565,8 @@ def test_a_fault_past_a_huge_max_length_is_not_built_and_the_tool_is_probed_in_p
     assert partial["why"] == "probe.partial.beyond_reach" and partial["categories"] == ["out_of_range"]
     assert "100000" in partial["en"] and "100000" in partial["zh"]
     for lang in ("en", "zh"):
-        page = render_html(report, lang)
-        assert t_("probe.h_partial", lang) in page and html.escape(partial[lang]) in page
+        page = html.unescape(render_html(report, lang))  # the page escapes the catalogue's sentences too
+        assert t_("probe.h_partial", lang) in page and partial[lang] in page
         assert partial[lang] in "\n".join(summary_lines_of(report, lang))
     # a limit within reach is still faulted
     small = probe(_tool_with({"type": "string", "maxLength": 8}), fake_source(), categories=["out_of_range"])
@@ -622,7 +622,7 @@ def test_the_total_time_budget_leaves_later_tools_unprobed_with_why_and_never_ra
     lines = summary_lines_of(report, "en")
     assert any("1 of 2 tools were not probed" in line and "15 s in all" in line for line in lines), lines
     assert not any("no valid call can be made" in line for line in lines)
-    page = render_html(report, "en")
+    page = html.unescape(render_html(report, "en"))
     assert "Tools that could not be probed" not in page and t_("probe.h_partial", "en") in page
 
 
@@ -709,3 +709,34 @@ def test_what_a_model_did_after_an_error_is_counted_from_the_same_recording_as_i
             assert s["self_correction_rate"] <= moves["call"] / (moves["call"] + moves["words"]) + 1e-4  # the report rounds to 4 places
             if size == "1.5b":
                 assert moves["words"] > moves["call"]  # the notebook's sentence
+
+
+HOSTILE = "<script>alert('x')</script> & \"quoted\""
+
+
+@pytest.fixture
+def hostile_catalogue(monkeypatch):
+    """Every sentence of the catalogue with markup, quotes and an ampersand after it, as a careless translation might."""
+    from agentlab import i18n
+    real = i18n._catalog()
+    marked = {k: {lang: text + HOSTILE for lang, text in entry.items()} for k, entry in real.items()}
+    monkeypatch.setattr(i18n, "_catalog", lambda: marked)
+    return marked
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_report_escapes_catalogue_text_and_the_tools_files_words(hostile_catalogue, lang):
+    # the page is a template with autoescaping: a sentence from the catalogue is escaped like a tool's name
+    spec = {"type": "function", "function": {"name": "evil_tool", "description": HOSTILE,
+                                             "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}}}}
+    report = probe(load_specs([spec], source="evil.json"), fake_source(), categories=["camel_case", "out_of_range"])
+    report["settings"]["source"] = HOSTILE
+    report["lint"].append({"rule": HOSTILE, "location": "evil_tool", "message": HOSTILE, "suggestion": HOSTILE,
+                           "severity": "warning"})
+    page = render_html(report, lang)
+    import re
+    text = re.sub(r"<svg.*?</svg>", "", page, flags=re.S)  # matplotlib escapes its own (quotes stay in its comments)
+    assert "<script" not in page.lower() and '"quoted"' not in text and "& " not in text
+    assert HOSTILE in html.unescape(page)
+    assert page.count("&lt;script&gt;") >= 20  # the catalogue's sentences, not only the file's words
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page and "<table class='probe'>" in page  # markup still markup

@@ -458,3 +458,19 @@ def test_a_label_taken_for_the_secret_does_not_keep_the_secret_after_it(text):
         assert "hunter2" not in clean(text), clean(text)
     assert "hunter2" not in render(None, data={"note": text})
     assert E.find_secrets(text) == ["a password"]
+
+
+# --- the slowest hostile shapes still redact what they must (their time: benchmarks/bench_redaction.py) ---------
+@pytest.mark.parametrize(("shape", "secret", "fragment"), [
+    ("phrase_kept", "passphrase: purple-monkey-dishwasher", "purple-monkey"),
+    ("zh_keys", "令牌：ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghijkl"),
+])
+def test_a_hostile_shape_keeps_its_own_words_and_loses_a_secret_inside_it(shape, secret, fragment):
+    filler = SHAPES[shape] * (SIZES["64KB"] // len(SHAPES[shape]))  # whole units: a cut "the" could be a secret
+    for clean in (E.redact_secrets, redact):
+        assert clean(filler) == filler  # a label with no secret after it ("the", another label) is kept as written
+        for text in (secret + " " + filler, filler + " " + secret, filler + " " + secret + " " + filler):
+            out = clean(text)
+            assert fragment not in out and "[secret removed]" in out, (shape, clean.__name__)
+            # the words around it stay: a passphrase's value runs to the end of its sentence, 200 characters at most
+            assert len(text) - len(out) <= 200 and out.count(SHAPES[shape]) >= text.count(SHAPES[shape]) - 200 // len(SHAPES[shape])

@@ -7,6 +7,7 @@ does), make calls over HTTP, then open the pages in Debian's chromium with playw
 reason where chromium or playwright is missing, and fail instead in CI (AGENTLAB_CI=1). On failure a
 screenshot and the console go to test-artifacts/.
 """
+import html
 import json
 import re
 
@@ -77,7 +78,8 @@ def test_every_page_escapes_what_callers_sent_and_runs_no_script(site, http):
         assert "<script" not in page.text.lower() and "<img" not in page.text.lower(), url
         assert page.headers["Content-Security-Policy"] == CSP and "script-src" not in CSP  # default-src 'none' covers it
     log = http.get("/logs").text
-    assert "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;" in log and "&lt;img src=x onerror=" in log
+    # escaped, whichever entity spells the quote (the templates' &#39; or html.escape's &#x27;)
+    assert SCRIPT in html.unescape(log) and "&lt;script&gt;document.title=" in log and "&lt;img src=x onerror=" in log
     evil = http.get("/skills/<script>alert(1)")
     assert evil.status_code == 404 and "<script>" not in evil.text and "&lt;script&gt;" in evil.text
     assert "<script" not in http.get("/logs", params={"session": SCRIPT, "skill": SCRIPT}).text
@@ -293,3 +295,25 @@ def test_without_an_operator_key_the_browser_sees_the_skills_but_no_calls(live, 
         reply = httpx.get(live["url"] + "/logs?lang=zh", auth=auth, timeout=15)
         assert reply.status_code == 401 and reply.headers["WWW-Authenticate"].startswith("Basic")
         assert "需要运维 key" in reply.text and "<tr class=\"call\"" not in reply.text
+
+
+HOSTILE = "<script>alert('x')</script> & \"quoted\""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_catalogue_text_and_callers_data_are_escaped_on_every_page(site, http, monkeypatch, lang):
+    # the pages are templates with autoescaping: a sentence of the catalogue is escaped like what a caller sent
+    from agentlab import i18n
+    real = i18n._catalog()
+    monkeypatch.setattr(i18n, "_catalog", lambda: {k: {lg: text + HOSTILE for lg, text in entry.items()}
+                                                    for k, entry in real.items()})
+    key, _ = site.create_key("teacher")
+    call(http, key, "current_weather", {"city": HOSTILE}, "sess-a")
+    call(http, key, "escalate_to_human", {"summary": HOSTILE}, "sess-b", **{"Idempotency-Key": "esc-h"})
+    anon = TestClient(create_app(site))
+    for client, url in ((http, "/"), (http, "/logs"), (http, "/skills/current_weather"), (http, "/skills/escalate_to_human"),
+                        (http, "/skills/current_wether"), (anon, "/logs"), (anon, "/skills/current_weather")):
+        page = client.get(url, params={"lang": lang}).text
+        assert "<script" not in page.lower() and '"quoted"' not in page and "& " not in page, url
+        assert HOSTILE in html.unescape(page), url
+        assert page.startswith("<!doctype html>") and "<header>" in page and "</main></body></html>" in page, url

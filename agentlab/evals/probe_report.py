@@ -13,19 +13,18 @@ is a name, not mathtext. The plots are drawn with the same CJK-capable fonts as 
 """
 from __future__ import annotations
 
-import html
 import io
 import json
 import os
 import tempfile
 import warnings
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..i18n import Lang, t
-from ..resources import CJK_FILES, CJK_FONTS
+from ..resources import CJK_FILES, CJK_FONTS, render_page
 from .probe import BOUNDED
 
 __all__ = ["VERDICT_COLORS", "after_an_error", "cell_text", "plot_probe_categories", "plot_probe_matrix", "render_html", "table_html", "write"]
@@ -209,30 +208,35 @@ def _tip(cell: Mapping[str, Any], lang: Lang) -> str:
     return "\n".join(parts)
 
 
-def table_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
-    """The tool × category table, every cell coloured by its verdict, details on hover."""
+def _table(report: Mapping[str, Any], lang: Lang) -> dict[str, Any]:
+    """What the tool × category table shows, as plain values (the template escapes them)."""
     tools, cats, cells = _grid(report)
     about = {x["name"]: x for x in report["tools"]}
-    head = "".join(f"<th title='{html.escape(_category_text(report, c, lang))}'>{html.escape(c)}</th>" for c in cats)
     rows = []
     for tl in tools:
         info = about[tl]
-        kind = t("probe.kind." + info["kind"], lang)
-        lint_n = len(info.get("lint", []))
-        badge = f" <span class='lint' title='{html.escape(_lint_titles(info.get('lint', [])))}'>{html.escape(t('probe.lint_badge', lang))} {lint_n}</span>" \
-            if lint_n else ""
-        tds = []
         not_run = _not_run(info, lang)
+        row_cells = []
         for c in cats:
             cell = cells.get((tl, c)) or {"verdict": "n/a", "applies": False, "na_reason": "probe.not_run",
                                           "why": not_run.get(c)}
             v = cell["verdict"]
-            fg = "#fff" if v in ("ok", "caught", "not_caught", "not_repaired", "tool_failed") else "#202124"
-            tds.append(f"<td class='v-{html.escape(v.replace('/', ''))}' style='background:{VERDICT_COLORS[v]};color:{fg}' "
-                       f"title='{html.escape(_tip(cell, lang))}'>{html.escape(cell_text(cell, lang))}</td>")
-        rows.append(f"<tr><th class='tool'>{html.escape(tl)} <small>{html.escape(kind)}</small>{badge}</th>{''.join(tds)}</tr>")
-    return (f"<table class='probe'><thead><tr><th>{t('probe.tool', lang)}</th>{head}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>")
+            row_cells.append({"verdict": v.replace("/", ""), "background": VERDICT_COLORS[v], "tip": _tip(cell, lang),
+                              "color": "#fff" if v in ("ok", "caught", "not_caught", "not_repaired", "tool_failed") else "#202124",
+                              "text": cell_text(cell, lang)})
+        rows.append({"tool": tl, "kind": t("probe.kind." + info["kind"], lang), "lint": len(info.get("lint", [])),
+                     "lint_titles": _lint_titles(info.get("lint", [])), "cells": row_cells})
+    return {"categories": [{"name": c, "title": _category_text(report, c, lang)} for c in cats], "rows": rows}
+
+
+def _say(lang: Lang) -> Callable[..., str]:
+    """The catalogue in ``lang``, as a template asks it: ``t("key", field=value)``."""
+    return lambda key, **fields: t(key, lang, **fields)
+
+
+def table_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
+    """The tool × category table, every cell coloured by its verdict, details on hover."""
+    return render_page("probe_table.html", _say(lang), **_table(report, lang))
 
 
 def _category_text(report: Mapping[str, Any], name: str, lang: Lang) -> str:
@@ -246,16 +250,7 @@ def _lint_titles(findings: list[dict]) -> str:
     return "\n".join(f"{f['rule']} {f['location']}: {f['message']}" for f in findings)
 
 
-def _findings_html(findings: list[dict]) -> str:
-    if not findings:
-        return ""
-    items = "".join(f"<li><code>{html.escape(f['rule'])}</code> <b>{html.escape(f['location'])}</b>: "
-                    f"{html.escape(f['message'])}<br><span class='fix'>→ {html.escape(f['suggestion'])}</span></li>"
-                    for f in findings)
-    return f"<ul class='findings'>{items}</ul>"
-
-
-def _failures_html(report: Mapping[str, Any], lang: Lang) -> str:
+def _failures(report: Mapping[str, Any], lang: Lang) -> list[dict[str, Any]]:
     """Each failing cell, with what the linter says about its field and its tool right beside it."""
     lint_all = report.get("lint", [])
     rows = []
@@ -263,32 +258,11 @@ def _failures_html(report: Mapping[str, Any], lang: Lang) -> str:
         if c["verdict"] not in _FAILING:
             continue
         where = f"{c['tool']}.{c['field']}" if c.get("field") else c["tool"]
-        near = [f for f in lint_all if f["location"] in (where, c["tool"])]
-        rows.append(f"<li><b>{html.escape(c['tool'])}</b> × <code>{html.escape(c['category'])}</code>: "
-                    f"{html.escape(t('probe.v.' + c['verdict'], lang))} "
-                    f"({html.escape(t('probe.effect.' + c.get('effect', 'ran'), lang))})"
-                    + (f"; {t('probe.field', lang)} <code>{html.escape(c['field'])}</code>" if c.get("field") else "")
-                    + (f"<br><small>{t('probe.told', lang)}: {html.escape((c.get('told') or '')[:200])}</small>"
-                       if c.get("told") else "")
-                    + (f"<br><small>{t('probe.tool_error', lang)}: {html.escape(c['tool_error'][:200])}</small>"
-                       if c.get("tool_error") else "")
-                    + (f"<div class='beside'>{t('probe.linter_says', lang)}{_findings_html(near)}</div>" if near
-                       else f"<div class='beside quiet'>{t('probe.linter_silent', lang)}</div>") + "</li>")
-    if not rows:
-        return f"<p>{t('probe.no_failures', lang)}</p>"
-    return f"<ol class='failures'>{''.join(rows)}</ol>"
-
-
-def _worst_html(report: Mapping[str, Any], lang: Lang) -> str:
-    s = report["summary"]
-    if not s["worst_tools"]:
-        return f"<p>{t('probe.no_failures', lang)}</p>"
-    tools = "".join(f"<li><b>{html.escape(w['tool'])}</b>: {w['failing']} {t('probe.failing_cells', lang)}"
-                    f"{_findings_html(w['lint'])}</li>" for w in s["worst_tools"])
-    fields = "".join(f"<li><b>{html.escape(w['field'])}</b>: {w['failing']} {t('probe.failing_cells', lang)}"
-                     f"{_findings_html(w['lint'])}</li>" for w in s["worst_fields"])
-    return (f"<h3>{t('probe.worst_tools', lang)}</h3><ol>{tools}</ol>"
-            + (f"<h3>{t('probe.worst_fields', lang)}</h3><ol>{fields}</ol>" if fields else ""))
+        rows.append({"tool": c["tool"], "category": c["category"], "verdict": t("probe.v." + c["verdict"], lang),
+                     "effect": t("probe.effect." + c.get("effect", "ran"), lang), "field": c.get("field"),
+                     "told": (c.get("told") or "")[:200], "tool_error": (c.get("tool_error") or "")[:200],
+                     "near": [f for f in lint_all if f["location"] in (where, c["tool"])]})
+    return rows
 
 
 def _not_run(info: Mapping[str, Any], lang: Lang) -> dict[str, str]:
@@ -305,46 +279,17 @@ def _bounded(x: Mapping[str, Any]) -> bool:
     return bool(x.get("unprobed")) and x["unprobed"].get("why") in BOUNDED
 
 
-def _partial_html(report: Mapping[str, Any], lang: Lang) -> str:
-    """The tools the probe's bounds (time, size) cut short or left out, or that it could not handle, each with why."""
-    rows = []
-    for x in report["tools"]:
-        reasons = ([x["unprobed"]] if _bounded(x) else []) + list(x.get("partial", []))
-        for p in reasons:
-            left = (f" <small>({html.escape(t('probe.categories_left', lang, categories=', '.join(p['categories'])))})"
-                    f"</small>") if p.get("categories") else ""
-            rows.append(f"<li><b>{html.escape(x['name'])}</b>: {html.escape(p.get(lang) or p['en'])}{left}</li>")
-    if not rows:
-        return ""
-    return (f"<h2 id='partial'>{t('probe.h_partial', lang)}</h2>"
-            f"<p>{t('probe.partial_intro', lang)}</p><ul class='partial'>{''.join(rows)}</ul>")
+def _partial(report: Mapping[str, Any], lang: Lang) -> list[tuple[str, str, str]]:
+    """The tools the probe's bounds (time, size) cut short or left out, or that it could not handle, each with why
+    (and the categories left, if any)."""
+    return [(x["name"], p.get(lang) or p["en"], ", ".join(p.get("categories") or ()))
+            for x in report["tools"] for p in ([x["unprobed"]] if _bounded(x) else []) + list(x.get("partial", []))]
 
 
-def _unprobed_html(report: Mapping[str, Any], lang: Lang) -> str:
+def _unprobed(report: Mapping[str, Any], lang: Lang) -> list[tuple[str, str]]:
     """The tools no valid call could be made for, each with why: none of their cells says anything."""
-    items = [x for x in report["tools"] if x.get("unprobed") and not _bounded(x)]
-    if not items:
-        return ""
-    rows = "".join(f"<li><b>{html.escape(x['name'])}</b>: {html.escape(x['unprobed'].get(lang) or x['unprobed']['en'])}</li>"
-                   for x in items)
-    return (f"<h2 id='unprobed'>{t('probe.h_unprobed', lang)} ({len(items)}/{len(report['tools'])})</h2>"
-            f"<p>{t('probe.unprobed_intro', lang)}</p><ul class='unprobed'>{rows}</ul>")
-
-
-def _legend(lang: Lang) -> str:
-    return " ".join(f"<span class='chip' style='background:{VERDICT_COLORS[v]}'></span>{html.escape(t('probe.v.' + v, lang))}"
-                    for v in _ORDER)
-
-
-_CSS = """body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#202124;max-width:1400px}
-table.probe{border-collapse:collapse;font-size:12px}table.probe th,table.probe td{border:1px solid #fff;padding:3px 6px}
-table.probe thead th{background:#e8eaed;writing-mode:vertical-rl;transform:rotate(180deg);text-align:left;max-height:140px}
-table.probe th.tool{text-align:left;background:#f8f9fa;white-space:nowrap}table.probe td{white-space:nowrap}
-small{color:#5f6368}.lint{background:#fef7e0;border-radius:3px;padding:0 4px;font-size:11px}
-.chip{display:inline-block;width:12px;height:12px;margin:0 3px 0 10px;vertical-align:middle;border:1px solid #ccc}
-.findings{margin:4px 0}.fix{color:#1a73e8}.beside{background:#fef7e0;padding:4px 8px;margin:4px 0;border-left:3px solid #f9ab00}
-.beside.quiet{background:#f1f3f4;border-color:#9aa0a6}.plots svg{max-width:100%;height:auto}
-.numbers td{padding:2px 10px}.numbers td:first-child{color:#5f6368}"""
+    return [(x["name"], x["unprobed"].get(lang) or x["unprobed"]["en"])
+            for x in report["tools"] if x.get("unprobed") and not _bounded(x)]
 
 
 def render_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
@@ -361,24 +306,12 @@ def render_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
                 + (t("probe.scripted_ceiling", lang) if report.get("meta", {}).get("scripted") else "")),
                (t("probe.model", lang), meta.get("model", "")), (t("probe.trials", lang), st["trials"]),
                (t("probe.guards", lang), st["guards"]), (t("probe.lint_findings", lang), len(report.get("lint", [])))]
-    table = "".join(f"<tr><td>{html.escape(str(k))}</td><td><b>{html.escape(str(v))}</b></td></tr>" for k, v in numbers)
-    plots = (f"<figure>{_svg(plot_probe_matrix, report, lang)}<figcaption>{t('probe.plot_matrix', lang)}</figcaption></figure>"
-             f"<figure>{_svg(plot_probe_categories, report, lang)}<figcaption>{t('probe.plot_categories', lang)}</figcaption></figure>")
-    return f"""<!DOCTYPE html>
-<html lang="{'zh-CN' if lang == 'zh' else 'en'}"><head><meta charset="utf-8">
-<title>{html.escape(t('probe.title', lang, source=st.get('source') or 'tools'))}</title><style>{_CSS}</style></head><body>
-<h1>{html.escape(t('probe.title', lang, source=st.get('source') or 'tools'))}</h1>
-<p>{t('probe.intro', lang)}</p>
-<table class="numbers">{table}</table>
-{_unprobed_html(report, lang)}
-{_partial_html(report, lang)}
-<h2 id="table">{t('probe.h_table', lang)}</h2>
-<p>{t('probe.how_to_read', lang)}</p><p>{_legend(lang)}</p>
-{table_html(report, lang)}
-<h2 id="plots">{t('probe.h_plots', lang)}</h2><div class="plots">{plots}</div>
-<h2 id="failures">{t('probe.h_failures', lang)}</h2>{_failures_html(report, lang)}
-<h2 id="worst">{t('probe.h_worst', lang)}</h2>{_worst_html(report, lang)}
-<h2 id="lint">{t('probe.h_lint', lang)}</h2>{_findings_html(report.get('lint', [])) or '<p>-</p>'}
-<p><small>report.json v{report['version']} · agentlab {html.escape(str(meta.get('agentlab', '')))}</small></p>
-</body></html>
-"""
+    from markupsafe import Markup  # the plots' SVG: drawn, and its text escaped, by matplotlib
+    plots = [(Markup(_svg(plot_probe_matrix, report, lang)), t("probe.plot_matrix", lang)),
+             (Markup(_svg(plot_probe_categories, report, lang)), t("probe.plot_categories", lang))]
+    return render_page("probe_report.html", _say(lang), lang=lang, numbers=numbers, tools=len(report["tools"]),
+                  title=t("probe.title", lang, source=st.get("source") or "tools"), unprobed=_unprobed(report, lang),
+                  partial=_partial(report, lang), legend=[(VERDICT_COLORS[v], t("probe.v." + v, lang)) for v in _ORDER],
+                  plots=plots, failures=_failures(report, lang), worst_tools=s["worst_tools"],
+                  worst_fields=s["worst_fields"], lint=report.get("lint", []), version=report["version"],
+                  agentlab=meta.get("agentlab", ""), **_table(report, lang))

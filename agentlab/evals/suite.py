@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from dataclasses import replace as _replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import CODES
+from ..errors import CODES, Problem
 from ..guards import GUARDS, NO_GUARDS, GuardConfig
 from ..i18n import Lang, LocalizedError
 from ..models import DatedModel, FaultyModel, Model, Reply, ScriptedModel, SelfCorrectingModel, Step, ToolCall, call, say, tool_calls
@@ -26,6 +28,7 @@ from ..resources import data_file
 from ..runs import STATUSES, Run
 from ..scenarios import get as get_scenario
 from ..scenarios.conversation import Conversation
+from ..schema import compile_schema
 from ..store import MemoryStore
 from .metrics import pass_hat_k, summarize
 from .outcome import grade
@@ -75,8 +78,8 @@ def load_cases(path: str | Path | None = None) -> list[Case]:
             continue
         try:
             d = json.loads(line)
-        except ValueError as exc:
-            raise SuiteError("input.not_json", path=str(path), line=n, detail=getattr(exc, "msg", str(exc)),
+        except (ValueError, RecursionError) as exc:  # RecursionError: brackets nested past what the parser takes
+            raise SuiteError("input.not_json", path=str(path), line=n, detail=getattr(exc, "msg", "nested too deeply"),
                              what="what.suite") from None
         case = _case(d, str(path), n)
         if case.id in seen:
@@ -100,121 +103,87 @@ def _read_suite(path: Path) -> str:
         raise SuiteError("input.unreadable", reason=exc.strerror or type(exc).__name__, **where) from None
 
 
-_EXPECT_KEYS = ("statuses", "refunds", "records", "changed", "budgets", "deleted", "tickets", "pending",
-                "answer_contains", "because")
-_FAKE_KEYS = ("plan", "answer", "script", "fault", "at_step", "context_window")
-_JSON_TYPES = {"object": dict, "array": list, "string": str}
-
-
 def _show(value: Any, limit: int = 60) -> str:
     """A value as the JSON the user wrote, cut to fit one line."""
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+@cache
+def _case_schema() -> tuple[dict, Callable[[Any], list[Problem]]]:
+    """The shape of a case (data/schemas/case.schema.json) and its compiled check, read once.
+
+    The lists a case may choose from stay in the code that uses them and are filled in here."""
+    schema = json.loads(data_file("schemas/case.schema.json").read_text(encoding="utf-8"))
+    defs = schema["$defs"]
+    defs["status"]["enum"], defs["fault"]["enum"] = list(STATUSES), list(MODEL_FAULTS)
+    defs["because"]["enum"] = ["ticket", *CODES]  # "ticket": a hand-over the case accepts as its ending
+    return schema, compile_schema(schema)
+
+
+# items with a sentence of their own: what a wrong one should have been is more than a type
+_ITEM = re.compile(r"(fake\.script|fake\.plan|expect\.because|expect\.statuses)\[(\d+)\]")
+_ITEM_KEYS = {"fake.script": "case.script_item", "fake.plan": "case.plan_item", "expect.because": "case.because",
+              "expect.statuses": "case.status"}
+
+
+@dataclass(frozen=True)
+class _Hint:
+    """The validator's own advice for a problem, in either language (LocalizedError asks it)."""
+
+    problem: Problem
+
+    def localized(self, lang: Lang = "en") -> str:
+        return str(self.problem.to_dict(lang)["hint"])
+
+
+def _refusal(p: Problem, d: dict, at: dict) -> SuiteError:
+    """The first problem the case schema found, as the sentence a person writing a suite reads."""
+    schema, _ = _case_schema()
+    item = _ITEM.match(p.field)
+    if item:
+        where, index = item[1].split("."), int(item[2])
+        value = d[where[0]][where[1]][index]
+        return SuiteError(_ITEM_KEYS[item[1]], field=item[0], got=_show(value), name=value[:40] if isinstance(value, str) else _show(value),
+                          known=", ".join(STATUSES), **at)
+    top, _, rest = p.field.partition(".")
+    if p.reason == "missing" and not rest:
+        return SuiteError("case.missing", field=p.field, **at)
+    if p.reason == "unknown_field":  # a typo ("refund") would otherwise be a check that silently never runs
+        return SuiteError("case.unknown_key", field=top, key=rest, known=", ".join(schema["properties"].get(top, {}).get("properties", ())), **at)
+    least = schema["properties"].get(top, {}).get("properties", {}).get(rest, {}).get("minimum") if rest else None
+    if least is not None and p.reason in ("wrong_type", "out_of_range"):  # a count: bool, 1.5 and -1 are not
+        return SuiteError("case.at_least", field=p.field, got=_show(p.got), n=least, **at)
+    if p.reason == "wrong_type":
+        return SuiteError("case.type", field=p.field, got=_show(p.got), expected=p.expected, **at)
+    if p.field == "fake.fault":
+        return SuiteError("case.fault", name=p.got[:40] if isinstance(p.got, str) else _show(p.got), known=", ".join(MODEL_FAULTS), **at)
+    return SuiteError("case.problem", field=p.field, hint=_Hint(p), **at)
+
+
 def _case(d: Any, path: str, n: int) -> Case:
-    """One line as a Case, or the SuiteError that says what is wrong with it."""
+    """One line as a Case, or the SuiteError that says what is wrong with it (the first problem found)."""
     at = {"path": path, "line": n}
-
-    def need(value: Any, field: str, expected: str) -> Any:
-        if not isinstance(value, _JSON_TYPES[expected]):
-            raise SuiteError("case.type", field=field, got=_show(value), expected=expected, **at)
-        return value
-
-    def count(value: Any, field: str, least: int) -> None:
-        # bool is an int to Python, never a count to a person writing a suite
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise SuiteError("case.at_least", field=field, got=_show(value), n=least, **at)
-
-    def only(d: dict, field: str, known: Sequence[str]) -> None:
-        for key in d:
-            if key not in known:  # a typo ("refund") would otherwise be a check that silently never runs
-                raise SuiteError("case.unknown_key", field=field, key=key, known=", ".join(known), **at)
-
     if not isinstance(d, dict):
         raise SuiteError("case.not_object", got=_show(d), **at)
-    for key in ("id", "task", "expect"):
-        if key not in d:
-            raise SuiteError("case.missing", field=key, **at)
-    need(d["id"], "id", "string")
-    need(d["task"], "task", "string")
-    for key in ("category", "task_zh"):
-        if d.get(key) is not None:
-            need(d[key], key, "string")
-    scenario_name = need(d.get("scenario", "aftersales"), "scenario", "string")
+    problems = _case_schema()[1](d)
+    if problems:
+        raise _refusal(problems[0], d, at)
+    scenario_name = d.get("scenario", "aftersales")
     try:
         scenario = get_scenario(scenario_name)
     except ValueError:
         from ..scenarios import SCENARIOS
         raise SuiteError("case.scenario", name=scenario_name, known=", ".join(SCENARIOS), **at) from None
-
-    expect = need(d["expect"], "expect", "object")
-    only(expect, "expect", _EXPECT_KEYS)
-    if "statuses" in expect:
-        for status in need(expect["statuses"], "expect.statuses", "array"):
-            if status not in STATUSES:
-                raise SuiteError("case.status", name=status, known=", ".join(STATUSES), **at)
-    for key in ("refunds", "records", "changed", "budgets"):
-        for i, item in enumerate(need(expect.get(key, []), f"expect.{key}", "array"), 1):
-            need(item, f"expect.{key}[{i}]", "object")
-            if "amount" in item and (isinstance(item["amount"], bool) or not isinstance(item["amount"], (int, float))):
-                raise SuiteError("case.type", field=f"expect.{key}[{i}].amount", got=_show(item["amount"]),
-                                 expected="number", **at)
-    for i, rid in enumerate(need(expect.get("deleted", []), "expect.deleted", "array"), 1):
-        need(rid, f"expect.deleted[{i}]", "string")
-    for key in ("tickets", "pending"):
-        if key in expect:
-            count(expect[key], f"expect.{key}", 0)
-    if "because" in expect:  # the ending codes a case about a failure accepts as its hand-over
-        for i, code in enumerate(need(expect["because"], "expect.because", "array"), 1):
-            if code != "ticket" and code not in CODES:
-                raise SuiteError("case.because", index=i, name=str(code)[:40], **at)
-    if "answer_contains" in expect:
-        for i, word in enumerate(need(expect["answer_contains"], "expect.answer_contains", "array"), 1):
-            need(word, f"expect.answer_contains[{i}]", "string")
-
-    fake = need(d.get("fake", {}), "fake", "object")
-    only(fake, "fake", _FAKE_KEYS)
-    for i, item in enumerate(need(fake.get("script", []), "fake.script", "array"), 1):
-        if not (isinstance(item, str) or _is_call(item) or _is_message(item)):
-            raise SuiteError("case.script_item", index=i, got=_show(item), **at)
-    for i, item in enumerate(need(fake.get("plan", []), "fake.plan", "array"), 1):
-        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], dict)):
-            raise SuiteError("case.plan_item", index=i, got=_show(item), **at)
-    if fake.get("answer") is not None:
-        need(fake["answer"], "fake.answer", "string")
-    if fake.get("fault") is not None and fake["fault"] not in MODEL_FAULTS:
-        raise SuiteError("case.fault", name=fake["fault"], known=", ".join(MODEL_FAULTS), **at)
-    if "at_step" in fake:
-        count(fake["at_step"], "fake.at_step", 1)
-    if "context_window" in fake:
-        count(fake["context_window"], "fake.context_window", 1)
-    history = need(d.get("history", []), "history", "array")
-    for i, m in enumerate(history, 1):
-        if not (isinstance(m, dict) and m.get("role") in ("user", "assistant", "tool", "system")):
-            raise SuiteError("case.type", field=f"history[{i}]", got=_show(m), expected="object", **at)
-
-    start = need(d.get("start", {}), "start", "object")
+    start = d.get("start", {})
     if start:
         try:  # a throwaway copy of the scenario's data: a bad start fails here, not in the middle of a run
             scenario.setup(start=start)
         except Exception as exc:  # noqa: BLE001 - whatever the scenario's apply() raises, it is this line's fault
             raise SuiteError("case.start", scenario=scenario_name, detail=f"{type(exc).__name__}: {exc}"[:120],
                              **at) from None
-    return Case(d["id"], d.get("category") or "", scenario_name, d["task"], expect, fake, d.get("task_zh"), start,
-                tuple(history))
-
-
-def _is_call(item: Any) -> bool:
-    # a string is raw arguments, possibly broken on purpose
-    return isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], (dict, str))
-
-
-def _is_message(item: Any) -> bool:
-    """A whole assistant message: ``{"content": text or null, "calls": [[name, args], ...]}``."""
-    return (isinstance(item, dict) and set(item) <= {"content", "calls"}
-            and (item.get("content") is None or isinstance(item.get("content"), str))
-            and isinstance(item.get("calls", []), list) and all(_is_call(c) for c in item.get("calls", [])))
+    return Case(d["id"], d.get("category") or "", scenario_name, d["task"], d["expect"], d.get("fake", {}),
+                d.get("task_zh"), start, tuple(d.get("history", [])))
 
 
 def _script_reply(item: Any) -> Reply | ToolCall:
