@@ -1,17 +1,18 @@
 """agentlab.evals.otel: runs out as OpenTelemetry spans (GenAI conventions), OTLP JSON back in as trace rows."""
+import itertools
 import json
 
 import pytest
 
 pytest.importorskip("opentelemetry.sdk")  # the `otel` extra (requirements-dev.txt installs it)
 
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
-from opentelemetry.trace import StatusCode  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 
-from agentlab.evals.otel import OtlpError, export_run, otlp_json, read_otlp  # noqa: E402
-from agentlab.workbook.demo import compare_loops  # noqa: E402
+from agentlab.evals.otel import OtlpError, export_run, otlp_json, read_otlp
+from agentlab.workbook.demo import compare_loops
 
 
 def _spans(*runs, **kw):
@@ -60,7 +61,7 @@ def test_spans_keep_the_events_durations_laid_end_to_end(corrected):
     spans, _ = _spans(corrected)
     children = sorted((s for s in spans if s.parent is not None), key=lambda s: s.attributes["agentlab.seq"])
     assert children[0].start_time == 1_700_000_000_000_000_000
-    for a, b in zip(children, children[1:], strict=False):
+    for a, b in itertools.pairwise(children):
         assert a.end_time == b.start_time
     for s, e in zip(children, [e for e in corrected.events if e.kind != "end"], strict=True):
         assert s.end_time - s.start_time == round(e.latency_ms * 1e6)

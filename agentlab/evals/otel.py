@@ -137,7 +137,7 @@ def otlp_json(spans: Iterable[Any]) -> dict:
     as strings, the shape an OTLP/HTTP JSON endpoint takes and a collector's file exporter writes per line."""
     by_resource: dict[int, tuple[Any, dict[tuple[str, str], list[dict]]]] = {}
     for s in spans:
-        res, scopes = by_resource.setdefault(id(s.resource), (s.resource, {}))
+        _res, scopes = by_resource.setdefault(id(s.resource), (s.resource, {}))
         scope = s.instrumentation_scope
         scopes.setdefault((scope.name if scope else "", (scope.version or "") if scope else ""), []).append(_span_json(s))
     return {"resourceSpans": [
@@ -209,7 +209,7 @@ def _read_lines(lines: Iterable[str], where: str, lang: Lang) -> Iterator[dict]:
             continue
         try:
             doc = json.loads(line)
-        except ValueError as exc:
+        except ValueError:
             if first:  # a bad line inside JSON Lines
                 raise OtlpError(t("otel.bad_line", lang, where=where, line=number, reason=t("otel.not_json", lang)),
                                 number) from None
@@ -221,9 +221,8 @@ def _read_lines(lines: Iterable[str], where: str, lang: Lang) -> Iterator[dict]:
         try:
             doc = json.loads("".join(whole))
         except ValueError as exc:
-            line = first + exc.lineno - 1 if isinstance(exc, json.JSONDecodeError) else first
-            raise OtlpError(t("otel.bad_line", lang, where=where, line=line, reason=t("otel.not_json", lang)),
-                            line) from None
+            at = first + exc.lineno - 1 if isinstance(exc, json.JSONDecodeError) else first
+            raise OtlpError(t("otel.bad_line", lang, where=where, line=at, reason=t("otel.not_json", lang)), at) from None
         yield from _rows(_spans(doc, where, first, lang), rounds)
 
 
@@ -366,7 +365,7 @@ def _error(a: Mapping[str, Any], kind: str, status: Mapping[str, Any]) -> tuple[
         return a["agentlab.error.code"], a.get("agentlab.error.category"), a.get("agentlab.error.stage"), None
     raw = a.get("error.type")
     failed = raw is not None or status.get("code") in (2, "STATUS_CODE_ERROR")
-    if not failed or kind == "end" and raw is None:
+    if not failed or (kind == "end" and raw is None):
         return None, None, None, None
     text = str(raw or "")
     code = text if text in CODES else _ERROR_TYPES.get(text.rsplit(".", 1)[-1].lower())
