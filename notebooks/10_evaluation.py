@@ -194,6 +194,45 @@ table_view(pd.DataFrame(compare_groups({"naive, as recorded": suites["naive"], "
            .set_index("group"), lang=LANG)
 
 # %% [markdown]
+# ## Live curves: the same three numbers on a stream of runs
+#
+# In production the runs come one at a time. `LiveCurves` keeps task success, invalid-call rate and takeover rate
+# over the last 20 runs (the same definitions as above), with a reference line per curve, and alerts once when a
+# curve crosses its line: a callback and a log line (docs/metrics.md#live-curves-and-alerts). Here: an hour of
+# guarded traffic, an hour in which a release shipped the naive loop, and the guarded loop again; a run a minute.
+# The default lines are starting points: on this deliberately adversarial case set the healthy loop already
+# crosses two of them, so the lines are calibrated on the healthy first hour, as a team would on its own traffic.
+# Each alert is logged once, when its curve crosses; it fires again only after the curve has come back past its
+# line by 0.05 (hysteresis). The naive hour hardly moves the takeover curve: that loop crashes instead of handing over.
+
+# %%
+from agentlab.evals.monitor import CURVES, LINES, LiveCurves, RefLine
+from agentlab.workbook.plots import plot_live
+
+mix = random.Random(0)
+stream = [r for loop in ("guarded", "naive", "guarded") for r in mix.sample(suites[loop], len(suites[loop]))]
+healthy = LiveCurves((), window=20)  # the first hour alone, no lines yet: to calibrate on
+for i, r in enumerate(stream[:len(suites["guarded"])]):
+    healthy.add(r.run, at=60.0 * i, success=r.passed)
+worst = {m: [p.values[m] for p in healthy.points] for m in CURVES}
+lines = [RefLine(line.metric, min(worst[line.metric]) - 0.05 if line.bad == "below" else max(worst[line.metric]) + 0.05,
+                 line.bad) for line in LINES]
+alerts = []
+live = LiveCurves(lines, window=20, margin=0.05, on_alert=alerts.append, lang=LANG)
+for i, r in enumerate(stream):
+    live.add(r.run, at=60.0 * i, success=r.passed)
+table_view(pd.DataFrame([{"metric": line.metric, "default line": d.value, "calibrated": round(line.value, 2),
+                          "alert when": t("monitor." + line.bad, LANG)} for line, d in zip(lines, LINES, strict=True)]),
+           lang=LANG)
+
+# %%
+# each alert was logged as it fired (the lines above, on the agentlab.monitor logger); the callback kept them too
+minutes = ", ".join(f"{a.point.at / 60:.0f}" for a in alerts)
+print({"en": f"{len(alerts)} alerts, at minute {minutes}", "zh": f"共 {len(alerts)} 次告警，分别在第 {minutes} 分钟"}[LANG])
+plot_live(live, lang=LANG)
+plt.show()
+
+# %% [markdown]
 # ## Exercise
 #
 # Which single guard, on its own, raises the success rate the most in the ablation? Set `my_answer` to its

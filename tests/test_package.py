@@ -27,11 +27,12 @@ def dotted(path) -> str:
 
 
 def test_import_is_light():
-    code = ("import sys, agentlab, agentlab.cli, agentlab.models, agentlab.evals; "
-            "print([m for m in ('matplotlib', 'ipywidgets', 'pandas', 'openai', 'agentlab.clean') if m in sys.modules])")
+    code = ("import sys, agentlab, agentlab.cli, agentlab.models, agentlab.evals, agentlab.evals.otel; "
+            "print([m for m in ('matplotlib', 'ipywidgets', 'pandas', 'openai', 'opentelemetry', 'agentlab.clean') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     # agentlab.clean is loaded by the registry for "45元"; models' protocol alone must not need it
     assert "matplotlib" not in out and "pandas" not in out and "openai" not in out and "ipywidgets" not in out
+    assert "opentelemetry" not in out  # the spans' SDK is loaded by export_run, not by importing the exporter
     code = "import sys, agentlab.models.interface; print('agentlab.models.fakes' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
 

@@ -158,6 +158,10 @@ cases, store = load_cases()[:4], tempfile.mkdtemp()
 naive, guarded = run_suite(cases, loop="naive"), run_suite(cases)
 stored = [save_results(rs, store, label=label) for label, rs in (("naive", naive), ("guarded", guarded))]
 everything = {s: 1 for s in plots.STATUS_COLORS}
+from agentlab.evals.monitor import LiveCurves
+live = LiveCurves(window=2)
+for i, r in enumerate(naive):
+    live.add(r.run, at=float(i), success=r.passed)
 drawn = {
     "plot_bars": lambda: plots.plot_bars({"任务成功率": {"naive": 0.2, "guarded": 0.9}}, title="任务成功率（按最终数据评判）",
                                          ylabel="比例"),
@@ -174,6 +178,7 @@ drawn = {
     "compare_plot": lambda: plots.compare_plot({"防护循环": guarded, "朴素循环": naive}),
     "plot_comparison": lambda: plots.plot_comparison(compare_runs(*stored), lang="zh"),
     "plot_trend": lambda: plots.plot_trend(trend(stored), lang="zh"),
+    "plot_live": lambda: plots.plot_live(live, lang="zh"),
 }
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")

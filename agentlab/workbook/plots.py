@@ -19,11 +19,12 @@ from ..resources import CJK_FILES, CJK_FONTS, CJK_INSTALL
 from ..retry import RetryPolicy, herd
 
 if TYPE_CHECKING:
+    from ..evals.monitor import LiveCurves
     from ..evals.review import RunComparison
 
 __all__ = ["BEFORE_AFTER_COLORS", "CJK_FILES", "CJK_FONTS", "LOOP_COLORS", "OUTCOME_COLORS", "STATUS_COLORS",
            "TREND_COLORS", "cjk_fonts", "compare_plot", "herd_results", "herd_text", "plot_bars", "plot_comparison",
-           "plot_herd", "plot_lines",
+           "plot_herd", "plot_lines", "plot_live",
            "plot_matrix", "plot_outcomes", "plot_pass_k", "plot_retry_schedule", "plot_shares", "plot_statuses",
            "plot_trend", "plot_turns_by_outcome", "table_view"]
 
@@ -382,6 +383,30 @@ def plot_trend(rows: Sequence[Mapping[str, Any]], *, ax: Any = None, lang: Lang 
     ax.set_xlabel(t("review.trend_x", lang))
     ax.set_ylabel(t("review.rate", lang))
     ax.set_title(title if title is not None else t("review.trend_title", lang))
+    _legend_beside(ax)
+    return ax
+
+
+@_with_fonts
+def plot_live(curves: LiveCurves, *, ax: Any = None, lang: Lang = "en", title: str | None = None) -> Any:
+    """The live curves of :class:`agentlab.evals.monitor.LiveCurves`: each curve in its trend colour, its reference
+    line dashed in the same colour, and every point where an alert fired ringed in red. ``x`` is the time in
+    seconds since the first point, so a window of runs and a day of buckets read the same way."""
+    ax = _ax(ax, (8, 3.4))
+    t0 = curves.points[0].at if curves.points else 0.0
+    for metric, pts in curves.series().items():
+        color = TREND_COLORS.get(metric)
+        ax.plot([at - t0 for at, _ in pts], [v for _, v in pts], marker=".", color=color, label=t("eval." + metric, lang))
+    for line in curves.lines:
+        ax.axhline(line.value, linestyle="--", linewidth=1, color=TREND_COLORS.get(line.metric, "#5f6368"),
+                   label=t("live.line", lang, metric=t("eval." + line.metric, lang)))
+    if curves.alerts:
+        ax.scatter([a.point.at - t0 for a in curves.alerts], [a.value for a in curves.alerts], s=90, facecolors="none",
+                   edgecolors="#d93025", linewidths=2, zorder=5, label=t("live.crossing", lang))
+    ax.set_ylim(-0.03, 1.05)
+    ax.set_xlabel(t("live.x", lang))
+    ax.set_ylabel(t("review.rate", lang))
+    ax.set_title(title if title is not None else t("live.title", lang))
     _legend_beside(ax)
     return ax
 

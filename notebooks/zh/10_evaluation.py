@@ -192,6 +192,43 @@ table_view(pd.DataFrame(compare_groups({"naive, as recorded": suites["naive"], "
            .set_index("group"), lang=LANG)
 
 # %% [markdown]
+# ## 实时曲线：同样三个数字，放到一串运行上
+#
+# 在线上，运行是一次一次来的。`LiveCurves` 在最近 20 次运行上计算任务成功率、无效调用率和人工接管率（定义和上面相同），
+# 每条曲线一条参考线，曲线越线时告警一次：一个回调加一行日志（见[指标文档](../../docs/metrics.md#live-curves-and-alerts)）。这里模拟：
+# 一小时的防护循环流量，一小时某次发布误上了朴素循环，然后又回到防护循环；每分钟一次运行。
+# 默认参考线只是起点：这套用例故意偏向刁难，健康的循环本身就会越过其中两条线，所以像团队在自己的流量上做的那样，
+# 用健康的第一个小时来校准参考线。每次告警在曲线越线时记一行日志；只有曲线回到参考线另一侧并超出 0.05（滞回）后，
+# 才会再次触发。朴素循环的那一小时几乎没让人工接管率动起来：那个循环出错时是直接崩溃，而不是转人工。
+
+# %%
+from agentlab.evals.monitor import CURVES, LINES, LiveCurves, RefLine
+from agentlab.workbook.plots import plot_live
+
+mix = random.Random(0)
+stream = [r for loop in ("guarded", "naive", "guarded") for r in mix.sample(suites[loop], len(suites[loop]))]
+healthy = LiveCurves((), window=20)  # the first hour alone, no lines yet: to calibrate on
+for i, r in enumerate(stream[:len(suites["guarded"])]):
+    healthy.add(r.run, at=60.0 * i, success=r.passed)
+worst = {m: [p.values[m] for p in healthy.points] for m in CURVES}
+lines = [RefLine(line.metric, min(worst[line.metric]) - 0.05 if line.bad == "below" else max(worst[line.metric]) + 0.05,
+                 line.bad) for line in LINES]
+alerts = []
+live = LiveCurves(lines, window=20, margin=0.05, on_alert=alerts.append, lang=LANG)
+for i, r in enumerate(stream):
+    live.add(r.run, at=60.0 * i, success=r.passed)
+table_view(pd.DataFrame([{"metric": line.metric, "default line": d.value, "calibrated": round(line.value, 2),
+                          "alert when": t("monitor." + line.bad, LANG)} for line, d in zip(lines, LINES, strict=True)]),
+           lang=LANG)
+
+# %%
+# each alert was logged as it fired (the lines above, on the agentlab.monitor logger); the callback kept them too
+minutes = ", ".join(f"{a.point.at / 60:.0f}" for a in alerts)
+print({"en": f"{len(alerts)} alerts, at minute {minutes}", "zh": f"共 {len(alerts)} 次告警，分别在第 {minutes} 分钟"}[LANG])
+plot_live(live, lang=LANG)
+plt.show()
+
+# %% [markdown]
 # ## 练习
 #
 # 在消融实验里，单独打开哪一道防护时，成功率提升得最多？把 `my_answer` 设为它的名字（例如 `"retry"`）。

@@ -1,0 +1,390 @@
+"""A run's trace as OpenTelemetry spans, and OTLP JSON read back as trace rows (docs/telemetry.md#opentelemetry).
+
+Spans follow the GenAI semantic conventions, so Jaeger, Phoenix, Langfuse or any OTLP collector shows them
+without a plugin: one trace per run, an ``invoke_agent`` span for the run (it carries the ``end`` event), and
+under it a ``chat`` span per model turn and an ``execute_tool`` span per tool call. What the conventions have
+no name for (the guard's verdict, both classifications of an error, resends, replays) is namespaced
+``agentlab.*``. :func:`read_otlp` turns OTLP JSON (a collector's file exporter, an OTLP/HTTP JSON body) back into
+the rows :meth:`agentlab.trace.Event.to_dict` writes, one per GenAI span; spans from other systems that follow
+the conventions without agentlab's attributes read too.
+
+``opentelemetry`` is imported only inside :func:`export_run` (the ``otel`` extra): importing agentlab stays light.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import CODES
+from ..i18n import Lang, t
+from ..runs import Run
+from ..trace import Event, outcome
+from ..version import __version__
+
+__all__ = ["OtlpError", "export_run", "otlp_json", "read_otlp"]
+
+_AGENT = "agentlab"
+# a turn, a call, the run: the operation names of the conventions, and the trace's kinds they stand for
+_KIND_OF = {"chat": "model", "text_completion": "model", "generate_content": "model",
+            "execute_tool": "tool", "invoke_agent": "end"}
+_OPERATION = {"model": "chat", "tool": "execute_tool", "end": "invoke_agent"}
+
+
+class OtlpError(ValueError):
+    """A line that is not OTLP JSON; ``line`` is its 1-based number (the message names the file and line)."""
+
+    def __init__(self, message: str, line: int):
+        super().__init__(message)
+        self.line = line
+
+
+# --- out: a run as spans -----------------------------------------------------------
+def export_run(run: Run, tracer_provider: Any = None, *, start_ns: int | None = None, content: bool = True) -> str:
+    """Emit ``run`` as one trace; return its trace id (32 hex digits).
+
+    ``tracer_provider``: an ``opentelemetry.sdk.trace.TracerProvider`` (None: the global one, which the
+    application configures as usual). Events record how long they took, not when they started, so the spans
+    are laid end to end from ``start_ns`` (default: the run ends now), each lasting its event's ``latency_ms``.
+    ``content=False`` leaves out what was said and sent (arguments, results, answers): the conventions make
+    content opt-in, because a trace travels further than a log.
+    """
+    from opentelemetry import trace as ot
+    from opentelemetry.trace import SpanKind, Status, StatusCode
+
+    tracer = (tracer_provider or ot.get_tracer_provider()).get_tracer(_AGENT, __version__)
+    steps = [e for e in run.events if e.kind != "end"]
+    end = next((e for e in run.events if e.kind == "end"), None)
+    durations = [_ns(e.latency_ms) for e in steps]
+    cursor = start_ns if start_ns is not None else time.time_ns() - sum(durations)
+    root_event = end or Event(run.run_id, steps[0].session_id if steps else "", 0, run.steps, "end", loop=run.loop,
+                              guard_config=run.config, final_status=run.status)
+    root = tracer.start_span(f"invoke_agent {_AGENT}", kind=SpanKind.INTERNAL, start_time=cursor,
+                             attributes=_attributes(root_event, run.model, len(run.events) - 1, content))
+    context = ot.set_span_in_context(root)
+    for seq, (e, took) in enumerate(zip(steps, durations, strict=True)):
+        name = f"chat {run.model}" if e.kind == "model" else f"execute_tool {e.tool_name or ''}".rstrip()
+        span = tracer.start_span(name, context=context, kind=SpanKind.CLIENT if e.kind == "model" else SpanKind.INTERNAL,
+                                 start_time=cursor, attributes=_attributes(e, run.model, seq, content))
+        if e.error_code:
+            span.set_status(Status(StatusCode.ERROR, e.error_code))
+        cursor += took
+        span.end(end_time=cursor)
+    if root_event.error_code:
+        root.set_status(Status(StatusCode.ERROR, root_event.error_code))
+    root.end(end_time=cursor + _ns(root_event.latency_ms))
+    return format(root.get_span_context().trace_id, "032x")
+
+
+def _ns(ms: float) -> int:
+    return max(0, round(ms * 1_000_000))
+
+
+def _attributes(e: Event, model: str, seq: int, content: bool) -> dict[str, Any]:
+    """An event's fields as span attributes: the conventions' names where they have one, ``agentlab.*`` for the
+    rest. OpenTelemetry attributes cannot be None: an unset field is left out, and read back as unset."""
+    a: dict[str, Any] = {
+        "gen_ai.operation.name": _OPERATION[e.kind], "gen_ai.conversation.id": e.session_id,
+        "agentlab.run_id": e.run_id, "agentlab.turn_id": e.turn_id, "agentlab.round_index": e.round_index,
+        "agentlab.seq": seq, "agentlab.loop": e.loop, "agentlab.guard_config": e.guard_config,
+        "agentlab.retry_count": e.retry_count, "agentlab.latency_ms": e.latency_ms, "agentlab.replayed": e.replayed,
+        # the verdict a viewer colours the step by: ok / invalid / error / blocked / text (agentlab.trace.outcome)
+        "agentlab.guard": outcome(e),
+    }
+    if e.kind == "tool":
+        a.update({"gen_ai.tool.name": e.tool_name or "", "gen_ai.tool.type": "function"})
+        if e.tool_call_id is not None:
+            a["gen_ai.tool.call.id"] = e.tool_call_id
+        if content and e.args_raw is not None:
+            a["gen_ai.tool.call.arguments"] = e.args_raw
+        if content and e.model_visible is not None:
+            a["gen_ai.tool.call.result"] = e.model_visible
+    else:
+        a["gen_ai.request.model"] = model
+        if e.kind == "end":
+            a["gen_ai.agent.name"] = _AGENT
+        if content and e.model_visible is not None:
+            a["gen_ai.output.messages"] = json.dumps(
+                [{"role": "assistant", "parts": [{"type": "text", "content": e.model_visible}]}], ensure_ascii=False)
+    if e.kind == "model":
+        a["gen_ai.usage.input_tokens"] = e.prompt_tokens
+        a["gen_ai.usage.output_tokens"] = e.completion_tokens
+    for gate in ("parse_ok", "validate_ok", "exec_ok"):
+        if getattr(e, gate) is not None:
+            a[f"agentlab.{gate}"] = getattr(e, gate)
+    if e.error_code:
+        a["error.type"] = e.error_code  # low-cardinality, as the conventions ask: the code, never the message
+        a["agentlab.error.code"] = e.error_code
+    if e.error_category:
+        a["agentlab.error.category"] = e.error_category
+    if e.error_stage:
+        a["agentlab.error.stage"] = e.error_stage
+    if e.final_status:
+        a["agentlab.final_status"] = e.final_status
+    if e.note is not None and (content or e.kind == "end"):
+        a["agentlab.note"] = e.note
+    return a
+
+
+def otlp_json(spans: Iterable[Any]) -> dict:
+    """Finished SDK spans (``ReadableSpan``, e.g. from ``InMemorySpanExporter.get_finished_spans()``) as one
+    OTLP/JSON ``ExportTraceServiceRequest``: resourceSpans → scopeSpans → spans, ids in hex, 64-bit integers
+    as strings, the shape an OTLP/HTTP JSON endpoint takes and a collector's file exporter writes per line."""
+    by_resource: dict[int, tuple[Any, dict[tuple[str, str], list[dict]]]] = {}
+    for s in spans:
+        _res, scopes = by_resource.setdefault(id(s.resource), (s.resource, {}))
+        scope = s.instrumentation_scope
+        scopes.setdefault((scope.name if scope else "", (scope.version or "") if scope else ""), []).append(_span_json(s))
+    return {"resourceSpans": [
+        {"resource": {"attributes": _kv(res.attributes)},
+         "scopeSpans": [{"scope": {"name": n, "version": v}, "spans": ss} for (n, v), ss in scopes.items()]}
+        for res, scopes in by_resource.values()]}
+
+
+def _span_json(s: Any) -> dict:
+    ctx = s.get_span_context()
+    out = {"traceId": format(ctx.trace_id, "032x"), "spanId": format(ctx.span_id, "016x"), "name": s.name,
+           "kind": s.kind.value + 1,  # the SDK counts INTERNAL from 0; OTLP from 1 (0 is UNSPECIFIED)
+           "startTimeUnixNano": str(s.start_time), "endTimeUnixNano": str(s.end_time),
+           "attributes": _kv(s.attributes or {}), "status": {"code": s.status.status_code.value}}
+    if s.parent is not None:
+        out["parentSpanId"] = format(s.parent.span_id, "016x")
+    if s.status.description:
+        out["status"]["message"] = s.status.description
+    return out
+
+
+def _kv(attributes: Mapping[str, Any]) -> list[dict]:
+    return [{"key": k, "value": _any_value(v)} for k, v in attributes.items()]
+
+
+def _any_value(v: Any) -> dict:
+    if isinstance(v, bool):
+        return {"boolValue": v}
+    if isinstance(v, int):
+        return {"intValue": str(v)}
+    if isinstance(v, float):
+        return {"doubleValue": v}
+    if isinstance(v, (list, tuple)):
+        return {"arrayValue": {"values": [_any_value(x) for x in v]}}
+    return {"stringValue": str(v)}
+
+
+# --- in: OTLP JSON as trace rows -------------------------------------------------------
+def read_otlp(path_or_lines: str | os.PathLike[str] | Mapping[str, Any] | Iterable[str], *,
+              lang: Lang = "en") -> Iterator[dict]:
+    """Trace rows (the keys of :meth:`agentlab.trace.Event.to_dict`) from OTLP JSON, one per GenAI span.
+
+    Takes a file path, an iterable of lines, or one parsed document. A file is either one JSON document
+    (pretty-printed or not) or JSON Lines, one ``ExportTraceServiceRequest`` per line as a collector's file
+    exporter writes it; lines are read one at a time, so a large file is read in bounded memory. Spans that
+    are not GenAI operations (HTTP, database...) are skipped. A line that is not OTLP JSON raises
+    :class:`OtlpError` naming the file and the line.
+    """
+    if isinstance(path_or_lines, Mapping):
+        yield from _rows(_spans(path_or_lines, "<document>", 1, lang), {})
+        return
+    if isinstance(path_or_lines, (str, os.PathLike)):
+        path = Path(path_or_lines)
+        with path.open(encoding="utf-8") as f:
+            yield from _read_lines(f, str(path), lang)
+        return
+    yield from _read_lines(path_or_lines, "<lines>", lang)
+
+
+def _read_lines(lines: Iterable[str], where: str, lang: Lang) -> Iterator[dict]:
+    rounds: dict[str, int] = {}
+    whole: list[str] | None = None  # a pretty-printed document: its lines, gathered until the end
+    first = 0
+    for number, line in enumerate(lines, 1):
+        if whole is not None:
+            whole.append(line)
+            continue
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            if first:  # a bad line inside JSON Lines
+                raise OtlpError(t("otel.bad_line", lang, where=where, line=number, reason=t("otel.not_json", lang)),
+                                number) from None
+            whole, first = [line], number
+            continue
+        first = first or number
+        yield from _rows(_spans(doc, where, number, lang), rounds)
+    if whole is not None:
+        try:
+            doc = json.loads("".join(whole))
+        except ValueError as exc:
+            at = first + exc.lineno - 1 if isinstance(exc, json.JSONDecodeError) else first
+            raise OtlpError(t("otel.bad_line", lang, where=where, line=at, reason=t("otel.not_json", lang)), at) from None
+        yield from _rows(_spans(doc, where, first, lang), rounds)
+
+
+def _spans(doc: Any, where: str, line: int, lang: Lang) -> list[dict]:
+    """The spans of one document, each with its attributes as a plain dict; the shape checked as it is read."""
+    def bad(reason: str) -> OtlpError:
+        return OtlpError(t("otel.bad_line", lang, where=where, line=line, reason=reason), line)
+
+    if not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans", []), list):
+        raise bad(t("otel.not_otlp", lang))
+    out = []
+    for rs in doc.get("resourceSpans", []):
+        scopes = rs.get("scopeSpans", rs.get("instrumentationLibrarySpans", [])) if isinstance(rs, dict) else None
+        if not isinstance(scopes, list):
+            raise bad(t("otel.not_otlp", lang))
+        for ss in scopes:
+            spans = ss.get("spans", []) if isinstance(ss, dict) else None
+            if not isinstance(spans, list) or not all(isinstance(s, dict) for s in spans):
+                raise bad(t("otel.not_otlp", lang))
+            for s in spans:
+                try:
+                    out.append({"trace": _hex(s.get("traceId", "")), "start": int(s.get("startTimeUnixNano") or 0),
+                                "end": int(s.get("endTimeUnixNano") or 0), "name": str(s.get("name", "")),
+                                "status": s.get("status") or {}, "attrs": _attrs(s.get("attributes") or [])})
+                except (TypeError, ValueError, AttributeError):
+                    raise bad(t("otel.not_otlp", lang)) from None
+    return out
+
+
+def _hex(value: str) -> str:
+    """Ids are hex in OTLP JSON; protobuf's own JSON writes them in base64: both read the same."""
+    try:
+        int(value, 16)
+        return value.lower()
+    except ValueError:
+        try:
+            return base64.b64decode(value, validate=True).hex()
+        except (binascii.Error, ValueError):
+            return value
+
+
+def _attrs(kvs: Sequence[dict]) -> dict[str, Any]:
+    return {kv["key"]: _value(kv.get("value") or {}) for kv in kvs}
+
+
+def _value(v: Mapping[str, Any]) -> Any:
+    if "stringValue" in v:
+        return v["stringValue"]
+    if "boolValue" in v:
+        return bool(v["boolValue"])
+    if "intValue" in v:
+        return int(v["intValue"])  # a string in JSON: 64-bit integers do not fit a JSON number
+    if "doubleValue" in v:
+        return float(v["doubleValue"])
+    if "arrayValue" in v:
+        return [_value(x) for x in v["arrayValue"].get("values", [])]
+    return None
+
+
+def _rows(spans: list[dict], rounds: dict[str, int]) -> Iterator[dict]:
+    """Rows in the order of the run: by trace as they first appear, then by ``agentlab.seq`` or start time,
+    the run's own span last (its row is the ``end`` event). ``rounds`` carries a foreign trace's turn count
+    from one line to the next."""
+    genai = [s for s in spans if _KIND_OF.get(str(s["attrs"].get("gen_ai.operation.name", ""))) is not None]
+    traces: dict[str, list[dict]] = {}
+    for s in genai:
+        traces.setdefault(s["trace"], []).append(s)
+    for trace_id, group in traces.items():
+        group.sort(key=lambda s: (_KIND_OF[s["attrs"]["gen_ai.operation.name"]] == "end",
+                                  s["attrs"].get("agentlab.seq", -1), s["start"]))
+        for s in group:
+            yield _row(s, trace_id, rounds)
+
+
+def _row(s: dict, trace_id: str, rounds: dict[str, int]) -> dict:
+    a = s["attrs"]
+    kind = _KIND_OF[a["gen_ai.operation.name"]]
+    if "agentlab.round_index" in a:
+        round_index = int(a["agentlab.round_index"])
+    else:  # a foreign trace: its chat spans count the turns; a tool call belongs to the turn before it
+        round_index = rounds.get(trace_id, 0) + (kind == "model")
+        rounds[trace_id] = round_index
+    code, category, stage, note = _error(a, kind, s["status"])
+    said = a.get("gen_ai.tool.call.result") if kind == "tool" else _said(a.get("gen_ai.output.messages"))
+    gates = {g: a.get(f"agentlab.{g}") for g in ("parse_ok", "validate_ok", "exec_ok")}
+    if kind == "tool" and not any(f"agentlab.{g}" in a for g in gates):
+        gates = _gates(stage, code)
+    latency = a.get("agentlab.latency_ms")
+    return Event(
+        run_id=str(a.get("agentlab.run_id", trace_id)), session_id=str(a.get("gen_ai.conversation.id", trace_id)),
+        turn_id=int(a.get("agentlab.turn_id", 0)), round_index=round_index, kind=kind,  # type: ignore[arg-type]
+        loop=str(a.get("agentlab.loop", "")), guard_config=str(a.get("agentlab.guard_config", "")),
+        tool_name=a.get("gen_ai.tool.name") if kind == "tool" else None,
+        tool_call_id=a.get("gen_ai.tool.call.id") if kind == "tool" else None,
+        args_raw=a.get("gen_ai.tool.call.arguments") if kind == "tool" else None,
+        parse_ok=gates["parse_ok"], validate_ok=gates["validate_ok"], exec_ok=gates["exec_ok"],
+        error_code=code, error_category=category, error_stage=stage,
+        retry_count=int(a.get("agentlab.retry_count", 0)),
+        latency_ms=float(latency) if latency is not None else max(0, s["end"] - s["start"]) / 1_000_000,
+        prompt_tokens=int(a.get("gen_ai.usage.input_tokens", a.get("gen_ai.usage.prompt_tokens", 0))),
+        completion_tokens=int(a.get("gen_ai.usage.output_tokens", a.get("gen_ai.usage.completion_tokens", 0))),
+        final_status=a.get("agentlab.final_status"), model_visible=said,
+        replayed=bool(a.get("agentlab.replayed", False)), note=a.get("agentlab.note", note),
+    ).to_dict()
+
+
+def _said(messages: Any) -> str | None:
+    """The text of ``gen_ai.output.messages`` (a JSON list of messages, each a list of parts)."""
+    if not isinstance(messages, str):
+        return None
+    try:
+        parsed = json.loads(messages)
+    except ValueError:
+        return messages
+    texts = [str(p.get("content", "")) for m in parsed if isinstance(m, dict) for p in m.get("parts", [])
+             if isinstance(p, dict) and p.get("type") == "text"] if isinstance(parsed, list) else []
+    return "".join(texts) if texts else None
+
+
+# error.type as other systems write it (an exception's class, an HTTP status) → the code that means the same
+_ERROR_TYPES = {
+    "timeout": "TIMEOUT", "timeouterror": "TIMEOUT", "apitimeouterror": "TIMEOUT", "readtimeout": "TIMEOUT",
+    "408": "TIMEOUT", "504": "TIMEOUT",
+    "ratelimiterror": "RATE_LIMITED", "429": "RATE_LIMITED",
+    "apiconnectionerror": "UNAVAILABLE", "connectionerror": "UNAVAILABLE", "serviceunavailableerror": "UNAVAILABLE",
+    "502": "UNAVAILABLE", "503": "UNAVAILABLE",
+    "jsondecodeerror": "BAD_JSON", "validationerror": "INVALID_ARGS",
+    "authenticationerror": "UNAUTHENTICATED", "401": "UNAUTHENTICATED",
+    "permissiondeniederror": "PERMISSION_DENIED", "403": "PERMISSION_DENIED",
+    "notfounderror": "NOT_FOUND", "404": "NOT_FOUND", "badrequesterror": "BAD_REQUEST", "400": "BAD_REQUEST",
+    "conflicterror": "CONFLICT", "409": "CONFLICT", "contextwindowexceedederror": "CONTEXT_TOO_LONG",
+}
+
+
+def _error(a: Mapping[str, Any], kind: str, status: Mapping[str, Any]) -> tuple[str | None, str | None, str | None, str | None]:
+    """(code, category, stage, note). agentlab's own attributes win; else ``error.type`` is mapped to a code where
+    one means the same, and any other failure (an unknown type, or only an error status) is the generic failure
+    of its kind, with what the span said kept in the note."""
+    if "agentlab.error.code" in a:
+        return a["agentlab.error.code"], a.get("agentlab.error.category"), a.get("agentlab.error.stage"), None
+    raw = a.get("error.type")
+    failed = raw is not None or status.get("code") in (2, "STATUS_CODE_ERROR")
+    if not failed or (kind == "end" and raw is None):
+        return None, None, None, None
+    text = str(raw or "")
+    code = text if text in CODES else _ERROR_TYPES.get(text.rsplit(".", 1)[-1].lower())
+    note = None
+    if code is None:
+        code = "TOOL_ERROR" if kind == "tool" else "MODEL_ERROR"
+        note = f"error.type: {text}" if text else status.get("message") or None
+    category, stage = CODES[code]
+    return code, category, stage, note
+
+
+def _gates(stage: str | None, code: str | None) -> dict[str, bool | None]:
+    """How far a foreign tool call got, from where its error belongs: a call that failed nowhere ran."""
+    if code is None:
+        return {"parse_ok": True, "validate_ok": True, "exec_ok": True}
+    if code == "BAD_JSON":
+        return {"parse_ok": False, "validate_ok": None, "exec_ok": None}
+    if stage in ("structure", "semantic"):
+        return {"parse_ok": True, "validate_ok": False, "exec_ok": None}
+    if stage == "rule_blocked":
+        return {"parse_ok": True, "validate_ok": True, "exec_ok": None}
+    return {"parse_ok": True, "validate_ok": True, "exec_ok": False}

@@ -1,0 +1,154 @@
+"""agentlab.evals.otel: runs out as OpenTelemetry spans (GenAI conventions), OTLP JSON back in as trace rows."""
+import itertools
+import json
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk")  # the `otel` extra (requirements-dev.txt installs it)
+
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+
+from agentlab.evals.otel import OtlpError, export_run, otlp_json, read_otlp
+from agentlab.workbook.demo import compare_loops
+
+
+def _spans(*runs, **kw):
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    ids = [export_run(r, provider, start_ns=1_700_000_000_000_000_000 + i * 10**9, **kw) for i, r in enumerate(runs)]
+    return exporter.get_finished_spans(), ids
+
+
+@pytest.fixture(scope="module")
+def corrected():
+    return compare_loops("camel_case").guarded  # an invalid call, corrected: done_after_self_correction
+
+
+def test_one_trace_per_run_a_span_per_turn_and_call_under_invoke_agent(corrected):
+    spans, (trace_id,) = _spans(corrected)
+    assert len(spans) == len(corrected.events)
+    assert {format(s.context.trace_id, "032x") for s in spans} == {trace_id}
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name == "invoke_agent agentlab" and root.attributes["gen_ai.operation.name"] == "invoke_agent"
+    children = [s for s in spans if s is not root]
+    assert all(s.parent.span_id == root.context.span_id for s in children)
+    chats = [s for s in children if s.attributes["gen_ai.operation.name"] == "chat"]
+    tools = [s for s in children if s.attributes["gen_ai.operation.name"] == "execute_tool"]
+    assert len(chats) == corrected.steps and len(tools) == corrected.tool_calls
+    assert chats[0].name == f"chat {corrected.model}" and chats[0].attributes["gen_ai.request.model"] == corrected.model
+    assert "gen_ai.usage.input_tokens" in chats[0].attributes and "gen_ai.usage.output_tokens" in chats[0].attributes
+    assert [s.name for s in tools] == [f"execute_tool {e.tool_name}" for e in corrected.tool_events]
+
+
+def test_the_guards_verdict_and_both_classifications_are_attributes(corrected):
+    spans, _ = _spans(corrected)
+    bad = next(s for s in spans if s.attributes.get("error.type"))
+    a = bad.attributes
+    assert a["gen_ai.tool.name"] == "create_refund" and a["gen_ai.tool.call.id"] == "call_2"
+    assert (a["error.type"], a["agentlab.error.code"], a["agentlab.error.category"], a["agentlab.error.stage"]) == \
+        ("INVALID_ARGS", "INVALID_ARGS", "validation", "structure")
+    assert a["agentlab.guard"] == "invalid" and a["agentlab.validate_ok"] is False and "agentlab.exec_ok" not in a
+    assert bad.status.status_code is StatusCode.ERROR
+    assert all(s.attributes["agentlab.final_status"] == "done_after_self_correction" for s in spans)
+    assert {"agentlab.retry_count", "agentlab.replayed"} <= set(a)
+
+
+def test_spans_keep_the_events_durations_laid_end_to_end(corrected):
+    spans, _ = _spans(corrected)
+    children = sorted((s for s in spans if s.parent is not None), key=lambda s: s.attributes["agentlab.seq"])
+    assert children[0].start_time == 1_700_000_000_000_000_000
+    for a, b in itertools.pairwise(children):
+        assert a.end_time == b.start_time
+    for s, e in zip(children, [e for e in corrected.events if e.kind != "end"], strict=True):
+        assert s.end_time - s.start_time == round(e.latency_ms * 1e6)
+
+
+def test_content_is_opt_out(corrected):
+    spans, _ = _spans(corrected, content=False)
+    keys = {k for s in spans for k in s.attributes}
+    assert not keys & {"gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "gen_ai.output.messages"}
+
+
+def _comparable(row):
+    return {k: (round(v, 6) if k == "latency_ms" else v) for k, v in row.items()}
+
+
+def test_round_trip_run_to_spans_to_otlp_json_to_rows():
+    runs = [compare_loops(f).guarded for f in ("camel_case", "api_500", "flaky_tool", "duplicate_call")]
+    spans, _ = _spans(*runs)
+    doc = otlp_json(spans)
+    assert doc["resourceSpans"][0]["scopeSpans"][0]["scope"]["name"] == "agentlab"
+    want = [_comparable(e.to_dict()) for r in runs for e in r.events]
+    assert [_comparable(r) for r in read_otlp(doc)] == want
+    # as a collector's file exporter writes it: one request per line; and pretty-printed, as one document
+    assert [_comparable(r) for r in read_otlp([json.dumps(doc) + "\n"])] == want
+    assert [_comparable(r) for r in read_otlp(json.dumps(doc, indent=2).splitlines(True))] == want
+
+
+def test_a_file_of_json_lines_reads_in_order(tmp_path, corrected):
+    spans, _ = _spans(corrected)
+    path = tmp_path / "traces.jsonl"
+    half = len(spans) // 2  # the exporter writes a batch per line; a run may straddle two
+    path.write_text(json.dumps(otlp_json(spans[:half])) + "\n\n" + json.dumps(otlp_json(spans[half:])) + "\n")
+    assert [r["kind"] for r in read_otlp(path)] == [e.kind for e in corrected.events]
+
+
+FOREIGN = {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "shop"}}]},
+  "scopeSpans": [{"scope": {"name": "openai-agents"}, "spans": [
+    {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174", "name": "POST /refund",
+     "startTimeUnixNano": "1000", "endTimeUnixNano": "2000", "attributes": [{"key": "http.method", "value": {"stringValue": "POST"}}]},
+    {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b175", "name": "chat gpt-4o",
+     "startTimeUnixNano": "1000000", "endTimeUnixNano": "3000000", "attributes": [
+        {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+        {"key": "gen_ai.request.model", "value": {"stringValue": "gpt-4o"}},
+        {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "120"}},
+        {"key": "gen_ai.usage.output_tokens", "value": {"intValue": "17"}}]},
+    {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b176", "name": "execute_tool create_refund",
+     "startTimeUnixNano": "3000000", "endTimeUnixNano": "3500000", "status": {"code": 2, "message": "boom"}, "attributes": [
+        {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+        {"key": "gen_ai.tool.name", "value": {"stringValue": "create_refund"}},
+        {"key": "gen_ai.tool.call.id", "value": {"stringValue": "call_9"}},
+        {"key": "error.type", "value": {"stringValue": "openai.RateLimitError"}}]},
+    {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b177", "name": "execute_tool lookup",
+     "startTimeUnixNano": "3600000", "endTimeUnixNano": "3700000", "attributes": [
+        {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+        {"key": "gen_ai.tool.name", "value": {"stringValue": "lookup"}},
+        {"key": "error.type", "value": {"stringValue": "KeyError"}}]},
+    {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b178", "name": "chat gpt-4o",
+     "startTimeUnixNano": "4000000", "endTimeUnixNano": "5000000", "attributes": [
+        {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}]}]}]}]}
+
+
+def test_spans_of_other_systems_read_by_the_conventions_alone():
+    rows = list(read_otlp(FOREIGN))
+    assert [(r["kind"], r["round_index"]) for r in rows] == [("model", 1), ("tool", 1), ("tool", 1), ("model", 2)]
+    chat, refund, lookup, _ = rows
+    assert (chat["prompt_tokens"], chat["completion_tokens"], chat["latency_ms"]) == (120, 17, 2.0)
+    assert chat["run_id"] == "5b8efff798038103d269b633813fc60c"
+    assert (refund["tool_name"], refund["tool_call_id"]) == ("create_refund", "call_9")
+    assert (refund["error_code"], refund["error_category"], refund["error_stage"]) == ("RATE_LIMITED", "transient", "execution")
+    assert (refund["exec_ok"], refund["validate_ok"]) == (False, True)
+    assert lookup["error_code"] == "TOOL_ERROR" and lookup["note"] == "error.type: KeyError"  # no code means the same
+    assert set(rows[0]) == set(compare_loops("camel_case").guarded.events[0].to_dict())
+
+
+@pytest.mark.parametrize(("lines", "line"), [
+    (['{"resourceSpans": []}\n', "not json\n"], 2),
+    (["[1, 2]\n"], 1),
+    (['{"resourceSpans": [{"scopeSpans": [{"spans": [{"startTimeUnixNano": "soon"}]}]}]}'], 1),
+])
+def test_a_bad_line_is_one_clear_error_naming_the_line(lines, line):
+    with pytest.raises(OtlpError) as err:
+        list(read_otlp(lines))
+    assert err.value.line == line and f"<lines>:{line}:" in str(err.value) and "Traceback" not in str(err.value)
+    with pytest.raises(OtlpError, match="不是"):
+        list(read_otlp(lines, lang="zh"))
+
+
+def test_the_global_provider_is_used_by_default(corrected):
+    # no provider configured: the API's no-op tracer; nothing raises, and a trace id still comes back
+    assert len(export_run(corrected)) == 32
