@@ -214,9 +214,34 @@ _TECHNICAL_LAST = [
 _ESCAPED = [r._replace(needs=r.needs + tuple(json.dumps(n)[1:-1] for n in r.needs)) for r in _SECRETS]
 
 
+_TriggerCheck = tuple["re.Pattern[str] | None", "re.Pattern[str] | None"]
+_TRIGGER_CHECKS: dict[tuple[int, ...], _TriggerCheck] = {}
+
+
+def _triggers(rules: list[_Rule]) -> _TriggerCheck:
+    """Two patterns, each every trigger of ``rules`` at once: those read as written, those read lower-cased.
+
+    Kept per set of rules (the module's lists, and the subsets _safe_json narrows them to: at most a few
+    hundred), so a text no rule can touch costs two searches in C rather than a loop over every trigger.
+    """
+    key = tuple(map(id, rules))  # rules are module-level objects: their ids are stable
+    check = _TRIGGER_CHECKS.get(key)
+    if check is None:
+        def either(needs: list[str]) -> re.Pattern[str] | None:
+            return re.compile("|".join(map(re.escape, sorted(set(needs), key=len, reverse=True)))) if needs else None
+        check = (either([n for r in rules if not r.fold for n in r.needs]),
+                 either([n for r in rules if r.fold for n in r.needs]))
+        if len(_TRIGGER_CHECKS) < 1024:  # bounded: the subsets of the rules are finite, but say so
+            _TRIGGER_CHECKS[key] = check
+    return check
+
+
 def _active(rules: list[_Rule], text: str) -> list[_Rule]:
     """The rules whose every trigger is not absent from ``text``."""
-    folded = text.lower() if any(r.fold for r in rules) else text
+    plain, fold = _triggers(rules)
+    folded = text.lower() if fold is not None else text
+    if not ((plain is not None and plain.search(text)) or (fold is not None and fold.search(folded))):
+        return []  # the common case, clean text: proved in two searches, no rule looked at
     return [r for r in rules if any(n in (folded if r.fold else text) for n in r.needs)]
 
 

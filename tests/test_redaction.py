@@ -458,3 +458,15 @@ def test_a_label_taken_for_the_secret_does_not_keep_the_secret_after_it(text):
         assert "hunter2" not in clean(text), clean(text)
     assert "hunter2" not in render(None, data={"note": text})
     assert E.find_secrets(text) == ["a password"]
+
+
+def test_the_trigger_precheck_picks_the_same_rules_as_each_trigger():
+    """_active proves clean text clean in two searches; on any text it must pick what checking each trigger picks."""
+    from agentlab import redaction as R
+    texts = ["", "category", "Password: hunter2", "PASSWORD=x", "\u212aEY: v", "İD token: abc123", "密码是abc",
+             'File \\"x.py\\", line 3', "Traceback (most recent call last):", "sk-abcdefgh12", "see the order page"]
+    for rules in (R._SECRETS, R._ESCAPED, R._TECHNICAL_FIRST, R._TECHNICAL_LAST, R._SECRETS[3:7]):
+        for text in texts:
+            folded = text.lower()
+            expected = [r for r in rules if any(n in (folded if r.fold else text) for n in r.needs)]
+            assert R._active(rules, text) == expected, (text, rules[0].needs)
