@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["closest", "name_words", "suggest", "to_camel", "to_snake"]
+__all__ = ["closest", "name_words", "suggest", "suggester", "to_camel", "to_snake"]
 
 
 # --- suggestions for unknown fields and tools ------------------------------------------
@@ -91,6 +91,18 @@ def _edits(a: str, b: str, most: int) -> int:
     """Edit distance with swaps of neighbours (uesr/user is one edit), or ``most + 1`` if larger."""
     if abs(len(a) - len(b)) > most:
         return most + 1
+    # What both share at either end costs no edit: only the middle goes through the table ("categroy" and
+    # "category" leave "ro" and "or"), so a typo in a long word costs what it costs in a short one.
+    n = min(len(a), len(b))
+    head = 0
+    while head < n and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    a, b = a[head:len(a) - tail], b[head:len(b) - tail]
+    if not a or not b:
+        return min(max(len(a), len(b)), most + 1)
     prev2: list[int] = []
     prev = list(range(len(b) + 1))
     for i in range(1, len(a) + 1):
@@ -105,6 +117,7 @@ def _edits(a: str, b: str, most: int) -> int:
     return min(prev[-1], most + 1)
 
 
+@functools.lru_cache(maxsize=4096)  # bounded; a tool's words and a model's typos of them recur from call to call
 def _word_similarity(a: tuple[str, str], b: tuple[str, str]) -> float:
     """1 for the same word; for a typo of it, a little less; else 0.
 
@@ -202,12 +215,14 @@ def _index(candidates: tuple[str, ...]) -> _Index:
                   tuple(collections.Counter(f) for f in flats))
 
 
-def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> list[int]:
-    """The candidates whose word score can be above 0 (they share a word or a typo of one), at most _CAP.
+def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[list[int], set[tuple[str, str]]]:
+    """The candidates whose word score can be above 0 (they share a word or a typo of one), at most _CAP;
+    and the candidates' words that are a typo of a query word.
 
     Rare words are followed first: a word most candidates carry says little, and its list may be long.
     """
     lists: list[list[int]] = []
+    typos: set[tuple[str, str]] = set()
     for q in query:
         lists.append(ix.by_word.get(q[0], []))
         n = len(q[1])
@@ -216,32 +231,52 @@ def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> list[int]:
                 for b in ix.by_length.get(length, ()):
                     if b[0] != q[0] and _word_similarity(q, b):
                         lists.append(ix.by_spelling[b[1]])
+                        typos.add(b)
     found: dict[int, None] = {}
     for members in sorted(lists, key=len):
         for i in members:
             if len(found) >= _CAP:
-                return list(found)
+                return list(found), typos
             found[i] = None
-    return list(found)
+    return list(found), typos
+
+
+def _word_scores(query: list[tuple[str, str]], ix: _Index) -> dict[int, float]:
+    """The word score of every candidate that can score above 0, each shape of candidate scored once.
+
+    A score depends only on the candidate's words that pair with a query word, and on how many do not (each
+    counts 1 in the union): field_3_gamma and field_8_gamma are one shape for "feild_7_gama", so a
+    500-field schema costs a few scores rather than one per field.
+    """
+    group, typos = _word_candidates(query, ix)
+    same = {w for w, _ in query}
+    shapes: dict[tuple[tuple[tuple[str, str], ...], int], float] = {}
+    words: dict[int, float] = {}
+    for i in group:
+        terms = ix.terms[i]
+        paired = [c for c in terms if c[0] in same or c in typos]  # the words _word_score can pair
+        shape = (tuple(sorted(paired)), len(terms) - len(paired))
+        if (w := shapes.get(shape)) is None:
+            w = shapes[shape] = _word_score(query, terms, ix.weight)
+        if w:
+            words[i] = w
+    return words
 
 
 def closest(name: str, candidates: list[str]) -> str | None:
     """The one candidate ``name`` clearly means, by shared words then characters, else None.
 
     Ranked as if every candidate were scored on words, then characters; see _CAP for what is scored."""
-    query = _terms(name[:NAME_LIMIT])
-    if not query or not candidates:
+    if not candidates:
         return None
-    ix = _index(tuple(candidates))
-    sims: dict[tuple[tuple[str, str], tuple[str, str]], float] = {}
+    return _closest(name, _index(tuple(candidates)))
 
-    def similarity(q: tuple[str, str], c: tuple[str, str]) -> float:  # candidates share words: each pair once
-        if (q, c) not in sims:
-            sims[q, c] = _word_similarity(q, c)
-        return sims[q, c]
 
-    words = {i: w for i in _word_candidates(query, ix)
-             if (w := _word_score(query, list(ix.terms[i]), ix.weight, similarity))}
+def _closest(name: str, ix: _Index) -> str | None:
+    query = _terms(name[:NAME_LIMIT])
+    if not query:
+        return None
+    words = _word_scores(query, ix)
     ranked = sorted(words.values(), reverse=True)
     best_w = ranked[0] if ranked else 0.0
     if best_w >= _MIN_WORDS:
@@ -338,12 +373,43 @@ def suggest(name: str, allowed: list[str]) -> str | None:
     """
     if not allowed:
         return None
+    return _suggest(name, _index(tuple(allowed)))
+
+
+def _suggest(name: str, ix: _Index) -> str | None:
     name = name[:NAME_LIMIT]  # difflib is quadratic: a megabyte of name must not reach it
-    ix = _index(tuple(allowed))
     for candidate in (to_snake(name), to_camel(name)):
         if candidate != name and candidate in ix.members:
             return candidate
     same = ix.folded.get(to_snake(name).replace("_", ""), [])
     if len(same) == 1:
         return same[0]
-    return closest(name, list(allowed))
+    return _closest(name, ix)
+
+
+_REMEMBERED = 256  # names a suggester keeps the answer for: a model resends its typo, a flood of new names is bounded
+
+
+def suggester(allowed: tuple[str, ...] | list[str]) -> Callable[[str], str | None]:
+    """:func:`suggest` over a fixed list, for a list known in advance (a schema's fields at compile time).
+
+    Everything about the candidates is computed here, once, and kept by the function returned rather
+    than looked up per call; it also remembers its last answers, so the typo a model repeats on its
+    retry costs a dictionary look-up.
+    """
+    if not allowed:
+        return lambda name: None
+    ix = _index(tuple(allowed))
+    memo: dict[str, str | None] = {}
+
+    def near(name: str) -> str | None:
+        name = name[:NAME_LIMIT]
+        if name in memo:
+            return memo[name]
+        found = _suggest(name, ix)
+        if len(memo) >= _REMEMBERED:
+            memo.pop(next(iter(memo)))  # the oldest goes: bounded whatever the model sends
+        memo[name] = found
+        return found
+
+    return near

@@ -181,20 +181,35 @@ def error_path_vs_jsonschema() -> None:
                   {"date": "2026-10-15", "item": "taxi", "amuont": 45, "category": "transport"}))
     cases.append(("500 fields, one misspelt", WIDE, {"field_0_alpha": "x", "feild_7_gama": "y"}))
     cases.append(("500 fields, one unknown", WIDE, {"field_0_alpha": "x", "colour": "y"}))
+    from agentlab import names
+
     print("\n4. the error path, CPU us per call, one interleaved run: agentlab (every problem, with did-you-mean)"
           " vs jsonschema's full error list")
-    print(f"  {'case':34s} {'agentlab':>9s} {'jsonschema':>10s} {'ratio':>7s}")
-    worst = 0.0
+    print("  'again': the same invalid call resent (a model retrying: its typo's suggestion is remembered);"
+          " 'first': a name never seen (no memory: the suggestion computed afresh)")
+    print(f"  {'case':34s} {'again':>7s} {'first':>7s} {'jsonschema':>10s} {'ratio again':>11s} {'first':>6s}")
+    worst = worst_first = 0.0
     for name, schema, bad in cases:
         ours = compile_schema(schema)
         prebuilt = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
         assert ours(bad) and list(prebuilt.iter_errors(bad)), name
-        us = interleaved_cpu_us({"ours": lambda o=ours, b=bad: o(b), "js": lambda v=prebuilt, b=bad: list(v.iter_errors(b))},
+        unknown = [k for k in bad if k not in schema.get("properties", {})]
+        fields = list(schema.get("properties", {}))
+
+        def first(o=ours, b=bad, u=unknown, f=fields):  # the call, plus each unknown name's suggestion from nothing
+            names._word_similarity.cache_clear()
+            for k in u:
+                names.suggest(k, f)  # the candidates' index is built at compile time: kept by _index's cache
+            o(b)
+
+        us = interleaved_cpu_us({"ours": lambda o=ours, b=bad: o(b), "first": first,
+                                 "js": lambda v=prebuilt, b=bad: list(v.iter_errors(b))},
                                 number=50 if "500" in name else 200)
-        ratio = us["ours"] / us["js"]
-        worst = max(worst, ratio)
-        print(f"  {name:34s} {us['ours']:9.1f} {us['js']:10.1f} {ratio:6.2f}x")
-    print(f"  target: never slower than jsonschema -> worst {worst:.2f}x ({'met' if worst <= 1 else 'MISSED'})")
+        ratio, ratio_first = us["ours"] / us["js"], us["first"] / us["js"]
+        worst, worst_first = max(worst, ratio), max(worst_first, ratio_first)
+        print(f"  {name:34s} {us['ours']:7.1f} {us['first']:7.1f} {us['js']:10.1f} {ratio:10.2f}x {ratio_first:5.2f}x")
+    print(f"  target: never slower than jsonschema -> worst {worst:.2f}x resent ({'met' if worst <= 1 else 'MISSED'}), "
+          f"{worst_first:.2f}x on a name never seen ({'met' if worst_first <= 1 else 'MISSED'})")
 
 
 def main() -> None:

@@ -163,3 +163,23 @@ def test_the_cycle_check_can_fail():
     assert import_cycles({"a": {"b"}, "b": set()}) == []
     # the walk sees imports inside functions (store.py imports redis_store.py only to open a redis:// URL)
     assert "agentlab.redis_store" in imports(PKG / "store.py")
+
+
+def test_redaction_sits_below_errors():
+    """``redaction.py`` is read on its own: it imports no agentlab module, and ``errors.py`` builds on it.
+
+    The renderer needs redaction, never the reverse; a redaction rule that reached back for an error type would
+    make the two one module again, split across two files.
+    """
+    assert imports(PKG / "redaction.py") == set()
+    assert "agentlab.redaction" in imports(PKG / "errors.py")
+
+
+MAX_LINES = 700
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[module_name(p) for p in MODULES])
+def test_no_module_is_longer_than_a_sitting(path):
+    """A module a newcomer reads in one go: past 700 lines it holds more than one idea, so it splits by concept."""
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{module_name(path)} is {lines} lines: split it by concept (at most {MAX_LINES})"

@@ -71,6 +71,16 @@ def test_exported_names_do_not_collide():
             seen.setdefault(name, (dotted(path), obj))
 
 
+def test_errors_still_offers_what_moved_to_redaction():
+    """Redaction moved to ``agentlab/redaction.py``; every ``from agentlab.errors import redact`` keeps working,
+    with the very same objects (so the name-collision check above sees one meaning)."""
+    from agentlab import errors, redaction
+    for name in ("redact", "redact_secrets", "find_secrets", "mask_personal", "TEXT_LIMIT", "DETAIL_LIMIT", "_cut"):
+        assert getattr(errors, name) is getattr(redaction, name), name
+    assert {"redact", "redact_secrets", "find_secrets", "mask_personal"} <= set(errors.__all__)
+    assert agentlab.redact is redaction.redact
+
+
 def test_readme_states_the_true_core_size():
     # the core layer: the flat modules and the schema engine's package (see tests/test_layers.py)
     files = [*(ROOT / "agentlab").glob("*.py"), *(ROOT / "agentlab" / "schema").glob("*.py")]

@@ -474,3 +474,15 @@ def test_a_hostile_shape_keeps_its_own_words_and_loses_a_secret_inside_it(shape,
             assert fragment not in out and "[secret removed]" in out, (shape, clean.__name__)
             # the words around it stay: a passphrase's value runs to the end of its sentence, 200 characters at most
             assert len(text) - len(out) <= 200 and out.count(SHAPES[shape]) >= text.count(SHAPES[shape]) - 200 // len(SHAPES[shape])
+
+
+def test_the_trigger_precheck_picks_the_same_rules_as_each_trigger():
+    """_active proves clean text clean in two searches; on any text it must pick what checking each trigger picks."""
+    from agentlab import redaction as R
+    texts = ["", "category", "Password: hunter2", "PASSWORD=x", "\u212aEY: v", "İD token: abc123", "密码是abc",
+             'File \\"x.py\\", line 3', "Traceback (most recent call last):", "sk-abcdefgh12", "see the order page"]
+    for rules in (R._SECRETS, R._ESCAPED, R._TECHNICAL_FIRST, R._TECHNICAL_LAST, R._SECRETS[3:7]):
+        for text in texts:
+            folded = text.lower()
+            expected = [r for r in rules if any(n in (folded if r.fold else text) for n in r.needs)]
+            assert R._active(rules, text) == expected, (text, rules[0].needs)

@@ -265,3 +265,70 @@ def test_a_suggestion_scores_a_bounded_number_of_candidates(monkeypatch):
     assert suggest("feild_7_gama", fields) == "field_7_gamma"
     assert suggest("zzzz_qqq", fields) is None and suggest("fieldd_7_gamma", fields) == "field_7_gamma"
     assert 0 < calls["words"] <= 3 * 64 and calls["difflib"] <= 3 * 64, calls
+
+
+def test_a_wide_schema_scores_each_shape_of_field_once(monkeypatch):
+    """field_3_gamma and field_8_gamma pair with "feild_7_gama" on the same words: one score, not one per field.
+
+    Counted, not timed: scoring 64 fields one by one cost 40x jsonschema's whole error list."""
+    from agentlab import names
+    calls = {"words": 0}
+    real_score = names._word_score
+
+    def score(*a, **kw):
+        calls["words"] += 1
+        return real_score(*a, **kw)
+
+    monkeypatch.setattr(names, "_word_score", score)
+    fields = [f"field_{i}_{w}" for i, w in enumerate(["alpha", "beta", "gamma", "delta", "epsilon"] * 100)]
+    assert suggest("feild_7_gama", fields) == "field_7_gamma"
+    assert calls["words"] <= 4, calls
+
+
+def test_edits_skip_what_both_words_share_and_agree_with_the_full_table():
+    from agentlab.names import _edits
+
+    def table(a, b, most):  # the plain dynamic programme, with neighbour swaps
+        prev2, prev = [], list(range(len(b) + 1))
+        for i in range(1, len(a) + 1):
+            row = [i] + [0] * len(b)
+            for j in range(1, len(b) + 1):
+                row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
+                if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                    row[j] = min(row[j], prev2[j - 2] + 1)
+            prev2, prev = prev, row
+        return min(prev[-1], most + 1)
+
+    words = ["".join(p) for n in range(5) for p in __import__("itertools").product("abc", repeat=n)]
+    for a in words[::3]:
+        for b in words:
+            assert _edits(a, b, 2) == table(a, b, 2), (a, b)
+    assert _edits("categroy", "category", 2) == 1 and _edits("recieve", "receive", 1) == 1
+
+
+def test_a_suggester_remembers_a_bounded_number_of_answers(monkeypatch):
+    """The schema check builds its fields' suggester once, at compile time; a typo a model repeats costs a look-up,
+    and a flood of new names keeps at most _REMEMBERED answers."""
+    from agentlab import names
+    near = names.suggester(("month", "category"))
+    assert near("categroy") == "category" and near("categroy") == "category" and near("zzz") is None
+    calls = {"n": 0}
+    real = names._suggest
+
+    def counted(*a):
+        calls["n"] += 1
+        return real(*a)
+
+    monkeypatch.setattr(names, "_suggest", counted)
+    near = names.suggester(("month", "category"))
+    for _ in range(3):
+        assert near("categroy") == "category"
+    assert calls["n"] == 1
+    for i in range(names._REMEMBERED):
+        near(f"name{i}")  # the oldest answer ("categroy") is forgotten: the memory holds _REMEMBERED names
+    calls["n"] = 0
+    near(f"name{names._REMEMBERED - 1}")
+    assert calls["n"] == 0  # still remembered
+    near("categroy")
+    assert calls["n"] == 1  # forgotten, computed again
+    assert names.suggester(())("x") is None

@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 from ..errors import Problem, json_type
 from ..jsonutil import canonical
-from ..names import suggest
+from ..names import suggester
 from .backtracking import refuse_slow_patterns
 from .base import DRAFT_2020_12, SchemaError, join, ref_loop, show
 from .checks import (
@@ -116,7 +116,8 @@ class Compiler:
         extra = s.get("additionalProperties", True)
         extra_check = None if extra is True or extra is False else self.compile(extra)
         closed = extra is False
-        allowed = list(props)
+        allowed = tuple(props)
+        near = suggester(allowed) if closed else None  # the fields' index is built here, once, not per call
         min_p, max_p = s.get("minProperties"), s.get("maxProperties")
 
         def check_object(v: Any, parent: str, key: Any, out: list) -> None:
@@ -139,9 +140,8 @@ class Compiler:
                         pc(x, here, k, out)
                 if matched:
                     continue
-                if closed:
-                    out.append(Problem(join(here, k), "unknown_field", allowed=tuple(allowed),
-                                       suggestion=suggest(k, allowed)))
+                if near is not None:
+                    out.append(Problem(join(here, k), "unknown_field", allowed=allowed, suggestion=near(k)))
                 elif extra_check is not None:
                     extra_check(x, here, k, out)
             if min_p is not None and len(v) < min_p:
