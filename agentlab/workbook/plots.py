@@ -413,14 +413,19 @@ def _said_in(df: Any, lang: Lang) -> Any:
     """A copy of ``df`` with headers, index and text cells said in ``lang``."""
     out = df.copy()
     for c in out.columns:
-        if out[c].dtype == object:
+        if _texts(out[c].dtype):
             out[c] = out[c].map(lambda v: label(v, lang))
     out.columns = [label(c, lang) for c in out.columns]
-    if out.index.dtype == object:
+    if _texts(out.index.dtype):
         out.index = [label(i, lang) for i in out.index]
     if out.index.name:
         out.index.name = label(out.index.name, lang)
     return out
+
+
+def _texts(dtype: Any) -> bool:
+    """Whether a column may hold texts: pandas 3 gives texts their own ``str`` dtype, older pandas ``object``."""
+    return dtype == object or getattr(dtype, "kind", "") in ("O", "U", "T") or str(dtype) in ("str", "string")
 
 
 def _missing(v: Any) -> bool:
