@@ -85,7 +85,10 @@ def label(text: _T, lang: Lang = "en", /) -> _T:
     said_ = label_glossary().get(lang, {}).get(text)
     if said_ is not None:
         return cast(_T, said_)
-    if _TECHNICAL.fullmatch(text) or _CJK.search(text) or not re.search(r"[A-Za-z]{2}", text):
+    if _CJK.search(text) or not re.search(r"[A-Za-z]{2}", text):
+        return text
+    # a name, or a list of names ("search_expense_records, get_budget": the tools a turn ran) stays as it is
+    if all(_TECHNICAL.fullmatch(part.strip()) for part in text.split(",")):
         return text
     _missing.add(text)
     return text

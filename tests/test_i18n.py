@@ -110,8 +110,11 @@ def test_the_label_glossary_files_agree_and_say_each_label_in_chinese():
 def test_a_label_is_said_in_chinese_kept_when_technical_and_noted_when_missing():
     from agentlab.i18n import label, missing_labels
     assert label("naive", "zh") == "朴素循环" and label("naive", "en") == "naive"
-    for technical in ("create_refund", "INVALID_ARGS", "pass^k", "3", "12%", "已完成", "", "x"):
+    for technical in ("create_refund", "INVALID_ARGS", "pass^k", "3", "12%", "已完成", "", "x",
+                      "search_expense_records, get_budget"):  # a list of names too: the tools a turn ran
         assert label(technical, "zh") == technical
     assert label(7, "zh") == 7
     assert label("a label nobody wrote down", "zh") == "a label nobody wrote down"
     assert "a label nobody wrote down" in missing_labels()
+    assert not {"create_refund", "INVALID_ARGS", "search_expense_records, get_budget"} & missing_labels()
+    assert label("done, wrong data", "zh") == "声称完成，但数据是错的"  # a list of words is no list of names
