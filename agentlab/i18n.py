@@ -54,8 +54,23 @@ def t(key: str, lang: Lang = "en", /, **fields: object) -> str:
 
 
 _TECHNICAL = re.compile(r"[\w.:/<>=+^-]*[_.:/<>=+^][\w.:/<>=+^-]*|[A-Z0-9_ -]+|[-+]?[\d.,%]+|")
+_HEADER = re.compile(r"[A-Z][A-Za-z]*(?:-[A-Z][A-Za-z]*)+")  # an HTTP header's name: Idempotency-Key, Retry-After
+_SCORE = re.compile(r"\s*\([-+\d.,%]+\)$")  # a name followed by its score: "current_weather (12.3)"
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _missing: set[str] = set()
+
+
+def _technical(text: str) -> bool:
+    """A name, a list of names (the tools a turn ran), a header's name, or JSON (arguments a model sent or the
+    reply it read: a quote, said as it was)."""
+    if text[:1] in "{[":
+        try:
+            json.loads(text)
+            return True
+        except ValueError:
+            pass
+    return all(_TECHNICAL.fullmatch(name) or _HEADER.fullmatch(name)
+               for name in (_SCORE.sub("", part.strip()) for part in text.split(",")))
 
 
 @cache
@@ -87,8 +102,7 @@ def label(text: _T, lang: Lang = "en", /) -> _T:
         return cast(_T, said_)
     if _CJK.search(text) or not re.search(r"[A-Za-z]{2}", text):
         return text
-    # a name, or a list of names ("search_expense_records, get_budget": the tools a turn ran) stays as it is
-    if all(_TECHNICAL.fullmatch(part.strip()) for part in text.split(",")):
+    if _technical(text):
         return text
     _missing.add(text)
     return text
