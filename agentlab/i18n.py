@@ -55,6 +55,7 @@ def t(key: str, lang: Lang = "en", /, **fields: object) -> str:
 
 _TECHNICAL = re.compile(r"[\w.:/<>=+^-]*[_.:/<>=+^][\w.:/<>=+^-]*|[A-Z0-9_ -]+|[-+]?[\d.,%]+|")
 _HEADER = re.compile(r"[A-Z][A-Za-z]*(?:-[A-Z][A-Za-z]*)+")  # an HTTP header's name: Idempotency-Key, Retry-After
+_ID = re.compile(r"[A-Za-z]*\d\w*")  # an id: a record E0020, a session 5039b2eb4e8f, a message M29df00c1a5
 _SCORE = re.compile(r"\s*\([-+\d.,%]+\)$")  # a name followed by its score: "current_weather (12.3)"
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _missing: set[str] = set()
@@ -69,7 +70,7 @@ def _technical(text: str) -> bool:
             return True
         except ValueError:
             pass
-    return all(_TECHNICAL.fullmatch(name) or _HEADER.fullmatch(name)
+    return all(_TECHNICAL.fullmatch(name) or _HEADER.fullmatch(name) or _ID.fullmatch(name)
                for name in (_SCORE.sub("", part.strip()) for part in text.split(",")))
 
 

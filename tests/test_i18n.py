@@ -112,12 +112,12 @@ def test_a_label_is_said_in_chinese_kept_when_technical_and_noted_when_missing()
     assert label("naive", "zh") == "朴素循环" and label("naive", "en") == "naive"
     for technical in ("create_refund", "INVALID_ARGS", "pass^k", "3", "12%", "已完成", "", "x",
                       "search_expense_records, get_budget", "current_weather (12.3), send_notification (4.0)",
-                      "Idempotent-Replayed", "X-Session-Id", '{"city": "Beijing"}'):  # names, headers, JSON: quotes
+                      "Idempotent-Replayed", "X-Session-Id", '{"city": "Beijing"}', "5039b2eb4e8f", "M29df00c1a5"):
         assert label(technical, "zh") == technical
     assert label(7, "zh") == 7
     assert label("a label nobody wrote down", "zh") == "a label nobody wrote down"
     assert "a label nobody wrote down" in missing_labels()
     assert not {"create_refund", "INVALID_ARGS", "search_expense_records, get_budget", "Idempotent-Replayed",
-                "current_weather (12.3), send_notification (4.0)", '{"city": "Beijing"}'} & missing_labels()
+                "current_weather (12.3), send_notification (4.0)", '{"city": "Beijing"}', "M29df00c1a5"} & missing_labels()
     assert label("{not json} at all", "zh") and "{not json} at all" in missing_labels()
     assert label("done, wrong data", "zh") == "声称完成，但数据是错的"  # a list of words is no list of names
