@@ -425,7 +425,7 @@ def _said_in(df: Any, lang: Lang) -> Any:
 
 def _texts(dtype: Any) -> bool:
     """Whether a column may hold texts: pandas 3 gives texts their own ``str`` dtype, older pandas ``object``."""
-    return dtype == object or getattr(dtype, "kind", "") in ("O", "U", "T") or str(dtype) in ("str", "string")
+    return str(dtype) in ("object", "str", "string") or getattr(dtype, "kind", "") in ("O", "U", "T")
 
 
 def _missing(v: Any) -> bool:
