@@ -120,7 +120,7 @@ def routed(ask):
 
 
 routing = routing_metrics([routed(a) for a in asks], registry)
-pd.Series(routing).round(3)
+table_view(pd.DataFrame([routing]), lang=LANG)
 
 # %% [markdown]
 # ## The local models, all tools against the routed five

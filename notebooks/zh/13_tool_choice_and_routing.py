@@ -110,7 +110,7 @@ def routed(ask):
 
 
 routing = routing_metrics([routed(a) for a in asks], registry)
-pd.Series(routing).round(3)
+table_view(pd.DataFrame([routing]), lang=LANG)
 
 # %% [markdown]
 # ## 本地小模型：全部工具对比路由后的五个
