@@ -52,7 +52,7 @@ table_view(pd.DataFrame(rows), lang=LANG)
 # %% [markdown]
 # ## 评测集：按账本评判
 #
-# 55 条用例，分常规、边界和对抗三类：相对日期、“45元”、“一百二十块”、一句话里两笔支出、同一笔支出说两遍、未经确认的删除、未来日期、不存在的分类、需要裁剪的长对话、接口故障。“记上了，但记错了”算失败（见 [评估指标](../../docs/zh/metrics.md)）。
+# 55 条用例，分正常流程、边界情况和对抗性用例三类：相对日期、“45元”、“一百二十块”、一句话里两笔支出、同一笔支出说两遍、未经确认的删除、未来日期、不存在的分类、需要裁剪的长对话、接口故障。“记上了，但记错了”算失败（见 [评估指标](../../docs/zh/metrics.md)）。
 
 # %%
 cases = load_cases(data_file("expense_cases.jsonl"))  # found from notebooks/ and notebooks/zh/ alike

@@ -78,7 +78,8 @@ CATEGORY = {"en": "category", "zh": "故障类别"}[LANG]
 verdicts = pd.DataFrame([{CATEGORY: c, **{k: v for k, v in row["verdicts"].items()}}
                          for c, row in report["summary"]["by_category"].items()]).fillna(0).set_index(CATEGORY).astype(int)
 # the verdicts' names as the report says them (in English the names themselves: report.json's words)
-table_view(verdicts.rename(columns=lambda v: t("probe.v." + v, LANG) if LANG != "en" else v), lang=LANG)
+table_view(verdicts.rename(columns=lambda v: t("probe.v." + v, LANG) if LANG != "en" else v,
+                           index={"clean": "clean (no fault)"}), lang=LANG)
 
 # %% [markdown]
 # ## 真实模型的回放
