@@ -53,25 +53,17 @@ def t(key: str, lang: Lang = "en", /, **fields: object) -> str:
     return text.format(**fields) if fields else text
 
 
-_TECHNICAL = re.compile(r"[\w.:/<>=+^-]*[_.:/<>=+^][\w.:/<>=+^-]*|[A-Z0-9_ -]+|[-+]?[\d.,%]+|")
-_HEADER = re.compile(r"[A-Z][A-Za-z]*(?:-[A-Z][A-Za-z]*)+")  # an HTTP header's name: Idempotency-Key, Retry-After
-_ID = re.compile(r"[A-Za-z]*\d\w*")  # an id: a record E0020, a session 5039b2eb4e8f, a message M29df00c1a5
-_SCORE = re.compile(r"\s*\([-+\d.,%]+\)$")  # a name followed by its score: "current_weather (12.3)"
-_CJK = re.compile(r"[\u3400-\u9fff]")
+# an identifier joined by hyphens (a case id "adv-bad-key", a run label "2-no-validation") is a name too, when it
+# holds a digit or three parts: a two-word phrase ("hand-over") still needs its translation
+_TECHNICAL = re.compile(r"[\w.:/<>=+^-]*[_.:/<>=+^][\w.:/<>=+^-]*|[A-Z0-9_ -]+|[-+]?[\d.,%]+|"
+                        r"|(?=[a-z-]*\d|(?:[a-z]+-){2})[a-z0-9]+(?:-[a-z0-9]+)+"
+                        r"|[\w.-]+: [A-Z][A-Z0-9_]+"  # a tool and its error code (get_order: LOOP_DETECTED)
+                        r"|[A-Z][A-Za-z]*(?:-[A-Z][A-Za-z]*)+"  # an HTTP header's name (Idempotent-Replayed)
+                        r"|[A-Za-z]*\d[A-Za-z0-9]*"  # an id: a record E0020, a session 5039b2eb4e8f, a message
+                        r"|[\w.]+ \([-+\d.,%]+\)")  # a name and its score (current_weather (18.8))
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")  # CJK punctuation, ideographs, full-width forms
 _missing: set[str] = set()
-
-
-def _technical(text: str) -> bool:
-    """A name, a list of names (the tools a turn ran), a header's name, or JSON (arguments a model sent or the
-    reply it read: a quote, said as it was)."""
-    if text[:1] in "{[":
-        try:
-            json.loads(text)
-            return True
-        except ValueError:
-            pass
-    return all(_TECHNICAL.fullmatch(name) or _HEADER.fullmatch(name) or _ID.fullmatch(name)
-               for name in (_SCORE.sub("", part.strip()) for part in text.split(",")))
+_LIST_SEP = {"zh": "、"}
 
 
 @cache
@@ -88,23 +80,29 @@ def label_glossary() -> dict[str, dict[str, str]]:
     return out
 
 
+# What a program said (a JSON value, a call with its arguments) is shown as it was said: its ", " is not a
+# list of labels, and its keys are names, not words to translate.
+_MACHINE = re.compile(r"\s*(?:[\[{].*[\]}]|[A-Za-z_][\w.]*\(.*\))\s*", re.S)
+
+
 def label(text: _T, lang: Lang = "en", /) -> _T:
     """A short label of a table, a plot or a printed line, in ``lang``.
 
     The notebooks' code names its columns and categories in English (the code is shared by both languages); the
-    glossary says them in Chinese. A technical name (``create_refund``, ``INVALID_ARGS``, ``pass^k``), a number or
-    text already in Chinese stays as it is; anything else missing from the glossary stays English and is noted, so
-    that a test can list what a Chinese reader would still meet in English (:func:`missing_labels`).
+    glossary says them in Chinese. A technical name (``create_refund``, ``INVALID_ARGS``, ``pass^k``), a number,
+    text already in Chinese and what a program said (a JSON value, a call with its arguments) stay as they are;
+    anything else missing from the glossary stays English and is noted, so that a test can list what a Chinese
+    reader would still meet in English (:func:`missing_labels`).
     """
-    if lang == "en" or not isinstance(text, str):
+    if lang == "en" or not isinstance(text, str) or _MACHINE.fullmatch(text):
         return text
     said_ = label_glossary().get(lang, {}).get(text)
     if said_ is not None:
         return cast(_T, said_)
-    if _CJK.search(text) or not re.search(r"[A-Za-z]{2}", text):
+    if _TECHNICAL.fullmatch(text) or _CJK.search(text) or not re.search(r"[A-Za-z]{2}", text):
         return text
-    if _technical(text):
-        return text
+    if ", " in text:  # a list of labels (the guards that caught a fault): each said on its own
+        return cast(_T, _LIST_SEP.get(lang, ", ").join(label(part, lang) for part in text.split(", ")))
     _missing.add(text)
     return text
 

@@ -110,14 +110,42 @@ def test_the_label_glossary_files_agree_and_say_each_label_in_chinese():
 def test_a_label_is_said_in_chinese_kept_when_technical_and_noted_when_missing():
     from agentlab.i18n import label, missing_labels
     assert label("naive", "zh") == "朴素循环" and label("naive", "en") == "naive"
-    for technical in ("create_refund", "INVALID_ARGS", "pass^k", "3", "12%", "已完成", "", "x",
-                      "search_expense_records, get_budget", "current_weather (12.3), send_notification (4.0)",
-                      "Idempotent-Replayed", "X-Session-Id", '{"city": "Beijing"}', "5039b2eb4e8f", "M29df00c1a5"):
+    for technical in ("create_refund", "INVALID_ARGS", "pass^k", "3", "12%", "已完成", "", "x", "adv-bad-key",
+                      "normal-03", "2-no-validation"):
         assert label(technical, "zh") == technical
     assert label(7, "zh") == 7
+    assert label("idempotency, all_calls", "zh") == "幂等、执行全部调用"  # a list: each label on its own
     assert label("a label nobody wrote down", "zh") == "a label nobody wrote down"
     assert "a label nobody wrote down" in missing_labels()
-    assert not {"create_refund", "INVALID_ARGS", "search_expense_records, get_budget", "Idempotent-Replayed",
-                "current_weather (12.3), send_notification (4.0)", '{"city": "Beijing"}', "M29df00c1a5"} & missing_labels()
-    assert label("{not json} at all", "zh") and "{not json} at all" in missing_labels()
-    assert label("done, wrong data", "zh") == "声称完成，但数据是错的"  # a list of words is no list of names
+    assert label("spelled-out", "zh") == "spelled-out" and "spelled-out" in missing_labels()  # two words: a phrase
+    assert not {"adv-bad-key", "normal-03", "2-no-validation"} & missing_labels()  # ids are names, not prose
+
+
+def test_headers_ids_and_scored_names_are_names_too():
+    """The skill site's tables: a response header (Idempotent-Replayed), a message or session id (M29df00c1a5),
+    the search's hits with their scores; each was noted as a label missing from the glossary."""
+    from agentlab.i18n import label, missing_labels
+    names = ("Idempotent-Replayed", "X-Session-Id", "M29df00c1a5", "5039b2eb4e8f", "E0020",
+             "current_weather (18.8), create_refund (2.4)", "search_expense_records, get_budget")
+    for name in names:
+        assert label(name, "zh") in (name, name.replace(", ", "、"))
+    assert not set(names) & missing_labels() and not {"current_weather (18.8)", "create_refund (2.4)"} & missing_labels()
+    assert label("hand-over words", "zh") and "hand-over words" in missing_labels()  # words are still words
+
+
+def test_what_a_program_said_is_kept_whole_not_cut_into_a_list_of_labels():
+    """A tool's JSON reply or a call in a Chinese table came out as '{"ok": true、"data": ...}': its ", " was read
+    as a list of labels, and every key noted as a missing label. What a program said is shown as it said it."""
+    import pandas as pd
+
+    from agentlab.i18n import label, missing_labels
+    from agentlab.workbook.plots import table_view
+    said = ['{"ok": true, "data": {"record_id": "E0021", "item": "taxi"}}', '[1, 2, "three words here"]',
+            'book_expense_record({"date": "2026-10-15", "item": "taxi"})',
+            'create_refund({"order_id": "A1"}), escalate_to_human({"summary": "call me back"})']
+    for text in said:
+        assert label(text, "zh") == text
+    shown = table_view(pd.DataFrame({"content": said}), lang="zh").data
+    assert list(shown.iloc[:, 0]) == said
+    assert not {m for m in missing_labels() if '"' in m or "(" in m}
+    assert label("idempotency, all_calls", "zh") == "幂等、执行全部调用"  # a list of labels is still a list

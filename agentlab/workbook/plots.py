@@ -411,21 +411,21 @@ def table_view(df: Any, *, percent: Collection[str] | None = None, none: str = "
 
 def _said_in(df: Any, lang: Lang) -> Any:
     """A copy of ``df`` with headers, index and text cells said in ``lang``."""
+    from pandas.api.types import is_object_dtype, is_string_dtype
+
+    def texts(x: Any) -> bool:  # pandas 3 keeps text as its own "str" dtype, not object
+        return bool(is_object_dtype(x) or is_string_dtype(x))
+
     out = df.copy()
     for c in out.columns:
-        if _texts(out[c].dtype):
+        if texts(out[c]):
             out[c] = out[c].map(lambda v: label(v, lang))
     out.columns = [label(c, lang) for c in out.columns]
-    if _texts(out.index.dtype):
+    if texts(out.index):
         out.index = [label(i, lang) for i in out.index]
     if out.index.name:
         out.index.name = label(out.index.name, lang)
     return out
-
-
-def _texts(dtype: Any) -> bool:
-    """Whether a column may hold texts: pandas 3 gives texts their own ``str`` dtype, older pandas ``object``."""
-    return str(dtype) in ("object", "str", "string") or getattr(dtype, "kind", "") in ("O", "U", "T")
 
 
 def _missing(v: Any) -> bool:
