@@ -57,7 +57,10 @@ def t(key: str, lang: Lang = "en", /, **fields: object) -> str:
 # holds a digit or three parts: a two-word phrase ("hand-over") still needs its translation
 _TECHNICAL = re.compile(r"[\w.:/<>=+^-]*[_.:/<>=+^][\w.:/<>=+^-]*|[A-Z0-9_ -]+|[-+]?[\d.,%]+|"
                         r"|(?=[a-z-]*\d|(?:[a-z]+-){2})[a-z0-9]+(?:-[a-z0-9]+)+"
-                        r"|[\w.-]+: [A-Z][A-Z0-9_]+")  # a tool and its error code (get_order: LOOP_DETECTED)
+                        r"|[\w.-]+: [A-Z][A-Z0-9_]+"  # a tool and its error code (get_order: LOOP_DETECTED)
+                        r"|[A-Z][A-Za-z]*(?:-[A-Z][A-Za-z]*)+"  # an HTTP header's name (Idempotent-Replayed)
+                        r"|[A-Za-z]*\d[A-Za-z0-9]*"  # an id: a record E0020, a session 5039b2eb4e8f, a message
+                        r"|[\w.]+ \([-+\d.,%]+\)")  # a name and its score (current_weather (18.8))
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")  # CJK punctuation, ideographs, full-width forms
 _missing: set[str] = set()
 _LIST_SEP = {"zh": "、"}

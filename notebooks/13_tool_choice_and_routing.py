@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 13 · tool_choice and routing (工具选择与动态路由)
+# # 13 · tool_choice and routing
 #
 # Two dials on how much the model decides each turn (docs/guards.md#tool_choice, docs/guards.md#routing):
 #
@@ -24,15 +24,15 @@
 #   descriptions), and measure it: the hit rate (the needed tool was offered), tools per turn, prompt saved.
 
 # %%
-from pathlib import Path
-
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from agentlab import run_guarded
 from agentlab.evals.routing_eval import desk_router, figures, load_asks, replay
 from agentlab.evals.tool_choice_eval import replay_choices
+from agentlab.i18n import label
 from agentlab.models import ScriptedModel, call, say
+from agentlab.resources import data_file
 from agentlab.routing import RoutingTurn, routing_metrics
 from agentlab.scenarios import expense
 from agentlab.workbook.exercises import answer_is
@@ -44,16 +44,18 @@ registry = expense.make_registry(ledger, lang=LANG)
 prompt = expense.expense_prompt(LANG, state=ledger)
 
 # %% [markdown]
-# ## tool_choice, four ways (四种取值)
+# ## tool_choice, four ways
 #
 # The same scripted model each time: it first answers in words ("Let me look."), then searches for the
 # record, then asks to delete it, then answers. What each setting shows the model, and what the loop does:
 
 # %%
 def model():
-    return ScriptedModel([say("Let me look."), call("search_expense_records", {"keyword": "coffee"}),
+    return ScriptedModel([say({"en": "Let me look.", "zh": "我先查一下。"}[LANG]),
+                          call("search_expense_records", {"keyword": "coffee"}),
                           call("delete_expense_record", {"record_id": "E0020", "reason": "asked"}),
-                          say("Please confirm the deletion.")], then="Done.")
+                          say({"en": "Please confirm the deletion.", "zh": "请确认是否删除。"}[LANG])],
+                         then={"en": "Done.", "zh": "好了。"}[LANG])
 
 
 def confirm_first(messages):
@@ -62,16 +64,17 @@ def confirm_first(messages):
     return "auto" if searched else "search_expense_records"
 
 
+ASK = {"en": "delete yesterday's coffee", "zh": "把昨天那杯咖啡的记录删掉"}[LANG]
 rows = []
 for choice in ("auto", "required", "none", "search_expense_records", confirm_first):
     m = model()
-    run = run_guarded(m, registry, "delete yesterday's coffee", tool_choice=choice, system_prompt=prompt,
+    run = run_guarded(m, registry, ASK, tool_choice=choice, system_prompt=prompt,
                       sleep=lambda s: None)
     rows.append({"tool_choice": getattr(choice, "__name__", choice), "tools shown on turn 1": len(m.calls[0].tools),
                  "calls refused": sum(e.error_code == "WRONG_TOOL" for e in run.tool_events),
                  "ran": [e.tool_name for e in run.tool_events if e.exec_ok], "held": len(run.pending),
                  "status": run.status, "answer": run.answer})
-table_view(pd.DataFrame(rows))
+table_view(pd.DataFrame(rows), lang=LANG)
 
 # %% [markdown]
 # `required` re-asks a reply in words; `none` shows no tools (a call would be refused; this model only talks); a
@@ -92,11 +95,11 @@ print({"en": f"recorded, shown below: {', '.join(shown) or 'none'}"
        "zh": f"已录制并在下表展示：{'、'.join(shown) or '无'}"
              + (f"；未录制，因此不展示：{'、'.join(missing)}" if missing else "")}[LANG])
 recorded = [row for rows_ in by_size.values() for row in rows_]
-table_view(pd.DataFrame(recorded)) if recorded else None
+table_view(pd.DataFrame(recorded), lang=LANG) if recorded else None
 
 # %% [markdown]
 #
-# ## Routing (动态路由)
+# ## Routing
 #
 # Thirteen tools; the router offers at most five (the hand-over always among them, and only tools whose words
 # match). Which, for a few asks:
@@ -105,7 +108,7 @@ table_view(pd.DataFrame(recorded)) if recorded else None
 router = desk_router(registry)
 asks = [a for a in load_asks() if a.lang == LANG]
 table_view(pd.DataFrame([{"ask": a.ask, "needed": ", ".join(sorted(a.needed or a.needed_any)),
-                          "offered": ", ".join(router.offer(a.ask))} for a in asks[:8]]))
+                          "offered": ", ".join(router.offer(a.ask))} for a in asks[:8]]), lang=LANG)
 
 # %%
 def routed(ask):
@@ -117,10 +120,10 @@ def routed(ask):
 
 
 routing = routing_metrics([routed(a) for a in asks], registry)
-pd.Series(routing).round(3)
+table_view(pd.DataFrame([routing]), lang=LANG)
 
 # %% [markdown]
-# ## The local models, all tools against the routed five (本地小模型)
+# ## The local models, all tools against the routed five
 #
 # Recorded from the local 0.5B and 1.5B models (`python benchmarks/bench_routing_local.py`) and replayed
 # here with no model running: one turn per ask, in both languages.
@@ -128,34 +131,36 @@ pd.Series(routing).round(3)
 # %%
 rows = []
 for size in ("0.5b", "1.5b"):
-    tape = Path(f"../data/cassettes/expense-routing-{size}.jsonl")
+    tape = data_file(f"cassettes/expense-routing-{size}.jsonl")  # found from notebooks/ and notebooks/zh/ alike
     if not tape.exists():
-        print(f"{size}: not recorded on this machine")
+        print(f"{size}: {label('not recorded on this machine', LANG)}")
         continue
     for mode, mode_turns in replay(tape).items():
         rows.append({"model": size, "tools": mode, **figures(mode_turns)})
 local = pd.DataFrame(rows)
-table_view(local)
+table_view(local, lang=LANG)
 
 # %%
 bars = {"router hit rate": {"routed (BM25, k=5)": routing["hit_rate"]}}
 bars.update({metric: {f"{r['model']} {r['tools']}": r[metric] for _, r in local.iterrows()}
              for metric in ("right_tool_rate", "invalid_call_rate")} if len(local) else {})
 plot_bars(bars, title={"en": "routing: hit rate, and the local models all vs routed",
-                       "zh": "路由命中率，以及本地模型全部工具 vs 路由后"}[LANG])
+                       "zh": "路由命中率，以及本地模型全部工具 vs 路由后"}[LANG], lang=LANG)
 plt.show()
 
 # %% [markdown]
 # ## Exercise
 #
-# The router reads words. With `LANG = "en"` the tool descriptions are English: how many tools does it offer
-# for the Chinese "今天打车花了45元帮我记上" (k = 5)? Give a number. (Then try it with `LANG = "zh"`.)
+# The router reads words. `en_router` routes over the English tool descriptions: how many tools does it offer
+# for the Chinese "今天打车花了45元帮我记上" (k = 5)? Give a number. (Then ask `router`, which routes over the
+# descriptions in the notebook's language, the same question.)
 
 # %%
+en_router = desk_router(expense.make_registry(expense.Ledger(), lang="en"))
 my_answer = None  # a number
-print(answer_is(my_answer, len(router.offer("今天打车花了45元帮我记上")), lang=LANG,
+print(answer_is(my_answer, len(en_router.offer("今天打车花了45元帮我记上")), lang=LANG,
                 why={"en": "only tools whose words match are offered (the hand-over always): a question in another "
                            "language than the descriptions matches little, so route in the user's language.",
                      "zh": "只有词语匹配的工具才会被推荐（转人工总在其中）：提问语言与工具描述不同，几乎匹配不上，"
                            "所以要用用户的语言做路由。"},
-                hint={"en": "call router.offer(...) and count.", "zh": "调用 router.offer(...) 数一数。"}))
+                hint={"en": "call en_router.offer(...) and count.", "zh": "调用 en_router.offer(...) 数一数。"}))

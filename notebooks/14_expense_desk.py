@@ -14,12 +14,12 @@
 # ---
 
 # %% [markdown]
-# # 14 · The bookkeeping desk end to end (记账助手全流程)
+# # 14 · The bookkeeping desk end to end
 #
 # The bookkeeping desk with its thirteen tools, its rules in code (an amount above 0, no future dates, a known
 # category, a confirmation before a change or a delete, one booking per expense per chat) and its turn limit
-# (five model turns, a plain answer when cut). First its five bad cases (五个高频 Badcase), then its
-# 55-case suite graded on the final ledger, then the twelve checks before going live (上线前 12 条自查).
+# (five model turns, a plain answer when cut). First its five bad cases, then its
+# 55-case suite graded on the final ledger, then the twelve checks before going live.
 
 # %%
 import matplotlib.pyplot as plt
@@ -27,6 +27,7 @@ import pandas as pd
 
 from agentlab.evals import load_cases, metrics_row, run_suite
 from agentlab.evals.checklist import run_checklist
+from agentlab.resources import data_file
 from agentlab.scenarios import expense
 from agentlab.workbook.demo import compare_expense
 from agentlab.workbook.exercises import answer_is
@@ -35,14 +36,14 @@ from agentlab.workbook.plots import plot_outcomes, table_view
 LANG = "en"  # "zh" for 中文
 
 # %% [markdown]
-# ## The five bad cases (五个高频 Badcase)
+# ## The five bad cases
 #
 # Each injected into the booking of "今天打车花了45元帮我记上": broken JSON, a made-up tool name, a missing
 # required field, "45元" for a number, and one call sent twice in one message.
 
 # %%
 BAD_CASES = {"truncated_json": "1 · arguments are not valid JSON", "unknown_tool": "2 · a tool that does not exist",
-             "drop_required": "3 · a required field left out", "wrong_type": "4 · \"45元\" for a number",
+             "drop_required": "3 · a required field left out", "wrong_type": "4 · a number written with its unit",
              "parallel_call": "5 · several tool_calls at once"}
 rows = []
 for fault, title in BAD_CASES.items():
@@ -50,20 +51,20 @@ for fault, title in BAD_CASES.items():
     rows.append({"bad case": title, "naive": c.naive_verdict.outcome, "naive booked": len(c.naive_state["records"]),
                  "guarded": c.guarded_verdict.outcome, "guarded booked": len(c.guarded_state["records"]),
                  "guarded steps": c.guarded.steps})
-pd.DataFrame(rows)
+table_view(pd.DataFrame(rows), lang=LANG)
 
 # %% [markdown]
-# ## The suite, graded on the ledger (评测集)
+# ## The suite, graded on the ledger
 #
 # 55 cases: normal, boundary and adversarial; relative dates, "45元", "一百二十块", two expenses in one
 # sentence, the same expense twice, deletes without confirmation, future dates, unknown categories, long
 # chats that must be trimmed, API faults. "Booked, but wrong" is a failure (docs/metrics.md).
 
 # %%
-cases = load_cases("../data/expense_cases.jsonl")
+cases = load_cases(data_file("expense_cases.jsonl"))  # found from notebooks/ and notebooks/zh/ alike
 results = {loop: run_suite(cases, loop=loop, lang=LANG) for loop in ("naive", "guarded")}
-pd.DataFrame([{"loop": loop, **{k: v for k, v in metrics_row(rs).items() if k != "statuses"}}
-              for loop, rs in results.items()])
+table_view(pd.DataFrame([{"loop": loop, **{k: v for k, v in metrics_row(rs).items() if k != "statuses"}}
+                         for loop, rs in results.items()]), lang=LANG)
 
 # %%
 counts = {loop: pd.Series([r.outcome for r in rs]).value_counts().to_dict() for loop, rs in results.items()}
@@ -76,18 +77,18 @@ plt.show()
 
 # %%
 naive = pd.DataFrame([{"category": r.category, "outcome": r.outcome} for r in results["naive"]])
-pd.crosstab(naive["category"], naive["outcome"])
+table_view(pd.crosstab(naive["category"], naive["outcome"]), lang=LANG)
 
 # %% [markdown]
-# ## The twelve checks before going live (上线前 12 条自查)
+# ## The twelve checks before going live
 #
 # Each check runs the desk (a scripted model, offline) and reports what it saw: what the model was sent, what the
-# trace recorded, what changed in the ledger. A check that cannot apply to a desk says n/a (不适用), never pass
+# trace recorded, what changed in the ledger. A check that cannot apply to a desk says n/a, never pass
 # (`python -m agentlab checklist --scenario expense`).
 
 # %%
 table_view(pd.DataFrame([{"#": r.number, "check": r.title, "result": r.status, "evidence": r.evidence}
-                         for r in run_checklist(expense.SCENARIO, LANG)]))
+                         for r in run_checklist(expense.SCENARIO, LANG)]), lang=LANG)
 
 # %% [markdown]
 # ## Exercise

@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 15 · The skill site: tools over HTTP (技能站)
+# # 15 · The skill site: tools over HTTP
 #
 # The idea (docs/site.md): the model only *decides*; a site *executes, checks and logs*. Every tool is
 # a skill with metadata written for the model, served behind an HTTP contract with keys, quotas, rate limits,
@@ -33,6 +33,7 @@ import pandas as pd
 from agentlab import run_guarded
 from agentlab.evals.discovery_eval import discovery_cassette, replay_discovery
 from agentlab.evals.routing_eval import figures
+from agentlab.i18n import label
 from agentlab.models import ScriptedModel, call, say
 from agentlab.site.client import site_registry
 from agentlab.site.service import SkillSite
@@ -43,14 +44,14 @@ from agentlab.workbook.plots import cjk_fonts, table_view
 LANG = "en"  # "zh" for 中文
 data = Path(tempfile.mkdtemp(prefix="skill-site-"))
 site = SkillSite(data)
-key, _ = site.create_key("notebook", ["*"])
+key, _ = site.create_key("notebook_key", ["*"])
 stack = serving(site)
 url = stack.__enter__()  # stopped at the end of the notebook
 http = httpx.Client(base_url=url, headers={"X-API-Key": key, "Accept-Language": LANG})
-print(f"{len(site.skills)} skills at {url}")
+print({"en": f"{len(site.skills)} skills at {url}", "zh": f"{url} 上有 {len(site.skills)} 个技能"}[LANG])
 
 # %% [markdown]
-# ## Discovery instead of injecting everything (按需发现)
+# ## Discovery instead of injecting everything
 #
 # `GET /api/skills` lists every skill; `GET /api/skills/search?q=...&k=6` returns the few that match, with scores.
 # What a model would read each turn, all skills against the search's top 6:
@@ -68,11 +69,12 @@ for ask in asks:
                  "all: spec chars": len(json.dumps(every.specs(), ensure_ascii=False)),
                  "top 6: spec chars": len(json.dumps(top.specs(), ensure_ascii=False))})
 discovery = pd.DataFrame(rows)
-table_view(discovery)
+table_view(discovery, lang=LANG)
 
 # %%
 with cjk_fonts():
-    ax = discovery.set_index("ask")[["all: spec chars", "top 6: spec chars"]].plot.barh(figsize=(8, 3))
+    shown = discovery.set_index("ask")[["all: spec chars", "top 6: spec chars"]]
+    ax = shown.rename(columns=lambda c: label(c, LANG)).rename_axis(label("ask", LANG)).plot.barh(figsize=(8, 3))
     ax.set_xlabel({"en": "characters of tool specs the model reads", "zh": "模型要读的工具说明字符数"}[LANG])
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, fontsize=8)  # beside the bars, not on them
     plt.show()
@@ -87,15 +89,15 @@ rows = []
 for size in ("0.5b", "1.5b"):
     tape = discovery_cassette(size)
     if not tape.exists():
-        print(f"{size}: not recorded on this machine")
+        print(f"{size}: {label('not recorded on this machine', LANG)}")
         continue
     for mode, turns in replay_discovery(tape).items():
-        rows.append({"model": size, "skills offered": "all" if mode == "all" else "search top 6", **figures(turns)})
+        rows.append({"model": size, "skills offered": "every skill" if mode == "all" else "search top 6", **figures(turns)})
 table_view(pd.DataFrame(rows)[["model", "skills offered", "turns", "right_tool_rate", "invalid_call_rate",
-                                "tools_per_turn", "prompt_tokens", "hit_rate"]]) if rows else None
+                                "tools_per_turn", "prompt_tokens", "hit_rate"]], lang=LANG) if rows else None
 
 # %% [markdown]
-# ## A source that is down: the fallback hint (降级提示)
+# ## A source that is down: the fallback hint
 #
 # The weather skill's live source is switched off. The site answers with a structured error whose
 # `fallback_hint` says what to do instead; the model asks again for the cached value, which comes back marked
@@ -103,17 +105,19 @@ table_view(pd.DataFrame(rows)[["model", "skills offered", "turns", "right_tool_r
 
 # %%
 run_guarded(ScriptedModel([call("current_weather", {"city": "Beijing"}), say("ok")]), every, "warm the cache",
-            sleep=lambda s: None)
+            sleep=lambda s: None)  # nobody reads this run: it only fills the site's cache
 (data / "weather_source.json").write_text(json.dumps({"mode": "down"}))
 run = run_guarded(ScriptedModel([call("current_weather", {"city": "Beijing"}),
                                  call("current_weather", {"city": "Beijing", "allow_cached": True}),
-                                 say("Beijing is cloudy, 7 °C (from the last reading).")]),
-                  every, "What's the weather in Beijing?", sleep=lambda s: None, lang=LANG)
+                                 say({"en": "Beijing is cloudy, 7 °C (from the last reading).",
+                                      "zh": "北京多云，7 °C（这是上一次测得的数据）。"}[LANG])]),
+                  every, {"en": "What's the weather in Beijing?", "zh": "北京天气怎么样？"}[LANG], sleep=lambda s: None,
+                  lang=LANG)
 table_view(pd.DataFrame([{"call": e.args_raw, "error": e.error_code, "the model read": e.model_visible}
-                         for e in run.tool_events]))
+                         for e in run.tool_events]), lang=LANG)
 
 # %% [markdown]
-# ## A lost reply and the same idempotency key (幂等键)
+# ## A lost reply and the same idempotency key
 #
 # A write skill sends an e-mail. The reply is lost on the way back, so the client sends the same request again
 # with the **same** `Idempotency-Key` (computed by the loop, never by the model). The site runs it once and
@@ -128,26 +132,27 @@ outbox = (data / "outbox.jsonl").read_text(encoding="utf-8").splitlines()
 table_view(pd.DataFrame(
     [{"attempt": i + 1, "status": r.status_code, "Idempotent-Replayed": r.headers.get("Idempotent-Replayed"),
       "message_id": (r.json().get("result") or {}).get("message_id")} for i, r in enumerate(replies)]
-    + [{"attempt": "e-mails sent", "status": len(outbox)}]))
+    + [{"attempt": "e-mails sent", "status": len(outbox)}]), lang=LANG)
 
 # %% [markdown]
-# ## A 429, as the loop sees it (限流与配额)
+# ## A 429, as the loop sees it
 #
 # A key with a quota of two calls a day. The third call gets `429` with `Retry-After` (until tomorrow); a wait
 # that long is not waited out: the client gives it to the loop as `RATE_LIMITED`, which the model reads as a
 # structured error that says when to come back, never as a raw status code.
 
 # %%
-small, _ = site.create_key("tiny", ["current_weather"], quota=2)
+small, _ = site.create_key("tiny_quota", ["current_weather"], quota=2)
 tiny = site_registry(url, small, lang=LANG, max_wait=0)
 (data / "weather_source.json").write_text(json.dumps({"mode": "ok"}))
 run = run_guarded(ScriptedModel([call("current_weather", {"city": c}) for c in ("Beijing", "Shanghai", "Hangzhou")]
-                                + [say("done")]), tiny, "three cities", sleep=lambda s: None, lang=LANG)
-table_view(pd.DataFrame([{"call": e.args_raw, "result": e.error_code or "ok", "resent": e.retry_count,
-                          "the model read": e.model_visible} for e in run.tool_events]))
+                                + [say({"en": "done", "zh": "好了"}[LANG])]), tiny,
+                  {"en": "three cities", "zh": "三个城市"}[LANG], sleep=lambda s: None, lang=LANG)
+table_view(pd.DataFrame([{"call": e.args_raw, "result": e.error_code or "done", "resent": e.retry_count,
+                          "the model read": e.model_visible} for e in run.tool_events]), lang=LANG)
 
 # %% [markdown]
-# ## The call log (调用日志)
+# ## The call log
 #
 # Four JSONL files: access, call, error (with the stack, for the operator only) and audit. Every line carries a
 # request id; it carries the agent's session id when the caller sends one (`X-Session-Id`). `site_registry` always
@@ -157,16 +162,16 @@ table_view(pd.DataFrame([{"call": e.args_raw, "result": e.error_code or "ok", "r
 
 # %%
 calls = pd.DataFrame(site.logs.read("call"))
-shown_log = calls[["skill", "status", "success", "replayed", "latency_ms", "key_name", "session_id"]].tail(8)
+shown_log = calls[["skill", "status", "replayed", "latency_ms", "key_name", "session_id"]].tail(8)
 without = shown_log[shown_log.session_id.isna()]
 print({"en": f"{len(without)} of {len(shown_log)} lines without a session id, all sent by hand (no X-Session-Id): "
              f"{', '.join(sorted(set(without.skill))) or 'none'}",
        "zh": f"{len(shown_log)} 行中有 {len(without)} 行没有会话 id，都是手动发送的请求（没有 X-Session-Id）："
              f"{'、'.join(sorted(set(without.skill))) or '无'}"}[LANG])
-table_view(shown_log)
+table_view(shown_log, lang=LANG)
 
 # %%
-print("the notebook's key appears in a log:", any(key in p.read_text(encoding="utf-8") for p in (data / "logs").glob("*.jsonl")))
+print(label("the notebook's key appears in a log:", LANG), any(key in p.read_text(encoding="utf-8") for p in (data / "logs").glob("*.jsonl")))
 http.close()
 stack.__exit__(None, None, None)
 

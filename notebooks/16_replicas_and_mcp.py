@@ -14,10 +14,10 @@
 # ---
 
 # %% [markdown]
-# # 16 · Beyond one process: replicas and MCP (多副本与 MCP)
+# # 16 · Beyond one process: replicas and MCP
 #
 # An in-memory dict, or one SQLite file, guards one process (docs/guards.md#idempotency-across-processes); replicas need a shared
-# store (Redis `SET NX`, 共享幂等存储) or a retry that lands on another replica refunds twice. And the tool ecosystem
+# store (Redis `SET NX`) or a retry that lands on another replica refunds twice. And the tool ecosystem
 # now speaks MCP (Model Context Protocol): the site's skills are an MCP server at `/mcp`, and the loop can use any MCP
 # server's tools with every guard (docs/site.md#mcp).
 
@@ -33,6 +33,7 @@ from pathlib import Path
 import pandas as pd
 
 from agentlab import run_guarded
+from agentlab.i18n import label
 from agentlab.models import ScriptedModel, call, say, tool_calls
 from agentlab.site.mcp_client import MCPConnection
 from agentlab.site.service import SkillSite
@@ -45,7 +46,7 @@ data = Path(tempfile.mkdtemp(prefix="replicas-"))
 refund = json.dumps({"arguments": {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}}).encode()
 
 # %% [markdown]
-# ## Two replicas, each with its own SQLite file (各自的 SQLite：退款两次)
+# ## Two replicas, each with its own SQLite file
 #
 # Two site processes behind a load balancer share the keys (`keys.db`) but each keeps its idempotency claims in its
 # own file. The agent sends the refund to replica A; the reply is lost; its retry, with the same Idempotency-Key,
@@ -68,12 +69,12 @@ def refund_twice(a: SkillSite, b: SkillSite, key: str, key_id: str) -> pd.DataFr
 a, b = replicas(f"sqlite:///{data}/claims-a.db", f"sqlite:///{data}/claims-b.db")
 key, agent = a.create_key("agent", ["*"])
 sqlite_table = refund_twice(a, b, key, agent.id)
-sqlite_table
+table_view(sqlite_table, lang=LANG)
 
 # %% [markdown]
 # Two refunds for one intent: replica B had never seen the key.
 #
-# ## One Redis for both (共享 Redis：只退一次)
+# ## One Redis for both
 #
 # The same two replicas with `store="redis://..."`: the claim `SET NX` is shared, so B replays A's recorded reply
 # and runs nothing. A throwaway `redis-server` runs on a free port for this cell (Debian's `redis-server` package);
@@ -85,7 +86,8 @@ sqlite_table
 redis_exe = shutil.which("redis-server")
 redis_proc = None
 if redis_exe is None:
-    print("redis-server is not installed here (apt-get install redis-server): the Redis part is skipped.")
+    print({"en": "redis-server is not installed here (apt-get install redis-server): the Redis part is skipped.",
+           "zh": "本机没有安装 redis-server（apt-get install redis-server），跳过 Redis 这一部分。"}[LANG])
 else:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -100,10 +102,10 @@ else:
             time.sleep(0.05)
     redis_url = f"redis://127.0.0.1:{port}/0"
     ra, rb = replicas(redis_url, redis_url)
-    print(refund_twice(ra, rb, key, agent.id).to_string(index=False))
+    display(table_view(refund_twice(ra, rb, key, agent.id), lang=LANG))
 
 # %% [markdown]
-# ## The same skills through MCP (通过 MCP 调用同一批技能)
+# ## The same skills through MCP
 #
 # The site's app serves MCP over streamable HTTP at `/mcp`. The listing carries annotations from the metadata:
 # queries are read-only; writes are destructive and idempotent (under one key), with the fields their key is built
@@ -116,9 +118,10 @@ stack = serving(site)
 url = stack.__enter__()  # stopped at the end of the notebook
 conn = MCPConnection(url + "/mcp", headers={"X-API-Key": mkey, "X-Session-Id": "nb16-mcp", "Accept-Language": LANG})
 listed = conn.run(conn.session.list_tools())
-pd.DataFrame([{"tool": t.name, "readOnly": t.annotations.readOnlyHint, "destructive": t.annotations.destructiveHint,
-               "idempotent": t.annotations.idempotentHint, "key from": (t.meta or {}).get("agentlab/idempotency"),
-               "output schema": bool(t.outputSchema)} for t in listed.tools])
+table_view(pd.DataFrame([{"tool": t.name, "readOnly": t.annotations.readOnlyHint,
+                          "destructive": t.annotations.destructiveHint, "idempotent": t.annotations.idempotentHint,
+                          "key from": (t.meta or {}).get("agentlab/idempotency"), "output schema": bool(t.outputSchema)}
+                         for t in listed.tools]), lang=LANG)
 
 # %% [markdown]
 # The guarded loop runs the after-sales desk through MCP: the loop validates before anything is sent, computes the
@@ -130,11 +133,13 @@ reg = conn.registry(lang=LANG)
 script = [tool_calls(call("get_order", {"order_id": "A1001"})),
           tool_calls(call("create_refund", {"order_id": "A1001", "amount": 99999, "reason": "user_cancel"})),
           tool_calls(call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"})),
-          say("Refunded 199 yuan for A1001.")]
-run = run_guarded(ScriptedModel(script), reg, "refund A1001", lang=LANG)
-print("status:", run.status, "| refunds on the site:", len(site.state_for(mcp_agent.id)["aftersales"].snapshot()["refunds"]))
-table_view(pd.DataFrame([{"call": e.args_raw, "result": e.error_code or "ok", "the model read": e.model_visible or ""}
-                         for e in run.tool_events]))
+          say({"en": "Refunded 199 yuan for A1001.", "zh": "A1001 已退款 199 元。"}[LANG])]
+run = run_guarded(ScriptedModel(script), reg, {"en": "refund A1001", "zh": "A1001 帮我退款"}[LANG], lang=LANG)
+refunds = len(site.state_for(mcp_agent.id)["aftersales"].snapshot()["refunds"])
+colon = {"en": ": ", "zh": "："}[LANG]
+print(f"{label('status', LANG)}{colon}{label(run.status, LANG)} | {label('refunds on the site', LANG)}{colon}{refunds}")
+table_view(pd.DataFrame([{"call": e.args_raw, "result": e.error_code or "done", "the model read": e.model_visible or ""}
+                         for e in run.tool_events]), lang=LANG)
 
 # %% [markdown]
 # A client retry after a lost reply sends the same key in `_meta`: the site replays and runs nothing.
@@ -144,7 +149,8 @@ args = {"order_id": "A1005", "amount": 19.9, "reason": "user_cancel"}
 tries = [conn.run(conn.session.call_tool("create_refund", args, meta={"agentlab/idempotency_key": "refund-A1005"}))
          for _ in range(2)]
 table_view(pd.DataFrame([{"attempt": i + 1, "isError": r.isError, "replayed": (r.meta or {}).get("agentlab/replayed"),
-                          "result or error": json.dumps(r.structuredContent, ensure_ascii=False)} for i, r in enumerate(tries)]))
+                          "result or error": json.dumps(r.structuredContent, ensure_ascii=False)} for i, r in enumerate(tries)]),
+           lang=LANG)
 
 # %%
 conn.close()

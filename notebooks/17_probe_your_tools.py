@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 17 · Probe your own tools (探测你自己的工具)
+# # 17 · Probe your own tools
 #
 # You bring a tools file and a model; the question is "will a small model call these right, and what happens when it
 # does not?" The probe (docs/metrics.md#the-probe) makes a valid call from each tool's schema, injects every fault
@@ -34,14 +34,17 @@ from agentlab import GuardConfig
 from agentlab.evals.probe import cassette_settings, fake_source, probe, replay_source
 from agentlab.evals.probe_report import after_an_error, plot_probe_categories, plot_probe_matrix, table_html
 from agentlab.models.cassette import labels
+from agentlab.i18n import t
+from agentlab.resources import data_file, datasets_dir
 from agentlab.tools import load_specs
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import cjk_fonts, table_view
 from agentlab.workbook.widgets import ProbePanel
 
 LANG = "en"  # "zh" for 中文
-RETAIL = Path("../../shared/datasets/tau-bench/retail/tools.json")  # tau-bench's store: 16 tools nobody here wrote
-TOOLS = RETAIL if RETAIL.exists() else Path("../data/aftersales_tools.json")  # a fresh clone: the refund desk's four
+# found through the package, so the notebook and its twin one folder deeper read the same files
+RETAIL = datasets_dir() / "tau-bench" / "retail" / "tools.json"  # tau-bench's store: 16 tools nobody here wrote
+TOOLS = RETAIL if RETAIL.exists() else data_file("aftersales_tools.json")  # a fresh clone: the refund desk's four
 registry = load_specs(json.loads(TOOLS.read_text(encoding="utf-8")), source=TOOLS.name, lang=LANG)
 report = probe(registry, fake_source(), lang=LANG, source=TOOLS.name)
 print({"en": f"{TOOLS.name}: {len(report['tools'])} tools, {report['summary']['applicable']} cells apply, "
@@ -50,7 +53,7 @@ print({"en": f"{TOOLS.name}: {len(report['tools'])} tools, {report['summary']['a
              f"{report['summary']['na']} 个不适用，用时 {report['meta']['seconds']} 秒"}[LANG])
 
 # %% [markdown]
-# ## The table (表格)
+# ## The table
 #
 # One row per tool, one column per fault category. Read a cell left to right:
 #
@@ -85,18 +88,21 @@ with cjk_fonts():  # the labels may be Chinese: the fonts are needed when the fi
 
 # %%
 CATEGORY = {"en": "category", "zh": "故障类别"}[LANG]
-pd.DataFrame([{CATEGORY: c, **{k: v for k, v in row["verdicts"].items()}}
-              for c, row in report["summary"]["by_category"].items()]).fillna(0).set_index(CATEGORY).astype(int)
+verdicts = pd.DataFrame([{CATEGORY: c, **{k: v for k, v in row["verdicts"].items()}}
+                         for c, row in report["summary"]["by_category"].items()]).fillna(0).set_index(CATEGORY).astype(int)
+# the verdicts' names as the report says them (in English the names themselves: report.json's words)
+table_view(verdicts.rename(columns=lambda v: t("probe.v." + v, LANG) if LANG != "en" else v,
+                           index={"clean": "clean (no fault)"}), lang=LANG)
 
 # %% [markdown]
-# ## A real model, replayed (真实模型的回放)
+# ## A real model, replayed
 #
 # `python -m agentlab probe --tools ... --model local --size 0.5b` records every turn of the local model to
 # `data/cassettes/probe-<tools>-<size>.jsonl`; `--model replay` plays it back with no model running and gives the
 # same report. Here, if such a recording exists on this machine:
 
 # %%
-tape = Path(f"../data/cassettes/probe-{'retail' if TOOLS == RETAIL else 'aftersales'}-0.5b.jsonl")
+tape = data_file(f"cassettes/probe-{'retail' if TOOLS == RETAIL else 'aftersales'}-0.5b.jsonl")
 if tape.exists():
     saved = cassette_settings(tape) or {}
     real = probe(registry, replay_source(tape), recorded=set(labels(tape)), trials=saved.get("trials") or 1,
@@ -110,7 +116,7 @@ else:
            "zh": f"{tape} 处没有录制：这台机器上还没有探测过本地模型"}[LANG])
 
 # %% [markdown]
-# ## Every recording, side by side (所有录制的对比)
+# ## Every recording, side by side
 #
 # The local 0.5B and 1.5B, probed on the refund desk's tools, the bookkeeping desk's and tau-bench's store (the
 # recordings that exist here): how often the clean call was right, how many cells saw a wrong call, how often the
@@ -118,10 +124,10 @@ else:
 # the user in words.
 
 # %%
-TOOL_FILES = {"aftersales": Path("../data/aftersales_tools.json"), "expense": Path("../data/expense_tools.json"),
+TOOL_FILES = {"aftersales": data_file("aftersales_tools.json"), "expense": data_file("expense_tools.json"),
               "retail": RETAIL}
 rows = []
-for tape in sorted(Path("../data/cassettes").glob("probe-*-*.jsonl")):
+for tape in sorted(data_file("cassettes").glob("probe-*-*.jsonl")):
     _, name, size = tape.stem.split("-", 2)
     saved, tools_file = cassette_settings(tape) or {}, TOOL_FILES.get(name)
     if tools_file is None or not tools_file.exists():
@@ -148,8 +154,7 @@ table_view(recordings, percent=[recordings.columns[5]]) if rows else print(
 # Read the last two columns before the rate: the 1.5B's low rate is not a model that misreads the error. After a
 # refused call the 0.5B calls again; the 1.5B mostly answers the user instead, explaining the error ("The order ID is
 # missing. Please provide the order ID.") and asking for what it thinks is missing. The loop's re-ask can only repair
-# a model that calls again, so an answer in words ends the trial unrepaired. (看最后两列：1.5B 读懂了错误，但它选择
-# 向用户解释错误而不是再次调用，所以自我纠正率低。) The same figures, from the recordings:
+# a model that calls again, so an answer in words ends the trial unrepaired. The same figures, from the recordings:
 
 # %%
 def moves_sentence(rows, lang):
@@ -168,7 +173,7 @@ def moves_sentence(rows, lang):
 print(moves_sentence(rows, LANG) if rows else "")
 
 # %% [markdown]
-# ## Try your own tools (粘贴你的工具)
+# ## Try your own tools
 #
 # Paste a tools list (OpenAI format, wrapped or bare), pick the model and the trials, press run. Broken JSON or a
 # broken schema gets one sentence, in either language.
@@ -178,13 +183,13 @@ panel = ProbePanel(lang=LANG)
 widgets.VBox([panel.widget])
 
 # %% [markdown]
-# ## Exercise (练习)
+# ## Exercise
 #
 # Switch off the `idempotency` guard and probe `create_refund` (the refund desk) for `duplicate_call` only. Which
 # verdict does that cell get? Answer with the verdict's name as it appears in `report.json` (e.g. `"caught"`).
 
 # %%
-desk = load_specs(json.loads(Path("../data/aftersales_tools.json").read_text(encoding="utf-8")))
+desk = load_specs(json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8")))
 without = probe(desk, fake_source(), config=GuardConfig().without("idempotency"), categories=["duplicate_call"],
                 only=["create_refund"])
 truth = next(c["verdict"] for c in without["cells"] if c["category"] == "duplicate_call")

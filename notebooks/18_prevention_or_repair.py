@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -12,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 18 · Prevention or repair: grammars, re-asking, and a leaderboard on the local models (预防还是修复)
+# # 18 · Prevention or repair: grammars, re-asking, and a leaderboard on the local models
 #
 # Two ways to get a valid tool call out of a small model. **Prevent**: constrain the model while it writes, so that
 # only tokens the tool's schema allows can come out (a grammar, "structured outputs"). **Repair**: let it write, check
@@ -35,9 +37,10 @@ import pandas as pd
 from IPython.display import display
 
 from agentlab.evals import bfcl
+from agentlab.i18n import label
 from agentlab.models.constrained import call_grammar
 from agentlab.workbook.exercises import answer_is
-from agentlab.workbook.plots import cjk_fonts, plot_bars
+from agentlab.workbook.plots import cjk_fonts, plot_bars, table_view
 
 LANG = "en"  # "zh" for 中文
 HAVE_DATA = (bfcl.bfcl_dir() / "data").exists()  # BFCL is read from ../shared/datasets, never shipped
@@ -53,7 +56,7 @@ for s, a in attempts.items():
           dict(Counter(x.category for x in a if x.mode == "single")))
 
 # %% [markdown]
-# ## Three ways to ask (三种问法)
+# ## Three ways to ask
 #
 # Every question is one user turn with one to a few function docs. The same prompt (the same chat template, the same
 # tools) is sent three ways:
@@ -79,7 +82,7 @@ if questions:
 # ground truth in `tests/test_bfcl_eval.py` (every expected answer grades as right, except `simple_python_200`, whose
 # own answer leaves out an argument its doc requires).
 #
-# ## The table (表格)
+# ## The table
 
 # %%
 def accuracy_table(size: str) -> pd.DataFrame:
@@ -94,7 +97,7 @@ for size in SIZES:
     n = dict(Counter(a.category for a in attempts[size] if a.mode == "single"))
     print(f"Qwen2.5-Coder-{size}, " + {"en": f"accuracy in % (n per category: {n})",
                                        "zh": f"准确率 %（每类题数：{n}）"}[LANG])
-    display(accuracy_table(size))
+    display(table_view(accuracy_table(size), lang=LANG))
 
 # %%
 if SIZES:
@@ -104,7 +107,7 @@ if SIZES:
             f = bfcl.accuracy(attempts[size])
             plot_bars({c: {m: f[m][c] for m in bfcl.MODES} for c in bfcl.CATEGORIES if c in f["single"]}, ax=ax,
                       title=f"BFCL, {size}: " + ("accuracy by mode" if LANG == "en" else "各问法的准确率"),
-                      ylabel="accuracy" if LANG == "en" else "准确率")
+                      ylabel="accuracy" if LANG == "en" else "准确率", lang=LANG)
         plt.tight_layout()
         plt.show()
 
@@ -127,7 +130,7 @@ for size in SIZES:
     print(what_the_interface_adds(size))
 
 # %% [markdown]
-# ### What the prompt decides (提示词本身的影响)
+# ### What the prompt decides
 #
 # Two of these figures say as much about the prompt as about the model, and the replay can show how much. The local
 # chat template (`agentlab/models/templates/qwen_fenced_tools.jinja`) asks for "a fenced json block" with an example
@@ -164,7 +167,7 @@ for size in SIZES:
     print(what_the_prompt_decides(size))
 
 # %% [markdown]
-# ## What each one can fix (各自能修什么)
+# ## What each one can fix
 #
 # Each wrong reply falls in one kind (`bfcl.KINDS`, first match wins). The first six break the tool's contract: a
 # grammar built from the contract should make them impossible, and the guard sees every one of them. The other five
@@ -183,7 +186,7 @@ def kinds_table(size: str) -> pd.DataFrame:
 
 for size in SIZES:
     print(f"{size}: " + {"en": "wrong replies by kind", "zh": "错误回复按类别计数"}[LANG])
-    display(kinds_table(size))
+    display(table_view(kinds_table(size), lang=LANG))
 
 # %%
 if SIZES:
@@ -193,7 +196,7 @@ if SIZES:
         fig, ax = plt.subplots(figsize=(11, 4))
         plot_bars({kind: {m: k[m][kind] for m in bfcl.MODES} for kind in bfcl.KINDS}, ax=ax,
                   title=f"{size}: " + ("wrong replies by kind" if LANG == "en" else "错误回复的类别"),
-                  ylabel="replies" if LANG == "en" else "回复数")
+                  ylabel="replies" if LANG == "en" else "回复数", lang=LANG)
         plt.xticks(rotation=30, ha="right")
         plt.tight_layout()
         plt.show()
@@ -230,8 +233,8 @@ def transition_table(size: str, after: str) -> pd.DataFrame:
 
 for size in SIZES[:1]:
     for after in ("reask", "constrained"):
-        print(f"{size}: single → {after}")
-        display(transition_table(size, after))
+        print(f"{size}: {label('single', LANG)} → {label(after, LANG)}")
+        display(table_view(transition_table(size, after), lang=LANG))
 
 # %% [markdown]
 # What to look for in these tables:
@@ -246,7 +249,7 @@ for size in SIZES[:1]:
 #   it can move a question *out* of "right": on an irrelevance question, a broken call BFCL would read as no call is
 #   re-asked, and the second try may be a real call. The single → reask table shows how often.
 #
-# ## One reply, three ways (同一个问题，三种回答)
+# ## One reply, three ways
 #
 # Pick a kind of failure to see the questions where the single-shot reply had it, and what the other two modes made of
 # the same question.
@@ -259,15 +262,20 @@ def examples(size: str, kind: str, n: int = 5) -> pd.DataFrame:
                                             for m in bfcl.MODES if (i, m) in by}} for i in ids])
 
 
+def examples_shown(size: str, kind: str) -> None:
+    """The modes said in LANG; the cells are what the model wrote (✓ right, ✗ wrong), quoted as they were."""
+    display(examples(size, kind).rename(columns=lambda c: label(c, LANG)))
+
+
 if SIZES:
-    pick = widgets.interactive(lambda size, kind: display(examples(size, kind)),
+    pick = widgets.interactive(examples_shown,
                                size=widgets.Dropdown(options=SIZES, description="model" if LANG == "en" else "模型"),
                                kind=widgets.Dropdown(options=list(bfcl.KINDS), value="unknown_field",
                                                      description="kind" if LANG == "en" else "类别"))
     display(pick)
 
 # %% [markdown]
-# ## The grammar's own failure (语法约束自己的失败)
+# ## The grammar's own failure
 #
 # A reply that runs to the token limit under the grammar: the model wanted to stop or to add something the schema does
 # not allow, the grammar would not let it, and it went on writing the only thing allowed (digits, or whitespace).
@@ -282,7 +290,7 @@ for size in SIZES:
         print(f"  {a.id}: {name}({str(args)[:120]}...)")
 
 # %% [markdown]
-# ## Exercise (练习)
+# ## Exercise
 #
 # For the 0.5B model: which kind of failure did validate-and-reask remove the most of, compared with the single shot?
 # Answer with a key of `bfcl.KINDS`, read from the table above.
@@ -299,4 +307,4 @@ print(answer_is(my_answer, truth, lang=LANG,
                            "exactly what to change, and it could.",
                      "zh": "这一行从 single 到 reask 下降得最多：错误信息准确说出了要改什么，模型也改得了。"},
                 hint={"en": "subtract the reask column from the single column in the kinds table.",
-                      "zh": "在类别表里用 single 列减去 reask 列。"}))
+                      "zh": "在类别表里用“单次回答”列减去“校验后重问”列。"}))

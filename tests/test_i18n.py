@@ -121,6 +121,18 @@ def test_a_label_is_said_in_chinese_kept_when_technical_and_noted_when_missing()
     assert not {"adv-bad-key", "normal-03", "2-no-validation"} & missing_labels()  # ids are names, not prose
 
 
+def test_headers_ids_and_scored_names_are_names_too():
+    """The skill site's tables: a response header (Idempotent-Replayed), a message or session id (M29df00c1a5),
+    the search's hits with their scores; each was noted as a label missing from the glossary."""
+    from agentlab.i18n import label, missing_labels
+    names = ("Idempotent-Replayed", "X-Session-Id", "M29df00c1a5", "5039b2eb4e8f", "E0020",
+             "current_weather (18.8), create_refund (2.4)", "search_expense_records, get_budget")
+    for name in names:
+        assert label(name, "zh") in (name, name.replace(", ", "、"))
+    assert not set(names) & missing_labels() and not {"current_weather (18.8)", "create_refund (2.4)"} & missing_labels()
+    assert label("hand-over words", "zh") and "hand-over words" in missing_labels()  # words are still words
+
+
 def test_what_a_program_said_is_kept_whole_not_cut_into_a_list_of_labels():
     """A tool's JSON reply or a call in a Chinese table came out as '{"ok": true、"data": ...}': its ", " was read
     as a list of labels, and every key noted as a missing label. What a program said is shown as it said it."""

@@ -1,0 +1,153 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 13 · tool_choice 与动态路由
+#
+# 每一轮让模型自己拿多少主意，有两个旋钮（见 [防护手册：tool_choice](../../docs/zh/guards.md#tool_choice)、[防护手册：路由](../../docs/zh/guards.md#routing)）：
+#
+# * **tool_choice**：这一轮给模型多大的自主权（记账台的出处见 [docs/sources.md](../../docs/sources.md#article-003-the-expense-booking-agent)）。取值有 `auto`、`required`、`none`，或者指定某一个函数。防护循环对任何模型都会强制执行这个设置，模型接口支持时也会把它传给模型。
+# * **路由**：工具超过十个时，每轮只推荐这一轮用得上的几个（按工具名和描述做 BM25 打分），并且要量化效果：命中率（需要的工具有没有被推荐）、每轮工具数、省下的提示词长度。
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from agentlab import run_guarded
+from agentlab.evals.routing_eval import desk_router, figures, load_asks, replay
+from agentlab.evals.tool_choice_eval import replay_choices
+from agentlab.i18n import label
+from agentlab.models import ScriptedModel, call, say
+from agentlab.resources import data_file
+from agentlab.routing import RoutingTurn, routing_metrics
+from agentlab.scenarios import expense
+from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.plots import plot_bars, table_view
+
+LANG = "zh"  # "en" for English
+ledger = expense.Ledger()
+registry = expense.make_registry(ledger, lang=LANG)
+prompt = expense.expense_prompt(LANG, state=ledger)
+
+# %% [markdown]
+# ## tool_choice 的四种取值
+#
+# 每次用的都是同一个脚本模型：它先用文字回一句（“我先查一下。”），再搜索那条记录，然后要求删除，最后作答。下面看每种设置让模型看到了什么，循环又做了什么：
+
+# %%
+def model():
+    return ScriptedModel([say({"en": "Let me look.", "zh": "我先查一下。"}[LANG]),
+                          call("search_expense_records", {"keyword": "coffee"}),
+                          call("delete_expense_record", {"record_id": "E0020", "reason": "asked"}),
+                          say({"en": "Please confirm the deletion.", "zh": "请确认是否删除。"}[LANG])],
+                         then={"en": "Done.", "zh": "好了。"}[LANG])
+
+
+def confirm_first(messages):
+    """Before a delete, the turn must find and show the record: only search is allowed until it ran."""
+    searched = any(m.get("role") == "tool" and "records" in (m.get("content") or "") for m in messages)
+    return "auto" if searched else "search_expense_records"
+
+
+ASK = {"en": "delete yesterday's coffee", "zh": "把昨天那杯咖啡的记录删掉"}[LANG]
+rows = []
+for choice in ("auto", "required", "none", "search_expense_records", confirm_first):
+    m = model()
+    run = run_guarded(m, registry, ASK, tool_choice=choice, system_prompt=prompt,
+                      sleep=lambda s: None)
+    rows.append({"tool_choice": getattr(choice, "__name__", choice), "tools shown on turn 1": len(m.calls[0].tools),
+                 "calls refused": sum(e.error_code == "WRONG_TOOL" for e in run.tool_events),
+                 "ran": [e.tool_name for e in run.tool_events if e.exec_ok], "held": len(run.pending),
+                 "status": run.status, "answer": run.answer})
+table_view(pd.DataFrame(rows), lang=LANG)
+
+# %% [markdown]
+# `required` 会把纯文字回复打回去重问；`none` 不展示任何工具（这时调用工具会被拒绝，这个模型也只说话）；指定某个工具时只展示那一个，别的调用一律拒绝，纯文字回复也会被打回；传入一个读对话的函数，就能逐轮决定设置（先把记录找到，再做别的）。被暂扣的删除操作仍要等用户确认（`NEEDS_APPROVAL`）。
+#
+# 同样四种设置，换成本地模型跑一遍，从录像回放（录制命令：`python benchmarks/bench_tool_choice_local.py --sizes 0.5b 1.5b`）：每一轮都把设置发给服务端，而且不管模型怎么做，循环都会强制执行。只展示 `data/cassettes/` 里录过的模型规格，下一行会写明是哪几个。
+
+# %%
+by_size = {size: replay_choices(size) for size in ("0.5b", "1.5b")}
+shown = [size for size, rows_ in by_size.items() if rows_]
+missing = [size for size, rows_ in by_size.items() if not rows_]
+print({"en": f"recorded, shown below: {', '.join(shown) or 'none'}"
+             + (f"; not recorded, so not shown: {', '.join(missing)}" if missing else ""),
+       "zh": f"已录制并在下表展示：{'、'.join(shown) or '无'}"
+             + (f"；未录制，因此不展示：{'、'.join(missing)}" if missing else "")}[LANG])
+recorded = [row for rows_ in by_size.values() for row in rows_]
+table_view(pd.DataFrame(recorded), lang=LANG) if recorded else None
+
+# %% [markdown]
+# ## 动态路由
+#
+# 记账台有十三个工具，路由器最多推荐五个（转人工总在其中，其余只推荐词语对得上的）。看几条请求分别推荐了哪些：
+
+# %%
+router = desk_router(registry)
+asks = [a for a in load_asks() if a.lang == LANG]
+table_view(pd.DataFrame([{"ask": a.ask, "needed": ", ".join(sorted(a.needed or a.needed_any)),
+                          "offered": ", ".join(router.offer(a.ask))} for a in asks[:8]]), lang=LANG)
+
+# %%
+def routed(ask):
+    """One routed turn; for "any of these" asks, the needed tool is whichever alternative was offered."""
+    offered = router.offer(ask.ask)
+    needed = set(ask.needed) | ({next((n for n in ask.needed_any if n in offered), ask.needed_any[0])}
+                                if ask.needed_any else set())
+    return RoutingTurn(frozenset(needed), tuple(offered), tuple(registry.names))
+
+
+routing = routing_metrics([routed(a) for a in asks], registry)
+table_view(pd.DataFrame([routing]), lang=LANG)
+
+# %% [markdown]
+# ## 本地小模型：全部工具对比路由后的五个
+#
+# 以下结果录自本地 0.5B 和 1.5B 模型（`python benchmarks/bench_routing_local.py`），在这里回放，不需要运行模型：每条请求一轮，中英文请求都有。
+
+# %%
+rows = []
+for size in ("0.5b", "1.5b"):
+    tape = data_file(f"cassettes/expense-routing-{size}.jsonl")  # found from notebooks/ and notebooks/zh/ alike
+    if not tape.exists():
+        print(f"{size}: {label('not recorded on this machine', LANG)}")
+        continue
+    for mode, mode_turns in replay(tape).items():
+        rows.append({"model": size, "tools": mode, **figures(mode_turns)})
+local = pd.DataFrame(rows)
+table_view(local, lang=LANG)
+
+# %%
+bars = {"router hit rate": {"routed (BM25, k=5)": routing["hit_rate"]}}
+bars.update({metric: {f"{r['model']} {r['tools']}": r[metric] for _, r in local.iterrows()}
+             for metric in ("right_tool_rate", "invalid_call_rate")} if len(local) else {})
+plot_bars(bars, title={"en": "routing: hit rate, and the local models all vs routed",
+                       "zh": "路由命中率，以及本地模型全部工具 vs 路由后"}[LANG], lang=LANG)
+plt.show()
+
+# %% [markdown]
+# ## 练习
+#
+# 路由器看的是词语。`en_router` 按英文的工具描述做路由：对中文请求“今天打车花了45元帮我记上”（k = 5），它会推荐几个工具？填一个数字。（然后拿同一个问题去问 `router`，它按本笔记本所用语言的工具描述做路由。）
+
+# %%
+en_router = desk_router(expense.make_registry(expense.Ledger(), lang="en"))
+my_answer = None  # a number
+print(answer_is(my_answer, len(en_router.offer("今天打车花了45元帮我记上")), lang=LANG,
+                why={"en": "only tools whose words match are offered (the hand-over always): a question in another "
+                           "language than the descriptions matches little, so route in the user's language.",
+                     "zh": "只有词语匹配的工具才会被推荐（转人工总在其中）：提问语言与工具描述不同，几乎匹配不上，"
+                           "所以要用用户的语言做路由。"},
+                hint={"en": "call en_router.offer(...) and count.", "zh": "调用 en_router.offer(...) 数一数。"}))

@@ -1,0 +1,99 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 14 · 记账助手全流程
+#
+# 记账助手有十三个工具，业务规则写在代码里（金额必须大于 0、日期不能在未来、分类必须存在、修改和删除前先确认、同一笔支出在一次对话里只记一次），还有轮次上限（模型最多五轮，超出就给一句平实的回复收尾）。先看它的五个高频 Badcase，再跑 55 条用例、按最终账本评判的评测集，最后做上线前的 12 条自查。
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from agentlab.evals import load_cases, metrics_row, run_suite
+from agentlab.evals.checklist import run_checklist
+from agentlab.resources import data_file
+from agentlab.scenarios import expense
+from agentlab.workbook.demo import compare_expense
+from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.plots import plot_outcomes, table_view
+
+LANG = "zh"  # "en" for English
+
+# %% [markdown]
+# ## 五个高频 Badcase
+#
+# 每一种都注入到“今天打车花了45元帮我记上”这次记账里：JSON 被截断、编造出来的工具名、漏掉必填字段、把“45元”当数字传，以及同一个调用在一条消息里发了两次。
+
+# %%
+BAD_CASES = {"truncated_json": "1 · arguments are not valid JSON", "unknown_tool": "2 · a tool that does not exist",
+             "drop_required": "3 · a required field left out", "wrong_type": "4 · a number written with its unit",
+             "parallel_call": "5 · several tool_calls at once"}
+rows = []
+for fault, title in BAD_CASES.items():
+    c = compare_expense(fault, lang=LANG)
+    rows.append({"bad case": title, "naive": c.naive_verdict.outcome, "naive booked": len(c.naive_state["records"]),
+                 "guarded": c.guarded_verdict.outcome, "guarded booked": len(c.guarded_state["records"]),
+                 "guarded steps": c.guarded.steps})
+table_view(pd.DataFrame(rows), lang=LANG)
+
+# %% [markdown]
+# ## 评测集：按账本评判
+#
+# 55 条用例，分正常流程、边界情况和对抗性用例三类：相对日期、“45元”、“一百二十块”、一句话里两笔支出、同一笔支出说两遍、未经确认的删除、未来日期、不存在的分类、需要裁剪的长对话、接口故障。“记上了，但记错了”算失败（见 [评估指标](../../docs/zh/metrics.md)）。
+
+# %%
+cases = load_cases(data_file("expense_cases.jsonl"))  # found from notebooks/ and notebooks/zh/ alike
+results = {loop: run_suite(cases, loop=loop, lang=LANG) for loop in ("naive", "guarded")}
+table_view(pd.DataFrame([{"loop": loop, **{k: v for k, v in metrics_row(rs).items() if k != "statuses"}}
+                         for loop, rs in results.items()]), lang=LANG)
+
+# %%
+counts = {loop: pd.Series([r.outcome for r in rs]).value_counts().to_dict() for loop, rs in results.items()}
+plot_outcomes(counts, title={"en": "expense suite, graded on the ledger", "zh": "记账评测集（按最终账本评判）"}[LANG],
+              lang=LANG)
+plt.show()
+
+# %% [markdown]
+# 朴素版记账助手在哪些类别的用例上出错：
+
+# %%
+naive = pd.DataFrame([{"category": r.category, "outcome": r.outcome} for r in results["naive"]])
+table_view(pd.crosstab(naive["category"], naive["outcome"]), lang=LANG)
+
+# %% [markdown]
+# ## 上线前的 12 条自查
+#
+# 每条自查都会真正跑一遍记账助手（离线，用脚本模型），并报告它看到的东西：发给模型的是什么、埋点记下了什么、账本变了什么。对某个助手不适用的检查项会标“不适用”，绝不会标“通过”（命令行：`python -m agentlab checklist --scenario expense`）。
+
+# %%
+table_view(pd.DataFrame([{"#": r.number, "check": r.title, "result": r.status, "evidence": r.evidence}
+                         for r in run_checklist(expense.SCENARIO, LANG)]), lang=LANG)
+
+# %% [markdown]
+# ## 练习
+#
+# 按最终账本评判，朴素版记账助手在 55 条用例里做对了几条？填一个数字。
+
+# %%
+my_answer = None  # a number
+print(answer_is(my_answer, sum(r.passed for r in results["naive"]), lang=LANG,
+                why={"en": "the crosstab shows why the rest fail: wrong data (the frozen date, '45元', a near-miss "
+                           "category, a second booking, a delete nobody confirmed) and crashes (one call of several, "
+                           "a cut history, API errors).",
+                     "zh": "交叉表说明了其余失败的原因：写错数据（写死的日期、“45元”、相近但不存在的分类、重复记账、"
+                           "未经确认的删除）和崩溃（只执行第一个调用、被裁断的历史、接口错误）。"},
+                hint={"en": "count the 'correct' outcomes of the naive loop in the plot.",
+                      "zh": "数一数图中朴素循环“正确”的数量。"}))

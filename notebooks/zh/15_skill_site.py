@@ -1,0 +1,172 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 15 · 技能站：通过 HTTP 提供工具
+#
+# 思路（见 [docs/site.md](../../docs/site.md)，英文）：模型只负责*做决定*，由技能站来*执行、校验和记录*。每个工具都是一个技能，带着写给模型看的元数据，挂在一套 HTTP 契约后面，有密钥、配额、限流、幂等键和日志。这里在笔记本后台跑一个技能站（真正部署时用 `python -m agentlab site`），防护循环通过 `site_registry` 来用它。
+
+# %%
+import json
+import tempfile
+from pathlib import Path
+
+import httpx
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from agentlab import run_guarded
+from agentlab.evals.discovery_eval import discovery_cassette, replay_discovery
+from agentlab.evals.routing_eval import figures
+from agentlab.i18n import label
+from agentlab.models import ScriptedModel, call, say
+from agentlab.site.client import site_registry
+from agentlab.site.service import SkillSite
+from agentlab.site.serving import serving
+from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.plots import cjk_fonts, table_view
+
+LANG = "zh"  # "en" for English
+data = Path(tempfile.mkdtemp(prefix="skill-site-"))
+site = SkillSite(data)
+key, _ = site.create_key("notebook_key", ["*"])
+stack = serving(site)
+url = stack.__enter__()  # stopped at the end of the notebook
+http = httpx.Client(base_url=url, headers={"X-API-Key": key, "Accept-Language": LANG})
+print({"en": f"{len(site.skills)} skills at {url}", "zh": f"{url} 上有 {len(site.skills)} 个技能"}[LANG])
+
+# %% [markdown]
+# ## 按需发现，而不是全部注入
+#
+# `GET /api/skills` 列出所有技能；`GET /api/skills/search?q=...&k=6` 只返回匹配的几个，并附上得分。下面对比模型每轮要读的内容：全部技能，和搜索结果的前 6 个：
+
+# %%
+asks = {"en": ["What's the weather in Shanghai, do I need an umbrella?", "Refund order A1001 please",
+               "I took a taxi today for 45 yuan, book it", "Send the customer an e-mail about the refund"],
+        "zh": ["上海天气怎么样，要带伞吗？", "订单 A1001 帮我退款", "今天打车45元帮我记上", "给客户发一封退款邮件"]}[LANG]
+every = site_registry(url, key, lang=LANG)
+rows = []
+for ask in asks:
+    found = http.get("/api/skills/search", params={"q": ask, "k": 6}).json()["results"]
+    top = site_registry(url, key, query=ask, k=6, lang=LANG)
+    rows.append({"ask": ask, "top skills (score)": ", ".join(f"{r['skill_name']} ({r['score']:.1f})" for r in found[:3]),
+                 "all: spec chars": len(json.dumps(every.specs(), ensure_ascii=False)),
+                 "top 6: spec chars": len(json.dumps(top.specs(), ensure_ascii=False))})
+discovery = pd.DataFrame(rows)
+table_view(discovery, lang=LANG)
+
+# %%
+with cjk_fonts():
+    shown = discovery.set_index("ask")[["all: spec chars", "top 6: spec chars"]]
+    ax = shown.rename(columns=lambda c: label(c, LANG)).rename_axis(label("ask", LANG)).plot.barh(figsize=(8, 3))
+    ax.set_xlabel({"en": "characters of tool specs the model reads", "zh": "模型要读的工具说明字符数"}[LANG])
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, fontsize=8)  # beside the bars, not on them
+    plt.show()
+
+# %% [markdown]
+# 这对真实的小模型有什么影响：本地 0.5B 和 1.5B 模型，在记账意图上每条请求跑一轮（中英文请求都有），分别提供全部技能和搜索结果前 6 个（由 `python benchmarks/bench_discovery_local.py` 录制，这里直接回放，不需要运行模型）。
+
+# %%
+rows = []
+for size in ("0.5b", "1.5b"):
+    tape = discovery_cassette(size)
+    if not tape.exists():
+        print(f"{size}: {label('not recorded on this machine', LANG)}")
+        continue
+    for mode, turns in replay_discovery(tape).items():
+        rows.append({"model": size, "skills offered": "every skill" if mode == "all" else "search top 6", **figures(turns)})
+table_view(pd.DataFrame(rows)[["model", "skills offered", "turns", "right_tool_rate", "invalid_call_rate",
+                                "tools_per_turn", "prompt_tokens", "hit_rate"]], lang=LANG) if rows else None
+
+# %% [markdown]
+# ## 数据源宕机：降级提示
+#
+# 天气技能的实时数据源被关掉了。技能站返回一个结构化错误，其中的 `fallback_hint` 告诉模型可以怎么办；模型于是改要缓存值，返回的结果会标明这是什么时候测得的。
+
+# %%
+run_guarded(ScriptedModel([call("current_weather", {"city": "Beijing"}), say("ok")]), every, "warm the cache",
+            sleep=lambda s: None)  # nobody reads this run: it only fills the site's cache
+(data / "weather_source.json").write_text(json.dumps({"mode": "down"}))
+run = run_guarded(ScriptedModel([call("current_weather", {"city": "Beijing"}),
+                                 call("current_weather", {"city": "Beijing", "allow_cached": True}),
+                                 say({"en": "Beijing is cloudy, 7 °C (from the last reading).",
+                                      "zh": "北京多云，7 °C（这是上一次测得的数据）。"}[LANG])]),
+                  every, {"en": "What's the weather in Beijing?", "zh": "北京天气怎么样？"}[LANG], sleep=lambda s: None,
+                  lang=LANG)
+table_view(pd.DataFrame([{"call": e.args_raw, "error": e.error_code, "the model read": e.model_visible}
+                         for e in run.tool_events]), lang=LANG)
+
+# %% [markdown]
+# ## 响应丢失，幂等键不变
+#
+# 一个写操作技能负责发邮件。响应在返回途中丢了，于是客户端带着**同一个** `Idempotency-Key`（由循环计算，从不让模型来定）把同样的请求再发一次。技能站只执行一次，第二次直接重放记录下来的结果；不带幂等键的写请求会被 428 拒绝。
+
+# %%
+note = {"arguments": {"to": "customer@example.com", "subject": "Refund", "body": "Your refund of 199 yuan is on its way."}}
+replies = [http.post("/api/skills/send_notification/execute", json=note, headers={"Idempotency-Key": "refund-A1001"})
+           for _ in range(2)]
+replies.append(http.post("/api/skills/send_notification/execute", json=note))
+outbox = (data / "outbox.jsonl").read_text(encoding="utf-8").splitlines()
+table_view(pd.DataFrame(
+    [{"attempt": i + 1, "status": r.status_code, "Idempotent-Replayed": r.headers.get("Idempotent-Replayed"),
+      "message_id": (r.json().get("result") or {}).get("message_id")} for i, r in enumerate(replies)]
+    + [{"attempt": "e-mails sent", "status": len(outbox)}]), lang=LANG)
+
+# %% [markdown]
+# ## 循环眼中的 429：限流与配额
+#
+# 给一个密钥每天只有两次调用的配额。第三次调用收到 `429`，带着 `Retry-After`（要等到明天）；这么长的等待不会硬等下去：客户端把它作为 `RATE_LIMITED` 交给循环，模型读到的是一个说明何时再来的结构化错误，而不是一个光秃秃的状态码。
+
+# %%
+small, _ = site.create_key("tiny_quota", ["current_weather"], quota=2)
+tiny = site_registry(url, small, lang=LANG, max_wait=0)
+(data / "weather_source.json").write_text(json.dumps({"mode": "ok"}))
+run = run_guarded(ScriptedModel([call("current_weather", {"city": c}) for c in ("Beijing", "Shanghai", "Hangzhou")]
+                                + [say({"en": "done", "zh": "好了"}[LANG])]), tiny,
+                  {"en": "three cities", "zh": "三个城市"}[LANG], sleep=lambda s: None, lang=LANG)
+table_view(pd.DataFrame([{"call": e.args_raw, "result": e.error_code or "done", "resent": e.retry_count,
+                          "the model read": e.model_visible} for e in run.tool_events]), lang=LANG)
+
+# %% [markdown]
+# ## 调用日志
+#
+# 日志有四个 JSONL 文件：访问、调用、错误（带堆栈，只给运维看）和审计。每一行都带请求 id；调用方发送了会话 id（`X-Session-Id`）时，也会记下智能体的会话 id。`site_registry` 每次都会发送，所以防护循环发出的每个调用都有会话 id。上面那几封邮件是直接用 `httpx` 手动发的，没有智能体也没有会话，所以这些行没有会话 id（显示为 `-`）：日志只记录实际在场的是谁，不会凭空编一个会话出来。密钥和其他机密信息从不出现在日志里。
+
+# %%
+calls = pd.DataFrame(site.logs.read("call"))
+shown_log = calls[["skill", "status", "replayed", "latency_ms", "key_name", "session_id"]].tail(8)
+without = shown_log[shown_log.session_id.isna()]
+print({"en": f"{len(without)} of {len(shown_log)} lines without a session id, all sent by hand (no X-Session-Id): "
+             f"{', '.join(sorted(set(without.skill))) or 'none'}",
+       "zh": f"{len(shown_log)} 行中有 {len(without)} 行没有会话 id，都是手动发送的请求（没有 X-Session-Id）："
+             f"{'、'.join(sorted(set(without.skill))) or '无'}"}[LANG])
+table_view(shown_log, lang=LANG)
+
+# %%
+print(label("the notebook's key appears in a log:", LANG), any(key in p.read_text(encoding="utf-8") for p in (data / "logs").glob("*.jsonl")))
+http.close()
+stack.__exit__(None, None, None)
+
+# %% [markdown]
+# ## 练习
+#
+# 技能站没有执行技能、而是重放了记录下来的结果时，用哪个响应头告诉客户端？
+
+# %%
+my_answer = None  # a header name
+print(answer_is(my_answer, "Idempotent-Replayed", lang=LANG,
+                why={"en": "the second attempt with the same Idempotency-Key ran nothing and said so.",
+                     "zh": "带同一个 Idempotency-Key 的第二次请求什么都没执行，并在响应头里说明了这一点。"},
+                hint={"en": "look at the table of the lost reply.", "zh": "看“响应丢失”那一节的表格。"}))

@@ -1,0 +1,179 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 17 · 探测你自己的工具
+#
+# 你带来一个工具文件和一个模型，要回答的问题是：“小模型能不能把这些工具调对？调错了又会怎样？”探测器（见 [评估指标：探测器](../../docs/zh/metrics.md#the-probe)）根据每个工具的 schema 生成一次合法调用，把每一类故障注入模型对该工具的第一次调用，再读防护循环的 trace，看是哪一道防护拦下了它。命令行里也能跑同样的探测：`python -m agentlab probe --tools FILE --model fake`。
+
+# %%
+import json
+from pathlib import Path
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import HTML
+
+from agentlab import GuardConfig
+from agentlab.evals.probe import cassette_settings, fake_source, probe, replay_source
+from agentlab.evals.probe_report import after_an_error, plot_probe_categories, plot_probe_matrix, table_html
+from agentlab.models.cassette import labels
+from agentlab.i18n import t
+from agentlab.resources import data_file, datasets_dir
+from agentlab.tools import load_specs
+from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.plots import cjk_fonts, table_view
+from agentlab.workbook.widgets import ProbePanel
+
+LANG = "zh"  # "en" for English
+# found through the package, so the notebook and its twin one folder deeper read the same files
+RETAIL = datasets_dir() / "tau-bench" / "retail" / "tools.json"  # tau-bench's store: 16 tools nobody here wrote
+TOOLS = RETAIL if RETAIL.exists() else data_file("aftersales_tools.json")  # a fresh clone: the refund desk's four
+registry = load_specs(json.loads(TOOLS.read_text(encoding="utf-8")), source=TOOLS.name, lang=LANG)
+report = probe(registry, fake_source(), lang=LANG, source=TOOLS.name)
+print({"en": f"{TOOLS.name}: {len(report['tools'])} tools, {report['summary']['applicable']} cells apply, "
+             f"{report['summary']['na']} do not, in {report['meta']['seconds']} s",
+       "zh": f"{TOOLS.name}：{len(report['tools'])} 个工具，{report['summary']['applicable']} 个格子适用，"
+             f"{report['summary']['na']} 个不适用，用时 {report['meta']['seconds']} 秒"}[LANG])
+
+# %% [markdown]
+# ## 表格
+#
+# 每个工具一行，每类故障一列。每一格从左往右读：
+#
+# * **防护**：trace 里留下标记的那一道防护。`validate` 表示在工具执行前就拒绝了调用，`idempotency` 表示用存储里的结果回应了重复调用、没有再执行一遍，`retry` 表示重发了失败的模型请求，`tool` 表示是工具自己拒绝了调用（循环放行了它）。这些都是从实际运行里读出来的，而不是看故障表*本来*想发生什么，所以你关掉的防护会显示为**未拦截**。
+# * **已修正 x%**：在模型调用被拒绝的那些试验里，模型读了错误之后、下一次调用成功执行的比例（即自我纠正率，见 [评估指标：自我纠正率](../../docs/zh/metrics.md#self-correction-rate)）；**轮次**：为此用了多少轮模型调用。
+# * **不适用**：这类故障套不到这个工具上（没有可以越出的枚举，没有可以写成文字的数字）；它不等于通过。
+# * `clean`：完全不注入故障的调用，模型能不能发对？这里的脚本模型总是能发对；换成真实模型，这是要最先看的一列。
+
+# %%
+HTML(table_html(report, LANG))
+
+# %%
+with cjk_fonts():  # the labels may be Chinese: the fonts are needed when the figure is drawn
+    fig, axes = plt.subplots(1, 2, figsize=(14, 5))
+    plot_probe_matrix(report, ax=axes[0], lang=LANG)
+    plot_probe_categories(report, ax=axes[1], lang=LANG)
+    plt.tight_layout()
+    plt.show()
+
+# %% [markdown]
+# 脚本模型能读懂的错误它都会修正，所以每个适用的格子不是被拦截就是被修正：这是上限（灰色格子是不适用，不是通过）。即便如此，仍有两类故障没有被拦截，报告会如实写出来而不是藏起来：*只读*工具上的 `duplicate_call` 和 `parallel_call` 属于“无害”：一次查询问两遍就执行两遍，什么也不会改变，所以不需要任何防护去拦。换成写操作，它们会被幂等防护拦下。哪些工具是只读、哪些是写操作，是根据工具名的动词猜出来的（`cancel_`、`modify_` 等），也可以在你的 `--impl` 模块里用 `WRITES` 声明。
+
+# %%
+CATEGORY = {"en": "category", "zh": "故障类别"}[LANG]
+verdicts = pd.DataFrame([{CATEGORY: c, **{k: v for k, v in row["verdicts"].items()}}
+                         for c, row in report["summary"]["by_category"].items()]).fillna(0).set_index(CATEGORY).astype(int)
+# the verdicts' names as the report says them (in English the names themselves: report.json's words)
+table_view(verdicts.rename(columns=lambda v: t("probe.v." + v, LANG) if LANG != "en" else v,
+                           index={"clean": "clean (no fault)"}), lang=LANG)
+
+# %% [markdown]
+# ## 真实模型的回放
+#
+# `python -m agentlab probe --tools ... --model local --size 0.5b` 会把本地模型的每一轮录到 `data/cassettes/probe-<tools>-<size>.jsonl`；`--model replay` 不运行模型、直接回放，得到同样的报告。如果这台机器上有这样的录制，就在这里展示：
+
+# %%
+tape = data_file(f"cassettes/probe-{'retail' if TOOLS == RETAIL else 'aftersales'}-0.5b.jsonl")
+if tape.exists():
+    saved = cassette_settings(tape) or {}
+    real = probe(registry, replay_source(tape), recorded=set(labels(tape)), trials=saved.get("trials") or 1,
+                 categories=saved.get("categories"), only=saved.get("only"), seed=saved.get("seed") or 0,
+                 lang=saved.get("lang") or LANG, source=TOOLS.name)
+    display(HTML(table_html(real, LANG)))
+    rate = real["summary"]["self_correction_rate"]
+    print({"en": "self-correction rate:", "zh": "自我纠正率："}[LANG], "-" if rate is None else f"{rate:.0%}")
+else:
+    print({"en": f"no recording at {tape}: the local model has not been probed on this machine",
+           "zh": f"{tape} 处没有录制：这台机器上还没有探测过本地模型"}[LANG])
+
+# %% [markdown]
+# ## 所有录制的对比
+#
+# 本地 0.5B 和 1.5B 模型，分别在售后台的工具、记账台的工具和 tau-bench 零售店的工具上做了探测（这里只列已有的录制）：无故障的调用有多少是对的，多少格子里出现了错误调用，模型读到错误后多常修正自己的调用，以及报错之后的下一轮它做了什么：再次调用，还是用文字回答用户。
+
+# %%
+TOOL_FILES = {"aftersales": data_file("aftersales_tools.json"), "expense": data_file("expense_tools.json"),
+              "retail": RETAIL}
+rows = []
+for tape in sorted(data_file("cassettes").glob("probe-*-*.jsonl")):
+    _, name, size = tape.stem.split("-", 2)
+    saved, tools_file = cassette_settings(tape) or {}, TOOL_FILES.get(name)
+    if tools_file is None or not tools_file.exists():
+        continue
+    reg = load_specs(json.loads(tools_file.read_text(encoding="utf-8")), source=tools_file.name, lang=LANG)
+    rep = probe(reg, replay_source(tape), recorded=set(labels(tape)), trials=saved.get("trials") or 1,
+                categories=saved.get("categories"), only=saved.get("only"), seed=saved.get("seed") or 0,
+                lang=saved.get("lang") or LANG, source=tools_file.name)
+    s = rep["summary"]
+    clean = s["by_category"].get("clean", {}).get("verdicts", {})
+    moves = after_an_error(tape)
+    cols = {"en": ("tools", "model", "tools probed", "clean call right", "cells with a wrong call",
+                   "self-correction rate", "after the error: called again", "after the error: answered in words"),
+            "zh": ("工具集", "模型", "探测的工具数", "无故障调用正确", "出现错误调用的格子", "自我纠正率",
+                   "报错后：再次调用", "报错后：用文字回答")}[LANG]
+    rows.append(dict(zip(cols, (name, size, len(rep["tools"]), f"{clean.get('ok', 0)}/{sum(clean.values())}",
+                                s["cells_with_a_wrong_call"], s["self_correction_rate"], moves["call"], moves["words"]),
+                         strict=True)))
+recordings = pd.DataFrame(rows)
+table_view(recordings, percent=[recordings.columns[5]]) if rows else print(
+    {"en": "no probe recordings here yet", "zh": "这里还没有探测录制"}[LANG])
+
+# %% [markdown]
+# 先看最后两列，再看纠正率：1.5B 的纠正率低，并不是因为它读不懂错误。调用被拒绝之后，0.5B 会再调用一次；1.5B 却大多转头回答用户，解释这个错误（“The order ID is missing. Please provide the order ID.”），并追问它认为缺少的信息。循环的重问只能修正一个会再次调用的模型，所以一句文字回答就让这次试验以“未修正”告终。下面是同样的数字，直接来自录制：
+
+# %%
+def moves_sentence(rows, lang):
+    """One sentence per recording: how often the model called again after an error, and how often it answered."""
+    out = []
+    for r in rows:
+        name, size, rate, again, words = (list(r.values())[i] for i in (0, 1, 5, 6, 7))
+        rate = "-" if rate is None else f"{rate:.0%}"
+        out.append({"en": f"{name} {size}: self-correction {rate}; after an error it called again {again} times "
+                          f"and answered the user in words {words} times.",
+                    "zh": f"{name} {size}：自我纠正率 {rate}；报错之后，再次调用 {again} 次，"
+                          f"直接用文字回复用户（多半是在解释这个错误）{words} 次。"}[lang])
+    return "\n".join(out)
+
+
+print(moves_sentence(rows, LANG) if rows else "")
+
+# %% [markdown]
+# ## 试试你自己的工具
+#
+# 粘贴一个工具列表（OpenAI 格式，外面包不包一层都行），选好模型和试验次数，点运行。JSON 写坏了或者 schema 有问题，都只会得到一句说明，中英文都可以。
+
+# %%
+panel = ProbePanel(lang=LANG)
+widgets.VBox([panel.widget])
+
+# %% [markdown]
+# ## 练习
+#
+# 关掉 `idempotency` 防护，只对 `create_refund`（售后台）探测 `duplicate_call`。这一格会得到什么结论？按 `report.json` 里的写法回答结论名（例如 `"caught"`）。
+
+# %%
+desk = load_specs(json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8")))
+without = probe(desk, fake_source(), config=GuardConfig().without("idempotency"), categories=["duplicate_call"],
+                only=["create_refund"])
+truth = next(c["verdict"] for c in without["cells"] if c["category"] == "duplicate_call")
+my_answer = None  # a verdict, e.g. "caught"
+print(answer_is(my_answer, truth, lang=LANG,
+                why={"en": "with no claim under an idempotency key, the second identical refund simply runs: the trace "
+                           "shows two executions and no replay, so nothing caught it.",
+                     "zh": "没有幂等键的占用，第二次相同的退款就直接执行了：trace 里是两次执行、没有回放，所以没有任何东西拦住它。"},
+                hint={"en": "look at without['cells'], or think about what is left to stop a repeat.",
+                      "zh": "看看 without['cells']，或想想还有什么能拦住重复调用。"}))

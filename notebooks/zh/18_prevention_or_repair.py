@@ -1,0 +1,272 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 18 · 预防还是修复：语法约束、重问，以及本地模型上的排行榜
+#
+# 想让小模型给出合法的工具调用，有两条路。**预防**：在模型生成的同时加以约束，只让工具 schema 允许的 token 出来（语法约束，也就是“structured outputs”）。**修复**：先让它写，在边界上检查这次调用，把读得懂的错误交回给它再试一次（防护循环的“校验后重问”，见笔记本 02–03）。本笔记本在同一批题目、同样的本地模型上把两条路都量一遍，再把结果和一个公开的排行榜放在一起对照：伯克利函数调用排行榜（BFCL），它的论文报告了 Qwen2.5-0.5B 和 1.5B 在函数调用模式下的成绩。（这里的本地模型是同样规格的 Coder 版本，而且经过量化；论文的总分覆盖的类别也比这里抽样的四类多：把它当作一个参照点来看。）
+#
+# 这里不运行任何模型：每条回复都已录好（`benchmarks/bench_bfcl_local.py`），从 `data/cassettes/bfcl-<size>.jsonl` 回放；评分则是现场用 `agentlab.evals.bfcl` 算的（见 [评估指标：BFCL 的三种问法](../../docs/zh/metrics.md#bfcl-three-ways)）。
+
+# %%
+from collections import Counter
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import display
+
+from agentlab.evals import bfcl
+from agentlab.i18n import label
+from agentlab.models.constrained import call_grammar
+from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.plots import cjk_fonts, plot_bars, table_view
+
+LANG = "zh"  # "en" for English
+HAVE_DATA = (bfcl.bfcl_dir() / "data").exists()  # BFCL is read from ../shared/datasets, never shipped
+SIZES = [s for s in ("0.5b", "1.5b") if bfcl.bfcl_cassette(s).exists()]
+questions = bfcl.questions() if HAVE_DATA else []
+attempts = {s: bfcl.replay_attempts(bfcl.bfcl_cassette(s), questions) for s in SIZES}
+print({"en": "BFCL data:", "zh": "BFCL 数据："}[LANG],
+      {"en": "found", "zh": "已找到"}[LANG] if HAVE_DATA else
+      {"en": "absent (set AGENTLAB_DATASETS): the cells below stay empty",
+       "zh": "缺失（请设置 AGENTLAB_DATASETS）：下面的单元格为空"}[LANG])
+for s, a in attempts.items():
+    print(f"{s}: " + {"en": "questions replayed per category", "zh": "每个类别回放的题数"}[LANG],
+          dict(Counter(x.category for x in a if x.mode == "single")))
+
+# %% [markdown]
+# ## 三种问法
+#
+# 每道题都是一轮用户提问，附带一到几个函数说明。同一个提示词（同一个对话模板、同样的工具）用三种方式发出：
+#
+# * **单次回答**（`single`）：只要一次回复，按写出来的原样评分：排行榜量的就是这个。
+# * **校验后重问**（`reask`）：即防护循环。违反契约的调用（JSON 写坏、调用不存在的函数、函数说明里没有的字段、类型不对、漏了必填参数）会收到一条读得懂的错误，模型再试，最多两次。这里什么都不执行；一旦某条回复通过检查，就对那条回复评分。它的第一轮*就是*单次回答的那条回复，所以一份录制两种问法都能用。
+# * **语法约束**（`constrained`）：在由同样的契约构成的语法下只写一次回复：要么是一个代码块包着的调用，函数名必须是给定工具之一、参数必须符合该工具的 schema；要么是纯文字（一道没有合适函数的题，必须能不调用函数就回答）。下面是只有一个函数的题目所用的语法：
+
+# %%
+if questions:
+    q0 = questions[0]
+    print(call_grammar(bfcl.tools_for(q0)[0])[:700], "...")
+
+# %% [markdown]
+# 评分遵循 BFCL 的规则：函数要对，必填参数一个不少，不能有函数说明里没有的参数，每个取值都在可接受的范围内（字符串比较时忽略大小写和标点）；*parallel* 类的多个调用与期望的调用按任意顺序配对；*irrelevance* 类的正确答案是根本不调用。这套规则在 `tests/test_bfcl_eval.py` 里用 BFCL 自己的标准答案核对过（每个标准答案都判为正确，只有 `simple_python_200` 例外：它自己的答案漏掉了函数说明要求的一个参数）。
+#
+# ## 表格
+
+# %%
+def accuracy_table(size: str) -> pd.DataFrame:
+    fig = bfcl.accuracy(attempts[size])
+    rows = {mode: {c: round(100 * fig[mode].get(c, float("nan")), 1) for c in (*bfcl.CATEGORIES, "mean")} for mode in bfcl.MODES}
+    table = pd.DataFrame(rows).T
+    table[{"en": "published overall", "zh": "论文总分"}[LANG]] = bfcl.PUBLISHED[size]["overall"]
+    return table
+
+
+for size in SIZES:
+    n = dict(Counter(a.category for a in attempts[size] if a.mode == "single"))
+    print(f"Qwen2.5-Coder-{size}, " + {"en": f"accuracy in % (n per category: {n})",
+                                       "zh": f"准确率 %（每类题数：{n}）"}[LANG])
+    display(table_view(accuracy_table(size), lang=LANG))
+
+# %%
+if SIZES:
+    with cjk_fonts():  # the titles may be Chinese: the fonts are needed when the figure is drawn
+        fig, axes = plt.subplots(1, len(SIZES), figsize=(7 * len(SIZES), 4), squeeze=False)
+        for ax, size in zip(axes[0], SIZES, strict=True):
+            f = bfcl.accuracy(attempts[size])
+            plot_bars({c: {m: f[m][c] for m in bfcl.MODES} for c in bfcl.CATEGORIES if c in f["single"]}, ax=ax,
+                      title=f"BFCL, {size}: " + ("accuracy by mode" if LANG == "en" else "各问法的准确率"),
+                      ylabel="accuracy" if LANG == "en" else "准确率", lang=LANG)
+        plt.tight_layout()
+        plt.show()
+
+# %% [markdown]
+# 怎么读这些结果（下面的数字都是从回放里算出来的，没有一个是手填的）：
+
+# %%
+def what_the_interface_adds(size: str) -> str:
+    f = bfcl.accuracy(attempts[size])
+    single, reask, con = (100 * f[m]["mean"] for m in bfcl.MODES)
+    published = bfcl.PUBLISHED[size]["overall"]
+    return {"en": f"{size}: single shot {single:.1f}% on average over the four categories (the paper's overall, over "
+                  f"more categories: {published}); validate-and-reask {reask:.1f}% ({reask - single:+.1f} points); "
+                  f"the grammar {con:.1f}% ({con - single:+.1f} points).",
+            "zh": f"{size}：单次回答四类平均 {single:.1f}%（论文总分，覆盖更多类别：{published}）；校验后重问 "
+                  f"{reask:.1f}%（{reask - single:+.1f} 个百分点）；语法约束 {con:.1f}%（{con - single:+.1f} 个百分点）。"}[LANG]
+
+
+for size in SIZES:
+    print(what_the_interface_adds(size))
+
+# %% [markdown]
+# ### 提示词本身的影响
+#
+# 其中有两个数字，反映的与其说是模型，不如说是提示词，而回放能说明影响有多大。本地对话模板（`agentlab/models/templates/qwen_fenced_tools.jinja`）要求输出“a fenced json block”，给的示例里参数都是占位符：
+#
+# * **parallel。** 这一类题需要两个或更多调用。数一数有多少回复包含不止一个调用：如果每种问法下都是零，那这一类量到的既是模型，也是模板里的单数措辞，这时去掉它、看其余三类的平均更公平。
+# * **irrelevance。** 照抄示例的回复（`{"<argument name>": <value>}`）不是 JSON，BFCL 的规则会把它当作没有调用，而在一道没有合适函数的题上，这就算对了。语法约束写不出占位符，于是丢掉了这些“对”的答案。把它们按实际情况算（其实是想调用），下面的平均值就会变。
+
+# %%
+def what_the_prompt_decides(size: str) -> str:
+    a = attempts[size]
+    several = {m: sum(1 for x in a if x.mode == m and len(x.calls) > 1) for m in bfcl.MODES}
+    f, strict = bfcl.accuracy(a), bfcl.accuracy(bfcl.copies_counted_wrong(a))
+    three = [c for c in bfcl.CATEGORIES if c != "parallel"]
+    copies = sum(1 for x in a if x.mode == "single" and x.correct and bfcl.copied_example(x))
+    n_irr = sum(1 for x in a if x.mode == "single" and x.category == "irrelevance")
+    without = {m: 100 * bfcl.mean_of(f[m], three) for m in bfcl.MODES}
+    s_single, s_con = (100 * strict[m]["mean"] for m in ("single", "constrained"))
+    return {"en": f"{size}: replies with more than one call, per mode: {several}. Mean without parallel: single "
+                  f"{without['single']:.1f}%, reask {without['reask']:.1f}%, grammar {without['constrained']:.1f}%. "
+                  f"Of the {n_irr} single-shot irrelevance answers, {copies} were graded right only because they "
+                  f"copied the example; counting them wrong, single shot is {s_single:.1f}% and the grammar {s_con:.1f}% ({s_con - s_single:+.1f} points).",
+            "zh": f"{size}：各问法中含多个调用的回复数：{several}。去掉 parallel 的平均：单次 {without['single']:.1f}%，"
+                  f"重问 {without['reask']:.1f}%，语法约束 {without['constrained']:.1f}%。单次回答的 {n_irr} 道 irrelevance "
+                  f"题中，有 {copies} 道判为正确的回答其实是照抄示例；把它们算作错误，单次为 {s_single:.1f}%，"
+                  f"语法约束为 {s_con:.1f}%（{s_con - s_single:+.1f} 个百分点）。"}[LANG]
+
+
+for size in SIZES:
+    print(what_the_prompt_decides(size))
+
+# %% [markdown]
+# ## 各自能修什么
+#
+# 每条错误回复都归入一个类别（`bfcl.KINDS`，按顺序取第一个匹配的）。前六类违反了工具的契约：由契约构造出来的语法应该让它们不可能出现，而防护能看到其中的每一个。另外五类守住了契约，却依然答错了题：函数存在但选错了、函数对了但取值错、调用次数不够、该调用时只回了文字、不该调用时却调用了：这些是任何语法、任何 schema 检查都看不到的。
+
+# %%
+def kinds_table(size: str) -> pd.DataFrame:
+    table = pd.DataFrame(bfcl.kinds(attempts[size])).loc[list(bfcl.KINDS), list(bfcl.MODES)]
+    group = {"en": ("contract", "meaning"), "zh": ("契约", "语义")}[LANG]
+    table.index = [f"{k} ({group[0] if k in bfcl.CONTRACT_KINDS else group[1]})" for k in table.index]
+    table[{"en": "what it is", "zh": "含义"}[LANG]] = [bfcl.KINDS[k][0 if LANG == "en" else 1] for k in bfcl.KINDS]
+    return table
+
+
+for size in SIZES:
+    print(f"{size}: " + {"en": "wrong replies by kind", "zh": "错误回复按类别计数"}[LANG])
+    display(table_view(kinds_table(size), lang=LANG))
+
+# %%
+if SIZES:
+    size = SIZES[0]
+    k = bfcl.kinds(attempts[size])
+    with cjk_fonts():
+        fig, ax = plt.subplots(figsize=(11, 4))
+        plot_bars({kind: {m: k[m][kind] for m in bfcl.MODES} for kind in bfcl.KINDS}, ax=ax,
+                  title=f"{size}: " + ("wrong replies by kind" if LANG == "en" else "错误回复的类别"),
+                  ylabel="replies" if LANG == "en" else "回复数", lang=LANG)
+        plt.xticks(rotation=30, ha="right")
+        plt.tight_layout()
+        plt.show()
+
+# %%
+def prevented_and_not(size: str) -> str:
+    k = bfcl.kinds(attempts[size])
+    contract = {m: sum(k[m][x] for x in bfcl.CONTRACT_KINDS) for m in bfcl.MODES}
+    meaning = {m: sum(v for x, v in k[m].items() if x not in bfcl.CONTRACT_KINDS) for m in bfcl.MODES}
+    return {"en": f"{size}: contract failures single {contract['single']} → reask {contract['reask']} → grammar "
+                  f"{contract['constrained']}; failures of meaning single {meaning['single']} → reask "
+                  f"{meaning['reask']} → grammar {meaning['constrained']}.",
+            "zh": f"{size}：违反契约的失败 单次 {contract['single']} → 重问 {contract['reask']} → 语法约束 "
+                  f"{contract['constrained']}；语义上的失败 单次 {meaning['single']} → 重问 {meaning['reask']} → "
+                  f"语法约束 {meaning['constrained']}。"}[LANG]
+
+
+for size in SIZES:
+    print(prevented_and_not(size))
+
+# %% [markdown]
+# 每道题的失败去哪儿了？同一道题，单次回答与另一种问法对比：行是单次回答的结果，列是另一种问法下的结果（答对记为“正确”）。对角线上的是没有变化的。
+
+# %%
+def transition_table(size: str, after: str) -> pd.DataFrame:
+    moves = bfcl.transitions(attempts[size], "single", after)
+    order = ["right", *bfcl.KINDS]
+    table = pd.DataFrame(0, index=order, columns=order)
+    for (a, b), n in moves.items():
+        table.loc[a, b] = n
+    return table.loc[(table.sum(axis=1) > 0), (table.sum(axis=0) > 0)]
+
+
+for size in SIZES[:1]:
+    for after in ("reask", "constrained"):
+        print(f"{size}: {label('single', LANG)} → {label(after, LANG)}")
+        display(table_view(transition_table(size, after), lang=LANG))
+
+# %% [markdown]
+# 这些表格里要看什么：
+#
+# * 语法约束从构造上就消除了违反契约的失败。如果在约束下还有残留，那是被 token 上限截断的回复（模型想停下，或想写一个 schema 里没有的字段，语法却逼着它继续写一个值或空白：这是语法约束自己的失败方式，见下文）。
+# * 语法约束是把失败挪了个地方，而不是消除了它们：看单次回答 → 语法约束那张表里契约类的几行，看它们落到了哪几列。因为未知字段被拒绝的调用，可能变成一个合法但依然错误的调用（取值错，或调用次数不够），而任何防护都永远看不到它。
+# * 重问能修好它被告知的问题，前提是模型读得懂错误。它修不了语义上的失败，还可能把一道题从“正确”里*挪出去*：在 irrelevance 题上，一个 BFCL 会当作“没有调用”的坏调用被重问之后，第二次可能就成了一个真正的调用。单次回答 → 校验后重问那张表显示了这种情况有多常见。
+#
+# ## 同一个问题，三种回答
+#
+# 选一种失败类别，看看单次回答犯了这种错误的题目，以及另外两种问法对同一道题给出了什么。
+
+# %%
+def examples(size: str, kind: str, n: int = 5) -> pd.DataFrame:
+    by = {(a.id, a.mode): a for a in attempts[size]}
+    ids = [a.id for a in attempts[size] if a.mode == "single" and a.kind == kind][:n]
+    return pd.DataFrame([{{"en": "question", "zh": "题目"}[LANG]: i, **{m: (("✓ " if by[(i, m)].correct else "✗ ") + str(by[(i, m)].calls)[:90])
+                                            for m in bfcl.MODES if (i, m) in by}} for i in ids])
+
+
+def examples_shown(size: str, kind: str) -> None:
+    """The modes said in LANG; the cells are what the model wrote (✓ right, ✗ wrong), quoted as they were."""
+    display(examples(size, kind).rename(columns=lambda c: label(c, LANG)))
+
+
+if SIZES:
+    pick = widgets.interactive(examples_shown,
+                               size=widgets.Dropdown(options=SIZES, description="model" if LANG == "en" else "模型"),
+                               kind=widgets.Dropdown(options=list(bfcl.KINDS), value="unknown_field",
+                                                     description="kind" if LANG == "en" else "类别"))
+    display(pick)
+
+# %% [markdown]
+# ## 语法约束自己的失败
+#
+# 在语法约束下一直写到 token 上限的回复：模型想停下，或者想加上 schema 不允许的东西，语法不让，它只好继续写唯一被允许的内容（数字，或者空白）。
+
+# %%
+for size in SIZES:
+    runaway = [a for a in attempts[size] if a.mode == "constrained" and a.kind == "bad_json"]
+    print(f"{size}: " + {"en": f"{len(runaway)} constrained replies cut off by the token limit",
+                         "zh": f"{len(runaway)} 条语法约束下的回复被 token 上限截断"}[LANG])
+    for a in runaway[:2]:
+        name, args = a.calls[0]
+        print(f"  {a.id}: {name}({str(args)[:120]}...)")
+
+# %% [markdown]
+# ## 练习
+#
+# 对 0.5B 模型来说：和单次回答相比，校验后重问消除得最多的是哪一类失败？从上面的表里读出来，用 `bfcl.KINDS` 的键作答。
+
+# %%
+if SIZES:
+    k = bfcl.kinds(attempts[SIZES[0]])
+    truth = max(bfcl.KINDS, key=lambda kind: k["single"][kind] - k["reask"][kind])
+else:
+    truth = None
+my_answer = None  # a kind, e.g. "wrong_value"
+print(answer_is(my_answer, truth, lang=LANG,
+                why={"en": "that row fell the most between the single and the reask columns: the error told the model "
+                           "exactly what to change, and it could.",
+                     "zh": "这一行从 single 到 reask 下降得最多：错误信息准确说出了要改什么，模型也改得了。"},
+                hint={"en": "subtract the reask column from the single column in the kinds table.",
+                      "zh": "在类别表里用“单次回答”列减去“校验后重问”列。"}))
