@@ -6,11 +6,15 @@ half-way leaves nothing half-done. A write must never be interrupted half-way, s
 runs in a worker thread and the caller stops *waiting* for it; the write may still
 finish later, which is why a timed-out write's outcome is unknown (:class:`WriteTimeout`).
 
+:func:`wait_in_worker` is the worker-thread way for a coroutine: the event loop waits for the
+worker's future (one hand-off there, one back) and serves other requests meanwhile.
+
 Neither can interrupt C code that holds the GIL (a catastrophic regex, a long
 ``sum`` over a C array): the deadline fires when that code gives the GIL back.
 """
 from __future__ import annotations
 
+import asyncio
 import queue
 import signal
 import threading
@@ -20,7 +24,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
-__all__ = ["WriteTimeout", "run_with_timeout"]
+__all__ = ["WriteTimeout", "run_with_timeout", "wait_in_worker"]
 
 
 class WriteTimeout(TimeoutError):
@@ -120,3 +124,41 @@ def run_with_timeout(fn: Callable[[], Any], limit: float | None, *, write: bool)
         if write:
             raise WriteTimeout(limit, fut) from None
         raise TimeoutError(f"no answer within {limit:g} s") from None
+
+
+async def wait_in_worker(fn: Callable[[], Any], limit: float | None, *, write: bool) -> Any:
+    """``fn()`` in a worker thread, awaited on the running event loop for at most ``limit`` seconds.
+
+    Raises what :func:`run_with_timeout` raises: past the limit, ``TimeoutError`` for a read (abandoned:
+    its thread finishes it and nobody reads the result) and :class:`WriteTimeout` for a write, whose
+    future settles when it ends. The loop is woken once, when ``fn`` ends or the limit passes: no task,
+    no extra future chained to the worker's.
+    """
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[bool] = loop.create_future()
+
+    def wake(_: Future) -> None:  # in the worker thread: hand the news to the loop
+        try:
+            loop.call_soon_threadsafe(_settle, waiter, True)
+        except RuntimeError:  # the loop closed meanwhile (a server shutting down): nobody waits any more
+            pass
+
+    fut = _workers.submit(fn)
+    fut.add_done_callback(wake)
+    timer = loop.call_later(limit, _settle, waiter, False) if limit is not None else None
+    try:
+        finished = await waiter
+    finally:
+        if timer is not None:
+            timer.cancel()
+    if finished:
+        return fut.result()
+    assert limit is not None
+    if write:
+        raise WriteTimeout(limit, fut)
+    raise TimeoutError(f"no answer within {limit:g} s")
+
+
+def _settle(waiter: asyncio.Future, finished: bool) -> None:
+    if not waiter.done():  # the first of the worker and the timer decides; a cancelled wait stays cancelled
+        waiter.set_result(finished)

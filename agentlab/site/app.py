@@ -256,6 +256,8 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         if not await slots.take(who, SLOT_WAIT):
             return _busy(lang)
         try:
+            if site.runs_on_loop(name, raw, call.get("checked")):  # a read: only the skill's code takes a thread
+                return send(await site.execute_async(name, raw, **call))
             return send(await run_in_threadpool(lambda: site.execute(name, raw, **call)))
         finally:
             slots.give(who)
