@@ -24,7 +24,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
-__all__ = ["WriteTimeout", "run_with_timeout", "wait_in_worker"]
+__all__ = ["Interrupted", "WriteTimeout", "can_interrupt", "run_with_timeout", "wait_in_worker"]
 
 
 class WriteTimeout(TimeoutError):
@@ -36,6 +36,10 @@ class WriteTimeout(TimeoutError):
     def __init__(self, limit: float, future: Future):
         super().__init__(f"no answer within {limit:g} s; the write is still running")
         self.future = future
+
+
+class Interrupted(TimeoutError):
+    """A read stopped by its deadline in the calling thread (told apart from a ``TimeoutError`` of its own)."""
 
 
 class _Workers:
@@ -79,6 +83,11 @@ def _can_alarm() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
+def can_interrupt() -> bool:
+    """Whether a read called here can be stopped at its deadline in this thread (the main thread, POSIX)."""
+    return _can_alarm()
+
+
 def _with_alarm(fn: Callable[[], Any], limit: float) -> Any:
     """Run ``fn`` in this thread with a SIGALRM deadline. A timer that was already running
     (pytest-timeout's, say) is put back afterwards."""
@@ -100,7 +109,7 @@ def _with_alarm(fn: Callable[[], Any], limit: float) -> Any:
             armed[0] = False  # a signal still pending after this point is a no-op
             signal.setitimer(signal.ITIMER_REAL, 0)
     except _Expired:
-        raise TimeoutError(f"no answer within {limit:g} s") from None
+        raise Interrupted(f"no answer within {limit:g} s") from None
     finally:
         signal.signal(signal.SIGALRM, previous)
         if prev_left > 0:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import traceback
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ from ..errors import Problem, ToolError, ToolFailure, make_error
 from ..i18n import Lang
 from ..schema import compile_schema
 from ..store import result_json
-from ..timeouts import WriteTimeout, run_with_timeout, wait_in_worker
+from ..timeouts import Interrupted, WriteTimeout, can_interrupt, run_with_timeout, wait_in_worker
 from .skills import Skill, SkillContext
 
 __all__ = ["Execution", "Handoff", "SkillBug", "Steps", "body", "http_status", "input_problems", "one_line_summary",
@@ -55,6 +56,8 @@ class Handoff:
 
     fn: Callable[[], Any]
     limit: float | None
+    read: bool = False  # a read skill's code: stopping it half-way leaves nothing half-done
+    name: str = ""  # the skill and the step, for what the driver remembers of it
 
 
 #: steps that hand the skill's code out (:class:`Handoff`) and return what the call comes to
@@ -83,7 +86,7 @@ async def run_steps_async(steps: Steps[T]) -> T:
         step = next(steps)
         while True:
             try:
-                value = await wait_in_worker(step.fn, step.limit, write=True)
+                value = await _carry(step)
             except asyncio.CancelledError:  # the request itself is cancelled: nothing to answer
                 steps.close()
                 raise
@@ -93,6 +96,34 @@ async def run_steps_async(steps: Steps[T]) -> T:
                 step = steps.send(value)
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
+
+
+#: how long a read's own code may hold the event loop: past it, the read is stopped and run again in a worker
+LOOP_BUDGET = 0.01
+#: a read that overran :data:`LOOP_BUDGET` goes straight to a worker thread for this many of its next calls
+SLOW_CALLS = 1000
+_slow: dict[str, int] = {}  # step name -> calls still to hand to a worker (changed on the loop's thread only)
+
+
+async def _carry(step: Handoff) -> Any:
+    """One handoff on the event loop. A thread hand-off there and back costs more CPU than a lookup's whole
+    reply (benchmarks/bench_site.py), so a read is first run on the loop's own thread, under a SIGALRM deadline
+    of :data:`LOOP_BUDGET` (agentlab.timeouts: reads are interrupted, never writes); one that overruns it is
+    stopped, run again in a worker thread for the rest of its limit, and for its next :data:`SLOW_CALLS` calls
+    goes there first. A hanging read holds the loop for LOOP_BUDGET at most, once in SLOW_CALLS calls."""
+    limit = step.limit
+    if not (step.read and (limit is None or limit > 2 * LOOP_BUDGET) and can_interrupt()):
+        return await wait_in_worker(step.fn, limit, write=True)
+    if _slow.get(step.name):
+        _slow[step.name] -= 1
+        return await wait_in_worker(step.fn, limit, write=True)
+    t0 = time.monotonic()
+    try:
+        return run_with_timeout(step.fn, LOOP_BUDGET, write=False)
+    except Interrupted:
+        _slow[step.name] = SLOW_CALLS
+    rest = None if limit is None else max(limit - (time.monotonic() - t0), 1e-3)
+    return await wait_in_worker(step.fn, rest, write=True)
 
 
 @dataclass(frozen=True)
@@ -195,7 +226,8 @@ def skill_steps(skill: Skill, arguments: dict, ctx: SkillContext, *, lang: Lang 
     if skill.validate is not None:
         check = skill.validate
         try:
-            found = list((yield Handoff(lambda: check(arguments, ctx), None)) or ())
+            found = list((yield Handoff(lambda: check(arguments, ctx), None, not skill.meta.writes,
+                                        f"{skill.name}:check")) or ())
         except ToolFailure as exc:  # a rule that refuses outright (no such order, shipped already)
             return _failed(exc.error, skill, lang)
         except Exception:  # noqa: BLE001 - the check itself broke: the skill's bug, nothing has run
@@ -225,7 +257,8 @@ def skill_steps(skill: Skill, arguments: dict, ctx: SkillContext, *, lang: Lang 
 
     handler = skill.handler
     try:
-        data = yield Handoff(lambda: handler(dict(arguments), ctx), skill.meta.timeout)
+        data = yield Handoff(lambda: handler(dict(arguments), ctx), skill.meta.timeout, not skill.meta.writes,
+                             f"{skill.name}:handler")
     except WriteTimeout as exc:  # the handler still runs in its worker; we stop waiting now
         exc.future.add_done_callback(settle)
         err = make_error("TIMEOUT", seconds=skill.meta.timeout)
