@@ -458,3 +458,14 @@ def test_a_label_taken_for_the_secret_does_not_keep_the_secret_after_it(text):
         assert "hunter2" not in clean(text), clean(text)
     assert "hunter2" not in render(None, data={"note": text})
     assert E.find_secrets(text) == ["a password"]
+
+
+def test_the_clean_text_shortcut_changes_no_redaction():
+    # redact_secrets skips a text holding none of the rules' triggers: it must answer what every rule would
+    from agentlab import errors
+    triggers = sorted({n for r in errors._SECRETS for n in r.needs})
+    texts = ["", "Beijing: cloudy, 7 °C, humidity 35%.", "北京：多云", "[secret removed]: hunter2", "KEY: v", "ＫＥＹ"]
+    texts += [f"{n} x" for n in triggers] + [f"a {n.upper()}: hunter2 b" for n in triggers]
+    texts += [f"{n.title()}=s3cr3t-Value-99" for n in triggers] + ["K\u212aY=1", "pasſword: hunter2"]
+    for text in texts:
+        assert errors.redact_secrets(text) == errors._apply(errors._SECRETS, text), text

@@ -188,7 +188,8 @@ class SiteLogs:
         self._lock = threading.Lock()
         # log name -> its file, open for appending; ".lock" -> logs/.lock, held around every append (all replicas)
         self._fds: dict[str, int] = {}
-        self._idents: dict[str, tuple[int, int]] = {}  # log name -> device and inode of the file kept open
+        self._idents: dict[str, tuple[int, int]] = {}
+        self._paths: dict[str, Path] = {}  # log name -> device and inode of the file kept open
         self._pid = os.getpid()
         weakref.finalize(self, _close_all, self._fds)
         self._read_lock = threading.Lock()
@@ -242,7 +243,9 @@ class SiteLogs:
         hands when this returns and a crash of the process loses nothing written. A ``stat`` of the path
         tells whether another replica moved the file aside meanwhile: then it is opened afresh.
         """
-        path = self.folder / f"{name}.jsonl"
+        path = self._paths.get(name)
+        if path is None:
+            path = self._paths[name] = self.folder / f"{name}.jsonl"
         with self._lock:  # one writer of this process at a time, then one of every replica (the lock file)
             if self._pid != os.getpid():  # a forked child: the parent's descriptors share its lock, open anew
                 self._fds.clear()
@@ -257,9 +260,9 @@ class SiteLogs:
                 if size and size + len(data) > cap:
                     self._rotate(path, backups)
                     fd, _ = self._open_current(name, path)
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
+                done = os.write(fd, data)
+                while done < len(data):  # a short write (a full disk, a signal): the rest, never a torn line
+                    done += os.write(fd, data[done:])
             finally:
                 let_go(lock)
 
@@ -268,7 +271,7 @@ class SiteLogs:
         removed) and its size."""
         fd = self._fds.get(name)
         try:
-            st = os.stat(path)
+            st = os.stat(str(path))
         except FileNotFoundError:
             st = None
         # an open file keeps its device and inode: remembered when it was opened, no fstat per line
