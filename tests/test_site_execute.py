@@ -98,7 +98,6 @@ def _loop_site(tmp_path, handler, timeout=5.0):
 
 
 def _call(site, name, key, record):
-    import asyncio
     assert site.runs_on_loop(name, b'{"arguments": {}}', record)
     return site.execute_async(name, b'{"arguments": {}}', api_key=key, idempotency_key=None, session_id=None,
                               checked=record)

@@ -79,12 +79,11 @@ class _Slots:
         return sum(self.held.values()) < self.total and self.held.get(who, 0) < self.per_key
 
     async def take(self, who: str, wait: float = 0.0) -> bool:
-        import anyio
         deadline = time.monotonic() + wait
         while not self._free(who):
             if time.monotonic() >= deadline:
                 return False
-            await anyio.sleep(0.02)
+            await asyncio.sleep(0.02)
         self.held[who] = self.held.get(who, 0) + 1
         return True
 

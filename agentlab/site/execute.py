@@ -76,7 +76,7 @@ def run_steps(steps: Steps[T]) -> T:
             else:
                 step = steps.send(value)
     except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+        return done.value
 
 
 async def run_steps_async(steps: Steps[T]) -> T:
@@ -95,7 +95,7 @@ async def run_steps_async(steps: Steps[T]) -> T:
             else:
                 step = steps.send(value)
     except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+        return done.value
 
 
 #: how long a read's own code may hold the event loop: past it, the read is stopped and run again in a worker

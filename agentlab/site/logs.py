@@ -149,8 +149,11 @@ def _stack(text: str) -> str:
                      for line in text.splitlines())
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # made once: json.dumps with options makes one a call
+
+
 def _dump(line: dict) -> bytes:
-    return (json.dumps(line, ensure_ascii=False, default=str) + "\n").encode("utf-8", "replace")
+    return (_ENCODER.encode(line) + "\n").encode("utf-8", "replace")
 
 
 def _fit(line: dict, limit: int) -> bytes:
