@@ -6,6 +6,9 @@ half-way leaves nothing half-done. A write must never be interrupted half-way, s
 runs in a worker thread and the caller stops *waiting* for it; the write may still
 finish later, which is why a timed-out write's outcome is unknown (:class:`WriteTimeout`).
 
+:func:`wait_in_worker` is the worker-thread way for a coroutine: the event loop waits for the
+worker's future (one hand-off there, one back) and serves other requests meanwhile.
+
 Neither can interrupt C code that holds the GIL (a catastrophic regex, a long
 ``sum`` over a C array): the deadline fires when that code gives the GIL back.
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import _signal
 import _thread
+import asyncio
 import queue
 import signal
 import threading
@@ -21,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-__all__ = ["WriteTimeout", "run_with_timeout"]
+__all__ = ["Interrupted", "WriteTimeout", "can_interrupt", "run_with_timeout", "wait_in_worker"]
 
 
 class WriteTimeout(TimeoutError):
@@ -49,6 +53,10 @@ class _Job:
         self.error: BaseException | None = None
         self.finished = False
         self.late: Future | None = None
+
+
+class Interrupted(TimeoutError):
+    """A read stopped by its deadline in the calling thread (told apart from a ``TimeoutError`` of its own)."""
 
 
 class _Workers:
@@ -81,6 +89,20 @@ class _Workers:
             error, job.error = job.error, None  # no cycle through the traceback
             raise error
         return job.value
+
+    def submit(self, fn: Callable[[], Any]) -> Future:
+        """``fn()`` in a worker, its outcome in a Future (for a caller that waits on an event loop)."""
+        job = _Job(fn)
+        fut: Future = Future()
+        fut.set_running_or_notify_cancel()
+        job.late = fut
+        with self._lock:
+            if self._idle == 0:
+                threading.Thread(target=self._work, daemon=True, name="agentlab-tool").start()
+            else:
+                self._idle -= 1
+        self._q.put(job)
+        return fut
 
     def _work(self) -> None:
         while True:
@@ -118,6 +140,11 @@ def _can_alarm() -> bool:
     return _HAS_TIMER and threading.current_thread() is threading.main_thread()
 
 
+def can_interrupt() -> bool:
+    """Whether a read called here can be stopped at its deadline in this thread (the main thread, POSIX)."""
+    return _can_alarm()
+
+
 def _with_alarm(fn: Callable[[], Any], limit: float) -> Any:
     """Run ``fn`` in this thread with a SIGALRM deadline. A timer that was already running
     (pytest-timeout's, say) is put back afterwards.
@@ -142,7 +169,7 @@ def _with_alarm(fn: Callable[[], Any], limit: float) -> Any:
             armed[0] = False  # a signal still pending after this point is a no-op
             _signal.setitimer(_ITIMER_REAL, 0)
     except _Expired:
-        raise TimeoutError(f"no answer within {limit:g} s") from None
+        raise Interrupted(f"no answer within {limit:g} s") from None
     finally:
         _signal.signal(_SIGALRM, previous)
         if prev_left > 0:
@@ -160,3 +187,41 @@ def run_with_timeout(fn: Callable[[], Any], limit: float | None, *, write: bool)
     if not write and _can_alarm():
         return _with_alarm(fn, limit)
     return _workers.run(fn, limit, write=write)
+
+
+async def wait_in_worker(fn: Callable[[], Any], limit: float | None, *, write: bool) -> Any:
+    """``fn()`` in a worker thread, awaited on the running event loop for at most ``limit`` seconds.
+
+    Raises what :func:`run_with_timeout` raises: past the limit, ``TimeoutError`` for a read (abandoned:
+    its thread finishes it and nobody reads the result) and :class:`WriteTimeout` for a write, whose
+    future settles when it ends. The loop is woken once, when ``fn`` ends or the limit passes: no task,
+    no extra future chained to the worker's.
+    """
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[bool] = loop.create_future()
+
+    def wake(_: Future) -> None:  # in the worker thread: hand the news to the loop
+        try:
+            loop.call_soon_threadsafe(_settle, waiter, True)
+        except RuntimeError:  # the loop closed meanwhile (a server shutting down): nobody waits any more
+            pass
+
+    fut = _workers.submit(fn)
+    fut.add_done_callback(wake)
+    timer = loop.call_later(limit, _settle, waiter, False) if limit is not None else None
+    try:
+        finished = await waiter
+    finally:
+        if timer is not None:
+            timer.cancel()
+    if finished:
+        return fut.result()
+    assert limit is not None
+    if write:
+        raise WriteTimeout(limit, fut)
+    raise TimeoutError(f"no answer within {limit:g} s")
+
+
+def _settle(waiter: asyncio.Future, finished: bool) -> None:
+    if not waiter.done():  # the first of the worker and the timer decides; a cancelled wait stays cancelled
+        waiter.set_result(finished)

@@ -486,3 +486,14 @@ def test_the_trigger_precheck_picks_the_same_rules_as_each_trigger():
             folded = text.lower()
             expected = [r for r in rules if any(n in (folded if r.fold else text) for n in r.needs)]
             assert R._active(rules, text) == expected, (text, rules[0].needs)
+
+
+def test_the_clean_text_shortcut_changes_no_redaction():
+    # redact_secrets skips a text holding none of the rules' triggers: it must answer what every rule would
+    from agentlab import redaction as R
+    triggers = sorted({n for r in R._SECRETS for n in r.needs})
+    texts = ["", "Beijing: cloudy, 7 °C, humidity 35%.", "北京：多云", "[secret removed]: hunter2", "KEY: v", "ＫＥＹ"]
+    texts += [f"{n} x" for n in triggers] + [f"a {n.upper()}: hunter2 b" for n in triggers]
+    texts += [f"{n.title()}=s3cr3t-Value-99" for n in triggers] + ["K\u212aY=1", "pasſword: hunter2"]
+    for text in texts:
+        assert R.redact_secrets(text) == R._apply(R._SECRETS, text), text

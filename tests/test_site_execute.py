@@ -81,3 +81,114 @@ def test_results_are_flat_objects_with_a_summary():
     assert shape_result("answer", 42) == {"value": 42, "summary": "answer: value 42."}
     assert shape_result("orders", [{"a": 1}])["items"] == [{"a": 1}]
     assert shape_result("x", {"summary": "mine"}) == {"summary": "mine"}
+
+
+# --- a read carried out on the event loop (SkillSite.execute_async, the HTTP route of a read) -------------
+
+def _loop_site(tmp_path, handler, timeout=5.0):
+    import threading
+
+    from agentlab.site.service import SkillSite
+    from agentlab.site.skills import Skill, SkillMeta
+    hang = Skill(SkillMeta("hang_read", "Hang", "Use never: it waits.", timeout=timeout), handler)
+    quick = Skill(SkillMeta("quick_read", "Quick", "Use for a quick answer."), lambda args, ctx: {"answer": 42})
+    site = SkillSite(tmp_path / "data", desks=False, extra=[hang, quick])
+    key, record = site.create_key("loop")
+    return site, key, record, threading
+
+
+def _call(site, name, key, record):
+    assert site.runs_on_loop(name, b'{"arguments": {}}', record)
+    return site.execute_async(name, b'{"arguments": {}}', api_key=key, idempotency_key=None, session_id=None,
+                              checked=record)
+
+
+def test_a_hanging_read_on_the_loop_never_holds_another_call(tmp_path):
+    import asyncio
+    release = None
+
+    def handler(args, ctx):
+        entered.set()
+        release.wait(20)  # interrupted on the loop (its budget), then waits in a worker thread
+        return {"done": True}
+
+    site, key, record, threading = _loop_site(tmp_path, handler)
+    entered, release = threading.Event(), threading.Event()
+
+    async def both():
+        hung = asyncio.ensure_future(_call(site, "hang_read", key, record))
+        while not entered.is_set():
+            assert not hung.done()
+            await asyncio.sleep(0.01)
+        quick = await asyncio.wait_for(_call(site, "quick_read", key, record), 10)  # a hang guard, not a timing
+        still_hung = not hung.done()
+        release.set()
+        return quick, still_hung, await hung
+
+    quick, still_hung, hung = asyncio.run(both())
+    assert quick.status == 200 and quick.body["result"]["answer"] == 42 and still_hung
+    assert hung.status == 200 and hung.body["result"]["done"] is True
+    assert [line["skill"] for line in site.logs.read("call")] == ["quick_read", "hang_read"]
+
+
+def test_a_read_past_its_timeout_on_the_loop_is_a_504_and_the_loop_goes_on(tmp_path):
+    import asyncio
+
+    def handler(args, ctx):
+        release.wait(20)
+        return {"late": True}
+
+    site, key, record, threading = _loop_site(tmp_path, handler, timeout=0.2)
+    release = threading.Event()
+    try:
+        timed_out = asyncio.run(_call(site, "hang_read", key, record))
+    finally:
+        release.set()
+    assert timed_out.status == 504 and timed_out.body["error"]["code"] == "TIMEOUT"
+    assert asyncio.run(_call(site, "quick_read", key, record)).status == 200
+
+
+def test_a_read_that_raises_its_own_timeout_error_on_the_loop_is_not_run_twice(tmp_path):
+    import asyncio
+    calls = []
+
+    def handler(args, ctx):
+        calls.append(1)
+        raise TimeoutError("the weather source did not answer")
+
+    site, key, record, _ = _loop_site(tmp_path, handler)
+    out = asyncio.run(_call(site, "hang_read", key, record))
+    assert out.status == 504 and calls == [1]  # its own TimeoutError is its answer, not the loop's budget
+
+
+def test_a_hanging_read_over_http_never_holds_another_call(tmp_path):
+    import threading
+
+    import httpx
+
+    from agentlab.site.serving import serving
+
+    def handler(args, ctx):
+        entered.set()
+        release.wait(20)
+        return {"done": True}
+
+    site, key, _, _ = _loop_site(tmp_path, handler)
+    entered, release = threading.Event(), threading.Event()
+    replies = {}
+    with serving(site) as base:
+        def hang():
+            replies["hang"] = httpx.post(f"{base}/api/skills/hang_read/execute", json={"arguments": {}},
+                                         headers={"X-API-Key": key}, timeout=30)
+        caller = threading.Thread(target=hang)
+        caller.start()
+        try:
+            assert entered.wait(10)
+            quick = httpx.post(f"{base}/api/skills/quick_read/execute", json={"arguments": {}},
+                               headers={"X-API-Key": key}, timeout=10)  # a hang guard, not a timing
+            still_hung = "hang" not in replies
+        finally:
+            release.set()
+            caller.join(30)
+    assert quick.status_code == 200 and quick.json()["result"]["answer"] == 42 and still_hung
+    assert replies["hang"].status_code == 200

@@ -28,6 +28,7 @@ that a frozen store slows the calls that need it and never the pages.
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hashlib
@@ -43,6 +44,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 
 from ..errors import make_error
 from ..i18n import Lang, t
@@ -77,12 +79,11 @@ class _Slots:
         return sum(self.held.values()) < self.total and self.held.get(who, 0) < self.per_key
 
     async def take(self, who: str, wait: float = 0.0) -> bool:
-        import anyio
         deadline = time.monotonic() + wait
         while not self._free(who):
             if time.monotonic() >= deadline:
                 return False
-            await anyio.sleep(0.02)
+            await asyncio.sleep(0.02)
         self.held[who] = self.held.get(who, 0) + 1
         return True
 
@@ -184,7 +185,6 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         state["key_checked"] = (api_key, record)  # looked up once a request: execute and the access log reuse it
         return record is not None
 
-    from starlette.routing import Route
     app.router.routes.append(Route("/mcp", endpoint=_MCP(), methods=["POST"]))
 
     @app.exception_handler(RequestValidationError)
@@ -232,8 +232,8 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
     def describe_skill(name: str, request: Request) -> Any:
         return send(site.describe(name, _lang(request)))
 
-    @app.post("/api/skills/{name}/execute")
-    async def execute_skill(name: str, request: Request) -> Any:
+    async def execute_skill(request: Request) -> Any:
+        name = request.path_params["name"]
         lang = _lang(request)
         early = _early_refusal(request.scope, site.max_body, lang)
         if early is not None:
@@ -256,9 +256,15 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         if not await slots.take(who, SLOT_WAIT):
             return _busy(lang)
         try:
+            if site.runs_on_loop(name, raw, call.get("checked")):  # a read: only the skill's code takes a thread
+                return send(await site.execute_async(name, raw, **call))
             return send(await run_in_threadpool(lambda: site.execute(name, raw, **call)))
         finally:
             slots.give(who)
+
+    # a plain Starlette route: FastAPI's dependency solving (a path parameter, the request) cost more than
+    # the rest of the route; the body is read by hand anyway (bounded, above)
+    app.router.routes.append(Route("/api/skills/{name}/execute", endpoint=execute_skill, methods=["POST"]))
 
     def html(text: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(text, status_code=status, headers={"Content-Security-Policy": pages.CSP,
@@ -395,10 +401,9 @@ def _digest(api_key: str | None) -> str:
 async def _read(receive: Any, limit: int, seconds: float) -> bytes:
     """A request's whole body from ``receive``, refused past ``limit`` bytes as it streams (a missing or lying
     Content-Length) or after ``seconds``: the execute route and /mcp alike."""
-    import anyio
     chunks, size = [], 0
     try:
-        with anyio.fail_after(seconds):
+        async with asyncio.timeout(seconds):  # the loop's own timer, lighter than anyio's cancel scope
             while True:
                 message = await receive()
                 if message.get("type") != "http.request":

@@ -12,28 +12,118 @@
 :func:`run_skill` returns an :class:`Execution`: the HTTP status and the body the client
 receives. What went wrong inside (a stack, the bad output) goes to ``Execution.internal``
 for the operator's log, never into the body.
+
+The skill's own code (its business check, its handler) never runs where the steps run: each piece
+is a :class:`Handoff` the steps ``yield`` and a driver carries out in a worker thread, waiting at
+most the handoff's ``limit``. :func:`run_steps` waits in the calling thread (``SkillSite.execute``,
+a thread of its own); :func:`run_steps_async` on an event loop, which stays free for other requests
+while the skill runs (the HTTP route of a read: the site's checks, logs and reply cost no thread).
 """
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import Problem, ToolError, ToolFailure, make_error
 from ..i18n import Lang
 from ..schema import compile_schema
 from ..store import result_json
-from ..timeouts import WriteTimeout, run_with_timeout
+from ..timeouts import Interrupted, WriteTimeout, can_interrupt, run_with_timeout, wait_in_worker
 from .skills import Skill, SkillContext
 
-__all__ = ["Execution", "SkillBug", "body", "http_status", "input_problems", "one_line_summary", "run_skill", "shape_result"]
+__all__ = ["Execution", "Handoff", "SkillBug", "Steps", "body", "http_status", "input_problems", "one_line_summary",
+           "run_skill", "run_steps", "run_steps_async", "shape_result", "skill_steps"]
 
 # error code -> HTTP status; anything else a skill reports on purpose is a 200 with success false
 _STATUS = {"INVALID_ARGS": 422, "BAD_JSON": 422, "TIMEOUT": 504, "RATE_LIMITED": 429, "UNAVAILABLE": 503,
            "TOOL_ERROR": 500, "UNAUTHENTICATED": 401, "PERMISSION_DENIED": 403, "UNKNOWN_TOOL": 404,
            "CONFLICT": 422, "IN_PROGRESS": 409, "OUTCOME_UNKNOWN": 409, "BAD_REQUEST": 400}
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """A skill's own code for a worker thread, waited for at most ``limit`` seconds (None: as long as it
+    takes). Past the limit the driver raises :class:`~agentlab.timeouts.WriteTimeout` into the steps, the
+    code still running (its future settles when it ends)."""
+
+    fn: Callable[[], Any]
+    limit: float | None
+    read: bool = False  # a read skill's code: stopping it half-way leaves nothing half-done
+    name: str = ""  # the skill and the step, for what the driver remembers of it
+
+
+#: steps that hand the skill's code out (:class:`Handoff`) and return what the call comes to
+Steps = Generator[Handoff, Any, T]
+
+
+def run_steps(steps: Steps[T]) -> T:
+    """Carry ``steps`` out in this thread: each handoff in a worker, this thread waiting for it."""
+    try:
+        step = next(steps)
+        while True:
+            try:
+                value = run_with_timeout(step.fn, step.limit, write=True)
+            except BaseException as exc:  # noqa: BLE001 - the steps say what it means (or raise it again)
+                step = steps.throw(exc)
+            else:
+                step = steps.send(value)
+    except StopIteration as done:
+        return done.value
+
+
+async def run_steps_async(steps: Steps[T]) -> T:
+    """Carry ``steps`` out on the running event loop: the steps themselves run on the loop (they must not
+    block), each handoff in one worker thread, awaited, so the loop serves other requests meanwhile."""
+    try:
+        step = next(steps)
+        while True:
+            try:
+                value = await _carry(step)
+            except asyncio.CancelledError:  # the request itself is cancelled: nothing to answer
+                steps.close()
+                raise
+            except BaseException as exc:  # noqa: BLE001 - the steps say what it means (or raise it again)
+                step = steps.throw(exc)
+            else:
+                step = steps.send(value)
+    except StopIteration as done:
+        return done.value
+
+
+#: how long a read's own code may hold the event loop: past it, the read is stopped and run again in a worker
+LOOP_BUDGET = 0.01
+#: a read that overran :data:`LOOP_BUDGET` goes straight to a worker thread for this many of its next calls
+SLOW_CALLS = 1000
+_slow: dict[str, int] = {}  # step name -> calls still to hand to a worker (changed on the loop's thread only)
+
+
+async def _carry(step: Handoff) -> Any:
+    """One handoff on the event loop. A thread hand-off there and back costs more CPU than a lookup's whole
+    reply (benchmarks/bench_site.py), so a read is first run on the loop's own thread, under a SIGALRM deadline
+    of :data:`LOOP_BUDGET` (agentlab.timeouts: reads are interrupted, never writes); one that overruns it is
+    stopped, run again in a worker thread for the rest of its limit, and for its next :data:`SLOW_CALLS` calls
+    goes there first. A hanging read holds the loop for LOOP_BUDGET at most, once in SLOW_CALLS calls."""
+    limit = step.limit
+    if not (step.read and (limit is None or limit > 2 * LOOP_BUDGET) and can_interrupt()):
+        return await wait_in_worker(step.fn, limit, write=True)
+    if _slow.get(step.name):
+        _slow[step.name] -= 1
+        return await wait_in_worker(step.fn, limit, write=True)
+    t0 = time.monotonic()
+    try:
+        return run_with_timeout(step.fn, LOOP_BUDGET, write=False)
+    except Interrupted:
+        _slow[step.name] = SLOW_CALLS
+    rest = None if limit is None else max(limit - (time.monotonic() - t0), 1e-3)
+    return await wait_in_worker(step.fn, rest, write=True)
 
 
 @dataclass(frozen=True)
@@ -93,13 +183,21 @@ def shape_result(name: str, data: Any) -> dict:
 
 
 _COMPILED: dict[str, Callable[[Any], list[Problem]]] = {}
+_BY_ID: dict[int, tuple[Any, Callable[[Any], list[Problem]]]] = {}
 
 
 def _validator(schema: Any) -> Callable[[Any], list[Problem]]:
-    """A schema compiled once per distinct schema (skills are few, calls many)."""
+    """A schema compiled once per distinct schema (skills are few, calls many). Found by the schema
+    object's identity first (the entry keeps the object alive, so its id is never reused): a call
+    costs a dictionary lookup, not a serialisation of the schema."""
+    known = _BY_ID.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
     key = json.dumps(schema, sort_keys=True, default=str)
     if key not in _COMPILED:
         _COMPILED[key] = compile_schema(dict(schema))
+    if len(_BY_ID) < 10_000:  # bounded: skills are few; a caller making schemas on the fly gets no cache
+        _BY_ID[id(schema)] = (schema, _COMPILED[key])
     return _COMPILED[key]
 
 
@@ -114,13 +212,22 @@ def run_skill(skill: Skill, arguments: dict, ctx: SkillContext, *, lang: Lang = 
 
     ``on_late`` receives the outcome of a write that timed out and finished afterwards.
     """
+    return run_steps(skill_steps(skill, arguments, ctx, lang=lang, check_input=check_input, on_late=on_late))
+
+
+def skill_steps(skill: Skill, arguments: dict, ctx: SkillContext, *, lang: Lang = "en", check_input: bool = True,
+                on_late: Callable[[Execution], None] | None = None) -> Steps[Execution]:
+    """:func:`run_skill` as steps: the business check and the handler are handed out (:class:`Handoff`),
+    the handler under the skill's timeout; the schemas and the shaping run where the steps run."""
     if check_input:
         problems = input_problems(skill, arguments)
         if problems:
             return _failed(make_error("INVALID_ARGS", problems=problems), skill, lang)
     if skill.validate is not None:
+        check = skill.validate
         try:
-            found = list(skill.validate(arguments, ctx) or ())
+            found = list((yield Handoff(lambda: check(arguments, ctx), None, not skill.meta.writes,
+                                        f"{skill.name}:check")) or ())
         except ToolFailure as exc:  # a rule that refuses outright (no such order, shipped already)
             return _failed(exc.error, skill, lang)
         except Exception:  # noqa: BLE001 - the check itself broke: the skill's bug, nothing has run
@@ -148,14 +255,16 @@ def run_skill(skill: Skill, arguments: dict, ctx: SkillContext, *, lang: Lang = 
         exc = future.exception()
         on_late(finish(future.result()) if exc is None else _from_exception(exc, skill, lang))
 
+    handler = skill.handler
     try:
-        data = run_with_timeout(lambda: skill.handler(dict(arguments), ctx), skill.meta.timeout, write=True)
+        data = yield Handoff(lambda: handler(dict(arguments), ctx), skill.meta.timeout, not skill.meta.writes,
+                             f"{skill.name}:handler")
     except WriteTimeout as exc:  # the handler still runs in its worker; we stop waiting now
         exc.future.add_done_callback(settle)
         err = make_error("TIMEOUT", seconds=skill.meta.timeout)
         return _failed(err, skill, lang, fallback=True, pending=exc.future, ran=True)
     except BaseException as exc:
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
             raise
         return _from_exception(exc, skill, lang)
     return finish(data)

@@ -63,6 +63,27 @@ def _redacted(text: str) -> str:
     return redact_secrets(text)
 
 
+@lru_cache(maxsize=1024)
+def _credential(name: str) -> bool:
+    return _CREDENTIAL.search(name) is not None
+
+
+def _clean(value: Any, depth: int) -> Any:
+    """What :func:`scrub` then :func:`_bounded` make of ``value``, in one walk: a line's nested values
+    (arguments, results) are walked once per line, not twice."""
+    if isinstance(value, str):
+        return _cut(_redacted(value) if len(value) <= 512 else redact_secrets(value), VALUE_CHARS)
+    if depth > 20:
+        return "[nested too deep]"
+    if isinstance(value, dict):
+        return {(_cut(k, FIELD_CHARS) if isinstance(k, str) else k):
+                ("[secret removed]" if isinstance(k, str) and v and _credential(k) else _clean(v, depth + 1))
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v, depth + 1) for v in value]
+    return value
+
+
 def scrub(value: Any, depth: int = 0) -> Any:
     """``value`` with credentials removed from every string and credential-named fields blanked."""
     if isinstance(value, str):
@@ -128,8 +149,11 @@ def _stack(text: str) -> str:
                      for line in text.splitlines())
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # made once: json.dumps with options makes one a call
+
+
 def _dump(line: dict) -> bytes:
-    return (json.dumps(line, ensure_ascii=False, default=str) + "\n").encode("utf-8", "replace")
+    return (_ENCODER.encode(line) + "\n").encode("utf-8", "replace")
 
 
 def _fit(line: dict, limit: int) -> bytes:
@@ -167,6 +191,8 @@ class SiteLogs:
         self._lock = threading.Lock()
         # log name -> its file, open for appending; ".lock" -> logs/.lock, held around every append (all replicas)
         self._fds: dict[str, int] = {}
+        self._idents: dict[str, tuple[int, int]] = {}
+        self._paths: dict[str, Path] = {}  # log name -> device and inode of the file kept open
         self._pid = os.getpid()
         weakref.finalize(self, _close_all, self._fds)
         self._read_lock = threading.Lock()
@@ -199,8 +225,13 @@ class SiteLogs:
                                 "session_id": _session_field(session_id)}
         if keyless:
             line["log"] = name
-        for k, v in scrub(fields).items():
-            line[k] = _cut(v, FIELD_CHARS) if isinstance(v, str) else _bounded(v)
+        for k, v in fields.items():  # what scrub() then _bounded() would make of them, in one walk
+            if v and _credential(k):
+                line[k] = "[secret removed]"
+            elif isinstance(v, str):
+                line[k] = _cut(_redacted(v) if len(v) <= 512 else redact_secrets(v), FIELD_CHARS)
+            else:
+                line[k] = _clean(v, 1)
         if stack is not None:
             line["stack"] = _stack(str(stack))
         cap, backups = (self.keyless_bytes, self.keyless_backups) if keyless else (self.max_bytes, self.backups)
@@ -215,10 +246,13 @@ class SiteLogs:
         hands when this returns and a crash of the process loses nothing written. A ``stat`` of the path
         tells whether another replica moved the file aside meanwhile: then it is opened afresh.
         """
-        path = self.folder / f"{name}.jsonl"
+        path = self._paths.get(name)
+        if path is None:
+            path = self._paths[name] = self.folder / f"{name}.jsonl"
         with self._lock:  # one writer of this process at a time, then one of every replica (the lock file)
             if self._pid != os.getpid():  # a forked child: the parent's descriptors share its lock, open anew
                 self._fds.clear()
+                self._idents.clear()
                 self._pid = os.getpid()
             lock = self._fds.get(_LOCK)
             if lock is None:
@@ -229,9 +263,9 @@ class SiteLogs:
                 if size and size + len(data) > cap:
                     self._rotate(path, backups)
                     fd, _ = self._open_current(name, path)
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
+                done = os.write(fd, data)
+                while done < len(data):  # a short write (a full disk, a signal): the rest, never a torn line
+                    done += os.write(fd, data[done:])
             finally:
                 let_go(lock)
 
@@ -240,19 +274,20 @@ class SiteLogs:
         removed) and its size."""
         fd = self._fds.get(name)
         try:
-            st = os.stat(path)
+            st = os.stat(str(path))
         except FileNotFoundError:
             st = None
-        if fd is not None and st is not None:
-            mine = os.fstat(fd)
-            if (mine.st_dev, mine.st_ino) == (st.st_dev, st.st_ino):
-                return fd, st.st_size
+        # an open file keeps its device and inode: remembered when it was opened, no fstat per line
+        if fd is not None and st is not None and self._idents.get(name) == (st.st_dev, st.st_ino):
+            return fd, st.st_size
         if fd is not None:
             os.close(fd)
             del self._fds[name]
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._fds[name] = fd
-        return fd, os.fstat(fd).st_size
+        mine = os.fstat(fd)
+        self._idents[name] = (mine.st_dev, mine.st_ino)
+        return fd, mine.st_size
 
     def close(self) -> None:
         """Close the files kept open (a later write opens them again)."""

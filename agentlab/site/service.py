@@ -36,7 +36,7 @@ from .admission import REFUSALS_PER_MINUTE, Gate
 from .claims import WriteClaim, answer, transition
 from .desks import desk_skills, desk_state
 from .discovery import Catalog
-from .execute import Execution, input_problems, run_skill
+from .execute import Execution, Steps, input_problems, run_steps, run_steps_async, skill_steps
 from .keys import ApiKey, KeyStore
 from .limits import Limiter, RedisLimiter
 from .logs import SiteLogs
@@ -143,6 +143,32 @@ class SkillSite:
         bug is 500, logged with its stack, never retryable. ``checked``: the record of ``api_key``
         when the caller has just looked it up (the HTTP route does, before it reads the body).
         """
+        return run_steps(self._steps(name, raw_body, api_key=api_key, idempotency_key=idempotency_key,
+                                     session_id=session_id, request_id=request_id, lang=lang, checked=checked))
+
+    async def execute_async(self, name: str, raw_body: bytes, *, api_key: str | None, idempotency_key: str | None,
+                            session_id: str | None, request_id: str | None = None, lang: Lang = "en",
+                            checked: ApiKey | None = None) -> HttpReply:
+        """:meth:`execute` on the running event loop, for a call :meth:`runs_on_loop` accepts: the checks,
+        the schemas and the logs run on the loop, the skill's own code in one worker thread, awaited."""
+        return await run_steps_async(self._steps(name, raw_body, api_key=api_key, idempotency_key=idempotency_key,
+                                                 session_id=session_id, request_id=request_id, lang=lang,
+                                                 checked=checked))
+
+    #: the largest body a call on the event loop may have: parsing and checking it holds every other request
+    LOOP_BODY = 64_000
+
+    def runs_on_loop(self, name: str, raw_body: bytes, checked: ApiKey | None) -> bool:
+        """Whether a call may be carried out on the event loop: nothing it does before or after the skill
+        blocks. True for a read of a known skill, by a key already looked up, with a small body, when
+        the rate windows are in this process's memory. A write (its claim is a store's round trips) or
+        limits kept in Redis take a thread for the whole call, as before."""
+        skill = self.skills.get(name)
+        return (checked is not None and skill is not None and not skill.meta.writes
+                and len(raw_body) <= self.LOOP_BODY and type(self.limiter) is Limiter)
+
+    def _steps(self, name: str, raw_body: bytes, *, api_key: str | None, idempotency_key: str | None,
+               session_id: str | None, request_id: str | None, lang: Lang, checked: ApiKey | None) -> Steps[HttpReply]:
         request_id = request_id or uuid.uuid4().hex[:16]
         t0 = time.perf_counter()
         key: ApiKey | None = None
@@ -153,7 +179,8 @@ class SkillSite:
             if refused is None and key is not None:
                 refused, args = self.gate.admit(name, skill, key, raw_body, idempotency_key, lang)
             if refused is None and key is not None and skill is not None:
-                result = self._run(skill, args, key, idempotency_key, lang, request_id, session_id)
+                result = yield from self._run(skill, args, key, idempotency_key, lang, request_id,
+                                              session_id)
             else:
                 result = refused  # type: ignore[assignment]  # one of the checks above refused
         except StoreDown as down:  # the site's own state (keys, claims, limits) is unreachable: nothing ran
@@ -188,19 +215,19 @@ class SkillSite:
                             idempotency_key=short_hash(idem), replayed=replayed)
 
     def _run(self, skill: Skill, args: dict, key: ApiKey, idem: str | None, lang: Lang, request_id: str,
-             session_id: str | None) -> HttpReply:
+             session_id: str | None) -> Steps[HttpReply]:
         problems = input_problems(skill, args)  # before any claim: an invalid call holds no key
         if problems:
             return reply(make_error("INVALID_ARGS", problems=problems), lang)
         if not skill.meta.writes:
             ctx = SkillContext(self.data_dir, self.state_for(key.id), None, self._ctx.lock)
-            outcome = run_skill(skill, args, ctx, lang=lang, check_input=False)
+            outcome = yield from skill_steps(skill, args, ctx, lang=lang, check_input=False)
             self._log_internal(outcome, skill, request_id, session_id)
             return HttpReply(outcome.status, outcome.body)
-        return self._write(skill, args, key, idem, lang, request_id, session_id)
+        return (yield from self._write(skill, args, key, idem, lang, request_id, session_id))
 
     def _write(self, skill: Skill, args: dict, key: ApiKey, idem: str | None, lang: Lang, request_id: str,
-               session_id: str | None) -> HttpReply:
+               session_id: str | None) -> Steps[HttpReply]:
         """A write under its claim: taken, answered without running unless NEW, then settled once."""
         claim = WriteClaim(self.claims, f"{key.id}:{skill.name}:{idem}",
                            canonical({"skill": skill.name, "arguments": args}),
@@ -225,7 +252,7 @@ class SkillSite:
             claim.finish(outcome)
             self._log_internal(outcome, skill, request_id, session_id)
 
-        outcome = run_skill(skill, args, ctx, lang=lang, check_input=False, on_late=late)
+        outcome = yield from skill_steps(skill, args, ctx, lang=lang, check_input=False, on_late=late)
         self._log_internal(outcome, skill, request_id, session_id)
         # From here the effect may have happened: a store that fails now must never read "retry" to the
         # caller, or a resend (after the store comes back, or comes back empty) would do it twice.
