@@ -39,6 +39,7 @@ import pandas as pd
 
 from agentlab.i18n import label
 from agentlab.evals import load_cases, metrics_row, paired_cases, replay_cassette, run_case, run_suite
+from agentlab.evals.outcome import reasons_in
 from agentlab.models.cassette import CassetteModel
 from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
 from agentlab.workbook.exercises import guard_effect
@@ -95,7 +96,7 @@ for (who, loop), rs in results.items():
             worst = (who, r)
 if worst:
     who, r = worst
-    print(f"{who} · {r.case_id}: {cases[r.case_id].text(LANG)}\n{label('failed because', LANG)}: {'; '.join(r.failures)}")
+    print(f"{who} · {r.case_id}: {cases[r.case_id].text(LANG)}\n{label('failed because', LANG)}: {'; '.join(reasons_in(r.failures, LANG))}")
     naive = [x for x in results[(who, 'naive')] if x.case_id == r.case_id]
     if naive:
         display(HTML(compare_html(naive[0].run, r.run, lang=LANG)))
@@ -180,7 +181,7 @@ if live_model is None:
 else:
     live = [run_case(cases[cid], model=live_model()) for cid in ("normal-01", "normal-status-01", "adv-chit-chat")]
     display(table_view(pd.DataFrame([{"case": r.case_id, "status": r.run.status, "passed": r.passed,
-                                      "why": "; ".join(r.failures)} for r in live]), lang=LANG))
+                                      "why": "; ".join(reasons_in(r.failures, LANG))} for r in live]), lang=LANG))
 if server is not None:
     server.stop()
 

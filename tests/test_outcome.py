@@ -187,3 +187,22 @@ def test_a_partial_write_names_what_is_missing():
 def test_a_stray_ticket_is_named():
     verdict = grade(ONE_REFUND_NO_TICKETS_SAID, desk(refund(), tickets=1), run())
     assert verdict.failures == ("1 ticket(s), expected 0",)
+
+
+def test_why_a_run_failed_is_said_in_the_readers_language():
+    """A verdict's reasons are English sentences (they compare and print as before) that a Chinese reader gets in
+    Chinese: notebook 09, the review and the app show them."""
+    import re
+
+    from agentlab.evals.outcome import Reason, reasons_in
+    from agentlab.runs import Run
+    run = Run(run_id="r", loop="guarded", model="m", status="done", reason="", answer="ok", steps=2, events=(), messages=())
+    verdict = grade({"refunds": [{"order_id": "A1001", "amount": 40}], "answer_contains": ["A1001"]},
+                    {"refunds": [{"order_id": "A1001", "amount": 45}, {"order_id": "A1001", "amount": 45}]}, run)
+    assert verdict.outcome == "done, wrong data"
+    assert all(isinstance(f, Reason) for f in verdict.failures)
+    assert list(verdict.failures)[:2] == ["2 refunds, expected 1", "refund amount=45, expected 40"]
+    said = reasons_in(verdict.failures, "zh")
+    assert all(re.search(r"[\u3400-\u9fff]", s) for s in said), said
+    assert "45" in said[1] and "40" in said[1]
+    assert reasons_in(["a reason stored as text"], "zh") == ["a reason stored as text"]

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..evals.outcome import Verdict, grade
+from ..evals.outcome import Verdict, grade, reasons_in
 from ..guards import GuardConfig
 from ..i18n import Lang, t
 from ..loop import run_guarded
@@ -306,7 +306,7 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
     lines.append(_verdict_line("guarded", verdict, lang))
     if verdict.outcome in ("done, wrong data", "done, nothing done", "wrong data, stopped", "leaked", "crashed"):
         # a run that did the wrong thing (or nothing) is not a guard's success, whatever fired on the way
-        lines.append(t("explain.no_credit", lang, why="; ".join(verdict.failures) or verdict.outcome))
+        lines.append(t("explain.no_credit", lang, why="; ".join(reasons_in(verdict.failures, lang)) or verdict.outcome))
         return lines
     acted = guards_that_acted(g)
     if c.scenario == "expense" and not acted and not c.fault:

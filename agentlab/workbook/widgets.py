@@ -17,6 +17,7 @@ from typing import Any
 import ipywidgets as W
 
 from ..approval import approve, pending, reject
+from ..evals.outcome import reasons_in
 from ..guards import GUARDS, GuardConfig
 from ..i18n import Lang, label, said, t
 from ..lint import lint
@@ -496,7 +497,7 @@ class BadCaseReview(App):
         for row, r in zip(self.rows, self.picked, strict=True):
             case = self.cases.get(r.case_id)
             text = html.escape(case.text(lang)[:70]) if case else r.case_id
-            why = html.escape("; ".join(r.failures)[:120]) or "—"
+            why = html.escape("; ".join(reasons_in(r.failures, lang))[:120]) or "—"
             row.value = (f"<code>{r.case_id}</code> <b>{t('status.' + r.run.status, lang)}</b><br>{text}<br>"
                          f"<span style='color:#a50e0e'>{why}</span>")
         chosen = self.choice.value
@@ -533,7 +534,8 @@ class BadCaseReview(App):
         new = promote(r, self.cases[r.case_id], self.suite)
         check = run_case(new, loop=r.run.loop)  # the loop the bad session ran in, so it fails the same way
         lang = self.lang.value
-        verdict = t("ui.passes", lang) if check.passed else t("ui.fails", lang, why="; ".join(check.failures))
+        verdict = (t("ui.passes", lang) if check.passed
+                   else t("ui.fails", lang, why="; ".join(reasons_in(check.failures, lang))))
         text = t("ui.promoted", lang, id=new.id, suite=Path(str(self.suite)).name, loop=t("loop." + r.run.loop, lang),
                  status=t("status." + check.run.status, lang), verdict=verdict)
         if not check.passed:
