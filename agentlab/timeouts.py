@@ -36,6 +36,61 @@ class WriteTimeout(TimeoutError):
         self.future = future
 
 
+class _PipeAnswer:
+    """A worker's "done" to the caller that waits for it: a byte on a pipe, waited for with ``poll`` (POSIX).
+    Like the wake-up, a pipe hands the CPU over: the caller runs once the worker blocks for its next call."""
+
+    __slots__ = ("fds", "poller")
+
+    def __init__(self) -> None:
+        self.fds = os.pipe()
+        self.poller = select.poll()
+        self.poller.register(self.fds[0], select.POLLIN)
+
+    def give(self) -> None:
+        os.write(self.fds[1], b"\0")
+
+    def wait(self, limit: float) -> bool:
+        """Take the answer if it comes within ``limit`` seconds."""
+        if not self.poller.poll(limit * 1000):
+            return False
+        os.read(self.fds[0], 1)
+        return True
+
+    def take(self) -> None:
+        """Take an answer that is given or about to be."""
+        os.read(self.fds[0], 1)
+
+    def close(self) -> None:
+        for fd in self.fds:
+            os.close(fd)
+
+
+class _LockAnswer:
+    """The same with a lock, where ``select.poll`` does not exist (Windows)."""
+
+    __slots__ = ("lock",)
+
+    def __init__(self) -> None:
+        self.lock = _thread.allocate_lock()
+        self.lock.acquire()
+
+    def give(self) -> None:
+        self.lock.release()
+
+    def wait(self, limit: float) -> bool:
+        return self.lock.acquire(True, limit)
+
+    def take(self) -> None:
+        self.lock.acquire()
+
+    def close(self) -> None:
+        pass
+
+
+_Answer = _PipeAnswer if hasattr(select, "poll") else _LockAnswer
+
+
 class _Worker:
     """A daemon thread that runs one call at a time, for as long as the process lives.
 
@@ -44,13 +99,11 @@ class _Worker:
     writer blocks, so the two threads take turns with the GIL; a lock's release wakes the worker at once,
     on another CPU, to wait for a GIL its caller still holds (two more context switches per call)."""
 
-    __slots__ = ("back", "done", "error", "finished", "fn", "inbox", "late", "poll", "value", "wake")
+    __slots__ = ("answer", "error", "finished", "fn", "inbox", "late", "value", "wake")
 
     def __init__(self) -> None:
         self.inbox, self.wake = os.pipe()
-        self.back, self.done = os.pipe()  # a byte back when a call its caller still waits for ends
-        self.poll = select.poll()
-        self.poll.register(self.back, select.POLLIN)
+        self.answer: _PipeAnswer | _LockAnswer = _Answer()  # given when a call its caller still waits for ends
         self.fn: Callable[[], Any] | None = None
         self.value: Any = None
         self.error: BaseException | None = None
@@ -72,7 +125,7 @@ class _Worker:
                 self.value, self.error, self.finished = value, error, True
                 late, self.late = self.late, None
             if late is None:
-                os.write(self.done, b"\0")
+                self.answer.give()
                 continue
             self.value = self.error = None
             if error is not None:
@@ -100,7 +153,7 @@ class _Pool:
             self.every.append(w)
         w.fn, w.finished = fn, False
         os.write(w.wake, b"\0")
-        if not w.poll.poll(limit * 1000):
+        if not w.answer.wait(limit):
             with self.lock:
                 if not w.finished:  # still running: the caller stops waiting, the result settles a Future
                     fut: Future = Future()
@@ -109,7 +162,7 @@ class _Pool:
                     if write:
                         raise WriteTimeout(limit, fut)
                     raise TimeoutError(f"no answer within {limit:g} s")
-        os.read(w.back, 1)  # the worker's byte, taken so that its next call is waited for again
+            w.answer.take()  # it ended just now: its answer is taken, so that its next call is waited for again
         value, error = w.value, w.error
         w.value = w.error = None  # the worker holds no result (nor a traceback's frames) while idle
         self.idle.append(w)
@@ -122,18 +175,19 @@ class _Pool:
         thread), so the next call starts a new one. Without this, a child's write was handed to a thread
         that does not exist and reported "still running" at its timeout, never having run."""
         for w in self.every:
-            for fd in (w.inbox, w.wake, w.back, w.done):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+            try:
+                os.close(w.inbox)
+                os.close(w.wake)
+                w.answer.close()
+            except OSError:
+                pass
         self.lock = _thread.allocate_lock()  # another thread may have held it at the fork
         self.idle, self.every = [], []
 
 
 _pool = _Pool()
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_pool.forget)
+    os.register_at_fork(after_in_child=lambda: _pool.forget())
 
 
 class _Expired(BaseException):

@@ -1,11 +1,22 @@
 """Waiting for a tool (agentlab/timeouts.py): a write's worker thread, reused, abandoned, forked."""
 import os
 import threading
+import time
 
 import pytest
 
 import agentlab.timeouts as timeouts
 from agentlab.timeouts import WriteTimeout, run_with_timeout
+
+
+@pytest.fixture(autouse=True, params=["pipe", "lock"])
+def answer_kind(request, monkeypatch):
+    """Each test with workers that answer through a pipe (POSIX) and through a lock (Windows)."""
+    if request.param == "pipe" and not hasattr(timeouts.select, "poll"):
+        pytest.skip("no select.poll here")
+    monkeypatch.setattr(timeouts, "_Answer", timeouts._PipeAnswer if request.param == "pipe" else timeouts._LockAnswer)
+    monkeypatch.setattr(timeouts, "_pool", timeouts._Pool())
+    return request.param
 
 
 def test_writes_reuse_one_worker_and_a_failure_comes_back_as_it_was_raised():
@@ -39,18 +50,25 @@ def test_a_write_that_ends_just_as_the_wait_ends_does_not_answer_the_next_call()
     takes that answer, so the worker's next call is waited for, not answered by the old one."""
     run_with_timeout(lambda: 0, 5.0, write=True)
     worker = timeouts._pool.idle[-1]
-    real = worker.poll
+    real = worker.answer
 
     class GivesUpLate:
-        def poll(self, ms):
-            real.poll(5000)  # the worker has answered...
-            return []        # ...but the wait reports that time ran out
+        def give(self):
+            real.give()
 
-    worker.poll = GivesUpLate()
+        def wait(self, limit):
+            while not worker.finished:  # the worker has answered...
+                time.sleep(0.001)
+            return False                # ...but the wait reports that time ran out
+
+        def take(self):
+            real.take()
+
+    worker.answer = GivesUpLate()
     try:
         assert run_with_timeout(lambda: "first", 5.0, write=True) == "first"
     finally:
-        worker.poll = real
+        worker.answer = real
     assert timeouts._pool.idle[-1] is worker
     assert run_with_timeout(lambda: "second", 5.0, write=True) == "second"
 
