@@ -1,7 +1,8 @@
 """Running a tool under a deadline, two ways, because reads and writes differ.
 
 A read-only tool is interrupted in the calling thread by a SIGALRM deadline (a few
-microseconds of overhead, against ~85 us for a thread hand-off): stopping a read
+microseconds of overhead, against ~9 us for a thread hand-off, and more on a busy machine,
+where the hand-off lets other processes run in between): stopping a read
 half-way leaves nothing half-done. A write must never be interrupted half-way, so it
 runs in a worker thread and the caller stops *waiting* for it; the write may still
 finish later, which is why a timed-out write's outcome is unknown (:class:`WriteTimeout`).
