@@ -193,6 +193,7 @@ class SQLiteStore:
         id TEXT PRIMARY KEY, session_id TEXT NOT NULL, tool TEXT NOT NULL, args TEXT NOT NULL,
         reason TEXT NOT NULL, state TEXT NOT NULL, decision TEXT NOT NULL DEFAULT '',
         result TEXT, created REAL NOT NULL, error TEXT, told INTEGER NOT NULL DEFAULT 0);
+    CREATE INDEX IF NOT EXISTS held_calls_by_session ON held_calls(session_id);
     """
     _CLAIM = ("INSERT OR IGNORE INTO claims(key, fingerprint, state, result, created, expires) "
               "VALUES (?, ?, 'running', NULL, ?, ?)")
