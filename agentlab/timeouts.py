@@ -187,6 +187,7 @@ class _Pool:
 
 
 _pool = _Pool()
+_LONGEST = 2_000_000.0  # seconds (23 days): poll() counts milliseconds in a C int, timers overflow past it
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=lambda: _pool.forget())
 
@@ -217,10 +218,11 @@ def _with_alarm(fn: Callable[[], Any], limit: float) -> Any:
             raise _Expired()
 
     previous = _signal.signal(_SIGALRM, on_alarm)
-    prev_left, prev_interval = _signal.setitimer(_ITIMER_REAL, limit)
-    t0 = time.monotonic() if prev_left > 0 else 0.0
+    prev_left, prev_interval, t0 = 0.0, 0.0, time.monotonic()
     try:
         try:
+            # armed inside the try: an alarm due at once (a limit of a microsecond) still ends here, as a timeout
+            prev_left, prev_interval = _signal.setitimer(_ITIMER_REAL, limit)
             result = fn()
             armed[0] = False
             return result
@@ -243,6 +245,9 @@ def run_with_timeout(fn: Callable[[], Any], limit: float | None, *, write: bool)
     """
     if limit is None:
         return fn()
+    if not limit > 0:  # zero, negative, NaN: no time to wait (an interval timer of 0 is no timer at all)
+        limit = 1e-6
+    limit = min(limit, _LONGEST)
     if not write and _can_alarm():
         return _with_alarm(fn, limit)
     return _pool.run(fn, limit, write=write)

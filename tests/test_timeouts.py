@@ -92,3 +92,21 @@ def test_a_forked_child_runs_its_writes():
     os.close(read)
     os.waitpid(pid, 0)
     assert answer == "'ran'"
+
+
+@pytest.mark.parametrize("limit", [0, -1, -0.5, float("nan")])
+@pytest.mark.parametrize("write", [False, True])
+def test_no_time_to_wait_is_a_timeout_at_once_for_a_read_and_a_write(limit, write):
+    """A limit of zero or less (or NaN) was no limit for a read (an interval timer of 0 is none), an
+    ``itimer_error`` for a negative one, and an endless wait for a write given -1."""
+    go = threading.Event()
+    try:
+        with pytest.raises(TimeoutError):
+            run_with_timeout(lambda: go.wait(30), limit, write=write)
+    finally:
+        go.set()
+
+
+def test_a_limit_too_long_for_the_timers_is_waited_for_as_long_as_they_can():
+    assert run_with_timeout(lambda: "read", float("inf"), write=False) == "read"
+    assert run_with_timeout(lambda: "written", 1e12, write=True) == "written"
