@@ -35,6 +35,8 @@ from .store_types import WAITING_STATES, Approval, ApprovalState, Claim, ClaimSt
 __all__ = ["WAITING_STATES", "Approval", "ApprovalState", "Claim", "ClaimStatus", "MemoryStore", "SQLiteStore",
            "Store", "connect_sqlite", "open_store", "quietly", "result_json"]
 
+_NEW = Claim("new")  # frozen: one answer shared by every new claim
+
 
 class MemoryStore:
     """In one process only; a lock makes it safe across threads."""
@@ -54,7 +56,7 @@ class MemoryStore:
             rec = self._records.get(key)
             if rec is None:
                 self._records[key] = _Record(fingerprint, "running", None, now + lease)
-                return Claim("new")
+                return _NEW
             if rec.state == "running" and rec.expires <= now:
                 self._records[key] = rec = replace(rec, state="unknown")
         return _judge(rec, fingerprint)
@@ -186,12 +188,15 @@ class SQLiteStore:
     _SCHEMA = """
     CREATE TABLE IF NOT EXISTS claims (
         key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, state TEXT NOT NULL, result TEXT,
-        created REAL NOT NULL, expires REAL NOT NULL);
+        created REAL NOT NULL, expires REAL NOT NULL) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS held_calls (
         id TEXT PRIMARY KEY, session_id TEXT NOT NULL, tool TEXT NOT NULL, args TEXT NOT NULL,
         reason TEXT NOT NULL, state TEXT NOT NULL, decision TEXT NOT NULL DEFAULT '',
         result TEXT, created REAL NOT NULL, error TEXT, told INTEGER NOT NULL DEFAULT 0);
+    CREATE INDEX IF NOT EXISTS held_calls_by_session ON held_calls(session_id);
     """
+    _CLAIM = ("INSERT OR IGNORE INTO claims(key, fingerprint, state, result, created, expires) "
+              "VALUES (?, ?, 'running', NULL, ?, ?)")
     _COLS = "id, session_id, tool, args, reason, state, decision, result, created, error, told"
 
     def __init__(self, path: str | Path = ":memory:", *, clock: Callable[[], float] = time.time):
@@ -218,10 +223,9 @@ class SQLiteStore:
     def claim(self, key: str, fingerprint: str, *, lease: float = 60.0) -> Claim:
         now = self._clock()
         with self._lock:
-            cur = self._db.execute("INSERT OR IGNORE INTO claims(key, fingerprint, state, result, created, expires) "
-                                   "VALUES (?, ?, 'running', NULL, ?, ?)", (key, fingerprint, now, now + lease))
-            if cur.rowcount == 1:
-                return Claim("new")
+            # one statement, one commit: the claim is in the file (and visible to every process) before it returns
+            if self._db.execute(self._CLAIM, (key, fingerprint, now, now + lease)).rowcount == 1:
+                return _NEW
             # a claim whose lease ran out was never finished: its outcome is unknown, for good
             self._db.execute("UPDATE claims SET state = 'unknown' WHERE key = ? AND state = 'running' "
                              "AND expires <= ?", (key, now))
@@ -232,7 +236,8 @@ class SQLiteStore:
         return _judge(_Record(*row), fingerprint)
 
     def finish(self, key: str, result: str) -> None:
-        self._q("UPDATE claims SET state = 'done', result = ? WHERE key = ?", (result, key))
+        with self._lock:
+            self._db.execute("UPDATE claims SET state = 'done', result = ? WHERE key = ?", (result, key))
 
     def release(self, key: str) -> None:
         self._q("DELETE FROM claims WHERE key = ? AND state = 'running'", (key,))

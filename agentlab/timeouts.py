@@ -1,13 +1,11 @@
 """Running a tool under a deadline, two ways, because reads and writes differ.
 
 A read-only tool is interrupted in the calling thread by a SIGALRM deadline (a few
-microseconds of overhead, against ~85 us for a thread hand-off): stopping a read
+microseconds of overhead, against ~9 us for a thread hand-off, and more on a busy machine,
+where the hand-off lets other processes run in between): stopping a read
 half-way leaves nothing half-done. A write must never be interrupted half-way, so it
 runs in a worker thread and the caller stops *waiting* for it; the write may still
 finish later, which is why a timed-out write's outcome is unknown (:class:`WriteTimeout`).
-
-:func:`wait_in_worker` is the worker-thread way for a coroutine: the event loop waits for the
-worker's future (one hand-off there, one back) and serves other requests meanwhile.
 
 Neither can interrupt C code that holds the GIL (a catastrophic regex, a long
 ``sum`` over a C array): the deadline fires when that code gives the GIL back.
@@ -17,7 +15,8 @@ from __future__ import annotations
 import _signal
 import _thread
 import asyncio
-import queue
+import os
+import select
 import signal
 import threading
 import time
@@ -39,92 +38,177 @@ class WriteTimeout(TimeoutError):
         self.future = future
 
 
-class _Job:
-    """One call handed to a worker. A Future is made only for a caller that stops waiting (``late``): a
-    plain lock wakes the caller that does not, at about half the CPU of a Future and its Condition."""
-
-    __slots__ = ("done", "error", "finished", "fn", "late", "value")
-
-    def __init__(self, fn: Callable[[], Any]) -> None:
-        self.fn = fn
-        self.done = _thread.allocate_lock()
-        self.done.acquire()
-        self.value: Any = None
-        self.error: BaseException | None = None
-        self.finished = False
-        self.late: Future | None = None
-
-
 class Interrupted(TimeoutError):
     """A read stopped by its deadline in the calling thread (told apart from a ``TimeoutError`` of its own)."""
 
 
-class _Workers:
-    """Daemon threads for writes, so a hung tool never blocks the interpreter's exit."""
+class _PipeAnswer:
+    """A worker's "done" to the caller that waits for it: a byte on a pipe, waited for with ``poll`` (POSIX).
+    Like the wake-up, a pipe hands the CPU over: the caller runs once the worker blocks for its next call."""
+
+    __slots__ = ("fds", "poller")
 
     def __init__(self) -> None:
-        self._q: queue.SimpleQueue = queue.SimpleQueue()
-        self._idle = 0
-        self._lock = threading.Lock()
+        self.fds = os.pipe()
+        self.poller = select.poll()
+        self.poller.register(self.fds[0], select.POLLIN)
 
-    def run(self, fn: Callable[[], Any], limit: float, *, write: bool) -> Any:
-        """``fn()`` in a worker, waited for at most ``limit`` seconds."""
-        job = _Job(fn)
-        with self._lock:
-            if self._idle == 0:
-                threading.Thread(target=self._work, daemon=True, name="agentlab-tool").start()
-            else:
-                self._idle -= 1
-        self._q.put(job)
-        if not job.done.acquire(timeout=limit):
-            with self._lock:
-                if not job.finished:  # still running: the caller stops waiting, the result settles a Future
-                    fut: Future = Future()
-                    job.late = fut
-                    fut.set_running_or_notify_cancel()
-                    if write:
-                        raise WriteTimeout(limit, fut)
-                    raise TimeoutError(f"no answer within {limit:g} s")
-        if job.error is not None:
-            error, job.error = job.error, None  # no cycle through the traceback
-            raise error
-        return job.value
+    def give(self) -> None:
+        os.write(self.fds[1], b"\0")
 
-    def submit(self, fn: Callable[[], Any]) -> Future:
-        """``fn()`` in a worker, its outcome in a Future (for a caller that waits on an event loop)."""
-        job = _Job(fn)
-        fut: Future = Future()
-        fut.set_running_or_notify_cancel()
-        job.late = fut
-        with self._lock:
-            if self._idle == 0:
-                threading.Thread(target=self._work, daemon=True, name="agentlab-tool").start()
-            else:
-                self._idle -= 1
-        self._q.put(job)
-        return fut
+    def wait(self, limit: float) -> bool:
+        """Take the answer if it comes within ``limit`` seconds."""
+        if not self.poller.poll(limit * 1000):
+            return False
+        os.read(self.fds[0], 1)
+        return True
 
-    def _work(self) -> None:
+    def take(self) -> None:
+        """Take an answer that is given or about to be."""
+        os.read(self.fds[0], 1)
+
+    def close(self) -> None:
+        for fd in self.fds:
+            os.close(fd)
+
+
+class _LockAnswer:
+    """The same with a lock, where ``select.poll`` does not exist (Windows)."""
+
+    __slots__ = ("lock",)
+
+    def __init__(self) -> None:
+        self.lock = _thread.allocate_lock()
+        self.lock.acquire()
+
+    def give(self) -> None:
+        self.lock.release()
+
+    def wait(self, limit: float) -> bool:
+        return self.lock.acquire(True, limit)
+
+    def take(self) -> None:
+        self.lock.acquire()
+
+    def close(self) -> None:
+        pass
+
+
+_Answer = _PipeAnswer if hasattr(select, "poll") else _LockAnswer
+
+
+class _Worker:
+    """A daemon thread that runs one call at a time, for as long as the process lives.
+
+    It sleeps in ``os.read`` on a pipe of its own and is woken by one byte. Measured on Linux, that hand-off
+    costs about half the CPU of waking it with a lock: a pipe wakes its reader on the writer's CPU once the
+    writer blocks, so the two threads take turns with the GIL; a lock's release wakes the worker at once,
+    on another CPU, to wait for a GIL its caller still holds (two more context switches per call)."""
+
+    __slots__ = ("answer", "error", "finished", "fn", "inbox", "late", "value", "wake")
+
+    def __init__(self) -> None:
+        self.inbox, self.wake = os.pipe()
+        self.answer: _PipeAnswer | _LockAnswer = _Answer()  # given when a call its caller still waits for ends
+        self.fn: Callable[[], Any] | None = None
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.finished = False
+        self.late: Future | None = None  # made only for a caller that stopped waiting
+        threading.Thread(target=self._serve, daemon=True, name="agentlab-tool").start()
+
+    def _serve(self) -> None:
+        read = os.read
         while True:
-            job = self._q.get()
+            if not read(self.inbox, 1):  # end of file: the pipe was closed, nothing more will come
+                return
+            fn, self.fn = self.fn, None
             try:
-                value, error = job.fn(), None
+                value, error = fn(), None  # type: ignore[misc]
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 value, error = None, exc
-            with self._lock:
-                # idle before the caller wakes, so that its next call finds this thread instead of starting one
-                self._idle += 1
-                job.value, job.error, job.finished = value, error, True
-                late = job.late
+            with _pool.lock:
+                self.value, self.error, self.finished = value, error, True
+                late, self.late = self.late, None
             if late is None:
-                job.done.release()
-            elif error is not None:
+                self.answer.give()
+                continue
+            self.value = self.error = None
+            if error is not None:
                 late.set_exception(error)
             else:
                 late.set_result(value)
+            _pool.idle.append(self)  # its caller is gone: free for the next call once the late result is in
 
 
-_workers = _Workers()
+class _Pool:
+    """The idle workers. A worker is taken for one call and put back when it ends; a write that outlives
+    its caller's wait keeps its worker until it finishes, so a hung write never delays the next one."""
+
+    def __init__(self) -> None:
+        self.lock = _thread.allocate_lock()
+        self.idle: list[_Worker] = []
+        self.every: list[_Worker] = []
+
+    def run(self, fn: Callable[[], Any], limit: float, *, write: bool) -> Any:
+        """``fn()`` in a worker, waited for at most ``limit`` seconds."""
+        try:
+            w = self.idle.pop()  # atomic: two callers never take one worker
+        except IndexError:
+            w = _Worker()
+            self.every.append(w)
+        w.fn, w.finished = fn, False
+        os.write(w.wake, b"\0")
+        if not w.answer.wait(limit):
+            with self.lock:
+                if not w.finished:  # still running: the caller stops waiting, the result settles a Future
+                    fut: Future = Future()
+                    fut.set_running_or_notify_cancel()
+                    w.late = fut
+                    if write:
+                        raise WriteTimeout(limit, fut)
+                    raise TimeoutError(f"no answer within {limit:g} s")
+            w.answer.take()  # it ended just now: its answer is taken, so that its next call is waited for again
+        value, error = w.value, w.error
+        w.value = w.error = None  # the worker holds no result (nor a traceback's frames) while idle
+        self.idle.append(w)
+        if error is not None:
+            raise error
+        return value
+
+    def submit(self, fn: Callable[[], Any]) -> Future:
+        """``fn()`` in a worker, its outcome in a Future (for a caller that waits on an event loop); the worker
+        goes back to the idle ones when it has settled the Future."""
+        try:
+            w = self.idle.pop()
+        except IndexError:
+            w = _Worker()
+            self.every.append(w)
+        fut: Future = Future()
+        fut.set_running_or_notify_cancel()
+        w.fn, w.finished, w.late = fn, False, fut
+        os.write(w.wake, b"\0")
+        return fut
+
+    def forget(self) -> None:
+        """In a forked child: the workers' threads did not come along (fork copies only the calling
+        thread), so the next call starts a new one. Without this, a child's write was handed to a thread
+        that does not exist and reported "still running" at its timeout, never having run."""
+        for w in self.every:
+            try:
+                os.close(w.inbox)
+                os.close(w.wake)
+                w.answer.close()
+            except OSError:
+                pass
+        self.lock = _thread.allocate_lock()  # another thread may have held it at the fork
+        self.idle, self.every = [], []
+
+
+_pool = _Pool()
+_LONGEST = 2_000_000.0  # seconds (23 days): poll() counts milliseconds in a C int, timers overflow past it
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _pool.forget())
 
 
 class _Expired(BaseException):
@@ -158,10 +242,11 @@ def _with_alarm(fn: Callable[[], Any], limit: float) -> Any:
             raise _Expired()
 
     previous = _signal.signal(_SIGALRM, on_alarm)
-    prev_left, prev_interval = _signal.setitimer(_ITIMER_REAL, limit)
-    t0 = time.monotonic() if prev_left > 0 else 0.0
+    prev_left, prev_interval, t0 = 0.0, 0.0, time.monotonic()
     try:
         try:
+            # armed inside the try: an alarm due at once (a limit of a microsecond) still ends here, as a timeout
+            prev_left, prev_interval = _signal.setitimer(_ITIMER_REAL, limit)
             result = fn()
             armed[0] = False
             return result
@@ -184,9 +269,12 @@ def run_with_timeout(fn: Callable[[], Any], limit: float | None, *, write: bool)
     """
     if limit is None:
         return fn()
+    if not limit > 0:  # zero, negative, NaN: no time to wait (an interval timer of 0 is no timer at all)
+        limit = 1e-6
+    limit = min(limit, _LONGEST)
     if not write and _can_alarm():
         return _with_alarm(fn, limit)
-    return _workers.run(fn, limit, write=write)
+    return _pool.run(fn, limit, write=write)
 
 
 async def wait_in_worker(fn: Callable[[], Any], limit: float | None, *, write: bool) -> Any:
@@ -206,7 +294,7 @@ async def wait_in_worker(fn: Callable[[], Any], limit: float | None, *, write: b
         except RuntimeError:  # the loop closed meanwhile (a server shutting down): nobody waits any more
             pass
 
-    fut = _workers.submit(fn)
+    fut = _pool.submit(fn)
     fut.add_done_callback(wake)
     timer = loop.call_later(limit, _settle, waiter, False) if limit is not None else None
     try:

@@ -18,6 +18,7 @@ Run: python run.py bench   (or: python benchmarks/bench_loop.py [rounds])
 """
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import tempfile
@@ -81,7 +82,12 @@ def cpu_per_call(one_run, batch: list[list]) -> float:
     return (time.process_time() - t0) / N * 1e6
 
 
+def _load() -> float:
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+
 def main() -> None:
+    load0 = _load()
     reg = registry()
     tmp = tempfile.TemporaryDirectory()
     sides = {
@@ -119,6 +125,8 @@ def main() -> None:
                 line += f"   target <= {TARGETS[tool]:.0f} us: {'met' if ok else 'MISSED'}"
             print(line)
     print(f"  targets (SQLite, every guard on): {'met' if met else 'MISSED'}")
+    print(f"  load average (1 min) before / after: {load0:.1f} / {_load():.1f} on {os.cpu_count()} CPUs"
+          " (a busy machine inflates the guarded side most: each write's thread hand-off lets other processes run)")
     tmp.cleanup()
 
 

@@ -114,6 +114,18 @@ def test_an_approval_records_its_result_failure_and_telling(store):
     assert [x.id for x in store.approvals()] == ["y"]
 
 
+def test_sqlite_reads_a_claim_and_a_sessions_held_calls_through_an_index(tmp_path):
+    """Every run asks for its session's held calls (the decisions to tell its model): that was a scan of
+    every held call ever recorded. A claim's table is its key's B-tree alone (one page written per commit)."""
+    store = SQLiteStore(tmp_path / "s.db")
+    plan = " ".join(str(row[-1]) for row in store._db.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM held_calls WHERE session_id = ?", ("s1",)))
+    assert "USING INDEX" in plan, plan
+    table = store._db.execute("SELECT sql FROM sqlite_master WHERE name = 'claims'").fetchone()[0]
+    assert "WITHOUT ROWID" in table
+    store.close()
+
+
 def test_open_store_reads_a_url(tmp_path):
     assert isinstance(open_store("memory:"), MemoryStore)
     assert open_store(f"sqlite://{tmp_path}/a.db").path == f"{tmp_path}/a.db"

@@ -1,0 +1,112 @@
+"""Waiting for a tool (agentlab/timeouts.py): a write's worker thread, reused, abandoned, forked."""
+import os
+import threading
+import time
+
+import pytest
+
+import agentlab.timeouts as timeouts
+from agentlab.timeouts import WriteTimeout, run_with_timeout
+
+
+@pytest.fixture(autouse=True, params=["pipe", "lock"])
+def answer_kind(request, monkeypatch):
+    """Each test with workers that answer through a pipe (POSIX) and through a lock (Windows)."""
+    if request.param == "pipe" and not hasattr(timeouts.select, "poll"):
+        pytest.skip("no select.poll here")
+    monkeypatch.setattr(timeouts, "_Answer", timeouts._PipeAnswer if request.param == "pipe" else timeouts._LockAnswer)
+    monkeypatch.setattr(timeouts, "_pool", timeouts._Pool())
+    return request.param
+
+
+def test_writes_reuse_one_worker_and_a_failure_comes_back_as_it_was_raised():
+    run_with_timeout(lambda: 0, 5.0, write=True)  # a worker exists from here on
+    before = threading.active_count()
+    assert [run_with_timeout(lambda i=i: i, 5.0, write=True) for i in range(50)] == list(range(50))
+    with pytest.raises(KeyError, match="boom"):
+        run_with_timeout(lambda: {}["boom"], 5.0, write=True)
+    assert threading.active_count() == before
+
+
+def test_a_write_that_outlives_its_wait_keeps_running_and_its_result_arrives_later():
+    go, ran = threading.Event(), []
+
+    def slow():
+        go.wait(10)
+        ran.append("written")
+        return {"refund": 1}
+
+    with pytest.raises(WriteTimeout) as caught:
+        run_with_timeout(slow, 0.01, write=True)
+    # the worker still runs the slow write; the next write is not queued behind it
+    assert run_with_timeout(lambda: "next", 5.0, write=True) == "next"
+    assert ran == []
+    go.set()
+    assert caught.value.future.result(timeout=10) == {"refund": 1} and ran == ["written"]
+
+
+def test_a_write_that_ends_just_as_the_wait_ends_does_not_answer_the_next_call():
+    """The worker answered after the caller's wait had given up, but before the caller looked: the caller
+    takes that answer, so the worker's next call is waited for, not answered by the old one."""
+    run_with_timeout(lambda: 0, 5.0, write=True)
+    worker = timeouts._pool.idle[-1]
+    real = worker.answer
+
+    class GivesUpLate:
+        def give(self):
+            real.give()
+
+        def wait(self, limit):
+            while not worker.finished:  # the worker has answered...
+                time.sleep(0.001)
+            return False                # ...but the wait reports that time ran out
+
+        def take(self):
+            real.take()
+
+    worker.answer = GivesUpLate()
+    try:
+        assert run_with_timeout(lambda: "first", 5.0, write=True) == "first"
+    finally:
+        worker.answer = real
+    assert timeouts._pool.idle[-1] is worker
+    assert run_with_timeout(lambda: "second", 5.0, write=True) == "second"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_forked_child_runs_its_writes():
+    """A child made by fork has only the forking thread: the parent's idle workers are not there.
+    The child's write was handed to one of them and reported "still running" at its timeout, never run."""
+    run_with_timeout(lambda: 0, 5.0, write=True)  # the parent has an idle worker
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report what happened, never return into pytest
+        try:
+            answer = repr(run_with_timeout(lambda: "ran", 2.0, write=True))
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent
+            answer = type(exc).__name__
+        os.write(write, answer.encode())
+        os._exit(0)
+    os.close(write)
+    answer = os.read(read, 100).decode()
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert answer == "'ran'"
+
+
+@pytest.mark.parametrize("limit", [0, -1, -0.5, float("nan")])
+@pytest.mark.parametrize("write", [False, True])
+def test_no_time_to_wait_is_a_timeout_at_once_for_a_read_and_a_write(limit, write):
+    """A limit of zero or less (or NaN) was no limit for a read (an interval timer of 0 is none), an
+    ``itimer_error`` for a negative one, and an endless wait for a write given -1."""
+    go = threading.Event()
+    try:
+        with pytest.raises(TimeoutError):
+            run_with_timeout(lambda: go.wait(30), limit, write=write)
+    finally:
+        go.set()
+
+
+def test_a_limit_too_long_for_the_timers_is_waited_for_as_long_as_they_can():
+    assert run_with_timeout(lambda: "read", float("inf"), write=False) == "read"
+    assert run_with_timeout(lambda: "written", 1e12, write=True) == "written"
