@@ -155,9 +155,10 @@ class _Turn:
             choice = self._choice()
             specs = _narrow(self._offered(every), choice)
             asked = _ask(self.model, self.messages, specs, self.ctx, step, choice, self.left)
+            offered = ",".join(s.get("function", s).get("name", "") for s in specs)  # routing, watched on traffic
             if asked.error is not None:
                 err = asked.error
-                self.events.append(Event(**self.base, round_index=step, kind="model", exec_ok=False,
+                self.events.append(Event(**self.base, round_index=step, kind="model", exec_ok=False, offered=offered,
                                          error_code=err.code, error_category=err.category, error_stage=err.stage,
                                          retry_count=asked.retries, latency_ms=asked.latency_ms, note=asked.detail))
                 if asked.late:
@@ -168,7 +169,7 @@ class _Turn:
             self.messages.append(reply.message())
             usage = reply.usage
             self.events.append(Event(**self.base, round_index=step, kind="model", retry_count=asked.retries,
-                                     latency_ms=asked.latency_ms,
+                                     latency_ms=asked.latency_ms, offered=offered,
                                      prompt_tokens=usage.prompt_tokens if usage else 0,
                                      completion_tokens=usage.completion_tokens if usage else 0,
                                      model_visible=reply.content if not reply.tool_calls else

@@ -56,6 +56,7 @@ class Event:
     model_visible: str | None = None  # exactly what the model was told (tool) or said (model)
     replayed: bool = False
     note: str | None = None
+    offered: str | None = None  # model turns: the tools shown that turn, comma-joined (routing on traffic)
 
     def to_dict(self) -> dict:
         # every field is a scalar, so this is asdict() without its recursive deep copy

@@ -59,6 +59,8 @@ EXPECTED = [
     ("hanging_tool", "done", "done", 1, 1),
     ("leaky_tool", "done", "escalated", 1, 0),
     ("lost_reply", "done", "done", 2, 1),
+    ("repeat_call", "budget_exhausted", "escalated", 11, 1),  # the breaker stops the third; naive: only its cap
+    ("ping_pong", "budget_exhausted", "budget_exhausted", 0, 0),  # new arguments each turn: only the step budget
 ]
 
 
