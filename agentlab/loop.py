@@ -74,7 +74,8 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
     offered is still checked and run: routing narrows what the model reads, not what it may do.
 
     ``tool_choice`` sets how much autonomy a turn has (a value, or a function of the conversation):
-    ``auto``; ``required`` (a text-only reply is re-asked); ``none`` (no tools shown, a call is refused);
+    ``auto``; ``required`` (a text-only reply is re-asked; given for the whole run, it holds until a call has
+    run without error, then the closing answer may be text); ``none`` (no tools shown, a call is refused);
     or one tool's name (only it is shown, any other call is refused and a text answer re-asked, e.g. the
     confirmation before a delete). The loop enforces it for any model, and passes it on to models that take ``tool_choice=``.
 
@@ -109,6 +110,7 @@ class _Turn:
         self.seen: dict[str, int] = {}
         self.invalid_streak = 0  # invalid calls since the last one that ran: the re-ask budget
         self.corrected = False
+        self.acted = False  # a tool call has run without error in this run
         self.pending: list[str] = []
         self.rest: tuple[ToolCall, ...] = ()
         self.started = ctx.clock()
@@ -153,6 +155,10 @@ class _Turn:
             if left is not None and left <= 0:
                 return self.late(step - 1, "before a model call")
             choice = self._choice()
+            if choice == "required" and self.tool_choice == "required" and self.acted:
+                # run-wide "required" means "act before you answer": once a call has done its work, the closing
+                # answer is text (a turn still forced to call could only end budget_exhausted after a success)
+                choice = "auto"
             specs = _narrow(self._offered(every), choice)
             asked = _ask(self.model, self.messages, specs, self.ctx, step, choice, self.left)
             offered = ",".join(s.get("function", s).get("name", "") for s in specs)  # routing, watched on traffic
@@ -265,6 +271,7 @@ class _Turn:
         if out.approval_id:
             self.pending.append(out.approval_id)
         if e is None:
+            self.acted = True
             if self.invalid_streak:
                 self.corrected = True
             self.invalid_streak = 0

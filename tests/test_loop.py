@@ -511,3 +511,24 @@ def test_without_a_store_each_run_gets_a_memory_store_of_its_own(monkeypatch):
     assert isinstance(a, MemoryStore) and a is not b  # no SQLite database made per run, nothing shared
     monkeypatch.setenv("AGENTLAB_STORE", "sqlite://")
     assert type(default_store()).__name__ == "SQLiteStore"  # a store named by the environment is still honoured
+
+
+def test_required_for_the_whole_run_accepts_the_closing_answer_once_the_booking_ran():
+    """tool_choice="required" for a whole run used to re-ask even the answer after a booking that succeeded: the
+    run ended budget_exhausted and the user read "could not finish". Once a call has run without error, the
+    closing answer is text; before it, a text-only reply is still re-asked."""
+    from agentlab.models import ScriptedModel, call, say
+    from agentlab.scenarios import expense
+    ledger, reg = expense.SCENARIO.setup("en")
+    day = ledger.today().isoformat()
+    book = call("book_expense_record", {"date": day, "item": "taxi", "amount": 45, "category": "transport"})
+    model = ScriptedModel([say("Sure, one moment."), book, say("Booked: taxi, 45 yuan, today.")])
+    run = guarded(model, reg, "今天打车花了45元帮我记上", tool_choice="required",
+                  config=GuardConfig(step_budget=expense.STEP_BUDGET))
+    assert run.status == "done_after_self_correction" and run.answer == "Booked: taxi, 45 yuan, today."
+    assert [e.error_code for e in run.tool_events] == ["WRONG_TOOL", None]  # the words before any work: re-asked
+    assert len(ledger.snapshot()["records"]) == 1
+    # a per-turn policy that says "required" still means this turn: its text is re-asked
+    strict = ScriptedModel([book, say("Booked."), say("Booked."), say("Booked.")])
+    run = guarded(strict, expense.SCENARIO.setup("en")[1], "book it", tool_choice=lambda m: "required")
+    assert run.status == "escalated" and run.events[-1].error_code == "SELF_CORRECTION_EXHAUSTED"
