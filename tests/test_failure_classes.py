@@ -1,6 +1,5 @@
 from agentlab.errors import CODES
-from agentlab.evals.failure_classes import (CODE_CLASSES, FAILURE_CLASSES, FAULT_CLASSES, by_failure_class, class_name,
-                                            class_table)
+from agentlab.evals.failure_classes import CODE_CLASSES, FAILURE_CLASSES, FAULT_CLASSES, by_failure_class, class_name, class_table
 from agentlab.models.faults import FAULTS
 
 
