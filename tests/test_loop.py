@@ -532,3 +532,28 @@ def test_required_for_the_whole_run_accepts_the_closing_answer_once_the_booking_
     strict = ScriptedModel([book, say("Booked."), say("Booked."), say("Booked.")])
     run = guarded(strict, expense.SCENARIO.setup("en")[1], "book it", tool_choice=lambda m: "required")
     assert run.status == "escalated" and run.events[-1].error_code == "SELF_CORRECTION_EXHAUSTED"
+
+
+def test_the_final_answer_can_be_written_by_a_separate_call_from_the_verified_results():
+    """The refund article's optional last step, off by default: a second model, no tools, reads only what the
+    calls that ran returned (not the errors and re-asks before them) and writes what the user reads."""
+    from agentlab.models import ModelError, ScriptedModel, say
+    from agentlab.models.faults import FaultyModel
+    from agentlab.workbook.demo import TASK, make_model
+    writer = ScriptedModel([say("Your refund of 199 yuan for order A1001 is on its way back to your card.")])
+    _desk, reg = setup()
+    run = guarded(FaultyModel(make_model(), "camel_case", at_step=2), reg, TASK["en"], final_model=writer)
+    assert run.status == "done_after_self_correction" and run.answer.startswith("Your refund of 199 yuan")
+    assert run.messages[-1]["content"] == run.answer  # the history holds what the user read
+    single = [e for e in run.events if e.kind == "model"][-2].model_visible
+    assert single == "Done: order A1001 has been refunded 199.0 yuan to the original payment method."
+    (sent,) = writer.calls
+    assert sent.tools == ()  # no tools
+    told = sent.messages[-1]["content"]
+    assert "create_refund" in told and "INVALID_ARGS" not in told and "orderId" not in told
+    assert [e.note for e in run.events if e.kind == "model"][-1] == "final answer written by a separate call"
+    off = guarded(make_model(), setup()[1], TASK["en"])  # off by default: one call, its answer
+    assert off.answer == single and sum(e.kind == "model" for e in off.events) == 3
+    broken = ScriptedModel([ModelError("UNAUTHENTICATED", "401")])
+    kept = guarded(make_model(), setup()[1], TASK["en"], final_model=broken)
+    assert kept.status == "done" and kept.answer == single  # a failed writer never costs the user the answer
