@@ -49,6 +49,7 @@ __all__ = [
     "CallContext",
     "CallOutcome",
     "classify_exception",
+    "compose_messages",
     "default_store",
     "execute",
     "idempotency_key",
@@ -66,7 +67,8 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
                 sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None,
                 clock: Callable[[], float] = time.perf_counter, session_id: str | None = None,
                 lang: Lang | None = None, offer: Callable[[list[dict]], list[str]] | None = None,
-                tool_choice: ToolChoice | Callable[[list[dict]], ToolChoice] | None = None) -> Run:
+                tool_choice: ToolChoice | Callable[[list[dict]], ToolChoice] | None = None,
+                final_model: Model | None = None) -> Run:
     """Run ``task`` with every guard of ``config``. Never raises for model or tool failures.
 
     ``offer`` routes tools: given the conversation, the names of the tools to show the model this turn
@@ -74,9 +76,15 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
     offered is still checked and run: routing narrows what the model reads, not what it may do.
 
     ``tool_choice`` sets how much autonomy a turn has (a value, or a function of the conversation):
-    ``auto``; ``required`` (a text-only reply is re-asked); ``none`` (no tools shown, a call is refused);
+    ``auto``; ``required`` (a text-only reply is re-asked; given for the whole run, it holds until a call has
+    run without error, then the closing answer may be text); ``none`` (no tools shown, a call is refused);
     or one tool's name (only it is shown, any other call is refused and a text answer re-asked, e.g. the
     confirmation before a delete). The loop enforces it for any model, and passes it on to models that take ``tool_choice=``.
+
+    ``final_model`` (off by default) writes the closing answer in a separate call, with no tools, from the
+    verified results only (the calls that ran without error): give it a model at a higher temperature than the
+    tool turns, for a reply that reads naturally. It runs only when the run ended done; if it fails, or answers
+    with anything but text, the single-call answer stands (:func:`compose_messages` says what it reads).
 
     ``config.run_deadline`` bounds the whole run on ``clock``: it is checked before every model call and
     every tool call, and a model call is waited for only until it passes. A model that takes ``timeout=``
@@ -89,7 +97,9 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
     """
     ctx = CallContext(registry, config, store if store is not None else default_store(), sleep,
                   rng or random.Random(0), clock, session_id or uuid.uuid4().hex[:12], lang or registry.lang)
-    return _Turn(model, ctx, system_prompt, history, task, offer, tool_choice).run()
+    turn = _Turn(model, ctx, system_prompt, history, task, offer, tool_choice)
+    turn.final_model = final_model
+    return turn.run()
 
 
 class _Turn:
@@ -109,6 +119,8 @@ class _Turn:
         self.seen: dict[str, int] = {}
         self.invalid_streak = 0  # invalid calls since the last one that ran: the re-ask budget
         self.corrected = False
+        self.acted = False  # a tool call has run without error in this run
+        self.final_model: Model | None = None  # writes the closing answer in a separate call (run_guarded)
         self.pending: list[str] = []
         self.rest: tuple[ToolCall, ...] = ()
         self.started = ctx.clock()
@@ -153,11 +165,16 @@ class _Turn:
             if left is not None and left <= 0:
                 return self.late(step - 1, "before a model call")
             choice = self._choice()
+            if choice == "required" and self.tool_choice == "required" and self.acted:
+                # run-wide "required" means "act before you answer": once a call has done its work, the closing
+                # answer is text (a turn still forced to call could only end budget_exhausted after a success)
+                choice = "auto"
             specs = _narrow(self._offered(every), choice)
             asked = _ask(self.model, self.messages, specs, self.ctx, step, choice, self.left)
+            offered = ",".join(s.get("function", s).get("name", "") for s in specs)  # routing, watched on traffic
             if asked.error is not None:
                 err = asked.error
-                self.events.append(Event(**self.base, round_index=step, kind="model", exec_ok=False,
+                self.events.append(Event(**self.base, round_index=step, kind="model", exec_ok=False, offered=offered,
                                          error_code=err.code, error_category=err.category, error_stage=err.stage,
                                          retry_count=asked.retries, latency_ms=asked.latency_ms, note=asked.detail))
                 if asked.late:
@@ -168,7 +185,7 @@ class _Turn:
             self.messages.append(reply.message())
             usage = reply.usage
             self.events.append(Event(**self.base, round_index=step, kind="model", retry_count=asked.retries,
-                                     latency_ms=asked.latency_ms,
+                                     latency_ms=asked.latency_ms, offered=offered,
                                      prompt_tokens=usage.prompt_tokens if usage else 0,
                                      completion_tokens=usage.completion_tokens if usage else 0,
                                      model_visible=reply.content if not reply.tool_calls else
@@ -185,7 +202,10 @@ class _Turn:
                         return ending
                     continue
                 status: Status = "done_after_self_correction" if self.corrected else "done"
-                return self.end(status, "final answer", reply.content or "", step)
+                answer = reply.content or ""
+                if self.final_model is not None:
+                    answer = self._compose(answer, step)
+                return self.end(status, "final answer", answer, step)
             calls = reply.tool_calls if cfg.all_calls else reply.tool_calls[:1]
             cap = cfg.max_calls_per_turn
             over = calls[cap:] if cap is not None and len(calls) > cap else ()
@@ -205,6 +225,25 @@ class _Turn:
             self.rest = ()
         err = make_error("BUDGET_EXHAUSTED", steps=budget)
         return self.end("budget_exhausted", f"step budget of {budget} used up", friendly(err, lang), budget, err)
+
+    def _compose(self, single: str, step: int) -> str:
+        """The closing answer written by :attr:`final_model` from the verified results (``single`` if that fails)."""
+        assert self.final_model is not None
+        task = next((m.get("content") or "" for m in reversed(self.messages) if m.get("role") == "user"), "")
+        asked = _ask(self.final_model, compose_messages(task, self.events, self.ctx.lang), [], self.ctx, step,
+                     None, self.left)
+        text = asked.reply.content if asked.reply is not None and not asked.reply.tool_calls else None
+        self.events.append(Event(**self.base, round_index=step, kind="model", retry_count=asked.retries,
+                                 latency_ms=asked.latency_ms, offered="", model_visible=text,
+                                 error_code=asked.error.code if asked.error else None,
+                                 error_category=asked.error.category if asked.error else None,
+                                 error_stage=asked.error.stage if asked.error else None,
+                                 note="final answer written by a separate call" if text else
+                                 "the separate final-answer call failed; the single-call answer stands"))
+        if not text:
+            return single
+        self.messages[-1] = {**self.messages[-1], "content": text}  # the history holds what the user read
+        return text
 
     def _too_many(self, tc: ToolCall, step: int, cap: int) -> None:
         """Answer a call past ``max_calls_per_turn`` without running it; the turn goes on."""
@@ -264,6 +303,7 @@ class _Turn:
         if out.approval_id:
             self.pending.append(out.approval_id)
         if e is None:
+            self.acted = True
             if self.invalid_streak:
                 self.corrected = True
             self.invalid_streak = 0
@@ -273,6 +313,17 @@ class _Turn:
         elif e.category == "fatal":
             return self.end("escalated", f"{tc.name}: {e.code}", friendly(e, lang), step, e)
         return None
+
+
+def compose_messages(task: str, events: list[Event], lang: Lang) -> list[dict]:
+    """The separate final-answer call's conversation: the instruction, the user's request, and the verified
+    results (each call that ran without error, with its arguments and what it returned), nothing else: not the
+    errors, re-asks and guesses of the tool turns."""
+    verified = [{"tool": e.tool_name, "arguments": e.args_raw, "result": e.model_visible}
+                for e in events if e.kind == "tool" and e.error_code is None and e.exec_ok]
+    return [{"role": "system", "content": t("final_answer.prompt", lang)},
+            {"role": "user", "content": task},
+            {"role": "user", "content": json.dumps({"verified_results": verified}, ensure_ascii=False)}]
 
 
 def _narrow(specs: list[dict], choice: ToolChoice | None) -> list[dict]:

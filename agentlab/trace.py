@@ -56,6 +56,7 @@ class Event:
     model_visible: str | None = None  # exactly what the model was told (tool) or said (model)
     replayed: bool = False
     note: str | None = None
+    offered: str | None = None  # model turns: the tools shown that turn, comma-joined (routing on traffic)
 
     def to_dict(self) -> dict:
         # every field is a scalar, so this is asdict() without its recursive deep copy
@@ -163,6 +164,8 @@ _NOTES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), k) for p
     (r"^replayed from the approved call$", "note.replayed_approved"),
     (r"^repeated-call breaker$", "note.breaker"),
     (r"^resent with the same idempotency key$", "note.resent_same_key"),
+    (r"^final answer written by a separate call$", "note.final_call"),
+    (r"^the separate final-answer call failed; the single-call answer stands$", "note.final_call_failed"),
     (r"^an earlier attempt never reported back; a person must resolve it$", "note.never_reported"),
     (r"^(?P<tool>\w+): still invalid after (?P<n>\d+) corrections$", "note.still_invalid"),
     (r"^model API: (?P<code>[A-Z_0-9]+): .*$", "note.model_api"),

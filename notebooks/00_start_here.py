@@ -101,6 +101,12 @@ table_view(table, lang=LANG)
 # exactly what the task needed. A run that *says* done is not credited for it: `done, wrong data` (said
 # done, but the data is wrong) is the worst outcome, because nobody looks again. A guarded run that handed over to a person
 # (`api_401`, `leaky_tool`) wrote nothing wrong, but it did not refund either: it is not counted as correct.
+#
+# The last two rows are models that never answer. Under `repeat_call` the naive loop sends the same refund until
+# its hard cap of 12 steps and writes eleven refunds; the guarded loop writes one, answers the second from the
+# idempotency store, and the repeat breaker stops the third (`LOOP_DETECTED`) and hands over. Under `ping_pong`
+# every look-up asks about a new order, so nothing ever repeats and no breaker can fire: only the step budget
+# ends the run, after 6 turns instead of 12. A runaway is stopped and handed over, never counted as finished.
 
 # %%
 import matplotlib.pyplot as plt

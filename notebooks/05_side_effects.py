@@ -172,6 +172,27 @@ print(f"{label('first approval ran', LANG)}: {first.ran} | {label('second approv
       f"{label('refunds', LANG)}: {len(desk.refunds)}")
 
 # %% [markdown]
+# ## The last step, written apart
+#
+# The refund article's optional last step: once the work is verified, the answer the user reads is written by a
+# separate call, with no tools and a higher temperature, from the verified results only (the calls that ran without
+# error; not the errors and re-asks before them). `run_guarded(..., final_model=...)` does it (off by default); if
+# that call fails, the single-call answer stands. A scripted writer stands in for the second model here.
+# %%
+from agentlab.models import say
+from agentlab.workbook.demo import TASK
+
+writer = ScriptedModel([say({"en": "Your refund of 199 yuan for order A1001 is on its way back to the card you paid with; "
+                                   "it usually arrives within 1-3 working days.",
+                             "zh": "订单 A1001 的 199 元退款已经按原路退回您付款的卡，一般 1-3 个工作日到账。"}[LANG])])
+answers = {}
+for name, final in (("single call", None), ("separate final-answer call", writer)):
+    _desk, reg2 = aftersales.SCENARIO.setup(LANG)
+    answers[name] = run_guarded(make_model(LANG), reg2, TASK[LANG], sleep=lambda s: None, lang=LANG,
+                                final_model=final).answer
+table_view(pd.DataFrame([{"how": name, "what the user reads": text} for name, text in answers.items()]), lang=LANG)
+
+# %% [markdown]
 # ## Exercise
 #
 # What idempotency key does the loop use for `create_refund` on order A1004 (any amount)?

@@ -61,6 +61,20 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
+# **The five classes of failure** (docs/failures.md#five-classes-of-failure). The refund article sorts failures by
+# what a team changes to prevent them: schema, model choice, unreadable errors, idempotency, loops. Every error
+# code and every fault of this matrix is filed under one of them (`agentlab.evals.failure_classes`); the second
+# table counts the error codes of the guarded runs above by class (a resend that fixed a failure has no code).
+
+# %%
+from agentlab.evals.failure_classes import by_failure_class, class_name, class_table
+
+table_view(pd.DataFrame(class_table(LANG)).rename(columns={"codes": "error codes", "faults": "injected faults"}),
+           lang=LANG)
+five = by_failure_class(e for c in results.values() for e in c.guarded.events)
+table_view(pd.DataFrame([{"class": class_name(k, LANG), "count": v} for k, v in five.most_common()]), lang=LANG)
+
+# %% [markdown]
 # **The four headline numbers** (docs/metrics.md#the-four-headline-numbers), over the same runs. Note what "success" means: finished *and* the data is
 # right (exactly one refund of 199 yuan, or none where none was due).
 

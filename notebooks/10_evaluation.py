@@ -61,6 +61,21 @@ plt.show()
 table_view(pd.DataFrame(rows).set_index("group"), lang=LANG)
 
 # %% [markdown]
+# **Health lines.** Beside each headline number, the reference line of `HEALTH_LINES`
+# (docs/metrics.md#health-lines): a starting point a team calibrates on its own baseline, not a target. This suite
+# is built to fail (every adversarial case injects a fault), so crossing a line here says the suite does its job; on
+# production traffic the same line is the alarm of the live curves.
+
+# %%
+from agentlab.evals.metrics import HEALTH_LINES, crosses
+
+health = pd.DataFrame([{"metric": m, "health line": line["value"], "unhealthy when": line["bad"],
+                        **{loop: row[m] for row in rows for loop in [row["group"]]},
+                        "crosses": ", ".join(row["group"] for row in rows if crosses(m, row[m])) or "-"}
+                       for m, line in HEALTH_LINES.items() if m in rows[0]]).set_index("metric")
+table_view(health, lang=LANG)
+
+# %% [markdown]
 # ## The four layers
 #
 # Each layer answers a different question, and each metric is defined exactly (the same text is in

@@ -35,3 +35,30 @@ def test_readable_errors_is_named_only_when_the_model_read_a_record():
     from agentlab.guards import GuardConfig
     bare = compare_loops("leaky_tool", config=GuardConfig(readable_errors=False, timeout=0.1)).guarded
     assert "readable_errors" not in guards_that_acted(bare)
+
+
+def test_runaway_faults_show_the_breaker_and_the_step_budget():
+    """A model that never answers: the same call again is the breaker's, a ping-pong with new arguments the budget's;
+    both are in the fault list, so the fault x outcome matrices of notebooks 00 and 08 show them."""
+    from agentlab.guards import GuardConfig
+    from agentlab.models.faults import FAULTS, MODEL_FAULTS
+    from agentlab.workbook.demo import caught_by_guards
+    assert {"repeat_call", "ping_pong"} <= set(MODEL_FAULTS)
+    assert FAULTS["repeat_call"].caught_by == "repeat_limit" and FAULTS["ping_pong"].caught_by == "step_budget"
+    rep = compare_loops("repeat_call")
+    assert rep.guarded.status == "escalated" and rep.guarded.tool_events[-1].error_code == "LOOP_DETECTED"
+    assert rep.naive.status == "budget_exhausted" and rep.naive.steps == 12  # only the naive loop's hard cap
+    assert "breaker" in caught_by_guards(rep)
+    pp = compare_loops("ping_pong")
+    budget = GuardConfig().step_budget
+    assert pp.guarded.status == "budget_exhausted" and pp.guarded.steps == budget
+    calls = [(e.tool_name, e.args_raw) for e in pp.guarded.tool_events]
+    assert len(set(calls)) == len(calls)  # never the same call twice: the breaker has nothing to catch
+    assert "budget" in caught_by_guards(pp)
+
+
+def test_demo_command_takes_the_runaway_faults(capsys):
+    from agentlab.cli import main
+    for fault in ("repeat_call", "ping_pong"):
+        main(["demo", "--fault", fault])
+        assert "budget" in capsys.readouterr().out.lower()

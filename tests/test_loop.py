@@ -59,6 +59,8 @@ EXPECTED = [
     ("hanging_tool", "done", "done", 1, 1),
     ("leaky_tool", "done", "escalated", 1, 0),
     ("lost_reply", "done", "done", 2, 1),
+    ("repeat_call", "budget_exhausted", "escalated", 11, 1),  # the breaker stops the third; naive: only its cap
+    ("ping_pong", "budget_exhausted", "budget_exhausted", 0, 0),  # new arguments each turn: only the step budget
 ]
 
 
@@ -509,3 +511,49 @@ def test_without_a_store_each_run_gets_a_memory_store_of_its_own(monkeypatch):
     assert isinstance(a, MemoryStore) and a is not b  # no SQLite database made per run, nothing shared
     monkeypatch.setenv("AGENTLAB_STORE", "sqlite://")
     assert type(default_store()).__name__ == "SQLiteStore"  # a store named by the environment is still honoured
+
+
+def test_required_for_the_whole_run_accepts_the_closing_answer_once_the_booking_ran():
+    """tool_choice="required" for a whole run used to re-ask even the answer after a booking that succeeded: the
+    run ended budget_exhausted and the user read "could not finish". Once a call has run without error, the
+    closing answer is text; before it, a text-only reply is still re-asked."""
+    from agentlab.models import ScriptedModel, call, say
+    from agentlab.scenarios import expense
+    ledger, reg = expense.SCENARIO.setup("en")
+    day = ledger.today().isoformat()
+    book = call("book_expense_record", {"date": day, "item": "taxi", "amount": 45, "category": "transport"})
+    model = ScriptedModel([say("Sure, one moment."), book, say("Booked: taxi, 45 yuan, today.")])
+    run = guarded(model, reg, "今天打车花了45元帮我记上", tool_choice="required",
+                  config=GuardConfig(step_budget=expense.STEP_BUDGET))
+    assert run.status == "done_after_self_correction" and run.answer == "Booked: taxi, 45 yuan, today."
+    assert [e.error_code for e in run.tool_events] == ["WRONG_TOOL", None]  # the words before any work: re-asked
+    assert len(ledger.snapshot()["records"]) == 1
+    # a per-turn policy that says "required" still means this turn: its text is re-asked
+    strict = ScriptedModel([book, say("Booked."), say("Booked."), say("Booked.")])
+    run = guarded(strict, expense.SCENARIO.setup("en")[1], "book it", tool_choice=lambda m: "required")
+    assert run.status == "escalated" and run.events[-1].error_code == "SELF_CORRECTION_EXHAUSTED"
+
+
+def test_the_final_answer_can_be_written_by_a_separate_call_from_the_verified_results():
+    """The refund article's optional last step, off by default: a second model, no tools, reads only what the
+    calls that ran returned (not the errors and re-asks before them) and writes what the user reads."""
+    from agentlab.models import ModelError, ScriptedModel, say
+    from agentlab.models.faults import FaultyModel
+    from agentlab.workbook.demo import TASK, make_model
+    writer = ScriptedModel([say("Your refund of 199 yuan for order A1001 is on its way back to your card.")])
+    _desk, reg = setup()
+    run = guarded(FaultyModel(make_model(), "camel_case", at_step=2), reg, TASK["en"], final_model=writer)
+    assert run.status == "done_after_self_correction" and run.answer.startswith("Your refund of 199 yuan")
+    assert run.messages[-1]["content"] == run.answer  # the history holds what the user read
+    single = [e for e in run.events if e.kind == "model"][-2].model_visible
+    assert single == "Done: order A1001 has been refunded 199.0 yuan to the original payment method."
+    (sent,) = writer.calls
+    assert sent.tools == ()  # no tools
+    told = sent.messages[-1]["content"]
+    assert "create_refund" in told and "INVALID_ARGS" not in told and "orderId" not in told
+    assert [e.note for e in run.events if e.kind == "model"][-1] == "final answer written by a separate call"
+    off = guarded(make_model(), setup()[1], TASK["en"])  # off by default: one call, its answer
+    assert off.answer == single and sum(e.kind == "model" for e in off.events) == 3
+    broken = ScriptedModel([ModelError("UNAUTHENTICATED", "401")])
+    kept = guarded(make_model(), setup()[1], TASK["en"], final_model=broken)
+    assert kept.status == "done" and kept.answer == single  # a failed writer never costs the user the answer

@@ -80,3 +80,41 @@ def test_the_sentence_beside_the_shares_plot_says_the_plotted_counts():
                 shown = t(f"class.{name}" if kind == "category" else f"stage.{name}", lang)
                 assert f"{shown} {count}" in line, (lang, name, line)
         plt.close("all")
+
+
+def test_routing_hit_and_miss_rates_are_read_from_the_trace():
+    """Live traffic has no labels: the trace records what each turn offered, the calls say what it needed, and
+    the hit rate is routing_metrics' own definition over those turns (a JSONL round trip keeps the field)."""
+    import math
+
+    from agentlab import run_guarded
+    from agentlab.evals.metrics import routing_from_trace, routing_turns
+    from agentlab.models import ScriptedModel, call, say
+    from agentlab.routing import routing_metrics
+    from agentlab.scenarios import aftersales
+    from agentlab.trace import read_jsonl, to_jsonl
+    _desk, reg = aftersales.SCENARIO.setup("en")
+    script = [call("get_order", {"order_id": "A1001"}), call("search_orders", {"phone": "13800138000"}), say("ok")]
+    run = run_guarded(ScriptedModel(script), reg, "where is A1001?", offer=lambda _m: ["get_order"])
+    models = [e for e in run.events if e.kind == "model"]
+    assert [e.offered for e in models] == ["get_order"] * 3
+    figures = routing_from_trace(run.events)
+    assert figures["turns"] == 2 and figures["hit_rate"] == 0.5 and figures["miss_rate"] == 0.5  # search_orders missed
+    assert figures["hit_rate"] == routing_metrics(routing_turns(run.events))["hit_rate"]
+    every = run_guarded(ScriptedModel(script), reg, "where is A1001?")  # no router: every tool shown, every call a hit
+    assert routing_from_trace(every.events)["hit_rate"] == 1.0
+    assert set(every.events[0].offered.split(",")) == {t.name for t in reg}
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        assert routing_from_trace(read_jsonl(to_jsonl(run.events, f"{d}/t.jsonl"))) == figures
+    assert math.isnan(routing_from_trace([])["hit_rate"])
+
+
+def test_health_lines_are_starting_points_on_either_side():
+    from agentlab.evals.metrics import HEALTH_LINES, crosses, summarize
+    assert {"task_success_rate", "invalid_call_rate", "takeover_rate"} <= set(HEALTH_LINES)
+    assert set(HEALTH_LINES) <= set(summarize([])) | {"self_correction_rate", "hit_rate"}
+    assert all(line["bad"] in ("below", "above") for line in HEALTH_LINES.values())
+    assert crosses("task_success_rate", 0.5) and not crosses("task_success_rate", 0.99)
+    assert crosses("invalid_call_rate", 0.5) and not crosses("invalid_call_rate", 0.0)
+    assert not crosses("task_success_rate", float("nan")) and not crosses("no such metric", 1.0)

@@ -13,11 +13,37 @@ from collections.abc import Callable, Iterable, Mapping
 
 from ..errors import CODES
 from ..i18n import Lang, keys, t
+from ..routing import RoutingTurn, routing_metrics
 from ..runs import STATUSES, Run
 from ..trace import Event
 
-__all__ = ["LAYER_DEFINITIONS", "by_taxonomy", "failure_breakdown", "layers", "pass_hat_k", "repair_turns", "rounds_to_recover",
-           "self_correction_rate", "status_counts", "status_shares", "summarize", "went_wrong", "went_wrong_text"]
+__all__ = ["HEALTH_LINES", "LAYER_DEFINITIONS", "by_taxonomy", "crosses", "failure_breakdown", "layers", "pass_hat_k", "repair_turns", "rounds_to_recover",
+           "routing_from_trace", "routing_turns", "self_correction_rate", "status_counts", "status_shares", "summarize",
+           "went_wrong", "went_wrong_text"]
+
+
+#: Reference ("health") lines for the metrics: STARTING POINTS a team calibrates against its own baseline, never
+#: targets the workbook vouches for. ``value`` is the line; ``bad`` says which side of it is unhealthy
+#: ("below" for rates that should be high, "above" for those that should be low). Read by the live curves
+#: (their reference lines and alerts), docs/metrics.md#health-lines and notebook 10.
+HEALTH_LINES: dict[str, dict[str, float | str]] = {
+    "task_success_rate": {"value": 0.90, "bad": "below"},
+    "invalid_call_rate": {"value": 0.05, "bad": "above"},
+    "avg_steps": {"value": 4.0, "bad": "above"},
+    "takeover_rate": {"value": 0.10, "bad": "above"},
+    "self_correction_rate": {"value": 0.80, "bad": "below"},
+    "hit_rate": {"value": 0.95, "bad": "below"},
+}
+
+
+def crosses(name: str, value: float, lines: Mapping[str, Mapping[str, float | str]] = HEALTH_LINES) -> bool:
+    """True when ``value`` of metric ``name`` is on the unhealthy side of its line (False for a metric with no
+    line, or a value that is NaN: not measured is not an alarm)."""
+    line = lines.get(name)
+    if line is None or value != value:
+        return False
+    bound = float(line["value"])
+    return value < bound if line["bad"] == "below" else value > bound
 
 
 def summarize(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None) -> dict:
@@ -234,3 +260,42 @@ def failure_breakdown(runs: Iterable[Run]) -> dict[str, dict[str, int]]:
                 unstable_cat[wrong[0]] += 1
                 unstable_stage[wrong[1]] += 1
     return {"by_category": dict(unstable_cat), "by_stage": dict(unstable_stage), "rule_blocked": dict(blocked)}
+
+
+# --- routing watched on traffic (docs/metrics.md#routing-on-traffic) ------------------------
+def routing_turns(events: Iterable[Event]) -> list[RoutingTurn]:
+    """The routed turns of a trace, as :func:`~agentlab.routing.routing_metrics` reads them.
+
+    Each model turn that records what it was offered (``Event.offered``) and was answered with tool calls is
+    one turn; what it "needed" is what the model called. Without labels, that is all traffic can say: a call
+    to a tool the router did not offer is a miss for certain, while a needed tool the model never asked for
+    is invisible (the labelled ask set of notebook 13 measures that). Text-only turns are not counted."""
+    events = list(events)
+    every = tuple(dict.fromkeys(n for e in events if e.kind == "model" and e.offered
+                                for n in e.offered.split(",")))
+    called: dict[tuple[str, int, int], set[str]] = {}
+    for e in events:
+        if e.kind == "tool" and e.tool_name:
+            called.setdefault((e.run_id, e.turn_id, e.round_index), set()).add(e.tool_name)
+    turns = []
+    for e in events:
+        if e.kind != "model" or e.offered is None:
+            continue
+        needed = called.get((e.run_id, e.turn_id, e.round_index))
+        if needed:
+            offered = tuple(e.offered.split(",")) if e.offered else ()
+            turns.append(RoutingTurn(frozenset(needed), offered, every))
+    return turns
+
+
+def routing_from_trace(events: Iterable[Event]) -> dict[str, float]:
+    """The router's hit and miss rates (and tools per turn) from a trace: the one definition of
+    :func:`~agentlab.routing.routing_metrics`, read from live traffic instead of a labelled set (NaN: no
+    routed turn called a tool)."""
+    turns = routing_turns(events)
+    if not turns:
+        nan = float("nan")
+        return {"hit_rate": nan, "miss_rate": nan, "tools_per_turn": nan, "turns": 0}
+    out = routing_metrics(turns)
+    return {"hit_rate": out["hit_rate"], "miss_rate": out["miss_rate"], "tools_per_turn": out["tools_per_turn"],
+            "turns": len(turns)}

@@ -44,18 +44,14 @@ class RefLine:
         return x < self.value + margin if self.bad == "below" else x > self.value - margin
 
 
-# Starting points, not targets: a team calibrates them on its own traffic (docs/metrics.md#live-curves-and-alerts).
-# When agentlab.evals.metrics has HEALTH_LINES ({metric: value}), its values are used and these directions kept.
-_DEFAULTS = {"task_success_rate": (0.90, "below"), "invalid_call_rate": (0.05, "above"), "takeover_rate": (0.10, "above")}
+# Starting points, not targets: a team calibrates them on its own traffic (docs/metrics.md#health-lines). The
+# values and their unhealthy sides are metrics.HEALTH_LINES, the one definition the headline table shows too.
+_CURVES = ("task_success_rate", "invalid_call_rate", "takeover_rate")
 
 
 def _default_lines() -> tuple[RefLine, ...]:
-    shared = getattr(metrics, "HEALTH_LINES", None)
-    out = []
-    for metric, (value, bad) in _DEFAULTS.items():
-        v = shared.get(metric) if isinstance(shared, Mapping) else None
-        out.append(RefLine(metric, float(v) if isinstance(v, (int, float)) else value, bad))  # type: ignore[arg-type]
-    return tuple(out)
+    lines = metrics.HEALTH_LINES
+    return tuple(RefLine(m, float(lines[m]["value"]), lines[m]["bad"]) for m in _CURVES)  # type: ignore[arg-type]
 
 
 #: the default reference lines, one per curve

@@ -8,6 +8,7 @@ guard that is meant to catch it, so notebooks can build menus from it.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -69,6 +70,12 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
           "工具抛出的异常里带着连接串和堆栈", "readable_errors"),
     Fault("lost_reply", "tool", "the write happens but its reply is lost (timeout)",
           "写操作已执行但响应丢失（超时）", "idempotency"),
+    # runaways: the model never answers. A repeat is the breaker's to stop; a ping-pong whose arguments
+    # change every time never repeats, and only the step budget stops it
+    Fault("repeat_call", "model", "repeats the same call turn after turn and never answers",
+          "一轮接一轮地重复同一个调用，始终不回答", "repeat_limit"),
+    Fault("ping_pong", "model", "keeps looking things up, with new arguments every time, and never answers",
+          "不停地查询、每次换个参数，始终不回答", "step_budget"),
 ]}
 MODEL_FAULTS = [f.name for f in FAULTS.values() if f.kind in ("model", "api")]
 TOOL_FAULTS = [f.name for f in FAULTS.values() if f.kind == "tool"]
@@ -184,11 +191,25 @@ class FaultyModel:
         self.turn = 0
         self.injected = 0
         self._repeat: ToolCall | None = None
+        self._runaway: ToolCall | None = None  # repeat_call / ping_pong: the call it keeps sending
+        self._reads: list[ToolCall] = []  # look-ups the wrapped model made: what a ping-pong goes back to
         self.calls: list[ModelCall] = []
         self._ids = 0  # ids of the calls this injector adds, counted per instance
 
     def __repr__(self) -> str:
         return f"FaultyModel({self.inner!r}, {self.fault!r} at step {self.at_step}, injected {self.injected})"
+
+    def _next_runaway(self) -> ToolCall:
+        """The next call of a runaway: the same call again, or a ping-pong between the look-ups the model made
+        (the call itself when it made none), the digits of its first text argument counted on each time."""
+        assert self._runaway is not None
+        if self.fault == "repeat_call":
+            return replace(self._runaway, id=self._new_id("rep"))
+        names = list(dict.fromkeys(c.name for c in self._reads))[-2:]
+        pool = [next(c for c in reversed(self._reads) if c.name == n) for n in names] or [self._runaway]
+        k = self._ids + 1
+        tc = pool[k % len(pool)]
+        return replace(tc, arguments=_count_on(tc.arguments, k), id=self._new_id("pp"))
 
     def _new_id(self, prefix: str) -> str:
         self._ids += 1
@@ -208,7 +229,10 @@ class FaultyModel:
                    "api_timeout": ModelError("TIMEOUT", "request timed out", status=None),
                    "api_500": ModelError("UNAVAILABLE", "500 Internal Server Error", status=500),
                    "api_401": ModelError("UNAUTHENTICATED", "401 invalid api key", status=401)}[f]
+        if self._runaway is not None:  # a runaway never lets the wrapped model speak again
+            return Reply(None, (self._next_runaway(),))
         reply = self.inner.complete(messages, tools)
+        self._reads += [c for c in reply.tool_calls if c.name.startswith(_READS)]
         if not armed or not reply.tool_calls:
             return reply
         self.injected += 1
@@ -216,6 +240,9 @@ class FaultyModel:
         if f == "duplicate_call":
             self._repeat = first
             return reply
+        if f in ("repeat_call", "ping_pong"):
+            self._runaway = reply.tool_calls[0]
+            return Reply(reply.content, (self._next_runaway(),), reply.usage)
         if f == "parallel_call":
             return replace(reply, tool_calls=(first, replace(first, id=self._new_id("par")), *rest))
         bad = mutate_call(f, first, tools)
@@ -227,6 +254,30 @@ class FaultyModel:
         if hasattr(self.inner, "believe"):
             self.inner.believe(bad)
         return replace(reply, tool_calls=(bad, *rest))
+
+
+#: names of tools that only look things up: what a ping-pong goes back and forth between
+_READS = ("get_", "search_", "list_", "find_", "query_", "lookup_", "check_")
+
+
+def _count_on(arguments: str, k: int) -> str:
+    """``arguments`` with the last run of digits in its first text value counted on by ``k``, same width
+    (A1001 -> A1003): a new call each time, still as well-formed as the first."""
+    try:
+        args = json.loads(arguments)
+    except ValueError:
+        return arguments
+    if not isinstance(args, dict):
+        return arguments
+    for key, value in args.items():
+        runs = list(re.finditer(r"\d+", value)) if isinstance(value, str) else []
+        if runs:
+            m = runs[-1]
+            width = len(m.group())
+            counted = str((int(m.group()) + k) % 10 ** width).zfill(width)
+            args[key] = value[: m.start()] + counted + value[m.end():]
+            break
+    return json.dumps(args, ensure_ascii=False)
 
 
 def faulty_tool(tool: Tool, fault: str, *, times: int = 1, seconds: float = 3.0,

@@ -167,6 +167,26 @@ print(f"{label('first approval ran', LANG)}: {first.ran} | {label('second approv
       f"{label('refunds', LANG)}: {len(desk.refunds)}")
 
 # %% [markdown]
+# ## 最后一步，单独来写
+#
+# 退款那篇文章里可选的最后一步：工作核实完之后，用户读到的回复由单独的一次调用来写，不带工具、温度更高，
+# 只看已核实的结果（无错执行的那些调用；不看之前的错误和重写）。`run_guarded(..., final_model=...)` 就做这件事（默认关闭）；
+# 如果这次调用失败，保留原来那一次调用的回答。这里用一个写好台词的模型代替第二个模型。
+# %%
+from agentlab.models import say
+from agentlab.workbook.demo import TASK
+
+writer = ScriptedModel([say({"en": "Your refund of 199 yuan for order A1001 is on its way back to the card you paid with; "
+                                   "it usually arrives within 1-3 working days.",
+                             "zh": "订单 A1001 的 199 元退款已经按原路退回您付款的卡，一般 1-3 个工作日到账。"}[LANG])])
+answers = {}
+for name, final in (("single call", None), ("separate final-answer call", writer)):
+    _desk, reg2 = aftersales.SCENARIO.setup(LANG)
+    answers[name] = run_guarded(make_model(LANG), reg2, TASK[LANG], sleep=lambda s: None, lang=LANG,
+                                final_model=final).answer
+table_view(pd.DataFrame([{"how": name, "what the user reads": text} for name, text in answers.items()]), lang=LANG)
+
+# %% [markdown]
 # ## 练习
 #
 # 对订单 A1004 调用 `create_refund` 时（金额任意），循环用的幂等键是什么？

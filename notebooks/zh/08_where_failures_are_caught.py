@@ -61,6 +61,19 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
+# **五类失败**（见[失败文档](../../docs/zh/failures.md#five-classes-of-failure)）。退款那篇文章按团队为预防失败要改什么来分类：
+# 参数不合 schema、模型选择、读不懂的错误、幂等、循环。上面矩阵里的每个错误码、每种故障都归在其中一类
+# （`agentlab.evals.failure_classes`）；第二张表按类统计上面防护运行里的错误码（重发后修好的失败没有错误码）。
+
+# %%
+from agentlab.evals.failure_classes import by_failure_class, class_name, class_table
+
+table_view(pd.DataFrame(class_table(LANG)).rename(columns={"codes": "error codes", "faults": "injected faults"}),
+           lang=LANG)
+five = by_failure_class(e for c in results.values() for e in c.guarded.events)
+table_view(pd.DataFrame([{"class": class_name(k, LANG), "count": v} for k, v in five.most_common()]), lang=LANG)
+
+# %% [markdown]
 # **四个核心指标**（定义见[指标文档](../../docs/metrics.md#the-four-headline-numbers)），
 # 用的还是这些运行。注意这里“成功”的含义：任务结束，**并且**数据是对的（恰好一笔 199 元的退款；
 # 本不该退款的，就一笔都没有）。

@@ -60,6 +60,20 @@ plt.show()
 table_view(pd.DataFrame(rows).set_index("group"), lang=LANG)
 
 # %% [markdown]
+# **健康线。** 每个核心数字旁边是 `HEALTH_LINES` 里的参考线（见[指标文档](../../docs/metrics.md#health-lines)）：
+# 它是团队拿自己的基线去校准的起点，不是目标。这套用例本来就是为了出错而设计的（每个对抗性用例都注入了一种故障），
+# 所以这里越线说明用例集在起作用；在线上流量里，同一条线就是实时曲线的报警线。
+
+# %%
+from agentlab.evals.metrics import HEALTH_LINES, crosses
+
+health = pd.DataFrame([{"metric": m, "health line": line["value"], "unhealthy when": line["bad"],
+                        **{loop: row[m] for row in rows for loop in [row["group"]]},
+                        "crosses": ", ".join(row["group"] for row in rows if crosses(m, row[m])) or "-"}
+                       for m, line in HEALTH_LINES.items() if m in rows[0]]).set_index("metric")
+table_view(health, lang=LANG)
+
+# %% [markdown]
 # ## 四个层次
 #
 # 每一层回答的是不同的问题，每个指标都有精确的定义（同样的文字也在
