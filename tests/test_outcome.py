@@ -194,13 +194,13 @@ def test_why_a_run_failed_is_said_in_the_readers_language():
     Chinese: notebook 09, the review and the app show them."""
     import re
 
-    from agentlab.evals.outcome import Reason, reasons_in
+    from agentlab.evals.outcome import FailedBecause, reasons_in
     from agentlab.runs import Run
     run = Run(run_id="r", loop="guarded", model="m", status="done", reason="", answer="ok", steps=2, events=(), messages=())
     verdict = grade({"refunds": [{"order_id": "A1001", "amount": 40}], "answer_contains": ["A1001"]},
                     {"refunds": [{"order_id": "A1001", "amount": 45}, {"order_id": "A1001", "amount": 45}]}, run)
     assert verdict.outcome == "done, wrong data"
-    assert all(isinstance(f, Reason) for f in verdict.failures)
+    assert all(isinstance(f, FailedBecause) for f in verdict.failures)
     assert list(verdict.failures)[:2] == ["2 refunds, expected 1", "refund amount=45, expected 40"]
     said = reasons_in(verdict.failures, "zh")
     assert all(re.search(r"[\u3400-\u9fff]", s) for s in said), said

@@ -28,17 +28,17 @@ from ..errors import find_secrets
 from ..i18n import Lang, label, t
 from ..runs import Run
 
-__all__ = ["INFRASTRUCTURE", "OUTCOMES", "SUCCESS", "Outcome", "Reason", "Verdict", "grade", "leaks", "reasons_in"]
+__all__ = ["INFRASTRUCTURE", "OUTCOMES", "SUCCESS", "FailedBecause", "Outcome", "Verdict", "grade", "leaks", "reasons_in"]
 
 
-class Reason(str):
+class FailedBecause(str):
     """Why a run failed its case: the English sentence (a ``str``, so it prints, compares and serialises as one)
     that also knows its catalogue key and fields, so that it can be said in another language."""
 
     key: str
     fields: dict[str, Any]
 
-    def __new__(cls, key: str, /, **fields: Any) -> Reason:
+    def __new__(cls, key: str, /, **fields: Any) -> FailedBecause:
         said = super().__new__(cls, t(key, "en", **fields))
         said.key, said.fields = key, fields
         return said
@@ -50,7 +50,7 @@ class Reason(str):
 
 def reasons_in(failures: Any, lang: Lang = "en") -> list[str]:
     """A verdict's (or a case result's) failures in ``lang``: each reason said, any other text as it is."""
-    return [f.said(lang) if isinstance(f, Reason) else str(f) for f in failures]
+    return [f.said(lang) if isinstance(f, FailedBecause) else str(f) for f in failures]
 
 Outcome = Literal["correct", "correct hand-over", "done, wrong data", "done, nothing done", "escalated",
                   "wrong data, stopped", "budget exhausted", "crashed", "leaked"]
@@ -84,10 +84,10 @@ def leaks(run: Run) -> list[str]:
     return sorted(found)
 
 
-def _state_failures(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run: Run) -> tuple[list[Reason], bool]:
+def _state_failures(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run: Run) -> tuple[list[FailedBecause], bool]:
     """Why the final state is not the expected one, and whether anything *wrong* was written
     (as opposed to something expected that simply did not happen)."""
-    why: list[Reason] = []
+    why: list[FailedBecause] = []
     wrong = False
     for name in ("refunds", "records", "changed", "budgets"):  # things written: each must be as expected
         if name in expect:
@@ -97,20 +97,20 @@ def _state_failures(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run:
     if "deleted" in expect:
         got_ids, want_ids = sorted(snapshot.get("deleted", [])), sorted(expect["deleted"])
         if got_ids != want_ids:
-            why.append(Reason("grade.deleted", got=got_ids, want=want_ids))
+            why.append(FailedBecause("grade.deleted", got=got_ids, want=want_ids))
             # one deleted that should not have been, or some of the expected done and some not: wrong,
             # as for the items written (a half-done change is not "nothing done")
             wrong = wrong or bool(set(got_ids) - set(want_ids)) or bool(set(got_ids) & set(want_ids))
     if "tickets" in expect:
         n = len(snapshot.get("tickets", []))
         if n != expect["tickets"]:
-            why.append(Reason("grade.tickets", n=n, want=expect["tickets"]))
+            why.append(FailedBecause("grade.tickets", n=n, want=expect["tickets"]))
             wrong = wrong or n > expect["tickets"]
     if "pending" in expect and len(run.pending) != expect["pending"]:
-        why.append(Reason("grade.pending", n=len(run.pending), want=expect["pending"]))
+        why.append(FailedBecause("grade.pending", n=len(run.pending), want=expect["pending"]))
     for word in expect.get("answer_contains", []):  # (expect.because is checked in grade)
         if word not in run.answer:
-            why.append(Reason("grade.answer_lacks", word=word))
+            why.append(FailedBecause("grade.answer_lacks", word=word))
     return why, wrong
 
 
@@ -120,17 +120,17 @@ def _same(key: str, got: Any, want: Any) -> bool:
     return bool(got == want)
 
 
-def _compare_items(name: str, got: list, want: list) -> tuple[list[Reason], bool]:
+def _compare_items(name: str, got: list, want: list) -> tuple[list[FailedBecause], bool]:
     """Why the written ``got`` items are not the expected ``want`` ones, and whether a wrong one was written.
 
     Each expected item is paired with the written one that agrees with it on the most fields (so two
     right items written in another order are not "wrong data"); only the fields an expected item
     names are compared."""
-    why: list[Reason] = []
+    why: list[FailedBecause] = []
     wrong = False
     singular = name[:-1] if name.endswith("s") else name
     if len(got) != len(want):
-        why.append(Reason("grade.count", n=len(got), name=name, want=len(want)))
+        why.append(FailedBecause("grade.count", n=len(got), name=name, want=len(want)))
         wrong = len(got) > len(want) or 0 < len(got) < len(want)  # some done, some not: wrong
     pool = list(got)
     for w in want:
@@ -140,7 +140,7 @@ def _compare_items(name: str, got: list, want: list) -> tuple[list[Reason], bool
         pool.remove(best)
         for k, v in w.items():
             if not _same(k, best.get(k), v):
-                why.append(Reason("grade.field", singular=singular, field=k, got=best.get(k), want=v))
+                why.append(FailedBecause("grade.field", singular=singular, field=k, got=best.get(k), want=v))
                 wrong = True
     return why, wrong
 
@@ -171,10 +171,10 @@ def grade(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run: Run) -> V
     """
     wanted = tuple(expect.get("statuses") or ("done", "done_after_self_correction"))
     if run.status == "failed":
-        return Verdict("crashed", (Reason("grade.crashed", reason=run.reason),))
+        return Verdict("crashed", (FailedBecause("grade.crashed", reason=run.reason),))
     shown = leaks(run)
     if shown:
-        return Verdict("leaked", tuple(Reason("grade.leaked", what=w) for w in shown))
+        return Verdict("leaked", tuple(FailedBecause("grade.leaked", what=w) for w in shown))
     # what a case does not mention must not have been written: a run that booked the right taxi and also
     # deleted a record, or changed a budget nobody asked about, did not do its task
     unmentioned: dict[str, list] = {k: [] for k in ("refunds", "records", "changed", "budgets", "deleted") if k in snapshot and k not in expect}
@@ -188,11 +188,11 @@ def grade(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run: Run) -> V
     if not why and run.status in wanted:
         if run.status == "escalated" and not _handed_over_for_the_task(run, snapshot, expect.get("because")):
             code = run.events[-1].error_code
-            why.append(Reason("grade.handed_over", code=code) if code else Reason("grade.handed_over_failure"))
+            why.append(FailedBecause("grade.handed_over", code=code) if code else FailedBecause("grade.handed_over_failure"))
             return Verdict("escalated", tuple(why))
         return Verdict("correct hand-over" if run.status == "escalated" else "correct")
     if run.status not in wanted:
-        why.insert(0, Reason("grade.status", status=run.status, wanted=list(wanted)))
+        why.insert(0, FailedBecause("grade.status", status=run.status, wanted=list(wanted)))
     if done:
         return Verdict("done, wrong data" if wrong else "done, nothing done", tuple(why))
     if wrong:
