@@ -121,7 +121,7 @@ class _Registries:
     def get(self, tools: tuple[dict, ...]) -> Registry | None:
         if not tools:
             return self.fallback
-        key = canonical(list(tools))
+        key = json.dumps(tools, sort_keys=True)  # the C encoder: this runs once a line
         if key not in self.cache:
             try:
                 self.cache[key] = Registry.from_specs(tools)
@@ -180,7 +180,7 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
         prompt, completion = usage.get(i, (0, 0))
         text = m.get("content") if isinstance(m.get("content"), str) else ""
         events.append(Event(rid, rid, 1, step, "model", loop="logs", prompt_tokens=prompt, completion_tokens=completion,
-                            model_visible=_shown(text)))
+                            model_visible=text[:300]))
         for c in calls:
             fn = c.get("function") if isinstance(c.get("function"), Mapping) else {}
             name = str(fn.get("name") or "")
@@ -221,11 +221,11 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
             answer = answers.get(cid)
             cat, stage = _err(code) if code else (None, None)
             events.append(Event(rid, rid, 1, step, "tool", loop="logs", tool_name=name, tool_call_id=cid,
-                                args_raw=_shown(raw if isinstance(raw, str) else json.dumps(raw), 1000),
+                                args_raw=(raw if isinstance(raw, str) else json.dumps(raw))[:1000],
                                 parse_ok=parse_ok, validate_ok=validate_ok,
                                 exec_ok=None if cid not in answers else _answered(answer),
                                 error_code=code, error_category=cat, error_stage=stage, note=kind or None,
-                                model_visible=None if answer is None else _shown(answer)))
+                                model_visible=None if answer is None else str(answer)[:300]))
     last = messages[-1] if messages else {}
     invalid = any(e.parse_ok is False or e.validate_ok is False for e in events)
     if log.status in STATUSES:
@@ -237,8 +237,9 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
     else:  # the conversation stops on a call or a tool's answer: the user never got a reply
         status = "failed"
     answer = last.get("content") if last.get("role") == "assistant" and isinstance(last.get("content"), str) else ""
-    events.append(Event(rid, rid, 1, step, "end", loop="logs", model_visible=_shown(answer)))
-    return Run(rid, "logs", "", status, "", _shown(answer), step, finalize(events, status), ()), findings
+    # the events are counted, never shown: only what the report shows is redacted (findings, cases)
+    events.append(Event(rid, rid, 1, step, "end", loop="logs", model_visible=answer[:300]))
+    return Run(rid, "logs", "", status, "", answer[:300], step, finalize(events, status), ()), findings
 
 
 def _telemetry_run(log: LogRun, registry: Registry | None, writes: frozenset[str]) -> tuple[Run, list[Finding]]:
@@ -285,7 +286,7 @@ def _telemetry_run(log: LogRun, registry: Registry | None, writes: frozenset[str
     status = log.status if log.status in STATUSES else "failed"
     end = next((e for e in reversed(events) if e.kind == "end"), None)
     steps = max((e.round_index for e in events), default=0)
-    answer = _shown(end.model_visible or "") if end else ""
+    answer = (end.model_visible or "")[:300] if end else ""
     return Run(rid, events[0].loop if events else "logs", "", status, (end.note or "") if end else "", answer, steps,
                finalize(events, status), ()), findings
 

@@ -114,7 +114,7 @@ def _lines(source: str, *, progress: bool) -> Iterator[tuple[int, str]]:
 
 def _object(source: str, n: int, text: str) -> dict:
     try:
-        d = json.loads(text)
+        d = json.loads(text.rstrip("\r\n"))  # a line cut off inside a text: "unterminated", not "control character"
     except ValueError as exc:
         raise LogError("input.not_json", path=source, line=n, detail=getattr(exc, "msg", str(exc)),
                        what="what.logs") from None
