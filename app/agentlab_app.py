@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -15,6 +17,9 @@
 # # agentlab
 
 # %%
-from agentlab.workbook.widgets import PMApp
+from agentlab.workbook.widgets import LogReview, PMApp
 
 PMApp(lang="en")
+
+# %%
+LogReview(lang="en")

@@ -41,7 +41,7 @@ from .logs import Format, LogRun, read_logs
 from .metrics import Tally, went_wrong, went_wrong_text
 from .suite import load_cases
 
-__all__ = ["KINDS", "WRITE_NAMES", "Finding", "analyze", "case_of", "render_html", "review_logs", "runs_of", "tools_file",
+__all__ = ["KINDS", "WRITE_NAMES", "Finding", "analyze", "case_of", "largest_text", "render_html", "review_logs", "runs_of", "tools_file",
            "write_report"]
 
 #: what a finding is, and the error code the guarded loop gives it (its category and stage: CODES)
@@ -431,6 +431,16 @@ def _pct(x: float) -> str:
     return "-" if x != x else f"{x:.0%}"  # NaN: not graded
 
 
+def largest_text(report: Mapping[str, Any], lang: Lang = "en") -> str:
+    """The sentence that names the class to fix first (the largest), with its count, share and an example."""
+    big = report.get("largest")
+    if not big:
+        return t("logs.no_findings", lang)
+    return t("logs.largest", lang, kind=t("logs.kind." + big["kind"], lang), code=big["code"],
+             stage=t("stage." + big["stage"], lang), count=big["count"], total=report["totals"]["findings"],
+             share=big["share"], example=big["example"])
+
+
 def render_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
     """``report.html``: one self-contained page in ``lang``, every value escaped by the template."""
     s, tot = report["settings"], report["totals"]
@@ -449,9 +459,7 @@ def render_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
                  title=t("logs.title", lang, source=s.get("source", "")),
                  totals=t("logs.totals", lang, runs=tot["runs"], calls=tot["tool_calls"], findings=tot["findings"],
                           bad=tot["runs_with_findings"]),
-                 largest=t("logs.largest", lang, kind=kind(largest["kind"]), code=largest["code"],
-                           stage=t("stage." + largest["stage"], lang), count=largest["count"], total=tot["findings"],
-                           share=largest["share"], example=largest["example"]) if largest else "",
+                 largest=largest_text(report, lang) if largest else "",
                  writes=t("logs.writes." + s.get("writes", "name pattern"), lang),
                  day_head=[t("logs.col." + c, lang) for c in ("day", "runs", "success", "graded", "invalid", "takeover")],
                  days=days,
