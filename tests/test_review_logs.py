@@ -11,7 +11,7 @@ import pytest
 from agentlab.cli import main
 from agentlab.errors import CODES
 from agentlab.evals import load_cases, run_case, summarize
-from agentlab.evals.log_review import KINDS, analyze, render_html, review_logs, runs_of, write_report
+from agentlab.evals.log_review import KINDS, analyze, review_html, review_logs, runs_of, write_report
 from agentlab.evals.logs import LogError, read_logs
 from agentlab.resources import data_file
 
@@ -132,7 +132,7 @@ def test_markup_from_the_logs_is_escaped(tmp_path):
     log.write_text(json.dumps({"messages": [{"role": "user", "content": bad},
                                             {"role": "assistant", "content": None, "tool_calls": [call]}],
                                "tools": TOOLS}) + "\n")
-    page = render_html(review_logs(log), "en")
+    page = review_html(review_logs(log), "en")
     assert bad not in page and "&lt;script&gt;" in page
 
 

@@ -363,7 +363,7 @@ def test_log_review_reads_an_uploaded_file_without_code(tmp_path):
 
     def uploaded(name: str, content: bytes) -> tuple[dict, ...]:  # what the browser sends, as ipywidgets 8 holds it
         return ({"name": name, "type": "", "size": len(content), "content": memoryview(content),
-                 "last_modified": datetime.datetime(2026, 3, 5, tzinfo=datetime.timezone.utc)},)
+                 "last_modified": datetime.datetime(2026, 3, 5, tzinfo=datetime.UTC)},)
     app.upload.value = uploaded("our_logs.jsonl", data_file("logs_openai_sample.jsonl").read_bytes())
     assert app.path is not None and app.path.name == "our_logs.jsonl"
     app.run.click()

@@ -41,7 +41,7 @@ from .logs import Format, LogRun, read_logs
 from .metrics import Tally, went_wrong, went_wrong_text
 from .suite import load_cases
 
-__all__ = ["KINDS", "WRITE_NAMES", "Finding", "analyze", "case_of", "largest_text", "render_html", "review_logs", "runs_of", "tools_file",
+__all__ = ["KINDS", "WRITE_NAMES", "LogFinding", "analyze", "case_of", "largest_text", "review_html", "review_logs", "runs_of", "tools_file",
            "write_report"]
 
 #: what a finding is, and the error code the guarded loop gives it (its category and stage: CODES)
@@ -69,7 +69,7 @@ _REGISTRIES = 32  # distinct tools lists kept compiled
 
 
 @dataclass(frozen=True)
-class Finding:
+class LogFinding:
     """One thing wrong in the logs: where (``where`` is file:line, ``message`` the index in the conversation),
     what (``kind``, ``code``, ``category``, ``stage``), and a redacted ``detail``."""
 
@@ -147,19 +147,19 @@ def _answered(content: Any) -> bool:
     return not (isinstance(content, dict) and (content.get("ok") is False or "error" in content))
 
 
-def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) -> tuple[Run, list[Finding]]:
+def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) -> tuple[Run, list[LogFinding]]:
     rid = log.where
     messages = log.messages
     reg = registries.get(log.tools)
     answers = {str(m.get("tool_call_id")): m.get("content") for m in messages if m.get("role") == "tool"}
-    findings: list[Finding] = []
+    findings: list[LogFinding] = []
     events: list[Event] = []
     seen: Counter = Counter()
     step = 0
 
     def found(kind: str, code: str, *, tool: str = "", index: int | None = None, detail: str = "") -> tuple[str, str]:
         cat, stage = _err(code)
-        findings.append(Finding(rid, rid, kind, code, cat, stage, tool, index, _shown(detail), log.day))
+        findings.append(LogFinding(rid, rid, kind, code, cat, stage, tool, index, _shown(detail), log.day))
         return cat, stage
 
     for problem in protocol_problems(messages):
@@ -242,9 +242,9 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
     return Run(rid, "logs", "", status, "", answer[:300], step, finalize(events, status), ()), findings
 
 
-def _telemetry_run(log: LogRun, registry: Registry | None, writes: frozenset[str]) -> tuple[Run, list[Finding]]:
+def _telemetry_run(log: LogRun, registry: Registry | None, writes: frozenset[str]) -> tuple[Run, list[LogFinding]]:
     rid = str(log.rows[0].get("run_id")) if log.rows else log.where
-    findings: list[Finding] = []
+    findings: list[LogFinding] = []
     events: list[Event] = []
     seen: Counter = Counter()
     for row in log.rows:
@@ -280,7 +280,7 @@ def _telemetry_run(log: LogRun, registry: Registry | None, writes: frozenset[str
         if e.error_code and e.kind != "end":
             kind = ("duplicate_write" if e.error_code == "CONFLICT" and extra else
                     _KIND_OF_CODE.get(e.error_code, "logged_error"))
-            findings.append(Finding(log.where, rid, kind, e.error_code, e.error_category or "", e.error_stage or "",
+            findings.append(LogFinding(log.where, rid, kind, e.error_code, e.error_category or "", e.error_stage or "",
                                     e.tool_name or "", None, _shown(e.args_raw or e.note or ""), log.day))
         events.append(e)
     status = log.status if log.status in STATUSES else "failed"
@@ -292,7 +292,7 @@ def _telemetry_run(log: LogRun, registry: Registry | None, writes: frozenset[str
 
 
 def runs_of(logs: Iterable[LogRun], *, registry: Registry | None = None,
-            writes: frozenset[str] = frozenset()) -> Iterator[tuple[LogRun, Run, list[Finding]]]:
+            writes: frozenset[str] = frozenset()) -> Iterator[tuple[LogRun, Run, list[LogFinding]]]:
     """Each conversation of the logs as a Run (the loop's event fields) with what was found wrong in it."""
     registries = _Registries(registry)
     for log in logs:
@@ -303,7 +303,7 @@ def runs_of(logs: Iterable[LogRun], *, registry: Registry | None = None,
         yield log, run, found
 
 
-def case_of(log: LogRun, found: list[Finding]) -> dict | None:
+def case_of(log: LogRun, found: list[LogFinding]) -> dict | None:
     """A conversation as a candidate regression case in the suite's format: the user's words as the task,
     what came before as history, and every assistant message after it replayed whole by a scripted model
     (each call's arguments exactly as sent, broken ones too), redacted like the report. ``{"runnable", "case"}``:
@@ -441,7 +441,7 @@ def largest_text(report: Mapping[str, Any], lang: Lang = "en") -> str:
              share=big["share"], example=big["example"])
 
 
-def render_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
+def review_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
     """``report.html``: one self-contained page in ``lang``, every value escaped by the template."""
     s, tot = report["settings"], report["totals"]
     kind = lambda k: t("logs.kind." + k, lang)  # noqa: E731
@@ -492,7 +492,7 @@ def write_report(report: Mapping[str, Any], out: str | Path, *, lang: Lang | Non
     case ``eval`` could not run is never written."""
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    page = render_html(report, lang or report["settings"].get("lang", "en"))
+    page = review_html(report, lang or report["settings"].get("lang", "en"))
     text = json.dumps(report, ensure_ascii=False, indent=1, default=str)
     lines = "".join(json.dumps(c["case"], ensure_ascii=False) + "\n" for c in report["cases"] if c["runnable"])
     paths = {}

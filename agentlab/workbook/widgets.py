@@ -582,7 +582,7 @@ class LogReview(App):
     def __init__(self, path: str | Path | None = None, *, fmt: str = "openai", lang: Lang = "en"):
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
         self.upload = W.FileUpload(accept=".jsonl,.json,.txt", multiple=False)
-        self.format = W.Dropdown(options=list(LOG_SAMPLES) + ["otel"], value=fmt)
+        self.format = W.Dropdown(options=[*list(LOG_SAMPLES), "otel"], value=fmt)
         self.sample = W.Button()
         self.path: Path | None = Path(path) if path is not None else None
         self.report: dict | None = None
@@ -601,8 +601,8 @@ class LogReview(App):
         self.sample.description = t("ui.logs_sample", lang)
         self.run.description = t("ui.logs_review", lang)
         if self.report is not None:
-            from ..evals.log_review import render_html
-            self.view.value = render_html(self.report, lang)
+            from ..evals.log_review import review_html
+            self.view.value = review_html(self.report, lang)
 
     def use_sample(self) -> Path:
         self.path = data_file(LOG_SAMPLES.get(self.format.value, LOG_SAMPLES["openai"]))
@@ -621,7 +621,7 @@ class LogReview(App):
         return self.path
 
     def update(self) -> dict | None:
-        from ..evals.log_review import render_html, review_logs
+        from ..evals.log_review import review_html, review_logs
         from ..evals.logs import LogError
         lang = self.lang.value
         path = self.path or self.use_sample()
@@ -631,7 +631,7 @@ class LogReview(App):
             self.report = None
             self.view.value = f"<p style='color:#d93025'>{html.escape(exc.localized(lang))}</p>"
             return None
-        self.view.value = render_html(self.report, lang)
+        self.view.value = review_html(self.report, lang)
         return self.report
 
 
