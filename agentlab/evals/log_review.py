@@ -132,6 +132,14 @@ class _Registries:
         return self.cache[key]
 
 
+def _obj(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
 def _err(code: str) -> tuple[str, str]:
     cat, stage = CODES.get(code, ("fatal", "execution"))
     return cat, stage
@@ -178,11 +186,11 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
         step += 1
         calls = [c for c in m.get("tool_calls") or () if isinstance(c, Mapping)]
         prompt, completion = usage.get(i, (0, 0))
-        text = m.get("content") if isinstance(m.get("content"), str) else ""
+        text = _text(m.get("content"))
         events.append(Event(rid, rid, 1, step, "model", loop="logs", prompt_tokens=prompt, completion_tokens=completion,
                             model_visible=text[:300]))
         for c in calls:
-            fn = c.get("function") if isinstance(c.get("function"), Mapping) else {}
+            fn = _obj(c.get("function"))
             name = str(fn.get("name") or "")
             raw = fn.get("arguments")
             raw = raw if isinstance(raw, (str, Mapping)) else ""
@@ -219,12 +227,12 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
                 if code:
                     found(kind, code, tool=name, index=i, detail=canonical(args))
             answer = answers.get(cid)
-            cat, stage = _err(code) if code else (None, None)
+            cat, stage = _err(code) if code else ("", "")
             events.append(Event(rid, rid, 1, step, "tool", loop="logs", tool_name=name, tool_call_id=cid,
                                 args_raw=(raw if isinstance(raw, str) else json.dumps(raw))[:1000],
                                 parse_ok=parse_ok, validate_ok=validate_ok,
                                 exec_ok=None if cid not in answers else _answered(answer),
-                                error_code=code, error_category=cat, error_stage=stage, note=kind or None,
+                                error_code=code, error_category=cat or None, error_stage=stage or None, note=kind or None,
                                 model_visible=None if answer is None else str(answer)[:300]))
     last = messages[-1] if messages else {}
     invalid = any(e.parse_ok is False or e.validate_ok is False for e in events)
@@ -236,7 +244,7 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
         status = "done_after_self_correction" if invalid else "done"
     else:  # the conversation stops on a call or a tool's answer: the user never got a reply
         status = "failed"
-    answer = last.get("content") if last.get("role") == "assistant" and isinstance(last.get("content"), str) else ""
+    answer = _text(last.get("content")) if last.get("role") == "assistant" else ""
     # the events are counted, never shown: only what the report shows is redacted (findings, cases)
     events.append(Event(rid, rid, 1, step, "end", loop="logs", model_visible=answer[:300]))
     return Run(rid, "logs", "", status, "", answer[:300], step, finalize(events, status), ()), findings
@@ -321,7 +329,7 @@ def case_of(log: LogRun, found: list[LogFinding]) -> dict | None:
             continue
         calls = []
         for c in m.get("tool_calls") or ():
-            fn = c.get("function") if isinstance(c, Mapping) and isinstance(c.get("function"), Mapping) else {}
+            fn = _obj(c.get("function")) if isinstance(c, Mapping) else {}
             raw = fn.get("arguments")
             text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False) if isinstance(raw, Mapping) else ""
             calls.append([_shown(str(fn.get("name") or ""), 200), _shown(text, 4000)])  # as sent, broken or not

@@ -196,8 +196,8 @@ def _tools(source: str, n: int, tools: Any) -> tuple[dict, ...]:
 
 def _meta(d: Mapping[str, Any]) -> dict[str, Any]:
     """The date, the verdict and the status a line gives about its conversation (at the top or under metadata)."""
-    meta = d.get("metadata") if isinstance(d.get("metadata"), dict) else {}
-    look = {**meta, **d}
+    meta = d.get("metadata")
+    look = {**(meta if isinstance(meta, dict) else {}), **d}
     success = next((look[k] for k in ("success", "passed", "resolved") if isinstance(look.get(k), bool)), None)
     status = next((look[k] for k in ("status", "final_status") if isinstance(look.get(k), str)), None)
     day = next((_day(look[k]) for k in ("timestamp", "time", "ts", "created_at", "created", "date") if k in look), "")
@@ -237,7 +237,8 @@ def _json_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[
 
 
 def _otel_rows(source: str) -> Iterator[tuple[int, dict]]:
-    from . import otel  # written beside this reader: OTLP spans to telemetry rows
+    from importlib import import_module
+    otel = import_module("agentlab.evals.otel")  # written beside this reader: OTLP spans to telemetry rows
     for n, row in enumerate(otel.read_otlp(source), 1):
         yield n, dict(row)
 
