@@ -17,9 +17,16 @@
 # # agentlab
 
 # %%
+import ipywidgets as W
+
 from agentlab.workbook.widgets import LogReview, PMApp
 
-PMApp(lang="en")
+app = PMApp(lang="en")
+app
 
 # %%
-LogReview(lang="en")
+# your own log file, reviewed below; one language toggle for the whole page (the app's, above)
+logs = LogReview(lang="en")
+logs.lang.layout.display = "none"
+W.dlink((app.lang, "value"), (logs.lang, "value"))
+logs
