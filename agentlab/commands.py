@@ -591,6 +591,24 @@ def inner_source(model: Any) -> Callable[[str, dict, str], Any]:
     return lambda tool, args, label: model
 
 
+def _review_configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--logs", required=True, help="your log file: JSONL (docs/metrics.md#bring-your-own-logs)")
+    p.add_argument("--format", choices=("openai", "telemetry", "otel"), default="openai")
+    p.add_argument("--tools", help="JSON file of your tool specs; \"side_effect\": true marks a write")
+    p.add_argument("--out", default="review", help="directory for report.html, report.json and cases.jsonl")
+    p.add_argument("--lang", choices=("en", "zh"), default="en")
+
+
+def _review(ns: argparse.Namespace) -> int:
+    from .evals.log_review import review_logs, write_report
+    out = _writable_dir(ns.out)  # checked before a long file is read
+    report = review_logs(ns.logs, ns.format, tools=ns.tools, lang=ns.lang, progress=sys.stderr.isatty())
+    paths = write_report(report, out, lang=ns.lang)
+    emit(t("logs.written", ns.lang, runs=report["totals"]["runs"], html=paths["report.html"], json=paths["report.json"],
+           cases=paths["cases.jsonl"]))
+    return 0
+
+
 Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 EXTRA: dict[str, Command] = {
     "demo": ("naive and guarded loops side by side on a desk", _demo_configure, _demo),
@@ -599,5 +617,7 @@ EXTRA: dict[str, Command] = {
     "eval": ("run a suite of cases and print the metrics", _eval_configure, _eval),
     "probe": ("your tools and model against every fault: which guard caught each, and the model's repairs",
               _probe_configure, _probe),
+    "review": ("review your own logs: every tool call checked, rates per day, the class to fix, cases to keep",
+               _review_configure, _review),
     "site": ("serve the skill site (keys create: make an API key; check: run the validation set)", _site_configure, _site),
 }

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -15,6 +17,16 @@
 # # agentlab
 
 # %%
-from agentlab.workbook.widgets import PMApp
+import ipywidgets as W
 
-PMApp(lang="en")
+from agentlab.workbook.widgets import LogReview, PMApp
+
+app = PMApp(lang="en")
+app
+
+# %%
+# your own log file, reviewed below; one language toggle for the whole page (the app's, above)
+logs = LogReview(lang="en")
+logs.lang.layout.display = "none"
+W.dlink((app.lang, "value"), (logs.lang, "value"))
+logs

@@ -152,6 +152,24 @@ plot_trend(rows, lang=LANG)
 plt.show()
 
 # %% [markdown]
+# ## Your own logs
+#
+# The same review on a team's own conversations: upload a log file (chat-completions traffic as JSON lines,
+# or agentlab's telemetry rows), or press "Use the sample". Every tool call is checked against the tools
+# offered with it, by the validator the guarded loop uses; the report names the class to fix first and
+# promotes the bad conversations as cases `eval` can run (docs/metrics.md#bring-your-own-logs). The command
+# line does the same: `python -m agentlab review --logs FILE`.
+
+# %%
+from agentlab.evals.log_review import largest_text, review_logs
+from agentlab.resources import data_file
+from agentlab.workbook.widgets import LogReview
+
+own = review_logs(data_file("logs_openai_sample.jsonl"), "openai", lang=LANG)
+print(largest_text(own, LANG))
+LogReview(lang=LANG)
+
+# %% [markdown]
 # ## Exercise
 #
 # After your corrections to the tags above, which failure class is this week's target? (The check reads

@@ -118,3 +118,19 @@ def test_health_lines_are_starting_points_on_either_side():
     assert crosses("task_success_rate", 0.5) and not crosses("task_success_rate", 0.99)
     assert crosses("invalid_call_rate", 0.5) and not crosses("invalid_call_rate", 0.0)
     assert not crosses("task_success_rate", float("nan")) and not crosses("no such metric", 1.0)
+
+def test_tally_counts_a_stream_as_summarize_does():
+    """The headline numbers of a stream too long to hold (review --logs) come from the one definition:
+    runs added one at a time give summarize's numbers; success only over the runs someone graded."""
+    from agentlab.evals.metrics import Tally
+    from agentlab.runs import Run
+    runs = [Run(str(i), "guarded", "m", s, "", "", 2, (), ()) for i, s in
+            enumerate(["done", "escalated", "done_after_self_correction", "budget_exhausted"])]
+    tally = Tally()
+    for r, verdict in zip(runs, [True, None, False, None], strict=True):
+        tally.add(r, verdict)
+    got, want = tally.summary(), summarize(runs)
+    assert {k: v for k, v in got.items() if k != "task_success_rate"} == \
+           {k: v for k, v in want.items() if k != "task_success_rate"}
+    assert got["task_success_rate"] == 0.5  # one of the two graded runs
+    assert summarize(runs, lambda r: r.status == "done")["task_success_rate"] == 0.25

@@ -350,3 +350,36 @@ def test_a_trace_note_the_loops_write_reads_in_chinese():
     assert note_text("safety cap of 12 steps", "zh") == "到达 12 步的安全上限"
     assert note_text("create_refund: OUTCOME_UNKNOWN", "zh") == "create_refund：OUTCOME_UNKNOWN"
     assert note_text("something new", "zh") == "something new" and note_text("final answer") == "final answer"
+
+
+def test_log_review_reads_an_uploaded_file_without_code(tmp_path):
+    """A PM uploads the team's own log, presses Review and reads the report; in Chinese too; a broken
+    file gets its one sentence naming the line."""
+    import datetime
+
+    from agentlab.resources import data_file
+    from agentlab.workbook.widgets import LogReview
+    app = LogReview()
+
+    def uploaded(name: str, content: bytes) -> tuple[dict, ...]:  # what the browser sends, as ipywidgets 8 holds it
+        return ({"name": name, "type": "", "size": len(content), "content": memoryview(content),
+                 "last_modified": datetime.datetime(2026, 3, 5, tzinfo=datetime.UTC)},)
+    app.upload.value = uploaded("our_logs.jsonl", data_file("logs_openai_sample.jsonl").read_bytes())
+    assert app.path is not None and app.path.name == "our_logs.jsonl"
+    app.run.click()
+    assert app.report is not None and app.report["totals"]["runs"] == 5
+    assert "Headline rates per day" in app.view.value and "our_logs.jsonl" in app.view.value
+    app.lang.value = "zh"
+    assert "每日核心指标" in app.view.value and app.run.description == "审查"
+    app.upload.value = uploaded("bad.jsonl", data_file("logs_bad_sample.jsonl").read_bytes())
+    app.run.click()
+    assert "bad.jsonl:3" in app.view.value and "Traceback" not in app.view.value and app.report is None
+
+
+def test_log_review_sample_in_either_format():
+    from agentlab.workbook.widgets import LogReview
+    app = LogReview(fmt="telemetry")
+    app.sample.click()
+    app.run.click()
+    assert app.report is not None and app.report["settings"]["format"] == "telemetry"
+    assert app.report["totals"]["runs"] == 8

@@ -12,6 +12,9 @@
                 class by class, and the trend of the headline numbers across stored runs
     probe.py    any tools file against every fault category: the guard that caught each, read from the
                 trace, and the model's repairs (probe_calls.py the valid calls, probe_report.py the report)
+    logs.py     a team's own logs read as a stream: chat-completions JSONL, telemetry rows, OTLP spans
+    log_review.py  those logs checked by the loop's own validator: both taxonomies, rates per day, the class
+                to fix, candidate cases; report.html and report.json
 """
 from __future__ import annotations
 

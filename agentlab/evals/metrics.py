@@ -17,7 +17,8 @@ from ..routing import RoutingTurn, routing_metrics
 from ..runs import STATUSES, Run
 from ..trace import Event
 
-__all__ = ["HEALTH_LINES", "LAYER_DEFINITIONS", "by_taxonomy", "crosses", "failure_breakdown", "layers", "pass_hat_k", "repair_turns", "rounds_to_recover",
+__all__ = ["HEALTH_LINES", "LAYER_DEFINITIONS", "Tally", "by_taxonomy", "crosses", "failure_breakdown", "layers",
+           "pass_hat_k", "repair_turns", "rounds_to_recover",
            "routing_from_trace", "routing_turns", "self_correction_rate", "status_counts", "status_shares", "summarize",
            "went_wrong", "went_wrong_text"]
 
@@ -53,18 +54,50 @@ def summarize(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None)
     definition), never the run's own word: without a grader the success rate is NaN, "not graded",
     and ``finished_rate`` says only how many runs *claimed* to be done.
     """
-    runs = list(runs)
-    n = max(len(runs), 1)
-    calls = sum(r.tool_calls for r in runs)
-    return {
-        "runs": len(runs),
-        "task_success_rate": sum(bool(correct(r)) for r in runs) / n if correct is not None and runs else float("nan"),
-        "invalid_call_rate": sum(r.invalid_calls for r in runs) / max(calls, 1),
-        "avg_steps": sum(r.steps for r in runs) / n,
-        "takeover_rate": sum(r.status in ("escalated", "budget_exhausted") for r in runs) / n,
-        "finished_rate": sum(r.status.startswith("done") for r in runs) / n,
-        "statuses": {s: c for s, c in Counter(r.status for r in runs).items()},
-    }
+    tally = Tally()
+    for r in runs:
+        tally.add(r, None if correct is None else bool(correct(r)))
+    return tally.summary()
+
+
+class Tally:
+    """The counts :func:`summarize` reads, added one run at a time: the headline numbers of a stream of
+    runs too long to hold (a team's logs, docs/metrics.md#bring-your-own-logs) in constant memory.
+
+    ``add(run, verdict)``: ``verdict`` is whether the run succeeded, or None when nobody graded it; the
+    success rate is over the graded runs only ("where the logs say"), NaN when none was.
+    """
+
+    __slots__ = ("calls", "finished", "graded", "invalid", "passed", "runs", "statuses", "steps", "takeovers")
+
+    def __init__(self) -> None:
+        self.runs = self.calls = self.invalid = self.steps = self.takeovers = self.finished = 0
+        self.graded = self.passed = 0
+        self.statuses: Counter = Counter()
+
+    def add(self, run: Run, verdict: bool | None = None) -> None:
+        self.runs += 1
+        self.calls += run.tool_calls
+        self.invalid += run.invalid_calls
+        self.steps += run.steps
+        self.takeovers += run.status in ("escalated", "budget_exhausted")
+        self.finished += run.status.startswith("done")
+        self.statuses[run.status] += 1
+        if verdict is not None:
+            self.graded += 1
+            self.passed += bool(verdict)
+
+    def summary(self) -> dict:
+        n = max(self.runs, 1)
+        return {
+            "runs": self.runs,
+            "task_success_rate": self.passed / self.graded if self.graded else float("nan"),
+            "invalid_call_rate": self.invalid / max(self.calls, 1),
+            "avg_steps": self.steps / n,
+            "takeover_rate": self.takeovers / n,
+            "finished_rate": self.finished / n,
+            "statuses": dict(self.statuses),
+        }
 
 
 def rounds_to_recover(run: Run) -> int | None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CODES
-from ..i18n import Lang, t
+from ..i18n import Lang, LocalizedError
 from ..runs import Run
 from ..trace import Event, outcome
 from ..version import __version__
@@ -36,12 +36,16 @@ _KIND_OF = {"chat": "model", "text_completion": "model", "generate_content": "mo
 _OPERATION = {"model": "chat", "tool": "execute_tool", "end": "invoke_agent"}
 
 
-class OtlpError(ValueError):
-    """A line that is not OTLP JSON; ``line`` is its 1-based number (the message names the file and line)."""
+class OtlpError(LocalizedError):
+    """A line that is not OTLP JSON; ``line`` is its 1-based number (the message names the file and line). A
+    ``LocalizedError``, so a command says it in the reader's language as one line, like any other bad input."""
 
-    def __init__(self, message: str, line: int):
-        super().__init__(message)
-        self.line = line
+    def __init__(self, where: str, line: int, why: str, lang: Lang = "en"):
+        super().__init__("otel.bad_line", where=where, line=line, what=why)
+        self.line, self.lang = line, lang
+
+    def __str__(self) -> str:
+        return self.localized(self.lang)
 
 
 # --- out: a run as spans -----------------------------------------------------------
@@ -126,6 +130,8 @@ def _attributes(e: Event, model: str, seq: int, content: bool) -> dict[str, Any]
         a["agentlab.error.stage"] = e.error_stage
     if e.final_status:
         a["agentlab.final_status"] = e.final_status
+    if e.offered is not None:
+        a["agentlab.offered"] = e.offered  # the tools the turn was shown (routing read from traffic)
     if e.note is not None and (content or e.kind == "end"):
         a["agentlab.note"] = e.note
     return a
@@ -211,8 +217,7 @@ def _read_lines(lines: Iterable[str], where: str, lang: Lang) -> Iterator[dict]:
             doc = json.loads(line)
         except ValueError:
             if first:  # a bad line inside JSON Lines
-                raise OtlpError(t("otel.bad_line", lang, where=where, line=number, reason=t("otel.not_json", lang)),
-                                number) from None
+                raise OtlpError(where, number, "otel.not_json", lang) from None
             whole, first = [line], number
             continue
         first = first or number
@@ -222,33 +227,33 @@ def _read_lines(lines: Iterable[str], where: str, lang: Lang) -> Iterator[dict]:
             doc = json.loads("".join(whole))
         except ValueError as exc:
             at = first + exc.lineno - 1 if isinstance(exc, json.JSONDecodeError) else first
-            raise OtlpError(t("otel.bad_line", lang, where=where, line=at, reason=t("otel.not_json", lang)), at) from None
+            raise OtlpError(where, at, "otel.not_json", lang) from None
         yield from _rows(_spans(doc, where, first, lang), rounds)
 
 
 def _spans(doc: Any, where: str, line: int, lang: Lang) -> list[dict]:
     """The spans of one document, each with its attributes as a plain dict; the shape checked as it is read."""
-    def bad(reason: str) -> OtlpError:
-        return OtlpError(t("otel.bad_line", lang, where=where, line=line, reason=reason), line)
+    def bad(why: str) -> OtlpError:
+        return OtlpError(where, line, why, lang)
 
     if not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans", []), list):
-        raise bad(t("otel.not_otlp", lang))
+        raise bad("otel.not_otlp")
     out = []
     for rs in doc.get("resourceSpans", []):
         scopes = rs.get("scopeSpans", rs.get("instrumentationLibrarySpans", [])) if isinstance(rs, dict) else None
         if not isinstance(scopes, list):
-            raise bad(t("otel.not_otlp", lang))
+            raise bad("otel.not_otlp")
         for ss in scopes:
             spans = ss.get("spans", []) if isinstance(ss, dict) else None
             if not isinstance(spans, list) or not all(isinstance(s, dict) for s in spans):
-                raise bad(t("otel.not_otlp", lang))
+                raise bad("otel.not_otlp")
             for s in spans:
                 try:
                     out.append({"trace": _hex(s.get("traceId", "")), "start": int(s.get("startTimeUnixNano") or 0),
                                 "end": int(s.get("endTimeUnixNano") or 0), "name": str(s.get("name", "")),
                                 "status": s.get("status") or {}, "attrs": _attrs(s.get("attributes") or [])})
                 except (TypeError, ValueError, AttributeError):
-                    raise bad(t("otel.not_otlp", lang)) from None
+                    raise bad("otel.not_otlp") from None
     return out
 
 
@@ -326,6 +331,7 @@ def _row(s: dict, trace_id: str, rounds: dict[str, int]) -> dict:
         completion_tokens=int(a.get("gen_ai.usage.output_tokens", a.get("gen_ai.usage.completion_tokens", 0))),
         final_status=a.get("agentlab.final_status"), model_visible=said,
         replayed=bool(a.get("agentlab.replayed", False)), note=a.get("agentlab.note", note),
+        offered=a.get("agentlab.offered"),
     ).to_dict()
 
 

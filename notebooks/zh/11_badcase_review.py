@@ -147,6 +147,23 @@ plot_trend(rows, lang=LANG)
 plt.show()
 
 # %% [markdown]
+# ## 你们自己的日志
+#
+# 同样的复盘，用在团队自己的对话上：上传一个日志文件（按 JSON 行记录的 chat-completions 流量，或 agentlab 的遥测行），
+# 或者点“使用示例文件”。每个工具调用都按随调用提供的工具检查，用的是守护循环同一个校验器；报告指出最该先修的一类问题，
+# 并把出错的对话提升为 `eval` 可以运行的用例（docs/zh/metrics.md）。命令行也能做同样的事：
+# `python -m agentlab review --logs FILE`。
+
+# %%
+from agentlab.evals.log_review import largest_text, review_logs
+from agentlab.resources import data_file
+from agentlab.workbook.widgets import LogReview
+
+own = review_logs(data_file("logs_openai_sample.jsonl"), "openai", lang=LANG)
+print(largest_text(own, LANG))
+LogReview(lang=LANG)
+
+# %% [markdown]
 # ## 练习
 #
 # 按你修改后的标签，这一周的靶子是哪一类失败？（检查读取的是标签的当前值，所以如果你不同意某个标签，先改掉它。）

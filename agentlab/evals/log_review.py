@@ -1,0 +1,520 @@
+"""The bad-case review of a team's own logs: what went wrong, where, how often per day, what to fix first
+(docs/metrics.md#bring-your-own-logs).
+
+Every tool call in the logs is checked as the guarded loop would have checked it, by the same code:
+the offered tools become a :class:`~agentlab.tools.Registry` and each call goes through
+``Registry.check`` (unparsable arguments, an unknown tool, arguments the schema refuses); a history the
+chat-completions API would refuse is found by :func:`~agentlab.context.protocol_problems`. Each finding
+carries the error code the guarded loop gives it, so its retry class and stage come from
+:data:`~agentlab.errors.CODES`, the one table. Each conversation becomes a :class:`~agentlab.runs.Run`
+whose events have the fields the loop records, so the headline numbers are those of
+:mod:`agentlab.evals.metrics`, computed by the same functions as for the workbook's own runs.
+
+A **write** (a side-effect tool, sent twice = done twice) is a tool the team's tools file marks
+``"side_effect": true``; without a file, a tool whose name starts with a verb that changes something
+(:data:`WRITE_NAMES`: ``create_``, ``update_``, ``delete_``...).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ..context import protocol_problems
+from ..errors import CODES, mask_personal, redact
+from ..guards import GuardConfig
+from ..i18n import Lang, t
+from ..jsonutil import canonical
+from ..resources import data_file
+from ..runs import STATUSES, Run
+from ..schema import SchemaError
+from ..tools import Registry
+from ..trace import Event, finalize
+from .logs import Format, LogRun, read_logs
+from .metrics import Tally, went_wrong, went_wrong_text
+from .suite import load_cases
+
+__all__ = ["KINDS", "WRITE_NAMES", "LogFinding", "analyze", "case_of", "largest_text", "review_html", "review_logs", "runs_of", "tools_file",
+           "write_report"]
+
+#: what a finding is, and the error code the guarded loop gives it (its category and stage: CODES)
+KINDS: dict[str, str] = {
+    "bad_json": "BAD_JSON",
+    "unknown_tool": "UNKNOWN_TOOL",
+    "invalid_args": "INVALID_ARGS",
+    "repeated_call": "LOOP_DETECTED",  # the repeat breaker's code
+    "duplicate_write": "CONFLICT",  # the idempotency guard would have replayed it, not done it again
+    "orphan_tool_message": "BAD_REQUEST",
+    "refused_history": "BAD_REQUEST",
+    "logged_error": "",  # an error the logs recorded themselves (telemetry): its own code
+}
+_KIND_OF_CODE = {"BAD_JSON": "bad_json", "UNKNOWN_TOOL": "unknown_tool", "INVALID_ARGS": "invalid_args",
+                 "LOOP_DETECTED": "repeated_call"}
+#: a tool whose name starts with one of these verbs changes something (when no tools file says)
+WRITE_NAMES = re.compile(r"^(?:create|update|delete|remove|cancel|book|send|pay|refund|submit|transfer|set|add|post)_",
+                         re.I)
+#: a call to one of these hands the user to a person: the run ended in a takeover
+_HANDOVER = re.compile(r"escalat|hand_?off|hand_?over|transfer_to_(?:human|agent)|human", re.I)
+REPEAT_LIMIT = GuardConfig().repeat_limit or 3  # the Nth identical call is the one the breaker stops
+EXAMPLES = 200  # findings shown with their detail; all are counted
+CASES = 20  # candidate regression cases written
+_REGISTRIES = 32  # distinct tools lists kept compiled
+
+
+@dataclass(frozen=True)
+class LogFinding:
+    """One thing wrong in the logs: where (``where`` is file:line, ``message`` the index in the conversation),
+    what (``kind``, ``code``, ``category``, ``stage``), and a redacted ``detail``."""
+
+    where: str
+    run: str
+    kind: str
+    code: str
+    category: str
+    stage: str
+    tool: str = ""
+    message: int | None = None
+    detail: str = ""
+    day: str = ""
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def _shown(text: Any, limit: int = 300) -> str:
+    """Log text as a report may show it: secrets and technical detail removed, personal data masked."""
+    s = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, default=str)
+    return mask_personal(redact(s[:limit * 4]))[:limit]
+
+
+def tools_file(path: str | Path | None) -> tuple[Registry | None, frozenset[str]]:
+    """The team's tools file (OpenAI-format specs) as a Registry, and the tools it marks as writes
+    (``"side_effect": true`` beside the spec or its ``function``)."""
+    if path is None:
+        return None, frozenset()
+    from ..commands import load_registry, read_json
+    specs = read_json(str(path), "what.tools")
+    registry = load_registry(str(path))
+    items = specs.get("tools", [specs]) if isinstance(specs, dict) else specs
+    writes = set()
+    for spec in items if isinstance(items, list) else ():
+        fn = spec.get("function", spec) if isinstance(spec, dict) else {}
+        if isinstance(fn, dict) and (spec.get("side_effect") is True or fn.get("side_effect") is True):
+            writes.add(str(fn.get("name")))
+    return registry, frozenset(writes)
+
+
+class _Registries:
+    """Registries by tools list, compiled once each (a log repeats the same list on every line)."""
+
+    def __init__(self, fallback: Registry | None):
+        self.fallback = fallback
+        self.cache: OrderedDict[str, Registry | None] = OrderedDict()
+
+    def get(self, tools: tuple[dict, ...]) -> Registry | None:
+        if not tools:
+            return self.fallback
+        key = json.dumps(tools, sort_keys=True)  # the C encoder: this runs once a line
+        if key not in self.cache:
+            try:
+                self.cache[key] = Registry.from_specs(tools)
+            except (SchemaError, ValueError, TypeError, AttributeError):
+                self.cache[key] = self.fallback  # a tools list that cannot be compiled checks nothing itself
+            if len(self.cache) > _REGISTRIES:
+                self.cache.popitem(last=False)
+        return self.cache[key]
+
+
+def _obj(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _err(code: str) -> tuple[str, str]:
+    cat, stage = CODES.get(code, ("fatal", "execution"))
+    return cat, stage
+
+
+def _answered(content: Any) -> bool:
+    """Whether a tool message says the tool ran: not ``{"ok": false}``, not an ``error`` object."""
+    if isinstance(content, str):
+        try:
+            content = json.loads(content)
+        except ValueError:
+            return not content.lower().startswith("error")
+    return not (isinstance(content, dict) and (content.get("ok") is False or "error" in content))
+
+
+def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) -> tuple[Run, list[LogFinding]]:
+    rid = log.where
+    messages = log.messages
+    reg = registries.get(log.tools)
+    answers = {str(m.get("tool_call_id")): m.get("content") for m in messages if m.get("role") == "tool"}
+    findings: list[LogFinding] = []
+    events: list[Event] = []
+    seen: Counter = Counter()
+    step = 0
+
+    def found(kind: str, code: str, *, tool: str = "", index: int | None = None, detail: str = "") -> tuple[str, str]:
+        cat, stage = _err(code)
+        findings.append(LogFinding(rid, rid, kind, code, cat, stage, tool, index, _shown(detail), log.day))
+        return cat, stage
+
+    for problem in protocol_problems(messages):
+        kind = "orphan_tool_message" if "a tool message answering" in problem else "refused_history"
+        at = re.match(r"message (\d+):", problem)
+        index = int(at[1]) if at else len(messages) - 1
+        cat, stage = found(kind, "BAD_REQUEST", index=index, detail=problem)
+        events.append(Event(rid, rid, 1, 0, "model", loop="logs", error_code="BAD_REQUEST", error_category=cat,
+                            error_stage=stage, note=kind))
+    replies = [i for i, m in enumerate(messages) if m.get("role") == "assistant"]
+    # an exchange log gives the usage of each response it logged: the last replies of the conversation
+    usage = dict(zip(replies[len(replies) - len(log.usage):], log.usage, strict=False)) if log.usage else {}
+    handed_over = False
+    for i in replies:
+        m = messages[i]
+        step += 1
+        calls = [c for c in m.get("tool_calls") or () if isinstance(c, Mapping)]
+        prompt, completion = usage.get(i, (0, 0))
+        text = _text(m.get("content"))
+        events.append(Event(rid, rid, 1, step, "model", loop="logs", prompt_tokens=prompt, completion_tokens=completion,
+                            model_visible=text[:300]))
+        for c in calls:
+            fn = _obj(c.get("function"))
+            name = str(fn.get("name") or "")
+            raw = fn.get("arguments")
+            raw = raw if isinstance(raw, (str, Mapping)) else ""
+            cid = str(c.get("id"))
+            handed_over = handed_over or bool(_HANDOVER.search(name))
+            code: str | None = None
+            parse_ok: bool | None = True
+            validate_ok: bool | None = None
+            kind = ""
+            if reg is not None:
+                checked = reg.check(name, raw, rules=False)
+                parse_ok = checked.parse_ok
+                validate_ok = checked.ok if checked.parse_ok else None
+                if checked.error is not None:
+                    code = checked.error.code
+                    kind = _KIND_OF_CODE.get(code, "invalid_args")
+                    args = checked.args
+                    found(kind, code, tool=name, index=i, detail=raw if isinstance(raw, str) else json.dumps(raw))
+                else:
+                    args = checked.args
+            else:
+                try:
+                    args = json.loads(raw) if isinstance(raw, str) else dict(raw)
+                except ValueError:
+                    args = None
+            if code is None and isinstance(args, dict):
+                sig = f"{name}:{canonical(args)}"
+                seen[sig] += 1
+                write = name in writes or (not writes and bool(WRITE_NAMES.match(name)))
+                if write and seen[sig] == 2:
+                    code, kind = "CONFLICT", "duplicate_write"
+                elif not write and seen[sig] == REPEAT_LIMIT:
+                    code, kind = "LOOP_DETECTED", "repeated_call"
+                if code:
+                    found(kind, code, tool=name, index=i, detail=canonical(args))
+            answer = answers.get(cid)
+            cat, stage = _err(code) if code else ("", "")
+            events.append(Event(rid, rid, 1, step, "tool", loop="logs", tool_name=name, tool_call_id=cid,
+                                args_raw=(raw if isinstance(raw, str) else json.dumps(raw))[:1000],
+                                parse_ok=parse_ok, validate_ok=validate_ok,
+                                exec_ok=None if cid not in answers else _answered(answer),
+                                error_code=code, error_category=cat or None, error_stage=stage or None, note=kind or None,
+                                model_visible=None if answer is None else str(answer)[:300]))
+    last = messages[-1] if messages else {}
+    invalid = any(e.parse_ok is False or e.validate_ok is False for e in events)
+    if log.status in STATUSES:
+        status = log.status
+    elif handed_over:
+        status = "escalated"
+    elif last.get("role") == "assistant" and not last.get("tool_calls"):
+        status = "done_after_self_correction" if invalid else "done"
+    else:  # the conversation stops on a call or a tool's answer: the user never got a reply
+        status = "failed"
+    answer = _text(last.get("content")) if last.get("role") == "assistant" else ""
+    # the events are counted, never shown: only what the report shows is redacted (findings, cases)
+    events.append(Event(rid, rid, 1, step, "end", loop="logs", model_visible=answer[:300]))
+    return Run(rid, "logs", "", status, "", answer[:300], step, finalize(events, status), ()), findings
+
+
+def _telemetry_run(log: LogRun, registry: Registry | None, writes: frozenset[str]) -> tuple[Run, list[LogFinding]]:
+    rid = str(log.rows[0].get("run_id")) if log.rows else log.where
+    findings: list[LogFinding] = []
+    events: list[Event] = []
+    seen: Counter = Counter()
+    for row in log.rows:
+        e = Event(**{k: v for k, v in row.items() if k in Event.__dataclass_fields__})
+        extra: dict[str, Any] = {}
+        if e.error_code and not (e.error_category and e.error_stage):  # a system that logs the code only
+            cat, stage = _err(e.error_code)
+            extra = {"error_category": e.error_category or cat, "error_stage": e.error_stage or stage}
+        if e.kind == "tool" and not e.error_code and e.tool_name:
+            raw = e.args_raw or ""
+            if registry is not None:
+                checked = registry.check(e.tool_name, raw, rules=False)
+                if checked.error is not None:
+                    code = checked.error.code
+                    cat, stage = _err(code)
+                    extra = {"parse_ok": checked.parse_ok, "validate_ok": False if checked.parse_ok else None,
+                             "error_code": code, "error_category": cat, "error_stage": stage}
+            if not extra and not e.replayed:
+                try:
+                    sig = f"{e.tool_name}:{canonical(json.loads(raw or '{}'))}"
+                except ValueError:
+                    sig = ""
+                if sig:
+                    seen[sig] += 1
+                    write = e.tool_name in writes or (not writes and bool(WRITE_NAMES.match(e.tool_name)))
+                    code = ("CONFLICT" if write and seen[sig] == 2 and e.exec_ok
+                            else "LOOP_DETECTED" if not write and seen[sig] == REPEAT_LIMIT else "")
+                    if code:
+                        cat, stage = _err(code)
+                        extra = {"error_code": code, "error_category": cat, "error_stage": stage}
+        if extra:
+            e = Event(**{**e.to_dict(), **extra})
+        if e.error_code and e.kind != "end":
+            kind = ("duplicate_write" if e.error_code == "CONFLICT" and extra else
+                    _KIND_OF_CODE.get(e.error_code, "logged_error"))
+            findings.append(LogFinding(log.where, rid, kind, e.error_code, e.error_category or "", e.error_stage or "",
+                                    e.tool_name or "", None, _shown(e.args_raw or e.note or ""), log.day))
+        events.append(e)
+    status = log.status if log.status in STATUSES else "failed"
+    end = next((e for e in reversed(events) if e.kind == "end"), None)
+    steps = max((e.round_index for e in events), default=0)
+    answer = (end.model_visible or "")[:300] if end else ""
+    return Run(rid, events[0].loop if events else "logs", "", status, (end.note or "") if end else "", answer, steps,
+               finalize(events, status), ()), findings
+
+
+def runs_of(logs: Iterable[LogRun], *, registry: Registry | None = None,
+            writes: frozenset[str] = frozenset()) -> Iterator[tuple[LogRun, Run, list[LogFinding]]]:
+    """Each conversation of the logs as a Run (the loop's event fields) with what was found wrong in it."""
+    registries = _Registries(registry)
+    for log in logs:
+        if log.rows:
+            run, found = _telemetry_run(log, registry, writes)
+        else:
+            run, found = _openai_run(log, registries, writes)
+        yield log, run, found
+
+
+def case_of(log: LogRun, found: list[LogFinding]) -> dict | None:
+    """A conversation as a candidate regression case in the suite's format: the user's words as the task,
+    what came before as history, and every assistant message after it replayed whole by a scripted model
+    (each call's arguments exactly as sent, broken ones too), redacted like the report. ``{"runnable", "case"}``:
+    runnable when one of the workbook's desks has every tool it calls (``eval`` runs it there); None when
+    there is nothing to replay."""
+    messages = log.messages
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    if not users:
+        return None
+    first_bad = min((f.message for f in found if f.message is not None), default=len(messages))
+    start = max((i for i in users if i <= first_bad), default=users[0])
+    script: list[Any] = []
+    for m in messages[start + 1:]:
+        if m.get("role") != "assistant":
+            continue
+        calls = []
+        for c in m.get("tool_calls") or ():
+            fn = _obj(c.get("function")) if isinstance(c, Mapping) else {}
+            raw = fn.get("arguments")
+            text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False) if isinstance(raw, Mapping) else ""
+            calls.append([_shown(str(fn.get("name") or ""), 200), _shown(text, 4000)])  # as sent, broken or not
+        content = m.get("content") if isinstance(m.get("content"), str) else None
+        script.append({"content": _shown(content, 2000) if content else None, "calls": calls})
+    if not script:
+        return None
+    task = messages[start].get("content")
+    history = [{"role": m["role"], "content": _shown(m.get("content") or "", 2000)}
+               for m in messages[:start] if m.get("role") in ("user", "system")]
+    names = {c[0] for s in script for c in s["calls"]}
+    scenario = _scenario_for(names)
+    case: dict[str, Any] = {"id": f"log-{Path(log.source).stem}-{log.line}", "category": "regression",
+                            "scenario": scenario or "aftersales",
+                            "task": _shown(task if isinstance(task, str) else "", 2000),
+                            "expect": {"statuses": ["done", "done_after_self_correction", "escalated"]},
+                            "fake": {"script": script}}
+    if history:
+        case["history"] = history
+    case["promoted_from"] = log.where
+    return {"runnable": scenario is not None, "case": case}
+
+
+def _scenario_for(names: set[str]) -> str | None:
+    """The desk whose tools include every tool the conversation called (a case runs there), or None."""
+    for name, tools in _desk_tools().items():
+        if names <= tools:
+            return name
+    return None
+
+
+@cache
+def _desk_tools() -> dict[str, frozenset[str]]:
+    from ..scenarios import SCENARIOS
+    return {name: frozenset(scenario.setup()[1].names) for name, scenario in SCENARIOS.items()}
+
+
+def analyze(logs: Iterable[LogRun], *, registry: Registry | None = None, writes: frozenset[str] = frozenset(),
+            settings: Mapping[str, Any] | None = None) -> dict:
+    """The report of a stream of conversations (``report.json``), in memory bounded by the longest one."""
+    total = Tally()
+    days: dict[str, Tally] = {}
+    kinds: Counter = Counter()
+    by_cat: Counter = Counter()
+    by_stage: Counter = Counter()
+    kind_stage: Counter = Counter()
+    examples: list[dict] = []
+    cases: list[dict] = []
+    runs_with_findings = 0
+    for log, run, found in runs_of(logs, registry=registry, writes=writes):
+        total.add(run, log.success)
+        days.setdefault(log.day or "-", Tally()).add(run, log.success)
+        for e in run.events:  # both taxonomies, by the metrics' one definition of "went wrong"
+            wrong = went_wrong(e)
+            if wrong is not None:
+                by_cat[wrong[0]] += 1
+                by_stage[wrong[1]] += 1
+        for f in found:
+            kinds[f.kind] += 1
+            kind_stage[(f.kind, f.code, f.stage)] += 1
+            if len(examples) < EXAMPLES:
+                examples.append(f.to_dict())
+        if found:
+            runs_with_findings += 1
+            if log.messages and len(cases) < CASES:
+                case = case_of(log, found)
+                if case is not None:
+                    cases.append(case)
+    largest = None
+    if kind_stage:
+        (kind, code, stage), n = max(kind_stage.items(), key=lambda kv: (kv[1], kv[0]))
+        where = next((x["where"] for x in examples if x["kind"] == kind), "")
+        largest = {"kind": kind, "code": code, "stage": stage, "count": n, "share": n / max(sum(kinds.values()), 1),
+                   "example": where}
+    summary = total.summary()
+    return {
+        "version": 1,
+        "settings": dict(settings or {}),
+        "totals": {"runs": summary["runs"], "tool_calls": total.calls, "findings": sum(kinds.values()),
+                   "runs_with_findings": runs_with_findings, "graded_runs": total.graded},
+        "headline": summary,
+        "days": {d: {**days[d].summary(), "graded": days[d].graded} for d in sorted(days)},
+        "by_kind": dict(kinds.most_common()),
+        "by_category": dict(by_cat.most_common()),
+        "by_stage": dict(by_stage.most_common()),
+        "largest": largest,
+        "findings": examples,
+        "cases": cases,
+    }
+
+
+def review_logs(path: str | Path, fmt: Format = "openai", *, tools: str | Path | None = None, lang: Lang = "en",
+                progress: bool = False) -> dict:
+    """Read a log file as a stream and review it: the report :func:`write_report` writes."""
+    registry, writes = tools_file(tools)
+    settings = {"source": Path(str(path)).name, "format": fmt, "lang": lang,
+                "writes": "tools file" if writes else "name pattern", "repeat_limit": REPEAT_LIMIT}
+    return analyze(read_logs(path, fmt, progress=progress), registry=registry, writes=writes, settings=settings)
+
+
+def _say(lang: Lang) -> Callable[..., str]:
+    """The catalogue in ``lang``, as a template asks it: ``t("key", field=value)``."""
+    return lambda key, **fields: t(key, lang, **fields)
+
+
+def _pct(x: float) -> str:
+    return "-" if x != x else f"{x:.0%}"  # NaN: not graded
+
+
+def largest_text(report: Mapping[str, Any], lang: Lang = "en") -> str:
+    """The sentence that names the class to fix first (the largest), with its count, share and an example."""
+    big = report.get("largest")
+    if not big:
+        return t("logs.no_findings", lang)
+    return t("logs.largest", lang, kind=t("logs.kind." + big["kind"], lang), code=big["code"],
+             stage=t("stage." + big["stage"], lang), count=big["count"], total=report["totals"]["findings"],
+             share=big["share"], example=big["example"])
+
+
+def review_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
+    """``report.html``: one self-contained page in ``lang``, every value escaped by the template."""
+    s, tot = report["settings"], report["totals"]
+    kind = lambda k: t("logs.kind." + k, lang)  # noqa: E731
+    largest = report.get("largest")
+    days = [[d if d != "-" else t("logs.no_day", lang), str(v["runs"]), _pct(v["task_success_rate"]),
+             str(v.get("graded", "")), _pct(v["invalid_call_rate"]), _pct(v["takeover_rate"])]
+            for d, v in report["days"].items()]
+    kinds = [[kind(k), code or "-", t("class." + CODES[code][0], lang) if code else "-",
+              t("stage." + CODES[code][1], lang) if code else "-", n]
+             for k, n in report["by_kind"].items() for code in [KINDS.get(k, "")]]
+    cases = report["cases"]
+    findings = [{**f, "kind": kind(f["kind"])} for f in report["findings"]]
+    more = tot["findings"] - len(findings)
+    return _page("log_review.html", _say(lang), lang=lang, version=report["version"],
+                 title=t("logs.title", lang, source=s.get("source", "")),
+                 totals=t("logs.totals", lang, runs=tot["runs"], calls=tot["tool_calls"], findings=tot["findings"],
+                          bad=tot["runs_with_findings"]),
+                 largest=largest_text(report, lang) if largest else "",
+                 writes=t("logs.writes." + s.get("writes", "name pattern"), lang),
+                 day_head=[t("logs.col." + c, lang) for c in ("day", "runs", "success", "graded", "invalid", "takeover")],
+                 days=days,
+                 kind_head=[t("logs.col." + c, lang) for c in ("kind", "code", "category", "stage", "count")], kinds=kinds,
+                 by_category=went_wrong_text(report["by_category"], lang) if report["by_category"] else "-",
+                 by_stage=went_wrong_text(report["by_stage"], lang) if report["by_stage"] else "-",
+                 findings=findings, more=t("logs.more", lang, more=more) if more > 0 else "",
+                 cases_text=t("logs.cases", lang, n=len(cases), runnable=sum(c["runnable"] for c in cases),
+                              file="cases.jsonl"),
+                 cases=[{"runnable": c["runnable"], **{k: c["case"][k] for k in ("id", "scenario", "task")}}
+                        for c in cases])
+
+
+def _page(template: str, say: Callable[..., str], /, **context: Any) -> str:
+    """The page from ``data/templates/``: through ``resources.render_page`` where the package has it, else an
+    environment set up the same way (autoescaping on, a name the template does not get is an error)."""
+    from .. import resources
+    render = getattr(resources, "render_page", None)
+    if render is not None:
+        return str(render(template, say, **context))
+    import jinja2
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_file("templates"))), autoescape=True,
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    return env.get_template(template).render(t=say, **context)
+
+
+def write_report(report: Mapping[str, Any], out: str | Path, *, lang: Lang | None = None) -> dict[str, Path]:
+    """``report.json``, ``report.html`` and ``cases.jsonl`` (the runnable candidate cases) in ``out``; each file
+    appears whole or not at all. The cases are read back with the suite's own reader (:func:`load_cases`), so a
+    case ``eval`` could not run is never written."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    page = review_html(report, lang or report["settings"].get("lang", "en"))
+    text = json.dumps(report, ensure_ascii=False, indent=1, default=str)
+    lines = "".join(json.dumps(c["case"], ensure_ascii=False) + "\n" for c in report["cases"] if c["runnable"])
+    paths = {}
+    for name, body in (("cases.jsonl", lines), ("report.json", text), ("report.html", page)):
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(body)
+            if name == "cases.jsonl":
+                load_cases(tmp)  # the suite's reader (and its schema) accepts every case, or nothing is written
+            os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the report from a colleague
+            os.replace(tmp, folder / name)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        paths[name] = folder / name
+    return paths

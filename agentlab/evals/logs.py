@@ -1,0 +1,267 @@
+"""A team's own logs, read as a stream of conversations (docs/metrics.md#bring-your-own-logs).
+
+Three formats, each one JSON object per line:
+
+* ``openai``: chat-completions traffic as teams log it, either one exchange per line
+  (``{"request": {"messages", "tools"}, "response": {...}}``) or a whole conversation per line
+  (``{"messages", "tools"}``). Consecutive exchanges of one conversation (each request repeats the history
+  and adds to it) are joined into one conversation, so a run is judged once, not once per turn.
+* ``telemetry``: agentlab's own event rows (docs/telemetry.md), grouped by ``run_id``.
+* ``otel``: OTLP JSON spans, turned into telemetry rows by :func:`agentlab.evals.otel.read_otlp`.
+
+A file is read line by line, never whole: memory holds the conversations still open (one, for an
+exchange log; those whose ``end`` row has not come yet, for telemetry), so a file of a million lines
+costs what its longest conversation costs. A line that cannot be read stops the reading with one
+sentence naming the file and the line (:class:`LogError`).
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from ..i18n import LocalizedError
+from ..trace import Event
+
+__all__ = ["FORMATS", "LogError", "LogRun", "read_logs"]
+
+Format = Literal["openai", "telemetry", "otel"]
+FORMATS: tuple[Format, ...] = ("openai", "telemetry", "otel")
+_EVENT_FIELDS = {f.name for f in fields(Event)}
+_OPEN_RUNS = 10_000  # telemetry runs whose end has not come: past this, the oldest is closed as it is
+
+
+class LogError(LocalizedError):
+    """A log file that cannot be read, said in one line naming the file and the line."""
+
+
+@dataclass(frozen=True)
+class LogRun:
+    """One conversation (``openai``) or one run (``telemetry``, ``otel``) as the logs hold it.
+
+    ``messages`` and ``tools`` are filled from openai logs; ``rows`` from telemetry. ``day`` is the
+    date (UTC, ``YYYY-MM-DD``) the logs give, or ``""``; ``success`` what the logs say about the
+    outcome (``success``, ``passed`` or ``resolved``, at the top or under ``metadata``), or None
+    when they say nothing; ``status`` a run status the logs give (``status`` or ``final_status``).
+    """
+
+    source: str
+    line: int  # the first line of the file this conversation came from
+    last_line: int
+    messages: tuple[dict, ...] = ()
+    tools: tuple[dict, ...] = ()
+    rows: tuple[dict, ...] = ()
+    day: str = ""
+    success: bool | None = None
+    status: str | None = None
+    usage: tuple[tuple[int, int], ...] = field(default=())  # (prompt, completion) tokens per logged response
+
+    @property
+    def where(self) -> str:
+        return f"{self.source}:{self.line}"
+
+
+def read_logs(path: str | Path, fmt: Format = "openai", *, progress: bool = False) -> Iterator[LogRun]:
+    """The conversations (or runs) of a log file, one at a time, in bounded memory.
+
+    ``progress`` draws a tqdm bar on stderr, by bytes read (the number of lines is not known up front)."""
+    if fmt not in FORMATS:
+        raise LogError("logs.bad_format", got=str(fmt), known=", ".join(FORMATS))
+    source = str(path)
+    name = Path(source).name  # a report names the file, not where it sits on someone's disk
+    if fmt == "otel":
+        yield from _telemetry(name, _otel_rows(source))
+        return
+    lines = _lines(source, progress=progress)
+    yield from (_openai(name, source, lines) if fmt == "openai" else _telemetry(name, _json_rows(source, lines)))
+
+
+def _lines(source: str, *, progress: bool) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of every non-blank line, read one at a time."""
+    where = {"path": source, "what": "what.logs"}
+    if Path(source).is_dir():
+        raise LogError("input.is_dir", **where)
+    try:
+        f = open(source, "rb")
+    except FileNotFoundError:
+        raise LogError("input.missing", **where) from None
+    except OSError as exc:
+        raise LogError("input.unreadable", reason=exc.strerror or type(exc).__name__, **where) from None
+    bar = None
+    if progress:
+        from tqdm import tqdm  # a core dependency
+        bar = tqdm(total=os.fstat(f.fileno()).st_size, unit="B", unit_scale=True, desc=Path(source).name,
+                   leave=False, mininterval=0.5)
+    try:
+        for n, raw in enumerate(f, 1):
+            if bar is not None:
+                bar.update(len(raw))
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise LogError("logs.not_text", path=source, line=n) from None
+            if text.strip():
+                yield n, text
+    finally:
+        if bar is not None:
+            bar.close()
+        f.close()
+
+
+def _object(source: str, n: int, text: str) -> dict:
+    try:
+        d = json.loads(text.rstrip("\r\n"))  # a line cut off inside a text: "unterminated", not "control character"
+    except ValueError as exc:
+        raise LogError("input.not_json", path=source, line=n, detail=getattr(exc, "msg", str(exc)),
+                       what="what.logs") from None
+    if not isinstance(d, dict):
+        raise LogError("logs.not_object", path=source, line=n, got=type(d).__name__)
+    return d
+
+
+# --- openai ------------------------------------------------------------------------------------
+def _openai(name: str, source: str, lines: Iterable[tuple[int, str]]) -> Iterator[LogRun]:
+    open_run: LogRun | None = None
+    for n, text in lines:
+        d = _object(source, n, text)
+        if "request" in d or "response" in d:
+            run = _exchange(name, source, n, d)
+            if open_run is not None and _continues(open_run.messages, run.messages):
+                run = LogRun(name, open_run.line, n, run.messages, run.tools or open_run.tools,
+                             day=open_run.day or run.day,
+                             success=run.success if run.success is not None else open_run.success,
+                             status=run.status or open_run.status, usage=open_run.usage + run.usage)
+            elif open_run is not None:
+                yield open_run
+            open_run = run
+            continue
+        if open_run is not None:
+            yield open_run
+            open_run = None
+        if not isinstance(d.get("messages"), list):
+            raise LogError("logs.openai_shape", path=source, line=n, keys=", ".join(list(d)[:6]) or "-")
+        yield LogRun(name, n, n, _messages(source, n, d["messages"]), _tools(source, n, d.get("tools")),
+                     **_meta(d))
+    if open_run is not None:
+        yield open_run
+
+
+def _exchange(name: str, source: str, n: int, d: dict) -> LogRun:
+    request, response = d.get("request"), d.get("response")
+    if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
+        raise LogError("logs.openai_shape", path=source, line=n, keys=", ".join(list(d)[:6]) or "-")
+    messages = list(_messages(source, n, request["messages"]))
+    usage: tuple[tuple[int, int], ...] = ()
+    if isinstance(response, dict):
+        choices = response.get("choices")
+        message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) \
+            else response.get("message")
+        if isinstance(message, dict):
+            messages.append({"role": "assistant", **message})
+        u = response.get("usage")
+        if isinstance(u, dict):
+            usage = ((_int(u.get("prompt_tokens")), _int(u.get("completion_tokens"))),)
+    meta = _meta(d)
+    if not meta["day"] and isinstance(response, dict):
+        meta["day"] = _day(response.get("created"))
+    return LogRun(name, n, n, tuple(messages), _tools(source, n, request.get("tools")), usage=usage, **meta)
+
+
+def _continues(before: tuple[dict, ...], after: tuple[dict, ...]) -> bool:
+    """Whether ``after`` (a request's history plus its reply) goes on from ``before``: it is longer and
+    repeats it from the start. Compared by role and text only: a log may re-serialise a message."""
+    if len(after) <= len(before):
+        return False
+    return all(a.get("role") == b.get("role") and a.get("content") == b.get("content") for a, b in zip(before, after, strict=False))
+
+
+def _messages(source: str, n: int, messages: list) -> tuple[dict, ...]:
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+            raise LogError("logs.bad_message", path=source, line=n, index=i)
+    return tuple(messages)
+
+
+def _tools(source: str, n: int, tools: Any) -> tuple[dict, ...]:
+    if tools is None:
+        return ()
+    if not isinstance(tools, list) or not all(isinstance(x, dict) for x in tools):
+        raise LogError("logs.bad_tools", path=source, line=n)
+    return tuple(tools)
+
+
+def _meta(d: Mapping[str, Any]) -> dict[str, Any]:
+    """The date, the verdict and the status a line gives about its conversation (at the top or under metadata)."""
+    meta = d.get("metadata")
+    look = {**(meta if isinstance(meta, dict) else {}), **d}
+    success = next((look[k] for k in ("success", "passed", "resolved") if isinstance(look.get(k), bool)), None)
+    status = next((look[k] for k in ("status", "final_status") if isinstance(look.get(k), str)), None)
+    day = next((_day(look[k]) for k in ("timestamp", "time", "ts", "created_at", "created", "date") if k in look), "")
+    return {"day": day, "success": success, "status": status}
+
+
+def _day(value: Any) -> str:
+    """``YYYY-MM-DD`` (UTC) of an epoch number (seconds or milliseconds) or an ISO text, or ``""``."""
+    try:
+        if isinstance(value, bool):
+            return ""
+        if isinstance(value, (int, float)):
+            seconds = value / 1000 if value > 1e11 else value
+            return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%d")
+        if isinstance(value, str) and value:
+            stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            return (stamp.astimezone(UTC) if stamp.tzinfo else stamp).strftime("%Y-%m-%d")
+    except (ValueError, OverflowError, OSError):
+        pass
+    return ""
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+# --- telemetry ---------------------------------------------------------------------------------
+def _json_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, dict]]:
+    for n, text in lines:
+        d = _object(source, n, text)
+        for key in ("run_id", "kind"):
+            if not isinstance(d.get(key), str) or not d[key]:
+                raise LogError("logs.row_field", path=source, line=n, field=key)
+        if d["kind"] not in ("model", "tool", "end"):
+            raise LogError("logs.row_kind", path=source, line=n, got=str(d["kind"])[:30])
+        yield n, d
+
+
+def _otel_rows(source: str) -> Iterator[tuple[int, dict]]:
+    from importlib import import_module
+    otel = import_module("agentlab.evals.otel")  # written beside this reader: OTLP spans to telemetry rows
+    for n, row in enumerate(otel.read_otlp(source), 1):
+        yield n, dict(row)
+
+
+def _telemetry(source: str, rows: Iterable[tuple[int, dict]]) -> Iterator[LogRun]:
+    """Rows grouped by run: a run is given out when its ``end`` row comes (or at the end of the file)."""
+    open_runs: dict[str, tuple[int, list[dict]]] = {}
+    for n, d in rows:
+        rid = d["run_id"]
+        first, held = open_runs.setdefault(rid, (n, []))
+        held.append({k: v for k, v in d.items() if k in _EVENT_FIELDS or k in ("timestamp", "time", "ts")})
+        if d["kind"] == "end":
+            del open_runs[rid]
+            yield _run_of(source, first, n, held)
+        elif len(open_runs) > _OPEN_RUNS:  # runs that never end must not fill the memory
+            oldest = next(iter(open_runs))
+            start, kept = open_runs.pop(oldest)
+            yield _run_of(source, start, n, kept)
+    for first, held in open_runs.values():
+        yield _run_of(source, first, first, held)
+
+
+def _run_of(source: str, first: int, last: int, rows: list[dict]) -> LogRun:
+    status = next((r.get("final_status") for r in reversed(rows) if r.get("final_status")), None)
+    meta = _meta(rows[0])
+    return LogRun(source, first, last, rows=tuple(rows), day=meta["day"], status=status)

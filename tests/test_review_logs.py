@@ -1,0 +1,213 @@
+"""review --logs: a team's own logs read as a stream, every call checked by agentlab's own validator,
+the rates per day by the metrics' one definitions, a report without secrets, cases eval can run."""
+from __future__ import annotations
+
+import json
+import tracemalloc
+
+import pytest
+
+from agentlab.cli import main
+from agentlab.errors import CODES
+from agentlab.evals import load_cases, run_case, summarize
+from agentlab.evals.log_review import KINDS, analyze, review_html, review_logs, runs_of, write_report
+from agentlab.evals.logs import LogError, read_logs
+from agentlab.resources import data_file
+
+OPENAI = data_file("logs_openai_sample.jsonl")
+TELEMETRY = data_file("logs_telemetry_sample.jsonl")
+BAD = data_file("logs_bad_sample.jsonl")
+TOOLS = json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8"))
+
+
+def test_openai_sample_every_class_with_both_taxonomies():
+    r = review_logs(OPENAI, "openai")
+    assert r["totals"]["runs"] == 5  # the four exchanges of one conversation are one conversation
+    assert set(r["by_kind"]) == {"bad_json", "unknown_tool", "invalid_args", "repeated_call", "duplicate_write",
+                                 "orphan_tool_message"}
+    for f in r["findings"]:  # each finding in both taxonomies, from the one table
+        assert (f["category"], f["stage"]) == CODES[KINDS[f["kind"]]]
+    assert r["largest"]["count"] == 1 and r["largest"]["example"].startswith("logs_openai_sample.jsonl:")
+    days = r["days"]
+    assert list(days) == ["2026-03-02", "2026-03-03", "2026-03-04"]
+    assert days["2026-03-03"]["task_success_rate"] == 1.0 and days["2026-03-03"]["graded"] == 2
+    assert days["2026-03-04"]["takeover_rate"] == 1.0  # a hand-over tool was called
+    assert days["2026-03-04"]["task_success_rate"] != days["2026-03-04"]["task_success_rate"]  # not said: NaN
+
+
+def test_headline_is_the_metrics_definition():
+    runs = [run for _, run, _ in runs_of(read_logs(OPENAI, "openai"))]
+    mine = review_logs(OPENAI, "openai")["headline"]
+    theirs = summarize(runs)
+    for key in ("runs", "invalid_call_rate", "avg_steps", "takeover_rate", "finished_rate", "statuses"):
+        assert mine[key] == theirs[key], key
+
+
+def test_telemetry_sample():
+    r = review_logs(TELEMETRY, "telemetry")
+    assert r["totals"]["runs"] == 8
+    kinds = r["by_kind"]
+    assert kinds["bad_json"] == kinds["unknown_tool"] == kinds["invalid_args"] == 1
+    assert kinds["duplicate_write"] == 1  # the naive loop refunded the same order twice
+    assert any(f["code"] == "NEEDS_APPROVAL" and f["kind"] == "logged_error" for f in r["findings"])
+    assert r["headline"]["takeover_rate"] == 1 / 8
+
+
+def test_writes_marked_by_a_tools_file(tmp_path):
+    tools = [{"type": "function", "side_effect": True, "function": {"name": "issue_voucher", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string"}}}}}]
+    call = {"id": "c1", "type": "function", "function": {"name": "issue_voucher", "arguments": '{"order_id": "A1"}'}}
+    msgs = [{"role": "user", "content": "voucher please"},
+            {"role": "assistant", "content": None, "tool_calls": [call]}, {"role": "tool", "tool_call_id": "c1", "content": "{}"},
+            {"role": "assistant", "content": None, "tool_calls": [{**call, "id": "c2"}]},
+            {"role": "tool", "tool_call_id": "c2", "content": "{}"}, {"role": "assistant", "content": "done"}]
+    log = tmp_path / "v.jsonl"
+    log.write_text(json.dumps({"messages": msgs, "tools": tools}) + "\n")
+    spec = tmp_path / "tools.json"
+    spec.write_text(json.dumps(tools))
+    assert "duplicate_write" not in review_logs(log)["by_kind"]  # no verb in the name, no file: a read
+    marked = review_logs(log, tools=spec)
+    assert marked["by_kind"] == {"duplicate_write": 1} and marked["settings"]["writes"] == "tools file"
+
+
+@pytest.mark.parametrize("text, where", [
+    ('{"messages": []}\n[1, 2]\n', ":2:"),
+    ('{"messages": [{"role": "user", "content": "hi"}]}\n\n{"request": {"messages": 5}}\n', ":3:"),
+    ('{"messages": [{"content": "no role"}]}\n', ":1:"),
+    ('{"messages": [], "tools": "get_order"}\n', ":1:"),
+])
+def test_bad_lines_name_file_and_line(tmp_path, text, where):
+    log = tmp_path / "team.jsonl"
+    log.write_text(text)
+    with pytest.raises(LogError) as exc:
+        list(read_logs(log))
+    assert str(log) + where in str(exc.value) and "\n" not in str(exc.value)
+    assert str(log) + where[:-1] in exc.value.localized("zh")  # Chinese puts a full-width colon after the line
+
+
+def test_not_text_and_bad_rows(tmp_path):
+    log = tmp_path / "t.jsonl"
+    log.write_bytes(b'{"run_id": "r", "kind": "model"}\n\xff\xfe\n')
+    with pytest.raises(LogError, match=r"t\.jsonl:2:"):
+        list(read_logs(log, "telemetry"))
+    log.write_text('{"kind": "model"}\n')
+    with pytest.raises(LogError, match=r"t\.jsonl:1: .*run_id"):
+        list(read_logs(log, "telemetry"))
+    with pytest.raises(LogError):
+        list(read_logs(tmp_path / "missing.jsonl"))
+
+
+def test_cli_bad_sample_one_line_no_traceback(tmp_path, capsys):
+    assert main(["review", "--logs", str(BAD), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"{BAD}:3:" in err
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_cli_writes_both_files_in_either_language(tmp_path, capsys):
+    assert main(["review", "--logs", str(OPENAI), "--out", str(tmp_path), "--lang", "zh"]) == 0
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "每日核心指标" in page and "优先修复" in page
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert report["settings"]["format"] == "openai"
+    assert main(["review", "--logs", str(TELEMETRY), "--format", "telemetry", "--out", str(tmp_path)]) == 0
+    assert "Headline rates per day" in (tmp_path / "report.html").read_text(encoding="utf-8")
+
+
+def test_secrets_and_personal_data_redacted(tmp_path):
+    write_report(review_logs(OPENAI), tmp_path)
+    raw = OPENAI.read_text(encoding="utf-8")
+    for secret in ("sk-live-4f9a8b7c6d5e4f3a2b1c0d9e", "lilei@example.com", "138 0013 8000", "13912345678"):
+        assert secret in raw
+        for name in ("report.html", "report.json", "cases.jsonl"):
+            assert secret not in (tmp_path / name).read_text(encoding="utf-8"), (secret, name)
+
+
+def test_markup_from_the_logs_is_escaped(tmp_path):
+    bad = "<script>alert(1)</script>"
+    call = {"id": "c1", "type": "function", "function": {"name": bad, "arguments": "{}"}}
+    log = tmp_path / "x.jsonl"
+    log.write_text(json.dumps({"messages": [{"role": "user", "content": bad},
+                                            {"role": "assistant", "content": None, "tool_calls": [call]}],
+                               "tools": TOOLS}) + "\n")
+    page = review_html(review_logs(log), "en")
+    assert bad not in page and "&lt;script&gt;" in page
+
+
+def test_candidate_cases_run_in_eval(tmp_path):
+    paths = write_report(review_logs(OPENAI), tmp_path)
+    cases = load_cases(paths["cases.jsonl"])
+    assert len(cases) == 3 and all(c.category == "regression" for c in cases)
+    dup = next(c for c in cases if c.id.endswith("-1"))
+    assert dup.fake["script"][0]["calls"] == [["get_order", '{"orderId": "A1001"}']]  # the call as it was sent
+    result = run_case(dup)
+    assert result.run.status in ("done", "done_after_self_correction", "escalated")
+    assert result.run.invalid_calls >= 1  # the replayed bad call is refused by the guarded loop, as in the logs
+
+
+def _big_log(path, lines):
+    msgs = [{"role": "user", "content": "What did I pay for A1005?"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "get_order", "arguments": '{"orderId": "A1005"}'}}]},
+            {"role": "tool", "tool_call_id": "c", "content": "{}"}, {"role": "assistant", "content": "19.9"}]
+    line = json.dumps({"messages": msgs, "tools": TOOLS, "metadata": {"timestamp": "2026-03-03T10:00:00Z"}}) + "\n"
+    with path.open("w") as f:
+        for _ in range(lines):
+            f.write(line)
+
+
+def _peak(path) -> int:
+    tracemalloc.start()
+    try:
+        report = analyze(read_logs(path))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert report["totals"]["findings"] == report["totals"]["runs"]
+    return peak
+
+
+def test_large_file_in_bounded_memory(tmp_path):
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
+    _big_log(small, 100)
+    _big_log(big, 1000)
+    assert big.stat().st_size > 9 * small.stat().st_size
+    # ten times the lines, not ten times the memory: what is held is one conversation and the counts
+    assert _peak(big) < 1.3 * _peak(small) + 256 * 1024
+
+
+def test_progress_bar_on_stderr(capsys):
+    list(read_logs(OPENAI, progress=True))
+    assert "logs_openai_sample.jsonl" in capsys.readouterr().err
+
+
+def test_otel_round_trip(tmp_path):
+    """The same runs exported as OpenTelemetry spans (the official SDK, in memory) and read back by
+    `review --format otel` give the review their own telemetry rows give: the same findings, the same rates."""
+    pytest.importorskip("opentelemetry.sdk")  # the otel extra; CI installs it (requirements-dev.txt)
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from agentlab.evals.otel import export_run, otlp_json
+    from agentlab.trace import to_jsonl
+    from agentlab.workbook.demo import compare_loops
+    runs = [getattr(compare_loops(f), side) for f in ("camel_case", "repeat_call", "lost_reply") for side in ("naive", "guarded")]
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    for r in runs:
+        export_run(r, provider)
+    spans_file, rows_file = tmp_path / "spans.jsonl", tmp_path / "rows.jsonl"
+    spans_file.write_text(json.dumps(otlp_json(exporter.get_finished_spans())) + "\n", encoding="utf-8")
+    for r in runs:
+        to_jsonl(r.events, rows_file, append=True)
+    from_spans, from_rows = review_logs(spans_file, "otel"), review_logs(rows_file, "telemetry")
+    assert from_spans["by_kind"] == from_rows["by_kind"] and from_spans["by_kind"]
+    assert json.dumps(from_spans["headline"], sort_keys=True) == json.dumps(from_rows["headline"], sort_keys=True)  # NaN: not graded
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": 1}]}]}]}\nnot json\n', encoding="utf-8")
+    from agentlab.i18n import LocalizedError
+    with pytest.raises(LocalizedError, match=r"bad\.jsonl:2: "):  # one line naming the file and the line
+        review_logs(bad, "otel")
