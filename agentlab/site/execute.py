@@ -26,6 +26,7 @@ from ..i18n import Lang
 from ..schema import compile_schema
 from ..store import result_json
 from ..timeouts import WriteTimeout, run_with_timeout
+from .flat import flat_summary
 from .hints import fallback_hint as site_hint
 from .hints import skill_hint
 from .skills import Skill, SkillContext
@@ -75,11 +76,10 @@ def _failed(error: ToolError, skill: Skill, lang: Lang, *, internal: str | None 
 
 
 def one_line_summary(name: str, result: dict) -> str:
-    """A one-sentence summary of a flat result, for a skill that wrote none (docs/site.md#three-layers)."""
+    """A one-sentence summary of a result, for a skill that wrote none (docs/site.md#three-layers)."""
     if "items" in result and isinstance(result["items"], list):
         return f"{name}: {len(result['items'])} item(s)."
-    parts = [f"{k} {v}" for k, v in result.items() if isinstance(v, (str, int, float, bool)) and k != "summary"]
-    return f"{name}: " + (", ".join(parts[:4]) or "done") + "."
+    return flat_summary(name, result)
 
 
 def shape_result(name: str, data: Any) -> dict:
