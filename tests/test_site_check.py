@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
 from site_helpers import write_skill
 

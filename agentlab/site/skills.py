@@ -168,7 +168,7 @@ def register_skill(meta: SkillMeta, *, validate: Validate | None = None) -> Call
 
 
 def shipped_dir() -> Path:
-    """The skills that come with agentlab: the weather-like read and the notification write."""
+    """The skills that come with agentlab: the weather-like read, the notification write and the page-text read."""
     return Path(__file__).with_name("shipped")
 
 
