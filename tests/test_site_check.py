@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
 from site_helpers import write_skill
 
@@ -35,7 +36,45 @@ def test_every_shipped_skill_has_all_three_kinds_and_passes():
     assert report.ok and report.boundary_failures == 0 and not report.missing and not report.unknown
     skills = {o.case.skill for o in report.outcomes}
     assert {"current_weather", "send_notification", "get_order", "create_refund", "book_expense_record"} <= skills
-    assert len(skills) == 19 and all(report.counts(s, k)[1] >= 1 for s in skills for k in KINDS)
+    assert len(skills) >= 19 and all(report.counts(s, k)[1] >= 1 for s in skills for k in KINDS)
+    # every skill has a generated timeout case, under its own timeout, answered 504 with a fallback hint
+    timed = {o.case.skill: o for o in report.outcomes if o.case.source == "generated"}
+    assert set(timed) == skills and all(o.passed for o in timed.values())
+    assert timed["current_weather"].case.name == "generated: no answer within its 2 s"
+    assert timed["send_notification"].case.expect == {"status": 504, "error": "TIMEOUT", "fallback_hint": True}
+
+
+def test_a_timeout_reply_without_the_skills_own_seconds_or_a_hint_fails_the_generated_case(tmp_path, monkeypatch):
+    import agentlab.site.execute as execute
+    folder = counter(tmp_path / "skills")
+    cases(folder, {"kind": "normal", "name": "one", "arguments": {"n": 1}, "expect": {"status": 200}})
+    real = execute.make_error
+
+    def wrong_seconds(code, **kw):  # a site that reports some other timeout than the skill's own
+        return real(code, **{**kw, "seconds": 99}) if code == "TIMEOUT" else real(code, **kw)
+
+    monkeypatch.setattr(execute, "make_error", wrong_seconds)
+    monkeypatch.setattr(execute, "site_hint", lambda error, lang, kind=None: None)
+    report = run_checks(load_check_cases(tmp_path / "skills"), skills_dirs=[tmp_path / "skills"], lang="zh")
+    failed = next(o for o in report.outcomes if o.case.skill == "echo_n" and o.case.source == "generated")
+    assert failed.case.name == "自动生成：在规定的 5 秒内没有响应"
+    assert failed.problems == ("fallback_hint absent, expected present", "the timeout reply does not name the skill's own 5 s")
+
+
+def test_a_nested_result_is_flagged_not_refused(tmp_path):
+    from agentlab.site.flat import NestedResultWarning
+    nested = {"type": "object", "properties": {"order": {"type": "object"}, "n": {"type": "integer"},
+                                               "lines": {"type": "array", "items": {"type": "object"}}}}
+    with pytest.warns(NestedResultWarning, match=r"nested output fields \['order', 'lines'\]"):
+        folder = write_skill(tmp_path / "skills", "deep_answer", 'return {"order": {"id": "A1"}, "n": 1, "lines": []}',
+                             output_schema=nested)
+        cases(folder, {"kind": "normal", "name": "one", "arguments": {"n": 1}, "expect": {"status": 200}},
+              {"kind": "boundary", "name": "a string", "arguments": {"n": "1"}, "expect": {"status": 422}},
+              {"kind": "abnormal", "name": "a float", "arguments": {"n": 1.5}, "expect": {"status": 422}})
+        report = run_checks(load_check_cases(tmp_path / "skills"), skills_dirs=[tmp_path / "skills"], timeouts=False)
+    assert report.ok and report.nested == {"deep_answer": ["order", "lines"]}
+    assert "warning: deep_answer declares nested output fields (order, lines)" in "\n".join(report.lines())
+    assert "警告：deep_answer 的输出声明了嵌套字段（order, lines）" in "\n".join(report.lines("zh"))
 
 
 def test_the_command_passes_on_the_shipped_skills_in_both_languages():
@@ -59,14 +98,14 @@ def test_a_broken_boundary_case_exits_1_and_says_which(tmp_path):
     assert "FAILED echo_n [boundary] 'a negative number is refused' (echo_n/cases.jsonl:3): status 200, expected 422" \
         in done.stdout
     assert "boundary failures: 1 (must be 0). FAIL" in done.stdout
-    assert re.search(r"^echo_n +1/1 +1/2 +1/1  FAILED$", done.stdout, re.M)
-    assert re.search(r"^current_weather +2/2 +6/6 +3/3$", done.stdout, re.M)  # the shipped ones still pass
+    assert re.search(r"^echo_n +1/1 +1/2 +2/2  FAILED$", done.stdout, re.M)  # abnormal: with its timeout case
+    assert re.search(r"^current_weather +2/2 +6/6 +4/4$", done.stdout, re.M)  # the shipped ones still pass
 
 
 def test_a_skill_without_a_kind_of_case_fails(tmp_path):
     folder = counter(tmp_path / "skills")
     cases(folder, {"kind": "normal", "name": "one", "arguments": {"n": 1}, "expect": {"status": 200}})
-    report = run_checks(load_check_cases(tmp_path / "skills"), skills_dirs=[tmp_path / "skills"])
+    report = run_checks(load_check_cases(tmp_path / "skills"), skills_dirs=[tmp_path / "skills"], timeouts=False)
     assert not report.ok and report.boundary_failures == 0 and report.missing == {"echo_n": ["boundary", "abnormal"]}
     done = site_check("--skills", str(tmp_path / "skills"))
     assert done.returncode == 1 and "echo_n has no boundary, abnormal case" in done.stdout
@@ -94,5 +133,5 @@ def test_files_are_written_for_one_case_only(tmp_path):
     down = {"mode": "down"}
     report = run_checks([
         CheckCase("current_weather", "abnormal", "down", {"city": "Beijing"}, {"status": 503}, {"weather_source.json": down}),
-        CheckCase("current_weather", "normal", "up again", {"city": "Beijing"}, {"status": 200})])
+        CheckCase("current_weather", "normal", "up again", {"city": "Beijing"}, {"status": 200})], timeouts=False)
     assert all(o.passed for o in report.outcomes), [o.problems for o in report.outcomes]

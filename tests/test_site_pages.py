@@ -317,3 +317,16 @@ def test_catalogue_text_and_callers_data_are_escaped_on_every_page(site, http, m
         assert "<script" not in page.lower() and '"quoted"' not in page and "& " not in page, url
         assert HOSTILE in html.unescape(page), url
         assert page.startswith("<!doctype html>") and "<header>" in page and "</main></body></html>" in page, url
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_detail_shows_the_parameter_validation_pass_rate_from_the_call_log(site, http, lang):
+    key, _ = site.create_key("teacher")
+    assert call(http, key, "current_weather", {"city": "Beijing"}).status_code == 200
+    assert call(http, key, "current_weather", {"city": ""}).status_code == 422  # refused by the input schema
+    assert call(http, key, "current_weather", {"town": "Beijing"}).status_code == 422  # so is this
+    assert call(http, key, "current_weather", {"city": "Atlantis"}).status_code == 422  # a business rule: well-formed
+    page = http.get("/skills/current_weather", params={"lang": lang}).text
+    said = {"en": "parameters valid: 50% (2 of 4 calls passed the input schema)",
+            "zh": "参数校验通过率: 50%（4 次调用中 2 次通过输入 schema 校验）"}[lang]
+    assert said in html.unescape(page), page[page.find("class='stats'"):][:400]

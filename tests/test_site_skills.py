@@ -8,7 +8,7 @@ from agentlab.site.skills import SkillMeta, load_skills, register_skill, shipped
 
 def test_the_shipped_skills_load_from_their_folders():
     skills = {s.name: s for s in load_skills(shipped_dir())}
-    assert set(skills) == {"current_weather", "send_notification"}
+    assert set(skills) == {"current_weather", "send_notification", "extract_page_text"}
     weather = skills["current_weather"].meta
     assert weather.rate_class == "query" and weather.per_minute == 60 and weather.fallback_hint
     assert weather.text("display_name", "zh") == "当前天气查询"

@@ -40,8 +40,14 @@ def _site() -> SkillSite:
     return SkillSite(Path(tempfile.mkdtemp(prefix="agentlab-discovery-")))
 
 
+#: skills shipped after the recordings of 2026-11-30: the turns offer the skills offered then, so a replay matches
+#: its cassette; record again (benchmarks/bench_discovery_local.py) to measure with them
+NOT_RECORDED = ("extract_page_text",)
+
+
 def _registry(lang: str) -> Registry:
-    return skill_tools(_site().skills.values(), lang)  # type: ignore[arg-type]
+    skills = [s for s in _site().skills.values() if s.name not in NOT_RECORDED]
+    return skill_tools(skills, lang)  # type: ignore[arg-type]
 
 
 def site_asks(asks: Iterable[Ask] | None = None) -> list[Ask]:

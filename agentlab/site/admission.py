@@ -79,7 +79,8 @@ class Gate:
             periods = {lg: t(f"site.period.{verdict.period}", lg) for lg in ("en", "zh")}
             err = make_error("RATE_LIMITED", message={lg: t("site.quota", lg, limit=verdict.limit, period=periods[lg])
                                                       for lg in ("en", "zh")}, retry_after=verdict.retry_after)
-        return reply(err, lang, status=429, headers={"Retry-After": verdict.retry_after_header})
+        return reply(err, lang, status=429, headers={"Retry-After": verdict.retry_after_header},
+                     hint=None if verdict.kind == "rate" else "quota")
 
     def may_be_refused(self, key: ApiKey) -> bool:
         """Whether ``key`` is still within its refusals this minute (they never count toward its quota)."""
@@ -92,4 +93,4 @@ class Gate:
     def refused_too_often(lang: Lang) -> HttpReply:
         message = {lg: t("site.refused_too_often", lg, limit=REFUSALS_PER_MINUTE) for lg in ("en", "zh")}
         return reply(make_error("RATE_LIMITED", message=message, retry_after=60), lang, status=429,
-                     headers={"Retry-After": "60"})
+                     headers={"Retry-After": "60"}, hint="refused")

@@ -16,19 +16,32 @@ cases never see another skill's writes and nothing touches a real data folder. `
 ``status``, ``success``, ``error`` (the code), ``fields`` (fields named in ``problems``),
 ``result`` (a subset of the result) and ``fallback_hint`` (true: one is offered). The check
 passes when every case passes and every skill has all three kinds: boundary failures must be 0.
+
+Every skill also gets one generated abnormal case, its **timeout**: the skill's handler is swapped for
+one that never answers (and its business check left out: this case is about the timeout layer), the
+call is made with the arguments of the skill's first normal case (or its first example) under the skill's
+own ``timeout``, and the reply must be ``504 TIMEOUT`` naming
+those seconds, with a ``fallback_hint``. The skills' timeouts run side by side, so the whole check waits
+about the longest one. A skill whose ``output_schema`` declares nested fields is listed as a warning
+(agentlab/site/flat.py): it does not fail the check.
 """
 from __future__ import annotations
 
 import json
+import re
 import tempfile
+import threading
+import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..i18n import Lang, t
+from .flat import nested_fields
 from .service import SkillSite
-from .skills import shipped_dir
+from .skills import SkillContext, shipped_dir
 
 __all__ = ["KINDS", "CheckCase", "CheckOutcome", "CheckReport", "desk_cases_path", "load_check_cases", "run_checks"]
 
@@ -69,6 +82,7 @@ class CheckReport:
     outcomes: list[CheckOutcome]
     missing: dict[str, list[str]]  # skill -> kinds with no case
     unknown: list[CheckCase]  # cases naming a skill the site does not have
+    nested: dict[str, list[str]] = field(default_factory=dict)  # skill -> nested output fields (a warning)
 
     def counts(self, skill: str, kind: str) -> tuple[int, int]:
         mine = [o for o in self.outcomes if o.case.skill == skill and o.case.kind == kind]
@@ -103,6 +117,8 @@ class CheckReport:
                 out.append(t("check.missing", lang, skill=skill, kinds=", ".join(t("check." + k, lang) for k in kinds)))
         for case in self.unknown:
             out.append(t("check.unknown_skill", lang, skill=case.skill, source=case.source))
+        for skill, fields in sorted(self.nested.items()):
+            out.append(t("check.nested", lang, skill=skill, fields=", ".join(fields)))
         passed = sum(o.passed for o in self.outcomes)
         out.append(t("check.total", lang, cases=len(self.outcomes), passed=passed, boundary=self.boundary_failures,
                      verdict=t("check.pass" if self.ok else "check.fail", lang)))
@@ -172,8 +188,10 @@ def _judge(case: CheckCase, status: int, body: Mapping[str, Any]) -> tuple[str, 
     return tuple(problems)
 
 
-def run_checks(cases: Iterable[CheckCase], *, skills_dirs: Iterable[str | Path] = (), lang: Lang = "en") -> CheckReport:
-    """Run ``cases`` on fresh sites (one per skill) in a temporary folder; see the module's docstring."""
+def run_checks(cases: Iterable[CheckCase], *, skills_dirs: Iterable[str | Path] = (), lang: Lang = "en",
+               timeouts: bool = True) -> CheckReport:
+    """Run ``cases`` on fresh sites (one per skill) in a temporary folder, then (``timeouts``) every skill's
+    generated timeout case; see the module's docstring."""
     cases = list(cases)
     dirs = list(skills_dirs)
     outcomes: list[CheckOutcome] = []
@@ -204,5 +222,73 @@ def run_checks(cases: Iterable[CheckCase], *, skills_dirs: Iterable[str | Path] 
                         target.unlink(missing_ok=True)
                 outcomes.append(CheckOutcome(case, _judge(case, reply.status, reply.body)))
         unknown = [c for c in cases if c.skill not in names]
+        if timeouts:
+            outcomes += _timeout_outcomes(names, outcomes, dirs, Path(tmp), lang)
+        listed = SkillSite(Path(tmp) / "_list", skills_dirs=dirs).skills
+        nested = {n: nested_fields(listed[n].meta.output_schema) for n in names}
     missing = {s: [k for k in KINDS if not any(c.skill == s and c.kind == k for c in cases)] for s in names}
-    return CheckReport(outcomes, {s: k for s, k in missing.items() if k}, unknown)
+    return CheckReport(outcomes, {s: k for s, k in missing.items() if k}, unknown, {s: f for s, f in nested.items() if f})
+
+
+def _arguments_that_run(site: SkillSite, skill: str, outcomes: list[CheckOutcome]) -> Mapping[str, Any]:
+    """Arguments that pass the input schema: the first normal case's (without files of its own), else the
+    skill's first example's, else none."""
+    for o in outcomes:
+        c = o.case
+        if c.skill == skill and c.kind == "normal" and not c.files:
+            return c.arguments
+    examples = site.skills[skill].meta.examples
+    return dict(examples[0].get("arguments", {})) if examples else {}
+
+
+def _timeout_outcomes(names: list[str], outcomes: list[CheckOutcome], dirs: list[str | Path], tmp: Path,
+                      lang: Lang) -> list[CheckOutcome]:
+    """Each skill's generated timeout case, all of them at once (the wait is the longest timeout, not the sum)."""
+    release = threading.Event()
+    returned: list[threading.Event] = []  # the handlers reached
+    finished: list[threading.Event] = []  # and those returned
+
+    def one(n: int, name: str) -> CheckOutcome:
+        site = SkillSite(tmp / f"t{n:02d}", skills_dirs=dirs)
+        skill = site.skills[name]
+        done, reached = threading.Event(), threading.Event()
+        returned.append(reached)
+        finished.append(done)
+
+        def never_answers(arguments: dict, ctx: SkillContext) -> dict:
+            reached.set()
+            try:  # held past the skill's timeout, then let go so no thread outlives the check
+                release.wait(skill.meta.timeout + 30)
+                return {}
+            finally:
+                done.set()
+
+        # the business check is left out: the case is about the timeout layer, and a skill the site always
+        # refuses before its handler (a change that needs a person) still has a timeout to answer for
+        site.skills[name] = replace(skill, handler=never_answers, validate=None)
+        seconds = skill.meta.timeout
+        case = CheckCase(name, "abnormal", t("check.timeout_case", lang, seconds=seconds),
+                         _arguments_that_run(site, name, outcomes),
+                         {"status": 504, "error": "TIMEOUT", "fallback_hint": True}, source="generated")
+        key, _ = site.create_key("site-check")
+        reply = site.execute(name, json.dumps({"arguments": dict(case.arguments)}).encode(), api_key=key,
+                             idempotency_key="check-timeout" if skill.meta.writes else None,
+                             session_id="site-check", lang=lang)
+        problems = list(_judge(case, reply.status, reply.body))
+        message = str((reply.body.get("error") or {}).get("message") or "")
+        if reply.status == 504 and not re.search(rf"(?<![\d.]){re.escape(f'{seconds:g}')}(?![\d])", message):
+            problems.append(f"the timeout reply does not name the skill's own {seconds:g} s")
+        if not reached.is_set():
+            problems.append("the handler was never reached: give the skill a normal case that passes")
+        return CheckOutcome(case, tuple(problems))
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool:
+            found = list(pool.map(one, range(len(names)), names))
+    finally:
+        release.set()
+    for reached, done in zip(returned, finished, strict=True):  # the handlers return; the writes settle their claims
+        if reached.is_set():
+            done.wait(5)
+    time.sleep(0.05)
+    return found

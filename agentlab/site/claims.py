@@ -56,7 +56,7 @@ def answer(state: ClaimState, result: str | None, lang: Lang) -> HttpReply | Non
         return HttpReply(recorded["status"], recorded["body"], {"Idempotent-Replayed": "true"})
     if state is ClaimState.CONFLICT:
         hint = {lg: t("site.key_reused.hint", lg) for lg in ("en", "zh")}
-        return reply(make_error("CONFLICT", _key="site.key_reused", hint=hint), lang, status=422)
+        return reply(make_error("CONFLICT", _key="site.key_reused", hint=hint), lang, status=422, hint="key_reused")
     if state is ClaimState.RUNNING:
         return reply(make_error("IN_PROGRESS"), lang)
     return reply(make_error("OUTCOME_UNKNOWN"), lang)

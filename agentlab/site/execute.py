@@ -34,6 +34,9 @@ from ..i18n import Lang
 from ..schema import compile_schema
 from ..store import result_json
 from ..timeouts import Interrupted, WriteTimeout, can_interrupt, run_with_timeout, wait_in_worker
+from .flat import flat_summary
+from .hints import fallback_hint as site_hint
+from .hints import skill_hint
 from .skills import Skill, SkillContext
 
 __all__ = ["Execution", "Handoff", "SkillBug", "Steps", "body", "http_status", "input_problems", "one_line_summary",
@@ -150,25 +153,23 @@ def http_status(error: ToolError) -> int:
 
 def body(result: Any = None, error: ToolError | None = None, lang: Lang = "en",
          fallback_hint: str | None = None) -> dict:
-    """The reply's body: ``{"success", "result", "error", "fallback_hint"}``, the error in agentlab's shape."""
+    """The reply's body: ``{"success", "result", "error", "fallback_hint"}``, the error in agentlab's shape;
+    a failure a caller can act on gets the site's hint when none is given (agentlab/site/hints.py)."""
     return {"success": error is None, "result": result, "error": None if error is None else error.to_dict(lang),
-            "fallback_hint": fallback_hint}
+            "fallback_hint": fallback_hint or site_hint(error, lang)}
 
 
 def _failed(error: ToolError, skill: Skill, lang: Lang, *, internal: str | None = None, fallback: bool = False,
-            pending: Any = None, ran: bool = False) -> Execution:
-    hint = None
-    if fallback and skill.meta.fallback_hint:
-        hint = skill.meta.fallback_hint.get(lang) or skill.meta.fallback_hint.get("en")
+            pending: Any = None, ran: bool = False, kind: str | None = None) -> Execution:
+    hint = (skill_hint(skill.meta.fallback_hint, lang) if fallback else None) or site_hint(error, lang, kind=kind)
     return Execution(http_status(error), body(None, error, lang, hint), internal, pending, ran)
 
 
 def one_line_summary(name: str, result: dict) -> str:
-    """A one-sentence summary of a flat result, for a skill that wrote none (docs/site.md#three-layers)."""
+    """A one-sentence summary of a result, for a skill that wrote none (docs/site.md#three-layers)."""
     if "items" in result and isinstance(result["items"], list):
         return f"{name}: {len(result['items'])} item(s)."
-    parts = [f"{k} {v}" for k, v in result.items() if isinstance(v, (str, int, float, bool)) and k != "summary"]
-    return f"{name}: " + (", ".join(parts[:4]) or "done") + "."
+    return flat_summary(name, result)
 
 
 def shape_result(name: str, data: Any) -> dict:
@@ -277,9 +278,11 @@ class SkillBug(Exception):
 def _from_exception(exc: BaseException, skill: Skill, lang: Lang) -> Execution:
     if isinstance(exc, ToolFailure):  # the skill said on purpose what happened: the model may read it
         transient = exc.error.category == "transient"
-        return _failed(exc.error, skill, lang, fallback=transient, ran=True)
+        kind = "upstream" if exc.error.code == "UNAVAILABLE" else None
+        return _failed(exc.error, skill, lang, fallback=transient, ran=True, kind=kind)
     stack = "".join(traceback.format_exception(exc))
     if isinstance(exc, (TimeoutError, ConnectionError)):  # its source failed: a fallback may help
         err = make_error("TIMEOUT", seconds=skill.meta.timeout) if isinstance(exc, TimeoutError) else make_error("UNAVAILABLE")
-        return _failed(err, skill, lang, fallback=True, internal=stack, ran=True)
+        return _failed(err, skill, lang, fallback=True, internal=stack, ran=True,
+                       kind=None if isinstance(exc, TimeoutError) else "upstream")
     return _failed(make_error("TOOL_ERROR"), skill, lang, internal=stack, ran=True)

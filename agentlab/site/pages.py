@@ -78,6 +78,7 @@ class Stats:
         self.p50 = _quantile(latencies, 0.5)
         self.p95 = _quantile(latencies, 0.95)
         self.statuses = Counter(str(x.get("status")) for x in self.lines)
+        self.valid = sum(1 for x in self.lines if not _schema_refused(x))
 
     def __repr__(self) -> str:
         return f"Stats({self.calls} calls, {self.ok} ok)"
@@ -85,6 +86,17 @@ class Stats:
     @property
     def success_rate(self) -> float | None:
         return self.ok / self.calls if self.calls else None
+
+    @property
+    def valid_rate(self) -> float | None:
+        """Calls that passed the input schema / all calls: how often callers (models) fill the arguments right."""
+        return self.valid / self.calls if self.calls else None
+
+
+def _schema_refused(line: Mapping[str, Any]) -> bool:
+    """A call the input schema refused: INVALID_ARGS (or BAD_JSON) whose stage is not ``semantic`` (a business
+    rule's refusal had well-formed arguments); a line written before the stage was logged counts by its code."""
+    return line.get("error") in ("INVALID_ARGS", "BAD_JSON") and line.get("stage") != "semantic"
 
 
 def _quantile(values: list[float], q: float) -> float | None:
@@ -191,6 +203,7 @@ def detail_page(site: SkillSite, skill: Skill, lang: Lang, *, operator: bool = F
         notes=[_s(n) for n in meta["notes"]],
         changelog=[(_s(c.get("version")), _s(c.get("change"))) for c in meta["changelog"]],
         calls=s.calls, success=_percent(s.success_rate),
+        valid=t("page.valid_of", lang, rate=_percent(s.valid_rate), passed=s.valid, calls=s.calls),
         p50="—" if s.p50 is None else f"{s.p50:g} ms", p95="—" if s.p95 is None else f"{s.p95:g} ms",
         statuses=", ".join(f"{k}: {v}" for k, v in sorted(s.statuses.items())) or "—",
         recent=_log_rows(list(reversed(s.lines[-10:]))) if operator else None,

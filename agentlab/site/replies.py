@@ -16,6 +16,7 @@ from ..errors import ToolError, make_error
 from ..i18n import Lang, t
 from ..jsonutil import MAX_DEPTH, lone_surrogates, parse_strict
 from .execute import body, http_status
+from .hints import fallback_hint
 
 __all__ = ["MAX_BODY", "HttpReply", "StoreDown", "bad_body", "call_store", "read_body", "reply", "scoped",
            "short_hash"]
@@ -49,10 +50,12 @@ def call_store(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
         raise StoreDown(traceback.format_exc()) from exc
 
 
-def reply(error: ToolError, lang: Lang, *, status: int | None = None,
-          headers: Mapping[str, str] | None = None) -> HttpReply:
-    """The reply carrying ``error``: its status from the error's code unless given."""
-    return HttpReply(status or http_status(error), body(None, error, lang), dict(headers or {}))
+def reply(error: ToolError, lang: Lang, *, status: int | None = None, headers: Mapping[str, str] | None = None,
+          hint: str | None = None) -> HttpReply:
+    """The reply carrying ``error``: its status from the error's code unless given; ``hint`` names the case of
+    the code whose ``fallback_hint`` the caller gets (agentlab/site/hints.py: ``quota``, ``key_reused``...)."""
+    return HttpReply(status or http_status(error), body(None, error, lang, fallback_hint(error, lang, kind=hint)),
+                     dict(headers or {}))
 
 
 def read_body(raw: bytes, limit: int = MAX_BODY) -> tuple[dict | None, str | None]:

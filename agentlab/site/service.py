@@ -209,6 +209,7 @@ class SkillSite:
         self.logs.write("call", **ids, skill=name, arguments=args, status=result.status, latency_ms=ms,
                         success=result.body.get("success"), result=result.body.get("result"),
                         error=(result.body.get("error") or {}).get("code"), replayed=replayed, overflow=overflow,
+                        stage=(result.body.get("error") or {}).get("stage"),  # schema or semantic: the pages' pass rate
                         **who)
         if skill is not None and skill.meta.writes and key is not None and not overflow:
             self.logs.write("audit", **ids, action="execute", skill=name, status=result.status, **who,

@@ -16,6 +16,7 @@ import importlib.util
 import json
 import re
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from ..errors import Problem
 from ..i18n import Lang
 from ..schema import compile_schema
 from ..tools import Registry, Tool
+from .flat import NestedResultWarning, nested_warning
 
 __all__ = ["RATE_CLASSES", "RateClass", "Skill", "SkillContext", "SkillMeta", "load_skills", "read_meta",
            "register_skill", "shipped_dir", "skill_texts", "skill_tools"]
@@ -150,9 +152,15 @@ def read_meta(path: str | Path) -> SkillMeta:
 def register_skill(meta: SkillMeta, *, validate: Validate | None = None) -> Callable[[Handler], Handler]:
     """Mark ``handler`` as the skill ``meta`` describes; :func:`load_skills` collects it.
 
+    A skill whose ``output_schema`` declares nested fields is flagged here with a
+    :class:`~agentlab.site.flat.NestedResultWarning` (flat results are the rule), and still registered.
     Nothing global changes: the skill is attached to the function (``fn.__skill__``), so
     importing a handler twice, or in a test, registers nothing anywhere.
     """
+    nested = nested_warning(meta.skill_name, meta.output_schema)
+    if nested:  # flagged, not refused (agentlab/site/flat.py says why)
+        warnings.warn(nested, NestedResultWarning, stacklevel=2)
+
     def decorate(fn: Handler) -> Handler:
         fn.__skill__ = Skill(meta, fn, validate)  # type: ignore[attr-defined]
         return fn
@@ -160,7 +168,7 @@ def register_skill(meta: SkillMeta, *, validate: Validate | None = None) -> Call
 
 
 def shipped_dir() -> Path:
-    """The skills that come with agentlab: the weather-like read and the notification write."""
+    """The skills that come with agentlab: the weather-like read, the notification write and the page-text read."""
     return Path(__file__).with_name("shipped")
 
 
