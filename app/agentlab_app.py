@@ -19,7 +19,8 @@
 # %%
 import ipywidgets as W
 
-from agentlab.workbook.widgets import LogReview, PMApp
+from agentlab.workbook.log_widget import LogReview
+from agentlab.workbook.widgets import PMApp
 
 app = PMApp(lang="en")
 app

@@ -163,7 +163,7 @@ plt.show()
 # %%
 from agentlab.evals.log_review import largest_text, review_logs
 from agentlab.resources import data_file
-from agentlab.workbook.widgets import LogReview
+from agentlab.workbook.log_widget import LogReview
 
 own = review_logs(data_file("logs_openai_sample.jsonl"), "openai", lang=LANG)
 print(largest_text(own, LANG))

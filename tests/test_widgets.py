@@ -358,7 +358,7 @@ def test_log_review_reads_an_uploaded_file_without_code(tmp_path):
     import datetime
 
     from agentlab.resources import data_file
-    from agentlab.workbook.widgets import LogReview
+    from agentlab.workbook.log_widget import LogReview
     app = LogReview()
 
     def uploaded(name: str, content: bytes) -> tuple[dict, ...]:  # what the browser sends, as ipywidgets 8 holds it
@@ -377,7 +377,7 @@ def test_log_review_reads_an_uploaded_file_without_code(tmp_path):
 
 
 def test_log_review_sample_in_either_format():
-    from agentlab.workbook.widgets import LogReview
+    from agentlab.workbook.log_widget import LogReview
     app = LogReview(fmt="telemetry")
     app.sample.click()
     app.run.click()

@@ -32,12 +32,12 @@ from ..errors import CODES, mask_personal, redact
 from ..guards import GuardConfig
 from ..i18n import Lang, t
 from ..jsonutil import canonical
-from ..resources import data_file
+from ..resources import render_page
 from ..runs import STATUSES, Run
 from ..schema import SchemaError
 from ..tools import Registry
 from ..trace import Event, finalize
-from .logs import Format, LogRun, read_logs
+from .logs import Format, LogError, LogRun, read_logs
 from .metrics import Tally, went_wrong, went_wrong_text
 from .suite import load_cases
 
@@ -99,9 +99,25 @@ def tools_file(path: str | Path | None) -> tuple[Registry | None, frozenset[str]
     (``"side_effect": true`` beside the spec or its ``function``)."""
     if path is None:
         return None, frozenset()
-    from ..commands import load_registry, read_json
-    specs = read_json(str(path), "what.tools")
-    registry = load_registry(str(path))
+    from ..tools import load_specs
+    where = {"path": str(path), "what": "what.tools"}
+    if Path(path).is_dir():
+        raise LogError("input.is_dir", **where)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise LogError("input.missing", **where) from None
+    except UnicodeDecodeError:
+        raise LogError("input.not_text", **where) from None
+    except OSError as exc:
+        raise LogError("input.unreadable", reason=exc.strerror or type(exc).__name__, **where) from None
+    try:
+        specs = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LogError("input.not_json", line=exc.lineno, detail=exc.msg, **where) from None
+    except RecursionError:  # brackets nested past what the parser takes
+        raise LogError("input.not_json", line=1, detail="nested too deeply", **where) from None
+    registry = load_specs(specs, source=str(path))
     items = specs.get("tools", [specs]) if isinstance(specs, dict) else specs
     writes = set()
     for spec in items if isinstance(items, list) else ():
@@ -482,16 +498,8 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
 
 
 def _page(template: str, say: Callable[..., str], /, **context: Any) -> str:
-    """The page from ``data/templates/``: through ``resources.render_page`` where the package has it, else an
-    environment set up the same way (autoescaping on, a name the template does not get is an error)."""
-    from .. import resources
-    render = getattr(resources, "render_page", None)
-    if render is not None:
-        return str(render(template, say, **context))
-    import jinja2
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_file("templates"))), autoescape=True,
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-    return env.get_template(template).render(t=say, **context)
+    """The page from ``data/templates/``, autoescaped (:func:`agentlab.resources.render_page`)."""
+    return render_page(template, say, **context)
 
 
 def write_report(report: Mapping[str, Any], out: str | Path, *, lang: Lang | None = None) -> dict[str, Path]:

@@ -1,0 +1,78 @@
+"""The log review as a widget: a team's own log file uploaded (or the sample taken), reviewed, shown in the page's
+language with no code (docs/metrics.md#bring-your-own-logs). The app and notebook 11 show it."""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import ipywidgets as W
+
+from ..i18n import Lang, t
+from ..resources import data_file
+from .widgets import LANG_OPTIONS, App, _safe
+
+__all__ = ["LOG_SAMPLES", "LogReview"]
+
+
+LOG_SAMPLES = {"openai": "logs_openai_sample.jsonl", "telemetry": "logs_telemetry_sample.jsonl"}
+
+
+class LogReview(App):
+    """Upload a log file (or take the sample), pick its format, press Review: the report of
+    :func:`~agentlab.evals.log_review.review_logs`, in the page's language, with no code. A file that
+    cannot be read gets its one sentence naming the line, not a traceback."""
+
+    def __init__(self, path: str | Path | None = None, *, fmt: str = "openai", lang: Lang = "en"):
+        self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
+        self.upload = W.FileUpload(accept=".jsonl,.json,.txt", multiple=False)
+        self.format = W.Dropdown(options=[*list(LOG_SAMPLES), "otel"], value=fmt)
+        self.sample = W.Button()
+        self.path: Path | None = Path(path) if path is not None else None
+        self.report: dict | None = None
+        self.sample.on_click(lambda _: self.use_sample())
+        self.upload.observe(lambda _: _safe(self.view, self.take_upload, self.lang.value), names="value")
+        self.header = W.HTML()
+        self._wire_run(self.update)
+        self.widget = W.VBox([self.lang, self.header, W.HBox([self.upload, self.sample]), self.format, self.run,
+                              self.view])
+
+    def _relabel(self) -> None:
+        lang = self.lang.value
+        self.header.value = f"<p>{html.escape(t('logs.intro', lang))}</p>"
+        self.upload.description = t("ui.logs_upload", lang)
+        self.format.description = t("ui.logs_format", lang)
+        self.sample.description = t("ui.logs_sample", lang)
+        self.run.description = t("ui.logs_review", lang)
+        if self.report is not None:
+            from ..evals.log_review import review_html
+            self.view.value = review_html(self.report, lang)
+
+    def use_sample(self) -> Path:
+        self.path = data_file(LOG_SAMPLES.get(self.format.value, LOG_SAMPLES["openai"]))
+        return self.path
+
+    def take_upload(self) -> Path | None:
+        """The uploaded file, kept in a temporary folder the review reads as a stream."""
+        import tempfile
+        files = self.upload.value
+        if not files:
+            return None
+        item = files[0]
+        folder = Path(tempfile.mkdtemp(prefix="agentlab-logs-"))
+        self.path = folder / Path(str(item["name"])).name
+        self.path.write_bytes(bytes(item["content"]))
+        return self.path
+
+    def update(self) -> dict | None:
+        from ..evals.log_review import review_html, review_logs
+        from ..i18n import LocalizedError  # a log file that cannot be read (LogError), OTLP that is not (OtlpError)
+        lang = self.lang.value
+        path = self.path or self.use_sample()
+        try:
+            self.report = review_logs(path, self.format.value, lang=lang)
+        except LocalizedError as exc:
+            self.report = None
+            self.view.value = f"<p style='color:#d93025'>{html.escape(exc.localized(lang))}</p>"
+            return None
+        self.view.value = review_html(self.report, lang)
+        return self.report
