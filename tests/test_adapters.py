@@ -6,12 +6,12 @@ import pytest
 from conftest import skip_or_fail
 
 from agentlab.adapters import compare
-from agentlab.adapters.compare import DSN, FAULTS, FRAMEWORKS, available
+from agentlab.adapters.compare import DSN, FAULTS, FRAMEWORKS, installed
 
 
 @pytest.fixture(scope="module")
 def rows():
-    missing = [fw for fw in FRAMEWORKS if not available(fw)]
+    missing = [fw for fw in FRAMEWORKS if not installed(fw)]
     if missing:
         skip_or_fail(f"not installed: {', '.join(missing)} (pip install -r requirements-frameworks.txt)")
     return {(r.framework, r.fault): r for r in compare.compare()}

@@ -16,7 +16,7 @@ from ..i18n import Lang, t
 from ..models.fakeserver import ChatServer
 from ..models.interface import Reply, ToolCall
 
-__all__ = ["FAULTS", "FRAMEWORKS", "Measure", "Row", "available", "compare", "table"]
+__all__ = ["FAULTS", "FRAMEWORKS", "Measure", "Row", "compare", "installed", "table"]
 
 FRAMEWORKS = ("pydantic-ai", "langgraph")
 FAULTS = ("duplicate_refund", "repeated_reads", "secret_in_error", "unknown_tool", "rate_limited")
@@ -24,7 +24,7 @@ DSN = "postgresql://admin:hunter2@db.internal:5432/orders"
 _MODULES = {"pydantic-ai": "pydantic_ai", "langgraph": "langgraph.prebuilt"}
 
 
-def available(framework: str) -> bool:
+def installed(framework: str) -> bool:
     """Whether ``framework`` is installed here (its extra: ``agentlab[pydantic-ai]``...)."""
     try:
         return importlib.util.find_spec(_MODULES[framework]) is not None
@@ -168,7 +168,7 @@ def compare(frameworks: Iterable[str] = FRAMEWORKS, faults: Iterable[str] = FAUL
     rows = []
     with ChatServer() as server:
         for fw in frameworks:
-            if not available(fw):
+            if not installed(fw):
                 continue
             for fault in faults:
                 without, with_ = _run(server, fw, fault, False), _run(server, fw, fault, True)

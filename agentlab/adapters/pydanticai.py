@@ -41,9 +41,12 @@ def guard_toolset(toolset: Any, *, writes: Writes = (), **options: Any) -> Any:
     from pydantic_ai.toolsets import WrapperToolset
 
     guard = Guard("pydantic-ai", writes=writes, **options)
+    one = guard
 
-    class GuardedToolset(WrapperToolset):  # type: ignore[misc,type-arg]  # pydantic-ai is an optional extra
+    class GuardedToolset(WrapperToolset):
         """A pydantic-ai toolset with agentlab's guards around each tool of the one it wraps."""
+
+        guard = one  # a class attribute: pydantic-ai copies a toolset for each run (dataclasses.replace)
 
         async def get_tools(self, ctx: Any) -> dict[str, Any]:
             tools = await self.wrapped.get_tools(ctx)
@@ -75,6 +78,4 @@ def guard_toolset(toolset: Any, *, writes: Writes = (), **options: Any) -> Any:
                                           run_id=ctx.run_id)
             return out.content
 
-    wrapped = GuardedToolset(toolset)
-    wrapped.guard = guard
-    return wrapped
+    return GuardedToolset(toolset)
