@@ -13,7 +13,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .errors import ToolError, ToolFailure, UsageError, make_error, redact, render
@@ -25,7 +25,7 @@ from .store import Approval, MemoryStore, Store, open_store, quietly, result_jso
 from .timeouts import WriteTimeout, run_with_timeout
 from .tools import Registry, Tool
 
-__all__ = ["CallContext", "CallOutcome", "classify_exception", "default_store", "execute", "idempotency_key"]
+__all__ = ["CallContext", "CallOutcome", "classify_exception", "default_store", "execute", "guarded_call", "idempotency_key"]
 
 
 def default_store() -> Store:
@@ -86,6 +86,11 @@ def classify_exception(exc: BaseException, seconds: float = 0, *, write: bool = 
         # a write is a black box: even a refused connection may come from a second hop after the
         # first one wrote. A tool that knows nothing happened says so with ToolFailure("UNAVAILABLE").
         return make_error("OUTCOME_UNKNOWN")
+    status, retry_after = _http_status(exc)
+    if status == 429:  # the service refused the request: nothing ran, and it says when to come back
+        return make_error("RATE_LIMITED", retry_after=retry_after)
+    if status in (502, 503, 504):
+        return make_error("UNAVAILABLE", retry_after=retry_after)
     if isinstance(exc, ConnectionRefusedError):
         return make_error("UNAVAILABLE")
     if isinstance(exc, TimeoutError):
@@ -93,6 +98,24 @@ def classify_exception(exc: BaseException, seconds: float = 0, *, write: bool = 
     if isinstance(exc, ConnectionError):
         return make_error("UNAVAILABLE")
     return make_error("TOOL_ERROR")
+
+
+def _http_status(exc: BaseException) -> tuple[int | None, str | None]:
+    """The HTTP status and Retry-After an HTTP client's exception carries (httpx's HTTPStatusError, requests'
+    HTTPError, the openai client's APIStatusError all hold a response), else ``(None, None)``. A tool wrapped by
+    an adapter calls services with whatever client it likes; read duck-typed, so no client is imported here."""
+    response = getattr(exc, "response", None)
+    status = getattr(exc, "status_code", None)
+    if not isinstance(status, int):
+        status = getattr(response, "status_code", None)
+    if not isinstance(status, int) or isinstance(status, bool):
+        return None, None
+    headers = getattr(response, "headers", None) or getattr(exc, "headers", None)
+    try:
+        value = headers.get("retry-after") or headers.get("Retry-After") if headers is not None else None
+    except Exception:  # noqa: BLE001 - a headers object that is no mapping says nothing about the wait
+        value = None
+    return status, value if isinstance(value, str) else None
 
 
 def idempotency_key(tool: Tool, args: dict, session_id: str | None = None) -> str:
@@ -234,7 +257,11 @@ def _invoke(tool: Tool, args: dict, key: str | None, timeout: float | None) -> A
     return run_with_timeout(lambda: fn(**kwargs), _limit(tool, timeout), write=tool.side_effect)
 
 
-def _one_call(tc: ToolCall, ctx: CallContext, seen: dict[str, int]) -> CallOutcome:
+def guarded_call(tc: ToolCall, ctx: CallContext, seen: dict[str, int], *,
+                 fn: Callable[..., Any] | None = None) -> CallOutcome:
+    """One raw tool call, as the model wrote it, through every guard: the contract checks, the repeat breaker
+    (``seen`` counts the calls of one run), the key, then :func:`execute`. ``fn`` runs instead of the
+    registered tool's own ``fn`` (an adapter hands over the framework's tool, bound to this call)."""
     cfg, reg, lang = ctx.config, ctx.registry, ctx.lang
     cleaned: tuple = ()
     if cfg.validate:
@@ -251,7 +278,7 @@ def _one_call(tc: ToolCall, ctx: CallContext, seen: dict[str, int]) -> CallOutco
         if tc.name not in reg:
             return _failed(reg.unknown_tool(tc.name), lang, validate_ok=False)
         args = parsed
-    tool = reg[tc.name]
+    tool = reg[tc.name] if fn is None else replace(reg[tc.name], fn=fn)
     text = canonical(args)  # once: the repeat breaker, the key and the claim's fingerprint all read it
     sig = f"{tool.name}:{text}"
     seen[sig] = count = seen.get(sig, 0) + 1
@@ -271,6 +298,9 @@ def _one_call(tc: ToolCall, ctx: CallContext, seen: dict[str, int]) -> CallOutco
 
     extra = {"cleaned": [c.to_dict() for c in cleaned]} if cleaned else None
     return execute(tool, args, ctx, key=key, gate=gate, extra=extra, fingerprint=text)
+
+
+_one_call = guarded_call  # the loop's name for it
 
 
 def _hold(tool: Tool, args: dict, key: str, ctx: CallContext, text: str) -> CallOutcome | None:

@@ -32,3 +32,32 @@ def test_a_keyed_write_makes_its_arguments_canonical_once(monkeypatch):
                           store=store, session_id="s1")
         assert run.status == "done" and len(made) == expected, (name, len(made))
     assert done == ['refund:s1:{"amount":2,"order_id":"A1"}']  # the key is still the canonical arguments
+
+
+def test_a_tools_http_429_is_resent_after_its_retry_after():
+    """A tool whose HTTP client raised a 429 (httpx's HTTPStatusError, the openai client's errors: a response with a
+    status and headers) is rate limited, resent no sooner than Retry-After; it was a fatal TOOL_ERROR before."""
+    import types
+
+    from agentlab.calls import CallContext, execute
+    from agentlab.tools import Registry, Tool
+
+    class HTTPError(Exception):
+        def __init__(self, status, headers):
+            super().__init__(f"HTTP {status}")
+            self.response = types.SimpleNamespace(status_code=status, headers=headers)
+
+    attempts, waits = [], []
+
+    def quote(order_id):
+        attempts.append(order_id)
+        if len(attempts) == 1:
+            raise HTTPError(429, {"retry-after": "3"})
+        return {"price": 7}
+
+    tool = Tool("quote", "A quote.", fn=quote)
+    out = execute(tool, {"order_id": "A1"}, CallContext(Registry([tool]), sleep=waits.append), key="k")
+    assert out.error is None and len(attempts) == 2 and waits and waits[0] >= 3.0
+    unavailable = execute(Tool("q", "Q.", fn=lambda: (_ for _ in ()).throw(HTTPError(503, {}))), {},
+                          CallContext(Registry(), sleep=waits.append), key="k2")
+    assert unavailable.error.code == "UNAVAILABLE"

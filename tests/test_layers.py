@@ -6,6 +6,7 @@ Layers, lowest first (a module may import its own layer and the ones below):
                (agentlab/schema/, entered through its face, agentlab/schema/__init__.py) and models/interface.py
     models     the rest of agentlab/models/ (fakes, faults, real models, cassettes, test server)
     scenarios  agentlab/scenarios/
+    adapters   agentlab/adapters/ (agentlab's guards in other agent frameworks; its side-by-side table runs the test server)
     site       agentlab/site/ (the skill site: it hosts the desks' tools)
     evals      agentlab/evals/
     workbook   agentlab/workbook/
@@ -17,7 +18,7 @@ import pytest
 from conftest import ROOT
 
 PKG = ROOT / "agentlab"
-LAYERS = ["core", "models", "scenarios", "site", "evals", "workbook", "entry"]
+LAYERS = ["core", "models", "scenarios", "adapters", "site", "evals", "workbook", "entry"]
 ENTRY = {"agentlab", "agentlab.cli", "agentlab.commands", "agentlab.__main__"}
 
 
@@ -32,7 +33,7 @@ def layer(module: str) -> str:
     if module in ENTRY:
         return "entry"
     parts = module.split(".")
-    if len(parts) >= 2 and parts[1] in ("models", "scenarios", "site", "evals", "workbook"):
+    if len(parts) >= 2 and parts[1] in ("models", "scenarios", "adapters", "site", "evals", "workbook"):
         if module in ("agentlab.models", "agentlab.models.interface"):
             return "core"  # the protocol the loops speak (the package __init__ loads only it eagerly)
         return parts[1]

@@ -1,0 +1,123 @@
+"""The guards one adapter puts around a framework's tools (docs/guards.md#guards-in-other-frameworks).
+
+A framework hands every tool call to its tool; an adapter hands it to :meth:`Guard.call` first, with the
+framework's own tool bound to the call. Every guard is agentlab's own (:func:`agentlab.calls.guarded_call`):
+the contract checks with readable problems, the repeat breaker, the idempotency key computed here from the
+session, the tool and the canonical arguments (never by the model), the claim and replay in a store, the
+resend of transient failures with the Retry-After floor, the structured error with secrets redacted, and one
+trace row per call (:class:`agentlab.trace.Event`), written as the guarded loop writes them.
+"""
+from __future__ import annotations
+
+import json
+import random
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..calls import CallContext, CallOutcome, default_store, guarded_call
+from ..errors import make_error, render
+from ..guards import GuardConfig
+from ..i18n import Lang, check_lang
+from ..jsonutil import canonical
+from ..models.interface import ToolCall
+from ..store import Store
+from ..tools import Registry, Tool
+from ..trace import Event, to_jsonl
+
+__all__ = ["Contract", "Guard", "Writes"]
+
+#: which tools write: their names, or a name -> business key (``{"refund": lambda a: a["order_id"]}``: one refund
+#: per order, whatever else the model wrote). A framework does not say which of its tools change the world.
+Writes = Iterable[str] | Mapping[str, Callable[[dict], str] | None]
+
+
+class Contract:
+    """What agentlab knows of one framework tool: its name, description and JSON Schema (no ``fn``: the
+    framework's tool is bound to each call)."""
+
+    __slots__ = ("description", "name", "parameters")
+
+    def __init__(self, name: str, description: str, parameters: Mapping[str, Any] | None):
+        self.name, self.description = name, description or ""
+        self.parameters = dict(parameters or {"type": "object", "properties": {}})
+
+
+class Guard:
+    """agentlab's guards for one session of one framework's agent; an adapter makes one per wrapping call.
+
+    Args:
+        framework: its name, written on each trace row (``loop``).
+        writes: which tools change the world (claimed under a key, replayed when repeated).
+        config: the guards (:class:`~agentlab.guards.GuardConfig`); ``timeout``, ``retry``, ``repeat_limit``...
+        store: where claims live (:func:`~agentlab.store.open_store`: memory, ``sqlite:///...``, ``redis://``);
+            default ``AGENTLAB_STORE`` or a store of this guard's own.
+        trace: a JSONL file each call's row is appended to, as the guarded loop writes its rows.
+        sleep, clock, rng: injected, as in the guarded loop (a test waits for no Retry-After).
+        session_id: the conversation the keys are scoped to (default: one per guard).
+    """
+
+    def __init__(self, framework: str, *, writes: Writes = (), config: GuardConfig = GuardConfig(),
+                 store: Store | str | None = None, trace: str | Path | None = None, lang: Lang = "en",
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.perf_counter,
+                 rng: random.Random | None = None, session_id: str | None = None):
+        from ..store import open_store  # only for a URL
+        self.framework, self.lang = framework, check_lang(lang)
+        self.writes: dict[str, Callable[[dict], str] | None] = \
+            dict(writes) if isinstance(writes, Mapping) else dict.fromkeys(writes)
+        self.ctx = CallContext(Registry(lang=self.lang), config,
+                               open_store(store) if isinstance(store, str) else store or default_store(),
+                               sleep, rng or random.Random(0), clock, session_id or uuid.uuid4().hex[:12], self.lang)
+        self.trace = Path(trace) if trace is not None else None
+        self.events: list[Event] = []
+        self._seen: dict[str, int] = {}
+        self._registries: dict[str, Registry] = {}
+
+    def __repr__(self) -> str:
+        return f"Guard({self.framework}, {len(self.events)} calls, {self.ctx.config.label})"
+
+    def registry(self, contracts: Iterable[Contract]) -> Registry:
+        """The registry of these contracts, compiled once for each set of tools an agent offers."""
+        contracts = list(contracts)
+        sig = canonical([[c.name, c.description, c.parameters] for c in contracts])
+        reg = self._registries.get(sig)
+        if reg is None:
+            reg = Registry([self._tool(c) for c in contracts], lang=self.lang)
+            self._registries[sig] = reg
+        return reg
+
+    def _tool(self, c: Contract) -> Tool:
+        write = c.name in self.writes
+        return Tool(c.name, c.description, c.parameters, side_effect=write, business_key=self.writes.get(c.name))
+
+    def call(self, contracts: Iterable[Contract], name: str, arguments: str | Mapping[str, Any] | None,
+             run: Callable[[dict], Any], *, call_id: str | None = None, run_id: str | None = None) -> CallOutcome:
+        """One tool call of the framework, through every guard. ``run(args)`` runs the framework's tool with the
+        checked arguments and returns its result (or raises); it runs at most once per key.
+
+        Returns the outcome; ``outcome.content`` is exactly what the model is to be told."""
+        raw = arguments if isinstance(arguments, str) else json.dumps(arguments or {}, ensure_ascii=False)
+        reg = self.registry(contracts)
+        ctx = replace(self.ctx, registry=reg)
+        t0 = ctx.clock()
+        try:
+            out = guarded_call(ToolCall(name, raw, call_id or ""), ctx, self._seen, fn=lambda **kw: run(kw))
+        except Exception as exc:  # noqa: BLE001 - a guard that failed itself (a bug): the run goes on, told so
+            err = make_error("TOOL_ERROR")
+            out = CallOutcome(render(err, self.lang), err, exec_ok=False, note=f"adapter: {type(exc).__name__}")
+        e = out.error
+        event = Event(run_id=run_id or self.ctx.session_id, session_id=self.ctx.session_id, turn_id=1,
+                      round_index=len(self.events) + 1, kind="tool", loop=self.framework,
+                      guard_config=self.ctx.config.label, tool_name=name, tool_call_id=call_id, args_raw=raw,
+                      parse_ok=out.parse_ok, validate_ok=out.validate_ok, exec_ok=out.exec_ok,
+                      error_code=e.code if e else None, error_category=e.category if e else None,
+                      error_stage=e.stage if e else None, retry_count=out.retries,
+                      latency_ms=(ctx.clock() - t0) * 1000, model_visible=out.content, replayed=out.replayed,
+                      note=out.note)
+        self.events.append(event)
+        if self.trace is not None:
+            to_jsonl([event], self.trace, append=True)
+        return out

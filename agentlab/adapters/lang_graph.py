@@ -1,0 +1,84 @@
+"""agentlab's guards around a LangGraph agent's tools: ``create_react_agent(llm, guard_tools(tools, writes={"refund"}))``.
+
+:func:`guard_tools` returns LangGraph's own ``ToolNode`` for the same tools, with one interceptor (its
+``wrap_tool_call`` and ``awrap_tool_call`` hooks) that sends every call through agentlab's guards before the
+node runs the tool. The interceptor sees a call before the node looks its name up, so an unknown name gets
+agentlab's answer (the tools there are). It sees the arguments as LangChain parsed them: a call whose arguments
+were not JSON is set aside by the chat model's parser (``invalid_tool_calls``) and never reaches a tool node.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from .core import Contract, Guard, Writes
+
+__all__ = ["guard_tools"]
+
+
+def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) -> Any:
+    """A LangGraph ``ToolNode`` of ``tools`` (LangChain tools or plain functions) with agentlab's guards around
+    each call. ``writes`` names the tools that change the world; ``options`` are
+    :class:`~agentlab.adapters.core.Guard`'s. The guard is the node's ``.guard`` (its rows: ``.guard.events``)."""
+    from langchain_core.messages import ToolMessage
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+    from langgraph.prebuilt import ToolNode
+
+    guard = Guard("langgraph", writes=writes, **options)
+    node: Any = None
+
+    def contracts() -> list[Contract]:
+        out = []
+        for t in node.tools_by_name.values():
+            fn = convert_to_openai_tool(t)["function"]  # what the model is shown
+            out.append(Contract(fn["name"], fn.get("description", ""), fn.get("parameters")))
+        return out
+
+    def told(request: Any, content: str, failed: bool) -> Any:
+        call = request.tool_call
+        return ToolMessage(content=content, name=call["name"], tool_call_id=call["id"],
+                           status="error" if failed else "success")
+
+    def result(message: Any) -> Any:
+        # what the tool returned, as the node wrapped it (a Command, which steers the graph, is not data)
+        content = getattr(message, "content", message)
+        if getattr(message, "status", None) == "error":
+            raise RuntimeError(str(content))
+        if isinstance(content, str):  # the node serialised the tool's value: the model reads it as data again
+            try:
+                return json.loads(content)
+            except ValueError:
+                return content
+        return content
+
+    def run_id(request: Any) -> str | None:
+        config = getattr(request.runtime, "config", None) or {}
+        return (config.get("configurable") or {}).get("thread_id") or None
+
+    def wrap(request: Any, execute: Any) -> Any:
+        call = request.tool_call
+
+        def run(args: dict) -> Any:
+            return result(execute(request.override(tool_call={**call, "args": args})))
+
+        out = guard.call(contracts(), call["name"], call.get("args") or {}, run, call_id=call.get("id"),
+                         run_id=run_id(request))
+        return told(request, out.content, out.error is not None)
+
+    async def awrap(request: Any, execute: Any) -> Any:
+        call, loop = request.tool_call, asyncio.get_running_loop()
+
+        def run(args: dict) -> Any:
+            req = request.override(tool_call={**call, "args": args})
+            return result(asyncio.run_coroutine_threadsafe(execute(req), loop).result())
+
+        out = await asyncio.to_thread(guard.call, contracts(), call["name"], call.get("args") or {}, run,
+                                      call_id=call.get("id"), run_id=run_id(request))
+        return told(request, out.content, out.error is not None)
+
+    # handle_tool_errors=False: a tool's exception reaches agentlab, which turns it into its structured error
+    node = ToolNode(list(tools), handle_tool_errors=False, wrap_tool_call=wrap, awrap_tool_call=awrap)
+    node.guard = guard
+    return node

@@ -1,0 +1,81 @@
+"""agentlab's guards around a pydantic-ai agent's tools, through pydantic-ai's own extension point, a toolset
+wrapper (``WrapperToolset``): ``Agent(model, toolsets=[guard_toolset(toolset, writes={"refund"})])``.
+
+pydantic-ai checks a call's arguments before any toolset sees them, so the wrapper offers each tool with a
+validator that hands the raw arguments through: agentlab checks them against the tool's JSON Schema and tells
+the model its readable problems; pydantic-ai's own validator then runs on arguments agentlab passed. A name
+the agent has no tool for never reaches a toolset: pydantic-ai answers it itself, with the list of its tools.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import replace
+from typing import Any
+
+from .core import Contract, Guard, Writes
+
+__all__ = ["guard_toolset"]
+
+_RAW = "__agentlab_raw__"  # the one key the pass-through validator hands on: the arguments as the model wrote them
+
+
+class _PassThrough:
+    """A validator (pydantic-ai's ``SchemaValidatorProt``) that checks nothing: the arguments, as written, reach
+    the guarded call, where agentlab's contract checks run (and say what is wrong in agentlab's words)."""
+
+    def validate_json(self, input: str | bytes | bytearray, *, allow_partial: Any = False, **kw: Any) -> Any:
+        return {_RAW: input.decode() if isinstance(input, bytes | bytearray) else input}
+
+    def validate_python(self, input: Any, *, allow_partial: Any = False, **kw: Any) -> Any:
+        if isinstance(input, dict) and set(input) == {_RAW}:
+            return input
+        return {_RAW: json.dumps(input, ensure_ascii=False, default=str)}
+
+
+def guard_toolset(toolset: Any, *, writes: Writes = (), **options: Any) -> Any:
+    """``toolset`` (any pydantic-ai toolset: a ``FunctionToolset``, an MCP server...) with agentlab's guards
+    around every tool it offers. ``writes`` names the tools that change the world; ``options`` are
+    :class:`~agentlab.adapters.core.Guard`'s (``config``, ``store``, ``trace``, ``lang``, ``sleep``...).
+    The guard is the returned toolset's ``.guard`` (its trace rows are ``.guard.events``)."""
+    from pydantic_ai.toolsets import WrapperToolset
+
+    guard = Guard("pydantic-ai", writes=writes, **options)
+    one = guard
+
+    class GuardedToolset(WrapperToolset):
+        """A pydantic-ai toolset with agentlab's guards around each tool of the one it wraps."""
+
+        guard = one  # a class attribute: pydantic-ai copies a toolset for each run (dataclasses.replace)
+
+        async def get_tools(self, ctx: Any) -> dict[str, Any]:
+            tools = await self.wrapped.get_tools(ctx)
+            self._originals = tools
+            return {name: replace(t, args_validator=_PassThrough(), args_validator_func=None, max_retries=max(t.max_retries, 1))
+                    for name, t in tools.items()}
+
+        async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:
+            originals = getattr(self, "_originals", None) or await self.wrapped.get_tools(ctx)
+            original = originals[name]
+            contracts = [Contract(n, t.tool_def.description or "", t.tool_def.parameters_json_schema)
+                         for n, t in originals.items()]
+            loop = asyncio.get_running_loop()
+
+            def run(args: dict) -> Any:
+                # the framework's own checks, then its tool, on the event loop this run is on
+                async def once() -> Any:
+                    checked = original.args_validator.validate_python(args, context=ctx.validation_context)
+                    if original.args_validator_func is not None:
+                        r = original.args_validator_func(ctx, **checked)
+                        if asyncio.iscoroutine(r):
+                            await r
+                    return await self.wrapped.call_tool(name, checked, ctx, original)
+                return asyncio.run_coroutine_threadsafe(once(), loop).result()
+
+            raw = tool_args.get(_RAW) if set(tool_args) == {_RAW} else tool_args
+            # the guards are plain functions (claims, sleeps): in a worker thread, so the event loop runs on
+            out = await asyncio.to_thread(guard.call, contracts, name, raw, run, call_id=ctx.tool_call_id,
+                                          run_id=ctx.run_id)
+            return out.content
+
+    return GuardedToolset(toolset)
