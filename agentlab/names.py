@@ -188,6 +188,7 @@ class _Index(NamedTuple):
     members: frozenset[str]
     lengths: list[tuple[int, int]]  # (length of the flat spelling, candidate), shortest first
     letters: tuple[collections.Counter[str], ...]  # the letters of each flat spelling
+    masks: dict[str, int]  # spelling -> the set of its letters as bits (a typo changes at most 4 of them)
 
 
 @functools.lru_cache(maxsize=256)
@@ -212,7 +213,17 @@ def _index(candidates: tuple[str, ...]) -> _Index:
     flats = tuple("_".join(sorted(s for _, s in ts)) for ts in terms)
     return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats, by_word, by_length, by_spelling,
                   folded, frozenset(candidates), sorted((len(f), i) for i, f in enumerate(flats)),
-                  tuple(collections.Counter(f) for f in flats))
+                  tuple(collections.Counter(f) for f in flats), {spelt: _mask(spelt) for spelt in by_spelling})
+
+
+def _mask(spelling: str) -> int:
+    """The letters of a spelling as a set of bits. Two edits (substitutions, insertions, deletions or swaps, what
+    _word_similarity allows at most) change at most four letters of the set, so a word whose set differs by more
+    cannot be a typo of it: one XOR and a bit count instead of an edit distance."""
+    bits = 0
+    for ch in spelling:
+        bits |= 1 << (ord(ch) & 63)
+    return bits
 
 
 def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[list[int], set[tuple[str, str]]]:
@@ -227,8 +238,11 @@ def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[list[int
         lists.append(ix.by_word.get(q[0], []))
         n = len(q[1])
         if n >= 3:  # a typo counts between words of 4+ letters, or two 3-letter anagrams (_word_similarity)
+            qmask = _mask(q[1])
             for length in ((3,) if n == 3 else range(max(4, n - 2), n + 3)):
                 for b in ix.by_length.get(length, ()):
+                    if (qmask ^ ix.masks[b[1]]).bit_count() > 4:  # too many letters apart to be a typo
+                        continue
                     if b[0] != q[0] and _word_similarity(q, b):
                         lists.append(ix.by_spelling[b[1]])
                         typos.add(b)

@@ -332,3 +332,33 @@ def test_a_suggester_remembers_a_bounded_number_of_answers(monkeypatch):
     near("categroy")
     assert calls["n"] == 1  # forgotten, computed again
     assert names.suggester(())("x") is None
+
+
+def test_the_letter_set_prefilter_never_drops_a_typo():
+    """_word_candidates skips a word whose set of letters differs from the query's by more than four: no typo
+    _word_similarity accepts (two edits at most, or a 3-letter swap) can, so the suggestions are the same."""
+    import itertools
+    import random
+
+    from agentlab import names
+    rng = random.Random(7)
+    words = ["category", "amount", "date", "item", "record", "budget", "order", "refund", "user", "area", "usb",
+             "get", "retrieve", "expense", "currency", "merchant", "invoice", "epsilon", "gamma"]
+    typos = set(words)
+    for w in words:  # every one- and two-edit variant the similarity may accept, sampled
+        for _ in range(40):
+            x = list(w)
+            for _ in range(rng.choice((1, 2))):
+                op, i = rng.randrange(4), rng.randrange(len(x))
+                if op == 0:
+                    x[i] = rng.choice("abcdefghijklmnopqrstuvwxyz")
+                elif op == 1:
+                    x.insert(i, rng.choice("abcdefghijklmnopqrstuvwxyz"))
+                elif op == 2 and len(x) > 3:
+                    del x[i]
+                elif i + 1 < len(x):
+                    x[i], x[i + 1] = x[i + 1], x[i]
+            typos.add("".join(x))
+    for a, b in itertools.product(sorted(typos), words):
+        if names._word_similarity((a, a), (b, b)):
+            assert (names._mask(a) ^ names._mask(b)).bit_count() <= 4, (a, b)
