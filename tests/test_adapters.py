@@ -111,14 +111,14 @@ def test_openai_agents_wrapper_keeps_the_tools_and_turns_a_raise_into_a_structur
     from agents import RunConfig, function_tool
     from agents.tool_context import ToolContext
 
-    from agentlab.adapters.openai_agents import guard_tools
+    from agentlab.adapters.openai_agents import guard_function_tools
 
     def refund(order_id: str) -> dict:
         """Refund an order."""
         raise ValueError(f"no route to {DSN}")
 
     plain = function_tool(refund)
-    tools = guard_tools([plain], trace=tmp_path / "t.jsonl")  # a read: a failed write is OUTCOME_UNKNOWN
+    tools = guard_function_tools([plain], trace=tmp_path / "t.jsonl")  # a read: a failed write is OUTCOME_UNKNOWN
     assert [t.name for t in tools] == ["refund"] and tools[0].params_json_schema == plain.params_json_schema
     ctx = ToolContext(context=None, tool_name="refund", tool_call_id="c1", tool_arguments='{"order_id": "A1"}')
     told = json.loads(asyncio.run(tools[0].on_invoke_tool(ctx, '{"order_id": "A1"}')))

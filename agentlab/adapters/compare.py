@@ -142,13 +142,13 @@ def _openai_agents(base_url: str, tools: list, guard: dict | None) -> None:
     from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner, function_tool
     from openai import AsyncOpenAI
 
-    from .openai_agents import guard_tools
+    from .openai_agents import guard_function_tools
     client = AsyncOpenAI(base_url=base_url, api_key="test", max_retries=0)
     config = RunConfig(tracing_disabled=True)  # the SDK would otherwise send its traces to OpenAI
     if guard is None:
         agent_tools: list = [function_tool(f) for f in tools]  # the SDK's defaults, as an engineer meets them
     else:
-        agent_tools = guard_tools(tools, **guard)
+        agent_tools = guard_function_tools(tools, **guard)
         config = agent_tools.run_config(config)
     agent = Agent(name="shop", instructions="Help with orders.", tools=agent_tools,
                   model=OpenAIChatCompletionsModel(model="agentlab-test", openai_client=client))

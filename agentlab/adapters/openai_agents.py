@@ -1,10 +1,10 @@
 """agentlab's guards around an OpenAI Agents SDK agent's function tools:
-``tools = guard_tools([refund, lookup], writes={"refund"})``, then ``Agent(..., tools=tools)`` and
+``tools = guard_function_tools([refund, lookup], writes={"refund"})``, then ``Agent(..., tools=tools)`` and
 ``Runner.run(agent, ..., run_config=tools.run_config())``.
 
-:func:`guard_tools` returns the same tools as the SDK's own ``FunctionTool`` objects (same names, descriptions and
-JSON Schemas), each with its ``on_invoke_tool`` replaced by one that sends the call through agentlab's guards and
-then runs the original tool. The original runs with the SDK's failure formatter switched off, so a tool's exception
+:func:`guard_function_tools` returns the same tools as the SDK's own ``FunctionTool`` objects (same names,
+descriptions and JSON Schemas), each with its ``on_invoke_tool`` replaced by one that sends the call through
+agentlab's guards and then runs the original tool. The original runs with the SDK's failure formatter switched off, so a tool's exception
 reaches agentlab (which resends a transient one and redacts the rest) instead of becoming the SDK's generic
 "An error occurred" text.
 
@@ -23,10 +23,10 @@ from typing import Any
 
 from .core import Contract, Guard, Writes
 
-__all__ = ["guard_tools"]
+__all__ = ["guard_function_tools"]
 
 
-class GuardedTools(list):  # type: ignore[type-arg]
+class GuardedTools(list):
     """The guarded ``FunctionTool`` list an ``Agent`` takes as ``tools``, with its :class:`Guard` (``.guard``)
     and the run settings that give an unknown tool agentlab's answer (:meth:`run_config`)."""
 
@@ -53,7 +53,7 @@ class GuardedTools(list):  # type: ignore[type-arg]
                        tool_error_formatter=formatter)
 
 
-def guard_tools(tools: Iterable[Any], *, writes: Writes = (), **options: Any) -> GuardedTools:
+def guard_function_tools(tools: Iterable[Any], *, writes: Writes = (), **options: Any) -> GuardedTools:
     """``tools`` (the SDK's ``FunctionTool`` objects, or plain functions, which ``function_tool`` makes into
     ones) with agentlab's guards around each call. ``writes`` names the tools that change the world;
     ``options`` are :class:`~agentlab.adapters.core.Guard`'s (``config``, ``store``, ``trace``, ``lang``,
