@@ -128,3 +128,27 @@ def test_openai_agents_wrapper_keeps_the_tools_and_turns_a_raise_into_a_structur
     config = tools.run_config(RunConfig(tracing_disabled=True))
     assert config.tool_not_found_behavior == "return_error_to_model" and config.tracing_disabled
     assert [e.tool_call_id for e in tools.guard.events] == ["c1", "c1"]
+
+
+def test_openai_agents_two_identical_refunds_in_one_message_run_once():
+    """The runner runs one message's calls at once: the second hears IN_PROGRESS, the refund still runs once."""
+    if not installed("openai-agents"):
+        skip_or_fail("not installed: openai-agents (pip install -r requirements-frameworks.txt)")
+    from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner
+    from openai import AsyncOpenAI
+
+    from agentlab.adapters.compare import _tools
+    from agentlab.adapters.openai_agents import guard_function_tools
+    from agentlab.models.fakeserver import ChatServer
+    from agentlab.models.interface import Reply, ToolCall
+
+    refund, runs = '{"order_id": "A1", "amount": 30}', {}
+    tools = guard_function_tools(_tools(runs), writes={"refund": None}, sleep=lambda s: None)
+    with ChatServer() as server:
+        server.script = [Reply(None, (ToolCall("refund", refund, "c1"), ToolCall("refund", refund, "c2"))), "done"]
+        model = OpenAIChatCompletionsModel(model="agentlab-test",
+                                           openai_client=AsyncOpenAI(base_url=server.base_url, api_key="test"))
+        Runner.run_sync(Agent(name="shop", tools=tools, model=model), "Refund 30 on order A1.",
+                        run_config=tools.run_config(RunConfig(tracing_disabled=True)))
+    assert runs == {"refund": 1}
+    assert sorted(e.error_code or "" for e in tools.guard.events) == ["", "IN_PROGRESS"]

@@ -42,11 +42,12 @@ class GuardedTools(list):
 
         tools = self
 
-        def formatter(args: Any) -> str | None:
+        async def formatter(args: Any) -> str | None:
             if args.kind != "tool_not_found":
                 return None  # the SDK's own message (our tools never raise, so only its other errors get here)
             # the formatter is not told the arguments; the guard answers for the name, and writes the trace row
-            out = tools.guard.call(tools.contracts(), args.tool_name, "{}", lambda a: None, call_id=args.call_id)
+            out = await asyncio.to_thread(tools.guard.call, tools.contracts(), args.tool_name, "{}", lambda a: None,
+                                          call_id=args.call_id)
             return out.content
 
         return replace(base or RunConfig(), tool_not_found_behavior="return_error_to_model",
