@@ -8,6 +8,8 @@ from conftest import skip_or_fail
 from agentlab.adapters import compare
 from agentlab.adapters.compare import DSN, FAULTS, FRAMEWORKS, installed
 
+GENERIC = "An error occurred while running the tool. Please try again."  # the OpenAI Agents SDK's default
+
 
 @pytest.fixture(scope="module")
 def rows():
@@ -36,7 +38,10 @@ def test_five_identical_reads_run_at_most_twice(rows, framework):
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_a_tool_raising_with_a_dsn_never_raises_out_and_the_model_never_sees_it(rows, framework):
     r = rows[framework, "secret_in_error"]
-    assert r.without.raised is not None and "hunter2" in r.without.raised  # what the framework does alone
+    if framework == "openai-agents":  # alone, the SDK hides the exception behind one generic sentence
+        assert r.without.raised is None and r.without.told == (GENERIC,)
+    else:
+        assert r.without.raised is not None and "hunter2" in r.without.raised  # what the framework does alone
     assert r.with_.raised is None
     assert not r.with_.saw("hunter2") and not r.with_.saw("db.internal") and not r.with_.saw(DSN)
     told = [json.loads(m) for m in r.with_.told]
@@ -49,15 +54,23 @@ def test_an_unknown_tool_is_told_the_tools_there_are(rows, framework):
     assert r.with_.raised is None and r.with_.saw("refund") and r.with_.saw("lookup")
 
 
-def test_langgraph_unknown_tool_gets_agentlabs_structured_answer(rows):
-    told = json.loads(rows["langgraph", "unknown_tool"].with_.told[-1])
+@pytest.mark.parametrize("framework", ["langgraph", "openai-agents"])
+def test_an_unknown_tool_gets_agentlabs_structured_answer(rows, framework):
+    told = json.loads(rows[framework, "unknown_tool"].with_.told[-1])
     assert told["error"]["code"] == "UNKNOWN_TOOL" and "refund" in told["error"]["available_tools"]
+
+
+def test_openai_agents_alone_raises_on_an_unknown_tool(rows):
+    assert rows["openai-agents", "unknown_tool"].without.raised.startswith("ModelBehaviorError")
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_a_429_with_retry_after_is_resent_after_the_wait_asked(rows, framework):
     r = rows[framework, "rate_limited"]
-    assert r.without.raised is not None
+    if framework == "openai-agents":  # alone: the generic sentence, no resend, no wait
+        assert r.without.raised is None and r.without.runs["quote"] == 1 and r.without.told == (GENERIC,)
+    else:
+        assert r.without.raised is not None
     assert r.with_.raised is None and r.with_.runs["quote"] == 2
     assert r.with_.sleeps and min(r.with_.sleeps) >= 2.0, "never sooner than Retry-After (the sleep is injected)"
     assert json.loads(r.with_.told[-1])["ok"] is True
@@ -87,3 +100,55 @@ def test_each_call_leaves_one_trace_row_as_the_guarded_loop_writes_them(tmp_path
     events = read_jsonl(tmp_path / "t.jsonl")
     assert [e.tool_call_id for e in events] == ["c1", "c2", "c3"] and events == guard.events
     assert [e.replayed for e in events] == [False, True, False] and events[2].error_code == "INVALID_ARGS"
+
+
+def test_openai_agents_wrapper_keeps_the_tools_and_turns_a_raise_into_a_structured_error(tmp_path):
+    """One wrapping call: the same names and schemas; the original's exception reaches the guard, not the SDK's text."""
+    if not installed("openai-agents"):
+        skip_or_fail("not installed: openai-agents (pip install -r requirements-frameworks.txt)")
+    import asyncio
+
+    from agents import RunConfig, function_tool
+    from agents.tool_context import ToolContext
+
+    from agentlab.adapters.openai_agents import guard_function_tools
+
+    def refund(order_id: str) -> dict:
+        """Refund an order."""
+        raise ValueError(f"no route to {DSN}")
+
+    plain = function_tool(refund)
+    tools = guard_function_tools([plain], trace=tmp_path / "t.jsonl")  # a read: a failed write is OUTCOME_UNKNOWN
+    assert [t.name for t in tools] == ["refund"] and tools[0].params_json_schema == plain.params_json_schema
+    ctx = ToolContext(context=None, tool_name="refund", tool_call_id="c1", tool_arguments='{"order_id": "A1"}')
+    told = json.loads(asyncio.run(tools[0].on_invoke_tool(ctx, '{"order_id": "A1"}')))
+    assert told["error"]["code"] == "TOOL_ERROR" and "hunter2" not in json.dumps(told)
+    bad = json.loads(asyncio.run(tools[0].on_invoke_tool(ctx, '{"order_id": 7}')))
+    assert bad["error"]["code"] == "INVALID_ARGS"  # agentlab's contract check, before the SDK's parser
+    config = tools.run_config(RunConfig(tracing_disabled=True))
+    assert config.tool_not_found_behavior == "return_error_to_model" and config.tracing_disabled
+    assert [e.tool_call_id for e in tools.guard.events] == ["c1", "c1"]
+
+
+def test_openai_agents_two_identical_refunds_in_one_message_run_once():
+    """The runner runs one message's calls at once: the second hears IN_PROGRESS, the refund still runs once."""
+    if not installed("openai-agents"):
+        skip_or_fail("not installed: openai-agents (pip install -r requirements-frameworks.txt)")
+    from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner
+    from openai import AsyncOpenAI
+
+    from agentlab.adapters.compare import _tools
+    from agentlab.adapters.openai_agents import guard_function_tools
+    from agentlab.models.fakeserver import ChatServer
+    from agentlab.models.interface import Reply, ToolCall
+
+    refund, runs = '{"order_id": "A1", "amount": 30}', {}
+    tools = guard_function_tools(_tools(runs), writes={"refund": None}, sleep=lambda s: None)
+    with ChatServer() as server:
+        server.script = [Reply(None, (ToolCall("refund", refund, "c1"), ToolCall("refund", refund, "c2"))), "done"]
+        model = OpenAIChatCompletionsModel(model="agentlab-test",
+                                           openai_client=AsyncOpenAI(base_url=server.base_url, api_key="test"))
+        Runner.run_sync(Agent(name="shop", tools=tools, model=model), "Refund 30 on order A1.",
+                        run_config=tools.run_config(RunConfig(tracing_disabled=True)))
+    assert runs == {"refund": 1}
+    assert sorted(e.error_code or "" for e in tools.guard.events) == ["", "IN_PROGRESS"]

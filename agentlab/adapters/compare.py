@@ -18,10 +18,10 @@ from ..models.interface import Reply, ToolCall
 
 __all__ = ["FAULTS", "FRAMEWORKS", "Measure", "Row", "compare", "installed", "table"]
 
-FRAMEWORKS = ("pydantic-ai", "langgraph")
+FRAMEWORKS = ("pydantic-ai", "openai-agents", "langgraph")
 FAULTS = ("duplicate_refund", "repeated_reads", "secret_in_error", "unknown_tool", "rate_limited")
 DSN = "postgresql://admin:hunter2@db.internal:5432/orders"
-_MODULES = {"pydantic-ai": "pydantic_ai", "langgraph": "langgraph.prebuilt"}
+_MODULES = {"pydantic-ai": "pydantic_ai", "openai-agents": "agents", "langgraph": "langgraph.prebuilt"}
 
 
 def installed(framework: str) -> bool:
@@ -111,6 +111,8 @@ def _run(server: ChatServer, framework: str, fault: str, guarded: bool) -> Measu
     try:
         if framework == "pydantic-ai":
             _pydantic_ai(server.base_url, tools, options if guarded else None)
+        elif framework == "openai-agents":
+            _openai_agents(server.base_url, tools, options if guarded else None)
         else:
             _langgraph(server.base_url, tools, options if guarded else None)
     except Exception as exc:  # noqa: BLE001 - what a framework raises out of the run is the measure
@@ -134,6 +136,23 @@ def _pydantic_ai(base_url: str, tools: list, guard: dict | None) -> None:
         toolset = guard_toolset(toolset, **guard)
     Agent(OpenAIChatModel("agentlab-test", provider=OpenAIProvider(openai_client=client)),
           toolsets=[toolset]).run_sync("Refund 30 on order A1.")
+
+
+def _openai_agents(base_url: str, tools: list, guard: dict | None) -> None:
+    from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner, function_tool
+    from openai import AsyncOpenAI
+
+    from .openai_agents import guard_function_tools
+    client = AsyncOpenAI(base_url=base_url, api_key="test", max_retries=0)
+    config = RunConfig(tracing_disabled=True)  # the SDK would otherwise send its traces to OpenAI
+    if guard is None:
+        agent_tools: list = [function_tool(f) for f in tools]  # the SDK's defaults, as an engineer meets them
+    else:
+        agent_tools = guard_function_tools(tools, **guard)
+        config = agent_tools.run_config(config)
+    agent = Agent(name="shop", instructions="Help with orders.", tools=agent_tools,
+                  model=OpenAIChatCompletionsModel(model="agentlab-test", openai_client=client))
+    Runner.run_sync(agent, "Refund 30 on order A1.", run_config=config)
 
 
 def _langgraph(base_url: str, tools: list, guard: dict | None) -> None:
