@@ -223,3 +223,11 @@ def test_the_command_says_in_one_line_when_the_upstream_cannot_be_reached(lang, 
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert ("upstream MCP server" if lang == "en" else "上游 MCP 服务器") in err
+
+
+def test_a_long_lived_gateway_keeps_a_bounded_number_of_sessions(gateway, monkeypatch):
+    import agentlab.site.gateway as module
+    monkeypatch.setattr(module, "MAX_SESSIONS", 3)
+    for i in range(5):
+        gateway.guard(f"s{i}", "en")
+    assert [s for s, _ in gateway._guards] == ["s2", "s3", "s4"]

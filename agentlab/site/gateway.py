@@ -48,7 +48,10 @@ from .limits import Limiter
 from .logs import SiteLogs, clean_session
 from .mcp_client import IDEMPOTENCY_META, MCPConnection, _outcome
 
-__all__ = ["Gateway", "claimed"]
+__all__ = ["MAX_SESSIONS", "Gateway", "claimed"]
+
+#: client sessions whose repeat breaker is kept; past it the oldest is forgotten (its claims stay in the store)
+MAX_SESSIONS = 10_000
 
 # who is calling, set in the worker thread of each call: the key function of a write reads it
 _CALLER: contextvars.ContextVar[tuple[str, str, str | None]] = contextvars.ContextVar("gateway_caller")
@@ -120,6 +123,8 @@ class Gateway:
         with self._lock:
             g = self._guards.get((session, lang))
             if g is None:
+                if len(self._guards) >= MAX_SESSIONS:  # a long-lived gateway forgets its oldest session's breaker
+                    del self._guards[next(iter(self._guards))]
                 g = Guard("mcp-gateway", writes=dict.fromkeys(self.writes, _key), config=self.config,
                           store=self.store, lang=lang, sleep=self.sleep, session_id=session)
                 self._guards[(session, lang)] = g
@@ -154,9 +159,16 @@ class Gateway:
         out = guard.call(self.contracts, name, arguments or {}, run, run_id=request_id)
         e = out.error
         code = e.code if e else None
-        self._log(request_id, session, client, name, arguments, code, 200 if e is None else 422
-                  if out.validate_ok is False or out.parse_ok is False else 500 if out.exec_ok is False else 409,
-                  t0, content=out.content, replayed=out.replayed, note=out.note if out.exec_ok is False else None)
+        if e is None:
+            status = 200
+        elif out.validate_ok is False or out.parse_ok is False:
+            status = 422  # the caller's arguments: never sent upstream
+        elif out.exec_ok is False:
+            status = 502  # the upstream failed
+        else:
+            status = 409  # refused by a guard: the breaker, a claim in flight or in conflict
+        self._log(request_id, session, client, name, arguments, code, status, t0, content=out.content,
+                  replayed=out.replayed, note=out.note if out.exec_ok is False else None)
         data = json.loads(out.content).get("data") if e is None else None
         return _result(out.content, data, error=e is not None, replayed=out.replayed)
 
