@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import json
+import logging
 import threading
 import time
 import uuid
@@ -52,6 +53,17 @@ __all__ = ["MAX_SESSIONS", "Gateway", "claimed"]
 
 #: client sessions whose repeat breaker is kept; past it the oldest is forgotten (its claims stay in the store)
 MAX_SESSIONS = 10_000
+
+class _ClientGone(logging.Filter):
+    """Drop the SDK's stack for a client that closed its session (its server-to-client stream ends with
+    ClosedResourceError on every disconnect): the operator's terminal is for what went wrong."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, anyio.ClosedResourceError)
+
+
+logging.getLogger("mcp.server.streamable_http").addFilter(_ClientGone())
 
 # who is calling, set in the worker thread of each call: the key function of a write reads it
 _CALLER: contextvars.ContextVar[tuple[str, str, str | None]] = contextvars.ContextVar("gateway_caller")
