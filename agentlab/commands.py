@@ -609,6 +609,43 @@ def _review(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _gateway_configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--upstream", required=True, help="the MCP server guarded: a streamable-HTTP URL or a stdio command")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8100)
+    p.add_argument("--store", default=None, help="where claims live: sqlite:///file.db, redis://... (default: memory)")
+    p.add_argument("--writes", default="", help="tools claimed whatever their annotations say: name,name")
+    p.add_argument("--per-minute", type=int, default=60, help="each client's calls a minute")
+    p.add_argument("--logs", default="gateway-logs", help="the folder of the access, call, error and audit logs")
+    p.add_argument("--lang", choices=("en", "zh"), default="en")
+
+
+def _gateway(ns: argparse.Namespace) -> int:
+    """The upstream's tools at http://HOST:PORT/mcp, each call through agentlab's guards (site/gateway.py)."""
+    _in_range("--port", ns.port, 0, 65535)
+    _in_range("--per-minute", ns.per_minute, 1)
+    try:
+        import uvicorn
+    except ImportError as exc:
+        raise InputError("site.needs_extra", missing=exc.name or "uvicorn") from None
+    from .redaction import redact
+    from .site.gateway import Gateway
+    if ns.store:
+        _check_store(ns.store)
+    try:
+        gw = Gateway(ns.upstream, writes=[n.strip() for n in ns.writes.split(",") if n.strip()], store=ns.store,
+                     logs=_writable_dir(ns.logs), per_minute=ns.per_minute, lang=ns.lang)
+    except Exception as exc:  # noqa: BLE001 - an upstream that does not start or answer: said in one line
+        raise InputError("gateway.no_upstream", upstream=ns.upstream[:200],
+                         detail=redact(f"{type(exc).__name__}: {exc}")[:200]) from None
+    with gw:
+        print(t("gateway.serving", ns.lang, n=len(gw.tools), writes=", ".join(sorted(gw.writes)) or "-",
+                host=ns.host, port=ns.port, logs=ns.logs), file=sys.stderr, flush=True)
+        uvicorn.run(gw.app(), host=ns.host, port=ns.port, log_level="warning", timeout_keep_alive=5,
+                    limit_concurrency=200)
+    return 0
+
+
 Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 EXTRA: dict[str, Command] = {
     "demo": ("naive and guarded loops side by side on a desk", _demo_configure, _demo),
@@ -620,4 +657,6 @@ EXTRA: dict[str, Command] = {
     "review": ("review your own logs: every tool call checked, rates per day, the class to fix, cases to keep",
                _review_configure, _review),
     "site": ("serve the skill site (keys create: make an API key; check: run the validation set)", _site_configure, _site),
+    "gateway": ("serve any MCP server's tools to any MCP client with agentlab's guards in between",
+                _gateway_configure, _gateway),
 }

@@ -41,7 +41,8 @@ class MCPConnection:
     """One MCP client session on a background event loop.
 
     Args:
-        target: a streamable-HTTP URL (``http://127.0.0.1:8000/mcp``) or an SDK server object (in memory).
+        target: a streamable-HTTP URL (``http://127.0.0.1:8000/mcp``), a command that serves MCP on stdio
+            (``"python server.py"``, split as a shell would) or an SDK server object (in memory).
         headers: sent with every HTTP request (``{"X-API-Key": key, "X-Session-Id": ...}``).
         timeout: seconds a call may take before it is a TIMEOUT.
     """
@@ -77,6 +78,16 @@ class MCPConnection:
         if not isinstance(self.target, str):
             from mcp.shared.memory import create_connected_server_and_client_session
             async with create_connected_server_and_client_session(self.target) as session:
+                yield session
+            return
+        if not self.target.startswith(("http://", "https://")):  # a command that speaks MCP on its stdin and stdout
+            import shlex
+
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+            command, *args = shlex.split(self.target)
+            async with stdio_client(StdioServerParameters(command=command, args=args)) as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
                 yield session
             return
         import httpx

@@ -1,0 +1,280 @@
+"""Any MCP server's tools, served to any MCP client with agentlab's guards in between (docs/site.md#the-guarded-mcp-gateway).
+
+``python -m agentlab gateway --upstream URL_OR_COMMAND`` connects once to the upstream (streamable HTTP, or a
+command speaking MCP on stdio: :class:`~agentlab.site.mcp_client.MCPConnection`), lists its tools and serves
+them unchanged at ``/mcp``. Every ``tools/call`` goes through one :class:`~agentlab.adapters.core.Guard` per
+client session, the guards every adapter uses (:func:`agentlab.calls.guarded_call`)::
+
+    rate         each client's calls a minute (its API key if it sends one, else its MCP session)
+    contract     the arguments against the tool's inputSchema: agentlab's problems, in the client's language;
+                 a call that fails them never reaches the upstream
+    breaker      the Nth identical call of a session is stopped (GuardConfig.repeat_limit)
+    idempotency  a write (named by --writes, or not read-only and not marked idempotent, or marked destructive)
+                 is claimed under a key: the client's ``_meta["agentlab/idempotency_key"]`` (scoped to the
+                 client), else the session and the canonical arguments; a repeat replays the first result
+    redaction    what comes back is agentlab's rendered result: credentials removed; an upstream error in
+                 plain text becomes TOOL_ERROR (its text goes to the error log, redacted, never to the client)
+    logs         access, call, error and audit JSONL, as the site writes them (:class:`~agentlab.site.logs.SiteLogs`)
+
+MCP's own defaults are taken as the upstream states them: a tool with no annotations may write.
+"""
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import json
+import logging
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.lowlevel import Server
+
+from ..adapters.core import Contract, Guard
+from ..calls import default_store
+from ..errors import make_error, render
+from ..guards import GuardConfig
+from ..i18n import Lang, check_lang
+from ..jsonutil import canonical
+from ..store import Store, open_store
+from .keys import ApiKey
+from .limits import Limiter
+from .logs import SiteLogs, clean_session
+from .mcp_client import IDEMPOTENCY_META, MCPConnection, _outcome
+
+__all__ = ["MAX_SESSIONS", "Gateway", "claimed"]
+
+#: client sessions whose repeat breaker is kept; past it the oldest is forgotten (its claims stay in the store)
+MAX_SESSIONS = 10_000
+
+class _ClientGone(logging.Filter):
+    """Drop the SDK's stack for a client that closed its session (its server-to-client stream ends with
+    ClosedResourceError on every disconnect): the operator's terminal is for what went wrong."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, anyio.ClosedResourceError)
+
+
+logging.getLogger("mcp.server.streamable_http").addFilter(_ClientGone())
+
+# who is calling, set in the worker thread of each call: the key function of a write reads it
+_CALLER: contextvars.ContextVar[tuple[str, str, str | None]] = contextvars.ContextVar("gateway_caller")
+
+
+def claimed(tool: types.Tool, writes: Iterable[str] = ()) -> bool:
+    """Whether the gateway claims ``tool``'s calls under an idempotency key: the operator named it, or the
+    upstream says it may write (not read-only) without saying a repeat is harmless, or says it is destructive."""
+    if tool.name in set(writes):
+        return True
+    a = tool.annotations
+    if a is None:
+        return True  # MCP's defaults: not read-only, destructive, not idempotent
+    if a.readOnlyHint:
+        return False
+    return not a.idempotentHint or bool(a.destructiveHint)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+class Gateway:
+    """The upstream's tools behind agentlab's guards; :meth:`server` is the MCP server clients talk to.
+
+    Args:
+        upstream: a streamable-HTTP URL, a stdio command, or an SDK server object (in memory).
+        writes: tool names claimed whatever their annotations say.
+        store: where claims live (a :class:`~agentlab.store.Store` or URL; default ``AGENTLAB_STORE`` or memory).
+        logs: the folder of the four logs (or a :class:`SiteLogs`); None writes none.
+        per_minute: each client's calls a minute.
+        config: the guards; sleep and clock are injected (the rate window reads ``clock``).
+    """
+
+    def __init__(self, upstream: Any, *, writes: Iterable[str] = (), store: Store | str | None = None,
+                 logs: SiteLogs | str | Path | None = None, per_minute: int = 60, config: GuardConfig = GuardConfig(),
+                 lang: Lang = "en", timeout: float = 30.0, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.time):
+        self.lang, self.timeout, self.config, self.sleep = check_lang(lang), timeout, config, sleep
+        self.per_minute = per_minute
+        self.store = open_store(store) if isinstance(store, str) else store or default_store()
+        self.logs = logs if isinstance(logs, SiteLogs) or logs is None else SiteLogs(logs)
+        self.limiter = Limiter(clock=clock)
+        self.conn = MCPConnection(upstream, timeout=timeout)
+        try:
+            self.tools: list[types.Tool] = list(self.conn.run(self.conn.session.list_tools(), timeout).tools)
+        except BaseException:
+            self.conn.close()
+            raise
+        self.contracts = [Contract(t.name, t.description or t.title or t.name, t.inputSchema) for t in self.tools]
+        self.writes = frozenset(t.name for t in self.tools if claimed(t, writes))
+        self._guards: dict[tuple[str, Lang], Guard] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Gateway({self.conn!r}, {len(self.tools)} tools, writes={sorted(self.writes)})"
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Gateway:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def guard(self, session: str, lang: Lang) -> Guard:
+        """The guard of one client session (its repeat breaker counts that session's calls)."""
+        with self._lock:
+            g = self._guards.get((session, lang))
+            if g is None:
+                if len(self._guards) >= MAX_SESSIONS:  # a long-lived gateway forgets its oldest session's breaker
+                    del self._guards[next(iter(self._guards))]
+                g = Guard("mcp-gateway", writes=dict.fromkeys(self.writes, _key), config=self.config,
+                          store=self.store, lang=lang, sleep=self.sleep, session_id=session)
+                self._guards[(session, lang)] = g
+            return g
+
+    # --- one call, in a worker thread ---------------------------------------------
+    def call(self, name: str, arguments: dict[str, Any] | None, *, client: str, session: str,
+             meta_key: str | None = None, lang: Lang = "en") -> types.CallToolResult:
+        """One ``tools/call`` through the rate limit and every guard; what the client is sent."""
+        request_id, t0 = uuid.uuid4().hex[:16], time.perf_counter()
+        admission = self.limiter.admit(ApiKey(client, client, ("*",), None, "day", 0.0), "*", self.per_minute)
+        if not admission.ok:
+            err = make_error("RATE_LIMITED", _key="gateway.rate_limited", n=self.per_minute,
+                             retry_after=float(admission.retry_after_header))
+            self._log(request_id, session, client, name, arguments, "RATE_LIMITED", 429, t0)
+            return _result(render(err, lang), None, error=True)
+        guard = self.guard(session, lang)
+        _CALLER.set((client, session, meta_key))
+
+        def run(args: dict) -> Any:
+            # the upstream's own key (an agentlab site refuses a write without one): a digest, never the session
+            meta = {IDEMPOTENCY_META: meta_key or _digest(_key_for(client, session, None, args))} \
+                if name in self.writes else None
+            result = self.conn.run(self.conn.session.call_tool(name, args, timedelta(seconds=self.timeout),
+                                                               meta=meta), self.timeout + 1.0)
+            if result.isError and not isinstance(result.structuredContent, dict):
+                # plain text from the upstream may hold anything (a DSN, a path): the error log keeps it, redacted
+                text = "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+                raise RuntimeError(text[:2000] or "the upstream tool reported an error")
+            return _outcome(result)
+
+        out = guard.call(self.contracts, name, arguments or {}, run, run_id=request_id)
+        e = out.error
+        code = e.code if e else None
+        if e is None:
+            status = 200
+        elif out.validate_ok is False or out.parse_ok is False:
+            status = 422  # the caller's arguments: never sent upstream
+        elif out.exec_ok is False:
+            status = 502  # the upstream failed
+        else:
+            status = 409  # refused by a guard: the breaker, a claim in flight or in conflict
+        self._log(request_id, session, client, name, arguments, code, status, t0, content=out.content,
+                  replayed=out.replayed, note=out.note if out.exec_ok is False else None)
+        data = json.loads(out.content).get("data") if e is None else None
+        return _result(out.content, data, error=e is not None, replayed=out.replayed)
+
+    def _log(self, request_id: str, session: str, client: str, name: str, arguments: Any, code: str | None,
+             status: int, t0: float, *, content: str | None = None, replayed: bool = False,
+             note: str | None = None) -> None:
+        if self.logs is None:
+            return
+        ms = round((time.perf_counter() - t0) * 1000, 2)
+        common: dict[str, Any] = {"request_id": request_id, "session_id": clean_session(session), "keyless": False}
+        self.logs.write("access", **common, method="tools/call", path=name[:200], status=status, latency_ms=ms,
+                        client=client)
+        self.logs.write("call", **common, skill=name[:200], arguments=arguments, result=content, status=status,
+                        code=code, latency_ms=ms, replayed=replayed, client=client)
+        if note is not None:
+            self.logs.write("error", **common, skill=name[:200], status=status, code=code, detail=note)
+        if name in self.writes:
+            self.logs.write("audit", **common, action="write", skill=name[:200], code=code, replayed=replayed,
+                            client=client)
+
+    # --- the MCP server ------------------------------------------------------------
+    def server(self) -> Server:
+        """The MCP server a client talks to: the upstream's tools as listed, each call through :meth:`call`."""
+        server: Server = Server("agentlab-gateway", instructions="agentlab's guarded gateway: every call is "
+                                "checked, limited and logged; a repeated write replays its first result.")
+
+        def caller() -> tuple[str, str, Lang]:
+            """The client (its API key's digest, else its session), the session and the language."""
+            ctx = server.request_context
+            request = ctx.request
+            headers = getattr(request, "headers", None)
+            session = f"s{id(ctx.session):x}"  # stdio or in memory: one connection, one session
+            if headers is None:
+                return session, session, self.lang
+            session = clean_session(headers.get("mcp-session-id")) or session
+            key = headers.get("x-api-key")
+            if key is None and headers.get("authorization", "").lower().startswith("bearer "):
+                key = headers["authorization"][7:].strip()
+            lang: Lang = "zh" if headers.get("accept-language", self.lang).lower().startswith("zh") else "en"
+            return ("key:" + _digest(key)) if key else session, session, lang
+
+        @server.list_tools()
+        async def list_tools() -> list[types.Tool]:
+            return self.tools
+
+        @server.call_tool(validate_input=False)  # the guards check, and answer with agentlab's problems
+        async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+            client, session, lang = caller()
+            meta = server.request_context.meta
+            key = (meta.model_extra or {}).get(IDEMPOTENCY_META) if meta is not None else None
+            key = key[:200] if isinstance(key, str) and key else None
+            return await anyio.to_thread.run_sync(lambda: self.call(
+                name, arguments, client=client, session=session, meta_key=key, lang=lang))
+
+        return server
+
+    def app(self, *, allowed_hosts: Iterable[str] | None = None) -> Any:
+        """An ASGI app serving :meth:`server` over streamable HTTP at ``/mcp`` (sessions kept: the breaker
+        counts per session)."""
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+        from mcp.server.transport_security import TransportSecuritySettings
+        from starlette.applications import Starlette
+        from starlette.routing import Route
+
+        from .mcp_server import LOCAL_HOSTS
+        hosts = list(allowed_hosts or LOCAL_HOSTS)
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                             allowed_origins=[f"http://{h}" for h in hosts])
+        manager = StreamableHTTPSessionManager(self.server(), json_response=True, security_settings=security)
+
+        @asynccontextmanager
+        async def lifespan(_: Any) -> AsyncIterator[None]:
+            async with manager.run():
+                yield
+
+        class Endpoint:  # an ASGI endpoint: /mcp itself, no redirect to /mcp/
+            async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+                await manager.handle_request(scope, receive, send)
+
+        return Starlette(routes=[Route("/mcp", endpoint=Endpoint(), methods=["GET", "POST", "DELETE"])],
+                         lifespan=lifespan)
+
+
+def _key(args: dict) -> str:
+    """A write's key, computed here, never by the model: the client's own key (scoped to the client, so a resend
+    on a new connection replays), else the session and the canonical arguments."""
+    return _key_for(*_CALLER.get(("", "", None)), args)
+
+
+def _key_for(client: str, session: str, meta_key: str | None, args: dict) -> str:
+    return f"client:{client}:{meta_key}" if meta_key else f"{session}:{canonical(args)}"
+
+
+def _result(content: str, data: Any, *, error: bool, replayed: bool = False) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=content)],
+                                structuredContent=data if isinstance(data, dict) else None, isError=error,
+                                _meta={"agentlab/replayed": replayed})

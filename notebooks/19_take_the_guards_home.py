@@ -1,0 +1,152 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 19 · Take the guards home
+#
+# After this workbook you go back to a framework. Measured on the same scripted faults, the agent frameworks most used
+# in Python run a duplicated refund twice, run 5 identical reads 5 times and let a tool's exception (with the
+# database's DSN in it) fly out of the run. Their maintainers say that tools which must not run twice are the user's
+# business: this notebook is that business, kept in the stack you already use, with one line
+# (docs/guards.md#guards-in-other-frameworks).
+
+# %%
+from concurrent.futures import ThreadPoolExecutor
+from importlib.metadata import PackageNotFoundError, version
+
+import pandas as pd
+
+from agentlab.adapters.compare import FAULTS, compare, installed, table
+from agentlab.i18n import label
+from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.plots import table_view
+
+LANG = "en"  # "zh" for 中文
+
+
+def measured(framework: str) -> str:
+    """A framework as measured here: its name and installed version (pydantic-ai==2.68.0)."""
+    for dist in (framework, framework + "-slim"):
+        try:
+            return f"{framework}=={version(dist)}"
+        except PackageNotFoundError:
+            continue
+    return framework
+
+
+def as_frame(markdown: str) -> pd.DataFrame:
+    """A Markdown table (compare.table) as a DataFrame: its cells are already in LANG."""
+    head, _, *body = [[cell.strip() for cell in line.strip("|").split(" | ")] for line in markdown.splitlines()]
+    frame = pd.DataFrame(body, columns=head)
+    frame[head[0]] = frame[head[0]].map(measured)
+    return frame
+
+# %% [markdown]
+# ## The one line
+#
+# The tools are plain Python functions, the same for every framework: `refund` (a write: it moves money), `lookup`
+# (a read), `report` (its database is down: it raises with a DSN in the message) and `quote` (a carrier's API that
+# answers 429 with `Retry-After: 2` once). Nothing in them changes. The one line, per framework:
+#
+# ```python
+# # pydantic-ai: a toolset wrapper around the toolset the agent already has
+# toolset = guard_toolset(FunctionToolset(tools), writes={"refund"})
+# # LangGraph: the ToolNode of a prebuilt agent, with one interceptor
+# agent = create_react_agent(llm, guard_tools(tools, writes={"refund"}))
+# ```
+#
+# `writes` is the one thing a framework does not say: which tools change the world. Everything else is computed: the
+# contract from each tool's signature, the idempotency key from the run, the tool and the canonical arguments
+# (never from the model).
+
+# %% [markdown]
+# ## The same fault in each framework, before and after
+#
+# Each fault is a scripted model behind the project's test server (the OpenAI chat API on 127.0.0.1), driving each
+# framework's real agent loop, once without the line and once with it. Nothing waits: the adapter's sleep is
+# injected and recorded. ✓ means the run does what the workbook asks of it.
+
+# %%
+# a thread of its own: pydantic-ai's run_sync refuses to start inside the notebook's running event loop
+with ThreadPoolExecutor(1) as pool:
+    rows = pool.submit(compare).result()
+print(", ".join(f"{measured(fw)}: {label('installed' if installed(fw) else 'not installed', LANG)}"
+                for fw in sorted({r.framework for r in rows} | {"pydantic-ai", "langgraph"})))
+table_view(as_frame(table(rows, lang=LANG)), lang=LANG)
+
+# %% [markdown]
+# Read across a row: the refund ran twice, then once (the second call replayed the first result); five reads ran
+# five times, then twice (the third identical call was stopped by the repeat breaker); the DSN's exception ended
+# the run, then became a structured `TOOL_ERROR` the model reads, with the DSN left in the trace only, redacted;
+# the 429 ended the run, then was resent after the 2 s the service asked for.
+#
+# What the model was told, for the DSN fault with the adapter:
+
+# %%
+table_view(pd.DataFrame([{"framework": measured(r.framework), "the model read": r.with_.told[0] if r.with_.told else "-"}
+                         for r in rows if r.fault == "secret_in_error"]), lang=LANG)
+
+# %% [markdown]
+# ## Any MCP server, any MCP client: the gateway
+#
+# Where the agent is not yours to wrap, put the guards on the wire: `python -m agentlab gateway --upstream
+# URL_OR_COMMAND` serves an MCP server's tools to any MCP client with the same guards in between
+# (docs/site.md#the-guarded-mcp-gateway). Here, in memory: a small FastMCP server with a refund that moves money,
+# and a client that sends it twice, then with a made-up argument.
+
+# %%
+from mcp.server.fastmcp import FastMCP
+from mcp.types import ToolAnnotations
+
+from agentlab.site.gateway import Gateway
+from agentlab.site.mcp_client import MCPConnection
+
+shop, refunds = FastMCP("shop"), []
+
+
+@shop.tool(annotations=ToolAnnotations(destructiveHint=True, idempotentHint=False))
+def refund(order_id: str, amount: float) -> dict:
+    """Refund part of an order."""
+    refunds.append((order_id, amount))
+    return {"refunded": amount, "order_id": order_id}
+
+
+gateway = Gateway(shop._mcp_server, lang=LANG)  # the SDK's low-level server, in memory; a URL or a command works too
+client = MCPConnection(gateway.server())
+sent = [{"order_id": "A1", "amount": 30}, {"order_id": "A1", "amount": 30}, {"order_id": "A1", "amount": "thirty"}]
+results = [client.run(client.session.call_tool("refund", args)) for args in sent]
+table_view(pd.DataFrame([{"call": str(args), "isError": r.isError, "replayed": (r.meta or {}).get("agentlab/replayed"),
+                          "the client read": r.content[0].text} for args, r in zip(sent, results)]), lang=LANG)
+
+# %%
+print(f"{label('refunds upstream', LANG)}: {len(refunds)}")
+client.close()
+gateway.close()
+
+# %% [markdown]
+# ## Exercise
+#
+# One fault was already handled by every framework without the adapter. Which one? Answer with its name, one of
+# `duplicate_refund`, `repeated_reads`, `secret_in_error`, `unknown_tool`, `rate_limited`.
+
+# %%
+my_answer = None  # a fault's name
+handled = [f for f in FAULTS if all(r.passed[0] for r in rows if r.fault == f)]
+print(answer_is(my_answer, handled[0] if len(handled) == 1 else handled, lang=LANG,
+                why={"en": "every framework tells the model which tools there are when it calls one that does not exist; "
+                           "the other four need the guards.",
+                     "zh": "模型调用不存在的工具时，每个框架都会告诉它有哪些工具；另外四种故障都要靠防护。"},
+                hint={"en": "find the row where the column without the adapter already has a ✓.",
+                      "zh": "找“不用适配器”那一列已经是 ✓ 的那一行。"}))

@@ -1,0 +1,135 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 19 · 把防护带回你的框架
+#
+# 学完这本工作簿，你还是要回到某个智能体框架里干活。用同一批脚本化的故障去测，Python 里最常用的几个智能体框架都会把重复发来的退款执行两次，把 5 次相同的查询执行 5 次，还会让工具抛出的异常（里面带着数据库的 DSN）直接冲出整次运行。这些框架的维护者说过：不能执行两次的工具，是用户自己的事。这本笔记本讲的就是这件"用户自己的事"：在你已经在用的技术栈里，只加一行，就把这些防护留下来（见 [docs/guards.md](../../docs/guards.md#guards-in-other-frameworks)，英文）。
+
+# %%
+from concurrent.futures import ThreadPoolExecutor
+from importlib.metadata import PackageNotFoundError, version
+
+import pandas as pd
+
+from agentlab.adapters.compare import FAULTS, compare, installed, table
+from agentlab.i18n import label
+from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.plots import table_view
+
+LANG = "zh"  # "en" for English
+
+
+def measured(framework: str) -> str:
+    """A framework as measured here: its name and installed version (pydantic-ai==2.68.0)."""
+    for dist in (framework, framework + "-slim"):
+        try:
+            return f"{framework}=={version(dist)}"
+        except PackageNotFoundError:
+            continue
+    return framework
+
+
+def as_frame(markdown: str) -> pd.DataFrame:
+    """A Markdown table (compare.table) as a DataFrame: its cells are already in LANG."""
+    head, _, *body = [[cell.strip() for cell in line.strip("|").split(" | ")] for line in markdown.splitlines()]
+    frame = pd.DataFrame(body, columns=head)
+    frame[head[0]] = frame[head[0]].map(measured)
+    return frame
+
+# %% [markdown]
+# ## 只加一行
+#
+# 工具都是普通的 Python 函数，每个框架用的都是同一批：`refund`（写操作：它会动钱）、`lookup`（查询）、`report`（它的数据库挂了：抛出的异常消息里带着 DSN）和 `quote`（一个承运商的 API，第一次会回 429，带 `Retry-After: 2`）。工具本身一行都不改。每个框架要加的那一行：
+#
+# ```python
+# # pydantic-ai：在智能体已有的工具集外面包一层
+# toolset = guard_toolset(FunctionToolset(tools), writes={"refund"})
+# # LangGraph：预置智能体的 ToolNode，加一个拦截器
+# agent = create_react_agent(llm, guard_tools(tools, writes={"refund"}))
+# ```
+#
+# 框架唯一不会告诉你的，是哪些工具会改变外部世界，这就是 `writes`。其余的都是算出来的：契约来自每个工具的函数签名；幂等键由这次运行、工具名和规范化后的参数算出，绝不让模型来填。
+
+# %% [markdown]
+# ## 同一个故障，在每个框架里，加那一行之前和之后
+#
+# 每个故障都是一个脚本化的模型，放在项目自带的测试服务器后面（在 127.0.0.1 上讲 OpenAI 的 chat API），驱动每个框架真正的智能体循环：先不加那一行跑一次，再加上跑一次。没有任何真的等待：适配器的 sleep 是注入的，只记录下来。✓ 表示这次运行做到了工作簿要求的事。
+
+# %%
+# a thread of its own: pydantic-ai's run_sync refuses to start inside the notebook's running event loop
+with ThreadPoolExecutor(1) as pool:
+    rows = pool.submit(compare).result()
+print(", ".join(f"{measured(fw)}: {label('installed' if installed(fw) else 'not installed', LANG)}"
+                for fw in sorted({r.framework for r in rows} | {"pydantic-ai", "langgraph"})))
+table_view(as_frame(table(rows, lang=LANG)), lang=LANG)
+
+# %% [markdown]
+# 横着读每一行：退款先是执行了两次，加上之后只执行一次（第二次调用重放了第一次的结果）；5 次查询先是执行了 5 次，加上之后只执行两次（第三次相同的调用被重复调用熔断器拦下）；带 DSN 的异常先是终止了整次运行，加上之后变成模型能读懂的结构化 `TOOL_ERROR`，DSN 只留在追踪记录里，而且已脱敏；429 先是终止了运行，加上之后按服务要求等了 2 秒再重发。
+#
+# 加上适配器以后，在 DSN 这个故障里模型读到的内容：
+
+# %%
+table_view(pd.DataFrame([{"framework": measured(r.framework), "the model read": r.with_.told[0] if r.with_.told else "-"}
+                         for r in rows if r.fault == "secret_in_error"]), lang=LANG)
+
+# %% [markdown]
+# ## 任意 MCP 服务器、任意 MCP 客户端：网关
+#
+# 如果智能体不归你包装，就把防护放到线路上：`python -m agentlab gateway --upstream URL_OR_COMMAND` 把一个 MCP 服务器的工具提供给任意 MCP 客户端，中间加上同样的防护（见 [docs/site.md](../../docs/site.md#the-guarded-mcp-gateway)，英文）。这里全在内存里跑：一个小小的 FastMCP 服务器，有一个会动钱的退款工具；客户端把同一笔退款发两次，再发一次金额写错类型的。
+
+# %%
+from mcp.server.fastmcp import FastMCP
+from mcp.types import ToolAnnotations
+
+from agentlab.site.gateway import Gateway
+from agentlab.site.mcp_client import MCPConnection
+
+shop, refunds = FastMCP("shop"), []
+
+
+@shop.tool(annotations=ToolAnnotations(destructiveHint=True, idempotentHint=False))
+def refund(order_id: str, amount: float) -> dict:
+    """Refund part of an order."""
+    refunds.append((order_id, amount))
+    return {"refunded": amount, "order_id": order_id}
+
+
+gateway = Gateway(shop._mcp_server, lang=LANG)  # the SDK's low-level server, in memory; a URL or a command works too
+client = MCPConnection(gateway.server())
+sent = [{"order_id": "A1", "amount": 30}, {"order_id": "A1", "amount": 30}, {"order_id": "A1", "amount": "thirty"}]
+results = [client.run(client.session.call_tool("refund", args)) for args in sent]
+table_view(pd.DataFrame([{"call": str(args), "isError": r.isError, "replayed": (r.meta or {}).get("agentlab/replayed"),
+                          "the client read": r.content[0].text} for args, r in zip(sent, results)]), lang=LANG)
+
+# %%
+print(f"{label('refunds upstream', LANG)}: {len(refunds)}")
+client.close()
+gateway.close()
+
+# %% [markdown]
+# ## 练习
+#
+# 有一种故障，每个框架不用适配器也已经处理好了。是哪一种？用它的名字作答，从这几个里选：`duplicate_refund`、`repeated_reads`、`secret_in_error`、`unknown_tool`、`rate_limited`。
+
+# %%
+my_answer = None  # a fault's name
+handled = [f for f in FAULTS if all(r.passed[0] for r in rows if r.fault == f)]
+print(answer_is(my_answer, handled[0] if len(handled) == 1 else handled, lang=LANG,
+                why={"en": "every framework tells the model which tools there are when it calls one that does not exist; "
+                           "the other four need the guards.",
+                     "zh": "模型调用不存在的工具时，每个框架都会告诉它有哪些工具；另外四种故障都要靠防护。"},
+                hint={"en": "find the row where the column without the adapter already has a ✓.",
+                      "zh": "找“不用适配器”那一列已经是 ✓ 的那一行。"}))

@@ -1,0 +1,233 @@
+"""The guarded MCP gateway (agentlab/site/gateway.py): the official SDK's client, the gateway, and a real upstream
+MCP server started here (FastMCP on stdio, in its own process) that counts every run of its tools."""
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import sys
+
+import pytest
+
+pytest.importorskip("mcp")
+from mcp.shared.memory import create_connected_server_and_client_session
+
+from agentlab.site.gateway import Gateway
+from agentlab.site.limits import Limiter
+from agentlab.site.logs import SiteLogs
+from agentlab.store import MemoryStore
+
+UPSTREAM = '''
+import json, sys
+from pathlib import Path
+from mcp.server.fastmcp import FastMCP
+from mcp.types import ToolAnnotations
+
+runs = Path(sys.argv[1])
+mcp = FastMCP("shop")
+
+def count(name):
+    seen = json.loads(runs.read_text()) if runs.exists() else {}
+    seen[name] = seen.get(name, 0) + 1
+    runs.write_text(json.dumps(seen))
+
+@mcp.tool(annotations=ToolAnnotations(destructiveHint=True, idempotentHint=False))
+def refund(order_id: str, amount: float) -> dict:
+    """Refund part of an order (it moves money)."""
+    count("refund")
+    return {"refunded": amount, "order_id": order_id}
+
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def lookup(order_id: str) -> dict:
+    """Look an order up."""
+    count("lookup")
+    return {"order_id": order_id, "status": "shipped"}
+
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def report(order_id: str) -> dict:
+    """The order's sales report (its database is down)."""
+    count("report")
+    raise RuntimeError("could not connect to postgresql://admin:hunter2@db.internal:5432/orders")
+
+mcp.run()
+'''
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("upstream")
+    script = folder / "shop.py"
+    script.write_text(UPSTREAM, encoding="utf-8")
+    return folder, f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {shlex.quote(str(folder / 'runs.json'))}"
+
+
+@pytest.fixture(scope="module")
+def started(upstream, tmp_path_factory):
+    """One gateway and its upstream process for the module (starting them takes a second or two)."""
+    _folder, command = upstream
+    with Gateway(command, per_minute=8, sleep=lambda s: None) as gw:
+        yield gw
+
+
+@pytest.fixture
+def gateway(started, upstream, tmp_path):
+    """The module's gateway with nothing remembered: no runs, claims, sessions, rate windows or logs."""
+    folder, _ = upstream
+    (folder / "runs.json").unlink(missing_ok=True)
+    now = [1000.0]
+    gw = started
+    gw.store, gw.logs, gw.limiter = MemoryStore(), SiteLogs(tmp_path / "logs"), Limiter(clock=lambda: now[0])
+    gw._guards.clear()
+    gw.now = now  # type: ignore[attr-defined]
+    gw.runs = lambda: json.loads((folder / "runs.json").read_text()) if (folder / "runs.json").exists() else {}  # type: ignore[attr-defined]
+    return gw
+
+
+def calls(gw: Gateway, script: list[tuple[str, dict, dict | None]]) -> list:
+    """The script sent by one client session of the official SDK, in memory to the gateway."""
+    async def go() -> list:
+        async with create_connected_server_and_client_session(gw.server()) as client:
+            listed = await client.list_tools()
+            assert {t.name for t in listed.tools} == {"refund", "lookup", "report"}
+            return [await client.call_tool(name, args, meta=meta) for name, args, meta in script]
+    return asyncio.run(go())
+
+
+def body(result) -> dict:
+    return json.loads(result.content[0].text)
+
+
+def test_writes_are_read_from_the_upstream_annotations(gateway):
+    assert gateway.writes == {"refund"}
+
+
+def test_a_duplicated_refund_runs_once_upstream(gateway):
+    refund = ("refund", {"order_id": "A1", "amount": 30}, None)
+    first, second = calls(gateway, [refund, refund])
+    assert not first.isError and not second.isError
+    assert body(first)["data"] == body(second)["data"] == {"refunded": 30, "order_id": "A1"}
+    assert second.meta["agentlab/replayed"] is True
+    assert gateway.runs()["refund"] == 1
+    audit = gateway.logs.read("audit")
+    assert [line["replayed"] for line in audit] == [False, True]
+
+
+def test_the_clients_own_key_is_the_clients_alone(gateway):
+    meta = {"agentlab/idempotency_key": "refund-A1-once"}
+    _first, again = calls(gateway, [("refund", {"order_id": "A1", "amount": 30}, meta)] * 2)
+    assert again.meta["agentlab/replayed"] is True and gateway.runs()["refund"] == 1
+    # another client (no API key: another session) sending the same key does not get the first one's result
+    other, = calls(gateway, [("refund", {"order_id": "A1", "amount": 30}, meta)])
+    assert other.meta["agentlab/replayed"] is False and gateway.runs()["refund"] == 2
+
+
+def test_invalid_arguments_get_problems_and_never_reach_upstream(gateway):
+    result, = calls(gateway, [("refund", {"order_id": "A1", "amount": "thirty", "reason": "x"}, None)])
+    assert result.isError
+    error = body(result)["error"]
+    assert error["code"] == "INVALID_ARGS" and error["problems"]
+    assert {p["field"] for p in error["problems"]} >= {"amount"}
+    assert "refund" not in gateway.runs()
+
+
+def test_problems_in_chinese_for_a_chinese_client(upstream, tmp_path):
+    _, command = upstream
+    with Gateway(command, lang="zh") as gw:
+        result, = calls(gw, [("refund", {"order_id": "A1"}, None)])
+    assert result.isError and any("\u4e00" <= ch <= "\u9fff" for ch in body(result)["error"]["message"])
+
+
+def test_five_identical_reads_stop_at_the_breaker(gateway):
+    results = calls(gateway, [("lookup", {"order_id": "A1"}, None)] * 5)
+    assert gateway.runs()["lookup"] == 2
+    assert [body(r)["error"]["code"] for r in results[2:]] == ["LOOP_DETECTED"] * 3
+
+
+def test_a_dsn_in_an_upstream_error_never_reaches_the_client(gateway):
+    result, = calls(gateway, [("report", {"order_id": "A1"}, None)])
+    text = result.content[0].text
+    assert result.isError and body(result)["error"]["code"] == "TOOL_ERROR"
+    for leak in ("hunter2", "postgresql://", "db.internal", "Traceback"):
+        assert leak not in text
+    errors = gateway.logs.read("error")  # the operator's log keeps what happened, without the password
+    assert errors and "could not connect" in errors[0]["detail"] and "hunter2" not in json.dumps(errors)
+
+
+def test_a_client_over_its_rate_gets_a_clear_error(gateway):
+    results = calls(gateway, [("lookup", {"order_id": f"A{i}"}, None) for i in range(10)])
+    assert [r.isError for r in results] == [False] * 8 + [True] * 2
+    error = body(results[-1])["error"]
+    assert error["code"] == "RATE_LIMITED" and "8" in error["message"] and error["retry_after"] >= 1
+    assert gateway.runs()["lookup"] == 8
+    other, = calls(gateway, [("lookup", {"order_id": "B1"}, None)])  # another client has its own share
+    assert not other.isError
+    gateway.now[0] += 61  # a minute later the first client's window is empty again
+
+
+def test_an_unknown_tool_gets_the_tools_there_are(gateway):
+    result, = calls(gateway, [("refnud", {"order_id": "A1", "amount": 30}, None)])
+    text = result.content[0].text
+    assert result.isError and "refund" in text and "lookup" in text
+
+
+def test_over_http_a_clients_key_replays_on_a_new_connection_and_its_rate_is_its_own(gateway):
+    """Streamable HTTP at /mcp, as `python -m agentlab gateway` serves it: the client is its API key."""
+    import socket
+    import threading
+    import time
+
+    import httpx
+    import uvicorn
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(gateway.app(), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        assert thread.is_alive()
+        time.sleep(0.02)
+
+    async def session(key: str, script: list) -> list:
+        async with httpx.AsyncClient(headers={"X-API-Key": key}) as http, \
+                streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write, _), \
+                ClientSession(read, write) as client:
+            await client.initialize()
+            return [await client.call_tool(name, args, meta=meta) for name, args, meta in script]
+
+    meta = {"agentlab/idempotency_key": "refund-A1-once"}
+    refund = ("refund", {"order_id": "A1", "amount": 30}, meta)
+    try:
+        _first, = asyncio.run(session("alice-key", [refund]))
+        again, = asyncio.run(session("alice-key", [refund]))  # a new connection, the same client and key
+        mallory, = asyncio.run(session("mallory-key", [refund]))  # the same key from another client
+        reads = asyncio.run(session("alice-key", [("lookup", {"order_id": f"A{i}"}, None) for i in range(8)]))
+    finally:
+        server.should_exit = True
+        thread.join(10)
+    assert again.meta["agentlab/replayed"] is True and mallory.meta["agentlab/replayed"] is False
+    assert gateway.runs()["refund"] == 2
+    # alice's two refund calls (the replay too) and eight reads: past 8 a minute from her ninth call on
+    assert [r.isError for r in reads] == [False] * 6 + [True] * 2
+    assert "alice-key" not in json.dumps(gateway.logs.read("access"))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_command_says_in_one_line_when_the_upstream_cannot_be_reached(lang, tmp_path, capsys):
+    from agentlab.cli import main
+    code = main(["gateway", "--upstream", str(tmp_path / "no-such-server"), "--logs", str(tmp_path / "logs"),
+                 "--lang", lang])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert ("upstream MCP server" if lang == "en" else "上游 MCP 服务器") in err
+
+
+def test_a_long_lived_gateway_keeps_a_bounded_number_of_sessions(gateway, monkeypatch):
+    import agentlab.site.gateway as module
+    monkeypatch.setattr(module, "MAX_SESSIONS", 3)
+    for i in range(5):
+        gateway.guard(f"s{i}", "en")
+    assert [s for s, _ in gateway._guards] == ["s2", "s3", "s4"]
