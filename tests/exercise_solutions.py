@@ -36,5 +36,5 @@ my_schema = {
     "17_probe_your_tools": 'my_answer = "not_caught"',
     # the kind depends on the recording: read it off the kinds table, as a learner would
     "18_prevention_or_repair": 'my_answer = max(bfcl.KINDS, key=lambda kind: k["single"][kind] - k["reask"][kind])',
-    "19_take_the_guards_home": 'my_answer = "unknown_tool"',
+    "19_take_the_guards_home": 'my_answer = "secret_in_error"',
 }
