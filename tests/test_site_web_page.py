@@ -3,6 +3,7 @@ or an allowed local URL, flat; GBK and UTF-8; boilerplate left out; hostile page
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 from site_helpers import Clock
@@ -177,7 +178,7 @@ def test_a_url_the_request_line_cannot_carry_is_refused_as_a_reason(site, url):
 class _Hostile(BaseHTTPRequestHandler):
     """A page's server that misbehaves: trickles its headers, trickles its body, breaks its chunking."""
 
-    cut_short: list = []  # paths whose trickle the client hung up on before it ended
+    cut_short: ClassVar[list] = []  # paths whose trickle the client hung up on before it ended
 
     def _trickle(self, head: bytes) -> None:
         import time as _time
@@ -236,6 +237,6 @@ def test_a_server_trickling_its_page_is_cut_off_at_the_deadline(mod, hostile, mo
 def test_a_server_breaking_http_is_unavailable_not_a_skill_bug(site, hostile, path):
     # http.client's HTTPException (BadStatusLine, IncompleteRead, ...) is no OSError: it came out as TOOL_ERROR
     (site.data_dir / "web_page.json").write_text(json.dumps({"ports": [hostile]}), encoding="utf-8")
-    status, body = call(site, {"url": f"http://127.0.0.1:{hostile}{path}"})
+    _, body = call(site, {"url": f"http://127.0.0.1:{hostile}{path}"})
     assert body["error"]["code"] == "UNAVAILABLE", body
     assert str(hostile) not in json.dumps(body, ensure_ascii=False).replace(f"127.0.0.1:{hostile}{path}", "")
