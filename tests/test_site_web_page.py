@@ -240,3 +240,25 @@ def test_a_server_breaking_http_is_unavailable_not_a_skill_bug(site, hostile, pa
     _, body = call(site, {"url": f"http://127.0.0.1:{hostile}{path}"})
     assert body["error"]["code"] == "UNAVAILABLE", body
     assert str(hostile) not in json.dumps(body, ensure_ascii=False).replace(f"127.0.0.1:{hostile}{path}", "")
+
+
+@pytest.mark.parametrize("url", [
+    "http://2130706433:8765/", "http://0x7f.0.0.1:8765/", "http://0177.0.0.1:8765/", "http://127.1:8765/",
+    "http://0.0.0.0:8765/", "http://[::ffff:127.0.0.1]:8765/", "http://127.0.0.1.:8765/", "http://127。0。0。1:8765/",
+    "http://user@127.0.0.1:8765/", "http://127.0.0.1:8765@127.0.0.1:8765/", "http://evil.example#@127.0.0.1:8765/",
+    "gopher://127.0.0.1:8765/", "ftp://127.0.0.1:8765/", "http://localtest.me:8765/", "http://127.0.0.1:0x2235/",
+    "http://127.0.0.1:８７６５/", "http://127.0.0.1:8765/" + "a" * 3000, "file://127.0.0.1/etc/passwd"])
+def test_ssrf_tricks_are_refused_before_any_connection(site, url, monkeypatch):
+    # a regression corpus: each is refused by the exact-host, port and character rules (and the schema's length)
+    (site.data_dir / "web_page.json").write_text('{"ports": [8765]}', encoding="utf-8")
+    import http.client
+    monkeypatch.setattr(http.client.HTTPConnection, "connect", lambda self: pytest.fail(f"connected for {url}"))
+    status, body = call(site, {"url": url})
+    assert status == 422 and body["error"]["code"] == "INVALID_ARGS", body
+
+
+def test_a_meta_tag_saying_utf16_is_read_as_utf8(mod):
+    # a <meta> readable as ASCII cannot be UTF-16: believed, "<p>Refunds in 7 days</p>" became CJK noise
+    page = b"<meta charset='utf-16'><title>Refunds</title><p>Refunds within 7 days.</p>"
+    out = mod.extract(page if len(page) % 2 == 0 else page + b" ")
+    assert out["title"] == "Refunds" and out["text"] == "Refunds within 7 days." and out["charset"] == "utf-8"

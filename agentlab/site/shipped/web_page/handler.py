@@ -156,7 +156,10 @@ def _charset_of(declared: str | None, head: bytes) -> list[str]:
     found = [declared] if declared else []
     m = _META_CHARSET.search(head[:4096])
     if m:
-        found.append(m.group(1).decode("ascii", "replace"))
+        meta = m.group(1).decode("ascii", "replace")
+        # a <meta> that could be read as ASCII says UTF-16 falsely (the Encoding Standard reads it as UTF-8):
+        # believed, it turns every two letters of an English page into one CJK character
+        found.append("utf-8" if meta.lower().replace("_", "-").startswith("utf-16") else meta)
     out: list[str] = []
     for name in [*found, "utf-8", "gb18030"]:
         try:
