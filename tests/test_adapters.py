@@ -89,7 +89,7 @@ def test_each_call_leaves_one_trace_row_as_the_guarded_loop_writes_them(tmp_path
     assert [e.replayed for e in events] == [False, True, False] and events[2].error_code == "INVALID_ARGS"
 
 
-# --- hostile calls through one Guard (issue 23): no framework needed; each failed on the code before its fix ---
+# --- hostile calls through one Guard: no framework needed; each failed on the code before its fix ---
 def _guard_and_contract():
     from agentlab.adapters.core import Contract, Guard
     return Guard("test", sleep=lambda s: None), [Contract("lookup", "look a thing up", {

@@ -161,7 +161,7 @@ def test_the_global_provider_is_used_by_default(corrected):
     (b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"attributes": [{"value": {"intValue": 1e400}}]}]}]}]}\n', 1),
 ])
 def test_a_hostile_file_is_one_clear_error_or_read(tmp_path, data, line):
-    # each of these escaped read_otlp as an exception other than OtlpError (issue 23)
+    # each of these escaped read_otlp as an exception other than OtlpError
     path = tmp_path / "spans.json"
     path.write_bytes(data)
     try:

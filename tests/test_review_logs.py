@@ -213,7 +213,7 @@ def test_otel_round_trip(tmp_path):
         review_logs(bad, "otel")
 
 
-# --- hostile files (issue 23): each failed on the code before its fix ---------------------------------
+# --- hostile files: each failed on the code before its fix ---------------------------------
 _SK = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcd"
 
 

@@ -145,7 +145,7 @@ def test_its_cases_pass_in_site_check():
     assert all(report.counts(SKILL, k)[1] >= 1 for k in ("normal", "boundary", "abnormal"))
 
 
-# --- attacks (issue 23): each a class, each test failed on the code before its fix ---
+# --- attacks: each a class, each test failed on the code before its fix ---
 
 @pytest.mark.parametrize("charset", ["rot13", "base64", "zlib", "hex", "punycode", "unicode_escape", "utf-7"])
 def test_a_declared_charset_that_is_no_web_charset_is_set_aside(mod, charset):
