@@ -65,11 +65,16 @@ def _integer(text: str) -> int:
 _decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_number, parse_int=_integer)
 
 
-def depth(value: Any) -> int:
-    """How deeply arrays and objects nest in ``value`` (0 for a scalar), without recursion."""
+def depth(value: Any, *, stop: int | None = None) -> int:
+    """How deeply arrays and objects nest in ``value`` (0 for a scalar), without recursion.
+
+    ``stop``: return as soon as the depth is past it. A dict a framework hands over may contain itself, and
+    its depth is then endless: without ``stop`` the walk would never end (and its stack would fill memory)."""
     deepest, stack = 0, [(value, 0)]
     while stack:
         v, d = stack.pop()
+        if stop is not None and d > stop:
+            return d
         if isinstance(v, dict):
             stack.extend((x, d + 1) for x in v.values())
         elif isinstance(v, (list, tuple)):
@@ -110,7 +115,7 @@ def parse_strict(raw: str, *, max_depth: int | None = None) -> tuple[Any, ParseF
         return None, ParseFailure(str(exc), line, col, pos, _near(raw, pos))
     except RecursionError:
         return None, ParseFailure("nesting is too deep", 1, 1, 0, raw[:20])
-    if max_depth is not None and depth(value) > max_depth:  # every later check walks the value: keep them finite
+    if max_depth is not None and depth(value, stop=max_depth) > max_depth:  # every later check walks the value: keep them finite
         return None, ParseFailure(f"arrays and objects nest more than {max_depth} levels deep", 1, 1, 0, raw[:20])
     return value, None
 

@@ -30,6 +30,8 @@ __all__ = ["LEGACY_TYPES", "BusinessCheck", "Checked", "Registry", "Tool", "Tool
            "rule"]
 
 BusinessCheck = Callable[[dict], Iterable[Problem] | None]
+#: the longest arguments text checked: past it a call is refused unread (no desk's call comes near a megabyte)
+MAX_ARGS_CHARS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -209,10 +211,15 @@ class Registry:
         lang = lang or self.lang
         if isinstance(raw, Mapping):
             args: Any = dict(raw)
-            if depth(args) > MAX_DEPTH:
+            if depth(args, stop=MAX_DEPTH) > MAX_DEPTH:  # a dict that holds itself is refused here too
                 err = make_error("BAD_JSON", detail=f"nested more than {MAX_DEPTH} levels deep", example=self._example(name))
                 return Checked(name, "", None, err, parse_ok=False, lang=lang)
-            raw_text = json.dumps(args, ensure_ascii=False)
+            # a framework's dict may hold what JSON has not (a date, a set): its text, never a TypeError
+            raw_text = json.dumps(args, ensure_ascii=False, default=str)
+            if len(raw_text) > MAX_ARGS_CHARS:
+                return Checked(name, raw_text[:MAX_ARGS_CHARS], None, self._too_large(), parse_ok=False, lang=lang)
+        elif len(raw) > MAX_ARGS_CHARS:  # never parsed, kept or walked: a runaway model's megabytes
+            return Checked(name, raw[:MAX_ARGS_CHARS], None, self._too_large(), parse_ok=False, lang=lang)
         else:
             raw_text = raw
             if raw.strip() == "":  # some servers send "" for a call without arguments
@@ -245,6 +252,10 @@ class Registry:
             return Checked(name, raw_text, args, make_error("INVALID_ARGS", problems=problems), cleaned, lang=lang)
         rule_error = self.check_rules(name, args) if rules else None
         return Checked(name, raw_text, args, rule_error, cleaned, lang=lang)
+
+    @staticmethod
+    def _too_large() -> ToolError:
+        return make_error("INVALID_ARGS", problems=[Problem("$", "uncheckable")])
 
     def check_rules(self, name: str, args: dict) -> ToolError | None:
         """The tool's business rules on schema-valid ``args``: None, or the error."""

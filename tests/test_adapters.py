@@ -152,3 +152,44 @@ def test_openai_agents_two_identical_refunds_in_one_message_run_once():
                         run_config=tools.run_config(RunConfig(tracing_disabled=True)))
     assert runs == {"refund": 1}
     assert sorted(e.error_code or "" for e in tools.guard.events) == ["", "IN_PROGRESS"]
+
+
+# --- hostile calls through one Guard: no framework needed; each failed on the code before its fix ---
+def _guard_and_contract():
+    from agentlab.adapters.core import Contract, Guard
+    return Guard("test", sleep=lambda s: None), [Contract("lookup", "look a thing up", {
+        "type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": True})]
+
+
+def test_a_frameworks_dict_that_is_not_json_is_told_to_the_model_never_raised():
+    import datetime
+    guard, contracts = _guard_and_contract()
+    # a date: json.dumps raised TypeError out of Guard.call, into the framework's loop
+    out = guard.call(contracts, "lookup", {"q": datetime.date(2026, 1, 2)}, lambda a: a["q"])
+    assert out.error is None and json.loads(out.content)["data"] == "2026-01-02"
+    cyclic: dict = {}
+    cyclic["self"] = cyclic  # depth() walked it forever, filling memory (Registry.check of a Mapping too)
+    out = guard.call(contracts, "lookup", cyclic, lambda a: "ran")
+    assert out.error is not None and out.error.code == "BAD_JSON" and "ran" not in out.content
+
+
+def test_arguments_past_max_args_chars_are_refused_unread():
+    from agentlab.tools import MAX_ARGS_CHARS
+    guard, contracts = _guard_and_contract()
+    ran = []
+    out = guard.call(contracts, "lookup", json.dumps({"q": "x" * (MAX_ARGS_CHARS + 1)}), lambda a: ran.append(a))
+    assert not ran and out.error is not None and out.error.code == "INVALID_ARGS"
+    assert len(out.content) < 2000 and len(guard.events[0].args_raw) <= MAX_ARGS_CHARS
+
+
+def test_a_tool_raising_with_secrets_and_a_result_json_has_not():
+    guard, contracts = _guard_and_contract()
+
+    def leaky(args):
+        raise RuntimeError("postgresql://admin:hunter2@db.internal:5432/prod api_key=sk-proj-AbCdEfGhIjKlMnOp "
+                           "in /srv/app/secret.py")
+    out = guard.call(contracts, "lookup", {"q": "x"}, leaky)
+    for leak in ("hunter2", "db.internal", "sk-proj", "/srv/app", "Traceback"):
+        assert leak not in out.content and leak not in (guard.events[0].note or ""), leak
+    out = guard.call(contracts, "lookup", {"q": "y"}, lambda a: {"when": {1, 2}, "n": float("nan")})
+    assert out.error is None and json.loads(out.content)["data"]["n"] is None

@@ -152,3 +152,28 @@ def test_a_bad_line_is_one_clear_error_naming_the_line(lines, line):
 def test_the_global_provider_is_used_by_default(corrected):
     # no provider configured: the API's no-op tracer; nothing raises, and a trace id still comes back
     assert len(export_run(corrected)) == 32
+
+
+@pytest.mark.parametrize(("data", "line"), [
+    (b'{"resourceSpans": []}\n\xff\xfe\x00binary\n', 2),  # a UnicodeDecodeError came out of the file's iteration
+    (b"[" * 100_000 + b"]" * 100_000 + b"\n", 1),  # a RecursionError from the parser
+    (b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"startTimeUnixNano": Infinity}]}]}]}\n', 1),  # null, then fine
+    (b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"attributes": [{"value": {"intValue": 1e400}}]}]}]}]}\n', 1),
+])
+def test_a_hostile_file_is_one_clear_error_or_read(tmp_path, data, line):
+    # each of these escaped read_otlp as an exception other than OtlpError
+    path = tmp_path / "spans.json"
+    path.write_bytes(data)
+    try:
+        list(read_otlp(path))
+    except OtlpError as err:
+        assert err.line == line and "spans.json" in str(err)
+
+
+def test_a_file_that_is_not_json_lines_is_not_held_past_max_document(tmp_path, monkeypatch):
+    import agentlab.evals.otel as otel
+    monkeypatch.setattr(otel, "MAX_DOCUMENT", 1000)
+    path = tmp_path / "spans.json"
+    path.write_text("{\n" + '"x": 1,\n' * 1000 + "}\n", encoding="utf-8")  # gathered whole as a pretty document
+    with pytest.raises(OtlpError, match="64 MB"):
+        list(read_otlp(path))

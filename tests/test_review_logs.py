@@ -211,3 +211,104 @@ def test_otel_round_trip(tmp_path):
     from agentlab.i18n import LocalizedError
     with pytest.raises(LocalizedError, match=r"bad\.jsonl:2: "):  # one line naming the file and the line
         review_logs(bad, "otel")
+
+
+# --- hostile files: each failed on the code before its fix ---------------------------------
+_SK = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcd"
+
+
+def _conv(user: str, args: str = '{"order_id": "A1"}', name: str = "get_order") -> dict:
+    return {"messages": [{"role": "user", "content": user},
+                         {"role": "assistant", "content": None, "tool_calls": [
+                             {"id": "c1", "type": "function", "function": {"name": name, "arguments": args}}]},
+                         {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+                         {"role": "assistant", "content": "done"}]}
+
+
+def _review_cli(tmp_path, capsys, text: str, fmt: str = "openai") -> tuple[int, str]:
+    log = tmp_path / "hostile.jsonl"
+    log.write_text(text, encoding="utf-8")
+    code = main(["review", "--logs", str(log), "--format", fmt, "--out", str(tmp_path / "out")])
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fmt", ["openai", "telemetry", "otel"])
+def test_json_nested_past_the_parser_is_one_line_saying_so(tmp_path, capsys, fmt):
+    # a RecursionError escaped as "unexpected RecursionError" (openai, telemetry) or "not valid JSON" without why
+    code, err = _review_cli(tmp_path, capsys, "[" * 100_000 + "]" * 100_000 + "\n", fmt)
+    assert code == 2 and err.count("\n") == 1 and "hostile.jsonl:1" in err
+    assert "unexpected" not in err and "Recursion" not in err
+
+
+def test_a_line_longer_than_max_line_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):
+    import agentlab.evals.logs as logs
+    monkeypatch.setattr(logs, "MAX_LINE", 1000)
+    log = tmp_path / "one_line.jsonl"
+    log.write_text(json.dumps(_conv("x" * 5000)), encoding="utf-8")  # no newline at all, as a runaway writer leaves it
+    with pytest.raises(LogError) as e:
+        list(read_logs(log, "openai"))
+    assert "one_line.jsonl:1" in e.value.localized("en") and "1000" in e.value.localized("en")
+    assert "一" in e.value.localized("zh") or "字节" in e.value.localized("zh")
+
+
+def test_report_json_is_strict_json_and_lone_surrogates_are_written(tmp_path):
+    # report.json held NaN (no grader: task_success_rate) which JSON.parse and jq refuse; a "\ud800"
+    # in a log line (valid JSON) made writing report.json raise UnicodeEncodeError
+    log = tmp_path / "s.jsonl"
+    conv = _conv("where is my order \ud800 A1", args='{"order_id": "A1\udc00"')
+    conv["messages"] = conv["messages"][:2]  # stops on a call nobody answered: a finding, and a case
+    line = json.dumps(conv)
+    log.write_text(line + "\n", encoding="utf-8")
+    paths = write_report(review_logs(log, "openai"), tmp_path / "out")
+    text = paths["report.json"].read_text(encoding="utf-8")
+    report = json.loads(text, parse_constant=lambda c: pytest.fail(f"report.json holds {c}"))
+    assert report["headline"]["task_success_rate"] is None
+    assert "\ufffd" in paths["report.html"].read_text(encoding="utf-8")
+
+
+def test_nan_and_infinity_in_a_log_line_are_read_as_nothing_said(tmp_path):
+    log = tmp_path / "n.jsonl"
+    log.write_text(json.dumps({**_conv("hi"), "created": float("inf"), "success": float("nan")}) + "\n", encoding="utf-8")
+    (run,) = read_logs(log, "openai")
+    assert run.day == "" and run.success is None
+
+
+def test_telemetry_rows_missing_or_mistyped_fields(tmp_path, capsys):
+    # a row without session_id/turn_id/round_index raised TypeError from Event(); a mistyped one
+    # ("round_index": "3") a TypeError in max(): both said as "unexpected"
+    rows = [{"run_id": "r1", "kind": "tool", "tool_name": "get_order", "args_raw": "{bad"},
+            {"run_id": "r1", "kind": "end", "final_status": "done"}]
+    log = tmp_path / "t.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert [r.rows[0]["session_id"] for r in read_logs(log, "telemetry")] == ["r1"]
+    report = review_logs(log, "telemetry")
+    assert report["totals"]["runs"] == 1
+    code, err = _review_cli(tmp_path, capsys, json.dumps({**rows[0], "round_index": "3"}) + "\n", "telemetry")
+    assert code == 2 and "hostile.jsonl:1" in err and "round_index" in err and "unexpected" not in err
+
+
+def test_a_run_id_and_a_tool_name_from_the_logs_are_redacted_like_the_detail(tmp_path):
+    # the finding's run (a telemetry run_id) and tool were written to report.json as the logs had them
+    rows = [{"run_id": f"run-for-bob@example.com-{_SK}", "session_id": "s", "turn_id": 1, "round_index": 1,
+             "kind": "tool", "tool_name": "bob@example.com", "args_raw": "{bad", "error_code": "BAD_JSON"},
+            {"run_id": f"run-for-bob@example.com-{_SK}", "session_id": "s", "turn_id": 1, "round_index": 1,
+             "kind": "end", "final_status": "failed"}]
+    log = tmp_path / "t.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    paths = write_report(review_logs(log, "telemetry"), tmp_path / "out")
+    for name, p in paths.items():
+        text = p.read_text(encoding="utf-8")
+        assert "bob@example.com" not in text and _SK[:20] not in text, name
+
+
+def test_a_logged_category_or_stage_of_its_own_is_read_by_the_one_table(tmp_path, capsys):
+    # "stage./etc/passwd" was looked up in the catalogue for the "fix first" sentence: KeyError, "unexpected"
+    rows = [{"run_id": "r", "kind": "tool", "tool_name": "get_order", "args_raw": "{}", "error_code": "<b>X</b>",
+             "error_stage": "/etc/passwd <script>", "error_category": "zzz"},
+            {"run_id": "r", "kind": "end", "final_status": "failed"}]
+    code, err = _review_cli(tmp_path, capsys, "".join(json.dumps(r) + "\n" for r in rows), "telemetry")
+    assert code == 0, err
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "<b>X" not in page and "/etc/passwd" not in page and "<script>" not in page
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert (report["findings"][0]["category"], report["findings"][0]["stage"]) == CODES.get("X", ("fatal", "execution"))

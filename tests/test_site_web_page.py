@@ -3,6 +3,7 @@ or an allowed local URL, flat; GBK and UTF-8; boilerplate left out; hostile page
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 from site_helpers import Clock
@@ -142,3 +143,122 @@ def test_its_cases_pass_in_site_check():
     mine = [o for o in report.outcomes if o.case.skill == SKILL]
     assert mine and all(o.passed for o in mine), [(o.case.name, o.problems) for o in mine if not o.passed]
     assert all(report.counts(SKILL, k)[1] >= 1 for k in ("normal", "boundary", "abnormal"))
+
+
+# --- attacks: each a class, each test failed on the code before its fix ---
+
+@pytest.mark.parametrize("charset", ["rot13", "base64", "zlib", "hex", "punycode", "unicode_escape", "utf-7"])
+def test_a_declared_charset_that_is_no_web_charset_is_set_aside(mod, charset):
+    # non-text codecs raised LookupError, punycode UnicodeError, unicode_escape rewrote \\u0041 into "A"
+    out = mod.extract(b"<p>pay \\u0041 +AGE- now</p>", declared_charset=charset)
+    assert out["text"] == "pay \\u0041 +AGE- now" and out["charset"] == "utf-8"
+    meta = mod.extract(b"<meta charset='" + charset.encode() + b"'><p>pay \\u0041</p>")
+    assert meta["text"] == "pay \\u0041" and meta["charset"] == "utf-8"
+
+
+def test_links_are_counted_in_linear_time_and_a_huge_href_stays_out(mod, monkeypatch):
+    # the dedupe was a list scan: 100 000 distinct links took minutes; now a dict (checked by counting lookups)
+    page = b"".join(b"<a href='/l%d'>x</a>" % i for i in range(100_000))
+    out = mod.extract(page, max_links=5)
+    assert out["link_count"] == 100_000 and out["links"] == ["/l0", "/l1", "/l2", "/l3", "/l4"]
+    huge = mod.extract(b"<a href='/" + b"a" * 1_000_000 + b"'>x</a><a href='/ok'>y</a>")
+    assert huge["links"] == ["/ok"] and huge["link_count"] == 1
+    assert max(len(link) for link in huge["links"]) <= mod.MAX_LINK
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8765/a b", "http://127.0.0.1:8765/页面",
+                                 "http://127.0.0.1:8765/a\x00b", "http://127.0.0.1:8765/?q=\x7f"])
+def test_a_url_the_request_line_cannot_carry_is_refused_as_a_reason(site, url):
+    # these passed validation and http.client then raised InvalidURL / UnicodeEncodeError: a TOOL_ERROR
+    (site.data_dir / "web_page.json").write_text('{"ports": [8765]}', encoding="utf-8")
+    status, body = call(site, {"url": url})
+    assert status == 422 and [p["field"] for p in body["error"]["problems"]] == ["url"], body
+
+
+class _Hostile(BaseHTTPRequestHandler):
+    """A page's server that misbehaves: trickles its headers, trickles its body, breaks its chunking."""
+
+    cut_short: ClassVar[list] = []  # paths whose trickle the client hung up on before it ended
+
+    def _trickle(self, head: bytes) -> None:
+        import time as _time
+        self.wfile.write(head)
+        try:
+            for _ in range(100):  # 5 s of a byte every 50 ms, each well within the socket timeout
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                _time.sleep(0.05)
+        except OSError:
+            self.cut_short.append(self.path)
+
+    def do_GET(self):
+        if self.path == "/slow-headers":  # the header line never ends
+            return self._trickle(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+        if self.path == "/slow-body":
+            return self._trickle(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n")
+        if self.path == "/bad-chunks":
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
+                             b"zz\r\n<p>hi</p>\r\n")
+            return
+        self.wfile.write(b"NOT HTTP AT ALL\r\n\r\n")
+
+    def log_message(self, *a):
+        pass
+
+
+@pytest.fixture
+def hostile():
+    _Hostile.cut_short.clear()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("path", ["/slow-headers", "/slow-body"])
+def test_a_server_trickling_its_page_is_cut_off_at_the_deadline(mod, hostile, monkeypatch, path):
+    # each byte came within the socket timeout and http.client's readline/read(n) kept waiting for more,
+    # so the old deadline check (between reads) ran only once the server chose to stop: a hostile one
+    # held the worker as long as it liked. Now the socket is shut at DEADLINE and the server sees it.
+    import time as _time
+    monkeypatch.setitem(mod.extract_page_text.__globals__, "DEADLINE", 0.3)
+    with pytest.raises(TimeoutError):
+        mod._fetch(f"http://127.0.0.1:{hostile}{path}")
+    for _ in range(100):  # the server's next write fails once the hang-up reaches it
+        if _Hostile.cut_short:
+            break
+        _time.sleep(0.05)
+    assert _Hostile.cut_short == [path]
+
+
+@pytest.mark.parametrize("path", ["/bad-chunks", "/garbage"])
+def test_a_server_breaking_http_is_unavailable_not_a_skill_bug(site, hostile, path):
+    # http.client's HTTPException (BadStatusLine, IncompleteRead, ...) is no OSError: it came out as TOOL_ERROR
+    (site.data_dir / "web_page.json").write_text(json.dumps({"ports": [hostile]}), encoding="utf-8")
+    _, body = call(site, {"url": f"http://127.0.0.1:{hostile}{path}"})
+    assert body["error"]["code"] == "UNAVAILABLE", body
+    assert str(hostile) not in json.dumps(body, ensure_ascii=False).replace(f"127.0.0.1:{hostile}{path}", "")
+
+
+@pytest.mark.parametrize("url", [
+    "http://2130706433:8765/", "http://0x7f.0.0.1:8765/", "http://0177.0.0.1:8765/", "http://127.1:8765/",
+    "http://0.0.0.0:8765/", "http://[::ffff:127.0.0.1]:8765/", "http://127.0.0.1.:8765/", "http://127。0。0。1:8765/",
+    "http://user@127.0.0.1:8765/", "http://127.0.0.1:8765@127.0.0.1:8765/", "http://evil.example#@127.0.0.1:8765/",
+    "gopher://127.0.0.1:8765/", "ftp://127.0.0.1:8765/", "http://localtest.me:8765/", "http://127.0.0.1:0x2235/",
+    "http://127.0.0.1:８７６５/", "http://127.0.0.1:8765/" + "a" * 3000, "file://127.0.0.1/etc/passwd"])
+def test_ssrf_tricks_are_refused_before_any_connection(site, url, monkeypatch):
+    # a regression corpus: each is refused by the exact-host, port and character rules (and the schema's length)
+    (site.data_dir / "web_page.json").write_text('{"ports": [8765]}', encoding="utf-8")
+    import http.client
+    monkeypatch.setattr(http.client.HTTPConnection, "connect", lambda self: pytest.fail(f"connected for {url}"))
+    status, body = call(site, {"url": url})
+    assert status == 422 and body["error"]["code"] == "INVALID_ARGS", body
+
+
+def test_a_meta_tag_saying_utf16_is_read_as_utf8(mod):
+    # a <meta> readable as ASCII cannot be UTF-16: believed, "<p>Refunds in 7 days</p>" became CJK noise
+    page = b"<meta charset='utf-16'><title>Refunds</title><p>Refunds within 7 days.</p>"
+    out = mod.extract(page if len(page) % 2 == 0 else page + b" ")
+    assert out["title"] == "Refunds" and out["text"] == "Refunds within 7 days." and out["charset"] == "utf-8"

@@ -25,7 +25,7 @@ from ..i18n import Lang, check_lang
 from ..jsonutil import canonical
 from ..models.interface import ToolCall
 from ..store import Store
-from ..tools import Registry, Tool
+from ..tools import MAX_ARGS_CHARS, Registry, Tool
 from ..trace import Event, to_jsonl
 
 __all__ = ["Contract", "Guard", "Writes"]
@@ -99,8 +99,14 @@ class Guard:
         checked arguments and returns its result (or raises); it runs at most once per key.
 
         Returns the outcome; ``outcome.content`` is exactly what the model is to be told."""
-        raw = arguments if isinstance(arguments, str) else json.dumps(arguments or {}, ensure_ascii=False)
         reg = self.registry(contracts)
+        if isinstance(arguments, str):
+            raw = arguments
+        else:  # a framework's dict may hold what JSON has not: a date or a set as its text, never a TypeError
+            try:
+                raw = json.dumps(arguments or {}, ensure_ascii=False, default=str)
+            except (ValueError, RecursionError):  # a dict that holds itself has no text: refused as not JSON
+                raw = "{...}"
         ctx = replace(self.ctx, registry=reg)
         t0 = ctx.clock()
         try:
@@ -111,7 +117,7 @@ class Guard:
         e = out.error
         event = Event(run_id=run_id or self.ctx.session_id, session_id=self.ctx.session_id, turn_id=1,
                       round_index=len(self.events) + 1, kind="tool", loop=self.framework,
-                      guard_config=self.ctx.config.label, tool_name=name, tool_call_id=call_id, args_raw=raw,
+                      guard_config=self.ctx.config.label, tool_name=name, tool_call_id=call_id, args_raw=raw[:MAX_ARGS_CHARS],
                       parse_ok=out.parse_ok, validate_ok=out.validate_ok, exec_ok=out.exec_ok,
                       error_code=e.code if e else None, error_category=e.category if e else None,
                       error_stage=e.stage if e else None, retry_count=out.retries,

@@ -17,6 +17,7 @@ A **write** (a side-effect tool, sent twice = done twice) is a tool the team's t
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tempfile
@@ -66,6 +67,8 @@ REPEAT_LIMIT = GuardConfig().repeat_limit or 3  # the Nth identical call is the 
 EXAMPLES = 200  # findings shown with their detail; all are counted
 CASES = 20  # candidate regression cases written
 _REGISTRIES = 32  # distinct tools lists kept compiled
+_CATEGORIES = frozenset(c for c, _ in CODES.values())
+_STAGES = frozenset(s for _, s in CODES.values())
 
 
 @dataclass(frozen=True)
@@ -274,9 +277,11 @@ def _telemetry_run(log: LogRun, registry: Registry | None, writes: frozenset[str
     for row in log.rows:
         e = Event(**{k: v for k, v in row.items() if k in Event.__dataclass_fields__})
         extra: dict[str, Any] = {}
-        if e.error_code and not (e.error_category and e.error_stage):  # a system that logs the code only
+        if e.error_code and not (e.error_category in _CATEGORIES and e.error_stage in _STAGES):
+            # a system that logs the code only, or names of its own: the taxonomy is the one table's
             cat, stage = _err(e.error_code)
-            extra = {"error_category": e.error_category or cat, "error_stage": e.error_stage or stage}
+            extra = {"error_category": e.error_category if e.error_category in _CATEGORIES else cat,
+                     "error_stage": e.error_stage if e.error_stage in _STAGES else stage}
         if e.kind == "tool" and not e.error_code and e.tool_name:
             raw = e.args_raw or ""
             if registry is not None:
@@ -304,8 +309,10 @@ def _telemetry_run(log: LogRun, registry: Registry | None, writes: frozenset[str
         if e.error_code and e.kind != "end":
             kind = ("duplicate_write" if e.error_code == "CONFLICT" and extra else
                     _KIND_OF_CODE.get(e.error_code, "logged_error"))
-            findings.append(LogFinding(log.where, rid, kind, e.error_code, e.error_category or "", e.error_stage or "",
-                                    e.tool_name or "", None, _shown(e.args_raw or e.note or ""), log.day))
+            # a row's run id, tool name and code are the logs' own text too (a run id may hold a user's e-mail)
+            findings.append(LogFinding(log.where, _shown(rid, 200), kind, _shown(e.error_code, 60),
+                                       e.error_category or "", e.error_stage or "", _shown(e.tool_name or "", 200),
+                                       None, _shown(e.args_raw or e.note or ""), log.day))
         events.append(e)
     status = log.status if log.status in STATUSES else "failed"
     end = next((e for e in reversed(events) if e.kind == "end"), None)
@@ -406,7 +413,7 @@ def analyze(logs: Iterable[LogRun], *, registry: Registry | None = None, writes:
         for f in found:
             kinds[f.kind] += 1
             kind_stage[(f.kind, f.code, f.stage)] += 1
-            if len(examples) < EXAMPLES:
+            if len(examples) < EXAMPLES:  # the run id, the tool and the codes are the logs' words too
                 examples.append(f.to_dict())
         if found:
             runs_with_findings += 1
@@ -502,15 +509,36 @@ def _page(template: str, say: Callable[..., str], /, **context: Any) -> str:
     return render_page(template, say, **context)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _writable(text: str) -> str:
+    """A lone surrogate (``"\\ud800"`` in a log line is valid JSON) cannot be written as UTF-8: U+FFFD instead."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def _finite(value: Any) -> Any:
+    """The report with NaN (not graded, not measured) as null: ``report.json`` is read by tools that take JSON only."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 def write_report(report: Mapping[str, Any], out: str | Path, *, lang: Lang | None = None) -> dict[str, Path]:
     """``report.json``, ``report.html`` and ``cases.jsonl`` (the runnable candidate cases) in ``out``; each file
     appears whole or not at all. The cases are read back with the suite's own reader (:func:`load_cases`), so a
-    case ``eval`` could not run is never written."""
+    case ``eval`` could not run is never written. ``report.json`` is strict JSON (NaN written as null) and a lone
+    surrogate from the logs is written as U+FFFD."""
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    page = review_html(report, lang or report["settings"].get("lang", "en"))
-    text = json.dumps(report, ensure_ascii=False, indent=1, default=str)
-    lines = "".join(json.dumps(c["case"], ensure_ascii=False) + "\n" for c in report["cases"] if c["runnable"])
+    page = _writable(review_html(report, lang or report["settings"].get("lang", "en")))
+    text = _writable(json.dumps(_finite(report), ensure_ascii=False, indent=1, default=str, allow_nan=False))
+    lines = _writable("".join(json.dumps(c["case"], ensure_ascii=False, allow_nan=False) + "\n"
+                              for c in report["cases"] if c["runnable"]))
     paths = {}
     for name, body in (("cases.jsonl", lines), ("report.json", text), ("report.html", page)):
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=folder)

@@ -12,7 +12,9 @@ Three formats, each one JSON object per line:
 A file is read line by line, never whole: memory holds the conversations still open (one, for an
 exchange log; those whose ``end`` row has not come yet, for telemetry), so a file of a million lines
 costs what its longest conversation costs. A line that cannot be read stops the reading with one
-sentence naming the file and the line (:class:`LogError`).
+sentence naming the file and the line (:class:`LogError`): a line longer than :data:`MAX_LINE` bytes, one
+nested past what the parser takes, and a telemetry row whose fields have the wrong types included.
+``NaN`` and ``Infinity``, which Python writes but JSON has not, are read as null.
 """
 from __future__ import annotations
 
@@ -22,17 +24,33 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_type_hints
 
 from ..i18n import LocalizedError
 from ..trace import Event
 
-__all__ = ["FORMATS", "LogError", "LogRun", "read_logs"]
+__all__ = ["FORMATS", "MAX_LINE", "LogError", "LogRun", "read_logs"]
 
 Format = Literal["openai", "telemetry", "otel"]
 FORMATS: tuple[Format, ...] = ("openai", "telemetry", "otel")
 _EVENT_FIELDS = {f.name for f in fields(Event)}
 _OPEN_RUNS = 10_000  # telemetry runs whose end has not come: past this, the oldest is closed as it is
+MAX_LINE = 64 * 1024 * 1024  # bytes in one line: a file with no newline must not be read whole into memory
+
+
+def _types_of_events() -> dict[str, tuple[type, ...]]:
+    """The Python types each Event field takes (an int is a float too; a bool is no int here)."""
+    out: dict[str, tuple[type, ...]] = {}
+    for name, hint in get_type_hints(Event).items():
+        text = str(hint)
+        kinds: list[type] = [t for t in (bool, int, float, str) if t.__name__ in text.replace("Literal", "str")]
+        if float in kinds:
+            kinds.append(int)
+        out[name] = tuple(kinds) + ((type(None),) if "None" in text else ())
+    return out
+
+
+_EVENT_TYPES = _types_of_events()
 
 
 class LogError(LocalizedError):
@@ -97,9 +115,11 @@ def _lines(source: str, *, progress: bool) -> Iterator[tuple[int, str]]:
         bar = tqdm(total=os.fstat(f.fileno()).st_size, unit="B", unit_scale=True, desc=Path(source).name,
                    leave=False, mininterval=0.5)
     try:
-        for n, raw in enumerate(f, 1):
+        for n, raw in enumerate(iter(lambda: f.readline(MAX_LINE + 1), b""), 1):
             if bar is not None:
                 bar.update(len(raw))
+            if len(raw) > MAX_LINE:  # readline stopped at the limit: the rest of the line is never read
+                raise LogError("logs.line_too_long", path=source, line=n, limit=MAX_LINE)
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
@@ -112,12 +132,19 @@ def _lines(source: str, *, progress: bool) -> Iterator[tuple[int, str]]:
         f.close()
 
 
+def _no_constant(name: str) -> None:
+    """NaN, Infinity, -Infinity: what Python's json writes and JSON has not; read as null (nothing said)."""
+    return None
+
+
 def _object(source: str, n: int, text: str) -> dict:
-    try:
-        d = json.loads(text.rstrip("\r\n"))  # a line cut off inside a text: "unterminated", not "control character"
+    try:  # a line cut off inside a text: "unterminated", not "control character"
+        d = json.loads(text.rstrip("\r\n"), parse_constant=_no_constant)
     except ValueError as exc:
         raise LogError("input.not_json", path=source, line=n, detail=getattr(exc, "msg", str(exc)),
                        what="what.logs") from None
+    except RecursionError:  # brackets nested past what the parser takes
+        raise LogError("input.not_json", path=source, line=n, detail="nested too deeply", what="what.logs") from None
     if not isinstance(d, dict):
         raise LogError("logs.not_object", path=source, line=n, got=type(d).__name__)
     return d
@@ -233,6 +260,10 @@ def _json_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[
                 raise LogError("logs.row_field", path=source, line=n, field=key)
         if d["kind"] not in ("model", "tool", "end"):
             raise LogError("logs.row_kind", path=source, line=n, got=str(d["kind"])[:30])
+        for key, value in d.items():
+            allowed = _EVENT_TYPES.get(key)
+            if value is not None and allowed is not None and (not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed)):
+                raise LogError("logs.row_type", path=source, line=n, field=key, got=type(value).__name__)
         yield n, d
 
 
@@ -249,7 +280,11 @@ def _telemetry(source: str, rows: Iterable[tuple[int, dict]]) -> Iterator[LogRun
     for n, d in rows:
         rid = d["run_id"]
         first, held = open_runs.setdefault(rid, (n, []))
-        held.append({k: v for k, v in d.items() if k in _EVENT_FIELDS or k in ("timestamp", "time", "ts")})
+        # the fields an Event cannot do without, when a system does not log them: the run is its session
+        row = {"session_id": rid, "turn_id": 0, "round_index": 0}
+        row.update((k, v) for k, v in d.items() if (k in _EVENT_FIELDS or k in ("timestamp", "time", "ts"))
+                   and (v is not None or type(None) in _EVENT_TYPES.get(k, (type(None),))))  # null: not said
+        held.append(row)
         if d["kind"] == "end":
             del open_runs[rid]
             yield _run_of(source, first, n, held)

@@ -197,34 +197,60 @@ def read_otlp(path_or_lines: str | os.PathLike[str] | Mapping[str, Any] | Iterab
         return
     if isinstance(path_or_lines, (str, os.PathLike)):
         path = Path(path_or_lines)
-        with path.open(encoding="utf-8") as f:
-            yield from _read_lines(f, str(path), lang)
+        with path.open("rb") as f:
+            yield from _read_lines(_text_lines(f, str(path), lang), str(path), lang)
         return
     yield from _read_lines(path_or_lines, "<lines>", lang)
+
+
+MAX_DOCUMENT = 64 * 1024 * 1024  # bytes of one line, or of one pretty-printed document, held at once
+
+
+def _text_lines(f: Any, where: str, lang: Lang) -> Iterator[str]:
+    """A file's lines as text, each at most MAX_DOCUMENT bytes; bytes that are not UTF-8 are said, not raised."""
+    for number, raw in enumerate(iter(lambda: f.readline(MAX_DOCUMENT + 1), b""), 1):
+        if len(raw) > MAX_DOCUMENT:
+            raise OtlpError(where, number, "otel.too_long", lang)
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise OtlpError(where, number, "otel.not_json", lang) from None
+
+
+def _loads(text: str) -> Any:
+    """JSON as OTLP is written: NaN and Infinity (not JSON) read as null, nesting past the parser's depth a ValueError."""
+    try:
+        return json.loads(text, parse_constant=lambda name: None)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def _read_lines(lines: Iterable[str], where: str, lang: Lang) -> Iterator[dict]:
     rounds: dict[str, int] = {}
     whole: list[str] | None = None  # a pretty-printed document: its lines, gathered until the end
+    held = 0
     first = 0
     for number, line in enumerate(lines, 1):
         if whole is not None:
             whole.append(line)
+            held += len(line)
+            if held > MAX_DOCUMENT:  # not JSON Lines, and past what one document may hold
+                raise OtlpError(where, first, "otel.too_long", lang)
             continue
         if not line.strip():
             continue
         try:
-            doc = json.loads(line)
+            doc = _loads(line)
         except ValueError:
             if first:  # a bad line inside JSON Lines
                 raise OtlpError(where, number, "otel.not_json", lang) from None
-            whole, first = [line], number
+            whole, first, held = [line], number, len(line)
             continue
         first = first or number
         yield from _rows(_spans(doc, where, number, lang), rounds)
     if whole is not None:
         try:
-            doc = json.loads("".join(whole))
+            doc = _loads("".join(whole))
         except ValueError as exc:
             at = first + exc.lineno - 1 if isinstance(exc, json.JSONDecodeError) else first
             raise OtlpError(where, at, "otel.not_json", lang) from None
@@ -252,8 +278,8 @@ def _spans(doc: Any, where: str, line: int, lang: Lang) -> list[dict]:
                     out.append({"trace": _hex(s.get("traceId", "")), "start": int(s.get("startTimeUnixNano") or 0),
                                 "end": int(s.get("endTimeUnixNano") or 0), "name": str(s.get("name", "")),
                                 "status": s.get("status") or {}, "attrs": _attrs(s.get("attributes") or [])})
-                except (TypeError, ValueError, AttributeError):
-                    raise bad("otel.not_otlp") from None
+                except (TypeError, ValueError, AttributeError, OverflowError, RecursionError, KeyError):
+                    raise bad("otel.not_otlp") from None  # Infinity as a time, an attribute with no key...
     return out
 
 

@@ -29,7 +29,8 @@ import codecs
 import http.client
 import json
 import re
-import time
+import socket
+import threading
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
@@ -53,6 +54,20 @@ _BLOCK = {"p", "div", "section", "li", "ul", "ol", "tr", "td", "th", "table", "b
 _VOID = {"br", "hr", "img", "meta", "link", "input", "area", "base", "col", "embed", "source", "track", "wbr"}
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]{1,40})""", re.I)
 _SAFE_PAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,80}\.html?$")
+MAX_LINK = 2000  # a longer href is left out of links (a cut address would point somewhere else)
+# The charsets a web page may declare (the Encoding Standard's, as Python names them). Anything else
+# Python can look up is no page charset: rot13, base64, zlib and hex are not text encodings at all,
+# unicode_escape and utf-7 would rewrite the page's own text (an escape in the page becomes another
+# character), punycode and idna raise on ordinary HTML; a declared name outside this list is ignored.
+_WEB_CHARSETS = frozenset({
+    "utf-8", "utf-16", "utf-16-le", "utf-16-be", "gb18030", "gbk", "gb2312", "big5", "big5hkscs", "shift_jis",
+    "cp932", "euc_jp", "iso2022_jp", "euc_kr", "cp949", "koi8-r", "koi8-u", "cp866", "mac-cyrillic", "mac-roman",
+    "ascii", "iso8859-1", "iso8859-2", "iso8859-3", "iso8859-4", "iso8859-5", "iso8859-6", "iso8859-7", "iso8859-8",
+    "iso8859-10", "iso8859-13", "iso8859-14", "iso8859-15", "iso8859-16", "cp874", "cp1250", "cp1251", "cp1252",
+    "cp1253", "cp1254", "cp1255", "cp1256", "cp1257", "cp1258"})
+# A url's path and query go on the request line as they are: only printable ASCII can (a space, a control
+# character or a non-ASCII letter would be refused by http.client after validation, as a bug, not a reason).
+_URL_CHARS = re.compile(r"[!-~]+")
 
 
 def _fail(code: str, en: str, zh: str) -> ToolFailure:
@@ -141,12 +156,17 @@ def _charset_of(declared: str | None, head: bytes) -> list[str]:
     found = [declared] if declared else []
     m = _META_CHARSET.search(head[:4096])
     if m:
-        found.append(m.group(1).decode("ascii", "replace"))
+        meta = m.group(1).decode("ascii", "replace")
+        # a <meta> that could be read as ASCII says UTF-16 falsely (the Encoding Standard reads it as UTF-8):
+        # believed, it turns every two letters of an English page into one CJK character
+        found.append("utf-8" if meta.lower().replace("_", "-").startswith("utf-16") else meta)
     out: list[str] = []
     for name in [*found, "utf-8", "gb18030"]:
         try:
             norm = codecs.lookup(name.strip().lower()).name
         except LookupError:
+            continue
+        if norm not in _WEB_CHARSETS:
             continue
         norm = "gb18030" if norm in ("gbk", "gb2312") else norm
         if norm not in out:
@@ -176,13 +196,14 @@ def extract(raw: bytes, *, declared_charset: str | None = None, base: str = "", 
     title = _clean(parser.title).replace("\n", " ") or _clean(parser.h1).replace("\n", " ")
     if len(text) > max_chars:
         text, truncated = text[:max_chars], True
-    seen: list[str] = []
+    seen: dict[str, None] = {}  # insertion-ordered and O(1) per look-up: a page of 100 000 links stays linear
     for href in links:
-        full = urljoin(base, href) if base else href
-        if full not in seen:
-            seen.append(full)
+        if len(href) > MAX_LINK:
+            continue
+        seen.setdefault(urljoin(base, href) if base else href, None)
+    kept = [link for link in seen if len(link) <= MAX_LINK]
     return {"title": title[:300], "text": text, "chars": len(text), "truncated": truncated, "charset": charset,
-            "links": seen[:max_links], "link_count": len(seen)}
+            "links": kept[:max_links], "link_count": len(kept)}
 
 
 def _allowed_ports(ctx: SkillContext) -> set[int]:
@@ -200,11 +221,13 @@ def _url_problem(url: str, ctx: SkillContext) -> Problem | None:
     except ValueError:
         return rule("url", "is not a URL this skill can read; send http://127.0.0.1:PORT/path",
                     "不是本技能能读取的 URL；请发送 http://127.0.0.1:端口/路径")
-    if parts.scheme != "http" or parts.hostname != "127.0.0.1" or parts.username or parts.password or port is None:
+    if parts.scheme != "http" or parts.hostname != "127.0.0.1" or parts.username or parts.password or port is None \
+            or not _URL_CHARS.fullmatch(url):
         return rule("url", "must be http://127.0.0.1:PORT/path: this skill reads only local pages and never the "
-                    "outside network (other hosts, https, localhost by name and user-info are refused)",
+                    "outside network (other hosts, https, localhost by name and user-info are refused); percent-encode "
+                    "spaces and non-ASCII characters",
                     "必须是 http://127.0.0.1:端口/路径：本技能只读取本机网页，从不访问外部网络"
-                    "（其他主机、https、按名字写的 localhost 和带用户信息的地址都会被拒绝）")
+                    "（其他主机、https、按名字写的 localhost 和带用户信息的地址都会被拒绝）；空格和非 ASCII 字符需先做百分号编码")
     allowed = _allowed_ports(ctx)
     if port not in allowed:
         shown = ", ".join(map(str, sorted(allowed))) or "none"
@@ -245,11 +268,29 @@ def _read_file(path: Path) -> tuple[bytes, bool]:
 
 
 def _fetch(url: str) -> tuple[bytes, bool, str | None]:
-    """GET a local page: no redirect followed, at most MAX_BYTES read, within DEADLINE."""
+    """GET a local page: no redirect followed, at most MAX_BYTES read, the whole exchange within DEADLINE.
+
+    A socket timeout bounds one wait only: a server sending a byte a second never trips it, and
+    http.client's readline and read(n) keep waiting for more (the headers, a chunk, n bytes). So a timer
+    shuts the socket at DEADLINE, whatever the read is waiting for, and the worker is free again.
+    """
     parts = urlsplit(url)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     conn = http.client.HTTPConnection("127.0.0.1", parts.port, timeout=NET_TIMEOUT)
-    start = time.monotonic()
+    expired = threading.Event()
+
+    def cut_off() -> None:
+        expired.set()
+        sock = conn.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    timer = threading.Timer(DEADLINE, cut_off)
+    timer.daemon = True
+    timer.start()
     try:
         conn.request("GET", path, headers={"User-Agent": "agentlab-extract-page-text/1.0", "Accept": "text/html"})
         resp = conn.getresponse()
@@ -269,20 +310,23 @@ def _fetch(url: str) -> tuple[bytes, bool, str | None]:
         m = re.search(r"charset\s*=\s*[\"']?([A-Za-z0-9_.:-]{1,40})", ctype, re.I)
         chunks, size = [], 0
         while size <= MAX_BYTES:
-            if time.monotonic() - start > DEADLINE:
+            chunk = resp.read1(min(65536, MAX_BYTES + 1 - size))  # what has arrived, not "wait for n bytes"
+            if expired.is_set():
                 raise TimeoutError("the page took too long to arrive")
-            chunk = resp.read(min(65536, MAX_BYTES + 1 - size))
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
         raw = b"".join(chunks)
         return raw[:MAX_BYTES], len(raw) > MAX_BYTES, m.group(1) if m else None
-    except OSError as exc:  # refused, reset, socket timeout: the page's server, not the caller
-        if isinstance(exc, TimeoutError):
-            raise
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        # refused, reset, cut off at the deadline, a broken status line, chunk or header from the page's
+        # server: its failure, not the caller's, and said without the server's words
+        if expired.is_set() or isinstance(exc, TimeoutError):
+            raise TimeoutError("the page took too long to arrive") from None
         raise ConnectionError("local page unreachable") from None
     finally:
+        timer.cancel()
         conn.close()
 
 
