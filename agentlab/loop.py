@@ -97,7 +97,8 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
     """
     ctx = CallContext(registry, config, store if store is not None else default_store(), sleep,
                   rng or random.Random(0), clock, session_id or uuid.uuid4().hex[:12], lang or registry.lang)
-    turn = _Turn(model, ctx, system_prompt, history, task, offer, tool_choice)
+    # a session made here is new: nothing can have been held for it, so no store is asked about its decisions
+    turn = _Turn(model, ctx, system_prompt, history, task, offer, tool_choice, known_session=session_id is not None)
     turn.final_model = final_model
     return turn.run()
 
@@ -107,11 +108,13 @@ class _Turn:
 
     def __init__(self, model: Model, ctx: CallContext, system_prompt: str, history: list[dict] | None, task: str,
                  offer: Callable[[list[dict]], list[str]] | None = None,
-                 tool_choice: ToolChoice | Callable[[list[dict]], ToolChoice] | None = None):
+                 tool_choice: ToolChoice | Callable[[list[dict]], ToolChoice] | None = None,
+                 known_session: bool = True):
         self.model, self.ctx, self.offer, self.tool_choice = model, ctx, offer, tool_choice
         self.run_id = uuid.uuid4().hex[:12]
         self.messages = _start(system_prompt, history, task)
-        self.messages += _decisions_note(ctx)
+        if known_session:
+            self.messages += _decisions_note(ctx)
         turn_id = sum(1 for m in self.messages if m.get("role") == "user")
         self.base: dict[str, Any] = dict(run_id=self.run_id, session_id=ctx.session_id, turn_id=turn_id, loop="guarded",
                          guard_config=ctx.config.label)

@@ -187,7 +187,7 @@ class _Index(NamedTuple):
     folded: dict[str, list[str]]  # name without case or separators -> the candidates spelt so
     members: frozenset[str]
     lengths: list[tuple[int, int]]  # (length of the flat spelling, candidate), shortest first
-    letters: tuple[collections.Counter[str], ...]  # the letters of each flat spelling
+    letters: tuple[dict[str, int], ...]  # the letters of each flat spelling, counted (plain dicts: .get is C)
     masks: dict[str, int]  # spelling -> the set of its letters as bits (a typo changes at most 4 of them)
 
 
@@ -213,7 +213,7 @@ def _index(candidates: tuple[str, ...]) -> _Index:
     flats = tuple("_".join(sorted(s for _, s in ts)) for ts in terms)
     return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats, by_word, by_length, by_spelling,
                   folded, frozenset(candidates), sorted((len(f), i) for i, f in enumerate(flats)),
-                  tuple(collections.Counter(f) for f in flats), {spelt: _mask(spelt) for spelt in by_spelling})
+                  tuple(dict(collections.Counter(f)) for f in flats), {spelt: _mask(spelt) for spelt in by_spelling})
 
 
 def _mask(spelling: str) -> int:
@@ -311,8 +311,8 @@ def _closest(name: str, ix: _Index) -> str | None:
 
     def bound(i: int) -> float:
         """At least ``char(i)`` (difflib's quick_ratio: the letters two strings share, in any order), far cheaper."""
-        other = ix.letters[i]
-        return 2 * sum(min(n, other[ch]) for ch, n in letters.items()) / (len(flat) + len(ix.flats[i]))
+        get = ix.letters[i].get
+        return 2 * sum(min(n, get(ch, 0)) for ch, n in letters.items()) / (len(flat) + len(ix.flats[i]))
 
     def order(group: list[int], *, first: bool = False) -> list[int]:
         """``group`` as the full ranking orders equal word scores (characters, then name), less the candidates
