@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .i18n import Lang, LocalizedError, t
+from .resources import read_text
 
 __all__ = ["EXTRA", "InputError", "emit", "read_input", "read_json"]
 
@@ -65,18 +66,16 @@ def load_registry(path: str, *, lang: Lang = "en", close: bool = True) -> Any:
 
 def read_input(path: str, what: str, *, head: int | None = None) -> Any:
     """A file's text (or its first ``head`` bytes), or the InputError that names it and says what was expected."""
+    if head is None:
+        return read_text(path, what, InputError)
     where = {"path": path, "what": what}
     if Path(path).is_dir():
         raise InputError("input.is_dir", **where)
     try:
-        if head is not None:
-            with open(path, "rb") as f:
-                return f.read(head)
-        return Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            return f.read(head)
     except FileNotFoundError:
         raise InputError("input.missing", **where) from None
-    except UnicodeDecodeError:
-        raise InputError("input.not_text", **where) from None
     except OSError as exc:
         raise InputError("input.unreadable", reason=exc.strerror or type(exc).__name__, **where) from None
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["CJK_FILES", "CJK_FONTS", "CJK_INSTALL", "CJK_PACKAGE", "CJK_PACKAGE_FILE", "CJK_SYSTEM_FILES", "data_file",
-           "datasets_dir", "render_page"]
+           "datasets_dir", "read_text", "render_page"]
 
 _PACKAGED = Path(__file__).resolve().parent / "data"  # an installed wheel: the data is the package agentlab.data
 _CHECKOUT = Path(__file__).resolve().parent.parent
@@ -33,6 +33,23 @@ def data_file(name: str) -> Path:
         return Path(str(resources.files("agentlab.data").joinpath(*name.split("/"))))
     except ModuleNotFoundError:
         return _CHECKOUT / "data" / name
+
+
+def read_text(path: str | Path, what: str, error: Callable[..., Exception]) -> str:
+    """A user's file as text, or ``error(key, path=..., what=..., ...)`` naming it and saying what was expected:
+    a folder, a missing file, bytes that are not UTF-8 text, or one the system cannot read. ``error`` is the
+    caller's own kind of bad input (a command's, a suite's, a log review's); ``what`` a catalogue key."""
+    where = {"path": str(path), "what": what}
+    if Path(path).is_dir():
+        raise error("input.is_dir", **where)
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error("input.missing", **where) from None
+    except UnicodeDecodeError:
+        raise error("input.not_text", **where) from None
+    except OSError as exc:
+        raise error("input.unreadable", reason=exc.strerror or type(exc).__name__, **where) from None
 
 
 def datasets_dir() -> Path:

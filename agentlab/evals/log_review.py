@@ -33,7 +33,7 @@ from ..errors import CODES, mask_personal, redact
 from ..guards import GuardConfig
 from ..i18n import Lang, t
 from ..jsonutil import canonical
-from ..resources import render_page
+from ..resources import read_text, render_page
 from ..runs import STATUSES, Run
 from ..schema import SchemaError
 from ..tools import Registry
@@ -104,16 +104,7 @@ def tools_file(path: str | Path | None) -> tuple[Registry | None, frozenset[str]
         return None, frozenset()
     from ..tools import load_specs
     where = {"path": str(path), "what": "what.tools"}
-    if Path(path).is_dir():
-        raise LogError("input.is_dir", **where)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise LogError("input.missing", **where) from None
-    except UnicodeDecodeError:
-        raise LogError("input.not_text", **where) from None
-    except OSError as exc:
-        raise LogError("input.unreadable", reason=exc.strerror or type(exc).__name__, **where) from None
+    text = read_text(path, "what.tools", LogError)
     try:
         specs = json.loads(text)
     except json.JSONDecodeError as exc:

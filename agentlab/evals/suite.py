@@ -24,7 +24,7 @@ from ..guards import GUARDS, NO_GUARDS, GuardConfig
 from ..i18n import Lang, LocalizedError
 from ..models import DatedModel, FaultyModel, Model, Reply, ScriptedModel, SelfCorrectingModel, Step, ToolCall, call, say, tool_calls
 from ..models.faults import MODEL_FAULTS
-from ..resources import data_file
+from ..resources import data_file, read_text
 from ..runs import STATUSES, Run
 from ..scenarios import get as get_scenario
 from ..scenarios.conversation import Conversation
@@ -90,17 +90,7 @@ def load_cases(path: str | Path | None = None) -> list[Case]:
 
 
 def _read_suite(path: Path) -> str:
-    where = {"path": str(path), "what": "what.suite"}
-    if path.is_dir():
-        raise SuiteError("input.is_dir", **where)
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SuiteError("input.missing", **where) from None
-    except UnicodeDecodeError:
-        raise SuiteError("input.not_text", **where) from None
-    except OSError as exc:
-        raise SuiteError("input.unreadable", reason=exc.strerror or type(exc).__name__, **where) from None
+    return read_text(path, "what.suite", SuiteError)
 
 
 def _show(value: Any, limit: int = 60) -> str:
