@@ -17,18 +17,15 @@
 # # 19 · Take the guards home
 #
 # After this workbook you go back to a framework. Measured on the same scripted faults, the agent frameworks most used
-# in Python run a duplicated refund twice, run 5 identical reads 5 times and let a tool's exception (with the
-# database's DSN in it) fly out of the run. Their maintainers say that tools which must not run twice are the user's
+# in Python run a duplicated refund twice, run 5 identical reads 5 times, and either let a tool's exception (with
+# the database's DSN in it) fly out of the run or hide it behind a sentence the model cannot act on. Their maintainers say that tools which must not run twice are the user's
 # business: this notebook is that business, kept in the stack you already use, with one line
 # (docs/guards.md#guards-in-other-frameworks).
 
 # %%
-from concurrent.futures import ThreadPoolExecutor
-from importlib.metadata import PackageNotFoundError, version
-
 import pandas as pd
 
-from agentlab.adapters.compare import FAULTS, compare, installed, table
+from agentlab.adapters.compare import FAULTS, compare, table
 from agentlab.i18n import label
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import table_view
@@ -36,21 +33,12 @@ from agentlab.workbook.plots import table_view
 LANG = "en"  # "zh" for 中文
 
 
-def measured(framework: str) -> str:
-    """A framework as measured here: its name and installed version (pydantic-ai==2.68.0)."""
-    for dist in (framework, framework + "-slim"):
-        try:
-            return f"{framework}=={version(dist)}"
-        except PackageNotFoundError:
-            continue
-    return framework
-
-
-def as_frame(markdown: str) -> pd.DataFrame:
-    """A Markdown table (compare.table) as a DataFrame: its cells are already in LANG."""
-    head, _, *body = [[cell.strip() for cell in line.strip("|").split(" | ")] for line in markdown.splitlines()]
+def as_frame(rows: list) -> pd.DataFrame:
+    """The rows' table (compare.table, already in LANG) as a DataFrame, each framework with its version."""
+    head, _, *body = [[cell.strip() for cell in line.strip("|").split(" | ")]
+                      for line in table(rows, lang=LANG).splitlines()]
     frame = pd.DataFrame(body, columns=head)
-    frame[head[0]] = frame[head[0]].map(measured)
+    frame[head[0]] = [r.version for r in rows]
     return frame
 
 # %% [markdown]
@@ -63,6 +51,8 @@ def as_frame(markdown: str) -> pd.DataFrame:
 # ```python
 # # pydantic-ai: a toolset wrapper around the toolset the agent already has
 # toolset = guard_toolset(FunctionToolset(tools), writes={"refund"})
+# # OpenAI Agents SDK: its function tools, wrapped; the run config lets an unknown tool reach the model
+# tools = guard_function_tools(tools, writes={"refund"}); config = tools.run_config(RunConfig())
 # # LangGraph: the ToolNode of a prebuilt agent, with one interceptor
 # agent = create_react_agent(llm, guard_tools(tools, writes={"refund"}))
 # ```
@@ -79,23 +69,23 @@ def as_frame(markdown: str) -> pd.DataFrame:
 # injected and recorded. ✓ means the run does what the workbook asks of it.
 
 # %%
-# a thread of its own: pydantic-ai's run_sync refuses to start inside the notebook's running event loop
-with ThreadPoolExecutor(1) as pool:
-    rows = pool.submit(compare).result()
-print(", ".join(f"{measured(fw)}: {label('installed' if installed(fw) else 'not installed', LANG)}"
-                for fw in sorted({r.framework for r in rows} | {"pydantic-ai", "langgraph"})))
-table_view(as_frame(table(rows, lang=LANG)), lang=LANG)
+rows = compare(fill=True)  # a framework not installed here: its rows as last measured, with the version
+print("\n".join(sorted({f"{r.version}: {label('recorded, not installed here' if r.recorded else 'measured here', LANG)}" for r in rows})))
+table_view(as_frame(rows), lang=LANG)
 
 # %% [markdown]
 # Read across a row: the refund ran twice, then once (the second call replayed the first result); five reads ran
-# five times, then twice (the third identical call was stopped by the repeat breaker); the DSN's exception ended
-# the run, then became a structured `TOOL_ERROR` the model reads, with the DSN left in the trace only, redacted;
-# the 429 ended the run, then was resent after the 2 s the service asked for.
+# five times, then twice (the third identical call was stopped by the repeat breaker). The DSN's exception ended
+# the run in pydantic-ai and LangGraph; the Agents SDK caught it but told the model only one generic sentence. With
+# the line it became a structured `TOOL_ERROR` the model reads, and the DSN stayed in the trace only, redacted. The
+# 429 ended the run in two frameworks and was never resent in the third; with the line it was resent after the 2 s
+# the service asked for. A made-up tool name raised out of the SDK's run; with the line the model was told the
+# tools there are.
 #
 # What the model was told, for the DSN fault with the adapter:
 
 # %%
-table_view(pd.DataFrame([{"framework": measured(r.framework), "the model read": r.with_.told[0] if r.with_.told else "-"}
+table_view(pd.DataFrame([{"framework": r.version, "the model read": r.with_.told[0] if r.with_.told else "-"}
                          for r in rows if r.fault == "secret_in_error"]), lang=LANG)
 
 # %% [markdown]

@@ -193,3 +193,37 @@ def test_a_tool_raising_with_secrets_and_a_result_json_has_not():
         assert leak not in out.content and leak not in (guard.events[0].note or ""), leak
     out = guard.call(contracts, "lookup", {"q": "y"}, lambda a: {"when": {1, 2}, "n": float("nan")})
     assert out.error is None and json.loads(out.content)["data"]["n"] is None
+
+
+def test_the_kept_measurement_agrees_with_a_fresh_run(rows):
+    """Machines without the extras show data/adapters_measured.json: it must say what a fresh run says."""
+    kept = compare.recorded()
+    assert all(r.recorded for r in kept) and not any(r.recorded for r in rows.values())
+    assert [(r.framework, r.fault) for r in kept] == list(rows), "re-record: python -m agentlab.adapters.compare --record"
+    for r in kept:
+        fresh = rows[r.framework, r.fault]
+        assert (r.version, r.passed, r.without, r.with_) == (fresh.version, fresh.passed, fresh.without, fresh.with_), (
+            f"{r.framework}/{r.fault} changed since it was kept: python -m agentlab.adapters.compare --record")
+    for lang in ("en", "zh"):
+        assert compare.table(kept, lang) == compare.table(rows.values(), lang)
+
+
+def test_a_framework_not_installed_shows_its_kept_rows_with_the_version(monkeypatch):
+    monkeypatch.setattr(compare, "installed", lambda fw: fw != "langgraph")
+    got = compare.compare(["langgraph"], ["duplicate_refund", "secret_in_error"], fill=True)
+    assert [(r.framework, r.fault, r.recorded) for r in got] == [("langgraph", "duplicate_refund", True),
+                                                                  ("langgraph", "secret_in_error", True)]
+    assert got[0].version.startswith("langgraph==") and got[0].passed == (False, True)
+    assert compare.compare(["langgraph"], ["duplicate_refund"]) == [], "without fill, only what was measured here"
+
+
+def test_compare_runs_inside_a_running_event_loop_as_in_a_notebook():
+    """pydantic-ai's run_sync and the SDK's Runner.run_sync refuse a running loop: compare moves them to a thread."""
+    if not installed("pydantic-ai"):
+        skip_or_fail("not installed: pydantic-ai (pip install -r requirements-frameworks.txt)")
+    import asyncio
+
+    async def in_a_kernel():
+        return compare.compare(["pydantic-ai"], ["duplicate_refund"])
+    (row,) = asyncio.run(in_a_kernel())
+    assert row.without.raised is None and row.passed == (False, True), row.without.raised

@@ -4,24 +4,35 @@ README.md and docs/guards.md#guards-in-other-frameworks).
 Each fault is a scripted model behind the project's test server (:class:`~agentlab.models.fakeserver.ChatServer`,
 the OpenAI chat API on 127.0.0.1) and plain Python tools that count their runs. Nothing waits: the adapter's
 sleep is injected and recorded. :func:`compare` measures; :func:`table` shows the rows in either language.
+
+The frameworks are optional extras. Where one is not installed, ``compare(fill=True)`` takes its rows from the last
+measurement kept in ``data/adapters_measured.json`` (:func:`record` writes it; tests/test_adapters.py checks it
+still agrees with a fresh run), each row naming the version it was measured on.
 """
 from __future__ import annotations
 
+import asyncio
 import importlib.util
+import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, replace
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 from ..i18n import Lang, t
 from ..models.fakeserver import ChatServer
 from ..models.interface import Reply, ToolCall
+from ..resources import data_file
 
-__all__ = ["FAULTS", "FRAMEWORKS", "Measure", "Row", "compare", "installed", "table"]
+__all__ = ["FAULTS", "FRAMEWORKS", "Measure", "Row", "compare", "installed", "record", "recorded", "table"]
 
 FRAMEWORKS = ("pydantic-ai", "openai-agents", "langgraph")
 FAULTS = ("duplicate_refund", "repeated_reads", "secret_in_error", "unknown_tool", "rate_limited")
 DSN = "postgresql://admin:hunter2@db.internal:5432/orders"
 _MODULES = {"pydantic-ai": "pydantic_ai", "openai-agents": "agents", "langgraph": "langgraph.prebuilt"}
+RECORDING = "adapters_measured.json"
 
 
 def installed(framework: str) -> bool:
@@ -47,13 +58,28 @@ class Measure:
 
 @dataclass(frozen=True)
 class Row:
-    """One framework and one fault: the measure without the adapter, with it, and whether each passes."""
+    """One framework and one fault: the measure without the adapter, with it, and whether each passes.
+
+    ``version`` is the framework as measured (``pydantic-ai==1.0.0``); ``recorded`` says the row was read from the
+    kept measurement rather than run here.
+    """
 
     framework: str
     fault: str
     without: Measure
     with_: Measure
     passed: tuple[bool, bool] = field(default=(False, False))
+    version: str = ""
+    recorded: bool = False
+
+
+def _version(framework: str) -> str:
+    for dist in (framework, framework + "-slim"):  # openai-agents installs as itself; some ship a -slim build
+        try:
+            return f"{framework}=={version(dist)}"
+        except PackageNotFoundError:
+            continue
+    return framework
 
 
 def _script(fault: str) -> list[Any]:
@@ -182,8 +208,29 @@ def _passes(fault: str, m: Measure) -> bool:
     return m.raised is None and m.runs.get("quote", 0) == 2 and any(s >= 2 for s in m.sleeps)
 
 
-def compare(frameworks: Iterable[str] = FRAMEWORKS, faults: Iterable[str] = FAULTS) -> list[Row]:
-    """Every fault in every installed framework, without and with the adapter."""
+def compare(frameworks: Iterable[str] = FRAMEWORKS, faults: Iterable[str] = FAULTS, *, fill: bool = False) -> list[Row]:
+    """Every fault in every installed framework, without and with the adapter.
+
+    ``fill``: a framework that is not installed gets its rows from the kept measurement (:func:`recorded`), marked
+    ``recorded``, so a machine without the extras still shows the whole table. Safe to call from a notebook: the
+    frameworks' synchronous runners refuse a running event loop, so then the runs go to a thread of their own.
+    """
+    frameworks, faults = tuple(frameworks), tuple(faults)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        rows = _measure(frameworks, faults)
+    else:
+        with ThreadPoolExecutor(1) as pool:
+            rows = pool.submit(_measure, frameworks, faults).result()
+    if fill:
+        kept = {(r.framework, r.fault): r for r in recorded()}
+        rows += [kept[fw, f] for fw in frameworks if not installed(fw) for f in faults if (fw, f) in kept]
+        rows.sort(key=lambda r: (frameworks.index(r.framework), faults.index(r.fault)))
+    return rows
+
+
+def _measure(frameworks: tuple[str, ...], faults: tuple[str, ...]) -> list[Row]:
     rows = []
     with ChatServer() as server:
         for fw in frameworks:
@@ -191,8 +238,27 @@ def compare(frameworks: Iterable[str] = FRAMEWORKS, faults: Iterable[str] = FAUL
                 continue
             for fault in faults:
                 without, with_ = _run(server, fw, fault, False), _run(server, fw, fault, True)
-                rows.append(Row(fw, fault, without, with_, (_passes(fault, without), _passes(fault, with_))))
+                rows.append(Row(fw, fault, without, with_, (_passes(fault, without), _passes(fault, with_)),
+                                _version(fw)))
     return rows
+
+
+def record(rows: Iterable[Row], path: str | Path | None = None) -> Path:
+    """Keep a measurement (``python -m agentlab.adapters.compare --record``) for machines without the extras."""
+    target = Path(path) if path is not None else Path(__file__).resolve().parents[2] / "data" / RECORDING
+    kept = [asdict(replace(r, recorded=False)) for r in rows]
+    target.write_text(json.dumps(kept, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return target
+
+
+def recorded(path: str | Path | None = None) -> list[Row]:
+    """The kept measurement, every row marked ``recorded``."""
+    raw = json.loads((Path(path) if path is not None else data_file(RECORDING)).read_text(encoding="utf-8"))
+
+    def measure(m: dict) -> Measure:
+        return Measure(m["runs"], m["raised"], tuple(m["told"]), tuple(m["sleeps"]))
+    return [Row(r["framework"], r["fault"], measure(r["without"]), measure(r["with_"]), tuple(r["passed"]),
+                r["version"], recorded=True) for r in raw]
 
 
 def _cell(fault: str, m: Measure, ok: bool, lang: Lang) -> str:
@@ -218,3 +284,14 @@ def table(rows: Iterable[Row], lang: Lang = "en") -> str:
         lines.append(f"| {r.framework} | {t('adapters.fault.' + r.fault, lang)} | "
                      f"{_cell(r.fault, r.without, r.passed[0], lang)} | {_cell(r.fault, r.with_, r.passed[1], lang)} |")
     return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m agentlab.adapters.compare --record
+    import sys
+    measured = compare()
+    print(table(measured))
+    if "--record" in sys.argv[1:]:
+        missing = [fw for fw in FRAMEWORKS if not installed(fw)]
+        if missing:
+            sys.exit(f"not recorded: {', '.join(missing)} not installed (pip install -r requirements-frameworks.txt)")
+        print(record(measured))

@@ -16,15 +16,12 @@
 # %% [markdown]
 # # 19 · 把防护带回你的框架
 #
-# 学完这本工作簿，你还是要回到某个智能体框架里干活。用同一批脚本化的故障去测，Python 里最常用的几个智能体框架都会把重复发来的退款执行两次，把 5 次相同的查询执行 5 次，还会让工具抛出的异常（里面带着数据库的 DSN）直接冲出整次运行。这些框架的维护者说过：不能执行两次的工具，是用户自己的事。这本笔记本讲的就是这件"用户自己的事"：在你已经在用的技术栈里，只加一行，就把这些防护留下来（见 [docs/guards.md](../../docs/guards.md#guards-in-other-frameworks)，英文）。
+# 学完这本工作簿，你还是要回到某个智能体框架里干活。用同一批脚本化的故障去测，Python 里最常用的几个智能体框架都会把重复发来的退款执行两次，把 5 次相同的查询执行 5 次，工具抛出的异常（里面带着数据库的 DSN）要么直接冲出整次运行，要么被藏在一句模型无从下手的笼统话后面。这些框架的维护者说过：不能执行两次的工具，是用户自己的事。这本笔记本讲的就是这件"用户自己的事"：在你已经在用的技术栈里，只加一行，就把这些防护留下来（见 [docs/zh/guards.md](../../docs/zh/guards.md#guards-in-other-frameworks)）。
 
 # %%
-from concurrent.futures import ThreadPoolExecutor
-from importlib.metadata import PackageNotFoundError, version
-
 import pandas as pd
 
-from agentlab.adapters.compare import FAULTS, compare, installed, table
+from agentlab.adapters.compare import FAULTS, compare, table
 from agentlab.i18n import label
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import table_view
@@ -32,21 +29,12 @@ from agentlab.workbook.plots import table_view
 LANG = "zh"  # "en" for English
 
 
-def measured(framework: str) -> str:
-    """A framework as measured here: its name and installed version (pydantic-ai==2.68.0)."""
-    for dist in (framework, framework + "-slim"):
-        try:
-            return f"{framework}=={version(dist)}"
-        except PackageNotFoundError:
-            continue
-    return framework
-
-
-def as_frame(markdown: str) -> pd.DataFrame:
-    """A Markdown table (compare.table) as a DataFrame: its cells are already in LANG."""
-    head, _, *body = [[cell.strip() for cell in line.strip("|").split(" | ")] for line in markdown.splitlines()]
+def as_frame(rows: list) -> pd.DataFrame:
+    """The rows' table (compare.table, already in LANG) as a DataFrame, each framework with its version."""
+    head, _, *body = [[cell.strip() for cell in line.strip("|").split(" | ")]
+                      for line in table(rows, lang=LANG).splitlines()]
     frame = pd.DataFrame(body, columns=head)
-    frame[head[0]] = frame[head[0]].map(measured)
+    frame[head[0]] = [r.version for r in rows]
     return frame
 
 # %% [markdown]
@@ -57,6 +45,8 @@ def as_frame(markdown: str) -> pd.DataFrame:
 # ```python
 # # pydantic-ai：在智能体已有的工具集外面包一层
 # toolset = guard_toolset(FunctionToolset(tools), writes={"refund"})
+# # OpenAI Agents SDK：把它的函数工具包一层；运行配置让"工具不存在"的错误回到模型那里
+# tools = guard_function_tools(tools, writes={"refund"}); config = tools.run_config(RunConfig())
 # # LangGraph：预置智能体的 ToolNode，加一个拦截器
 # agent = create_react_agent(llm, guard_tools(tools, writes={"refund"}))
 # ```
@@ -69,20 +59,17 @@ def as_frame(markdown: str) -> pd.DataFrame:
 # 每个故障都是一个脚本化的模型，放在项目自带的测试服务器后面（在 127.0.0.1 上讲 OpenAI 的 chat API），驱动每个框架真正的智能体循环：先不加那一行跑一次，再加上跑一次。没有任何真的等待：适配器的 sleep 是注入的，只记录下来。✓ 表示这次运行做到了工作簿要求的事。
 
 # %%
-# a thread of its own: pydantic-ai's run_sync refuses to start inside the notebook's running event loop
-with ThreadPoolExecutor(1) as pool:
-    rows = pool.submit(compare).result()
-print(", ".join(f"{measured(fw)}: {label('installed' if installed(fw) else 'not installed', LANG)}"
-                for fw in sorted({r.framework for r in rows} | {"pydantic-ai", "langgraph"})))
-table_view(as_frame(table(rows, lang=LANG)), lang=LANG)
+rows = compare(fill=True)  # a framework not installed here: its rows as last measured, with the version
+print("\n".join(sorted({f"{r.version}: {label('recorded, not installed here' if r.recorded else 'measured here', LANG)}" for r in rows})))
+table_view(as_frame(rows), lang=LANG)
 
 # %% [markdown]
-# 横着读每一行：退款先是执行了两次，加上之后只执行一次（第二次调用重放了第一次的结果）；5 次查询先是执行了 5 次，加上之后只执行两次（第三次相同的调用被重复调用熔断器拦下）；带 DSN 的异常先是终止了整次运行，加上之后变成模型能读懂的结构化 `TOOL_ERROR`，DSN 只留在追踪记录里，而且已脱敏；429 先是终止了运行，加上之后按服务要求等了 2 秒再重发。
+# 横着读每一行：退款先是执行了两次，加上之后只执行一次（第二次调用重放了第一次的结果）；5 次查询先是执行了 5 次，加上之后只执行两次（第三次相同的调用被重复调用熔断器拦下）。带 DSN 的异常在 pydantic-ai 和 LangGraph 里直接终止了整次运行；Agents SDK 接住了它，却只告诉模型一句笼统的话。加上那一行之后，它变成模型能读懂的结构化 `TOOL_ERROR`，DSN 只留在追踪记录里，而且已脱敏。429 在两个框架里终止了运行，在第三个框架里则再也没有重发；加上之后，按服务要求等了 2 秒再重发。模型编出来的工具名会让 SDK 的运行直接抛出异常；加上之后，模型会被告知实际有哪些工具。
 #
 # 加上适配器以后，在 DSN 这个故障里模型读到的内容：
 
 # %%
-table_view(pd.DataFrame([{"framework": measured(r.framework), "the model read": r.with_.told[0] if r.with_.told else "-"}
+table_view(pd.DataFrame([{"framework": r.version, "the model read": r.with_.told[0] if r.with_.told else "-"}
                          for r in rows if r.fault == "secret_in_error"]), lang=LANG)
 
 # %% [markdown]
