@@ -4,7 +4,6 @@ only, the notes never in the participant's copy. The service runs in process wit
 import asyncio
 import json
 import threading
-from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -12,12 +11,12 @@ from conftest import ROOT
 pytest.importorskip("jupyterhub")
 pytest.importorskip("tornado")
 
-from tornado.httpclient import AsyncHTTPClient  # noqa: E402
-from tornado.httpserver import HTTPServer  # noqa: E402
-from tornado.testing import bind_unused_port  # noqa: E402
+from tornado.httpclient import AsyncHTTPClient
+from tornado.httpserver import HTTPServer
+from tornado.testing import bind_unused_port
 
-from agentlab.hub import progress  # noqa: E402
-from agentlab.workbook import exercises  # noqa: E402
+from agentlab.hub import progress
+from agentlab.workbook import exercises
 
 USERS = {"tok-a": {"name": "alice", "groups": []}, "tok-b": {"name": "bob", "groups": []},
          "tok-t": {"name": "tess", "groups": ["trainer"]}, "tok-root": {"name": "root", "admin": True, "groups": []},

@@ -29,7 +29,7 @@ from ..i18n import Lang, t
 from ..jsonutil import parse_strict
 from ..resources import data_file, render_page
 
-__all__ = ["ACCESS_SCOPE", "MAX_BODY", "Progress", "Verdict", "make_app", "participant_env", "service"]
+__all__ = ["ACCESS_SCOPE", "MAX_BODY", "Progress", "Standing", "make_app", "participant_env", "service"]
 
 NAME = "trainer"
 PREFIX = f"/services/{NAME}/"
@@ -66,7 +66,7 @@ def trainer_notes(notebook: str, lang: Lang) -> str | None:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Standing:
     """One participant's latest verdict on one notebook's exercise, and since when it has said so."""
 
     user: str
@@ -93,7 +93,7 @@ class Progress:
             CREATE INDEX IF NOT EXISTS history_user ON history (user, id);
         """)
 
-    def record(self, user: str, notebook: str, exercise: str, state: str, client_at: float | None = None) -> Verdict:
+    def record(self, user: str, notebook: str, exercise: str, state: str, client_at: float | None = None) -> Standing:
         """Store a verdict at the service's own time (a participant's clock says nothing about the room's)."""
         now = self.clock()
         with self.db:
@@ -106,21 +106,21 @@ class Progress:
                             (user, notebook, exercise, state, now, client_at))
             self.db.execute("DELETE FROM history WHERE user=? AND id <= (SELECT id FROM history WHERE user=? "
                             "ORDER BY id DESC LIMIT 1 OFFSET ?)", (user, user, HISTORY_PER_USER))
-        return Verdict(user, notebook, exercise, state, now, since)
+        return Standing(user, notebook, exercise, state, now, since)
 
-    def latest(self, user: str | None = None) -> list[Verdict]:
+    def latest(self, user: str | None = None) -> list[Standing]:
         """Every participant's latest verdicts (or one participant's), by participant and notebook."""
         sql = "SELECT user, notebook, exercise, state, at, since FROM latest"
         rows = self.db.execute(sql + (" WHERE user=?" if user is not None else "") + " ORDER BY user, notebook",
                                (user,) if user is not None else ()).fetchall()
-        return [Verdict(*row) for row in rows]
+        return [Standing(*row) for row in rows]
 
     def history(self, user: str) -> list[tuple[str, str, float]]:
         """One participant's reports, oldest first: (notebook, state, time)."""
         return self.db.execute("SELECT notebook, state, at FROM history WHERE user=? ORDER BY id", (user,)).fetchall()
 
 
-def _board(verdicts: Iterable[Verdict], users: Iterable[str], now: float) -> dict[str, Any]:
+def _board(verdicts: Iterable[Standing], users: Iterable[str], now: float) -> dict[str, Any]:
     """The room as data: rows per participant, counts per notebook, the longest "not quite" first."""
     cells: dict[str, dict[str, dict[str, Any]]] = {u: {} for u in users}
     counts = {nb: dict.fromkeys(STATES, 0) for nb in exercise_ids()}
@@ -139,7 +139,7 @@ def _board(verdicts: Iterable[Verdict], users: Iterable[str], now: float) -> dic
 def _lang(handler: Any) -> Lang:
     asked = handler.get_query_argument("lang", "")
     if asked in ("en", "zh"):
-        return asked  # type: ignore[return-value]
+        return asked
     accept = handler.request.headers.get("Accept-Language", "")
     first = accept.split(",")[0].strip().lower()
     return "zh" if first.startswith("zh") else "en"
@@ -178,7 +178,7 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
                     self.user = await (resolve or (lambda tk: hub_auth.user_for_token(tk, sync=False)))(token)
                 elif resolve is None and hub_auth is not None:
                     self.user = await hub_auth.get_user(self, sync=False)  # the browser's OAuth cookie
-            except Exception as exc:  # the hub unreachable or refusing: nobody is identified
+            except Exception as exc:  # noqa: BLE001 - the hub unreachable or refusing: nobody is identified
                 _log.warning("could not identify a request: %s", type(exc).__name__)
                 self.user = None
             if self.user is not None and not isinstance(self.user.get("name"), str):
@@ -216,7 +216,7 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             if token:
                 try:
                     self.user = await (resolve or (lambda tk: hub_auth.user_for_token(tk, sync=False)))(token)
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - the hub unreachable or refusing: nobody is identified
                     _log.warning("could not identify a report: %s", type(exc).__name__)
             if self.user is not None and not isinstance(self.user.get("name"), str):
                 self.user = None

@@ -89,9 +89,9 @@ def _post(url: str, token: str, body: bytes) -> None:
     request = urllib.request.Request(url, data=body, method="POST", headers={
         "Authorization": f"token {token}", "Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=REPORT_TIMEOUT) as reply:  # noqa: S310 (the hub's own URL)
+        with urllib.request.urlopen(request, timeout=REPORT_TIMEOUT) as reply:
             reply.read(4096)
-    except Exception as exc:  # any failure at all: the notebook goes on, the trainer misses one report
+    except Exception as exc:  # noqa: BLE001 - any failure at all: the notebook goes on, the trainer misses one report
         _log.debug("progress report not sent: %s", type(exc).__name__)
 
 
@@ -128,7 +128,7 @@ def _reports(notebook: str | None) -> Callable[[_F], _F]:
             if depth == 0:
                 try:
                     report(feedback, notebook)
-                except Exception as exc:  # a thread that cannot start, a broken environment: never the learner's problem
+                except Exception as exc:  # noqa: BLE001 - a thread that cannot start, a broken environment: never the learner's problem
                     _log.debug("progress report not sent: %s", type(exc).__name__)
             return feedback
         return reported  # type: ignore[return-value]
