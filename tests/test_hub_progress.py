@@ -106,11 +106,12 @@ def test_a_missing_or_bad_token_is_refused_with_a_structured_error(app, store, t
     assert store.latest() == []
 
 
-def test_a_resolver_that_fails_identifies_nobody(store):
+def test_a_hub_that_cannot_be_asked_identifies_nobody_and_says_so(store):
     async def broken(token):
         raise ConnectionError("hub at 10.0.0.1 down")
-    status, code = error(report(progress.make_app(store, resolve=broken), "tok-a"))
-    assert (status, code) == (401, "unauthorized")
+    reply = report(progress.make_app(store, resolve=broken), "tok-a")
+    assert error(reply) == (503, "unavailable") and reply[1]["Retry-After"] == "5"
+    assert store.latest() == []
 
 
 @pytest.mark.parametrize("body,headers,want", [

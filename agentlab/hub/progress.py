@@ -169,6 +169,7 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
         """Who is asking, and errors as JSON with a code and a sentence: no page of the server's, no traceback."""
 
         user: Mapping[str, Any] | None = None
+        hub_down = False  # the hub could not be asked: say so, rather than call a good token bad
 
         async def prepare(self) -> None:
             self.lang = _lang(self)
@@ -180,12 +181,14 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
                     self.user = await hub_auth.get_user(self, sync=False)  # the browser's OAuth cookie
             except Exception as exc:  # noqa: BLE001 - the hub unreachable or refusing: nobody is identified
                 _log.warning("could not identify a request: %s", type(exc).__name__)
-                self.user = None
+                self.user, self.hub_down = None, True
             if self.user is not None and not isinstance(self.user.get("name"), str):
                 self.user = None
 
         def fail(self, status: int, code: str, **fields: Any) -> None:
             self.set_status(status)
+            if status == 503:
+                self.set_header("Retry-After", "5")
             self.set_header("Content-Type", "application/json; charset=utf-8")
             self.finish(json.dumps({"error": {"code": code, "message": t(f"trainer.error.{code}", self.lang, **fields)}},
                                    ensure_ascii=False))
@@ -197,7 +200,10 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
 
         def who(self) -> Mapping[str, Any] | None:
             if self.user is None:
-                self.fail(401, "unauthorized")
+                if self.hub_down:
+                    self.fail(503, "unavailable")
+                else:
+                    self.fail(401, "unauthorized")
             return self.user
 
         def reply(self, body: Any) -> None:
@@ -218,6 +224,7 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
                     self.user = await (resolve or (lambda tk: hub_auth.user_for_token(tk, sync=False)))(token)
                 except Exception as exc:  # noqa: BLE001 - the hub unreachable or refusing: nobody is identified
                     _log.warning("could not identify a report: %s", type(exc).__name__)
+                    self.hub_down = True
             if self.user is not None and not isinstance(self.user.get("name"), str):
                 self.user = None
 
