@@ -301,3 +301,115 @@ def test_a_check_in_the_hub_reports_to_the_service_end_to_end(store, monkeypatch
         thread.join(5)
     assert [(v.user, v.notebook, v.exercise, v.state) for v in store.latest()] == [("bob", "06", "breaker_threshold", "right")]
 
+
+
+def _free_port():
+    sock, port = bind_unused_port()
+    sock.close()
+    return port
+
+
+def _proxy():
+    """configurable-http-proxy: the hub folder's pinned copy, one on PATH, or $CONFIGURABLE_HTTP_PROXY."""
+    import os
+    import shutil
+    local = ROOT / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
+    return os.environ.get("CONFIGURABLE_HTTP_PROXY") or (str(local) if local.exists() else None) or \
+        shutil.which("configurable-http-proxy")
+
+
+@pytest.mark.skipif(not _proxy(), reason="configurable-http-proxy is not installed (hub/: npm ci)")
+def test_a_real_hub_resolves_tokens_for_the_service(tmp_path):
+    """JupyterHub itself starts the service, and the hub's API says whose each token is: a user's token reports for
+    that user only, a made-up one is refused, the trainer group sees the room and a participant does not.
+    (About 20 s on two busy cores, most of it the hub and the service starting; skipped without the proxy.)"""
+    import os
+    import secrets
+    import subprocess
+    import sys
+    import time
+    import urllib.error
+    import urllib.request
+
+    hub_port, api_port, svc_port, proxy_api = _free_port(), _free_port(), _free_port(), _free_port()
+    admin = secrets.token_hex(16)
+    config = tmp_path / "jupyterhub_config.py"
+    config.write_text(f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+from agentlab.hub import progress
+c = get_config()  # noqa: F821
+c.JupyterHub.ip = "127.0.0.1"
+c.JupyterHub.port = {hub_port}
+c.JupyterHub.hub_port = {api_port}
+c.JupyterHub.db_url = "sqlite:///{tmp_path}/hub.sqlite"
+c.JupyterHub.cookie_secret_file = "{tmp_path}/cookie_secret"
+c.ConfigurableHTTPProxy.command = [{_proxy()!r}]
+c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api}"
+c.ConfigurableHTTPProxy.pid_file = "{tmp_path}/proxy.pid"
+c.JupyterHub.authenticator_class = "dummy"
+c.JupyterHub.services = [progress.service({svc_port}, {str(tmp_path / "state")!r}),
+                         {{"name": "tester", "api_token": {admin!r}}}]
+c.JupyterHub.load_roles = [{{"name": "tester", "scopes": ["admin:users", "tokens", "read:users"], "services": ["tester"]}},
+                           {{"name": "user", "scopes": ["self", progress.ACCESS_SCOPE]}}]
+c.JupyterHub.load_groups = {{"trainer": {{"users": ["tess"]}}}}
+""", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    log = (tmp_path / "hub.log").open("wb")
+    hub = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f", str(config)], cwd=tmp_path, env=env,
+                           stdout=log, stderr=subprocess.STDOUT)
+
+    def call(url, token=None, body=None, method=None):
+        req = urllib.request.Request(url, data=None if body is None else json.dumps(body).encode(), method=method)
+        req.add_header("Content-Type", "application/json")
+        if token:
+            req.add_header("Authorization", f"token {token}")
+        try:
+            with urllib.request.urlopen(req, timeout=5) as r:
+                status, raw = r.status, r.read()
+        except urllib.error.HTTPError as e:
+            status, raw = e.code, e.read()
+        try:
+            return status, json.loads(raw or b"null")
+        except ValueError:  # the proxy's own page while the hub starts
+            return status, raw[:200]
+
+    api = f"http://127.0.0.1:{hub_port}/hub/api"
+    svc = f"http://127.0.0.1:{svc_port}/services/trainer/"
+    try:
+        for _ in range(150):  # the hub, its proxy and the service come up in a few seconds
+            try:
+                if call(api + "/", admin)[0] == 200 and call(svc + "api/room")[0] == 401:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)
+        else:
+            pytest.fail("the hub or the service did not come up:\n" + (tmp_path / "hub.log").read_text()[-3000:])
+        tokens = {}
+        for name in ("alice", "bob", "tess"):
+            assert call(f"{api}/users/{name}", admin, {}, "POST")[0] in (201, 409)
+            status, body = call(f"{api}/users/{name}/tokens", admin, {"note": "test"}, "POST")
+            assert status == 201, body
+            tokens[name] = body["token"]
+        report = {"notebook": "06", "exercise": "breaker_threshold", "state": "right"}
+        status, body = call(svc + "api/report", tokens["alice"], report, "POST")
+        assert status == 200 and body["recorded"]["user"] == "alice", body
+        assert call(svc + "api/report", "made-up-token", report, "POST")[0] == 401
+        assert call(svc + "api/room", tokens["bob"])[0] == 403
+        status, room = call(svc + "api/room", tokens["tess"])
+        assert status == 200 and [r["user"] for r in room["rows"]] == ["alice"]
+        assert call(svc + "api/notes/06", tokens["bob"])[0] == 403 and call(svc + "api/notes/06", tokens["tess"])[0] == 200
+    finally:
+        hub.terminate()
+        try:
+            hub.wait(15)
+        except subprocess.TimeoutExpired:
+            hub.kill()
+        log.close()
+        pid = tmp_path / "proxy.pid"  # a hub stopped while starting leaves its proxy behind: stop it too
+        if pid.exists():
+            try:
+                os.kill(int(pid.read_text().strip()), 15)
+            except (ProcessLookupError, ValueError):
+                pass
