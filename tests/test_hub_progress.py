@@ -400,6 +400,18 @@ c.JupyterHub.load_groups = {{"trainer": {{"users": ["tess"]}}}}
         status, room = call(svc + "api/room", tokens["tess"])
         assert status == 200 and [r["user"] for r in room["rows"]] == ["alice"]
         assert call(svc + "api/notes/06", tokens["bob"])[0] == 403 and call(svc + "api/notes/06", tokens["tess"])[0] == 200
+        # a browser: the hub's login, the OAuth round trip, then the page with the user's own row only
+        import requests
+        for name, sees, hidden in (("bob", "bob", "alice"), ("tess", "alice", None)):
+            browser = requests.Session()
+            hub_url = f"http://127.0.0.1:{hub_port}"
+            browser.get(hub_url + "/hub/login", timeout=10)
+            browser.post(hub_url + "/hub/login", data={"username": name, "password": "x",
+                                                       "_xsrf": browser.cookies.get("_xsrf", "")}, timeout=10)
+            page = browser.get(hub_url + "/services/trainer/?lang=zh", timeout=10)
+            assert page.status_code == 200 and "全场进度" in page.text, page.text[:500]
+            assert sees in page.text and (hidden is None or hidden not in page.text)
+            assert ("讲师备注" in page.text) == (name == "tess")
     finally:
         hub.terminate()
         try:
