@@ -353,6 +353,7 @@ c.JupyterHub.services = [progress.service({svc_port}, {str(tmp_path / "state")!r
 c.JupyterHub.load_roles = [{{"name": "tester", "scopes": ["admin:users", "tokens", "read:users"], "services": ["tester"]}},
                            {{"name": "user", "scopes": ["self", progress.ACCESS_SCOPE]}}]
 c.JupyterHub.load_groups = {{"trainer": {{"users": ["tess"]}}}}
+c.Authenticator.admin_users = {{"root"}}
 """, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     log = (tmp_path / "hub.log").open("wb")
@@ -387,7 +388,7 @@ c.JupyterHub.load_groups = {{"trainer": {{"users": ["tess"]}}}}
         else:
             pytest.fail("the hub or the service did not come up:\n" + (tmp_path / "hub.log").read_text()[-3000:])
         tokens = {}
-        for name in ("alice", "bob", "tess"):
+        for name in ("alice", "bob", "tess", "root"):
             assert call(f"{api}/users/{name}", admin, {}, "POST")[0] in (201, 409)
             status, body = call(f"{api}/users/{name}/tokens", admin, {"note": "test"}, "POST")
             assert status == 201, body
@@ -402,7 +403,8 @@ c.JupyterHub.load_groups = {{"trainer": {{"users": ["tess"]}}}}
         assert call(svc + "api/notes/06", tokens["bob"])[0] == 403 and call(svc + "api/notes/06", tokens["tess"])[0] == 200
         # a browser: the hub's login, the OAuth round trip, then the page with the user's own row only
         import requests
-        for name, sees, hidden in (("bob", "bob", "alice"), ("tess", "alice", None)):
+        assert call(svc + "api/room", tokens["root"])[0] == 200  # an admin's token
+        for name, sees, hidden in (("bob", "bob", "alice"), ("tess", "alice", None), ("root", "alice", None)):
             browser = requests.Session()
             hub_url = f"http://127.0.0.1:{hub_port}"
             browser.get(hub_url + "/hub/login", timeout=10)
@@ -411,7 +413,7 @@ c.JupyterHub.load_groups = {{"trainer": {{"users": ["tess"]}}}}
             page = browser.get(hub_url + "/services/trainer/?lang=zh", timeout=10)
             assert page.status_code == 200 and "全场进度" in page.text, page.text[:500]
             assert sees in page.text and (hidden is None or hidden not in page.text)
-            assert ("讲师备注" in page.text) == (name == "tess")
+            assert ("讲师备注" in page.text) == (name != "bob"), name
     finally:
         hub.terminate()
         try:
