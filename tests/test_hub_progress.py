@@ -427,3 +427,21 @@ c.Authenticator.admin_users = {{"root"}}
                 os.kill(int(pid.read_text().strip()), 15)
             except (ProcessLookupError, ValueError):
                 pass
+
+
+def test_a_browser_cookie_can_read_its_own_row_but_never_post_a_report(store):
+    """A page in another tab cannot make a signed-in browser report: reports take the header's token only."""
+    class SignedIn:  # what HubOAuth says: the cookie is alice's, and no token is anyone's
+        login_url = "/hub/login"
+
+        async def get_user(self, handler, sync=False):
+            return USERS["tok-a"]
+
+        async def user_for_token(self, token, sync=False):
+            return None
+
+    app = progress.make_app(store, hub_auth=SignedIn())
+    assert error(report(app, None)) == (401, "unauthorized")
+    assert store.latest() == []
+    status, _, text = fetch(app, "/services/trainer/api/progress")
+    assert status == 200 and json.loads(text)["rows"][0]["user"] == "alice"

@@ -170,6 +170,7 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
 
         user: Mapping[str, Any] | None = None
         hub_down = False  # the hub could not be asked: say so, rather than call a good token bad
+        by_cookie = True  # a browser signed in through the hub's OAuth
 
         async def prepare(self) -> None:
             self.lang = _lang(self)
@@ -177,7 +178,7 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             try:
                 if token:
                     self.user = await (resolve or (lambda tk: hub_auth.user_for_token(tk, sync=False)))(token)
-                elif resolve is None and hub_auth is not None:
+                elif self.by_cookie and resolve is None and hub_auth is not None:
                     self.user = await hub_auth.get_user(self, sync=False)  # the browser's OAuth cookie
             except Exception as exc:  # noqa: BLE001 - the hub unreachable or refusing: nobody is identified
                 _log.warning("could not identify a request: %s", type(exc).__name__)
@@ -212,21 +213,7 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             self.finish(json.dumps(body, ensure_ascii=False))
 
     class Report(Base):
-        def check_xsrf_cookie(self) -> None:  # a report carries its token in a header, never a cookie
-            return None
-
-        async def prepare(self) -> None:
-            self.lang = _lang(self)
-            self.user = None
-            token = header_token(self)  # only the header: a browser's cookie can never post a report
-            if token:
-                try:
-                    self.user = await (resolve or (lambda tk: hub_auth.user_for_token(tk, sync=False)))(token)
-                except Exception as exc:  # noqa: BLE001 - the hub unreachable or refusing: nobody is identified
-                    _log.warning("could not identify a report: %s", type(exc).__name__)
-                    self.hub_down = True
-            if self.user is not None and not isinstance(self.user.get("name"), str):
-                self.user = None
+        by_cookie = False  # only the header's token: a browser's cookie can never post a report (no cross-site posts)
 
         def post(self) -> None:
             user = self.who()
