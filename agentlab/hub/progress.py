@@ -322,9 +322,10 @@ def service(port: int, state_dir: Path, *, trainer_group: str = NAME, trainers: 
             "environment": env, "oauth_no_confirm": True, "display": True}
 
 
-def participant_env(port: int) -> dict[str, str]:
-    """What a participant's server needs for its checks to report: the service's report URL, on loopback."""
-    return {"AGENTLAB_PROGRESS_URL": f"http://127.0.0.1:{port}{PREFIX}api/report"}
+def participant_env(port: int, host: str = "127.0.0.1") -> dict[str, str]:
+    """What a participant's server needs for its checks to report: the service's report URL (on loopback when the
+    servers run on the hub's machine; a container names the host it reaches the service by)."""
+    return {"AGENTLAB_PROGRESS_URL": f"http://{host}:{port}{PREFIX}api/report"}
 
 
 def main() -> None:
