@@ -1,3 +1,7 @@
+import json
+
+import pytest
+
 from agentlab.retry import RetryPolicy
 from agentlab.workbook.exercises import answer_is, breaker_threshold, longest_wait, schema_contract
 
@@ -57,3 +61,64 @@ def test_each_notebook_check_can_fail_and_pass():
         assert check(None).state == "not yet"
         assert check(right).ok, check(right)
         assert check(wrong).state == "wrong", check(wrong)
+
+
+# Reporting to the trainer's view (agentlab/hub/progress.py): inside the hub only, never in the learner's way.
+HUB = {"AGENTLAB_PROGRESS_URL": "http://127.0.0.1:9/services/trainer/api/report", "JUPYTERHUB_API_TOKEN": "tok"}
+
+
+def _capture(monkeypatch):
+    from agentlab.workbook import exercises
+    sent = []
+    real = exercises.report
+
+    def spy(feedback, notebook=None, **kw):
+        thread = real(feedback, notebook, send=lambda url, token, body: sent.append((url, token, json.loads(body))), **kw)
+        if thread is not None:
+            thread.join(5)
+    monkeypatch.setattr(exercises, "report", spy)
+    return sent
+
+
+@pytest.mark.parametrize("env", [{}, {"AGENTLAB_PROGRESS_URL": HUB["AGENTLAB_PROGRESS_URL"]},
+                                 {"JUPYTERHUB_API_TOKEN": "tok"}])
+def test_outside_the_hub_a_check_sends_nothing(monkeypatch, env):
+    for name in (*HUB, "JPY_SESSION_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    sent = _capture(monkeypatch)
+    assert breaker_threshold(3).ok and answer_is("x", "x", "why").ok
+    assert sent == []
+
+
+def test_inside_the_hub_each_check_reports_once_with_its_notebook_and_the_servers_token(monkeypatch):
+    for name, value in HUB.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    sent = _capture(monkeypatch)
+    breaker_threshold(2)  # calls check_answer inside: one report, not two
+    longest_wait(None, RetryPolicy(), 1)
+    answer_is("x", "x", "why")  # a shared check with no notebook known: nothing to report
+    assert [(url, token) for url, token, _ in sent] == [(HUB["AGENTLAB_PROGRESS_URL"], "tok")] * 2
+    assert [{k: b[k] for k in ("notebook", "exercise", "state")} for _, _, b in sent] == [
+        {"notebook": "06", "exercise": "breaker_threshold", "state": "wrong"},
+        {"notebook": "04", "exercise": "longest_wait", "state": "not yet"}]
+    assert all(isinstance(b["at"], float) for _, _, b in sent)
+    monkeypatch.setenv("JPY_SESSION_NAME", "/home/ann/agentlab/notebooks/12_messages_and_context.ipynb")
+    answer_is("tool", "tool", "why")
+    assert sent[-1][2]["notebook"] == "12" and sent[-1][2]["exercise"] == "first_role_after_cut"
+    assert sent[-1][2]["state"] == "right"
+
+
+def test_a_report_that_fails_never_breaks_the_check(monkeypatch):
+    from agentlab.workbook import exercises
+    for name, value in HUB.items():
+        monkeypatch.setenv(name, value)
+
+    def boom(*a, **kw):
+        raise RuntimeError("can't start new thread")
+    monkeypatch.setattr(exercises, "report", boom)
+    assert breaker_threshold(3).ok
+    # the real sender against a port nobody listens on (9, discard): swallowed, logged at debug
+    exercises._post("http://127.0.0.1:9/x", "tok", b"{}")

@@ -5,22 +5,37 @@ hint until the learner acts; a wrong answer is told so, with where to look. The 
 computed here from the workbook's own data, never written into the notebook, so a cell
 never gives its answer away. (tests/test_exercises.py proves each check can fail and pass;
 the solutions live in tests/, not in the notebooks.)
+
+Inside a workshop hub each verdict is also sent to the trainer's view (agentlab/hub/progress.py,
+docs/trainer.md): only when ``AGENTLAB_PROGRESS_URL`` and the server's ``JUPYTERHUB_API_TOKEN`` are
+both set, from a background thread with a short timeout, so a slow or absent service never holds
+up or breaks a cell. Each notebook has one exercise, named in ``data/trainer/exercises.json``.
 """
 from __future__ import annotations
 
+import functools
+import json
+import logging
+import os
+import threading
+import time
+import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from functools import cache
+from pathlib import PurePath
+from typing import Any, Literal, TypeVar
 
 from ..guards import GuardConfig
 from ..i18n import Lang, said
 from ..lint import lint
+from ..resources import data_file
 from ..retry import RetryPolicy
 from ..schema import SchemaError
 from ..tools import Registry, Tool
 
 __all__ = ["Feedback", "amount_with_unit_reason", "answer_is", "best_single_guard", "breaker_threshold", "check_answer",
-           "double_refund_fault", "guard_effect", "largest_share", "longest_wait", "schema_contract", "tool_replies_needed"]
+           "double_refund_fault", "guard_effect", "largest_share", "longest_wait", "report", "schema_contract", "tool_replies_needed"]
 
 State = Literal["not yet", "right", "wrong"]
 _MARK = {"not yet": "…", "right": "✓", "wrong": "✗"}  # plain text marks: no emoji font needed
@@ -52,6 +67,74 @@ class Feedback:
         return (self.ok, self.message)[i]
 
 
+_log = logging.getLogger(__name__)
+_F = TypeVar("_F", bound=Callable[..., Any])
+REPORT_TIMEOUT = 2.0  # seconds: a report is a courtesy to the trainer, never a wait for the learner
+_depth = threading.local()  # a check calling another check (answer_is -> check_answer) reports once, the outer one
+
+
+@cache
+def exercise_ids() -> dict[str, str]:
+    """Notebook number -> its exercise's stable id (``data/trainer/exercises.json``, shared with the trainer's view)."""
+    return dict(json.loads(data_file("trainer/exercises.json").read_text(encoding="utf-8")))
+
+
+def _session_notebook(env: Mapping[str, str]) -> str | None:
+    """The notebook this kernel runs, from the path Jupyter server hands its kernels (``JPY_SESSION_NAME``)."""
+    name = PurePath(env.get("JPY_SESSION_NAME", "")).name
+    return name[:2] if name[:2].isdigit() and name[:2] in exercise_ids() else None
+
+
+def _post(url: str, token: str, body: bytes) -> None:
+    request = urllib.request.Request(url, data=body, method="POST", headers={
+        "Authorization": f"token {token}", "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=REPORT_TIMEOUT) as reply:
+            reply.read(4096)
+    except Exception as exc:  # noqa: BLE001 - any failure at all: the notebook goes on, the trainer misses one report
+        _log.debug("progress report not sent: %s", type(exc).__name__)
+
+
+def report(feedback: Feedback, notebook: str | None = None, *, env: Mapping[str, str] | None = None,
+           send: Callable[[str, str, bytes], None] = _post) -> threading.Thread | None:
+    """Send a verdict to the trainer's view, in the background; the thread, or None when nothing is sent.
+
+    Nothing is sent outside a hub (no ``AGENTLAB_PROGRESS_URL`` or no ``JUPYTERHUB_API_TOKEN``) or when the
+    notebook is unknown (``notebook`` or the kernel's session path). The token is the single-user server's own:
+    the service asks the hub whose it is, so a participant can only report for themselves."""
+    env = os.environ if env is None else env
+    url, token = env.get("AGENTLAB_PROGRESS_URL", ""), env.get("JUPYTERHUB_API_TOKEN", "")
+    notebook = notebook or _session_notebook(env)
+    if not (url and token and notebook in exercise_ids()):
+        return None
+    body = json.dumps({"notebook": notebook, "exercise": exercise_ids()[notebook], "state": feedback.state,
+                       "at": round(time.time(), 3)}).encode()
+    thread = threading.Thread(target=send, args=(url, token, body), name="agentlab-progress", daemon=True)
+    thread.start()
+    return thread
+
+
+def _reports(notebook: str | None) -> Callable[[_F], _F]:
+    """A check that reports its verdict: for ``notebook``, or (a check several notebooks share) the kernel's."""
+    def wrap(check: _F) -> _F:
+        @functools.wraps(check)
+        def reported(*args: Any, **kwargs: Any) -> Feedback:
+            depth = getattr(_depth, "n", 0)
+            _depth.n = depth + 1
+            try:
+                feedback = check(*args, **kwargs)
+            finally:
+                _depth.n = depth
+            if depth == 0:
+                try:
+                    report(feedback, notebook)
+                except Exception as exc:  # noqa: BLE001 - a thread that cannot start, a broken environment: never the learner's problem
+                    _log.debug("progress report not sent: %s", type(exc).__name__)
+            return feedback
+        return reported  # type: ignore[return-value]
+    return wrap
+
+
 def _norm(value: Any) -> str:
     """Answers compare as words: case, spaces, quotes and hyphens do not matter."""
     return str(value).strip().strip("'\"`").lower().replace("-", "_").replace(" ", "_")
@@ -65,6 +148,7 @@ def _say(state: State, text: str, lang: Lang) -> Feedback:
     return Feedback(state, f"{_MARK[state]} {_WORD[lang][state]}: {text}")
 
 
+@_reports(None)
 def check_answer(given: Any, right: Any, *, why: str | Mapping[str, str], hint: str | Mapping[str, str],
           lang: Lang = "en", same: Callable[[Any, Any], bool] | None = None) -> Feedback:
     """Compare an answer with the truth: "not yet" while ``given`` is None, then right or wrong."""
@@ -81,12 +165,14 @@ def check_answer(given: Any, right: Any, *, why: str | Mapping[str, str], hint: 
 _LOOK = {"en": "Look again at the table above.", "zh": "再看看上面的表格。"}
 
 
+@_reports(None)
 def answer_is(given: Any, right: Any, why: str | Mapping[str, str], hint: str | Mapping[str, str] = _LOOK,
               lang: Lang = "en") -> Feedback:
     """A plain comparison with an explanation either way."""
     return check_answer(given, right, why=why, hint=hint, lang=lang)
 
 
+@_reports("01")
 def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Feedback:
     """01: a refund schema with no linter warning or error, an enum for the reason, snake_case names."""
     if schema is None or description is None:
@@ -109,6 +195,7 @@ def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Feedbac
                           "zh": "没有任何警告，reason 也是封闭集合。这才是契约。"}[lang], lang)
 
 
+@_reports("04")
 def longest_wait(given: float | None, policy: RetryPolicy, attempt: int, lang: Lang = "en") -> Feedback:
     """04: the un-jittered wait before resend number ``attempt`` (0-based)."""
     right = policy.backoff(attempt)
@@ -119,6 +206,7 @@ def longest_wait(given: float | None, policy: RetryPolicy, attempt: int, lang: L
                        "zh": "计算 base × 2^attempt，再套上上限（attempt 从 0 开始数）。"})
 
 
+@_reports("00")
 def double_refund_fault(given: str | None, lang: Lang = "en") -> Feedback:
     """00: the fault that makes the naive loop refund twice though the model asked once."""
     from ..models.faults import FAULTS
@@ -134,6 +222,7 @@ def double_refund_fault(given: str | None, lang: Lang = "en") -> Feedback:
                               "zh": "找一个工具侧故障，它让朴素循环的退款数变成 2。"})
 
 
+@_reports("02")
 def amount_with_unit_reason(given: str | None, registry: Registry, lang: Lang = "en") -> Feedback:
     """02: the problem reason the boundary gives for ``"amount": "45元"``."""
     import json
@@ -147,6 +236,7 @@ def amount_with_unit_reason(given: str | None, registry: Registry, lang: Lang = 
                               "zh": "看第一张表里 wrong type 那一行的 problems 列。"})
 
 
+@_reports("07")
 def tool_replies_needed(given: int | None, calls: int, lang: Lang = "en") -> Feedback:
     """07: how many ``tool`` messages must follow an assistant message holding ``calls`` tool calls.
 
@@ -165,6 +255,7 @@ def tool_replies_needed(given: int | None, calls: int, lang: Lang = "en") -> Fee
                               "zh": "每个调用都要一条带自己 tool_call_id 的回复，数一数。"})
 
 
+@_reports("09")
 def guard_effect(given: str | None, table: Any, lang: Lang = "en") -> Feedback:
     """09: does the guarded loop raise or lower the success rate? ``table`` has ``loop`` and ``success``
     columns, one row per model and loop, each pair over the same cases."""
@@ -179,6 +270,7 @@ def guard_effect(given: str | None, table: Any, lang: Lang = "en") -> Feedback:
                               "zh": "比较每个模型 naive 行和 guarded 行的 success 列。"})
 
 
+@_reports("10")
 def best_single_guard(given: str | None, ablation: Mapping[str, float], lang: Lang = "en") -> Feedback:
     """10: the guard that, alone, raises the success rate the most (``ablation`` from evals.ablation)."""
     alone = {k.removeprefix("only "): v for k, v in ablation.items() if k.startswith("only ")}
@@ -193,6 +285,7 @@ def best_single_guard(given: str | None, ablation: Mapping[str, float], lang: La
                               "zh": "在消融图里找最高的那根 “only ...” 柱子。"})
 
 
+@_reports(None)
 def largest_share(given: str | None, counts: Mapping[str, int], lang: Lang = "en") -> Feedback:
     """08 and 11: the class with the largest share of failures (the one to fix first)."""
     if not counts:
@@ -210,6 +303,7 @@ def largest_share(given: str | None, counts: Mapping[str, int], lang: Lang = "en
                               "zh": "看占比图：哪一块最大？"})
 
 
+@_reports("06")
 def breaker_threshold(given: int | None, config: GuardConfig = GuardConfig(), lang: Lang = "en") -> Feedback:
     """06: on which identical call does the breaker fire?"""
     n = config.repeat_limit
