@@ -6,7 +6,6 @@ one candidate is clearly ahead.
 """
 from __future__ import annotations
 
-import bisect
 import collections
 import difflib
 import functools
@@ -43,6 +42,8 @@ _SYNONYMS = {w: head for head, words in {
 
 
 def to_snake(name: str) -> str:
+    if name == name.lower():  # no capital to split before: the regular expression would change nothing
+        return name.replace("-", "_")
     return _CAMEL_SPLIT.sub("_", name).replace("-", "_").lower()
 
 
@@ -103,6 +104,14 @@ def _edits(a: str, b: str, most: int) -> int:
     a, b = a[head:len(a) - tail], b[head:len(b) - tail]
     if not a or not b:
         return min(max(len(a), len(b)), most + 1)
+    # The middles of most typos are a letter or two ("ro" against "or"): their distance needs no table. Both
+    # middles differ at either end (what was equal is stripped), so one letter is one substitution plus an
+    # insertion per extra letter of the other, less one if the letter is inside it.
+    if len(a) == 1 or len(b) == 1:
+        one, other = (a, b) if len(a) == 1 else (b, a)
+        return min(len(other) - (one in other[1:-1]), most + 1)
+    if len(a) == len(b) == 2:
+        return 1 if a == b[::-1] else 2
     prev2: list[int] = []
     prev = list(range(len(b) + 1))
     for i in range(1, len(a) + 1):
@@ -189,6 +198,10 @@ class _Index(NamedTuple):
     lengths: list[tuple[int, int]]  # (length of the flat spelling, candidate), shortest first
     letters: tuple[dict[str, int], ...]  # the letters of each flat spelling, counted (plain dicts: .get is C)
     masks: dict[str, int]  # spelling -> the set of its letters as bits (a typo changes at most 4 of them)
+    termsets: tuple[frozenset[tuple[str, str]], ...]  # each candidate's terms, as a set
+    pairs: dict[str, tuple[tuple[str, str], ...]]  # word -> its (word, spelling) pairs among the candidates
+    flat_masks: tuple[int, ...]  # the letters of each flat spelling as bits
+    by_flat_length: dict[int, list[int]]  # length of a flat spelling -> the candidates, in their order
 
 
 @functools.lru_cache(maxsize=256)
@@ -211,9 +224,17 @@ def _index(candidates: tuple[str, ...]) -> _Index:
     for a in candidates:
         folded.setdefault(to_snake(a).replace("_", ""), []).append(a)
     flats = tuple("_".join(sorted(s for _, s in ts)) for ts in terms)
+    pairs: dict[str, dict[tuple[str, str], None]] = {}
+    by_flat_length: dict[int, list[int]] = {}
+    for i, ts in enumerate(terms):
+        for t in ts:
+            pairs.setdefault(t[0], {})[t] = None
+        by_flat_length.setdefault(len(flats[i]), []).append(i)
     return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats, by_word, by_length, by_spelling,
                   folded, frozenset(candidates), sorted((len(f), i) for i, f in enumerate(flats)),
-                  tuple(dict(collections.Counter(f)) for f in flats), {spelt: _mask(spelt) for spelt in by_spelling})
+                  tuple(dict(collections.Counter(f)) for f in flats), {spelt: _mask(spelt) for spelt in by_spelling},
+                  tuple(frozenset(ts) for ts in terms), {w: tuple(ps) for w, ps in pairs.items()},
+                  tuple(_mask(f) for f in flats), by_flat_length)
 
 
 def _mask(spelling: str) -> int:
@@ -263,15 +284,16 @@ def _word_scores(query: list[tuple[str, str]], ix: _Index) -> dict[int, float]:
     500-field schema costs a few scores rather than one per field.
     """
     group, typos = _word_candidates(query, ix)
-    same = {w for w, _ in query}
-    shapes: dict[tuple[tuple[tuple[str, str], ...], int], float] = {}
+    # the candidates' words _word_score can pair: the query's own words (however spelt) and their typos
+    pairable = frozenset(typos).union(*(ix.pairs.get(w, ()) for w, _ in query))
+    shapes: dict[tuple[frozenset[tuple[str, str]], int], float] = {}
     words: dict[int, float] = {}
+    termsets, terms = ix.termsets, ix.terms
     for i in group:
-        terms = ix.terms[i]
-        paired = [c for c in terms if c[0] in same or c in typos]  # the words _word_score can pair
-        shape = (tuple(sorted(paired)), len(terms) - len(paired))
+        paired = termsets[i] & pairable  # a candidate's words are distinct: the set is the sorted tuple it was
+        shape = (paired, len(terms[i]) - len(paired))
         if (w := shapes.get(shape)) is None:
-            w = shapes[shape] = _word_score(query, terms, ix.weight)
+            w = shapes[shape] = _word_score(query, terms[i], ix.weight)
         if w:
             words[i] = w
     return words
@@ -303,6 +325,10 @@ def _closest(name: str, ix: _Index) -> str | None:
     flat = "_".join(sorted(s for _, s in query))
     letters = collections.Counter(flat)
     chars: dict[int, float] = {}
+    # A cheaper bound on ``bound``: the letters of both as sets of bits, plus what the query repeats (or what two
+    # of its letters share a bit for) counted as if shared too. Never below ``bound``, so it only skips.
+    qmask, flat_masks = _mask(flat), ix.flat_masks
+    repeated = len(flat) - qmask.bit_count()
 
     def char(i: int) -> float:
         if i not in chars:
@@ -318,7 +344,8 @@ def _closest(name: str, ix: _Index) -> str | None:
         """``group`` as the full ranking orders equal word scores (characters, then name), less the candidates
         whose bound is under _CHAR_FLOOR (they can neither be suggested nor spoil a margin); when the first
         one must reach _MIN_CHARS and no bound does, nothing (and no difflib at all)."""
-        near = [i for i in group if bound(i) >= _CHAR_FLOOR]
+        near = [i for i in group if 2 * ((qmask & flat_masks[i]).bit_count() + repeated)
+                / (len(flat) + len(ix.flats[i])) >= _CHAR_FLOOR and bound(i) >= _CHAR_FLOOR]
         if first and not any(bound(i) >= _MIN_CHARS for i in near):
             return []
         return sorted(near, key=lambda i: (char(i), ix.names[i]), reverse=True)
@@ -355,28 +382,26 @@ def _by_characters(flat: str, ix: _Index, exclude: dict[int, float]) -> list[int
     longer than the query cannot be near it, so none is compared; the nearest lengths are taken first.
     """
     a = len(flat)
-    lengths = ix.lengths
-    right = bisect.bisect_left(lengths, (a, -1))
-    left = right - 1
+    shortest, longest = ix.lengths[0][0], ix.lengths[-1][0]
+    by_length = ix.by_flat_length
     out: list[int] = []
-    while len(out) < _CAP:  # outwards from the query's length, the nearer side first
-        take_left = left >= 0 and (right >= len(lengths) or a - lengths[left][0] <= lengths[right][0] - a)
-        if not take_left and right >= len(lengths):
+    # outwards from the query's length, a block of one length at a time: the same length, then one shorter (by
+    # descending position), one longer (by ascending position), two shorter ... (a tie in distance goes shorter first)
+    block = by_length.get(a, ())
+    out += [i for i in block if i not in exclude]
+    d = 1
+    while len(out) < _CAP:
+        short, long = a - d, a + d
+        short_in = short >= shortest and 2 * short >= _CHAR_FLOOR * (a + short)
+        long_in = long <= longest and 2 * a >= _CHAR_FLOOR * (a + long)
+        if not short_in and not long_in:
             break
-        n, i = lengths[left] if take_left else lengths[right]
-        if 2 * min(a, n) < _CHAR_FLOOR * (a + n):
-            if take_left:  # every shorter one is further still
-                left = -1
-            else:
-                right = len(lengths)
-            continue
-        if take_left:
-            left -= 1
-        else:
-            right += 1
-        if i not in exclude:
-            out.append(i)
-    return out
+        if short_in:
+            out += [i for i in reversed(by_length.get(short, ())) if i not in exclude]
+        if long_in and len(out) < _CAP:
+            out += [i for i in by_length.get(long, ()) if i not in exclude]
+        d += 1
+    return out[:_CAP]
 
 
 def suggest(name: str, allowed: list[str]) -> str | None:
@@ -392,10 +417,14 @@ def suggest(name: str, allowed: list[str]) -> str | None:
 
 def _suggest(name: str, ix: _Index) -> str | None:
     name = name[:NAME_LIMIT]  # difflib is quadratic: a megabyte of name must not reach it
-    for candidate in (to_snake(name), to_camel(name)):
-        if candidate != name and candidate in ix.members:
-            return candidate
-    same = ix.folded.get(to_snake(name).replace("_", ""), [])
+    snake = to_snake(name)
+    if snake != name and snake in ix.members:
+        return snake
+    if "_" in name:  # (without one, the camel twin is the name itself)
+        camel = to_camel(name)
+        if camel != name and camel in ix.members:
+            return camel
+    same = ix.folded.get(snake.replace("_", ""), [])
     if len(same) == 1:
         return same[0]
     return _closest(name, ix)
