@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import difflib
 import functools
+import operator
 import re
 from collections.abc import Callable
 from typing import NamedTuple
@@ -69,12 +70,14 @@ def _stem(word: str) -> str:
 def _terms(name: str) -> list[tuple[str, str]]:
     """``(word, spelling)`` pairs: the word with synonyms merged, and as it was written."""
     terms: list[tuple[str, str]] = []
+    seen: set[str] = set()
     for chunk in _NAME_CHUNK.findall(name[:NAME_LIMIT]):
         parts = _NAME_WORD.findall(chunk) if chunk.isascii() else [chunk]
         for part in parts:
             spelt = _stem(part.lower())
             word = _SYNONYMS.get(spelt, spelt)
-            if all(word != w for w, _ in terms):
+            if word not in seen:
+                seen.add(word)
                 terms.append((word, spelt))
     return terms
 
@@ -157,7 +160,11 @@ def _word_score(query: list[tuple[str, str]], cand: list[tuple[str, str]], weigh
     shared = union = 0.0
     left = list(cand)
     for q in query:
-        sim, c = max(((similarity(q, c), c) for c in left), default=(0.0, ("", "")))
+        if len(left) == 1:  # (most names have a word or two: no generator for one)
+            c = left[0]
+            sim = similarity(q, c)
+        else:
+            sim, c = max(((similarity(q, c), c) for c in left), default=(0.0, ("", "")))
         if sim:
             left.remove(c)
             wc = weight.get(c[0], 1.0)
@@ -191,13 +198,14 @@ class _Index(NamedTuple):
     weight: dict[str, float]  # a word shared by many candidates weighs little
     flats: tuple[str, ...]  # the spellings sorted and joined: what characters are compared on
     by_word: dict[str, list[int]]  # word -> the candidates that have it
-    by_length: dict[int, list[tuple[str, str]]]  # length of a spelling -> its distinct (word, spelling) pairs
+    # length of a query word -> the candidates' distinct (word, spelling) pairs of a length it may be a typo of
+    # (_word_similarity), each with the letters of the spelling as bits and the candidates that have it
+    typo_pool: dict[int, tuple[tuple[int, tuple[str, str], list[int]], ...]]
     by_spelling: dict[str, list[int]]  # spelling -> the candidates that have it
     folded: dict[str, list[str]]  # name without case or separators -> the candidates spelt so
     members: frozenset[str]
     lengths: list[tuple[int, int]]  # (length of the flat spelling, candidate), shortest first
     letters: tuple[dict[str, int], ...]  # the letters of each flat spelling, counted (plain dicts: .get is C)
-    masks: dict[str, int]  # spelling -> the set of its letters as bits (a typo changes at most 4 of them)
     termsets: tuple[frozenset[tuple[str, str]], ...]  # each candidate's terms, as a set
     pairs: dict[str, tuple[tuple[str, str], ...]]  # word -> its (word, spelling) pairs among the candidates
     flat_masks: tuple[int, ...]  # the letters of each flat spelling as bits
@@ -212,14 +220,15 @@ def _index(candidates: tuple[str, ...]) -> _Index:
     df: dict[str, int] = {}
     by_word: dict[str, list[int]] = {}
     by_spelling: dict[str, list[int]] = {}
-    by_length: dict[int, list[tuple[str, str]]] = {}
+    by_length: dict[int, list[tuple[int, tuple[str, str], list[int]]]] = {}
     for i, ts in enumerate(terms):
         for w, spelt in ts:
             df[w] = df.get(w, 0) + 1
             by_word.setdefault(w, []).append(i)
             if spelt not in by_spelling:
-                by_length.setdefault(len(spelt), []).append((w, spelt))
-            by_spelling.setdefault(spelt, []).append(i)
+                by_spelling[spelt] = []
+                by_length.setdefault(len(spelt), []).append((_mask(spelt), (w, spelt), by_spelling[spelt]))
+            by_spelling[spelt].append(i)
     folded: dict[str, list[str]] = {}
     for a in candidates:
         folded.setdefault(to_snake(a).replace("_", ""), []).append(a)
@@ -230,9 +239,11 @@ def _index(candidates: tuple[str, ...]) -> _Index:
         for t in ts:
             pairs.setdefault(t[0], {})[t] = None
         by_flat_length.setdefault(len(flats[i]), []).append(i)
-    return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats, by_word, by_length, by_spelling,
+    pool = {n: tuple(e for length in ((3,) if n == 3 else range(max(4, n - 2), n + 3))
+                     for e in by_length.get(length, ())) for n in range(3, max(by_length, default=0) + 3)}
+    return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats, by_word, pool, by_spelling,
                   folded, frozenset(candidates), sorted((len(f), i) for i, f in enumerate(flats)),
-                  tuple(dict(collections.Counter(f)) for f in flats), {spelt: _mask(spelt) for spelt in by_spelling},
+                  tuple(dict(collections.Counter(f)) for f in flats),
                   tuple(frozenset(ts) for ts in terms), {w: tuple(ps) for w, ps in pairs.items()},
                   tuple(_mask(f) for f in flats), by_flat_length)
 
@@ -241,10 +252,15 @@ def _mask(spelling: str) -> int:
     """The letters of a spelling as a set of bits. Two edits (substitutions, insertions, deletions or swaps, what
     _word_similarity allows at most) change at most four letters of the set, so a word whose set differs by more
     cannot be a typo of it: one XOR and a bit count instead of an edit distance."""
+    if spelling.isascii():  # each letter's bit from a table, or-ed in C
+        return functools.reduce(operator.or_, map(_ASCII_BITS.__getitem__, spelling), 0)
     bits = 0
     for ch in spelling:
         bits |= 1 << (ord(ch) & 63)
     return bits
+
+
+_ASCII_BITS = {chr(c): 1 << (c & 63) for c in range(128)}
 
 
 def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[list[int], set[tuple[str, str]]]:
@@ -255,20 +271,23 @@ def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[list[int
     """
     lists: list[list[int]] = []
     typos: set[tuple[str, str]] = set()
+    by_word, pool = ix.by_word, ix.typo_pool
     for q in query:
-        lists.append(ix.by_word.get(q[0], []))
-        n = len(q[1])
-        if n >= 3:  # a typo counts between words of 4+ letters, or two 3-letter anagrams (_word_similarity)
-            qmask = _mask(q[1])
-            for length in ((3,) if n == 3 else range(max(4, n - 2), n + 3)):
-                for b in ix.by_length.get(length, ()):
-                    if (qmask ^ ix.masks[b[1]]).bit_count() > 4:  # too many letters apart to be a typo
-                        continue
-                    if b[0] != q[0] and _word_similarity(q, b):
-                        lists.append(ix.by_spelling[b[1]])
-                        typos.add(b)
+        word, spelt = q
+        lists.append(by_word.get(word, []))
+        near = pool.get(len(spelt))  # a typo counts between words of 4+ letters, or two 3-letter anagrams
+        if near:
+            qmask = _mask(spelt)
+            for mask, b, members in near:
+                # more than four letters apart: too far to be a typo (no edit distance needed)
+                if (qmask ^ mask).bit_count() <= 4 and b[0] != word and _word_similarity(q, b):
+                    lists.append(members)
+                    typos.add(b)
     found: dict[int, None] = {}
     for members in sorted(lists, key=len):
+        if len(found) + len(members) <= _CAP:  # all of them fit: added in one go
+            found.update(dict.fromkeys(members))
+            continue
         for i in members:
             if len(found) >= _CAP:
                 return list(found), typos
