@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import difflib
 import functools
+import itertools
 import operator
 import re
 from collections.abc import Callable
@@ -206,7 +207,8 @@ class _Index(NamedTuple):
     members: frozenset[str]
     lengths: list[tuple[int, int]]  # (length of the flat spelling, candidate), shortest first
     letters: tuple[dict[str, int], ...]  # the letters of each flat spelling, counted (plain dicts: .get is C)
-    termsets: tuple[frozenset[tuple[str, str]], ...]  # each candidate's terms, as a set
+    having: dict[str, frozenset[int]]  # spelling -> the candidates that have it
+    by_count: dict[int, frozenset[int]]  # number of words -> the candidates with that many
     pairs: dict[str, tuple[tuple[str, str], ...]]  # word -> its (word, spelling) pairs among the candidates
     flat_masks: tuple[int, ...]  # the letters of each flat spelling as bits
     by_flat_length: dict[int, list[int]]  # length of a flat spelling -> the candidates, in their order
@@ -244,7 +246,9 @@ def _index(candidates: tuple[str, ...]) -> _Index:
     return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats, by_word, pool, by_spelling,
                   folded, frozenset(candidates), sorted((len(f), i) for i, f in enumerate(flats)),
                   tuple(dict(collections.Counter(f)) for f in flats),
-                  tuple(frozenset(ts) for ts in terms), {w: tuple(ps) for w, ps in pairs.items()},
+                  {spelt: frozenset(members) for spelt, members in by_spelling.items()},
+                  {n: frozenset(i for i, ts in enumerate(terms) if len(ts) == n) for n in {len(ts) for ts in terms}},
+                  {w: tuple(ps) for w, ps in pairs.items()},
                   tuple(_mask(f) for f in flats), by_flat_length)
 
 
@@ -285,13 +289,13 @@ def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[list[int
                     typos.add(b)
     found: dict[int, None] = {}
     for members in sorted(lists, key=len):
+        if len(found) >= _CAP:
+            break
         if len(found) + len(members) <= _CAP:  # all of them fit: added in one go
             found.update(dict.fromkeys(members))
-            continue
-        for i in members:
-            if len(found) >= _CAP:
-                return list(found), typos
-            found[i] = None
+        else:  # the first ones not found yet, in their order, until _CAP (iterated in C)
+            found.update(dict.fromkeys(itertools.islice(itertools.filterfalse(found.__contains__, members),
+                                                        _CAP - len(found))))
     return list(found), typos
 
 
@@ -303,18 +307,32 @@ def _word_scores(query: list[tuple[str, str]], ix: _Index) -> dict[int, float]:
     500-field schema costs a few scores rather than one per field.
     """
     group, typos = _word_candidates(query, ix)
+    if not group:
+        return {}
     # the candidates' words _word_score can pair: the query's own words (however spelt) and their typos
     pairable = frozenset(typos).union(*(ix.pairs.get(w, ()) for w, _ in query))
-    shapes: dict[tuple[frozenset[tuple[str, str]], int], float] = {}
+    # Split the group into shapes with set operations (in C): by each pairable word had or not, then by the number
+    # of words. Every candidate of a class has the same shape, so one score stands for all of them.
+    classes = [set(group)]
+    for _, spelling in pairable:  # (a spelling is one word's: one pair each)
+        having = ix.having[spelling]
+        split = []
+        for members in classes:
+            inside = members & having
+            if inside and len(inside) < len(members):
+                split += (inside, members - inside)
+            else:
+                split.append(members)
+        classes = split
+    if len(ix.by_count) > 1:
+        classes = [part for members in classes
+                   for part in ((members,) if len(members) == 1 else (members & c for c in ix.by_count.values()))
+                   if part]
     words: dict[int, float] = {}
-    termsets, terms = ix.termsets, ix.terms
-    for i in group:
-        paired = termsets[i] & pairable  # a candidate's words are distinct: the set is the sorted tuple it was
-        shape = (paired, len(terms[i]) - len(paired))
-        if (w := shapes.get(shape)) is None:
-            w = shapes[shape] = _word_score(query, terms[i], ix.weight)
+    for members in classes:
+        w = _word_score(query, ix.terms[next(iter(members))], ix.weight)
         if w:
-            words[i] = w
+            words.update(dict.fromkeys(members, w))
     return words
 
 
