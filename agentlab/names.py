@@ -73,7 +73,12 @@ def _terms(name: str) -> list[tuple[str, str]]:
     terms: list[tuple[str, str]] = []
     seen: set[str] = set()
     for chunk in _NAME_CHUNK.findall(name[:NAME_LIMIT]):
-        parts = _NAME_WORD.findall(chunk) if chunk.isascii() else [chunk]
+        if not chunk.isascii():
+            parts = [chunk]
+        elif chunk.islower() and chunk.isalpha():  # one lower-case word: what the pattern would find, found faster
+            parts = [chunk]
+        else:
+            parts = _NAME_WORD.findall(chunk)
         for part in parts:
             spelt = _stem(part.lower())
             word = _SYNONYMS.get(spelt, spelt)
@@ -141,10 +146,11 @@ def _word_similarity(a: tuple[str, str], b: tuple[str, str]) -> float:
     if a[0] == b[0]:
         return 1.0
     x, y = a[1], b[1]
-    if min(len(x), len(y)) < 4:  # get/set, add/and: one letter apart and unrelated
+    shorter = min(len(x), len(y))
+    if shorter < 4:  # get/set, add/and: one letter apart and unrelated
         # but two letters swapped (usb/sub, gte/get) is a slip of the fingers, not a word
         return 0.6 if len(x) == len(y) == 3 and sorted(x) == sorted(y) and _edits(x, y, 1) == 1 else 0.0
-    most = 1 if min(len(x), len(y)) < 7 else 2
+    most = 1 if shorter < 7 else 2
     d = _edits(x, y, most)
     return 1.0 - d / max(len(x), len(y)) if d <= most else 0.0
 
@@ -287,6 +293,9 @@ def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[list[int
                 if (qmask ^ mask).bit_count() <= 4 and b[0] != word and _word_similarity(q, b):
                     lists.append(members)
                     typos.add(b)
+    lists = [members for members in lists if members]
+    if len(lists) == 1:  # one word (or typo) leads anywhere, the usual case: its candidates as they are listed
+        return lists[0][:_CAP], typos
     found: dict[int, None] = {}
     for members in sorted(lists, key=len):
         if len(found) >= _CAP:
@@ -307,8 +316,8 @@ def _word_scores(query: list[tuple[str, str]], ix: _Index) -> dict[int, float]:
     500-field schema costs a few scores rather than one per field.
     """
     group, typos = _word_candidates(query, ix)
-    if not group:
-        return {}
+    if len(group) <= 4:  # a few candidates: scoring each costs less than finding their shapes
+        return {i: w for i in group if (w := _word_score(query, ix.terms[i], ix.weight))}
     # the candidates' words _word_score can pair: the query's own words (however spelt) and their typos
     pairable = frozenset(typos).union(*(ix.pairs.get(w, ()) for w, _ in query))
     # Split the group into shapes with set operations (in C): by each pairable word had or not, then by the number
@@ -350,7 +359,13 @@ def _closest(name: str, ix: _Index) -> str | None:
     if not query:
         return None
     words = _word_scores(query, ix)
-    ranked = sorted(words.values(), reverse=True)
+    if len(words) == 1:  # one candidate shares a word: the usual typo, and nothing to rank
+        (only, best_w), = words.items()
+        if best_w >= _MIN_WORDS:
+            return ix.names[only] if best_w >= _MARGIN else None  # (its runner-up scores 0)
+        ranked = [best_w]
+    else:
+        ranked = sorted(words.values(), reverse=True)
     best_w = ranked[0] if ranked else 0.0
     if best_w >= _MIN_WORDS:
         # Enough shared words: suggest only a clear winner. A tie on words (get_activity_by_range
