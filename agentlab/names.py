@@ -151,6 +151,8 @@ def _word_similarity(a: tuple[str, str], b: tuple[str, str]) -> float:
         # but two letters swapped (usb/sub, gte/get) is a slip of the fingers, not a word
         return 0.6 if len(x) == len(y) == 3 and sorted(x) == sorted(y) and _edits(x, y, 1) == 1 else 0.0
     most = 1 if shorter < 7 else 2
+    if len(set(x).symmetric_difference(y)) > 2 * most:  # an edit changes at most two letters of the set: too far
+        return 0.0
     d = _edits(x, y, most)
     return 1.0 - d / max(len(x), len(y)) if d <= most else 0.0
 
