@@ -219,6 +219,7 @@ class _Index(NamedTuple):
     by_count: dict[int, frozenset[int]]  # number of words -> the candidates with that many
     pairs: dict[str, tuple[tuple[str, str], ...]]  # word -> its (word, spelling) pairs among the candidates
     flat_masks: tuple[int, ...]  # the letters of each flat spelling as bits
+    flat_lengths: tuple[int, ...]  # the length of each flat spelling
     by_flat_length: dict[int, list[int]]  # length of a flat spelling -> the candidates, in their order
 
 
@@ -257,7 +258,7 @@ def _index(candidates: tuple[str, ...]) -> _Index:
                   {spelt: frozenset(members) for spelt, members in by_spelling.items()},
                   {n: frozenset(i for i, ts in enumerate(terms) if len(ts) == n) for n in {len(ts) for ts in terms}},
                   {w: tuple(ps) for w, ps in pairs.items()},
-                  tuple(_mask(f) for f in flats), by_flat_length)
+                  tuple(_mask(f) for f in flats), tuple(map(len, flats)), by_flat_length)
 
 
 def _mask(spelling: str) -> int:
@@ -381,8 +382,8 @@ def _closest(name: str, ix: _Index) -> str | None:
     chars: dict[int, float] = {}
     # A cheaper bound on ``bound``: the letters of both as sets of bits, plus what the query repeats (or what two
     # of its letters share a bit for) counted as if shared too. Never below ``bound``, so it only skips.
-    qmask, flat_masks = _mask(flat), ix.flat_masks
-    repeated = len(flat) - qmask.bit_count()
+    qmask, flat_masks, flat_lengths, size = _mask(flat), ix.flat_masks, ix.flat_lengths, len(flat)
+    repeated = size - qmask.bit_count()
 
     def char(i: int) -> float:
         if i not in chars:
@@ -399,7 +400,7 @@ def _closest(name: str, ix: _Index) -> str | None:
         whose bound is under _CHAR_FLOOR (they can neither be suggested nor spoil a margin); when the first
         one must reach _MIN_CHARS and no bound does, nothing (and no difflib at all)."""
         near = [i for i in group if 2 * ((qmask & flat_masks[i]).bit_count() + repeated)
-                / (len(flat) + len(ix.flats[i])) >= _CHAR_FLOOR and bound(i) >= _CHAR_FLOOR]
+                / (size + flat_lengths[i]) >= _CHAR_FLOOR and bound(i) >= _CHAR_FLOOR]
         if first and not any(bound(i) >= _MIN_CHARS for i in near):
             return []
         return sorted(near, key=lambda i: (char(i), ix.names[i]), reverse=True)
