@@ -330,11 +330,11 @@ def _word_scores(query: list[tuple[str, str]], ix: _Index) -> dict[int, float]:
         having = ix.having[spelling]
         split = []
         for members in classes:
-            inside = members & having
-            if inside and len(inside) < len(members):
-                split += (inside, members - inside)
-            else:
+            if members <= having or members.isdisjoint(having):  # all or none of them have it: no new set
                 split.append(members)
+            else:
+                inside = members & having
+                split += (inside, members - inside)
         classes = split
     if len(ix.by_count) > 1:
         classes = [part for members in classes
