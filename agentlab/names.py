@@ -70,9 +70,13 @@ def _stem(word: str) -> str:
 
 def _terms(name: str) -> list[tuple[str, str]]:
     """``(word, spelling)`` pairs: the word with synonyms merged, and as it was written."""
+    name = name[:NAME_LIMIT]
+    if name.isascii() and name.isalpha() and name.islower():  # one lower-case word ("categroy"): no pattern needed
+        spelt = _stem(name)
+        return [(_SYNONYMS.get(spelt, spelt), spelt)]
     terms: list[tuple[str, str]] = []
     seen: set[str] = set()
-    for chunk in _NAME_CHUNK.findall(name[:NAME_LIMIT]):
+    for chunk in _NAME_CHUNK.findall(name):
         if not chunk.isascii():
             parts = [chunk]
         elif chunk.islower() and chunk.isalpha():  # one lower-case word: what the pattern would find, found faster
@@ -121,6 +125,8 @@ def _edits(a: str, b: str, most: int) -> int:
         return min(len(other) - (one in other[1:-1]), most + 1)
     if len(a) == len(b) == 2:
         return 1 if a == b[::-1] else 2
+    if len(set(a).symmetric_difference(b)) > 2 * most:  # an edit changes at most two letters of the set: too far
+        return most + 1
     prev2: list[int] = []
     prev = list(range(len(b) + 1))
     for i in range(1, len(a) + 1):
@@ -151,8 +157,6 @@ def _word_similarity(a: tuple[str, str], b: tuple[str, str]) -> float:
         # but two letters swapped (usb/sub, gte/get) is a slip of the fingers, not a word
         return 0.6 if len(x) == len(y) == 3 and sorted(x) == sorted(y) and _edits(x, y, 1) == 1 else 0.0
     most = 1 if shorter < 7 else 2
-    if len(set(x).symmetric_difference(y)) > 2 * most:  # an edit changes at most two letters of the set: too far
-        return 0.0
     d = _edits(x, y, most)
     return 1.0 - d / max(len(x), len(y)) if d <= most else 0.0
 
@@ -276,6 +280,9 @@ def _mask(spelling: str) -> int:
 _ASCII_BITS = {chr(c): 1 << (c & 63) for c in range(128)}
 
 
+_NO_CANDIDATES: list[int] = []  # shared, never changed: a word no candidate has
+
+
 def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[list[int], set[tuple[str, str]]]:
     """The candidates whose word score can be above 0 (they share a word or a typo of one), at most _CAP;
     and the candidates' words that are a typo of a query word.
@@ -287,7 +294,7 @@ def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[list[int
     by_word, pool = ix.by_word, ix.typo_pool
     for q in query:
         word, spelt = q
-        lists.append(by_word.get(word, []))
+        lists.append(by_word.get(word, _NO_CANDIDATES))
         near = pool.get(len(spelt))  # a typo counts between words of 4+ letters, or two 3-letter anagrams
         if near:
             qmask = _mask(spelt)
