@@ -200,7 +200,10 @@ def _word_score(query: list[tuple[str, str]], cand: list[tuple[str, str]], weigh
 # then scores only the candidates that share a word, or a typo of one, with it (every other one scores
 # 0 on words), at most _CAP of them, and compares characters (difflib) only when words did not decide,
 # again for at most _CAP candidates, the nearest in length first. Up to _CAP candidates, the answer is
-# exactly the full ranking's; past it, the few candidates scored are the ones that can win.
+# exactly the full ranking's; past it, the few candidates scored are the ones that can win. Candidates of
+# one shape (the same words pair with the query) share one score, the shapes found with set operations; cheap
+# bounds (letter sets as bits, lengths) come before every edit distance and difflib ratio. The answers are
+# checked against the code before these shortcuts on 9,000 misspellings (tests/data/suggest_corpus.json).
 _CAP = 64
 _CHAR_FLOOR = 0.6  # a candidate below this character similarity can neither be suggested nor spoil a margin
 
