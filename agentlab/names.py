@@ -300,10 +300,11 @@ def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[list[int
         lists.append(by_word.get(word, _NO_CANDIDATES))
         near = pool.get(len(spelt))  # a typo counts between words of 4+ letters, or two 3-letter anagrams
         if near:
-            qmask = _mask(spelt)
+            # more than four letters apart: too far to be a typo (no edit distance needed); with two or three
+            # words to look at, asking each costs less than the letters' bits
+            qmask = _mask(spelt) if len(near) > 3 else -1
             for mask, b, members in near:
-                # more than four letters apart: too far to be a typo (no edit distance needed)
-                if (qmask ^ mask).bit_count() <= 4 and b[0] != word and _word_similarity(q, b):
+                if (qmask < 0 or (qmask ^ mask).bit_count() <= 4) and b[0] != word and _word_similarity(q, b):
                     lists.append(members)
                     typos.add(b)
     lists = [members for members in lists if members]
