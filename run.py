@@ -203,6 +203,10 @@ def main(argv: list[str]) -> int:
         py = setup("requirements-dev.txt")
         if "--quick" in rest:
             rest = [*(a for a in rest if a != "--quick"), "-q", *QUICK]
+        elif not any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in rest):
+            # the whole suite on two processes (pytest-xdist): notebooks' kernels, servers and the local model wait on
+            # each other half the time; two, not one per core, as the local model's tests already use two threads
+            rest = ["-n", "2", "--dist", "loadgroup", *rest]
         return subprocess.call([str(py), "-m", "pytest", *rest], cwd=ROOT)
     if cmd == "app":
         py = setup("requirements.txt")

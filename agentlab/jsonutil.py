@@ -65,11 +65,16 @@ def _integer(text: str) -> int:
 _decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_number, parse_int=_integer)
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})  # exact types: a subclass of dict is walked as one
+
+
 def depth(value: Any, *, stop: int | None = None) -> int:
     """How deeply arrays and objects nest in ``value`` (0 for a scalar), without recursion.
 
     ``stop``: return as soon as the depth is past it. A dict a framework hands over may contain itself, and
     its depth is then endless: without ``stop`` the walk would never end (and its stack would fill memory)."""
+    if type(value) is dict and (stop is None or stop >= 0) and _SCALARS.issuperset(map(type, value.values())):
+        return 1  # the common case, a model's arguments: one object of plain values, no walk needed
     deepest, stack = 0, [(value, 0)]
     while stack:
         v, d = stack.pop()

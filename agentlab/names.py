@@ -6,10 +6,11 @@ one candidate is clearly ahead.
 """
 from __future__ import annotations
 
-import bisect
 import collections
 import difflib
 import functools
+import itertools
+import operator
 import re
 from collections.abc import Callable
 from typing import NamedTuple
@@ -43,6 +44,8 @@ _SYNONYMS = {w: head for head, words in {
 
 
 def to_snake(name: str) -> str:
+    if name == name.lower():  # no capital to split before: the regular expression would change nothing
+        return name.replace("-", "_")
     return _CAMEL_SPLIT.sub("_", name).replace("-", "_").lower()
 
 
@@ -67,13 +70,24 @@ def _stem(word: str) -> str:
 
 def _terms(name: str) -> list[tuple[str, str]]:
     """``(word, spelling)`` pairs: the word with synonyms merged, and as it was written."""
+    name = name[:NAME_LIMIT]
+    if name.isascii() and name.isalpha() and name.islower():  # one lower-case word ("categroy"): no pattern needed
+        spelt = _stem(name)
+        return [(_SYNONYMS.get(spelt, spelt), spelt)]
     terms: list[tuple[str, str]] = []
-    for chunk in _NAME_CHUNK.findall(name[:NAME_LIMIT]):
-        parts = _NAME_WORD.findall(chunk) if chunk.isascii() else [chunk]
+    seen: set[str] = set()
+    for chunk in _NAME_CHUNK.findall(name):
+        if not chunk.isascii():
+            parts = [chunk]
+        elif chunk.islower() and chunk.isalpha():  # one lower-case word: what the pattern would find, found faster
+            parts = [chunk]
+        else:
+            parts = _NAME_WORD.findall(chunk)
         for part in parts:
             spelt = _stem(part.lower())
             word = _SYNONYMS.get(spelt, spelt)
-            if all(word != w for w, _ in terms):
+            if word not in seen:
+                seen.add(word)
                 terms.append((word, spelt))
     return terms
 
@@ -103,6 +117,16 @@ def _edits(a: str, b: str, most: int) -> int:
     a, b = a[head:len(a) - tail], b[head:len(b) - tail]
     if not a or not b:
         return min(max(len(a), len(b)), most + 1)
+    # The middles of most typos are a letter or two ("ro" against "or"): their distance needs no table. Both
+    # middles differ at either end (what was equal is stripped), so one letter is one substitution plus an
+    # insertion per extra letter of the other, less one if the letter is inside it.
+    if len(a) == 1 or len(b) == 1:
+        one, other = (a, b) if len(a) == 1 else (b, a)
+        return min(len(other) - (one in other[1:-1]), most + 1)
+    if len(a) == len(b) == 2:
+        return 1 if a == b[::-1] else 2
+    if len(set(a).symmetric_difference(b)) > 2 * most:  # an edit changes at most two letters of the set: too far
+        return most + 1
     prev2: list[int] = []
     prev = list(range(len(b) + 1))
     for i in range(1, len(a) + 1):
@@ -128,10 +152,11 @@ def _word_similarity(a: tuple[str, str], b: tuple[str, str]) -> float:
     if a[0] == b[0]:
         return 1.0
     x, y = a[1], b[1]
-    if min(len(x), len(y)) < 4:  # get/set, add/and: one letter apart and unrelated
+    shorter = min(len(x), len(y))
+    if shorter < 4:  # get/set, add/and: one letter apart and unrelated
         # but two letters swapped (usb/sub, gte/get) is a slip of the fingers, not a word
         return 0.6 if len(x) == len(y) == 3 and sorted(x) == sorted(y) and _edits(x, y, 1) == 1 else 0.0
-    most = 1 if min(len(x), len(y)) < 7 else 2
+    most = 1 if shorter < 7 else 2
     d = _edits(x, y, most)
     return 1.0 - d / max(len(x), len(y)) if d <= most else 0.0
 
@@ -148,7 +173,11 @@ def _word_score(query: list[tuple[str, str]], cand: list[tuple[str, str]], weigh
     shared = union = 0.0
     left = list(cand)
     for q in query:
-        sim, c = max(((similarity(q, c), c) for c in left), default=(0.0, ("", "")))
+        if len(left) == 1:  # (most names have a word or two: no generator for one)
+            c = left[0]
+            sim = similarity(q, c)
+        else:
+            sim, c = max(((similarity(q, c), c) for c in left), default=(0.0, ("", "")))
         if sim:
             left.remove(c)
             wc = weight.get(c[0], 1.0)
@@ -171,7 +200,10 @@ def _word_score(query: list[tuple[str, str]], cand: list[tuple[str, str]], weigh
 # then scores only the candidates that share a word, or a typo of one, with it (every other one scores
 # 0 on words), at most _CAP of them, and compares characters (difflib) only when words did not decide,
 # again for at most _CAP candidates, the nearest in length first. Up to _CAP candidates, the answer is
-# exactly the full ranking's; past it, the few candidates scored are the ones that can win.
+# exactly the full ranking's; past it, the few candidates scored are the ones that can win. Candidates of
+# one shape (the same words pair with the query) share one score, the shapes found with set operations; cheap
+# bounds (letter sets as bits, lengths) come before every edit distance and difflib ratio. The answers are
+# checked against the code before these shortcuts on 9,000 misspellings (tests/data/suggest_corpus.json).
 _CAP = 64
 _CHAR_FLOOR = 0.6  # a candidate below this character similarity can neither be suggested nor spoil a margin
 
@@ -182,13 +214,20 @@ class _Index(NamedTuple):
     weight: dict[str, float]  # a word shared by many candidates weighs little
     flats: tuple[str, ...]  # the spellings sorted and joined: what characters are compared on
     by_word: dict[str, list[int]]  # word -> the candidates that have it
-    by_length: dict[int, list[tuple[str, str]]]  # length of a spelling -> its distinct (word, spelling) pairs
+    # length of a query word -> the candidates' distinct (word, spelling) pairs of a length it may be a typo of
+    # (_word_similarity), each with the letters of the spelling as bits and the candidates that have it
+    typo_pool: dict[int, tuple[tuple[int, tuple[str, str], list[int]], ...]]
     by_spelling: dict[str, list[int]]  # spelling -> the candidates that have it
     folded: dict[str, list[str]]  # name without case or separators -> the candidates spelt so
     members: frozenset[str]
     lengths: list[tuple[int, int]]  # (length of the flat spelling, candidate), shortest first
     letters: tuple[dict[str, int], ...]  # the letters of each flat spelling, counted (plain dicts: .get is C)
-    masks: dict[str, int]  # spelling -> the set of its letters as bits (a typo changes at most 4 of them)
+    having: dict[str, frozenset[int]]  # spelling -> the candidates that have it
+    by_count: dict[int, frozenset[int]]  # number of words -> the candidates with that many
+    pairs: dict[str, tuple[tuple[str, str], ...]]  # word -> its (word, spelling) pairs among the candidates
+    flat_masks: tuple[int, ...]  # the letters of each flat spelling as bits
+    flat_lengths: tuple[int, ...]  # the length of each flat spelling
+    by_flat_length: dict[int, list[int]]  # length of a flat spelling -> the candidates, in their order
 
 
 @functools.lru_cache(maxsize=256)
@@ -199,31 +238,52 @@ def _index(candidates: tuple[str, ...]) -> _Index:
     df: dict[str, int] = {}
     by_word: dict[str, list[int]] = {}
     by_spelling: dict[str, list[int]] = {}
-    by_length: dict[int, list[tuple[str, str]]] = {}
+    by_length: dict[int, list[tuple[int, tuple[str, str], list[int]]]] = {}
     for i, ts in enumerate(terms):
         for w, spelt in ts:
             df[w] = df.get(w, 0) + 1
             by_word.setdefault(w, []).append(i)
             if spelt not in by_spelling:
-                by_length.setdefault(len(spelt), []).append((w, spelt))
-            by_spelling.setdefault(spelt, []).append(i)
+                by_spelling[spelt] = []
+                by_length.setdefault(len(spelt), []).append((_mask(spelt), (w, spelt), by_spelling[spelt]))
+            by_spelling[spelt].append(i)
     folded: dict[str, list[str]] = {}
     for a in candidates:
         folded.setdefault(to_snake(a).replace("_", ""), []).append(a)
     flats = tuple("_".join(sorted(s for _, s in ts)) for ts in terms)
-    return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats, by_word, by_length, by_spelling,
+    pairs: dict[str, dict[tuple[str, str], None]] = {}
+    by_flat_length: dict[int, list[int]] = {}
+    for i, ts in enumerate(terms):
+        for t in ts:
+            pairs.setdefault(t[0], {})[t] = None
+        by_flat_length.setdefault(len(flats[i]), []).append(i)
+    pool = {n: tuple(e for length in ((3,) if n == 3 else range(max(4, n - 2), n + 3))
+                     for e in by_length.get(length, ())) for n in range(3, max(by_length, default=0) + 3)}
+    return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats, by_word, pool, by_spelling,
                   folded, frozenset(candidates), sorted((len(f), i) for i, f in enumerate(flats)),
-                  tuple(dict(collections.Counter(f)) for f in flats), {spelt: _mask(spelt) for spelt in by_spelling})
+                  tuple(dict(collections.Counter(f)) for f in flats),
+                  {spelt: frozenset(members) for spelt, members in by_spelling.items()},
+                  {n: frozenset(i for i, ts in enumerate(terms) if len(ts) == n) for n in {len(ts) for ts in terms}},
+                  {w: tuple(ps) for w, ps in pairs.items()},
+                  tuple(_mask(f) for f in flats), tuple(map(len, flats)), by_flat_length)
 
 
 def _mask(spelling: str) -> int:
     """The letters of a spelling as a set of bits. Two edits (substitutions, insertions, deletions or swaps, what
     _word_similarity allows at most) change at most four letters of the set, so a word whose set differs by more
     cannot be a typo of it: one XOR and a bit count instead of an edit distance."""
+    if spelling.isascii():  # each letter's bit from a table, or-ed in C
+        return functools.reduce(operator.or_, map(_ASCII_BITS.__getitem__, spelling), 0)
     bits = 0
     for ch in spelling:
         bits |= 1 << (ord(ch) & 63)
     return bits
+
+
+_ASCII_BITS = {chr(c): 1 << (c & 63) for c in range(128)}
+
+
+_NO_CANDIDATES: list[int] = []  # shared, never changed: a word no candidate has
 
 
 def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[list[int], set[tuple[str, str]]]:
@@ -234,24 +294,31 @@ def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[list[int
     """
     lists: list[list[int]] = []
     typos: set[tuple[str, str]] = set()
+    by_word, pool = ix.by_word, ix.typo_pool
     for q in query:
-        lists.append(ix.by_word.get(q[0], []))
-        n = len(q[1])
-        if n >= 3:  # a typo counts between words of 4+ letters, or two 3-letter anagrams (_word_similarity)
-            qmask = _mask(q[1])
-            for length in ((3,) if n == 3 else range(max(4, n - 2), n + 3)):
-                for b in ix.by_length.get(length, ()):
-                    if (qmask ^ ix.masks[b[1]]).bit_count() > 4:  # too many letters apart to be a typo
-                        continue
-                    if b[0] != q[0] and _word_similarity(q, b):
-                        lists.append(ix.by_spelling[b[1]])
-                        typos.add(b)
+        word, spelt = q
+        lists.append(by_word.get(word, _NO_CANDIDATES))
+        near = pool.get(len(spelt))  # a typo counts between words of 4+ letters, or two 3-letter anagrams
+        if near:
+            # more than four letters apart: too far to be a typo (no edit distance needed); with two or three
+            # words to look at, asking each costs less than the letters' bits
+            qmask = _mask(spelt) if len(near) > 3 else -1
+            for mask, b, members in near:
+                if (qmask < 0 or (qmask ^ mask).bit_count() <= 4) and b[0] != word and _word_similarity(q, b):
+                    lists.append(members)
+                    typos.add(b)
+    lists = [members for members in lists if members]
+    if len(lists) == 1:  # one word (or typo) leads anywhere, the usual case: its candidates as they are listed
+        return lists[0][:_CAP], typos
     found: dict[int, None] = {}
     for members in sorted(lists, key=len):
-        for i in members:
-            if len(found) >= _CAP:
-                return list(found), typos
-            found[i] = None
+        if len(found) >= _CAP:
+            break
+        if len(found) + len(members) <= _CAP:  # all of them fit: added in one go
+            found.update(dict.fromkeys(members))
+        else:  # the first ones not found yet, in their order, until _CAP (iterated in C)
+            found.update(dict.fromkeys(itertools.islice(itertools.filterfalse(found.__contains__, members),
+                                                        _CAP - len(found))))
     return list(found), typos
 
 
@@ -263,17 +330,32 @@ def _word_scores(query: list[tuple[str, str]], ix: _Index) -> dict[int, float]:
     500-field schema costs a few scores rather than one per field.
     """
     group, typos = _word_candidates(query, ix)
-    same = {w for w, _ in query}
-    shapes: dict[tuple[tuple[tuple[str, str], ...], int], float] = {}
+    if len(group) <= 4:  # a few candidates: scoring each costs less than finding their shapes
+        return {i: w for i in group if (w := _word_score(query, ix.terms[i], ix.weight))}
+    # the candidates' words _word_score can pair: the query's own words (however spelt) and their typos
+    pairable = frozenset(typos).union(*(ix.pairs.get(w, ()) for w, _ in query))
+    # Split the group into shapes with set operations (in C): by each pairable word had or not, then by the number
+    # of words. Every candidate of a class has the same shape, so one score stands for all of them.
+    classes = [set(group)]
+    for _, spelling in pairable:  # (a spelling is one word's: one pair each)
+        having = ix.having[spelling]
+        split = []
+        for members in classes:
+            if members <= having or members.isdisjoint(having):  # all or none of them have it: no new set
+                split.append(members)
+            else:
+                inside = members & having
+                split += (inside, members - inside)
+        classes = split
+    if len(ix.by_count) > 1:
+        classes = [part for members in classes
+                   for part in ((members,) if len(members) == 1 else (members & c for c in ix.by_count.values()))
+                   if part]
     words: dict[int, float] = {}
-    for i in group:
-        terms = ix.terms[i]
-        paired = [c for c in terms if c[0] in same or c in typos]  # the words _word_score can pair
-        shape = (tuple(sorted(paired)), len(terms) - len(paired))
-        if (w := shapes.get(shape)) is None:
-            w = shapes[shape] = _word_score(query, terms, ix.weight)
+    for members in classes:
+        w = _word_score(query, ix.terms[next(iter(members))], ix.weight)
         if w:
-            words[i] = w
+            words.update(dict.fromkeys(members, w))
     return words
 
 
@@ -291,7 +373,13 @@ def _closest(name: str, ix: _Index) -> str | None:
     if not query:
         return None
     words = _word_scores(query, ix)
-    ranked = sorted(words.values(), reverse=True)
+    if len(words) == 1:  # one candidate shares a word: the usual typo, and nothing to rank
+        (only, best_w), = words.items()
+        if best_w >= _MIN_WORDS:
+            return ix.names[only] if best_w >= _MARGIN else None  # (its runner-up scores 0)
+        ranked = [best_w]
+    else:
+        ranked = sorted(words.values(), reverse=True)
     best_w = ranked[0] if ranked else 0.0
     if best_w >= _MIN_WORDS:
         # Enough shared words: suggest only a clear winner. A tie on words (get_activity_by_range
@@ -303,6 +391,10 @@ def _closest(name: str, ix: _Index) -> str | None:
     flat = "_".join(sorted(s for _, s in query))
     letters = collections.Counter(flat)
     chars: dict[int, float] = {}
+    # A cheaper bound on ``bound``: the letters of both as sets of bits, plus what the query repeats (or what two
+    # of its letters share a bit for) counted as if shared too. Never below ``bound``, so it only skips.
+    qmask, flat_masks, flat_lengths, size = _mask(flat), ix.flat_masks, ix.flat_lengths, len(flat)
+    repeated = size - qmask.bit_count()
 
     def char(i: int) -> float:
         if i not in chars:
@@ -318,7 +410,8 @@ def _closest(name: str, ix: _Index) -> str | None:
         """``group`` as the full ranking orders equal word scores (characters, then name), less the candidates
         whose bound is under _CHAR_FLOOR (they can neither be suggested nor spoil a margin); when the first
         one must reach _MIN_CHARS and no bound does, nothing (and no difflib at all)."""
-        near = [i for i in group if bound(i) >= _CHAR_FLOOR]
+        near = [i for i in group if 2 * ((qmask & flat_masks[i]).bit_count() + repeated)
+                / (size + flat_lengths[i]) >= _CHAR_FLOOR and bound(i) >= _CHAR_FLOOR]
         if first and not any(bound(i) >= _MIN_CHARS for i in near):
             return []
         return sorted(near, key=lambda i: (char(i), ix.names[i]), reverse=True)
@@ -355,28 +448,26 @@ def _by_characters(flat: str, ix: _Index, exclude: dict[int, float]) -> list[int
     longer than the query cannot be near it, so none is compared; the nearest lengths are taken first.
     """
     a = len(flat)
-    lengths = ix.lengths
-    right = bisect.bisect_left(lengths, (a, -1))
-    left = right - 1
+    shortest, longest = ix.lengths[0][0], ix.lengths[-1][0]
+    by_length = ix.by_flat_length
     out: list[int] = []
-    while len(out) < _CAP:  # outwards from the query's length, the nearer side first
-        take_left = left >= 0 and (right >= len(lengths) or a - lengths[left][0] <= lengths[right][0] - a)
-        if not take_left and right >= len(lengths):
+    # outwards from the query's length, a block of one length at a time: the same length, then one shorter (by
+    # descending position), one longer (by ascending position), two shorter ... (a tie in distance goes shorter first)
+    block = by_length.get(a, ())
+    out += [i for i in block if i not in exclude]
+    d = 1
+    while len(out) < _CAP:
+        short, long = a - d, a + d
+        short_in = short >= shortest and 2 * short >= _CHAR_FLOOR * (a + short)
+        long_in = long <= longest and 2 * a >= _CHAR_FLOOR * (a + long)
+        if not short_in and not long_in:
             break
-        n, i = lengths[left] if take_left else lengths[right]
-        if 2 * min(a, n) < _CHAR_FLOOR * (a + n):
-            if take_left:  # every shorter one is further still
-                left = -1
-            else:
-                right = len(lengths)
-            continue
-        if take_left:
-            left -= 1
-        else:
-            right += 1
-        if i not in exclude:
-            out.append(i)
-    return out
+        if short_in:
+            out += [i for i in reversed(by_length.get(short, ())) if i not in exclude]
+        if long_in and len(out) < _CAP:
+            out += [i for i in by_length.get(long, ()) if i not in exclude]
+        d += 1
+    return out[:_CAP]
 
 
 def suggest(name: str, allowed: list[str]) -> str | None:
@@ -392,10 +483,14 @@ def suggest(name: str, allowed: list[str]) -> str | None:
 
 def _suggest(name: str, ix: _Index) -> str | None:
     name = name[:NAME_LIMIT]  # difflib is quadratic: a megabyte of name must not reach it
-    for candidate in (to_snake(name), to_camel(name)):
-        if candidate != name and candidate in ix.members:
-            return candidate
-    same = ix.folded.get(to_snake(name).replace("_", ""), [])
+    snake = to_snake(name)
+    if snake != name and snake in ix.members:
+        return snake
+    if "_" in name:  # (without one, the camel twin is the name itself)
+        camel = to_camel(name)
+        if camel != name and camel in ix.members:
+            return camel
+    same = ix.folded.get(snake.replace("_", ""), [])
     if len(same) == 1:
         return same[0]
     return _closest(name, ix)

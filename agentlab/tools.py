@@ -232,7 +232,8 @@ class Registry:
             if not isinstance(args, dict):
                 err = make_error("BAD_JSON", _key="BAD_JSON.not_object", got=json_type(args))
                 return Checked(name, raw_text, None, err, parse_ok=False, lang=lang)
-        broken = lone_surrogates(args)
+        # plain ASCII text without a \u escape cannot hold a lone surrogate: nothing to walk (the usual call)
+        broken = lone_surrogates(args) if isinstance(raw, Mapping) or not raw.isascii() or "\\u" in raw else []
         if broken:  # valid JSON, but not text: nothing downstream could store or send it
             problems = [Problem(p, "broken_text") for p in broken]
             return Checked(name, raw_text, args, make_error("INVALID_ARGS", problems=problems), lang=lang)

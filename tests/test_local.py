@@ -14,6 +14,18 @@ from agentlab.models import local
 from agentlab.runs import STATUSES
 from agentlab.scenarios import aftersales
 
+# The real model's tests share one server (loading it is the slow part) and one worker under pytest-xdist: two
+# servers at once would share the machine's two cores with each other, each test twice as slow.
+real_model = pytest.mark.xdist_group("local_model")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One local model server for this module's real-model tests (each asks it something different)."""
+    _need_local()
+    with local.LocalServer("0.5b", log=tmp_path_factory.mktemp("local") / "server.log") as running:
+        yield running
+
 
 def _need_local():
     missing = local.what_is_missing("0.5b")
@@ -115,15 +127,14 @@ def test_a_changed_weights_file_is_verified_again(tmp_path, monkeypatch):
     assert again.read_bytes() == b"tiny model"
 
 
+@real_model
 @pytest.mark.timeout(600)
-def test_guarded_after_sales_agent_on_the_real_local_model(tmp_path):
-    _need_local()
+def test_guarded_after_sales_agent_on_the_real_local_model(server):
     from agentlab.models.openai_model import OpenAIModel
-    with local.LocalServer("0.5b", log=tmp_path / "server.log") as server:
-        _desk, reg = aftersales.SCENARIO.setup()
-        model = OpenAIModel("qwen2.5-coder-0.5b", base_url=server.base_url, max_tokens=200)
-        run = run_guarded(model, reg, "Where is my order A1002? Has it shipped?",
-                          system_prompt=aftersales.SYSTEM_PROMPT["en"], config=GuardConfig(step_budget=4))
+    _desk, reg = aftersales.SCENARIO.setup()
+    model = OpenAIModel("qwen2.5-coder-0.5b", base_url=server.base_url, max_tokens=200)
+    run = run_guarded(model, reg, "Where is my order A1002? Has it shipped?",
+                      system_prompt=aftersales.SYSTEM_PROMPT["en"], config=GuardConfig(step_budget=4))
     assert run.status in STATUSES and run.status != "failed" and run.steps <= 4
     calls = run.tool_events
     assert calls, "the real model made no tool call"
@@ -132,28 +143,27 @@ def test_guarded_after_sales_agent_on_the_real_local_model(tmp_path):
     assert sum(e.prompt_tokens for e in run.events) > 0
 
 
+@real_model
 @pytest.mark.timeout(600)
-def test_trimming_counts_with_the_local_models_own_tokenizer(tmp_path):
-    _need_local()
+def test_trimming_counts_with_the_local_models_own_tokenizer(server):
     from agentlab.context import estimate_tokens, protocol_problems, trim_messages
     from agentlab.evals import load_cases
     from agentlab.resources import data_file
     case = next(c for c in load_cases(data_file("expense_cases.jsonl")) if c.id == "boundary-long-chat-taxi")
     history = [{"role": "system", "content": "You keep the books."}, *case.history, {"role": "user", "content": case.task}]
-    with local.LocalServer("0.5b", log=tmp_path / "server.log") as server:
-        count = local.token_counter(server.base_url)
-        whole = count(history)
-        kept = trim_messages(history, max_tokens=1500, count=count)
-        assert count(kept) <= 1500 < whole and not protocol_problems(kept)
+    count = local.token_counter(server.base_url)
+    whole = count(history)
+    kept = trim_messages(history, max_tokens=1500, count=count)
+    assert count(kept) <= 1500 < whole and not protocol_problems(kept)
     # the labelled estimate is only that: the real count of this history differs from it
     assert whole != estimate_tokens(history)
 
 
+@real_model
 @pytest.mark.timeout(600)
-def test_a_grammar_keeps_the_real_models_call_inside_the_contract(tmp_path):
+def test_a_grammar_keeps_the_real_models_call_inside_the_contract(server):
     """Free, the 0.5B writes what it was told ("purple", "three"); under the grammar the same prompt gives a call
     the contract accepts. (The chat endpoint is not the free baseline: it adds a grammar of its own to tool calls.)"""
-    _need_local()
     from agentlab import Registry
     from agentlab.models.constrained import ConstrainedModel
     tools = [{"type": "function", "function": {"name": "set_color", "description": "Set the lamp's color.", "parameters": {
@@ -162,8 +172,7 @@ def test_a_grammar_keeps_the_real_models_call_inside_the_contract(tmp_path):
         "required": ["color", "brightness"]}}}]
     reg = Registry.from_specs(tools)
     ask = [{"role": "user", "content": "Set the lamp to purple with brightness 'three'. Use the tool."}]
-    with local.LocalServer("0.5b", log=tmp_path / "server.log") as server:
-        free = ConstrainedModel(server.base_url, grammar=False).complete(ask, tools)
-        held = ConstrainedModel(server.base_url).complete(ask, tools)
+    free = ConstrainedModel(server.base_url, grammar=False).complete(ask, tools)
+    held = ConstrainedModel(server.base_url).complete(ask, tools)
     assert held.tool_calls and all(reg.check(c.name, c.arguments).ok for c in held.tool_calls)
     assert not free.tool_calls or not all(reg.check(c.name, c.arguments).ok for c in free.tool_calls)
