@@ -119,6 +119,21 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path):
         assert "✓" in solved and "✗" not in solved, f"with the solution, the check must pass: {solved!r}"
 
 
+DATASET_NOTEBOOKS = [p for p in NOTEBOOKS if p.parent.name == "notebooks"
+                     and re.search(r"datasets_dir|bfcl_dir", p.with_suffix(".py").read_text(encoding="utf-8"))]
+
+
+@pytest.mark.parametrize("path", DATASET_NOTEBOOKS, ids=lambda p: p.stem)
+def test_runs_without_the_shared_datasets(path, tmp_path, monkeypatch):
+    """The public datasets are read from ../shared/datasets, never shipped: without them a notebook says so and runs."""
+    monkeypatch.setenv("AGENTLAB_DATASETS", str(tmp_path / "absent"))
+    monkeypatch.delenv("MPLBACKEND", raising=False)
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors and len(DATASET_NOTEBOOKS) >= 2, errors[:1]
+
+
 FIGURE_NOTEBOOKS = ("01_", "02_", "03_", "07_", "10_", "12_", "13_", "14_", "15_", "16_", "17_")  # tables of what was read or said
 CUT = re.compile(r"(model_visible|answer|hint|content|detail|ensure_ascii=False)\b[^\n]{0,12}\)?\[:\d+\]")
 

@@ -36,7 +36,7 @@ from agentlab.workbook.plots import cjk_fonts, plot_bars, table_view
 
 LANG = "zh"  # "en" for English
 HAVE_DATA = (bfcl.bfcl_dir() / "data").exists()  # BFCL is read from ../shared/datasets, never shipped
-SIZES = [s for s in ("0.5b", "1.5b") if bfcl.bfcl_cassette(s).exists()]
+SIZES = [s for s in ("0.5b", "1.5b") if HAVE_DATA and bfcl.bfcl_cassette(s).exists()]  # replies need questions
 questions = bfcl.questions() if HAVE_DATA else []
 attempts = {s: bfcl.replay_attempts(bfcl.bfcl_cassette(s), questions) for s in SIZES}
 print({"en": "BFCL data:", "zh": "BFCL 数据："}[LANG],
