@@ -175,7 +175,8 @@ def _local_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gguf", help="use this GGUF file instead of the packaged weights")
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--ctx", type=int, default=4096)
+    p.add_argument("--ctx", type=int, default=4096, help="tokens of context in all (shared by the slots)")
+    p.add_argument("--parallel", type=int, default=1, help="requests answered at once (a room shares one server)")
     p.add_argument("--lang", choices=("en", "zh"), default="en")
 
 
@@ -183,6 +184,7 @@ def _local(ns: argparse.Namespace) -> int:
     _in_range("--port", ns.port, 1, 65535)
     _in_range("--threads", ns.threads, 1)
     _in_range("--ctx", ns.ctx, 1)
+    _in_range("--parallel", ns.parallel, 1, 64)
     gguf = Path(ns.gguf) if ns.gguf is not None else None
     if ns.gguf is not None and read_input(ns.gguf, "what.gguf", head=4) != b"GGUF":  # else llama.cpp fails later, saying less
         raise InputError("input.not_gguf", path=ns.gguf, what="what.gguf")
@@ -193,7 +195,7 @@ def _local(ns: argparse.Namespace) -> int:
             print(t("cli.error", ns.lang, message=missing), file=sys.stderr)
             return 2
         gguf = weights_path(ns.size)
-    serve(gguf, port=ns.port, threads=ns.threads, ctx=ns.ctx)
+    serve(gguf, port=ns.port, threads=ns.threads, ctx=ns.ctx, parallel=ns.parallel)
     return 0
 
 
