@@ -383,16 +383,18 @@ def _site_configure(p: argparse.ArgumentParser) -> None:
 
 def _check_store(url: str) -> None:
     """Refuse a store URL that does not parse or a Redis that does not answer, in one line, before serving."""
+    from .redaction import redact_secrets
     from .store import open_store
     try:
         store = open_store(url)
         ping = getattr(getattr(store, "client", None), "ping", None)
         if ping is not None:
             ping()
-    except ImportError as exc:
-        raise InputError("site.bad_store", url=url, detail=f"pip install 'agentlab[redis]' ({exc.name} is missing)") from None
+    except ImportError as exc:  # the URL's password (redis://user:PASSWORD@...) is never said back
+        raise InputError("site.bad_store", url=redact_secrets(url),
+                         detail=f"pip install 'agentlab[redis]' ({exc.name} is missing)") from None
     except Exception as exc:  # noqa: BLE001 - a bad URL or an unreachable server: said in one line
-        raise InputError("site.bad_store", url=url, detail=str(exc)[:200]) from None
+        raise InputError("site.bad_store", url=redact_secrets(url), detail=redact_secrets(str(exc)[:200])) from None
 
 
 def _site(ns: argparse.Namespace) -> int:

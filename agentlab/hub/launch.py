@@ -85,6 +85,11 @@ class Hub:
             (st / sub).mkdir(exist_ok=True)
             os.chown(st / sub, svc.pw_uid, svc.pw_gid)
             (st / sub).chmod(0o700 if sub != "model" else 0o755)
+        seen = subprocess.run([str(s.python), "-c", "import sys; print(sys.version)"], user=SERVICES_USER,
+                              group=SERVICES_USER, extra_groups=[], env={"PATH": os.defpath}, cwd="/",
+                              capture_output=True, text=True, timeout=60)
+        if seen.stdout.strip() != sys.version.strip() and Path(sys.executable) == s.python:  # see hub.python_hidden
+            raise RuntimeError(t("hub.python_hidden", "en", base=sys.base_prefix))
         ports = {k: getattr(s, k) or services.free_port() for k in
                  ("hub_port", "proxy_api_port", "redis_port", "site_port", "model_port")}
         s = replace(s, redis_password=s.redis_password or secrets.token_urlsafe(24), **ports)
