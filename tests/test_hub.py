@@ -100,7 +100,7 @@ def hub():
                 time.sleep(0.5)
             pytest.fail(f"{name}'s server did not start (log: {h.log})")
         with ThreadPoolExecutor(2) as pool:
-            tokens = dict(zip(("ana", "bo"), pool.map(up, ("ana", "bo"))))
+            tokens = dict(zip(("ana", "bo"), pool.map(up, ("ana", "bo")), strict=True))
         yield h, token, tokens
     finally:
         h.stop()
@@ -225,6 +225,6 @@ def test_stopping_the_hub_leaves_nothing_running(hub):
     left = list(processes_of(workshop_uids()))
     assert left == [], [Path(f"/proc/{p}/cmdline").read_bytes()[:80] for p in left]
     for port in (s.port, s.hub_port, s.proxy_api_port, s.redis_port, s.site_port):
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", port))  # free again
+        with pytest.raises(ConnectionRefusedError):  # nobody listens there any more
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
     assert h.stop() == []

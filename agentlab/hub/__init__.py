@@ -8,4 +8,4 @@ every setting as plain data that the tests read. Importing this package imports 
 """
 from __future__ import annotations
 
-__all__: list[str] = []
+__all__ = ["auth", "config", "kernel", "launch", "services", "spawner", "users"]  # modules, imported by name when needed

@@ -19,7 +19,7 @@ from typing import Any
 
 from .users import NAME
 
-__all__ = ["MIN_PASSWORD", "PasswordBook", "WorkshopAuthenticator"]
+__all__ = ["MIN_PASSWORD", "PasswordBook", "WorkshopAuthenticator"]  # noqa: F822 - the last made on first use
 
 MIN_PASSWORD = 6
 
@@ -73,7 +73,7 @@ def _authenticator_class() -> type:
     from jupyterhub.auth import Authenticator
     from traitlets import Unicode
 
-    class WorkshopAuthenticator(Authenticator):  # type: ignore[misc]
+    class WorkshopAuthenticator(Authenticator):
         """JupyterHub's side of :class:`PasswordBook` (the workshop password is the form's extra field)."""
 
         passwords_file = Unicode(config=True, help="where the names' password hashes are kept")

@@ -1,6 +1,6 @@
 """Every setting of the workshop's JupyterHub, as plain data: :func:`build` returns it, the tests read it.
 
-``hub/jupyterhub_config.py`` applies the JSON file :func:`write` makes (mode 0600: it holds the workshop and
+``hub/jupyterhub_config.py`` applies the JSON file :func:`write_config` makes (mode 0600: it holds the workshop and
 Redis passwords) to JupyterHub's own configuration object, section by section.
 """
 from __future__ import annotations
@@ -8,14 +8,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..i18n import t
 from . import services
 
-__all__ = ["HubSettings", "build", "write"]
+__all__ = ["HubSettings", "build", "participant_env", "write_config"]
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,6 @@ class HubSettings:
     threads: int = 2
     idle_timeout: int = 3600
     data_limit: int = 2 << 30    # bytes per process (the server, each kernel)
-    ports: Mapping[str, int] = field(default_factory=dict)
 
 
 def participant_env(s: HubSettings) -> dict[str, str]:
@@ -101,7 +100,7 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
     }
 
 
-def write(config: Mapping[str, Any], path: Path) -> Path:
+def write_config(config: Mapping[str, Any], path: Path) -> Path:
     """The configuration as JSON in a file only its owner reads (it holds passwords)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as out:

@@ -25,10 +25,10 @@ from typing import Any
 
 from ..i18n import Lang, t
 from . import services
-from .config import HubSettings, build, write
+from .config import HubSettings, build, write_config
 from .users import OS_PREFIX, SERVICES_USER, ensure_account, processes_of
 
-__all__ = ["Hub", "main", "parse_size"]
+__all__ = ["Hub", "hub_command", "parse_size", "sweep", "workshop_uids"]
 
 
 def parse_size(text: str) -> int:
@@ -45,6 +45,7 @@ def _find_gguf(state: Path) -> Path | None:
         return None
     src = weights_path("0.5b")
     dst = state / "model" / src.name
+    dst.parent.mkdir(parents=True, exist_ok=True)
     if not dst.exists() or dst.stat().st_size != src.stat().st_size:
         tmp = dst.with_suffix(".partial")
         try:
@@ -90,9 +91,11 @@ class Hub:
                               capture_output=True, text=True, timeout=60)
         if seen.stdout.strip() != sys.version.strip() and Path(sys.executable) == s.python:  # see hub.python_hidden
             raise RuntimeError(t("hub.python_hidden", "en", base=sys.base_prefix))
-        ports = {k: getattr(s, k) or services.free_port() for k in
-                 ("hub_port", "proxy_api_port", "redis_port", "site_port", "model_port")}
-        s = replace(s, redis_password=s.redis_password or secrets.token_urlsafe(24), **ports)
+        free = services.free_port
+        s = replace(s, redis_password=s.redis_password or secrets.token_urlsafe(24),
+                    hub_port=s.hub_port or free(), proxy_api_port=s.proxy_api_port or free(),
+                    redis_port=s.redis_port or free(), site_port=s.site_port or free(),
+                    model_port=s.model_port or free())
         conf = st / "redis" / "redis.conf"
         fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
@@ -104,7 +107,7 @@ class Hub:
     def start(self, timeout: float = 90) -> Hub:
         s = self.prepare()
         extra_services, extra_roles, extra_env = self.extra
-        config = write(build(s, extra_services=extra_services, extra_roles=extra_roles, extra_env=extra_env),
+        config = write_config(build(s, extra_services=extra_services, extra_roles=extra_roles, extra_env=extra_env),
                        s.state / "hub" / "config.json")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTERHUB_", "AGENTLAB_"))}
         env.update(AGENTLAB_HUB_CONFIG=str(config), PYTHONPATH=str(s.root),
@@ -184,7 +187,8 @@ def sweep(grace: float = 5) -> list[int]:
     return left
 
 
-def main(argv: list[str] | None = None, *, root: Path | None = None) -> int:
+def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> int:
+    """`python run.py hub`: the options, the checks said in one line each, the hub until Ctrl-C or SIGTERM."""
     ap = argparse.ArgumentParser(prog="python run.py hub")
     ap.add_argument("--users", type=int, default=30, help="participants expected (the model's parallel slots follow)")
     ap.add_argument("--port", type=int, default=8000)
@@ -253,4 +257,4 @@ def main(argv: list[str] | None = None, *, root: Path | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(hub_command())

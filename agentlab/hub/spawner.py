@@ -21,7 +21,7 @@ from typing import Any
 
 from .users import SERVICES_USER, copy_notebooks, ensure_account, os_name
 
-__all__ = ["WorkshopSpawner", "participant_prefix", "redis_acl_rules"]
+__all__ = ["WorkshopSpawner", "participant_prefix", "redis_acl_rules"]  # noqa: F822 - made on first use
 
 
 def participant_prefix(name: str) -> str:
@@ -57,7 +57,7 @@ def _spawner_class() -> type:
     from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid
     from traitlets import Integer, Unicode
 
-    class WorkshopSpawner(LocalProcessSpawner):  # type: ignore[misc]
+    class WorkshopSpawner(LocalProcessSpawner):
         """See :mod:`agentlab.hub.spawner`."""
 
         state_dir = Unicode(config=True, help="the hub's state folder (homes/, site-keys.json)")
@@ -68,8 +68,6 @@ def _spawner_class() -> type:
         redis_port = Integer(0, config=True, help="the shared Redis (0: none)")
         redis_password = Unicode("", config=True, help="the shared Redis's admin password")
         data_limit = Integer(0, config=True, help="RLIMIT_DATA in bytes for the server and each kernel (0: none)")
-
-        _extra: dict[str, str] = {}
 
         @property
         def account(self) -> str:
@@ -97,7 +95,7 @@ def _spawner_class() -> type:
             return env
 
         async def start(self) -> Any:
-            self._extra = await asyncio.get_running_loop().run_in_executor(None, self._prepare)
+            self._agentlab_env = await asyncio.get_running_loop().run_in_executor(None, self._prepare)
             return await super().start()
 
         def make_preexec_fn(self, name: str) -> Any:
@@ -119,7 +117,7 @@ def _spawner_class() -> type:
 
         def get_env(self) -> dict[str, str]:
             env = super().get_env()
-            env.update(self._extra)
+            env.update(getattr(self, "_agentlab_env", {}))
             return dict(env)
 
     return WorkshopSpawner
