@@ -154,13 +154,14 @@ def main() -> int:
     hub.start()
     report["hub_start_s"] = round(time.monotonic() - t0, 1)
     peaks = Peaks(hub, names)
+    stopping = threading.Event()  # Ctrl-C: the participants' threads stop waiting
     try:
         def participant(name: str) -> float:
             started = time.monotonic()
             hub.api(token, "POST", f"/users/{name}")
             hub.api(token, "POST", f"/users/{name}/server")
             while not hub.api(token, "GET", f"/users/{name}")["servers"].get("", {}).get("ready"):
-                if time.monotonic() > deadline:
+                if time.monotonic() > deadline or stopping.is_set():
                     raise TimeoutError(f"{name}: the server did not start in time")
                 time.sleep(1)
             own = hub.api(token, "POST", f"/users/{name}/tokens", {"note": "load test"})["token"]
@@ -178,7 +179,11 @@ def main() -> int:
             for n, f in futures.items():
                 try:
                     took[n] = f.result(timeout=max(1.0, deadline - time.monotonic()))
+                except KeyboardInterrupt:
+                    stopping.set()  # before the pool waits for its threads
+                    raise
                 except Exception as exc:  # noqa: BLE001 - every failure is counted and said, the run goes on
+                    stopping.set() if time.monotonic() > deadline else None
                     failures.append(f"{n}: {type(exc).__name__}: {str(exc)[:300]}")
         report["all_notebooks_s"] = round(time.monotonic() - t1, 1)
         report["slowest_participant_s"] = round(max(took.values()), 1) if took else None
@@ -207,7 +212,10 @@ def main() -> int:
                     report["model_tokens_per_s"] = round(tokens / wall, 1)
                     report["model_slowest_answer_s"] = round(max(a["t1"] - a["t0"] for a in answers), 1)
                     report["model_slots"] = s.slots
+    except KeyboardInterrupt:
+        failures.append("interrupted")
     finally:
+        stopping.set()
         peaks.stop.set()
         peaks.thread.join()
         hub.stop()

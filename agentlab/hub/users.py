@@ -11,6 +11,7 @@ import pwd
 import re
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,14 +31,23 @@ def os_name(name: str) -> str:
     return OS_PREFIX + name
 
 
+_ACCOUNTS = threading.Lock()  # useradd and usermod lock /etc/passwd: two at once, and one fails
+
+
 def ensure_account(account: str, home: Path) -> pwd.struct_passwd:
-    """The account, created if missing (no password, no shell), and its home: owned by it, mode 0700."""
-    try:
-        entry = pwd.getpwnam(account)
-    except KeyError:
-        subprocess.run(["useradd", "--home-dir", str(home), "--no-create-home", "--shell", "/usr/sbin/nologin",
-                        "--user-group", account], check=True, capture_output=True)
-        entry = pwd.getpwnam(account)
+    """The account, created if missing (no password, no shell), and its home: owned by it, mode 0700.
+
+    An account kept from an earlier workshop in another state folder is pointed at this one's home."""
+    with _ACCOUNTS:
+        try:
+            entry = pwd.getpwnam(account)
+        except KeyError:
+            subprocess.run(["useradd", "--home-dir", str(home), "--no-create-home", "--shell", "/usr/sbin/nologin",
+                            "--user-group", account], check=True, capture_output=True)
+            entry = pwd.getpwnam(account)
+        if entry.pw_dir != str(home):
+            subprocess.run(["usermod", "--home", str(home), account], check=True, capture_output=True)
+            entry = pwd.getpwnam(account)
     home.mkdir(parents=True, exist_ok=True)
     os.chown(home, entry.pw_uid, entry.pw_gid)
     home.chmod(0o700)
