@@ -222,6 +222,10 @@ def main() -> int:
         left = list(processes_of(workshop_uids()))
         if left:
             failures.append(f"{len(left)} processes left running after the hub stopped")
+        if failures:  # the hub's log (and every server's, in it) kept for reading
+            kept = Path(tempfile.gettempdir()) / f"{state.name}.log"
+            shutil.copyfile(hub.log, kept)
+            failures.append(f"the hub's log: {kept}")
         shutil.rmtree(state, ignore_errors=True)
     mib = 1 << 20
     per = [peaks.peak.get(n, 0) for n in names]

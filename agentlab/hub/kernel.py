@@ -43,7 +43,7 @@ async def _run(server_url: str, token: str, cells: list[str], path: str, timeout
     session = json.loads(reply.body)
     kernel = session["kernel"]["id"]
     ws_url = f"{server_url.replace('http', 'ws', 1)}api/kernels/{kernel}/channels"
-    results = []
+    results: list[CellResult] = []
     try:
         ws = await websocket_connect(HTTPRequest(ws_url, headers=headers, request_timeout=timeout),
                                      max_message_size=64 << 20)
@@ -59,7 +59,8 @@ async def _run(server_url: str, token: str, cells: list[str], path: str, timeout
                 while status is None or not idle:
                     raw = await asyncio.wait_for(ws.read_message(), timeout)
                     if raw is None:
-                        raise ConnectionError("the kernel's websocket closed")
+                        raise ConnectionError(f"the kernel's websocket closed ({ws.close_code} {ws.close_reason}) "
+                                              f"in cell {len(results) + 1}")
                     m = json.loads(raw)
                     if m.get("parent_header", {}).get("msg_id") != msg["header"]["msg_id"]:
                         continue

@@ -62,8 +62,9 @@ class Hub:
 
     def __init__(self, settings: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
                  extra_roles: Iterable[Mapping[str, Any]] = (), extra_env: Mapping[str, str] | None = None,
-                 log: Path | None = None):
+                 log: Path | None = None, lang: Lang = "en"):
         self.settings = settings
+        self.lang = lang
         self.extra = (list(extra_services), list(extra_roles), dict(extra_env or {}))
         self.log = log or settings.state / "hub" / "jupyterhub.log"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -90,7 +91,7 @@ class Hub:
                               group=SERVICES_USER, extra_groups=[], env={"PATH": os.defpath}, cwd="/",
                               capture_output=True, text=True, timeout=60)
         if seen.stdout.strip() != sys.version.strip() and Path(sys.executable) == s.python:  # see hub.python_hidden
-            raise RuntimeError(t("hub.python_hidden", "en", base=sys.base_prefix))
+            raise RuntimeError(t("hub.python_hidden", self.lang, base=sys.base_prefix))
         free = services.free_port
         s = replace(s, redis_password=s.redis_password or secrets.token_urlsafe(24),
                     hub_port=s.hub_port or free(), proxy_api_port=s.proxy_api_port or free(),
@@ -118,7 +119,7 @@ class Hub:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(t("hub.failed", "en", log=self.log))
+                raise RuntimeError(t("hub.failed", self.lang, log=self.log))
             try:
                 with urllib.request.urlopen(f"{self.url}/hub/health", timeout=2) as r:
                     if r.status == 200:
@@ -127,7 +128,7 @@ class Hub:
                 pass
             time.sleep(0.3)
         self.stop()
-        raise RuntimeError(t("hub.failed", "en", log=self.log))
+        raise RuntimeError(t("hub.failed", self.lang, log=self.log))
 
     def api(self, token: str, method: str, path: str, body: Any = None, timeout: float = 60) -> Any:
         """The hub's REST API (``/hub/api`` + ``path``) with ``token``; the reply's JSON (None when empty)."""
@@ -236,7 +237,7 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
                            workshop_password=password, admin=ns.admin, port=ns.port, gguf=gguf,
                            slots=max(1, min(8, ns.users)), idle_timeout=ns.idle_timeout,
                            data_limit=parse_size(ns.mem_limit))
-    hub = Hub(settings)
+    hub = Hub(settings, lang=lang)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
     try:
         hub.start()
