@@ -89,6 +89,9 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
                                   "workshop_password": s.workshop_password},
         "Spawner": {
             "cmd": [str(s.python.parent / "jupyterhub-singleuser")], "default_url": "/lab",
+            # a room starting thirty kernels at once on two cores: a kernel may take more than the default 60 s
+            # to answer its first message, and the browser's connection was then dropped (measured at 30)
+            "args": ["--MappingKernelManager.kernel_info_timeout=300"],
             "environment": {**participant_env(s), **(extra_env or {})},
             "start_timeout": 120, "http_timeout": 120, "mem_limit": s.data_limit,
         },
