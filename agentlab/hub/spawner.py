@@ -1,0 +1,129 @@
+"""Each participant's server as their own operating-system user, with their own env and a real memory limit.
+
+JupyterHub's local spawner runs a server as the account named like the hub user; this one maps the name
+``ana`` to the account ``agentlab-ana`` (:mod:`agentlab.hub.users`), creates it on the first start, copies
+in the notebooks they lack, gives the server this participant's own site key and Redis user, and limits
+memory for real: ``setrlimit(RLIMIT_DATA)`` in the server process before it drops to the participant's
+user (so they cannot raise it), inherited by every kernel it starts. A kernel allocating past the limit gets
+a ``MemoryError``; the server and the other participants go on. (JupyterHub's ``mem_limit`` alone only
+tells the server; the limit is per process, the server and each kernel.)
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import secrets
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from .users import SERVICES_USER, copy_notebooks, ensure_account, os_name
+
+__all__ = ["WorkshopSpawner", "participant_prefix", "redis_acl_rules"]  # noqa: F822 - made on first use
+
+
+def participant_prefix(name: str) -> str:
+    """The Redis key prefix every store of participant ``name`` writes under (``AGENTLAB_STORE_PREFIX``)."""
+    return f"agentlab:u:{name}:"
+
+
+def redis_acl_rules(name: str, password: str) -> list[str]:
+    """The Redis ACL for participant ``name``: their own password and their own keys only, no admin commands."""
+    return ["reset", "on", f">{password}", f"~{participant_prefix(name)}*", "resetchannels", "+@all",
+            "-@admin", "-@dangerous"]
+
+
+def _site_key(state: Path, site_dir: Path, python: str, root: str, name: str) -> str:
+    """This participant's site key: made once (by the site's own command, as the services' user), then kept."""
+    book_path = state / "site-keys.json"
+    book = json.loads(book_path.read_text(encoding="utf-8")) if book_path.exists() else {}
+    if name not in book:
+        made = subprocess.run([python, "-m", "agentlab", "site", "--data", str(site_dir), "keys", "create",
+                               "--name", name], user=SERVICES_USER, group=SERVICES_USER, extra_groups=[],
+                              cwd=site_dir, env={"PYTHONPATH": root, "HOME": str(site_dir), "PATH": os.defpath},
+                              capture_output=True, text=True, check=True, timeout=60)
+        book[name] = made.stdout.strip().splitlines()[-1]
+        fd = os.open(book_path.with_suffix(".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(book, out)
+        book_path.with_suffix(".tmp").replace(book_path)
+    return str(book[name])
+
+
+@functools.cache
+def _spawner_class() -> type:
+    from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid
+    from traitlets import Integer, Unicode
+
+    class WorkshopSpawner(LocalProcessSpawner):
+        """See :mod:`agentlab.hub.spawner`."""
+
+        state_dir = Unicode(config=True, help="the hub's state folder (homes/, site-keys.json)")
+        notebooks_dir = Unicode(config=True, help="the notebooks every participant gets a copy of")
+        python = Unicode(config=True, help="the shared environment's python")
+        root = Unicode(config=True, help="the checkout the shared environment imports agentlab from")
+        site_dir = Unicode("", config=True, help="the skill site's data folder ('' : no site)")
+        redis_port = Integer(0, config=True, help="the shared Redis (0: none)")
+        redis_password = Unicode("", config=True, help="the shared Redis's admin password")
+        data_limit = Integer(0, config=True, help="RLIMIT_DATA in bytes for the server and each kernel (0: none)")
+
+        @property
+        def account(self) -> str:
+            return os_name(self.user.name)
+
+        def _prepare(self) -> dict[str, str]:
+            home = Path(self.state_dir) / "homes" / self.user.name
+            entry = ensure_account(self.account, home)
+            copy_notebooks(Path(self.notebooks_dir), home, entry.pw_uid, entry.pw_gid)
+            env: dict[str, str] = {}
+            if self.site_dir:
+                env["AGENTLAB_SITE_KEY"] = _site_key(Path(self.state_dir), Path(self.site_dir), self.python,
+                                                     self.root, self.user.name)
+            if self.redis_port:
+                import redis
+                password = secrets.token_urlsafe(24)
+                client = redis.Redis(host="127.0.0.1", port=self.redis_port, password=self.redis_password,
+                                     socket_timeout=10)
+                try:
+                    client.execute_command("ACL", "SETUSER", self.account, *redis_acl_rules(self.user.name, password))
+                finally:
+                    client.close()
+                env["AGENTLAB_STORE"] = f"redis://{self.account}:{password}@127.0.0.1:{self.redis_port}/0"
+                env["AGENTLAB_STORE_PREFIX"] = participant_prefix(self.user.name)
+            return env
+
+        async def start(self) -> Any:
+            self._agentlab_env = await asyncio.get_running_loop().run_in_executor(None, self._prepare)
+            return await super().start()
+
+        def make_preexec_fn(self, name: str) -> Any:
+            become = set_user_setuid(self.account)
+            limit = self.data_limit
+
+            def preexec() -> None:
+                if limit:  # set while still root: the hard limit cannot be raised again by the participant
+                    import resource
+                    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+                become()
+            return preexec
+
+        def user_env(self, env: dict[str, str]) -> dict[str, str]:
+            import pwd
+            entry = pwd.getpwnam(self.account)
+            env.update(USER=self.account, HOME=entry.pw_dir, SHELL="/bin/sh")
+            return env
+
+        def get_env(self) -> dict[str, str]:
+            env = super().get_env()
+            env.update(getattr(self, "_agentlab_env", {}))
+            return dict(env)
+
+    return WorkshopSpawner
+
+
+def __getattr__(attr: str) -> Any:  # JupyterHub is imported only when the hub asks for the class
+    if attr == "WorkshopSpawner":
+        return _spawner_class()
+    raise AttributeError(attr)

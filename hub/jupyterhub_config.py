@@ -1,0 +1,10 @@
+# The workshop's JupyterHub configuration: every setting is built by agentlab.hub.config.build and written as
+# JSON by `python run.py hub`; this file only applies it, section by section.
+import json
+import os
+
+c = get_config()  # noqa: F821 (JupyterHub provides it)
+with open(os.environ["AGENTLAB_HUB_CONFIG"], encoding="utf-8") as f:
+    for section, values in json.load(f).items():
+        for name, value in values.items():
+            setattr(c[section], name, value)
