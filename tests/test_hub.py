@@ -44,7 +44,7 @@ def test_settings_are_data_and_hold_no_secret_a_participant_gets(tmp_path):
     assert c["JupyterHub"]["bind_url"].startswith("http://127.0.0.1:")
     assert c["JupyterHub"]["spawner_class"] == "agentlab.hub.spawner.WorkshopSpawner"
     names = {x["name"] for x in c["JupyterHub"]["services"]}
-    assert names == {"redis", "site", "model", "idle-culler"}
+    assert names == {"redis", "site", "model", "idle-culler", "trainer"}
     model = next(x for x in c["JupyterHub"]["services"] if x["name"] == "model")
     assert model["command"][model["command"].index("--parallel") + 1] == "6"
     env = c["Spawner"]["environment"]
@@ -212,6 +212,34 @@ def test_the_login_form_claims_a_name_once(hub):
     assert status == 200 and "/hub/login" not in url
     assert login("cy", "someone-else", "room-pw-1")[0] == 403  # taken: the room's password does not open it
     assert login("cy", "cys-own-pw", "")[0] == 200
+
+
+def test_an_exercise_check_in_a_participants_kernel_reaches_the_trainers_view(hub):
+    """The hub starts the trainer's view and tells every server where it is: a check run in ana's notebook 00 shows
+    in the room (read with the trainer's token), ana sees her own row only, bo's token cannot read it."""
+    h, admin_token, tokens = hub
+    cells = ["from agentlab.workbook.exercises import double_refund_fault\n"
+             "print(double_refund_fault('truncated_args').state, double_refund_fault('lost_reply').state)",
+             "import time; time.sleep(2)"]  # the report leaves from a background thread: let it go before the kernel ends
+    [said, _] = _run(h, tokens["ana"], "ana", cells)
+    assert said.ok and said.stdout.split() == ["wrong", "right"], said
+    base = f"{h.url}/services/trainer/api/"
+    trainer = h.api(admin_token, "POST", f"/users/{h.settings.admin}/tokens", {"note": "test"})["token"]
+    deadline = time.monotonic() + 30
+    while True:
+        req = urllib.request.Request(base + "room", headers={"Authorization": f"token {trainer}"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            room = json.loads(r.read())
+        text = json.dumps(room)
+        if ("ana" in text and "right" in text) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert "ana" in text and "right" in text and "bo" not in text.replace("board", ""), room
+    assert _status(base + "room", tokens["ana"]) == 403  # the room is the trainer's
+    req = urllib.request.Request(base + "progress", headers={"Authorization": f"token {tokens['ana']}"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        own = json.loads(r.read())
+    assert "ana" in json.dumps(own) and "right" in json.dumps(own)
 
 
 def test_stopping_the_hub_leaves_nothing_running(hub):

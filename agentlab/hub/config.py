@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..i18n import t
-from . import services
+from . import progress, services
 
 __all__ = ["HubSettings", "build", "participant_env", "write_config"]
 
@@ -35,6 +35,7 @@ class HubSettings:
     redis_password: str = ""
     site_port: int = 0
     model_port: int = 0
+    progress_port: int = 0       # the trainer's view (agentlab.hub.progress)
     gguf: Path | None = None     # None: the hub starts without the shared model
     slots: int = 4
     threads: int = 2
@@ -44,7 +45,8 @@ class HubSettings:
 
 def participant_env(s: HubSettings) -> dict[str, str]:
     """What every participant's server is told (the per-participant key and store are added at spawn)."""
-    env = {"PYTHONPATH": str(s.root), "AGENTLAB_SITE_URL": f"http://127.0.0.1:{s.site_port}"}
+    env = {"PYTHONPATH": str(s.root), "AGENTLAB_SITE_URL": f"http://127.0.0.1:{s.site_port}",
+           **progress.participant_env(s.progress_port)}  # the exercise checks report there, with the server's token
     if s.gguf is not None:
         env.update(AGENTLAB_BASE_URL=f"http://127.0.0.1:{s.model_port}/v1", AGENTLAB_MODEL=s.gguf.stem,
                    AGENTLAB_API_KEY="not-needed")
@@ -63,9 +65,16 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
            services.culler(py, s.idle_timeout)]
     if s.gguf is not None:
         svc.append(services.model(py, root, s.gguf, s.model_port, slots=s.slots, threads=s.threads))
+    trainer = progress.service(s.progress_port, st / "progress", trainers=[s.admin])
+    # the services' account runs it, with the hub's python (the state folder is that account's, like the site's)
+    trainer.update(command=[py, "-m", "agentlab.hub.progress"], user=services.SERVICES_USER,
+                   environment={**trainer["environment"], "PYTHONPATH": root})
+    svc.append(trainer)
     svc += [dict(x) for x in extra_services]
     roles = [{"name": "idle-culler", "services": ["idle-culler"],
               "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]},
+             # a participant opens the trainer's view (and sees their own row only); JupyterHub's own "self" kept
+             {"name": "user", "scopes": ["self", progress.ACCESS_SCOPE]},
              *(dict(r) for r in extra_roles)]
     both = " / ".join((t("hub.otp_prompt", "en"), t("hub.otp_prompt", "zh")))
     return {

@@ -83,7 +83,7 @@ class Hub:
             (st / sub).mkdir(exist_ok=True)
             (st / sub).chmod(mode)
         svc = ensure_account(SERVICES_USER, st / "services")
-        for sub in ("redis", "site", "model"):
+        for sub in ("redis", "site", "model", "progress"):
             (st / sub).mkdir(exist_ok=True)
             os.chown(st / sub, svc.pw_uid, svc.pw_gid)
             (st / sub).chmod(0o700 if sub != "model" else 0o755)
@@ -96,7 +96,7 @@ class Hub:
         s = replace(s, redis_password=s.redis_password or secrets.token_urlsafe(24),
                     hub_port=s.hub_port or free(), proxy_api_port=s.proxy_api_port or free(),
                     redis_port=s.redis_port or free(), site_port=s.site_port or free(),
-                    model_port=s.model_port or free())
+                    model_port=s.model_port or free(), progress_port=s.progress_port or free())
         conf = st / "redis" / "redis.conf"
         fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
