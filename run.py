@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import venv
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -41,26 +42,100 @@ def _python() -> Path:
     return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
+#: uv installs the same pinned versions in a fraction of pip's time (measured: benchmarks/setup_time.py). Used when
+#: it is on PATH, else put into .venv by pip first (one 17 MB wheel); pip alone when that fails or when
+#: AGENTLAB_INSTALLER=pip says so.
+UV_PIN = "uv==0.13.9"
+
+
+def _hashed(requirements: str) -> bool:
+    return "--hash=" in (ROOT / requirements).read_text(encoding="utf-8")
+
+
+def install_command(py: Path, uv: str | None, requirements: list[str]) -> list[str]:
+    """The one command that installs ``requirements`` into the venv of ``py``: uv's when ``uv`` is its path, else pip's.
+
+    Files pinned by hash (the font, the local model) are installed in hash-checking mode and without the
+    constraints (their hashes pin them already); every other file is pinned to constraints.txt's exact versions,
+    with either installer. uv checks the hashes a file gives while installing unhashed files beside them, so it
+    installs the font and the workbook in one process; pip's hash-checking mode needs every file hashed, so there
+    each hashed file has a command of its own (setup() makes one call per file).
+    """
+    files = [arg for r in requirements for arg in ("-r", str(ROOT / r))]
+    all_hashed = all(_hashed(r) for r in requirements)
+    pins = ["-c", str(CONSTRAINTS)] if CONSTRAINTS.exists() and not all_hashed else []
+    if uv:
+        return [uv, "pip", "install", "-q", "--python", str(py), *(["--require-hashes"] if all_hashed else []),
+                *files, *pins]
+    return [str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q", *files, *pins]
+
+
+class _Phases:
+    """Wall and CPU time (this process and its children) per setup step, appended as JSON lines to the file
+    AGENTLAB_SETUP_TIMES names (benchmarks/setup_time.py reads them); nothing is written without it."""
+
+    def __init__(self) -> None:
+        self.path = os.environ.get("AGENTLAB_SETUP_TIMES")
+
+    def run(self, phase: str, step: Callable[[], object]) -> object:
+        import json
+        import time
+        t0, c0 = time.perf_counter(), os.times()
+        try:
+            return step()
+        finally:
+            if self.path:
+                c1 = os.times()
+                cpu = (c1.user + c1.system + c1.children_user + c1.children_system
+                       - c0.user - c0.system - c0.children_user - c0.children_system)
+                with open(self.path, "a", encoding="utf-8") as f:
+                    f.write(json.dumps({"phase": phase, "wall": round(time.perf_counter() - t0, 3),
+                                        "cpu": round(cpu, 3)}) + "\n")
+
+
+def _find_uv(py: Path) -> str | None:
+    import shutil
+    own = py.parent / ("uv.exe" if os.name == "nt" else "uv")
+    return str(own) if own.exists() else shutil.which("uv")
+
+
 def setup(requirements: str) -> Path:
     if sys.version_info < (3, 11):
         sys.exit(f"agentlab needs Python 3.11 or newer; this is {sys.version.split()[0]}.")
     py = _python()
+    files = sorted(ROOT.glob("requirements*.txt")) + [ROOT / "pyproject.toml"] + [CONSTRAINTS] * CONSTRAINTS.exists()
+    inputs = b"".join(f.read_bytes() for f in files)
+    # the font first, checked by its hash: the workbook's install then finds it there
+    wanted = [FONTS, requirements] if requirements in WITH_FONTS else [requirements]
+    digests = {r: hashlib.sha256(r.encode() + inputs).hexdigest() for r in wanted}
+    todo = [r for r in wanted if not (VENV / f".installed-{Path(r).stem}").exists()
+            or (VENV / f".installed-{Path(r).stem}").read_text() != digests[r]]
+    if not todo:
+        return py
+    phases = _Phases()
+    use_uv = os.environ.get("AGENTLAB_INSTALLER", "uv") != "pip"
+    uv = _find_uv(py) if use_uv else None
     if not py.exists():
         print(f"creating {VENV} ...", flush=True)
-        venv.EnvBuilder(with_pip=True).create(VENV)
-    files = sorted(ROOT.glob("requirements*.txt")) + [ROOT / "pyproject.toml"] + [CONSTRAINTS] * CONSTRAINTS.exists()
-    digest = hashlib.sha256(requirements.encode() + b"".join(f.read_bytes() for f in files)).hexdigest()
-    if requirements in WITH_FONTS:  # the font first, checked by its hash: the workbook's install then finds it there
-        setup(FONTS)
-    stamp = VENV / f".installed-{Path(requirements).stem}"
-    if not stamp.exists() or stamp.read_text() != digest:
-        print(f"installing {requirements} (first time takes a minute) ...", flush=True)
-        hashed = "--hash=" in (ROOT / requirements).read_text(encoding="utf-8")
-        pins = ["-c", str(CONSTRAINTS)] if CONSTRAINTS.exists() and not hashed else []
-        # (the local model's files and the font are pinned by hash in their own requirements files instead)
-        subprocess.run([str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q",
-                        "-r", str(ROOT / requirements), *pins], check=True, cwd=ROOT)
-        stamp.write_text(digest)
+        if uv:  # uv makes the venv in well under a second; --seed still puts pip in it (run.py lock uses pip)
+            phases.run("venv", lambda: subprocess.run([uv, "venv", "-q", "--seed", "--python", sys.executable, str(VENV)],
+                                                      check=True, cwd=ROOT))
+        else:
+            phases.run("venv", lambda: venv.EnvBuilder(with_pip=True).create(VENV))
+    if use_uv and uv is None:
+        got = phases.run("uv", lambda: subprocess.run([str(py), "-m", "pip", "install", "--disable-pip-version-check",
+                                                       "-q", UV_PIN], cwd=ROOT, check=False))
+        uv = _find_uv(py) if getattr(got, "returncode", 1) == 0 else None
+        if uv is None:
+            print("uv could not be installed; installing with pip (slower)", flush=True)
+    # with uv, the font and the workbook in one process; with pip, a hashed file needs a process of its own
+    groups = [todo] if uv and not all(_hashed(r) for r in todo) else [[r] for r in todo]
+    for group in groups:
+        print(f"installing {' + '.join(group)} (first time takes a minute) ...", flush=True)
+        cmd = install_command(py, uv, group)
+        phases.run("install " + " + ".join(group), lambda cmd=cmd: subprocess.run(cmd, check=True, cwd=ROOT))
+        for r in group:
+            (VENV / f".installed-{Path(r).stem}").write_text(digests[r])
     return py
 
 
