@@ -159,6 +159,17 @@ def lock(py: Path) -> int:
     return 0
 
 
+#: The Jupyter settings the workbook carries (etc/jupyter/README.md): each notebook listed once, a save that leaves
+#: the committed files as they were, no news pop-up. The hub's servers and the binder image read the same folder.
+JUPYTER_SETTINGS = ROOT / "etc" / "jupyter"
+
+
+def lab_env() -> dict[str, str]:
+    """The environment that puts the workbook's Jupyter settings in front of any the user has."""
+    extra = os.environ.get("JUPYTER_CONFIG_PATH")
+    return {"JUPYTER_CONFIG_PATH": os.pathsep.join([str(JUPYTER_SETTINGS), *([extra] if extra else [])])}
+
+
 def _has_display() -> bool:
     """Whether a browser window could appear: always on Windows and macOS; on Linux only with a display."""
     return os.name == "nt" or sys.platform == "darwin" or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
@@ -266,14 +277,12 @@ def main(argv: list[str]) -> int:
     if cmd == "lab":
         py = setup("requirements.txt")
         as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
-        quiet = ["--LabApp.news_url=None",  # no news pop-up over the first notebook
-                 "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
         folder = ROOT / "notebooks"
         if "--lang" in rest:  # --lang zh: the Chinese twins (notebooks/zh/)
             i = rest.index("--lang")
             lang, rest = (rest[i + 1] if i + 1 < len(rest) else "en"), rest[:i] + rest[i + 2:]
             folder = folder / lang if lang != "en" else folder
-        return subprocess.call([str(py), "-m", "jupyter", "lab", *as_root, *quiet, *rest], cwd=folder)
+        return subprocess.call([str(py), "-m", "jupyter", "lab", *as_root, *rest], cwd=folder, env={**os.environ, **lab_env()})
     if cmd == "test":
         py = setup("requirements-dev.txt")
         if "--quick" in rest:
