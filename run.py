@@ -2,6 +2,7 @@
 
     python run.py lab     set everything up, then open the workbook in JupyterLab (--lang zh: the Chinese notebooks)
     python run.py test    set everything up, then run the whole test suite (--quick: a one-minute check of this machine)
+    python run.py check   is this machine ready? one line per problem and what to do (--lang zh; --model: the model too)
     python run.py app     set everything up, then open the no-code app (Voila)
     python run.py site    set up the skill site (a data folder, a demo key shown once) and serve it on 127.0.0.1
     python run.py bench   run the benchmarks and print the figures (--record: also re-record the real models)
@@ -272,6 +273,206 @@ def site(py: Path, rest: list[str]) -> int:
                 server.kill()
 
 
+#: ``python run.py check``: the ports the workbook opens on 127.0.0.1 (JupyterLab, the skill site)
+CHECK_PORTS = (8888, 8000)
+#: what the workbook imports (requirements.txt: the workbook and openai extras)
+CHECK_IMPORTS = ("agentlab", "jupyterlab", "ipywidgets", "pandas", "matplotlib", "openai", "jinja2", "voila", "nbclient")
+CHECK_NOTEBOOK = "notebooks/00_start_here.ipynb"
+
+
+def _say(key: str, lang: str, **fields: object) -> str:
+    """A sentence of the catalogue (data/i18n/), read with the standard library: the check runs before anything
+    is installed, so it cannot import agentlab's own t()."""
+    import json
+    text = json.loads((ROOT / "data" / "i18n" / f"{lang}.json").read_text(encoding="utf-8")).get(key)
+    if text is None:
+        text = json.loads((ROOT / "data" / "i18n" / "en.json").read_text(encoding="utf-8"))[key]
+    return text.format(**fields)
+
+
+def _pins() -> dict[str, str]:
+    import re
+    norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()  # noqa: E731 - PEP 503 names
+    out = {}
+    for line in CONSTRAINTS.read_text(encoding="utf-8").splitlines() if CONSTRAINTS.exists() else []:
+        name, sep, version = line.partition("==")
+        if sep and not line.startswith("#"):
+            out[norm(name.strip())] = version.strip()
+    return out
+
+
+def _probe() -> dict:
+    """Run by the venv's Python (``run.py _probe``): what imports, the installed versions, the Chinese font."""
+    import importlib
+    import importlib.metadata as md
+    import re
+    facts: dict = {"python": list(sys.version_info[:2]), "imports": {}, "versions": {}, "font": None}
+    for mod in CHECK_IMPORTS:
+        try:
+            importlib.import_module(mod)
+            facts["imports"][mod] = None
+        except Exception as exc:  # noqa: BLE001 - any failure to import is the finding, said in one line
+            facts["imports"][mod] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
+    for dist in md.distributions():
+        facts["versions"][re.sub(r"[-_.]+", "-", dist.metadata["Name"] or "").lower()] = dist.version
+    try:
+        os.environ.setdefault("MPLBACKEND", "Agg")
+        import matplotlib.font_manager as fm
+
+        from agentlab.resources import CJK_FILES, CJK_FONTS
+        for path in CJK_FILES:
+            if Path(path).exists():
+                fm.fontManager.addfont(path)
+        have = {f.name for f in fm.fontManager.ttflist}
+        facts["font"] = next((f for f in CJK_FONTS if f in have), None)
+    except Exception:  # noqa: BLE001 - an import failure is reported above
+        facts["font"] = None
+    return facts
+
+
+def _probe_notebook(path: str) -> str | None:
+    """Run by the venv's Python: the notebook top to bottom in a fresh kernel; None, or the error's last line."""
+    import nbclient
+    import nbformat
+    nb = nbformat.read(path, as_version=4)
+    try:
+        nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                                resources={"metadata": {"path": str(Path(path).parent)}}).execute()
+    except Exception as exc:  # noqa: BLE001 - the cell's error, in one line
+        lines = [x for x in str(exc).splitlines() if x.strip()]
+        return (lines[-1] if lines else type(exc).__name__)[:200]
+    return None
+
+
+def _in_venv(py: Path, *args: str, timeout: float) -> tuple[int, str, str]:
+    try:
+        done = subprocess.run([str(py), str(ROOT / "run.py"), *args], cwd=ROOT, capture_output=True, text=True,
+                              timeout=timeout, env={k: v for k, v in os.environ.items() if k != "MPLBACKEND"})
+    except subprocess.TimeoutExpired:
+        return 124, "", f"no answer in {timeout:.0f} s"
+    return done.returncode, done.stdout, done.stderr
+
+
+def _model_answers(base_url: str, key: str | None) -> str | None:
+    """None when an OpenAI-compatible server at ``base_url`` lists its models, else why not (no secret in it)."""
+    import urllib.error
+    import urllib.request
+    req = urllib.request.Request(base_url.rstrip("/") + "/models",
+                                 headers={"Authorization": f"Bearer {key}"} if key else {})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as reply:
+            return None if reply.status == 200 else f"HTTP {reply.status}"
+    except urllib.error.HTTPError as exc:
+        return f"HTTP {exc.code}"
+    except (OSError, ValueError) as exc:
+        return type(exc).__name__
+
+
+def gather(py: Path, *, model: bool = False, ports: tuple[int, ...] = CHECK_PORTS) -> dict:
+    """What ``python run.py check`` looks at, as facts (tests give :func:`problems` facts of their own)."""
+    import json
+    facts: dict = {"python": list(sys.version_info[:2]), "venv": py.exists(), "ports": {}, "model": None}
+    for port in ports:
+        facts["ports"][str(port)] = _port_free("127.0.0.1", port)
+    if not facts["venv"]:
+        return facts
+    code, out, err = _in_venv(py, "_probe", timeout=120)
+    try:
+        facts["probe"] = json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        facts["probe"] = {"error": (err.strip().splitlines() or [f"exit {code}"])[-1][:200]}
+    code, out, err = _in_venv(py, "_probe_notebook", str(ROOT / CHECK_NOTEBOOK), timeout=240)
+    facts["notebook"] = None if code == 0 else ((out.strip() or err.strip()).splitlines() or [f"exit {code}"])[-1][:200]
+    if model:
+        base = os.environ.get("AGENTLAB_BASE_URL")
+        if base:
+            facts["model"] = {"url": base, "error": _model_answers(base, os.environ.get("AGENTLAB_API_KEY"))}
+        else:
+            code, out, err = _in_venv(py, "_probe_model", timeout=300)
+            facts["model"] = {"url": None, "error": None if code == 0 else ((out.strip() or err.strip()).splitlines()
+                                                                             or [f"exit {code}"])[-1][:200]}
+    return facts
+
+
+def _probe_model() -> int:
+    """Run by the venv's Python: the local model's files are there, and the model starts and answers."""
+    from agentlab.models import local
+    missing = local.what_is_missing()
+    if missing:
+        print(f"missing: {missing}")
+        return 2
+    with local.LocalServer() as server:
+        err = _model_answers(server.base_url, None)
+    if err:
+        print(err)
+        return 1
+    return 0
+
+
+def problems(facts: dict, venv_dir: Path = VENV) -> list[tuple[str, dict]]:
+    """Each problem the facts show, as a catalogue key and its fields; none on a machine that is ready."""
+    import urllib.parse
+    found: list[tuple[str, dict]] = []
+    if tuple(facts["python"]) < (3, 11):
+        found.append(("run.check.python", {"found": ".".join(map(str, facts["python"]))}))
+    for port, free in facts.get("ports", {}).items():
+        if not free:
+            found.append(("run.check.port", {"port": port}))
+    if not facts.get("venv"):
+        found.append(("run.check.no_venv", {"venv": venv_dir.name}))
+        return found
+    probe = facts.get("probe") or {}
+    if "error" in probe:
+        found.append(("run.check.probe", {"error": probe["error"]}))
+        return found
+    if tuple(probe.get("python", facts["python"])) < (3, 11):
+        found.append(("run.check.python", {"found": ".".join(map(str, probe["python"]))}))
+    for mod, error in probe.get("imports", {}).items():
+        if error:
+            found.append(("run.check.import", {"module": mod, "error": error}))
+    pins = _pins()
+    for name, version in sorted(probe.get("versions", {}).items()):
+        if name in pins and pins[name] != version and name != "agentlab":
+            found.append(("run.check.version", {"package": name, "found": version, "pinned": pins[name]}))
+    if not probe.get("font"):
+        found.append(("run.check.font", {}))
+    if facts.get("notebook"):
+        found.append(("run.check.notebook", {"notebook": CHECK_NOTEBOOK, "error": facts["notebook"]}))
+    model = facts.get("model")
+    if model and model.get("error"):
+        if model.get("url"):
+            parts = urllib.parse.urlsplit(model["url"])  # the address without any user:password or query in it
+            port = f":{parts.port}" if parts.port else ""
+            shown = f"{parts.scheme}://{parts.hostname}{port}{parts.path}" if parts.hostname else "?"
+            found.append(("run.check.model_url", {"url": shown, "error": model["error"]}))
+        elif str(model["error"]).startswith("missing:"):
+            found.append(("run.check.model_missing", {}))
+        else:
+            found.append(("run.check.model_local", {"error": model["error"]}))
+    return found
+
+
+def check(rest: list[str], *, venv_dir: Path = VENV, ports: tuple[int, ...] = CHECK_PORTS) -> int:
+    """``python run.py check [--lang zh] [--model]``: one line per problem and what to do; exit 1 on any."""
+    import argparse
+    import time
+    ap = argparse.ArgumentParser(prog="python run.py check")
+    ap.add_argument("--lang", choices=("en", "zh"), default="en")
+    ap.add_argument("--model", action="store_true", help="also the model: AGENTLAB_BASE_URL, or the local model")
+    ns = ap.parse_args(rest)
+    t0 = time.monotonic()
+    py = venv_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    print(_say("run.check.start", ns.lang), flush=True)
+    found = problems(gather(py, model=ns.model, ports=ports), venv_dir)
+    for key, fields in found:
+        print("✗ " + _say(key, ns.lang, **fields), flush=True)
+    if found:
+        print(_say("run.check.problems", ns.lang, n=len(found)), flush=True)
+        return 1
+    print("✓ " + _say("run.check.ready", ns.lang, seconds=time.monotonic() - t0), flush=True)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     cmd, rest = (argv[0], argv[1:]) if argv else ("help", [])
     if cmd == "lab":
@@ -283,6 +484,19 @@ def main(argv: list[str]) -> int:
             lang, rest = (rest[i + 1] if i + 1 < len(rest) else "en"), rest[:i] + rest[i + 2:]
             folder = folder / lang if lang != "en" else folder
         return subprocess.call([str(py), "-m", "jupyter", "lab", *as_root, *rest], cwd=folder, env={**os.environ, **lab_env()})
+    if cmd == "check":
+        return check(rest)
+    if cmd == "_probe":  # run by the venv's Python for ``check``
+        import json
+        print(json.dumps(_probe()))
+        return 0
+    if cmd == "_probe_notebook":
+        error = _probe_notebook(rest[0])
+        if error:
+            print(error)
+        return 1 if error else 0
+    if cmd == "_probe_model":
+        return _probe_model()
     if cmd == "test":
         py = setup("requirements-dev.txt")
         if "--quick" in rest:
