@@ -9,6 +9,7 @@
     python run.py size    count the core package's lines and write the figure into README.md
     python run.py notebooks   bring each notebook's Chinese twin (notebooks/zh/) in step with its source (--check)
     python run.py local   install and start the small real model on 127.0.0.1 (about 0.5 GB, offline after)
+    python run.py postbuild   after pip in an image (binder/postBuild): Jupyter settings, notebooks, font cache (--prefix)
     python run.py lock    re-resolve the dependencies and rewrite constraints.txt (exact versions)
 
 Setup is a virtual environment in ``.venv`` with ``requirements*.txt`` installed, pinned to the
@@ -473,6 +474,34 @@ def check(rest: list[str], *, venv_dir: Path = VENV, ports: tuple[int, ...] = CH
     return 0
 
 
+def postbuild(prefix: Path, py: str = sys.executable) -> int:
+    """What an image build (binder/postBuild) adds after pip: the Jupyter settings into ``prefix``/etc/jupyter (read
+    by every Jupyter server of that environment, no JUPYTER_CONFIG_PATH needed), the notebooks into
+    ``prefix``/share/agentlab/notebooks (a hub copies them into each participant's home), and matplotlib's font cache
+    built with the Chinese font registered, by ``py``, the environment's Python."""
+    import shutil
+    for src in JUPYTER_SETTINGS.rglob("*.json"):
+        dest = prefix / "etc" / "jupyter" / src.relative_to(JUPYTER_SETTINGS)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if dest.exists() and dest.name == "page_config.json":  # merge: other extensions may have disabled theirs
+            import json
+            merged = json.loads(dest.read_text(encoding="utf-8"))
+            for key, value in json.loads(src.read_text(encoding="utf-8")).items():
+                merged[key] = {**merged.get(key, {}), **value} if isinstance(value, dict) else value
+            dest.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
+        else:
+            shutil.copyfile(src, dest)
+    copy = prefix / "share" / "agentlab" / "notebooks"
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(ROOT / "notebooks", copy, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    warm = ("import matplotlib; matplotlib.use('Agg'); import matplotlib.font_manager as fm; "
+            "from agentlab.resources import CJK_FILES; from pathlib import Path; "
+            "[fm.fontManager.addfont(p) for p in CJK_FILES if Path(p).exists()]; "
+            "import matplotlib.pyplot as plt; plt.figure(); print(len(fm.fontManager.ttflist))")
+    return subprocess.call([py, "-c", warm], cwd=prefix)
+
+
 def main(argv: list[str]) -> int:
     cmd, rest = (argv[0], argv[1:]) if argv else ("help", [])
     if cmd == "lab":
@@ -486,6 +515,9 @@ def main(argv: list[str]) -> int:
         return subprocess.call([str(py), "-m", "jupyter", "lab", *as_root, *rest], cwd=folder, env={**os.environ, **lab_env()})
     if cmd == "check":
         return check(rest)
+    if cmd == "postbuild":  # binder/postBuild: python run.py postbuild --prefix ENV
+        prefix = Path(rest[rest.index("--prefix") + 1]) if "--prefix" in rest else Path(sys.prefix)
+        return postbuild(prefix)
     if cmd == "_probe":  # run by the venv's Python for ``check``
         import json
         print(json.dumps(_probe()))

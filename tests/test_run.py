@@ -191,3 +191,57 @@ def test_this_machine_passes_the_real_check(capsys):
         pytest.skip("the tests do not run in a virtual environment")
     code = run.check([], venv_dir=venv_dir, ports=(free_port(),))
     assert code == 0, capsys.readouterr().out
+
+
+# --- binder/ (repo2docker) and run.py postbuild -----------------------------------------------------------
+
+BINDER = ROOT / "binder"
+
+
+def _requirement_lines(path: Path) -> list[str]:
+    return [x.strip() for x in path.read_text(encoding="utf-8").splitlines() if x.strip() and not x.startswith("#")]
+
+
+def test_binder_installs_the_workbook_with_the_same_pins():
+    lines = _requirement_lines(BINDER / "requirements.txt")
+    constraint = next(x for x in lines if x.startswith("-c "))
+    assert (BINDER / constraint.split()[1]).resolve() == run.CONSTRAINTS  # pip reads it relative to the file
+    extras = lambda line: line[line.index("[") + 1:line.index("]")].split(",")  # noqa: E731
+    laptop = next(x for x in _requirement_lines(ROOT / "requirements.txt") if "[" in x)
+    image = next(x for x in lines if "[" in x)
+    assert extras(image) == extras(laptop) and not image.startswith("-e")  # installed, not editable: homes are mounts
+
+
+def test_binder_runtime_font_and_post_build_are_what_repo2docker_reads():
+    import tomllib
+    oldest = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"][2:]
+    assert (BINDER / "runtime.txt").read_text(encoding="utf-8").strip() == f"python-{oldest}"
+    packages = _requirement_lines(BINDER / "apt.txt")
+    assert packages and all(__import__("re").fullmatch(r"[a-z0-9][a-z0-9.+-]+", p) for p in packages), packages
+    mode = subprocess.run(["git", "ls-files", "-s", "binder/postBuild"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert not mode or mode.startswith("100755"), mode  # repo2docker runs it only when it is executable
+    post = (BINDER / "postBuild").read_text(encoding="utf-8")
+    assert post.startswith("#!/bin/bash") and "python run.py postbuild" in post
+    assert subprocess.run(["bash", "-n", str(BINDER / "postBuild")]).returncode == 0
+
+
+@pytest.mark.timeout(120)
+def test_postbuild_puts_the_settings_where_that_environments_jupyter_reads_them(tmp_path):
+    """binder/postBuild's one step, run by this environment's Python into a scratch prefix: the settings load as the
+    server loads its config files, the notebooks are there to copy, the font cache is built."""
+    prefix = tmp_path / "env"
+    (prefix / "etc" / "jupyter" / "labconfig").mkdir(parents=True)
+    (prefix / "etc" / "jupyter" / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"some-other:plugin": True}}))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLCONFIGDIR": str(tmp_path / "mpl")}
+    done = subprocess.run([sys.executable, str(ROOT / "run.py"), "postbuild", "--prefix", str(prefix)], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=110)
+    assert done.returncode == 0, done.stderr
+    from traitlets.config.loader import JSONFileConfigLoader
+    config = JSONFileConfigLoader("jupyter_server_config.json", path=str(prefix / "etc" / "jupyter")).load_config()
+    assert config.ContentsManager.pre_save_hook == "agentlab.workbook.lab.pre_save"
+    page = json.loads((prefix / "etc" / "jupyter" / "labconfig" / "page_config.json").read_text())
+    assert page["disabledExtensions"] == {"some-other:plugin": True, "@jupyterlab/apputils-extension:announcements": True}
+    copied = sorted(p.name for p in (prefix / "share" / "agentlab" / "notebooks").glob("*.ipynb"))
+    assert copied == sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+    assert list((tmp_path / "mpl").glob("fontlist-*.json"))  # the cache a participant's first plot would build
