@@ -453,6 +453,12 @@ def problems(facts: dict, venv_dir: Path = VENV) -> list[tuple[str, dict]]:
     return found
 
 
+def _installed_here() -> bool:
+    """Whether this Python itself has the workbook installed (an image built from binder/ has no .venv)."""
+    import importlib.util
+    return all(importlib.util.find_spec(m) is not None for m in ("agentlab", "jupyterlab"))
+
+
 def check(rest: list[str], *, venv_dir: Path = VENV, ports: tuple[int, ...] = CHECK_PORTS) -> int:
     """``python run.py check [--lang zh] [--model]``: one line per problem and what to do; exit 1 on any."""
     import argparse
@@ -463,6 +469,8 @@ def check(rest: list[str], *, venv_dir: Path = VENV, ports: tuple[int, ...] = CH
     ns = ap.parse_args(rest)
     t0 = time.monotonic()
     py = venv_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if not py.exists() and venv_dir == VENV and _installed_here():
+        py = Path(sys.executable)  # an image (binder/, the hub's) installs into its own Python: no .venv there
     print(_say("run.check.start", ns.lang), flush=True)
     found = problems(gather(py, model=ns.model, ports=ports), venv_dir)
     for key, fields in found:

@@ -245,3 +245,13 @@ def test_postbuild_puts_the_settings_where_that_environments_jupyter_reads_them(
     copied = sorted(p.name for p in (prefix / "share" / "agentlab" / "notebooks").glob("*.ipynb"))
     assert copied == sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
     assert list((tmp_path / "mpl").glob("fontlist-*.json"))  # the cache a participant's first plot would build
+
+
+def test_in_an_image_without_a_venv_the_check_looks_at_this_python(tmp_path, monkeypatch):
+    """binder/ and the hub's image install into the environment's own Python: no .venv to look for there."""
+    seen = []
+    monkeypatch.setattr(run, "VENV", tmp_path / ".venv")
+    monkeypatch.setattr(run, "_installed_here", lambda: True)
+    monkeypatch.setattr(run, "gather", lambda py, **_kw: seen.append(py) or _facts())
+    assert run.check([], venv_dir=run.VENV) == 0
+    assert seen == [Path(sys.executable)]
