@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT, free_port
 
 sys.path.insert(0, str(ROOT))
-import run  # noqa: E402 - the repository's entry point is a script, not a package module
+import run
 
 sys.path.remove(str(ROOT))
 
