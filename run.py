@@ -23,7 +23,7 @@ import os
 import subprocess
 import sys
 import venv
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -54,7 +54,33 @@ def _hashed(requirements: str) -> bool:
     return "--hash=" in (ROOT / requirements).read_text(encoding="utf-8")
 
 
-def install_command(py: Path, uv: str | None, requirements: list[str]) -> list[str]:
+def uv_sources(pip_config: str) -> list[str]:
+    """uv's options for the package sources pip is configured with (``pip config list`` output): uv reads no
+    pip.conf, and a participant whose pip uses a mirror (common in China) must get the same one through uv. With more
+    than one index uv would take each package from the first index that has it; pip compares them all, and so
+    must uv (unsafe-best-match), or a pinned version only the second index has is not found."""
+    import shlex
+    found: dict[str, tuple[int, str]] = {}
+    for line in pip_config.splitlines():
+        key, sep, value = line.partition("=")
+        if not sep:
+            continue
+        section, _, name = key.rpartition(".")
+        # pip's order: the environment (":env:") over the install section over global
+        level = 2 if section.startswith(":env:") else 1 if section.endswith("install") else 0
+        if name in ("index-url", "extra-index-url", "find-links", "constraint") and level >= found.get(name, (-1, ""))[0]:
+            found[name] = (level, value.strip().strip("'\""))
+    args: list[str] = []
+    for name, flag in (("index-url", "--index-url"), ("extra-index-url", "--extra-index-url"),
+                       ("find-links", "--find-links"), ("constraint", "--constraint")):
+        for value in shlex.split(found[name][1]) if name in found else []:
+            args += [flag, value]
+    if "--extra-index-url" in args or "--find-links" in args:
+        args += ["--index-strategy", "unsafe-best-match"]
+    return args
+
+
+def install_command(py: Path, uv: str | None, requirements: list[str], sources: Sequence[str] = ()) -> list[str]:
     """The one command that installs ``requirements`` into the venv of ``py``: uv's when ``uv`` is its path, else pip's.
 
     Files pinned by hash (the font, the local model) are installed in hash-checking mode and without the
@@ -68,7 +94,7 @@ def install_command(py: Path, uv: str | None, requirements: list[str]) -> list[s
     pins = ["-c", str(CONSTRAINTS)] if CONSTRAINTS.exists() and not all_hashed else []
     if uv:
         return [uv, "pip", "install", "-q", "--python", str(py), *(["--require-hashes"] if all_hashed else []),
-                *files, *pins]
+                *sources, *files, *pins]
     return [str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q", *files, *pins]
 
 
@@ -130,11 +156,15 @@ def setup(requirements: str) -> Path:
         uv = _find_uv(py) if getattr(got, "returncode", 1) == 0 else None
         if uv is None:
             print("uv could not be installed; installing with pip (slower)", flush=True)
+    sources: list[str] = []
+    if uv and not any(os.environ.get(v) for v in ("UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX")):
+        listed = subprocess.run([str(py), "-m", "pip", "config", "list"], cwd=ROOT, capture_output=True, text=True)
+        sources = uv_sources(listed.stdout) if listed.returncode == 0 else []
     # with uv, the font and the workbook in one process; with pip, a hashed file needs a process of its own
     groups = [todo] if uv and not all(_hashed(r) for r in todo) else [[r] for r in todo]
     for group in groups:
         print(f"installing {' + '.join(group)} (first time takes a minute) ...", flush=True)
-        cmd = install_command(py, uv, group)
+        cmd = install_command(py, uv, group, sources)
         phases.run("install " + " + ".join(group), lambda cmd=cmd: subprocess.run(cmd, check=True, cwd=ROOT))
         for r in group:
             (VENV / f".installed-{Path(r).stem}").write_text(digests[r])

@@ -65,8 +65,9 @@ def _fake_venv(tmp_path, monkeypatch, *, with_uv: bool) -> list[list[str]]:
     calls: list[list[str]] = []
 
     def fake_run(cmd, **_kw):
-        calls.append([str(c) for c in cmd])
-        return subprocess.CompletedProcess(cmd, 0)
+        if cmd[1:4] != ["-m", "pip", "config"]:  # setup() asks pip for its package sources before a uv install
+            calls.append([str(c) for c in cmd])
+        return subprocess.CompletedProcess(cmd, 0, stdout="", stderr="")
 
     monkeypatch.setattr(run.subprocess, "run", fake_run)
     return calls
@@ -255,3 +256,20 @@ def test_in_an_image_without_a_venv_the_check_looks_at_this_python(tmp_path, mon
     monkeypatch.setattr(run, "gather", lambda py, **_kw: seen.append(py) or _facts())
     assert run.check([], venv_dir=run.VENV) == 0
     assert seen == [Path(sys.executable)]
+
+
+def test_uv_gets_the_package_sources_pip_is_configured_with():
+    """A participant whose pip uses a mirror must get it through uv too (uv reads no pip.conf)."""
+    listed = ("global.index-url='https://mirror.example/simple'\n"
+              "global.extra-index-url='file:///opt/a/simple file:///opt/b/simple'\n"
+              ":env:.index-url='https://env.example/simple'\n"
+              "install.find-links='/opt/wheels'\n"
+              "global.cert='/etc/ssl/certs/ca.crt'\n")
+    args = run.uv_sources(listed)
+    assert args[args.index("--index-url") + 1] == "https://env.example/simple"  # the environment wins, as in pip
+    assert [args[i + 1] for i, a in enumerate(args) if a == "--extra-index-url"] == ["file:///opt/a/simple", "file:///opt/b/simple"]
+    assert args[args.index("--find-links") + 1] == "/opt/wheels"
+    assert args[-2:] == ["--index-strategy", "unsafe-best-match"]  # pip compares every index; uv must too
+    assert run.uv_sources("") == []
+    cmd = run.install_command(Path("/v/bin/python"), "/x/uv", ["requirements.txt"], args)
+    assert cmd[cmd.index("-c") + 1] == str(run.CONSTRAINTS) and "--index-url" in cmd
