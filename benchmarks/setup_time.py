@@ -29,6 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ("pip-cold", "uv-cold", "pip-warm", "uv-warm")
+#: with ``--uv PATH``: uv already on PATH (a participant who has it), so setup makes the venv with it too
+ON_PATH = ("uvpath-cold", "uvpath-warm")
 
 
 def tree(ref: str, into: Path) -> None:
@@ -37,7 +39,7 @@ def tree(ref: str, into: Path) -> None:
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
 
 
-def one(case: str, ref: str, requirements: str, caches: Path, python: str) -> dict:
+def one(case: str, ref: str, requirements: str, caches: Path, python: str, uv: str | None = None) -> dict:
     installer, cache = case.split("-")
     with tempfile.TemporaryDirectory(prefix="agentlab-setup-") as tmp:
         repo = Path(tmp) / "repo"
@@ -47,7 +49,10 @@ def one(case: str, ref: str, requirements: str, caches: Path, python: str) -> di
         times = Path(tmp) / "times.jsonl"
         env = {**os.environ, "AGENTLAB_INSTALLER": installer, "AGENTLAB_SETUP_TIMES": str(times),
                "PIP_CACHE_DIR": str(cache_dir / "pip"), "UV_CACHE_DIR": str(cache_dir / "uv")}
-        if installer == "pip":  # the uv on PATH must not be found either
+        if installer == "uvpath" and uv:
+            env["AGENTLAB_INSTALLER"] = "uv"
+            env["PATH"] = os.pathsep.join([str(Path(uv).parent), env.get("PATH", "")])
+        else:  # a uv on PATH must not be found: pip, or uv as setup installs it when it is missing
             env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
                                           if not (Path(p) / "uv").exists())
         t0, c0 = time.perf_counter(), os.times()
@@ -71,20 +76,22 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--python", default=sys.executable, help="the Python that runs run.py (3.11+)")
     ap.add_argument("--json", help="also write every run here")
+    ap.add_argument("--uv", help="a uv binary: adds the cases uvpath-cold and uvpath-warm (uv on PATH)")
     ns = ap.parse_args(argv)
     cases = [c for c in ns.cases.split(",") if c]
-    unknown = set(cases) - set(CASES)
+    known = CASES + (ON_PATH if ns.uv else ())
+    unknown = set(cases) - set(known)
     if unknown:
-        ap.error(f"unknown cases {sorted(unknown)}; known: {', '.join(CASES)}")
+        ap.error(f"unknown cases {sorted(unknown)}; known: {', '.join(known)} (uvpath-*: with --uv)")
     caches = Path(tempfile.mkdtemp(prefix="agentlab-setup-caches-"))
     runs = []
     try:
         for installer in sorted({c.split("-")[0] for c in cases if c.endswith("-warm")}):
             print(f"warming the {installer} cache (not measured) ...", flush=True)
-            one(f"{installer}-warm", ns.ref, ns.requirements, caches, ns.python)
+            one(f"{installer}-warm", ns.ref, ns.requirements, caches, ns.python, ns.uv)
         for r in range(ns.rounds):
             for case in cases:
-                run = one(case, ns.ref, ns.requirements, caches, ns.python)
+                run = one(case, ns.ref, ns.requirements, caches, ns.python, ns.uv)
                 runs.append(run)
                 steps = "  ".join(f"{p['phase']}: {p['wall']:.1f} s wall / {p['cpu']:.1f} s cpu" for p in run["phases"])
                 print(f"round {r + 1} {case:9s} {run['wall']:6.1f} s wall {run['cpu']:6.1f} s cpu   {steps}", flush=True)
