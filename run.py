@@ -93,6 +93,8 @@ def install_command(py: Path, uv: str | None, requirements: list[str], sources: 
     all_hashed = all(_hashed(r) for r in requirements)
     pins = ["-c", str(CONSTRAINTS)] if CONSTRAINTS.exists() and not all_hashed else []
     if uv:
+        if all_hashed:  # uv's hash-checking mode takes a constraint for a requirement, and refuses one not pinned by ==
+            sources = [a for i, a in enumerate(sources) if "--constraint" not in (a, sources[i - 1] if i else "")]
         return [uv, "pip", "install", "-q", "--python", str(py), *(["--require-hashes"] if all_hashed else []),
                 *sources, *files, *pins]
     return [str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q", *files, *pins]

@@ -273,3 +273,9 @@ def test_uv_gets_the_package_sources_pip_is_configured_with():
     assert run.uv_sources("") == []
     cmd = run.install_command(Path("/v/bin/python"), "/x/uv", ["requirements.txt"], args)
     assert cmd[cmd.index("-c") + 1] == str(run.CONSTRAINTS) and "--index-url" in cmd
+    machine = run.uv_sources("global.constraint='/etc/xdg/pip/constraints.txt'\n")
+    assert machine == ["--constraint", "/etc/xdg/pip/constraints.txt"]
+    assert "--constraint" in run.install_command(Path("/v/bin/python"), "/x/uv", ["requirements.txt"], machine)
+    # in hash-checking mode uv refuses a constraint like torch<=2.14 ("must be pinned with =="): left out there
+    hashed = run.install_command(Path("/v/bin/python"), "/x/uv", ["requirements-local.txt"], [*machine, *args])
+    assert "--constraint" not in hashed and "/etc/xdg/pip/constraints.txt" not in hashed and "--index-url" in hashed
