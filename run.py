@@ -2,12 +2,14 @@
 
     python run.py lab     set everything up, then open the workbook in JupyterLab (--lang zh: the Chinese notebooks)
     python run.py test    set everything up, then run the whole test suite (--quick: a one-minute check of this machine)
+    python run.py check   is this machine ready? one line per problem and what to do (--lang zh; --model: the model too)
     python run.py app     set everything up, then open the no-code app (Voila)
     python run.py site    set up the skill site (a data folder, a demo key shown once) and serve it on 127.0.0.1
     python run.py bench   run the benchmarks and print the figures (--record: also re-record the real models)
     python run.py size    count the core package's lines and write the figure into README.md
     python run.py notebooks   bring each notebook's Chinese twin (notebooks/zh/) in step with its source (--check)
     python run.py local   install and start the small real model on 127.0.0.1 (about 0.5 GB, offline after)
+    python run.py postbuild   after pip in an image (binder/postBuild): Jupyter settings, notebooks, font cache (--prefix)
     python run.py lock    re-resolve the dependencies and rewrite constraints.txt (exact versions)
     python run.py hub     serve a workshop from this machine: JupyterHub, an account per participant, one shared
                           model, skill site and Redis (as root; --users N --port P --admin NAME --password PW)
@@ -23,6 +25,7 @@ import os
 import subprocess
 import sys
 import venv
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -43,26 +46,132 @@ def _python() -> Path:
     return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
+#: uv installs the same pinned versions in a fraction of pip's time (measured: benchmarks/setup_time.py). Used when
+#: it is on PATH, else put into .venv by pip first (one 17 MB wheel); pip alone when that fails or when
+#: AGENTLAB_INSTALLER=pip says so.
+UV_PIN = "uv==0.13.9"
+
+
+def _hashed(requirements: str) -> bool:
+    return "--hash=" in (ROOT / requirements).read_text(encoding="utf-8")
+
+
+def uv_sources(pip_config: str) -> list[str]:
+    """uv's options for the package sources pip is configured with (``pip config list`` output): uv reads no
+    pip.conf, and a participant whose pip uses a mirror (common in China) must get the same one through uv. With more
+    than one index uv would take each package from the first index that has it; pip compares them all, and so
+    must uv (unsafe-best-match), or a pinned version only the second index has is not found."""
+    import shlex
+    found: dict[str, tuple[int, str]] = {}
+    for line in pip_config.splitlines():
+        key, sep, value = line.partition("=")
+        if not sep:
+            continue
+        section, _, name = key.rpartition(".")
+        # pip's order: the environment (":env:") over the install section over global
+        level = 2 if section.startswith(":env:") else 1 if section.endswith("install") else 0
+        if name in ("index-url", "extra-index-url", "find-links", "constraint") and level >= found.get(name, (-1, ""))[0]:
+            found[name] = (level, value.strip().strip("'\""))
+    args: list[str] = []
+    for name, flag in (("index-url", "--index-url"), ("extra-index-url", "--extra-index-url"),
+                       ("find-links", "--find-links"), ("constraint", "--constraint")):
+        for value in shlex.split(found[name][1]) if name in found else []:
+            args += [flag, value]
+    if "--extra-index-url" in args or "--find-links" in args:
+        args += ["--index-strategy", "unsafe-best-match"]
+    return args
+
+
+def install_command(py: Path, uv: str | None, requirements: list[str], sources: Sequence[str] = ()) -> list[str]:
+    """The one command that installs ``requirements`` into the venv of ``py``: uv's when ``uv`` is its path, else pip's.
+
+    Files pinned by hash (the font, the local model) are installed in hash-checking mode and without the
+    constraints (their hashes pin them already); every other file is pinned to constraints.txt's exact versions,
+    with either installer. uv checks the hashes a file gives while installing unhashed files beside them, so it
+    installs the font and the workbook in one process; pip's hash-checking mode needs every file hashed, so there
+    each hashed file has a command of its own (setup() makes one call per file).
+    """
+    files = [arg for r in requirements for arg in ("-r", str(ROOT / r))]
+    all_hashed = all(_hashed(r) for r in requirements)
+    pins = ["-c", str(CONSTRAINTS)] if CONSTRAINTS.exists() and not all_hashed else []
+    if uv:
+        if all_hashed:  # uv's hash-checking mode takes a constraint for a requirement, and refuses one not pinned by ==
+            sources = [a for i, a in enumerate(sources) if "--constraint" not in (a, sources[i - 1] if i else "")]
+        return [uv, "pip", "install", "-q", "--python", str(py), *(["--require-hashes"] if all_hashed else []),
+                *sources, *files, *pins]
+    return [str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q", *files, *pins]
+
+
+class _Phases:
+    """Wall and CPU time (this process and its children) per setup step, appended as JSON lines to the file
+    AGENTLAB_SETUP_TIMES names (benchmarks/setup_time.py reads them); nothing is written without it."""
+
+    def __init__(self) -> None:
+        self.path = os.environ.get("AGENTLAB_SETUP_TIMES")
+
+    def run(self, phase: str, step: Callable[[], object]) -> object:
+        import json
+        import time
+        t0, c0 = time.perf_counter(), os.times()
+        try:
+            return step()
+        finally:
+            if self.path:
+                c1 = os.times()
+                cpu = (c1.user + c1.system + c1.children_user + c1.children_system
+                       - c0.user - c0.system - c0.children_user - c0.children_system)
+                with open(self.path, "a", encoding="utf-8") as f:
+                    f.write(json.dumps({"phase": phase, "wall": round(time.perf_counter() - t0, 3),
+                                        "cpu": round(cpu, 3)}) + "\n")
+
+
+def _find_uv(py: Path) -> str | None:
+    import shutil
+    own = py.parent / ("uv.exe" if os.name == "nt" else "uv")
+    return str(own) if own.exists() else shutil.which("uv")
+
+
 def setup(requirements: str) -> Path:
     if sys.version_info < (3, 11):
         sys.exit(f"agentlab needs Python 3.11 or newer; this is {sys.version.split()[0]}.")
     py = _python()
+    files = sorted(ROOT.glob("requirements*.txt")) + [ROOT / "pyproject.toml"] + [CONSTRAINTS] * CONSTRAINTS.exists()
+    inputs = b"".join(f.read_bytes() for f in files)
+    # the font first, checked by its hash: the workbook's install then finds it there
+    wanted = [FONTS, requirements] if requirements in WITH_FONTS else [requirements]
+    digests = {r: hashlib.sha256(r.encode() + inputs).hexdigest() for r in wanted}
+    todo = [r for r in wanted if not (VENV / f".installed-{Path(r).stem}").exists()
+            or (VENV / f".installed-{Path(r).stem}").read_text() != digests[r]]
+    if not todo:
+        return py
+    phases = _Phases()
+    use_uv = os.environ.get("AGENTLAB_INSTALLER", "uv") != "pip"
+    uv = _find_uv(py) if use_uv else None
     if not py.exists():
         print(f"creating {VENV} ...", flush=True)
-        venv.EnvBuilder(with_pip=True).create(VENV)
-    files = sorted(ROOT.glob("requirements*.txt")) + [ROOT / "pyproject.toml"] + [CONSTRAINTS] * CONSTRAINTS.exists()
-    digest = hashlib.sha256(requirements.encode() + b"".join(f.read_bytes() for f in files)).hexdigest()
-    if requirements in WITH_FONTS:  # the font first, checked by its hash: the workbook's install then finds it there
-        setup(FONTS)
-    stamp = VENV / f".installed-{Path(requirements).stem}"
-    if not stamp.exists() or stamp.read_text() != digest:
-        print(f"installing {requirements} (first time takes a minute) ...", flush=True)
-        hashed = "--hash=" in (ROOT / requirements).read_text(encoding="utf-8")
-        pins = ["-c", str(CONSTRAINTS)] if CONSTRAINTS.exists() and not hashed else []
-        # (the local model's files and the font are pinned by hash in their own requirements files instead)
-        subprocess.run([str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q",
-                        "-r", str(ROOT / requirements), *pins], check=True, cwd=ROOT)
-        stamp.write_text(digest)
+        if uv:  # uv makes the venv in well under a second; --seed still puts pip in it (run.py lock uses pip)
+            phases.run("venv", lambda: subprocess.run([uv, "venv", "-q", "--seed", "--python", sys.executable, str(VENV)],
+                                                      check=True, cwd=ROOT))
+        else:
+            phases.run("venv", lambda: venv.EnvBuilder(with_pip=True).create(VENV))
+    if use_uv and uv is None:
+        got = phases.run("uv", lambda: subprocess.run([str(py), "-m", "pip", "install", "--disable-pip-version-check",
+                                                       "-q", UV_PIN], cwd=ROOT, check=False))
+        uv = _find_uv(py) if getattr(got, "returncode", 1) == 0 else None
+        if uv is None:
+            print("uv could not be installed; installing with pip (slower)", flush=True)
+    sources: list[str] = []
+    if uv and not any(os.environ.get(v) for v in ("UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX")):
+        listed = subprocess.run([str(py), "-m", "pip", "config", "list"], cwd=ROOT, capture_output=True, text=True)
+        sources = uv_sources(listed.stdout) if listed.returncode == 0 else []
+    # with uv, the font and the workbook in one process; with pip, a hashed file needs a process of its own
+    groups = [todo] if uv and not all(_hashed(r) for r in todo) else [[r] for r in todo]
+    for group in groups:
+        print(f"installing {' + '.join(group)} (first time takes a minute) ...", flush=True)
+        cmd = install_command(py, uv, group, sources)
+        phases.run("install " + " + ".join(group), lambda cmd=cmd: subprocess.run(cmd, check=True, cwd=ROOT))
+        for r in group:
+            (VENV / f".installed-{Path(r).stem}").write_text(digests[r])
     return py
 
 
@@ -84,6 +193,17 @@ def lock(py: Path) -> int:
     CONSTRAINTS.write_text(head + "".join(f"{n}=={v}\n" for n, v in pins), encoding="utf-8")
     print(f"constraints.txt: {len(pins)} packages pinned")
     return 0
+
+
+#: The Jupyter settings the workbook carries (etc/jupyter/README.md): each notebook listed once, a save that leaves
+#: the committed files as they were, no news pop-up. The hub's servers and the binder image read the same folder.
+JUPYTER_SETTINGS = ROOT / "etc" / "jupyter"
+
+
+def lab_env() -> dict[str, str]:
+    """The environment that puts the workbook's Jupyter settings in front of any the user has."""
+    extra = os.environ.get("JUPYTER_CONFIG_PATH")
+    return {"JUPYTER_CONFIG_PATH": os.pathsep.join([str(JUPYTER_SETTINGS), *([extra] if extra else [])])}
 
 
 def _has_display() -> bool:
@@ -188,19 +308,269 @@ def site(py: Path, rest: list[str]) -> int:
                 server.kill()
 
 
+#: ``python run.py check``: the ports the workbook opens on 127.0.0.1 (JupyterLab, the skill site)
+CHECK_PORTS = (8888, 8000)
+#: what the workbook imports (requirements.txt: the workbook and openai extras)
+CHECK_IMPORTS = ("agentlab", "jupyterlab", "ipywidgets", "pandas", "matplotlib", "openai", "jinja2", "voila", "nbclient")
+CHECK_NOTEBOOK = "notebooks/00_start_here.ipynb"
+
+
+def _say(key: str, lang: str, **fields: object) -> str:
+    """A sentence of the catalogue (data/i18n/), read with the standard library: the check runs before anything
+    is installed, so it cannot import agentlab's own t()."""
+    import json
+    text = json.loads((ROOT / "data" / "i18n" / f"{lang}.json").read_text(encoding="utf-8")).get(key)
+    if text is None:
+        text = json.loads((ROOT / "data" / "i18n" / "en.json").read_text(encoding="utf-8"))[key]
+    return text.format(**fields)
+
+
+def _pins() -> dict[str, str]:
+    import re
+    norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()  # noqa: E731 - PEP 503 names
+    out = {}
+    for line in CONSTRAINTS.read_text(encoding="utf-8").splitlines() if CONSTRAINTS.exists() else []:
+        name, sep, version = line.partition("==")
+        if sep and not line.startswith("#"):
+            out[norm(name.strip())] = version.strip()
+    return out
+
+
+def _probe() -> dict:
+    """Run by the venv's Python (``run.py _probe``): what imports, the installed versions, the Chinese font."""
+    import importlib
+    import importlib.metadata as md
+    import re
+    facts: dict = {"python": list(sys.version_info[:2]), "imports": {}, "versions": {}, "font": None}
+    for mod in CHECK_IMPORTS:
+        try:
+            importlib.import_module(mod)
+            facts["imports"][mod] = None
+        except Exception as exc:  # noqa: BLE001 - any failure to import is the finding, said in one line
+            facts["imports"][mod] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
+    for dist in md.distributions():
+        facts["versions"][re.sub(r"[-_.]+", "-", dist.metadata["Name"] or "").lower()] = dist.version
+    try:
+        os.environ.setdefault("MPLBACKEND", "Agg")
+        import matplotlib.font_manager as fm
+
+        from agentlab.resources import CJK_FILES, CJK_FONTS
+        for path in CJK_FILES:
+            if Path(path).exists():
+                fm.fontManager.addfont(path)
+        have = {f.name for f in fm.fontManager.ttflist}
+        facts["font"] = next((f for f in CJK_FONTS if f in have), None)
+    except Exception:  # noqa: BLE001 - an import failure is reported above
+        facts["font"] = None
+    return facts
+
+
+def _probe_notebook(path: str) -> str | None:
+    """Run by the venv's Python: the notebook top to bottom in a fresh kernel; None, or the error's last line."""
+    import nbclient
+    import nbformat
+    nb = nbformat.read(path, as_version=4)
+    try:
+        nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                                resources={"metadata": {"path": str(Path(path).parent)}}).execute()
+    except Exception as exc:  # noqa: BLE001 - the cell's error, in one line
+        lines = [x for x in str(exc).splitlines() if x.strip()]
+        return (lines[-1] if lines else type(exc).__name__)[:200]
+    return None
+
+
+def _in_venv(py: Path, *args: str, timeout: float) -> tuple[int, str, str]:
+    try:
+        done = subprocess.run([str(py), str(ROOT / "run.py"), *args], cwd=ROOT, capture_output=True, text=True,
+                              timeout=timeout, env={k: v for k, v in os.environ.items() if k != "MPLBACKEND"})
+    except subprocess.TimeoutExpired:
+        return 124, "", f"no answer in {timeout:.0f} s"
+    return done.returncode, done.stdout, done.stderr
+
+
+def _model_answers(base_url: str, key: str | None) -> str | None:
+    """None when an OpenAI-compatible server at ``base_url`` lists its models, else why not (no secret in it)."""
+    import urllib.error
+    import urllib.request
+    req = urllib.request.Request(base_url.rstrip("/") + "/models",
+                                 headers={"Authorization": f"Bearer {key}"} if key else {})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as reply:
+            return None if reply.status == 200 else f"HTTP {reply.status}"
+    except urllib.error.HTTPError as exc:
+        return f"HTTP {exc.code}"
+    except (OSError, ValueError) as exc:
+        return type(exc).__name__
+
+
+def gather(py: Path, *, model: bool = False, ports: tuple[int, ...] = CHECK_PORTS) -> dict:
+    """What ``python run.py check`` looks at, as facts (tests give :func:`problems` facts of their own)."""
+    import json
+    facts: dict = {"python": list(sys.version_info[:2]), "venv": py.exists(), "ports": {}, "model": None}
+    for port in ports:
+        facts["ports"][str(port)] = _port_free("127.0.0.1", port)
+    if not facts["venv"]:
+        return facts
+    code, out, err = _in_venv(py, "_probe", timeout=120)
+    try:
+        facts["probe"] = json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        facts["probe"] = {"error": (err.strip().splitlines() or [f"exit {code}"])[-1][:200]}
+    code, out, err = _in_venv(py, "_probe_notebook", str(ROOT / CHECK_NOTEBOOK), timeout=240)
+    facts["notebook"] = None if code == 0 else ((out.strip() or err.strip()).splitlines() or [f"exit {code}"])[-1][:200]
+    if model:
+        base = os.environ.get("AGENTLAB_BASE_URL")
+        if base:
+            facts["model"] = {"url": base, "error": _model_answers(base, os.environ.get("AGENTLAB_API_KEY"))}
+        else:
+            code, out, err = _in_venv(py, "_probe_model", timeout=300)
+            facts["model"] = {"url": None, "error": None if code == 0 else ((out.strip() or err.strip()).splitlines()
+                                                                             or [f"exit {code}"])[-1][:200]}
+    return facts
+
+
+def _probe_model() -> int:
+    """Run by the venv's Python: the local model's files are there, and the model starts and answers."""
+    from agentlab.models import local
+    missing = local.what_is_missing()
+    if missing:
+        print(f"missing: {missing}")
+        return 2
+    with local.LocalServer() as server:
+        err = _model_answers(server.base_url, None)
+    if err:
+        print(err)
+        return 1
+    return 0
+
+
+def problems(facts: dict, venv_dir: Path = VENV) -> list[tuple[str, dict]]:
+    """Each problem the facts show, as a catalogue key and its fields; none on a machine that is ready."""
+    import urllib.parse
+    found: list[tuple[str, dict]] = []
+    if tuple(facts["python"]) < (3, 11):
+        found.append(("run.check.python", {"found": ".".join(map(str, facts["python"]))}))
+    for port, free in facts.get("ports", {}).items():
+        if not free:
+            found.append(("run.check.port", {"port": port}))
+    if not facts.get("venv"):
+        found.append(("run.check.no_venv", {"venv": venv_dir.name}))
+        return found
+    probe = facts.get("probe") or {}
+    if "error" in probe:
+        found.append(("run.check.probe", {"error": probe["error"]}))
+        return found
+    if tuple(probe.get("python", facts["python"])) < (3, 11):
+        found.append(("run.check.python", {"found": ".".join(map(str, probe["python"]))}))
+    for mod, error in probe.get("imports", {}).items():
+        if error:
+            found.append(("run.check.import", {"module": mod, "error": error}))
+    pins = _pins()
+    for name, version in sorted(probe.get("versions", {}).items()):
+        if name in pins and pins[name] != version and name != "agentlab":
+            found.append(("run.check.version", {"package": name, "found": version, "pinned": pins[name]}))
+    if not probe.get("font"):
+        found.append(("run.check.font", {}))
+    if facts.get("notebook"):
+        found.append(("run.check.notebook", {"notebook": CHECK_NOTEBOOK, "error": facts["notebook"]}))
+    model = facts.get("model")
+    if model and model.get("error"):
+        if model.get("url"):
+            parts = urllib.parse.urlsplit(model["url"])  # the address without any user:password or query in it
+            port = f":{parts.port}" if parts.port else ""
+            shown = f"{parts.scheme}://{parts.hostname}{port}{parts.path}" if parts.hostname else "?"
+            found.append(("run.check.model_url", {"url": shown, "error": model["error"]}))
+        elif str(model["error"]).startswith("missing:"):
+            found.append(("run.check.model_missing", {}))
+        else:
+            found.append(("run.check.model_local", {"error": model["error"]}))
+    return found
+
+
+def _installed_here() -> bool:
+    """Whether this Python itself has the workbook installed (an image built from binder/ has no .venv)."""
+    import importlib.util
+    return all(importlib.util.find_spec(m) is not None for m in ("agentlab", "jupyterlab"))
+
+
+def check(rest: list[str], *, venv_dir: Path = VENV, ports: tuple[int, ...] = CHECK_PORTS) -> int:
+    """``python run.py check [--lang zh] [--model]``: one line per problem and what to do; exit 1 on any."""
+    import argparse
+    import time
+    ap = argparse.ArgumentParser(prog="python run.py check")
+    ap.add_argument("--lang", choices=("en", "zh"), default="en")
+    ap.add_argument("--model", action="store_true", help="also the model: AGENTLAB_BASE_URL, or the local model")
+    ns = ap.parse_args(rest)
+    t0 = time.monotonic()
+    py = venv_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if not py.exists() and venv_dir == VENV and _installed_here():
+        py = Path(sys.executable)  # an image (binder/, the hub's) installs into its own Python: no .venv there
+    print(_say("run.check.start", ns.lang), flush=True)
+    found = problems(gather(py, model=ns.model, ports=ports), venv_dir)
+    for key, fields in found:
+        print("✗ " + _say(key, ns.lang, **fields), flush=True)
+    if found:
+        print(_say("run.check.problems", ns.lang, n=len(found)), flush=True)
+        return 1
+    print("✓ " + _say("run.check.ready", ns.lang, seconds=time.monotonic() - t0), flush=True)
+    return 0
+
+
+def postbuild(prefix: Path, py: str = sys.executable) -> int:
+    """What an image build (binder/postBuild) adds after pip: the Jupyter settings into ``prefix``/etc/jupyter (read
+    by every Jupyter server of that environment, no JUPYTER_CONFIG_PATH needed), the notebooks into
+    ``prefix``/share/agentlab/notebooks (a hub copies them into each participant's home), and matplotlib's font cache
+    built with the Chinese font registered, by ``py``, the environment's Python."""
+    import shutil
+    for src in JUPYTER_SETTINGS.rglob("*.json"):
+        dest = prefix / "etc" / "jupyter" / src.relative_to(JUPYTER_SETTINGS)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if dest.exists() and dest.name == "page_config.json":  # merge: other extensions may have disabled theirs
+            import json
+            merged = json.loads(dest.read_text(encoding="utf-8"))
+            for key, value in json.loads(src.read_text(encoding="utf-8")).items():
+                merged[key] = {**merged.get(key, {}), **value} if isinstance(value, dict) else value
+            dest.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
+        else:
+            shutil.copyfile(src, dest)
+    copy = prefix / "share" / "agentlab" / "notebooks"
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(ROOT / "notebooks", copy, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    warm = ("import matplotlib; matplotlib.use('Agg'); import matplotlib.font_manager as fm; "
+            "from agentlab.resources import CJK_FILES; from pathlib import Path; "
+            "[fm.fontManager.addfont(p) for p in CJK_FILES if Path(p).exists()]; "
+            "import matplotlib.pyplot as plt; plt.figure(); print(len(fm.fontManager.ttflist))")
+    return subprocess.call([py, "-c", warm], cwd=prefix)
+
+
 def main(argv: list[str]) -> int:
     cmd, rest = (argv[0], argv[1:]) if argv else ("help", [])
     if cmd == "lab":
         py = setup("requirements.txt")
         as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
-        quiet = ["--LabApp.news_url=None",  # no news pop-up over the first notebook
-                 "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
         folder = ROOT / "notebooks"
         if "--lang" in rest:  # --lang zh: the Chinese twins (notebooks/zh/)
             i = rest.index("--lang")
             lang, rest = (rest[i + 1] if i + 1 < len(rest) else "en"), rest[:i] + rest[i + 2:]
             folder = folder / lang if lang != "en" else folder
-        return subprocess.call([str(py), "-m", "jupyter", "lab", *as_root, *quiet, *rest], cwd=folder)
+        return subprocess.call([str(py), "-m", "jupyter", "lab", *as_root, *rest], cwd=folder, env={**os.environ, **lab_env()})
+    if cmd == "check":
+        return check(rest)
+    if cmd == "postbuild":  # binder/postBuild: python run.py postbuild --prefix ENV
+        prefix = Path(rest[rest.index("--prefix") + 1]) if "--prefix" in rest else Path(sys.prefix)
+        return postbuild(prefix)
+    if cmd == "_probe":  # run by the venv's Python for ``check``
+        import json
+        print(json.dumps(_probe()))
+        return 0
+    if cmd == "_probe_notebook":
+        error = _probe_notebook(rest[0])
+        if error:
+            print(error)
+        return 1 if error else 0
+    if cmd == "_probe_model":
+        return _probe_model()
     if cmd == "test":
         py = setup("requirements-dev.txt")
         if "--quick" in rest:

@@ -1,0 +1,281 @@
+"""run.py: the install commands setup() builds (pip or uv, pinned either way) and ``python run.py check``."""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, free_port
+
+sys.path.insert(0, str(ROOT))
+import run
+
+sys.path.remove(str(ROOT))
+
+GOOD = {"python": [3, 11], "venv": True, "ports": {"8888": True, "8000": True}, "notebook": None, "model": None,
+        "probe": {"python": [3, 11], "imports": dict.fromkeys(run.CHECK_IMPORTS), "font": "Noto Sans SC",
+                  "versions": {"jupyterlab": run._pins()["jupyterlab"], "agentlab": "0.0.0", "not-pinned": "1.0"}}}
+
+
+def _facts(**changes) -> dict:
+    facts = json.loads(json.dumps(GOOD))
+    for path, value in changes.items():
+        *parents, last = path.split("__")
+        node = facts
+        for p in parents:
+            node = node[p]
+        node[last] = value
+    return facts
+
+
+# --- setup(): the commands -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("uv", [None, "/somewhere/uv"])
+def test_every_unhashed_install_is_pinned_to_the_constraints(uv):
+    py = Path("/v/bin/python")
+    for files in (["requirements.txt"], ["requirements-dev.txt"], ["requirements-fonts.txt", "requirements.txt"]):
+        cmd = run.install_command(py, uv, files)
+        assert cmd[cmd.index("-c") + 1] == str(run.CONSTRAINTS), cmd
+        assert [cmd[i + 1] for i, a in enumerate(cmd) if a == "-r"] == [str(ROOT / f) for f in files]
+        assert (cmd[:3] == [uv, "pip", "install"] and "--python" in cmd) if uv else cmd[:4] == [str(py), "-m", "pip", "install"]
+
+
+@pytest.mark.parametrize("uv", [None, "/somewhere/uv"])
+def test_a_file_pinned_by_hash_is_installed_in_hash_checking_mode(uv):
+    for name in ("requirements-fonts.txt", "requirements-local.txt"):
+        cmd = run.install_command(Path("/v/bin/python"), uv, [name])
+        assert "-c" not in cmd  # its hashes pin it; pip would refuse an unhashed constraint in this mode
+        if uv:
+            assert "--require-hashes" in cmd  # pip turns it on by itself when it sees a hash
+
+
+def _fake_venv(tmp_path, monkeypatch, *, with_uv: bool) -> list[list[str]]:
+    venv = tmp_path / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("")
+    if with_uv:
+        (venv / "bin" / "uv").write_text("")
+    monkeypatch.setattr(run, "VENV", venv)
+    monkeypatch.setattr(run, "_python", lambda: venv / "bin" / "python")
+    monkeypatch.setattr(shutil, "which", lambda _name: None)  # no uv on PATH (run.py looks it up there)
+    calls: list[list[str]] = []
+
+    def fake_run(cmd, **_kw):
+        if cmd[1:4] != ["-m", "pip", "config"]:  # setup() asks pip for its package sources before a uv install
+            calls.append([str(c) for c in cmd])
+        return subprocess.CompletedProcess(cmd, 0, stdout="", stderr="")
+
+    monkeypatch.setattr(run.subprocess, "run", fake_run)
+    return calls
+
+
+def test_setup_with_uv_installs_the_font_and_the_workbook_in_one_process(tmp_path, monkeypatch):
+    monkeypatch.delenv("AGENTLAB_INSTALLER", raising=False)
+    calls = _fake_venv(tmp_path, monkeypatch, with_uv=True)
+    run.setup("requirements.txt")
+    assert len(calls) == 1 and calls[0][0].endswith("uv"), calls
+    assert "-c" in calls[0] and str(ROOT / "requirements-fonts.txt") in calls[0]
+    calls.clear()
+    run.setup("requirements.txt")  # stamped: nothing to do
+    assert calls == []
+
+
+def test_setup_with_pip_keeps_the_hashed_font_in_a_process_of_its_own(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTLAB_INSTALLER", "pip")
+    calls = _fake_venv(tmp_path, monkeypatch, with_uv=True)  # present, but pip was asked for
+    run.setup("requirements.txt")
+    assert [c[1:4] for c in calls] == [["-m", "pip", "install"]] * 2, calls
+    assert str(ROOT / "requirements-fonts.txt") in calls[0] and "-c" not in calls[0]
+    assert str(ROOT / "requirements.txt") in calls[1] and "-c" in calls[1]
+
+
+def test_setup_puts_uv_into_the_venv_when_it_is_not_on_path(tmp_path, monkeypatch):
+    monkeypatch.delenv("AGENTLAB_INSTALLER", raising=False)
+    calls = _fake_venv(tmp_path, monkeypatch, with_uv=False)
+    run.setup("requirements-site.txt")
+    assert calls[0][-1] == run.UV_PIN and calls[0][1:4] == ["-m", "pip", "install"]
+    assert calls[1][1:4] == ["-m", "pip", "install"]  # the fake pip made no uv: pip installs, as the fallback
+
+
+def _stand_in_wheel(folder: Path, dist: str, version: str) -> str:
+    mod = dist.replace("-", "_")
+    path = folder / f"{mod}-{version}-py3-none-any.whl"
+    info = f"{mod}-{version}.dist-info"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(f"{mod}/__init__.py", "")
+        z.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+        z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr(f"{info}/RECORD", "")
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.timeout(120)
+def test_uv_refuses_a_swapped_font_while_installing_unhashed_files_beside_it(tmp_path):
+    """The one-process install relies on it: uv checks the hashes a file gives even when other files have none."""
+    uv = run._find_uv(Path(sys.executable))
+    if not uv:
+        pytest.skip("uv is not installed here (python run.py setup puts it into .venv)")
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    _stand_in_wheel(wheels, "pylopdf-fonts-zh-cn", "0.1.1")
+    _stand_in_wheel(wheels, "plain-dep", "1.0")
+    fonts = (ROOT / "requirements-fonts.txt").read_text(encoding="utf-8")  # the real pin: not this stand-in's hash
+    (tmp_path / "fonts.txt").write_text(fonts)
+    (tmp_path / "plain.txt").write_text("plain-dep==1.0\n")
+    subprocess.run([uv, "venv", "-q", str(tmp_path / "v")], check=True, capture_output=True)
+    done = subprocess.run([uv, "pip", "install", "--python", str(tmp_path / "v" / "bin" / "python"), "--no-index",
+                           "--find-links", str(wheels), "-r", str(tmp_path / "fonts.txt"), "-r", str(tmp_path / "plain.txt")],
+                          capture_output=True, text=True, env={**os.environ, "UV_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.returncode != 0 and "hash mismatch" in done.stderr.lower(), done.stderr
+
+
+# --- python run.py check ---------------------------------------------------------------------------------
+
+def test_a_ready_machine_has_no_problem():
+    assert run.problems(_facts()) == []
+
+
+INJECTED = {
+    "run.check.python": {"python": [3, 10]},
+    "run.check.port": {"ports__8888": False},
+    "run.check.no_venv": {"venv": False},
+    "run.check.probe": {"probe": {"error": "Exec format error"}},
+    "run.check.import": {"probe__imports__pandas": "ImportError: libstdc++.so.6 not found"},
+    "run.check.version": {"probe__versions__jupyterlab": "4.0.0"},
+    "run.check.font": {"probe__font": None},
+    "run.check.notebook": {"notebook": "NameError: name 'x' is not defined"},
+    "run.check.model_url": {"model": {"url": "http://user:secret@10.0.0.5:8080/v1?key=s3cr3t", "error": "HTTP 401"}},
+    "run.check.model_missing": {"model": {"url": None, "error": "missing: xllamacpp"}},
+    "run.check.model_local": {"model": {"url": None, "error": "TimeoutError"}},
+}
+
+
+@pytest.mark.parametrize("key", sorted(INJECTED))
+def test_each_problem_is_reported_in_both_languages_with_what_to_do(key):
+    found = run.problems(_facts(**INJECTED[key]))
+    assert [k for k, _ in found] == [key], found
+    _key, fields = found[0]
+    for lang in ("en", "zh"):
+        line = run._say(key, lang, **fields)
+        assert "\n" not in line and "{" not in line, line
+        assert "secret" not in line and "s3cr3t" not in line  # a model URL is shown without its credentials
+    assert any(w in run._say(key, "en", **fields) for w in ("Run:", "Install", "stop it", "Check", "Delete"))
+
+
+def test_the_command_prints_one_line_per_problem_and_exits_1(monkeypatch, capsys):
+    bad = _facts(ports__8000=False, probe__font=None)
+    monkeypatch.setattr(run, "gather", lambda *a, **k: bad)
+    assert run.check(["--lang", "zh"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert len([x for x in lines if x.startswith("✗ ")]) == 2
+    assert "8000" in lines[1] and "中文字体" in lines[2]
+    monkeypatch.setattr(run, "gather", lambda *a, **k: _facts())
+    assert run.check([]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("✓ ")
+
+
+def test_the_check_finds_a_missing_venv_without_running_anything(tmp_path, capsys):
+    assert run.check([], venv_dir=tmp_path / "no-venv", ports=(free_port(),)) == 1
+    out = capsys.readouterr().out
+    assert "python run.py setup" in out and "no-venv" in out
+
+
+@pytest.mark.timeout(300)
+def test_this_machine_passes_the_real_check(capsys):
+    """The whole check on the environment the tests run in: imports, pins, the font, notebook 00 in a kernel."""
+    venv_dir = Path(sys.prefix)
+    if not (venv_dir / "bin" / "python").exists() and not (venv_dir / "Scripts" / "python.exe").exists():
+        pytest.skip("the tests do not run in a virtual environment")
+    code = run.check([], venv_dir=venv_dir, ports=(free_port(),))
+    assert code == 0, capsys.readouterr().out
+
+
+# --- binder/ (repo2docker) and run.py postbuild -----------------------------------------------------------
+
+BINDER = ROOT / "binder"
+
+
+def _requirement_lines(path: Path) -> list[str]:
+    return [x.strip() for x in path.read_text(encoding="utf-8").splitlines() if x.strip() and not x.startswith("#")]
+
+
+def test_binder_installs_the_workbook_with_the_same_pins():
+    lines = _requirement_lines(BINDER / "requirements.txt")
+    constraint = next(x for x in lines if x.startswith("-c "))
+    assert (BINDER / constraint.split()[1]).resolve() == run.CONSTRAINTS  # pip reads it relative to the file
+    extras = lambda line: line[line.index("[") + 1:line.index("]")].split(",")  # noqa: E731
+    laptop = next(x for x in _requirement_lines(ROOT / "requirements.txt") if "[" in x)
+    image = next(x for x in lines if "[" in x)
+    assert extras(image) == extras(laptop) and not image.startswith("-e")  # installed, not editable: homes are mounts
+
+
+def test_binder_runtime_font_and_post_build_are_what_repo2docker_reads():
+    import tomllib
+    oldest = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"][2:]
+    assert (BINDER / "runtime.txt").read_text(encoding="utf-8").strip() == f"python-{oldest}"
+    packages = _requirement_lines(BINDER / "apt.txt")
+    assert packages and all(__import__("re").fullmatch(r"[a-z0-9][a-z0-9.+-]+", p) for p in packages), packages
+    mode = subprocess.run(["git", "ls-files", "-s", "binder/postBuild"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert not mode or mode.startswith("100755"), mode  # repo2docker runs it only when it is executable
+    post = (BINDER / "postBuild").read_text(encoding="utf-8")
+    assert post.startswith("#!/bin/bash") and "python run.py postbuild" in post
+    assert subprocess.run(["bash", "-n", str(BINDER / "postBuild")]).returncode == 0
+
+
+@pytest.mark.timeout(120)
+def test_postbuild_puts_the_settings_where_that_environments_jupyter_reads_them(tmp_path):
+    """binder/postBuild's one step, run by this environment's Python into a scratch prefix: the settings load as the
+    server loads its config files, the notebooks are there to copy, the font cache is built."""
+    prefix = tmp_path / "env"
+    (prefix / "etc" / "jupyter" / "labconfig").mkdir(parents=True)
+    (prefix / "etc" / "jupyter" / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"some-other:plugin": True}}))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLCONFIGDIR": str(tmp_path / "mpl")}
+    done = subprocess.run([sys.executable, str(ROOT / "run.py"), "postbuild", "--prefix", str(prefix)], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=110)
+    assert done.returncode == 0, done.stderr
+    from traitlets.config.loader import JSONFileConfigLoader
+    config = JSONFileConfigLoader("jupyter_server_config.json", path=str(prefix / "etc" / "jupyter")).load_config()
+    assert config.ContentsManager.pre_save_hook == "agentlab.workbook.lab.pre_save"
+    page = json.loads((prefix / "etc" / "jupyter" / "labconfig" / "page_config.json").read_text())
+    assert page["disabledExtensions"] == {"some-other:plugin": True, "@jupyterlab/apputils-extension:announcements": True}
+    copied = sorted(p.name for p in (prefix / "share" / "agentlab" / "notebooks").glob("*.ipynb"))
+    assert copied == sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+    assert list((tmp_path / "mpl").glob("fontlist-*.json"))  # the cache a participant's first plot would build
+
+
+def test_in_an_image_without_a_venv_the_check_looks_at_this_python(tmp_path, monkeypatch):
+    """binder/ and the hub's image install into the environment's own Python: no .venv to look for there."""
+    seen = []
+    monkeypatch.setattr(run, "VENV", tmp_path / ".venv")
+    monkeypatch.setattr(run, "_installed_here", lambda: True)
+    monkeypatch.setattr(run, "gather", lambda py, **_kw: seen.append(py) or _facts())
+    assert run.check([], venv_dir=run.VENV) == 0
+    assert seen == [Path(sys.executable)]
+
+
+def test_uv_gets_the_package_sources_pip_is_configured_with():
+    """A participant whose pip uses a mirror must get it through uv too (uv reads no pip.conf)."""
+    listed = ("global.index-url='https://mirror.example/simple'\n"
+              "global.extra-index-url='file:///opt/a/simple file:///opt/b/simple'\n"
+              ":env:.index-url='https://env.example/simple'\n"
+              "install.find-links='/opt/wheels'\n"
+              "global.cert='/etc/ssl/certs/ca.crt'\n")
+    args = run.uv_sources(listed)
+    assert args[args.index("--index-url") + 1] == "https://env.example/simple"  # the environment wins, as in pip
+    assert [args[i + 1] for i, a in enumerate(args) if a == "--extra-index-url"] == ["file:///opt/a/simple", "file:///opt/b/simple"]
+    assert args[args.index("--find-links") + 1] == "/opt/wheels"
+    assert args[-2:] == ["--index-strategy", "unsafe-best-match"]  # pip compares every index; uv must too
+    assert run.uv_sources("") == []
+    cmd = run.install_command(Path("/v/bin/python"), "/x/uv", ["requirements.txt"], args)
+    assert cmd[cmd.index("-c") + 1] == str(run.CONSTRAINTS) and "--index-url" in cmd
+    machine = run.uv_sources("global.constraint='/etc/xdg/pip/constraints.txt'\n")
+    assert machine == ["--constraint", "/etc/xdg/pip/constraints.txt"]
+    assert "--constraint" in run.install_command(Path("/v/bin/python"), "/x/uv", ["requirements.txt"], machine)
+    # in hash-checking mode uv refuses a constraint like torch<=2.14 ("must be pinned with =="): left out there
+    hashed = run.install_command(Path("/v/bin/python"), "/x/uv", ["requirements-local.txt"], [*machine, *args])
+    assert "--constraint" not in hashed and "/etc/xdg/pip/constraints.txt" not in hashed and "--index-url" in hashed
