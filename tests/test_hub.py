@@ -50,6 +50,7 @@ def test_settings_are_data_and_hold_no_secret_a_participant_gets(tmp_path):
     env = c["Spawner"]["environment"]
     assert env["AGENTLAB_BASE_URL"] == "http://127.0.0.1:7002/v1" and env["AGENTLAB_SITE_URL"] == "http://127.0.0.1:7001"
     assert env["AGENTLAB_PROGRESS_URL"] == "http://127.0.0.1:7004/"
+    assert env["JUPYTER_CONFIG_PATH"] == str(ROOT / "etc" / "jupyter")  # each notebook listed once, saved as committed
     said = json.dumps([c["Spawner"], [x.get("command") for x in c["JupyterHub"]["services"]]])
     assert "room-pw-1" not in said and "redis-pw-1" not in said  # not in a server's env, not on a command line
     assert all(x.get("user") == "agentlab-services" for x in c["JupyterHub"]["services"])
@@ -188,6 +189,19 @@ def test_a_kernel_past_the_memory_limit_fails_and_the_server_survives(hub):
     assert _status(f"{h.url}/user/bo/api/status", tokens["bo"]) == 200
     [after] = _run(h, tokens["bo"], "bo", ["print(sum(range(10)))"])
     assert after.ok and after.stdout.strip() == "45"
+
+
+def test_each_participants_kernels_talk_over_sockets_in_a_folder_of_their_own(hub):
+    """Two kernels starting at once in two servers once took the same TCP port: now they use no port at all."""
+    from agentlab.hub.spawner import kernel_sockets
+    h, _, tokens = hub
+    code = ("import json, ipykernel.connect\ni = json.loads(ipykernel.connect.get_connection_info())\n"
+            "print(i['transport'], i['ip'])")
+    got = {n: _run(h, tokens[n], n, [code])[0].stdout.split() for n in ("ana", "bo")}
+    homes = h.settings.state / "homes"
+    assert got == {n: ["ipc", str(kernel_sockets(homes / n))] for n in ("ana", "bo")}, got
+    folder = kernel_sockets(homes / "ana").parent
+    assert oct(folder.stat().st_mode & 0o777) == "0o700" and folder.stat().st_uid != 0
 
 
 def test_the_login_form_claims_a_name_once(hub):

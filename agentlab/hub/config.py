@@ -47,6 +47,8 @@ def participant_env(s: HubSettings) -> dict[str, str]:
     """What every participant's server is told (the per-participant key and store are added at spawn)."""
     env = {"PYTHONPATH": str(s.root), "AGENTLAB_SITE_URL": f"http://127.0.0.1:{s.site_port}",
            **progress.participant_env(s.progress_port)}  # the exercise checks report there, with the server's token
+    # the workbook's Jupyter settings (etc/jupyter): each notebook listed once, saved as committed, no news pop-up
+    env["JUPYTER_CONFIG_PATH"] = str(s.root / "etc" / "jupyter")
     if s.gguf is not None:
         env.update(AGENTLAB_BASE_URL=f"http://127.0.0.1:{s.model_port}/v1", AGENTLAB_MODEL=s.gguf.stem,
                    AGENTLAB_API_KEY="not-needed")

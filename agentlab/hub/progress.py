@@ -349,7 +349,8 @@ def main() -> None:
     async def serve() -> None:
         # larger bodies than a report are read (and refused with a sentence) up to 64 KB; beyond, the socket closes
         server = tornado.httpserver.HTTPServer(app, max_body_size=65536, xheaders=True)
-        server.listen(url.port or 80, url.hostname or "127.0.0.1")
+        # on one machine the URL's own host (loopback); in a cluster the URL names a Service, so listen on the pod's
+        server.listen(url.port or 80, os.environ.get("AGENTLAB_PROGRESS_BIND") or url.hostname or "127.0.0.1")
         _log.info("trainer's view on %s", url.geturl())
         await asyncio.Event().wait()
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from .users import SERVICES_USER, copy_notebooks, ensure_account, os_name
 
-__all__ = ["WorkshopSpawner", "participant_prefix", "redis_acl_rules"]  # noqa: F822 - made on first use
+__all__ = ["WorkshopSpawner", "kernel_sockets", "participant_prefix", "redis_acl_rules"]  # noqa: F822 - made on first use
 
 
 def participant_prefix(name: str) -> str:
@@ -53,6 +53,11 @@ def _site_key(state: Path, site_dir: Path, python: str, root: str, name: str) ->
 
 
 @functools.cache
+def kernel_sockets(home: Path) -> Path:
+    """Where a participant's kernels put their sockets: a hidden folder of their home (the file browser hides it)."""
+    return home / ".kernels" / "kernel"
+
+
 def _spawner_class() -> type:
     from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid
     from traitlets import Integer, Unicode
@@ -77,6 +82,9 @@ def _spawner_class() -> type:
             home = Path(self.state_dir) / "homes" / self.user.name
             entry = ensure_account(self.account, home)
             copy_notebooks(Path(self.notebooks_dir), home, entry.pw_uid, entry.pw_gid)
+            sockets = kernel_sockets(home).parent
+            sockets.mkdir(mode=0o700, exist_ok=True)
+            os.chown(sockets, entry.pw_uid, entry.pw_gid)
             env: dict[str, str] = {}
             if self.site_dir:
                 env["AGENTLAB_SITE_KEY"] = _site_key(Path(self.state_dir), Path(self.site_dir), self.python,
@@ -108,6 +116,13 @@ def _spawner_class() -> type:
                     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
                 become()
             return preexec
+
+        def get_args(self) -> list[str]:
+            # kernels pick their TCP ports free at one moment and bind them the next: two participants' kernels
+            # starting together took the same port (measured at 30), and Jupyter refuses a loopback address other
+            # than the machine's own. Unix sockets in a folder of the participant's own need no port at all.
+            sockets = kernel_sockets(Path(self.state_dir) / "homes" / self.user.name)
+            return [*super().get_args(), "--KernelManager.transport=ipc", f"--KernelManager.ip={sockets}"]
 
         def user_env(self, env: dict[str, str]) -> dict[str, str]:
             import pwd
