@@ -15,7 +15,7 @@ from typing import Any
 from ..i18n import t
 from . import progress, services
 
-__all__ = ["HubSettings", "build", "participant_env", "write_config"]
+__all__ = ["HubSettings", "build", "server_env", "write_config"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class HubSettings:
     data_limit: int = 2 << 30    # bytes per process (the server, each kernel)
 
 
-def participant_env(s: HubSettings) -> dict[str, str]:
+def server_env(s: HubSettings) -> dict[str, str]:
     """What every participant's server is told (the per-participant key and store are added at spawn)."""
     env = {"PYTHONPATH": str(s.root), "AGENTLAB_SITE_URL": f"http://127.0.0.1:{s.site_port}",
            **progress.participant_env(s.progress_port)}  # the exercise checks report there, with the server's token
@@ -103,7 +103,7 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
             # a room starting thirty kernels at once on two cores: a kernel may take more than the default 60 s
             # to answer its first message, and the browser's connection was then dropped (measured at 30)
             "args": ["--MappingKernelManager.kernel_info_timeout=300"],
-            "environment": {**participant_env(s), **(extra_env or {})},
+            "environment": {**server_env(s), **(extra_env or {})},
             "start_timeout": 120, "http_timeout": 120, "mem_limit": s.data_limit,
         },
         "WorkshopSpawner": {
