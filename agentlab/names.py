@@ -9,10 +9,9 @@ from __future__ import annotations
 import collections
 import difflib
 import functools
-import itertools
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import NamedTuple
 
 __all__ = ["closest", "name_words", "suggest", "suggester", "to_camel", "to_snake"]
@@ -161,25 +160,30 @@ def _word_similarity(a: tuple[str, str], b: tuple[str, str]) -> float:
     return 1.0 - d / max(len(x), len(y)) if d <= most else 0.0
 
 
-def _word_score(query: list[tuple[str, str]], cand: list[tuple[str, str]], weight: dict[str, float],
-                similarity: Callable[[tuple[str, str], tuple[str, str]], float] | None = None) -> float:
+def _word_score(query: list[tuple[str, str]], sims: list[dict[tuple[str, str], float]],
+                paired: Collection[tuple[str, str]], count: int, weight: dict[str, float]) -> float:
     """Weighted overlap (Jaccard: sum of minima over sum of maxima) of two names' words.
 
     A word most candidates share weighs little: for ``refund_order`` against ``get_order``,
     ``search_orders`` and ``create_refund``, "order" is in two names and "refund" in one,
     so ``create_refund`` scores highest. A typo pairs with its word at its similarity.
+
+    The candidate is given by its ``count`` words, of which ``paired`` are those some query word is similar to;
+    ``sims[k]`` holds query word k's similarity to each of them (_word_similarity, computed once per query: every
+    other word scores 0 with it, so it only counts in the union).
     """
-    similarity = similarity or _word_similarity
     shared = union = 0.0
-    left = list(cand)
-    for q in query:
-        if len(left) == 1:  # (most names have a word or two: no generator for one)
-            c = left[0]
-            sim = similarity(q, c)
-        else:
-            sim, c = max(((similarity(q, c), c) for c in left), default=(0.0, ("", "")))
+    left = set(paired)
+    for q, row in zip(query, sims, strict=True):
+        # the best of the words left for q: the highest similarity, a tie going to the greater pair (as max() on
+        # (similarity, pair) over all of them would); a row holds a word or two, the words left may be many
+        sim, c = 0.0, ("", "")
+        for pair, s in row.items():
+            if pair in left and (s > sim or (s == sim and pair > c)):
+                sim, c = s, pair
         if sim:
             left.remove(c)
+            count -= 1
             wc = weight.get(c[0], 1.0)
             wq = weight.get(q[0], wc)  # a typo weighs what the word it misspells weighs
             shared += sim * min(wq, wc)
@@ -189,7 +193,7 @@ def _word_score(query: list[tuple[str, str]], cand: list[tuple[str, str]], weigh
     # A candidate's own extra words count in full: a name is not a better guess for
     # carrying words that many other names also carry (get_adriel_projects beside
     # get_adriel_list_projects is no nearer to "get_adriel" than get_adriel_education).
-    union += len(left)
+    union += count
     return shared / union if union else 0.0
 
 
@@ -215,8 +219,9 @@ class _Index(NamedTuple):
     flats: tuple[str, ...]  # the spellings sorted and joined: what characters are compared on
     by_word: dict[str, list[int]]  # word -> the candidates that have it
     # length of a query word -> the candidates' distinct (word, spelling) pairs of a length it may be a typo of
-    # (_word_similarity), each with the letters of the spelling as bits and the candidates that have it
-    typo_pool: dict[int, tuple[tuple[int, tuple[str, str], list[int]], ...]]
+    # (_word_similarity), each with the letters of the spelling as bits, how many letters of the set a typo of
+    # that length can change (_letter_limit), and the candidates that have it
+    typo_pool: dict[int, tuple[tuple[int, int, tuple[str, str], list[int]], ...]]
     by_spelling: dict[str, list[int]]  # spelling -> the candidates that have it
     folded: dict[str, list[str]]  # name without case or separators -> the candidates spelt so
     members: frozenset[str]
@@ -228,6 +233,7 @@ class _Index(NamedTuple):
     flat_masks: tuple[int, ...]  # the letters of each flat spelling as bits
     flat_lengths: tuple[int, ...]  # the length of each flat spelling
     by_flat_length: dict[int, list[int]]  # length of a flat spelling -> the candidates, in their order
+    length_masks: dict[int, int]  # length of a flat spelling -> the letters of all those spellings, as bits
 
 
 @functools.lru_cache(maxsize=256)
@@ -257,15 +263,28 @@ def _index(candidates: tuple[str, ...]) -> _Index:
         for t in ts:
             pairs.setdefault(t[0], {})[t] = None
         by_flat_length.setdefault(len(flats[i]), []).append(i)
-    pool = {n: tuple(e for length in ((3,) if n == 3 else range(max(4, n - 2), n + 3))
-                     for e in by_length.get(length, ())) for n in range(3, max(by_length, default=0) + 3)}
+    pool = {n: tuple((mask, _letter_limit(n, len(pair[1])), pair, members)
+                     for length in ((3,) if n == 3 else range(max(4, n - 2), n + 3))
+                     for mask, pair, members in by_length.get(length, ()))
+            for n in range(3, max(by_length, default=0) + 3)}
+    flat_masks = tuple(_mask(f) for f in flats)
     return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats, by_word, pool, by_spelling,
                   folded, frozenset(candidates), sorted((len(f), i) for i, f in enumerate(flats)),
                   tuple(dict(collections.Counter(f)) for f in flats),
                   {spelt: frozenset(members) for spelt, members in by_spelling.items()},
                   {n: frozenset(i for i, ts in enumerate(terms) if len(ts) == n) for n in {len(ts) for ts in terms}},
                   {w: tuple(ps) for w, ps in pairs.items()},
-                  tuple(_mask(f) for f in flats), tuple(map(len, flats)), by_flat_length)
+                  flat_masks, tuple(map(len, flats)), by_flat_length,
+                  {n: functools.reduce(operator.or_, (flat_masks[i] for i in members), 0)
+                   for n, members in by_flat_length.items()})
+
+
+def _letter_limit(a: int, b: int) -> int:
+    """How many letters of the set a typo between words of lengths ``a`` and ``b`` can change (_word_similarity):
+    two per edit allowed, one edit below 7 letters and two from 7; 3-letter words are a typo only as anagrams."""
+    if a == b == 3:
+        return 0
+    return 2 if min(a, b) < 7 else 4
 
 
 def _mask(spelling: str) -> int:
@@ -285,78 +304,95 @@ _ASCII_BITS = {chr(c): 1 << (c & 63) for c in range(128)}
 
 _NO_CANDIDATES: list[int] = []  # shared, never changed: a word no candidate has
 
+_Sims = list[dict[tuple[str, str], float]]  # per query word: the candidates' words similar to it, and how similar
 
-def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[list[int], set[tuple[str, str]]]:
+
+def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[set[int], _Sims]:
     """The candidates whose word score can be above 0 (they share a word or a typo of one), at most _CAP;
-    and the candidates' words that are a typo of a query word.
+    and for each query word, the candidates' words similar to it (_word_similarity above 0), with the similarity.
 
     Rare words are followed first: a word most candidates carry says little, and its list may be long.
     """
     lists: list[list[int]] = []
-    typos: set[tuple[str, str]] = set()
-    by_word, pool = ix.by_word, ix.typo_pool
+    sims: _Sims = []
+    by_word, pool, pairs = ix.by_word, ix.typo_pool, ix.pairs
     for q in query:
         word, spelt = q
         lists.append(by_word.get(word, _NO_CANDIDATES))
+        row = dict.fromkeys(pairs.get(word, ()), 1.0)  # the same word, however spelt
         near = pool.get(len(spelt))  # a typo counts between words of 4+ letters, or two 3-letter anagrams
         if near:
-            # more than four letters apart: too far to be a typo (no edit distance needed); with two or three
+            # letter sets further apart than a typo can move them: no edit distance needed; with two or three
             # words to look at, asking each costs less than the letters' bits
             qmask = _mask(spelt) if len(near) > 3 else -1
-            for mask, b, members in near:
-                if (qmask < 0 or (qmask ^ mask).bit_count() <= 4) and b[0] != word and _word_similarity(q, b):
-                    lists.append(members)
-                    typos.add(b)
+            for mask, limit, b, members in near:
+                if (qmask < 0 or (qmask ^ mask).bit_count() <= limit) and b[0] != word:
+                    sim = _word_similarity(q, b)
+                    if sim:
+                        lists.append(members)
+                        row[b] = sim
+        sims.append(row)
     lists = [members for members in lists if members]
     if len(lists) == 1:  # one word (or typo) leads anywhere, the usual case: its candidates as they are listed
-        return lists[0][:_CAP], typos
-    found: dict[int, None] = {}
+        return set(lists[0][:_CAP]), sims
+    # Which candidates are scored matters, not in what order (the scores, then characters and names, rank them):
+    # a set, filled with set operations (in C) rather than one candidate at a time.
+    found: set[int] = set()
     for members in sorted(lists, key=len):
-        if len(found) >= _CAP:
+        room = _CAP - len(found)
+        if room <= 0:
             break
-        if len(found) + len(members) <= _CAP:  # all of them fit: added in one go
-            found.update(dict.fromkeys(members))
-        else:  # the first ones not found yet, in their order, until _CAP (iterated in C)
-            found.update(dict.fromkeys(itertools.islice(itertools.filterfalse(found.__contains__, members),
-                                                        _CAP - len(found))))
-    return list(found), typos
+        if len(members) <= room:  # all of them fit: added in one go
+            found.update(members)
+            continue
+        # the first ``room`` ones not found yet, in their order: a slice at a time, less what is found already
+        new = set(members[:room]).difference(found)
+        end = room
+        while len(new) < room and end < len(members):
+            step = room - len(new)
+            new.update(set(members[end:end + step]).difference(found))
+            end += step
+        found |= new
+    return found, sims
 
 
-def _word_scores(query: list[tuple[str, str]], ix: _Index) -> dict[int, float]:
-    """The word score of every candidate that can score above 0, each shape of candidate scored once.
+def _word_scores(query: list[tuple[str, str]], ix: _Index) -> list[tuple[float, Collection[int]]]:
+    """The candidates that score above 0 on words, as (score, candidates) classes, each shape scored once.
 
     A score depends only on the candidate's words that pair with a query word, and on how many do not (each
     counts 1 in the union): field_3_gamma and field_8_gamma are one shape for "feild_7_gama", so a
-    500-field schema costs a few scores rather than one per field.
+    500-field schema costs a few scores rather than one per field, and no score is written per field.
     """
-    group, typos = _word_candidates(query, ix)
-    if len(group) <= 4:  # a few candidates: scoring each costs less than finding their shapes
-        return {i: w for i in group if (w := _word_score(query, ix.terms[i], ix.weight))}
+    group, sims = _word_candidates(query, ix)
+    if not group:
+        return []
     # the candidates' words _word_score can pair: the query's own words (however spelt) and their typos
-    pairable = frozenset(typos).union(*(ix.pairs.get(w, ()) for w, _ in query))
+    pairable = set().union(*sims)
+    if len(group) <= 4:  # a few candidates: scoring each costs less than finding their shapes
+        scored = ((_word_score(query, sims, [t for t in ix.terms[i] if t in pairable], len(ix.terms[i]),
+                               ix.weight), (i,)) for i in group)
+        return [(w, members) for w, members in scored if w]
     # Split the group into shapes with set operations (in C): by each pairable word had or not, then by the number
     # of words. Every candidate of a class has the same shape, so one score stands for all of them.
-    classes = [set(group)]
-    for _, spelling in pairable:  # (a spelling is one word's: one pair each)
-        having = ix.having[spelling]
-        split = []
-        for members in classes:
-            if members <= having or members.isdisjoint(having):  # all or none of them have it: no new set
-                split.append(members)
+    classes: list[tuple[set[int] | frozenset[int], tuple[tuple[str, str], ...]]] = [(group, ())]
+    for pair in pairable:  # (a spelling is one word's: one pair each)
+        having = ix.having[pair[1]]
+        split: list[tuple[set[int] | frozenset[int], tuple[tuple[str, str], ...]]] = []
+        for members, has in classes:
+            if members <= having:  # all or none of them have it: no new set
+                split.append((members, (*has, pair)))
+            elif members.isdisjoint(having):
+                split.append((members, has))
             else:
                 inside = members & having
-                split += (inside, members - inside)
+                split += ((inside, (*has, pair)), (members - inside, has))
         classes = split
     if len(ix.by_count) > 1:
-        classes = [part for members in classes
-                   for part in ((members,) if len(members) == 1 else (members & c for c in ix.by_count.values()))
-                   if part]
-    words: dict[int, float] = {}
-    for members in classes:
-        w = _word_score(query, ix.terms[next(iter(members))], ix.weight)
-        if w:
-            words.update(dict.fromkeys(members, w))
-    return words
+        shaped = [(members & same, has, n) for members, has in classes for n, same in ix.by_count.items()]
+        return [(w, members) for members, has, n in shaped
+                if members and (w := _word_score(query, sims, has, n, ix.weight))]
+    (n,) = ix.by_count
+    return [(w, members) for members, has in classes if (w := _word_score(query, sims, has, n, ix.weight))]
 
 
 def closest(name: str, candidates: list[str]) -> str | None:
@@ -372,21 +408,21 @@ def _closest(name: str, ix: _Index) -> str | None:
     query = _terms(name[:NAME_LIMIT])
     if not query:
         return None
-    words = _word_scores(query, ix)
-    if len(words) == 1:  # one candidate shares a word: the usual typo, and nothing to rank
-        (only, best_w), = words.items()
-        if best_w >= _MIN_WORDS:
-            return ix.names[only] if best_w >= _MARGIN else None  # (its runner-up scores 0)
-        ranked = [best_w]
-    else:
-        ranked = sorted(words.values(), reverse=True)
+    classes = _word_scores(query, ix)
+    # the distinct word scores, best first, each with its candidates (two classes may score the same)
+    levels: dict[float, list[int]] = {}
+    for w, members in sorted(classes, key=operator.itemgetter(0), reverse=True):
+        levels.setdefault(w, []).extend(members)
+    ranked = list(levels)
     best_w = ranked[0] if ranked else 0.0
+    if best_w:
+        group = levels[best_w]
+        next_w = best_w if len(group) > 1 else ranked[1] if len(ranked) > 1 else 0.0
     if best_w >= _MIN_WORDS:
         # Enough shared words: suggest only a clear winner. A tie on words (get_activity_by_range
         # between ..._by_price_range and ..._by_accessibility_range) is not broken by characters,
         # which would only prefer the shorter name.
-        next_w = ranked[1] if len(ranked) > 1 else 0.0
-        return next(ix.names[i] for i, w in words.items() if w == best_w) if best_w - next_w >= _MARGIN else None
+        return ix.names[group[0]] if best_w - next_w >= _MARGIN else None
     # Too few shared words to go by (gte_order, getordr): a clear typo of one name, by characters
     flat = "_".join(sorted(s for _, s in query))
     letters = collections.Counter(flat)
@@ -421,53 +457,67 @@ def _closest(name: str, ix: _Index) -> str | None:
         return char(ordered[0]) if ordered else 0.0  # under _CHAR_FLOOR, as good as 0 for the margin
 
     if best_w:
-        group = [i for i, w in words.items() if w == best_w]
         top = order(group, first=True)
         if not top or char(top[0]) < _MIN_CHARS:
             return None
         best = top[0]
-        lower = [w for w in ranked if w < best_w]
         if len(group) > 1:
             next_c = runner_up(top[1:])
-        elif lower:
-            next_c = runner_up([i for i, w in words.items() if w == lower[0]])
+        elif len(ranked) > 1:
+            next_c = runner_up(levels[ranked[1]])
         else:
-            next_c = runner_up(_by_characters(flat, ix, exclude=words))
+            scored = {i for _, members in classes for i in members}
+            next_c = runner_up(_by_characters(flat, ix, scored, qmask, repeated))
     else:
-        top = order(_by_characters(flat, ix, exclude={}), first=True)
+        top = order(_by_characters(flat, ix, set(), qmask, repeated), first=True)
         if not top or char(top[0]) < _MIN_CHARS:
             return None
         best, next_c = top[0], runner_up(top[1:])
     return ix.names[best] if char(best) - next_c >= _MARGIN else None
 
 
-def _by_characters(flat: str, ix: _Index, exclude: dict[int, float]) -> list[int]:
-    """The candidates whose character similarity to ``flat`` may reach _CHAR_FLOOR, at most _CAP of them.
+def _by_characters(flat: str, ix: _Index, exclude: set[int], qmask: int, repeated: int) -> list[int]:
+    """The candidates whose character similarity to ``flat`` may reach _CHAR_FLOOR, among the first _CAP of them.
 
     The ratio is at most ``2 * min(a, b) / (a + b)`` for lengths a and b: a candidate much shorter or
-    longer than the query cannot be near it, so none is compared; the nearest lengths are taken first.
+    longer than the query cannot be near it, so none is compared; the nearest lengths are taken first. A block
+    of one length whose letters together (bits) are too few for the floor is counted but not listed: none of
+    its candidates can pass the letter-bits bound (``qmask``, ``repeated``: _closest's).
     """
     a = len(flat)
     shortest, longest = ix.lengths[0][0], ix.lengths[-1][0]
-    by_length = ix.by_flat_length
+    by_length, length_masks = ix.by_flat_length, ix.length_masks
     out: list[int] = []
+    room = _CAP  # how many more candidates the first _CAP hold, listed or not
+
+    def take(length: int, backwards: bool) -> None:
+        nonlocal room
+        block = by_length.get(length, ())
+        if not block or room <= 0:
+            return
+        members = [i for i in (reversed(block) if backwards else block) if i not in exclude] if exclude \
+            else (block[::-1] if backwards else block)
+        members = members[:room]
+        room -= len(members)
+        if 2 * ((qmask & length_masks[length]).bit_count() + repeated) / (a + length) >= _CHAR_FLOOR:
+            out.extend(members)
+
     # outwards from the query's length, a block of one length at a time: the same length, then one shorter (by
     # descending position), one longer (by ascending position), two shorter ... (a tie in distance goes shorter first)
-    block = by_length.get(a, ())
-    out += [i for i in block if i not in exclude]
+    take(a, False)
     d = 1
-    while len(out) < _CAP:
+    while room > 0:
         short, long = a - d, a + d
         short_in = short >= shortest and 2 * short >= _CHAR_FLOOR * (a + short)
         long_in = long <= longest and 2 * a >= _CHAR_FLOOR * (a + long)
         if not short_in and not long_in:
             break
         if short_in:
-            out += [i for i in reversed(by_length.get(short, ())) if i not in exclude]
-        if long_in and len(out) < _CAP:
-            out += [i for i in by_length.get(long, ()) if i not in exclude]
+            take(short, True)
+        if long_in:
+            take(long, False)
         d += 1
-    return out[:_CAP]
+    return out
 
 
 def suggest(name: str, allowed: list[str]) -> str | None:
