@@ -78,8 +78,8 @@ def _terms(name: str) -> list[tuple[str, str]]:
     for chunk in _NAME_CHUNK.findall(name):
         if not chunk.isascii():
             parts = [chunk]
-        elif chunk.islower() and chunk.isalpha():  # one lower-case word: what the pattern would find, found faster
-            parts = [chunk]
+        elif (chunk.islower() and chunk.isalpha()) or chunk.isdigit():  # one lower-case word or one number:
+            parts = [chunk]  # what the pattern would find, found faster
         else:
             parts = _NAME_WORD.findall(chunk)
         for part in parts:
@@ -160,8 +160,10 @@ def _word_similarity(a: tuple[str, str], b: tuple[str, str]) -> float:
     return 1.0 - d / max(len(x), len(y)) if d <= most else 0.0
 
 
-def _word_score(query: list[tuple[str, str]], sims: list[dict[tuple[str, str], float]],
-                paired: Collection[tuple[str, str]], count: int, weight: dict[str, float]) -> float:
+_Pairings = list[tuple[float, list[tuple[tuple[str, str], float, float, float]]]]
+
+
+def _word_score(pairings: _Pairings, paired: Collection[tuple[str, str]], count: int) -> float:
     """Weighted overlap (Jaccard: sum of minima over sum of maxima) of two names' words.
 
     A word most candidates share weighs little: for ``refund_order`` against ``get_order``,
@@ -169,32 +171,45 @@ def _word_score(query: list[tuple[str, str]], sims: list[dict[tuple[str, str], f
     so ``create_refund`` scores highest. A typo pairs with its word at its similarity.
 
     The candidate is given by its ``count`` words, of which ``paired`` are those some query word is similar to;
-    ``sims[k]`` holds query word k's similarity to each of them (_word_similarity, computed once per query: every
-    other word scores 0 with it, so it only counts in the union).
+    ``pairings`` (:func:`_pairings`, once per query) holds, per query word, its weight alone and the words similar
+    to it: every other word scores 0 with it, so it only counts in the union.
     """
     shared = union = 0.0
     left = set(paired)
-    for q, row in zip(query, sims, strict=True):
-        # the best of the words left for q: the highest similarity, a tie going to the greater pair (as max() on
-        # (similarity, pair) over all of them would); a row holds a word or two, the words left may be many
-        sim, c = 0.0, ("", "")
-        for pair, s in row.items():
+    c: tuple[str, str] = ("", "")
+    for alone, options in pairings:
+        # the best of the words left for this query word: the highest similarity, a tie going to the greater pair
+        # (as max() on (similarity, pair) over all of them would); a query word has a similar word or two
+        sim = wq = wc = 0.0
+        for pair, s, q_weight, c_weight in options:
             if pair in left and (s > sim or (s == sim and pair > c)):
-                sim, c = s, pair
+                sim, c, wq, wc = s, pair, q_weight, c_weight
         if sim:
             left.remove(c)
             count -= 1
-            wc = weight.get(c[0], 1.0)
-            wq = weight.get(q[0], wc)  # a typo weighs what the word it misspells weighs
             shared += sim * min(wq, wc)
             union += max(wq, wc)
         else:
-            union += weight.get(q[0], 1.0)
+            union += alone
     # A candidate's own extra words count in full: a name is not a better guess for
     # carrying words that many other names also carry (get_adriel_projects beside
     # get_adriel_list_projects is no nearer to "get_adriel" than get_adriel_education).
     union += count
     return shared / union if union else 0.0
+
+
+def _pairings(query: list[tuple[str, str]], sims: list[dict[tuple[str, str], float]],
+              weight: dict[str, float]) -> _Pairings:
+    """Per query word: its weight when it pairs with nothing, and each similar word with the similarity, the
+    query word's weight and its own (a typo weighs what the word it misspells weighs)."""
+    out: _Pairings = []
+    for (word, _), row in zip(query, sims, strict=True):
+        options = []
+        for pair, s in row.items():
+            wc = weight.get(pair[0], 1.0)
+            options.append((pair, s, weight.get(word, wc), wc))
+        out.append((weight.get(word, 1.0), options))
+    return out
 
 
 # --- the cost of a suggestion, bounded --------------------------------------------------
@@ -225,6 +240,7 @@ class _Index(NamedTuple):
     by_spelling: dict[str, list[int]]  # spelling -> the candidates that have it
     folded: dict[str, list[str]]  # name without case or separators -> the candidates spelt so
     members: frozenset[str]
+    joined: bool  # some candidate has no underscore: a camel twin (never one) may be a candidate
     lengths: list[tuple[int, int]]  # (length of the flat spelling, candidate), shortest first
     letters: tuple[dict[str, int], ...]  # the letters of each flat spelling, counted (plain dicts: .get is C)
     having: dict[str, frozenset[int]]  # spelling -> the candidates that have it
@@ -269,7 +285,7 @@ def _index(candidates: tuple[str, ...]) -> _Index:
             for n in range(3, max(by_length, default=0) + 3)}
     flat_masks = tuple(_mask(f) for f in flats)
     return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats, by_word, pool, by_spelling,
-                  folded, frozenset(candidates), sorted((len(f), i) for i, f in enumerate(flats)),
+                  folded, frozenset(candidates), any("_" not in c for c in candidates), sorted((len(f), i) for i, f in enumerate(flats)),
                   tuple(dict(collections.Counter(f)) for f in flats),
                   {spelt: frozenset(members) for spelt, members in by_spelling.items()},
                   {n: frozenset(i for i, ts in enumerate(terms) if len(ts) == n) for n in {len(ts) for ts in terms}},
@@ -368,9 +384,10 @@ def _word_scores(query: list[tuple[str, str]], ix: _Index) -> list[tuple[float, 
         return []
     # the candidates' words _word_score can pair: the query's own words (however spelt) and their typos
     pairable = set().union(*sims)
+    pairings = _pairings(query, sims, ix.weight)
     if len(group) <= 4:  # a few candidates: scoring each costs less than finding their shapes
-        scored = ((_word_score(query, sims, [t for t in ix.terms[i] if t in pairable], len(ix.terms[i]),
-                               ix.weight), (i,)) for i in group)
+        scored = ((_word_score(pairings, [t for t in ix.terms[i] if t in pairable], len(ix.terms[i])), (i,))
+                  for i in group)
         return [(w, members) for w, members in scored if w]
     # Split the group into shapes with set operations (in C): by each pairable word had or not, then by the number
     # of words. Every candidate of a class has the same shape, so one score stands for all of them.
@@ -390,9 +407,9 @@ def _word_scores(query: list[tuple[str, str]], ix: _Index) -> list[tuple[float, 
     if len(ix.by_count) > 1:
         shaped = [(members & same, has, n) for members, has in classes for n, same in ix.by_count.items()]
         return [(w, members) for members, has, n in shaped
-                if members and (w := _word_score(query, sims, has, n, ix.weight))]
+                if members and (w := _word_score(pairings, has, n))]
     (n,) = ix.by_count
-    return [(w, members) for members, has in classes if (w := _word_score(query, sims, has, n, ix.weight))]
+    return [(w, members) for members, has in classes if (w := _word_score(pairings, has, n))]
 
 
 def closest(name: str, candidates: list[str]) -> str | None:
@@ -409,20 +426,18 @@ def _closest(name: str, ix: _Index) -> str | None:
     if not query:
         return None
     classes = _word_scores(query, ix)
-    # the distinct word scores, best first, each with its candidates (two classes may score the same)
-    levels: dict[float, list[int]] = {}
-    for w, members in sorted(classes, key=operator.itemgetter(0), reverse=True):
-        levels.setdefault(w, []).extend(members)
-    ranked = list(levels)
-    best_w = ranked[0] if ranked else 0.0
-    if best_w:
-        group = levels[best_w]
-        next_w = best_w if len(group) > 1 else ranked[1] if len(ranked) > 1 else 0.0
+    best_w = next_w = 0.0
+    if classes:
+        classes.sort(key=operator.itemgetter(0), reverse=True)
+        best_w = classes[0][0]
+        # the runner-up: the best score again if two candidates share it (in one class or two), else the next one
+        tied = len(classes[0][1]) > 1 or (len(classes) > 1 and classes[1][0] == best_w)
+        next_w = best_w if tied else classes[1][0] if len(classes) > 1 else 0.0
     if best_w >= _MIN_WORDS:
         # Enough shared words: suggest only a clear winner. A tie on words (get_activity_by_range
         # between ..._by_price_range and ..._by_accessibility_range) is not broken by characters,
         # which would only prefer the shorter name.
-        return ix.names[group[0]] if best_w - next_w >= _MARGIN else None
+        return ix.names[next(iter(classes[0][1]))] if best_w - next_w >= _MARGIN else None
     # Too few shared words to go by (gte_order, getordr): a clear typo of one name, by characters
     flat = "_".join(sorted(s for _, s in query))
     letters = collections.Counter(flat)
@@ -457,14 +472,16 @@ def _closest(name: str, ix: _Index) -> str | None:
         return char(ordered[0]) if ordered else 0.0  # under _CHAR_FLOOR, as good as 0 for the margin
 
     if best_w:
+        group = [i for w, members in classes if w == best_w for i in members]
         top = order(group, first=True)
         if not top or char(top[0]) < _MIN_CHARS:
             return None
         best = top[0]
+        lower = [w for w, _ in classes if w < best_w]
         if len(group) > 1:
             next_c = runner_up(top[1:])
-        elif len(ranked) > 1:
-            next_c = runner_up(levels[ranked[1]])
+        elif lower:
+            next_c = runner_up([i for w, members in classes if w == lower[0] for i in members])
         else:
             scored = {i for _, members in classes for i in members}
             next_c = runner_up(_by_characters(flat, ix, scored, qmask, repeated))
@@ -536,7 +553,7 @@ def _suggest(name: str, ix: _Index) -> str | None:
     snake = to_snake(name)
     if snake != name and snake in ix.members:
         return snake
-    if "_" in name:  # (without one, the camel twin is the name itself)
+    if "_" in name and ix.joined:  # (without one, the camel twin is the name itself)
         camel = to_camel(name)
         if camel != name and camel in ix.members:
             return camel
