@@ -171,7 +171,7 @@ def _word_score(pairings: _Pairings, paired: Collection[tuple[str, str]], count:
     so ``create_refund`` scores highest. A typo pairs with its word at its similarity.
 
     The candidate is given by its ``count`` words, of which ``paired`` are those some query word is similar to;
-    ``pairings`` (:func:`_pairings`, once per query) holds, per query word, its weight alone and the words similar
+    ``pairings`` (:func:`_word_candidates`, once per query) holds, per query word, its weight alone and the words similar
     to it: every other word scores 0 with it, so it only counts in the union.
     """
     shared = union = 0.0
@@ -196,20 +196,6 @@ def _word_score(pairings: _Pairings, paired: Collection[tuple[str, str]], count:
     # get_adriel_list_projects is no nearer to "get_adriel" than get_adriel_education).
     union += count
     return shared / union if union else 0.0
-
-
-def _pairings(query: list[tuple[str, str]], sims: list[dict[tuple[str, str], float]],
-              weight: dict[str, float]) -> _Pairings:
-    """Per query word: its weight when it pairs with nothing, and each similar word with the similarity, the
-    query word's weight and its own (a typo weighs what the word it misspells weighs)."""
-    out: _Pairings = []
-    for (word, _), row in zip(query, sims, strict=True):
-        options = []
-        for pair, s in row.items():
-            wc = weight.get(pair[0], 1.0)
-            options.append((pair, s, weight.get(word, wc), wc))
-        out.append((weight.get(word, 1.0), options))
-    return out
 
 
 # --- the cost of a suggestion, bounded --------------------------------------------------
@@ -320,22 +306,21 @@ _ASCII_BITS = {chr(c): 1 << (c & 63) for c in range(128)}
 
 _NO_CANDIDATES: list[int] = []  # shared, never changed: a word no candidate has
 
-_Sims = list[dict[tuple[str, str], float]]  # per query word: the candidates' words similar to it, and how similar
-
-
-def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[set[int], _Sims]:
+def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[set[int], _Pairings]:
     """The candidates whose word score can be above 0 (they share a word or a typo of one), at most _CAP;
-    and for each query word, the candidates' words similar to it (_word_similarity above 0), with the similarity.
+    and for each query word, the candidates' words similar to it (_word_similarity above 0), as _word_score
+    reads them.
 
     Rare words are followed first: a word most candidates carry says little, and its list may be long.
     """
     lists: list[list[int]] = []
-    sims: _Sims = []
-    by_word, pool, pairs = ix.by_word, ix.typo_pool, ix.pairs
+    pairings: _Pairings = []
+    by_word, pool, pairs, weight = ix.by_word, ix.typo_pool, ix.pairs, ix.weight
     for q in query:
         word, spelt = q
         lists.append(by_word.get(word, _NO_CANDIDATES))
-        row = dict.fromkeys(pairs.get(word, ()), 1.0)  # the same word, however spelt
+        alone = weight.get(word, 1.0)
+        options = [(pair, 1.0, alone, alone) for pair in pairs.get(word, ())]  # the same word, however spelt
         near = pool.get(len(spelt))  # a typo counts between words of 4+ letters, or two 3-letter anagrams
         if near:
             # letter sets further apart than a typo can move them: no edit distance needed; with two or three
@@ -346,11 +331,12 @@ def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[set[int]
                     sim = _word_similarity(q, b)
                     if sim:
                         lists.append(members)
-                        row[b] = sim
-        sims.append(row)
+                        wc = weight.get(b[0], 1.0)
+                        options.append((b, sim, weight.get(word, wc), wc))  # a typo weighs what its word weighs
+        pairings.append((alone, options))
     lists = [members for members in lists if members]
     if len(lists) == 1:  # one word (or typo) leads anywhere, the usual case: its candidates as they are listed
-        return set(lists[0][:_CAP]), sims
+        return set(lists[0][:_CAP]), pairings
     # Which candidates are scored matters, not in what order (the scores, then characters and names, rank them):
     # a set, filled with set operations (in C) rather than one candidate at a time.
     found: set[int] = set()
@@ -361,15 +347,14 @@ def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[set[int]
         if len(members) <= room:  # all of them fit: added in one go
             found.update(members)
             continue
-        # the first ``room`` ones not found yet, in their order: a slice at a time, less what is found already
-        new = set(members[:room]).difference(found)
+        # the first ``room`` ones not found yet, in their order: a slice at a time, each adding what it does not hold
         end = room
-        while len(new) < room and end < len(members):
-            step = room - len(new)
-            new.update(set(members[end:end + step]).difference(found))
+        found = found.union(members[:end])
+        while len(found) < _CAP and end < len(members):
+            step = _CAP - len(found)
+            found.update(members[end:end + step])
             end += step
-        found |= new
-    return found, sims
+    return found, pairings
 
 
 def _word_scores(query: list[tuple[str, str]], ix: _Index) -> list[tuple[float, Collection[int]]]:
@@ -379,12 +364,11 @@ def _word_scores(query: list[tuple[str, str]], ix: _Index) -> list[tuple[float, 
     counts 1 in the union): field_3_gamma and field_8_gamma are one shape for "feild_7_gama", so a
     500-field schema costs a few scores rather than one per field, and no score is written per field.
     """
-    group, sims = _word_candidates(query, ix)
+    group, pairings = _word_candidates(query, ix)
     if not group:
         return []
     # the candidates' words _word_score can pair: the query's own words (however spelt) and their typos
-    pairable = set().union(*sims)
-    pairings = _pairings(query, sims, ix.weight)
+    pairable = {option[0] for _, options in pairings for option in options}
     if len(group) <= 4:  # a few candidates: scoring each costs less than finding their shapes
         scored = ((_word_score(pairings, [t for t in ix.terms[i] if t in pairable], len(ix.terms[i])), (i,))
                   for i in group)
