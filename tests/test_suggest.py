@@ -335,8 +335,9 @@ def test_a_suggester_remembers_a_bounded_number_of_answers(monkeypatch):
 
 
 def test_the_letter_set_prefilter_never_drops_a_typo():
-    """_word_candidates skips a word whose set of letters differs from the query's by more than four: no typo
-    _word_similarity accepts (two edits at most, or a 3-letter swap) can, so the suggestions are the same."""
+    """_word_candidates skips a word whose set of letters differs from the query's by more than a typo of that
+    length can change (_letter_limit: two letters per edit _word_similarity allows, none for a 3-letter swap):
+    no typo it accepts is skipped, so the suggestions are the same."""
     import itertools
     import random
 
@@ -361,7 +362,8 @@ def test_the_letter_set_prefilter_never_drops_a_typo():
             typos.add("".join(x))
     for a, b in itertools.product(sorted(typos), words):
         if names._word_similarity((a, a), (b, b)):
-            assert (names._mask(a) ^ names._mask(b)).bit_count() <= 4, (a, b)
+            # two letters of the set per edit allowed: one edit below 7 letters, two from 7, none for 3-letter swaps
+            assert (names._mask(a) ^ names._mask(b)).bit_count() <= names._letter_limit(len(a), len(b)) <= 4, (a, b)
 
 
 def test_the_suggestions_over_a_corpus_of_misspellings_are_the_recorded_ones():
