@@ -11,7 +11,7 @@ import difflib
 import functools
 import operator
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from typing import NamedTuple
 
 __all__ = ["closest", "name_words", "suggest", "suggester", "to_camel", "to_snake"]
@@ -213,24 +213,66 @@ _CAP = 64
 _CHAR_FLOOR = 0.6  # a candidate below this character similarity can neither be suggested nor spoil a margin
 
 
+# A set of candidates is an int, bit i for candidate i: the sets a query combines (a word's candidates, the 64
+# scored, the shapes among them) are split and joined by one integer operation each, whatever their size.
+# A list of candidates in their order: (how many, all of them as bits, the first k as bits for k up to 2 * _CAP,
+# the list itself), so that "the first k" is read, not counted out.
+_Members = tuple[int, int, tuple[int, ...], list[int]]
+
+
+def _members(ids: list[int]) -> _Members:
+    prefix = [0]
+    for i in ids[:2 * _CAP]:
+        prefix.append(prefix[-1] | 1 << i)
+    full = prefix[-1] if len(ids) <= 2 * _CAP else _bits(ids)
+    return len(ids), full, tuple(prefix), ids
+
+
+def _bits(ids: Iterable[int]) -> int:
+    return functools.reduce(operator.or_, (1 << i for i in ids), 0)
+
+
+def _first(members: _Members, k: int) -> int:
+    """The first ``k`` candidates of a list, as bits."""
+    length, full, prefix, ids = members
+    if k >= length:
+        return full
+    if k < len(prefix):
+        return prefix[k]
+    return prefix[-1] | _bits(ids[len(prefix) - 1:k])
+
+
+def _bits_of(sets: Iterable[int]) -> int:
+    return functools.reduce(operator.or_, sets, 0)
+
+
+def _indices(bits: int) -> list[int]:
+    """The candidates a set of bits holds, in their order."""
+    out = []
+    while bits:
+        low = bits & -bits
+        out.append(low.bit_length() - 1)
+        bits ^= low
+    return out
+
+
 class _Index(NamedTuple):
     names: tuple[str, ...]
     terms: tuple[list[tuple[str, str]], ...]
     weight: dict[str, float]  # a word shared by many candidates weighs little
     flats: tuple[str, ...]  # the spellings sorted and joined: what characters are compared on
-    by_word: dict[str, list[int]]  # word -> the candidates that have it
+    by_word: dict[str, _Members]  # word -> the candidates that have it
     # length of a query word -> the candidates' distinct (word, spelling) pairs of a length it may be a typo of
     # (_word_similarity), each with the letters of the spelling as bits, how many letters of the set a typo of
     # that length can change (_letter_limit), and the candidates that have it
-    typo_pool: dict[int, tuple[tuple[int, int, tuple[str, str], list[int]], ...]]
-    by_spelling: dict[str, list[int]]  # spelling -> the candidates that have it
+    typo_pool: dict[int, tuple[tuple[int, int, tuple[str, str], _Members], ...]]
     folded: dict[str, list[str]]  # name without case or separators -> the candidates spelt so
     members: frozenset[str]
     joined: bool  # some candidate has no underscore: a camel twin (never one) may be a candidate
     lengths: list[tuple[int, int]]  # (length of the flat spelling, candidate), shortest first
     letters: tuple[dict[str, int], ...]  # the letters of each flat spelling, counted (plain dicts: .get is C)
-    having: dict[str, frozenset[int]]  # spelling -> the candidates that have it
-    by_count: dict[int, frozenset[int]]  # number of words -> the candidates with that many
+    having: dict[str, int]  # spelling -> the candidates that have it, as bits
+    by_count: dict[int, int]  # number of words -> the candidates with that many, as bits
     pairs: dict[str, tuple[tuple[str, str], ...]]  # word -> its (word, spelling) pairs among the candidates
     flat_masks: tuple[int, ...]  # the letters of each flat spelling as bits
     flat_lengths: tuple[int, ...]  # the length of each flat spelling
@@ -246,15 +288,16 @@ def _index(candidates: tuple[str, ...]) -> _Index:
     df: dict[str, int] = {}
     by_word: dict[str, list[int]] = {}
     by_spelling: dict[str, list[int]] = {}
-    by_length: dict[int, list[tuple[int, tuple[str, str], list[int]]]] = {}
     for i, ts in enumerate(terms):
         for w, spelt in ts:
             df[w] = df.get(w, 0) + 1
             by_word.setdefault(w, []).append(i)
-            if spelt not in by_spelling:
-                by_spelling[spelt] = []
-                by_length.setdefault(len(spelt), []).append((_mask(spelt), (w, spelt), by_spelling[spelt]))
-            by_spelling[spelt].append(i)
+            by_spelling.setdefault(spelt, []).append(i)
+    spelt_as = {spelt: w for ts in terms for w, spelt in ts}
+    spelling_members = {spelt: _members(ids) for spelt, ids in by_spelling.items()}
+    by_length: dict[int, list[tuple[int, tuple[str, str], _Members]]] = {}
+    for spelt, members in spelling_members.items():
+        by_length.setdefault(len(spelt), []).append((_mask(spelt), (spelt_as[spelt], spelt), members))
     folded: dict[str, list[str]] = {}
     for a in candidates:
         folded.setdefault(to_snake(a).replace("_", ""), []).append(a)
@@ -270,11 +313,12 @@ def _index(candidates: tuple[str, ...]) -> _Index:
                      for mask, pair, members in by_length.get(length, ()))
             for n in range(3, max(by_length, default=0) + 3)}
     flat_masks = tuple(_mask(f) for f in flats)
-    return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats, by_word, pool, by_spelling,
+    return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats,
+                  {w: _members(ids) for w, ids in by_word.items()}, pool,
                   folded, frozenset(candidates), any("_" not in c for c in candidates), sorted((len(f), i) for i, f in enumerate(flats)),
                   tuple(dict(collections.Counter(f)) for f in flats),
-                  {spelt: frozenset(members) for spelt, members in by_spelling.items()},
-                  {n: frozenset(i for i, ts in enumerate(terms) if len(ts) == n) for n in {len(ts) for ts in terms}},
+                  {spelt: members[1] for spelt, members in spelling_members.items()},
+                  {n: _bits(i for i, ts in enumerate(terms) if len(ts) == n) for n in {len(ts) for ts in terms}},
                   {w: tuple(ps) for w, ps in pairs.items()},
                   flat_masks, tuple(map(len, flats)), by_flat_length,
                   {n: functools.reduce(operator.or_, (flat_masks[i] for i in members), 0)
@@ -304,21 +348,21 @@ def _mask(spelling: str) -> int:
 _ASCII_BITS = {chr(c): 1 << (c & 63) for c in range(128)}
 
 
-_NO_CANDIDATES: list[int] = []  # shared, never changed: a word no candidate has
-
-def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[set[int], _Pairings]:
+def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[int, _Pairings]:
     """The candidates whose word score can be above 0 (they share a word or a typo of one), at most _CAP;
     and for each query word, the candidates' words similar to it (_word_similarity above 0), as _word_score
     reads them.
 
     Rare words are followed first: a word most candidates carry says little, and its list may be long.
     """
-    lists: list[list[int]] = []
+    lists: list[_Members] = []
     pairings: _Pairings = []
     by_word, pool, pairs, weight = ix.by_word, ix.typo_pool, ix.pairs, ix.weight
     for q in query:
         word, spelt = q
-        lists.append(by_word.get(word, _NO_CANDIDATES))
+        same = by_word.get(word)
+        if same is not None:
+            lists.append(same)
         alone = weight.get(word, 1.0)
         options = [(pair, 1.0, alone, alone) for pair in pairs.get(word, ())]  # the same word, however spelt
         near = pool.get(len(spelt))  # a typo counts between words of 4+ letters, or two 3-letter anagrams
@@ -334,31 +378,33 @@ def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[set[int]
                         wc = weight.get(b[0], 1.0)
                         options.append((b, sim, weight.get(word, wc), wc))  # a typo weighs what its word weighs
         pairings.append((alone, options))
-    lists = [members for members in lists if members]
-    if len(lists) == 1:  # one word (or typo) leads anywhere, the usual case: its candidates as they are listed
-        return set(lists[0][:_CAP]), pairings
+    if len(lists) == 1:  # one word (or typo) leads anywhere, the usual case: its first candidates
+        return _first(lists[0], _CAP), pairings
     # Which candidates are scored matters, not in what order (the scores, then characters and names, rank them):
-    # a set, filled with set operations (in C) rather than one candidate at a time.
-    found: set[int] = set()
-    for members in sorted(lists, key=len):
-        room = _CAP - len(found)
+    # bits, joined a list at a time.
+    found = count = 0
+    for members in sorted(lists, key=operator.itemgetter(0)):
+        room = _CAP - count
         if room <= 0:
             break
-        if len(members) <= room:  # all of them fit: added in one go
-            found.update(members)
+        if members[0] <= room:  # all of them fit: added in one go
+            found |= members[1]
+            count = found.bit_count()
             continue
-        # the first ``room`` ones not found yet, in their order: a slice at a time, each adding what it does not hold
+        # the first ``room`` ones not found yet, in their order: a longer start of the list while some were found
         end = room
-        found = found.union(members[:end])
-        while len(found) < _CAP and end < len(members):
-            step = _CAP - len(found)
-            found.update(members[end:end + step])
-            end += step
+        grown = found | _first(members, end)
+        count = grown.bit_count()
+        while count < _CAP and end < members[0]:
+            end += _CAP - count
+            grown = found | _first(members, end)
+            count = grown.bit_count()
+        found = grown
     return found, pairings
 
 
-def _word_scores(query: list[tuple[str, str]], ix: _Index) -> list[tuple[float, Collection[int]]]:
-    """The candidates that score above 0 on words, as (score, candidates) classes, each shape scored once.
+def _word_scores(query: list[tuple[str, str]], ix: _Index) -> list[tuple[float, int]]:
+    """The candidates that score above 0 on words, as (score, candidates as bits) classes, each shape scored once.
 
     A score depends only on the candidate's words that pair with a query word, and on how many do not (each
     counts 1 in the union): field_3_gamma and field_8_gamma are one shape for "feild_7_gama", so a
@@ -369,24 +415,24 @@ def _word_scores(query: list[tuple[str, str]], ix: _Index) -> list[tuple[float, 
         return []
     # the candidates' words _word_score can pair: the query's own words (however spelt) and their typos
     pairable = {option[0] for _, options in pairings for option in options}
-    if len(group) <= 4:  # a few candidates: scoring each costs less than finding their shapes
-        scored = ((_word_score(pairings, [t for t in ix.terms[i] if t in pairable], len(ix.terms[i])), (i,))
-                  for i in group)
-        return [(w, members) for w, members in scored if w]
+    if group.bit_count() <= 4:  # a few candidates: scoring each costs less than finding their shapes
+        scored = ((_word_score(pairings, [t for t in ix.terms[i] if t in pairable], len(ix.terms[i])), 1 << i)
+                  for i in _indices(group))
+        return [(w, bit) for w, bit in scored if w]
     # Split the group into shapes with set operations (in C): by each pairable word had or not, then by the number
     # of words. Every candidate of a class has the same shape, so one score stands for all of them.
-    classes: list[tuple[set[int] | frozenset[int], tuple[tuple[str, str], ...]]] = [(group, ())]
+    classes: list[tuple[int, tuple[tuple[str, str], ...]]] = [(group, ())]
     for pair in pairable:  # (a spelling is one word's: one pair each)
         having = ix.having[pair[1]]
-        split: list[tuple[set[int] | frozenset[int], tuple[tuple[str, str], ...]]] = []
+        split: list[tuple[int, tuple[tuple[str, str], ...]]] = []
         for members, has in classes:
-            if members <= having:  # all or none of them have it: no new set
+            inside = members & having
+            if inside == members:  # all or none of them have it: the class stays whole
                 split.append((members, (*has, pair)))
-            elif members.isdisjoint(having):
+            elif not inside:
                 split.append((members, has))
             else:
-                inside = members & having
-                split += ((inside, (*has, pair)), (members - inside, has))
+                split += ((inside, (*has, pair)), (members ^ inside, has))
         classes = split
     if len(ix.by_count) > 1:
         shaped = [(members & same, has, n) for members, has in classes for n, same in ix.by_count.items()]
@@ -415,13 +461,13 @@ def _closest(name: str, ix: _Index) -> str | None:
         classes.sort(key=operator.itemgetter(0), reverse=True)
         best_w = classes[0][0]
         # the runner-up: the best score again if two candidates share it (in one class or two), else the next one
-        tied = len(classes[0][1]) > 1 or (len(classes) > 1 and classes[1][0] == best_w)
+        tied = classes[0][1].bit_count() > 1 or (len(classes) > 1 and classes[1][0] == best_w)
         next_w = best_w if tied else classes[1][0] if len(classes) > 1 else 0.0
     if best_w >= _MIN_WORDS:
         # Enough shared words: suggest only a clear winner. A tie on words (get_activity_by_range
         # between ..._by_price_range and ..._by_accessibility_range) is not broken by characters,
         # which would only prefer the shorter name.
-        return ix.names[next(iter(classes[0][1]))] if best_w - next_w >= _MARGIN else None
+        return ix.names[classes[0][1].bit_length() - 1] if best_w - next_w >= _MARGIN else None  # (one bit)
     # Too few shared words to go by (gte_order, getordr): a clear typo of one name, by characters
     flat = "_".join(sorted(s for _, s in query))
     letters = collections.Counter(flat)
@@ -456,7 +502,7 @@ def _closest(name: str, ix: _Index) -> str | None:
         return char(ordered[0]) if ordered else 0.0  # under _CHAR_FLOOR, as good as 0 for the margin
 
     if best_w:
-        group = [i for w, members in classes if w == best_w for i in members]
+        group = _indices(_bits_of(m for w, m in classes if w == best_w))
         top = order(group, first=True)
         if not top or char(top[0]) < _MIN_CHARS:
             return None
@@ -465,9 +511,9 @@ def _closest(name: str, ix: _Index) -> str | None:
         if len(group) > 1:
             next_c = runner_up(top[1:])
         elif lower:
-            next_c = runner_up([i for w, members in classes if w == lower[0] for i in members])
+            next_c = runner_up(_indices(_bits_of(m for w, m in classes if w == lower[0])))
         else:
-            scored = {i for _, members in classes for i in members}
+            scored = set(_indices(_bits_of(m for _, m in classes)))
             next_c = runner_up(_by_characters(flat, ix, scored, qmask, repeated))
     else:
         top = order(_by_characters(flat, ix, set(), qmask, repeated), first=True)
