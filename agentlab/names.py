@@ -58,6 +58,8 @@ def _stem(word: str) -> str:
 
     Not English stemming, only enough that a plural and its singular are one word.
     """
+    if not word.endswith(("s", "e")):  # (most words: every rule below needs one of these last)
+        return word
     if len(word) > 4 and word.endswith(("ies", "ie")):  # entries -> entry; movies and movie -> movy
         return word[:-3 if word.endswith("s") else -2] + "y"
     if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
@@ -102,18 +104,19 @@ def name_words(name: str) -> list[str]:
 
 def _edits(a: str, b: str, most: int) -> int:
     """Edit distance with swaps of neighbours (uesr/user is one edit), or ``most + 1`` if larger."""
-    if abs(len(a) - len(b)) > most:
+    la, lb = len(a), len(b)
+    if abs(la - lb) > most:
         return most + 1
     # What both share at either end costs no edit: only the middle goes through the table ("categroy" and
     # "category" leave "ro" and "or"), so a typo in a long word costs what it costs in a short one.
-    n = min(len(a), len(b))
+    n = min(la, lb)
     head = 0
     while head < n and a[head] == b[head]:
         head += 1
     tail = 0
     while tail < n - head and a[-1 - tail] == b[-1 - tail]:
         tail += 1
-    a, b = a[head:len(a) - tail], b[head:len(b) - tail]
+    a, b = a[head:la - tail], b[head:lb - tail]
     if not a or not b:
         return min(max(len(a), len(b)), most + 1)
     # The middles of most typos are a letter or two ("ro" against "or"): their distance needs no table. Both
@@ -151,15 +154,18 @@ def _word_similarity(a: tuple[str, str], b: tuple[str, str]) -> float:
     if a[0] == b[0]:
         return 1.0
     x, y = a[1], b[1]
-    shorter = min(len(x), len(y))
+    lx, ly = len(x), len(y)
+    shorter = min(lx, ly)
     if shorter < 4:  # get/set, add/and: one letter apart and unrelated
         # but two letters swapped (usb/sub, gte/get) is a slip of the fingers, not a word
-        return 0.6 if len(x) == len(y) == 3 and sorted(x) == sorted(y) and _edits(x, y, 1) == 1 else 0.0
+        return 0.6 if lx == ly == 3 and sorted(x) == sorted(y) and _edits(x, y, 1) == 1 else 0.0
     most = 1 if shorter < 7 else 2
     d = _edits(x, y, most)
-    return 1.0 - d / max(len(x), len(y)) if d <= most else 0.0
+    return 1.0 - d / max(lx, ly) if d <= most else 0.0
 
 
+# per query word: its weight when it pairs with nothing, and each similar word with the similarity and the
+# lower and higher of the two words' weights
 _Pairings = list[tuple[float, list[tuple[tuple[str, str], float, float, float]]]]
 
 
@@ -171,26 +177,27 @@ def _word_score(pairings: _Pairings, paired: Collection[tuple[str, str]], count:
     so ``create_refund`` scores highest. A typo pairs with its word at its similarity.
 
     The candidate is given by its ``count`` words, of which ``paired`` are those some query word is similar to;
-    ``pairings`` (:func:`_word_candidates`, once per query) holds, per query word, its weight alone and the words similar
-    to it: every other word scores 0 with it, so it only counts in the union.
+    ``pairings`` (:func:`_word_candidates`, once per query) holds, per query word, its weight alone and the words
+    similar to it: every other word scores 0 with it, so it only counts in the union.
     """
     shared = union = 0.0
     left = set(paired)
-    c: tuple[str, str] = ("", "")
     for alone, options in pairings:
         # the best of the words left for this query word: the highest similarity, a tie going to the greater pair
         # (as max() on (similarity, pair) over all of them would); a query word has a similar word or two
-        sim = wq = wc = 0.0
-        for pair, s, q_weight, c_weight in options:
-            if pair in left and (s > sim or (s == sim and pair > c)):
-                sim, c, wq, wc = s, pair, q_weight, c_weight
-        if sim:
-            left.remove(c)
-            count -= 1
-            shared += sim * min(wq, wc)
-            union += max(wq, wc)
-        else:
+        best = None
+        for option in options:
+            if option[0] in left and (best is None or option[1] > best[1]
+                                      or (option[1] == best[1] and option[0] > best[0])):
+                best = option
+        if best is None:
             union += alone
+        else:
+            pair, sim, low, high = best
+            left.remove(pair)
+            count -= 1
+            shared += sim * low
+            union += high
     # A candidate's own extra words count in full: a name is not a better guess for
     # carrying words that many other names also carry (get_adriel_projects beside
     # get_adriel_list_projects is no nearer to "get_adriel" than get_adriel_education).
@@ -376,7 +383,8 @@ def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[int, _Pa
                     if sim:
                         lists.append(members)
                         wc = weight.get(b[0], 1.0)
-                        options.append((b, sim, weight.get(word, wc), wc))  # a typo weighs what its word weighs
+                        wq = weight.get(word, wc)  # a typo weighs what the word it misspells weighs
+                        options.append((b, sim, min(wq, wc), max(wq, wc)))
         pairings.append((alone, options))
     if len(lists) == 1:  # one word (or typo) leads anywhere, the usual case: its first candidates
         return _first(lists[0], _CAP), pairings
