@@ -143,7 +143,7 @@ def _edits(a: str, b: str, most: int) -> int:
     return min(prev[-1], most + 1)
 
 
-@functools.lru_cache(maxsize=4096)  # bounded; a tool's words and a model's typos of them recur from call to call
+# (not cached: a query asks each pair once, and the suggester remembers its answers to whole names)
 def _word_similarity(a: tuple[str, str], b: tuple[str, str]) -> float:
     """1 for the same word; for a typo of it, a little less; else 0.
 

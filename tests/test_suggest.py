@@ -370,12 +370,10 @@ def test_the_suggestions_over_a_corpus_of_misspellings_are_the_recorded_ones():
     """9,000 misspellings (typos, rewordings, other cases, unrelated words) of the names in 136 candidate lists
     (the workbook's tools and fields, a 500-field schema, 300 tools, BFCL's sets), answered by the code before
     it was made faster (tests/data/make_suggest_corpus.py). A speed-up changes the cost, never the answer."""
-    from agentlab import names
     corpus = json.loads((ROOT / "tests" / "data" / "suggest_corpus.json").read_text(encoding="utf-8"))
     groups = corpus["groups"]
     wrong = []
     for gi, query, answer in corpus["cases"]:
-        names._word_similarity.cache_clear()  # each one as if never seen
         if (got := suggest(query, groups[gi])) != answer:
             wrong.append((query, answer, got))
     assert len(corpus["cases"]) > 9000 and not wrong, wrong[:20]
