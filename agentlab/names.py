@@ -77,15 +77,19 @@ def _terms(name: str) -> list[tuple[str, str]]:
         return [(_SYNONYMS.get(spelt, spelt), spelt)]
     terms: list[tuple[str, str]] = []
     seen: set[str] = set()
-    for chunk in _NAME_CHUNK.findall(name):
+    # snake_case in lower case ("feild_7_gama"), the usual field name: its chunks are what split("_") gives
+    snake = name.isascii() and name.islower() and name.replace("_", "").isalnum()
+    for chunk in name.split("_") if snake else _NAME_CHUNK.findall(name):
         if not chunk.isascii():
             parts = [chunk]
         elif (chunk.islower() and chunk.isalpha()) or chunk.isdigit():  # one lower-case word or one number:
             parts = [chunk]  # what the pattern would find, found faster
+        elif not chunk:  # (two underscores in a row)
+            continue
         else:
             parts = _NAME_WORD.findall(chunk)
         for part in parts:
-            spelt = _stem(part.lower())
+            spelt = _stem(part if snake else part.lower())
             word = _SYNONYMS.get(spelt, spelt)
             if word not in seen:
                 seen.add(word)
