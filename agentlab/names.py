@@ -217,8 +217,10 @@ def _word_score(pairings: _Pairings, paired: Collection[tuple[str, str]], count:
 # 0 on words), at most _CAP of them, and compares characters (difflib) only when words did not decide,
 # again for at most _CAP candidates, the nearest in length first. Up to _CAP candidates, the answer is
 # exactly the full ranking's; past it, the few candidates scored are the ones that can win. Candidates of
-# one shape (the same words pair with the query) share one score, the shapes found with set operations; cheap
-# bounds (letter sets as bits, lengths) come before every edit distance and difflib ratio. The answers are
+# one shape (the same words pair with the query) share one score, the shapes found with operations on sets of
+# candidates held as int bits; each query word's similar words are found once (the scores read them); cheap
+# bounds (letter sets as bits, lengths, a length's letters together) come before every edit distance and difflib
+# ratio. The answers are
 # checked against the code before these shortcuts on 9,000 misspellings (tests/data/suggest_corpus.json).
 _CAP = 64
 _CHAR_FLOOR = 0.6  # a candidate below this character similarity can neither be suggested nor spoil a margin
