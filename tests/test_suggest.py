@@ -335,8 +335,9 @@ def test_a_suggester_remembers_a_bounded_number_of_answers(monkeypatch):
 
 
 def test_the_letter_set_prefilter_never_drops_a_typo():
-    """_word_candidates skips a word whose set of letters differs from the query's by more than four: no typo
-    _word_similarity accepts (two edits at most, or a 3-letter swap) can, so the suggestions are the same."""
+    """_word_candidates skips a word whose set of letters differs from the query's by more than a typo of that
+    length can change (_letter_limit: two letters per edit _word_similarity allows, none for a 3-letter swap):
+    no typo it accepts is skipped, so the suggestions are the same."""
     import itertools
     import random
 
@@ -361,19 +362,18 @@ def test_the_letter_set_prefilter_never_drops_a_typo():
             typos.add("".join(x))
     for a, b in itertools.product(sorted(typos), words):
         if names._word_similarity((a, a), (b, b)):
-            assert (names._mask(a) ^ names._mask(b)).bit_count() <= 4, (a, b)
+            # two letters of the set per edit allowed: one edit below 7 letters, two from 7, none for 3-letter swaps
+            assert (names._mask(a) ^ names._mask(b)).bit_count() <= names._letter_limit(len(a), len(b)) <= 4, (a, b)
 
 
 def test_the_suggestions_over_a_corpus_of_misspellings_are_the_recorded_ones():
     """9,000 misspellings (typos, rewordings, other cases, unrelated words) of the names in 136 candidate lists
     (the workbook's tools and fields, a 500-field schema, 300 tools, BFCL's sets), answered by the code before
     it was made faster (tests/data/make_suggest_corpus.py). A speed-up changes the cost, never the answer."""
-    from agentlab import names
     corpus = json.loads((ROOT / "tests" / "data" / "suggest_corpus.json").read_text(encoding="utf-8"))
     groups = corpus["groups"]
     wrong = []
     for gi, query, answer in corpus["cases"]:
-        names._word_similarity.cache_clear()  # each one as if never seen
         if (got := suggest(query, groups[gi])) != answer:
             wrong.append((query, answer, got))
     assert len(corpus["cases"]) > 9000 and not wrong, wrong[:20]
