@@ -5,7 +5,9 @@ trainer service, the culler, memory limits), agree with each other (every addres
 the manifests, on its port), the hub's extra Python runs against a stand-in spawner, and the check of the values
 against the chart's own schema (deploy/z2jh/validate.py, run with a copy of the chart: docs/workshop.md) works.
 """
+import json
 import types
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 import pytest
@@ -27,11 +29,65 @@ def manifests() -> list[dict]:
             for d in yaml.safe_load_all(f.read_text(encoding="utf-8")) if d]
 
 
-def test_the_participants_get_the_contracts_environment():
-    env = values()["singleuser"]["extraEnv"]
-    assert set(CONTRACT) <= set(env), set(CONTRACT) - set(env)
-    assert "{username}" in env["AGENTLAB_STORE_PREFIX"]  # the spawner fills it in: one prefix per participant
-    assert "valueFrom" in env["AGENTLAB_API_KEY"]  # a secret, not a literal in a file
+class FakeRedis:
+    """Stands in for the room's Redis in the hub's extraConfig: records the ACL users made."""
+    made: ClassVar[list] = []
+
+    def __init__(self, **kw):
+        self.kw = kw
+
+    def execute_command(self, *args):
+        FakeRedis.made.append((self.kw, args))
+
+    def close(self):
+        pass
+
+
+def hooked(tmp_path, monkeypatch, names=("alice", "bob")):
+    """Run hub.extraConfig as the hub runs it; each name's environment from its pre-spawn hook."""
+    import redis
+    monkeypatch.setattr(redis, "Redis", FakeRedis)
+    monkeypatch.setenv("AGENTLAB_REDIS_PASSWORD", "redis-admin-pw")
+    monkeypatch.setenv("AGENTLAB_HUB_PASSWORD", "room-pw")
+    FakeRedis.made = []
+    keys = tmp_path / "keys"
+    keys.mkdir(exist_ok=True)
+    (keys / "alice").write_text("sk-alice\n")
+    code = values()["hub"]["extraConfig"]["agentlab.py"].replace("/etc/agentlab/site-keys", str(keys))
+    c = types.SimpleNamespace(KubeSpawner=types.SimpleNamespace(environment={}, pre_spawn_hook=None),
+                              WorkshopAuthenticator=types.SimpleNamespace())
+    exec(compile(code, "values.yaml:hub.extraConfig", "exec"), {"c": c})
+    envs = {}
+    for name in names:
+        spawner = types.SimpleNamespace(user=types.SimpleNamespace(name=name), environment={})
+        c.KubeSpawner.pre_spawn_hook(spawner)
+        envs[name] = {**values()["singleuser"]["extraEnv"], **c.KubeSpawner.environment, **spawner.environment}
+    return c, envs
+
+
+def test_the_participants_get_the_contracts_environment(tmp_path, monkeypatch):
+    c, envs = hooked(tmp_path, monkeypatch)
+    for env in envs.values():
+        assert set(CONTRACT) <= set(env), set(CONTRACT) - set(env)
+    assert "valueFrom" in envs["alice"]["AGENTLAB_API_KEY"]  # a secret, not a literal in a file
+    assert envs["alice"]["AGENTLAB_STORE_PREFIX"] != envs["bob"]["AGENTLAB_STORE_PREFIX"]
+    assert envs["alice"]["AGENTLAB_STORE"] != envs["bob"]["AGENTLAB_STORE"]  # a Redis user and password each
+    assert c.WorkshopAuthenticator.workshop_password == "room-pw"
+
+
+def test_the_room_is_never_open_and_redis_never_without_a_password(tmp_path, monkeypatch):
+    v = values()
+    assert v["hub"]["config"]["JupyterHub"]["authenticator_class"] == "agentlab.hub.auth.WorkshopAuthenticator"
+    assert v["hub"]["config"]["Authenticator"]["request_otp"] is True  # the room's password to claim a name
+    for name in ("AGENTLAB_HUB_PASSWORD", "AGENTLAB_REDIS_PASSWORD"):
+        assert "secretKeyRef" in v["hub"]["extraEnv"][name]["valueFrom"]
+    redis_args = next(d for d in manifests() if d["kind"] == "Deployment" and d["metadata"]["name"] == "agentlab-redis"
+                      )["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert redis_args[redis_args.index("--requirepass") + 1] == "$(REDIS_PASSWORD)"
+    _, envs = hooked(tmp_path, monkeypatch, ["alice"])
+    (kw, args), = FakeRedis.made
+    assert kw["password"] == "redis-admin-pw" and args[:3] == ("ACL", "SETUSER", "agentlab-alice")
+    assert "~agentlab:u:alice:*" in args and "redis-admin-pw" not in json.dumps(envs)
 
 
 def test_the_hub_runs_the_trainer_service_and_culls_and_limits():
@@ -50,9 +106,10 @@ def test_the_hub_runs_the_trainer_service_and_culls_and_limits():
     assert v["singleuser"]["image"]["name"].endswith("agentlab-workbook")
 
 
-def test_every_address_the_participants_get_is_a_service_of_the_manifests():
+def test_every_address_the_participants_get_is_a_service_of_the_manifests(tmp_path, monkeypatch):
     services = {d["metadata"]["name"]: {p["port"] for p in d["spec"]["ports"]} for d in manifests() if d["kind"] == "Service"}
-    env = values()["singleuser"]["extraEnv"]
+    _, envs = hooked(tmp_path, monkeypatch, ["alice"])
+    env = envs["alice"]
     for name in ("AGENTLAB_BASE_URL", "AGENTLAB_SITE_URL", "AGENTLAB_STORE"):
         url = urlsplit(env[name])
         assert url.hostname in services and url.port in services[url.hostname], (name, env[name], services)
@@ -73,17 +130,8 @@ def test_each_manifest_is_a_deployment_and_its_service_the_egress_rule_selects()
 
 
 def test_the_hubs_extra_config_sets_a_participants_own_site_key(tmp_path, monkeypatch):
-    code = values()["hub"]["extraConfig"]["agentlab.py"]
-    keys = tmp_path / "keys"
-    keys.mkdir()
-    (keys / "alice").write_text("sk-alice\n")
-    code = code.replace("/etc/agentlab/site-keys", str(keys))
-    c = types.SimpleNamespace(KubeSpawner=types.SimpleNamespace(environment={}, pre_spawn_hook=None))
-    exec(compile(code, "values.yaml:hub.extraConfig", "exec"), {"c": c})  # as the hub runs it
-    for name, want in (("alice", "sk-alice"), ("bob", None)):
-        spawner = types.SimpleNamespace(user=types.SimpleNamespace(name=name), environment={})
-        c.KubeSpawner.pre_spawn_hook(spawner)
-        assert spawner.environment.get("AGENTLAB_SITE_KEY") == want
+    _, envs = hooked(tmp_path, monkeypatch)
+    assert envs["alice"].get("AGENTLAB_SITE_KEY") == "sk-alice" and "AGENTLAB_SITE_KEY" not in envs["bob"]
 
 
 def _validate():
