@@ -231,7 +231,7 @@ def _follow(w: _Worker) -> None:
 
     A worker woken on another CPU takes the GIL there while its caller still needs it, and each turn wakes a
     thread across CPUs: measured in the guarded loop on 2 CPUs (old and new interleaved in one process), a keyed
-    write on SQLite cost 18-34 us more CPU (median) with the worker left anywhere. The system call is made only when the caller moved;
+    write on SQLite cost 15-34 us more CPU (median) with the worker left anywhere. The system call is made only when the caller moved;
     a system that refuses it (a CPU set that changed meanwhile) leaves the worker where it is.
     """
     if _CPU_NOW is None or w.tid is None:

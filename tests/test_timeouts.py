@@ -115,7 +115,7 @@ def test_a_limit_too_long_for_the_timers_is_waited_for_as_long_as_they_can():
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
                     reason="threads are kept to a CPU only on Linux with two CPUs or more to choose from")
 def test_a_write_runs_on_the_cpu_of_its_caller():
-    """A hand-off across CPUs cost a keyed write 18-34 us more CPU in the guarded loop: the worker is kept to
+    """A hand-off across CPUs cost a keyed write 15-34 us more CPU in the guarded loop: the worker is kept to
     the CPU its caller ran on when it handed the write over (where the caller then waits for it)."""
     if timeouts._CPU_NOW is None:
         pytest.skip("no sched_getcpu in this C library")
