@@ -61,7 +61,7 @@ def concurrency() -> None:
     speedup = times[1] / times[8]
     print(f"suite of {len(cases)} cases x 3 trials ({turns} model turns, {DELAY * 1000:.0f} ms per reply):")
     print(f"  concurrency 1: {times[1]:.2f} s   concurrency 8: {times[8]:.2f} s   speed-up {speedup:.2f}x "
-          f"= {speedup / 8:.0%} of the ideal 8x (target 90%: {"met" if speedup >= 7.2 else "MISSED"})")
+          f"= {speedup / 8:.0%} of the ideal 8x (target 90%: {'met' if speedup >= 7.2 else 'MISSED'})")
 
 
 def thousand() -> None:
