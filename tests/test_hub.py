@@ -341,10 +341,14 @@ def test_each_participant_has_redis_keys_of_their_own_only(hub):
             "r = redis.Redis.from_url(os.environ['AGENTLAB_STORE'])\n"
             "for k in ('agentlab:u:bo:claim:refund-1', 'agentlab:site:x'):\n"
             "    try:\n        r.get(k); print('read')\n"
+            "    except redis.exceptions.NoPermissionError:\n        print('refused')\n"
+            "for cmd in (('SCAN', 0), ('KEYS', '*'), ('RANDOMKEY',), ('FLUSHALL',), ('FLUSHDB',), ('FUNCTION', 'FLUSH'),"
+            " ('SCRIPT', 'FLUSH')):\n"
+            "    try:\n        r.execute_command(*cmd); print('ran', cmd[0])\n"
             "    except redis.exceptions.NoPermissionError:\n        print('refused')\n")
     [ana] = _run(h, tokens["ana"], "ana", [code])
     assert ana.ok, ana.error
-    assert ana.stdout.split("\n")[:3] == ["agentlab:u:ana: new", "refused", "refused"]
+    assert ana.stdout.split("\n")[:10] == ["agentlab:u:ana: new", *["refused"] * 9], ana.stdout
     [bo] = _run(h, tokens["bo"], "bo", ["from agentlab.calls import default_store\n"
                                         "print(default_store().claim('refund-1', 'f').status)"])
     assert bo.stdout.strip() == "new"  # bo's run never sees ana's claim
@@ -358,6 +362,31 @@ def test_a_kernel_past_the_memory_limit_fails_and_the_server_survives(hub):
     assert _status(f"{h.url}/user/bo/api/status", tokens["bo"]) == 200
     [after] = _run(h, tokens["bo"], "bo", ["print(sum(range(10)))"])
     assert after.ok and after.stdout.strip() == "45"
+
+
+def test_a_participant_has_a_process_limit_and_a_stop_ends_what_they_left(hub):
+    """RLIMIT_NPROC is set while still root; a process started with setsid and nohup dies with the server's stop."""
+    from agentlab.hub.spawner import NPROC
+    from agentlab.hub.users import processes_of
+    h, admin_token, _ = hub
+    h.api(admin_token, "POST", "/users/dee")
+    h.api(admin_token, "POST", "/users/dee/server")
+    deadline = time.monotonic() + 120
+    while not h.api(admin_token, "GET", "/users/dee")["servers"].get("", {}).get("ready"):
+        assert time.monotonic() < deadline, f"dee's server did not start (log: {h.log})"
+        time.sleep(0.5)
+    token = h.api(admin_token, "POST", "/users/dee/tokens", {"note": "test"})["token"]
+    [cell] = _run(h, token, "dee", ["import resource, subprocess\nprint(resource.getrlimit(resource.RLIMIT_NPROC))\n"
+                                     "subprocess.Popen(['setsid', 'nohup', 'sleep', '600'], start_new_session=True,"
+                                     " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)"])
+    assert cell.ok and cell.stdout.strip() == str((NPROC, NPROC)), cell
+    import pwd
+    uid = pwd.getpwnam(os_name("dee")).pw_uid
+    h.api(admin_token, "DELETE", "/users/dee/server")
+    deadline = time.monotonic() + 60
+    while (left := list(processes_of({uid}))) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert left == [], [Path(f"/proc/{p}/cmdline").read_bytes()[:80] for p in left]
 
 
 def test_each_participants_kernels_talk_over_sockets_in_a_folder_of_their_own(hub):
@@ -395,6 +424,8 @@ def test_the_login_form_claims_a_name_once(hub):
     assert status == 200 and "/hub/login" not in url
     assert login("cy", "someone-else", "room-pw-1")[0] == 403  # taken: the room's password does not open it
     assert login("cy", "cys-own-pw", "")[0] == 200
+    assert login("trainer", "trainer-pw-1", "room-pw-1")[0] == 403  # the admin's name: never claimed with the room's
+    assert login("trainer", "trainer-pw-1", "")[0] == 200  # its own password, set at launch
 
 
 def test_an_exercise_check_in_a_participants_kernel_reaches_the_trainers_view(hub):
