@@ -424,7 +424,7 @@ def test_the_login_form_claims_a_name_once(hub):
     assert status == 200 and "/hub/login" not in url
     assert login("cy", "someone-else", "room-pw-1")[0] == 403  # taken: the room's password does not open it
     assert login("cy", "cys-own-pw", "")[0] == 200
-    assert login("trainer", "trainer-pw-1", "room-pw-1")[0] == 403  # the admin's name: never claimed with the room's
+    assert login("trainer", "attackers-pw", "room-pw-1")[0] == 403  # the admin's name: never claimed with the room's
     assert login("trainer", "trainer-pw-1", "")[0] == 200  # its own password, set at launch
 
 
