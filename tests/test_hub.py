@@ -58,6 +58,7 @@ def test_a_participants_home_is_prepared_as_them_and_their_symlinks_lead_nowhere
     """~/notebooks or ~/.kernels replaced by a link to a folder of root's, a notebook by a dangling link to a file
     root could create: nothing outside is written or given to the participant."""
     import shutil
+
     from agentlab.hub.users import prepare_home
     _need_root()
     base = _open_tree("agentlab-home-test-")
@@ -145,6 +146,7 @@ def test_a_login_costs_one_scrypt_claimed_or_not_and_none_under_the_lock(tmp_pat
 def test_two_first_starts_at_once_keep_both_site_keys(tmp_path, monkeypatch):
     import subprocess
     import threading
+
     from agentlab.hub import spawner
     both = threading.Barrier(2)
     count = iter(range(100))
@@ -177,6 +179,7 @@ def test_a_participants_redis_rules_refuse_listing_and_emptying_the_server():
 def test_root_never_follows_a_link_the_services_account_plants_in_its_folders(monkeypatch):
     """state/model and state/redis are the services' account's: a link it puts where root writes is removed."""
     import shutil
+
     from agentlab.hub import launch
     from agentlab.models import local
     base = _open_tree("agentlab-svc-test-")
