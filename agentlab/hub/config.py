@@ -31,7 +31,7 @@ class HubSettings:
     proxy: Path                  # configurable-http-proxy
     workshop_password: str
     admin: str = "trainer"
-    admin_password: str = ""     # the admin's own password, set before the hub starts ('' : one made up)
+    admin_password: str = ""     # the admin's own password, set before the hub starts ('': left as it was)
     port: int = 8000
     hub_port: int = 0            # 0: any free port (likewise below)
     proxy_api_port: int = 0
