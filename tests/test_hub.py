@@ -36,7 +36,174 @@ LIMIT = 1 << 30
 def settings(tmp: Path, **kw) -> HubSettings:
     import sys
     return HubSettings(root=ROOT, state=tmp, python=Path(sys.executable), proxy=PROXY, workshop_password="room-pw-1",
-                       redis_password="redis-pw-1", **kw)
+                       redis_password="redis-pw-1", admin_password="trainer-pw-1", **kw)
+
+
+def _need_root():
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        skip_or_fail("root drops to another account here: the test needs root")
+
+
+NOBODY = 65534  # an account that is not root and owns nothing outside the test's folders
+
+
+def _open_tree(prefix: str) -> Path:
+    import tempfile
+    d = Path(tempfile.mkdtemp(prefix=prefix))  # not under pytest's 0700 folder: the other account passes through
+    d.chmod(0o755)
+    return d
+
+
+def test_a_participants_home_is_prepared_as_them_and_their_symlinks_lead_nowhere_of_roots():
+    """~/notebooks or ~/.kernels replaced by a link to a folder of root's, a notebook by a dangling link to a file
+    root could create: nothing outside is written or given to the participant."""
+    import shutil
+
+    from agentlab.hub.users import prepare_home
+    _need_root()
+    base = _open_tree("agentlab-home-test-")
+    try:
+        source = base / "nb"
+        (source / "zh").mkdir(parents=True)
+        for rel in ("00_a.ipynb", "01_b.ipynb", "zh/00_a.ipynb"):
+            (source / rel).write_text("{}")
+        outside = base / "etc"  # root's, 0755: what /etc is
+        outside.mkdir()
+        for case in ("folder", "file", "kernels"):
+            home = base / f"home-{case}"
+            home.mkdir()
+            os.chown(home, NOBODY, NOBODY)
+            if case == "folder":
+                (home / "notebooks").symlink_to(outside)
+            elif case == "kernels":
+                (home / ".kernels").symlink_to(outside)
+            else:
+                (home / "notebooks").mkdir()
+                os.chown(home / "notebooks", NOBODY, NOBODY)
+                (home / "notebooks" / "00_a.ipynb").symlink_to(outside / "ld.so.preload")
+            copied = prepare_home(source, home, NOBODY, NOBODY)
+            assert sorted(p.name for p in outside.iterdir()) == [], case  # nothing made there
+            assert outside.stat().st_uid == 0 and outside.stat().st_mode & 0o777 == 0o755, case
+            if case == "file":
+                assert copied == ["01_b.ipynb", "zh/00_a.ipynb"]
+                assert (home / "notebooks" / "01_b.ipynb").stat().st_uid == NOBODY
+            if case == "folder":
+                assert copied == []  # the folder is not theirs to write in: nothing copied, nothing raised
+        home = base / "home-plain"
+        home.mkdir()
+        os.chown(home, NOBODY, NOBODY)
+        assert len(prepare_home(source, home, NOBODY, NOBODY)) == 3
+        assert (home / ".kernels").stat().st_uid == NOBODY and (home / ".kernels").stat().st_mode & 0o777 == 0o700
+        assert prepare_home(source, home, NOBODY, NOBODY) == []  # their copies stay theirs
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_no_participant_name_maps_to_a_reserved_account(tmp_path):
+    from agentlab.hub.users import RESERVED_ACCOUNTS, SERVICES_USER, valid_name
+    for name in ("services", "svc", "ana"):
+        if name == "ana":
+            assert os_name(name) == "agentlab-ana"
+            continue
+        try:
+            account = os_name(name)
+        except ValueError:
+            continue
+        assert account not in RESERVED_ACCOUNTS and account != SERVICES_USER, name
+    assert not valid_name("services") and "agentlab-services" in RESERVED_ACCOUNTS
+    with pytest.raises(ValueError):
+        os_name("services")
+    book = PasswordBook(tmp_path / "p.json", "room-pw-1")
+    assert not book.login("services", "my-own-pw", "room-pw-1")
+
+
+def test_the_workshop_password_never_claims_the_admins_name(tmp_path):
+    book = PasswordBook(tmp_path / "p.json", "room-pw-1", admins=["trainer"])
+    assert not book.login("trainer", "someones-pw", "room-pw-1")
+    book.set_password("trainer", "trainer-pw-1")
+    assert book.login("trainer", "trainer-pw-1") and not book.login("trainer", "room-pw-1", "room-pw-1")
+
+
+def test_a_login_costs_one_scrypt_claimed_or_not_and_none_under_the_lock(tmp_path, monkeypatch):
+    from agentlab.hub import auth
+    book = PasswordBook(tmp_path / "p.json", "room-pw-1")
+    assert book.login("ana", "anas-own-pw", "room-pw-1")
+    real, calls = auth._scrypt, []
+
+    def counted(password, salt):
+        assert not book._lock.locked()  # a slow hash under the lock would serialise the room's logins
+        calls.append(1)
+        return real(password, salt)
+    monkeypatch.setattr(auth, "_scrypt", counted)
+    for name in ("ana", "bo"):  # claimed, unclaimed: a short password, a wrong one, no workshop password
+        for password, room in (("x", "room-pw-1"), ("wrong-pw-1", "nope"), ("wrong-pw-2", "")):
+            calls.clear()
+            assert not book.login(name, password, room)
+            assert len(calls) == 1, (name, password)
+    assert book.login("bo", "bos-own-pw", "room-pw-1")
+
+
+def test_two_first_starts_at_once_keep_both_site_keys(tmp_path, monkeypatch):
+    import subprocess
+    import threading
+
+    from agentlab.hub import spawner
+    both = threading.Barrier(2)
+    count = iter(range(100))
+
+    def run(cmd, **kw):
+        time.sleep(0.05)  # the site's command takes a while: the other start reads the book meanwhile
+        return subprocess.CompletedProcess(cmd, 0, stdout=f"sk-site-{next(count)}\n", stderr="")
+    monkeypatch.setattr(spawner.subprocess, "run", run)
+
+    def start(name):
+        both.wait(5)
+        return spawner._site_key(tmp_path, tmp_path, "python", "/", name)
+    with ThreadPoolExecutor(2) as pool:
+        keys = dict(zip(("ana", "bo"), pool.map(start, ("ana", "bo")), strict=True))
+    book = json.loads((tmp_path / "site-keys.json").read_text())
+    assert book == keys and len(set(keys.values())) == 2
+
+
+def test_a_participants_redis_rules_refuse_listing_and_emptying_the_server():
+    from agentlab.hub.services import redis_conf
+    from agentlab.hub.spawner import redis_acl_rules
+    rules = redis_acl_rules("ana", "pw")
+    for refused in ("-scan", "-keys", "-randomkey", "-flushall", "-flushdb", "-function", "-script|flush"):
+        assert refused in rules
+    assert not {"-eval", "-evalsha", "-script|load", "-script"} & set(rules)  # the store's scripts stay
+    conf = redis_conf(7000, "pw", Path("/tmp"))
+    assert "maxmemory 256mb" in conf and "maxmemory-policy noeviction" in conf
+
+
+def test_root_never_follows_a_link_the_services_account_plants_in_its_folders(monkeypatch):
+    """state/model and state/redis are the services' account's: a link it puts where root writes is removed."""
+    import shutil
+
+    from agentlab.hub import launch
+    from agentlab.models import local
+    base = _open_tree("agentlab-svc-test-")
+    try:
+        victim = base / "victim"
+        victim.write_text("root's own\n")
+        victim.chmod(0o600)
+        src = base / "weights.gguf"
+        src.write_bytes(b"GGUF" * 10)
+        monkeypatch.setattr(local, "what_is_missing", lambda size: None)
+        monkeypatch.setattr(local, "weights_path", lambda size: src)
+        monkeypatch.setattr(launch.os, "link", lambda a, b: (_ for _ in ()).throw(OSError("another disk")))
+        state = base / "state"
+        (state / "model").mkdir(parents=True)
+        (state / "model" / "weights.partial").symlink_to(victim)
+        dst = launch._find_gguf(state)
+        assert dst is not None and dst.read_bytes() == src.read_bytes() and not dst.is_symlink()
+        assert victim.read_text() == "root's own\n" and victim.stat().st_mode & 0o777 == 0o600
+        conf = state / "redis.conf"
+        conf.symlink_to(victim)
+        launch.write_new(conf, b"port 1\n", 0o600, None)
+        assert victim.read_text() == "root's own\n" and not conf.is_symlink() and conf.read_bytes() == b"port 1\n"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_settings_are_data_and_hold_no_secret_a_participant_gets(tmp_path):
@@ -55,7 +222,10 @@ def test_settings_are_data_and_hold_no_secret_a_participant_gets(tmp_path):
     assert env["JUPYTER_CONFIG_PATH"] == str(ROOT / "etc" / "jupyter")  # each notebook listed once, saved as committed
     said = json.dumps([c["Spawner"], [x.get("command") for x in c["JupyterHub"]["services"]]])
     assert "room-pw-1" not in said and "redis-pw-1" not in said  # not in a server's env, not on a command line
-    assert all(x.get("user") == "agentlab-services" for x in c["JupyterHub"]["services"])
+    assert all(x.get("user") == "agentlabsvc" for x in c["JupyterHub"]["services"])
+    trainer = next(x for x in c["JupyterHub"]["services"] if x["name"] == "trainer")  # notes passed, not inherited
+    assert trainer["environment"]["AGENTLAB_TRAINER_NOTES"] == str(tmp_path / "trainer-notes")
+    assert c["WorkshopAuthenticator"]["admin_names"] == ["trainer"]
     no_model = build(settings(tmp_path))
     assert "model" not in {x["name"] for x in no_model["JupyterHub"]["services"]}
     assert "AGENTLAB_BASE_URL" not in no_model["Spawner"]["environment"]
@@ -174,10 +344,14 @@ def test_each_participant_has_redis_keys_of_their_own_only(hub):
             "r = redis.Redis.from_url(os.environ['AGENTLAB_STORE'])\n"
             "for k in ('agentlab:u:bo:claim:refund-1', 'agentlab:site:x'):\n"
             "    try:\n        r.get(k); print('read')\n"
+            "    except redis.exceptions.NoPermissionError:\n        print('refused')\n"
+            "for cmd in (('SCAN', 0), ('KEYS', '*'), ('RANDOMKEY',), ('FLUSHALL',), ('FLUSHDB',), ('FUNCTION', 'FLUSH'),"
+            " ('SCRIPT', 'FLUSH')):\n"
+            "    try:\n        r.execute_command(*cmd); print('ran', cmd[0])\n"
             "    except redis.exceptions.NoPermissionError:\n        print('refused')\n")
     [ana] = _run(h, tokens["ana"], "ana", [code])
     assert ana.ok, ana.error
-    assert ana.stdout.split("\n")[:3] == ["agentlab:u:ana: new", "refused", "refused"]
+    assert ana.stdout.split("\n")[:10] == ["agentlab:u:ana: new", *["refused"] * 9], ana.stdout
     [bo] = _run(h, tokens["bo"], "bo", ["from agentlab.calls import default_store\n"
                                         "print(default_store().claim('refund-1', 'f').status)"])
     assert bo.stdout.strip() == "new"  # bo's run never sees ana's claim
@@ -191,6 +365,31 @@ def test_a_kernel_past_the_memory_limit_fails_and_the_server_survives(hub):
     assert _status(f"{h.url}/user/bo/api/status", tokens["bo"]) == 200
     [after] = _run(h, tokens["bo"], "bo", ["print(sum(range(10)))"])
     assert after.ok and after.stdout.strip() == "45"
+
+
+def test_a_participant_has_a_process_limit_and_a_stop_ends_what_they_left(hub):
+    """RLIMIT_NPROC is set while still root; a process started with setsid and nohup dies with the server's stop."""
+    from agentlab.hub.spawner import NPROC
+    from agentlab.hub.users import processes_of
+    h, admin_token, _ = hub
+    h.api(admin_token, "POST", "/users/dee")
+    h.api(admin_token, "POST", "/users/dee/server")
+    deadline = time.monotonic() + 120
+    while not h.api(admin_token, "GET", "/users/dee")["servers"].get("", {}).get("ready"):
+        assert time.monotonic() < deadline, f"dee's server did not start (log: {h.log})"
+        time.sleep(0.5)
+    token = h.api(admin_token, "POST", "/users/dee/tokens", {"note": "test"})["token"]
+    [cell] = _run(h, token, "dee", ["import resource, subprocess\nprint(resource.getrlimit(resource.RLIMIT_NPROC))\n"
+                                     "subprocess.Popen(['setsid', 'nohup', 'sleep', '600'], start_new_session=True,"
+                                     " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)"])
+    assert cell.ok and cell.stdout.strip() == str((NPROC, NPROC)), cell
+    import pwd
+    uid = pwd.getpwnam(os_name("dee")).pw_uid
+    h.api(admin_token, "DELETE", "/users/dee/server")
+    deadline = time.monotonic() + 60
+    while (left := list(processes_of({uid}))) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert left == [], [Path(f"/proc/{p}/cmdline").read_bytes()[:80] for p in left]
 
 
 def test_each_participants_kernels_talk_over_sockets_in_a_folder_of_their_own(hub):
@@ -228,6 +427,8 @@ def test_the_login_form_claims_a_name_once(hub):
     assert status == 200 and "/hub/login" not in url
     assert login("cy", "someone-else", "room-pw-1")[0] == 403  # taken: the room's password does not open it
     assert login("cy", "cys-own-pw", "")[0] == 200
+    assert login("trainer", "attackers-pw", "room-pw-1")[0] == 403  # the admin's name: never claimed with the room's
+    assert login("trainer", "trainer-pw-1", "")[0] == 200  # its own password, set at launch
 
 
 def test_an_exercise_check_in_a_participants_kernel_reaches_the_trainers_view(hub):

@@ -14,10 +14,11 @@ import json
 import os
 import secrets
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .users import NAME
+from .users import valid_name
 
 __all__ = ["MIN_PASSWORD", "PasswordBook", "WorkshopAuthenticator"]  # noqa: F822 - the last made on first use
 
@@ -29,12 +30,17 @@ def _scrypt(password: str, salt: bytes) -> bytes:
 
 
 class PasswordBook:
-    """Each claimed name's password hash, in a JSON file of mode 0600, and the workshop password's hash."""
+    """Each claimed name's password hash, in a JSON file of mode 0600, and the workshop password's hash.
 
-    def __init__(self, path: str | Path, workshop_password: str):
+    ``admins``: names the workshop password never claims (the trainer's password is set at launch with
+    :meth:`set_password`). Every refused or accepted login costs one scrypt, claimed name or not, so the time
+    a login takes does not tell which names are taken; only writing a new claim holds the lock."""
+
+    def __init__(self, path: str | Path, workshop_password: str, admins: Iterable[str] = ()):
         self.path = Path(path)
         self._salt = secrets.token_bytes(16)
         self._workshop = _scrypt(workshop_password, self._salt)
+        self._admins = frozenset(admins)
         self._lock = threading.Lock()
 
     def _read(self) -> dict[str, dict[str, str]]:
@@ -43,47 +49,67 @@ class PasswordBook:
         except FileNotFoundError:
             return {}
 
+    def _write(self, book: dict[str, dict[str, str]]) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.unlink(missing_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(book, out)
+        tmp.replace(self.path)
+
     def claimed(self, name: str) -> bool:
         return name in self._read()
 
-    def login(self, name: str, password: str, workshop_password: str = "") -> bool:
-        """True when ``name`` may log in: its own password, or (first time only) the workshop password given."""
-        if not NAME.fullmatch(name) or not isinstance(password, str) or not isinstance(workshop_password, str):
-            return False
+    def set_password(self, name: str, password: str) -> None:
+        """Make ``password`` the password of ``name`` (claimed or not): the trainer's, set at launch."""
+        if not valid_name(name) or len(password) < MIN_PASSWORD:
+            raise ValueError("a valid name and a password of at least MIN_PASSWORD characters")
+        salt = secrets.token_bytes(16)
+        entry = {"salt": salt.hex(), "hash": _scrypt(password, salt).hex()}
         with self._lock:
             book = self._read()
+            book[name] = entry
+            self._write(book)
+
+    def login(self, name: str, password: str, workshop_password: str = "") -> bool:
+        """True when ``name`` may log in: its own password, or (first time only) the workshop password given."""
+        if not valid_name(name) or not isinstance(password, str) or not isinstance(workshop_password, str):
+            return False
+        entry = self._read().get(name)
+        if entry is not None:
+            return hmac.compare_digest(_scrypt(password, bytes.fromhex(entry["salt"])), bytes.fromhex(entry["hash"]))
+        room_ok = hmac.compare_digest(_scrypt(workshop_password, self._salt), self._workshop)  # one scrypt as above
+        if not room_ok or len(password) < MIN_PASSWORD or name in self._admins:
+            return False
+        salt = secrets.token_bytes(16)
+        made = {"salt": salt.hex(), "hash": _scrypt(password, salt).hex()}
+        with self._lock:  # the read-modify-write of the claim only: the first to write wins the name
+            book = self._read()
             if name in book:
-                salt = bytes.fromhex(book[name]["salt"])
-                return hmac.compare_digest(_scrypt(password, salt), bytes.fromhex(book[name]["hash"]))
-            if len(password) < MIN_PASSWORD or not hmac.compare_digest(_scrypt(workshop_password, self._salt),
-                                                                        self._workshop):
                 return False
-            salt = secrets.token_bytes(16)
-            book[name] = {"salt": salt.hex(), "hash": _scrypt(password, salt).hex()}
-            tmp = self.path.with_suffix(".tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(book, out)
-            tmp.replace(self.path)
-            return True
+            book[name] = made
+            self._write(book)
+        return True
 
 
 @functools.cache
 def _authenticator_class() -> type:
     from jupyterhub.auth import Authenticator
-    from traitlets import Unicode
+    from traitlets import List, Unicode
 
     class WorkshopAuthenticator(Authenticator):
         """JupyterHub's side of :class:`PasswordBook` (the workshop password is the form's extra field)."""
 
         passwords_file = Unicode(config=True, help="where the names' password hashes are kept")
         workshop_password = Unicode(config=True, help="the room's password, needed to claim a new name")
+        admin_names = List(Unicode(), config=True, help="names the workshop password never claims")
 
         _book: PasswordBook | None = None
 
         def book(self) -> PasswordBook:
             if self._book is None:
-                self._book = PasswordBook(self.passwords_file, self.workshop_password)
+                self._book = PasswordBook(self.passwords_file, self.workshop_password,
+                                          admins={*self.admin_names, *self.admin_users})
             return self._book
 
         async def authenticate(self, handler: Any, data: dict[str, str]) -> str | None:

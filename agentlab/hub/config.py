@@ -15,7 +15,10 @@ from typing import Any
 from ..i18n import t
 from . import progress, services
 
-__all__ = ["HubSettings", "build", "server_env", "write_config"]
+__all__ = ["NOTES", "HubSettings", "build", "server_env", "write_config"]
+
+#: The state folder's copy of the trainer notes (the services' account's, mode 0700): the trainer's view reads it.
+NOTES = "trainer-notes"
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,7 @@ class HubSettings:
     proxy: Path                  # configurable-http-proxy
     workshop_password: str
     admin: str = "trainer"
+    admin_password: str = ""     # the admin's own password, set before the hub starts ('': left as it was)
     port: int = 8000
     hub_port: int = 0            # 0: any free port (likewise below)
     proxy_api_port: int = 0
@@ -67,7 +71,7 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
            services.culler(py, s.idle_timeout)]
     if s.gguf is not None:
         svc.append(services.model(py, root, s.gguf, s.model_port, slots=s.slots, threads=s.threads))
-    trainer = progress.service(s.progress_port, st / "progress", trainers=[s.admin])
+    trainer = progress.service(s.progress_port, st / "progress", trainers=[s.admin], notes=st / NOTES)
     # the services' account runs it, with the hub's python (the state folder is that account's, like the site's)
     trainer.update(command=[py, "-m", "agentlab.hub.progress"], user=services.SERVICES_USER,
                    environment={**trainer["environment"], "PYTHONPATH": root})
@@ -97,7 +101,7 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
         },
         "Authenticator": {"admin_users": [s.admin], "allow_all": True, "request_otp": True, "otp_prompt": both},
         "WorkshopAuthenticator": {"passwords_file": str(st / "hub" / "passwords.json"),
-                                  "workshop_password": s.workshop_password},
+                                  "workshop_password": s.workshop_password, "admin_names": [s.admin]},
         "Spawner": {
             "cmd": [str(s.python.parent / "jupyterhub-singleuser")], "default_url": "/lab",
             # a room starting thirty kernels at once on two cores: a kernel may take more than the default 60 s

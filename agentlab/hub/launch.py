@@ -24,11 +24,31 @@ from pathlib import Path
 from typing import Any
 
 from ..i18n import Lang, t
+from ..resources import data_file
 from . import services
-from .config import HubSettings, build, write_config
+from .auth import MIN_PASSWORD, PasswordBook
+from .config import NOTES, HubSettings, build, write_config
 from .users import OS_PREFIX, SERVICES_USER, ensure_account, processes_of
 
-__all__ = ["Hub", "hub_command", "parse_size", "sweep", "workshop_uids"]
+__all__ = ["Hub", "hub_command", "parse_size", "sweep", "workshop_uids", "write_new"]
+
+
+def write_new(path: Path, data: bytes, mode: int, owner: tuple[int, int] | None = None) -> None:
+    """Write ``data`` to ``path`` as a new file root made itself, in a folder another account may own.
+
+    Whatever is at ``path`` is unlinked first (a symlink is removed, never followed), then the file is created
+    with O_EXCL | O_NOFOLLOW (a link planted between the two makes it fail, it is not followed) and its owner and
+    mode are set on the open file, never by name."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        if owner is not None:
+            os.fchown(out.fileno(), *owner)
+        os.fchmod(out.fileno(), mode)
+        out.write(data)
 
 
 def parse_size(text: str) -> int:
@@ -47,12 +67,23 @@ def _find_gguf(state: Path) -> Path | None:
     dst = state / "model" / src.name
     dst.parent.mkdir(parents=True, exist_ok=True)
     if not dst.exists() or dst.stat().st_size != src.stat().st_size:
+        # the folder is the services' account's: nothing in it is followed (see write_new)
         tmp = dst.with_suffix(".partial")
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
         try:
             os.link(src, tmp)
         except OSError:
-            shutil.copyfile(src, tmp)
-        tmp.chmod(0o644)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            with os.fdopen(fd, "wb") as out, src.open("rb") as inp:
+                shutil.copyfileobj(inp, out, 1 << 20)
+        fd = os.open(tmp, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            os.fchmod(fd, 0o644)
+        finally:
+            os.close(fd)
         tmp.replace(dst)
     return dst
 
@@ -83,7 +114,7 @@ class Hub:
             (st / sub).mkdir(exist_ok=True)
             (st / sub).chmod(mode)
         svc = ensure_account(SERVICES_USER, st / "services")
-        for sub in ("redis", "site", "model", "progress"):
+        for sub in ("redis", "site", "model", "progress", NOTES):
             (st / sub).mkdir(exist_ok=True)
             os.chown(st / sub, svc.pw_uid, svc.pw_gid)
             (st / sub).chmod(0o700 if sub != "model" else 0o755)
@@ -97,11 +128,14 @@ class Hub:
                     hub_port=s.hub_port or free(), proxy_api_port=s.proxy_api_port or free(),
                     redis_port=s.redis_port or free(), site_port=s.site_port or free(),
                     model_port=s.model_port or free(), progress_port=s.progress_port or free())
-        conf = st / "redis" / "redis.conf"
-        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(services.redis_conf(s.redis_port, s.redis_password, st / "redis"))
-        os.chown(conf, svc.pw_uid, svc.pw_gid)
+        owner = (svc.pw_uid, svc.pw_gid)
+        write_new(st / "redis" / "redis.conf",
+                  services.redis_conf(s.redis_port, s.redis_password, st / "redis").encode(), 0o600, owner)
+        # the trainer notes, where only the services' account (the trainer's view) reads them
+        for note in sorted(data_file("trainer").glob("*.md")):
+            write_new(st / NOTES / note.name, note.read_bytes(), 0o600, owner)
+        if s.admin_password:  # the admin's name is never claimed with the workshop password: it has its own
+            PasswordBook(st / "hub" / "passwords.json", s.workshop_password).set_password(s.admin, s.admin_password)
         self.settings = s
         return s
 
@@ -170,7 +204,7 @@ class Hub:
 
 
 def workshop_uids() -> set[int]:
-    return {p.pw_uid for p in pwd.getpwall() if p.pw_name.startswith(OS_PREFIX)}
+    return {p.pw_uid for p in pwd.getpwall() if p.pw_name.startswith(OS_PREFIX) or p.pw_name == SERVICES_USER}
 
 
 def sweep(grace: float = 5) -> list[int]:
@@ -201,6 +235,8 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
     ap.add_argument("--admin", default=os.environ.get("AGENTLAB_HUB_ADMIN", "trainer"))
     ap.add_argument("--password", default=os.environ.get("AGENTLAB_HUB_PASSWORD", ""),
                     help="the workshop password (default: $AGENTLAB_HUB_PASSWORD, else one made up and shown once)")
+    ap.add_argument("--admin-password", default=os.environ.get("AGENTLAB_HUB_ADMIN_PASSWORD", ""),
+                    help="the admin's own password (default: $AGENTLAB_HUB_ADMIN_PASSWORD, else one made up and shown once)")
     ap.add_argument("--state", default=None, help="the hub's folder (default: .agentlab-hub in the checkout)")
     ap.add_argument("--idle-timeout", type=int, default=3600, help="seconds before an idle server is stopped")
     ap.add_argument("--mem-limit", default="2G", help="memory per process of a participant (server, each kernel)")
@@ -220,21 +256,29 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
     if shutil.which("redis-server") is None:
         say("hub.no_redis")
         return 2
-    from .users import NAME
-    if not NAME.fullmatch(ns.admin):
+    from .users import valid_name
+    if not valid_name(ns.admin):
         say("hub.bad_name", name=ns.admin)
         return 2
     password = ns.password
     if not password:
         password = secrets.token_urlsafe(9)
         say("hub.password_made", password=password)
+    admin_password = ns.admin_password
+    if admin_password and len(admin_password) < MIN_PASSWORD:
+        say("hub.admin_password_short", n=MIN_PASSWORD)
+        return 2
+    if not admin_password:
+        admin_password = secrets.token_urlsafe(9)
+        say("hub.admin_password_made", admin=ns.admin, password=admin_password)
     state = Path(ns.state).resolve() if ns.state else root / ".agentlab-hub"
     state.mkdir(parents=True, exist_ok=True)
     gguf = None if ns.no_model else _find_gguf(state)
     if gguf is None and not ns.no_model:
         say("hub.no_model")
     settings = HubSettings(root=root, state=state, python=Path(sys.executable), proxy=proxy,
-                           workshop_password=password, admin=ns.admin, port=ns.port, gguf=gguf,
+                           workshop_password=password, admin=ns.admin, admin_password=admin_password,
+                           port=ns.port, gguf=gguf,
                            slots=max(1, min(8, ns.users)), idle_timeout=ns.idle_timeout,
                            data_limit=parse_size(ns.mem_limit))
     hub = Hub(settings, lang=lang)

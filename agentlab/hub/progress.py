@@ -308,15 +308,19 @@ def _minutes(seconds: float) -> int:
     return max(0, int(seconds // 60))
 
 
-def service(port: int, state_dir: Path, *, trainer_group: str = NAME, trainers: Iterable[str] = ()) -> dict[str, Any]:
+def service(port: int, state_dir: Path, *, trainer_group: str = NAME, trainers: Iterable[str] = (),
+            notes: Path | None = None) -> dict[str, Any]:
     """The entry for ``c.JupyterHub.services``: the hub starts the service and routes /services/trainer/ to it.
 
     Participants need :data:`ACCESS_SCOPE` in their role to open the page (``trainer_group`` members and admins
-    see the room); the state (one SQLite file) lives in ``state_dir``."""
+    see the room); the state (one SQLite file) lives in ``state_dir``; ``notes``: a folder of the trainer notes
+    only the service's account reads (else ``$AGENTLAB_TRAINER_NOTES``, else the checkout's data)."""
     env = {"AGENTLAB_PROGRESS_STATE": str(state_dir), "AGENTLAB_TRAINER_GROUP": trainer_group,
            "AGENTLAB_TRAINERS": ",".join(trainers)}
+    if notes is not None:
+        env["AGENTLAB_TRAINER_NOTES"] = str(notes)
     for name in ("AGENTLAB_TRAINER_NOTES", "PYTHONPATH"):  # a notes folder of the hub's own; a checkout not installed
-        if os.environ.get(name):
+        if os.environ.get(name) and name not in env:
             env[name] = os.environ[name]
     return {"name": NAME, "url": f"http://127.0.0.1:{port}", "command": [sys.executable, "-m", "agentlab.hub.progress"],
             "environment": env, "oauth_no_confirm": True, "display": True}

@@ -13,7 +13,7 @@ from typing import Any
 
 from .users import SERVICES_USER
 
-__all__ = ["culler", "free_port", "model", "redis", "redis_conf", "site"]
+__all__ = ["REDIS_MAXMEMORY", "culler", "free_port", "model", "redis", "redis_conf", "site"]
 
 
 def free_port() -> int:
@@ -23,12 +23,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+#: Redis's memory for the whole room. With ``noeviction`` a full Redis refuses writes (everyone's, the site's
+#: claims too) rather than forget a key: the site must never lose a claim, and a participant filling it stops
+#: the room's writes until keys are deleted, which the trainer sees and fixes; without a limit it took the machine.
+REDIS_MAXMEMORY = "256mb"
+
+
 def redis_conf(port: int, password: str, folder: Path) -> str:
     """Redis on loopback only, with a password, writing every change to its log before it answers (the
-    skill site refuses a Redis that could forget a claim)."""
+    skill site refuses a Redis that could forget a claim), within :data:`REDIS_MAXMEMORY`."""
     return "\n".join([f"port {port}", "bind 127.0.0.1", "protected-mode yes", f"requirepass {password}",
                       f'dir "{folder}"', "appendonly yes", "appendfsync always", 'save ""', "daemonize no",
-                      "maxmemory-policy noeviction", ""])
+                      f"maxmemory {REDIS_MAXMEMORY}", "maxmemory-policy noeviction", ""])
 
 
 def redis(conf: Path) -> dict[str, Any]:

@@ -16,12 +16,17 @@ import json
 import os
 import secrets
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
-from .users import SERVICES_USER, copy_notebooks, ensure_account, os_name
+from .users import SERVICES_USER, ensure_account, os_name, prepare_home, processes_of
 
-__all__ = ["WorkshopSpawner", "kernel_sockets", "participant_prefix", "redis_acl_rules"]  # noqa: F822 - made on first use
+__all__ = ["NPROC", "WorkshopSpawner", "end_processes_of", "kernel_sockets", "participant_prefix", "redis_acl_rules"]  # noqa: F822
+
+#: RLIMIT_NPROC for a participant: processes and threads of their account together (Linux counts threads). A
+#: server with a few kernels runs well under 200; a fork loop stops here instead of taking the machine.
+NPROC = 512
 
 
 def participant_prefix(name: str) -> str:
@@ -30,14 +35,28 @@ def participant_prefix(name: str) -> str:
 
 
 def redis_acl_rules(name: str, password: str) -> list[str]:
-    """The Redis ACL for participant ``name``: their own password and their own keys only, no admin commands."""
+    """The Redis ACL for participant ``name``: their own password and their own keys only, no admin commands.
+
+    The key pattern limits reads and writes, not listing: SCAN, KEYS and RANDOMKEY would still show every
+    participant's key names, so they are refused; and so is anything that empties or replaces what the whole
+    server holds (FLUSHALL, FLUSHDB, FUNCTION, SCRIPT FLUSH). The store's own scripts (EVAL, EVALSHA, SCRIPT LOAD)
+    stay: agentlab/redis_store.py uses them."""
     return ["reset", "on", f">{password}", f"~{participant_prefix(name)}*", "resetchannels", "+@all",
-            "-@admin", "-@dangerous"]
+            "-@admin", "-@dangerous", "-scan", "-keys", "-randomkey", "-flushall", "-flushdb", "-function",
+            "-script|flush", "-script|kill", "-swapdb", "-move"]
+
+
+_KEYS = threading.Lock()  # two first starts at once read the same book: without it, one key was lost
 
 
 def _site_key(state: Path, site_dir: Path, python: str, root: str, name: str) -> str:
     """This participant's site key: made once (by the site's own command, as the services' user), then kept."""
     book_path = state / "site-keys.json"
+    with _KEYS:
+        return _site_key_locked(book_path, site_dir, python, root, name)
+
+
+def _site_key_locked(book_path: Path, site_dir: Path, python: str, root: str, name: str) -> str:
     book = json.loads(book_path.read_text(encoding="utf-8")) if book_path.exists() else {}
     if name not in book:
         made = subprocess.run([python, "-m", "agentlab", "site", "--data", str(site_dir), "keys", "create",
@@ -50,6 +69,30 @@ def _site_key(state: Path, site_dir: Path, python: str, root: str, name: str) ->
             json.dump(book, out)
         book_path.with_suffix(".tmp").replace(book_path)
     return str(book[name])
+
+
+def end_processes_of(account: str, grace: float = 3.0) -> list[int]:
+    """End every process ``account`` still runs (SIGTERM, then SIGKILL after ``grace`` seconds); their ids."""
+    import pwd
+    import signal
+    import time
+    try:
+        uid = pwd.getpwnam(account).pw_uid
+    except KeyError:
+        return []
+    if uid == 0:
+        return []
+    left = list(processes_of({uid}))
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in processes_of({uid}):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + grace
+        while sig == signal.SIGTERM and time.monotonic() < deadline and list(processes_of({uid})):
+            time.sleep(0.1)
+    return left
 
 
 @functools.cache
@@ -81,10 +124,8 @@ def _spawner_class() -> type:
         def _prepare(self) -> dict[str, str]:
             home = Path(self.state_dir) / "homes" / self.user.name
             entry = ensure_account(self.account, home)
-            copy_notebooks(Path(self.notebooks_dir), home, entry.pw_uid, entry.pw_gid)
-            sockets = kernel_sockets(home).parent
-            sockets.mkdir(mode=0o700, exist_ok=True)
-            os.chown(sockets, entry.pw_uid, entry.pw_gid)
+            # the notebooks and the sockets' folder, made by the participant's own account (never root: see there)
+            prepare_home(Path(self.notebooks_dir), home, entry.pw_uid, entry.pw_gid)
             env: dict[str, str] = {}
             if self.site_dir:
                 env["AGENTLAB_SITE_KEY"] = _site_key(Path(self.state_dir), Path(self.site_dir), self.python,
@@ -106,14 +147,20 @@ def _spawner_class() -> type:
             self._agentlab_env = await asyncio.get_running_loop().run_in_executor(None, self._prepare)
             return await super().start()
 
+        async def stop(self, now: bool = False) -> None:
+            await super().stop(now=now)
+            # a process started with nohup or setsid is no child of the server: it would outlive a cull
+            await asyncio.get_running_loop().run_in_executor(None, end_processes_of, self.account)
+
         def make_preexec_fn(self, name: str) -> Any:
             become = set_user_setuid(self.account)
             limit = self.data_limit
 
             def preexec() -> None:
+                import resource
                 if limit:  # set while still root: the hard limit cannot be raised again by the participant
-                    import resource
                     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+                resource.setrlimit(resource.RLIMIT_NPROC, (NPROC, NPROC))  # likewise, while root
                 become()
             return preexec
 

@@ -9,25 +9,35 @@ from __future__ import annotations
 import os
 import pwd
 import re
-import shutil
 import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["NAME", "OS_PREFIX", "SERVICES_USER", "copy_notebooks", "ensure_account", "os_name", "processes_of"]
+__all__ = ["NAME", "OS_PREFIX", "RESERVED_ACCOUNTS", "SERVICES_USER", "copy_notebooks", "ensure_account", "os_name",
+           "prepare_home", "processes_of", "valid_name"]
 
 #: A participant's name: lower case, a letter first, at most 20 characters (the account name stays under 32).
 NAME = re.compile(r"[a-z][a-z0-9_-]{0,19}")
 OS_PREFIX = "agentlab-"
-#: The account the shared services (model, site, Redis) run as: not root, and not any participant.
-SERVICES_USER = "agentlab-services"
+#: The account the shared services (model, site, Redis) run as: not root, and not any participant. It does not
+#: start with :data:`OS_PREFIX`, so no participant's name can ever map to it.
+SERVICES_USER = "agentlabsvc"
+#: Accounts no participant may become: the services' own, and the name it had before (an earlier workshop may
+#: have left that account on the machine, owning files a participant named ``services`` would then own).
+RESERVED_ACCOUNTS = frozenset({SERVICES_USER, OS_PREFIX + "services"})
+
+
+def valid_name(name: object) -> bool:
+    """True when ``name`` is a participant's name: it matches :data:`NAME` and its account is not reserved."""
+    return isinstance(name, str) and bool(NAME.fullmatch(name)) and OS_PREFIX + name not in RESERVED_ACCOUNTS
 
 
 def os_name(name: str) -> str:
-    """The account of participant ``name`` (refused unless the name matches :data:`NAME`)."""
-    if not NAME.fullmatch(name):
-        raise ValueError("a participant's name is lower-case letters, digits, - or _, a letter first, 20 at most")
+    """The account of participant ``name`` (refused unless :func:`valid_name`)."""
+    if not valid_name(name):
+        raise ValueError("a participant's name is lower-case letters, digits, - or _, a letter first, 20 at most, "
+                         "and not one the workshop keeps for itself")
     return OS_PREFIX + name
 
 
@@ -54,26 +64,61 @@ def ensure_account(account: str, home: Path) -> pwd.struct_passwd:
     return entry
 
 
-def copy_notebooks(source: Path, home: Path, uid: int, gid: int) -> list[str]:
-    """Copy every notebook (and its Chinese twin) the participant does not have: their edits stay theirs.
+# What runs in the child, as the participant: every path in their home is theirs to replace with a symlink, so
+# nothing there is ever opened by root. A link they planted is skipped (lexists), and a file is created with
+# O_EXCL | O_NOFOLLOW: even their own links are not followed.
+_AS_PARTICIPANT = r"""
+import json, os, sys
+source, home, rels = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+os.umask(0o077)
+copied = []
+try:
+    os.mkdir(os.path.join(home, ".kernels"), 0o700)
+except OSError:
+    pass
+for rel in rels:
+    dst = os.path.join(home, "notebooks", rel)
+    try:
+        if os.path.lexists(dst):
+            continue
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        with open(os.path.join(source, rel), "rb") as src:
+            data = src.read()
+        fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        copied.append(rel)
+    except OSError:
+        continue
+print(json.dumps(copied))
+"""
+
+
+def _notebooks(source: Path) -> list[str]:
+    return [src.relative_to(source).as_posix() for src in sorted(source.rglob("*.ipynb"))
+            if ".ipynb_checkpoints" not in src.relative_to(source).parts]
+
+
+def prepare_home(source: Path, home: Path, uid: int, gid: int) -> list[str]:
+    """Copy every notebook (and its Chinese twin) the participant does not have, and make their kernels' socket
+    folder (``.kernels``, mode 0700); the notebooks copied. Their edits stay theirs.
 
     A notebook they delete comes back fresh at their server's next start; that is the "fresh copy" path.
-    Only ``*.ipynb`` files are copied: the paired ``.py`` sources, and any notes for the trainer, stay out."""
-    copied = []
-    for src in sorted(source.rglob("*.ipynb")):
-        rel = src.relative_to(source)
-        if ".ipynb_checkpoints" in rel.parts:
-            continue
-        dst = home / "notebooks" / rel
-        if dst.exists():
-            continue
-        for folder in reversed([*dst.relative_to(home).parents][:-1]):
-            (home / folder).mkdir(exist_ok=True)
-            os.chown(home / folder, uid, gid)
-        shutil.copyfile(src, dst)
-        os.chown(dst, uid, gid)
-        copied.append(rel.as_posix())
-    return copied
+    Only ``*.ipynb`` files are copied: the paired ``.py`` sources, and any notes for the trainer, stay out.
+    Everything is done by a child process that is the participant (their uid and gid, no other group) before it
+    touches anything: a symlink they plant in their home then leads only where they could go themselves, never
+    where root can (root following ``~/notebooks -> /etc`` would have made /etc theirs)."""
+    import json
+    import sys
+    done = subprocess.run([sys.executable, "-I", "-c", _AS_PARTICIPANT, str(source), str(home),
+                           json.dumps(_notebooks(source))], user=uid, group=gid, extra_groups=[], cwd="/",
+                          env={"PATH": os.defpath}, capture_output=True, text=True, timeout=120, check=True)
+    return list(json.loads(done.stdout))
+
+
+def copy_notebooks(source: Path, home: Path, uid: int, gid: int) -> list[str]:
+    """The notebooks :func:`prepare_home` copied (the same call: the copy is always made as the participant)."""
+    return prepare_home(source, home, uid, gid)
 
 
 def processes_of(uids: set[int]) -> Iterator[int]:
