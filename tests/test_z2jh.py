@@ -53,7 +53,9 @@ def hooked(tmp_path, monkeypatch, names=("alice", "bob")):
     keys = tmp_path / "keys"
     keys.mkdir(exist_ok=True)
     (keys / "alice").write_text("sk-alice\n")
-    code = values()["hub"]["extraConfig"]["agentlab.py"].replace("/etc/agentlab/site-keys", str(keys))
+    monkeypatch.setenv("AGENTLAB_HUB_ADMIN_PASSWORD", "trainers-own-pw")
+    code = (values()["hub"]["extraConfig"]["agentlab.py"].replace("/etc/agentlab/site-keys", str(keys))
+            .replace("/srv/jupyterhub/", str(tmp_path) + "/"))
     c = types.SimpleNamespace(KubeSpawner=types.SimpleNamespace(environment={}, pre_spawn_hook=None),
                               WorkshopAuthenticator=types.SimpleNamespace())
     exec(compile(code, "values.yaml:hub.extraConfig", "exec"), {"c": c})
@@ -73,6 +75,9 @@ def test_the_participants_get_the_contracts_environment(tmp_path, monkeypatch):
     assert envs["alice"]["AGENTLAB_STORE_PREFIX"] != envs["bob"]["AGENTLAB_STORE_PREFIX"]
     assert envs["alice"]["AGENTLAB_STORE"] != envs["bob"]["AGENTLAB_STORE"]  # a Redis user and password each
     assert c.WorkshopAuthenticator.workshop_password == "room-pw"
+    from agentlab.hub.auth import PasswordBook
+    book = PasswordBook(tmp_path / "agentlab-passwords.json", "room-pw", admins=c.WorkshopAuthenticator.admin_names)
+    assert book.login("trainer", "trainers-own-pw") and not book.login("trainer", "another-pw", "room-pw")
 
 
 def test_the_room_is_never_open_and_redis_never_without_a_password(tmp_path, monkeypatch):
