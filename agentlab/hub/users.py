@@ -11,6 +11,7 @@ import pwd
 import re
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,6 +57,11 @@ def ensure_account(account: str, home: Path) -> pwd.struct_passwd:
                             "--user-group", account], check=True, capture_output=True)
             entry = pwd.getpwnam(account)
         if entry.pw_dir != str(home):
+            # usermod refuses an account that still runs something: a hub stopped a moment ago may still be
+            # reaping its services (seen under load). Give them time; past it, usermod's refusal stands.
+            deadline = time.monotonic() + 60
+            while any(True for _ in processes_of({entry.pw_uid})) and time.monotonic() < deadline:
+                time.sleep(0.2)
             subprocess.run(["usermod", "--home", str(home), account], check=True, capture_output=True)
             entry = pwd.getpwnam(account)
     home.mkdir(parents=True, exist_ok=True)
