@@ -1,4 +1,6 @@
 import os
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -74,8 +76,6 @@ def redis_server(tmp_path_factory):
     Yields its URL (``redis://127.0.0.1:P/0``); stopped after the session."""
     import importlib.util
     import shutil
-    import signal
-    import subprocess
     # AGENTLAB_REDIS_SERVER names another binary (or a missing one, to see the skip)
     exe = os.environ.get("AGENTLAB_REDIS_SERVER") or shutil.which("redis-server") or "/usr/bin/redis-server"
     if not Path(exe).is_file():
@@ -87,12 +87,7 @@ def redis_server(tmp_path_factory):
     try:
         yield f"redis://127.0.0.1:{port}/0"
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
+        stop_group(proc, 10)
 
 
 @pytest.fixture
@@ -100,3 +95,30 @@ def redis_url(redis_server):
     """The session's server under a prefix of this test's own, so that tests never meet."""
     import uuid
     return f"{redis_server}?prefix=t{uuid.uuid4().hex[:10]}:"
+
+
+def stop_group(proc, wait: float = 15) -> None:
+    """Stop a server started with ``start_new_session=True``: its whole process group, SIGTERM then SIGKILL."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(wait)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(5)
+
+
+def stand_in_wheel(folder: Path, dist: str, version: str, files: dict[str, bytes] | None = None) -> str:
+    """A minimal installable wheel under ``dist``'s name (plus ``files``); returns its sha256."""
+    import hashlib
+    import zipfile
+    mod = dist.replace("-", "_")
+    path = folder / f"{mod}-{version}-py3-none-any.whl"
+    info = f"{mod}-{version}.dist-info"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(f"{mod}/__init__.py", "")
+        for name, data in (files or {}).items():
+            z.writestr(f"{mod}/{name}", data)
+        z.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+        z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr(f"{info}/RECORD", "")
+    return hashlib.sha256(path.read_bytes()).hexdigest()

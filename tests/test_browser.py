@@ -7,7 +7,6 @@ full-page screenshot and the browser console go to ``test-artifacts/``.
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
-from conftest import IN_CI, ROOT
+from conftest import IN_CI, ROOT, stop_group
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts"
@@ -74,11 +73,7 @@ def _server(cmd: list[str], env: dict, ready_url: str, log: Path):
             _wait(ready_url)
             yield proc
         finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+            stop_group(proc)
 
 
 def _jupyter_env(tmp: Path) -> dict:

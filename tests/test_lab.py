@@ -10,7 +10,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, free_port, skip_or_fail
+from conftest import ROOT, free_port, skip_or_fail, stop_group
 
 from agentlab.workbook import lab
 
@@ -150,11 +149,7 @@ def _jupyter_lab(tmp: Path, root: Path):
                     time.sleep(0.3)
             yield base
         finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+            stop_group(proc)
 
 
 def _git_copy(tmp: Path) -> Path:

