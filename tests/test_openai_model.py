@@ -463,3 +463,18 @@ def test_models_share_one_tls_context(monkeypatch):
         monkeypatch.delenv("SSL_CERT_FILE", raising=False)
         c = OpenAIModel("m", base_url="http://127.0.0.1:9/v1", api_key="k")
         assert _tls(c) is not _tls(a) and os.environ["SSL_CERT_DIR"] == other
+
+
+def test_stopping_the_test_server_never_hangs_its_caller():
+    """``BaseServer.shutdown`` waits forever for a serving loop that never started (or stalled): a fixture's
+    cleanup must come back anyway, and the port must be free afterwards."""
+    import threading
+
+    never_started = ChatServer([say("unused")])
+    stopper = threading.Thread(target=never_started.stop, daemon=True)
+    stopper.start()
+    stopper.join(10)
+    assert not stopper.is_alive()
+    with ChatServer([say("ok")]) as server:
+        assert model(server).complete([], []).content == "ok"
+    assert server._httpd.socket.fileno() == -1  # closed

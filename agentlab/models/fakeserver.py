@@ -97,8 +97,15 @@ class ChatServer:
         self._thread.start()
         return self
 
-    def stop(self) -> None:
-        self._httpd.shutdown()
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop serving and close the socket, waiting at most ``timeout`` seconds for the serving loop.
+
+        ``BaseServer.shutdown`` waits with no limit for ``serve_forever`` to notice, and forever when it
+        never started: a caller's cleanup must not hang on either."""
+        if self._thread is not None and self._thread.is_alive():
+            stopper = threading.Thread(target=self._httpd.shutdown, daemon=True, name="agentlab-chatserver-stop")
+            stopper.start()
+            stopper.join(timeout)
         self._httpd.server_close()
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
