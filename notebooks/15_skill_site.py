@@ -20,6 +20,10 @@
 # a skill with metadata written for the model, served behind an HTTP contract with keys, quotas, rate limits,
 # idempotency keys and logs. Here a site runs in the background of this notebook (`python -m agentlab site` runs
 # one for real), and the guarded loop uses it through `site_registry`.
+#
+# In a workshop on the hub, the room shares one site and each of you has a key of your own: the discovery section
+# below asks that site (your calls, claims and quotas stay yours). The later sections switch a source off and read
+# the site's files, which only a site of your own allows, so they use the one started here.
 
 # %%
 import json
@@ -35,7 +39,7 @@ from agentlab.evals.discovery_eval import discovery_cassette, replay_discovery
 from agentlab.evals.routing_eval import figures
 from agentlab.i18n import label
 from agentlab.models import ScriptedModel, call, say
-from agentlab.site.client import site_registry
+from agentlab.site.client import room_site, site_registry
 from agentlab.site.service import SkillSite
 from agentlab.site.serving import serving
 from agentlab.workbook.exercises import answer_is
@@ -48,7 +52,12 @@ key, _ = site.create_key("notebook_key", ["*"])
 stack = serving(site)
 url = stack.__enter__()  # stopped at the end of the notebook
 http = httpx.Client(base_url=url, headers={"X-API-Key": key, "Accept-Language": LANG})
-print({"en": f"{len(site.skills)} skills at {url}", "zh": f"{url} 上有 {len(site.skills)} 个技能"}[LANG])
+# In a workshop hub, discovery uses the room's shared site with your own key; elsewhere, the site above
+room_url, room_key = room_site() or (url, key)
+room_http = httpx.Client(base_url=room_url, headers={"X-API-Key": room_key, "Accept-Language": LANG})
+shared = len(room_http.get("/api/skills").json()["skills"])
+print({"en": f"this notebook's site: {len(site.skills)} skills at {url}; discovery uses {room_url} ({shared} skills)",
+       "zh": f"本笔记本的站点：{url} 上有 {len(site.skills)} 个技能；发现技能用 {room_url}（{shared} 个技能）"}[LANG])
 
 # %% [markdown]
 # ## Discovery instead of injecting everything
@@ -60,13 +69,14 @@ print({"en": f"{len(site.skills)} skills at {url}", "zh": f"{url} 上有 {len(si
 asks = {"en": ["What's the weather in Shanghai, do I need an umbrella?", "Refund order A1001 please",
                "I took a taxi today for 45 yuan, book it", "Send the customer an e-mail about the refund"],
         "zh": ["上海天气怎么样，要带伞吗？", "订单 A1001 帮我退款", "今天打车45元帮我记上", "给客户发一封退款邮件"]}[LANG]
-every = site_registry(url, key, lang=LANG)
+every = site_registry(url, key, lang=LANG)  # this notebook's own site: the sections below change its files
+offered = site_registry(room_url, room_key, lang=LANG)
 rows = []
 for ask in asks:
-    found = http.get("/api/skills/search", params={"q": ask, "k": 6}).json()["results"]
-    top = site_registry(url, key, query=ask, k=6, lang=LANG)
+    found = room_http.get("/api/skills/search", params={"q": ask, "k": 6}).json()["results"]
+    top = site_registry(room_url, room_key, query=ask, k=6, lang=LANG)
     rows.append({"ask": ask, "top skills (score)": ", ".join(f"{r['skill_name']} ({r['score']:.1f})" for r in found[:3]),
-                 "all: spec chars": len(json.dumps(every.specs(), ensure_ascii=False)),
+                 "all: spec chars": len(json.dumps(offered.specs(), ensure_ascii=False)),
                  "top 6: spec chars": len(json.dumps(top.specs(), ensure_ascii=False))})
 discovery = pd.DataFrame(rows)
 table_view(discovery, lang=LANG)

@@ -154,3 +154,45 @@ def test_an_unreachable_site_is_transient(tmp_path):
     with pytest.raises(Exception) as caught:
         reg["get_order"].fn(order_id="A1001")
     assert caught.value.error.code == "UNAVAILABLE" and caught.value.error.retryable
+
+
+def test_inside_a_hub_the_rooms_site_and_key_come_from_the_environment(tmp_path, monkeypatch):
+    from agentlab.i18n import LocalizedError
+    from agentlab.site.client import room_site
+    site = SkillSite(tmp_path)
+    ana, _ = site.create_key("ana", ["get_order", "current_weather"])
+    monkeypatch.setenv("AGENTLAB_SITE_URL", "http://site")
+    monkeypatch.setenv("AGENTLAB_SITE_KEY", ana)
+    assert room_site() == ("http://site", ana)
+    reg = site_registry(client=TestClient(create_app(site)))
+    assert sorted(reg.names) == ["current_weather", "get_order"]  # what ana's key may call, not every skill
+    monkeypatch.setenv("AGENTLAB_SITE_KEY", "  ")  # set but empty is not a room
+    assert room_site() is None
+    with pytest.raises(LocalizedError) as caught:
+        site_registry()
+    assert "AGENTLAB_SITE_URL" in str(caught.value) and "AGENTLAB_SITE_KEY" in caught.value.localized("zh")
+    assert caught.value.localized("zh") != str(caught.value)
+
+
+def test_notebook_15_asks_the_rooms_site_when_a_hub_names_one(live_site, monkeypatch):
+    """The discovery section goes to the site the environment names, with that key; nothing else does."""
+    import nbformat
+    from nbclient import NotebookClient
+    from test_notebooks import CELL_TIMEOUT, NB_DIR
+    site, url = live_site
+    key, _ = site.create_key("room-participant", ["*"])
+    monkeypatch.setenv("AGENTLAB_SITE_URL", url)
+    monkeypatch.setenv("AGENTLAB_SITE_KEY", key)
+    monkeypatch.delenv("MPLBACKEND", raising=False)
+    path = NB_DIR / "15_skill_site.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    cells = [c for c in nb.cells if c.cell_type == "code"]
+    nb.cells = cells[:3]  # the set-up, the discovery table and its plot
+    NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    said = "".join(o.get("text", "") for o in nb.cells[0].outputs)
+    assert f"discovery uses {url}" in said
+    searched = [line for line in site.logs.read("access") if line.get("path") == "/api/skills/search"]
+    # 4 asks, twice each, all let in: the only key this site has is the one the environment gave
+    assert len(searched) == 8 and {line.get("status") for line in searched} == {200}
+    assert [k.name for k in site.keys.all()] == ["room-participant"]

@@ -1,6 +1,7 @@
 """A site's skills as agentlab tools, run over HTTP with httpx: the agent decides, the site executes.
 
-``site_registry(url, key)`` loads every skill the key may call (or, with ``query=``, the
+``site_registry(url, key)`` (or ``site_registry()`` inside a workshop hub, which names the room's site and
+this participant's key in ``AGENTLAB_SITE_URL`` and ``AGENTLAB_SITE_KEY``: :func:`room_site`) loads every skill the key may call (or, with ``query=``, the
 search's top ``k``) as :class:`~agentlab.tools.Tool` contracts: the same name, description
 (with its limits appended, so the model sees them) and schema, so the loop validates a
 call before it leaves. Each tool's ``fn`` posts ``{"arguments": ...}`` and maps the reply::
@@ -22,19 +23,29 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 from ..errors import CODES, ToolError, ToolFailure, make_error
-from ..i18n import Lang
+from ..i18n import Lang, LocalizedError
 from ..tools import Registry, Tool
 
-__all__ = ["site_registry", "wire_key"]
+__all__ = ["room_site", "site_registry", "wire_key"]
 
 
-def site_registry(url: str, key: str, *, query: str | None = None, k: int = 6, lang: Lang = "en",
+def room_site() -> tuple[str, str] | None:
+    """The shared site's URL and this participant's key when a workshop hub gave them, else ``None``.
+
+    The hub starts one site for the room and makes every participant a key of their own, so their calls,
+    idempotency claims and quotas are theirs (docs/workshop.md)."""
+    url, key = os.environ.get("AGENTLAB_SITE_URL", "").strip(), os.environ.get("AGENTLAB_SITE_KEY", "").strip()
+    return (url, key) if url and key else None
+
+
+def site_registry(url: str | None = None, key: str | None = None, *, query: str | None = None, k: int = 6, lang: Lang = "en",
                   session_id: str | None = None, client: Any = None, max_wait: float = 30.0,
                   sleep: Callable[[float], None] = time.sleep, timeout_margin: float = 2.0) -> Registry:
     """The site's skills as a Registry whose tools run on the site.
@@ -44,8 +55,16 @@ def site_registry(url: str, key: str, *, query: str | None = None, k: int = 6, l
         session_id: sent as ``X-Session-Id`` so the site's logs group this agent's calls.
         client: an ``httpx.Client`` (or FastAPI's TestClient) to use instead of a new one.
         max_wait: the longest Retry-After the client waits itself; a longer one goes to the loop.
+
+    Without ``url`` or ``key``, the room's (:func:`room_site`); outside a hub that is a :class:`LocalizedError`
+    saying what to pass.
     """
     import httpx
+    if url is None or key is None:
+        room = room_site()
+        if room is None:
+            raise LocalizedError("site.no_room_site")
+        url, key = url or room[0], key or room[1]
     http = client if client is not None else httpx.Client(base_url=url.rstrip("/"))
     session = session_id or uuid.uuid4().hex[:12]
     headers = {"X-API-Key": key, "Accept-Language": lang, "X-Session-Id": session}
