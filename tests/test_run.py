@@ -75,8 +75,9 @@ def test_setup_with_uv_installs_the_font_and_the_workbook_in_one_process(tmp_pat
     monkeypatch.delenv("AGENTLAB_INSTALLER", raising=False)
     calls = _fake_venv(tmp_path, monkeypatch, with_uv=True)
     run.setup("requirements.txt")
-    assert len(calls) == 1 and calls[0][0].endswith("uv"), calls
+    assert len(calls) == 2 and calls[0][0].endswith("uv"), calls
     assert "-c" in calls[0] and str(ROOT / "requirements-fonts.txt") in calls[0]
+    assert calls[1][1:3] == ["-m", "compileall"]  # uv writes no bytecode: setup does, once
     calls.clear()
     run.setup("requirements.txt")  # stamped: nothing to do
     assert calls == []
@@ -86,9 +87,38 @@ def test_setup_with_pip_keeps_the_hashed_font_in_a_process_of_its_own(tmp_path, 
     monkeypatch.setenv("AGENTLAB_INSTALLER", "pip")
     calls = _fake_venv(tmp_path, monkeypatch, with_uv=True)  # present, but pip was asked for
     run.setup("requirements.txt")
-    assert [c[1:4] for c in calls] == [["-m", "pip", "install"]] * 2, calls
+    assert [c[1:4] for c in calls[:2]] == [["-m", "pip", "install"]] * 2, calls
+    assert [c[1:3] for c in calls[2:]] == [["-m", "compileall"]]
     assert str(ROOT / "requirements-fonts.txt") in calls[0] and "-c" not in calls[0]
     assert str(ROOT / "requirements.txt") in calls[1] and "-c" in calls[1]
+
+
+def test_the_environment_is_byte_compiled_for_processes_that_cannot_write_bytecode():
+    """A kernel with PYTHONDONTWRITEBYTECODE, or a hub participant who may not write to the shared environment,
+    must find current bytecode for what every notebook imports, or it compiles pandas and matplotlib from source
+    each time it starts (uv, unlike pip, writes none: setup() compiles after installing)."""
+    probe = ("import importlib.util, json, sys\n"
+             "mods = ['pandas.core.frame', 'matplotlib.pyplot', 'openai.resources.chat.completions', "
+             "'jsonschema.validators', 'ipywidgets.widgets.widget', 'agentlab.loop']\n"
+             "out = {}\n"
+             "for m in mods:\n"
+             "    spec = importlib.util.find_spec(m)\n"
+             "    out[m] = (spec.origin, importlib.util.cache_from_source(spec.origin))\n"
+             "print(json.dumps(out))")
+    got = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    stale = []
+    for mod, (source, cached) in json.loads(got.stdout).items():
+        cached_path = Path(cached)
+        if not cached_path.exists():
+            stale.append(f"{mod}: no bytecode")
+            continue
+        header = cached_path.read_bytes()[:16]
+        flags = int.from_bytes(header[4:8], "little")
+        mtime = int.from_bytes(header[8:12], "little")
+        if flags == 0 and mtime != int(Path(source).stat().st_mtime) & 0xFFFFFFFF:
+            stale.append(f"{mod}: bytecode older than its source")
+    assert not stale, stale
 
 
 def test_setup_puts_uv_into_the_venv_when_it_is_not_on_path(tmp_path, monkeypatch):
