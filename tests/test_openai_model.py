@@ -478,3 +478,24 @@ def test_stopping_the_test_server_never_hangs_its_caller():
     with ChatServer([say("ok")]) as server:
         assert model(server).complete([], []).content == "ok"
     assert server._httpd.socket.fileno() == -1  # closed
+
+
+def test_the_body_sent_without_the_sdks_transform_is_the_body_the_sdk_sends():
+    """Our own client puts the loop's messages and tools in the body as they are (``extra_body``), skipping the SDK's
+    typed walk of them; the server must receive exactly what ``create(**kw)`` sends, for every kind of message."""
+    import openai
+    _desk, reg = aftersales.SCENARIO.setup()
+    messages = [{"role": "system", "content": "You are a desk."}, {"role": "user", "content": "退款 A1001 😀"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"order_id": "A1001"}'}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": '{"ok": true}'},
+                {"role": "user", "content": [{"type": "text", "text": "and now?"}]}]
+    with ChatServer([say("a"), say("b")]) as server:
+        ours = OpenAIModel("m", base_url=server.base_url, api_key="k", max_tokens=50, parallel_tool_calls=False)
+        ours.complete(messages, reg.specs(), tool_choice="required")
+        plain = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=0)
+        from agentlab.models.openai_model import clean_messages
+        plain.chat.completions.create(**ours.request(clean_messages(messages), reg.specs(), "required"))
+    fast, documented = server.requests
+    assert fast == documented
+    assert fast["tools"] == reg.specs() and fast["messages"][3]["tool_call_id"] == "c1"

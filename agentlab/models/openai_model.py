@@ -180,6 +180,9 @@ class OpenAIModel:
                                              headers={"Accept-Encoding": "gzip, deflate"},
                                              verify=_tls_context(openai.DefaultHttpxClient))
             client = openai.OpenAI(base_url=self.base_url, api_key=key, max_retries=0, timeout=timeout, http_client=http)
+            self._plain_json = True  # our own client: messages and tools go in the body as the JSON they are
+        else:
+            self._plain_json = False  # a client handed in (a test's fake, a proxy's): the documented keywords only
         self.client = client
 
     def _read_bounded(self, response: Any) -> None:
@@ -247,7 +250,7 @@ class OpenAIModel:
             budget = self.timeout if end is None else max(min(self.timeout, end - time.monotonic()), 0.001)
             self._attempt.deadline = time.monotonic() + budget
             try:
-                resp = self.client.chat.completions.create(**kw, timeout=budget)
+                resp = self.client.chat.completions.create(**(_as_body(kw) if self._plain_json else kw), timeout=budget)
                 self.last_attempts = attempt
                 reply = to_reply(resp)
                 return _drop_optional_nulls(reply, tools) if self.strict else reply
@@ -268,6 +271,18 @@ class OpenAIModel:
                     # temperature 0 would fail the same way, so the resend varies it a little.
                     kw = {**kw, "temperature": max(kw.get("temperature") or 0.0, 0.3)}
                 self.sleep(wait)  # never shorter than Retry-After
+
+
+#: The keywords whose values are already plain JSON, built by the loop: the SDK's typed transform of them walks every
+#: message and every tool schema with typing introspection, about 2 ms of CPU a turn (40% of the client's own), which
+#: eight conversations at once then wait for in turn. ``extra_body`` puts them in the body as they are.
+_AS_JSON = ("messages", "tools")
+
+
+def _as_body(kw: dict[str, Any]) -> dict[str, Any]:
+    """``kw`` with the plain-JSON keywords moved into ``extra_body``: the same request body, without the transform."""
+    return {**{k: v for k, v in kw.items() if k not in _AS_JSON}, "messages": [],
+            "extra_body": {k: kw[k] for k in _AS_JSON if k in kw}}
 
 
 def _strict_node(node: dict) -> dict:
