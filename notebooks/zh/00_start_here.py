@@ -45,7 +45,7 @@ from agentlab.workbook.plots import table_view
 #
 # 模型先把契约里的 `order_id` 写成了 `orderId`。防护循环返回 `INVALID_ARGS`，同时指出缺了 `order_id`、
 # 多了一个不认识的 `orderId`（并附上“你是不是想写”的提示），模型据此改正，第 3 步给出答复
-# （这个演示的出处见 [docs/sources.md](../../docs/sources.md#article-000-the-refund-desk)）。
+# （这个演示的出处见 [docs/zh/sources.md](../../docs/zh/sources.md#article-000-the-refund-desk)）。
 
 # %%
 seed = compare_loops(None, lang=LANG)

@@ -18,7 +18,7 @@
 #
 # 每一轮让模型自己拿多少主意，有两个旋钮（见 [防护手册：tool_choice](../../docs/zh/guards.md#tool_choice)、[防护手册：路由](../../docs/zh/guards.md#routing)）：
 #
-# * **tool_choice**：这一轮给模型多大的自主权（记账台的出处见 [docs/sources.md](../../docs/sources.md#article-003-the-expense-booking-agent)）。取值有 `auto`、`required`、`none`，或者指定某一个函数。防护循环对任何模型都会强制执行这个设置，模型接口支持时也会把它传给模型。
+# * **tool_choice**：这一轮给模型多大的自主权（记账台的出处见 [docs/zh/sources.md](../../docs/zh/sources.md#article-003-the-expense-booking-agent)）。取值有 `auto`、`required`、`none`，或者指定某一个函数。防护循环对任何模型都会强制执行这个设置，模型接口支持时也会把它传给模型。
 # * **路由**：工具超过十个时，每轮只推荐这一轮用得上的几个（按工具名和描述做 BM25 打分），并且要量化效果：命中率（需要的工具有没有被推荐）、每轮工具数、省下的提示词长度。
 
 # %%

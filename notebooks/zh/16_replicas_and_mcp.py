@@ -16,7 +16,7 @@
 # %% [markdown]
 # # 16 · 走出单个进程：多副本与 MCP
 #
-# 内存里的一个字典，或者一个 SQLite 文件，只能守住一个进程（见 [防护手册：跨进程的幂等](../../docs/zh/guards.md#idempotency-across-processes)）；多副本部署需要一个共享的幂等存储（Redis 的 `SET NX`），否则落到另一个副本上的重试就会退两次款。另外，工具生态现在讲的是 MCP（模型上下文协议，`Model Context Protocol`）：技能站的技能在 `/mcp` 上就是一个 MCP 服务器，而循环可以带着全部防护去用任何 MCP 服务器的工具（见 [docs/site.md](../../docs/site.md#mcp)，英文）。
+# 内存里的一个字典，或者一个 SQLite 文件，只能守住一个进程（见 [防护手册：跨进程的幂等](../../docs/zh/guards.md#idempotency-across-processes)）；多副本部署需要一个共享的幂等存储（Redis 的 `SET NX`），否则落到另一个副本上的重试就会退两次款。另外，工具生态现在讲的是 MCP（模型上下文协议，`Model Context Protocol`）：技能站的技能在 `/mcp` 上就是一个 MCP 服务器，而循环可以带着全部防护去用任何 MCP 服务器的工具（见 [docs/zh/site.md](../../docs/zh/site.md#mcp)）。
 
 # %%
 import json

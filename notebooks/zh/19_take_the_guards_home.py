@@ -75,7 +75,7 @@ table_view(pd.DataFrame([{"framework": r.version, "the model read": r.with_.told
 # %% [markdown]
 # ## 任意 MCP 服务器、任意 MCP 客户端：网关
 #
-# 如果智能体不归你包装，就把防护放到线路上：`python -m agentlab gateway --upstream URL_OR_COMMAND` 把一个 MCP 服务器的工具提供给任意 MCP 客户端，中间加上同样的防护（见 [docs/site.md](../../docs/site.md#the-guarded-mcp-gateway)，英文）。这里全在内存里跑：一个小小的 FastMCP 服务器，有一个会动钱的退款工具；客户端把同一笔退款发两次，再发一次金额写错类型的。
+# 如果智能体不归你包装，就把防护放到线路上：`python -m agentlab gateway --upstream URL_OR_COMMAND` 把一个 MCP 服务器的工具提供给任意 MCP 客户端，中间加上同样的防护（见 [docs/zh/site.md](../../docs/zh/site.md#the-guarded-mcp-gateway)）。这里全在内存里跑：一个小小的 FastMCP 服务器，有一个会动钱的退款工具；客户端把同一笔退款发两次，再发一次金额写错类型的。
 
 # %%
 from mcp.server.fastmcp import FastMCP
