@@ -219,6 +219,7 @@ def test_settings_are_data_and_hold_no_secret_a_participant_gets(tmp_path):
     env = c["Spawner"]["environment"]
     assert env["AGENTLAB_BASE_URL"] == "http://127.0.0.1:7002/v1" and env["AGENTLAB_SITE_URL"] == "http://127.0.0.1:7001"
     assert env["AGENTLAB_PROGRESS_URL"] == "http://127.0.0.1:7004/"
+    assert env["AGENTLAB_SOURCE"] == "openai"  # notebook 09's live part asks the room's model
     assert env["JUPYTER_CONFIG_PATH"] == str(ROOT / "etc" / "jupyter")  # each notebook listed once, saved as committed
     said = json.dumps([c["Spawner"], [x.get("command") for x in c["JupyterHub"]["services"]]])
     assert "room-pw-1" not in said and "redis-pw-1" not in said  # not in a server's env, not on a command line
@@ -229,6 +230,7 @@ def test_settings_are_data_and_hold_no_secret_a_participant_gets(tmp_path):
     no_model = build(settings(tmp_path))
     assert "model" not in {x["name"] for x in no_model["JupyterHub"]["services"]}
     assert "AGENTLAB_BASE_URL" not in no_model["Spawner"]["environment"]
+    assert "AGENTLAB_SOURCE" not in no_model["Spawner"]["environment"]  # replays: there is no model to ask
 
 
 def test_a_name_is_claimed_with_the_workshop_password_and_then_is_its_own(tmp_path):

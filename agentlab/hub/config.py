@@ -54,8 +54,9 @@ def server_env(s: HubSettings) -> dict[str, str]:
     # the workbook's Jupyter settings (etc/jupyter): each notebook listed once, saved as committed, no news pop-up
     env["JUPYTER_CONFIG_PATH"] = str(s.root / "etc" / "jupyter")
     if s.gguf is not None:
+        # AGENTLAB_SOURCE: notebook 09's live section asks the room's model instead of only replaying recordings
         env.update(AGENTLAB_BASE_URL=f"http://127.0.0.1:{s.model_port}/v1", AGENTLAB_MODEL=s.gguf.stem,
-                   AGENTLAB_API_KEY="not-needed")
+                   AGENTLAB_API_KEY="not-needed", AGENTLAB_SOURCE="openai")
     return env
 
 
