@@ -143,6 +143,8 @@ def setup(requirements: str) -> Path:
     todo = [r for r in wanted if not (VENV / f".installed-{Path(r).stem}").exists()
             or (VENV / f".installed-{Path(r).stem}").read_text() != digests[r]]
     if not todo:
+        if py.exists() and not (VENV / BYTECODE_STAMP).exists():  # a venv installed before setup compiled it
+            _compile(py, _Phases())
         return py
     phases = _Phases()
     use_uv = os.environ.get("AGENTLAB_INSTALLER", "uv") != "pip"
@@ -172,14 +174,31 @@ def setup(requirements: str) -> Path:
         phases.run("install " + " + ".join(group), lambda cmd=cmd: subprocess.run(cmd, check=True, cwd=ROOT))
         for r in group:
             (VENV / f".installed-{Path(r).stem}").write_text(digests[r])
-    # Bytecode for everything installed, now, once: uv does not write it (pip does), and a process that cannot write
-    # it either (PYTHONDONTWRITEBYTECODE set, as on some machines; a hub participant, who may not write to the shared
-    # environment) compiles pandas, matplotlib and the rest from source in every new kernel: measured, the test suite
-    # took 608 s instead of 446 s. compileall skips files whose bytecode is current, so a later setup costs seconds.
-    phases.run("bytecode", lambda: subprocess.run([str(py), "-m", "compileall", "-qq", "-j", "0", str(VENV / "lib"),
-                                                   str(VENV / "Lib"), str(ROOT / "agentlab")],
-                                                  cwd=ROOT, check=False, stdout=subprocess.DEVNULL))
+    _compile(py, phases)
     return py
+
+
+#: written once the environment's bytecode is compiled; a venv without it is compiled at the next setup
+BYTECODE_STAMP = ".bytecode"
+
+
+def _compile(py: Path, phases: _Phases) -> None:
+    """Bytecode for everything installed, now: uv does not write it (pip does), and a process that cannot write it
+    either (``PYTHONDONTWRITEBYTECODE`` set, as on some machines; a hub participant, who may not write to the shared
+    environment) compiles pandas, matplotlib and the rest from source in every new kernel. Measured, CI's test suite
+    took 608 s instead of 446 s. compileall skips files whose bytecode is current: after a later install it costs a
+    few seconds. Its warnings about third-party files are noise to a participant, so they are not shown."""
+    got = phases.run("bytecode", lambda: subprocess.run(
+        [str(py), "-m", "compileall", "-qq", "-j", "0", *bytecode_folders()],
+        cwd=ROOT, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    if got is not None:  # a file that cannot compile (a package's Python 2 fixture) is skipped, not retried each time
+        (VENV / BYTECODE_STAMP).write_text("compiled\n")
+
+
+def bytecode_folders() -> list[str]:
+    """The venv's library folder (``lib`` on POSIX, ``Lib`` on Windows) and the workbook's own package."""
+    lib = VENV / ("Lib" if os.name == "nt" else "lib")
+    return [str(lib), str(ROOT / "agentlab")]
 
 
 def lock(py: Path) -> int:

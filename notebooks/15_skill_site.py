@@ -52,10 +52,21 @@ key, _ = site.create_key("notebook_key", ["*"])
 stack = serving(site)
 url = stack.__enter__()  # stopped at the end of the notebook
 http = httpx.Client(base_url=url, headers={"X-API-Key": key, "Accept-Language": LANG})
-# In a workshop hub, discovery uses the room's shared site with your own key; elsewhere, the site above
+# In a workshop hub, discovery uses the room's shared site with your own key; elsewhere (or if the room's site
+# does not answer) the site above
 room_url, room_key = room_site() or (url, key)
 room_http = httpx.Client(base_url=room_url, headers={"X-API-Key": room_key, "Accept-Language": LANG})
-shared = len(room_http.get("/api/skills").json()["skills"])
+try:
+    listed = room_http.get("/api/skills")
+    listed.raise_for_status()
+except httpx.HTTPError as exc:
+    print({"en": f"the room's site did not answer ({type(exc).__name__}): discovery uses this notebook's site",
+           "zh": f"教室的站点没有应答（{type(exc).__name__}）：发现技能改用本笔记本的站点"}[LANG])
+    room_http.close()
+    room_url, room_key = url, key
+    room_http = httpx.Client(base_url=url, headers={"X-API-Key": key, "Accept-Language": LANG})
+    listed = room_http.get("/api/skills")
+shared = len(listed.json()["skills"])
 print({"en": f"this notebook's site: {len(site.skills)} skills at {url}; discovery uses {room_url} ({shared} skills)",
        "zh": f"本笔记本的站点：{url} 上有 {len(site.skills)} 个技能；发现技能用 {room_url}（{shared} 个技能）"}[LANG])
 
@@ -183,6 +194,7 @@ table_view(shown_log, lang=LANG)
 # %%
 print(label("the notebook's key appears in a log:", LANG), any(key in p.read_text(encoding="utf-8") for p in (data / "logs").glob("*.jsonl")))
 http.close()
+room_http.close()
 stack.__exit__(None, None, None)
 
 # %% [markdown]

@@ -498,4 +498,8 @@ def test_the_body_sent_without_the_sdks_transform_is_the_body_the_sdk_sends():
         plain.chat.completions.create(**ours.request(clean_messages(messages), reg.specs(), "required"))
     fast, documented = server.requests
     assert fast == documented
+    assert ours._plain_json  # and the first did go the fast way
+    from agentlab.models.openai_model import _as_body
+    sent = _as_body({**ours.request(messages, reg.specs()), "extra_body": {"top_k": 20}})  # a subclass's own options
+    assert sent["messages"] == [] and sent["extra_body"]["top_k"] == 20 and sent["extra_body"]["tools"] == reg.specs()
     assert fast["tools"] == reg.specs() and fast["messages"][3]["tool_call_id"] == "c1"

@@ -78,9 +78,13 @@ def test_setup_with_uv_installs_the_font_and_the_workbook_in_one_process(tmp_pat
     assert len(calls) == 2 and calls[0][0].endswith("uv"), calls
     assert "-c" in calls[0] and str(ROOT / "requirements-fonts.txt") in calls[0]
     assert calls[1][1:3] == ["-m", "compileall"]  # uv writes no bytecode: setup does, once
+    assert calls[1][-2:] == [str(tmp_path / ".venv" / "lib"), str(ROOT / "agentlab")]
     calls.clear()
     run.setup("requirements.txt")  # stamped: nothing to do
     assert calls == []
+    (tmp_path / ".venv" / run.BYTECODE_STAMP).unlink()  # a venv installed before setup compiled bytecode
+    run.setup("requirements.txt")
+    assert [c[1:3] for c in calls] == [["-m", "compileall"]]  # compiled once, nothing installed again
 
 
 def test_setup_with_pip_keeps_the_hashed_font_in_a_process_of_its_own(tmp_path, monkeypatch):
@@ -99,7 +103,7 @@ def test_the_environment_is_byte_compiled_for_processes_that_cannot_write_byteco
     each time it starts (uv, unlike pip, writes none: setup() compiles after installing)."""
     probe = ("import importlib.util, json, sys\n"
              "mods = ['pandas.core.frame', 'matplotlib.pyplot', 'openai.resources.chat.completions', "
-             "'jsonschema.validators', 'ipywidgets.widgets.widget', 'agentlab.loop']\n"
+             "'jsonschema.validators', 'ipywidgets.widgets.widget']\n"
              "out = {}\n"
              "for m in mods:\n"
              "    spec = importlib.util.find_spec(m)\n"

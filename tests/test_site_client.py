@@ -170,8 +170,13 @@ def test_inside_a_hub_the_rooms_site_and_key_come_from_the_environment(tmp_path,
     assert room_site() is None
     with pytest.raises(LocalizedError) as caught:
         site_registry()
-    assert "AGENTLAB_SITE_URL" in str(caught.value) and "AGENTLAB_SITE_KEY" in caught.value.localized("zh")
-    assert caught.value.localized("zh") != str(caught.value)
+    assert "(AGENTLAB_SITE_KEY not set)" in str(caught.value)  # the one that is missing, by name
+    assert "AGENTLAB_SITE_KEY" in caught.value.localized("zh") and caught.value.localized("zh") != str(caught.value)
+    monkeypatch.setenv("AGENTLAB_SITE_KEY", ana)
+    for half in ({"url": "https://elsewhere.example"}, {"key": "sk-site-mine"}):  # never half from the room
+        with pytest.raises(LocalizedError) as caught:
+            site_registry(**half, client=TestClient(create_app(site)))
+        assert caught.value.key == "site.url_without_key"
 
 
 def test_notebook_15_asks_the_rooms_site_when_a_hub_names_one(live_site, monkeypatch):
@@ -196,3 +201,22 @@ def test_notebook_15_asks_the_rooms_site_when_a_hub_names_one(live_site, monkeyp
     # 4 asks, twice each, all let in: the only key this site has is the one the environment gave
     assert len(searched) == 8 and {line.get("status") for line in searched} == {200}
     assert [k.name for k in site.keys.all()] == ["room-participant"]
+
+
+def test_notebook_15_goes_on_with_its_own_site_when_the_rooms_does_not_answer(monkeypatch):
+    import nbformat
+    from nbclient import NotebookClient
+    from test_notebooks import CELL_TIMEOUT, NB_DIR
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}"  # nothing listens there once the socket closes
+    monkeypatch.setenv("AGENTLAB_SITE_URL", dead)
+    monkeypatch.setenv("AGENTLAB_SITE_KEY", "sk-site-nobody")
+    monkeypatch.delenv("MPLBACKEND", raising=False)
+    path = NB_DIR / "15_skill_site.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells = [c for c in nb.cells if c.cell_type == "code"][:2]  # the set-up and the discovery table
+    NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    said = "".join(o.get("text", "") for o in nb.cells[0].outputs)
+    assert "the room's site did not answer (ConnectError)" in said and f"discovery uses {dead}" not in said

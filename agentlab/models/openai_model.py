@@ -282,7 +282,7 @@ _AS_JSON = ("messages", "tools")
 def _as_body(kw: dict[str, Any]) -> dict[str, Any]:
     """``kw`` with the plain-JSON keywords moved into ``extra_body``: the same request body, without the transform."""
     return {**{k: v for k, v in kw.items() if k not in _AS_JSON}, "messages": [],
-            "extra_body": {k: kw[k] for k in _AS_JSON if k in kw}}
+            "extra_body": {**(kw.get("extra_body") or {}), **{k: kw[k] for k in _AS_JSON if k in kw}}}
 
 
 def _strict_node(node: dict) -> dict:

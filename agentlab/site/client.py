@@ -36,12 +36,15 @@ from ..tools import Registry, Tool
 __all__ = ["room_site", "site_registry", "wire_key"]
 
 
+_ROOM_VARIABLES = ("AGENTLAB_SITE_URL", "AGENTLAB_SITE_KEY")
+
+
 def room_site() -> tuple[str, str] | None:
     """The shared site's URL and this participant's key when a workshop hub gave them, else ``None``.
 
     The hub starts one site for the room and makes every participant a key of their own, so their calls,
     idempotency claims and quotas are theirs (docs/workshop.md)."""
-    url, key = os.environ.get("AGENTLAB_SITE_URL", "").strip(), os.environ.get("AGENTLAB_SITE_KEY", "").strip()
+    url, key = (os.environ.get(name, "").strip() for name in _ROOM_VARIABLES)
     return (url, key) if url and key else None
 
 
@@ -56,15 +59,20 @@ def site_registry(url: str | None = None, key: str | None = None, *, query: str 
         client: an ``httpx.Client`` (or FastAPI's TestClient) to use instead of a new one.
         max_wait: the longest Retry-After the client waits itself; a longer one goes to the loop.
 
-    Without ``url`` or ``key``, the room's (:func:`room_site`); outside a hub that is a :class:`LocalizedError`
-    saying what to pass.
+    Without both ``url`` and ``key``, the room's (:func:`room_site`); outside a hub that is a
+    :class:`LocalizedError` naming the variable that is not set. One without the other is refused: the room's key
+    is never sent to another site.
     """
     import httpx
+    if (url is None) != (key is None):
+        # never half from the room: its key would go to another site, or another key to the room's site
+        raise LocalizedError("site.url_without_key")
     if url is None or key is None:
         room = room_site()
         if room is None:
-            raise LocalizedError("site.no_room_site")
-        url, key = url or room[0], key or room[1]
+            unset = [name for name in _ROOM_VARIABLES if not os.environ.get(name, "").strip()]
+            raise LocalizedError("site.no_room_site", unset=", ".join(unset))
+        url, key = room
     http = client if client is not None else httpx.Client(base_url=url.rstrip("/"))
     session = session_id or uuid.uuid4().hex[:12]
     headers = {"X-API-Key": key, "Accept-Language": lang, "X-Session-Id": session}

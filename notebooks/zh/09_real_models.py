@@ -160,7 +160,8 @@ live_model = None
 server = None
 if SOURCE == "openai":
     from agentlab.models.openai_model import OpenAIModel
-    live_model = lambda: OpenAIModel()  # noqa: E731 - configured from the environment
+    # configured from the environment; answers capped, as for the local model: in a workshop the model is shared
+    live_model = lambda: OpenAIModel(max_tokens=256)  # noqa: E731
 elif SOURCE == "local":
     from agentlab.models.local import LocalServer, what_is_missing
     from agentlab.models.openai_model import OpenAIModel
