@@ -641,9 +641,9 @@ def main(argv: list[str]) -> int:
             except subprocess.CalledProcessError:
                 pass
         hub_dir = ROOT / "hub"
-        lock = hub_dir / "package-lock.json"
+        npm_lock = hub_dir / "package-lock.json"
         stamp = hub_dir / "node_modules" / ".installed"
-        digest = hashlib.sha256(lock.read_bytes()).hexdigest()
+        digest = hashlib.sha256(npm_lock.read_bytes()).hexdigest()
         if not stamp.exists() or stamp.read_text() != digest:
             import shutil
             npm = shutil.which("npm")

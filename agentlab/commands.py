@@ -612,6 +612,14 @@ def _review(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _first_cause(exc: BaseException) -> BaseException:
+    """The error that happened, out of the task groups that wrap it (the MCP client's anyio: "unhandled errors in
+    a TaskGroup (1 sub-exception)" says nothing of the refused connection inside)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
 def _gateway_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--upstream", required=True, help="the MCP server guarded: a streamable-HTTP URL or a stdio command")
     p.add_argument("--host", default="127.0.0.1")
@@ -639,8 +647,9 @@ def _gateway(ns: argparse.Namespace) -> int:
         gw = Gateway(ns.upstream, writes=[n.strip() for n in ns.writes.split(",") if n.strip()], store=ns.store,
                      logs=_writable_dir(ns.logs), per_minute=ns.per_minute, lang=ns.lang)
     except Exception as exc:  # noqa: BLE001 - an upstream that does not start or answer: said in one line
+        cause = _first_cause(exc)
         raise InputError("gateway.no_upstream", upstream=ns.upstream[:200],
-                         detail=redact(f"{type(exc).__name__}: {exc}")[:200]) from None
+                         detail=redact(f"{type(cause).__name__}: {cause}")[:200]) from None
     with gw:
         print(t("gateway.serving", ns.lang, n=len(gw.tools), writes=", ".join(sorted(gw.writes)) or "-",
                 host=ns.host, port=ns.port, logs=ns.logs), file=sys.stderr, flush=True)

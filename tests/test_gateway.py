@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
+import socket
 import sys
 
 import pytest
@@ -223,6 +224,16 @@ def test_the_command_says_in_one_line_when_the_upstream_cannot_be_reached(lang, 
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert ("upstream MCP server" if lang == "en" else "上游 MCP 服务器") in err
+
+
+def test_an_unreachable_url_upstream_is_said_as_the_refused_connection_not_a_task_group(tmp_path, capsys):
+    from agentlab.cli import main
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens once the socket is closed
+    code = main(["gateway", "--upstream", f"http://127.0.0.1:{port}/mcp", "--logs", str(tmp_path / "logs")])
+    err = capsys.readouterr().err
+    assert code == 2 and "ConnectError" in err and "TaskGroup" not in err, err
 
 
 def test_a_long_lived_gateway_keeps_a_bounded_number_of_sessions(gateway, monkeypatch):

@@ -299,3 +299,12 @@ def test_uv_gets_the_package_sources_pip_is_configured_with():
     # in hash-checking mode uv refuses a constraint like torch<=2.14 ("must be pinned with =="): left out there
     hashed = run.install_command(Path("/v/bin/python"), "/x/uv", ["requirements-local.txt"], [*machine, *args])
     assert "--constraint" not in hashed and "/etc/xdg/pip/constraints.txt" not in hashed and "--index-url" in hashed
+
+
+def test_every_command_of_run_py_reaches_its_function(monkeypatch):
+    """``run.py lock`` once died with UnboundLocalError: the hub branch's local ``lock`` hid the function for the
+    whole of main(). Each command that needs no network must get to the function that does its work."""
+    monkeypatch.setattr(run, "setup", lambda requirements: Path(sys.executable))
+    reached = []
+    monkeypatch.setattr(run, "lock", lambda py: reached.append("lock") or 0)
+    assert run.main(["lock"]) == 0 and reached == ["lock"]
