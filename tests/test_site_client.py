@@ -220,3 +220,17 @@ def test_notebook_15_goes_on_with_its_own_site_when_the_rooms_does_not_answer(mo
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     said = "".join(o.get("text", "") for o in nb.cells[0].outputs)
     assert "the room's site did not answer (ConnectError)" in said and f"discovery uses {dead}" not in said
+
+
+def test_discovery_uses_the_rooms_site_only_when_it_answers(live_site, monkeypatch):
+    from agentlab.site.client import discovery_site
+    site, url = live_site
+    room_key, _ = site.create_key("room-participant", ["*"])
+    monkeypatch.delenv("AGENTLAB_SITE_URL", raising=False)
+    assert discovery_site("http://own", "sk-own") == ("http://own", "sk-own", None)  # no hub: the notebook's own
+    monkeypatch.setenv("AGENTLAB_SITE_URL", url)
+    monkeypatch.setenv("AGENTLAB_SITE_KEY", room_key)
+    assert discovery_site("http://own", "sk-own") == (url, room_key, None)
+    monkeypatch.setenv("AGENTLAB_SITE_KEY", "sk-site-refused")  # a key the room's site refuses: 401
+    own_url, own_key, note = discovery_site("http://own", "sk-own", lang="zh")
+    assert (own_url, own_key) == ("http://own", "sk-own") and "教室的站点没有应答（HTTPStatusError）" in note

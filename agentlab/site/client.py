@@ -30,10 +30,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import CODES, ToolError, ToolFailure, make_error
-from ..i18n import Lang, LocalizedError
+from ..i18n import Lang, LocalizedError, t
 from ..tools import Registry, Tool
 
-__all__ = ["room_site", "site_registry", "wire_key"]
+__all__ = ["discovery_site", "room_site", "site_registry", "wire_key"]
 
 
 _ROOM_VARIABLES = ("AGENTLAB_SITE_URL", "AGENTLAB_SITE_KEY")
@@ -46,6 +46,22 @@ def room_site() -> tuple[str, str] | None:
     idempotency claims and quotas are theirs (docs/workshop.md)."""
     url, key = (os.environ.get(name, "").strip() for name in _ROOM_VARIABLES)
     return (url, key) if url and key else None
+
+
+def discovery_site(url: str, key: str, *, lang: Lang = "en", timeout: float = 10.0) -> tuple[str, str, str | None]:
+    """Where a notebook discovers skills: the room's site and key (:func:`room_site`) when a workshop hub names
+    one and it answers the listing; else ``url`` and ``key``. The third item is the line to show when the room's
+    site did not answer (else ``None``): a lesson goes on with its own site rather than stop."""
+    room = room_site()
+    if room is None:
+        return url, key, None
+    import httpx
+    try:
+        httpx.get(room[0].rstrip("/") + "/api/skills", headers={"X-API-Key": room[1]},
+                  timeout=timeout).raise_for_status()
+    except httpx.HTTPError as exc:
+        return url, key, t("site.room_unreachable", lang, error=type(exc).__name__)
+    return room[0], room[1], None
 
 
 def site_registry(url: str | None = None, key: str | None = None, *, query: str | None = None, k: int = 6, lang: Lang = "en",

@@ -34,7 +34,7 @@ from agentlab.evals.discovery_eval import discovery_cassette, replay_discovery
 from agentlab.evals.routing_eval import figures
 from agentlab.i18n import label
 from agentlab.models import ScriptedModel, call, say
-from agentlab.site.client import room_site, site_registry
+from agentlab.site.client import discovery_site, site_registry
 from agentlab.site.service import SkillSite
 from agentlab.site.serving import serving
 from agentlab.workbook.exercises import answer_is
@@ -48,20 +48,12 @@ stack = serving(site)
 url = stack.__enter__()  # stopped at the end of the notebook
 http = httpx.Client(base_url=url, headers={"X-API-Key": key, "Accept-Language": LANG})
 # In a workshop hub, discovery uses the room's shared site with your own key; elsewhere (or if the room's site
-# does not answer) the site above
-room_url, room_key = room_site() or (url, key)
+# does not answer, which it says) the site above
+room_url, room_key, note = discovery_site(url, key, lang=LANG)
+if note:
+    print(note)
 room_http = httpx.Client(base_url=room_url, headers={"X-API-Key": room_key, "Accept-Language": LANG})
-try:
-    listed = room_http.get("/api/skills")
-    listed.raise_for_status()
-except httpx.HTTPError as exc:
-    print({"en": f"the room's site did not answer ({type(exc).__name__}): discovery uses this notebook's site",
-           "zh": f"教室的站点没有应答（{type(exc).__name__}）：发现技能改用本笔记本的站点"}[LANG])
-    room_http.close()
-    room_url, room_key = url, key
-    room_http = httpx.Client(base_url=url, headers={"X-API-Key": key, "Accept-Language": LANG})
-    listed = room_http.get("/api/skills")
-shared = len(listed.json()["skills"])
+shared = len(room_http.get("/api/skills").json()["skills"])
 print({"en": f"this notebook's site: {len(site.skills)} skills at {url}; discovery uses {room_url} ({shared} skills)",
        "zh": f"本笔记本的站点：{url} 上有 {len(site.skills)} 个技能；发现技能用 {room_url}（{shared} 个技能）"}[LANG])
 
