@@ -1,10 +1,11 @@
 """Notebooks: paired with their scripts, committed without outputs, and producing their plots and widgets.
 
-Each notebook runs once, top to bottom in a fresh kernel: any cell error fails it,
-and then we look at *what it produced*: a notebook that should plot must emit a
-PNG (an ``MPLBACKEND=Agg`` leaking into the kernel silently drops plots), one
-with widgets must emit widget views. (Their run times are a benchmark:
-``benchmarks/bench_notebooks.py``.)
+Each notebook runs once, top to bottom in a fresh kernel of the environment a participant gets (tests/participant.py:
+``python run.py lab`` from a copy of the checkout, ``requirements.txt`` alone, the oldest Python 3.11 here, the
+machine's fonts and the shared datasets hidden): any cell error fails it, and then we look at *what it produced*: a
+notebook that should plot must emit a PNG (an ``MPLBACKEND=Agg`` leaking into the kernel silently drops plots), one
+with widgets must emit widget views, and no figure may warn of a glyph missing from its font (Chinese drawn as
+boxes). (Their run times are a benchmark: ``benchmarks/bench_notebooks.py``.)
 """
 import json
 import os
@@ -13,6 +14,7 @@ import re
 import jupytext
 import nbformat
 import pytest
+import participant
 from conftest import ROOT
 from exercise_solutions import SOLUTIONS
 from nbclient import NotebookClient
@@ -80,8 +82,19 @@ def with_solution(nb, stem: str) -> int | None:
     return i
 
 
+@pytest.fixture(scope="session")
+def participant_kernel():
+    """The participant's environment, built once per run (the first notebook test waits for it, about a minute)."""
+    participant.environment()
+    return participant.kernel_manager
+
+
+#: what matplotlib says when a text's font cannot draw a character (Chinese drawn as empty boxes)
+GLYPH_MISSING = re.compile(r"Glyph \d+ .*missing from (current )?font", re.S)
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[_id(p) for p in NOTEBOOKS])
-def test_runs_and_produces_its_plots_and_widgets(path, tmp_path):
+def test_runs_and_produces_its_plots_and_widgets(path, tmp_path, participant_kernel):
     nb = nbformat.read(path, as_version=4)
     lesson = path.parent.name in ("notebooks", "zh")
     zh = path.parent.name == "zh"
@@ -91,7 +104,8 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path):
             "from agentlab.i18n import missing_labels\nprint('MISSING', sorted(missing_labels()))"))
     env_backend = os.environ.pop("MPLBACKEND", None)  # never let a headless backend leak into the kernel
     try:
-        NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+        NotebookClient(nb, timeout=CELL_TIMEOUT, km=participant_kernel(),
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
     finally:
         if env_backend is not None:
             os.environ["MPLBACKEND"] = env_backend
@@ -104,6 +118,7 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path):
             assert o.get("output_type") != "error", o
             if o.get("output_type") == "stream" and o.get("name") == "stderr":
                 assert "Traceback" not in o.get("text", ""), o["text"][:500]
+                assert not GLYPH_MISSING.search(o.get("text", "")), f"a figure drew boxes: {o['text'][:300]}"
     if zh:
         missing = "".join(o.get("text", "") for o in nb.cells.pop().outputs)
         assert missing.strip() == "MISSING []", f"labels shown in English in the Chinese notebook: {missing}"
@@ -122,14 +137,23 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path):
         assert "✓" in solved and "✗" not in solved, f"with the solution, the check must pass: {solved!r}"
 
 
+def test_notebook_00_runs_in_the_developers_environment():
+    """``python run.py test --quick``'s notebook: 00 in this environment's own kernel, with no participant environment
+    to build (the full suite runs every notebook in that one)."""
+    nb = nbformat.read(NB_DIR / "00_start_here.ipynb", as_version=4)
+    NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(NB_DIR)}}).execute()
+    assert not [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+
+
 DATASET_NOTEBOOKS = [p for p in NOTEBOOKS if p.parent.name == "notebooks"
                      and re.search(r"datasets_dir|bfcl_dir", p.with_suffix(".py").read_text(encoding="utf-8"))]
 
 
 @pytest.mark.parametrize("path", DATASET_NOTEBOOKS, ids=lambda p: p.stem)
-def test_runs_without_the_shared_datasets(path, tmp_path, monkeypatch):
-    """The public datasets are read from ../shared/datasets, never shipped: without them a notebook says so and runs."""
-    monkeypatch.setenv("AGENTLAB_DATASETS", str(tmp_path / "absent"))
+def test_runs_with_the_shared_datasets(path, datasets, monkeypatch):
+    """The public datasets are read from ../shared/datasets, never shipped: every notebook runs without them above (as
+    on a laptop); here the ones that read them run with them, as on a trainer's machine."""
+    monkeypatch.setenv("AGENTLAB_DATASETS", str(datasets))
     monkeypatch.delenv("MPLBACKEND", raising=False)
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()

@@ -14,7 +14,7 @@ import run
 
 sys.path.remove(str(ROOT))
 
-GOOD = {"python": [3, 11], "venv": True, "ports": {"8888": True, "8000": True}, "notebook": None, "model": None,
+GOOD = {"python": [3, 11], "venv": True, "ports": {"8888": True, "8000": True}, "notebooks": {}, "model": None,
         "probe": {"python": [3, 11], "imports": dict.fromkeys(run.CHECK_IMPORTS), "font": "Noto Sans SC",
                   "versions": {"jupyterlab": run._pins()["jupyterlab"], "agentlab": "0.0.0", "not-pinned": "1.0"}}}
 
@@ -167,7 +167,7 @@ INJECTED = {
     "run.check.import": {"probe__imports__pandas": "ImportError: libstdc++.so.6 not found"},
     "run.check.version": {"probe__versions__jupyterlab": "4.0.0"},
     "run.check.font": {"probe__font": None},
-    "run.check.notebook": {"notebook": "NameError: name 'x' is not defined"},
+    "run.check.notebook": {"notebooks": {"notebooks/15_skill_site.ipynb": "ModuleNotFoundError: No module named 'uvicorn'"}},
     "run.check.model_url": {"model": {"url": "http://user:secret@10.0.0.5:8080/v1?key=s3cr3t", "error": "HTTP 401"}},
     "run.check.model_missing": {"model": {"url": None, "error": "missing: xllamacpp"}},
     "run.check.model_local": {"model": {"url": None, "error": "TimeoutError"}},
@@ -210,8 +210,70 @@ def test_this_machine_passes_the_real_check(capsys):
     venv_dir = Path(sys.prefix)
     if not (venv_dir / "bin" / "python").exists() and not (venv_dir / "Scripts" / "python.exe").exists():
         pytest.skip("the tests do not run in a virtual environment")
-    code = run.check([], venv_dir=venv_dir, ports=(free_port(),))
+    code = run.check(["--quick"], venv_dir=venv_dir, ports=(free_port(),))
     assert code == 0, capsys.readouterr().out
+
+
+def test_the_check_runs_every_notebook_a_participant_would_open():
+    """The check said ready while notebooks 15, 16 and 19 could not import their packages: it ran notebook 00 only.
+    It runs every notebook of the language now (and the app); --quick keeps the one-notebook check."""
+    for lang, folder in (("en", ROOT / "notebooks"), ("zh", ROOT / "notebooks" / "zh")):
+        listed = run.check_notebooks(lang)
+        assert listed == [*(p.relative_to(ROOT).as_posix() for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))),
+                          "app/agentlab_app.ipynb"]
+        assert len(listed) == 21
+        assert run.check_notebooks(lang, quick=True) == [listed[0]]
+    for module in ("uvicorn", "redis", "mcp", "fastapi", "httpx"):  # what 15, 16 and 19 import
+        assert module in run.CHECK_IMPORTS
+
+
+def test_a_notebook_that_fails_fails_the_check_by_name(tmp_path):
+    """The probe runs each notebook in a kernel and names every one that stops, with its error's last line."""
+    import nbformat
+    good, bad = tmp_path / "good.ipynb", tmp_path / "bad.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1 + 1)")]), good)
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import no_such_module_here")]), bad)
+    done = subprocess.run([sys.executable, str(ROOT / "run.py"), "_probe_notebooks", str(good), str(bad)],
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 1, done.stderr
+    failed = json.loads(done.stdout.strip().splitlines()[-1])
+    assert list(failed) == [str(bad)] and "no_such_module_here" in failed[str(bad)]
+    found = run.problems(_facts(notebooks=failed))
+    assert found == [("run.check.notebook", {"notebook": str(bad), "error": failed[str(bad)]})]
+
+
+def test_an_old_python_is_refused_at_once_in_both_languages(monkeypatch, capsys):
+    """Below the floor, every command says the version found, the one needed and how to get it, in both languages,
+    before it tries anything (no venv made, nothing installed)."""
+    refusal = run.too_old((3, 10, 12))
+    en, zh = refusal.splitlines()
+    assert "3.10.12" in en and "3.11" in en and "python.org" in en
+    assert "3.10.12" in zh and "3.11" in zh and "python.org" in zh and "需要" in zh
+    assert run.too_old((3, 11, 2)) is None and run.too_old((3, 11, 0)) is None
+    monkeypatch.setattr(run, "too_old", lambda: refusal)
+    monkeypatch.setattr(run, "setup", lambda *a: pytest.fail("set up on a Python that is too old"))
+    assert run.main(["lab"]) == 2
+    assert capsys.readouterr().err.strip() == refusal
+
+
+def test_every_pin_installs_on_the_oldest_python_the_readme_promises():
+    """constraints.txt pinned soupsieve 4.1.3, which needs Python 3.11.5: Debian 12's own python3 (3.11.2) could not
+    install the workbook while both READMEs said "3.11 or newer". Every pinned package installed here must accept
+    the floor (read from each one's Requires-Python)."""
+    import importlib.metadata as md
+
+    from packaging.specifiers import SpecifierSet
+    floor = ".".join(map(str, run.FLOOR)) + ".0"
+    pins = run._pins()
+    refused = {}
+    for dist in md.distributions():
+        name = (dist.metadata["Name"] or "").lower().replace("_", "-").replace(".", "-")
+        needs = dist.metadata["Requires-Python"]
+        if name in pins and needs and not SpecifierSet(needs).contains(floor, prereleases=True):
+            refused[name] = needs
+    assert not refused, f"pinned packages that refuse Python {floor}: {refused}"
+    for readme, said in ((ROOT / "README.md", "Python 3.11 or newer"), (ROOT / "README.zh.md", "Python 3.11 或更高")):
+        assert said in readme.read_text(encoding="utf-8")
 
 
 # --- binder/ (repo2docker) and run.py postbuild -----------------------------------------------------------

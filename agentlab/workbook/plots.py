@@ -26,7 +26,7 @@ __all__ = ["BEFORE_AFTER_COLORS", "CJK_FILES", "CJK_FONTS", "LOOP_COLORS", "OUTC
            "TREND_COLORS", "cjk_fonts", "compare_plot", "herd_results", "herd_text", "plot_bars", "plot_comparison",
            "plot_herd", "plot_lines", "plot_live",
            "plot_matrix", "plot_outcomes", "plot_pass_k", "plot_retry_schedule", "plot_shares", "plot_statuses",
-           "plot_trend", "plot_turns_by_outcome", "table_view"]
+           "plot_trend", "plot_turns_by_outcome", "table_view", "use_fonts"]
 
 STATUS_COLORS = {"done": "#188038", "done_after_self_correction": "#81c995", "escalated": "#f9ab00",
                  "budget_exhausted": "#e8710a", "failed": "#d93025"}
@@ -65,6 +65,22 @@ def _font_families() -> list[str]:
             warnings.warn(" / ".join(t("plot.no_cjk_font", lang, command=CJK_INSTALL) for lang in ("en", "zh")),
                           UserWarning, stacklevel=4)
     return _families
+
+
+def use_fonts() -> list[str]:
+    """Chinese labels render in every figure of this process, however it was made: the Chinese fonts are added after
+    the families ``rcParams["font.family"]`` names (the user's own first), once. Run when this module is imported,
+    because a text keeps the families that were current when it was created: a notebook cell that makes its axes
+    with ``plt.subplots`` before calling a plot function here got tick labels that could not draw Chinese.
+    Returns the families now in force."""
+    import matplotlib
+    families = _font_families()
+    current = matplotlib.rcParams["font.family"]
+    current = [current] if isinstance(current, str) else list(current)
+    added = [f for f in families[1:] if f not in current]
+    if added:
+        matplotlib.rcParams["font.family"] = [*current, *added]
+    return list(matplotlib.rcParams["font.family"])
 
 
 def cjk_fonts() -> Any:
@@ -462,3 +478,6 @@ def _said_in(df: Any, lang: Lang) -> Any:
 
 def _missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+use_fonts()  # docs/metrics.md#chinese-labels-in-plots: every figure, the notebook's own included
