@@ -468,7 +468,7 @@ def _probe_notebooks(paths: list[str]) -> dict[str, str]:
     from concurrent.futures import ThreadPoolExecutor
     failed: dict[str, str] = {}
     with ThreadPoolExecutor(2) as pool:
-        for path, error in zip(paths, pool.map(_probe_notebook, [str(ROOT / p) for p in paths])):
+        for path, error in zip(paths, pool.map(_probe_notebook, [str(ROOT / p) for p in paths]), strict=True):
             print(("✗ " if error else "✓ ") + path, file=sys.stderr, flush=True)
             if error:
                 failed[path] = error

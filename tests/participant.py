@@ -119,7 +119,7 @@ def start_lab(args: list[str], *, timeout: float = 900) -> tuple[subprocess.Pope
     JupyterLab answered). Its output goes to ``.participant/lab.log``; stop it with ``conftest.stop_group``."""
     port, token = free_port(), "participant-test"
     t0 = time.monotonic()
-    log = open(HOME / "lab.log", "w")  # noqa: SIM115 - the server writes into it until it is stopped
+    log = open(HOME / "lab.log", "w")
     proc = subprocess.Popen([oldest_python(), "run.py", "lab", *args, "--no-browser", f"--port={port}",
                              f"--IdentityProvider.token={token}"], cwd=CHECKOUT, start_new_session=True,
                             stdout=log, stderr=subprocess.STDOUT,

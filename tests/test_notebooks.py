@@ -13,8 +13,8 @@ import re
 
 import jupytext
 import nbformat
-import pytest
 import participant
+import pytest
 from conftest import ROOT
 from exercise_solutions import SOLUTIONS
 from nbclient import NotebookClient

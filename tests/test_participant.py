@@ -1,0 +1,74 @@
+"""What a participant gets from ``python run.py lab``, checked in that environment (tests/participant.py builds it).
+
+The notebooks themselves run there in tests/test_notebooks.py; here: the environment is what requirements.txt says and
+nothing of the developers' set, it was made by the oldest Python 3.11 on the machine, and ``--lang zh`` opens
+JupyterLab itself in Chinese on the Chinese notebooks.
+"""
+import json
+import subprocess
+import urllib.request
+
+import participant
+import pytest
+from conftest import stop_group
+
+pytestmark = pytest.mark.timeout(900)
+
+
+@pytest.fixture(scope="module")
+def participant_python():
+    return participant.environment()
+
+
+def _get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=30) as reply:
+        return json.loads(reply.read())
+
+
+def test_the_environment_is_requirements_txt_alone_on_the_oldest_python(participant_python):
+    code = ("import importlib.util as u, json, sys; "
+            "print(json.dumps({'python': list(sys.version_info[:3]), "
+            "'has': {m: u.find_spec(m) is not None for m in sys.argv[1:]}}))")
+    wanted = ["agentlab", "jupyterlab", "ipywidgets", "pandas", "matplotlib", "openai", "voila", "fastapi", "uvicorn",
+              "httpx", "mcp", "redis", "pylopdf_fonts_zh_cn"]
+    dev_only = ["pytest", "playwright", "jupyterhub", "pydantic_ai", "langgraph", "agents", "xllamacpp", "opentelemetry.sdk"]
+    got = json.loads(subprocess.run([str(participant_python), "-c", code, *wanted, *dev_only], capture_output=True,
+                                    text=True, check=True).stdout)
+    oldest = subprocess.run([participant.oldest_python(), "-c", "import sys; print(*sys.version_info[:3])"],
+                            capture_output=True, text=True, check=True).stdout.split()
+    assert got["python"] == [int(x) for x in oldest]
+    assert [m for m in wanted if not got["has"][m]] == []  # what the notebooks import
+    assert [m for m in dev_only if got["has"][m]] == []  # never the developers' set: a notebook needing it must fail
+    times = json.loads(participant.TIMES.read_text(encoding="utf-8"))
+    assert times["lab_answered_s"] > 0
+
+
+def test_lab_in_chinese_opens_jupyterlab_itself_in_chinese_on_the_chinese_notebooks(participant_python):
+    """``python run.py lab --lang zh``: JupyterLab's menus from the official zh-CN language pack, the file browser
+    on notebooks/zh/. Before, only the notebooks were Chinese and every menu English."""
+    proc, base, token, _ = participant.start_lab(["--lang", "zh"])
+    try:
+        plugin = _get(f"{base}/lab/api/settings/@jupyterlab/translation-extension:plugin?token={token}")
+        locale = plugin["schema"]["properties"]["locale"]  # the default the override set; a user's own choice wins
+        assert locale["default"] == "zh_CN" and "locale" not in plugin["settings"], (locale, plugin["settings"])
+        packs = _get(f"{base}/lab/api/translations/?token={token}")["data"]
+        assert "zh_CN" in packs, sorted(packs)
+        menus = _get(f"{base}/lab/api/translations/zh_CN?token={token}")["data"]
+        assert "文件" in json.dumps(menus, ensure_ascii=False)  # the File menu, in the pack's own words
+        listed = [x["name"] for x in _get(f"{base}/api/contents?token={token}")["content"]]
+        assert "00_start_here.ipynb" in listed and "zh" not in listed  # the Chinese folder is the root
+    finally:
+        stop_group(proc)
+    proc, base, token, _ = participant.start_lab([])
+    try:  # English stays the default: nothing chosen, so JupyterLab follows its own default
+        plugin = _get(f"{base}/lab/api/settings/@jupyterlab/translation-extension:plugin?token={token}")
+        assert plugin["schema"]["properties"]["locale"]["default"] == "default"
+        assert "zh" in [x["name"] for x in _get(f"{base}/api/contents?token={token}")["content"]]
+    finally:
+        stop_group(proc)
+
+
+def test_an_unknown_language_is_refused_before_anything_runs(participant_python):
+    done = subprocess.run([participant.oldest_python(), "run.py", "lab", "--lang", "fr"], cwd=participant.CHECKOUT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "--lang en" in done.stderr and "不是" in done.stderr, done.stderr
