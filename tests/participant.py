@@ -156,23 +156,47 @@ def environment() -> Path:
     return CHECKOUT / ".venv" / "bin" / "python"
 
 
-def _kernel() -> None:
-    """The kernel the notebook tests run in: the participant's Python, the machine's fonts and the datasets hidden."""
-    py = CHECKOUT / ".venv" / "bin" / "python"
+def _kernel(py: Path | None = None, name: str = KERNEL) -> None:
+    """A kernel the notebook tests run in (``name``): ``py`` (the participant's Python unless given), the machine's
+    fonts and the datasets hidden."""
+    py = py or CHECKOUT / ".venv" / "bin" / "python"
     ipython = HOME / "ipython"
     (ipython / "profile_default" / "startup").mkdir(parents=True, exist_ok=True)
     (ipython / "profile_default" / "startup" / "00-hide-the-machines-fonts.py").write_text(HIDE_FONTS, encoding="utf-8")
-    spec = KERNELS / KERNEL
+    spec = KERNELS / name
     spec.mkdir(parents=True, exist_ok=True)
     (spec / "kernel.json").write_text(json.dumps({
         "argv": [str(py), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "agentlab participant", "language": "python",
+        "display_name": f"agentlab {name}", "language": "python",
         "env": {"IPYTHONDIR": str(ipython), "AGENTLAB_DATASETS": str(ABSENT), "MPLCONFIGDIR": str(HOME / "mpl"),
                 "PYTHONPATH": ""}}), encoding="utf-8")
 
 
-def kernel_manager():
-    """A kernel manager for the participant's kernel (pass to nbclient's ``NotebookClient(km=...)``)."""
+def kernel_manager(name: str = KERNEL):
+    """A kernel manager for one of these kernels (pass to nbclient's ``NotebookClient(km=...)``)."""
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import KernelManager
-    return KernelManager(kernel_name=KERNEL, kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(KERNELS)]))
+    return KernelManager(kernel_name=name, kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(KERNELS)]))
+
+
+BINDER = HOME / "binder-env"
+
+
+def binder_environment() -> Path:
+    """What repo2docker does with binder/ (no Docker engine needed): a fresh environment of the runtime's Python,
+    ``pip install -r binder/requirements.txt`` from the repository's folder, then ``binder/postBuild`` with that
+    environment first on PATH. Returns its Python; a kernel named ``binder`` runs in it."""
+    with _locked():
+        CHECKOUT.mkdir(parents=True, exist_ok=True)
+        _sync()
+        if BINDER.exists():
+            shutil.rmtree(BINDER)
+        subprocess.run([oldest_python(), "-m", "venv", str(BINDER)], check=True)
+        py = BINDER / "bin" / "python"
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH"))},
+               "PATH": f"{BINDER / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "NB_PYTHON_PREFIX": str(BINDER)}
+        subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                        "-r", "binder/requirements.txt"], cwd=CHECKOUT, env=env, check=True)
+        subprocess.run(["bash", "binder/postBuild"], cwd=CHECKOUT, env=env, check=True)
+        _kernel(py, "binder")
+    return py
