@@ -285,3 +285,10 @@ def test_with_no_failures_the_share_check_reads_none_and_any_odd_answer():
     assert largest_share(None, {}).ok and largest_share(" None ", {}).ok
     for odd in (np.array([1, 2]), [], {}, "structure"):
         assert largest_share(odd, {}).state == "wrong"
+
+
+def test_numbers_read_as_numbers_whatever_surrounds_them():
+    for given, truth in ((".5", 0.5), ("0.5 秒。", 0.5), ("“2”", 2), ("-1", -1), ("第１２条", 12)):
+        assert answer_is(given, truth, WHY).ok, (given, truth)
+    for given, truth in ((".5", 5), ("2.000001", 2), ("12", 1), ("1,2", 12), ("2 or 3", 2)):
+        assert answer_is(given, truth, WHY).state == "wrong", (given, truth)

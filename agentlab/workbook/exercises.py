@@ -145,13 +145,14 @@ def _reports(notebook: str | None) -> Callable[[_F], _F]:
     return wrap
 
 
-_QUOTES = "'\"`“”‘’「」『』。. \t\r\n"  # ASCII and Chinese quotes, a final full stop
+_QUOTES = "'\"`“”‘’「」『』 \t\r\n"  # ASCII and Chinese quotes, spaces
 _SEPARATORS = re.compile(r"[\s_-]+")
 
 
 def _plain(value: str) -> str:
-    """What a person typed, without what does not matter: full-width forms (NFKC), surrounding quotes and spaces, case."""
-    return unicodedata.normalize("NFKC", value).strip(_QUOTES).casefold()
+    """What a person typed, without what does not matter: full-width forms (NFKC), surrounding quotes and spaces,
+    a final full stop, case."""
+    return unicodedata.normalize("NFKC", value).strip(_QUOTES).rstrip("。.").strip(_QUOTES).casefold()
 
 
 def _norm(value: Any) -> str:
