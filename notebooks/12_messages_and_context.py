@@ -175,4 +175,4 @@ my_answer = None  # a role: "system", "user", "assistant" or "tool"
 print(answer_is(my_answer, naive_cut[0]["role"], lang=LANG,
                 why={"en": "a tool reply whose call was cut off: the API refuses a tool message no call asked for.",
                      "zh": "它是一条工具回执，而对应的调用被裁掉了：接口拒绝没有调用对应的 tool 消息。"},
-                hint={"en": "look at the 'first role' column of the table.", "zh": "看表格里“首条消息的角色”一列（工具 就是 tool）。"}))
+                hint={"en": "look at the 'first role' column of the table.", "zh": "看表格里“首条消息的角色”一列。"}))

@@ -38,3 +38,19 @@ my_schema = {
     "18_prevention_or_repair": 'my_answer = max(bfcl.KINDS, key=lambda kind: k["single"][kind] - k["reask"][kind])',
     "19_take_the_guards_home": 'my_answer = "secret_in_error"',
 }
+
+# The Chinese twins are solved as a Chinese learner answers: read off the Chinese tables (their glossary labels,
+# data/i18n/labels/) or typed with a unit. The rest are solved as in English.
+SOLUTIONS_ZH = {
+    "03_readable_errors": 'my_answer = "转人工"',
+    "04_transient_validation_fatal": 'my_answer = "2 秒"',
+    "06_loops_that_never_end": 'my_answer = "第 3 次"',
+    "07_parallel_tool_calls": 'my_answer = "3 条"',
+    "08_where_failures_are_caught": 'my_answer = "结构"',
+    "09_real_models": 'my_answer = "升高"',
+    "10_evaluation": 'my_answer = "校验"',
+    "12_messages_and_context": 'my_answer = "工具"',
+    "13_tool_choice_and_routing": 'my_answer = "２ 个"',
+    "14_expense_desk": 'my_answer = "12 条"',
+    "17_probe_your_tools": 'my_answer = "未拦截"',
+}

@@ -122,3 +122,173 @@ def test_a_report_that_fails_never_breaks_the_check(monkeypatch):
     assert breaker_threshold(3).ok
     # the real sender against a port nobody listens on (9, discard): swallowed, logged at debug
     exercises._post("http://127.0.0.1:9/x", "tok", b"{}")
+
+
+# Every right answer is right in the language the table shows (notebooks/zh/ show glossary labels: 转人工, 结构,
+# 工具...), written however a person types it; an odd answer is told what was expected, never a traceback.
+WHY, HINT = {"en": "why", "zh": "为什么"}, {"en": "look at the column of the table above.", "zh": "看上面表格里的那一列。"}
+SHARE = {"structure": 5, "semantic": 2, "execution": 1}
+
+
+def _answer(truth):
+    """A shared check as a notebook calls it (03, 05, 12-17, 19): the truth computed in the cell."""
+    return lambda a, lang: answer_is(a, truth, WHY, hint=HINT, lang=lang)
+
+
+def _exercise_checks():
+    """(notebook, check(answer, lang), right answers, wrong answers): every exercise check but 01 (a schema) and 18.
+    The right answers hold the truth's Chinese label(s), where the glossary has one, and odd-but-right forms."""
+    import pandas as pd
+    from conftest import ROOT
+
+    from agentlab import Registry
+    from agentlab.workbook.exercises import amount_with_unit_reason, best_single_guard, double_refund_fault, guard_effect, largest_share, tool_replies_needed
+    reg = Registry.from_json(ROOT / "data" / "aftersales_tools.json")
+    table = pd.DataFrame({"loop": ["naive", "guarded"], "success": [0.2, 0.7]})
+    ablation = {"only validate": 0.5, "only retry": 0.2, "all guards": 1.0}
+    policy = RetryPolicy(base=0.5, cap=8, jitter="none")
+    return [
+        ("00", lambda a, lang: double_refund_fault(a, lang=lang),
+         ["lost_reply", " Lost-Reply ", "lost reply", "ｌｏｓｔ＿ｒｅｐｌｙ", "“lost_reply”", "'LOST_REPLY'"],
+         ["duplicate_call", "lost", "reply"]),
+        ("02", lambda a, lang: amount_with_unit_reason(a, reg, lang=lang),
+         ["wrong_type", "wrong type", "Wrong-Type", "＂wrong_type＂"], ["missing", "type"]),
+        ("03", _answer("escalated"), ["escalated", "转人工", " 转人工 ", "“转人工”", "Escalated"], ["done", "完成", "用户"]),
+        ("04", lambda a, lang: longest_wait(a, policy, attempt=2, lang=lang),
+         [2, 2.0, "2", "2.0", "2 秒", "2秒", "2s", "2 s", "2 sec", "2 seconds", "２", "２ 秒", " 2.00 "],
+         [1.5, "1.5 秒", 4, "4s", 0]),
+        ("05", _answer("create_refund:A1004"), ["create_refund:A1004", " create_refund:a1004 ", "`create_refund:A1004`"],
+         ["create_refund:A1001", "A1004"]),
+        ("06", lambda a, lang: breaker_threshold(a, lang=lang),
+         [3, 3.0, "3", "３", "3 次", "第 3 次", "第3次", "3rd", "the 3rd"], [2, "2 次", 4, 3.5, "3.5"]),
+        ("07", lambda a, lang: tool_replies_needed(a, calls=3, lang=lang),
+         [3, "3", "3 条", "3 个", "３条", "3 messages"], [1, "1 条", 2.9, 3.5, "3.5"]),
+        ("08", lambda a, lang: largest_share(a, SHARE, lang=lang), ["structure", "结构", "Structure", "「结构」"],
+         ["semantic", "语义", "执行", "rule_blocked"]),
+        ("09", lambda a, lang: guard_effect(a, table, lang=lang), ["raise", "升高", "RAISE"], ["lower", "降低"]),
+        ("10", lambda a, lang: best_single_guard(a, ablation, lang=lang),
+         ["validate", "校验", "only validate", "only_validate", "只开 validate", "Validate"], ["retry", "重试", "只开 retry"]),
+        ("11", lambda a, lang: largest_share(a, {"semantic": 4, "rule_blocked": 1}, lang=lang),
+         ["semantic", "语义", "SEMANTIC"], ["structure", "结构", "规则拦截"]),
+        ("12", _answer("tool"), ["tool", "工具", "Tool", "'工具'", "ｔｏｏｌ"], ["user", "用户", "assistant", "助手", "tools_"]),
+        ("13", _answer(2), [2, "2", "2 个", "２", "2.0", "2 tools"], [3, "3 个", 1, 2.5]),
+        ("14", _answer(12), [12, "12", "12 条", "１２", "12 cases"], [11, "13 条", 12.5]),
+        ("15", _answer("Idempotent-Replayed"), ["Idempotent-Replayed", "idempotent-replayed", "idempotent_replayed",
+                                                "Idempotent Replayed"], ["Idempotency-Key", "replayed"]),
+        ("16", _answer("_meta"), ["_meta", " _meta ", "`_meta`", "＿ｍｅｔａ"], ["arguments", "params", "agentlab"]),
+        ("17", _answer("not_caught"), ["not_caught", "not caught", "Not-Caught", "未拦截"],
+         ["caught", "已拦截", "harmless", "repaired", "已拦截并修正"]),
+        ("19", _answer("secret_in_error"), ["secret_in_error", "secret in error", "Secret-In-Error"],
+         ["rate_limited", "unknown_tool"]),
+    ]
+
+
+MALFORMED = ["two", "abc", "", "  ", [], {}, set(), (), ["structure"], {"a": 1}, b"2", object(), True,
+             float("nan"), float("inf"), -1, 10**30, "2-3", "1/2", "二", "２ ３"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_exercise_accepts_the_truth_in_either_language_and_however_it_is_typed(lang):
+    for notebook, check, right, _wrong in _exercise_checks():
+        for answer in right:
+            feedback = check(answer, lang)
+            assert feedback.ok and feedback.state == "right", (notebook, answer, lang, feedback)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_wrong_answer_or_a_wrong_label_is_still_wrong_and_said_normally(lang):
+    for notebook, check, _right, wrong in _exercise_checks():
+        for answer in wrong:
+            feedback = check(answer, lang)
+            assert feedback.state == "wrong" and not feedback.ok, (notebook, answer, lang, feedback)
+            assert feedback.message.startswith("✗") and ({"en": "Not quite", "zh": "还不对"}[lang] in feedback.message)
+            assert str(answer) in feedback.message or repr(answer) in feedback.message, (notebook, answer, feedback)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_malformed_answer_of_any_type_gets_a_sentence_never_a_traceback(lang):
+    import re
+    cjk = re.compile(r"[\u3400-\u9fff]")
+    for notebook, check, _right, _wrong in _exercise_checks():
+        for answer in MALFORMED:
+            feedback = check(answer, lang)  # never raises
+            assert feedback.state == "wrong" and not feedback.ok, (notebook, answer, lang, feedback)
+            text = feedback.message.split(":", 1)[1]
+            assert len(text.strip()) > 15, (notebook, answer, feedback)
+            assert bool(cjk.search(text)) == (lang == "zh") or (isinstance(answer, str) and cjk.search(answer)), \
+                (notebook, answer, lang, feedback)  # said in the learner's language
+            assert "Traceback" not in text and "Error" not in text, (notebook, answer, feedback)
+    from agentlab.i18n import t
+    for answer in MALFORMED:  # 01 (a schema): anything at all is a sentence too, never Python's own words
+        for schema in (answer, {"type": "object", "properties": answer}, {"type": "object", "properties": {"a": answer}}):
+            for description in (answer, WHEN):
+                feedback = schema_contract(schema, description, lang=lang)
+                assert feedback.state == "wrong", (schema, feedback)
+                assert not re.search(r"object is not|sequence element|has no attribute|Error", feedback.message), feedback
+                if lang == "zh":
+                    assert cjk.search(feedback.message.split(":", 1)[1]), feedback
+        if not isinstance(answer, dict):
+            expected = t("exercise.schema_not_a_dict", lang, given="§").split("§")[1]
+            assert expected in schema_contract(answer, WHEN, lang=lang).message
+        if not isinstance(answer, str):
+            expected = t("exercise.description_not_text", lang, given="§").split("§")[1]
+            assert expected in schema_contract(GOOD, answer, lang=lang).message
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_number_that_does_not_read_says_a_number_is_expected_in_the_learners_language(lang):
+    from agentlab.i18n import t
+    policy = RetryPolicy(base=0.5, cap=8, jitter="none")
+    for answer in ("two", "abc", [], {}, "2-3"):
+        for feedback in (longest_wait(answer, policy, 2, lang=lang), breaker_threshold(answer, lang=lang),
+                         answer_is(answer, 12, WHY, hint=HINT, lang=lang)):
+            assert feedback.state == "wrong"
+            assert t("exercise.not_a_number", lang, given="§").split("§")[1][:12] in feedback.message, feedback
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_word_answer_given_as_a_list_or_a_dict_is_told_what_was_expected(lang):
+    from agentlab.i18n import t
+    for answer in ([], {}, ["tool"], {"tool": 1}):
+        feedback = answer_is(answer, "tool", WHY, hint=HINT, lang=lang)
+        assert feedback.state == "wrong"
+        assert t("exercise.not_a_word", lang, given="§").split("§")[1][:12] in feedback.message, feedback
+
+
+def test_a_custom_comparison_that_raises_is_a_sentence_too():
+    from agentlab.workbook.exercises import check_answer
+
+    def strict(a, b):
+        raise TypeError("boom")
+    feedback = check_answer("x", "x", why=WHY, hint=HINT, same=strict, lang="zh")
+    assert feedback.state == "wrong" and "boom" not in feedback.message and "看上面表格里的那一列" in feedback.message
+
+
+def test_every_glossary_label_is_right_for_its_own_value_and_wrong_for_another():
+    """Whatever file of data/i18n/labels/ says a value, its label is that value's answer, and only that value's."""
+    from agentlab.i18n import label_glossary
+    from agentlab.workbook.exercises import _norm
+    glossary = label_glossary()["zh"]
+    said = {_norm(zh): {_norm(e) for e, z in glossary.items() if _norm(z) == _norm(zh)} for zh in glossary.values()}
+    for english, chinese in glossary.items():
+        for lang in ("en", "zh"):
+            assert answer_is(chinese, english, WHY, lang=lang).ok, (english, chinese)
+            assert answer_is(english, english, WHY, lang=lang).ok, english
+        other = next(e for e in glossary if _norm(e) not in said[_norm(chinese)] and _norm(glossary[e]) != _norm(chinese))
+        assert answer_is(glossary[other], english, WHY, lang="zh").state == "wrong", (english, other)
+
+
+def test_with_no_failures_the_share_check_reads_none_and_any_odd_answer():
+    import numpy as np
+
+    from agentlab.workbook.exercises import largest_share
+    assert largest_share(None, {}).ok and largest_share(" None ", {}).ok
+    for odd in (np.array([1, 2]), [], {}, "structure"):
+        assert largest_share(odd, {}).state == "wrong"
+
+
+def test_numbers_read_as_numbers_whatever_surrounds_them():
+    for given, truth in ((".5", 0.5), ("0.5 秒。", 0.5), ("“2”", 2), ("-1", -1), ("第１２条", 12)):
+        assert answer_is(given, truth, WHY).ok, (given, truth)
+    for given, truth in ((".5", 5), ("2.000001", 2), ("12", 1), ("1,2", 12), ("2 or 3", 2)):
+        assert answer_is(given, truth, WHY).state == "wrong", (given, truth)

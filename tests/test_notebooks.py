@@ -16,7 +16,7 @@ import nbformat
 import participant
 import pytest
 from conftest import ROOT
-from exercise_solutions import SOLUTIONS
+from exercise_solutions import SOLUTIONS, SOLUTIONS_ZH
 from nbclient import NotebookClient
 
 NB_DIR = ROOT / "notebooks"
@@ -72,13 +72,15 @@ def exercise_cell(nb) -> int | None:
     return None
 
 
-def with_solution(nb, stem: str) -> int | None:
-    """Append a cell that fills the exercise's blanks from tests/exercise_solutions.py and re-runs its check."""
+def with_solution(nb, stem: str, *, zh: bool = False) -> int | None:
+    """Append a cell that fills the exercise's blanks from tests/exercise_solutions.py and re-runs its check
+    (a Chinese twin with the answer a Chinese learner types, where that differs)."""
     i = exercise_cell(nb)
     if i is None:
         return None
     code = BLANK.sub("", nb.cells[i].source).strip()
-    nb.cells.append(nbformat.v4.new_code_cell(SOLUTIONS[stem] + "\n" + code))
+    solution = SOLUTIONS_ZH.get(stem, SOLUTIONS[stem]) if zh else SOLUTIONS[stem]
+    nb.cells.append(nbformat.v4.new_code_cell(solution + "\n" + code))
     return i
 
 
@@ -98,7 +100,7 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path, participant_ker
     nb = nbformat.read(path, as_version=4)
     lesson = path.parent.name in ("notebooks", "zh")
     zh = path.parent.name == "zh"
-    exercise = with_solution(nb, path.stem) if lesson else None
+    exercise = with_solution(nb, path.stem, zh=zh) if lesson else None
     if zh:  # the last cell lists the labels a Chinese reader would still have met in English
         nb.cells.append(nbformat.v4.new_code_cell(
             "from agentlab.i18n import missing_labels\nprint('MISSING', sorted(missing_labels()))"))

@@ -1,7 +1,11 @@
 """The checks behind each notebook's exercise.
 
 Every exercise starts unanswered (``my_answer = None``) and its check says "not yet" with a
-hint until the learner acts; a wrong answer is told so, with where to look. The truth is
+hint until the learner acts; a wrong answer is told so, with where to look. An answer is read as a
+person types it: a name in either language the tables show it in (any glossary label of the truth,
+``data/i18n/labels/``: "转人工" is "escalated"), in any case, quotes, full-width forms or spacing; a
+number with its unit ("2 秒", "3rd", "２"). An answer that cannot be read as what was asked (a list, a
+dict, "two") is told what was expected, in a sentence, never with a traceback. The truth is
 computed here from the workbook's own data, never written into the notebook, so a cell
 never gives its answer away. (tests/test_exercises.py proves each check can fail and pass;
 the solutions live in tests/, not in the notebooks.)
@@ -16,18 +20,24 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import os
+import re
+import reprlib
 import threading
 import time
+import unicodedata
 import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cache
+from numbers import Real
 from pathlib import PurePath
 from typing import Any, Literal, TypeVar
 
 from ..guards import GuardConfig
-from ..i18n import Lang, said
+from ..i18n import Lang, label_glossary, said, t
 from ..lint import lint
 from ..resources import data_file
 from ..retry import RetryPolicy
@@ -135,9 +145,91 @@ def _reports(notebook: str | None) -> Callable[[_F], _F]:
     return wrap
 
 
+_QUOTES = "'\"`“”‘’「」『』 \t\r\n"  # ASCII and Chinese quotes, spaces
+_SEPARATORS = re.compile(r"[\s_-]+")
+
+
+def _plain(value: str) -> str:
+    """What a person typed, without what does not matter: full-width forms (NFKC), surrounding quotes and spaces,
+    a final full stop, case."""
+    return unicodedata.normalize("NFKC", value).strip(_QUOTES).rstrip("。.").strip(_QUOTES).casefold()
+
+
 def _norm(value: Any) -> str:
-    """Answers compare as words: case, spaces, quotes and hyphens do not matter."""
-    return str(value).strip().strip("'\"`").lower().replace("-", "_").replace(" ", "_")
+    """Answers compare as words: case, quotes, full-width forms, and spaces, hyphens and underscores do not matter."""
+    return _SEPARATORS.sub("", _plain(str(value)))
+
+
+@cache
+def _glossary_forms() -> dict[str, frozenset[str]]:
+    """Each glossary label (compared as a word) -> every way the glossary says it: the English label and its
+    translations, from every ``data/i18n/labels/*.json`` file. A Chinese table shows the translation."""
+    out: dict[str, set[str]] = {}
+    for table in label_glossary().values():
+        for english, translated in table.items():
+            out.setdefault(_norm(english), {_norm(english)}).add(_norm(translated))
+    return {word: frozenset(forms) for word, forms in out.items()}
+
+
+def _word(given: Any) -> str | None:
+    """The answer as a word to compare, or None when it is not one (a list, a dict, True, a blank)."""
+    if isinstance(given, bool) or not isinstance(given, (str, Real)):
+        return None
+    return _norm(given) or None
+
+
+# a number, with a unit or an ordinal around it: "2 秒", "2s", "3rd", "第 3 次", "the 3rd", "12 cases"
+_NUMBER = re.compile(r"(?:第|the\s)?\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?:st|nd|rd|th)?\s*[^\d]*")
+
+
+def _number(given: Any) -> float | None:
+    """The answer as a number, or None when it does not read as one ("two", [], True, "2-3")."""
+    if isinstance(given, bool):
+        return None
+    if isinstance(given, str):
+        match = _NUMBER.fullmatch(_plain(given))
+        if not match:
+            return None
+        given = match.group(1)
+    elif not isinstance(given, (Real, Decimal)):
+        return None
+    try:
+        value = float(given)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (Real, Decimal)) and not isinstance(value, bool)
+
+
+def _judge(given: Any, right: Any) -> bool | str:
+    """True or False, or the catalogue key of why ``given`` cannot be read as what ``right`` is.
+
+    ``right`` may be several truths (a tie): any of them is right. A number compares as a number, anything else
+    as a word, against the truth and every glossary label of it."""
+    if isinstance(right, (list, tuple, set, frozenset)):
+        verdicts = [_judge(given, one) for one in right]
+        return True if True in verdicts else next((v for v in verdicts if isinstance(v, str)), False)
+    if _is_number(right):
+        number = _number(given)
+        if number is None:
+            return "exercise.not_a_number"
+        return abs(number - float(right)) <= 1e-9 * max(1.0, abs(float(right)))
+    word = _word(given)
+    if word is None:
+        return "exercise.not_a_word"
+    truth = _norm(right)
+    return word in _glossary_forms().get(truth, frozenset()) | {truth}
+
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring = _SHOWN.maxother = 80  # an answer is quoted back, never a page of it
+
+
+def _shown(given: Any) -> str:
+    return _SHOWN.repr(given)
 
 
 def _text(value: str | Mapping[str, str], lang: Lang) -> str:
@@ -151,14 +243,25 @@ def _say(state: State, text: str, lang: Lang) -> Feedback:
 @_reports(None)
 def check_answer(given: Any, right: Any, *, why: str | Mapping[str, str], hint: str | Mapping[str, str],
           lang: Lang = "en", same: Callable[[Any, Any], bool] | None = None) -> Feedback:
-    """Compare an answer with the truth: "not yet" while ``given`` is None, then right or wrong."""
+    """Compare an answer with the truth: "not yet" while ``given`` is None, then right or wrong.
+
+    Without ``same``, the answer is read as a person types it (see the module's docstring); ``right`` may be a
+    list of truths, any of which is right. An answer that cannot be read, or that makes ``same`` raise, is
+    wrong, with a sentence saying what was expected."""
     if given is None:
         return _say("not yet", _text(hint, lang), lang)
-    ok = same(given, right) if same else _norm(given) == _norm(right)
-    if ok:
+    try:
+        verdict = bool(same(given, right)) if same else _judge(given, right)
+    except Exception:  # noqa: BLE001 - a comparison an odd answer breaks: the learner reads a sentence, not a traceback
+        verdict = "exercise.unreadable"
+    if verdict is True:
         return _say("right", _text(why, lang), lang)
     advice = _text(hint, "en")
-    wrong = {"en": f"you said {given!r}. {advice[:1].upper() + advice[1:]}", "zh": f"你的答案是 {given!r}。{_text(hint, 'zh')}"}
+    advice = advice[:1].upper() + advice[1:]
+    if isinstance(verdict, str):  # not read as what was asked: say what was
+        said_ = t(verdict, lang, given=_shown(given))
+        return _say("wrong", f"{said_} {advice}" if lang == "en" else said_ + _text(hint, lang), lang)
+    wrong = {"en": f"you said {_shown(given)}. {advice}", "zh": f"你的答案是 {_shown(given)}。{_text(hint, 'zh')}"}
     return _say("wrong", wrong[lang], lang)
 
 
@@ -178,13 +281,18 @@ def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Feedbac
     if schema is None or description is None:
         return _say("not yet", {"en": "write my_description and my_schema, then run this cell.",
                                 "zh": "先写好 my_description 和 my_schema，再运行这个单元格。"}[lang], lang)
+    if not isinstance(schema, dict):
+        return _say("wrong", t("exercise.schema_not_a_dict", lang, given=_shown(schema)), lang)
+    if not isinstance(description, str):
+        return _say("wrong", t("exercise.description_not_text", lang, given=_shown(description)), lang)
     try:
-        reg = Registry([Tool("create_refund", str(description), schema)])
+        reg = Registry([Tool("create_refund", description, schema)])
+        bad = [f for f in lint(reg, lang=lang) if f.severity != "info"]
     except (SchemaError, TypeError, ValueError, AttributeError) as exc:
-        why = said(exc, lang)
+        # a SchemaError says itself in either language; anything else is no sentence for a learner
+        why = said(exc, lang) if isinstance(exc, SchemaError) else t("exercise.unreadable", lang, given=_shown(schema))
         return _say("wrong", {"en": f"the schema does not compile: {why}", "zh": f"这个 schema 无法编译：{why}"}[lang], lang)
-    bad = [f for f in lint(reg, lang=lang) if f.severity != "info"]
-    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    props = schema.get("properties", {})
     has_enum = any("enum" in p for p in props.values() if isinstance(p, dict))
     if bad:
         return _say("wrong", "; ".join(f"{f.rule} {f.location}: {f.message}" for f in bad[:4]), lang)
@@ -199,21 +307,27 @@ def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Feedbac
 def longest_wait(given: float | None, policy: RetryPolicy, attempt: int, lang: Lang = "en") -> Feedback:
     """04: the un-jittered wait before resend number ``attempt`` (0-based)."""
     right = policy.backoff(attempt)
-    return check_answer(given, right, same=lambda a, b: abs(float(a) - b) < 1e-9, lang=lang,
+    return check_answer(given, right, lang=lang,
                  why={"en": f"{right:g} s: base × 2^attempt, capped at {policy.cap:g}.",
                       "zh": f"{right:g} 秒：base × 2^attempt，上限 {policy.cap:g}。"},
                  hint={"en": "compute base × 2^attempt and apply the cap (attempt counts from 0).",
                        "zh": "计算 base × 2^attempt，再套上上限（attempt 从 0 开始数）。"})
 
 
+@cache
+def _double_refund_truth() -> tuple[str, ...]:
+    """The tool-side faults that make the naive loop refund twice (the scripted runs are the same every time)."""
+    from ..models.faults import FAULTS
+    from .demo import compare_loops
+    return tuple(f for f, spec in FAULTS.items() if spec.kind == "tool"
+                 and len(compare_loops(f).naive_state["refunds"]) == 2)
+
+
 @_reports("00")
 def double_refund_fault(given: str | None, lang: Lang = "en") -> Feedback:
     """00: the fault that makes the naive loop refund twice though the model asked once."""
-    from ..models.faults import FAULTS
-    from .demo import compare_loops
-    truth = [f for f, spec in FAULTS.items() if spec.kind == "tool"
-             and len(compare_loops(f).naive_state["refunds"]) == 2]
-    right = truth[0] if len(truth) == 1 else truth
+    truth = _double_refund_truth()
+    right = truth[0] if len(truth) == 1 else list(truth)
     return check_answer(given, right, lang=lang,
                         why={"en": "the refund went through, its reply was lost, and the naive loop retried "
                                    "everything. Only an idempotency key passed to the backend makes that safe.",
@@ -248,7 +362,7 @@ def tool_replies_needed(given: int | None, calls: int, lang: Lang = "en") -> Fee
     many = tool_calls(*[call("get_order", {"order_id": f"A100{i + 1}"}) for i in range(calls)])
     run = run_guarded(ScriptedModel([many, say("ok")]), reg, "look them up", sleep=lambda s: None)
     right = sum(1 for m in run.messages if m.get("role") == "tool")
-    return check_answer(given, right, same=lambda a, b: int(a) == b, lang=lang,
+    return check_answer(given, right, lang=lang,
                         why={"en": "one per call, each with its own tool_call_id, in order.",
                              "zh": "每个调用一条，各带自己的 tool_call_id，按顺序。"},
                         hint={"en": "every call needs an answer with its own tool_call_id; count them.",
@@ -276,7 +390,8 @@ def best_single_guard(given: str | None, ablation: Mapping[str, float], lang: La
     alone = {k.removeprefix("only "): v for k, v in ablation.items() if k.startswith("only ")}
     best = max(alone.values())
     winners = sorted(k for k, v in alone.items() if v == best)
-    return check_answer(given, winners, same=lambda a, b: _norm(a).removeprefix("only_") in b, lang=lang,
+    # the plot's bars say "only validate" ("只开 validate"): the bar's label is right as well as the guard's name
+    return check_answer(given, [*winners, *(f"only {w}" for w in winners)], lang=lang,
                         why={"en": f"{' / '.join(winners)} alone gives {best:.0%}; all guards together "
                                    f"{ablation['all guards']:.0%}. No single guard is enough.",
                              "zh": f"单独开启 {' / '.join(winners)} 成功率为 {best:.0%}；全部防护一起为 "
@@ -289,13 +404,13 @@ def best_single_guard(given: str | None, ablation: Mapping[str, float], lang: La
 def largest_share(given: str | None, counts: Mapping[str, int], lang: Lang = "en") -> Feedback:
     """08 and 11: the class with the largest share of failures (the one to fix first)."""
     if not counts:
-        return _say("right" if given in (None, "none") else "wrong",
+        return _say("right" if given is None or _judge(given, "none") is True else "wrong",
                     {"en": "there are no failures to target in this sample.", "zh": "这次抽样里没有需要处理的失败。"}[lang],
                     lang)
     top = max(counts.values())
     winners = sorted(k for k, v in counts.items() if v == top)
     total = sum(counts.values())
-    return check_answer(given, winners, same=lambda a, b: _norm(a) in b, lang=lang,
+    return check_answer(given, winners, lang=lang,
                         why={"en": f"{' / '.join(winners)}: {top} of {total} failures. Fix that class first, and "
                                    "measure the same metric next time.",
                              "zh": f"{' / '.join(winners)}：{total} 个失败里占 {top} 个。先解决这一类，下次用同一个指标复查。"},

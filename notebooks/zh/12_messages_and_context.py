@@ -166,12 +166,12 @@ with ChatServer(model=DatedModel(ScriptedModel([booking("{today}"), booking("{to
 # %% [markdown]
 # ## 练习
 #
-# 在上面朴素的截断里，发出的第一条消息（也就是接口拒收的那条）是什么角色？请用英文的角色名作答
-# （`system`、`user`、`assistant` 或 `tool`）。
+# 在上面朴素的截断里，发出的第一条消息（也就是接口拒收的那条）是什么角色？用英文的角色名（`system`、`user`、
+# `assistant` 或 `tool`）或表格里的中文作答都可以。
 
 # %%
 my_answer = None  # a role: "system", "user", "assistant" or "tool"
 print(answer_is(my_answer, naive_cut[0]["role"], lang=LANG,
                 why={"en": "a tool reply whose call was cut off: the API refuses a tool message no call asked for.",
                      "zh": "它是一条工具回执，而对应的调用被裁掉了：接口拒绝没有调用对应的 tool 消息。"},
-                hint={"en": "look at the 'first role' column of the table.", "zh": "看表格里“首条消息的角色”一列（工具 就是 tool）。"}))
+                hint={"en": "look at the 'first role' column of the table.", "zh": "看表格里“首条消息的角色”一列。"}))
