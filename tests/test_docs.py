@@ -110,14 +110,35 @@ def test_code_cites_the_docs_not_outside_documents():
     assert not offenders, "cite docs/ instead:\n" + "\n".join(offenders)
 
 
+def tables(text: str) -> list[list[str]]:
+    """Every Markdown table outside code blocks, as its lines."""
+    out: list[list[str]] = []
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    for block in re.findall(r"(?:^\|.*\n?)+", prose, re.M):
+        out.append(block.strip().splitlines())
+    return out
+
+
 def _shape(text: str) -> dict:
-    """What a translation must keep: the headings' levels in order, every code block, every command, the table rows."""
+    """What a translation must keep: the headings' levels in order, every code block, every command, the table rows,
+    and each table in its place: the heading it stands under, its columns and its rows (a table the other language's
+    page lacks is a missing table, even where another table's extra rows make the counts agree)."""
     blocks = re.findall(r"```.*?```", text, re.S)
     prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    placed: list[list[int]] = []  # [heading number it stands under, rows, columns]
+    heading, in_table = 0, False
+    for line in prose.splitlines():
+        heading += bool(re.match(r"#+ ", line))
+        if line.startswith("|") and in_table:
+            placed[-1][1] += 1
+        elif line.startswith("|"):
+            placed.append([heading, 1, line.count("|")])
+        in_table = line.startswith("|")
     return {"headings": [len(h) for h in re.findall(r"^(#+) ", prose, re.M)],
             "code": blocks,
             "commands": sorted(set(re.findall(r"`(python (?:run\.py|-m agentlab)[^`]*)`", prose))),
-            "rows": len(re.findall(r"^\|", prose, re.M))}
+            "rows": len(re.findall(r"^\|", prose, re.M)),
+            "tables": placed}
 
 
 def test_the_chinese_readme_keeps_step_with_the_english_one():
@@ -148,7 +169,7 @@ def test_a_chinese_page_keeps_step_with_its_english_one(page):
     english = DOCS / page.name
     en, zh = english.read_text(encoding="utf-8"), page.read_text(encoding="utf-8")
     a, b = _shape(en), _shape(zh)
-    for part in ("headings", "code", "rows"):
+    for part in ("headings", "code", "rows", "tables"):
         assert a[part] == b[part], part
     assert anchors(english) <= set(ANCHOR.findall(zh)), anchors(english) - set(ANCHOR.findall(zh))
     lines = re.sub(r"```.*?```", "", zh, flags=re.S).splitlines()
@@ -156,3 +177,15 @@ def test_a_chinese_page_keeps_step_with_its_english_one(page):
         if HEADING.match(line):
             assert re.search(r"[\u3400-\u9fff]", line), line
             assert i and ANCHOR.fullmatch(lines[i - 1].strip()), f"no anchor above {line!r}"
+
+
+@pytest.mark.parametrize("readme,page", [("README.md", "docs/workshop.md"), ("README.zh.md", "docs/zh/workshop.md")])
+def test_the_workshop_page_says_how_many_a_machine_holds(readme, page):
+    """A trainer reads the workshop page, in either language: the README's table of participants per machine (the
+    last table of its one-machine workshop section) is on it, word for word, so the two cannot drift apart."""
+    text = (ROOT / readme).read_text(encoding="utf-8")
+    section = re.split(r"^## ", text, flags=re.M)
+    one_machine = next(s for s in section if "run.py hub --users" in s)
+    sizing = tables(one_machine)[-1]
+    assert len(sizing) >= 5, sizing
+    assert sizing in tables((ROOT / page).read_text(encoding="utf-8")), f"{page} lacks the sizing table of {readme}"
