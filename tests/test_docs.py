@@ -4,8 +4,10 @@ A reference is ``docs/<file>.md`` or ``docs/<file>.md#<anchor>`` anywhere in the
 benchmarks, the notebooks' scripts, the app, the README or the docs themselves. The file must exist and the
 anchor must be a heading of it, slugged the way GitHub does (lowercase, punctuation dropped, spaces to hyphens).
 """
+import json
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -189,3 +191,60 @@ def test_the_workshop_page_says_how_many_a_machine_holds(readme, page):
     sizing = tables(one_machine)[-1]
     assert len(sizing) >= 5, sizing
     assert sizing in tables((ROOT / page).read_text(encoding="utf-8")), f"{page} lacks the sizing table of {readme}"
+
+
+#: a link to the English page on purpose says so just before it ("英文版：[guards.md](../guards.md)")
+TO_THE_ENGLISH_PAGE = "英文版："
+MD_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def chinese_texts() -> list[tuple[str, Path, str]]:
+    """Everything a Chinese reader reads, as (where, the folder its relative links start from, text): the Chinese
+    notebooks' text cells, README.zh.md, the Chinese docs, and the catalogue's Chinese sentences and labels (the app
+    and the widgets speak only through these)."""
+    out = []
+    for nb in sorted((ROOT / "notebooks" / "zh").glob("*.ipynb")):
+        cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+        for i, c in enumerate(cells):
+            if c["cell_type"] == "markdown":
+                out.append((f"notebooks/zh/{nb.name} cell {i}", nb.parent, "".join(c["source"])))
+    for page in [ROOT / "README.zh.md", *ZH_DOCS]:
+        out.append((page.relative_to(ROOT).as_posix(), page.parent, page.read_text(encoding="utf-8")))
+    for key, text in json.loads((ROOT / "data/i18n/zh.json").read_text(encoding="utf-8")).items():
+        out.append((f"zh.json {key}", ROOT, text))
+    for glossary in sorted((ROOT / "data/i18n/labels").glob("*.json")):
+        for key, text in json.loads(glossary.read_text(encoding="utf-8")).get("zh", {}).items():
+            out.append((f"labels/{glossary.name} {key!r}", ROOT, text))
+    return out
+
+
+def doc_references(base: Path, text: str) -> list[tuple[Path, str | None, bool]]:
+    """Every page a text names: its Markdown links resolved from ``base``, and ``docs/<page>.md`` written out (a path
+    in a sentence); as (page, anchor, whether it says it links the English page on purpose)."""
+    found = []
+    for line in text.splitlines():
+        for m in MD_LINK.finditer(line):
+            file, _, anchor = m.group(1).partition("#")
+            if file.endswith(".md") and not re.match(r"[a-z]+:", file):
+                found.append(((base / file).resolve(), anchor or None, line[:m.start()].endswith(TO_THE_ENGLISH_PAGE)))
+        for m in REFERENCE.finditer(line):
+            found.append((DOCS / m.group(1), m.group(2), False))
+    return found
+
+
+def test_a_chinese_reader_is_sent_to_the_chinese_page():
+    """A Chinese notebook, the Chinese README and docs, and the catalogue's Chinese sentences and labels never send
+    a reader to an English page of docs/ that has a Chinese twin (only a link right after 英文版： goes to the English
+    page on purpose), and every anchor they name is a heading of the page they name."""
+    wrong, broken, seen = [], [], 0
+    for where, base, text in chinese_texts():
+        for page, anchor, on_purpose in doc_references(base, text):
+            seen += 1
+            page = page.resolve()
+            if page.parent == DOCS.resolve() and (DOCS / "zh" / page.name).is_file() and not on_purpose:
+                wrong.append(f"{where}: {page.relative_to(ROOT)}#{anchor or ''} (docs/zh/{page.name} exists)")
+            elif not page.is_file() or (anchor and anchor not in anchors(page)):
+                broken.append(f"{where}: {page}#{anchor or ''}")
+    assert seen >= 40, seen
+    assert not wrong, "links to the English page where a Chinese one exists:\n" + "\n".join(sorted(set(wrong)))
+    assert not broken, "no such page or heading:\n" + "\n".join(broken)

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # 04 · 瞬态、参数错误、致命：三类错误
 #
-# 处理失败的代码只需要问一个问题，就能把每一种失败归好类（见 [docs/failures.md](../../docs/failures.md#category)）：
+# 处理失败的代码只需要问一个问题，就能把每一种失败归好类（见 [docs/zh/failures.md](../../docs/zh/failures.md#category)）：
 # **把一模一样的东西再发一次，会有用吗？**
 #
 # * **瞬态**（`transient`）：429、超时、5xx、连接断开。过一会儿再发，用指数退避加随机抖动，到了上限就放弃；
