@@ -687,7 +687,10 @@ def main(argv: list[str]) -> int:
         return subprocess.call([str(py), "-m", "pytest", *rest], cwd=ROOT)
     if cmd == "app":
         py = setup("requirements.txt")
-        return subprocess.call([str(py), "-m", "voila", "app/agentlab_app.ipynb", *rest], cwd=ROOT)
+        # the workbook's Jupyter settings: etc/jupyter/voila.json hands the browser's Accept-Language to the kernel,
+        # so the app opens in the reader's language
+        return subprocess.call([str(py), "-m", "voila", "app/agentlab_app.ipynb", *rest], cwd=ROOT,
+                               env={**os.environ, **lab_env()})
     if cmd == "site":
         return site(setup("requirements-site.txt"), rest)
     if cmd == "bench":

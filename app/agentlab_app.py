@@ -20,14 +20,14 @@
 import ipywidgets as W
 
 from agentlab.workbook.log_widget import LogReview
-from agentlab.workbook.widgets import PMApp
+from agentlab.workbook.widgets import PMApp, browser_lang
 
-app = PMApp(lang="en")
+app = PMApp(lang=browser_lang())  # the browser's language (Accept-Language); the toggle switches it
 app
 
 # %%
 # your own log file, reviewed below; one language toggle for the whole page (the app's, above)
-logs = LogReview(lang="en")
+logs = LogReview(lang=app.lang.value)
 logs.lang.layout.display = "none"
 W.dlink((app.lang, "value"), (logs.lang, "value"))
 logs

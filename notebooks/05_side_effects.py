@@ -69,7 +69,7 @@ table_view(pd.DataFrame(rows), lang=LANG)
 # tool's **business key** (one refund per order), never invented by the model:
 
 # %%
-desk, reg = aftersales.SCENARIO.setup()
+desk, reg = aftersales.SCENARIO.setup(LANG)
 args = {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
 print(idempotency_key(reg["create_refund"], args))
 replayed = [e.model_visible for e in compare_loops("duplicate_call").guarded.tool_events if e.replayed]
@@ -94,7 +94,7 @@ plt.show()
 # %%
 tmp = tempfile.TemporaryDirectory()
 shared = Path(tmp.name) / "agentlab.db"
-desk, reg = aftersales.SCENARIO.setup()
+desk, reg = aftersales.SCENARIO.setup(LANG)
 
 def worker():
     run_guarded(make_model(), reg, "refund A1001", store=SQLiteStore(shared), sleep=lambda s: None)
@@ -118,7 +118,7 @@ print(f"{label('8 racing workers, refunds written', LANG)}: {len(desk.refunds)}"
 # *unknown* state that nobody may run again until a person (or a job that checks the backend) resolves it.
 
 # %%
-desk, reg = aftersales.SCENARIO.setup()
+desk, reg = aftersales.SCENARIO.setup(LANG)
 lossy = inject_tool_fault(reg, "escalate_to_human", "lost_reply")
 model = SelfCorrectingModel([("escalate_to_human", {"summary": "call the customer back"})], "Handed over.")
 run = run_guarded(model, lossy, "Please have someone call me.", store=SQLiteStore(), sleep=lambda s: None)
@@ -136,7 +136,7 @@ now = [0.0]
 store = MemoryStore(clock=lambda: now[0])
 refund_args = {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
 store.claim("create_refund:A1001", canonical(refund_args), lease=60)   # a worker claimed the refund, then died
-desk, reg = aftersales.SCENARIO.setup()
+desk, reg = aftersales.SCENARIO.setup(LANG)
 refund = call("create_refund", refund_args)
 for t in (10, 61):
     now[0] = t
@@ -154,7 +154,7 @@ print(label("after resolving", LANG) + ":", label(r.status, LANG), f"| {label('r
 
 # %%
 store = SQLiteStore(Path(tmp.name) / "approvals.db")
-desk, reg = aftersales.SCENARIO.setup()
+desk, reg = aftersales.SCENARIO.setup(LANG)
 plan = [("get_order", {"order_id": "A1003"}),
         ("create_refund", {"order_id": "A1003", "amount": 2499.0, "reason": "user_cancel"})]
 run = run_guarded(SelfCorrectingModel(plan, "Refunded."), reg, "Refund A1003", store=store, sleep=lambda s: None)

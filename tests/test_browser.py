@@ -66,9 +66,9 @@ def _wait(url: str, timeout: float = 90) -> None:
 
 
 @contextmanager
-def _server(cmd: list[str], env: dict, ready_url: str, log: Path):
+def _server(cmd: list[str], env: dict, ready_url: str, log: Path, cwd: Path | None = None):
     with log.open("w") as out:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=cwd)
         try:
             _wait(ready_url)
             yield proc
@@ -89,13 +89,16 @@ def _jupyter_env(tmp: Path) -> dict:
 
 
 @contextmanager
-def _browser(tmp: Path, name: str, *, credentials: tuple[str, str] | None = None):
+def _browser(tmp: Path, name: str, *, credentials: tuple[str, str] | None = None, locale: str | None = None):
     """A chromium page; ``credentials``: the HTTP Basic user name and password it answers a challenge with
-    (after one, chromium sends them to the rest of the site unasked, as for a person who signed in)."""
+    (after one, chromium sends them to the rest of the site unasked, as for a person who signed in); ``locale``:
+    the browser's language (its Accept-Language)."""
     from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import sync_playwright
     console: list[str] = []
-    auth = {"http_credentials": {"username": credentials[0], "password": credentials[1]}} if credentials else {}
+    auth: dict = {"http_credentials": {"username": credentials[0], "password": credentials[1]}} if credentials else {}
+    if locale:
+        auth["locale"] = locale
     with sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(str(tmp / "profile"), executable_path=CHROMIUM, headless=True,
                                                    args=FLAGS, viewport={"width": 1400, "height": 1000}, **auth)
@@ -168,6 +171,35 @@ def test_voila_app_without_code(tmp_path):
         body = page.inner_text("body")
         assert "from agentlab" not in body and "PMApp(" not in body
         assert "不写代码看坏案例" in body and "防护循环" in body  # title and account in Chinese too
+
+
+@pytest.mark.parametrize("locale,says,not_says", [("zh-CN", "不写代码看坏案例", "Run both loops"),
+                                                  ("en-US", "Run both loops", "不写代码看坏案例")])
+def test_voila_app_opens_in_the_browsers_language(tmp_path, locale, says, not_says):
+    """The app started as ``python run.py app`` starts it (the workbook's Jupyter settings, from the repository's
+    folder): a browser asking for Chinese gets Chinese on the first load, any other gets English; 中文 / English
+    still switch it."""
+    _need_browser()
+    sys.path.insert(0, str(ROOT))
+    try:
+        import run
+    finally:
+        sys.path.remove(str(ROOT))
+    source = (ROOT / "run.py").read_text(encoding="utf-8")
+    assert "app/agentlab_app.ipynb" in source and "**lab_env()}" in source.split("app/agentlab_app.ipynb")[1][:200]
+    port = _free_port()
+    env = {**{k: v for k, v in os.environ.items() if k != "MPLBACKEND"}, **run.lab_env()}
+    cmd = [sys.executable, "-m", "voila", "app/agentlab_app.ipynb", "--no-browser", f"--port={port}",
+           "--Voila.ip=127.0.0.1", f"--Voila.token={TOKEN}"]
+    base = f"http://127.0.0.1:{port}"
+    with _server(cmd, env, f"tcp://127.0.0.1:{port}", tmp_path / "voila.log", cwd=ROOT), \
+            _browser(tmp_path, f"voila-{locale}", locale=locale) as page:
+        page.goto(f"{base}/?token={TOKEN}", timeout=120_000)
+        page.get_by_text(says).first.wait_for(timeout=120_000)
+        assert page.get_by_text(not_says).count() == 0
+        other = "English" if locale.startswith("zh") else "中文"
+        page.get_by_role("button", name=other).click()
+        page.get_by_text(not_says).first.wait_for(timeout=30_000)
 
 
 def test_probe_report_opens_in_chromium(tmp_path):

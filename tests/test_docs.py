@@ -4,8 +4,10 @@ A reference is ``docs/<file>.md`` or ``docs/<file>.md#<anchor>`` anywhere in the
 benchmarks, the notebooks' scripts, the app, the README or the docs themselves. The file must exist and the
 anchor must be a heading of it, slugged the way GitHub does (lowercase, punctuation dropped, spaces to hyphens).
 """
+import json
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -110,14 +112,35 @@ def test_code_cites_the_docs_not_outside_documents():
     assert not offenders, "cite docs/ instead:\n" + "\n".join(offenders)
 
 
+def tables(text: str) -> list[list[str]]:
+    """Every Markdown table outside code blocks, as its lines."""
+    out: list[list[str]] = []
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    for block in re.findall(r"(?:^\|.*\n?)+", prose, re.M):
+        out.append(block.strip().splitlines())
+    return out
+
+
 def _shape(text: str) -> dict:
-    """What a translation must keep: the headings' levels in order, every code block, every command, the table rows."""
+    """What a translation must keep: the headings' levels in order, every code block, every command, the table rows,
+    and each table in its place: the heading it stands under, its columns and its rows (a table the other language's
+    page lacks is a missing table, even where another table's extra rows make the counts agree)."""
     blocks = re.findall(r"```.*?```", text, re.S)
     prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    placed: list[list[int]] = []  # [heading number it stands under, rows, columns]
+    heading, in_table = 0, False
+    for line in prose.splitlines():
+        heading += bool(re.match(r"#+ ", line))
+        if line.startswith("|") and in_table:
+            placed[-1][1] += 1
+        elif line.startswith("|"):
+            placed.append([heading, 1, line.count("|")])
+        in_table = line.startswith("|")
     return {"headings": [len(h) for h in re.findall(r"^(#+) ", prose, re.M)],
             "code": blocks,
             "commands": sorted(set(re.findall(r"`(python (?:run\.py|-m agentlab)[^`]*)`", prose))),
-            "rows": len(re.findall(r"^\|", prose, re.M))}
+            "rows": len(re.findall(r"^\|", prose, re.M)),
+            "tables": placed}
 
 
 def test_the_chinese_readme_keeps_step_with_the_english_one():
@@ -148,7 +171,7 @@ def test_a_chinese_page_keeps_step_with_its_english_one(page):
     english = DOCS / page.name
     en, zh = english.read_text(encoding="utf-8"), page.read_text(encoding="utf-8")
     a, b = _shape(en), _shape(zh)
-    for part in ("headings", "code", "rows"):
+    for part in ("headings", "code", "rows", "tables"):
         assert a[part] == b[part], part
     assert anchors(english) <= set(ANCHOR.findall(zh)), anchors(english) - set(ANCHOR.findall(zh))
     lines = re.sub(r"```.*?```", "", zh, flags=re.S).splitlines()
@@ -156,3 +179,72 @@ def test_a_chinese_page_keeps_step_with_its_english_one(page):
         if HEADING.match(line):
             assert re.search(r"[\u3400-\u9fff]", line), line
             assert i and ANCHOR.fullmatch(lines[i - 1].strip()), f"no anchor above {line!r}"
+
+
+@pytest.mark.parametrize("readme,page", [("README.md", "docs/workshop.md"), ("README.zh.md", "docs/zh/workshop.md")])
+def test_the_workshop_page_says_how_many_a_machine_holds(readme, page):
+    """A trainer reads the workshop page, in either language: the README's table of participants per machine (the
+    last table of its one-machine workshop section) is on it, word for word, so the two cannot drift apart."""
+    text = (ROOT / readme).read_text(encoding="utf-8")
+    section = re.split(r"^## ", text, flags=re.M)
+    one_machine = next(s for s in section if "run.py hub --users" in s)
+    sizing = tables(one_machine)[-1]
+    assert len(sizing) >= 5, sizing
+    assert sizing in tables((ROOT / page).read_text(encoding="utf-8")), f"{page} lacks the sizing table of {readme}"
+
+
+#: a link to the English page on purpose says so just before it ("英文版：[guards.md](../guards.md)")
+TO_THE_ENGLISH_PAGE = "英文版："
+MD_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def chinese_texts() -> list[tuple[str, Path, str]]:
+    """Everything a Chinese reader reads, as (where, the folder its relative links start from, text): the Chinese
+    notebooks' text cells, README.zh.md, the Chinese docs, and the catalogue's Chinese sentences and labels (the app
+    and the widgets speak only through these)."""
+    out = []
+    for nb in sorted((ROOT / "notebooks" / "zh").glob("*.ipynb")):
+        cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+        for i, c in enumerate(cells):
+            if c["cell_type"] == "markdown":
+                out.append((f"notebooks/zh/{nb.name} cell {i}", nb.parent, "".join(c["source"])))
+    for page in [ROOT / "README.zh.md", *ZH_DOCS]:
+        out.append((page.relative_to(ROOT).as_posix(), page.parent, page.read_text(encoding="utf-8")))
+    for key, text in json.loads((ROOT / "data/i18n/zh.json").read_text(encoding="utf-8")).items():
+        out.append((f"zh.json {key}", ROOT, text))
+    for glossary in sorted((ROOT / "data/i18n/labels").glob("*.json")):
+        for key, text in json.loads(glossary.read_text(encoding="utf-8")).get("zh", {}).items():
+            out.append((f"labels/{glossary.name} {key!r}", ROOT, text))
+    return out
+
+
+def doc_references(base: Path, text: str) -> list[tuple[Path, str | None, bool]]:
+    """Every page a text names: its Markdown links resolved from ``base``, and ``docs/<page>.md`` written out (a path
+    in a sentence); as (page, anchor, whether it says it links the English page on purpose)."""
+    found = []
+    for line in text.splitlines():
+        for m in MD_LINK.finditer(line):
+            file, _, anchor = m.group(1).partition("#")
+            if file.endswith(".md") and not re.match(r"[a-z]+:", file):
+                found.append(((base / file).resolve(), anchor or None, line[:m.start()].endswith(TO_THE_ENGLISH_PAGE)))
+        for m in REFERENCE.finditer(line):
+            found.append((DOCS / m.group(1), m.group(2), False))
+    return found
+
+
+def test_a_chinese_reader_is_sent_to_the_chinese_page():
+    """A Chinese notebook, the Chinese README and docs, and the catalogue's Chinese sentences and labels never send
+    a reader to an English page of docs/ that has a Chinese twin (only a link right after 英文版： goes to the English
+    page on purpose), and every anchor they name is a heading of the page they name."""
+    wrong, broken, seen = [], [], 0
+    for where, base, text in chinese_texts():
+        for page, anchor, on_purpose in doc_references(base, text):
+            seen += 1
+            page = page.resolve()
+            if page.parent == DOCS.resolve() and (DOCS / "zh" / page.name).is_file() and not on_purpose:
+                wrong.append(f"{where}: {page.relative_to(ROOT)}#{anchor or ''} (docs/zh/{page.name} exists)")
+            elif not page.is_file() or (anchor and anchor not in anchors(page)):
+                broken.append(f"{where}: {page}#{anchor or ''}")
+    assert seen >= 40, seen
+    assert not wrong, "links to the English page where a Chinese one exists:\n" + "\n".join(sorted(set(wrong)))
+    assert not broken, "no such page or heading:\n" + "\n".join(broken)

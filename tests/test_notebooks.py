@@ -7,6 +7,7 @@ notebook that should plot must emit a PNG (an ``MPLBACKEND=Agg`` leaking into th
 with widgets must emit widget views, and no figure may warn of a glyph missing from its font (Chinese drawn as
 boxes). (Their run times are a benchmark: ``benchmarks/bench_notebooks.py``.)
 """
+import html
 import json
 import os
 import re
@@ -62,6 +63,44 @@ def test_committed_without_outputs_or_widget_state(path):
 #: two English words in a row (a Chinese cell may name `create_refund` or quote a model, not speak English)
 ENGLISH_PROSE = re.compile(r"\b[A-Za-z]{2,}[,;]? [A-Za-z]{2,}\b")
 BLANK = re.compile(r"^(\w+) = None\b.*$", re.M)
+#: a sentence: three English words in a row ("order_id, amount, reason" is a list of names, "System Prompt" a term)
+ENGLISH_SENTENCE = re.compile(r"\b[A-Za-z]{2,}(?: [A-Za-z]{2,}){2,}\b")
+#: what agentlab itself says to the model inside a JSON reply: the reader's language like everything else
+AGENTLAB_SAYS = re.compile(r'"(?:message|hint)": ("(?:[^"\\]|\\.)*")')
+#: quoted text: what the model sent, a tool's data, a description being criticised; shown as it is
+QUOTED = re.compile(r'"(?:[^"\\\n]|\\.)*"|(?<![A-Za-z])\'[^\'\n]*\'(?![A-Za-z])')
+#: a raw exception's own text (the naive loop passes it on as it is; the notebooks show that on purpose)
+RAW_ERROR = re.compile(r"\b\w*(?:Error|Exception): .*")
+#: Chinese notebooks that show English recorded elsewhere, and why
+RECORDED_IN_ENGLISH = {
+    "09_real_models": "the real models' recorded runs: each case's task and what the model was told, as recorded",
+    "19_take_the_guards_home": "what the model read inside each framework, as the frameworks were measured",
+}
+
+
+def english_prose(text: str) -> list[str]:
+    """The English sentences a Chinese reader would meet in a printed text or a table cell: not quoted text, not a
+    raw exception or traceback, but every sentence agentlab says (a JSON reply's message and hint included)."""
+    text = html.unescape(text)
+    found = [m.group(1) for m in AGENTLAB_SAYS.finditer(text) if ENGLISH_SENTENCE.search(json.loads(m.group(1)))]
+    traceback = False
+    for line in text.splitlines():
+        traceback = line.startswith("Traceback (most recent call last)") or (traceback and line[:1].isspace())
+        if not traceback and ENGLISH_SENTENCE.search(RAW_ERROR.sub("", QUOTED.sub("", line))):
+            found.append(line)
+    return found
+
+
+def test_english_prose_is_found():
+    assert english_prose('用户读到: We could not confirm whether your request went through.')
+    assert english_prose('{"ok": false, "error": {"code": "X", "message": "Do NOT send it again.", "hint": "再试"}}')
+    assert english_prose('<td>转人工 | Your request has been passed to a colleague</td>')
+    for fine in ["描述 'get order and refund' 只是重复了名字", 'escalate_to_human {&quot;summary&quot;: &quot;User wants a call&quot;}→ 成功',
+                 "TOOL_ERROR Error: TypeError: Desk.get_order() got an unexpected keyword argument",
+                 "Traceback (most recent call last):\n  File \"x.py\", line 1, in fetch\n    went wrong here now",
+                 '{"ok": true, "data": {"summary": "Beijing: cloudy, 7 °C"}}', "可用字段：order_id, amount, reason, remark",
+                 "System Prompt 动态注入当前时间"]:
+        assert not english_prose(fine), fine
 
 
 def exercise_cell(nb) -> int | None:
@@ -124,11 +163,19 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path, participant_ker
     if zh:
         missing = "".join(o.get("text", "") for o in nb.cells.pop().outputs)
         assert missing.strip() == "MISSING []", f"labels shown in English in the Chinese notebook: {missing}"
+        english = []
         for c in nb.cells:
             for o in c.get("outputs", []):
-                for html in [o.get("data", {}).get("text/html", "")]:
-                    for head in re.findall(r"<th[^>]*>(.*?)</th>", html if isinstance(html, str) else "".join(html)):
+                for page in [o.get("data", {}).get("text/html", "")]:
+                    page = page if isinstance(page, str) else "".join(page)
+                    for head in re.findall(r"<th[^>]*>(.*?)</th>", page):
                         assert not ENGLISH_PROSE.search(re.sub(r"<[^>]+>", "", head)), (path.name, head)
+                    for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", page, re.S):
+                        english += english_prose(re.sub(r"<[^>]+>", "", cell))
+                if o.get("output_type") == "stream" and o.get("name") == "stdout":
+                    english += english_prose(o.get("text", ""))
+        if path.stem not in RECORDED_IN_ENGLISH:
+            assert not english, f"printed in English in the Chinese {path.name}:\n" + "\n".join(english[:10])
     if lesson:
         assert exercise is not None, f"{path.name} has no exercise"
         blank = "".join(o.get("text", "") for o in nb.cells[exercise].outputs)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import html
 import json
+import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,10 +34,34 @@ from ..trace import side_by_side_html
 from .demo import Comparison, compare_loops, explain
 
 __all__ = ["CASSETTE", "LANG_OPTIONS", "MODELS", "REPLAYABLE_FAULTS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
-           "FaultInjector", "GuardPanel", "MetricsPanel", "PMApp", "ProbePanel", "SchemaPlayground", "comparison_html",
+           "FaultInjector", "GuardPanel", "MetricsPanel", "PMApp", "ProbePanel", "SchemaPlayground", "browser_lang", "comparison_html",
            "figure", "fit", "metrics_table_html", "playground_html", "sample_calls", "text_width"]
 
 LANG_OPTIONS = [("English", "en"), ("中文", "zh")]
+
+
+def browser_lang(accept_language: str | None = None) -> Lang:
+    """The language a page opens in: the browser's most preferred of English and Chinese (zh-* is Chinese), else English.
+
+    ``accept_language``: the browser's Accept-Language header; by default the one Voila hands the kernel as
+    ``HTTP_ACCEPT_LANGUAGE`` (``http_header_envs`` in etc/jupyter/voila.json, which ``python run.py app`` reads)."""
+    if accept_language is None:
+        accept_language = os.environ.get("HTTP_ACCEPT_LANGUAGE", "")
+    ranked = []
+    for i, part in enumerate(accept_language.split(",")):
+        tag, _, params = part.strip().partition(";")
+        q = re.search(r"\bq=([0-9.]+)", params)
+        try:
+            weight = float(q.group(1)) if q else 1.0
+        except ValueError:
+            weight = 0.0
+        ranked.append((-weight, i, tag.strip().lower()))
+    for weight, _, tag in sorted(ranked):
+        if weight < 0 and (tag == "zh" or tag.startswith("zh-")):
+            return "zh"
+        if weight < 0 and (tag == "en" or tag.startswith("en-")):
+            return "en"
+    return "en"
 
 
 class App:

@@ -92,7 +92,7 @@ table_view(table, lang=LANG)
 # %% [markdown]
 # 先看 `refunds`（退款笔数）这几列：任务要求的是恰好一笔 199 元的退款。两笔退款（`lost_reply`、`duplicate_call`）
 # 意味着钱退了两次；在 `wrong_type` 下，朴素循环把文本 `"199元"` 当成金额存了进去。`outcome`（结局）几列按这个最终状态
-# 给每次运行打分，用的是整本练习册统一的定义（`agentlab.evals.outcome`，见 [docs/metrics.md](../../docs/metrics.md)）：
+# 给每次运行打分，用的是整本练习册统一的定义（`agentlab.evals.outcome`，见 [docs/zh/metrics.md](../../docs/zh/metrics.md)）：
 # 只有数据恰好是任务所需要的，才算 `correct`（正确）。*嘴上说*完成了的运行不会因此得分：
 # “声称完成，但数据是错的”是最糟糕的结局，因为没有人会再回头检查。防护循环把对话转给人工的那几次
 # （`api_401`、`leaky_tool`）没有写错任何数据，但也没有退款，所以不算正确。

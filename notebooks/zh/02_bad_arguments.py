@@ -16,7 +16,7 @@
 # %% [markdown]
 # # 02 · 模型写错的参数
 #
-# `arguments` 是模型写出来的一个**字符串**，不是字典（见 [docs/guards.md](../../docs/guards.md#validate)）。
+# `arguments` 是模型写出来的一个**字符串**，不是字典（见 [docs/zh/guards.md](../../docs/zh/guards.md#validate)）。
 # 它可能是残缺的 JSON，可能点名一个并不存在的工具，可能漏掉必填字段，可能把 `order_id` 写成 `orderId`，
 # 可能把金额写成 `"45元"`，也可能编出一个枚举之外的值。朴素循环照单全收；防护循环逐层检查
 # （解析 → schema → 业务规则），并返回一个模型能照着改的错误。

@@ -130,7 +130,7 @@ print(t("nb03.each_reask", LANG, more=len(buys[3]) - len(buys[2]), at2=budget_ta
 # 如果你的模型一轮就能修好，加大预算什么也换不来，反而让每个永远修不好的模型多花一轮。
 
 # %% [markdown]
-# 关于错误文本本身，有两条规矩（见 [docs/failures.md](../../docs/failures.md#what-the-model-sees)）：
+# 关于错误文本本身，有两条规矩（见 [docs/zh/failures.md](../../docs/zh/failures.md#what-the-model-sees)）：
 # 永远不要给模型看堆栈、SQL、内部地址或密钥；并且要说清楚重试有没有用（`retryable`）。
 # 下面是一个会泄露内部细节的工具，分别经过两种循环：
 

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # 04 · 瞬态、参数错误、致命：三类错误
 #
-# 处理失败的代码只需要问一个问题，就能把每一种失败归好类（见 [docs/failures.md](../../docs/failures.md#category)）：
+# 处理失败的代码只需要问一个问题，就能把每一种失败归好类（见 [docs/zh/failures.md](../../docs/zh/failures.md#category)）：
 # **把一模一样的东西再发一次，会有用吗？**
 #
 # * **瞬态**（`transient`）：429、超时、5xx、连接断开。过一会儿再发，用指数退避加随机抖动，到了上限就放弃；
@@ -52,20 +52,19 @@ table_view(pd.DataFrame(rows), lang=LANG)
 # 遇到 401 则立刻停下，并给用户一句友好的说明。工具侧的致命错误也一样处理：订单不存在，或者退款不符合规则。
 
 # %%
-for task_call, lang in [(call("get_order", {"order_id": "A9999"}), "en"),
-                        (call("create_refund", {"order_id": "A1002", "amount": 10, "reason": "user_cancel"}), "zh")]:
-    desk, reg = aftersales.SCENARIO.setup(lang)
-    run = run_guarded(ScriptedModel([task_call]), reg, "refund please", lang=lang)
+for task_call in [call("get_order", {"order_id": "A9999"}),
+                  call("create_refund", {"order_id": "A1002", "amount": 10, "reason": "user_cancel"})]:
+    desk, reg = aftersales.SCENARIO.setup(LANG)
+    run = run_guarded(ScriptedModel([task_call]), reg, "refund please", lang=LANG)
     e = run.tool_events[0]
     print(f"{e.error_code}: {e.error_category}/{e.error_stage}, {label('status', LANG)} {label(run.status, LANG)}; "
           f"{label('user sees', LANG)}: {run.answer}")
 # 403 from the model API: stopped at once, no resend, a friendly sentence in the user's language
-for lang in ("en", "zh"):
-    desk, reg = aftersales.SCENARIO.setup(lang)
-    run = run_guarded(ScriptedModel([ModelError("PERMISSION_DENIED", "403: key not allowed for this model")]), reg, "hi",
-                      lang=lang)
-    print(f"PERMISSION_DENIED: {label('resends', LANG)} {run.retries}, {label('status', LANG)} {label(run.status, LANG)}; "
-          f"{label('user sees', LANG)}: {run.answer}")
+desk, reg = aftersales.SCENARIO.setup(LANG)
+run = run_guarded(ScriptedModel([ModelError("PERMISSION_DENIED", "403: key not allowed for this model")]), reg, "hi",
+                  lang=LANG)
+print(f"PERMISSION_DENIED: {label('resends', LANG)} {run.retries}, {label('status', LANG)} {label(run.status, LANG)}; "
+      f"{label('user sees', LANG)}: {run.answer}")
 
 # %% [markdown]
 # **量一量：重发的时间表。** 30 个客户端在同一时刻失败，它们分别在什么时候重发？有抖动和没有抖动时各是什么样？

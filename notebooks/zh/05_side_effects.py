@@ -18,7 +18,7 @@
 #
 # 读操作重试一次不花任何代价；写操作重试一次就是一起事故。一笔退款被请求两次，有三种再平常不过的途径：
 # 网络丢了回复，循环**重试**；模型**重复**了一个已经发过的调用；模型在**同一条消息里把同一个调用发了两遍**。
-# 拦在中间的有三层防线（见 [docs/guards.md](../../docs/guards.md#idempotency)）：由循环计算的幂等键、
+# 拦在中间的有三层防线（见 [docs/zh/guards.md](../../docs/zh/guards.md#idempotency)）：由循环计算的幂等键、
 # 存储层自身的防护（唯一键约束），以及大额退款时的人工审批闸门。
 
 # %%
@@ -67,7 +67,7 @@ table_view(pd.DataFrame(rows), lang=LANG)
 # 绝不由模型自己编：
 
 # %%
-desk, reg = aftersales.SCENARIO.setup()
+desk, reg = aftersales.SCENARIO.setup(LANG)
 args = {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
 print(idempotency_key(reg["create_refund"], args))
 replayed = [e.model_visible for e in compare_loops("duplicate_call").guarded.tool_events if e.replayed]
@@ -91,7 +91,7 @@ plt.show()
 # %%
 tmp = tempfile.TemporaryDirectory()
 shared = Path(tmp.name) / "agentlab.db"
-desk, reg = aftersales.SCENARIO.setup()
+desk, reg = aftersales.SCENARIO.setup(LANG)
 
 def worker():
     run_guarded(make_model(), reg, "refund A1001", store=SQLiteStore(shared), sleep=lambda s: None)
@@ -113,7 +113,7 @@ print(f"{label('8 racing workers, refunds written', LANG)}: {len(desk.refunds)}"
 # 把对话转给人工，并把这个键保持在*未知*状态：在有人（或者一个去核对后端的任务）把它处理掉之前，谁都不能再执行它。
 
 # %%
-desk, reg = aftersales.SCENARIO.setup()
+desk, reg = aftersales.SCENARIO.setup(LANG)
 lossy = inject_tool_fault(reg, "escalate_to_human", "lost_reply")
 model = SelfCorrectingModel([("escalate_to_human", {"summary": "call the customer back"})], "Handed over.")
 run = run_guarded(model, lossy, "Please have someone call me.", store=SQLiteStore(), sleep=lambda s: None)
@@ -131,7 +131,7 @@ now = [0.0]
 store = MemoryStore(clock=lambda: now[0])
 refund_args = {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
 store.claim("create_refund:A1001", canonical(refund_args), lease=60)   # a worker claimed the refund, then died
-desk, reg = aftersales.SCENARIO.setup()
+desk, reg = aftersales.SCENARIO.setup(LANG)
 refund = call("create_refund", refund_args)
 for t in (10, 61):
     now[0] = t
@@ -149,7 +149,7 @@ print(label("after resolving", LANG) + ":", label(r.status, LANG), f"| {label('r
 
 # %%
 store = SQLiteStore(Path(tmp.name) / "approvals.db")
-desk, reg = aftersales.SCENARIO.setup()
+desk, reg = aftersales.SCENARIO.setup(LANG)
 plan = [("get_order", {"order_id": "A1003"}),
         ("create_refund", {"order_id": "A1003", "amount": 2499.0, "reason": "user_cancel"})]
 run = run_guarded(SelfCorrectingModel(plan, "Refunded."), reg, "Refund A1003", store=store, sleep=lambda s: None)

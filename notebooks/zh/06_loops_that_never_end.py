@@ -17,7 +17,7 @@
 # # 06 · 停不下来的循环
 #
 # 失控的智能体看起来很忙：每一步都“说得过去”，却没有一步是答案。有三道刹车完全不需要模型配合
-# （见 [docs/guards.md](../../docs/guards.md)：`step_budget`、`repeat_limit`、`timeout`）：**步数预算**；
+# （见 [docs/zh/guards.md](../../docs/zh/guards.md)：`step_budget`、`repeat_limit`、`timeout`）：**步数预算**；
 # **重复调用熔断**，在第三次一模一样的调用时叫停；以及每个工具调用的**超时**。
 
 # %%

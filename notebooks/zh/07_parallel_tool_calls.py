@@ -18,7 +18,7 @@
 #
 # 模型可能用一条消息同时发出两个工具调用。只执行 `tool_calls[0]` 的代码（tau-bench 的参考智能体和
 # 函数调用的官方示例里都这么写）会把其余的调用悄悄丢掉：一部分事情根本没做，用户却被告知已经办好了
-# （见 [docs/guards.md#all_calls](../../docs/guards.md#all_calls)）。
+# （见 [docs/zh/guards.md#all_calls](../../docs/zh/guards.md#all_calls)）。
 
 # %%
 import pandas as pd

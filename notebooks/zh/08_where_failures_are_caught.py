@@ -17,7 +17,7 @@
 # # 08 · 每种失败在哪里被拦下
 #
 # 把工作簿里的每一种故障都分别放进两个循环跑一遍，再把防护循环遇到的失败按两套分类来归类
-# （见[失败分类文档](../../docs/failures.md#two-classifications)）：**按重试类别**
+# （见[失败分类文档](../../docs/zh/failures.md#two-classifications)）：**按重试类别**
 # （瞬时 / 校验 / 致命：代码该怎么处理）和**按链路环节**（结构 / 语义 / 执行 / 规则拦截：下一步该修哪里）。
 # 规则拦截是防护按设计生效的结果，要单独统计。
 
@@ -74,7 +74,7 @@ five = by_failure_class(e for c in results.values() for e in c.guarded.events)
 table_view(pd.DataFrame([{"class": class_name(k, LANG), "count": v} for k, v in five.most_common()]), lang=LANG)
 
 # %% [markdown]
-# **四个核心指标**（定义见[指标文档](../../docs/metrics.md#the-four-headline-numbers)），
+# **四个核心指标**（定义见[指标文档](../../docs/zh/metrics.md#the-four-headline-numbers)），
 # 用的还是这些运行。注意这里“成功”的含义：任务结束，**并且**数据是对的（恰好一笔 199 元的退款；
 # 本不该退款的，就一笔都没有）。
 

@@ -48,7 +48,7 @@ table_view(pd.Series([c.category for c in cases]).value_counts().rename_axis("ca
 # %% [markdown]
 # ## 朴素循环对比防护循环：四个核心指标
 #
-# 任务成功率、无效调用率、平均步数、人工接管率，定义见[指标文档](../../docs/metrics.md#the-four-headline-numbers)。
+# 任务成功率、无效调用率、平均步数、人工接管率，定义见[指标文档](../../docs/zh/metrics.md#the-four-headline-numbers)。
 # 成功指的是用例的检查通过了：退款做对了（或者本就不该退、也确实没退），并且最终状态可以接受。
 # 一次“成功”了却退错金额的运行，算失败。这里每个用例只跑一次，所以图里没有 pass^k 面板：
 # 那需要每个用例跑多次（见下文）。
@@ -60,7 +60,7 @@ plt.show()
 table_view(pd.DataFrame(rows).set_index("group"), lang=LANG)
 
 # %% [markdown]
-# **健康线。** 每个核心数字旁边是 `HEALTH_LINES` 里的参考线（见[指标文档](../../docs/metrics.md#health-lines)）：
+# **健康线。** 每个核心数字旁边是 `HEALTH_LINES` 里的参考线（见[指标文档](../../docs/zh/metrics.md#health-lines)）：
 # 它是团队拿自己的基线去校准的起点，不是目标。这套用例本来就是为了出错而设计的（每个对抗性用例都注入了一种故障），
 # 所以这里越线说明用例集在起作用；在线上流量里，同一条线就是实时曲线的报警线。
 
@@ -77,7 +77,7 @@ table_view(health, lang=LANG)
 # ## 四个层次
 #
 # 每一层回答的是不同的问题，每个指标都有精确的定义（同样的文字也在
-# `agentlab.evals.metrics.LAYER_DEFINITIONS` 和[指标文档](../../docs/metrics.md#the-four-layers)里）：
+# `agentlab.evals.metrics.LAYER_DEFINITIONS` 和[指标文档](../../docs/zh/metrics.md#the-four-layers)里）：
 
 # %%
 table_view(pd.DataFrame([{"layer": layer, "metric": m, "definition": d} for layer, ms in LAYER_DEFINITIONS.items()
@@ -209,7 +209,7 @@ table_view(pd.DataFrame(compare_groups({"naive, as recorded": suites["naive"], "
 # ## 实时曲线：同样三个数字，放到一串运行上
 #
 # 在线上，运行是一次一次来的。`LiveCurves` 在最近 20 次运行上计算任务成功率、无效调用率和人工接管率（定义和上面相同），
-# 每条曲线一条参考线，曲线越线时告警一次：一个回调加一行日志（见[指标文档](../../docs/metrics.md#live-curves-and-alerts)）。这里模拟：
+# 每条曲线一条参考线，曲线越线时告警一次：一个回调加一行日志（见[指标文档](../../docs/zh/metrics.md#live-curves-and-alerts)）。这里模拟：
 # 一小时的防护循环流量，一小时某次发布误上了朴素循环，然后又回到防护循环；每分钟一次运行。
 # 默认参考线只是起点：这套用例故意偏向刁难，健康的循环本身就会越过其中两条线，所以像团队在自己的流量上做的那样，
 # 用健康的第一个小时来校准参考线。每次告警在曲线越线时记一行日志；只有曲线回到参考线另一侧并超出 0.05（滞回）后，
