@@ -11,7 +11,7 @@ import pytest
 from conftest import DATASETS, ROOT, need
 
 from agentlab.evals import bfcl, bfcl_results
-from agentlab.i18n import t
+from agentlab.i18n import label, t
 from agentlab.models import Reply, ScriptedModel, ToolCall
 
 SHIPPED = ROOT / "data" / bfcl_results.SHIPPED
@@ -78,7 +78,7 @@ def test_without_the_data_the_notebook_gets_the_shipped_results_and_says_how_to_
     assert not got.live and bfcl_results.as_json(got) == bfcl_results.as_json(bfcl_results.read_shipped())
     for lang in ("en", "zh"):
         line = got.said(lang)
-        assert line == t("nb18.shipped", lang, n=100, categories=", ".join(bfcl.CATEGORIES))
+        assert line == t("nb18.shipped", lang, n=100, categories=label(", ".join(bfcl.CATEGORIES), lang))
         assert "AGENTLAB_DATASETS" in line and "../shared/datasets" in line and "\n" not in line
     (tmp_path / "partial" / "bfcl" / "data").mkdir(parents=True)  # a folder without the questions is not the data
     monkeypatch.setenv("AGENTLAB_DATASETS", str(tmp_path / "partial"))
