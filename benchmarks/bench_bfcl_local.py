@@ -6,9 +6,13 @@ irrelevance) once through the guarded loop (label ``<id>/loop``: its first reply
 and once under the grammar (label ``<id>/constrained``), records every turn to
 ``data/cassettes/bfcl-<size>.jsonl``, then replays the cassette with no model running and prints the
 accuracy per category and mode beside the published figure. ``--resume`` keeps what is recorded.
+``--ship`` then writes ``data/bfcl/graded.json`` from the recordings and the standard sample (every size
+recorded): the results notebook 18 shows on a machine without the BFCL data
+(:mod:`agentlab.evals.bfcl_results`; tests/test_bfcl_results.py checks the file against a fresh grading).
 
 Run: python benchmarks/bench_bfcl_local.py [--sizes 0.5b 1.5b] [--n 100] [--limit L] [--resume]
      python benchmarks/bench_bfcl_local.py --replay          # the table from the cassettes alone
+     python benchmarks/bench_bfcl_local.py --replay --ship   # and the shipped results, graded again
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agentlab.evals import bfcl  # noqa: E402
+from agentlab.evals import bfcl, bfcl_results  # noqa: E402
 from agentlab.models.cassette import RecordingModel, labels  # noqa: E402
 from agentlab.models.constrained import ConstrainedModel  # noqa: E402
 from agentlab.models.local import LocalServer, what_is_missing  # noqa: E402
@@ -83,6 +87,8 @@ def main() -> None:
     ap.add_argument("--categories", nargs="+", default=list(bfcl.CATEGORIES))
     ap.add_argument("--resume", action="store_true", help="keep the cassette and skip questions already in it")
     ap.add_argument("--replay", action="store_true", help="no model: the table from the recorded cassettes")
+    ap.add_argument("--ship", action="store_true",
+                    help="write data/bfcl/graded.json (notebook 18's results without the datasets) from the recordings")
     ns = ap.parse_args()
     print(f"{time.strftime('%Y-%m-%d')}, {platform.machine()}, {platform.system()}, n={ns.n}, seed={bfcl.SEED}", flush=True)
     results, counts = {}, {}
@@ -97,6 +103,12 @@ def main() -> None:
         results[size] = bfcl.accuracy(attempts)
         counts[size] = {c: sum(1 for a in attempts if a.category == c and a.mode == "single") for c in bfcl.CATEGORIES}
     print(table(results, counts))
+    if ns.ship:
+        if not bfcl_results.have_data():
+            sys.exit(f"--ship needs the BFCL data in {bfcl.bfcl_dir()} (set AGENTLAB_DATASETS)")
+        path = bfcl_results.write_shipped()
+        print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} "
+              f"({path.stat().st_size:,} bytes; sample: {bfcl.PER_CATEGORY} per category, seed {bfcl.SEED})")
 
 
 if __name__ == "__main__":

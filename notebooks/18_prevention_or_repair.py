@@ -26,34 +26,31 @@
 #
 # Nothing runs a model here: every reply was recorded (`benchmarks/bench_bfcl_local.py`) and is replayed from
 # `data/cassettes/bfcl-<size>.jsonl`; the grading runs live, from `agentlab.evals.bfcl`
-# (docs/metrics.md#bfcl-three-ways).
+# (docs/metrics.md#bfcl-three-ways), when the BFCL questions are in `../shared/datasets/bfcl` (or under
+# `$AGENTLAB_DATASETS`). Without them, every table and plot below comes from the same grading done once and shipped
+# with the workbook (`data/bfcl/graded.json`, derived from BFCL under its Apache-2.0 license); the first line of
+# output says which, and how to grade live.
 
 # %%
-from collections import Counter
-
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import display
 
 from agentlab.evals import bfcl
+from agentlab.evals.bfcl_results import graded
 from agentlab.i18n import label
 from agentlab.models.constrained import call_grammar
-from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.exercises import most_repaired_kind
 from agentlab.workbook.plots import cjk_fonts, plot_bars, table_view
 
 LANG = "en"  # "zh" for 中文
-HAVE_DATA = (bfcl.bfcl_dir() / "data").exists()  # BFCL is read from ../shared/datasets, never shipped
-SIZES = [s for s in ("0.5b", "1.5b") if HAVE_DATA and bfcl.bfcl_cassette(s).exists()]  # replies need questions
-questions = bfcl.questions() if HAVE_DATA else []
-attempts = {s: bfcl.replay_attempts(bfcl.bfcl_cassette(s), questions) for s in SIZES}
-print({"en": "BFCL data:", "zh": "BFCL 数据："}[LANG],
-      {"en": "found", "zh": "已找到"}[LANG] if HAVE_DATA else
-      {"en": "absent (set AGENTLAB_DATASETS): the cells below stay empty",
-       "zh": "缺失（请设置 AGENTLAB_DATASETS）：下面的单元格为空"}[LANG])
-for s, a in attempts.items():
-    print(f"{s}: " + {"en": "questions replayed per category", "zh": "每个类别回放的题数"}[LANG],
-          dict(Counter(x.category for x in a if x.mode == "single")))
+RESULTS = graded()  # live from the BFCL data when it is there, else the results shipped with the workbook
+FIG = RESULTS.sizes  # each model's figures: accuracy, kinds of failure, where each went, a few replies
+SIZES = list(FIG)
+print(RESULTS.said(LANG))
+for s, f in FIG.items():
+    print(f"{s}: " + {"en": "questions replayed per category", "zh": "每个类别回放的题数"}[LANG], f.n)
 
 # %% [markdown]
 # ## Three ways to ask
@@ -71,9 +68,7 @@ for s, a in attempts.items():
 #   answerable without a call). This is the grammar for a question with one function:
 
 # %%
-if questions:
-    q0 = questions[0]
-    print(call_grammar(bfcl.tools_for(q0)[0])[:700], "...")
+print(call_grammar(bfcl.tools_for(RESULTS.example)[0])[:700], "...")
 
 # %% [markdown]
 # The grading follows BFCL's rule: the right function, every required argument, no argument the doc lacks, each value
@@ -86,7 +81,7 @@ if questions:
 
 # %%
 def accuracy_table(size: str) -> pd.DataFrame:
-    fig = bfcl.accuracy(attempts[size])
+    fig = FIG[size].accuracy
     rows = {mode: {c: round(100 * fig[mode].get(c, float("nan")), 1) for c in (*bfcl.CATEGORIES, "mean")} for mode in bfcl.MODES}
     table = pd.DataFrame(rows).T
     table[{"en": "published overall", "zh": "论文总分"}[LANG]] = bfcl.PUBLISHED[size]["overall"]
@@ -94,7 +89,7 @@ def accuracy_table(size: str) -> pd.DataFrame:
 
 
 for size in SIZES:
-    n = dict(Counter(a.category for a in attempts[size] if a.mode == "single"))
+    n = FIG[size].n
     print(f"Qwen2.5-Coder-{size}, " + {"en": f"accuracy in % (n per category: {n})",
                                        "zh": f"准确率 %（每类题数：{n}）"}[LANG])
     display(table_view(accuracy_table(size), lang=LANG))
@@ -104,7 +99,7 @@ if SIZES:
     with cjk_fonts():  # the titles may be Chinese: the fonts are needed when the figure is drawn
         fig, axes = plt.subplots(1, len(SIZES), figsize=(7 * len(SIZES), 4), squeeze=False)
         for ax, size in zip(axes[0], SIZES, strict=True):
-            f = bfcl.accuracy(attempts[size])
+            f = FIG[size].accuracy
             plot_bars({c: {m: f[m][c] for m in bfcl.MODES} for c in bfcl.CATEGORIES if c in f["single"]}, ax=ax,
                       title=f"BFCL, {size}: " + ("accuracy by mode" if LANG == "en" else "各问法的准确率"),
                       ylabel="accuracy" if LANG == "en" else "准确率", lang=LANG)
@@ -116,7 +111,7 @@ if SIZES:
 
 # %%
 def what_the_interface_adds(size: str) -> str:
-    f = bfcl.accuracy(attempts[size])
+    f = FIG[size].accuracy
     single, reask, con = (100 * f[m]["mean"] for m in bfcl.MODES)
     published = bfcl.PUBLISHED[size]["overall"]
     return {"en": f"{size}: single shot {single:.1f}% on average over the four categories (the paper's overall, over "
@@ -145,12 +140,10 @@ for size in SIZES:
 
 # %%
 def what_the_prompt_decides(size: str) -> str:
-    a = attempts[size]
-    several = {m: sum(1 for x in a if x.mode == m and len(x.calls) > 1) for m in bfcl.MODES}
-    f, strict = bfcl.accuracy(a), bfcl.accuracy(bfcl.copies_counted_wrong(a))
+    fig = FIG[size]
+    several, f, strict = fig.several, fig.accuracy, fig.copies_wrong  # strict: a copied example counted wrong
     three = [c for c in bfcl.CATEGORIES if c != "parallel"]
-    copies = sum(1 for x in a if x.mode == "single" and x.correct and bfcl.copied_example(x))
-    n_irr = sum(1 for x in a if x.mode == "single" and x.category == "irrelevance")
+    copies, n_irr = fig.copies, fig.n_irrelevance
     without = {m: 100 * bfcl.mean_of(f[m], three) for m in bfcl.MODES}
     s_single, s_con = (100 * strict[m]["mean"] for m in ("single", "constrained"))
     return {"en": f"{size}: replies with more than one call, per mode: {several}. Mean without parallel: single "
@@ -177,7 +170,7 @@ for size in SIZES:
 
 # %%
 def kinds_table(size: str) -> pd.DataFrame:
-    table = pd.DataFrame(bfcl.kinds(attempts[size])).loc[list(bfcl.KINDS), list(bfcl.MODES)]
+    table = pd.DataFrame(FIG[size].kinds).loc[list(bfcl.KINDS), list(bfcl.MODES)]
     group = {"en": ("contract", "meaning"), "zh": ("契约", "语义")}[LANG]
     table.index = [f"{k} ({group[0] if k in bfcl.CONTRACT_KINDS else group[1]})" for k in table.index]
     table[{"en": "what it is", "zh": "含义"}[LANG]] = [bfcl.KINDS[k][0 if LANG == "en" else 1] for k in bfcl.KINDS]
@@ -191,7 +184,7 @@ for size in SIZES:
 # %%
 if SIZES:
     size = SIZES[0]
-    k = bfcl.kinds(attempts[size])
+    k = FIG[size].kinds
     with cjk_fonts():
         fig, ax = plt.subplots(figsize=(11, 4))
         plot_bars({kind: {m: k[m][kind] for m in bfcl.MODES} for kind in bfcl.KINDS}, ax=ax,
@@ -203,7 +196,7 @@ if SIZES:
 
 # %%
 def prevented_and_not(size: str) -> str:
-    k = bfcl.kinds(attempts[size])
+    k = FIG[size].kinds
     contract = {m: sum(k[m][x] for x in bfcl.CONTRACT_KINDS) for m in bfcl.MODES}
     meaning = {m: sum(v for x, v in k[m].items() if x not in bfcl.CONTRACT_KINDS) for m in bfcl.MODES}
     return {"en": f"{size}: contract failures single {contract['single']} → reask {contract['reask']} → grammar "
@@ -223,10 +216,9 @@ for size in SIZES:
 
 # %%
 def transition_table(size: str, after: str) -> pd.DataFrame:
-    moves = bfcl.transitions(attempts[size], "single", after)
     order = ["right", *bfcl.KINDS]
     table = pd.DataFrame(0, index=order, columns=order)
-    for (a, b), n in moves.items():
+    for a, b, n in FIG[size].transitions[after]:  # (single's kind or "right", the other mode's, questions)
         table.loc[a, b] = n
     return table.loc[(table.sum(axis=1) > 0), (table.sum(axis=0) > 0)]
 
@@ -255,11 +247,8 @@ for size in SIZES[:1]:
 # the same question.
 
 # %%
-def examples(size: str, kind: str, n: int = 5) -> pd.DataFrame:
-    by = {(a.id, a.mode): a for a in attempts[size]}
-    ids = [a.id for a in attempts[size] if a.mode == "single" and a.kind == kind][:n]
-    return pd.DataFrame([{{"en": "question", "zh": "题目"}[LANG]: i, **{m: (("✓ " if by[(i, m)].correct else "✗ ") + str(by[(i, m)].calls)[:90])
-                                            for m in bfcl.MODES if (i, m) in by}} for i in ids])
+def examples(size: str, kind: str) -> pd.DataFrame:
+    return pd.DataFrame(FIG[size].examples[kind], columns=["question", *bfcl.MODES])
 
 
 def examples_shown(size: str, kind: str) -> None:
@@ -282,12 +271,11 @@ if SIZES:
 
 # %%
 for size in SIZES:
-    runaway = [a for a in attempts[size] if a.mode == "constrained" and a.kind == "bad_json"]
-    print(f"{size}: " + {"en": f"{len(runaway)} constrained replies cut off by the token limit",
-                         "zh": f"{len(runaway)} 条语法约束下的回复被 token 上限截断"}[LANG])
-    for a in runaway[:2]:
-        name, args = a.calls[0]
-        print(f"  {a.id}: {name}({str(args)[:120]}...)")
+    runaway = FIG[size].runaway
+    print(f"{size}: " + {"en": f"{runaway} constrained replies cut off by the token limit",
+                         "zh": f"{runaway} 条语法约束下的回复被 token 上限截断"}[LANG])
+    for qid, name, args in FIG[size].runaway_first:
+        print(f"  {qid}: {name}({args}...)")
 
 # %% [markdown]
 # ## Exercise
@@ -296,15 +284,5 @@ for size in SIZES:
 # Answer with a key of `bfcl.KINDS`, read from the table above.
 
 # %%
-if SIZES:
-    k = bfcl.kinds(attempts[SIZES[0]])
-    truth = max(bfcl.KINDS, key=lambda kind: k["single"][kind] - k["reask"][kind])
-else:
-    truth = None
 my_answer = None  # a kind, e.g. "wrong_value"
-print(answer_is(my_answer, truth, lang=LANG,
-                why={"en": "that row fell the most between the single and the reask columns: the error told the model "
-                           "exactly what to change, and it could.",
-                     "zh": "这一行从 single 到 reask 下降得最多：错误信息准确说出了要改什么，模型也改得了。"},
-                hint={"en": "subtract the reask column from the single column in the kinds table.",
-                      "zh": "在类别表里用“单次回答”列减去“校验后重问”列。"}))
+print(most_repaired_kind(my_answer, FIG["0.5b"], lang=LANG))

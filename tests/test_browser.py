@@ -185,8 +185,16 @@ def test_voila_app_opens_in_the_browsers_language(tmp_path, locale, says, not_sa
         import run
     finally:
         sys.path.remove(str(ROOT))
-    source = (ROOT / "run.py").read_text(encoding="utf-8")
-    assert "app/agentlab_app.ipynb" in source and "**lab_env()}" in source.split("app/agentlab_app.ipynb")[1][:200]
+    started = []  # what `python run.py app` starts: Voila on the app, with the workbook's Jupyter settings
+    real_call, real_setup = run.subprocess.call, run.setup
+    run.subprocess.call = lambda cmd, **kw: started.append((cmd, kw)) or 0
+    run.setup = lambda requirements: Path(sys.executable)
+    try:
+        run.main(["app"])
+    finally:
+        run.subprocess.call, run.setup = real_call, real_setup
+    (cmd, kw), = started
+    assert "app/agentlab_app.ipynb" in cmd and kw["env"]["JUPYTER_CONFIG_PATH"].startswith(run.lab_env()["JUPYTER_CONFIG_PATH"])
     port = _free_port()
     env = {**{k: v for k, v in os.environ.items() if k != "MPLBACKEND"}, **run.lab_env()}
     cmd = [sys.executable, "-m", "voila", "app/agentlab_app.ipynb", "--no-browser", f"--port={port}",

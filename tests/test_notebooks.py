@@ -11,12 +11,13 @@ import html
 import json
 import os
 import re
+from collections import Counter
 
 import jupytext
 import nbformat
 import participant
 import pytest
-from conftest import ROOT
+from conftest import DATASETS, ROOT, need
 from exercise_solutions import SOLUTIONS, SOLUTIONS_ZH
 from nbclient import NotebookClient
 
@@ -195,7 +196,7 @@ def test_notebook_00_runs_in_the_developers_environment():
 
 
 DATASET_NOTEBOOKS = [p for p in NOTEBOOKS if p.parent.name == "notebooks"
-                     and re.search(r"datasets_dir|bfcl_dir", p.with_suffix(".py").read_text(encoding="utf-8"))]
+                     and re.search(r"datasets_dir|bfcl_dir|bfcl_results", p.with_suffix(".py").read_text(encoding="utf-8"))]
 
 
 @pytest.mark.parametrize("path", DATASET_NOTEBOOKS, ids=lambda p: p.stem)
@@ -208,6 +209,51 @@ def test_runs_with_the_shared_datasets(path, datasets, monkeypatch):
     NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors and len(DATASET_NOTEBOOKS) >= 2, errors[:1]
+
+
+NB18 = [NB_DIR / "18_prevention_or_repair.ipynb", ZH_DIR / "18_prevention_or_repair.ipynb"]
+
+
+@pytest.mark.parametrize("data", ["absent", "present"])
+@pytest.mark.parametrize("path", NB18, ids=[_id(p) for p in NB18])
+def test_notebook_18_shows_every_result_and_judges_its_exercise_truly(path, data, tmp_path, monkeypatch):
+    """A new user's laptop has no BFCL data: notebook 18 printed nothing in 12 cells, and its check said "not
+    quite" to the right answer and "right" to "None" (the truth was None), and the solution raised NameError.
+    Now, with the data absent or present, every code cell shows something, the first line says where the figures
+    come from, and the exercise says not-yet to the blank, right to the answer, wrong to anything else."""
+    from agentlab.evals.bfcl_results import read_shipped
+    from agentlab.i18n import t
+    from agentlab.workbook.exercises import _WORD
+    lang = "zh" if path.parent.name == "zh" else "en"
+    if data == "present":
+        need(DATASETS / "bfcl" / "data", "BFCL dataset")
+        monkeypatch.setenv("AGENTLAB_DATASETS", str(DATASETS))
+        first = t("nb18.live", lang, folder=str(DATASETS / "bfcl"))
+    else:
+        monkeypatch.setenv("AGENTLAB_DATASETS", str(tmp_path / "absent"))
+        first = read_shipped().said(lang)
+    monkeypatch.delenv("MPLBACKEND", raising=False)
+    nb = nbformat.read(path, as_version=4)
+    i = exercise_cell(nb)
+    code = BLANK.sub("", nb.cells[i].source).strip()
+    answers = [SOLUTIONS[path.stem], 'my_answer = "wrong_value"', 'my_answer = "None"']
+    nb.cells += [nbformat.v4.new_code_cell(a + "\n" + code) for a in answers]
+    NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.get("output_type") == "error"], [o for o in outputs if o.get("output_type") == "error"][:1]
+    assert not [o for o in outputs if o.get("name") == "stderr"], [o.get("text", "")[:300] for o in outputs if o.get("name") == "stderr"]
+    empty = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "code" and not c.outputs]
+    assert not empty, f"code cells that show nothing: {empty}"
+    mimes = Counter(m for o in outputs for m in o.get("data", {}))
+    # accuracy (2 models), kinds (2), single -> reask and -> constrained (1 model): 6 tables; 2 plots; the picker
+    assert mimes["text/html"] >= 6 and mimes["image/png"] >= 2 and mimes["application/vnd.jupyter.widget-view+json"] >= 1, mimes
+    text = ["".join(o.get("text", "") for o in c.outputs) for c in nb.cells if c.cell_type == "code"]
+    assert text[0].splitlines()[0] == first
+    blank, right, wrong, none = (text[[j for j, c in enumerate(nb.cells) if c.cell_type == "code"].index(i)], *text[-3:])
+    word = _WORD[lang]
+    assert blank.startswith("… " + word["not yet"]), blank
+    assert right.startswith("✓ " + word["right"]) and "bad_json" in right, right
+    assert wrong.startswith("✗ " + word["wrong"]) and none.startswith("✗ " + word["wrong"]), (wrong, none)
 
 
 FIGURE_NOTEBOOKS = ("01_", "02_", "03_", "07_", "10_", "12_", "13_", "14_", "15_", "16_", "17_")  # tables of what was read or said

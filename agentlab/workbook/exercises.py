@@ -37,7 +37,11 @@ from pathlib import PurePath
 from typing import Any, Literal, TypeVar
 
 from ..guards import GuardConfig
+<<<<<<< HEAD
 from ..i18n import Lang, label_glossary, said, t
+=======
+from ..i18n import Lang, said, t
+>>>>>>> h-nb18
 from ..lint import lint
 from ..resources import data_file
 from ..retry import RetryPolicy
@@ -45,7 +49,8 @@ from ..schema import SchemaError
 from ..tools import Registry, Tool
 
 __all__ = ["Feedback", "amount_with_unit_reason", "answer_is", "best_single_guard", "breaker_threshold", "check_answer",
-           "double_refund_fault", "guard_effect", "largest_share", "longest_wait", "report", "schema_contract", "tool_replies_needed"]
+           "double_refund_fault", "guard_effect", "largest_share", "longest_wait", "most_repaired_kind", "report", "schema_contract",
+           "tool_replies_needed"]
 
 State = Literal["not yet", "right", "wrong"]
 _MARK = {"not yet": "…", "right": "✓", "wrong": "✗"}  # plain text marks: no emoji font needed
@@ -427,3 +432,16 @@ def breaker_threshold(given: int | None, config: GuardConfig = GuardConfig(), la
                       "zh": f"同样参数的第 {n} 次调用被拒绝：两次可能是重试，三次就是循环。"},
                  hint={"en": "look at GuardConfig().repeat_limit, or at the repeater's trace above.",
                        "zh": "看看 GuardConfig().repeat_limit，或上面 repeater 的轨迹。"})
+
+
+@_reports("18")
+def most_repaired_kind(given: str | None, figures: Any, lang: Lang = "en") -> Feedback:
+    """18: the kind of failure validate-and-reask removed the most of, against the single shot.
+
+    ``figures``: one model's :class:`agentlab.evals.bfcl_results.Figures` (live or shipped); the truth is computed
+    from its kinds table, so a cell never holds the answer."""
+    from ..evals.bfcl_results import most_repaired
+    winners, drop = most_repaired(figures)
+    return check_answer(given, winners, same=lambda a, b: _norm(a) in b, lang=lang,
+                        why=t("nb18.exercise.why", lang, kinds=" / ".join(winners), drop=drop[winners[0]]),
+                        hint=t("nb18.exercise.hint", lang))

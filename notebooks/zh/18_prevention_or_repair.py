@@ -18,34 +18,28 @@
 #
 # 想让小模型给出合法的工具调用，有两条路。**预防**：在模型生成的同时加以约束，只让工具 schema 允许的 token 出来（语法约束，也就是“structured outputs”）。**修复**：先让它写，在边界上检查这次调用，把读得懂的错误交回给它再试一次（防护循环的“校验后重问”，见笔记本 02–03）。本笔记本在同一批题目、同样的本地模型上把两条路都量一遍，再把结果和一个公开的排行榜放在一起对照：伯克利函数调用排行榜（BFCL），它的论文报告了 Qwen2.5-0.5B 和 1.5B 在函数调用模式下的成绩。（这里的本地模型是同样规格的 Coder 版本，而且经过量化；论文的总分覆盖的类别也比这里抽样的四类多：把它当作一个参照点来看。）
 #
-# 这里不运行任何模型：每条回复都已录好（`benchmarks/bench_bfcl_local.py`），从 `data/cassettes/bfcl-<size>.jsonl` 回放；评分则是现场用 `agentlab.evals.bfcl` 算的（见 [评估指标：BFCL 的三种问法](../../docs/zh/metrics.md#bfcl-three-ways)）。
+# 这里不运行任何模型：每条回复都已录好（`benchmarks/bench_bfcl_local.py`），从 `data/cassettes/bfcl-<size>.jsonl` 回放；评分则是现场用 `agentlab.evals.bfcl` 算的（见 [评估指标：BFCL 的三种问法](../../docs/zh/metrics.md#bfcl-three-ways)），前提是 BFCL 的题目放在 `../shared/datasets/bfcl`（或 `$AGENTLAB_DATASETS` 下）。没有这些题目时，下面每张表、每幅图都来自同一次评分：它事先做好，随工作手册一起发布（`data/bfcl/graded.json`，由 BFCL 派生，遵循其 Apache-2.0 许可证）；第一行输出会说明用的是哪一种，以及怎样现场评分。
 
 # %%
-from collections import Counter
-
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import display
 
 from agentlab.evals import bfcl
+from agentlab.evals.bfcl_results import graded
 from agentlab.i18n import label
 from agentlab.models.constrained import call_grammar
-from agentlab.workbook.exercises import answer_is
+from agentlab.workbook.exercises import most_repaired_kind
 from agentlab.workbook.plots import cjk_fonts, plot_bars, table_view
 
 LANG = "zh"  # "en" for English
-HAVE_DATA = (bfcl.bfcl_dir() / "data").exists()  # BFCL is read from ../shared/datasets, never shipped
-SIZES = [s for s in ("0.5b", "1.5b") if HAVE_DATA and bfcl.bfcl_cassette(s).exists()]  # replies need questions
-questions = bfcl.questions() if HAVE_DATA else []
-attempts = {s: bfcl.replay_attempts(bfcl.bfcl_cassette(s), questions) for s in SIZES}
-print({"en": "BFCL data:", "zh": "BFCL 数据："}[LANG],
-      {"en": "found", "zh": "已找到"}[LANG] if HAVE_DATA else
-      {"en": "absent (set AGENTLAB_DATASETS): the cells below stay empty",
-       "zh": "缺失（请设置 AGENTLAB_DATASETS）：下面的单元格为空"}[LANG])
-for s, a in attempts.items():
-    print(f"{s}: " + {"en": "questions replayed per category", "zh": "每个类别回放的题数"}[LANG],
-          dict(Counter(x.category for x in a if x.mode == "single")))
+RESULTS = graded()  # live from the BFCL data when it is there, else the results shipped with the workbook
+FIG = RESULTS.sizes  # each model's figures: accuracy, kinds of failure, where each went, a few replies
+SIZES = list(FIG)
+print(RESULTS.said(LANG))
+for s, f in FIG.items():
+    print(f"{s}: " + {"en": "questions replayed per category", "zh": "每个类别回放的题数"}[LANG], f.n)
 
 # %% [markdown]
 # ## 三种问法
@@ -57,9 +51,7 @@ for s, a in attempts.items():
 # * **语法约束**（`constrained`）：在由同样的契约构成的语法下只写一次回复：要么是一个代码块包着的调用，函数名必须是给定工具之一、参数必须符合该工具的 schema；要么是纯文字（一道没有合适函数的题，必须能不调用函数就回答）。下面是只有一个函数的题目所用的语法：
 
 # %%
-if questions:
-    q0 = questions[0]
-    print(call_grammar(bfcl.tools_for(q0)[0])[:700], "...")
+print(call_grammar(bfcl.tools_for(RESULTS.example)[0])[:700], "...")
 
 # %% [markdown]
 # 评分遵循 BFCL 的规则：函数要对，必填参数一个不少，不能有函数说明里没有的参数，每个取值都在可接受的范围内（字符串比较时忽略大小写和标点）；*parallel* 类的多个调用与期望的调用按任意顺序配对；*irrelevance* 类的正确答案是根本不调用。这套规则在 `tests/test_bfcl_eval.py` 里用 BFCL 自己的标准答案核对过（每个标准答案都判为正确，只有 `simple_python_200` 例外：它自己的答案漏掉了函数说明要求的一个参数）。
@@ -68,7 +60,7 @@ if questions:
 
 # %%
 def accuracy_table(size: str) -> pd.DataFrame:
-    fig = bfcl.accuracy(attempts[size])
+    fig = FIG[size].accuracy
     rows = {mode: {c: round(100 * fig[mode].get(c, float("nan")), 1) for c in (*bfcl.CATEGORIES, "mean")} for mode in bfcl.MODES}
     table = pd.DataFrame(rows).T
     table[{"en": "published overall", "zh": "论文总分"}[LANG]] = bfcl.PUBLISHED[size]["overall"]
@@ -76,7 +68,7 @@ def accuracy_table(size: str) -> pd.DataFrame:
 
 
 for size in SIZES:
-    n = dict(Counter(a.category for a in attempts[size] if a.mode == "single"))
+    n = FIG[size].n
     print(f"Qwen2.5-Coder-{size}, " + {"en": f"accuracy in % (n per category: {n})",
                                        "zh": f"准确率 %（每类题数：{n}）"}[LANG])
     display(table_view(accuracy_table(size), lang=LANG))
@@ -86,7 +78,7 @@ if SIZES:
     with cjk_fonts():  # the titles may be Chinese: the fonts are needed when the figure is drawn
         fig, axes = plt.subplots(1, len(SIZES), figsize=(7 * len(SIZES), 4), squeeze=False)
         for ax, size in zip(axes[0], SIZES, strict=True):
-            f = bfcl.accuracy(attempts[size])
+            f = FIG[size].accuracy
             plot_bars({c: {m: f[m][c] for m in bfcl.MODES} for c in bfcl.CATEGORIES if c in f["single"]}, ax=ax,
                       title=f"BFCL, {size}: " + ("accuracy by mode" if LANG == "en" else "各问法的准确率"),
                       ylabel="accuracy" if LANG == "en" else "准确率", lang=LANG)
@@ -98,7 +90,7 @@ if SIZES:
 
 # %%
 def what_the_interface_adds(size: str) -> str:
-    f = bfcl.accuracy(attempts[size])
+    f = FIG[size].accuracy
     single, reask, con = (100 * f[m]["mean"] for m in bfcl.MODES)
     published = bfcl.PUBLISHED[size]["overall"]
     return {"en": f"{size}: single shot {single:.1f}% on average over the four categories (the paper's overall, over "
@@ -121,12 +113,10 @@ for size in SIZES:
 
 # %%
 def what_the_prompt_decides(size: str) -> str:
-    a = attempts[size]
-    several = {m: sum(1 for x in a if x.mode == m and len(x.calls) > 1) for m in bfcl.MODES}
-    f, strict = bfcl.accuracy(a), bfcl.accuracy(bfcl.copies_counted_wrong(a))
+    fig = FIG[size]
+    several, f, strict = fig.several, fig.accuracy, fig.copies_wrong  # strict: a copied example counted wrong
     three = [c for c in bfcl.CATEGORIES if c != "parallel"]
-    copies = sum(1 for x in a if x.mode == "single" and x.correct and bfcl.copied_example(x))
-    n_irr = sum(1 for x in a if x.mode == "single" and x.category == "irrelevance")
+    copies, n_irr = fig.copies, fig.n_irrelevance
     without = {m: 100 * bfcl.mean_of(f[m], three) for m in bfcl.MODES}
     s_single, s_con = (100 * strict[m]["mean"] for m in ("single", "constrained"))
     return {"en": f"{size}: replies with more than one call, per mode: {several}. Mean without parallel: single "
@@ -149,7 +139,7 @@ for size in SIZES:
 
 # %%
 def kinds_table(size: str) -> pd.DataFrame:
-    table = pd.DataFrame(bfcl.kinds(attempts[size])).loc[list(bfcl.KINDS), list(bfcl.MODES)]
+    table = pd.DataFrame(FIG[size].kinds).loc[list(bfcl.KINDS), list(bfcl.MODES)]
     group = {"en": ("contract", "meaning"), "zh": ("契约", "语义")}[LANG]
     table.index = [f"{k} ({group[0] if k in bfcl.CONTRACT_KINDS else group[1]})" for k in table.index]
     table[{"en": "what it is", "zh": "含义"}[LANG]] = [bfcl.KINDS[k][0 if LANG == "en" else 1] for k in bfcl.KINDS]
@@ -163,7 +153,7 @@ for size in SIZES:
 # %%
 if SIZES:
     size = SIZES[0]
-    k = bfcl.kinds(attempts[size])
+    k = FIG[size].kinds
     with cjk_fonts():
         fig, ax = plt.subplots(figsize=(11, 4))
         plot_bars({kind: {m: k[m][kind] for m in bfcl.MODES} for kind in bfcl.KINDS}, ax=ax,
@@ -175,7 +165,7 @@ if SIZES:
 
 # %%
 def prevented_and_not(size: str) -> str:
-    k = bfcl.kinds(attempts[size])
+    k = FIG[size].kinds
     contract = {m: sum(k[m][x] for x in bfcl.CONTRACT_KINDS) for m in bfcl.MODES}
     meaning = {m: sum(v for x, v in k[m].items() if x not in bfcl.CONTRACT_KINDS) for m in bfcl.MODES}
     return {"en": f"{size}: contract failures single {contract['single']} → reask {contract['reask']} → grammar "
@@ -194,10 +184,9 @@ for size in SIZES:
 
 # %%
 def transition_table(size: str, after: str) -> pd.DataFrame:
-    moves = bfcl.transitions(attempts[size], "single", after)
     order = ["right", *bfcl.KINDS]
     table = pd.DataFrame(0, index=order, columns=order)
-    for (a, b), n in moves.items():
+    for a, b, n in FIG[size].transitions[after]:  # (single's kind or "right", the other mode's, questions)
         table.loc[a, b] = n
     return table.loc[(table.sum(axis=1) > 0), (table.sum(axis=0) > 0)]
 
@@ -219,11 +208,8 @@ for size in SIZES[:1]:
 # 选一种失败类别，看看单次回答犯了这种错误的题目，以及另外两种问法对同一道题给出了什么。
 
 # %%
-def examples(size: str, kind: str, n: int = 5) -> pd.DataFrame:
-    by = {(a.id, a.mode): a for a in attempts[size]}
-    ids = [a.id for a in attempts[size] if a.mode == "single" and a.kind == kind][:n]
-    return pd.DataFrame([{{"en": "question", "zh": "题目"}[LANG]: i, **{m: (("✓ " if by[(i, m)].correct else "✗ ") + str(by[(i, m)].calls)[:90])
-                                            for m in bfcl.MODES if (i, m) in by}} for i in ids])
+def examples(size: str, kind: str) -> pd.DataFrame:
+    return pd.DataFrame(FIG[size].examples[kind], columns=["question", *bfcl.MODES])
 
 
 def examples_shown(size: str, kind: str) -> None:
@@ -245,12 +231,11 @@ if SIZES:
 
 # %%
 for size in SIZES:
-    runaway = [a for a in attempts[size] if a.mode == "constrained" and a.kind == "bad_json"]
-    print(f"{size}: " + {"en": f"{len(runaway)} constrained replies cut off by the token limit",
-                         "zh": f"{len(runaway)} 条语法约束下的回复被 token 上限截断"}[LANG])
-    for a in runaway[:2]:
-        name, args = a.calls[0]
-        print(f"  {a.id}: {name}({str(args)[:120]}...)")
+    runaway = FIG[size].runaway
+    print(f"{size}: " + {"en": f"{runaway} constrained replies cut off by the token limit",
+                         "zh": f"{runaway} 条语法约束下的回复被 token 上限截断"}[LANG])
+    for qid, name, args in FIG[size].runaway_first:
+        print(f"  {qid}: {name}({args}...)")
 
 # %% [markdown]
 # ## 练习
@@ -258,15 +243,5 @@ for size in SIZES:
 # 对 0.5B 模型来说：和单次回答相比，校验后重问消除得最多的是哪一类失败？从上面的表里读出来，用 `bfcl.KINDS` 的键作答。
 
 # %%
-if SIZES:
-    k = bfcl.kinds(attempts[SIZES[0]])
-    truth = max(bfcl.KINDS, key=lambda kind: k["single"][kind] - k["reask"][kind])
-else:
-    truth = None
 my_answer = None  # a kind, e.g. "wrong_value"
-print(answer_is(my_answer, truth, lang=LANG,
-                why={"en": "that row fell the most between the single and the reask columns: the error told the model "
-                           "exactly what to change, and it could.",
-                     "zh": "这一行从 single 到 reask 下降得最多：错误信息准确说出了要改什么，模型也改得了。"},
-                hint={"en": "subtract the reask column from the single column in the kinds table.",
-                      "zh": "在类别表里用“单次回答”列减去“校验后重问”列。"}))
+print(most_repaired_kind(my_answer, FIG["0.5b"], lang=LANG))
