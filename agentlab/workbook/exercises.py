@@ -37,11 +37,7 @@ from pathlib import PurePath
 from typing import Any, Literal, TypeVar
 
 from ..guards import GuardConfig
-<<<<<<< HEAD
 from ..i18n import Lang, label_glossary, said, t
-=======
-from ..i18n import Lang, said, t
->>>>>>> h-nb18
 from ..lint import lint
 from ..resources import data_file
 from ..retry import RetryPolicy
@@ -442,6 +438,6 @@ def most_repaired_kind(given: str | None, figures: Any, lang: Lang = "en") -> Fe
     from its kinds table, so a cell never holds the answer."""
     from ..evals.bfcl_results import most_repaired
     winners, drop = most_repaired(figures)
-    return check_answer(given, winners, same=lambda a, b: _norm(a) in b, lang=lang,
+    return check_answer(given, winners, lang=lang,
                         why=t("nb18.exercise.why", lang, kinds=" / ".join(winners), drop=drop[winners[0]]),
                         hint=t("nb18.exercise.hint", lang))
