@@ -172,11 +172,21 @@ def _kernel(py: Path | None = None, name: str = KERNEL) -> None:
                 "PYTHONPATH": ""}}), encoding="utf-8")
 
 
-def kernel_manager(name: str = KERNEL):
-    """A kernel manager for one of these kernels (pass to nbclient's ``NotebookClient(km=...)``)."""
+def kernel_class(name: str = KERNEL) -> type:
+    """A kernel manager class for one of these kernels: ``NotebookClient(nb, kernel_name=name,
+    kernel_manager_class=kernel_class(name))``. nbclient then owns the manager and shuts the kernel down after the
+    run (a manager handed in as ``km=`` is the caller's, and its kernel outlived the test)."""
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import KernelManager
-    return KernelManager(kernel_name=name, kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(KERNELS)]))
+    from traitlets import default
+
+    class Kernels(KernelManager):
+        @default("kernel_spec_manager")
+        def _only_ours(self) -> KernelSpecManager:
+            return KernelSpecManager(kernel_dirs=[str(KERNELS)])
+
+    Kernels.__name__ = f"Kernels_{name.replace('-', '_')}"
+    return Kernels
 
 
 BINDER = HOME / "binder-env"
@@ -186,7 +196,11 @@ def binder_environment() -> Path:
     """What repo2docker does with binder/ (no Docker engine needed): a fresh environment of the runtime's Python,
     ``pip install -r binder/requirements.txt`` from the repository's folder, then ``binder/postBuild`` with that
     environment first on PATH. Returns its Python; a kernel named ``binder`` runs in it."""
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID") or str(os.getpid())
     with _locked():
+        stamp = HOME / "binder-run"
+        if stamp.exists() and stamp.read_text(encoding="utf-8") == run_id and (BINDER / "bin" / "python").exists():
+            return BINDER / "bin" / "python"  # built by this run already (another worker, another module)
         CHECKOUT.mkdir(parents=True, exist_ok=True)
         _sync()
         if BINDER.exists():
@@ -199,4 +213,5 @@ def binder_environment() -> Path:
                         "-r", "binder/requirements.txt"], cwd=CHECKOUT, env=env, check=True)
         subprocess.run(["bash", "binder/postBuild"], cwd=CHECKOUT, env=env, check=True)
         _kernel(py, "binder")
+        stamp.write_text(run_id, encoding="utf-8")
     return py

@@ -128,7 +128,7 @@ def with_solution(nb, stem: str, *, zh: bool = False) -> int | None:
 def participant_kernel():
     """The participant's environment, built once per run (the first notebook test waits for it, about a minute)."""
     participant.environment()
-    return participant.kernel_manager
+    return {"kernel_name": participant.KERNEL, "kernel_manager_class": participant.kernel_class()}
 
 
 #: what matplotlib says when a text's font cannot draw a character (Chinese drawn as empty boxes)
@@ -146,7 +146,7 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path, participant_ker
             "from agentlab.i18n import missing_labels\nprint('MISSING', sorted(missing_labels()))"))
     env_backend = os.environ.pop("MPLBACKEND", None)  # never let a headless backend leak into the kernel
     try:
-        NotebookClient(nb, timeout=CELL_TIMEOUT, km=participant_kernel(),
+        NotebookClient(nb, timeout=CELL_TIMEOUT, **participant_kernel,
                        resources={"metadata": {"path": str(path.parent)}}).execute()
     finally:
         if env_backend is not None:

@@ -32,7 +32,7 @@ def test_the_environment_is_requirements_txt_alone_on_the_oldest_python(particip
             "'has': {m: u.find_spec(m) is not None for m in sys.argv[1:]}}))")
     wanted = ["agentlab", "jupyterlab", "ipywidgets", "pandas", "matplotlib", "openai", "voila", "fastapi", "uvicorn",
               "httpx", "mcp", "redis", "pylopdf_fonts_zh_cn"]
-    dev_only = ["pytest", "playwright", "jupyterhub", "pydantic_ai", "langgraph", "agents", "xllamacpp", "opentelemetry.sdk"]
+    dev_only = ["pytest", "playwright", "pydantic_ai", "langgraph", "agents", "xllamacpp", "opentelemetry.sdk"]
     got = json.loads(subprocess.run([str(participant_python), "-c", code, *wanted, *dev_only], capture_output=True,
                                     text=True, check=True).stdout)
     oldest = subprocess.run([participant.oldest_python(), "-c", "import sys; print(*sys.version_info[:3])"],
@@ -200,6 +200,7 @@ def binder_python():
     return participant.binder_environment()
 
 
+@pytest.mark.xdist_group("binder")  # one worker builds it and runs these; the other goes on with the rest
 @pytest.mark.parametrize("notebook", BINDER_NOTEBOOKS)
 def test_the_binder_image_runs_the_notebooks(binder_python, notebook):
     """binder/ installed as repo2docker installs it, with no Docker engine here: pip from binder/requirements.txt in
@@ -209,7 +210,7 @@ def test_the_binder_image_runs_the_notebooks(binder_python, notebook):
     from nbclient import NotebookClient
     path = participant.CHECKOUT / notebook
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=240, km=participant.kernel_manager("binder"),
+    NotebookClient(nb, timeout=240, kernel_name="binder", kernel_manager_class=participant.kernel_class("binder"),
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors, errors[:1]
@@ -219,6 +220,7 @@ def test_the_binder_image_runs_the_notebooks(binder_python, notebook):
     assert "site-packages" in found and agentlab.__version__  # installed, not the checkout's folder
 
 
+@pytest.mark.xdist_group("binder")
 def test_the_binder_image_has_the_workbooks_jupyter_settings(binder_python):
     prefix = binder_python.parent.parent
     assert (prefix / "etc" / "jupyter" / "jupyter_server_config.json").is_file()

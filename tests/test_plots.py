@@ -152,6 +152,9 @@ logging.getLogger("matplotlib").addHandler(handler)
 import matplotlib.pyplot as plt
 from agentlab.evals import compare_runs, load_cases, run_suite, save_results, trend
 from agentlab.retry import RetryPolicy
+recording = warnings.catch_warnings(record=True)  # from the import on: the fonts are set up when plots is imported
+caught = recording.__enter__()
+warnings.simplefilter("always")
 from agentlab.workbook import plots
 
 cases, store = load_cases()[:4], tempfile.mkdtemp()
@@ -180,8 +183,7 @@ drawn = {
     "plot_trend": lambda: plots.plot_trend(trend(stored), lang="zh"),
     "plot_live": lambda: plots.plot_live(live, lang="zh"),
 }
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
+if True:
     for name, draw in drawn.items():
         if sys.argv[1] == "shipped" or name in ("plot_bars", "plot_herd"):
             draw()
@@ -189,6 +191,7 @@ with warnings.catch_warnings(record=True) as caught:
         plt.subplots()[1].set_title("工具调用（估计）")
     for num in plt.get_fignums():
         plt.figure(num).canvas.draw()
+recording.__exit__(None, None, None)
 print(json.dumps({"families": plots._font_families(), "drawn": sorted(drawn),
                   "warnings": [str(w.message) for w in caught], "logged": logged}, ensure_ascii=False))
 '''
