@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..i18n import t
+from ..models.local import default_threads
 from . import progress, services
 
 __all__ = ["NOTES", "HubSettings", "build", "server_env", "write_config"]
@@ -42,7 +43,7 @@ class HubSettings:
     progress_port: int = 0       # the trainer's view (agentlab.hub.progress)
     gguf: Path | None = None     # None: the hub starts without the shared model
     slots: int = 4
-    threads: int = 2
+    threads: int = 0             # the model's threads (0: agentlab.models.local.default_threads, one on two cores)
     idle_timeout: int = 3600
     data_limit: int = 2 << 30    # bytes per process (the server, each kernel)
 
@@ -71,7 +72,8 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
            services.site(py, root, st / "site", s.site_port, store),
            services.culler(py, s.idle_timeout)]
     if s.gguf is not None:
-        svc.append(services.model(py, root, s.gguf, s.model_port, slots=s.slots, threads=s.threads))
+        svc.append(services.model(py, root, s.gguf, s.model_port, slots=s.slots,
+                                  threads=s.threads or default_threads()))
     trainer = progress.service(s.progress_port, st / "progress", trainers=[s.admin], notes=st / NOTES)
     # the services' account runs it, with the hub's python (the state folder is that account's, like the site's)
     trainer.update(command=[py, "-m", "agentlab.hub.progress"], user=services.SERVICES_USER,
