@@ -15,6 +15,7 @@ from typing import Any
 from ..i18n import t
 from ..models.local import default_threads
 from . import progress, services
+from .auth import MIN_PASSWORD
 
 __all__ = ["NOTES", "HubSettings", "build", "server_env", "write_config"]
 
@@ -86,6 +87,10 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
              {"name": "user", "scopes": ["self", progress.ACCESS_SCOPE]},
              *(dict(r) for r in extra_roles)]
     both = " / ".join((t("hub.otp_prompt", "en"), t("hub.otp_prompt", "zh")))
+    rule = {lang: t("hub.login.rule", lang) for lang in ("en", "zh")}
+    login = {f"{k}_{lang}": t(f"hub.login.{key}", lang, rule=rule[lang], n=MIN_PASSWORD)
+             for k, key in (("intro", "intro"), ("name", "name_label"), ("password", "password_label"))
+             for lang in ("en", "zh")}
     return {
         "JupyterHub": {
             "bind_url": f"http://127.0.0.1:{s.port}",
@@ -96,6 +101,8 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
             "authenticator_class": "agentlab.hub.auth.WorkshopAuthenticator",
             "spawner_class": "agentlab.hub.spawner.WorkshopSpawner",
             "services": svc, "load_roles": roles,
+            # the login form (hub/templates/login.html): its labels and every refusal in both languages
+            "template_paths": [str(s.root / "hub" / "templates")], "template_vars": {"agentlab_login": login},
             "cleanup_servers": True, "cleanup_proxy": True,
         },
         "ConfigurableHTTPProxy": {
