@@ -492,6 +492,8 @@ def test_the_login_form_claims_a_name_once_and_says_what_was_wrong_in_both_langu
         for key in ("intro", "name_label", "password_label"):
             assert t(f"hub.login.{key}", lang, rule=rule, n=6) in form, (key, lang)
         assert t("hub.otp_prompt", lang) in form and 'name="otp"' in form
+    # the heading and the button, JupyterHub's own English, are said in both by the page's script
+    assert json.dumps(f'{t("hub.login.sign_in", "en")} / {t("hub.login.sign_in", "zh")}') in form
     cases = [("张三", "cys-own-pw", "room-pw-1", "bad_name"), ("services", "cys-own-pw", "room-pw-1", "reserved"),
              ("cy", "cys-own-pw", "", "no_room_password"), ("cy", "cys-own-pw", "not-the-room", "room_password"),
              ("cy", "short", "room-pw-1", "short")]

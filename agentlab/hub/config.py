@@ -89,7 +89,8 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
     both = " / ".join((t("hub.otp_prompt", "en"), t("hub.otp_prompt", "zh")))
     rule = {lang: t("hub.login.rule", lang) for lang in ("en", "zh")}
     login = {f"{k}_{lang}": t(f"hub.login.{key}", lang, rule=rule[lang], n=MIN_PASSWORD)
-             for k, key in (("intro", "intro"), ("name", "name_label"), ("password", "password_label"))
+             for k, key in (("intro", "intro"), ("name", "name_label"), ("password", "password_label"),
+                            ("sign_in", "sign_in"))
              for lang in ("en", "zh")}
     return {
         "JupyterHub": {
