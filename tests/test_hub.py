@@ -511,6 +511,14 @@ def test_the_login_form_claims_a_name_once_and_says_what_was_wrong_in_both_langu
     status, _, page = _login(h, "trainer", "attackers-pw", "room-pw-1")  # never claimed with the room's password
     assert status == 403 and all(refusal_text("taken", "trainer", lang) in page for lang in ("en", "zh"))
     assert _login(h, "trainer", "trainer-pw-1", "")[0] == 200  # its own password, set at launch
+    # a form left open past its _xsrf's life: JupyterHub's English sentence, which the page's script replaces
+    from agentlab.hub.config import JUPYTERHUB_EXPIRED
+    data = urllib.parse.urlencode({"username": "cy", "password": "cys-own-pw", "_xsrf": "2|expired"}).encode()
+    with pytest.raises(urllib.error.HTTPError) as expired:
+        urllib.request.urlopen(f"{h.url}/hub/login", data=data, timeout=30)
+    page = html.unescape(expired.value.read().decode())
+    assert f'<p class="login_error">{JUPYTERHUB_EXPIRED}</p>' in page
+    assert json.dumps("\n".join(t("hub.login.expired", lang) for lang in ("en", "zh"))) in page
 
 
 def test_a_server_that_cannot_start_shows_a_sentence_and_the_trainers_terminal_says_why(hub):

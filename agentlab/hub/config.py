@@ -23,6 +23,11 @@ __all__ = ["NOTES", "HubSettings", "build", "server_env", "write_config"]
 NOTES = "trainer-notes"
 
 
+#: What JupyterHub's login handler says, in English only, when a form's _xsrf has expired (handlers/login.py): the
+#: login page replaces it with the catalogue's ``hub.login.expired`` in both languages.
+JUPYTERHUB_EXPIRED = "Login form invalid or expired. Try again."
+
+
 @dataclass(frozen=True)
 class HubSettings:
     """One workshop: where things are, the ports, the limits."""
@@ -103,7 +108,9 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
             "spawner_class": "agentlab.hub.spawner.WorkshopSpawner",
             "services": svc, "load_roles": roles,
             # the login form (hub/templates/login.html): its labels and every refusal in both languages
-            "template_paths": [str(s.root / "hub" / "templates")], "template_vars": {"agentlab_login": login},
+            "template_paths": [str(s.root / "hub" / "templates")],
+            "template_vars": {"agentlab_login": {**login, "jupyterhub_expired": JUPYTERHUB_EXPIRED,
+                                                 "expired": "\n".join(t("hub.login.expired", x) for x in ("en", "zh"))}},
             "cleanup_servers": True, "cleanup_proxy": True,
         },
         "ConfigurableHTTPProxy": {
