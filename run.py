@@ -499,6 +499,36 @@ def _model_answers(base_url: str, key: str | None) -> str | None:
         return type(exc).__name__
 
 
+#: What ``check --model`` asks to time the model: a short prompt, a fixed number of tokens (temperature 0).
+SPEED_PROMPT = "Count from 1 to 100, separated by spaces."
+SPEED_TOKENS = 48
+
+
+def _model_speed(base_url: str, key: str | None, model: str = "") -> tuple[dict | None, str | None]:
+    """One answer of at most :data:`SPEED_TOKENS` tokens timed: ``{"tokens", "seconds", "speed"}`` (tokens/s, wall
+    time, the prompt included) and None; or None and why not (no secret in it). Standard library only: the check
+    runs before anything is installed."""
+    import json
+    import time
+    import urllib.error
+    import urllib.request
+    body = {"model": model or os.environ.get("AGENTLAB_MODEL") or "local", "temperature": 0,
+            "max_tokens": SPEED_TOKENS, "messages": [{"role": "user", "content": SPEED_PROMPT}]}
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
+    req = urllib.request.Request(base_url.rstrip("/") + "/chat/completions", data=json.dumps(body).encode(),
+                                 headers=headers, method="POST")
+    t0 = time.perf_counter()
+    try:
+        with urllib.request.urlopen(req, timeout=300) as reply:
+            tokens = int(json.loads(reply.read())["usage"]["completion_tokens"])
+    except urllib.error.HTTPError as exc:
+        return None, f"HTTP {exc.code}"
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return None, type(exc).__name__
+    seconds = max(time.perf_counter() - t0, 1e-6)
+    return {"tokens": tokens, "seconds": round(seconds, 3), "speed": round(tokens / seconds, 2)}, None
+
+
 def gather(py: Path, *, model: bool = False, ports: tuple[int, ...] = CHECK_PORTS,
            notebooks: Sequence[str] = (CHECK_NOTEBOOK,)) -> dict:
     """What ``python run.py check`` looks at, as facts (tests give :func:`problems` facts of their own)."""
@@ -522,11 +552,16 @@ def gather(py: Path, *, model: bool = False, ports: tuple[int, ...] = CHECK_PORT
     if model:
         base = os.environ.get("AGENTLAB_BASE_URL")
         if base:
-            facts["model"] = {"url": base, "error": _model_answers(base, os.environ.get("AGENTLAB_API_KEY"))}
+            key = os.environ.get("AGENTLAB_API_KEY")
+            facts["model"] = {"url": base, "error": _model_answers(base, key)}
+            if facts["model"]["error"] is None:
+                facts["model"]["speed"], facts["model"]["error"] = _model_speed(base, key)
         else:
             code, out, err = _in_venv(py, "_probe_model", timeout=300)
-            facts["model"] = {"url": None, "error": None if code == 0 else ((out.strip() or err.strip()).splitlines()
-                                                                             or [f"exit {code}"])[-1][:200]}
+            last = ((out.strip() or err.strip()).splitlines() or [f"exit {code}"])[-1][:200]
+            facts["model"] = {"url": None, "error": None if code == 0 else last}
+            if code == 0 and last.startswith("speed: "):
+                facts["model"]["speed"] = json.loads(last.removeprefix("speed: "))
     return facts
 
 
@@ -539,9 +574,12 @@ def _probe_model() -> int:
         return 2
     with local.LocalServer() as server:
         err = _model_answers(server.base_url, None)
+        speed, err = (None, err) if err else _model_speed(server.base_url, None)
     if err:
         print(err)
         return 1
+    import json
+    print("speed: " + json.dumps(speed))  # gather() reads this line: the figure check --model prints
     return 0
 
 
@@ -609,7 +647,11 @@ def check(rest: list[str], *, venv_dir: Path = VENV, ports: tuple[int, ...] = CH
         py = Path(sys.executable)  # an image (binder/, the hub's) installs into its own Python: no .venv there
     notebooks = check_notebooks(ns.lang, ns.quick)
     print(_say("run.check.start_quick" if ns.quick else "run.check.start", ns.lang, n=len(notebooks)), flush=True)
-    found = problems(gather(py, model=ns.model, ports=ports, notebooks=notebooks), venv_dir)
+    facts = gather(py, model=ns.model, ports=ports, notebooks=notebooks)
+    found = problems(facts, venv_dir)
+    speed = (facts.get("model") or {}).get("speed")
+    if speed:  # measured and said, not judged: a slow model still works (docs/workshop.md says what slows it)
+        print("· " + _say("run.check.model_speed", ns.lang, **speed), flush=True)
     for key, fields in found:
         print("✗ " + _say(key, ns.lang, **fields), flush=True)
     if found:

@@ -174,7 +174,8 @@ def _local_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--size", choices=("0.5b", "1.5b"), default="0.5b")
     p.add_argument("--gguf", help="use this GGUF file instead of the packaged weights")
     p.add_argument("--port", type=int, default=8080)
-    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--threads", type=int, default=None,
+                   help="llama.cpp's threads (default: half the cores, one on two: agentlab.models.local.default_threads)")
     p.add_argument("--ctx", type=int, default=4096, help="tokens of context in all (shared by the slots)")
     p.add_argument("--parallel", type=int, default=1, help="requests answered at once (a room shares one server)")
     p.add_argument("--lang", choices=("en", "zh"), default="en")
@@ -182,7 +183,8 @@ def _local_configure(p: argparse.ArgumentParser) -> None:
 
 def _local(ns: argparse.Namespace) -> int:
     _in_range("--port", ns.port, 1, 65535)
-    _in_range("--threads", ns.threads, 1)
+    if ns.threads is not None:
+        _in_range("--threads", ns.threads, 1)
     _in_range("--ctx", ns.ctx, 1)
     _in_range("--parallel", ns.parallel, 1, 64)
     gguf = Path(ns.gguf) if ns.gguf is not None else None

@@ -12,6 +12,7 @@ import os
 import re
 import secrets
 import socket
+import subprocess
 import time
 import urllib.error
 import urllib.parse
@@ -21,11 +22,12 @@ from http.cookiejar import CookieJar
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, skip_or_fail
+from conftest import ROOT, skip_or_fail, stop_group
 
 from agentlab.hub.auth import PasswordBook
 from agentlab.hub.config import HubSettings, build
 from agentlab.hub.users import os_name
+from agentlab.i18n import t
 
 # one hub per machine (its accounts are the machine's): every test of the module on one worker of pytest-xdist
 pytestmark = pytest.mark.xdist_group("hub")
@@ -246,6 +248,60 @@ def test_a_name_is_claimed_with_the_workshop_password_and_then_is_its_own(tmp_pa
         os_name("../root")
 
 
+def test_the_trainers_terminal_hears_of_a_service_that_keeps_stopping_and_a_server_that_cannot_start(tmp_path):
+    """JupyterHub restarts a service that exits and says so in its log only: the terminal says it, with the last
+    line the service wrote (not the traceback's frames), the first time, the third, then every tenth."""
+    from agentlab.hub.launch import LogWatch
+    log = tmp_path / "jupyterhub.log"
+    log.write_text("[I 2026-05-09 10:00:00.000 JupyterHub app:1] earlier run\n")
+    watch = {lang: LogWatch(log, lang) for lang in ("en", "zh")}
+    crash = ("Traceback (most recent call last):\n  File \"/x/commands.py\", line 409, in site\n    import uvicorn\n"
+             "ModuleNotFoundError: No module named 'uvicorn'\n"
+             "[I 2026-05-09 10:00:01.000 SingleUserLabApp serverapp:1] a server's own line between\n"
+             "[E 2026-05-09 10:00:02.000 JupyterHub service:505] Service site exited with status 1\n")
+    with log.open("a") as f:
+        f.write(crash * 2 + "[E 2026-05-09 10:00:03.000 JupyterHub spawner:9] agentlab-spawn-failed ana: "
+                "ModuleNotFoundError: No module named 'uvicorn'\n" + crash + "[W 2026-05-09 10:00:04.000 Jup")
+    said = {lang: w.poll() for lang, w in watch.items()}
+    assert len(said["en"]) == 3 and len(said["zh"]) == 3, said  # the 1st and 3rd exit, and ana's start
+    for lang in ("en", "zh"):
+        first, server, third = said[lang]
+        for line, count in ((first, 1), (third, 3)):
+            assert line == t("hub.service_died", lang, service="site", status="1", count=count,
+                             line="ModuleNotFoundError: No module named 'uvicorn'")
+        assert server == t("hub.server_failed", lang, name="ana", line="ModuleNotFoundError: No module named 'uvicorn'")
+    with log.open("a") as f:  # the line cut short is read whole once it ends
+        f.write("ing nothing new\n")
+    assert watch["en"].poll() == [] and watch["en"].exits == {"site": 3}
+
+
+def test_a_participant_whose_server_cannot_start_reads_a_sentence_not_a_command_line(caplog):
+    """The site's key command failed (its extra was missing): the participant's page showed that Python command
+    line. Now the page shows the catalogue's sentence in both languages; the log keeps the command's last error."""
+    import asyncio
+    import logging
+    import subprocess
+    from types import SimpleNamespace
+
+    from agentlab.hub.spawner import WorkshopSpawner
+    spawner = WorkshopSpawner(user=SimpleNamespace(name="ana", url="/user/ana/", escaped_name="ana", settings={}),
+                              hub=None)
+    command = ["/root/.venv/bin/python", "-m", "agentlab", "site", "--data", "/srv/site", "keys", "create"]
+
+    def fails():
+        raise subprocess.CalledProcessError(1, command, output="", stderr="Traceback (most recent call last):\n"
+                                            "  File \"x\", line 1\nModuleNotFoundError: No module named 'uvicorn'\n")
+    spawner._prepare = fails
+    spawner.log = logging.getLogger("agentlab-test-spawner")
+    with pytest.raises(Exception) as failed, caplog.at_level(logging.ERROR, "agentlab-test-spawner"):
+        asyncio.run(spawner.start())
+    logged = [r.getMessage() for r in caplog.records]
+    shown = failed.value.jupyterhub_message
+    assert shown.splitlines() == [t("hub.spawn_failed", "en"), t("hub.spawn_failed", "zh")]
+    assert "python" not in shown and "/srv" not in shown
+    assert logged == ["agentlab-spawn-failed ana: ModuleNotFoundError: No module named 'uvicorn'"]
+
+
 @pytest.fixture(scope="module")
 def hub():
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
@@ -407,30 +463,95 @@ def test_each_participants_kernels_talk_over_sockets_in_a_folder_of_their_own(hu
     assert oct(folder.stat().st_mode & 0o777) == "0o700" and folder.stat().st_uid != 0
 
 
-def test_the_login_form_claims_a_name_once(hub):
+def _login(h, name, password, otp):
+    """The login form as a browser posts it (its _xsrf cookie and field): the status, the URL reached, the page."""
+    import html
+    jar = CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    with opener.open(f"{h.url}/hub/login", timeout=30) as r:
+        form = r.read().decode()
+    xsrf = re.search(r'name="_xsrf" value="([^"]+)"', form).group(1)
+    data = urllib.parse.urlencode({"username": name, "password": password, "otp": otp, "_xsrf": xsrf}).encode()
+    try:
+        with opener.open(f"{h.url}/hub/login", data=data, timeout=60) as r:
+            return r.status, r.geturl(), html.unescape(r.read().decode())
+    except urllib.error.HTTPError as e:
+        return e.code, "", html.unescape(e.read().decode())
+
+
+def test_the_login_form_claims_a_name_once_and_says_what_was_wrong_in_both_languages(hub):
+    """Each refusal used to be the same English 'Invalid username or password'. Now the form says, in English and
+    in Chinese, the catalogue's sentence for what was wrong; and its labels say the rules before anyone types."""
+    import html
+
+    from agentlab.hub.auth import refusal_text
     h, _, _ = hub
-
-    def login(name, password, otp):
-        jar = CookieJar()
-        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-        with opener.open(f"{h.url}/hub/login", timeout=30) as r:
-            page = r.read().decode()
-        assert 'name="otp"' in page and "Workshop password" in page
-        xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page).group(1)
-        data = urllib.parse.urlencode({"username": name, "password": password, "otp": otp, "_xsrf": xsrf}).encode()
-        try:
-            with opener.open(f"{h.url}/hub/login", data=data, timeout=60) as r:
-                return r.status, r.geturl()
-        except urllib.error.HTTPError as e:
-            return e.code, ""
-
-    assert login("cy", "cys-own-pw", "not-the-room")[0] == 403
-    status, url = login("cy", "cys-own-pw", "room-pw-1")
+    with urllib.request.urlopen(f"{h.url}/hub/login", timeout=30) as r:
+        form = html.unescape(r.read().decode())
+    for lang in ("en", "zh"):  # the rule for a name, the password's length, and the workshop password's field
+        rule = t("hub.login.rule", lang)
+        for key in ("intro", "name_label", "password_label"):
+            assert t(f"hub.login.{key}", lang, rule=rule, n=6) in form, (key, lang)
+        assert t("hub.otp_prompt", lang) in form and 'name="otp"' in form
+    # the heading and the button, JupyterHub's own English, are said in both by the page's script
+    assert json.dumps(f'{t("hub.login.sign_in", "en")} / {t("hub.login.sign_in", "zh")}') in form
+    cases = [("张三", "cys-own-pw", "room-pw-1", "bad_name"), ("services", "cys-own-pw", "room-pw-1", "reserved"),
+             ("cy", "cys-own-pw", "", "no_room_password"), ("cy", "cys-own-pw", "not-the-room", "room_password"),
+             ("cy", "short", "room-pw-1", "short")]
+    for name, password, otp, reason in cases:
+        status, _, page = _login(h, name, password, otp)
+        assert status == 403, (name, reason)
+        for lang in ("en", "zh"):
+            assert refusal_text(reason, name, lang) in page, (reason, lang)
+        assert "Invalid username or password" not in page
+    status, url, _ = _login(h, "cy", "cys-own-pw", "room-pw-1")
     assert status == 200 and "/hub/login" not in url
-    assert login("cy", "someone-else", "room-pw-1")[0] == 403  # taken: the room's password does not open it
-    assert login("cy", "cys-own-pw", "")[0] == 200
-    assert login("trainer", "attackers-pw", "room-pw-1")[0] == 403  # the admin's name: never claimed with the room's
-    assert login("trainer", "trainer-pw-1", "")[0] == 200  # its own password, set at launch
+    status, _, page = _login(h, "cy", "someone-else", "room-pw-1")  # taken: the room's password does not open it
+    assert status == 403 and all(refusal_text("taken", "cy", lang) in page for lang in ("en", "zh"))
+    assert _login(h, "cy", "cys-own-pw", "")[0] == 200
+    status, _, page = _login(h, "trainer", "attackers-pw", "room-pw-1")  # never claimed with the room's password
+    assert status == 403 and all(refusal_text("taken", "trainer", lang) in page for lang in ("en", "zh"))
+    assert _login(h, "trainer", "trainer-pw-1", "")[0] == 200  # its own password, set at launch
+    # a form left open past its _xsrf's life: JupyterHub's English sentence, which the page's script replaces
+    from agentlab.hub.config import JUPYTERHUB_EXPIRED
+    data = urllib.parse.urlencode({"username": "cy", "password": "cys-own-pw", "_xsrf": "2|expired"}).encode()
+    with pytest.raises(urllib.error.HTTPError) as expired:
+        urllib.request.urlopen(f"{h.url}/hub/login", data=data, timeout=30)
+    page = html.unescape(expired.value.read().decode())
+    assert f'<p class="login_error">{JUPYTERHUB_EXPIRED}</p>' in page
+    assert json.dumps("\n".join(t("hub.login.expired", lang) for lang in ("en", "zh"))) in page
+
+
+def test_a_server_that_cannot_start_shows_a_sentence_and_the_trainers_terminal_says_why(hub):
+    """eve's start fails (here: a file stands where her home goes; the room once had the site's key command fail):
+    her progress reads the catalogue's sentence in both languages and no command line or path, and the hub's log
+    gives the trainer's terminal why."""
+    from agentlab.hub.launch import LogWatch
+    h, admin_token, _ = hub
+    in_the_way = h.settings.state / "homes" / "eve"
+    watch = LogWatch(h.log)
+    in_the_way.write_text("")
+    try:
+        h.api(admin_token, "POST", "/users/eve")
+        with pytest.raises(urllib.error.HTTPError) as refused:  # a start that fails at once: refused in the reply
+            h.api(admin_token, "POST", "/users/eve/server")
+        assert refused.value.code == 500
+        req = urllib.request.Request(f"{h.url}/hub/api/users/eve/server/progress",
+                                     headers={"Authorization": f"token {admin_token}"})
+        with urllib.request.urlopen(req, timeout=60) as r:
+            events = [json.loads(x[5:]) for x in r.read().decode().splitlines() if x.startswith("data:")]
+    finally:
+        in_the_way.unlink()
+    failed = events[-1]
+    assert failed.get("failed"), events
+    for lang in ("en", "zh"):
+        assert t("hub.spawn_failed", lang) in failed["message"], failed
+    assert "homes" not in failed["message"] and "Error" not in failed["message"]
+    deadline = time.monotonic() + 10
+    while not (said := watch.poll()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert said and said[0].startswith(t("hub.server_failed", "en", name="eve", line="")), said
+    assert "FileExistsError" in said[0]
 
 
 def test_an_exercise_check_in_a_participants_kernel_reaches_the_trainers_view(hub):
@@ -497,3 +618,120 @@ def test_stopping_the_hub_leaves_nothing_running(hub):
         with pytest.raises(ConnectionRefusedError):  # nobody listens there any more
             socket.create_connection(("127.0.0.1", port), timeout=5).close()
     assert h.stop() == []
+
+
+# --- a fresh hub: python run.py hub in the copy, participants through the login form ------------------------------
+
+FRESH_ROOM_PASSWORD, FRESH_TRAINER_PASSWORD = "room-pw-fresh-1", "trainer-pw-fresh-1"
+FRESH_PARTICIPANTS = ("fay", "gil", "hal")
+
+
+def _form_login(base: str, name: str, own: str) -> urllib.request.OpenerDirector:
+    """The login form as a browser fills it (its _xsrf included); the opener keeps the hub's cookies."""
+    import re
+    import urllib.parse
+    from http.cookiejar import CookieJar
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
+    with opener.open(f"{base}/hub/login", timeout=30) as reply:
+        page = reply.read().decode()
+    xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page).group(1)
+    form = urllib.parse.urlencode({"username": name, "password": own, "otp": FRESH_ROOM_PASSWORD, "_xsrf": xsrf}).encode()
+    with opener.open(f"{base}/hub/login", data=form, timeout=120) as reply:
+        assert "/hub/login" not in reply.geturl(), reply.read().decode()[:2000]
+    return opener
+
+
+def _server_token(opener, base: str, name: str) -> str:
+    """A token for the participant's own server, asked of the hub's API with their login cookie (as the UI does)."""
+    import time
+    jar = next(h.cookiejar for h in opener.handlers if hasattr(h, "cookiejar"))
+    xsrf = next(c.value for c in jar if c.name == "_xsrf")
+    deadline = time.monotonic() + 180
+    while True:  # the spawn the login started: ready when the hub says so
+        req = urllib.request.Request(f"{base}/hub/api/users/{name}", headers={"X-XSRFToken": xsrf})
+        with opener.open(req, timeout=30) as reply:
+            if json.loads(reply.read())["servers"].get("", {}).get("ready"):
+                break
+        assert time.monotonic() < deadline, f"{name}'s server did not start"
+        time.sleep(1)
+    req = urllib.request.Request(f"{base}/hub/api/users/{name}/tokens", data=json.dumps({"note": "test"}).encode(),
+                                 method="POST", headers={"X-XSRFToken": xsrf, "Content-Type": "application/json"})
+    with opener.open(req, timeout=30) as reply:
+        return json.loads(reply.read())["token"]
+
+
+def _code_cells(notebook: str) -> list[str]:
+    import nbformat
+    import participant
+    nb = nbformat.read(participant.CHECKOUT / notebook, as_version=4)
+    return [c.source for c in nb.cells if c.cell_type == "code"]
+
+
+@pytest.mark.timeout(900)
+def test_a_fresh_hub_lets_participants_log_in_and_run_notebooks_00_and_15():
+    """``python run.py hub`` in the copy, as a trainer types it (its own set-up of the hub's packages and the proxy),
+    no model; three participants log in through the login form at once and each runs notebook 00 in their own server,
+    the first also notebook 15 (the room's skill site, Redis). Before, every spawn failed: the room's environment
+    lacked the site and Redis packages. Last in this module: the module's own hub has stopped (one hub per machine:
+    stopping one ends every workshop account's processes)."""
+    import os
+    import shutil
+    import tempfile
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    import participant
+    from conftest import free_port
+
+    from agentlab.hub.kernel import run_cells
+    participant.environment()
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("redis-server") is None \
+            or shutil.which("npm") is None:
+        from conftest import skip_or_fail
+        skip_or_fail("the hub needs root, redis-server and npm")
+    state = Path(tempfile.mkdtemp(prefix="agentlab-fresh-hub-"))
+    state.chmod(0o755)
+    port = free_port()
+    log = open(state / "hub.out", "w")
+    t0 = time.monotonic()
+    hub = subprocess.Popen([participant.oldest_python(), "run.py", "hub", "--no-model", "--users", "3", "--port",
+                            str(port), "--password", FRESH_ROOM_PASSWORD, "--admin-password", FRESH_TRAINER_PASSWORD,
+                            "--state", str(state)], cwd=participant.CHECKOUT, start_new_session=True, stdout=log,
+                           stderr=subprocess.STDOUT)
+    log.close()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/hub/login", timeout=5) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            assert hub.poll() is None and time.monotonic() - t0 < 600, (state / "hub.out").read_text()[-3000:]
+            time.sleep(1)
+        hub_up = time.monotonic() - t0
+
+        def participant_runs(name: str) -> dict:
+            t = time.monotonic()
+            opener = _form_login(base, name, f"{name}-own-pw-1")
+            token = _server_token(opener, base, name)
+            ready = time.monotonic() - t
+            server = f"{base}/user/{name}/"
+            done = run_cells(server, token, _code_cells("notebooks/00_start_here.ipynb"), timeout=240)
+            assert all(c.ok for c in done), [c.error for c in done if not c.ok]
+            took = {"name": name, "server_ready_s": round(ready, 1), "nb00_s": round(sum(c.seconds for c in done), 1)}
+            if name == FRESH_PARTICIPANTS[0]:
+                done = run_cells(server, token, _code_cells("notebooks/15_skill_site.ipynb"),
+                                 path="notebooks/15_skill_site.ipynb", timeout=240)
+                assert all(c.ok for c in done), [c.error for c in done if not c.ok]
+                took["nb15_s"] = round(sum(c.seconds for c in done), 1)
+            return took
+
+        with ThreadPoolExecutor(len(FRESH_PARTICIPANTS)) as pool:
+            took = list(pool.map(participant_runs, FRESH_PARTICIPANTS))
+        (participant.HOME / "hub_times.json").write_text(json.dumps(
+            {"hub_answered_s": round(hub_up, 1), "participants": took}), encoding="utf-8")
+    finally:
+        stop_group(hub, wait=90)
+        shutil.rmtree(state, ignore_errors=True)

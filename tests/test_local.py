@@ -176,3 +176,20 @@ def test_a_grammar_keeps_the_real_models_call_inside_the_contract(server):
     held = ConstrainedModel(server.base_url).complete(ask, tools)
     assert held.tool_calls and all(reg.check(c.name, c.arguments).ok for c in held.tool_calls)
     assert not free.tool_calls or not all(reg.check(c.name, c.arguments).ok for c in free.tool_calls)
+
+
+def test_the_model_never_takes_every_core_and_the_hub_and_the_command_follow_the_rule(tmp_path):
+    """On two busy cores 2 threads answered at 0.3 tokens/s against 4.5 with 1 (docs/workshop.md): the default is
+    half the cores, one on two, and both `python -m agentlab local` and the hub's model start with it."""
+    from agentlab.commands import _local_configure
+    from agentlab.hub import config
+    assert [local.default_threads(n) for n in (1, 2, 3, 4, 8, 16)] == [1, 1, 1, 2, 4, 8]
+    assert local.default_threads() == local.default_threads(local.cpu_count()) < max(2, local.cpu_count())
+    assert local.LocalServer(port=1).threads == local.default_threads()
+    parser = __import__("argparse").ArgumentParser()
+    _local_configure(parser)
+    assert parser.parse_args([]).threads is None  # serve() then takes default_threads()
+    s = config.HubSettings(root=tmp_path, state=tmp_path, python=tmp_path / "python", proxy=tmp_path / "proxy",
+                           workshop_password="pw", gguf=tmp_path / "m.gguf")
+    model = next(x for x in config.build(s)["JupyterHub"]["services"] if x["name"] == "model")
+    assert model["command"][model["command"].index("--threads") + 1] == str(local.default_threads())

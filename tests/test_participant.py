@@ -7,7 +7,6 @@ JupyterLab itself in Chinese on the Chinese notebooks.
 import json
 import subprocess
 import urllib.request
-from pathlib import Path
 
 import participant
 import pytest
@@ -73,119 +72,6 @@ def test_an_unknown_language_is_refused_before_anything_runs(participant_python)
     done = subprocess.run([participant.oldest_python(), "run.py", "lab", "--lang", "fr"], cwd=participant.CHECKOUT,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "--lang en" in done.stderr and "不是" in done.stderr, done.stderr
-
-
-# --- a fresh hub: python run.py hub in the copy, participants through the login form ------------------------------
-
-ROOM_PASSWORD, TRAINER_PASSWORD = "room-pw-fresh-1", "trainer-pw-fresh-1"
-PARTICIPANTS = ("fay", "gil", "hal")
-
-
-def _login(base: str, name: str, own: str) -> urllib.request.OpenerDirector:
-    """The login form as a browser fills it (its _xsrf included); the opener keeps the hub's cookies."""
-    import re
-    import urllib.parse
-    from http.cookiejar import CookieJar
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
-    with opener.open(f"{base}/hub/login", timeout=30) as reply:
-        page = reply.read().decode()
-    xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page).group(1)
-    form = urllib.parse.urlencode({"username": name, "password": own, "otp": ROOM_PASSWORD, "_xsrf": xsrf}).encode()
-    with opener.open(f"{base}/hub/login", data=form, timeout=120) as reply:
-        assert "/hub/login" not in reply.geturl(), reply.read().decode()[:2000]
-    return opener
-
-
-def _token(opener, base: str, name: str) -> str:
-    """A token for the participant's own server, asked of the hub's API with their login cookie (as the UI does)."""
-    import time
-    jar = next(h.cookiejar for h in opener.handlers if hasattr(h, "cookiejar"))
-    xsrf = next(c.value for c in jar if c.name == "_xsrf")
-    deadline = time.monotonic() + 180
-    while True:  # the spawn the login started: ready when the hub says so
-        req = urllib.request.Request(f"{base}/hub/api/users/{name}", headers={"X-XSRFToken": xsrf})
-        with opener.open(req, timeout=30) as reply:
-            if json.loads(reply.read())["servers"].get("", {}).get("ready"):
-                break
-        assert time.monotonic() < deadline, f"{name}'s server did not start"
-        time.sleep(1)
-    req = urllib.request.Request(f"{base}/hub/api/users/{name}/tokens", data=json.dumps({"note": "test"}).encode(),
-                                 method="POST", headers={"X-XSRFToken": xsrf, "Content-Type": "application/json"})
-    with opener.open(req, timeout=30) as reply:
-        return json.loads(reply.read())["token"]
-
-
-def _cells(notebook: str) -> list[str]:
-    import nbformat
-    nb = nbformat.read(participant.CHECKOUT / notebook, as_version=4)
-    return [c.source for c in nb.cells if c.cell_type == "code"]
-
-
-@pytest.mark.xdist_group("hub")  # one hub per machine at a time: its accounts are the machine's
-def test_a_fresh_hub_lets_participants_log_in_and_run_notebooks_00_and_15(participant_python, tmp_path):
-    """``python run.py hub`` in the copy, as a trainer types it (its own set-up of the hub's packages and the proxy),
-    no model; three participants log in through the login form at once and each runs notebook 00 in their own server,
-    the first also notebook 15 (the room's skill site, Redis). Before, every spawn failed: the room's environment
-    lacked the site and Redis packages."""
-    import os
-    import shutil
-    import tempfile
-    import time
-    from concurrent.futures import ThreadPoolExecutor
-
-    from conftest import free_port
-
-    from agentlab.hub.kernel import run_cells
-    if not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("redis-server") is None \
-            or shutil.which("npm") is None:
-        from conftest import skip_or_fail
-        skip_or_fail("the hub needs root, redis-server and npm")
-    state = Path(tempfile.mkdtemp(prefix="agentlab-fresh-hub-"))
-    state.chmod(0o755)
-    port = free_port()
-    log = open(state / "hub.out", "w")
-    t0 = time.monotonic()
-    hub = subprocess.Popen([participant.oldest_python(), "run.py", "hub", "--no-model", "--users", "3", "--port",
-                            str(port), "--password", ROOM_PASSWORD, "--admin-password", TRAINER_PASSWORD,
-                            "--state", str(state)], cwd=participant.CHECKOUT, start_new_session=True, stdout=log,
-                           stderr=subprocess.STDOUT)
-    log.close()
-    base = f"http://127.0.0.1:{port}"
-    try:
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/hub/login", timeout=5) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            assert hub.poll() is None and time.monotonic() - t0 < 600, (state / "hub.out").read_text()[-3000:]
-            time.sleep(1)
-        hub_up = time.monotonic() - t0
-
-        def participant_runs(name: str) -> dict:
-            t = time.monotonic()
-            opener = _login(base, name, f"{name}-own-pw-1")
-            token = _token(opener, base, name)
-            ready = time.monotonic() - t
-            server = f"{base}/user/{name}/"
-            done = run_cells(server, token, _cells("notebooks/00_start_here.ipynb"), timeout=240)
-            assert all(c.ok for c in done), [c.error for c in done if not c.ok]
-            took = {"name": name, "server_ready_s": round(ready, 1), "nb00_s": round(sum(c.seconds for c in done), 1)}
-            if name == PARTICIPANTS[0]:
-                done = run_cells(server, token, _cells("notebooks/15_skill_site.ipynb"),
-                                 path="notebooks/15_skill_site.ipynb", timeout=240)
-                assert all(c.ok for c in done), [c.error for c in done if not c.ok]
-                took["nb15_s"] = round(sum(c.seconds for c in done), 1)
-            return took
-
-        with ThreadPoolExecutor(len(PARTICIPANTS)) as pool:
-            took = list(pool.map(participant_runs, PARTICIPANTS))
-        (participant.HOME / "hub_times.json").write_text(json.dumps(
-            {"hub_answered_s": round(hub_up, 1), "participants": took}), encoding="utf-8")
-    finally:
-        stop_group(hub, wait=90)
-        shutil.rmtree(state, ignore_errors=True)
 
 
 # --- binder/: what repo2docker builds ---------------------------------------------------------------------------

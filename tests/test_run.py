@@ -370,3 +370,28 @@ def test_every_command_of_run_py_reaches_its_function(monkeypatch):
     reached = []
     monkeypatch.setattr(run, "lock", lambda py: reached.append("lock") or 0)
     assert run.main(["lock"]) == 0 and reached == ["lock"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_check_model_prints_the_tokens_per_second_it_measured(monkeypatch, capsys, lang):
+    """The figure comes from an answer actually timed: a server that takes 0.5 s for 41 tokens is about 80 tokens/s."""
+    from agentlab.models import say
+    from agentlab.models.fakeserver import ChatServer, Slow
+
+    def in_venv(py, *args, timeout):
+        if args[0] == "_probe":
+            return 0, json.dumps(GOOD["probe"]), ""
+        return 0, "", ""
+    monkeypatch.setattr(run, "_in_venv", in_venv)
+    with ChatServer([Slow(0.5, say("x" * 160))]) as server:
+        monkeypatch.setenv("AGENTLAB_BASE_URL", server.base_url)
+        monkeypatch.delenv("AGENTLAB_API_KEY", raising=False)
+        assert run.check(["--model", "--lang", lang], ports=(free_port(),)) == 0
+        asked = server.requests[0]
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("· "))
+    import re
+    speed = float(re.search(r"\d+\.\d", line).group())  # the first figure of the line, in either language
+    assert 20 < speed <= 82, line  # 41 tokens in 0.5 s and a little more: never faster than the server answered
+    assert "41" in line and ("tokens/s" in line if lang == "en" else "每秒" in line), line
+    assert asked["max_tokens"] == run.SPEED_TOKENS and asked["temperature"] == 0

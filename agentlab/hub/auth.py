@@ -16,13 +16,20 @@ import secrets
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from .users import valid_name
+from ..i18n import Lang, t
+from .users import NAME, valid_name
 
-__all__ = ["MIN_PASSWORD", "PasswordBook", "WorkshopAuthenticator"]  # noqa: F822 - the last made on first use
+__all__ = ["MIN_PASSWORD", "PasswordBook", "Refusal", "WorkshopAuthenticator",  # noqa: F822 - made on first use
+           "refusal_message", "refusal_text"]
 
 MIN_PASSWORD = 6
+
+#: Why a login was refused, each said on the login form (``hub.login.<reason>`` in the catalogue): a name not of
+#: the allowed form, one the workshop keeps for itself, the trainer's name tried with the workshop password, a
+#: claimed name with another password, a new name without (or with a wrong) workshop password, a password too short.
+Refusal = Literal["bad_name", "reserved", "admin", "taken", "no_room_password", "room_password", "short"]
 
 
 def _scrypt(password: str, salt: bytes) -> bytes:
@@ -73,23 +80,48 @@ class PasswordBook:
 
     def login(self, name: str, password: str, workshop_password: str = "") -> bool:
         """True when ``name`` may log in: its own password, or (first time only) the workshop password given."""
-        if not valid_name(name) or not isinstance(password, str) or not isinstance(workshop_password, str):
-            return False
+        return self.refusal(name, password, workshop_password) is None
+
+    def refusal(self, name: str, password: str, workshop_password: str = "") -> Refusal | None:
+        """None when ``name`` may log in (and a new name is then claimed), else why not: one of :data:`Refusal`.
+
+        A claimed name is refused as ``taken`` whatever the workshop password: only its own password opens it."""
+        if not isinstance(name, str) or not isinstance(password, str) or not isinstance(workshop_password, str):
+            return "bad_name"
+        if not valid_name(name):
+            _scrypt(password, self._salt)  # the same cost as any other refusal
+            return "reserved" if NAME.fullmatch(name) else "bad_name"
         entry = self._read().get(name)
         if entry is not None:
-            return hmac.compare_digest(_scrypt(password, bytes.fromhex(entry["salt"])), bytes.fromhex(entry["hash"]))
+            ok = hmac.compare_digest(_scrypt(password, bytes.fromhex(entry["salt"])), bytes.fromhex(entry["hash"]))
+            return None if ok else "taken"
         room_ok = hmac.compare_digest(_scrypt(workshop_password, self._salt), self._workshop)  # one scrypt as above
-        if not room_ok or len(password) < MIN_PASSWORD or name in self._admins:
-            return False
+        if name in self._admins:
+            return "admin"
+        if not room_ok:
+            return "no_room_password" if not workshop_password else "room_password"
+        if len(password) < MIN_PASSWORD:
+            return "short"
         salt = secrets.token_bytes(16)
         made = {"salt": salt.hex(), "hash": _scrypt(password, salt).hex()}
         with self._lock:  # the read-modify-write of the claim only: the first to write wins the name
             book = self._read()
             if name in book:
-                return False
+                return "taken"
             book[name] = made
             self._write(book)
-        return True
+        return None
+
+
+def refusal_text(reason: Refusal, name: str, lang: Lang) -> str:
+    """What the login form says for ``reason``, in ``lang`` (the catalogue's ``hub.login.<reason>``)."""
+    shown = name if len(name) <= 32 else name[:16] + "…"
+    return t(f"hub.login.{reason}", lang, name=shown, n=MIN_PASSWORD, rule=t("hub.login.rule", lang))
+
+
+def refusal_message(reason: Refusal, name: str) -> str:
+    """The refusal in English, then in Chinese, one line each (the room is mixed; the page shows both)."""
+    return "\n".join(refusal_text(reason, name, lang) for lang in ("en", "zh"))
 
 
 @functools.cache
@@ -113,11 +145,18 @@ def _authenticator_class() -> type:
             return self._book
 
         async def authenticate(self, handler: Any, data: dict[str, str]) -> str | None:
+            """The name, or a 403 whose message the login form shows: what was wrong, in both languages."""
             import asyncio
+
+            from tornado import web
             name = self.normalize_username(str(data.get("username", "")))
-            ok = await asyncio.get_running_loop().run_in_executor(
-                None, self.book().login, name, data.get("password", ""), data.get("otp", ""))
-            return name if ok else None
+            reason = await asyncio.get_running_loop().run_in_executor(
+                None, self.book().refusal, name, data.get("password", ""), data.get("otp", ""))
+            if reason is not None:  # the log says the reason's code; the form, the sentences (see write_error)
+                refused = web.HTTPError(403, "login refused: %s", reason)
+                refused.jupyterhub_message = refusal_message(reason, name)  # type: ignore[attr-defined]
+                raise refused
+            return name
 
     return WorkshopAuthenticator
 

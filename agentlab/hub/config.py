@@ -13,12 +13,19 @@ from pathlib import Path
 from typing import Any
 
 from ..i18n import t
+from ..models.local import default_threads
 from . import progress, services
+from .auth import MIN_PASSWORD
 
 __all__ = ["NOTES", "HubSettings", "build", "server_env", "write_config"]
 
 #: The state folder's copy of the trainer notes (the services' account's, mode 0700): the trainer's view reads it.
 NOTES = "trainer-notes"
+
+
+#: What JupyterHub's login handler says, in English only, when a form's _xsrf has expired (handlers/login.py): the
+#: login page replaces it with the catalogue's ``hub.login.expired`` in both languages.
+JUPYTERHUB_EXPIRED = "Login form invalid or expired. Try again."
 
 
 @dataclass(frozen=True)
@@ -42,7 +49,7 @@ class HubSettings:
     progress_port: int = 0       # the trainer's view (agentlab.hub.progress)
     gguf: Path | None = None     # None: the hub starts without the shared model
     slots: int = 4
-    threads: int = 2
+    threads: int = 0             # the model's threads (0: agentlab.models.local.default_threads, one on two cores)
     idle_timeout: int = 3600
     data_limit: int = 2 << 30    # bytes per process (the server, each kernel)
 
@@ -71,7 +78,8 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
            services.site(py, root, st / "site", s.site_port, store),
            services.culler(py, s.idle_timeout)]
     if s.gguf is not None:
-        svc.append(services.model(py, root, s.gguf, s.model_port, slots=s.slots, threads=s.threads))
+        svc.append(services.model(py, root, s.gguf, s.model_port, slots=s.slots,
+                                  threads=s.threads or default_threads()))
     trainer = progress.service(s.progress_port, st / "progress", trainers=[s.admin], notes=st / NOTES)
     # the services' account runs it, with the hub's python (the state folder is that account's, like the site's)
     trainer.update(command=[py, "-m", "agentlab.hub.progress"], user=services.SERVICES_USER,
@@ -84,6 +92,11 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
              {"name": "user", "scopes": ["self", progress.ACCESS_SCOPE]},
              *(dict(r) for r in extra_roles)]
     both = " / ".join((t("hub.otp_prompt", "en"), t("hub.otp_prompt", "zh")))
+    rule = {lang: t("hub.login.rule", lang) for lang in ("en", "zh")}
+    login = {f"{k}_{lang}": t(f"hub.login.{key}", lang, rule=rule[lang], n=MIN_PASSWORD)
+             for k, key in (("intro", "intro"), ("name", "name_label"), ("password", "password_label"),
+                            ("sign_in", "sign_in"))
+             for lang in ("en", "zh")}
     return {
         "JupyterHub": {
             "bind_url": f"http://127.0.0.1:{s.port}",
@@ -94,6 +107,10 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
             "authenticator_class": "agentlab.hub.auth.WorkshopAuthenticator",
             "spawner_class": "agentlab.hub.spawner.WorkshopSpawner",
             "services": svc, "load_roles": roles,
+            # the login form (hub/templates/login.html): its labels and every refusal in both languages
+            "template_paths": [str(s.root / "hub" / "templates")],
+            "template_vars": {"agentlab_login": {**login, "jupyterhub_expired": JUPYTERHUB_EXPIRED,
+                                                 "expired": "\n".join(t("hub.login.expired", x) for x in ("en", "zh"))}},
             "cleanup_servers": True, "cleanup_proxy": True,
         },
         "ConfigurableHTTPProxy": {

@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import pwd
+import re
 import secrets
 import shutil
 import signal
@@ -25,12 +26,16 @@ from typing import Any
 
 from ..i18n import Lang, t
 from ..resources import data_file
-from . import services
+from . import preflight, services
 from .auth import MIN_PASSWORD, PasswordBook
 from .config import NOTES, HubSettings, build, write_config
 from .users import OS_PREFIX, SERVICES_USER, ensure_account, processes_of
 
-__all__ = ["Hub", "hub_command", "parse_size", "sweep", "workshop_uids", "write_new"]
+__all__ = ["Hub", "HubRefused", "LogWatch", "hub_command", "parse_size", "sweep", "workshop_uids", "write_new"]
+
+
+class HubRefused(RuntimeError):
+    """The hub will not start: ``str()`` is what to fix, one line per finding, in the trainer's language."""
 
 
 def write_new(path: Path, data: bytes, mode: int, owner: tuple[int, int] | None = None) -> None:
@@ -93,22 +98,55 @@ class Hub:
 
     def __init__(self, settings: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
                  extra_roles: Iterable[Mapping[str, Any]] = (), extra_env: Mapping[str, str] | None = None,
-                 log: Path | None = None, lang: Lang = "en"):
+                 log: Path | None = None, lang: Lang = "en", fix_permissions: bool = False):
         self.settings = settings
         self.lang = lang
+        self.fix_permissions = fix_permissions  # open the folders closed to the accounts (o+x), said on the way
         self.extra = (list(extra_services), list(extra_roles), dict(extra_env or {}))
         self.log = log or settings.state / "hub" / "jupyterhub.log"
         self.proc: subprocess.Popen[bytes] | None = None
+        self.said: list[str] = []  # what the checks did, to tell the trainer (the folders opened)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.settings.port}"
 
+    def check_folders(self) -> list[str]:
+        """Refuse (:class:`HubRefused`) when a folder the accounts must pass through is closed to them, naming
+        each; with ``fix_permissions`` open them instead. The lines to say (what was opened)."""
+        s = self.settings
+        # the state folder's own mode is set by prepare (0711); the folders above it are the trainer's
+        closed = preflight.closed_folders(preflight.needed_folders(s.python, s.root / "agentlab", s.state))
+        if not closed:
+            return []
+        folders = ", ".join(map(str, closed))
+        if not self.fix_permissions:
+            raise HubRefused(t("hub.closed_folders", self.lang, python=s.python, folders=folders))
+        preflight.open_folders(closed)
+        return [t("hub.fixed_folders", self.lang, folders=folders)]
+
+    def check_imports(self) -> None:
+        """Refuse (:class:`HubRefused`) when the shared environment, run as the services' account, cannot import
+        what a piece of the room needs: one line per module, then what to do."""
+        s = self.settings
+        try:
+            missing = preflight.missing_imports(s.python, [s.root], model=s.gguf is not None, user=SERVICES_USER)
+        except preflight.PythonDoesNotStart as exc:
+            raise HubRefused("\n".join([t("hub.preflight.no_python", self.lang, python=s.python,
+                                          account=SERVICES_USER, error=exc),
+                                        t("hub.preflight.refused", self.lang)])) from None
+        if missing:
+            lines = [t("hub.preflight.missing", self.lang, piece=t(f"hub.piece.{m.piece}", self.lang),
+                       python=s.python, module=m.module, error=m.error) for m in missing]
+            raise HubRefused("\n".join([*lines, t("hub.preflight.refused", self.lang)]))
+
     def prepare(self) -> HubSettings:
-        """Folders, the services' account, Redis's config, free ports; the settings with every port chosen."""
+        """The checks (:meth:`check_folders`, :meth:`check_imports`), folders, the services' account, Redis's
+        config, free ports; the settings with every port chosen."""
         s = self.settings
         st = s.state
         st.mkdir(parents=True, exist_ok=True)
+        self.said = self.check_folders()
         st.chmod(0o711)  # participants pass through to their homes, list nothing
         for sub, mode in (("hub", 0o700), ("homes", 0o711)):
             (st / sub).mkdir(exist_ok=True)
@@ -122,7 +160,8 @@ class Hub:
                               group=SERVICES_USER, extra_groups=[], env={"PATH": os.defpath}, cwd="/",
                               capture_output=True, text=True, timeout=60)
         if seen.stdout.strip() != sys.version.strip() and Path(sys.executable) == s.python:  # see hub.python_hidden
-            raise RuntimeError(t("hub.python_hidden", self.lang, base=sys.base_prefix))
+            raise HubRefused(t("hub.python_hidden", self.lang, base=sys.base_prefix))
+        self.check_imports()
         free = services.free_port
         s = replace(s, redis_password=s.redis_password or secrets.token_urlsafe(24),
                     hub_port=s.hub_port or free(), proxy_api_port=s.proxy_api_port or free(),
@@ -203,6 +242,58 @@ class Hub:
         self.stop()
 
 
+#: A line of JupyterHub's own log (``[E 2026-05-09 10:00:00.123 JupyterHub service:505] ...``), and of a server's
+_LOGGED = re.compile(r"^\[[DIWEC] \d{4}-\d\d-\d\d [\d:.]+ [^\]]*\] ?(.*)$")
+_SERVICE_EXITED = re.compile(r"Service (\S+) exited with status (-?\d+)")
+#: What the spawner logs when a participant's server cannot start (agentlab.hub.spawner)
+SPAWN_FAILED = re.compile(r"agentlab-spawn-failed (\S+): (.*)$")
+
+
+class LogWatch:
+    """Reads the hub's log as it grows and says on the trainer's terminal what stops the room from working: a
+    service that stopped (and keeps being restarted), with the last line it wrote, and a participant's server that
+    could not start, with why. A service is said the first time, the third, then every tenth (it restarts every
+    few seconds: the terminal must stay readable)."""
+
+    def __init__(self, log: Path, lang: Lang = "en", *, start: int | None = None):
+        self.log, self.lang = log, lang
+        self.offset = start if start is not None else (log.stat().st_size if log.exists() else 0)
+        self.exits: dict[str, int] = {}
+        self._last_output = ""  # the last line a process wrote that is no log line of JupyterHub's or a server's
+        self._partial = b""
+
+    def poll(self) -> list[str]:
+        """The lines to say about what the log gained since the last call."""
+        try:
+            with self.log.open("rb") as f:
+                f.seek(self.offset)
+                chunk = f.read()
+        except OSError:
+            return []
+        self.offset += len(chunk)
+        data = self._partial + chunk
+        *lines, self._partial = data.split(b"\n")
+        said = []
+        for raw in lines:
+            line = raw.decode("utf-8", "replace").rstrip()
+            logged = _LOGGED.match(line)
+            if logged is None:
+                if line.strip() and not line.startswith((" ", "\t", "Traceback")):
+                    self._last_output = line.strip()[:300]
+                continue
+            if (m := _SERVICE_EXITED.search(logged.group(1))) is not None:
+                name, count = m.group(1), self.exits.get(m.group(1), 0) + 1
+                self.exits[name] = count
+                if count in (1, 3) or count % 10 == 0:
+                    last = self._last_output or t("hub.service_no_line", self.lang, log=self.log)
+                    said.append(t("hub.service_died", self.lang, service=name, status=m.group(2), count=count,
+                                  line=last))
+                self._last_output = ""
+            elif (m := SPAWN_FAILED.search(logged.group(1))) is not None:
+                said.append(t("hub.server_failed", self.lang, name=m.group(1), line=m.group(2)))
+        return said
+
+
 def workshop_uids() -> set[int]:
     return {p.pw_uid for p in pwd.getpwall() if p.pw_name.startswith(OS_PREFIX) or p.pw_name == SERVICES_USER}
 
@@ -242,6 +333,8 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
     ap.add_argument("--mem-limit", default="2G", help="memory per process of a participant (server, each kernel)")
     ap.add_argument("--no-model", action="store_true", help="start without the shared model")
     ap.add_argument("--lang", choices=("en", "zh"), default="en")
+    ap.add_argument("--fix-permissions", action="store_true",
+                    help="let every account pass through the folders above the shared Python (chmod o+x) when closed")
     ns = ap.parse_args(argv)
     lang: Lang = ns.lang
     root = root or Path(__file__).resolve().parents[2]
@@ -281,10 +374,13 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
                            port=ns.port, gguf=gguf,
                            slots=max(1, min(8, ns.users)), idle_timeout=ns.idle_timeout,
                            data_limit=parse_size(ns.mem_limit))
-    hub = Hub(settings, lang=lang)
+    hub = Hub(settings, lang=lang, fix_permissions=ns.fix_permissions)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
     try:
+        watch = LogWatch(hub.log, lang)
         hub.start()
+        for line in hub.said:
+            print(line, flush=True)
         say("hub.serving", url=hub.url, admin=ns.admin, users=ns.users)
         say("hub.admin_page", url=f"{hub.url}/hub/admin")
         waited = 0.0
@@ -292,12 +388,17 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
             if gguf is not None and waited >= 0 and hub.model_ready():
                 say("hub.model_ready", url=f"http://127.0.0.1:{hub.settings.model_port}/v1")
                 waited = -1.0
+            for line in watch.poll():
+                print(line, flush=True)
             time.sleep(1)
             waited += 1 if waited >= 0 else 0
         say("hub.failed", log=hub.log)
         return 1
     except KeyboardInterrupt:
         return 0
+    except HubRefused as exc:  # what to fix, one line each: nothing was started
+        print(exc, file=sys.stderr)
+        return 2
     except RuntimeError as exc:
         print(exc, file=sys.stderr)
         return 1

@@ -20,9 +20,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..i18n import t
 from .users import SERVICES_USER, ensure_account, os_name, prepare_home, processes_of
 
-__all__ = ["NPROC", "WorkshopSpawner", "end_processes_of", "kernel_sockets", "participant_prefix", "redis_acl_rules"]  # noqa: F822
+__all__ = ["NPROC", "WorkshopSpawner", "end_processes_of", "failure_line", "kernel_sockets",  # noqa: F822
+           "participant_prefix", "redis_acl_rules", "spawn_refusal"]
 
 #: RLIMIT_NPROC for a participant: processes and threads of their account together (Linux counts threads). A
 #: server with a few kernels runs well under 200; a fork loop stops here instead of taking the machine.
@@ -69,6 +71,25 @@ def _site_key_locked(book_path: Path, site_dir: Path, python: str, root: str, na
             json.dump(book, out)
         book_path.with_suffix(".tmp").replace(book_path)
     return str(book[name])
+
+
+def failure_line(exc: BaseException) -> str:
+    """Why a start failed, in one line for the trainer: a command's last error line (not the command itself)."""
+    if isinstance(exc, subprocess.CalledProcessError):
+        out = exc.stderr if isinstance(exc.stderr, str) else (exc.stderr or b"").decode("utf-8", "replace")
+        lines = [x.strip() for x in out.splitlines() if x.strip()]
+        return lines[-1][:300] if lines else f"exit {exc.returncode}"
+    return (f"{type(exc).__name__}: {exc}".splitlines() or [type(exc).__name__])[0][:300]
+
+
+def spawn_refusal(why: str) -> Exception:
+    """The exception JupyterHub shows the participant whose server could not start: the catalogue's sentence in
+    English, then in Chinese (``jupyterhub_message``); ``why`` stays in the hub's log."""
+    from jupyterhub.spawner import SpawnException
+    said = "\n".join(t("hub.spawn_failed", lang) for lang in ("en", "zh"))
+    exc = SpawnException(said, reason="agentlab-environment", log_message=why, status_code=500)
+    exc.jupyterhub_message = said
+    return exc
 
 
 def end_processes_of(account: str, grace: float = 3.0) -> list[int]:
@@ -144,8 +165,15 @@ def _spawner_class() -> type:
             return env
 
         async def start(self) -> Any:
-            self._agentlab_env = await asyncio.get_running_loop().run_in_executor(None, self._prepare)
-            return await super().start()
+            try:
+                self._agentlab_env = await asyncio.get_running_loop().run_in_executor(None, self._prepare)
+                return await super().start()
+            except Exception as exc:
+                # the participant reads a sentence (JupyterHub shows jupyterhub_message), never a command line;
+                # the trainer's terminal reads why (agentlab.hub.launch.LogWatch reads this line in the log)
+                why = failure_line(exc)
+                self.log.error("agentlab-spawn-failed %s: %s", self.user.name, why)
+                raise spawn_refusal(why) from exc
 
         async def stop(self, now: bool = False) -> None:
             await super().stop(now=now)

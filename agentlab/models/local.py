@@ -30,8 +30,8 @@ from typing import Any
 
 from ..i18n import Lang, t
 
-__all__ = ["TEMPLATE", "WEIGHTS", "LocalModelMissing", "LocalServer", "Weights", "cache_dir", "part_file",
-           "serve", "token_counter", "weights_path", "what_is_missing"]
+__all__ = ["TEMPLATE", "WEIGHTS", "LocalModelMissing", "LocalServer", "Weights", "cache_dir", "cpu_count",
+           "default_threads", "part_file", "serve", "token_counter", "weights_path", "what_is_missing"]
 
 # package data, read through importlib.resources so that a wheel finds it as well as a checkout
 TEMPLATE = Path(str(resources.files(__package__) / "templates" / "qwen_fenced_tools.jinja"))
@@ -141,6 +141,24 @@ def weights_path(size: str = "0.5b") -> Path:
     return target
 
 
+def cpu_count() -> int:
+    """The cores this process may run on (its affinity, where the system tells it), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # macOS and Windows have no affinity call
+        return max(1, os.cpu_count() or 1)
+
+
+def default_threads(cores: int | None = None) -> int:
+    """llama.cpp's threads when none are asked for: half the cores (one on two), never all of them.
+
+    The model shares the machine with the notebooks' kernels (and, on the hub, the room's servers and services).
+    Its threads wait for each other after every layer, so one of them pre-empted stalls the rest: on two busy
+    cores 2 threads answered at a fraction of 1 thread's speed (docs/workshop.md, "The shared model's threads";
+    benchmarks/model_threads.py measures it)."""
+    return max(1, (cores or cpu_count()) // 2)
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as f:
@@ -149,7 +167,7 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def serve(gguf: Path, *, port: int = 8080, threads: int = 2, ctx: int = 4096, template: Path = TEMPLATE,
+def serve(gguf: Path, *, port: int = 8080, threads: int | None = None, ctx: int = 4096, template: Path = TEMPLATE,
           parallel: int = 1) -> None:
     """Run llama.cpp's server in this process until interrupted (loopback only); ``parallel`` slots share ``ctx``."""
     import xllamacpp as x
@@ -157,6 +175,7 @@ def serve(gguf: Path, *, port: int = 8080, threads: int = 2, ctx: int = 4096, te
     p.model.path = str(gguf)
     p.n_ctx = ctx
     p.n_parallel = parallel
+    threads = threads or default_threads()
     p.cpuparams.n_threads = threads
     p.cpuparams_batch.n_threads = threads
     p.hostnames = ["127.0.0.1"]
@@ -176,8 +195,8 @@ class LocalServer:
     """Start the local model in a child process; ``base_url`` once it answers. A context manager."""
 
     def __init__(self, size: str = "0.5b", *, gguf: str | Path | None = None, port: int | None = None,
-                 threads: int = 2, ctx: int = 4096, log: str | Path | None = None):
-        self.size, self.threads, self.ctx = size, threads, ctx
+                 threads: int | None = None, ctx: int = 4096, log: str | Path | None = None):
+        self.size, self.threads, self.ctx = size, threads or default_threads(), ctx
         self.gguf = Path(gguf) if gguf else None
         self.port = port or _free_port()
         self.log = Path(log) if log else cache_dir() / f"local-{self.port}.log"
