@@ -292,3 +292,27 @@ def test_numbers_read_as_numbers_whatever_surrounds_them():
         assert answer_is(given, truth, WHY).ok, (given, truth)
     for given, truth in ((".5", 5), ("2.000001", 2), ("12", 1), ("1,2", 12), ("2 or 3", 2)):
         assert answer_is(given, truth, WHY).state == "wrong", (given, truth)
+
+
+def test_reports_leave_in_the_order_the_checks_ran(monkeypatch):
+    """Two checks in a row ("wrong", then "right") sent from two threads could reach the trainer's view the other way
+    round, and the room then showed a participant stuck who had just got it right. Each report waits for the one
+    before it."""
+    import threading
+    import time
+
+    from agentlab.workbook import exercises
+    for name, value in HUB.items():
+        monkeypatch.setenv(name, value)
+    arrived = []
+
+    def send(url, token, body):
+        state = json.loads(body)["state"]
+        if state == "wrong":
+            time.sleep(0.3)  # the first report is the slower one on the wire
+        arrived.append(state)
+    wrong = exercises.report(exercises.Feedback("wrong", "x"), "06", send=send)
+    right = exercises.report(exercises.Feedback("right", "x"), "06", send=send)
+    right.join(5)
+    wrong.join(5)
+    assert arrived == ["wrong", "right"]

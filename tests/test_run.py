@@ -381,7 +381,7 @@ def test_check_model_prints_the_tokens_per_second_it_measured(monkeypatch, capsy
     def in_venv(py, *args, timeout):
         if args[0] == "_probe":
             return 0, json.dumps(GOOD["probe"]), ""
-        return 0, "", ""
+        return 0, "{}" if args[0] == "_probe_notebooks" else "", ""
     monkeypatch.setattr(run, "_in_venv", in_venv)
     with ChatServer([Slow(0.5, say("x" * 160))]) as server:
         monkeypatch.setenv("AGENTLAB_BASE_URL", server.base_url)

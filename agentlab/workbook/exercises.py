@@ -81,6 +81,8 @@ class Feedback:
 _log = logging.getLogger(__name__)
 _F = TypeVar("_F", bound=Callable[..., Any])
 REPORT_TIMEOUT = 2.0  # seconds: a report is a courtesy to the trainer, never a wait for the learner
+_report_lock = threading.Lock()
+_last_report: threading.Thread | None = None  # the report sent last: the next one leaves after it (in order)
 _depth = threading.local()  # a check calling another check (answer_is -> check_answer) reports once, the outer one
 
 
@@ -120,8 +122,17 @@ def report(feedback: Feedback, notebook: str | None = None, *, env: Mapping[str,
         return None
     body = json.dumps({"notebook": notebook, "exercise": exercise_ids()[notebook], "state": feedback.state,
                        "at": round(time.time(), 3)}).encode()
-    thread = threading.Thread(target=send, args=(url, token, body), name="agentlab-progress", daemon=True)
-    thread.start()
+    global _last_report
+    with _report_lock:  # a learner's "wrong" then "right" must arrive in that order: each report waits for the one before
+        before = _last_report
+
+        def send_after() -> None:
+            if before is not None:
+                before.join(REPORT_TIMEOUT + 1)
+            send(url, token, body)
+        thread = threading.Thread(target=send_after, name="agentlab-progress", daemon=True)
+        _last_report = thread
+        thread.start()
     return thread
 
 
