@@ -298,7 +298,6 @@ def test_reports_leave_in_the_order_the_checks_ran(monkeypatch):
     """Two checks in a row ("wrong", then "right") sent from two threads could reach the trainer's view the other way
     round, and the room then showed a participant stuck who had just got it right. Each report waits for the one
     before it."""
-    import threading
     import time
 
     from agentlab.workbook import exercises
