@@ -66,13 +66,25 @@ class _Rule(NamedTuple):
 
 
 _SECRET = "[secret removed]"
-_KEYS = re.compile(r"(?<![A-Za-z0-9_\-])(?:"
-    r"(?:sk|pk|rk|ak)-[A-Za-z0-9_\-]{8,}+"  # OpenAI, Anthropic...
+_KEY_SHAPES = (r"(?:sk|pk|rk|ak)-[A-Za-z0-9_\-]{8,}+"  # OpenAI, Anthropic...
     r"|(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{8,}+"  # Stripe (a bare pk_ is also a primary key's name)
     r"|(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}(?![0-9A-Z])"  # AWS access key ids
     r"|gh[pousr]_[A-Za-z0-9]{20,}+|github_pat_[A-Za-z0-9_]{20,}+|glpat-[A-Za-z0-9_\-]{20,}+"  # GitHub, GitLab
     r"|xox[abposr]-[A-Za-z0-9\-]{10,}+|whsec_[A-Za-z0-9]{16,}+|AIza[A-Za-z0-9_\-]{30,}+"  # Slack, webhooks, Google
-    r"|eyJ[A-Za-z0-9_\-]{8,}+(?:\.[A-Za-z0-9_\-]*+){1,2})")  # JWTs
+    r"|eyJ[A-Za-z0-9_\-]{8,}+(?:\.[A-Za-z0-9_\-]*+){1,2}")  # JWTs
+# A key on its own, or glued to a word by "-" or "_" ("x-sk-proj-...", "run-ghp_...", "token-AKIA..."). Glued, a key
+# must hold a digit, as real ones do, so that a name such as "my-pk-index-name" stays (AWS's fixed shape needs none).
+_KEYS = re.compile(r"(?:(?<![A-Za-z0-9_\-])|(?<=[A-Za-z0-9][_\-]))(" + _KEY_SHAPES + r")")  # group 1: the whole key
+
+
+def _key(match: re.Match[str]) -> str:
+    glued = match.start() > 0 and match.string[match.start() - 1] in "-_"
+    if glued and not match[0].startswith(("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA")) \
+            and not any(c.isdigit() for c in match[0]):
+        return match[0]
+    return _SECRET
+
+
 _KEY_NEEDS = ("sk-", "pk-", "rk-", "ak-", "_live_", "_test_", "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA",
               "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "whsec_", "AIza", "eyJ")
 # "password: x", "token=x", "the password is x", "密码是x", '"api_key": "x"', "PGPASSWORD=x", '"dbPassword": "x"'
@@ -188,7 +200,7 @@ _SECRETS = [
     _Rule(re.compile(r"\b(?i:bearer[ \t]++(?=[A-Za-z]*+[0-9._~+/=\-])[A-Za-z0-9._~+/=\-]{8,}+"
                      r"|basic[ \t]++(?=[A-Za-z]*+[0-9+/=])[A-Za-z0-9+/]{12,}+={0,2})"), _SECRET,
           ("bearer", "basic"), fold=True, kind="a token"),
-    _Rule(_KEYS, _SECRET, _KEY_NEEDS, kind="an API key"),
+    _Rule(_KEYS, _key, _KEY_NEEDS, kind="an API key"),
 ]
 _ADDRESS = "[address removed]"
 _TECHNICAL_FIRST = [
@@ -245,7 +257,8 @@ def _active(rules: list[_Rule], text: str) -> list[_Rule]:
     return [r for r in rules if any(n in (folded if r.fold else text) for n in r.needs)]
 
 
-_CHAINED = re.compile(r"\[secret removed\](?:[ \t]{0,8}[:=][ \t]{0,8}[^\s,;]{1,200})+")
+# each further label and its value, up to the last ("password: pass: word: hunter2"): a value stops at ":" or "="
+_CHAINED = re.compile(r"\[secret removed\](?:[ \t]{0,8}[:=][ \t]{0,8}[^\s,;:=]{1,200}){1,20}[:=]?")
 
 
 def _apply(rules: list[_Rule], text: str) -> str:

@@ -15,6 +15,7 @@ from conftest import ROOT
 from agentlab import Registry, Tool, rule
 from agentlab import errors as E
 from agentlab.errors import Problem, ToolFailure, make_error, redact, render
+from agentlab.redaction import find_secrets, redact_secrets
 
 # --- 1. time: every rendering path on hostile strings -----------------------------------
 SHAPES = {
@@ -497,3 +498,34 @@ def test_the_clean_text_shortcut_changes_no_redaction():
     texts += [f"{n.title()}=s3cr3t-Value-99" for n in triggers] + ["K\u212aY=1", "pasſword: hunter2"]
     for text in texts:
         assert R.redact_secrets(text) == R._apply(R._SECRETS, text), text
+
+
+GLUED_KEYS = ["sk-proj-Ab3dEfGh1jKlMnOpQrStUv", "ghp_abcdefghij1234567890ABCDEFGHIJ", "AKIAIOSFODNN7EXAMPLE",
+              "glpat-abcdefghij1234567890", "xoxb-1234567890-abcdefghij", "sk_live_abcdef1234567890",
+              "github_pat_11ABCDEFG0123456789_abcdefghijklmnop", "AIzaSyA1234567890abcdefghijklmnopqrstu"]
+
+
+@pytest.mark.parametrize("key", GLUED_KEYS)
+@pytest.mark.parametrize("glue", ["x-", "run-", "token-", "key_", "X_", "a1-"])
+def test_a_key_glued_to_a_word_by_a_dash_or_underscore_is_removed(key, glue):
+    """'x-sk-proj-...', 'run-ghp_...', 'token-AKIA...' reached a review's report: the key's left edge wanted a space."""
+    text = f"header {glue}{key} trailer"
+    for redactor in (redact_secrets, redact):
+        out = redactor(text)
+        assert key not in out and key[:12] not in out, out
+        assert out.startswith("header ") and out.endswith(" trailer")
+    assert "an API key" in find_secrets(text)
+
+
+@pytest.mark.parametrize("name", ["my-pk-index-name", "task-sk-reference-guide", "use_ak-kernel-helper",
+                                  "the risk-assessment-team", "a desk_sk-marker-label"])
+def test_a_name_that_merely_contains_a_key_prefix_stays(name):
+    assert redact_secrets(name) == name and find_secrets(name) == []
+
+
+@pytest.mark.parametrize("text", ["password: pass: word: hunter2", "password: pass: word: code: hunter2",
+                                  "token=pass=word=hunter2", "密码: pass: word: hunter2"])
+def test_chained_labels_never_keep_the_secret_at_the_end(text):
+    """'password: pass: word: hunter2' kept 'hunter2': only one swallowed label was followed."""
+    out = redact_secrets(text)
+    assert "hunter2" not in out and "[secret removed]" in out, out
