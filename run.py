@@ -689,6 +689,22 @@ def postbuild(prefix: Path, py: str = sys.executable) -> int:
     return subprocess.call([py, "-c", warm], cwd=prefix)
 
 
+def become(cmd: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> int:
+    """Run a long-lived server (JupyterLab, the app, the hub, the model) as this very process, on POSIX: ``kill PID``
+    of ``python run.py hub`` or ``lab`` then reaches the server itself, which stops everything it started, as Ctrl-C
+    does. As a child of this process it was left running, orphaned, with the whole room behind it. On Windows,
+    which has no exec that keeps the process, the server runs as a child and its exit code is returned."""
+    if os.name != "posix":
+        return subprocess.call(cmd, cwd=cwd, env=env)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(cwd)
+    if env is None:
+        os.execv(cmd[0], cmd)
+    os.execve(cmd[0], cmd, env)
+    return 1  # not reached: exec replaces this process
+
+
 def main(argv: list[str]) -> int:
     cmd, rest = (argv[0], argv[1:]) if argv else ("help", [])
     refusal = too_old()
@@ -700,7 +716,7 @@ def main(argv: list[str]) -> int:
         as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
         lang, rest = lab_lang(rest)
         folder = ROOT / "notebooks" / ("zh" if lang == "zh" else "")
-        return subprocess.call([str(py), "-m", "jupyter", "lab", *as_root, *lab_options(lang), *rest], cwd=folder,
+        return become([str(py), "-m", "jupyter", "lab", *as_root, *lab_options(lang), *rest], cwd=folder,
                                env={**os.environ, **lab_env()})
     if cmd == "check":
         return check(rest)
@@ -731,7 +747,7 @@ def main(argv: list[str]) -> int:
         py = setup("requirements.txt")
         # the workbook's Jupyter settings: etc/jupyter/voila.json hands the browser's Accept-Language to the kernel,
         # so the app opens in the reader's language
-        return subprocess.call([str(py), "-m", "voila", "app/agentlab_app.ipynb", *rest], cwd=ROOT,
+        return become([str(py), "-m", "voila", "app/agentlab_app.ipynb", *rest], cwd=ROOT,
                                env={**os.environ, **lab_env()})
     if cmd == "site":
         return site(setup("requirements-site.txt"), rest)
@@ -752,7 +768,7 @@ def main(argv: list[str]) -> int:
     if cmd == "local":
         setup("requirements.txt")
         py = setup("requirements-local.txt")
-        return subprocess.call([str(py), "-m", "agentlab", "local", *rest], cwd=ROOT)
+        return become([str(py), "-m", "agentlab", "local", *rest], cwd=ROOT)
     if cmd == "setup":  # used by .ci/run: python run.py setup requirements-local.txt
         setup(rest[0] if rest else "requirements-dev.txt")
         return 0
@@ -775,7 +791,7 @@ def main(argv: list[str]) -> int:
                 sys.exit("the hub needs Node.js 20 or newer with npm (for configurable-http-proxy): install it first")
             subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=hub_dir, check=True)
             stamp.write_text(digest)
-        return subprocess.call([str(py), "-m", "agentlab.hub.launch", *rest], cwd=ROOT)
+        return become([str(py), "-m", "agentlab.hub.launch", *rest], cwd=ROOT)
     if cmd == "lock":
         return lock(setup("requirements-dev.txt"))
     if cmd == "notebooks":

@@ -186,13 +186,13 @@ def test_voila_app_opens_in_the_browsers_language(tmp_path, locale, says, not_sa
     finally:
         sys.path.remove(str(ROOT))
     started = []  # what `python run.py app` starts: Voila on the app, with the workbook's Jupyter settings
-    real_call, real_setup = run.subprocess.call, run.setup
-    run.subprocess.call = lambda cmd, **kw: started.append((cmd, kw)) or 0
+    real_become, real_setup = run.become, run.setup
+    run.become = lambda cmd, **kw: started.append((cmd, kw)) or 0
     run.setup = lambda requirements: Path(sys.executable)
     try:
         run.main(["app"])
     finally:
-        run.subprocess.call, run.setup = real_call, real_setup
+        run.become, run.setup = real_become, real_setup
     (cmd, kw), = started
     assert "app/agentlab_app.ipynb" in cmd and kw["env"]["JUPYTER_CONFIG_PATH"].startswith(run.lab_env()["JUPYTER_CONFIG_PATH"])
     port = _free_port()

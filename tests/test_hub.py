@@ -674,10 +674,9 @@ def test_a_fresh_hub_lets_participants_log_in_and_run_notebooks_00_and_15():
     the first also notebook 15 (the room's skill site, Redis). Before, every spawn failed: the room's environment
     lacked the site and Redis packages. Last in this module: the module's own hub has stopped (one hub per machine:
     stopping one ends every workshop account's processes)."""
-    import os
     import shutil
+    import signal
     import tempfile
-    import time
     from concurrent.futures import ThreadPoolExecutor
 
     import participant
@@ -732,6 +731,19 @@ def test_a_fresh_hub_lets_participants_log_in_and_run_notebooks_00_and_15():
             took = list(pool.map(participant_runs, FRESH_PARTICIPANTS))
         (participant.HOME / "hub_times.json").write_text(json.dumps(
             {"hub_answered_s": round(hub_up, 1), "participants": took}), encoding="utf-8")
+        # `kill PID` of python run.py hub, as a process manager or a closed terminal sends it (not to its group): the
+        # whole room stops, as with Ctrl-C. It was left running, orphaned, while run.py waited on it as a child.
+        from agentlab.hub.launch import workshop_uids
+        from agentlab.hub.users import processes_of
+        os.kill(hub.pid, signal.SIGTERM)
+        hub.wait(120)
+        deadline = time.monotonic() + 30
+        while (left := list(processes_of(workshop_uids()))) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert left == [], [Path(f"/proc/{p}/cmdline").read_bytes()[:80] for p in left]
+        with pytest.raises(OSError):
+            urllib.request.urlopen(f"{base}/hub/login", timeout=5)
     finally:
-        stop_group(hub, wait=90)
+        if hub.poll() is None:
+            stop_group(hub, wait=90)
         shutil.rmtree(state, ignore_errors=True)

@@ -112,3 +112,22 @@ def test_the_binder_image_has_the_workbooks_jupyter_settings(binder_python):
     assert (prefix / "etc" / "jupyter" / "jupyter_server_config.json").is_file()
     copied = sorted(p.name for p in (prefix / "share" / "agentlab" / "notebooks").glob("*.ipynb"))
     assert "15_skill_site.ipynb" in copied
+
+
+def test_kill_of_run_py_lab_stops_jupyterlab_itself(participant_python):
+    """``kill PID`` of ``python run.py lab`` (as a process manager, a closed terminal or a trainer's script sends it)
+    left JupyterLab running, orphaned: run.py waited on it as a child. The server is now that very process."""
+    import os
+    import signal
+    import time
+    proc, base, token, _ = participant.start_lab([])
+    try:
+        os.kill(proc.pid, signal.SIGTERM)  # the pid run.py was started as: not its process group
+        deadline = time.monotonic() + 60
+        while participant._answers(f"{base}/api/status?token={token}"):
+            assert time.monotonic() < deadline, "JupyterLab still answers after run.py was killed"
+            time.sleep(0.5)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            stop_group(proc)
