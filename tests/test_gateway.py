@@ -21,10 +21,11 @@ from agentlab.store import MemoryStore
 UPSTREAM = '''
 import json, sys
 from pathlib import Path
-from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp import Context, FastMCP
 from mcp.types import ToolAnnotations
 
 runs = Path(sys.argv[1])
+keys = runs.with_name("keys.json")
 mcp = FastMCP("shop")
 
 def count(name):
@@ -37,6 +38,20 @@ def refund(order_id: str, amount: float) -> dict:
     """Refund part of an order (it moves money)."""
     count("refund")
     return {"refunded": amount, "order_id": order_id}
+
+@mcp.tool(annotations=ToolAnnotations(destructiveHint=True, idempotentHint=False))
+def keyed_refund(order_id: str, amount: float, note: str, ctx: Context) -> dict:
+    """Refund an order once per idempotency key, as a real backend does: a key seen before answers its first result."""
+    meta = ctx.request_context.meta
+    key = (meta.model_extra or {}).get("agentlab/idempotency_key") if meta is not None else None
+    seen = json.loads(keys.read_text()) if keys.exists() else {}
+    if key in seen:
+        return seen[key]
+    count("keyed_refund")
+    result = {"refunded": amount, "order_id": order_id, "note": note, "upstream_key": key}
+    seen[key] = result
+    keys.write_text(json.dumps(seen))
+    return result
 
 @mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
 def lookup(order_id: str) -> dict:
@@ -75,6 +90,7 @@ def gateway(started, upstream, tmp_path):
     """The module's gateway with nothing remembered: no runs, claims, sessions, rate windows or logs."""
     folder, _ = upstream
     (folder / "runs.json").unlink(missing_ok=True)
+    (folder / "keys.json").unlink(missing_ok=True)
     now = [1000.0]
     gw = started
     gw.store, gw.logs, gw.limiter = MemoryStore(), SiteLogs(tmp_path / "logs"), Limiter(clock=lambda: now[0])
@@ -89,7 +105,7 @@ def calls(gw: Gateway, script: list[tuple[str, dict, dict | None]]) -> list:
     async def go() -> list:
         async with create_connected_server_and_client_session(gw.server()) as client:
             listed = await client.list_tools()
-            assert {t.name for t in listed.tools} == {"refund", "lookup", "report"}
+            assert {t.name for t in listed.tools} == {"refund", "keyed_refund", "lookup", "report"}
             return [await client.call_tool(name, args, meta=meta) for name, args, meta in script]
     return asyncio.run(go())
 
@@ -99,7 +115,7 @@ def body(result) -> dict:
 
 
 def test_writes_are_read_from_the_upstream_annotations(gateway):
-    assert gateway.writes == {"refund"}
+    assert gateway.writes == {"refund", "keyed_refund"}
 
 
 def test_a_duplicated_refund_runs_once_upstream(gateway):
@@ -120,6 +136,32 @@ def test_the_clients_own_key_is_the_clients_alone(gateway):
     # another client (no API key: another session) sending the same key does not get the first one's result
     other, = calls(gateway, [("refund", {"order_id": "A1", "amount": 30}, meta)])
     assert other.meta["agentlab/replayed"] is False and gateway.runs()["refund"] == 2
+
+
+def test_a_key_another_client_used_never_reaches_the_upstream_as_theirs(gateway):
+    """Client B sending client A's idempotency key with other arguments was told "ok" with A's refund record (A's
+    private note included) and B's own write never ran: the gateway scoped the key in its own store only and sent it
+    upstream unchanged. On the wire it is scoped to the client too, as agentlab's own MCP client does."""
+    key = {"agentlab/idempotency_key": "refund-once-7"}
+    a_args = {"order_id": "A1", "amount": 30, "note": "A's private note"}
+    b_args = {"order_id": "B9", "amount": 999, "note": "B's own"}
+
+    a_first, a_again = calls(gateway, [("keyed_refund", a_args, key)] * 2)  # client A: one session
+    b_first, = calls(gateway, [("keyed_refund", b_args, key)])  # client B: another session, A's key
+    assert body(a_first)["data"]["note"] == "A's private note" and a_again.meta["agentlab/replayed"] is True
+    assert not b_first.isError and body(b_first)["data"]["note"] == "B's own", body(b_first)
+    assert gateway.runs()["keyed_refund"] == 2  # each client's write ran once
+    a_wire, b_wire = body(a_first)["data"]["upstream_key"], body(b_first)["data"]["upstream_key"]
+    assert a_wire != b_wire and "refund-once-7" not in (a_wire, b_wire)  # scoped, and never the client's raw key
+
+
+def test_a_clients_key_reused_with_other_arguments_is_a_conflict_never_a_replay(gateway):
+    key = {"agentlab/idempotency_key": "refund-once-8"}
+    first, other = calls(gateway, [("keyed_refund", {"order_id": "A1", "amount": 30, "note": "x"}, key),
+                                   ("keyed_refund", {"order_id": "A1", "amount": 45, "note": "x"}, key)])
+    assert not first.isError and other.isError and other.meta["agentlab/replayed"] is False
+    assert "30" not in other.content[0].text or body(other)["error"]["code"] != "OK"
+    assert gateway.runs()["keyed_refund"] == 1
 
 
 def test_invalid_arguments_get_problems_and_never_reach_upstream(gateway):

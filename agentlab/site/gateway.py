@@ -157,8 +157,10 @@ class Gateway:
         _CALLER.set((client, session, meta_key))
 
         def run(args: dict) -> Any:
-            # the upstream's own key (an agentlab site refuses a write without one): a digest, never the session
-            meta = {IDEMPOTENCY_META: meta_key or _digest(_key_for(client, session, None, args))} \
+            # the upstream's own key (an agentlab site refuses a write without one): always a digest scoped to this
+            # client, never the client's raw key nor the session. Sent as it came, client B reusing client A's key
+            # was answered upstream with A's record, and B's own write never ran.
+            meta = {IDEMPOTENCY_META: _digest(_key_for(client, session, meta_key, args))} \
                 if name in self.writes else None
             result = self.conn.run(self.conn.session.call_tool(name, args, timedelta(seconds=self.timeout),
                                                                meta=meta), self.timeout + 1.0)
