@@ -653,6 +653,8 @@ def _gateway(ns: argparse.Namespace) -> int:
         raise InputError("gateway.no_upstream", upstream=ns.upstream[:200],
                          detail=redact(f"{type(cause).__name__}: {cause}")[:200]) from None
     with gw:
+        for name, why in sorted(gw.disabled.items()):  # each bad contract left out alone, said why
+            print(t("gateway.tool_disabled", ns.lang, name=name, why=why), file=sys.stderr, flush=True)
         print(t("gateway.serving", ns.lang, n=len(gw.tools), writes=", ".join(sorted(gw.writes)) or "-",
                 host=ns.host, port=ns.port, logs=ns.logs), file=sys.stderr, flush=True)
         uvicorn.run(gw.app(), host=ns.host, port=ns.port, log_level="warning", timeout_keep_alive=5,

@@ -21,8 +21,10 @@ from agentlab.store import MemoryStore
 UPSTREAM = '''
 import json, sys
 from pathlib import Path
+from typing import Annotated
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.types import ToolAnnotations
+from pydantic import Field
 
 runs = Path(sys.argv[1])
 keys = runs.with_name("keys.json")
@@ -58,6 +60,12 @@ def lookup(order_id: str) -> dict:
     """Look an order up."""
     count("lookup")
     return {"order_id": order_id, "status": "shipped"}
+
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def find_code(code: Annotated[str, Field(pattern=r"^(a+)+$")]) -> dict:
+    """A contract shaped for catastrophic backtracking: the gateway must leave this tool out, and only it."""
+    count("find_code")
+    return {"code": code}
 
 @mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
 def report(order_id: str) -> dict:
@@ -112,6 +120,15 @@ def calls(gw: Gateway, script: list[tuple[str, dict, dict | None]]) -> list:
 
 def body(result) -> dict:
     return json.loads(result.content[0].text)
+
+
+def test_a_tool_with_a_bad_contract_is_left_out_alone_with_why(gateway):
+    """One upstream tool whose schema holds a catastrophic pattern made every gateway call fail, the harmless tools'
+    included: the contracts compiled as one registry. That tool alone is left out, and the gateway says why."""
+    assert "find_code" in gateway.disabled and "find_code" not in {t.name for t in gateway.tools}
+    assert "pattern" in gateway.disabled["find_code"].lower() or "backtrack" in gateway.disabled["find_code"].lower()
+    looked, = calls(gateway, [("lookup", {"order_id": "A1"}, None)])
+    assert not looked.isError and body(looked)["data"]["status"] == "shipped"
 
 
 def test_writes_are_read_from_the_upstream_annotations(gateway):

@@ -41,9 +41,11 @@ from ..adapters.core import Contract, Guard
 from ..calls import default_store
 from ..errors import make_error, render
 from ..guards import GuardConfig
-from ..i18n import Lang, check_lang
+from ..i18n import Lang, check_lang, said
 from ..jsonutil import canonical
+from ..schema import SchemaError
 from ..store import Store, open_store
+from ..tools import Registry, Tool
 from .keys import ApiKey
 from .limits import Limiter
 from .logs import SiteLogs, clean_session
@@ -113,7 +115,21 @@ class Gateway:
         except BaseException:
             self.conn.close()
             raise
-        self.contracts = [Contract(t.name, t.description or t.title or t.name, t.inputSchema) for t in self.tools]
+        #: tools whose contract cannot be used (a pattern shaped for catastrophic backtracking, a schema that does
+        #: not compile): name -> why, in the gateway's language. Each is left out alone: one bad upstream tool
+        #: made every call fail, the harmless tools' included, when the contracts compiled as one registry.
+        self.disabled: dict[str, str] = {}
+        usable = []
+        for tool in self.tools:
+            contract = Contract(tool.name, tool.description or tool.title or tool.name, tool.inputSchema)
+            try:
+                Registry([Tool(contract.name, contract.description, contract.parameters)], lang=self.lang)
+            except (SchemaError, TypeError, ValueError) as exc:
+                self.disabled[tool.name] = said(exc, self.lang)
+                continue
+            usable.append((tool, contract))
+        self.tools = [tool for tool, _ in usable]
+        self.contracts = [contract for _, contract in usable]
         self.writes = frozenset(t.name for t in self.tools if claimed(t, writes))
         self._guards: dict[tuple[str, Lang], Guard] = {}
         self._lock = threading.Lock()
