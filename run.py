@@ -144,10 +144,15 @@ def too_old(version: Sequence[int] = tuple(sys.version_info[:3])) -> str | None:
     return "\n".join(_say("run.python_too_old", lang, **fields) for lang in ("en", "zh"))
 
 
-def setup(requirements: str) -> Path:
+def setup(requirements: str, *, repair: bool = False) -> Path:
+    """``.venv`` with ``requirements`` installed, redone only when the requirement files change; ``repair``: installed
+    again whatever the stamps say (a package removed by hand, which the stamps cannot see, comes back)."""
     refusal = too_old()
     if refusal:
         sys.exit(refusal)
+    if repair:
+        for stamp in VENV.glob(".installed-*"):
+            stamp.unlink()
     py = _python()
     files = sorted(ROOT.glob("requirements*.txt")) + [ROOT / "pyproject.toml"] + [CONSTRAINTS] * CONSTRAINTS.exists()
     inputs = b"".join(f.read_bytes() for f in files)
@@ -164,7 +169,7 @@ def setup(requirements: str) -> Path:
     use_uv = os.environ.get("AGENTLAB_INSTALLER", "uv") != "pip"
     uv = _find_uv(py) if use_uv else None
     if not py.exists():
-        print(f"creating {VENV} ...", flush=True)
+        print(" / ".join(_say("run.setup.creating", lang, venv=VENV.name) for lang in ("en", "zh")), flush=True)
         if uv:  # uv makes the venv in well under a second; --seed still puts pip in it (run.py lock uses pip)
             phases.run("venv", lambda: subprocess.run([uv, "venv", "-q", "--seed", "--python", sys.executable, str(VENV)],
                                                       check=True, cwd=ROOT))
@@ -183,7 +188,7 @@ def setup(requirements: str) -> Path:
     # with uv, the font and the workbook in one process; with pip, a hashed file needs a process of its own
     groups = [todo] if uv and not all(_hashed(r) for r in todo) else [[r] for r in todo]
     for group in groups:
-        print(f"installing {' + '.join(group)} (first time takes a minute) ...", flush=True)
+        print(" / ".join(_say("run.setup.installing", lang, files=" + ".join(group)) for lang in ("en", "zh")), flush=True)
         cmd = install_command(py, uv, group, sources)
         phases.run("install " + " + ".join(group), lambda cmd=cmd: subprocess.run(cmd, check=True, cwd=ROOT))
         for r in group:
@@ -457,7 +462,9 @@ def _probe_notebook(path: str) -> str | None:
         nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
                                 resources={"metadata": {"path": str(Path(path).parent)}}).execute()
     except Exception as exc:  # noqa: BLE001 - the cell's error, in one line
-        lines = [x for x in str(exc).splitlines() if x.strip()]
+        import re
+        plain = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", str(exc))  # IPython colours its tracebacks: no escapes in a file
+        lines = [x for x in plain.splitlines() if x.strip()]
         return (lines[-1] if lines else type(exc).__name__)[:200]
     return None
 
@@ -646,7 +653,8 @@ def check(rest: list[str], *, venv_dir: Path = VENV, ports: tuple[int, ...] = CH
     if not py.exists() and venv_dir == VENV and _installed_here():
         py = Path(sys.executable)  # an image (binder/, the hub's) installs into its own Python: no .venv there
     notebooks = check_notebooks(ns.lang, ns.quick)
-    print(_say("run.check.start_quick" if ns.quick else "run.check.start", ns.lang, n=len(notebooks)), flush=True)
+    print(_say("run.check.start_quick" if ns.quick else "run.check.start", ns.lang,
+               n=len([nb for nb in notebooks if nb.startswith("notebooks/")])), flush=True)
     facts = gather(py, model=ns.model, ports=ports, notebooks=notebooks)
     found = problems(facts, venv_dir)
     speed = (facts.get("model") or {}).get("speed")
@@ -769,8 +777,13 @@ def main(argv: list[str]) -> int:
         setup("requirements.txt")
         py = setup("requirements-local.txt")
         return become([str(py), "-m", "agentlab", "local", *rest], cwd=ROOT)
-    if cmd == "setup":  # used by .ci/run: python run.py setup requirements-local.txt
-        setup(rest[0] if rest else "requirements-dev.txt")
+    if cmd == "setup":  # python run.py setup [FILE] [--repair]; .ci/run: python run.py setup requirements-local.txt
+        files = [a for a in rest if not a.startswith("-")]
+        unknown = [a for a in rest if a.startswith("-") and a != "--repair"]
+        if unknown or len(files) > 1 or (files and not (ROOT / files[0]).is_file()):
+            print("\n".join(_say("run.setup.usage", lang) for lang in ("en", "zh")), file=sys.stderr)
+            return 0 if unknown and unknown[0] in ("-h", "--help") else 2
+        setup(files[0] if files else "requirements-dev.txt", repair="--repair" in rest)
         return 0
     if cmd == "hub":  # the room's environment once, JupyterHub beside it, the proxy from npm (pinned by its lock file)
         setup("requirements.txt")

@@ -315,3 +315,15 @@ def test_reports_leave_in_the_order_the_checks_ran(monkeypatch):
     right.join(5)
     wrong.join(5)
     assert arrived == ["wrong", "right"]
+
+
+def test_a_tie_names_its_classes_in_the_readers_language_and_naming_them_all_is_right():
+    """08's Chinese verdict said "execution / structure" and marked "结构和执行" wrong though the two were tied."""
+    from agentlab.workbook.exercises import largest_share
+    counts = {"structure": 8, "execution": 8, "semantic": 1}
+    for given in ("结构和执行", ["结构", "执行"], "structure and execution", "执行、结构", "结构"):
+        verdict = largest_share(given, counts, lang="zh")
+        assert verdict.ok, (given, verdict)
+        assert "执行 / 结构" in verdict.message and "structure" not in verdict.message
+    for given in ("语义和结构", ["结构", "语义"], "semantic"):
+        assert largest_share(given, counts, lang="zh").state == "wrong", given

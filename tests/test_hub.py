@@ -743,6 +743,15 @@ def test_a_fresh_hub_lets_participants_log_in_and_run_notebooks_00_and_15():
         assert left == [], [Path(f"/proc/{p}/cmdline").read_bytes()[:80] for p in left]
         with pytest.raises(OSError):
             urllib.request.urlopen(f"{base}/hub/login", timeout=5)
+        mine = []  # nor the proxy in front of it (root's, not a workshop account's): four were left by earlier runs
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                argv = cmdline.read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(b"configurable-http-proxy" in a for a in argv) and str(port).encode() in argv:
+                mine.append(cmdline.parent.name)
+        assert mine == [], f"the hub's proxy outlived it: {mine}"
     finally:
         if hub.poll() is None:
             stop_group(hub, wait=90)

@@ -238,6 +238,7 @@ def test_a_notebook_that_fails_fails_the_check_by_name(tmp_path):
     assert done.returncode == 1, done.stderr
     failed = json.loads(done.stdout.strip().splitlines()[-1])
     assert list(failed) == [str(bad)] and "no_such_module_here" in failed[str(bad)]
+    assert "\x1b" not in failed[str(bad)]  # IPython's colours stay out of a line a room collects in a file
     found = run.problems(_facts(notebooks=failed))
     assert found == [("run.check.notebook", {"notebook": str(bad), "error": failed[str(bad)]})]
 
@@ -395,3 +396,36 @@ def test_check_model_prints_the_tokens_per_second_it_measured(monkeypatch, capsy
     assert 20 < speed <= 82, line  # 41 tokens in 0.5 s and a little more: never faster than the server answered
     assert "41" in line and ("tokens/s" in line if lang == "en" else "每秒" in line), line
     assert asked["max_tokens"] == run.SPEED_TOKENS and asked["temperature"] == 0
+
+
+def test_setup_repair_installs_again_what_the_stamps_say_is_there(tmp_path, monkeypatch, capsys):
+    """The check told a learner with a package removed by hand to run setup, which did nothing (its stamp still
+    matched). ``--repair`` forgets the stamps, so the install runs and brings back what is missing."""
+    ran = []
+    venv = tmp_path / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("")
+    (venv / "bin" / "uv").write_text("")
+    monkeypatch.setattr(run, "VENV", venv)
+    monkeypatch.setattr(run, "_compile", lambda py, phases: None)
+    monkeypatch.setattr(run.subprocess, "run", lambda cmd, **kw: ran.append(cmd) or subprocess.CompletedProcess(cmd, 0, "", ""))
+    run.setup("requirements.txt")
+    installs = [c for c in ran if "install" in c]
+    assert installs  # the first time
+    ran.clear()
+    run.setup("requirements.txt")
+    assert not [c for c in ran if "install" in c]  # stamped: nothing to do
+    assert run.main(["setup", "requirements.txt", "--repair"]) == 0
+    assert [c for c in ran if "install" in c]  # installed again
+    out = capsys.readouterr().out
+    assert "installing" in out and "正在安装" in out  # said in both languages
+    for lang in ("en", "zh"):
+        assert "--repair" in run._say("run.check.import", lang, module="uvicorn", error="ModuleNotFoundError")
+
+
+@pytest.mark.parametrize("args", [["--help"], ["-h"], ["no-such-file.txt"], ["--bogus"]])
+def test_setup_says_its_usage_instead_of_a_traceback(args, capsys):
+    code = run.main(["setup", *args])
+    err = capsys.readouterr().err
+    assert code == (0 if args[0] in ("--help", "-h") else 2)
+    assert "--repair" in err and "用法" in err and "Traceback" not in err

@@ -332,7 +332,7 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
     ap.add_argument("--idle-timeout", type=int, default=3600, help="seconds before an idle server is stopped")
     ap.add_argument("--mem-limit", default="2G", help="memory per process of a participant (server, each kernel)")
     ap.add_argument("--no-model", action="store_true", help="start without the shared model")
-    ap.add_argument("--lang", choices=("en", "zh"), default="en")
+    ap.add_argument("--lang", choices=("en", "zh"), default="en", help="the language of what the hub prints here")
     ap.add_argument("--fix-permissions", action="store_true",
                     help="let every account pass through the folders above the shared Python (chmod o+x) when closed")
     ns = ap.parse_args(argv)

@@ -37,7 +37,7 @@ from pathlib import PurePath
 from typing import Any, Literal, TypeVar
 
 from ..guards import GuardConfig
-from ..i18n import Lang, label_glossary, said, t
+from ..i18n import Lang, label, label_glossary, said, t
 from ..lint import lint
 from ..resources import data_file
 from ..retry import RetryPolicy
@@ -412,6 +412,9 @@ def best_single_guard(given: str | None, ablation: Mapping[str, float], lang: La
                               "zh": "在消融图里找最高的那根 “only ...” 柱子。"})
 
 
+_TIE_SEPARATORS = re.compile(r"\s*(?:和|与|及|、|,|，|/|&|\band\b|\bor\b|或)\s*")
+
+
 @_reports(None)
 def largest_share(given: str | None, counts: Mapping[str, int], lang: Lang = "en") -> Feedback:
     """08 and 11: the class with the largest share of failures (the one to fix first)."""
@@ -422,10 +425,17 @@ def largest_share(given: str | None, counts: Mapping[str, int], lang: Lang = "en
     top = max(counts.values())
     winners = sorted(k for k, v in counts.items() if v == top)
     total = sum(counts.values())
+    named = " / ".join(label(w, lang) for w in winners)  # as the plot names them, in the reader's language
+    if len(winners) > 1 and given is not None:
+        # a tie: naming every largest class ("结构和执行", ["structure", "execution"]) is right too
+        parts = list(given) if isinstance(given, (list, tuple, set, frozenset)) else \
+            [x for x in _TIE_SEPARATORS.split(given) if x.strip()] if isinstance(given, str) else []
+        if len(parts) > 1 and all(_judge(x, winners) is True for x in parts):
+            given = parts[0]
     return check_answer(given, winners, lang=lang,
-                        why={"en": f"{' / '.join(winners)}: {top} of {total} failures. Fix that class first, and "
+                        why={"en": f"{named}: {top} of {total} failures. Fix that class first, and "
                                    "measure the same metric next time.",
-                             "zh": f"{' / '.join(winners)}：{total} 个失败里占 {top} 个。先解决这一类，下次用同一个指标复查。"},
+                             "zh": f"{named}：{total} 个失败里占 {top} 个。先解决这一类，下次用同一个指标复查。"},
                         hint={"en": "look at the share plot: which slice is the largest?",
                               "zh": "看占比图：哪一块最大？"})
 
