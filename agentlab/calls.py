@@ -22,7 +22,7 @@ from .i18n import Lang
 from .jsonutil import MAX_DEPTH, canonical, parse_strict
 from .models.interface import ToolCall
 from .store import Approval, MemoryStore, Store, open_store, quietly, result_json
-from .timeouts import WriteTimeout, run_with_timeout
+from .timeouts import ReadStillRunning, WriteTimeout, run_with_timeout
 from .tools import Registry, Tool
 
 __all__ = ["CallContext", "CallOutcome", "classify_exception", "default_store", "execute", "guarded_call", "idempotency_key"]
@@ -195,7 +195,10 @@ def execute(tool: Tool, args: dict, ctx: CallContext, *, key: str,
             err = classify_exception(exc, _limit(tool, cfg.timeout) or 0, write=tool.side_effect,
                                      resendable=resendable)
             detail = _describe(exc)
-            if err.category == "transient" and cfg.retry is not None and resendable \
+            # a read whose first attempt still hangs in its worker is not sent again: a second and a third call into
+            # a backend that is already stuck help nobody (the attempt is abandoned; the model hears TIMEOUT)
+            still_running = isinstance(exc, ReadStillRunning) and not exc.future.done()
+            if err.category == "transient" and cfg.retry is not None and resendable and not still_running \
                     and retries < cfg.retry.max_retries and cfg.retry.may_wait(err.retry_after):
                 ctx.sleep(cfg.retry.delay(retries, ctx.rng, err.retry_after))
                 retries += 1

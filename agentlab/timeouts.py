@@ -24,7 +24,18 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-__all__ = ["Interrupted", "WriteTimeout", "can_interrupt", "run_with_timeout", "wait_in_worker"]
+__all__ = ["Interrupted", "ReadStillRunning", "WriteTimeout", "can_interrupt", "run_with_timeout", "wait_in_worker"]
+
+
+class ReadStillRunning(TimeoutError):
+    """A read that did not answer in time and could not be interrupted (it ran in a worker thread): it still runs.
+
+    Resending it would add a second call into a backend that is already stuck (a gateway's timed-out read became
+    three hanging calls), so the guarded call does not resend while ``future`` is not done."""
+
+    def __init__(self, limit: float, future: Future):
+        super().__init__(f"no answer within {limit:g} s")
+        self.future = future
 
 
 class WriteTimeout(TimeoutError):
@@ -171,7 +182,7 @@ class _Pool:
                     w.late = fut
                     if write:
                         raise WriteTimeout(limit, fut)
-                    raise TimeoutError(f"no answer within {limit:g} s")
+                    raise ReadStillRunning(limit, fut)
             w.answer.take()  # it ended just now: its answer is taken, so that its next call is waited for again
         value, error = w.value, w.error
         w.value = w.error = None  # the worker holds no result (nor a traceback's frames) while idle
@@ -347,7 +358,7 @@ async def wait_in_worker(fn: Callable[[], Any], limit: float | None, *, write: b
     assert limit is not None
     if write:
         raise WriteTimeout(limit, fut)
-    raise TimeoutError(f"no answer within {limit:g} s")
+    raise ReadStillRunning(limit, fut)
 
 
 def _settle(waiter: asyncio.Future, finished: bool) -> None:

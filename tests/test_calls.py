@@ -61,3 +61,37 @@ def test_a_tools_http_429_is_resent_after_its_retry_after():
     unavailable = execute(Tool("q", "Q.", fn=lambda: (_ for _ in ()).throw(HTTPError(503, {}))), {},
                           CallContext(Registry(), sleep=waits.append), key="k2")
     assert unavailable.error.code == "UNAVAILABLE"
+
+
+def test_a_read_that_still_hangs_in_its_worker_is_not_sent_again():
+    """Off the main thread a read cannot be interrupted: it runs in a worker, and past its timeout it still runs.
+    Resending it made three calls into a backend that was already stuck (the gateway, the adapters). Now one call,
+    and the model hears TIMEOUT; a read interrupted in the main thread may still be resent."""
+    import threading
+
+    from agentlab import GuardConfig
+    from agentlab.retry import RetryPolicy
+    release, started = threading.Event(), []
+
+    def stuck(**args):
+        started.append(args)
+        release.wait(20)
+        return {"ok": True}
+
+    reg = Registry([Tool("lookup", "Look up an order.", {"type": "object", "properties": {"order_id": {"type": "string"}},
+                                                          "required": ["order_id"]}, fn=stuck)])
+    cfg = GuardConfig(timeout=0.2, retry=RetryPolicy(max_retries=3, base=0.01, cap=0.01))
+    out = []
+
+    def go():
+        out.append(run_guarded(ScriptedModel([call("lookup", {"order_id": "A1"}), say("sorry")]), reg, "where is A1",
+                               config=cfg, store=MemoryStore(), sleep=lambda s: None))
+    worker = threading.Thread(target=go)  # not the main thread: no SIGALRM, the read runs in a worker
+    try:
+        worker.start()
+        worker.join(30)
+    finally:
+        release.set()
+    run = out[0]
+    assert len(started) == 1, f"sent {len(started)} times into a stuck backend"
+    assert [e.error_code for e in run.tool_events] == ["TIMEOUT"]
