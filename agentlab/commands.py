@@ -629,6 +629,7 @@ def _gateway_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", default=None, help="where claims live: sqlite:///file.db, redis://... (default: memory)")
     p.add_argument("--writes", default="", help="tools claimed whatever their annotations say: name,name")
     p.add_argument("--per-minute", type=int, default=60, help="each client's calls a minute")
+    p.add_argument("--in-flight", type=int, default=4, help="each client's calls running at once (more are refused)")
     p.add_argument("--logs", default="gateway-logs", help="the folder of the access, call, error and audit logs")
     p.add_argument("--lang", choices=("en", "zh"), default="en")
 
@@ -637,6 +638,7 @@ def _gateway(ns: argparse.Namespace) -> int:
     """The upstream's tools at http://HOST:PORT/mcp, each call through agentlab's guards (site/gateway.py)."""
     _in_range("--port", ns.port, 0, 65535)
     _in_range("--per-minute", ns.per_minute, 1)
+    _in_range("--in-flight", ns.in_flight, 1)
     try:
         import uvicorn
     except ImportError as exc:
@@ -647,7 +649,7 @@ def _gateway(ns: argparse.Namespace) -> int:
         _check_store(ns.store)
     try:
         gw = Gateway(ns.upstream, writes=[n.strip() for n in ns.writes.split(",") if n.strip()], store=ns.store,
-                     logs=_writable_dir(ns.logs), per_minute=ns.per_minute, lang=ns.lang)
+                     logs=_writable_dir(ns.logs), per_minute=ns.per_minute, in_flight=ns.in_flight, lang=ns.lang)
     except Exception as exc:  # noqa: BLE001 - an upstream that does not start or answer: said in one line
         cause = _first_cause(exc)
         raise InputError("gateway.no_upstream", upstream=ns.upstream[:200],

@@ -68,6 +68,18 @@ def find_code(code: Annotated[str, Field(pattern=r"^(a+)+$")]) -> dict:
     return {"code": code}
 
 @mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
+async def held(order_id: str) -> dict:
+    """A read that hangs until the test lets it go (a file appears), as a stuck backend does."""
+    import anyio
+    count("held")
+    release = runs.with_name("release")
+    for _ in range(400):
+        if release.exists():
+            break
+        await anyio.sleep(0.05)
+    return {"order_id": order_id}
+
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
 def report(order_id: str) -> dict:
     """The order's sales report (its database is down)."""
     count("report")
@@ -99,6 +111,7 @@ def gateway(started, upstream, tmp_path):
     folder, _ = upstream
     (folder / "runs.json").unlink(missing_ok=True)
     (folder / "keys.json").unlink(missing_ok=True)
+    (folder / "release").unlink(missing_ok=True)
     now = [1000.0]
     gw = started
     gw.store, gw.logs, gw.limiter = MemoryStore(), SiteLogs(tmp_path / "logs"), Limiter(clock=lambda: now[0])
@@ -113,7 +126,7 @@ def calls(gw: Gateway, script: list[tuple[str, dict, dict | None]]) -> list:
     async def go() -> list:
         async with create_connected_server_and_client_session(gw.server()) as client:
             listed = await client.list_tools()
-            assert {t.name for t in listed.tools} == {"refund", "keyed_refund", "lookup", "report"}
+            assert {t.name for t in listed.tools} == {"refund", "keyed_refund", "lookup", "held", "report"}
             return [await client.call_tool(name, args, meta=meta) for name, args, meta in script]
     return asyncio.run(go())
 
@@ -179,6 +192,35 @@ def test_a_clients_key_reused_with_other_arguments_is_a_conflict_never_a_replay(
     assert not first.isError and other.isError and other.meta["agentlab/replayed"] is False
     assert "30" not in other.content[0].text or body(other)["error"]["code"] != "OK"
     assert gateway.runs()["keyed_refund"] == 1
+
+
+def test_one_clients_hanging_calls_never_hold_up_another_client(gateway, upstream):
+    """30-45 hanging calls from one client took every worker thread: another client's fast read waited 10-30 s.
+    Each client has at most ``in_flight`` calls running; past them a call is refused at once, nothing run, and
+    another client's read is answered while the first one's calls still hang."""
+    folder, _ = upstream
+
+    async def go():
+        async with create_connected_server_and_client_session(gateway.server()) as a, \
+                create_connected_server_and_client_session(gateway.server()) as b:
+            hanging = [asyncio.create_task(a.call_tool("held", {"order_id": f"A{i}"})) for i in range(gateway.in_flight + 3)]
+            for _ in range(400):  # until the gateway runs the first client's share (bounded: a failure, not a hang)
+                if sum(gateway._running.values()) == gateway.in_flight and sum(t.done() for t in hanging) == 3:
+                    break
+                await asyncio.sleep(0.05)
+            refused = [t.result() for t in hanging if t.done()]
+            other = await b.call_tool("lookup", {"order_id": "B1"})  # answered while the first client's calls hang
+            still_hanging = sum(not t.done() for t in hanging)
+            (folder / "release").write_text("go")
+            answered = await asyncio.gather(*[t for t in hanging if not t.done()])
+            return refused, other, still_hanging, answered
+    refused, other, still_hanging, answered = asyncio.run(go())
+    assert not other.isError and body(other)["data"]["status"] == "shipped"
+    assert still_hanging == gateway.in_flight
+    assert len(refused) == 3 and all(r.isError and body(r)["error"]["code"] == "RATE_LIMITED" for r in refused)
+    assert "4" in body(refused[0])["error"]["message"] and gateway.runs()["held"] == gateway.in_flight
+    assert all(not r.isError for r in answered)
+    assert gateway._running == {}  # every slot given back
 
 
 def test_invalid_arguments_get_problems_and_never_reach_upstream(gateway):

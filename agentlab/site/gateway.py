@@ -27,6 +27,7 @@ import logging
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -101,11 +102,15 @@ class Gateway:
     """
 
     def __init__(self, upstream: Any, *, writes: Iterable[str] = (), store: Store | str | None = None,
-                 logs: SiteLogs | str | Path | None = None, per_minute: int = 60, config: GuardConfig = GuardConfig(),
+                 logs: SiteLogs | str | Path | None = None, per_minute: int = 60, in_flight: int = 4,
+                 config: GuardConfig = GuardConfig(),
                  lang: Lang = "en", timeout: float = 30.0, sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.time):
         self.lang, self.timeout, self.config, self.sleep = check_lang(lang), timeout, config, sleep
         self.per_minute = per_minute
+        #: each client's calls running at once: past it, a call is refused at once (RATE_LIMITED, nothing run).
+        #: Unbounded, one client's 30-45 hanging calls took every worker thread and another's fast read waited 10-30 s.
+        self.in_flight, self._running = in_flight, Counter[str]()
         self.store = open_store(store) if isinstance(store, str) else store or default_store()
         self.logs = logs if isinstance(logs, SiteLogs) or logs is None else SiteLogs(logs)
         self.limiter = Limiter(clock=clock)
@@ -250,8 +255,23 @@ class Gateway:
             meta = server.request_context.meta
             key = (meta.model_extra or {}).get(IDEMPOTENCY_META) if meta is not None else None
             key = key[:200] if isinstance(key, str) and key else None
-            return await anyio.to_thread.run_sync(lambda: self.call(
-                name, arguments, client=client, session=session, meta_key=key, lang=lang))
+            with self._lock:
+                busy = self._running[client] >= self.in_flight
+                if not busy:
+                    self._running[client] += 1
+            if busy:  # this client's own calls hold their share of the workers: refused now, nothing run
+                err = make_error("RATE_LIMITED", _key="gateway.too_many_in_flight", n=self.in_flight, retry_after=1.0)
+                self._log(uuid.uuid4().hex[:16], session, client, name, arguments, "RATE_LIMITED", 429,
+                          time.perf_counter())
+                return _result(render(err, lang), None, error=True)
+            try:
+                return await anyio.to_thread.run_sync(lambda: self.call(
+                    name, arguments, client=client, session=session, meta_key=key, lang=lang))
+            finally:
+                with self._lock:
+                    self._running[client] -= 1
+                    if not self._running[client]:
+                        del self._running[client]
 
         return server
 
