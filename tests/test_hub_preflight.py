@@ -18,6 +18,10 @@ from agentlab.hub import preflight
 from agentlab.hub.config import HubSettings
 from agentlab.i18n import t
 
+# Hub.start() prepares the services' account (usermod) before its checks refuse: never while another test's hub runs
+# as that account (usermod: "in use"). One hub per machine: these run on the hub tests' worker, after them.
+pytestmark = pytest.mark.xdist_group("hub")
+
 BLOCKER = '''import sys
 class _Blocked:
     def find_spec(self, name, path=None, target=None):

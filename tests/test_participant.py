@@ -12,7 +12,9 @@ import participant
 import pytest
 from conftest import stop_group
 
-pytestmark = pytest.mark.timeout(900)
+# with the hub's tests, after them, on one worker: building Binder's environment (pip, both cores) beside a running
+# hub starved its participants' servers (the proxy answered 503); the other worker goes on with the rest
+pytestmark = [pytest.mark.timeout(900), pytest.mark.xdist_group("hub")]
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +88,6 @@ def binder_python():
     return participant.binder_environment()
 
 
-@pytest.mark.xdist_group("binder")  # one worker builds it and runs these; the other goes on with the rest
 @pytest.mark.parametrize("notebook", BINDER_NOTEBOOKS)
 def test_the_binder_image_runs_the_notebooks(binder_python, notebook):
     """binder/ installed as repo2docker installs it, with no Docker engine here: pip from binder/requirements.txt in
@@ -106,7 +107,6 @@ def test_the_binder_image_runs_the_notebooks(binder_python, notebook):
     assert "site-packages" in found and agentlab.__version__  # installed, not the checkout's folder
 
 
-@pytest.mark.xdist_group("binder")
 def test_the_binder_image_has_the_workbooks_jupyter_settings(binder_python):
     prefix = binder_python.parent.parent
     assert (prefix / "etc" / "jupyter" / "jupyter_server_config.json").is_file()
