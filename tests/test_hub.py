@@ -302,6 +302,9 @@ def test_a_participant_whose_server_cannot_start_reads_a_sentence_not_a_command_
     assert logged == ["agentlab-spawn-failed ana: ModuleNotFoundError: No module named 'uvicorn'"]
 
 
+RUNNING: list = []  # the module's hub, while it runs: one hub per machine, so a test starting another stops it first
+
+
 @pytest.fixture(scope="module")
 def hub():
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
@@ -319,6 +322,7 @@ def hub():
     state = Path(tempfile.mkdtemp(prefix="agentlab-hub-test-"))  # not under pytest's 0700 folder: the accounts pass through
     h = Hub(settings(state, data_limit=LIMIT, port=_free()),
             extra_services=[{"name": "tester", "api_token": token}], extra_roles=roles)
+    RUNNING.append(h)
     h.start()
     try:
         def up(name):
@@ -463,20 +467,25 @@ def test_each_participants_kernels_talk_over_sockets_in_a_folder_of_their_own(hu
     assert oct(folder.stat().st_mode & 0o777) == "0o700" and folder.stat().st_uid != 0
 
 
-def _login(h, name, password, otp):
-    """The login form as a browser posts it (its _xsrf cookie and field): the status, the URL reached, the page."""
+def _post_login(base, name, password, otp, timeout=60):
+    """The login form as a browser posts it (its _xsrf cookie and field): the opener (the hub's cookies kept), the
+    status, the URL reached, the page."""
     import html
-    jar = CookieJar()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-    with opener.open(f"{h.url}/hub/login", timeout=30) as r:
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
+    with opener.open(f"{base}/hub/login", timeout=30) as r:
         form = r.read().decode()
     xsrf = re.search(r'name="_xsrf" value="([^"]+)"', form).group(1)
     data = urllib.parse.urlencode({"username": name, "password": password, "otp": otp, "_xsrf": xsrf}).encode()
     try:
-        with opener.open(f"{h.url}/hub/login", data=data, timeout=60) as r:
-            return r.status, r.geturl(), html.unescape(r.read().decode())
+        with opener.open(f"{base}/hub/login", data=data, timeout=timeout) as r:
+            return opener, r.status, r.geturl(), html.unescape(r.read().decode())
     except urllib.error.HTTPError as e:
-        return e.code, "", html.unescape(e.read().decode())
+        return opener, e.code, "", html.unescape(e.read().decode())
+
+
+def _login(h, name, password, otp):
+    """The login form posted to the module's hub: the status, the URL reached, the page."""
+    return _post_login(h.url, name, password, otp)[1:]
 
 
 def test_the_login_form_claims_a_name_once_and_says_what_was_wrong_in_both_languages(hub):
@@ -627,17 +636,9 @@ FRESH_PARTICIPANTS = ("fay", "gil", "hal")
 
 
 def _form_login(base: str, name: str, own: str) -> urllib.request.OpenerDirector:
-    """The login form as a browser fills it (its _xsrf included); the opener keeps the hub's cookies."""
-    import re
-    import urllib.parse
-    from http.cookiejar import CookieJar
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
-    with opener.open(f"{base}/hub/login", timeout=30) as reply:
-        page = reply.read().decode()
-    xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page).group(1)
-    form = urllib.parse.urlencode({"username": name, "password": own, "otp": FRESH_ROOM_PASSWORD, "_xsrf": xsrf}).encode()
-    with opener.open(f"{base}/hub/login", data=form, timeout=120) as reply:
-        assert "/hub/login" not in reply.geturl(), reply.read().decode()[:2000]
+    """A first login through the form, claiming ``name`` with the room's password; the opener keeps the cookies."""
+    opener, _, url, page = _post_login(base, name, own, FRESH_ROOM_PASSWORD, timeout=120)
+    assert url and "/hub/login" not in url, page[:2000]
     return opener
 
 
@@ -684,6 +685,8 @@ def test_a_fresh_hub_lets_participants_log_in_and_run_notebooks_00_and_15():
 
     from agentlab.hub.kernel import run_cells
     participant.environment()
+    while RUNNING:  # the module's hub, when this test runs without the one that stops it (-k): its accounts are ours
+        RUNNING.pop().stop()
     if not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("redis-server") is None \
             or shutil.which("npm") is None:
         from conftest import skip_or_fail
