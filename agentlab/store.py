@@ -306,7 +306,7 @@ def open_store(url: str, *, prefix: str = "agentlab:") -> Store:
     """The store a URL names: ``memory:``, ``sqlite:///abs/path/file.db`` (``sqlite://`` alone: in memory),
     ``redis://host:port/db`` (optionally ``?prefix=name:`` to keep several users of one server apart).
     A bare path is a SQLite file, as ``AGENTLAB_STORE`` always meant."""
-    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+    from urllib.parse import parse_qsl, urlencode, urlsplit
     if url in ("memory:", "memory://"):
         return MemoryStore()
     if url.startswith(("redis://", "rediss://", "unix://")):
@@ -314,7 +314,9 @@ def open_store(url: str, *, prefix: str = "agentlab:") -> Store:
         parts = urlsplit(url)
         query = dict(parse_qsl(parts.query))
         prefix = query.pop("prefix", "") or prefix
-        return RedisStore.from_url(urlunsplit(parts._replace(query=urlencode(query))), prefix=prefix)
+        # written out, not urlunsplit: that drops the empty host of unix:///path, and redis then refuses the URL
+        rest = f"?{urlencode(query)}" if query else ""
+        return RedisStore.from_url(f"{parts.scheme}://{parts.netloc}{parts.path}{rest}", prefix=prefix)
     if url.startswith("sqlite:"):
         path = url.removeprefix("sqlite:").removeprefix("//")  # sqlite:///tmp/a.db is /tmp/a.db
         return SQLiteStore(":memory:" if path in ("", "/:memory:", ":memory:") else path)

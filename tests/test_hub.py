@@ -38,7 +38,7 @@ LIMIT = 1 << 30
 def settings(tmp: Path, **kw) -> HubSettings:
     import sys
     return HubSettings(root=ROOT, state=tmp, python=Path(sys.executable), proxy=PROXY, workshop_password="room-pw-1",
-                       redis_password="redis-pw-1", admin_password="trainer-pw-1", **kw)
+                       redis_password="redis-pw-1", admin_password="trainer-pw-1", model_secret="model-secret-1", **kw)
 
 
 def _need_root():
@@ -167,15 +167,19 @@ def test_two_first_starts_at_once_keep_both_site_keys(tmp_path, monkeypatch):
     assert book == keys and len(set(keys.values())) == 2
 
 
-def test_a_participants_redis_rules_refuse_listing_and_emptying_the_server():
-    from agentlab.hub.services import redis_conf
-    from agentlab.hub.spawner import redis_acl_rules
-    rules = redis_acl_rules("ana", "pw")
-    for refused in ("-scan", "-keys", "-randomkey", "-flushall", "-flushdb", "-function", "-script|flush"):
-        assert refused in rules
-    assert not {"-eval", "-evalsha", "-script|load", "-script"} & set(rules)  # the store's scripts stay
-    conf = redis_conf(7000, "pw", Path("/tmp"))
-    assert "maxmemory 256mb" in conf and "maxmemory-policy noeviction" in conf
+def test_the_rooms_redis_has_no_port_and_each_participant_has_their_own():
+    """The room's Redis is the site's alone (a Unix socket only the services' account opens); a participant's store is
+    a Redis of their own, bounded, in their own home. Before, every participant had a user on the room's Redis, and
+    one ``EVAL "while true do end" 0`` froze it for the room."""
+    from agentlab.hub.services import OWN_REDIS_MAXMEMORY, own_redis_command, redis_conf
+    conf = redis_conf("pw", Path("/srv/state/redis")).splitlines()
+    assert "port 0" in conf and 'unixsocket "/srv/state/redis/redis.sock"' in conf and "unixsocketperm 700" in conf
+    assert "maxmemory 256mb" in conf and "maxmemory-policy noeviction" in conf and "requirepass pw" in conf
+    own = own_redis_command(Path("/h/ana/.redis"))
+    pairs = dict(zip(own[1::2], own[2::2], strict=False))
+    assert pairs["--port"] == "0" and pairs["--unixsocket"] == "/h/ana/.redis/redis.sock"
+    assert pairs["--unixsocketperm"] == "700" and pairs["--maxmemory"] == OWN_REDIS_MAXMEMORY
+    assert pairs["--maxmemory-policy"] == "noeviction" and pairs["--appendfsync"] == "always"
 
 
 def test_root_never_follows_a_link_the_services_account_plants_in_its_folders(monkeypatch):
@@ -209,7 +213,7 @@ def test_root_never_follows_a_link_the_services_account_plants_in_its_folders(mo
 
 
 def test_settings_are_data_and_hold_no_secret_a_participant_gets(tmp_path):
-    s = settings(tmp_path, gguf=tmp_path / "m.gguf", slots=6, site_port=7001, model_port=7002, redis_port=7003)
+    s = settings(tmp_path, gguf=tmp_path / "m.gguf", slots=6, site_port=7001, model_port=7002)
     c = build(s, extra_env={"AGENTLAB_PROGRESS_URL": "http://127.0.0.1:7004/"})
     assert c["Authenticator"]["allow_all"] and c["Authenticator"]["request_otp"]  # never open: a password always
     assert c["JupyterHub"]["bind_url"].startswith("http://127.0.0.1:")
@@ -218,13 +222,23 @@ def test_settings_are_data_and_hold_no_secret_a_participant_gets(tmp_path):
     assert names == {"redis", "site", "model", "idle-culler", "trainer"}
     model = next(x for x in c["JupyterHub"]["services"] if x["name"] == "model")
     assert model["command"][model["command"].index("--parallel") + 1] == "6"
+    # the fair-share gate on the room's port; llama.cpp behind it on a socket in the services' own folder
+    assert model["command"][1:3] == ["-m", "agentlab.hub.model_gate"]
+    assert model["command"][model["command"].index("--port") + 1] == "7002"
+    assert model["command"][model["command"].index("--socket") + 1] == str(tmp_path / "model" / "run" / "model.sock")
+    assert model["environment"]["AGENTLAB_MODEL_SECRET"] == "model-secret-1"
+    assert c["WorkshopSpawner"]["model_secret"] == "model-secret-1" and c["WorkshopSpawner"]["own_redis"] is True
+    site = next(x for x in c["JupyterHub"]["services"] if x["name"] == "site")
+    assert site["environment"]["AGENTLAB_STORE"].startswith(f"unix://default:redis-pw-1@{tmp_path / 'redis' / 'redis.sock'}?")
     env = c["Spawner"]["environment"]
     assert env["AGENTLAB_BASE_URL"] == "http://127.0.0.1:7002/v1" and env["AGENTLAB_SITE_URL"] == "http://127.0.0.1:7001"
     assert env["AGENTLAB_PROGRESS_URL"] == "http://127.0.0.1:7004/"
     assert env["AGENTLAB_SOURCE"] == "openai"  # notebook 09's live part asks the room's model
     assert env["JUPYTER_CONFIG_PATH"] == str(ROOT / "etc" / "jupyter")  # each notebook listed once, saved as committed
     said = json.dumps([c["Spawner"], [x.get("command") for x in c["JupyterHub"]["services"]]])
-    assert "room-pw-1" not in said and "redis-pw-1" not in said  # not in a server's env, not on a command line
+    for secret in ("room-pw-1", "redis-pw-1", "model-secret-1"):
+        assert secret not in said  # not in a server's env, not on a command line
+    assert "AGENTLAB_API_KEY" not in env  # each participant's own, added at spawn
     assert all(x.get("user") == "agentlabsvc" for x in c["JupyterHub"]["services"])
     trainer = next(x for x in c["JupyterHub"]["services"] if x["name"] == "trainer")  # notes passed, not inherited
     assert trainer["environment"]["AGENTLAB_TRAINER_NOTES"] == str(tmp_path / "trainer-notes")
@@ -399,24 +413,38 @@ def test_a_participants_kernel_cannot_read_another_or_the_hubs_secrets(hub):
     assert env["AGENTLAB_SITE_KEY"].startswith("sk-site-") and env["AGENTLAB_SITE_URL"].startswith("http://127.0.0.1:")
 
 
-def test_each_participant_has_redis_keys_of_their_own_only(hub):
+def test_one_participant_cannot_freeze_or_fill_redis_for_the_others(hub):
+    """ana fills her Redis to its limit, then runs a script that never ends; bo's store and the room's site answer
+    as before. ana can open neither bo's Redis nor the room's. Before, all shared one Redis: her script made every
+    other participant's calls and the site answer BUSY until root killed it, and her writes filled it for all."""
     h, _, tokens = hub
-    code = ("import os, redis\nfrom agentlab.calls import default_store\n"
+    st = h.settings.state
+    code = ("import os, socket, subprocess, sys, redis\nfrom agentlab.calls import default_store\n"
             "s = default_store(); print(s.prefix, s.claim('refund-1', 'f').status)\n"
             "r = redis.Redis.from_url(os.environ['AGENTLAB_STORE'])\n"
-            "for k in ('agentlab:u:bo:claim:refund-1', 'agentlab:site:x'):\n"
-            "    try:\n        r.get(k); print('read')\n"
-            "    except redis.exceptions.NoPermissionError:\n        print('refused')\n"
-            "for cmd in (('SCAN', 0), ('KEYS', '*'), ('RANDOMKEY',), ('FLUSHALL',), ('FLUSHDB',), ('FUNCTION', 'FLUSH'),"
-            " ('SCRIPT', 'FLUSH')):\n"
-            "    try:\n        r.execute_command(*cmd); print('ran', cmd[0])\n"
-            "    except redis.exceptions.NoPermissionError:\n        print('refused')\n")
+            f"for path in ({str(st / 'homes' / 'bo' / '.redis' / 'redis.sock')!r}, {str(st / 'redis' / 'redis.sock')!r}):\n"
+            "    try:\n        socket.socket(socket.AF_UNIX).connect(path); print('reached')\n"
+            "    except OSError as e:\n        print(type(e).__name__)\n"
+            "try:\n    for i in range(10_000):\n        r.set(f'agentlab:u:ana:fill:{i}', b'x' * (1 << 20))\n"
+            "    print('never full')\n"
+            "except redis.exceptions.ResponseError as e:\n    print('full' if 'maxmemory' in str(e) else str(e))\n"
+            "loop = subprocess.Popen([sys.executable, '-c', 'import os, redis; redis.Redis.from_url(os.environ[\"AGENTLAB_STORE\"],"
+            " socket_timeout=None).eval(\"while true do end\", 0)'], start_new_session=True)\n"
+            "import time; time.sleep(2.5)\n"
+            "try:\n    r.ping(); print('answers')\n"
+            "except redis.exceptions.BusyLoadingError:\n    print('busy')\n"
+            "except redis.exceptions.ResponseError as e:\n    print('busy' if 'BUSY' in str(e) else str(e))\n")
     [ana] = _run(h, tokens["ana"], "ana", [code])
     assert ana.ok, ana.error
-    assert ana.stdout.split("\n")[:10] == ["agentlab:u:ana: new", *["refused"] * 9], ana.stdout
-    [bo] = _run(h, tokens["bo"], "bo", ["from agentlab.calls import default_store\n"
-                                        "print(default_store().claim('refund-1', 'f').status)"])
-    assert bo.stdout.strip() == "new"  # bo's run never sees ana's claim
+    assert ana.stdout.split("\n")[:5] == ["agentlab:u:ana: new", "PermissionError", "PermissionError", "full", "busy"], \
+        ana.stdout
+    bo_cells = ["from agentlab.calls import default_store\nprint(default_store().claim('refund-1', 'f').status)",
+                "from agentlab.site.client import site_registry\nprint(len(site_registry()) > 5)"]
+    bo = _run(h, tokens["bo"], "bo", bo_cells)
+    assert [c.stdout.strip() for c in bo] == ["new", "True"], bo  # bo's store is free, his claim his own
+    mend = _run(h, tokens["ana"], "ana", ["import os, redis\nr = redis.Redis.from_url(os.environ['AGENTLAB_STORE'])\n"
+                                          "r.script_kill(); print(r.ping())", "r.flushdb(); print('ok')"])
+    assert [c.stdout.strip() for c in mend] == ["True", "ok"], mend  # her own Redis is hers to mend
 
 
 def test_a_kernel_past_the_memory_limit_fails_and_the_server_survives(hub):
@@ -623,7 +651,7 @@ def test_stopping_the_hub_leaves_nothing_running(hub):
     while (left := list(processes_of(workshop_uids()))) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert left == [], [Path(f"/proc/{p}/cmdline").read_bytes()[:80] for p in left]
-    for port in (s.port, s.hub_port, s.proxy_api_port, s.redis_port, s.site_port):
+    for port in (s.port, s.hub_port, s.proxy_api_port, s.site_port):
         with pytest.raises(ConnectionRefusedError):  # nobody listens there any more
             socket.create_connection(("127.0.0.1", port), timeout=5).close()
     assert h.stop() == []

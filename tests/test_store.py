@@ -1,10 +1,12 @@
 """The Store's behaviour, the same on every store: in memory, SQLite and Redis (a real server, see conftest)."""
+import importlib.util
 import multiprocessing as mp
 import sqlite3
 import time
 from typing import ClassVar
 
 import pytest
+from conftest import skip_or_fail, stop_group
 
 from agentlab.store import Approval, MemoryStore, SQLiteStore, open_store
 
@@ -289,3 +291,30 @@ def test_agentlab_store_prefix_keeps_two_users_of_one_redis_apart(monkeypatch, r
     assert stores["bo"].claim("refund-1", "f").status == "new"  # bo's own, not ana's in flight
     assert stores["ana"].claim("refund-1", "f").status == "in_flight"
     assert stores["ana"].prefix == f"agentlab:u:{room}ana:"
+
+
+def test_a_store_opens_a_redis_on_a_unix_socket_with_and_without_a_password(tmp_path):
+    """The hub's stores are Redis on Unix sockets (``unix:///path?db=0``, the room's with ``default:pw@``); the URL
+    was rebuilt by urlunsplit, which dropped the empty host, and redis refused it."""
+    import shutil
+    import subprocess
+    import time
+    exe = shutil.which("redis-server")
+    if exe is None or importlib.util.find_spec("redis") is None:
+        skip_or_fail("redis-server and the redis client are needed")
+    from agentlab.hub.services import own_redis_command
+    folder = tmp_path / "r"
+    folder.mkdir()
+    proc = subprocess.Popen([exe, *own_redis_command(folder)[1:], "--requirepass", "pw"], cwd=folder,
+                            start_new_session=True, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while not (folder / "redis.sock").exists():
+            assert time.monotonic() < deadline, "redis did not start"
+            time.sleep(0.05)
+        store = open_store(f"unix://default:pw@{folder / 'redis.sock'}?db=0&prefix=room:")
+        assert store.prefix == "room:" and store.claim("k", "a").status == "new"
+        again = open_store(f"unix://default:pw@{folder / 'redis.sock'}?db=0", prefix="room:")
+        assert again.claim("k", "a").status == "in_flight"
+    finally:
+        stop_group(proc, 10)

@@ -42,8 +42,8 @@ class HubSettings:
     port: int = 8000
     hub_port: int = 0            # 0: any free port (likewise below)
     proxy_api_port: int = 0
-    redis_port: int = 0
-    redis_password: str = ""
+    redis_password: str = ""     # the room's Redis (a Unix socket of the services' account: no port)
+    model_secret: str = ""       # the model gate's HMAC secret for participants' model keys ('': made at start)
     site_port: int = 0
     model_port: int = 0
     progress_port: int = 0       # the trainer's view (agentlab.hub.progress)
@@ -62,8 +62,9 @@ def server_env(s: HubSettings) -> dict[str, str]:
     env["JUPYTER_CONFIG_PATH"] = str(s.root / "etc" / "jupyter")
     if s.gguf is not None:
         # AGENTLAB_SOURCE: notebook 09's live section asks the room's model instead of only replaying recordings
+        # AGENTLAB_API_KEY is each participant's own (the spawner adds it): the gate serves participants in turn
         env.update(AGENTLAB_BASE_URL=f"http://127.0.0.1:{s.model_port}/v1", AGENTLAB_MODEL=s.gguf.stem,
-                   AGENTLAB_API_KEY="not-needed", AGENTLAB_SOURCE="openai")
+                   AGENTLAB_SOURCE="openai")
     return env
 
 
@@ -73,13 +74,14 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
     """JupyterHub's configuration, section by section. ``extra_services``/``extra_roles``/``extra_env``: the
     hook for more (the trainer's view, a load test's admin token), added as they are."""
     py, root, st = str(s.python), str(s.root), s.state
-    store = f"redis://default:{s.redis_password}@127.0.0.1:{s.redis_port}/0?prefix=agentlab:site:"
+    store = f"unix://default:{s.redis_password}@{services.redis_socket(st / 'redis')}?db=0&prefix=agentlab:site:"
     svc = [services.redis(st / "redis" / "redis.conf"),
            services.site(py, root, st / "site", s.site_port, store),
            services.culler(py, s.idle_timeout)]
     if s.gguf is not None:
         svc.append(services.model(py, root, s.gguf, s.model_port, slots=s.slots,
-                                  threads=s.threads or default_threads()))
+                                  threads=s.threads or default_threads(), secret=s.model_secret,
+                                  sock=st / "model" / "run" / "model.sock"))
     trainer = progress.service(s.progress_port, st / "progress", trainers=[s.admin], notes=st / NOTES)
     # the services' account runs it, with the hub's python (the state folder is that account's, like the site's)
     trainer.update(command=[py, "-m", "agentlab.hub.progress"], user=services.SERVICES_USER,
@@ -130,7 +132,7 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
         },
         "WorkshopSpawner": {
             "state_dir": str(st), "notebooks_dir": str(s.root / "notebooks"), "python": py, "root": root,
-            "site_dir": str(st / "site"), "redis_port": s.redis_port, "redis_password": s.redis_password,
+            "site_dir": str(st / "site"), "own_redis": True, "model_secret": s.model_secret if s.gguf else "",
             "data_limit": s.data_limit,
         },
     }

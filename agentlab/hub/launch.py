@@ -152,10 +152,11 @@ class Hub:
             (st / sub).mkdir(exist_ok=True)
             (st / sub).chmod(mode)
         svc = ensure_account(SERVICES_USER, st / "services")
-        for sub in ("redis", "site", "model", "progress", NOTES):
+        for sub in ("redis", "site", "model", "model/run", "progress", NOTES):
             (st / sub).mkdir(exist_ok=True)
             os.chown(st / sub, svc.pw_uid, svc.pw_gid)
-            (st / sub).chmod(0o700 if sub != "model" else 0o755)
+            # the weights are read by anyone; the model's socket (model/run) only by the gate in front of it
+            (st / sub).chmod(0o755 if sub == "model" else 0o700)
         seen = subprocess.run([str(s.python), "-c", "import sys; print(sys.version)"], user=SERVICES_USER,
                               group=SERVICES_USER, extra_groups=[], env={"PATH": os.defpath}, cwd="/",
                               capture_output=True, text=True, timeout=60)
@@ -164,12 +165,13 @@ class Hub:
         self.check_imports()
         free = services.free_port
         s = replace(s, redis_password=s.redis_password or secrets.token_urlsafe(24),
+                    model_secret=s.model_secret or secrets.token_urlsafe(32),
                     hub_port=s.hub_port or free(), proxy_api_port=s.proxy_api_port or free(),
-                    redis_port=s.redis_port or free(), site_port=s.site_port or free(),
+                    site_port=s.site_port or free(),
                     model_port=s.model_port or free(), progress_port=s.progress_port or free())
         owner = (svc.pw_uid, svc.pw_gid)
         write_new(st / "redis" / "redis.conf",
-                  services.redis_conf(s.redis_port, s.redis_password, st / "redis").encode(), 0o600, owner)
+                  services.redis_conf(s.redis_password, st / "redis").encode(), 0o600, owner)
         # the trainer notes, where only the services' account (the trainer's view) reads them
         for note in sorted(data_file("trainer").glob("*.md")):
             write_new(st / NOTES / note.name, note.read_bytes(), 0o600, owner)

@@ -13,7 +13,8 @@ from typing import Any
 
 from .users import SERVICES_USER
 
-__all__ = ["REDIS_MAXMEMORY", "culler", "free_port", "model", "redis", "redis_conf", "site"]
+__all__ = ["OWN_REDIS_MAXMEMORY", "REDIS_MAXMEMORY", "culler", "free_port", "model", "own_redis_command", "redis",
+           "redis_conf", "redis_socket", "site"]
 
 
 def free_port() -> int:
@@ -23,18 +24,42 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-#: Redis's memory for the whole room. With ``noeviction`` a full Redis refuses writes (everyone's, the site's
-#: claims too) rather than forget a key: the site must never lose a claim, and a participant filling it stops
-#: the room's writes until keys are deleted, which the trainer sees and fixes; without a limit it took the machine.
+#: The room's Redis (the site's claims and limits only). With ``noeviction`` a full Redis refuses writes rather than
+#: forget a key: the site must never lose a claim. No participant can reach it (see :func:`redis_conf`), so only the
+#: site fills it.
 REDIS_MAXMEMORY = "256mb"
 
+#: Each participant's own Redis (:func:`own_redis_command`): their store's claims need kilobytes; past this their
+#: own writes are refused, nobody else's.
+OWN_REDIS_MAXMEMORY = "64mb"
 
-def redis_conf(port: int, password: str, folder: Path) -> str:
-    """Redis on loopback only, with a password, writing every change to its log before it answers (the
-    skill site refuses a Redis that could forget a claim), within :data:`REDIS_MAXMEMORY`."""
-    return "\n".join([f"port {port}", "bind 127.0.0.1", "protected-mode yes", f"requirepass {password}",
-                      f'dir "{folder}"', "appendonly yes", "appendfsync always", 'save ""', "daemonize no",
-                      f"maxmemory {REDIS_MAXMEMORY}", "maxmemory-policy noeviction", ""])
+
+def redis_socket(folder: Path) -> Path:
+    """Where the room's Redis listens: a Unix socket in the services' account's own folder (mode 0700)."""
+    return folder / "redis.sock"
+
+
+def redis_conf(password: str, folder: Path) -> str:
+    """The room's Redis: no TCP port at all, a Unix socket in
+    ``folder`` that only the services' account may open, a password, every change in its log before it answers (the
+    skill site refuses a Redis that could forget a claim), within :data:`REDIS_MAXMEMORY`.
+
+    A participant once froze it for the whole room with ``EVAL "while true do end" 0`` (every other participant and
+    the site answered BUSY), and could fill it: the room's Redis is now the site's alone, and each participant has a
+    Redis of their own (:func:`own_redis_command`), as they have a kernel of their own."""
+    return "\n".join(["port 0", f'unixsocket "{redis_socket(folder)}"', "unixsocketperm 700", "protected-mode yes",
+                      f"requirepass {password}", f'dir "{folder}"', "appendonly yes", "appendfsync always", 'save ""',
+                      "daemonize no", f"maxmemory {REDIS_MAXMEMORY}", "maxmemory-policy noeviction", ""])
+
+
+def own_redis_command(folder: Path) -> list[str]:
+    """A participant's own Redis, run as them: a Unix socket in ``folder`` (in their home, mode 0700: only they and
+    root may open it), no TCP port, no password needed, their writes kept as the room's are, within
+    :data:`OWN_REDIS_MAXMEMORY`. A script that loops, or a flood of writes, stops only their own."""
+    return ["redis-server", "--port", "0", "--unixsocket", str(folder / "redis.sock"), "--unixsocketperm", "700",
+            "--dir", str(folder), "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+            "--daemonize", "no", "--logfile", "redis.log", "--maxmemory", OWN_REDIS_MAXMEMORY,
+            "--maxmemory-policy", "noeviction", "--busy-reply-threshold", "1000"]
 
 
 def redis(conf: Path) -> dict[str, Any]:
@@ -43,21 +68,24 @@ def redis(conf: Path) -> dict[str, Any]:
 
 
 def site(python: str, root: str, data: Path, port: int, store: str) -> dict[str, Any]:
-    """The skill site; its claims in the shared Redis under a prefix of its own."""
+    """The skill site; its claims in the room's Redis under a prefix of its own."""
     return {"name": "site", "command": [python, "-m", "agentlab", "site", "--data", str(data), "--host", "127.0.0.1",
                                         "--port", str(port)],
             "environment": {"AGENTLAB_STORE": store, "PYTHONPATH": root, "HOME": str(data)},
             "user": SERVICES_USER, "cwd": str(data), "display": False}
 
 
-def model(python: str, root: str, gguf: Path, port: int, *, slots: int, threads: int, ctx_per_slot: int = 4096
-          ) -> dict[str, Any]:
-    """llama.cpp's server with ``slots`` parallel slots (each with ``ctx_per_slot`` tokens of context)."""
-    return {"name": "model", "command": [python, "-m", "agentlab", "local", "--gguf", str(gguf), "--port", str(port),
+def model(python: str, root: str, gguf: Path, port: int, *, slots: int, threads: int, secret: str, sock: Path,
+          ctx_per_slot: int = 4096) -> dict[str, Any]:
+    """llama.cpp's server with ``slots`` parallel slots (each with ``ctx_per_slot`` tokens of context) on a Unix
+    socket ``sock`` (in ``model/run``, mode 0700, the services' account's), behind the fair-share gate on ``port``
+    (:mod:`agentlab.hub.model_gate`); the gate's secret in the environment, never on the command line."""
+    return {"name": "model", "command": [python, "-m", "agentlab.hub.model_gate", "--gguf", str(gguf),
+                                         "--port", str(port), "--socket", str(sock),
                                          "--threads", str(threads), "--parallel", str(slots),
                                          "--ctx", str(ctx_per_slot * slots)],
-            "environment": {"PYTHONPATH": root, "HOME": str(gguf.parent)}, "user": SERVICES_USER,
-            "cwd": str(gguf.parent), "display": False}
+            "environment": {"PYTHONPATH": root, "HOME": str(gguf.parent), "AGENTLAB_MODEL_SECRET": secret},
+            "user": SERVICES_USER, "cwd": str(gguf.parent), "display": False}
 
 
 def culler(python: str, timeout: int) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 JupyterHub's local spawner runs a server as the account named like the hub user; this one maps the name
 ``ana`` to the account ``agentlab-ana`` (:mod:`agentlab.hub.users`), creates it on the first start, copies
-in the notebooks they lack, gives the server this participant's own site key and Redis user, and limits
+in the notebooks they lack, starts a Redis of their own, gives the server their own site and model keys, and limits
 memory for real: ``setrlimit(RLIMIT_DATA)`` in the server process before it drops to the participant's
 user (so they cannot raise it), inherited by every kernel it starts. A kernel allocating past the limit gets
 a ``MemoryError``; the server and the other participants go on. (JupyterHub's ``mem_limit`` alone only
@@ -14,21 +14,31 @@ import asyncio
 import functools
 import json
 import os
-import secrets
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from ..i18n import t
 from .users import SERVICES_USER, ensure_account, os_name, prepare_home, processes_of
 
-__all__ = ["NPROC", "WorkshopSpawner", "end_processes_of", "failure_line", "kernel_sockets",  # noqa: F822
-           "participant_prefix", "redis_acl_rules", "spawn_refusal"]
+__all__ = ["NICENESS", "NOFILE", "NPROC", "WorkshopSpawner", "end_processes_of",  # noqa: F822
+           "failure_line", "kernel_sockets", "own_redis_folder", "participant_prefix", "spawn_refusal",
+           "start_own_redis"]
 
 #: RLIMIT_NPROC for a participant: processes and threads of their account together (Linux counts threads). A
 #: server with a few kernels runs well under 200; a fork loop stops here instead of taking the machine.
 NPROC = 512
+
+
+#: RLIMIT_NOFILE for a participant's processes: a kernel opening thousands of idle connections to the room's site
+#: or model stops here, far below what the services may hold (they raise their own soft limit to the hard one).
+NOFILE = 4096
+
+#: How much less of the CPU a participant's processes are offered than the room's services (``nice``): a kernel
+#: spinning in a loop shares the cores with the other participants' kernels, never ahead of the model or the site.
+NICENESS = 5
 
 
 def participant_prefix(name: str) -> str:
@@ -36,16 +46,61 @@ def participant_prefix(name: str) -> str:
     return f"agentlab:u:{name}:"
 
 
-def redis_acl_rules(name: str, password: str) -> list[str]:
-    """The Redis ACL for participant ``name``: their own password and their own keys only, no admin commands.
+def own_redis_folder(home: Path) -> Path:
+    """The folder of a participant's own Redis (its socket, its log, its append-only file): hidden in their home."""
+    return home / ".redis"
 
-    The key pattern limits reads and writes, not listing: SCAN, KEYS and RANDOMKEY would still show every
-    participant's key names, so they are refused; and so is anything that empties or replaces what the whole
-    server holds (FLUSHALL, FLUSHDB, FUNCTION, SCRIPT FLUSH). The store's own scripts (EVAL, EVALSHA, SCRIPT LOAD)
-    stay: agentlab/redis_store.py uses them."""
-    return ["reset", "on", f">{password}", f"~{participant_prefix(name)}*", "resetchannels", "+@all",
-            "-@admin", "-@dangerous", "-scan", "-keys", "-randomkey", "-flushall", "-flushdb", "-function",
-            "-script|flush", "-script|kill", "-swapdb", "-move"]
+
+def _limits(data_limit: int) -> None:
+    """A participant's limits, set in the child before it runs anything of theirs (each only ever lowered)."""
+    import resource
+    if data_limit:
+        resource.setrlimit(resource.RLIMIT_DATA, (data_limit, data_limit))
+    resource.setrlimit(resource.RLIMIT_NPROC, (NPROC, NPROC))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    cap = NOFILE if hard == resource.RLIM_INFINITY else min(NOFILE, hard)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, cap), cap))
+    os.nice(NICENESS)
+
+
+def start_own_redis(account: str, home: Path, data_limit: int = 0, timeout: float = 20) -> Path:
+    """Start participant ``account``'s own Redis (as them, with their limits) unless it already answers; its socket.
+
+    Run as the participant from the first instruction: the folder is made by them in their own home, so nothing of
+    theirs is ever opened by root. It is ended with everything else of theirs when their server stops."""
+    import pwd
+    import socket as socketlib
+
+    from .services import own_redis_command
+    entry = pwd.getpwnam(account)
+    folder = own_redis_folder(home)
+    sock = folder / "redis.sock"
+
+    def answers() -> bool:
+        try:
+            with socketlib.socket(socketlib.AF_UNIX) as c:
+                c.settimeout(2)
+                c.connect(str(sock))
+                c.sendall(b"PING\r\n")
+                return c.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+    if answers():
+        return sock
+    script = 'mkdir -p -m 700 "$1" && cd "$1" && shift && exec "$@"'
+    import shutil
+    command = own_redis_command(folder)
+    command[0] = shutil.which(command[0]) or command[0]  # the account's PATH is the system's alone
+    subprocess.Popen(["/bin/sh", "-c", script, "sh", str(folder), *command], user=entry.pw_uid,
+                     group=entry.pw_gid, extra_groups=[], cwd="/", env={"PATH": os.defpath}, start_new_session=True,
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     preexec_fn=functools.partial(_limits, data_limit))
+    deadline = time.monotonic() + timeout
+    while not answers():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the participant's own Redis did not start ({folder / 'redis.log'})")
+        time.sleep(0.05)
+    return sock
 
 
 _KEYS = threading.Lock()  # two first starts at once read the same book: without it, one key was lost
@@ -124,7 +179,7 @@ def kernel_sockets(home: Path) -> Path:
 
 def _spawner_class() -> type:
     from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid
-    from traitlets import Integer, Unicode
+    from traitlets import Bool, Integer, Unicode
 
     class WorkshopSpawner(LocalProcessSpawner):
         """See :mod:`agentlab.hub.spawner`."""
@@ -134,8 +189,8 @@ def _spawner_class() -> type:
         python = Unicode(config=True, help="the shared environment's python")
         root = Unicode(config=True, help="the checkout the shared environment imports agentlab from")
         site_dir = Unicode("", config=True, help="the skill site's data folder ('' : no site)")
-        redis_port = Integer(0, config=True, help="the shared Redis (0: none)")
-        redis_password = Unicode("", config=True, help="the shared Redis's admin password")
+        own_redis = Bool(False, config=True, help="start a Redis of the participant's own for their store")
+        model_secret = Unicode("", config=True, help="the model gate's secret ('': no model)")
         data_limit = Integer(0, config=True, help="RLIMIT_DATA in bytes for the server and each kernel (0: none)")
 
         @property
@@ -151,17 +206,13 @@ def _spawner_class() -> type:
             if self.site_dir:
                 env["AGENTLAB_SITE_KEY"] = _site_key(Path(self.state_dir), Path(self.site_dir), self.python,
                                                      self.root, self.user.name)
-            if self.redis_port:
-                import redis
-                password = secrets.token_urlsafe(24)
-                client = redis.Redis(host="127.0.0.1", port=self.redis_port, password=self.redis_password,
-                                     socket_timeout=10)
-                try:
-                    client.execute_command("ACL", "SETUSER", self.account, *redis_acl_rules(self.user.name, password))
-                finally:
-                    client.close()
-                env["AGENTLAB_STORE"] = f"redis://{self.account}:{password}@127.0.0.1:{self.redis_port}/0"
+            if self.own_redis:
+                sock = start_own_redis(self.account, home, self.data_limit)
+                env["AGENTLAB_STORE"] = f"unix://{sock}?db=0"
                 env["AGENTLAB_STORE_PREFIX"] = participant_prefix(self.user.name)
+            if self.model_secret:
+                from .model_gate import model_key
+                env["AGENTLAB_API_KEY"] = model_key(self.model_secret, self.user.name)
             return env
 
         async def start(self) -> Any:
@@ -185,10 +236,7 @@ def _spawner_class() -> type:
             limit = self.data_limit
 
             def preexec() -> None:
-                import resource
-                if limit:  # set while still root: the hard limit cannot be raised again by the participant
-                    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
-                resource.setrlimit(resource.RLIMIT_NPROC, (NPROC, NPROC))  # likewise, while root
+                _limits(limit)  # while still root: the hard limits cannot be raised again by the participant
                 become()
             return preexec
 

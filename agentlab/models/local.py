@@ -31,7 +31,7 @@ from typing import Any
 from ..i18n import Lang, t
 
 __all__ = ["TEMPLATE", "WEIGHTS", "LocalModelMissing", "LocalServer", "Weights", "cache_dir", "cpu_count",
-           "default_threads", "part_file", "serve", "token_counter", "weights_path", "what_is_missing"]
+           "default_threads", "llama_server", "part_file", "serve", "token_counter", "weights_path", "what_is_missing"]
 
 # package data, read through importlib.resources so that a wheel finds it as well as a checkout
 TEMPLATE = Path(str(resources.files(__package__) / "templates" / "qwen_fenced_tools.jinja"))
@@ -167,9 +167,10 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def serve(gguf: Path, *, port: int = 8080, threads: int | None = None, ctx: int = 4096, template: Path = TEMPLATE,
-          parallel: int = 1) -> None:
-    """Run llama.cpp's server in this process until interrupted (loopback only); ``parallel`` slots share ``ctx``."""
+def llama_server(gguf: Path, *, listen: str | int = 8080, threads: int | None = None, ctx: int = 4096,
+                 template: Path = TEMPLATE, parallel: int = 1) -> Any:
+    """llama.cpp's server running in this process (``xllamacpp.Server``), answering until it is dropped: on
+    127.0.0.1 at port ``listen``, or on the Unix socket ``listen`` names (a path ending in ``.sock``)."""
     import xllamacpp as x
     p = x.CommonParams()
     p.model.path = str(gguf)
@@ -178,11 +179,20 @@ def serve(gguf: Path, *, port: int = 8080, threads: int | None = None, ctx: int 
     threads = threads or default_threads()
     p.cpuparams.n_threads = threads
     p.cpuparams_batch.n_threads = threads
-    p.hostnames = ["127.0.0.1"]
-    p.port = port
+    if isinstance(listen, int):
+        p.hostnames = ["127.0.0.1"]
+        p.port = listen
+    else:
+        p.hostnames = [listen]
     p.use_jinja = True
     p.chat_template = template.read_text(encoding="utf-8")
-    server = x.Server(p)
+    return x.Server(p)
+
+
+def serve(gguf: Path, *, port: int = 8080, threads: int | None = None, ctx: int = 4096, template: Path = TEMPLATE,
+          parallel: int = 1) -> None:
+    """Run llama.cpp's server in this process until interrupted (loopback only); ``parallel`` slots share ``ctx``."""
+    server = llama_server(gguf, listen=port, threads=threads, ctx=ctx, template=template, parallel=parallel)
     print(f"agentlab local model on {server.listening_address}/v1 ({gguf.name}); Ctrl+C stops it", flush=True)
     try:
         while True:

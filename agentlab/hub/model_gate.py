@@ -1,0 +1,214 @@
+"""The room's model behind a fair share: each participant has at most one request at the model at once, and the
+participants waiting are served in turn.
+
+llama.cpp's server answers requests first come, first served: one participant sending six long requests held every
+slot, and another's eight-token question waited minutes behind them. Here the model listens only on a Unix socket in
+a folder of the services' account (no participant can reach it), and this gate is the room's only way in:
+
+- a request carries the participant's own model key (``AGENTLAB_API_KEY``, given by the hub at spawn: ``mk-<name>-``
+  and an HMAC of the name under the room's secret, so the gate keeps no book of keys and a key cannot be made up);
+- each participant holds at most :attr:`FairShare.per_who` of the model's slots, waits at most :attr:`FairShare.depth`
+  deep (past it: 429 at once, nothing queued), and a free slot goes to the participant next in turn, not to the
+  earliest request, so one participant's flood costs another at most one request's time per slot.
+
+``python -m agentlab.hub.model_gate --gguf … --port … --parallel N`` runs both in one process: the model on its
+socket, the gate on 127.0.0.1. The secret comes from the environment (``AGENTLAB_MODEL_SECRET``), never argv.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import hmac
+import os
+import sys
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from ..i18n import t
+
+__all__ = ["FairShare", "Full", "create_app", "model_key", "who_holds"]
+
+KEY_PREFIX = "mk-"
+
+
+def model_key(secret: str, name: str) -> str:
+    """Participant ``name``'s key to the room's model: their name and an HMAC of it under the room's ``secret``."""
+    mac = hmac.new(secret.encode(), name.encode(), hashlib.sha256).hexdigest()[:32]
+    return f"{KEY_PREFIX}{name}-{mac}"
+
+
+def who_holds(secret: str, key: str) -> str | None:
+    """The participant whose key ``key`` is, or None for a key the room's secret never made."""
+    if not key.startswith(KEY_PREFIX) or "-" not in key[len(KEY_PREFIX):]:
+        return None
+    name, _, _ = key[len(KEY_PREFIX):].rpartition("-")
+    return name if name and hmac.compare_digest(model_key(secret, name), key) else None
+
+
+class Full(Exception):
+    """This participant already has :attr:`FairShare.depth` requests waiting."""
+
+
+class FairShare:
+    """``slots`` places at the model, shared in turn.
+
+    Each participant (``who``) holds at most ``per_who`` places at once and has at most ``depth`` requests waiting;
+    when a place frees it goes to the next participant in the rotation who has one waiting (first come within a
+    participant). "In turn": the place goes to the participant served longest ago. One asyncio loop owns it: no
+    locks."""
+
+    def __init__(self, slots: int, *, per_who: int = 1, depth: int = 4):
+        if slots < 1 or per_who < 1 or depth < 0:
+            raise ValueError("slots and per_who are at least 1, depth at least 0")
+        self.slots, self.per_who, self.depth = slots, per_who, depth
+        self.busy = 0
+        self.holding: dict[str, int] = {}
+        self.waiting: OrderedDict[str, deque[asyncio.Future[None]]] = OrderedDict()  # in order of first asking
+        self._last: dict[str, int] = {}  # when each participant was last given a place (a count, not a clock)
+        self._tick = 0
+        self.served: list[str] = []  # who got each place, in order (read by the tests; cut to the last 1,000)
+
+    async def enter(self, who: str) -> None:
+        """Wait for a place for ``who`` (:class:`Full` when they already wait ``depth`` deep)."""
+        queue = self.waiting.get(who)
+        if queue is not None and len(queue) >= self.depth:
+            raise Full(who)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiting.setdefault(who, deque()).append(future)
+        self._hand_out()
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():  # given a place in the same moment: give it back
+                self.leave(who)
+            else:
+                self._forget(who, future)
+            raise
+
+    def leave(self, who: str) -> None:
+        """``who`` is done with a place."""
+        self.busy -= 1
+        self.holding[who] -= 1
+        if not self.holding[who]:
+            del self.holding[who]
+        self._hand_out()
+
+    def _forget(self, who: str, future: asyncio.Future[None]) -> None:
+        queue = self.waiting.get(who)
+        if queue is not None and future in queue:
+            queue.remove(future)
+            if not queue:
+                del self.waiting[who]
+
+    def _hand_out(self) -> None:
+        while self.busy < self.slots:
+            # the participant served longest ago (never: first) among those waiting and under their share
+            ready = [w for w in self.waiting if self.holding.get(w, 0) < self.per_who]
+            if not ready:
+                return
+            who = min(ready, key=lambda w: self._last.get(w, -1))
+            queue = self.waiting[who]
+            future = queue.popleft()
+            if not queue:
+                del self.waiting[who]
+            if future.done():  # given up in the same moment (cancelled): not a place taken
+                continue
+            self.busy += 1
+            self.holding[who] = self.holding.get(who, 0) + 1
+            self._tick += 1
+            self._last[who] = self._tick
+            self.served = [*self.served[-999:], who]
+            future.set_result(None)
+
+
+def _refusal(status: int, key: str, **headers: str) -> Any:
+    from starlette.responses import JSONResponse
+    message = "\n".join(t(key, lang) for lang in ("en", "zh"))  # a person reads it: both languages
+    kind = "rate_limit_error" if status == 429 else "authentication_error"
+    return JSONResponse({"error": {"message": message, "type": kind, "code": key.rsplit(".", 1)[-1]}},
+                        status_code=status, headers=headers)
+
+
+def create_app(share: FairShare, secret: str, upstream: Any) -> Any:
+    """The gate: ``upstream`` is an ``httpx.AsyncClient`` to the model (its base URL set). ``/health`` is open (the
+    hub asks it); everything else needs a participant's model key and a place."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response, StreamingResponse
+    from starlette.routing import Route
+
+    async def health(request: Request) -> Response:
+        reply = await upstream.get("/health")
+        return Response(reply.content, reply.status_code, media_type=reply.headers.get("content-type"))
+
+    async def forward(request: Request) -> Response:
+        auth = request.headers.get("authorization", "")
+        who = who_holds(secret, auth[7:].strip()) if auth[:7].lower() == "bearer " else None
+        if who is None:
+            return _refusal(401, "hub.model.no_key")
+        body = await request.body()
+        try:
+            await share.enter(who)
+        except Full:
+            return _refusal(429, "hub.model.queue_full", **{"Retry-After": "5"})
+        try:
+            sent = upstream.build_request(request.method, request.url.path, params=request.query_params, content=body,
+                                          headers={k: v for k, v in request.headers.items()
+                                                   if k in ("content-type", "accept")})
+            reply = await upstream.send(sent, stream=True)
+        except BaseException:
+            share.leave(who)
+            raise
+
+        async def relay() -> AsyncIterator[bytes]:
+            try:  # the place is held until the answer's last byte, or until the participant hangs up
+                async for chunk in reply.aiter_raw():
+                    yield chunk
+            finally:
+                await reply.aclose()
+                share.leave(who)
+        kept = {k: v for k, v in reply.headers.items() if k in ("content-type", "cache-control")}
+        return StreamingResponse(relay(), status_code=reply.status_code, headers=kept)
+
+    return Starlette(routes=[Route("/health", health),
+                             Route("/{path:path}", forward, methods=["GET", "POST"])])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m agentlab.hub.model_gate")
+    ap.add_argument("--gguf", required=True)
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--socket", required=True, help="the model's Unix socket (ends in .sock), in a private folder")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--parallel", type=int, default=1, help="the model's slots: requests answered at once")
+    ap.add_argument("--ctx", type=int, default=4096, help="tokens of context in all (shared by the slots)")
+    ap.add_argument("--queue", type=int, default=4, help="requests one participant may have waiting")
+    ns = ap.parse_args(argv)
+    secret = os.environ.get("AGENTLAB_MODEL_SECRET", "")
+    if not secret:
+        print(t("hub.model.no_secret", "en"), file=sys.stderr)
+        return 2
+    import httpx
+    import uvicorn
+    sock = Path(ns.socket)
+    sock.unlink(missing_ok=True)
+    from ..models.local import llama_server
+    server = llama_server(Path(ns.gguf), listen=str(sock), threads=ns.threads, ctx=ns.ctx, parallel=ns.parallel)
+    upstream = httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=str(sock)), base_url="http://model",
+                                 timeout=httpx.Timeout(600.0, connect=10.0))
+    share = FairShare(ns.parallel, depth=ns.queue)
+    print(f"agentlab model gate on 127.0.0.1:{ns.port} ({Path(ns.gguf).name}, {ns.parallel} slots)", flush=True)
+    config = uvicorn.Config(create_app(share, secret, upstream), host="127.0.0.1", port=ns.port, log_level="warning",
+                            timeout_keep_alive=5)
+    try:
+        uvicorn.Server(config).run()
+    finally:
+        del server  # the model lives exactly as long as the gate
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
