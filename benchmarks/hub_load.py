@@ -1,6 +1,6 @@
 """The workshop hub under a room: N participants start their servers and run notebook 00 at once.
 
-    python benchmarks/hub_load.py --users 3 [--no-model] [--timeout 900] [--json]
+    python benchmarks/hub_load.py --users 3 [--hostile] [--no-model] [--timeout 900] [--json]
 
 Starts the real hub (as ``python run.py hub`` does, in a fresh state folder; loopback only), creates N
 participants through the hub's REST API with an admin token, starts their servers, then runs every code cell
@@ -9,6 +9,12 @@ hub's proxy), all at once. Then, if the model is installed, every participant as
 question at the same moment. Reports: the time until every notebook has run, the hub's memory and each
 participant's (their server and kernels, summed), the shared model's throughput, and the failures (target 0;
 the exit status is 1 on any). Needs root, requirements-hub.txt and ``npm ci`` in hub/.
+
+With ``--hostile`` one more participant attacks the room (benchmarks/hostile_participant.py, from their own kernel:
+fill their Redis and run a script in it that never ends, try the room's Redis, flood the model, hold 900 half-open
+connections each to the site and the model), and the round (notebooks, a site call, a model question) is measured
+twice: quiet, then under the attack. Under it every call must still succeed, and each participant's times stay
+within ``--slower`` times the quiet ones (the model: plus 30 s, its tokens now shared with the attacker's request).
 """
 from __future__ import annotations
 
@@ -39,8 +45,12 @@ ASK = ("import json, os, time, urllib.request\nt0 = time.time()\n"
        "        'messages': [{'role': 'user', 'content': 'In two sentences: why must a refund tool take an idempotency key?'}]}\n"
        "req = urllib.request.Request(os.environ['AGENTLAB_BASE_URL'] + '/chat/completions', json.dumps(body).encode(),\n"
        "                             {'Content-Type': 'application/json'})\n"
+       "req.add_header('Authorization', 'Bearer ' + os.environ['AGENTLAB_API_KEY'])  # each participant's own key\n"
        "reply = json.load(urllib.request.urlopen(req, timeout=600))\n"
        "print(json.dumps({'tokens': reply['usage']['completion_tokens'], 't0': t0, 't1': time.time()}))")
+SITE = ("import json, time\nfrom agentlab.site.client import site_registry\nt0 = time.time()\n"
+        "n = len(site_registry())\nprint(json.dumps({'skills': n, 's': time.time() - t0}))")
+HOSTILE_NAME = "hostile"
 
 
 def notebook_cells(path: Path) -> list[str]:
@@ -130,6 +140,9 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=900, help="the whole run's bound, seconds")
     ap.add_argument("--mem-limit", default="2G")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--hostile", action="store_true", help="one more participant attacks the room; measured twice")
+    ap.add_argument("--slower", type=float, default=3.0,
+                    help="under attack, the most each time may grow (times the quiet figure, plus a margin)")
     ns = ap.parse_args()
     if not 1 <= ns.users <= 200:
         ap.error("--users is 1 to 200")
@@ -153,65 +166,101 @@ def main() -> int:
     t0 = time.monotonic()
     hub.start()
     report["hub_start_s"] = round(time.monotonic() - t0, 1)
-    peaks = Peaks(hub, names)
+    peaks = Peaks(hub, [*names, *([HOSTILE_NAME] if ns.hostile else [])])
     stopping = threading.Event()  # Ctrl-C: the participants' threads stop waiting
     try:
-        def participant(name: str) -> float:
-            started = time.monotonic()
+        def up(name: str) -> str:
             hub.api(token, "POST", f"/users/{name}")
             hub.api(token, "POST", f"/users/{name}/server")
             while not hub.api(token, "GET", f"/users/{name}")["servers"].get("", {}).get("ready"):
                 if time.monotonic() > deadline or stopping.is_set():
                     raise TimeoutError(f"{name}: the server did not start in time")
                 time.sleep(1)
-            own = hub.api(token, "POST", f"/users/{name}/tokens", {"note": "load test"})["token"]
-            ran = run_cells(f"{hub.url}/user/{name}/", own, cells, timeout=max(10.0, deadline - time.monotonic()))
-            if len(ran) != len(cells) or not all(r.ok for r in ran):
-                raise RuntimeError(f"{name}: cell {len(ran)} of {len(cells)}: {ran[-1].error if ran else '?'}")
+            return hub.api(token, "POST", f"/users/{name}/tokens", {"note": "load test"})["token"]
+
+        def run(name: str, own: str, code: list[str]) -> list:
+            ran = run_cells(f"{hub.url}/user/{name}/", own, code, timeout=max(10.0, deadline - time.monotonic()))
+            if len(ran) != len(code) or not all(r.ok for r in ran):
+                raise RuntimeError(f"{name}: cell {len(ran)} of {len(code)}: {ran[-1].error if ran else '?'}")
+            return ran
+
+        def notebook(name: str, own: str) -> float:
+            started = time.monotonic()
+            ran = run(name, own, cells)
             if "Feedback" not in ran[-1].stdout:
                 raise RuntimeError(f"{name}: the exercise check said {ran[-1].stdout!r}")
             return time.monotonic() - started
 
+        def each(fn, label: str) -> dict[str, object]:
+            """``fn(name, token)`` for every participant at once; the results by name (failures counted)."""
+            out: dict[str, object] = {}
+            with ThreadPoolExecutor(len(names)) as pool:
+                futures = {n: pool.submit(fn, n, tokens[n]) for n in names}
+                for n, f in futures.items():
+                    try:
+                        out[n] = f.result(timeout=max(1.0, deadline - time.monotonic()))
+                    except KeyboardInterrupt:
+                        stopping.set()  # before the pool waits for its threads
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - every failure is counted and said, the run goes on
+                        stopping.set() if time.monotonic() > deadline else None
+                        failures.append(f"{n} {label}: {type(exc).__name__}: {str(exc)[:300]}")
+            return out
+
+        def ask(name: str, own: str) -> dict[str, float]:
+            return json.loads(run(name, own, [ASK])[0].stdout)
+
+        def site_call(name: str, own: str) -> float:
+            got = json.loads(run(name, own, [SITE])[0].stdout)
+            if got["skills"] < 5:
+                raise RuntimeError(f"{name}: the site listed {got['skills']} skills")
+            return float(got["s"])
+
+        def round_(prefix: str) -> dict[str, float]:
+            """Notebooks, then a site call, then a model question, each by every participant at once."""
+            t1 = time.monotonic()
+            took = each(notebook, f"{prefix}notebook")
+            report[f"{prefix}all_notebooks_s"] = round(time.monotonic() - t1, 1)
+            report[f"{prefix}slowest_notebook_s"] = round(max(took.values()), 1) if took else None
+            sites = each(site_call, f"{prefix}site call")
+            report[f"{prefix}slowest_site_call_s"] = round(max(sites.values()), 2) if sites else None
+            if gguf is not None:
+                answers = list(each(ask, f"{prefix}asking the model").values())
+                if answers:
+                    wall = max(a["t1"] for a in answers) - min(a["t0"] for a in answers)
+                    report[f"{prefix}model_tokens_per_s"] = round(sum(a["tokens"] for a in answers) / wall, 1)
+                    report[f"{prefix}model_slowest_answer_s"] = round(max(a["t1"] - a["t0"] for a in answers), 1)
+            return {k: v for k, v in report.items() if k.startswith(prefix) and isinstance(v, float)}
+
         t1 = time.monotonic()
-        took: dict[str, float] = {}
-        with ThreadPoolExecutor(ns.users) as pool:
-            futures = {n: pool.submit(participant, n) for n in names}
-            for n, f in futures.items():
-                try:
-                    took[n] = f.result(timeout=max(1.0, deadline - time.monotonic()))
-                except KeyboardInterrupt:
-                    stopping.set()  # before the pool waits for its threads
-                    raise
-                except Exception as exc:  # noqa: BLE001 - every failure is counted and said, the run goes on
-                    stopping.set() if time.monotonic() > deadline else None
-                    failures.append(f"{n}: {type(exc).__name__}: {str(exc)[:300]}")
-        report["all_notebooks_s"] = round(time.monotonic() - t1, 1)
-        report["slowest_participant_s"] = round(max(took.values()), 1) if took else None
-        if gguf is not None and not failures:
+        everyone = [*names, *([HOSTILE_NAME] if ns.hostile else [])]
+        with ThreadPoolExecutor(len(everyone)) as pool:
+            tokens = dict(zip(everyone, pool.map(up, everyone), strict=True))
+        report["servers_started_s"] = round(time.monotonic() - t1, 1)
+        if gguf is not None:
             while not hub.model_ready() and time.monotonic() < deadline:
                 time.sleep(1)
             if not hub.model_ready():
                 failures.append("the shared model did not answer in time")
-            else:
-                def ask(name: str) -> dict[str, float]:
-                    own = hub.api(token, "POST", f"/users/{name}/tokens", {"note": "load test"})["token"]
-                    [r] = run_cells(f"{hub.url}/user/{name}/", own, [ASK], timeout=max(10.0, deadline - time.monotonic()))
-                    if not r.ok:
-                        raise RuntimeError(f"{name}: {r.error}")
-                    return json.loads(r.stdout)
-                with ThreadPoolExecutor(ns.users) as pool:
-                    answers = []
-                    for n, f in [(n, pool.submit(ask, n)) for n in names]:
-                        try:
-                            answers.append(f.result())
-                        except Exception as exc:  # noqa: BLE001
-                            failures.append(f"{n} asking the model: {type(exc).__name__}: {str(exc)[:300]}")
-                if answers:
-                    wall = max(a["t1"] for a in answers) - min(a["t0"] for a in answers)
-                    tokens = sum(a["tokens"] for a in answers)
-                    report["model_tokens_per_s"] = round(tokens / wall, 1)
-                    report["model_slowest_answer_s"] = round(max(a["t1"] - a["t0"] for a in answers), 1)
-                    report["model_slots"] = s.slots
+        report["model_slots"] = s.slots
+        quiet = round_("")
+        if ns.hostile and not failures:
+            room_redis = str(s.state / "redis" / "redis.sock")
+            attack = f"import subprocess, sys\nprint(subprocess.run([sys.executable, {str(ROOT / 'benchmarks' / 'hostile_participant.py')!r}, " \
+                     f"'start', {room_redis!r}], capture_output=True, text=True, check=True).stdout)"
+            saw = json.loads(run(HOSTILE_NAME, tokens[HOSTILE_NAME], [attack])[0].stdout)
+            report["hostile_saw"] = saw
+            if saw.get("room_redis") == "reached":
+                failures.append("the hostile participant reached the room's Redis")
+            time.sleep(10)  # the attack builds up: Redis full and looping, the model's queue and the sockets held
+            attacked = round_("attacked_")
+            for key, value in attacked.items():
+                calm = quiet.get(key.removeprefix("attacked_"))
+                if calm is None or "tokens_per_s" in key:
+                    continue
+                allowed = ns.slower * calm + (30 if "model" in key else 5)
+                if value > allowed:
+                    failures.append(f"under attack {key} = {value} s, more than {ns.slower} × {calm} s (+ margin)")
     except KeyboardInterrupt:
         failures.append("interrupted")
     finally:

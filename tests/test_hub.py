@@ -167,6 +167,38 @@ def test_two_first_starts_at_once_keep_both_site_keys(tmp_path, monkeypatch):
     assert book == keys and len(set(keys.values())) == 2
 
 
+def test_one_command_removes_the_accounts_workshops_left_and_keeps_those_still_running(monkeypatch, capsys):
+    """Accounts outlive a hub on purpose (a participant's files are theirs at the next start); the docs list them and
+    ``run.py hub --remove-accounts`` deletes the idle ones, saying which it kept because they still run something."""
+    _need_root()
+    import pwd
+
+    from agentlab.hub import launch, users
+    idle, busy = users.os_name("zzleft"), users.os_name("zzbusy")
+    for name in (idle, busy):
+        subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name], check=False,
+                       capture_output=True)
+    monkeypatch.setattr(users, "workshop_accounts", lambda: [idle, busy])
+    sleeper = subprocess.Popen(["sleep", "120"], user=busy)
+    try:
+        assert launch.hub_command(["--remove-accounts"]) == 1
+        said = capsys.readouterr().out
+        assert t("hub.accounts.removed", "en", n=1, names=idle) in said
+        assert t("hub.accounts.running", "en", names=busy) in said
+        with pytest.raises(KeyError):
+            pwd.getpwnam(idle)
+        sleeper.kill()
+        sleeper.wait()
+        assert launch.hub_command(["--remove-accounts", "--lang", "zh"]) == 0
+        assert t("hub.accounts.removed", "zh", n=1, names=busy) in capsys.readouterr().out
+        with pytest.raises(KeyError):
+            pwd.getpwnam(busy)
+    finally:
+        sleeper.kill()
+        for name in (idle, busy):
+            subprocess.run(["userdel", name], check=False, capture_output=True)
+
+
 def test_the_rooms_redis_has_no_port_and_each_participant_has_their_own():
     """The room's Redis is the site's alone (a Unix socket only the services' account opens); a participant's store is
     a Redis of their own, bounded, in their own home. Before, every participant had a user on the room's Redis, and

@@ -337,6 +337,8 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
     ap.add_argument("--lang", choices=("en", "zh"), default="en", help="the language of what the hub prints here")
     ap.add_argument("--fix-permissions", action="store_true",
                     help="let every account pass through the folders above the shared Python (chmod o+x) when closed")
+    ap.add_argument("--remove-accounts", action="store_true",
+                    help="delete the accounts earlier workshops left on this machine (agentlab-*, agentlabsvc), then stop")
     ns = ap.parse_args(argv)
     lang: Lang = ns.lang
     root = root or Path(__file__).resolve().parents[2]
@@ -344,6 +346,13 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         say("hub.needs_root")
         return 2
+    if ns.remove_accounts:
+        from .users import remove_accounts
+        removed, running = remove_accounts()
+        say("hub.accounts.removed" if removed else "hub.accounts.none", names=", ".join(removed), n=len(removed))
+        if running:
+            say("hub.accounts.running", names=", ".join(running))
+        return 1 if running else 0
     proxy = root / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
     if not proxy.exists():
         say("hub.no_proxy", path="hub/")

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["NAME", "OS_PREFIX", "RESERVED_ACCOUNTS", "SERVICES_USER", "copy_notebooks", "ensure_account", "os_name",
-           "prepare_home", "processes_of", "valid_name"]
+           "prepare_home", "processes_of", "remove_accounts", "valid_name", "workshop_accounts"]
 
 #: A participant's name: lower case, a letter first, at most 20 characters (the account name stays under 32).
 NAME = re.compile(r"[a-z][a-z0-9_-]{0,19}")
@@ -136,3 +136,27 @@ def processes_of(uids: set[int]) -> Iterator[int]:
                     yield int(entry.name)
             except OSError:  # gone meanwhile
                 continue
+
+
+def workshop_accounts() -> list[str]:
+    """The accounts workshops made on this machine (participants' and the services'), which outlive a hub on purpose:
+    a participant's files and claims are theirs again at the next start."""
+    return sorted(p.pw_name for p in pwd.getpwall() if p.pw_name.startswith(OS_PREFIX) or p.pw_name == SERVICES_USER)
+
+
+def remove_accounts() -> tuple[list[str], list[str]]:
+    """Delete every workshop account that runs nothing (their homes, in a hub's state folder, are left to the
+    trainer). Returns (removed, still running: left as they are, a hub may be using them)."""
+    removed, running = [], []
+    with _ACCOUNTS:
+        for name in workshop_accounts():
+            try:
+                uid = pwd.getpwnam(name).pw_uid
+            except KeyError:  # removed meanwhile
+                continue
+            if any(True for _ in processes_of({uid})):
+                running.append(name)
+                continue
+            subprocess.run(["userdel", name], check=True, capture_output=True)
+            removed.append(name)
+    return removed, running

@@ -1,0 +1,108 @@
+"""A hostile participant's attacks on a workshop room, run from their own kernel by benchmarks/hub_load.py --hostile.
+
+    python benchmarks/hostile_participant.py start ROOM_REDIS_SOCKET   # starts the three below, says what it reached
+    python benchmarks/hostile_participant.py redis|model|connections
+
+Each attack runs in a process of its own (a new session, so it outlives the kernel's run, until the hub stops the
+participant's server):
+
+- redis: fill the participant's Redis (``AGENTLAB_STORE``) until it refuses, then run a Lua script that never ends;
+- model: eight requests of 256 tokens at once to the room's model, each sent again as soon as it ends;
+- connections: 900 half-open connections each to the room's site and model (a request line and one header, never
+  finished), opening new ones as the servers close old ones.
+
+Everything it uses is what any participant's kernel has: the hub's variables and their own account.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+HELD = 900
+
+
+def redis_attack() -> None:
+    import redis
+    r = redis.Redis.from_url(os.environ["AGENTLAB_STORE"], socket_timeout=None)
+    try:
+        for i in range(100_000):
+            r.set(f"agentlab:fill:{i}", b"x" * (1 << 20))
+    except redis.exceptions.ResponseError:
+        pass  # full: its own limit
+    r.eval("while true do end", 0)
+
+
+def model_attack() -> None:
+    body = json.dumps({"model": os.environ.get("AGENTLAB_MODEL", "m"), "max_tokens": 256, "temperature": 0.8,
+                       "messages": [{"role": "user", "content": "Write a very long story about refunds."}]}).encode()
+
+    def flood() -> None:
+        while True:
+            req = urllib.request.Request(os.environ["AGENTLAB_BASE_URL"] + "/chat/completions", body,
+                                         {"Content-Type": "application/json",
+                                          "Authorization": "Bearer " + os.environ.get("AGENTLAB_API_KEY", "")})
+            try:
+                urllib.request.urlopen(req, timeout=600).read()
+            except OSError:  # refused (429: its queue is full) or cut: at once again, a little later
+                time.sleep(0.2)
+    for _ in range(8):
+        threading.Thread(target=flood, daemon=True).start()
+    while True:
+        time.sleep(3600)
+
+
+def connections_attack() -> None:
+    ports = [urllib.parse.urlsplit(os.environ[v]).port for v in ("AGENTLAB_SITE_URL", "AGENTLAB_BASE_URL")
+             if os.environ.get(v)]
+    held: dict[int, list[socket.socket]] = {p: [] for p in ports if p}
+    while True:
+        for port, socks in held.items():
+            for s in list(socks):
+                try:
+                    if s.recv(1) == b"":  # the server closed it
+                        socks.remove(s)
+                        s.close()
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    socks.remove(s)
+                    s.close()
+            while len(socks) < HELD:
+                try:
+                    s = socket.create_connection(("127.0.0.1", port), timeout=2)
+                    s.sendall(b"GET /api/skills HTTP/1.1\r\nHost: x\r\n")
+                    s.setblocking(False)
+                    socks.append(s)
+                except OSError:
+                    break
+        time.sleep(0.5)
+
+
+def start(room_redis: str) -> None:
+    said: dict[str, object] = {}
+    names = ["redis", "connections"] + (["model"] if os.environ.get("AGENTLAB_BASE_URL") else [])
+    for name in names:
+        subprocess.Popen([sys.executable, __file__, name], start_new_session=True, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with socket.socket(socket.AF_UNIX) as c:
+            c.connect(room_redis)
+        said["room_redis"] = "reached"
+    except OSError as exc:
+        said["room_redis"] = type(exc).__name__
+    said["attacks"] = names
+    print(json.dumps(said))
+
+
+if __name__ == "__main__":
+    what = sys.argv[1]
+    {"redis": redis_attack, "model": model_attack, "connections": connections_attack}.get(
+        what, lambda: start(sys.argv[2]))()
