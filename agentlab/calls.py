@@ -212,11 +212,17 @@ def execute(tool: Tool, args: dict, ctx: CallContext, *, key: str,
                 err = make_error("RATE_LIMITED", _key="RATE_LIMITED.too_long", seconds=err.retry_after,
                                  retry_after=err.retry_after, stage=err.stage, problems=err.problems)
             if claimed:
+                if isinstance(exc, WriteTimeout):
+                    # The write still runs, but nobody waits for it any more: its in-flight window (the
+                    # timeout) is over, so its outcome is unknown, keyed or not (the resends with its key are
+                    # spent). Said so now, and to every repeat: IN_PROGRESS ("send it later") would be told
+                    # until the lease ran out (60 s), about a write that may hang for good.
+                    err = make_error("OUTCOME_UNKNOWN", stage=err.stage)
                 if err.code == "OUTCOME_UNKNOWN":
                     quietly(ctx.store.mark_unknown, key)
                 if isinstance(exc, WriteTimeout):
-                    # the write still runs: keep the claim (a resend hears IN_PROGRESS, never runs it
-                    # again) and let its result settle the key when it arrives
+                    # never run again on a guess; if it lands after all, its result settles the key (a repeat
+                    # replays it), else a person resolves it (agentlab.approval.resolve)
                     exc.future.add_done_callback(lambda f: _settle(ctx.store, key, f))
                 elif err.code != "OUTCOME_UNKNOWN":
                     quietly(ctx.store.release, key)

@@ -53,6 +53,7 @@ Stage = Literal["structure", "semantic", "execution", "rule_blocked"]
 Reason = Literal[
     "missing", "unknown_field", "wrong_type", "not_in_enum", "out_of_range",
     "bad_format", "not_unique", "no_match", "many_match", "not_allowed", "rule", "broken_text", "uncheckable",
+    "over_limit",  # a business limit the call would pass (a budget, what is left to refund): RULE_VIOLATION
 ]
 
 # code -> (category, stage). The defaults; a single error may override its stage.
@@ -113,6 +114,8 @@ class Problem:
             out["got_size"] = _size(self.got)  # a length limit: the length, never the (maybe huge) value
         elif self.reason not in ("missing", "unknown_field") and self.got is not None:
             out["got"] = _short(self.got)
+        if self.reason == "over_limit" and self.limit is not None:
+            out["limit"] = _short(self.limit[1])  # the bound itself: what is left, so the model can say it
         if self.allowed is not None:
             out["allowed"] = list(self.allowed[:ALLOWED_SHOWN])  # a 100k-value enum is no message to read
             if len(self.allowed) > ALLOWED_SHOWN:
@@ -404,7 +407,7 @@ def _problem_hint(p: Problem, lang: Lang) -> str:
             text = t("problem.out_of_range", lang, got=_fmt(p.got), limit=t("limit." + keyword, lang, n=bound))
     elif r == "bad_format":
         text = t("problem.bad_format", lang, got=_fmt(p.got), expected=p.expected, description=desc)
-    elif r == "rule":
+    elif r in ("rule", "over_limit"):
         detail = (p.detail or {}).get(lang) or (p.detail or {}).get("en", "")
         text = t("problem.rule", lang, detail=_authored(detail))  # the rule's author wrote it for the model
     else:

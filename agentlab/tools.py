@@ -8,7 +8,8 @@ raw ``arguments`` string into either clean arguments or a :class:`ToolError`::
 
     raw string -> parse (BAD_JSON) -> tool exists? (UNKNOWN_TOOL)
                -> [clean] -> JSON Schema (INVALID_ARGS, structure)
-               -> business rules (INVALID_ARGS, semantic) -> ok
+               -> business rules (INVALID_ARGS, semantic)
+               -> business limits (RULE_VIOLATION, rule_blocked) -> ok
 """
 from __future__ import annotations
 
@@ -26,10 +27,12 @@ from .jsonutil import MAX_DEPTH, depth, lone_surrogates, parse_strict
 from .names import suggest
 from .schema import close_objects, compile_schema, transform
 
-__all__ = ["LEGACY_TYPES", "BusinessCheck", "Checked", "Registry", "Tool", "ToolsInputError", "from_legacy_types", "load_specs",
-           "rule"]
+__all__ = ["LEGACY_TYPES", "BusinessCheck", "BusinessLimit", "Checked", "Registry", "Tool", "ToolsInputError",
+           "from_legacy_types", "load_specs", "over_limit", "rule"]
 
 BusinessCheck = Callable[[dict], Iterable[Problem] | None]
+#: the business limits a call would pass (see :func:`over_limit`); empty or None: within them
+BusinessLimit = Callable[[dict], Iterable[Problem] | None]
 #: the longest arguments text checked: past it a call is refused unread (no desk's call comes near a megabyte)
 MAX_ARGS_CHARS = 1_000_000
 
@@ -43,7 +46,15 @@ class Tool:
             It may raise :class:`~agentlab.errors.ToolFailure` to report a precise error.
         side_effect: True if calling it changes state (refund, booking). Such calls are
             only retried behind an idempotency key.
-        check: business validation run after the schema: returns problems (see :func:`rule`).
+        check: business validation run after the schema: returns problems (see :func:`rule`). The model
+            can correct what it finds (a date in the future, an amount above the order's): ``INVALID_ARGS``.
+        limits: the business limits the desk declares for this write (a category's monthly budget, what is
+            left to refund on an order), run after ``check`` on valid arguments and before anything is
+            written: returns the limits the call would pass (see :func:`over_limit`). Unlike ``check``, no
+            correction of the arguments makes such a call right, so it is refused as ``RULE_VIOLATION``
+            (fatal, stage ``rule_blocked``): nothing runs and a person decides. Wherever the business rules
+            run (the guarded loop's ``validate`` guard, :func:`~agentlab.approval.approve`, the skill site);
+            the naive loop runs none.
         business_key: for side-effect tools, the key that makes a repeat the *same*
             action (one refund per order: ``lambda a: a["order_id"]``). Default: all arguments.
         needs_approval: returns a reason when a call must wait for a person, else None.
@@ -64,6 +75,7 @@ class Tool:
     fn: Callable[..., Any] | None = None
     side_effect: bool = False
     check: BusinessCheck | None = None
+    limits: BusinessLimit | None = None
     business_key: Callable[[dict], str] | None = None
     needs_approval: Callable[[dict], str | None] | None = None
     timeout: float | None = None
@@ -84,6 +96,12 @@ class Tool:
 def rule(field_: str, en: str, zh: str | None = None) -> Problem:
     """A business-rule problem, e.g. ``rule("amount", "must not exceed 199.0")``."""
     return Problem(field_, "rule", detail={"en": en, "zh": zh or en})
+
+
+def over_limit(field_: str, got: Any, limit: Any, en: str, zh: str | None = None) -> Problem:
+    """A business limit the call would pass, for :attr:`Tool.limits`: ``got`` is what the call asks for and
+    ``limit`` the most it may (both reach the model as data), ``en``/``zh`` say why and what to do next."""
+    return Problem(field_, "over_limit", got=got, limit=("maximum", limit), detail={"en": en, "zh": zh or en})
 
 
 @dataclass(frozen=True)
@@ -259,15 +277,16 @@ class Registry:
         return make_error("INVALID_ARGS", problems=[Problem("$", "uncheckable")])
 
     def check_rules(self, name: str, args: dict) -> ToolError | None:
-        """The tool's business rules on schema-valid ``args``: None, or the error."""
+        """The tool's business rules (``check``, then ``limits``) on schema-valid ``args``: None, or the error."""
         tool = self._tools[name]
-        if tool.check is None:
-            return None
         try:
-            found = list(tool.check(args) or ())
+            found = list(tool.check(args) or ()) if tool.check is not None else []
+            if found:  # what the model can correct is said first: a limit is judged on the right arguments
+                return make_error("INVALID_ARGS", problems=found, stage="semantic")
+            over = list(tool.limits(args) or ()) if tool.limits is not None else []
         except ToolFailure as exc:  # a rule that blocks outright (shipped order, no such order)
             return exc.error
-        return make_error("INVALID_ARGS", problems=found, stage="semantic") if found else None
+        return make_error("RULE_VIOLATION", problems=over) if over else None
 
     def unknown_tool(self, name: str) -> ToolError:
         """``UNKNOWN_TOOL`` with every tool listed, and the intended one when it is clear.

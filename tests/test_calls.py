@@ -1,4 +1,9 @@
 """One tool call of the guarded loop (agentlab/calls.py): what it computes, and how often."""
+import time
+from dataclasses import replace
+
+import pytest
+
 import agentlab.jsonutil as jsonutil
 from agentlab import Registry, Tool
 from agentlab.loop import run_guarded
@@ -95,3 +100,74 @@ def test_a_read_that_still_hangs_in_its_worker_is_not_sent_again():
     run = out[0]
     assert len(started) == 1, f"sent {len(started)} times into a stuck backend"
     assert [e.error_code for e in run.tool_events] == ["TIMEOUT"]
+
+
+def _hung_write(keyed):
+    """A write that hangs past its timeout (released by the test), a store and a context on one injected clock."""
+    import threading
+
+    from agentlab import GuardConfig
+    from agentlab.calls import CallContext
+    release, ran, now = threading.Event(), [], [1000.0]
+
+    def refund(order_id, idempotency_key=None):
+        ran.append(order_id)
+        release.wait(20)
+        return {"refunded": order_id}
+
+    tool = Tool("refund", "Refund an order.", {"type": "object", "properties": {"order_id": {"type": "string"}}},
+                fn=refund, side_effect=True, keyed=keyed)
+    ctx = CallContext(Registry([tool]), GuardConfig(timeout=0.1, retry=None), MemoryStore(clock=lambda: now[0]),
+                      sleep=lambda s: None, clock=lambda: now[0])
+    return tool, ctx, release, ran, now
+
+
+@pytest.mark.parametrize("keyed", [True, False])
+def test_a_write_that_timed_out_is_unknown_to_a_repeat_not_in_progress_until_its_lease_ends(keyed):
+    """Once its runner stopped waiting (the in-flight window is the call's timeout), a write still running is an
+    unknown outcome: a repeat hears OUTCOME_UNKNOWN (never resend, a person checks), not IN_PROGRESS ("may be sent
+    later") for the rest of a 60-second lease; when the late result lands, a repeat replays it. A keyed write was
+    told TIMEOUT, then IN_PROGRESS for 60 s; without its mark_unknown, a plain write was told IN_PROGRESS too."""
+    import time
+
+    from agentlab.calls import execute
+    tool, ctx, release, ran, now = _hung_write(keyed)
+    try:
+        first = execute(tool, {"order_id": "A1"}, ctx, key="k")
+        assert first.error.code == "OUTCOME_UNKNOWN" and first.error.retryable is False
+        for later in (1, 30, 59):  # within the claim's 60-second lease, on the injected clock
+            now[0] = 1000.0 + later
+            again = execute(tool, {"order_id": "A1"}, ctx, key="k")
+            assert (again.error.code, again.error.retryable) == ("OUTCOME_UNKNOWN", False), later
+        assert ctx.store.unknown() == ["k"]  # listed where a person looks
+    finally:
+        release.set()
+    deadline = time.monotonic() + 10
+    while ctx.store.result("k") is None and time.monotonic() < deadline:  # the late result settles the key
+        time.sleep(0.01)
+    landed = execute(tool, {"order_id": "A1"}, ctx, key="k")
+    assert landed.replayed and landed.data == {"refunded": "A1"} and ran == ["A1"]
+
+
+def test_a_repeat_while_the_first_write_is_still_waited_for_hears_in_progress():
+    """Inside the in-flight window (its runner still waits for it) the same write is IN_PROGRESS: resent later
+    with the same key, it replays the result; it is not run twice."""
+    import threading
+
+    from agentlab import GuardConfig
+    from agentlab.calls import execute
+    tool, ctx, release, ran, _now = _hung_write(True)
+    ctx = replace(ctx, config=GuardConfig(timeout=10.0, retry=None))
+    first = []
+    runner = threading.Thread(target=lambda: first.append(execute(tool, {"order_id": "A1"}, ctx, key="k")))
+    runner.start()
+    try:
+        while not ran:
+            time.sleep(0.005)
+        again = execute(tool, {"order_id": "A1"}, ctx, key="k")
+        assert again.error.code == "IN_PROGRESS" and ran == ["A1"]
+    finally:
+        release.set()
+        runner.join(10)
+    assert first[0].error is None
+    assert execute(tool, {"order_id": "A1"}, ctx, key="k").replayed and ran == ["A1"]

@@ -1,6 +1,7 @@
 """The conversation around the loop: per-turn system prompt, clearing, trimming in pairs."""
 import datetime as dt
 import json
+import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -180,3 +181,82 @@ def test_list_of_parts_content_is_counted_by_its_text():
     assert estimate_tokens([parts]) == estimate_tokens([{"role": "user", "content": text}])
     with pytest.raises(ContextTooLong):
         trim_messages([SYSTEM, parts], max_tokens=100)
+
+
+# --- trimming messy histories: the two promises, checked over many seeded random chats --------------------------
+def _unanswered_or_orphaned(messages):
+    """What breaks the chat protocol, by a rule of its own (not protocol_problems, which lives beside the trimmer):
+    a tool message that answers no call of the assistant message it follows, or a call with no answer."""
+    broken, asked, answered = [], set(), set()
+    for i, m in enumerate(messages):
+        if m["role"] == "tool":
+            if m.get("tool_call_id") not in asked or m["tool_call_id"] in answered:
+                broken.append(("orphan tool message", i, m.get("tool_call_id")))
+            answered.add(m["tool_call_id"])
+            continue
+        broken += [("call without a result", i, c) for c in sorted(asked - answered)]
+        asked, answered = set(), set()
+        if m["role"] == "assistant":
+            asked = {c["id"] for c in m.get("tool_calls") or ()}
+    broken += [("call without a result", len(messages), c) for c in sorted(asked - answered)]
+    return broken
+
+
+def _messy_chat(rng):
+    """A history as they arrive in practice: long and short turns, Chinese and English, several calls per message,
+    system notes, and the debris of crashes and old bugs (a reply whose call is gone, a call never answered)."""
+    words = ["taxi 45 yuan ", "今天打车花了45元帮我记上", "lunch with the team ", '{"ok": true, "data": 1} ', "x"]
+
+    def text():
+        return "".join(rng.choice(words) for _ in range(rng.choice([0, 1, 3, 10, 40])))
+
+    messages, n = [SYSTEM], 0
+    if rng.random() < 0.2:
+        messages.append({"role": "developer", "content": text()})
+    for _ in range(rng.randint(1, 9)):
+        kind = rng.random()
+        if kind < 0.35:
+            messages.append({"role": "user", "content": text() or "?"})
+        elif kind < 0.45:
+            messages.append({"role": "assistant", "content": text() or "ok"})
+        elif kind < 0.5:
+            messages.append({"role": "system", "content": "note: " + text()})
+        elif kind < 0.6:  # a reply whose assistant message was cut away by someone else's trimming
+            messages.append({"role": "tool", "tool_call_id": f"gone{rng.randint(0, 3)}", "content": text()})
+        else:
+            calls = []
+            for _ in range(rng.randint(1, 4)):
+                n += 1
+                calls.append({"id": f"c{n}", "type": "function",
+                              "function": {"name": "book_expense_record", "arguments": json.dumps({"item": text()})}})
+            messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+            for c in calls:
+                if rng.random() < 0.85:  # some calls never got their reply (a crash between call and answer)
+                    messages.append({"role": "tool", "tool_call_id": c["id"], "content": text()})
+    if rng.random() < 0.9:
+        messages.append({"role": "user", "content": text() or "and now?"})
+    return messages
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_trimming_random_messy_chats_leaves_no_orphan_and_never_exceeds_the_budget(seed):
+    """Over a few thousand seeded random histories (with orphans and unanswered calls in them): no tool message
+    is kept without the call it answers, no call without its result, and the kept history never counts more
+    than the budget. The one exception the docstring makes is ContextTooLong, raised only when the system prompt
+    and the current turn alone do not fit (then nothing is returned at all)."""
+    rng = random.Random(seed)
+    for _ in range(400):
+        history = _messy_chat(rng)
+        budget = rng.choice([None, rng.randint(10, 120), rng.randint(100, 500), rng.randint(400, 3000)])
+        turns = rng.choice([None, None, 1, 2, 4])
+        try:
+            out = trim_messages(history, max_tokens=budget, max_turns=turns)
+        except ContextTooLong as exc:
+            minimum = trim_messages(history, max_turns=1)  # the system prompt, the notes and the current turn
+            assert budget is not None and estimate_tokens(minimum) > budget, (seed, history, budget)
+            assert exc.needed > budget
+            continue
+        assert _unanswered_or_orphaned(out) == [], (seed, history, budget, turns, out)
+        if budget is not None:
+            assert estimate_tokens(out) <= budget, (seed, estimate_tokens(out), budget, history, turns)
+        assert out[: 1] == [SYSTEM]

@@ -177,3 +177,72 @@ def test_a_write_the_case_never_asked_for_fails_it():
 def test_a_tokenizer_that_is_down_falls_back_to_the_estimate_and_says_so():
     c = chat(ScriptedModel([say("ok")]), count=lambda messages: 1 / 0, max_tokens=5000)
     assert c.ask("hello").status == "done" and "estimate" in c.counted_by
+
+
+# --- a business limit the desk declares (Tool.limits): checked before the write, refused as rule-blocked ------------
+FEAST = {"date": "2026-10-15", "item": "banquet", "amount": 4500, "category": "food"}  # three times the food budget
+
+
+def _run(model, reg, task="book it"):
+    from agentlab.loop import run_guarded
+    from agentlab.store import MemoryStore
+    return run_guarded(model, reg, task, store=MemoryStore(), sleep=lambda s: None)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_booking_past_a_categorys_budget_is_refused_before_the_write_and_graded_rule_blocked(lang):
+    """Three times the food budget ran to done with left -3369. Now the budget is a limit the desk declares: the
+    call is refused before the ledger is touched (the balance is as it was), the model reads a structured
+    RULE_VIOLATION (stage rule_blocked: what was asked, what is left), and the run is a hand-over that the
+    package's one grading calls a correct one when the case expects the business to say no."""
+    import json
+
+    from agentlab.evals.metrics import failure_breakdown
+    from agentlab.evals.outcome import grade
+    ledger, reg = expense.SCENARIO.setup(lang)
+    before = ledger.get_budget("food", "2026-10")
+    run = _run(ScriptedModel([call("book_expense_record", FEAST), say("Booked.")]), reg)
+    assert ledger.get_budget("food", "2026-10") == before and ledger.snapshot()["records"] == []
+    end = run.events[-1]
+    assert run.status == "escalated" and (end.error_code, end.error_stage) == ("RULE_VIOLATION", "rule_blocked")
+    told = json.loads(run.tool_events[0].model_visible)["error"]
+    assert (told["code"], told["category"], told["stage"], told["retryable"]) == \
+        ("RULE_VIOLATION", "fatal", "rule_blocked", False)
+    (problem,) = told["problems"]
+    assert (problem["field"], problem["reason"], problem["got"], problem["limit"]) == ("amount", "over_limit", 4500, 1131)
+    assert "1131" in problem["hint"] and ("预算" in problem["hint"]) == (lang == "zh")
+    expect = {"records": [], "statuses": ["escalated"], "because": ["RULE_VIOLATION"]}
+    assert grade(expect, ledger.snapshot(), run).outcome == "correct hand-over"
+    assert failure_breakdown([run])["rule_blocked"] == {"RULE_VIOLATION": 1}
+    assert grade({"records": []}, ledger.snapshot(), run).outcome == "escalated"  # nothing wrong was written
+
+
+def test_the_naive_desk_has_no_spending_guard():
+    """What the workbook shows beside it: the naive loop runs no contract, and the budget goes negative."""
+    from agentlab.naive import run_naive
+    ledger, reg = expense.SCENARIO.setup()
+    run = run_naive(ScriptedModel([call("book_expense_record", FEAST), say("Booked.")]), reg, "book it")
+    assert run.status == "done" and ledger.get_budget("food", "2026-10")["left"] == -3369
+
+
+def test_booking_within_the_budget_still_works_up_to_the_last_yuan():
+    ledger, reg = expense.SCENARIO.setup()
+    left = ledger.get_budget("food", "2026-10")["left"]
+    run = _run(ScriptedModel([call("book_expense_record", {**FEAST, "amount": left}), say("Booked.")]), reg)
+    assert run.status == "done" and ledger.get_budget("food", "2026-10")["left"] == 0
+    lodging = {**FEAST, "category": "lodging", "amount": 9000}  # a category without a budget has no limit
+    assert _run(ScriptedModel([call("book_expense_record", lodging), say("Booked.")]), reg).status == "done"
+
+
+def test_changing_a_record_past_the_budget_is_refused_before_it_waits_for_confirmation():
+    """The same limit holds for an update (a larger amount, or moved into a category or month that has no room);
+    a change that does not add to a category's spending (a remark, a smaller amount) is never refused by it."""
+    ledger, reg = expense.SCENARIO.setup()
+    run = _run(ScriptedModel([call("update_expense_record", {"record_id": "E0018", "amount": 5000}), say("?")]), reg)
+    assert run.events[-1].error_code == "RULE_VIOLATION" and run.pending == () and ledger.records["E0018"]["amount"] == 35
+    moved = {"record_id": "E0014", "category": "office", "amount": 199}  # office has 172.1 left
+    assert _run(ScriptedModel([call("update_expense_record", moved), say("?")]), reg).events[-1].error_code == "RULE_VIOLATION"
+    ledger.budgets[("food", "2026-10")] = 100  # lowered below what was spent: the limit is already passed
+    for change in ({"remark": "team lunch"}, {"amount": 30}):
+        run = _run(ScriptedModel([call("update_expense_record", {"record_id": "E0018", **change}), say("?")]), reg)
+        assert run.events[-1].error_code == "NEEDS_APPROVAL", change  # held for the user, not refused

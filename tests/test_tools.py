@@ -139,3 +139,45 @@ def test_a_tool_with_a_catastrophic_pattern_is_refused_at_registration():
         load_specs([spec], source="tools.json")
     assert "find_code" in str(info.value) and "exponential" in str(info.value)
     assert "指数级" in info.value.localized("zh")
+
+
+# --- business limits (Tool.limits): the business says no, before the write ---------------------------------------
+def test_a_limit_refuses_the_call_as_rule_violation_after_the_correctable_rules():
+    """A rule the model can correct (a wrong value) is INVALID_ARGS; a declared limit the call would pass is
+    RULE_VIOLATION, fatal and rule-blocked: no change of arguments makes it right, a person decides."""
+    from agentlab.tools import over_limit
+    schema = {"type": "object", "properties": {"amount": {"type": "number"}}, "required": ["amount"]}
+    spend = Tool("spend", "Spend.", schema, fn=lambda amount: amount, side_effect=True,
+                 check=lambda a: [rule("amount", "must be whole")] if a["amount"] % 1 else [],
+                 limits=lambda a: [over_limit("amount", a["amount"], 100, "only 100 left")] if a["amount"] > 100 else [])
+    reg = Registry([spend])
+    assert reg.check("spend", {"amount": 100}).ok
+    assert reg.check("spend", {"amount": 100.5}).error.code == "INVALID_ARGS"  # the correctable rule is said first
+    err = reg.check("spend", {"amount": 300}).error
+    assert (err.code, err.category, err.stage, err.retryable) == ("RULE_VIOLATION", "fatal", "rule_blocked", False)
+    (p,) = err.to_dict()["problems"]
+    assert (p["field"], p["reason"], p["got"], p["limit"], p["hint"]) == ("amount", "over_limit", 300, 100, "only 100 left")
+
+
+def test_a_refund_past_what_is_left_of_the_order_is_refused_as_rule_blocked():
+    """The after-sales desk had the same gap: its rules read the order's status and amount, not what was refunded
+    already, so a full refund after a partial one (recorded while the order stayed paid) went through: 193.5 back on
+    a 129 order. Now what is left to refund is a limit of create_refund, checked before the write."""
+    from agentlab.loop import run_guarded
+    from agentlab.models import ScriptedModel, call, say
+    from agentlab.scenarios import aftersales
+    from agentlab.store import MemoryStore
+    partial = {"refund_id": "R0000", "order_id": "A1010", "amount": 64.5, "reason": "out_of_stock", "remark": ""}
+    desk, reg = aftersales.SCENARIO.setup(start={"refunds": [partial]})
+    full = {"order_id": "A1010", "amount": 129, "reason": "user_cancel"}
+    run = run_guarded(ScriptedModel([call("create_refund", full), say("Refunded.")]), reg, "refund A1010",
+                      store=MemoryStore(), sleep=lambda s: None)
+    assert run.status == "escalated" and desk.refunded("A1010") == 64.5 and len(desk.refunds) == 1
+    end = run.events[-1]
+    assert (end.error_code, end.error_stage) == ("RULE_VIOLATION", "rule_blocked")
+    (p,) = json.loads(run.tool_events[0].model_visible)["error"]["problems"]
+    assert (p["reason"], p["got"], p["limit"]) == ("over_limit", 129, 64.5)
+    rest = {**full, "amount": 64.5}  # what is left: still refundable
+    run = run_guarded(ScriptedModel([call("create_refund", rest), say("Refunded.")]), reg, "refund the rest",
+                      store=MemoryStore(), sleep=lambda s: None)
+    assert run.status == "done" and desk.refunded("A1010") == 129

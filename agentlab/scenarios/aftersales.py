@@ -15,9 +15,9 @@ from typing import Any
 
 from ..context import Session, build_system_prompt
 from ..errors import ToolFailure
-from ..i18n import Lang
+from ..i18n import Lang, t
 from ..resources import data_file
-from ..tools import Registry, Tool, rule
+from ..tools import Registry, Tool, over_limit, rule
 from .base import Scenario, contract_specs
 
 __all__ = ["APPROVAL_THRESHOLD", "DEMO_NOW", "SCENARIO", "SYSTEM_PROMPT", "Desk", "aftersales_prompt", "apply_start", "load_orders",
@@ -123,6 +123,20 @@ def make_registry(desk: Desk, *, lang: Lang = "en", approval_threshold: float | 
                          f"不得超过订单金额 {order['amount']}")]
         return []
 
+    def refundable(args: dict) -> list:
+        # What is left to refund on an order is a business limit: the rules above read the order's status and
+        # amount, not what was refunded already (a partial refund recorded while the order stayed paid), so a
+        # full refund after it would pay out more than the order cost. Refused before anything is written.
+        order = desk._order(args["order_id"])
+        refunded = desk.refunded(args["order_id"])
+        left = round(order["amount"] - refunded, 2)
+        if refunded == 0 or args["amount"] <= left:  # nothing refunded yet: the amount rule has said it all
+            return []
+        fills = {"amount": args["amount"], "order_id": order["order_id"], "total": order["amount"],
+                 "refunded": refunded, "left": max(left, 0)}
+        return [over_limit("amount", args["amount"], max(left, 0),
+                           t("over_limit.refund", "en", **fills), t("over_limit.refund", "zh", **fills))]
+
     def needs_approval(args: dict) -> str | None:
         if approval_threshold is not None and args["amount"] > approval_threshold:
             return f"refund above {approval_threshold:g} yuan"
@@ -135,8 +149,8 @@ def make_registry(desk: Desk, *, lang: Lang = "en", approval_threshold: float | 
     return Registry([
         tool("get_order", desk.get_order),
         tool("search_orders", desk.search_orders),
-        tool("create_refund", desk.create_refund, side_effect=True, check=refund_rules, keyed=True,
-             business_key=lambda a: a["order_id"], needs_approval=needs_approval),
+        tool("create_refund", desk.create_refund, side_effect=True, check=refund_rules, limits=refundable,
+             keyed=True, business_key=lambda a: a["order_id"], needs_approval=needs_approval),
         tool("escalate_to_human", desk.escalate_to_human, side_effect=True),
     ], lang=lang, clean=clean)
 

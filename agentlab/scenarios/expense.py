@@ -1,10 +1,11 @@
 """The bookkeeping (expense) desk: "今天打车花了45元帮我记上" and the 12 tools around it.
 
 ``Ledger`` is the backend and trusts its caller, like the after-sales ``Desk``: it books a
-future date, "45元" as an amount, or the same taxi twice, and deletes whatever it is told
-to. The contract around it (schemas that state format, unit and range; the rules below;
-confirmation before a change or a delete; one booking per expense per conversation) is
-what the guarded desk adds (docs/sources.md#article-003-the-expense-booking-agent).
+future date, "45元" as an amount, the same taxi twice, or three times a category's budget,
+and deletes whatever it is told to. The contract around it (schemas that state format, unit
+and range; the rules below; the monthly budgets as limits; confirmation before a change or a
+delete; one booking per expense per conversation) is what the guarded desk adds
+(docs/sources.md#article-003-the-expense-booking-agent).
 
 The desk has a clock (``now``): today's date in the system prompt and the "not in the
 future" rule read the same one, so a test or a lesson can set the day.
@@ -22,9 +23,9 @@ from zoneinfo import ZoneInfo
 
 from ..context import Session, build_system_prompt
 from ..errors import ToolFailure
-from ..i18n import Lang
+from ..i18n import Lang, t
 from ..resources import data_file
-from ..tools import Registry, Tool, rule
+from ..tools import Registry, Tool, over_limit, rule
 from .base import Scenario, contract_specs
 
 __all__ = ["CATEGORIES", "CONTEXT_BUDGET", "DEMO_NOW", "NAIVE_DATE", "SCENARIO", "STEP_BUDGET", "SYSTEM_PROMPT", "Ledger",
@@ -134,6 +135,12 @@ class Ledger:
             rec = self.records.pop(self._record(record_id)["record_id"])
             return {"deleted": rec["record_id"], "item": rec["item"], "amount": rec["amount"], "date": rec["date"]}
 
+    def spent(self, category: str, month: str, *, but: str | None = None) -> float:
+        """What the records of ``category`` dated in ``month`` add up to, leaving out the record ``but``."""
+        return round(sum(r["amount"] for k, r in self.records.items()
+                         if k != but and r["category"] == category and str(r["date"]).startswith(month)
+                         and isinstance(r["amount"], (int, float)) and not isinstance(r["amount"], bool)), 2)
+
     def summary(self, month: str) -> dict:
         totals: dict[str, float] = {}
         for r in self.records.values():
@@ -198,6 +205,30 @@ def make_registry(ledger: Ledger, *, lang: Lang = "en", clean: bool = False) -> 
                          f"{day} 晚于今天（{today}）：不能记未来的支出。请向用户确认是哪一天。")]
         return []
 
+    def within_budget(args: dict) -> list:
+        # The month's budget of a category is a business limit, not a mistake in the call: a booking (or a
+        # change) that would take the category past it is refused before the ledger is touched. The record as
+        # it would be after the call is judged, so an update is judged with its unchanged fields; a change that
+        # adds nothing to the category's month (a remark, a smaller amount) is never refused, even where a
+        # lowered budget is passed already.
+        old = ledger.records.get(args.get("record_id", ""), {})
+        new = {**old, **args}
+        category, month, amount = new.get("category"), str(new.get("date", ""))[:7], new.get("amount")
+        budget = ledger.budgets.get((str(category), month))
+        if budget is None or not isinstance(amount, (int, float)) or isinstance(amount, bool):
+            return []  # no budget, no limit (a malformed amount is the schema's to refuse)
+        others = ledger.spent(str(category), month, but=old.get("record_id"))
+        before = ledger.spent(str(category), month)
+        after = round(others + amount, 2)
+        if after <= budget or after <= before:
+            return []
+        left = round(budget - others, 2)
+        fills = {"amount": _yuan(amount), "month": month, "budget": _yuan(budget), "spent": _yuan(others),
+                 "left": _yuan(max(left, 0))}
+        return [over_limit("amount", amount, max(left, 0),
+                           t("over_limit.budget", "en", category=category, **fills),
+                           t("over_limit.budget", "zh", category=CATEGORIES.get(str(category), category), **fills))]
+
     def existing_then(check: Callable[[dict], list]) -> Callable[[dict], list]:
         def run(args: dict) -> list:
             ledger._record(args["record_id"])  # NOT_FOUND is raised as a ToolFailure
@@ -213,12 +244,13 @@ def make_registry(ledger: Ledger, *, lang: Lang = "en", clean: bool = False) -> 
         return Tool(name, s["description"], s["parameters"], fn, **kw)
 
     return Registry([
-        tool("book_expense_record", ledger.book, side_effect=True, check=not_in_future, key_scope="session",
-             keyed=True, business_key=_same_expense),
+        tool("book_expense_record", ledger.book, side_effect=True, check=not_in_future, limits=within_budget,
+             key_scope="session", keyed=True, business_key=_same_expense),
         tool("list_expense_records", ledger.list_records),
         tool("search_expense_records", ledger.search),
         tool("get_expense_record", ledger.get),
         tool("update_expense_record", ledger.update, side_effect=True, check=existing_then(not_in_future),
+             limits=within_budget,
              needs_approval=confirm({"en": "changing record {id} needs the user's confirmation",
                                      "zh": "修改账目 {id} 需要用户确认"})),
         tool("delete_expense_record", ledger.delete, side_effect=True, check=existing_then(lambda a: []),
@@ -233,6 +265,11 @@ def make_registry(ledger: Ledger, *, lang: Lang = "en", clean: bool = False) -> 
         tool("convert_currency", ledger.convert),
         tool("escalate_to_human", ledger.escalate, side_effect=True),
     ], lang=lang, clean=clean)
+
+
+def _yuan(amount: float) -> str:
+    """An amount as people write it: 1131, 172.1, 0.05 (never 1131.0 or 1.131e+03)."""
+    return f"{amount:.2f}".rstrip("0").rstrip(".")
 
 
 def _same_expense(args: dict) -> str:
