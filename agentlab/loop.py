@@ -32,7 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .calls import CallContext, CallOutcome, _describe, _failed, _one_call, classify_exception, default_store, execute, idempotency_key
+from .calls import (CallContext, CallOutcome, _describe, _failed, _one_call, classify_exception, default_store, execute,
+                    idempotency_key, outlives_process, session_scoped)
 from .errors import ToolError, UsageError, friendly, make_error, redact, render
 from .guards import HARD_CAP, GuardConfig
 from .i18n import Lang, t
@@ -86,6 +87,11 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
     tool turns, for a reply that reads naturally. It runs only when the run ended done; if it fails, or answers
     with anything but text, the single-call answer stands (:func:`compose_messages` says what it reads).
 
+    ``session_id`` is the conversation's own id, the same when the caller restarts and sends the turn again: the
+    keys of writes without a business key are scoped to it. It may be left out only where no key can outlive the
+    process (the default store of the run's own, ``memory:``); on a SQLite file or Redis, such a write makes the
+    run raise :class:`~agentlab.errors.UsageError` before anything runs (docs/guards.md#idempotency-across-restarts).
+
     ``config.run_deadline`` bounds the whole run on ``clock``: it is checked before every model call and
     every tool call, and a model call is waited for only until it passes. A model that takes ``timeout=``
     (the OpenAI adapter) is told the seconds left. In the main thread (POSIX) a SIGALRM deadline interrupts
@@ -95,8 +101,16 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
     never cut short by the deadline (a write cut half-way would leave its outcome unknown); only its own
     ``timeout`` bounds it.
     """
-    ctx = CallContext(registry, config, store if store is not None else default_store(), sleep,
-                  rng or random.Random(0), clock, session_id or uuid.uuid4().hex[:12], lang or registry.lang)
+    store = store if store is not None else default_store()
+    lang = lang or registry.lang
+    if not session_id and outlives_process(store):
+        # a session made up here dies with the process, and so would the keys of writes scoped to it: the caller
+        # restarted (the commonest retry) would run them again on the store that remembers. Say so before anything runs.
+        scoped = [tool.name for tool in registry if session_scoped(tool, config)]
+        if scoped:
+            raise UsageError(t("loop.no_session", lang, tool=", ".join(scoped), store=type(store).__name__))
+    ctx = CallContext(registry, config, store, sleep, rng or random.Random(0), clock,
+                      session_id or uuid.uuid4().hex[:12], lang)
     # a session made here is new: nothing can have been held for it, so no store is asked about its decisions
     turn = _Turn(model, ctx, system_prompt, history, task, offer, tool_choice, known_session=session_id is not None)
     turn.final_model = final_model

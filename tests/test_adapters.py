@@ -281,13 +281,13 @@ def _one_run(framework: str, base_url: str, runs: dict, store, conversation: str
         agent.invoke({"messages": [("user", "Note it.")]}, config=config)
 
 
-def _restarted(framework: str, store_of, conversation: str | None) -> tuple[dict, list[str]]:
+def _restarted(framework: str, store_of, conversation: str | None, runs: dict | None = None) -> tuple[dict, list[str]]:
     """The same call sent by a first process, then by the same caller restarted: two adapters, one store."""
     from agentlab.models.fakeserver import ChatServer
     from agentlab.models.interface import Reply, ToolCall
     if not installed(framework):
         skip_or_fail(f"not installed: {framework} (pip install -r requirements-frameworks.txt)")
-    runs: dict[str, int] = {}
+    runs = {} if runs is None else runs
     told: list[str] = []
     with ChatServer() as server:
         for attempt in (1, 2):  # the script is played from its start for each request list
@@ -316,9 +316,15 @@ def test_a_write_with_no_stable_conversation_id_on_a_shared_store_is_refused_lou
     """Failed before the fix: no conversation id anywhere, a per-process session, the note ran twice in silence."""
     from agentlab.errors import UsageError
     from agentlab.store import open_store
-    with pytest.raises(UsageError) as got:
-        _restarted(framework, lambda: open_store(redis_url), None)
-    assert "session_id" in str(got.value) and framework in str(got.value)
+    runs: dict[str, int] = {}
+    with pytest.raises(Exception) as got:  # noqa: PT011 - the SDK wraps a tool's exception in its UserError
+        _restarted(framework, lambda: open_store(redis_url), None, runs)
+    chain, exc = [], got.value
+    while exc is not None:
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    usage = next(e for e in chain if isinstance(e, UsageError))
+    assert "session_id" in str(usage) and framework in str(usage) and runs == {}, "refused before it ran"
 
 
 def test_the_loop_on_a_shared_store_refuses_a_session_scoped_write_without_a_session_id(redis_url):
