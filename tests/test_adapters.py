@@ -317,7 +317,7 @@ def test_a_write_with_no_stable_conversation_id_on_a_shared_store_is_refused_lou
     from agentlab.errors import UsageError
     from agentlab.store import open_store
     runs: dict[str, int] = {}
-    with pytest.raises(Exception) as got:  # noqa: PT011 - the SDK wraps a tool's exception in its UserError
+    with pytest.raises(Exception) as got:  # the SDK wraps a tool's exception in its UserError
         _restarted(framework, lambda: open_store(redis_url), None, runs)
     chain, exc = [], got.value
     while exc is not None:
@@ -334,7 +334,7 @@ def test_the_loop_on_a_shared_store_refuses_a_session_scoped_write_without_a_ses
     from agentlab.models.fakes import ScriptedModel
     from agentlab.models.interface import Reply, ToolCall
     from agentlab.store import open_store
-    from agentlab.tools import Tool, Registry
+    from agentlab.tools import Registry, Tool
 
     runs: dict[str, int] = {}
     params = {"type": "object", "properties": {"order_id": {"type": "string"}, "text": {"type": "string"}},
@@ -382,12 +382,15 @@ def test_claims_keep_a_digest_of_the_arguments_never_the_arguments(redis_url, tm
     for url in (redis_url, f"sqlite:///{tmp_path}/claims.db"):
         guard = Guard("test", writes={"note": None, "note_once": lambda a: a["order_id"]}, store=url,
                       session_id="s1", sleep=lambda s: None)
-        done = []
+        done: list = []
+
+        def ran(a, done=done):
+            done.append(a)
+            return {"ok": len(done)}
         for name in ("note", "note_once"):
-            first = guard.call(spec, name, NOTE, lambda a: done.append(a) or {"ok": 1})
-            again = guard.call(spec, name, NOTE, lambda a: done.append(a) or {"ok": 2})
+            first, again = guard.call(spec, name, NOTE, ran), guard.call(spec, name, NOTE, ran)
             assert first.error is None and again.replayed
-        other = guard.call(spec, "note_once", {"order_id": "A1", "text": "another"}, lambda a: done.append(a))
+        other = guard.call(spec, "note_once", {"order_id": "A1", "text": "another"}, ran)
         assert other.error is not None and other.error.code == "CONFLICT", "same key, other arguments: detected"
         assert len(done) == 2
         if url.startswith("redis"):

@@ -20,7 +20,7 @@ import asyncio
 import functools
 import json
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from .core import Contract, Guard, Writes
@@ -28,14 +28,14 @@ from .core import Contract, Guard, Writes
 __all__ = ["guard_tools"]
 
 
-def _on_own_loop(coro: Coroutine[Any, Any, Any]) -> Any:
+def _on_own_loop(coro: Awaitable[Any]) -> Any:
     """Run ``coro`` to its end on a new event loop in a thread of its own: the caller's thread may be running a
     loop already (a notebook, a sync node called from async code), where ``asyncio.run`` refuses."""
     box: dict[str, Any] = {}
 
     def main() -> None:
         try:
-            box["value"] = asyncio.run(coro)
+            box["value"] = asyncio.run(_awaited(coro))
         except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread as it was raised
             box["error"] = exc
     worker = threading.Thread(target=main, name="agentlab-async-tool", daemon=True)
@@ -44,6 +44,10 @@ def _on_own_loop(coro: Coroutine[Any, Any, Any]) -> Any:
     if "error" in box:
         raise box["error"]
     return box.get("value")
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
 
 
 def _with_sync_entry(tool: Any) -> Any:
