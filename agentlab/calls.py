@@ -21,11 +21,13 @@ from .guards import GuardConfig
 from .i18n import Lang
 from .jsonutil import MAX_DEPTH, canonical, parse_strict
 from .models.interface import ToolCall
-from .store import Approval, MemoryStore, Store, open_store, quietly, result_json
+from .store import Approval, MemoryStore, SQLiteStore, Store, open_store, quietly, result_json
+from .store_types import digest
 from .timeouts import ReadStillRunning, WriteTimeout, run_with_timeout
 from .tools import Registry, Tool
 
-__all__ = ["CallContext", "CallOutcome", "classify_exception", "default_store", "execute", "guarded_call", "idempotency_key"]
+__all__ = ["CallContext", "CallOutcome", "classify_exception", "default_store", "execute", "guarded_call", "idempotency_key",
+           "outlives_process", "session_scoped"]
 
 
 def default_store() -> Store:
@@ -128,14 +130,34 @@ def idempotency_key(tool: Tool, args: dict, session_id: str | None = None) -> st
 
 
 def _key_of(tool: Tool, args: dict, session_id: str | None, text: str | None = None) -> str:
-    """:func:`idempotency_key`, given the canonical JSON of ``args`` when the caller has it already."""
+    """:func:`idempotency_key`, given the canonical JSON of ``args`` when the caller has it already.
+
+    All the arguments enter the key as their digest: the key names records in a store that other processes
+    and their operators read (Redis key names, a SQLite file), and is handed to a keyed tool's backend. A
+    business key is written as it is: an identifier its author chose (an order id), not the call's content."""
     scope = f"{session_id}:" if session_id else ""
     if tool.business_key is not None:
         try:
             return f"{tool.name}:{scope if tool.key_scope == 'session' else ''}{tool.business_key(args)}"
         except (KeyError, TypeError, ValueError):  # unvalidated arguments: fall back to all of them
             pass
-    return f"{tool.name}:{scope}{canonical(args) if text is None else text}"
+    return f"{tool.name}:{scope}{digest(canonical(args) if text is None else text)}"
+
+
+def session_scoped(tool: Tool, config: GuardConfig) -> bool:
+    """Whether this tool's claims are keyed by the session: a claimed write without a business key that holds
+    whoever asks (its key is all its arguments within one conversation). Such a key survives a restart of the
+    caller only if the session id does (docs/guards.md#idempotency-across-restarts)."""
+    claimed = tool.side_effect and config.idempotency and not tool.idempotent
+    return claimed and (tool.business_key is None or tool.key_scope == "session")
+
+
+def outlives_process(store: Store) -> bool:
+    """Whether claims in ``store`` outlive this process (a SQLite file, Redis, any store agentlab does not know):
+    then a session id made up by this process scopes keys that a restarted caller can never meet again."""
+    if isinstance(store, MemoryStore):
+        return False
+    return not (isinstance(store, SQLiteStore) and store.path == ":memory:")
 
 
 # --- one validated call: claim, gate, run, resend ----------------------------------

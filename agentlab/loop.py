@@ -32,7 +32,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .calls import CallContext, CallOutcome, _describe, _failed, _one_call, classify_exception, default_store, execute, idempotency_key
+from .calls import (
+    CallContext,
+    CallOutcome,
+    _describe,
+    _failed,
+    _one_call,
+    classify_exception,
+    default_store,
+    execute,
+    idempotency_key,
+    outlives_process,
+    session_scoped,
+)
 from .errors import ToolError, UsageError, friendly, make_error, redact, render
 from .guards import HARD_CAP, GuardConfig
 from .i18n import Lang, t
@@ -86,6 +98,11 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
     tool turns, for a reply that reads naturally. It runs only when the run ended done; if it fails, or answers
     with anything but text, the single-call answer stands (:func:`compose_messages` says what it reads).
 
+    ``session_id`` is the conversation's own id, the same when the caller restarts and sends the turn again: the
+    keys of writes without a business key are scoped to it. It may be left out only where no key can outlive the
+    process (the default store of the run's own, ``memory:``); on a SQLite file or Redis, a call of such a write
+    raises :class:`~agentlab.errors.UsageError` before it runs (docs/guards.md#idempotency-across-restarts).
+
     ``config.run_deadline`` bounds the whole run on ``clock``: it is checked before every model call and
     every tool call, and a model call is waited for only until it passes. A model that takes ``timeout=``
     (the OpenAI adapter) is told the seconds left. In the main thread (POSIX) a SIGALRM deadline interrupts
@@ -95,10 +112,15 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
     never cut short by the deadline (a write cut half-way would leave its outcome unknown); only its own
     ``timeout`` bounds it.
     """
-    ctx = CallContext(registry, config, store if store is not None else default_store(), sleep,
-                  rng or random.Random(0), clock, session_id or uuid.uuid4().hex[:12], lang or registry.lang)
+    store = store if store is not None else default_store()
+    ctx = CallContext(registry, config, store, sleep, rng or random.Random(0), clock,
+                      session_id or uuid.uuid4().hex[:12], lang or registry.lang)
     # a session made here is new: nothing can have been held for it, so no store is asked about its decisions
     turn = _Turn(model, ctx, system_prompt, history, task, offer, tool_choice, known_session=session_id is not None)
+    if not session_id and outlives_process(store):
+        # a session made up here dies with the process, and so would the keys of writes scoped to it: the caller
+        # restarted (the commonest retry) would run them again on the store that remembers them
+        turn.unscoped = {tool.name for tool in registry if session_scoped(tool, config)}
     turn.final_model = final_model
     return turn.run()
 
@@ -125,6 +147,7 @@ class _Turn:
         self.acted = False  # a tool call has run without error in this run
         self.final_model: Model | None = None  # writes the closing answer in a separate call (run_guarded)
         self.pending: list[str] = []
+        self.unscoped: set[str] = set()  # writes keyed by a session that will not survive a restart (run_guarded)
         self.rest: tuple[ToolCall, ...] = ()
         self.started = ctx.clock()
 
@@ -292,6 +315,8 @@ class _Turn:
         """Answer one tool call (or refuse it with ``refused``); a Run when it ends the turn."""
         cfg, lang, clock = self.ctx.config, self.ctx.lang, self.ctx.clock
         t0 = clock()
+        if refused is None and tc.name in self.unscoped:  # before it runs: a developer's mistake, not the model's
+            raise UsageError(t("loop.no_session", lang, tool=tc.name, store=type(self.ctx.store).__name__))
         out = refused if refused is not None else _one_call(tc, self.ctx, self.seen)
         latency_ms = (clock() - t0) * 1000
         content = out.content if cfg.readable_errors or out.error is None else BARE_ERROR

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .store_types import Approval, ApprovalState, Claim, _judge, _Record
+from .store_types import Approval, ApprovalState, Claim, _judge, _Record, digest
 
 __all__ = ["RedisStore"]
 
@@ -149,7 +149,8 @@ class RedisStore:
     # ---------------------------------------------------------------- claims
     def claim(self, key: str, fingerprint: str, *, lease: float = 60.0) -> Claim:
         ms = max(1, int(lease * 1000))
-        got = self._scripts["claim"](keys=self._keys(key), args=[fingerprint, ms, key])
+        # the arguments' digest, never the arguments: every client of the server (and its AOF file) could read them
+        got = self._scripts["claim"](keys=self._keys(key), args=[digest(fingerprint), ms, key])
         if got[0] == "new":
             return Claim("new")
         _, fp, state, result = (list(got) + [None] * 4)[:4]

@@ -30,7 +30,7 @@ from pathlib import Path
 from .jsonutil import escape_surrogates
 
 # the records live in store_types.py, which redis_store.py shares; named here as they always were
-from .store_types import WAITING_STATES, Approval, ApprovalState, Claim, ClaimStatus, Store, _judge, _Record
+from .store_types import WAITING_STATES, Approval, ApprovalState, Claim, ClaimStatus, Store, _judge, _Record, digest
 
 __all__ = ["WAITING_STATES", "Approval", "ApprovalState", "Claim", "ClaimStatus", "MemoryStore", "SQLiteStore",
            "Store", "connect_sqlite", "open_store", "quietly", "result_json"]
@@ -55,7 +55,7 @@ class MemoryStore:
         with self._lock:
             rec = self._records.get(key)
             if rec is None:
-                self._records[key] = _Record(fingerprint, "running", None, now + lease)
+                self._records[key] = _Record(digest(fingerprint), "running", None, now + lease)
                 return _NEW
             if rec.state == "running" and rec.expires <= now:
                 self._records[key] = rec = replace(rec, state="unknown")
@@ -224,7 +224,8 @@ class SQLiteStore:
         now = self._clock()
         with self._lock:
             # one statement, one commit: the claim is in the file (and visible to every process) before it returns
-            if self._db.execute(self._CLAIM, (key, fingerprint, now, now + lease)).rowcount == 1:
+            # the arguments' digest, never the arguments: the file is read by every process that shares it
+            if self._db.execute(self._CLAIM, (key, digest(fingerprint), now, now + lease)).rowcount == 1:
                 return _NEW
             # a claim whose lease ran out was never finished: its outcome is unknown, for good
             self._db.execute("UPDATE claims SET state = 'unknown' WHERE key = ? AND state = 'running' "

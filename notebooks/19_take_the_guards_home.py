@@ -89,6 +89,49 @@ table_view(pd.DataFrame([{"framework": r.version, "the model read": r.with_.told
                          for r in rows if r.fault == "secret_in_error"]), lang=LANG)
 
 # %% [markdown]
+# ## A restart is a retry: key the write to the conversation
+#
+# The commonest retry is not the model's: the caller's process dies after the write, is started again, and sends the
+# same turn. The claim is still in a store that outlives the process (a SQLite file here; Redis on several machines),
+# but a write without a business key (a note, a call back) is keyed by its arguments *within one conversation*, so its
+# key holds the conversation's id, which must be the same after the restart. Each adapter takes the id its framework
+# keeps: LangGraph's `thread_id`, pydantic-ai's `conversation_id`, the Agents SDK's `group_id`
+# (docs/guards.md#idempotency-across-restarts). Below, the guard every adapter uses, twice, as two processes would:
+# the note is written once, and the restarted caller is told the first result, replayed.
+
+# %%
+import tempfile
+from pathlib import Path
+
+from agentlab.adapters.core import Contract, Guard
+from agentlab.errors import UsageError
+
+claims = f"sqlite:///{Path(tempfile.mkdtemp()) / 'claims.db'}"  # a file: it outlives the process, as Redis does
+note = Contract("note", "Add a note to an order's file.", {
+    "type": "object", "properties": {"order_id": {"type": "string"}, "text": {"type": "string"}},
+    "required": ["order_id", "text"]})
+args, written, told = {"order_id": "A1", "text": "call back after 6 pm"}, [], []
+for process in (1, 2):  # the caller, then the same caller restarted: a new guard each time, one store
+    guard = Guard("langgraph", writes={"note"}, store=claims, lang=LANG)
+    out = guard.call([note], "note", args, lambda a: written.append(a) or {"noted": a["order_id"]},
+                     conversation="thread-42")  # what LangGraph hands over: config["configurable"]["thread_id"]
+    told.append({"process": process, "the model read": out.content})
+print(f"{len(written)} ×", {"en": "the note was written", "zh": "写入备注"}[LANG])
+table_view(pd.DataFrame(told), lang=LANG)
+
+# %% [markdown]
+# With no id that survives a restart (a graph invoked without a `thread_id`), the guard does not make one up: the
+# write is refused before it runs, and the error says what to pass. It is raised to you, the developer, never told to
+# the model. (On a store of the process's own, `memory:`, a made-up id loses nothing: a restart loses the store too.)
+
+# %%
+try:
+    Guard("langgraph", writes={"note"}, store=claims, lang=LANG).call([note], "note", args, written.append)
+except UsageError as exc:
+    print(exc)
+print(f"{len(written)} ×", {"en": "the note was written", "zh": "写入备注"}[LANG])
+
+# %% [markdown]
 # ## Any MCP server, any MCP client: the gateway
 #
 # Where the agent is not yours to wrap, put the guards on the wire: `python -m agentlab gateway --upstream

@@ -227,3 +227,316 @@ def test_compare_runs_inside_a_running_event_loop_as_in_a_notebook():
         return compare.compare(["pydantic-ai"], ["duplicate_refund"])
     (row,) = asyncio.run(in_a_kernel())
     assert row.without.raised is None and row.passed == (False, True), row.without.raised
+
+
+# --- issue #34: a write retried after a restart, claims in clear, async-only tools, the pass-through validator ---
+PRIVATE = "PRIVATE-NOTE-4711: customer is pregnant"  # a value that must never be readable in the claim store
+NOTE = json.dumps({"order_id": "A1", "text": PRIVATE})
+
+
+def _note_tools(runs: dict[str, int]) -> list:
+    def note(order_id: str, text: str) -> dict:
+        """Add a note to an order's file (a write, keyed by all its arguments within one conversation)."""
+        runs["note"] = runs.get("note", 0) + 1
+        return {"noted": order_id}
+    return [note]
+
+
+def _one_run(framework: str, base_url: str, runs: dict, store, conversation: str | None) -> None:
+    """One process's life: a fresh adapter around fresh tools, one run of the conversation, then gone."""
+    import warnings
+
+    from openai import AsyncOpenAI
+    tools, client = _note_tools(runs), AsyncOpenAI(base_url=base_url, api_key="test", max_retries=0)
+    options = {"writes": {"note"}, "store": store, "sleep": lambda s: None}
+    if framework == "pydantic-ai":
+        from pydantic_ai import Agent
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+        from pydantic_ai.toolsets import FunctionToolset
+
+        from agentlab.adapters.pydanticai import guard_toolset
+        agent = Agent(OpenAIChatModel("agentlab-test", provider=OpenAIProvider(openai_client=client)),
+                      toolsets=[guard_toolset(FunctionToolset(tools), **options)])
+        agent.run_sync("Note it.", conversation_id=conversation)
+    elif framework == "openai-agents":
+        from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner
+
+        from agentlab.adapters.openai_agents import guard_function_tools
+        guarded = guard_function_tools(tools, **options)
+        agent = Agent(name="desk", tools=guarded, model=OpenAIChatCompletionsModel(model="agentlab-test",
+                                                                                   openai_client=client))
+        Runner.run_sync(agent, "Note it.", run_config=guarded.run_config(RunConfig(tracing_disabled=True,
+                                                                                    group_id=conversation)))
+    else:
+        from langchain_openai import ChatOpenAI
+
+        from agentlab.adapters.lang_graph import guard_tools
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from langgraph.prebuilt import create_react_agent
+            llm = ChatOpenAI(model="agentlab-test", base_url=base_url, api_key="test", max_retries=0)
+            agent = create_react_agent(llm, guard_tools(tools, **options))
+        config = {"configurable": {"thread_id": conversation}} if conversation else {}
+        agent.invoke({"messages": [("user", "Note it.")]}, config=config)
+
+
+def _restarted(framework: str, store_of, conversation: str | None, runs: dict | None = None) -> tuple[dict, list[str]]:
+    """The same call sent by a first process, then by the same caller restarted: two adapters, one store."""
+    from agentlab.models.fakeserver import ChatServer
+    from agentlab.models.interface import Reply, ToolCall
+    if not installed(framework):
+        skip_or_fail(f"not installed: {framework} (pip install -r requirements-frameworks.txt)")
+    runs = {} if runs is None else runs
+    told: list[str] = []
+    with ChatServer() as server:
+        for attempt in (1, 2):  # the script is played from its start for each request list
+            server.script = [Reply(None, (ToolCall("note", NOTE, f"call_{attempt}"),)), "done", "done"]
+            server.requests = []
+            _one_run(framework, server.base_url, runs, store_of(), conversation)
+            told += [str(m.get("content")) for m in server.requests[-1].get("messages", []) if m.get("role") == "tool"]
+    return runs, told
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("kind", ["redis", "sqlite"])
+def test_a_write_retried_after_a_restart_runs_once_on_the_frameworks_conversation_id(framework, kind, redis_url,
+                                                                                        tmp_path):
+    """Failed before the fix: the key held a session id made fresh in each process, so the restarted caller's
+    identical note ran a second time on the shared store (Redis, or one SQLite file)."""
+    from agentlab.store import open_store
+    url = redis_url if kind == "redis" else f"sqlite:///{tmp_path}/claims.db"
+    runs, told = _restarted(framework, lambda: open_store(url), "conv-42")
+    assert runs == {"note": 1}, told
+    assert any('"replayed": true' in m for m in told), told
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_write_with_no_stable_conversation_id_on_a_shared_store_is_refused_loudly(framework, redis_url):
+    """Failed before the fix: no conversation id anywhere, a per-process session, the note ran twice in silence."""
+    from agentlab.errors import UsageError
+    from agentlab.store import open_store
+    runs: dict[str, int] = {}
+    with pytest.raises(Exception) as got:  # the SDK wraps a tool's exception in its UserError
+        _restarted(framework, lambda: open_store(redis_url), None, runs)
+    chain, exc = [], got.value
+    while exc is not None:
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    usage = next(e for e in chain if isinstance(e, UsageError))
+    assert "session_id" in str(usage) and framework in str(usage) and runs == {}, "refused before it ran"
+
+
+def test_the_loop_on_a_shared_store_refuses_a_session_scoped_write_without_a_session_id(redis_url):
+    """Failed before the fix: run_guarded made up a session per call, so a restarted caller's note ran twice."""
+    from agentlab.errors import UsageError
+    from agentlab.loop import run_guarded
+    from agentlab.models.fakes import ScriptedModel
+    from agentlab.models.interface import Reply, ToolCall
+    from agentlab.store import open_store
+    from agentlab.tools import Registry, Tool
+
+    runs: dict[str, int] = {}
+    params = {"type": "object", "properties": {"order_id": {"type": "string"}, "text": {"type": "string"}},
+              "required": ["order_id", "text"]}
+    reg = Registry([Tool("note", "Add a note.", params, fn=_note_tools(runs)[0], side_effect=True)])
+
+    def script():
+        return ScriptedModel([Reply(None, (ToolCall("note", NOTE, "c1"),)), "done"])
+    for lang in ("en", "zh"):
+        with pytest.raises(UsageError) as got:
+            run_guarded(script(), reg, "Note it.", store=open_store(redis_url), sleep=lambda s: None, lang=lang)
+        assert "session_id" in str(got.value)
+    assert "会话" in str(got.value)
+    assert runs == {}, "refused before anything ran"
+    for _ in (1, 2):  # a restart with the conversation's own id: once
+        run = run_guarded(script(), reg, "Note it.", store=open_store(redis_url), session_id="conv-42",
+                          sleep=lambda s: None)
+    assert runs == {"note": 1} and '"replayed": true' in run.messages[-2]["content"]
+    # a private store of the run's own (the default) cannot outlive the process: nothing to require
+    run_guarded(script(), reg, "Note it.", sleep=lambda s: None)
+
+
+def _raw_redis(url: str) -> str:
+    import redis
+    client = redis.Redis.from_url(url.split("?")[0], decode_responses=True)
+    prefix = url.split("prefix=")[1]
+    out = []
+    for k in client.scan_iter(prefix + "*"):
+        kind = client.type(k)
+        value = {"hash": client.hgetall, "set": client.smembers, "string": client.get,
+                 "list": lambda k: client.lrange(k, 0, -1)}[kind](k)
+        out.append(f"{k} {value}")
+    client.close()
+    return "\n".join(out)
+
+
+def test_claims_keep_a_digest_of_the_arguments_never_the_arguments(redis_url, tmp_path):
+    """Failed before the fix: the claim's fingerprint (and a key made of all the arguments) held the note in clear."""
+    import sqlite3
+
+    from agentlab.adapters.core import Contract, Guard
+    spec = [Contract(n, "Add a note.", {"type": "object", "properties": {"order_id": {"type": "string"},
+                                                                         "text": {"type": "string"}},
+                                       "required": ["order_id", "text"]}) for n in ("note", "note_once")]
+    for url in (redis_url, f"sqlite:///{tmp_path}/claims.db"):
+        guard = Guard("test", writes={"note": None, "note_once": lambda a: a["order_id"]}, store=url,
+                      session_id="s1", sleep=lambda s: None)
+        done: list = []
+
+        def ran(a, done=done):
+            done.append(a)
+            return {"ok": len(done)}
+        for name in ("note", "note_once"):
+            first, again = guard.call(spec, name, NOTE, ran), guard.call(spec, name, NOTE, ran)
+            assert first.error is None and again.replayed
+        other = guard.call(spec, "note_once", {"order_id": "A1", "text": "another"}, ran)
+        assert other.error is not None and other.error.code == "CONFLICT", "same key, other arguments: detected"
+        assert len(done) == 2
+        if url.startswith("redis"):
+            raw = _raw_redis(url)
+        else:
+            raw = "\n".join(map(str, sqlite3.connect(f"{tmp_path}/claims.db").execute("SELECT * FROM claims")))
+        assert raw.count("claim") >= 2 or raw.count("running") + raw.count("done") >= 2, raw
+        assert "PRIVATE" not in raw and "pregnant" not in raw, raw
+
+
+# --- async-only and sync-only tools in each adapter (the framework calls the other kind) ---
+def _two_kinds(runs: dict[str, int]) -> list:
+    async def refund(order_id: str, amount: float) -> dict:
+        """Refund part of an order (async only)."""
+        runs["refund"] = runs.get("refund", 0) + 1
+        return {"refunded": amount, "order_id": order_id}
+
+    def lookup(order_id: str) -> dict:
+        """Look an order up (sync only)."""
+        runs["lookup"] = runs.get("lookup", 0) + 1
+        return {"order_id": order_id, "status": "shipped"}
+    return [refund, lookup]
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_async_only_and_sync_only_tools_both_run_through_each_adapter(framework, mode):
+    """LangGraph failed before the fix: invoke() never ran the async refund, and told the model a person would check."""
+    import asyncio
+    import warnings
+
+    from openai import AsyncOpenAI
+
+    from agentlab.models.fakeserver import ChatServer
+    from agentlab.models.interface import Reply, ToolCall
+    if not installed(framework):
+        skip_or_fail(f"not installed: {framework} (pip install -r requirements-frameworks.txt)")
+    runs: dict[str, int] = {}
+    tools = _two_kinds(runs)
+    options = {"writes": {"refund"}, "sleep": lambda s: None}
+    with ChatServer() as server:
+        server.script = [Reply(None, (ToolCall("refund", '{"order_id": "A1", "amount": 30}', "c1"),)),
+                         Reply(None, (ToolCall("lookup", '{"order_id": "A1"}', "c2"),)), "done", "done"]
+        client = AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+        if framework == "pydantic-ai":
+            from pydantic_ai import Agent
+            from pydantic_ai.models.openai import OpenAIChatModel
+            from pydantic_ai.providers.openai import OpenAIProvider
+            from pydantic_ai.toolsets import FunctionToolset
+
+            from agentlab.adapters.pydanticai import guard_toolset
+            agent = Agent(OpenAIChatModel("agentlab-test", provider=OpenAIProvider(openai_client=client)),
+                          toolsets=[guard_toolset(FunctionToolset(tools), **options)])
+            agent.run_sync("Refund.") if mode == "sync" else asyncio.run(agent.run("Refund."))
+        elif framework == "openai-agents":
+            from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner
+
+            from agentlab.adapters.openai_agents import guard_function_tools
+            guarded = guard_function_tools(tools, **options)
+            agent = Agent(name="desk", tools=guarded,
+                          model=OpenAIChatCompletionsModel(model="agentlab-test", openai_client=client))
+            config = guarded.run_config(RunConfig(tracing_disabled=True))
+            Runner.run_sync(agent, "Refund.", run_config=config) if mode == "sync" else \
+                asyncio.run(Runner.run(agent, "Refund.", run_config=config))
+        else:
+            from langchain_core.tools import tool as lc_tool
+            from langchain_openai import ChatOpenAI
+
+            from agentlab.adapters.lang_graph import guard_tools
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                from langgraph.prebuilt import create_react_agent
+                llm = ChatOpenAI(model="agentlab-test", base_url=server.base_url, api_key="test", max_retries=0)
+                agent = create_react_agent(llm, guard_tools([lc_tool(t) for t in tools], **options))
+            state = {"messages": [("user", "Refund.")]}
+            agent.invoke(state) if mode == "sync" else asyncio.run(agent.ainvoke(state))
+        told = [str(m.get("content")) for body in server.requests for m in body.get("messages", [])
+                if m.get("role") == "tool"]
+    assert runs == {"refund": 1, "lookup": 1}, told
+    assert all(json.loads(m)["ok"] is True for m in told[-2:]), told
+
+
+def test_langgraph_a_tool_that_cannot_run_is_told_so_never_that_a_person_will_check():
+    """Failed before the fix: a write LangGraph could not start was OUTCOME_UNKNOWN, "a person will check"."""
+    if not installed("langgraph"):
+        skip_or_fail("not installed: langgraph (pip install -r requirements-frameworks.txt)")
+    import warnings
+
+    from langchain_core.tools import BaseTool
+    from langchain_openai import ChatOpenAI
+
+    from agentlab.adapters.lang_graph import guard_tools
+    from agentlab.i18n import t
+    from agentlab.models.fakeserver import ChatServer
+    from agentlab.models.interface import Reply, ToolCall
+
+    class Refund(BaseTool):  # a tool written for async graphs only: its sync entry is not implemented
+        name: str = "refund"
+        description: str = "Refund an order."
+
+        def _run(self, order_id: str) -> dict:
+            raise NotImplementedError("use ainvoke")
+
+        async def _arun(self, order_id: str) -> dict:
+            return {"refunded": order_id}
+
+    with ChatServer() as server:
+        server.script = [Reply(None, (ToolCall("refund", '{"order_id": "A1"}', "c1"),)), "done"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from langgraph.prebuilt import create_react_agent
+            llm = ChatOpenAI(model="agentlab-test", base_url=server.base_url, api_key="test", max_retries=0)
+            node = guard_tools([Refund()], writes={"refund"}, sleep=lambda s: None)
+            create_react_agent(llm, node).invoke({"messages": [("user", "Refund A1.")]})
+        told = [str(m.get("content")) for body in server.requests for m in body.get("messages", [])
+                if m.get("role") == "tool"]
+    error = json.loads(told[-1])["error"]
+    assert error["code"] != "OUTCOME_UNKNOWN" and "person will check" not in told[-1], told
+    assert error["code"] == "NOT_RUN" and error["message"] == t("NOT_RUN.cannot_run", "en")
+
+
+def test_pydantic_ai_shows_the_model_agentlabs_validation_error_not_pydantics():
+    """The pass-through validator is what lets agentlab's contract check speak: without it, pydantic-ai answers
+    a bad call with its own retry prompt and agentlab never sees the call. This test fails if it is removed."""
+    if not installed("pydantic-ai"):
+        skip_or_fail("not installed: pydantic-ai (pip install -r requirements-frameworks.txt)")
+    from openai import AsyncOpenAI
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+    from pydantic_ai.toolsets import FunctionToolset
+
+    from agentlab.adapters.pydanticai import guard_toolset
+    from agentlab.models.fakeserver import ChatServer
+    from agentlab.models.interface import Reply, ToolCall
+    runs: dict[str, int] = {}
+    with ChatServer() as server:
+        server.script = [Reply(None, (ToolCall("lookup", '{"order_id": ["A1"], "extra": 1}', "c1"),)), "done"]
+        client = AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+        toolset = guard_toolset(FunctionToolset(_two_kinds(runs)[1:]), lang="zh")
+        Agent(OpenAIChatModel("agentlab-test", provider=OpenAIProvider(openai_client=client)),
+              toolsets=[toolset]).run_sync("Look A1 up.")
+        told = [str(m.get("content")) for body in server.requests for m in body.get("messages", [])
+                if m.get("role") == "tool"]
+    assert runs == {}
+    (event,) = toolset.guard.events
+    assert event.error_code == "INVALID_ARGS" and told == [event.model_visible], told  # agentlab's words, exactly
+    assert json.loads(told[0])["error"]["code"] == "INVALID_ARGS" and not told[0].isascii()  # in the guard's zh
+    assert "validation error" not in told[0] and "Fix the errors" not in told[0]

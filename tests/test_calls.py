@@ -9,6 +9,7 @@ from agentlab import Registry, Tool
 from agentlab.loop import run_guarded
 from agentlab.models import ScriptedModel, call, say
 from agentlab.store import MemoryStore
+from agentlab.store_types import digest
 
 SCHEMA = {"type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number"}},
           "required": ["order_id", "amount"], "additionalProperties": False}
@@ -36,7 +37,8 @@ def test_a_keyed_write_makes_its_arguments_canonical_once(monkeypatch):
         run = run_guarded(ScriptedModel([call(name, {"order_id": "A1", "amount": 2.0}), say("done")]), reg, "x",
                           store=store, session_id="s1")
         assert run.status == "done" and len(made) == expected, (name, len(made))
-    assert done == ['refund:s1:{"amount":2,"order_id":"A1"}']  # the key is still the canonical arguments
+    # the key is still made of the canonical arguments, as their digest: it names records others read (#34)
+    assert done == ["refund:s1:" + digest('{"amount":2,"order_id":"A1"}')]
 
 
 def test_a_tools_http_429_is_resent_after_its_retry_after():

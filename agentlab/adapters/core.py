@@ -6,6 +6,12 @@ the contract checks with readable problems, the repeat breaker, the idempotency 
 session, the tool and the canonical arguments (never by the model), the claim and replay in a store, the
 resend of transient failures with the Retry-After floor, the structured error with secrets redacted, and one
 trace row per call (:class:`agentlab.trace.Event`), written as the guarded loop writes them.
+
+The session a key is scoped to must survive a restart of the caller, the most common way a call is retried:
+each adapter hands over the id its framework keeps for the conversation (LangGraph's ``thread_id``, pydantic-ai's
+``conversation_id``, the Agents SDK's ``group_id``). When there is none and the claims live in a store that
+outlives the process, a write keyed by its conversation is refused with a :class:`~agentlab.errors.UsageError`
+before it runs, rather than keyed by an id that dies with the process (docs/guards.md#idempotency-across-restarts).
 """
 from __future__ import annotations
 
@@ -18,10 +24,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..calls import CallContext, CallOutcome, default_store, guarded_call
-from ..errors import make_error, render
+from ..calls import CallContext, CallOutcome, default_store, guarded_call, outlives_process, session_scoped
+from ..errors import ToolFailure, UsageError, make_error, render
 from ..guards import GuardConfig
-from ..i18n import Lang, check_lang
+from ..i18n import Lang, check_lang, t
 from ..jsonutil import canonical
 from ..models.interface import ToolCall
 from ..store import Store
@@ -29,6 +35,8 @@ from ..tools import MAX_ARGS_CHARS, Registry, Tool
 from ..trace import Event, to_jsonl
 
 __all__ = ["Contract", "Guard", "Writes"]
+
+_SESSION_HOWTO = ("adapters.no_session.pydantic-ai", "adapters.no_session.openai-agents", "adapters.no_session.langgraph")
 
 #: which tools write: their names, or a name -> business key (``{"refund": lambda a: a["order_id"]}``: one refund
 #: per order, whatever else the model wrote). A framework does not say which of its tools change the world.
@@ -57,7 +65,9 @@ class Guard:
             default ``AGENTLAB_STORE`` or a store of this guard's own.
         trace: a JSONL file each call's row is appended to, as the guarded loop writes its rows.
         sleep, clock, rng: injected, as in the guarded loop (a test waits for no Retry-After).
-        session_id: the conversation the keys are scoped to (default: one per guard).
+        session_id: the conversation the keys are scoped to, for a guard made for one conversation. Default: the
+            conversation id the framework hands each call (:meth:`call`'s ``conversation``); else, on a store
+            of the guard's own (gone with the process anyway), one made up per guard.
     """
 
     def __init__(self, framework: str, *, writes: Writes = (), config: GuardConfig = GuardConfig(),
@@ -71,6 +81,9 @@ class Guard:
         self.ctx = CallContext(Registry(lang=self.lang), config,
                                open_store(store) if isinstance(store, str) else store or default_store(),
                                sleep, rng or random.Random(0), clock, session_id or uuid.uuid4().hex[:12], self.lang)
+        self.session_id = session_id  # given by the caller: it wins over the framework's id
+        # a store only this process can read: a made-up session loses nothing at a restart, which loses the store too
+        self._private = not outlives_process(self.ctx.store)
         self.trace = Path(trace) if trace is not None else None
         self.events: list[Event] = []
         self._seen: dict[str, int] = {}
@@ -93,13 +106,38 @@ class Guard:
         write = c.name in self.writes
         return Tool(c.name, c.description, c.parameters, side_effect=write, business_key=self.writes.get(c.name))
 
+    def session(self, reg: Registry, name: str, conversation: str | None, stable: bool) -> str:
+        """The session this call's key is scoped to: the caller's ``session_id``; else the framework's
+        conversation id, if it survives a restart; else (only where that cannot matter) one of this guard's own.
+
+        Raises :class:`~agentlab.errors.UsageError` for a write keyed by its conversation, on a store that
+        outlives the process, with no id that survives a restart: keyed by an id that dies with the process, a
+        retry after a restart would run it again."""
+        if self.session_id:
+            return self.session_id
+        if conversation and stable:
+            return conversation
+        if self._private or name not in reg or not session_scoped(reg[name], self.ctx.config):
+            return conversation or self.ctx.session_id
+        how = t(f"adapters.no_session.{self.framework}", self.lang) if f"adapters.no_session.{self.framework}" \
+            in _SESSION_HOWTO else ""
+        raise UsageError(t("adapters.no_session", self.lang, framework=self.framework, tool=name,
+                           store=type(self.ctx.store).__name__, how=how))
+
     def call(self, contracts: Iterable[Contract], name: str, arguments: str | Mapping[str, Any] | None,
-             run: Callable[[dict], Any], *, call_id: str | None = None, run_id: str | None = None) -> CallOutcome:
+             run: Callable[[dict], Any], *, call_id: str | None = None, run_id: str | None = None,
+             conversation: str | None = None, stable: bool = True) -> CallOutcome:
         """One tool call of the framework, through every guard. ``run(args)`` runs the framework's tool with the
-        checked arguments and returns its result (or raises); it runs at most once per key.
+        checked arguments and returns its result (or raises); it runs at most once per key. ``run`` raising
+        ``NotImplementedError`` means the framework could not start the tool (LangChain's sync entry of an
+        async-only tool): nothing was done, and the model is told exactly that.
+
+        ``conversation`` is the framework's id for the conversation this call belongs to; ``stable`` says it
+        survives a restart of the caller (an id the framework made up for this run alone does not).
 
         Returns the outcome; ``outcome.content`` is exactly what the model is to be told."""
         reg = self.registry(contracts)
+        session = self.session(reg, name, conversation, stable)  # raises before anything runs
         if isinstance(arguments, str):
             raw = arguments
         else:  # a framework's dict may hold what JSON has not: a date or a set as its text, never a TypeError
@@ -107,15 +145,24 @@ class Guard:
                 raw = json.dumps(arguments or {}, ensure_ascii=False, default=str)
             except (ValueError, RecursionError):  # a dict that holds itself has no text: refused as not JSON
                 raw = "{...}"
-        ctx = replace(self.ctx, registry=reg)
+        ctx = replace(self.ctx, registry=reg, session_id=session)
+        lang = self.lang
+
+        def started(**kw: Any) -> Any:
+            try:
+                return run(kw)
+            except NotImplementedError as exc:
+                # the framework had no way to start the tool: nothing was done, so the model hears that, never
+                # "started, outcome unknown, a person will check" (what any other exception of a write means)
+                raise ToolFailure("NOT_RUN", {lg: t("NOT_RUN.cannot_run", lg) for lg in ("en", "zh")}) from exc
         t0 = ctx.clock()
         try:
-            out = guarded_call(ToolCall(name, raw, call_id or ""), ctx, self._seen, fn=lambda **kw: run(kw))
+            out = guarded_call(ToolCall(name, raw, call_id or ""), ctx, self._seen, fn=started)
         except Exception as exc:  # noqa: BLE001 - a guard that failed itself (a bug): the run goes on, told so
             err = make_error("TOOL_ERROR")
-            out = CallOutcome(render(err, self.lang), err, exec_ok=False, note=f"adapter: {type(exc).__name__}")
+            out = CallOutcome(render(err, lang), err, exec_ok=False, note=f"adapter: {type(exc).__name__}")
         e = out.error
-        event = Event(run_id=run_id or self.ctx.session_id, session_id=self.ctx.session_id, turn_id=1,
+        event = Event(run_id=run_id or session, session_id=session, turn_id=1,
                       round_index=len(self.events) + 1, kind="tool", loop=self.framework,
                       guard_config=self.ctx.config.label, tool_name=name, tool_call_id=call_id, args_raw=raw[:MAX_ARGS_CHARS],
                       parse_ok=out.parse_ok, validate_ok=out.validate_ok, exec_ok=out.exec_ok,

@@ -5,12 +5,22 @@
 node runs the tool. The interceptor sees a call before the node looks its name up, so an unknown name gets
 agentlab's answer (the tools there are). It sees the arguments as LangChain parsed them: a call whose arguments
 were not JSON is set aside by the chat model's parser (``invalid_tool_calls``) and never reaches a tool node.
+
+A graph run with ``invoke`` runs its tools' sync entry, and a tool made from an ``async def`` (``@tool`` on a
+coroutine) has none: :func:`guard_tools` gives each such tool one that runs the coroutine on an event loop of its
+own, so the tool runs under ``invoke`` and ``ainvoke`` alike. A tool the framework still cannot start (a
+``BaseTool`` whose ``_run`` raises ``NotImplementedError``) is answered ``NOT_RUN``: nothing was done.
+
+The keys of writes are scoped to the graph's ``thread_id`` (``config={"configurable": {"thread_id": ...}}``), the
+conversation id a checkpointer keeps, so a caller restarted with the same thread replays instead of writing twice.
 """
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
-from collections.abc import Sequence
+import threading
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from .core import Contract, Guard, Writes
@@ -18,11 +28,49 @@ from .core import Contract, Guard, Writes
 __all__ = ["guard_tools"]
 
 
+def _on_own_loop(coro: Awaitable[Any]) -> Any:
+    """Run ``coro`` to its end on a new event loop in a thread of its own: the caller's thread may be running a
+    loop already (a notebook, a sync node called from async code), where ``asyncio.run`` refuses."""
+    box: dict[str, Any] = {}
+
+    def main() -> None:
+        try:
+            box["value"] = asyncio.run(_awaited(coro))
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread as it was raised
+            box["error"] = exc
+    worker = threading.Thread(target=main, name="agentlab-async-tool", daemon=True)
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
+
+
+def _with_sync_entry(tool: Any) -> Any:
+    """A LangChain ``StructuredTool`` made from a coroutine alone, given a sync entry that runs it (a copy; other
+    tools as they are). ``functools.wraps`` keeps the coroutine's signature, which LangChain reads to pass
+    ``config`` and injected arguments."""
+    from langchain_core.tools import StructuredTool
+    if not isinstance(tool, StructuredTool) or tool.func is not None or tool.coroutine is None:
+        return tool
+    coroutine = tool.coroutine
+
+    @functools.wraps(coroutine)
+    def func(*args: Any, **kwargs: Any) -> Any:
+        return _on_own_loop(coroutine(*args, **kwargs))
+    return tool.model_copy(update={"func": func})
+
+
 def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) -> Any:
     """A LangGraph ``ToolNode`` of ``tools`` (LangChain tools or plain functions) with agentlab's guards around
     each call. ``writes`` names the tools that change the world; ``options`` are
     :class:`~agentlab.adapters.core.Guard`'s. The guard is the node's ``.guard`` (its rows: ``.guard.events``)."""
     from langchain_core.messages import ToolMessage
+    from langchain_core.tools import tool as as_tool
     from langchain_core.utils.function_calling import convert_to_openai_tool
     from langgraph.prebuilt import ToolNode
 
@@ -53,9 +101,11 @@ def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) ->
                 return content
         return content
 
-    def run_id(request: Any) -> str | None:
+    def thread(request: Any) -> str | None:
+        # the conversation's id, as a checkpointer keeps it: it survives a restart of the caller
         config = getattr(request.runtime, "config", None) or {}
-        return (config.get("configurable") or {}).get("thread_id") or None
+        value = (config.get("configurable") or {}).get("thread_id")
+        return str(value) if value not in (None, "") else None
 
     def wrap(request: Any, execute: Any) -> Any:
         call = request.tool_call
@@ -64,7 +114,7 @@ def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) ->
             return result(execute(request.override(tool_call={**call, "args": args})))
 
         out = guard.call(contracts(), call["name"], call.get("args") or {}, run, call_id=call.get("id"),
-                         run_id=run_id(request))
+                         run_id=thread(request), conversation=thread(request))
         return told(request, out.content, out.error is not None)
 
     async def awrap(request: Any, execute: Any) -> Any:
@@ -75,10 +125,12 @@ def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) ->
             return result(asyncio.run_coroutine_threadsafe(execute(req), loop).result())
 
         out = await asyncio.to_thread(guard.call, contracts(), call["name"], call.get("args") or {}, run,
-                                      call_id=call.get("id"), run_id=run_id(request))
+                                      call_id=call.get("id"), run_id=thread(request), conversation=thread(request))
         return told(request, out.content, out.error is not None)
 
     # handle_tool_errors=False: a tool's exception reaches agentlab, which turns it into its structured error
-    node = ToolNode(list(tools), handle_tool_errors=False, wrap_tool_call=wrap, awrap_tool_call=awrap)
+    # a plain async function becomes a StructuredTool here (as ToolNode would make it), then gets its sync entry
+    made = [_with_sync_entry(as_tool(t) if callable(t) and not hasattr(t, "invoke") else t) for t in tools]
+    node = ToolNode(made, handle_tool_errors=False, wrap_tool_call=wrap, awrap_tool_call=awrap)
     node.guard = guard
     return node

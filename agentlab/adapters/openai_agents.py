@@ -12,6 +12,9 @@ What a tool wrapper cannot do here: a call to a name the agent has no tool for n
 runner raises ``ModelBehaviorError`` out of the run by default. The SDK's run settings are the only way round it;
 ``tools.run_config()`` sets them (``tool_not_found_behavior="return_error_to_model"`` and a formatter that gives
 agentlab's answer, the tools there are), so it is a second argument to ``Runner.run``, not part of the wrapping call.
+
+The keys of writes are scoped to the run's ``RunConfig.group_id``, the id the SDK keeps for a conversation ("a chat
+thread ID"): set it to your conversation's own id, and a caller restarted with it replays instead of writing twice.
 """
 from __future__ import annotations
 
@@ -82,10 +85,11 @@ def _guarded(tool: Any, tools: GuardedTools) -> Any:
             coro = original.on_invoke_tool(ctx, json.dumps(args, ensure_ascii=False))
             return asyncio.run_coroutine_threadsafe(coro, loop).result()
 
-        run_id = getattr(getattr(ctx, "run_config", None), "group_id", None)
+        # the conversation's id the caller set (the SDK never makes one up): it survives a restart of the caller
+        group = getattr(getattr(ctx, "run_config", None), "group_id", None) or None
         # the guards are plain functions (claims, sleeps): in a worker thread, so the event loop runs on
         got = await asyncio.to_thread(tools.guard.call, tools.contracts(), tool.name, arguments, run,
-                                      call_id=getattr(ctx, "tool_call_id", None), run_id=run_id)
+                                      call_id=getattr(ctx, "tool_call_id", None), run_id=group, conversation=group)
         return got.content
 
     return replace(tool, on_invoke_tool=on_invoke_tool)

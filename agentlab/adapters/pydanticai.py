@@ -5,11 +5,16 @@ pydantic-ai checks a call's arguments before any toolset sees them, so the wrapp
 validator that hands the raw arguments through: agentlab checks them against the tool's JSON Schema and tells
 the model its readable problems; pydantic-ai's own validator then runs on arguments agentlab passed. A name
 the agent has no tool for never reaches a toolset: pydantic-ai answers it itself, with the list of its tools.
+
+The keys of writes are scoped to the run's ``conversation_id``: the one passed to ``agent.run`` or carried by the
+``message_history`` handed back, both of which survive a restart of the caller. One pydantic-ai makes up for a
+first run (a UUID7 minted with the run's id) does not, and is used only where a restart cannot matter.
 """
 from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from dataclasses import replace
 from typing import Any
 
@@ -31,6 +36,28 @@ class _PassThrough:
         if isinstance(input, dict) and set(input) == {_RAW}:
             return input
         return {_RAW: json.dumps(input, ensure_ascii=False, default=str)}
+
+
+def _uuid7_ms(text: str | None) -> int | None:
+    try:
+        u = uuid.UUID(str(text))
+    except ValueError:
+        return None
+    return u.int >> 80 if u.version == 7 else None
+
+
+def _survives(ctx: Any) -> bool:
+    """Whether the run's ``conversation_id`` survives a restart of the caller: it was carried in by the message
+    history (an earlier run's message holds it), or the caller chose it. pydantic-ai does not say which; the one
+    it makes up when given neither is a UUID7 minted with the run's own id, within the same second."""
+    cid = getattr(ctx, "conversation_id", None)
+    if not cid:
+        return False
+    if any(getattr(m, "conversation_id", None) == cid and getattr(m, "run_id", None) not in (None, ctx.run_id)
+           for m in getattr(ctx, "messages", None) or ()):
+        return True
+    made, run = _uuid7_ms(cid), _uuid7_ms(getattr(ctx, "run_id", None))
+    return made is None or run is None or abs(made - run) > 1000
 
 
 def guard_toolset(toolset: Any, *, writes: Writes = (), **options: Any) -> Any:
@@ -75,7 +102,8 @@ def guard_toolset(toolset: Any, *, writes: Writes = (), **options: Any) -> Any:
             raw = tool_args.get(_RAW) if set(tool_args) == {_RAW} else tool_args
             # the guards are plain functions (claims, sleeps): in a worker thread, so the event loop runs on
             out = await asyncio.to_thread(guard.call, contracts, name, raw, run, call_id=ctx.tool_call_id,
-                                          run_id=ctx.run_id)
+                                          run_id=ctx.run_id, conversation=getattr(ctx, "conversation_id", None),
+                                          stable=_survives(ctx))
             return out.content
 
     return GuardedToolset(toolset)

@@ -73,6 +73,47 @@ table_view(pd.DataFrame([{"framework": r.version, "the model read": r.with_.told
                          for r in rows if r.fault == "secret_in_error"]), lang=LANG)
 
 # %% [markdown]
+# ## 重启就是一次重试：写操作的键要绑定会话
+#
+# 最常见的重试不是模型发起的：调用方的进程在写入之后死掉，被重新拉起，再发一次同一轮请求。认领还在一个比进程活得久的
+# 存储里（这里是 SQLite 文件；多台机器时是 Redis），但没有业务键的写操作（一条备注、一次回电）以*同一会话内*的参数为键，
+# 所以键里有会话 id，而重启后它必须不变。每个适配器都取框架自己保存的那个 id：LangGraph 的 `thread_id`、pydantic-ai 的
+# `conversation_id`、Agents SDK 的 `group_id`（见 [docs/zh/guards.md](../../docs/zh/guards.md#idempotency-across-restarts)）。下面把每个适配器都用的那个
+# 防护调用两次，就像两个进程那样：备注只写一次，重启后的调用方听到的是第一次的结果（重放）。
+
+# %%
+import tempfile
+from pathlib import Path
+
+from agentlab.adapters.core import Contract, Guard
+from agentlab.errors import UsageError
+
+claims = f"sqlite:///{Path(tempfile.mkdtemp()) / 'claims.db'}"  # a file: it outlives the process, as Redis does
+note = Contract("note", "Add a note to an order's file.", {
+    "type": "object", "properties": {"order_id": {"type": "string"}, "text": {"type": "string"}},
+    "required": ["order_id", "text"]})
+args, written, told = {"order_id": "A1", "text": "call back after 6 pm"}, [], []
+for process in (1, 2):  # the caller, then the same caller restarted: a new guard each time, one store
+    guard = Guard("langgraph", writes={"note"}, store=claims, lang=LANG)
+    out = guard.call([note], "note", args, lambda a: written.append(a) or {"noted": a["order_id"]},
+                     conversation="thread-42")  # what LangGraph hands over: config["configurable"]["thread_id"]
+    told.append({"process": process, "the model read": out.content})
+print(f"{len(written)} ×", {"en": "the note was written", "zh": "写入备注"}[LANG])
+table_view(pd.DataFrame(told), lang=LANG)
+
+# %% [markdown]
+# 如果没有能撑过重启的 id（调用图时没给 `thread_id`），防护不会临时编一个：写操作在运行之前就被拒绝，错误信息说明该传
+# 什么。这个错误是抛给你这位开发者的，从不告诉模型。（在进程自己的存储 `memory:` 上，临时 id 不会造成损失：重启连存储
+# 一起丢了。）
+
+# %%
+try:
+    Guard("langgraph", writes={"note"}, store=claims, lang=LANG).call([note], "note", args, written.append)
+except UsageError as exc:
+    print(exc)
+print(f"{len(written)} ×", {"en": "the note was written", "zh": "写入备注"}[LANG])
+
+# %% [markdown]
 # ## 任意 MCP 服务器、任意 MCP 客户端：网关
 #
 # 如果智能体不归你包装，就把防护放到线路上：`python -m agentlab gateway --upstream URL_OR_COMMAND` 把一个 MCP 服务器的工具提供给任意 MCP 客户端，中间加上同样的防护（见 [docs/zh/site.md](../../docs/zh/site.md#the-guarded-mcp-gateway)）。这里全在内存里跑：一个小小的 FastMCP 服务器，有一个会动钱的退款工具；客户端把同一笔退款发两次，再发一次金额写错类型的。
