@@ -448,10 +448,10 @@ def _site(ns: argparse.Namespace) -> int:
     _in_range("--port", ns.port, 0, 65535)
     from .site.app import create_app
     print(t("site.serving", ns.lang, n=len(site.skills), host=ns.host, port=ns.port, data=data), file=sys.stderr, flush=True)
-    # bounded before anything runs: idle connections closed after 5 s, and past 200 open connections uvicorn
-    # answers 503 itself instead of taking more than its threads can serve
-    uvicorn.run(create_app(site, mcp_hosts=ns.mcp_host), host=ns.host, port=ns.port, log_level="warning",
-                timeout_keep_alive=5, limit_concurrency=200)
+    # bounded before anything runs (site/serving.py): headers due within seconds, a share of connections per
+    # source, requests in progress (not idle connections) bounded
+    from .site.serving import server_config
+    uvicorn.Server(server_config(create_app(site, mcp_hosts=ns.mcp_host), host=ns.host, port=ns.port)).run()
     return 0
 
 
@@ -645,6 +645,7 @@ def _gateway(ns: argparse.Namespace) -> int:
         raise InputError("site.needs_extra", missing=exc.name or "uvicorn") from None
     from .redaction import redact
     from .site.gateway import Gateway
+    from .site.serving import server_config
     if ns.store:
         _check_store(ns.store)
     try:
@@ -659,8 +660,7 @@ def _gateway(ns: argparse.Namespace) -> int:
             print(t("gateway.tool_disabled", ns.lang, name=name, why=why), file=sys.stderr, flush=True)
         print(t("gateway.serving", ns.lang, n=len(gw.tools), writes=", ".join(sorted(gw.writes)) or "-",
                 host=ns.host, port=ns.port, logs=ns.logs), file=sys.stderr, flush=True)
-        uvicorn.run(gw.app(), host=ns.host, port=ns.port, log_level="warning", timeout_keep_alive=5,
-                    limit_concurrency=200)
+        uvicorn.Server(server_config(gw.app(), host=ns.host, port=ns.port)).run()  # bounded as the site is
     return 0
 
 
