@@ -55,6 +55,12 @@ def keyed_refund(order_id: str, amount: float, note: str, ctx: Context) -> dict:
     keys.write_text(json.dumps(seen))
     return result
 
+@mcp.tool(annotations=ToolAnnotations(destructiveHint=True, idempotentHint=True))
+def cancel_order(order_id: str) -> dict:
+    """Cancel an order (destructive, and said to be idempotent: the gateway claims it all the same)."""
+    count("cancel_order")
+    return {"order_id": order_id, "cancelled": True}
+
 @mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
 def lookup(order_id: str) -> dict:
     """Look an order up."""
@@ -126,7 +132,7 @@ def calls(gw: Gateway, script: list[tuple[str, dict, dict | None]]) -> list:
     async def go() -> list:
         async with create_connected_server_and_client_session(gw.server()) as client:
             listed = await client.list_tools()
-            assert {t.name for t in listed.tools} == {"refund", "keyed_refund", "lookup", "held", "report"}
+            assert {t.name for t in listed.tools} == {"refund", "keyed_refund", "cancel_order", "lookup", "held", "report"}
             return [await client.call_tool(name, args, meta=meta) for name, args, meta in script]
     return asyncio.run(go())
 
@@ -145,7 +151,38 @@ def test_a_tool_with_a_bad_contract_is_left_out_alone_with_why(gateway):
 
 
 def test_writes_are_read_from_the_upstream_annotations(gateway):
-    assert gateway.writes == {"refund", "keyed_refund"}
+    assert gateway.writes == {"refund", "keyed_refund", "cancel_order"}
+
+
+@pytest.mark.parametrize(("hints", "claims"), [
+    (None, True),  # MCP's defaults: may write, destructive, not idempotent
+    ({"readOnlyHint": True}, False),
+    ({"readOnlyHint": True, "destructiveHint": True}, False),  # read-only wins: nothing to claim
+    ({"idempotentHint": True, "destructiveHint": False}, False),
+    ({"idempotentHint": True}, True),  # destructiveHint defaults to true
+    ({"destructiveHint": True, "idempotentHint": True}, True),  # "idempotent" does not make a destructive call safe
+    ({"destructiveHint": True, "idempotentHint": False}, True),
+    ({"destructiveHint": False, "idempotentHint": False}, True),
+])
+def test_which_annotations_are_claimed(hints, claims):
+    """The idempotency claim by annotations (issue #34: a mutant that stopped claiming destructive-and-idempotent
+    tools went unnoticed). An upstream's idempotentHint is its word, not agentlab's proof: a destructive tool is
+    claimed whatever it says."""
+    from mcp import types
+
+    from agentlab.site.gateway import claimed
+    tool = types.Tool(name="t", inputSchema={"type": "object"},
+                      annotations=None if hints is None else types.ToolAnnotations(**hints))
+    assert claimed(tool) is claims
+    assert claimed(tool, writes=["t"]) is True  # the operator's --writes always claims
+
+
+def test_a_destructive_tool_said_idempotent_runs_once_for_a_resent_call(gateway):
+    """Through the whole gateway: the tool marked destructive and idempotent is claimed, so the same call sent
+    twice in a session runs once upstream and the second answer is the first one, replayed."""
+    first, again = calls(gateway, [("cancel_order", {"order_id": "A1"}, None)] * 2)
+    assert not first.isError and again.meta["agentlab/replayed"] is True
+    assert gateway.runs()["cancel_order"] == 1
 
 
 def test_a_duplicated_refund_runs_once_upstream(gateway):

@@ -82,7 +82,9 @@ def claimed(tool: types.Tool, writes: Iterable[str] = ()) -> bool:
         return True  # MCP's defaults: not read-only, destructive, not idempotent
     if a.readOnlyHint:
         return False
-    return not a.idempotentHint or bool(a.destructiveHint)
+    # destructiveHint left unset means destructive (MCP's default), and an upstream's idempotentHint is its word,
+    # not a proof: only a tool that says it is idempotent *and* not destructive goes unclaimed
+    return not a.idempotentHint or a.destructiveHint is not False
 
 
 def _digest(text: str) -> str:
