@@ -15,6 +15,7 @@ import math
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -379,8 +380,48 @@ def _site_configure(p: argparse.ArgumentParser) -> None:
     # --data and --lang may come after the subcommand too (SUPPRESS: not given there, the site's value stands)
     create.add_argument("--data", default=argparse.SUPPRESS)
     create.add_argument("--lang", choices=("en", "zh"), default=argparse.SUPPRESS)
+    _keys_list_revoke(keys)
     check = sub.add_parser("check", help="run every skill's normal, boundary and abnormal cases offline (exit 1 on a failure)")
     check.add_argument("--lang", choices=("en", "zh"), default=argparse.SUPPRESS)
+
+
+def _keys_list_revoke(keys: Any) -> None:
+    """``keys list`` and ``keys revoke``, the site's and the gateway's alike."""
+    listing = keys.add_parser("list", help="every key: id, name, skills, quota, created, revoked (never a key itself)")
+    revoke = keys.add_parser("revoke", help="revoke a key (by its id, or its name when one key has it): refused at once")
+    revoke.add_argument("which", help="the key's id (keys list shows it) or its name")
+    for p in (listing, revoke):
+        p.add_argument("--data", default=argparse.SUPPRESS)
+        p.add_argument("--lang", choices=("en", "zh"), default=argparse.SUPPRESS)
+
+
+def _keys_command(ns: argparse.Namespace, keys: Any) -> int:
+    """``keys list`` (stdout) or ``keys revoke`` (stderr) on ``keys`` (a KeyStore); create stays with its command."""
+    lang = ns.lang
+
+    def when(ts: float) -> str:
+        return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ts))
+    if ns.keys_command == "list":
+        records = keys.all()
+        if not records:
+            print(t("site.keys.none", lang), file=sys.stderr)
+        for r in records:
+            state = t("site.keys.active", lang) if r.revoked is None else t("site.keys.revoked", lang,
+                                                                              when=when(r.revoked))
+            emit(t("site.keys.line", lang, id=r.id, name=r.name, skills=",".join(r.skills),
+                   quota=f"{r.quota}/{r.period}" if r.quota else t("site.no_quota", lang),
+                   role=t("site.keys.operator", lang) if r.operator else "", created=when(r.created), state=state))
+        return 0
+    try:
+        revoked = keys.revoke(ns.which)
+    except LookupError:
+        raise InputError("site.key_ambiguous", which=ns.which[:100],
+                         n=sum(r.name == ns.which and r.revoked is None for r in keys.all())) from None
+    if not revoked:
+        raise InputError("site.no_such_key", which=ns.which[:100])
+    for r in revoked:
+        print(t("site.key_revoked", lang, id=r.id, name=r.name), file=sys.stderr)
+    return 0
 
 
 def _check_store(url: str) -> None:
@@ -416,7 +457,7 @@ def _site(ns: argparse.Namespace) -> int:
     if ns.store:
         _check_store(ns.store)
     quota = None
-    if ns.site_command == "keys" and ns.quota is not None:
+    if ns.site_command == "keys" and getattr(ns, "quota", None) is not None:
         try:
             quota = parse_quota(ns.quota)
         except ValueError:
@@ -430,6 +471,8 @@ def _site(ns: argparse.Namespace) -> int:
         raise InputError(exc.key, **exc.fields) from None
     except (ImportError, SyntaxError, ValueError, TypeError, OSError) as exc:
         raise InputError("input.bad_skills", path=", ".join(ns.skills) or data, detail=str(exc)[:200]) from None
+    if ns.site_command == "keys" and ns.keys_command != "create":
+        return _keys_command(ns, site.keys)
     if ns.site_command == "keys":
         names = [n.strip() for n in ns.key_skills.split(",") if n.strip()]
         if not names:  # "" or "," would otherwise be read as no limit at all
