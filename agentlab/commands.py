@@ -666,7 +666,10 @@ def _first_cause(exc: BaseException) -> BaseException:
 
 
 def _gateway_configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--upstream", required=True, help="the MCP server guarded: a streamable-HTTP URL or a stdio command")
+    p.add_argument("--upstream", help="the MCP server guarded: a streamable-HTTP URL or a stdio command (required to serve)")
+    p.add_argument("--data", default=".agentlab-gateway", help="the clients' API keys (keys.db) (default: %(default)s)")
+    p.add_argument("--allow-keyless", action="store_true",
+                   help="also serve clients without a key, all of them as one client with one client's limits")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8100)
     p.add_argument("--store", default=None, help="where claims live: sqlite:///file.db, redis://... (default: memory)")
@@ -675,10 +678,43 @@ def _gateway_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--in-flight", type=int, default=4, help="each client's calls running at once (more are refused)")
     p.add_argument("--logs", default="gateway-logs", help="the folder of the access, call, error and audit logs")
     p.add_argument("--lang", choices=("en", "zh"), default="en")
+    sub = p.add_subparsers(dest="gateway_command")
+    keys = sub.add_parser("keys", help="manage the clients' API keys").add_subparsers(dest="keys_command", required=True)
+    create = keys.add_parser("create", help="create a key and print it once")
+    create.add_argument("--name", required=True)
+    create.add_argument("--tools", dest="key_skills", default="*", help="comma-separated tool names, or * (default)")
+    create.add_argument("--quota", default=None, help="e.g. 1000/day (per minute, hour or day); default: none")
+    create.add_argument("--data", default=argparse.SUPPRESS)
+    create.add_argument("--lang", choices=("en", "zh"), default=argparse.SUPPRESS)
+    _keys_list_revoke(keys)
+
+
+def _gateway_keys(ns: argparse.Namespace) -> int:
+    """``gateway keys create|list|revoke``: the site's key store, in the gateway's --data."""
+    from .site.keys import KeyStore, parse_quota
+    keys = KeyStore(Path(_writable_dir(ns.data)) / "keys.db")
+    if ns.keys_command != "create":
+        return _keys_command(ns, keys)
+    names = [n.strip() for n in ns.key_skills.split(",") if n.strip()]
+    if not names:
+        raise InputError("site.no_skills")
+    try:
+        count, period = parse_quota(ns.quota) if ns.quota is not None else (None, "day")
+    except ValueError:
+        raise InputError("input.quota", got=ns.quota) from None
+    key, record = keys.create(ns.name, names, quota=count, period=period)
+    print(t("site.key_created", ns.lang, name=ns.name, skills=", ".join(record.skills),
+            quota=ns.quota or t("site.no_quota", ns.lang)), file=sys.stderr)
+    emit(key)  # stdout holds the key alone, so that a script can capture it
+    return 0
 
 
 def _gateway(ns: argparse.Namespace) -> int:
     """The upstream's tools at http://HOST:PORT/mcp, each call through agentlab's guards (site/gateway.py)."""
+    if ns.gateway_command == "keys":
+        return _gateway_keys(ns)
+    if not ns.upstream:
+        raise InputError("gateway.needs_upstream")
     _in_range("--port", ns.port, 0, 65535)
     _in_range("--per-minute", ns.per_minute, 1)
     _in_range("--in-flight", ns.in_flight, 1)
@@ -693,7 +729,8 @@ def _gateway(ns: argparse.Namespace) -> int:
         _check_store(ns.store)
     try:
         gw = Gateway(ns.upstream, writes=[n.strip() for n in ns.writes.split(",") if n.strip()], store=ns.store,
-                     logs=_writable_dir(ns.logs), per_minute=ns.per_minute, in_flight=ns.in_flight, lang=ns.lang)
+                     logs=_writable_dir(ns.logs), per_minute=ns.per_minute, in_flight=ns.in_flight, lang=ns.lang,
+                     keys=Path(_writable_dir(ns.data)) / "keys.db", allow_keyless=ns.allow_keyless)
     except Exception as exc:  # noqa: BLE001 - an upstream that does not start or answer: said in one line
         cause = _first_cause(exc)
         raise InputError("gateway.no_upstream", upstream=ns.upstream[:200],
@@ -703,6 +740,8 @@ def _gateway(ns: argparse.Namespace) -> int:
             print(t("gateway.tool_disabled", ns.lang, name=name, why=why), file=sys.stderr, flush=True)
         print(t("gateway.serving", ns.lang, n=len(gw.tools), writes=", ".join(sorted(gw.writes)) or "-",
                 host=ns.host, port=ns.port, logs=ns.logs), file=sys.stderr, flush=True)
+        if ns.allow_keyless:
+            print(t("gateway.keyless", ns.lang), file=sys.stderr, flush=True)
         uvicorn.Server(server_config(gw.app(), host=ns.host, port=ns.port)).run()  # bounded as the site is
     return 0
 

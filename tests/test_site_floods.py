@@ -169,8 +169,12 @@ def initialize(base: str, key: str | None) -> httpx.Response:
 
 def test_the_gateway_serves_a_keyed_client_while_one_source_holds_900_half_open_connections(tmp_path):
     pytest.importorskip("mcp")
-    with GatewayServer(tmp_path) as gw:
-        key = "alice-key"
+    made = subprocess.run([sys.executable, "-m", "agentlab", "gateway", "keys", "create", "--name", "alice", "--data",
+                           str(tmp_path / "data")], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    key = made.stdout.strip()
+    with GatewayServer(tmp_path, "--data", str(tmp_path / "data")) as gw:
         normal, reply = timed(lambda: initialize(gw.base, key))
         assert reply.status_code == 200, reply.text
         held = flood(gw.port, FLOOD, "127.0.0.2")
