@@ -15,6 +15,7 @@ import math
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -379,8 +380,48 @@ def _site_configure(p: argparse.ArgumentParser) -> None:
     # --data and --lang may come after the subcommand too (SUPPRESS: not given there, the site's value stands)
     create.add_argument("--data", default=argparse.SUPPRESS)
     create.add_argument("--lang", choices=("en", "zh"), default=argparse.SUPPRESS)
+    _keys_list_revoke(keys)
     check = sub.add_parser("check", help="run every skill's normal, boundary and abnormal cases offline (exit 1 on a failure)")
     check.add_argument("--lang", choices=("en", "zh"), default=argparse.SUPPRESS)
+
+
+def _keys_list_revoke(keys: Any) -> None:
+    """``keys list`` and ``keys revoke``, the site's and the gateway's alike."""
+    listing = keys.add_parser("list", help="every key: id, name, skills, quota, created, revoked (never a key itself)")
+    revoke = keys.add_parser("revoke", help="revoke a key (by its id, or its name when one key has it): refused at once")
+    revoke.add_argument("which", help="the key's id (keys list shows it) or its name")
+    for p in (listing, revoke):
+        p.add_argument("--data", default=argparse.SUPPRESS)
+        p.add_argument("--lang", choices=("en", "zh"), default=argparse.SUPPRESS)
+
+
+def _keys_command(ns: argparse.Namespace, keys: Any) -> int:
+    """``keys list`` (stdout) or ``keys revoke`` (stderr) on ``keys`` (a KeyStore); create stays with its command."""
+    lang = ns.lang
+
+    def when(ts: float) -> str:
+        return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ts))
+    if ns.keys_command == "list":
+        records = keys.all()
+        if not records:
+            print(t("site.keys.none", lang), file=sys.stderr)
+        for r in records:
+            state = t("site.keys.active", lang) if r.revoked is None else t("site.keys.revoked", lang,
+                                                                              when=when(r.revoked))
+            emit(t("site.keys.line", lang, id=r.id, name=r.name, skills=",".join(r.skills),
+                   quota=f"{r.quota}/{r.period}" if r.quota else t("site.no_quota", lang),
+                   role=t("site.keys.operator", lang) if r.operator else "", created=when(r.created), state=state))
+        return 0
+    try:
+        revoked = keys.revoke(ns.which)
+    except LookupError:
+        raise InputError("site.key_ambiguous", which=ns.which[:100],
+                         n=sum(r.name == ns.which and r.revoked is None for r in keys.all())) from None
+    if not revoked:
+        raise InputError("site.no_such_key", which=ns.which[:100])
+    for r in revoked:
+        print(t("site.key_revoked", lang, id=r.id, name=r.name), file=sys.stderr)
+    return 0
 
 
 def _check_store(url: str) -> None:
@@ -416,7 +457,7 @@ def _site(ns: argparse.Namespace) -> int:
     if ns.store:
         _check_store(ns.store)
     quota = None
-    if ns.site_command == "keys" and ns.quota is not None:
+    if ns.site_command == "keys" and getattr(ns, "quota", None) is not None:
         try:
             quota = parse_quota(ns.quota)
         except ValueError:
@@ -430,6 +471,8 @@ def _site(ns: argparse.Namespace) -> int:
         raise InputError(exc.key, **exc.fields) from None
     except (ImportError, SyntaxError, ValueError, TypeError, OSError) as exc:
         raise InputError("input.bad_skills", path=", ".join(ns.skills) or data, detail=str(exc)[:200]) from None
+    if ns.site_command == "keys" and ns.keys_command != "create":
+        return _keys_command(ns, site.keys)
     if ns.site_command == "keys":
         names = [n.strip() for n in ns.key_skills.split(",") if n.strip()]
         if not names:  # "" or "," would otherwise be read as no limit at all
@@ -448,10 +491,10 @@ def _site(ns: argparse.Namespace) -> int:
     _in_range("--port", ns.port, 0, 65535)
     from .site.app import create_app
     print(t("site.serving", ns.lang, n=len(site.skills), host=ns.host, port=ns.port, data=data), file=sys.stderr, flush=True)
-    # bounded before anything runs: idle connections closed after 5 s, and past 200 open connections uvicorn
-    # answers 503 itself instead of taking more than its threads can serve
-    uvicorn.run(create_app(site, mcp_hosts=ns.mcp_host), host=ns.host, port=ns.port, log_level="warning",
-                timeout_keep_alive=5, limit_concurrency=200)
+    # bounded before anything runs (site/serving.py): headers due within seconds, a share of connections per
+    # source, requests in progress (not idle connections) bounded
+    from .site.serving import server_config
+    uvicorn.Server(server_config(create_app(site, mcp_hosts=ns.mcp_host), host=ns.host, port=ns.port)).run()
     return 0
 
 
@@ -623,7 +666,10 @@ def _first_cause(exc: BaseException) -> BaseException:
 
 
 def _gateway_configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--upstream", required=True, help="the MCP server guarded: a streamable-HTTP URL or a stdio command")
+    p.add_argument("--upstream", help="the MCP server guarded: a streamable-HTTP URL or a stdio command (required to serve)")
+    p.add_argument("--data", default=".agentlab-gateway", help="the clients' API keys (keys.db) (default: %(default)s)")
+    p.add_argument("--allow-keyless", action="store_true",
+                   help="also serve clients without a key, all of them as one client with one client's limits")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8100)
     p.add_argument("--store", default=None, help="where claims live: sqlite:///file.db, redis://... (default: memory)")
@@ -632,10 +678,43 @@ def _gateway_configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--in-flight", type=int, default=4, help="each client's calls running at once (more are refused)")
     p.add_argument("--logs", default="gateway-logs", help="the folder of the access, call, error and audit logs")
     p.add_argument("--lang", choices=("en", "zh"), default="en")
+    sub = p.add_subparsers(dest="gateway_command")
+    keys = sub.add_parser("keys", help="manage the clients' API keys").add_subparsers(dest="keys_command", required=True)
+    create = keys.add_parser("create", help="create a key and print it once")
+    create.add_argument("--name", required=True)
+    create.add_argument("--tools", dest="key_skills", default="*", help="comma-separated tool names, or * (default)")
+    create.add_argument("--quota", default=None, help="e.g. 1000/day (per minute, hour or day); default: none")
+    create.add_argument("--data", default=argparse.SUPPRESS)
+    create.add_argument("--lang", choices=("en", "zh"), default=argparse.SUPPRESS)
+    _keys_list_revoke(keys)
+
+
+def _gateway_keys(ns: argparse.Namespace) -> int:
+    """``gateway keys create|list|revoke``: the site's key store, in the gateway's --data."""
+    from .site.keys import KeyStore, parse_quota
+    keys = KeyStore(Path(_writable_dir(ns.data)) / "keys.db")
+    if ns.keys_command != "create":
+        return _keys_command(ns, keys)
+    names = [n.strip() for n in ns.key_skills.split(",") if n.strip()]
+    if not names:
+        raise InputError("site.no_skills")
+    try:
+        count, period = parse_quota(ns.quota) if ns.quota is not None else (None, "day")
+    except ValueError:
+        raise InputError("input.quota", got=ns.quota) from None
+    key, record = keys.create(ns.name, names, quota=count, period=period)
+    print(t("site.key_created", ns.lang, name=ns.name, skills=", ".join(record.skills),
+            quota=ns.quota or t("site.no_quota", ns.lang)), file=sys.stderr)
+    emit(key)  # stdout holds the key alone, so that a script can capture it
+    return 0
 
 
 def _gateway(ns: argparse.Namespace) -> int:
     """The upstream's tools at http://HOST:PORT/mcp, each call through agentlab's guards (site/gateway.py)."""
+    if ns.gateway_command == "keys":
+        return _gateway_keys(ns)
+    if not ns.upstream:
+        raise InputError("gateway.needs_upstream")
     _in_range("--port", ns.port, 0, 65535)
     _in_range("--per-minute", ns.per_minute, 1)
     _in_range("--in-flight", ns.in_flight, 1)
@@ -645,11 +724,13 @@ def _gateway(ns: argparse.Namespace) -> int:
         raise InputError("site.needs_extra", missing=exc.name or "uvicorn") from None
     from .redaction import redact
     from .site.gateway import Gateway
+    from .site.serving import server_config
     if ns.store:
         _check_store(ns.store)
     try:
         gw = Gateway(ns.upstream, writes=[n.strip() for n in ns.writes.split(",") if n.strip()], store=ns.store,
-                     logs=_writable_dir(ns.logs), per_minute=ns.per_minute, in_flight=ns.in_flight, lang=ns.lang)
+                     logs=_writable_dir(ns.logs), per_minute=ns.per_minute, in_flight=ns.in_flight, lang=ns.lang,
+                     keys=Path(_writable_dir(ns.data)) / "keys.db", allow_keyless=ns.allow_keyless)
     except Exception as exc:  # noqa: BLE001 - an upstream that does not start or answer: said in one line
         cause = _first_cause(exc)
         raise InputError("gateway.no_upstream", upstream=ns.upstream[:200],
@@ -659,8 +740,9 @@ def _gateway(ns: argparse.Namespace) -> int:
             print(t("gateway.tool_disabled", ns.lang, name=name, why=why), file=sys.stderr, flush=True)
         print(t("gateway.serving", ns.lang, n=len(gw.tools), writes=", ".join(sorted(gw.writes)) or "-",
                 host=ns.host, port=ns.port, logs=ns.logs), file=sys.stderr, flush=True)
-        uvicorn.run(gw.app(), host=ns.host, port=ns.port, log_level="warning", timeout_keep_alive=5,
-                    limit_concurrency=200)
+        if ns.allow_keyless:
+            print(t("gateway.keyless", ns.lang), file=sys.stderr, flush=True)
+        uvicorn.Server(server_config(gw.app(), host=ns.host, port=ns.port)).run()  # bounded as the site is
     return 0
 
 

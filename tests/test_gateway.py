@@ -3,6 +3,7 @@ MCP server started here (FastMCP on stdio, in its own process) that counts every
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shlex
 import socket
@@ -14,6 +15,7 @@ pytest.importorskip("mcp")
 from mcp.shared.memory import create_connected_server_and_client_session
 
 from agentlab.site.gateway import Gateway
+from agentlab.site.keys import KeyStore
 from agentlab.site.limits import Limiter
 from agentlab.site.logs import SiteLogs
 from agentlab.store import MemoryStore
@@ -54,6 +56,12 @@ def keyed_refund(order_id: str, amount: float, note: str, ctx: Context) -> dict:
     seen[key] = result
     keys.write_text(json.dumps(seen))
     return result
+
+@mcp.tool(annotations=ToolAnnotations(destructiveHint=True, idempotentHint=True))
+def cancel_order(order_id: str) -> dict:
+    """Cancel an order (destructive, and said to be idempotent: the gateway claims it all the same)."""
+    count("cancel_order")
+    return {"order_id": order_id, "cancelled": True}
 
 @mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
 def lookup(order_id: str) -> dict:
@@ -115,6 +123,7 @@ def gateway(started, upstream, tmp_path):
     now = [1000.0]
     gw = started
     gw.store, gw.logs, gw.limiter = MemoryStore(), SiteLogs(tmp_path / "logs"), Limiter(clock=lambda: now[0])
+    gw.keys, gw.allow_keyless = KeyStore(), False
     gw._guards.clear()
     gw.now = now  # type: ignore[attr-defined]
     gw.runs = lambda: json.loads((folder / "runs.json").read_text()) if (folder / "runs.json").exists() else {}  # type: ignore[attr-defined]
@@ -126,7 +135,7 @@ def calls(gw: Gateway, script: list[tuple[str, dict, dict | None]]) -> list:
     async def go() -> list:
         async with create_connected_server_and_client_session(gw.server()) as client:
             listed = await client.list_tools()
-            assert {t.name for t in listed.tools} == {"refund", "keyed_refund", "lookup", "held", "report"}
+            assert {t.name for t in listed.tools} == {"refund", "keyed_refund", "cancel_order", "lookup", "held", "report"}
             return [await client.call_tool(name, args, meta=meta) for name, args, meta in script]
     return asyncio.run(go())
 
@@ -145,7 +154,38 @@ def test_a_tool_with_a_bad_contract_is_left_out_alone_with_why(gateway):
 
 
 def test_writes_are_read_from_the_upstream_annotations(gateway):
-    assert gateway.writes == {"refund", "keyed_refund"}
+    assert gateway.writes == {"refund", "keyed_refund", "cancel_order"}
+
+
+@pytest.mark.parametrize(("hints", "claims"), [
+    (None, True),  # MCP's defaults: may write, destructive, not idempotent
+    ({"readOnlyHint": True}, False),
+    ({"readOnlyHint": True, "destructiveHint": True}, False),  # read-only wins: nothing to claim
+    ({"idempotentHint": True, "destructiveHint": False}, False),
+    ({"idempotentHint": True}, True),  # destructiveHint defaults to true
+    ({"destructiveHint": True, "idempotentHint": True}, True),  # "idempotent" does not make a destructive call safe
+    ({"destructiveHint": True, "idempotentHint": False}, True),
+    ({"destructiveHint": False, "idempotentHint": False}, True),
+])
+def test_which_annotations_are_claimed(hints, claims):
+    """The idempotency claim by annotations (issue #34: a mutant that stopped claiming destructive-and-idempotent
+    tools went unnoticed). An upstream's idempotentHint is its word, not agentlab's proof: a destructive tool is
+    claimed whatever it says."""
+    from mcp import types
+
+    from agentlab.site.gateway import claimed
+    tool = types.Tool(name="t", inputSchema={"type": "object"},
+                      annotations=None if hints is None else types.ToolAnnotations(**hints))
+    assert claimed(tool) is claims
+    assert claimed(tool, writes=["t"]) is True  # the operator's --writes always claims
+
+
+def test_a_destructive_tool_said_idempotent_runs_once_for_a_resent_call(gateway):
+    """Through the whole gateway: the tool marked destructive and idempotent is claimed, so the same call sent
+    twice in a session runs once upstream and the second answer is the first one, replayed."""
+    first, again = calls(gateway, [("cancel_order", {"order_id": "A1"}, None)] * 2)
+    assert not first.isError and again.meta["agentlab/replayed"] is True
+    assert gateway.runs()["cancel_order"] == 1
 
 
 def test_a_duplicated_refund_runs_once_upstream(gateway):
@@ -302,11 +342,13 @@ def test_over_http_a_clients_key_replays_on_a_new_connection_and_its_rate_is_its
 
     meta = {"agentlab/idempotency_key": "refund-A1-once"}
     refund = ("refund", {"order_id": "A1", "amount": 30}, meta)
+    alice, _ = gateway.keys.create("alice")
+    mallory_key, _ = gateway.keys.create("mallory")
     try:
-        _first, = asyncio.run(session("alice-key", [refund]))
-        again, = asyncio.run(session("alice-key", [refund]))  # a new connection, the same client and key
-        mallory, = asyncio.run(session("mallory-key", [refund]))  # the same key from another client
-        reads = asyncio.run(session("alice-key", [("lookup", {"order_id": f"A{i}"}, None) for i in range(8)]))
+        _first, = asyncio.run(session(alice, [refund]))
+        again, = asyncio.run(session(alice, [refund]))  # a new connection, the same client and key
+        mallory, = asyncio.run(session(mallory_key, [refund]))  # the same key from another client
+        reads = asyncio.run(session(alice, [("lookup", {"order_id": f"A{i}"}, None) for i in range(8)]))
     finally:
         server.should_exit = True
         thread.join(10)
@@ -314,7 +356,7 @@ def test_over_http_a_clients_key_replays_on_a_new_connection_and_its_rate_is_its
     assert gateway.runs()["refund"] == 2
     # alice's two refund calls (the replay too) and eight reads: past 8 a minute from her ninth call on
     assert [r.isError for r in reads] == [False] * 6 + [True] * 2
-    assert "alice-key" not in json.dumps(gateway.logs.read("access"))
+    assert alice not in json.dumps(gateway.logs.read("access"))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -343,3 +385,90 @@ def test_a_long_lived_gateway_keeps_a_bounded_number_of_sessions(gateway, monkey
     for i in range(5):
         gateway.guard(f"s{i}", "en")
     assert [s for s, _ in gateway._guards] == ["s2", "s3", "s4"]
+
+
+@contextlib.contextmanager
+def served(gateway):
+    """``gateway.app()`` under uvicorn in a thread on a free loopback port; yields its /mcp URL."""
+    import threading
+    import time
+
+    import uvicorn
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(gateway.app(), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        assert thread.is_alive()
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def http_session(url: str, key: str | None, script: list) -> list:
+    import httpx
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def go() -> list:
+        async with httpx.AsyncClient(headers={"X-API-Key": key} if key else {}) as http, \
+                streamable_http_client(url, http_client=http) as (read, write, _), ClientSession(read, write) as client:
+            await client.initialize()
+            return [await client.call_tool(name, args) for name, args in script]
+    return asyncio.run(go())
+
+
+def initialize(url: str, headers: dict) -> object:
+    import httpx
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    return httpx.post(url, json=body, headers={"Accept": "application/json, text/event-stream", **headers}, timeout=15)
+
+
+def test_over_http_invented_keys_get_nothing_and_an_operators_key_has_its_limit(gateway):
+    """Issue #34, finding 6: the rate limit and the breaker keyed on whatever X-API-Key a client invented (30 calls,
+    a fresh key each: none limited). Now a key comes from the operator's key store; an unknown key, or none, is
+    refused before any MCP session, in the client's language, and nothing runs."""
+    key, record = gateway.keys.create("alice")
+    with served(gateway) as url:
+        invented = [initialize(url, {"X-API-Key": f"made-up-{i}"}) for i in range(30)]
+        none = initialize(url, {"Accept-Language": "zh"})
+        bearer = initialize(url, {"Authorization": "Bearer made-up"})
+        reads = http_session(url, key, [("lookup", {"order_id": f"A{i}"}) for i in range(10)])
+        gateway.keys.revoke(record.id)
+        revoked = initialize(url, {"X-API-Key": key})
+    assert all(r.status_code == 401 for r in invented) and bearer.status_code == 401 and revoked.status_code == 401
+    said = invented[0].json()["error"]["message"]
+    assert "unknown" in said and "made-up" not in said and "Traceback" not in said
+    assert none.status_code == 401 and "运维方" in none.json()["error"]["message"]
+    assert [r.isError for r in reads] == [False] * 8 + [True] * 2  # her limit holds: 8 a minute
+    assert gateway.runs() == {"lookup": 8}
+
+
+def test_keyless_callers_share_one_clients_limit_when_the_operator_allows_them(gateway):
+    gateway.allow_keyless = True
+    with served(gateway) as url:
+        first = http_session(url, None, [("lookup", {"order_id": f"A{i}"}) for i in range(5)])
+        second = http_session(url, None, [("lookup", {"order_id": f"B{i}"}) for i in range(5)])  # another session
+        invented = initialize(url, {"X-API-Key": "made-up"})  # a key it does not know is still refused
+    assert [r.isError for r in first + second] == [False] * 8 + [True] * 2
+    assert invented.status_code == 401
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_gateway_command_makes_lists_and_revokes_keys(tmp_path, capsys, lang):
+    from agentlab.cli import main
+    assert main(["gateway", "keys", "create", "--name", "bot", "--data", str(tmp_path), "--lang", lang]) == 0
+    key = capsys.readouterr().out.strip()
+    record = KeyStore(tmp_path / "keys.db").check(key)
+    assert record is not None and record.name == "bot"
+    assert main(["gateway", "keys", "list", "--data", str(tmp_path), "--lang", lang]) == 0
+    out = capsys.readouterr().out
+    assert record.id in out and key not in out
+    assert main(["gateway", "keys", "revoke", record.id, "--data", str(tmp_path), "--lang", lang]) == 0
+    assert KeyStore(tmp_path / "keys.db").check(key) is None

@@ -11,6 +11,8 @@
     GET  /                                the skill market (HTML, agentlab/site/pages.py)
     GET  /skills/{name}                   a skill's detail page
     GET  /logs?skill=&status=&key=&session=   the call log page
+    GET  /keys                            the API keys (an operator's page), each active one with a revoke button
+    POST /keys/{id}/revoke                revoke a key (an operator's, with the page's token): refused at once
 
 A key on a GET is optional; when sent it must be valid, and the listing shows only what
 it may call. ``Accept-Language: zh`` (or ``?lang=zh``) answers in Chinese. Every reply
@@ -32,15 +34,17 @@ import asyncio
 import base64
 import binascii
 import hashlib
+import hmac
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import parse_qs
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -50,7 +54,7 @@ from ..errors import make_error
 from ..i18n import Lang, t
 from . import pages
 from .execute import body as reply_body
-from .keys import ApiKey
+from .keys import ApiKey, hash_key
 from .logs import clean_session
 from .service import HttpReply, SkillSite, bad_body
 
@@ -132,6 +136,12 @@ def _operator(site: SkillSite, request: Any) -> ApiKey | None:
     """The operator key the request carries, or None."""
     record = site.keys.check(_presented_key(request))
     return record if record is not None and record.operator else None
+
+
+def _revoke_token(presented: str, key_id: str) -> str:
+    """The keys page's proof that a revoke came from it: bound to the operator's own key and to the key revoked. A
+    browser sends HTTP Basic's password with a form posted from any site; another site cannot know this."""
+    return hmac.new(hash_key(presented).encode(), f"revoke:{key_id}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
 def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
@@ -298,6 +308,44 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
                                    session=session[:64]))
         page.headers["Cache-Control"] = "no-store"  # other people's data: no copy in a shared cache
         return page
+
+    def needs_operator(lang: Lang, here: str) -> HTMLResponse:
+        page = html(pages.operator_page(lang, here), 401)
+        page.headers["WWW-Authenticate"] = 'Basic realm="agentlab site operator", charset="UTF-8"'
+        return page
+
+    def keys_html(request: Request, lang: Lang, status: int = 200, message: str | None = None) -> HTMLResponse:
+        presented = str(_presented_key(request))
+        page = html(pages.keys_page(site, lang, lambda key_id: _revoke_token(presented, key_id), message=message),
+                    status)
+        page.headers["Cache-Control"] = "no-store"
+        return page
+
+    @app.get("/keys")
+    def key_list(request: Request) -> Any:
+        lang = _lang(request)
+        if _operator(site, request) is None:
+            return needs_operator(lang, "/keys")
+        return keys_html(request, lang)
+
+    async def revoke_key(request: Request) -> Any:
+        lang = _lang(request)
+        key_id = str(request.path_params["key_id"])[:64]
+        if await run_in_threadpool(_operator, site, request) is None:
+            return needs_operator(lang, "/keys")
+        try:  # a form of one field: bounded, parsed by hand (no multipart parser needed)
+            raw = await _read(request.receive, 4096, BODY_SECONDS)
+        except (_TooLarge, _TooSlow) as exc:
+            return _body_refusal(exc, 4096, lang)
+        sent = parse_qs(raw.decode("latin-1")).get("token", [""])[0]
+        if not hmac.compare_digest(sent.encode(), _revoke_token(str(_presented_key(request)), key_id).encode()):
+            return await run_in_threadpool(keys_html, request, lang, 403, t("page.keys.forged", lang))
+        await run_in_threadpool(site.keys.revoke, key_id)
+        site.logs.write("audit", request_id=request.scope["state"]["request_id"], session_id=None, action="revoke",
+                        key_id=key_id, keyless=False)
+        return RedirectResponse(f"/keys?lang={lang}", status_code=303)
+
+    app.router.routes.append(Route("/keys/{key_id}/revoke", endpoint=revoke_key, methods=["POST"]))
 
     return app
 

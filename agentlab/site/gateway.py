@@ -5,7 +5,12 @@ command speaking MCP on stdio: :class:`~agentlab.site.mcp_client.MCPConnection`)
 them unchanged at ``/mcp``. Every ``tools/call`` goes through one :class:`~agentlab.adapters.core.Guard` per
 client session, the guards every adapter uses (:func:`agentlab.calls.guarded_call`)::
 
-    rate         each client's calls a minute (its API key if it sends one, else its MCP session)
+    keys         over HTTP a client sends an API key from the operator's key store (``gateway keys create``, the
+                 site's KeyStore in --data): an unknown or revoked key, or none, is refused (401) before any MCP
+                 session, unless --allow-keyless: then every keyless client is one client, with one client's limits
+                 (an invented key is still refused, so inventing keys buys nothing). In memory or on stdio the
+                 client is the process that started the gateway, and its session is the client
+    rate         each client's calls a minute (its key's id; its key's quota too)
     contract     the arguments against the tool's inputSchema: agentlab's problems, in the client's language;
                  a call that fails them never reaches the upstream
     breaker      the Nth identical call of a session is stopped (GuardConfig.repeat_limit)
@@ -42,12 +47,12 @@ from ..adapters.core import Contract, Guard
 from ..calls import default_store
 from ..errors import make_error, render
 from ..guards import GuardConfig
-from ..i18n import Lang, check_lang, said
+from ..i18n import Lang, check_lang, said, t
 from ..jsonutil import canonical
 from ..schema import SchemaError
 from ..store import Store, open_store
 from ..tools import Registry, Tool
-from .keys import ApiKey
+from .keys import ApiKey, KeyStore
 from .limits import Limiter
 from .logs import SiteLogs, clean_session
 from .mcp_client import IDEMPOTENCY_META, MCPConnection, _outcome
@@ -82,7 +87,9 @@ def claimed(tool: types.Tool, writes: Iterable[str] = ()) -> bool:
         return True  # MCP's defaults: not read-only, destructive, not idempotent
     if a.readOnlyHint:
         return False
-    return not a.idempotentHint or bool(a.destructiveHint)
+    # destructiveHint left unset means destructive (MCP's default), and an upstream's idempotentHint is its word,
+    # not a proof: only a tool that says it is idempotent *and* not destructive goes unclaimed
+    return not a.idempotentHint or a.destructiveHint is not False
 
 
 def _digest(text: str) -> str:
@@ -99,15 +106,21 @@ class Gateway:
         logs: the folder of the four logs (or a :class:`SiteLogs`); None writes none.
         per_minute: each client's calls a minute.
         config: the guards; sleep and clock are injected (the rate window reads ``clock``).
+        keys: the clients' API keys (a KeyStore or its file); allow_keyless: serve HTTP clients without one.
     """
 
     def __init__(self, upstream: Any, *, writes: Iterable[str] = (), store: Store | str | None = None,
                  logs: SiteLogs | str | Path | None = None, per_minute: int = 60, in_flight: int = 4,
                  config: GuardConfig = GuardConfig(),
                  lang: Lang = "en", timeout: float = 30.0, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time, keys: KeyStore | str | Path | None = None,
+                 allow_keyless: bool = False):
         self.lang, self.timeout, self.config, self.sleep = check_lang(lang), timeout, config, sleep
         self.per_minute = per_minute
+        #: the operator's keys (a keys.db, or a KeyStore); none given: an empty store in memory
+        self.keys = keys if isinstance(keys, KeyStore) else KeyStore(keys if keys is not None else ":memory:")
+        #: serve HTTP clients without a key, all of them as one client ("keyless") with one client's limits
+        self.allow_keyless = allow_keyless
         #: each client's calls running at once: past it, a call is refused at once (RATE_LIMITED, nothing run).
         #: Unbounded, one client's 30-45 hanging calls took every worker thread and another's fast read waited 10-30 s.
         self.in_flight, self._running = in_flight, Counter[str]()
@@ -163,12 +176,34 @@ class Gateway:
                 self._guards[(session, lang)] = g
             return g
 
+    def who(self, headers: Any) -> tuple[str, ApiKey | None, str | None]:
+        """An HTTP client: ``(client, its key's record, None)``, or ``("", None, why)`` (an i18n key) when refused.
+        Never the key itself: the client is named by its record's id."""
+        key = headers.get("x-api-key")
+        if key is None and headers.get("authorization", "").lower().startswith("bearer "):
+            key = headers["authorization"][7:].strip()
+        if key:
+            record = self.keys.check(key if len(key) <= 200 and key.isprintable() else None)
+            return ("key:" + record.id, record, None) if record is not None else ("", None, "gateway.unknown_key")
+        return ("keyless", None, None) if self.allow_keyless else ("", None, "gateway.no_key")
+
+    def refusal(self, why: str, lang: Lang) -> str:
+        """The text of a refused client (:meth:`who`), rendered as every error is."""
+        hint = {lg: t("gateway.no_key.hint", lg) for lg in ("en", "zh")}
+        return render(make_error("UNAUTHENTICATED", _key=why, hint=hint), lang)
+
     # --- one call, in a worker thread ---------------------------------------------
     def call(self, name: str, arguments: dict[str, Any] | None, *, client: str, session: str,
-             meta_key: str | None = None, lang: Lang = "en") -> types.CallToolResult:
-        """One ``tools/call`` through the rate limit and every guard; what the client is sent."""
+             meta_key: str | None = None, lang: Lang = "en", record: ApiKey | None = None) -> types.CallToolResult:
+        """One ``tools/call`` through the key's whitelist, the rate limit and every guard; what the client is sent."""
         request_id, t0 = uuid.uuid4().hex[:16], time.perf_counter()
-        admission = self.limiter.admit(ApiKey(client, client, ("*",), None, "day", 0.0), "*", self.per_minute)
+        if record is not None and not record.allows(name):
+            self._log(request_id, session, client, name, arguments, "PERMISSION_DENIED", 403, t0)
+            return _result(render(make_error("PERMISSION_DENIED", _key="gateway.not_allowed", name=name[:200]), lang),
+                           None, error=True)
+        # a key's limits are its own (its quota too); keyless clients, when allowed, are all the one "keyless"
+        admission = self.limiter.admit(record or ApiKey(client, client, ("*",), None, "day", 0.0), "*",
+                                       self.per_minute)
         if not admission.ok:
             err = make_error("RATE_LIMITED", _key="gateway.rate_limited", n=self.per_minute,
                              retry_after=float(admission.retry_after_header))
@@ -230,20 +265,19 @@ class Gateway:
         server: Server = Server("agentlab-gateway", instructions="agentlab's guarded gateway: every call is "
                                 "checked, limited and logged; a repeated write replays its first result.")
 
-        def caller() -> tuple[str, str, Lang]:
-            """The client (its API key's digest, else its session), the session and the language."""
+        def caller() -> tuple[str, str, Lang, ApiKey | None, str | None]:
+            """The client (its key's id, "keyless", or on stdio its session), the session, the language, the key's
+            record and, for a client to refuse, why."""
             ctx = server.request_context
             request = ctx.request
             headers = getattr(request, "headers", None)
             session = f"s{id(ctx.session):x}"  # stdio or in memory: one connection, one session
             if headers is None:
-                return session, session, self.lang
+                return session, session, self.lang, None, None
             session = clean_session(headers.get("mcp-session-id")) or session
-            key = headers.get("x-api-key")
-            if key is None and headers.get("authorization", "").lower().startswith("bearer "):
-                key = headers["authorization"][7:].strip()
             lang: Lang = "zh" if headers.get("accept-language", self.lang).lower().startswith("zh") else "en"
-            return ("key:" + _digest(key)) if key else session, session, lang
+            client, record, why = self.who(headers)
+            return client, session, lang, record, why
 
         @server.list_tools()
         async def list_tools() -> list[types.Tool]:
@@ -251,7 +285,9 @@ class Gateway:
 
         @server.call_tool(validate_input=False)  # the guards check, and answer with agentlab's problems
         async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-            client, session, lang = caller()
+            client, session, lang, record, why = caller()
+            if why is not None:  # the HTTP endpoint refuses first; a key revoked mid-session is refused here
+                return _result(self.refusal(why, lang), None, error=True)
             meta = server.request_context.meta
             key = (meta.model_extra or {}).get(IDEMPOTENCY_META) if meta is not None else None
             key = key[:200] if isinstance(key, str) and key else None
@@ -266,7 +302,7 @@ class Gateway:
                 return _result(render(err, lang), None, error=True)
             try:
                 return await anyio.to_thread.run_sync(lambda: self.call(
-                    name, arguments, client=client, session=session, meta_key=key, lang=lang))
+                    name, arguments, client=client, session=session, meta_key=key, lang=lang, record=record))
             finally:
                 with self._lock:
                     self._running[client] -= 1
@@ -281,6 +317,8 @@ class Gateway:
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
         from mcp.server.transport_security import TransportSecuritySettings
         from starlette.applications import Starlette
+        from starlette.datastructures import Headers
+        from starlette.responses import JSONResponse
         from starlette.routing import Route
 
         from .mcp_server import LOCAL_HOSTS
@@ -294,8 +332,19 @@ class Gateway:
             async with manager.run():
                 yield
 
+        gateway = self
+
         class Endpoint:  # an ASGI endpoint: /mcp itself, no redirect to /mcp/
             async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+                headers = Headers(scope=scope)
+                _client, _record, why = await anyio.to_thread.run_sync(gateway.who, headers)
+                if why is not None:  # refused before any session is made: a stranger costs no state
+                    lang: Lang = "zh" if headers.get("accept-language", gateway.lang).lower().startswith("zh") else "en"
+                    body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": gateway.refusal(why, lang)}}
+                    await JSONResponse(body, status_code=401,
+                                       headers={"WWW-Authenticate": 'Bearer realm="agentlab gateway"'})(
+                        scope, receive, send)
+                    return
                 await manager.handle_request(scope, receive, send)
 
         return Starlette(routes=[Route("/mcp", endpoint=Endpoint(), methods=["GET", "POST", "DELETE"])],

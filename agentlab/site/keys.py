@@ -6,7 +6,13 @@ would add latency to every call and no safety. The key itself is never stored, n
 logged and cannot be shown again; a lost key is replaced, not recovered.
 
 An *operator* key (``keys create --operator``) also opens the call log page, which shows
-every caller's calls: it is for a person who runs the site, never for an agent.
+every caller's calls, and the keys page: it is for a person who runs the site, never for an agent.
+
+A key is revoked (``keys revoke ID``, or the keys page), never deleted: its row stays, listed as revoked, and
+it is refused from the next request on, by every replica sharing the file. Each store caches the keys it has
+found, and drops that cache whenever another connection has written to the file (SQLite's ``data_version``,
+read on every lookup: a revoke through any replica, or the CLI, empties every replica's cache before its next
+answer; no timer, no message that could be missed).
 """
 from __future__ import annotations
 
@@ -19,7 +25,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..store import connect_sqlite
@@ -53,10 +59,12 @@ class ApiKey:
     period: str
     created: float
     operator: bool = False  # may read the call log page (every caller's calls)
+    revoked: float | None = None  # when it was revoked; a revoked key is refused
 
     def __repr__(self) -> str:
         role = ", operator" if self.operator else ""
-        return f"ApiKey({self.name!r}, skills={list(self.skills)}, quota={self.quota}/{self.period}{role})"
+        gone = ", revoked" if self.revoked is not None else ""
+        return f"ApiKey({self.id}, {self.name!r}, skills={list(self.skills)}, quota={self.quota}/{self.period}{role}{gone})"
 
     def allows(self, skill: str) -> bool:
         return "*" in self.skills or skill in self.skills
@@ -68,13 +76,14 @@ class KeyStore:
     def __init__(self, path: str | Path = ":memory:", *, clock: Callable[[], float] = time.time):
         self._clock = clock
         self._lock = threading.Lock()
-        # hash -> record of every key found once: a key is never changed nor deleted, so a record found
-        # stays true, and the next call with that key is answered without the database (nor a thread for it)
+        # hash -> record of every active key found: the next call with that key is answered without a query of its
+        # own. Emptied when the file changed under another connection (a revoke elsewhere): see _fresh
         self._known: dict[str, ApiKey] = {}
         # every replica opens keys.db when it starts: connect_sqlite retries a fresh file's set-up
         self._db = connect_sqlite(path, "CREATE TABLE IF NOT EXISTS keys (hash TEXT PRIMARY KEY, name TEXT NOT NULL, "
                                   "skills TEXT NOT NULL, quota INTEGER, period TEXT NOT NULL, created REAL NOT NULL, "
-                                  "operator INTEGER NOT NULL DEFAULT 0)", _add_operator)
+                                  "operator INTEGER NOT NULL DEFAULT 0, revoked REAL)", _add_columns)
+        self._version = self._data_version()
 
     def __repr__(self) -> str:
         return f"KeyStore({len(self.all())} keys)"
@@ -105,46 +114,83 @@ class KeyStore:
         if not key or len(key) > 200:
             return None
         digest = hash_key(key)
-        known = self._known.get(digest)
-        if known is not None:
-            return known
         with self._lock:
-            row = self._db.execute(f"SELECT {_COLS} FROM keys WHERE hash = ?",
-                                   (digest,)).fetchone()
-        if row is None or not hmac.compare_digest(row[0], digest):
-            return None
-        record = self._known[digest] = _record(row)
-        return record
+            self._fresh()
+            known = self._known.get(digest)
+            if known is not None:
+                return known
+            row = self._db.execute(f"SELECT {_COLS} FROM keys WHERE hash = ?", (digest,)).fetchone()
+            if row is None or not hmac.compare_digest(row[0], digest):
+                return None
+            record = _record(row)
+            if record.revoked is not None:
+                return None
+            self._known[digest] = record
+            return record
 
     def cached(self, key: str | None) -> ApiKey | None:
-        """The record of ``key`` when :meth:`check` has found it before, else None (which proves nothing:
-        ask :meth:`check`). Never touches the database."""
+        """The record of ``key`` when :meth:`check` has found it before and nothing has changed the file since,
+        else None (which proves nothing: ask :meth:`check`). One cheap query (``PRAGMA data_version``), no lookup."""
         if not key or len(key) > 200:
             return None
-        return self._known.get(hash_key(key))
+        with self._lock:
+            self._fresh()
+            return self._known.get(hash_key(key))
 
     def all(self) -> list[ApiKey]:
+        """Every key, revoked ones too, oldest first (records only: a key itself is never kept)."""
         with self._lock:
-            rows = self._db.execute(f"SELECT {_COLS} FROM keys").fetchall()
+            rows = self._db.execute(f"SELECT {_COLS} FROM keys ORDER BY created, hash").fetchall()
         return [_record(r) for r in rows]
+
+    def revoke(self, which: str) -> list[ApiKey]:
+        """Revoke the active key whose id is ``which`` (or whose name is, when one key alone has it): the revoked
+        records, ``[]`` when no active key matches. LookupError when the name is several keys' (revoke by id)."""
+        now = self._clock()
+        with self._lock:
+            rows = self._db.execute(f"SELECT {_COLS} FROM keys WHERE revoked IS NULL AND substr(hash, 1, 12) = ?",
+                                    (which,)).fetchall()
+            if not rows:
+                rows = self._db.execute(f"SELECT {_COLS} FROM keys WHERE revoked IS NULL AND name = ?",
+                                        (which,)).fetchall()
+                if len(rows) > 1:
+                    raise LookupError(f"{len(rows)} keys are named {which!r}: revoke one by its id")
+            for row in rows:
+                self._db.execute("UPDATE keys SET revoked = ? WHERE hash = ?", (now, row[0]))
+            self._known.clear()  # this connection's own write does not move data_version
+        return [replace(_record(row), revoked=now) for row in rows]
+
+    def _data_version(self) -> int:
+        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+
+    def _fresh(self) -> None:
+        """Empty the cache when another connection (a replica, the CLI) has committed to the file since the last
+        look: a revoke anywhere is seen here before the next answer. Called holding the lock."""
+        version = self._data_version()
+        if version != self._version:
+            self._known.clear()
+            self._version = version
 
     def close(self) -> None:
         self._db.close()
 
 
-_COLS = "hash, name, skills, quota, period, created, operator"
+_COLS = "hash, name, skills, quota, period, created, operator, revoked"
 
 
-def _add_operator(db: sqlite3.Connection) -> None:
-    """A keys.db from before operator keys gets the column (its keys are not operators)."""
-    if "operator" not in {row[1] for row in db.execute("PRAGMA table_info(keys)")}:
+def _add_columns(db: sqlite3.Connection) -> None:
+    """A keys.db from before operator keys, or before revoking, gets the column (its keys are neither)."""
+    have = {row[1] for row in db.execute("PRAGMA table_info(keys)")}
+    for column, kind in (("operator", "INTEGER NOT NULL DEFAULT 0"), ("revoked", "REAL")):
+        if column in have:
+            continue
         try:
-            db.execute("ALTER TABLE keys ADD COLUMN operator INTEGER NOT NULL DEFAULT 0")
+            db.execute(f"ALTER TABLE keys ADD COLUMN {column} {kind}")
         except sqlite3.OperationalError as exc:
             if "duplicate column" not in str(exc).lower():  # another replica added it first: done
                 raise
 
 
 def _record(row: tuple) -> ApiKey:
-    digest, name, skills, quota, period, created, operator = row
-    return ApiKey(digest[:12], name, tuple(json.loads(skills)), quota, period, created, bool(operator))
+    digest, name, skills, quota, period, created, operator, revoked = row
+    return ApiKey(digest[:12], name, tuple(json.loads(skills)), quota, period, created, bool(operator), revoked)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -34,8 +34,8 @@ from .logs import clean_session
 from .service import SkillSite
 from .skills import Skill
 
-__all__ = ["CSP", "LOG_ROWS", "Stats", "detail_page", "log_page", "market_page", "missing_page", "operator_page",
-           "skill_stats"]
+__all__ = ["CSP", "LOG_ROWS", "Stats", "detail_page", "keys_page", "log_page", "market_page", "missing_page",
+           "operator_page", "skill_stats"]
 
 #: the pages run no script: a ``<script>`` that slipped past escaping would still not run
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; base-uri 'none'"
@@ -121,7 +121,7 @@ def _page(template: str, title: str, lang: Lang, here: str, params: Mapping[str,
     def say(key: str, **fields: Any) -> str:
         return t(key, lang, **fields)
     return render_page(template, say, lang=lang, title=title, languages=languages, market_url=_url("/", {"lang": lang}),
-                       logs_url=_url("/logs", {"lang": lang}), **context)
+                       logs_url=_url("/logs", {"lang": lang}), keys_url=_url("/keys", {"lang": lang}), **context)
 
 
 def _one_line(text: str) -> str:
@@ -237,3 +237,17 @@ def log_page(site: SkillSite, lang: Lang, *, skill: str = "", status: str = "", 
 def operator_page(lang: Lang, here: str = "/logs") -> str:
     """The ``401`` page of a call log asked for without an operator key: what to send, how to make one."""
     return _page("site_operator.html", t("page.operator", lang), lang, here, {})
+
+
+def keys_page(site: SkillSite, lang: Lang, token: Callable[[str], str], *, message: str | None = None) -> str:
+    """``GET /keys`` (an operator's): every key by id and name, never a key or its hash, each active one with a
+    revoke button. ``token(id)`` is the form's proof that it came from this page (app.py checks it)."""
+    rows = [{"id": r.id, "name": r.name, "skills": ", ".join(r.skills),
+             "quota": f"{r.quota}/{r.period}" if r.quota else t("site.no_quota", lang),
+             "role": t("page.keys.operator" if r.operator else "page.keys.agent", lang), "created": _time(r.created),
+             "state": t("page.keys.active", lang) if r.revoked is None else t("page.keys.revoked", lang,
+                                                                                when=_time(r.revoked)),
+             "revoke": None if r.revoked is not None else {"url": _url(f"/keys/{r.id}/revoke", {"lang": lang}),
+                                                            "token": token(r.id)}}
+            for r in site.keys.all()]
+    return _page("site_keys.html", t("page.keys", lang), lang, "/keys", {}, rows=rows, message=message)

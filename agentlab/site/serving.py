@@ -1,23 +1,190 @@
-"""A site served in the background of this process (uvicorn in a thread), for notebooks and tests.
+"""How the site and the gateway are served: uvicorn with a door that counts connections, not just requests.
 
-``python -m agentlab site`` is how a site is run for real; this is for when a notebook wants the site
-and the agent side by side, and to look at the site's state and logs afterwards.
+``python -m agentlab site`` and ``python -m agentlab gateway`` build their server with :func:`server_config`;
+:func:`serving` runs a site in a thread of this process, for notebooks and tests.
+
+Why not uvicorn's ``limit_concurrency``: it counts open *connections* with the requests, so 200 sockets that
+send nothing made every request, a keyed client's too, hear 503; and uvicorn closes no connection that has not
+sent a request yet, so they stayed open for ever (issue #34). Here (docs/site.md#bounds):
+
+* a connection must send a request's headers within ``HEADER_SECONDS`` of opening, or of its last answer;
+  else it is closed (uvicorn's keep-alive timer stops as soon as one byte arrives: half a request line held it);
+* one source (an IP address) holds at most ``PER_SOURCE`` connections: a new one past it closes that source's
+  oldest connection still waiting for headers (so a client sharing an address with a flood still gets in), or
+  is closed itself when every one of them is busy with a request;
+* past ``MAX_CONNECTIONS`` in all, the oldest connection waiting for headers is closed the same way;
+* requests (not connections) in progress are bounded by ``MAX_REQUESTS``: past it, 503 in the site's shape.
 """
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
-from .service import SkillSite
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["serving"]
+from ..errors import make_error
+from ..i18n import Lang, t
+
+__all__ = ["HEADER_SECONDS", "MAX_CONNECTIONS", "MAX_REQUESTS", "PER_SOURCE", "server_config", "serving"]
+
+#: seconds a connection has to send a request's headers (after it opens, or after its last answer)
+HEADER_SECONDS = 5.0
+#: connections one source may hold; a browser opens 6, an agent's pool a few more
+PER_SOURCE = 64
+#: connections in all, before the oldest idle one is closed for a new one
+MAX_CONNECTIONS = 4096
+#: requests in progress in all (each holds a task, most a thread): past them, 503
+MAX_REQUESTS = 200
+
+
+class Door:
+    """The connections of one server, by source, and which of them are still waiting for headers (oldest first).
+    Used only on the event loop's thread: no lock."""
+
+    def __init__(self, per_source: int = PER_SOURCE, total: int = MAX_CONNECTIONS,
+                 header_seconds: float = HEADER_SECONDS):
+        self.per_source, self.total, self.header_seconds = per_source, total, header_seconds
+        self.by_source: dict[str, set[Any]] = {}
+        self.waiting: dict[Any, None] = {}  # insertion order: the oldest idle connection first
+        self.count = 0
+
+    def oldest_waiting(self, among: set[Any] | None = None) -> Any:
+        for conn in self.waiting:
+            if among is None or conn in among:
+                return conn
+        return None
+
+
+def _protocol(door: Door) -> type[H11Protocol]:
+    class Guarded(H11Protocol):
+        """uvicorn's h11 protocol with a header deadline and a share per source (see the module's docstring)."""
+
+        _source: str | None = None
+        _late: asyncio.TimerHandle | None = None
+        _seen: Any = None  # the request whose headers arrived last
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            source = self.client[0] if self.client else "?"
+            mine = door.by_source.setdefault(source, set())
+            if len(mine) >= door.per_source and not _evict(door.oldest_waiting(mine)):
+                transport.abort()  # every connection of this source is busy with a request: no more for it
+                return
+            if door.count >= door.total:
+                _evict(door.oldest_waiting())
+            self._source = source
+            mine.add(self)
+            door.count += 1
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            if self._source is not None:
+                mine = door.by_source.get(self._source, set())
+                mine.discard(self)
+                if not mine:
+                    door.by_source.pop(self._source, None)
+                door.count -= 1
+                self._source = None
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            self._started()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if self.transport.is_closing():
+                return
+            if self.cycle is self._seen:  # no pipelined request began: the next one's headers are due
+                self._arm()
+            else:
+                self._started()
+
+        def _started(self) -> None:
+            if self.cycle is not None and self.cycle is not self._seen:  # a new request's headers are in
+                self._seen = self.cycle
+                self._disarm()
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._late = self.loop.call_later(door.header_seconds, self._too_late)
+            door.waiting[self] = None
+
+        def _disarm(self) -> None:
+            if self._late is not None:
+                self._late.cancel()
+                self._late = None
+            door.waiting.pop(self, None)
+
+        def _too_late(self) -> None:
+            self._late = None
+            door.waiting.pop(self, None)
+            if not self.transport.is_closing():
+                self.transport.abort()
+
+    return Guarded
+
+
+def _evict(conn: Any) -> bool:
+    """Close ``conn`` (a connection waiting for headers) to make room; False when there is none."""
+    if conn is None:
+        return False
+    conn._disarm()
+    conn.transport.abort()
+    return True
+
+
+class Busy:
+    """At most ``limit`` requests in progress (an ASGI middleware); past it, 503 in the site's shape at once."""
+
+    def __init__(self, app: Any, limit: int = MAX_REQUESTS):
+        self.app, self.limit, self.running = app, limit, 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.running >= self.limit:
+            await busy_reply(_lang(scope))(scope, receive, send)
+            return
+        self.running += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.running -= 1
+
+
+def _lang(scope: Any) -> Lang:
+    for name, value in scope.get("headers", ()):
+        if name.lower() == b"accept-language":
+            return "zh" if value.decode("latin-1").lower().startswith("zh") else "en"
+    return "zh" if b"lang=zh" in scope.get("query_string", b"") else "en"
+
+
+def busy_reply(lang: Lang) -> Any:
+    from fastapi.responses import JSONResponse
+
+    from .execute import body as reply_body
+    message = {lg: t("site.busy", lg) for lg in ("en", "zh")}
+    return JSONResponse(reply_body(None, make_error("UNAVAILABLE", message=message, retry_after=2), lang),
+                        status_code=503, headers={"Retry-After": "2"})
+
+
+def server_config(app: Any, *, host: str, port: int, door: Door | None = None, **options: Any) -> Any:
+    """The uvicorn config the site and the gateway are served with: the guarded protocol, requests bounded."""
+    import uvicorn
+    return uvicorn.Config(Busy(app), host=host, port=port, http=_protocol(door or Door()),
+                          timeout_keep_alive=int(HEADER_SECONDS), **{"log_level": "warning", **options})
 
 
 @contextmanager
-def serving(site: SkillSite, *, host: str = "127.0.0.1", port: int = 0, timeout: float = 20.0) -> Iterator[str]:
+def serving(site: Any, *, host: str = "127.0.0.1", port: int = 0, timeout: float = 20.0) -> Iterator[str]:
     """Serve ``site`` on ``host`` (a free port unless given) while the block runs; yields its base URL."""
     import uvicorn
 
@@ -26,7 +193,7 @@ def serving(site: SkillSite, *, host: str = "127.0.0.1", port: int = 0, timeout:
         with socket.socket() as s:
             s.bind((host, 0))
             port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(site), host=host, port=port, log_level="warning"))
+    server = uvicorn.Server(server_config(create_app(site), host=host, port=port))
     thread = threading.Thread(target=server.run, daemon=True, name=f"site:{port}")
     thread.start()
     deadline = time.monotonic() + timeout

@@ -1,0 +1,192 @@
+"""Idle and half-open connections (issue #34, finding 5): the real site and the real gateway, each under uvicorn in
+its own process, while one source holds 900 raw sockets open that send nothing or half a request line.
+
+Before the fix uvicorn's ``limit_concurrency=200`` counted those idle connections: past 200 every request, a keyed
+client's too, heard 503, and nothing ever closed them. Now a connection must send its headers within
+``HEADER_SECONDS``, a source holds at most ``PER_SOURCE`` connections (past it its own oldest idle one goes), and a
+keyed client's request is answered in its normal time."""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import ROOT, free_port, stop_group
+from site_helpers import SiteServer
+from test_site_contract import cli
+
+FLOOD = 900
+
+UPSTREAM = '''
+from mcp.server.fastmcp import FastMCP
+from mcp.types import ToolAnnotations
+mcp = FastMCP("shop")
+
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def lookup(order_id: str) -> dict:
+    """Look an order up."""
+    return {"order_id": order_id, "status": "shipped"}
+
+mcp.run()
+'''
+
+
+def _room_for(n: int) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < n + 200:  # this process holds the flood's sockets (the server its own)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 400), hard))
+
+
+def flood(port: int, n: int, source: str) -> list[socket.socket]:
+    """``n`` connections from ``source`` (any 127.x address is this machine): half send nothing, half send a request
+    line they never finish. Held open by the caller."""
+    _room_for(n)
+    held = []
+    for i in range(n):
+        s = socket.socket()
+        s.bind((source, 0))
+        s.settimeout(5)
+        s.connect(("127.0.0.1", port))
+        if i % 2:
+            try:
+                s.sendall(b"GET /api/skills HTT")
+            except OSError:  # already closed by the server: it counts as held all the same
+                pass
+        held.append(s)
+    time.sleep(1.0)  # the server accepts them all before the keyed client comes
+    return held
+
+
+def still_open(held: list[socket.socket]) -> int:
+    n = 0
+    for s in held:
+        s.setblocking(False)
+        try:
+            if s.recv(1024):
+                n += 1  # an answer (a 408 or a 503) on a connection still open
+        except BlockingIOError:
+            n += 1
+        except OSError:
+            pass  # reset: closed
+    return n
+
+
+def timed(fn) -> tuple[float, httpx.Response]:
+    t0 = time.perf_counter()
+    reply = fn()
+    return time.perf_counter() - t0, reply
+
+
+def close_all(held: list[socket.socket]) -> None:
+    for s in held:
+        s.close()
+
+
+@pytest.mark.parametrize("source", ["127.0.0.2", "127.0.0.1"])
+def test_the_site_serves_a_keyed_client_while_one_source_holds_900_half_open_connections(tmp_path, source):
+    made = cli("keys", "create", "--name", "teacher", data=tmp_path)
+    assert made.returncode == 0, made.stderr
+    key = made.stdout.strip()
+    with SiteServer(tmp_path, log=tmp_path / "server.out") as site, httpx.Client(base_url=site.base, timeout=15) as http:
+        def keyed() -> httpx.Response:
+            with httpx.Client(base_url=site.base, timeout=15) as fresh:  # a new connection, as a new agent's
+                return fresh.post("/api/skills/current_weather/execute", json={"arguments": {"city": "Beijing"}},
+                                  headers={"X-API-Key": key})
+        normal, reply = timed(keyed)
+        assert reply.status_code == 200, reply.text
+        held = flood(site.port, FLOOD, source)
+        try:
+            under, reply = timed(keyed)
+            listed = http.get("/api/skills", headers={"X-API-Key": key})
+            print(f"\nsite, {FLOOD} half-open from {source}: keyed call {normal * 1000:.0f} ms before, "
+                  f"{under * 1000:.0f} ms under the flood; {still_open(held)} of them still open")
+            assert reply.status_code == 200, reply.text
+            assert listed.status_code == 200
+            assert under < max(2.0, 10 * normal)
+            deadline = time.monotonic() + 12  # headers are due within seconds: nothing holds a connection longer
+            while still_open(held) and time.monotonic() < deadline:
+                time.sleep(0.5)
+            assert still_open(held) == 0
+        finally:
+            close_all(held)
+
+
+class GatewayServer:
+    """``python -m agentlab gateway`` on a free loopback port in its own process group, its upstream a FastMCP
+    server on stdio."""
+
+    def __init__(self, folder: Path, *args: str):
+        script = folder / "shop.py"
+        script.write_text(UPSTREAM, encoding="utf-8")
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log = folder / "gateway.out"
+        self._out = open(self.log, "w")
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        upstream = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
+        self.proc = subprocess.Popen([sys.executable, "-m", "agentlab", "gateway", "--upstream", upstream,
+                                      "--port", str(self.port), "--logs", str(folder / "logs"), *args],
+                                     cwd=ROOT, env=env, stdout=self._out, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+
+    def __enter__(self) -> GatewayServer:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return self
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.__exit__()
+                raise RuntimeError(f"the gateway did not start: {self.log.read_text()}")
+            time.sleep(0.2)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc.poll() is None:
+            stop_group(self.proc, 10)
+        self._out.close()
+
+
+def initialize(base: str, key: str | None) -> httpx.Response:
+    """An MCP client's first request, on a new connection."""
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    if key is not None:
+        headers["X-API-Key"] = key
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    with httpx.Client(timeout=15) as http:
+        return http.post(base + "/mcp", content=json.dumps(body), headers=headers)
+
+
+def test_the_gateway_serves_a_keyed_client_while_one_source_holds_900_half_open_connections(tmp_path):
+    pytest.importorskip("mcp")
+    made = subprocess.run([sys.executable, "-m", "agentlab", "gateway", "keys", "create", "--name", "alice", "--data",
+                           str(tmp_path / "data")], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    key = made.stdout.strip()
+    with GatewayServer(tmp_path, "--data", str(tmp_path / "data")) as gw:
+        normal, reply = timed(lambda: initialize(gw.base, key))
+        assert reply.status_code == 200, reply.text
+        held = flood(gw.port, FLOOD, "127.0.0.2")
+        try:
+            under, reply = timed(lambda: initialize(gw.base, key))
+            print(f"\ngateway, {FLOOD} half-open: keyed initialize {normal * 1000:.0f} ms before, "
+                  f"{under * 1000:.0f} ms under the flood; {still_open(held)} of them still open")
+            assert reply.status_code == 200, reply.text
+            assert under < max(2.0, 10 * normal)
+            deadline = time.monotonic() + 12
+            while still_open(held) and time.monotonic() < deadline:
+                time.sleep(0.5)
+            assert still_open(held) == 0
+        finally:
+            close_all(held)
