@@ -312,3 +312,39 @@ def test_a_logged_category_or_stage_of_its_own_is_read_by_the_one_table(tmp_path
     assert "<b>X" not in page and "/etc/passwd" not in page and "<script>" not in page
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert (report["findings"][0]["category"], report["findings"][0]["stage"]) == CODES.get("X", ("fatal", "execution"))
+
+
+# --- a tool's plain-text failure, and self-correction, by the package's one definition (issue #34) ----------
+def _conversation(tmp_path, *turns):
+    """A logged conversation with the after-sales tools offered: each turn is (arguments, the tool's reply), then
+    the assistant's closing words."""
+    msgs = [{"role": "user", "content": "What did I pay for A1005?"}]
+    for i, (args, reply) in enumerate(turns):
+        msgs += [{"role": "assistant", "content": None, "tool_calls": [
+                    {"id": f"c{i}", "type": "function", "function": {"name": "get_order", "arguments": args}}]},
+                 {"role": "tool", "tool_call_id": f"c{i}", "content": reply}]
+    msgs.append({"role": "assistant", "content": "19.9"})
+    log = tmp_path / "one.jsonl"
+    log.write_text(json.dumps({"messages": msgs, "tools": TOOLS}) + "\n")
+    ((_, run, _),) = runs_of(read_logs(log))
+    return run
+
+
+@pytest.mark.parametrize("reply, ran", [("Error: order service unavailable", False), ("error - no such order", False),
+                                        ('{"order_id": "A1005", "amount": 19.9}', True), ("A1005: paid 19.9", True)])
+def test_a_plain_text_error_reply_is_a_failed_call(tmp_path, reply, ran):
+    run = _conversation(tmp_path, ('{"order_id": "A1005"}', reply))
+    assert [e.exec_ok for e in run.tool_events] == [ran]
+
+
+def test_a_wrong_call_then_a_corrected_one_that_ran_is_self_correction(tmp_path):
+    ok = '{"order_id": "A1005", "amount": 19.9}'
+    run = _conversation(tmp_path, ('{"orderId": "A1005"}', '{"error": "bad args"}'), ('{"order_id": "A1005"}', ok))
+    assert run.invalid_calls == 1 and run.status == "done_after_self_correction"
+    assert _conversation(tmp_path, ('{"order_id": "A1005"}', ok)).status == "done"
+    # a wrong call never repaired (the corrected call's tool said it failed, or the model gave up) is not one:
+    # the loop's definition (and metrics.repair_turns) needs a later call that ran
+    failed = _conversation(tmp_path, ('{"orderId": "A1005"}', '{"error": "bad args"}'),
+                           ('{"order_id": "A1005"}', "Error: order service unavailable"))
+    assert failed.status == "done"
+    assert _conversation(tmp_path, ('{"orderId": "A1005"}', '{"error": "bad args"}')).status == "done"

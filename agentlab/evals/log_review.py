@@ -39,7 +39,7 @@ from ..schema import SchemaError
 from ..tools import Registry
 from ..trace import Event, finalize
 from .logs import Format, LogError, LogRun, read_logs
-from .metrics import Tally, went_wrong, went_wrong_text
+from .metrics import Tally, repair_turns, went_wrong, went_wrong_text
 from .suite import load_cases
 
 __all__ = ["KINDS", "WRITE_NAMES", "LogFinding", "analyze", "case_of", "largest_text", "review_html", "review_logs", "runs_of", "tools_file",
@@ -245,13 +245,15 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
                                 error_code=code, error_category=cat or None, error_stage=stage or None, note=kind or None,
                                 model_visible=None if answer is None else str(answer)[:300]))
     last = messages[-1] if messages else {}
-    invalid = any(e.parse_ok is False or e.validate_ok is False for e in events)
+    # self-corrected by the package's one definition (the loop's, metrics.repair_turns): a call refused as
+    # invalid, then a later call that ran; a wrong call the model gave up on, or whose fix failed too, is not one
+    corrected = repair_turns(Run(rid, "logs", "", "done", "", "", step, tuple(events), ())) is not None
     if log.status in STATUSES:
         status = log.status
     elif handed_over:
         status = "escalated"
     elif last.get("role") == "assistant" and not last.get("tool_calls"):
-        status = "done_after_self_correction" if invalid else "done"
+        status = "done_after_self_correction" if corrected else "done"
     else:  # the conversation stops on a call or a tool's answer: the user never got a reply
         status = "failed"
     answer = _text(last.get("content")) if last.get("role") == "assistant" else ""
