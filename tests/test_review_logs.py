@@ -348,3 +348,54 @@ def test_a_wrong_call_then_a_corrected_one_that_ran_is_self_correction(tmp_path)
                            ('{"order_id": "A1005"}', "Error: order service unavailable"))
     assert failed.status == "done"
     assert _conversation(tmp_path, ('{"orderId": "A1005"}', '{"error": "bad args"}')).status == "done"
+
+
+# --- every format in bounded memory (issue #34): one run of many rows costs its counts, never its rows -------------
+def _one_long_run(path, rows, fmt):
+    """One run of ``rows`` rows (calls, some refused, some repeated, some with a logged error), then its end."""
+    def row(k):
+        if k == rows:
+            return {"run_id": "r1", "kind": "end", "round_index": k, "final_status": "done",
+                    "timestamp": "2026-03-02T10:00:00Z"}
+        args = ['{"order_id": "A1001"}', '{"orderId": 1}', '{bad', f'{{"order_id": "A{k % 7}"}}'][k % 4]
+        return {"run_id": "r1", "kind": "tool", "round_index": k, "tool_name": "get_order", "args_raw": args,
+                "exec_ok": True, **({"error_code": "TIMEOUT"} if k % 10 == 0 else {})}
+
+    def span(r):
+        op = {"tool": "execute_tool", "end": "invoke_agent"}[r["kind"]]
+        attrs = {"gen_ai.operation.name": op, "agentlab.run_id": r["run_id"], "agentlab.round_index": r["round_index"],
+                 **({"gen_ai.tool.name": r["tool_name"], "gen_ai.tool.call.arguments": r["args_raw"]}
+                    if r["kind"] == "tool" else {"agentlab.final_status": r["final_status"]}),
+                 **({"agentlab.error.code": r["error_code"]} if r.get("error_code") else {})}
+        kv = [{"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}}
+              for k, v in attrs.items()]
+        return {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "ab" * 16, "spanId": "cd" * 8, "name": op,
+                                                              "startTimeUnixNano": "1", "endTimeUnixNano": "2",
+                                                              "attributes": kv}]}]}]}
+    with path.open("w") as f:
+        for k in range(rows + 1):
+            f.write(json.dumps(span(row(k)) if fmt == "otel" else row(k)) + "\n")
+
+
+def _review_peak(path, fmt) -> tuple[int, dict]:
+    tracemalloc.start()
+    try:
+        report = review_logs(path, fmt)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak, report
+
+
+@pytest.mark.parametrize("fmt", ["telemetry", "otel"])
+def test_one_long_run_is_read_in_bounded_memory(tmp_path, fmt):
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
+    _one_long_run(small, 1_000, fmt)
+    _one_long_run(big, 10_000, fmt)
+    peak_small, r_small = _review_peak(small, fmt)
+    peak_big, r_big = _review_peak(big, fmt)
+    assert r_small["totals"]["runs"] == r_big["totals"]["runs"] == 1
+    assert r_big["totals"]["tool_calls"] == 10_000 and r_big["totals"]["findings"] > 1_000  # every row counted
+    assert len(r_big["findings"]) == 200  # the sample shown is bounded; the counts are not
+    # ten times the rows of one run, not ten times the memory: the run is counted as it comes, never held
+    assert peak_big < 1.3 * peak_small + 256 * 1024, (peak_small, peak_big)
