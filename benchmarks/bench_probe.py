@@ -1,5 +1,5 @@
 """The probe on many tools: CPU seconds for 10,000 generated tools, every fault category, one trial each
-(issue #34: the target is 300 s). The probe runs in a subprocess of its own, so the figure is its CPU time alone.
+(the target is 300 s). The probe runs in a subprocess of its own, so the figure is its CPU time alone.
 
 Run: python benchmarks/bench_probe.py [--tools 10000] [--profile]
 """

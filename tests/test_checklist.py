@@ -244,7 +244,7 @@ def test_a_desk_without_its_safeguards_fails_the_checks_that_look_for_them():
     assert {1, 3, 7} <= failed
 
 
-# --- item 11 and item 6 must not be fooled (issue #34): the cases that tell a right desk from a wrong one ---------
+# --- item 11 and item 6 must not be fooled: the cases that tell a right desk from a wrong one ---------
 @pytest.mark.parametrize("code", ["BAD_REQUEST", "PERMISSION_DENIED", "NOT_FOUND"])
 def test_item_11_fails_a_desk_that_resends_a_4xx_that_is_not_transient(code, monkeypatch):
     monkeypatch.setitem(CODES, code, ("transient", CODES[code][1]))  # 1 call becomes 3

@@ -314,7 +314,7 @@ def test_a_logged_category_or_stage_of_its_own_is_read_by_the_one_table(tmp_path
     assert (report["findings"][0]["category"], report["findings"][0]["stage"]) == CODES.get("X", ("fatal", "execution"))
 
 
-# --- a tool's plain-text failure, and self-correction, by the package's one definition (issue #34) ----------
+# --- a tool's plain-text failure, and self-correction, by the package's one definition ----------
 def _conversation(tmp_path, *turns):
     """A logged conversation with the after-sales tools offered: each turn is (arguments, the tool's reply), then
     the assistant's closing words."""
@@ -350,7 +350,7 @@ def test_a_wrong_call_then_a_corrected_one_that_ran_is_self_correction(tmp_path)
     assert _conversation(tmp_path, ('{"orderId": "A1005"}', '{"error": "bad args"}')).status == "done"
 
 
-# --- every format in bounded memory (issue #34): one run of many rows costs its counts, never its rows -------------
+# --- every format in bounded memory: one run of many rows costs its counts, never its rows -------------
 def _one_long_run(path, rows, fmt):
     """One run of ``rows`` rows (calls, some refused, some repeated, some with a logged error), then its end."""
     def row(k):
