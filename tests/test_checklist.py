@@ -113,6 +113,16 @@ def break_6_required_fields_are_not_checked_in_code(monkeypatch, s):
     return s
 
 
+def break_6_only_an_empty_call_is_refused(monkeypatch, s):
+    compile_schema = agentlab.tools.compile_schema  # code that refuses {} but lets a call with one field missing run
+
+    def lax(schema, **kw):
+        strict, loose = compile_schema(schema, **kw), compile_schema({k: v for k, v in schema.items() if k != "required"}, **kw)
+        return lambda value: strict(value) if value == {} else loose(value)
+    monkeypatch.setattr(agentlab.tools, "compile_schema", lax)
+    return s
+
+
 def break_7_no_step_budget_of_its_own(monkeypatch, s):
     return dataclasses.replace(s, step_budget=None)
 
@@ -165,6 +175,7 @@ BREAKAGES = [(int(f.__name__.split("_")[1]), f) for f in (
     break_1_the_conversation_freezes_its_date, break_1_the_prompt_reads_no_clock, break_2_clear_keeps_the_session,
     break_2_clear_forgets_nothing, break_3_trimming_cuts_anywhere, break_4_contracts_lose_their_ranges,
     break_5_the_router_never_offers_the_first_tool, break_6_required_fields_are_not_checked_in_code,
+    break_6_only_an_empty_call_is_refused,
     break_7_no_step_budget_of_its_own, break_8_only_the_first_call_is_answered, break_9_errors_are_a_bare_500,
     break_9_no_second_try, break_10_the_risky_call_runs_without_confirmation, break_10_writes_are_not_deduplicated,
     break_11_a_401_is_resent, break_11_no_jitter, break_12_the_trace_loses_latency_and_raw_arguments)]
@@ -231,3 +242,24 @@ def test_a_desk_without_its_safeguards_fails_the_checks_that_look_for_them():
     broken = dataclasses.replace(get("expense"), build_prompt=None, context_budget=None, step_budget=None)
     failed = {r.number for r in run_checklist(broken) if not r.passed}
     assert {1, 3, 7} <= failed
+
+
+# --- item 11 and item 6 must not be fooled: the cases that tell a right desk from a wrong one ---------
+@pytest.mark.parametrize("code", ["BAD_REQUEST", "PERMISSION_DENIED", "NOT_FOUND"])
+def test_item_11_fails_a_desk_that_resends_a_4xx_that_is_not_transient(code, monkeypatch):
+    monkeypatch.setitem(CODES, code, ("transient", CODES[code][1]))  # 1 call becomes 3
+    (item,) = [r for r in run_checklist(get("expense")) if r.number == 11]
+    assert item.status == "fail", item.evidence
+
+
+def test_item_11_fails_a_desk_whose_waits_do_not_grow(monkeypatch):
+    _guards(monkeypatch, retry=RetryPolicy(base=0.5, cap=0.5))  # jittered, but every wait drawn from the same range
+    (item,) = [r for r in run_checklist(get("expense")) if r.number == 11]
+    assert item.status == "fail", item.evidence
+
+
+def test_item_6_does_not_pass_a_desk_whose_tools_declare_no_required_field():
+    s = _registry(get("expense"), lambda reg: _tools(reg, lambda tool: dataclasses.replace(
+        tool, parameters={k: v for k, v in tool.parameters.items() if k != "required"})))
+    (item,) = [r for r in run_checklist(s) if r.number == 6]
+    assert item.status == "n/a" and "required" in item.evidence, item.evidence

@@ -115,6 +115,8 @@ TABLE = [
      "correct hand-over"),
     ("a case about a dead key names it", {**NO_REFUND_HANDOVER, "because": ["UNAUTHENTICATED"]}, desk(),
      run("escalated", code="UNAUTHENTICATED"), "correct hand-over"),
+    ("a case that wants a ticket gets one", {**NO_REFUND_HANDOVER, "because": ["ticket"]}, desk(tickets=1),
+     run("escalated", code="UNAVAILABLE"), "correct hand-over"),
     # --- hand-overs caused by infrastructure are never the one a case expects
     ("a dead key", NO_REFUND_HANDOVER, desk(), run("escalated", code="UNAUTHENTICATED"), "escalated"),
     ("a 429", NO_REFUND_HANDOVER, desk(), run("escalated", code="RATE_LIMITED"), "escalated"),
@@ -122,6 +124,11 @@ TABLE = [
     ("a broken model", NO_REFUND_HANDOVER, desk(), run("escalated", code="MODEL_ERROR"), "escalated"),
     ("a case about a dead key, ended by a 429", {**NO_REFUND_HANDOVER, "because": ["UNAUTHENTICATED"]}, desk(),
      run("escalated", code="RATE_LIMITED"), "escalated"),
+    # a case whose reason is "ticket": a hand-over without one is not the one it wants, whatever ended the run
+    ("a case that wants a ticket, a rule refused", {**NO_REFUND_HANDOVER, "because": ["ticket"]}, desk(),
+     run("escalated", code="PERMISSION_DENIED"), "escalated"),
+    ("a case that wants a ticket, handed over with none", {**NO_REFUND_HANDOVER, "because": ["ticket"]}, desk(),
+     run("escalated"), "escalated"),
     ("held for approval, one too many", {"refunds": [], "statuses": HANDOVER, "pending": 1}, desk(),
      run("escalated", code="NEEDS_APPROVAL", pending=["c1", "c2"]), "escalated"),
     # --- stopped where the task should have been done

@@ -740,3 +740,27 @@ def test_the_report_escapes_catalogue_text_and_the_tools_files_words(hostile_cat
     assert HOSTILE in html.unescape(page)
     assert page.count("&lt;script&gt;") >= 20  # the catalogue's sentences, not only the file's words
     assert page.startswith("<!DOCTYPE html>") and "<svg" in page and "<table class='probe'>" in page  # markup still markup
+
+
+def test_the_probe_does_work_linear_in_the_tools_not_quadratic(monkeypatch):
+    """Counted, not timed: the tool specs read (every trial used to scan and compare every tool's spec, and the loop
+    to list the whole registry) grow with the tools, not with their square. benchmarks/bench_probe.py times 10,000."""
+    from agentlab.tools import Tool
+
+    def specs_read(n):
+        reg = load_specs([{"type": "function", "function": {"name": f"set_{i}", "description": "Set it.", "parameters": {
+            "type": "object", "properties": {"v": {"type": "integer", "minimum": 0, "maximum": 9}}, "required": ["v"]}}}
+            for i in range(n)], source="gen")
+        read = [0]
+        spec = Tool.spec
+
+        def counted(self):
+            read[0] += 1
+            return spec(self)
+        monkeypatch.setattr(Tool, "spec", counted)
+        probe(reg, fake_source(), categories=["clean", "wrong_type", "out_of_range"], time_limit=None,
+              tool_time_limit=None)
+        monkeypatch.setattr(Tool, "spec", spec)
+        return read[0]
+    small, big = specs_read(20), specs_read(80)
+    assert big < 4.5 * small, (small, big)  # four times the tools: about four times the reads, not sixteen

@@ -312,3 +312,90 @@ def test_a_logged_category_or_stage_of_its_own_is_read_by_the_one_table(tmp_path
     assert "<b>X" not in page and "/etc/passwd" not in page and "<script>" not in page
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert (report["findings"][0]["category"], report["findings"][0]["stage"]) == CODES.get("X", ("fatal", "execution"))
+
+
+# --- a tool's plain-text failure, and self-correction, by the package's one definition ----------
+def _conversation(tmp_path, *turns):
+    """A logged conversation with the after-sales tools offered: each turn is (arguments, the tool's reply), then
+    the assistant's closing words."""
+    msgs = [{"role": "user", "content": "What did I pay for A1005?"}]
+    for i, (args, reply) in enumerate(turns):
+        msgs += [{"role": "assistant", "content": None, "tool_calls": [
+                    {"id": f"c{i}", "type": "function", "function": {"name": "get_order", "arguments": args}}]},
+                 {"role": "tool", "tool_call_id": f"c{i}", "content": reply}]
+    msgs.append({"role": "assistant", "content": "19.9"})
+    log = tmp_path / "one.jsonl"
+    log.write_text(json.dumps({"messages": msgs, "tools": TOOLS}) + "\n")
+    ((_, run, _),) = runs_of(read_logs(log))
+    return run
+
+
+@pytest.mark.parametrize("reply, ran", [("Error: order service unavailable", False), ("error - no such order", False),
+                                        ('{"order_id": "A1005", "amount": 19.9}', True), ("A1005: paid 19.9", True)])
+def test_a_plain_text_error_reply_is_a_failed_call(tmp_path, reply, ran):
+    run = _conversation(tmp_path, ('{"order_id": "A1005"}', reply))
+    assert [e.exec_ok for e in run.tool_events] == [ran]
+
+
+def test_a_wrong_call_then_a_corrected_one_that_ran_is_self_correction(tmp_path):
+    ok = '{"order_id": "A1005", "amount": 19.9}'
+    run = _conversation(tmp_path, ('{"orderId": "A1005"}', '{"error": "bad args"}'), ('{"order_id": "A1005"}', ok))
+    assert run.invalid_calls == 1 and run.status == "done_after_self_correction"
+    assert _conversation(tmp_path, ('{"order_id": "A1005"}', ok)).status == "done"
+    # a wrong call never repaired (the corrected call's tool said it failed, or the model gave up) is not one:
+    # the loop's definition (and metrics.repair_turns) needs a later call that ran
+    failed = _conversation(tmp_path, ('{"orderId": "A1005"}', '{"error": "bad args"}'),
+                           ('{"order_id": "A1005"}', "Error: order service unavailable"))
+    assert failed.status == "done"
+    assert _conversation(tmp_path, ('{"orderId": "A1005"}', '{"error": "bad args"}')).status == "done"
+
+
+# --- every format in bounded memory: one run of many rows costs its counts, never its rows -------------
+def _one_long_run(path, rows, fmt):
+    """One run of ``rows`` rows (calls, some refused, some repeated, some with a logged error), then its end."""
+    def row(k):
+        if k == rows:
+            return {"run_id": "r1", "kind": "end", "round_index": k, "final_status": "done",
+                    "timestamp": "2026-03-02T10:00:00Z"}
+        args = ['{"order_id": "A1001"}', '{"orderId": 1}', '{bad', f'{{"order_id": "A{k % 7}"}}'][k % 4]
+        return {"run_id": "r1", "kind": "tool", "round_index": k, "tool_name": "get_order", "args_raw": args,
+                "exec_ok": True, **({"error_code": "TIMEOUT"} if k % 10 == 0 else {})}
+
+    def span(r):
+        op = {"tool": "execute_tool", "end": "invoke_agent"}[r["kind"]]
+        attrs = {"gen_ai.operation.name": op, "agentlab.run_id": r["run_id"], "agentlab.round_index": r["round_index"],
+                 **({"gen_ai.tool.name": r["tool_name"], "gen_ai.tool.call.arguments": r["args_raw"]}
+                    if r["kind"] == "tool" else {"agentlab.final_status": r["final_status"]}),
+                 **({"agentlab.error.code": r["error_code"]} if r.get("error_code") else {})}
+        kv = [{"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}}
+              for k, v in attrs.items()]
+        return {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "ab" * 16, "spanId": "cd" * 8, "name": op,
+                                                              "startTimeUnixNano": "1", "endTimeUnixNano": "2",
+                                                              "attributes": kv}]}]}]}
+    with path.open("w") as f:
+        for k in range(rows + 1):
+            f.write(json.dumps(span(row(k)) if fmt == "otel" else row(k)) + "\n")
+
+
+def _review_peak(path, fmt) -> tuple[int, dict]:
+    tracemalloc.start()
+    try:
+        report = review_logs(path, fmt)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak, report
+
+
+@pytest.mark.parametrize("fmt", ["telemetry", "otel"])
+def test_one_long_run_is_read_in_bounded_memory(tmp_path, fmt):
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
+    _one_long_run(small, 1_000, fmt)
+    _one_long_run(big, 10_000, fmt)
+    peak_small, r_small = _review_peak(small, fmt)
+    peak_big, r_big = _review_peak(big, fmt)
+    assert r_small["totals"]["runs"] == r_big["totals"]["runs"] == 1
+    assert r_big["totals"]["tool_calls"] == 10_000 and r_big["totals"]["findings"] > 1_000  # every row counted
+    assert len(r_big["findings"]) == 200  # the sample shown is bounded; the counts are not
+    # ten times the rows of one run, not ten times the memory: the run is counted as it comes, never held
+    assert peak_big < 1.3 * peak_small + 256 * 1024, (peak_small, peak_big)

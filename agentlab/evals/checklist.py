@@ -30,6 +30,7 @@ from ..scenarios import Scenario
 from ..scenarios.conversation import ROUTE_ABOVE, Conversation
 from ..store import Approval
 from ..tools import Registry
+from .probe_calls import NoValidCall, valid_call
 from .suite import Case, SuiteError, load_cases, run_case
 
 __all__ = ["CHECKS", "CheckItem", "Result", "Seen", "run_checklist"]
@@ -339,17 +340,28 @@ def _routing(s: Scenario) -> Seen:
 
 def _required_checked(s: Scenario) -> Seen:
     state, reg = s.setup()
-    total, reached = 0, []
     tools = [x for x in reg if x.parameters.get("required")]
-    for tool in tools:  # each tool called with none of its required fields: it must be refused before it runs
-        total += len(tool.parameters["required"])
-        run = _chat(s, ScriptedModel([call(tool.name, {}), say("sorry")]), state=state, registry=reg).ask("go")
-        ev = _tool_events(run)
-        if not ev or ev[0].exec_ok is not None or ev[0].validate_ok is not False or ev[0].error_code != "INVALID_ARGS":
-            reached.append(tool.name)
-    ok = bool(tools) and not reached
-    return Seen(ok, "checklist.seen.required", {"fields": total, "tools": len(tools), "stopped": len(tools) - len(reached),
-                                                "reached": _names(reached)})
+    if not tools:  # nothing declared required: nothing for the code to check again, and no pass for that
+        return Seen(None, "checklist.seen.required_none", {"tools": len(reg)})
+    total, reached = 0, []
+    for tool in tools:
+        # each required field left out of a call that is otherwise whole (not only an empty call: code that
+        # refuses {} but lets a call through with one field missing checks nothing), refused before it runs by the
+        # contract's check (stage structure: a business rule that happens to refuse it proves nothing about it)
+        try:
+            whole = valid_call(tool.parameters, seed=f"checklist/{tool.name}", optional=False)
+        except NoValidCall:
+            whole = {}
+        for name in tool.parameters["required"]:
+            total += 1
+            args = {k: v for k, v in whole.items() if k != name}
+            run = _chat(s, ScriptedModel([call(tool.name, args), say("sorry")]), state=state, registry=reg).ask("go")
+            ev = _tool_events(run)
+            if not ev or ev[0].exec_ok is not None or ev[0].validate_ok is not False or ev[0].error_code != "INVALID_ARGS" \
+                    or ev[0].error_stage != "structure":
+                reached.append(f"{tool.name}.{name}")
+    return Seen(not reached, "checklist.seen.required", {"fields": total, "tools": len(tools),
+                                                         "stopped": total - len(reached), "reached": _names(reached)})
 
 
 # --- 7 to 10: the chain ------------------------------------------------------------------------------------------
@@ -436,46 +448,96 @@ def _risky_guarded(s: Scenario) -> Seen:
 
 
 # --- 11 and 12: operations ----------------------------------------------------------------------------------------
+#: 4xx answers no resend can change (a bad request, a dead key, a refusal, nothing there, a request it cannot
+#: process): each must be sent once, whoever gives it. (HTTP status, the code the model API's adapter gives it)
+_MODEL_4XX = ((400, "BAD_REQUEST"), (401, "UNAUTHENTICATED"), (403, "PERMISSION_DENIED"), (404, "NOT_FOUND"),
+              (422, "BAD_REQUEST"))
+#: the same, as a tool's backend says them (a 422 from a backend is arguments it refused)
+_TOOL_4XX = ((400, "BAD_REQUEST"), (401, "UNAUTHENTICATED"), (403, "PERMISSION_DENIED"), (404, "NOT_FOUND"),
+             (422, "INVALID_ARGS"))
+
+
+class _Draw(random.Random):
+    """A jitter source that always draws the same fraction of its range: the waits it gives are then the backoff
+    of each attempt, read per attempt, not a sum of random draws in which a flat backoff can pass by luck."""
+
+    def __init__(self, fraction: float):
+        super().__init__(0)
+        self.fraction = fraction
+
+    def uniform(self, a: float, b: float) -> float:
+        return a + (b - a) * self.fraction
+
+
+def _counted(failure: BaseException, tries: list[int]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A wrapper: every call raises ``failure``, counted in ``tries``."""
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def run(**kw: Any) -> Any:
+            tries[0] += 1
+            raise failure
+        return run
+    return wrap
+
+
 def _retry_classes(s: Scenario) -> Seen:
     calls = _calls(s)
     if calls is None:
         return _no_calls(s)
     waits: list[float] = []
     state, reg = s.setup()  # one desk for every chat below: only the model and one tool fail, nothing is written
-    # the model API: a 429 and a 503 are resent, a 401 is not (no key gets better by asking again)
+    # the model API: a 429 and a 503 are resent; no 4xx that is not transient is (asking again changes nothing)
     flaky = ScriptedModel([ModelError("RATE_LIMITED", status=429), ModelError("UNAVAILABLE", status=503), say("ok")])
     run = _chat(s, flaky, state=state, registry=reg, sleep=waits.append).ask("hello")
     transient_ok = run.status == "done" and len(flaky.calls) == 3 and len(waits) == 2
-    dead = ScriptedModel([ModelError("UNAUTHENTICATED", status=401), say("ok")])
-    run401 = _chat(s, dead, state=state, registry=reg, sleep=waits.append).ask("hello")
-    fatal_ok = len(dead.calls) == 1 and run401.status == "escalated" and len(waits) == 2
-    # a tool: a dropped connection is resent, a refused credential is not
+    model_sent: dict[int, int] = {}
+    for status, code in _MODEL_4XX:
+        dead = ScriptedModel([ModelError(code, status=status), ModelError(code, status=status),
+                              ModelError(code, status=status), say("ok")])
+        _chat(s, dead, state=state, registry=reg, sleep=waits.append).ask("hello")
+        model_sent[status] = len(dead.calls)
+    fatal_ok = all(n == 1 for n in model_sent.values()) and len(waits) == 2
+    # a tool: a dropped connection is resent; no 4xx its backend gives is
     name, args = calls.read
-    tool_resent = []
-    for exc in (lambda: ConnectionError("connection reset"),
-                lambda: ToolFailure("UNAUTHENTICATED", "the backend refused the service's credential")):
-        tool_waits: list[float] = []
-        run = _chat(s, ScriptedModel([call(name, args), say("ok")]), state=state, sleep=tool_waits.append,
-                    registry=_with_tool(reg, name, _first_fails(exc))).ask("look it up")
-        ev = _tool_events(run)
-        tool_resent.append(bool(ev) and ev[0].retry_count == 1 and bool(tool_waits) and ev[0].exec_ok is True)
-    tool_transient, tool_fatal = tool_resent[0], not tool_resent[1]
-    # twenty clients failing twice at the same moment: their waits must spread (jitter) and grow (backoff)
+    tool_waits: list[float] = []
+    run = _chat(s, ScriptedModel([call(name, args), say("ok")]), state=state, sleep=tool_waits.append,
+                registry=_with_tool(reg, name, _first_fails(lambda: ConnectionError("connection reset")))).ask("look it up")
+    ev = _tool_events(run)
+    tool_transient = bool(ev) and ev[0].retry_count == 1 and bool(tool_waits) and ev[0].exec_ok is True
+    tool_tried: dict[int, int] = {}
+    for status, code in _TOOL_4XX:
+        tries = [0]
+        _chat(s, ScriptedModel([call(name, args), say("ok")]), state=state, sleep=tool_waits.append,
+              registry=_with_tool(reg, name, _counted(ToolFailure(code, f"the backend said {code}"), tries))).ask("look it up")
+        tool_tried[status] = tries[0]
+    tool_fatal = all(n == 1 for n in tool_tried.values())
+    # backoff: the waits grow with the attempt, read attempt by attempt at a fixed point of the jitter's range
+    tops: dict[float, list[float]] = {}
+    for fraction in (0.5, 1.0):
+        mine: list[float] = []
+        model = ScriptedModel([ModelError("UNAVAILABLE", status=503), ModelError("UNAVAILABLE", status=503), say("ok")])
+        _chat(s, model, state=state, registry=reg, sleep=mine.append, rng=_Draw(fraction)).ask("hello")
+        tops[fraction] = mine
+    grows = all(len(w) == 2 and 0 < w[0] < w[1] for w in tops.values())
+    # jitter: twenty clients failing at the same moment must not all wait the same
     first, second = [], []
     for seed in range(20):
-        mine: list[float] = []
+        mine = []
         model = ScriptedModel([ModelError("UNAVAILABLE", status=503), ModelError("UNAVAILABLE", status=503), say("ok")])
         _chat(s, model, state=state, registry=reg, sleep=mine.append, rng=random.Random(seed)).ask("hello")
         if len(mine) == 2:
             first.append(mine[0])
             second.append(mine[1])
     spread = len({round(w, 6) for w in first}) > 1
-    grows = bool(first) and len(second) == len(first) and sum(second) > sum(first)
     ok = transient_ok and fatal_ok and tool_transient and tool_fatal and spread and grows and len(first) == 20
     return Seen(ok, "checklist.seen.retry", {
-        "model_transient": _yes(transient_ok), "model_401": len(dead.calls), "tool_transient": _yes(tool_transient),
-        "tool_401": _yes(tool_fatal), "lo1": _s(min(first, default=0)), "hi1": _s(max(first, default=0)),
+        "model_transient": _yes(transient_ok), "model_4xx": _counts(model_sent), "tool_transient": _yes(tool_transient),
+        "tool_4xx": _counts(tool_tried), "tops": ", ".join(_s(w) for w in tops[1.0]) or "-",
+        "lo1": _s(min(first, default=0)), "hi1": _s(max(first, default=0)),
         "lo2": _s(min(second, default=0)), "hi2": _s(max(second, default=0)), "clients": len(first)})
+
+
+def _counts(sent: dict[int, int]) -> str:
+    return ", ".join(f"{status}: {n}" for status, n in sent.items())
 
 
 _TELEMETRY = ("session_id", "turn_id", "round_index", "tool_name", "tool_call_id", "args_raw", "parse_ok", "validate_ok",

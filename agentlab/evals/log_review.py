@@ -38,8 +38,8 @@ from ..runs import STATUSES, Run
 from ..schema import SchemaError
 from ..tools import Registry
 from ..trace import Event, finalize
-from .logs import Format, LogError, LogRun, read_logs
-from .metrics import Tally, went_wrong, went_wrong_text
+from .logs import OPEN_RUNS, Format, LogError, LogRun, read_logs, read_rows, run_meta
+from .metrics import Tally, repair_turns, went_wrong, went_wrong_text
 from .suite import load_cases
 
 __all__ = ["KINDS", "WRITE_NAMES", "LogFinding", "analyze", "case_of", "largest_text", "review_html", "review_logs", "runs_of", "tools_file",
@@ -67,6 +67,7 @@ REPEAT_LIMIT = GuardConfig().repeat_limit or 3  # the Nth identical call is the 
 EXAMPLES = 200  # findings shown with their detail; all are counted
 CASES = 20  # candidate regression cases written
 _REGISTRIES = 32  # distinct tools lists kept compiled
+_SIGNATURES = 100_000  # distinct calls of one run remembered (a repeat, a duplicate write): a run's memory is bounded
 _CATEGORIES = frozenset(c for c, _ in CODES.values())
 _STAGES = frozenset(s for _, s in CODES.values())
 
@@ -245,13 +246,15 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
                                 error_code=code, error_category=cat or None, error_stage=stage or None, note=kind or None,
                                 model_visible=None if answer is None else str(answer)[:300]))
     last = messages[-1] if messages else {}
-    invalid = any(e.parse_ok is False or e.validate_ok is False for e in events)
+    # self-corrected by the package's one definition (the loop's, metrics.repair_turns): a call refused as
+    # invalid, then a later call that ran; a wrong call the model gave up on, or whose fix failed too, is not one
+    corrected = repair_turns(Run(rid, "logs", "", "done", "", "", step, tuple(events), ())) is not None
     if log.status in STATUSES:
         status = log.status
     elif handed_over:
         status = "escalated"
     elif last.get("role") == "assistant" and not last.get("tool_calls"):
-        status = "done_after_self_correction" if invalid else "done"
+        status = "done_after_self_correction" if corrected else "done"
     else:  # the conversation stops on a call or a tool's answer: the user never got a reply
         status = "failed"
     answer = _text(last.get("content")) if last.get("role") == "assistant" else ""
@@ -260,12 +263,56 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
     return Run(rid, "logs", "", status, "", answer[:300], step, finalize(events, status), ()), findings
 
 
-def _telemetry_run(log: LogRun, registry: Registry | None, writes: frozenset[str]) -> tuple[Run, list[LogFinding]]:
-    rid = str(log.rows[0].get("run_id")) if log.rows else log.where
-    findings: list[LogFinding] = []
-    events: list[Event] = []
-    seen: Counter = Counter()
-    for row in log.rows:
+class _TelemetryRun:
+    """One telemetry run, read a row at a time: its counts, what went wrong in it and its findings, aggregated as the
+    rows come, so that a run of a million rows costs its counts and a bounded sample, never its rows
+    (``keep=True``, for :func:`runs_of`, keeps the events and every finding too)."""
+
+    __slots__ = (
+        "calls",
+        "day",
+        "end",
+        "events",
+        "findings",
+        "found",
+        "invalid",
+        "keep",
+        "kind_stage",
+        "kinds",
+        "last_line",
+        "line",
+        "loop",
+        "registry",
+        "rid",
+        "seen",
+        "source",
+        "status",
+        "steps",
+        "where",
+        "writes",
+        "wrong",
+    )
+
+    def __init__(self, source: str, line: int, first: Mapping[str, Any], registry: Registry | None,
+                 writes: frozenset[str], *, keep: bool = False):
+        self.source, self.line = source, line
+        self.where = f"{source}:{line}"
+        self.rid = str(first.get("run_id"))
+        self.day = run_meta(first)["day"]
+        self.registry, self.writes, self.keep = registry, writes, keep
+        self.calls = self.invalid = self.steps = self.found = 0
+        self.status: str | None = None  # the last final_status a row gave
+        self.loop: str | None = None
+        self.end: Event | None = None
+        # signatures of the calls so far (a repeat, a duplicate write): a bounded window, oldest forgotten first
+        self.seen: OrderedDict[str, int] = OrderedDict()
+        self.wrong: Counter = Counter()  # (category, stage) of what went wrong, by the metrics' one definition
+        self.kinds: Counter = Counter()
+        self.kind_stage: Counter = Counter()
+        self.findings: list[LogFinding] = []  # every one when keep, else the first EXAMPLES
+        self.events: list[Event] = []
+
+    def add(self, row: Mapping[str, Any]) -> None:
         e = Event(**{k: v for k, v in row.items() if k in Event.__dataclass_fields__})
         extra: dict[str, Any] = {}
         if e.error_code and not (e.error_category in _CATEGORIES and e.error_stage in _STAGES):
@@ -275,8 +322,8 @@ def _telemetry_run(log: LogRun, registry: Registry | None, writes: frozenset[str
                      "error_stage": e.error_stage if e.error_stage in _STAGES else stage}
         if e.kind == "tool" and not e.error_code and e.tool_name:
             raw = e.args_raw or ""
-            if registry is not None:
-                checked = registry.check(e.tool_name, raw, rules=False)
+            if self.registry is not None:
+                checked = self.registry.check(e.tool_name, raw, rules=False)
                 if checked.error is not None:
                     code = checked.error.code
                     cat, stage = _err(code)
@@ -288,10 +335,13 @@ def _telemetry_run(log: LogRun, registry: Registry | None, writes: frozenset[str
                 except ValueError:
                     sig = ""
                 if sig:
-                    seen[sig] += 1
-                    write = e.tool_name in writes or (not writes and bool(WRITE_NAMES.match(e.tool_name)))
-                    code = ("CONFLICT" if write and seen[sig] == 2 and e.exec_ok
-                            else "LOOP_DETECTED" if not write and seen[sig] == REPEAT_LIMIT else "")
+                    n = self.seen.pop(sig, 0) + 1
+                    self.seen[sig] = n
+                    if len(self.seen) > _SIGNATURES:
+                        self.seen.popitem(last=False)
+                    write = e.tool_name in self.writes or (not self.writes and bool(WRITE_NAMES.match(e.tool_name)))
+                    code = ("CONFLICT" if write and n == 2 and e.exec_ok
+                            else "LOOP_DETECTED" if not write and n == REPEAT_LIMIT else "")
                     if code:
                         cat, stage = _err(code)
                         extra = {"error_code": code, "error_category": cat, "error_stage": stage}
@@ -301,16 +351,121 @@ def _telemetry_run(log: LogRun, registry: Registry | None, writes: frozenset[str
             kind = ("duplicate_write" if e.error_code == "CONFLICT" and extra else
                     _KIND_OF_CODE.get(e.error_code, "logged_error"))
             # a row's run id, tool name and code are the logs' own text too (a run id may hold a user's e-mail)
-            findings.append(LogFinding(log.where, _shown(rid, 200), kind, _shown(e.error_code, 60),
-                                       e.error_category or "", e.error_stage or "", _shown(e.tool_name or "", 200),
-                                       None, _shown(e.args_raw or e.note or ""), log.day))
-        events.append(e)
-    status = log.status if log.status in STATUSES else "failed"
-    end = next((e for e in reversed(events) if e.kind == "end"), None)
-    steps = max((e.round_index for e in events), default=0)
-    answer = (end.model_visible or "")[:300] if end else ""
-    return Run(rid, events[0].loop if events else "logs", "", status, (end.note or "") if end else "", answer, steps,
-               finalize(events, status), ()), findings
+            f = LogFinding(self.where, _shown(self.rid, 200), kind, _shown(e.error_code, 60), e.error_category or "",
+                           e.error_stage or "", _shown(e.tool_name or "", 200), None,
+                           _shown(e.args_raw or e.note or ""), self.day)
+            self.found += 1
+            self.kinds[f.kind] += 1
+            self.kind_stage[(f.kind, f.code, f.stage)] += 1
+            if self.keep or len(self.findings) < EXAMPLES:
+                self.findings.append(f)
+        wrong = went_wrong(e)
+        if wrong is not None:
+            self.wrong[wrong] += 1
+        self.calls += e.kind == "tool"
+        self.invalid += e.kind == "tool" and (e.parse_ok is False or e.validate_ok is False)
+        self.steps = max(self.steps, e.round_index)
+        if self.loop is None:
+            self.loop = e.loop
+        if row.get("final_status"):
+            self.status = str(row["final_status"])
+        if e.kind == "end":
+            self.end = e
+        if self.keep:
+            self.events.append(e)
+
+    def final_status(self) -> str:
+        return self.status if self.status in STATUSES else "failed"
+
+    def run(self) -> Run:
+        """The run as the loop records one (``keep=True`` only: the events are what it holds)."""
+        status = self.final_status()
+        end = self.end
+        answer = (end.model_visible or "")[:300] if end else ""
+        return Run(self.rid, self.loop if self.loop is not None else "logs", "", status,  # type: ignore[arg-type]
+                   (end.note or "") if end else "", answer, self.steps, finalize(self.events, status), ())
+
+    def summary(self) -> _Summary:
+        return _Summary(self.day, None, self.calls, self.invalid, self.steps, self.final_status(), self.wrong,
+                        self.kinds, self.kind_stage, tuple(self.findings), self.found, None)
+
+
+def _telemetry_run(log: LogRun, registry: Registry | None, writes: frozenset[str]) -> tuple[Run, list[LogFinding]]:
+    acc = _TelemetryRun(log.source, log.line, log.rows[0] if log.rows else {"run_id": log.where}, registry, writes,
+                        keep=True)
+    acc.where = log.where
+    acc.day = log.day
+    if not log.rows:
+        acc.rid = log.where
+    for row in log.rows:
+        acc.add(row)
+    acc.status = log.status
+    return acc.run(), acc.findings
+
+
+@dataclass(frozen=True)
+class _Summary:
+    """What the report needs of one run: its counts, what went wrong, its findings (counted, and the first few
+    whole), and a candidate case (openai logs only)."""
+
+    day: str
+    success: bool | None
+    calls: int
+    invalid: int
+    steps: int
+    status: str
+    wrong: Counter
+    kinds: Counter
+    kind_stage: Counter
+    examples: tuple[LogFinding, ...]
+    found: int
+    case: dict | None
+
+
+def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozenset[str],
+               cases: list[int]) -> Iterator[_Summary]:
+    """Each conversation or run of ``logs`` as the report counts it. ``cases`` counts the candidate cases made, so
+    that none is built past :data:`CASES`."""
+    registries = _Registries(registry)
+    for log in logs:
+        if log.rows:
+            acc = _TelemetryRun(log.source, log.line, log.rows[0], registry, writes)
+            acc.where, acc.day = log.where, log.day
+            for row in log.rows:
+                acc.add(row)
+            acc.status = log.status
+            yield acc.summary()
+            continue
+        run, found = _openai_run(log, registries, writes)
+        wrong: Counter = Counter(w for w in map(went_wrong, run.events) if w is not None)
+        case = None
+        if found and log.messages and cases[0] < CASES:
+            case = case_of(log, found)
+            cases[0] += case is not None
+        yield _Summary(log.day or "", log.success, run.tool_calls, run.invalid_calls, run.steps, run.status, wrong,
+                       Counter(f.kind for f in found), Counter((f.kind, f.code, f.stage) for f in found),
+                       tuple(found[:EXAMPLES]), len(found), case)
+
+
+def _streamed(source: str, rows: Iterable[tuple[int, dict]], registry: Registry | None,
+              writes: frozenset[str]) -> Iterator[_Summary]:
+    """Telemetry rows grouped by run as :func:`~agentlab.evals.logs.read_logs` groups them (a run given out at its
+    ``end`` row, the oldest closed past :data:`~agentlab.evals.logs.OPEN_RUNS` open ones, the rest at the end),
+    each run aggregated as its rows come: memory holds the open runs' counts, never their rows."""
+    open_runs: dict[str, _TelemetryRun] = {}
+    for n, row in rows:
+        rid = row["run_id"]
+        acc = open_runs.get(rid)
+        if acc is None:
+            acc = open_runs[rid] = _TelemetryRun(source, n, row, registry, writes)
+        acc.add(row)
+        if row["kind"] == "end":
+            del open_runs[rid]
+            yield acc.summary()
+        elif len(open_runs) > OPEN_RUNS:  # runs that never end must not fill the memory
+            yield open_runs.pop(next(iter(open_runs))).summary()
+    for acc in open_runs.values():
+        yield acc.summary()
 
 
 def runs_of(logs: Iterable[LogRun], *, registry: Registry | None = None,
@@ -384,6 +539,11 @@ def _desk_tools() -> dict[str, frozenset[str]]:
 def analyze(logs: Iterable[LogRun], *, registry: Registry | None = None, writes: frozenset[str] = frozenset(),
             settings: Mapping[str, Any] | None = None) -> dict:
     """The report of a stream of conversations (``report.json``), in memory bounded by the longest one."""
+    return _report(_summaries(logs, registry, writes, [0]), settings)
+
+
+def _report(summaries: Iterable[_Summary], settings: Mapping[str, Any] | None) -> dict:
+    """The report of runs counted one at a time: what it holds is the counts and bounded samples."""
     total = Tally()
     days: dict[str, Tally] = {}
     kinds: Counter = Counter()
@@ -393,25 +553,20 @@ def analyze(logs: Iterable[LogRun], *, registry: Registry | None = None, writes:
     examples: list[dict] = []
     cases: list[dict] = []
     runs_with_findings = 0
-    for log, run, found in runs_of(logs, registry=registry, writes=writes):
-        total.add(run, log.success)
-        days.setdefault(log.day or "-", Tally()).add(run, log.success)
-        for e in run.events:  # both taxonomies, by the metrics' one definition of "went wrong"
-            wrong = went_wrong(e)
-            if wrong is not None:
-                by_cat[wrong[0]] += 1
-                by_stage[wrong[1]] += 1
-        for f in found:
-            kinds[f.kind] += 1
-            kind_stage[(f.kind, f.code, f.stage)] += 1
-            if len(examples) < EXAMPLES:  # the run id, the tool and the codes are the logs' words too
-                examples.append(f.to_dict())
-        if found:
+    for r in summaries:
+        total.count(r.calls, r.invalid, r.steps, r.status, r.success)
+        days.setdefault(r.day or "-", Tally()).count(r.calls, r.invalid, r.steps, r.status, r.success)
+        for (cat, stage), n in r.wrong.items():  # both taxonomies, by the metrics' one definition of "went wrong"
+            by_cat[cat] += n
+            by_stage[stage] += n
+        kinds.update(r.kinds)
+        kind_stage.update(r.kind_stage)
+        for f in r.examples[:EXAMPLES - len(examples)]:  # the run id, the tool and the codes are the logs' words too
+            examples.append(f.to_dict())
+        if r.found:
             runs_with_findings += 1
-            if log.messages and len(cases) < CASES:
-                case = case_of(log, found)
-                if case is not None:
-                    cases.append(case)
+            if r.case is not None and len(cases) < CASES:
+                cases.append(r.case)
     largest = None
     if kind_stage:
         (kind, code, stage), n = max(kind_stage.items(), key=lambda kv: (kv[1], kv[0]))
@@ -441,7 +596,11 @@ def review_logs(path: str | Path, fmt: Format = "openai", *, tools: str | Path |
     registry, writes = tools_file(tools)
     settings = {"source": Path(str(path)).name, "format": fmt, "lang": lang,
                 "writes": "tools file" if writes else "name pattern", "repeat_limit": REPEAT_LIMIT}
-    return analyze(read_logs(path, fmt, progress=progress), registry=registry, writes=writes, settings=settings)
+    if fmt == "openai":  # a conversation is one line (or one line's history): bounded by the line
+        return analyze(read_logs(path, fmt, progress=progress), registry=registry, writes=writes, settings=settings)
+    # telemetry and OTLP: a run may be a million rows, so it is counted row by row, never held
+    rows = read_rows(path, fmt, progress=progress)
+    return _report(_streamed(Path(str(path)).name, rows, registry, writes), settings)
 
 
 def _say(lang: Lang) -> Callable[..., str]:

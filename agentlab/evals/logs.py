@@ -9,9 +9,12 @@ Three formats, each one JSON object per line:
 * ``telemetry``: agentlab's own event rows (docs/telemetry.md), grouped by ``run_id``.
 * ``otel``: OTLP JSON spans, turned into telemetry rows by :func:`agentlab.evals.otel.read_otlp`.
 
-A file is read line by line, never whole: memory holds the conversations still open (one, for an
-exchange log; those whose ``end`` row has not come yet, for telemetry), so a file of a million lines
-costs what its longest conversation costs. A line that cannot be read stops the reading with one
+A file is read line by line, never whole. :func:`read_logs` holds the conversations still open (one, for an
+exchange log, bounded by its line; every row of those whose ``end`` row has not come yet, for telemetry), so a
+file costs what its longest conversation costs. A telemetry run may be a million rows: ``review --logs`` reads
+telemetry and OTLP with :func:`read_rows` instead, one row at a time, and counts each run as its rows come
+(:mod:`agentlab.evals.log_review`), so every format is reviewed in bounded memory
+(``benchmarks/bench_review_memory.py``). A line that cannot be read stops the reading with one
 sentence naming the file and the line (:class:`LogError`): a line longer than :data:`MAX_LINE` bytes, one
 nested past what the parser takes, and a telemetry row whose fields have the wrong types included.
 ``NaN`` and ``Infinity``, which Python writes but JSON has not, are read as null.
@@ -29,12 +32,12 @@ from typing import Any, Literal, get_type_hints
 from ..i18n import LocalizedError
 from ..trace import Event
 
-__all__ = ["FORMATS", "MAX_LINE", "LogError", "LogRun", "read_logs"]
+__all__ = ["FORMATS", "MAX_LINE", "OPEN_RUNS", "LogError", "LogRun", "read_logs", "read_rows", "run_meta"]
 
 Format = Literal["openai", "telemetry", "otel"]
 FORMATS: tuple[Format, ...] = ("openai", "telemetry", "otel")
 _EVENT_FIELDS = {f.name for f in fields(Event)}
-_OPEN_RUNS = 10_000  # telemetry runs whose end has not come: past this, the oldest is closed as it is
+OPEN_RUNS = 10_000  # telemetry runs whose end has not come: past this, the oldest is closed as it is
 MAX_LINE = 64 * 1024 * 1024  # bytes in one line: a file with no newline must not be read whole into memory
 
 
@@ -231,6 +234,11 @@ def _meta(d: Mapping[str, Any]) -> dict[str, Any]:
     return {"day": day, "success": success, "status": status}
 
 
+def run_meta(row: Mapping[str, Any]) -> dict[str, Any]:
+    """What a run's first row says about it (:func:`_meta`): ``day``, ``success``, ``status``."""
+    return _meta(row)
+
+
 def _day(value: Any) -> str:
     """``YYYY-MM-DD`` (UTC) of an epoch number (seconds or milliseconds) or an ISO text, or ``""``."""
     try:
@@ -274,21 +282,37 @@ def _otel_rows(source: str) -> Iterator[tuple[int, dict]]:
         yield n, dict(row)
 
 
+def read_rows(path: str | Path, fmt: Format = "telemetry", *, progress: bool = False) -> Iterator[tuple[int, dict]]:
+    """The rows of a telemetry or OTLP file one at a time, each as :func:`_telemetry` keeps it, with its line number:
+    what a reader that aggregates as it goes reads, so that a run of a million rows is never held whole."""
+    if fmt not in ("telemetry", "otel"):
+        raise LogError("logs.bad_format", got=str(fmt), known=", ".join(FORMATS))
+    source = str(path)
+    rows = _otel_rows(source) if fmt == "otel" else _json_rows(source, _lines(source, progress=progress))
+    for n, d in rows:
+        yield n, _row(d)
+
+
+def _row(d: dict) -> dict:
+    # the fields an Event cannot do without, when a system does not log them: the run is its session
+    row = {"session_id": d["run_id"], "turn_id": 0, "round_index": 0}
+    row.update((k, v) for k, v in d.items() if (k in _EVENT_FIELDS or k in ("timestamp", "time", "ts"))
+               and (v is not None or type(None) in _EVENT_TYPES.get(k, (type(None),))))  # null: not said
+    return row
+
+
 def _telemetry(source: str, rows: Iterable[tuple[int, dict]]) -> Iterator[LogRun]:
-    """Rows grouped by run: a run is given out when its ``end`` row comes (or at the end of the file)."""
+    """Rows grouped by run: a run is given out when its ``end`` row comes (or at the end of the file). Holds every
+    row of a run until it ends: :func:`agentlab.evals.log_review.review_logs` reads :func:`read_rows` instead."""
     open_runs: dict[str, tuple[int, list[dict]]] = {}
     for n, d in rows:
         rid = d["run_id"]
         first, held = open_runs.setdefault(rid, (n, []))
-        # the fields an Event cannot do without, when a system does not log them: the run is its session
-        row = {"session_id": rid, "turn_id": 0, "round_index": 0}
-        row.update((k, v) for k, v in d.items() if (k in _EVENT_FIELDS or k in ("timestamp", "time", "ts"))
-                   and (v is not None or type(None) in _EVENT_TYPES.get(k, (type(None),))))  # null: not said
-        held.append(row)
+        held.append(_row(d))
         if d["kind"] == "end":
             del open_runs[rid]
             yield _run_of(source, first, n, held)
-        elif len(open_runs) > _OPEN_RUNS:  # runs that never end must not fill the memory
+        elif len(open_runs) > OPEN_RUNS:  # runs that never end must not fill the memory
             oldest = next(iter(open_runs))
             start, kept = open_runs.pop(oldest)
             yield _run_of(source, start, n, kept)

@@ -76,13 +76,17 @@ class Tally:
         self.statuses: Counter = Counter()
 
     def add(self, run: Run, verdict: bool | None = None) -> None:
+        self.count(run.tool_calls, run.invalid_calls, run.steps, run.status, verdict)
+
+    def count(self, calls: int, invalid: int, steps: int, status: str, verdict: bool | None = None) -> None:
+        """One run given by its counts (a run counted as its rows came, never held whole: a team's telemetry)."""
         self.runs += 1
-        self.calls += run.tool_calls
-        self.invalid += run.invalid_calls
-        self.steps += run.steps
-        self.takeovers += run.status in ("escalated", "budget_exhausted")
-        self.finished += run.status.startswith("done")
-        self.statuses[run.status] += 1
+        self.calls += calls
+        self.invalid += invalid
+        self.steps += steps
+        self.takeovers += status in ("escalated", "budget_exhausted")
+        self.finished += status.startswith("done")
+        self.statuses[status] += 1
         if verdict is not None:
             self.graded += 1
             self.passed += bool(verdict)

@@ -203,6 +203,9 @@ def read_otlp(path_or_lines: str | os.PathLike[str] | Mapping[str, Any] | Iterab
     yield from _read_lines(path_or_lines, "<lines>", lang)
 
 
+#: foreign traces whose turn count is carried from one line to the next: a file of a million traces is read in
+#: bounded memory (as many as the open runs the log reader keeps, agentlab.evals.logs.OPEN_RUNS)
+_TRACES = 10_000
 MAX_DOCUMENT = 64 * 1024 * 1024  # bytes of one line, or of one pretty-printed document, held at once
 
 
@@ -334,8 +337,10 @@ def _row(s: dict, trace_id: str, rounds: dict[str, int]) -> dict:
     if "agentlab.round_index" in a:
         round_index = int(a["agentlab.round_index"])
     else:  # a foreign trace: its chat spans count the turns; a tool call belongs to the turn before it
-        round_index = rounds.get(trace_id, 0) + (kind == "model")
-        rounds[trace_id] = round_index
+        round_index = rounds.pop(trace_id, 0) + (kind == "model")
+        rounds[trace_id] = round_index  # the latest last: past _TRACES, the trace heard from longest ago is forgotten
+        if len(rounds) > _TRACES:
+            del rounds[next(iter(rounds))]
     code, category, stage, note = _error(a, kind, s["status"])
     said = a.get("gen_ai.tool.call.result") if kind == "tool" else _said(a.get("gen_ai.output.messages"))
     gates = {g: a.get(f"agentlab.{g}") for g in ("parse_ok", "validate_ok", "exec_ok")}

@@ -398,17 +398,26 @@ def probe(registry: Registry, model: ModelSource, *, trials: int = 1, categories
         raise ProbeInputError("probe.unknown_tool", names=", ".join(missing), known=", ".join(registry.names))
     reg, about = prepare(registry, impl, writes)
     findings = lint(registry, lang=lang)
-    specs = reg.specs()
-    reachable = _within_reach(specs)
+    # each tool's own spec, and its spec cut to the probe's reach, looked up by name: a fault is made from the
+    # tool's own spec, so handing every trial the whole list cost a scan (and a deep compare) of every tool
+    # per trial, quadratic in the tools (10,000 tools: hours)
+    specs = {spec["function"]["name"]: [spec] for spec in reg.specs()}
+    reachable = {name: _within_reach(own) for name, own in specs.items()}
     ends = started + time_limit if time_limit is not None else math.inf
     tools_out, cells = [], []
     not_recorded = 0
+    # the linter's findings on each tool (its location is the tool or "tool.field..."), gathered once: filtering
+    # every finding for every tool was quadratic in the tools
+    lint_of: dict[str, list[Any]] = {}
+    for f in findings:
+        parts = f.location.split(".")
+        for i in range(1, len(parts) + 1):
+            lint_of.setdefault(".".join(parts[:i]), []).append(f)
     for info in about:
         tool = reg[info["name"]]
         if only and tool.name not in only:
             continue
-        info = {**info, "valid_call": None, "lint": [f.to_dict() for f in findings
-                                                     if f.location == tool.name or f.location.startswith(tool.name + ".")]}
+        info = {**info, "valid_call": None, "lint": [f.to_dict() for f in lint_of.get(tool.name, ())]}
         tools_out.append(info)
         now = clock()
         if now >= ends:  # nothing of this tool was run: not n/a, not probed
@@ -437,11 +446,14 @@ def probe(registry: Registry, model: ModelSource, *, trials: int = 1, categories
             cells += [_na(tool.name, category, "probe.na.no_valid_call") for category in wanted]
             continue
         valid = _validity(tool)
+        # offered one tool, a trial runs on a registry of that tool (and of a real tool the unknown-tool fault may
+        # name): the loop lists and scans its registry every turn, so the whole one made each trial cost O(tools)
+        trial_reg = _registry_for(reg, tool, args) if offer == "one" else reg
         partial: list[dict] = []
         for n, category in enumerate(wanted):
             cut = False  # this category's trials were cut short by the clock
             try:
-                why_na, field = _applies(category, tool, args, specs, reachable)
+                why_na, field = _applies(category, tool, args, specs[tool.name], reachable[tool.name])
                 if why_na:
                     cells.append(_na(tool.name, category, why_na))
                     if why_na == "probe.na.beyond_reach":
@@ -459,7 +471,7 @@ def probe(registry: Registry, model: ModelSource, *, trials: int = 1, categories
                     if progress is not None:
                         progress(label)
                     try:
-                        results.append(_one(reg, tool, category, args, model(tool.name, args, label), config=config,
+                        results.append(_one(trial_reg, tool, category, args, model(tool.name, args, label), config=config,
                                             lang=lang, offer=offer, seed=seed, label=label, valid=valid))
                     except ProbeInterrupted:
                         raise
@@ -571,6 +583,13 @@ def _breaks_only_the_cut(tool: Tool, bad: Any, reachable: list[dict]) -> bool:
     if cut is None or not isinstance(after, dict):
         return False
     return not compile_schema(dict(tool.parameters))(after) and bool(compile_schema(cut)(after))
+
+
+def _registry_for(reg: Registry, tool: Tool, args: dict) -> Registry:
+    """The tools a trial offered ``tool`` alone can reach: that tool, and the existing tool (if any) that the
+    unknown-tool fault renames its call to, so that a renamed call still runs where it ran on the whole registry."""
+    renamed = mutate_call("unknown_tool", call(tool.name, args), []).name
+    return reg.subset([tool.name] + ([renamed] if renamed in reg and renamed != tool.name else []))
 
 
 def _one(reg: Registry, tool: Tool, category: str, args: dict, inner: Model, *, config: GuardConfig, lang: Lang,
