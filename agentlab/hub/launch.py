@@ -317,6 +317,11 @@ def sweep(grace: float = 5) -> list[int]:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    # a process killed is gone only once the kernel has reaped it (a Redis busy in a script ignores SIGTERM): wait,
+    # so that whoever asks next (the load test, the next hub's usermod) finds none
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and list(processes_of(uids)):
+        time.sleep(0.1)
     return left
 
 

@@ -73,12 +73,12 @@ class FairShare:
 
     async def enter(self, who: str) -> None:
         """Wait for a place for ``who`` (:class:`Full` when they already wait ``depth`` deep)."""
-        queue = self.waiting.get(who)
-        if queue is not None and len(queue) >= self.depth:
-            raise Full(who)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.waiting.setdefault(who, deque()).append(future)
         self._hand_out()
+        if not future.done() and len(self.waiting[who]) > self.depth:  # it would wait, past their depth
+            self._forget(who, future)
+            raise Full(who)
         try:
             await future
         except asyncio.CancelledError:
@@ -201,8 +201,8 @@ def main(argv: list[str] | None = None) -> int:
                                  timeout=httpx.Timeout(600.0, connect=10.0))
     share = FairShare(ns.parallel, depth=ns.queue)
     print(f"agentlab model gate on 127.0.0.1:{ns.port} ({Path(ns.gguf).name}, {ns.parallel} slots)", flush=True)
-    config = uvicorn.Config(create_app(share, secret, upstream), host="127.0.0.1", port=ns.port, log_level="warning",
-                            timeout_keep_alive=5)
+    from ..site.serving import server_config  # as the site is served: headers within 5 s, a share per source
+    config = server_config(create_app(share, secret, upstream), host="127.0.0.1", port=ns.port)
     try:
         uvicorn.Server(config).run()
     finally:
