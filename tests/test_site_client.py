@@ -234,3 +234,32 @@ def test_discovery_uses_the_rooms_site_only_when_it_answers(live_site, monkeypat
     monkeypatch.setenv("AGENTLAB_SITE_KEY", "sk-site-refused")  # a key the room's site refuses: 401
     own_url, own_key, note = discovery_site("http://own", "sk-own", lang="zh")
     assert (own_url, own_key) == ("http://own", "sk-own") and "教室的站点没有应答（HTTPStatusError）" in note
+
+
+def test_the_listing_is_asked_again_after_a_reset_and_never_shows_a_transport_traceback():
+    """A connection closed before it was used (a busy site, a flood from the same address) is sent again; past three
+    tries the caller hears UNAVAILABLE as a tool would, never httpx's exception."""
+    import httpx
+
+    from agentlab.errors import ToolFailure
+    listing = {"skills": []}
+    tries = []
+
+    def flaky(request: httpx.Request) -> httpx.Response:
+        tries.append(request.url.path)
+        if len(tries) < 3:
+            raise httpx.ReadError("Connection reset by peer", request=request)
+        return httpx.Response(200, json=listing)
+    waits: list[float] = []
+    reg = site_registry("http://site", "sk-x", client=httpx.Client(base_url="http://site",
+                                                                   transport=httpx.MockTransport(flaky)),
+                        sleep=waits.append)
+    assert len(reg) == 0 and tries == ["/api/skills"] * 3 and waits == [0.2, 0.5]
+
+    def down(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+    with pytest.raises(ToolFailure) as failed:
+        site_registry("http://site", "sk-x", client=httpx.Client(base_url="http://site",
+                                                                 transport=httpx.MockTransport(down)),
+                      sleep=lambda s: None)
+    assert failed.value.error.code == "UNAVAILABLE"

@@ -119,6 +119,28 @@ def test_the_site_serves_a_keyed_client_while_one_source_holds_900_half_open_con
             close_all(held)
 
 
+def test_a_client_slow_to_send_keeps_its_connection_while_its_own_address_floods_on(tmp_path):
+    """The hub's participants all connect from 127.0.0.1. A participant's kernel, descheduled for a moment between
+    connecting and sending (a busy machine), must not lose its connection to the bursts of a flood from the same
+    address: it was the oldest one waiting after 64 newer ones, and closed (the load test's site call was reset)."""
+    made = cli("keys", "create", "--name", "teacher", data=tmp_path)
+    assert made.returncode == 0, made.stderr
+    key = made.stdout.strip()
+    with SiteServer(tmp_path, log=tmp_path / "server.out") as site:
+        held = flood(site.port, 200, "127.0.0.1")
+        try:
+            client = socket.create_connection(("127.0.0.1", site.port), timeout=10)
+            held += flood(site.port, 300, "127.0.0.1")  # a burst while the client has sent nothing yet
+            client.sendall(f"GET /api/skills HTTP/1.1\r\nHost: x\r\nX-API-Key: {key}\r\n"
+                           "Connection: close\r\n\r\n".encode())
+            answer = b""
+            while chunk := client.recv(65536):
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+        finally:
+            close_all(held)
+
+
 class GatewayServer:
     """``python -m agentlab gateway`` on a free loopback port in its own process group, its upstream a FastMCP
     server on stdio."""

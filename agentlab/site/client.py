@@ -93,12 +93,10 @@ def site_registry(url: str | None = None, key: str | None = None, *, query: str 
     session = session_id or uuid.uuid4().hex[:12]
     headers = {"X-API-Key": key, "Accept-Language": lang, "X-Session-Id": session}
     if query is None:
-        reply = http.get("/api/skills", headers=headers)
-        _raise_for_listing(reply)
+        reply = _listing(http, "/api/skills", {}, headers, sleep)
         skills = reply.json()["skills"]
     else:
-        reply = http.get("/api/skills/search", params={"q": query, "k": k}, headers=headers)
-        _raise_for_listing(reply)
+        reply = _listing(http, "/api/skills/search", {"q": query, "k": k}, headers, sleep)
         skills = reply.json()["results"]
     tools = [_tool(s, http, headers, max_wait=max_wait, sleep=sleep, margin=timeout_margin) for s in skills]
     return Registry(tools, lang=lang)
@@ -112,6 +110,23 @@ def wire_key(secret: str, key: str) -> str:
     restarts of this caller and unguessable by anyone else."""
     return hmac.new(secret.encode("utf-8", "surrogatepass"), key.encode("utf-8", "surrogatepass"),
                     hashlib.sha256).hexdigest()[:40]
+
+
+def _listing(http: Any, path: str, params: dict, headers: dict, sleep: Callable[[float], None]) -> Any:
+    """GET a listing, sent again after a connection reset or refused (it reads only): a busy site sharing an address
+    with a flood may close a connection before it is used. Past three tries, UNAVAILABLE as a tool would hear it."""
+    import httpx
+    for wait in (0.2, 0.5, None):
+        try:
+            reply = http.get(path, params=params or None, headers=headers)
+        except httpx.TransportError:
+            if wait is None:
+                raise _failure({}, 503) from None
+            sleep(wait)
+            continue
+        _raise_for_listing(reply)
+        return reply
+    raise AssertionError("unreachable")
 
 
 def _raise_for_listing(reply: Any) -> None:

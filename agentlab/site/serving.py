@@ -10,8 +10,10 @@ sent a request yet, so they stayed open for ever (issue #34). Here (docs/site.md
 * a connection must send a request's headers within ``HEADER_SECONDS`` of opening, or of its last answer;
   else it is closed (uvicorn's keep-alive timer stops as soon as one byte arrives: half a request line held it);
 * one source (an IP address) holds at most ``PER_SOURCE`` connections: a new one past it closes that source's
-  oldest connection still waiting for headers (so a client sharing an address with a flood still gets in), or
-  is closed itself when every one of them is busy with a request;
+  oldest connection that has waited for headers more than ``GRACE_SECONDS`` (so a client sharing an address with
+  a flood still gets in), or is closed itself when there is none. A connection is never closed for a newer one in
+  its first ``GRACE_SECONDS``: on a busy machine a client can be descheduled between connecting and sending, and a
+  flood opening hundreds of connections a second from its address made it the oldest, and closed it, in that gap;
 * past ``MAX_CONNECTIONS`` in all, the oldest connection waiting for headers is closed the same way;
 * requests (not connections) in progress are bounded by ``MAX_REQUESTS``: past it, 503 in the site's shape.
 """
@@ -30,10 +32,13 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from ..errors import make_error
 from ..i18n import Lang, t
 
-__all__ = ["HEADER_SECONDS", "MAX_CONNECTIONS", "MAX_REQUESTS", "PER_SOURCE", "server_config", "serving"]
+__all__ = ["GRACE_SECONDS", "HEADER_SECONDS", "MAX_CONNECTIONS", "MAX_REQUESTS", "PER_SOURCE", "server_config",
+           "serving"]
 
 #: seconds a connection has to send a request's headers (after it opens, or after its last answer)
 HEADER_SECONDS = 5.0
+#: seconds a new connection cannot be closed to make room for a newer one
+GRACE_SECONDS = 1.0
 #: connections one source may hold; a browser opens 6, an agent's pool a few more
 PER_SOURCE = 64
 #: connections in all, before the oldest idle one is closed for a new one
@@ -47,14 +52,17 @@ class Door:
     Used only on the event loop's thread: no lock."""
 
     def __init__(self, per_source: int = PER_SOURCE, total: int = MAX_CONNECTIONS,
-                 header_seconds: float = HEADER_SECONDS):
-        self.per_source, self.total, self.header_seconds = per_source, total, header_seconds
+                 header_seconds: float = HEADER_SECONDS, grace: float = GRACE_SECONDS):
+        self.per_source, self.total, self.header_seconds, self.grace = per_source, total, header_seconds, grace
         self.by_source: dict[str, set[Any]] = {}
-        self.waiting: dict[Any, None] = {}  # insertion order: the oldest idle connection first
+        self.waiting: dict[Any, float] = {}  # when each began to wait; insertion order: the oldest first
         self.count = 0
 
-    def oldest_waiting(self, among: set[Any] | None = None) -> Any:
-        for conn in self.waiting:
+    def oldest_waiting(self, among: set[Any] | None = None, *, now: float) -> Any:
+        """The connection that has waited longest for headers, and more than :attr:`grace` (None: there is none)."""
+        for conn, since in self.waiting.items():
+            if since > now - self.grace:
+                return None  # the rest waited less still
             if among is None or conn in among:
                 return conn
         return None
@@ -72,11 +80,17 @@ def _protocol(door: Door) -> type[H11Protocol]:
             super().connection_made(transport)
             source = self.client[0] if self.client else "?"
             mine = door.by_source.setdefault(source, set())
-            if len(mine) >= door.per_source and not _evict(door.oldest_waiting(mine)):
-                transport.abort()  # every connection of this source is busy with a request: no more for it
+            now = self.loop.time()
+            if len(mine) >= door.per_source and not _evict(door.oldest_waiting(mine, now=now)):
+                transport.abort()  # every connection of this source is busy, or new: no more for it now
+                if not mine:
+                    door.by_source.pop(source, None)
                 return
-            if door.count >= door.total:
-                _evict(door.oldest_waiting())
+            if door.count >= door.total and not _evict(door.oldest_waiting(now=now)):
+                transport.abort()
+                if not mine:
+                    door.by_source.pop(source, None)
+                return
             self._source = source
             mine.add(self)
             door.count += 1
@@ -114,7 +128,7 @@ def _protocol(door: Door) -> type[H11Protocol]:
         def _arm(self) -> None:
             self._disarm()
             self._late = self.loop.call_later(door.header_seconds, self._too_late)
-            door.waiting[self] = None
+            door.waiting[self] = self.loop.time()
 
         def _disarm(self) -> None:
             if self._late is not None:
