@@ -7,7 +7,6 @@ against the chart's own schema (deploy/z2jh/validate.py, run with a copy of the 
 """
 import json
 import types
-from typing import ClassVar
 from urllib.parse import urlsplit
 
 import pytest
@@ -29,27 +28,10 @@ def manifests() -> list[dict]:
             for d in yaml.safe_load_all(f.read_text(encoding="utf-8")) if d]
 
 
-class FakeRedis:
-    """Stands in for the room's Redis in the hub's extraConfig: records the ACL users made."""
-    made: ClassVar[list] = []
-
-    def __init__(self, **kw):
-        self.kw = kw
-
-    def execute_command(self, *args):
-        FakeRedis.made.append((self.kw, args))
-
-    def close(self):
-        pass
-
-
 def hooked(tmp_path, monkeypatch, names=("alice", "bob")):
     """Run hub.extraConfig as the hub runs it; each name's environment from its pre-spawn hook."""
-    import redis
-    monkeypatch.setattr(redis, "Redis", FakeRedis)
-    monkeypatch.setenv("AGENTLAB_REDIS_PASSWORD", "redis-admin-pw")
+    monkeypatch.setenv("AGENTLAB_MODEL_SECRET", "model-gate-secret")
     monkeypatch.setenv("AGENTLAB_HUB_PASSWORD", "room-pw")
-    FakeRedis.made = []
     keys = tmp_path / "keys"
     keys.mkdir(exist_ok=True)
     (keys / "alice").write_text("sk-alice\n")
@@ -68,31 +50,53 @@ def hooked(tmp_path, monkeypatch, names=("alice", "bob")):
 
 
 def test_the_participants_get_the_contracts_environment(tmp_path, monkeypatch):
+    from agentlab.hub.model_gate import who_holds
     c, envs = hooked(tmp_path, monkeypatch)
     for env in envs.values():
         assert set(CONTRACT) <= set(env), set(CONTRACT) - set(env)
-    assert "valueFrom" in envs["alice"]["AGENTLAB_API_KEY"]  # a secret, not a literal in a file
+    # each participant's own key to the model's gate, made from its secret (never the secret itself)
+    assert {n: who_holds("model-gate-secret", envs[n]["AGENTLAB_API_KEY"]) for n in envs} == {"alice": "alice", "bob": "bob"}
     assert envs["alice"]["AGENTLAB_STORE_PREFIX"] != envs["bob"]["AGENTLAB_STORE_PREFIX"]
-    assert envs["alice"]["AGENTLAB_STORE"] != envs["bob"]["AGENTLAB_STORE"]  # a Redis user and password each
+    assert "model-gate-secret" not in json.dumps(envs)
     assert c.WorkshopAuthenticator.workshop_password == "room-pw"
     from agentlab.hub.auth import PasswordBook
     book = PasswordBook(tmp_path / "agentlab-passwords.json", "room-pw", admins=c.WorkshopAuthenticator.admin_names)
     assert book.login("trainer", "trainers-own-pw") and not book.login("trainer", "another-pw", "room-pw")
 
 
-def test_the_room_is_never_open_and_redis_never_without_a_password(tmp_path, monkeypatch):
+def test_each_participant_has_a_redis_of_their_own_and_cannot_reach_the_rooms(tmp_path, monkeypatch):
+    """A shared Redis with a user per participant let one ``EVAL "while true do end" 0`` freeze it for the room, and
+    one participant fill it: each pod now runs its own, bounded, on its own loopback; the room's is the site's."""
     v = values()
     assert v["hub"]["config"]["JupyterHub"]["authenticator_class"] == "agentlab.hub.auth.WorkshopAuthenticator"
     assert v["hub"]["config"]["Authenticator"]["request_otp"] is True  # the room's password to claim a name
-    for name in ("AGENTLAB_HUB_PASSWORD", "AGENTLAB_REDIS_PASSWORD"):
+    for name in ("AGENTLAB_HUB_PASSWORD", "AGENTLAB_MODEL_SECRET"):
         assert "secretKeyRef" in v["hub"]["extraEnv"][name]["valueFrom"]
+    assert "AGENTLAB_REDIS_PASSWORD" not in v["hub"]["extraEnv"]  # the hub makes no Redis users any more
     redis_args = next(d for d in manifests() if d["kind"] == "Deployment" and d["metadata"]["name"] == "agentlab-redis"
                       )["spec"]["template"]["spec"]["containers"][0]["args"]
     assert redis_args[redis_args.index("--requirepass") + 1] == "$(REDIS_PASSWORD)"
+    [own] = v["singleuser"]["extraContainers"]
+    args = dict(zip(own["args"][::2], own["args"][1::2], strict=True))
+    assert args["--bind"] == "127.0.0.1" and args["--port"] == "6379" and args["--maxmemory"] == "64mb"
+    assert args["--maxmemory-policy"] == "noeviction" and args["--appendfsync"] == "always"
+    assert own["resources"]["limits"]["cpu"] and own["resources"]["limits"]["memory"]
     _, envs = hooked(tmp_path, monkeypatch, ["alice"])
-    (kw, args), = FakeRedis.made
-    assert kw["password"] == "redis-admin-pw" and args[:3] == ("ACL", "SETUSER", "agentlab-alice")
-    assert "~agentlab:u:alice:*" in args and "redis-admin-pw" not in json.dumps(envs)
+    assert envs["alice"]["AGENTLAB_STORE"] == f"redis://127.0.0.1:{args['--port']}/0"
+    opened = {p["port"] for rule in v["singleuser"]["networkPolicy"]["egress"] for p in rule["ports"]}
+    assert 6379 not in opened  # the room's Redis: the site's alone
+
+
+def test_the_model_is_served_through_its_fair_share_gate():
+    model = next(d for d in manifests() if d["kind"] == "Deployment" and d["metadata"]["name"] == "agentlab-model")
+    [container] = model["spec"]["template"]["spec"]["containers"]
+    command = container["command"]
+    assert command[:3] == ["python", "-m", "agentlab.hub.model_gate"]
+    assert command[command.index("--port") + 1] == "8080" and command[command.index("--host") + 1] == "0.0.0.0"
+    [secret] = [e for e in container["env"] if e["name"] == "AGENTLAB_MODEL_SECRET"]
+    assert secret["valueFrom"]["secretKeyRef"] == {"name": "agentlab-model", "key": "secret"}
+    hub_secret = values()["hub"]["extraEnv"]["AGENTLAB_MODEL_SECRET"]["valueFrom"]["secretKeyRef"]
+    assert hub_secret == secret["valueFrom"]["secretKeyRef"]  # the keys the hub makes are the ones the gate checks
 
 
 def test_the_hub_runs_the_trainer_service_and_culls_and_limits():
@@ -115,11 +119,12 @@ def test_every_address_the_participants_get_is_a_service_of_the_manifests(tmp_pa
     services = {d["metadata"]["name"]: {p["port"] for p in d["spec"]["ports"]} for d in manifests() if d["kind"] == "Service"}
     _, envs = hooked(tmp_path, monkeypatch, ["alice"])
     env = envs["alice"]
-    for name in ("AGENTLAB_BASE_URL", "AGENTLAB_SITE_URL", "AGENTLAB_STORE"):
+    for name in ("AGENTLAB_BASE_URL", "AGENTLAB_SITE_URL"):
         url = urlsplit(env[name])
         assert url.hostname in services and url.port in services[url.hostname], (name, env[name], services)
     opened = {p["port"] for rule in values()["singleuser"]["networkPolicy"]["egress"] for p in rule["ports"]}
-    assert opened >= {port for ports in services.values() for port in ports}
+    reached = {urlsplit(env[n]).port for n in ("AGENTLAB_BASE_URL", "AGENTLAB_SITE_URL")}
+    assert opened == reached  # the model and the site, nothing else of the room's (its Redis is the site's)
 
 
 def test_each_manifest_is_a_deployment_and_its_service_the_egress_rule_selects():

@@ -11,8 +11,9 @@ a folder of the services' account (no participant can reach it), and this gate i
   deep (past it: 429 at once, nothing queued), and a free slot goes to the participant next in turn, not to the
   earliest request, so one participant's flood costs another at most one request's time per slot.
 
-``python -m agentlab.hub.model_gate --gguf … --port … --parallel N`` runs both in one process: the model on its
-socket, the gate on 127.0.0.1. The secret comes from the environment (``AGENTLAB_MODEL_SECRET``), never argv.
+``python -m agentlab.hub.model_gate --port … --socket … --parallel N`` runs both in one process: the model on its
+socket, the gate on 127.0.0.1 (``--host 0.0.0.0`` in a Kubernetes pod of its own: deploy/z2jh/model.yaml). The
+secret comes from the environment (``AGENTLAB_MODEL_SECRET``), never argv.
 """
 from __future__ import annotations
 
@@ -179,7 +180,8 @@ def create_app(share: FairShare, secret: str, upstream: Any) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m agentlab.hub.model_gate")
-    ap.add_argument("--gguf", required=True)
+    ap.add_argument("--gguf", default=None, help="the weights (default: the packaged small model)")
+    ap.add_argument("--host", default="127.0.0.1", help="the gate's address (0.0.0.0 in a pod of its own)")
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--socket", required=True, help="the model's Unix socket (ends in .sock), in a private folder")
     ap.add_argument("--threads", type=int, default=1)
@@ -195,14 +197,15 @@ def main(argv: list[str] | None = None) -> int:
     import uvicorn
     sock = Path(ns.socket)
     sock.unlink(missing_ok=True)
-    from ..models.local import llama_server
-    server = llama_server(Path(ns.gguf), listen=str(sock), threads=ns.threads, ctx=ns.ctx, parallel=ns.parallel)
+    from ..models.local import llama_server, weights_path
+    gguf = Path(ns.gguf) if ns.gguf else weights_path("0.5b")
+    server = llama_server(gguf, listen=str(sock), threads=ns.threads, ctx=ns.ctx, parallel=ns.parallel)
     upstream = httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=str(sock)), base_url="http://model",
                                  timeout=httpx.Timeout(600.0, connect=10.0))
     share = FairShare(ns.parallel, depth=ns.queue)
-    print(f"agentlab model gate on 127.0.0.1:{ns.port} ({Path(ns.gguf).name}, {ns.parallel} slots)", flush=True)
+    print(f"agentlab model gate on {ns.host}:{ns.port} ({gguf.name}, {ns.parallel} slots)", flush=True)
     from ..site.serving import server_config  # as the site is served: headers within 5 s, a share per source
-    config = server_config(create_app(share, secret, upstream), host="127.0.0.1", port=ns.port)
+    config = server_config(create_app(share, secret, upstream), host=ns.host, port=ns.port)
     try:
         uvicorn.Server(config).run()
     finally:
