@@ -323,6 +323,11 @@ def guarded_call(tc: ToolCall, ctx: CallContext, seen: dict[str, int], *,
         if cfg.validate:
             rule_err = reg.check_rules(tool.name, args)
             if rule_err is not None:
+                # the approved execution of this very call is told again, never judged again: its own effect (the
+                # refund now made, the budget now spent) is what the rules would refuse it for
+                done = _approved_result(key, ctx, text) if cfg.approval and tool.needs_approval is not None else None
+                if done is not None:
+                    return done
                 return _failed(rule_err, lang, validate_ok=False if rule_err.code == "INVALID_ARGS" else True,
                                exec_ok=None)
         if cfg.approval and tool.needs_approval is not None:
@@ -334,6 +339,18 @@ def guarded_call(tc: ToolCall, ctx: CallContext, seen: dict[str, int], *,
 
 
 _one_call = guarded_call  # the loop's name for it
+
+
+def _approved_result(key: str, ctx: CallContext, text: str) -> CallOutcome | None:
+    """The recorded result of the approved execution of exactly this call (same key, same arguments), or None."""
+    try:
+        approval = ctx.store.get_approval(key)
+    except Exception:  # noqa: BLE001 - no replay to give: the rules' refusal stands
+        return None
+    if approval is None or approval.args != text or approval.state != "approved" or approval.result is None:
+        return None
+    return CallOutcome(render(None, ctx.lang, data=json.loads(approval.result), replayed=True), None,
+                       json.loads(approval.result), exec_ok=True, replayed=True, note="replayed from the approved call")
 
 
 def _hold(tool: Tool, args: dict, key: str, ctx: CallContext, text: str) -> CallOutcome | None:
@@ -357,9 +374,7 @@ def _hold(tool: Tool, args: dict, key: str, ctx: CallContext, text: str) -> Call
         return _failed(make_error("APPROVAL_REJECTED", reason=approval.decision or "-"), ctx.lang, exec_ok=None)
     if approval.state == "approved" and approval.result is not None:
         # an approval is for one execution, not a standing permission: a repeat gets the recorded result
-        data = json.loads(approval.result)
-        return CallOutcome(render(None, ctx.lang, data=data, replayed=True), None, data, exec_ok=True, replayed=True,
-                           note="replayed from the approved call")
+        return _approved_result(key, ctx, text)
     if approval.open:  # pending, or approved once and failed: a person must decide (again)
         err = make_error("NEEDS_APPROVAL", reason=why, extra={"approval_id": approval.id})
         return CallOutcome(render(err, ctx.lang), err, exec_ok=None, approval_id=approval.id)

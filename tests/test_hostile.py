@@ -480,9 +480,13 @@ def test_an_approved_call_that_outlived_its_timeout_is_told_when_it_lands():
     assert pending(store) == [] and store.get_approval(run.pending[0]).state == "approved"
 
 
-def test_an_approval_is_for_one_execution_not_a_standing_permission():
+@pytest.mark.parametrize("rules", [False, True])
+def test_an_approval_is_for_one_execution_not_a_standing_permission(rules):
+    """A repeat of the approved call gets its recorded result, with no rule to lean on, and with the desk's rules and
+    limits (which the approved refund itself now fails: nothing is left to refund) never judging it again."""
     desk, reg = aftersales.SCENARIO.setup()
-    reg = Registry([replace(t, check=None) if t.name == "create_refund" else t for t in reg])  # no rule to lean on
+    if not rules:
+        reg = Registry([replace(t, check=None, limits=None) if t.name == "create_refund" else t for t in reg])
     store = SQLiteStore()
     no_keys = GuardConfig(idempotency=False)
     big = {"order_id": "A1003", "amount": 2499.0, "reason": "user_cancel"}

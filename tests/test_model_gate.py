@@ -9,7 +9,7 @@ import json
 import httpx
 import pytest
 
-from agentlab.hub.model_gate import FairShare, Full, create_app, model_key, who_holds
+from agentlab.hub.model_gate import FairShare, Full, gate_app, model_key, who_holds
 from agentlab.i18n import t
 
 SECRET = "room-secret-1"
@@ -49,7 +49,7 @@ def _gate(slots: int, depth: int = 4):
     model = Upstream()
     upstream = httpx.AsyncClient(transport=httpx.ASGITransport(app=model), base_url="http://model")
     share = FairShare(slots, depth=depth)
-    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(share, SECRET, upstream)),
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=gate_app(share, SECRET, upstream)),
                                base_url="http://gate", timeout=30)
     return model, share, client
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..i18n import t
 
-__all__ = ["FairShare", "Full", "create_app", "model_key", "who_holds"]
+__all__ = ["FairShare", "Full", "gate_app", "model_key", "who_holds"]
 
 KEY_PREFIX = "mk-"
 
@@ -133,7 +133,7 @@ def _refusal(status: int, key: str, **headers: str) -> Any:
                         status_code=status, headers=headers)
 
 
-def create_app(share: FairShare, secret: str, upstream: Any) -> Any:
+def gate_app(share: FairShare, secret: str, upstream: Any) -> Any:
     """The gate: ``upstream`` is an ``httpx.AsyncClient`` to the model (its base URL set). ``/health`` is open (the
     hub asks it); everything else needs a participant's model key and a place."""
     from starlette.applications import Starlette
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     share = FairShare(ns.parallel, depth=ns.queue)
     print(f"agentlab model gate on {ns.host}:{ns.port} ({gguf.name}, {ns.parallel} slots)", flush=True)
     from ..site.serving import server_config  # as the site is served: headers within 5 s, a share per source
-    config = server_config(create_app(share, secret, upstream), host=ns.host, port=ns.port)
+    config = server_config(gate_app(share, secret, upstream), host=ns.host, port=ns.port)
     try:
         uvicorn.Server(config).run()
     finally:

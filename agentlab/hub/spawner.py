@@ -63,8 +63,11 @@ def _limits(data_limit: int) -> None:
     os.nice(NICENESS)
 
 
-def start_own_redis(account: str, home: Path, data_limit: int = 0, timeout: float = 20) -> Path:
-    """Start participant ``account``'s own Redis (as them, with their limits) unless it already answers; its socket.
+def start_own_redis(account: str, home: Path, data_limit: int = 0, timeout: float = 20
+                    ) -> tuple[Path, subprocess.Popen[bytes] | None]:
+    """Start participant ``account``'s own Redis (as them, with their limits) unless it already answers; its socket
+    and the process started (None when one answered already: the caller waits for it once it has been ended, so that
+    it leaves no zombie behind).
 
     Run as the participant from the first instruction: the folder is made by them in their own home, so nothing of
     theirs is ever opened by root. It is ended with everything else of theirs when their server stops."""
@@ -86,21 +89,22 @@ def start_own_redis(account: str, home: Path, data_limit: int = 0, timeout: floa
         except OSError:
             return False
     if answers():
-        return sock
+        return sock, None
     script = 'mkdir -p -m 700 "$1" && cd "$1" && shift && exec "$@"'
     import shutil
     command = own_redis_command(folder)
     command[0] = shutil.which(command[0]) or command[0]  # the account's PATH is the system's alone
-    subprocess.Popen(["/bin/sh", "-c", script, "sh", str(folder), *command], user=entry.pw_uid,
+    proc = subprocess.Popen(["/bin/sh", "-c", script, "sh", str(folder), *command], user=entry.pw_uid,
                      group=entry.pw_gid, extra_groups=[], cwd="/", env={"PATH": os.defpath}, start_new_session=True,
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                      preexec_fn=functools.partial(_limits, data_limit))
     deadline = time.monotonic() + timeout
     while not answers():
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the participant's own Redis did not start ({folder / 'redis.log'})")
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the participant's own Redis did not start (exit {proc.poll()}; "
+                               f"{folder / 'redis.log'})")
         time.sleep(0.05)
-    return sock
+    return sock, proc
 
 
 _KEYS = threading.Lock()  # two first starts at once read the same book: without it, one key was lost
@@ -207,7 +211,7 @@ def _spawner_class() -> type:
                 env["AGENTLAB_SITE_KEY"] = _site_key(Path(self.state_dir), Path(self.site_dir), self.python,
                                                      self.root, self.user.name)
             if self.own_redis:
-                sock = start_own_redis(self.account, home, self.data_limit)
+                sock, self._own_redis = start_own_redis(self.account, home, self.data_limit)
                 env["AGENTLAB_STORE"] = f"unix://{sock}?db=0"
                 env["AGENTLAB_STORE_PREFIX"] = participant_prefix(self.user.name)
             if self.model_secret:
@@ -230,6 +234,13 @@ def _spawner_class() -> type:
             await super().stop(now=now)
             # a process started with nohup or setsid is no child of the server: it would outlive a cull
             await asyncio.get_running_loop().run_in_executor(None, end_processes_of, self.account)
+            own = getattr(self, "_own_redis", None)
+            if own is not None:  # ended above with the rest: read its exit status, or it stays a zombie of the hub
+                try:
+                    await asyncio.get_running_loop().run_in_executor(None, functools.partial(own.wait, 10))
+                except subprocess.TimeoutExpired:
+                    pass
+                self._own_redis = None
 
         def make_preexec_fn(self, name: str) -> Any:
             become = set_user_setuid(self.account)

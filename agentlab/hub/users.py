@@ -128,13 +128,14 @@ def copy_notebooks(source: Path, home: Path, uid: int, gid: int) -> list[str]:
 
 
 def processes_of(uids: set[int]) -> Iterator[int]:
-    """The process ids owned by any of ``uids`` (read from /proc)."""
+    """The process ids owned by any of ``uids`` that still run (read from /proc); a zombie, dead and waiting for its
+    parent to read its exit status, runs nothing and is not counted."""
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if entry.stat().st_uid in uids:
+                if entry.stat().st_uid in uids and (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
                     yield int(entry.name)
-            except OSError:  # gone meanwhile
+            except (OSError, IndexError):  # gone meanwhile
                 continue
 
 
