@@ -31,6 +31,17 @@
 #
 # Everything runs offline with scripted (fake) models, in a few seconds.
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - tell the naive loop from the guarded one by what each does with a bad call, a lost reply and a repeated call
+# - read two traces side by side and find the first step where the runs part
+# - grade a run on the final state of the orders (`correct`, `done, wrong data`), not on what the model said
+#
+# **Before it:** nothing: this is where to start.
+#
+# **Time:** about 20 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 LANG = "en"  # "zh" for 中文
 
@@ -133,3 +144,13 @@ print(f"{label('correct final state', LANG)}: {label('naive', LANG)} {correct['n
 answer = None  # your answer here, a fault name such as "camel_case"
 
 print(double_refund_fault(answer, lang=LANG))
+
+# %% [markdown]
+# ## Recap
+#
+# - The same scripted model went through two loops: only the loop changed.
+# - A structured `INVALID_ARGS` error let a model that reads errors fix `orderId`; a raw `TypeError` made it repeat until the step cap.
+# - Every fault in one table: the naive loop refunded twice under `lost_reply` and `duplicate_call`, and stored `"199元"` as an amount.
+# - Saying done with wrong data is the worst outcome, because nobody looks again.
+#
+# **Next:** [01 · The schema is a contract](01_schema_contract.ipynb). Read alongside: [the metrics](../docs/metrics.md); every path through the workbook: [docs/course.md](../docs/course.md).

@@ -24,6 +24,17 @@
 # **See it fail.** A refund `reason` written as free text lets the model invent a value; the naive loop
 # passes it straight to the backend, which stores it.
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - write a tool schema as a contract: one tool, one job, enums over free text, a description that says when to use it
+# - run the linter on a registry and read its findings per rule
+# - read a `not_in_enum` problem and the allowed values it hands the model
+#
+# **Before it:** [00 · Start here: the same model, two loops](00_start_here.ipynb).
+#
+# **Time:** about 15 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 LANG = "en"  # "zh" for 中文
 
@@ -101,3 +112,13 @@ SchemaPlayground(description=label("Refund an order", LANG), lang=LANG)
 my_description = None  # a sentence: what the tool does and when to use it
 my_schema = None       # a JSON Schema dict, like the one in the playground above
 print(schema_contract(my_schema, my_description, lang=LANG))
+
+# %% [markdown]
+# ## Recap
+#
+# - A free-text `reason` let the model invent a value, and the naive loop stored it.
+# - With an enum, the same call became an `INVALID_ARGS` error (category `validation`, stage `structure`) listing the allowed values.
+# - The linter flagged a hurried schema rule by rule, next to the shipped after-sales contract.
+# - The playground re-checked the schema and a set of bad calls as you typed.
+#
+# **Next:** [02 · Arguments the model gets wrong](02_bad_arguments.ipynb). Read alongside: [the guards](../docs/guards.md#validate); every path through the workbook: [docs/course.md](../docs/course.md).

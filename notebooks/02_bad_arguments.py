@@ -21,6 +21,17 @@
 # `"45元"`, or invent a value outside an enum. The naive loop trusts it; the guarded loop checks it
 # (parse → schema → business rules) and answers with an error the model can act on.
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - list the ways the `arguments` string goes wrong: broken JSON, an unknown tool, a missing field, `orderId`, `"45元"`, a value outside the enum
+# - follow a call through the boundary check (parse, schema, business rules) and read the code and problems it reports
+# - use the injector to put one fault at one step and compare both loops' traces
+#
+# **Before it:** [01 · The schema is a contract](01_schema_contract.ipynb).
+#
+# **Time:** about 15 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 LANG = "en"  # "zh" for 中文
 
@@ -122,3 +133,13 @@ GuardPanel(on_change=use, lang=LANG)
 # %%
 my_answer = None  # a problem reason, e.g. "missing"
 print(amount_with_unit_reason(my_answer, reg, lang=LANG))
+
+# %% [markdown]
+# ## Recap
+#
+# - `arguments` is a string the model wrote; the guarded loop parses and checks it before anything runs.
+# - Each bad call got an error code, both taxonomy classes and the problems, in words the model can act on.
+# - Value cleaning can turn `"45元"` into 45, off by default and always reported.
+# - Turns alone flatter the naive loop: its short runs were quick failures, shown by the outcome colours.
+#
+# **Next:** [03 · Errors the model can read](03_readable_errors.ipynb). Read alongside: [the guards](../docs/guards.md#validate); every path through the workbook: [docs/course.md](../docs/course.md).

@@ -21,6 +21,17 @@
 # and **what would be right**. Here the same faults meet the guarded loop twice: once with structured
 # errors, once with the bare 500 (the `readable_errors` guard switched off).
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - write an error that says which field, what is wrong and what would be right
+# - compare a structured error with a bare 500 by whether the bad call ever got fixed
+# - choose a self-correction budget and say what it costs on a model that never repairs
+#
+# **Before it:** [02 · Arguments the model gets wrong](02_bad_arguments.ipynb).
+#
+# **Time:** about 20 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 LANG = "en"  # "zh" for 中文
 
@@ -154,3 +165,13 @@ print(answer_is(my_answer, table.set_index("fault").loc["camel_case", "bare 500:
                  "zh": "模型看不出该改什么，只能重复同样的调用，最后自纠预算把对话转给了人工。"},
                 hint={"en": "look at the `bare 500: status` column of the table.",
                       "zh": "看表格里“裸 500：状态”那一列。"}, lang=LANG))
+
+# %% [markdown]
+# ## Recap
+#
+# - With a structured error the model fixed its call on the next round; with the bare 500 it repeated it until the hand-over.
+# - Both runs took the same number of turns, so turns alone said nothing.
+# - `GuardConfig(self_correction=2)` trades tasks a slow repairer would finish against turns spent on one that never repairs.
+# - An error the model reads never carries a stack trace, SQL, an internal address or a secret, and says whether a retry can help.
+#
+# **Next:** [04 · Transient, validation, fatal](04_transient_validation_fatal.ipynb). Read alongside: [failures](../docs/failures.md#what-the-model-sees); every path through the workbook: [docs/course.md](../docs/course.md).

@@ -25,6 +25,17 @@
 #   model the error and let it fix the call;
 # * **fatal**: 401, 403, 404, a guard. Stop at once and tell the user in plain words.
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - sort a failure as transient, validation or fatal by asking whether sending the very same thing again would help
+# - read a retry schedule with exponential backoff and jitter, and compute its waits
+# - explain from the simulation why clients retrying in lockstep overload a server again
+#
+# **Before it:** [03 · Errors the model can read](03_readable_errors.ipynb).
+#
+# **Time:** about 15 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 LANG = "en"  # "zh" for 中文
 
@@ -104,3 +115,13 @@ print("\n".join(herd_text(herds, LANG)))
 # %%
 my_answer = None  # seconds, a number
 print(longest_wait(my_answer, RetryPolicy(base=0.5, cap=8, jitter="none"), attempt=2, lang=LANG))
+
+# %% [markdown]
+# ## Recap
+#
+# - One 429 ended the naive loop's conversation; the guarded loop resent it and stopped at once on a 401 with a plain sentence.
+# - Tool-side fatal errors, an order that does not exist or a refund outside the rules, stop the same way.
+# - Without jitter, thirty failed clients resent in waves that arrived together.
+# - In the thundering-herd simulation, full jitter spread 300 clients out so the server could serve them.
+#
+# **Next:** [05 · Side effects: refund once (idempotency)](05_side_effects.ipynb). Read alongside: [failures](../docs/failures.md#category); every path through the workbook: [docs/course.md](../docs/course.md).

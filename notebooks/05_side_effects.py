@@ -22,6 +22,17 @@
 # Three layers stand in the way (docs/guards.md#idempotency): an idempotency key computed by the loop, a guard in
 # the storage itself (a unique key), and a person for large amounts (an approval gate).
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - name the three ordinary ways a refund is asked for twice: a lost reply, a repeated call, two calls in one message
+# - derive an idempotency key from a tool's business key and say why the model never writes it
+# - say what `OUTCOME_UNKNOWN`, a lease and the approval gate each protect against
+#
+# **Before it:** [04 · Transient, validation, fatal](04_transient_validation_fatal.ipynb).
+#
+# **Time:** about 25 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 LANG = "en"  # "zh" for 中文
 
@@ -204,3 +215,13 @@ print(answer_is(my_answer, idempotency_key(reg["create_refund"], {"order_id": "A
                  "zh": "业务键：每个订单只退一次款，金额是多少都一样。"},
                 hint={"en": "the key printed above for A1001 has the same shape.",
                       "zh": "上面为 A1001 打印出来的键，形状和它一样。"}, lang=LANG))
+
+# %% [markdown]
+# ## Recap
+#
+# - The naive loop wrote two refunds for a lost reply and a repeated call; the guarded loop replayed the recorded result.
+# - A SQLite primary key let exactly one of eight racing workers claim the key.
+# - When nobody knows whether a write happened, the loop says `OUTCOME_UNKNOWN`, not retryable, and hands over to a person.
+# - A refund above 1,000 yuan waited for approval and, once approved, ran exactly once.
+#
+# **Next:** [06 · Loops that never end](06_loops_that_never_end.ipynb). Read alongside: [the guards](../docs/guards.md#idempotency); every path through the workbook: [docs/course.md](../docs/course.md).

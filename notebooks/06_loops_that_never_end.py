@@ -20,6 +20,17 @@
 # from the model (docs/guards.md: step_budget, repeat_limit, timeout): a **step budget**, a **repeated-call breaker** that
 # stops the third identical call, and a **timeout** per tool call.
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - stop a runaway agent with three brakes that need no help from the model: a step budget, a repeated-call breaker and a timeout
+# - say what a timeout can and cannot stop (a read, a write, C code holding the GIL)
+# - pick a step budget from the trade-off curve of a wandering model
+#
+# **Before it:** [05 · Side effects: refund once (idempotency)](05_side_effects.ipynb).
+#
+# **Time:** about 15 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 LANG = "en"  # "zh" for 中文
 
@@ -100,3 +111,13 @@ BudgetSlider(value=4, lang=LANG)
 # %%
 my_answer = None  # a number: 1, 2, 3...
 print(breaker_threshold(my_answer, lang=LANG))
+
+# %% [markdown]
+# ## Recap
+#
+# - The breaker refused the third identical call with `LOOP_DETECTED`; the budget ended runs with `BUDGET_EXHAUSTED`.
+# - Both are `rule_blocked`: guards firing as designed, counted apart from instability.
+# - A timed-out write may still take effect, so it is `OUTCOME_UNKNOWN`, never retryable.
+# - Forty seeded runs of a wandering model showed what too small and too large a budget cost.
+#
+# **Next:** [12 · Messages and context: the date, clearing, trimming in pairs](12_messages_and_context.ipynb) (on the half-day path: [19 · Take the guards home](19_take_the_guards_home.ipynb)). Read alongside: [the guards](../docs/guards.md#step_budget); every path through the workbook: [docs/course.md](../docs/course.md).

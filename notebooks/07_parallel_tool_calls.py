@@ -20,6 +20,16 @@
 # tau-bench's reference agent and the function-calling cookbook) silently drops the rest: part of the work
 # is never done, and the user is told it was (docs/guards.md#all_calls).
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - spot code that runs only `tool_calls[0]` and silently drops the rest of the work
+# - say how many `tool` messages must follow an assistant message with several tool calls, each matched by `tool_call_id`
+#
+# **Before it:** [05 · Side effects: refund once (idempotency)](05_side_effects.ipynb), [12 · Messages and context: the date, clearing, trimming in pairs](12_messages_and_context.ipynb).
+#
+# **Time:** about 15 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 import pandas as pd
 from IPython.display import HTML, display
@@ -88,3 +98,12 @@ plt.show()
 # %%
 my_answer = None  # a number
 print(tool_replies_needed(my_answer, calls=3, lang=LANG))
+
+# %% [markdown]
+# ## Recap
+#
+# - Both runs ended `done` and told the user the hand-over was arranged; only the guarded one did it.
+# - The naive history broke the protocol: a real API answers it with a 400.
+# - The guarded loop answered every call, in order, each with its own `tool_call_id`.
+#
+# **Next:** [08 · Where each failure is caught](08_where_failures_are_caught.ipynb). Read alongside: [the guards](../docs/guards.md#all_calls); every path through the workbook: [docs/course.md](../docs/course.md).

@@ -21,6 +21,17 @@
 # **by stage in the chain** (structure / semantic / execution / rule-blocked: what to fix next).
 # Rule-blocked outcomes are guards that fired as designed; count them apart.
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - sort the guarded loop's failures by retry class (what the code does) and by stage in the chain (what to fix next)
+# - file every error code and fault under the five classes of failure
+# - read the four headline numbers, with success meaning the data is right
+#
+# **Before it:** [04 · Transient, validation, fatal](04_transient_validation_fatal.ipynb), [06 · Loops that never end](06_loops_that_never_end.ipynb), [07 · Several tool calls in one message](07_parallel_tool_calls.ipynb).
+#
+# **Time:** about 15 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 import pandas as pd
 
@@ -95,3 +106,13 @@ panel
 # %%
 my_answer = None  # a stage: structure, semantic, execution or rule_blocked
 print(largest_share(my_answer, tax["stage"], lang=LANG))
+
+# %% [markdown]
+# ## Recap
+#
+# - Every fault of the workbook went through both loops in one matrix.
+# - A call that was resent and then worked still counts as a transient failure met.
+# - Rule-blocked outcomes are guards that fired as designed and are counted apart.
+# - The four headline numbers came from the same runs as the tables.
+#
+# **Next:** [09 · Real models](09_real_models.ipynb). Read alongside: [failures](../docs/failures.md#two-classifications); every path through the workbook: [docs/course.md](../docs/course.md).

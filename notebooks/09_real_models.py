@@ -30,6 +30,17 @@
 # | `local` | the local model, started by this notebook (needs `requirements-local.txt`) |
 # | `openai` | the endpoint in `AGENTLAB_BASE_URL`, `AGENTLAB_API_KEY`, `AGENTLAB_MODEL` |
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - point the same loops at a real model through any OpenAI-compatible endpoint by changing only the model object
+# - replay recorded runs of the local 0.5B and 1.5B models offline, and compare rates over the same cases
+# - explain why a guarded run can still write what nobody asked for, and what catches it
+#
+# **Before it:** [08 · Where each failure is caught](08_where_failures_are_caught.ipynb).
+#
+# **Time:** about 25 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 import json
 import os
@@ -195,3 +206,13 @@ if server is not None:
 # %%
 my_answer = None  # "raise" or "lower"
 print(guard_effect(my_answer, table[table.model.str.startswith("qwen")], lang=LANG))
+
+# %% [markdown]
+# ## Recap
+#
+# - `AGENTLAB_SOURCE` chose between the recordings, the local model and a hosted endpoint.
+# - Small models called tools for small talk, repeated successful calls and copied example values out of descriptions.
+# - A call that copies `A1001` from a description passes every boundary check; grading on final data catches it.
+# - The injector wrapped a recorded model with the faults a loop handles without the model's help.
+#
+# **Next:** [10 · Prove it got better](10_evaluation.ipynb). Read alongside: [the guards](../docs/guards.md); every path through the workbook: [docs/course.md](../docs/course.md).

@@ -23,6 +23,17 @@
 # adversarial ones (baits toward the wrong tool, wrong field names, a request outside the agent's
 # permissions, a user asking twice).
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - run a fixed regression suite and grade it on the final state of the data
+# - read the four headline numbers beside their health lines, and the four layers of metrics
+# - measure reliability with pass^k and find which guard buys what with an ablation
+#
+# **Before it:** [08 · Where each failure is caught](08_where_failures_are_caught.ipynb), [09 · Real models](09_real_models.ipynb).
+#
+# **Time:** about 30 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 import random
 from pathlib import Path
@@ -256,3 +267,13 @@ plt.show()
 # %%
 my_answer = None  # a guard's name
 print(best_single_guard(my_answer, abl, lang=LANG))
+
+# %% [markdown]
+# ## Recap
+#
+# - The suite holds normal, boundary and adversarial cases; a run that refunded the wrong amount is a failure.
+# - A `-` is a number the runs did not report, not zero.
+# - pass^k over six trials per case showed flakiness that one trial hides.
+# - Replaying yesterday's conversations through today's loop, and the live curves, showed what a change does before and after it ships.
+#
+# **Next:** [11 · The weekly bad-case review](11_badcase_review.ipynb). Read alongside: [the metrics](../docs/metrics.md#the-four-headline-numbers); every path through the workbook: [docs/course.md](../docs/course.md).

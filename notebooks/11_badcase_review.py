@@ -28,6 +28,17 @@
 #    follow the headline numbers across every stored run.
 # 5. **Keep** the typical case: promote it into the regression suite in one click.
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - run the weekly review: sample sessions at random, tag each failure by stage, pick the class to fix
+# - promote a bad session into a regression case that replays without a model
+# - compare stored weekly runs case by case (`fixed`, `broken`) and read a trend with care
+#
+# **Before it:** [10 · Prove it got better](10_evaluation.ipynb).
+#
+# **Time:** about 20 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 import os
 import tempfile
@@ -178,3 +189,13 @@ LogReview(lang=LANG)
 # %%
 my_answer = None  # a tag: structure, semantic, execution or rule_blocked
 print(largest_share(my_answer, review.counts(), lang=LANG))
+
+# %% [markdown]
+# ## Recap
+#
+# - Tags were proposed from the cause the trace records, and could be changed in a menu.
+# - A promoted case fails the way the session did, and stays red until the fix lands.
+# - Four stored weeks showed a falling invalid-call rate that only meant nothing was checked.
+# - The same review ran on a team's own log file, in a widget or with `python -m agentlab review --logs FILE`.
+#
+# **Next:** [13 · tool_choice and routing](13_tool_choice_and_routing.ipynb). Read alongside: [the metrics](../docs/metrics.md#the-weekly-bad-case-review); every path through the workbook: [docs/course.md](../docs/course.md).

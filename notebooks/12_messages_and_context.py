@@ -22,6 +22,17 @@
 # **trimmed**. The desk's clock says 2026-10-15, a Thursday; the naive desk's prompt was written on 2026-09-21
 # and still says so.
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - name the four message roles and match each `tool` reply to its call by `tool_call_id`
+# - put today's date in the system prompt and clear a chat without losing it
+# - trim a long history in whole blocks, keeping the system prompt, and see the API refuse a naive cut with a 400
+#
+# **Before it:** [02 · Arguments the model gets wrong](02_bad_arguments.ipynb).
+#
+# **Time:** about 25 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -176,3 +187,13 @@ print(answer_is(my_answer, naive_cut[0]["role"], lang=LANG,
                 why={"en": "a tool reply whose call was cut off: the API refuses a tool message no call asked for.",
                      "zh": "它是一条工具回执，而对应的调用被裁掉了：接口拒绝没有调用对应的 tool 消息。"},
                 hint={"en": "look at the 'first role' column of the table.", "zh": "看表格里“首条消息的角色”一列。"}))
+
+# %% [markdown]
+# ## Recap
+#
+# - The model knew the date only from the system prompt: the naive desk booked expenses on the day its prompt was written.
+# - Clearing must keep the system prompt and drop the conversation's business state.
+# - "Keep the last 10 messages" started the history with an orphaned tool reply; `trim_messages` cut whole blocks only.
+# - When even the system prompt and the latest turn do not fit, trimming says `CONTEXT_TOO_LONG`.
+#
+# **Next:** [07 · Several tool calls in one message](07_parallel_tool_calls.ipynb). Read alongside: [the guards](../docs/guards.md#context); every path through the workbook: [docs/course.md](../docs/course.md).

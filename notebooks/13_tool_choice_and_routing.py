@@ -23,6 +23,16 @@
 # * **Routing**: with more than ten tools, offer the few this turn needs (a BM25 scorer over names and
 #   descriptions), and measure it: the hit rate (the needed tool was offered), tools per turn, prompt saved.
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - set `tool_choice` (`auto`, `required`, `none`, a named tool, or a function of the conversation) and say what the loop enforces
+# - offer a turn only the tools it needs with a BM25 router, and measure the hit rate, tools per turn and prompt saved
+#
+# **Before it:** [12 · Messages and context: the date, clearing, trimming in pairs](12_messages_and_context.ipynb).
+#
+# **Time:** about 20 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -164,3 +174,13 @@ print(answer_is(my_answer, len(en_router.offer("今天打车花了45元帮我记
                      "zh": "只有词语匹配的工具才会被推荐（转人工总在其中）：提问语言与工具描述不同，几乎匹配不上，"
                            "所以要用用户的语言做路由。"},
                 hint={"en": "call en_router.offer(...) and count.", "zh": "调用 en_router.offer(...) 数一数。"}))
+
+# %% [markdown]
+# ## Recap
+#
+# - `required` re-asked a reply in words; `none` showed no tools; a named tool refused any other call.
+# - Held deletes still waited for the user's confirmation (`NEEDS_APPROVAL`).
+# - With thirteen tools the router offered at most five, the hand-over always among them.
+# - A router reads words: one built on English descriptions does not route a Chinese request.
+#
+# **Next:** [14 · The bookkeeping desk end to end](14_expense_desk.ipynb). Read alongside: [the guards](../docs/guards.md#routing); every path through the workbook: [docs/course.md](../docs/course.md).

@@ -21,6 +21,17 @@
 # (five model turns, a plain answer when cut). First its five bad cases, then its
 # 55-case suite graded on the final ledger, then the twelve checks before going live.
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - run a whole desk: thirteen tools, rules in code and a turn limit
+# - grade a 55-case suite on the final ledger and read where the naive desk fails, by category
+# - run the twelve checks before going live, where a check that cannot apply says n/a
+#
+# **Before it:** [10 · Prove it got better](10_evaluation.ipynb), [13 · tool_choice and routing](13_tool_choice_and_routing.ipynb).
+#
+# **Time:** about 15 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -105,3 +116,12 @@ print(answer_is(my_answer, sum(r.passed for r in results["naive"]), lang=LANG,
                            "未经确认的删除）和崩溃（只执行第一个调用、被裁断的历史、接口错误）。"},
                 hint={"en": "count the 'correct' outcomes of the naive loop in the plot.",
                       "zh": "数一数图中朴素循环“正确”的数量。"}))
+
+# %% [markdown]
+# ## Recap
+#
+# - The five bad cases were injected into one booking: broken JSON, a made-up tool, a missing field, "45元", a call sent twice.
+# - "Booked, but wrong" counted as a failure on the ledger.
+# - Each pre-launch check ran the desk and reported what the model was sent, what the trace recorded and what changed.
+#
+# **Next:** [15 · The skill site: tools over HTTP](15_skill_site.ipynb). Read alongside: [the metrics](../docs/metrics.md); every path through the workbook: [docs/course.md](../docs/course.md).

@@ -25,6 +25,17 @@
 # below asks that site (your calls, claims and quotas stay yours). The later sections switch a source off and read
 # the site's files, which only a site of your own allows, so they use the one started here.
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - serve tools as skills over HTTP, with keys, quotas, rate limits, idempotency keys and logs
+# - find the few skills a turn needs with the site's search instead of injecting them all
+# - read the site's answers a loop acts on: a fallback hint, a replayed write, a 429 with `Retry-After`
+#
+# **Before it:** [05 · Side effects: refund once (idempotency)](05_side_effects.ipynb), [13 · tool_choice and routing](13_tool_choice_and_routing.ipynb).
+#
+# **Time:** about 25 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 import json
 import tempfile
@@ -200,3 +211,13 @@ print(answer_is(my_answer, "Idempotent-Replayed", lang=LANG,
                 why={"en": "the second attempt with the same Idempotency-Key ran nothing and said so.",
                      "zh": "带同一个 Idempotency-Key 的第二次请求什么都没执行，并在响应头里说明了这一点。"},
                 hint={"en": "look at the table of the lost reply.", "zh": "看“响应丢失”那一节的表格。"}))
+
+# %% [markdown]
+# ## Recap
+#
+# - The model only decides; the site executes, checks and logs.
+# - A source that was down answered with a `fallback_hint`, and the model asked for the cached value.
+# - A lost reply resent with the same `Idempotency-Key` ran once; a write without a key got 428.
+# - The call log's four JSONL files tie every line to a request id, and to a session id when one is sent.
+#
+# **Next:** [16 · Beyond one process: replicas and MCP](16_replicas_and_mcp.ipynb). Read alongside: [the skill site](../docs/site.md); every path through the workbook: [docs/course.md](../docs/course.md).

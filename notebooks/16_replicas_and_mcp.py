@@ -21,6 +21,16 @@
 # now speaks MCP (Model Context Protocol): the site's skills are an MCP server at `/mcp`, and the loop can use any MCP
 # server's tools with every guard (docs/site.md#mcp).
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - show why idempotency claims kept per replica refund twice, and how one Redis fixes it
+# - use the site's skills through MCP, with annotations from their metadata and the write's key in `_meta`
+#
+# **Before it:** [15 · The skill site: tools over HTTP](15_skill_site.ipynb).
+#
+# **Time:** about 20 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 import json
 import shutil
@@ -171,3 +181,13 @@ print(answer_is(my_answer, "_meta", lang=LANG,
                 why={"en": "the key goes in the request's _meta as agentlab/idempotency_key: never an argument the model writes.",
                      "zh": "幂等键放在请求的 _meta 里（agentlab/idempotency_key），而不是让模型填写的参数。"},
                 hint={"en": "look at the retry cell just above.", "zh": "看上面“重试”那一格。"}))
+
+# %% [markdown]
+# ## Recap
+#
+# - A retry that landed on replica B refunded again: B had never seen the key.
+# - With a shared Redis (`SET NX`, every write logged before it answers), B replayed A's reply and ran nothing.
+# - The guarded loop ran the after-sales desk through MCP; the site's refusal came back as `isError` in agentlab's error shape.
+# - A client retry with the same key in `_meta` was replayed.
+#
+# **Next:** [17 · Probe your own tools](17_probe_your_tools.ipynb). Read alongside: [the skill site](../docs/site.md#mcp); every path through the workbook: [docs/course.md](../docs/course.md).

@@ -21,6 +21,17 @@
 # category into the model's first call to that tool, and reads the guarded loop's trace to see which guard caught it.
 # The same thing runs from the command line: `python -m agentlab probe --tools FILE --model fake`.
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - probe a tools file with a model: a valid call per tool, then every fault category injected into it
+# - read the probe's table: which guard caught each fault, how often the model repaired, and where a fault is n/a
+# - compare recorded local models by what they do after an error: call again or answer in words
+#
+# **Before it:** [08 · Where each failure is caught](08_where_failures_are_caught.ipynb), [09 · Real models](09_real_models.ipynb).
+#
+# **Time:** about 25 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 import json
 from pathlib import Path
@@ -200,3 +211,13 @@ print(answer_is(my_answer, truth, lang=LANG,
                      "zh": "没有幂等键的占用，第二次相同的退款就直接执行了：trace 里是两次执行、没有回放，所以没有任何东西拦住它。"},
                 hint={"en": "look at without['cells'], or think about what is left to stop a repeat.",
                       "zh": "看看 without['cells']，或想想还有什么能拦住重复调用。"}))
+
+# %% [markdown]
+# ## Recap
+#
+# - The guard in each cell is read from the trace, so a guard switched off shows up as not caught.
+# - A repeated read is harmless; on a write the idempotency guard catches it.
+# - The 1.5B model's low repair rate came from answering the user in words after an error, which no re-ask can repair.
+# - The same probe runs from the command line: `python -m agentlab probe --tools FILE --model fake`.
+#
+# **Next:** [18 · Prevention or repair: grammars, re-asking, and a leaderboard on the local models](18_prevention_or_repair.ipynb). Read alongside: [the metrics](../docs/metrics.md#the-probe); every path through the workbook: [docs/course.md](../docs/course.md).

@@ -31,6 +31,17 @@
 # with the workbook (`data/bfcl/graded.json`, derived from BFCL under its Apache-2.0 license); the first line of
 # output says which, and how to grade live.
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - compare prevention (a grammar from the schema) with repair (validate and re-ask) on the same questions and local models
+# - grade replies by BFCL's rule and sort each wrong one into a kind
+# - say which failures a grammar removes, which it only moves, and its own failure at the token limit
+#
+# **Before it:** [03 · Errors the model can read](03_readable_errors.ipynb), [09 · Real models](09_real_models.ipynb).
+#
+# **Time:** about 40 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -286,3 +297,13 @@ for size in SIZES:
 # %%
 my_answer = None  # a kind, e.g. "wrong_value"
 print(most_repaired_kind(my_answer, FIG["0.5b"], lang=LANG))
+
+# %% [markdown]
+# ## Recap
+#
+# - Each question was sent three ways: single shot, re-ask through the guarded loop, and under a grammar.
+# - The template's wording decided part of the parallel and irrelevance figures.
+# - Contract failures can be prevented; a real function with a wrong value is seen by neither a grammar nor a schema check.
+# - Under a grammar, a reply that wanted to stop went on writing digits or whitespace until the token limit.
+#
+# **Next:** [19 · Take the guards home](19_take_the_guards_home.ipynb). Read alongside: [the guards](../docs/guards.md); every path through the workbook: [docs/course.md](../docs/course.md).

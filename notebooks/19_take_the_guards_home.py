@@ -22,6 +22,17 @@
 # business: this notebook is that business, kept in the stack you already use, with one line
 # (docs/guards.md#guards-in-other-frameworks).
 
+# %% [markdown]
+# **After this notebook you can:**
+#
+# - wrap the tools of pydantic-ai, the OpenAI Agents SDK or LangGraph with one line that brings the guards
+# - key a write to the conversation so a restarted process does not run it twice
+# - put the guards on the wire for any MCP client with the gateway
+#
+# **Before it:** [05 · Side effects: refund once (idempotency)](05_side_effects.ipynb), [06 · Loops that never end](06_loops_that_never_end.ipynb).
+#
+# **Time:** about 25 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+
 # %%
 import pandas as pd
 
@@ -187,3 +198,13 @@ print(answer_is(my_answer, handled[0] if len(handled) == 1 else handled, lang=LA
                            "occurred\"，不知道该怎么办。适配器给它的是结构化错误。"},
                 hint={"en": "in the openai-agents rows, find the ✓ without the adapter that the other two frameworks lack.",
                       "zh": "在 openai-agents 的几行里，找“不用适配器”那一列是 ✓、而另外两个框架是 ✗ 的那一行。"}))
+
+# %% [markdown]
+# ## Recap
+#
+# - Without the line, the frameworks ran a duplicated refund twice and five identical reads five times.
+# - With it, a tool's exception became a structured `TOOL_ERROR` the model reads, with the DSN kept in the trace only, redacted.
+# - A 429 was resent after the `Retry-After` the service asked for.
+# - A write with no conversation id that survives a restart is refused before it runs, with an error for the developer.
+#
+# **Next:** the end of the workbook: take the guards into your own stack. Read alongside: [the guards](../docs/guards.md#guards-in-other-frameworks); every path through the workbook: [docs/course.md](../docs/course.md).

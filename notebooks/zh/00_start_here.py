@@ -28,6 +28,17 @@
 #
 # 全部离线运行，用的是写好剧本的（假）模型，几秒钟就能跑完。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 说清朴素循环和防护循环遇到错误调用、丢失的回复、重复调用时各自怎么做
+# - 并排读两次运行的轨迹，找出它们分开的第一步
+# - 按订单的最终状态（`correct`、`done, wrong data`）给一次运行评分，而不是听模型怎么说
+#
+# **先修：** 无，从这里开始。
+#
+# **用时：** 约 20 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 LANG = "zh"  # "en" for English
 
@@ -127,3 +138,13 @@ print(f"{label('correct final state', LANG)}: {label('naive', LANG)} {correct['n
 answer = None  # your answer here, a fault name such as "camel_case"
 
 print(double_refund_fault(answer, lang=LANG))
+
+# %% [markdown]
+# ## 回顾
+#
+# - 同一个脚本化模型走了两种循环，变的只有循环本身。
+# - 结构化的 `INVALID_ARGS` 错误让会读错误的模型改好了 `orderId`；原始的 `TypeError` 只让它一再重复，直到步数上限。
+# - 所有故障放在一张表里：朴素循环在 `lost_reply` 和 `duplicate_call` 下退了两次款，还把 `"199元"` 当金额存了下来。
+# - 说“办好了”而数据是错的，是最糟的结果，因为没人会再去核对。
+#
+# **下一步：** [01 · Schema 就是契约](01_schema_contract.ipynb)。配合阅读：[指标](../../docs/zh/metrics.md)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

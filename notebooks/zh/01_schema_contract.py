@@ -22,6 +22,17 @@
 #
 # **先看它出错。** 退款的 `reason` 如果是自由文本，模型就可以随手编一个值；朴素循环把它原样传给后端，后端照单全收、存了下来。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 把工具的 schema 写成契约：一个工具只做一件事，用枚举代替自由文本，描述写清何时使用
+# - 用 linter 检查一份工具注册表，按规则读懂它的发现
+# - 读懂 `not_in_enum` 问题，以及它交给模型的可选值
+#
+# **先修：** [00 · 从这里开始：同一个模型，两种循环](00_start_here.ipynb)。
+#
+# **用时：** 约 15 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 LANG = "zh"  # "en" for English
 
@@ -99,3 +110,13 @@ SchemaPlayground(description=label("Refund an order", LANG), lang=LANG)
 my_description = None  # a sentence: what the tool does and when to use it
 my_schema = None       # a JSON Schema dict, like the one in the playground above
 print(schema_contract(my_schema, my_description, lang=LANG))
+
+# %% [markdown]
+# ## 回顾
+#
+# - 自由文本的 `reason` 让模型编出一个值，朴素循环照单全收存了下来。
+# - 改成枚举后，同一个调用变成 `INVALID_ARGS` 错误（类别 `validation`，阶段 `structure`），并列出允许的取值。
+# - linter 逐条指出一份仓促写成的 schema 的问题，旁边是随仓库提供的售后契约作对照。
+# - 在练习场里，每改一个字，schema 和一组错误调用都会重新检查。
+#
+# **下一步：** [02 · 模型写错的参数](02_bad_arguments.ipynb)。配合阅读：[防护手册](../../docs/zh/guards.md#validate)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

@@ -21,6 +21,17 @@
 # 可能把金额写成 `"45元"`，也可能编出一个枚举之外的值。朴素循环照单全收；防护循环逐层检查
 # （解析 → schema → 业务规则），并返回一个模型能照着改的错误。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 列出 `arguments` 字符串出错的几种方式：JSON 残缺、不存在的工具、缺字段、`orderId`、`"45元"`、枚举之外的值
+# - 跟着一个调用走过边界检查（解析、schema、业务规则），读懂它报告的错误码和问题
+# - 用注入器在某一步注入一个故障，对比两种循环的轨迹
+#
+# **先修：** [01 · Schema 就是契约](01_schema_contract.ipynb)。
+#
+# **用时：** 约 15 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 LANG = "zh"  # "en" for English
 
@@ -120,3 +131,13 @@ GuardPanel(on_change=use, lang=LANG)
 # %%
 my_answer = None  # a problem reason, e.g. "missing"
 print(amount_with_unit_reason(my_answer, reg, lang=LANG))
+
+# %% [markdown]
+# ## 回顾
+#
+# - `arguments` 是模型写出的字符串；防护循环在执行任何东西之前先解析并检查它。
+# - 每个错误调用都得到一个错误码、两种分类，以及模型能据此行动的问题描述。
+# - 值清洗可以把 `"45元"` 变成 45：默认关闭，一旦启用每处改动都会报告。
+# - 只看轮数会美化朴素循环：它那些短的运行其实是快速失败，结果颜色一看便知。
+#
+# **下一步：** [03 · 模型读得懂的错误](03_readable_errors.ipynb)。配合阅读：[防护手册](../../docs/zh/guards.md#validate)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

@@ -20,6 +20,17 @@
 # 结构化错误则会讲清三件事：**哪个字段**、**错在哪里**、**怎样才对**。下面让同样的故障两次遇上防护循环：
 # 一次返回结构化错误，一次只返回光秃秃的 500（关掉 `readable_errors` 防护）。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 写出说清“哪个字段、错在哪、怎样才对”的错误
+# - 以错误调用最终有没有被改好为准，比较结构化错误和光秃秃的 500
+# - 选定自我纠错预算，并说清它在一个永远改不好的模型身上要付出什么
+#
+# **先修：** [02 · 模型写错的参数](02_bad_arguments.ipynb)。
+#
+# **用时：** 约 20 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 LANG = "zh"  # "en" for English
 
@@ -151,3 +162,13 @@ print(answer_is(my_answer, table.set_index("fault").loc["camel_case", "bare 500:
                  "zh": "模型看不出该改什么，只能重复同样的调用，最后自纠预算把对话转给了人工。"},
                 hint={"en": "look at the `bare 500: status` column of the table.",
                       "zh": "看表格里“裸 500：状态”那一列。"}, lang=LANG))
+
+# %% [markdown]
+# ## 回顾
+#
+# - 有了结构化错误，模型下一轮就改好了调用；面对光秃秃的 500，它一直重复，直到转人工。
+# - 两次运行的轮数一样，所以单看轮数说明不了什么。
+# - `GuardConfig(self_correction=2)` 的取舍：改得慢的模型本可完成的任务，与永远改不好的模型白白花掉的轮数。
+# - 给模型读的错误里绝不出现堆栈、SQL、内部地址或密钥，并且要说明重试有没有用。
+#
+# **下一步：** [04 · 瞬态、参数错误、致命：三类错误](04_transient_validation_fatal.ipynb)。配合阅读：[失败分类](../../docs/zh/failures.md#what-the-model-sees)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

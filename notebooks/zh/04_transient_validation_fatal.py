@@ -23,6 +23,17 @@
 # * **参数错误**（`validation`）：模型的调用本身写错了。原样重发不会有任何帮助；要把错误拿给模型看，让它改正调用；
 # * **致命**（`fatal`）：401、403、404，或者被某个防护拦下。立刻停止，用大白话告诉用户。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 用“原样再发一次有没有用”这个问题，把失败分成瞬态、参数错误、致命三类
+# - 读懂带指数退避和抖动的重试时间表，并算出每次等待多久
+# - 借助模拟说明为什么同步重试的客户端会把服务器再次压垮
+#
+# **先修：** [03 · 模型读得懂的错误](03_readable_errors.ipynb)。
+#
+# **用时：** 约 15 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 LANG = "zh"  # "en" for English
 
@@ -99,3 +110,13 @@ print("\n".join(herd_text(herds, LANG)))
 # %%
 my_answer = None  # seconds, a number
 print(longest_wait(my_answer, RetryPolicy(base=0.5, cap=8, jitter="none"), attempt=2, lang=LANG))
+
+# %% [markdown]
+# ## 回顾
+#
+# - 一个 429 就结束了朴素循环的对话；防护循环重发了它，遇到 401 则立即停下，并用一句平实的话告诉用户。
+# - 工具端的致命错误（订单不存在、退款超出规则）也同样立即停止。
+# - 没有抖动时，三十个失败的客户端成批同时重发。
+# - 在惊群模拟中，完全抖动把 300 个客户端错开，服务器才接得住。
+#
+# **下一步：** [05 · 副作用：退款只退一次（幂等）](05_side_effects.ipynb)。配合阅读：[失败分类](../../docs/zh/failures.md#category)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

@@ -21,6 +21,17 @@
 # 拦在中间的有三层防线（见 [docs/zh/guards.md](../../docs/zh/guards.md#idempotency)）：由循环计算的幂等键、
 # 存储层自身的防护（唯一键约束），以及大额退款时的人工审批闸门。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 说出一笔退款被请求两次的三种常见方式：回复丢失、重复调用、一条消息里两个调用
+# - 从工具的业务键推出幂等键，并说明为什么幂等键从不由模型来写
+# - 说清 `OUTCOME_UNKNOWN`、租约和审批门各自防的是什么
+#
+# **先修：** [04 · 瞬态、参数错误、致命：三类错误](04_transient_validation_fatal.ipynb)。
+#
+# **用时：** 约 25 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 LANG = "zh"  # "en" for English
 
@@ -198,3 +209,13 @@ print(answer_is(my_answer, idempotency_key(reg["create_refund"], {"order_id": "A
                  "zh": "业务键：每个订单只退一次款，金额是多少都一样。"},
                 hint={"en": "the key printed above for A1001 has the same shape.",
                       "zh": "上面为 A1001 打印出来的键，形状和它一样。"}, lang=LANG))
+
+# %% [markdown]
+# ## 回顾
+#
+# - 朴素循环在回复丢失和重复调用时各写了两笔退款；防护循环则回放了记录下来的结果。
+# - SQLite 的主键让八个并发 worker 中恰好一个抢到了幂等键。
+# - 没人知道一次写操作是否已经发生时，循环如实说 `OUTCOME_UNKNOWN`，不可重试，并转交人工。
+# - 超过 1000 元的退款要等审批，批准后只执行一次。
+#
+# **下一步：** [06 · 停不下来的循环](06_loops_that_never_end.ipynb)。配合阅读：[防护手册](../../docs/zh/guards.md#idempotency)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

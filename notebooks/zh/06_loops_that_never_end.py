@@ -20,6 +20,17 @@
 # （见 [docs/zh/guards.md](../../docs/zh/guards.md)：`step_budget`、`repeat_limit`、`timeout`）：**步数预算**；
 # **重复调用熔断**，在第三次一模一样的调用时叫停；以及每个工具调用的**超时**。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 用三个无需模型配合的刹车停住失控的智能体：步数预算、重复调用熔断和超时
+# - 说清超时能停住什么、停不住什么（读操作、写操作、占着 GIL 的 C 代码）
+# - 从一个爱走神的模型的取舍曲线上选定步数预算
+#
+# **先修：** [05 · 副作用：退款只退一次（幂等）](05_side_effects.ipynb)。
+#
+# **用时：** 约 15 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 LANG = "zh"  # "en" for English
 
@@ -98,3 +109,13 @@ BudgetSlider(value=4, lang=LANG)
 # %%
 my_answer = None  # a number: 1, 2, 3...
 print(breaker_threshold(my_answer, lang=LANG))
+
+# %% [markdown]
+# ## 回顾
+#
+# - 熔断器用 `LOOP_DETECTED` 拒绝了第三次相同的调用；预算用 `BUDGET_EXHAUSTED` 结束了运行。
+# - 两者都属于 `rule_blocked`：是防护按设计生效，与不稳定分开统计。
+# - 超时的写操作仍可能生效，所以它是 `OUTCOME_UNKNOWN`，绝不可重试。
+# - 一个爱走神的模型跑了四十次，显示出预算太小和太大各要付出什么。
+#
+# **下一步：** [12 · 消息与上下文：日期、清空会话、成对裁剪](12_messages_and_context.ipynb)（半天路径上：[19 · 把防护带回你的框架](19_take_the_guards_home.ipynb)）。配合阅读：[防护手册](../../docs/zh/guards.md#step_budget)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

@@ -20,6 +20,16 @@
 # 函数调用的官方示例里都这么写）会把其余的调用悄悄丢掉：一部分事情根本没做，用户却被告知已经办好了
 # （见 [docs/zh/guards.md#all_calls](../../docs/zh/guards.md#all_calls)）。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 识别只执行 `tool_calls[0]`、悄悄丢掉其余工作的代码
+# - 说出带多个工具调用的 assistant 消息后面必须跟几条 `tool` 消息，以及它们如何用 `tool_call_id` 一一对应
+#
+# **先修：** [05 · 副作用：退款只退一次（幂等）](05_side_effects.ipynb)、[12 · 消息与上下文：日期、清空会话、成对裁剪](12_messages_and_context.ipynb)。
+#
+# **用时：** 约 15 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 import pandas as pd
 from IPython.display import HTML, display
@@ -88,3 +98,12 @@ plt.show()
 # %%
 my_answer = None  # a number
 print(tool_replies_needed(my_answer, calls=3, lang=LANG))
+
+# %% [markdown]
+# ## 回顾
+#
+# - 两次运行都以 `done` 结束，都告诉用户已安排转人工；真正做了的只有防护循环。
+# - 朴素循环留下的历史违反了协议：真实接口会用 400 拒绝它。
+# - 防护循环按顺序回复了每个调用，各带自己的 `tool_call_id`。
+#
+# **下一步：** [08 · 每种失败在哪里被拦下](08_where_failures_are_caught.ipynb)。配合阅读：[防护手册](../../docs/zh/guards.md#all_calls)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

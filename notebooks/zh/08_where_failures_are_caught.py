@@ -21,6 +21,17 @@
 # （瞬时 / 校验 / 致命：代码该怎么处理）和**按链路环节**（结构 / 语义 / 执行 / 规则拦截：下一步该修哪里）。
 # 规则拦截是防护按设计生效的结果，要单独统计。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 把防护循环遇到的失败按重试类别（代码怎么处理）和链路阶段（下一步修什么）分类
+# - 把每个错误码和故障归入五类失败
+# - 读懂四个核心指标，其中“成功”指数据正确
+#
+# **先修：** [04 · 瞬态、参数错误、致命：三类错误](04_transient_validation_fatal.ipynb)、[06 · 停不下来的循环](06_loops_that_never_end.ipynb)、[07 · 一条消息里的多个工具调用](07_parallel_tool_calls.ipynb)。
+#
+# **用时：** 约 15 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 import pandas as pd
 
@@ -95,3 +106,13 @@ panel
 # %%
 my_answer = None  # a stage: structure, semantic, execution or rule_blocked
 print(largest_share(my_answer, tax["stage"], lang=LANG))
+
+# %% [markdown]
+# ## 回顾
+#
+# - 本工作簿的所有故障在一张矩阵里走过了两种循环。
+# - 重发后成功的调用，仍算作遇到过一次瞬态失败。
+# - 规则拦截的结果是防护按设计生效，单独统计。
+# - 四个核心指标和上面的表格来自同一批运行。
+#
+# **下一步：** [09 · 接入真实模型](09_real_models.ipynb)。配合阅读：[失败分类](../../docs/zh/failures.md#two-classifications)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

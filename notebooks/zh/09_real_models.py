@@ -30,6 +30,17 @@
 # | `local` | 本地模型，由这个笔记本启动（需要先装 `requirements-local.txt`） |
 # | `openai` | `AGENTLAB_BASE_URL`、`AGENTLAB_API_KEY`、`AGENTLAB_MODEL` 指定的接口 |
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 只换模型对象，就让同样的循环通过任意 OpenAI 兼容接口连上真实模型
+# - 离线回放本地 0.5B 和 1.5B 模型的录制，并在同一批用例上比较比率
+# - 解释为什么防护后的运行仍可能写下没人要求的东西，以及由什么来发现它
+#
+# **先修：** [08 · 每种失败在哪里被拦下](08_where_failures_are_caught.ipynb)。
+#
+# **用时：** 约 25 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 import json
 import os
@@ -190,3 +201,13 @@ if server is not None:
 # %%
 my_answer = None  # "raise" or "lower"
 print(guard_effect(my_answer, table[table.model.str.startswith("qwen")], lang=LANG))
+
+# %% [markdown]
+# ## 回顾
+#
+# - `AGENTLAB_SOURCE` 在录制、本地模型和托管接口之间切换。
+# - 小模型会为闲聊调用工具、在成功后重复调用、从描述里抄示例值。
+# - 从描述里抄来 `A1001` 的调用能通过所有边界检查；按最终数据评分才能发现它。
+# - 注入器包住录制的模型，只注入循环无需模型配合就能处理的故障。
+#
+# **下一步：** [10 · 证明它真的变好了](10_evaluation.ipynb)。配合阅读：[防护手册](../../docs/zh/guards.md)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

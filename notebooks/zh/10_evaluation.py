@@ -21,6 +21,17 @@
 # （订单不存在、金额为 0、退款超过订单金额、备注过长、只凭手机号查订单），以及对抗性用例
 # （诱导调错工具、字段名写错、超出智能体权限的请求、用户重复提同一个要求）。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 运行一套固定的回归用例，并按数据的最终状态评分
+# - 对照健康线读四个核心指标，并读懂四层指标
+# - 用 pass^k 衡量可靠性，用消融实验找出每个防护各自带来什么
+#
+# **先修：** [08 · 每种失败在哪里被拦下](08_where_failures_are_caught.ipynb)、[09 · 接入真实模型](09_real_models.ipynb)。
+#
+# **用时：** 约 30 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 import random
 from pathlib import Path
@@ -250,3 +261,13 @@ plt.show()
 # %%
 my_answer = None  # a guard's name
 print(best_single_guard(my_answer, abl, lang=LANG))
+
+# %% [markdown]
+# ## 回顾
+#
+# - 用例集包括正常、边界和对抗三类；退错金额的运行算失败。
+# - `-` 表示运行没有报告这个数，而不是零。
+# - 每个用例跑六次的 pass^k 暴露出只跑一次看不到的不稳定。
+# - 用今天的循环回放昨天的对话，再加上实时曲线，显示一次改动上线前后的效果。
+#
+# **下一步：** [11 · 每周 Badcase 复盘](11_badcase_review.ipynb)。配合阅读：[指标](../../docs/zh/metrics.md#the-four-headline-numbers)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

@@ -26,6 +26,17 @@
 # 4. **验证**：下周用同一个指标来检验：把两次保存下来的用例集运行逐类比较，并跟踪每次运行的核心指标。
 # 5. **沉淀**：把典型的案例一键加入回归集。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 走一遍每周复盘：随机抽样会话，按阶段给每个失败打标签，选出要修的类别
+# - 把一次坏会话提升为无需模型即可回放的回归用例
+# - 逐个用例比较每周存下的运行（`fixed`、`broken`），并谨慎地读趋势
+#
+# **先修：** [10 · 证明它真的变好了](10_evaluation.ipynb)。
+#
+# **用时：** 约 20 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 import os
 import tempfile
@@ -171,3 +182,13 @@ LogReview(lang=LANG)
 # %%
 my_answer = None  # a tag: structure, semantic, execution or rule_blocked
 print(largest_share(my_answer, review.counts(), lang=LANG))
+
+# %% [markdown]
+# ## 回顾
+#
+# - 标签由轨迹里记录的原因自动给出，可以在菜单里修改。
+# - 提升后的用例会像原会话那样失败，直到修复上线才变绿。
+# - 存下的四周运行里，无效调用率下降其实只说明什么都没检查。
+# - 同样的复盘可以跑在团队自己的日志上：用小部件，或用 `python -m agentlab review --logs FILE`。
+#
+# **下一步：** [13 · tool_choice 与动态路由](13_tool_choice_and_routing.ipynb)。配合阅读：[指标](../../docs/zh/metrics.md#the-weekly-bad-case-review)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

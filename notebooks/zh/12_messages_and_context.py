@@ -21,6 +21,17 @@
 # **清空会话**时留下了什么，很长的历史又是怎么**裁剪**的。助手的时钟是 2026-10-15，星期四；朴素版助手的
 # 提示词写于 2026-09-21，里面的日期至今没改。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 说出四种消息角色，并用 `tool_call_id` 把每条 `tool` 回复对应到它的调用
+# - 把当天日期放进系统提示，清空会话时不把它丢掉
+# - 按完整的块裁剪长历史并保留系统提示，亲眼看到接口用 400 拒绝朴素的截断
+#
+# **先修：** [02 · 模型写错的参数](02_bad_arguments.ipynb)。
+#
+# **用时：** 约 25 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -175,3 +186,13 @@ print(answer_is(my_answer, naive_cut[0]["role"], lang=LANG,
                 why={"en": "a tool reply whose call was cut off: the API refuses a tool message no call asked for.",
                      "zh": "它是一条工具回执，而对应的调用被裁掉了：接口拒绝没有调用对应的 tool 消息。"},
                 hint={"en": "look at the 'first role' column of the table.", "zh": "看表格里“首条消息的角色”一列。"}))
+
+# %% [markdown]
+# ## 回顾
+#
+# - 模型只能从系统提示得知日期：朴素的记账助手把费用记在了提示写成的那一天。
+# - 清空会话要保留系统提示，清掉对话的业务状态。
+# - “保留最后 10 条消息”让历史从一条失去调用的工具回复开始；`trim_messages` 只按完整的块裁剪。
+# - 连系统提示和最新一轮都放不下时，裁剪会明确报 `CONTEXT_TOO_LONG`。
+#
+# **下一步：** [07 · 一条消息里的多个工具调用](07_parallel_tool_calls.ipynb)。配合阅读：[防护手册](../../docs/zh/guards.md#context)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

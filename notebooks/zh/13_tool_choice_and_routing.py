@@ -21,6 +21,16 @@
 # * **tool_choice**：这一轮给模型多大的自主权（记账台的出处见 [docs/zh/sources.md](../../docs/zh/sources.md#article-003-the-expense-booking-agent)）。取值有 `auto`、`required`、`none`，或者指定某一个函数。防护循环对任何模型都会强制执行这个设置，模型接口支持时也会把它传给模型。
 # * **路由**：工具超过十个时，每轮只推荐这一轮用得上的几个（按工具名和描述做 BM25 打分），并且要量化效果：命中率（需要的工具有没有被推荐）、每轮工具数、省下的提示词长度。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 设置 `tool_choice`（`auto`、`required`、`none`、指定工具，或随对话变化的函数），并说清循环强制执行了什么
+# - 用 BM25 路由器只给每一轮它需要的工具，并衡量命中率、每轮工具数和节省的提示长度
+#
+# **先修：** [12 · 消息与上下文：日期、清空会话、成对裁剪](12_messages_and_context.ipynb)。
+#
+# **用时：** 约 20 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -151,3 +161,13 @@ print(answer_is(my_answer, len(en_router.offer("今天打车花了45元帮我记
                      "zh": "只有词语匹配的工具才会被推荐（转人工总在其中）：提问语言与工具描述不同，几乎匹配不上，"
                            "所以要用用户的语言做路由。"},
                 hint={"en": "call en_router.offer(...) and count.", "zh": "调用 en_router.offer(...) 数一数。"}))
+
+# %% [markdown]
+# ## 回顾
+#
+# - `required` 会对纯文字回复重新提问；`none` 不展示任何工具；指定工具则拒绝其他所有调用。
+# - 被暂缓的删除仍要等用户确认（`NEEDS_APPROVAL`）。
+# - 十三个工具中路由器最多给出五个，转人工始终在内。
+# - 路由器读的是文字：按英文描述建的路由器接不住中文请求。
+#
+# **下一步：** [14 · 记账助手全流程](14_expense_desk.ipynb)。配合阅读：[防护手册](../../docs/zh/guards.md#routing)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

@@ -18,6 +18,17 @@
 #
 # 记账助手有十三个工具，业务规则写在代码里（金额必须大于 0、日期不能在未来、分类必须存在、修改和删除前先确认、同一笔支出在一次对话里只记一次），还有轮次上限（模型最多五轮，超出就给一句平实的回复收尾）。先看它的五个高频 Badcase，再跑 55 条用例、按最终账本评判的评测集，最后做上线前的 12 条自查。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 跑通一个完整的助手：十三个工具、写在代码里的规则和轮数上限
+# - 按最终账本给 55 个用例评分，并按类别看朴素助手在哪里失败
+# - 运行上线前的十二项检查，其中不适用的检查标为 n/a
+#
+# **先修：** [10 · 证明它真的变好了](10_evaluation.ipynb)、[13 · tool_choice 与动态路由](13_tool_choice_and_routing.ipynb)。
+#
+# **用时：** 约 15 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -97,3 +108,12 @@ print(answer_is(my_answer, sum(r.passed for r in results["naive"]), lang=LANG,
                            "未经确认的删除）和崩溃（只执行第一个调用、被裁断的历史、接口错误）。"},
                 hint={"en": "count the 'correct' outcomes of the naive loop in the plot.",
                       "zh": "数一数图中朴素循环“正确”的数量。"}))
+
+# %% [markdown]
+# ## 回顾
+#
+# - 五个坏用例注入到同一次记账里：残缺的 JSON、编造的工具、缺失的字段、“45元”、一条调用发两次。
+# - “记上了，但记错了”在账本上算失败。
+# - 每项上线前检查都真正运行助手，报告发给模型的内容、轨迹记录和账本的变化。
+#
+# **下一步：** [15 · 技能站：通过 HTTP 提供工具](15_skill_site.ipynb)。配合阅读：[指标](../../docs/zh/metrics.md)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

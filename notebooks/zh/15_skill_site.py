@@ -20,6 +20,17 @@
 #
 # 在 hub 上的工作坊里，全场共用一个技能站，每人有自己的密钥：下面“发现技能”一节问的就是这个共用站（你的调用、占用记录和配额都只属于你）。后面几节要关掉数据源、读取站点的文件，只有自己的站点才允许这样做，所以用的是这里启动的站点。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 把工具作为技能通过 HTTP 提供，带密钥、配额、限流、幂等键和日志
+# - 用技能站的搜索找出一轮需要的几个技能，而不是全部塞给模型
+# - 读懂循环据以行动的站点回复：回退提示、回放的写操作、带 `Retry-After` 的 429
+#
+# **先修：** [05 · 副作用：退款只退一次（幂等）](05_side_effects.ipynb)、[13 · tool_choice 与动态路由](13_tool_choice_and_routing.ipynb)。
+#
+# **用时：** 约 25 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 import json
 import tempfile
@@ -182,3 +193,13 @@ print(answer_is(my_answer, "Idempotent-Replayed", lang=LANG,
                 why={"en": "the second attempt with the same Idempotency-Key ran nothing and said so.",
                      "zh": "带同一个 Idempotency-Key 的第二次请求什么都没执行，并在响应头里说明了这一点。"},
                 hint={"en": "look at the table of the lost reply.", "zh": "看“响应丢失”那一节的表格。"}))
+
+# %% [markdown]
+# ## 回顾
+#
+# - 模型只做决定；技能站负责执行、检查和记录。
+# - 数据源宕机时，站点返回 `fallback_hint`，模型转而请求缓存值。
+# - 回复丢失后带同一个 `Idempotency-Key` 重发只执行一次；不带键的写操作得到 428。
+# - 调用日志的四个 JSONL 文件里，每行都带请求 id，调用方发送会话 id 时也带上它。
+#
+# **下一步：** [16 · 走出单个进程：多副本与 MCP](16_replicas_and_mcp.ipynb)。配合阅读：[技能站](../../docs/zh/site.md)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

@@ -18,6 +18,16 @@
 #
 # 内存里的一个字典，或者一个 SQLite 文件，只能守住一个进程（见 [防护手册：跨进程的幂等](../../docs/zh/guards.md#idempotency-across-processes)）；多副本部署需要一个共享的幂等存储（Redis 的 `SET NX`），否则落到另一个副本上的重试就会退两次款。另外，工具生态现在讲的是 MCP（模型上下文协议，`Model Context Protocol`）：技能站的技能在 `/mcp` 上就是一个 MCP 服务器，而循环可以带着全部防护去用任何 MCP 服务器的工具（见 [docs/zh/site.md](../../docs/zh/site.md#mcp)）。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 说明为什么每个副本各自保存幂等声明会退两次款，以及一个共享 Redis 如何解决
+# - 通过 MCP 使用技能站的技能：注解来自元数据，写操作的键放在 `_meta` 里
+#
+# **先修：** [15 · 技能站：通过 HTTP 提供工具](15_skill_site.ipynb)。
+#
+# **用时：** 约 20 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 import json
 import shutil
@@ -157,3 +167,13 @@ print(answer_is(my_answer, "_meta", lang=LANG,
                 why={"en": "the key goes in the request's _meta as agentlab/idempotency_key: never an argument the model writes.",
                      "zh": "幂等键放在请求的 _meta 里（agentlab/idempotency_key），而不是让模型填写的参数。"},
                 hint={"en": "look at the retry cell just above.", "zh": "看上面“重试”那一格。"}))
+
+# %% [markdown]
+# ## 回顾
+#
+# - 落到副本 B 上的重试又退了一次款：B 从没见过这个键。
+# - 共享 Redis（`SET NX`，每次写入先落盘再应答）之后，B 回放了 A 的回复，什么都没执行。
+# - 防护循环通过 MCP 运行售后助手；站点的拒绝以 agentlab 错误格式的 `isError` 结果返回。
+# - 客户端在 `_meta` 里带同一个键重试，得到的是回放。
+#
+# **下一步：** [17 · 探测你自己的工具](17_probe_your_tools.ipynb)。配合阅读：[技能站](../../docs/zh/site.md#mcp)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

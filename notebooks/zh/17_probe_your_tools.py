@@ -18,6 +18,17 @@
 #
 # 你带来一个工具文件和一个模型，要回答的问题是：“小模型能不能把这些工具调对？调错了又会怎样？”探测器（见 [评估指标：探测器](../../docs/zh/metrics.md#the-probe)）根据每个工具的 schema 生成一次合法调用，把每一类故障注入模型对该工具的第一次调用，再读防护循环的 trace，看是哪一道防护拦下了它。命令行里也能跑同样的探测：`python -m agentlab probe --tools FILE --model fake`。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 用一个模型探测一份工具文件：为每个工具造一个合法调用，再向它注入各类故障
+# - 读懂探测表：每个故障被哪个防护拦下、模型修复的比例、哪些故障不适用
+# - 按出错之后的行为比较录制的本地模型：再次调用，还是用文字回答
+#
+# **先修：** [08 · 每种失败在哪里被拦下](08_where_failures_are_caught.ipynb)、[09 · 接入真实模型](09_real_models.ipynb)。
+#
+# **用时：** 约 25 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 import json
 from pathlib import Path
@@ -177,3 +188,13 @@ print(answer_is(my_answer, truth, lang=LANG,
                      "zh": "没有幂等键的占用，第二次相同的退款就直接执行了：trace 里是两次执行、没有回放，所以没有任何东西拦住它。"},
                 hint={"en": "look at without['cells'], or think about what is left to stop a repeat.",
                       "zh": "看看 without['cells']，或想想还有什么能拦住重复调用。"}))
+
+# %% [markdown]
+# ## 回顾
+#
+# - 每格里的防护是从轨迹读出的，所以关掉的防护会显示为未拦下。
+# - 重复的读操作无害；重复的写操作由幂等防护拦下。
+# - 1.5B 模型修复率低，是因为出错后它用文字回答用户，而重问修不了这种情况。
+# - 同样的探测也能在命令行运行：`python -m agentlab probe --tools FILE --model fake`。
+#
+# **下一步：** [18 · 预防还是修复：语法约束、重问，以及本地模型上的排行榜](18_prevention_or_repair.ipynb)。配合阅读：[指标](../../docs/zh/metrics.md#the-probe)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

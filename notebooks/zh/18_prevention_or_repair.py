@@ -20,6 +20,17 @@
 #
 # 这里不运行任何模型：每条回复都已录好（`benchmarks/bench_bfcl_local.py`），从 `data/cassettes/bfcl-<size>.jsonl` 回放；评分则是现场用 `agentlab.evals.bfcl` 算的（见 [评估指标：BFCL 的三种问法](../../docs/zh/metrics.md#bfcl-three-ways)），前提是 BFCL 的题目放在 `../shared/datasets/bfcl`（或 `$AGENTLAB_DATASETS` 下）。没有这些题目时，下面每张表、每幅图都来自同一次评分：它事先做好，随工作手册一起发布（`data/bfcl/graded.json`，由 BFCL 派生，遵循其 Apache-2.0 许可证）；第一行输出会说明用的是哪一种，以及怎样现场评分。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 在同样的问题和本地模型上，比较预防（由 schema 生成的语法约束）与修复（校验后重问）
+# - 按 BFCL 的规则给回复评分，并把每个错误回复归入一种类型
+# - 说清语法约束能消除哪些失败、只是转移了哪些，以及它在 token 上限处特有的失败
+#
+# **先修：** [03 · 模型读得懂的错误](03_readable_errors.ipynb)、[09 · 接入真实模型](09_real_models.ipynb)。
+#
+# **用时：** 约 40 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -245,3 +256,13 @@ for size in SIZES:
 # %%
 my_answer = None  # a kind, e.g. "wrong_value"
 print(most_repaired_kind(my_answer, FIG["0.5b"], lang=LANG))
+
+# %% [markdown]
+# ## 回顾
+#
+# - 每个问题用三种方式发出：单次作答、经防护循环重问、在语法约束下作答。
+# - 并行和无关两类的数字，有一部分是模板的措辞决定的。
+# - 违反契约的失败可以预防；调用了真实存在的函数却填错了值，语法约束和 schema 检查都看不出来。
+# - 在语法约束下，本想停下的回复会一直写数字或空白，直到 token 上限。
+#
+# **下一步：** [19 · 把防护带回你的框架](19_take_the_guards_home.ipynb)。配合阅读：[防护手册](../../docs/zh/guards.md)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

@@ -18,6 +18,17 @@
 #
 # 学完这本工作簿，你还是要回到某个智能体框架里干活。用同一批脚本化的故障去测，Python 里最常用的几个智能体框架都会把重复发来的退款执行两次，把 5 次相同的查询执行 5 次，工具抛出的异常（里面带着数据库的 DSN）要么直接冲出整次运行，要么被藏在一句模型无从下手的笼统话后面。这些框架的维护者说过：不能执行两次的工具，是用户自己的事。这本笔记本讲的就是这件"用户自己的事"：在你已经在用的技术栈里，只加一行，就把这些防护留下来（见 [docs/zh/guards.md](../../docs/zh/guards.md#guards-in-other-frameworks)）。
 
+# %% [markdown]
+# **学完本笔记本，你能：**
+#
+# - 用一行代码给 pydantic-ai、OpenAI 的 Agents SDK 或 LangGraph 的工具加上防护
+# - 把写操作的键绑定到会话上，让重启后的进程不会再执行一次
+# - 用网关把防护放到线路上，供任何 MCP 客户端使用
+#
+# **先修：** [05 · 副作用：退款只退一次（幂等）](05_side_effects.ipynb)、[06 · 停不下来的循环](06_loops_that_never_end.ipynb)。
+#
+# **用时：** 约 25 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+
 # %%
 import pandas as pd
 
@@ -164,3 +175,13 @@ print(answer_is(my_answer, handled[0] if len(handled) == 1 else handled, lang=LA
                            "occurred\"，不知道该怎么办。适配器给它的是结构化错误。"},
                 hint={"en": "in the openai-agents rows, find the ✓ without the adapter that the other two frameworks lack.",
                       "zh": "在 openai-agents 的几行里，找“不用适配器”那一列是 ✓、而另外两个框架是 ✗ 的那一行。"}))
+
+# %% [markdown]
+# ## 回顾
+#
+# - 不加这一行时，各框架把重复的退款执行了两次，五次相同的读取执行了五次。
+# - 加上之后，工具的异常变成模型能读懂的结构化 `TOOL_ERROR`，DSN 只留在轨迹里并且已脱敏。
+# - 429 按服务要求的 `Retry-After` 等待后重发。
+# - 没有可跨重启保留的会话 id 时，写操作在执行前就被拒绝，错误提示写给开发者。
+#
+# **下一步：** 这是工作簿的最后一本：把防护带进你自己的技术栈。配合阅读：[防护手册](../../docs/zh/guards.md#guards-in-other-frameworks)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

@@ -1,0 +1,67 @@
+"""The minutes each notebook asks of a participant, as data/course/paths.json records them (docs/course.md).
+
+    python benchmarks/course_minutes.py          # words counted now, run times as recorded; --write to record
+    python benchmarks/course_minutes.py --run    # run every notebook again (fresh kernel, top to bottom) first
+
+minutes = run time + prose words / 100 + code words / 50 + 5 (the exercise), rounded up to the next 5 minutes.
+Words are counted in the English notebook (its Chinese twin has the same code and the same run), leaving out the
+frame cells (objectives at the top, recap at the end), which are read in a minute and say what the rest says.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import jupytext
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "data" / "course" / "paths.json"
+PROSE_WPM, CODE_WPM, EXERCISE = 100, 50, 5
+FRAME = ("**After this notebook you can:**", "## Recap")
+
+
+def words(path: Path) -> tuple[int, int]:
+    cells = [c for c in jupytext.read(path).cells if not c.source.startswith(FRAME)]
+    prose = sum(len(c.source.split()) for c in cells if c.cell_type == "markdown")
+    code = sum(len(c.source.split()) for c in cells if c.cell_type == "code")
+    return prose, code
+
+
+def run_seconds(path: Path) -> float:
+    import nbformat
+    from nbclient import NotebookClient
+
+    os.environ.pop("MPLBACKEND", None)
+    nb = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
+    t0 = time.perf_counter()
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    return round(time.perf_counter() - t0, 1)
+
+
+def minutes(prose: int, code: int, seconds: float) -> int:
+    return 5 * math.ceil((seconds / 60 + prose / PROSE_WPM + code / CODE_WPM + EXERCISE) / 5 - 1e-9)
+
+
+def main(argv: list[str]) -> int:
+    course = json.loads(DATA.read_text(encoding="utf-8"))
+    print(f"{'notebook':34} {'run s':>6} {'prose':>6} {'code':>6} {'min':>4}")
+    for source in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py")):
+        facts = course["notebooks"][source.name[:2]]
+        measured = facts["measured"]
+        if "--run" in argv:
+            measured["run_seconds"] = run_seconds(source)
+        measured["prose_words"], measured["code_words"] = words(source)
+        facts["minutes"] = minutes(measured["prose_words"], measured["code_words"], measured["run_seconds"])
+        print(f"{source.stem:34} {measured['run_seconds']:6.1f} {measured['prose_words']:6} "
+              f"{measured['code_words']:6} {facts['minutes']:4}")
+    if "--write" in argv or "--run" in argv:
+        DATA.write_text(json.dumps(course, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
