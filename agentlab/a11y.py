@@ -19,7 +19,7 @@ from typing import Any
 
 from .i18n import Lang, t
 
-__all__ = ["NEUTRALS", "OKABE_ITO", "PALETTE", "TextEquivalent", "described", "fmt_number", "quiet", "symbol",
+__all__ = ["NEUTRALS", "OKABE_ITO", "PALETTE", "TextEquivalent", "described", "fmt_number", "ink", "quiet", "symbol",
            "text_equivalent"]
 
 #: Okabe & Ito (2008), "Color Universal Design": eight colours told apart with every common colour-vision deficiency
@@ -41,6 +41,12 @@ _BAD = ("failed", "done, nothing done", "done, wrong data", "leaked", "crashed",
 def symbol(status: str) -> str:
     """✓, ⚠ or ✗ for a final status, a graded outcome, a trace cell's outcome or a probe verdict; "" for the rest."""
     return "✓" if status in _GOOD else "⚠" if status in _SAFE else "✗" if status in _BAD else ""
+
+
+def ink(background: str) -> str:
+    """Black or white, whichever reads better on ``background`` (white text on yellow reads as an empty cell)."""
+    r, g, b = (int(background.lstrip("#")[k:k + 2], 16) / 255 for k in (0, 2, 4))
+    return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "#FFFFFF"
 
 
 def fmt_number(v: Any) -> str:

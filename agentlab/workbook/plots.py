@@ -19,7 +19,7 @@ import random
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..a11y import NEUTRALS, OKABE_ITO, PALETTE, TextEquivalent, attach, described, fmt_number, symbol, text_equivalent
+from ..a11y import NEUTRALS, OKABE_ITO, PALETTE, TextEquivalent, attach, described, fmt_number, ink, symbol, text_equivalent
 from ..i18n import Lang, keys, label, t
 from ..resources import CJK_FILES, CJK_FONTS, CJK_INSTALL
 from ..retry import RetryPolicy, herd
@@ -63,12 +63,6 @@ _LINESTYLES = ["-", "--", ":", "-."]
 
 def _color(name: str, i: int, colors: Mapping[str, str] = LOOP_COLORS) -> str:
     return colors.get(name) or PALETTE[i % len(PALETTE)]
-
-
-def _ink(background: str) -> str:
-    """Black or white, whichever reads better on ``background`` (a yellow cell with white text reads as empty)."""
-    r, g, b = (int(background.lstrip("#")[k:k + 2], 16) / 255 for k in (0, 2, 4))
-    return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
 
 
 def _said(title: str, key: str, lang: Lang, **fields: Any) -> str:
@@ -377,7 +371,7 @@ def plot_matrix(matrix: Mapping[str, Mapping[str, str]], *, ax: Any = None, titl
         for j, c in enumerate(cols):
             value = matrix[r].get(c, "")
             ax.text(j, i, said_(value), ha="center", va="center", fontsize=7,
-                    color=_ink(palette.get(value, palette[names[0]])))
+                    color=ink(palette.get(value, palette[names[0]])))
     ax.set_title(label(title, lang))
     return attach(ax, TextEquivalent(lang, _said(title, "a11y.grid", lang), ("", *[label(c, lang) for c in cols]),
                                      [(label(r, lang), *[said_(matrix[r].get(c, "")) for c in cols]) for r in rows],
