@@ -22,7 +22,7 @@ from .i18n import keys as catalogue_keys
 if TYPE_CHECKING:  # pandas is optional: imported only when a DataFrame is asked for
     import pandas as pd
 
-__all__ = ["COLORS", "Event", "EventKind", "finalize", "first_divergence", "note_text", "outcome", "read_jsonl",
+__all__ = ["COLORS", "FONT", "SYMBOLS", "Event", "EventKind", "finalize", "first_divergence", "note_text", "outcome", "read_jsonl",
            "side_by_side_html", "to_dataframe", "to_html", "to_jsonl"]
 
 EventKind = Literal["model", "tool", "end"]
@@ -107,6 +107,9 @@ def to_dataframe(events: Iterable[Event]) -> pd.DataFrame:
 
 # --- HTML ------------------------------------------------------------------------
 COLORS = {"ok": "#e6f4ea", "invalid": "#fff4e5", "error": "#fde8e8", "blocked": "#ede7f6", "text": "#eef3fb"}
+#: a cell's outcome is never told by its background alone: each has its symbol, in the cell and in the legend
+SYMBOLS = {"ok": "✓", "invalid": "⚠", "error": "✗", "blocked": "⊘", "text": "💬"}
+FONT = "font-size:14px"  # the smallest text of a trace: readable without zooming
 
 
 def outcome(e: Event) -> str:
@@ -126,10 +129,11 @@ def outcome(e: Event) -> str:
 
 def _cell(e: Event | None, highlight: bool = False, lang: Lang = "en") -> str:
     if e is None:
-        return "<td style='color:#999'>—</td>"
-    style = f"background:{COLORS[outcome(e)]};vertical-align:top;padding:4px 6px;font-size:12px"
-    if highlight:
-        style += ";outline:3px solid #d93025"
+        return f"<td style='color:#555;{FONT}'>—</td>"
+    style = f"background:{COLORS[outcome(e)]};vertical-align:top;padding:4px 6px;{FONT}"
+    if highlight:  # outlined, and marked with the ◆ the legend explains
+        style += ";outline:3px solid #D55E00"
+    mark = f"<span title='{html.escape(t('legend.' + outcome(e), lang))}'>{SYMBOLS[outcome(e)]}</span> " + ("◆ " if highlight else "")
     if e.kind == "model":  # what the model said stays as it said it; only the frame around it is translated
         said = e.model_visible or t("cell.tool_calls", lang)
         body = f"<b>{t('cell.model', lang)}</b> {html.escape(_short(said, 160))}"
@@ -143,7 +147,7 @@ def _cell(e: Event | None, highlight: bool = False, lang: Lang = "en") -> str:
                 + (f" <span style='color:#555' title='{html.escape(e.model_visible or '')}'>"
                    f"{html.escape(_told(e.model_visible or ''))}</span>" if e.error_code else "")
                 + (f" <i>{html.escape(t('cell.retries', lang, n=e.retry_count))}</i>" if e.retry_count else ""))
-    return f"<td style='{style}'>{body}</td>"
+    return f"<td style='{style}'>{mark}{body}</td>"
 
 
 def _status(status: str, lang: Lang) -> str:
@@ -208,7 +212,7 @@ def _told(text: str) -> str:
 
 
 def to_html(events: Iterable[Event], title: str = "", lang: Lang = "en") -> str:
-    rows = "".join(f"<tr><td style='color:#666;font-size:12px'>{e.round_index}</td>{_cell(e, lang=lang)}</tr>"
+    rows = "".join(f"<tr><td style='color:#555;{FONT}'>{e.round_index}</td>{_cell(e, lang=lang)}</tr>"
                    for e in events)
     head = f"<caption style='text-align:left'><b>{html.escape(title)}</b></caption>" if title else ""
     return f"<table style='border-collapse:collapse'>{head}{rows}</table>"
@@ -236,9 +240,11 @@ def side_by_side_html(left: Iterable[Event], right: Iterable[Event], *, titles: 
         x = a[i] if i < len(a) else None
         y = b[i] if i < len(b) else None
         step = x.round_index if x is not None else y.round_index if y is not None else ""
-        rows.append(f"<tr><td style='color:#666;font-size:12px'>{step}</td>{_cell(x, i == div, lang)}{_cell(y, i == div, lang)}</tr>")
-    legend = " ".join(f"<span style='background:{c};padding:1px 6px;font-size:11px'>{html.escape(t('legend.' + k, lang))}</span>"
+        rows.append(f"<tr><td style='color:#555;{FONT}'>{step}</td>{_cell(x, i == div, lang)}{_cell(y, i == div, lang)}</tr>")
+    legend = " ".join(f"<span style='background:{c};padding:1px 6px;{FONT}'>{SYMBOLS[k]} {html.escape(t('legend.' + k, lang))}</span>"
                       for k, c in COLORS.items())
+    if div is not None:
+        legend += f" <span style='padding:1px 6px;border:3px solid #D55E00;{FONT}'>{html.escape(t('a11y.divergence', lang))}</span>"
     head = (f"<tr><th></th><th style='text-align:left'>{html.escape(titles[0])}</th>"
             f"<th style='text-align:left'>{html.escape(titles[1])}</th></tr>")
     return (f"<div class='agentlab-sxs'><div>{legend}</div><table style='border-collapse:collapse;width:100%'>"

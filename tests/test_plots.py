@@ -182,6 +182,8 @@ drawn = {
     "plot_comparison": lambda: plots.plot_comparison(compare_runs(*stored), lang="zh"),
     "plot_trend": lambda: plots.plot_trend(trend(stored), lang="zh"),
     "plot_live": lambda: plots.plot_live(live, lang="zh"),
+    "plot_hbars": lambda: plots.plot_hbars({"不加防护": 0.4, "全部防护": 0.9}, title="消融", xlabel="成功率",
+                                           tone={"不加防护": "bad"}, line=(0.5, "目标"), lang="zh"),
 }
 if True:
     for name, draw in drawn.items():

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..a11y import NEUTRALS, OKABE_ITO, TextEquivalent, attach, described, ink, symbol
 from ..i18n import Lang, t
 from ..resources import CJK_FILES, CJK_FONTS, render_page
 from .probe import BOUNDED
@@ -31,9 +32,13 @@ __all__ = ["VERDICT_COLORS", "after_an_error", "cell_text", "plot_probe_categori
 
 # greens: caught and fine; amber: stopped but not repaired, or the model made no call; purple: the call was
 # valid and the tool failed on it; red: nothing caught it
-VERDICT_COLORS = {"ok": "#188038", "repaired": "#81c995", "caught": "#34a853", "harmless": "#c8e6c9",
-                  "not_injected": "#dadce0", "no_call": "#f9ab00", "not_repaired": "#e8710a", "tool_failed": "#a142f4",
-                  "not_caught": "#d93025", "n/a": "#f1f3f4"}
+# Okabe-Ito (agentlab.a11y): green and blues caught and fine; yellow and orange stopped but not repaired, or the
+# model made no call; purple: the call was valid and the tool failed on it; vermillion: nothing caught it. Every
+# cell carries its ✓/⚠/✗ too, so no verdict is told by colour alone.
+VERDICT_COLORS = {"ok": OKABE_ITO["bluish_green"], "repaired": OKABE_ITO["sky_blue"], "caught": OKABE_ITO["blue"],
+                  "harmless": NEUTRALS["grey"], "not_injected": NEUTRALS["light_grey"], "no_call": OKABE_ITO["yellow"],
+                  "not_repaired": OKABE_ITO["orange"], "tool_failed": OKABE_ITO["reddish_purple"],
+                  "not_caught": OKABE_ITO["vermillion"], "n/a": NEUTRALS["white"]}
 _ORDER = ["ok", "repaired", "caught", "harmless", "not_injected", "no_call", "not_repaired", "tool_failed", "not_caught",
           "n/a"]
 _FAILING = ("not_caught", "tool_failed", "not_repaired", "no_call")
@@ -91,6 +96,7 @@ def _grid(report: Mapping[str, Any]) -> tuple[list[str], list[str], dict[tuple[s
     return tools, cats, cells
 
 
+@described
 def plot_probe_matrix(report: Mapping[str, Any], *, ax: Any = None, lang: Lang = "en") -> Any:
     """Tools down, categories across, each cell coloured by its verdict (``ax=None`` makes a figure). The tool and
     category names are the file's and the probe's own, the same in every language; ``lang`` is for the title."""
@@ -112,12 +118,20 @@ def plot_probe_matrix(report: Mapping[str, Any], *, ax: Any = None, lang: Lang =
     for y, tl in enumerate(tools):
         for x, c in enumerate(cats):
             cell = cells.get((tl, c))
-            if cell and cell["applies"] and cell["verdict"] in _FAILING:
-                ax.text(x, y, "x", ha="center", va="center", color="white", fontsize=8, fontweight="bold")
+            if cell and cell["applies"] and symbol(cell["verdict"]):
+                ax.text(x, y, symbol(cell["verdict"]), ha="center", va="center", color=ink(VERDICT_COLORS[cell["verdict"]]),
+                        fontsize=8, fontweight="bold")
     ax.set_title(t("probe.plot_matrix_title", lang), fontsize=9)
-    return ax
+
+    def said(tl: str, c: str) -> str:
+        v = cells.get((tl, c), {}).get("verdict", "n/a")
+        return f"{symbol(v)} {t('probe.v.' + v, lang)}".strip()
+    return attach(ax, TextEquivalent(lang, f"{t('probe.plot_matrix_title', lang)} — {t('a11y.probe_matrix', lang)}",
+                                     ("", *cats), [(tl, *[said(tl, c) for c in cats]) for tl in tools],
+                                     (t("a11y.symbols", lang),)))
 
 
+@described
 def plot_probe_categories(report: Mapping[str, Any], *, ax: Any = None, lang: Lang = "en") -> Any:
     """Per category, how many tools got each verdict (stacked bars)."""
     tools, cats, cells = _grid(report)
@@ -125,11 +139,15 @@ def plot_probe_categories(report: Mapping[str, Any], *, ax: Any = None, lang: La
         from matplotlib.figure import Figure
         ax = Figure(figsize=(max(6, 0.55 * len(cats) + 2), 3.2)).subplots()
     bottom = [0] * len(cats)
+    table: dict[str, list[int]] = {}
+    hatches = ["", "..", "//", "\\\\", "oo", "--", "++", "**", "xx", ""]
     for verdict in _ORDER:
         counts = [sum(1 for tl in tools if cells.get((tl, c), {}).get("verdict", "n/a") == verdict) for c in cats]
         if any(counts):
-            ax.bar(range(len(cats)), counts, bottom=bottom, color=VERDICT_COLORS[verdict], label=t("probe.v." + verdict, lang),
-                   edgecolor="white", linewidth=0.5)
+            table[verdict] = counts
+            ax.bar(range(len(cats)), counts, bottom=bottom, color=VERDICT_COLORS[verdict],
+                   label=f"{symbol(verdict)} {t('probe.v.' + verdict, lang)}".strip(),
+                   hatch=hatches[_ORDER.index(verdict)], edgecolor="white", linewidth=0.5)
             bottom = [b + n for b, n in zip(bottom, counts, strict=True)]
     ax.set_xticks(range(len(cats)), cats, rotation=45, ha="right", fontsize=8, parse_math=False)
     ax.set_ylabel(t("probe.axis_tools", lang))
@@ -137,7 +155,10 @@ def plot_probe_categories(report: Mapping[str, Any], *, ax: Any = None, lang: La
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # a count of tools: no "2.5 tools"
     # beside the axes: below them it met the rotated category names, inside it would cover a bar
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, frameon=False)
-    return ax
+    return attach(ax, TextEquivalent(lang, t("a11y.probe_categories", lang).capitalize(),
+                                     ("", *[f"{symbol(v)} {t('probe.v.' + v, lang)}".strip() for v in table]),
+                                     [(c, *[str(table[v][i]) for v in table]) for i, c in enumerate(cats)],
+                                     (t("a11y.symbols", lang),)))
 
 
 def after_an_error(path: str | Path) -> dict[str, int]:
@@ -222,7 +243,7 @@ def _table(report: Mapping[str, Any], lang: Lang) -> dict[str, Any]:
                                           "why": not_run.get(c)}
             v = cell["verdict"]
             row_cells.append({"verdict": v.replace("/", ""), "background": VERDICT_COLORS[v], "tip": _tip(cell, lang),
-                              "color": "#fff" if v in ("ok", "caught", "not_caught", "not_repaired", "tool_failed") else "#202124",
+                              "color": ink(VERDICT_COLORS[v]),
                               "text": cell_text(cell, lang)})
         rows.append({"tool": tl, "kind": t("probe.kind." + info["kind"], lang), "lint": len(info.get("lint", [])),
                      "lint_titles": _lint_titles(info.get("lint", [])), "cells": row_cells})

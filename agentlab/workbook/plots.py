@@ -4,6 +4,11 @@
 matplotlib is imported inside each function, so importing agentlab stays light. Two rules hold for
 every plot here: an axis that counts (runs, refunds, calls, turns) has whole-number ticks only, and a
 legend sits beside the axes, never on the bars or lines it explains.
+
+And three for whoever reads them (docs: agentlab/a11y.py): every colour is Okabe-Ito's colour-blind-safe palette;
+a status or outcome is never told by colour alone (a ✓/⚠/✗ and a hatch go with it); and every plot function gives
+its axes a text equivalent, a sentence and a table of the numbers drawn, made from the same data in the reader's
+language, which a notebook displays beside the figure (:func:`agentlab.a11y.text_equivalent` reads it back).
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import random
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..a11y import NEUTRALS, OKABE_ITO, PALETTE, TextEquivalent, attach, described, fmt_number, ink, symbol, text_equivalent
 from ..i18n import Lang, keys, label, t
 from ..resources import CJK_FILES, CJK_FONTS, CJK_INSTALL
 from ..retry import RetryPolicy, herd
@@ -22,22 +28,51 @@ if TYPE_CHECKING:
     from ..evals.monitor import LiveCurves
     from ..evals.review import RunComparison
 
-__all__ = ["BEFORE_AFTER_COLORS", "CJK_FILES", "CJK_FONTS", "LOOP_COLORS", "OUTCOME_COLORS", "STATUS_COLORS",
-           "TREND_COLORS", "cjk_fonts", "compare_plot", "herd_results", "herd_text", "plot_bars", "plot_comparison",
-           "plot_herd", "plot_lines", "plot_live",
+__all__ = ["BEFORE_AFTER_COLORS", "CJK_FILES", "CJK_FONTS", "LOOP_COLORS", "OUTCOME_COLORS", "OUTCOME_HATCHES",
+           "PALETTE", "STATUS_COLORS", "STATUS_HATCHES", "TREND_COLORS", "TextEquivalent", "cjk_fonts", "compare_plot",
+           "herd_results", "herd_text", "plot_bars", "plot_comparison", "plot_hbars", "plot_herd", "plot_lines",
+           "plot_live",
            "plot_matrix", "plot_outcomes", "plot_pass_k", "plot_retry_schedule", "plot_shares", "plot_statuses",
-           "plot_trend", "plot_turns_by_outcome", "table_view", "use_fonts"]
+           "plot_trend", "plot_turns_by_outcome", "table_view", "text_equivalent", "use_fonts"]
 
-STATUS_COLORS = {"done": "#188038", "done_after_self_correction": "#81c995", "escalated": "#f9ab00",
-                 "budget_exhausted": "#e8710a", "failed": "#d93025"}
-# one colour per outcome of agentlab.evals.outcome: greens succeed, ambers stopped safely, reds did damage
-OUTCOME_COLORS = {"correct": "#188038", "correct hand-over": "#81c995", "escalated": "#f9ab00",
-                  "budget exhausted": "#e8710a", "done, nothing done": "#c5221f", "done, wrong data": "#8c1d18",
-                  "wrong data, stopped": "#a142f4", "leaked": "#5f6368", "crashed": "#d93025"}
-LOOP_COLORS = {"naive": "#d93025", "guarded": "#188038"}
-BEFORE_AFTER_COLORS = {"before": "#9aa0a6", "after": "#1a73e8"}
-# the three curves of the weekly review's trend, each a key of agentlab.evals.metrics_row
-TREND_COLORS = {"task_success_rate": "#188038", "invalid_call_rate": "#d93025", "takeover_rate": "#f9ab00"}
+_O = OKABE_ITO
+STATUS_COLORS = {"done": _O["bluish_green"], "done_after_self_correction": _O["sky_blue"], "escalated": _O["yellow"],
+                 "budget_exhausted": _O["orange"], "failed": _O["vermillion"]}
+# one colour per outcome of agentlab.evals.outcome (green and blue succeed, yellow and orange stopped safely,
+# vermillion, purple and black did damage), each with its own hatch and its ✓/⚠/✗ in the legend
+OUTCOME_COLORS = {"correct": _O["bluish_green"], "correct hand-over": _O["sky_blue"], "escalated": _O["yellow"],
+                  "budget exhausted": _O["orange"], "done, nothing done": _O["vermillion"],
+                  "done, wrong data": _O["reddish_purple"], "wrong data, stopped": _O["blue"], "leaked": _O["black"],
+                  "crashed": NEUTRALS["grey"]}
+OUTCOME_HATCHES = {"correct": "", "correct hand-over": "..", "escalated": "//", "budget exhausted": "\\\\",
+                   "done, nothing done": "xx", "done, wrong data": "++", "wrong data, stopped": "--", "leaked": "oo",
+                   "crashed": "**"}
+STATUS_HATCHES = {"done": "", "done_after_self_correction": "..", "escalated": "//", "budget_exhausted": "\\\\",
+                  "failed": "xx"}
+LOOP_COLORS = {"naive": _O["vermillion"], "guarded": _O["bluish_green"]}
+BEFORE_AFTER_COLORS = {"before": NEUTRALS["grey"], "after": _O["blue"]}
+# the three curves of the weekly review's trend, each a key of agentlab.evals.metrics_row, each its own marker
+TREND_COLORS = {"task_success_rate": _O["bluish_green"], "invalid_call_rate": _O["vermillion"],
+                "takeover_rate": _O["orange"]}
+TREND_MARKERS = {"task_success_rate": "o", "invalid_call_rate": "s", "takeover_rate": "^"}
+# a series is told by its hatch or marker as well as its colour
+_HATCHES = ["", "//", "..", "xx", "\\\\", "++", "--", "oo"]
+_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+_LINESTYLES = ["-", "--", ":", "-."]
+
+
+def _color(name: str, i: int, colors: Mapping[str, str] = LOOP_COLORS) -> str:
+    return colors.get(name) or PALETTE[i % len(PALETTE)]
+
+
+def _said(title: str, key: str, lang: Lang, **fields: Any) -> str:
+    """A text equivalent's sentence: the figure's title, then what kind of figure it is."""
+    kind = t(key, lang, **fields)
+    return f"{label(title, lang)} — {kind}" if title else kind[:1].upper() + kind[1:]
+
+
+def _pct(v: Any) -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.0%}"
 
 
 _families: list[str] | None = None
@@ -80,6 +115,8 @@ def use_fonts() -> list[str]:
     added = [f for f in families[1:] if f not in current]
     if added:
         matplotlib.rcParams["font.family"] = [*current, *added]
+    from cycler import cycler
+    matplotlib.rcParams["axes.prop_cycle"] = cycler(color=PALETTE)  # Okabe-Ito, not tab10, for every series
     return list(matplotlib.rcParams["font.family"])
 
 
@@ -93,11 +130,12 @@ def cjk_fonts() -> Any:
 
 
 def _with_fonts(fn: Any) -> Any:
+    """A plot function: drawn with the Chinese fonts, its text equivalent shown beside it in a notebook."""
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         with cjk_fonts():
             return fn(*args, **kwargs)
-    return wrapper
+    return described(wrapper)
 
 
 def _count_axis(ax: Any, axis: str = "y") -> None:
@@ -122,14 +160,15 @@ def _ax(ax: Any, size: tuple[float, float] = (7, 3.2)) -> Any:
 def plot_bars(values: Mapping[str, Mapping[str, float]], *, ax: Any = None, title: str = "", ylabel: str = "",
               lang: Lang = "en") -> Any:
     """Grouped bars: ``{group: {series: value}}`` (e.g. ``{fault: {"naive": 12, "guarded": 4}}``); every label said
-    in ``lang`` (:func:`agentlab.i18n.label`)."""
+    in ``lang`` (:func:`agentlab.i18n.label`). Each series has its colour and its hatch."""
     ax = _ax(ax)
     groups = list(values)
     series = sorted({s for g in values.values() for s in g}, key=lambda s: (s != "naive", s))
     width = 0.8 / max(len(series), 1)
     for i, s in enumerate(series):
         xs = [j + i * width for j in range(len(groups))]
-        ax.bar(xs, [values[g].get(s, 0) for g in groups], width, label=label(s, lang), color=LOOP_COLORS.get(s))
+        ax.bar(xs, [values[g].get(s, 0) for g in groups], width, label=label(s, lang), color=_color(s, i),
+               hatch=_HATCHES[i % len(_HATCHES)], edgecolor="white")
     ax.set_xticks([j + width * (len(series) - 1) / 2 for j in range(len(groups))])
     ax.set_xticklabels([label(g, lang) for g in groups], rotation=30, ha="right", fontsize=8)
     ax.set_title(label(title, lang))
@@ -137,39 +176,50 @@ def plot_bars(values: Mapping[str, Mapping[str, float]], *, ax: Any = None, titl
     if all(isinstance(v, numbers.Integral) for g in values.values() for v in g.values()):
         _count_axis(ax)  # counts (refunds, findings, calls); rates keep their fractional ticks
     _legend_beside(ax)
-    return ax
+    return attach(ax, TextEquivalent(
+        lang, _said(title or ylabel, "a11y.bars", lang), ("", *[label(s, lang) for s in series]),
+        [(label(g, lang), *[fmt_number(values[g].get(s, 0)) for s in series]) for g in groups]))
 
 
 @_with_fonts
 def plot_outcomes(counts: Mapping[str, Mapping[str, int]], *, ax: Any = None, title: str = "outcomes",
                   lang: Lang = "en") -> Any:
-    """Stacked bars of graded outcomes, ``{label: {outcome: count}}``, every outcome in its own colour."""
-    ax = _stacked(_ax(ax), counts, OUTCOME_COLORS, lambda o: t("outcome." + o, lang), title, lang)
+    """Stacked bars of graded outcomes, ``{label: {outcome: count}}``, every outcome in its own colour and hatch."""
+    ax = _stacked(_ax(ax), counts, OUTCOME_COLORS, OUTCOME_HATCHES, lambda o: t("outcome." + o, lang), title, lang)
     ax.set_ylabel(label("runs", lang))
     return ax
 
 
-def _stacked(ax: Any, counts: Mapping[str, Mapping[str, int]], colors: Mapping[str, str],
+def _stacked(ax: Any, counts: Mapping[str, Mapping[str, int]], colors: Mapping[str, str], hatches: Mapping[str, str],
              name: Any, title: str, lang: Lang) -> Any:
-    """Stacked bars, one per key of ``counts``, a segment per key of ``colors`` that occurs."""
+    """Stacked bars, one per key of ``counts``, a segment per key of ``colors`` that occurs: its colour, its hatch,
+    and its ✓/⚠/✗ before its name in the legend."""
     bars = list(counts)
     bottom = [0.0] * len(bars)
+    shown = []
     for key, color in colors.items():
         vals = [counts[lb].get(key, 0) for lb in bars]
         if any(vals):
-            ax.bar([label(b, lang) for b in bars], vals, bottom=bottom, color=color, label=name(key))
+            shown.append(key)
+            ax.bar([label(b, lang) for b in bars], vals, bottom=bottom, color=color, hatch=hatches.get(key, ""),
+                   edgecolor="white", label=f"{symbol(key)} {name(key)}".strip())
             bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
     ax.set_title(label(title, lang))
     _count_axis(ax)
     _legend_beside(ax, fontsize=7)
-    return ax
+    return attach(ax, TextEquivalent(
+        lang, _said(title, "a11y.stacked", lang),
+        ("", *[f"{symbol(k)} {name(k)}".strip() for k in shown], t("a11y.col.total", lang)),
+        [(label(b, lang), *[fmt_number(counts[b].get(k, 0)) for k in shown], fmt_number(sum(counts[b].values())))
+         for b in bars], (t("a11y.symbols", lang),)))
 
 
 @_with_fonts
 def plot_turns_by_outcome(runs: Mapping[str, Mapping[str, tuple[int, str]]], *, ax: Any = None, title: str = "",
                           lang: Lang = "en") -> Any:
     """Grouped bars ``{group: {loop: (turns, outcome)}}``: height is turns, colour is the graded outcome,
-    so a short bar that failed cannot pass for a quick success. The naive loop's bars are hatched."""
+    so a short bar that failed cannot pass for a quick success. The naive loop's bars are hatched, and each bar
+    carries its outcome's ✓/⚠/✗ on top."""
     from matplotlib.patches import Patch
     ax = _ax(ax, (9, 3.4))
     groups = list(runs)
@@ -181,26 +231,40 @@ def plot_turns_by_outcome(runs: Mapping[str, Mapping[str, tuple[int, str]]], *, 
             if loop not in runs[g]:
                 continue
             turns, outcome = runs[g][loop]
-            ax.bar(i + (j - (len(loops) - 1) / 2) * width, turns, width, color=OUTCOME_COLORS.get(outcome, "#999"),
+            x = i + (j - (len(loops) - 1) / 2) * width
+            ax.bar(x, turns, width, color=OUTCOME_COLORS.get(outcome, NEUTRALS["grey"]),
                    hatch="//" if loop == "naive" else None, edgecolor="white")
-            seen[outcome] = OUTCOME_COLORS.get(outcome, "#999")
+            ax.text(x, turns, symbol(outcome), ha="center", va="bottom", fontsize=9)
+            seen[outcome] = OUTCOME_COLORS.get(outcome, NEUTRALS["grey"])
     ax.set_xticks(range(len(groups)), [label(g, lang) for g in groups], fontsize=8)
-    handles = [Patch(color=c, label=t("outcome." + o, lang)) for o, c in OUTCOME_COLORS.items() if o in seen]
-    handles += [Patch(facecolor="#bbb", hatch="//", edgecolor="white", label=t("loop.naive", lang)),
-                Patch(facecolor="#bbb", label=t("loop.guarded", lang))]
+    handles = [Patch(color=c, label=f"{symbol(o)} {t('outcome.' + o, lang)}".strip())
+               for o, c in OUTCOME_COLORS.items() if o in seen]
+    handles += [Patch(facecolor="#bbbbbb", hatch="//", edgecolor="white", label=t("loop.naive", lang)),
+                Patch(facecolor="#bbbbbb", label=t("loop.guarded", lang))]
     _legend_beside(ax, handles=handles, fontsize=7)
     _count_axis(ax)
+    ax.margins(y=0.12)  # room for the symbols on the tallest bar
     ax.set_ylabel(label("model turns", lang))
     ax.set_title(label(title, lang))
-    return ax
+
+    def cell(g: str, loop: str) -> str:
+        if loop not in runs[g]:
+            return "-"
+        turns, outcome = runs[g][loop]
+        said_ = t("outcome." + outcome, lang) if f"outcome.{outcome}" in keys() else label(outcome, lang)
+        return f"{turns} ({symbol(outcome)} {said_})".replace("( ", "(")
+    return attach(ax, TextEquivalent(lang, _said(title, "a11y.turns", lang), ("", *[t("loop." + lp, lang)
+                                     if f"loop.{lp}" in keys() else label(lp, lang) for lp in loops]),
+                                     [(label(g, lang), *[cell(g, lp) for lp in loops]) for g in groups],
+                                     (t("a11y.symbols", lang),)))
 
 
 @_with_fonts
 def plot_statuses(counts: Mapping[str, Mapping[str, int]], *, ax: Any = None, title: str = "final statuses",
                   lang: Lang = "en") -> Any:
     """Stacked bars of final statuses: ``{label: {status: count}}``."""
-    ax = _stacked(_ax(ax), counts, STATUS_COLORS, lambda s: t("status." + s, lang) if lang != "en" else s, title,
-                  lang)
+    ax = _stacked(_ax(ax), counts, STATUS_COLORS, STATUS_HATCHES,
+                  lambda s: t("status." + s, lang) if lang != "en" else s, title, lang)
     ax.tick_params(axis="x", labelsize=8)
     return ax
 
@@ -208,18 +272,28 @@ def plot_statuses(counts: Mapping[str, Mapping[str, int]], *, ax: Any = None, ti
 @_with_fonts
 def plot_retry_schedule(policy: RetryPolicy, *, ax: Any = None, clients: int = 30, seed: int = 0,
                         lang: Lang = "en") -> Any:
-    """When each of ``clients`` failing callers resends: dots per attempt, with and without jitter."""
+    """When each of ``clients`` failing callers resends: dots per attempt (a colour and a marker each), with and
+    without jitter."""
     ax = _ax(ax)
     rng = random.Random(seed)
-    for c in range(clients):
-        t = 0.0
+    times: list[list[float]] = []
+    for _ in range(clients):
+        at, row = 0.0, []
         for attempt in range(policy.max_retries):
-            t += policy.delay(attempt, rng)
-            ax.scatter(t, c, s=10, color=f"C{attempt}")
+            at += policy.delay(attempt, rng)
+            row.append(at)
+        times.append(row)
+    for c, row in enumerate(times):
+        for attempt, at in enumerate(row):
+            ax.scatter(at, c, s=12, color=PALETTE[attempt % len(PALETTE)], marker=_MARKERS[attempt % len(_MARKERS)])
     ax.set_xlabel(label("seconds after the first failure", lang))
     ax.set_ylabel(label("client", lang))
     ax.set_title(f"{label('resend times', lang)}, jitter={policy.jitter}")
-    return ax
+    rows = [(t("a11y.col.resend", lang, n=a + 1),
+             t("a11y.cell.seconds", lang, low=f"{min(r[a] for r in times):.2f}", high=f"{max(r[a] for r in times):.2f}"))
+            for a in range(policy.max_retries)] if times else []
+    return attach(ax, TextEquivalent(lang, _said("", "a11y.schedule", lang, clients=clients, jitter=policy.jitter),
+                                     ("", label("seconds after the first failure", lang)), rows))
 
 
 @_with_fonts
@@ -232,18 +306,23 @@ def plot_herd(policies: Mapping[str, RetryPolicy | Mapping[str, Any]], *, ax: An
     """
     ax = _ax(ax)
     results = herd_results(policies, clients=clients, capacity=capacity)
-    for name, r in results.items():
+    for i, (name, r) in enumerate(results.items()):
         ys = [*r["arrivals"], *r["arrivals"][-1:]]  # the last slot drawn to its end too
-        ax.step([i * r["bucket"] for i in range(len(ys))], ys, where="post",
+        ax.step([k * r["bucket"] for k in range(len(ys))], ys, where="post", color=PALETTE[i % len(PALETTE)],
+                linestyle=_LINESTYLES[i % len(_LINESTYLES)],
                 label=t("herd.legend", lang, label=label(name, lang), served=r["served"], clients=r["clients"]))
-    ax.axhline(capacity, color="grey", linestyle="--", linewidth=1, label=t("herd.capacity", lang))
+    ax.axhline(capacity, color=NEUTRALS["grey"], linestyle="--", linewidth=1, label=t("herd.capacity", lang))
     bucket = next(iter(results.values()))["bucket"] if results else 0.25
     ax.set_xlabel(t("herd.seconds", lang))
     ax.set_ylabel(t("herd.per_slot", lang, bucket=bucket))
     ax.set_title(t("herd.title", lang))
     _count_axis(ax)
     _legend_beside(ax)
-    return ax
+    return attach(ax, TextEquivalent(
+        lang, _said(t("herd.title", lang), "a11y.herd", lang, bucket=bucket, clients=clients, capacity=capacity),
+        ("", t("a11y.col.served", lang), t("a11y.col.gave_up", lang), t("a11y.col.busiest", lang)),
+        [(label(name, lang), f"{r['served']}/{r['clients']}", fmt_number(r["gave_up"]),
+          fmt_number(max(r["arrivals"], default=0))) for name, r in results.items()], herd_text(results, lang)))
 
 
 def herd_results(policies: Mapping[str, RetryPolicy | Mapping[str, Any]], *, clients: int = 300,
@@ -270,7 +349,8 @@ def herd_text(results: Mapping[str, Mapping[str, Any]], lang: Lang = "en") -> li
 @_with_fonts
 def plot_matrix(matrix: Mapping[str, Mapping[str, str]], *, ax: Any = None, title: str = "",
                 lang: Lang = "en") -> Any:
-    """A fault x loop grid coloured by outcome (agentlab.evals.outcome) or, failing that, by final status."""
+    """A fault x loop grid coloured by outcome (agentlab.evals.outcome) or, failing that, by final status; every
+    cell also says it, with its ✓/⚠/✗, in black or white, whichever reads on its colour."""
     import matplotlib.colors as mcolors
     rows = list(matrix)
     cols = sorted({c for r in matrix.values() for c in r}, key=lambda c: (c != "naive", c))
@@ -284,11 +364,18 @@ def plot_matrix(matrix: Mapping[str, Mapping[str, str]], *, ax: Any = None, titl
     ax.set_xticklabels([label(c, lang) for c in cols])
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([label(r, lang) for r in rows], fontsize=8)
+
+    def said_(value: str) -> str:
+        return f"{symbol(value)} {label(value, lang)}".strip() if value else "-"
     for i, r in enumerate(rows):
         for j, c in enumerate(cols):
-            ax.text(j, i, label(matrix[r].get(c, ""), lang), ha="center", va="center", fontsize=7, color="white")
+            value = matrix[r].get(c, "")
+            ax.text(j, i, said_(value), ha="center", va="center", fontsize=7,
+                    color=ink(palette.get(value, palette[names[0]])))
     ax.set_title(label(title, lang))
-    return ax
+    return attach(ax, TextEquivalent(lang, _said(title, "a11y.grid", lang), ("", *[label(c, lang) for c in cols]),
+                                     [(label(r, lang), *[said_(matrix[r].get(c, "")) for c in cols]) for r in rows],
+                                     (t("a11y.symbols", lang),)))
 
 
 @_with_fonts
@@ -297,27 +384,59 @@ def plot_shares(counts: Mapping[str, float], *, ax: Any = None, title: str = "",
     ax = _ax(ax, (6, 2.6))
     total = sum(counts.values()) or 1
     items = sorted(counts.items(), key=lambda kv: kv[1])
-    ax.barh([label(k, lang) for k, _ in items], [v / total for _, v in items], color="#1a73e8")
+    ax.barh([label(k, lang) for k, _ in items], [v / total for _, v in items], color=_O["blue"])
     for i, (_, v) in enumerate(items):
         ax.text(v / total, i, f" {v / total:.0%} ({v})", va="center", fontsize=8)
     ax.set_xlim(0, 1.15)
     ax.set_title(label(title, lang))
-    return ax
+    return attach(ax, TextEquivalent(lang, _said(title, "a11y.shares", lang, total=fmt_number(sum(counts.values()))),
+                                     ("", t("a11y.col.count", lang), t("a11y.col.share", lang)),
+                                     [(label(k, lang), fmt_number(v), f"{v / total:.0%}") for k, v in items[::-1]]))
+
+
+@_with_fonts
+def plot_hbars(values: Mapping[str, float], *, ax: Any = None, title: str = "", xlabel: str = "",
+               tone: Mapping[str, str] | None = None, line: tuple[float, str] | None = None, lang: Lang = "en") -> Any:
+    """Horizontal bars, ``{name: value}`` top to bottom in the order given, each labelled with its value.
+
+    ``tone`` marks a bar ``"good"`` (green) or ``"bad"`` (vermillion, hatched); the rest are blue. ``line`` is a
+    reference ``(value, its label)`` drawn dashed across (a budget, a target)."""
+    ax = _ax(ax, (8, 0.45 * len(values) + 1.4))
+    tone = tone or {}
+    names = list(values)
+    colors = {"good": _O["bluish_green"], "bad": _O["vermillion"]}
+    bars = ax.barh([label(n, lang) for n in names], [values[n] for n in names],
+                   color=[colors.get(tone.get(n, ""), _O["blue"]) for n in names],
+                   hatch=[("xx" if tone.get(n) == "bad" else "") for n in names], edgecolor="white")
+    ax.bar_label(bars, labels=[fmt_number(values[n]) for n in names], fontsize=8, padding=2)
+    ax.invert_yaxis()  # the first name on top, as it reads
+    ax.set_xlim(0, max([*values.values(), *([line[0]] if line else []), 0]) * 1.12 or 1)
+    if line is not None:
+        ax.axvline(line[0], color=_O["black"], linestyle="--", linewidth=1, label=line[1])
+        _legend_beside(ax)
+    ax.set_xlabel(label(xlabel, lang))
+    ax.set_title(label(title, lang))
+    return attach(ax, TextEquivalent(lang, _said(title, "a11y.hbars", lang), ("", label(xlabel, lang)),
+                                     [(label(n, lang), fmt_number(values[n])) for n in names],
+                                     (f"{line[1]}: {fmt_number(line[0])}",) if line else ()))
 
 
 @_with_fonts
 def plot_lines(series: Mapping[str, Sequence[tuple[float, float]]], *, ax: Any = None, title: str = "",
                xlabel: str = "", ylabel: str = "", lang: Lang = "en") -> Any:
-    """Lines from ``{name: [(x, y), ...]}``."""
+    """Lines from ``{name: [(x, y), ...]}``, each with its colour and its marker."""
     ax = _ax(ax)
-    for name, pts in series.items():
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label(name, lang),
-                color=LOOP_COLORS.get(name))
+    for i, (name, pts) in enumerate(series.items()):
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=_MARKERS[i % len(_MARKERS)], label=label(name, lang),
+                color=_color(name, i), linestyle=_LINESTYLES[i % len(_LINESTYLES)])
     ax.set_title(label(title, lang))
     ax.set_xlabel(label(xlabel, lang))
     ax.set_ylabel(label(ylabel, lang))
     _legend_beside(ax)
-    return ax
+    head = f"{label(xlabel, lang)} → {label(ylabel, lang)}" if xlabel and ylabel else "x → y"
+    return attach(ax, TextEquivalent(lang, _said(title, "a11y.lines", lang), ("", head),
+                                     [(label(name, lang), "; ".join(f"{fmt_number(x)} → {fmt_number(y)}"
+                                                                    for x, y in pts)) for name, pts in series.items()]))
 
 
 @_with_fonts
@@ -334,7 +453,7 @@ def compare_plot(groups: Mapping[str, Sequence[Any]], *, lang: Lang = "en") -> t
     """Compare groups in one call: the table, and one figure with grouped metric bars,
     the status breakdown, and pass^k curves (only where each case ran more than once: with one
     trial pass^k is just the success rate, a single point that says nothing more, so the figure
-    has two panels and no empty third)."""
+    has two panels and no empty third). The figure's text equivalent is its panels', one after another."""
     import matplotlib.pyplot as plt
 
     from ..evals import compare_groups, pass_k_curve, status_counts
@@ -348,6 +467,9 @@ def compare_plot(groups: Mapping[str, Sequence[Any]], *, lang: Lang = "en") -> t
     if several:
         plot_pass_k(curves, ax=axes[2], lang=lang)
     fig.tight_layout()
+    panels = [te for a in axes if (te := text_equivalent(a)) is not None]
+    attach(fig, TextEquivalent(lang, t("a11y.panels", lang, n=len(panels)),
+                               notes=[line for te in panels for line in te.lines()]))
     return rows, fig
 
 
@@ -364,8 +486,8 @@ def plot_comparison(comparison: RunComparison, *, kind: str | None = None, ax: A
     xs = list(range(len(rows)))
     width = 0.4
     for side, offset in (("before", -width / 2), ("after", width / 2)):
-        bars = ax.bar([x + offset for x in xs], [r[side + "_share"] for r in rows], width,
-                      color=BEFORE_AFTER_COLORS[side], label=t("review." + side, lang, label=getattr(comparison, side)))
+        bars = ax.bar([x + offset for x in xs], [r[side + "_share"] for r in rows], width, edgecolor="white",
+                      color=BEFORE_AFTER_COLORS[side], hatch="//" if side == "before" else "", label=t("review." + side, lang, label=getattr(comparison, side)))
         ax.bar_label(bars, labels=[str(r[side]) for r in rows], fontsize=7)
     names = [t(f"{r['kind']}.{r['class']}", lang) if f"{r['kind']}.{r['class']}" in keys() else r["class"]
              for r in rows]
@@ -374,15 +496,20 @@ def plot_comparison(comparison: RunComparison, *, kind: str | None = None, ax: A
     for k in ("stage", "outcome"):
         if k in kinds:
             first, last = kinds.index(k), len(kinds) - 1 - kinds[::-1].index(k)
-            ax.text((first + last) / 2, 1.12, t("review.by_" + k, lang), ha="center", fontsize=8, color="#5f6368")
+            ax.text((first + last) / 2, 1.12, t("review.by_" + k, lang), ha="center", fontsize=8, color=_O["black"])
             if first > 0:
-                ax.axvline(first - 0.5, color="#9aa0a6", linestyle=":", linewidth=1)
+                ax.axvline(first - 0.5, color=NEUTRALS["grey"], linestyle=":", linewidth=1)
     ax.set_ylim(0, 1.2)
     ax.set_ylabel(t("review.share", lang))
-    ax.set_title(title if title is not None else
-                 t("review.compare_title", lang, n=len(comparison.fixed), broken=len(comparison.broken)))
+    title = title if title is not None else t("review.compare_title", lang, n=len(comparison.fixed),
+                                              broken=len(comparison.broken))
+    ax.set_title(title)
     _legend_beside(ax)
-    return ax
+    return attach(ax, TextEquivalent(
+        lang, _said(title, "a11y.comparison", lang),
+        ("", *[t("review." + side, lang, label=getattr(comparison, side)) for side in ("before", "after")]),
+        [(name, *[f"{r[side]} ({r[side + '_share']:.0%})" for side in ("before", "after")])
+         for name, r in zip(names, rows, strict=True)]))
 
 
 @_with_fonts
@@ -393,14 +520,19 @@ def plot_trend(rows: Sequence[Mapping[str, Any]], *, ax: Any = None, lang: Lang 
     ax = _ax(ax, (8, 3.4))
     xs = list(range(len(rows)))
     for metric, color in TREND_COLORS.items():
-        ax.plot(xs, [r[metric] for r in rows], marker="o", color=color, label=t("eval." + metric, lang))
+        ax.plot(xs, [r[metric] for r in rows], marker=TREND_MARKERS[metric], color=color,
+                label=t("eval." + metric, lang))
     ax.set_xticks(xs, [f"{r['label']}\n{str(r['time'])[:19].replace('T', ' ')}" for r in rows], fontsize=7)
     ax.set_ylim(-0.03, 1.05)
     ax.set_xlabel(t("review.trend_x", lang))
     ax.set_ylabel(t("review.rate", lang))
-    ax.set_title(title if title is not None else t("review.trend_title", lang))
+    title = title if title is not None else t("review.trend_title", lang)
+    ax.set_title(title)
     _legend_beside(ax)
-    return ax
+    return attach(ax, TextEquivalent(
+        lang, _said(title, "a11y.trend", lang),
+        ("", t("a11y.col.time", lang), *[t("eval." + m, lang) for m in TREND_COLORS]),
+        [(str(r["label"]), str(r["time"])[:19].replace("T", " "), *[_pct(r[m]) for m in TREND_COLORS]) for r in rows]))
 
 
 @_with_fonts
@@ -410,21 +542,33 @@ def plot_live(curves: LiveCurves, *, ax: Any = None, lang: Lang = "en", title: s
     seconds since the first point, so a window of runs and a day of buckets read the same way."""
     ax = _ax(ax, (8, 3.4))
     t0 = curves.points[0].at if curves.points else 0.0
-    for metric, pts in curves.series().items():
+    series = curves.series()
+    for metric, pts in series.items():
         color = TREND_COLORS.get(metric)
-        ax.plot([at - t0 for at, _ in pts], [v for _, v in pts], marker=".", color=color, label=t("eval." + metric, lang))
+        ax.plot([at - t0 for at, _ in pts], [v for _, v in pts], marker=TREND_MARKERS.get(metric, "."), markersize=4,
+                color=color, label=t("eval." + metric, lang))
     for line in curves.lines:
-        ax.axhline(line.value, linestyle="--", linewidth=1, color=TREND_COLORS.get(line.metric, "#5f6368"),
+        ax.axhline(line.value, linestyle="--", linewidth=1, color=TREND_COLORS.get(line.metric, NEUTRALS["grey"]),
                    label=t("live.line", lang, metric=t("eval." + line.metric, lang)))
-    if curves.alerts:
+    if curves.alerts:  # a ring, not only a colour: the shape says "an alert fired here"
         ax.scatter([a.point.at - t0 for a in curves.alerts], [a.value for a in curves.alerts], s=90, facecolors="none",
-                   edgecolors="#d93025", linewidths=2, zorder=5, label=t("live.crossing", lang))
+                   edgecolors=_O["black"], linewidths=2, zorder=5, label=t("live.crossing", lang))
     ax.set_ylim(-0.03, 1.05)
     ax.set_xlabel(t("live.x", lang))
     ax.set_ylabel(t("review.rate", lang))
-    ax.set_title(title if title is not None else t("live.title", lang))
+    title = title if title is not None else t("live.title", lang)
+    ax.set_title(title)
     _legend_beside(ax)
-    return ax
+    span = (curves.points[-1].at - t0) if curves.points else 0.0
+    lines = {ln.metric: ln.value for ln in curves.lines}
+    return attach(ax, TextEquivalent(
+        lang, _said(title, "a11y.live", lang, n=len(curves.points), seconds=fmt_number(round(span, 1)),
+                    alerts=len(curves.alerts)),
+        ("", t("a11y.col.last", lang), t("a11y.col.lowest", lang), t("a11y.col.highest", lang),
+         t("live.line", lang, metric="").lstrip(":： "), t("a11y.col.alerts", lang)),
+        [(t("eval." + m, lang), _pct(pts[-1][1]), _pct(min(v for _, v in pts)), _pct(max(v for _, v in pts)),
+          _pct(lines[m]) if m in lines else "-", str(sum(a.line.metric == m for a in curves.alerts)))
+         for m, pts in series.items() if pts]))
 
 
 def table_view(df: Any, *, percent: Collection[str] | None = None, none: str = "-", lang: Lang = "en") -> Any:
