@@ -15,8 +15,8 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal
 
 from ..context import ContextTooLong, Count, Session, clear_chat, estimate_tokens, trim_messages

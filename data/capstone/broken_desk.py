@@ -59,9 +59,11 @@ def make_registry(desk: Desk, *, lang: str = "en", **_: Any) -> Registry:
             raise ConnectionError("backend error") from None  # whatever went wrong, "try again"
 
     def create_refund(order_id: str, amount: float, reason: str, remark: str = "") -> dict:
-        order = desk.orders.get(order_id) or {}
-        if order.get("status") != "paid":
-            raise RuntimeError(f"E_RFND_409 st={order.get('status')}")
+        order = desk.orders.get(order_id)
+        if order is None:
+            raise RuntimeError("E_RFND_404")
+        if amount > order["amount"]:
+            raise RuntimeError(f"E_RFND_422 amt>{order['amount']}")
         return desk.create_refund(order_id, amount, reason, remark)
 
     def tool(name: str, fn: Any, **kw: Any) -> Tool:
