@@ -34,7 +34,7 @@ __all__ = ["BROKEN", "DeskError", "Item", "copy_desk", "grade", "load_desk", "re
 #: The shipped broken desk a participant hardens, by the name ``--desk`` also takes.
 BROKEN = "capstone"
 Status = Literal["pass", "fail", "n/a"]
-_MOST = 8  # details listed per failed item; the rest are counted
+_MOST = 30  # details listed per failed item (a to-do list, not a log); the rest are counted
 
 
 class DeskError(LocalizedError):

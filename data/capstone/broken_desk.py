@@ -92,5 +92,5 @@ def desk() -> Scenario:
                "write": ["create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}],
                "risky": ["create_refund", {"order_id": "A1003", "amount": 2499.0, "reason": "user_cancel"}],
                "wrong": ["get_order", {"order_id": 1001}, {"order_id": "A1001"}]},
-        cases=(data_file("aftersales_cases.jsonl"), data_file("capstone/cases.jsonl")),
+        cases=(data_file("capstone/cases.jsonl"), data_file("aftersales_cases.jsonl")),
     )
