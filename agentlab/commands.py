@@ -149,6 +149,8 @@ def _demo(ns: argparse.Namespace) -> int:
 def _checklist_configure(p: argparse.ArgumentParser) -> None:
     from .scenarios import SCENARIOS
     p.add_argument("--scenario", choices=sorted(SCENARIOS), default="expense")
+    p.add_argument("--desk", help="a desk file (a .py with desk(), docs/capstone.md) or a shipped desk's name "
+                                  "(aftersales, expense, capstone); instead of --scenario")
     p.add_argument("--lang", choices=("en", "zh"), default="en")
     p.add_argument("--json", action="store_true")
 
@@ -156,7 +158,12 @@ def _checklist_configure(p: argparse.ArgumentParser) -> None:
 def _checklist(ns: argparse.Namespace) -> int:
     from .evals.checklist import run_checklist
     from .scenarios import get
-    results = run_checklist(get(ns.scenario), ns.lang)
+    if ns.desk is not None:
+        from .capstone import load_desk
+        desk = load_desk(ns.desk)
+    else:
+        desk = get(ns.scenario)
+    results = run_checklist(desk, ns.lang)
     if ns.json:
         emit(json.dumps([{**r.__dict__, "passed": r.passed} for r in results], ensure_ascii=False, indent=1),
              json_text=True)
@@ -169,6 +176,30 @@ def _checklist(ns: argparse.Namespace) -> int:
         emit(t("checklist.total_na", ns.lang, n=n, total=len(results) - na, na=na) if na else
              t("checklist.total", ns.lang, n=n, total=len(results)))
     return 0 if all(r.status != "fail" for r in results) else 1
+
+
+def _capstone_configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--desk", default=None, help="your desk file (default: the shipped broken desk, capstone)")
+    p.add_argument("--copy", metavar="DIR", help="copy the broken desk to DIR/desk.py for you to fix, and stop")
+    p.add_argument("--lang", choices=("en", "zh"), default="en")
+
+
+def _capstone(ns: argparse.Namespace) -> int:
+    from .capstone import copy_desk, grade, load_desk, report_lines, score, send_progress
+    if ns.copy is not None:
+        target = copy_desk(ns.copy)
+        emit(t("capstone.copied", ns.lang, path=str(target)))
+        return 0
+    desk = load_desk(ns.desk)
+    items = grade(desk, ns.lang)
+    for line in report_lines(items, desk, ns.lang):
+        emit(line)
+    sending = send_progress(items, ns.lang)
+    if sending is not None:  # inside a hub: the score reaches the trainer's view before the command exits
+        from .workbook.exercises import REPORT_TIMEOUT
+        sending.join(REPORT_TIMEOUT + 1)
+    n, total = score(items)
+    return 0 if n == total else 1
 
 
 def _local_configure(p: argparse.ArgumentParser) -> None:
@@ -750,6 +781,8 @@ Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argpar
 EXTRA: dict[str, Command] = {
     "demo": ("naive and guarded loops side by side on a desk", _demo_configure, _demo),
     "checklist": ("run the twelve pre-launch checks against a desk", _checklist_configure, _checklist),
+    "capstone": ("grade a desk with the linter, the probe, the twelve checks and its own suite; --copy: your own "
+                 "broken desk to fix", _capstone_configure, _capstone),
     "local": ("serve a small real model on 127.0.0.1 (OpenAI-compatible, offline)", _local_configure, _local),
     "eval": ("run a suite of cases and print the metrics", _eval_configure, _eval),
     "probe": ("your tools and model against every fault: which guard caught each, and the model's repairs",

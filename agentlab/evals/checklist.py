@@ -98,7 +98,13 @@ _CALLS: dict[str, _Calls] = {
 
 
 def _calls(s: Scenario) -> _Calls | None:
-    return _CALLS.get(s.name)
+    """The calls a shipped desk is checked with, or those a participant's desk names (``Scenario.calls``)."""
+    if s.calls is None:
+        return _CALLS.get(s.name)
+    c = s.calls
+    return _Calls(read=(str(c["read"][0]), dict(c["read"][1])), write=(str(c["write"][0]), dict(c["write"][1])),
+                  risky=(str(c["risky"][0]), dict(c["risky"][1])),
+                  wrong=(str(c["wrong"][0]), dict(c["wrong"][1]), dict(c["wrong"][2])))
 
 
 def _no_calls(s: Scenario) -> Seen:
@@ -294,7 +300,10 @@ def _descriptions(s: Scenario) -> Seen:
 
 
 def _suite(s: Scenario) -> list[Case]:
+    """The desk's regression suite: a shipped desk's ``data/<desk>_cases.jsonl``, or the files its ``cases`` names."""
     try:
+        if s.cases:
+            return [c for path in s.cases for c in load_cases(path, desk=s)]
         return load_cases(data_file(f"{s.name}_cases.jsonl"))
     except SuiteError:
         return []
@@ -596,7 +605,7 @@ def _telemetry_and_suite(s: Scenario) -> Seen:
             expect(field_, seen == wanted)
     missing = [f for f in _TELEMETRY if f in wrong_fields]
     cases = _suite(s)
-    ran = sum(1 for c in cases if c.scenario == s.name and run_case(c).run.events)  # every case runs to an ending
+    ran = sum(1 for c in cases if c.scenario == s.name and run_case(c, scenario=s).run.events)  # every case runs to an ending
     ok = not missing and len(cases) >= 50 and ran == len(cases)
     return Seen(ok, "checklist.seen.telemetry", {"fields": len(_TELEMETRY) - len(missing), "total": len(_TELEMETRY),
                                                  "missing": _names(missing, 6), "cases": len(cases), "ran": ran})

@@ -26,6 +26,7 @@ from ..models import DatedModel, FaultyModel, Model, Reply, ScriptedModel, SelfC
 from ..models.faults import MODEL_FAULTS
 from ..resources import data_file, read_text
 from ..runs import STATUSES, Run
+from ..scenarios import Scenario
 from ..scenarios import get as get_scenario
 from ..scenarios.conversation import Conversation
 from ..schema import compile_schema
@@ -62,8 +63,11 @@ class SuiteError(LocalizedError):
     there, so the command line can print it as it is (one line, no traceback)."""
 
 
-def load_cases(path: str | Path | None = None) -> list[Case]:
+def load_cases(path: str | Path | None = None, *, desk: Scenario | None = None) -> list[Case]:
     """The cases of a JSONL suite (default: the after-sales suite shipped with the package).
+
+    With ``desk`` (a participant's own desk, docs/capstone.md), every case is for that desk, whatever
+    scenario its line names: a refund desk rewritten must still pass the refund suite.
 
     Every line is checked here, before anything runs: a suite that would crash the
     twentieth case after nineteen have run is refused at once with the line that is wrong
@@ -81,7 +85,7 @@ def load_cases(path: str | Path | None = None) -> list[Case]:
         except (ValueError, RecursionError) as exc:  # RecursionError: brackets nested past what the parser takes
             raise SuiteError("input.not_json", path=str(path), line=n, detail=getattr(exc, "msg", "nested too deeply"),
                              what="what.suite") from None
-        case = _case(d, str(path), n)
+        case = _case(d, str(path), n, desk)
         if case.id in seen:
             raise SuiteError("case.duplicate", path=str(path), line=n, id=case.id, first=seen[case.id])
         seen[case.id] = n
@@ -151,7 +155,7 @@ def _refusal(p: Problem, d: dict, at: dict) -> SuiteError:
     return SuiteError("case.problem", field=p.field, hint=_Hint(p), **at)
 
 
-def _case(d: Any, path: str, n: int) -> Case:
+def _case(d: Any, path: str, n: int, desk: Scenario | None = None) -> Case:
     """One line as a Case, or the SuiteError that says what is wrong with it (the first problem found)."""
     at = {"path": path, "line": n}
     if not isinstance(d, dict):
@@ -159,9 +163,9 @@ def _case(d: Any, path: str, n: int) -> Case:
     problems = _case_schema()[1](d)
     if problems:
         raise _refusal(problems[0], d, at)
-    scenario_name = d.get("scenario", "aftersales")
+    scenario_name = d.get("scenario", "aftersales") if desk is None else desk.name
     try:
-        scenario = get_scenario(scenario_name)
+        scenario = get_scenario(scenario_name) if desk is None else desk
     except ValueError:
         from ..scenarios import SCENARIOS
         raise SuiteError("case.scenario", name=scenario_name, known=", ".join(SCENARIOS), **at) from None
@@ -184,7 +188,7 @@ def _script_reply(item: Any) -> Reply | ToolCall:
     return call(item[0], item[1])
 
 
-def fake_model(case: Case) -> Model:
+def fake_model(case: Case, scenario: Scenario | None = None) -> Model:
     """The scripted or rule-based model a case describes (with its injected fault, if any).
 
     On a desk whose prompt carries the date (the expense desk) the fake reads today's date from
@@ -200,7 +204,7 @@ def fake_model(case: Case) -> Model:
                                     name=f"fake:{case.id}")
         if fake.get("fault"):
             model = FaultyModel(model, fake["fault"], at_step=fake.get("at_step", 2))
-    if get_scenario(case.scenario).strict_api or "context_window" in fake:
+    if (scenario or get_scenario(case.scenario)).strict_api or "context_window" in fake:
         model = DatedModel(model, context_window=fake.get("context_window"))
     return model
 
@@ -212,13 +216,14 @@ def check(case: Case, snapshot: dict, run: Run) -> list[str]:
 
 
 def run_case(case: Case, *, model: Model | None = None, loop: str = "guarded", config: GuardConfig | None = None,
-             lang: Lang = "en", trial: int = 0, seed: int = 0) -> CaseResult:
-    """Run one case on a fresh copy of its scenario and grade the final state.
+             lang: Lang = "en", trial: int = 0, seed: int = 0, scenario: Scenario | None = None) -> CaseResult:
+    """Run one case on a fresh copy of its scenario (or of ``scenario``, a desk not among the shipped ones)
+    and grade the final state.
 
-    ``config`` defaults to every guard on, with the desk's own step budget where it sets one."""
-    scenario = get_scenario(case.scenario)
+    ``config`` defaults to the desk's own policy: every guard on, with the desk's own step budget where it sets one."""
+    scenario = scenario if scenario is not None else get_scenario(case.scenario)
     state, reg = scenario.setup(lang, start=case.start)
-    m = model if model is not None else fake_model(case)
+    m = model if model is not None else fake_model(case, scenario)
     chat = Conversation(scenario, m, loop="naive" if loop == "naive" else "guarded", lang=lang, state=state,
                         registry=reg, config=config, store=MemoryStore(), max_tokens=scenario.context_budget,
                         history=list(case.history), session_id=case.id, sleep=lambda s: None,

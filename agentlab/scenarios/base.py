@@ -6,10 +6,12 @@ same way; loops, evaluation and notebooks only ever see a :class:`Scenario`.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from ..guards import GuardConfig
 from ..i18n import Lang
 from ..resources import data_file
 from ..tools import Registry
@@ -39,6 +41,13 @@ class Scenario:
     # the suite's fakes meet the chat API's rules (a broken history is a 400, a long one too long) and read
     # today's date from the prompt (agentlab.models.DatedModel)
     strict_api: bool = False
+    # a participant's own desk (docs/capstone.md) says three more things the shipped desks keep elsewhere:
+    # its loop's policy (retries, step budget...; None: every guard at its default), the calls the pre-launch
+    # checks act with (``read``, ``write``, ``risky``: [tool, args]; ``wrong``: [tool, bad args, corrected args]),
+    # and its own regression suites (JSONL files, every case run on this desk)
+    guards: GuardConfig | None = None
+    calls: Mapping[str, Sequence[Any]] | None = None
+    cases: tuple[str | Path, ...] = ()
 
     def __repr__(self) -> str:
         return f"Scenario({self.name!r})"

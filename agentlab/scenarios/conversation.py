@@ -16,6 +16,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal
 
 from ..context import ContextTooLong, Count, Session, clear_chat, estimate_tokens, trim_messages
@@ -74,7 +75,8 @@ class Conversation:
         self.registry = registry if registry is not None else scenario.make_registry(state, lang=lang)
         self.session = session
         budget = scenario.step_budget
-        self.config = config if config is not None else (GuardConfig(step_budget=budget) if budget else GuardConfig())
+        policy = scenario.guards if scenario.guards is not None else GuardConfig()
+        self.config = config if config is not None else (replace(policy, step_budget=budget) if budget else policy)
         self.store = store if store is not None else MemoryStore()
         self.max_tokens, self.max_turns, self.count, self.keep_last = max_tokens, max_turns, count, keep_last
         self.router = (Router(self.registry, k=route_k, always=[n for n in ("escalate_to_human",) if n in self.registry.names])

@@ -108,20 +108,26 @@ def _post(url: str, token: str, body: bytes) -> None:
         _log.debug("progress report not sent: %s", type(exc).__name__)
 
 
+#: Exercises that are no notebook's: the capstone (``python -m agentlab capstone``, docs/capstone.md) reports its score.
+EXTRA_EXERCISES = {"capstone": "capstone_desk"}
+
+
 def report(feedback: Feedback, notebook: str | None = None, *, env: Mapping[str, str] | None = None,
-           send: Callable[[str, str, bytes], None] = _post) -> threading.Thread | None:
+           send: Callable[[str, str, bytes], None] = _post, score: Mapping[str, int] | None = None) -> threading.Thread | None:
     """Send a verdict to the trainer's view, in the background; the thread, or None when nothing is sent.
 
     Nothing is sent outside a hub (no ``AGENTLAB_PROGRESS_URL`` or no ``JUPYTERHUB_API_TOKEN``) or when the
     notebook is unknown (``notebook`` or the kernel's session path). The token is the single-user server's own:
-    the service asks the hub whose it is, so a participant can only report for themselves."""
+    the service asks the hub whose it is, so a participant can only report for themselves. ``score`` (the
+    capstone's ``{"passed": n, "total": m}``) goes with the verdict."""
     env = os.environ if env is None else env
     url, token = env.get("AGENTLAB_PROGRESS_URL", ""), env.get("JUPYTERHUB_API_TOKEN", "")
     notebook = notebook or _session_notebook(env)
-    if not (url and token and notebook in exercise_ids()):
+    ids = {**exercise_ids(), **EXTRA_EXERCISES}
+    if not (url and token and notebook in ids):
         return None
-    body = json.dumps({"notebook": notebook, "exercise": exercise_ids()[notebook], "state": feedback.state,
-                       "at": round(time.time(), 3)}).encode()
+    body = json.dumps({"notebook": notebook, "exercise": ids[notebook], "state": feedback.state,
+                       "at": round(time.time(), 3), **({"score": dict(score)} if score is not None else {})}).encode()
     global _last_report
     with _report_lock:  # a learner's "wrong" then "right" must arrive in that order: each report waits for the one before
         before = _last_report
