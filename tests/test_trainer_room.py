@@ -48,6 +48,18 @@ def room(tmp_path):
     thread.join(10)
 
 
+def unset(monkeypatch, *names):
+    """Unset, and put back as they were after the test, even the ones connect() sets and that were never set
+    (monkeypatch.delenv alone does not remember a variable that was absent)."""
+    for name in names:
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+
+
+CONNECTION = ("AGENTLAB_PROGRESS_URL", "AGENTLAB_ROOM", "AGENTLAB_PARTICIPANT", "AGENTLAB_PARTICIPANT_KEY",
+              "JUPYTERHUB_API_TOKEN", "JPY_SESSION_NAME")
+
+
 def env_of(url, name, key, code=CODE):
     return {"AGENTLAB_PROGRESS_URL": url, "AGENTLAB_ROOM": code, "AGENTLAB_PARTICIPANT": name,
             "AGENTLAB_PARTICIPANT_KEY": key}
@@ -158,8 +170,7 @@ def test_a_wrong_room_code_is_refused_in_both_languages(room, monkeypatch):
     # a hub token means nothing to a room
     assert call(room + "api/report", headers={"Authorization": "token anything"}, method="POST", body=body)[0] == 401
     # a notebook connecting with the wrong code is told so, in a sentence, and its checks stay silent
-    for name in ("AGENTLAB_PROGRESS_URL", "AGENTLAB_ROOM", "AGENTLAB_PARTICIPANT", "JUPYTERHUB_API_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
+    unset(monkeypatch, *CONNECTION)
     monkeypatch.setenv("AGENTLAB_PARTICIPANT_KEY", KEYS["ann"])
     said = exercises.connect(room, "ROOM-0000", "ann", lang="zh")
     assert not said.ok and "房间码不对" in str(said) and "Traceback" not in str(said)
@@ -244,9 +255,7 @@ def test_outside_the_hub_end_to_end_the_command_a_connect_call_and_a_check(tmp_p
         url = re.search(r"is at (http://127\.0\.0\.1:\d+/)", out)[1]
         trainer_url = re.search(r"(http://\S+\?trainer=\S+)", out)[1]
         assert out.count(trainer_url) == 2  # the secret: once in each language, at start, nowhere else
-        for name in ("AGENTLAB_PROGRESS_URL", "AGENTLAB_ROOM", "AGENTLAB_PARTICIPANT", "AGENTLAB_PARTICIPANT_KEY",
-                     "JUPYTERHUB_API_TOKEN", "JPY_SESSION_NAME"):
-            monkeypatch.delenv(name, raising=False)
+        unset(monkeypatch, *CONNECTION)
         monkeypatch.setenv("AGENTLAB_HOME", str(tmp_path / "home"))  # where this machine's key is made, once
         connected = exercises.connect(url, CODE, "Ann Lee")
         assert connected.ok and "Ann Lee" in str(connected), connected
