@@ -220,9 +220,10 @@ def copy_desk(folder: str | Path) -> Path:
 def send_progress(items: list[Item], lang: Lang = "en", *,
                   send: Callable[..., Any] | None = None) -> Any:
     """The score to the trainer's view, as notebook ``capstone`` (agentlab.workbook.exercises.report): nothing is
-    sent outside a hub. The thread that sends it, or None."""
+    sent when not connected to one (a hub, or a trainer's room). The thread that sends it, or None."""
     from .workbook.exercises import Feedback, report
     n, total = score(items)
     feedback = Feedback("right" if n == total else "wrong", t("capstone.score", lang, n=n, total=total))
     kwargs: dict[str, Any] = {} if send is None else {"send": send}
-    return report(feedback, "capstone", score={"passed": n, "total": total}, **kwargs)
+    # the view shows a score as a share (0.0-1.0) in the capstone's cell, and groups the room's scores
+    return report(feedback, "capstone", score=n / total if total else 0.0, **kwargs)

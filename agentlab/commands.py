@@ -777,6 +777,45 @@ def _gateway(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _trainer_configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--room", required=True, help="the room code participants connect with: 4 to 64 letters, digits, - or _")
+    p.add_argument("--port", type=int, default=8765, help="(default: %(default)s; 0: any free port)")
+    p.add_argument("--host", default="0.0.0.0", help="the address to listen on (default: every interface, so that "
+                                                      "participants on the same network reach it)")
+    p.add_argument("--state", default=".agentlab-trainer", help="the folder of progress.sqlite (default: %(default)s)")
+    p.add_argument("--lang", choices=("en", "zh", "both"), default="both", help="the language it speaks (default: both)")
+
+
+def _trainer(ns: argparse.Namespace) -> int:
+    """The trainer's view on this machine, without a hub (agentlab/hub/progress.py, docs/trainer.md)."""
+    import asyncio
+    lang: Lang = "zh" if ns.lang == "zh" else "en"
+    _in_range("--port", ns.port, 0, 65535)
+    try:
+        import tornado  # noqa: F401 - the notebook server's own dependency; a bare install may lack it
+    except ImportError as exc:
+        raise InputError("site.needs_extra", missing=exc.name or "tornado") from None
+    from .hub import progress
+    try:
+        room = progress.new_room(ns.room)
+    except ValueError:
+        raise InputError("trainer.bad_room_code", got=ns.room[:80]) from None
+    state = Path(_writable_dir(ns.state))
+
+    def say(port: int) -> None:
+        host = progress.lan_address() if ns.host in ("0.0.0.0", "::", "") else ns.host
+        url = f"http://{host}:{port}/"
+        for each in (("en", "zh") if ns.lang == "both" else (lang,)):
+            print(t("trainer.serving", each, url=url, room=room.code, trainer_url=f"{url}?trainer={room.trainer_secret}",
+                    state=state), flush=True)
+    try:
+        asyncio.run(progress.serve_room(room, state, port=ns.port, host=ns.host, ready=say))
+    except OSError as exc:  # the port taken, an address not this machine's: one line, not a traceback
+        raise InputError("trainer.cannot_listen", host=ns.host, port=ns.port, reason=exc.strerror or type(exc).__name__) \
+            from None
+    return 0
+
+
 Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 EXTRA: dict[str, Command] = {
     "demo": ("naive and guarded loops side by side on a desk", _demo_configure, _demo),
@@ -792,4 +831,6 @@ EXTRA: dict[str, Command] = {
     "site": ("serve the skill site (keys create: make an API key; check: run the validation set)", _site_configure, _site),
     "gateway": ("serve any MCP server's tools to any MCP client with agentlab's guards in between",
                 _gateway_configure, _gateway),
+    "trainer": ("serve the trainer's view on this machine, without a hub: participants' checks report to it with "
+                "the room code", _trainer_configure, _trainer),
 }

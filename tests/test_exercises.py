@@ -73,7 +73,7 @@ def _capture(monkeypatch):
     real = exercises.report
 
     def spy(feedback, notebook=None, **kw):
-        thread = real(feedback, notebook, send=lambda url, token, body: sent.append((url, token, json.loads(body))), **kw)
+        thread = real(feedback, notebook, send=lambda url, headers, body: sent.append((url, headers["Authorization"], json.loads(body))), **kw)
         if thread is not None:
             thread.join(5)
     monkeypatch.setattr(exercises, "report", spy)
@@ -100,7 +100,7 @@ def test_inside_the_hub_each_check_reports_once_with_its_notebook_and_the_server
     breaker_threshold(2)  # calls check_answer inside: one report, not two
     longest_wait(None, RetryPolicy(), 1)
     answer_is("x", "x", "why")  # a shared check with no notebook known: nothing to report
-    assert [(url, token) for url, token, _ in sent] == [(HUB["AGENTLAB_PROGRESS_URL"], "tok")] * 2
+    assert [(url, token) for url, token, _ in sent] == [(HUB["AGENTLAB_PROGRESS_URL"], "token tok")] * 2
     assert [{k: b[k] for k in ("notebook", "exercise", "state")} for _, _, b in sent] == [
         {"notebook": "06", "exercise": "breaker_threshold", "state": "wrong"},
         {"notebook": "04", "exercise": "longest_wait", "state": "not yet"}]
@@ -121,7 +121,7 @@ def test_a_report_that_fails_never_breaks_the_check(monkeypatch):
     monkeypatch.setattr(exercises, "report", boom)
     assert breaker_threshold(3).ok
     # the real sender against a port nobody listens on (9, discard): swallowed, logged at debug
-    exercises._post("http://127.0.0.1:9/x", "tok", b"{}")
+    exercises._post("http://127.0.0.1:9/x", {"Authorization": "token tok"}, b"{}")
 
 
 # Every right answer is right in the language the table shows (notebooks/zh/ show glossary labels: 转人工, 结构,
@@ -305,7 +305,7 @@ def test_reports_leave_in_the_order_the_checks_ran(monkeypatch):
         monkeypatch.setenv(name, value)
     arrived = []
 
-    def send(url, token, body):
+    def send(url, headers, body):
         state = json.loads(body)["state"]
         if state == "wrong":
             time.sleep(0.3)  # the first report is the slower one on the wire

@@ -290,7 +290,7 @@ def test_a_check_in_the_hub_reports_to_the_service_end_to_end(store, monkeypatch
     ready.wait(5)
     sent = []
     real = exercises.report
-    monkeypatch.setattr(exercises, "report", lambda fb, nb: sent.append(real(fb, nb)))  # to wait for the thread
+    monkeypatch.setattr(exercises, "report", lambda fb, nb, **kw: sent.append(real(fb, nb, **kw)))  # to wait for the thread
     monkeypatch.setenv("AGENTLAB_PROGRESS_URL", progress.participant_env(port)["AGENTLAB_PROGRESS_URL"])
     monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "tok-b")
     try:

@@ -8,34 +8,60 @@ admin, a member of the trainer group, or a name given to the service) sees the w
 stuck, and the trainer notes (``data/trainer/NN.<lang>.md``: never in the participant's copy, which is the
 notebooks folder); a participant sees their own row and nothing else. docs/trainer.md says how to run it.
 
+Each report also carries what the learner answered (normalised, redacted and cut short by the check, and again
+here: a participant's client is not trusted to have done so). A trainer sees, per exercise, what the room typed,
+grouped with counts, most common first, and which groups the check called right, so a misconception the room
+shares shows; a participant never sees anybody's answers, their own included, through this service.
+
+Outside a hub (a trainer's laptop, ``python -m agentlab trainer --room CODE``, :func:`serve_room`) the same app
+runs with a :class:`Room` instead of the hub: a report carries the room code (a wrong one is refused), the
+participant's name and a key the participant's machine made once (the first key to report under a name owns it,
+so nobody overwrites another's row); the trainer's page and ``api/room`` need the trainer secret printed at start.
+
 The state is one SQLite file in the service's state folder: the latest verdict per participant and notebook
 (and since when it has said so), and a bounded history.
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import logging
+import math
 import os
+import re
+import secrets
 import sqlite3
 import sys
 import time
+import unicodedata
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from ..i18n import Lang, t
 from ..jsonutil import parse_strict
+from ..redaction import redact_secrets
 from ..resources import data_file, render_page
 
-__all__ = ["ACCESS_SCOPE", "MAX_BODY", "Progress", "Standing", "make_app", "participant_env", "service"]
+__all__ = ["ACCESS_SCOPE", "ANSWER_LIMIT", "EXTRA", "MAX_BODY", "AnswerGroup", "Progress", "Room", "Standing",
+           "clean_answer", "known_exercises", "make_app", "participant_env", "serve_room", "service"]
 
 NAME = "trainer"
 PREFIX = f"/services/{NAME}/"
 #: The scope a participant's role needs to open the page (JupyterHub grants a service's pages by scope).
 ACCESS_SCOPE = f"access:services!service={NAME}"
-MAX_BODY = 2048  # bytes: a report is four short fields; anything larger is not a report
+MAX_BODY = 2048  # bytes: a report is a few short fields; anything larger is not a report
+#: What reports besides the numbered notebooks: the capstone, with a score (not in exercises.json, whose keys are
+#: exactly the notebooks). agentlab/workbook/exercises.py has the same table; a test holds them equal.
+EXTRA = {"capstone": "capstone"}
+ANSWER_LIMIT = 80  # characters of an answer kept: a word or a number, never a page of somebody's text
+NAME_LIMIT = 40  # characters of a participant's name (outside the hub, where the participant chooses it)
+MAX_PARTICIPANTS = 500  # names one room takes: a participant inventing names cannot grow the page without bound
+GROUPS_SHOWN = 8  # answer groups per exercise on the page; the rest are counted, not listed
 STATES = ("not yet", "wrong", "right")
 HISTORY_PER_USER = 2000  # reports kept per participant: a loop re-running a check cannot fill the disk
 _log = logging.getLogger(__name__)
@@ -47,6 +73,30 @@ Resolve = Callable[[str], Awaitable[Mapping[str, Any] | None]]
 def exercise_ids() -> dict[str, str]:
     """Notebook number -> exercise id, the same file the checks read (``data/trainer/exercises.json``)."""
     return dict(json.loads(data_file("trainer/exercises.json").read_text(encoding="utf-8")))
+
+
+def known_exercises() -> dict[str, str]:
+    """Every notebook that reports -> its exercise id: the numbered notebooks, then :data:`EXTRA`."""
+    return {**exercise_ids(), **EXTRA}
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+_SEPARATORS = re.compile(r"[\s_-]+")
+
+
+def clean_answer(text: str) -> str:
+    """An answer as the room's view keeps it: secrets removed, full-width forms folded (NFKC), control and
+    direction characters gone, case folded, spaces collapsed, at most :data:`ANSWER_LIMIT` characters.
+
+    The check does this before sending; it is done again here because a hostile participant's client need not."""
+    text = redact_secrets(text[:4 * ANSWER_LIMIT])  # redacted before the cut: a cut key might no longer look like one
+    text = " ".join(_CONTROL.sub(" ", unicodedata.normalize("NFKC", text)).split()).casefold()
+    return text if len(text) <= ANSWER_LIMIT else text[:ANSWER_LIMIT - 1] + "…"
+
+
+def _answer_key(answer: str) -> str:
+    """Answers the checks read alike group together: "duplicate call", "Duplicate_Call" and "duplicate-call"."""
+    return _SEPARATORS.sub("", answer)
 
 
 def notes_dir() -> Path:
@@ -75,6 +125,25 @@ class Standing:
     state: str
     at: float
     since: float
+    answer: str | None = None
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class AnswerGroup:
+    """The participants who gave one answer to one exercise, and what the check said of it."""
+
+    answer: str  # the spelling most of them used
+    count: int  # participants, each counted once however often they sent it
+    state: str  # "right" or "wrong": the same answer judged differently (different data) is two groups
+
+
+@dataclass(frozen=True)
+class Room:
+    """A room outside the hub: the code participants report with, and the secret the trainer's page needs."""
+
+    code: str
+    trainer_secret: str
 
 
 class Progress:
@@ -91,26 +160,73 @@ class Progress:
             CREATE TABLE IF NOT EXISTS history (id INTEGER PRIMARY KEY, user TEXT NOT NULL, notebook TEXT NOT NULL,
                 exercise TEXT NOT NULL, state TEXT NOT NULL, at REAL NOT NULL, client_at REAL);
             CREATE INDEX IF NOT EXISTS history_user ON history (user, id);
+            CREATE TABLE IF NOT EXISTS owners (user TEXT PRIMARY KEY, key_hash TEXT NOT NULL, at REAL NOT NULL);
         """)
+        for table in ("latest", "history"):  # a state folder from before answers were reported: add the columns
+            have = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+            for column, kind in (("answer", "TEXT"), ("score", "REAL")):
+                if column not in have:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
-    def record(self, user: str, notebook: str, exercise: str, state: str, client_at: float | None = None) -> Standing:
+    def record(self, user: str, notebook: str, exercise: str, state: str, client_at: float | None = None,
+               answer: str | None = None, score: float | None = None) -> Standing:
         """Store a verdict at the service's own time (a participant's clock says nothing about the room's)."""
         now = self.clock()
+        answer = None if answer is None else clean_answer(answer)
         with self.db:
             old = self.db.execute("SELECT state, since FROM latest WHERE user=? AND notebook=?",
                                   (user, notebook)).fetchone()
             since = old[1] if old and old[0] == state else now  # "not quite for 12 minutes" counts from the first
-            self.db.execute("INSERT OR REPLACE INTO latest VALUES (?, ?, ?, ?, ?, ?)",
-                            (user, notebook, exercise, state, now, since))
-            self.db.execute("INSERT INTO history (user, notebook, exercise, state, at, client_at) VALUES (?, ?, ?, ?, ?, ?)",
-                            (user, notebook, exercise, state, now, client_at))
+            self.db.execute("INSERT OR REPLACE INTO latest (user, notebook, exercise, state, at, since, answer, score) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (user, notebook, exercise, state, now, since, answer, score))
+            self.db.execute("INSERT INTO history (user, notebook, exercise, state, at, client_at, answer, score) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (user, notebook, exercise, state, now, client_at, answer, score))
             self.db.execute("DELETE FROM history WHERE user=? AND id <= (SELECT id FROM history WHERE user=? "
                             "ORDER BY id DESC LIMIT 1 OFFSET ?)", (user, user, HISTORY_PER_USER))
-        return Standing(user, notebook, exercise, state, now, since)
+        return Standing(user, notebook, exercise, state, now, since, answer, score)
+
+    def answers(self) -> dict[str, tuple[list[AnswerGroup], int]]:
+        """Per notebook, what the room answered: groups most common first (at most :data:`GROUPS_SHOWN`), and how
+        many more groups there are. Every answer a participant gave counts once for them (from the bounded history),
+        so a misconception the room shared still shows after each participant has corrected it."""
+        rows = self.db.execute("SELECT DISTINCT notebook, user, answer, state FROM history "
+                               "WHERE answer IS NOT NULL AND state != 'not yet'").fetchall()
+        users: dict[tuple[str, str, str], set[str]] = {}
+        spellings: dict[tuple[str, str, str], dict[str, int]] = {}
+        for notebook, user, answer, state in rows:
+            key = (notebook, _answer_key(answer), state)
+            users.setdefault(key, set()).add(user)
+            spellings.setdefault(key, {}).setdefault(answer, 0)
+            spellings[key][answer] += 1
+        out: dict[str, list[AnswerGroup]] = {}
+        for key, who in users.items():
+            spelled = min(spellings[key].items(), key=lambda kv: (-kv[1], len(kv[0]), kv[0]))[0]
+            out.setdefault(key[0], []).append(AnswerGroup(spelled, len(who), key[2]))
+        result: dict[str, tuple[list[AnswerGroup], int]] = {}
+        for notebook, groups in out.items():
+            groups.sort(key=lambda g: (-g.count, g.state != "right", g.answer))
+            result[notebook] = (groups[:GROUPS_SHOWN], len(groups) - min(len(groups), GROUPS_SHOWN))
+        return result
+
+    def owner(self, user: str) -> str | None:
+        """Outside the hub: the hash of the key that first reported under ``user``, or None."""
+        row = self.db.execute("SELECT key_hash FROM owners WHERE user=?", (user,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def claim(self, user: str, key_hash: str) -> str:
+        """Outside the hub, the first key to report under a name owns it: "ok", "taken" (another key's) or "full"."""
+        with self.db:
+            owner = self.owner(user)
+            if owner is not None:
+                return "ok" if hmac.compare_digest(owner, key_hash) else "taken"
+            if self.db.execute("SELECT COUNT(*) FROM owners").fetchone()[0] >= MAX_PARTICIPANTS:
+                return "full"
+            self.db.execute("INSERT INTO owners VALUES (?, ?, ?)", (user, key_hash, self.clock()))
+        return "ok"
 
     def latest(self, user: str | None = None) -> list[Standing]:
         """Every participant's latest verdicts (or one participant's), by participant and notebook."""
-        sql = "SELECT user, notebook, exercise, state, at, since FROM latest"
+        sql = "SELECT user, notebook, exercise, state, at, since, answer, score FROM latest"
         rows = self.db.execute(sql + (" WHERE user=?" if user is not None else "") + " ORDER BY user, notebook",
                                (user,) if user is not None else ()).fetchall()
         return [Standing(*row) for row in rows]
@@ -123,17 +239,26 @@ class Progress:
 def _board(verdicts: Iterable[Standing], users: Iterable[str], now: float) -> dict[str, Any]:
     """The room as data: rows per participant, counts per notebook, the longest "not quite" first."""
     cells: dict[str, dict[str, dict[str, Any]]] = {u: {} for u in users}
-    counts = {nb: dict.fromkeys(STATES, 0) for nb in exercise_ids()}
+    counts = {nb: dict.fromkeys(STATES, 0) for nb in known_exercises()}
     stuck = []
     for v in verdicts:
-        cells.setdefault(v.user, {})[v.notebook] = {"state": v.state, "at": v.at, "since": v.since}
+        # no answer in a cell: a participant's own board goes to the participant, and answers are the trainer's
+        cell: dict[str, Any] = {"state": v.state, "at": v.at, "since": v.since}
+        if v.score is not None:
+            cell["score"] = v.score  # the capstone's: its own, and the trainer's view
+        cells.setdefault(v.user, {})[v.notebook] = cell
         if v.notebook in counts:
             counts[v.notebook][v.state] += 1
         if v.state == "wrong":
             stuck.append({"user": v.user, "notebook": v.notebook, "since": v.since, "seconds": round(now - v.since)})
     stuck.sort(key=lambda s: (s["since"], s["user"]))
-    return {"exercises": exercise_ids(), "rows": [{"user": u, "cells": cells[u]} for u in sorted(cells)],
+    return {"exercises": known_exercises(), "rows": [{"user": u, "cells": cells[u]} for u in sorted(cells)],
             "counts": counts, "stuck": stuck}
+
+
+def _answers_json(store: Progress) -> dict[str, Any]:
+    return {nb: {"groups": [{"answer": g.answer, "count": g.count, "state": g.state} for g in groups], "more": more}
+            for nb, (groups, more) in store.answers().items()}
 
 
 def _lang(handler: Any) -> Lang:
@@ -145,17 +270,41 @@ def _lang(handler: Any) -> Lang:
     return "zh" if first.startswith("zh") else "en"
 
 
+_KEY_OK = re.compile(r"[A-Za-z0-9_-]{16,128}")
+TRAINER_COOKIE = "agentlab-trainer"
+
+
+def participant_name(raw: str) -> str | None:
+    """A name a participant gave outside the hub, as the room shows it (NFKC, no control or direction characters,
+    spaces collapsed), or None when it is empty or longer than :data:`NAME_LIMIT`."""
+    name = " ".join(_CONTROL.sub(" ", unicodedata.normalize("NFKC", raw[:4 * NAME_LIMIT])).split())
+    return name if 0 < len(name) <= NAME_LIMIT else None
+
+
+def _key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()  # the key itself is never stored: a copied state file claims nobody
+
+
 def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = PREFIX, trainer_group: str = NAME,
-             trainers: Iterable[str] = (), hub_auth: Any = None) -> Any:
+             trainers: Iterable[str] = (), hub_auth: Any = None, room: Room | None = None) -> Any:
     """The service as a tornado application.
 
     ``resolve(token)`` says whose a token is (a user model with ``name``, ``groups``, maybe ``admin``), or None;
     by default the hub says (``hub_auth.user_for_token``), and a browser is identified by its OAuth cookie.
-    Tests inject their own resolver; nothing else differs."""
+    Tests inject their own resolver; nothing else differs.
+
+    With ``room`` there is no hub (and no JupyterHub needs to be installed): a participant is identified by the
+    room code, their name and their key (headers ``Authorization: room CODE``, ``X-Agentlab-Participant`` (the
+    name, percent-encoded UTF-8) and ``X-Agentlab-Key``); the trainer by ``Authorization: trainer SECRET`` or, in
+    a browser, the cookie that ``?trainer=SECRET`` sets once."""
     import tornado.web
-    from jupyterhub.services.auth import HubOAuthCallbackHandler, HubOAuthenticated
 
     trainer_names = frozenset(trainers)
+    if room is None:
+        from jupyterhub.services.auth import HubOAuthCallbackHandler, HubOAuthenticated
+        bases: tuple[type, ...] = (HubOAuthenticated, tornado.web.RequestHandler)
+    else:
+        bases = (tornado.web.RequestHandler,)  # a laptop's room: plain tornado, the hub's mixin is never asked
 
     def is_trainer(user: Mapping[str, Any]) -> bool:
         return (user.get("admin") is True or trainer_group in (user.get("groups") or ())
@@ -165,15 +314,19 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
         kind, _, token = handler.request.headers.get("Authorization", "").partition(" ")
         return token.strip() if kind.lower() in ("token", "bearer") else ""
 
-    class Base(HubOAuthenticated, tornado.web.RequestHandler):
+    class Base(*bases):  # type: ignore[misc]
         """Who is asking, and errors as JSON with a code and a sentence: no page of the server's, no traceback."""
 
         user: Mapping[str, Any] | None = None
         hub_down = False  # the hub could not be asked: say so, rather than call a good token bad
         by_cookie = True  # a browser signed in through the hub's OAuth
+        refused: tuple[int, str] | None = None  # outside the hub: why these credentials identify nobody
+        key_hash = ""  # outside the hub: the participant's key, hashed, for the report to claim the name with
 
         async def prepare(self) -> None:
             self.lang = _lang(self)
+            if room is not None:
+                return self.identify_in_room(room)
             token = header_token(self)
             try:
                 if token:
@@ -185,6 +338,31 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
                 self.user, self.hub_down = None, True
             if self.user is not None and not isinstance(self.user.get("name"), str):
                 self.user = None
+
+        def identify_in_room(self, room: Room) -> None:
+            kind, _, secret = self.request.headers.get("Authorization", "").partition(" ")
+            kind, secret = kind.lower(), secret.strip()
+            cookie = self.get_cookie(TRAINER_COOKIE, "") if self.by_cookie else ""
+            if (kind == "trainer" and hmac.compare_digest(secret.encode(), room.trainer_secret.encode())) or \
+                    (cookie and hmac.compare_digest(cookie.encode(), room.trainer_secret.encode())):
+                self.user = {"name": "trainer", "admin": True}  # made here, never from what a request says
+                return
+            if kind != "room":
+                return  # nobody: 401 where a page or the API needs somebody
+            if not hmac.compare_digest(secret.encode(), room.code.encode()):
+                self.refused = (401, "bad_room")
+                return
+            name = participant_name(unquote(self.request.headers.get("X-Agentlab-Participant", "")))
+            key = self.request.headers.get("X-Agentlab-Key", "")
+            if name is None or not _KEY_OK.fullmatch(key):
+                self.refused = (400, "bad_participant")
+                return
+            self.key_hash = _key_hash(key)
+            owner = store.owner(name)
+            if owner is not None and not hmac.compare_digest(owner, self.key_hash):
+                self.refused = (403, "name_taken")  # somebody else's row: neither readable nor writable
+                return
+            self.user = {"name": name}
 
         def fail(self, status: int, code: str, **fields: Any) -> None:
             self.set_status(status)
@@ -201,10 +379,12 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
 
         def who(self) -> Mapping[str, Any] | None:
             if self.user is None:
-                if self.hub_down:
+                if self.refused is not None:
+                    self.fail(*self.refused, name_limit=NAME_LIMIT)
+                elif self.hub_down:
                     self.fail(503, "unavailable")
                 else:
-                    self.fail(401, "unauthorized")
+                    self.fail(401, "trainer_secret" if room is not None else "unauthorized")
             return self.user
 
         def reply(self, body: Any) -> None:
@@ -228,16 +408,30 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             except UnicodeDecodeError:
                 return self.fail(400, "bad_body")
             body, failure = parse_strict(text)
-            if failure is not None or not isinstance(body, dict) or set(body) - {"notebook", "exercise", "state", "at"}:
+            if failure is not None or not isinstance(body, dict) or \
+                    set(body) - {"notebook", "exercise", "state", "at", "answer", "score"}:
                 return self.fail(400, "bad_body")
-            notebook, exercise, state, at = (body.get(k) for k in ("notebook", "exercise", "state", "at"))
-            if notebook not in exercise_ids() or exercise != exercise_ids()[notebook]:
+            notebook, exercise, state, at, answer, score = (
+                body.get(k) for k in ("notebook", "exercise", "state", "at", "answer", "score"))
+            if notebook not in known_exercises() or exercise != known_exercises()[notebook]:
                 return self.fail(400, "unknown_exercise")
             if state not in STATES:
                 return self.fail(400, "bad_state", states=", ".join(STATES))
-            if at is not None and (isinstance(at, bool) or not isinstance(at, (int, float))):
+            for number in (at, score):
+                if number is not None and (isinstance(number, bool) or not isinstance(number, (int, float))
+                                           or not math.isfinite(number) or abs(number) > 1e12):
+                    return self.fail(400, "bad_body")
+            if answer is not None and not isinstance(answer, str):
                 return self.fail(400, "bad_body")
-            v = store.record(user["name"], notebook, exercise, state, None if at is None else float(at))
+            if answer is None and score is not None:
+                answer = f"{float(score):g}"  # the capstone's answer is its score: grouped like any other
+            if room is not None and self.key_hash:
+                claimed = store.claim(user["name"], self.key_hash)
+                if claimed != "ok":
+                    return self.fail(403, "name_taken" if claimed == "taken" else "room_full", limit=MAX_PARTICIPANTS)
+            v = store.record(user["name"], notebook, exercise, state, None if at is None else float(at),
+                             answer=answer, score=None if score is None else float(score))
+            # the reply does not echo the answer: what the service kept is the trainer's to read
             self.reply({"recorded": {"user": v.user, "notebook": v.notebook, "exercise": v.exercise,
                                      "state": v.state, "at": v.at}})
 
@@ -247,14 +441,14 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             if user is not None:
                 self.reply(_board(store.latest(user["name"]), [user["name"]], store.clock()))
 
-    class Room(Base):
+    class Room_(Base):
         def get(self) -> None:
             user = self.who()
             if user is None:
                 return
             if not is_trainer(user):
                 return self.fail(403, "trainer_only")
-            self.reply(_board(store.latest(), [], store.clock()))
+            self.reply({**_board(store.latest(), [], store.clock()), "answers": _answers_json(store)})
 
     class Notes(Base):
         def get(self, notebook: str) -> None:
@@ -270,10 +464,18 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
 
     class Page(Base):
         def get(self) -> None:
+            given = self.get_query_argument("trainer", "")
+            if room is not None and given:
+                if not hmac.compare_digest(given.encode(), room.trainer_secret.encode()):
+                    return self.fail(401, "trainer_secret")
+                # once: the secret moves from the address (history, a projector) to a cookie this browser keeps
+                self.set_cookie(TRAINER_COOKIE, given, httponly=True, samesite="Strict", path=prefix)
+                return self.redirect(prefix + (f"?lang={self.lang}" if self.get_query_argument("lang", "") else ""))
             if self.user is None:
-                if hub_auth is not None and resolve is None:
+                if room is None and hub_auth is not None and resolve is None:
                     return self.redirect(self.get_login_url())  # the hub's login, then back here
-                return self.fail(401, "unauthorized")
+                return self.fail(*(self.refused or (401, "trainer_secret" if room is not None else "unauthorized")),
+                                 name_limit=NAME_LIMIT)
             name, trainer = self.user["name"], is_trainer(self.user)
             now = store.clock()
             board = _board(store.latest(None if trainer else name), [] if trainer else [name], now)
@@ -283,12 +485,13 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             self.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
             self.finish(render_page("trainer_progress.html", say, lang=self.lang, me=name, trainer=trainer,
                                     board=board, notes=notes, clock=_clock_text, minutes=_minutes,
+                                    answers=store.answers() if trainer else {}, room=room.code if room else None,
                                     word={s: say(f"trainer.state.{s.replace(' ', '_')}") for s in STATES},
                                     other="zh" if self.lang == "en" else "en"))
 
     routes: list[Any] = [(prefix, Page), (prefix + "api/report", Report), (prefix + "api/progress", Mine),
-                         (prefix + "api/room", Room), (prefix + r"api/notes/([^/]+)", Notes)]
-    if hub_auth is not None:
+                         (prefix + "api/room", Room_), (prefix + r"api/notes/([^/]+)", Notes)]
+    if hub_auth is not None and room is None:
         routes.append((prefix + "oauth_callback", HubOAuthCallbackHandler))
 
     class Missing(Base):
@@ -330,6 +533,53 @@ def participant_env(port: int, host: str = "127.0.0.1") -> dict[str, str]:
     """What a participant's server needs for its checks to report: the service's report URL (on loopback when the
     servers run on the hub's machine; a container names the host it reaches the service by)."""
     return {"AGENTLAB_PROGRESS_URL": f"http://{host}:{port}{PREFIX}api/report"}
+
+
+ROOM_CODE = re.compile(r"[A-Za-z0-9_-]{4,64}")
+
+
+def new_room(code: str, secret: str | None = None) -> Room:
+    """A room with ``code`` (4 to 64 letters, digits, ``-`` or ``_``: it travels in a header and is read aloud) and
+    a trainer secret (a fresh random one unless given)."""
+    if not ROOM_CODE.fullmatch(code):
+        raise ValueError(code)
+    return Room(code, secret or secrets.token_urlsafe(18))
+
+
+def lan_address() -> str:
+    """The address other machines on the network most likely reach this one by (loopback when there is none)."""
+    import socket
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("10.255.255.255", 1))  # no packet is sent: this only asks which interface would be used
+            return str(probe.getsockname()[0])
+    except OSError:
+        return "127.0.0.1"
+
+
+async def serve_room(room: Room, state_dir: Path, *, port: int, host: str = "0.0.0.0",
+                     ready: Callable[[int], None] | None = None, stop: Any = None) -> None:
+    """Serve the trainer's view of ``room`` without a hub, until ``stop`` (an asyncio.Event) is set; ``ready`` is
+    told the port listened on (``port=0``: a free one)."""
+    import asyncio
+
+    import tornado.httpserver
+    import tornado.netutil
+
+    state_dir.mkdir(parents=True, exist_ok=True)
+    store = Progress(state_dir / "progress.sqlite")
+    app = make_app(store, prefix="/", room=room)
+    # larger bodies than a report are read (and refused with a sentence) up to 64 KB; beyond, the socket closes
+    server = tornado.httpserver.HTTPServer(app, max_body_size=65536)
+    sockets = tornado.netutil.bind_sockets(port, host)
+    server.add_sockets(sockets)
+    if ready is not None:
+        ready(int(sockets[0].getsockname()[1]))
+    try:
+        await (stop or asyncio.Event()).wait()
+    finally:
+        server.stop()
+        store.db.close()
 
 
 def main() -> None:

@@ -10,42 +10,50 @@ computed here from the workbook's own data, never written into the notebook, so 
 never gives its answer away. (tests/test_exercises.py proves each check can fail and pass;
 the solutions live in tests/, not in the notebooks.)
 
-Inside a workshop hub each verdict is also sent to the trainer's view (agentlab/hub/progress.py,
-docs/trainer.md): only when ``AGENTLAB_PROGRESS_URL`` and the server's ``JUPYTERHUB_API_TOKEN`` are
-both set, from a background thread with a short timeout, so a slow or absent service never holds
-up or breaks a cell. Each notebook has one exercise, named in ``data/trainer/exercises.json``.
+Each verdict is also sent to the trainer's view (agentlab/hub/progress.py, docs/trainer.md), with the
+answer as the check read it (normalised, secrets removed, at most 80 characters): inside a workshop hub
+when ``AGENTLAB_PROGRESS_URL`` and the server's ``JUPYTERHUB_API_TOKEN`` are both set; elsewhere when a
+trainer runs ``python -m agentlab trainer --room CODE`` and the notebook has run ``connect(url, code,
+name)`` (or ``AGENTLAB_PROGRESS_URL``, ``AGENTLAB_ROOM`` and ``AGENTLAB_PARTICIPANT`` are set). Always
+from a background thread with a short timeout, so a slow or absent service never holds up or breaks a
+cell. Each notebook has one exercise, named in ``data/trainer/exercises.json``.
 """
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import logging
 import math
 import os
 import re
 import reprlib
+import secrets
 import threading
 import time
 import unicodedata
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
 from numbers import Real
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any, Literal, TypeVar
+from urllib.parse import quote
 
 from ..guards import GuardConfig
 from ..i18n import Lang, label, label_glossary, said, t
 from ..lint import lint
+from ..redaction import redact_secrets
 from ..resources import data_file
 from ..retry import RetryPolicy
 from ..schema import SchemaError
 from ..tools import Registry, Tool
 
 __all__ = ["Feedback", "amount_with_unit_reason", "answer_is", "best_single_guard", "breaker_threshold", "check_answer",
-           "double_refund_fault", "guard_effect", "largest_share", "longest_wait", "most_repaired_kind", "report", "schema_contract",
+           "connect", "double_refund_fault", "guard_effect", "largest_share", "longest_wait", "most_repaired_kind", "report", "schema_contract",
            "tool_replies_needed"]
 
 State = Literal["not yet", "right", "wrong"]
@@ -86,6 +94,12 @@ _last_report: threading.Thread | None = None  # the report sent last: the next o
 _depth = threading.local()  # a check calling another check (answer_is -> check_answer) reports once, the outer one
 
 
+#: Reports besides the numbered notebooks (the capstone, with a score): agentlab/hub/progress.py's EXTRA, the same.
+EXTRA = {"capstone": "capstone"}
+ANSWER_LIMIT = 80  # characters of an answer sent: the trainer groups words and numbers, not pages of text
+NAME_LIMIT = 40
+
+
 @cache
 def exercise_ids() -> dict[str, str]:
     """Notebook number -> its exercise's stable id (``data/trainer/exercises.json``, shared with the trainer's view)."""
@@ -98,9 +112,8 @@ def _session_notebook(env: Mapping[str, str]) -> str | None:
     return name[:2] if name[:2].isdigit() and name[:2] in exercise_ids() else None
 
 
-def _post(url: str, token: str, body: bytes) -> None:
-    request = urllib.request.Request(url, data=body, method="POST", headers={
-        "Authorization": f"token {token}", "Content-Type": "application/json"})
+def _post(url: str, headers: Mapping[str, str], body: bytes) -> None:
+    request = urllib.request.Request(url, data=body, method="POST", headers={**headers, "Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=REPORT_TIMEOUT) as reply:
             reply.read(4096)
@@ -108,26 +121,92 @@ def _post(url: str, token: str, body: bytes) -> None:
         _log.debug("progress report not sent: %s", type(exc).__name__)
 
 
-#: Exercises that are no notebook's: the capstone (``python -m agentlab capstone``, docs/capstone.md) reports its score.
-EXTRA_EXERCISES = {"capstone": "capstone_desk"}
-
-
-def report(feedback: Feedback, notebook: str | None = None, *, env: Mapping[str, str] | None = None,
-           send: Callable[[str, str, bytes], None] = _post, score: Mapping[str, int] | None = None) -> threading.Thread | None:
-    """Send a verdict to the trainer's view, in the background; the thread, or None when nothing is sent.
-
-    Nothing is sent outside a hub (no ``AGENTLAB_PROGRESS_URL`` or no ``JUPYTERHUB_API_TOKEN``) or when the
-    notebook is unknown (``notebook`` or the kernel's session path). The token is the single-user server's own:
-    the service asks the hub whose it is, so a participant can only report for themselves. ``score`` (the
-    capstone's ``{"passed": n, "total": m}``) goes with the verdict."""
-    env = os.environ if env is None else env
-    url, token = env.get("AGENTLAB_PROGRESS_URL", ""), env.get("JUPYTERHUB_API_TOKEN", "")
-    notebook = notebook or _session_notebook(env)
-    ids = {**exercise_ids(), **EXTRA_EXERCISES}
-    if not (url and token and notebook in ids):
+def answer_text(given: Any) -> str | None:
+    """What the trainer's view keeps of an answer: a number as a number ("2 秒", "２", 2.0 -> "2"), a word as the
+    check reads it (full-width forms, quotes, case folded), anything else as short JSON; secrets removed (a learner
+    who pastes a key into a cell sends no key), at most :data:`ANSWER_LIMIT` characters. None: nothing answered."""
+    if given is None:
         return None
-    body = json.dumps({"notebook": notebook, "exercise": ids[notebook], "state": feedback.state,
-                       "at": round(time.time(), 3), **({"score": dict(score)} if score is not None else {})}).encode()
+    if isinstance(given, bool):
+        text = str(given).lower()
+    elif (number := _number(given)) is not None:
+        text = f"{number:g}"
+    elif isinstance(given, str):
+        text = " ".join(_plain(given[:4 * ANSWER_LIMIT]).split())
+    else:
+        try:
+            text = json.dumps(given, ensure_ascii=False, sort_keys=True, default=repr)[:4 * ANSWER_LIMIT]
+        except (TypeError, ValueError, RecursionError):  # keys json cannot sort, a structure too deep: its repr
+            text = _shown(given)
+    text = redact_secrets(text[:4 * ANSWER_LIMIT])  # redacted before the cut: a key cut short may no longer look like one
+    return text if len(text) <= ANSWER_LIMIT else text[:ANSWER_LIMIT - 1] + "…"
+
+
+def _report_url(url: str) -> str:
+    """The report address from what a trainer prints (``http://10.0.0.5:8765/``) or the hub's full report URL."""
+    return url if url.rstrip("/").endswith("api/report") else url.rstrip("/") + "/api/report"
+
+
+def _participant_key(env: Mapping[str, str]) -> str | None:
+    """This machine's participant key (``$AGENTLAB_PARTICIPANT_KEY``, else ``~/.agentlab/participant-key``, made once).
+
+    The first key to report under a name owns that name in the room, so nobody else can write (or read) the row;
+    the file is shared by every notebook's kernel on the machine, so each kernel reports as the same participant."""
+    if env.get("AGENTLAB_PARTICIPANT_KEY"):
+        return env["AGENTLAB_PARTICIPANT_KEY"]
+    path = Path(env.get("AGENTLAB_HOME") or Path.home() / ".agentlab") / "participant-key"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:  # created exclusively: two kernels starting together cannot make two keys
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as out:
+                out.write(secrets.token_urlsafe(24))
+        except FileExistsError:
+            pass
+        key = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        _log.debug("no participant key: %s", type(exc).__name__)
+        return None
+    return key or None
+
+
+def _headers(env: Mapping[str, str]) -> dict[str, str] | None:
+    """How this kernel is known to the trainer's view: a room code, a name and a key outside the hub; the
+    single-user server's own token inside it. None: not connected."""
+    if env.get("AGENTLAB_ROOM"):
+        name, key = " ".join(env.get("AGENTLAB_PARTICIPANT", "").split())[:NAME_LIMIT], _participant_key(env)
+        if not (name and key):
+            return None
+        return {"Authorization": f"room {env['AGENTLAB_ROOM']}", "X-Agentlab-Participant": quote(name),
+                "X-Agentlab-Key": key}
+    token = env.get("JUPYTERHUB_API_TOKEN", "")
+    return {"Authorization": f"token {token}"} if token else None
+
+
+def report(feedback: Feedback, notebook: str | None = None, *, answer: Any = None, score: float | None = None,
+           env: Mapping[str, str] | None = None,
+           send: Callable[[str, Mapping[str, str], bytes], None] = _post) -> threading.Thread | None:
+    """Send a verdict (and the ``answer`` it judged, as :func:`answer_text` keeps it) to the trainer's view, in the
+    background; the thread, or None when nothing is sent.
+
+    ``notebook`` is a workbook notebook's number or ``"capstone"`` (which reports its ``score``, a number: the view
+    shows it in the capstone's cell and groups the room's scores like answers). Nothing is sent when not connected
+    (no ``AGENTLAB_PROGRESS_URL``, or neither the hub's ``JUPYTERHUB_API_TOKEN`` nor a room from :func:`connect`) or
+    when the notebook is unknown (``notebook`` or the kernel's session path). In the hub the token is the
+    single-user server's own: the service asks the hub whose it is, so a participant can only report for themselves."""
+    env = os.environ if env is None else env
+    url, headers = env.get("AGENTLAB_PROGRESS_URL", ""), _headers(env)
+    notebook = notebook or _session_notebook(env)
+    known = {**exercise_ids(), **EXTRA}
+    if not (url and headers and notebook in known):
+        return None
+    fields: dict[str, Any] = {"notebook": notebook, "exercise": known[notebook], "state": feedback.state,
+                              "at": round(time.time(), 3)}
+    if feedback.state != "not yet" and (text := answer_text(answer)) is not None:
+        fields["answer"] = text
+    if isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score):
+        fields["score"] = float(score)
+    body, url = json.dumps(fields).encode(), _report_url(url)
     global _last_report
     with _report_lock:  # a learner's "wrong" then "right" must arrive in that order: each report waits for the one before
         before = _last_report
@@ -135,16 +214,61 @@ def report(feedback: Feedback, notebook: str | None = None, *, env: Mapping[str,
         def send_after() -> None:
             if before is not None:
                 before.join(REPORT_TIMEOUT + 1)
-            send(url, token, body)
+            send(url, headers, body)
         thread = threading.Thread(target=send_after, name="agentlab-progress", daemon=True)
         _last_report = thread
         thread.start()
     return thread
 
 
+@dataclass(frozen=True)
+class Connection:
+    """What :func:`connect` says: connected or not, and why, in a sentence (a notebook shows the sentence)."""
+
+    ok: bool
+    message: str
+
+    def __repr__(self) -> str:
+        return self.message
+
+    __str__ = __repr__
+
+
+def connect(url: str, code: str, name: str, *, lang: Lang = "en", timeout: float = 3.0) -> Connection:
+    """Report this kernel's checks to a trainer's view outside the hub (``python -m agentlab trainer --room CODE``
+    prints the ``url`` and the ``code``); ``name`` is how the trainer sees you. It asks the view once, so a wrong
+    code or address is said at once, in a sentence; a check reports only after a connection that worked."""
+    name = " ".join(str(name).split())
+    if not 0 < len(name) <= NAME_LIMIT:
+        return Connection(False, t("trainer.connect_bad_name", lang, limit=NAME_LIMIT))
+    env = {"AGENTLAB_PROGRESS_URL": str(url), "AGENTLAB_ROOM": str(code), "AGENTLAB_PARTICIPANT": name}
+    headers = _headers({**os.environ, **env})
+    if headers is None:
+        return Connection(False, t("trainer.connect_refused", lang, reason=t("trainer.error.failed", lang)))
+    mine = _report_url(str(url))[:-len("report")] + "progress" + ("?lang=zh" if lang == "zh" else "")
+    try:
+        with urllib.request.urlopen(urllib.request.Request(mine, headers=headers), timeout=timeout) as reply:
+            reply.read(65536)
+    except urllib.error.HTTPError as exc:  # the view refused: its own sentence (wrong code, name taken)
+        try:
+            reason = str(json.loads(exc.read(4096))["error"]["message"])
+        except (ValueError, KeyError, TypeError, OSError):
+            reason = f"HTTP {exc.code}"
+        return Connection(False, t("trainer.connect_refused", lang, reason=reason))
+    except Exception as exc:  # noqa: BLE001 - a wrong address, no network: a sentence, never a traceback
+        cause = getattr(exc, "reason", None) or exc  # urllib wraps the socket's error in a URLError
+        return Connection(False, t("trainer.connect_unreachable", lang, url=url,
+                                   reason=cause if isinstance(cause, str) else type(cause).__name__))
+    os.environ.update(env)  # this kernel's checks report from now on
+    return Connection(True, t("trainer.connected", lang, room=code, url=url, name=name))
+
+
 def _reports(notebook: str | None) -> Callable[[_F], _F]:
-    """A check that reports its verdict: for ``notebook``, or (a check several notebooks share) the kernel's."""
+    """A check that reports its verdict and the answer it judged (its first argument): for ``notebook``, or (a check
+    several notebooks share) the kernel's."""
     def wrap(check: _F) -> _F:
+        first = next(iter(inspect.signature(check).parameters))  # the answer: ``given``, or 01's ``schema``
+
         @functools.wraps(check)
         def reported(*args: Any, **kwargs: Any) -> Feedback:
             depth = getattr(_depth, "n", 0)
@@ -155,7 +279,7 @@ def _reports(notebook: str | None) -> Callable[[_F], _F]:
                 _depth.n = depth
             if depth == 0:
                 try:
-                    report(feedback, notebook)
+                    report(feedback, notebook, answer=args[0] if args else kwargs.get(first))
                 except Exception as exc:  # noqa: BLE001 - a thread that cannot start, a broken environment: never the learner's problem
                     _log.debug("progress report not sent: %s", type(exc).__name__)
             return feedback
