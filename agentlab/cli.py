@@ -18,10 +18,14 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from .commands import EXTRA, emit, load_registry
+from .commands import EXTRA as _EXTRA
+from .commands import emit, load_registry
 from .i18n import Lang, t
+from .serve_commands import SERVE
 
 __all__ = ["COMMANDS", "build_parser", "main"]
+
+EXTRA = {**_EXTRA, **SERVE}  # every command beyond check-args and lint, in the order help lists them
 
 PROG = "python -m agentlab"
 

@@ -1,4 +1,4 @@
-"""Accessibility (issue #35 part 7): every plot has a text equivalent made of the numbers it draws, in both
+"""Accessibility: every plot has a text equivalent made of the numbers it draws, in both
 languages; every colour is Okabe-Ito's colour-blind-safe palette; no status is told by colour alone; a trace's text
 is at least 14px; and every notebook cell that draws a figure shows its text beside it."""
 import re

@@ -229,7 +229,7 @@ def test_compare_runs_inside_a_running_event_loop_as_in_a_notebook():
     assert row.without.raised is None and row.passed == (False, True), row.without.raised
 
 
-# --- issue #34: a write retried after a restart, claims in clear, async-only tools, the pass-through validator ---
+# --- a write retried after a restart, claims in clear, async-only tools, the pass-through validator ---
 PRIVATE = "PRIVATE-NOTE-4711: customer is pregnant"  # a value that must never be readable in the claim store
 NOTE = json.dumps({"order_id": "A1", "text": PRIVATE})
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.capstone import DeskError, copy_desk, grade, load_desk, score, send_progress
 from agentlab.workbook import exercises
+from agentlab.workbook.capstone import DeskError, copy_desk, grade_desk, load_desk, score, send_progress
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = ROOT / "data" / "capstone" / "broken_desk.py"
@@ -90,7 +90,7 @@ def test_copy_gives_an_editable_copy_that_grades_like_the_broken_desk(tmp_path: 
     # the participant fixes one thing (the step budget): that check passes, the rest stays
     text = mine.read_text(encoding="utf-8").replace("GuardConfig(step_budget=None,", "GuardConfig(step_budget=5,")
     mine.write_text(text, encoding="utf-8")
-    items = grade(load_desk(str(mine)))
+    items = grade_desk(load_desk(str(mine)))
     seven = next(i for i in items if i.kind == "check" and i.number == 7)
     assert seven.passed and score(items) == (4, 14)
 
@@ -136,7 +136,7 @@ def test_the_score_goes_to_the_trainers_view_as_the_capstone(tmp_path: Path, mon
     sent: list[tuple[str, str, bytes]] = []
     monkeypatch.setenv("AGENTLAB_PROGRESS_URL", "http://hub.invalid/progress")
     monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "token")
-    items = grade(load_desk(str(FIXED)))
+    items = grade_desk(load_desk(str(FIXED)))
     thread = send_progress(items, send=lambda url, token, body: sent.append((url, token, body)))
     assert thread is not None
     thread.join(5)
@@ -147,7 +147,7 @@ def test_the_score_goes_to_the_trainers_view_as_the_capstone(tmp_path: Path, mon
 
 def test_nothing_is_sent_outside_a_hub(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AGENTLAB_PROGRESS_URL", raising=False)
-    assert send_progress(grade(load_desk(str(FIXED)))[:1], send=lambda *a: pytest.fail("sent")) is None
+    assert send_progress(grade_desk(load_desk(str(FIXED)))[:1], send=lambda *a: pytest.fail("sent")) is None
 
 
 def test_the_solution_is_not_among_what_a_participant_is_given(tmp_path: Path) -> None:

@@ -168,7 +168,7 @@ def test_writes_are_read_from_the_upstream_annotations(gateway):
     ({"destructiveHint": False, "idempotentHint": False}, True),
 ])
 def test_which_annotations_are_claimed(hints, claims):
-    """The idempotency claim by annotations (issue #34: a mutant that stopped claiming destructive-and-idempotent
+    """The idempotency claim by annotations (a mutant that stopped claiming destructive-and-idempotent
     tools went unnoticed). An upstream's idempotentHint is its word, not agentlab's proof: a destructive tool is
     claimed whatever it says."""
     from mcp import types
@@ -431,7 +431,7 @@ def initialize(url: str, headers: dict) -> object:
 
 
 def test_over_http_invented_keys_get_nothing_and_an_operators_key_has_its_limit(gateway):
-    """Issue #34, finding 6: the rate limit and the breaker keyed on whatever X-API-Key a client invented (30 calls,
+    """The rate limit and the breaker keyed on whatever X-API-Key a client invented (30 calls,
     a fresh key each: none limited). Now a key comes from the operator's key store; an unknown key, or none, is
     refused before any MCP session, in the client's language, and nothing runs."""
     key, record = gateway.keys.create("alice")

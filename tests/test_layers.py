@@ -11,7 +11,7 @@ Layers, lowest first (a module may import its own layer and the ones below):
     evals      agentlab/evals/
     workbook   agentlab/workbook/
     hub        agentlab/hub/ (the workshop's JupyterHub: it starts the site and the model, and copies the workbook)
-    entry      cli.py, commands.py, __main__.py, the package's __init__.py
+    entry      cli.py, commands.py, serve_commands.py, __main__.py, the package's __init__.py
 """
 import ast
 
@@ -20,7 +20,7 @@ from conftest import ROOT
 
 PKG = ROOT / "agentlab"
 LAYERS = ["core", "models", "scenarios", "adapters", "site", "evals", "workbook", "hub", "entry"]
-ENTRY = {"agentlab", "agentlab.cli", "agentlab.commands", "agentlab.__main__"}
+ENTRY = {"agentlab", "agentlab.cli", "agentlab.commands", "agentlab.serve_commands", "agentlab.__main__"}
 
 
 def module_name(path) -> str:

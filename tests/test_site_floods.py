@@ -1,4 +1,4 @@
-"""Idle and half-open connections (issue #34, finding 5): the real site and the real gateway, each under uvicorn in
+"""Idle and half-open connections: the real site and the real gateway, each under uvicorn in
 its own process, while one source holds 900 raw sockets open that send nothing or half a request line.
 
 Before the fix uvicorn's ``limit_concurrency=200`` counted those idle connections: past 200 every request, a keyed

@@ -1,4 +1,4 @@
-"""Listing and revoking API keys (issue #34, finding 18): the store, the CLI in both languages, the operator's keys
+"""Listing and revoking API keys: the store, the CLI in both languages, the operator's keys
 page (in process and in chromium), and two replicas sharing one real Redis and one keys.db: a key revoked through one
 is refused by the other on its very next request (no cache outlives a revoke)."""
 from __future__ import annotations

@@ -17,12 +17,9 @@ A **write** (a side-effect tool, sent twice = done twice) is a tool the team's t
 from __future__ import annotations
 
 import json
-import math
-import os
 import re
-import tempfile
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -31,31 +28,20 @@ from typing import Any
 from ..context import protocol_problems
 from ..errors import CODES, mask_personal, redact
 from ..guards import GuardConfig
-from ..i18n import Lang, t
+from ..i18n import Lang
 from ..jsonutil import canonical
-from ..resources import read_text, render_page
+from ..resources import read_text
 from ..runs import STATUSES, Run
 from ..schema import SchemaError
 from ..tools import Registry
 from ..trace import Event, finalize
+from .log_report import KINDS, largest_text, review_html, write_report  # what a review says: its page, its files
 from .logs import OPEN_RUNS, Format, LogError, LogRun, read_logs, read_rows, run_meta
-from .metrics import Tally, repair_turns, went_wrong, went_wrong_text
-from .suite import load_cases
+from .metrics import Tally, repair_turns, went_wrong
 
 __all__ = ["KINDS", "WRITE_NAMES", "LogFinding", "analyze", "case_of", "largest_text", "review_html", "review_logs", "runs_of", "tools_file",
            "write_report"]
 
-#: what a finding is, and the error code the guarded loop gives it (its category and stage: CODES)
-KINDS: dict[str, str] = {
-    "bad_json": "BAD_JSON",
-    "unknown_tool": "UNKNOWN_TOOL",
-    "invalid_args": "INVALID_ARGS",
-    "repeated_call": "LOOP_DETECTED",  # the repeat breaker's code
-    "duplicate_write": "CONFLICT",  # the idempotency guard would have replayed it, not done it again
-    "orphan_tool_message": "BAD_REQUEST",
-    "refused_history": "BAD_REQUEST",
-    "logged_error": "",  # an error the logs recorded themselves (telemetry): its own code
-}
 _KIND_OF_CODE = {"BAD_JSON": "bad_json", "UNKNOWN_TOOL": "unknown_tool", "INVALID_ARGS": "invalid_args",
                  "LOOP_DETECTED": "repeated_call"}
 #: a tool whose name starts with one of these verbs changes something (when no tools file says)
@@ -602,105 +588,3 @@ def review_logs(path: str | Path, fmt: Format = "openai", *, tools: str | Path |
     rows = read_rows(path, fmt, progress=progress)
     return _report(_streamed(Path(str(path)).name, rows, registry, writes), settings)
 
-
-def _say(lang: Lang) -> Callable[..., str]:
-    """The catalogue in ``lang``, as a template asks it: ``t("key", field=value)``."""
-    return lambda key, **fields: t(key, lang, **fields)
-
-
-def _pct(x: float) -> str:
-    return "-" if x != x else f"{x:.0%}"  # NaN: not graded
-
-
-def largest_text(report: Mapping[str, Any], lang: Lang = "en") -> str:
-    """The sentence that names the class to fix first (the largest), with its count, share and an example."""
-    big = report.get("largest")
-    if not big:
-        return t("logs.no_findings", lang)
-    return t("logs.largest", lang, kind=t("logs.kind." + big["kind"], lang), code=big["code"],
-             stage=t("stage." + big["stage"], lang), count=big["count"], total=report["totals"]["findings"],
-             share=big["share"], example=big["example"])
-
-
-def review_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
-    """``report.html``: one self-contained page in ``lang``, every value escaped by the template."""
-    s, tot = report["settings"], report["totals"]
-    kind = lambda k: t("logs.kind." + k, lang)  # noqa: E731
-    largest = report.get("largest")
-    days = [[d if d != "-" else t("logs.no_day", lang), str(v["runs"]), _pct(v["task_success_rate"]),
-             str(v.get("graded", "")), _pct(v["invalid_call_rate"]), _pct(v["takeover_rate"])]
-            for d, v in report["days"].items()]
-    kinds = [[kind(k), code or "-", t("class." + CODES[code][0], lang) if code else "-",
-              t("stage." + CODES[code][1], lang) if code else "-", n]
-             for k, n in report["by_kind"].items() for code in [KINDS.get(k, "")]]
-    cases = report["cases"]
-    findings = [{**f, "kind": kind(f["kind"])} for f in report["findings"]]
-    more = tot["findings"] - len(findings)
-    return _page("log_review.html", _say(lang), lang=lang, version=report["version"],
-                 title=t("logs.title", lang, source=s.get("source", "")),
-                 totals=t("logs.totals", lang, runs=tot["runs"], calls=tot["tool_calls"], findings=tot["findings"],
-                          bad=tot["runs_with_findings"]),
-                 largest=largest_text(report, lang) if largest else "",
-                 writes=t("logs.writes." + s.get("writes", "name pattern"), lang),
-                 day_head=[t("logs.col." + c, lang) for c in ("day", "runs", "success", "graded", "invalid", "takeover")],
-                 days=days,
-                 kind_head=[t("logs.col." + c, lang) for c in ("kind", "code", "category", "stage", "count")], kinds=kinds,
-                 by_category=went_wrong_text(report["by_category"], lang) if report["by_category"] else "-",
-                 by_stage=went_wrong_text(report["by_stage"], lang) if report["by_stage"] else "-",
-                 findings=findings, more=t("logs.more", lang, more=more) if more > 0 else "",
-                 cases_text=t("logs.cases", lang, n=len(cases), runnable=sum(c["runnable"] for c in cases),
-                              file="cases.jsonl"),
-                 cases=[{"runnable": c["runnable"], **{k: c["case"][k] for k in ("id", "scenario", "task")}}
-                        for c in cases])
-
-
-def _page(template: str, say: Callable[..., str], /, **context: Any) -> str:
-    """The page from ``data/templates/``, autoescaped (:func:`agentlab.resources.render_page`)."""
-    return render_page(template, say, **context)
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _writable(text: str) -> str:
-    """A lone surrogate (``"\\ud800"`` in a log line is valid JSON) cannot be written as UTF-8: U+FFFD instead."""
-    return _LONE_SURROGATE.sub("\ufffd", text)
-
-
-def _finite(value: Any) -> Any:
-    """The report with NaN (not graded, not measured) as null: ``report.json`` is read by tools that take JSON only."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Mapping):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
-def write_report(report: Mapping[str, Any], out: str | Path, *, lang: Lang | None = None) -> dict[str, Path]:
-    """``report.json``, ``report.html`` and ``cases.jsonl`` (the runnable candidate cases) in ``out``; each file
-    appears whole or not at all. The cases are read back with the suite's own reader (:func:`load_cases`), so a
-    case ``eval`` could not run is never written. ``report.json`` is strict JSON (NaN written as null) and a lone
-    surrogate from the logs is written as U+FFFD."""
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    page = _writable(review_html(report, lang or report["settings"].get("lang", "en")))
-    text = _writable(json.dumps(_finite(report), ensure_ascii=False, indent=1, default=str, allow_nan=False))
-    lines = _writable("".join(json.dumps(c["case"], ensure_ascii=False, allow_nan=False) + "\n"
-                              for c in report["cases"] if c["runnable"]))
-    paths = {}
-    for name, body in (("cases.jsonl", lines), ("report.json", text), ("report.html", page)):
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(body)
-            if name == "cases.jsonl":
-                load_cases(tmp)  # the suite's reader (and its schema) accepts every case, or nothing is written
-            os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the report from a colleague
-            os.replace(tmp, folder / name)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        paths[name] = folder / name
-    return paths

@@ -5,7 +5,7 @@
 
 Why not uvicorn's ``limit_concurrency``: it counts open *connections* with the requests, so 200 sockets that
 send nothing made every request, a keyed client's too, hear 503; and uvicorn closes no connection that has not
-sent a request yet, so they stayed open for ever (issue #34). Here (docs/site.md#bounds):
+sent a request yet, so they stayed open for ever. Here (docs/site.md#bounds):
 
 * a connection must send a request's headers within ``HEADER_SECONDS`` of opening, or of its last answer;
   else it is closed (uvicorn's keep-alive timer stops as soon as one byte arrives: half a request line held it);

@@ -25,11 +25,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from .i18n import Lang, LocalizedError, t
-from .resources import data_file
-from .scenarios import SCENARIOS, Scenario
+from ..i18n import Lang, LocalizedError, t
+from ..resources import data_file
+from ..scenarios import SCENARIOS, Scenario
 
-__all__ = ["BROKEN", "DeskError", "Item", "copy_desk", "grade", "load_desk", "report_lines", "send_progress"]
+__all__ = ["BROKEN", "DeskError", "Item", "copy_desk", "grade_desk", "load_desk", "report_lines", "send_progress"]
 
 #: The shipped broken desk a participant hardens, by the name ``--desk`` also takes.
 BROKEN = "capstone"
@@ -117,7 +117,7 @@ class Item:
 
 
 def _lint(desk: Scenario, lang: Lang) -> Item:
-    from .lint import lint
+    from ..lint import lint
     _, reg = desk.setup(lang)
     found = [f for f in lint(reg, lang=lang) if f.severity in ("error", "warning")]
     return Item("lint", 0, t("capstone.item.lint", lang), "fail" if found else "pass",
@@ -128,9 +128,10 @@ def _probe(desk: Scenario, lang: Lang) -> Item:
     """The probe on the desk's contracts as declared (which tools are writes, which are keyed), under the desk's
     own guards, each tool a dry-run stub: whether a fault is caught is the contract's and the loop's question; what
     the backend does with a valid call is the suite's."""
-    from .evals.probe import FAILING, fake_source, probe
-    from .guards import GuardConfig
-    from .tools import Registry
+    from ..evals.probe import fake_source, probe
+    from ..evals.probe_summary import FAILING
+    from ..guards import GuardConfig
+    from ..tools import Registry
     _, reg = desk.setup(lang)
     stubs = Registry([replace(x, fn=None, check=None, limits=None, needs_approval=None, keyed=False) for x in reg],
                      lang=reg.lang, resources=reg.resources)
@@ -146,14 +147,14 @@ def _probe(desk: Scenario, lang: Lang) -> Item:
 
 
 def _checks(desk: Scenario, lang: Lang) -> list[Item]:
-    from .evals.checklist import run_checklist
+    from ..evals.checklist import run_checklist
     return [Item("check", r.number, r.title, r.status, (r.evidence,) if r.status == "fail" else (),
                  t(f"capstone.fix.check{r.number}", lang)) for r in run_checklist(desk, lang)]
 
 
 def _suite(desk: Scenario, lang: Lang) -> Item:
-    from .evals.outcome import reasons_in
-    from .evals.suite import load_cases, run_case
+    from ..evals.outcome import reasons_in
+    from ..evals.suite import load_cases, run_case
     cases = [c for path in desk.cases for c in load_cases(path, desk=desk)] if desk.cases else []
     if not desk.cases and desk.name in SCENARIOS:
         cases = load_cases(data_file(f"{desk.name}_cases.jsonl"))
@@ -167,7 +168,7 @@ def _suite(desk: Scenario, lang: Lang) -> Item:
                 "fail" if failed else "pass", details, t("capstone.fix.suite", lang))
 
 
-def grade(desk: Scenario, lang: Lang = "en") -> list[Item]:
+def grade_desk(desk: Scenario, lang: Lang = "en") -> list[Item]:
     """The linter, the probe, the twelve checks and the desk's own suite, in that order: one item each."""
     return [_lint(desk, lang), _probe(desk, lang), *_checks(desk, lang), _suite(desk, lang)]
 
@@ -221,7 +222,7 @@ def send_progress(items: list[Item], lang: Lang = "en", *,
                   send: Callable[..., Any] | None = None) -> Any:
     """The score to the trainer's view, as notebook ``capstone`` (agentlab.workbook.exercises.report): nothing is
     sent when not connected to one (a hub, or a trainer's room). The thread that sends it, or None."""
-    from .workbook.exercises import Feedback, report
+    from .exercises import Feedback, report
     n, total = score(items)
     feedback = Feedback("right" if n == total else "wrong", t("capstone.score", lang, n=n, total=total))
     kwargs: dict[str, Any] = {} if send is None else {"send": send}
