@@ -49,7 +49,7 @@ from agentlab.scenarios import expense
 from agentlab.scenarios.conversation import Conversation
 from agentlab.workbook.demo import compare_expense, demo_report
 from agentlab.workbook.exercises import answer_is
-from agentlab.workbook.plots import cjk_fonts, table_view
+from agentlab.workbook.plots import cjk_fonts, plot_hbars, table_view
 
 LANG = "en"  # "zh" for 中文
 
@@ -140,12 +140,10 @@ table_view(pd.DataFrame([{"history": name, "messages": len(m), "tokens (estimate
 
 # %%
 with cjk_fonts():
-    fig, ax = plt.subplots(figsize=(7, 2.6))
-    ax.barh([label(name, LANG) for name in ("whole", "last 10 messages", "trim_messages")],
-            [estimate_tokens(m) for m in (history, naive_cut, trimmed)], color=["#999", "#d62728", "#2ca02c"])
-    ax.axvline(expense.CONTEXT_BUDGET, color="k", ls="--", label=f"{label('budget', LANG)} {expense.CONTEXT_BUDGET}")
-    ax.set_xlabel(label("tokens (estimate)", LANG))
-    ax.legend()
+    plot_hbars({name: estimate_tokens(m) for name, m in (("whole", history), ("last 10 messages", naive_cut),
+                                                      ("trim_messages", trimmed))},
+               xlabel="tokens (estimate)", tone={"last 10 messages": "bad", "trim_messages": "good"},
+               line=(expense.CONTEXT_BUDGET, f"{label('budget', LANG)} {expense.CONTEXT_BUDGET}"), lang=LANG)
     plt.show()
 
 # %% [markdown]

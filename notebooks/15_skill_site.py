@@ -54,7 +54,7 @@ from agentlab.site.client import discovery_site, site_registry
 from agentlab.site.service import SkillSite
 from agentlab.site.serving import serving
 from agentlab.workbook.exercises import answer_is
-from agentlab.workbook.plots import cjk_fonts, table_view
+from agentlab.workbook.plots import cjk_fonts, plot_bars, table_view
 
 LANG = "en"  # "zh" for 中文
 data = Path(tempfile.mkdtemp(prefix="skill-site-"))
@@ -97,10 +97,8 @@ table_view(discovery, lang=LANG)
 
 # %%
 with cjk_fonts():
-    shown = discovery.set_index("ask")[["all: spec chars", "top 6: spec chars"]]
-    ax = shown.rename(columns=lambda c: label(c, LANG)).rename_axis(label("ask", LANG)).plot.barh(figsize=(8, 3))
-    ax.set_xlabel({"en": "characters of tool specs the model reads", "zh": "模型要读的工具说明字符数"}[LANG])
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, fontsize=8)  # beside the bars, not on them
+    plot_bars({row["ask"]: {"all: spec chars": row["all: spec chars"], "top 6: spec chars": row["top 6: spec chars"]}
+               for row in discovery.to_dict("records")}, ylabel="spec characters the model reads", lang=LANG)
     plt.show()
 
 # %% [markdown]

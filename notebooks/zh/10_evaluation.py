@@ -47,8 +47,8 @@ from agentlab.evals.metrics import LAYER_DEFINITIONS, failure_breakdown, layers,
 from agentlab.models.faults import MODEL_FAULTS, FaultyModel
 from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
 from agentlab.workbook.exercises import best_single_guard
-from agentlab.workbook.plots import (cjk_fonts, compare_plot, plot_bars, plot_pass_k, plot_shares, plot_statuses,
-                                     table_view)
+from agentlab.workbook.plots import (cjk_fonts, compare_plot, plot_bars, plot_hbars, plot_pass_k, plot_shares,
+                                     plot_statuses, table_view)
 
 LANG = "zh"  # "en" for English
 
@@ -136,17 +136,9 @@ plt.show()
 
 # %%
 abl = ablation(cases)
-names = list(abl)[::-1]  # top to bottom: no guards, each guard alone, all guards
-colors = {"no guards": "#d93025", "all guards": "#188038"}
-with cjk_fonts():
-    fig, ax = plt.subplots(figsize=(8, 4.6))
-    bars = ax.barh([label(n, LANG) for n in names], [abl[n] for n in names],
-                   color=[colors.get(n, "#9aa0a6") for n in names])
-    ax.bar_label(bars, fmt="%.2f", fontsize=8, padding=2)
-    ax.set_xlim(0, 1.1)
-    ax.set_xlabel(t("ablation.axis", LANG))
-    ax.set_title(t("ablation.title", LANG))
-    fig.tight_layout()
+with cjk_fonts():  # top to bottom: no guards, each guard alone, all guards
+    plot_hbars(abl, title=t("ablation.title", LANG), xlabel=t("ablation.axis", LANG),
+               tone={"no guards": "bad", "all guards": "good"}, lang=LANG)
     plt.show()
 
 # %% [markdown]
