@@ -34,7 +34,7 @@ PIECES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("redis", ("redis", "agentlab.redis_store")),
     ("culler", ("jupyterhub_idle_culler",)),
     ("trainer", ("agentlab.hub.progress", "jupyterhub.services.auth")),
-    ("model", ("xllamacpp",)),
+    ("model", ("xllamacpp", "agentlab.hub.model_gate", "starlette", "uvicorn", "httpx")),  # the gate in front of it
 )
 
 # run by the environment's own Python, each failure as one line: agentlab's own entry modules are imported (they
