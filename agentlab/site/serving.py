@@ -10,8 +10,11 @@ sent a request yet, so they stayed open for ever. Here (docs/site.md#bounds):
 * a connection must send a request's headers within ``HEADER_SECONDS`` of opening, or of its last answer;
   else it is closed (uvicorn's keep-alive timer stops as soon as one byte arrives: half a request line held it);
 * one source (an IP address) holds at most ``PER_SOURCE`` connections: a new one past it closes that source's
-  oldest connection that has waited for headers more than ``GRACE_SECONDS`` (so a client sharing an address with
-  a flood still gets in), or is closed itself when there is none. A connection is never closed for a newer one in
+  oldest connection that sent part of a request and not the rest (a client sends its headers at once; a half-sent
+  request is a flood's: with every participant of a hub on 127.0.0.1, closing the oldest idle one alone let a flood
+  that never pauses keep every place young and refuse nine clients in ten), else its oldest connection that has waited for headers more
+  than ``GRACE_SECONDS`` (so a client sharing an address with a flood still gets in), or is closed itself when there
+  is none. A connection is never closed for a newer one in
   its first ``GRACE_SECONDS``: on a busy machine a client can be descheduled between connecting and sending, and a
   flood opening hundreds of connections a second from its address made it the oldest, and closed it, in that gap;
 * past ``MAX_CONNECTIONS`` in all, the oldest connection waiting for headers is closed the same way;
@@ -32,15 +35,20 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from ..errors import make_error
 from ..i18n import Lang, t
 
-__all__ = ["GRACE_SECONDS", "HEADER_SECONDS", "MAX_CONNECTIONS", "MAX_REQUESTS", "PER_SOURCE", "server_config",
-           "serving"]
+__all__ = ["GRACE_SECONDS", "HEADER_SECONDS", "MAX_CONNECTIONS", "MAX_REQUESTS", "PER_SOURCE", "STALL_SECONDS",
+           "server_config", "serving"]
 
 #: seconds a connection has to send a request's headers (after it opens, or after its last answer)
 HEADER_SECONDS = 5.0
 #: seconds a new connection cannot be closed to make room for a newer one
 GRACE_SECONDS = 1.0
+#: seconds a half-sent request may pause before it is the first to go for a new connection (none: its headers are
+#: one write away; a client descheduled mid-request is rarer than a flood, and its resend is transient)
+STALL_SECONDS = 0.0
 #: connections one source may hold; a browser opens 6, an agent's pool a few more
 PER_SOURCE = 64
+#: how far past its share a source may go while none of its connections can be judged yet (see connection_made)
+OVERSHOOT = 4
 #: connections in all, before the oldest idle one is closed for a new one
 MAX_CONNECTIONS = 4096
 #: requests in progress in all (each holds a task, most a thread): past them, 503
@@ -56,10 +64,18 @@ class Door:
         self.per_source, self.total, self.header_seconds, self.grace = per_source, total, header_seconds, grace
         self.by_source: dict[str, set[Any]] = {}
         self.waiting: dict[Any, float] = {}  # when each began to wait; insertion order: the oldest first
+        self.stalled: dict[Any, float] = {}  # of those, the ones that sent part of a request and stopped: since when
         self.count = 0
 
     def oldest_waiting(self, among: set[Any] | None = None, *, now: float) -> Any:
-        """The connection that has waited longest for headers, and more than :attr:`grace` (None: there is none)."""
+        """The connection to close for a new one: first the oldest that sent part of a request and stopped (for
+        :data:`STALL_SECONDS`; a client sends its headers at once: a half-sent request is a flood's), else the one
+        that has waited longest for headers, more than :attr:`grace`; None when there is none."""
+        for conn, since in self.stalled.items():
+            if since > now - STALL_SECONDS:
+                break
+            if among is None or conn in among:
+                return conn
         for conn, since in self.waiting.items():
             if since > now - self.grace:
                 return None  # the rest waited less still
@@ -81,8 +97,12 @@ def _protocol(door: Door) -> type[H11Protocol]:
             source = self.client[0] if self.client else "?"
             mine = door.by_source.setdefault(source, set())
             now = self.loop.time()
-            if len(mine) >= door.per_source and not _evict(door.oldest_waiting(mine, now=now)):
-                transport.abort()  # every connection of this source is busy, or new: no more for it now
+            if len(mine) >= door.per_source and not _evict(door.oldest_waiting(mine, now=now)) \
+                    and len(mine) >= OVERSHOOT * door.per_source:
+                # nothing of this source's to close yet (its connections are busy, or too new to judge): a newcomer
+                # gets in up to OVERSHOOT times the share, so that a client whose address floods is not refused for
+                # arriving between the flood's connections being accepted and their half-requests being read
+                transport.abort()
                 if not mine:
                     door.by_source.pop(source, None)
                 return
@@ -110,6 +130,12 @@ def _protocol(door: Door) -> type[H11Protocol]:
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
             self._started()
+            if self in door.waiting:  # part of a request, not all its headers: stalled from now, unless more comes
+                door.stalled.pop(self, None)
+                door.stalled[self] = self.loop.time()
+                mine = door.by_source.get(self._source or "", ())
+                if len(mine) > door.per_source and not STALL_SECONDS:  # past its share: a flood's, made room at once
+                    _evict(self)
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -135,10 +161,12 @@ def _protocol(door: Door) -> type[H11Protocol]:
                 self._late.cancel()
                 self._late = None
             door.waiting.pop(self, None)
+            door.stalled.pop(self, None)
 
         def _too_late(self) -> None:
             self._late = None
             door.waiting.pop(self, None)
+            door.stalled.pop(self, None)
             if not self.transport.is_closing():
                 self.transport.abort()
 
