@@ -93,11 +93,13 @@ plt.show()
 # %% [markdown]
 # ## Exercise
 #
-# An assistant message holds three tool calls. How many `tool` messages must follow it?
+# An assistant message asks for the orders in `orders` at once, one `get_order` call each. How many `tool`
+# messages must follow it?
 
 # %%
+orders = ["A1001", "A1002", "A1003"]
 my_answer = None  # a number
-print(tool_replies_needed(my_answer, calls=3, lang=LANG))
+print(tool_replies_needed(my_answer, calls=len(orders), lang=LANG))
 
 # %% [markdown]
 # ## Recap

@@ -93,11 +93,12 @@ plt.show()
 # %% [markdown]
 # ## 练习
 #
-# 一条 assistant 消息里有三个工具调用，它后面必须跟几条 `tool` 消息？
+# 一条 assistant 消息一次查询 `orders` 里的订单，每个订单一个 `get_order` 调用。它后面必须跟几条 `tool` 消息？
 
 # %%
+orders = ["A1001", "A1002", "A1003"]
 my_answer = None  # a number
-print(tool_replies_needed(my_answer, calls=3, lang=LANG))
+print(tool_replies_needed(my_answer, calls=len(orders), lang=LANG))
 
 # %% [markdown]
 # ## 回顾

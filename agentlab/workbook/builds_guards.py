@@ -1,0 +1,135 @@
+"""The build exercises of notebooks 00-09: the learner writes or changes working code, and the check runs it.
+
+Each check takes what the learner wrote (a function, a config), runs it against the notebook's own faults
+through a real loop on a scripted model, and says, in the learner's language, how many faults it now handles
+and what still breaks ("2 of 3 faults handled. Still breaking: lost_reply: order A1001 was refunded 2 times.").
+A stub (``None``, or a function whose body is ``...``) says "not yet"; code that raises gets a sentence naming
+the error, never a traceback. The verdict goes to the trainer's view as notebook ``NNb`` (``build_ids()``,
+``data/trainer/builds.json``), beside the notebook's look-up exercise. Model solutions live in
+``data/trainer/solutions/``, which is never copied to participants.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from ..i18n import Lang, t
+from ..tools import Registry
+from . import exercises
+from .exercises import Feedback, _say
+
+__all__ = ["build_refund_once"]
+
+_log = logging.getLogger(__name__)
+
+
+class _LearnerRaised(Exception):
+    """The learner's code raised: carried out of the loop, which would otherwise hide it from the model."""
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__(str(exc))
+        self.exc = exc
+
+
+def _raised(exc: BaseException, lang: Lang) -> str:
+    detail = " ".join(str(exc).split())[:120]
+    return t("build.raised", lang, error=type(exc).__name__, detail=detail or "-")
+
+
+def _tally(notebook: str, broken: dict[str, str | None], lang: Lang, right: str) -> Feedback:
+    """The verdict from each fault's outcome (None: handled; else what still breaks), reported as ``NNb``."""
+    handled = sum(1 for v in broken.values() if v is None)
+    total = len(broken)
+    if handled == total:
+        feedback = _say("right", t("build.all_handled", lang, total=total) + ("" if lang == "zh" else " ") + right, lang)
+    else:
+        still = ("；" if lang == "zh" else "; ").join(f"{fault}: {why}" for fault, why in broken.items() if why is not None)
+        feedback = _say("wrong", t("build.some_handled", lang, handled=handled, total=total, still=still), lang)
+    _send(feedback, notebook, f"{handled}/{total}")
+    return feedback
+
+
+def _send(feedback: Feedback, notebook: str, answer: str | None) -> None:
+    try:
+        exercises.report(feedback, f"{notebook}b", answer=answer)  # looked up here: a test can watch it
+    except Exception as exc:  # noqa: BLE001 - a report never breaks the learner's cell
+        _log.debug("progress report not sent: %s", type(exc).__name__)
+
+
+def _not_yet(notebook: str, key: str, lang: Lang) -> Feedback:
+    feedback = _say("not yet", t(key, lang), lang)
+    _send(feedback, notebook, None)
+    return feedback
+
+
+def _wrong(notebook: str, text: str, lang: Lang) -> Feedback:
+    feedback = _say("wrong", text, lang)
+    _send(feedback, notebook, None)
+    return feedback
+
+
+# --- 00: a refund tool that refunds once, whatever the naive loop does ---------------------------------------------
+
+_00_FAULTS = ("lost_reply", "duplicate_call", "repeat_call")
+
+
+def _refunds_under(fn: Callable[..., Any], fault: str | None, lang: Lang) -> int:
+    """Run notebook 00's refund task through the naive loop with the learner's ``create_refund``: the refunds made."""
+    from ..models.faults import FAULTS, FaultyModel, inject_tool_fault
+    from ..naive import run_naive
+    from ..scenarios import aftersales
+    from .demo import TASK, make_model
+
+    desk, reg = aftersales.SCENARIO.setup(lang)
+    raised: list[BaseException] = []
+
+    def learner(**kwargs: Any) -> Any:
+        try:
+            return fn(desk, **kwargs)
+        except Exception as exc:
+            raised.append(exc)
+            raise
+
+    reg = Registry([replace(tool, fn=learner) if tool.name == "create_refund" else tool for tool in reg],
+                   lang=reg.lang)
+    model: Any = make_model(lang)
+    if fault and FAULTS[fault].kind == "tool":
+        reg = inject_tool_fault(reg, "create_refund", fault)
+    elif fault:
+        model = FaultyModel(model, fault, at_step=2)
+    run_naive(model, reg, TASK[lang], system_prompt=aftersales.SYSTEM_PROMPT[lang],
+              retry_everything=fault == "lost_reply")
+    if raised:
+        raise _LearnerRaised(raised[0])
+    return sum(1 for r in desk.refunds if r["order_id"] == "A1001")
+
+
+def build_refund_once(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
+    """00: ``fn(desk, order_id, amount, reason, remark="")``, the refund tool the naive loop calls. Right when, under
+    every fault of the notebook that refunded twice, order A1001 is refunded exactly once."""
+    from ..scenarios import aftersales
+
+    if fn is None:
+        return _not_yet("00", "build.nb00.not_yet", lang)
+    if not callable(fn):
+        return _wrong("00", t("build.not_a_function", lang, name="my_create_refund"), lang)
+    desk = aftersales.Desk()
+    try:
+        first = fn(desk, order_id="A1001", amount=199.0, reason="user_cancel")
+    except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
+        return _wrong("00", _raised(exc, lang), lang)
+    if first is None and not desk.refunds:
+        return _not_yet("00", "build.nb00.not_yet", lang)
+    broken: dict[str, str | None] = {}
+    try:
+        plain = _refunds_under(fn, None, lang)
+        if plain != 1:
+            return _wrong("00", t("build.nb00.no_fault", lang, n=plain), lang)
+        for fault in _00_FAULTS:
+            n = _refunds_under(fn, fault, lang)
+            broken[fault] = None if n == 1 else t("build.nb00.refunds", lang, n=n)
+    except _LearnerRaised as exc:
+        return _wrong("00", _raised(exc.exc, lang), lang)
+    return _tally("00", broken, lang, t("build.nb00.right", lang))

@@ -1,0 +1,180 @@
+"""The build exercises of notebooks 00-09 (agentlab/workbook/builds_guards.py): each check runs what the learner
+wrote against the notebook's own faults. Unanswered it says "not yet", a wrong version is told what still breaks,
+the model solution (data/trainer/solutions/, never in a notebook) is right, and code that raises gets a sentence.
+No exercise cell of these notebooks holds its answer."""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import re
+from pathlib import Path
+from types import ModuleType
+
+import nbformat
+import pytest
+from exercise_solutions import SOLUTIONS
+
+from agentlab.hub import progress
+from agentlab.workbook import builds_guards, exercises
+
+ROOT = Path(__file__).resolve().parents[1]
+DONE = ["00"]  # the notebooks whose build exercise exists
+NOT_YET = {"en": "… Not yet:", "zh": "… 还没作答:"}
+WRONG = {"en": "✗ Not quite:", "zh": "✗ 还不对:"}
+RIGHT = {"en": "✓ Right:", "zh": "✓ 答对了:"}
+
+
+def solution(nb: str) -> ModuleType:
+    path = ROOT / "data" / "trainer" / "solutions" / f"nb{nb}.py"
+    spec = importlib.util.spec_from_file_location(f"solution_nb{nb}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def notebook(nb: str, zh: bool = False) -> nbformat.NotebookNode:
+    folder = ROOT / "notebooks" / ("zh" if zh else "")
+    return nbformat.read(next(folder.glob(f"{nb}_*.ipynb")), as_version=4)
+
+
+def cell_after(nbk: nbformat.NotebookNode, *headings: str) -> str | None:
+    """The source of the first code cell after a markdown cell holding one of ``headings``."""
+    for i, c in enumerate(nbk.cells):
+        if c.cell_type == "markdown" and any(h in c.source for h in headings):
+            return next((nbk.cells[j].source for j in range(i + 1, len(nbk.cells))
+                         if nbk.cells[j].cell_type == "code"), None)
+    return None
+
+
+def build_cell(nb: str, zh: bool = False) -> str | None:
+    return cell_after(notebook(nb, zh), "## Build", "## 动手改")
+
+
+def stub_from_notebook(nb: str, name: str, zh: bool = False):
+    """The learner's starting point, as the notebook's build cell defines it (the check's call left out)."""
+    source = build_cell(nb, zh)
+    assert source is not None, f"notebook {nb} has no build exercise"
+    tree = ast.parse(source)
+    tree.body = [node for node in tree.body if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call))]
+    scope: dict = {}
+    exec(compile(tree, f"nb{nb}", "exec"), scope)
+    return scope[name]
+
+
+# --- 00 ----------------------------------------------------------------------------------------------------------
+
+def _naive_refund(desk, order_id, amount, reason, remark=""):
+    return desk.create_refund(order_id, amount, reason, remark)
+
+
+def _raises(desk, order_id, amount, reason, remark=""):
+    return desk.refunds[3]["refund_id"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_00_the_stub_is_not_yet_a_wrong_tool_is_told_what_still_breaks_and_the_solution_is_right(lang):
+    assert str(builds_guards.build_refund_once(stub_from_notebook("00", "my_create_refund", lang == "zh"),
+                                               lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_guards.build_refund_once(None, lang=lang)).startswith(NOT_YET[lang])
+    wrong = str(builds_guards.build_refund_once(_naive_refund, lang=lang))
+    assert wrong.startswith(WRONG[lang]) and "lost_reply" in wrong and "repeat_call" in wrong
+    assert ("0 of 3 faults handled" in wrong and "refunded 2 times" in wrong) if lang == "en" else \
+        ("处理好了 0 个" in wrong and "被退了 2 次" in wrong)
+    right = builds_guards.build_refund_once(solution("00").my_create_refund, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_00_a_tool_that_raises_or_is_no_function_gets_a_sentence(lang):
+    said = str(builds_guards.build_refund_once(_raises, lang=lang))
+    assert said.startswith(WRONG[lang]) and "IndexError" in said and "Traceback" not in said
+    said = str(builds_guards.build_refund_once(42, lang=lang))  # type: ignore[arg-type]
+    assert said.startswith(WRONG[lang]) and "my_create_refund" in said
+
+
+def test_00_refunding_nothing_at_all_is_not_a_fix():
+    def never(desk, order_id, amount, reason, remark=""):
+        return {"refund_id": "R0000"}
+    said = str(builds_guards.build_refund_once(never))
+    assert said.startswith(WRONG["en"]) and "0 times" in said
+
+
+# --- every notebook ----------------------------------------------------------------------------------------------
+
+def _literals(code: str) -> set[str]:
+    """The strings and numbers a solution assigns: what the check takes as right."""
+    found = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float)) \
+                and not isinstance(node.value, bool):
+            found.add(str(node.value))
+    return found
+
+
+@pytest.mark.parametrize("nb", [f"{i:02d}" for i in range(10)])
+@pytest.mark.parametrize("zh", [False, True], ids=["en", "zh"])
+def test_no_exercise_cell_holds_its_answer(nb, zh):
+    nbk = notebook(nb, zh)
+    stem = next((ROOT / "notebooks").glob(f"{nb}_*.py")).stem
+    lookup = cell_after(nbk, "## Exercise", "## 练习")
+    assert lookup is not None
+    code = "\n".join(line.split("#", 1)[0] for line in lookup.splitlines())  # comments may name an example
+    if nb != "01":  # 01 asks for a whole schema: its cell is checked by the build test below
+        for truth in _literals(SOLUTIONS[stem]):
+            assert not re.search(rf"(?<![\w.]){re.escape(truth)}(?![\w.])", code), (stem, truth)
+    if nb in DONE:
+        build = build_cell(nb, zh)
+        assert build is not None, f"{stem} has no build exercise"
+        # the model solution's body is not in the cell: every line of it that does something
+        body = [line.strip() for line in (ROOT / "data" / "trainer" / "solutions" / f"nb{nb}.py").read_text(
+            encoding="utf-8").splitlines() if line.startswith("    ") and line.strip()
+            and not line.strip().startswith(("#", '"""', "def "))]
+        for line in body:
+            assert line.split("  #")[0] not in build, (stem, line)
+
+
+def test_solutions_are_never_copied_to_participants():
+    from agentlab.hub import users
+    source = Path(users.__file__).read_text(encoding="utf-8")
+    assert "solutions" not in source and "*.ipynb" in source
+
+
+# --- the trainer's view ------------------------------------------------------------------------------------------
+
+def test_the_views_list_each_build_exercise_after_its_notebooks_and_the_capstone_last():
+    assert exercises.build_ids() == progress.build_ids() == {f"{nb}b": ex for nb, ex in json.loads(
+        (ROOT / "data" / "trainer" / "builds.json").read_text(encoding="utf-8")).items()}
+    assert set(DONE) <= {k[:2] for k in exercises.build_ids()}
+    order = list(progress.known_exercises())
+    assert order[-1] == "capstone"
+    for key in exercises.build_ids():
+        assert order.index(key) == order.index(key[:2]) + 1
+
+
+def test_a_build_check_reports_as_its_notebooks_second_exercise(monkeypatch, tmp_path):
+    monkeypatch.setenv("AGENTLAB_PROGRESS_URL", "http://127.0.0.1:9/services/trainer/api/report")
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "tok")
+    monkeypatch.delenv("AGENTLAB_ROOM", raising=False)
+    sent = []
+    real = exercises.report
+
+    def spy(feedback, notebook=None, **kw):
+        thread = real(feedback, notebook, send=lambda url, headers, body: sent.append(json.loads(body)), **kw)
+        if thread is not None:
+            thread.join(5)
+    monkeypatch.setattr(exercises, "report", spy)
+    builds_guards.build_refund_once(None)
+    builds_guards.build_refund_once(_naive_refund)
+    builds_guards.build_refund_once(solution("00").my_create_refund)
+    assert [(b["notebook"], b["exercise"], b["state"], b.get("answer")) for b in sent] == [
+        ("00b", "build_refund_once", "not yet", None), ("00b", "build_refund_once", "wrong", "0/3"),
+        ("00b", "build_refund_once", "right", "3/3")]
+    store = progress.Progress(tmp_path / "p.sqlite")
+    for b in sent:  # the view keeps it beside 00's look-up exercise, in its own column
+        store.record("ann", b["notebook"], b["exercise"], b["state"])
+    store.record("ann", "00", "double_refund_fault", "wrong")
+    board = progress._board(store.latest(), ["ann"], 0.0)
+    assert board["rows"][0]["cells"]["00b"]["state"] == "right" and board["rows"][0]["cells"]["00"]["state"] == "wrong"
+    assert board["counts"]["00b"] == {"not yet": 0, "wrong": 0, "right": 1}
