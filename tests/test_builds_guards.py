@@ -19,7 +19,7 @@ from agentlab.hub import progress
 from agentlab.workbook import builds_guards, exercises
 
 ROOT = Path(__file__).resolve().parents[1]
-DONE = ["00"]  # the notebooks whose build exercise exists
+DONE = ["00", "01"]  # the notebooks whose build exercise exists
 NOT_YET = {"en": "… Not yet:", "zh": "… 还没作答:"}
 WRONG = {"en": "✗ Not quite:", "zh": "✗ 还不对:"}
 RIGHT = {"en": "✓ Right:", "zh": "✓ 答对了:"}
@@ -99,6 +99,37 @@ def test_00_refunding_nothing_at_all_is_not_a_fix():
         return {"refund_id": "R0000"}
     said = str(builds_guards.build_refund_once(never))
     assert said.startswith(WRONG["en"]) and "0 times" in said
+
+
+# --- 01 ----------------------------------------------------------------------------------------------------------
+
+_LOOSE_SCHEMA = {"type": "object", "required": ["order_id", "amount", "reason"], "properties": {
+    "order_id": {"type": "string"}, "amount": {"type": "number"}, "reason": {"type": "string"},
+    "remark": {"type": "string"}}}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_01_the_stub_is_not_yet_a_loose_schema_is_told_what_it_lets_through_and_the_solution_is_right(lang):
+    stub = stub_from_notebook("01", "my_refund_schema", lang == "zh")
+    assert str(builds_guards.build_refund_contract(stub, lang=lang)).startswith(NOT_YET[lang])
+    wrong = str(builds_guards.build_refund_contract(_LOOSE_SCHEMA, lang=lang))
+    assert wrong.startswith(WRONG[lang]) and "out_of_enum" in wrong and "out_of_range" in wrong, wrong
+    assert "camel_case:" not in wrong and "changed_mind" in wrong
+    assert ("3 of 5 faults handled" in wrong) if lang == "en" else ("处理好了 3 个" in wrong)
+    right = builds_guards.build_refund_contract(solution("01").my_refund_schema, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_01_a_schema_that_refuses_good_refunds_or_does_not_compile_gets_a_sentence(lang):
+    tight = {**solution("01").my_refund_schema, "required": ["order_id", "amount", "reason", "remark"]}
+    said = str(builds_guards.build_refund_contract(tight, lang=lang))
+    assert said.startswith(WRONG[lang]) and "A1001" in said and "remark" in said
+    said = str(builds_guards.build_refund_contract({"type": "object", "properties": {"amount": {"type": "money"}}},
+                                                   lang=lang))
+    assert said.startswith(WRONG[lang]) and "Traceback" not in said and "money" in said
+    said = str(builds_guards.build_refund_contract("order_id, amount, reason", lang=lang))
+    assert said.startswith(WRONG[lang]) and "str" in said
 
 
 # --- every notebook ----------------------------------------------------------------------------------------------

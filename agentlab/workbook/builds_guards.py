@@ -15,12 +15,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..i18n import Lang, t
+from ..i18n import Lang, said, t
 from ..tools import Registry
 from . import exercises
 from .exercises import Feedback, _say
 
-__all__ = ["build_refund_once"]
+__all__ = ["build_refund_contract", "build_refund_once"]
 
 _log = logging.getLogger(__name__)
 
@@ -133,3 +133,55 @@ def build_refund_once(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedb
     except _LearnerRaised as exc:
         return _wrong("00", _raised(exc.exc, lang), lang)
     return _tally("00", broken, lang, t("build.nb00.right", lang))
+
+
+# --- 01: a refund contract that refuses the notebook's bad arguments and lets good ones through -------------------
+
+_01_GOOD = ({"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"},
+            {"order_id": "A1002", "amount": 59.9, "reason": "out_of_stock"},
+            {"order_id": "A1003", "amount": 120, "reason": "price_error", "remark": "customer changed mind"})
+_01_FAULTS = ("camel_case", "drop_required", "wrong_type", "out_of_enum", "out_of_range")
+
+
+def _bad_arguments(fault: str, good: dict) -> str:
+    """The arguments a model sends under ``fault``, made by the fault injector from the shipped after-sales contract
+    (so they are the same whatever schema the learner wrote)."""
+    import json
+
+    from ..models.faults import mutate_call
+    from ..models.interface import ToolCall
+    from ..resources import data_file
+
+    specs = json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8"))
+    return mutate_call(fault, ToolCall("create_refund", json.dumps(good, ensure_ascii=False)), specs).arguments
+
+
+def build_refund_contract(schema: Any, lang: Lang = "en") -> Feedback:
+    """01: ``schema``, the JSON Schema of ``create_refund``'s arguments. Right when the validator, with that schema
+    alone (no cleaning), lets the notebook's good refunds through and refuses the call under each argument fault."""
+    import json
+
+    from ..schema import SchemaError
+    from ..tools import Tool
+
+    if schema is None:
+        return _not_yet("01", "build.nb01.not_yet", lang)
+    if not isinstance(schema, dict):
+        return _wrong("01", t("build.nb01.not_a_dict", lang, given=type(schema).__name__), lang)
+    try:
+        reg = Registry([Tool("create_refund", "Refund an order.", schema)], lang=lang)
+        for good in _01_GOOD:
+            checked = reg.check("create_refund", good, clean=False)
+            if not checked.ok:
+                return _wrong("01", t("build.nb01.refused_good", lang, args=json.dumps(good, ensure_ascii=False),
+                                      error=checked.render(lang)), lang)
+        broken: dict[str, str | None] = {}
+        for fault in _01_FAULTS:
+            bad = _bad_arguments(fault, _01_GOOD[0])
+            broken[fault] = None if not reg.check("create_refund", bad, clean=False).ok else \
+                t("build.nb01.accepted", lang, args=bad)
+    except SchemaError as exc:
+        return _wrong("01", t("build.nb01.no_compile", lang, why=said(exc, lang)), lang)
+    except Exception as exc:  # noqa: BLE001 - a schema the compiler cannot read: a sentence, never a traceback
+        return _wrong("01", _raised(exc, lang), lang)
+    return _tally("01", broken, lang, t("build.nb01.right", lang))
