@@ -19,7 +19,7 @@ from agentlab.hub import progress
 from agentlab.workbook import builds_guards, exercises
 
 ROOT = Path(__file__).resolve().parents[1]
-DONE = ["00", "01"]  # the notebooks whose build exercise exists
+DONE = ["00", "01", "02"]  # the notebooks whose build exercise exists
 NOT_YET = {"en": "… Not yet:", "zh": "… 还没作答:"}
 WRONG = {"en": "✗ Not quite:", "zh": "✗ 还不对:"}
 RIGHT = {"en": "✓ Right:", "zh": "✓ 答对了:"}
@@ -130,6 +130,38 @@ def test_01_a_schema_that_refuses_good_refunds_or_does_not_compile_gets_a_senten
     assert said.startswith(WRONG[lang]) and "Traceback" not in said and "money" in said
     said = str(builds_guards.build_refund_contract("order_id, amount, reason", lang=lang))
     assert said.startswith(WRONG[lang]) and "str" in said
+
+
+# --- 02 ----------------------------------------------------------------------------------------------------------
+
+def _required_only(schema):
+    schema["required"] = ["order_id", "amount", "reason"]  # in place, nothing returned
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_02_the_stub_is_not_yet_a_half_tightened_contract_is_told_what_gets_through_and_the_solution_is_right(lang):
+    stub = stub_from_notebook("02", "my_tighten", lang == "zh")
+    assert str(builds_guards.build_tighter_contract(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_guards.build_tighter_contract(None, lang=lang)).startswith(NOT_YET[lang])
+    wrong = str(builds_guards.build_tighter_contract(_required_only, lang=lang))
+    assert wrong.startswith(WRONG[lang]) and "wrong_type" in wrong and "45元" in wrong and "不想要了" in wrong
+    assert "camel_case:" not in wrong and "drop_required:" not in wrong
+    assert ("2 of 4 faults handled" in wrong) if lang == "en" else ("处理好了 2 个" in wrong)
+    right = builds_guards.build_tighter_contract(solution("02").my_tighten, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+    assert builds_guards.LOOSE_REFUND_SCHEMA.get("required") is None  # the learner changed a copy
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_02_code_that_raises_refuses_good_refunds_or_returns_no_schema_gets_a_sentence(lang):
+    said = str(builds_guards.build_tighter_contract(lambda s: s["properties"]["amount"]["maximum"] + 1, lang=lang))
+    assert said.startswith(WRONG[lang]) and "KeyError" in said and "Traceback" not in said
+    said = str(builds_guards.build_tighter_contract(lambda s: {**s, "required": ["order_id", "remark"]}, lang=lang))
+    assert said.startswith(WRONG[lang]) and "A1001" in said and "remark" in said
+    said = str(builds_guards.build_tighter_contract(lambda s: json.dumps(s), lang=lang))
+    assert said.startswith(WRONG[lang]) and "str" in said
+    said = str(builds_guards.build_tighter_contract(42, lang=lang))  # type: ignore[arg-type]
+    assert said.startswith(WRONG[lang]) and "my_tighten" in said
 
 
 # --- every notebook ----------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from ..tools import Registry
 from . import exercises
 from .exercises import Feedback, _say
 
-__all__ = ["build_refund_contract", "build_refund_once"]
+__all__ = ["LOOSE_REFUND_SCHEMA", "build_refund_contract", "build_refund_once", "build_tighter_contract"]
 
 _log = logging.getLogger(__name__)
 
@@ -159,29 +159,75 @@ def _bad_arguments(fault: str, good: dict) -> str:
 def build_refund_contract(schema: Any, lang: Lang = "en") -> Feedback:
     """01: ``schema``, the JSON Schema of ``create_refund``'s arguments. Right when the validator, with that schema
     alone (no cleaning), lets the notebook's good refunds through and refuses the call under each argument fault."""
+    if schema is None:
+        return _not_yet("01", "build.nb01.not_yet", lang)
+    if not isinstance(schema, dict):
+        return _wrong("01", t("build.nb01.not_a_dict", lang, given=type(schema).__name__), lang)
+    bad = {fault: _bad_arguments(fault, _01_GOOD[0]) for fault in _01_FAULTS}
+    return _boundary("01", schema, _01_GOOD, bad, lang, t("build.nb01.right", lang))
+
+
+def _boundary(notebook: str, schema: dict, good: tuple[dict, ...], bad: dict[str, str], lang: Lang,
+              right: str) -> Feedback:
+    """Check ``schema`` as ``create_refund``'s contract: every ``good`` call passes, each of ``bad`` is refused."""
     import json
 
     from ..schema import SchemaError
     from ..tools import Tool
 
-    if schema is None:
-        return _not_yet("01", "build.nb01.not_yet", lang)
-    if not isinstance(schema, dict):
-        return _wrong("01", t("build.nb01.not_a_dict", lang, given=type(schema).__name__), lang)
     try:
         reg = Registry([Tool("create_refund", "Refund an order.", schema)], lang=lang)
-        for good in _01_GOOD:
-            checked = reg.check("create_refund", good, clean=False)
+        for args in good:
+            checked = reg.check("create_refund", args, clean=False)
             if not checked.ok:
-                return _wrong("01", t("build.nb01.refused_good", lang, args=json.dumps(good, ensure_ascii=False),
-                                      error=checked.render(lang)), lang)
-        broken: dict[str, str | None] = {}
-        for fault in _01_FAULTS:
-            bad = _bad_arguments(fault, _01_GOOD[0])
-            broken[fault] = None if not reg.check("create_refund", bad, clean=False).ok else \
-                t("build.nb01.accepted", lang, args=bad)
+                return _wrong(notebook, t("build.nb01.refused_good", lang, args=json.dumps(args, ensure_ascii=False),
+                                          error=checked.render(lang)), lang)
+        broken: dict[str, str | None] = {
+            fault: None if not reg.check("create_refund", raw, clean=False).ok else
+            t("build.nb01.accepted", lang, args=raw) for fault, raw in bad.items()}
     except SchemaError as exc:
-        return _wrong("01", t("build.nb01.no_compile", lang, why=said(exc, lang)), lang)
+        return _wrong(notebook, t("build.nb01.no_compile", lang, why=said(exc, lang)), lang)
     except Exception as exc:  # noqa: BLE001 - a schema the compiler cannot read: a sentence, never a traceback
-        return _wrong("01", _raised(exc, lang), lang)
-    return _tally("01", broken, lang, t("build.nb01.right", lang))
+        return _wrong(notebook, _raised(exc, lang), lang)
+    return _tally(notebook, broken, lang, right)
+
+
+# --- 02: tighten a loose contract until the boundary refuses the notebook's bad calls ------------------------------
+
+#: the contract a hurried desk shipped for create_refund: every call of notebook 02 passes it
+LOOSE_REFUND_SCHEMA: dict[str, Any] = {"type": "object", "properties": {
+    "order_id": {"type": "string", "description": "Order number, like A1001."},
+    "amount": {"description": "Refund amount in yuan, e.g. 45."},
+    "reason": {"type": "string", "description": "Why: user_cancel, out_of_stock or price_error."},
+    "remark": {"type": "string", "description": "Optional note for the finance team."}}}
+_02_GOOD = ({"order_id": "A1001", "amount": 45, "reason": "user_cancel"},
+            {"order_id": "A1002", "amount": 199.0, "reason": "price_error", "remark": "wrong tag price"})
+#: the notebook's bad create_refund calls (its camelCase one on create_refund, as the injector sends it)
+_02_BAD = {"drop_required": '{"order_id": "A1001", "reason": "user_cancel"}',
+           "wrong_type": '{"order_id": "A1001", "amount": "45元", "reason": "user_cancel"}',
+           "out_of_enum": '{"order_id": "A1001", "amount": 45, "reason": "不想要了"}',
+           "camel_case": '{"orderId": "A1001", "amount": 45, "reason": "user_cancel"}'}
+
+
+def build_tighter_contract(fn: Callable[[dict], Any] | None, lang: Lang = "en") -> Feedback:
+    """02: ``fn(schema)`` gets a copy of :data:`LOOSE_REFUND_SCHEMA` and returns it with constraints added (or
+    changes it in place). Right when the boundary, with no cleaning, refuses each of the notebook's bad
+    create_refund calls and still lets good refunds through."""
+    import copy
+
+    if fn is None:
+        return _not_yet("02", "build.nb02.not_yet", lang)
+    if not callable(fn):
+        return _wrong("02", t("build.not_a_function", lang, name="my_tighten"), lang)
+    schema = copy.deepcopy(LOOSE_REFUND_SCHEMA)
+    try:
+        out = fn(schema)
+    except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
+        return _wrong("02", _raised(exc, lang), lang)
+    if out is None:
+        if schema == LOOSE_REFUND_SCHEMA:
+            return _not_yet("02", "build.nb02.not_yet", lang)
+        out = schema  # changed in place
+    if not isinstance(out, dict):
+        return _wrong("02", t("build.nb02.not_a_dict", lang, given=type(out).__name__), lang)
+    return _boundary("02", out, _02_GOOD, dict(_02_BAD), lang, t("build.nb02.right", lang))
