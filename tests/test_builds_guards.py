@@ -19,7 +19,7 @@ from agentlab.hub import progress
 from agentlab.workbook import builds_guards, exercises
 
 ROOT = Path(__file__).resolve().parents[1]
-DONE = ["00", "01", "02"]  # the notebooks whose build exercise exists
+DONE = ["00", "01", "02", "03"]  # the notebooks whose build exercise exists
 NOT_YET = {"en": "… Not yet:", "zh": "… 还没作答:"}
 WRONG = {"en": "✗ Not quite:", "zh": "✗ 还不对:"}
 RIGHT = {"en": "✓ Right:", "zh": "✓ 答对了:"}
@@ -162,6 +162,48 @@ def test_02_code_that_raises_refuses_good_refunds_or_returns_no_schema_gets_a_se
     assert said.startswith(WRONG[lang]) and "str" in said
     said = str(builds_guards.build_tighter_contract(42, lang=lang))  # type: ignore[arg-type]
     assert said.startswith(WRONG[lang]) and "my_tighten" in said
+
+
+# --- 03 ----------------------------------------------------------------------------------------------------------
+
+def _vague(order_id, amount, paid):
+    from agentlab.errors import ToolFailure
+    return ToolFailure("INVALID_ARGS", "amount too high")
+
+
+def _fatal(order_id, amount, paid):
+    from agentlab.errors import ToolFailure
+    return ToolFailure("RULE_VIOLATION", f"amount must be at most {paid:g}")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_03_the_stub_is_not_yet_a_vague_or_fatal_failure_is_told_what_still_breaks_and_the_solution_is_right(lang):
+    stub = stub_from_notebook("03", "my_amount_failure", lang == "zh")
+    assert str(builds_guards.build_refund_failure(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_guards.build_refund_failure(None, lang=lang)).startswith(NOT_YET[lang])
+    vague = str(builds_guards.build_refund_failure(_vague, lang=lang))
+    assert vague.startswith(WRONG[lang]) and "A1001" in vague and "A1004" in vague and "amount too high" in vague
+    assert ("0 of 2 faults handled" in vague) if lang == "en" else ("处理好了 0 个" in vague)
+    fatal = str(builds_guards.build_refund_failure(_fatal, lang=lang))
+    assert fatal.startswith(WRONG[lang]) and "RULE_VIOLATION" in fatal and "escalated" in fatal
+    right = builds_guards.build_refund_failure(solution("03").my_amount_failure, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+def test_03_a_failure_that_names_one_orders_amount_is_right_for_that_order_only():
+    from agentlab.errors import ToolFailure
+    said = str(builds_guards.build_refund_failure(lambda o, a, p: ToolFailure("INVALID_ARGS", "amount: at most 199")))
+    assert said.startswith(WRONG["en"]) and "1 of 2" in said and "A1004" in said and "A1001:" not in said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_03_code_that_raises_or_returns_no_failure_gets_a_sentence(lang):
+    said = str(builds_guards.build_refund_failure(lambda o, a, p: a / 0, lang=lang))
+    assert said.startswith(WRONG[lang]) and "ZeroDivisionError" in said and "Traceback" not in said
+    said = str(builds_guards.build_refund_failure(lambda o, a, p: "amount too high", lang=lang))
+    assert said.startswith(WRONG[lang]) and "ToolFailure" in said
+    said = str(builds_guards.build_refund_failure("amount too high", lang=lang))  # type: ignore[arg-type]
+    assert said.startswith(WRONG[lang]) and "my_amount_failure" in said
 
 
 # --- every notebook ----------------------------------------------------------------------------------------------

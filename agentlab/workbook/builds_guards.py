@@ -20,7 +20,8 @@ from ..tools import Registry
 from . import exercises
 from .exercises import Feedback, _say
 
-__all__ = ["LOOSE_REFUND_SCHEMA", "build_refund_contract", "build_refund_once", "build_tighter_contract"]
+__all__ = ["LOOSE_REFUND_SCHEMA", "build_refund_contract", "build_refund_failure", "build_refund_once",
+           "build_tighter_contract"]
 
 _log = logging.getLogger(__name__)
 
@@ -231,3 +232,99 @@ def build_tighter_contract(fn: Callable[[dict], Any] | None, lang: Lang = "en") 
     if not isinstance(out, dict):
         return _wrong("02", t("build.nb02.not_a_dict", lang, given=type(out).__name__), lang)
     return _boundary("02", out, _02_GOOD, dict(_02_BAD), lang, t("build.nb02.right", lang))
+
+
+# --- 03: a failure the model can read and act on --------------------------------------------------------------------
+
+#: order -> (what the model asks, what was paid): the backend refuses a refund above the order's amount
+_03_CASES = {"A1001": (299.0, 199.0), "A1004": (999.0, 899.0)}
+
+
+class _Reader:
+    """A model that acts on what it reads, as a careful model does: it asks for ``asked``; told of a failure, it
+    sends the paid amount when the error names the field ``amount`` and that amount, else the same call again."""
+
+    name = "reader"
+
+    def __init__(self, order_id: str, asked: float, paid: float, lang: Lang) -> None:
+        self.order_id, self.asked, self.paid, self.lang = order_id, asked, paid, lang
+        self.told: list[str] = []
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Any:
+        from ..models.interface import call, say, tool_calls
+
+        last = messages[-1]
+        if last.get("role") != "tool":
+            return tool_calls(call("create_refund", self._args(self.asked)))
+        text = str(last.get("content", ""))
+        self.told.append(text)
+        if '"ok": true' in text.replace('":true', '": true'):
+            return say({"en": "Refunded.", "zh": "已退款。"}[self.lang])
+        names_it = "amount" in text and f"{self.paid:g}" in text
+        return tool_calls(call("create_refund", self._args(self.paid if names_it else self.asked)))
+
+    def _args(self, amount: float) -> dict:
+        return {"order_id": self.order_id, "amount": amount, "reason": "user_cancel"}
+
+
+def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
+    """03: ``fn(order_id, amount, paid)`` returns the :class:`~agentlab.errors.ToolFailure` the refund backend raises
+    when asked for more than the order's amount. The check runs the guarded loop with a model that repairs its call
+    only when the failure names the field and the amount that would be right. Right when, for each order, the run
+    ends with one refund of the paid amount."""
+    from ..errors import ToolFailure
+    from ..guards import GuardConfig
+    from ..loop import run_guarded
+    from ..scenarios import aftersales
+
+    if fn is None:
+        return _not_yet("03", "build.nb03.not_yet", lang)
+    if not callable(fn):
+        return _wrong("03", t("build.not_a_function", lang, name="my_amount_failure"), lang)
+    try:
+        sample = fn("A1001", 299.0, 199.0)
+    except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
+        return _wrong("03", _raised(exc, lang), lang)
+    if sample is None:
+        return _not_yet("03", "build.nb03.not_yet", lang)
+    if not isinstance(sample, ToolFailure):
+        return _wrong("03", t("build.nb03.not_a_failure", lang, given=type(sample).__name__), lang)
+    broken: dict[str, str | None] = {}
+    for order_id, (asked, paid) in _03_CASES.items():
+        desk, reg = aftersales.SCENARIO.setup(lang)
+        raised: list[BaseException] = []
+
+        def backend(order_id: str, amount: float, reason: str, remark: str = "", idempotency_key: str | None = None,
+                    *, _desk: Any = desk, _paid: float = paid, _raised_: list = raised) -> Any:
+            if amount > _paid:
+                try:
+                    failure = fn(order_id, amount, _paid)
+                except Exception as exc:
+                    _raised_.append(exc)
+                    raise
+                if not isinstance(failure, ToolFailure):
+                    _raised_.append(TypeError(f"returned {type(failure).__name__}, not a ToolFailure"))
+                    raise RuntimeError("not a ToolFailure")
+                raise failure
+            return _desk.create_refund(order_id, amount, reason, remark, idempotency_key=idempotency_key)
+
+        # the contract and the business rules let the call through: the backend is the one that knows
+        reg = Registry([replace(tool, fn=backend, check=None, limits=None, needs_approval=None)
+                        if tool.name == "create_refund" else tool for tool in reg], lang=reg.lang)
+        model = _Reader(order_id, asked, paid, lang)
+        run = run_guarded(model, reg, {"en": f"Refund order {order_id}, I changed my mind.",
+                                       "zh": f"订单 {order_id} 不想要了，请退款。"}[lang],
+                          system_prompt=aftersales.SYSTEM_PROMPT[lang], config=GuardConfig(), sleep=lambda s: None,
+                          lang=lang)
+        if raised:
+            return _wrong("03", _raised(raised[0], lang), lang)
+        made = [r["amount"] for r in desk.refunds if r["order_id"] == order_id]
+        if made == [paid]:
+            broken[order_id] = None
+        elif not model.told:  # the failure ended the run: the model never read it
+            broken[order_id] = t("build.nb03.stopped", lang, code=sample.error.code, status=run.status)
+        else:
+            told = " ".join(model.told[0].split())[:300]
+            broken[order_id] = t("build.nb03.not_fixed", lang, asked=f"{asked:g}", paid=f"{paid:g}", told=told,
+                                 status=run.status)
+    return _tally("03", broken, lang, t("build.nb03.right", lang))
