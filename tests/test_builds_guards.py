@@ -19,7 +19,7 @@ from agentlab.hub import progress
 from agentlab.workbook import builds_guards, exercises
 
 ROOT = Path(__file__).resolve().parents[1]
-DONE = ["00", "01", "02", "03"]  # the notebooks whose build exercise exists
+DONE = ["00", "01", "02", "03", "04"]  # the notebooks whose build exercise exists
 NOT_YET = {"en": "… Not yet:", "zh": "… 还没作答:"}
 WRONG = {"en": "✗ Not quite:", "zh": "✗ 还不对:"}
 RIGHT = {"en": "✓ Right:", "zh": "✓ 答对了:"}
@@ -204,6 +204,42 @@ def test_03_code_that_raises_or_returns_no_failure_gets_a_sentence(lang):
     assert said.startswith(WRONG[lang]) and "ToolFailure" in said
     said = str(builds_guards.build_refund_failure("amount too high", lang=lang))  # type: ignore[arg-type]
     assert said.startswith(WRONG[lang]) and "my_amount_failure" in said
+
+
+# --- 04 ----------------------------------------------------------------------------------------------------------
+
+def _every_second(error, attempt, rng):
+    return 1.0  # resends everything, at the same pace, forever
+
+
+def _doubling(error, attempt, rng):
+    return 0.5 * 2 ** attempt if error.transient else None  # no Retry-After floor, no last resend
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_04_the_stub_is_not_yet_a_wrong_wait_is_told_what_still_breaks_and_the_solution_is_right(lang):
+    stub = stub_from_notebook("04", "my_wait", lang == "zh")
+    assert str(builds_guards.build_resend(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_guards.build_resend(None, lang=lang)).startswith(NOT_YET[lang])
+    flat = str(builds_guards.build_resend(_every_second, lang=lang))
+    assert flat.startswith(WRONG[lang]) and "api_401" in flat and "api_timeout" in flat
+    assert ("0 of 5 faults handled" in flat and "resent 6 times" in flat) if lang == "en" else \
+        ("处理好了 0 个" in flat and "重发了 6 次" in flat)
+    doubling = str(builds_guards.build_resend(_doubling, lang=lang))
+    assert doubling.startswith(WRONG[lang]) and "api_429" in doubling and "never recovers" in doubling
+    assert "api_401:" not in doubling and "api_timeout:" not in doubling
+    right = builds_guards.build_resend(solution("04").my_wait, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_04_code_that_raises_gets_a_sentence(lang):
+    said = str(builds_guards.build_resend(lambda e, a, r: e.retry_after * 2, lang=lang))  # None for a 500
+    assert said.startswith(WRONG[lang]) and "TypeError" in said and "Traceback" not in said
+    said = str(builds_guards.build_resend(lambda e, a, r: 0.5 if a < 1 else "later", lang=lang))
+    assert said.startswith(WRONG[lang]) and "ValueError" in said
+    said = str(builds_guards.build_resend(0.5, lang=lang))  # type: ignore[arg-type]
+    assert said.startswith(WRONG[lang]) and "my_wait" in said
 
 
 # --- every notebook ----------------------------------------------------------------------------------------------

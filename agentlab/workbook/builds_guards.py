@@ -21,7 +21,7 @@ from . import exercises
 from .exercises import Feedback, _say
 
 __all__ = ["LOOSE_REFUND_SCHEMA", "build_refund_contract", "build_refund_failure", "build_refund_once",
-           "build_tighter_contract"]
+           "build_resend", "build_tighter_contract"]
 
 _log = logging.getLogger(__name__)
 
@@ -328,3 +328,105 @@ def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Fe
             broken[order_id] = t("build.nb03.not_fixed", lang, asked=f"{asked:g}", paid=f"{paid:g}", told=told,
                                  status=run.status)
     return _tally("03", broken, lang, t("build.nb03.right", lang))
+
+
+# --- 04: resend what is transient, with waits that grow; stop at once on what is not ------------------------------
+
+#: the notebook's model-API faults: (fault, how many times in a row it fails). The last never recovers.
+_04_FAULTS = {"api_429": ("api_429", 2), "api_timeout": ("api_timeout", 2), "api_500": ("api_500", 2),
+              "api_401": ("api_401", 99), "api_500, never recovers": ("api_500", 99)}
+_04_MOST = 6  # resends after which the check calls it "resending forever"
+
+
+class _Top:
+    """An rng at the top of every range: a jittered wait shows its ceiling, so growth is visible."""
+
+    def uniform(self, a: float, b: float) -> float:
+        return max(a, b)
+
+    def random(self) -> float:
+        return 0.999
+
+
+class _Resending:
+    """Wraps a model: on a ModelError, asks the learner's ``fn(error, attempt, rng)`` how long to wait (None: stop),
+    sleeps that long through ``sleeps`` and sends again."""
+
+    def __init__(self, inner: Any, fn: Callable[..., Any], raised: list[BaseException]) -> None:
+        self.inner, self.fn, self.raised = inner, fn, raised
+        self.name = getattr(inner, "name", "model")
+        self.sleeps: list[float] = []
+        self.sends = 0
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Any:
+        from ..models.interface import ModelError
+
+        attempt = 0
+        while True:
+            self.sends += 1
+            try:
+                return self.inner.complete(messages, tools)
+            except ModelError as err:
+                if attempt >= _04_MOST:
+                    raise
+                try:
+                    wait = self.fn(err, attempt, _Top())
+                    if wait is not None:
+                        wait = float(wait)
+                except Exception as exc:
+                    self.raised.append(exc)
+                    raise
+                if wait is None:
+                    raise
+                self.sleeps.append(wait)
+                attempt += 1
+
+
+def build_resend(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
+    """04: ``fn(error, attempt, rng)``, asked after the model API fails (``error`` a ModelError with ``code`` and
+    ``retry_after``; ``attempt`` 0 for the first resend): the seconds to wait before resending, or None to stop.
+    The check runs the naive loop, which resends nothing itself, with the learner's resends around the model under
+    each of the notebook's API faults. Right when transient failures are resent with waits that grow (and never
+    sooner than a Retry-After) until the refund is made, a 401 is never resent, and a failure that never recovers
+    is given up after a few resends."""
+    from ..models.faults import FaultyModel
+    from ..models.interface import ModelError
+    from ..naive import run_naive
+    from ..scenarios import aftersales
+    from .demo import TASK, make_model
+
+    if fn is None:
+        return _not_yet("04", "build.nb04.not_yet", lang)
+    if not callable(fn):
+        return _wrong("04", t("build.not_a_function", lang, name="my_wait"), lang)
+    probe = ModelError("UNAVAILABLE", "500 Internal Server Error", status=500)
+    try:
+        if fn(probe, 0, _Top()) is None and fn(ModelError("TIMEOUT", "request timed out"), 0, _Top()) is None \
+                and fn(ModelError("RATE_LIMITED", "429", status=429, retry_after=2.0), 0, _Top()) is None:
+            return _not_yet("04", "build.nb04.not_yet", lang)
+    except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
+        return _wrong("04", _raised(exc, lang), lang)
+    broken: dict[str, str | None] = {}
+    for label_, (fault, times) in _04_FAULTS.items():
+        desk, reg = aftersales.SCENARIO.setup(lang)
+        raised: list[BaseException] = []
+        model = _Resending(FaultyModel(make_model(lang), fault, at_step=2, times=times, retry_after=2.0), fn, raised)
+        run = run_naive(model, reg, TASK[lang], system_prompt=aftersales.SYSTEM_PROMPT[lang])
+        if raised:
+            return _wrong("04", _raised(raised[0], lang), lang)
+        resends = len(model.sleeps)
+        refunded = sum(1 for r in desk.refunds if r["order_id"] == "A1001")
+        shown = ", ".join(f"{w:g}" for w in model.sleeps) or "-"
+        if fault == "api_401":
+            broken[label_] = None if resends == 0 else t("build.nb04.resent_fatal", lang, n=resends, waits=shown)
+        elif times > _04_MOST:
+            broken[label_] = None if resends < _04_MOST else t("build.nb04.forever", lang, n=resends)
+        elif refunded != 1:
+            broken[label_] = t("build.nb04.gave_up", lang, n=resends, status=run.status)
+        elif fault == "api_429" and model.sleeps[0] < 2.0:
+            broken[label_] = t("build.nb04.too_soon", lang, wait=f"{model.sleeps[0]:g}")
+        elif fault != "api_429" and not model.sleeps[0] < model.sleeps[1]:  # a Retry-After may flatten a 429's
+            broken[label_] = t("build.nb04.flat", lang, waits=shown)
+        else:
+            broken[label_] = None
+    return _tally("04", broken, lang, t("build.nb04.right", lang))
