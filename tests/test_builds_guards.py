@@ -19,7 +19,7 @@ from agentlab.hub import progress
 from agentlab.workbook import builds_guards, exercises
 
 ROOT = Path(__file__).resolve().parents[1]
-DONE = ["00", "01", "02", "03", "04"]  # the notebooks whose build exercise exists
+DONE = ["00", "01", "02", "03", "04", "05"]  # the notebooks whose build exercise exists
 NOT_YET = {"en": "… Not yet:", "zh": "… 还没作答:"}
 WRONG = {"en": "✗ Not quite:", "zh": "✗ 还不对:"}
 RIGHT = {"en": "✓ Right:", "zh": "✓ 答对了:"}
@@ -240,6 +240,30 @@ def test_04_code_that_raises_gets_a_sentence(lang):
     assert said.startswith(WRONG[lang]) and "ValueError" in said
     said = str(builds_guards.build_resend(0.5, lang=lang))  # type: ignore[arg-type]
     assert said.startswith(WRONG[lang]) and "my_wait" in said
+
+
+# --- 05 ----------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_05_the_stub_is_not_yet_a_wrong_key_is_told_what_still_breaks_and_the_solution_is_right(lang):
+    stub = stub_from_notebook("05", "my_business_key", lang == "zh")
+    assert str(builds_guards.build_business_key(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_guards.build_business_key(None, lang=lang)).startswith(NOT_YET[lang])
+    every_argument = str(builds_guards.build_business_key(lambda a: json.dumps(a, sort_keys=True), lang=lang))
+    assert every_argument.startswith(WRONG[lang]) and "reworded_repeat" in every_argument
+    assert ("4 of 5 faults handled" in every_argument) if lang == "en" else ("处理好了 4 个" in every_argument)
+    by_amount = str(builds_guards.build_business_key(lambda a: str(a["amount"]), lang=lang))
+    assert by_amount.startswith(WRONG[lang]) and "two_orders" in by_amount and "A1008" in by_amount
+    right = builds_guards.build_business_key(solution("05").my_business_key, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_05_a_key_that_raises_gets_a_sentence_though_the_loop_would_fall_back(lang):
+    said = str(builds_guards.build_business_key(lambda a: a["orderId"], lang=lang))
+    assert said.startswith(WRONG[lang]) and "KeyError" in said and "Traceback" not in said
+    said = str(builds_guards.build_business_key("order_id", lang=lang))  # type: ignore[arg-type]
+    assert said.startswith(WRONG[lang]) and "my_business_key" in said
 
 
 # --- every notebook ----------------------------------------------------------------------------------------------

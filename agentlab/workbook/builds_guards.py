@@ -20,7 +20,7 @@ from ..tools import Registry
 from . import exercises
 from .exercises import Feedback, _say
 
-__all__ = ["LOOSE_REFUND_SCHEMA", "build_refund_contract", "build_refund_failure", "build_refund_once",
+__all__ = ["LOOSE_REFUND_SCHEMA", "build_business_key", "build_refund_contract", "build_refund_failure", "build_refund_once",
            "build_resend", "build_tighter_contract"]
 
 _log = logging.getLogger(__name__)
@@ -430,3 +430,80 @@ def build_resend(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
         else:
             broken[label_] = None
     return _tally("04", broken, lang, t("build.nb04.right", lang))
+
+
+# --- 05: the business key of a write --------------------------------------------------------------------------------
+
+_05_CASES = ("lost_reply", "duplicate_call", "parallel_call", "reworded_repeat", "two_orders")
+
+
+def _refund_call(order_id: str, amount: float, remark: str = "") -> Any:
+    from ..models.interface import call
+
+    return call("create_refund", {"order_id": order_id, "amount": amount, "reason": "user_cancel", "remark": remark})
+
+
+def build_business_key(fn: Callable[[dict], Any] | None, lang: Lang = "en") -> Feedback:
+    """05: ``fn(args)``, the business key of a refund: the loop keys ``create_refund`` with it. The check runs the
+    guarded loop with only the key between a repeat and a second payment (the desk's status rule is off): under a
+    lost reply, a repeated call, two calls in one message and a repeat with a reworded remark, order A1001 must be
+    refunded once; asked to refund two orders of the same amount, each once."""
+    import random
+
+    from ..guards import GuardConfig
+    from ..loop import run_guarded
+    from ..models import ScriptedModel, say
+    from ..models.faults import FaultyModel, inject_tool_fault
+    from ..scenarios import aftersales
+    from ..store import MemoryStore
+    from .demo import TASK, make_model
+
+    if fn is None:
+        return _not_yet("05", "build.nb05.not_yet", lang)
+    if not callable(fn):
+        return _wrong("05", t("build.not_a_function", lang, name="my_business_key"), lang)
+    try:
+        sample = fn({"order_id": "A1001", "amount": 199.0, "reason": "user_cancel", "remark": ""})
+    except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
+        return _wrong("05", _raised(exc, lang), lang)
+    if sample is None:
+        return _not_yet("05", "build.nb05.not_yet", lang)
+    broken: dict[str, str | None] = {}
+    for case in _05_CASES:
+        desk, reg = aftersales.SCENARIO.setup(lang)
+        raised: list[BaseException] = []
+
+        def key(args: dict, _raised_: list = raised) -> str:
+            try:
+                return str(fn(args))
+            except Exception as exc:
+                _raised_.append(exc)
+                raise
+
+        # only the key stands between a repeat and a second payment: the status rule that refuses a refunded order
+        # is off, as in the "every call, no key" column
+        reg = Registry([replace(tool, business_key=key, check=None, limits=None, needs_approval=None)
+                        if tool.name == "create_refund" else tool for tool in reg], lang=reg.lang)
+        model: Any = make_model(lang)
+        if case == "lost_reply":
+            reg = inject_tool_fault(reg, "create_refund", case)
+        elif case == "reworded_repeat":
+            model = ScriptedModel([_refund_call("A1001", 199.0), _refund_call("A1001", 199.0, "customer changed mind"),
+                                   say("Refunded.")])
+        elif case == "two_orders":
+            model = ScriptedModel([_refund_call("A1005", 19.9), _refund_call("A1008", 19.9), say("Refunded both.")])
+        else:
+            model = FaultyModel(model, case, at_step=2)
+        run_guarded(model, reg, TASK[lang], system_prompt=aftersales.SYSTEM_PROMPT[lang],
+                    config=GuardConfig(timeout=0.1), store=MemoryStore(), sleep=lambda s: None,
+                    rng=random.Random(0), lang=lang)
+        if raised:
+            return _wrong("05", _raised(raised[0], lang), lang)
+        per_order = {o: sum(1 for r in desk.refunds if r["order_id"] == o) for o in ("A1001", "A1005", "A1008")}
+        if case == "two_orders":
+            broken[case] = None if per_order["A1005"] == per_order["A1008"] == 1 else t(
+                "build.nb05.blocked", lang, a=per_order["A1005"], b=per_order["A1008"], key=key(
+                    {"order_id": "A1008", "amount": 19.9, "reason": "user_cancel", "remark": ""}))
+        else:
+            broken[case] = None if per_order["A1001"] == 1 else t("build.nb00.refunds", lang, n=per_order["A1001"])
+    return _tally("05", broken, lang, t("build.nb05.right", lang))
