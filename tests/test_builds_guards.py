@@ -19,7 +19,7 @@ from agentlab.hub import progress
 from agentlab.workbook import builds_guards, exercises
 
 ROOT = Path(__file__).resolve().parents[1]
-DONE = ["00", "01", "02", "03", "04", "05"]  # the notebooks whose build exercise exists
+DONE = ["00", "01", "02", "03", "04", "05", "06"]  # the notebooks whose build exercise exists
 NOT_YET = {"en": "… Not yet:", "zh": "… 还没作答:"}
 WRONG = {"en": "✗ Not quite:", "zh": "✗ 还不对:"}
 RIGHT = {"en": "✓ Right:", "zh": "✓ 答对了:"}
@@ -226,7 +226,7 @@ def test_04_the_stub_is_not_yet_a_wrong_wait_is_told_what_still_breaks_and_the_s
     assert ("0 of 5 faults handled" in flat and "resent 6 times" in flat) if lang == "en" else \
         ("处理好了 0 个" in flat and "重发了 6 次" in flat)
     doubling = str(builds_guards.build_resend(_doubling, lang=lang))
-    assert doubling.startswith(WRONG[lang]) and "api_429" in doubling and "never recovers" in doubling
+    assert doubling.startswith(WRONG[lang]) and "api_429" in doubling and "api_500_never_recovers" in doubling
     assert "api_401:" not in doubling and "api_timeout:" not in doubling
     right = builds_guards.build_resend(solution("04").my_wait, lang=lang)
     assert right.ok and str(right).startswith(RIGHT[lang]), right
@@ -264,6 +264,34 @@ def test_05_a_key_that_raises_gets_a_sentence_though_the_loop_would_fall_back(la
     assert said.startswith(WRONG[lang]) and "KeyError" in said and "Traceback" not in said
     said = str(builds_guards.build_business_key("order_id", lang=lang))  # type: ignore[arg-type]
     assert said.startswith(WRONG[lang]) and "my_business_key" in said
+
+
+# --- 06 ----------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_06_the_stub_is_not_yet_wrong_limits_are_told_what_still_breaks_and_the_solution_is_right(lang):
+    from agentlab import GuardConfig
+    stub = stub_from_notebook("06", "my_config", lang == "zh")
+    assert str(builds_guards.build_loop_limits(stub, lang=lang)).startswith(NOT_YET[lang])
+    default = str(builds_guards.build_loop_limits(GuardConfig(), lang=lang))  # the budget of 6 cuts healthy runs
+    assert default.startswith(WRONG[lang]) and "healthy_runs" in default and "ping_pong:" not in default
+    assert ("2 of 3 faults handled" in default and "3 of 40" in default) if lang == "en" else \
+        ("处理好了 2 个" in default and "有 3 个" in default)
+    no_breaker = str(builds_guards.build_loop_limits(GuardConfig(step_budget=12, repeat_limit=None), lang=lang))
+    assert no_breaker.startswith(WRONG[lang]) and "repeat_call" in no_breaker and "12" in no_breaker
+    no_budget = str(builds_guards.build_loop_limits(GuardConfig(step_budget=None), lang=lang))
+    assert no_budget.startswith(WRONG[lang]) and "ping_pong" in no_budget
+    right = builds_guards.build_loop_limits(solution("06").my_config, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_06_a_setting_the_loop_cannot_use_or_no_config_gets_a_sentence(lang):
+    from agentlab import GuardConfig
+    said = str(builds_guards.build_loop_limits(GuardConfig(step_budget="ten"), lang=lang))  # type: ignore[arg-type]
+    assert said.startswith(WRONG[lang]) and "TypeError" in said and "Traceback" not in said
+    said = str(builds_guards.build_loop_limits({"step_budget": 10}, lang=lang))
+    assert said.startswith(WRONG[lang]) and "GuardConfig" in said and "dict" in said
 
 
 # --- every notebook ----------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from ..tools import Registry
 from . import exercises
 from .exercises import Feedback, _say
 
-__all__ = ["LOOSE_REFUND_SCHEMA", "build_business_key", "build_refund_contract", "build_refund_failure", "build_refund_once",
+__all__ = ["LOOSE_REFUND_SCHEMA", "build_business_key", "build_loop_limits", "build_refund_contract", "build_refund_failure", "build_refund_once",
            "build_resend", "build_tighter_contract"]
 
 _log = logging.getLogger(__name__)
@@ -334,7 +334,7 @@ def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Fe
 
 #: the notebook's model-API faults: (fault, how many times in a row it fails). The last never recovers.
 _04_FAULTS = {"api_429": ("api_429", 2), "api_timeout": ("api_timeout", 2), "api_500": ("api_500", 2),
-              "api_401": ("api_401", 99), "api_500, never recovers": ("api_500", 99)}
+              "api_401": ("api_401", 99), "api_500_never_recovers": ("api_500", 99)}
 _04_MOST = 6  # resends after which the check calls it "resending forever"
 
 
@@ -507,3 +507,61 @@ def build_business_key(fn: Callable[[dict], Any] | None, lang: Lang = "en") -> F
         else:
             broken[case] = None if per_order["A1001"] == 1 else t("build.nb00.refunds", lang, n=per_order["A1001"])
     return _tally("05", broken, lang, t("build.nb05.right", lang))
+
+
+# --- 06: a step budget and a breaker that stop runaways and let healthy runs finish --------------------------------
+
+_06_PING_PONG_MOST = 12  # turns a runaway may cost: a little more than the longest healthy run (9)
+_06_REPEATS_MOST = 4
+
+
+def _06_ping_pong() -> Any:
+    from ..models import ScriptedModel, call
+
+    return ScriptedModel([call("get_order", {"order_id": f"A{1001 + i}"}) if i % 2 else
+                          call("search_orders", {"phone": f"1380013{i:04d}"}) for i in range(40)], then="?")
+
+
+def _06_repeater() -> Any:
+    from ..models import ScriptedModel, call
+
+    return ScriptedModel([call("get_order", {"order_id": "A1001"})] * 40, then="?")
+
+
+def build_loop_limits(config: Any, lang: Lang = "en") -> Feedback:
+    """06: ``config``, a GuardConfig. The check runs the guarded loop with it on the notebook's ping-pong model, its
+    repeater and forty wandering but healthy runs (the budget sweep's). Right when the ping-pong is stopped within
+    12 turns, the repeater within 4, and all forty healthy runs finish."""
+    from ..guards import GuardConfig
+    from ..loop import run_guarded
+    from ..models import DistractedModel
+    from ..scenarios import aftersales
+    from ..store import MemoryStore
+    from .demo import ANSWER, PLAN, TASK
+
+    if config is None:
+        return _not_yet("06", "build.nb06.not_yet", lang)
+    if not isinstance(config, GuardConfig):
+        return _wrong("06", t("build.nb06.not_a_config", lang, given=type(config).__name__), lang)
+    broken: dict[str, str | None] = {}
+    try:
+        _, reg = aftersales.SCENARIO.setup(lang)
+        pp = run_guarded(_06_ping_pong(), reg, "where is my order?", config=config, sleep=lambda s: None, lang=lang)
+        broken["ping_pong"] = None if pp.steps <= _06_PING_PONG_MOST and pp.status != "done" else t(
+            "build.nb06.ran_on", lang, steps=pp.steps, most=_06_PING_PONG_MOST, status=pp.status)
+        _, reg = aftersales.SCENARIO.setup(lang)
+        rp = run_guarded(_06_repeater(), reg, "where is my order?", config=config, sleep=lambda s: None, lang=lang)
+        broken["repeat_call"] = None if rp.steps <= _06_REPEATS_MOST and rp.status != "done" else t(
+            "build.nb06.ran_on", lang, steps=rp.steps, most=_06_REPEATS_MOST, status=rp.status)
+        cut = []
+        for seed in range(40):
+            _, reg = aftersales.SCENARIO.setup(lang)
+            run = run_guarded(DistractedModel(PLAN, ANSWER[lang], detour=0.35, seed=seed), reg, TASK[lang],
+                              config=config, store=MemoryStore(), sleep=lambda s: None, lang=lang)
+            if run.status != "done":
+                cut.append(run.status)
+    except Exception as exc:  # noqa: BLE001 - a setting the loop cannot use: a sentence, never a traceback
+        return _wrong("06", _raised(exc, lang), lang)
+    broken["healthy_runs"] = None if not cut else t("build.nb06.cut_off", lang, n=len(cut),
+                                                    statuses=", ".join(sorted(set(cut))))
+    return _tally("06", broken, lang, t("build.nb06.right", lang))
