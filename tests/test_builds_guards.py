@@ -19,7 +19,7 @@ from agentlab.hub import progress
 from agentlab.workbook import builds_guards, exercises
 
 ROOT = Path(__file__).resolve().parents[1]
-DONE = ["00", "01", "02", "03", "04", "05", "06"]  # the notebooks whose build exercise exists
+DONE = ["00", "01", "02", "03", "04", "05", "06", "07"]  # the notebooks whose build exercise exists
 NOT_YET = {"en": "… Not yet:", "zh": "… 还没作答:"}
 WRONG = {"en": "✗ Not quite:", "zh": "✗ 还不对:"}
 RIGHT = {"en": "✓ Right:", "zh": "✓ 答对了:"}
@@ -292,6 +292,41 @@ def test_06_a_setting_the_loop_cannot_use_or_no_config_gets_a_sentence(lang):
     assert said.startswith(WRONG[lang]) and "TypeError" in said and "Traceback" not in said
     said = str(builds_guards.build_loop_limits({"step_budget": 10}, lang=lang))
     assert said.startswith(WRONG[lang]) and "GuardConfig" in said and "dict" in said
+
+
+# --- 07 ----------------------------------------------------------------------------------------------------------
+
+def _first_only(message, run_one):
+    tool_call = message["tool_calls"][0]  # as the naive loop does
+    return [{"role": "tool", "tool_call_id": tool_call["id"], "content": run_one(tool_call)}]
+
+
+def _made_up_answers(message, run_one):
+    return [{"role": "tool", "tool_call_id": c["id"], "content": '{"ok": true}'} for c in message["tool_calls"]]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_07_the_stub_is_not_yet_a_wrong_step_is_told_what_still_breaks_and_the_solution_is_right(lang):
+    stub = stub_from_notebook("07", "my_tool_messages", lang == "zh")
+    assert str(builds_guards.build_answer_every_call(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_guards.build_answer_every_call(None, lang=lang)).startswith(NOT_YET[lang])
+    first = str(builds_guards.build_answer_every_call(_first_only, lang=lang))
+    assert first.startswith(WRONG[lang]) and "call_1, call_2, call_3" in first and "400" in first
+    assert ("0 of 3 faults handled" in first) if lang == "en" else ("处理好了 0 个" in first)
+    made_up = str(builds_guards.build_answer_every_call(_made_up_answers, lang=lang))
+    assert made_up.startswith(WRONG[lang]) and "two_at_once" in made_up and "three_lookups:" not in made_up
+    right = builds_guards.build_answer_every_call(solution("07").my_tool_messages, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_07_a_step_that_raises_or_returns_no_messages_gets_a_sentence(lang):
+    said = str(builds_guards.build_answer_every_call(lambda m, run_one: [run_one(m["tool_calls"][3])], lang=lang))
+    assert said.startswith(WRONG[lang]) and "IndexError" in said and "Traceback" not in said
+    said = str(builds_guards.build_answer_every_call(lambda m, run_one: "done", lang=lang))
+    assert said.startswith(WRONG[lang]) and "str" in said
+    said = str(builds_guards.build_answer_every_call([], lang=lang))  # type: ignore[arg-type]
+    assert said.startswith(WRONG[lang]) and "my_tool_messages" in said
 
 
 # --- every notebook ----------------------------------------------------------------------------------------------

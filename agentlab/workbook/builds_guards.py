@@ -20,8 +20,9 @@ from ..tools import Registry
 from . import exercises
 from .exercises import Feedback, _say
 
-__all__ = ["LOOSE_REFUND_SCHEMA", "build_business_key", "build_loop_limits", "build_refund_contract", "build_refund_failure", "build_refund_once",
-           "build_resend", "build_tighter_contract"]
+__all__ = ["LOOSE_REFUND_SCHEMA", "build_answer_every_call", "build_business_key", "build_loop_limits",
+           "build_refund_contract", "build_refund_failure", "build_refund_once", "build_resend",
+           "build_tighter_contract"]
 
 _log = logging.getLogger(__name__)
 
@@ -565,3 +566,94 @@ def build_loop_limits(config: Any, lang: Lang = "en") -> Feedback:
     broken["healthy_runs"] = None if not cut else t("build.nb06.cut_off", lang, n=len(cut),
                                                     statuses=", ".join(sorted(set(cut))))
     return _tally("06", broken, lang, t("build.nb06.right", lang))
+
+
+# --- 07: answer every call of a message -----------------------------------------------------------------------------
+
+_07_CASES = ("two_at_once", "three_lookups", "bad_call_between")
+
+
+def _07_model(case: str, lang: Lang) -> Any:
+    from ..models import ScriptedModel, call, say, tool_calls
+
+    done = say({"en": "Done.", "zh": "办好了。"}[lang])
+    if case == "two_at_once":
+        first = tool_calls(call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}),
+                           call("escalate_to_human", {"summary": "User wants a call about shipped order A1002."}))
+    elif case == "three_lookups":
+        first = tool_calls(*(call("get_order", {"order_id": o}) for o in ("A1001", "A1002", "A1003")))
+    else:
+        first = tool_calls(call("get_order", {"order_id": "A1001"}), call("create_refund", '{"order_id": "A10'),
+                           call("escalate_to_human", {"summary": "User wants a call about shipped order A1002."}))
+    return ScriptedModel([first, done], name=case)
+
+
+def _run_one(reg: Registry, lang: Lang) -> Callable[[dict], str]:
+    """What the learner's step calls for one tool call (OpenAI format): the text the model reads, never a raise."""
+    from ..errors import ToolFailure, make_error, render
+
+    def run_one(tool_call: dict) -> str:
+        fn_part = tool_call.get("function", {}) if isinstance(tool_call, dict) else {}
+        name, raw = str(fn_part.get("name", "")), fn_part.get("arguments", "")
+        if name not in reg.names:
+            return render(reg.unknown_tool(name), lang)
+        checked = reg.check(name, raw, lang=lang)
+        if not checked.ok:
+            return checked.render(lang)
+        tool = reg[name]
+        try:
+            return render(None, lang, data=tool.fn(**(checked.args or {})) if tool.fn else None)
+        except ToolFailure as exc:
+            return render(exc.error, lang)
+        except Exception:  # noqa: BLE001 - a tool's own crash: the model reads a code, never the text
+            return render(make_error("TOOL_ERROR"), lang)
+
+    return run_one
+
+
+def build_answer_every_call(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
+    """07: ``fn(message, run_one)``: ``message`` is the assistant message (its ``tool_calls`` in the OpenAI
+    format), ``run_one(tool_call)`` runs one call and returns the text for the model; ``fn`` returns the ``tool``
+    messages that must follow. The check runs a loop with that step on the notebook's message of two calls, a
+    message of three look-ups, and one with a broken call between two good ones. Right when every call is
+    answered once, in order, by its ``tool_call_id``, and every action asked for is done."""
+    from ..scenarios import aftersales
+
+    if fn is None:
+        return _not_yet("07", "build.nb07.not_yet", lang)
+    if not callable(fn):
+        return _wrong("07", t("build.not_a_function", lang, name="my_tool_messages"), lang)
+    broken: dict[str, str | None] = {}
+    for case in _07_CASES:
+        desk, reg = aftersales.SCENARIO.setup(lang)
+        model = _07_model(case, lang)
+        messages: list[dict] = [{"role": "user", "content": "Refund A1001, and please have someone call me about A1002."}]
+        why: str | None = None
+        for _ in range(3):
+            reply = model.complete(list(messages), reg.specs())
+            message = reply.message()
+            messages.append(message)
+            if not reply.tool_calls:
+                break
+            asked = [c.id for c in reply.tool_calls]
+            try:
+                out = fn(message, _run_one(reg, lang))
+            except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
+                return _wrong("07", _raised(exc, lang), lang)
+            if out is None and case == _07_CASES[0]:
+                return _not_yet("07", "build.nb07.not_yet", lang)
+            out = list(out or []) if isinstance(out, (list, tuple)) else out
+            if not isinstance(out, list) or not all(isinstance(m, dict) and m.get("role") == "tool" for m in out):
+                return _wrong("07", t("build.nb07.not_messages", lang, given=type(out).__name__), lang)
+            answered = [m.get("tool_call_id") for m in out]
+            messages.extend(out)
+            if answered != asked:
+                why = t("build.nb07.protocol", lang, asked=", ".join(asked), answered=", ".join(map(str, answered))
+                        or "-")
+                break
+        if why is None and case == "two_at_once" and (len(desk.refunds), len(desk.tickets)) != (1, 1):
+            why = t("build.nb07.not_done", lang, refunds=len(desk.refunds), tickets=len(desk.tickets))
+        if why is None and case == "bad_call_between" and len(desk.tickets) != 1:
+            why = t("build.nb07.not_done", lang, refunds=len(desk.refunds), tickets=len(desk.tickets))
+        broken[case] = why
+    return _tally("07", broken, lang, t("build.nb07.right", lang))
