@@ -19,7 +19,7 @@ from agentlab.hub import progress
 from agentlab.workbook import builds_guards, exercises
 
 ROOT = Path(__file__).resolve().parents[1]
-DONE = ["00", "01", "02", "03", "04", "05", "06", "07"]  # the notebooks whose build exercise exists
+DONE = ["00", "01", "02", "03", "04", "05", "06", "07", "08"]  # the notebooks whose build exercise exists
 NOT_YET = {"en": "… Not yet:", "zh": "… 还没作答:"}
 WRONG = {"en": "✗ Not quite:", "zh": "✗ 还不对:"}
 RIGHT = {"en": "✓ Right:", "zh": "✓ 答对了:"}
@@ -327,6 +327,30 @@ def test_07_a_step_that_raises_or_returns_no_messages_gets_a_sentence(lang):
     assert said.startswith(WRONG[lang]) and "str" in said
     said = str(builds_guards.build_answer_every_call([], lang=lang))  # type: ignore[arg-type]
     assert said.startswith(WRONG[lang]) and "my_tool_messages" in said
+
+
+# --- 08 ----------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_08_the_stub_is_not_yet_a_wrong_guard_is_told_it_changes_nothing_and_the_solution_is_right(lang):
+    stub = stub_from_notebook("08", "my_guards", lang == "zh")
+    assert str(builds_guards.build_which_guard(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_guards.build_which_guard(None, lang=lang)).startswith(NOT_YET[lang])
+    guesses = {**solution("08").my_guards, "api_429": "timeout", "repeat_call": "step_budget", "ping_pong": None}
+    wrong = str(builds_guards.build_which_guard(guesses, lang=lang))
+    assert wrong.startswith(WRONG[lang]) and "api_429" in wrong and "timeout" in wrong and "ping_pong" in wrong
+    assert "camel_case:" not in wrong
+    assert ("3 of 6 faults handled" in wrong) if lang == "en" else ("处理好了 3 个" in wrong)
+    right = builds_guards.build_which_guard(solution("08").my_guards, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_08_a_name_that_is_no_guard_or_no_dict_gets_a_sentence(lang):
+    said = str(builds_guards.build_which_guard({**solution("08").my_guards, "repeat_call": "breaker"}, lang=lang))
+    assert said.startswith(WRONG[lang]) and "breaker" in said and "repeat_limit" in said
+    said = str(builds_guards.build_which_guard(["validate", "retry"], lang=lang))
+    assert said.startswith(WRONG[lang]) and "list" in said
 
 
 # --- every notebook ----------------------------------------------------------------------------------------------

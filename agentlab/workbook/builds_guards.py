@@ -22,7 +22,7 @@ from .exercises import Feedback, _say
 
 __all__ = ["LOOSE_REFUND_SCHEMA", "build_answer_every_call", "build_business_key", "build_loop_limits",
            "build_refund_contract", "build_refund_failure", "build_refund_once", "build_resend",
-           "build_tighter_contract"]
+           "build_tighter_contract", "build_which_guard"]
 
 _log = logging.getLogger(__name__)
 
@@ -657,3 +657,36 @@ def build_answer_every_call(fn: Callable[..., Any] | None, lang: Lang = "en") ->
             why = t("build.nb07.not_done", lang, refunds=len(desk.refunds), tickets=len(desk.tickets))
         broken[case] = why
     return _tally("07", broken, lang, t("build.nb07.right", lang))
+
+
+# --- 08: which guard catches which fault ----------------------------------------------------------------------------
+
+_08_FAULTS = ("camel_case", "duplicate_call", "api_429", "lost_reply", "repeat_call", "ping_pong")
+
+
+def build_which_guard(guards: Any, lang: Lang = "en") -> Feedback:
+    """08: ``guards``, a dict fault -> the GuardConfig field that catches it. The check runs the fault through the
+    guarded loop twice, with every guard and with that one switched off: the guard catches the fault when switching
+    it off changes how the run ends (graded on the final data, and its status)."""
+    from ..guards import GUARDS, GuardConfig
+    from .demo import compare_loops
+
+    if guards is None or (isinstance(guards, dict) and all(v is None for v in guards.values())):
+        return _not_yet("08", "build.nb08.not_yet", lang)
+    if not isinstance(guards, dict):
+        return _wrong("08", t("build.nb08.not_a_dict", lang, given=type(guards).__name__), lang)
+    unknown = [str(g) for g in guards.values() if g is not None and g not in GUARDS]
+    if unknown:
+        return _wrong("08", t("build.nb08.unknown_guard", lang, given=", ".join(unknown), guards=", ".join(GUARDS)),
+                      lang)
+    base = GuardConfig(timeout=0.1)
+    broken: dict[str, str | None] = {}
+    for fault in _08_FAULTS:
+        guard = guards.get(fault)
+        if guard is None:
+            broken[fault] = t("build.nb08.no_guard", lang)
+            continue
+        on, off = compare_loops(fault, config=base, lang=lang), compare_loops(fault, config=base.without(guard), lang=lang)
+        same = (on.guarded_verdict.passed, on.guarded.status) == (off.guarded_verdict.passed, off.guarded.status)
+        broken[fault] = None if not same else t("build.nb08.no_change", lang, guard=guard, status=off.guarded.status)
+    return _tally("08", broken, lang, t("build.nb08.right", lang))
