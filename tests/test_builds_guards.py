@@ -19,7 +19,7 @@ from agentlab.hub import progress
 from agentlab.workbook import builds_guards, exercises
 
 ROOT = Path(__file__).resolve().parents[1]
-DONE = ["00", "01", "02", "03", "04", "05", "06", "07", "08"]  # the notebooks whose build exercise exists
+DONE = [f"{i:02d}" for i in range(10)]  # the notebooks whose build exercise exists
 NOT_YET = {"en": "… Not yet:", "zh": "… 还没作答:"}
 WRONG = {"en": "✗ Not quite:", "zh": "✗ 还不对:"}
 RIGHT = {"en": "✓ Right:", "zh": "✓ 答对了:"}
@@ -351,6 +351,35 @@ def test_08_a_name_that_is_no_guard_or_no_dict_gets_a_sentence(lang):
     assert said.startswith(WRONG[lang]) and "breaker" in said and "repeat_limit" in said
     said = str(builds_guards.build_which_guard(["validate", "retry"], lang=lang))
     assert said.startswith(WRONG[lang]) and "list" in said
+
+
+# --- 09 ----------------------------------------------------------------------------------------------------------
+
+def _order_field_only(tool_name, args, seen):
+    return "order_id" not in args or any(args["order_id"] in text for text in seen)  # misses a summary's order
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_09_the_stub_is_not_yet_a_wrong_check_is_told_what_still_gets_through_and_the_solution_is_right(lang):
+    stub = stub_from_notebook("09", "my_write_check", lang == "zh")
+    assert str(builds_guards.build_write_check(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_guards.build_write_check(None, lang=lang)).startswith(NOT_YET[lang])
+    allow_all = str(builds_guards.build_write_check(lambda n, a, s: True, lang=lang))
+    assert allow_all.startswith(WRONG[lang]) and "boundary-bad-phone" in allow_all and "A1001" in allow_all
+    field_only = str(builds_guards.build_write_check(_order_field_only, lang=lang))
+    assert field_only.startswith(WRONG[lang]) and "A1002" in field_only and "asked_writes" not in field_only
+    stop_all = str(builds_guards.build_write_check(lambda n, a, s: False, lang=lang))
+    assert stop_all.startswith(WRONG[lang]) and "asked_writes" in stop_all
+    right = builds_guards.build_write_check(solution("09").my_write_check, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_09_a_check_that_raises_gets_a_sentence(lang):
+    said = str(builds_guards.build_write_check(lambda n, a, s: a["order_id"] in s[0], lang=lang))
+    assert said.startswith(WRONG[lang]) and "KeyError" in said and "Traceback" not in said
+    said = str(builds_guards.build_write_check(True, lang=lang))  # type: ignore[arg-type]
+    assert said.startswith(WRONG[lang]) and "my_write_check" in said
 
 
 # --- every notebook ----------------------------------------------------------------------------------------------

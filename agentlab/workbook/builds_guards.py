@@ -22,7 +22,8 @@ from .exercises import Feedback, _say
 
 __all__ = ["LOOSE_REFUND_SCHEMA", "build_answer_every_call", "build_business_key", "build_loop_limits",
            "build_refund_contract", "build_refund_failure", "build_refund_once", "build_resend",
-           "build_tighter_contract", "build_which_guard"]
+           "build_tighter_contract", "build_which_guard",
+           "build_write_check"]
 
 _log = logging.getLogger(__name__)
 
@@ -690,3 +691,70 @@ def build_which_guard(guards: Any, lang: Lang = "en") -> Feedback:
         same = (on.guarded_verdict.passed, on.guarded.status) == (off.guarded_verdict.passed, off.guarded.status)
         broken[fault] = None if not same else t("build.nb08.no_change", lang, guard=guard, status=off.guarded.status)
     return _tally("08", broken, lang, t("build.nb08.right", lang))
+
+
+# --- 09: a guard the real-model recordings show is needed -----------------------------------------------------------
+
+
+def _09_writes() -> list[tuple[str, str, dict, tuple[str, ...], bool]]:
+    """Every write the recorded real models made in their guarded runs: (run, tool, args, what had been seen by then:
+    the user's words and the read tools' results, whether every order id in the args is in it)."""
+    import json
+    import re
+
+    from ..evals import load_cases, paired_cases, replay_cassette
+    from ..resources import data_file
+    from ..scenarios import aftersales
+
+    cases = {c.id: c for c in load_cases(data_file("aftersales_cases.jsonl"))}
+    _, tools = aftersales.SCENARIO.setup()
+    out = []
+    for path in sorted(data_file("cassettes").glob("aftersales-*.jsonl")):
+        for r in replay_cassette(path, cases, "guarded", paired_cases(path, cases)):
+            seen = [cases[r.case_id].task]
+            for e in r.run.tool_events:
+                tool = tools[e.tool_name] if e.tool_name in tools.names else None
+                if tool is None or not e.exec_ok:
+                    continue
+                if not tool.side_effect:
+                    seen.append(e.model_visible or "")
+                    continue
+                try:
+                    args = json.loads(e.args_raw or "{}")
+                except ValueError:
+                    continue
+                ids = re.findall(r"A\d{4}", json.dumps(args, ensure_ascii=False))
+                asked = all(any(i in s for s in seen) for i in ids)
+                out.append((f"{path.stem.split('-')[-1]} {r.case_id}", tool.name, args, tuple(seen), asked))
+    return out
+
+
+def build_write_check(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
+    """09: ``fn(tool_name, args, seen)`` -> True to let a write run, False to stop it; ``seen`` lists what the user
+    wrote and what the read tools returned so far. The check asks it about every write the recorded real models
+    made in their guarded runs: each write on an order nobody mentioned (an id copied from a tool's description)
+    must be stopped, and every write the user asked for must run."""
+    if fn is None:
+        return _not_yet("09", "build.nb09.not_yet", lang)
+    if not callable(fn):
+        return _wrong("09", t("build.not_a_function", lang, name="my_write_check"), lang)
+    writes = _09_writes()
+    try:
+        said = [(run, tool, args, asked, fn(tool, dict(args), list(seen))) for run, tool, args, seen, asked in writes]
+    except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
+        return _wrong("09", _raised(exc, lang), lang)
+    if all(v is None for *_, v in said):
+        return _not_yet("09", "build.nb09.not_yet", lang)
+    broken: dict[str, str | None] = {}
+    for run, tool, args, asked, allowed in said:
+        if not asked:
+            if allowed and broken.get(run) is None:
+                import json
+                broken[run] = t("build.nb09.let_through", lang, tool=tool, args=json.dumps(args, ensure_ascii=False))
+            else:
+                broken.setdefault(run, None)
+    refused = [(run, tool) for run, tool, _args, asked, allowed in said if asked and not allowed]
+    broken["asked_writes"] = None if not refused else t(
+        "build.nb09.refused_asked", lang, n=len(refused), total=sum(1 for w in said if w[3]),
+        example=f"{refused[0][0]}: {refused[0][1]}")
+    return _tally("09", broken, lang, t("build.nb09.right", lang))
