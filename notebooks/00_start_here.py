@@ -146,6 +146,26 @@ answer = None  # your answer here, a fault name such as "camel_case"
 print(double_refund_fault(answer, lang=LANG))
 
 # %% [markdown]
+# ## Build: a refund tool that refunds once
+#
+# The table showed the naive loop refunding A1001 twice (`lost_reply`, `duplicate_call`) and eleven times
+# (`repeat_call`). Leave the loop as it is and fix the tool instead: write `my_create_refund` so that the
+# refund happens once, however often the loop or the model sends it again. The check runs your tool through
+# the naive loop under each of those faults and says which ones it now handles and which still refund twice.
+# `desk.refunds` lists the refunds made so far; `desk.create_refund(order_id, amount, reason, remark)` makes one.
+
+# %%
+from agentlab.workbook.builds_guards import build_refund_once
+
+
+def my_create_refund(desk, order_id, amount, reason, remark=""):
+    # your code here
+    ...
+
+
+print(build_refund_once(my_create_refund, lang=LANG))
+
+# %% [markdown]
 # ## Recap
 #
 # - The same scripted model went through two loops: only the loop changed.

@@ -114,6 +114,23 @@ my_schema = None       # a JSON Schema dict, like the one in the playground abov
 print(schema_contract(my_schema, my_description, lang=LANG))
 
 # %% [markdown]
+# ## Build: a contract that refuses what the faults send
+#
+# The faults of this chapter bend a good refund call: a camelCase field name (`camel_case`), a missing field
+# (`drop_required`), an amount as text (`wrong_type`), an invented reason (`out_of_enum`), a refund of 200000
+# (`out_of_range`). Write the JSON Schema of `create_refund`'s arguments (`order_id`, `amount`, `reason`, an
+# optional `remark`) so that the validator alone, with no cleaning, refuses each of those calls and still lets
+# good refunds through. The check validates the notebook's good and bad calls against your schema and says which
+# faults it refuses and which it still lets through.
+
+# %%
+from agentlab.workbook.builds_guards import build_refund_contract
+
+my_refund_schema = None  # your code here: a JSON Schema dict, like the one in the playground above
+
+print(build_refund_contract(my_refund_schema, lang=LANG))
+
+# %% [markdown]
 # ## Recap
 #
 # - A free-text `reason` let the model invent a value, and the naive loop stored it.

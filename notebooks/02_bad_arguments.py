@@ -135,6 +135,28 @@ my_answer = None  # a problem reason, e.g. "missing"
 print(amount_with_unit_reason(my_answer, reg, lang=LANG))
 
 # %% [markdown]
+# ## Build: tighten a loose contract
+#
+# A hurried desk shipped the `create_refund` contract printed below, and every bad call of this notebook passes
+# it. Write `my_tighten`: it gets that contract as a dict and returns it with the constraints that make the
+# boundary refuse the missing field (`drop_required`), the amount `"45元"` (`wrong_type`), the invented reason
+# (`out_of_enum`) and `orderId` (`camel_case`), with value cleaning off, while good refunds still pass. The check
+# sends the notebook's bad calls through the boundary with your contract and says which still get through.
+
+# %%
+from agentlab.workbook.builds_guards import LOOSE_REFUND_SCHEMA, build_tighter_contract
+
+print(json.dumps(LOOSE_REFUND_SCHEMA, indent=2, ensure_ascii=False))
+
+
+def my_tighten(schema):
+    # your code here: add constraints to schema (a dict), then return it
+    ...
+
+
+print(build_tighter_contract(my_tighten, lang=LANG))
+
+# %% [markdown]
 # ## Recap
 #
 # - `arguments` is a string the model wrote; the guarded loop parses and checks it before anything runs.

@@ -167,6 +167,28 @@ print(answer_is(my_answer, table.set_index("fault").loc["camel_case", "bare 500:
                       "zh": "看表格里“裸 500：状态”那一列。"}, lang=LANG))
 
 # %% [markdown]
+# ## Build: a failure the model can act on
+#
+# Some mistakes only the backend can see: the contract lets `"amount": 299` through, but order A1001 cost 199.
+# Write `my_amount_failure`: it gets the order, the amount asked for and the amount paid, and returns the
+# `ToolFailure(code, message)` the backend raises. The check runs the guarded loop with a model that, like the
+# structured run above, fixes its call only when the failure says which field is wrong and what would be right,
+# and sends the same call again otherwise (like the bare 500). It says, for each order, whether the model repaired
+# its call and the order was refunded once, in full.
+
+# %%
+from agentlab.errors import ToolFailure
+from agentlab.workbook.builds_guards import build_refund_failure
+
+
+def my_amount_failure(order_id, amount, paid):
+    # your code here: return ToolFailure(code, message); the codes are in agentlab.errors.CODES
+    ...
+
+
+print(build_refund_failure(my_amount_failure, lang=LANG))
+
+# %% [markdown]
 # ## Recap
 #
 # - With a structured error the model fixed its call on the next round; with the bare 500 it repeated it until the hand-over.

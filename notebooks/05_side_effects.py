@@ -217,6 +217,27 @@ print(answer_is(my_answer, idempotency_key(reg["create_refund"], {"order_id": "A
                       "zh": "上面为 A1001 打印出来的键，形状和它一样。"}, lang=LANG))
 
 # %% [markdown]
+# ## Build: what makes two refunds the same refund
+#
+# The loop computes the idempotency key from the tool's business key. Write `my_business_key`: it gets a
+# refund's arguments (a dict) and returns the text that says *which* refund this is. The check keys
+# `create_refund` with it and runs the guarded loop with only the key in the way (the desk's rule that refuses a
+# refunded order is off): under a lost reply, a repeated call, two calls in one message and the same refund
+# sent again with a reworded remark, order A1001 must be refunded once; asked for two orders of the same amount,
+# each must be refunded once. It says which cases your key handles and what still breaks.
+
+# %%
+from agentlab.workbook.builds_guards import build_business_key
+
+
+def my_business_key(args):
+    # your code here: return the text that names this refund
+    ...
+
+
+print(build_business_key(my_business_key, lang=LANG))
+
+# %% [markdown]
 # ## Recap
 #
 # - The naive loop wrote two refunds for a lost reply and a repeated call; the guarded loop replayed the recorded result.

@@ -113,6 +113,22 @@ my_answer = None  # a number: 1, 2, 3...
 print(breaker_threshold(my_answer, lang=LANG))
 
 # %% [markdown]
+# ## Build: limits that stop runaways, not work
+#
+# Above, the default budget of 6 cut off some of the forty wandering runs that would have finished. Choose
+# `my_config`, a `GuardConfig`, with the `step_budget` and `repeat_limit` you would ship: the check runs the guarded
+# loop with it on this notebook's ping-pong model (stopped within 12 turns?), its repeater (stopped within 4?) and
+# the forty wandering runs of the budget sweep (do they all finish?), and says what still breaks.
+
+# %%
+from agentlab import GuardConfig
+from agentlab.workbook.builds_guards import build_loop_limits
+
+my_config = None  # your code here: GuardConfig(...)
+
+print(build_loop_limits(my_config, lang=LANG))
+
+# %% [markdown]
 # ## Recap
 #
 # - The breaker refused the third identical call with `LOOP_DETECTED`; the budget ended runs with `BUDGET_EXHAUSTED`.

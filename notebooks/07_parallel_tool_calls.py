@@ -93,11 +93,34 @@ plt.show()
 # %% [markdown]
 # ## Exercise
 #
-# An assistant message holds three tool calls. How many `tool` messages must follow it?
+# An assistant message asks for the orders in `orders` at once, one `get_order` call each. How many `tool`
+# messages must follow it?
 
 # %%
+orders = ["A1001", "A1002", "A1003"]
 my_answer = None  # a number
-print(tool_replies_needed(my_answer, calls=3, lang=LANG))
+print(tool_replies_needed(my_answer, calls=len(orders), lang=LANG))
+
+# %% [markdown]
+# ## Build: answer every call
+#
+# The naive loop runs `reply.tool_calls[0]` and drops the rest. Write `my_tool_messages`, the step a loop takes
+# after an assistant message with tool calls: it gets the message (`message["tool_calls"]`, each with an `"id"` and
+# a `"function"` holding `"name"` and `"arguments"`) and `run_one(tool_call)`, which runs one call and returns the
+# text the model reads (an error too, never a raise), and returns the `tool` messages that must follow. The check
+# runs a loop with your step on the message above, on a message of three look-ups, and on one with a broken call
+# between two good ones, and says which still break the protocol or leave an action undone.
+
+# %%
+from agentlab.workbook.builds_guards import build_answer_every_call
+
+
+def my_tool_messages(message, run_one):
+    # your code here: return the tool messages, [{"role": "tool", "tool_call_id": ..., "content": ...}, ...]
+    ...
+
+
+print(build_answer_every_call(my_tool_messages, lang=LANG))
 
 # %% [markdown]
 # ## Recap

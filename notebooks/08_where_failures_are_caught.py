@@ -108,6 +108,28 @@ my_answer = None  # a stage: structure, semantic, execution or rule_blocked
 print(largest_share(my_answer, tax["stage"], lang=LANG))
 
 # %% [markdown]
+# ## Build: name the guard that does the work
+#
+# The matrix shows the guarded loop handling these faults; which of its twelve guards does it? Fill in
+# `my_guards` with a guard name (a `GuardConfig` field: `agentlab.guards.GUARDS` lists them) for each fault. The
+# check runs each fault through the guarded loop twice, with every guard and with yours switched off, and says
+# for which faults switching your guard off changes nothing, so it is not the one catching it.
+
+# %%
+from agentlab.workbook.builds_guards import build_which_guard
+
+my_guards = {  # your code here: a guard name for each fault
+    "camel_case": None,
+    "duplicate_call": None,
+    "api_429": None,
+    "lost_reply": None,
+    "repeat_call": None,
+    "ping_pong": None,
+}
+
+print(build_which_guard(my_guards, lang=LANG))
+
+# %% [markdown]
 # ## Recap
 #
 # - Every fault of the workbook went through both loops in one matrix.

@@ -208,6 +208,27 @@ my_answer = None  # "raise" or "lower"
 print(guard_effect(my_answer, table[table.model.str.startswith("qwen")], lang=LANG))
 
 # %% [markdown]
+# ## Build: a guard the recordings show is needed
+#
+# The recordings show small models writing on orders nobody mentioned: a refund of A1001 when the user only gave a
+# bad phone number, hand-overs about A1002 in conversations about other orders. Every such call passes the schema
+# and the rules. Write `my_write_check`, a check to run before every write: it gets the tool's name, its arguments
+# and `seen`, the texts the user wrote and the read tools returned so far, and returns `True` to let the write run
+# or `False` to stop it. The check asks it about every write the recorded models made in their guarded runs, and
+# says which unasked writes it still lets through and whether it stops writes the user did ask for.
+
+# %%
+from agentlab.workbook.builds_guards import build_write_check
+
+
+def my_write_check(tool_name, args, seen):
+    # your code here: True to let the write run, False to stop it
+    ...
+
+
+print(build_write_check(my_write_check, lang=LANG))
+
+# %% [markdown]
 # ## Recap
 #
 # - `AGENTLAB_SOURCE` chose between the recordings, the local model and a hosted endpoint.

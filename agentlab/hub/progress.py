@@ -75,9 +75,23 @@ def exercise_ids() -> dict[str, str]:
     return dict(json.loads(data_file("trainer/exercises.json").read_text(encoding="utf-8")))
 
 
+@cache
+def build_ids() -> dict[str, str]:
+    """``NNb`` -> the build exercise of notebook NN (``data/trainer/builds.json``, the same file the checks read)."""
+    ids = json.loads(data_file("trainer/builds.json").read_text(encoding="utf-8"))
+    return {f"{nb}b": ex for nb, ex in ids.items()}
+
+
 def known_exercises() -> dict[str, str]:
-    """Every notebook that reports -> its exercise id: the numbered notebooks, then :data:`EXTRA`."""
-    return {**exercise_ids(), **EXTRA}
+    """Every notebook that reports -> its exercise id: each numbered notebook followed by its build exercise
+    (``NNb``, when it has one), then :data:`EXTRA`."""
+    builds = build_ids()
+    out: dict[str, str] = {}
+    for nb, ex in exercise_ids().items():
+        out[nb] = ex
+        if f"{nb}b" in builds:
+            out[f"{nb}b"] = builds[f"{nb}b"]
+    return {**out, **EXTRA}
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")

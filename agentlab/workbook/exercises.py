@@ -16,7 +16,8 @@ when ``AGENTLAB_PROGRESS_URL`` and the server's ``JUPYTERHUB_API_TOKEN`` are bot
 trainer runs ``python -m agentlab trainer --room CODE`` and the notebook has run ``connect(url, code,
 name)`` (or ``AGENTLAB_PROGRESS_URL``, ``AGENTLAB_ROOM`` and ``AGENTLAB_PARTICIPANT`` are set). Always
 from a background thread with a short timeout, so a slow or absent service never holds up or breaks a
-cell. Each notebook has one exercise, named in ``data/trainer/exercises.json``.
+cell. Each notebook has one look-up exercise, named in ``data/trainer/exercises.json``; notebooks 00-09 also have a
+build exercise (agentlab/workbook/builds_guards.py), named in ``data/trainer/builds.json`` and reported as ``NNb``.
 """
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ from ..retry import RetryPolicy
 from ..schema import SchemaError
 from ..tools import Registry, Tool
 
-__all__ = ["Feedback", "amount_with_unit_reason", "answer_is", "best_single_guard", "breaker_threshold", "check_answer",
+__all__ = ["Feedback", "amount_with_unit_reason", "answer_is", "best_single_guard", "breaker_threshold", "build_ids", "check_answer",
            "connect", "double_refund_fault", "guard_effect", "largest_share", "longest_wait", "most_repaired_kind", "report", "schema_contract",
            "tool_replies_needed"]
 
@@ -104,6 +105,13 @@ NAME_LIMIT = 40
 def exercise_ids() -> dict[str, str]:
     """Notebook number -> its exercise's stable id (``data/trainer/exercises.json``, shared with the trainer's view)."""
     return dict(json.loads(data_file("trainer/exercises.json").read_text(encoding="utf-8")))
+
+
+@cache
+def build_ids() -> dict[str, str]:
+    """``NNb`` -> the build exercise's stable id (``data/trainer/builds.json``, shared with the trainer's view)."""
+    ids = json.loads(data_file("trainer/builds.json").read_text(encoding="utf-8"))
+    return {f"{nb}b": ex for nb, ex in ids.items()}
 
 
 def _session_notebook(env: Mapping[str, str]) -> str | None:
@@ -197,7 +205,7 @@ def report(feedback: Feedback, notebook: str | None = None, *, answer: Any = Non
     env = os.environ if env is None else env
     url, headers = env.get("AGENTLAB_PROGRESS_URL", ""), _headers(env)
     notebook = notebook or _session_notebook(env)
-    known = {**exercise_ids(), **EXTRA}
+    known = {**exercise_ids(), **build_ids(), **EXTRA}
     if not (url and headers and notebook in known):
         return None
     fields: dict[str, Any] = {"notebook": notebook, "exercise": known[notebook], "state": feedback.state,

@@ -140,6 +140,25 @@ answer = None  # your answer here, a fault name such as "camel_case"
 print(double_refund_fault(answer, lang=LANG))
 
 # %% [markdown]
+# ## 动手改：只退一次款的退款工具
+#
+# 上面的表格里，朴素循环把 A1001 退了两次（`lost_reply`、`duplicate_call`），甚至十一次（`repeat_call`）。
+# 循环不动，改工具：写好 `my_create_refund`，让退款只发生一次，不管循环或模型把它重发多少遍。
+# 检查会让你的工具在这几个故障下各跑一遍朴素循环，告诉你哪些已经处理好了、哪些还会重复退款。
+# `desk.refunds` 是已经做过的退款；`desk.create_refund(order_id, amount, reason, remark)` 新建一笔退款。
+
+# %%
+from agentlab.workbook.builds_guards import build_refund_once
+
+
+def my_create_refund(desk, order_id, amount, reason, remark=""):
+    # your code here
+    ...
+
+
+print(build_refund_once(my_create_refund, lang=LANG))
+
+# %% [markdown]
 # ## 回顾
 #
 # - 同一个脚本化模型走了两种循环，变的只有循环本身。

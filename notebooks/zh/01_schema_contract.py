@@ -112,6 +112,22 @@ my_schema = None       # a JSON Schema dict, like the one in the playground abov
 print(schema_contract(my_schema, my_description, lang=LANG))
 
 # %% [markdown]
+# ## 动手改：拒绝故障调用的契约
+#
+# 本章的故障会把一个正确的退款调用改坏：字段名变成驼峰（`camel_case`）、漏掉字段（`drop_required`）、
+# 金额写成文本（`wrong_type`）、编造退款原因（`out_of_enum`）、退款 200000（`out_of_range`）。
+# 写出 `create_refund` 参数（`order_id`、`amount`、`reason`、可选的 `remark`）的 JSON Schema，
+# 让校验器单靠它、不做任何清洗，就拒绝这些调用，同时放行正确的退款。检查会用本笔记本的正确调用和错误调用
+# 逐一校验你的 schema，告诉你哪些故障已经被拒绝、哪些还被放过。
+
+# %%
+from agentlab.workbook.builds_guards import build_refund_contract
+
+my_refund_schema = None  # your code here: a JSON Schema dict, like the one in the playground above
+
+print(build_refund_contract(my_refund_schema, lang=LANG))
+
+# %% [markdown]
 # ## 回顾
 #
 # - 自由文本的 `reason` 让模型编出一个值，朴素循环照单全收存了下来。

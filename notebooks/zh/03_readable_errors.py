@@ -164,6 +164,27 @@ print(answer_is(my_answer, table.set_index("fault").loc["camel_case", "bare 500:
                       "zh": "看表格里“裸 500：状态”那一列。"}, lang=LANG))
 
 # %% [markdown]
+# ## 动手改：模型能据此行动的失败
+#
+# 有些错误只有后端看得见：契约放过了 `"amount": 299`，可订单 A1001 只付了 199。
+# 写好 `my_amount_failure`：它拿到订单号、模型要退的金额和实付金额，返回后端抛出的
+# `ToolFailure(code, message)`。检查会用防护循环运行一个模型：和上面的结构化错误一样，只有失败信息说清哪个字段错了、
+# 改成什么才对，它才会改正调用，否则就原样再发一遍（就像裸 500）。检查会逐个订单告诉你模型有没有改正调用、
+# 订单是不是只退了一次且全额退款。
+
+# %%
+from agentlab.errors import ToolFailure
+from agentlab.workbook.builds_guards import build_refund_failure
+
+
+def my_amount_failure(order_id, amount, paid):
+    # your code here: return ToolFailure(code, message); the codes are in agentlab.errors.CODES
+    ...
+
+
+print(build_refund_failure(my_amount_failure, lang=LANG))
+
+# %% [markdown]
 # ## 回顾
 #
 # - 有了结构化错误，模型下一轮就改好了调用；面对光秃秃的 500，它一直重复，直到转人工。

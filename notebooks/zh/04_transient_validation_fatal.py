@@ -112,6 +112,26 @@ my_answer = None  # seconds, a number
 print(longest_wait(my_answer, RetryPolicy(base=0.5, cap=8, jitter="none"), attempt=2, lang=LANG))
 
 # %% [markdown]
+# ## 动手改：只重发瞬时失败
+#
+# 朴素循环什么都不重发：一个 429 就结束了它的对话。写好 `my_wait`，也就是模型接口失败后重发包装要做的决定：
+# 它拿到错误（`error.code`、`error.transient`、`error.retry_after`）、这是第几次重发（`attempt`，第一次为 0）和一个 `rng`，
+# 返回再次发送前要等的秒数，或者返回 `None` 表示停止。检查会用它包住朴素循环的模型（等待只记录、不真的睡），
+# 跑一遍本笔记本的故障：各失败两次的 `api_429`、`api_timeout` 和 `api_500`，`api_401`，以及一个一直不恢复的 `api_500`，
+# 告诉你哪些已经处理好了、还有什么不对。
+
+# %%
+from agentlab.workbook.builds_guards import build_resend
+
+
+def my_wait(error, attempt, rng):
+    # your code here: seconds to wait before resending, or None to stop
+    ...
+
+
+print(build_resend(my_wait, lang=LANG))
+
+# %% [markdown]
 # ## 回顾
 #
 # - 一个 429 就结束了朴素循环的对话；防护循环重发了它，遇到 401 则立即停下，并用一句平实的话告诉用户。

@@ -93,11 +93,32 @@ plt.show()
 # %% [markdown]
 # ## 练习
 #
-# 一条 assistant 消息里有三个工具调用，它后面必须跟几条 `tool` 消息？
+# 一条 assistant 消息一次查询 `orders` 里的订单，每个订单一个 `get_order` 调用。它后面必须跟几条 `tool` 消息？
 
 # %%
+orders = ["A1001", "A1002", "A1003"]
 my_answer = None  # a number
-print(tool_replies_needed(my_answer, calls=3, lang=LANG))
+print(tool_replies_needed(my_answer, calls=len(orders), lang=LANG))
+
+# %% [markdown]
+# ## 动手改：回应每一个调用
+#
+# 朴素循环只运行 `reply.tool_calls[0]`，其余的都丢掉了。写好 `my_tool_messages`，也就是循环收到带工具调用的助手消息后的那一步：
+# 它拿到这条消息（`message["tool_calls"]`，每个都有 `"id"`，以及装着 `"name"` 和 `"arguments"` 的 `"function"`）和
+# `run_one(tool_call)`（运行一个调用，返回模型要读的文本，出错也一样，从不抛异常），返回必须跟在后面的 `tool` 消息。
+# 检查会用你的这一步运行一个循环：上面那条消息、一条包含三次查询的消息、一条在两个正确调用之间夹着坏调用的消息，
+# 告诉你哪些还违反协议、或者落下了没办的事。
+
+# %%
+from agentlab.workbook.builds_guards import build_answer_every_call
+
+
+def my_tool_messages(message, run_one):
+    # your code here: return the tool messages, [{"role": "tool", "tool_call_id": ..., "content": ...}, ...]
+    ...
+
+
+print(build_answer_every_call(my_tool_messages, lang=LANG))
 
 # %% [markdown]
 # ## 回顾

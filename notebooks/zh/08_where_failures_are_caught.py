@@ -108,6 +108,27 @@ my_answer = None  # a stage: structure, semantic, execution or rule_blocked
 print(largest_share(my_answer, tax["stage"], lang=LANG))
 
 # %% [markdown]
+# ## 动手改：指出真正起作用的防护
+#
+# 矩阵显示防护循环处理住了这些故障；是十二个防护里的哪一个？在 `my_guards` 里为每个故障填上一个防护名
+# （`GuardConfig` 的字段，`agentlab.guards.GUARDS` 列出了全部）。检查会让每个故障在防护循环里跑两遍：所有防护都开、
+# 只关掉你写的那个，然后告诉你哪些故障在关掉你的防护后结局毫无变化，也就是说拦住它的不是这个防护。
+
+# %%
+from agentlab.workbook.builds_guards import build_which_guard
+
+my_guards = {  # your code here: a guard name for each fault
+    "camel_case": None,
+    "duplicate_call": None,
+    "api_429": None,
+    "lost_reply": None,
+    "repeat_call": None,
+    "ping_pong": None,
+}
+
+print(build_which_guard(my_guards, lang=LANG))
+
+# %% [markdown]
 # ## 回顾
 #
 # - 本工作簿的所有故障在一张矩阵里走过了两种循环。

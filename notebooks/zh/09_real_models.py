@@ -203,6 +203,26 @@ my_answer = None  # "raise" or "lower"
 print(guard_effect(my_answer, table[table.model.str.startswith("qwen")], lang=LANG))
 
 # %% [markdown]
+# ## 动手改：录制结果表明需要的防护
+#
+# 录制结果里，小模型会在没人提过的订单上执行写操作：用户只给了一个错误的手机号，它却给 A1001 退了款；
+# 在关于别的订单的对话里转人工处理 A1002。这样的调用都能通过 schema 和业务规则。写好 `my_write_check`，
+# 每次写操作前都要运行的检查：它拿到工具名、参数和 `seen`（到此为止用户说过的话和读取类工具返回的结果），
+# 返回 `True` 放行这次写操作，返回 `False` 拦下它。检查会拿录制模型在防护循环里做过的每一次写操作来问它，
+# 告诉你它还放过了哪些没人要求的写操作，以及有没有拦下用户确实要求的写操作。
+
+# %%
+from agentlab.workbook.builds_guards import build_write_check
+
+
+def my_write_check(tool_name, args, seen):
+    # your code here: True to let the write run, False to stop it
+    ...
+
+
+print(build_write_check(my_write_check, lang=LANG))
+
+# %% [markdown]
 # ## 回顾
 #
 # - `AGENTLAB_SOURCE` 在录制、本地模型和托管接口之间切换。

@@ -1,0 +1,461 @@
+"""The build exercises of notebooks 00-09 (agentlab/workbook/builds_guards.py): each check runs what the learner
+wrote against the notebook's own faults. Unanswered it says "not yet", a wrong version is told what still breaks,
+the model solution (data/trainer/solutions/, never in a notebook) is right, and code that raises gets a sentence.
+No exercise cell of these notebooks holds its answer."""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import re
+from pathlib import Path
+from types import ModuleType
+
+import nbformat
+import pytest
+from exercise_solutions import SOLUTIONS
+
+from agentlab.hub import progress
+from agentlab.workbook import builds_guards, exercises
+
+ROOT = Path(__file__).resolve().parents[1]
+DONE = [f"{i:02d}" for i in range(10)]  # the notebooks whose build exercise exists
+NOT_YET = {"en": "… Not yet:", "zh": "… 还没作答:"}
+WRONG = {"en": "✗ Not quite:", "zh": "✗ 还不对:"}
+RIGHT = {"en": "✓ Right:", "zh": "✓ 答对了:"}
+
+
+def solution(nb: str) -> ModuleType:
+    path = ROOT / "data" / "trainer" / "solutions" / f"nb{nb}.py"
+    spec = importlib.util.spec_from_file_location(f"solution_nb{nb}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def notebook(nb: str, zh: bool = False) -> nbformat.NotebookNode:
+    folder = ROOT / "notebooks" / ("zh" if zh else "")
+    return nbformat.read(next(folder.glob(f"{nb}_*.ipynb")), as_version=4)
+
+
+def cell_after(nbk: nbformat.NotebookNode, *headings: str) -> str | None:
+    """The source of the first code cell after a markdown cell holding one of ``headings``."""
+    for i, c in enumerate(nbk.cells):
+        if c.cell_type == "markdown" and any(h in c.source for h in headings):
+            return next((nbk.cells[j].source for j in range(i + 1, len(nbk.cells))
+                         if nbk.cells[j].cell_type == "code"), None)
+    return None
+
+
+def build_cell(nb: str, zh: bool = False) -> str | None:
+    return cell_after(notebook(nb, zh), "## Build", "## 动手改")
+
+
+def stub_from_notebook(nb: str, name: str, zh: bool = False):
+    """The learner's starting point, as the notebook's build cell defines it (the check's call left out)."""
+    source = build_cell(nb, zh)
+    assert source is not None, f"notebook {nb} has no build exercise"
+    tree = ast.parse(source)
+    tree.body = [node for node in tree.body if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call))]
+    scope: dict = {}
+    exec(compile(tree, f"nb{nb}", "exec"), scope)
+    return scope[name]
+
+
+# --- 00 ----------------------------------------------------------------------------------------------------------
+
+def _naive_refund(desk, order_id, amount, reason, remark=""):
+    return desk.create_refund(order_id, amount, reason, remark)
+
+
+def _raises(desk, order_id, amount, reason, remark=""):
+    return desk.refunds[3]["refund_id"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_00_the_stub_is_not_yet_a_wrong_tool_is_told_what_still_breaks_and_the_solution_is_right(lang):
+    assert str(builds_guards.build_refund_once(stub_from_notebook("00", "my_create_refund", lang == "zh"),
+                                               lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_guards.build_refund_once(None, lang=lang)).startswith(NOT_YET[lang])
+    wrong = str(builds_guards.build_refund_once(_naive_refund, lang=lang))
+    assert wrong.startswith(WRONG[lang]) and "lost_reply" in wrong and "repeat_call" in wrong
+    assert ("0 of 3 faults handled" in wrong and "refunded 2 times" in wrong) if lang == "en" else \
+        ("处理好了 0 个" in wrong and "被退了 2 次" in wrong)
+    right = builds_guards.build_refund_once(solution("00").my_create_refund, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_00_a_tool_that_raises_or_is_no_function_gets_a_sentence(lang):
+    said = str(builds_guards.build_refund_once(_raises, lang=lang))
+    assert said.startswith(WRONG[lang]) and "IndexError" in said and "Traceback" not in said
+    said = str(builds_guards.build_refund_once(42, lang=lang))  # type: ignore[arg-type]
+    assert said.startswith(WRONG[lang]) and "my_create_refund" in said
+
+
+def test_00_refunding_nothing_at_all_is_not_a_fix():
+    def never(desk, order_id, amount, reason, remark=""):
+        return {"refund_id": "R0000"}
+    said = str(builds_guards.build_refund_once(never))
+    assert said.startswith(WRONG["en"]) and "0 times" in said
+
+
+# --- 01 ----------------------------------------------------------------------------------------------------------
+
+_LOOSE_SCHEMA = {"type": "object", "required": ["order_id", "amount", "reason"], "properties": {
+    "order_id": {"type": "string"}, "amount": {"type": "number"}, "reason": {"type": "string"},
+    "remark": {"type": "string"}}}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_01_the_stub_is_not_yet_a_loose_schema_is_told_what_it_lets_through_and_the_solution_is_right(lang):
+    stub = stub_from_notebook("01", "my_refund_schema", lang == "zh")
+    assert str(builds_guards.build_refund_contract(stub, lang=lang)).startswith(NOT_YET[lang])
+    wrong = str(builds_guards.build_refund_contract(_LOOSE_SCHEMA, lang=lang))
+    assert wrong.startswith(WRONG[lang]) and "out_of_enum" in wrong and "out_of_range" in wrong, wrong
+    assert "camel_case:" not in wrong and "changed_mind" in wrong
+    assert ("3 of 5 faults handled" in wrong) if lang == "en" else ("处理好了 3 个" in wrong)
+    right = builds_guards.build_refund_contract(solution("01").my_refund_schema, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_01_a_schema_that_refuses_good_refunds_or_does_not_compile_gets_a_sentence(lang):
+    tight = {**solution("01").my_refund_schema, "required": ["order_id", "amount", "reason", "remark"]}
+    said = str(builds_guards.build_refund_contract(tight, lang=lang))
+    assert said.startswith(WRONG[lang]) and "A1001" in said and "remark" in said
+    said = str(builds_guards.build_refund_contract({"type": "object", "properties": {"amount": {"type": "money"}}},
+                                                   lang=lang))
+    assert said.startswith(WRONG[lang]) and "Traceback" not in said and "money" in said
+    said = str(builds_guards.build_refund_contract("order_id, amount, reason", lang=lang))
+    assert said.startswith(WRONG[lang]) and "str" in said
+
+
+# --- 02 ----------------------------------------------------------------------------------------------------------
+
+def _required_only(schema):
+    schema["required"] = ["order_id", "amount", "reason"]  # in place, nothing returned
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_02_the_stub_is_not_yet_a_half_tightened_contract_is_told_what_gets_through_and_the_solution_is_right(lang):
+    stub = stub_from_notebook("02", "my_tighten", lang == "zh")
+    assert str(builds_guards.build_tighter_contract(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_guards.build_tighter_contract(None, lang=lang)).startswith(NOT_YET[lang])
+    wrong = str(builds_guards.build_tighter_contract(_required_only, lang=lang))
+    assert wrong.startswith(WRONG[lang]) and "wrong_type" in wrong and "45元" in wrong and "不想要了" in wrong
+    assert "camel_case:" not in wrong and "drop_required:" not in wrong
+    assert ("2 of 4 faults handled" in wrong) if lang == "en" else ("处理好了 2 个" in wrong)
+    right = builds_guards.build_tighter_contract(solution("02").my_tighten, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+    assert builds_guards.LOOSE_REFUND_SCHEMA.get("required") is None  # the learner changed a copy
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_02_code_that_raises_refuses_good_refunds_or_returns_no_schema_gets_a_sentence(lang):
+    said = str(builds_guards.build_tighter_contract(lambda s: s["properties"]["amount"]["maximum"] + 1, lang=lang))
+    assert said.startswith(WRONG[lang]) and "KeyError" in said and "Traceback" not in said
+    said = str(builds_guards.build_tighter_contract(lambda s: {**s, "required": ["order_id", "remark"]}, lang=lang))
+    assert said.startswith(WRONG[lang]) and "A1001" in said and "remark" in said
+    said = str(builds_guards.build_tighter_contract(lambda s: json.dumps(s), lang=lang))
+    assert said.startswith(WRONG[lang]) and "str" in said
+    said = str(builds_guards.build_tighter_contract(42, lang=lang))  # type: ignore[arg-type]
+    assert said.startswith(WRONG[lang]) and "my_tighten" in said
+
+
+# --- 03 ----------------------------------------------------------------------------------------------------------
+
+def _vague(order_id, amount, paid):
+    from agentlab.errors import ToolFailure
+    return ToolFailure("INVALID_ARGS", "amount too high")
+
+
+def _fatal(order_id, amount, paid):
+    from agentlab.errors import ToolFailure
+    return ToolFailure("RULE_VIOLATION", f"amount must be at most {paid:g}")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_03_the_stub_is_not_yet_a_vague_or_fatal_failure_is_told_what_still_breaks_and_the_solution_is_right(lang):
+    stub = stub_from_notebook("03", "my_amount_failure", lang == "zh")
+    assert str(builds_guards.build_refund_failure(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_guards.build_refund_failure(None, lang=lang)).startswith(NOT_YET[lang])
+    vague = str(builds_guards.build_refund_failure(_vague, lang=lang))
+    assert vague.startswith(WRONG[lang]) and "A1001" in vague and "A1004" in vague and "amount too high" in vague
+    assert ("0 of 2 faults handled" in vague) if lang == "en" else ("处理好了 0 个" in vague)
+    fatal = str(builds_guards.build_refund_failure(_fatal, lang=lang))
+    assert fatal.startswith(WRONG[lang]) and "RULE_VIOLATION" in fatal and "escalated" in fatal
+    right = builds_guards.build_refund_failure(solution("03").my_amount_failure, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+def test_03_a_failure_that_names_one_orders_amount_is_right_for_that_order_only():
+    from agentlab.errors import ToolFailure
+    said = str(builds_guards.build_refund_failure(lambda o, a, p: ToolFailure("INVALID_ARGS", "amount: at most 199")))
+    assert said.startswith(WRONG["en"]) and "1 of 2" in said and "A1004" in said and "A1001:" not in said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_03_code_that_raises_or_returns_no_failure_gets_a_sentence(lang):
+    said = str(builds_guards.build_refund_failure(lambda o, a, p: a / 0, lang=lang))
+    assert said.startswith(WRONG[lang]) and "ZeroDivisionError" in said and "Traceback" not in said
+    said = str(builds_guards.build_refund_failure(lambda o, a, p: "amount too high", lang=lang))
+    assert said.startswith(WRONG[lang]) and "ToolFailure" in said
+    said = str(builds_guards.build_refund_failure("amount too high", lang=lang))  # type: ignore[arg-type]
+    assert said.startswith(WRONG[lang]) and "my_amount_failure" in said
+
+
+# --- 04 ----------------------------------------------------------------------------------------------------------
+
+def _every_second(error, attempt, rng):
+    return 1.0  # resends everything, at the same pace, forever
+
+
+def _doubling(error, attempt, rng):
+    return 0.5 * 2 ** attempt if error.transient else None  # no Retry-After floor, no last resend
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_04_the_stub_is_not_yet_a_wrong_wait_is_told_what_still_breaks_and_the_solution_is_right(lang):
+    stub = stub_from_notebook("04", "my_wait", lang == "zh")
+    assert str(builds_guards.build_resend(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_guards.build_resend(None, lang=lang)).startswith(NOT_YET[lang])
+    flat = str(builds_guards.build_resend(_every_second, lang=lang))
+    assert flat.startswith(WRONG[lang]) and "api_401" in flat and "api_timeout" in flat
+    assert ("0 of 5 faults handled" in flat and "resent 6 times" in flat) if lang == "en" else \
+        ("处理好了 0 个" in flat and "重发了 6 次" in flat)
+    doubling = str(builds_guards.build_resend(_doubling, lang=lang))
+    assert doubling.startswith(WRONG[lang]) and "api_429" in doubling and "api_500_never_recovers" in doubling
+    assert "api_401:" not in doubling and "api_timeout:" not in doubling
+    right = builds_guards.build_resend(solution("04").my_wait, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_04_code_that_raises_gets_a_sentence(lang):
+    said = str(builds_guards.build_resend(lambda e, a, r: e.retry_after * 2, lang=lang))  # None for a 500
+    assert said.startswith(WRONG[lang]) and "TypeError" in said and "Traceback" not in said
+    said = str(builds_guards.build_resend(lambda e, a, r: 0.5 if a < 1 else "later", lang=lang))
+    assert said.startswith(WRONG[lang]) and "ValueError" in said
+    said = str(builds_guards.build_resend(0.5, lang=lang))  # type: ignore[arg-type]
+    assert said.startswith(WRONG[lang]) and "my_wait" in said
+
+
+# --- 05 ----------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_05_the_stub_is_not_yet_a_wrong_key_is_told_what_still_breaks_and_the_solution_is_right(lang):
+    stub = stub_from_notebook("05", "my_business_key", lang == "zh")
+    assert str(builds_guards.build_business_key(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_guards.build_business_key(None, lang=lang)).startswith(NOT_YET[lang])
+    every_argument = str(builds_guards.build_business_key(lambda a: json.dumps(a, sort_keys=True), lang=lang))
+    assert every_argument.startswith(WRONG[lang]) and "reworded_repeat" in every_argument
+    assert ("4 of 5 faults handled" in every_argument) if lang == "en" else ("处理好了 4 个" in every_argument)
+    by_amount = str(builds_guards.build_business_key(lambda a: str(a["amount"]), lang=lang))
+    assert by_amount.startswith(WRONG[lang]) and "two_orders" in by_amount and "A1008" in by_amount
+    right = builds_guards.build_business_key(solution("05").my_business_key, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_05_a_key_that_raises_gets_a_sentence_though_the_loop_would_fall_back(lang):
+    said = str(builds_guards.build_business_key(lambda a: a["orderId"], lang=lang))
+    assert said.startswith(WRONG[lang]) and "KeyError" in said and "Traceback" not in said
+    said = str(builds_guards.build_business_key("order_id", lang=lang))  # type: ignore[arg-type]
+    assert said.startswith(WRONG[lang]) and "my_business_key" in said
+
+
+# --- 06 ----------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_06_the_stub_is_not_yet_wrong_limits_are_told_what_still_breaks_and_the_solution_is_right(lang):
+    from agentlab import GuardConfig
+    stub = stub_from_notebook("06", "my_config", lang == "zh")
+    assert str(builds_guards.build_loop_limits(stub, lang=lang)).startswith(NOT_YET[lang])
+    default = str(builds_guards.build_loop_limits(GuardConfig(), lang=lang))  # the budget of 6 cuts healthy runs
+    assert default.startswith(WRONG[lang]) and "healthy_runs" in default and "ping_pong:" not in default
+    assert ("2 of 3 faults handled" in default and "3 of 40" in default) if lang == "en" else \
+        ("处理好了 2 个" in default and "有 3 个" in default)
+    no_breaker = str(builds_guards.build_loop_limits(GuardConfig(step_budget=12, repeat_limit=None), lang=lang))
+    assert no_breaker.startswith(WRONG[lang]) and "repeat_call" in no_breaker and "12" in no_breaker
+    no_budget = str(builds_guards.build_loop_limits(GuardConfig(step_budget=None), lang=lang))
+    assert no_budget.startswith(WRONG[lang]) and "ping_pong" in no_budget
+    right = builds_guards.build_loop_limits(solution("06").my_config, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_06_a_setting_the_loop_cannot_use_or_no_config_gets_a_sentence(lang):
+    from agentlab import GuardConfig
+    said = str(builds_guards.build_loop_limits(GuardConfig(step_budget="ten"), lang=lang))  # type: ignore[arg-type]
+    assert said.startswith(WRONG[lang]) and "TypeError" in said and "Traceback" not in said
+    said = str(builds_guards.build_loop_limits({"step_budget": 10}, lang=lang))
+    assert said.startswith(WRONG[lang]) and "GuardConfig" in said and "dict" in said
+
+
+# --- 07 ----------------------------------------------------------------------------------------------------------
+
+def _first_only(message, run_one):
+    tool_call = message["tool_calls"][0]  # as the naive loop does
+    return [{"role": "tool", "tool_call_id": tool_call["id"], "content": run_one(tool_call)}]
+
+
+def _made_up_answers(message, run_one):
+    return [{"role": "tool", "tool_call_id": c["id"], "content": '{"ok": true}'} for c in message["tool_calls"]]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_07_the_stub_is_not_yet_a_wrong_step_is_told_what_still_breaks_and_the_solution_is_right(lang):
+    stub = stub_from_notebook("07", "my_tool_messages", lang == "zh")
+    assert str(builds_guards.build_answer_every_call(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_guards.build_answer_every_call(None, lang=lang)).startswith(NOT_YET[lang])
+    first = str(builds_guards.build_answer_every_call(_first_only, lang=lang))
+    assert first.startswith(WRONG[lang]) and "call_1, call_2, call_3" in first and "400" in first
+    assert ("0 of 3 faults handled" in first) if lang == "en" else ("处理好了 0 个" in first)
+    made_up = str(builds_guards.build_answer_every_call(_made_up_answers, lang=lang))
+    assert made_up.startswith(WRONG[lang]) and "two_at_once" in made_up and "three_lookups:" not in made_up
+    right = builds_guards.build_answer_every_call(solution("07").my_tool_messages, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_07_a_step_that_raises_or_returns_no_messages_gets_a_sentence(lang):
+    said = str(builds_guards.build_answer_every_call(lambda m, run_one: [run_one(m["tool_calls"][3])], lang=lang))
+    assert said.startswith(WRONG[lang]) and "IndexError" in said and "Traceback" not in said
+    said = str(builds_guards.build_answer_every_call(lambda m, run_one: "done", lang=lang))
+    assert said.startswith(WRONG[lang]) and "str" in said
+    said = str(builds_guards.build_answer_every_call([], lang=lang))  # type: ignore[arg-type]
+    assert said.startswith(WRONG[lang]) and "my_tool_messages" in said
+
+
+# --- 08 ----------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_08_the_stub_is_not_yet_a_wrong_guard_is_told_it_changes_nothing_and_the_solution_is_right(lang):
+    stub = stub_from_notebook("08", "my_guards", lang == "zh")
+    assert str(builds_guards.build_which_guard(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_guards.build_which_guard(None, lang=lang)).startswith(NOT_YET[lang])
+    guesses = {**solution("08").my_guards, "api_429": "timeout", "repeat_call": "step_budget", "ping_pong": None}
+    wrong = str(builds_guards.build_which_guard(guesses, lang=lang))
+    assert wrong.startswith(WRONG[lang]) and "api_429" in wrong and "timeout" in wrong and "ping_pong" in wrong
+    assert "camel_case:" not in wrong
+    assert ("3 of 6 faults handled" in wrong) if lang == "en" else ("处理好了 3 个" in wrong)
+    right = builds_guards.build_which_guard(solution("08").my_guards, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_08_a_name_that_is_no_guard_or_no_dict_gets_a_sentence(lang):
+    said = str(builds_guards.build_which_guard({**solution("08").my_guards, "repeat_call": "breaker"}, lang=lang))
+    assert said.startswith(WRONG[lang]) and "breaker" in said and "repeat_limit" in said
+    said = str(builds_guards.build_which_guard(["validate", "retry"], lang=lang))
+    assert said.startswith(WRONG[lang]) and "list" in said
+
+
+# --- 09 ----------------------------------------------------------------------------------------------------------
+
+def _order_field_only(tool_name, args, seen):
+    return "order_id" not in args or any(args["order_id"] in text for text in seen)  # misses a summary's order
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_09_the_stub_is_not_yet_a_wrong_check_is_told_what_still_gets_through_and_the_solution_is_right(lang):
+    stub = stub_from_notebook("09", "my_write_check", lang == "zh")
+    assert str(builds_guards.build_write_check(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_guards.build_write_check(None, lang=lang)).startswith(NOT_YET[lang])
+    allow_all = str(builds_guards.build_write_check(lambda n, a, s: True, lang=lang))
+    assert allow_all.startswith(WRONG[lang]) and "boundary-bad-phone" in allow_all and "A1001" in allow_all
+    field_only = str(builds_guards.build_write_check(_order_field_only, lang=lang))
+    assert field_only.startswith(WRONG[lang]) and "A1002" in field_only and "asked_writes" not in field_only
+    stop_all = str(builds_guards.build_write_check(lambda n, a, s: False, lang=lang))
+    assert stop_all.startswith(WRONG[lang]) and "asked_writes" in stop_all
+    right = builds_guards.build_write_check(solution("09").my_write_check, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_09_a_check_that_raises_gets_a_sentence(lang):
+    said = str(builds_guards.build_write_check(lambda n, a, s: a["order_id"] in s[0], lang=lang))
+    assert said.startswith(WRONG[lang]) and "KeyError" in said and "Traceback" not in said
+    said = str(builds_guards.build_write_check(True, lang=lang))  # type: ignore[arg-type]
+    assert said.startswith(WRONG[lang]) and "my_write_check" in said
+
+
+# --- every notebook ----------------------------------------------------------------------------------------------
+
+def _literals(code: str) -> set[str]:
+    """The strings and numbers a solution assigns: what the check takes as right."""
+    found = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float)) \
+                and not isinstance(node.value, bool):
+            found.add(str(node.value))
+    return found
+
+
+@pytest.mark.parametrize("nb", [f"{i:02d}" for i in range(10)])
+@pytest.mark.parametrize("zh", [False, True], ids=["en", "zh"])
+def test_no_exercise_cell_holds_its_answer(nb, zh):
+    nbk = notebook(nb, zh)
+    stem = next((ROOT / "notebooks").glob(f"{nb}_*.py")).stem
+    lookup = cell_after(nbk, "## Exercise", "## 练习")
+    assert lookup is not None
+    code = "\n".join(line.split("#", 1)[0] for line in lookup.splitlines())  # comments may name an example
+    if nb != "01":  # 01 asks for a whole schema: its cell is checked by the build test below
+        for truth in _literals(SOLUTIONS[stem]):
+            assert not re.search(rf"(?<![\w.]){re.escape(truth)}(?![\w.])", code), (stem, truth)
+    if nb in DONE:
+        build = build_cell(nb, zh)
+        assert build is not None, f"{stem} has no build exercise"
+        # the model solution's body is not in the cell: every line of it that does something
+        body = [line.strip() for line in (ROOT / "data" / "trainer" / "solutions" / f"nb{nb}.py").read_text(
+            encoding="utf-8").splitlines() if line.startswith("    ") and line.strip()
+            and not line.strip().startswith(("#", '"""', "def "))]
+        for line in body:
+            assert line.split("  #")[0] not in build, (stem, line)
+
+
+def test_solutions_are_never_copied_to_participants():
+    from agentlab.hub import users
+    source = Path(users.__file__).read_text(encoding="utf-8")
+    assert "solutions" not in source and "*.ipynb" in source
+
+
+# --- the trainer's view ------------------------------------------------------------------------------------------
+
+def test_the_views_list_each_build_exercise_after_its_notebooks_and_the_capstone_last():
+    assert exercises.build_ids() == progress.build_ids() == {f"{nb}b": ex for nb, ex in json.loads(
+        (ROOT / "data" / "trainer" / "builds.json").read_text(encoding="utf-8")).items()}
+    assert set(DONE) <= {k[:2] for k in exercises.build_ids()}
+    order = list(progress.known_exercises())
+    assert order[-1] == "capstone"
+    for key in exercises.build_ids():
+        assert order.index(key) == order.index(key[:2]) + 1
+
+
+def test_a_build_check_reports_as_its_notebooks_second_exercise(monkeypatch, tmp_path):
+    monkeypatch.setenv("AGENTLAB_PROGRESS_URL", "http://127.0.0.1:9/services/trainer/api/report")
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "tok")
+    monkeypatch.delenv("AGENTLAB_ROOM", raising=False)
+    sent = []
+    real = exercises.report
+
+    def spy(feedback, notebook=None, **kw):
+        thread = real(feedback, notebook, send=lambda url, headers, body: sent.append(json.loads(body)), **kw)
+        if thread is not None:
+            thread.join(5)
+    monkeypatch.setattr(exercises, "report", spy)
+    builds_guards.build_refund_once(None)
+    builds_guards.build_refund_once(_naive_refund)
+    builds_guards.build_refund_once(solution("00").my_create_refund)
+    assert [(b["notebook"], b["exercise"], b["state"], b.get("answer")) for b in sent] == [
+        ("00b", "build_refund_once", "not yet", None), ("00b", "build_refund_once", "wrong", "0/3"),
+        ("00b", "build_refund_once", "right", "3/3")]
+    store = progress.Progress(tmp_path / "p.sqlite")
+    for b in sent:  # the view keeps it beside 00's look-up exercise, in its own column
+        store.record("ann", b["notebook"], b["exercise"], b["state"])
+    store.record("ann", "00", "double_refund_fault", "wrong")
+    board = progress._board(store.latest(), ["ann"], 0.0)
+    assert board["rows"][0]["cells"]["00b"]["state"] == "right" and board["rows"][0]["cells"]["00"]["state"] == "wrong"
+    assert board["counts"]["00b"] == {"not yet": 0, "wrong": 0, "right": 1}
