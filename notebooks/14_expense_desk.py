@@ -107,15 +107,10 @@ table_view(pd.DataFrame([{"#": r.number, "check": r.title, "result": r.status, "
 # How many of the 55 cases does the naive desk get right, graded on the ledger? Give a number.
 
 # %%
+from agentlab.workbook.builds_systems import naive_correct
+
 my_answer = None  # a number
-print(answer_is(my_answer, sum(r.passed for r in results["naive"]), lang=LANG,
-                why={"en": "the crosstab shows why the rest fail: wrong data (the frozen date, '45元', a near-miss "
-                           "category, a second booking, a delete nobody confirmed) and crashes (one call of several, "
-                           "a cut history, API errors).",
-                     "zh": "交叉表说明了其余失败的原因：写错数据（写死的日期、“45元”、相近但不存在的分类、重复记账、"
-                           "未经确认的删除）和崩溃（只执行第一个调用、被裁断的历史、接口错误）。"},
-                hint={"en": "count the 'correct' outcomes of the naive loop in the plot.",
-                      "zh": "数一数图中朴素循环“正确”的数量。"}))
+print(naive_correct(my_answer, results, lang=LANG))
 
 # %% [markdown]
 # ## Recap

@@ -204,11 +204,10 @@ stack.__exit__(None, None, None)
 # Which response header tells a client that the site replayed a recorded answer instead of running the skill?
 
 # %%
+from agentlab.workbook.builds_systems import replay_header
+
 my_answer = None  # a header name
-print(answer_is(my_answer, "Idempotent-Replayed", lang=LANG,
-                why={"en": "the second attempt with the same Idempotency-Key ran nothing and said so.",
-                     "zh": "带同一个 Idempotency-Key 的第二次请求什么都没执行，并在响应头里说明了这一点。"},
-                hint={"en": "look at the table of the lost reply.", "zh": "看“响应丢失”那一节的表格。"}))
+print(replay_header(my_answer, lang=LANG))
 
 # %% [markdown]
 # ## Recap

@@ -176,11 +176,10 @@ if redis_proc is not None:
 # write's key? (the field's name, as it appears in the JSON)
 
 # %%
+from agentlab.workbook.builds_systems import meta_field
+
 my_answer = None  # a field name
-print(answer_is(my_answer, "_meta", lang=LANG,
-                why={"en": "the key goes in the request's _meta as agentlab/idempotency_key: never an argument the model writes.",
-                     "zh": "幂等键放在请求的 _meta 里（agentlab/idempotency_key），而不是让模型填写的参数。"},
-                hint={"en": "look at the retry cell just above.", "zh": "看上面“重试”那一格。"}))
+print(meta_field(my_answer, lang=LANG))
 
 # %% [markdown]
 # ## Recap

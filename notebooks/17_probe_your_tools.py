@@ -200,17 +200,10 @@ widgets.VBox([panel.widget])
 # verdict does that cell get? Answer with the verdict's name as it appears in `report.json` (e.g. `"caught"`).
 
 # %%
-desk = load_specs(json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8")))
-without = probe(desk, fake_source(), config=GuardConfig().without("idempotency"), categories=["duplicate_call"],
-                only=["create_refund"])
-truth = next(c["verdict"] for c in without["cells"] if c["category"] == "duplicate_call")
+from agentlab.workbook.builds_systems import duplicate_call_verdict
+
 my_answer = None  # a verdict, e.g. "caught"
-print(answer_is(my_answer, truth, lang=LANG,
-                why={"en": "with no claim under an idempotency key, the second identical refund simply runs: the trace "
-                           "shows two executions and no replay, so nothing caught it.",
-                     "zh": "没有幂等键的占用，第二次相同的退款就直接执行了：trace 里是两次执行、没有回放，所以没有任何东西拦住它。"},
-                hint={"en": "look at without['cells'], or think about what is left to stop a repeat.",
-                      "zh": "看看 without['cells']，或想想还有什么能拦住重复调用。"}))
+print(duplicate_call_verdict(my_answer, lang=LANG))
 
 # %% [markdown]
 # ## Recap

@@ -57,7 +57,9 @@ ACCESS_SCOPE = f"access:services!service={NAME}"
 MAX_BODY = 2048  # bytes: a report is a few short fields; anything larger is not a report
 #: What reports besides the numbered notebooks: the capstone, with a score (not in exercises.json, whose keys are
 #: exactly the notebooks). agentlab/workbook/exercises.py has the same table; a test holds them equal.
-EXTRA = {"capstone": "capstone"}
+#: A notebook's second exercise, a build exercise ("10b"), is one more: data/trainer/builds.json.
+EXTRA = {**json.loads(data_file("trainer/builds.json").read_text(encoding="utf-8")),
+         "capstone": "capstone"}  # the capstone last: the room's last column
 ANSWER_LIMIT = 80  # characters of an answer kept: a word or a number, never a page of somebody's text
 NAME_LIMIT = 40  # characters of a participant's name (outside the hub, where the participant chooses it)
 MAX_PARTICIPANTS = 500  # names one room takes: a participant inventing names cannot grow the page without bound

@@ -95,7 +95,9 @@ _depth = threading.local()  # a check calling another check (answer_is -> check_
 
 
 #: Reports besides the numbered notebooks (the capstone, with a score): agentlab/hub/progress.py's EXTRA, the same.
-EXTRA = {"capstone": "capstone"}
+#: A notebook's second exercise, a build exercise ("10b"), is one more: data/trainer/builds.json.
+EXTRA = {**json.loads(data_file("trainer/builds.json").read_text(encoding="utf-8")),
+         "capstone": "capstone"}  # the capstone last: the room's last column
 ANSWER_LIMIT = 80  # characters of an answer sent: the trainer groups words and numbers, not pages of text
 NAME_LIMIT = 40
 

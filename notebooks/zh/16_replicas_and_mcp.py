@@ -162,11 +162,10 @@ if redis_proc is not None:
 # MCP 本身没有幂等键。agentlab 的技能站从 `tools/call` 请求的哪个字段读取写操作的幂等键？（填字段名，写法和 JSON 里一致）
 
 # %%
+from agentlab.workbook.builds_systems import meta_field
+
 my_answer = None  # a field name
-print(answer_is(my_answer, "_meta", lang=LANG,
-                why={"en": "the key goes in the request's _meta as agentlab/idempotency_key: never an argument the model writes.",
-                     "zh": "幂等键放在请求的 _meta 里（agentlab/idempotency_key），而不是让模型填写的参数。"},
-                hint={"en": "look at the retry cell just above.", "zh": "看上面“重试”那一格。"}))
+print(meta_field(my_answer, lang=LANG))
 
 # %% [markdown]
 # ## 回顾

@@ -177,17 +177,10 @@ widgets.VBox([panel.widget])
 # 关掉 `idempotency` 防护，只对 `create_refund`（售后台）探测 `duplicate_call`。这一格会得到什么结论？按 `report.json` 里的写法回答结论名（例如 `"caught"`）。
 
 # %%
-desk = load_specs(json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8")))
-without = probe(desk, fake_source(), config=GuardConfig().without("idempotency"), categories=["duplicate_call"],
-                only=["create_refund"])
-truth = next(c["verdict"] for c in without["cells"] if c["category"] == "duplicate_call")
+from agentlab.workbook.builds_systems import duplicate_call_verdict
+
 my_answer = None  # a verdict, e.g. "caught"
-print(answer_is(my_answer, truth, lang=LANG,
-                why={"en": "with no claim under an idempotency key, the second identical refund simply runs: the trace "
-                           "shows two executions and no replay, so nothing caught it.",
-                     "zh": "没有幂等键的占用，第二次相同的退款就直接执行了：trace 里是两次执行、没有回放，所以没有任何东西拦住它。"},
-                hint={"en": "look at without['cells'], or think about what is left to stop a repeat.",
-                      "zh": "看看 without['cells']，或想想还有什么能拦住重复调用。"}))
+print(duplicate_call_verdict(my_answer, lang=LANG))
 
 # %% [markdown]
 # ## 回顾

@@ -164,17 +164,10 @@ gateway.close()
 # 有一种故障，`openai-agents` 不用适配器也处理住了，而 pydantic-ai 和 LangGraph 却让它冲出了整次运行。是哪一种？用它的名字作答，从这几个里选：`duplicate_refund`、`repeated_reads`、`secret_in_error`、`unknown_tool`、`rate_limited`。再看看那一行里模型读到了什么：凭这些它知道该怎么办吗？
 
 # %%
+from agentlab.workbook.builds_systems import handled_without_adapter
+
 my_answer = None  # a fault's name
-alone = {(r.framework, r.fault): r.passed[0] for r in rows}
-handled = [f for f in FAULTS if alone.get(("openai-agents", f))
-           and not any(ok for (fw, g), ok in alone.items() if g == f and fw != "openai-agents")]
-print(answer_is(my_answer, handled[0] if len(handled) == 1 else handled, lang=LANG,
-                why={"en": "the SDK catches a tool's exception, so nothing raises and no DSN leaks; but the model reads "
-                           "only \"An error occurred\", with nothing to act on. The adapter gives it a structured error.",
-                     "zh": "这个 SDK 会接住工具抛出的异常，所以既没有异常冲出运行，也没有泄露 DSN；但模型只读到 \"An error "
-                           "occurred\"，不知道该怎么办。适配器给它的是结构化错误。"},
-                hint={"en": "in the openai-agents rows, find the ✓ without the adapter that the other two frameworks lack.",
-                      "zh": "在 openai-agents 的几行里，找“不用适配器”那一列是 ✓、而另外两个框架是 ✗ 的那一行。"}))
+print(handled_without_adapter(my_answer, rows, FAULTS, lang=LANG))
 
 # %% [markdown]
 # ## 回顾
