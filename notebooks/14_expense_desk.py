@@ -113,6 +113,29 @@ my_answer = None  # a number
 print(naive_correct(my_answer, results, lang=LANG))
 
 # %% [markdown]
+# ## Build it: the rule the desk needs
+#
+# The ledger trusts its caller: it books whatever date it is given. Below, the desk's own date rule is taken out and
+# yours put in its place. Write `my_rule(args, today)`: `args` are a booking's (or a change's) arguments, already
+# checked against the schema (a change may hold no `date`); `today` is the desk's date as ISO text, `"2026-10-15"`.
+# Return `[]` when nothing is wrong, else one `rule("date", "...")` per problem, saying why and what to do next: the
+# model reads it. Predict first: which case of the suite fails without the rule, and what would a rule that refuses
+# too much break? The check runs every case of the suite through the guarded desk with your rule, and names the
+# cases that still fail.
+
+# %%
+from agentlab.tools import rule
+from agentlab.workbook.builds_systems import desk_rule_holds
+
+
+def my_rule(args, today):
+    """The business-rule problems of a booking or a change: a list of rule("date", "why, and what to do next")."""
+    return None  # your code: [] when there is no problem
+
+
+print(desk_rule_holds(my_rule, lang=LANG))
+
+# %% [markdown]
 # ## Recap
 #
 # - The five bad cases were injected into one booking: broken JSON, a made-up tool, a missing field, "45元", a call sent twice.

@@ -17,12 +17,14 @@ from conftest import ROOT
 from exercise_solutions import SOLUTIONS, SOLUTIONS_ZH
 
 from agentlab.hub import progress
+from agentlab.tools import rule
 from agentlab.workbook import builds_systems as b
 from agentlab.workbook import exercises
 
 SOLUTIONS_DIR = ROOT / "data" / "trainer" / "solutions"
 BUILDS = {"10": ("my_case", b.suite_case_catches), "11": ("my_expect", b.promoted_expect),
-          "12": ("my_cut", b.cut_keeps_pairs), "13": ("my_offer", b.routes_by_language)}
+          "12": ("my_cut", b.cut_keeps_pairs), "13": ("my_offer", b.routes_by_language),
+          "14": ("my_rule", b.desk_rule_holds)}
 NOT_YET, RIGHT, WRONG = {"en": "Not yet", "zh": "还没作答"}, {"en": "Right", "zh": "答对了"}, {"en": "Not quite", "zh": "还不对"}
 
 
@@ -83,6 +85,9 @@ WRONG_VERSIONS = {  # a wrong version, and what the check must say still breaks 
     "12": (lambda: lambda messages, keep: [messages[0], *messages[-keep:]],
            ("keep = 3, 7", "keep = 3, 7")),
     "13": (lambda: _solution("13").__globals__["routers"]["en"].offer, ("27 of 56", "56 个提问里有 27 个")),
+    # a rule that also refuses today: every booking of today fails
+    "14": (lambda: lambda args, today: [rule("date", "no")] if args.get("date", "") >= today else [],
+           ("16 case(s) of the suite still fail", "仍有 16 个用例失败")),
 }
 
 
@@ -109,6 +114,8 @@ def test_a_case_the_suite_refuses_and_a_case_that_fails_on_the_good_build_get_a_
     bad = json.loads(json.dumps(_solution("10")))
     bad["expect"]["refunds"][0]["amount"] = 1.0
     assert "with every guard on your case fails too" in b.suite_case_catches(bad).message
+    assert "boundary-future-date" in b.desk_rule_holds(lambda args, today: []).message
+    assert "list of problems" in b.desk_rule_holds(lambda args, today: "fine").message
     never = b.promoted_expect({"refunds": []}, lang="zh")
     assert never.state == "wrong" and "防护循环" in never.message
 
@@ -127,7 +134,7 @@ def _raises(*args):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("nb", ["12", "13"])
+@pytest.mark.parametrize("nb", ["12", "13", "14"])
 def test_a_learners_code_that_raises_gets_a_sentence_not_a_traceback(nb, lang):
     feedback = BUILDS[nb][1](_raises, lang=lang)
     assert feedback.state == "wrong" and "KeyError" in feedback.message and "Traceback" not in feedback.message

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from ..guards import GuardConfig
 from ..i18n import Lang, label, said, t
 from .exercises import Feedback, _reports, _say, _shown, check_answer
 
-__all__ = ["cut_keeps_pairs", "duplicate_call_verdict", "first_role_after_cut", "handled_without_adapter",
+__all__ = ["cut_keeps_pairs", "desk_rule_holds", "duplicate_call_verdict", "first_role_after_cut", "handled_without_adapter",
            "meta_field", "naive_correct", "promoted_expect", "replay_header", "routes_by_language",
            "suite_case_catches", "tools_offered"]
 
@@ -241,6 +241,71 @@ def tools_offered(given: Any, lang: Lang = "en") -> Feedback:
     right = len(_routers()["en"].offer("今天打车花了45元帮我记上"))
     return check_answer(given, right, lang=lang, why=_why(lang, "build.nb13.look.why"),
                         hint=_why(lang, "build.nb13.look.hint"))
+
+
+# --- 14 · the business rule the expense desk needs -------------------------------------------------------------
+
+class _Broken(Exception):
+    """The learner's rule raised, or returned what is not a list of problems: said once, after the runs."""
+
+
+def _desk_with(my_rule: Callable[[dict, str], Any], seen: list[Any]) -> Any:
+    """The expense desk with ``my_rule`` as its bookings' and changes' check (the desk's own rule taken out)."""
+    from ..errors import Problem
+    from ..scenarios import expense
+    from ..tools import Registry
+
+    def make_registry(ledger: Any, *, lang: Lang = "en", clean: bool = False) -> Registry:
+        def check(args: dict) -> list:
+            if args.get("record_id"):  # a change: the record must exist first (NOT_FOUND), as on the desk
+                ledger._record(args["record_id"])
+            try:
+                out = my_rule(dict(args), ledger.today().isoformat())
+            except Exception as exc:  # noqa: BLE001 - the learner's rule raised: kept, said after the run
+                seen.append(exc)
+                return []
+            seen.append(out)
+            return list(out) if isinstance(out, list) and all(isinstance(p, Problem) for p in out) else []
+        reg = expense.make_registry(ledger, lang=lang, clean=clean)
+        return Registry([dataclasses.replace(tool, check=check) if tool.name in ("book_expense_record",
+                                                                                 "update_expense_record") else tool
+                         for tool in reg], lang=lang, clean=clean)
+    return dataclasses.replace(expense.SCENARIO, make_registry=make_registry)
+
+
+@_reports("14b")
+def desk_rule_holds(my_rule: Any, lang: Lang = "en") -> Feedback:
+    """14: ``my_rule(args, today)`` -> the business-rule problems of a booking or a change (``rule(...)``), put on
+    the expense desk in place of its own rule; every case of the expense suite is run through the guarded loop."""
+    from ..errors import Problem
+    from ..evals import load_cases, run_case
+    from ..resources import data_file
+    if my_rule is None:
+        return _say("not yet", t("build.nb14.todo", lang), lang)
+    if not callable(my_rule):
+        return _say("wrong", t("build.not_a_function", lang, given=_shown(my_rule)), lang)
+    seen: list[Any] = []
+    desk = _desk_with(my_rule, seen)
+    failed = []
+    for case in load_cases(data_file("expense_cases.jsonl")):
+        try:
+            result = run_case(case, lang=lang, scenario=desk)
+        except Exception as exc:  # noqa: BLE001 - a desk the learner's rule broke: a sentence
+            return _raised(exc, lang)
+        if any(isinstance(x, BaseException) for x in seen):
+            return _raised(next(x for x in seen if isinstance(x, BaseException)), lang)
+        if any(x is None for x in seen):
+            return _say("not yet", t("build.nb14.todo", lang), lang)
+        bad = next((x for x in seen if not isinstance(x, list) or not all(isinstance(p, Problem) for p in x)), "ok")
+        if bad != "ok":
+            return _say("wrong", t("build.nb14.not_problems", lang, given=_shown(bad)), lang)
+        if not result.passed:
+            failed.append(result)
+    if failed:
+        first = failed[0]
+        return _say("wrong", t("build.nb14.fails", lang, n=len(failed), ids=", ".join(r.case_id for r in failed[:5]),
+                               why=_failed(first, lang)), lang)
+    return _say("right", t("build.nb14.right", lang), lang)
 
 
 # --- look-ups whose truth moved out of the cell -----------------------------------------------------------------
