@@ -210,6 +210,27 @@ my_answer = None  # a header name
 print(replay_header(my_answer, lang=LANG))
 
 # %% [markdown]
+# ## Build it: a schema the skill's own cases hold it to
+#
+# A skill's input schema is checked by the site before the skill runs: whatever it lets through, the skill sends.
+# `draft` is a first version of the notification skill's schema. Its cases, `cases.jsonl` beside the skill, say what
+# must come back: a refund confirmation is sent; a subject of 121 characters, an address without a domain, an empty
+# body and a field the skill does not take are refused with `422`, naming the field. Predict first: how many of those
+# six cases does `draft` pass? Then write `my_schema`. The check puts it on the skill, runs every case on a fresh
+# site, and names the cases that still fail.
+
+# %%
+from agentlab.workbook.builds_systems import skill_schema_holds
+
+draft = {"type": "object",
+         "properties": {"to": {"type": "string", "description": "Recipient address"},
+                        "subject": {"type": "string", "description": "Subject line"},
+                        "body": {"type": "string", "description": "Plain-text message"}},
+         "required": ["to", "subject", "body"]}
+my_schema = None  # your schema: start from a copy of draft
+print(skill_schema_holds(my_schema, lang=LANG))
+
+# %% [markdown]
 # ## Recap
 #
 # - The model only decides; the site executes, checks and logs.

@@ -24,7 +24,7 @@ from agentlab.workbook import exercises
 SOLUTIONS_DIR = ROOT / "data" / "trainer" / "solutions"
 BUILDS = {"10": ("my_case", b.suite_case_catches), "11": ("my_expect", b.promoted_expect),
           "12": ("my_cut", b.cut_keeps_pairs), "13": ("my_offer", b.routes_by_language),
-          "14": ("my_rule", b.desk_rule_holds)}
+          "14": ("my_rule", b.desk_rule_holds), "15": ("my_schema", b.skill_schema_holds)}
 NOT_YET, RIGHT, WRONG = {"en": "Not yet", "zh": "还没作答"}, {"en": "Right", "zh": "答对了"}, {"en": "Not quite", "zh": "还不对"}
 
 
@@ -88,6 +88,9 @@ WRONG_VERSIONS = {  # a wrong version, and what the check must say still breaks 
     # a rule that also refuses today: every booking of today fails
     "14": (lambda: lambda args, today: [rule("date", "no")] if args.get("date", "") >= today else [],
            ("16 case(s) of the suite still fail", "仍有 16 个用例失败")),
+    "15": (lambda: {"type": "object", "properties": {"to": {"type": "string"}, "subject": {"type": "string"},
+                                                     "body": {"type": "string"}}},
+           ("4 of the skill's 6 cases still fail", "仍有 4 个失败")),
 }
 
 
@@ -116,6 +119,8 @@ def test_a_case_the_suite_refuses_and_a_case_that_fails_on_the_good_build_get_a_
     assert "with every guard on your case fails too" in b.suite_case_catches(bad).message
     assert "boundary-future-date" in b.desk_rule_holds(lambda args, today: []).message
     assert "list of problems" in b.desk_rule_holds(lambda args, today: "fine").message
+    broken = b.skill_schema_holds({"type": "nonsense"}, lang="zh")
+    assert broken.state == "wrong" and "站点用不了这个 schema" in broken.message and "Traceback" not in broken.message
     never = b.promoted_expect({"refunds": []}, lang="zh")
     assert never.state == "wrong" and "防护循环" in never.message
 

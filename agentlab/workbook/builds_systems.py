@@ -308,6 +308,55 @@ def desk_rule_holds(my_rule: Any, lang: Lang = "en") -> Feedback:
     return _say("right", t("build.nb14.right", lang), lang)
 
 
+# --- 15 · a skill's input schema that its own cases hold it to ---------------------------------------------------
+
+DRAFT_SKILL = "send_notification"  # notebook 15's write skill: its schema is the learner's to fix
+
+
+def _notify_cases() -> list[Any]:
+    from ..site.check import load_check_cases
+    return [c for c in load_check_cases(desks=False) if c.skill == DRAFT_SKILL]
+
+
+@_reports("15b")
+def skill_schema_holds(my_schema: Any, lang: Lang = "en") -> Feedback:
+    """15: the notification skill's ``input_schema``: the skill, given ``my_schema``, is run on a fresh site on every
+    one of its own cases (normal, boundary, abnormal: ``cases.jsonl`` beside it)."""
+    import json
+    import warnings
+
+    from ..site.check import _judge
+    from ..site.service import SkillSite
+    from ..site.skills import Skill, load_skills, shipped_dir
+    if my_schema is None:
+        return _say("not yet", t("build.nb15.todo", lang), lang)
+    if not isinstance(my_schema, dict):
+        return _say("wrong", t("build.not_a_dict", lang, given=_shown(my_schema)), lang)
+    shipped = next(sk for sk in load_skills(shipped_dir()) if sk.name == DRAFT_SKILL)
+    draft = f"{DRAFT_SKILL}_draft"  # beside the shipped skill, which every site has: the same handler, your schema
+    failed: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="agentlab-build-15-") as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            meta = dataclasses.replace(shipped.meta, skill_name=draft, input_schema=my_schema)
+            site = SkillSite(Path(tmp), desks=False, extra=[Skill(meta, shipped.handler, shipped.validate)])
+            key, _ = site.create_key("build-15")
+            for i, case in enumerate(_notify_cases()):
+                reply = site.execute(draft, json.dumps({"arguments": case.arguments}).encode(), api_key=key,
+                                     idempotency_key=f"build-{i}", session_id="build-15", lang=lang)
+                if _judge(case, reply.status, reply.body):
+                    named = sorted({str(p.get("field")) for p in (reply.body.get("error") or {}).get("problems") or []})
+                    failed.append(t("build.nb15.case", lang, name=case.name, got=reply.status,
+                                    want=case.expect.get("status", 200), fields=", ".join(named) or "-",
+                                    expected=", ".join(case.expect.get("fields", ())) or "-"))
+        except Exception as exc:  # noqa: BLE001 - a schema the site cannot compile: a sentence
+            return _say("wrong", t("build.nb15.refused", lang, why=said(exc, lang)[:200]), lang)
+    if failed:
+        return _say("wrong", t("build.nb15.fails", lang, n=len(failed), total=len(_notify_cases()),
+                               cases=" ".join(failed[:3])), lang)
+    return _say("right", t("build.nb15.right", lang, total=len(_notify_cases())), lang)
+
+
 # --- look-ups whose truth moved out of the cell -----------------------------------------------------------------
 
 @_reports("14")
