@@ -24,7 +24,8 @@ from agentlab.workbook import exercises
 SOLUTIONS_DIR = ROOT / "data" / "trainer" / "solutions"
 BUILDS = {"10": ("my_case", b.suite_case_catches), "11": ("my_expect", b.promoted_expect),
           "12": ("my_cut", b.cut_keeps_pairs), "13": ("my_offer", b.routes_by_language),
-          "14": ("my_rule", b.desk_rule_holds), "15": ("my_schema", b.skill_schema_holds)}
+          "14": ("my_rule", b.desk_rule_holds), "15": ("my_schema", b.skill_schema_holds),
+          "16": ("my_key", b.key_scope_holds)}
 NOT_YET, RIGHT, WRONG = {"en": "Not yet", "zh": "还没作答"}, {"en": "Right", "zh": "答对了"}, {"en": "Not quite", "zh": "还不对"}
 
 
@@ -91,6 +92,9 @@ WRONG_VERSIONS = {  # a wrong version, and what the check must say still breaks 
     "15": (lambda: {"type": "object", "properties": {"to": {"type": "string"}, "subject": {"type": "string"},
                                                      "body": {"type": "string"}}},
            ("4 of the skill's 6 cases still fail", "仍有 4 个失败")),
+    # the chat's id in the key: a restart, with a new session id, refunds again
+    "16": (lambda: lambda args, session_id: f"{session_id}:{json.dumps(args, sort_keys=True)}",
+           ("after the agent restarted", "智能体重启后重试")),
 }
 
 
@@ -121,6 +125,7 @@ def test_a_case_the_suite_refuses_and_a_case_that_fails_on_the_good_build_get_a_
     assert "list of problems" in b.desk_rule_holds(lambda args, today: "fine").message
     broken = b.skill_schema_holds({"type": "nonsense"}, lang="zh")
     assert broken.state == "wrong" and "站点用不了这个 schema" in broken.message and "Traceback" not in broken.message
+    assert "too broad" in b.key_scope_holds(lambda args, session_id: "refund").message
     never = b.promoted_expect({"refunds": []}, lang="zh")
     assert never.state == "wrong" and "防护循环" in never.message
 
@@ -139,7 +144,7 @@ def _raises(*args):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("nb", ["12", "13", "14"])
+@pytest.mark.parametrize("nb", ["12", "13", "14", "16"])
 def test_a_learners_code_that_raises_gets_a_sentence_not_a_traceback(nb, lang):
     feedback = BUILDS[nb][1](_raises, lang=lang)
     assert feedback.state == "wrong" and "KeyError" in feedback.message and "Traceback" not in feedback.message

@@ -357,6 +357,59 @@ def skill_schema_holds(my_schema: Any, lang: Lang = "en") -> Feedback:
     return _say("right", t("build.nb15.right", lang, total=len(_notify_cases())), lang)
 
 
+# --- 16 · an idempotency key whose scope makes two replicas refund once ------------------------------------------
+
+_REFUND = {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
+#: Notebook 16's situations: two calls, one to replica A and one to replica B (one claim store between them),
+#: each with its session id, and how many refunds are right.
+KEY_SITUATIONS: tuple[tuple[str, tuple[tuple[dict, str], tuple[dict, str]], int], ...] = (
+    ("lost_reply", ((_REFUND, "chat-1"), (_REFUND, "chat-1")), 1),
+    ("restart", ((_REFUND, "chat-1"), (_REFUND, "chat-2")), 1),
+    ("two_orders", ((_REFUND, "chat-1"), ({"order_id": "A1005", "amount": 19.9, "reason": "user_cancel"}, "chat-1")), 2),
+)
+
+
+def _refunds_with(my_key: Callable[[dict, str], Any], calls: Sequence[tuple[dict, str]]) -> int | None:
+    """Refunds made when each call goes to its replica with the key ``my_key`` gives it; None: a key was None."""
+    import json
+
+    from ..site.service import SkillSite
+    with tempfile.TemporaryDirectory(prefix="agentlab-build-16-") as tmp:
+        store = f"sqlite:///{tmp}/claims.db"
+        replicas = (SkillSite(tmp, store=store), SkillSite(tmp, store=store))
+        api_key, agent = replicas[0].create_key("agent", ["*"])
+        for site, (args, session) in zip(replicas, calls, strict=True):
+            key = my_key(dict(args), session)
+            if key is None:
+                return None
+            site.execute("create_refund", json.dumps({"arguments": args}).encode(), api_key=api_key,
+                         idempotency_key=str(key)[:200], session_id=session)
+        return sum(len(site.state_for(agent.id)["aftersales"].snapshot()["refunds"]) for site in replicas)
+
+
+@_reports("16b")
+def key_scope_holds(my_key: Any, lang: Lang = "en") -> Feedback:
+    """16: ``my_key(args, session_id)`` -> the idempotency key the loop sends with a refund; run on two replicas that
+    share one claim store, in the three situations of :data:`KEY_SITUATIONS`."""
+    if my_key is None:
+        return _say("not yet", t("build.nb16.todo", lang), lang)
+    if not callable(my_key):
+        return _say("wrong", t("build.not_a_function", lang, given=_shown(my_key)), lang)
+    wrong = []
+    for name, calls, right in KEY_SITUATIONS:
+        try:
+            made = _refunds_with(my_key, calls)
+        except Exception as exc:  # noqa: BLE001 - the learner's function raised: a sentence
+            return _raised(exc, lang)
+        if made is None:
+            return _say("not yet", t("build.nb16.todo", lang), lang)
+        if made != right:
+            wrong.append(t(f"build.nb16.{name}", lang, made=made, right=right))
+    if wrong:
+        return _say("wrong", " ".join(wrong), lang)
+    return _say("right", t("build.nb16.right", lang), lang)
+
+
 # --- look-ups whose truth moved out of the cell -----------------------------------------------------------------
 
 @_reports("14")
