@@ -206,6 +206,23 @@ my_answer = None  # a verdict, e.g. "caught"
 print(duplicate_call_verdict(my_answer, lang=LANG))
 
 # %% [markdown]
+# ## Build it: a contract that gives every fault something to catch
+#
+# A cell the probe marks n/a is a fault the contract cannot even express: with no enum there is no value outside
+# it, with no range no number out of it. `draft` is a first contract for the refund desk's `create_refund`. Predict
+# first: which categories come out n/a on it? Then write `my_parameters`. The check puts it in the desk's tools list
+# and probes `create_refund` with the scripted model in every category: each cell must apply and end caught or
+# repaired, and the call with no fault must still run.
+
+# %%
+from agentlab.workbook.builds_systems import contract_catches_faults
+
+draft = {"type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number"},
+                                          "reason": {"type": "string"}}}
+my_parameters = None  # your schema: start from a copy of draft
+print(contract_catches_faults(my_parameters, lang=LANG))
+
+# %% [markdown]
 # ## Recap
 #
 # - The guard in each cell is read from the trace, so a guard switched off shows up as not caught.

@@ -25,7 +25,7 @@ SOLUTIONS_DIR = ROOT / "data" / "trainer" / "solutions"
 BUILDS = {"10": ("my_case", b.suite_case_catches), "11": ("my_expect", b.promoted_expect),
           "12": ("my_cut", b.cut_keeps_pairs), "13": ("my_offer", b.routes_by_language),
           "14": ("my_rule", b.desk_rule_holds), "15": ("my_schema", b.skill_schema_holds),
-          "16": ("my_key", b.key_scope_holds)}
+          "16": ("my_key", b.key_scope_holds), "17": ("my_parameters", b.contract_catches_faults)}
 NOT_YET, RIGHT, WRONG = {"en": "Not yet", "zh": "还没作答"}, {"en": "Right", "zh": "答对了"}, {"en": "Not quite", "zh": "还不对"}
 
 
@@ -95,6 +95,11 @@ WRONG_VERSIONS = {  # a wrong version, and what the check must say still breaks 
     # the chat's id in the key: a restart, with a new session id, refunds again
     "16": (lambda: lambda args, session_id: f"{session_id}:{json.dumps(args, sort_keys=True)}",
            ("after the agent restarted", "智能体重启后重试")),
+    # required fields, but no enum and no range: two categories the probe cannot try
+    "17": (lambda: {"type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number"},
+                                                     "reason": {"type": "string"}},
+                    "required": ["order_id", "amount", "reason"]},
+           ("cannot try out_of_enum, out_of_range", "无法在你的契约上尝试 out_of_enum, out_of_range")),
 }
 
 
@@ -126,6 +131,8 @@ def test_a_case_the_suite_refuses_and_a_case_that_fails_on_the_good_build_get_a_
     broken = b.skill_schema_holds({"type": "nonsense"}, lang="zh")
     assert broken.state == "wrong" and "站点用不了这个 schema" in broken.message and "Traceback" not in broken.message
     assert "too broad" in b.key_scope_holds(lambda args, session_id: "refund").message
+    refused = b.contract_catches_faults({"type": "bogus"})
+    assert refused.state == "wrong" and "refused" in refused.message and "Traceback" not in refused.message
     never = b.promoted_expect({"refunds": []}, lang="zh")
     assert never.state == "wrong" and "防护循环" in never.message
 

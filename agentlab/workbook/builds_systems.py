@@ -24,7 +24,7 @@ from ..guards import GuardConfig
 from ..i18n import Lang, label, said, t
 from .exercises import Feedback, _reports, _say, _shown, check_answer
 
-__all__ = ["cut_keeps_pairs", "desk_rule_holds", "duplicate_call_verdict", "first_role_after_cut", "handled_without_adapter",
+__all__ = ["contract_catches_faults", "cut_keeps_pairs", "desk_rule_holds", "duplicate_call_verdict", "first_role_after_cut", "handled_without_adapter",
            "meta_field", "naive_correct", "promoted_expect", "replay_header", "routes_by_language",
            "suite_case_catches", "tools_offered"]
 
@@ -408,6 +408,46 @@ def key_scope_holds(my_key: Any, lang: Lang = "en") -> Feedback:
     if wrong:
         return _say("wrong", " ".join(wrong), lang)
     return _say("right", t("build.nb16.right", lang), lang)
+
+
+# --- 17 · a contract that gives the probe's faults something to catch -------------------------------------------
+
+PROBED_TOOL = "create_refund"  # notebook 17's write: its parameters are the learner's to tighten
+_GOOD_VERDICTS = ("ok", "repaired", "caught")
+
+
+@_reports("17b")
+def contract_catches_faults(my_parameters: Any, lang: Lang = "en") -> Feedback:
+    """17: the refund tool's ``parameters`` schema, put in the refund desk's tools list and probed (the scripted
+    model, every fault category): every cell must apply (no n/a: the contract says what a wrong call is) and end
+    caught or repaired, and the clean call must still run."""
+    import copy
+    import json
+
+    from ..evals.probe import fake_source, probe
+    from ..resources import data_file
+    from ..tools import load_specs
+    if my_parameters is None:
+        return _say("not yet", t("build.nb17.todo", lang), lang)
+    if not isinstance(my_parameters, dict):
+        return _say("wrong", t("build.not_a_dict", lang, given=_shown(my_parameters)), lang)
+    specs = json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8"))
+    specs = copy.deepcopy(specs)
+    next(s for s in specs if s["function"]["name"] == PROBED_TOOL)["function"]["parameters"] = my_parameters
+    try:
+        report = probe(load_specs(specs, lang=lang), fake_source(), only=[PROBED_TOOL], lang=lang)
+    except Exception as exc:  # noqa: BLE001 - a contract the loader or the probe refuses: its sentence
+        return _say("wrong", t("build.nb17.refused", lang, why=said(exc, lang)[:240]), lang)
+    verdicts = {c["category"]: c["verdict"] for c in report["cells"]}
+    if verdicts.get("clean") != "ok":
+        return _say("wrong", t("build.nb17.clean", lang, verdict=verdicts.get("clean")), lang)
+    na = sorted(c for c, v in verdicts.items() if v == "n/a")
+    missed = sorted(c for c, v in verdicts.items() if v not in (*_GOOD_VERDICTS, "n/a"))
+    if na or missed:
+        said_ = ([t("build.nb17.na", lang, cats=", ".join(na))] if na else []) + \
+                ([t("build.nb17.missed", lang, cats=", ".join(missed))] if missed else [])
+        return _say("wrong", " ".join(said_), lang)
+    return _say("right", t("build.nb17.right", lang, n=len(verdicts)), lang)
 
 
 # --- look-ups whose truth moved out of the cell -----------------------------------------------------------------

@@ -183,6 +183,22 @@ my_answer = None  # a verdict, e.g. "caught"
 print(duplicate_call_verdict(my_answer, lang=LANG))
 
 # %% [markdown]
+# ## 动手：让每种故障都有东西可拦的契约
+#
+# 探测标为“不适用”的格子，是契约连表达都表达不了的故障：没有枚举，就没有枚举之外的值；没有范围，就没有超出范围的数。
+# `draft` 是售后台 `create_refund` 的第一版契约。先预测：哪些类别在它上面是“不适用”？然后写出 `my_parameters`。检查会把它
+# 放进售后台的工具列表，用脚本模型在每个类别上探测 `create_refund`：每个格子都要适用，并且以“已拦截”或“已修复”结束，
+# 没有故障的调用也要照常运行。
+
+# %%
+from agentlab.workbook.builds_systems import contract_catches_faults
+
+draft = {"type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number"},
+                                          "reason": {"type": "string"}}}
+my_parameters = None  # your schema: start from a copy of draft
+print(contract_catches_faults(my_parameters, lang=LANG))
+
+# %% [markdown]
 # ## 回顾
 #
 # - 每格里的防护是从轨迹读出的，所以关掉的防护会显示为未拦下。
