@@ -193,6 +193,24 @@ my_answer = None  # a fault's name
 print(handled_without_adapter(my_answer, rows, FAULTS, lang=LANG))
 
 # %% [markdown]
+# ## Build it: tell the guard what writes
+#
+# `writes` is the one thing you tell an adapter. A framework's agent here has three tools: `refund(order_id, amount)`
+# moves money, `lookup(order_id)` reads an order's status, `note(order_id, text)` adds a note to its file. Write
+# `my_writes`: the tools that change the world, as a list, or as a dict of each to its business key (a function of the
+# arguments that names the intent, like `lambda args: args["order_id"]`) or `None` (all its arguments, within one
+# conversation). Predict first: with `["refund", "note"]`, what happens to a refund retried after the caller restarted
+# without its thread id? The check sends each call through a fresh guard on one store that outlives the process: the
+# same refund twice in a thread (one is right), from a new thread (one), the same note twice in a thread (one), the
+# same words noted in two threads (two), and the status read before and after a refund (read twice).
+
+# %%
+from agentlab.workbook.builds_systems import guard_wired
+
+my_writes = None  # which tools write, e.g. ["a_tool"], or {"a_tool": lambda args: ..., "another": None}
+print(guard_wired(my_writes, lang=LANG))
+
+# %% [markdown]
 # ## Recap
 #
 # - Without the line, the frameworks ran a duplicated refund twice and five identical reads five times.

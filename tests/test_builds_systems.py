@@ -25,7 +25,8 @@ SOLUTIONS_DIR = ROOT / "data" / "trainer" / "solutions"
 BUILDS = {"10": ("my_case", b.suite_case_catches), "11": ("my_expect", b.promoted_expect),
           "12": ("my_cut", b.cut_keeps_pairs), "13": ("my_offer", b.routes_by_language),
           "14": ("my_rule", b.desk_rule_holds), "15": ("my_schema", b.skill_schema_holds),
-          "16": ("my_key", b.key_scope_holds), "17": ("my_parameters", b.contract_catches_faults)}
+          "16": ("my_key", b.key_scope_holds), "17": ("my_parameters", b.contract_catches_faults),
+          "19": ("my_writes", b.guard_wired)}
 NOT_YET, RIGHT, WRONG = {"en": "Not yet", "zh": "还没作答"}, {"en": "Right", "zh": "答对了"}, {"en": "Not quite", "zh": "还不对"}
 
 
@@ -100,6 +101,8 @@ WRONG_VERSIONS = {  # a wrong version, and what the check must say still breaks 
                                                      "reason": {"type": "string"}},
                     "required": ["order_id", "amount", "reason"]},
            ("cannot try out_of_enum, out_of_range", "无法在你的契约上尝试 out_of_enum, out_of_range")),
+    # every tool a write, keyed within its thread: a refund from a new thread runs again, a read replays
+    "19": (lambda: ["refund", "note", "lookup"], ("from a new thread", "从新线程重试")),
 }
 
 
@@ -133,6 +136,8 @@ def test_a_case_the_suite_refuses_and_a_case_that_fails_on_the_good_build_get_a_
     assert "too broad" in b.key_scope_holds(lambda args, session_id: "refund").message
     refused = b.contract_catches_faults({"type": "bogus"})
     assert refused.state == "wrong" and "refused" in refused.message and "Traceback" not in refused.message
+    stale = b.guard_wired(["refund", "note", "lookup"])
+    assert "replays a stale answer" in stale.message
     never = b.promoted_expect({"refunds": []}, lang="zh")
     assert never.state == "wrong" and "防护循环" in never.message
 
@@ -141,6 +146,8 @@ def test_a_case_the_suite_refuses_and_a_case_that_fails_on_the_good_build_get_a_
 @pytest.mark.parametrize("given", [[], "a case", 3])
 def test_something_that_is_not_what_was_asked_gets_a_sentence(given, lang):
     for nb, (_, check) in BUILDS.items():
+        if nb == "19" and given == []:  # no tool writes: a list, read as such (and wrong, situation by situation)
+            continue
         feedback = check(given, lang=lang)
         assert feedback.state == "wrong", (nb, feedback.message)
         assert "Traceback" not in feedback.message and str(given)[:8] in feedback.message, (nb, feedback.message)
@@ -251,3 +258,21 @@ def test_build_messages_exist_in_both_languages_in_one_block():
 def test_the_stub_for_12_returns_nothing():
     stub = _stub("12")
     assert stub([{"role": "system", "content": ""}, {"role": "user", "content": "x"}], 1) is None
+
+
+def test_the_exported_names_collide_with_no_other_modules():
+    import importlib
+    import pkgutil
+
+    import agentlab
+    mine = set(b.__all__)
+    assert mine == {n for n in dir(b) if callable(getattr(b, n)) and getattr(getattr(b, n), "__module__", "") == b.__name__
+                    and not n.startswith("_") and n[0].islower()}
+    for info in pkgutil.walk_packages(agentlab.__path__, "agentlab."):
+        if info.name == b.__name__ or info.name.endswith("__main__"):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an optional framework not installed here
+            continue
+        assert not mine & set(getattr(module, "__all__", ())), (info.name, mine & set(module.__all__))

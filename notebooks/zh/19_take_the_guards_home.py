@@ -170,6 +170,22 @@ my_answer = None  # a fault's name
 print(handled_without_adapter(my_answer, rows, FAULTS, lang=LANG))
 
 # %% [markdown]
+# ## 动手：告诉防护哪些是写操作
+#
+# `writes` 是你唯一要告诉适配器的东西。这里某个框架的智能体有三个工具：`refund(order_id, amount)` 会动钱，
+# `lookup(order_id)` 查询订单状态，`note(order_id, text)` 往订单档案里加一条备注。写出 `my_writes`：会改变外部世界的工具，
+# 可以是列表，也可以是 dict，把每个工具对应到它的业务键（参数的函数，标识这个意图，例如 `lambda args: args["order_id"]`）
+# 或 `None`（同一会话内的全部参数）。先预测：如果写成 `["refund", "note"]`，调用方重启、丢了线程 id 之后重试退款，会怎样？
+# 检查会让每次调用都经过一个新的防护、共用一个比进程活得久的存储：同一线程里同样的退款两次（应执行一次）、从新线程重试
+# （一次）、同一线程里同样的备注两次（一次）、两个线程里同样文字的备注（两次）、退款前后各查一次状态（查两次）。
+
+# %%
+from agentlab.workbook.builds_systems import guard_wired
+
+my_writes = None  # which tools write, e.g. ["a_tool"], or {"a_tool": lambda args: ..., "another": None}
+print(guard_wired(my_writes, lang=LANG))
+
+# %% [markdown]
 # ## 回顾
 #
 # - 不加这一行时，各框架把重复的退款执行了两次，五次相同的读取执行了五次。
