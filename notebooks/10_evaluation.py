@@ -261,6 +261,22 @@ my_answer = None  # a guard's name
 print(best_single_guard(my_answer, abl, lang=LANG))
 
 # %% [markdown]
+# ## Build it: the case that catches a release
+#
+# A release switched the idempotency guard off (`GuardConfig().without("idempotency")`). Predict first: which
+# model mistake does only that guard catch, and would the suite above notice? Then write the case the suite needs.
+# `my_case` is a dict shaped like a line of `data/aftersales_cases.jsonl`: a `task`, the fake model's `fake`
+# (its `plan` of calls, and optionally a `fault` from `MODEL_FAULTS` injected `at_step`), and `expect`, what the
+# ledger must hold at the end (`cases[0].fake` and `cases[0].expect` show the shape). The check runs it on the
+# after-sales desk twice, with every guard and on the release: it must pass on the first and fail on the second.
+
+# %%
+from agentlab.workbook.builds_systems import suite_case_catches
+
+my_case = None  # a dict: {"task": ..., "fake": {"plan": [...], "fault": ..., "at_step": ...}, "expect": {...}}
+print(suite_case_catches(my_case, lang=LANG))
+
+# %% [markdown]
 # ## Recap
 #
 # - The suite holds normal, boundary and adversarial cases; a run that refunded the wrong amount is a failure.

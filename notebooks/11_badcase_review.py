@@ -191,6 +191,24 @@ my_answer = None  # a tag: structure, semantic, execution or rule_blocked
 print(largest_share(my_answer, review.counts(), lang=LANG))
 
 # %% [markdown]
+# ## Build it: the case a bad session becomes
+#
+# Below, a bad session: asked twice to refund A1010, the naive loop refunded twice. Promoting it keeps its model
+# replies as the case's script; what the case expects is yours to write. Predict first: if `expect` says what the
+# session did, when does the case ever turn red? Write `my_expect`, what the final state must hold (a list of
+# `refunds`, each with its `order_id` and `amount`, and the run's acceptable `statuses`). The check replays the
+# session's replies through the naive loop, where the case must fail as the session did, and through the guarded
+# loop, where it must pass.
+
+# %%
+from agentlab.workbook.builds_systems import promoted_expect
+
+twice = run_case(by_id["adv-asks-twice"], loop="naive")  # the bad session
+print(label(twice.run.status, LANG), [(r["order_id"], r["amount"]) for r in twice.snapshot["refunds"]])
+my_expect = None  # a dict: what the final state must hold, {"refunds": [{"order_id": ..., "amount": ...}], ...}
+print(promoted_expect(my_expect, lang=LANG))
+
+# %% [markdown]
 # ## Recap
 #
 # - Tags were proposed from the cause the trace records, and could be changed in a menu.

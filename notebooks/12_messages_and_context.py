@@ -180,11 +180,30 @@ with ChatServer(model=DatedModel(ScriptedModel([booking("{today}"), booking("{to
 # In the naive cut above, what is the role of the first message sent (the one the API refuses)? Give the role.
 
 # %%
+from agentlab.workbook.builds_systems import first_role_after_cut
+
 my_answer = None  # a role: "system", "user", "assistant" or "tool"
-print(answer_is(my_answer, naive_cut[0]["role"], lang=LANG,
-                why={"en": "a tool reply whose call was cut off: the API refuses a tool message no call asked for.",
-                     "zh": "它是一条工具回执，而对应的调用被裁掉了：接口拒绝没有调用对应的 tool 消息。"},
-                hint={"en": "look at the 'first role' column of the table.", "zh": "看表格里“首条消息的角色”一列。"}))
+print(first_role_after_cut(my_answer, lang=LANG))
+
+# %% [markdown]
+# ## Build it: a cut that keeps each call with its replies
+#
+# "Keep the last 10 messages" started on a tool reply whose call it had cut off. Write `my_cut(messages, keep)`: the
+# system prompt first, then the latest messages, at most `keep` of them, never starting on a tool reply (skip such
+# replies, and keep as many of the rest as fit). Predict first: is 10 the only `keep` for which the naive cut goes
+# wrong? The check runs your function on the long chat above for every `keep` from 1 to its length, checks each
+# result with `protocol_problems`, and says for which values of `keep` it still breaks.
+
+# %%
+from agentlab.workbook.builds_systems import cut_keeps_pairs
+
+
+def my_cut(messages, keep):
+    """The system prompt, then at most `keep` of the latest messages, never starting on a tool reply."""
+    return None  # your code
+
+
+print(cut_keeps_pairs(my_cut, lang=LANG))
 
 # %% [markdown]
 # ## Recap

@@ -166,14 +166,32 @@ plt.show()
 # descriptions in the notebook's language, the same question.)
 
 # %%
+from agentlab.workbook.builds_systems import tools_offered
+
 en_router = desk_router(expense.make_registry(expense.Ledger(), lang="en"))
 my_answer = None  # a number
-print(answer_is(my_answer, len(en_router.offer("今天打车花了45元帮我记上")), lang=LANG,
-                why={"en": "only tools whose words match are offered (the hand-over always): a question in another "
-                           "language than the descriptions matches little, so route in the user's language.",
-                     "zh": "只有词语匹配的工具才会被推荐（转人工总在其中）：提问语言与工具描述不同，几乎匹配不上，"
-                           "所以要用用户的语言做路由。"},
-                hint={"en": "call en_router.offer(...) and count.", "zh": "调用 en_router.offer(...) 数一数。"}))
+print(tools_offered(my_answer, lang=LANG))
+
+# %% [markdown]
+# ## Build it: route each ask in its own language
+#
+# A router built on one language's descriptions hardly routes the other. Write `my_offer(ask)`: the tools to offer
+# for one ask, routed over the descriptions in the ask's own language. `query_lang(ask)` says `"en"` or `"zh"`, and
+# `desk_router(expense.make_registry(expense.Ledger(), lang=...))` builds a router in either. Predict first: of the
+# 56 asks in both languages, how many does `en_router` alone offer the needed tool? The check runs your function on
+# all of them and names an ask it still misses.
+
+# %%
+from agentlab.routing import query_lang
+from agentlab.workbook.builds_systems import routes_by_language
+
+
+def my_offer(ask):
+    """The tool names to offer for one ask (text): at most five, the hand-over among them."""
+    return None  # your code
+
+
+print(routes_by_language(my_offer, lang=LANG))
 
 # %% [markdown]
 # ## Recap

@@ -107,15 +107,33 @@ table_view(pd.DataFrame([{"#": r.number, "check": r.title, "result": r.status, "
 # How many of the 55 cases does the naive desk get right, graded on the ledger? Give a number.
 
 # %%
+from agentlab.workbook.builds_systems import naive_correct
+
 my_answer = None  # a number
-print(answer_is(my_answer, sum(r.passed for r in results["naive"]), lang=LANG,
-                why={"en": "the crosstab shows why the rest fail: wrong data (the frozen date, '45元', a near-miss "
-                           "category, a second booking, a delete nobody confirmed) and crashes (one call of several, "
-                           "a cut history, API errors).",
-                     "zh": "交叉表说明了其余失败的原因：写错数据（写死的日期、“45元”、相近但不存在的分类、重复记账、"
-                           "未经确认的删除）和崩溃（只执行第一个调用、被裁断的历史、接口错误）。"},
-                hint={"en": "count the 'correct' outcomes of the naive loop in the plot.",
-                      "zh": "数一数图中朴素循环“正确”的数量。"}))
+print(naive_correct(my_answer, results, lang=LANG))
+
+# %% [markdown]
+# ## Build it: the rule the desk needs
+#
+# The ledger trusts its caller: it books whatever date it is given. Below, the desk's own date rule is taken out and
+# yours put in its place. Write `my_rule(args, today)`: `args` are a booking's (or a change's) arguments, already
+# checked against the schema (a change may hold no `date`); `today` is the desk's date as ISO text, `"2026-10-15"`.
+# Return `[]` when nothing is wrong, else one `rule("date", "...")` per problem, saying why and what to do next: the
+# model reads it. Predict first: which case of the suite fails without the rule, and what would a rule that refuses
+# too much break? The check runs every case of the suite through the guarded desk with your rule, and names the
+# cases that still fail.
+
+# %%
+from agentlab.tools import rule
+from agentlab.workbook.builds_systems import desk_rule_holds
+
+
+def my_rule(args, today):
+    """The business-rule problems of a booking or a change: a list of rule("date", "why, and what to do next")."""
+    return None  # your code: [] when there is no problem
+
+
+print(desk_rule_holds(my_rule, lang=LANG))
 
 # %% [markdown]
 # ## Recap

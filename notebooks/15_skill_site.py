@@ -204,11 +204,31 @@ stack.__exit__(None, None, None)
 # Which response header tells a client that the site replayed a recorded answer instead of running the skill?
 
 # %%
+from agentlab.workbook.builds_systems import replay_header
+
 my_answer = None  # a header name
-print(answer_is(my_answer, "Idempotent-Replayed", lang=LANG,
-                why={"en": "the second attempt with the same Idempotency-Key ran nothing and said so.",
-                     "zh": "带同一个 Idempotency-Key 的第二次请求什么都没执行，并在响应头里说明了这一点。"},
-                hint={"en": "look at the table of the lost reply.", "zh": "看“响应丢失”那一节的表格。"}))
+print(replay_header(my_answer, lang=LANG))
+
+# %% [markdown]
+# ## Build it: a schema the skill's own cases hold it to
+#
+# A skill's input schema is checked by the site before the skill runs: whatever it lets through, the skill sends.
+# `draft` is a first version of the notification skill's schema. Its cases, `cases.jsonl` beside the skill, say what
+# must come back: a refund confirmation is sent; a subject of 121 characters, an address without a domain, an empty
+# body and a field the skill does not take are refused with `422`, naming the field. Predict first: how many of those
+# six cases does `draft` pass? Then write `my_schema`. The check puts it on the skill, runs every case on a fresh
+# site, and names the cases that still fail.
+
+# %%
+from agentlab.workbook.builds_systems import skill_schema_holds
+
+draft = {"type": "object",
+         "properties": {"to": {"type": "string", "description": "Recipient address"},
+                        "subject": {"type": "string", "description": "Subject line"},
+                        "body": {"type": "string", "description": "Plain-text message"}},
+         "required": ["to", "subject", "body"]}
+my_schema = None  # your schema: start from a copy of draft
+print(skill_schema_holds(my_schema, lang=LANG))
 
 # %% [markdown]
 # ## Recap

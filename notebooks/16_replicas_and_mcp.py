@@ -176,11 +176,31 @@ if redis_proc is not None:
 # write's key? (the field's name, as it appears in the JSON)
 
 # %%
+from agentlab.workbook.builds_systems import meta_field
+
 my_answer = None  # a field name
-print(answer_is(my_answer, "_meta", lang=LANG,
-                why={"en": "the key goes in the request's _meta as agentlab/idempotency_key: never an argument the model writes.",
-                     "zh": "幂等键放在请求的 _meta 里（agentlab/idempotency_key），而不是让模型填写的参数。"},
-                hint={"en": "look at the retry cell just above.", "zh": "看上面“重试”那一格。"}))
+print(meta_field(my_answer, lang=LANG))
+
+# %% [markdown]
+# ## Build it: a key whose scope makes two replicas refund once
+#
+# A shared store makes replica B replay what A recorded, but only under the **same** key. The loop computes that key,
+# never the model. Write `my_key(args, session_id)`. Predict first: a key made of the chat's id and all the
+# arguments, what happens when the agent restarts and retries in a new chat? The check sends two refund calls, one
+# to replica A and one to replica B, with one claim store between them, in three situations: a lost reply retried
+# in the same chat (one refund is right), the same retry after the agent restarted with a new session id (one), and
+# refunds of two different orders in one chat (two).
+
+# %%
+from agentlab.workbook.builds_systems import key_scope_holds
+
+
+def my_key(args, session_id):
+    """The idempotency key the loop sends with a refund: args are the refund's arguments, session_id the chat's."""
+    return None  # your code: a string
+
+
+print(key_scope_holds(my_key, lang=LANG))
 
 # %% [markdown]
 # ## Recap

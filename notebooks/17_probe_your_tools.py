@@ -200,17 +200,27 @@ widgets.VBox([panel.widget])
 # verdict does that cell get? Answer with the verdict's name as it appears in `report.json` (e.g. `"caught"`).
 
 # %%
-desk = load_specs(json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8")))
-without = probe(desk, fake_source(), config=GuardConfig().without("idempotency"), categories=["duplicate_call"],
-                only=["create_refund"])
-truth = next(c["verdict"] for c in without["cells"] if c["category"] == "duplicate_call")
+from agentlab.workbook.builds_systems import duplicate_call_verdict
+
 my_answer = None  # a verdict, e.g. "caught"
-print(answer_is(my_answer, truth, lang=LANG,
-                why={"en": "with no claim under an idempotency key, the second identical refund simply runs: the trace "
-                           "shows two executions and no replay, so nothing caught it.",
-                     "zh": "没有幂等键的占用，第二次相同的退款就直接执行了：trace 里是两次执行、没有回放，所以没有任何东西拦住它。"},
-                hint={"en": "look at without['cells'], or think about what is left to stop a repeat.",
-                      "zh": "看看 without['cells']，或想想还有什么能拦住重复调用。"}))
+print(duplicate_call_verdict(my_answer, lang=LANG))
+
+# %% [markdown]
+# ## Build it: a contract that gives every fault something to catch
+#
+# A cell the probe marks n/a is a fault the contract cannot even express: with no enum there is no value outside
+# it, with no range no number out of it. `draft` is a first contract for the refund desk's `create_refund`. Predict
+# first: which categories come out n/a on it? Then write `my_parameters`. The check puts it in the desk's tools list
+# and probes `create_refund` with the scripted model in every category: each cell must apply and end caught or
+# repaired, and the call with no fault must still run.
+
+# %%
+from agentlab.workbook.builds_systems import contract_catches_faults
+
+draft = {"type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number"},
+                                          "reason": {"type": "string"}}}
+my_parameters = None  # your schema: start from a copy of draft
+print(contract_catches_faults(my_parameters, lang=LANG))
 
 # %% [markdown]
 # ## Recap

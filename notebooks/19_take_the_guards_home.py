@@ -187,17 +187,28 @@ gateway.close()
 # `unknown_tool`, `rate_limited`. Then look at what the model read in that row: was it enough to act on?
 
 # %%
+from agentlab.workbook.builds_systems import handled_without_adapter
+
 my_answer = None  # a fault's name
-alone = {(r.framework, r.fault): r.passed[0] for r in rows}
-handled = [f for f in FAULTS if alone.get(("openai-agents", f))
-           and not any(ok for (fw, g), ok in alone.items() if g == f and fw != "openai-agents")]
-print(answer_is(my_answer, handled[0] if len(handled) == 1 else handled, lang=LANG,
-                why={"en": "the SDK catches a tool's exception, so nothing raises and no DSN leaks; but the model reads "
-                           "only \"An error occurred\", with nothing to act on. The adapter gives it a structured error.",
-                     "zh": "这个 SDK 会接住工具抛出的异常，所以既没有异常冲出运行，也没有泄露 DSN；但模型只读到 \"An error "
-                           "occurred\"，不知道该怎么办。适配器给它的是结构化错误。"},
-                hint={"en": "in the openai-agents rows, find the ✓ without the adapter that the other two frameworks lack.",
-                      "zh": "在 openai-agents 的几行里，找“不用适配器”那一列是 ✓、而另外两个框架是 ✗ 的那一行。"}))
+print(handled_without_adapter(my_answer, rows, FAULTS, lang=LANG))
+
+# %% [markdown]
+# ## Build it: tell the guard what writes
+#
+# `writes` is the one thing you tell an adapter. A framework's agent here has three tools: `refund(order_id, amount)`
+# moves money, `lookup(order_id)` reads an order's status, `note(order_id, text)` adds a note to its file. Write
+# `my_writes`: the tools that change the world, as a list, or as a dict of each to its business key (a function of the
+# arguments that names the intent, like `lambda args: args["order_id"]`) or `None` (all its arguments, within one
+# conversation). Predict first: with `["refund", "note"]`, what happens to a refund retried after the caller restarted
+# without its thread id? The check sends each call through a fresh guard on one store that outlives the process: the
+# same refund twice in a thread (one is right), from a new thread (one), the same note twice in a thread (one), the
+# same words noted in two threads (two), and the status read before and after a refund (read twice).
+
+# %%
+from agentlab.workbook.builds_systems import guard_wired
+
+my_writes = None  # which tools write, e.g. ["a_tool"], or {"a_tool": lambda args: ..., "another": None}
+print(guard_wired(my_writes, lang=LANG))
 
 # %% [markdown]
 # ## Recap

@@ -255,6 +255,21 @@ my_answer = None  # a guard's name
 print(best_single_guard(my_answer, abl, lang=LANG))
 
 # %% [markdown]
+# ## 动手：抓住那次发布的用例
+#
+# 有一次发布把幂等防护关掉了（`GuardConfig().without("idempotency")`）。先预测：哪一种模型错误只有这道防护拦得住？
+# 上面的评测集会发现这次发布吗？然后写出评测集缺的那个用例。`my_case` 是一个 dict，格式和
+# `data/aftersales_cases.jsonl` 的一行相同：`task`；假模型的 `fake`（调用计划 `plan`，可选的、在第 `at_step` 步注入的
+# `fault`，取自 `MODEL_FAULTS`）；以及 `expect`，即账本最终必须是什么样（`cases[0].fake` 和 `cases[0].expect`
+# 给出了格式）。检查会在售后台上把它跑两次：所有防护都开着一次，在那次发布上一次；前一次必须通过，后一次必须失败。
+
+# %%
+from agentlab.workbook.builds_systems import suite_case_catches
+
+my_case = None  # a dict: {"task": ..., "fake": {"plan": [...], "fault": ..., "at_step": ...}, "expect": {...}}
+print(suite_case_catches(my_case, lang=LANG))
+
+# %% [markdown]
 # ## 回顾
 #
 # - 用例集包括正常、边界和对抗三类；退错金额的运行算失败。

@@ -184,6 +184,22 @@ my_answer = None  # a tag: structure, semantic, execution or rule_blocked
 print(largest_share(my_answer, review.counts(), lang=LANG))
 
 # %% [markdown]
+# ## 动手：坏会话变成的用例
+#
+# 下面是一个坏会话：用户两次要求给 A1010 退款，朴素循环就退了两次。把它晋升为用例时，模型的回复会原样保留为用例的脚本；
+# 用例期望什么，由你来写。先预测：如果 `expect` 写的就是这个会话做了什么，这个用例什么时候会变红？写出 `my_expect`，
+# 即最终状态里必须有什么（`refunds` 列表，每一笔带 `order_id` 和 `amount`，以及可以接受的结束状态 `statuses`）。
+# 检查会把会话里的回复分别用朴素循环和防护循环回放：朴素循环上用例必须像原会话那样失败，防护循环上必须通过。
+
+# %%
+from agentlab.workbook.builds_systems import promoted_expect
+
+twice = run_case(by_id["adv-asks-twice"], loop="naive")  # the bad session
+print(label(twice.run.status, LANG), [(r["order_id"], r["amount"]) for r in twice.snapshot["refunds"]])
+my_expect = None  # a dict: what the final state must hold, {"refunds": [{"order_id": ..., "amount": ...}], ...}
+print(promoted_expect(my_expect, lang=LANG))
+
+# %% [markdown]
 # ## 回顾
 #
 # - 标签由轨迹里记录的原因自动给出，可以在菜单里修改。

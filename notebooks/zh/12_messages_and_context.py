@@ -179,11 +179,29 @@ with ChatServer(model=DatedModel(ScriptedModel([booking("{today}"), booking("{to
 # `assistant` 或 `tool`）或表格里的中文作答都可以。
 
 # %%
+from agentlab.workbook.builds_systems import first_role_after_cut
+
 my_answer = None  # a role: "system", "user", "assistant" or "tool"
-print(answer_is(my_answer, naive_cut[0]["role"], lang=LANG,
-                why={"en": "a tool reply whose call was cut off: the API refuses a tool message no call asked for.",
-                     "zh": "它是一条工具回执，而对应的调用被裁掉了：接口拒绝没有调用对应的 tool 消息。"},
-                hint={"en": "look at the 'first role' column of the table.", "zh": "看表格里“首条消息的角色”一列。"}))
+print(first_role_after_cut(my_answer, lang=LANG))
+
+# %% [markdown]
+# ## 动手：让调用和回执留在一起的截断
+#
+# “保留最后 10 条消息”的截断以一条工具回执开头，而它对应的调用被裁掉了。写出 `my_cut(messages, keep)`：先是系统提示词，
+# 再是最新的消息，最多 `keep` 条，并且不能以工具回执开头（跳过这样的回执，其余的能留多少留多少）。先预测：只有
+# `keep` = 10 时朴素截断才出错吗？检查会在上面那段长对话上，对 `keep` 从 1 到对话长度的每个值运行你的函数，
+# 用 `protocol_problems` 检查每个结果，并说出还在哪些 `keep` 上出错。
+
+# %%
+from agentlab.workbook.builds_systems import cut_keeps_pairs
+
+
+def my_cut(messages, keep):
+    """The system prompt, then at most `keep` of the latest messages, never starting on a tool reply."""
+    return None  # your code
+
+
+print(cut_keeps_pairs(my_cut, lang=LANG))
 
 # %% [markdown]
 # ## 回顾

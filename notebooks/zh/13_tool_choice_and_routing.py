@@ -153,14 +153,31 @@ plt.show()
 # 路由器看的是词语。`en_router` 按英文的工具描述做路由：对中文请求“今天打车花了45元帮我记上”（k = 5），它会推荐几个工具？填一个数字。（然后拿同一个问题去问 `router`，它按本笔记本所用语言的工具描述做路由。）
 
 # %%
+from agentlab.workbook.builds_systems import tools_offered
+
 en_router = desk_router(expense.make_registry(expense.Ledger(), lang="en"))
 my_answer = None  # a number
-print(answer_is(my_answer, len(en_router.offer("今天打车花了45元帮我记上")), lang=LANG,
-                why={"en": "only tools whose words match are offered (the hand-over always): a question in another "
-                           "language than the descriptions matches little, so route in the user's language.",
-                     "zh": "只有词语匹配的工具才会被推荐（转人工总在其中）：提问语言与工具描述不同，几乎匹配不上，"
-                           "所以要用用户的语言做路由。"},
-                hint={"en": "call en_router.offer(...) and count.", "zh": "调用 en_router.offer(...) 数一数。"}))
+print(tools_offered(my_answer, lang=LANG))
+
+# %% [markdown]
+# ## 动手：按提问自己的语言做路由
+#
+# 按一种语言的工具描述建的路由器，几乎路由不了另一种语言的提问。写出 `my_offer(ask)`：为一个提问推荐的工具，按提问自己
+# 语言的工具描述做路由。`query_lang(ask)` 返回 `"en"` 或 `"zh"`，`desk_router(expense.make_registry(expense.Ledger(), lang=...))`
+# 可以建出任一语言的路由器。先预测：两种语言共 56 个提问，只用 `en_router` 有几个能推荐到需要的工具？检查会在所有提问上
+# 运行你的函数，并举出一个还没推荐对的提问。
+
+# %%
+from agentlab.routing import query_lang
+from agentlab.workbook.builds_systems import routes_by_language
+
+
+def my_offer(ask):
+    """The tool names to offer for one ask (text): at most five, the hand-over among them."""
+    return None  # your code
+
+
+print(routes_by_language(my_offer, lang=LANG))
 
 # %% [markdown]
 # ## 回顾

@@ -99,15 +99,31 @@ table_view(pd.DataFrame([{"#": r.number, "check": r.title, "result": r.status, "
 # 按最终账本评判，朴素版记账助手在 55 条用例里做对了几条？填一个数字。
 
 # %%
+from agentlab.workbook.builds_systems import naive_correct
+
 my_answer = None  # a number
-print(answer_is(my_answer, sum(r.passed for r in results["naive"]), lang=LANG,
-                why={"en": "the crosstab shows why the rest fail: wrong data (the frozen date, '45元', a near-miss "
-                           "category, a second booking, a delete nobody confirmed) and crashes (one call of several, "
-                           "a cut history, API errors).",
-                     "zh": "交叉表说明了其余失败的原因：写错数据（写死的日期、“45元”、相近但不存在的分类、重复记账、"
-                           "未经确认的删除）和崩溃（只执行第一个调用、被裁断的历史、接口错误）。"},
-                hint={"en": "count the 'correct' outcomes of the naive loop in the plot.",
-                      "zh": "数一数图中朴素循环“正确”的数量。"}))
+print(naive_correct(my_answer, results, lang=LANG))
+
+# %% [markdown]
+# ## 动手：记账台需要的那条规则
+#
+# 账本信任调用它的人：给它什么日期就记什么日期。下面把记账台自己的日期规则拿掉，换成你写的。写出 `my_rule(args, today)`：
+# `args` 是一笔记账（或一次修改）的参数，已经按 schema 检查过（修改可能不带 `date`）；`today` 是记账台的日期，ISO 格式的
+# 文本，`"2026-10-15"`。没有问题时返回 `[]`，否则每个问题返回一条 `rule("date", "...")`，说明原因和下一步该怎么做：
+# 模型会读到它。先预测：没有这条规则时，评测集里哪个用例会失败？一条拒绝得太多的规则又会弄坏什么？检查会在防护版记账台上
+# 换上你的规则，把评测集的每个用例都跑一遍，并说出仍然失败的用例。
+
+# %%
+from agentlab.tools import rule
+from agentlab.workbook.builds_systems import desk_rule_holds
+
+
+def my_rule(args, today):
+    """The business-rule problems of a booking or a change: a list of rule("date", "why, and what to do next")."""
+    return None  # your code: [] when there is no problem
+
+
+print(desk_rule_holds(my_rule, lang=LANG))
 
 # %% [markdown]
 # ## 回顾

@@ -186,11 +186,29 @@ stack.__exit__(None, None, None)
 # 技能站没有执行技能、而是重放了记录下来的结果时，用哪个响应头告诉客户端？
 
 # %%
+from agentlab.workbook.builds_systems import replay_header
+
 my_answer = None  # a header name
-print(answer_is(my_answer, "Idempotent-Replayed", lang=LANG,
-                why={"en": "the second attempt with the same Idempotency-Key ran nothing and said so.",
-                     "zh": "带同一个 Idempotency-Key 的第二次请求什么都没执行，并在响应头里说明了这一点。"},
-                hint={"en": "look at the table of the lost reply.", "zh": "看“响应丢失”那一节的表格。"}))
+print(replay_header(my_answer, lang=LANG))
+
+# %% [markdown]
+# ## 动手：经得起技能自己用例检验的 schema
+#
+# 技能运行之前，站点会先用它的输入 schema 检查参数：schema 放过的，技能就会发出去。`draft` 是通知技能 schema 的初稿。
+# 技能旁边的 `cases.jsonl` 写明了应该得到什么：退款确认邮件照常发送；121 个字符的标题、没有域名的地址、空的正文、
+# 技能不接受的字段，都要以 `422` 拒绝，并指出是哪个字段。先预测：`draft` 能通过这六个用例里的几个？然后写出
+# `my_schema`。检查会把它装到技能上，在一个新站点上跑完所有用例，并说出仍然失败的用例。
+
+# %%
+from agentlab.workbook.builds_systems import skill_schema_holds
+
+draft = {"type": "object",
+         "properties": {"to": {"type": "string", "description": "Recipient address"},
+                        "subject": {"type": "string", "description": "Subject line"},
+                        "body": {"type": "string", "description": "Plain-text message"}},
+         "required": ["to", "subject", "body"]}
+my_schema = None  # your schema: start from a copy of draft
+print(skill_schema_holds(my_schema, lang=LANG))
 
 # %% [markdown]
 # ## 回顾

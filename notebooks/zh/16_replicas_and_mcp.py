@@ -162,11 +162,29 @@ if redis_proc is not None:
 # MCP 本身没有幂等键。agentlab 的技能站从 `tools/call` 请求的哪个字段读取写操作的幂等键？（填字段名，写法和 JSON 里一致）
 
 # %%
+from agentlab.workbook.builds_systems import meta_field
+
 my_answer = None  # a field name
-print(answer_is(my_answer, "_meta", lang=LANG,
-                why={"en": "the key goes in the request's _meta as agentlab/idempotency_key: never an argument the model writes.",
-                     "zh": "幂等键放在请求的 _meta 里（agentlab/idempotency_key），而不是让模型填写的参数。"},
-                hint={"en": "look at the retry cell just above.", "zh": "看上面“重试”那一格。"}))
+print(meta_field(my_answer, lang=LANG))
+
+# %% [markdown]
+# ## 动手：作用范围对了，两个副本只退一次款
+#
+# 共享存储能让副本 B 回放 A 记录下的结果，但前提是用**同一个**键。这个键由循环计算，而不是模型。写出
+# `my_key(args, session_id)`。先预测：如果键由会话 id 加全部参数组成，智能体重启后在新会话里重试会怎样？检查会发出两次
+# 退款调用，一次到副本 A、一次到副本 B，两者共享一个占用存储，分三种情况：响应丢失后在同一会话里重试（应退一次），
+# 智能体重启后换了会话 id 再重试（一次），同一会话里给两个不同订单退款（两次）。
+
+# %%
+from agentlab.workbook.builds_systems import key_scope_holds
+
+
+def my_key(args, session_id):
+    """The idempotency key the loop sends with a refund: args are the refund's arguments, session_id the chat's."""
+    return None  # your code: a string
+
+
+print(key_scope_holds(my_key, lang=LANG))
 
 # %% [markdown]
 # ## 回顾

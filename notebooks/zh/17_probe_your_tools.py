@@ -177,17 +177,26 @@ widgets.VBox([panel.widget])
 # 关掉 `idempotency` 防护，只对 `create_refund`（售后台）探测 `duplicate_call`。这一格会得到什么结论？按 `report.json` 里的写法回答结论名（例如 `"caught"`）。
 
 # %%
-desk = load_specs(json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8")))
-without = probe(desk, fake_source(), config=GuardConfig().without("idempotency"), categories=["duplicate_call"],
-                only=["create_refund"])
-truth = next(c["verdict"] for c in without["cells"] if c["category"] == "duplicate_call")
+from agentlab.workbook.builds_systems import duplicate_call_verdict
+
 my_answer = None  # a verdict, e.g. "caught"
-print(answer_is(my_answer, truth, lang=LANG,
-                why={"en": "with no claim under an idempotency key, the second identical refund simply runs: the trace "
-                           "shows two executions and no replay, so nothing caught it.",
-                     "zh": "没有幂等键的占用，第二次相同的退款就直接执行了：trace 里是两次执行、没有回放，所以没有任何东西拦住它。"},
-                hint={"en": "look at without['cells'], or think about what is left to stop a repeat.",
-                      "zh": "看看 without['cells']，或想想还有什么能拦住重复调用。"}))
+print(duplicate_call_verdict(my_answer, lang=LANG))
+
+# %% [markdown]
+# ## 动手：让每种故障都有东西可拦的契约
+#
+# 探测标为“不适用”的格子，是契约连表达都表达不了的故障：没有枚举，就没有枚举之外的值；没有范围，就没有超出范围的数。
+# `draft` 是售后台 `create_refund` 的第一版契约。先预测：哪些类别在它上面是“不适用”？然后写出 `my_parameters`。检查会把它
+# 放进售后台的工具列表，用脚本模型在每个类别上探测 `create_refund`：每个格子都要适用，并且以“已拦截”或“已修复”结束，
+# 没有故障的调用也要照常运行。
+
+# %%
+from agentlab.workbook.builds_systems import contract_catches_faults
+
+draft = {"type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number"},
+                                          "reason": {"type": "string"}}}
+my_parameters = None  # your schema: start from a copy of draft
+print(contract_catches_faults(my_parameters, lang=LANG))
 
 # %% [markdown]
 # ## 回顾

@@ -164,17 +164,26 @@ gateway.close()
 # 有一种故障，`openai-agents` 不用适配器也处理住了，而 pydantic-ai 和 LangGraph 却让它冲出了整次运行。是哪一种？用它的名字作答，从这几个里选：`duplicate_refund`、`repeated_reads`、`secret_in_error`、`unknown_tool`、`rate_limited`。再看看那一行里模型读到了什么：凭这些它知道该怎么办吗？
 
 # %%
+from agentlab.workbook.builds_systems import handled_without_adapter
+
 my_answer = None  # a fault's name
-alone = {(r.framework, r.fault): r.passed[0] for r in rows}
-handled = [f for f in FAULTS if alone.get(("openai-agents", f))
-           and not any(ok for (fw, g), ok in alone.items() if g == f and fw != "openai-agents")]
-print(answer_is(my_answer, handled[0] if len(handled) == 1 else handled, lang=LANG,
-                why={"en": "the SDK catches a tool's exception, so nothing raises and no DSN leaks; but the model reads "
-                           "only \"An error occurred\", with nothing to act on. The adapter gives it a structured error.",
-                     "zh": "这个 SDK 会接住工具抛出的异常，所以既没有异常冲出运行，也没有泄露 DSN；但模型只读到 \"An error "
-                           "occurred\"，不知道该怎么办。适配器给它的是结构化错误。"},
-                hint={"en": "in the openai-agents rows, find the ✓ without the adapter that the other two frameworks lack.",
-                      "zh": "在 openai-agents 的几行里，找“不用适配器”那一列是 ✓、而另外两个框架是 ✗ 的那一行。"}))
+print(handled_without_adapter(my_answer, rows, FAULTS, lang=LANG))
+
+# %% [markdown]
+# ## 动手：告诉防护哪些是写操作
+#
+# `writes` 是你唯一要告诉适配器的东西。这里某个框架的智能体有三个工具：`refund(order_id, amount)` 会动钱，
+# `lookup(order_id)` 查询订单状态，`note(order_id, text)` 往订单档案里加一条备注。写出 `my_writes`：会改变外部世界的工具，
+# 可以是列表，也可以是 dict，把每个工具对应到它的业务键（参数的函数，标识这个意图，例如 `lambda args: args["order_id"]`）
+# 或 `None`（同一会话内的全部参数）。先预测：如果写成 `["refund", "note"]`，调用方重启、丢了线程 id 之后重试退款，会怎样？
+# 检查会让每次调用都经过一个新的防护、共用一个比进程活得久的存储：同一线程里同样的退款两次（应执行一次）、从新线程重试
+# （一次）、同一线程里同样的备注两次（一次）、两个线程里同样文字的备注（两次）、退款前后各查一次状态（查两次）。
+
+# %%
+from agentlab.workbook.builds_systems import guard_wired
+
+my_writes = None  # which tools write, e.g. ["a_tool"], or {"a_tool": lambda args: ..., "another": None}
+print(guard_wired(my_writes, lang=LANG))
 
 # %% [markdown]
 # ## 回顾

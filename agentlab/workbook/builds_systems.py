@@ -1,0 +1,578 @@
+"""Notebooks 10-19: the build exercises ("predict, run, fix"), and the look-up checks whose truth used to sit in the cell.
+
+A build exercise asks the learner to write or change working code or data: a suite case, the expectation a bad
+session's case should hold, a trimming function, a routing rule... Its cell starts as a stub (``None``, or a function
+that returns ``None``), and its check **runs the learner's version against the notebook's own faults and cases**, then
+says what is fixed and what still breaks, in the learner's language (``data/i18n/*.json``, keys ``build.*``). A learner's
+code that raises is told so in a sentence, never with a traceback. Each verdict reports to the trainer's view under
+the notebook's build exercise (``data/trainer/builds.json``: ``"10b"`` and so on). The model solutions live in
+``data/trainer/solutions/nbNN.py``, never in the notebooks.
+
+The look-up checks (12, 13, 14, 15, 16, 17, 19) compute their truth here, from the workbook's data, so a cell holds
+only ``my_answer = None`` and the call.
+"""
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ..guards import GuardConfig
+from ..i18n import Lang, label, said, t
+from .exercises import Feedback, _reports, _say, _shown, check_answer
+
+__all__ = ["contract_catches_faults", "cut_keeps_pairs", "desk_rule_holds", "duplicate_call_verdict",
+           "first_role_after_cut", "guard_wired", "handled_without_adapter", "key_scope_holds", "meta_field",
+           "naive_correct", "promoted_expect", "replay_header", "routes_by_language", "skill_schema_holds",
+           "suite_case_catches", "tools_offered"]
+
+
+def _raised(exc: BaseException, lang: Lang) -> Feedback:
+    """A learner's code raised: one sentence naming the exception, never a traceback."""
+    return _say("wrong", t("build.raised", lang, error=f"{type(exc).__name__}: {exc}"[:160]), lang)
+
+
+def _failed(result: Any, lang: Lang) -> str:
+    """Why a run failed: the grader's sentences (English), or its outcome said in the reader's language."""
+    return "; ".join(result.failures) or label(result.outcome, lang) if lang == "en" else label(result.outcome, lang)
+
+
+def _why(lang: Lang, key: str, **fields: Any) -> dict[str, str]:
+    return {"en": t(key, "en", **fields), "zh": t(key, "zh", **fields)}
+
+
+# --- 10 · a suite case that catches a regression ---------------------------------------------------------------
+
+#: The release notebook 10's build exercise asks a case to catch: the idempotency guard switched off.
+REGRESSION = "idempotency"
+
+
+@_reports("10b")
+def suite_case_catches(my_case: Any, lang: Lang = "en") -> Feedback:
+    """10: a case (a dict, as a line of ``aftersales_cases.jsonl``) that passes with every guard on and fails on
+    the release that switched the idempotency guard off."""
+    from ..evals.suite import SuiteError, _case, run_case
+    if my_case is None:
+        return _say("not yet", t("build.nb10.todo", lang), lang)
+    if not isinstance(my_case, dict):
+        return _say("wrong", t("build.not_a_dict", lang, given=_shown(my_case)), lang)
+    line = {"id": "my-case", "category": "adversarial", "scenario": "aftersales", **my_case}
+    try:
+        case = _case(line, "my_case", 1)
+    except SuiteError as exc:
+        return _say("wrong", t("build.nb10.refused", lang, why=said(exc, lang)), lang)
+    try:
+        good = run_case(case, config=GuardConfig(), lang=lang)
+        released = run_case(case, config=GuardConfig().without(REGRESSION), lang=lang)
+    except Exception as exc:  # noqa: BLE001 - a case the desk cannot run: a sentence
+        return _raised(exc, lang)
+    if not good.passed:
+        return _say("wrong", t("build.nb10.fails_good", lang, why=_failed(good, lang)), lang)
+    if released.passed:
+        return _say("wrong", t("build.nb10.misses", lang), lang)
+    return _say("right", t("build.nb10.right", lang, why=_failed(released, lang)), lang)
+
+
+# --- 11 · the case a bad session should become ------------------------------------------------------------------
+
+BAD_SESSION = "adv-asks-twice"  # notebook 11's bad session: the naive loop ran the repeated refund twice
+
+
+@cache
+def _bad_session() -> tuple[Any, Any]:
+    from ..evals import load_cases, run_case
+    from ..resources import data_file
+    case = next(c for c in load_cases(data_file("aftersales_cases.jsonl")) if c.id == BAD_SESSION)
+    return case, run_case(case, loop="naive")
+
+
+@_reports("11b")
+def promoted_expect(my_expect: Any, lang: Lang = "en") -> Feedback:
+    """11: the ``expect`` of the case the bad session becomes: replaying its model replies, the case must fail
+    through the naive loop (it reproduces the bug) and pass through the guarded loop (it goes green with the fix)."""
+    from ..evals.review import promote
+    from ..evals.suite import SuiteError, _case, run_case
+    if my_expect is None:
+        return _say("not yet", t("build.nb11.todo", lang), lang)
+    if not isinstance(my_expect, dict) or not my_expect:
+        return _say("wrong", t("build.not_a_dict", lang, given=_shown(my_expect)), lang)
+    case, bad = _bad_session()
+    try:
+        _case({"id": "promoted", "task": case.task, "expect": my_expect}, "my_expect", 1)
+    except SuiteError as exc:
+        return _say("wrong", t("build.nb10.refused", lang, why=said(exc, lang)), lang)
+    with tempfile.TemporaryDirectory() as folder:
+        new = dataclasses.replace(promote(bad, case, Path(folder) / "suite.jsonl"), expect=my_expect)
+    try:
+        before, after = run_case(new, loop="naive", lang=lang), run_case(new, loop="guarded", lang=lang)
+    except Exception as exc:  # noqa: BLE001 - an expectation the grader cannot read: a sentence
+        return _raised(exc, lang)
+    if before.passed:
+        return _say("wrong", t("build.nb11.enshrines", lang), lang)
+    if not after.passed:
+        return _say("wrong", t("build.nb11.never_green", lang, why=_failed(after, lang)), lang)
+    return _say("right", t("build.nb11.right", lang, why=_failed(before, lang)), lang)
+
+
+# --- 12 · a cut that never starts on an orphaned tool reply -----------------------------------------------------
+
+@cache
+def _long_chat(lang: Lang) -> tuple[Any, list[dict]]:
+    from ..evals import load_cases
+    from ..resources import data_file
+    from ..scenarios import expense
+    case = next(c for c in load_cases(data_file("expense_cases.jsonl")) if c.id == "boundary-long-chat-taxi")
+    return case, [{"role": "system", "content": expense.expense_prompt(lang)}, *case.history,
+                  {"role": "user", "content": case.text(lang)}]
+
+
+def _longest_tail(history: Sequence[Mapping[str, Any]], keep: int) -> int:
+    """How many of the latest messages (after the system prompt) a right cut keeps: at most ``keep``, never
+    starting on a tool reply."""
+    start = max(1, len(history) - keep)
+    while start < len(history) - 1 and history[start].get("role") == "tool":
+        start += 1
+    return len(history) - start
+
+
+@_reports("12b")
+def cut_keeps_pairs(my_cut: Any, lang: Lang = "en") -> Feedback:
+    """12: ``my_cut(messages, keep)`` -> the messages to send: the system prompt, then as many of the latest messages
+    as fit in ``keep`` without starting on a tool reply whose call was cut off. Run on the notebook's long chat for
+    every ``keep`` from 1 to its length."""
+    from ..context import protocol_problems
+    if my_cut is None:
+        return _say("not yet", t("build.nb12.todo", lang), lang)
+    if not callable(my_cut):
+        return _say("wrong", t("build.not_a_function", lang, given=_shown(my_cut)), lang)
+    _, history = _long_chat(lang)
+    broken: dict[str, list[int]] = {}
+    for keep in range(1, len(history)):
+        try:
+            out = my_cut([dict(m) for m in history], keep)
+        except Exception as exc:  # noqa: BLE001 - the learner's function raised: a sentence
+            return _raised(exc, lang)
+        if out is None:
+            return _say("not yet", t("build.nb12.todo", lang), lang)
+        if not isinstance(out, list) or not all(isinstance(m, Mapping) for m in out) or not out:
+            return _say("wrong", t("build.nb12.not_messages", lang, keep=keep, given=_shown(out)), lang)
+        want = _longest_tail(history, keep)
+        tail = [dict(m) for m in out[1:]]
+        if out[0] != history[0]:
+            broken.setdefault("build.nb12.no_system", []).append(keep)
+        elif protocol_problems(out):
+            broken.setdefault("build.nb12.orphan", []).append(keep)
+        elif tail != history[len(history) - len(tail):] or not tail:
+            broken.setdefault("build.nb12.not_a_tail", []).append(keep)
+        elif len(tail) > keep:
+            broken.setdefault("build.nb12.too_many", []).append(keep)
+        elif len(tail) < want:
+            broken.setdefault("build.nb12.too_few", []).append(keep)
+    if broken:
+        said_ = [t(key, lang, keeps=", ".join(map(str, keeps[:6])) + ("…" if len(keeps) > 6 else ""), n=len(keeps))
+                 for key, keeps in broken.items()]
+        return _say("wrong", " ".join(said_), lang)
+    return _say("right", t("build.nb12.right", lang, n=len(history) - 1), lang)
+
+
+@_reports("12")
+def first_role_after_cut(given: Any, lang: Lang = "en") -> Feedback:
+    """12: the role of the first message the naive cut ("the last 10 messages") sends."""
+    case, _ = _long_chat(lang)
+    right = case.history[-10:][0]["role"]
+    return check_answer(given, right, lang=lang, why=_why(lang, "build.nb12.look.why"),
+                        hint=_why(lang, "build.nb12.look.hint"))
+
+
+# --- 13 · route each ask in its own language --------------------------------------------------------------------
+
+@cache
+def _routers() -> dict[str, Any]:
+    from ..evals.routing_eval import desk_router
+    from ..scenarios import expense
+    return {lang: desk_router(expense.make_registry(expense.Ledger(), lang=lang)) for lang in ("en", "zh")}
+
+
+def _hit(ask: Any, offered: Sequence[str]) -> bool:
+    return set(ask.needed) <= set(offered) and (not ask.needed_any or bool(set(ask.needed_any) & set(offered)))
+
+
+@_reports("13b")
+def routes_by_language(my_offer: Any, lang: Lang = "en") -> Feedback:
+    """13: ``my_offer(ask)`` -> the tool names to offer for one ask (text): at most five, the hand-over always
+    among them, and the needed tool offered at least as often as routing each ask in its own language does.
+    Run on every ask of the routing set, in both languages."""
+    from ..evals.routing_eval import load_asks
+    if my_offer is None:
+        return _say("not yet", t("build.nb13.todo", lang), lang)
+    if not callable(my_offer):
+        return _say("wrong", t("build.not_a_function", lang, given=_shown(my_offer)), lang)
+    routers, asks = _routers(), load_asks()
+    known = set(routers["en"].registry.names)
+    target = sum(_hit(a, routers[a.lang].offer(a.ask)) for a in asks)
+    hits, missed = 0, []
+    for a in asks:
+        try:
+            offered = my_offer(a.ask)
+        except Exception as exc:  # noqa: BLE001 - the learner's function raised: a sentence
+            return _raised(exc, lang)
+        if offered is None:
+            return _say("not yet", t("build.nb13.todo", lang), lang)
+        if isinstance(offered, str) or not isinstance(offered, Sequence) or not set(offered) <= known:
+            return _say("wrong", t("build.nb13.not_names", lang, ask=a.ask, given=_shown(offered)), lang)
+        if len(set(offered)) > 5 or "escalate_to_human" not in offered:
+            return _say("wrong", t("build.nb13.too_many", lang, ask=a.ask, given=_shown(list(offered))), lang)
+        if _hit(a, offered):
+            hits += 1
+        else:
+            missed.append(a)
+    if hits < target:
+        first = missed[0]
+        return _say("wrong", t("build.nb13.misses", lang, hits=hits, n=len(asks), target=target, ask=first.ask,
+                               needed=", ".join(first.needed or first.needed_any)), lang)
+    return _say("right", t("build.nb13.right", lang, hits=hits, n=len(asks)), lang)
+
+
+@_reports("13")
+def tools_offered(given: Any, lang: Lang = "en") -> Feedback:
+    """13: how many tools the router over the English descriptions offers for a Chinese ask."""
+    right = len(_routers()["en"].offer("今天打车花了45元帮我记上"))
+    return check_answer(given, right, lang=lang, why=_why(lang, "build.nb13.look.why"),
+                        hint=_why(lang, "build.nb13.look.hint"))
+
+
+# --- 14 · the business rule the expense desk needs -------------------------------------------------------------
+
+class _Broken(Exception):
+    """The learner's rule raised, or returned what is not a list of problems: said once, after the runs."""
+
+
+def _desk_with(my_rule: Callable[[dict, str], Any], seen: list[Any]) -> Any:
+    """The expense desk with ``my_rule`` as its bookings' and changes' check (the desk's own rule taken out)."""
+    from ..errors import Problem
+    from ..scenarios import expense
+    from ..tools import Registry
+
+    def make_registry(ledger: Any, *, lang: Lang = "en", clean: bool = False) -> Registry:
+        def check(args: dict) -> list:
+            if args.get("record_id"):  # a change: the record must exist first (NOT_FOUND), as on the desk
+                ledger._record(args["record_id"])
+            try:
+                out = my_rule(dict(args), ledger.today().isoformat())
+            except Exception as exc:  # noqa: BLE001 - the learner's rule raised: kept, said after the run
+                seen.append(exc)
+                return []
+            seen.append(out)
+            return list(out) if isinstance(out, list) and all(isinstance(p, Problem) for p in out) else []
+        reg = expense.make_registry(ledger, lang=lang, clean=clean)
+        return Registry([dataclasses.replace(tool, check=check) if tool.name in ("book_expense_record",
+                                                                                 "update_expense_record") else tool
+                         for tool in reg], lang=lang, clean=clean)
+    return dataclasses.replace(expense.SCENARIO, make_registry=make_registry)
+
+
+@_reports("14b")
+def desk_rule_holds(my_rule: Any, lang: Lang = "en") -> Feedback:
+    """14: ``my_rule(args, today)`` -> the business-rule problems of a booking or a change (``rule(...)``), put on
+    the expense desk in place of its own rule; every case of the expense suite is run through the guarded loop."""
+    from ..errors import Problem
+    from ..evals import load_cases, run_case
+    from ..resources import data_file
+    if my_rule is None:
+        return _say("not yet", t("build.nb14.todo", lang), lang)
+    if not callable(my_rule):
+        return _say("wrong", t("build.not_a_function", lang, given=_shown(my_rule)), lang)
+    seen: list[Any] = []
+    desk = _desk_with(my_rule, seen)
+    failed = []
+    for case in load_cases(data_file("expense_cases.jsonl")):
+        try:
+            result = run_case(case, lang=lang, scenario=desk)
+        except Exception as exc:  # noqa: BLE001 - a desk the learner's rule broke: a sentence
+            return _raised(exc, lang)
+        if any(isinstance(x, BaseException) for x in seen):
+            return _raised(next(x for x in seen if isinstance(x, BaseException)), lang)
+        if any(x is None for x in seen):
+            return _say("not yet", t("build.nb14.todo", lang), lang)
+        bad = next((x for x in seen if not isinstance(x, list) or not all(isinstance(p, Problem) for p in x)), "ok")
+        if bad != "ok":
+            return _say("wrong", t("build.nb14.not_problems", lang, given=_shown(bad)), lang)
+        if not result.passed:
+            failed.append(result)
+    if failed:
+        first = failed[0]
+        return _say("wrong", t("build.nb14.fails", lang, n=len(failed), ids=", ".join(r.case_id for r in failed[:5]),
+                               why=_failed(first, lang)), lang)
+    return _say("right", t("build.nb14.right", lang), lang)
+
+
+# --- 15 · a skill's input schema that its own cases hold it to ---------------------------------------------------
+
+DRAFT_SKILL = "send_notification"  # notebook 15's write skill: its schema is the learner's to fix
+
+
+def _notify_cases() -> list[Any]:
+    from ..site.check import load_check_cases
+    return [c for c in load_check_cases(desks=False) if c.skill == DRAFT_SKILL]
+
+
+@_reports("15b")
+def skill_schema_holds(my_schema: Any, lang: Lang = "en") -> Feedback:
+    """15: the notification skill's ``input_schema``: the skill, given ``my_schema``, is run on a fresh site on every
+    one of its own cases (normal, boundary, abnormal: ``cases.jsonl`` beside it)."""
+    import json
+    import warnings
+
+    from ..site.check import _judge
+    from ..site.service import SkillSite
+    from ..site.skills import Skill, load_skills, shipped_dir
+    if my_schema is None:
+        return _say("not yet", t("build.nb15.todo", lang), lang)
+    if not isinstance(my_schema, dict):
+        return _say("wrong", t("build.not_a_dict", lang, given=_shown(my_schema)), lang)
+    shipped = next(sk for sk in load_skills(shipped_dir()) if sk.name == DRAFT_SKILL)
+    draft = f"{DRAFT_SKILL}_draft"  # beside the shipped skill, which every site has: the same handler, your schema
+    failed: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="agentlab-build-15-") as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            meta = dataclasses.replace(shipped.meta, skill_name=draft, input_schema=my_schema)
+            site = SkillSite(Path(tmp), desks=False, extra=[Skill(meta, shipped.handler, shipped.validate)])
+            key, _ = site.create_key("build-15")
+            for i, case in enumerate(_notify_cases()):
+                reply = site.execute(draft, json.dumps({"arguments": case.arguments}).encode(), api_key=key,
+                                     idempotency_key=f"build-{i}", session_id="build-15", lang=lang)
+                if _judge(case, reply.status, reply.body):
+                    named = sorted({str(p.get("field")) for p in (reply.body.get("error") or {}).get("problems") or []})
+                    failed.append(t("build.nb15.case", lang, name=case.name, got=reply.status,
+                                    want=case.expect.get("status", 200), fields=", ".join(named) or "-",
+                                    expected=", ".join(case.expect.get("fields", ())) or "-"))
+        except Exception as exc:  # noqa: BLE001 - a schema the site cannot compile: a sentence
+            return _say("wrong", t("build.nb15.refused", lang, why=said(exc, lang)[:200]), lang)
+    if failed:
+        return _say("wrong", t("build.nb15.fails", lang, n=len(failed), total=len(_notify_cases()),
+                               cases=" ".join(failed[:3])), lang)
+    return _say("right", t("build.nb15.right", lang, total=len(_notify_cases())), lang)
+
+
+# --- 16 · an idempotency key whose scope makes two replicas refund once ------------------------------------------
+
+_REFUND = {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
+#: Notebook 16's situations: two calls, one to replica A and one to replica B (one claim store between them),
+#: each with its session id, and how many refunds are right.
+KEY_SITUATIONS: tuple[tuple[str, tuple[tuple[dict, str], tuple[dict, str]], int], ...] = (
+    ("lost_reply", ((_REFUND, "chat-1"), (_REFUND, "chat-1")), 1),
+    ("restart", ((_REFUND, "chat-1"), (_REFUND, "chat-2")), 1),
+    ("two_orders", ((_REFUND, "chat-1"), ({"order_id": "A1005", "amount": 19.9, "reason": "user_cancel"}, "chat-1")), 2),
+)
+
+
+def _refunds_with(my_key: Callable[[dict, str], Any], calls: Sequence[tuple[dict, str]]) -> int | None:
+    """Refunds made when each call goes to its replica with the key ``my_key`` gives it; None: a key was None."""
+    import json
+
+    from ..site.service import SkillSite
+    with tempfile.TemporaryDirectory(prefix="agentlab-build-16-") as tmp:
+        store = f"sqlite:///{tmp}/claims.db"
+        replicas = (SkillSite(tmp, store=store), SkillSite(tmp, store=store))
+        api_key, agent = replicas[0].create_key("agent", ["*"])
+        for site, (args, session) in zip(replicas, calls, strict=True):
+            key = my_key(dict(args), session)
+            if key is None:
+                return None
+            site.execute("create_refund", json.dumps({"arguments": args}).encode(), api_key=api_key,
+                         idempotency_key=str(key)[:200], session_id=session)
+        return sum(len(site.state_for(agent.id)["aftersales"].snapshot()["refunds"]) for site in replicas)
+
+
+@_reports("16b")
+def key_scope_holds(my_key: Any, lang: Lang = "en") -> Feedback:
+    """16: ``my_key(args, session_id)`` -> the idempotency key the loop sends with a refund; run on two replicas that
+    share one claim store, in the three situations of :data:`KEY_SITUATIONS`."""
+    if my_key is None:
+        return _say("not yet", t("build.nb16.todo", lang), lang)
+    if not callable(my_key):
+        return _say("wrong", t("build.not_a_function", lang, given=_shown(my_key)), lang)
+    wrong = []
+    for name, calls, right in KEY_SITUATIONS:
+        try:
+            made = _refunds_with(my_key, calls)
+        except Exception as exc:  # noqa: BLE001 - the learner's function raised: a sentence
+            return _raised(exc, lang)
+        if made is None:
+            return _say("not yet", t("build.nb16.todo", lang), lang)
+        if made != right:
+            wrong.append(t(f"build.nb16.{name}", lang, made=made, right=right))
+    if wrong:
+        return _say("wrong", " ".join(wrong), lang)
+    return _say("right", t("build.nb16.right", lang), lang)
+
+
+# --- 17 · a contract that gives the probe's faults something to catch -------------------------------------------
+
+PROBED_TOOL = "create_refund"  # notebook 17's write: its parameters are the learner's to tighten
+_GOOD_VERDICTS = ("ok", "repaired", "caught")
+
+
+@_reports("17b")
+def contract_catches_faults(my_parameters: Any, lang: Lang = "en") -> Feedback:
+    """17: the refund tool's ``parameters`` schema, put in the refund desk's tools list and probed (the scripted
+    model, every fault category): every cell must apply (no n/a: the contract says what a wrong call is) and end
+    caught or repaired, and the clean call must still run."""
+    import copy
+    import json
+
+    from ..evals.probe import fake_source, probe
+    from ..resources import data_file
+    from ..tools import load_specs
+    if my_parameters is None:
+        return _say("not yet", t("build.nb17.todo", lang), lang)
+    if not isinstance(my_parameters, dict):
+        return _say("wrong", t("build.not_a_dict", lang, given=_shown(my_parameters)), lang)
+    specs = json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8"))
+    specs = copy.deepcopy(specs)
+    next(s for s in specs if s["function"]["name"] == PROBED_TOOL)["function"]["parameters"] = my_parameters
+    try:
+        report = probe(load_specs(specs, lang=lang), fake_source(), only=[PROBED_TOOL], lang=lang)
+    except Exception as exc:  # noqa: BLE001 - a contract the loader or the probe refuses: its sentence
+        return _say("wrong", t("build.nb17.refused", lang, why=said(exc, lang)[:240]), lang)
+    verdicts = {c["category"]: c["verdict"] for c in report["cells"]}
+    if verdicts.get("clean") != "ok":
+        return _say("wrong", t("build.nb17.clean", lang, verdict=verdicts.get("clean")), lang)
+    na = sorted(c for c, v in verdicts.items() if v == "n/a")
+    missed = sorted(c for c, v in verdicts.items() if v not in (*_GOOD_VERDICTS, "n/a"))
+    if na or missed:
+        said_ = ([t("build.nb17.na", lang, cats=", ".join(na))] if na else []) + \
+                ([t("build.nb17.missed", lang, cats=", ".join(missed))] if missed else [])
+        return _say("wrong", " ".join(said_), lang)
+    return _say("right", t("build.nb17.right", lang, n=len(verdicts)), lang)
+
+
+# --- 19 · which framework tools the guard claims, and under which key -------------------------------------------
+
+#: Notebook 19's situations: calls a framework hands the guard (tool, arguments, conversation id), each through a
+#: fresh guard on one store that outlives the process (a restart between calls), and what must have run.
+WIRE_SITUATIONS: tuple[tuple[str, tuple[tuple[str, dict, str], ...], str, int], ...] = (
+    ("twice", (("refund", {"order_id": "A1", "amount": 30}, "thread-1"),
+               ("refund", {"order_id": "A1", "amount": 30}, "thread-1")), "refund", 1),
+    ("new_thread", (("refund", {"order_id": "A1", "amount": 30}, "thread-1"),
+                    ("refund", {"order_id": "A1", "amount": 30}, "thread-2")), "refund", 1),
+    ("note_twice", (("note", {"order_id": "A1", "text": "call back after 6 pm"}, "thread-1"),
+                    ("note", {"order_id": "A1", "text": "call back after 6 pm"}, "thread-1")), "note", 1),
+    ("two_notes", (("note", {"order_id": "A1", "text": "call back after 6 pm"}, "thread-1"),
+                   ("note", {"order_id": "A1", "text": "call back after 6 pm"}, "thread-2")), "note", 2),
+    ("fresh_read", (("lookup", {"order_id": "A1"}, "thread-1"), ("refund", {"order_id": "A1", "amount": 30}, "thread-1"),
+                    ("lookup", {"order_id": "A1"}, "thread-1")), "lookup", 2),
+)
+
+
+def _wired(my_writes: Any, steps: Sequence[tuple[str, dict, str]]) -> dict[str, int]:
+    """How many times each tool ran when ``steps`` went through the guard wired with ``my_writes``."""
+    from collections import Counter
+
+    from ..adapters.core import Contract, Guard
+    ran: Counter[str] = Counter()
+    obj = {"type": "object", "required": ["order_id"]}
+    contracts = [Contract("refund", "Refund part of an order.", {**obj, "properties": {
+                     "order_id": {"type": "string"}, "amount": {"type": "number"}}}),
+                 Contract("lookup", "An order's status.", {**obj, "properties": {"order_id": {"type": "string"}}}),
+                 Contract("note", "Add a note to an order's file.", {**obj, "properties": {
+                     "order_id": {"type": "string"}, "text": {"type": "string"}}})]
+
+    def tool(name: str) -> Callable[[dict], Any]:
+        def run(args: dict) -> dict:
+            ran[name] += 1
+            return {"ran": name, "order_id": args.get("order_id"), "refunds": ran["refund"]}
+        return run
+    with tempfile.TemporaryDirectory(prefix="agentlab-build-19-") as tmp:
+        store = f"sqlite:///{tmp}/claims.db"
+        for name, args, conversation in steps:  # a fresh guard each call: the caller restarted, the store did not
+            Guard("langgraph", writes=my_writes, store=store, sleep=lambda s: None).call(
+                contracts, name, dict(args), tool(name), conversation=conversation)
+    return dict(ran)
+
+
+@_reports("19b")
+def guard_wired(my_writes: Any, lang: Lang = "en") -> Feedback:
+    """19: the ``writes`` a framework's tools are wrapped with (``refund``, ``lookup``, ``note``): a list of the tools
+    that change the world, or a dict of each to its business key (a function of the arguments) or None. Run in the
+    five situations of :data:`WIRE_SITUATIONS`."""
+    from ..errors import UsageError
+    if my_writes is None:
+        return _say("not yet", t("build.nb19.todo", lang), lang)
+    if isinstance(my_writes, str) or not isinstance(my_writes, (list, tuple, set, frozenset, dict)):
+        return _say("wrong", t("build.nb19.not_writes", lang, given=_shown(my_writes)), lang)
+    wrong = []
+    for name, steps, tool, right in WIRE_SITUATIONS:
+        try:
+            ran = _wired(my_writes, steps).get(tool, 0)
+        except UsageError as exc:
+            return _say("wrong", said(exc, lang), lang)
+        except Exception as exc:  # noqa: BLE001 - a business key that raised, writes the guard cannot read: a sentence
+            return _raised(exc, lang)
+        if ran != right:
+            wrong.append(t(f"build.nb19.{name}", lang, ran=ran, right=right))
+    if wrong:
+        return _say("wrong", " ".join(wrong), lang)
+    return _say("right", t("build.nb19.right", lang), lang)
+
+
+# --- look-ups whose truth moved out of the cell -----------------------------------------------------------------
+
+@_reports("14")
+def naive_correct(given: Any, results: Mapping[str, Sequence[Any]], lang: Lang = "en") -> Feedback:
+    """14: how many of the expense cases the naive desk gets right, graded on the ledger."""
+    right = sum(r.passed for r in results["naive"])
+    return check_answer(given, right, lang=lang, why=_why(lang, "build.nb14.look.why"),
+                        hint=_why(lang, "build.nb14.look.hint"))
+
+
+@_reports("15")
+def replay_header(given: Any, lang: Lang = "en") -> Feedback:
+    """15: the response header that says the site replayed a recorded answer; read from a replay the site's
+    claim store makes."""
+    import json
+
+    from ..site.claims import ClaimState, answer
+    replayed = answer(ClaimState.REPLAY, json.dumps({"status": 200, "body": {}}), lang)
+    right = next(iter(replayed.headers)) if replayed is not None else None
+    return check_answer(given, right, lang=lang, why=_why(lang, "build.nb15.look.why"),
+                        hint=_why(lang, "build.nb15.look.hint"))
+
+
+@_reports("16")
+def meta_field(given: Any, lang: Lang = "en") -> Feedback:
+    """16: the field of an MCP ``tools/call`` request in which the site reads a write's idempotency key."""
+    right = "_meta"  # MCP's field for what is not an argument: agentlab/idempotency_key goes there
+    return check_answer(given, right, lang=lang, why=_why(lang, "build.nb16.look.why"),
+                        hint=_why(lang, "build.nb16.look.hint"))
+
+
+@_reports("17")
+def duplicate_call_verdict(given: Any, lang: Lang = "en") -> Feedback:
+    """17: the probe's verdict on ``create_refund`` for ``duplicate_call`` with the idempotency guard off."""
+    import json
+
+    from ..evals.probe import fake_source, probe
+    from ..resources import data_file
+    from ..tools import load_specs
+    desk = load_specs(json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8")))
+    without = probe(desk, fake_source(), config=GuardConfig().without("idempotency"), categories=["duplicate_call"],
+                    only=["create_refund"])
+    right = next(c["verdict"] for c in without["cells"] if c["category"] == "duplicate_call")
+    return check_answer(given, right, lang=lang, why=_why(lang, "build.nb17.look.why"),
+                        hint=_why(lang, "build.nb17.look.hint"))
+
+
+@_reports("19")
+def handled_without_adapter(given: Any, rows: Sequence[Any], faults: Sequence[str], lang: Lang = "en") -> Feedback:
+    """19: the fault the OpenAI Agents SDK handled without the adapter while the other frameworks let it raise."""
+    alone = {(r.framework, r.fault): r.passed[0] for r in rows}
+    handled = [f for f in faults if alone.get(("openai-agents", f))
+               and not any(ok for (fw, g), ok in alone.items() if g == f and fw != "openai-agents")]
+    return check_answer(given, handled[0] if len(handled) == 1 else handled, lang=lang,
+                        why=_why(lang, "build.nb19.look.why"), hint=_why(lang, "build.nb19.look.hint"))
+

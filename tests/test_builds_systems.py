@@ -1,0 +1,278 @@
+"""Notebooks 10-19: the build exercises (agentlab/workbook/builds_systems.py) and the look-up cells that no longer
+hold their answer.
+
+Each build check is fed the notebook's own stub (read from the notebook's build cell), a wrong version, code that
+raises, and the model solution (data/trainer/solutions/nbNN.py), in both languages."""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import jupytext
+import pytest
+from conftest import ROOT
+from exercise_solutions import SOLUTIONS, SOLUTIONS_ZH
+
+from agentlab.hub import progress
+from agentlab.tools import rule
+from agentlab.workbook import builds_systems as b
+from agentlab.workbook import exercises
+
+SOLUTIONS_DIR = ROOT / "data" / "trainer" / "solutions"
+BUILDS = {"10": ("my_case", b.suite_case_catches), "11": ("my_expect", b.promoted_expect),
+          "12": ("my_cut", b.cut_keeps_pairs), "13": ("my_offer", b.routes_by_language),
+          "14": ("my_rule", b.desk_rule_holds), "15": ("my_schema", b.skill_schema_holds),
+          "16": ("my_key", b.key_scope_holds), "17": ("my_parameters", b.contract_catches_faults),
+          "19": ("my_writes", b.guard_wired)}
+NOT_YET, RIGHT, WRONG = {"en": "Not yet", "zh": "还没作答"}, {"en": "Right", "zh": "答对了"}, {"en": "Not quite", "zh": "还不对"}
+
+
+def _notebook(nb: str, zh: bool = False):
+    folder = ROOT / "notebooks" / ("zh" if zh else "")
+    return jupytext.read(next(folder.glob(f"{nb}_*.py")))
+
+
+def _cell_after(notebook, headings: tuple[str, ...]) -> str:
+    cells = notebook.cells
+    for i, c in enumerate(cells):
+        if c.cell_type == "markdown" and any(h in c.source for h in headings):
+            return next(cells[j].source for j in range(i + 1, len(cells)) if cells[j].cell_type == "code")
+    raise AssertionError(f"no cell after {headings}")
+
+
+def _build_cell(nb: str, zh: bool = False) -> str:
+    return _cell_after(_notebook(nb, zh), ("## Build it", "## 动手"))
+
+
+def _stub(nb: str, zh: bool = False):
+    """The learner's starting point, as the notebook's build cell defines it (the cell's other lines left out)."""
+    name, _ = BUILDS[nb]
+    tree = ast.parse(_build_cell(nb, zh))
+    tree.body = [n for n in tree.body if (isinstance(n, ast.FunctionDef) and n.name == name)
+                 or (isinstance(n, ast.Assign) and [getattr(t, "id", None) for t in n.targets] == [name])]
+    scope: dict = {}
+    exec(compile(tree, f"nb{nb}", "exec"), scope)
+    return scope[name]
+
+
+def _solution(nb: str):
+    spec = importlib.util.spec_from_file_location(f"solution_nb{nb}", SOLUTIONS_DIR / f"nb{nb}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, BUILDS[nb][0])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("nb", sorted(BUILDS))
+def test_the_notebooks_stub_is_not_yet_and_the_model_solution_is_right(nb, lang):
+    _, check = BUILDS[nb]
+    stub = check(_stub(nb, zh=lang == "zh"), lang=lang)
+    assert stub.state == "not yet" and NOT_YET[lang] in stub.message, stub.message
+    solved = check(_solution(nb), lang=lang)
+    assert solved.state == "right" and RIGHT[lang] in solved.message, solved.message
+
+
+def _nb10_without_fault():
+    case = json.loads(json.dumps(_solution("10")))
+    del case["fake"]["fault"]
+    return case
+
+
+WRONG_VERSIONS = {  # a wrong version, and what the check must say still breaks (en, zh)
+    "10": (_nb10_without_fault, ("passes on the release too", "在那次发布上也通过了")),
+    "11": (lambda: {"refunds": [{"order_id": "A1010", "amount": 129}] * 2}, ("naive loop your case passes", "你的用例通过了")),
+    "12": (lambda: lambda messages, keep: [messages[0], *messages[-keep:]],
+           ("keep = 3, 7", "keep = 3, 7")),
+    "13": (lambda: _solution("13").__globals__["routers"]["en"].offer, ("27 of 56", "56 个提问里有 27 个")),
+    # a rule that also refuses today: every booking of today fails
+    "14": (lambda: lambda args, today: [rule("date", "no")] if args.get("date", "") >= today else [],
+           ("16 case(s) of the suite still fail", "仍有 16 个用例失败")),
+    "15": (lambda: {"type": "object", "properties": {"to": {"type": "string"}, "subject": {"type": "string"},
+                                                     "body": {"type": "string"}}},
+           ("4 of the skill's 6 cases still fail", "仍有 4 个失败")),
+    # the chat's id in the key: a restart, with a new session id, refunds again
+    "16": (lambda: lambda args, session_id: f"{session_id}:{json.dumps(args, sort_keys=True)}",
+           ("after the agent restarted", "智能体重启后重试")),
+    # required fields, but no enum and no range: two categories the probe cannot try
+    "17": (lambda: {"type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number"},
+                                                     "reason": {"type": "string"}},
+                    "required": ["order_id", "amount", "reason"]},
+           ("cannot try out_of_enum, out_of_range", "无法在你的契约上尝试 out_of_enum, out_of_range")),
+    # every tool a write, keyed within its thread: a refund from a new thread runs again, a read replays
+    "19": (lambda: ["refund", "note", "lookup"], ("from a new thread", "从新线程重试")),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("nb", sorted(BUILDS))
+def test_a_wrong_version_is_told_what_still_breaks(nb, lang):
+    _, check = BUILDS[nb]
+    make, said = WRONG_VERSIONS[nb]
+    feedback = check(make(), lang=lang)
+    assert feedback.state == "wrong" and WRONG[lang] in feedback.message, feedback.message
+    assert said[0 if lang == "en" else 1] in feedback.message, feedback.message
+
+
+def test_the_orphan_cut_names_the_orphan_and_a_greedy_cut_is_told_it_drops_too_much():
+    assert "tool reply whose call was cut off" in b.cut_keeps_pairs(lambda m, k: [m[0], *m[-k:]]).message
+    too_few = b.cut_keeps_pairs(lambda m, k: [m[0], m[-1]])
+    assert too_few.state == "wrong" and "drops more than it needs to" in too_few.message
+    assert "system prompt is not the first" in b.cut_keeps_pairs(lambda m, k: m[-k:]).message
+
+
+def test_a_case_the_suite_refuses_and_a_case_that_fails_on_the_good_build_get_a_sentence():
+    refused = b.suite_case_catches({"task": "Refund A1001."})
+    assert refused.state == "wrong" and "the suite refuses it" in refused.message and "expect" in refused.message
+    bad = json.loads(json.dumps(_solution("10")))
+    bad["expect"]["refunds"][0]["amount"] = 1.0
+    assert "with every guard on your case fails too" in b.suite_case_catches(bad).message
+    assert "boundary-future-date" in b.desk_rule_holds(lambda args, today: []).message
+    assert "list of problems" in b.desk_rule_holds(lambda args, today: "fine").message
+    broken = b.skill_schema_holds({"type": "nonsense"}, lang="zh")
+    assert broken.state == "wrong" and "站点用不了这个 schema" in broken.message and "Traceback" not in broken.message
+    assert "too broad" in b.key_scope_holds(lambda args, session_id: "refund").message
+    refused = b.contract_catches_faults({"type": "bogus"})
+    assert refused.state == "wrong" and "refused" in refused.message and "Traceback" not in refused.message
+    stale = b.guard_wired(["refund", "note", "lookup"])
+    assert "replays a stale answer" in stale.message
+    never = b.promoted_expect({"refunds": []}, lang="zh")
+    assert never.state == "wrong" and "防护循环" in never.message
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("given", [[], "a case", 3])
+def test_something_that_is_not_what_was_asked_gets_a_sentence(given, lang):
+    for nb, (_, check) in BUILDS.items():
+        if nb == "19" and given == []:  # no tool writes: a list, read as such (and wrong, situation by situation)
+            continue
+        feedback = check(given, lang=lang)
+        assert feedback.state == "wrong", (nb, feedback.message)
+        assert "Traceback" not in feedback.message and str(given)[:8] in feedback.message, (nb, feedback.message)
+
+
+def _raises(*args):
+    raise KeyError("role")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("nb", ["12", "13", "14", "16"])
+def test_a_learners_code_that_raises_gets_a_sentence_not_a_traceback(nb, lang):
+    feedback = BUILDS[nb][1](_raises, lang=lang)
+    assert feedback.state == "wrong" and "KeyError" in feedback.message and "Traceback" not in feedback.message
+    assert ("Fix that line" if lang == "en" else "改好那一行") in feedback.message
+
+
+def test_each_build_verdict_reports_to_the_trainers_view_under_its_own_exercise(monkeypatch):
+    sent = []
+    monkeypatch.setattr(exercises, "report", lambda feedback, notebook, **kw: sent.append((notebook, feedback.state)))
+    b.cut_keeps_pairs(None)
+    b.routes_by_language(_solution("13"))
+    assert sent == [("12b", "not yet"), ("13b", "right")]
+    builds = json.loads((ROOT / "data" / "trainer" / "builds.json").read_text(encoding="utf-8"))
+    assert set(BUILDS) <= {k[:2] for k in builds} and all(k.endswith("b") for k in builds)
+    for known in (exercises.EXTRA, progress.known_exercises()):
+        assert all(known[k] == v for k, v in builds.items())
+
+
+# --- no answer in any exercise cell of notebooks 10-19 ---------------------------------------------------------
+
+LOOKUP_NOTEBOOKS = [f"{n}" for n in range(10, 20)]
+
+
+def _answer(nb: str, zh: bool) -> object:
+    stem = next((ROOT / "notebooks").glob(f"{nb}_*.py")).stem
+    source = (SOLUTIONS_ZH.get(stem, SOLUTIONS[stem]) if zh else SOLUTIONS[stem])
+    node = ast.parse(source).body[0].value
+    return ast.literal_eval(node) if isinstance(node, ast.Constant) else None
+
+
+@pytest.mark.parametrize("zh", [False, True], ids=["en", "zh"])
+@pytest.mark.parametrize("nb", LOOKUP_NOTEBOOKS)
+def test_an_exercise_cell_holds_no_answer(nb, zh):
+    """The cell sets ``my_answer = None`` and calls its check with names only: no literal of the right answer, and
+    no expression that computes it (a call, a comprehension) among the check's arguments or anywhere in the cell."""
+    source = _cell_after(_notebook(nb, zh), ("## Exercise", "## 练习"))
+    tree = ast.parse(source)
+    assigned = [n for n in tree.body if isinstance(n, ast.Assign) and [getattr(t, "id", None) for t in n.targets]
+                == ["my_answer"]]
+    assert assigned and isinstance(assigned[0].value, ast.Constant) and assigned[0].value.value is None, source
+    checks = [n.value for n in tree.body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)]
+    assert checks, source
+    check = checks[-1].args[0] if getattr(checks[-1].func, "id", None) == "print" else checks[-1]
+    for arg in [*check.args, *(k.value for k in check.keywords)]:
+        simple = isinstance(arg, (ast.Name, ast.Constant)) or (
+            isinstance(arg, ast.Subscript) and isinstance(arg.value, ast.Name) and isinstance(arg.slice, ast.Constant)) or (
+            # the data as a widget holds it now (11's tags, as the learner left them): read, not a truth computed
+            isinstance(arg, ast.Call) and not arg.args and isinstance(arg.func, ast.Attribute)
+            and isinstance(arg.func.value, ast.Name))
+        assert simple, f"the check is given an expression: {ast.unparse(arg)}"
+    assert check.keywords == [] or {k.arg for k in check.keywords} == {"lang"}, "the truth is the check's, not the cell's"
+    answer = _answer(nb, zh)
+    constants = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
+    assert answer is None or answer not in constants, f"the cell holds the answer {answer!r}"
+    for node in ast.walk(tree):  # no computation of a truth: only imports, the blank, a set-up line and the check
+        assert not isinstance(node, (ast.ListComp, ast.DictComp, ast.GeneratorExp, ast.SetComp)), ast.unparse(node)
+    assert not re.search(r"\b(?:sum|len|next)\(", source), source
+
+
+@pytest.mark.parametrize("zh", [False, True], ids=["en", "zh"])
+@pytest.mark.parametrize("nb", sorted(BUILDS))
+def test_a_build_cell_starts_as_a_stub_and_holds_no_solution(nb, zh):
+    source = _build_cell(nb, zh)
+    solution = (SOLUTIONS_DIR / f"nb{nb}.py").read_text(encoding="utf-8")
+    body = [line.strip() for line in solution.splitlines() if line.strip() and not line.lstrip().startswith(("#", '"'))]
+    shown = [line for line in body if line in {x.strip() for x in source.splitlines()} and len(line) > 12
+             and not line.startswith(("def ", "from ", "import "))]
+    assert not shown, f"the build cell holds the solution's lines: {shown}"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_look_up_checks_compute_their_truth(lang):
+    assert b.first_role_after_cut("tool", lang=lang).ok
+    assert b.tools_offered(2, lang=lang).ok and not b.tools_offered(5, lang=lang).ok
+    assert b.replay_header("Idempotent-Replayed", lang=lang).ok
+    assert b.meta_field("_meta", lang=lang).ok
+    assert b.duplicate_call_verdict("not_caught", lang=lang).ok
+
+
+def test_the_solutions_are_never_copied_to_participants():
+    users = (ROOT / "agentlab" / "hub" / "users.py").read_text(encoding="utf-8")
+    assert "solutions" not in users and "*.ipynb" in users
+    assert not list((ROOT / "notebooks").rglob("nb1*.py"))
+
+
+def test_build_messages_exist_in_both_languages_in_one_block():
+    en = list(json.loads((ROOT / "data/i18n/en.json").read_text(encoding="utf-8")))
+    zh = list(json.loads((ROOT / "data/i18n/zh.json").read_text(encoding="utf-8")))
+    assert en == zh
+    mine = [i for i, k in enumerate(en) if k.startswith("build.")]
+    assert mine and mine == list(range(mine[0], mine[-1] + 1))
+    assert en[mine[0] - 1].startswith("case.") and not any(k.startswith("case.") for k in en[mine[0]:])
+    used = set(re.findall(r'"(build\.[\w.]+)"', Path(b.__file__).read_text(encoding="utf-8")))
+    assert used <= set(en), used - set(en)
+
+
+def test_the_stub_for_12_returns_nothing():
+    stub = _stub("12")
+    assert stub([{"role": "system", "content": ""}, {"role": "user", "content": "x"}], 1) is None
+
+
+def test_the_exported_names_collide_with_no_other_modules():
+    import importlib
+    import pkgutil
+
+    import agentlab
+    mine = set(b.__all__)
+    assert mine == {n for n in dir(b) if callable(getattr(b, n)) and getattr(getattr(b, n), "__module__", "") == b.__name__
+                    and not n.startswith("_") and n[0].islower()}
+    for info in pkgutil.walk_packages(agentlab.__path__, "agentlab."):
+        if info.name == b.__name__ or info.name.endswith("__main__"):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an optional framework not installed here
+            continue
+        assert not mine & set(getattr(module, "__all__", ())), (info.name, mine & set(module.__all__))
