@@ -227,7 +227,7 @@ print(answer_is(my_answer, idempotency_key(reg["create_refund"], {"order_id": "A
 # each must be refunded once. It says which cases your key handles and what still breaks.
 
 # %%
-from agentlab.workbook.builds_guards import build_business_key
+from agentlab.workbook.builds_loops import build_business_key
 
 
 def my_business_key(args):

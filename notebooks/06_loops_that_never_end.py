@@ -122,7 +122,7 @@ print(breaker_threshold(my_answer, lang=LANG))
 
 # %%
 from agentlab import GuardConfig
-from agentlab.workbook.builds_guards import build_loop_limits
+from agentlab.workbook.builds_loops import build_loop_limits
 
 my_config = None  # your code here: GuardConfig(...)
 

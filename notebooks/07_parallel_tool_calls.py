@@ -112,7 +112,7 @@ print(tool_replies_needed(my_answer, calls=len(orders), lang=LANG))
 # between two good ones, and says which still break the protocol or leave an action undone.
 
 # %%
-from agentlab.workbook.builds_guards import build_answer_every_call
+from agentlab.workbook.builds_loops import build_answer_every_call
 
 
 def my_tool_messages(message, run_one):

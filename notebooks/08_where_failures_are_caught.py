@@ -116,7 +116,7 @@ print(largest_share(my_answer, tax["stage"], lang=LANG))
 # for which faults switching your guard off changes nothing, so it is not the one catching it.
 
 # %%
-from agentlab.workbook.builds_guards import build_which_guard
+from agentlab.workbook.builds_loops import build_which_guard
 
 my_guards = {  # your code here: a guard name for each fault
     "camel_case": None,

@@ -218,7 +218,7 @@ print(guard_effect(my_answer, table[table.model.str.startswith("qwen")], lang=LA
 # says which unasked writes it still lets through and whether it stops writes the user did ask for.
 
 # %%
-from agentlab.workbook.builds_guards import build_write_check
+from agentlab.workbook.builds_loops import build_write_check
 
 
 def my_write_check(tool_name, args, seen):

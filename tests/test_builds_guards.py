@@ -16,7 +16,7 @@ import pytest
 from exercise_solutions import SOLUTIONS
 
 from agentlab.hub import progress
-from agentlab.workbook import builds_guards, exercises
+from agentlab.workbook import builds_guards, builds_loops, exercises
 
 ROOT = Path(__file__).resolve().parents[1]
 DONE = [f"{i:02d}" for i in range(10)]  # the notebooks whose build exercise exists
@@ -247,22 +247,22 @@ def test_04_code_that_raises_gets_a_sentence(lang):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_05_the_stub_is_not_yet_a_wrong_key_is_told_what_still_breaks_and_the_solution_is_right(lang):
     stub = stub_from_notebook("05", "my_business_key", lang == "zh")
-    assert str(builds_guards.build_business_key(stub, lang=lang)).startswith(NOT_YET[lang])
-    assert str(builds_guards.build_business_key(None, lang=lang)).startswith(NOT_YET[lang])
-    every_argument = str(builds_guards.build_business_key(lambda a: json.dumps(a, sort_keys=True), lang=lang))
+    assert str(builds_loops.build_business_key(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_loops.build_business_key(None, lang=lang)).startswith(NOT_YET[lang])
+    every_argument = str(builds_loops.build_business_key(lambda a: json.dumps(a, sort_keys=True), lang=lang))
     assert every_argument.startswith(WRONG[lang]) and "reworded_repeat" in every_argument
     assert ("4 of 5 faults handled" in every_argument) if lang == "en" else ("处理好了 4 个" in every_argument)
-    by_amount = str(builds_guards.build_business_key(lambda a: str(a["amount"]), lang=lang))
+    by_amount = str(builds_loops.build_business_key(lambda a: str(a["amount"]), lang=lang))
     assert by_amount.startswith(WRONG[lang]) and "two_orders" in by_amount and "A1008" in by_amount
-    right = builds_guards.build_business_key(solution("05").my_business_key, lang=lang)
+    right = builds_loops.build_business_key(solution("05").my_business_key, lang=lang)
     assert right.ok and str(right).startswith(RIGHT[lang]), right
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_05_a_key_that_raises_gets_a_sentence_though_the_loop_would_fall_back(lang):
-    said = str(builds_guards.build_business_key(lambda a: a["orderId"], lang=lang))
+    said = str(builds_loops.build_business_key(lambda a: a["orderId"], lang=lang))
     assert said.startswith(WRONG[lang]) and "KeyError" in said and "Traceback" not in said
-    said = str(builds_guards.build_business_key("order_id", lang=lang))  # type: ignore[arg-type]
+    said = str(builds_loops.build_business_key("order_id", lang=lang))  # type: ignore[arg-type]
     assert said.startswith(WRONG[lang]) and "my_business_key" in said
 
 
@@ -272,25 +272,25 @@ def test_05_a_key_that_raises_gets_a_sentence_though_the_loop_would_fall_back(la
 def test_06_the_stub_is_not_yet_wrong_limits_are_told_what_still_breaks_and_the_solution_is_right(lang):
     from agentlab import GuardConfig
     stub = stub_from_notebook("06", "my_config", lang == "zh")
-    assert str(builds_guards.build_loop_limits(stub, lang=lang)).startswith(NOT_YET[lang])
-    default = str(builds_guards.build_loop_limits(GuardConfig(), lang=lang))  # the budget of 6 cuts healthy runs
+    assert str(builds_loops.build_loop_limits(stub, lang=lang)).startswith(NOT_YET[lang])
+    default = str(builds_loops.build_loop_limits(GuardConfig(), lang=lang))  # the budget of 6 cuts healthy runs
     assert default.startswith(WRONG[lang]) and "healthy_runs" in default and "ping_pong:" not in default
     assert ("2 of 3 faults handled" in default and "3 of 40" in default) if lang == "en" else \
         ("处理好了 2 个" in default and "有 3 个" in default)
-    no_breaker = str(builds_guards.build_loop_limits(GuardConfig(step_budget=12, repeat_limit=None), lang=lang))
+    no_breaker = str(builds_loops.build_loop_limits(GuardConfig(step_budget=12, repeat_limit=None), lang=lang))
     assert no_breaker.startswith(WRONG[lang]) and "repeat_call" in no_breaker and "12" in no_breaker
-    no_budget = str(builds_guards.build_loop_limits(GuardConfig(step_budget=None), lang=lang))
+    no_budget = str(builds_loops.build_loop_limits(GuardConfig(step_budget=None), lang=lang))
     assert no_budget.startswith(WRONG[lang]) and "ping_pong" in no_budget
-    right = builds_guards.build_loop_limits(solution("06").my_config, lang=lang)
+    right = builds_loops.build_loop_limits(solution("06").my_config, lang=lang)
     assert right.ok and str(right).startswith(RIGHT[lang]), right
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_06_a_setting_the_loop_cannot_use_or_no_config_gets_a_sentence(lang):
     from agentlab import GuardConfig
-    said = str(builds_guards.build_loop_limits(GuardConfig(step_budget="ten"), lang=lang))  # type: ignore[arg-type]
+    said = str(builds_loops.build_loop_limits(GuardConfig(step_budget="ten"), lang=lang))  # type: ignore[arg-type]
     assert said.startswith(WRONG[lang]) and "TypeError" in said and "Traceback" not in said
-    said = str(builds_guards.build_loop_limits({"step_budget": 10}, lang=lang))
+    said = str(builds_loops.build_loop_limits({"step_budget": 10}, lang=lang))
     assert said.startswith(WRONG[lang]) and "GuardConfig" in said and "dict" in said
 
 
@@ -308,24 +308,24 @@ def _made_up_answers(message, run_one):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_07_the_stub_is_not_yet_a_wrong_step_is_told_what_still_breaks_and_the_solution_is_right(lang):
     stub = stub_from_notebook("07", "my_tool_messages", lang == "zh")
-    assert str(builds_guards.build_answer_every_call(stub, lang=lang)).startswith(NOT_YET[lang])
-    assert str(builds_guards.build_answer_every_call(None, lang=lang)).startswith(NOT_YET[lang])
-    first = str(builds_guards.build_answer_every_call(_first_only, lang=lang))
+    assert str(builds_loops.build_answer_every_call(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_loops.build_answer_every_call(None, lang=lang)).startswith(NOT_YET[lang])
+    first = str(builds_loops.build_answer_every_call(_first_only, lang=lang))
     assert first.startswith(WRONG[lang]) and "call_1, call_2, call_3" in first and "400" in first
     assert ("0 of 3 faults handled" in first) if lang == "en" else ("处理好了 0 个" in first)
-    made_up = str(builds_guards.build_answer_every_call(_made_up_answers, lang=lang))
+    made_up = str(builds_loops.build_answer_every_call(_made_up_answers, lang=lang))
     assert made_up.startswith(WRONG[lang]) and "two_at_once" in made_up and "three_lookups:" not in made_up
-    right = builds_guards.build_answer_every_call(solution("07").my_tool_messages, lang=lang)
+    right = builds_loops.build_answer_every_call(solution("07").my_tool_messages, lang=lang)
     assert right.ok and str(right).startswith(RIGHT[lang]), right
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_07_a_step_that_raises_or_returns_no_messages_gets_a_sentence(lang):
-    said = str(builds_guards.build_answer_every_call(lambda m, run_one: [run_one(m["tool_calls"][3])], lang=lang))
+    said = str(builds_loops.build_answer_every_call(lambda m, run_one: [run_one(m["tool_calls"][3])], lang=lang))
     assert said.startswith(WRONG[lang]) and "IndexError" in said and "Traceback" not in said
-    said = str(builds_guards.build_answer_every_call(lambda m, run_one: "done", lang=lang))
+    said = str(builds_loops.build_answer_every_call(lambda m, run_one: "done", lang=lang))
     assert said.startswith(WRONG[lang]) and "str" in said
-    said = str(builds_guards.build_answer_every_call([], lang=lang))  # type: ignore[arg-type]
+    said = str(builds_loops.build_answer_every_call([], lang=lang))  # type: ignore[arg-type]
     assert said.startswith(WRONG[lang]) and "my_tool_messages" in said
 
 
@@ -334,22 +334,22 @@ def test_07_a_step_that_raises_or_returns_no_messages_gets_a_sentence(lang):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_08_the_stub_is_not_yet_a_wrong_guard_is_told_it_changes_nothing_and_the_solution_is_right(lang):
     stub = stub_from_notebook("08", "my_guards", lang == "zh")
-    assert str(builds_guards.build_which_guard(stub, lang=lang)).startswith(NOT_YET[lang])
-    assert str(builds_guards.build_which_guard(None, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_loops.build_which_guard(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_loops.build_which_guard(None, lang=lang)).startswith(NOT_YET[lang])
     guesses = {**solution("08").my_guards, "api_429": "timeout", "repeat_call": "step_budget", "ping_pong": None}
-    wrong = str(builds_guards.build_which_guard(guesses, lang=lang))
+    wrong = str(builds_loops.build_which_guard(guesses, lang=lang))
     assert wrong.startswith(WRONG[lang]) and "api_429" in wrong and "timeout" in wrong and "ping_pong" in wrong
     assert "camel_case:" not in wrong
     assert ("3 of 6 faults handled" in wrong) if lang == "en" else ("处理好了 3 个" in wrong)
-    right = builds_guards.build_which_guard(solution("08").my_guards, lang=lang)
+    right = builds_loops.build_which_guard(solution("08").my_guards, lang=lang)
     assert right.ok and str(right).startswith(RIGHT[lang]), right
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_08_a_name_that_is_no_guard_or_no_dict_gets_a_sentence(lang):
-    said = str(builds_guards.build_which_guard({**solution("08").my_guards, "repeat_call": "breaker"}, lang=lang))
+    said = str(builds_loops.build_which_guard({**solution("08").my_guards, "repeat_call": "breaker"}, lang=lang))
     assert said.startswith(WRONG[lang]) and "breaker" in said and "repeat_limit" in said
-    said = str(builds_guards.build_which_guard(["validate", "retry"], lang=lang))
+    said = str(builds_loops.build_which_guard(["validate", "retry"], lang=lang))
     assert said.startswith(WRONG[lang]) and "list" in said
 
 
@@ -362,23 +362,23 @@ def _order_field_only(tool_name, args, seen):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_09_the_stub_is_not_yet_a_wrong_check_is_told_what_still_gets_through_and_the_solution_is_right(lang):
     stub = stub_from_notebook("09", "my_write_check", lang == "zh")
-    assert str(builds_guards.build_write_check(stub, lang=lang)).startswith(NOT_YET[lang])
-    assert str(builds_guards.build_write_check(None, lang=lang)).startswith(NOT_YET[lang])
-    allow_all = str(builds_guards.build_write_check(lambda n, a, s: True, lang=lang))
+    assert str(builds_loops.build_write_check(stub, lang=lang)).startswith(NOT_YET[lang])
+    assert str(builds_loops.build_write_check(None, lang=lang)).startswith(NOT_YET[lang])
+    allow_all = str(builds_loops.build_write_check(lambda n, a, s: True, lang=lang))
     assert allow_all.startswith(WRONG[lang]) and "boundary-bad-phone" in allow_all and "A1001" in allow_all
-    field_only = str(builds_guards.build_write_check(_order_field_only, lang=lang))
+    field_only = str(builds_loops.build_write_check(_order_field_only, lang=lang))
     assert field_only.startswith(WRONG[lang]) and "A1002" in field_only and "asked_writes" not in field_only
-    stop_all = str(builds_guards.build_write_check(lambda n, a, s: False, lang=lang))
+    stop_all = str(builds_loops.build_write_check(lambda n, a, s: False, lang=lang))
     assert stop_all.startswith(WRONG[lang]) and "asked_writes" in stop_all
-    right = builds_guards.build_write_check(solution("09").my_write_check, lang=lang)
+    right = builds_loops.build_write_check(solution("09").my_write_check, lang=lang)
     assert right.ok and str(right).startswith(RIGHT[lang]), right
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_09_a_check_that_raises_gets_a_sentence(lang):
-    said = str(builds_guards.build_write_check(lambda n, a, s: a["order_id"] in s[0], lang=lang))
+    said = str(builds_loops.build_write_check(lambda n, a, s: a["order_id"] in s[0], lang=lang))
     assert said.startswith(WRONG[lang]) and "KeyError" in said and "Traceback" not in said
-    said = str(builds_guards.build_write_check(True, lang=lang))  # type: ignore[arg-type]
+    said = str(builds_loops.build_write_check(True, lang=lang))  # type: ignore[arg-type]
     assert said.startswith(WRONG[lang]) and "my_write_check" in said
 
 

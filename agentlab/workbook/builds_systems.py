@@ -32,7 +32,7 @@ __all__ = ["contract_catches_faults", "cut_keeps_pairs", "desk_rule_holds", "dup
 
 def _raised(exc: BaseException, lang: Lang) -> Feedback:
     """A learner's code raised: one sentence naming the exception, never a traceback."""
-    return _say("wrong", t("build.raised", lang, error=f"{type(exc).__name__}: {exc}"[:160]), lang)
+    return _say("wrong", t("build.sys.raised", lang, error=f"{type(exc).__name__}: {exc}"[:160]), lang)
 
 
 def _failed(result: Any, lang: Lang) -> str:
@@ -147,7 +147,7 @@ def cut_keeps_pairs(my_cut: Any, lang: Lang = "en") -> Feedback:
     if my_cut is None:
         return _say("not yet", t("build.nb12.todo", lang), lang)
     if not callable(my_cut):
-        return _say("wrong", t("build.not_a_function", lang, given=_shown(my_cut)), lang)
+        return _say("wrong", t("build.sys.not_a_function", lang, given=_shown(my_cut)), lang)
     _, history = _long_chat(lang)
     broken: dict[str, list[int]] = {}
     for keep in range(1, len(history)):
@@ -209,7 +209,7 @@ def routes_by_language(my_offer: Any, lang: Lang = "en") -> Feedback:
     if my_offer is None:
         return _say("not yet", t("build.nb13.todo", lang), lang)
     if not callable(my_offer):
-        return _say("wrong", t("build.not_a_function", lang, given=_shown(my_offer)), lang)
+        return _say("wrong", t("build.sys.not_a_function", lang, given=_shown(my_offer)), lang)
     routers, asks = _routers(), load_asks()
     known = set(routers["en"].registry.names)
     target = sum(_hit(a, routers[a.lang].offer(a.ask)) for a in asks)
@@ -284,7 +284,7 @@ def desk_rule_holds(my_rule: Any, lang: Lang = "en") -> Feedback:
     if my_rule is None:
         return _say("not yet", t("build.nb14.todo", lang), lang)
     if not callable(my_rule):
-        return _say("wrong", t("build.not_a_function", lang, given=_shown(my_rule)), lang)
+        return _say("wrong", t("build.sys.not_a_function", lang, given=_shown(my_rule)), lang)
     seen: list[Any] = []
     desk = _desk_with(my_rule, seen)
     failed = []
@@ -395,7 +395,7 @@ def key_scope_holds(my_key: Any, lang: Lang = "en") -> Feedback:
     if my_key is None:
         return _say("not yet", t("build.nb16.todo", lang), lang)
     if not callable(my_key):
-        return _say("wrong", t("build.not_a_function", lang, given=_shown(my_key)), lang)
+        return _say("wrong", t("build.sys.not_a_function", lang, given=_shown(my_key)), lang)
     wrong = []
     for name, calls, right in KEY_SITUATIONS:
         try:

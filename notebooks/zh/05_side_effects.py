@@ -219,7 +219,7 @@ print(answer_is(my_answer, idempotency_key(reg["create_refund"], {"order_id": "A
 # 要求给两个金额相同的订单退款时，每个都要退一次。检查会告诉你你的键处理好了哪些情况、还有什么不对。
 
 # %%
-from agentlab.workbook.builds_guards import build_business_key
+from agentlab.workbook.builds_loops import build_business_key
 
 
 def my_business_key(args):

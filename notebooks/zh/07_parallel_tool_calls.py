@@ -110,7 +110,7 @@ print(tool_replies_needed(my_answer, calls=len(orders), lang=LANG))
 # 告诉你哪些还违反协议、或者落下了没办的事。
 
 # %%
-from agentlab.workbook.builds_guards import build_answer_every_call
+from agentlab.workbook.builds_loops import build_answer_every_call
 
 
 def my_tool_messages(message, run_one):

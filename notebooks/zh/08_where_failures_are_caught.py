@@ -115,7 +115,7 @@ print(largest_share(my_answer, tax["stage"], lang=LANG))
 # 只关掉你写的那个，然后告诉你哪些故障在关掉你的防护后结局毫无变化，也就是说拦住它的不是这个防护。
 
 # %%
-from agentlab.workbook.builds_guards import build_which_guard
+from agentlab.workbook.builds_loops import build_which_guard
 
 my_guards = {  # your code here: a guard name for each fault
     "camel_case": None,

@@ -212,7 +212,7 @@ print(guard_effect(my_answer, table[table.model.str.startswith("qwen")], lang=LA
 # 告诉你它还放过了哪些没人要求的写操作，以及有没有拦下用户确实要求的写操作。
 
 # %%
-from agentlab.workbook.builds_guards import build_write_check
+from agentlab.workbook.builds_loops import build_write_check
 
 
 def my_write_check(tool_name, args, seen):
