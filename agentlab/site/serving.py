@@ -9,14 +9,13 @@ sent a request yet, so they stayed open for ever. Here (docs/site.md#bounds):
 
 * a connection must send a request's headers within ``HEADER_SECONDS`` of opening, or of its last answer;
   else it is closed (uvicorn's keep-alive timer stops as soon as one byte arrives: half a request line held it);
-* one source (an IP address) holds at most ``PER_SOURCE`` connections: a new one past it closes that source's
-  oldest connection that sent part of a request and not the rest (a client sends its headers at once; a half-sent
-  request is a flood's: with every participant of a hub on 127.0.0.1, closing the oldest idle one alone let a flood
-  that never pauses keep every place young and refuse nine clients in ten), else its oldest connection that has waited for headers more
-  than ``GRACE_SECONDS`` (so a client sharing an address with a flood still gets in), or is closed itself when there
-  is none. A connection is never closed for a newer one in
-  its first ``GRACE_SECONDS``: on a busy machine a client can be descheduled between connecting and sending, and a
-  flood opening hundreds of connections a second from its address made it the oldest, and closed it, in that gap;
+* one source holds at most ``PER_SOURCE`` connections. A source is an IP address, or, for a client on this
+  machine, the account that owns its socket (:mod:`agentlab.site.peers`): a hub's participants all connect from
+  127.0.0.1, and one participant's flood must use up its own share, never theirs. A new connection past the share
+  closes that source's oldest connection that sent part of a request and not the rest (a client sends its headers
+  at once; a half-sent request is a flood's), else its oldest connection that has waited for headers more than
+  ``GRACE_SECONDS``, or is closed itself when there is none. A connection is never closed for a newer one in its
+  first ``GRACE_SECONDS``: on a busy machine a client can be descheduled between connecting and sending;
 * past ``MAX_CONNECTIONS`` in all, the oldest connection waiting for headers is closed the same way;
 * requests (not connections) in progress are bounded by ``MAX_REQUESTS``: past it, 503 in the site's shape.
 """
@@ -34,6 +33,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..errors import make_error
 from ..i18n import Lang, t
+from .peers import source_of
 
 __all__ = ["GRACE_SECONDS", "HEADER_SECONDS", "MAX_CONNECTIONS", "MAX_REQUESTS", "PER_SOURCE", "STALL_SECONDS",
            "server_config", "serving"]
@@ -94,7 +94,7 @@ def _protocol(door: Door) -> type[H11Protocol]:
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            source = self.client[0] if self.client else "?"
+            source = source_of(self.client, self.server)  # the account, for a loopback client: see peers.py
             mine = door.by_source.setdefault(source, set())
             now = self.loop.time()
             if len(mine) >= door.per_source and not _evict(door.oldest_waiting(mine, now=now)) \

@@ -1,0 +1,71 @@
+"""Who is at the other end of a loopback connection: the kernel's answer, not the address."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from agentlab.site.peers import loopback_owner, source_of
+
+
+def accepted(listener: socket.socket) -> tuple[socket.socket, tuple, tuple]:
+    conn, client = listener.accept()
+    return conn, client[:2], conn.getsockname()[:2]
+
+
+@pytest.mark.parametrize("host, family", [("127.0.0.1", socket.AF_INET), ("::1", socket.AF_INET6)])
+def test_a_loopback_client_is_counted_by_its_account_not_its_address(host, family):
+    with socket.socket(family) as listener:
+        listener.bind((host, 0))
+        listener.listen()
+        with socket.create_connection(listener.getsockname()[:2]):
+            conn, client, server = accepted(listener)
+            with conn:
+                assert loopback_owner(client, server) == os.getuid()
+                assert source_of(client, server) == f"uid {os.getuid()}"
+
+
+def test_another_account_is_another_source_on_the_same_address():
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to connect as another account")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        theirs = subprocess.Popen([sys.executable, "-c", "import socket, time\n"
+                                   f"s = socket.create_connection(('127.0.0.1', {port}))\ntime.sleep(5)"],
+                                  user="nobody", cwd="/")
+        try:
+            conn, client, server = accepted(listener)
+            with conn, socket.create_connection(("127.0.0.1", port)):
+                mine, my_client, _ = accepted(listener)
+                with mine:
+                    assert source_of(client, server) == "uid 65534"
+                    assert source_of(my_client, server) == "uid 0"
+        finally:
+            theirs.kill()
+            theirs.wait()
+
+
+def test_a_client_that_closed_before_it_was_read_falls_back_to_the_address():
+    """A closed socket is the kernel's (its uid reads 0): it must not be counted as root's, or a flood of closed
+    connections would use up the share of whoever runs as root."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        socket.create_connection(listener.getsockname()).close()
+        time.sleep(0.1)
+        conn, client, server = accepted(listener)
+        with conn:
+            assert loopback_owner(client, server) is None
+            assert source_of(client, server) == "127.0.0.1"
+
+
+def test_other_addresses_are_their_own_source():
+    assert source_of(("203.0.113.9", 5000), ("10.0.0.1", 8000)) == "203.0.113.9"
+    assert source_of(None, None) == "?"
+    assert source_of(("not an address", 1), ("127.0.0.1", 2)) == "not an address"
