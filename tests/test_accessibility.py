@@ -187,3 +187,35 @@ def test_every_notebook_figure_shows_its_text_beside_it(path):
             f"{path.name}: a cell draws a figure with no package plot function to say it in words:\n{body.strip()[:300]}"
         assert not re.search(r"\.(barh?|scatter|imshow)\(|\.plot\.\w+\(", body), \
             f"{path.name}: a cell draws its own bars, which no text equivalent describes:\n{body.strip()[:300]}"
+
+
+def _widget_outputs(lang):
+    """Every widget that draws a figure, drawn in ``lang``: (name, its Output's outputs)."""
+    from agentlab.evals import load_cases, run_suite
+    from agentlab.workbook.demo import compare_loops
+    from agentlab.workbook.widgets import BadCaseReview, BudgetSlider, MetricsPanel, ProbePanel
+    cs = [compare_loops(f) for f in ("camel_case", "lost_reply")]
+    metrics = MetricsPanel({"naive": [c.naive for c in cs], "guarded": [c.guarded for c in cs]}, lang=lang)
+    cases = load_cases()
+    review = BadCaseReview(run_suite(cases[:12], loop="naive"), cases[:12], "unused.jsonl", n=6, seed=3, lang=lang)
+    budget = BudgetSlider(runs=8, lang=lang)
+    probe = ProbePanel(lang=lang)
+    probe.update()
+    return [("metrics", metrics.plot.outputs), ("review", review.shares.outputs), ("budget", budget.out.outputs),
+            ("probe", probe.plots.outputs)]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_widget_figure_has_its_text_under_it_and_as_its_alt_text(lang):
+    """A figure a widget draws (the app, the review, the sliders, the probe) was an image alone: no words for a
+    screen reader, nor for anyone who cannot tell its colours apart."""
+    words = {"en": "The figure in words:", "zh": "图的文字版："}[lang]
+    for name, outputs in _widget_outputs(lang):
+        images = [i for i, o in enumerate(outputs) if "image/png" in o.get("data", {})]
+        assert images, name
+        for i in images:
+            alt = outputs[i].get("metadata", {}).get("image/png", {}).get("alt", "")
+            assert alt, f"{name}: an image with no alt text"
+            under = outputs[i + 1]["data"].get("text/html", "") if i + 1 < len(outputs) else ""
+            assert "agentlab-text-equivalent" in under and words in under, f"{name}: no text under its figure"
+            assert re.search(r"\d", under), f"{name}: the text under the figure carries none of its numbers"

@@ -305,7 +305,7 @@ def test_the_probe_widget_runs_and_refuses_bad_paste_kindly():
     app = ProbePanel()
     app.run.click()
     assert "probed 4 tools" in app.view.value and "create_refund" in app.view.value
-    assert len(app.plots.outputs) == 2 and "image/png" in app.plots.outputs[0]["data"]
+    assert len(app.plots.outputs) == 4 and "image/png" in app.plots.outputs[0]["data"]  # each with its text
     app.editor.value = "[{\"name\": "
     app.run.click()
     assert "not valid JSON" in app.view.value and "Traceback" not in app.view.value and app.report is None

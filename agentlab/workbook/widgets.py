@@ -1,8 +1,7 @@
 """Widgets for the workbook: thin shells over pure functions (``*_html`` here, ``plots.py``).
 
-Every app is a small class holding its controls as attributes, so a test (or a
-person) can set ``app.fault.value``, call ``app.run.click()`` and read
-``app.view.value``. Outputs are written with ``out.outputs = ()`` plus
+Every app is a small class holding its controls as attributes, so a test (or a person) can set ``app.fault.value``,
+call ``app.run.click()`` and read ``app.view.value``. Outputs are written with ``out.outputs = ()`` plus
 ``append_display_data``, which behaves the same in tests, JupyterLab and Voila.
 ipywidgets and matplotlib are imported here only, never by ``import agentlab``.
 """
@@ -18,6 +17,7 @@ from typing import Any
 
 import ipywidgets as W
 
+from ..a11y import attach, quiet, text_equivalent
 from ..approval import approve, pending, reject
 from ..evals.outcome import reasons_in
 from ..guards import GUARDS, GuardConfig
@@ -41,9 +41,8 @@ LANG_OPTIONS = [("English", "en"), ("中文", "zh")]
 
 
 def browser_lang(accept_language: str | None = None) -> Lang:
-    """The language a page opens in: the browser's most preferred of English and Chinese (zh-* is Chinese), else English.
-
-    ``accept_language``: the browser's Accept-Language header; by default the one Voila hands the kernel as
+    """The language a page opens in: the browser's most preferred of English and Chinese (zh-* is Chinese), else
+    English. ``accept_language``: the browser's Accept-Language header; by default the one Voila hands the kernel as
     ``HTTP_ACCEPT_LANGUAGE`` (``http_header_envs`` in etc/jupyter/voila.json, which ``python run.py app`` reads)."""
     if accept_language is None:
         accept_language = os.environ.get("HTTP_ACCEPT_LANGUAGE", "")
@@ -66,7 +65,6 @@ def browser_lang(accept_language: str | None = None) -> Lang:
 
 class App:
     """An app is its controls plus ``widget``, the box that shows them (displayed as itself)."""
-
     widget: W.Widget
     lang: W.ToggleButtons  # every app has a language toggle
 
@@ -115,25 +113,36 @@ def fit(widget: W.Widget, labels: Sequence[str] = ()) -> None:
 
 def _show(out: W.Output, obj: Any) -> None:
     out.outputs = ()
+    _append(out, obj)
+
+
+def _append(out: W.Output, obj: Any) -> None:
+    """``obj`` into ``out``, a figure's text equivalent right under its image (for a screen reader, or colours)."""
     out.append_display_data(obj)
+    te = text_equivalent(obj)
+    if te is not None:
+        out.append_display_data(te)
 
 
 def figure(draw: Callable[[Any], Any], size: tuple[float, float] = (7, 3.2)) -> Any:
-    """Draw on a fresh figure and return it as a PNG image (the same in a kernel, a test, or Voila)."""
+    """Draw on a fresh figure and return it as a PNG image (the same in a kernel, a test, or Voila), carrying the
+    plot's text equivalent: as the image's alt text, and for :func:`_show` to put under it."""
     import io
 
     import matplotlib.pyplot as plt
     from IPython.display import Image
 
     from .plots import cjk_fonts
-    with cjk_fonts():
+    with cjk_fonts(), quiet():  # quiet: the text is shown under the image here, not wherever the kernel prints
         fig, ax = plt.subplots(figsize=size)
-        draw(ax)
+        drawn = draw(ax)
         fig.tight_layout()
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=90)
     plt.close(fig)  # shown through the Output widget, not twice
-    return Image(data=buf.getvalue(), format="png")
+    te = text_equivalent(drawn) or text_equivalent(ax)
+    image = Image(data=buf.getvalue(), format="png", alt=te.summary if te else None)
+    return attach(image, te) if te is not None else image
 
 
 # --- the side-by-side view ---------------------------------------------------------
@@ -504,9 +513,11 @@ class BadCaseReview(App):
         self.picked = sample(results, n, seed=seed)
         self.tags = [W.Dropdown(options=["ok", *STAGES], value=auto_tag(r), layout=W.Layout(width="150px"))
                      for r in self.picked]
+
         self.rows = [W.HTML(layout=W.Layout(width="640px")) for _ in self.picked]
+        self._quiet = False
         for tag in self.tags:
-            tag.observe(lambda _: self.refresh(), names="value")
+            tag.observe(lambda _: self._quiet or self.refresh(), names="value")
         self.shares = W.Output()
         self.top = W.HTML()
         self.choice = W.Dropdown()
@@ -520,6 +531,11 @@ class BadCaseReview(App):
 
     def _relabel(self) -> None:
         lang = self.lang.value
+        from ..evals import STAGES
+        self._quiet = True  # the stages in this language (a tag's value stays the stage), then one refresh
+        for tag in self.tags:
+            tag.options, tag.value = [(t("stage." + s, lang), s) for s in ("ok", *STAGES)], tag.value
+        self._quiet = False
         for row, r in zip(self.rows, self.picked, strict=True):
             case = self.cases.get(r.case_id)
             text = html.escape(case.text(lang)[:70]) if case else r.case_id
@@ -545,8 +561,9 @@ class BadCaseReview(App):
         from .plots import plot_shares
         counts = self.counts()
         lang = self.lang.value
-        _show(self.shares, figure(lambda ax: plot_shares(counts or {"-": 0}, ax=ax,
-                                                         title=t("ui.shares", lang)), size=(6, 2.4)))
+        named = {t("stage." + k, lang): v for k, v in counts.items()} or {"-": 0}
+        _show(self.shares, figure(lambda ax: plot_shares(named, ax=ax, title=t("ui.shares", lang), lang=lang),
+                                  size=(6, 2.4)))
         top = max(counts, key=lambda k: counts[k]) if counts else None
         self.top.value = (t("ui.target", lang, top=top, n=counts[top], total=sum(counts.values())) if top
                           else t("ui.no_failures", lang))
@@ -570,7 +587,6 @@ class BadCaseReview(App):
         return new
 
 
-# --- the step budget, one value at a time ---------------------------------------------------
 class BudgetSlider(App):
     """A step-budget slider over the final statuses of many wandering runs (notebook 06)."""
 
@@ -678,7 +694,7 @@ class ProbePanel(App):
         self.view.value = f"<div class='agentlab-probe'><p>{html.escape(line)}</p>{table_html(report, lang)}</div>"
         self.plots.outputs = ()
         n_tools, n_cats = len(report["tools"]), len(report["settings"]["categories"])
-        self.plots.append_display_data(figure(lambda ax: plot_probe_matrix(report, ax=ax, lang=lang),
-                                              size=(max(6, 0.55 * n_cats + 3), max(2.5, 0.32 * n_tools + 1.6))))
-        self.plots.append_display_data(figure(lambda ax: plot_probe_categories(report, ax=ax, lang=lang), size=(8, 3.6)))
+        _append(self.plots, figure(lambda ax: plot_probe_matrix(report, ax=ax, lang=lang),
+                                   size=(max(6, 0.55 * n_cats + 3), max(2.5, 0.32 * n_tools + 1.6))))
+        _append(self.plots, figure(lambda ax: plot_probe_categories(report, ax=ax, lang=lang), size=(8, 3.6)))
 
