@@ -220,6 +220,26 @@ def test_the_capstone_reports_with_a_score_and_has_its_own_column(room):
     assert mine["rows"][0]["cells"]["capstone"]["score"] == 0.85  # her own score, and only hers
 
 
+@pytest.mark.parametrize("lang, head", [("en", "Capstone ranking"), ("zh", "结业项目排名")])
+def test_the_trainer_may_show_a_capstone_ranking_and_a_participant_never_sees_it(room, lang, head):
+    send(room, "ann", KEYS["ann"], "capstone", "wrong", score=0.5)
+    send(room, "bo", KEYS["bo"], "capstone", "right", score=0.9)
+    send(room, "cy", KEYS["cy"], "capstone", "wrong", score=0.5)
+    send(room, "di", KEYS["di"], "06", "right", 3)  # no capstone yet: not ranked
+    ranking = call(room + "api/room", headers=TRAINER)[1]["ranking"]
+    assert [(r["rank"], r["user"], r["score"]) for r in ranking] == [(1, "bo", 0.9), (2, "ann", 0.5), (2, "cy", 0.5)]
+    hidden = call(room + f"?lang={lang}", headers=TRAINER)[1]
+    assert f"<h2>{head}</h2>" not in hidden and "ranking=show" in hidden  # hidden until the trainer shows it
+    shown = re.sub(r"<[^>]+>", " ", call(room + f"?lang={lang}&ranking=show", headers=TRAINER)[1])
+    assert head in shown
+    order = [shown.index(f" {who} ") for who in ("bo", "ann", "cy")]
+    assert order == sorted(order), shown
+    for who in ("ann", "bo"):
+        own = call(room + f"?lang={lang}&ranking=show", headers=as_participant(who, KEYS[who]))[1]
+        assert f"<h2>{head}</h2>" not in own and "ranking=show" not in own
+        assert not re.search(r"\bcy\b", re.sub(r"<[^>]+>", " ", own))  # nobody else's name
+
+
 def test_in_the_hub_the_trainer_sees_answers_and_a_participant_does_not(tmp_path):
     """The hub's way in (tokens the hub resolves) keeps working, answers included."""
     from test_hub_progress import fetch, resolve

@@ -270,6 +270,18 @@ def _board(verdicts: Iterable[Standing], users: Iterable[str], now: float) -> di
             "counts": counts, "stuck": stuck}
 
 
+def capstone_ranking(verdicts: Iterable[Standing]) -> list[dict[str, Any]]:
+    """The room's capstone scores, best first; the same score shares its rank, and among equals whoever reached it
+    first is listed first. The trainer's to show or not: never on a participant's page."""
+    scored = sorted((v for v in verdicts if v.notebook == "capstone" and v.score is not None),
+                    key=lambda v: (-v.score, v.since, v.user))  # type: ignore[operator]
+    out: list[dict[str, Any]] = []
+    for i, v in enumerate(scored):
+        rank = out[-1]["rank"] if out and out[-1]["score"] == v.score else i + 1
+        out.append({"rank": rank, "user": v.user, "score": v.score, "since": v.since})
+    return out
+
+
 def _answers_json(store: Progress) -> dict[str, Any]:
     return {nb: {"groups": [{"answer": g.answer, "count": g.count, "state": g.state} for g in groups], "more": more}
             for nb, (groups, more) in store.answers().items()}
@@ -462,7 +474,9 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
                 return
             if not is_trainer(user):
                 return self.fail(403, "trainer_only")
-            self.reply({**_board(store.latest(), [], store.clock()), "answers": _answers_json(store)})
+            latest = store.latest()
+            self.reply({**_board(latest, [], store.clock()), "answers": _answers_json(store),
+                        "ranking": capstone_ranking(latest)})
 
     class Notes(Base):
         def get(self, notebook: str) -> None:
@@ -492,7 +506,10 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
                                  name_limit=NAME_LIMIT)
             name, trainer = self.user["name"], is_trainer(self.user)
             now = store.clock()
-            board = _board(store.latest(None if trainer else name), [] if trainer else [name], now)
+            latest = store.latest(None if trainer else name)
+            board = _board(latest, [] if trainer else [name], now)
+            # the capstone ranking: the trainer's choice to show (on a projector), never a participant's to see
+            ranking = capstone_ranking(latest) if trainer and self.get_query_argument("ranking", "") == "show" else None
             notes = {nb: trainer_notes(nb, self.lang) for nb in exercise_ids()} if trainer else {}
             say = lambda key, **kw: t(key, self.lang, **kw)  # noqa: E731
             self.set_header("Cache-Control", "no-store")
@@ -500,6 +517,7 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             self.finish(render_page("trainer_progress.html", say, lang=self.lang, me=name, trainer=trainer,
                                     board=board, notes=notes, clock=_clock_text, minutes=_minutes,
                                     answers=store.answers() if trainer else {}, room=room.code if room else None,
+                                    ranking=ranking,
                                     word={s: say(f"trainer.state.{s.replace(' ', '_')}") for s in STATES},
                                     other="zh" if self.lang == "en" else "en"))
 
