@@ -1,5 +1,6 @@
 """The message catalogue is data: one JSON file per language, kept in step, shipped in the wheel."""
 import json
+import re
 import string
 import subprocess
 import sys
@@ -149,3 +150,25 @@ def test_what_a_program_said_is_kept_whole_not_cut_into_a_list_of_labels():
     assert list(shown.iloc[:, 0]) == said
     assert not {m for m in missing_labels() if '"' in m or "(" in m}
     assert label("idempotency, all_calls", "zh") == "幂等、执行全部调用"  # a list of labels is still a list
+
+
+#: a language's own name on the switch that leads to it is the one place it may appear in the other language
+OTHER_LANGUAGE_NAMES = {"trainer.other_lang"}
+CJK = re.compile(r"[\u3400-\u9fff\uff01-\uff5e\u3001-\u303f]")
+ENGLISH_RUN = re.compile(r"(?:\b[A-Za-z][a-z]+\b[ ,.:;'-]+){4,}")
+
+
+def _prose(text: str) -> str:
+    """A sentence without what is not prose: code, commands, placeholders, markup and addresses."""
+    return re.sub(r"`[^`]*`|\{[^}]*\}|<[^>]+>|https?://\S+|\b(?:python|sudo|apt-get|agentlab|from)\b.*", "", text)
+
+
+def test_no_sentence_mixes_the_two_languages():
+    """English mode printed Chinese inside English sentences ("What caught it: the idempotency key ... (幂等)"):
+    a reader gets one language at a time."""
+    mixed = [(k, v) for k, v in read("en").items()
+             if k not in OTHER_LANGUAGE_NAMES and CJK.search(v)]
+    assert not mixed, mixed[:5]
+    english_in_zh = [(k, v) for k, v in read("zh").items()
+                     if ENGLISH_RUN.search(_prose(v))]
+    assert not english_in_zh, english_in_zh[:5]
