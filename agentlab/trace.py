@@ -231,8 +231,10 @@ def first_divergence(a: list[Event], b: list[Event]) -> int | None:
 
 
 def side_by_side_html(left: Iterable[Event], right: Iterable[Event], *, titles: tuple[str, str] = ("naive", "guarded"),
-                      lang: Lang = "en") -> str:
-    """Two runs step against step, coloured by outcome, first divergence outlined in red."""
+                      lang: Lang = "en", effects: tuple[list[str], list[str]] | None = None) -> str:
+    """Two runs step against step, coloured by outcome, first divergence outlined in red. ``effects``: each side's
+    rows written (:func:`agentlab.workbook.effects.written_rows`), shown under the steps, row against row, their
+    first difference outlined too: a reply lost and resent leaves the steps alike and the refunds not."""
     a, b = list(left), list(right)
     div = first_divergence(a, b)
     rows = []
@@ -241,11 +243,31 @@ def side_by_side_html(left: Iterable[Event], right: Iterable[Event], *, titles: 
         y = b[i] if i < len(b) else None
         step = x.round_index if x is not None else y.round_index if y is not None else ""
         rows.append(f"<tr><td style='color:#555;{FONT}'>{step}</td>{_cell(x, i == div, lang)}{_cell(y, i == div, lang)}</tr>")
+    wrote_div = None
+    if effects is not None:
+        ea, eb = effects
+        wrote_div = next((i for i, (x, y) in enumerate(zip(ea, eb, strict=False)) if x != y),
+                         None if len(ea) == len(eb) else min(len(ea), len(eb)))
+        rows.append(f"<tr><th></th><th colspan='2' style='text-align:left;{FONT};padding-top:8px'>"
+                    f"✎ {html.escape(t('effect.title', lang))}</th></tr>")
+        for i in range(max(len(ea), len(eb), 1)):
+            cells = [_written_cell(side, i, i == wrote_div, lang) for side in (ea, eb)]
+            rows.append(f"<tr><td></td>{''.join(cells)}</tr>")
     legend = " ".join(f"<span style='background:{c};padding:1px 6px;{FONT}'>{SYMBOLS[k]} {html.escape(t('legend.' + k, lang))}</span>"
                       for k, c in COLORS.items())
-    if div is not None:
+    if div is not None or wrote_div is not None:
         legend += f" <span style='padding:1px 6px;border:3px solid #D55E00;{FONT}'>{html.escape(t('a11y.divergence', lang))}</span>"
     head = (f"<tr><th></th><th style='text-align:left'>{html.escape(titles[0])}</th>"
             f"<th style='text-align:left'>{html.escape(titles[1])}</th></tr>")
     return (f"<div class='agentlab-sxs'><div>{legend}</div><table style='border-collapse:collapse;width:100%'>"
             f"{head}{''.join(rows)}</table></div>")
+
+
+def _written_cell(rows: list[str], i: int, highlight: bool, lang: Lang) -> str:
+    style = f"background:#F7F7F7;vertical-align:top;padding:4px 6px;{FONT}"
+    if highlight:
+        style += ";outline:3px solid #D55E00"
+    if i >= len(rows):
+        text = t("effect.none", lang) if i == 0 else "—"
+        return f"<td class='agentlab-wrote' style='{style};color:#555'>{'◆ ' if highlight else ''}{html.escape(text)}</td>"
+    return f"<td class='agentlab-wrote' style='{style}'>{'◆ ' if highlight else ''}✎ {html.escape(rows[i])}</td>"

@@ -20,7 +20,8 @@
 import ipywidgets as W
 
 from agentlab.workbook.log_widget import LogReview
-from agentlab.workbook.widgets import PMApp, browser_lang
+from agentlab.workbook.pm_app import PMApp
+from agentlab.workbook.widgets import browser_lang
 
 app = PMApp(lang=browser_lang())  # the browser's language (Accept-Language); the toggle switches it
 app

@@ -12,7 +12,8 @@ from agentlab.loop import run_guarded
 from agentlab.models import SelfCorrectingModel
 from agentlab.scenarios import aftersales
 from agentlab.store import MemoryStore
-from agentlab.workbook.widgets import ApprovalDesk, FaultInjector, GuardPanel, MetricsPanel, PMApp, SchemaPlayground, playground_html
+from agentlab.workbook.pm_app import PMApp
+from agentlab.workbook.widgets import ApprovalDesk, FaultInjector, GuardPanel, MetricsPanel, SchemaPlayground, playground_html
 
 
 def test_fault_injector_runs_both_loops_and_highlights_the_divergence():

@@ -30,6 +30,7 @@ __all__ = [
     "caught_by_guards",
     "compare_expense",
     "compare_loops",
+    "compare_retail",
     "explain",
     "guards_that_acted",
     "make_model",
@@ -78,6 +79,13 @@ class Comparison:
     scenario: str = "aftersales"
     injected: bool | None = None  # a model fault: did it fire in either run (None: not a model fault)
     at_step: int = 1
+    start_state: dict | None = None  # the desk before either run: what each side wrote is its state minus this
+
+    def written(self, lang: Lang = "en") -> tuple[list[str], list[str]]:
+        """Each side's rows written (a refund, a ledger line, a changed order): a double write is two rows."""
+        from .effects import written_rows
+        start = self.start_state or {}
+        return written_rows(start, self.naive_state, lang), written_rows(start, self.guarded_state, lang)
 
     @property
     def naive_verdict(self) -> Verdict:
@@ -100,11 +108,11 @@ class Comparison:
 
 
 #: what each desk writes, as the comparison table names it
-WRITTEN = {"aftersales": "refunds", "expense": "records"}
+WRITTEN = {"aftersales": "refunds", "expense": "records", "retail": "changed"}
 
 
 def _written(state: Mapping[str, Any]) -> list:
-    return list(state.get("refunds", state.get("records", [])))
+    return list(state.get("refunds", state.get("records", state.get("changed", []))))
 
 
 def _num(x: Any) -> float:
@@ -119,6 +127,7 @@ def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "e
     seed_demo = fault is None and model is None  # the opening demo itself: a question about the order
     task = (SEED_TASK if seed_demo else TASK)[lang]
     runs = []
+    start = aftersales.SCENARIO.setup(lang)[0].snapshot()
     for loop in ("naive", "guarded"):
         desk, reg = aftersales.SCENARIO.setup(lang)
         if fault and FAULTS[fault].kind == "tool":
@@ -135,7 +144,7 @@ def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "e
                               sleep=lambda s: None, rng=random.Random(seed), lang=lang)
         runs.append((run, desk.snapshot()))
     (n, ns), (g, gs) = runs
-    return Comparison(fault, n, g, ns, gs, SEED_EXPECT if seed_demo else EXPECT)
+    return Comparison(fault, n, g, ns, gs, SEED_EXPECT if seed_demo else EXPECT, start_state=start)
 
 
 EXPENSE_TASK = {"en": "I took a taxi today for 45 yuan, please book it.", "zh": "今天打车花了45元帮我记上"}
@@ -156,6 +165,7 @@ def compare_expense(fault: str | None = None, *, at_step: int = 1, lang: Lang = 
     want = {"records": [{"date": day, "amount": 45, "category": "transport"}], "tickets": 0}
     runs = []
     faulty: list[FaultyModel] = []
+    start = expense.SCENARIO.setup(lang)[0].snapshot()
     for loop in ("naive", "guarded"):
         state, reg = expense.SCENARIO.setup(lang)
         if fault and FAULTS[fault].kind == "tool":
@@ -173,7 +183,60 @@ def compare_expense(fault: str | None = None, *, at_step: int = 1, lang: Lang = 
         runs.append((run, state.snapshot()))
     (n, ns), (g, gs) = runs
     return Comparison(fault, n, g, ns, gs, want, scenario="expense",
-                      injected=any(m.injected for m in faulty) if faulty else None, at_step=at_step)
+                      injected=any(m.injected for m in faulty) if faulty else None, at_step=at_step, start_state=start)
+
+
+RETAIL_ORDER = "#W2974929"  # a pending order of one skateboard, paid by PayPal, in tau-bench's retail data
+RETAIL_TASK = {"en": f"Please cancel order {RETAIL_ORDER}, I ordered it by mistake.",
+               "zh": f"订单 {RETAIL_ORDER} 是我下错了，请帮我取消。"}
+RETAIL_PLAN = (Step("get_order_details", {"order_id": RETAIL_ORDER}),
+               Step("cancel_pending_order", {"order_id": RETAIL_ORDER, "reason": "ordered by mistake"}))
+RETAIL_ANSWER = {"en": f"Order {RETAIL_ORDER} is cancelled; 182.03 goes back to your PayPal account.",
+                 "zh": f"订单 {RETAIL_ORDER} 已取消，182.03 元原路退回你的 PayPal。"}
+RETAIL_TARGET = {"flaky_tool": "get_order_details", "hanging_tool": "get_order_details",
+                 "leaky_tool": "get_order_details", "lost_reply": "cancel_pending_order"}
+
+
+def _retail_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict]:
+    """The store's changed records, one per record: its id and each changed field's new value (a list that grew
+    by its count of new entries, e.g. ``payment_history +1``)."""
+    from ..scenarios.retail import diff
+    rows: dict[str, dict] = {}
+    for path, (old, new) in sorted(diff(before, after).items()):
+        _, _table, record, *field_path = path.split("/")
+        value = f"+{len(new) - len(old)}" if isinstance(old, list) and isinstance(new, list) else new
+        rows.setdefault(record, {"record_id": record})["/".join(field_path)] = value
+    return list(rows.values())
+
+
+def compare_retail(fault: str | None = None, *, at_step: int = 2, lang: Lang = "en", hang_seconds: float = 0.3,
+                   seed: int = 0) -> Comparison:
+    """tau-bench's retail store (when its data is on this machine): cancel a pending order, through both loops,
+    each on a fresh copy of the store. A model fault lands on the cancelling call; a tool fault as ``RETAIL_TARGET``
+    says. The store refuses to cancel an order twice, which is its own guard: a lost reply resent is refused."""
+    from ..scenarios import retail
+    expect = {"changed": [{"record_id": RETAIL_ORDER, "status": "cancelled"}], "tickets": 0}
+    runs = []
+    for loop in ("naive", "guarded"):
+        store, reg = retail.SCENARIO.setup(lang)
+        start = json.loads(json.dumps(store.db))
+        if fault and FAULTS[fault].kind == "tool":
+            reg = inject_tool_fault(reg, RETAIL_TARGET[fault], fault, seconds=hang_seconds)
+        base: Model = SelfCorrectingModel(RETAIL_PLAN, RETAIL_ANSWER[lang])
+        m = FaultyModel(base, fault, at_step=at_step) if fault and FAULTS[fault].kind != "tool" else base
+        prompt = retail.SCENARIO.system_prompt[lang]
+        if loop == "naive":
+            run = run_naive(m, reg, RETAIL_TASK[lang], system_prompt=prompt, retry_everything=fault == "lost_reply")
+        else:
+            run = run_guarded(m, reg, RETAIL_TASK[lang], system_prompt=prompt, store=MemoryStore(),
+                              config=GuardConfig(timeout=min(0.1, hang_seconds / 3)), sleep=lambda s: None,
+                              rng=random.Random(seed), lang=lang)
+        if fault == "hanging_tool":
+            time.sleep(hang_seconds)  # a call the loop stopped waiting for may still land: look at the store after it
+        runs.append((run, {"changed": _retail_changes(start, store.db), "tickets": []}))
+    (n, ns), (g, gs) = runs
+    return Comparison(fault, n, g, ns, gs, expect, scenario="retail", at_step=at_step,
+                      start_state={"changed": [], "tickets": []})
 
 
 def trace_text(run: Run, width: int = 110, lang: Lang = "en") -> str:
@@ -270,7 +333,7 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         if c.injected is False:
             lines.append(t("explain.not_injected", lang, step=c.at_step))
     else:
-        lines = [t("explain.none_expense" if c.scenario == "expense" else "explain.none", lang)]
+        lines = [t({"expense": "explain.none_expense", "retail": "explain.none_retail"}.get(c.scenario, "explain.none"), lang)]
     n = c.naive
     dropped = sum(len(m.get("tool_calls") or ()) - 1 for m in n.messages
                   if m.get("role") == "assistant" and len(m.get("tool_calls") or ()) > 1)
@@ -296,9 +359,9 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         lines.append(t("explain.leak", lang))
     lines.append(_verdict_line("naive", c.naive_verdict, lang))
     g = c.guarded
-    if c.scenario == "expense":
-        lines.append(t("explain.guarded_booked", lang, status=t("status." + g.status, lang), steps=g.steps,
-                       n=len(c.guarded_state["records"])))
+    if c.scenario in ("expense", "retail"):
+        key, written = ("explain.guarded_booked", "records") if c.scenario == "expense" else ("explain.guarded_changed", "changed")
+        lines.append(t(key, lang, status=t("status." + g.status, lang), steps=g.steps, n=len(c.guarded_state[written])))
     else:
         lines.append(t("explain.guarded", lang, status=t("status." + g.status, lang), steps=g.steps,
                        refunds=len(c.guarded_state["refunds"])))

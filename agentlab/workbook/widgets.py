@@ -26,15 +26,14 @@ from ..lint import lint
 from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
 from ..resources import data_file
 from ..runs import Run
-from ..scenarios import aftersales
 from ..schema import SchemaError
 from ..store import Store
 from ..tools import Registry, Tool
 from ..trace import side_by_side_html
 from .demo import Comparison, compare_loops, explain
 
-__all__ = ["CASSETTE", "LANG_OPTIONS", "MODELS", "REPLAYABLE_FAULTS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
-           "FaultInjector", "GuardPanel", "MetricsPanel", "PMApp", "ProbePanel", "SchemaPlayground", "browser_lang", "comparison_html",
+__all__ = ["LANG_OPTIONS", "REPLAYABLE_FAULTS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
+           "FaultInjector", "GuardPanel", "MetricsPanel", "ProbePanel", "SchemaPlayground", "browser_lang", "comparison_html",
            "figure", "fit", "metrics_table_html", "playground_html", "sample_calls", "text_width"]
 
 LANG_OPTIONS = [("English", "en"), ("中文", "zh")]
@@ -155,7 +154,7 @@ def comparison_html(c: Comparison, lang: Lang = "en") -> str:
     titles = (f"{t('ui.naive', lang)}: {t('status.' + n.status, lang)}",
               f"{t('ui.guarded', lang)}: {t('status.' + g.status, lang)}")
     return (f"<div class='agentlab-result'><h4>{t('ui.what_happened', lang)}</h4><ul>{account}</ul>{counts}"
-            f"{side_by_side_html(n.events, g.events, titles=titles, lang=lang)}</div>")
+            f"{side_by_side_html(n.events, g.events, titles=titles, lang=lang, effects=c.written(lang))}</div>")
 
 
 class FaultInjector(App):
@@ -413,85 +412,10 @@ class ApprovalDesk(App):
 
 
 
-# --- the no-code app -------------------------------------------------------------------
-#: the model menu: a value the code matches on, and the catalogue key of what a person reads
-MODELS = {
-    "self-correcting": "app.model.self_correcting",
-    "scripted refund demo": "app.model.scripted",
-    "qwen 1.5b (recorded)": "app.model.recorded",
-}
-CASSETTE = data_file("cassettes/aftersales-1.5b.jsonl")
-# A recording cannot react to what it is told: only faults the loop handles without the model's help
-# (API errors, repeated calls, tool failures resent or waited out) keep a replayed run meaningful.
+#: A recording cannot react to what it is told: only faults the loop handles without the model's help
+#: (API errors, repeated calls, tool failures resent or waited out) keep a replayed run meaningful.
 REPLAYABLE_FAULTS = ("duplicate_call", "parallel_call", "api_429", "api_timeout", "api_500", "api_401",
                      "flaky_tool", "hanging_tool", "lost_reply")
-
-
-class PMApp(App):
-    """For people who do not write code: menus, a Run button, two traces and a plain account."""
-
-    def __init__(self, *, lang: Lang = "en"):
-        self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
-        self.scenario = W.Dropdown(options=[(aftersales.SCENARIO.title[lang], "aftersales")], value="aftersales")
-        self.model = W.Dropdown(options=self._model_options(lang), value="self-correcting")
-        self.fault = W.Dropdown(options=self._fault_options(lang, "self-correcting"), value="camel_case")
-        self.model.observe(lambda _: self._relabel(), names="value")  # a recording offers fewer faults
-        self.header = W.HTML()
-        self._wire_run(self.update)
-        self.widget = W.VBox([self.lang, self.header, self.scenario, self.model, self.fault, self.run,
-                              self.view])
-
-    @staticmethod
-    def _model_options(lang: Lang) -> list[tuple[str, str]]:
-        return [(t(key, lang), k) for k, key in MODELS.items() if "recorded" not in k or CASSETTE.exists()]
-
-    @staticmethod
-    def _fault_options(lang: Lang, model: str) -> list[tuple[str, str]]:
-        names = [n for n in MODEL_FAULTS + TOOL_FAULTS if "recorded" not in model or n in REPLAYABLE_FAULTS]
-        return [(FAULTS[n].describe(lang), n) for n in names]
-
-    def _relabel(self) -> None:
-        lang = self.lang.value
-        self.header.value = f"<h3>{html.escape(t('app.title', lang))}</h3><p>{html.escape(t('app.intro', lang))}</p>"
-        self.scenario.description, self.model.description, self.fault.description = (
-            t("ui.scenario", lang), t("ui.model", lang), t("ui.fault", lang))
-        self.run.description = t("ui.run", lang)
-        model = self.model.value
-        self.model.options = self._model_options(lang)
-        self.model.value = model
-        value = self.fault.value
-        self.fault.options = options = self._fault_options(lang, model)
-        self.fault.value = value if value in [n for _, n in options] else options[0][1]
-        self.scenario.options = [(aftersales.SCENARIO.title[lang], "aftersales")]
-        menus = (self.scenario, self.model, self.fault)
-        # the menus line up: one description width, one menu width, wide enough for every label in either language
-        widest = max(text_width(t(k, lg)) for k in ("ui.scenario", "ui.model", "ui.fault") for lg in ("en", "zh"))
-        longest = max(text_width(label) for lg in ("en", "zh") for label, _ in
-                      [*self._model_options(lg), *self._fault_options(lg, model),
-                       (aftersales.SCENARIO.title[lg], "")])
-        for menu in menus:
-            menu.style.description_width = f"{widest + 2}ch"
-            menu.layout.width = f"{widest + 2 + longest + 6}ch"
-        if self.last is not None:
-            self.view.value = comparison_html(self.last, lang)
-
-    def update(self) -> Comparison:
-        from ..models.cassette import CassetteModel
-        from .demo import make_model, seed_demo_model
-        lang, choice = self.lang.value, self.model.value
-
-        def base() -> Any:  # a fresh model for each loop
-            if choice == "scripted refund demo":
-                return seed_demo_model(lang)
-            if choice == "qwen 1.5b (recorded)":
-                return CassetteModel(CASSETTE, "normal-01/guarded", then="(no more recorded replies)")
-            return make_model(lang)
-        # the recording refunds in its first turn, so a model fault goes there
-        step = 1 if self.model.value == "qwen 1.5b (recorded)" else 2
-        self.last = compare_loops(self.fault.value, lang=lang, model=base, at_step=step)
-        self.view.value = comparison_html(self.last, lang)
-        return self.last
-
 
 
 # --- the weekly bad-case review (docs/metrics.md#the-weekly-bad-case-review) -----------------------

@@ -1,0 +1,69 @@
+"""What a run's tools wrote, as rows a person can count: the refunds, the ledger lines, the store's changed records.
+
+A trace shows what the model asked and what it was told; the harm of a lost reply resent is in neither: the two
+traces can match row for row while one side refunded twice. So the app and the notebooks put, under each side's
+trace, the rows its desk gained between the start and the end of the run: a double write is two rows.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..i18n import Lang, t
+from ..i18n import keys as catalogue_keys
+
+__all__ = ["written_rows"]
+
+
+def _table(name: str, lang: Lang) -> str:
+    key = f"effect.table.{name}"
+    return t(key, lang) if key in catalogue_keys() else name
+
+
+def _fields(row: Any) -> str:
+    if isinstance(row, Mapping):
+        return ", ".join(f"{k} {_value(v)}" for k, v in row.items() if v not in ("", None))
+    return _value(row)
+
+
+def _value(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+
+def _leaves(before: Any, after: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any, Any]]:
+    """The changed values of two nested dicts: (path, old, new); a list compares whole."""
+    if before == after:
+        return []
+    if isinstance(before, Mapping) and isinstance(after, Mapping):
+        out = []
+        for k in [*before, *[k for k in after if k not in before]]:
+            out += _leaves(before.get(k), after.get(k), (*path, str(k)))
+        return out
+    return [(path, before, after)]
+
+
+def written_rows(before: Mapping[str, Any], after: Mapping[str, Any], lang: Lang = "en") -> list[str]:
+    """One line per row the run added to a list of the desk's (a refund, a ledger line, a ticket), then one per
+    value it changed elsewhere (an order's status), numbered per table so that "refund 2" is the second refund."""
+    lines: list[str] = []
+    changes: list[tuple[tuple[str, ...], Any, Any]] = []
+    for name in [*before, *[k for k in after if k not in before]]:
+        old, new = before.get(name), after.get(name)
+        if isinstance(new, Sequence) and not isinstance(new, str):
+            kept = Counter(json.dumps(r, sort_keys=True, ensure_ascii=False) for r in (old or []))
+            n = 0
+            for row in new:
+                key = json.dumps(row, sort_keys=True, ensure_ascii=False)
+                if kept[key]:
+                    kept[key] -= 1
+                    continue
+                n += 1
+                lines.append(t("effect.row", lang, table=_table(name, lang), n=n, fields=_fields(row)))
+        else:
+            changes += _leaves(old, new, (name,))
+    for path, old, new in changes:
+        what = f"{_table(path[0], lang)} {'/'.join(path[1:])}".strip()
+        lines.append(t("effect.change", lang, what=what, old=_value(old), new=_value(new)))
+    return lines

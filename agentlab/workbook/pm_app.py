@@ -1,0 +1,117 @@
+"""The no-code app's desk view: pick a desk, a model and a fault, press Run, and read what happened in plain words,
+graded on the final data, with both loops' traces side by side and under each what its tools wrote.
+
+Three desks: the after-sales desk (refunds), the bookkeeping desk (ledger lines) and tau-bench's retail store
+(its data read from the datasets folder; the menu says so when it is absent). The app (app/agentlab_app.py)
+shows it above the log review and the probe.
+"""
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as W
+
+from ..i18n import Lang, t
+from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
+from ..resources import data_file
+from ..scenarios import aftersales, expense, retail
+from .demo import Comparison, compare_expense, compare_loops, compare_retail
+from .widgets import LANG_OPTIONS, REPLAYABLE_FAULTS, App, comparison_html, text_width
+
+__all__ = ["CASSETTE", "DESKS", "MODELS", "PMApp"]
+
+#: the model menu: a value the code matches on, and the catalogue key of what a person reads
+MODELS = {
+    "self-correcting": "app.model.self_correcting",
+    "scripted refund demo": "app.model.scripted",
+    "qwen 1.5b (recorded)": "app.model.recorded",
+}
+CASSETTE = data_file("cassettes/aftersales-1.5b.jsonl")
+#: each desk: its scenario (for its title), the models it offers, and how both loops are run on it
+DESKS: dict[str, tuple[Any, tuple[str, ...], Callable[..., Comparison]]] = {
+    "aftersales": (aftersales.SCENARIO, tuple(MODELS), compare_loops),
+    "expense": (expense.SCENARIO, ("self-correcting",), compare_expense),
+    "retail": (retail.SCENARIO, ("self-correcting",), compare_retail),
+}
+
+
+class PMApp(App):
+    """For people who do not write code: menus, a Run button, two traces, what each side wrote, a plain account."""
+
+    def __init__(self, *, lang: Lang = "en"):
+        self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
+        self.scenario = W.Dropdown(options=self._desk_options(lang), value="aftersales")
+        self.model = W.Dropdown(options=self._model_options(lang, "aftersales"), value="self-correcting")
+        self.fault = W.Dropdown(options=self._fault_options(lang, "self-correcting"), value="camel_case")
+        self.scenario.observe(lambda _: self._relabel(), names="value")  # each desk offers its own models
+        self.model.observe(lambda _: self._relabel(), names="value")  # a recording offers fewer faults
+        self.header = W.HTML()
+        self._wire_run(self.update)
+        self.widget = W.VBox([self.lang, self.header, self.scenario, self.model, self.fault, self.run,
+                              self.view])
+
+    @staticmethod
+    def _desk_options(lang: Lang) -> list[tuple[str, str]]:
+        return [(scenario.title[lang], name) for name, (scenario, _, _) in DESKS.items()
+                if name != "retail" or retail.available()]
+
+    @staticmethod
+    def _model_options(lang: Lang, desk: str) -> list[tuple[str, str]]:
+        return [(t(MODELS[k], lang), k) for k in DESKS[desk][1] if "recorded" not in k or CASSETTE.exists()]
+
+    @staticmethod
+    def _fault_options(lang: Lang, model: str) -> list[tuple[str, str]]:
+        names = [n for n in MODEL_FAULTS + TOOL_FAULTS if "recorded" not in model or n in REPLAYABLE_FAULTS]
+        return [(FAULTS[n].describe(lang), n) for n in names]
+
+    def _relabel(self) -> None:
+        lang = self.lang.value
+        missing = "" if retail.available() else f"<p><small>{html.escape(t('effect.retail_missing', lang))}</small></p>"
+        self.header.value = (f"<h3>{html.escape(t('app.title', lang))}</h3><p>{html.escape(t('app.intro', lang))}</p>"
+                             + missing)
+        self.scenario.description, self.model.description, self.fault.description = (
+            t("ui.scenario", lang), t("ui.model", lang), t("ui.fault", lang))
+        self.run.description = t("ui.run", lang)
+        desk = self.scenario.value
+        self.scenario.options = self._desk_options(lang)
+        self.scenario.value = desk
+        model = self.model.value
+        self.model.options = models = self._model_options(lang, desk)
+        self.model.value = model if model in [k for _, k in models] else models[0][1]
+        model = self.model.value
+        value = self.fault.value
+        self.fault.options = options = self._fault_options(lang, model)
+        self.fault.value = value if value in [n for _, n in options] else options[0][1]
+        # the menus line up: one description width, one menu width, wide enough for every label in either language
+        widest = max(text_width(t(k, lg)) for k in ("ui.scenario", "ui.model", "ui.fault") for lg in ("en", "zh"))
+        longest = max(text_width(label) for lg in ("en", "zh") for label, _ in
+                      [*self._model_options(lg, "aftersales"), *self._fault_options(lg, model),
+                       *self._desk_options(lg)])
+        for menu in (self.scenario, self.model, self.fault):
+            menu.style.description_width = f"{widest + 2}ch"
+            menu.layout.width = f"{widest + 2 + longest + 6}ch"
+        if self.last is not None:
+            self.view.value = comparison_html(self.last, lang)
+
+    def update(self) -> Comparison:
+        from ..models.cassette import CassetteModel
+        from .demo import make_model, seed_demo_model
+        lang, choice, desk = self.lang.value, self.model.value, self.scenario.value
+        if desk != "aftersales":
+            self.last = DESKS[desk][2](self.fault.value, lang=lang)
+            self.view.value = comparison_html(self.last, lang)
+            return self.last
+
+        def base() -> Any:  # a fresh model for each loop
+            if choice == "scripted refund demo":
+                return seed_demo_model(lang)
+            if choice == "qwen 1.5b (recorded)":
+                return CassetteModel(CASSETTE, "normal-01/guarded", then="(no more recorded replies)")
+            return make_model(lang)
+        # the recording refunds in its first turn, so a model fault goes there
+        step = 1 if choice == "qwen 1.5b (recorded)" else 2
+        self.last = compare_loops(self.fault.value, lang=lang, model=base, at_step=step)
+        self.view.value = comparison_html(self.last, lang)
+        return self.last

@@ -1,0 +1,85 @@
+"""The no-code app's desk view: every desk, every fault, what each side wrote under its trace, one language."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from agentlab.models.faults import MODEL_FAULTS, TOOL_FAULTS
+from agentlab.scenarios import retail
+from agentlab.workbook.pm_app import DESKS, PMApp
+
+CJK = re.compile(r"[\u3400-\u9fff]")
+DESK_NAMES = [d for d in DESKS if d != "retail" or retail.available()]
+
+
+def _text(html_text: str) -> str:
+    return re.sub(r"<[^>]+>", " ", re.sub(r"title='[^']*'", "", html_text))
+
+
+def _run(desk: str, fault: str, lang: str = "en") -> PMApp:
+    app = PMApp(lang=lang)
+    app.scenario.value = desk
+    app.fault.value = fault
+    app.run.click()
+    return app
+
+
+def test_every_desk_is_in_the_menu_with_its_models():
+    app = PMApp()
+    assert [v for _, v in app.scenario.options] == DESK_NAMES
+    if not retail.available():
+        assert "tau-bench" in app.header.value  # the missing desk is said, not silently dropped
+    app.scenario.value = "expense"
+    assert [v for _, v in app.model.options] == ["self-correcting"]
+    app.scenario.value = "aftersales"
+    assert "qwen 1.5b (recorded)" in [v for _, v in app.model.options] or not DESKS
+
+
+@pytest.mark.parametrize("desk", DESK_NAMES)
+def test_every_fault_where_the_sides_differ_shows_where(desk):
+    """Where the two sides end differently, or leave different data, the view outlines the first difference, in the
+    steps or in what the tools wrote. Before, a reply lost and resent left two identical traces: nothing outlined,
+    while one side had refunded twice."""
+    unmarked = []
+    for fault in MODEL_FAULTS + TOOL_FAULTS:
+        app = _run(desk, fault)
+        c = app.last
+        differ = (c.naive_verdict.outcome != c.guarded_verdict.outcome or c.written()[0] != c.written()[1]
+                  or c.naive.status != c.guarded.status)
+        if differ and "◆" not in app.view.value:
+            unmarked.append(fault)
+    assert not unmarked, f"{desk}: the sides differ and nothing shows where: {unmarked}"
+
+
+@pytest.mark.parametrize("lang, refund", [("en", "refund 2:"), ("zh", "退款 2：")])
+def test_a_lost_reply_resent_is_two_refund_rows_on_the_naive_side_and_one_on_the_guarded(lang, refund):
+    app = _run("aftersales", "lost_reply", lang)
+    naive, guarded = app.last.written(lang)
+    assert sum(r.startswith(refund.split()[0]) for r in naive) == 2 and sum(r.startswith(refund.split()[0]) for r in guarded) == 1
+    shown = _text(app.view.value)
+    assert refund in shown and shown.count("◆") >= 1
+    cells = re.findall(r"<td class='agentlab-wrote'[^>]*>(.*?)</td>", app.view.value)
+    outlined = [c for c in cells if c.startswith("◆")]
+    assert outlined and refund in outlined[0]  # the guarded side has no second refund: that row is the difference
+
+
+def test_the_ledger_and_the_store_show_their_own_rows():
+    naive, guarded = _run("expense", "lost_reply").last.written()
+    assert len([r for r in naive if r.startswith("ledger line")]) == 2
+    assert len([r for r in guarded if r.startswith("ledger line")]) == 1
+    if retail.available():
+        naive, guarded = _run("retail", "camel_case").last.written()
+        assert naive == [] and len(guarded) == 1 and "status cancelled" in guarded[0]
+
+
+@pytest.mark.parametrize("desk", DESK_NAMES)
+def test_english_mode_prints_no_chinese_and_chinese_mode_no_english_sentence(desk):
+    for fault in ("lost_reply", "camel_case", "api_500", "leaky_tool"):
+        en = _text(_run(desk, fault, "en").view.value)
+        assert not CJK.search(en), (desk, fault, CJK.findall(en)[:10])
+        zh = _run(desk, fault, "zh")
+        account = _text("".join(re.findall(r"<li>(.*?)</li>", zh.view.value)))
+        # what the model and the tools said is quoted as said; the app's own sentences are Chinese
+        prose = re.sub(r"\b(?:[a-z_]+\([^)]*\)|[A-Z_]{3,}|[a-z]+_[a-z_]+)\b|`[^`]*`|\"[^\"]*\"|'[^']*'", "", account)
+        assert not re.search(r"(?:\b[A-Za-z][a-z]+\b[ ,.:;-]+){4,}", prose), (desk, fault, account[:300])
