@@ -81,8 +81,8 @@ def build_parser(lang: Lang = "en") -> argparse.ArgumentParser:
     li.add_argument("file")
     li.add_argument("--lang", choices=("en", "zh"), default="en")
     li.add_argument("--json", action="store_true")
-    for name, (help_, configure, _fn) in EXTRA.items():
-        configure(sub.add_parser(name, help=help_, lang=lang))
+    for name, (help_, configure, _fn) in EXTRA.items():  # a help that is a catalogue key is said in ``lang``
+        configure(sub.add_parser(name, help=t(help_, lang) if help_.startswith("kit.") else help_, lang=lang))
     return p
 
 

@@ -525,6 +525,29 @@ def _review(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _slides_configure(p: argparse.ArgumentParser) -> None:
+    lang: Lang = getattr(p, "lang", "en")
+    p.add_argument("notebooks", nargs="*", metavar="NN", help=t("kit.help_numbers", lang))
+    p.add_argument("--lang", choices=("en", "zh"), default="en", help=t("kit.help_lang", lang))
+    p.add_argument("--out", default="slides", help=t("kit.help_out", lang))
+    p.add_argument("--execute", action="store_true", help=t("kit.help_execute", lang))
+
+
+def _slides(ns: argparse.Namespace) -> int:
+    """Each notebook as reveal.js slides (agentlab/workbook/slides.py, docs/trainer.md#slides)."""
+    from .workbook.slides import notebooks, write_slides
+    known = {p.name[:2] for p in notebooks(ns.lang)}
+    unknown = [n for n in ns.notebooks if n.zfill(2) not in known]
+    if unknown or not known:
+        raise InputError("kit.unknown_notebook", given=", ".join(unknown) or "-", known=", ".join(sorted(known)) or "-")
+    out = _writable_dir(ns.out)
+    written = write_slides(notebooks(ns.lang, ns.notebooks), out, execute=ns.execute)
+    for path in written.files:
+        emit(t("kit.wrote", ns.lang, path=str(path)))
+    emit(t("kit.offline" if written.offline else "kit.needs_cdn", ns.lang, n=len(written.files), out=str(out)))
+    return 0
+
+
 def _first_cause(exc: BaseException) -> BaseException:
     """The error that happened, out of the task groups that wrap it (the MCP client's anyio: "unhandled errors in
     a TaskGroup (1 sub-exception)" says nothing of the refused connection inside)."""
@@ -546,4 +569,5 @@ EXTRA: dict[str, Command] = {
               _probe_configure, _probe),
     "review": ("review your own logs: every tool call checked, rates per day, the class to fix, cases to keep",
                _review_configure, _review),
+    "slides": ("kit.help", _slides_configure, _slides),
 }
