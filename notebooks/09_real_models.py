@@ -46,6 +46,7 @@ import json
 import os
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pandas as pd
 
 from agentlab.i18n import label
@@ -54,7 +55,7 @@ from agentlab.evals.outcome import reasons_in
 from agentlab.models.cassette import CassetteModel
 from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
 from agentlab.workbook.exercises import guard_effect
-from agentlab.workbook.plots import table_view
+from agentlab.workbook.plots import compare_plot, table_view
 from agentlab.workbook.widgets import REPLAYABLE_FAULTS, FaultInjector
 
 LANG = "en"  # "zh" for 中文
@@ -70,7 +71,7 @@ print(f"{label('source', LANG)}: {SOURCE} | {label('recorded sizes', LANG)}: {li
 # Each recorded case is replayed through the loop it was recorded with, and graded on the final state of
 # the orders, exactly like the fakes were. A rate means something only next to another rate **over the
 # same cases**: each model is compared on the cases recorded under *both* loops (column `cases`), and the
-# fake model runs on exactly those cases too.
+# fake model runs on exactly those cases too. The figure draws the guarded rows: the rates, and how each run ended.
 
 # %%
 rows, results = [], {}
@@ -88,6 +89,11 @@ table = pd.DataFrame(rows).rename(columns={"task_success_rate": "success",
                                            "invalid_call_rate": "invalid-call rate", "avg_steps": "avg steps",
                                            "takeover_rate": "takeover"})
 table_view(table, percent=("success", "invalid-call rate", "takeover", "finished_rate"), lang=LANG)
+
+# %%
+on = {"en": "{} cases: {}", "zh": "{} 个用例：{}"}[LANG]
+_, fig = compare_plot({on.format(len(rs), who): rs for (who, loop), rs in results.items() if loop == "guarded"}, lang=LANG)
+plt.show()
 
 # %% [markdown]
 # **Fake against real, in one table.** Small models do things the fakes were not written to do: they call

@@ -25,7 +25,7 @@
 #    (`tag_cause` gives the tag and the error code behind it). Correct any tag you disagree with.
 # 3. **Target** only the largest class this week.
 # 4. **Verify** on the same metric next week: compare two stored runs of the suite class by class, and
-#    follow the headline numbers across every stored run.
+#    follow the headline numbers across every stored run; between reviews, live curves watch them.
 # 5. **Keep** the typical case: promote it into the regression suite in one click.
 
 # %% [markdown]
@@ -34,10 +34,11 @@
 # - run the weekly review: sample sessions at random, tag each failure by stage, pick the class to fix
 # - promote a bad session into a regression case that replays without a model
 # - compare stored weekly runs case by case (`fixed`, `broken`) and read a trend with care
+# - replay a fix on stored conversations, and watch the headline numbers between reviews against their health lines
 #
 # **Before it:** [10 · Prove it got better](10_evaluation.ipynb).
 #
-# **Time:** about 20 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+# **Time:** about 30 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
 
 # %%
 import os
@@ -146,6 +147,19 @@ plot_comparison(cmp, lang=LANG)
 plt.show()
 
 # %% [markdown]
+# **Before next week: replay without the model.** A stored run keeps its model replies, so a fix can be tried on
+# last week's conversations at once: week 1's naive replies, replayed through the guarded loop (`replay_results`;
+# no model is called).
+
+# %%
+from agentlab.evals import compare_groups, replay_results
+
+week1 = stored["1-naive"].results  # reopened from its folder, model replies included
+replayed = replay_results(week1, cases, config=GuardConfig())
+table_view(pd.DataFrame(compare_groups({"naive, as recorded": week1, "same replies, guarded": replayed}))
+           .set_index("group"), lang=LANG)
+
+# %% [markdown]
 # ## The trend across stored runs
 #
 # Task success, invalid-call rate and takeover rate of every stored run, oldest first. Read the invalid-call rate
@@ -160,6 +174,65 @@ table_view(pd.DataFrame(rows).round(3), lang=LANG)
 
 # %%
 plot_trend(rows, lang=LANG)
+plt.show()
+
+# %% [markdown]
+# ## Between reviews: health lines and live curves
+#
+# The review compares weeks; in production the runs come one at a time. Beside each headline number, the reference
+# line of `HEALTH_LINES` (docs/metrics.md#health-lines): a starting point a team calibrates on its own baseline, not a
+# target. This suite is built to fail (every adversarial case injects a fault), so crossing a line here says the
+# suite does its job; on production traffic the same line is the alarm of the live curves.
+
+# %%
+from agentlab.evals.metrics import HEALTH_LINES, crosses
+
+headline = compare_groups({week: stored[week].results for week in ("1-naive", "4-guarded")})
+health = pd.DataFrame([{"metric": m, "health line": line["value"], "unhealthy when": line["bad"],
+                        **{row["group"]: row[m] for row in headline},
+                        "crosses": ", ".join(row["group"] for row in headline if crosses(m, row[m])) or "-"}
+                       for m, line in HEALTH_LINES.items() if m in headline[0]]).set_index("metric")
+table_view(health, lang=LANG)
+
+# %% [markdown]
+# **Live curves.** `LiveCurves` keeps task success, invalid-call rate and takeover rate over the last 20 runs (the
+# same definitions as above), with a reference line per curve, and alerts once when a curve crosses its line: a
+# callback and a log line (docs/metrics.md#live-curves-and-alerts). Here: an hour of guarded traffic (week 4's runs),
+# an hour in which a release shipped the naive loop (week 1's), and the guarded loop again; a run a minute.
+# The default lines are starting points: on this deliberately adversarial case set the healthy loop already
+# crosses two of them, so the lines are calibrated on the healthy first hour, as a team would on its own traffic.
+# Each alert is logged once, when its curve crosses; it fires again only after the curve has come back past its
+# line by 0.05 (hysteresis). The naive hour hardly moves the takeover curve: that loop crashes instead of handing over.
+
+# %%
+import random
+
+from agentlab.evals.monitor import CURVES, LINES, LiveCurves, RefLine
+from agentlab.i18n import t
+from agentlab.workbook.plots import plot_live
+
+loops = {"guarded": stored["4-guarded"].results, "naive": stored["1-naive"].results}
+mix = random.Random(0)
+stream = [r for loop in ("guarded", "naive", "guarded") for r in mix.sample(loops[loop], len(loops[loop]))]
+healthy = LiveCurves((), window=20)  # the first hour alone, no lines yet: to calibrate on
+for i, r in enumerate(stream[:len(loops["guarded"])]):
+    healthy.add(r.run, at=60.0 * i, success=r.passed)
+worst = {m: [p.values[m] for p in healthy.points] for m in CURVES}
+lines = [RefLine(line.metric, min(worst[line.metric]) - 0.05 if line.bad == "below" else max(worst[line.metric]) + 0.05,
+                 line.bad) for line in LINES]
+alerts = []
+live = LiveCurves(lines, window=20, margin=0.05, on_alert=alerts.append, lang=LANG)
+for i, r in enumerate(stream):
+    live.add(r.run, at=60.0 * i, success=r.passed)
+table_view(pd.DataFrame([{"metric": line.metric, "default line": d.value, "calibrated": round(line.value, 2),
+                          "alert when": t("monitor." + line.bad, LANG)} for line, d in zip(lines, LINES, strict=True)]),
+           lang=LANG)
+
+# %%
+# each alert was logged as it fired (the lines above, on the agentlab.monitor logger); the callback kept them too
+minutes = ", ".join(f"{a.point.at / 60:.0f}" for a in alerts)
+print({"en": f"{len(alerts)} alerts, at minute {minutes}", "zh": f"共 {len(alerts)} 次告警，分别在第 {minutes} 分钟"}[LANG])
+plot_live(live, lang=LANG)
 plt.show()
 
 # %% [markdown]
@@ -214,6 +287,8 @@ print(promoted_expect(my_expect, lang=LANG))
 # - Tags were proposed from the cause the trace records, and could be changed in a menu.
 # - A promoted case fails the way the session did, and stays red until the fix lands.
 # - Four stored weeks showed a falling invalid-call rate that only meant nothing was checked.
+# - Week 1's replies, replayed through the guarded loop, showed the fix before a week passed; live curves
+#   calibrated on a healthy hour alerted when a release shipped the naive loop.
 # - The same review ran on a team's own log file, in a widget or with `python -m agentlab review --logs FILE`.
 #
 # **Next:** [13 · tool_choice and routing](13_tool_choice_and_routing.ipynb). Read alongside: [the metrics](../docs/metrics.md#the-weekly-bad-case-review); every path through the workbook: [docs/course.md](../docs/course.md).

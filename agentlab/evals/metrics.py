@@ -26,7 +26,7 @@ __all__ = ["HEALTH_LINES", "LAYER_DEFINITIONS", "Tally", "by_taxonomy", "crosses
 #: Reference ("health") lines for the metrics: STARTING POINTS a team calibrates against its own baseline, never
 #: targets the workbook vouches for. ``value`` is the line; ``bad`` says which side of it is unhealthy
 #: ("below" for rates that should be high, "above" for those that should be low). Read by the live curves
-#: (their reference lines and alerts), docs/metrics.md#health-lines and notebook 10.
+#: (their reference lines and alerts), docs/metrics.md#health-lines and notebook 11.
 HEALTH_LINES: dict[str, dict[str, float | str]] = {
     "task_success_rate": {"value": 0.90, "bad": "below"},
     "invalid_call_rate": {"value": 0.05, "bad": "above"},

@@ -46,6 +46,7 @@ import json
 import os
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pandas as pd
 
 from agentlab.i18n import label
@@ -54,7 +55,7 @@ from agentlab.evals.outcome import reasons_in
 from agentlab.models.cassette import CassetteModel
 from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
 from agentlab.workbook.exercises import guard_effect
-from agentlab.workbook.plots import table_view
+from agentlab.workbook.plots import compare_plot, table_view
 from agentlab.workbook.widgets import REPLAYABLE_FAULTS, FaultInjector
 
 LANG = "zh"  # "en" for English
@@ -69,7 +70,7 @@ print(f"{label('source', LANG)}: {SOURCE} | {label('recorded sizes', LANG)}: {li
 #
 # 每个录下来的用例，都按录制时用的那个循环回放一遍，再根据订单的最终状态打分，和假模型的评分方式完全一样。
 # 成功率只有和**同一批用例**上的另一个成功率放在一起才有意义：每个模型只在两种循环**都**录制过的用例上比较
-# （见 `cases` 列），假模型也恰好跑这些用例。
+# （见 `cases` 列），假模型也恰好跑这些用例。表后的图画出防护循环那几行：几个比率，以及每次运行怎样结束。
 
 # %%
 rows, results = [], {}
@@ -87,6 +88,11 @@ table = pd.DataFrame(rows).rename(columns={"task_success_rate": "success",
                                            "invalid_call_rate": "invalid-call rate", "avg_steps": "avg steps",
                                            "takeover_rate": "takeover"})
 table_view(table, percent=("success", "invalid-call rate", "takeover", "finished_rate"), lang=LANG)
+
+# %%
+on = {"en": "{} cases: {}", "zh": "{} 个用例：{}"}[LANG]
+_, fig = compare_plot({on.format(len(rs), who): rs for (who, loop), rs in results.items() if loop == "guarded"}, lang=LANG)
+plt.show()
 
 # %% [markdown]
 # **假模型和真模型，放在一张表里。** 小模型会做出假模型没被写进去的事：闲聊也去调工具，调用成功后又重复

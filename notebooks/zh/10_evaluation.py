@@ -25,30 +25,19 @@
 # **学完本笔记本，你能：**
 #
 # - 运行一套固定的回归用例，并按数据的最终状态评分
-# - 对照健康线读四个核心指标，并读懂四层指标
+# - 读懂四个核心指标和四层指标，每个指标在包里只有一处定义
 # - 用 pass^k 衡量可靠性，用消融实验找出每个防护各自带来什么
 #
 # **先修：** [08 · 每种失败在哪里被拦下](08_where_failures_are_caught.ipynb)、[09 · 接入真实模型](09_real_models.ipynb)。
 #
-# **用时：** 约 30 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+# **用时：** 约 20 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
 
 # %%
-import random
-from pathlib import Path
-
-import matplotlib.pyplot as plt
 import pandas as pd
 
-from agentlab import NO_GUARDS, GuardConfig
-from agentlab.evals import (ablation, compare_groups, fake_model, load_cases, pass_k_curve, pass_rate, recorded_cases,
-                            replay_cassette, replay_results, run_suite)
-from agentlab.i18n import label, t
-from agentlab.evals.metrics import LAYER_DEFINITIONS, failure_breakdown, layers, status_counts
-from agentlab.models.faults import MODEL_FAULTS, FaultyModel
+from agentlab.evals import load_cases
 from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
-from agentlab.workbook.exercises import best_single_guard
-from agentlab.workbook.plots import (cjk_fonts, compare_plot, plot_bars, plot_hbars, plot_pass_k, plot_shares,
-                                     plot_statuses, table_view)
+from agentlab.workbook.plots import table_view
 
 LANG = "zh"  # "en" for English
 
@@ -65,24 +54,15 @@ table_view(pd.Series([c.category for c in cases]).value_counts().rename_axis("ca
 # 那需要每个用例跑多次（见下文）。
 
 # %%
+import matplotlib.pyplot as plt
+
+from agentlab.evals import run_suite
+from agentlab.workbook.plots import compare_plot
+
 suites = {loop: run_suite(cases, loop=loop) for loop in ("naive", "guarded")}
 rows, fig = compare_plot(suites, lang=LANG)  # one call: the table and the plots
 plt.show()
 table_view(pd.DataFrame(rows).set_index("group"), lang=LANG)
-
-# %% [markdown]
-# **健康线。** 每个核心数字旁边是 `HEALTH_LINES` 里的参考线（见[指标文档](../../docs/zh/metrics.md#health-lines)）：
-# 它是团队拿自己的基线去校准的起点，不是目标。这套用例本来就是为了出错而设计的（每个对抗性用例都注入了一种故障），
-# 所以这里越线说明用例集在起作用；在线上流量里，同一条线就是实时曲线的报警线。
-
-# %%
-from agentlab.evals.metrics import HEALTH_LINES, crosses
-
-health = pd.DataFrame([{"metric": m, "health line": line["value"], "unhealthy when": line["bad"],
-                        **{loop: row[m] for row in rows for loop in [row["group"]]},
-                        "crosses": ", ".join(row["group"] for row in rows if crosses(m, row[m])) or "-"}
-                       for m, line in HEALTH_LINES.items() if m in rows[0]]).set_index("metric")
-table_view(health, lang=LANG)
 
 # %% [markdown]
 # ## 四个层次
@@ -91,6 +71,9 @@ table_view(health, lang=LANG)
 # `agentlab.evals.metrics.LAYER_DEFINITIONS` 和[指标文档](../../docs/zh/metrics.md#the-four-layers)里）：
 
 # %%
+from agentlab.evals.metrics import LAYER_DEFINITIONS, layers
+from agentlab.i18n import label, t
+
 table_view(pd.DataFrame([{"layer": layer, "metric": m, "definition": d} for layer, ms in LAYER_DEFINITIONS.items()
                          for m, d in ms.items()]), lang=LANG)
 
@@ -119,6 +102,13 @@ four.rename(index=lambda v: label(v, LANG), columns=lambda v: label(v, LANG)).re
 # 也就是从 n 次试验里任取 k 次、这 k 次全部成功的概率。
 
 # %%
+import random
+
+from agentlab.evals import fake_model, pass_k_curve
+from agentlab.models.faults import MODEL_FAULTS, FaultyModel
+from agentlab.workbook.plots import plot_pass_k
+
+
 def noisy(case, trial):
     rng = random.Random(f"{case.id}/{trial}")
     fault = rng.choice(MODEL_FAULTS + [None, None])
@@ -135,6 +125,9 @@ plt.show()
 # 分别看：一道防护都不开、每次只开一道、全部打开时的成功率。
 
 # %%
+from agentlab.evals import ablation
+from agentlab.workbook.plots import cjk_fonts, plot_hbars
+
 abl = ablation(cases)
 with cjk_fonts():  # top to bottom: no guards, each guard alone, all guards
     plot_hbars(abl, title=t("ablation.title", LANG), xlabel=t("ablation.axis", LANG),
@@ -145,6 +138,9 @@ with cjk_fonts():  # top to bottom: no guards, each guard alone, all guards
 # 消融实验里的“不开任何防护”并不是上面第二张图里的朴素循环，两者的数字也不一样。原因逐个用例来看：
 
 # %%
+from agentlab import NO_GUARDS
+from agentlab.evals import pass_rate
+
 no_guards = run_suite(cases, config=NO_GUARDS)  # the run behind the ablation's "no guards" bar
 assert pass_rate(no_guards) == abl["no guards"]
 without = {r.case_id: r for r in no_guards}
@@ -159,98 +155,13 @@ table_view(pd.DataFrame([{"case": n.case_id, "naive loop": f"{label(n.run.status
                          for n, g in apart]), lang=LANG)
 
 # %% [markdown]
-# ## 模型对比模型
-#
-# 同一套用例，回放本地模型的录制（见笔记本 09），和假模型放在一起比。
-
-# %%
-# Each recording holds only some cases, so each model is compared with the fake **on the cases it was
-# recorded with** (the `cases` column), never a rate over 17 cases against one over 52.
-
-# %%
-tapes = {p.stem.split("-")[-1]: p for p in sorted(data_file("cassettes").glob("aftersales-*.jsonl"))}
-by_id = {c.id: c for c in cases}
-groups = {}
-for size, tape in tapes.items():
-    ids = [i for i in recorded_cases(tape).get("guarded", []) if i in by_id]
-    on = {"en": f"{size} cases ({len(ids)})", "zh": f"{size} 的用例（{len(ids)} 个）"}[LANG]
-    groups[f"{on}: qwen {size}"] = replay_cassette(tape, by_id, "guarded", ids)
-    groups[f"{on}: " + {"en": "fake", "zh": "假模型"}[LANG]] = run_suite([by_id[i] for i in ids])
-table = pd.DataFrame(compare_groups(groups)).set_index("group")
-plot_bars({m: table[m].to_dict() for m in ("task_success_rate", "invalid_call_rate", "takeover_rate")},
-          title="model against model, guarded loop, each pair on the same cases", lang=LANG)
-plt.show()
-table_view(table, lang=LANG)
-
-# %% [markdown]
-# ## 状态分布，以及按两套分类统计的失败
-#
-# 规则拦截的结果（审批、熔断、预算、触发的业务规则）是防护在履行职责：它们单独统计，从不算作不稳定。
-
-# %%
-plot_statuses({name: status_counts([r.run for r in rs]) for name, rs in {**suites, **groups}.items()}, lang=LANG)
-plt.show()
-fb = failure_breakdown([r.run for r in suites["guarded"]])
-fig, axes = plt.subplots(1, 3, figsize=(13, 2.6))
-plot_shares(fb["by_category"], ax=axes[0], title="unstable: by retry class", lang=LANG)
-plot_shares(fb["by_stage"], ax=axes[1], title="unstable: by stage", lang=LANG)
-plot_shares(fb["rule_blocked"], ax=axes[2], title="rule-blocked (counted apart)", lang=LANG)
-fig.tight_layout()
-plt.show()
-
-# %% [markdown]
-# ## 新加一道防护会改变什么？不用模型，直接回放
-#
-# 拿昨天朴素循环的对话，把其中模型的回复原样放进今天的防护循环里回放。
-
-# %%
-replayed = replay_results(suites["naive"], cases, config=GuardConfig())
-table_view(pd.DataFrame(compare_groups({"naive, as recorded": suites["naive"], "same replies, guarded": replayed}))
-           .set_index("group"), lang=LANG)
-
-# %% [markdown]
-# ## 实时曲线：同样三个数字，放到一串运行上
-#
-# 在线上，运行是一次一次来的。`LiveCurves` 在最近 20 次运行上计算任务成功率、无效调用率和人工接管率（定义和上面相同），
-# 每条曲线一条参考线，曲线越线时告警一次：一个回调加一行日志（见[指标文档](../../docs/zh/metrics.md#live-curves-and-alerts)）。这里模拟：
-# 一小时的防护循环流量，一小时某次发布误上了朴素循环，然后又回到防护循环；每分钟一次运行。
-# 默认参考线只是起点：这套用例故意偏向刁难，健康的循环本身就会越过其中两条线，所以像团队在自己的流量上做的那样，
-# 用健康的第一个小时来校准参考线。每次告警在曲线越线时记一行日志；只有曲线回到参考线另一侧并超出 0.05（滞回）后，
-# 才会再次触发。朴素循环的那一小时几乎没让人工接管率动起来：那个循环出错时是直接崩溃，而不是转人工。
-
-# %%
-from agentlab.evals.monitor import CURVES, LINES, LiveCurves, RefLine
-from agentlab.workbook.plots import plot_live
-
-mix = random.Random(0)
-stream = [r for loop in ("guarded", "naive", "guarded") for r in mix.sample(suites[loop], len(suites[loop]))]
-healthy = LiveCurves((), window=20)  # the first hour alone, no lines yet: to calibrate on
-for i, r in enumerate(stream[:len(suites["guarded"])]):
-    healthy.add(r.run, at=60.0 * i, success=r.passed)
-worst = {m: [p.values[m] for p in healthy.points] for m in CURVES}
-lines = [RefLine(line.metric, min(worst[line.metric]) - 0.05 if line.bad == "below" else max(worst[line.metric]) + 0.05,
-                 line.bad) for line in LINES]
-alerts = []
-live = LiveCurves(lines, window=20, margin=0.05, on_alert=alerts.append, lang=LANG)
-for i, r in enumerate(stream):
-    live.add(r.run, at=60.0 * i, success=r.passed)
-table_view(pd.DataFrame([{"metric": line.metric, "default line": d.value, "calibrated": round(line.value, 2),
-                          "alert when": t("monitor." + line.bad, LANG)} for line, d in zip(lines, LINES, strict=True)]),
-           lang=LANG)
-
-# %%
-# each alert was logged as it fired (the lines above, on the agentlab.monitor logger); the callback kept them too
-minutes = ", ".join(f"{a.point.at / 60:.0f}" for a in alerts)
-print({"en": f"{len(alerts)} alerts, at minute {minutes}", "zh": f"共 {len(alerts)} 次告警，分别在第 {minutes} 分钟"}[LANG])
-plot_live(live, lang=LANG)
-plt.show()
-
-# %% [markdown]
 # ## 练习
 #
 # 在消融实验里，单独打开哪一道防护时，成功率提升得最多？把 `my_answer` 设为它的名字（例如 `"retry"`）。
 
 # %%
+from agentlab.workbook.exercises import best_single_guard
+
 my_answer = None  # a guard's name
 print(best_single_guard(my_answer, abl, lang=LANG))
 
@@ -273,8 +184,8 @@ print(suite_case_catches(my_case, lang=LANG))
 # ## 回顾
 #
 # - 用例集包括正常、边界和对抗三类；退错金额的运行算失败。
-# - `-` 表示运行没有报告这个数，而不是零。
+# - 每个数字都出自包里它唯一的定义；`-` 表示运行没有报告这个数，而不是零。
 # - 每个用例跑六次的 pass^k 暴露出只跑一次看不到的不稳定。
-# - 用今天的循环回放昨天的对话，再加上实时曲线，显示一次改动上线前后的效果。
+# - 消融实验每次只打开一道防护；“不开任何防护”和朴素循环不一样，逐个用例看清了原因。
 #
-# **下一步：** [11 · 每周 Badcase 复盘](11_badcase_review.ipynb)。配合阅读：[指标](../../docs/zh/metrics.md#the-four-headline-numbers)；全部学习路径：[课程与路径](../../docs/zh/course.md)。
+# **下一步：** [11 · 每周 Badcase 复盘](11_badcase_review.ipynb)，在那里，同样这些数字在两次发布之间被盯着：健康线、实时曲线、在存档的对话上回放一次修复。配合阅读：[指标](../../docs/zh/metrics.md#the-four-headline-numbers)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

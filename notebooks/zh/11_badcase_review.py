@@ -23,7 +23,7 @@
 #    因为 429、500 或失效的密钥而崩溃，算 `execution`（是服务出了问题）；接口拒收的消息历史，
 #    不管出现在哪个循环里，都算 `structure`（`tag_cause` 会给出标签和背后的错误码）。不同意的标签，就改掉它。
 # 3. **定靶**：这一周只盯最大的那一类。
-# 4. **验证**：下周用同一个指标来检验：把两次保存下来的用例集运行逐类比较，并跟踪每次运行的核心指标。
+# 4. **验证**：下周用同一个指标来检验：把两次保存下来的用例集运行逐类比较，并跟踪每次运行的核心指标；两次复盘之间，由实时曲线盯着它们。
 # 5. **沉淀**：把典型的案例一键加入回归集。
 
 # %% [markdown]
@@ -32,10 +32,11 @@
 # - 走一遍每周复盘：随机抽样会话，按阶段给每个失败打标签，选出要修的类别
 # - 把一次坏会话提升为无需模型即可回放的回归用例
 # - 逐个用例比较每周存下的运行（`fixed`、`broken`），并谨慎地读趋势
+# - 在存档的对话上回放一次修复，并在两次复盘之间对照健康线盯住核心指标
 #
 # **先修：** [10 · 证明它真的变好了](10_evaluation.ipynb)。
 #
-# **用时：** 约 20 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+# **用时：** 约 30 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
 
 # %%
 import os
@@ -142,6 +143,18 @@ plot_comparison(cmp, lang=LANG)
 plt.show()
 
 # %% [markdown]
+# **等不到下周：不用模型，直接回放。** 存下的运行保留了模型的回复，所以一次修复可以马上在上周的对话上试：
+# 把第 1 周朴素循环的回复原样放进防护循环里回放（`replay_results`，不调用模型）。
+
+# %%
+from agentlab.evals import compare_groups, replay_results
+
+week1 = stored["1-naive"].results  # reopened from its folder, model replies included
+replayed = replay_results(week1, cases, config=GuardConfig())
+table_view(pd.DataFrame(compare_groups({"naive, as recorded": week1, "same replies, guarded": replayed}))
+           .set_index("group"), lang=LANG)
+
+# %% [markdown]
 # ## 历次保存运行的趋势
 #
 # 每次保存的运行的任务成功率、无效调用率和人工接管率，按时间从早到晚排列。读无效调用率时要小心：第 2 周它*下降*了，
@@ -155,6 +168,63 @@ table_view(pd.DataFrame(rows).round(3), lang=LANG)
 
 # %%
 plot_trend(rows, lang=LANG)
+plt.show()
+
+# %% [markdown]
+# ## 两次复盘之间：健康线和实时曲线
+#
+# 复盘比较的是一周一周的结果；在线上，运行是一次一次来的。每个核心数字旁边是 `HEALTH_LINES` 里的参考线
+# （见[指标文档](../../docs/zh/metrics.md#health-lines)）：它是团队拿自己的基线去校准的起点，不是目标。
+# 这套用例本来就是为了出错而设计的（每个对抗性用例都注入了一种故障），所以这里越线说明用例集在起作用；
+# 在线上流量里，同一条线就是实时曲线的报警线。
+
+# %%
+from agentlab.evals.metrics import HEALTH_LINES, crosses
+
+headline = compare_groups({week: stored[week].results for week in ("1-naive", "4-guarded")})
+health = pd.DataFrame([{"metric": m, "health line": line["value"], "unhealthy when": line["bad"],
+                        **{row["group"]: row[m] for row in headline},
+                        "crosses": ", ".join(row["group"] for row in headline if crosses(m, row[m])) or "-"}
+                       for m, line in HEALTH_LINES.items() if m in headline[0]]).set_index("metric")
+table_view(health, lang=LANG)
+
+# %% [markdown]
+# **实时曲线。** `LiveCurves` 在最近 20 次运行上计算任务成功率、无效调用率和人工接管率（定义和上面相同），
+# 每条曲线一条参考线，曲线越线时告警一次：一个回调加一行日志（见[指标文档](../../docs/zh/metrics.md#live-curves-and-alerts)）。这里模拟：
+# 一小时的防护循环流量（第 4 周的运行），一小时某次发布误上了朴素循环（第 1 周的运行），然后又回到防护循环；每分钟一次运行。
+# 默认参考线只是起点：这套用例故意偏向刁难，健康的循环本身就会越过其中两条线，所以像团队在自己的流量上做的那样，
+# 用健康的第一个小时来校准参考线。每次告警在曲线越线时记一行日志；只有曲线回到参考线另一侧并超出 0.05（滞回）后，
+# 才会再次触发。朴素循环的那一小时几乎没让人工接管率动起来：那个循环出错时是直接崩溃，而不是转人工。
+
+# %%
+import random
+
+from agentlab.evals.monitor import CURVES, LINES, LiveCurves, RefLine
+from agentlab.i18n import t
+from agentlab.workbook.plots import plot_live
+
+loops = {"guarded": stored["4-guarded"].results, "naive": stored["1-naive"].results}
+mix = random.Random(0)
+stream = [r for loop in ("guarded", "naive", "guarded") for r in mix.sample(loops[loop], len(loops[loop]))]
+healthy = LiveCurves((), window=20)  # the first hour alone, no lines yet: to calibrate on
+for i, r in enumerate(stream[:len(loops["guarded"])]):
+    healthy.add(r.run, at=60.0 * i, success=r.passed)
+worst = {m: [p.values[m] for p in healthy.points] for m in CURVES}
+lines = [RefLine(line.metric, min(worst[line.metric]) - 0.05 if line.bad == "below" else max(worst[line.metric]) + 0.05,
+                 line.bad) for line in LINES]
+alerts = []
+live = LiveCurves(lines, window=20, margin=0.05, on_alert=alerts.append, lang=LANG)
+for i, r in enumerate(stream):
+    live.add(r.run, at=60.0 * i, success=r.passed)
+table_view(pd.DataFrame([{"metric": line.metric, "default line": d.value, "calibrated": round(line.value, 2),
+                          "alert when": t("monitor." + line.bad, LANG)} for line, d in zip(lines, LINES, strict=True)]),
+           lang=LANG)
+
+# %%
+# each alert was logged as it fired (the lines above, on the agentlab.monitor logger); the callback kept them too
+minutes = ", ".join(f"{a.point.at / 60:.0f}" for a in alerts)
+print({"en": f"{len(alerts)} alerts, at minute {minutes}", "zh": f"共 {len(alerts)} 次告警，分别在第 {minutes} 分钟"}[LANG])
+plot_live(live, lang=LANG)
 plt.show()
 
 # %% [markdown]
@@ -205,6 +275,8 @@ print(promoted_expect(my_expect, lang=LANG))
 # - 标签由轨迹里记录的原因自动给出，可以在菜单里修改。
 # - 提升后的用例会像原会话那样失败，直到修复上线才变绿。
 # - 存下的四周运行里，无效调用率下降其实只说明什么都没检查。
+# - 第 1 周的回复放进防护循环回放，不用等一周就看到了修复的效果；用健康的一小时校准过的实时曲线，
+#   在一次发布误上朴素循环时发出了告警。
 # - 同样的复盘可以跑在团队自己的日志上：用小部件，或用 `python -m agentlab review --logs FILE`。
 #
 # **下一步：** [13 · tool_choice 与动态路由](13_tool_choice_and_routing.ipynb)。配合阅读：[指标](../../docs/zh/metrics.md#the-weekly-bad-case-review)；全部学习路径：[课程与路径](../../docs/zh/course.md)。
