@@ -37,6 +37,7 @@
 # - compare prevention (a grammar from the schema) with repair (validate and re-ask) on the same questions and local models
 # - grade replies by BFCL's rule and sort each wrong one into a kind
 # - say which failures a grammar removes, which it only moves, and its own failure at the token limit
+# - decide, from recorded replies, when a re-ask is worth its turn and when to stop
 #
 # **Before it:** [03 · Errors the model can read](03_readable_errors.ipynb), [09 · Real models](09_real_models.ipynb).
 #
@@ -299,11 +300,33 @@ my_answer = None  # a kind, e.g. "wrong_value"
 print(most_repaired_kind(my_answer, FIG["0.5b"], lang=LANG))
 
 # %% [markdown]
+# ## Build it: when to re-ask
+#
+# The reask mode re-asks after every refused reply, up to twice. Is each of those re-asks worth its turn? Predict
+# first: when the model answers a re-ask by sending back, unchanged, the call it was just refused, how often does the
+# next re-ask get a call the checks pass? Then write `my_reask(refused)`. It gets the replies the checks refused so
+# far in one question, oldest first, each `{"calls": [{"name": ..., "arguments": ...}], "errors": [...]}` (the errors
+# as the model read them, each with its `code`), and returns `True` to re-ask or `False` to stop and hand the failure
+# on. The check replays every recorded re-ask of both models through your decision: it must keep every re-ask that
+# got back a call the checks passed, and stop re-asking a model that did not read the error.
+
+# %%
+from agentlab.workbook.builds_repair import reask_policy_holds
+
+
+def my_reask(refused):
+    return None  # True: re-ask; False: stop
+
+
+print(reask_policy_holds(my_reask, lang=LANG))
+
+# %% [markdown]
 # ## Recap
 #
 # - Each question was sent three ways: single shot, re-ask through the guarded loop, and under a grammar.
 # - The template's wording decided part of the parallel and irrelevance figures.
 # - Contract failures can be prevented; a real function with a wrong value is seen by neither a grammar nor a schema check.
 # - Under a grammar, a reply that wanted to stop went on writing digits or whitespace until the token limit.
+# - A re-ask helps only when the model reads the error: a model that sends back the call it was refused is not repaired by another try, so the loop can stop there.
 #
 # **Next:** [19 · Take the guards home](19_take_the_guards_home.ipynb). Read alongside: [the guards](../docs/guards.md); every path through the workbook: [docs/course.md](../docs/course.md).

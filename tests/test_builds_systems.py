@@ -18,6 +18,7 @@ from exercise_solutions import SOLUTIONS, SOLUTIONS_ZH
 
 from agentlab.hub import progress
 from agentlab.tools import rule
+from agentlab.workbook import builds_repair as r
 from agentlab.workbook import builds_systems as b
 from agentlab.workbook import exercises
 
@@ -26,7 +27,7 @@ BUILDS = {"10": ("my_case", b.suite_case_catches), "11": ("my_expect", b.promote
           "12": ("my_cut", b.cut_keeps_pairs), "13": ("my_offer", b.routes_by_language),
           "14": ("my_rule", b.desk_rule_holds), "15": ("my_schema", b.skill_schema_holds),
           "16": ("my_key", b.key_scope_holds), "17": ("my_parameters", b.contract_catches_faults),
-          "19": ("my_writes", b.guard_wired)}
+          "18": ("my_reask", r.reask_policy_holds), "19": ("my_writes", b.guard_wired)}
 NOT_YET, RIGHT, WRONG = {"en": "Not yet", "zh": "还没作答"}, {"en": "Right", "zh": "答对了"}, {"en": "Not quite", "zh": "还不对"}
 
 
@@ -101,6 +102,8 @@ WRONG_VERSIONS = {  # a wrong version, and what the check must say still breaks 
                                                      "reason": {"type": "string"}},
                     "required": ["order_id", "amount", "reason"]},
            ("cannot try out_of_enum, out_of_range", "无法在你的契约上尝试 out_of_enum, out_of_range")),
+    # the loop's budget: re-ask after every refusal, even when the model sent back the call it was just refused
+    "18": (lambda: lambda refused: True, ("re-ask 82 time(s) after the model had sent back", "你又重问了 82 次")),
     # every tool a write, keyed within its thread: a refund from a new thread runs again, a read replays
     "19": (lambda: ["refund", "note", "lookup"], ("from a new thread", "从新线程重试")),
 }
@@ -158,7 +161,7 @@ def _raises(*args):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("nb", ["12", "13", "14", "16"])
+@pytest.mark.parametrize("nb", ["12", "13", "14", "16", "18"])
 def test_a_learners_code_that_raises_gets_a_sentence_not_a_traceback(nb, lang):
     feedback = BUILDS[nb][1](_raises, lang=lang)
     assert feedback.state == "wrong" and "KeyError" in feedback.message and "Traceback" not in feedback.message

@@ -26,6 +26,7 @@
 # - 在同样的问题和本地模型上，比较预防（由 schema 生成的语法约束）与修复（校验后重问）
 # - 按 BFCL 的规则给回复评分，并把每个错误回复归入一种类型
 # - 说清语法约束能消除哪些失败、只是转移了哪些，以及它在 token 上限处特有的失败
+# - 根据录下的回复判断：什么时候重问值得多花一轮，什么时候该停下
 #
 # **先修：** [03 · 模型读得懂的错误](03_readable_errors.ipynb)、[09 · 接入真实模型](09_real_models.ipynb)。
 #
@@ -258,11 +259,31 @@ my_answer = None  # a kind, e.g. "wrong_value"
 print(most_repaired_kind(my_answer, FIG["0.5b"], lang=LANG))
 
 # %% [markdown]
+# ## 动手：什么时候该重问
+#
+# 重问模式在每条回复被拒之后都会重问，最多两次。每一次重问都值得多花那一轮吗？先预测：模型回应重问时，如果把刚被拒绝的调用
+# 原样发回，下一次重问有多大可能换回一个能通过检查的调用？然后写出 `my_reask(refused)`。它拿到同一道题里到目前为止被检查
+# 拒绝的回复，按先后排列，每个形如 `{"calls": [{"name": ..., "arguments": ...}], "errors": [...]}`（`errors` 是模型读到的
+# 错误，每个都带着 `code`），返回 `True` 表示重问，返回 `False` 表示停下、把失败交给后面处理。检查会让两个模型录下的每一次
+# 重问都经过你的判断：换回了通过检查的调用的重问一次都不能少，而对没有读懂错误的模型要停止重问。
+
+# %%
+from agentlab.workbook.builds_repair import reask_policy_holds
+
+
+def my_reask(refused):
+    return None  # True: re-ask; False: stop
+
+
+print(reask_policy_holds(my_reask, lang=LANG))
+
+# %% [markdown]
 # ## 回顾
 #
 # - 每个问题用三种方式发出：单次作答、经防护循环重问、在语法约束下作答。
 # - 并行和无关两类的数字，有一部分是模板的措辞决定的。
 # - 违反契约的失败可以预防；调用了真实存在的函数却填错了值，语法约束和 schema 检查都看不出来。
 # - 在语法约束下，本想停下的回复会一直写数字或空白，直到 token 上限。
+# - 只有模型读懂了错误，重问才有用：把被拒调用原样发回的模型，再试一次也修不好，循环可以就此停下。
 #
 # **下一步：** [19 · 把防护带回你的框架](19_take_the_guards_home.ipynb)。配合阅读：[防护手册](../../docs/zh/guards.md)；全部学习路径：[课程与路径](../../docs/zh/course.md)。
