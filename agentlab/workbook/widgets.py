@@ -550,14 +550,28 @@ class ProbePanel(App):
             indent=1, ensure_ascii=False)
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
         self.editor = W.Textarea(value=text, layout=W.Layout(width="100%", height="200px"))
+        self.upload = W.FileUpload(accept=".json", multiple=False)  # a tools file, for those who would not paste
+        self.upload.observe(lambda _: _safe(self.view, self.take_upload, self.lang.value), names="value")
         self.model = W.Dropdown(options=["fake", "replay"], value="fake")
         self.cassette = W.Text(value=str(cassette or ""))
         self.trials = W.IntSlider(value=1, min=1, max=3)
         self.report: dict | None = None
         self.plots = W.Output()
         self._wire_run(self.update)
-        self.widget = W.VBox([self.lang, self.editor, W.HBox([self.model, self.trials]), self.cassette, self.run,
-                              self.view, self.plots])
+        self.widget = W.VBox([self.lang, self.upload, self.editor, W.HBox([self.model, self.trials]), self.cassette,
+                              self.run, self.view, self.plots])
+
+    def take_upload(self) -> dict | None:
+        """An uploaded tools file: into the editor (bytes that are not UTF-8 get their sentence), then probed."""
+        if not self.upload.value:
+            return None
+        try:
+            self.editor.value = bytes(self.upload.value[0]["content"]).decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            said = t("probe.ui.not_utf8", self.lang.value, at=exc.start)
+            self.view.value = f"<p style='color:#d93025'>{html.escape(said)}</p>"
+            return None
+        return self.update()
 
     def _relabel(self) -> None:
         lang = self.lang.value
@@ -565,6 +579,7 @@ class ProbePanel(App):
         self.model.description = t("probe.ui.model", lang)
         self.trials.description = t("probe.ui.trials", lang)
         self.cassette.description = t("probe.ui.cassette", lang)
+        self.upload.description = t("probe.ui.upload", lang)
         self.run.description = t("probe.ui.run", lang)
         if self.report is not None:
             self._show(self.report)
