@@ -1,6 +1,7 @@
 """The minutes each notebook asks of a participant, as data/course/paths.json records them (docs/course.md).
 
     python benchmarks/course_minutes.py          # words counted now, run times as recorded; --write to record
+                                                 # them and rewrite docs/course.md's tables (both languages)
     python benchmarks/course_minutes.py --run    # run every notebook again (fresh kernel, top to bottom) first
 
 minutes = run time + prose words / 100 + code words / 50 + 5 (the look-up exercise)
@@ -70,6 +71,50 @@ def minutes(prose: int, code: int, seconds: float, build: int = 0) -> int:
     return 5 * math.ceil((seconds / 60 + prose / PROSE_WPM + code / CODE_WPM + EXERCISE + build_minutes) / 5 - 1e-9)
 
 
+PAGES = {"en": ROOT / "docs" / "course.md", "zh": ROOT / "docs" / "zh" / "course.md"}
+WORDS = {"en": {"break": "break", "lunch": "lunch", "none": "none", "sep": ", "},
+         "zh": {"break": "休息", "lunch": "午饭", "none": "无", "sep": "、"}}
+
+
+def write_pages(course: dict) -> None:
+    """The course page's tables, in both languages, from the data: each path's steps with their minutes and clock,
+    and the measured table. A notebook's title and link are the ones the page already gives it."""
+    import re
+    row = re.compile(r"^\| \d+ \| (\[(\d\d) · [^\]]+\]\([^)]+\)) \|", re.M)
+    for lang, page in PAGES.items():
+        text = page.read_text(encoding="utf-8")
+        links = {m.group(2): m.group(1) for m in row.finditer(text)}
+        titles = {nn: link[1:link.index("](")] for nn, link in links.items()}
+        w = WORDS[lang]
+        for name, path in course["paths"].items():
+            rows, clock, n = [], 0, 0
+            for step in path["steps"]:
+                if isinstance(step, str):
+                    n, spent, label = n + 1, course["notebooks"][step]["minutes"], links[step]
+                    number = str(n)
+                else:
+                    spent = step["break"]
+                    label, number = (w["lunch"] if spent >= 45 else w["break"]), ""
+                clock += spent
+                rows.append(f"| {number} | {label} | {spent} | {clock // 60}:{clock % 60:02d} |".replace("|  |", "| |"))
+            start = text.index(f"<!-- path: {name} -->")
+            head_end = text.index("|---|---|---|---|\n", start) + len("|---|---|---|---|\n")
+            end = text.index("\n\n", head_end)
+            text = text[:head_end] + "\n".join(rows) + text[end:]
+        measured_head = text.index("|---|---|---|---|---|---|---|")
+        body_start = text.index("\n", measured_head) + 1
+        body_end = text.find("\n\n", body_start)
+        body_end = len(text.rstrip("\n")) if body_end < 0 else body_end
+        lines = []
+        for nn, facts in sorted(course["notebooks"].items()):
+            m = facts["measured"]
+            pre = w["sep"].join(facts["prerequisites"]) or w["none"]
+            lines.append(f"| {titles[nn]} | {pre} | {m['run_seconds']} | {m['prose_words']} | {m['code_words']} | "
+                         f"{m['build_code_words']} | {facts['minutes']} |")
+        text = text[:body_start] + "\n".join(lines) + text[body_end:]
+        page.write_text(text, encoding="utf-8")
+
+
 def main(argv: list[str]) -> int:
     course = json.loads(DATA.read_text(encoding="utf-8"))
     print(f"{'notebook':34} {'run s':>6} {'prose':>6} {'code':>6} {'build':>6} {'min':>4}")
@@ -87,6 +132,7 @@ def main(argv: list[str]) -> int:
     print("all notebooks:", sum(f["minutes"] for f in course["notebooks"].values()), "minutes")
     if "--write" in argv or "--run" in argv:
         DATA.write_text(json.dumps(course, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        write_pages(course)
     return 0
 
 

@@ -40,7 +40,7 @@
 #
 # **Before it:** nothing: this is where to start.
 #
-# **Time:** about 20 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+# **Time:** about 30 minutes (reading, running, the look-up question and the build exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
 
 # %%
 LANG = "en"  # "zh" for 中文

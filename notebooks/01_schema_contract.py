@@ -33,7 +33,7 @@
 #
 # **Before it:** [00 · Start here: the same model, two loops](00_start_here.ipynb).
 #
-# **Time:** about 15 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+# **Time:** about 35 minutes (reading, running, the look-up question and the build exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
 
 # %%
 LANG = "en"  # "zh" for 中文

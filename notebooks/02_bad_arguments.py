@@ -30,7 +30,7 @@
 #
 # **Before it:** [01 · The schema is a contract](01_schema_contract.ipynb).
 #
-# **Time:** about 15 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+# **Time:** about 25 minutes (reading, running, the look-up question and the build exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
 
 # %%
 LANG = "en"  # "zh" for 中文

@@ -30,7 +30,7 @@
 #
 # **Before it:** [02 · Arguments the model gets wrong](02_bad_arguments.ipynb).
 #
-# **Time:** about 20 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+# **Time:** about 35 minutes (reading, running, the look-up question and the build exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
 
 # %%
 LANG = "en"  # "zh" for 中文

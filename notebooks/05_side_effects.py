@@ -31,7 +31,7 @@
 #
 # **Before it:** [04 · Transient, validation, fatal](04_transient_validation_fatal.ipynb).
 #
-# **Time:** about 25 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+# **Time:** about 35 minutes (reading, running, the look-up question and the build exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
 
 # %%
 LANG = "en"  # "zh" for 中文

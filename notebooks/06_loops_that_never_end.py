@@ -29,7 +29,7 @@
 #
 # **Before it:** [05 · Side effects: refund once (idempotency)](05_side_effects.ipynb).
 #
-# **Time:** about 15 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+# **Time:** about 25 minutes (reading, running, the look-up question and the build exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
 
 # %%
 LANG = "en"  # "zh" for 中文

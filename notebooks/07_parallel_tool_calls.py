@@ -28,7 +28,7 @@
 #
 # **Before it:** [05 · Side effects: refund once (idempotency)](05_side_effects.ipynb), [12 · Messages and context: the date, clearing, trimming in pairs](12_messages_and_context.ipynb).
 #
-# **Time:** about 15 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+# **Time:** about 25 minutes (reading, running, the look-up question and the build exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
 
 # %%
 import pandas as pd

@@ -30,7 +30,7 @@
 #
 # **Before it:** [04 · Transient, validation, fatal](04_transient_validation_fatal.ipynb), [06 · Loops that never end](06_loops_that_never_end.ipynb), [07 · Several tool calls in one message](07_parallel_tool_calls.ipynb).
 #
-# **Time:** about 15 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+# **Time:** about 25 minutes (reading, running, the look-up question and the build exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
 
 # %%
 import pandas as pd

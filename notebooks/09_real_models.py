@@ -39,7 +39,7 @@
 #
 # **Before it:** [08 · Where each failure is caught](08_where_failures_are_caught.ipynb).
 #
-# **Time:** about 25 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+# **Time:** about 35 minutes (reading, running, the look-up question and the build exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
 
 # %%
 import json

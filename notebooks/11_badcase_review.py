@@ -38,7 +38,7 @@
 #
 # **Before it:** [10 · Prove it got better](10_evaluation.ipynb).
 #
-# **Time:** about 30 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+# **Time:** about 40 minutes (reading, running, the look-up question and the build exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
 
 # %%
 import os

@@ -31,7 +31,7 @@
 #
 # **Before it:** [12 · Messages and context: the date, clearing, trimming in pairs](12_messages_and_context.ipynb).
 #
-# **Time:** about 20 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+# **Time:** about 35 minutes (reading, running, the look-up question and the build exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
 
 # %%
 import matplotlib.pyplot as plt

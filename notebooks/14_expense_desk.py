@@ -30,7 +30,7 @@
 #
 # **Before it:** [10 · Prove it got better](10_evaluation.ipynb), [13 · tool_choice and routing](13_tool_choice_and_routing.ipynb).
 #
-# **Time:** about 15 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+# **Time:** about 30 minutes (reading, running, the look-up question and the build exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
 
 # %%
 import matplotlib.pyplot as plt

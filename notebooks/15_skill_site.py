@@ -34,7 +34,7 @@
 #
 # **Before it:** [05 · Side effects: refund once (idempotency)](05_side_effects.ipynb), [13 · tool_choice and routing](13_tool_choice_and_routing.ipynb).
 #
-# **Time:** about 25 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+# **Time:** about 40 minutes (reading, running, the look-up question and the build exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
 
 # %%
 import json

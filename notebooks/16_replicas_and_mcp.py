@@ -29,7 +29,7 @@
 #
 # **Before it:** [15 · The skill site: tools over HTTP](15_skill_site.ipynb).
 #
-# **Time:** about 20 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+# **Time:** about 30 minutes (reading, running, the look-up question and the build exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
 
 # %%
 import json

@@ -41,7 +41,7 @@
 #
 # **Before it:** [03 · Errors the model can read](03_readable_errors.ipynb), [09 · Real models](09_real_models.ipynb).
 #
-# **Time:** about 40 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+# **Time:** about 45 minutes (reading, running, the look-up question and the build exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
 
 # %%
 import ipywidgets as widgets

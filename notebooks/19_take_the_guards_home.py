@@ -31,7 +31,7 @@
 #
 # **Before it:** [05 · Side effects: refund once (idempotency)](05_side_effects.ipynb), [06 · Loops that never end](06_loops_that_never_end.ipynb).
 #
-# **Time:** about 25 minutes (reading, running and the exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
+# **Time:** about 30 minutes (reading, running, the look-up question and the build exercise; how it was measured: [docs/course.md](../docs/course.md#how-the-times-were-measured)).
 
 # %%
 import pandas as pd

@@ -441,7 +441,7 @@ class BadCaseReview(App):
         self.rows = [W.HTML(layout=W.Layout(width="640px")) for _ in self.picked]
         self._quiet = False
         for tag in self.tags:
-            tag.observe(lambda _: self._quiet or self.refresh(), names="value")
+            tag.observe(lambda _: None if self._quiet else self.refresh(), names="value")
         self.shares = W.Output()
         self.top = W.HTML()
         self.choice = W.Dropdown()

@@ -31,7 +31,7 @@
 #
 # **先修：** [00 · 从这里开始：同一个模型，两种循环](00_start_here.ipynb)。
 #
-# **用时：** 约 15 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+# **用时：** 约 35 分钟（阅读、运行、查找题和动手练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
 
 # %%
 LANG = "zh"  # "en" for English

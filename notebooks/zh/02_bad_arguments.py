@@ -30,7 +30,7 @@
 #
 # **先修：** [01 · Schema 就是契约](01_schema_contract.ipynb)。
 #
-# **用时：** 约 15 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+# **用时：** 约 25 分钟（阅读、运行、查找题和动手练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
 
 # %%
 LANG = "zh"  # "en" for English

@@ -32,7 +32,7 @@
 #
 # **先修：** [03 · 模型读得懂的错误](03_readable_errors.ipynb)。
 #
-# **用时：** 约 15 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+# **用时：** 约 30 分钟（阅读、运行、查找题和动手练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
 
 # %%
 LANG = "zh"  # "en" for English

@@ -30,7 +30,7 @@
 #
 # **先修：** [04 · 瞬态、参数错误、致命：三类错误](04_transient_validation_fatal.ipynb)。
 #
-# **用时：** 约 25 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+# **用时：** 约 35 分钟（阅读、运行、查找题和动手练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
 
 # %%
 LANG = "zh"  # "en" for English

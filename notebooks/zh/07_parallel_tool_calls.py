@@ -28,7 +28,7 @@
 #
 # **先修：** [05 · 副作用：退款只退一次（幂等）](05_side_effects.ipynb)、[12 · 消息与上下文：日期、清空会话、成对裁剪](12_messages_and_context.ipynb)。
 #
-# **用时：** 约 15 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+# **用时：** 约 25 分钟（阅读、运行、查找题和动手练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
 
 # %%
 import pandas as pd

@@ -36,7 +36,7 @@
 #
 # **先修：** [10 · 证明它真的变好了](10_evaluation.ipynb)。
 #
-# **用时：** 约 30 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+# **用时：** 约 40 分钟（阅读、运行、查找题和动手练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
 
 # %%
 import os

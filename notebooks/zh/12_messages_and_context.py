@@ -30,7 +30,7 @@
 #
 # **先修：** [02 · 模型写错的参数](02_bad_arguments.ipynb)。
 #
-# **用时：** 约 25 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+# **用时：** 约 35 分钟（阅读、运行、查找题和动手练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
 
 # %%
 import matplotlib.pyplot as plt

@@ -29,7 +29,7 @@
 #
 # **先修：** [12 · 消息与上下文：日期、清空会话、成对裁剪](12_messages_and_context.ipynb)。
 #
-# **用时：** 约 20 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+# **用时：** 约 35 分钟（阅读、运行、查找题和动手练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
 
 # %%
 import matplotlib.pyplot as plt

@@ -27,7 +27,7 @@
 #
 # **先修：** [10 · 证明它真的变好了](10_evaluation.ipynb)、[13 · tool_choice 与动态路由](13_tool_choice_and_routing.ipynb)。
 #
-# **用时：** 约 15 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+# **用时：** 约 30 分钟（阅读、运行、查找题和动手练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
 
 # %%
 import matplotlib.pyplot as plt

@@ -26,7 +26,7 @@
 #
 # **先修：** [15 · 技能站：通过 HTTP 提供工具](15_skill_site.ipynb)。
 #
-# **用时：** 约 20 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+# **用时：** 约 30 分钟（阅读、运行、查找题和动手练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
 
 # %%
 import json

@@ -27,7 +27,7 @@
 #
 # **先修：** [08 · 每种失败在哪里被拦下](08_where_failures_are_caught.ipynb)、[09 · 接入真实模型](09_real_models.ipynb)。
 #
-# **用时：** 约 25 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+# **用时：** 约 40 分钟（阅读、运行、查找题和动手练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
 
 # %%
 import json

@@ -27,7 +27,7 @@
 #
 # **先修：** [05 · 副作用：退款只退一次（幂等）](05_side_effects.ipynb)、[06 · 停不下来的循环](06_loops_that_never_end.ipynb)。
 #
-# **用时：** 约 25 分钟（阅读、运行和练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+# **用时：** 约 30 分钟（阅读、运行、查找题和动手练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
 
 # %%
 import pandas as pd
