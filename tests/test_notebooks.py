@@ -269,6 +269,32 @@ def test_what_the_model_or_the_user_read_is_shown_whole_in_a_table(path):
     assert "table_view(" in src
 
 
+#: calls whose value is shown only as a cell's last line: a table, a page, a frame
+SHOWN_LAST = re.compile(r"^(table_view|\w*_html|\w*_table|\w*_view|DataFrame|HTML|Markdown)$")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[_id(p) for p in NOTEBOOKS])
+def test_no_table_is_built_and_thrown_away_before_a_cells_last_line(path):
+    """Notebook 08's prose spoke of "the second table" while the first, built on a line before the cell's last,
+    was never shown: only the last line's value is. Each such call is displayed, assigned, or last."""
+    import ast
+    lost = []
+    for cell in jupytext.read(path.with_suffix(".py")).cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            body = ast.parse(cell.source).body
+        except SyntaxError:  # a cell of shell or magic lines: nothing of ours to check
+            continue
+        for st in body[:-1]:
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+                fn = st.value.func
+                name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+                if SHOWN_LAST.match(name):
+                    lost.append(ast.get_source_segment(cell.source, st)[:120])
+    assert not lost, lost
+
+
 def test_notebooks_00_and_08_read_caught_by_from_the_same_function_of_the_trace():
     """Notebook 00 printed the fault table's label, 08 the trace; both must show caught_by_guards of the same run."""
     for stem in ("00_start_here", "08_where_failures_are_caught"):

@@ -77,10 +77,12 @@ plt.show()
 # （`agentlab.evals.failure_classes`）；第二张表按类统计上面防护运行里的错误码（重发后修好的失败没有错误码）。
 
 # %%
+from IPython.display import display
+
 from agentlab.evals.failure_classes import by_failure_class, class_name, class_table
 
-table_view(pd.DataFrame(class_table(LANG)).rename(columns={"codes": "error codes", "faults": "injected faults"}),
-           lang=LANG)
+display(table_view(pd.DataFrame(class_table(LANG)).rename(columns={"codes": "error codes", "faults": "injected faults"}),
+                   lang=LANG))  # not the cell's last line: shown only when displayed
 five = by_failure_class(e for c in results.values() for e in c.guarded.events)
 table_view(pd.DataFrame([{"class": class_name(k, LANG), "count": v} for k, v in five.most_common()]), lang=LANG)
 
