@@ -349,9 +349,20 @@ class WeeklyReview(App):
     def export_week(self) -> dict[str, Path]:
         lang = self.lang.value
         paths = export_week(self.review(), self.store.folder / "exports", lang)
-        links = "".join(f"<li><a href='{html.escape(p.resolve().as_uri())}' download>{html.escape(p.name)}</a> "
-                        f"<code>{html.escape(str(p))}</code></li>" for p in paths.values())
+        links = "".join(f"<li>{_download(p)} <code>{html.escape(str(p))}</code></li>" for p in paths.values())
         self.message.value = (_OK.format(html.escape(t("weekly.exported", lang, folder=str(paths["csv"].parent))))
                               + f"<ul>{links}</ul>")
         return paths
 
+
+
+def _download(path: Path) -> str:
+    """A link the browser saves the file from (the page may run on another machine than the browser), the
+    file's content in the link itself; a file past 2 MB is named only by its path."""
+    import base64
+    data = path.read_bytes()
+    if len(data) > 2_000_000:
+        return html.escape(path.name)
+    kind = "text/csv" if path.suffix == ".csv" else "text/html"
+    return (f"<a download='{html.escape(path.name)}' href='data:{kind};charset=utf-8;base64,"
+            f"{base64.b64encode(data).decode()}'>{html.escape(path.name)}</a>")
