@@ -36,7 +36,7 @@ from .logs import Format, read_logs
 from .review import STAGES, promote, tag_cause
 from .suite import load_cases
 
-__all__ = ["MAX_AUTHOR", "MAX_CATEGORY", "MAX_NOTE", "Conversation", "Note", "ReviewStore", "Suggestion",
+__all__ = ["MAX_AUTHOR", "MAX_CATEGORY", "MAX_NOTE", "FailedConversation", "Note", "ReviewStore", "Suggestion",
            "WeekReview", "WeeklyError", "category_trend", "check_category", "conversations_of_logs", "conversations_of_run",
            "export_week", "promote_conversation", "review_dir", "suggest_groups", "taxonomy", "week_of",
            "week_review", "weekly_csv", "weekly_html", "weeks_of"]
@@ -59,7 +59,7 @@ class WeeklyError(LocalizedError):
 
 # --- the conversations of a week ------------------------------------------------------------------
 @dataclass(frozen=True)
-class Conversation:
+class FailedConversation:
     """One failed conversation, whole: every message (tool calls and results included), shown redacted but never
     cut. ``id`` is stable across sessions and machines (a hash of the conversation itself); ``stage`` and
     ``failure_class`` are the package's own taxonomy of its first error (a starting point, never forced)."""
@@ -106,7 +106,7 @@ def week_of(day: str) -> str:
     return f"{year}-W{week:02d}"
 
 
-def weeks_of(conversations: Iterable[Conversation]) -> list[str]:
+def weeks_of(conversations: Iterable[FailedConversation]) -> list[str]:
     """The weeks the conversations fall in, newest first (undated last)."""
     weeks = {c.week for c in conversations}
     return sorted(weeks - {""}, reverse=True) + ([""] if "" in weeks else [])
@@ -142,10 +142,10 @@ def _rows_as_messages(rows: Sequence[Mapping[str, Any]]) -> tuple[dict, ...]:
     return tuple(out)
 
 
-def conversations_of_logs(path: str | Path, fmt: Format = "openai") -> list[Conversation]:
+def conversations_of_logs(path: str | Path, fmt: Format = "openai") -> list[FailedConversation]:
     """The failed conversations of a log file in a format ``review --logs`` reads: those where the loop's
     validator found something wrong, the logs say it failed, or it ended failed or handed to a person."""
-    out: list[Conversation] = []
+    out: list[FailedConversation] = []
     seen: Counter = Counter()
     for log, run, found in runs_of(read_logs(path, fmt)):
         if not (found or log.success is False or run.status in _FAILED):
@@ -153,26 +153,26 @@ def conversations_of_logs(path: str | Path, fmt: Format = "openai") -> list[Conv
         messages = log.messages or _rows_as_messages(log.rows)
         codes = tuple(f.code for f in found) or tuple(e.error_code for e in run.events if e.error_code)
         stage, cls = _taxonomy_of(codes, [f.stage for f in found])
-        out.append(Conversation(_stable_id(log.messages or log.rows, seen), log.where, log.day, week_of(log.day),
+        out.append(FailedConversation(_stable_id(log.messages or log.rows, seen), log.where, log.day, week_of(log.day),
                                 run.status, tuple(messages), stage, cls, codes, (log, tuple(found))))
     return out
 
 
-def conversations_of_run(path: str | Path, cases: Iterable[Any] | None = None) -> list[Conversation]:
+def conversations_of_run(path: str | Path, cases: Iterable[Any] | None = None) -> list[FailedConversation]:
     """The failed sessions of a stored suite run (``run_suite(..., store=folder)``), each with its messages.
     ``cases``: the cases they ran (for a promotion); by default the shipped suites'."""
     from .results import load_results
     stored = load_results(path)
     day = str(stored.meta.get("time", ""))[:10]
     known = {c.id: c for c in (cases if cases is not None else _shipped_cases())}
-    out: list[Conversation] = []
+    out: list[FailedConversation] = []
     seen: Counter = Counter()
     for r in stored.results:
         if r.passed:
             continue
         stage, code = tag_cause(r)
         codes = (code,) if code else tuple(e.error_code for e in r.run.events if e.error_code)
-        out.append(Conversation(_stable_id([r.case_id, r.trial, r.run.messages], seen), f"{stored.path.name}/{r.case_id}",
+        out.append(FailedConversation(_stable_id([r.case_id, r.trial, r.run.messages], seen), f"{stored.path.name}/{r.case_id}",
                                 day, week_of(day), r.run.status, tuple(r.run.messages), stage,
                                 _taxonomy_of(codes, [])[1], codes, (r, known.get(r.case_id))))
     return out
@@ -269,13 +269,13 @@ class ReviewStore:
         self.db.execute("COMMIT")
         return cur
 
-    def add_note(self, conversation: Conversation | str, text: Any, author: Any, *, week: str | None = None,
+    def add_note(self, conversation: FailedConversation | str, text: Any, author: Any, *, week: str | None = None,
                  category: Any = "") -> Note:
         """Save a note (``text`` by ``author``) on a conversation; ``category`` files it at once (optional)."""
         body, who = _check_note(text, author)
         cat = check_category(category) if _clean(category) else ""
-        cid = conversation.id if isinstance(conversation, Conversation) else str(conversation)
-        wk = week if week is not None else conversation.week if isinstance(conversation, Conversation) else ""
+        cid = conversation.id if isinstance(conversation, FailedConversation) else str(conversation)
+        wk = week if week is not None else conversation.week if isinstance(conversation, FailedConversation) else ""
         now = time.time()
         cur = self._write("INSERT INTO notes(week, conversation, text, author, created, category) "
                           "VALUES (?, ?, ?, ?, ?, ?)", (wk, cid, body, who, now, cat))
@@ -303,7 +303,8 @@ class ReviewStore:
 
     def notes(self, week: str | None = None, conversation: str | None = None) -> list[Note]:
         """The notes saved so far (by anyone), oldest first: of a week, of a conversation, or all."""
-        sql, args = "SELECT id, week, conversation, text, author, created, category FROM notes WHERE 1=1", []
+        sql = "SELECT id, week, conversation, text, author, created, category FROM notes WHERE 1=1"
+        args: list[str] = []
         if week is not None:
             sql, args = sql + " AND week = ?", [*args, week]
         if conversation is not None:
@@ -314,12 +315,12 @@ class ReviewStore:
         """Conversations per category in a week (a conversation counted once per category), largest first."""
         return _counts(self.notes(week))
 
-    def mark_promoted(self, conversation: Conversation, case_id: str, suite: str | Path) -> None:
+    def mark_promoted(self, conversation: FailedConversation, case_id: str, suite: str | Path) -> None:
         self._write("INSERT OR REPLACE INTO promoted(conversation, week, case_id, suite, created) VALUES (?, ?, ?, ?, ?)",
                     (conversation.id, conversation.week, case_id, str(suite), time.time()))
 
     def promoted(self, week: str | None = None) -> dict[str, str]:
-        """Conversation id -> the case id it became."""
+        """FailedConversation id -> the case id it became."""
         rows = self.db.execute("SELECT conversation, case_id FROM promoted" + (" WHERE week = ?" if week is not None
                                                                                else ""), (week,) if week is not None else ())
         return dict(rows.fetchall())
@@ -381,7 +382,7 @@ def taxonomy(lang: Lang = "en") -> list[str]:
     return [t("stage." + s, lang) for s in STAGES] + [class_name(c, lang) for c in FAILURE_CLASSES]
 
 
-def suggest_groups(notes: Sequence[Note], lang: Lang = "en", conversations: Iterable[Conversation] = (),
+def suggest_groups(notes: Sequence[Note], lang: Lang = "en", conversations: Iterable[FailedConversation] = (),
                    *, limit: int = 8) -> list[Suggestion]:
     """Groups proposed from the notes' own words (a word or a Chinese pair shared by two notes or more, the most
     shared first, one per set of notes), then the package's stages and classes the conversations fall in.
@@ -423,13 +424,13 @@ class WeekReview:
 
     source: str
     week: str
-    conversations: tuple[Conversation, ...]
+    conversations: tuple[FailedConversation, ...]
     notes: tuple[Note, ...]
     counts: Mapping[str, int]
     promoted: Mapping[str, str]
 
 
-def week_review(store: ReviewStore, conversations: Iterable[Conversation], week: str, source: str = "") -> WeekReview:
+def week_review(store: ReviewStore, conversations: Iterable[FailedConversation], week: str, source: str = "") -> WeekReview:
     convs = tuple(c for c in conversations if c.week == week)
     ids = {c.id for c in convs}
     notes = tuple(n for n in store.notes(week) if n.conversation in ids)
@@ -437,7 +438,7 @@ def week_review(store: ReviewStore, conversations: Iterable[Conversation], week:
     return WeekReview(source, week, convs, notes, _counts(notes), promoted)
 
 
-def promote_conversation(conversation: Conversation, suite: str | Path, store: ReviewStore | None = None) -> str:
+def promote_conversation(conversation: FailedConversation, suite: str | Path, store: ReviewStore | None = None) -> str:
     """Append the conversation to a regression suite (JSONL) as a case that replays it: a log's by
     :func:`~agentlab.evals.log_review.case_of`, a stored session's by :func:`~agentlab.evals.review.promote`.
     The suite's own reader checks the new line; the case's id is returned."""

@@ -13,7 +13,7 @@ from typing import Any
 import ipywidgets as W
 
 from ..evals.weekly import (
-    Conversation,
+    FailedConversation,
     ReviewStore,
     Suggestion,
     WeekReview,
@@ -39,7 +39,7 @@ _ERROR = "<p role='alert' style='color:#d93025'>{}</p>"
 _OK = "<p role='status' style='color:#137333'>{}</p>"
 
 
-def conversation_html(conv: Conversation, notes: list[Any], lang: Lang = "en") -> str:
+def conversation_html(conv: FailedConversation, notes: list[Any], lang: Lang = "en") -> str:
     """One conversation whole, each message with its role, then the notes on it (every text escaped)."""
     e = html.escape
     stage = f" · {e(t('stage.' + conv.stage, lang))}" if conv.stage else ""
@@ -99,9 +99,10 @@ class WeeklyReview(App):
         self.export = W.Button()
         self.message = W.HTML()
         self.titles = [W.HTML() for _ in range(5)]
-        self.items: list[Conversation] = []
+        self.items: list[FailedConversation] = []
         self.pending: Suggestion | None = None
         self.source_name = ""
+        self.uploaded: Path | None = None
         self._suggestions: list[Suggestion] = []
         self.view = self.message  # where _safe writes a failure
 
@@ -195,7 +196,7 @@ class WeeklyReview(App):
         self.source.value = "upload"
         return path
 
-    def load(self) -> list[Conversation]:
+    def load(self) -> list[FailedConversation]:
         """Read the chosen source: its failed conversations, and the weeks they fall in."""
         lang = self.lang.value
         choice = self.source.value
@@ -203,12 +204,12 @@ class WeeklyReview(App):
             fmt = choice.split(":", 1)[1]
             path = data_file(LOG_SAMPLES[fmt])
             self.format.value = fmt
-            self.items = conversations_of_logs(path, fmt)  # type: ignore[arg-type]
+            self.items = conversations_of_logs(path, fmt)
         elif choice == "upload":
-            path = getattr(self, "uploaded", None)
-            if path is None:
+            if self.uploaded is None:
                 self.message.value = _ERROR.format(html.escape(t("weekly.no_upload", lang)))
                 return []
+            path = self.uploaded
             self.items = conversations_of_logs(path, self.format.value)
         else:
             path = Path(choice.split(":", 1)[1])
@@ -230,7 +231,7 @@ class WeeklyReview(App):
         self.week.value = chosen if chosen in [v for _, v in options] else options[0][1]
         self.week.observe(lambda _: self._do(self.show_week), names="value")
 
-    def in_week(self) -> list[Conversation]:
+    def in_week(self) -> list[FailedConversation]:
         return [c for c in self.items if c.week == self.week.value]
 
     def review(self) -> WeekReview:
@@ -276,7 +277,7 @@ class WeeklyReview(App):
         self.conversation.value = (conversation_html(conv, self.store.notes(conversation=conv.id), lang) if conv
                                    else f"<p>{html.escape(t('weekly.none_failed', lang))}</p>")
 
-    def current(self) -> Conversation | None:
+    def current(self) -> FailedConversation | None:
         return next((c for c in self.items if c.id == self.conversations.value), None)
 
     def save_note(self) -> Any:
