@@ -167,3 +167,16 @@ def test_promote_appends_a_case_the_suite_reads(tmp_path, convs):
     assert [c.id for c in cases] == [first, second] and first != second
     assert cases[0].category == "regression" and json.loads(suite.read_text().splitlines()[0])["fake"]["script"]
     assert store.promoted("2026-W10") == {convs[0].id: second}
+
+
+def test_a_stored_run_is_a_source_and_its_sessions_promote(tmp_path):
+    from agentlab.evals import run_suite
+    from agentlab.evals.weekly import conversations_of_run
+    cases = load_cases()
+    run_suite(cases, loop="naive", store=tmp_path / "runs", label="week10")
+    folder = next((tmp_path / "runs").iterdir())
+    convs = conversations_of_run(folder, cases)
+    assert [c.id for c in convs] == [c.id for c in conversations_of_run(folder, cases)]
+    assert convs and all(c.messages and c.week for c in convs)
+    case_id = promote_conversation(convs[0], tmp_path / "regression.jsonl")
+    assert [c.id for c in load_cases(tmp_path / "regression.jsonl")] == [case_id]
