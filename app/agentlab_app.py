@@ -32,3 +32,12 @@ logs = LogReview(lang=app.lang.value)
 logs.lang.layout.display = "none"
 W.dlink((app.lang, "value"), (logs.lang, "value"))
 logs
+
+# %%
+# the weekly review of failed conversations: notes, the team's own categories, counts; the same language toggle
+from agentlab.workbook.weekly_widget import WeeklyReview
+
+weekly = WeeklyReview(lang=app.lang.value)
+weekly.lang.layout.display = "none"
+W.dlink((app.lang, "value"), (weekly.lang, "value"))
+weekly

@@ -15,6 +15,8 @@
     logs.py     a team's own logs read as a stream: chat-completions JSONL, telemetry rows, OTLP spans
     log_review.py  those logs checked by the loop's own validator: both taxonomies, rates per day, the class
                 to fix, candidate cases; report.html and report.json
+    weekly.py   the weekly review of failed conversations: notes shared in SQLite, the team's own categories,
+                suggested groups, counts, trend, promotion, CSV and HTML
 """
 from __future__ import annotations
 

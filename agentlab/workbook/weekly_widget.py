@@ -1,0 +1,369 @@
+"""The weekly bad-case review as a widget, for people who do not write code (docs/metrics.md#the-weekly-bad-case-review):
+a team's own log file (or the sample, or a stored suite run), a week, its failed conversations read whole, a note on
+the first thing that went wrong, the notes grouped into the team's own categories, their counts and trend, a
+conversation promoted into the regression suite, the week exported. The logic is :mod:`agentlab.evals.weekly`;
+the notes are shared with every colleague who opens the same review folder. The app shows it."""
+from __future__ import annotations
+
+import html
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as W
+
+from ..evals.weekly import (
+    FailedConversation,
+    ReviewStore,
+    Suggestion,
+    WeekReview,
+    category_trend,
+    conversations_of_logs,
+    conversations_of_run,
+    export_week,
+    promote_conversation,
+    suggest_groups,
+    taxonomy,
+    week_review,
+    weeks_of,
+)
+from ..i18n import Lang, LocalizedError, t
+from ..resources import data_file
+from .log_widget import LOG_SAMPLES
+from .widgets import LANG_OPTIONS, App, _safe, _show, figure
+
+__all__ = ["WeeklyReview", "conversation_html", "counts_html"]
+
+_ROLES = ("system", "user", "assistant", "tool", "end")
+_ERROR = "<p role='alert' style='color:#d93025'>{}</p>"
+_OK = "<p role='status' style='color:#137333'>{}</p>"
+
+
+def conversation_html(conv: FailedConversation, notes: list[Any], lang: Lang = "en") -> str:
+    """One conversation whole, each message with its role, then the notes on it (every text escaped)."""
+    e = html.escape
+    stage = f" · {e(t('stage.' + conv.stage, lang))}" if conv.stage else ""
+    rows = "".join(
+        f"<li><b>{e(t('weekly.role.' + m['role'], lang) if m['role'] in _ROLES else m['role'])}</b>: "
+        f"<span style='white-space:pre-wrap'>{e(m['text'])}</span></li>" for m in conv.shown())
+    said = "".join(f"<li>{e(n.text)} — <i>{e(n.author)}</i>"
+                   f"{' · ' + e(t('weekly.in_category', lang, category=n.category)) if n.category else ''}</li>"
+                   for n in notes) or f"<li>{e(t('weekly.no_notes', lang))}</li>"
+    return (f"<div class='agentlab-weekly-conversation'><h4>{e(conv.where)} · {e(t('status.' + conv.status, lang))}"
+            f"{stage}</h4><ol>{rows}</ol><h4>{e(t('weekly.notes', lang))}</h4><ul>{said}</ul></div>")
+
+
+def counts_html(review: WeekReview, lang: Lang = "en") -> str:
+    """The counts per category and the one to fix first."""
+    e = html.escape
+    total = sum(review.counts.values())
+    if not total:
+        return f"<p>{e(t('weekly.no_counts', lang))}</p>"
+    head = "".join(f"<th>{e(t(f'weekly.col.{k}', lang))}</th>" for k in ("category", "count", "share"))
+    rows = "".join(f"<tr><td>{e(c)}</td><td>{n}</td><td>{n / total:.0%}</td></tr>" for c, n in review.counts.items())
+    top, n = next(iter(review.counts.items()))
+    return (f"<table class='agentlab-weekly-counts'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+            f"<p><b>{e(t('weekly.largest', lang, category=top, n=n, total=len(review.conversations)))}</b></p>")
+
+
+class WeeklyReview(App):
+    """Pick a source and a week, read each failed conversation whole, write a note, group the notes, count them,
+    promote one, export the week: every control an attribute, so a test sets values and clicks."""
+
+    def __init__(self, *, folder: str | Path | None = None, runs: str | Path | None = None, lang: Lang = "en"):
+        self.store = ReviewStore(folder)
+        self.runs = Path(runs) if runs is not None else self.store.folder / "runs"
+        self.suite = self.store.folder / "regression.jsonl"
+        self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
+        self.header = W.HTML()
+        self.source = W.Dropdown()
+        self.upload = W.FileUpload(accept=".jsonl,.json,.txt", multiple=False)
+        self.format = W.Dropdown(options=["openai", "telemetry", "otel"], value="openai")
+        self.open = W.Button(button_style="primary")
+        self.week = W.Dropdown(options=[("-", "")])
+        self.conversations = W.Select(options=[], rows=6, layout=W.Layout(width="95%"))
+        self.conversation = W.HTML()
+        self.note = W.Textarea(layout=W.Layout(width="95%", height="5em"))
+        self.author = W.Text()
+        self.category = W.Combobox(ensure_option=False)
+        self.save = W.Button(button_style="primary")
+        self.group_note = W.Dropdown(options=[("-", -1)], layout=W.Layout(width="95%"))
+        self.group_name = W.Combobox(ensure_option=False)
+        self.group = W.Button()
+        self.suggested = W.HBox(layout=W.Layout(flex_flow="row wrap"))
+        self.group_suggested = W.Button()
+        self.refresh_notes = W.Button()
+        self.counts = W.HTML()
+        self.trend = W.Output()
+        self.promote = W.Button(button_style="warning")
+        self.export = W.Button()
+        self.message = W.HTML()
+        self.titles = [W.HTML() for _ in range(5)]
+        self.items: list[FailedConversation] = []
+        self.pending: Suggestion | None = None
+        self.source_name = ""
+        self.uploaded: Path | None = None
+        self._suggestions: list[Suggestion] = []
+        self.view = self.message  # where _safe writes a failure
+
+        self.open.on_click(lambda _: self._do(self.load))
+        self.upload.observe(lambda _: self._do(self.take_upload), names="value")
+        self.week.observe(lambda _: self._do(self.show_week), names="value")
+        self.conversations.observe(lambda _: self._do(self.show_conversation), names="value")
+        self.save.on_click(lambda _: self._do(self.save_note))
+        self.group.on_click(lambda _: self._do(self.group_one))
+        self.group_suggested.on_click(lambda _: self._do(self.apply_suggestion))
+        self.refresh_notes.on_click(lambda _: self._do(self.show_week))
+        self.promote.on_click(lambda _: self._do(self.promote_one))
+        self.export.on_click(lambda _: self._do(self.export_week))
+        self.lang.observe(lambda _: self._relabel(), names="value")
+        self._relabel()
+        self.widget = W.VBox([
+            self.lang, self.header,
+            self.titles[0], W.HBox([self.source, self.format]), W.HBox([self.upload, self.open]), self.week,
+            self.titles[1], self.conversations, self.conversation,
+            self.titles[2], self.note, W.HBox([self.author, self.category, self.save]),
+            self.titles[3], self.group_note, W.HBox([self.group_name, self.group]), self.suggested,
+            self.group_suggested,
+            self.titles[4], self.refresh_notes, self.counts, self.trend, W.HBox([self.promote, self.export]),
+            self.message])
+
+    # --- labels ---------------------------------------------------------------------------------
+    def _relabel(self) -> None:
+        lang = self.lang.value
+        e = html.escape
+        self.header.value = f"<h3>{e(t('weekly.title', lang))}</h3><p>{e(t('weekly.intro', lang))}</p>"
+        for title, key in zip(self.titles, ("source", "read", "note", "group", "count"), strict=True):
+            title.value = f"<h4>{e(t('weekly.step.' + key, lang))}</h4>"
+        chosen = self.source.value
+        options = [(t("weekly.sample_openai", lang), "sample:openai"), (t("weekly.sample_telemetry", lang),
+                                                                         "sample:telemetry"),
+                   (t("weekly.uploaded", lang), "upload")]
+        options += [(t("weekly.stored_run", lang, name=p.name), f"run:{p}") for p in self._stored_runs()]
+        self.source.options = options
+        self.source.value = chosen if chosen in [v for _, v in options] else "sample:openai"
+        self.source.description = t("weekly.source", lang)
+        self.format.description = t("ui.logs_format", lang)
+        self.upload.description = t("ui.logs_upload", lang)
+        self.open.description = t("weekly.open", lang)
+        self.week.description = t("weekly.week", lang)
+        self.note.placeholder = t("weekly.note_hint", lang)
+        self.author.placeholder = t("weekly.author_hint", lang)
+        self.category.placeholder = t("weekly.category_hint", lang)
+        self.group_name.placeholder = t("weekly.category_hint", lang)
+        self.save.description = t("weekly.save", lang)
+        self.group.description = t("weekly.file_under", lang)
+        self.group_suggested.description = t("weekly.file_suggested", lang)
+        self.refresh_notes.description = t("weekly.refresh", lang)
+        self.promote.description = t("weekly.promote", lang)
+        self.export.description = t("weekly.export", lang)
+        for w in (self.open, self.save, self.group, self.group_suggested, self.refresh_notes, self.promote, self.export):
+            w.layout.width = "auto"
+        self.message.value = ""
+        if self.items:
+            self._weeks()
+            self.show_week()
+
+    def _stored_runs(self) -> list[Path]:
+        if not self.runs.is_dir():
+            return []
+        return sorted((p for p in self.runs.iterdir() if (p / "meta.json").exists()), reverse=True)
+
+    def _do(self, fn: Any) -> Any:
+        """An action; a refused input gets its sentence in the page's language, anything else a short line
+        (:func:`~agentlab.workbook.widgets._safe`), never a traceback."""
+        lang = self.lang.value
+
+        def action() -> Any:
+            try:
+                return fn()
+            except LocalizedError as exc:
+                self.message.value = _ERROR.format(html.escape(exc.localized(lang)))
+                return None
+        return _safe(self.message, action, lang)
+
+    # --- the source and the week ----------------------------------------------------------------
+    def take_upload(self) -> Path | None:
+        """The uploaded file, kept where the review reads it; the source becomes that file."""
+        files = self.upload.value
+        if not files:
+            return None
+        item = files[0]
+        folder = Path(tempfile.mkdtemp(prefix="agentlab-weekly-"))
+        path = folder / Path(str(item["name"])).name
+        path.write_bytes(bytes(item["content"]))
+        self.uploaded = path
+        self.source.value = "upload"
+        return path
+
+    def load(self) -> list[FailedConversation]:
+        """Read the chosen source: its failed conversations, and the weeks they fall in."""
+        lang = self.lang.value
+        choice = self.source.value
+        if choice.startswith("sample:"):
+            fmt = choice.split(":", 1)[1]
+            path = data_file(LOG_SAMPLES[fmt])
+            self.format.value = fmt
+            self.items = conversations_of_logs(path, fmt)
+        elif choice == "upload":
+            if self.uploaded is None:
+                self.message.value = _ERROR.format(html.escape(t("weekly.no_upload", lang)))
+                return []
+            path = self.uploaded
+            self.items = conversations_of_logs(path, self.format.value)
+        else:
+            path = Path(choice.split(":", 1)[1])
+            self.items = conversations_of_run(path)
+        self.source_name = Path(str(path)).name
+        self._weeks()
+        self.message.value = _OK.format(html.escape(t("weekly.loaded", lang, n=len(self.items),
+                                                      source=self.source_name)))
+        self.show_week()
+        return self.items
+
+    def _weeks(self) -> None:
+        lang = self.lang.value
+        weeks = weeks_of(self.items)
+        chosen = self.week.value
+        options = [(w or t("weekly.undated", lang), w) for w in weeks] or [("-", "")]
+        self.week.unobserve_all("value")
+        self.week.options = options
+        self.week.value = chosen if chosen in [v for _, v in options] else options[0][1]
+        self.week.observe(lambda _: self._do(self.show_week), names="value")
+
+    def in_week(self) -> list[FailedConversation]:
+        return [c for c in self.items if c.week == self.week.value]
+
+    def review(self) -> WeekReview:
+        return week_review(self.store, self.items, self.week.value, self.source_name)
+
+    # --- reading, noting, grouping --------------------------------------------------------------
+    def show_week(self) -> WeekReview:
+        """The week's conversations, its notes (everyone's, as saved now), the suggestions, counts and trend."""
+        lang = self.lang.value
+        review = self.review()
+        noted = {n.conversation for n in review.notes}
+        chosen = self.conversations.value
+        options = [(f"{'✓ ' if c.id in noted else '• '}{c.where} · {t('status.' + c.status, lang)}"
+                    f"{' · ' + t('stage.' + c.stage, lang) if c.stage else ''}", c.id) for c in review.conversations]
+        self.conversations.options = options
+        if options:
+            self.conversations.value = chosen if chosen in [v for _, v in options] else options[0][1]
+        self.show_conversation()
+        names = [*dict.fromkeys([*self.store.categories(), *taxonomy(lang)])]
+        self._suggestions = suggest_groups(review.notes, lang, review.conversations)
+        suggested = [s.name for s in self._suggestions]
+        self.category.options = self.group_name.options = [*dict.fromkeys([*suggested, *names])]
+        note_options = [(f"#{n.id} {n.author}: {n.text[:60]}{'…' if len(n.text) > 60 else ''}"
+                         f"{' → ' + n.category if n.category else ''}", n.id) for n in review.notes]
+        chosen_note = self.group_note.value
+        self.group_note.options = note_options or [("-", -1)]
+        values = [v for _, v in self.group_note.options]
+        self.group_note.value = chosen_note if chosen_note in values else values[0]
+        buttons = []
+        for s in self._suggestions:
+            b = W.Button(description=t("weekly.suggestion", lang, name=s.name, n=len(s.notes)),
+                         tooltip=t("weekly.suggestion_from." + s.source, lang), layout=W.Layout(width="auto"))
+            b.on_click(lambda _, s=s: self.pick(s))
+            buttons.append(b)
+        self.suggested.children = [W.HTML(html.escape(t("weekly.suggestions", lang))), *buttons] if buttons else []
+        self.counts.value = counts_html(review, lang)
+        self._plot()
+        return review
+
+    def show_conversation(self) -> None:
+        lang = self.lang.value
+        conv = self.current()
+        self.conversation.value = (conversation_html(conv, self.store.notes(conversation=conv.id), lang) if conv
+                                   else f"<p>{html.escape(t('weekly.none_failed', lang))}</p>")
+
+    def current(self) -> FailedConversation | None:
+        return next((c for c in self.items if c.id == self.conversations.value), None)
+
+    def save_note(self) -> Any:
+        lang = self.lang.value
+        conv = self.current()
+        if conv is None:
+            self.message.value = _ERROR.format(html.escape(t("weekly.pick_first", lang)))
+            return None
+        note = self.store.add_note(conv, self.note.value, self.author.value, category=self.category.value)
+        self.note.value = ""
+        self.category.value = ""
+        self.show_week()
+        self.message.value = _OK.format(html.escape(t("weekly.saved", lang, where=conv.where)))
+        return note
+
+    def pick(self, suggestion: Suggestion) -> None:
+        """A suggestion clicked: its name in the category box, ready to file its notes under it."""
+        self.pending = suggestion
+        self.group_name.value = suggestion.name
+        self.message.value = _OK.format(html.escape(t("weekly.picked", self.lang.value, name=suggestion.name,
+                                                      n=len(suggestion.notes))))
+
+    def group_one(self) -> Any:
+        lang = self.lang.value
+        if self.group_note.value in (None, -1):
+            self.message.value = _ERROR.format(html.escape(t("weekly.no_note_to_group", lang)))
+            return None
+        note = self.store.assign(self.group_note.value, self.group_name.value, self.author.value)
+        self.show_week()
+        self.message.value = _OK.format(html.escape(t("weekly.grouped", lang, n=1, category=note.category or "-")))
+        return note
+
+    def apply_suggestion(self) -> int:
+        """File every note of the picked suggestion under the name in the box (the suggestion's, or the team's own)."""
+        lang = self.lang.value
+        if self.pending is None:
+            self.message.value = _ERROR.format(html.escape(t("weekly.no_suggestion", lang)))
+            return 0
+        name = self.group_name.value or self.pending.name
+        for nid in self.pending.notes:
+            self.store.assign(nid, name, self.author.value)
+        n = len(self.pending.notes)
+        self.pending = None
+        self.show_week()
+        self.message.value = _OK.format(html.escape(t("weekly.grouped", lang, n=n, category=name)))
+        return n
+
+    # --- counting, promoting, exporting ---------------------------------------------------------
+    def _plot(self) -> None:
+        from .plots import plot_bars
+        lang = self.lang.value
+        trend = category_trend(self.store, sorted({c.week for c in self.items if c.week}))
+        if not any(v for row in trend.values() for v in row.values()):
+            self.trend.outputs = ()
+            return
+        title = t("weekly.trend_title", lang)
+        _show(self.trend, figure(lambda ax: plot_bars(trend, ax=ax, title=title, ylabel=t("weekly.col.count", lang),
+                                                      lang=lang), size=(7, 3)))
+
+    def promote_one(self) -> str | None:
+        lang = self.lang.value
+        conv = self.current()
+        if conv is None:
+            self.message.value = _ERROR.format(html.escape(t("weekly.pick_first", lang)))
+            return None
+        case_id = promote_conversation(conv, self.suite, self.store)
+        self.message.value = _OK.format(html.escape(t("weekly.promoted", lang, id=case_id, suite=str(self.suite))))
+        return case_id
+
+    def export_week(self) -> dict[str, Path]:
+        lang = self.lang.value
+        paths = export_week(self.review(), self.store.folder / "exports", lang)
+        links = "".join(f"<li>{_download(p)} <code>{html.escape(str(p))}</code></li>" for p in paths.values())
+        self.message.value = (_OK.format(html.escape(t("weekly.exported", lang, folder=str(paths["csv"].parent))))
+                              + f"<ul>{links}</ul>")
+        return paths
+
+
+
+def _download(path: Path) -> str:
+    """A link the browser saves the file from (the page may run on another machine than the browser), the
+    file's content in the link itself; a file past 2 MB is named only by its path."""
+    import base64
+    data = path.read_bytes()
+    if len(data) > 2_000_000:
+        return html.escape(path.name)
+    kind = "text/csv" if path.suffix == ".csv" else "text/html"
+    return (f"<a download='{html.escape(path.name)}' href='data:{kind};charset=utf-8;base64,"
+            f"{base64.b64encode(data).decode()}'>{html.escape(path.name)}</a>")

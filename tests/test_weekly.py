@@ -1,0 +1,182 @@
+"""The weekly review's logic: failed conversations whole, notes shared in one SQLite file, suggested groups in
+both languages, counts, the trend across weeks, exports, refusals as structured sentences, promotion."""
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+from agentlab.evals.suite import load_cases
+from agentlab.evals.weekly import (
+    MAX_NOTE,
+    Note,
+    ReviewStore,
+    WeeklyError,
+    category_trend,
+    conversations_of_logs,
+    export_week,
+    promote_conversation,
+    review_dir,
+    suggest_groups,
+    taxonomy,
+    week_of,
+    week_review,
+    weekly_csv,
+    weekly_html,
+)
+from agentlab.resources import data_file
+
+SAMPLE = data_file("logs_openai_sample.jsonl")
+
+
+@pytest.fixture
+def convs():
+    return conversations_of_logs(SAMPLE)
+
+
+def test_failed_conversations_are_whole_with_stable_ids(convs):
+    again = conversations_of_logs(SAMPLE)
+    assert [c.id for c in convs] == [c.id for c in again] and len({c.id for c in convs}) == len(convs) == 4
+    first = convs[0]
+    assert first.week == "2026-W10" == week_of("2026-03-02") and first.status == "done_after_self_correction"
+    text = first.text()
+    # every message, tool calls and results included, not cut; secrets and personal data never shown
+    assert len(first.shown()) == len(first.messages) == 11
+    assert '→ get_order({"orderId": "A1001"})' in text and "unknown field orderId" in text
+    assert "sk-live" not in text and "138 0013 8000" not in text
+    telemetry = conversations_of_logs(data_file("logs_telemetry_sample.jsonl"), "telemetry")
+    assert telemetry and all(c.messages for c in telemetry)
+    assert any("→ create_refund" in c.text() for c in telemetry)
+
+
+def test_notes_round_trip_and_two_stores_share_them(tmp_path, convs):
+    a, b = ReviewStore(tmp_path), ReviewStore(tmp_path)
+    note = a.add_note(convs[0], "  Refund created twice after a timeout  ", "Ann")
+    assert note.text == "Refund created twice after a timeout" and note.author == "Ann" and note.week == "2026-W10"
+    assert b.notes("2026-W10") == [note]  # the other reviewer sees it on their next read
+    b.add_note(convs[1], "退款参数是坏的 JSON", "小王", category="参数")
+    assert [n.author for n in a.notes(conversation=convs[1].id)] == ["小王"] and "参数" in a.categories()
+    assert a.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert a.db.execute("PRAGMA busy_timeout").fetchone()[0] > 0
+
+
+def test_two_processes_write_to_the_same_file(tmp_path, convs):
+    code = ("import sys; from agentlab.evals.weekly import ReviewStore; s = ReviewStore(sys.argv[1]); "
+            "[s.add_note('c%d' % i, 'note %d from ' % i + sys.argv[2], sys.argv[2], week='2026-W10') for i in range(20)]")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), who], cwd=ROOT,
+                              env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}) for who in ("ann", "bo")]
+    assert [p.wait(60) for p in procs] == [0, 0]
+    notes = ReviewStore(tmp_path).notes("2026-W10")
+    assert len(notes) == 40 and {n.author for n in notes} == {"ann", "bo"}
+
+
+def test_the_folder_comes_from_the_argument_the_environment_or_the_current_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("AGENTLAB_REVIEW_DIR", raising=False)
+    assert review_dir() == tmp_path / ".agentlab-review"
+    monkeypatch.setenv("AGENTLAB_REVIEW_DIR", str(tmp_path / "team"))
+    assert ReviewStore().path == tmp_path / "team" / "review.sqlite"
+    assert ReviewStore(tmp_path / "mine").path.parent == tmp_path / "mine"
+
+
+@pytest.mark.parametrize("text,author,category,key", [
+    ("", "Ann", "", "weekly.err.empty_note"),
+    ("   \n ", "Ann", "", "weekly.err.empty_note"),
+    ("x" * 100_000, "Ann", "", "weekly.err.note_too_long"),
+    ("a note", "", "", "weekly.err.no_author"),
+    ("a note", "<script>", "", "weekly.err.bad_author"),
+    ("a note", "Ann", "<b>bold</b>", "weekly.err.bad_category"),
+    ("a note", "Ann", "x" * 200, "weekly.err.bad_category"),
+])
+def test_bad_input_is_refused_with_a_structured_sentence(tmp_path, text, author, category, key):
+    store = ReviewStore(tmp_path)
+    with pytest.raises(WeeklyError) as caught:
+        store.add_note("c1", text, author, week="2026-W10", category=category)
+    said = caught.value.to_dict("zh")
+    assert said["error"] == key and said["message"] and "Traceback" not in said["message"]
+    assert caught.value.to_dict("en")["message"] != said["message"]
+    assert store.notes() == []  # nothing half-written
+    with pytest.raises(WeeklyError) as caught:
+        store.assign(999, "loops")
+    assert caught.value.key == "weekly.err.no_note"
+    assert len("x" * MAX_NOTE) == MAX_NOTE and store.add_note("c1", "x" * MAX_NOTE, "Ann", week="w")
+
+
+def _notes(*texts):
+    return [Note(i, "2026-W10", f"c{i}", text, "Ann", 0.0) for i, text in enumerate(texts, 1)]
+
+
+def test_suggestions_from_english_words():
+    notes = _notes("The refund was created twice", "Refunds sent with broken arguments", "It kept looping on get_order",
+                   "Looping again: get_order called five times")
+    got = suggest_groups(notes, "en")
+    assert got == suggest_groups(notes, "en")  # deterministic
+    words = {s.name: s.notes for s in got if s.source == "words"}
+    assert words["refund"] == (1, 2) and words["get_order"] == (3, 4)
+    assert not {"the", "was", "with", "again"} & set(words)
+
+
+def test_suggestions_from_chinese_pairs_and_the_packages_taxonomy(convs):
+    notes = [Note(1, "w", convs[0].id, "退款重复了两次", "小王", 0), Note(2, "w", convs[1].id, "退款的参数错了", "小李", 0),
+             Note(3, "w", convs[3].id, "一直在查询订单", "小王", 0)]
+    got = suggest_groups(notes, "zh", convs)
+    words = {s.name: s.notes for s in got if s.source == "words"}
+    assert words == {"退款": (1, 2)}
+    stages = {s.name for s in got if s.source == "stages"}
+    assert stages and stages <= set(taxonomy("zh")) and "结构" in stages
+    assert "schema" not in stages and all(name for name in taxonomy("en"))
+
+
+def test_counts_and_the_trend_across_two_weeks(tmp_path):
+    store = ReviewStore(tmp_path)
+    for conv, week, cat in [("a", "2026-W10", "refund twice"), ("b", "2026-W10", "refund twice"),
+                            ("c", "2026-W10", "wrong tool"), ("d", "2026-W11", "wrong tool")]:
+        store.add_note(conv, "what went wrong", "Ann", week=week, category=cat)
+    store.add_note("a", "a second note, same conversation", "Bo", week="2026-W10", category="refund twice")
+    assert store.counts("2026-W10") == {"refund twice": 2, "wrong tool": 1}  # a conversation counted once
+    assert category_trend(store) == {"2026-W10": {"refund twice": 2, "wrong tool": 1},
+                                     "2026-W11": {"refund twice": 0, "wrong tool": 1}}
+
+
+def test_exports_are_escaped_and_open_in_excel(tmp_path, convs):
+    store = ReviewStore(tmp_path)
+    store.add_note(convs[0], "退款创建了两次 <script>alert(1)</script>", "小王", category="重复退款")
+    store.add_note(convs[1], "broken JSON & an unknown tool", "Ann")
+    review = week_review(store, convs, "2026-W10", "logs_openai_sample.jsonl")
+    paths = export_week(review, tmp_path / "out", "zh")
+    raw = paths["csv"].read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf")
+    rows = list(csv.reader(io.StringIO(raw.decode("utf-8-sig"))))
+    assert rows[0][:3] == ["周次", "对话", "日志位置"] and len(rows) == 1 + len(convs)
+    assert any("退款创建了两次 <script>alert(1)</script>" in r and "重复退款" in r for r in rows)
+    page = paths["html"].read_text(encoding="utf-8")
+    assert "<script" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "重复退款" in page
+    assert "broken JSON &amp; an unknown tool" in page and "每周复盘" in page
+    assert "weekly review" in weekly_html(review, "en").lower() and weekly_csv(review, "en").startswith("week,")
+
+
+def test_promote_appends_a_case_the_suite_reads(tmp_path, convs):
+    store = ReviewStore(tmp_path)
+    suite = tmp_path / "regression.jsonl"
+    first = promote_conversation(convs[0], suite, store)
+    second = promote_conversation(convs[0], suite, store)
+    cases = load_cases(suite)
+    assert [c.id for c in cases] == [first, second] and first != second
+    assert cases[0].category == "regression" and json.loads(suite.read_text().splitlines()[0])["fake"]["script"]
+    assert store.promoted("2026-W10") == {convs[0].id: second}
+
+
+def test_a_stored_run_is_a_source_and_its_sessions_promote(tmp_path):
+    from agentlab.evals import run_suite
+    from agentlab.evals.weekly import conversations_of_run
+    cases = load_cases()
+    run_suite(cases, loop="naive", store=tmp_path / "runs", label="week10")
+    folder = next((tmp_path / "runs").iterdir())
+    convs = conversations_of_run(folder, cases)
+    assert [c.id for c in convs] == [c.id for c in conversations_of_run(folder, cases)]
+    assert convs and all(c.messages and c.week for c in convs)
+    case_id = promote_conversation(convs[0], tmp_path / "regression.jsonl")
+    assert [c.id for c in load_cases(tmp_path / "regression.jsonl")] == [case_id]

@@ -1,0 +1,104 @@
+"""The weekly review widget, headless, as a product manager goes through it in either language: the sample, a
+conversation read whole, notes on three failures, grouped, one promoted, the week exported."""
+import datetime
+
+import pytest
+
+from agentlab.evals.suite import load_cases
+from agentlab.evals.weekly import ReviewStore
+from agentlab.i18n import t
+from agentlab.resources import data_file
+from agentlab.workbook.weekly_widget import WeeklyReview
+
+NOTES = {"en": ["The refund was created twice after a timeout", "Refund sent with broken JSON arguments",
+                "Kept calling get_order in a loop"],
+         "zh": ["超时后退款创建了两次", "退款参数是坏的 JSON", "一直在循环查询订单"]}
+GROUPS = {"en": ("refund", "loops"), "zh": ("退款", "循环")}
+
+
+def _ids(w):
+    return [v for _, v in w.conversations.options]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_week_reviewed_from_the_sample_to_the_export(tmp_path, lang):
+    w = WeeklyReview(folder=tmp_path, lang=lang)
+    assert t("weekly.title", lang) in w.header.value and w.open.description == t("weekly.open", lang)
+    w.open.click()
+    assert t("weekly.loaded", lang, n=4, source="logs_openai_sample.jsonl") in w.message.value
+    assert w.week.value == "2026-W10" and len(_ids(w)) == 4
+    # a conversation read whole: every message, the tool call with its arguments and the tool's answer
+    w.conversations.value = _ids(w)[0]
+    assert 'get_order({&quot;orderId&quot;: &quot;A1001&quot;})' in w.conversation.value
+    assert "unknown field orderId" in w.conversation.value and t("weekly.role.tool", lang) in w.conversation.value
+    w.author.value = "Ann" if lang == "en" else "小王"
+    for cid, text in zip(_ids(w)[:3] if lang == "en" else [_ids(w)[i] for i in (0, 1, 3)], NOTES[lang], strict=True):
+        w.conversations.value = cid
+        w.note.value = text
+        w.save.click()
+        assert "role='status'" in w.message.value, w.message.value
+        assert text.split()[0] in w.conversation.value  # the note shows under the conversation
+    assert len(ReviewStore(tmp_path).notes("2026-W10")) == 3
+    # group: the suggestion shared by two notes, then the third note under the team's own name
+    words, own = GROUPS[lang]
+    button = next(b for b in w.suggested.children[1:] if b.description.startswith(words))
+    button.click()
+    assert w.group_name.value == words
+    w.group_suggested.click()
+    assert t("weekly.grouped", lang, n=2, category=words) in w.message.value.replace("&#x27;", "'")
+    w.group_note.value = w.group_note.options[-1][1]
+    w.group_name.value = own
+    w.group.click()
+    assert ReviewStore(tmp_path).counts("2026-W10") == {words: 2, own: 1}
+    assert t("weekly.largest", lang, category=words, n=2, total=4) in w.counts.value
+    text_of_plot = str(w.trend.outputs[-1]["data"]["text/plain"])
+    assert words in text_of_plot and own in text_of_plot and "2026-W10" in text_of_plot
+    # promote the conversation on screen
+    w.promote.click()
+    cases = load_cases(w.suite)
+    assert len(cases) == 1 and cases[0].id in w.message.value
+    w.export.click()
+    csv_file = tmp_path / "exports" / f"weekly-2026-W10-{lang}.csv"
+    assert csv_file.exists() and NOTES[lang][0] in csv_file.read_text(encoding="utf-8-sig")
+    assert "download=" in w.message.value and t("weekly.exported", lang, folder=str(csv_file.parent)) in w.message.value
+    # every sentence the widget said is the catalogue's in this language
+    other = "zh" if lang == "en" else "en"
+    assert t("weekly.step.note", other) not in str(w.titles[2].value)
+
+
+def test_refusals_are_said_in_the_pages_language_and_a_colleagues_note_appears(tmp_path):
+    w = WeeklyReview(folder=tmp_path, lang="zh")
+    w.open.click()
+    w.author.value = "小王"
+    w.note.value = ""
+    w.save.click()
+    assert t("weekly.err.empty_note", "zh") in w.message.value and "Traceback" not in w.message.value
+    w.note.value = "x" * 100_000
+    w.save.click()
+    assert "role='alert'" in w.message.value and "100000" in w.message.value
+    w.note.value, w.category.value = "好的笔记", "<b>坏</b>"
+    w.save.click()
+    assert t("weekly.err.bad_category", "zh", limit=60).split("（")[0] in w.message.value
+    colleague = ReviewStore(tmp_path)
+    colleague.add_note(w.current(), "同事写的笔记", "小李")
+    w.refresh_notes.click()
+    assert "同事写的笔记" in w.conversation.value
+    w.lang.value = "en"
+    assert t("weekly.title", "en") in w.header.value and w.save.description == t("weekly.save", "en")
+
+
+def test_an_uploaded_file_that_cannot_be_read_gets_one_sentence(tmp_path):
+    w = WeeklyReview(folder=tmp_path, lang="en")
+    w.source.value = "upload"
+    w.open.click()
+    assert t("weekly.no_upload", "en") in w.message.value
+    def uploaded(name: str, content: bytes) -> tuple[dict, ...]:  # what the browser sends, as ipywidgets 8 holds it
+        return ({"name": name, "type": "", "size": len(content), "content": memoryview(content),
+                 "last_modified": datetime.datetime(2026, 3, 5, tzinfo=datetime.UTC)},)
+    w.upload.value = uploaded("mine.jsonl", b"not json\n")
+    assert w.source.value == "upload"
+    w.open.click()
+    assert "role='alert'" in w.message.value and "mine.jsonl" in w.message.value and "Traceback" not in w.message.value
+    w.upload.value = uploaded("ours.jsonl", data_file("logs_openai_sample.jsonl").read_bytes())
+    w.open.click()
+    assert t("weekly.loaded", "en", n=4, source="ours.jsonl") in w.message.value
