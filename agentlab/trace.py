@@ -108,7 +108,7 @@ def to_dataframe(events: Iterable[Event]) -> pd.DataFrame:
 # --- HTML ------------------------------------------------------------------------
 COLORS = {"ok": "#e6f4ea", "invalid": "#fff4e5", "error": "#fde8e8", "blocked": "#ede7f6", "text": "#eef3fb"}
 #: a cell's outcome is never told by its background alone: each has its symbol, in the cell and in the legend
-SYMBOLS = {"ok": "✓", "invalid": "⚠", "error": "✗", "blocked": "⊘", "text": "💬"}
+SYMBOLS = {"ok": "✓", "invalid": "⚠", "error": "✗", "blocked": "⊘", "text": "❝"}  # each in DejaVu Sans: no emoji font needed
 FONT = "font-size:14px"  # the smallest text of a trace: readable without zooming
 
 

@@ -41,3 +41,12 @@ weekly = WeeklyReview(lang=app.lang.value)
 weekly.lang.layout.display = "none"
 W.dlink((app.lang, "value"), (weekly.lang, "value"))
 weekly
+
+# %%
+# your own tools file: which guard catches what on it (the probe's report); the same language toggle
+from agentlab.workbook.widgets import ProbePanel
+
+probe = ProbePanel(lang=app.lang.value)
+probe.lang.layout.display = "none"
+W.dlink((app.lang, "value"), (probe.lang, "value"))
+probe

@@ -219,3 +219,16 @@ def test_every_widget_figure_has_its_text_under_it_and_as_its_alt_text(lang):
             under = outputs[i + 1]["data"].get("text/html", "") if i + 1 < len(outputs) else ""
             assert "agentlab-text-equivalent" in under and words in under, f"{name}: no text under its figure"
             assert re.search(r"\d", under), f"{name}: the text under the figure carries none of its numbers"
+
+
+def test_every_trace_symbol_is_drawn_by_the_plain_font_a_fresh_machine_has():
+    """The model's rows carried an emoji, which chromium on a machine without an emoji font drew as an empty box:
+    the status symbol meant to stand beside the colour was gone. Each symbol is in DejaVu Sans (matplotlib ships it,
+    and Debian installs it)."""
+    from fontTools.ttLib import TTFont
+    from matplotlib import font_manager
+
+    from agentlab.trace import SYMBOLS
+    drawn = TTFont(font_manager.findfont("DejaVu Sans")).getBestCmap()
+    missing = [s for s in [*SYMBOLS.values(), "◆", "✎"] if any(ord(ch) not in drawn for ch in s)]
+    assert not missing, missing
