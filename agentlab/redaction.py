@@ -257,8 +257,9 @@ def _active(rules: list[_Rule], text: str) -> list[_Rule]:
     return [r for r in rules if any(n in (folded if r.fold else text) for n in r.needs)]
 
 
-# each further label and its value, up to the last ("password: pass: word: hunter2"): a value stops at ":" or "="
-_CHAINED = re.compile(r"\[secret removed\](?:[ \t]{0,8}[:=][ \t]{0,8}[^\s,;:=]{1,200}){1,20}[:=]?")
+# each further label and its value, up to the last ("password: pass: word: hunter2"): a value stops at ":" or "=";
+# an empty one too ("key://::x"), else a second pass took what the first left and redaction was not idempotent
+_CHAINED = re.compile(r"\[secret removed\](?:[ \t]{0,8}[:=][ \t]{0,8}[^\s,;:=]{0,200}){1,20}")
 
 
 def _apply(rules: list[_Rule], text: str) -> str:

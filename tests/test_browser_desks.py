@@ -64,7 +64,7 @@ def test_a_pm_picks_each_desk_and_a_fault_and_sees_where_the_sides_part(tmp_path
                 assert not CJK.search(shown), (desk, CJK.findall(shown)[:10])
             else:
                 assert t("effect.title", "en") not in shown and t("ui.what_happened", "zh") in shown
-            page.screenshot(path=str(tmp_path / f"{desk}-{fault}-{lang}.png"), full_page=True)
+            result.screenshot(path=str(tmp_path / f"{desk}-{fault}-{lang}.png"))  # the traces and the rows written
         # their own tools file, uploaded: the probe's report in the page
         with page.expect_file_chooser() as chooser:  # ipywidgets' upload button opens the browser's file chooser
             page.get_by_role("button", name=re.compile(re.escape(t("probe.ui.upload", lang)))).click()
