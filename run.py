@@ -42,6 +42,14 @@ FONTS = "requirements-fonts.txt"
 WITH_FONTS = ("requirements.txt", "requirements-dev.txt")
 
 
+def _loadavg() -> str:
+    """The load average over 1, 5 and 15 minutes (``os.getloadavg``), or why there is none (Windows)."""
+    if not hasattr(os, "getloadavg"):
+        return "not available on this system"
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f} (1, 5, 15 min) on {os.cpu_count()} CPUs"
+
+
 def _python() -> Path:
     return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
@@ -771,7 +779,10 @@ def main(argv: list[str]) -> int:
             if bench.name in recording and not record:
                 print(f"skipped {bench.name} (re-records the real models' cassettes; python run.py bench --record)")
                 continue
+            # every figure is read beside the machine's load at the time (2 cores are often shared): before and after
+            print(f"== {bench.name}: load average {_loadavg()}", flush=True)
             code |= subprocess.call([str(py), str(bench), *rest], cwd=ROOT)
+            print(f"== {bench.name} done: load average {_loadavg()}", flush=True)
         return code
     if cmd == "local":
         setup("requirements.txt")

@@ -1,29 +1,43 @@
-"""What does the guarded loop add per tool call, against the naive loop?
+"""What does the guarded loop add per tool call, against two baselines?
 
 A scripted model asks for N tool calls, one per turn, all valid; the tools are
-trivial, so the difference between the loops is the guards themselves:
-validation, canonical keys and the repeated-call ledger, the idempotency claim,
-the timeout, traces and telemetry. Every guard is on (the default GuardConfig).
-Measured with the in-memory and the SQLite store, for a read-only tool and for a
-keyed side-effect tool (claimed and finished under its idempotency key).
+trivial, so the difference between the loops is the loops themselves. Two baselines:
+
+- a plain loop as tutorials write it: a dict of functions, ``json.loads`` of the
+  arguments, call, append the result; no validation, no trace, no store (``plain_loop``);
+- agentlab's naive loop (``agentlab.naive``): it acts on no check, but validates every call for its
+  telemetry and keeps a full trace of every step, so it costs several times the plain loop.
+
+The guarded loop has every guard on (the default GuardConfig): validation, canonical keys
+and the repeated-call ledger, the idempotency claim, the timeout, traces and telemetry.
+Measured with the in-memory store, a SQLite file and a real redis-server on 127.0.0.1
+(started here as tests/conftest.py does; the row is skipped, saying why, when
+redis-server or the redis client is missing), for a read-only tool and for a keyed
+side-effect tool (claimed and finished under its idempotency key).
 
 CPU time, not wall time (``time.process_time``: every thread of this process, so a
-worker thread's hand-off is counted), and the sides are interleaved: each round runs
-the naive loop, then every guarded variant, on fresh keys, and the figure is the
-median over rounds of (guarded - naive) of the same round. A loaded machine slows
-both sides of a round alike, so the difference holds where wall-clock best-of-3
-reported negative overheads.
+worker thread's hand-off is counted; redis-server's own CPU is not), and the sides are
+interleaved: each round runs every side on fresh keys, and each figure is the median
+over rounds, the added cost the median of (guarded - baseline) of the same round. A loaded
+machine slows the sides of a round alike. Every row prints the 1-minute load average
+sampled over its rounds.
 
-Run: python run.py bench   (or: python benchmarks/bench_loop.py [rounds])
+Run: python run.py bench   (or: python benchmarks/bench_loop.py [rounds] [--runs N])
 """
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import signal
 import statistics
 import sys
 import tempfile
 import time
+import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -33,25 +47,45 @@ from agentlab.guards import GuardConfig  # noqa: E402
 from agentlab.loop import run_guarded  # noqa: E402
 from agentlab.models import call, say, tool_calls  # noqa: E402
 from agentlab.naive import run_naive  # noqa: E402
-from agentlab.store import MemoryStore, SQLiteStore  # noqa: E402
+from agentlab.store import MemoryStore, SQLiteStore, open_store  # noqa: E402
 
-RUNS, CALLS = 100, 5  # short runs, as real ones are: 5 tool calls then an answer
-N = RUNS * CALLS  # tool calls per side per round
-ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 15
-TARGETS = {"lookup": 60.0, "refund": 120.0}  # µs added per call, SQLite store, every guard on
+CALLS = 5  # short runs, as real ones are: 5 tool calls then an answer
+TARGETS = {"lookup": 60.0, "refund": 120.0}  # µs added per call over the naive loop, SQLite store, every guard on
 SCHEMA = {"type": "object", "properties": {
     "order_id": {"type": "string", "pattern": r"^A\d+$", "description": "Order number, like A1001."},
     "amount": {"type": "number", "exclusiveMinimum": 0, "description": "Amount in yuan, e.g. 10."},
     "reason": {"type": "string", "enum": ["user_cancel", "out_of_stock", "price_error"], "description": "Why."}},
     "required": ["order_id", "amount", "reason"], "additionalProperties": False}
+PLAIN, NAIVE = "plain tutorial loop", "agentlab naive loop"
+
+
+def lookup(**a):
+    return {"ok": 1}
+
+
+def refund(idempotency_key=None, **a):
+    return {"refund": 1}
 
 
 def registry() -> Registry:
     return Registry([
-        Tool("lookup", "Look up an order. Use it first.", SCHEMA, fn=lambda **a: {"ok": 1}),
-        Tool("refund", "Refund an order. Use after lookup.", SCHEMA, fn=lambda idempotency_key=None, **a: {"refund": 1},
-             side_effect=True, keyed=True),
+        Tool("lookup", "Look up an order. Use it first.", SCHEMA, fn=lookup),
+        Tool("refund", "Refund an order. Use after lookup.", SCHEMA, fn=refund, side_effect=True, keyed=True),
     ])
+
+
+def plain_loop(model: Any, functions: dict, specs: list, task: str, cap: int = 12) -> str | None:
+    """The loop as a tutorial writes it: ask, run every call through a dict of functions, append, repeat."""
+    messages: list[dict] = [{"role": "user", "content": task}]
+    for _ in range(cap):
+        reply = model.complete(messages, specs)
+        messages.append(reply.message())
+        if not reply.tool_calls:
+            return reply.content
+        for tc in reply.tool_calls:
+            result = functions[tc.name](**json.loads(tc.arguments))
+            messages.append({"role": "tool", "tool_call_id": tc.id, "content": json.dumps(result)})
+    return None
 
 
 class Replay:
@@ -67,10 +101,10 @@ class Replay:
         return self.replies[self.i - 1]
 
 
-def scripts(tool: str, tag: str) -> list[list]:
-    """RUNS scripts of CALLS valid calls; ``tag`` makes every order id (and so every key) new."""
+def scripts(tool: str, tag: str, runs: int) -> list[list]:
+    """``runs`` scripts of CALLS valid calls; ``tag`` (digits) makes every order id (and so every key) new."""
     return [[tool_calls(call(tool, {"order_id": f"A{tag}{r:04d}{i}", "amount": 10.5, "reason": "user_cancel"}))
-             for i in range(CALLS)] + [say("done")] for r in range(RUNS)]
+             for i in range(CALLS)] + [say("done")] for r in range(runs)]
 
 
 def cpu_per_call(one_run, batch: list[list]) -> float:
@@ -79,50 +113,97 @@ def cpu_per_call(one_run, batch: list[list]) -> float:
     t0 = time.process_time()
     for m in models:
         one_run(m)
-    return (time.process_time() - t0) / N * 1e6
+    return (time.process_time() - t0) / (len(batch) * CALLS) * 1e6
 
 
 def _load() -> float:
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
 
+def start_redis(folder: Path) -> tuple[Any, str]:
+    """(process, url) of a redis-server on a free loopback port, or (None, why not)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    try:
+        from bench_store import start_redis as start
+        return start(folder)
+    except (OSError, ImportError) as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001 - redis.ConnectionError: the server never answered
+        return None, f"redis-server did not answer: {exc}"
+
+
+def guarded(store: Any) -> Callable[[Any], Any]:
+    def one_run(m):
+        return run_guarded(m, REG, "x", config=GuardConfig(), store=store, session_id="bench")
+    return one_run
+
+
+REG = registry()
+
+
 def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("rounds", nargs="?", type=int, default=15, help="interleaved rounds counted (one more warms up)")
+    ap.add_argument("--runs", type=int, default=100, help=f"runs of {CALLS} calls per side per round")
+    ns = ap.parse_args()
     load0 = _load()
-    reg = registry()
+    functions = {t.name: t.fn for t in REG}
+    specs = REG.specs()
     tmp = tempfile.TemporaryDirectory()
     sides = {
-        "naive": lambda m: run_naive(m, reg, "x"),
-        "guarded, memory store": (lambda store: lambda m: run_guarded(m, reg, "x", config=GuardConfig(),
-                                                                       store=store))(MemoryStore()),
-        "guarded, SQLite file": (lambda store: lambda m: run_guarded(m, reg, "x", config=GuardConfig(),
-                                                                      store=store))(SQLiteStore(Path(tmp.name) / "a.db")),
+        PLAIN: lambda m: plain_loop(m, functions, specs, "x"),
+        NAIVE: lambda m: run_naive(m, REG, "x"),
+        "guarded, memory store": guarded(MemoryStore()),
+        "guarded, SQLite file": guarded(SQLiteStore(Path(tmp.name) / "a.db")),
     }
-    print(f"CPU per tool call (time.process_time): {ROUNDS} interleaved rounds of {RUNS} runs x {CALLS} valid calls"
-          f" a side; every guard on (GuardConfig(): validation, idempotency, repeat breaker, step budget,"
+    server, url = start_redis(Path(tmp.name))
+    if server is None:
+        print(f"  guarded, Redis store: skipped ({url})")
+    else:
+        sides["guarded, Redis store"] = guarded(open_store(f"{url}?prefix=bench{uuid.uuid4().hex[:6]}:"))
+    print(f"CPU per tool call (time.process_time): {ns.rounds} interleaved rounds of {ns.runs} runs x {CALLS} valid"
+          f" calls a side; every guard on (GuardConfig(): validation, idempotency, repeat breaker, step budget,"
           f" 5 s timeout, run deadline, trace)")
     cost: dict[tuple[str, str], list[float]] = {}
-    for rnd in range(1 + ROUNDS):  # round 0 warms the caches and is not counted
-        for tool in ("lookup", "refund"):
-            for label, one_run in sides.items():
-                us = cpu_per_call(one_run, scripts(tool, f"{rnd}{len(label)}"))
-                if rnd:
-                    cost.setdefault((label, tool), []).append(us)
+    loads: list[float] = []
+    try:
+        for rnd in range(1 + ns.rounds):  # round 0 warms the caches and is not counted
+            order = list(sides.items())
+            if rnd % 2:  # alternate the order, so no side always runs right after the same one
+                order.reverse()
+            for tool in ("lookup", "refund"):
+                for k, (label, one_run) in enumerate(order):
+                    us = cpu_per_call(one_run, scripts(tool, f"{rnd:03d}{k}", ns.runs))
+                    if rnd:
+                        cost.setdefault((label, tool), []).append(us)
+            if rnd:
+                loads.append(_load())
+    finally:
+        if server is not None:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(10)
+    load = f"load {min(loads):.1f}-{max(loads):.1f}"
     met = True
     for tool in ("lookup", "refund"):
-        naive = cost[("naive", tool)]
-        print(f"  {tool:6s} naive loop                 {statistics.median(naive):7.1f} us")
+        plain, naive = cost[(PLAIN, tool)], cost[(NAIVE, tool)]
+        print(f"  {tool:6s} {PLAIN:26s} {statistics.median(plain):7.1f} us   (baseline 1)"
+              f"{'':58s}{load}")
+        ratio = statistics.median(n / p for n, p in zip(naive, plain, strict=True))
+        print(f"  {tool:6s} {NAIVE:26s} {statistics.median(naive):7.1f} us   (baseline 2: {ratio:.1f}x the plain loop:"
+              f" validation for telemetry, the trace)   {load}")
         for label in sides:
-            if label == "naive":
+            if label in (PLAIN, NAIVE):
                 continue
             mine = cost[(label, tool)]
             added = [g - n for g, n in zip(mine, naive, strict=True)]  # the same round: the same load
+            over_plain = statistics.median(g / p for g, p in zip(mine, plain, strict=True))
             q = statistics.quantiles(added, n=4) if len(added) > 1 else added * 3
-            line = (f"  {tool:6s} {label:26s} {statistics.median(mine):7.1f} us   added {statistics.median(added):6.1f} us"
-                    f" (quartiles {q[0]:.1f} .. {q[2]:.1f}), {statistics.median(mine) / statistics.median(naive):.2f}x")
+            line = (f"  {tool:6s} {label:26s} {statistics.median(mine):7.1f} us   +{statistics.median(added):6.1f} us"
+                    f" over naive (quartiles {q[0]:.1f} .. {q[2]:.1f}), {over_plain:5.1f}x plain   {load}")
             if label.endswith("SQLite file"):
                 ok = statistics.median(added) <= TARGETS[tool]
                 met &= ok
-                line += f"   target <= {TARGETS[tool]:.0f} us: {'met' if ok else 'MISSED'}"
+                line += f"   target +{TARGETS[tool]:.0f} us over naive: {'met' if ok else 'MISSED'}"
             print(line)
     print(f"  targets (SQLite, every guard on): {'met' if met else 'MISSED'}")
     print(f"  load average (1 min) before / after: {load0:.1f} / {_load():.1f} on {os.cpu_count()} CPUs"

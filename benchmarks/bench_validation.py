@@ -14,15 +14,21 @@ One run reports, in microseconds per call (min of repeats):
    to jsonschema) against jsonschema's own pre-built validator on the same schema: the cost of
    mapping its errors to agentlab's problems.
 4. The error path against jsonschema's full error list (``list(validator.iter_errors(x))``), on CPU time
-   (``time.process_time``) in one interleaved run (the two sides alternate, so a loaded machine slows
-   both alike): the expense desk's invalid calls (a misspelt field asks for a did-you-mean) and a tool
-   with 500 fields. Target: ours never slower.
+   (``time.process_time``) in one interleaved run (the sides alternate, so a loaded machine slows
+   them alike): the expense desk's invalid calls and a tool with 500 fields, each round with a fresh
+   random misspelling of one of the tool's real field names (a seeded ``random.Random``: a misspelt
+   field asks for a did-you-mean, and a fixed typo would measure one lucky or unlucky name); medians
+   and p90 over the rounds. Target: ours never slower.
 
-Run: python run.py bench   (or: python benchmarks/bench_validation.py)
+Run: python run.py bench   (or: python benchmarks/bench_validation.py; ``errors [rounds]``: section 4 only)
 """
 from __future__ import annotations
 
 import json
+import os
+import random
+import statistics
+import string
 import sys
 import time
 import timeit
@@ -73,6 +79,11 @@ def handwritten(args, schema=SCHEMA):
     return problems
 
 
+def load() -> str:
+    """The 1-minute load average, as every figure here is printed with it."""
+    return f"load average {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "load average unknown"
+
+
 def per_call_us(fn, number=20000, repeat=7):
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
 
@@ -105,7 +116,7 @@ def refund_rows() -> None:
         "jsonschema.validate (schema re-checked)": per_call_us(lambda: jsonschema.validate(GOOD, SCHEMA), number=200, repeat=5),
     }
     base = rows["hand-written (required/type/enum)"]
-    print("1. validation cost per call, create_refund (min of repeats)")
+    print(f"1. validation cost per call, create_refund (min of repeats; {load()})")
     for name, us in rows.items():
         print(f"  {name:48s} {us:9.2f} us   {us / base:7.2f}x hand-written")
     happy = rows["agentlab compiled, happy path"]
@@ -120,7 +131,7 @@ def compiled_vs_others() -> None:
     import fastjsonschema
     import jsonschema
 
-    print("\n2. agentlab compiled vs fastjsonschema and jsonschema's pre-built validator (all errors), us per call")
+    print(f"\n2. agentlab compiled vs fastjsonschema and jsonschema's pre-built validator (all errors), us per call ({load()})")
     print(f"  {'tool':22s} {'path':6s} {'agentlab':>9s} {'fastjs':>9s} {'jsonschema':>10s} {'x fastjs':>9s} {'jsonschema/x':>12s}")
     ratios_fast, ratios_js = [], []
     for reg, name, good, bad in CASES:
@@ -149,73 +160,125 @@ def delegated_vs_jsonschema() -> None:
     ours = compile_schema(schema)
     prebuilt = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
     assert ours(GOOD) == [] and {p.field for p in ours(BAD)} >= {"order_id", "orderId", "remark"}
-    print("\n3. the delegated path (create_refund with unevaluatedProperties: false), us per call")
+    print(f"\n3. the delegated path (create_refund with unevaluatedProperties: false), us per call ({load()})")
     for path, x in (("happy", GOOD), ("error", BAD)):
         a = per_call_us(lambda x=x: ours(x), number=1000, repeat=5)
         j = per_call_us(lambda x=x: list(prebuilt.iter_errors(x)), number=1000, repeat=5)
         print(f"  {path:6s} agentlab delegated {a:8.2f}   jsonschema iter_errors {j:8.2f}   ratio {a / j:.2f}x")
 
 
-def interleaved_cpu_us(sides: dict, rounds: int = 30, number: int = 200) -> dict:
-    """CPU microseconds per call for each side, the sides taking turns ``rounds`` times (min over rounds)."""
-    best = {name: float("inf") for name in sides}
-    for _ in range(rounds):
-        for name, fn in sides.items():
-            start = time.process_time()
-            for _ in range(number):
-                fn()
-            best[name] = min(best[name], (time.process_time() - start) / number * 1e6)
-    return best
+def percentile(values, q: float) -> float:
+    """The q-th quantile (0..1) of ``values``, nearest rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))]
 
 
 WIDE = {"type": "object", "additionalProperties": False, "required": ["field_0_alpha"],
         "properties": {f"field_{i}_{w}": {"type": "string"}
                        for i, w in enumerate(["alpha", "beta", "gamma", "delta", "epsilon"] * 100)}}
+ROUNDS = 30
 
 
-def error_path_vs_jsonschema() -> None:
+def misspell(name: str, rng: random.Random, taken) -> str:
+    """A typo of ``name`` a model might write: two letters swapped, one dropped, doubled or replaced; never a real field."""
+    while True:
+        i = rng.randrange(len(name))
+        edit = rng.choice(("swap", "drop", "double", "replace"))
+        if edit == "swap" and i + 1 < len(name):
+            typo = name[:i] + name[i + 1] + name[i] + name[i + 2:]
+        elif edit == "drop" and len(name) > 3:
+            typo = name[:i] + name[i + 1:]
+        elif edit == "double":
+            typo = name[:i] + name[i] + name[i:]
+        else:
+            typo = name[:i] + rng.choice(string.ascii_lowercase) + name[i + 1:]
+        if typo != name and typo not in taken:
+            return typo
+
+
+def with_typo(call: dict, real: str, schema: dict, rng: random.Random) -> dict:
+    """``call`` with the field ``real`` (a real field name) written as a fresh misspelling."""
+    typo = misspell(real, rng, set(schema.get("properties", {})) | set(call))
+    return {(typo if k == real else k): v for k, v in call.items()}
+
+
+def unknown_name(rng: random.Random, taken) -> str:
+    while True:
+        name = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(4, 9)))
+        if name not in taken:
+            return name
+
+
+def error_path_vs_jsonschema(rounds: int = ROUNDS, seed: int = 4) -> None:
     import jsonschema
 
-    cases = [(name, dict(EXPENSE[name].parameters), bad) for reg, name, _, bad in CASES if reg is EXPENSE]
-    cases.append(("book_expense_record + typo", dict(EXPENSE["book_expense_record"].parameters),
-                  {"date": "2026-10-15", "item": "taxi", "amuont": 45, "category": "transport"}))
-    cases.append(("500 fields, one misspelt", WIDE, {"field_0_alpha": "x", "feild_7_gama": "y"}))
-    cases.append(("500 fields, one unknown", WIDE, {"field_0_alpha": "x", "colour": "y"}))
     from agentlab import names
 
-    print("\n4. the error path, CPU us per call, one interleaved run: agentlab (every problem, with did-you-mean)"
-          " vs jsonschema's full error list")
+    rng = random.Random(seed)
+    # (case, schema, the invalid call of a round): the calls that misspell a field get a fresh misspelling each
+    # round, of the same real field; the others (camelCase, wrong values, out of enum) stay as they are
+    def fixed(bad):
+        return lambda s: bad
+
+    def typo_of(call, real):
+        return lambda s: with_typo(call, real, s, rng)
+
+    cases = [(name, dict(EXPENSE[name].parameters), fixed(bad)) for reg, name, _, bad in CASES if reg is EXPENSE]
+    cases[1] = (cases[1][0], cases[1][1], typo_of({"month": "2026-13", "category": "food"}, "category"))
+    cases.append(("book_expense_record + typo", dict(EXPENSE["book_expense_record"].parameters),
+                  typo_of({"date": "2026-10-15", "item": "taxi", "amount": 45, "category": "transport"}, "amount")))
+    wide = [f for f in WIDE["properties"] if f != "field_0_alpha"]
+    cases.append(("500 fields, one misspelt", WIDE,
+                  lambda s: with_typo({"field_0_alpha": "x", (f := rng.choice(wide)): "y"}, f, s, rng)))
+    cases.append(("500 fields, one unknown", WIDE,
+                  lambda s: {"field_0_alpha": "x", unknown_name(rng, s["properties"]): "y"}))
+    assert cases[1][0] == "list_expense_records"
+
+    print(f"\n4. the error path, CPU us per call (time.process_time), {rounds} interleaved rounds: agentlab (every problem,"
+          f" with did-you-mean) vs jsonschema's full error list; each round a fresh misspelling of a real field"
+          f" (random.Random({seed})); medians and p90 over rounds, ratios the median of each round's ratio")
     print("  'again': the same invalid call resent (a model retrying: its typo's suggestion is remembered);"
           " 'first': a name never seen (no memory: the suggestion computed afresh)")
-    print(f"  {'case':34s} {'again':>7s} {'first':>7s} {'jsonschema':>10s} {'ratio again':>11s} {'first':>6s}")
+    print(f"  {'case':28s} {'again':>12s} {'first':>12s} {'jsonschema':>12s} {'ratio again':>11s} {'first':>6s}"
+          f"  (median / p90)")
     worst = worst_first = 0.0
-    for name, schema, bad in cases:
+    for name, schema, fresh in cases:
         ours = compile_schema(schema)
         prebuilt = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
-        assert ours(bad) and list(prebuilt.iter_errors(bad)), name
-        unknown = [k for k in bad if k not in schema.get("properties", {})]
-        fields = list(schema.get("properties", {}))
+        ix = names._index(tuple(schema.get("properties", {})))  # what the schema's suggester holds from compile time
+        number = 50 if "500" in name else 200
+        us: dict[str, list[float]] = {"ours": [], "first": [], "js": []}
+        loads = []
+        for _ in range(rounds):
+            bad = fresh(schema)
+            assert ours(bad) and list(prebuilt.iter_errors(bad)), (name, bad)
+            unknown = [k for k in bad if k not in schema.get("properties", {})]
 
-        ix = names._index(tuple(fields))  # what the schema's suggester holds from compile time
+            def first(b=bad, u=unknown, o=ours, ix=ix):  # the call, plus each unknown name's suggestion from nothing
+                for k in u:
+                    names._suggest(k, ix)  # what the suggester computes for a name it has not answered before
+                o(b)
 
-        def first(o=ours, b=bad, u=unknown, ix=ix):  # the call, plus each unknown name's suggestion from nothing
-            for k in u:
-                names._suggest(k, ix)  # what the suggester computes for a name it has not answered before
-            o(b)
-
-        us = interleaved_cpu_us({"ours": lambda o=ours, b=bad: o(b), "first": first,
-                                 "js": lambda v=prebuilt, b=bad: list(v.iter_errors(b))},
-                                number=50 if "500" in name else 200)
-        ratio, ratio_first = us["ours"] / us["js"], us["first"] / us["js"]
+            sides = {"ours": lambda b=bad, o=ours: o(b), "first": first,
+                     "js": lambda b=bad, v=prebuilt: list(v.iter_errors(b))}
+            for side, fn in sides.items():
+                start = time.process_time()
+                for _ in range(number):
+                    fn()
+                us[side].append((time.process_time() - start) / number * 1e6)
+            loads.append(os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan"))
+        ratio = statistics.median(o / j for o, j in zip(us["ours"], us["js"], strict=True))
+        ratio_first = statistics.median(f / j for f, j in zip(us["first"], us["js"], strict=True))
         worst, worst_first = max(worst, ratio), max(worst_first, ratio_first)
-        print(f"  {name:34s} {us['ours']:7.1f} {us['first']:7.1f} {us['js']:10.1f} {ratio:10.2f}x {ratio_first:5.2f}x")
+        cells = " ".join(f"{statistics.median(us[k]):5.1f} / {percentile(us[k], 0.9):4.1f}" for k in ("ours", "first", "js"))
+        print(f"  {name:28s} {cells} {ratio:10.2f}x {ratio_first:5.2f}x   load {min(loads):.1f}-{max(loads):.1f}")
     print(f"  target: never slower than jsonschema -> worst {worst:.2f}x resent ({'met' if worst <= 1 else 'MISSED'}), "
           f"{worst_first:.2f}x on a name never seen ({'met' if worst_first <= 1 else 'MISSED'})")
 
 
 def main() -> None:
-    if sys.argv[1:] == ["errors"]:  # python benchmarks/bench_validation.py errors: section 4 only
-        error_path_vs_jsonschema()
+    if sys.argv[1:2] == ["errors"]:  # python benchmarks/bench_validation.py errors [rounds]: section 4 only
+        error_path_vs_jsonschema(int(sys.argv[2]) if len(sys.argv) > 2 else ROUNDS)
         return
     refund_rows()
     compiled_vs_others()

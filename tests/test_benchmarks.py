@@ -1,0 +1,39 @@
+"""The benchmarks still run and still print their baselines (their figures are never asserted: they are measured
+by ``python run.py bench``, README.md#benchmarks). Each runs here with the smallest round counts it takes."""
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def bench(*args: str) -> str:
+    out = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=150,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
+def test_bench_loop_reports_both_baselines_and_every_store():
+    out = bench("benchmarks/bench_loop.py", "1", "--runs", "2")
+    for tool in ("lookup", "refund"):
+        for row in ("plain tutorial loop", "agentlab naive loop", "guarded, memory store", "guarded, SQLite file"):
+            assert any(line.split()[:1] == [tool] and row in line and "load" in line for line in out.splitlines()), (tool, row)
+    # a real redis-server, or the reason there is none
+    assert "guarded, Redis store" in out
+    assert ("Redis store: skipped (" in out) or ("x plain" in out.split("guarded, Redis store", 1)[1].splitlines()[0])
+
+
+def test_bench_validation_section_4_draws_fresh_misspellings_and_reports_medians():
+    out = bench("benchmarks/bench_validation.py", "errors", "2")
+    assert "fresh misspelling" in out and "median / p90" in out
+    for case in ("book_expense_record + typo", "500 fields, one misspelt", "500 fields, one unknown"):
+        assert any(line.strip().startswith(case) and "load" in line for line in out.splitlines()), case
+
+
+def test_bench_eval_interleaves_concurrency_1_and_8():
+    out = bench("benchmarks/bench_eval.py", "--rounds", "1", "--trials", "1")
+    assert "1 interleaved rounds" in out and "concurrency 1:" in out and "concurrency 8:" in out and "load" in out
