@@ -231,7 +231,7 @@ def first_divergence(a: list[Event], b: list[Event]) -> int | None:
 
 
 def side_by_side_html(left: Iterable[Event], right: Iterable[Event], *, titles: tuple[str, str] = ("naive", "guarded"),
-                      lang: Lang = "en", effects: tuple[list[str], list[str]] | None = None) -> str:
+                      lang: Lang = "en", effects: tuple[list[str | None], list[str | None]] | None = None) -> str:
     """Two runs step against step, coloured by outcome, first divergence outlined in red. ``effects``: each side's
     rows written (:func:`agentlab.workbook.effects.written_rows`), shown under the steps, row against row, their
     first difference outlined too: a reply lost and resent leaves the steps alike and the refunds not."""
@@ -263,11 +263,12 @@ def side_by_side_html(left: Iterable[Event], right: Iterable[Event], *, titles: 
             f"{head}{''.join(rows)}</table></div>")
 
 
-def _written_cell(rows: list[str], i: int, highlight: bool, lang: Lang) -> str:
+def _written_cell(rows: list[str | None], i: int, highlight: bool, lang: Lang) -> str:
     style = f"background:#F7F7F7;vertical-align:top;padding:4px 6px;{FONT}"
     if highlight:
         style += ";outline:3px solid #D55E00"
-    if i >= len(rows):
-        text = t("effect.none", lang) if i == 0 else "—"
+    line = rows[i] if i < len(rows) else None
+    if line is None:
+        text = t("effect.none", lang) if i == 0 and not any(rows) else "—"
         return f"<td class='agentlab-wrote' style='{style};color:#555'>{'◆ ' if highlight else ''}{html.escape(text)}</td>"
-    return f"<td class='agentlab-wrote' style='{style}'>{'◆ ' if highlight else ''}✎ {html.escape(rows[i])}</td>"
+    return f"<td class='agentlab-wrote' style='{style}'>{'◆ ' if highlight else ''}✎ {html.escape(line)}</td>"

@@ -71,6 +71,7 @@ def test_a_pm_reviews_a_week_in_the_app(tmp_path, locale, lang):
         link = page.get_by_role("link", name=f"weekly-2026-W10-{lang}.csv")
         link.wait_for(timeout=30_000)
         assert (link.get_attribute("href") or "").startswith("data:text/csv")
+        page.screenshot(path=str(tmp_path / f"weekly-{lang}.png"), full_page=True)  # what the PM saw at the end
         body = page.inner_text("body")
         other = "en" if lang == "zh" else "zh"
         assert t("weekly.title", other) not in body and "Traceback" not in body

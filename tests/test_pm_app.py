@@ -55,7 +55,7 @@ def test_every_fault_where_the_sides_differ_shows_where(desk):
 @pytest.mark.parametrize("lang, refund", [("en", "refund 2:"), ("zh", "退款 2：")])
 def test_a_lost_reply_resent_is_two_refund_rows_on_the_naive_side_and_one_on_the_guarded(lang, refund):
     app = _run("aftersales", "lost_reply", lang)
-    naive, guarded = app.last.written(lang)
+    naive, guarded = ([r for r in side if r] for side in app.last.written(lang))
     assert sum(r.startswith(refund.split()[0]) for r in naive) == 2 and sum(r.startswith(refund.split()[0]) for r in guarded) == 1
     shown = _text(app.view.value)
     assert refund in shown and shown.count("◆") >= 1
@@ -65,11 +65,11 @@ def test_a_lost_reply_resent_is_two_refund_rows_on_the_naive_side_and_one_on_the
 
 
 def test_the_ledger_and_the_store_show_their_own_rows():
-    naive, guarded = _run("expense", "lost_reply").last.written()
+    naive, guarded = ([r for r in side if r] for side in _run("expense", "lost_reply").last.written())
     assert len([r for r in naive if r.startswith("ledger line")]) == 2
     assert len([r for r in guarded if r.startswith("ledger line")]) == 1
     if retail.available():
-        naive, guarded = _run("retail", "camel_case").last.written()
+        naive, guarded = ([r for r in side if r] for side in _run("retail", "camel_case").last.written())
         assert naive == [] and len(guarded) == 1 and "status cancelled" in guarded[0]
 
 

@@ -81,11 +81,11 @@ class Comparison:
     at_step: int = 1
     start_state: dict | None = None  # the desk before either run: what each side wrote is its state minus this
 
-    def written(self, lang: Lang = "en") -> tuple[list[str], list[str]]:
-        """Each side's rows written (a refund, a ledger line, a changed order): a double write is two rows."""
-        from .effects import written_rows
-        start = self.start_state or {}
-        return written_rows(start, self.naive_state, lang), written_rows(start, self.guarded_state, lang)
+    def written(self, lang: Lang = "en") -> tuple[list[str | None], list[str | None]]:
+        """Each side's rows written (a refund, a ledger line, a changed order), table against table, None where a
+        side wrote fewer: a double write is two rows facing one and a gap."""
+        from .effects import written_side_by_side
+        return written_side_by_side(self.start_state or {}, self.naive_state, self.guarded_state, lang)
 
     @property
     def naive_verdict(self) -> Verdict:

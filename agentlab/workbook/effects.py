@@ -14,7 +14,7 @@ from typing import Any
 from ..i18n import Lang, t
 from ..i18n import keys as catalogue_keys
 
-__all__ = ["written_rows"]
+__all__ = ["written_rows", "written_side_by_side"]
 
 
 def _table(name: str, lang: Lang) -> str:
@@ -44,11 +44,9 @@ def _leaves(before: Any, after: Any, path: tuple[str, ...] = ()) -> list[tuple[t
     return [(path, before, after)]
 
 
-def written_rows(before: Mapping[str, Any], after: Mapping[str, Any], lang: Lang = "en") -> list[str]:
-    """One line per row the run added to a list of the desk's (a refund, a ledger line, a ticket), then one per
-    value it changed elsewhere (an order's status), numbered per table so that "refund 2" is the second refund."""
-    lines: list[str] = []
-    changes: list[tuple[tuple[str, ...], Any, Any]] = []
+def _grouped(before: Mapping[str, Any], after: Mapping[str, Any], lang: Lang) -> dict[str, list[str]]:
+    """The lines of :func:`written_rows`, by the desk's table they belong to, in the desk's order."""
+    out: dict[str, list[str]] = {}
     for name in [*before, *[k for k in after if k not in before]]:
         old, new = before.get(name), after.get(name)
         if isinstance(new, Sequence) and not isinstance(new, str):
@@ -60,10 +58,30 @@ def written_rows(before: Mapping[str, Any], after: Mapping[str, Any], lang: Lang
                     kept[key] -= 1
                     continue
                 n += 1
-                lines.append(t("effect.row", lang, table=_table(name, lang), n=n, fields=_fields(row)))
+                out.setdefault(name, []).append(t("effect.row", lang, table=_table(name, lang), n=n, fields=_fields(row)))
         else:
-            changes += _leaves(old, new, (name,))
-    for path, old, new in changes:
-        what = f"{_table(path[0], lang)} {'/'.join(path[1:])}".strip()
-        lines.append(t("effect.change", lang, what=what, old=_value(old), new=_value(new)))
-    return lines
+            for path, was, now in _leaves(old, new, (name,)):
+                what = f"{_table(path[0], lang)} {'/'.join(path[1:])}".strip()
+                out.setdefault(name, []).append(t("effect.change", lang, what=what, old=_value(was), new=_value(now)))
+    return out
+
+
+def written_rows(before: Mapping[str, Any], after: Mapping[str, Any], lang: Lang = "en") -> list[str]:
+    """One line per row the run added to a list of the desk's (a refund, a ledger line, a ticket), then one per
+    value it changed elsewhere (an order's status), numbered per table so that "refund 2" is the second refund."""
+    return [line for lines in _grouped(before, after, lang).values() for line in lines]
+
+
+def written_side_by_side(before: Mapping[str, Any], left: Mapping[str, Any], right: Mapping[str, Any],
+                         lang: Lang = "en") -> tuple[list[str | None], list[str | None]]:
+    """Both sides' lines, table against table (refund 2 faces the other side's refund 2, or nothing), padded with
+    None where a side wrote fewer: the rows a trace shows under each side."""
+    a, b = _grouped(before, left, lang), _grouped(before, right, lang)
+    out_a: list[str | None] = []
+    out_b: list[str | None] = []
+    for name in [*a, *[k for k in b if k not in a]]:
+        la, lb = a.get(name, []), b.get(name, [])
+        n = max(len(la), len(lb))
+        out_a += [*la, *[None] * (n - len(la))]
+        out_b += [*lb, *[None] * (n - len(lb))]
+    return out_a, out_b
