@@ -557,9 +557,10 @@ class ProbePanel(App):
         self.trials = W.IntSlider(value=1, min=1, max=3)
         self.report: dict | None = None
         self.plots = W.Output()
+        self.header = W.HTML()
         self._wire_run(self.update)
-        self.widget = W.VBox([self.lang, self.upload, self.editor, W.HBox([self.model, self.trials]), self.cassette,
-                              self.run, self.view, self.plots])
+        self.widget = W.VBox([self.lang, self.header, self.upload, self.editor, W.HBox([self.model, self.trials]),
+                              self.cassette, self.run, self.view, self.plots])
 
     def take_upload(self) -> dict | None:
         """An uploaded tools file: into the editor (bytes that are not UTF-8 get their sentence), then probed."""
@@ -580,6 +581,7 @@ class ProbePanel(App):
         self.trials.description = t("probe.ui.trials", lang)
         self.cassette.description = t("probe.ui.cassette", lang)
         self.upload.description = t("probe.ui.upload", lang)
+        self.header.value = f"<h3>{html.escape(t('probe.ui.title', lang))}</h3><p>{html.escape(t('probe.ui.intro', lang))}</p>"
         self.run.description = t("probe.ui.run", lang)
         if self.report is not None:
             self._show(self.report)
