@@ -249,6 +249,7 @@ def _eval(ns: argparse.Namespace) -> int:
     _in_range("--trials", ns.trials, 1)
     _in_range("--concurrency", ns.concurrency, 1)
     from .evals import failure_breakdown, layers, load_cases, pass_hat_k, run_suite, save_results, summarize
+    from .evals.metrics import right_tool
     from .evals.suite import Case, ModelFactory
     from .models import Model
     from .resources import data_file
@@ -287,6 +288,8 @@ def _eval(ns: argparse.Namespace) -> int:
                             lang=ns.lang, progress=not ns.json)
     runs = [r.run for r in results]
     ok = {r.run.run_id: r.passed for r in results}
+    needed_by_case = {c.id: c.needed_tools for c in cases}
+    needs = {r.run.run_id: needed_by_case.get(r.case_id) or None for r in results}
     per_case: dict[str, list[int]] = {}
     for r in results:
         per_case.setdefault(r.case_id, []).append(r.passed)
@@ -297,7 +300,9 @@ def _eval(ns: argparse.Namespace) -> int:
               "not_recorded": skipped,
               "headline": {k: v for k, v in summarize(runs, lambda run: ok[run.run_id]).items()},
               "outcomes": outcomes,
-              "layers": layers(runs, correct=lambda run: ok[run.run_id]),
+              "layers": layers(runs, correct=lambda run: ok[run.run_id], needed_tools=lambda run: needs[run.run_id]),
+              "right_tool": {**right_tool(runs, lambda run: needs[run.run_id]),
+                             "cases_declaring": sum(bool(c.needed_tools) for c in cases)},
               "pass^k": {k: pass_hat_k([(sum(v), len(v)) for v in per_case.values()], k) for k in range(1, ns.trials + 1)},
               "failures": failure_breakdown(runs)}
     path = save_results(results, out, label=f"{ns.model}-{ns.loop}", meta={"suite": ns.suite})
@@ -371,6 +376,9 @@ def eval_text(report: dict, lang: Lang = "en") -> list[str]:
         lines.append(f"  {t('eval.' + key, lang):24} {_value(key, s[key])}")
     lines.append("  " + t("eval.outcomes", lang) + " " + ", ".join(
         f"{t('outcome.' + k, lang)} {v}" for k, v in sorted(report["outcomes"].items(), key=lambda kv: -kv[1])))
+    rt = report["right_tool"]
+    lines.append("  " + t("tools2.eval.right_tool", lang, rate=_value("right_tool_rate", rt["right_tool_rate"]),
+                          declared=rt["cases_declaring"], cases=report["cases"]))
     for layer, metrics in report["layers"].items():
         lines.append(f"  [{layer}] " + ", ".join(f"{k} {_value(k, v)}" for k, v in metrics.items()))
     lines.append("  pass^k " + ", ".join(f"k={k} {_value('pass', v)}" for k, v in report["pass^k"].items()))

@@ -42,12 +42,17 @@ class Router:
     """BM25 over each tool's name and description; ``always`` tools are offered every turn."""
 
     def __init__(self, registry: Registry, *, k: int = 5, always: Sequence[str] = (), k1: float = 1.2,
-                 b: float = 0.75):
+                 b: float = 0.75, keywords: Mapping[str, str] | None = None, unsure_below: float = 0.0):
+        """``keywords``: per tool, more words for what it does (synonyms, in either language), indexed with its
+        description. ``unsure_below``: when the best tool scores below this (or nothing scores at all, with any
+        value above 0), the router is unsure and offers every tool rather than guess (docs/guards.md#routing)."""
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
         self.registry, self.k, self.always = registry, k, tuple(always)
-        self.k1, self.b = k1, b
-        self._docs = {t.name: Counter(words(t.name) * 2 + words(t.description)) for t in registry}
+        self.k1, self.b, self.unsure_below = k1, b, unsure_below
+        extra = keywords or {}
+        self._docs = {t.name: Counter(words(t.name) * 2 + words(t.description) + words(extra.get(t.name, "")))
+                      for t in registry}
         self._avg = sum(sum(d.values()) for d in self._docs.values()) / max(len(self._docs), 1)
         df: Counter = Counter()
         for d in self._docs.values():
@@ -74,6 +79,8 @@ class Router:
     def offer(self, query: str) -> list[str]:
         """The tool names to offer for ``query``: the ``always`` ones, then the best scored up to ``k``."""
         ranked = sorted(self.scores(query).items(), key=lambda kv: (-kv[1], kv[0]))
+        if self.unsure_below > 0 and (not ranked or ranked[0][1] < self.unsure_below):
+            return list(self._docs)  # unsure: every tool, as if there were no router
         chosen = [n for n in self.always if n in self._docs]
         for name, score in ranked:
             if len(chosen) >= max(self.k, len(self.always)):

@@ -134,3 +134,35 @@ def test_tally_counts_a_stream_as_summarize_does():
            {k: v for k, v in want.items() if k != "task_success_rate"}
     assert got["task_success_rate"] == 0.5  # one of the two graded runs
     assert summarize(runs, lambda r: r.status == "done")["task_success_rate"] == 0.25
+
+
+def test_the_right_tool_rate_is_the_tool_the_case_needs_not_any_tool_that_exists():
+    """A run that looks the order up and never refunds named a tool that exists (the old "right tool", 100%) and
+    not the tool its case needs: the right-tool rate is 0 of 1, the known-tool rate keeps the old meaning."""
+    from agentlab.evals import load_cases, run_case
+    from agentlab.evals.metrics import right_tool
+    from agentlab.models import ScriptedModel, call
+    case = next(c for c in load_cases() if c.id == "normal-01")
+    assert case.needed_tools == ("create_refund",)
+    looked = run_case(case, model=ScriptedModel([call("get_order", {"order_id": "A1001"}), "Looked it up."])).run
+    refunded = run_case(case).run
+    undeclared = run_case(next(c for c in load_cases() if c.id == "adv-chit-chat")).run
+    needs = {looked.run_id: case.needed_tools, refunded.run_id: case.needed_tools, undeclared.run_id: None}
+    lay = layers([looked, refunded, undeclared], needed_tools=lambda r: needs[r.run_id])
+    assert lay["model"]["known_tool_rate"] == 1.0
+    assert lay["model"]["right_tool_rate"] == 0.5  # of the two runs whose case declares it; chit-chat is left out
+    assert right_tool([looked, refunded, undeclared], lambda r: needs[r.run_id]) == {
+        "right_tool_rate": 0.5, "declared": 2, "runs": 3}
+    assert layers([looked])["model"]["right_tool_rate"] != layers([looked])["model"]["right_tool_rate"]  # NaN
+
+
+def test_every_case_that_declares_its_tools_names_tools_its_desk_has():
+    from agentlab.evals import load_cases
+    from agentlab.resources import data_file
+    from agentlab.scenarios import get
+    for suite, least in (("aftersales_cases.jsonl", 30), ("expense_cases.jsonl", 40)):
+        cases = load_cases(data_file(suite))
+        assert sum(bool(c.needed_tools) for c in cases) >= least, suite
+        for c in cases:
+            _, reg = get(c.scenario).setup()
+            assert set(c.needed_tools) <= set(reg.names), (c.id, c.needed_tools)

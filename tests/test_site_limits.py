@@ -48,3 +48,45 @@ def test_redis_limiters_share_one_window(redis_url):
     replicas = [RedisLimiter(store.client, prefix=store.prefix, clock=clock) for _ in range(3)]
     admitted = [replicas[i % 3].admit(key(), "send_notification", 10).ok for i in range(15)]
     assert admitted == [True] * 10 + [False] * 5
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_rate_limited_call_is_in_the_call_log_and_the_skills_success_rate(tmp_path, lang):
+    """A keyed call refused by its quota or its rate used to go to the keyless log only: the skill's page said
+    2 of 2 calls succeeded while its callers heard 429 on the third. It is a refused line of the call log now."""
+    import json
+
+    from agentlab.site.pages import skill_stats
+    from agentlab.site.service import SkillSite
+    site = SkillSite(tmp_path, clock=Clock())
+    key, _ = site.create_key("tenant", quota=2)
+    body = json.dumps({"arguments": {"order_id": "A1001"}}).encode()
+    statuses = [site.execute("get_order", body, api_key=key, idempotency_key=None, session_id="s", lang=lang).status
+                for _ in range(3)]
+    assert statuses == [200, 200, 429]
+    lines = [x for x in site.logs.read("call") if x.get("skill") == "get_order"]
+    assert [x["status"] for x in lines] == [200, 200, 429]
+    assert lines[-1]["error"] == "RATE_LIMITED" and lines[-1]["success"] is not True and lines[-1]["key_name"] == "tenant"
+    assert lines[-1]["args_valid"] is None  # a read refused by its limit before its arguments were checked
+    stats = skill_stats(site)["get_order"]
+    assert stats.calls == 3 and stats.success_rate == pytest.approx(2 / 3) and stats.valid_rate == 1.0
+    assert not [x for x in site.logs.read("keyless") if x.get("skill") == "get_order"]
+
+
+def test_past_its_share_of_refusals_a_rate_limited_key_still_overflows_to_the_keyless_log(tmp_path):
+    """What kept one tenant from pushing the others' calls out of the call log still holds: within a minute, at most
+    REFUSALS_PER_MINUTE refused lines of one key reach the call log; the rest go to the capped keyless log."""
+    import json
+
+    from agentlab.site.admission import REFUSALS_PER_MINUTE
+    from agentlab.site.service import SkillSite
+    site = SkillSite(tmp_path, clock=Clock())
+    key, _ = site.create_key("flood", quota=1)
+    body = json.dumps({"arguments": {"order_id": "A1001"}}).encode()
+    replies = [site.execute("get_order", body, api_key=key, idempotency_key=None, session_id=None)
+               for _ in range(REFUSALS_PER_MINUTE + 11)]
+    assert [r.status for r in replies].count(429) == REFUSALS_PER_MINUTE + 10
+    assert all(r.body["error"]["code"] == "RATE_LIMITED" for r in replies[1:])
+    logged = [x for x in site.logs.read("call") if x.get("status") == 429]
+    assert len(logged) == REFUSALS_PER_MINUTE
+    assert len([x for x in site.logs.read("keyless") if x.get("status") == 429]) == 10

@@ -330,3 +330,31 @@ def test_the_detail_shows_the_parameter_validation_pass_rate_from_the_call_log(s
     said = {"en": "parameters valid: 50% (2 of 4 calls passed the input schema)",
             "zh": "参数校验通过率: 50%（4 次调用中 2 次通过输入 schema 校验）"}[lang]
     assert said in html.unescape(page), page[page.find("class='stats'"):][:400]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_malformed_request_counts_as_not_valid_in_the_pass_rate(site, http, lang):
+    """A body that is not JSON, or not {"arguments": {...}}, failed validation as surely as a wrong field: the page
+    counted it as passed (3 of 3 here), so a session's pass rate read 68% where 42% of its requests were valid."""
+    key, _ = site.create_key("teacher")
+    assert call(http, key, "current_weather", {"city": "Beijing"}).status_code == 200
+    url = "/api/skills/current_weather/execute"
+    assert http.post(url, content=b"{not json", headers={"X-API-Key": key}).status_code == 400
+    assert http.post(url, json={"city": "Beijing"}, headers={"X-API-Key": key}).status_code == 400  # no "arguments"
+    page = html.unescape(http.get("/skills/current_weather", params={"lang": lang}).text)
+    said = {"en": "parameters valid: 33% (1 of 3 calls passed the input schema)",
+            "zh": "参数校验通过率: 33%（3 次调用中 1 次通过输入 schema 校验）"}[lang]
+    assert said in page, page[page.find("class='stats'"):][:400]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_detail_shows_the_mean_latency_beside_p50_and_p95(site, http, lang):
+    from agentlab.site.pages import Stats
+    s = Stats([{"latency_ms": 1}, {"latency_ms": 2}, {"latency_ms": 9}])
+    assert s.mean == 4.0 and s.p50 == 2 and s.p95 == 9
+    key, _ = site.create_key("teacher")
+    assert call(http, key, "current_weather", {"city": "Beijing"}).status_code == 200
+    page = html.unescape(http.get("/skills/current_weather", params={"lang": lang}).text)
+    stats = page[page.find("class='stats'"):][:600]
+    word = {"en": "mean", "zh": "平均"}[lang]
+    assert re.search(word + r" [\d.]+ ms · p50 [\d.]+ ms · p95 [\d.]+ ms", stats), stats

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from ..errors import CODES
 from ..i18n import Lang, keys, t
@@ -17,8 +17,8 @@ from ..routing import RoutingTurn, routing_metrics
 from ..runs import STATUSES, Run
 from ..trace import Event
 
-__all__ = ["HEALTH_LINES", "LAYER_DEFINITIONS", "Tally", "by_taxonomy", "crosses", "failure_breakdown", "layers",
-           "pass_hat_k", "repair_turns", "rounds_to_recover",
+__all__ = ["HEALTH_LINES", "LAYER_DEFINITIONS", "Tally", "by_taxonomy", "called_needed", "crosses", "failure_breakdown",
+           "layers", "pass_hat_k", "repair_turns", "right_tool", "rounds_to_recover",
            "routing_from_trace", "routing_turns", "self_correction_rate", "status_counts", "status_shares", "summarize",
            "went_wrong", "went_wrong_text"]
 
@@ -198,7 +198,8 @@ LAYER_DEFINITIONS = {
     "model": {
         "json_parse_rate": "tool calls whose arguments parsed as a JSON object / all tool calls",
         "schema_valid_rate": "tool calls that passed the schema and business checks / calls that parsed",
-        "right_tool_rate": "tool calls naming a tool the registry has (or the case allows) / all tool calls",
+        "known_tool_rate": "tool calls naming a tool the registry has (or the case allows) / all tool calls",
+        "right_tool_rate": "runs that called every tool their case needs / runs whose case declares its needed tools",
     },
     "tool": {
         "exec_success_rate": "tool executions that returned a result / executions attempted (valid calls)",
@@ -228,8 +229,12 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def layers(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None,
-           allowed_tools: Callable[[Run], set[str] | None] | None = None) -> dict[str, dict[str, float]]:
-    """The four layers (docs/metrics.md#the-four-layers), each metric defined in :data:`LAYER_DEFINITIONS`."""
+           allowed_tools: Callable[[Run], set[str] | None] | None = None,
+           needed_tools: Callable[[Run], Collection[str] | None] | None = None) -> dict[str, dict[str, float]]:
+    """The four layers (docs/metrics.md#the-four-layers), each metric defined in :data:`LAYER_DEFINITIONS`.
+
+    ``needed_tools(run)``: the tools the run's case needs (:attr:`~agentlab.evals.suite.Case.needed_tools`), or
+    None when it declares none; without it the right-tool rate is NaN (not measured), never the known-tool rate."""
     runs = list(runs)
     n = max(len(runs), 1)
     calls = [e for r in runs for e in r.tool_events]
@@ -246,7 +251,8 @@ def layers(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None,
     return {
         "model": {"json_parse_rate": len(parsed) / max(len(calls), 1),
                   "schema_valid_rate": len(valid) / max(len(parsed), 1),
-                  "right_tool_rate": right / max(len(calls), 1)},
+                  "known_tool_rate": right / max(len(calls), 1),
+                  "right_tool_rate": right_tool(runs, needed_tools)["right_tool_rate"]},
         "tool": {"exec_success_rate": sum(bool(e.exec_ok) for e in executed) / max(len(executed), 1),
                  "latency_p50_ms": _pct(lat, 0.5), "latency_p95_ms": _pct(lat, 0.95),
                  "retries_per_call": sum(e.retry_count for e in calls) / max(len(calls), 1)},
@@ -258,6 +264,24 @@ def layers(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None,
                                            else float("nan")),
                        "takeover_rate": sum(r.status in ("escalated", "budget_exhausted") for r in runs) / n},
     }
+
+
+def called_needed(run: Run, needed: Collection[str]) -> bool:
+    """Whether ``run`` called every tool in ``needed`` at least once (valid or not: a call's arguments are the
+    schema-valid rate's business; naming the tool the task needs is this one's)."""
+    called = {e.tool_name for e in run.tool_events if e.error_code != "UNKNOWN_TOOL"}
+    return bool(needed) and set(needed) <= called
+
+
+def right_tool(runs: Iterable[Run], needed: Callable[[Run], Collection[str] | None] | None) -> dict[str, float]:
+    """The right-tool rate (docs/metrics.md#the-right-tool-rate): runs that called the tool(s) their case needs
+    / runs whose case declares them, with how many declare (``declared``) out of all (``runs``). A run whose case
+    declares nothing is left out, never counted right; NaN when no run's case declares its tools."""
+    runs = list(runs)
+    wanted = [(r, n) for r in runs for n in [needed(r) if needed else None] if n]
+    hits = sum(called_needed(r, n) for r, n in wanted)
+    return {"right_tool_rate": hits / len(wanted) if wanted else float("nan"), "declared": len(wanted),
+            "runs": len(runs)}
 
 
 def pass_hat_k(successes_per_case: Iterable[tuple[int, int]], k: int) -> float:

@@ -57,7 +57,7 @@ from ..scenarios.conversation import ROUTE_ABOVE
 from ..scenarios.expense import Ledger, expense_prompt, make_registry
 from ..tools import Registry
 
-__all__ = ["ALWAYS", "MODES", "Ask", "Turn", "cassette_path", "desk_router", "figures", "load_asks", "measure", "one_turn",
+__all__ = ["ALWAYS", "DESK_KEYWORDS", "MODES", "UNSURE_BELOW", "Ask", "Turn", "cassette_path", "desk_router", "figures", "load_asks", "measure", "one_turn",
            "replay", "spec_digest", "turn_label"]
 
 Mode = Literal["all", "routed"]
@@ -129,8 +129,34 @@ def load_asks(path: str | Path | None = None) -> list[Ask]:
     return asks
 
 
-def desk_router(registry: Registry, k: int = 5) -> Router:
-    """The router a bookkeeping Conversation uses: ``k`` tools, the hand-over always offered."""
+#: words for what each bookkeeping tool does, in both languages: verbs and nouns a user says for the action,
+#: not the labelled asks' sentences (docs/guards.md#routing). The router indexes them with the description.
+DESK_KEYWORDS: dict[str, str] = {
+    "book_expense_record": "book record note add log spent paid bought took 记 记上 记一笔 记账 花了 买了",
+    "list_expense_records": "list show every all entries 列出 列 所有 都有 看看",
+    "search_expense_records": "find search look any which where did 找 查 搜 有没有 哪些 记录",
+    "get_expense_record": "detail details record id 详情 明细 这条",
+    "update_expense_record": "fix change correct edit amend wrong instead should 改 修改 改成 更正 应该 不是 错",
+    "delete_expense_record": "delete remove erase drop 删 删除 删掉 去掉",
+    "monthly_summary": "total sum summary altogether overall much 一共 总共 汇总 合计 多少钱",
+    "set_budget": "set budget limit cap raise lower adjust 设 设成 调到 预算 上限",
+    "get_budget": "budget left remaining 剩 还剩 剩余 预算",
+    "list_categories": "category categories option options kind type available 分类 类别 类型 可选",
+    "export_records_csv": "export spreadsheet csv excel file download 导出 表格 文件 下载",
+    "convert_currency": "yen dollar euro pound foreign currency exchange convert 日元 美元 欧元 英镑 外币 汇率 换算",
+}
+#: the best tool must score at least this, or the keyword router is unsure and offers every tool
+UNSURE_BELOW = 1.0
+
+
+def desk_router(registry: Registry, k: int = 5, *, keywords: bool = False) -> Router:
+    """The router a bookkeeping Conversation uses: ``k`` tools, the hand-over always offered.
+
+    ``keywords``: the improved router (:data:`DESK_KEYWORDS`, and every tool when unsure). It is measured offline on
+    the labelled asks; the recordings answered the plain router's offers, so :func:`replay` keeps that one."""
+    if keywords:
+        return Router(registry, k=k, always=[n for n in ALWAYS if n in registry.names], keywords=DESK_KEYWORDS,
+                      unsure_below=UNSURE_BELOW)
     return Router(registry, k=k, always=[n for n in ALWAYS if n in registry.names])
 
 

@@ -77,8 +77,11 @@ class Stats:
         latencies = sorted(float(x.get("latency_ms") or 0) for x in self.lines)
         self.p50 = _quantile(latencies, 0.5)
         self.p95 = _quantile(latencies, 0.95)
+        self.mean = sum(latencies) / len(latencies) if latencies else None
         self.statuses = Counter(str(x.get("status")) for x in self.lines)
-        self.valid = sum(1 for x in self.lines if not _schema_refused(x))
+        verdicts = [_arguments_valid(x) for x in self.lines]
+        self.checked = sum(1 for v in verdicts if v is not None)
+        self.valid = sum(1 for v in verdicts if v is True)
 
     def __repr__(self) -> str:
         return f"Stats({self.calls} calls, {self.ok} ok)"
@@ -89,14 +92,27 @@ class Stats:
 
     @property
     def valid_rate(self) -> float | None:
-        """Calls that passed the input schema / all calls: how often callers (models) fill the arguments right."""
-        return self.valid / self.calls if self.calls else None
+        """Calls whose body and arguments passed validation / calls whose body and arguments were checked: how
+        often callers (models) fill the arguments right. A malformed body is checked and failed; a call refused
+        before its arguments were checked (a rate limit, a skill the key may not call) is in neither count."""
+        return self.valid / self.checked if self.checked else None
 
 
-def _schema_refused(line: Mapping[str, Any]) -> bool:
-    """A call the input schema refused: INVALID_ARGS (or BAD_JSON) whose stage is not ``semantic`` (a business
-    rule's refusal had well-formed arguments); a line written before the stage was logged counts by its code."""
-    return line.get("error") in ("INVALID_ARGS", "BAD_JSON") and line.get("stage") != "semantic"
+def _arguments_valid(line: Mapping[str, Any]) -> bool | None:
+    """Whether a call's body and arguments passed validation; None when they were never checked.
+
+    The site writes it on each line (``args_valid``). A line written before it did is read by its code: a body
+    refused as such (400 or 413 ``BAD_REQUEST`` with no arguments) or ``INVALID_ARGS`` / ``BAD_JSON`` at a stage
+    other than ``semantic`` failed (a business rule's refusal had well-formed arguments); a 429 was never
+    checked; the rest passed."""
+    if "args_valid" in line:
+        v = line["args_valid"]
+        return v if isinstance(v, bool) else None
+    if line.get("error") in ("INVALID_ARGS", "BAD_JSON") and line.get("stage") != "semantic":
+        return False
+    if line.get("error") == "BAD_REQUEST" and line.get("status") in (400, 413) and line.get("arguments") is None:
+        return False
+    return None if line.get("status") == 429 else True
 
 
 def _quantile(values: list[float], q: float) -> float | None:
@@ -203,8 +219,10 @@ def detail_page(site: SkillSite, skill: Skill, lang: Lang, *, operator: bool = F
         notes=[_s(n) for n in meta["notes"]],
         changelog=[(_s(c.get("version")), _s(c.get("change"))) for c in meta["changelog"]],
         calls=s.calls, success=_percent(s.success_rate),
-        valid=t("page.valid_of", lang, rate=_percent(s.valid_rate), passed=s.valid, calls=s.calls),
+        valid=t("page.valid_of", lang, rate=_percent(s.valid_rate), passed=s.valid, calls=s.checked)
+        + ("" if s.checked == s.calls else t("tools2.page.unchecked", lang, n=s.calls - s.checked)),
         p50="—" if s.p50 is None else f"{s.p50:g} ms", p95="—" if s.p95 is None else f"{s.p95:g} ms",
+        mean="—" if s.mean is None else f"{s.mean:.4g} ms",
         statuses=", ".join(f"{k}: {v}" for k, v in sorted(s.statuses.items())) or "—",
         recent=_log_rows(list(reversed(s.lines[-10:]))) if operator else None,
         log_link=_url("/logs", {"skill": skill.name, "lang": lang}))

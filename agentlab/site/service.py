@@ -174,13 +174,16 @@ class SkillSite:
         key: ApiKey | None = None
         skill = self.skills.get(name)
         args: Any = None
+        checks: dict[str, bool] = {}  # "valid": whether the body and arguments passed validation, once checked
         try:
             key, refused = (checked, None) if checked is not None else self.gate.authorize(api_key, lang)
             if refused is None and key is not None:
                 refused, args = self.gate.admit(name, skill, key, raw_body, idempotency_key, lang)
+                if refused is not None and args is None and refused.status in (400, 413):
+                    checks["valid"] = False  # the body itself was refused (read_body): not JSON, not the shape
             if refused is None and key is not None and skill is not None:
                 result = yield from self._run(skill, args, key, idempotency_key, lang, request_id,
-                                              session_id)
+                                              session_id, checks)
             else:
                 result = refused  # type: ignore[assignment]  # one of the checks above refused
         except StoreDown as down:  # the site's own state (keys, claims, limits) is unreachable: nothing ran
@@ -191,18 +194,25 @@ class SkillSite:
             self.logs.write("error", request_id=request_id, session_id=session_id, skill=name, status=500,
                             code="TOOL_ERROR", stack=traceback.format_exc())
             result = reply(make_error("TOOL_ERROR"), lang, status=500)
-        overflow = result.status == 429
-        if key is not None and 400 <= result.status < 500 and not overflow and not self.gate.may_be_refused(key):
+        overflow = False
+        if key is not None and 400 <= result.status < 500 and not self.gate.may_be_refused(key):
             # refused calls cost nothing to send and each is a line in the log: past its share, a key hears
-            # 429 and its lines go to the capped overflow log, never pushing other tenants' calls out
-            result, overflow = self.gate.refused_too_often(lang), True
-        self._log_call(name, skill, key, args, result, idempotency_key, overflow,
+            # 429 and its lines go to the capped overflow log, never pushing other tenants' calls out. A call
+            # refused by its rate or quota is one of these refusals: within the share it is in the call log
+            # (refused, with its code), so a skill's success rate counts it; past the share it keeps its own 429
+            overflow = True
+            if result.status != 429:
+                result = self.gate.refused_too_often(lang)
+        self._log_call(name, skill, key, args, result, idempotency_key, overflow, checks.get("valid"),
                        request_id=request_id, session_id=session_id, ms=round((time.perf_counter() - t0) * 1000, 2))
         return HttpReply(result.status, result.body, {**result.headers, "X-Request-Id": request_id})
 
     def _log_call(self, name: str, skill: Skill | None, key: ApiKey | None, args: Any, result: HttpReply,
-                  idem: str | None, overflow: bool, *, request_id: str, session_id: str | None, ms: float) -> None:
-        """The call's line, and for a write its audit line (never for a caller past its share)."""
+                  idem: str | None, overflow: bool, valid: bool | None = None, *, request_id: str,
+                  session_id: str | None, ms: float) -> None:
+        """The call's line, and for a write its audit line (never for a caller past its share, nor for a write
+        its rate or quota refused: nothing was written). ``valid``: whether the body and arguments passed
+        validation; None when they were never checked (no key, a skill the key may not call, a rate limit)."""
         who = {"key_id": key.id, "key_name": key.name} if key is not None else {}
         ids: dict[str, Any] = {"request_id": request_id, "session_id": session_id}
         replayed = result.headers.get("Idempotent-Replayed") == "true"
@@ -210,14 +220,15 @@ class SkillSite:
                         success=result.body.get("success"), result=result.body.get("result"),
                         error=(result.body.get("error") or {}).get("code"), replayed=replayed, overflow=overflow,
                         stage=(result.body.get("error") or {}).get("stage"),  # schema or semantic: the pages' pass rate
-                        **who)
-        if skill is not None and skill.meta.writes and key is not None and not overflow:
+                        args_valid=valid, **who)
+        if skill is not None and skill.meta.writes and key is not None and not overflow and result.status != 429:
             self.logs.write("audit", **ids, action="execute", skill=name, status=result.status, **who,
                             idempotency_key=short_hash(idem), replayed=replayed)
 
     def _run(self, skill: Skill, args: dict, key: ApiKey, idem: str | None, lang: Lang, request_id: str,
-             session_id: str | None) -> Steps[HttpReply]:
+             session_id: str | None, checks: dict[str, bool]) -> Steps[HttpReply]:
         problems = input_problems(skill, args)  # before any claim: an invalid call holds no key
+        checks["valid"] = not problems
         if problems:
             return reply(make_error("INVALID_ARGS", problems=problems), lang)
         if not skill.meta.writes:
