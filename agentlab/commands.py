@@ -304,7 +304,8 @@ def _eval(ns: argparse.Namespace) -> int:
               "right_tool": {**right_tool(runs, lambda run: needs[run.run_id]),
                              "cases_declaring": sum(bool(c.needed_tools) for c in cases)},
               "pass^k": {k: pass_hat_k([(sum(v), len(v)) for v in per_case.values()], k) for k in range(1, ns.trials + 1)},
-              "failures": failure_breakdown(runs)}
+              "failures": failure_breakdown(runs),
+              "failure_classes": _suite_classes(results, cases, ns.lang)}
     path = save_results(results, out, label=f"{ns.model}-{ns.loop}", meta={"suite": ns.suite})
     report["stored"] = str(path)
     if ns.json:
@@ -313,6 +314,21 @@ def _eval(ns: argparse.Namespace) -> int:
     for line in eval_text(report, ns.lang):
         emit(line)
     return 0
+
+
+def _suite_classes(results: list, cases: list, lang: Lang) -> dict[str, int]:
+    """The five classes of failure over a suite's runs: codes, and the failures that leave none (the grader's
+    verdict, the ending, every call the desk's schema refuses): :func:`~agentlab.evals.failure_classes.run_classes`."""
+    from collections import Counter
+
+    from .evals.failure_classes import FAILURE_CLASSES, run_classes
+    from .scenarios import SCENARIOS
+    desk = {c.id: c.scenario for c in cases}
+    registries = {name: SCENARIOS[name].setup(lang)[1] for name in set(desk.values()) if name in SCENARIOS}
+    total: Counter = Counter()
+    for r in results:
+        total += run_classes(r.run, r.outcome, r.failures, registries.get(desk.get(r.case_id, "")))
+    return {c: total.get(c, 0) for c in FAILURE_CLASSES}
 
 
 LiveModel = Callable[[], Any]
@@ -374,6 +390,9 @@ def eval_text(report: dict, lang: Lang = "en") -> list[str]:
                        ids=", ".join(report["not_recorded"][:8]) + (" ..." if len(report["not_recorded"]) > 8 else "")))
     for key in ("task_success_rate", "invalid_call_rate", "avg_steps", "takeover_rate"):
         lines.append(f"  {t('eval.' + key, lang):24} {_value(key, s[key])}")
+    lines.append("  " + t("metrics2.two_ways", lang))
+    for key in ("checked_success_rate", "unfinished_rate"):
+        lines.append(f"  {t('metrics2.' + key, lang):40} {_value(key, s[key])}")
     lines.append("  " + t("eval.outcomes", lang) + " " + ", ".join(
         f"{t('outcome.' + k, lang)} {v}" for k, v in sorted(report["outcomes"].items(), key=lambda kv: -kv[1])))
     rt = report["right_tool"]
@@ -386,6 +405,9 @@ def eval_text(report: dict, lang: Lang = "en") -> list[str]:
     for key in ("by_category", "by_stage", "rule_blocked"):
         counts = ", ".join(f"{k} {v}" for k, v in sorted(f[key].items(), key=lambda kv: -kv[1])) or "-"
         lines.append(f"  {t('eval.' + key, lang):24} {counts}")
+    if "failure_classes" in report:
+        from .evals.failure_classes import class_counts_text
+        lines.append(f"  {t('metrics2.failure_classes', lang):24} {class_counts_text(report['failure_classes'], lang)}")
     lines.append(f"  {t('eval.stored', lang):24} {report['stored']}")
     return lines
 

@@ -66,6 +66,30 @@ plt.show()
 table_view(pd.DataFrame(rows).set_index("group"), lang=LANG)
 
 # %% [markdown]
+# ## Two ways to count success and takeover
+#
+# The workbook's task success counts a correct hand-over as a success, and its takeover counts only runs that
+# ended `escalated` or `budget_exhausted`. A stricter pair counts differently (docs/metrics.md#two-ways-to-count):
+# **task success (finished and checked)** is a run that finished *and* whose data the grader passed, and
+# **takeover (anything not finished)** is every run that did not finish, a crash included. On this suite the
+# naive loop's success is 44.2% either way, but its takeover is 7.7% the workbook's way and 19.2% the strict
+# way: its 6 crashes handed nothing over, yet nobody finished them. The guarded loop's success is 100.0% the
+# workbook's way and 63.5% the strict way: its 19 correct hand-overs are right, but not finished by the agent;
+# its takeover is 36.5% both ways (it never crashes). Say which pair you report.
+
+# %%
+from agentlab.evals.metrics import summarize
+from agentlab.i18n import t
+
+counted = {}
+for loop, results in suites.items():
+    passed = {r.run.run_id: r.passed for r in results}
+    s = summarize([r.run for r in results], lambda run, passed=passed: passed[run.run_id])
+    counted[loop] = {t(k, LANG): f"{s[k.split('.')[1]]:.1%}" for k in (
+        "eval.task_success_rate", "metrics2.checked_success_rate", "eval.takeover_rate", "metrics2.unfinished_rate")}
+table_view(pd.DataFrame(counted).T, lang=LANG)
+
+# %% [markdown]
 # ## The four layers
 #
 # Each layer answers a different question, and each metric is defined exactly (the same text is in

@@ -130,9 +130,9 @@ def test_tally_counts_a_stream_as_summarize_does():
     for r, verdict in zip(runs, [True, None, False, None], strict=True):
         tally.add(r, verdict)
     got, want = tally.summary(), summarize(runs)
-    assert {k: v for k, v in got.items() if k != "task_success_rate"} == \
-           {k: v for k, v in want.items() if k != "task_success_rate"}
-    assert got["task_success_rate"] == 0.5  # one of the two graded runs
+    graded = ("task_success_rate", "checked_success_rate")
+    assert {k: v for k, v in got.items() if k not in graded} == {k: v for k, v in want.items() if k not in graded}
+    assert got["task_success_rate"] == got["checked_success_rate"] == 0.5  # one of the two graded runs
     assert summarize(runs, lambda r: r.status == "done")["task_success_rate"] == 0.25
 
 
@@ -166,3 +166,25 @@ def test_every_case_that_declares_its_tools_names_tools_its_desk_has():
         for c in cases:
             _, reg = get(c.scenario).setup()
             assert set(c.needed_tools) <= set(reg.names), (c.id, c.needed_tools)
+
+
+def test_two_ways_to_count_success_and_takeover():
+    """The workbook's success counts a correct hand-over and its takeover leaves a crash out; the stricter two count
+    only what finished with the right data, and every run that did not finish as a takeover."""
+    from agentlab.evals import load_cases, run_suite
+    from agentlab.evals.metrics import checked_success_rate, unfinished_rate
+    from agentlab.runs import Run
+    hand_over, crash = (Run(s, "guarded", "", s, "", "", 1, (), ()) for s in ("escalated", "failed"))
+    s = summarize([hand_over, crash], lambda r: r.status == "escalated")
+    assert (s["task_success_rate"], s["takeover_rate"]) == (0.5, 0.5)
+    assert (s["checked_success_rate"], s["unfinished_rate"]) == (0.0, 1.0)
+    cases = load_cases("data/aftersales_cases.jsonl")
+    for loop, want in (("naive", (44.2, 7.7, 44.2, 19.2)), ("guarded", (100.0, 36.5, 63.5, 36.5))):
+        results = run_suite(cases, loop=loop, progress=False)
+        ok = {r.run.run_id: r.passed for r in results}
+        runs = [r.run for r in results]
+        s = summarize(runs, lambda run, ok=ok: ok[run.run_id])
+        got = tuple(round(100 * s[k], 1) for k in ("task_success_rate", "takeover_rate", "checked_success_rate", "unfinished_rate"))
+        assert got == want, loop
+        assert round(100 * checked_success_rate(runs, lambda run, ok=ok: ok[run.run_id]), 1) == want[2]
+        assert round(100 * unfinished_rate(runs), 1) == want[3]

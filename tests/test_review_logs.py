@@ -10,7 +10,7 @@ import pytest
 from agentlab.cli import main
 from agentlab.errors import CODES
 from agentlab.evals import load_cases, run_case, summarize
-from agentlab.evals.log_review import KINDS, analyze, review_html, review_logs, runs_of, write_report
+from agentlab.evals.log_review import FOUND_UNGUARDED, KINDS, analyze, review_html, review_logs, runs_of, write_report
 from agentlab.evals.logs import LogError, read_logs
 from agentlab.resources import data_file
 
@@ -25,8 +25,8 @@ def test_openai_sample_every_class_with_both_taxonomies():
     assert r["totals"]["runs"] == 5  # the four exchanges of one conversation are one conversation
     assert set(r["by_kind"]) == {"bad_json", "unknown_tool", "invalid_args", "repeated_call", "duplicate_write",
                                  "orphan_tool_message"}
-    for f in r["findings"]:  # each finding in both taxonomies, from the one table
-        assert (f["category"], f["stage"]) == CODES[KINDS[f["kind"]]]
+    for f in r["findings"]:  # each finding in both taxonomies, from the one table; what no guard stopped, at execution
+        assert (f["category"], f["stage"]) == FOUND_UNGUARDED.get(f["code"], CODES[KINDS[f["kind"]]])
     assert r["largest"]["count"] == 1 and r["largest"]["example"].startswith("logs_openai_sample.jsonl:")
     days = r["days"]
     assert list(days) == ["2026-03-02", "2026-03-03", "2026-03-04"]
@@ -399,3 +399,37 @@ def test_one_long_run_is_read_in_bounded_memory(tmp_path, fmt):
     assert len(r_big["findings"]) == 200  # the sample shown is bounded; the counts are not
     # ten times the rows of one run, not ten times the memory: the run is counted as it comes, never held
     assert peak_big < 1.3 * peak_small + 256 * 1024, (peak_small, peak_big)
+
+
+def test_a_double_write_no_guard_stopped_is_a_failure_not_the_guard_working(tmp_path):
+    """An unguarded log (no replay, no breaker: the refund was done twice) files the double write as a failure of
+    execution, in the idempotency class of the five, never as rule-blocked (a guard that worked); a repeated read
+    too. The same code logged by a guard that stopped it stays rule-blocked."""
+    refund = {"id": "c1", "type": "function",
+              "function": {"name": "create_refund", "arguments": '{"order_id": "A1001", "amount": 199, "reason": "user_cancel"}'}}
+    read = {"id": "r", "type": "function", "function": {"name": "get_order", "arguments": '{"order_id": "A1001"}'}}
+    ok = '{"ok": true, "data": {"refund_id": "R1"}}'
+    msgs = [{"role": "user", "content": "refund A1001"}]
+    for i, call in enumerate([read, read, read, refund, {**refund, "id": "c2"}]):
+        msgs += [{"role": "assistant", "content": None, "tool_calls": [{**call, "id": f"x{i}"}]},
+                 {"role": "tool", "tool_call_id": f"x{i}", "content": ok}]
+    msgs.append({"role": "assistant", "content": "Refunded."})
+    log = tmp_path / "double.jsonl"
+    log.write_text(json.dumps({"messages": msgs, "tools": TOOLS}) + "\n")
+    r = review_logs(log)
+    assert r["by_kind"] == {"repeated_call": 1, "duplicate_write": 1}
+    assert "rule_blocked" not in r["by_stage"] and r["by_stage"] == {"execution": 2}
+    assert {f["kind"]: f["stage"] for f in r["findings"]} == {"repeated_call": "execution", "duplicate_write": "execution"}
+    assert r["failure_classes"]["idempotency"] == 1 and r["failure_classes"]["loops"] == 1
+    page = review_html(r)
+    assert "rule-blocked" not in page and "The five classes of failure" in page
+    assert "task success (finished and checked)" in page and "takeover (anything not finished)" in page
+    # telemetry: the guarded loop's own CONFLICT (the guard stopped it) is rule-blocked; a write run twice is not
+    rows = [json.loads(line) for line in TELEMETRY.read_text(encoding="utf-8").splitlines()]
+    guarded = [{**row, "run_id": "g"} for row in rows if row["run_id"] == rows[0]["run_id"]]
+    guarded[-2] = {**guarded[-2], "kind": "tool", "error_code": "CONFLICT", "error_category": "fatal", "error_stage": "rule_blocked"}
+    tel = tmp_path / "t.jsonl"
+    tel.write_text("".join(json.dumps(row) + "\n" for row in rows + guarded))
+    t = review_logs(tel, "telemetry")
+    stages = {(x["kind"], x["stage"]) for x in t["by_kind_stage"]}
+    assert ("duplicate_write", "execution") in stages and ("logged_error", "rule_blocked") in stages

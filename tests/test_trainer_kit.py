@@ -54,9 +54,8 @@ def _data() -> dict:
 
     from agentlab import Registry
     from agentlab.adapters.compare import FAULTS, compare
-    from agentlab.evals import ablation, load_cases, paired_cases, replay_cassette, run_case, run_suite
-    from agentlab.evals.bfcl_results import graded
     from agentlab.evals import ablation, load_cases, metrics_row, paired_cases, replay_cassette, run_case, run_suite
+    from agentlab.evals.bfcl_results import graded
     from agentlab.evals.metrics import by_taxonomy
     from agentlab.models.cassette import CassetteModel, labels
     from agentlab.models.faults import FAULTS as LOOP_FAULTS

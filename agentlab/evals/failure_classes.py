@@ -6,16 +6,24 @@ a write that happens twice (idempotency); a loop that never ends. The workbook's
 class and stage, :data:`agentlab.errors.CODES`) answer other questions; this map files every error code and
 every injected fault (:data:`agentlab.models.faults.FAULTS`) under one of the five, so a count by code or by
 fault can be read as "which class of failure to fix next".
+
+Many failures leave no error code: an unguarded loop refunds twice, writes "199元", runs eleven refunds until its
+step cap, and no event says so. :func:`run_classes` counts a run's classes from its codes *and* from what it
+did: the graded verdict (a write done more often than asked, a leak, a crash, "done" with nothing done), its
+ending (a loop that hit the step budget) and, given the tools, every call the schema would have refused.
 """
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 from ..i18n import Lang, t
+from ..runs import Run
 from ..trace import Event
 
-__all__ = ["CODE_CLASSES", "FAILURE_CLASSES", "FAULT_CLASSES", "by_failure_class", "class_name", "class_table"]
+__all__ = ["CODE_CLASSES", "FAILURE_CLASSES", "FAULT_CLASSES", "by_failure_class", "class_counts_text", "class_name",
+           "class_table", "effect_classes", "run_classes"]
 
 #: the five classes, in the article's order
 FAILURE_CLASSES = ("schema", "model_choice", "unreadable_errors", "idempotency", "loops")
@@ -83,3 +91,55 @@ def by_failure_class(events: Iterable[Event]) -> Counter:
     codes = [e.error_code for e in events
              if e.error_code and (e.kind != "end" or (e.run_id, e.error_code) not in seen)]
     return Counter(CODE_CLASSES[c] for c in codes if c in CODE_CLASSES)
+
+
+#: the things a run writes: one more than the case asked for is a write done twice (or a runaway's)
+_WRITTEN = ("refunds", "records", "changed", "budgets")
+
+
+def run_classes(run: Run, outcome: str | None = None, failures: Iterable[Any] = (), registry: Any = None) -> Counter:
+    """What went wrong in one run, by class: its error codes (:func:`by_failure_class`) and the failures that
+    leave none, read from its outcome and effects (docs/failures.md#five-classes-of-failure):
+
+    * schema: a call that ran although the tools' schema refuses its arguments (``registry``: checked with
+      ``Registry.check`` after the fact, as the guarded loop checks before), one per call;
+    * idempotency: a write done more often than the case asked (the grader's count of refunds, records...),
+      one per extra write;
+    * loops: a run that ended on its step budget with no code saying so;
+    * unreadable errors: internal detail shown to the model (``leaked``), or a crash no code explains;
+    * model choice: "done" when nothing was done.
+
+    ``outcome`` and ``failures`` are the grader's (:func:`agentlab.evals.outcome.grade`); without them only the
+    codes, the ending and the calls are read."""
+    found = by_failure_class(run.events)
+    if registry is not None:
+        for e in run.tool_events:
+            if e.tool_name and e.exec_ok is not None and CODE_CLASSES.get(e.error_code or "") != "schema":
+                checked = registry.check(e.tool_name, e.args_raw or "", rules=False)
+                if checked.error is not None and CODE_CLASSES.get(checked.error.code) == "schema":
+                    found["schema"] += 1
+    found.update(effect_classes(run.status, {c for e in run.events if (c := e.error_code)}, outcome, failures))
+    return found
+
+
+def effect_classes(status: str, codes: Iterable[str], outcome: str | None = None, failures: Iterable[Any] = ()) -> Counter:
+    """The classes of what a run did that no error code of its own says (:func:`run_classes`), from its final
+    ``status``, the ``codes`` its events carry, and the grader's ``outcome`` and ``failures`` when it was graded."""
+    found: Counter = Counter()
+    for why in failures:
+        fields = getattr(why, "fields", {})
+        if getattr(why, "key", "") == "grade.count" and fields.get("name") in _WRITTEN and fields["n"] > fields["want"]:
+            found["idempotency"] += fields["n"] - fields["want"]
+    coded = set(codes)
+    if status == "budget_exhausted" and not coded & {"BUDGET_EXHAUSTED", "LOOP_DETECTED"}:
+        found["loops"] += 1
+    if outcome == "leaked" or (outcome == "crashed" and not coded):
+        found["unreadable_errors"] += 1
+    if outcome == "done, nothing done":
+        found["model_choice"] += 1
+    return found
+
+
+def class_counts_text(counts: Counter | dict[str, int], lang: Lang = "en") -> str:
+    """The five classes with their counts, in their usual order ("-" for a class with none)."""
+    return ("，" if lang == "zh" else ", ").join(f"{class_name(c, lang)} {counts.get(c, 0) or '-'}" for c in FAILURE_CLASSES)

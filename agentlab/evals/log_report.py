@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import CODES
 from ..i18n import Lang, t
 from ..resources import render_page
+from .failure_classes import class_name
 from .metrics import went_wrong_text
 from .suite import load_cases
 
@@ -57,11 +58,14 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
     kind = lambda k: t("logs.kind." + k, lang)  # noqa: E731
     largest = report.get("largest")
     days = [[d if d != "-" else t("logs.no_day", lang), str(v["runs"]), _pct(v["task_success_rate"]),
-             str(v.get("graded", "")), _pct(v["invalid_call_rate"]), _pct(v["takeover_rate"])]
+             str(v.get("graded", "")), _pct(v["invalid_call_rate"]), _pct(v["takeover_rate"]),
+             _pct(v.get("checked_success_rate", math.nan)), _pct(v.get("unfinished_rate", math.nan))]
             for d, v in report["days"].items()]
-    kinds = [[kind(k), code or "-", t("class." + CODES[code][0], lang) if code else "-",
-              t("stage." + CODES[code][1], lang) if code else "-", n]
-             for k, n in report["by_kind"].items() for code in [KINDS.get(k, "")]]
+    # each class of finding at the stage it was found at: a write done twice that no guard stopped is a failure of
+    # execution, the same code logged by a guard that stopped it is rule-blocked
+    kinds = [[kind(r["kind"]), r["code"] or "-", t("class." + CODES[r["code"]][0], lang) if r["code"] in CODES else "-",
+              t("stage." + r["stage"], lang) if r["stage"] else "-", r["count"]] for r in report.get("by_kind_stage", ())]
+    classes = report.get("failure_classes", {})
     cases = report["cases"]
     findings = [{**f, "kind": kind(f["kind"])} for f in report["findings"]]
     more = tot["findings"] - len(findings)
@@ -71,11 +75,13 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
                           bad=tot["runs_with_findings"]),
                  largest=largest_text(report, lang) if largest else "",
                  writes=t("logs.writes." + s.get("writes", "name pattern"), lang),
-                 day_head=[t("logs.col." + c, lang) for c in ("day", "runs", "success", "graded", "invalid", "takeover")],
+                 day_head=[t("logs.col." + c, lang) for c in ("day", "runs", "success", "graded", "invalid", "takeover")]
+                 + [t("metrics2." + c, lang) for c in ("checked_success_rate", "unfinished_rate")],
                  days=days,
                  kind_head=[t("logs.col." + c, lang) for c in ("kind", "code", "category", "stage", "count")], kinds=kinds,
                  by_category=went_wrong_text(report["by_category"], lang) if report["by_category"] else "-",
                  by_stage=went_wrong_text(report["by_stage"], lang) if report["by_stage"] else "-",
+                 classes=[[class_name(c, lang), n] for c, n in classes.items()],
                  findings=findings, more=t("logs.more", lang, more=more) if more > 0 else "",
                  cases_text=t("logs.cases", lang, n=len(cases), runnable=sum(c["runnable"] for c in cases),
                               file="cases.jsonl"),

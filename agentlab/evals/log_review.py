@@ -35,6 +35,7 @@ from ..runs import STATUSES, Run
 from ..schema import SchemaError
 from ..tools import Registry
 from ..trace import Event, finalize
+from .failure_classes import CODE_CLASSES, FAILURE_CLASSES, effect_classes, run_classes
 from .log_report import KINDS, largest_text, review_html, write_report  # what a review says: its page, its files
 from .logs import OPEN_RUNS, Format, LogError, LogRun, read_logs, read_rows, run_meta
 from .metrics import Tally, repair_turns, went_wrong
@@ -142,6 +143,12 @@ def _err(code: str) -> tuple[str, str]:
     return cat, stage
 
 
+#: what the review itself finds a log did that a guard would have stopped: it happened, so it is a failure where
+#: it was done (a write done twice, a call repeated), not a guard that worked. Its code is the one the guard would
+#: give (so its class of the five: idempotency, loops); a guard's own code in the logs keeps its stage (CODES).
+FOUND_UNGUARDED: dict[str, tuple[str, str]] = {"CONFLICT": ("fatal", "execution"), "LOOP_DETECTED": ("fatal", "execution")}
+
+
 def _answered(content: Any) -> bool:
     """Whether a tool message says the tool ran: not ``{"ok": false}``, not an ``error`` object."""
     if isinstance(content, str):
@@ -162,8 +169,9 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
     seen: Counter = Counter()
     step = 0
 
-    def found(kind: str, code: str, *, tool: str = "", index: int | None = None, detail: str = "") -> tuple[str, str]:
-        cat, stage = _err(code)
+    def found(kind: str, code: str, *, tool: str = "", index: int | None = None, detail: str = "",
+              unguarded: bool = False) -> tuple[str, str]:
+        cat, stage = FOUND_UNGUARDED[code] if unguarded else _err(code)
         findings.append(LogFinding(rid, rid, kind, code, cat, stage, tool, index, _shown(detail), log.day))
         return cat, stage
 
@@ -222,9 +230,10 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
                 elif not write and seen[sig] == REPEAT_LIMIT:
                     code, kind = "LOOP_DETECTED", "repeated_call"
                 if code:
-                    found(kind, code, tool=name, index=i, detail=canonical(args))
+                    found(kind, code, tool=name, index=i, detail=canonical(args), unguarded=True)
             answer = answers.get(cid)
-            cat, stage = _err(code) if code else ("", "")
+            cat, stage = (FOUND_UNGUARDED[code] if kind in ("duplicate_write", "repeated_call") and code in FOUND_UNGUARDED
+                          else _err(code)) if code else ("", "")
             events.append(Event(rid, rid, 1, step, "tool", loop="logs", tool_name=name, tool_call_id=cid,
                                 args_raw=(raw if isinstance(raw, str) else json.dumps(raw))[:1000],
                                 parse_ok=parse_ok, validate_ok=validate_ok,
@@ -256,6 +265,8 @@ class _TelemetryRun:
 
     __slots__ = (
         "calls",
+        "classes",
+        "codes",
         "day",
         "end",
         "events",
@@ -293,6 +304,8 @@ class _TelemetryRun:
         # signatures of the calls so far (a repeat, a duplicate write): a bounded window, oldest forgotten first
         self.seen: OrderedDict[str, int] = OrderedDict()
         self.wrong: Counter = Counter()  # (category, stage) of what went wrong, by the metrics' one definition
+        self.classes: Counter = Counter()  # the five classes, by failure_classes.by_failure_class's rule, as rows come
+        self.codes: set[str] = set()  # the codes met before the end row (an error that ends a run is counted once)
         self.kinds: Counter = Counter()
         self.kind_stage: Counter = Counter()
         self.findings: list[LogFinding] = []  # every one when keep, else the first EXAMPLES
@@ -329,7 +342,7 @@ class _TelemetryRun:
                     code = ("CONFLICT" if write and n == 2 and e.exec_ok
                             else "LOOP_DETECTED" if not write and n == REPEAT_LIMIT else "")
                     if code:
-                        cat, stage = _err(code)
+                        cat, stage = FOUND_UNGUARDED[code]  # done, not stopped: the logs show no guard acting on it
                         extra = {"error_code": code, "error_category": cat, "error_stage": stage}
         if extra:
             e = Event(**{**e.to_dict(), **extra})
@@ -348,6 +361,10 @@ class _TelemetryRun:
         wrong = went_wrong(e)
         if wrong is not None:
             self.wrong[wrong] += 1
+        if e.error_code in CODE_CLASSES and (e.kind != "end" or e.error_code not in self.codes):
+            self.classes[CODE_CLASSES[e.error_code]] += 1
+        if e.error_code and e.kind != "end" and len(self.codes) < _REGISTRIES:  # a few codes a run: bounded all the same
+            self.codes.add(e.error_code)
         self.calls += e.kind == "tool"
         self.invalid += e.kind == "tool" and (e.parse_ok is False or e.validate_ok is False)
         self.steps = max(self.steps, e.round_index)
@@ -372,8 +389,9 @@ class _TelemetryRun:
                    (end.note or "") if end else "", answer, self.steps, finalize(self.events, status), ())
 
     def summary(self) -> _Summary:
+        classes = +(self.classes + effect_classes(self.final_status(), self.codes))
         return _Summary(self.day, None, self.calls, self.invalid, self.steps, self.final_status(), self.wrong,
-                        self.kinds, self.kind_stage, tuple(self.findings), self.found, None)
+                        self.kinds, self.kind_stage, tuple(self.findings), self.found, None, classes)
 
 
 def _telemetry_run(log: LogRun, registry: Registry | None, writes: frozenset[str]) -> tuple[Run, list[LogFinding]]:
@@ -406,6 +424,7 @@ class _Summary:
     examples: tuple[LogFinding, ...]
     found: int
     case: dict | None
+    classes: Counter  # the five classes of failure (failure_classes.run_classes: codes and the ending)
 
 
 def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozenset[str],
@@ -430,7 +449,7 @@ def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozen
             cases[0] += case is not None
         yield _Summary(log.day or "", log.success, run.tool_calls, run.invalid_calls, run.steps, run.status, wrong,
                        Counter(f.kind for f in found), Counter((f.kind, f.code, f.stage) for f in found),
-                       tuple(found[:EXAMPLES]), len(found), case)
+                       tuple(found[:EXAMPLES]), len(found), case, run_classes(run))
 
 
 def _streamed(source: str, rows: Iterable[tuple[int, dict]], registry: Registry | None,
@@ -536,6 +555,7 @@ def _report(summaries: Iterable[_Summary], settings: Mapping[str, Any] | None) -
     by_cat: Counter = Counter()
     by_stage: Counter = Counter()
     kind_stage: Counter = Counter()
+    classes: Counter = Counter()
     examples: list[dict] = []
     cases: list[dict] = []
     runs_with_findings = 0
@@ -547,6 +567,7 @@ def _report(summaries: Iterable[_Summary], settings: Mapping[str, Any] | None) -
             by_stage[stage] += n
         kinds.update(r.kinds)
         kind_stage.update(r.kind_stage)
+        classes.update(r.classes)
         for f in r.examples[:EXAMPLES - len(examples)]:  # the run id, the tool and the codes are the logs' words too
             examples.append(f.to_dict())
         if r.found:
@@ -570,6 +591,8 @@ def _report(summaries: Iterable[_Summary], settings: Mapping[str, Any] | None) -
         "by_kind": dict(kinds.most_common()),
         "by_category": dict(by_cat.most_common()),
         "by_stage": dict(by_stage.most_common()),
+        "by_kind_stage": [{"kind": k, "code": c, "stage": st, "count": n} for (k, c, st), n in kind_stage.most_common()],
+        "failure_classes": {c: classes.get(c, 0) for c in FAILURE_CLASSES},
         "largest": largest,
         "findings": examples,
         "cases": cases,

@@ -5,6 +5,13 @@
 * invalid-call rate: invalid tool calls / all tool calls (unparsable, unknown tool, bad arguments).
 * average steps: model turns per run.
 * human-takeover rate: runs that ended ``escalated`` or ``budget_exhausted``.
+
+Beside them, two stricter formulas that count differently (docs/metrics.md#two-ways-to-count):
+
+* task success (finished and checked): runs that finished (``done*``) *and* whose data the grader passed; a
+  correct hand-over is not one (:func:`finished_and_checked`).
+* takeover (anything not finished): runs that did not end ``done*``: a crash and a hand-over alike
+  (:func:`not_finished`).
 """
 from __future__ import annotations
 
@@ -17,10 +24,11 @@ from ..routing import RoutingTurn, routing_metrics
 from ..runs import STATUSES, Run
 from ..trace import Event
 
-__all__ = ["HEALTH_LINES", "LAYER_DEFINITIONS", "Tally", "by_taxonomy", "called_needed", "crosses", "failure_breakdown",
-           "layers", "pass_hat_k", "repair_turns", "right_tool", "rounds_to_recover",
+__all__ = ["HEALTH_LINES", "LAYER_DEFINITIONS", "Tally", "by_taxonomy", "called_needed", "checked_success_rate",
+           "crosses", "failure_breakdown", "finished_and_checked", "layers", "not_finished", "pass_hat_k",
+           "repair_turns", "right_tool", "rounds_to_recover",
            "routing_from_trace", "routing_turns", "self_correction_rate", "status_counts", "status_shares", "summarize",
-           "went_wrong", "went_wrong_text"]
+           "unfinished_rate", "went_wrong", "went_wrong_text"]
 
 
 #: Reference ("health") lines for the metrics: STARTING POINTS a team calibrates against its own baseline, never
@@ -68,11 +76,11 @@ class Tally:
     success rate is over the graded runs only ("where the logs say"), NaN when none was.
     """
 
-    __slots__ = ("calls", "finished", "graded", "invalid", "passed", "runs", "statuses", "steps", "takeovers")
+    __slots__ = ("calls", "checked", "finished", "graded", "invalid", "passed", "runs", "statuses", "steps", "takeovers")
 
     def __init__(self) -> None:
         self.runs = self.calls = self.invalid = self.steps = self.takeovers = self.finished = 0
-        self.graded = self.passed = 0
+        self.graded = self.passed = self.checked = 0
         self.statuses: Counter = Counter()
 
     def add(self, run: Run, verdict: bool | None = None) -> None:
@@ -90,6 +98,7 @@ class Tally:
         if verdict is not None:
             self.graded += 1
             self.passed += bool(verdict)
+            self.checked += finished_and_checked(status, verdict)
 
     def summary(self) -> dict:
         n = max(self.runs, 1)
@@ -100,6 +109,8 @@ class Tally:
             "avg_steps": self.steps / n,
             "takeover_rate": self.takeovers / n,
             "finished_rate": self.finished / n,
+            "checked_success_rate": self.checked / self.graded if self.graded else float("nan"),
+            "unfinished_rate": (self.runs - self.finished) / n,
             "statuses": dict(self.statuses),
         }
 
@@ -360,3 +371,27 @@ def routing_from_trace(events: Iterable[Event]) -> dict[str, float]:
     out = routing_metrics(turns)
     return {"hit_rate": out["hit_rate"], "miss_rate": out["miss_rate"], "tools_per_turn": out["tools_per_turn"],
             "turns": len(turns)}
+
+
+# --- finished-only: the two stricter formulas (docs/metrics.md#two-ways-to-count) ---------------------------
+def finished_and_checked(status: str, verdict: bool | None) -> bool:
+    """The stricter task success of one run: it finished (``done*``) *and* the grader passed its data. A correct
+    hand-over is not one: the task was not finished by the agent."""
+    return status.startswith("done") and verdict is True
+
+
+def not_finished(status: str) -> bool:
+    """The stricter takeover of one run: anything that did not end ``done*`` (handed over, out of steps, crashed)."""
+    return not status.startswith("done")
+
+
+def checked_success_rate(runs: Iterable[Run], correct: Callable[[Run], bool]) -> float:
+    """Task success (finished and checked): runs that finished and passed the grader / runs (NaN for none)."""
+    runs = list(runs)
+    return sum(finished_and_checked(r.status, bool(correct(r))) for r in runs) / len(runs) if runs else float("nan")
+
+
+def unfinished_rate(runs: Iterable[Run]) -> float:
+    """Takeover (anything not finished): runs that did not end ``done*`` / runs (NaN for none)."""
+    runs = list(runs)
+    return sum(not_finished(r.status) for r in runs) / len(runs) if runs else float("nan")

@@ -328,7 +328,11 @@ class GuardPanel(App):
 
 def metrics_table_html(rows: Mapping[str, Mapping[str, Any]], lang: Lang = "en") -> str:
     cols = ["task_success_rate", "invalid_call_rate", "avg_steps", "takeover_rate"]
-    head = "".join(f"<th>{c if lang == 'en' else t('eval.' + c, lang)}</th>" for c in cols)
+    # beside the workbook's four, the stricter two (docs/metrics.md#two-ways-to-count), named in full in every language
+    cols += [c for c in ("checked_success_rate", "unfinished_rate") if all(c in m for m in rows.values())]
+    strict = ("checked_success_rate", "unfinished_rate")
+    head = "".join(f"<th>{t('metrics2.' + c, lang) if c in strict else c if lang == 'en' else t('eval.' + c, lang)}</th>"
+                   for c in cols)
     body = "".join(f"<tr><td><b>{html.escape(label(group, lang))}</b></td>" + "".join(
         f"<td>{m[c]:.2f}</td>" for c in cols) + "</tr>" for group, m in rows.items())
     return f"<h4>{t('ui.metrics', lang)}</h4><table><tr><th></th>{head}</tr>{body}</table>"

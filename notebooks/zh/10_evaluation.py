@@ -65,6 +65,30 @@ plt.show()
 table_view(pd.DataFrame(rows).set_index("group"), lang=LANG)
 
 # %% [markdown]
+# ## 成功率和人工接管率的两种算法
+#
+# 本书的任务成功率把正确的转人工算作成功，人工接管率只算以 `escalated` 或 `budget_exhausted` 结束的运行。
+# 更严格的一对算法不同（[指标文档](../../docs/zh/metrics.md#two-ways-to-count)）：
+# **任务成功率（完成且数据核对无误）**只算完成了、并且数据通过检查的运行；
+# **人工接管率（凡未完成都算）**把所有没完成的运行都算上，崩溃也算。在这套用例上，
+# 朴素循环的成功率两种算法都是 44.2%，但人工接管率按本书算是 7.7%，按严格算法是 19.2%：
+# 它的 6 次崩溃没有转给任何人，却也没有完成。防护循环的成功率按本书算是 100.0%，按严格算法是 63.5%：
+# 它的 19 次正确转人工是对的，但不是由智能体完成的；它的人工接管率两种算法都是 36.5%（它从不崩溃）。
+# 报告时要说清用的是哪一对。
+
+# %%
+from agentlab.evals.metrics import summarize
+from agentlab.i18n import t
+
+counted = {}
+for loop, results in suites.items():
+    passed = {r.run.run_id: r.passed for r in results}
+    s = summarize([r.run for r in results], lambda run, passed=passed: passed[run.run_id])
+    counted[loop] = {t(k, LANG): f"{s[k.split('.')[1]]:.1%}" for k in (
+        "eval.task_success_rate", "metrics2.checked_success_rate", "eval.takeover_rate", "metrics2.unfinished_rate")}
+table_view(pd.DataFrame(counted).T, lang=LANG)
+
+# %% [markdown]
 # ## 四个层次
 #
 # 每一层回答的是不同的问题，每个指标都有精确的定义（同样的文字也在
