@@ -153,3 +153,17 @@ def test_the_course_page_lists_each_path_as_the_data_does(page):
 @pytest.mark.parametrize("readme,page", [("README.md", "docs/course.md"), ("README.zh.md", "docs/zh/course.md")])
 def test_the_readme_links_the_course(readme, page):
     assert f"]({page})" in (ROOT / readme).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("page", ["docs/course.md", "docs/zh/course.md"])
+def test_the_course_page_says_each_paths_minutes_and_the_total_as_the_data_does(page):
+    """The sentence above each path's table ("170 minutes of 180") and the total of all notebooks are the data's:
+    the tables were written from it while a sentence kept an older measure."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    said = re.compile(r"(\d+) minutes of\s+(\d+)" if "/zh/" not in page else r"共 (\d+) 分钟\s*（上限\s*(\d+)）")
+    for name in PATHS:
+        before = text.split(f"<!-- path: {name} -->", 1)[0]
+        spent = sum(NOTEBOOKS[s]["minutes"] if isinstance(s, str) else s["break"] for s in steps(name))
+        assert said.findall(before)[-1] == (str(spent), str(PATHS[name]["minutes"])), (page, name)
+    total = sum(f["minutes"] for f in NOTEBOOKS.values())
+    assert re.search(rf"(?:add up to|合计)\s*{total}\s*(?:minutes|分钟)", text), (page, total)

@@ -320,8 +320,10 @@ def test_notebook_10_figures_and_text_read_the_same_data():
     assert "dropna=False" not in src and 'na_rep="-"' in src
     cases = load_cases()
     naive, guarded = run_suite(cases, loop="naive"), run_suite(cases)
+    needs = {c.id: c.needed_tools or None for c in cases}
     for rs in (naive, guarded):  # the four-layer table: one row per defined metric, only the unreported empty
-        got = layers([r.run for r in rs], correct=lambda run: True)
+        need = {r.run.run_id: needs[r.case_id] for r in rs}
+        got = layers([r.run for r in rs], correct=lambda run: True, needed_tools=lambda run, need=need: need[run.run_id])
         assert {(lay, m) for lay, ms in got.items() for m in ms} == \
             {(lay, m) for lay, ms in LAYER_DEFINITIONS.items() for m in ms}
         assert [m for ms in got.values() for m, v in ms.items() if v != v] == ["tokens_per_task"]
@@ -338,3 +340,4 @@ def test_notebook_10_figures_and_text_read_the_same_data():
     gained, lost = sum(g.passed for _, g in apart), sum(n.passed for n, _ in apart)
     assert round((abl["no guards"] - pass_rate(naive)) * len(cases)) == gained - lost
     assert "ablation.not_naive" in src and 'abl["no guards"]' in src and "pass_rate(suites[\"naive\"])" in src
+    assert "needed_tools=" in src  # the right-tool rate measured, not left "-"

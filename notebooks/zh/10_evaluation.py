@@ -30,7 +30,7 @@
 #
 # **先修：** [08 · 每种失败在哪里被拦下](08_where_failures_are_caught.ipynb)、[09 · 接入真实模型](09_real_models.ipynb)。
 #
-# **用时：** 约 35 分钟（阅读、运行、查找题和动手练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
+# **用时：** 约 40 分钟（阅读、运行、查找题和动手练习；测量方法见[课程与路径](../../docs/zh/course.md#how-the-times-were-measured)）。
 
 # %%
 import pandas as pd
@@ -103,9 +103,12 @@ table_view(pd.DataFrame([{"layer": layer, "metric": m, "definition": d} for laye
 
 # %%
 values = {}
+needs = {c.id: c.needed_tools or None for c in cases}  # the tools each case needs, where it declares them
 for loop, rs in suites.items():
     ok = {r.run.run_id: r.passed for r in rs}
-    values[loop] = layers([r.run for r in rs], correct=lambda run, ok=ok: ok[run.run_id])
+    need = {r.run.run_id: needs[r.case_id] for r in rs}
+    values[loop] = layers([r.run for r in rs], correct=lambda run, ok=ok: ok[run.run_id],
+                          needed_tools=lambda run, need=need: need[run.run_id])
 # one row per metric of its own layer (a pivot over every layer x metric would invent 36 empty rows)
 four = pd.DataFrame([{"layer": layer, "metric": m, **{loop: values[loop][layer][m] for loop in suites}}
                      for layer, ms in LAYER_DEFINITIONS.items() for m in ms]).set_index(["layer", "metric"])
