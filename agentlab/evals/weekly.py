@@ -10,6 +10,7 @@ sentence from the catalogue with its key and fields, never a traceback.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import html
@@ -18,10 +19,11 @@ import json
 import os
 import re
 import sqlite3
+import tempfile
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -438,6 +440,18 @@ def week_review(store: ReviewStore, conversations: Iterable[FailedConversation],
     return WeekReview(source, week, convs, notes, _counts(notes), promoted)
 
 
+@contextlib.contextmanager
+def _suite_lock(suite: Path) -> Iterator[None]:
+    """An exclusive lock on ``suite`` (a file beside it), held while a case is chosen an id and appended."""
+    import fcntl
+    with open(suite.with_name(suite.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def promote_conversation(conversation: FailedConversation, suite: str | Path, store: ReviewStore | None = None) -> str:
     """Append the conversation to a regression suite (JSONL) as a case that replays it: a log's by
     :func:`~agentlab.evals.log_review.case_of`, a stored session's by :func:`~agentlab.evals.review.promote`.
@@ -448,33 +462,35 @@ def promote_conversation(conversation: FailedConversation, suite: str | Path, st
     if origin is None or not isinstance(origin, tuple):
         raise WeeklyError("weekly.err.cannot_promote", id=conversation.id)
     first, second = origin
-    if hasattr(first, "messages") and isinstance(second, tuple):  # a log's conversation and its findings
-        made = case_of(first, list(second)) if first.messages else None
-        if made is None:
-            raise WeeklyError("weekly.err.cannot_promote", id=conversation.id)
-        case = dict(made["case"])
-        existing = {c.id for c in load_cases(suite)} if suite.exists() else set()
-        base, n = f"log-{conversation.id}", 1
-        case["id"] = base
-        while case["id"] in existing:
-            n += 1
-            case["id"] = f"{base}-{n}"
-        before = suite.read_bytes() if suite.exists() else None
-        with suite.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(case, ensure_ascii=False) + "\n")
+    with _suite_lock(suite):  # two reviewers promoting at once: one after the other, never one line over another
+        size = suite.stat().st_size if suite.exists() else None
         try:
-            load_cases(suite)  # the suite's reader accepts the new line, or the file is put back as it was
-        except Exception:
-            if before is None:
-                suite.unlink()
+            if hasattr(first, "messages") and isinstance(second, tuple):  # a log's conversation and its findings
+                made = case_of(first, list(second)) if first.messages else None
+                if made is None:
+                    raise WeeklyError("weekly.err.cannot_promote", id=conversation.id)
+                case = dict(made["case"])
+                existing = {c.id for c in load_cases(suite)} if suite.exists() else set()
+                base, n = f"log-{conversation.id}", 1
+                case["id"] = base
+                while case["id"] in existing:
+                    n += 1
+                    case["id"] = f"{base}-{n}"
+                with suite.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps(case, ensure_ascii=False) + "\n")
+                case_id = str(case["id"])
             else:
-                suite.write_bytes(before)
+                if second is None:
+                    raise WeeklyError("weekly.err.cannot_promote", id=conversation.id)
+                case_id = promote(first, second, suite).id
+            load_cases(suite)  # the suite's reader accepts the new line
+        except Exception:
+            # put the file back as it was: cut at the length it had, so nothing a colleague wrote before goes
+            if size is None:
+                suite.unlink(missing_ok=True)
+            elif suite.exists() and suite.stat().st_size > size:
+                os.truncate(suite, size)
             raise
-        case_id = str(case["id"])
-    else:
-        if second is None:
-            raise WeeklyError("weekly.err.cannot_promote", id=conversation.id)
-        case_id = promote(first, second, suite).id
     if store is not None:
         store.mark_promoted(conversation, case_id, suite)
     return case_id
@@ -482,6 +498,12 @@ def promote_conversation(conversation: FailedConversation, suite: str | Path, st
 
 def _week_label(week: str, lang: Lang) -> str:
     return week or t("weekly.undated", lang)
+
+
+def _cell(value: object) -> object:
+    """A text cell a spreadsheet will not run: one that starts as a formula does ("=HYPERLINK(...)", "+cmd", "@SUM")
+    gets a leading apostrophe, which the spreadsheet shows as text."""
+    return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
 def weekly_csv(review: WeekReview, lang: Lang = "en") -> str:
@@ -497,10 +519,11 @@ def weekly_csv(review: WeekReview, lang: Lang = "en") -> str:
     for c in review.conversations:
         stage = t("stage." + c.stage, lang) if c.stage in STAGES else ""
         for n in by_conv.get(c.id) or [None]:  # type: ignore[list-item]
-            w.writerow([_week_label(review.week, lang), c.id, c.where, t("status." + c.status, lang), stage,
-                        n.text if n else "", n.author if n else "",
-                        time.strftime("%Y-%m-%d %H:%M", time.localtime(n.created)) if n else "",
-                        n.category if n else "", review.promoted.get(c.id, "")])
+            w.writerow([_cell(v) for v in (
+                _week_label(review.week, lang), c.id, c.where, t("status." + c.status, lang), stage,
+                n.text if n else "", n.author if n else "",
+                time.strftime("%Y-%m-%d %H:%M", time.localtime(n.created)) if n else "",
+                n.category if n else "", review.promoted.get(c.id, ""))])
     return buf.getvalue()
 
 
@@ -541,8 +564,9 @@ def export_week(review: WeekReview, folder: str | Path, lang: Lang = "en") -> di
     paths = {}
     for ext, body in (("csv", "\ufeff" + weekly_csv(review, lang)), ("html", weekly_html(review, lang))):
         final = out / f"{stem}.{ext}"
-        tmp = final.with_name(f".{final.name}.partial")
-        tmp.write_text(body, encoding="utf-8", newline="")
+        fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{final.name}.", suffix=".partial")  # one per export at once
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(body)
         os.replace(tmp, final)
         paths[ext] = final
     return paths
