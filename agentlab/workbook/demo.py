@@ -191,8 +191,8 @@ RETAIL_TASK = {"en": f"Please cancel order {RETAIL_ORDER}, I ordered it by mista
                "zh": f"订单 {RETAIL_ORDER} 是我下错了，请帮我取消。"}
 RETAIL_PLAN = (Step("get_order_details", {"order_id": RETAIL_ORDER}),
                Step("cancel_pending_order", {"order_id": RETAIL_ORDER, "reason": "ordered by mistake"}))
-RETAIL_ANSWER = {"en": f"Order {RETAIL_ORDER} is cancelled; 182.03 goes back to your PayPal account.",
-                 "zh": f"订单 {RETAIL_ORDER} 已取消，182.03 元原路退回你的 PayPal。"}
+RETAIL_ANSWER = {"en": f"Order {RETAIL_ORDER} is cancelled; $182.03 goes back to your PayPal account.",
+                 "zh": f"订单 {RETAIL_ORDER} 已取消，182.03 美元原路退回你的 PayPal。"}  # the store's prices are dollars
 RETAIL_TARGET = {"flaky_tool": "get_order_details", "hanging_tool": "get_order_details",
                  "leaky_tool": "get_order_details", "lost_reply": "cancel_pending_order"}
 
