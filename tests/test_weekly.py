@@ -230,3 +230,45 @@ def test_a_promotion_the_suite_refuses_leaves_the_file_as_it_was(tmp_path, convs
     with pytest.raises(ValueError):
         promote_conversation(convs[0], suite)
     assert suite.read_bytes() == before and [c.id for c in load_cases(suite)] == [kept]
+
+
+def test_suggested_names_are_words_the_notes_use_and_names_a_category_may_take(tmp_path, convs):
+    """"status" became "statu", "analysis" "analysi", and "customer's" "customer'", a name the category check then
+    refused: the suggestion could not be filed."""
+    from agentlab.evals.weekly import check_category
+    store = ReviewStore(tmp_path)
+    for text in ("the customer's status was wrong", "customer's status never checked", "status analysis missing",
+                 "analysis of the status"):
+        store.add_note(convs[0], text, "Ann")
+    names = [s.name for s in suggest_groups(store.notes(), "en") if s.source == "words"]
+    assert {"status", "customer", "analysis"} <= set(names), names
+    for name in names:
+        check_category(name)
+
+
+def test_a_locked_store_says_so_and_writes_nothing_half(tmp_path, convs):
+    """A store still locked after its wait answered "OperationalError: database is locked", in English on a
+    Chinese page; a note and its new category were two writes, so a failure between them left a note filed under a
+    category the list did not have."""
+    import sqlite3
+    store = ReviewStore(tmp_path, timeout=0.2)
+    holder = sqlite3.connect(store.path)
+    holder.execute("BEGIN IMMEDIATE")  # a colleague in the middle of a write
+    try:
+        with pytest.raises(WeeklyError) as refused:
+            store.add_note(convs[0], "refund sent twice", "Ann", category="refunds")
+        assert refused.value.key == "weekly.err.store_busy" and "稍后再试" in refused.value.localized("zh")
+    finally:
+        holder.rollback()
+        holder.close()
+    assert store.notes() == [] and store.add_note(convs[0], "refund sent twice", "Ann").text == "refund sent twice"
+    noted = store.add_note(convs[1], "wrong tool", "Bo", category="tools")
+    assert "tools" in store.categories() and noted.category == "tools"
+
+
+def test_a_folder_nobody_may_write_is_a_sentence(tmp_path):
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("x")
+    with pytest.raises(WeeklyError) as refused:
+        ReviewStore(blocked)
+    assert refused.value.key == "weekly.err.store_unwritable"

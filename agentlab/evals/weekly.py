@@ -50,6 +50,9 @@ _FAILED = frozenset({"failed", "escalated", "budget_exhausted"})  # of runs.STAT
 _MARKUP = re.compile(r"[<>&\"'`{}\[\]\\]")
 
 
+_NEW_CATEGORY = "INSERT OR IGNORE INTO categories(name, author, created) VALUES (?, ?, ?)"
+
+
 class WeeklyError(LocalizedError):
     """A review input refused: ``key`` the catalogue's sentence, ``fields`` what it fills in;
     :meth:`to_dict` the structured message a page or a test reads."""
@@ -250,10 +253,13 @@ class ReviewStore:
 
     def __init__(self, folder: str | Path | None = None, *, timeout: float = 10.0):
         self.folder = review_dir(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
         self.path = self.folder / "review.sqlite"
-        self.db = connect_sqlite(self.path, self._SCHEMA, wal=True, timeout=timeout)
-        self.db.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.db = connect_sqlite(self.path, self._SCHEMA, wal=True, timeout=timeout)
+            self.db.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+        except (OSError, sqlite3.Error):  # a folder nobody may write, a file that is not a database
+            raise WeeklyError("weekly.err.store_unwritable", path=str(self.folder)) from None
 
     def __repr__(self) -> str:
         return f"ReviewStore({self.path})"
@@ -261,14 +267,23 @@ class ReviewStore:
     def close(self) -> None:
         self.db.close()
 
-    def _write(self, sql: str, args: Sequence[Any]) -> sqlite3.Cursor:
-        self.db.execute("BEGIN IMMEDIATE")
+    def _write(self, sql: str, args: Sequence[Any], *more: tuple[str, Sequence[Any]]) -> sqlite3.Cursor:
+        """``sql`` and ``more`` in one transaction: all of them written, or none (a failed COMMIT rolled back too,
+        else the connection stayed inside it and every later write failed); the first statement's cursor."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:  # still locked after the busy timeout
+            raise WeeklyError("weekly.err.store_busy", path=str(self.path)) from None
         try:
             cur = self.db.execute(sql, args)
-        except BaseException:
+            for statement, values in more:
+                self.db.execute(statement, values)
+            self.db.execute("COMMIT")
+        except BaseException as exc:
             self.db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError):  # locked at COMMIT, read-only, a full disk
+                raise WeeklyError("weekly.err.store_busy", path=str(self.path)) from None
             raise
-        self.db.execute("COMMIT")
         return cur
 
     def add_note(self, conversation: FailedConversation | str, text: Any, author: Any, *, week: str | None = None,
@@ -280,23 +295,21 @@ class ReviewStore:
         wk = week if week is not None else conversation.week if isinstance(conversation, FailedConversation) else ""
         now = time.time()
         cur = self._write("INSERT INTO notes(week, conversation, text, author, created, category) "
-                          "VALUES (?, ?, ?, ?, ?, ?)", (wk, cid, body, who, now, cat))
-        if cat:
-            self.add_category(cat, who)
+                          "VALUES (?, ?, ?, ?, ?, ?)", (wk, cid, body, who, now, cat),
+                          *([(_NEW_CATEGORY, (cat, who, now))] if cat else []))  # the note and its category at once
         return Note(int(cur.lastrowid or 0), wk, cid, body, who, now, cat)
 
     def assign(self, note_id: int, category: Any, author: str = "") -> Note:
         """File a note under a category the team names (``""`` takes it out of every category)."""
         cat = check_category(category) if _clean(category) else ""
-        if self._write("UPDATE notes SET category = ? WHERE id = ?", (cat, int(note_id))).rowcount != 1:
+        if self._write("UPDATE notes SET category = ? WHERE id = ?", (cat, int(note_id)),
+                       *([(_NEW_CATEGORY, (cat, author, time.time()))] if cat else [])).rowcount != 1:
             raise WeeklyError("weekly.err.no_note", id=note_id)
-        if cat:
-            self.add_category(cat, author)
         return next(n for n in self.notes() if n.id == int(note_id))
 
     def add_category(self, name: Any, author: str = "") -> str:
         cat = check_category(name)
-        self._write("INSERT OR IGNORE INTO categories(name, author, created) VALUES (?, ?, ?)", (cat, author, time.time()))
+        self._write(_NEW_CATEGORY, (cat, author, time.time()))
         return cat
 
     def categories(self) -> list[str]:
@@ -369,8 +382,8 @@ def _terms(text: str) -> set[str]:
     two-character runs (text in Chinese has no spaces) less those with a particle."""
     out = set()
     for w in _WORD.findall(text.lower()):
-        w = w.strip("'")
-        if w.endswith("s") and len(w) > 4 and not w.endswith("ss"):
+        w = re.sub(r"'s?$", "", w).strip("'")  # "customer's" is customer: the quote first, then a plural's s
+        if w.endswith("s") and len(w) > 4 and not w.endswith(("ss", "us", "is")):  # status, analysis stay whole
             w = w[:-1]
         if w not in _STOP_EN and len(w) > 2:
             out.add(w)
