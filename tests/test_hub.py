@@ -373,7 +373,11 @@ def hub():
     try:
         def up(name):
             h.api(token, "POST", f"/users/{name}")
-            h.api(token, "POST", f"/users/{name}/server")
+            try:
+                h.api(token, "POST", f"/users/{name}/server")
+            except urllib.error.HTTPError as exc:  # the spawn failed at once: say why, from the hub's own log
+                tail = "\n".join(Path(h.log).read_text(errors="replace").splitlines()[-40:]) if Path(h.log).exists() else ""
+                pytest.fail(f"{name}'s server did not start ({exc}); the hub's log ends:\n{tail}")
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline:
                 if h.api(token, "GET", f"/users/{name}")["servers"].get("", {}).get("ready"):
