@@ -29,6 +29,13 @@ def test_a_loopback_client_is_counted_by_its_account_not_its_address(host, famil
                 assert source_of(client, server) == f"uid {os.getuid()}"
 
 
+def as_nobody(port: int, then: str = "") -> subprocess.Popen:
+    """A client of ``port`` run as the account ``nobody``: it connects, does ``then``, and holds on for 5 s."""
+    return subprocess.Popen([sys.executable, "-c", "import socket, time\n"
+                             f"s = socket.create_connection(('127.0.0.1', {port}))\n{then}\ntime.sleep(5)"],
+                            user="nobody", cwd="/")
+
+
 def test_another_account_is_another_source_on_the_same_address():
     if os.geteuid() != 0:
         pytest.skip("needs root, to connect as another account")
@@ -36,9 +43,7 @@ def test_another_account_is_another_source_on_the_same_address():
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         port = listener.getsockname()[1]
-        theirs = subprocess.Popen([sys.executable, "-c", "import socket, time\n"
-                                   f"s = socket.create_connection(('127.0.0.1', {port}))\ntime.sleep(5)"],
-                                  user="nobody", cwd="/")
+        theirs = as_nobody(port)
         try:
             conn, client, server = accepted(listener)
             with conn, socket.create_connection(("127.0.0.1", port)):
@@ -119,10 +124,7 @@ def test_a_half_closed_client_keeps_its_account():
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         port = listener.getsockname()[1]
-        theirs = subprocess.Popen([sys.executable, "-c", "import socket, time\n"
-                                   f"s = socket.create_connection(('127.0.0.1', {port}))\n"
-                                   "s.sendall(b'GET / HTTP/1.1\\r\\n\\r\\n'); s.shutdown(socket.SHUT_WR); time.sleep(5)"],
-                                  user="nobody", cwd="/")
+        theirs = as_nobody(port, "s.sendall(b'GET / HTTP/1.1\\r\\n\\r\\n'); s.shutdown(socket.SHUT_WR)")
         try:
             time.sleep(0.5)
             conn, client, server = accepted(listener)

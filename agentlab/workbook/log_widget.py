@@ -9,7 +9,7 @@ import ipywidgets as W
 
 from ..i18n import Lang, t
 from ..resources import data_file
-from .widgets import LANG_OPTIONS, App, _safe
+from .widgets import LANG_OPTIONS, App, _safe, kept_upload
 
 __all__ = ["LOG_SAMPLES", "LogReview"]
 
@@ -53,15 +53,10 @@ class LogReview(App):
 
     def take_upload(self) -> Path | None:
         """The uploaded file, kept in a temporary folder the review reads as a stream."""
-        import tempfile
-        files = self.upload.value
-        if not files:
-            return None
-        item = files[0]
-        folder = Path(tempfile.mkdtemp(prefix="agentlab-logs-"))
-        self.path = folder / Path(str(item["name"])).name
-        self.path.write_bytes(bytes(item["content"]))
-        return self.path
+        path = kept_upload(self.upload, "agentlab-logs-")
+        if path is not None:
+            self.path = path
+        return path
 
     def update(self) -> dict | None:
         from ..evals.log_review import review_html, review_logs

@@ -6,7 +6,6 @@ the notes are shared with every colleague who opens the same review folder. The 
 from __future__ import annotations
 
 import html
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from ..evals.weekly import (
 from ..i18n import Lang, LocalizedError, t
 from ..resources import data_file
 from .log_widget import LOG_SAMPLES
-from .widgets import LANG_OPTIONS, App, _safe, _show, figure
+from .widgets import LANG_OPTIONS, App, _safe, _show, figure, kept_upload
 
 __all__ = ["WeeklyReview", "conversation_html", "counts_html"]
 
@@ -185,13 +184,9 @@ class WeeklyReview(App):
     # --- the source and the week ----------------------------------------------------------------
     def take_upload(self) -> Path | None:
         """The uploaded file, kept where the review reads it; the source becomes that file."""
-        files = self.upload.value
-        if not files:
+        path = kept_upload(self.upload, "agentlab-weekly-")
+        if path is None:
             return None
-        item = files[0]
-        folder = Path(tempfile.mkdtemp(prefix="agentlab-weekly-"))
-        path = folder / Path(str(item["name"])).name
-        path.write_bytes(bytes(item["content"]))
         self.uploaded = path
         self.source.value = "upload"
         return path

@@ -34,7 +34,7 @@ from .demo import Comparison, compare_loops, explain
 
 __all__ = ["LANG_OPTIONS", "REPLAYABLE_FAULTS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
            "FaultInjector", "GuardPanel", "MetricsPanel", "ProbePanel", "SchemaPlayground", "browser_lang", "comparison_html",
-           "figure", "fit", "metrics_table_html", "playground_html", "sample_calls", "text_width"]
+           "figure", "fit", "kept_upload", "metrics_table_html", "playground_html", "sample_calls", "text_width"]
 
 LANG_OPTIONS = [("English", "en"), ("中文", "zh")]
 
@@ -108,6 +108,17 @@ def fit(widget: W.Widget, labels: Sequence[str] = ()) -> None:
     longest = max((text_width(x) for x in labels), default=0)
     if longest:  # the arrow and the padding of a select take about five
         widget.layout.width = f"{desc + 2 + longest + 6}ch"
+
+
+def kept_upload(upload: W.FileUpload, prefix: str) -> Path | None:
+    """The file a FileUpload holds, written under its own name into a new temporary folder; None when empty."""
+    import tempfile
+    if not upload.value:
+        return None
+    item = upload.value[0]
+    path = Path(tempfile.mkdtemp(prefix=prefix)) / Path(str(item["name"])).name
+    path.write_bytes(bytes(item["content"]))
+    return path
 
 
 def _show(out: W.Output, obj: Any) -> None:
