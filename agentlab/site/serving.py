@@ -56,9 +56,10 @@ OVERSHOOT = 4
 MAX_CONNECTIONS = 4096
 #: requests in progress in all (each holds a task, most a thread): past them, 503
 MAX_REQUESTS = 200
-#: requests in progress from one source: well under MAX_REQUESTS, so that one source (a participant's account, an
-#: address) can never hold them all; an agent's pool or an evaluation at concurrency 8 uses a few
-REQUESTS_PER_SOURCE = 32
+#: requests in progress from one source (a participant's account, an address): half of MAX_REQUESTS, so one source
+#: never holds them all, and one client's own burst (60 executes waiting on a frozen store, 40 trickling bodies and a
+#: keyed call beside them) is still answered by the site's own bounds (slots per key, body deadlines), not this one
+REQUESTS_PER_SOURCE = MAX_REQUESTS // 2
 
 
 class Door:
