@@ -170,7 +170,8 @@ def _word_similarity(a: tuple[str, str], b: tuple[str, str]) -> float:
 
 # per query word: its weight when it pairs with nothing, and each similar word with the similarity and the
 # lower and higher of the two words' weights
-_Pairings = list[tuple[float, list[tuple[tuple[str, str], float, float, float]]]]
+_Option = tuple[tuple[str, str], float, float, float]
+_Pairings = list[tuple[float, list[_Option]]]
 
 
 def _word_score(pairings: _Pairings, paired: Collection[tuple[str, str]], count: int) -> float:
@@ -295,6 +296,10 @@ class _Index(NamedTuple):
     # (_letter_limit 0), so only the entries with the query's very letters can pair, found by one look-up rather
     # than one bit count per 3-letter word (a 500-field schema numbered 0-499 has 400 of them)
     anagrams: dict[int, tuple[tuple[int, int, tuple[str, str], _Members], ...]]
+    # query word -> what _pairing found for it, kept for the spellings the candidates hold themselves ("field",
+    # "gamma" in "feild_7_gama"): a misspelt name is mostly real words, and their pairings depend on the
+    # candidates alone, so each is worked out once per list (bounded by the words the candidates hold)
+    known: dict[tuple[str, str], tuple[tuple[_Members, ...], tuple[float, list[_Option]]]]
 
 
 @functools.lru_cache(maxsize=256)
@@ -343,7 +348,7 @@ def _index(candidates: tuple[str, ...]) -> _Index:
                   flat_masks, tuple(map(len, flats)), by_flat_length,
                   {n: functools.reduce(operator.or_, (flat_masks[i] for i in members), 0)
                    for n, members in by_flat_length.items()},
-                  {mask: tuple(entries) for mask, entries in anagrams.items()})
+                  {mask: tuple(entries) for mask, entries in anagrams.items()}, {})
 
 
 def _letter_limit(a: int, b: int) -> int:
@@ -369,6 +374,32 @@ def _mask(spelling: str) -> int:
 _ASCII_BITS = {chr(c): 1 << (c & 63) for c in range(128)}
 
 
+def _pairing(q: tuple[str, str], ix: _Index) -> tuple[tuple[_Members, ...], tuple[float, list[_Option]]]:
+    """For one query word: the lists of candidates it leads to (its own word's, its typos'), its weight when it
+    pairs with nothing and the candidates' words similar to it, as _word_score reads them."""
+    word, spelt = q
+    weight = ix.weight
+    same = ix.by_word.get(word)
+    lists = [same] if same is not None else []
+    alone = weight.get(word, 1.0)
+    options = [(pair, 1.0, alone, alone) for pair in ix.pairs.get(word, ())]  # the same word, however spelt
+    # a typo counts between words of 4+ letters, or two 3-letter anagrams (those share their letters' bits)
+    near = ix.typo_pool.get(len(spelt)) if len(spelt) != 3 else ix.anagrams.get(_mask(spelt))
+    if near:
+        # letter sets further apart than a typo can move them: no edit distance needed; with two or three
+        # words to look at, asking each costs less than the letters' bits (an anagram's are the query's)
+        qmask = _mask(spelt) if len(near) > 3 and len(spelt) != 3 else -1
+        for mask, limit, b, members in near:
+            if (qmask < 0 or (qmask ^ mask).bit_count() <= limit) and b[0] != word:
+                sim = _word_similarity(q, b)
+                if sim:
+                    lists.append(members)
+                    wc = weight.get(b[0], 1.0)
+                    wq = weight.get(word, wc)  # a typo weighs what the word it misspells weighs
+                    options.append((b, sim, min(wq, wc), max(wq, wc)))
+    return tuple(lists), (alone, options)
+
+
 def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[int, _Pairings]:
     """The candidates whose word score can be above 0 (they share a word or a typo of one), at most _CAP;
     and for each query word, the candidates' words similar to it (_word_similarity above 0), as _word_score
@@ -378,29 +409,15 @@ def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[int, _Pa
     """
     lists: list[_Members] = []
     pairings: _Pairings = []
-    by_word, pool, pairs, weight = ix.by_word, ix.typo_pool, ix.pairs, ix.weight
+    known = ix.known
     for q in query:
-        word, spelt = q
-        same = by_word.get(word)
-        if same is not None:
-            lists.append(same)
-        alone = weight.get(word, 1.0)
-        options = [(pair, 1.0, alone, alone) for pair in pairs.get(word, ())]  # the same word, however spelt
-        # a typo counts between words of 4+ letters, or two 3-letter anagrams (those share their letters' bits)
-        near = pool.get(len(spelt)) if len(spelt) != 3 else ix.anagrams.get(_mask(spelt))
-        if near:
-            # letter sets further apart than a typo can move them: no edit distance needed; with two or three
-            # words to look at, asking each costs less than the letters' bits (an anagram's are the query's)
-            qmask = _mask(spelt) if len(near) > 3 and len(spelt) != 3 else -1
-            for mask, limit, b, members in near:
-                if (qmask < 0 or (qmask ^ mask).bit_count() <= limit) and b[0] != word:
-                    sim = _word_similarity(q, b)
-                    if sim:
-                        lists.append(members)
-                        wc = weight.get(b[0], 1.0)
-                        wq = weight.get(word, wc)  # a typo weighs what the word it misspells weighs
-                        options.append((b, sim, min(wq, wc), max(wq, wc)))
-        pairings.append((alone, options))
+        got = known.get(q)
+        if got is None:
+            got = _pairing(q, ix)
+            if q[1] in ix.having:  # a spelling of the candidates' own: kept, at most one per word they hold
+                known[q] = got
+        lists += got[0]
+        pairings.append(got[1])
     if len(lists) == 1:  # one word (or typo) leads anywhere, the usual case: its first candidates
         return _first(lists[0], _CAP), pairings
     # Which candidates are scored matters, not in what order (the scores, then characters and names, rank them):
