@@ -32,6 +32,19 @@ def test_bench_validation_section_4_draws_fresh_misspellings_and_reports_medians
     assert "fresh misspelling" in out and "median / p90" in out
     for case in ("book_expense_record + typo", "500 fields, one misspelt", "500 fields, one unknown"):
         assert any(line.strip().startswith(case) and "load" in line for line in out.splitlines()), case
+    assert_target_rows(out, "error path, never-seen name, 500 fields, vs jsonschema")
+
+
+def assert_target_rows(out: str, *what: str) -> None:
+    """The benchmark ends with its target rows, one per target, as run.py bench gathers them:
+    ``target | what | measured | target | met: yes/no | load <1-min load average>``."""
+    rows = [[c.strip() for c in line.split("|")] for line in out.splitlines() if line.startswith("target |")]
+    assert rows and out.rstrip().splitlines()[-1].startswith("target |"), out[-500:]
+    for cells in rows:
+        assert len(cells) == 6 and cells[4] in ("yes", "no"), cells
+        assert cells[5].startswith("load ") and float(cells[5].removeprefix("load ")) >= 0, cells
+    for w in what:
+        assert any(cells[1] == w for cells in rows), (w, rows)
 
 
 def test_bench_eval_interleaves_concurrency_1_and_8():
