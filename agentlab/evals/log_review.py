@@ -20,8 +20,8 @@ import json
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import MISSING, dataclass, fields
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -258,6 +258,36 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
     return Run(rid, "logs", "", status, "", answer[:300], step, finalize(events, status), ()), findings
 
 
+_EVENT_FIELDS = frozenset(f.name for f in fields(Event))
+_EVENT_DEFAULTS = {f.name: f.default for f in fields(Event) if f.default is not MISSING}
+
+
+def _event(values: dict[str, Any]) -> Event:
+    """``Event(**values)``, less the dataclass ``__init__`` that sets its 25 frozen fields one call at a time (half
+    the cost of a telemetry row): the defaults, then the values, straight into the new event's ``__dict__``."""
+    if not _EVENT_DEFAULTS.keys() | values.keys() >= _EVENT_FIELDS:  # a field with no default missing: its TypeError
+        return Event(**values)
+    e = object.__new__(Event)
+    e.__dict__.update(_EVENT_DEFAULTS)
+    e.__dict__.update(values)
+    return e
+
+
+@lru_cache(maxsize=4096)
+def _canonical_args(raw: str) -> str | None:
+    try:
+        return canonical(json.loads(raw or "{}"))
+    except ValueError:
+        return None
+
+
+def _signature(tool: str, raw: str) -> str:
+    """``tool:canonical arguments`` (a repeat, a duplicate write), or "" for arguments that do not parse. A log repeats
+    the same arguments text often (the same lookup, a model's retry): the canonical form of a short one is kept."""
+    args = _canonical_args(raw) if len(raw) <= 1024 else _canonical_args.__wrapped__(raw)
+    return "" if args is None else f"{tool}:{args}"
+
+
 class _TelemetryRun:
     """One telemetry run, read a row at a time: its counts, what went wrong in it and its findings, aggregated as the
     rows come, so that a run of a million rows costs its counts and a bounded sample, never its rows
@@ -312,7 +342,7 @@ class _TelemetryRun:
         self.events: list[Event] = []
 
     def add(self, row: Mapping[str, Any]) -> None:
-        e = Event(**{k: v for k, v in row.items() if k in Event.__dataclass_fields__})
+        e = _event({k: v for k, v in row.items() if k in _EVENT_FIELDS})
         extra: dict[str, Any] = {}
         if e.error_code and not (e.error_category in _CATEGORIES and e.error_stage in _STAGES):
             # a system that logs the code only, or names of its own: the taxonomy is the one table's
@@ -329,10 +359,7 @@ class _TelemetryRun:
                     extra = {"parse_ok": checked.parse_ok, "validate_ok": False if checked.parse_ok else None,
                              "error_code": code, "error_category": cat, "error_stage": stage}
             if not extra and not e.replayed:
-                try:
-                    sig = f"{e.tool_name}:{canonical(json.loads(raw or '{}'))}"
-                except ValueError:
-                    sig = ""
+                sig = _signature(e.tool_name, raw)
                 if sig:
                     n = self.seen.pop(sig, 0) + 1
                     self.seen[sig] = n
@@ -345,7 +372,7 @@ class _TelemetryRun:
                         cat, stage = FOUND_UNGUARDED[code]  # done, not stopped: the logs show no guard acting on it
                         extra = {"error_code": code, "error_category": cat, "error_stage": stage}
         if extra:
-            e = Event(**{**e.to_dict(), **extra})
+            e = _event({**e.__dict__, **extra})
         if e.error_code and e.kind != "end":
             kind = ("duplicate_write" if e.error_code == "CONFLICT" and extra else
                     _KIND_OF_CODE.get(e.error_code, "logged_error"))
