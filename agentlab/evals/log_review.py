@@ -85,6 +85,17 @@ def _shown(text: Any, limit: int = 300) -> str:
     return mask_personal(redact(s[:limit * 4]))[:limit]
 
 
+@lru_cache(maxsize=1024)
+def _shown_short(text: str, limit: int) -> str:
+    return _shown(text, limit)
+
+
+def _shown_name(text: str, limit: int) -> str:
+    """:func:`_shown` of a name (a code, a tool, a run id): a log repeats a few of them on row after row, so the
+    short ones are redacted once (the rules are the module's own, fixed: the same text is redacted the same)."""
+    return _shown_short(text, limit) if len(text) <= 256 else _shown(text, limit)
+
+
 def tools_file(path: str | Path | None) -> tuple[Registry | None, frozenset[str]]:
     """The team's tools file (OpenAI-format specs) as a Registry, and the tools it marks as writes
     (``"side_effect": true`` beside the spec or its ``function``)."""
@@ -377,14 +388,15 @@ class _TelemetryRun:
             kind = ("duplicate_write" if e.error_code == "CONFLICT" and extra else
                     _KIND_OF_CODE.get(e.error_code, "logged_error"))
             # a row's run id, tool name and code are the logs' own text too (a run id may hold a user's e-mail)
-            f = LogFinding(self.where, _shown(self.rid, 200), kind, _shown(e.error_code, 60), e.error_category or "",
-                           e.error_stage or "", _shown(e.tool_name or "", 200), None,
-                           _shown(e.args_raw or e.note or ""), self.day)
+            code = _shown_name(e.error_code, 60)
             self.found += 1
-            self.kinds[f.kind] += 1
-            self.kind_stage[(f.kind, f.code, f.stage)] += 1
-            if self.keep or len(self.findings) < EXAMPLES:
-                self.findings.append(f)
+            self.kinds[kind] += 1
+            self.kind_stage[(kind, code, e.error_stage or "")] += 1
+            if self.keep or len(self.findings) < EXAMPLES:  # the rest are counted, never shown: nothing to redact
+                self.findings.append(LogFinding(self.where, _shown_name(self.rid, 200), kind, code,
+                                                e.error_category or "", e.error_stage or "",
+                                                _shown_name(e.tool_name or "", 200), None,
+                                                _shown(e.args_raw or e.note or ""), self.day))
         wrong = went_wrong(e)
         if wrong is not None:
             self.wrong[wrong] += 1
