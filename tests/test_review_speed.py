@@ -130,3 +130,14 @@ def test_the_report_is_the_one_the_code_before_the_speed_up_gave(tmp_path, name)
 
 def test_every_log_is_recorded(tmp_path):
     assert RECORDED and sorted(logs(tmp_path)) == sorted(RECORDED)
+
+
+def test_a_span_is_read_as_the_row_an_event_writes(tmp_path):
+    """otel.read_otlp writes Event(...).to_dict() out by hand: every field of an Event, in its order."""
+    from agentlab.evals.otel import read_otlp
+    from agentlab.trace import Event
+    path, _, _ = logs(tmp_path)["generated otel"]
+    rows = list(read_otlp(path))
+    fields = list(Event.__dataclass_fields__)
+    assert rows and all(list(r) == fields for r in rows)
+    assert all(Event(**r).to_dict() == r for r in rows[:50])

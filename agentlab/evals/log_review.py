@@ -353,7 +353,8 @@ class _TelemetryRun:
         self.events: list[Event] = []
 
     def add(self, row: Mapping[str, Any]) -> None:
-        e = _event({k: v for k, v in row.items() if k in _EVENT_FIELDS})
+        # (a row without a time holds Event fields only: no copy to leave the others out)
+        e = _event(row if row.keys() <= _EVENT_FIELDS else {k: v for k, v in row.items() if k in _EVENT_FIELDS})
         extra: dict[str, Any] = {}
         if e.error_code and not (e.error_category in _CATEGORIES and e.error_stage in _STAGES):
             # a system that logs the code only, or names of its own: the taxonomy is the one table's

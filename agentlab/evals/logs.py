@@ -289,8 +289,7 @@ def _json_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[
 def _otel_rows(source: str) -> Iterator[tuple[int, dict]]:
     from importlib import import_module
     otel = import_module("agentlab.evals.otel")  # written beside this reader: OTLP spans to telemetry rows
-    for n, row in enumerate(otel.read_otlp(source), 1):
-        yield n, dict(row)
+    yield from enumerate(otel.read_otlp(source), 1)  # each row a dict of its own, made for this reader
 
 
 def read_rows(path: str | Path, fmt: Format = "telemetry", *, progress: bool = False) -> Iterator[tuple[int, dict]]:
