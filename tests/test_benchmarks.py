@@ -50,3 +50,15 @@ def assert_target_rows(out: str, *what: str) -> None:
 def test_bench_eval_interleaves_concurrency_1_and_8():
     out = bench("benchmarks/bench_eval.py", "--rounds", "1", "--trials", "1")
     assert "1 interleaved rounds" in out and "concurrency 1:" in out and "concurrency 8:" in out and "load" in out
+
+
+def test_bench_review_compares_every_format_with_a_plain_json_pass():
+    out = bench("benchmarks/bench_review.py", "--rows", "2000", "--rounds", "1")
+    assert "interleaved rounds" in out and "load" in out
+    assert_target_rows(out, *(f"review --logs vs a plain json.loads pass, {fmt}" for fmt in ("openai", "telemetry", "otel")))
+
+
+def test_bench_review_memory_gives_a_flat_memory_row_per_format():
+    out = bench("benchmarks/bench_review_memory.py", "--rows", "20000")
+    assert_target_rows(out, *(f"review --logs memory flat, {fmt}, {small} -> {big} rows"
+                              for fmt, small, big in (("openai", 200, 2000), ("telemetry", 2000, 20000), ("otel", 2000, 20000))))
