@@ -273,7 +273,7 @@ _EVENT_FIELDS = frozenset(f.name for f in fields(Event))
 _EVENT_DEFAULTS = {f.name: f.default for f in fields(Event) if f.default is not MISSING}
 
 
-def _event(values: dict[str, Any]) -> Event:
+def _event(values: Mapping[str, Any]) -> Event:
     """``Event(**values)``, less the dataclass ``__init__`` that sets its 25 frozen fields one call at a time (half
     the cost of a telemetry row): the defaults, then the values, straight into the new event's ``__dict__``."""
     if not _EVENT_DEFAULTS.keys() | values.keys() >= _EVENT_FIELDS:  # a field with no default missing: its TypeError
