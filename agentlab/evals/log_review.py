@@ -17,6 +17,7 @@ A **write** (a side-effect tool, sent twice = done twice) is a tool the team's t
 from __future__ import annotations
 
 import json
+import pickle
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
@@ -126,11 +127,25 @@ class _Registries:
     def __init__(self, fallback: Registry | None):
         self.fallback = fallback
         self.cache: OrderedDict[str, Registry | None] = OrderedDict()
+        self.keys: dict[bytes, str] = {}  # a tools list pickled -> its key in ``cache``
 
     def get(self, tools: tuple[dict, ...]) -> Registry | None:
         if not tools:
             return self.fallback
-        key = json.dumps(tools, sort_keys=True)  # the C encoder: this runs once a line
+        # The key is the list as sorted JSON; a list met before is found by its pickle first, a quarter of the cost
+        # on every line. A pickle tells 1 from 1.0 and from true, keys in another order apart: one pickle, one list,
+        # one key, so the registry is the one the sorted JSON finds (a list in another order just costs its JSON).
+        try:
+            fast: bytes | None = pickle.dumps(tools, protocol=5)
+        except (RecursionError, pickle.PicklingError):
+            fast = None
+        key = self.keys.get(fast) if fast is not None else None
+        if key is None:
+            key = json.dumps(tools, sort_keys=True)  # the C encoder: this runs once a new list
+            if fast is not None:
+                if len(self.keys) >= _REGISTRIES:
+                    self.keys.pop(next(iter(self.keys)))
+                self.keys[fast] = key
         if key not in self.cache:
             try:
                 self.cache[key] = Registry.from_specs(tools)
@@ -179,6 +194,7 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
     events: list[Event] = []
     seen: Counter = Counter()
     step = 0
+    head = {"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs"}  # what every event of the run says
 
     def found(kind: str, code: str, *, tool: str = "", index: int | None = None, detail: str = "",
               unguarded: bool = False) -> tuple[str, str]:
@@ -191,8 +207,8 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
         at = re.match(r"message (\d+):", problem)
         index = int(at[1]) if at else len(messages) - 1
         cat, stage = found(kind, "BAD_REQUEST", index=index, detail=problem)
-        events.append(Event(rid, rid, 1, 0, "model", loop="logs", error_code="BAD_REQUEST", error_category=cat,
-                            error_stage=stage, note=kind))
+        events.append(_event({**head, "round_index": 0, "kind": "model", "error_code": "BAD_REQUEST",
+                              "error_category": cat, "error_stage": stage, "note": kind}))
     replies = [i for i, m in enumerate(messages) if m.get("role") == "assistant"]
     # an exchange log gives the usage of each response it logged: the last replies of the conversation
     usage = dict(zip(replies[len(replies) - len(log.usage):], log.usage, strict=False)) if log.usage else {}
@@ -203,8 +219,8 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
         calls = [c for c in m.get("tool_calls") or () if isinstance(c, Mapping)]
         prompt, completion = usage.get(i, (0, 0))
         text = _text(m.get("content"))
-        events.append(Event(rid, rid, 1, step, "model", loop="logs", prompt_tokens=prompt, completion_tokens=completion,
-                            model_visible=text[:300]))
+        events.append(_event({**head, "round_index": step, "kind": "model", "prompt_tokens": prompt,
+                              "completion_tokens": completion, "model_visible": text[:300]}))
         for c in calls:
             fn = _obj(c.get("function"))
             name = str(fn.get("name") or "")
@@ -245,12 +261,12 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
             answer = answers.get(cid)
             cat, stage = (FOUND_UNGUARDED[code] if kind in ("duplicate_write", "repeated_call") and code in FOUND_UNGUARDED
                           else _err(code)) if code else ("", "")
-            events.append(Event(rid, rid, 1, step, "tool", loop="logs", tool_name=name, tool_call_id=cid,
-                                args_raw=(raw if isinstance(raw, str) else json.dumps(raw))[:1000],
-                                parse_ok=parse_ok, validate_ok=validate_ok,
-                                exec_ok=None if cid not in answers else _answered(answer),
-                                error_code=code, error_category=cat or None, error_stage=stage or None, note=kind or None,
-                                model_visible=None if answer is None else str(answer)[:300]))
+            events.append(_event({**head, "round_index": step, "kind": "tool", "tool_name": name, "tool_call_id": cid,
+                                  "args_raw": (raw if isinstance(raw, str) else json.dumps(raw))[:1000],
+                                  "parse_ok": parse_ok, "validate_ok": validate_ok,
+                                  "exec_ok": None if cid not in answers else _answered(answer),
+                                  "error_code": code, "error_category": cat or None, "error_stage": stage or None,
+                                  "note": kind or None, "model_visible": None if answer is None else str(answer)[:300]}))
     last = messages[-1] if messages else {}
     # self-corrected by the package's one definition (the loop's, metrics.repair_turns): a call refused as
     # invalid, then a later call that ran; a wrong call the model gave up on, or whose fix failed too, is not one
@@ -265,7 +281,7 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
         status = "failed"
     answer = _text(last.get("content")) if last.get("role") == "assistant" else ""
     # the events are counted, never shown: only what the report shows is redacted (findings, cases)
-    events.append(Event(rid, rid, 1, step, "end", loop="logs", model_visible=answer[:300]))
+    events.append(_event({**head, "round_index": step, "kind": "end", "model_visible": answer[:300]}))
     return Run(rid, "logs", "", status, "", answer[:300], step, finalize(events, status), ()), findings
 
 
