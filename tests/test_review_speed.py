@@ -141,3 +141,22 @@ def test_a_span_is_read_as_the_row_an_event_writes(tmp_path):
     fields = list(Event.__dataclass_fields__)
     assert rows and all(list(r) == fields for r in rows)
     assert all(Event(**r).to_dict() == r for r in rows[:50])
+
+
+def test_an_event_made_without_its_init_is_the_event_init_makes():
+    """log_review._event puts a row's values straight into a new Event: equal, the same dict, the same repr, and
+    the dataclass's own TypeError when a field without a default is missing."""
+    from dataclasses import replace
+
+    from agentlab.evals.log_review import _event
+    from agentlab.trace import Event, finalize
+    rows = [{"run_id": "r", "session_id": "s", "turn_id": 1, "round_index": 2, "kind": "tool", "tool_name": "get_order",
+             "args_raw": "{}", "exec_ok": False, "error_code": "TIMEOUT"},
+            {"run_id": "r", "session_id": "r", "turn_id": 0, "round_index": 0, "kind": "end", "final_status": "done"}]
+    for row in rows:
+        fast, slow = _event(row), Event(**row)
+        assert fast == slow and fast.to_dict() == slow.to_dict() and repr(fast) == repr(slow)
+        assert replace(fast, note="x") == replace(slow, note="x")
+        assert finalize([fast], "failed") == finalize([slow], "failed")
+    with pytest.raises(TypeError):
+        _event({"run_id": "r", "kind": "tool"})

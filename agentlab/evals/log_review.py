@@ -286,16 +286,16 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
 
 
 _EVENT_FIELDS = frozenset(f.name for f in fields(Event))
-_EVENT_DEFAULTS = {f.name: f.default for f in fields(Event) if f.default is not MISSING}
+_REQUIRED = frozenset(f.name for f in fields(Event) if f.default is MISSING)
 
 
 def _event(values: Mapping[str, Any]) -> Event:
-    """``Event(**values)``, less the dataclass ``__init__`` that sets its 25 frozen fields one call at a time (half
-    the cost of a telemetry row): the defaults, then the values, straight into the new event's ``__dict__``."""
-    if not _EVENT_DEFAULTS.keys() | values.keys() >= _EVENT_FIELDS:  # a field with no default missing: its TypeError
+    """``Event(**values)`` (``values`` holding Event fields only), less the dataclass ``__init__`` that sets its 25
+    frozen fields one call at a time (half the cost of a telemetry row): the values go straight into the new event's
+    ``__dict__``, and a field not given reads its default where the dataclass keeps it, on the class."""
+    if not values.keys() >= _REQUIRED:  # a field with no default missing: the dataclass's own TypeError
         return Event(**values)
     e = object.__new__(Event)
-    e.__dict__.update(_EVENT_DEFAULTS)
     e.__dict__.update(values)
     return e
 

@@ -21,6 +21,7 @@ nested past what the parser takes, and a telemetry row whose fields have the wro
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -123,7 +124,7 @@ def _lines(source: str, *, progress: bool) -> Iterator[tuple[int, str]]:
         bar = tqdm(total=os.fstat(f.fileno()).st_size, unit="B", unit_scale=True, desc=Path(source).name,
                    leave=False, mininterval=0.5)
     try:
-        for n, raw in enumerate(iter(lambda: f.readline(MAX_LINE + 1), b""), 1):
+        for n, raw in enumerate(iter(functools.partial(f.readline, MAX_LINE + 1), b""), 1):
             if bar is not None:
                 bar.update(len(raw))
             if len(raw) > MAX_LINE:  # readline stopped at the limit: the rest of the line is never read
@@ -132,7 +133,7 @@ def _lines(source: str, *, progress: bool) -> Iterator[tuple[int, str]]:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
                 raise LogError("logs.not_text", path=source, line=n) from None
-            if text.strip():
+            if not text.isspace():  # (never empty: a line read holds at least its newline or a character)
                 yield n, text
     finally:
         if bar is not None:
