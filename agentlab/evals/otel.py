@@ -306,7 +306,11 @@ def _hex(value: str) -> str:
 
 
 def _attrs(kvs: Sequence[dict]) -> dict[str, Any]:
-    return {kv["key"]: _value(kv.get("value") or {}) for kv in kvs}
+    out = {}
+    for kv in kvs:
+        v = kv.get("value") or {}
+        out[kv["key"]] = v["stringValue"] if "stringValue" in v else _value(v)  # (most are texts: no call)
+    return out
 
 
 def _value(v: Mapping[str, Any]) -> Any:
@@ -328,6 +332,9 @@ def _rows(spans: list[dict], rounds: dict[str, int]) -> Iterator[dict]:
     the run's own span last (its row is the ``end`` event). ``rounds`` carries a foreign trace's turn count
     from one line to the next."""
     genai = [s for s in spans if _KIND_OF.get(str(s["attrs"].get("gen_ai.operation.name", ""))) is not None]
+    if len(genai) == 1:  # a collector's file: one span a line, nothing to group or order
+        yield _row(genai[0], genai[0]["trace"], rounds)
+        return
     traces: dict[str, list[dict]] = {}
     for s in genai:
         traces.setdefault(s["trace"], []).append(s)
@@ -336,6 +343,9 @@ def _rows(spans: list[dict], rounds: dict[str, int]) -> Iterator[dict]:
                                   s["attrs"].get("agentlab.seq", -1), s["start"]))
         for s in group:
             yield _row(s, trace_id, rounds)
+
+
+_GATE_ATTRIBUTES = {g: f"agentlab.{g}" for g in ("parse_ok", "validate_ok", "exec_ok")}
 
 
 def _row(s: dict, trace_id: str, rounds: dict[str, int]) -> dict:
@@ -350,9 +360,10 @@ def _row(s: dict, trace_id: str, rounds: dict[str, int]) -> dict:
             del rounds[next(iter(rounds))]
     code, category, stage, note = _error(a, kind, s["status"])
     said = a.get("gen_ai.tool.call.result") if kind == "tool" else _said(a.get("gen_ai.output.messages"))
-    gates = {g: a.get(f"agentlab.{g}") for g in ("parse_ok", "validate_ok", "exec_ok")}
-    if kind == "tool" and not any(f"agentlab.{g}" in a for g in gates):
+    if kind == "tool" and a.keys().isdisjoint(_GATE_ATTRIBUTES.values()):
         gates = _gates(stage, code)
+    else:
+        gates = {g: a.get(attribute) for g, attribute in _GATE_ATTRIBUTES.items()}
     latency = a.get("agentlab.latency_ms")
     # Event(...).to_dict() written out: every field, in the Event's order (a test holds the two keys equal), without
     # making the event (its __init__ sets 25 frozen fields one call at a time: a third of reading a span)
