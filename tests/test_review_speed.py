@@ -115,6 +115,8 @@ def logs(tmp: Path) -> dict[str, tuple[Path, str, Path | None]]:
     batches = [{"resourceSpans": [{"scopeSpans": [{"spans": [x["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
                                                              for x in spans[i:i + 20]]}]}]} for i in range(0, len(spans), 20)]
     files["otel batched"] = _write(tmp / "batched.jsonl", batches)
+    # past the 200 findings a report shows in full: those after are counted, their detail never shown
+    files["openai 400 conversations"] = _write(tmp / "many.jsonl", _conversations(400))
     for fmt, path in files.items():
         out[f"generated {fmt}"] = (path, fmt.split()[0], None)
         out[f"generated {fmt}, tools file"] = (path, fmt.split()[0], TOOLS)

@@ -185,7 +185,10 @@ def _answered(content: Any) -> bool:
     return not (isinstance(content, dict) and (content.get("ok") is False or "error" in content))
 
 
-def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) -> tuple[Run, list[LogFinding]]:
+def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str], *,
+                details: bool = True) -> tuple[Run, list[LogFinding]]:
+    """The conversation as a Run, and its findings (``details=False``: each with an empty detail, for a report that
+    will not show it)."""
     rid = log.where
     messages = log.messages
     reg = registries.get(log.tools)
@@ -199,7 +202,8 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
     def found(kind: str, code: str, *, tool: str = "", index: int | None = None, detail: str = "",
               unguarded: bool = False) -> tuple[str, str]:
         cat, stage = FOUND_UNGUARDED[code] if unguarded else _err(code)
-        findings.append(LogFinding(rid, rid, kind, code, cat, stage, tool, index, _shown(detail), log.day))
+        findings.append(LogFinding(rid, rid, kind, code, cat, stage, tool, index, _shown(detail) if details else "",
+                                   log.day))
         return cat, stage
 
     for problem in protocol_problems(messages):
@@ -483,11 +487,15 @@ class _Summary:
     classes: Counter  # the five classes of failure (failure_classes.run_classes: codes and the ending)
 
 
+_NONE: Counter = Counter()  # a run's counts of nothing found: shared, read and never written
+
+
 def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozenset[str],
                cases: list[int]) -> Iterator[_Summary]:
     """Each conversation or run of ``logs`` as the report counts it. ``cases`` counts the candidate cases made, so
     that none is built past :data:`CASES`."""
     registries = _Registries(registry)
+    shown = 0  # the findings the report will show (_report: the first EXAMPLES of all): past them, no detail is read
     for log in logs:
         if log.rows:
             acc = _TelemetryRun(log.source, log.line, log.rows[0], registry, writes)
@@ -495,16 +503,21 @@ def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozen
             for row in log.rows:
                 acc.add(row)
             acc.status = log.status
-            yield acc.summary()
+            summary = acc.summary()
+            shown = min(EXAMPLES, shown + len(summary.examples))
+            yield summary
             continue
-        run, found = _openai_run(log, registries, writes)
+        # a finding's detail is redacted (the costliest part of one) only while the report has room to show it
+        run, found = _openai_run(log, registries, writes, details=shown < EXAMPLES)
+        shown = min(EXAMPLES, shown + min(len(found), EXAMPLES))
         wrong: Counter = Counter(w for w in map(went_wrong, run.events) if w is not None)
         case = None
         if found and log.messages and cases[0] < CASES:
             case = case_of(log, found)
             cases[0] += case is not None
         yield _Summary(log.day or "", log.success, run.tool_calls, run.invalid_calls, run.steps, run.status, wrong,
-                       Counter(f.kind for f in found), Counter((f.kind, f.code, f.stage) for f in found),
+                       Counter(f.kind for f in found) if found else _NONE,
+                       Counter((f.kind, f.code, f.stage) for f in found) if found else _NONE,
                        tuple(found[:EXAMPLES]), len(found), case, run_classes(run))
 
 
@@ -621,9 +634,11 @@ def _report(summaries: Iterable[_Summary], settings: Mapping[str, Any] | None) -
         for (cat, stage), n in r.wrong.items():  # both taxonomies, by the metrics' one definition of "went wrong"
             by_cat[cat] += n
             by_stage[stage] += n
-        kinds.update(r.kinds)
-        kind_stage.update(r.kind_stage)
-        classes.update(r.classes)
+        if r.found:  # (most runs found nothing: Counter.update costs its checks even on an empty one)
+            kinds.update(r.kinds)
+            kind_stage.update(r.kind_stage)
+        if r.classes:
+            classes.update(r.classes)
         for f in r.examples[:EXAMPLES - len(examples)]:  # the run id, the tool and the codes are the logs' words too
             examples.append(f.to_dict())
         if r.found:
