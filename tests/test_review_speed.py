@@ -49,6 +49,8 @@ def _span(r: dict) -> dict:
         attrs["agentlab.final_status"] = r["final_status"]
     if r.get("error_code"):
         attrs["agentlab.error.code"] = r["error_code"]
+    if r["round_index"] % 50 == 7:  # a system of its own: a number for a code, a number for a tool's name
+        attrs |= {"agentlab.error.code": 500 + r["round_index"] % 3, "gen_ai.tool.name": 7}
     if r["kind"] == "tool" and r["round_index"] % 2:  # what agentlab's exporter says of how far a call got
         attrs |= {"agentlab.parse_ok": r["args_raw"] != "{bad", "agentlab.exec_ok": r["exec_ok"]}
     if r["round_index"] % 3 == 0:

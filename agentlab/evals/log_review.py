@@ -91,10 +91,11 @@ def _shown_short(text: str, limit: int) -> str:
     return _shown(text, limit)
 
 
-def _shown_name(text: str, limit: int) -> str:
+def _shown_name(text: Any, limit: int) -> str:
     """:func:`_shown` of a name (a code, a tool, a run id): a log repeats a few of them on row after row, so the
     short ones are redacted once (the rules are the module's own, fixed: the same text is redacted the same)."""
-    return _shown_short(text, limit) if len(text) <= 256 else _shown(text, limit)
+    # (a span's attribute may be a number or a list where a name is expected: _shown writes it as JSON)
+    return _shown_short(text, limit) if isinstance(text, str) and len(text) <= 256 else _shown(text, limit)
 
 
 def tools_file(path: str | Path | None) -> tuple[Registry | None, frozenset[str]]:
