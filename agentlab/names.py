@@ -221,8 +221,9 @@ def _word_score(pairings: _Pairings, paired: Collection[tuple[str, str]], count:
 # one shape (the same words pair with the query) share one score, the shapes found with operations on sets of
 # candidates held as int bits; each query word's similar words are found once (the scores read them); cheap
 # bounds (letter sets as bits, lengths, a length's letters together) come before every edit distance and difflib
-# ratio. The answers are
-# checked against the code before these shortcuts on 9,000 misspellings (tests/data/suggest_corpus.json).
+# ratio, and difflib runs highest bound first, only while a bound left can still change the answer. The answers
+# are checked against the code before these shortcuts on 9,000 misspellings (tests/data/suggest_corpus.json) and
+# against scoring every candidate in full on fresh random misspellings (tests/test_suggest.py).
 _CAP = 64
 _CHAR_FLOOR = 0.6  # a candidate below this character similarity can neither be suggested nor spoil a margin
 
