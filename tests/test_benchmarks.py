@@ -32,8 +32,33 @@ def test_bench_validation_section_4_draws_fresh_misspellings_and_reports_medians
     assert "fresh misspelling" in out and "median / p90" in out
     for case in ("book_expense_record + typo", "500 fields, one misspelt", "500 fields, one unknown"):
         assert any(line.strip().startswith(case) and "load" in line for line in out.splitlines()), case
+    assert_target_rows(out, "error path, never-seen name, 500 fields, vs jsonschema")
+
+
+def assert_target_rows(out: str, *what: str) -> None:
+    """The benchmark ends with its target rows, one per target, as run.py bench gathers them:
+    ``target | what | measured | target | met: yes/no | load <1-min load average>``."""
+    rows = [[c.strip() for c in line.split("|")] for line in out.splitlines() if line.startswith("target |")]
+    assert rows and out.rstrip().splitlines()[-1].startswith("target |"), out[-500:]
+    for cells in rows:
+        assert len(cells) == 6 and cells[4] in ("yes", "no"), cells
+        assert cells[5].startswith("load ") and float(cells[5].removeprefix("load ")) >= 0, cells
+    for w in what:
+        assert any(cells[1] == w for cells in rows), (w, rows)
 
 
 def test_bench_eval_interleaves_concurrency_1_and_8():
     out = bench("benchmarks/bench_eval.py", "--rounds", "1", "--trials", "1")
     assert "1 interleaved rounds" in out and "concurrency 1:" in out and "concurrency 8:" in out and "load" in out
+
+
+def test_bench_review_compares_every_format_with_a_plain_json_pass():
+    out = bench("benchmarks/bench_review.py", "--rows", "2000", "--rounds", "1")
+    assert "interleaved rounds" in out and "load" in out
+    assert_target_rows(out, *(f"review --logs vs a plain json.loads pass, {fmt}" for fmt in ("openai", "telemetry", "otel")))
+
+
+def test_bench_review_memory_gives_a_flat_memory_row_per_format():
+    out = bench("benchmarks/bench_review_memory.py", "--rows", "20000")
+    assert_target_rows(out, *(f"review --logs memory flat, {fmt}, {small} -> {big} rows"
+                              for fmt, small, big in (("openai", 200, 2000), ("telemetry", 2000, 20000), ("otel", 2000, 20000))))
