@@ -111,8 +111,9 @@ table_view(pd.DataFrame(recorded), lang=LANG) if recorded else None
 #
 # ## Routing
 #
-# Thirteen tools; the router offers at most five (the hand-over always among them, and only tools whose words
-# match). Which, for a few asks:
+# Thirteen tools; the router (`desk_router`, the keyword router: each description plus words for what the tool does,
+# in both languages) offers at most five (the hand-over always among them, and only tools whose words match), or
+# every tool when no tool matches well. Which, for a few asks:
 
 # %%
 router = desk_router(registry)
@@ -151,7 +152,7 @@ local = pd.DataFrame(rows)
 table_view(local, lang=LANG)
 
 # %%
-bars = {"router hit rate": {"routed (BM25, k=5)": routing["hit_rate"]}}
+bars = {"router hit rate": {"routed (BM25 + keywords, k=5)": routing["hit_rate"]}}
 bars.update({metric: {f"{r['model']} {r['tools']}": r[metric] for _, r in local.iterrows()}
              for metric in ("right_tool_rate", "invalid_call_rate")} if len(local) else {})
 plot_bars(bars, title={"en": "routing: hit rate, and the local models all vs routed",
@@ -172,14 +173,15 @@ plt.show()
 # %% [markdown]
 # ## Exercise
 #
-# The router reads words. `en_router` routes over the English tool descriptions: how many tools does it offer
-# for the Chinese "今天打车花了45元帮我记上" (k = 5)? Give a number. (Then ask `router`, which routes over the
+# The router reads words. `en_router` is the plain router over the English tool descriptions alone (`keywords=False`:
+# the keyword router's words are in both languages and would hide the point): how many tools does it offer for the
+# Chinese "今天打车花了45元帮我记上" (k = 5)? Give a number. (Then ask `router`, the keyword router over the
 # descriptions in the notebook's language, the same question.)
 
 # %%
 from agentlab.workbook.builds_systems import tools_offered
 
-en_router = desk_router(expense.make_registry(expense.Ledger(), lang="en"))
+en_router = desk_router(expense.make_registry(expense.Ledger(), lang="en"), keywords=False)
 my_answer = None  # a number
 print(tools_offered(my_answer, lang=LANG))
 
@@ -188,9 +190,9 @@ print(tools_offered(my_answer, lang=LANG))
 #
 # A router built on one language's descriptions hardly routes the other. Write `my_offer(ask)`: the tools to offer
 # for one ask, routed over the descriptions in the ask's own language. `query_lang(ask)` says `"en"` or `"zh"`, and
-# `desk_router(expense.make_registry(expense.Ledger(), lang=...))` builds a router in either. Predict first: of the
-# 56 asks in both languages, how many does `en_router` alone offer the needed tool? The check runs your function on
-# all of them and names an ask it still misses.
+# `desk_router(expense.make_registry(expense.Ledger(), lang=...), keywords=False)` builds a plain router in either.
+# Predict first: of the 56 asks in both languages, how many does `en_router` alone offer the needed tool? The check
+# runs your function on all of them and names an ask it still misses.
 
 # %%
 from agentlab.routing import query_lang

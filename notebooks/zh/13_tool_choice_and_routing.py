@@ -102,7 +102,8 @@ table_view(pd.DataFrame(recorded), lang=LANG) if recorded else None
 # %% [markdown]
 # ## 动态路由
 #
-# 记账台有十三个工具，路由器最多推荐五个（转人工总在其中，其余只推荐词语对得上的）。看几条请求分别推荐了哪些：
+# 记账台有十三个工具，路由器（`desk_router`，即关键词路由器：每个工具的描述，加上两种语言里描述其用途的词）最多推荐五个
+# （转人工总在其中，其余只推荐词语对得上的）；没有哪个工具对得够好时，就给出全部工具。看几条请求分别推荐了哪些：
 
 # %%
 router = desk_router(registry)
@@ -140,7 +141,7 @@ local = pd.DataFrame(rows)
 table_view(local, lang=LANG)
 
 # %%
-bars = {"router hit rate": {"routed (BM25, k=5)": routing["hit_rate"]}}
+bars = {"router hit rate": {"routed (BM25 + keywords, k=5)": routing["hit_rate"]}}
 bars.update({metric: {f"{r['model']} {r['tools']}": r[metric] for _, r in local.iterrows()}
              for metric in ("right_tool_rate", "invalid_call_rate")} if len(local) else {})
 plot_bars(bars, title={"en": "routing: hit rate, and the local models all vs routed",
@@ -159,12 +160,13 @@ plt.show()
 # %% [markdown]
 # ## 练习
 #
-# 路由器看的是词语。`en_router` 按英文的工具描述做路由：对中文请求“今天打车花了45元帮我记上”（k = 5），它会推荐几个工具？填一个数字。（然后拿同一个问题去问 `router`，它按本笔记本所用语言的工具描述做路由。）
+# 路由器看的是词语。`en_router` 是只按英文工具描述做路由的普通路由器（`keywords=False`：关键词路由器的词两种语言都有，会掩盖这一点）：
+# 对中文请求“今天打车花了45元帮我记上”（k = 5），它会推荐几个工具？填一个数字。（然后拿同一个问题去问 `router`，它是按本笔记本所用语言的工具描述做路由的关键词路由器。）
 
 # %%
 from agentlab.workbook.builds_systems import tools_offered
 
-en_router = desk_router(expense.make_registry(expense.Ledger(), lang="en"))
+en_router = desk_router(expense.make_registry(expense.Ledger(), lang="en"), keywords=False)
 my_answer = None  # a number
 print(tools_offered(my_answer, lang=LANG))
 
@@ -172,8 +174,8 @@ print(tools_offered(my_answer, lang=LANG))
 # ## 动手：按提问自己的语言做路由
 #
 # 按一种语言的工具描述建的路由器，几乎路由不了另一种语言的提问。写出 `my_offer(ask)`：为一个提问推荐的工具，按提问自己
-# 语言的工具描述做路由。`query_lang(ask)` 返回 `"en"` 或 `"zh"`，`desk_router(expense.make_registry(expense.Ledger(), lang=...))`
-# 可以建出任一语言的路由器。先预测：两种语言共 56 个提问，只用 `en_router` 有几个能推荐到需要的工具？检查会在所有提问上
+# 语言的工具描述做路由。`query_lang(ask)` 返回 `"en"` 或 `"zh"`，`desk_router(expense.make_registry(expense.Ledger(), lang=...), keywords=False)`
+# 可以建出任一语言的普通路由器。先预测：两种语言共 56 个提问，只用 `en_router` 有几个能推荐到需要的工具？检查会在所有提问上
 # 运行你的函数，并举出一个还没推荐对的提问。
 
 # %%
