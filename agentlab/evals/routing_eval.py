@@ -3,8 +3,8 @@
 
 Each ask is one user turn to the bookkeeping desk (:mod:`agentlab.scenarios.expense`): the desk's system
 prompt for that language, the user's words, and either all thirteen tools or the few the router offers
-(the same :class:`~agentlab.routing.Router` as a :class:`~agentlab.scenarios.conversation.Conversation`:
-``k`` tools, the hand-over always among them). The model answers once; nothing is run. What is recorded
+(:func:`desk_router`, the keyword router: ``k`` tools, the hand-over always among them, every tool when
+unsure; a :class:`~agentlab.scenarios.conversation.Conversation` still routes with the plain one). The model answers once; nothing is run. What is recorded
 is the model's first move: which tool it called, whether that call would pass the registry's checks
 (the schema only, not the business rules), or whether it called nothing.
 
