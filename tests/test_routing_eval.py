@@ -319,3 +319,22 @@ def test_routed_is_at_least_as_right_as_all_tools_on_the_recordings(size):
     assert got["routed"]["right_tool_rate"] >= got["all"]["right_tool_rate"], got
     assert got["routed"]["prompt_tokens"] < got["all"]["prompt_tokens"] / 2
     assert got["routed"]["hit_rate"] > 0.95
+
+
+def test_the_guards_page_quotes_the_recordings():
+    """docs/guards.md (both languages) quotes the right-tool rate, prompt tokens and router hit of each recording."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    rows = []
+    for size, n in (("0.5b", 56), ("1.5b", 28)):
+        if not cassette_path(size).exists():
+            pytest.skip(f"{size} not recorded")
+        for turns in replay(size).values():
+            f = figures(turns)
+            rows.append((size.upper(), n, f"{f['right_tool_rate']:.0%}", f"{f['prompt_tokens']:,.0f}",
+                         f"{f['hit_rate']:.0%}"))
+    for page in ("docs/guards.md", "docs/zh/guards.md"):
+        text = (root / page).read_text(encoding="utf-8")
+        for size, n, right, tokens, hit in rows:
+            assert any(line.startswith(f"| {size} |") and f"| {n} | {right} |" in line and f"| {tokens} | {hit} |" in line
+                       for line in text.splitlines()), (page, size, right, tokens, hit)
