@@ -15,10 +15,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-from agentlab.scenarios import aftersales  # noqa: E402
-from agentlab.models.fakeserver import ChatServer  # noqa: E402
 from agentlab.models import call  # noqa: E402
+from agentlab.models.fakeserver import ChatServer  # noqa: E402
 from agentlab.models.openai_model import OpenAIModel  # noqa: E402
+from agentlab.scenarios import aftersales  # noqa: E402
 
 N = 300
 

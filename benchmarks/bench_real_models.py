@@ -21,11 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agentlab.models.cassette import RecordingModel, labels  # noqa: E402
 from agentlab.evals import load_cases, pass_rate, run_case  # noqa: E402
+from agentlab.evals.metrics import summarize  # noqa: E402
+from agentlab.models.cassette import RecordingModel, labels  # noqa: E402
 from agentlab.models.faults import FaultyModel  # noqa: E402
 from agentlab.models.local import LocalServer, what_is_missing  # noqa: E402
-from agentlab.evals.metrics import summarize  # noqa: E402
 from agentlab.models.openai_model import OpenAIModel  # noqa: E402
 
 
@@ -86,7 +86,7 @@ def main() -> None:
                 if not rs:
                     continue
                 graded = {r.run.run_id: r.passed for r in rs}
-                s = summarize([r.run for r in rs], correct=lambda run: graded[run.run_id])
+                s = summarize([r.run for r in rs], correct=lambda run, graded=graded: graded[run.run_id])
                 print(f"  {loop:8s} success {pass_rate(rs):.0%}  invalid-call rate {s['invalid_call_rate']:.0%}  "
                       f"avg steps {s['avg_steps']:.2f}  takeover {s['takeover_rate']:.0%}  "
                       f"({len(rs)} cases, {time.perf_counter() - t0:.0f} s)")
