@@ -20,11 +20,12 @@ import select
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any
 
-__all__ = ["Interrupted", "ReadStillRunning", "WriteTimeout", "can_interrupt", "run_with_timeout", "wait_in_worker"]
+__all__ = ["Interrupted", "ReadStillRunning", "WriteTimeout", "can_interrupt", "run_with_timeout", "wait_in_worker",
+           "wait_on_loop"]
 
 
 class ReadStillRunning(TimeoutError):
@@ -33,7 +34,7 @@ class ReadStillRunning(TimeoutError):
     Resending it would add a second call into a backend that is already stuck (a gateway's timed-out read became
     three hanging calls), so the guarded call does not resend while ``future`` is not done."""
 
-    def __init__(self, limit: float, future: Future):
+    def __init__(self, limit: float, future: Future | asyncio.Future):
         super().__init__(f"no answer within {limit:g} s")
         self.future = future
 
@@ -44,7 +45,7 @@ class WriteTimeout(TimeoutError):
     ``future`` settles when the write finishes, so its real outcome can be recorded.
     """
 
-    def __init__(self, limit: float, future: Future):
+    def __init__(self, limit: float, future: Future | asyncio.Future):
         super().__init__(f"no answer within {limit:g} s; the write is still running")
         self.future = future
 
@@ -364,3 +365,38 @@ async def wait_in_worker(fn: Callable[[], Any], limit: float | None, *, write: b
 def _settle(waiter: asyncio.Future, finished: bool) -> None:
     if not waiter.done():  # the first of the worker and the timer decides; a cancelled wait stays cancelled
         waiter.set_result(finished)
+
+
+async def wait_on_loop(awaitable: Awaitable[Any], limit: float | None, *, write: bool) -> Any:
+    """``awaitable`` (a framework's async tool) on the running event loop, waited for at most ``limit`` seconds.
+
+    The wait never cancels it, as :func:`wait_in_worker` never stops its thread: a framework may run a sync tool in
+    a thread of its own, which no cancellation stops, so a timed-out read is abandoned (:class:`ReadStillRunning`,
+    not resent while it runs) and a timed-out write goes on (:class:`WriteTimeout`, its task settles the key when
+    it lands). No thread is involved: the framework's coroutine runs where the framework runs it.
+    """
+    if limit is None:
+        return await awaitable
+    if not limit > 0:
+        limit = 1e-6
+    limit = min(limit, _LONGEST)
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(awaitable)
+    waiter: asyncio.Future[bool] = loop.create_future()
+    task.add_done_callback(lambda _: _settle(waiter, True))
+    timer = loop.call_later(limit, _settle, waiter, False)
+    try:
+        finished = await waiter
+    finally:
+        timer.cancel()
+    if finished:
+        return task.result()
+    task.add_done_callback(_retrieved)  # abandoned: its late failure is nobody's to log
+    if write:
+        raise WriteTimeout(limit, task)
+    raise ReadStillRunning(limit, task)
+
+
+def _retrieved(task: asyncio.Future) -> None:
+    if not task.cancelled():
+        task.exception()
