@@ -205,9 +205,9 @@ def cpu_per_call(one: Run, tool: str, tag: str, runs: int) -> float:
     return (time.process_time() - t0) / (runs * CALLS) * 1e6
 
 
-def cost(rounds: int, runs: int) -> tuple[list[str], list[str]]:
-    """The cost table, and its target lines."""
-    loops = sides()
+def cost(rounds: int, runs: int, only: str = "") -> tuple[list[str], list[str]]:
+    """The cost table, and its target lines (``only``: the loops whose name holds it)."""
+    loops = {name: pair for name, pair in sides().items() if only in name}
     if not loops:
         return ["cost: no framework installed (pip install -r requirements-frameworks.txt)"], []
     added: dict[tuple[str, str], list[float]] = {}
@@ -248,6 +248,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=10, help=f"agent runs of {CALLS} tool calls per side per round")
     ap.add_argument("--no-faults", action="store_true", help="only the cost, not the fault table")
     ap.add_argument("--lang", choices=("en", "zh"), default="en")
+    ap.add_argument("--only", default="", help="only the loops whose name holds this (pydantic, langgraph ainvoke...)")
     ns = ap.parse_args()
     missing = [fw for fw in FRAMEWORKS if not installed(fw)]
     if missing:
@@ -258,7 +259,7 @@ def main() -> None:
         print(table(rows, ns.lang))
         print(f"\n{len(rows)} rows, {2 * len(rows)} agent runs in {time.perf_counter() - t0:.1f} s\n")
     load0 = _load()
-    lines, targets = cost(ns.rounds, ns.runs)
+    lines, targets = cost(ns.rounds, ns.runs, ns.only)
     print("\n".join(lines))
     print(f"load average (1 min) before / after: {load0:.2f} / {_load():.2f} on {os.cpu_count()} CPUs\n")
     print("\n".join(targets))

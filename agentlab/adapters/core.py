@@ -102,6 +102,8 @@ class Guard:
         # contracts and their canonical signature again each time was 25-60 us of every call.
         self._tool_set: tuple[tuple[Any, ...], tuple[Contract, ...]] | None = None
         self._last: tuple[tuple[Contract, ...], Registry] | None = None
+        self._ctx: CallContext = self.ctx  # the last call's context (its registry and session), made again on a change
+        self._label = config.label  # the config is frozen: its label is written on every trace row
 
     def __repr__(self) -> str:
         return f"Guard({self.framework}, {len(self.events)} calls, {self.ctx.config.label})"
@@ -237,7 +239,10 @@ class Guard:
                 raw = json.dumps(arguments or {}, ensure_ascii=False, default=str)
             except (ValueError, RecursionError):  # a dict that holds itself has no text: refused as not JSON
                 raw = "{...}"
-        return replace(self.ctx, registry=reg, session_id=session), raw
+        ctx = self._ctx
+        if ctx.registry is not reg or ctx.session_id != session:
+            ctx = self._ctx = replace(self.ctx, registry=reg, session_id=session)
+        return ctx, raw
 
     def _broken(self, exc: Exception) -> CallOutcome:
         err = make_error("TOOL_ERROR")
@@ -248,7 +253,7 @@ class Guard:
         e, session = out.error, ctx.session_id
         event = Event(run_id=run_id or session, session_id=session, turn_id=1,
                       round_index=len(self.events) + 1, kind="tool", loop=self.framework,
-                      guard_config=self.ctx.config.label, tool_name=name, tool_call_id=call_id, args_raw=raw[:MAX_ARGS_CHARS],
+                      guard_config=self._label, tool_name=name, tool_call_id=call_id, args_raw=raw[:MAX_ARGS_CHARS],
                       parse_ok=out.parse_ok, validate_ok=out.validate_ok, exec_ok=out.exec_ok,
                       error_code=e.code if e else None, error_category=e.category if e else None,
                       error_stage=e.stage if e else None, retry_count=out.retries,

@@ -61,9 +61,10 @@ def _survives(ctx: Any) -> bool:
 
 
 def _parts(tool: Any) -> tuple:
-    # a tool definition pydantic-ai keeps is handed out again as the same object; a prepared one is new
+    # pydantic-ai makes a new ToolDefinition each step, of the very same name, description and schema objects
+    # (a tool's ``prepare`` that changes them hands out new ones): those are what a contract is made of
     d = tool.tool_def
-    return (d, d.name, d.description, d.parameters_json_schema)
+    return (d.name, d.description, d.parameters_json_schema)
 
 
 def _contract(tool: Any) -> Contract:
@@ -80,6 +81,15 @@ def guard_toolset(toolset: Any, *, writes: Writes = (), **options: Any) -> Any:
 
     guard = Guard("pydantic-ai", writes=writes, **options)
     one = guard
+    # _survives(ctx) for the last run: one run's answer never changes (its own messages carry its own run id, and
+    # the two ids are the run's), and reading the history and two UUIDs again for each call cost ~20 us
+    last: list[Any] = [None, False]
+
+    def survives(ctx: Any) -> bool:
+        run = (ctx.run_id, getattr(ctx, "conversation_id", None))
+        if last[0] != run:
+            last[:] = [run, _survives(ctx)]
+        return bool(last[1])
 
     class GuardedToolset(WrapperToolset):
         """A pydantic-ai toolset with agentlab's guards around each tool of the one it wraps."""
@@ -109,7 +119,7 @@ def guard_toolset(toolset: Any, *, writes: Writes = (), **options: Any) -> Any:
 
             raw = tool_args.get(_RAW) if set(tool_args) == {_RAW} else tool_args
             out = await guard.acall(contracts, name, raw, run, call_id=ctx.tool_call_id, run_id=ctx.run_id,
-                                    conversation=getattr(ctx, "conversation_id", None), stable=_survives(ctx))
+                                    conversation=getattr(ctx, "conversation_id", None), stable=survives(ctx))
             return out.content
 
     return GuardedToolset(toolset)
