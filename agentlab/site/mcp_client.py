@@ -115,6 +115,11 @@ class MCPConnection:
         """Run one of the session's coroutines on the connection's loop and wait for it."""
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
+    async def arun(self, coro: Any, timeout: float | None = None) -> Any:
+        """Run one of the session's coroutines on the connection's loop and await it from another event loop: no
+        thread of the caller's blocks on it."""
+        return await asyncio.wait_for(asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._loop)), timeout)
+
     def close(self) -> None:
         if self._loop.is_running():
             if self._closing is not None:
