@@ -37,3 +37,31 @@ def test_bench_validation_section_4_draws_fresh_misspellings_and_reports_medians
 def test_bench_eval_interleaves_concurrency_1_and_8():
     out = bench("benchmarks/bench_eval.py", "--rounds", "1", "--trials", "1")
     assert "1 interleaved rounds" in out and "concurrency 1:" in out and "concurrency 8:" in out and "load" in out
+
+
+def target_lines(out: str) -> list[list[str]]:
+    """The common target rows every benchmark ends with: target | what | measured | target | met | load."""
+    rows = [[cell.strip() for cell in line.split("|")] for line in out.splitlines() if line.startswith("target |")]
+    for row in rows:
+        assert len(row) == 6 and row[4] in ("met: yes", "met: no") and row[5].startswith("load "), row
+    return rows
+
+
+def test_bench_adapters_measures_each_frameworks_added_cost_per_tool_call():
+    pytest.importorskip("pydantic_ai")
+    out = bench("benchmarks/bench_adapters.py", "--no-faults", "--rounds", "1", "--runs", "1")
+    assert "interleaved rounds" in out and "load average" in out
+    rows = target_lines(out)
+    assert out.rstrip().splitlines()[-1].startswith("target |"), "the target rows end the output"
+    for loop in ("pydantic-ai run_sync", "openai-agents run_sync", "langgraph invoke", "langgraph ainvoke"):
+        for tool in ("lookup", "refund"):
+            assert any(loop in r[1] and tool in r[1] and r[3] == "<= +150 us" for r in rows), (loop, tool)
+
+
+def test_bench_gateway_measures_the_guards_against_a_bare_mcp_pass_through():
+    pytest.importorskip("mcp")
+    out = bench("benchmarks/bench_gateway.py", "--rounds", "1", "--calls", "10")
+    assert "bare MCP pass-through" in out and "agentlab gateway" in out and "| 0 |" in out  # none failed
+    (row,) = target_lines(out)
+    assert "MCP gateway" in row[1] and row[3] == "<= +1 ms"
+    assert out.rstrip().splitlines()[-1].startswith("target |")

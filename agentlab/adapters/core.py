@@ -77,12 +77,14 @@ class Guard:
         session_id: the conversation the keys are scoped to, for a guard made for one conversation. Default: the
             conversation id the framework hands each call (:meth:`call`'s ``conversation``); else, on a store
             of the guard's own (gone with the process anyway), one made up per guard.
+        keep_events: keep each call's trace row in :attr:`events` (a notebook reads them). A long-lived server
+            that writes its own logs (the MCP gateway) keeps none: a session's rows grew without end.
     """
 
     def __init__(self, framework: str, *, writes: Writes = (), config: GuardConfig = GuardConfig(),
                  store: Store | str | None = None, trace: str | Path | None = None, lang: Lang = "en",
                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.perf_counter,
-                 rng: random.Random | None = None, session_id: str | None = None):
+                 rng: random.Random | None = None, session_id: str | None = None, keep_events: bool = True):
         from ..store import open_store  # only for a URL
         self.framework, self.lang = framework, check_lang(lang)
         self.writes: dict[str, Callable[[dict], str] | None] = \
@@ -95,6 +97,7 @@ class Guard:
         self._private = not outlives_process(self.ctx.store)
         self.trace = Path(trace) if trace is not None else None
         self.events: list[Event] = []
+        self.keep_events, self.calls = keep_events, 0
         self._seen: dict[str, int] = {}
         self._registries: dict[str, Registry] = {}
         # the last tool set an adapter asked about: what it was made of (held, so no id is ever reused), its contracts,
@@ -106,7 +109,7 @@ class Guard:
         self._label = config.label  # the config is frozen: its label is written on every trace row
 
     def __repr__(self) -> str:
-        return f"Guard({self.framework}, {len(self.events)} calls, {self.ctx.config.label})"
+        return f"Guard({self.framework}, {self.calls} calls, {self.ctx.config.label})"
 
     def registry(self, contracts: Iterable[Contract]) -> Registry:
         """The registry of these contracts, compiled once for each set of tools an agent offers. The same tuple
@@ -251,15 +254,19 @@ class Guard:
     def _record(self, out: CallOutcome, ctx: CallContext, name: str, raw: str, call_id: str | None,
                 run_id: str | None, t0: float) -> CallOutcome:
         e, session = out.error, ctx.session_id
+        self.calls += 1
+        if not self.keep_events and self.trace is None:
+            return out
         event = Event(run_id=run_id or session, session_id=session, turn_id=1,
-                      round_index=len(self.events) + 1, kind="tool", loop=self.framework,
+                      round_index=self.calls, kind="tool", loop=self.framework,
                       guard_config=self._label, tool_name=name, tool_call_id=call_id, args_raw=raw[:MAX_ARGS_CHARS],
                       parse_ok=out.parse_ok, validate_ok=out.validate_ok, exec_ok=out.exec_ok,
                       error_code=e.code if e else None, error_category=e.category if e else None,
                       error_stage=e.stage if e else None, retry_count=out.retries,
                       latency_ms=(ctx.clock() - t0) * 1000, model_visible=out.content, replayed=out.replayed,
                       note=out.note)
-        self.events.append(event)
+        if self.keep_events:
+            self.events.append(event)
         if self.trace is not None:
             to_jsonl([event], self.trace, append=True)
         return out

@@ -172,7 +172,7 @@ class Gateway:
                 if len(self._guards) >= MAX_SESSIONS:  # a long-lived gateway forgets its oldest session's breaker
                     del self._guards[next(iter(self._guards))]
                 g = Guard("mcp-gateway", writes=dict.fromkeys(self.writes, _key), config=self.config,
-                          store=self.store, lang=lang, sleep=self.sleep, session_id=session)
+                          store=self.store, lang=lang, sleep=self.sleep, session_id=session, keep_events=False)
                 self._guards[(session, lang)] = g
             return g
 
@@ -395,7 +395,10 @@ class Gateway:
         class Endpoint:  # an ASGI endpoint: /mcp itself, no redirect to /mcp/
             async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
                 headers = Headers(scope=scope)
-                _client, _record, why = gateway.known(headers) or await anyio.to_thread.run_sync(gateway.who, headers)
+                found = gateway.known(headers)
+                if found is None:  # a key not seen before, or the key store changed: looked up in a worker
+                    found = await anyio.to_thread.run_sync(gateway.who, headers)
+                _client, _record, why = found
                 if why is not None:  # refused before any session is made: a stranger costs no state
                     lang: Lang = "zh" if headers.get("accept-language", gateway.lang).lower().startswith("zh") else "en"
                     body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": gateway.refusal(why, lang)}}
