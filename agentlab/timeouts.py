@@ -370,10 +370,12 @@ def _settle(waiter: asyncio.Future, finished: bool) -> None:
 async def wait_on_loop(awaitable: Awaitable[Any], limit: float | None, *, write: bool) -> Any:
     """``awaitable`` (a framework's async tool) on the running event loop, waited for at most ``limit`` seconds.
 
-    The wait never cancels it, as :func:`wait_in_worker` never stops its thread: a framework may run a sync tool in
-    a thread of its own, which no cancellation stops, so a timed-out read is abandoned (:class:`ReadStillRunning`,
-    not resent while it runs) and a timed-out write goes on (:class:`WriteTimeout`, its task settles the key when
-    it lands). No thread is involved: the framework's coroutine runs where the framework runs it.
+    A read is awaited in the caller's own task under a deadline (``asyncio.timeout``: no task of its own, which
+    cost more than the rest of the wait): past it, the read is cancelled, as a read in the main thread is
+    interrupted. A framework may have run it in a thread of its own, which no cancellation stops, so it counts
+    as still running (:class:`ReadStillRunning`: never sent again on a guess). A write is never interrupted: it
+    runs as a task of its own and, past the limit, goes on (:class:`WriteTimeout`; its task settles the key when
+    it lands), as :func:`wait_in_worker` never stops its thread. No thread is involved either way.
     """
     if limit is None:
         return await awaitable
@@ -381,6 +383,15 @@ async def wait_on_loop(awaitable: Awaitable[Any], limit: float | None, *, write:
         limit = 1e-6
     limit = min(limit, _LONGEST)
     loop = asyncio.get_running_loop()
+    if not write:
+        deadline = asyncio.timeout(limit)
+        try:
+            async with deadline:
+                return await awaitable
+        except TimeoutError:
+            if not deadline.expired():  # the tool's own TimeoutError, not the deadline's
+                raise
+            raise ReadStillRunning(limit, loop.create_future()) from None  # a future never done: not resent
     task = asyncio.ensure_future(awaitable)
     waiter: asyncio.Future[bool] = loop.create_future()
     task.add_done_callback(lambda _: _settle(waiter, True))
@@ -392,9 +403,7 @@ async def wait_on_loop(awaitable: Awaitable[Any], limit: float | None, *, write:
     if finished:
         return task.result()
     task.add_done_callback(_retrieved)  # abandoned: its late failure is nobody's to log
-    if write:
-        raise WriteTimeout(limit, task)
-    raise ReadStillRunning(limit, task)
+    raise WriteTimeout(limit, task)
 
 
 def _retrieved(task: asyncio.Future) -> None:

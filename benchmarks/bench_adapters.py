@@ -10,9 +10,9 @@
    the adapter's default store (memory); a read (``lookup``) and a claimed write (``refund``).
 
 CPU time (``time.process_time``: every thread of the process, so a thread hop is counted), sides interleaved in one
-run: each round runs both sides of every framework on fresh order ids, the first side alternating round by round;
-the added cost is the median over rounds of (adapter - bare) of the same round, per tool call. Each row prints the
-1-minute load average over its rounds.
+run: within each round the two sides of a framework take turns run by run (the first side alternating), on fresh
+order ids; the added cost is the median over rounds of (adapter - bare) of the same round, per tool call. Each row
+prints the 1-minute load average over its rounds.
 
 Run: python benchmarks/bench_adapters.py [--rounds 15] [--runs 10] [--no-faults] [--lang zh]
 """
@@ -197,12 +197,18 @@ def sides() -> dict[str, tuple[Run, Run]]:
     return out
 
 
-def cpu_per_call(one: Run, tool: str, tag: str, runs: int) -> float:
-    """CPU microseconds per tool call over ``runs`` runs of CALLS calls."""
-    t0 = time.process_time()
+def cpu_pair(bare: Run, guarded: Run, tool: str, tag: str, runs: int, guarded_first: bool) -> tuple[float, float]:
+    """CPU microseconds per tool call of each side over ``runs`` runs of CALLS calls, the sides taking turns run by
+    run (the first side alternating too), so a change of load in the round falls on both alike."""
+    spent = {"bare": 0.0, "guarded": 0.0}
     for r in range(runs):
-        one(tool, f"{tag}{r:03d}")
-    return (time.process_time() - t0) / (runs * CALLS) * 1e6
+        pair = [("guarded", guarded), ("bare", bare)] if (r % 2 == 0) == guarded_first else \
+            [("bare", bare), ("guarded", guarded)]
+        for side, one in pair:
+            t0 = time.process_time()
+            one(tool, f"{tag}{side[0]}{r:03d}")
+            spent[side] += time.process_time() - t0
+    return spent["bare"] / (runs * CALLS) * 1e6, spent["guarded"] / (runs * CALLS) * 1e6
 
 
 def cost(rounds: int, runs: int, only: str = "") -> tuple[list[str], list[str]]:
@@ -216,14 +222,10 @@ def cost(rounds: int, runs: int, only: str = "") -> tuple[list[str], list[str]]:
     for rnd in range(1 + rounds):  # round 0 warms imports and caches, and is not counted
         for name, (plain, guarded) in loops.items():
             for tool in TOOLS:
-                first_guarded = rnd % 2 == 1
-                got = {}
-                for k, (side, one) in enumerate([("guarded", guarded), ("bare", plain)] if first_guarded
-                                                else [("bare", plain), ("guarded", guarded)]):
-                    got[side] = cpu_per_call(one, tool, f"{rnd:03d}{k}", runs)
+                b, g = cpu_pair(plain, guarded, tool, f"{rnd:03d}", runs, guarded_first=rnd % 2 == 1)
                 if rnd:
-                    added.setdefault((name, tool), []).append(got["guarded"] - got["bare"])
-                    bare.setdefault((name, tool), []).append(got["bare"])
+                    added.setdefault((name, tool), []).append(g - b)
+                    bare.setdefault((name, tool), []).append(b)
         if rnd:
             loads.append(_load())
     load = f"{min(loads):.2f}-{max(loads):.2f}"
