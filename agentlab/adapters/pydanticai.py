@@ -83,13 +83,14 @@ def guard_toolset(toolset: Any, *, writes: Writes = (), **options: Any) -> Any:
     one = guard
     # _survives(ctx) for the last run: one run's answer never changes (its own messages carry its own run id, and
     # the two ids are the run's), and reading the history and two UUIDs again for each call cost ~20 us
-    last: list[Any] = [None, False]
+    last: list[tuple[Any, bool]] = [(None, False)]  # one tuple, replaced whole: runs in other threads read it too
 
     def survives(ctx: Any) -> bool:
         run = (ctx.run_id, getattr(ctx, "conversation_id", None))
-        if last[0] != run:
-            last[:] = [run, _survives(ctx)]
-        return bool(last[1])
+        kept = last[0]
+        if kept[0] != run:
+            kept = last[0] = (run, _survives(ctx))
+        return kept[1]
 
     class GuardedToolset(WrapperToolset):
         """A pydantic-ai toolset with agentlab's guards around each tool of the one it wraps."""
