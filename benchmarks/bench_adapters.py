@@ -10,9 +10,9 @@
    the adapter's default store (memory); a read (``lookup``) and a claimed write (``refund``).
 
 CPU time (``time.process_time``: every thread of the process, so a thread hop is counted), sides interleaved in one
-run: within each round the two sides of a framework take turns run by run (the first side alternating), on fresh
-order ids; the added cost is the median over rounds of (adapter - bare) of the same round, per tool call. Each row
-prints the 1-minute load average over its rounds.
+run: each round runs ``--runs`` runs of each side of every framework on fresh order ids, the first side alternating
+round by round (as bench_loop.py batches its sides); the added cost is the median over rounds of (adapter - bare)
+of the same round, per tool call. Each row prints the 1-minute load average over its rounds.
 
 Run: python benchmarks/bench_adapters.py [--rounds 15] [--runs 10] [--no-faults] [--lang zh]
 """
@@ -197,18 +197,13 @@ def sides() -> dict[str, tuple[Run, Run]]:
     return out
 
 
-def cpu_pair(bare: Run, guarded: Run, tool: str, tag: str, runs: int, guarded_first: bool) -> tuple[float, float]:
-    """CPU microseconds per tool call of each side over ``runs`` runs of CALLS calls, the sides taking turns run by
-    run (the first side alternating too), so a change of load in the round falls on both alike."""
-    spent = {"bare": 0.0, "guarded": 0.0}
+def cpu_per_call(one: Run, tool: str, tag: str, runs: int) -> float:
+    """CPU microseconds per tool call over ``runs`` runs of CALLS calls of one side (its agent and its adapter warm,
+    as in an application that keeps running the same agent)."""
+    t0 = time.process_time()
     for r in range(runs):
-        pair = [("guarded", guarded), ("bare", bare)] if (r % 2 == 0) == guarded_first else \
-            [("bare", bare), ("guarded", guarded)]
-        for side, one in pair:
-            t0 = time.process_time()
-            one(tool, f"{tag}{side[0]}{r:03d}")
-            spent[side] += time.process_time() - t0
-    return spent["bare"] / (runs * CALLS) * 1e6, spent["guarded"] / (runs * CALLS) * 1e6
+        one(tool, f"{tag}{r:03d}")
+    return (time.process_time() - t0) / (runs * CALLS) * 1e6
 
 
 def cost(rounds: int, runs: int, only: str = "") -> tuple[list[str], list[str]]:
@@ -222,7 +217,11 @@ def cost(rounds: int, runs: int, only: str = "") -> tuple[list[str], list[str]]:
     for rnd in range(1 + rounds):  # round 0 warms imports and caches, and is not counted
         for name, (plain, guarded) in loops.items():
             for tool in TOOLS:
-                b, g = cpu_pair(plain, guarded, tool, f"{rnd:03d}", runs, guarded_first=rnd % 2 == 1)
+                got = {}
+                sides_now = [("bare", plain), ("guarded", guarded)]
+                for side, one in (sides_now[::-1] if rnd % 2 else sides_now):  # the first side alternates
+                    got[side] = cpu_per_call(one, tool, f"{rnd:03d}{side[0]}", runs)
+                b, g = got["bare"], got["guarded"]
                 if rnd:
                     added.setdefault((name, tool), []).append(g - b)
                     bare.setdefault((name, tool), []).append(b)
