@@ -50,6 +50,29 @@ def _loadavg() -> str:
     return f"{one:.2f} {five:.2f} {fifteen:.2f} (1, 5, 15 min) on {os.cpu_count()} CPUs"
 
 
+def _bench(py: Path, bench: Path, args: list[str], targets: list[list[str]]) -> int:
+    """Run one benchmark, its lines passed through as they come; the lines it marks ``target | ...`` collected."""
+    with subprocess.Popen([str(py), str(bench), *args], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                          encoding="utf-8", errors="replace") as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            print(line, end="", flush=True)
+            cells = [c.strip() for c in line.split("|")]
+            if len(cells) == 6 and cells[0] == "target":
+                targets.append([bench.name, *cells[1:5], cells[5].removeprefix("load ").strip()])
+    return proc.returncode
+
+
+def _targets_table(rows: list[list[str]]) -> str:
+    """Every benchmark's target rows in one table: what, measured, target, met, the load it was measured at."""
+    head = ["benchmark", "what", "measured", "target", "met", "load (1 min)"]
+    lines = ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    met = sum(r[4] == "yes" for r in rows)
+    lines.append(f"\n{met} of {len(rows)} targets met; load average now {_loadavg()}")
+    return "\n".join(lines)
+
+
 def _python() -> Path:
     return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
@@ -774,15 +797,21 @@ def main(argv: list[str]) -> int:
                      "bench_discovery_local.py", "bench_bfcl_local.py"}
         record = "--record" in rest
         rest = [a for a in rest if a != "--record"]
-        code = 0
+        only = [a for a in rest if a.endswith(".py")]  # python run.py bench bench_site.py: that one alone
+        rest = [a for a in rest if not a.endswith(".py")]
+        code, targets = 0, []
         for bench in sorted((ROOT / "benchmarks").glob("bench_*.py")):
+            if only and bench.name not in only:
+                continue
             if bench.name in recording and not record:
                 print(f"skipped {bench.name} (re-records the real models' cassettes; python run.py bench --record)")
                 continue
             # every figure is read beside the machine's load at the time (2 cores are often shared): before and after
             print(f"== {bench.name}: load average {_loadavg()}", flush=True)
-            code |= subprocess.call([str(py), str(bench), *rest], cwd=ROOT)
+            code |= _bench(py, bench, rest, targets)
             print(f"== {bench.name} done: load average {_loadavg()}", flush=True)
+        if targets:
+            print(_targets_table(targets))
         return code
     if cmd == "local":
         setup("requirements.txt")

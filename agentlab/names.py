@@ -170,7 +170,8 @@ def _word_similarity(a: tuple[str, str], b: tuple[str, str]) -> float:
 
 # per query word: its weight when it pairs with nothing, and each similar word with the similarity and the
 # lower and higher of the two words' weights
-_Pairings = list[tuple[float, list[tuple[tuple[str, str], float, float, float]]]]
+_Option = tuple[tuple[str, str], float, float, float]
+_Pairings = list[tuple[float, list[_Option]]]
 
 
 def _word_score(pairings: _Pairings, paired: Collection[tuple[str, str]], count: int) -> float:
@@ -220,8 +221,9 @@ def _word_score(pairings: _Pairings, paired: Collection[tuple[str, str]], count:
 # one shape (the same words pair with the query) share one score, the shapes found with operations on sets of
 # candidates held as int bits; each query word's similar words are found once (the scores read them); cheap
 # bounds (letter sets as bits, lengths, a length's letters together) come before every edit distance and difflib
-# ratio. The answers are
-# checked against the code before these shortcuts on 9,000 misspellings (tests/data/suggest_corpus.json).
+# ratio, and difflib runs highest bound first, only while a bound left can still change the answer. The answers
+# are checked against the code before these shortcuts on 9,000 misspellings (tests/data/suggest_corpus.json) and
+# against scoring every candidate in full on fresh random misspellings (tests/test_suggest.py).
 _CAP = 64
 _CHAR_FLOOR = 0.6  # a candidate below this character similarity can neither be suggested nor spoil a margin
 
@@ -291,6 +293,14 @@ class _Index(NamedTuple):
     flat_lengths: tuple[int, ...]  # the length of each flat spelling
     by_flat_length: dict[int, list[int]]  # length of a flat spelling -> the candidates, in their order
     length_masks: dict[int, int]  # length of a flat spelling -> the letters of all those spellings, as bits
+    # the 3-letter entries of typo_pool (kept out of it) by their letters as bits: a 3-letter typo is an anagram
+    # (_letter_limit 0), so only the entries with the query's very letters can pair, found by one look-up rather
+    # than one bit count per 3-letter word (a 500-field schema numbered 0-499 has 400 of them)
+    anagrams: dict[int, tuple[tuple[int, int, tuple[str, str], _Members], ...]]
+    # query word -> what _pairing found for it, kept for the spellings the candidates hold themselves ("field",
+    # "gamma" in "feild_7_gama"): a misspelt name is mostly real words, and their pairings depend on the
+    # candidates alone, so each is worked out once per list (bounded by the words the candidates hold)
+    known: dict[tuple[str, str], tuple[tuple[_Members, ...], tuple[float, list[_Option]]]]
 
 
 @functools.lru_cache(maxsize=256)
@@ -322,9 +332,12 @@ def _index(candidates: tuple[str, ...]) -> _Index:
             pairs.setdefault(t[0], {})[t] = None
         by_flat_length.setdefault(len(flats[i]), []).append(i)
     pool = {n: tuple((mask, _letter_limit(n, len(pair[1])), pair, members)
-                     for length in ((3,) if n == 3 else range(max(4, n - 2), n + 3))
+                     for length in range(max(4, n - 2), n + 3)
                      for mask, pair, members in by_length.get(length, ()))
-            for n in range(3, max(by_length, default=0) + 3)}
+            for n in range(4, max(by_length, default=0) + 3)}
+    anagrams: dict[int, list[tuple[int, int, tuple[str, str], _Members]]] = {}
+    for mask, pair, members in by_length.get(3, ()):
+        anagrams.setdefault(mask, []).append((mask, 0, pair, members))
     flat_masks = tuple(_mask(f) for f in flats)
     return _Index(candidates, terms, {w: 1.0 / n for w, n in df.items()}, flats,
                   {w: _members(ids) for w, ids in by_word.items()}, pool,
@@ -335,7 +348,8 @@ def _index(candidates: tuple[str, ...]) -> _Index:
                   {w: tuple(ps) for w, ps in pairs.items()},
                   flat_masks, tuple(map(len, flats)), by_flat_length,
                   {n: functools.reduce(operator.or_, (flat_masks[i] for i in members), 0)
-                   for n, members in by_flat_length.items()})
+                   for n, members in by_flat_length.items()},
+                  {mask: tuple(entries) for mask, entries in anagrams.items()}, {})
 
 
 def _letter_limit(a: int, b: int) -> int:
@@ -361,6 +375,32 @@ def _mask(spelling: str) -> int:
 _ASCII_BITS = {chr(c): 1 << (c & 63) for c in range(128)}
 
 
+def _pairing(q: tuple[str, str], ix: _Index) -> tuple[tuple[_Members, ...], tuple[float, list[_Option]]]:
+    """For one query word: the lists of candidates it leads to (its own word's, its typos'), its weight when it
+    pairs with nothing and the candidates' words similar to it, as _word_score reads them."""
+    word, spelt = q
+    weight = ix.weight
+    same = ix.by_word.get(word)
+    lists = [same] if same is not None else []
+    alone = weight.get(word, 1.0)
+    options = [(pair, 1.0, alone, alone) for pair in ix.pairs.get(word, ())]  # the same word, however spelt
+    # a typo counts between words of 4+ letters, or two 3-letter anagrams (those share their letters' bits)
+    near = ix.typo_pool.get(len(spelt)) if len(spelt) != 3 else ix.anagrams.get(_mask(spelt))
+    if near:
+        # letter sets further apart than a typo can move them: no edit distance needed; with two or three
+        # words to look at, asking each costs less than the letters' bits (an anagram's are the query's)
+        qmask = _mask(spelt) if len(near) > 3 and len(spelt) != 3 else -1
+        for mask, limit, b, members in near:
+            if (qmask < 0 or (qmask ^ mask).bit_count() <= limit) and b[0] != word:
+                sim = _word_similarity(q, b)
+                if sim:
+                    lists.append(members)
+                    wc = weight.get(b[0], 1.0)
+                    wq = weight.get(word, wc)  # a typo weighs what the word it misspells weighs
+                    options.append((b, sim, min(wq, wc), max(wq, wc)))
+    return tuple(lists), (alone, options)
+
+
 def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[int, _Pairings]:
     """The candidates whose word score can be above 0 (they share a word or a typo of one), at most _CAP;
     and for each query word, the candidates' words similar to it (_word_similarity above 0), as _word_score
@@ -370,28 +410,15 @@ def _word_candidates(query: list[tuple[str, str]], ix: _Index) -> tuple[int, _Pa
     """
     lists: list[_Members] = []
     pairings: _Pairings = []
-    by_word, pool, pairs, weight = ix.by_word, ix.typo_pool, ix.pairs, ix.weight
+    known = ix.known
     for q in query:
-        word, spelt = q
-        same = by_word.get(word)
-        if same is not None:
-            lists.append(same)
-        alone = weight.get(word, 1.0)
-        options = [(pair, 1.0, alone, alone) for pair in pairs.get(word, ())]  # the same word, however spelt
-        near = pool.get(len(spelt))  # a typo counts between words of 4+ letters, or two 3-letter anagrams
-        if near:
-            # letter sets further apart than a typo can move them: no edit distance needed; with two or three
-            # words to look at, asking each costs less than the letters' bits
-            qmask = _mask(spelt) if len(near) > 3 else -1
-            for mask, limit, b, members in near:
-                if (qmask < 0 or (qmask ^ mask).bit_count() <= limit) and b[0] != word:
-                    sim = _word_similarity(q, b)
-                    if sim:
-                        lists.append(members)
-                        wc = weight.get(b[0], 1.0)
-                        wq = weight.get(word, wc)  # a typo weighs what the word it misspells weighs
-                        options.append((b, sim, min(wq, wc), max(wq, wc)))
-        pairings.append((alone, options))
+        got = known.get(q)
+        if got is None:
+            got = _pairing(q, ix)
+            if q[1] in ix.having:  # a spelling of the candidates' own: kept, at most one per word they hold
+                known[q] = got
+        lists += got[0]
+        pairings.append(got[1])
     if len(lists) == 1:  # one word (or typo) leads anywhere, the usual case: its first candidates
         return _first(lists[0], _CAP), pairings
     # Which candidates are scored matters, not in what order (the scores, then characters and names, rank them):
@@ -501,40 +528,72 @@ def _closest(name: str, ix: _Index) -> str | None:
         get = ix.letters[i].get
         return 2 * sum(min(n, get(ch, 0)) for ch, n in letters.items()) / (len(flat) + len(ix.flats[i]))
 
-    def order(group: list[int], *, first: bool = False) -> list[int]:
-        """``group`` as the full ranking orders equal word scores (characters, then name), less the candidates
-        whose bound is under _CHAR_FLOOR (they can neither be suggested nor spoil a margin); when the first
-        one must reach _MIN_CHARS and no bound does, nothing (and no difflib at all)."""
-        near = [i for i in group if 2 * ((qmask & flat_masks[i]).bit_count() + repeated)
-                / (size + flat_lengths[i]) >= _CHAR_FLOOR and bound(i) >= _CHAR_FLOOR]
-        if first and not any(bound(i) >= _MIN_CHARS for i in near):
-            return []
-        return sorted(near, key=lambda i: (char(i), ix.names[i]), reverse=True)
+    def upper(i: int) -> float:
+        return 2 * ((qmask & flat_masks[i]).bit_count() + repeated) / (size + flat_lengths[i])
 
-    def runner_up(group: list[int]) -> float:
-        ordered = order(group)
-        return char(ordered[0]) if ordered else 0.0  # under _CHAR_FLOOR, as good as 0 for the margin
+    def by_upper(group: list[int]) -> list[tuple[float, int]]:
+        """``group`` less the candidates under _CHAR_FLOOR by the letter bits, the highest bound first: a candidate's
+        character similarity is at most its bound, so a walk down this list stops where no bound left can matter."""
+        return sorted(((u, i) for i in group if (u := upper(i)) >= _CHAR_FLOOR), reverse=True)
+
+    def leaders(group: list[int]) -> tuple[int, float, float] | None:
+        """The first of ``group`` as the full ranking orders equal word scores (characters, then name), its
+        character similarity, and the highest among the others (-1 if none); None when no suggestion can come of it.
+
+        Only candidates whose bound is at least _CHAR_FLOOR take part (the others can neither be suggested nor spoil
+        a margin). difflib runs only while a bound left can still change the first or the runner-up, and not at all
+        once the first cannot reach _MIN_CHARS or cannot be _MARGIN ahead of the runner-up found so far."""
+        best, best_c, second_c = -1, -1.0, -1.0
+        for u, i in by_upper(group):
+            # every candidate from here on is at most ``u``: the first ends at most at max(best_c, u) and the
+            # runner-up at least at second_c
+            top = max(best_c, u)
+            if top < _MIN_CHARS or (second_c >= 0 and top - second_c < _MARGIN):
+                return None
+            if u < second_c:
+                break
+            b = bound(i)
+            if b < _CHAR_FLOOR or b < second_c:
+                continue
+            c = char(i)
+            if best < 0 or (c, ix.names[i]) > (best_c, ix.names[best]):
+                best, best_c, second_c = i, c, max(second_c, best_c)
+            else:
+                second_c = max(second_c, c)
+        return (best, best_c, second_c) if best >= 0 and best_c >= _MIN_CHARS else None
+
+    def runner_up(group: list[int], best_c: float) -> float:
+        """The highest character similarity in ``group`` (0 under _CHAR_FLOOR, as good as 0 for the margin),
+        or one already too close to ``best_c`` for a suggestion: the answer is the same."""
+        most = 0.0
+        for u, i in by_upper(group):
+            if u <= most or best_c - most < _MARGIN:
+                break
+            if (b := bound(i)) >= _CHAR_FLOOR and b > most:
+                most = max(most, char(i))
+        return most
 
     if best_w:
         group = _indices(_bits_of(m for w, m in classes if w == best_w))
-        top = order(group, first=True)
-        if not top or char(top[0]) < _MIN_CHARS:
+        found = leaders(group)
+        if found is None:
             return None
-        best = top[0]
+        best, best_c, next_c = found
         lower = [w for w, _ in classes if w < best_w]
         if len(group) > 1:
-            next_c = runner_up(top[1:])
+            next_c = max(next_c, 0.0)
         elif lower:
-            next_c = runner_up(_indices(_bits_of(m for w, m in classes if w == lower[0])))
+            next_c = runner_up(_indices(_bits_of(m for w, m in classes if w == lower[0])), best_c)
         else:
             scored = set(_indices(_bits_of(m for _, m in classes)))
-            next_c = runner_up(_by_characters(flat, ix, scored, qmask, repeated))
+            next_c = runner_up(_by_characters(flat, ix, scored, qmask, repeated), best_c)
     else:
-        top = order(_by_characters(flat, ix, set(), qmask, repeated), first=True)
-        if not top or char(top[0]) < _MIN_CHARS:
+        found = leaders(_by_characters(flat, ix, set(), qmask, repeated))
+        if found is None:
             return None
-        best, next_c = top[0], runner_up(top[1:])
-    return ix.names[best] if char(best) - next_c >= _MARGIN else None
+        best, best_c, next_c = found
+        next_c = max(next_c, 0.0)
+    return ix.names[best] if best_c - next_c >= _MARGIN else None
 
 
 def _by_characters(flat: str, ix: _Index, exclude: set[int], qmask: int, repeated: int) -> list[int]:

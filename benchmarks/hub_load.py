@@ -14,7 +14,8 @@ With ``--hostile`` one more participant attacks the room (benchmarks/hostile_par
 fill their Redis and run a script in it that never ends, try the room's Redis, flood the model, hold 900 half-open
 connections each to the site and the model), and the round (notebooks, a site call, a model question) is measured
 twice: quiet, then under the attack. Under it every call must still succeed, and each participant's times stay
-within ``--slower`` times the quiet ones (the model: plus 30 s, its tokens now shared with the attacker's request).
+within ``--slower`` times the quiet ones, plus 5 s (the model too: one request of the attacker's at a time shares its
+tokens, never a queue of them).
 """
 from __future__ import annotations
 
@@ -258,7 +259,10 @@ def main() -> int:
                 calm = quiet.get(key.removeprefix("attacked_"))
                 if calm is None or "tokens_per_s" in key:
                     continue
-                allowed = ns.slower * calm + (30 if "model" in key else 5)
+                # the same bound for the model as for the rest (it had 30 s more): the attacker may hold a core with
+                # its own Redis's endless script and one request in the model's turn, a threefold share at worst,
+                # never a queue of its requests ahead of another participant's (fair turns, one in flight each)
+                allowed = ns.slower * calm + 5
                 if value > allowed:
                     failures.append(f"under attack {key} = {value} s, more than {ns.slower} × {calm} s (+ margin)")
     except KeyboardInterrupt:

@@ -32,6 +32,19 @@ def test_bench_validation_section_4_draws_fresh_misspellings_and_reports_medians
     assert "fresh misspelling" in out and "median / p90" in out
     for case in ("book_expense_record + typo", "500 fields, one misspelt", "500 fields, one unknown"):
         assert any(line.strip().startswith(case) and "load" in line for line in out.splitlines()), case
+    assert_target_rows(out, "error path, never-seen name, 500 fields, vs jsonschema")
+
+
+def assert_target_rows(out: str, *what: str) -> None:
+    """The benchmark ends with its target rows, one per target, as run.py bench gathers them:
+    ``target | what | measured | target | met: yes/no | load <1-min load average>``."""
+    rows = [[c.strip() for c in line.split("|")] for line in out.splitlines() if line.startswith("target |")]
+    assert rows and out.rstrip().splitlines()[-1].startswith("target |"), out[-500:]
+    for cells in rows:
+        assert len(cells) == 6 and cells[4] in ("yes", "no"), cells
+        assert cells[5].startswith("load ") and float(cells[5].removeprefix("load ")) >= 0, cells
+    for w in what:
+        assert any(cells[1] == w for cells in rows), (w, rows)
 
 
 def test_bench_eval_interleaves_concurrency_1_and_8():
@@ -39,29 +52,30 @@ def test_bench_eval_interleaves_concurrency_1_and_8():
     assert "1 interleaved rounds" in out and "concurrency 1:" in out and "concurrency 8:" in out and "load" in out
 
 
-def target_lines(out: str) -> list[list[str]]:
-    """The common target rows every benchmark ends with: target | what | measured | target | met | load."""
-    rows = [[cell.strip() for cell in line.split("|")] for line in out.splitlines() if line.startswith("target |")]
-    for row in rows:
-        assert len(row) == 6 and row[4] in ("met: yes", "met: no") and row[5].startswith("load "), row
-    return rows
+def test_bench_review_compares_every_format_with_a_plain_json_pass():
+    out = bench("benchmarks/bench_review.py", "--rows", "2000", "--rounds", "1")
+    assert "interleaved rounds" in out and "load" in out
+    assert_target_rows(out, *(f"review --logs vs a plain json.loads pass, {fmt}" for fmt in ("openai", "telemetry", "otel")))
+
+
+def test_bench_review_memory_gives_a_flat_memory_row_per_format():
+    out = bench("benchmarks/bench_review_memory.py", "--rows", "20000")
+    assert_target_rows(out, *(f"review --logs memory flat, {fmt}, {small} -> {big} rows"
+                              for fmt, small, big in (("openai", 200, 2000), ("telemetry", 2000, 20000), ("otel", 2000, 20000))))
 
 
 def test_bench_adapters_measures_each_frameworks_added_cost_per_tool_call():
     pytest.importorskip("pydantic_ai")
     out = bench("benchmarks/bench_adapters.py", "--no-faults", "--rounds", "1", "--runs", "1")
     assert "interleaved rounds" in out and "load average" in out
-    rows = target_lines(out)
-    assert out.rstrip().splitlines()[-1].startswith("target |"), "the target rows end the output"
-    for loop in ("pydantic-ai run_sync", "openai-agents run_sync", "langgraph invoke", "langgraph ainvoke"):
-        for tool in ("lookup", "refund"):
-            assert any(loop in r[1] and tool in r[1] and r[3] == "<= +150 us" for r in rows), (loop, tool)
+    assert_target_rows(out, *(f"adapter {loop}, {tool}, added per tool call"
+                              for loop in ("pydantic-ai run_sync", "openai-agents run_sync", "langgraph invoke",
+                                           "langgraph ainvoke") for tool in ("lookup", "refund")))
+    assert all(line.split(" | ")[3] == "<= +150 us" for line in out.splitlines() if line.startswith("target |"))
 
 
 def test_bench_gateway_measures_the_guards_against_a_bare_mcp_pass_through():
     pytest.importorskip("mcp")
     out = bench("benchmarks/bench_gateway.py", "--rounds", "1", "--calls", "10")
     assert "bare MCP pass-through" in out and "agentlab gateway" in out and "| 0 |" in out  # none failed
-    (row,) = target_lines(out)
-    assert "MCP gateway" in row[1] and row[3] == "<= +1 ms"
-    assert out.rstrip().splitlines()[-1].startswith("target |")
+    assert_target_rows(out, "MCP gateway guards, added per call over a bare MCP pass-through")

@@ -263,6 +263,38 @@ def test_one_clients_hanging_calls_never_hold_up_another_client(gateway, upstrea
     assert gateway._running == {}  # every slot given back
 
 
+def test_hanging_calls_answer_timeout_at_the_configured_timeout_not_the_connections(gateway, upstream):
+    """The tool's timeout is the guards' (GuardConfig.timeout), whatever else is in flight: hanging calls answered
+    TIMEOUT after 28-48 s against a 5 s timeout while a client's calls queued for worker threads. Here 1 s: every
+    running call hears TIMEOUT within a second or two of it, and one upstream call each (a hanging read is not
+    sent again while it still runs)."""
+    import time
+    from dataclasses import replace
+    folder, _ = upstream
+    kept = gateway.config
+    gateway.config = replace(kept, timeout=1.0)
+
+    async def one(session, i: int) -> tuple[float, object]:
+        t0 = time.perf_counter()
+        result = await session.call_tool("held", {"order_id": f"T{i}"})
+        return time.perf_counter() - t0, result
+
+    async def go():
+        async with create_connected_server_and_client_session(gateway.server()) as a:
+            return await asyncio.gather(*[one(a, i) for i in range(gateway.in_flight)])
+    try:
+        answered = asyncio.run(go())
+    finally:
+        (folder / "release").write_text("go")
+        gateway.config = kept
+        gateway._guards.clear()
+    codes = [body(r)["error"]["code"] for _, r in answered]
+    waits = sorted(round(w, 1) for w, _ in answered)
+    assert codes == ["TIMEOUT"] * gateway.in_flight, codes
+    assert waits[-1] < 1.0 + 2.0, waits  # the configured second, not the connection's 30
+    assert gateway.runs()["held"] == gateway.in_flight
+
+
 def test_invalid_arguments_get_problems_and_never_reach_upstream(gateway):
     result, = calls(gateway, [("refund", {"order_id": "A1", "amount": "thirty", "reason": "x"}, None)])
     assert result.isError

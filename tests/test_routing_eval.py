@@ -21,7 +21,6 @@ from agentlab.models.cassette import RecordingModel, labels
 from agentlab.models.interface import Reply, ToolCall, Usage
 from agentlab.routing import words
 from agentlab.scenarios import expense
-from agentlab.scenarios.conversation import Conversation
 
 BOOK = {"date": "2026-10-15", "item": "taxi", "amount": 45, "category": "transport"}
 TAXI = Ask("t-en", "en", "I took a taxi today for 45 yuan, please book it", ("book_expense_record",))
@@ -133,13 +132,13 @@ def test_prompt_tokens_come_from_usage():
 
 # --- routing -------------------------------------------------------------------------------
 
-def test_routed_turns_offer_what_a_conversation_would():
+def test_routed_turns_offer_what_the_desk_router_offers():
     asks = load_asks()
     model = ScriptedModel([], then=say("ok"))
     turns = measure(model, asks, routed=True)
     for ask, turn, asked in zip(asks, turns, model.calls, strict=True):
-        convo = Conversation(expense.SCENARIO, model, lang=ask.lang)
-        expected = convo.router([{"role": "user", "content": ask.ask}])
+        registry = expense.make_registry(expense.Ledger(), lang=ask.lang)
+        expected = desk_router(registry)([{"role": "user", "content": ask.ask}])
         assert set(turn.offered) == set(expected) and len(turn.offered) <= 5, ask.id
         assert "escalate_to_human" in turn.offered
         assert list(asked.tools) == list(turn.offered)  # the model saw exactly those, in the registry's order
@@ -284,3 +283,58 @@ def test_an_unsure_router_offers_every_tool():
     reg = make_registry(Ledger(), lang="en")
     assert set(desk_router(reg, keywords=True).offer("hmm")) == set(reg.names)
     assert len(desk_router(reg, keywords=True).offer("delete record E0016")) <= 5
+
+
+def test_the_default_desk_router_is_the_keyword_router():
+    reg = expense.make_registry(expense.Ledger(), lang="en")
+    ask = "I need September's expenses as a spreadsheet file for my accountant"
+    assert desk_router(reg).offer(ask) == desk_router(reg, keywords=True).offer(ask) != \
+        desk_router(reg, keywords=False).offer(ask)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_keyword_router_misses_fewer_held_out_asks(lang):
+    """Asks written after the keywords, never used to choose them (data/expense_asks_heldout.jsonl): the keyword
+    router must miss fewer of them than the plain one, and no more than two in fourteen."""
+    from agentlab.resources import data_file
+    from agentlab.routing import routing_metrics
+    held = [a for a in load_asks(data_file("expense_asks_heldout.jsonl")) if a.lang == lang]
+    labelled = {a.ask for a in load_asks()}
+    assert len(held) == 14 and not labelled & {a.ask for a in held}
+    reg = expense.make_registry(expense.Ledger(), lang=lang)
+    miss = {kw: routing_metrics([a.routing_turn(desk_router(reg, keywords=kw)([{"role": "user", "content": a.ask}]),
+                                                reg.names) for a in held])["miss_rate"] for kw in (True, False)}
+    assert miss[True] < miss[False] and round(miss[True] * 14) <= 2, miss
+
+
+@pytest.mark.parametrize("size", ["0.5b", "1.5b"])
+def test_routed_is_at_least_as_right_as_all_tools_on_the_recordings(size):
+    """Issue #37: with the plain router the 1.5B model picked the right tool less often routed (78.6% to 75.0%).
+    Recorded again with the keyword router, routed is at least as right as all tools on both models, with under
+    half the prompt tokens, and the router offers the needed tool on more than 95% of the asks."""
+    path = cassette_path(size)
+    if not path.exists():
+        pytest.skip(f"{path.name} not recorded")
+    got = {mode: figures(turns) for mode, turns in replay(path).items()}
+    assert got["routed"]["right_tool_rate"] >= got["all"]["right_tool_rate"], got
+    assert got["routed"]["prompt_tokens"] < got["all"]["prompt_tokens"] / 2
+    assert got["routed"]["hit_rate"] > 0.95
+
+
+def test_the_guards_page_quotes_the_recordings():
+    """docs/guards.md (both languages) quotes the right-tool rate, prompt tokens and router hit of each recording."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    rows = []
+    for size, n in (("0.5b", 56), ("1.5b", 28)):
+        if not cassette_path(size).exists():
+            pytest.skip(f"{size} not recorded")
+        for turns in replay(size).values():
+            f = figures(turns)
+            rows.append((size.upper(), n, f"{f['right_tool_rate']:.0%}", f"{f['prompt_tokens']:,.0f}",
+                         f"{f['hit_rate']:.0%}"))
+    for page in ("docs/guards.md", "docs/zh/guards.md"):
+        text = (root / page).read_text(encoding="utf-8")
+        for size, n, right, tokens, hit in rows:
+            assert any(line.startswith(f"| {size} |") and f"| {n} | {right} |" in line and f"| {tokens} | {hit} |" in line
+                       for line in text.splitlines()), (page, size, right, tokens, hit)

@@ -429,3 +429,18 @@ def test_setup_says_its_usage_instead_of_a_traceback(args, capsys):
     err = capsys.readouterr().err
     assert code == (0 if args[0] in ("--help", "-h") else 2)
     assert "--repair" in err and "用法" in err and "Traceback" not in err
+
+
+def test_bench_collects_every_benchmarks_target_rows_into_one_table(tmp_path):
+    """run.py bench passes a benchmark's lines through and gathers those marked ``target |`` (with their load)."""
+    bench = tmp_path / "bench_fake.py"
+    bench.write_text("print('noise | not a target')\n"
+                     "print('target | a read | +40 us | <= +60 us | yes | load 1.50')\n"
+                     "print('target | a write | 1.6x | <= 1.25x | no | load 3.00')\n", encoding="utf-8")
+    rows: list[list[str]] = []
+    assert run._bench(Path(sys.executable), bench, [], rows) == 0
+    assert rows == [["bench_fake.py", "a read", "+40 us", "<= +60 us", "yes", "1.50"],
+                    ["bench_fake.py", "a write", "1.6x", "<= 1.25x", "no", "3.00"]]
+    table = run._targets_table(rows)
+    assert "| bench_fake.py | a write | 1.6x | <= 1.25x | no | 3.00 |" in table
+    assert "1 of 2 targets met" in table

@@ -16,6 +16,8 @@ import struct
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -337,3 +339,86 @@ def test_the_gateway_serves_a_keyed_client_while_one_source_holds_900_half_open_
             assert still_open(held) == 0
         finally:
             close_all(held)
+
+
+SLOW_BODIES = 300
+
+SLOW_BODIES_SCRIPT = """
+import resource, socket, struct, sys, time
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+port, n, head = int(sys.argv[1]), int(sys.argv[2]), bytes.fromhex(sys.argv[3])
+held = []
+for _ in range(n):  # whole headers, a promised 5,000-byte body, one byte of it: requests in progress, not idle
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # closed by a reset: no TIME_WAIT
+    s.settimeout(5)
+    try:
+        s.connect(("127.0.0.1", port))
+        s.sendall(head)
+    except OSError:
+        pass
+    held.append(s)
+print("sent", flush=True)
+time.sleep(600)
+"""
+
+
+@contextmanager
+def slow_bodies(port: int, n: int, path: str = "/mcp", headers: str = "") -> Iterator[None]:
+    """Another account (``nobody``) keeps ``n`` requests in progress whose bodies never arrive, while the block runs.
+    Another account, because a client on this machine is its account: on a hub, another participant."""
+    import pwd
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to run the flood as another account")
+    other = pwd.getpwnam("nobody")
+    head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\n{headers}Content-Length: 5000\r\n\r\n{{").encode()
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_BODIES_SCRIPT, str(port), str(n), head.hex()],
+                            user=other.pw_uid, group=other.pw_gid, cwd="/", start_new_session=True,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "sent"
+        time.sleep(1.5)  # the server reads every request's headers before the keyed client comes
+        yield
+    finally:
+        stop_group(proc, 5)
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/api/skills/current_weather/execute"])
+def test_one_sources_slow_bodies_never_take_every_request_in_progress_from_the_site(tmp_path, path):
+    """Before: 300 keyless requests whose bodies trickle, from another account, held MAX_REQUESTS (200) in all, and
+    every keyed call on the site heard 503. Now one source holds at most REQUESTS_PER_SOURCE of them."""
+    made = cli("keys", "create", "--name", "teacher", data=tmp_path)
+    assert made.returncode == 0, made.stderr
+    key = made.stdout.strip()
+    with SiteServer(tmp_path, log=tmp_path / "server.out") as site:
+        def keyed() -> httpx.Response:
+            with httpx.Client(base_url=site.base, timeout=15) as fresh:
+                return fresh.post("/api/skills/current_weather/execute", json={"arguments": {"city": "Beijing"}},
+                                  headers={"X-API-Key": key})
+        assert keyed().status_code == 200
+        with slow_bodies(site.port, SLOW_BODIES, path):
+            answered = [keyed() for _ in range(3)]
+        print(f"\nsite, {SLOW_BODIES} slow bodies to {path} from another account: {[r.status_code for r in answered]}")
+        assert [r.status_code for r in answered] == [200, 200, 200], answered[-1].text
+
+
+def test_one_sources_slow_bodies_never_take_every_request_in_progress_from_the_gateway(tmp_path):
+    """The gateway is served the same way: a keyed client is answered while another account's 300 keyed requests
+    trickle their bodies (before: 503 to everyone for as long as they did)."""
+    pytest.importorskip("mcp")
+    data = str(tmp_path / "data")
+    keys = []
+    for name in ("mallory", "alice"):
+        made = subprocess.run([sys.executable, "-m", "agentlab", "gateway", "keys", "create", "--name", name, "--data",
+                               data], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                              capture_output=True, text=True, timeout=60)
+        assert made.returncode == 0, made.stderr
+        keys.append(made.stdout.strip())
+    with GatewayServer(tmp_path, "--data", data) as gw:
+        assert initialize(gw.base, keys[1]).status_code == 200
+        with slow_bodies(gw.port, SLOW_BODIES, headers=f"X-API-Key: {keys[0]}\r\n"):
+            answered = [initialize(gw.base, keys[1]) for _ in range(3)]
+        print(f"\ngateway, {SLOW_BODIES} slow bodies from another account: {[r.status_code for r in answered]}")
+        assert [r.status_code for r in answered] == [200, 200, 200], answered[-1].text

@@ -377,3 +377,94 @@ def test_the_suggestions_over_a_corpus_of_misspellings_are_the_recorded_ones():
         if (got := suggest(query, groups[gi])) != answer:
             wrong.append((query, answer, got))
     assert len(corpus["cases"]) > 9000 and not wrong, wrong[:20]
+
+
+def exhaustive_suggestion(name: str, allowed: list[str]) -> str | None:
+    """What suggest() documents, computed the slow way: every candidate scored on words and on characters, no
+    bound, no cap, no shape shared, nothing kept between calls; the whole list ranked by (words, characters, name)."""
+    import difflib
+
+    from agentlab.names import NAME_LIMIT, _terms, _word_score, _word_similarity, to_snake
+    allowed = list(dict.fromkeys(allowed))
+    name = name[:NAME_LIMIT]
+    snake = to_snake(name)
+    if snake != name and snake in allowed:
+        return snake
+    if "_" in name and to_camel(name) != name and to_camel(name) in allowed:
+        return to_camel(name)
+    same = [a for a in allowed if to_snake(a).replace("_", "") == snake.replace("_", "")]
+    if len(same) == 1:
+        return same[0]
+    query = _terms(name)
+    if not query:
+        return None
+    terms = {a: _terms(a) for a in allowed}
+    count: dict[str, int] = {}
+    for ts in terms.values():
+        for w, _ in ts:
+            count[w] = count.get(w, 0) + 1
+    weight = {w: 1 / n for w, n in count.items()}
+    flat = "_".join(sorted(s for _, s in query))
+    ranked = []
+    for a, ts in terms.items():
+        pairings = []
+        for q in query:
+            alone = weight.get(q[0], 1.0)
+            options = []
+            for b in ts:
+                if b[0] == q[0]:
+                    options.append((b, 1.0, alone, alone))
+                elif sim := _word_similarity(q, b):
+                    wc = weight[b[0]]
+                    wq = weight.get(q[0], wc)  # a typo weighs what the word it misspells weighs
+                    options.append((b, sim, min(wq, wc), max(wq, wc)))
+            pairings.append((alone, options))
+        chars = difflib.SequenceMatcher(None, flat, "_".join(sorted(s for _, s in ts))).ratio()
+        ranked.append((_word_score(pairings, ts, len(ts)), chars, a))
+    ranked.sort(reverse=True)
+    (w0, c0, first), (w1, c1, _) = ranked[0], ranked[1] if len(ranked) > 1 else (0.0, 0.0, "")
+    if w0 >= 0.25:  # enough shared words: a clear winner on words, a tie is no suggestion
+        return first if w0 - w1 >= 0.1 else None
+    return first if c0 >= 0.75 and c0 - c1 >= 0.1 else None  # else a clear typo by characters
+
+
+def misspelling(name: str, rng: random.Random, taken: set[str]) -> str:
+    """One slip a model makes (two letters swapped, one dropped, doubled or replaced), never a real name:
+    what benchmarks/bench_validation.py section 4 sends."""
+    while True:
+        i = rng.randrange(len(name))
+        edit = rng.choice(("swap", "drop", "double", "replace"))
+        if edit == "swap" and i + 1 < len(name):
+            typo = name[:i] + name[i + 1] + name[i] + name[i + 2:]
+        elif edit == "drop" and len(name) > 3:
+            typo = name[:i] + name[i + 1:]
+        elif edit == "double":
+            typo = name[:i] + name[i] + name[i:]
+        else:
+            typo = name[:i] + rng.choice("abcdefghijklmnopqrstuvwxyz") + name[i + 1:]
+        if typo != name and typo not in taken:
+            return typo
+
+
+def test_the_fast_suggestion_is_the_exhaustive_one_on_random_misspellings():
+    """The bounds, caps, shapes and kept pairings only skip work: on fresh random misspellings of real field and
+    tool names (a 500-field schema numbered 0-499, past the 64 candidates scored, and the workbook's own lists),
+    suggest() gives what scoring every candidate gives. A misspelling of a wide schema's name is asked twice,
+    so the second answer comes with the pairings kept from the first."""
+    rng = random.Random(37)
+    wide = [f"field_{i}_{w}" for i, w in enumerate(["alpha", "beta", "gamma", "delta", "epsilon"] * 100)]
+    lists = [wide]
+    for f in ("aftersales_tools.json", "expense_tools.json"):
+        reg = Registry.from_json(ROOT / "data" / f)
+        lists.append(sorted(reg.names))
+        lists += [list(reg[n].parameters["properties"]) for n in reg.names if len(reg[n].parameters["properties"]) > 1]
+    differ, asked = [], 0
+    for allowed in lists:
+        for _ in range(100 if allowed is wide else 20):
+            typo = misspelling(rng.choice(allowed), rng, set(allowed))
+            want = exhaustive_suggestion(typo, allowed)
+            asked += 1
+            for _ in range(2 if allowed is wide else 1):
+                if (got := suggest(typo, allowed)) != want:
+                    differ.append((typo, want, got))
+    assert asked > 300 and not differ, differ[:10]

@@ -17,11 +17,12 @@ A **write** (a side-effect tool, sent twice = done twice) is a tool the team's t
 from __future__ import annotations
 
 import json
+import pickle
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import MISSING, dataclass, fields
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,18 @@ def _shown(text: Any, limit: int = 300) -> str:
     return mask_personal(redact(s[:limit * 4]))[:limit]
 
 
+@lru_cache(maxsize=1024)
+def _shown_short(text: str, limit: int) -> str:
+    return _shown(text, limit)
+
+
+def _shown_name(text: Any, limit: int) -> str:
+    """:func:`_shown` of a name (a code, a tool, a run id): a log repeats a few of them on row after row, so the
+    short ones are redacted once (the rules are the module's own, fixed: the same text is redacted the same)."""
+    # (a span's attribute may be a number or a list where a name is expected: _shown writes it as JSON)
+    return _shown_short(text, limit) if isinstance(text, str) and len(text) <= 256 else _shown(text, limit)
+
+
 def tools_file(path: str | Path | None) -> tuple[Registry | None, frozenset[str]]:
     """The team's tools file (OpenAI-format specs) as a Registry, and the tools it marks as writes
     (``"side_effect": true`` beside the spec or its ``function``)."""
@@ -115,11 +128,25 @@ class _Registries:
     def __init__(self, fallback: Registry | None):
         self.fallback = fallback
         self.cache: OrderedDict[str, Registry | None] = OrderedDict()
+        self.keys: dict[bytes, str] = {}  # a tools list pickled -> its key in ``cache``
 
     def get(self, tools: tuple[dict, ...]) -> Registry | None:
         if not tools:
             return self.fallback
-        key = json.dumps(tools, sort_keys=True)  # the C encoder: this runs once a line
+        # The key is the list as sorted JSON; a list met before is found by its pickle first, a quarter of the cost
+        # on every line. A pickle tells 1 from 1.0 and from true, keys in another order apart: one pickle, one list,
+        # one key, so the registry is the one the sorted JSON finds (a list in another order just costs its JSON).
+        try:
+            fast: bytes | None = pickle.dumps(tools, protocol=5)
+        except (RecursionError, pickle.PicklingError):
+            fast = None
+        key = self.keys.get(fast) if fast is not None else None
+        if key is None:
+            key = json.dumps(tools, sort_keys=True)  # the C encoder: this runs once a new list
+            if fast is not None:
+                if len(self.keys) >= _REGISTRIES:
+                    self.keys.pop(next(iter(self.keys)))
+                self.keys[fast] = key
         if key not in self.cache:
             try:
                 self.cache[key] = Registry.from_specs(tools)
@@ -159,7 +186,10 @@ def _answered(content: Any) -> bool:
     return not (isinstance(content, dict) and (content.get("ok") is False or "error" in content))
 
 
-def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) -> tuple[Run, list[LogFinding]]:
+def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str], *,
+                details: bool = True) -> tuple[Run, list[LogFinding]]:
+    """The conversation as a Run, and its findings (``details=False``: each with an empty detail, for a report that
+    will not show it)."""
     rid = log.where
     messages = log.messages
     reg = registries.get(log.tools)
@@ -168,11 +198,13 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
     events: list[Event] = []
     seen: Counter = Counter()
     step = 0
+    head = {"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs"}  # what every event of the run says
 
     def found(kind: str, code: str, *, tool: str = "", index: int | None = None, detail: str = "",
               unguarded: bool = False) -> tuple[str, str]:
         cat, stage = FOUND_UNGUARDED[code] if unguarded else _err(code)
-        findings.append(LogFinding(rid, rid, kind, code, cat, stage, tool, index, _shown(detail), log.day))
+        findings.append(LogFinding(rid, rid, kind, code, cat, stage, tool, index, _shown(detail) if details else "",
+                                   log.day))
         return cat, stage
 
     for problem in protocol_problems(messages):
@@ -180,8 +212,8 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
         at = re.match(r"message (\d+):", problem)
         index = int(at[1]) if at else len(messages) - 1
         cat, stage = found(kind, "BAD_REQUEST", index=index, detail=problem)
-        events.append(Event(rid, rid, 1, 0, "model", loop="logs", error_code="BAD_REQUEST", error_category=cat,
-                            error_stage=stage, note=kind))
+        events.append(_event({**head, "round_index": 0, "kind": "model", "error_code": "BAD_REQUEST",
+                              "error_category": cat, "error_stage": stage, "note": kind}))
     replies = [i for i, m in enumerate(messages) if m.get("role") == "assistant"]
     # an exchange log gives the usage of each response it logged: the last replies of the conversation
     usage = dict(zip(replies[len(replies) - len(log.usage):], log.usage, strict=False)) if log.usage else {}
@@ -192,8 +224,8 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
         calls = [c for c in m.get("tool_calls") or () if isinstance(c, Mapping)]
         prompt, completion = usage.get(i, (0, 0))
         text = _text(m.get("content"))
-        events.append(Event(rid, rid, 1, step, "model", loop="logs", prompt_tokens=prompt, completion_tokens=completion,
-                            model_visible=text[:300]))
+        events.append(_event({**head, "round_index": step, "kind": "model", "prompt_tokens": prompt,
+                              "completion_tokens": completion, "model_visible": text[:300]}))
         for c in calls:
             fn = _obj(c.get("function"))
             name = str(fn.get("name") or "")
@@ -234,12 +266,12 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
             answer = answers.get(cid)
             cat, stage = (FOUND_UNGUARDED[code] if kind in ("duplicate_write", "repeated_call") and code in FOUND_UNGUARDED
                           else _err(code)) if code else ("", "")
-            events.append(Event(rid, rid, 1, step, "tool", loop="logs", tool_name=name, tool_call_id=cid,
-                                args_raw=(raw if isinstance(raw, str) else json.dumps(raw))[:1000],
-                                parse_ok=parse_ok, validate_ok=validate_ok,
-                                exec_ok=None if cid not in answers else _answered(answer),
-                                error_code=code, error_category=cat or None, error_stage=stage or None, note=kind or None,
-                                model_visible=None if answer is None else str(answer)[:300]))
+            events.append(_event({**head, "round_index": step, "kind": "tool", "tool_name": name, "tool_call_id": cid,
+                                  "args_raw": (raw if isinstance(raw, str) else json.dumps(raw))[:1000],
+                                  "parse_ok": parse_ok, "validate_ok": validate_ok,
+                                  "exec_ok": None if cid not in answers else _answered(answer),
+                                  "error_code": code, "error_category": cat or None, "error_stage": stage or None,
+                                  "note": kind or None, "model_visible": None if answer is None else str(answer)[:300]}))
     last = messages[-1] if messages else {}
     # self-corrected by the package's one definition (the loop's, metrics.repair_turns): a call refused as
     # invalid, then a later call that ran; a wrong call the model gave up on, or whose fix failed too, is not one
@@ -254,8 +286,38 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str]) ->
         status = "failed"
     answer = _text(last.get("content")) if last.get("role") == "assistant" else ""
     # the events are counted, never shown: only what the report shows is redacted (findings, cases)
-    events.append(Event(rid, rid, 1, step, "end", loop="logs", model_visible=answer[:300]))
+    events.append(_event({**head, "round_index": step, "kind": "end", "model_visible": answer[:300]}))
     return Run(rid, "logs", "", status, "", answer[:300], step, finalize(events, status), ()), findings
+
+
+_EVENT_FIELDS = frozenset(f.name for f in fields(Event))
+_REQUIRED = frozenset(f.name for f in fields(Event) if f.default is MISSING)
+
+
+def _event(values: Mapping[str, Any]) -> Event:
+    """``Event(**values)`` (``values`` holding Event fields only), less the dataclass ``__init__`` that sets its 25
+    frozen fields one call at a time (half the cost of a telemetry row): the values go straight into the new event's
+    ``__dict__``, and a field not given reads its default where the dataclass keeps it, on the class."""
+    if not values.keys() >= _REQUIRED:  # a field with no default missing: the dataclass's own TypeError
+        return Event(**values)
+    e = object.__new__(Event)
+    e.__dict__.update(values)
+    return e
+
+
+@lru_cache(maxsize=4096)
+def _canonical_args(raw: str) -> str | None:
+    try:
+        return canonical(json.loads(raw or "{}"))
+    except ValueError:
+        return None
+
+
+def _signature(tool: str, raw: str) -> str:
+    """``tool:canonical arguments`` (a repeat, a duplicate write), or "" for arguments that do not parse. A log repeats
+    the same arguments text often (the same lookup, a model's retry): the canonical form of a short one is kept."""
+    args = _canonical_args(raw) if len(raw) <= 1024 else _canonical_args.__wrapped__(raw)
+    return "" if args is None else f"{tool}:{args}"
 
 
 class _TelemetryRun:
@@ -312,7 +374,8 @@ class _TelemetryRun:
         self.events: list[Event] = []
 
     def add(self, row: Mapping[str, Any]) -> None:
-        e = Event(**{k: v for k, v in row.items() if k in Event.__dataclass_fields__})
+        # (a row without a time holds Event fields only: no copy to leave the others out)
+        e = _event(row if row.keys() <= _EVENT_FIELDS else {k: v for k, v in row.items() if k in _EVENT_FIELDS})
         extra: dict[str, Any] = {}
         if e.error_code and not (e.error_category in _CATEGORIES and e.error_stage in _STAGES):
             # a system that logs the code only, or names of its own: the taxonomy is the one table's
@@ -329,10 +392,7 @@ class _TelemetryRun:
                     extra = {"parse_ok": checked.parse_ok, "validate_ok": False if checked.parse_ok else None,
                              "error_code": code, "error_category": cat, "error_stage": stage}
             if not extra and not e.replayed:
-                try:
-                    sig = f"{e.tool_name}:{canonical(json.loads(raw or '{}'))}"
-                except ValueError:
-                    sig = ""
+                sig = _signature(e.tool_name, raw)
                 if sig:
                     n = self.seen.pop(sig, 0) + 1
                     self.seen[sig] = n
@@ -345,19 +405,20 @@ class _TelemetryRun:
                         cat, stage = FOUND_UNGUARDED[code]  # done, not stopped: the logs show no guard acting on it
                         extra = {"error_code": code, "error_category": cat, "error_stage": stage}
         if extra:
-            e = Event(**{**e.to_dict(), **extra})
+            e = _event({**e.__dict__, **extra})
         if e.error_code and e.kind != "end":
             kind = ("duplicate_write" if e.error_code == "CONFLICT" and extra else
                     _KIND_OF_CODE.get(e.error_code, "logged_error"))
             # a row's run id, tool name and code are the logs' own text too (a run id may hold a user's e-mail)
-            f = LogFinding(self.where, _shown(self.rid, 200), kind, _shown(e.error_code, 60), e.error_category or "",
-                           e.error_stage or "", _shown(e.tool_name or "", 200), None,
-                           _shown(e.args_raw or e.note or ""), self.day)
+            code = _shown_name(e.error_code, 60)
             self.found += 1
-            self.kinds[f.kind] += 1
-            self.kind_stage[(f.kind, f.code, f.stage)] += 1
-            if self.keep or len(self.findings) < EXAMPLES:
-                self.findings.append(f)
+            self.kinds[kind] += 1
+            self.kind_stage[(kind, code, e.error_stage or "")] += 1
+            if self.keep or len(self.findings) < EXAMPLES:  # the rest are counted, never shown: nothing to redact
+                self.findings.append(LogFinding(self.where, _shown_name(self.rid, 200), kind, code,
+                                                e.error_category or "", e.error_stage or "",
+                                                _shown_name(e.tool_name or "", 200), None,
+                                                _shown(e.args_raw or e.note or ""), self.day))
         wrong = went_wrong(e)
         if wrong is not None:
             self.wrong[wrong] += 1
@@ -427,11 +488,15 @@ class _Summary:
     classes: Counter  # the five classes of failure (failure_classes.run_classes: codes and the ending)
 
 
+_NONE: Counter = Counter()  # a run's counts of nothing found: shared, read and never written
+
+
 def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozenset[str],
                cases: list[int]) -> Iterator[_Summary]:
     """Each conversation or run of ``logs`` as the report counts it. ``cases`` counts the candidate cases made, so
     that none is built past :data:`CASES`."""
     registries = _Registries(registry)
+    shown = 0  # the findings the report will show (_report: the first EXAMPLES of all): past them, no detail is read
     for log in logs:
         if log.rows:
             acc = _TelemetryRun(log.source, log.line, log.rows[0], registry, writes)
@@ -439,16 +504,21 @@ def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozen
             for row in log.rows:
                 acc.add(row)
             acc.status = log.status
-            yield acc.summary()
+            summary = acc.summary()
+            shown = min(EXAMPLES, shown + len(summary.examples))
+            yield summary
             continue
-        run, found = _openai_run(log, registries, writes)
+        # a finding's detail is redacted (the costliest part of one) only while the report has room to show it
+        run, found = _openai_run(log, registries, writes, details=shown < EXAMPLES)
+        shown = min(EXAMPLES, shown + min(len(found), EXAMPLES))
         wrong: Counter = Counter(w for w in map(went_wrong, run.events) if w is not None)
         case = None
         if found and log.messages and cases[0] < CASES:
             case = case_of(log, found)
             cases[0] += case is not None
         yield _Summary(log.day or "", log.success, run.tool_calls, run.invalid_calls, run.steps, run.status, wrong,
-                       Counter(f.kind for f in found), Counter((f.kind, f.code, f.stage) for f in found),
+                       Counter(f.kind for f in found) if found else _NONE,
+                       Counter((f.kind, f.code, f.stage) for f in found) if found else _NONE,
                        tuple(found[:EXAMPLES]), len(found), case, run_classes(run))
 
 
@@ -565,9 +635,11 @@ def _report(summaries: Iterable[_Summary], settings: Mapping[str, Any] | None) -
         for (cat, stage), n in r.wrong.items():  # both taxonomies, by the metrics' one definition of "went wrong"
             by_cat[cat] += n
             by_stage[stage] += n
-        kinds.update(r.kinds)
-        kind_stage.update(r.kind_stage)
-        classes.update(r.classes)
+        if r.found:  # (most runs found nothing: Counter.update costs its checks even on an empty one)
+            kinds.update(r.kinds)
+            kind_stage.update(r.kind_stage)
+        if r.classes:
+            classes.update(r.classes)
         for f in r.examples[:EXAMPLES - len(examples)]:  # the run id, the tool and the codes are the logs' words too
             examples.append(f.to_dict())
         if r.found:

@@ -21,6 +21,7 @@ nested past what the parser takes, and a telemetry row whose fields have the wro
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -54,6 +55,11 @@ def _types_of_events() -> dict[str, tuple[type, ...]]:
 
 
 _EVENT_TYPES = _types_of_events()
+# the same as exact types, null always let through: what a line parsed from JSON may hold in each Event field (a
+# bool, whose type is bool, passes only where bool is listed, as the isinstance test with its bool exception had it)
+_EXACT_TYPES = {k: frozenset({*kinds, type(None)}) for k, kinds in _EVENT_TYPES.items()}
+_KEPT = _EVENT_FIELDS | {"timestamp", "time", "ts"}  # what a row keeps of a line
+_NULLABLE = frozenset(k for k in _KEPT if type(None) in _EVENT_TYPES.get(k, (type(None),)))  # null: said, kept
 
 
 class LogError(LocalizedError):
@@ -118,7 +124,7 @@ def _lines(source: str, *, progress: bool) -> Iterator[tuple[int, str]]:
         bar = tqdm(total=os.fstat(f.fileno()).st_size, unit="B", unit_scale=True, desc=Path(source).name,
                    leave=False, mininterval=0.5)
     try:
-        for n, raw in enumerate(iter(lambda: f.readline(MAX_LINE + 1), b""), 1):
+        for n, raw in enumerate(iter(functools.partial(f.readline, MAX_LINE + 1), b""), 1):
             if bar is not None:
                 bar.update(len(raw))
             if len(raw) > MAX_LINE:  # readline stopped at the limit: the rest of the line is never read
@@ -127,7 +133,7 @@ def _lines(source: str, *, progress: bool) -> Iterator[tuple[int, str]]:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
                 raise LogError("logs.not_text", path=source, line=n) from None
-            if text.strip():
+            if not text.isspace():  # (never empty: a line read holds at least its newline or a character)
                 yield n, text
     finally:
         if bar is not None:
@@ -140,9 +146,14 @@ def _no_constant(name: str) -> None:
     return None
 
 
+# one decoder for every line: json.loads given parse_constant builds a new one per call (a third of its cost on a row)
+_DECODE = json.JSONDecoder(parse_constant=_no_constant).decode
+
+
 def _object(source: str, n: int, text: str) -> dict:
     try:  # a line cut off inside a text: "unterminated", not "control character"
-        d = json.loads(text.rstrip("\r\n"), parse_constant=_no_constant)
+        # (a line opening with a byte-order mark goes through json.loads, whose message says what it is)
+        d = (_DECODE if text[:1] != "\ufeff" else json.loads)(text.rstrip("\r\n"))
     except ValueError as exc:
         raise LogError("input.not_json", path=source, line=n, detail=getattr(exc, "msg", str(exc)),
                        what="what.logs") from None
@@ -269,8 +280,9 @@ def _json_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[
         if d["kind"] not in ("model", "tool", "end"):
             raise LogError("logs.row_kind", path=source, line=n, got=str(d["kind"])[:30])
         for key, value in d.items():
-            allowed = _EVENT_TYPES.get(key)
-            if value is not None and allowed is not None and (not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed)):
+            # a parsed line holds the JSON types themselves (no subclass): its type is looked up, not tested
+            allowed = _EXACT_TYPES.get(key)
+            if allowed is not None and type(value) not in allowed:
                 raise LogError("logs.row_type", path=source, line=n, field=key, got=type(value).__name__)
         yield n, d
 
@@ -278,8 +290,7 @@ def _json_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[
 def _otel_rows(source: str) -> Iterator[tuple[int, dict]]:
     from importlib import import_module
     otel = import_module("agentlab.evals.otel")  # written beside this reader: OTLP spans to telemetry rows
-    for n, row in enumerate(otel.read_otlp(source), 1):
-        yield n, dict(row)
+    yield from enumerate(otel.read_otlp(source), 1)  # each row a dict of its own, made for this reader
 
 
 def read_rows(path: str | Path, fmt: Format = "telemetry", *, progress: bool = False) -> Iterator[tuple[int, dict]]:
@@ -288,16 +299,19 @@ def read_rows(path: str | Path, fmt: Format = "telemetry", *, progress: bool = F
     if fmt not in ("telemetry", "otel"):
         raise LogError("logs.bad_format", got=str(fmt), known=", ".join(FORMATS))
     source = str(path)
-    rows = _otel_rows(source) if fmt == "otel" else _json_rows(source, _lines(source, progress=progress))
-    for n, d in rows:
+    if fmt == "otel":
+        # a span's row already is what _row keeps: every Event field, none null that cannot be (otel._row
+        # writes each with its type), no other key (a test holds the two equal)
+        yield from _otel_rows(source)
+        return
+    for n, d in _json_rows(source, _lines(source, progress=progress)):
         yield n, _row(d)
 
 
 def _row(d: dict) -> dict:
     # the fields an Event cannot do without, when a system does not log them: the run is its session
     row = {"session_id": d["run_id"], "turn_id": 0, "round_index": 0}
-    row.update((k, v) for k, v in d.items() if (k in _EVENT_FIELDS or k in ("timestamp", "time", "ts"))
-               and (v is not None or type(None) in _EVENT_TYPES.get(k, (type(None),))))  # null: not said
+    row.update({k: v for k, v in d.items() if k in _KEPT and (v is not None or k in _NULLABLE)})  # null: not said
     return row
 
 

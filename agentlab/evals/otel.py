@@ -18,6 +18,7 @@ import json
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -220,10 +221,14 @@ def _text_lines(f: Any, where: str, lang: Lang) -> Iterator[str]:
             raise OtlpError(where, number, "otel.not_json", lang) from None
 
 
+# one decoder for every line (json.loads given parse_constant builds one per call)
+_DECODE = json.JSONDecoder(parse_constant=lambda name: None).decode
+
+
 def _loads(text: str) -> Any:
     """JSON as OTLP is written: NaN and Infinity (not JSON) read as null, nesting past the parser's depth a ValueError."""
-    try:
-        return json.loads(text, parse_constant=lambda name: None)
+    try:  # (text opening with a byte-order mark goes through json.loads, which refuses it by name)
+        return (_DECODE if text[:1] != "\ufeff" else json.loads)(text)
     except RecursionError:
         raise ValueError("nested too deeply") from None
 
@@ -286,8 +291,10 @@ def _spans(doc: Any, where: str, line: int, lang: Lang) -> list[dict]:
     return out
 
 
+@lru_cache(maxsize=4096)
 def _hex(value: str) -> str:
-    """Ids are hex in OTLP JSON; protobuf's own JSON writes them in base64: both read the same."""
+    """Ids are hex in OTLP JSON; protobuf's own JSON writes them in base64: both read the same. (Kept: every span
+    of a trace carries its id, a few thousand traces are open at most in a file read as it comes.)"""
     try:
         int(value, 16)
         return value.lower()
@@ -299,7 +306,11 @@ def _hex(value: str) -> str:
 
 
 def _attrs(kvs: Sequence[dict]) -> dict[str, Any]:
-    return {kv["key"]: _value(kv.get("value") or {}) for kv in kvs}
+    out = {}
+    for kv in kvs:
+        v = kv.get("value") or {}
+        out[kv["key"]] = v["stringValue"] if "stringValue" in v else _value(v)  # (most are texts: no call)
+    return out
 
 
 def _value(v: Mapping[str, Any]) -> Any:
@@ -321,6 +332,9 @@ def _rows(spans: list[dict], rounds: dict[str, int]) -> Iterator[dict]:
     the run's own span last (its row is the ``end`` event). ``rounds`` carries a foreign trace's turn count
     from one line to the next."""
     genai = [s for s in spans if _KIND_OF.get(str(s["attrs"].get("gen_ai.operation.name", ""))) is not None]
+    if len(genai) == 1:  # a collector's file: one span a line, nothing to group or order
+        yield _row(genai[0], genai[0]["trace"], rounds)
+        return
     traces: dict[str, list[dict]] = {}
     for s in genai:
         traces.setdefault(s["trace"], []).append(s)
@@ -329,6 +343,9 @@ def _rows(spans: list[dict], rounds: dict[str, int]) -> Iterator[dict]:
                                   s["attrs"].get("agentlab.seq", -1), s["start"]))
         for s in group:
             yield _row(s, trace_id, rounds)
+
+
+_GATE_ATTRIBUTES = {g: f"agentlab.{g}" for g in ("parse_ok", "validate_ok", "exec_ok")}
 
 
 def _row(s: dict, trace_id: str, rounds: dict[str, int]) -> dict:
@@ -343,27 +360,30 @@ def _row(s: dict, trace_id: str, rounds: dict[str, int]) -> dict:
             del rounds[next(iter(rounds))]
     code, category, stage, note = _error(a, kind, s["status"])
     said = a.get("gen_ai.tool.call.result") if kind == "tool" else _said(a.get("gen_ai.output.messages"))
-    gates = {g: a.get(f"agentlab.{g}") for g in ("parse_ok", "validate_ok", "exec_ok")}
-    if kind == "tool" and not any(f"agentlab.{g}" in a for g in gates):
+    if kind == "tool" and a.keys().isdisjoint(_GATE_ATTRIBUTES.values()):
         gates = _gates(stage, code)
+    else:
+        gates = {g: a.get(attribute) for g, attribute in _GATE_ATTRIBUTES.items()}
     latency = a.get("agentlab.latency_ms")
-    return Event(
-        run_id=str(a.get("agentlab.run_id", trace_id)), session_id=str(a.get("gen_ai.conversation.id", trace_id)),
-        turn_id=int(a.get("agentlab.turn_id", 0)), round_index=round_index, kind=kind,  # type: ignore[arg-type]
-        loop=str(a.get("agentlab.loop", "")), guard_config=str(a.get("agentlab.guard_config", "")),
-        tool_name=a.get("gen_ai.tool.name") if kind == "tool" else None,
-        tool_call_id=a.get("gen_ai.tool.call.id") if kind == "tool" else None,
-        args_raw=a.get("gen_ai.tool.call.arguments") if kind == "tool" else None,
-        parse_ok=gates["parse_ok"], validate_ok=gates["validate_ok"], exec_ok=gates["exec_ok"],
-        error_code=code, error_category=category, error_stage=stage,
-        retry_count=int(a.get("agentlab.retry_count", 0)),
-        latency_ms=float(latency) if latency is not None else max(0, s["end"] - s["start"]) / 1_000_000,
-        prompt_tokens=int(a.get("gen_ai.usage.input_tokens", a.get("gen_ai.usage.prompt_tokens", 0))),
-        completion_tokens=int(a.get("gen_ai.usage.output_tokens", a.get("gen_ai.usage.completion_tokens", 0))),
-        final_status=a.get("agentlab.final_status"), model_visible=said,
-        replayed=bool(a.get("agentlab.replayed", False)), note=a.get("agentlab.note", note),
-        offered=a.get("agentlab.offered"),
-    ).to_dict()
+    # Event(...).to_dict() written out: every field, in the Event's order (a test holds the two keys equal), without
+    # making the event (its __init__ sets 25 frozen fields one call at a time: a third of reading a span)
+    return {
+        "run_id": str(a.get("agentlab.run_id", trace_id)), "session_id": str(a.get("gen_ai.conversation.id", trace_id)),
+        "turn_id": int(a.get("agentlab.turn_id", 0)), "round_index": round_index, "kind": kind,
+        "loop": str(a.get("agentlab.loop", "")), "guard_config": str(a.get("agentlab.guard_config", "")),
+        "tool_name": a.get("gen_ai.tool.name") if kind == "tool" else None,
+        "tool_call_id": a.get("gen_ai.tool.call.id") if kind == "tool" else None,
+        "args_raw": a.get("gen_ai.tool.call.arguments") if kind == "tool" else None,
+        "parse_ok": gates["parse_ok"], "validate_ok": gates["validate_ok"], "exec_ok": gates["exec_ok"],
+        "error_code": code, "error_category": category, "error_stage": stage,
+        "retry_count": int(a.get("agentlab.retry_count", 0)),
+        "latency_ms": float(latency) if latency is not None else max(0, s["end"] - s["start"]) / 1_000_000,
+        "prompt_tokens": int(a.get("gen_ai.usage.input_tokens", a.get("gen_ai.usage.prompt_tokens", 0))),
+        "completion_tokens": int(a.get("gen_ai.usage.output_tokens", a.get("gen_ai.usage.completion_tokens", 0))),
+        "final_status": a.get("agentlab.final_status"), "model_visible": said,
+        "replayed": bool(a.get("agentlab.replayed", False)), "note": a.get("agentlab.note", note),
+        "offered": a.get("agentlab.offered"),
+    }
 
 
 def _said(messages: Any) -> str | None:

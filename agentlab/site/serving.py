@@ -17,7 +17,10 @@ sent a request yet, so they stayed open for ever. Here (docs/site.md#bounds):
   ``GRACE_SECONDS``, or is closed itself when there is none. A connection is never closed for a newer one in its
   first ``GRACE_SECONDS``: on a busy machine a client can be descheduled between connecting and sending;
 * past ``MAX_CONNECTIONS`` in all, the oldest connection waiting for headers is closed the same way;
-* requests (not connections) in progress are bounded by ``MAX_REQUESTS``: past it, 503 in the site's shape.
+* requests (not connections) in progress are bounded by ``MAX_REQUESTS`` in all and by ``REQUESTS_PER_SOURCE``
+  for one source: past either, 503 in the site's shape. A connection that has sent its headers is a request in
+  progress while its body trickles in, and is never closed for a newcomer; without the share per source, one
+  source's 256 slow bodies filled ``MAX_REQUESTS`` and every other client heard 503.
 """
 from __future__ import annotations
 
@@ -35,8 +38,8 @@ from ..errors import make_error
 from ..i18n import Lang, t
 from .peers import source_of
 
-__all__ = ["GRACE_SECONDS", "HEADER_SECONDS", "MAX_CONNECTIONS", "MAX_REQUESTS", "PER_SOURCE", "STALL_SECONDS",
-           "server_config", "serving"]
+__all__ = ["GRACE_SECONDS", "HEADER_SECONDS", "MAX_CONNECTIONS", "MAX_REQUESTS", "PER_SOURCE", "REQUESTS_PER_SOURCE",
+           "STALL_SECONDS", "server_config", "serving"]
 
 #: seconds a connection has to send a request's headers (after it opens, or after its last answer)
 HEADER_SECONDS = 5.0
@@ -53,6 +56,10 @@ OVERSHOOT = 4
 MAX_CONNECTIONS = 4096
 #: requests in progress in all (each holds a task, most a thread): past them, 503
 MAX_REQUESTS = 200
+#: requests in progress from one source (a participant's account, an address): half of MAX_REQUESTS, so one source
+#: never holds them all, and one client's own burst (60 executes waiting on a frozen store, 40 trickling bodies and a
+#: keyed call beside them) is still answered by the site's own bounds (slots per key, body deadlines), not this one
+REQUESTS_PER_SOURCE = MAX_REQUESTS // 2
 
 
 class Door:
@@ -63,6 +70,7 @@ class Door:
                  header_seconds: float = HEADER_SECONDS, grace: float = GRACE_SECONDS):
         self.per_source, self.total, self.header_seconds, self.grace = per_source, total, header_seconds, grace
         self.by_source: dict[str, set[Any]] = {}
+        self.source_of: dict[Any, str] = {}  # a connection's client address (as in the ASGI scope) -> its source
         self.waiting: dict[Any, float] = {}  # when each began to wait; insertion order: the oldest first
         self.stalled: dict[Any, float] = {}  # of those, the ones that sent part of a request and stopped: since when
         self.count = 0
@@ -113,6 +121,8 @@ def _protocol(door: Door) -> type[H11Protocol]:
                 return
             self._source = source
             mine.add(self)
+            if self.client is not None:
+                door.source_of[tuple(self.client)] = source
             door.count += 1
             self._arm()
 
@@ -124,6 +134,8 @@ def _protocol(door: Door) -> type[H11Protocol]:
                 if not mine:
                     door.by_source.pop(self._source, None)
                 door.count -= 1
+                if self.client is not None:
+                    door.source_of.pop(tuple(self.client), None)
                 self._source = None
             super().connection_lost(exc)
 
@@ -183,23 +195,43 @@ def _evict(conn: Any) -> bool:
 
 
 class Busy:
-    """At most ``limit`` requests in progress (an ASGI middleware); past it, 503 in the site's shape at once."""
+    """At most ``limit`` requests in progress, and ``per_source`` from one source (an ASGI middleware); past either,
+    503 in the site's shape at once. The source is the door's for the request's connection (the account, for a
+    client on this machine), else the client's address."""
 
-    def __init__(self, app: Any, limit: int = MAX_REQUESTS):
-        self.app, self.limit, self.running = app, limit, 0
+    def __init__(self, app: Any, limit: int = MAX_REQUESTS, *, per_source: int = REQUESTS_PER_SOURCE,
+                 door: Door | None = None):
+        self.app, self.limit, self.per_source, self.door = app, limit, per_source, door
+        self.running = 0
+        self.by_source: dict[str, int] = {}
+
+    def source(self, scope: Any) -> str:
+        client = scope.get("client")
+        if client is None:
+            return "?"
+        known = self.door.source_of.get(tuple(client)) if self.door is not None else None
+        return known or str(client[0])
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if self.running >= self.limit:
+        source = self.source(scope)
+        mine = self.by_source.get(source, 0)
+        if self.running >= self.limit or mine >= self.per_source:
             await busy_reply(_lang(scope))(scope, receive, send)
             return
         self.running += 1
+        self.by_source[source] = mine + 1
         try:
             await self.app(scope, receive, send)
         finally:
             self.running -= 1
+            left = self.by_source[source] - 1
+            if left:
+                self.by_source[source] = left
+            else:
+                del self.by_source[source]
 
 
 def _lang(scope: Any) -> Lang:
@@ -221,7 +253,8 @@ def busy_reply(lang: Lang) -> Any:
 def server_config(app: Any, *, host: str, port: int, door: Door | None = None, **options: Any) -> Any:
     """The uvicorn config the site and the gateway are served with: the guarded protocol, requests bounded."""
     import uvicorn
-    return uvicorn.Config(Busy(app), host=host, port=port, http=_protocol(door or Door()),
+    door = door or Door()
+    return uvicorn.Config(Busy(app, door=door), host=host, port=port, http=_protocol(door),
                           timeout_keep_alive=int(HEADER_SECONDS), **{"log_level": "warning", **options})
 
 

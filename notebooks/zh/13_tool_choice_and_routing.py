@@ -102,7 +102,8 @@ table_view(pd.DataFrame(recorded), lang=LANG) if recorded else None
 # %% [markdown]
 # ## 动态路由
 #
-# 记账台有十三个工具，路由器最多推荐五个（转人工总在其中，其余只推荐词语对得上的）。看几条请求分别推荐了哪些：
+# 记账台有十三个工具，路由器（`desk_router`，即关键词路由器：每个工具的描述，加上两种语言里描述其用途的词）最多推荐五个
+# （转人工总在其中，其余只推荐词语对得上的）；没有哪个工具对得够好时，就给出全部工具。看几条请求分别推荐了哪些：
 
 # %%
 router = desk_router(registry)
@@ -140,7 +141,7 @@ local = pd.DataFrame(rows)
 table_view(local, lang=LANG)
 
 # %%
-bars = {"router hit rate": {"routed (BM25, k=5)": routing["hit_rate"]}}
+bars = {"router hit rate": {"routed (BM25 + keywords, k=5)": routing["hit_rate"]}}
 bars.update({metric: {f"{r['model']} {r['tools']}": r[metric] for _, r in local.iterrows()}
              for metric in ("right_tool_rate", "invalid_call_rate")} if len(local) else {})
 plot_bars(bars, title={"en": "routing: hit rate, and the local models all vs routed",
@@ -148,23 +149,26 @@ plot_bars(bars, title={"en": "routing: hit rate, and the local models all vs rou
 plt.show()
 
 # %% [markdown]
-# **录音说明了什么。** 路由本身治不了"工具太多"。在这些录音上，它把提示从 2,748 个 token 减到约 1,096 个，
-# 却没有让任何一个模型选得更准：0.5B 模型的选对工具率仍是 53.6%，1.5B 模型从 78.6% 降到 75.0%。按描述做 BM25 的路由器
-# 在带标注的请求里漏掉了 25% 的英文请求和 14% 的中文请求所需的工具（"上周的停车费"、"2000 日元"），没有给出的工具，
-# 模型就选不到。`desk_router(registry, keywords=True)` 为每个工具补上两种语言里描述其用途的词（`DESK_KEYWORDS`），
-# 并在没有哪个工具得分够高时给出全部工具：两种语言的漏选率都降到 3.6%（意图的两半各自都有改善），在两个模型录过的请求上，
-# 所需工具出现在它给出的工具里的比例都是 96%（此前为 80% 和 86%）。模型因此是否选得更准，这里没有测：录音回答的是当时给出的那组工具，
-# 新的一组工具需要重新录音（`python benchmarks/bench_routing_local.py`）。
+# **录音说明了什么。** 路由本身治不了"工具太多"：只有路由器给出了所需的工具，它才有用。按描述做 BM25 的普通路由器
+# （2026-11-30 录制）把提示从 2,748 个 token 减到约 1,096 个，却没有让任何一个模型选得更准（0.5B 从 53.6% 到 53.6%，
+# 1.5B 从 78.6% 降到 75.0%）：它在带标注的请求里漏掉了 25% 的英文请求和 14% 的中文请求所需的工具（"上周的停车费"、
+# "2000 日元"），没有给出的工具，模型就选不到。现在 `desk_router` 为每个工具补上两种语言里描述其用途的词（`DESK_KEYWORDS`），
+# 并在没有哪个工具得分够高时给出全部工具：带标注的请求两种语言各漏 3.6%（28 个里漏 1 个）；在这些词选定之后才写的
+# 28 个请求上（`expense_asks_heldout.jsonl`），英文漏 14.3%，中文一个不漏。用它重新录音（2026-12-02）后，0.5B 模型在
+# 56 个请求上路由时选对工具 67.9%，给全部十三个工具时 53.6%；1.5B 模型在 28 个请求上两种方式都是 78.6%（丢了一个、
+# 赢了一个），提示约 1,150 和 1,131 个 token，而不是 2,748 个。28 个请求里一个请求就是 3.6 个百分点：对 1.5B 模型，
+# 录音能说明的是"一样准，提示不到一半"，而不是"更准"。0.5B 模型的无效调用也升高了（20% 到 25%）。
 
 # %% [markdown]
 # ## 练习
 #
-# 路由器看的是词语。`en_router` 按英文的工具描述做路由：对中文请求“今天打车花了45元帮我记上”（k = 5），它会推荐几个工具？填一个数字。（然后拿同一个问题去问 `router`，它按本笔记本所用语言的工具描述做路由。）
+# 路由器看的是词语。`en_router` 是只按英文工具描述做路由的普通路由器（`keywords=False`：关键词路由器的词两种语言都有，会掩盖这一点）：
+# 对中文请求“今天打车花了45元帮我记上”（k = 5），它会推荐几个工具？填一个数字。（然后拿同一个问题去问 `router`，它是按本笔记本所用语言的工具描述做路由的关键词路由器。）
 
 # %%
 from agentlab.workbook.builds_systems import tools_offered
 
-en_router = desk_router(expense.make_registry(expense.Ledger(), lang="en"))
+en_router = desk_router(expense.make_registry(expense.Ledger(), lang="en"), keywords=False)
 my_answer = None  # a number
 print(tools_offered(my_answer, lang=LANG))
 
@@ -172,8 +176,8 @@ print(tools_offered(my_answer, lang=LANG))
 # ## 动手：按提问自己的语言做路由
 #
 # 按一种语言的工具描述建的路由器，几乎路由不了另一种语言的提问。写出 `my_offer(ask)`：为一个提问推荐的工具，按提问自己
-# 语言的工具描述做路由。`query_lang(ask)` 返回 `"en"` 或 `"zh"`，`desk_router(expense.make_registry(expense.Ledger(), lang=...))`
-# 可以建出任一语言的路由器。先预测：两种语言共 56 个提问，只用 `en_router` 有几个能推荐到需要的工具？检查会在所有提问上
+# 语言的工具描述做路由。`query_lang(ask)` 返回 `"en"` 或 `"zh"`，`desk_router(expense.make_registry(expense.Ledger(), lang=...), keywords=False)`
+# 可以建出任一语言的普通路由器。先预测：两种语言共 56 个提问，只用 `en_router` 有几个能推荐到需要的工具？检查会在所有提问上
 # 运行你的函数，并举出一个还没推荐对的提问。
 
 # %%

@@ -4,7 +4,7 @@ from agentlab.evals.routing_eval import desk_router
 from agentlab.routing import query_lang
 from agentlab.scenarios import expense
 
-routers = {lang: desk_router(expense.make_registry(expense.Ledger(), lang=lang)) for lang in ("en", "zh")}
+routers = {lang: desk_router(expense.make_registry(expense.Ledger(), lang=lang), keywords=False) for lang in ("en", "zh")}
 
 
 def my_offer(ask):

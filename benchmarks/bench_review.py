@@ -1,0 +1,93 @@
+"""``review --logs`` CPU against the least any reader of the same file does: a plain ``json.loads`` of every line.
+
+Per format (openai chat-completions JSONL, agentlab telemetry, OTLP JSON spans), one generated file each
+(``bench_review_memory.generate``: the after-sales tools offered on every openai line, one long telemetry run with
+repeated, broken and failed calls, the same run as spans), reviewed whole by ``review_logs`` (what
+``python -m agentlab review --logs FILE`` runs, less writing the report) and read by the plain pass, interleaved in
+one run (the two sides alternate, first one then the other, so a loaded machine slows them alike), CPU time
+(``time.process_time``), the median over rounds of each round's ratio. Target: at most 3x the plain pass. Memory
+is ``bench_review_memory.py``'s (peak at two sizes, each in a process of its own).
+
+Run: python benchmarks/bench_review.py [--rows 20000] [--rounds 7]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+from bench_review_memory import FORMATS, generate  # noqa: E402
+
+from agentlab.evals.log_review import review_logs  # noqa: E402
+
+TARGET = 3.0
+
+
+def load() -> float:
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+
+def plain(path: Path) -> int:
+    """What any reader of the file does at the least: every line parsed, nothing looked at."""
+    n = 0
+    with path.open("rb") as f:
+        for line in f:
+            if line.strip():
+                json.loads(line)
+                n += 1
+    return n
+
+
+def cpu(fn, *args) -> float:
+    started = time.process_time()
+    fn(*args)
+    return time.process_time() - started
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=20_000, help="rows (telemetry, otel); openai has a tenth as many lines")
+    ap.add_argument("--rounds", type=int, default=7)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {}
+        for fmt in FORMATS:
+            files[fmt] = Path(tmp) / f"{fmt}.jsonl"
+            generate(files[fmt], fmt, a.rows // 10 if fmt == "openai" else a.rows)
+        times: dict[str, dict[str, list[float]]] = {fmt: {"plain": [], "review": []} for fmt in FORMATS}
+        loads = []
+        review_logs(files["openai"], "openai")  # imports and first compiles out of the first round
+        for k in range(a.rounds):
+            for fmt in FORMATS:
+                sides = [("plain", lambda p=files[fmt]: plain(p)), ("review", lambda p=files[fmt], f=fmt: review_logs(p, f))]
+                for side, fn in sides if k % 2 == 0 else sides[::-1]:  # which goes first alternates
+                    times[fmt][side].append(cpu(fn))
+            loads.append(load())
+        print(f"review --logs vs a plain json.loads pass over the same file, CPU seconds (time.process_time), "
+              f"{a.rounds} interleaved rounds, medians (ratio: the median of each round's ratio); "
+              f"load {min(loads):.2f}-{max(loads):.2f}")
+        print(f"  {'format':<10} {'lines':>8} {'file MB':>8} {'plain s':>8} {'review s':>9} {'ratio':>7} {'p90':>6}")
+        ratios = {}
+        for fmt in FORMATS:
+            t = times[fmt]
+            per = sorted(r / p for r, p in zip(t["review"], t["plain"], strict=True) if p > 0)
+            ratios[fmt] = statistics.median(per)
+            lines = sum(1 for _ in files[fmt].open("rb"))
+            print(f"  {fmt:<10} {lines:>8} {files[fmt].stat().st_size / 1e6:>8.1f} {statistics.median(t['plain']):>8.3f} "
+                  f"{statistics.median(t['review']):>9.3f} {ratios[fmt]:>6.2f}x {per[min(len(per) - 1, int(0.9 * len(per)))]:>5.2f}x")
+    for fmt in FORMATS:
+        met = "yes" if ratios[fmt] <= TARGET else "no"
+        print(f"target | review --logs vs a plain json.loads pass, {fmt} | {ratios[fmt]:.2f}x | <= {TARGET:.2f}x | {met} "
+              f"| load {load():.2f}")
+
+
+if __name__ == "__main__":
+    main()
