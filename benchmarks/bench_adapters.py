@@ -9,6 +9,9 @@
    are trivial plain functions, so the difference is the adapter. Every guard is on (``GuardConfig()``), claims in
    the adapter's default store (memory); a read (``lookup``) and a claimed write (``refund``).
 
+3. The guards alone: ``Guard.acall`` on an event loop with a trivial tool, no framework (agentlab's own part of
+   the cost, free of the frameworks' noise; printed for reference, not a target row).
+
 CPU time (``time.process_time``: every thread of the process, so a thread hop is counted), sides interleaved in one
 run: each round runs ``--runs`` runs of each side of every framework on fresh order ids, the first side alternating
 round by round (as bench_loop.py batches its sides); the added cost is the median over rounds of (adapter - bare)
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import sys
@@ -97,8 +101,6 @@ def pydantic_ai_run(guarded: bool) -> Run:
 
 
 def openai_agents_run(guarded: bool) -> Run:
-    import json
-
     from agents import Agent, RunConfig, Runner, function_tool
     from agents.items import ModelResponse
     from agents.models.interface import Model
@@ -244,6 +246,36 @@ def cost(rounds: int, runs: int, only: str = "") -> tuple[list[str], list[str]]:
     return lines, targets
 
 
+def guards_alone(rounds: int, calls: int = 1000) -> str:
+    """The guarded path alone, as the async adapters call it (``Guard.acall`` on the event loop, contracts from the
+    per-tool-set cache, a trivial async tool, claims in memory): the part of the added cost that is agentlab's own,
+    measured without a framework's millisecond of noise around it. Not a target row: the target is the real loop's."""
+    from agentlab.adapters.core import Contract, Guard
+    tools = [(f.__name__, f.__doc__ or "", schema) for f, schema in zip(plain_tools(), (
+        {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]},
+        {"type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number"}},
+         "required": ["order_id", "amount"]}), strict=True)]
+    guard = Guard("bench", writes={"refund"})
+
+    async def tool(args: dict) -> dict:
+        return {"ok": 1}
+
+    async def measure() -> dict[str, float]:
+        spent: dict[str, list[float]] = {t: [] for t in TOOLS}
+        for rnd in range(1 + max(rounds, 1)):
+            for name in TOOLS:
+                t0 = time.process_time()
+                for i in range(calls):
+                    contracts = guard.contracts(tools, lambda t: t, lambda t: Contract(*t))
+                    await guard.acall(contracts, name, json.dumps(_args(name, f"g{rnd}_", i)), tool)
+                if rnd:
+                    spent[name].append((time.process_time() - t0) / calls * 1e6)
+        return {name: statistics.median(v) for name, v in spent.items()}
+    got = asyncio.run(measure())
+    return (f"the guards alone (Guard.acall on the loop, no framework; {calls} calls a round, medians): lookup"
+            f" {got['lookup']:.0f} µs, refund {got['refund']:.0f} µs per call, load {_load():.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=15, help="interleaved rounds counted (one more warms up)")
@@ -263,6 +295,7 @@ def main() -> None:
     load0 = _load()
     lines, targets = cost(ns.rounds, ns.runs, ns.only)
     print("\n".join(lines))
+    print(guards_alone(min(ns.rounds, 5)))
     print(f"load average (1 min) before / after: {load0:.2f} / {_load():.2f} on {os.cpu_count()} CPUs\n")
     print("\n".join(targets))
 
