@@ -20,11 +20,12 @@ import select
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any
 
-__all__ = ["Interrupted", "ReadStillRunning", "WriteTimeout", "can_interrupt", "run_with_timeout", "wait_in_worker"]
+__all__ = ["Interrupted", "ReadStillRunning", "WriteTimeout", "can_interrupt", "run_with_timeout", "wait_in_worker",
+           "wait_on_loop"]
 
 
 class ReadStillRunning(TimeoutError):
@@ -33,7 +34,7 @@ class ReadStillRunning(TimeoutError):
     Resending it would add a second call into a backend that is already stuck (a gateway's timed-out read became
     three hanging calls), so the guarded call does not resend while ``future`` is not done."""
 
-    def __init__(self, limit: float, future: Future):
+    def __init__(self, limit: float, future: Future | asyncio.Future):
         super().__init__(f"no answer within {limit:g} s")
         self.future = future
 
@@ -44,7 +45,7 @@ class WriteTimeout(TimeoutError):
     ``future`` settles when the write finishes, so its real outcome can be recorded.
     """
 
-    def __init__(self, limit: float, future: Future):
+    def __init__(self, limit: float, future: Future | asyncio.Future):
         super().__init__(f"no answer within {limit:g} s; the write is still running")
         self.future = future
 
@@ -364,3 +365,47 @@ async def wait_in_worker(fn: Callable[[], Any], limit: float | None, *, write: b
 def _settle(waiter: asyncio.Future, finished: bool) -> None:
     if not waiter.done():  # the first of the worker and the timer decides; a cancelled wait stays cancelled
         waiter.set_result(finished)
+
+
+async def wait_on_loop(awaitable: Awaitable[Any], limit: float | None, *, write: bool) -> Any:
+    """``awaitable`` (a framework's async tool) on the running event loop, waited for at most ``limit`` seconds.
+
+    A read is awaited in the caller's own task under a deadline (``asyncio.timeout``: no task of its own, which
+    cost more than the rest of the wait): past it, the read is cancelled, as a read in the main thread is
+    interrupted. A framework may have run it in a thread of its own, which no cancellation stops, so it counts
+    as still running (:class:`ReadStillRunning`: never sent again on a guess). A write is never interrupted: it
+    runs as a task of its own and, past the limit, goes on (:class:`WriteTimeout`; its task settles the key when
+    it lands), as :func:`wait_in_worker` never stops its thread. No thread is involved either way.
+    """
+    if limit is None:
+        return await awaitable
+    if not limit > 0:
+        limit = 1e-6
+    limit = min(limit, _LONGEST)
+    loop = asyncio.get_running_loop()
+    if not write:
+        deadline = asyncio.timeout(limit)
+        try:
+            async with deadline:
+                return await awaitable
+        except TimeoutError:
+            if not deadline.expired():  # the tool's own TimeoutError, not the deadline's
+                raise
+            raise ReadStillRunning(limit, loop.create_future()) from None  # a future never done: not resent
+    task = asyncio.ensure_future(awaitable)
+    waiter: asyncio.Future[bool] = loop.create_future()
+    task.add_done_callback(lambda _: _settle(waiter, True))
+    timer = loop.call_later(limit, _settle, waiter, False)
+    try:
+        finished = await waiter
+    finally:
+        timer.cancel()
+    if finished:
+        return task.result()
+    task.add_done_callback(_retrieved)  # abandoned: its late failure is nobody's to log
+    raise WriteTimeout(limit, task)
+
+
+def _retrieved(task: asyncio.Future) -> None:
+    if not task.cancelled():
+        task.exception()

@@ -1,19 +1,304 @@
-"""The same faults in each framework's real agent loop, without and with agentlab's adapter: prints the table
-(docs/guards.md#guards-in-other-frameworks). Offline: a scripted model behind the test server.
+"""The framework adapters: the faults they fix, and what they cost per tool call.
 
-    python benchmarks/bench_adapters.py [--lang zh]
+1. Faults (docs/guards.md#guards-in-other-frameworks): the same faults in each framework's real agent loop, without
+   and with agentlab's adapter, a scripted model behind the test server (agentlab.adapters.compare).
+2. Cost: the CPU each framework's real agent loop (pydantic-ai ``Agent.run_sync``, the OpenAI Agents SDK's
+   ``Runner.run_sync``, LangGraph's ``create_react_agent(...).invoke`` and ``ainvoke``) spends per tool call with
+   the adapter, minus the same loop without it. The model is each framework's own kind of in-process scripted model
+   (no HTTP, no JSON over a socket: those would add the same noise to both sides and hide the difference); the tools
+   are trivial plain functions, so the difference is the adapter. Every guard is on (``GuardConfig()``), claims in
+   the adapter's default store (memory); a read (``lookup``) and a claimed write (``refund``).
+
+3. The guards alone: ``Guard.acall`` on an event loop with a trivial tool, no framework (agentlab's own part of
+   the cost, free of the frameworks' noise; printed for reference, not a target row).
+
+CPU time (``time.process_time``: every thread of the process, so a thread hop is counted), sides interleaved in one
+run: each round runs ``--runs`` runs of each side of every framework on fresh order ids, the first side alternating
+round by round (as bench_loop.py batches its sides); the added cost is the median over rounds of (adapter - bare)
+of the same round, per tool call. Each row prints the 1-minute load average over its rounds.
+
+Run: python benchmarks/bench_adapters.py [--rounds 15] [--runs 10] [--no-faults] [--lang zh]
 """
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
 import sys
 import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
-from agentlab.adapters.compare import FRAMEWORKS, compare, installed, table
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-if __name__ == "__main__":
-    lang = "zh" if "--lang" in sys.argv and sys.argv[-1] == "zh" else "en"
+from agentlab.adapters.compare import FRAMEWORKS, compare, installed, table  # noqa: E402
+
+CALLS = 5  # tool calls per run, one per turn, then an answer (as bench_loop.py)
+TARGET_US = 150.0  # issue #37: added per tool call by an adapter, over the same framework without it
+TOOLS = ("lookup", "refund")
+
+
+def _load() -> float:
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+
+def target_line(what: str, measured: str, target: str, met: bool, load: float) -> str:
+    """One row of run.py bench's table of targets: ``target | what | measured | target | met | load``, the load the
+    1-minute average over the rounds measured (their median)."""
+    return f"target | {what} | {measured} | {target} | {'yes' if met else 'no'} | load {load:.2f}"
+
+
+def plain_tools() -> list[Callable[..., Any]]:
+    def lookup(order_id: str) -> dict:
+        """Look an order up."""
+        return {"order_id": order_id, "status": "shipped"}
+
+    def refund(order_id: str, amount: float) -> dict:
+        """Refund part of an order (a write: it moves money)."""
+        return {"refunded": amount, "order_id": order_id}
+    return [lookup, refund]
+
+
+def _args(tool: str, tag: str, i: int) -> dict:
+    order = f"A{tag}{i}"
+    return {"order_id": order} if tool == "lookup" else {"order_id": order, "amount": 10.5}
+
+
+# --- each framework's loop, bare or guarded, with a scripted model in process ---------------------------------
+# The agent (and its adapter) is made once per side, as an application makes it once and runs it many times; each
+# run is told its tool and a fresh tag (new order ids: new keys, nothing replayed, no repeat tripped).
+Run = Callable[[str, str], None]
+
+
+def pydantic_ai_run(guarded: bool) -> Run:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai.toolsets import FunctionToolset
+
+    from agentlab.adapters.pydanticai import guard_toolset
+    now = {"tool": "lookup", "tag": "0"}
+
+    def model(messages: list, info: Any) -> ModelResponse:
+        step = (len(messages) - 1) // 2  # request, response, request...: the calls answered so far
+        if step >= CALLS:
+            return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[ToolCallPart(now["tool"], _args(now["tool"], now["tag"], step), f"c{step}")])
+    toolset: Any = FunctionToolset(plain_tools())
+    if guarded:
+        toolset = guard_toolset(toolset, writes={"refund"})
+    agent = Agent(FunctionModel(model), toolsets=[toolset])
+
+    def one(tool: str, tag: str) -> None:
+        now.update(tool=tool, tag=tag)
+        agent.run_sync("Refund 10.5 on each order.")
+    return one
+
+
+def openai_agents_run(guarded: bool) -> Run:
+    from agents import Agent, RunConfig, Runner, function_tool
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+    from agentlab.adapters.openai_agents import guard_function_tools
+
+    class Scripted(Model):
+        tool, tag, step = "lookup", "0", 0
+
+        async def get_response(self, *a: Any, **kw: Any) -> ModelResponse:
+            i, self.step = self.step, self.step + 1
+            if i >= CALLS:
+                out: Any = ResponseOutputMessage(id="m", type="message", role="assistant", status="completed",
+                                                 content=[ResponseOutputText(type="output_text", text="done",
+                                                                             annotations=[])])
+            else:
+                out = ResponseFunctionToolCall(type="function_call", call_id=f"c{i}", name=self.tool,
+                                               arguments=json.dumps(_args(self.tool, self.tag, i)))
+            return ModelResponse(output=[out], usage=Usage(), response_id=None)
+
+        def stream_response(self, *a: Any, **kw: Any) -> Any:
+            raise NotImplementedError
+
+    config = RunConfig(tracing_disabled=True)  # the SDK would otherwise send its traces to OpenAI
+    if guarded:
+        tools: Any = guard_function_tools(plain_tools(), writes={"refund"})
+        config = tools.run_config(config)
+    else:
+        tools = [function_tool(f) for f in plain_tools()]
+    model = Scripted()
+    agent = Agent(name="shop", instructions="Help with orders.", tools=tools, model=model)
+
+    def one(tool: str, tag: str) -> None:
+        model.tool, model.tag, model.step = tool, tag, 0
+        Runner.run_sync(agent, "Refund 10.5 on each order.", run_config=config)
+    return one
+
+
+def langgraph_run(guarded: bool, *, use_async: bool = False) -> Run:
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    from agentlab.adapters.lang_graph import guard_tools
+    with warnings.catch_warnings():  # create_react_agent moved to langchain.agents in LangGraph 1; still there
+        warnings.simplefilter("ignore")
+        from langgraph.prebuilt import create_react_agent
+    now = {"tool": "lookup", "tag": "0"}
+
+    class Scripted(BaseChatModel):
+        @property
+        def _llm_type(self) -> str:
+            return "scripted"
+
+        def bind_tools(self, tools: Any, **kw: Any) -> Any:
+            return self
+
+        def _generate(self, messages: list, stop: Any = None, run_manager: Any = None, **kw: Any) -> ChatResult:
+            step = sum(isinstance(m, ToolMessage) for m in messages)
+            if step >= CALLS:
+                msg = AIMessage(content="done")
+            else:
+                tool = now["tool"]
+                msg = AIMessage(content="", tool_calls=[{"name": tool, "args": _args(tool, now["tag"], step),
+                                                         "id": f"c{step}", "type": "tool_call"}])
+            return ChatResult(generations=[ChatGeneration(message=msg)])
+
+    tools: Any = plain_tools()
+    if guarded:
+        tools = guard_tools(tools, writes={"refund"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent = create_react_agent(Scripted(), tools)
+
+    def one(tool: str, tag: str) -> None:
+        now.update(tool=tool, tag=tag)
+        state = {"messages": [("user", "Refund 10.5 on each order.")]}
+        if use_async:
+            asyncio.run(agent.ainvoke(state))
+        else:
+            agent.invoke(state)
+    return one
+
+
+def sides() -> dict[str, tuple[Run, Run]]:
+    """Each installed framework's loop: (bare, with the adapter)."""
+    out: dict[str, tuple[Run, Run]] = {}
+    if installed("pydantic-ai"):
+        out["pydantic-ai run_sync"] = (pydantic_ai_run(False), pydantic_ai_run(True))
+    if installed("openai-agents"):
+        out["openai-agents run_sync"] = (openai_agents_run(False), openai_agents_run(True))
+    if installed("langgraph"):
+        out["langgraph invoke"] = (langgraph_run(False), langgraph_run(True))
+        out["langgraph ainvoke"] = (langgraph_run(False, use_async=True), langgraph_run(True, use_async=True))
+    return out
+
+
+def cpu_per_call(one: Run, tool: str, tag: str, runs: int) -> float:
+    """CPU microseconds per tool call over ``runs`` runs of CALLS calls of one side (its agent and its adapter warm,
+    as in an application that keeps running the same agent)."""
+    t0 = time.process_time()
+    for r in range(runs):
+        one(tool, f"{tag}{r:03d}")
+    return (time.process_time() - t0) / (runs * CALLS) * 1e6
+
+
+def cost(rounds: int, runs: int, only: str = "") -> tuple[list[str], list[str]]:
+    """The cost table, and its target lines (``only``: the loops whose name holds it)."""
+    loops = {name: pair for name, pair in sides().items() if only in name}
+    if not loops:
+        return ["cost: no framework installed (pip install -r requirements-frameworks.txt)"], []
+    added: dict[tuple[str, str], list[float]] = {}
+    bare: dict[tuple[str, str], list[float]] = {}
+    loads: list[float] = []
+    for rnd in range(1 + rounds):  # round 0 warms imports and caches, and is not counted
+        for name, (plain, guarded) in loops.items():
+            for tool in TOOLS:
+                got = {}
+                sides_now = [("bare", plain), ("guarded", guarded)]
+                for side, one in (sides_now[::-1] if rnd % 2 else sides_now):  # the first side alternates
+                    got[side] = cpu_per_call(one, tool, f"{rnd:03d}{side[0]}", runs)
+                b, g = got["bare"], got["guarded"]
+                if rnd:
+                    added.setdefault((name, tool), []).append(g - b)
+                    bare.setdefault((name, tool), []).append(b)
+        if rnd:
+            loads.append(_load())
+    load = f"{min(loads):.2f}-{max(loads):.2f}"
+    lines = [f"CPU per tool call (time.process_time, every thread): {rounds} interleaved rounds of {runs} runs x"
+             f" {CALLS} calls a side; every guard on (GuardConfig()), claims in memory",
+             "| loop | tool | bare framework | added by the adapter (median) | quartiles | load |",
+             "|---|---|---:|---:|---:|---:|"]
+    targets = []
+    for (name, tool), diffs in added.items():
+        med = statistics.median(diffs)
+        q = statistics.quantiles(diffs, n=4) if len(diffs) > 1 else diffs * 3
+        lines.append(f"| {name} | {tool} | {statistics.median(bare[name, tool]):.0f} µs | {med:+.0f} µs |"
+                     f" {q[0]:+.0f} .. {q[2]:+.0f} µs | {load} |")
+        targets.append(target_line(f"adapter {name}, {tool}, added per tool call", f"{med:+.0f} us",
+                                   f"<= +{TARGET_US:.0f} us", med <= TARGET_US, statistics.median(loads)))
+    return lines, targets
+
+
+def guards_alone(rounds: int, calls: int = 1000) -> str:
+    """The guarded path alone, as the async adapters call it (``Guard.acall`` on the event loop, contracts from the
+    per-tool-set cache, a trivial async tool, claims in memory): the part of the added cost that is agentlab's own,
+    measured without a framework's millisecond of noise around it. Not a target row: the target is the real loop's."""
+    from agentlab.adapters.core import Contract, Guard
+    tools = [(f.__name__, f.__doc__ or "", schema) for f, schema in zip(plain_tools(), (
+        {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]},
+        {"type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number"}},
+         "required": ["order_id", "amount"]}), strict=True)]
+    guard = Guard("bench", writes={"refund"})
+
+    async def tool(args: dict) -> dict:
+        return {"ok": 1}
+
+    async def measure() -> dict[str, float]:
+        spent: dict[str, list[float]] = {t: [] for t in TOOLS}
+        for rnd in range(1 + max(rounds, 1)):
+            for name in TOOLS:
+                t0 = time.process_time()
+                for i in range(calls):
+                    contracts = guard.contracts(tools, lambda t: t, lambda t: Contract(*t))
+                    await guard.acall(contracts, name, json.dumps(_args(name, f"g{rnd}_", i)), tool)
+                if rnd:
+                    spent[name].append((time.process_time() - t0) / calls * 1e6)
+        return {name: statistics.median(v) for name, v in spent.items()}
+    got = asyncio.run(measure())
+    return (f"the guards alone (Guard.acall on the loop, no framework; {calls} calls a round, medians): lookup"
+            f" {got['lookup']:.0f} µs, refund {got['refund']:.0f} µs per call, load {_load():.2f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=15, help="interleaved rounds counted (one more warms up)")
+    ap.add_argument("--runs", type=int, default=10, help=f"agent runs of {CALLS} tool calls per side per round")
+    ap.add_argument("--no-faults", action="store_true", help="only the cost, not the fault table")
+    ap.add_argument("--lang", choices=("en", "zh"), default="en")
+    ap.add_argument("--only", default="", help="only the loops whose name holds this (pydantic, langgraph ainvoke...)")
+    ns = ap.parse_args()
     missing = [fw for fw in FRAMEWORKS if not installed(fw)]
     if missing:
         print("not installed:", ", ".join(missing), "(pip install -r requirements-frameworks.txt)")
-    t0 = time.perf_counter()
-    rows = compare()
-    print(table(rows, lang))
-    print(f"\n{len(rows)} rows, {2 * len(rows)} agent runs in {time.perf_counter() - t0:.1f} s")
+    if not ns.no_faults:
+        t0 = time.perf_counter()
+        rows = compare()
+        print(table(rows, ns.lang))
+        print(f"\n{len(rows)} rows, {2 * len(rows)} agent runs in {time.perf_counter() - t0:.1f} s\n")
+    load0 = _load()
+    lines, targets = cost(ns.rounds, ns.runs, ns.only)
+    print("\n".join(lines))
+    print(guards_alone(min(ns.rounds, 5)))
+    print(f"load average (1 min) before / after: {load0:.2f} / {_load():.2f} on {os.cpu_count()} CPUs\n")
+    print("\n".join(targets))
+
+
+if __name__ == "__main__":
+    main()

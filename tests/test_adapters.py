@@ -540,3 +540,127 @@ def test_pydantic_ai_shows_the_model_agentlabs_validation_error_not_pydantics():
     assert event.error_code == "INVALID_ARGS" and told == [event.model_visible], told  # agentlab's words, exactly
     assert json.loads(told[0])["error"]["code"] == "INVALID_ARGS" and not told[0].isascii()  # in the guard's zh
     assert "validation error" not in told[0] and "Fix the errors" not in told[0]
+
+
+# --- contracts built once per tool set: a changed set never reuses a stale contract ---
+def test_contracts_are_built_once_per_tool_set_and_again_when_it_changes():
+    from agentlab.adapters.core import Contract, Guard
+
+    class T:  # a framework's tool: its name, description and schema, each an attribute that can be set anew
+        def __init__(self, name, schema):
+            self.name, self.description, self.schema = name, f"{name} it.", schema
+
+    built: list[str] = []
+
+    def build(t):
+        built.append(t.name)
+        return Contract(t.name, t.description, t.schema)
+
+    def parts(t):
+        return (t, t.name, t.description, t.schema)
+    guard = Guard("test")
+    a, b = T("lookup", {"type": "object", "properties": {"q": {"type": "string"}}}), T("refund", {"type": "object"})
+    first = guard.contracts([a, b], parts, build)
+    assert guard.contracts([a, b], parts, build) is first and built == ["lookup", "refund"], "same tools: not rebuilt"
+    assert guard.registry(first) is guard.registry(first)
+    c = T("cancel", {"type": "object"})
+    added = guard.contracts([a, b, c], parts, build)
+    assert [x.name for x in added] == ["lookup", "refund", "cancel"] and "cancel" in guard.registry(added)
+    assert [x.name for x in guard.contracts([a], parts, build)] == ["lookup"], "a tool removed"
+    a.schema = {"type": "object", "properties": {"q": {"type": "integer"}}}  # a schema set anew
+    changed = guard.contracts([a], parts, build)
+    assert changed[0].parameters["properties"]["q"]["type"] == "integer"
+    out = guard.call(changed, "lookup", {"q": "text"}, lambda args: {"ok": 1})
+    assert out.error is not None and out.error.code == "INVALID_ARGS", "the new schema is the one checked"
+    a.description = "Look it up, carefully."
+    assert guard.contracts([a], parts, build)[0].description == "Look it up, carefully."
+    b2 = T("lookup", a.schema)  # another object under the same name: a replaced tool
+    assert guard.contracts([b2], parts, build)[0] is not changed[0]
+
+
+def test_openai_agents_a_tool_removed_from_the_guarded_list_is_no_longer_offered():
+    """The list's contracts are kept between calls: one taken out of the list must not keep its stale contract."""
+    if not installed("openai-agents"):
+        skip_or_fail("not installed: openai-agents (pip install -r requirements-frameworks.txt)")
+    import asyncio
+
+    from agents.tool_context import ToolContext
+
+    from agentlab.adapters.compare import _tools
+    from agentlab.adapters.openai_agents import guard_function_tools
+
+    runs: dict[str, int] = {}
+    refund, lookup, *_ = _tools(runs)
+    tools = guard_function_tools([refund, lookup], sleep=lambda s: None)
+    first = tools.contracts()
+    assert tools.contracts() is first and [c.name for c in first] == ["refund", "lookup"]
+    ctx = ToolContext(context=None, tool_name="lookup", tool_call_id="c1", tool_arguments='{"order_id": "A1"}')
+    assert json.loads(asyncio.run(tools[1].on_invoke_tool(ctx, '{"order_id": "A1"}')))["ok"] is True
+    removed = tools.pop()
+    assert [c.name for c in tools.contracts()] == ["refund"]
+    told = json.loads(asyncio.run(removed.on_invoke_tool(ctx, '{"order_id": "A2"}')))
+    assert told["error"]["code"] == "UNKNOWN_TOOL" and runs == {"lookup": 1}, told
+    tools.append(removed)
+    assert json.loads(asyncio.run(removed.on_invoke_tool(ctx, '{"order_id": "A3"}')))["ok"] is True
+
+
+def test_pydantic_ai_a_tool_added_between_runs_is_offered_and_checked():
+    if not installed("pydantic-ai"):
+        skip_or_fail("not installed: pydantic-ai (pip install -r requirements-frameworks.txt)")
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai.toolsets import FunctionToolset
+
+    from agentlab.adapters.compare import _tools
+    from agentlab.adapters.pydanticai import guard_toolset
+    runs: dict[str, int] = {}
+    refund, lookup, *_ = _tools(runs)
+    asked = {"tool": "refund", "args": {"order_id": "A1", "amount": 30}}
+
+    def model(messages, info):
+        if len(messages) > 1:
+            return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[ToolCallPart(asked["tool"], asked["args"], "c1")])
+    inner = FunctionToolset([refund])
+    toolset = guard_toolset(inner, writes={"refund"}, sleep=lambda s: None)
+    agent = Agent(FunctionModel(model), toolsets=[toolset])
+    agent.run_sync("Refund A1.")
+    inner.add_function(lookup)  # the tool set changed between runs
+    asked.update(tool="lookup", args={"order_id": 7})  # against the new tool's contract: a string is required
+    agent.run_sync("Look A1 up.")
+    asked.update(args={"order_id": "A1"})
+    agent.run_sync("Look A1 up.")
+    assert runs == {"refund": 1, "lookup": 1}
+    assert [e.error_code for e in toolset.guard.events] == [None, "INVALID_ARGS", None]
+
+
+def test_on_the_event_loop_a_hung_read_is_not_resent_and_a_hung_write_settles_its_key_when_it_lands():
+    """Guard.acall awaits the framework's tool on the loop (no worker thread): the timeout keeps its meaning. A read
+    past its limit is abandoned, never sent again while it runs; a write past it is OUTCOME_UNKNOWN, and its
+    result, when it lands, is what a repeat is told."""
+    import asyncio
+
+    from agentlab.adapters.core import Contract, Guard
+    from agentlab.guards import GuardConfig
+    spec = (Contract("lookup", "Look up.", {"type": "object", "properties": {"q": {"type": "string"}}}),
+            Contract("refund", "Refund.", {"type": "object", "properties": {"q": {"type": "string"}}}))
+    guard = Guard("test", writes={"refund"}, config=GuardConfig(timeout=0.05), sleep=lambda s: None)
+    assert guard.on_loop
+    started: list[str] = []
+
+    async def slow(args):
+        started.append(args["q"])
+        await asyncio.sleep(0.3)
+        return {"done": args["q"]}
+
+    async def go():
+        read = await guard.acall(spec, "lookup", {"q": "r"}, slow)
+        write = await guard.acall(spec, "refund", {"q": "w"}, slow)
+        await asyncio.sleep(0.5)  # the write lands after its caller stopped waiting
+        again = await guard.acall(spec, "refund", {"q": "w"}, slow)
+        return read, write, again
+    read, write, again = asyncio.run(go())
+    assert read.error.code == "TIMEOUT" and started.count("r") == 1, "a read still running is not sent again"
+    assert write.error.code == "OUTCOME_UNKNOWN" and started.count("w") == 1
+    assert again.replayed and again.data == {"done": "w"}, "the landed result settled the key"

@@ -62,3 +62,20 @@ def test_bench_review_memory_gives_a_flat_memory_row_per_format():
     out = bench("benchmarks/bench_review_memory.py", "--rows", "20000")
     assert_target_rows(out, *(f"review --logs memory flat, {fmt}, {small} -> {big} rows"
                               for fmt, small, big in (("openai", 200, 2000), ("telemetry", 2000, 20000), ("otel", 2000, 20000))))
+
+
+def test_bench_adapters_measures_each_frameworks_added_cost_per_tool_call():
+    pytest.importorskip("pydantic_ai")
+    out = bench("benchmarks/bench_adapters.py", "--no-faults", "--rounds", "1", "--runs", "1")
+    assert "interleaved rounds" in out and "load average" in out
+    assert_target_rows(out, *(f"adapter {loop}, {tool}, added per tool call"
+                              for loop in ("pydantic-ai run_sync", "openai-agents run_sync", "langgraph invoke",
+                                           "langgraph ainvoke") for tool in ("lookup", "refund")))
+    assert all(line.split(" | ")[3] == "<= +150 us" for line in out.splitlines() if line.startswith("target |"))
+
+
+def test_bench_gateway_measures_the_guards_against_a_bare_mcp_pass_through():
+    pytest.importorskip("mcp")
+    out = bench("benchmarks/bench_gateway.py", "--rounds", "1", "--calls", "10")
+    assert "bare MCP pass-through" in out and "agentlab gateway" in out and "| 0 |" in out  # none failed
+    assert_target_rows(out, "MCP gateway guards, added per call over a bare MCP pass-through")

@@ -504,3 +504,20 @@ def test_the_gateway_command_makes_lists_and_revokes_keys(tmp_path, capsys, lang
     assert record.id in out and key not in out
     assert main(["gateway", "keys", "revoke", record.id, "--data", str(tmp_path), "--lang", lang]) == 0
     assert KeyStore(tmp_path / "keys.db").check(key) is None
+
+
+def test_with_a_store_that_outlives_the_process_a_call_runs_in_a_worker_and_a_duplicate_still_runs_once(gateway,
+                                                                                                        tmp_path):
+    """With the claims in memory the guards run on the event loop; with a SQLite file (I/O) they go to a worker
+    thread. Both ways, the same guards: a duplicated refund runs once upstream, a bad argument never reaches it."""
+    from agentlab.store import SQLiteStore
+    gateway.store = SQLiteStore(tmp_path / "claims.db")
+    assert not gateway.guard("probe", "en").on_loop
+    refund = ("refund", {"order_id": "A9", "amount": 5}, None)
+    first, second, bad = calls(gateway, [refund, refund, ("lookup", {"order_id": 7}, None)])
+    assert not first.isError and second.meta["agentlab/replayed"] is True
+    assert bad.isError and body(bad)["error"]["code"] == "INVALID_ARGS"
+    assert gateway.runs() == {"refund": 1}
+    gateway.store = MemoryStore()
+    gateway._guards.clear()
+    assert gateway.guard("probe", "en").on_loop

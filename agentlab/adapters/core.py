@@ -15,16 +15,25 @@ before it runs, rather than keyed by an id that dies with the process (docs/guar
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..calls import CallContext, CallOutcome, default_store, guarded_call, outlives_process, session_scoped
+from ..calls import (
+    CallContext,
+    CallOutcome,
+    aguarded_call,
+    default_store,
+    guarded_call,
+    outlives_process,
+    session_scoped,
+)
 from ..errors import ToolFailure, UsageError, make_error, render
 from ..guards import GuardConfig
 from ..i18n import Lang, check_lang, t
@@ -68,12 +77,14 @@ class Guard:
         session_id: the conversation the keys are scoped to, for a guard made for one conversation. Default: the
             conversation id the framework hands each call (:meth:`call`'s ``conversation``); else, on a store
             of the guard's own (gone with the process anyway), one made up per guard.
+        keep_events: keep each call's trace row in :attr:`events` (a notebook reads them). A long-lived server
+            that writes its own logs (the MCP gateway) keeps none: a session's rows grew without end.
     """
 
     def __init__(self, framework: str, *, writes: Writes = (), config: GuardConfig = GuardConfig(),
                  store: Store | str | None = None, trace: str | Path | None = None, lang: Lang = "en",
                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.perf_counter,
-                 rng: random.Random | None = None, session_id: str | None = None):
+                 rng: random.Random | None = None, session_id: str | None = None, keep_events: bool = True):
         from ..store import open_store  # only for a URL
         self.framework, self.lang = framework, check_lang(lang)
         self.writes: dict[str, Callable[[dict], str] | None] = \
@@ -86,21 +97,55 @@ class Guard:
         self._private = not outlives_process(self.ctx.store)
         self.trace = Path(trace) if trace is not None else None
         self.events: list[Event] = []
+        self.keep_events, self.calls = keep_events, 0
         self._seen: dict[str, int] = {}
         self._registries: dict[str, Registry] = {}
+        # the last tool set an adapter asked about: what it was made of (held, so no id is ever reused), its contracts,
+        # and the last contracts tuple's registry. A framework hands the same tools to every call; building the
+        # contracts and their canonical signature again each time was 25-60 us of every call.
+        self._tool_set: tuple[tuple[Any, ...], tuple[Contract, ...]] | None = None
+        self._last: tuple[tuple[Contract, ...], Registry] | None = None
+        self._ctx: CallContext = self.ctx  # the last call's context (its registry and session), made again on a change
+        self._label = config.label  # the config is frozen: its label is written on every trace row
 
     def __repr__(self) -> str:
-        return f"Guard({self.framework}, {len(self.events)} calls, {self.ctx.config.label})"
+        return f"Guard({self.framework}, {self.calls} calls, {self.ctx.config.label})"
 
     def registry(self, contracts: Iterable[Contract]) -> Registry:
-        """The registry of these contracts, compiled once for each set of tools an agent offers."""
-        contracts = list(contracts)
-        sig = canonical([[c.name, c.description, c.parameters] for c in contracts])
+        """The registry of these contracts, compiled once for each set of tools an agent offers. The same tuple
+        as the last call's (what :meth:`contracts` hands out while the tools stay the same) is its registry at
+        once; anything else is looked up by its canonical text."""
+        last = self._last
+        if last is not None and contracts is last[0]:
+            return last[1]
+        listed = list(contracts)
+        sig = canonical([[c.name, c.description, c.parameters] for c in listed])
         reg = self._registries.get(sig)
         if reg is None:
-            reg = Registry([self._tool(c) for c in contracts], lang=self.lang)
+            reg = Registry([self._tool(c) for c in listed], lang=self.lang)
             self._registries[sig] = reg
+        if isinstance(contracts, tuple):  # a list may change in place: never trusted by identity
+            self._last = (contracts, reg)
         return reg
+
+    def contracts(self, tools: Sequence[Any], parts: Callable[[Any], tuple],
+                  build: Callable[[Any], Contract]) -> tuple[Contract, ...]:
+        """The contracts of a framework's ``tools``, built (``build(tool)``) only when the tool set changed.
+
+        ``parts(tool)`` is what a contract is made of (the tool object, its schema object, its name...): the set
+        is the same when every part is the very same object as last time. Compared by identity, and held here
+        while they are the last set, so a tool added, removed or replaced, or a schema or description set anew,
+        always gets new contracts; only a schema dict edited in place goes unseen (a framework that allows that
+        has no stable contract to give)."""
+        now = tuple(parts(t) for t in tools)
+        kept = self._tool_set
+        if kept is not None and len(kept[0]) == len(now) and all(
+                len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+                for a, b in zip(kept[0], now, strict=True)):
+            return kept[1]
+        built = tuple(build(t) for t in tools)
+        self._tool_set = (now, built)
+        return built
 
     def _tool(self, c: Contract) -> Tool:
         write = c.name in self.writes
@@ -124,6 +169,13 @@ class Guard:
         raise UsageError(t("adapters.no_session", self.lang, framework=self.framework, tool=name,
                            store=type(self.ctx.store).__name__, how=how))
 
+    @property
+    def on_loop(self) -> bool:
+        """Whether :meth:`acall` runs its guards on the event loop itself: the claims live in this process
+        (nothing a claim waits on), so no worker thread is needed. A store that outlives the process (a SQLite
+        file, Redis) is network or disk I/O, which must not hold up the loop: there the guards run in a worker."""
+        return self._private
+
     def call(self, contracts: Iterable[Contract], name: str, arguments: str | Mapping[str, Any] | None,
              run: Callable[[dict], Any], *, call_id: str | None = None, run_id: str | None = None,
              conversation: str | None = None, stable: bool = True) -> CallOutcome:
@@ -136,6 +188,51 @@ class Guard:
         survives a restart of the caller (an id the framework made up for this run alone does not).
 
         Returns the outcome; ``outcome.content`` is exactly what the model is to be told."""
+        ctx, raw = self._prepare(contracts, name, arguments, conversation, stable)
+
+        def started(**kw: Any) -> Any:
+            try:
+                return run(kw)
+            except NotImplementedError as exc:
+                raise _not_run() from exc
+        t0 = ctx.clock()
+        try:
+            out = guarded_call(ToolCall(name, raw, call_id or ""), ctx, self._seen, fn=started)
+        except Exception as exc:  # noqa: BLE001 - a guard that failed itself (a bug): the run goes on, told so
+            out = self._broken(exc)
+        return self._record(out, ctx, name, raw, call_id, run_id, t0)
+
+    async def acall(self, contracts: Iterable[Contract], name: str, arguments: str | Mapping[str, Any] | None,
+                    run: Callable[[dict], Awaitable[Any]], *, call_id: str | None = None, run_id: str | None = None,
+                    conversation: str | None = None, stable: bool = True) -> CallOutcome:
+        """:meth:`call` for a framework whose tool is a coroutine: ``run(args)`` returns an awaitable.
+
+        With the claims in this process (:attr:`on_loop`) every guard runs right here and the tool is awaited where
+        the framework runs it: no thread. Otherwise the guards run in a worker thread (a store's I/O never holds
+        up the loop) and the tool is sent back to this loop to run."""
+        if not self.on_loop:
+            loop = asyncio.get_running_loop()
+
+            def hop(args: dict) -> Any:
+                return asyncio.run_coroutine_threadsafe(_awaited(run(args)), loop).result()
+            return await asyncio.to_thread(self.call, contracts, name, arguments, hop, call_id=call_id,
+                                           run_id=run_id, conversation=conversation, stable=stable)
+        ctx, raw = self._prepare(contracts, name, arguments, conversation, stable)
+
+        async def started(**kw: Any) -> Any:
+            try:
+                return await run(kw)
+            except NotImplementedError as exc:
+                raise _not_run() from exc
+        t0 = ctx.clock()
+        try:
+            out = await aguarded_call(ToolCall(name, raw, call_id or ""), ctx, self._seen, fn=started)
+        except Exception as exc:  # noqa: BLE001 - a guard that failed itself (a bug): the run goes on, told so
+            out = self._broken(exc)
+        return self._record(out, ctx, name, raw, call_id, run_id, t0)
+
+    def _prepare(self, contracts: Iterable[Contract], name: str, arguments: str | Mapping[str, Any] | None,
+                 conversation: str | None, stable: bool) -> tuple[CallContext, str]:
         reg = self.registry(contracts)
         session = self.session(reg, name, conversation, stable)  # raises before anything runs
         if isinstance(arguments, str):
@@ -145,32 +242,41 @@ class Guard:
                 raw = json.dumps(arguments or {}, ensure_ascii=False, default=str)
             except (ValueError, RecursionError):  # a dict that holds itself has no text: refused as not JSON
                 raw = "{...}"
-        ctx = replace(self.ctx, registry=reg, session_id=session)
-        lang = self.lang
+        ctx = self._ctx
+        if ctx.registry is not reg or ctx.session_id != session:
+            ctx = self._ctx = replace(self.ctx, registry=reg, session_id=session)
+        return ctx, raw
 
-        def started(**kw: Any) -> Any:
-            try:
-                return run(kw)
-            except NotImplementedError as exc:
-                # the framework had no way to start the tool: nothing was done, so the model hears that, never
-                # "started, outcome unknown, a person will check" (what any other exception of a write means)
-                raise ToolFailure("NOT_RUN", {lg: t("NOT_RUN.cannot_run", lg) for lg in ("en", "zh")}) from exc
-        t0 = ctx.clock()
-        try:
-            out = guarded_call(ToolCall(name, raw, call_id or ""), ctx, self._seen, fn=started)
-        except Exception as exc:  # noqa: BLE001 - a guard that failed itself (a bug): the run goes on, told so
-            err = make_error("TOOL_ERROR")
-            out = CallOutcome(render(err, lang), err, exec_ok=False, note=f"adapter: {type(exc).__name__}")
-        e = out.error
+    def _broken(self, exc: Exception) -> CallOutcome:
+        err = make_error("TOOL_ERROR")
+        return CallOutcome(render(err, self.lang), err, exec_ok=False, note=f"adapter: {type(exc).__name__}")
+
+    def _record(self, out: CallOutcome, ctx: CallContext, name: str, raw: str, call_id: str | None,
+                run_id: str | None, t0: float) -> CallOutcome:
+        e, session = out.error, ctx.session_id
+        self.calls += 1
+        if not self.keep_events and self.trace is None:
+            return out
         event = Event(run_id=run_id or session, session_id=session, turn_id=1,
-                      round_index=len(self.events) + 1, kind="tool", loop=self.framework,
-                      guard_config=self.ctx.config.label, tool_name=name, tool_call_id=call_id, args_raw=raw[:MAX_ARGS_CHARS],
+                      round_index=self.calls, kind="tool", loop=self.framework,
+                      guard_config=self._label, tool_name=name, tool_call_id=call_id, args_raw=raw[:MAX_ARGS_CHARS],
                       parse_ok=out.parse_ok, validate_ok=out.validate_ok, exec_ok=out.exec_ok,
                       error_code=e.code if e else None, error_category=e.category if e else None,
                       error_stage=e.stage if e else None, retry_count=out.retries,
                       latency_ms=(ctx.clock() - t0) * 1000, model_visible=out.content, replayed=out.replayed,
                       note=out.note)
-        self.events.append(event)
+        if self.keep_events:
+            self.events.append(event)
         if self.trace is not None:
             to_jsonl([event], self.trace, append=True)
         return out
+
+
+def _not_run() -> ToolFailure:
+    # the framework had no way to start the tool: nothing was done, so the model hears that, never
+    # "started, outcome unknown, a person will check" (what any other exception of a write means)
+    return ToolFailure("NOT_RUN", {lg: t("NOT_RUN.cannot_run", lg) for lg in ("en", "zh")})
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable

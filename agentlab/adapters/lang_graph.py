@@ -65,6 +65,10 @@ def _with_sync_entry(tool: Any) -> Any:
     return tool.model_copy(update={"func": func})
 
 
+def _parts(tool: Any) -> tuple:
+    return (tool, tool.name, tool.description, getattr(tool, "args_schema", None))
+
+
 def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) -> Any:
     """A LangGraph ``ToolNode`` of ``tools`` (LangChain tools or plain functions) with agentlab's guards around
     each call. ``writes`` names the tools that change the world; ``options`` are
@@ -77,12 +81,14 @@ def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) ->
     guard = Guard("langgraph", writes=writes, **options)
     node: Any = None
 
-    def contracts() -> list[Contract]:
-        out = []
-        for t in node.tools_by_name.values():
-            fn = convert_to_openai_tool(t)["function"]  # what the model is shown
-            out.append(Contract(fn["name"], fn.get("description", ""), fn.get("parameters")))
-        return out
+    def contract(tool: Any) -> Contract:
+        fn = convert_to_openai_tool(tool)["function"]  # what the model is shown
+        return Contract(fn["name"], fn.get("description", ""), fn.get("parameters"))
+
+    def contracts() -> tuple[Contract, ...]:
+        # converting every tool for every call was most of what this adapter cost: built again only when the node's
+        # tools changed (a tool added, removed or replaced, or its description or argument schema set anew)
+        return guard.contracts(list(node.tools_by_name.values()), _parts, contract)
 
     def told(request: Any, content: str, failed: bool) -> Any:
         call = request.tool_call
@@ -118,14 +124,13 @@ def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) ->
         return told(request, out.content, out.error is not None)
 
     async def awrap(request: Any, execute: Any) -> Any:
-        call, loop = request.tool_call, asyncio.get_running_loop()
+        call = request.tool_call
 
-        def run(args: dict) -> Any:
-            req = request.override(tool_call={**call, "args": args})
-            return result(asyncio.run_coroutine_threadsafe(execute(req), loop).result())
+        async def run(args: dict) -> Any:
+            return result(await execute(request.override(tool_call={**call, "args": args})))
 
-        out = await asyncio.to_thread(guard.call, contracts(), call["name"], call.get("args") or {}, run,
-                                      call_id=call.get("id"), run_id=thread(request), conversation=thread(request))
+        out = await guard.acall(contracts(), call["name"], call.get("args") or {}, run, call_id=call.get("id"),
+                                run_id=thread(request), conversation=thread(request))
         return told(request, out.content, out.error is not None)
 
     # handle_tool_errors=False: a tool's exception reaches agentlab, which turns it into its structured error

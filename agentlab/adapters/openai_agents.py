@@ -18,7 +18,6 @@ thread ID"): set it to your conversation's own id, and a caller restarted with i
 """
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterable
 from dataclasses import replace
@@ -35,8 +34,9 @@ class GuardedTools(list):
 
     guard: Guard
 
-    def contracts(self) -> list[Contract]:
-        return [Contract(t.name, t.description, t.params_json_schema) for t in self]
+    def contracts(self) -> tuple[Contract, ...]:
+        """The tools' contracts, built again only when a tool was added, removed or replaced (a list may change)."""
+        return self.guard.contracts(self, _parts, _contract)
 
     def run_config(self, base: Any = None) -> Any:
         """``base`` (an SDK ``RunConfig``, default a new one) set so that a call to an unknown tool is answered
@@ -49,8 +49,7 @@ class GuardedTools(list):
             if args.kind != "tool_not_found":
                 return None  # the SDK's own message (our tools never raise, so only its other errors get here)
             # the formatter is not told the arguments; the guard answers for the name, and writes the trace row
-            out = await asyncio.to_thread(tools.guard.call, tools.contracts(), args.tool_name, "{}", lambda a: None,
-                                          call_id=args.call_id)
+            out = await tools.guard.acall(tools.contracts(), args.tool_name, "{}", _nothing, call_id=args.call_id)
             return out.content
 
         return replace(base or RunConfig(), tool_not_found_behavior="return_error_to_model",
@@ -78,18 +77,26 @@ def _guarded(tool: Any, tools: GuardedTools) -> Any:
     original = replace(tool, _failure_error_function=None, _use_default_failure_error_function=False)
 
     async def on_invoke_tool(ctx: Any, arguments: str) -> str:
-        loop = asyncio.get_running_loop()
-
         def run(args: dict) -> Any:
-            # the SDK's own argument parsing and the tool, on the event loop this run is on
-            coro = original.on_invoke_tool(ctx, json.dumps(args, ensure_ascii=False))
-            return asyncio.run_coroutine_threadsafe(coro, loop).result()
+            # the SDK's own argument parsing and the tool, where the SDK runs it
+            return original.on_invoke_tool(ctx, json.dumps(args, ensure_ascii=False))
 
         # the conversation's id the caller set (the SDK never makes one up): it survives a restart of the caller
         group = getattr(getattr(ctx, "run_config", None), "group_id", None) or None
-        # the guards are plain functions (claims, sleeps): in a worker thread, so the event loop runs on
-        got = await asyncio.to_thread(tools.guard.call, tools.contracts(), tool.name, arguments, run,
+        got = await tools.guard.acall(tools.contracts(), tool.name, arguments, run,
                                       call_id=getattr(ctx, "tool_call_id", None), run_id=group, conversation=group)
         return got.content
 
     return replace(tool, on_invoke_tool=on_invoke_tool)
+
+
+def _parts(tool: Any) -> tuple:
+    return (tool, tool.name, tool.description, tool.params_json_schema)
+
+
+def _contract(tool: Any) -> Contract:
+    return Contract(tool.name, tool.description, tool.params_json_schema)
+
+
+async def _nothing(args: dict) -> None:
+    return None  # an unknown tool: the guard answers for the name, nothing runs

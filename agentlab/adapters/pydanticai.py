@@ -60,6 +60,18 @@ def _survives(ctx: Any) -> bool:
     return made is None or run is None or abs(made - run) > 1000
 
 
+def _parts(tool: Any) -> tuple:
+    # pydantic-ai makes a new ToolDefinition each step, of the very same name, description and schema objects
+    # (a tool's ``prepare`` that changes them hands out new ones): those are what a contract is made of
+    d = tool.tool_def
+    return (d.name, d.description, d.parameters_json_schema)
+
+
+def _contract(tool: Any) -> Contract:
+    d = tool.tool_def
+    return Contract(d.name, d.description or "", d.parameters_json_schema)
+
+
 def guard_toolset(toolset: Any, *, writes: Writes = (), **options: Any) -> Any:
     """``toolset`` (any pydantic-ai toolset: a ``FunctionToolset``, an MCP server...) with agentlab's guards
     around every tool it offers. ``writes`` names the tools that change the world; ``options`` are
@@ -69,6 +81,16 @@ def guard_toolset(toolset: Any, *, writes: Writes = (), **options: Any) -> Any:
 
     guard = Guard("pydantic-ai", writes=writes, **options)
     one = guard
+    # _survives(ctx) for the last run: one run's answer never changes (its own messages carry its own run id, and
+    # the two ids are the run's), and reading the history and two UUIDs again for each call cost ~20 us
+    last: list[tuple[Any, bool]] = [(None, False)]  # one tuple, replaced whole: runs in other threads read it too
+
+    def survives(ctx: Any) -> bool:
+        run = (ctx.run_id, getattr(ctx, "conversation_id", None))
+        kept = last[0]
+        if kept[0] != run:
+            kept = last[0] = (run, _survives(ctx))
+        return kept[1]
 
     class GuardedToolset(WrapperToolset):
         """A pydantic-ai toolset with agentlab's guards around each tool of the one it wraps."""
@@ -84,26 +106,21 @@ def guard_toolset(toolset: Any, *, writes: Writes = (), **options: Any) -> Any:
         async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:
             originals = getattr(self, "_originals", None) or await self.wrapped.get_tools(ctx)
             original = originals[name]
-            contracts = [Contract(n, t.tool_def.description or "", t.tool_def.parameters_json_schema)
-                         for n, t in originals.items()]
-            loop = asyncio.get_running_loop()
+            # the same tool definitions every step of every run: their contracts are built once (Guard.contracts)
+            contracts = guard.contracts(list(originals.values()), _parts, _contract)
 
-            def run(args: dict) -> Any:
-                # the framework's own checks, then its tool, on the event loop this run is on
-                async def once() -> Any:
-                    checked = original.args_validator.validate_python(args, context=ctx.validation_context)
-                    if original.args_validator_func is not None:
-                        r = original.args_validator_func(ctx, **checked)
-                        if asyncio.iscoroutine(r):
-                            await r
-                    return await self.wrapped.call_tool(name, checked, ctx, original)
-                return asyncio.run_coroutine_threadsafe(once(), loop).result()
+            async def run(args: dict) -> Any:
+                # the framework's own checks, then its tool, where pydantic-ai runs it
+                checked = original.args_validator.validate_python(args, context=ctx.validation_context)
+                if original.args_validator_func is not None:
+                    r = original.args_validator_func(ctx, **checked)
+                    if asyncio.iscoroutine(r):
+                        await r
+                return await self.wrapped.call_tool(name, checked, ctx, original)
 
             raw = tool_args.get(_RAW) if set(tool_args) == {_RAW} else tool_args
-            # the guards are plain functions (claims, sleeps): in a worker thread, so the event loop runs on
-            out = await asyncio.to_thread(guard.call, contracts, name, raw, run, call_id=ctx.tool_call_id,
-                                          run_id=ctx.run_id, conversation=getattr(ctx, "conversation_id", None),
-                                          stable=_survives(ctx))
+            out = await guard.acall(contracts, name, raw, run, call_id=ctx.tool_call_id, run_id=ctx.run_id,
+                                    conversation=getattr(ctx, "conversation_id", None), stable=survives(ctx))
             return out.content
 
     return GuardedToolset(toolset)

@@ -172,31 +172,87 @@ class Gateway:
                 if len(self._guards) >= MAX_SESSIONS:  # a long-lived gateway forgets its oldest session's breaker
                     del self._guards[next(iter(self._guards))]
                 g = Guard("mcp-gateway", writes=dict.fromkeys(self.writes, _key), config=self.config,
-                          store=self.store, lang=lang, sleep=self.sleep, session_id=session)
+                          store=self.store, lang=lang, sleep=self.sleep, session_id=session, keep_events=False)
                 self._guards[(session, lang)] = g
             return g
 
     def who(self, headers: Any) -> tuple[str, ApiKey | None, str | None]:
         """An HTTP client: ``(client, its key's record, None)``, or ``("", None, why)`` (an i18n key) when refused.
         Never the key itself: the client is named by its record's id."""
-        key = headers.get("x-api-key")
-        if key is None and headers.get("authorization", "").lower().startswith("bearer "):
-            key = headers["authorization"][7:].strip()
+        key = _api_key(headers)
         if key:
             record = self.keys.check(key if len(key) <= 200 and key.isprintable() else None)
             return ("key:" + record.id, record, None) if record is not None else ("", None, "gateway.unknown_key")
         return ("keyless", None, None) if self.allow_keyless else ("", None, "gateway.no_key")
+
+    def known(self, headers: Any) -> tuple[str, ApiKey | None, str | None] | None:
+        """:meth:`who`, when it needs no lookup (no key sent, or a key checked before and unchanged since: one
+        cheap query); else None, and :meth:`who` decides in a worker thread. A thread hand-off per request to
+        find a key already known was a tenth of what the gateway added to a bare pass-through."""
+        key = _api_key(headers)
+        if not key:
+            return ("keyless", None, None) if self.allow_keyless else ("", None, "gateway.no_key")
+        record = self.keys.cached(key if key.isprintable() else None)
+        return ("key:" + record.id, record, None) if record is not None else None
 
     def refusal(self, why: str, lang: Lang) -> str:
         """The text of a refused client (:meth:`who`), rendered as every error is."""
         hint = {lg: t("gateway.no_key.hint", lg) for lg in ("en", "zh")}
         return render(make_error("UNAUTHENTICATED", _key=why, hint=hint), lang)
 
-    # --- one call, in a worker thread ---------------------------------------------
+    # --- one call: its admission, its guarded run upstream, what the client is sent ------------------------
     def call(self, name: str, arguments: dict[str, Any] | None, *, client: str, session: str,
              meta_key: str | None = None, lang: Lang = "en", record: ApiKey | None = None) -> types.CallToolResult:
-        """One ``tools/call`` through the key's whitelist, the rate limit and every guard; what the client is sent."""
+        """One ``tools/call`` through the key's whitelist, the rate limit and every guard; what the client is sent.
+        Blocking (the upstream's answer is waited for): from a worker thread, or outside an event loop."""
         request_id, t0 = uuid.uuid4().hex[:16], time.perf_counter()
+        refused = self._admit(request_id, name, arguments, client, session, lang, record, t0)
+        if refused is not None:
+            return refused
+        guard = self.guard(session, lang)
+        _CALLER.set((client, session, meta_key))
+        timeout = self.timeout
+
+        def run(args: dict) -> Any:
+            result = self.conn.run(self.conn.session.call_tool(name, args, timedelta(seconds=timeout),
+                                                               meta=self._meta(name, client, session, meta_key, args)),
+                                   timeout + 1.0)
+            return self._upstream(result)
+
+        out = guard.call(self.contracts, name, arguments or {}, run, run_id=request_id)
+        return self._told(out, request_id, name, arguments, client, session, t0)
+
+    async def acall(self, name: str, arguments: dict[str, Any] | None, *, client: str, session: str,
+                    meta_key: str | None = None, lang: Lang = "en", record: ApiKey | None = None
+                    ) -> types.CallToolResult:
+        """:meth:`call` on the server's event loop. With the claims in this process (the guard's ``on_loop``),
+        every guard runs right here and the upstream's answer is awaited, not waited for in a thread: three
+        thread hand-offs a call fewer (a worker for the guards, one for the deadline, one blocked on the
+        upstream's loop), which were most of what the gateway added to a bare pass-through. With a store that
+        outlives the process (a SQLite file, Redis: I/O) the call goes to a worker thread, as it always did."""
+        guard = self.guard(session, lang)
+        if not guard.on_loop:
+            return await anyio.to_thread.run_sync(lambda: self.call(
+                name, arguments, client=client, session=session, meta_key=meta_key, lang=lang, record=record))
+        request_id, t0 = uuid.uuid4().hex[:16], time.perf_counter()
+        refused = self._admit(request_id, name, arguments, client, session, lang, record, t0)
+        if refused is not None:
+            return refused
+        _CALLER.set((client, session, meta_key))  # this request's task has a context of its own
+        timeout = self.timeout
+
+        async def run(args: dict) -> Any:
+            meta = self._meta(name, client, session, meta_key, args)
+            result = await self.conn.arun(self.conn.session.call_tool(name, args, timedelta(seconds=timeout), meta=meta),
+                                          timeout + 1.0)
+            return self._upstream(result)
+
+        out = await guard.acall(self.contracts, name, arguments or {}, run, run_id=request_id)
+        return self._told(out, request_id, name, arguments, client, session, t0)
+
+    def _admit(self, request_id: str, name: str, arguments: Any, client: str, session: str, lang: Lang,
+               record: ApiKey | None, t0: float) -> types.CallToolResult | None:
+        """The key's whitelist and the client's rate: the refusal the client is sent, or None to go on."""
         if record is not None and not record.allows(name):
             self._log(request_id, session, client, name, arguments, "PERMISSION_DENIED", 403, t0)
             return _result(render(make_error("PERMISSION_DENIED", _key="gateway.not_allowed", name=name[:200]), lang),
@@ -209,24 +265,25 @@ class Gateway:
                              retry_after=float(admission.retry_after_header))
             self._log(request_id, session, client, name, arguments, "RATE_LIMITED", 429, t0)
             return _result(render(err, lang), None, error=True)
-        guard = self.guard(session, lang)
-        _CALLER.set((client, session, meta_key))
+        return None
 
-        def run(args: dict) -> Any:
-            # the upstream's own key (an agentlab site refuses a write without one): always a digest scoped to this
-            # client, never the client's raw key nor the session. Sent as it came, client B reusing client A's key
-            # was answered upstream with A's record, and B's own write never ran.
-            meta = {IDEMPOTENCY_META: _digest(_key_for(client, session, meta_key, args))} \
-                if name in self.writes else None
-            result = self.conn.run(self.conn.session.call_tool(name, args, timedelta(seconds=self.timeout),
-                                                               meta=meta), self.timeout + 1.0)
-            if result.isError and not isinstance(result.structuredContent, dict):
-                # plain text from the upstream may hold anything (a DSN, a path): the error log keeps it, redacted
-                text = "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
-                raise RuntimeError(text[:2000] or "the upstream tool reported an error")
-            return _outcome(result)
+    def _meta(self, name: str, client: str, session: str, meta_key: str | None, args: dict) -> dict | None:
+        # the upstream's own key (an agentlab site refuses a write without one): always a digest scoped to this
+        # client, never the client's raw key nor the session. Sent as it came, client B reusing client A's key
+        # was answered upstream with A's record, and B's own write never ran.
+        return {IDEMPOTENCY_META: _digest(_key_for(client, session, meta_key, args))} if name in self.writes else None
 
-        out = guard.call(self.contracts, name, arguments or {}, run, run_id=request_id)
+    @staticmethod
+    def _upstream(result: types.CallToolResult) -> Any:
+        if result.isError and not isinstance(result.structuredContent, dict):
+            # plain text from the upstream may hold anything (a DSN, a path): the error log keeps it, redacted
+            text = "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+            raise RuntimeError(text[:2000] or "the upstream tool reported an error")
+        return _outcome(result)
+
+    def _told(self, out: Any, request_id: str, name: str, arguments: Any, client: str, session: str,
+              t0: float) -> types.CallToolResult:
+        """The guarded call's outcome logged, as the client is sent it."""
         e = out.error
         code = e.code if e else None
         if e is None:
@@ -239,6 +296,7 @@ class Gateway:
             status = 409  # refused by a guard: the breaker, a claim in flight or in conflict
         self._log(request_id, session, client, name, arguments, code, status, t0, content=out.content,
                   replayed=out.replayed, note=out.note if out.exec_ok is False else None)
+        # what the content says, parsed back: the content is what was redacted (out.data is the tool's own value)
         data = json.loads(out.content).get("data") if e is None else None
         return _result(out.content, data, error=e is not None, replayed=out.replayed)
 
@@ -301,8 +359,8 @@ class Gateway:
                           time.perf_counter())
                 return _result(render(err, lang), None, error=True)
             try:
-                return await anyio.to_thread.run_sync(lambda: self.call(
-                    name, arguments, client=client, session=session, meta_key=key, lang=lang, record=record))
+                return await self.acall(name, arguments, client=client, session=session, meta_key=key, lang=lang,
+                                        record=record)
             finally:
                 with self._lock:
                     self._running[client] -= 1
@@ -337,7 +395,10 @@ class Gateway:
         class Endpoint:  # an ASGI endpoint: /mcp itself, no redirect to /mcp/
             async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
                 headers = Headers(scope=scope)
-                _client, _record, why = await anyio.to_thread.run_sync(gateway.who, headers)
+                found = gateway.known(headers)
+                if found is None:  # a key not seen before, or the key store changed: looked up in a worker
+                    found = await anyio.to_thread.run_sync(gateway.who, headers)
+                _client, _record, why = found
                 if why is not None:  # refused before any session is made: a stranger costs no state
                     lang: Lang = "zh" if headers.get("accept-language", gateway.lang).lower().startswith("zh") else "en"
                     body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": gateway.refusal(why, lang)}}
@@ -350,6 +411,12 @@ class Gateway:
         return Starlette(routes=[Route("/mcp", endpoint=Endpoint(), methods=["GET", "POST", "DELETE"])],
                          lifespan=lifespan)
 
+
+def _api_key(headers: Any) -> str | None:
+    key = headers.get("x-api-key")
+    if key is None and headers.get("authorization", "").lower().startswith("bearer "):
+        key = headers["authorization"][7:].strip()
+    return key
 
 def _key(args: dict) -> str:
     """A write's key, computed here, never by the model: the client's own key (scoped to the client, so a resend

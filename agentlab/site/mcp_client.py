@@ -115,6 +115,29 @@ class MCPConnection:
         """Run one of the session's coroutines on the connection's loop and wait for it."""
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
+    async def arun(self, coro: Any, timeout: float | None = None) -> Any:
+        """Await one of the session's coroutines from an event loop: on the connection's own loop (a server run
+        there, :meth:`serve`) it is simply awaited (the session's own read timeout bounds it); from another loop
+        it runs on the connection's and is awaited there, no thread of the caller's blocked on it."""
+        if asyncio.get_running_loop() is self._loop:
+            return await coro
+        return await asyncio.wait_for(asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._loop)), timeout)
+
+    def serve(self, server: Any) -> None:
+        """Run ``server`` (a ``uvicorn.Server``) on this connection's event loop until it stops, the calling thread
+        waiting: the server's handlers and the session then share one loop, and a call upstream crosses no thread
+        (two wake-ups across threads a call were a third of what a gateway added to a bare pass-through).
+        SIGINT and SIGTERM in the calling (main) thread stop it as uvicorn would."""
+        import signal
+        caught = (signal.SIGINT, signal.SIGTERM)
+        main = threading.current_thread() is threading.main_thread()
+        previous = {sig: signal.signal(sig, server.handle_exit) for sig in caught} if main else {}
+        try:
+            self.run(server.serve())
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
     def close(self) -> None:
         if self._loop.is_running():
             if self._closing is not None:
