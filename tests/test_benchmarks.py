@@ -25,6 +25,12 @@ def test_bench_loop_reports_both_baselines_and_every_store():
     # a real redis-server, or the reason there is none
     assert "guarded, Redis store" in out
     assert ("Redis store: skipped (" in out) or ("x plain" in out.split("guarded, Redis store", 1)[1].splitlines()[0])
+    targets = [line.split(" | ") for line in out.splitlines() if line.startswith("target | ")]
+    assert len(targets) == (2 if "Redis store: skipped (" in out else 3), out
+    for cells in targets:
+        assert len(cells) == 6 and cells[4] in ("met: yes", "met: no") and cells[5].startswith("load "), cells
+    if "Redis store: skipped (" not in out:  # the keyed write's row says what redis-server spent besides
+        assert "redis-server +" in targets[-1][2] and targets[-1][1].startswith("Redis store, keyed write"), targets
 
 
 def test_bench_validation_section_4_draws_fresh_misspellings_and_reports_medians():
@@ -37,3 +43,15 @@ def test_bench_validation_section_4_draws_fresh_misspellings_and_reports_medians
 def test_bench_eval_interleaves_concurrency_1_and_8():
     out = bench("benchmarks/bench_eval.py", "--rounds", "1", "--trials", "1")
     assert "1 interleaved rounds" in out and "concurrency 1:" in out and "concurrency 8:" in out and "load" in out
+
+
+def test_bench_site_measures_reads_on_sqlite_and_redis_and_a_keyed_write_against_fair_bare_endpoints():
+    out = bench("benchmarks/bench_site.py", "--quick")
+    for row in ("| bare FastAPI |", "| site, SQLite |", "| bare FastAPI keeping the key |", "| site keyed write, SQLite |"):
+        assert row in out, row
+    assert "| site, Redis (+ redis-server) |" in out or "site on Redis: skipped (" in out
+    targets = [line.split(" | ") for line in out.splitlines() if line.startswith("target | ")]
+    assert len(targets) == (3 if "| site, Redis" in out else 2), out
+    for cells in targets:
+        assert len(cells) == 6 and cells[4] in ("met: yes", "met: no") and cells[5].startswith("load "), cells
+        float(cells[5].removeprefix("load "))
