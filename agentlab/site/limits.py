@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..redis_store import LuaScripts
 from .keys import PERIODS, ApiKey
 
 __all__ = ["Admission", "Limiter", "RedisLimiter"]
@@ -102,7 +103,7 @@ class RedisLimiter:
         self.clock = clock
         self.client = client
         self.prefix = prefix
-        self._admit = client.register_script(_ADMIT)
+        self._lua = LuaScripts(client, {"admit": _ADMIT})
 
     def __repr__(self) -> str:
         return f"RedisLimiter(prefix={self.prefix!r})"
@@ -113,7 +114,7 @@ class RedisLimiter:
         slot = int(now // span)
         keys = [f"{self.prefix}rate:{key.id}:{skill}", f"{self.prefix}quota:{key.id}:{slot}", f"{self.prefix}seq"]
         args = [repr(now), per_minute, -1 if key.quota is None else key.quota, repr((slot + 1) * span - now), span]
-        kind, wait = self._admit(keys=keys, args=args)
+        kind, wait = self._lua("admit", keys, args)
         if kind == "rate":
             return Admission(False, "rate", per_minute, "minute", float(wait))
         if kind == "quota":
