@@ -13,13 +13,15 @@ client is imported when a store is opened, so the core imports without it
 """
 from __future__ import annotations
 
+import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from .store_types import Approval, ApprovalState, Claim, _judge, _Record, digest
 
-__all__ = ["RedisStore"]
+__all__ = ["LuaScripts", "RedisStore"]
 
 # KEYS: record, lease, open set. ARGV: fingerprint, lease in ms, the caller's key.
 _CLAIM = """
@@ -85,6 +87,79 @@ redis.call('HSET', KEYS[1], 'state', ARGV[1], 'decision', ARGV[2], 'told', '0')
 redis.call('HDEL', KEYS[1], 'error')
 return 1
 """
+
+
+class LuaScripts:
+    """The Lua scripts of a store, each run in one round trip (``EVALSHA``) on connections of their own.
+
+    redis-py's own path for one command (its pool's bookkeeping and metrics, a ``poll`` to check the
+    connection is idle, its general packer) cost more CPU than a claim's whole script on the server;
+    here a script's call is packed by hand and sent on a connection kept for these scripts (made with
+    the client's own settings: address, password, database, TLS, timeouts). Whatever goes wrong on that
+    path is left to redis-py's, but one: a script the server does not know yet (NOSCRIPT: its first call, or
+    a server restarted) is sent whole (``EVAL``), which also keeps it there. A connection the server closed
+    or that broke is redis-py's to mend (it reconnects, with its own retries). A timeout is
+    raised as it is, as redis-py raises it: the server may be frozen, and waiting again would double
+    the wait of every caller.
+    """
+
+    def __init__(self, client: Any, sources: dict[str, str]):
+        self.client = client
+        self._scripts = {name: client.register_script(src) for name, src in sources.items()}
+        self._sha = {name: script.sha.encode() for name, script in self._scripts.items()}
+        self._src = {name: src.encode() for name, src in sources.items()}
+        self._idle: list[Any] = []  # connections between calls: each call takes one (threads share the store)
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+
+    def __call__(self, name: str, keys: list[str], args: list[Any]) -> Any:
+        from redis.exceptions import ConnectionError as Broken
+        from redis.exceptions import NoScriptError
+        conn = self._take()
+        try:
+            conn.send_packed_command([_pack(b"EVALSHA", self._sha[name], keys, args)])
+            try:
+                reply = conn.read_response()
+            except NoScriptError:  # its first call on this server (or one restarted, flushed): sent whole, kept
+                conn.send_packed_command([_pack(b"EVAL", self._src[name], keys, args)])
+                reply = conn.read_response()
+        except (Broken, OSError):  # closed by the server, or a dead socket: redis-py reconnects (and retries)
+            conn.disconnect()
+            return self._scripts[name](keys=keys, args=args)
+        except BaseException:
+            conn.disconnect()  # half a reply may be left on it: never reused
+            raise
+        self._idle.append(conn)
+        return reply
+
+    def _take(self) -> Any:
+        if self._pid != os.getpid():  # a forked child: the parent's sockets are not its own
+            with self._lock:
+                self._idle, self._pid = [], os.getpid()
+        try:
+            return self._idle.pop()  # atomic: two threads never take one connection
+        except IndexError:
+            pool = self.client.connection_pool
+            return pool.connection_class(**pool.connection_kwargs)  # connects on its first command
+
+    def close(self) -> None:
+        while self._idle:
+            self._idle.pop().disconnect()
+
+
+def _pack(command: bytes, script: bytes, keys: list[str], args: list[Any]) -> bytes:
+    """``EVALSHA sha numkeys keys... args...`` (or ``EVAL source ...``) in the protocol's own words (strings as
+    UTF-8, numbers as redis-py writes them)."""
+    parts = [command, script, str(len(keys)).encode()]
+    parts += [k.encode() for k in keys]
+    parts += [a if isinstance(a, bytes) else (a if isinstance(a, str) else repr(a) if isinstance(a, float)
+                                              else str(a)).encode() for a in args]
+    out = [b"*%d\r\n" % len(parts)]
+    for part in parts:
+        out += (b"$%d\r\n" % len(part), part, b"\r\n")
+    return b"".join(out)
+
+
 _FIELDS = ("id", "session_id", "tool", "args", "reason", "state", "decision", "result", "created", "error", "told")
 
 
@@ -101,9 +176,9 @@ class RedisStore:
         self.client = client
         self.prefix = prefix
         self._clock = clock
-        self._scripts = {name: client.register_script(src) for name, src in (
-            ("claim", _CLAIM), ("finish", _FINISH), ("release", _RELEASE), ("mark_unknown", _MARK_UNKNOWN),
-            ("resolve", _RESOLVE), ("add_approval", _ADD_APPROVAL), ("decide", _DECIDE))}
+        self._lua = LuaScripts(client, {"claim": _CLAIM, "finish": _FINISH, "release": _RELEASE,
+                                        "mark_unknown": _MARK_UNKNOWN, "resolve": _RESOLVE,
+                                        "add_approval": _ADD_APPROVAL, "decide": _DECIDE})
 
     @classmethod
     def from_url(cls, url: str, *, prefix: str = "agentlab:", clock: Callable[[], float] = time.time) -> RedisStore:
@@ -141,6 +216,7 @@ class RedisStore:
         return f"RedisStore({kw.get('host')}:{kw.get('port')}/{kw.get('db')}, prefix={self.prefix!r})"
 
     def close(self) -> None:
+        self._lua.close()
         self.client.close()
 
     def _keys(self, key: str) -> list[str]:
@@ -150,20 +226,20 @@ class RedisStore:
     def claim(self, key: str, fingerprint: str, *, lease: float = 60.0) -> Claim:
         ms = max(1, int(lease * 1000))
         # the arguments' digest, never the arguments: every client of the server (and its AOF file) could read them
-        got = self._scripts["claim"](keys=self._keys(key), args=[digest(fingerprint), ms, key])
+        got = self._lua("claim", self._keys(key), [digest(fingerprint), ms, key])
         if got[0] == "new":
             return Claim("new")
         _, fp, state, result = (list(got) + [None] * 4)[:4]
         return _judge(_Record(fp, state, result, 0.0), fingerprint)
 
     def finish(self, key: str, result: str) -> None:
-        self._scripts["finish"](keys=self._keys(key), args=[result, key])
+        self._lua("finish", self._keys(key), [result, key])
 
     def release(self, key: str) -> None:
-        self._scripts["release"](keys=self._keys(key), args=[key])
+        self._lua("release", self._keys(key), [key])
 
     def mark_unknown(self, key: str) -> None:
-        self._scripts["mark_unknown"](keys=self._keys(key), args=[])
+        self._lua("mark_unknown", self._keys(key), [])
 
     def result(self, key: str) -> str | None:
         """The recorded result of a finished call under ``key`` (None while it runs or is unknown)."""
@@ -183,7 +259,7 @@ class RedisStore:
 
     def resolve(self, key: str, result: str | None) -> bool:
         args = [key, "0", ""] if result is None else [key, "1", result]
-        return self._scripts["resolve"](keys=self._keys(key), args=args) == 1
+        return self._lua("resolve", self._keys(key), args) == 1
 
     # ---------------------------------------------------------------- held calls
     def _akey(self, approval_id: str) -> str:
@@ -199,14 +275,14 @@ class RedisStore:
         if a.error is not None:
             values["error"] = a.error
         flat = [x for kv in values.items() for x in kv]
-        self._scripts["add_approval"](keys=[self._akey(a.id), f"{self.prefix}approvals"], args=flat)
+        self._lua("add_approval", [self._akey(a.id), f"{self.prefix}approvals"], flat)
         return self.get_approval(a.id) or a  # just added or already there: held calls are never deleted
 
     def get_approval(self, approval_id: str) -> Approval | None:
         return _approval(self.client.hmget(self._akey(approval_id), *_FIELDS))
 
     def decide(self, approval_id: str, state: ApprovalState, decision: str) -> Approval | None:
-        done = self._scripts["decide"](keys=[self._akey(approval_id)], args=[state, decision])
+        done = self._lua("decide", [self._akey(approval_id)], [state, decision])
         return self.get_approval(approval_id) if done == 1 else None
 
     def set_approval_result(self, approval_id: str, result: str | None, *, error: str | None = None,

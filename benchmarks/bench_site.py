@@ -1,23 +1,36 @@
-"""The skill site's cost: the SERVER's CPU per ``execute`` of a read skill against a bare FastAPI endpoint.
+"""The skill site's cost: the SERVERS' CPU per ``execute``, against bare FastAPI endpoints doing the same work.
 
-Both sides are real uvicorn processes on 127.0.0.1 (one worker each): ``python -m agentlab site`` and
-``uvicorn bare_app:app``. The work is the same function: look a city up in a small table and return
-flat fields with a one-sentence summary. The site adds what it is for: the key check, the rate limit,
-the input and output schemas, the per-skill timeout, the four JSONL logs.
+Every side is a real uvicorn process on 127.0.0.1 (one worker each), driven over HTTP from one client:
+
+- reads: a bare FastAPI endpoint; the site on its SQLite default (``python -m agentlab site``); the site
+  with its claims, rate windows and quotas in Redis (``--store redis://...``, a redis-server started here
+  with the durability the site requires: ``appendonly yes``, ``appendfsync always``). The Redis side's
+  CPU is the site's plus redis-server's: the work moved there is still work.
+- keyed writes: a bare FastAPI endpoint that keeps each Idempotency-Key as a careful hand-written one
+  would (a SQLite file in WAL mode, as the site's own claims: the key taken with ``INSERT OR IGNORE``
+  before the work, the reply recorded after it, a repeated key answered with the recorded reply),
+  against the site's write skill on its SQLite default. Every request carries a new key: each one runs.
+
+The work is the same function on every side (look a city up, or note a line, and return flat fields with a
+one-sentence summary); the site adds what it is for: the key check, the rate limit, the input and output
+schemas, the per-skill timeout, the idempotency claim, the JSONL logs.
 
 What is measured is each server's own CPU (utime + stime of its process, from ``/proc/<pid>/stat``),
-never the wall clock: another program on the machine slows both sides' wall time but does not add
-to their CPU. The sides are interleaved in one run: rounds alternate bare and site (the first side
-alternates too), ``--requests`` POSTs each, from the same client (one httpx client, one connection
-per server, kept alive). The ratio is the site's CPU per request over the bare endpoint's.
+never the wall clock: another program on the machine slows every side's wall time but adds to no side's
+CPU. The sides are interleaved: each round runs every side once, ``--requests`` sequential POSTs each, in
+an order that rotates from round to round; a ratio is the median over rounds of (site / bare) in the same
+round. The 1-minute load average is sampled each round. The last lines are the targets of issue #37 in
+the common format (``target | what | measured | target | yes/no | load L``) that ``run.py bench``
+gathers.
 
-Run: python benchmarks/bench_site.py [--rounds 12] [--requests 300]   (Linux: it reads /proc)
+Run: python benchmarks/bench_site.py [--rounds 8] [--requests 200] [--quick]   (Linux: it reads /proc)
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -32,39 +45,86 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 CITIES = {"Beijing": (7.0, "cloudy", 35.0, "north 3"), "Shanghai": (14.0, "light rain", 80.0, "east 2")}
+TARGETS = {"read": 1.25, "redis": 1.5, "write": 1.25}  # site / bare, CPU per request (issue #37)
 
 WORK = '''
 CITIES = {"Beijing": (7.0, "cloudy", 35.0, "north 3"), "Shanghai": (14.0, "light rain", 80.0, "east 2")}
+NOTES = []
 
 
 def lookup(city):
     t, c, h, w = CITIES[city]
     return {"city": city, "temperature": t, "condition": c, "humidity": h, "wind": w,
             "summary": f"{city}: {c}, {t:g} °C, humidity {h:g}%, wind {w}."}
+
+
+def note(city, text):
+    NOTES.append((city, text))
+    return {"note_id": f"N{len(NOTES)}", "city": city, "summary": f"Noted for {city}: {text[:40]}."}
 '''
 
 BARE = WORK + '''
+import json
+import os
+import sqlite3
+
 from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 
 app = FastAPI()
+# the keys a careful endpoint keeps: one SQLite file in WAL mode, as the site's own claims
+db = sqlite3.connect(os.environ["BARE_KEYS"], isolation_level=None, check_same_thread=False)
+db.executescript("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                 "CREATE TABLE IF NOT EXISTS keys (key TEXT PRIMARY KEY, reply TEXT) WITHOUT ROWID")
 
 
 @app.post("/bare")
 async def bare(request: Request):
     body = await request.json()
     return {"success": True, "result": lookup(body["arguments"]["city"]), "error": None, "fallback_hint": None}
+
+
+@app.post("/bare_write")
+async def bare_write(request: Request):
+    key = request.headers.get("idempotency-key")
+    if not key:
+        return JSONResponse({"success": False, "error": "an Idempotency-Key is required"}, status_code=428)
+    body = await request.json()
+    if db.execute("INSERT OR IGNORE INTO keys(key, reply) VALUES (?, NULL)", (key,)).rowcount == 0:
+        (recorded,) = db.execute("SELECT reply FROM keys WHERE key = ?", (key,)).fetchone()
+        if recorded is None:
+            return JSONResponse({"success": False, "error": "in progress"}, status_code=409)
+        return JSONResponse(json.loads(recorded), headers={"Idempotent-Replayed": "true"})
+    args = body["arguments"]
+    reply = {"success": True, "result": note(args["city"], args["text"]), "error": None, "fallback_hint": None}
+    db.execute("UPDATE keys SET reply = ? WHERE key = ?", (json.dumps(reply), key))
+    return reply
 '''
 
-SKILL_META = {
-    "skill_name": "bench_weather", "display_name": "Bench weather", "version": "1.0.0", "tags": ["bench"],
-    "description": "Use for the benchmark: today's weather in Beijing or Shanghai as flat fields with a summary.",
-    "input_schema": {"type": "object", "properties": {"city": {"type": "string", "enum": list(CITIES)}},
-                     "required": ["city"], "additionalProperties": False},
-    "output_schema": {"type": "object", "properties": {
-        "city": {"type": "string"}, "temperature": {"type": "number"}, "condition": {"type": "string"},
-        "humidity": {"type": "number"}, "wind": {"type": "string"}, "summary": {"type": "string"}},
-        "required": ["city", "temperature", "condition", "summary"]},
-    "rate_class": "query", "limits": {"per_minute": 10**9}, "timeout": 5.0}
+_OUTPUT = {"type": "object", "properties": {
+    "city": {"type": "string"}, "temperature": {"type": "number"}, "condition": {"type": "string"},
+    "humidity": {"type": "number"}, "wind": {"type": "string"}, "summary": {"type": "string"}},
+    "required": ["city", "temperature", "condition", "summary"]}
+SKILLS = {
+    "bench_weather": ({
+        "skill_name": "bench_weather", "display_name": "Bench weather", "version": "1.0.0", "tags": ["bench"],
+        "description": "Use for the benchmark: today's weather in Beijing or Shanghai as flat fields with a summary.",
+        "input_schema": {"type": "object", "properties": {"city": {"type": "string", "enum": list(CITIES)}},
+                         "required": ["city"], "additionalProperties": False},
+        "output_schema": _OUTPUT, "rate_class": "query", "limits": {"per_minute": 10**9}, "timeout": 5.0},
+        "return lookup(arguments['city'])"),
+    "bench_note": ({
+        "skill_name": "bench_note", "display_name": "Bench note", "version": "1.0.0", "tags": ["bench"],
+        "description": "Use for the benchmark: note a line about Beijing or Shanghai; returns the note's id.",
+        "input_schema": {"type": "object", "properties": {"city": {"type": "string", "enum": list(CITIES)},
+                                                          "text": {"type": "string", "maxLength": 200}},
+                         "required": ["city", "text"], "additionalProperties": False},
+        "output_schema": {"type": "object", "properties": {"note_id": {"type": "string"}, "city": {"type": "string"},
+                                                           "summary": {"type": "string"}},
+                          "required": ["note_id", "summary"]},
+        "rate_class": "write", "limits": {"per_minute": 10**9}, "timeout": 5.0},
+        "return note(arguments['city'], arguments['text'])"),
+}
 
 
 def free_port() -> int:
@@ -82,9 +142,22 @@ def start(cmd: list[str], url: str, log: Path, env: dict) -> subprocess.Popen:
             httpx.get(url, timeout=1)
             return proc
         except httpx.TransportError:
+            if proc.poll() is not None:
+                break
             time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGKILL)
+    stop(proc)
     raise RuntimeError(f"did not start: {log.read_text()[-2000:]}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def cpu_seconds(pid: int) -> float:
@@ -94,79 +167,165 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def send(client: httpx.Client, url: str, headers: dict, requests: int) -> int:
-    """``requests`` POSTs one after the other; the number that did not succeed."""
-    bad = 0
-    for j in range(requests):
-        r = client.post(url, json={"arguments": {"city": "Beijing" if j % 2 else "Shanghai"}}, headers=headers)
-        bad += r.status_code != 200 or not r.json().get("success")
-    return bad
+def start_redis(folder: Path, env: dict) -> tuple[subprocess.Popen | None, str]:
+    """(process, url) of a redis-server keeping what the site requires, or (None, why not)."""
+    exe = shutil.which("redis-server")
+    if exe is None:
+        return None, "redis-server is not installed"
+    port = free_port()
+    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+                             "--appendfsync", "always", "--dir", str(folder)], stdout=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(64).startswith(b"+PONG"):
+                    return proc, f"redis://127.0.0.1:{port}/0"
+        except OSError:
+            time.sleep(0.05)
+    stop(proc)
+    return None, "redis-server did not answer"
+
+
+class Side:
+    """One endpoint: the processes whose CPU it costs, where to POST, and what to send."""
+
+    def __init__(self, name: str, pids: list[int], url: str, headers: dict, write: bool = False):
+        self.name, self.pids, self.url, self.headers, self.write = name, pids, url, headers, write
+        self.cpu: list[float] = []
+        self.others: list[float] = []  # of which the processes after the first (redis-server)
+        self.failed = 0
+        self.sent = 0
+
+    def run(self, client: httpx.Client, requests: int, record: bool = True) -> None:
+        before = [cpu_seconds(p) for p in self.pids]
+        for j in range(requests):
+            self.sent += 1
+            city = "Beijing" if j % 2 else "Shanghai"
+            if self.write:  # a new key each time: every request runs the write
+                body = {"arguments": {"city": city, "text": f"delivery window moved, {self.sent}"}}
+                headers = {**self.headers, "Idempotency-Key": f"{self.name[:4]}-{os.getpid()}-{self.sent}"}
+            else:
+                body, headers = {"arguments": {"city": city}}, self.headers
+            r = client.post(self.url, json=body, headers=headers)
+            self.failed += r.status_code != 200 or not r.json().get("success")
+        if record:
+            spent = [cpu_seconds(p) - b for p, b in zip(self.pids, before, strict=True)]
+            self.cpu.append(sum(spent) / requests)
+            self.others.append(sum(spent[1:]) / requests)
+
+
+def write_skills(folder: Path) -> None:
+    for name, (meta, call) in SKILLS.items():
+        skill = folder / name
+        skill.mkdir(parents=True)
+        (skill / "skill.json").write_text(json.dumps(meta), encoding="utf-8")
+        (skill / "handler.py").write_text(WORK + textwrap.dedent(f'''
+            from pathlib import Path
+            from agentlab.site.skills import read_meta, register_skill
+
+            __all__ = ["{name}"]
+
+
+            @register_skill(read_meta(Path(__file__).with_name("skill.json")))
+            def {name}(arguments, ctx):
+                {call}
+            '''), encoding="utf-8")
+
+
+def site_process(py: str, tmp: Path, data: str, env: dict, store: list[str]) -> tuple[subprocess.Popen, str, str]:
+    """A site on its own data folder: (process, base URL, an API key for it)."""
+    args = ["--skills", str(tmp / "skills"), "--data", str(tmp / data), *store]
+    key = subprocess.run([py, "-m", "agentlab", "site", *args, "keys", "create", "--name", "bench", "--quota",
+                          "100000000/day"], cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout.strip()
+    port = free_port()
+    proc = start([py, "-m", "agentlab", "site", "--host", "127.0.0.1", "--port", str(port), *args],
+                 f"http://127.0.0.1:{port}/api/skills", tmp / f"{data}.log", env)
+    return proc, f"http://127.0.0.1:{port}", key
+
+
+def ratio(site: Side, bare: Side) -> float:
+    """The median over rounds of site / bare in the same round (the same load on both). /proc counts CPU in
+    clock ticks (10 ms): a round too short to cost the bare side one tick says nothing and is left out."""
+    rounds = [s / b for s, b in zip(site.cpu, bare.cpu, strict=True) if b > 0]
+    return statistics.median(rounds) if rounds else float("nan")
+
+
+def target_line(what: str, measured: float, target: float, load: float) -> str:
+    shown = f"{measured:.2f}x" if measured == measured else "not measured (rounds too short)"
+    return (f"target | {what} | {shown} | ≤ {target:g}x | {'yes' if measured <= target else 'no'} | "
+            f"load {load:.2f}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=12, help="rounds per side, interleaved (default: %(default)s)")
-    ap.add_argument("--requests", type=int, default=300, help="requests per round (default: %(default)s)")
+    ap.add_argument("--rounds", type=int, default=8, help="rounds, every side once in each (default: %(default)s)")
+    ap.add_argument("--requests", type=int, default=200, help="requests per side per round (default: %(default)s)")
+    ap.add_argument("--quick", action="store_true", help="2 rounds of 60 requests: that it runs, not what it says")
     ns = ap.parse_args()
+    rounds, requests = (2, 60) if ns.quick else (ns.rounds, ns.requests)
     tmp = Path(tempfile.mkdtemp(prefix="bench-site-"))
-    skills = tmp / "skills" / "bench_weather"
-    skills.mkdir(parents=True)
-    (skills / "skill.json").write_text(json.dumps(SKILL_META), encoding="utf-8")
-    (skills / "handler.py").write_text(WORK + textwrap.dedent('''
-        from pathlib import Path
-        from agentlab.site.skills import read_meta, register_skill
-
-        __all__ = ["bench_weather"]
-
-
-        @register_skill(read_meta(Path(__file__).with_name("skill.json")))
-        def bench_weather(arguments, ctx):
-            return lookup(arguments["city"])
-        '''), encoding="utf-8")
+    write_skills(tmp / "skills")
     (tmp / "bare_app.py").write_text(BARE, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp}"}
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp}", "BARE_KEYS": str(tmp / "bare-keys.db")}
     py = sys.executable
-    key = subprocess.run([py, "-m", "agentlab", "site", "--data", str(tmp / "data"), "--skills", str(tmp / "skills"),
-                          "keys", "create", "--name", "bench", "--quota", "100000000/day"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, check=True).stdout.strip()
-    site_port, bare_port = free_port(), free_port()
-    site = start([py, "-m", "agentlab", "site", "--host", "127.0.0.1", "--port", str(site_port), "--skills",
-                  str(tmp / "skills"), "--data", str(tmp / "data")], f"http://127.0.0.1:{site_port}/api/skills",
-                 tmp / "site.log", env)
-    bare = start([py, "-m", "uvicorn", "bare_app:app", "--host", "127.0.0.1", "--port", str(bare_port),
-                  "--log-level", "warning"], f"http://127.0.0.1:{bare_port}/docs", tmp / "bare.log", env)
-    sides = {"bare FastAPI": (bare, f"http://127.0.0.1:{bare_port}/bare", {}),
-             "site execute": (site, f"http://127.0.0.1:{site_port}/api/skills/bench_weather/execute",
-                              {"X-API-Key": key})}
-    cpu: dict[str, list[float]] = {name: [] for name in sides}
-    failed = dict.fromkeys(sides, 0)
+    procs: list[subprocess.Popen] = []
     try:
+        redis, redis_url = start_redis(tmp, env)
+        if redis is not None:
+            procs.append(redis)
+        bare_port = free_port()
+        bare = start([py, "-m", "uvicorn", "bare_app:app", "--host", "127.0.0.1", "--port", str(bare_port),
+                      "--log-level", "warning"], f"http://127.0.0.1:{bare_port}/docs", tmp / "bare.log", env)
+        procs.append(bare)
+        site, site_url, key = site_process(py, tmp, "data", env, [])
+        procs.append(site)
+        reads = [Side("bare FastAPI", [bare.pid], f"http://127.0.0.1:{bare_port}/bare", {}),
+                 Side("site, SQLite", [site.pid], f"{site_url}/api/skills/bench_weather/execute", {"X-API-Key": key})]
+        if redis is not None:
+            rsite, rurl, rkey = site_process(py, tmp, "data-redis", env, ["--store", f"{redis_url}?prefix=bench:"])
+            procs.append(rsite)
+            reads.append(Side("site, Redis (+ redis-server)", [rsite.pid, redis.pid],
+                              f"{rurl}/api/skills/bench_weather/execute", {"X-API-Key": rkey}))
+        writes = [Side("bare FastAPI keeping the key", [bare.pid], f"http://127.0.0.1:{bare_port}/bare_write", {},
+                       write=True),
+                  Side("site keyed write, SQLite", [site.pid], f"{site_url}/api/skills/bench_note/execute",
+                       {"X-API-Key": key}, write=True)]
+        sides = reads + writes
+        loads: list[float] = []
         with httpx.Client(timeout=30) as client:
-            for _, url, headers in sides.values():
-                send(client, url, headers, 100)  # warm up: imports, compiled schemas, open files
-            for r in range(ns.rounds):
-                order = list(sides) if r % 2 == 0 else list(sides)[::-1]
-                for name in order:
-                    proc, url, headers = sides[name]
-                    before = cpu_seconds(proc.pid)
-                    failed[name] += send(client, url, headers, ns.requests)
-                    cpu[name].append((cpu_seconds(proc.pid) - before) / ns.requests)
-        lines = {name: sum(1 for _ in (tmp / "data" / "logs" / f"{name}.jsonl").open()) for name in ("access", "call")}
+            for side in sides:
+                side.run(client, 50, record=False)  # warm up: imports, compiled schemas, open files
+            for r in range(rounds):
+                for side in sides[r % len(sides):] + sides[:r % len(sides)]:  # no side always after the same one
+                    side.run(client, requests)
+                loads.append(os.getloadavg()[0])
     finally:
-        for proc in (site, bare):
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=10)
-    print(f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; {ns.rounds} rounds "
-          f"per side, interleaved, {ns.requests} sequential requests each; server CPU from /proc")
-    print("| endpoint | requests | failed | CPU per request (mean of rounds) | median round |")
+        for proc in procs:
+            stop(proc)
+    load = statistics.median(loads)
+    print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {min(loads):.2f}-{max(loads):.2f}; "
+          f"{rounds} interleaved rounds, {requests} sequential requests per side each; server CPU from /proc")
+    print("| endpoint | requests | failed | CPU per request (median of rounds) | vs bare (median of rounds) |")
     print("|---|---:|---:|---:|---:|")
-    for name, per in cpu.items():
-        print(f"| {name} | {ns.rounds * ns.requests} | {failed[name]} | {statistics.fmean(per) * 1e6:.0f} µs | "
-              f"{statistics.median(per) * 1e6:.0f} µs |")
-    ratio = statistics.fmean(cpu["site execute"]) / statistics.fmean(cpu["bare FastAPI"])
-    print(f"| site / bare | | | {ratio:.2f}x | "
-          f"{statistics.median(cpu['site execute']) / statistics.median(cpu['bare FastAPI']):.2f}x |")
-    print(f"site log lines: access {lines['access']}, call {lines['call']} (every request, warm-up included)")
+    for group, base in ((reads, reads[0]), (writes, writes[0])):
+        for side in group:
+            vs = "1 (baseline)" if side is base else f"{ratio(side, base):.2f}x"  # nan: rounds too short
+            besides = f" (redis-server {statistics.median(side.others) * 1e6:.0f} µs)" if len(side.pids) > 1 else ""
+            print(f"| {side.name} | {rounds * requests} | {side.failed} | {statistics.median(side.cpu) * 1e6:.0f} µs"
+                  f"{besides} | {vs} |")
+    if redis is None:
+        print(f"site on Redis: skipped ({redis_url})")
+    print(target_line("skill site read vs bare FastAPI, over HTTP (SQLite)", ratio(reads[1], reads[0]),
+                      TARGETS["read"], load))
+    if redis is not None:
+        print(target_line("skill site on Redis, read vs bare FastAPI (site + redis-server CPU)",
+                          ratio(reads[2], reads[0]), TARGETS["redis"], load))
+    print(target_line("site keyed write vs a bare endpoint keeping the same key (SQLite both)",
+                      ratio(writes[1], writes[0]), TARGETS["write"], load))
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,11 @@ def test_bench_loop_reports_both_baselines_and_every_store():
     # a real redis-server, or the reason there is none
     assert "guarded, Redis store" in out
     assert ("Redis store: skipped (" in out) or ("x plain" in out.split("guarded, Redis store", 1)[1].splitlines()[0])
+    targets = [line.split(" | ") for line in out.splitlines() if line.startswith("target | ")]
+    assert len(targets) == (2 if "Redis store: skipped (" in out else 3), out
+    assert_target_rows(out)
+    if "Redis store: skipped (" not in out:  # the keyed write's row says what redis-server spent besides
+        assert "redis-server +" in targets[-1][2] and targets[-1][1].startswith("Redis store, keyed write"), targets
 
 
 def test_bench_validation_section_4_draws_fresh_misspellings_and_reports_medians():
@@ -37,7 +42,7 @@ def test_bench_validation_section_4_draws_fresh_misspellings_and_reports_medians
 
 def assert_target_rows(out: str, *what: str) -> None:
     """The benchmark ends with its target rows, one per target, as run.py bench gathers them:
-    ``target | what | measured | target | met: yes/no | load <1-min load average>``."""
+    ``target | what | measured | target | yes/no | load <1-min load average>``."""
     rows = [[c.strip() for c in line.split("|")] for line in out.splitlines() if line.startswith("target |")]
     assert rows and out.rstrip().splitlines()[-1].startswith("target |"), out[-500:]
     for cells in rows:
@@ -79,3 +84,13 @@ def test_bench_gateway_measures_the_guards_against_a_bare_mcp_pass_through():
     out = bench("benchmarks/bench_gateway.py", "--rounds", "1", "--calls", "10")
     assert "bare MCP pass-through" in out and "agentlab gateway" in out and "| 0 |" in out  # none failed
     assert_target_rows(out, "MCP gateway guards, added per call over a bare MCP pass-through")
+
+
+def test_bench_site_measures_reads_on_sqlite_and_redis_and_a_keyed_write_against_fair_bare_endpoints():
+    out = bench("benchmarks/bench_site.py", "--quick")
+    for row in ("| bare FastAPI |", "| site, SQLite |", "| bare FastAPI keeping the key |", "| site keyed write, SQLite |"):
+        assert row in out, row
+    assert "| site, Redis (+ redis-server) |" in out or "site on Redis: skipped (" in out
+    targets = [line for line in out.splitlines() if line.startswith("target | ")]
+    assert len(targets) == (3 if "| site, Redis" in out else 2), out
+    assert_target_rows(out)

@@ -75,3 +75,61 @@ def test_eight_processes_each_with_its_own_sqlite_file_refund_eight_times(tmp_pa
     # the lesson: a guard in each process's own storage guards nothing between processes
     counts, _ = race(lambda i: f"sqlite://{tmp_path}/own-{i}.db", tmp_path)
     assert counts == {o: PROCS for o in ORDERS}
+
+
+def _counting_sends(monkeypatch, store) -> list[bytes]:
+    """Every command the store's connections send from now on (its own path and redis-py's alike)."""
+    sent: list[bytes] = []
+    cls = store.client.connection_pool.connection_class
+    send = cls.send_packed_command
+
+    def counted(self, command, check_health=True):
+        parts = [command] if isinstance(command, (bytes, str)) else list(command)
+        sent.append(b"".join(p.encode() if isinstance(p, str) else p for p in parts))
+        return send(self, command, check_health)
+
+    monkeypatch.setattr(cls, "send_packed_command", counted)
+    return sent
+
+
+def test_a_claim_and_its_finish_are_one_round_trip_each(redis_url, monkeypatch):
+    store = open_store(redis_url)
+    store.claim("warm", "{}")  # the connection's own set-up, and each script's first call (sent whole: EVAL)
+    store.finish("warm", "{}")
+    sent = _counting_sends(monkeypatch, store)
+    assert store.claim("one-trip", '{"a": 1}').status == "new"
+    assert len(sent) == 1 and sent[0].split(b"\r\n")[2] == b"EVALSHA"
+    store.finish("one-trip", '{"ok": 1}')
+    assert len(sent) == 2 and sent[1].split(b"\r\n")[2] == b"EVALSHA"
+    assert store.claim("one-trip", '{"a": 1}').status == "replay" and len(sent) == 3
+
+
+def test_the_one_round_trip_claim_still_refuses_a_concurrent_duplicate(redis_url):
+    """Threads sharing one store (and its connections) and a second store, all at once on one key: one runs."""
+    import threading
+    stores = [open_store(redis_url), open_store(redis_url)]
+    start, answers = threading.Barrier(16), []
+
+    def claim(i: int) -> None:
+        start.wait()
+        answers.append(stores[i % 2].claim("dup-key", '{"order": "A1"}').status)
+
+    threads = [threading.Thread(target=claim, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert sorted(answers) == ["in_flight"] * 15 + ["new"]
+
+
+def test_the_claim_survives_a_flushed_script_cache_and_a_connection_the_server_closed(redis_url):
+    import redis
+    store = open_store(redis_url)
+    assert store.claim("before", "{}").status == "new"
+    admin = redis.Redis.from_url(redis_url.split("?")[0])
+    admin.script_flush()  # NOSCRIPT next: loaded again, the call still made
+    assert store.claim("after-flush", "{}").status == "new"
+    admin.client_kill_filter(_type="normal", skipme=True)  # every client's socket closed under it
+    assert store.claim("after-kill", "{}").status == "new"
+    store.finish("after-kill", "1")
+    assert store.claim("after-kill", "{}").status == "replay"

@@ -192,3 +192,32 @@ def test_a_hanging_read_over_http_never_holds_another_call(tmp_path):
             caller.join(30)
     assert quick.status_code == 200 and quick.json()["result"]["answer"] == 42 and still_hung
     assert replies["hang"].status_code == 200
+
+
+def test_a_read_kept_from_the_cpu_once_stays_on_the_loop_and_a_slow_one_goes_to_a_worker(tmp_path, monkeypatch):
+    """The loop's budget runs out while its thread waits for a CPU (here: the first call alone sleeps past it):
+    the read, run again in a worker, is quick there, so its next calls stay on the loop. A read slow every time
+    goes to a worker for its next calls."""
+    import asyncio
+
+    from agentlab.site import execute as ex
+    monkeypatch.setattr(ex, "_slow", {})
+    threads, slow_every_time = [], []
+
+    def handler(args, ctx):
+        threads.append(threading.current_thread() is threading.main_thread())
+        if len(threads) == 1 or slow_every_time:
+            time.sleep(3 * ex.LOOP_BUDGET)
+        return {"done": True}
+
+    import time
+    site, key, record, threading = _loop_site(tmp_path, handler)
+    assert asyncio.run(_call(site, "hang_read", key, record)).status == 200
+    assert threads == [True, False]  # stopped on the loop, run again in a worker, quick there
+    assert asyncio.run(_call(site, "hang_read", key, record)).status == 200
+    assert threads[2:] == [True] and not ex._slow  # the next call is on the loop again
+    slow_every_time.append(1)
+    threads.clear()
+    assert asyncio.run(_call(site, "hang_read", key, record)).status == 200
+    assert asyncio.run(_call(site, "hang_read", key, record)).status == 200
+    assert threads == [True, False, False]  # slow in the worker too: its next call goes there first

@@ -90,3 +90,27 @@ def test_past_its_share_of_refusals_a_rate_limited_key_still_overflows_to_the_ke
     logged = [x for x in site.logs.read("call") if x.get("status") == 429]
     assert len(logged) == REFUSALS_PER_MINUTE
     assert len([x for x in site.logs.read("keyless") if x.get("status") == 429]) == 10
+
+
+def test_a_read_counted_in_redis_waits_for_no_disk_and_every_16th_quota_count_is_kept(redis_url):
+    """The server logs every write to disk before it answers (appendfsync always, for the claims): the rate
+    windows and quota counts are kept from that log, so a read waits for no fsync; a quota's count is written
+    there once every QUOTA_SYNC calls, so a crash forgets at most QUOTA_SYNC - 1 of them."""
+    from agentlab.site.limits import QUOTA_SYNC
+    store = open_store(redis_url)
+    limiter = RedisLimiter(store.client, prefix=store.prefix, clock=Clock())
+
+    def logged() -> int:
+        return int(store.client.info("persistence")["aof_current_size"])
+
+    capped = key(quota=1000)
+    assert limiter.admit(capped, "get_weather", 10**6).ok
+    before = logged()
+    for _ in range(QUOTA_SYNC - 2):  # counts 2 .. 15: nothing reaches the disk
+        assert limiter.admit(capped, "get_weather", 10**6).ok
+        assert limiter.admit(key(), "get_weather", 10**6).ok  # no quota at all: nothing either
+    assert logged() == before
+    assert limiter.admit(capped, "get_weather", 10**6).ok  # the 16th
+    assert logged() > before
+    (counter,) = store.client.keys(f"{store.prefix}quota:k1:*")
+    assert store.client.get(counter) == str(QUOTA_SYNC) and store.client.ttl(counter) > 86_000

@@ -45,8 +45,9 @@ class Gate:
         return record, None
 
     def admit(self, name: str, skill: Skill | None, key: ApiKey, raw_body: bytes, idem: str | None,
-              lang: Lang) -> tuple[HttpReply | None, Any]:
-        """The refusal, if any, and the arguments of a well-formed body."""
+              lang: Lang, *, count: bool = True) -> tuple[HttpReply | None, Any]:
+        """The refusal, if any, and the arguments of a well-formed body. ``count=False`` leaves a read's rate
+        and quota to the caller (:meth:`limit`, where a call to shared limits may wait for their store)."""
         if skill is None:
             return self.catalog.unknown(name, lang, key), None
         if not key.allows(name):
@@ -62,7 +63,7 @@ class Gate:
         if skill.meta.writes and not idem:
             return reply(make_error("BAD_REQUEST", _key="site.needs_idempotency_key", name=name), lang,
                          status=428), args
-        if skill.meta.writes:
+        if skill.meta.writes or not count:
             return None, args  # a write is counted once it has its claim: a replay or a wait runs nothing
         return self.limit(key, skill, lang), args
 

@@ -52,6 +52,7 @@ from starlette.routing import Route
 
 from ..errors import make_error
 from ..i18n import Lang, t
+from ..timeouts import wait_in_worker
 from . import pages
 from .execute import body as reply_body
 from .keys import ApiKey, hash_key
@@ -268,7 +269,9 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         try:
             if site.runs_on_loop(name, raw, call.get("checked")):  # a read: only the skill's code takes a thread
                 return send(await site.execute_async(name, raw, **call))
-            return send(await run_in_threadpool(lambda: site.execute(name, raw, **call)))
+            # agentlab's own worker (a pipe hand-off, kept on the loop's CPU), not anyio's pool: on 2 busy CPUs
+            # the anyio hand-off cost a keyed write more CPU than its claim, its skill and its logs together
+            return send(await wait_in_worker(lambda: site.execute(name, raw, **call), None, write=True))
         finally:
             slots.give(who)
 

@@ -113,7 +113,9 @@ async def _carry(step: Handoff) -> Any:
     reply (benchmarks/bench_site.py), so a read is first run on the loop's own thread, under a SIGALRM deadline
     of :data:`LOOP_BUDGET` (agentlab.timeouts: reads are interrupted, never writes); one that overruns it is
     stopped, run again in a worker thread for the rest of its limit, and for its next :data:`SLOW_CALLS` calls
-    goes there first. A hanging read holds the loop for LOOP_BUDGET at most, once in SLOW_CALLS calls."""
+    goes there first, unless it ran there in under half the budget: then the loop's thread had been kept
+    from a CPU (a busy machine), the read was not slow, and it stays on the loop. A hanging read holds the
+    loop for LOOP_BUDGET at most, once in SLOW_CALLS calls."""
     limit = step.limit
     if not (step.read and (limit is None or limit > 2 * LOOP_BUDGET) and can_interrupt()):
         return await wait_in_worker(step.fn, limit, write=True)
@@ -126,7 +128,24 @@ async def _carry(step: Handoff) -> Any:
     except Interrupted:
         _slow[step.name] = SLOW_CALLS
     rest = None if limit is None else max(limit - (time.monotonic() - t0), 1e-3)
-    return await wait_in_worker(step.fn, rest, write=True)
+    took: list[float] = []
+    fn = step.fn
+
+    def timed() -> Any:  # in the worker: how long the read itself takes there
+        start = time.monotonic()
+        try:
+            return fn()
+        finally:
+            took.append(time.monotonic() - start)
+
+    try:
+        return await wait_in_worker(timed, rest, write=True)
+    finally:
+        # quick in the worker: the budget ran out while the loop's thread waited for a CPU (a busy machine
+        # preempts it), not in the read. Its next calls stay on the loop: sending them all to a worker
+        # doubled a read's CPU on a loaded machine, for a read that had done nothing wrong
+        if took and took[0] < LOOP_BUDGET / 2:
+            _slow.pop(step.name, None)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..redis_store import LuaScripts
 from .keys import PERIODS, ApiKey
 
 __all__ = ["Admission", "Limiter", "RedisLimiter"]
@@ -69,10 +70,18 @@ class Limiter:
         return Admission(True)
 
 
+#: a quota's count is written to the server's append-only file once every this many calls (see _ADMIT)
+QUOTA_SYNC = 16
+
 # KEYS: the sliding window (a sorted set of call times), the quota's counter for this slot, a sequence.
 # ARGV: now, per minute, quota (-1: none), seconds until the quota's slot ends, the slot's length.
+# What the script writes is kept from the append-only file and the replicas (REPL_NONE): a server run with
+# appendfsync always (what the site's claims require) would otherwise fsync the disk before answering each
+# read, and the caller wait for it. A crash then forgets the last minute's windows (they end within a minute
+# anyway) and at most QUOTA_SYNC - 1 counts of each quota: every QUOTA_SYNC-th count is written there (SET).
 _ADMIT = """
 local now = tonumber(ARGV[1])
+redis.set_repl(redis.REPL_NONE)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 60)
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
   local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
@@ -82,8 +91,14 @@ if tonumber(ARGV[3]) >= 0 then
   if tonumber(redis.call('GET', KEYS[2]) or '0') >= tonumber(ARGV[3]) then
     return {'quota', ARGV[4]}
   end
-  redis.call('INCR', KEYS[2])
-  redis.call('EXPIRE', KEYS[2], math.ceil(tonumber(ARGV[5])) + 60)
+  local used = redis.call('INCR', KEYS[2])
+  local ttl = math.ceil(tonumber(ARGV[5])) + 60
+  redis.call('EXPIRE', KEYS[2], ttl)
+  if used % tonumber(ARGV[6]) == 0 then
+    redis.set_repl(redis.REPL_ALL)
+    redis.call('SET', KEYS[2], used, 'EX', ttl)
+    redis.set_repl(redis.REPL_NONE)
+  end
 end
 redis.call('ZADD', KEYS[1], now, ARGV[1] .. ':' .. redis.call('INCR', KEYS[3]))
 redis.call('EXPIRE', KEYS[1], 120)
@@ -102,7 +117,7 @@ class RedisLimiter:
         self.clock = clock
         self.client = client
         self.prefix = prefix
-        self._admit = client.register_script(_ADMIT)
+        self._lua = LuaScripts(client, {"admit": _ADMIT})
 
     def __repr__(self) -> str:
         return f"RedisLimiter(prefix={self.prefix!r})"
@@ -112,8 +127,9 @@ class RedisLimiter:
         span = PERIODS[key.period]
         slot = int(now // span)
         keys = [f"{self.prefix}rate:{key.id}:{skill}", f"{self.prefix}quota:{key.id}:{slot}", f"{self.prefix}seq"]
-        args = [repr(now), per_minute, -1 if key.quota is None else key.quota, repr((slot + 1) * span - now), span]
-        kind, wait = self._admit(keys=keys, args=args)
+        args = [repr(now), per_minute, -1 if key.quota is None else key.quota, repr((slot + 1) * span - now), span,
+                QUOTA_SYNC]
+        kind, wait = self._lua("admit", keys, args)
         if kind == "rate":
             return Admission(False, "rate", per_minute, "minute", float(wait))
         if kind == "quota":

@@ -25,7 +25,7 @@ import traceback
 import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import make_error
 from ..i18n import Lang, LocalizedError
@@ -36,12 +36,14 @@ from .admission import REFUSALS_PER_MINUTE, Gate
 from .claims import WriteClaim, answer, transition
 from .desks import desk_skills, desk_state
 from .discovery import Catalog
-from .execute import Execution, Steps, input_problems, run_steps, run_steps_async, skill_steps
+from .execute import Execution, Handoff, Steps, input_problems, run_steps, run_steps_async, skill_steps
 from .keys import ApiKey, KeyStore
 from .limits import Limiter, RedisLimiter
 from .logs import SiteLogs
 from .replies import MAX_BODY, HttpReply, StoreDown, bad_body, read_body, reply, scoped, short_hash
 from .skills import Skill, SkillContext, load_skills, shipped_dir
+
+T = TypeVar("T")
 
 __all__ = ["MAX_BODY", "REFUSALS_PER_MINUTE", "HttpReply", "SkillSite", "StoreDown", "bad_body", "read_body"]
 
@@ -161,11 +163,19 @@ class SkillSite:
     def runs_on_loop(self, name: str, raw_body: bytes, checked: ApiKey | None) -> bool:
         """Whether a call may be carried out on the event loop: nothing it does before or after the skill
         blocks. True for a read of a known skill, by a key already looked up, with a small body, when
-        the rate windows are in this process's memory. A write (its claim is a store's round trips) or
-        limits kept in Redis take a thread for the whole call, as before."""
+        the rate windows are in this process's memory or handed to a worker thread (Redis: :meth:`_limits`).
+        A write (its claim is a store's round trips) takes a thread for the whole call."""
         skill = self.skills.get(name)
         return (checked is not None and skill is not None and not skill.meta.writes
-                and len(raw_body) <= self.LOOP_BODY and type(self.limiter) is Limiter)
+                and len(raw_body) <= self.LOOP_BODY)
+
+    def _limits(self, fn: Callable[[], T]) -> Steps[T]:
+        """``fn()``, a call on the rate windows and quotas: at once when they are this process's memory; else
+        (Redis) handed out like a skill's code, so that on the event loop their round trip (or a frozen
+        server's 3 s) holds a worker thread, never the loop. Outside the loop it runs in the calling thread."""
+        if type(self.limiter) is Limiter:
+            return fn()
+        return (yield Handoff(fn, None, False, "limits"))
 
     def _steps(self, name: str, raw_body: bytes, *, api_key: str | None, idempotency_key: str | None,
                session_id: str | None, request_id: str | None, lang: Lang, checked: ApiKey | None) -> Steps[HttpReply]:
@@ -178,9 +188,12 @@ class SkillSite:
         try:
             key, refused = (checked, None) if checked is not None else self.gate.authorize(api_key, lang)
             if refused is None and key is not None:
-                refused, args = self.gate.admit(name, skill, key, raw_body, idempotency_key, lang)
+                refused, args = self.gate.admit(name, skill, key, raw_body, idempotency_key, lang, count=False)
                 if refused is not None and args is None and refused.status in (400, 413):
                     checks["valid"] = False  # the body itself was refused (read_body): not JSON, not the shape
+                if refused is None and skill is not None and not skill.meta.writes:
+                    counted = key
+                    refused = yield from self._limits(lambda: self.gate.limit(counted, skill, lang))
             if refused is None and key is not None and skill is not None:
                 result = yield from self._run(skill, args, key, idempotency_key, lang, request_id,
                                               session_id, checks)
@@ -195,7 +208,9 @@ class SkillSite:
                             code="TOOL_ERROR", stack=traceback.format_exc())
             result = reply(make_error("TOOL_ERROR"), lang, status=500)
         overflow = False
-        if key is not None and 400 <= result.status < 500 and not self.gate.may_be_refused(key):
+        refusing = key
+        if refusing is not None and 400 <= result.status < 500 \
+                and not (yield from self._limits(lambda: self.gate.may_be_refused(refusing))):
             # refused calls cost nothing to send and each is a line in the log: past its share, a key hears
             # 429 and its lines go to the capped overflow log, never pushing other tenants' calls out. A call
             # refused by its rate or quota is one of these refusals: within the share it is in the call log
