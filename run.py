@@ -59,7 +59,9 @@ def _bench(py: Path, bench: Path, args: list[str], targets: list[list[str]]) -> 
             print(line, end="", flush=True)
             cells = [c.strip() for c in line.split("|")]
             if len(cells) == 6 and cells[0] == "target":
-                targets.append([bench.name, *cells[1:5], cells[5].removeprefix("load ").strip()])
+                # one way of writing a bound and a unit across benchmarks: ≤ and µs
+                same = [c.replace("<=", "≤").replace(" us", " µs") for c in cells[1:5]]
+                targets.append([bench.name, *same, cells[5].removeprefix("load ").strip()])
     return proc.returncode
 
 

@@ -439,8 +439,8 @@ def test_bench_collects_every_benchmarks_target_rows_into_one_table(tmp_path):
                      "print('target | a write | 1.6x | <= 1.25x | no | load 3.00')\n", encoding="utf-8")
     rows: list[list[str]] = []
     assert run._bench(Path(sys.executable), bench, [], rows) == 0
-    assert rows == [["bench_fake.py", "a read", "+40 us", "<= +60 us", "yes", "1.50"],
-                    ["bench_fake.py", "a write", "1.6x", "<= 1.25x", "no", "3.00"]]
+    assert rows == [["bench_fake.py", "a read", "+40 µs", "≤ +60 µs", "yes", "1.50"],
+                    ["bench_fake.py", "a write", "1.6x", "≤ 1.25x", "no", "3.00"]]
     table = run._targets_table(rows)
-    assert "| bench_fake.py | a write | 1.6x | <= 1.25x | no | 3.00 |" in table
+    assert "| bench_fake.py | a write | 1.6x | ≤ 1.25x | no | 3.00 |" in table
     assert "1 of 2 targets met" in table
