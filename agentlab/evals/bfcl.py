@@ -106,7 +106,9 @@ class Question:
 def load(category: str, root: Path | None = None) -> list[Question]:
     """Every question of a category, with its accepted answers."""
     root = root or bfcl_dir()
-    entries = [json.loads(line) for line in (root / "data" / f"BFCL_v4_{category}.json").read_text().splitlines() if line]
+    # the datasets folder keeps the questions in data/; the evaluator's wheel (bfcl_official.data_dir()) at its top
+    folder = root / "data" if (root / "data").is_dir() else root
+    entries = [json.loads(line) for line in (folder / f"BFCL_v4_{category}.json").read_text().splitlines() if line]
     answers: dict[str, list] = {}
     answer_file = root / "possible_answer" / f"BFCL_v4_{category}.json"
     if answer_file.exists():
