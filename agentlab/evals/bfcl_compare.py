@@ -141,12 +141,46 @@ class Compared:
 
     def said(self, lang: Lang = "en") -> str:
         """Where these figures come from."""
-        return t("nb18.official_live" if self.live else "nb18.official_shipped", lang, version=self.evaluator)
+        return t("nb18.official_live" if self.live else "nb18.official_shipped", lang, version=self.evaluator,
+                 command=bfcl_official.INSTALL)
 
-    def single_table(self, size: str, mode: str = "single") -> list[dict[str, Any]]:
-        """One row per category: replies, right by ours, right by the official checker, agreement."""
-        return [{"category": c, "n": v["n"], "ours": v["ours"] / v["n"], "official": v["official"] / v["n"],
-                 "agree": v["agree"] / v["n"]} for c, v in self.single.get(size, {}).get(mode, {}).items()]
+    def checker_table(self, size: str) -> dict[str, dict[str, float]]:
+        """Per category: the single shot's accuracy by each checker, and their agreement over every mode's replies."""
+        modes = self.single.get(size, {})
+        out = {}
+        for c, v in modes.get("single", {}).items():
+            n = sum(m[c]["n"] for m in modes.values() if c in m)
+            out[c] = {"ours": v["ours"] / v["n"], "official": v["official"] / v["n"], "replies": n,
+                      "agreement": sum(m[c]["agree"] for m in modes.values() if c in m) / n}
+        return out
+
+    def probe_table(self) -> dict[str, dict[str, float]]:
+        """Per category: questions, probes and the share both checkers graded alike."""
+        return {c: {"questions": v["questions"], "probes": v["probes"], "agreement": v["agree"] / v["probes"]}
+                for c, v in self.probes.items()}
+
+    def multi_table(self, size: str) -> dict[str, dict[str, float]]:
+        """Per loop: conversations, the official checker's accuracy, and what each loop spent and refused."""
+        return {mode: {"conversations": v["n"], "accuracy": v["accuracy"], "model turns": v["model_turns"],
+                       "calls run": v["calls"], "calls refused": v["refused"], "stopped at the step limit": v["forced"]}
+                for mode, v in self.multi.get(size, {}).items()}
+
+    def agreement_said(self, size: str, lang: Lang = "en") -> str:
+        cells = [v for m in self.single.get(size, {}).values() for v in m.values()]
+        n, agree = sum(v["n"] for v in cells), sum(v["agree"] for v in cells)
+        return t("nb18.agreement", lang, size=size, n=n, agree=agree, differ=n - agree)
+
+    def probes_said(self, lang: Lang = "en") -> str:
+        v = self.probes.values()
+        return t("nb18.probes", lang, n=sum(x["probes"] for x in v), agree=sum(x["agree"] for x in v),
+                 questions=sum(x["questions"] for x in v), categories=len(self.probes))
+
+    def multi_said(self, size: str, lang: Lang = "en") -> str:
+        m = self.multi.get(size, {})
+        if not {"raw", "guarded"} <= set(m):
+            return t("nb18.multi_none", lang, size=size, command="python benchmarks/bench_bfcl_multi_turn.py")
+        return t("nb18.multi", lang, size=size, n=int(m["raw"]["n"]), raw=m["raw"]["accuracy"],
+                 guarded=m["guarded"]["accuracy"], refused=int(m["guarded"]["refused"]), forced=int(m["raw"]["forced"]))
 
 
 def _multi_rows(conversations: Iterable[bfcl_multi.Conversation]) -> list[dict[str, Any]]:

@@ -244,7 +244,9 @@ def replay(path: Path, ids: Iterable[str] | None = None) -> list[Conversation]:
     for e in read_cassette(path):
         by_label.setdefault(str(e.get("label")), []).append(e)
     entries = {e["id"]: e for e in bfcl_official.multi_turn_entries(CATEGORY)}
-    wanted = list(ids) if ids is not None else list(dict.fromkeys(k.rsplit("/", 1)[0] for k in by_label))
+    # by default the entries recorded both ways (a recording stopped between the two leaves one of them alone)
+    wanted = list(ids) if ids is not None else [i for i in dict.fromkeys(k.rsplit("/", 1)[0] for k in by_label)
+                                                if all(f"{i}/{m}" in by_label for m in MODES)]
     out = []
     for i in wanted:
         for mode in MODES:
@@ -257,6 +259,7 @@ def replay(path: Path, ids: Iterable[str] | None = None) -> list[Conversation]:
 def accuracy(conversations: Iterable[Conversation]) -> dict[str, dict[str, float]]:
     """Per mode: ``accuracy`` (0..1), ``n``, and what it took (model turns, calls executed, calls refused)."""
     out: dict[str, dict[str, float]] = {}
+    conversations = list(conversations)
     for mode in MODES:
         rows = [c for c in conversations if c.mode == mode]
         if rows:

@@ -34,10 +34,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MODEL_NAME", "PINNED", "Verdict", "ast_verdict", "available", "call_string", "data_dir", "Environment",
+__all__ = ["INSTALL", "MODEL_NAME", "PINNED", "Verdict", "ast_verdict", "available", "call_string", "data_dir", "Environment",
            "functions_for", "multi_turn_entries", "multi_turn_verdict", "version"]
 
 PINNED = "2026.3.23"  # the version requirements-bfcl.txt installs (constraints.txt pins it)
+#: how to install the extra by hand (run.py setup requirements-bfcl.txt does the same)
+INSTALL = "pip install --no-deps -r requirements-bfcl.txt -c constraints.txt"
 MODEL_NAME = "agentlab-local"  # what the checker is told the model is called (it names nothing else by it)
 _NEEDS = ("bfcl_eval", "mpmath", "filelock")
 
@@ -58,7 +60,7 @@ def data_dir() -> Path:
     """The BFCL data inside the installed wheel (questions, accepted answers, multi-turn function docs)."""
     spec = importlib.util.find_spec("bfcl_eval")
     if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError("bfcl-eval is not installed (pip install -r requirements-bfcl.txt)")
+        raise ModuleNotFoundError(f"bfcl-eval is not installed ({INSTALL})")
     return Path(next(iter(spec.submodule_search_locations))) / "data"
 
 
