@@ -56,7 +56,7 @@ def probes(q: bfcl.Question) -> Iterator[tuple[str, list[tuple[str, Any]]]]:
     a value changed, an integer as a float and back, a string in capitals, a list cut short, an argument added, a
     function renamed, arguments that are not JSON, a call repeated, no call. Irrelevance: no call, a call, a broken one."""
     if "irrelevance" in q.category:
-        name = q.functions[0]["name"]
+        name = q.functions[0]["name"] if q.functions else "no_function_offered"
         yield from (("none", []), ("call", [(name, {})]), ("bad json", [(name, "{")]))
         return
     base = [(name, {k: next(v for v in vals if v != "") for k, vals in args.items() if any(v != "" for v in vals)})
