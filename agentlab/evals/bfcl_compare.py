@@ -52,14 +52,14 @@ LIKE_FOR_LIKE = {
 
 def probes(q: bfcl.Question) -> Iterator[tuple[str, list[tuple[str, Any]]]]:
     """(what was changed, calls) for one question: its accepted answer (the first accepted value of each argument,
-    an optional one left out) and changes of it that a checker must judge: the calls reversed, an argument dropped,
+    an argument whose first accepted value is the blank left out) and changes of it that a checker must judge: the calls reversed, an argument dropped,
     a value changed, an integer as a float and back, a string in capitals, a list cut short, an argument added, a
     function renamed, arguments that are not JSON, a call repeated, no call. Irrelevance: no call, a call, a broken one."""
     if "irrelevance" in q.category:
         name = q.functions[0]["name"] if q.functions else "no_function_offered"
         yield from (("none", []), ("call", [(name, {})]), ("bad json", [(name, "{")]))
         return
-    base = [(name, {k: next(v for v in vals if v != "") for k, vals in args.items() if any(v != "" for v in vals)})
+    base = [(name, {k: vals[0] for k, vals in args.items() if vals and vals[0] != ""})
             for answer in q.answers for name, args in answer.items()]
     yield "expected", base
     if len(base) > 1:

@@ -34,8 +34,21 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["INSTALL", "MODEL_NAME", "PINNED", "Verdict", "ast_verdict", "available", "call_string", "data_dir", "Environment",
-           "functions_for", "multi_turn_entries", "multi_turn_verdict", "version"]
+__all__ = [
+    "INSTALL",
+    "MODEL_NAME",
+    "PINNED",
+    "Environment",
+    "Verdict",
+    "ast_verdict",
+    "available",
+    "call_string",
+    "data_dir",
+    "functions_for",
+    "multi_turn_entries",
+    "multi_turn_verdict",
+    "version",
+]
 
 PINNED = "2026.3.23"  # the version requirements-bfcl.txt installs (constraints.txt pins it)
 #: how to install the extra by hand (run.py setup requirements-bfcl.txt does the same)
