@@ -69,7 +69,7 @@ def main() -> None:
     ap.add_argument("--replay", action="store_true", help="no model: the table from the recorded cassettes")
     ap.add_argument("--ship", action="store_true", help="write data/bfcl/official.json from the recordings")
     ns = ap.parse_args()
-    if not bfcl_official.available():
+    if not bfcl_official.evaluator_installed():
         sys.exit("needs the bfcl-eval extra: pip install -r requirements-bfcl.txt")
     print(f"{time.strftime('%Y-%m-%d')}, {platform.machine()}, bfcl-eval {bfcl_official.version()}, "
           f"n={ns.n}", flush=True)
@@ -81,14 +81,14 @@ def main() -> None:
             print(f"{size}: no cassette at {path.name}")
             continue
         t = time.perf_counter()
-        fig = bfcl_multi.accuracy(bfcl_multi.replay(path))
+        fig = bfcl_multi.figures(bfcl_multi.replay_conversations(path))
         for mode, row in fig.items():
             print(f"{size} {mode:8s} n={row['n']:.0f} accuracy={row['accuracy']:.0%} model turns={row['model_turns']:.0f} "
                   f"calls={row['calls']:.0f} refused={row['refused']:.0f} forced={row['forced']:.0f}")
         print(f"{size}: replayed in {time.perf_counter() - t:.1f} s")
     if ns.ship:
         from agentlab.evals import bfcl_compare
-        path = bfcl_compare.write_shipped()
+        path = bfcl_compare.write_official()
         print(f"wrote {path} ({path.stat().st_size:,} bytes)")
 
 

@@ -317,7 +317,7 @@ for size in SIZES:
 # model (the nearest are Qwen3-0.6B and 1.7B): there is no leaderboard figure here to reproduce, only the checker.
 
 # %%
-from agentlab.evals.bfcl_compare import results as official_results
+from agentlab.evals.bfcl_compare import official_results
 
 OFFICIAL = official_results()  # live where the evaluator is installed, else the results shipped with the workbook
 print(OFFICIAL.said(LANG))

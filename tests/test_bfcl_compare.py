@@ -16,12 +16,12 @@ SHIPPED = ROOT / "data" / bfcl_compare.SHIPPED
 
 @pytest.fixture(scope="module")
 def shipped():
-    return bfcl_compare.read_shipped(SHIPPED)
+    return bfcl_compare.read_official(SHIPPED)
 
 
 @pytest.fixture(scope="module")
 def live():
-    if not bfcl_official.available():
+    if not bfcl_official.evaluator_installed():
         skip_or_fail(f"the bfcl extra is not installed ({bfcl_official.INSTALL})")
     return bfcl_compare.compare_live()
 

@@ -17,7 +17,7 @@ from agentlab.models import Reply, ToolCall
 
 @pytest.fixture(scope="module", autouse=True)
 def extra():
-    if not bfcl_official.available():
+    if not bfcl_official.evaluator_installed():
         skip_or_fail(f"the bfcl extra is not installed ({bfcl_official.INSTALL})")
 
 
@@ -101,7 +101,7 @@ def test_a_recorded_conversation_replays_to_the_same_verdict(entries, tmp_path):
     live = [bfcl_multi.record_entry(e, m, _ground_truth_script(e), path) for m in bfcl_multi.MODES]
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     assert all("messages_from" in x for x in lines) and lines[1]["messages_from"] > 0
-    assert bfcl_multi.replay(path) == live
+    assert bfcl_multi.replay_conversations(path) == live
 
 
 @pytest.mark.parametrize("size", ["0.5b", "1.5b"])
@@ -116,7 +116,7 @@ def test_the_local_models_recordings_replay_in_seconds(size):
     if not both:
         pytest.skip(f"no entry of {size} recorded both ways yet")
     t = time.perf_counter()
-    conversations = bfcl_multi.replay(path)
+    conversations = bfcl_multi.replay_conversations(path)
     assert [c.id for c in conversations[::2]] == both and time.perf_counter() - t < 60
-    fig = bfcl_multi.accuracy(conversations)
+    fig = bfcl_multi.figures(conversations)
     assert fig["raw"]["n"] == fig["guarded"]["n"] == len(conversations) / 2

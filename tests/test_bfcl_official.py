@@ -15,7 +15,7 @@ from agentlab.evals import bfcl, bfcl_official
 
 @pytest.fixture(scope="module", autouse=True)
 def extra():
-    if not bfcl_official.available():
+    if not bfcl_official.evaluator_installed():
         skip_or_fail(f"the bfcl extra is not installed ({bfcl_official.INSTALL})")
 
 
@@ -45,13 +45,13 @@ def test_the_wheels_data_is_the_datasets_folders():
     if not folder.exists():
         pytest.skip("the public datasets folder is absent: nothing to compare with")
     for name in ("BFCL_v4_simple_python.json", "BFCL_v4_multi_turn_base.json"):
-        assert (bfcl_official.data_dir() / name).read_bytes() == (folder / "data" / name).read_bytes(), name
+        assert (bfcl_official.wheel_data() / name).read_bytes() == (folder / "data" / name).read_bytes(), name
 
 
 @pytest.mark.parametrize("size", ["0.5b", "1.5b"])
 def test_the_official_checker_grades_every_recorded_reply_as_ours_does(size):
     """The recordings of notebook 18, every mode: 1,200 replies per model, graded by both checkers."""
-    qs = bfcl.questions(root=bfcl_official.data_dir())
+    qs = bfcl.questions(root=bfcl_official.wheel_data())
     by_id = {q.id: q for q in qs}
     attempts = bfcl.replay_attempts(bfcl.bfcl_cassette(size), qs)
     assert len(attempts) == 3 * len(qs)
@@ -61,7 +61,7 @@ def test_the_official_checker_grades_every_recorded_reply_as_ours_does(size):
 
 
 def test_the_ast_verdict_follows_the_leaderboards_decoding():
-    q = bfcl.load("simple_python", bfcl_official.data_dir())[1]
+    q = bfcl.load("simple_python", bfcl_official.wheel_data())[1]
     (name, accepted), = q.answers[0].items()
     right = [(name, {k: v[0] for k, v in accepted.items() if v and v[0] != ""})]
     assert bfcl_official.ast_verdict(q.category, q.functions, q.answers, right).valid  # a dotted name, kept

@@ -108,7 +108,7 @@ class Question:
 def load(category: str, root: Path | None = None) -> list[Question]:
     """Every question of a category, with its accepted answers."""
     root = root or bfcl_dir()
-    # the datasets folder keeps the questions in data/; the evaluator's wheel (bfcl_official.data_dir()) at its top
+    # the datasets folder keeps the questions in data/; the evaluator's wheel (bfcl_official.wheel_data()) at its top
     folder = root / "data" if (root / "data").is_dir() else root
     entries = [json.loads(line) for line in (folder / f"BFCL_v4_{category}.json").read_text().splitlines() if line]
     answers: dict[str, list] = {}

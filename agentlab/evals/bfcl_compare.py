@@ -29,8 +29,20 @@ from ..i18n import Lang, t
 from ..resources import data_file
 from . import bfcl, bfcl_multi, bfcl_official
 
-__all__ = ["PROBE_CATEGORIES", "SHIPPED", "SIZES", "Compared", "compare_live", "probe_agreement", "probes",
-           "read_shipped", "results", "single_turn_rows", "write_shipped"]
+__all__ = [
+    "PROBE_CATEGORIES",
+    "SHIPPED",
+    "SIZES",
+    "Compared",
+    "compare_live",
+    "official_results",
+    "probe_agreement",
+    "probes",
+    "read_official",
+    "single_turn_rows",
+    "summary_table",
+    "write_official",
+]
 
 SHIPPED = "bfcl/official.json"
 SIZES = ("0.5b", "1.5b")
@@ -88,7 +100,7 @@ def probes(q: bfcl.Question) -> Iterator[tuple[str, list[tuple[str, Any]]]]:
 
 def probe_agreement(root: Path | None = None, categories: Iterable[str] = PROBE_CATEGORIES) -> dict[str, dict[str, int]]:
     """Per category: questions, probes graded, and how many both checkers judged alike."""
-    root = root or bfcl_official.data_dir()
+    root = root or bfcl_official.wheel_data()
     out = {}
     for c in categories:
         qs = bfcl.load(c, root)
@@ -104,7 +116,7 @@ def probe_agreement(root: Path | None = None, categories: Iterable[str] = PROBE_
 
 def single_turn_rows(size: str, root: Path | None = None) -> list[dict[str, Any]]:
     """Every recorded single-turn reply of ``size`` graded by both checkers: id, category, mode, both verdicts."""
-    qs = bfcl.questions(root=root or bfcl_official.data_dir())
+    qs = bfcl.questions(root=root or bfcl_official.wheel_data())
     by_id = {q.id: q for q in qs}
     rows = []
     for a in bfcl.replay_attempts(bfcl.bfcl_cassette(size), qs):
@@ -183,6 +195,31 @@ class Compared:
                  guarded=m["guarded"]["accuracy"], refused=int(m["guarded"]["refused"]), forced=int(m["raw"]["forced"]))
 
 
+_HEAD = {"en": ("category", "model", "n", "leaderboard", "ours, raw", "official, raw", "official, guarded", "n/a"),
+         "zh": ("类别", "模型", "n", "排行榜", "我们的评分器，原始", "官方评分器，原始", "官方评分器，防护", "无")}
+
+
+def summary_table(c: Compared, lang: Lang = "en") -> str:
+    """The README's table: category × model × (leaderboard, ours raw, official raw, official guarded), with n.
+
+    Single turn: raw is the single shot, guarded the guarded loop's validate-and-reask, n the questions; multi-turn:
+    the raw and the guarded loop, n the conversations each (agentlab's own checker has no multi-turn rule)."""
+    *head, none = _HEAD[lang]
+    rows = ["| " + " | ".join(head) + " |", "|---|---|---:|---|---:|---:|---:|"]
+    for size in c.single:
+        modes = c.single[size]
+        for cat, v in modes.get("single", {}).items():
+            g = modes.get("reask", {}).get(cat)
+            guarded = f"{g['official'] / g['n']:.0%}" if g else "–"
+            rows.append(f"| {cat} | {size} | {v['n']} | {none} | {v['ours'] / v['n']:.0%} | {v['official'] / v['n']:.0%} "
+                        f"| {guarded} |")
+        m = c.multi.get(size, {})
+        if {"raw", "guarded"} <= set(m):
+            rows.append(f"| {bfcl_multi.CATEGORY} | {size} | {m['raw']['n']:.0f} | {none} | – | {m['raw']['accuracy']:.0%} "
+                        f"| {m['guarded']['accuracy']:.0%} |")
+    return "\n".join(rows)
+
+
 def _multi_rows(conversations: Iterable[bfcl_multi.Conversation]) -> list[dict[str, Any]]:
     return [{"id": c.id, "mode": c.mode, "correct": c.correct, "error": c.error_type, "model_turns": c.model_turns,
              "calls": c.calls, "refused": c.refused, "forced": c.forced, "endings": list(c.endings)}
@@ -198,8 +235,8 @@ def compare_live(sizes: Iterable[str] = SIZES, *, with_probes: bool = True) -> C
             single[s] = _agreement(rows)
             disagreements[s] = [r for r in rows if r["ours"] != r["official"]]
         if bfcl_multi.cassette(s).exists():
-            conversations = bfcl_multi.replay(bfcl_multi.cassette(s))
-            multi[s] = bfcl_multi.accuracy(conversations)
+            conversations = bfcl_multi.replay_conversations(bfcl_multi.cassette(s))
+            multi[s] = bfcl_multi.figures(conversations)
             multi_rows[s] = _multi_rows(conversations)
     return Compared(True, single, disagreements, probe_agreement() if with_probes else {}, multi, multi_rows,
                     bfcl_official.version() or "?", _sample(multi_rows))
@@ -225,7 +262,7 @@ def as_json(c: Compared) -> dict[str, Any]:
     return json.loads(json.dumps(doc, ensure_ascii=False))
 
 
-def write_shipped(path: Path | None = None) -> Path:
+def write_official(path: Path | None = None) -> Path:
     """Grade live and write the shipped file (needs the extra)."""
     path = path or data_file(SHIPPED)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -233,13 +270,13 @@ def write_shipped(path: Path | None = None) -> Path:
     return path
 
 
-def read_shipped(path: Path | None = None) -> Compared:
+def read_official(path: Path | None = None) -> Compared:
     """The shipped results (``data/bfcl/official.json``), as the notebook reads them."""
     d = json.loads((path or data_file(SHIPPED)).read_text(encoding="utf-8"))
     return Compared(False, d["single"], d["disagreements"], d["probes"], d["multi"], d["multi_rows"],
                     d["upstream"]["version"], d["sample"])
 
 
-def results() -> Compared:
+def official_results() -> Compared:
     """Live where the evaluator is installed, else the shipped results: what notebook 18 shows."""
-    return compare_live() if bfcl_official.available() else read_shipped()
+    return compare_live() if bfcl_official.evaluator_installed() else read_official()

@@ -18,7 +18,7 @@ and the results with the ground truth's after every turn. Two ways of asking the
 
 Both are graded by the official multi-turn checker on the calls that were executed, step by step. The model's
 replies are recorded to ``data/cassettes/bfcl-multi-<size>.jsonl`` (:func:`record_entry`) and replayed offline
-(:func:`replay`); the environments are deterministic, so a replay reproduces the run.
+(:func:`replay_conversations`); the environments are deterministic, so a replay reproduces the run.
 """
 from __future__ import annotations
 
@@ -39,8 +39,20 @@ from ..resources import data_file
 from ..tools import Registry, Tool
 from . import bfcl, bfcl_official
 
-__all__ = ["CATEGORY", "GUARDED", "MODES", "SEED", "STEP_LIMIT", "Conversation", "accuracy", "cassette",
-           "record_entry", "replay", "run_entry", "sample_ids"]
+__all__ = [
+    "CATEGORY",
+    "GUARDED",
+    "MODES",
+    "SEED",
+    "STEP_LIMIT",
+    "Conversation",
+    "cassette",
+    "figures",
+    "record_entry",
+    "replay_conversations",
+    "run_entry",
+    "sample_ids",
+]
 
 Mode = Literal["raw", "guarded"]
 MODES: tuple[Mode, ...] = ("raw", "guarded")
@@ -238,7 +250,7 @@ class _Replayed:
         return reply_from_dict(e["reply"])
 
 
-def replay(path: Path, ids: Iterable[str] | None = None) -> list[Conversation]:
+def replay_conversations(path: Path, ids: Iterable[str] | None = None) -> list[Conversation]:
     """Every recorded conversation of the cassette (or of ``ids`` only), run again from the replies alone."""
     by_label: dict[str, list[dict]] = {}
     for e in read_cassette(path):
@@ -256,7 +268,7 @@ def replay(path: Path, ids: Iterable[str] | None = None) -> list[Conversation]:
     return out
 
 
-def accuracy(conversations: Iterable[Conversation]) -> dict[str, dict[str, float]]:
+def figures(conversations: Iterable[Conversation]) -> dict[str, dict[str, float]]:
     """Per mode: ``accuracy`` (0..1), ``n``, and what it took (model turns, calls executed, calls refused)."""
     out: dict[str, dict[str, float]] = {}
     conversations = list(conversations)

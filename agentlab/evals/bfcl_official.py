@@ -41,13 +41,13 @@ __all__ = [
     "Environment",
     "Verdict",
     "ast_verdict",
-    "available",
     "call_string",
-    "data_dir",
+    "evaluator_installed",
     "functions_for",
     "multi_turn_entries",
     "multi_turn_verdict",
     "version",
+    "wheel_data",
 ]
 
 PINNED = "2026.3.23"  # the version requirements-bfcl.txt installs (constraints.txt pins it)
@@ -57,7 +57,7 @@ MODEL_NAME = "agentlab-local"  # what the checker is told the model is called (i
 _NEEDS = ("bfcl_eval", "mpmath", "filelock")
 
 
-def available() -> bool:
+def evaluator_installed() -> bool:
     """Is the extra installed (``bfcl-eval`` and the two packages its checker and environments import)?"""
     return all(importlib.util.find_spec(m) is not None for m in _NEEDS)
 
@@ -69,7 +69,7 @@ def version() -> str | None:
         return None
 
 
-def data_dir() -> Path:
+def wheel_data() -> Path:
     """The BFCL data inside the installed wheel (questions, accepted answers, multi-turn function docs)."""
     spec = importlib.util.find_spec("bfcl_eval")
     if spec is None or not spec.submodule_search_locations:
@@ -155,7 +155,7 @@ def ast_verdict(category: str, functions: Sequence[Mapping], answers: Sequence[M
 # --- multi turn: the environments and the checker -----------------------------------------------
 def multi_turn_entries(category: str = "multi_turn_base") -> list[dict]:
     """Every entry of a multi-turn category, each with its ``ground_truth`` (one list of call strings per turn)."""
-    root = data_dir()
+    root = wheel_data()
     answers = {a["id"]: a["ground_truth"] for a in _jsonl(root / "possible_answer" / f"BFCL_v4_{category}.json")}
     return [{**e, "ground_truth": answers[e["id"]]} for e in _jsonl(root / f"BFCL_v4_{category}.json")]
 
@@ -163,7 +163,7 @@ def multi_turn_entries(category: str = "multi_turn_base") -> list[dict]:
 def functions_for(entry: Mapping) -> list[dict]:
     """The function docs an entry offers: those of its involved classes, less any it excludes."""
     cfg = importlib.import_module("bfcl_eval.constants.executable_backend_config")
-    root = data_dir() / "multi_turn_func_doc"
+    root = wheel_data() / "multi_turn_func_doc"
     left_out = set(entry.get("excluded_function") or ())
     docs = [d for cls in entry["involved_classes"] for d in _jsonl(root / cfg.MULTI_TURN_FUNC_DOC_FILE_MAPPING[cls])]
     return [d for d in docs if d["name"] not in left_out]

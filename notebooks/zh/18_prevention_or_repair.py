@@ -261,7 +261,7 @@ for size in SIZES:
 # 同等条件对比：本地模型是 Qwen2.5 0.5B 和 1.5B Instruct 的 Coder 版本（0.5B 量化到 4 位），通过工作手册的聊天模板提问（工具列在系统消息里，每个调用是一个 json 代码块），温度为 0。排行榜自己的运行用的是各模型自己的聊天模板（Qwen 的 `<tool_call>` 标签），温度默认 0.001，权重为全精度。评估器的包里没有排行榜的分数，这个版本也没有列出任何 Qwen2.5 模型（最接近的是 Qwen3-0.6B 和 1.7B）：这里没有可供复现的排行榜数字，只有评分器本身。
 
 # %%
-from agentlab.evals.bfcl_compare import results as official_results
+from agentlab.evals.bfcl_compare import official_results
 
 OFFICIAL = official_results()  # 装了评估器就现场评分，否则用随工作手册发布的结果
 print(OFFICIAL.said(LANG))
