@@ -295,7 +295,7 @@ for size in SIZES:
 # Every figure above comes from a checker the workbook wrote from the rule's description. The leaderboard publishes its
 # own evaluator, `bfcl-eval` (Apache-2.0): its AST checker, its data, and executable environments for the multi-turn
 # category. Installed without its declared dependencies (`requirements-bfcl.txt`: three packages, 21 MB), it grades
-# the same recordings here, three ways (`agentlab.evals.bfcl_compare`; how they were made: docs/metrics.md#bfcl-official).
+# the same recordings here, three ways (`agentlab.evals.bfcl_compare`; how they were made: docs/metrics.md#the-official-bfcl-checker).
 #
 # 1. **The recorded replies, graded by both checkers**: the single shot's accuracy by each, and how often they agree
 #    over every mode's replies.

@@ -67,3 +67,12 @@ def test_probes_change_the_accepted_answer_in_every_way_listed():
     kinds = [k for k, _ in bfcl_compare.probes(q)]
     assert {"dropped", "value", "number type", "capitals", "added", "renamed", "repeated"} <= set(kinds)
     assert [k for k, _ in bfcl_compare.probes(bfcl.Question("i", "live_irrelevance", (), (), ()))] == ["none", "call", "bad json"]
+
+
+@pytest.mark.parametrize("readme, lang", [("README.md", "en"), ("README.zh.md", "zh")])
+def test_the_readmes_table_is_the_shipped_figures(shipped, readme, lang):
+    """category × model × (leaderboard, ours raw, official raw, official guarded), n per row: typed by no hand."""
+    table = bfcl_compare.summary_table(shipped, lang)
+    assert table in (ROOT / readme).read_text(encoding="utf-8")
+    assert len(table.splitlines()) == 2 + sum(len(m.get("single", {})) for m in shipped.single.values()) + sum(
+        {"raw", "guarded"} <= set(m) for m in shipped.multi.values())

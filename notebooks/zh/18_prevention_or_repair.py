@@ -252,7 +252,7 @@ for size in SIZES:
 # %% [markdown]
 # ## 用排行榜自己的评分器再评一次
 #
-# 上面的每个数字，都来自工作手册按规则描述自己写的评分器。排行榜也公开了它自己的评估器 `bfcl-eval`（Apache-2.0）：其中有 AST 评分器、数据，以及多轮类别可执行的环境。不装它声明的依赖（`requirements-bfcl.txt`：三个包，21 MB），它就能在这里给同一批录音评分，分三个角度（`agentlab.evals.bfcl_compare`；做法见 [评估指标](../../docs/zh/metrics.md#bfcl-official)）：
+# 上面的每个数字，都来自工作手册按规则描述自己写的评分器。排行榜也公开了它自己的评估器 `bfcl-eval`（Apache-2.0）：其中有 AST 评分器、数据，以及多轮类别可执行的环境。不装它声明的依赖（`requirements-bfcl.txt`：三个包，21 MB），它就能在这里给同一批录音评分，分三个角度（`agentlab.evals.bfcl_compare`；做法见 [评估指标](../../docs/zh/metrics.md#the-official-bfcl-checker)）：
 #
 # 1. **录下的回复，由两个评分器各评一次**：各自给出的单次回答准确率，以及在所有问法的回复上两者判定一致的比例。
 # 2. **在每个单轮类别上做探针。** 录音只覆盖四个类别。在数据里每个单轮类别（包括 parallel-multiple 和各个 live 类别）的每道题上，两个评分器都去评标准答案本身，以及对它的系统性改动：调用顺序颠倒、删掉或多加一个参数、改一个值、整数写成浮点数、改成大写、列表截短、函数改名、参数不是 JSON、重复一次调用、不调用。
