@@ -8,7 +8,7 @@ conversation that leaves the state elsewhere; two environments of one entry neve
 import json
 
 import pytest
-from conftest import DATASETS, ROOT, skip_or_fail
+from conftest import DATASETS, ROOT, need, skip_or_fail
 
 from agentlab.evals import bfcl, bfcl_official
 
@@ -41,9 +41,7 @@ def test_the_checker_is_called_not_copied():
 
 
 def test_the_wheels_data_is_the_datasets_folders():
-    folder = DATASETS / "bfcl"
-    if not folder.exists():
-        pytest.skip("the public datasets folder is absent: nothing to compare with")
+    folder = need(DATASETS / "bfcl", "BFCL dataset")
     for name in ("BFCL_v4_simple_python.json", "BFCL_v4_multi_turn_base.json"):
         assert (bfcl_official.wheel_data() / name).read_bytes() == (folder / "data" / name).read_bytes(), name
 
