@@ -81,7 +81,7 @@ def main() -> None:
             print(f"{size}: no cassette at {path.name}")
             continue
         t = time.perf_counter()
-        fig = bfcl_multi.figures(bfcl_multi.replay_conversations(path))
+        fig = bfcl_multi.multi_turn_figures(bfcl_multi.replay_conversations(path))
         for mode, row in fig.items():
             print(f"{size} {mode:8s} n={row['n']:.0f} accuracy={row['accuracy']:.0%} model turns={row['model_turns']:.0f} "
                   f"calls={row['calls']:.0f} refused={row['refused']:.0f} forced={row['forced']:.0f}")

@@ -118,5 +118,5 @@ def test_the_local_models_recordings_replay_in_seconds(size):
     t = time.perf_counter()
     conversations = bfcl_multi.replay_conversations(path)
     assert [c.id for c in conversations[::2]] == both and time.perf_counter() - t < 60
-    fig = bfcl_multi.figures(conversations)
+    fig = bfcl_multi.multi_turn_figures(conversations)
     assert fig["raw"]["n"] == fig["guarded"]["n"] == len(conversations) / 2

@@ -64,7 +64,7 @@ def test_the_ast_verdict_follows_the_leaderboards_decoding():
     right = [(name, {k: v[0] for k, v in accepted.items() if v and v[0] != ""})]
     assert bfcl_official.ast_verdict(q.category, q.functions, q.answers, right).valid  # a dotted name, kept
     broken = bfcl_official.ast_verdict(q.category, q.functions, q.answers, [(name, "{")])
-    assert broken == bfcl_official.Verdict(False, "ast_decoder:decoder_failed", broken.error)
+    assert broken == bfcl_official.OfficialVerdict(False, "ast_decoder:decoder_failed", broken.error)
     assert not bfcl_official.ast_verdict(q.category, q.functions, q.answers, []).valid
     # irrelevance: a call that does not decode is no call, and that is right
     assert bfcl_official.ast_verdict("irrelevance", q.functions, (), [(name, "{")]).valid

@@ -220,7 +220,7 @@ def summary_table(c: Compared, lang: Lang = "en") -> str:
     return "\n".join(rows)
 
 
-def _multi_rows(conversations: Iterable[bfcl_multi.Conversation]) -> list[dict[str, Any]]:
+def _multi_rows(conversations: Iterable[bfcl_multi.MultiTurnRun]) -> list[dict[str, Any]]:
     return [{"id": c.id, "mode": c.mode, "correct": c.correct, "error": c.error_type, "model_turns": c.model_turns,
              "calls": c.calls, "refused": c.refused, "forced": c.forced, "endings": list(c.endings)}
             for c in conversations]
@@ -236,7 +236,7 @@ def compare_live(sizes: Iterable[str] = SIZES, *, with_probes: bool = True) -> C
             disagreements[s] = [r for r in rows if r["ours"] != r["official"]]
         if bfcl_multi.cassette(s).exists():
             conversations = bfcl_multi.replay_conversations(bfcl_multi.cassette(s))
-            multi[s] = bfcl_multi.figures(conversations)
+            multi[s] = bfcl_multi.multi_turn_figures(conversations)
             multi_rows[s] = _multi_rows(conversations)
     return Compared(True, single, disagreements, probe_agreement() if with_probes else {}, multi, multi_rows,
                     bfcl_official.version() or "?", _sample(multi_rows))

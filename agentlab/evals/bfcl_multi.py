@@ -45,9 +45,9 @@ __all__ = [
     "MODES",
     "SEED",
     "STEP_LIMIT",
-    "Conversation",
+    "MultiTurnRun",
     "cassette",
-    "figures",
+    "multi_turn_figures",
     "record_entry",
     "replay_conversations",
     "run_entry",
@@ -77,7 +77,7 @@ def sample_ids(n: int, *, seed: int = SEED) -> list[str]:
 
 
 @dataclass(frozen=True)
-class Conversation:
+class MultiTurnRun:
     """One entry asked one way: the executed calls, step by step, and the official checker's verdict."""
 
     id: str
@@ -121,7 +121,7 @@ def _assistant(reply: Reply) -> dict:
                            for c in reply.tool_calls]}
 
 
-def _run_raw(entry: Mapping, model: Model) -> Conversation:
+def _run_raw(entry: Mapping, model: Model) -> MultiTurnRun:
     specs, names = _tools(entry)
     messages: list[dict] = []
     steps: list[tuple[tuple[str, ...], ...]] = []
@@ -164,7 +164,7 @@ class _Steps:
         return self.inner.complete(messages, tools)
 
 
-def _run_guarded(entry: Mapping, model: Model, config: GuardConfig) -> Conversation:
+def _run_guarded(entry: Mapping, model: Model, config: GuardConfig) -> MultiTurnRun:
     specs, names = _tools(entry)
     counted = _Steps(model)
     steps: list[tuple[tuple[str, ...], ...]] = []
@@ -200,19 +200,19 @@ def _run_guarded(entry: Mapping, model: Model, config: GuardConfig) -> Conversat
 
 
 def _graded(entry: Mapping, mode: Mode, steps: Sequence[tuple[tuple[str, ...], ...]], turns: int, *,
-            forced: bool = False, refused: int = 0, endings: tuple[str, ...] = ()) -> Conversation:
+            forced: bool = False, refused: int = 0, endings: tuple[str, ...] = ()) -> MultiTurnRun:
     verdict = bfcl_official.multi_turn_verdict(entry, [[list(s) for s in turn] for turn in steps])
-    return Conversation(entry["id"], mode, verdict.valid, verdict.error_type, tuple(steps), turns, refused,
+    return MultiTurnRun(entry["id"], mode, verdict.valid, verdict.error_type, tuple(steps), turns, refused,
                         endings, forced)
 
 
-def run_entry(entry: Mapping, mode: Mode, model: Model, *, config: GuardConfig = GUARDED) -> Conversation:
+def run_entry(entry: Mapping, mode: Mode, model: Model, *, config: GuardConfig = GUARDED) -> MultiTurnRun:
     """Ask one entry of ``model`` in ``mode`` against fresh environments and grade it officially."""
     return _run_raw(entry, model) if mode == "raw" else _run_guarded(entry, model, config)
 
 
 # --- recording and replay ---------------------------------------------------------------------
-def record_entry(entry: Mapping, mode: Mode, model: Model, path: Path) -> Conversation:
+def record_entry(entry: Mapping, mode: Mode, model: Model, path: Path) -> MultiTurnRun:
     """Run one entry live and append its replies to the cassette ``path`` once the conversation is complete
     (a run cut short leaves nothing half-written). Each recorded turn keeps only the messages that are new
     since the label's previous turn (``messages_from`` says where they start): the whole conversation can be
@@ -250,7 +250,7 @@ class _Replayed:
         return reply_from_dict(e["reply"])
 
 
-def replay_conversations(path: Path, ids: Iterable[str] | None = None) -> list[Conversation]:
+def replay_conversations(path: Path, ids: Iterable[str] | None = None) -> list[MultiTurnRun]:
     """Every recorded conversation of the cassette (or of ``ids`` only), run again from the replies alone."""
     by_label: dict[str, list[dict]] = {}
     for e in read_cassette(path):
@@ -268,7 +268,7 @@ def replay_conversations(path: Path, ids: Iterable[str] | None = None) -> list[C
     return out
 
 
-def figures(conversations: Iterable[Conversation]) -> dict[str, dict[str, float]]:
+def multi_turn_figures(conversations: Iterable[MultiTurnRun]) -> dict[str, dict[str, float]]:
     """Per mode: ``accuracy`` (0..1), ``n``, and what it took (model turns, calls executed, calls refused)."""
     out: dict[str, dict[str, float]] = {}
     conversations = list(conversations)

@@ -39,7 +39,7 @@ __all__ = [
     "MODEL_NAME",
     "PINNED",
     "Environment",
-    "Verdict",
+    "OfficialVerdict",
     "ast_verdict",
     "call_string",
     "evaluator_installed",
@@ -110,7 +110,7 @@ def _checker() -> types.SimpleNamespace:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class OfficialVerdict:
     """The official checker's word on one reply: right or not, and its error type and message when not."""
 
     valid: bool
@@ -128,7 +128,7 @@ def _decoded(calls: Sequence[tuple[str, Any]]) -> list[dict] | None:
 
 
 def ast_verdict(category: str, functions: Sequence[Mapping], answers: Sequence[Mapping],
-                calls: Sequence[tuple[str, Any]]) -> Verdict:
+                calls: Sequence[tuple[str, Any]]) -> OfficialVerdict:
     """Grade one single-turn reply as the leaderboard's evaluation does.
 
     ``calls`` are (BFCL function name, decoded arguments) pairs, arguments that are not JSON as a string.
@@ -139,17 +139,17 @@ def ast_verdict(category: str, functions: Sequence[Mapping], answers: Sequence[M
     decoded = _decoded(calls)
     if "irrelevance" in category:
         called = decoded is not None and not c.is_empty_output(decoded)
-        return Verdict(True) if not called else Verdict(False, "irrelevance_error:decoder_success",
+        return OfficialVerdict(True) if not called else OfficialVerdict(False, "irrelevance_error:decoder_success",
                                                         "Valid syntax. Successfully decode AST when it should not.")
     if decoded is None:
-        return Verdict(False, "ast_decoder:decoder_failed", "Invalid syntax. Failed to decode AST.")
+        return OfficialVerdict(False, "ast_decoder:decoder_failed", "Invalid syntax. Failed to decode AST.")
     if not c.is_call_format(decoded):
-        return Verdict(False, "ast_decoder:decoder_wrong_output_format", "Did not output in the specified format.")
+        return OfficialVerdict(False, "ast_decoder:decoder_wrong_output_format", "Did not output in the specified format.")
     out = c.ast_checker(json.loads(json.dumps(list(functions))), decoded, json.loads(json.dumps(list(answers))),
                         c.python, category, MODEL_NAME)
     if out["valid"]:
-        return Verdict(True)
-    return Verdict(False, out.get("error_type"), "; ".join(map(str, out.get("error") or [])))
+        return OfficialVerdict(True)
+    return OfficialVerdict(False, out.get("error_type"), "; ".join(map(str, out.get("error") or [])))
 
 
 # --- multi turn: the environments and the checker -----------------------------------------------
@@ -217,25 +217,25 @@ def _graded_name() -> Iterator[str]:
         _forget(name)
 
 
-def multi_turn_verdict(entry: Mapping, steps: Sequence[Sequence[Sequence[str]]]) -> Verdict:
+def multi_turn_verdict(entry: Mapping, steps: Sequence[Sequence[Sequence[str]]]) -> OfficialVerdict:
     """Grade one multi-turn conversation with the official checker (state and results, after every turn).
 
     ``steps``: per user turn, the model's steps, each the call strings it made in one reply (the calls that were
     executed). A conversation that did not reach every turn (forced to stop) is wrong, as the leaderboard scores it."""
     gt = entry["ground_truth"]
     if len(steps) != len(gt):
-        return Verdict(False, "multi_turn:force_terminated", f"{len(steps)} turns of {len(gt)}")
+        return OfficialVerdict(False, "multi_turn:force_terminated", f"{len(steps)} turns of {len(gt)}")
     c = _checker()
     decoded = [[list(s) for s in turn if not c.is_empty_execute(list(s))] for turn in steps]
     with _graded_name() as name:
         out = c.multi_turn_checker(decoded, gt, dict(entry), entry["id"].rsplit("_", 1)[0], name)
         # the ground truth's own instances are named after the model too
         if not out["valid"]:
-            return Verdict(False, out.get("error_type"), str(out.get("error_message", ""))[:300])
+            return OfficialVerdict(False, out.get("error_type"), str(out.get("error_message", ""))[:300])
     irr = c.irrelevance_checker(decoded, gt)
     if not irr["valid"]:
-        return Verdict(False, irr.get("error_type"), str(irr.get("error_message", ""))[:300])
-    return Verdict(True)
+        return OfficialVerdict(False, irr.get("error_type"), str(irr.get("error_message", ""))[:300])
+    return OfficialVerdict(True)
 
 
 def _jsonl(path: Path) -> list[dict]:
