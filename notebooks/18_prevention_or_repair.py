@@ -290,6 +290,66 @@ for size in SIZES:
         print(f"  {qid}: {name}({args}...)")
 
 # %% [markdown]
+# ## Graded by the leaderboard's own checker
+#
+# Every figure above comes from a checker the workbook wrote from the rule's description. The leaderboard publishes its
+# own evaluator, `bfcl-eval` (Apache-2.0): its AST checker, its data, and executable environments for the multi-turn
+# category. Installed without its declared dependencies (`requirements-bfcl.txt`: three packages, 21 MB), it grades
+# the same recordings here, three ways (`agentlab.evals.bfcl_compare`; how they were made: docs/metrics.md#the-official-bfcl-checker).
+#
+# 1. **The recorded replies, graded by both checkers**: the single shot's accuracy by each, and how often they agree
+#    over every mode's replies.
+# 2. **Probes on every single-turn category.** The recordings cover four categories. On every question of every
+#    single-turn category (parallel-multiple and the live ones too), both checkers grade the accepted answer and
+#    systematic changes of it: the calls reversed, an argument dropped or added, a value changed, an integer as a
+#    float, capitals, a list cut short, a function renamed, arguments that are not JSON, a call repeated, no call.
+# 3. **Multi-turn, executed.** A conversation of three to five user turns against one or two stateful APIs (a file
+#    system, a trading bot, a travel desk, a car, a messaging app). The raw loop runs every call the model writes, one
+#    reply per step, as the leaderboard does; the guarded loop checks each call against its schema first, answers a
+#    broken one with a readable error and a re-ask, stops a call repeated three times, and gives each user turn a step
+#    budget. The official checker compares the state of every API and the calls' results with the ground truth's after
+#    every turn.
+#
+# Like for like: the local models are the Coder variants of Qwen2.5 0.5B and 1.5B Instruct (the 0.5B quantized to 4
+# bits), asked through the workbook's chat template (tools in the system message, each call a fenced json block) at
+# temperature 0. The leaderboard's own runs use each model's chat template (Qwen's `<tool_call>` tags) at temperature
+# 0.001 on full-precision weights. Its scores are not in the evaluator's package, and this version lists no Qwen2.5
+# model (the nearest are Qwen3-0.6B and 1.7B): there is no leaderboard figure here to reproduce, only the checker.
+
+# %%
+from agentlab.evals.bfcl_compare import official_results
+
+OFFICIAL = official_results()  # live where the evaluator is installed, else the results shipped with the workbook
+print(OFFICIAL.said(LANG))
+for size in OFFICIAL.single:
+    print(OFFICIAL.agreement_said(size, LANG))
+    display(table_view(pd.DataFrame(OFFICIAL.checker_table(size)).T, percent=["ours", "official", "agreement"], lang=LANG))
+
+# %%
+print(OFFICIAL.probes_said(LANG))
+table_view(pd.DataFrame(OFFICIAL.probe_table()).T, percent=["agreement"], lang=LANG)
+
+# %% [markdown]
+# Where the two disagree, the list below says so, reply by reply (an empty list: they judged every reply alike).
+
+# %%
+for size, rows in OFFICIAL.disagreements.items():
+    print(size, rows)
+
+# %% [markdown]
+# ### Multi-turn: raw loop against guarded loop
+#
+# The same fixed sample of the base multi-turn category for both loops, recorded (`benchmarks/bench_bfcl_multi_turn.py`)
+# and replayed here in seconds: the environments are deterministic, so the replay reproduces each run and the
+# official checker grades it again.
+
+# %%
+for size in SIZES:
+    print(OFFICIAL.multi_said(size, LANG))
+    if OFFICIAL.multi_table(size):
+        display(table_view(pd.DataFrame(OFFICIAL.multi_table(size)).T, percent=["accuracy"], lang=LANG))
+
+# %% [markdown]
 # ## Exercise
 #
 # For the 0.5B model: which kind of failure did validate-and-reask remove the most of, compared with the single shot?

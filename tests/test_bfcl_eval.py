@@ -84,6 +84,16 @@ def test_irrelevance_is_right_only_without_a_call():
     assert bfcl.grade_calls(q, [("spotify.play", {"artist": "x", "duration": 1})]) == "called a function"
 
 
+def test_live_irrelevance_wants_no_call_as_irrelevance_does():
+    """BFCL decides by the category's name: a live irrelevance question is right without a call. The leaderboard's
+    checker says so on all 884 of them; this grader matched the name "irrelevance" exactly and graded them as
+    questions whose answer is a call, so that no call at all was wrong ("no call")."""
+    q = _q("live_irrelevance", answers=[])
+    assert bfcl.grade_calls(q, []) is None and bfcl.grade_calls(q, [("spotify.play", "{broken")]) is None
+    assert bfcl.grade_calls(q, [("spotify.play", {"artist": "x", "duration": 1})]) == "called a function"
+    assert bfcl.no_call_wanted("live_irrelevance") and not bfcl.no_call_wanted("live_simple")
+
+
 def test_parallel_calls_pair_up_in_any_order_greedily_as_bfcl_does():
     q = _q("parallel", answers=[{"spotify.play": {"artist": ["Taylor Swift"], "duration": [20]}},
                                 {"spotify.play": {"artist": ["Adele"], "duration": [15]}}])

@@ -51,6 +51,16 @@ def test_a_file_pinned_by_hash_is_installed_in_hash_checking_mode(uv):
             assert "--require-hashes" in cmd  # pip turns it on by itself when it sees a hash
 
 
+@pytest.mark.parametrize("uv", [None, "/somewhere/uv"])
+def test_a_file_listed_as_lean_is_installed_without_dependencies_and_still_pinned(uv):
+    """requirements-bfcl.txt names every package it needs; bfcl-eval's declared ones (a dozen SDKs, torch through
+    sentence-transformers) must not come with it. No other file loses its dependencies."""
+    lean = run.install_command(Path("/v/bin/python"), uv, ["requirements-bfcl.txt"])
+    assert "--no-deps" in lean and lean[lean.index("-c") + 1] == str(run.CONSTRAINTS)
+    for files in (["requirements.txt"], ["requirements-dev.txt"], ["requirements-local.txt"], ["requirements-bfcl.txt", "requirements.txt"]):
+        assert "--no-deps" not in run.install_command(Path("/v/bin/python"), uv, files), files
+
+
 def _fake_venv(tmp_path, monkeypatch, *, with_uv: bool) -> list[list[str]]:
     venv = tmp_path / ".venv"
     (venv / "bin").mkdir(parents=True)

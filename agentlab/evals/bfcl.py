@@ -23,9 +23,10 @@ spaces and ``,./-_*^``; an integer accepted where a float is expected, but not i
 a value of an accepted answer's own type accepted when the doc's type differs; an optional argument may be
 left out only when ``""`` is among its accepted values); for ``parallel`` each expected call, in order, takes
 the first unpaired call that matches it (BFCL's greedy pairing, so the order of the calls can matter); for
-``irrelevance``, no call (a call whose arguments are not JSON is none). It is a reimplementation from the
-rule's description, checked against the upstream ground truth: every expected answer grades as correct in
-the order given, except ``simple_python_200``, whose answer leaves out an argument its own doc requires.
+``irrelevance`` and ``live_irrelevance``, no call (a call whose arguments are not JSON is none). It is a
+reimplementation from the rule's description, checked against the upstream ground truth: every expected answer
+grades as correct in the order given, except ``simple_python_200``, whose answer leaves out an argument its own doc
+requires. The leaderboard's own checker grades the same replies in :mod:`agentlab.evals.bfcl_compare`.
 """
 from __future__ import annotations
 
@@ -65,6 +66,7 @@ __all__ = [
     "kinds",
     "load",
     "mean_of",
+    "no_call_wanted",
     "questions",
     "replay_attempts",
     "run_question",
@@ -106,7 +108,9 @@ class Question:
 def load(category: str, root: Path | None = None) -> list[Question]:
     """Every question of a category, with its accepted answers."""
     root = root or bfcl_dir()
-    entries = [json.loads(line) for line in (root / "data" / f"BFCL_v4_{category}.json").read_text().splitlines() if line]
+    # the datasets folder keeps the questions in data/; the evaluator's wheel (bfcl_official.wheel_data()) at its top
+    folder = root / "data" if (root / "data").is_dir() else root
+    entries = [json.loads(line) for line in (folder / f"BFCL_v4_{category}.json").read_text().splitlines() if line]
     answers: dict[str, list] = {}
     answer_file = root / "possible_answer" / f"BFCL_v4_{category}.json"
     if answer_file.exists():
@@ -245,11 +249,18 @@ def _call_ok(doc: Mapping, name: str, args: Any, expected: Mapping[str, Mapping]
     return None
 
 
+def no_call_wanted(category: str) -> bool:
+    """Is the right answer no call at all? BFCL decides by the category's name: ``irrelevance`` and
+    ``live_irrelevance`` both (an earlier version here matched the first name only, and graded a live irrelevance
+    question as a question with no accepted call)."""
+    return "irrelevance" in category
+
+
 def grade_calls(q: Question, calls: Sequence[tuple[str, Any]]) -> str | None:
     """None when the calls are right for ``q`` by BFCL's rule, else the first reason they are not.
 
     ``calls`` are (BFCL function name, arguments) pairs; arguments that are not JSON are a string."""
-    if q.category == "irrelevance":
+    if no_call_wanted(q.category):
         # as BFCL decodes a reply: a call whose arguments are not JSON is no call
         return None if not [c for c in calls if not isinstance(c[1], str)] else "called a function"
     if not calls:
@@ -316,7 +327,7 @@ def failure_kind(q: Question, reply: Reply, reg: Registry, why: str | None) -> s
     """Which of :data:`KINDS` a graded reply falls in (None when it is right)."""
     if why is None:
         return None
-    if q.category == "irrelevance":
+    if no_call_wanted(q.category):
         return "unwanted_call"
     if not reply.tool_calls:
         return "no_call"
@@ -385,7 +396,7 @@ def run_question(q: Question, mode: Mode, model: Model) -> Attempt:
         try:
             reply = model.complete([dict(m) for m in q.messages], specs)
         except ModelError as exc:
-            right = q.category == "irrelevance"  # BFCL: an undecodable reply is not a call
+            right = no_call_wanted(q.category)  # BFCL: an undecodable reply is not a call
             return Attempt(q.id, q.category, mode, right, None if right else "no call", (), 1, False, exc.code,
                            kind=None if right else "no_call")
         calls = _decode(reply, names)

@@ -250,6 +250,48 @@ for size in SIZES:
         print(f"  {qid}: {name}({args}...)")
 
 # %% [markdown]
+# ## 用排行榜自己的评分器再评一次
+#
+# 上面的每个数字，都来自工作手册按规则描述自己写的评分器。排行榜也公开了它自己的评估器 `bfcl-eval`（Apache-2.0）：其中有 AST 评分器、数据，以及多轮类别可执行的环境。不装它声明的依赖（`requirements-bfcl.txt`：三个包，21 MB），它就能在这里给同一批录音评分，分三个角度（`agentlab.evals.bfcl_compare`；做法见 [评估指标](../../docs/zh/metrics.md#the-official-bfcl-checker)）：
+#
+# 1. **录下的回复，由两个评分器各评一次**：各自给出的单次回答准确率，以及在所有问法的回复上两者判定一致的比例。
+# 2. **在每个单轮类别上做探针。** 录音只覆盖四个类别。在数据里每个单轮类别（包括 parallel-multiple 和各个 live 类别）的每道题上，两个评分器都去评标准答案本身，以及对它的系统性改动：调用顺序颠倒、删掉或多加一个参数、改一个值、整数写成浮点数、改成大写、列表截短、函数改名、参数不是 JSON、重复一次调用、不调用。
+# 3. **多轮，真正执行。** 一段对话有三到五轮用户消息，面对一到两个有状态的 API（文件系统、交易机器人、旅行预订、汽车、消息应用）。原始循环照排行榜的做法，每一步一条回复，模型写出的调用全部执行；防护循环先按 schema 检查每个调用，用读得懂的错误回应写坏的调用并重问，同一调用重复三次就停下，每轮用户消息有步数预算。官方评分器在每一轮之后，把每个 API 的状态和调用结果与标准答案的相比较。
+#
+# 同等条件对比：本地模型是 Qwen2.5 0.5B 和 1.5B Instruct 的 Coder 版本（0.5B 量化到 4 位），通过工作手册的聊天模板提问（工具列在系统消息里，每个调用是一个 json 代码块），温度为 0。排行榜自己的运行用的是各模型自己的聊天模板（Qwen 的 `<tool_call>` 标签），温度默认 0.001，权重为全精度。评估器的包里没有排行榜的分数，这个版本也没有列出任何 Qwen2.5 模型（最接近的是 Qwen3-0.6B 和 1.7B）：这里没有可供复现的排行榜数字，只有评分器本身。
+
+# %%
+from agentlab.evals.bfcl_compare import official_results
+
+OFFICIAL = official_results()  # 装了评估器就现场评分，否则用随工作手册发布的结果
+print(OFFICIAL.said(LANG))
+for size in OFFICIAL.single:
+    print(OFFICIAL.agreement_said(size, LANG))
+    display(table_view(pd.DataFrame(OFFICIAL.checker_table(size)).T, percent=["ours", "official", "agreement"], lang=LANG))
+
+# %%
+print(OFFICIAL.probes_said(LANG))
+table_view(pd.DataFrame(OFFICIAL.probe_table()).T, percent=["agreement"], lang=LANG)
+
+# %% [markdown]
+# 两个评分器判定不同的地方，下面逐条列出（列表为空：每条回复两者判定都一致）。
+
+# %%
+for size, rows in OFFICIAL.disagreements.items():
+    print(size, rows)
+
+# %% [markdown]
+# ### 多轮：原始循环对比防护循环
+#
+# 两种循环用的是基础多轮类别里同一份固定样本，录制（`benchmarks/bench_bfcl_multi_turn.py`）后在这里几秒内回放：环境是确定性的，所以回放能重现每一次运行，官方评分器再评一次。
+
+# %%
+for size in SIZES:
+    print(OFFICIAL.multi_said(size, LANG))
+    if OFFICIAL.multi_table(size):
+        display(table_view(pd.DataFrame(OFFICIAL.multi_table(size)).T, percent=["accuracy"], lang=LANG))
+
+# %% [markdown]
 # ## 练习
 #
 # 对 0.5B 模型来说：和单次回答相比，校验后重问消除得最多的是哪一类失败？从上面的表里读出来，用 `bfcl.KINDS` 的键作答。
