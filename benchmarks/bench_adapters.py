@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from agentlab.adapters.compare import FRAMEWORKS, compare, installed, table  # noqa: E402
 
 CALLS = 5  # tool calls per run, one per turn, then an answer (as bench_loop.py)
-TARGET_US = 150.0  # issue #37: added per tool call by an adapter, over the same framework without it
+TARGET_US = 150.0  # the speed target: µs added per tool call by an adapter, over the same framework without it
 TOOLS = ("lookup", "refund")
 
 

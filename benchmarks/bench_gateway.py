@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_site import cpu_seconds, free_port  # noqa: E402
 
-TARGET_MS = 1.0  # issue #37: the guards add at most this over a bare MCP pass-through, per call
+TARGET_MS = 1.0  # the speed target: the guards add at most this over a bare MCP pass-through, per call
 
 UPSTREAM = '''
 from mcp.server.fastmcp import FastMCP

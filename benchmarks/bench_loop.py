@@ -53,7 +53,7 @@ from agentlab.store import MemoryStore, SQLiteStore, open_store  # noqa: E402
 
 CALLS = 5  # short runs, as real ones are: 5 tool calls then an answer
 TARGETS = {"lookup": 60.0, "refund": 120.0}  # µs added per call over the naive loop, SQLite store, every guard on
-REDIS_TARGET = 200.0  # µs a keyed write adds over the naive loop on the Redis store (issue #37)
+REDIS_TARGET = 200.0  # µs a keyed write adds over the naive loop on the Redis store: the speed target
 SCHEMA = {"type": "object", "properties": {
     "order_id": {"type": "string", "pattern": r"^A\d+$", "description": "Order number, like A1001."},
     "amount": {"type": "number", "exclusiveMinimum": 0, "description": "Amount in yuan, e.g. 10."},

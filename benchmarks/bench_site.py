@@ -19,7 +19,7 @@ What is measured is each server's own CPU (utime + stime of its process, from ``
 never the wall clock: another program on the machine slows every side's wall time but adds to no side's
 CPU. The sides are interleaved: each round runs every side once, ``--requests`` sequential POSTs each, in
 an order that rotates from round to round; a ratio is the median over rounds of (site / bare) in the same
-round. The 1-minute load average is sampled each round. The last lines are the targets of issue #37 in
+round. The 1-minute load average is sampled each round. The last lines are the speed targets in
 the common format (``target | what | measured | target | yes/no | load L``) that ``run.py bench``
 gathers.
 
@@ -45,7 +45,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 CITIES = {"Beijing": (7.0, "cloudy", 35.0, "north 3"), "Shanghai": (14.0, "light rain", 80.0, "east 2")}
-TARGETS = {"read": 1.25, "redis": 1.5, "write": 1.25}  # site / bare, CPU per request (issue #37)
+TARGETS = {"read": 1.25, "redis": 1.5, "write": 1.25}  # site / bare, CPU per request: the speed targets
 
 WORK = '''
 CITIES = {"Beijing": (7.0, "cloudy", 35.0, "north 3"), "Shanghai": (14.0, "light rain", 80.0, "east 2")}

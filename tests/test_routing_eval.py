@@ -309,7 +309,7 @@ def test_the_keyword_router_misses_fewer_held_out_asks(lang):
 
 @pytest.mark.parametrize("size", ["0.5b", "1.5b"])
 def test_routed_is_at_least_as_right_as_all_tools_on_the_recordings(size):
-    """Issue #37: with the plain router the 1.5B model picked the right tool less often routed (78.6% to 75.0%).
+    """With the plain router the 1.5B model picked the right tool less often routed (78.6% to 75.0%).
     Recorded again with the keyword router, routed is at least as right as all tools on both models, with under
     half the prompt tokens, and the router offers the needed tool on more than 95% of the asks."""
     path = cassette_path(size)
