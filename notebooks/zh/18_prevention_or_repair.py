@@ -263,7 +263,7 @@ for size in SIZES:
 # %%
 from agentlab.evals.bfcl_compare import official_results
 
-OFFICIAL = official_results()  # 装了评估器就现场评分，否则用随工作手册发布的结果
+OFFICIAL = official_results()  # live where the evaluator is installed, else the results shipped with the workbook
 print(OFFICIAL.said(LANG))
 for size in OFFICIAL.single:
     print(OFFICIAL.agreement_said(size, LANG))
