@@ -32,8 +32,7 @@ from typing import Any, Literal
 
 from ..guards import GuardConfig
 from ..loop import run_guarded
-from ..models.cassette import RecordingModel, read_cassette, reply_from_dict
-from ..models.fakes import ScriptError
+from ..models.cassette import RecordingModel, read_cassette
 from ..models.interface import Model, ModelError, Reply
 from ..resources import data_file
 from ..tools import Registry, Tool
@@ -233,23 +232,6 @@ def record_entry(entry: Mapping, mode: Mode, model: Model, path: Path) -> MultiT
     return done
 
 
-class _Replayed:
-    """One recorded conversation, reply by reply (a recorded API error is raised again)."""
-
-    def __init__(self, entries: list[dict]):
-        self.entries, self.used = entries, 0
-        self.name = entries[0].get("model", "replay") if entries else "replay"
-
-    def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
-        if self.used >= len(self.entries):
-            raise ScriptError(f"the recording has {len(self.entries)} replies; reply {self.used + 1} was asked for")
-        e = self.entries[self.used]
-        self.used += 1
-        if "error" in e:
-            raise ModelError(e["error"]["code"], "replayed", status=e["error"].get("status"))
-        return reply_from_dict(e["reply"])
-
-
 def replay_conversations(path: Path, ids: Iterable[str] | None = None) -> list[MultiTurnRun]:
     """Every recorded conversation of the cassette (or of ``ids`` only), run again from the replies alone."""
     by_label: dict[str, list[dict]] = {}
@@ -264,7 +246,7 @@ def replay_conversations(path: Path, ids: Iterable[str] | None = None) -> list[M
         for mode in MODES:
             recorded = by_label.get(f"{i}/{mode}")
             if recorded:
-                out.append(run_entry(entries[i], mode, _Replayed(recorded)))
+                out.append(run_entry(entries[i], mode, bfcl._Replayed(recorded)))  # replayed as single-turn replays
     return out
 
 
