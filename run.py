@@ -812,7 +812,8 @@ def main(argv: list[str]) -> int:
         py = setup("requirements-dev.txt")
         # these re-record the real models' cassettes (hours on two cores): only when asked for
         recording = {"bench_real_models.py", "bench_routing_local.py", "bench_tool_choice_local.py",
-                     "bench_discovery_local.py", "bench_bfcl_local.py", "bench_bfcl_multi_turn.py"}
+                     "bench_discovery_local.py", "bench_bfcl_local.py", "bench_bfcl_multi_turn.py",
+                     "bench_bfcl_prompting.py"}
         record = "--record" in rest
         rest = [a for a in rest if a != "--record"]
         only = [a for a in rest if a.endswith(".py")]  # python run.py bench bench_site.py: that one alone

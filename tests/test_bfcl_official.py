@@ -22,14 +22,16 @@ def extra():
 def test_the_installed_evaluator_is_the_pinned_one():
     assert bfcl_official.version() == bfcl_official.PINNED
     pins = dict(line.split("==") for line in (ROOT / "constraints.txt").read_text().splitlines() if "==" in line)
-    assert pins["bfcl-eval"] == bfcl_official.PINNED and {"mpmath", "filelock"} <= set(pins)
+    assert pins["bfcl-eval"] == bfcl_official.PINNED and {"mpmath", "filelock", "tree-sitter", "tree-sitter-java",
+                                                                "tree-sitter-javascript", "tenacity"} <= set(pins)
 
 
 def test_the_extra_installs_without_the_declared_dependencies():
-    """Three packages, no more: the handlers' SDKs and the memory categories' models are never imported."""
+    """Seven packages, no more: the handlers' SDKs and the memory categories' models are never imported."""
     import run
     lines = [x.strip() for x in (ROOT / "requirements-bfcl.txt").read_text().splitlines() if x.strip() and not x.startswith("#")]
-    assert lines == ["bfcl-eval", "mpmath", "filelock"]
+    assert lines == ["bfcl-eval", "mpmath", "filelock", "tree_sitter", "tree-sitter-java", "tree-sitter-javascript",
+                     "tenacity"]
     assert "requirements-bfcl.txt" in run.NO_DEPS and "--no-deps" in run.install_command(ROOT / "py", None, ["requirements-bfcl.txt"])
     assert "python3 run.py setup requirements-bfcl.txt" in (ROOT / ".ci" / "run").read_text()
 
