@@ -130,6 +130,12 @@ def _answered(content: Any) -> bool:
 
 
 @lru_cache(maxsize=1024)
+def _write_name(name: str) -> bool:
+    """Whether a tool is a write by its name (:data:`WRITE_NAMES`: no tools file says): a log calls a few tools."""
+    return bool(WRITE_NAMES.match(name))
+
+
+@lru_cache(maxsize=1024)
 def _handover_name(name: str) -> bool:
     return bool(_HANDOVER.search(name))
 
@@ -183,7 +189,14 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
     rid = log.where
     messages = log.messages
     reg = registries.get(log.tools)
-    answers = {str(m.get("tool_call_id")): m.get("content") for m in messages if m.get("role") == "tool"}
+    answers: dict[str, Any] = {}
+    replies: list[int] = []
+    for i, m in enumerate(messages):
+        role = m.get("role")
+        if role == "tool":
+            answers[str(m.get("tool_call_id"))] = m.get("content")
+        elif role == "assistant":
+            replies.append(i)
     findings: list[LogFinding] = []
     events: list[Event] = []
     seen: dict[str, int] = {}
@@ -193,8 +206,11 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
     def found(kind: str, code: str, *, tool: str = "", index: int | None = None, detail: str = "",
               unguarded: bool = False) -> tuple[str, str]:
         cat, stage = FOUND_UNGUARDED[code] if unguarded else _err(code)
-        findings.append(LogFinding(rid, rid, kind, code, cat, stage, tool, index, _shown(detail) if details else "",
-                                   log.day))
+        finding = object.__new__(LogFinding)  # (as _event: the fields straight into it, no frozen __init__)
+        finding.__dict__.update({"where": rid, "run": rid, "kind": kind, "code": code, "category": cat, "stage": stage,
+                                 "tool": tool, "message": index, "detail": _shown(detail) if details else "",
+                                 "day": log.day})
+        findings.append(finding)
         return cat, stage
 
     for problem in protocol_problems(messages):
@@ -203,10 +219,9 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
         index = int(at[1]) if at else len(messages) - 1
         cat, stage = found(kind, "BAD_REQUEST", index=index, detail=problem)
         coded = True
-        events.append(_event({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": 0,
+        events.append(_made({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": 0,
                               "kind": "model", "error_code": "BAD_REQUEST", "error_category": cat, "error_stage": stage,
                               "note": kind}))
-    replies = [i for i, m in enumerate(messages) if m.get("role") == "assistant"]
     # an exchange log gives the usage of each response it logged: the last replies of the conversation
     usage = dict(zip(replies[len(replies) - len(log.usage):], log.usage, strict=False)) if log.usage else {}
     handed_over = False
@@ -216,7 +231,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
         prompt, completion = usage.get(i, (0, 0)) if usage else (0, 0)
         text = _text(m.get("content"))
         # (each event's fields in the order the loop's are given: run, session, turn, loop, then its own)
-        events.append(_event({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": step,
+        events.append(_made({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": step,
                               "kind": "model", "prompt_tokens": prompt, "completion_tokens": completion,
                               "model_visible": text[:300]}))
         tool_calls = m.get("tool_calls")
@@ -246,7 +261,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
             if code is None and args is not None:  # (args: the canonical JSON of arguments that are an object)
                 sig = f"{name}:{args}"
                 n = seen[sig] = seen.get(sig, 0) + 1
-                write = name in writes or (not writes and bool(WRITE_NAMES.match(name)))
+                write = name in writes if writes else _write_name(name) if len(name) <= 256 else bool(WRITE_NAMES.match(name))
                 if write and n == 2:
                     code, kind = "CONFLICT", "duplicate_write"
                 elif not write and n == REPEAT_LIMIT:
@@ -259,7 +274,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
             coded = coded or bool(code)
             calls_made += 1
             invalid += parse_ok is False or validate_ok is False
-            events.append(_event({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": step,
+            events.append(_made({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": step,
                                   "kind": "tool", "tool_name": name, "tool_call_id": cid,
                                   "args_raw": (raw if isinstance(raw, str) else json.dumps(raw))[:1000],
                                   "parse_ok": parse_ok, "validate_ok": validate_ok,
@@ -275,13 +290,13 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
         # self-corrected by the package's one definition (the loop's, metrics.repair_turns): a call refused as
         # invalid, then a later call that ran; a wrong call the model gave up on, or whose fix failed too, is not one
         # (a run with no error code has no call refused: nothing to repair)
-        corrected = coded and repair_turns(Run(rid, "logs", "", "done", "", "", step, tuple(events), ())) is not None
+        corrected = coded and repair_turns(_run(rid, "done", step, tuple(events))) is not None
         status = "done_after_self_correction" if corrected else "done"
     else:  # the conversation stops on a call or a tool's answer: the user never got a reply
         status = "failed"
     answer = _text(last.get("content")) if last.get("role") == "assistant" else ""
     # the events are counted, never shown: only what the report shows is redacted (findings, cases)
-    events.append(_event({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": step,
+    events.append(_made({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": step,
                           "kind": "end", "model_visible": answer[:300]}))
     return _Walk(events, findings, step, status, answer, calls_made, invalid, coded)
 
@@ -296,6 +311,13 @@ def _event(values: Mapping[str, Any]) -> Event:
     ``__dict__``, and a field not given reads its default where the dataclass keeps it, on the class."""
     if not values.keys() >= _REQUIRED:  # a field with no default missing: the dataclass's own TypeError
         return Event(**values)
+    e = object.__new__(Event)
+    e.__dict__.update(values)
+    return e
+
+
+def _made(values: dict[str, Any]) -> Event:
+    """:func:`_event` of values written out here, every field without a default among them: no test of that."""
     e = object.__new__(Event)
     e.__dict__.update(values)
     return e
@@ -474,9 +496,9 @@ class _Summary(NamedTuple):
     invalid: int
     steps: int
     status: str
-    wrong: Counter
-    kinds: Counter
-    kind_stage: Counter
+    wrong: Mapping[tuple[str, str], int]  # (a Counter, or a dict of the same counts: read by items() only)
+    kinds: Mapping[str, int]
+    kind_stage: Mapping[tuple[str, str, str], int]
     examples: tuple[LogFinding, ...]
     found: int
     case: dict | None
@@ -508,8 +530,8 @@ def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozen
         found = walk.findings
         shown = min(EXAMPLES, shown + min(len(found), EXAMPLES))
         if walk.coded:  # the metrics' own functions, on the run as _openai_run makes it (its status is not read)
-            run = Run(log.where, "logs", "", walk.status, "", "", walk.steps, tuple(walk.events), ())
-            wrong: Counter = Counter(w for w in map(went_wrong, run.events) if w is not None)
+            run = _run(log.where, walk.status, walk.steps, tuple(walk.events))
+            wrong: Mapping[tuple[str, str], int] = _tally(w for w in map(went_wrong, run.events) if w is not None)
             classes = run_classes(run)
         else:  # no event carries a code: nothing went wrong (went_wrong), no class but the ending's (run_classes)
             wrong, classes = _NONE, effect_classes(walk.status, ())
@@ -518,9 +540,27 @@ def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozen
             case = case_of(log, found)
             cases[0] += case is not None
         yield _Summary(log.day or "", log.success, walk.calls, walk.invalid, walk.steps, walk.status, wrong,
-                       Counter(f.kind for f in found) if found else _NONE,
-                       Counter((f.kind, f.code, f.stage) for f in found) if found else _NONE,
+                       _tally(f.kind for f in found) if found else _NONE,
+                       _tally((f.kind, f.code, f.stage) for f in found) if found else _NONE,
                        tuple(found[:EXAMPLES]), len(found), case, classes)
+
+
+def _tally(keys: Iterable[Any]) -> dict[Any, int]:
+    """``Counter(keys)`` as a plain dict, the same counts in the same order: a run's few, which the report adds up
+    (:func:`_add`) and never reads as a Counter."""
+    out: dict[Any, int] = {}
+    for k in keys:
+        out[k] = out.get(k, 0) + 1
+    return out
+
+
+def _run(rid: str, status: Status, steps: int, events: tuple[Event, ...]) -> Run:
+    """``Run(rid, "logs", "", status, "", "", steps, events, ())``, less the frozen dataclass ``__init__`` (as
+    :func:`_event`): the run whose events the metrics read, made once a conversation."""
+    run = object.__new__(Run)
+    run.__dict__.update({"run_id": rid, "loop": "logs", "model": "", "status": status, "reason": "", "answer": "",
+                         "steps": steps, "events": events, "messages": ()})
+    return run
 
 
 def _streamed(source: str, rows: Iterable[tuple[int, dict]], registry: Registry | None,
@@ -618,7 +658,7 @@ def analyze(logs: Iterable[LogRun], *, registry: Registry | None = None, writes:
     return _report(_summaries(logs, registry, writes, [0]), settings)
 
 
-def _add(counts: Counter, more: Counter) -> None:
+def _add(counts: Counter, more: Mapping[Any, int]) -> None:
     """``counts.update(more)``, less its test of what ``more`` is (a run's few counts, on every run)."""
     for k, n in more.items():
         counts[k] += n

@@ -296,10 +296,18 @@ def _openai(name: str, source: str, lines: Iterable[tuple[int, str]], shared: _T
             open_run = None
         if not isinstance(d.get("messages"), list):
             raise LogError("logs.openai_shape", path=source, line=n, keys=", ".join(list(d)[:6]) or "-")
-        yield LogRun(name, n, n, _messages(source, n, d["messages"]), tools_of(source, n, d.get("tools")),
-                     **_meta(d))
+        yield _conversation(name, n, _messages(source, n, d["messages"]), tools_of(source, n, d.get("tools")), _meta(d))
     if open_run is not None:
         yield open_run
+
+
+def _conversation(source: str, n: int, messages: tuple[dict, ...], tools: tuple[dict, ...], meta: dict) -> LogRun:
+    """``LogRun(source, n, n, messages, tools, **meta)`` for a line that holds a whole conversation (one a line: the
+    usual log), less the frozen dataclass ``__init__`` that sets its fields one call at a time: the values go into
+    its ``__dict__``, ``rows`` and ``usage`` read their defaults from the class, where the dataclass keeps them."""
+    run = object.__new__(LogRun)
+    run.__dict__.update({"source": source, "line": n, "last_line": n, "messages": messages, "tools": tools}, **meta)
+    return run
 
 
 def _exchange(name: str, source: str, n: int, d: dict, tools_of: Callable[[str, int, Any], tuple[dict, ...]]) -> LogRun:
