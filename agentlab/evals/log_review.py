@@ -298,7 +298,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
     # the events are counted, never shown: only what the report shows is redacted (findings, cases)
     events.append(_made({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": step,
                           "kind": "end", "model_visible": answer[:300]}))
-    return _Walk(events, findings, step, status, answer, calls_made, invalid, coded)
+    return tuple.__new__(_Walk, (events, findings, step, status, answer, calls_made, invalid, coded))
 
 
 _EVENT_FIELDS = frozenset(f.name for f in fields(Event))
@@ -529,8 +529,10 @@ def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozen
         walk = _openai_walk(log, registries, writes, details=shown < EXAMPLES)
         found = walk.findings
         shown = min(EXAMPLES, shown + min(len(found), EXAMPLES))
-        if walk.coded:  # the metrics' own functions, on the run as _openai_run makes it (its status is not read)
-            run = _run(log.where, walk.status, walk.steps, tuple(walk.events))
+        if walk.coded:
+            # the metrics' own functions, on the run's events that carry a code: went_wrong and run_classes read no
+            # other (none here is resent: no retry_count), so they count what they count on the run whole
+            run = _run(log.where, walk.status, walk.steps, tuple(e for e in walk.events if e.error_code))
             wrong: Mapping[tuple[str, str], int] = _tally(w for w in map(went_wrong, run.events) if w is not None)
             classes = run_classes(run)
         else:  # no event carries a code: nothing went wrong (went_wrong), no class but the ending's (run_classes)
@@ -539,10 +541,11 @@ def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozen
         if found and log.messages and cases[0] < CASES:
             case = case_of(log, found)
             cases[0] += case is not None
-        yield _Summary(log.day or "", log.success, walk.calls, walk.invalid, walk.steps, walk.status, wrong,
-                       _tally(f.kind for f in found) if found else _NONE,
-                       _tally((f.kind, f.code, f.stage) for f in found) if found else _NONE,
-                       tuple(found[:EXAMPLES]), len(found), case, classes)
+        # (the tuple made as it is, less NamedTuple's __new__ taking its 13 fields by name: once a conversation)
+        yield tuple.__new__(_Summary, (log.day or "", log.success, walk.calls, walk.invalid, walk.steps, walk.status,
+                                       wrong, _tally(f.kind for f in found) if found else _NONE,
+                                       _tally((f.kind, f.code, f.stage) for f in found) if found else _NONE,
+                                       tuple(found[:EXAMPLES]), len(found), case, classes))
 
 
 def _tally(keys: Iterable[Any]) -> dict[Any, int]:
