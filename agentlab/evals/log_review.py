@@ -29,13 +29,12 @@ from ..context import protocol_problems
 from ..errors import CODES, mask_personal, redact
 from ..guards import GuardConfig
 from ..i18n import Lang
-from ..jsonutil import canonical
 from ..runs import STATUSES, Run, Status
 from ..tools import Registry
 from ..trace import Event, finalize
 from .failure_classes import CODE_CLASSES, FAILURE_CLASSES, effect_classes, run_classes
 from .log_report import KINDS, largest_text, review_html, write_report  # what a review says: its page, its files
-from .log_tools import REGISTRIES, Registries, tools_file
+from .log_tools import REGISTRIES, WRITE_NAMES, Registries, answered, hands_over, plain_args, signature, tools_file, write_name
 from .logs import OPEN_RUNS, Format, LogRun, read_logs, read_rows, run_meta
 from .metrics import Tally, repair_turns, went_wrong
 
@@ -44,11 +43,6 @@ __all__ = ["KINDS", "WRITE_NAMES", "LogFinding", "analyze", "case_of", "largest_
 
 _KIND_OF_CODE = {"BAD_JSON": "bad_json", "UNKNOWN_TOOL": "unknown_tool", "INVALID_ARGS": "invalid_args",
                  "LOOP_DETECTED": "repeated_call"}
-#: a tool whose name starts with one of these verbs changes something (when no tools file says)
-WRITE_NAMES = re.compile(r"^(?:create|update|delete|remove|cancel|book|send|pay|refund|submit|transfer|set|add|post)_",
-                         re.I)
-#: a call to one of these hands the user to a person: the run ended in a takeover
-_HANDOVER = re.compile(r"escalat|hand_?off|hand_?over|transfer_to_(?:human|agent)|human", re.I)
 REPEAT_LIMIT = GuardConfig().repeat_limit or 3  # the Nth identical call is the one the breaker stops
 EXAMPLES = 200  # findings shown with their detail; all are counted
 CASES = 20  # candidate regression cases written
@@ -113,53 +107,6 @@ def _err(code: str) -> tuple[str, str]:
 #: it was done (a write done twice, a call repeated), not a guard that worked. Its code is the one the guard would
 #: give (so its class of the five: idempotency, loops); a guard's own code in the logs keeps its stage (CODES).
 FOUND_UNGUARDED: dict[str, tuple[str, str]] = {"CONFLICT": ("fatal", "execution"), "LOOP_DETECTED": ("fatal", "execution")}
-
-
-def _answered(content: Any) -> bool:
-    """Whether a tool message says the tool ran: not ``{"ok": false}``, not an ``error`` object."""
-    if isinstance(content, str):
-        if "error" not in content and '"ok"' not in content and "\\" not in content and content[:1] not in ("e", "E"):
-            # no key "ok" or "error" can be in it (a key is written as it reads: no escape), and no case of it
-            # starts with "error": whatever it parses to, or does not, the tool ran. Most answers, never parsed.
-            return True
-        try:
-            content = json.loads(content)
-        except ValueError:
-            return not content.lower().startswith("error")
-    return not (isinstance(content, dict) and (content.get("ok") is False or "error" in content))
-
-
-@lru_cache(maxsize=1024)
-def _write_name(name: str) -> bool:
-    """Whether a tool is a write by its name (:data:`WRITE_NAMES`: no tools file says): a log calls a few tools."""
-    return bool(WRITE_NAMES.match(name))
-
-
-@lru_cache(maxsize=1024)
-def _handover_name(name: str) -> bool:
-    return bool(_HANDOVER.search(name))
-
-
-def _handover(name: str) -> bool:
-    """Whether a call to ``name`` hands the user to a person (a log calls a few tools, again and again)."""
-    return _handover_name(name) if len(name) <= 256 else bool(_HANDOVER.search(name))
-
-
-@lru_cache(maxsize=1024)
-def _plain_args_text(raw: str) -> str | None:
-    try:
-        args = json.loads(raw)
-    except ValueError:
-        return None
-    return canonical(args) if isinstance(args, dict) else None
-
-
-def _plain_args(raw: str | Mapping) -> str | None:
-    """The canonical JSON of a call's arguments when no tools list checks it, None when they are not an object (a
-    log repeats the same arguments text often: a short one's is kept)."""
-    if not isinstance(raw, str):
-        return canonical(dict(raw))
-    return _plain_args_text(raw) if len(raw) <= 1024 else _plain_args_text.__wrapped__(raw)
 
 
 def _openai_run(log: LogRun, registries: Registries, writes: frozenset[str], *,
@@ -245,7 +192,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
             raw = fn.get("arguments")
             raw = raw if isinstance(raw, (str, Mapping)) else ""
             cid = str(c.get("id"))
-            handed_over = handed_over or _handover(name)
+            handed_over = handed_over or hands_over(name)
             code: str | None = None
             parse_ok: bool | None = True
             validate_ok: bool | None = None
@@ -257,11 +204,11 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
                     kind = _KIND_OF_CODE.get(code, "invalid_args")
                     found(kind, code, tool=name, index=i, detail=raw if isinstance(raw, str) else json.dumps(raw))
             else:
-                args = _plain_args(raw)
+                args = plain_args(raw)
             if code is None and args is not None:  # (args: the canonical JSON of arguments that are an object)
                 sig = f"{name}:{args}"
                 n = seen[sig] = seen.get(sig, 0) + 1
-                write = name in writes if writes else _write_name(name) if len(name) <= 256 else bool(WRITE_NAMES.match(name))
+                write = name in writes if writes else write_name(name)
                 if write and n == 2:
                     code, kind = "CONFLICT", "duplicate_write"
                 elif not write and n == REPEAT_LIMIT:
@@ -278,7 +225,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
                                   "kind": "tool", "tool_name": name, "tool_call_id": cid,
                                   "args_raw": (raw if isinstance(raw, str) else json.dumps(raw))[:1000],
                                   "parse_ok": parse_ok, "validate_ok": validate_ok,
-                                  "exec_ok": None if cid not in answers else _answered(answer),
+                                  "exec_ok": None if cid not in answers else answered(answer),
                                   "error_code": code, "error_category": cat or None, "error_stage": stage or None,
                                   "note": kind or None, "model_visible": None if answer is None else str(answer)[:300]}))
     last = messages[-1] if messages else {}
@@ -321,21 +268,6 @@ def _made(values: dict[str, Any]) -> Event:
     e = object.__new__(Event)
     e.__dict__.update(values)
     return e
-
-
-@lru_cache(maxsize=4096)
-def _canonical_args(raw: str) -> str | None:
-    try:
-        return canonical(json.loads(raw or "{}"))
-    except ValueError:
-        return None
-
-
-def _signature(tool: str, raw: str) -> str:
-    """``tool:canonical arguments`` (a repeat, a duplicate write), or "" for arguments that do not parse. A log repeats
-    the same arguments text often (the same lookup, a model's retry): the canonical form of a short one is kept."""
-    args = _canonical_args(raw) if len(raw) <= 1024 else _canonical_args.__wrapped__(raw)
-    return "" if args is None else f"{tool}:{args}"
 
 
 class _TelemetryRun:
@@ -410,7 +342,7 @@ class _TelemetryRun:
                     extra = {"parse_ok": checked.parse_ok, "validate_ok": False if checked.parse_ok else None,
                              "error_code": code, "error_category": cat, "error_stage": stage}
             if not extra and not e.replayed:
-                sig = _signature(e.tool_name, raw)
+                sig = signature(e.tool_name, raw)
                 if sig:
                     n = self.seen.pop(sig, 0) + 1
                     self.seen[sig] = n

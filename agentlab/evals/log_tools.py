@@ -1,13 +1,17 @@
 """The tools a log offers, as ``review --logs`` checks calls against them (docs/metrics.md#bring-your-own-logs): the
 team's tools file (:func:`tools_file`), and each tools list a log line offers compiled once into a
 :class:`~agentlab.tools.Registry` (:class:`Registries`), every call checked by ``Registry.check`` as the guarded
-loop checks it, the same call (tool and arguments text) checked once.
+loop checks it, the same call (tool and arguments text) checked once; and what a review reads of a call and of its
+answer: a write, a hand-over, its arguments' canonical form, whether the tool ran.
 """
 from __future__ import annotations
 
 import json
 import pickle
+import re
 from collections import OrderedDict
+from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +21,8 @@ from ..schema import SchemaError
 from ..tools import Registry
 from .logs import LogError
 
-__all__ = ["REGISTRIES", "Registries", "tools_file"]
+__all__ = ["HANDOVER", "REGISTRIES", "WRITE_NAMES", "Registries", "answered", "hands_over", "plain_args", "signature",
+           "tools_file", "write_name"]
 
 REGISTRIES = 32  # distinct tools lists kept compiled
 _CHECKS = 2048  # distinct calls (registry, tool, arguments text) whose check is kept
@@ -125,3 +130,79 @@ def _read(checked: Any) -> Checked:
         return checked.parse_ok, ok, checked.error.code, None
     args = checked.args
     return checked.parse_ok, ok, None, canonical(args) if isinstance(args, dict) else None
+
+
+# --- calls and answers, as a review reads them -------------------------------------------------
+#: a tool whose name starts with one of these verbs changes something (when no tools file says)
+WRITE_NAMES = re.compile(r"^(?:create|update|delete|remove|cancel|book|send|pay|refund|submit|transfer|set|add|post)_",
+                         re.I)
+#: a call to one of these hands the user to a person: the run ended in a takeover
+HANDOVER = re.compile(r"escalat|hand_?off|hand_?over|transfer_to_(?:human|agent)|human", re.I)
+_NAME = 256  # a tool's name longer than this is read each time: a log calls a few short ones, again and again
+
+
+def answered(content: Any) -> bool:
+    """Whether a tool message says the tool ran: not ``{"ok": false}``, not an ``error`` object."""
+    if isinstance(content, str):
+        if "error" not in content and '"ok"' not in content and "\\" not in content and content[:1] not in ("e", "E"):
+            # no key "ok" or "error" can be in it (a key is written as it reads: no escape), and no case of it
+            # starts with "error": whatever it parses to, or does not, the tool ran. Most answers, never parsed.
+            return True
+        try:
+            content = json.loads(content)
+        except ValueError:
+            return not content.lower().startswith("error")
+    return not (isinstance(content, dict) and (content.get("ok") is False or "error" in content))
+
+
+@lru_cache(maxsize=1024)
+def _write_name(name: str) -> bool:
+    return bool(WRITE_NAMES.match(name))
+
+
+def write_name(name: str) -> bool:
+    """Whether a tool is a write by its name (:data:`WRITE_NAMES`), when no tools file says."""
+    return _write_name(name) if len(name) <= _NAME else bool(WRITE_NAMES.match(name))
+
+
+@lru_cache(maxsize=1024)
+def _hands_over(name: str) -> bool:
+    return bool(HANDOVER.search(name))
+
+
+def hands_over(name: str) -> bool:
+    """Whether a call to ``name`` hands the user to a person (:data:`HANDOVER`)."""
+    return _hands_over(name) if len(name) <= _NAME else bool(HANDOVER.search(name))
+
+
+@lru_cache(maxsize=1024)
+def _plain_args_text(raw: str) -> str | None:
+    try:
+        args = json.loads(raw)
+    except ValueError:
+        return None
+    return canonical(args) if isinstance(args, dict) else None
+
+
+def plain_args(raw: str | Mapping) -> str | None:
+    """The canonical JSON of a call's arguments when no tools list checks it, None when they are not an object (a
+    log repeats the same arguments text often: a short one's is kept)."""
+    if not isinstance(raw, str):
+        return canonical(dict(raw))
+    return _plain_args_text(raw) if len(raw) <= _CHECKED_TEXT else _plain_args_text.__wrapped__(raw)
+
+
+@lru_cache(maxsize=4096)
+def _canonical_args(raw: str) -> str | None:
+    try:
+        return canonical(json.loads(raw or "{}"))
+    except ValueError:
+        return None
+
+
+def signature(tool: str, raw: str) -> str:
+    """``tool:canonical arguments`` of a telemetry row's call (a repeat, a duplicate write), or "" for arguments that
+    do not parse. A log repeats the same arguments text often (the same lookup, a model's retry): the canonical form
+    of a short one is kept."""
+    args = _canonical_args(raw) if len(raw) <= _CHECKED_TEXT else _canonical_args.__wrapped__(raw)
+    return "" if args is None else f"{tool}:{args}"
