@@ -132,7 +132,10 @@ class _Walk(NamedTuple):
     coded: bool  # some event carries an error code (none does: nothing went wrong, no class, no repair)
 
 
-def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *, details: bool = True) -> _Walk:
+def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *, details: bool = True,
+                 counted: bool = False) -> _Walk:
+    """``counted``: the events only a report's counts read (the tool calls, and what carries a code), for
+    :func:`_summaries`; a model turn of words and the end are left out, whose fields no count reads."""
     rid = log.where
     messages = log.messages
     reg = registries.get(log.tools)
@@ -175,12 +178,13 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
     for i in replies:
         m = messages[i]
         step += 1
-        prompt, completion = usage.get(i, (0, 0)) if usage else (0, 0)
-        text = _text(m.get("content"))
         # (each event's fields in the order the loop's are given: run, session, turn, loop, then its own)
-        events.append(_made({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": step,
-                              "kind": "model", "prompt_tokens": prompt, "completion_tokens": completion,
-                              "model_visible": text[:300]}))
+        if not counted:
+            prompt, completion = usage.get(i, (0, 0)) if usage else (0, 0)
+            text = _text(m.get("content"))
+            events.append(_made({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": step,
+                                  "kind": "model", "prompt_tokens": prompt, "completion_tokens": completion,
+                                  "model_visible": text[:300]}))
         tool_calls = m.get("tool_calls")
         if not tool_calls:  # a reply of words only: no call to check
             continue
@@ -243,8 +247,9 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
         status = "failed"
     answer = _text(last.get("content")) if last.get("role") == "assistant" else ""
     # the events are counted, never shown: only what the report shows is redacted (findings, cases)
-    events.append(_made({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": step,
-                          "kind": "end", "model_visible": answer[:300]}))
+    if not counted:
+        events.append(_made({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": step,
+                             "kind": "end", "model_visible": answer[:300]}))
     return tuple.__new__(_Walk, (events, findings, step, status, answer, calls_made, invalid, coded))
 
 
@@ -438,6 +443,7 @@ class _Summary(NamedTuple):
 
 
 _NONE: Counter = Counter()  # a run's counts of nothing found: shared, read and never written
+_COUNTS = 1024  # the kinds of run (status and coded events) whose counts are kept: the report reads them, never writes
 
 
 def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozenset[str],
@@ -446,6 +452,7 @@ def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozen
     that none is built past :data:`CASES`."""
     registries = Registries(registry)
     shown = 0  # the findings the report will show (_report: the first EXAMPLES of all): past them, no detail is read
+    counts: dict[tuple, tuple[Mapping[tuple[str, str], int], Counter]] = {}  # a run's counts by what they read of it
     for log in logs:
         if log.rows:
             acc = _TelemetryRun(log.source, log.line, log.rows[0], registry, writes)
@@ -458,17 +465,21 @@ def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozen
             yield summary
             continue
         # a finding's detail is redacted (the costliest part of one) only while the report has room to show it
-        walk = _openai_walk(log, registries, writes, details=shown < EXAMPLES)
+        walk = _openai_walk(log, registries, writes, details=shown < EXAMPLES, counted=True)
         found = walk.findings
         shown = min(EXAMPLES, shown + min(len(found), EXAMPLES))
-        if walk.coded:
-            # the metrics' own functions, on the run's events that carry a code: went_wrong and run_classes read no
-            # other (none here is resent: no retry_count), so they count what they count on the run whole
-            run = _run(log.where, walk.status, walk.steps, tuple(e for e in walk.events if e.error_code))
-            wrong: Mapping[tuple[str, str], int] = _tally(w for w in map(went_wrong, run.events) if w is not None)
-            classes = run_classes(run)
-        else:  # no event carries a code: nothing went wrong (went_wrong), no class but the ending's (run_classes)
-            wrong, classes = _NONE, effect_classes(walk.status, ())
+        # the metrics' own functions, on the run's events that carry a code: went_wrong and run_classes read no other
+        # (none here is resent: no retry_count), so they count what they count on the run whole. What they read of
+        # those (kind, code, category, stage; the run's status) is the key of their counts: few kinds of run, many runs
+        coded = tuple(e for e in walk.events if e.error_code) if walk.coded else ()
+        key = (walk.status, tuple((e.kind, e.error_code, e.error_category, e.error_stage) for e in coded))
+        wrong_classes = counts.get(key)
+        if wrong_classes is None:
+            run = _run(log.where, walk.status, walk.steps, coded)
+            wrong_classes = (_tally(w for w in map(went_wrong, coded) if w is not None) or _NONE, run_classes(run))
+            if len(counts) < _COUNTS:
+                counts[key] = wrong_classes
+        wrong, classes = wrong_classes
         case = None
         if found and log.messages and cases[0] < CASES:
             case = case_of(log, found)
