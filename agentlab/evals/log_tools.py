@@ -25,7 +25,7 @@ __all__ = ["HANDOVER", "REGISTRIES", "WRITE_NAMES", "Registries", "answered", "h
            "tools_file", "write_name"]
 
 REGISTRIES = 32  # distinct tools lists kept compiled
-_CHECKS = 2048  # distinct calls (registry, tool, arguments text) whose check is kept
+_CHECKS = 512  # distinct calls (registry, tool, arguments text) whose check is kept: at most a few MB
 _CHECKED_TEXT = 1024  # longer arguments are checked each time: a cache of megabytes would not be bounded
 
 
