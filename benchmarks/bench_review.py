@@ -8,6 +8,11 @@ one run (the two sides alternate, first one then the other, so a loaded machine 
 (``time.process_time``), the median over rounds of each round's ratio. Target: at most 3x the plain pass. Memory
 is ``bench_review_memory.py``'s (peak at two sizes, each in a process of its own).
 
+The plain pass decodes every line whole. The review does not decode again a tools list whose text it met on an
+earlier line (``logs.read_logs(shared_tools=True)``: on the openai file, two thirds of each line), and checks a call
+it has checked before (the same tool, the same arguments text) once: this file repeats one tools list and two
+arguments texts, as a log of one product does; a log whose every call's arguments differ costs more per call.
+
 Run: python benchmarks/bench_review.py [--rows 20000] [--rounds 7]
 """
 from __future__ import annotations

@@ -17,28 +17,25 @@ A **write** (a side-effect tool, sent twice = done twice) is a tool the team's t
 from __future__ import annotations
 
 import json
-import pickle
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import MISSING, dataclass, fields
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..context import protocol_problems
 from ..errors import CODES, mask_personal, redact
 from ..guards import GuardConfig
 from ..i18n import Lang
-from ..jsonutil import canonical
-from ..resources import read_text
-from ..runs import STATUSES, Run
-from ..schema import SchemaError
+from ..runs import STATUSES, Run, Status
 from ..tools import Registry
 from ..trace import Event, finalize
 from .failure_classes import CODE_CLASSES, FAILURE_CLASSES, effect_classes, run_classes
 from .log_report import KINDS, largest_text, review_html, write_report  # what a review says: its page, its files
-from .logs import OPEN_RUNS, Format, LogError, LogRun, read_logs, read_rows, run_meta
+from .log_tools import REGISTRIES, WRITE_NAMES, Registries, answered, hands_over, plain_args, signature, tools_file, write_name
+from .logs import OPEN_RUNS, Format, LogRun, read_logs, read_rows, run_meta
 from .metrics import Tally, repair_turns, went_wrong
 
 __all__ = ["KINDS", "WRITE_NAMES", "LogFinding", "analyze", "case_of", "largest_text", "review_html", "review_logs", "runs_of", "tools_file",
@@ -46,15 +43,9 @@ __all__ = ["KINDS", "WRITE_NAMES", "LogFinding", "analyze", "case_of", "largest_
 
 _KIND_OF_CODE = {"BAD_JSON": "bad_json", "UNKNOWN_TOOL": "unknown_tool", "INVALID_ARGS": "invalid_args",
                  "LOOP_DETECTED": "repeated_call"}
-#: a tool whose name starts with one of these verbs changes something (when no tools file says)
-WRITE_NAMES = re.compile(r"^(?:create|update|delete|remove|cancel|book|send|pay|refund|submit|transfer|set|add|post)_",
-                         re.I)
-#: a call to one of these hands the user to a person: the run ended in a takeover
-_HANDOVER = re.compile(r"escalat|hand_?off|hand_?over|transfer_to_(?:human|agent)|human", re.I)
 REPEAT_LIMIT = GuardConfig().repeat_limit or 3  # the Nth identical call is the one the breaker stops
 EXAMPLES = 200  # findings shown with their detail; all are counted
 CASES = 20  # candidate regression cases written
-_REGISTRIES = 32  # distinct tools lists kept compiled
 _SIGNATURES = 100_000  # distinct calls of one run remembered (a repeat, a duplicate write): a run's memory is bounded
 _CATEGORIES = frozenset(c for c, _ in CODES.values())
 _STAGES = frozenset(s for _, s in CODES.values())
@@ -98,67 +89,9 @@ def _shown_name(text: Any, limit: int) -> str:
     return _shown_short(text, limit) if isinstance(text, str) and len(text) <= 256 else _shown(text, limit)
 
 
-def tools_file(path: str | Path | None) -> tuple[Registry | None, frozenset[str]]:
-    """The team's tools file (OpenAI-format specs) as a Registry, and the tools it marks as writes
-    (``"side_effect": true`` beside the spec or its ``function``)."""
-    if path is None:
-        return None, frozenset()
-    from ..tools import load_specs
-    where = {"path": str(path), "what": "what.tools"}
-    text = read_text(path, "what.tools", LogError)
-    try:
-        specs = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LogError("input.not_json", line=exc.lineno, detail=exc.msg, **where) from None
-    except RecursionError:  # brackets nested past what the parser takes
-        raise LogError("input.not_json", line=1, detail="nested too deeply", **where) from None
-    registry = load_specs(specs, source=str(path))
-    items = specs.get("tools", [specs]) if isinstance(specs, dict) else specs
-    writes = set()
-    for spec in items if isinstance(items, list) else ():
-        fn = spec.get("function", spec) if isinstance(spec, dict) else {}
-        if isinstance(fn, dict) and (spec.get("side_effect") is True or fn.get("side_effect") is True):
-            writes.add(str(fn.get("name")))
-    return registry, frozenset(writes)
-
-
-class _Registries:
-    """Registries by tools list, compiled once each (a log repeats the same list on every line)."""
-
-    def __init__(self, fallback: Registry | None):
-        self.fallback = fallback
-        self.cache: OrderedDict[str, Registry | None] = OrderedDict()
-        self.keys: dict[bytes, str] = {}  # a tools list pickled -> its key in ``cache``
-
-    def get(self, tools: tuple[dict, ...]) -> Registry | None:
-        if not tools:
-            return self.fallback
-        # The key is the list as sorted JSON; a list met before is found by its pickle first, a quarter of the cost
-        # on every line. A pickle tells 1 from 1.0 and from true, keys in another order apart: one pickle, one list,
-        # one key, so the registry is the one the sorted JSON finds (a list in another order just costs its JSON).
-        try:
-            fast: bytes | None = pickle.dumps(tools, protocol=5)
-        except (RecursionError, pickle.PicklingError):
-            fast = None
-        key = self.keys.get(fast) if fast is not None else None
-        if key is None:
-            key = json.dumps(tools, sort_keys=True)  # the C encoder: this runs once a new list
-            if fast is not None:
-                if len(self.keys) >= _REGISTRIES:
-                    self.keys.pop(next(iter(self.keys)))
-                self.keys[fast] = key
-        if key not in self.cache:
-            try:
-                self.cache[key] = Registry.from_specs(tools)
-            except (SchemaError, ValueError, TypeError, AttributeError):
-                self.cache[key] = self.fallback  # a tools list that cannot be compiled checks nothing itself
-            if len(self.cache) > _REGISTRIES:
-                self.cache.popitem(last=False)
-        return self.cache[key]
-
-
 def _obj(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    # (a parsed line's objects are dicts: their type is told before the Mapping ABC's slower test)
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _text(value: Any) -> str:
@@ -176,35 +109,58 @@ def _err(code: str) -> tuple[str, str]:
 FOUND_UNGUARDED: dict[str, tuple[str, str]] = {"CONFLICT": ("fatal", "execution"), "LOOP_DETECTED": ("fatal", "execution")}
 
 
-def _answered(content: Any) -> bool:
-    """Whether a tool message says the tool ran: not ``{"ok": false}``, not an ``error`` object."""
-    if isinstance(content, str):
-        try:
-            content = json.loads(content)
-        except ValueError:
-            return not content.lower().startswith("error")
-    return not (isinstance(content, dict) and (content.get("ok") is False or "error" in content))
-
-
-def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str], *,
+def _openai_run(log: LogRun, registries: Registries, writes: frozenset[str], *,
                 details: bool = True) -> tuple[Run, list[LogFinding]]:
     """The conversation as a Run, and its findings (``details=False``: each with an empty detail, for a report that
     will not show it)."""
+    walk = _openai_walk(log, registries, writes, details=details)
+    return Run(log.where, "logs", "", walk.status, "", walk.answer[:300], walk.steps, finalize(walk.events, walk.status),
+               ()), walk.findings
+
+
+class _Walk(NamedTuple):
+    """A conversation read as the loop would have recorded it: its events (no final status stamped yet), findings,
+    steps, ending, and the counts a report takes of them."""
+
+    events: list[Event]
+    findings: list[LogFinding]
+    steps: int
+    status: Status
+    answer: str
+    calls: int
+    invalid: int
+    coded: bool  # some event carries an error code (none does: nothing went wrong, no class, no repair)
+
+
+def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *, details: bool = True,
+                 counted: bool = False) -> _Walk:
+    """``counted``: the events only a report's counts read (the tool calls, and what carries a code), for
+    :func:`_summaries`; a model turn of words and the end are left out, whose fields no count reads."""
     rid = log.where
     messages = log.messages
     reg = registries.get(log.tools)
-    answers = {str(m.get("tool_call_id")): m.get("content") for m in messages if m.get("role") == "tool"}
+    answers: dict[str, Any] = {}
+    replies: list[int] = []
+    for i, m in enumerate(messages):
+        role = m.get("role")
+        if role == "tool":
+            answers[str(m.get("tool_call_id"))] = m.get("content")
+        elif role == "assistant":
+            replies.append(i)
     findings: list[LogFinding] = []
     events: list[Event] = []
-    seen: Counter = Counter()
-    step = 0
-    head = {"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs"}  # what every event of the run says
+    seen: dict[str, int] = {}
+    step = calls_made = invalid = 0
+    coded = False
 
     def found(kind: str, code: str, *, tool: str = "", index: int | None = None, detail: str = "",
               unguarded: bool = False) -> tuple[str, str]:
         cat, stage = FOUND_UNGUARDED[code] if unguarded else _err(code)
-        findings.append(LogFinding(rid, rid, kind, code, cat, stage, tool, index, _shown(detail) if details else "",
-                                   log.day))
+        finding = object.__new__(LogFinding)  # (as _event: the fields straight into it, no frozen __init__)
+        finding.__dict__.update({"where": rid, "run": rid, "kind": kind, "code": code, "category": cat, "stage": stage,
+                                 "tool": tool, "message": index, "detail": _shown(detail) if details else "",
+                                 "day": log.day})
+        findings.append(finding)
         return cat, stage
 
     for problem in protocol_problems(messages):
@@ -212,82 +168,89 @@ def _openai_run(log: LogRun, registries: _Registries, writes: frozenset[str], *,
         at = re.match(r"message (\d+):", problem)
         index = int(at[1]) if at else len(messages) - 1
         cat, stage = found(kind, "BAD_REQUEST", index=index, detail=problem)
-        events.append(_event({**head, "round_index": 0, "kind": "model", "error_code": "BAD_REQUEST",
-                              "error_category": cat, "error_stage": stage, "note": kind}))
-    replies = [i for i, m in enumerate(messages) if m.get("role") == "assistant"]
+        coded = True
+        events.append(_made({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": 0,
+                              "kind": "model", "error_code": "BAD_REQUEST", "error_category": cat, "error_stage": stage,
+                              "note": kind}))
     # an exchange log gives the usage of each response it logged: the last replies of the conversation
     usage = dict(zip(replies[len(replies) - len(log.usage):], log.usage, strict=False)) if log.usage else {}
     handed_over = False
     for i in replies:
         m = messages[i]
         step += 1
-        calls = [c for c in m.get("tool_calls") or () if isinstance(c, Mapping)]
-        prompt, completion = usage.get(i, (0, 0))
-        text = _text(m.get("content"))
-        events.append(_event({**head, "round_index": step, "kind": "model", "prompt_tokens": prompt,
-                              "completion_tokens": completion, "model_visible": text[:300]}))
-        for c in calls:
+        # (each event's fields in the order the loop's are given: run, session, turn, loop, then its own)
+        if not counted:
+            prompt, completion = usage.get(i, (0, 0)) if usage else (0, 0)
+            text = _text(m.get("content"))
+            events.append(_made({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": step,
+                                  "kind": "model", "prompt_tokens": prompt, "completion_tokens": completion,
+                                  "model_visible": text[:300]}))
+        tool_calls = m.get("tool_calls")
+        if not tool_calls:  # a reply of words only: no call to check
+            continue
+        for c in tool_calls:
+            if type(c) is not dict and not isinstance(c, Mapping):
+                continue
             fn = _obj(c.get("function"))
             name = str(fn.get("name") or "")
             raw = fn.get("arguments")
             raw = raw if isinstance(raw, (str, Mapping)) else ""
             cid = str(c.get("id"))
-            handed_over = handed_over or bool(_HANDOVER.search(name))
+            handed_over = handed_over or hands_over(name)
             code: str | None = None
             parse_ok: bool | None = True
             validate_ok: bool | None = None
             kind = ""
             if reg is not None:
-                checked = reg.check(name, raw, rules=False)
-                parse_ok = checked.parse_ok
-                validate_ok = checked.ok if checked.parse_ok else None
-                if checked.error is not None:
-                    code = checked.error.code
+                # the check of the same call (tool, arguments text) is the same: made once (log_tools.Registries)
+                parse_ok, validate_ok, code, args = registries.check(reg, name, raw)
+                if code is not None:
                     kind = _KIND_OF_CODE.get(code, "invalid_args")
-                    args = checked.args
                     found(kind, code, tool=name, index=i, detail=raw if isinstance(raw, str) else json.dumps(raw))
-                else:
-                    args = checked.args
             else:
-                try:
-                    args = json.loads(raw) if isinstance(raw, str) else dict(raw)
-                except ValueError:
-                    args = None
-            if code is None and isinstance(args, dict):
-                sig = f"{name}:{canonical(args)}"
-                seen[sig] += 1
-                write = name in writes or (not writes and bool(WRITE_NAMES.match(name)))
-                if write and seen[sig] == 2:
+                args = plain_args(raw)
+            if code is None and args is not None:  # (args: the canonical JSON of arguments that are an object)
+                sig = f"{name}:{args}"
+                n = seen[sig] = seen.get(sig, 0) + 1
+                write = name in writes if writes else write_name(name)
+                if write and n == 2:
                     code, kind = "CONFLICT", "duplicate_write"
-                elif not write and seen[sig] == REPEAT_LIMIT:
+                elif not write and n == REPEAT_LIMIT:
                     code, kind = "LOOP_DETECTED", "repeated_call"
                 if code:
-                    found(kind, code, tool=name, index=i, detail=canonical(args), unguarded=True)
+                    found(kind, code, tool=name, index=i, detail=args, unguarded=True)
             answer = answers.get(cid)
             cat, stage = (FOUND_UNGUARDED[code] if kind in ("duplicate_write", "repeated_call") and code in FOUND_UNGUARDED
                           else _err(code)) if code else ("", "")
-            events.append(_event({**head, "round_index": step, "kind": "tool", "tool_name": name, "tool_call_id": cid,
+            coded = coded or bool(code)
+            calls_made += 1
+            invalid += parse_ok is False or validate_ok is False
+            events.append(_made({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": step,
+                                  "kind": "tool", "tool_name": name, "tool_call_id": cid,
                                   "args_raw": (raw if isinstance(raw, str) else json.dumps(raw))[:1000],
                                   "parse_ok": parse_ok, "validate_ok": validate_ok,
-                                  "exec_ok": None if cid not in answers else _answered(answer),
+                                  "exec_ok": None if cid not in answers else answered(answer),
                                   "error_code": code, "error_category": cat or None, "error_stage": stage or None,
                                   "note": kind or None, "model_visible": None if answer is None else str(answer)[:300]}))
     last = messages[-1] if messages else {}
-    # self-corrected by the package's one definition (the loop's, metrics.repair_turns): a call refused as
-    # invalid, then a later call that ran; a wrong call the model gave up on, or whose fix failed too, is not one
-    corrected = repair_turns(Run(rid, "logs", "", "done", "", "", step, tuple(events), ())) is not None
     if log.status in STATUSES:
         status = log.status
     elif handed_over:
         status = "escalated"
     elif last.get("role") == "assistant" and not last.get("tool_calls"):
+        # self-corrected by the package's one definition (the loop's, metrics.repair_turns): a call refused as
+        # invalid, then a later call that ran; a wrong call the model gave up on, or whose fix failed too, is not one
+        # (a run with no error code has no call refused: nothing to repair)
+        corrected = coded and repair_turns(_run(rid, "done", step, tuple(events))) is not None
         status = "done_after_self_correction" if corrected else "done"
     else:  # the conversation stops on a call or a tool's answer: the user never got a reply
         status = "failed"
     answer = _text(last.get("content")) if last.get("role") == "assistant" else ""
     # the events are counted, never shown: only what the report shows is redacted (findings, cases)
-    events.append(_event({**head, "round_index": step, "kind": "end", "model_visible": answer[:300]}))
-    return Run(rid, "logs", "", status, "", answer[:300], step, finalize(events, status), ()), findings
+    if not counted:
+        events.append(_made({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": step,
+                             "kind": "end", "model_visible": answer[:300]}))
+    return tuple.__new__(_Walk, (events, findings, step, status, answer, calls_made, invalid, coded))
 
 
 _EVENT_FIELDS = frozenset(f.name for f in fields(Event))
@@ -305,19 +268,11 @@ def _event(values: Mapping[str, Any]) -> Event:
     return e
 
 
-@lru_cache(maxsize=4096)
-def _canonical_args(raw: str) -> str | None:
-    try:
-        return canonical(json.loads(raw or "{}"))
-    except ValueError:
-        return None
-
-
-def _signature(tool: str, raw: str) -> str:
-    """``tool:canonical arguments`` (a repeat, a duplicate write), or "" for arguments that do not parse. A log repeats
-    the same arguments text often (the same lookup, a model's retry): the canonical form of a short one is kept."""
-    args = _canonical_args(raw) if len(raw) <= 1024 else _canonical_args.__wrapped__(raw)
-    return "" if args is None else f"{tool}:{args}"
+def _made(values: dict[str, Any]) -> Event:
+    """:func:`_event` of values written out here, every field without a default among them: no test of that."""
+    e = object.__new__(Event)
+    e.__dict__.update(values)
+    return e
 
 
 class _TelemetryRun:
@@ -392,7 +347,7 @@ class _TelemetryRun:
                     extra = {"parse_ok": checked.parse_ok, "validate_ok": False if checked.parse_ok else None,
                              "error_code": code, "error_category": cat, "error_stage": stage}
             if not extra and not e.replayed:
-                sig = _signature(e.tool_name, raw)
+                sig = signature(e.tool_name, raw)
                 if sig:
                     n = self.seen.pop(sig, 0) + 1
                     self.seen[sig] = n
@@ -424,7 +379,7 @@ class _TelemetryRun:
             self.wrong[wrong] += 1
         if e.error_code in CODE_CLASSES and (e.kind != "end" or e.error_code not in self.codes):
             self.classes[CODE_CLASSES[e.error_code]] += 1
-        if e.error_code and e.kind != "end" and len(self.codes) < _REGISTRIES:  # a few codes a run: bounded all the same
+        if e.error_code and e.kind != "end" and len(self.codes) < REGISTRIES:  # a few codes a run: bounded all the same
             self.codes.add(e.error_code)
         self.calls += e.kind == "tool"
         self.invalid += e.kind == "tool" and (e.parse_ok is False or e.validate_ok is False)
@@ -468,8 +423,7 @@ def _telemetry_run(log: LogRun, registry: Registry | None, writes: frozenset[str
     return acc.run(), acc.findings
 
 
-@dataclass(frozen=True)
-class _Summary:
+class _Summary(NamedTuple):
     """What the report needs of one run: its counts, what went wrong, its findings (counted, and the first few
     whole), and a candidate case (openai logs only)."""
 
@@ -479,9 +433,9 @@ class _Summary:
     invalid: int
     steps: int
     status: str
-    wrong: Counter
-    kinds: Counter
-    kind_stage: Counter
+    wrong: Mapping[tuple[str, str], int]  # (a Counter, or a dict of the same counts: read by items() only)
+    kinds: Mapping[str, int]
+    kind_stage: Mapping[tuple[str, str, str], int]
     examples: tuple[LogFinding, ...]
     found: int
     case: dict | None
@@ -489,14 +443,16 @@ class _Summary:
 
 
 _NONE: Counter = Counter()  # a run's counts of nothing found: shared, read and never written
+_COUNTS = 1024  # the kinds of run (status and coded events) whose counts are kept: the report reads them, never writes
 
 
 def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozenset[str],
                cases: list[int]) -> Iterator[_Summary]:
     """Each conversation or run of ``logs`` as the report counts it. ``cases`` counts the candidate cases made, so
     that none is built past :data:`CASES`."""
-    registries = _Registries(registry)
+    registries = Registries(registry)
     shown = 0  # the findings the report will show (_report: the first EXAMPLES of all): past them, no detail is read
+    counts: dict[tuple, tuple[Mapping[tuple[str, str], int], Counter]] = {}  # a run's counts by what they read of it
     for log in logs:
         if log.rows:
             acc = _TelemetryRun(log.source, log.line, log.rows[0], registry, writes)
@@ -509,17 +465,48 @@ def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozen
             yield summary
             continue
         # a finding's detail is redacted (the costliest part of one) only while the report has room to show it
-        run, found = _openai_run(log, registries, writes, details=shown < EXAMPLES)
+        walk = _openai_walk(log, registries, writes, details=shown < EXAMPLES, counted=True)
+        found = walk.findings
         shown = min(EXAMPLES, shown + min(len(found), EXAMPLES))
-        wrong: Counter = Counter(w for w in map(went_wrong, run.events) if w is not None)
+        # the metrics' own functions, on the run's events that carry a code: went_wrong and run_classes read no other
+        # (none here is resent: no retry_count), so they count what they count on the run whole. What they read of
+        # those (kind, code, category, stage; the run's status) is the key of their counts: few kinds of run, many runs
+        coded = tuple(e for e in walk.events if e.error_code) if walk.coded else ()
+        key = (walk.status, tuple((e.kind, e.error_code, e.error_category, e.error_stage) for e in coded))
+        wrong_classes = counts.get(key)
+        if wrong_classes is None:
+            run = _run(log.where, walk.status, walk.steps, coded)
+            wrong_classes = (_tally(w for w in map(went_wrong, coded) if w is not None) or _NONE, run_classes(run))
+            if len(counts) < _COUNTS:
+                counts[key] = wrong_classes
+        wrong, classes = wrong_classes
         case = None
         if found and log.messages and cases[0] < CASES:
             case = case_of(log, found)
             cases[0] += case is not None
-        yield _Summary(log.day or "", log.success, run.tool_calls, run.invalid_calls, run.steps, run.status, wrong,
-                       Counter(f.kind for f in found) if found else _NONE,
-                       Counter((f.kind, f.code, f.stage) for f in found) if found else _NONE,
-                       tuple(found[:EXAMPLES]), len(found), case, run_classes(run))
+        # (the tuple made as it is, less NamedTuple's __new__ taking its 13 fields by name: once a conversation)
+        yield tuple.__new__(_Summary, (log.day or "", log.success, walk.calls, walk.invalid, walk.steps, walk.status,
+                                       wrong, _tally(f.kind for f in found) if found else _NONE,
+                                       _tally((f.kind, f.code, f.stage) for f in found) if found else _NONE,
+                                       tuple(found[:EXAMPLES]), len(found), case, classes))
+
+
+def _tally(keys: Iterable[Any]) -> dict[Any, int]:
+    """``Counter(keys)`` as a plain dict, the same counts in the same order: a run's few, which the report adds up
+    (:func:`_add`) and never reads as a Counter."""
+    out: dict[Any, int] = {}
+    for k in keys:
+        out[k] = out.get(k, 0) + 1
+    return out
+
+
+def _run(rid: str, status: Status, steps: int, events: tuple[Event, ...]) -> Run:
+    """``Run(rid, "logs", "", status, "", "", steps, events, ())``, less the frozen dataclass ``__init__`` (as
+    :func:`_event`): the run whose events the metrics read, made once a conversation."""
+    run = object.__new__(Run)
+    run.__dict__.update({"run_id": rid, "loop": "logs", "model": "", "status": status, "reason": "", "answer": "",
+                         "steps": steps, "events": events, "messages": ()})
+    return run
 
 
 def _streamed(source: str, rows: Iterable[tuple[int, dict]], registry: Registry | None,
@@ -546,7 +533,7 @@ def _streamed(source: str, rows: Iterable[tuple[int, dict]], registry: Registry 
 def runs_of(logs: Iterable[LogRun], *, registry: Registry | None = None,
             writes: frozenset[str] = frozenset()) -> Iterator[tuple[LogRun, Run, list[LogFinding]]]:
     """Each conversation of the logs as a Run (the loop's event fields) with what was found wrong in it."""
-    registries = _Registries(registry)
+    registries = Registries(registry)
     for log in logs:
         if log.rows:
             run, found = _telemetry_run(log, registry, writes)
@@ -617,6 +604,12 @@ def analyze(logs: Iterable[LogRun], *, registry: Registry | None = None, writes:
     return _report(_summaries(logs, registry, writes, [0]), settings)
 
 
+def _add(counts: Counter, more: Mapping[Any, int]) -> None:
+    """``counts.update(more)``, less its test of what ``more`` is (a run's few counts, on every run)."""
+    for k, n in more.items():
+        counts[k] += n
+
+
 def _report(summaries: Iterable[_Summary], settings: Mapping[str, Any] | None) -> dict:
     """The report of runs counted one at a time: what it holds is the counts and bounded samples."""
     total = Tally()
@@ -631,15 +624,18 @@ def _report(summaries: Iterable[_Summary], settings: Mapping[str, Any] | None) -
     runs_with_findings = 0
     for r in summaries:
         total.count(r.calls, r.invalid, r.steps, r.status, r.success)
-        days.setdefault(r.day or "-", Tally()).count(r.calls, r.invalid, r.steps, r.status, r.success)
+        day = days.get(r.day or "-")
+        if day is None:
+            day = days[r.day or "-"] = Tally()
+        day.count(r.calls, r.invalid, r.steps, r.status, r.success)
         for (cat, stage), n in r.wrong.items():  # both taxonomies, by the metrics' one definition of "went wrong"
             by_cat[cat] += n
             by_stage[stage] += n
         if r.found:  # (most runs found nothing: Counter.update costs its checks even on an empty one)
-            kinds.update(r.kinds)
-            kind_stage.update(r.kind_stage)
+            _add(kinds, r.kinds)
+            _add(kind_stage, r.kind_stage)
         if r.classes:
-            classes.update(r.classes)
+            _add(classes, r.classes)
         for f in r.examples[:EXAMPLES - len(examples)]:  # the run id, the tool and the codes are the logs' words too
             examples.append(f.to_dict())
         if r.found:
@@ -678,7 +674,7 @@ def review_logs(path: str | Path, fmt: Format = "openai", *, tools: str | Path |
     settings = {"source": Path(str(path)).name, "format": fmt, "lang": lang,
                 "writes": "tools file" if writes else "name pattern", "repeat_limit": REPEAT_LIMIT}
     if fmt == "openai":  # a conversation is one line (or one line's history): bounded by the line
-        return analyze(read_logs(path, fmt, progress=progress), registry=registry, writes=writes, settings=settings)
+        return analyze(read_logs(path, fmt, progress=progress, shared_tools=True), registry=registry, writes=writes, settings=settings)
     # telemetry and OTLP: a run may be a million rows, so it is counted row by row, never held
     rows = read_rows(path, fmt, progress=progress)
     return _report(_streamed(Path(str(path)).name, rows, registry, writes), settings)

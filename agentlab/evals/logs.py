@@ -24,11 +24,12 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, get_type_hints
+from typing import Any, Literal, cast, get_type_hints
 
 from ..i18n import LocalizedError
 from ..trace import Event
@@ -92,10 +93,13 @@ class LogRun:
         return f"{self.source}:{self.line}"
 
 
-def read_logs(path: str | Path, fmt: Format = "openai", *, progress: bool = False) -> Iterator[LogRun]:
+def read_logs(path: str | Path, fmt: Format = "openai", *, progress: bool = False,
+              shared_tools: bool = False) -> Iterator[LogRun]:
     """The conversations (or runs) of a log file, one at a time, in bounded memory.
 
-    ``progress`` draws a tqdm bar on stderr, by bytes read (the number of lines is not known up front)."""
+    ``progress`` draws a tqdm bar on stderr, by bytes read (the number of lines is not known up front).
+    ``shared_tools`` (openai): a tools list whose text a line repeats from one before is decoded once, and the
+    conversations given the same objects, for a reader that never changes them (a review: ``review --logs``)."""
     if fmt not in FORMATS:
         raise LogError("logs.bad_format", got=str(fmt), known=", ".join(FORMATS))
     source = str(path)
@@ -104,7 +108,8 @@ def read_logs(path: str | Path, fmt: Format = "openai", *, progress: bool = Fals
         yield from _telemetry(name, _otel_rows(source))
         return
     lines = _lines(source, progress=progress)
-    yield from (_openai(name, source, lines) if fmt == "openai" else _telemetry(name, _json_rows(source, lines)))
+    yield from (_openai(name, source, lines, _Tools() if shared_tools else None) if fmt == "openai"
+                else _telemetry(name, _json_rows(source, lines)))
 
 
 def _lines(source: str, *, progress: bool) -> Iterator[tuple[int, str]]:
@@ -147,10 +152,115 @@ def _no_constant(name: str) -> None:
 
 
 # one decoder for every line: json.loads given parse_constant builds a new one per call (a third of its cost on a row)
-_DECODE = json.JSONDecoder(parse_constant=_no_constant).decode
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+_DECODE = _DECODER.decode
+# the C parts of that decoder: a value from a position (its end too), a string from past its opening quote
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
+_STRING: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+# what JSON calls white space (json.decoder's own pattern): it matches everywhere, if only nothing
+_WS = cast(Callable[[str, int], "re.Match[str]"], re.compile(r"[ \t\n\r]*").match)
+_SPACE = frozenset(" \t\n\r")
+_SHARED_TOOLS = 8  # the texts of tools lists kept, newest first
 
 
-def _object(source: str, n: int, text: str) -> dict:
+def _skip(s: str, i: int) -> int:
+    """Past the white space at ``i`` (there is some): one space, as json.dumps writes, or the pattern's run."""
+    return i + 1 if s[i + 1:i + 2] not in _SPACE else _WS(s, i).end()
+
+
+class _Tools:
+    """Tools lists by their text: a chat log sends the same list on every line, most of the line's bytes. A line's
+    list whose text is one met before is not decoded again: the line gets the list decoded then, the same object
+    (so the reader must never change it), and :meth:`tools_of` the same tuple of it (a review compiles its registry
+    once, found by that tuple). Only the top-level ``tools`` and ``request.tools`` are looked up."""
+
+    def __init__(self) -> None:
+        self.texts: list[tuple[str, list]] = []  # (the list's JSON text as the line wrote it, the list), newest first
+        self.tuples: dict[int, tuple[list, tuple[dict, ...]]] = {}  # id(list) -> (the list, its tuple)
+
+    def object(self, text: str) -> dict | None:
+        """``text`` decoded as :data:`_DECODE` decodes it, or None for anything that is not a plain object of
+        members (a line the full decoder must read, or refuse with its own message)."""
+        try:
+            d, end = self._members(text, _WS(text, 0).end(), True)
+        except (StopIteration, ValueError, RecursionError):
+            return None
+        return d if d is not None and _WS(text, end).end() == len(text) else None
+
+    def _members(self, s: str, i: int, top: bool) -> tuple[dict | None, int]:
+        # the object's members one at a time, each value decoded by the C scanner, as json's own object parser
+        # reads them (a key given twice keeps its first place and its last value, as a dict assignment does);
+        # white space is skipped by the pattern only where there is some (json.dumps writes ": " and ", ")
+        if s[i:i + 1] != "{":
+            return None, i
+        d: dict = {}
+        i += 1
+        if s[i:i + 1] in _SPACE:
+            i = _skip(s, i)
+        if s[i:i + 1] == "}":
+            return d, i + 1
+        while True:
+            if s[i:i + 1] != '"':
+                return None, i
+            key, i = _STRING(s, i + 1, True)
+            if s[i:i + 1] in _SPACE:
+                i = _skip(s, i)
+            if s[i:i + 1] != ":":
+                return None, i
+            i += 1
+            if s[i:i + 1] in _SPACE:
+                i = _skip(s, i)
+            value: Any = None
+            if key == "tools":
+                for k, (known, tools) in enumerate(self.texts):
+                    if s.startswith(known, i):  # a JSON array is the same text to its closing bracket: no more
+                        value, i = tools, i + len(known)
+                        if k:
+                            self.texts.insert(0, self.texts.pop(k))
+                        break
+                else:
+                    value, end = _SCAN(s, i)
+                    if isinstance(value, list):
+                        self.texts.insert(0, (s[i:end], value))
+                        del self.texts[_SHARED_TOOLS:]
+                    i = end
+            elif key == "request" and top and s[i:i + 1] == "{":
+                value, i = self._members(s, i, False)
+                if value is None:
+                    return None, i
+            else:
+                value, i = _SCAN(s, i)
+            d[key] = value
+            c = s[i:i + 1]
+            if c in _SPACE:
+                i = _skip(s, i)
+                c = s[i:i + 1]
+            if c == "}":
+                return d, i + 1
+            if c != ",":
+                return None, i
+            i += 1
+            if s[i:i + 1] in _SPACE:
+                i = _skip(s, i)
+
+    def tools_of(self, source: str, n: int, tools: Any) -> tuple[dict, ...]:
+        """:func:`_tools` of a line's list: for a list :meth:`object` gave before, the tuple made of it then."""
+        known = self.tuples.get(id(tools))
+        if known is not None and known[0] is tools:
+            return known[1]
+        out = _tools(source, n, tools)
+        if isinstance(tools, list) and any(tools is t for _, t in self.texts):
+            if len(self.tuples) >= _SHARED_TOOLS:
+                self.tuples.pop(next(iter(self.tuples)))
+            self.tuples[id(tools)] = (tools, out)
+        return out
+
+
+def _object(source: str, n: int, text: str, shared: _Tools | None = None) -> dict:
+    if shared is not None and text[:1] == "{":
+        d = shared.object(text.rstrip("\r\n"))
+        if d is not None:
+            return d
     try:  # a line cut off inside a text: "unterminated", not "control character"
         # (a line opening with a byte-order mark goes through json.loads, whose message says what it is)
         d = (_DECODE if text[:1] != "\ufeff" else json.loads)(text.rstrip("\r\n"))
@@ -165,12 +275,13 @@ def _object(source: str, n: int, text: str) -> dict:
 
 
 # --- openai ------------------------------------------------------------------------------------
-def _openai(name: str, source: str, lines: Iterable[tuple[int, str]]) -> Iterator[LogRun]:
+def _openai(name: str, source: str, lines: Iterable[tuple[int, str]], shared: _Tools | None = None) -> Iterator[LogRun]:
+    tools_of = shared.tools_of if shared is not None else _tools
     open_run: LogRun | None = None
     for n, text in lines:
-        d = _object(source, n, text)
+        d = _object(source, n, text, shared)
         if "request" in d or "response" in d:
-            run = _exchange(name, source, n, d)
+            run = _exchange(name, source, n, d, tools_of)
             if open_run is not None and _continues(open_run.messages, run.messages):
                 run = LogRun(name, open_run.line, n, run.messages, run.tools or open_run.tools,
                              day=open_run.day or run.day,
@@ -185,13 +296,21 @@ def _openai(name: str, source: str, lines: Iterable[tuple[int, str]]) -> Iterato
             open_run = None
         if not isinstance(d.get("messages"), list):
             raise LogError("logs.openai_shape", path=source, line=n, keys=", ".join(list(d)[:6]) or "-")
-        yield LogRun(name, n, n, _messages(source, n, d["messages"]), _tools(source, n, d.get("tools")),
-                     **_meta(d))
+        yield _conversation(name, n, _messages(source, n, d["messages"]), tools_of(source, n, d.get("tools")), _meta(d))
     if open_run is not None:
         yield open_run
 
 
-def _exchange(name: str, source: str, n: int, d: dict) -> LogRun:
+def _conversation(source: str, n: int, messages: tuple[dict, ...], tools: tuple[dict, ...], meta: dict) -> LogRun:
+    """``LogRun(source, n, n, messages, tools, **meta)`` for a line that holds a whole conversation (one a line: the
+    usual log), less the frozen dataclass ``__init__`` that sets its fields one call at a time: the values go into
+    its ``__dict__``, ``rows`` and ``usage`` read their defaults from the class, where the dataclass keeps them."""
+    run = object.__new__(LogRun)
+    run.__dict__.update({"source": source, "line": n, "last_line": n, "messages": messages, "tools": tools}, **meta)
+    return run
+
+
+def _exchange(name: str, source: str, n: int, d: dict, tools_of: Callable[[str, int, Any], tuple[dict, ...]]) -> LogRun:
     request, response = d.get("request"), d.get("response")
     if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
         raise LogError("logs.openai_shape", path=source, line=n, keys=", ".join(list(d)[:6]) or "-")
@@ -209,7 +328,7 @@ def _exchange(name: str, source: str, n: int, d: dict) -> LogRun:
     meta = _meta(d)
     if not meta["day"] and isinstance(response, dict):
         meta["day"] = _day(response.get("created"))
-    return LogRun(name, n, n, tuple(messages), _tools(source, n, request.get("tools")), usage=usage, **meta)
+    return LogRun(name, n, n, tuple(messages), tools_of(source, n, request.get("tools")), usage=usage, **meta)
 
 
 def _continues(before: tuple[dict, ...], after: tuple[dict, ...]) -> bool:
@@ -238,10 +357,21 @@ def _tools(source: str, n: int, tools: Any) -> tuple[dict, ...]:
 def _meta(d: Mapping[str, Any]) -> dict[str, Any]:
     """The date, the verdict and the status a line gives about its conversation (at the top or under metadata)."""
     meta = d.get("metadata")
-    look = {**(meta if isinstance(meta, dict) else {}), **d}
-    success = next((look[k] for k in ("success", "passed", "resolved") if isinstance(look.get(k), bool)), None)
-    status = next((look[k] for k in ("status", "final_status") if isinstance(look.get(k), str)), None)
-    day = next((_day(look[k]) for k in ("timestamp", "time", "ts", "created_at", "created", "date") if k in look), "")
+    look = {**meta, **d} if isinstance(meta, dict) and meta else d
+    success = status = None
+    for k in ("success", "passed", "resolved"):  # the first of them that is a yes or a no
+        if isinstance(said := look.get(k), bool):
+            success = said
+            break
+    for k in ("status", "final_status"):
+        if isinstance(named := look.get(k), str):
+            status = named
+            break
+    day = ""
+    for k in ("timestamp", "time", "ts", "created_at", "created", "date"):  # the first given, read or not
+        if k in look:
+            day = _day(look[k])
+            break
     return {"day": day, "success": success, "status": status}
 
 
@@ -259,11 +389,23 @@ def _day(value: Any) -> str:
             seconds = value / 1000 if value > 1e11 else value
             return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%d")
         if isinstance(value, str) and value:
+            if _UTC_STAMP.fullmatch(value):  # a time of day in UTC: the day is its date's, read once a date
+                return _utc_date(value[:10])
             stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
             return (stamp.astimezone(UTC) if stamp.tzinfo else stamp).strftime("%Y-%m-%d")
     except (ValueError, OverflowError, OSError):
         pass
     return ""
+
+
+#: an ISO time in UTC whose every part is in range (a log writes one on every line): valid when its date is
+_UTC_STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,6})?Z")
+
+
+@functools.lru_cache(maxsize=256)
+def _utc_date(date: str) -> str:
+    """:func:`_day` of any UTC time on ``date`` (``YYYY-MM-DD`` as a log wrote it, a date that does not exist too)."""
+    return _day(f"{date}T00:00:00+00:00")
 
 
 def _int(value: Any) -> int:
