@@ -68,8 +68,8 @@ _PLAIN: dict[type, bool] = {}  # a tool class -> copied field by field (see _off
 def _offered(tool: Any) -> Any:
     """``tool`` as the model is offered it: the pass-through validator, no validator function, a retry at least (what
     agentlab tells the model is a retry). A plain dataclass (pydantic-ai's own tools) is copied field by field with
-    no ``__init__`` run again: ``dataclasses.replace`` for each tool at every step was ~10 us of every call. Any
-    other (slots, a ``__post_init__``) goes through ``replace``, as it always did."""
+    no ``__init__`` run again, in about half the time of ``dataclasses.replace`` (which checks every field again), at
+    every step of every run. Any other (slots, a ``__post_init__``) goes through ``replace``, as it always did."""
     cls = type(tool)
     plain = _PLAIN.get(cls)
     if plain is None:
