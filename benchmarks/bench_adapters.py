@@ -12,10 +12,13 @@
 3. The guards alone: ``Guard.acall`` on an event loop with a trivial tool, no framework (agentlab's own part of
    the cost, free of the frameworks' noise; printed for reference, not a target row).
 
-CPU time (``time.process_time``: every thread of the process, so a thread hop is counted), sides interleaved in one
-run: each round runs ``--runs`` runs of each side of every framework on fresh order ids, the first side alternating
-round by round (as bench_loop.py batches its sides); the added cost is the median over rounds of (adapter - bare)
-of the same round, per tool call. Each row prints the 1-minute load average over its rounds.
+CPU time (``time.process_time``: every thread of the process, so a thread hop is counted), sides interleaved run by
+run: each round runs ``--runs`` runs of each side of every framework on fresh order ids, bare and guarded alternating
+run by run (ABBA, the first side alternating round by round too), so a burst of load from elsewhere falls on both
+sides alike; the added cost is the median over rounds of (adapter - bare) of the same round, per tool call. A warm-up
+outside the measured windows (imports, schemas, caches, each side's first runs) comes first, then ``gc.freeze()``:
+a full collection of the frameworks' big, old heap would otherwise land in one side's window by chance (a side's own
+young collections still count). Each row prints the 1-minute load average over its rounds.
 
 Run: python benchmarks/bench_adapters.py [--rounds 15] [--runs 10] [--no-faults] [--lang zh]
 """
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import statistics
@@ -200,13 +204,24 @@ def sides() -> dict[str, tuple[Run, Run]]:
     return out
 
 
-def cpu_per_call(one: Run, tool: str, tag: str, runs: int) -> float:
-    """CPU microseconds per tool call over ``runs`` runs of CALLS calls of one side (its agent and its adapter warm,
-    as in an application that keeps running the same agent)."""
+def _one_run(one: Run, tool: str, tag: str) -> float:
+    """CPU seconds of one run of CALLS calls (every thread of the process)."""
     t0 = time.process_time()
+    one(tool, tag)
+    return time.process_time() - t0
+
+
+def round_of(plain: Run, guarded: Run, tool: str, tag: str, runs: int, flip: bool) -> tuple[float, float]:
+    """One round: ``runs`` runs of each side, interleaved run by run (bare, guarded, guarded, bare...: ABBA, so a
+    side is first as often as second and a burst of load falls on both), each on fresh order ids. CPU
+    microseconds per tool call of (bare, guarded)."""
+    spent = {"bare": 0.0, "guarded": 0.0}
+    pair = [("bare", plain), ("guarded", guarded)]
     for r in range(runs):
-        one(tool, f"{tag}{r:03d}")
-    return (time.process_time() - t0) / (runs * CALLS) * 1e6
+        for side, one in (pair[::-1] if (r + flip) % 2 else pair):
+            spent[side] += _one_run(one, tool, f"{tag}{side[0]}{r:03d}")
+    per = runs * CALLS
+    return spent["bare"] / per * 1e6, spent["guarded"] / per * 1e6
 
 
 def cost(rounds: int, runs: int, only: str = "") -> tuple[list[str], list[str]]:
@@ -217,22 +232,25 @@ def cost(rounds: int, runs: int, only: str = "") -> tuple[list[str], list[str]]:
     added: dict[tuple[str, str], list[float]] = {}
     bare: dict[tuple[str, str], list[float]] = {}
     loads: list[float] = []
-    for rnd in range(1 + rounds):  # round 0 warms imports and caches, and is not counted
+    # warm-up, outside every measured window: imports, compiled schemas, each framework's caches, the first call of
+    # each side; then the heap built so far (the frameworks' modules, the agents) is frozen out of the collector's
+    # view, so a full collection of it lands in neither side's window by chance (young collections, which each
+    # side's own allocations cause, still count)
+    for name, (plain, guarded) in loops.items():
+        for tool in TOOLS:
+            round_of(plain, guarded, tool, f"w{name[:2]}", max(2, runs // 2), False)
+    gc.collect()
+    gc.freeze()
+    for rnd in range(rounds):
         for name, (plain, guarded) in loops.items():
             for tool in TOOLS:
-                got = {}
-                sides_now = [("bare", plain), ("guarded", guarded)]
-                for side, one in (sides_now[::-1] if rnd % 2 else sides_now):  # the first side alternates
-                    got[side] = cpu_per_call(one, tool, f"{rnd:03d}{side[0]}", runs)
-                b, g = got["bare"], got["guarded"]
-                if rnd:
-                    added.setdefault((name, tool), []).append(g - b)
-                    bare.setdefault((name, tool), []).append(b)
-        if rnd:
-            loads.append(_load())
+                b, g = round_of(plain, guarded, tool, f"{rnd:03d}", runs, bool(rnd % 2))
+                added.setdefault((name, tool), []).append(g - b)
+                bare.setdefault((name, tool), []).append(b)
+        loads.append(_load())
     load = f"{min(loads):.2f}-{max(loads):.2f}"
     lines = [f"CPU per tool call (time.process_time, every thread): {rounds} interleaved rounds of {runs} runs x"
-             f" {CALLS} calls a side; every guard on (GuardConfig()), claims in memory",
+             f" {CALLS} calls a side, the sides alternating run by run (ABBA), warm-up and gc.freeze() first; every guard on (GuardConfig()), claims in memory",
              "| loop | tool | bare framework | added by the adapter (median) | quartiles | load |",
              "|---|---|---:|---:|---:|---:|"]
     targets = []

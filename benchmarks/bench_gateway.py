@@ -8,13 +8,17 @@ Both sides are real processes on 127.0.0.1, each with an upstream of its own (th
 - the bare pass-through: the official ``mcp`` SDK alone, a low-level ``Server`` whose ``list_tools`` and
   ``call_tool`` forward to an upstream ``ClientSession`` and hand its result back, no check of any kind.
 
-What is measured is each proxy process's own CPU (utime + stime from ``/proc/<pid>/stat``, as bench_site.py does),
-and its upstream's beside it: the client's (this process's) CPU is the same for both and not counted. The sides are
-interleaved in one run: rounds alternate which side goes first, ``--calls`` calls each (lookup and refund in turn,
-fresh order ids, so no write is ever replayed), one MCP session per side held open. The added cost is the median over
-rounds of (gateway - pass-through) per call, on the same round's load.
+What is measured is each proxy process's own CPU, and its upstream's beside it: the client's (this process's) CPU is
+the same for both and not counted. It is read per thread from ``/proc/<pid>/task/*/schedstat`` (nanoseconds), and
+from utime + stime in ``/proc/<pid>/stat`` (as bench_site.py does; 10 ms ticks) where a thread ended inside the window
+(the two disagree by more than two ticks) or schedstat is missing: at 200 calls a side, a tick either way moved a
+round's figure by 50 us a call. The sides are interleaved in one run: each round is ``--calls`` calls a side (lookup and
+refund in turn, fresh order ids, so no write is ever replayed) sent in blocks of ``--block``, the sides alternating
+block by block (ABBA, the first side alternating round by round), so a burst of load from elsewhere falls on both; one
+MCP session per side held open, a warm-up outside the measured windows. The added cost is the median over rounds of
+(gateway - pass-through) per call, on the same round's load.
 
-Run: python benchmarks/bench_gateway.py [--rounds 12] [--calls 200]   (Linux: it reads /proc)
+Run: python benchmarks/bench_gateway.py [--rounds 12] [--calls 200] [--block 25]   (Linux: it reads /proc)
 """
 from __future__ import annotations
 
@@ -140,6 +144,31 @@ def start(cmd: list[str], port: int, log: Path, env: dict) -> subprocess.Popen:
     raise RuntimeError(f"did not start: {log.read_text()[-2000:]}")
 
 
+def cpu_now(pid: int) -> tuple[float, dict[int, int]]:
+    """Process ``pid``'s CPU seconds in ticks (all its threads, ended ones too), and each live thread's nanoseconds."""
+    threads: dict[int, int] = {}
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                threads[int(task.name)] = int((task / "schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):  # the thread ended meanwhile, or no schedstat
+                continue
+    except OSError:
+        pass
+    return cpu_seconds(pid), threads
+
+
+def cpu_spent(before: tuple[float, dict[int, int]], after: tuple[float, dict[int, int]]) -> float:
+    """CPU seconds between two :func:`cpu_now` readings: the threads' nanoseconds, unless a thread ended in between
+    (its time is gone from schedstat) or there were none, then the ticks."""
+    ticks = after[0] - before[0]
+    t0, t1 = before[1], after[1]
+    if not t1 or set(t0) - set(t1):
+        return ticks
+    ns = sum(v - t0.get(tid, 0) for tid, v in t1.items()) / 1e9
+    return ns if abs(ns - ticks) <= 2.5 / os.sysconf("SC_CLK_TCK") else ticks
+
+
 def child(pid: int) -> int:
     """The one child process of ``pid`` (the proxy's upstream, started on stdio)."""
     for _ in range(100):
@@ -151,7 +180,7 @@ def child(pid: int) -> int:
     raise RuntimeError(f"process {pid} has no upstream child")
 
 
-async def measure(sides: dict[str, tuple[str, dict, int, int]], rounds: int, calls: int
+async def measure(sides: dict[str, tuple[str, dict, int, int]], rounds: int, calls: int, block: int = 25
                   ) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, int], list[float]]:
     """Per side: the proxy's and the upstream's CPU per call for each round; calls that failed; load per round."""
     from mcp import ClientSession
@@ -170,9 +199,9 @@ async def measure(sides: dict[str, tuple[str, dict, int, int]], rounds: int, cal
             await session.list_tools()
             sessions[name] = session
 
-        async def send(name: str, tag: str, n: int) -> int:
+        async def send(name: str, tag: str, n: int, first: int = 0) -> int:
             bad = 0
-            for i in range(n):
+            for i in range(first, first + n):
                 if i % 2:
                     r = await sessions[name].call_tool("refund", {"order_id": f"A{tag}{i}", "amount": 10.5})
                 else:
@@ -181,14 +210,21 @@ async def measure(sides: dict[str, tuple[str, dict, int, int]], rounds: int, cal
             return bad
         for name in sides:
             await send(name, "warm", 50)  # imports, compiled schemas, open log files
+        block = max(1, min(block, calls))
         for rnd in range(rounds):
-            order = list(sides) if rnd % 2 == 0 else list(sides)[::-1]
-            for name in order:
-                _url, _headers, pid, up = sides[name]
-                p0, u0 = cpu_seconds(pid), cpu_seconds(up)
-                failed[name] += await send(name, f"{rnd}x", calls)
-                proxy[name].append((cpu_seconds(pid) - p0) / calls)
-                upstream[name].append((cpu_seconds(up) - u0) / calls)
+            spent = {name: [0.0, 0.0] for name in sides}
+            for b, first in enumerate(range(0, calls, block)):
+                n = min(block, calls - first)
+                order = list(sides) if (rnd + b) % 2 == 0 else list(sides)[::-1]  # ABBA, block by block
+                for name in order:
+                    _url, _headers, pid, up = sides[name]
+                    p0, u0 = cpu_now(pid), cpu_now(up)
+                    failed[name] += await send(name, f"{rnd}x", n, first)
+                    spent[name][0] += cpu_spent(p0, cpu_now(pid))
+                    spent[name][1] += cpu_spent(u0, cpu_now(up))
+            for name in sides:
+                proxy[name].append(spent[name][0] / calls)
+                upstream[name].append(spent[name][1] / calls)
             loads.append(_load())
     return proxy, upstream, failed, loads
 
@@ -197,6 +233,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=12, help="rounds per side, interleaved (default: %(default)s)")
     ap.add_argument("--calls", type=int, default=200, help="calls per side per round (default: %(default)s)")
+    ap.add_argument("--block", type=int, default=25,
+                    help="calls a side sends before the other side's turn, within a round (default: %(default)s)")
     ns = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-gateway-"))
     (tmp / "upstream.py").write_text(UPSTREAM, encoding="utf-8")
@@ -217,14 +255,15 @@ def main() -> None:
         procs.append(bare)
         sides = {"bare MCP pass-through": (f"http://127.0.0.1:{bare_port}/mcp", {}, bare.pid, child(bare.pid)),
                  "agentlab gateway": (f"http://127.0.0.1:{gw_port}/mcp", {"X-API-Key": key}, gw.pid, child(gw.pid))}
-        proxy, up, failed, loads = asyncio.run(measure(sides, ns.rounds, ns.calls))
+        proxy, up, failed, loads = asyncio.run(measure(sides, ns.rounds, ns.calls, ns.block))
     finally:
         for proc in procs:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=15)
     load = f"{min(loads):.2f}-{max(loads):.2f}"
     print(f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores; {ns.rounds} rounds per side, interleaved, {ns.calls}"
-          f" sequential tools/call each (lookup and refund in turn) over streamable HTTP; CPU from /proc")
+          f" sequential tools/call each (lookup and refund in turn) over streamable HTTP, the sides alternating every"
+          f" {ns.block} calls (ABBA); CPU from /proc (per-thread schedstat)")
     print("| side | calls | failed | proxy CPU per call (median round) | its upstream's | proxy / upstream | load |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name in sides:

@@ -664,3 +664,76 @@ def test_on_the_event_loop_a_hung_read_is_not_resent_and_a_hung_write_settles_it
     assert read.error.code == "TIMEOUT" and started.count("r") == 1, "a read still running is not sent again"
     assert write.error.code == "OUTCOME_UNKNOWN" and started.count("w") == 1
     assert again.replayed and again.data == {"done": "w"}, "the landed result settled the key"
+
+
+def test_openai_agents_wrapper_hints_are_objects_and_the_sdk_hands_it_the_tool_context_unchanged():
+    """The SDK resolves the wrapper's type hints on every call to choose which context to hand it: they are the objects
+    themselves (no string to compile each time), and they still name no context type, so the ``ToolContext`` (its
+    ``tool_call_id``, its ``run_config`` with the conversation's ``group_id``) reaches the guard as it did."""
+    if not installed("openai-agents"):
+        skip_or_fail("not installed: openai-agents (pip install -r requirements-frameworks.txt)")
+    import typing
+
+    from agents.tool import _get_function_tool_invoke_context
+    from agents.tool_context import ToolContext
+
+    from agentlab.adapters.compare import _tools
+    from agentlab.adapters.openai_agents import guard_function_tools
+    tools = guard_function_tools(_tools({})[:2], sleep=lambda s: None)
+    hook = tools[0].on_invoke_tool
+    assert hook.__annotations__ == {"ctx": typing.Any, "arguments": str, "return": str}
+    assert all(not isinstance(v, str) for v in hook.__annotations__.values()), "a string is compiled on every call"
+    assert typing.get_type_hints(hook) == hook.__annotations__
+    ctx = ToolContext(context=None, tool_name="refund", tool_call_id="c1", tool_arguments="{}")
+    assert _get_function_tool_invoke_context(tools[0], ctx) is ctx
+
+
+def test_pydantic_ai_offered_tools_are_copies_with_the_pass_through_and_the_originals_untouched():
+    """Each step's tools are offered as copies made without ``dataclasses.replace`` (pydantic-ai's own plain dataclass):
+    every field as it was but the validator (the pass-through), the validator function (none) and the retries (at
+    least one); the toolset's own tools are not changed. A tool class with a ``__post_init__`` is still replaced."""
+    if not installed("pydantic-ai"):
+        skip_or_fail("not installed: pydantic-ai (pip install -r requirements-frameworks.txt)")
+    import asyncio
+    import dataclasses
+
+    from pydantic_ai import Agent
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai.toolsets import FunctionToolset
+
+    from agentlab.adapters.compare import _tools
+    from agentlab.adapters.pydanticai import _offered, _PassThrough
+    inner = FunctionToolset(list(_tools({})[:2]))
+    agent = Agent(TestModel())
+    seen: dict = {}
+
+    async def offer(ctx):
+        seen["tools"] = await inner.get_tools(ctx)
+        return {name: _offered(t) for name, t in seen["tools"].items()}
+
+    @agent.tool
+    async def probe(ctx) -> str:  # a RunContext to list the toolset's tools with
+        seen["offered"] = await offer(ctx)
+        return "ok"
+    asyncio.run(agent.run("go"))
+    for name, offered in seen["offered"].items():
+        original = seen["tools"][name]
+        assert type(offered) is type(original) and offered is not original
+        assert isinstance(offered.args_validator, _PassThrough) and offered.args_validator_func is None
+        assert offered.max_retries == max(original.max_retries, 1)
+        assert not isinstance(original.args_validator, _PassThrough), "the toolset's own tool is not changed"
+        for f in dataclasses.fields(original):
+            if f.name not in ("args_validator", "args_validator_func", "max_retries"):
+                assert getattr(offered, f.name) is getattr(original, f.name), f.name
+
+    @dataclasses.dataclass
+    class Checked:  # a tool class whose __init__ does more than set fields
+        max_retries: int
+        args_validator: object = None
+        args_validator_func: object = None
+        made: int = 0
+
+        def __post_init__(self):
+            self.made += 1
+    again = _offered(Checked(0, "v", "f"))
+    assert (again.made, again.max_retries, again.args_validator_func) == (2, 1, None), "through replace: __init__ ran"

@@ -521,3 +521,55 @@ def test_with_a_store_that_outlives_the_process_a_call_runs_in_a_worker_and_a_du
     gateway.store = MemoryStore()
     gateway._guards.clear()
     assert gateway.guard("probe", "en").on_loop
+
+
+def test_a_sessions_calls_find_their_contracts_registry_without_writing_every_schema_out_again(gateway, monkeypatch):
+    """The contracts are one tuple for the gateway's life: each session's guard finds their registry by identity. As a
+    list, every call wrote every tool's schema out as canonical text to look the same registry up again."""
+    import agentlab.adapters.core as core
+    written: list[int] = []
+    real = core.canonical
+    monkeypatch.setattr(core, "canonical", lambda value: written.append(1) or real(value))
+    assert isinstance(gateway.contracts, tuple)
+    out = calls(gateway, [("lookup", {"order_id": f"A{i}"}, None) for i in range(5)])
+    assert [r.isError for r in out] == [False] * 5 and gateway.runs() == {"lookup": 5}
+    assert len(written) <= 1, "the registry is found once a session, not once a call"
+    bad = calls(gateway, [("lookup", {"order_id": 7}, None)])[0]  # still checked against the tool's own contract
+    assert bad.isError and body(bad)["error"]["code"] == "INVALID_ARGS"
+
+
+def test_over_http_the_endpoints_client_is_the_handlers_and_a_key_revoked_mid_session_is_refused(gateway, monkeypatch):
+    """The HTTP endpoint finds the client of each request (a stranger refused before any session) and hands it to that
+    request's handler: one look-up a call, not two. A key revoked while its session is open is refused at the next
+    call, and nothing more runs."""
+    key, record = gateway.keys.create("alice")
+    looked: list[str] = []
+    for name in ("who", "known"):
+        real = getattr(gateway, name)
+        monkeypatch.setattr(gateway, name, lambda headers, real=real, name=name: looked.append(name) or real(headers))
+    import httpx
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    got: dict = {}
+
+    async def go(url: str) -> None:
+        async with httpx.AsyncClient(headers={"X-API-Key": key}) as http, \
+                streamable_http_client(url, http_client=http) as (read, write, _), ClientSession(read, write) as client:
+            await client.initialize()
+            before = len(looked)
+            got["done"] = [await client.call_tool("lookup", {"order_id": f"A{i}"}) for i in range(4)]
+            got["during"] = looked[before:]
+            gateway.keys.revoke(record.id)
+            got["after"] = await asyncio.wait_for(client.call_tool("lookup", {"order_id": "B1"}), 10)
+    with served(gateway) as url:
+        try:
+            asyncio.run(go(url))
+        except BaseException as exc:  # noqa: BLE001 - refused at the HTTP endpoint (401): the SDK's client raises
+            got.setdefault("after", exc)
+    done, during, after = got["done"], got["during"], got["after"]
+    assert [r.isError for r in done] == [False] * 4
+    # each HTTP request is looked up once, at the endpoint (a known key: no worker thread); the handler asks nobody
+    assert during and set(during) == {"known"}, during
+    assert isinstance(after, Exception) or after.isError, after
+    assert gateway.runs() == {"lookup": 4}

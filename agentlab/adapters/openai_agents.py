@@ -87,6 +87,10 @@ def _guarded(tool: Any, tools: GuardedTools) -> Any:
                                       call_id=getattr(ctx, "tool_call_id", None), run_id=group, conversation=group)
         return got.content
 
+    # the SDK reads the wrapper's signature and type hints on every call (which context to hand it); this module's
+    # annotations are strings (``from __future__ import annotations``), and resolving them compiled two of them
+    # for each call: the same hints, as the objects they name, cost it a dict lookup
+    on_invoke_tool.__annotations__ = {"ctx": Any, "arguments": str, "return": str}
     return replace(tool, on_invoke_tool=on_invoke_tool)
 
 

@@ -13,6 +13,7 @@ first run (a UUID7 minted with the run's id) does not, and is used only where a 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import uuid
 from dataclasses import replace
@@ -60,6 +61,28 @@ def _survives(ctx: Any) -> bool:
     return made is None or run is None or abs(made - run) > 1000
 
 
+_PASS = _PassThrough()  # it keeps nothing: one serves every tool
+_PLAIN: dict[type, bool] = {}  # a tool class -> copied field by field (see _offered)
+
+
+def _offered(tool: Any) -> Any:
+    """``tool`` as the model is offered it: the pass-through validator, no validator function, a retry at least (what
+    agentlab tells the model is a retry). A plain dataclass (pydantic-ai's own tools) is copied field by field with
+    no ``__init__`` run again, in about half the time of ``dataclasses.replace`` (which checks every field again), at
+    every step of every run. Any other (slots, a ``__post_init__``) goes through ``replace``, as it always did."""
+    cls = type(tool)
+    plain = _PLAIN.get(cls)
+    if plain is None:
+        plain = _PLAIN[cls] = dataclasses.is_dataclass(cls) and getattr(cls, "__post_init__", None) is None \
+            and not any(c.__dict__.get("__slots__") for c in cls.__mro__)
+    if plain:
+        copy = object.__new__(cls)
+        copy.__dict__.update(tool.__dict__)
+        copy.__dict__.update(args_validator=_PASS, args_validator_func=None, max_retries=max(tool.max_retries, 1))
+        return copy
+    return replace(tool, args_validator=_PASS, args_validator_func=None, max_retries=max(tool.max_retries, 1))
+
+
 def _parts(tool: Any) -> tuple:
     # pydantic-ai makes a new ToolDefinition each step, of the very same name, description and schema objects
     # (a tool's ``prepare`` that changes them hands out new ones): those are what a contract is made of
@@ -100,8 +123,7 @@ def guard_toolset(toolset: Any, *, writes: Writes = (), **options: Any) -> Any:
         async def get_tools(self, ctx: Any) -> dict[str, Any]:
             tools = await self.wrapped.get_tools(ctx)
             self._originals = tools
-            return {name: replace(t, args_validator=_PassThrough(), args_validator_func=None, max_retries=max(t.max_retries, 1))
-                    for name, t in tools.items()}
+            return {name: _offered(t) for name, t in tools.items()}
 
         async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:
             originals = getattr(self, "_originals", None) or await self.wrapped.get_tools(ctx)

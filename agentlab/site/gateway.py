@@ -26,6 +26,7 @@ MCP's own defaults are taken as the upstream states them: a tool with no annotat
 from __future__ import annotations
 
 import contextvars
+import functools
 import hashlib
 import json
 import logging
@@ -147,7 +148,10 @@ class Gateway:
                 continue
             usable.append((tool, contract))
         self.tools = [tool for tool, _ in usable]
-        self.contracts = [contract for _, contract in usable]
+        # a tuple, never changed: each session's guard knows it by identity (Guard.registry). As a list, its canonical
+        # text (every tool's schema) was written out again on every call to find the registry it had already (~10 us
+        # a call with two small tools, more with more)
+        self.contracts = tuple(contract for _, contract in usable)
         self.writes = frozenset(t.name for t in self.tools if claimed(t, writes))
         self._guards: dict[tuple[str, Lang], Guard] = {}
         self._lock = threading.Lock()
@@ -306,7 +310,7 @@ class Gateway:
         if self.logs is None:
             return
         ms = round((time.perf_counter() - t0) * 1000, 2)
-        common: dict[str, Any] = {"request_id": request_id, "session_id": clean_session(session), "keyless": False}
+        common: dict[str, Any] = {"request_id": request_id, "session_id": _clean(session), "keyless": False}
         self.logs.write("access", **common, method="tools/call", path=name[:200], status=status, latency_ms=ms,
                         client=client)
         self.logs.write("call", **common, skill=name[:200], arguments=arguments, result=content, status=status,
@@ -332,9 +336,13 @@ class Gateway:
             session = f"s{id(ctx.session):x}"  # stdio or in memory: one connection, one session
             if headers is None:
                 return session, session, self.lang, None, None
-            session = clean_session(headers.get("mcp-session-id")) or session
+            session = _clean(headers.get("mcp-session-id")) or session
             lang: Lang = "zh" if headers.get("accept-language", self.lang).lower().startswith("zh") else "en"
-            client, record, why = self.who(headers)
+            # the client the HTTP endpoint found for this very request (it refuses a stranger before any session,
+            # and its look-up sees a key revoked anywhere): asked again here, a second look-up per call
+            scope = getattr(request, "scope", None)
+            found = scope.get(_WHO) if isinstance(scope, dict) else None
+            client, record, why = found if found is not None else self.who(headers)
             return client, session, lang, record, why
 
         @server.list_tools()
@@ -399,6 +407,7 @@ class Gateway:
                 if found is None:  # a key not seen before, or the key store changed: looked up in a worker
                     found = await anyio.to_thread.run_sync(gateway.who, headers)
                 _client, _record, why = found
+                scope[_WHO] = found  # for the call's handler (caller()): the same request, the same client
                 if why is not None:  # refused before any session is made: a stranger costs no state
                     lang: Lang = "zh" if headers.get("accept-language", gateway.lang).lower().startswith("zh") else "en"
                     body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": gateway.refusal(why, lang)}}
@@ -410,6 +419,22 @@ class Gateway:
 
         return Starlette(routes=[Route("/mcp", endpoint=Endpoint(), methods=["GET", "POST", "DELETE"])],
                          lifespan=lifespan)
+
+
+#: where the HTTP endpoint leaves the client it found in the request's ASGI scope, for the MCP handler of that request
+_WHO = "agentlab.gateway.who"
+
+
+def _clean(session: str | None) -> str | None:
+    """:func:`~agentlab.site.logs.clean_session`, remembered: a session sends the same id with every call, and
+    checking it for secrets (every pattern, ~5 us) twice a call bought nothing after the first. Only what could be a
+    session id (64 characters at most) is remembered: nothing longer is one, and the memory stays small."""
+    if not isinstance(session, str) or len(session) > 64:
+        return clean_session(session)
+    return _clean_id(session)
+
+
+_clean_id = functools.lru_cache(maxsize=4096)(clean_session)
 
 
 def _api_key(headers: Any) -> str | None:
