@@ -797,8 +797,10 @@ def main(argv: list[str]) -> int:
             rest = [*(a for a in rest if a != "--quick"), "-q", *QUICK]
         elif not any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in rest):
             # the whole suite on two processes (pytest-xdist): notebooks' kernels, servers and the local model wait on
-            # each other half the time; two, not one per core, as the local model's tests already use two threads
-            rest = ["-n", "2", "--dist", "loadgroup", *rest]
+            # each other half the time; two, not one per core, as the local model's tests already use two threads.
+            # The slowest tests and each worker's and group's span are printed at the end (tests/timeline.py), so that
+            # a CI log says where the run's time went
+            rest = ["-n", "2", "--dist", "loadgroup", "--durations=25", *rest]
         return subprocess.call([str(py), "-m", "pytest", *rest], cwd=ROOT)
     if cmd == "app":
         py = setup("requirements.txt")

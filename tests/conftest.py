@@ -5,6 +5,12 @@ from pathlib import Path
 
 import pytest
 
+# the run's timeline, printed at the end of a run on pytest-xdist's workers: where the wall time went
+from timeline import pytest_runtest_logreport, pytest_terminal_summary  # noqa: F401
+
+# each xdist_group on one worker, as --dist loadgroup means it (pytest 9 dropped xdist's way of marking them)
+from xdist_groups import pytest_collection_modifyitems  # noqa: F401
+
 ROOT = Path(__file__).resolve().parent.parent
 DATASETS = Path(os.environ.get("AGENTLAB_DATASETS", ROOT.parent / "shared" / "datasets"))
 IN_CI = bool(os.environ.get("AGENTLAB_CI"))

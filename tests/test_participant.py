@@ -5,6 +5,7 @@ nothing of the developers' set, it was made by the oldest Python 3.11 on the mac
 JupyterLab itself in Chinese on the Chinese notebooks.
 """
 import json
+import os
 import subprocess
 import urllib.request
 
@@ -102,8 +103,10 @@ def test_the_binder_image_runs_the_notebooks(binder_python, notebook):
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors, errors[:1]
     import agentlab
+    # without the caller's PYTHONPATH (a developer's may name a checkout): the environment's own agentlab is asked for
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     found = subprocess.run([str(binder_python), "-c", "import agentlab; print(agentlab.__file__)"], capture_output=True,
-                           text=True, check=True, cwd="/").stdout
+                           text=True, check=True, cwd="/", env=env).stdout
     assert "site-packages" in found and agentlab.__version__  # installed, not the checkout's folder
 
 
