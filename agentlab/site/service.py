@@ -36,7 +36,7 @@ from .admission import REFUSALS_PER_MINUTE, Gate
 from .claims import WriteClaim, answer, transition
 from .desks import desk_skills, desk_state
 from .discovery import Catalog
-from .execute import Execution, Handoff, Steps, input_problems, run_steps, run_steps_async, skill_steps
+from .execute import Execution, Handoff, Steps, input_problems, run_steps, run_steps_async, run_steps_in_worker, skill_steps
 from .keys import ApiKey, KeyStore
 from .limits import Limiter, RedisLimiter
 from .logs import SiteLogs
@@ -156,6 +156,17 @@ class SkillSite:
         return await run_steps_async(self._steps(name, raw_body, api_key=api_key, idempotency_key=idempotency_key,
                                                  session_id=session_id, request_id=request_id, lang=lang,
                                                  checked=checked))
+
+    async def execute_in_worker(self, name: str, raw_body: bytes, *, api_key: str | None, idempotency_key: str | None,
+                                session_id: str | None, request_id: str | None = None, lang: Lang = "en",
+                                checked: ApiKey | None = None) -> HttpReply:
+        """:meth:`execute` in one worker thread, awaited on the running event loop, for any call (a write): the
+        skill's handler runs in that same thread and the loop keeps its deadline (:func:`run_steps_in_worker`)."""
+        skill = self.skills.get(name)
+        return await run_steps_in_worker(self._steps(name, raw_body, api_key=api_key, idempotency_key=idempotency_key,
+                                                     session_id=session_id, request_id=request_id, lang=lang,
+                                                     checked=checked),
+                                         check_every=skill.meta.timeout if skill is not None else 1.0)
 
     #: the largest body a call on the event loop may have: parsing and checking it holds every other request
     LOOP_BODY = 64_000
