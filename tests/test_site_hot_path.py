@@ -148,3 +148,18 @@ def test_a_reply_is_rendered_byte_for_byte_as_starlette_renders_it(body):
     assert ours.body == theirs.body and ours.raw_headers == theirs.raw_headers
     with pytest.raises(ValueError):  # NaN is refused as Starlette refuses it
         _Reply({"x": float("nan")})
+
+
+def test_an_execute_hears_its_language_from_the_query_or_the_header_and_carries_a_request_id(tmp_path):
+    site, key, _ = _site(tmp_path, lambda args, ctx: {"noted": "x"})
+    with TestClient(create_app(site)) as client:
+        asked = {how: client.post(f"/api/skills/no_such_skill/execute{query}", json={"arguments": {}},
+                                  headers={"X-API-Key": key, **headers})
+                 for how, query, headers in (("header", "", {"Accept-Language": "zh-CN,zh;q=0.9"}),
+                                             ("query", "?lang=zh", {"Accept-Language": "en"}),
+                                             ("neither", "", {}), ("other", "?x=1", {"Accept-Language": "en-GB"}))}
+    english, chinese = asked["neither"].json()["error"]["message"], asked["header"].json()["error"]["message"]
+    assert english != chinese and asked["query"].json()["error"]["message"] == chinese
+    assert asked["other"].json()["error"]["message"] == english and all(r.status_code == 404 for r in asked.values())
+    ids = [r.headers["X-Request-Id"] for r in asked.values()]
+    assert len(set(ids)) == 4 and all(len(i) == 16 and int(i, 16) >= 0 for i in ids)

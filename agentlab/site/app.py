@@ -36,9 +36,9 @@ import binascii
 import hashlib
 import hmac
 import json
+import os
 import re
 import time
-import uuid
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -108,7 +108,10 @@ class _TooSlow(Exception):
 
 
 def _lang(request: Any) -> Lang:
-    asked = request.query_params.get("lang") or request.headers.get("accept-language", "")
+    scope = request.scope
+    # the query is parsed only when there is one, the header read from the raw list: every execute asks
+    asked = (request.query_params.get("lang") if scope.get("query_string") else None) \
+        or _header(scope, b"accept-language") or ""
     return "zh" if asked.lower().startswith("zh") else "en"
 
 
@@ -370,7 +373,7 @@ class _AccessLog:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_id = uuid.uuid4().hex[:16]
+        request_id = os.urandom(8).hex()  # 16 hex digits, as uuid4().hex[:16] was, for a third of its cost
         state = scope.setdefault("state", {})
         state["request_id"] = request_id
         t0 = time.perf_counter()
