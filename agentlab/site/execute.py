@@ -26,7 +26,7 @@ import json
 import threading
 import time
 import traceback
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -63,6 +63,9 @@ class Handoff:
     limit: float | None
     read: bool = False  # a read skill's code: stopping it half-way leaves nothing half-done
     name: str = ""  # the skill and the step, for what the driver remembers of it
+    #: the same work as a coroutine, for a driver on an event loop: awaited there instead of a thread hand-off
+    #: (a round trip to Redis, which holds no thread while it waits)
+    aio: Callable[[], Awaitable[Any]] | None = None
 
 
 #: steps that hand the skill's code out (:class:`Handoff`) and return what the call comes to
@@ -237,6 +240,8 @@ async def _carry(step: Handoff) -> Any:
     goes there first, unless it ran there in under half the budget: then the loop's thread had been kept
     from a CPU (a busy machine), the read was not slow, and it stays on the loop. A hanging read holds the
     loop for LOOP_BUDGET at most, once in SLOW_CALLS calls."""
+    if step.aio is not None:
+        return await step.aio()
     limit = step.limit
     if not (step.read and (limit is None or limit > 2 * LOOP_BUDGET) and can_interrupt()):
         return await wait_in_worker(step.fn, limit, write=True)
