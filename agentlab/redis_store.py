@@ -13,6 +13,7 @@ client is imported when a store is opened, so the core imports without it
 """
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
@@ -132,6 +133,55 @@ class LuaScripts:
         self._idle.append(conn)
         return reply
 
+    async def call_async(self, name: str, keys: list[str], args: list[Any]) -> Any:
+        """:meth:`__call__` awaited on the running event loop, holding no thread for the round trip.
+
+        A thread hand-off there and back cost a read on Redis more CPU than the script's round trip. Here the
+        call (a few hundred bytes, which the socket's buffer takes at once) is sent from the loop, and the loop
+        waits for the reply's first bytes, up to the client's socket timeout (a frozen server holds this call,
+        never the loop), then reads it. What is not this plain case goes the thread way (:meth:`__call__` in a
+        worker thread, awaited), as every call did: a connection not open yet, a TLS one (its bytes come in
+        records), a script the server does not know yet, a connection the server closed. A timeout is raised as
+        redis-py raises it, and the connection is dropped (half a reply may come later on it).
+        """
+        from redis.connection import SSLConnection
+        from redis.exceptions import ConnectionError as Broken
+        from redis.exceptions import NoScriptError
+        from redis.exceptions import TimeoutError as Late
+
+        from .timeouts import wait_in_worker
+        conn = self._take()
+        sock = getattr(conn, "_sock", None)
+        if sock is None or isinstance(conn, SSLConnection):
+            self._idle.append(conn)
+            return await wait_in_worker(lambda: self(name, keys, args), None, write=True)
+        loop = asyncio.get_running_loop()
+        try:
+            conn.send_packed_command([_pack(b"EVALSHA", self._sha[name], keys, args)])
+            arrived: asyncio.Future[None] = loop.create_future()
+            fd = sock.fileno()
+            loop.add_reader(fd, _arrived, arrived)
+            try:
+                async with asyncio.timeout(conn.socket_timeout):
+                    await arrived
+            finally:
+                loop.remove_reader(fd)
+            reply = conn.read_response()
+        except NoScriptError:  # a whole reply: the connection is fine; the thread way sends the script whole
+            self._idle.append(conn)
+            return await wait_in_worker(lambda: self(name, keys, args), None, write=True)
+        except TimeoutError:  # the loop's deadline (an OSError too: caught before the broken connections)
+            conn.disconnect()
+            raise Late("Timeout reading from socket") from None
+        except (Broken, OSError):  # closed by the server, or a dead socket: redis-py reconnects (and retries)
+            conn.disconnect()
+            return await wait_in_worker(lambda: self._scripts[name](keys=keys, args=args), None, write=True)
+        except BaseException:
+            conn.disconnect()  # half a reply may be left on it: never reused
+            raise
+        self._idle.append(conn)
+        return reply
+
     def _take(self) -> Any:
         if self._pid != os.getpid():  # a forked child: the parent's sockets are not its own
             with self._lock:
@@ -145,6 +195,11 @@ class LuaScripts:
     def close(self) -> None:
         while self._idle:
             self._idle.pop().disconnect()
+
+
+def _arrived(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def _pack(command: bytes, script: bytes, keys: list[str], args: list[Any]) -> bytes:

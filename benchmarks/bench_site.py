@@ -1,6 +1,7 @@
 """The skill site's cost: the SERVERS' CPU per ``execute``, against bare FastAPI endpoints doing the same work.
 
-Every side is a real uvicorn process on 127.0.0.1 (one worker each), driven over HTTP from one client:
+Every side is a real uvicorn process on 127.0.0.1 (one worker each, uvicorn's h11 protocol, each reply a
+JSONResponse made by the endpoint), driven over HTTP from one client:
 
 - reads: a bare FastAPI endpoint; the site on its SQLite default (``python -m agentlab site``); the site
   with its claims, rate windows and quotas in Redis (``--store redis://...``, a redis-server started here
@@ -78,10 +79,13 @@ db.executescript("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
                  "CREATE TABLE IF NOT EXISTS keys (key TEXT PRIMARY KEY, reply TEXT) WITHOUT ROWID")
 
 
+# Each reply is a JSONResponse made here, as the site makes its own: a dict returned to FastAPI would first go
+# through jsonable_encoder, work the site never does, and the bare side would pay for it
 @app.post("/bare")
 async def bare(request: Request):
     body = await request.json()
-    return {"success": True, "result": lookup(body["arguments"]["city"]), "error": None, "fallback_hint": None}
+    return JSONResponse({"success": True, "result": lookup(body["arguments"]["city"]), "error": None,
+                         "fallback_hint": None})
 
 
 @app.post("/bare_write")
@@ -98,7 +102,7 @@ async def bare_write(request: Request):
     args = body["arguments"]
     reply = {"success": True, "result": note(args["city"], args["text"]), "error": None, "fallback_hint": None}
     db.execute("UPDATE keys SET reply = ? WHERE key = ?", (json.dumps(reply), key))
-    return reply
+    return JSONResponse(reply)
 '''
 
 _OUTPUT = {"type": "object", "properties": {
@@ -277,8 +281,11 @@ def main() -> None:
         if redis is not None:
             procs.append(redis)
         bare_port = free_port()
+        # h11, as the site's server (agentlab.site.serving builds its protocol on uvicorn's h11 one): left to
+        # "auto", uvicorn would pick httptools where it is installed, a faster parser the site does not get
         bare = start([py, "-m", "uvicorn", "bare_app:app", "--host", "127.0.0.1", "--port", str(bare_port),
-                      "--log-level", "warning"], f"http://127.0.0.1:{bare_port}/docs", tmp / "bare.log", env)
+                      "--http", "h11", "--log-level", "warning"], f"http://127.0.0.1:{bare_port}/docs",
+                     tmp / "bare.log", env)
         procs.append(bare)
         site, site_url, key = site_process(py, tmp, "data", env, [])
         procs.append(site)

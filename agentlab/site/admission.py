@@ -2,6 +2,7 @@
 Idempotency-Key (400/428), the rate and the quota (429), and the cap on refused calls a key may send."""
 from __future__ import annotations
 
+import traceback
 from dataclasses import replace
 from typing import Any
 
@@ -10,7 +11,7 @@ from ..i18n import Lang, t
 from .discovery import Catalog
 from .keys import ApiKey, KeyStore
 from .limits import Limiter, RedisLimiter
-from .replies import HttpReply, bad_body, call_store, read_body, reply
+from .replies import HttpReply, StoreDown, bad_body, call_store, read_body, reply
 from .skills import Skill
 
 __all__ = ["REFUSALS_PER_MINUTE", "Gate"]
@@ -69,8 +70,18 @@ class Gate:
 
     def limit(self, key: ApiKey, skill: Skill, lang: Lang) -> HttpReply | None:
         """429 when ``key`` is past the skill's rate or its own quota; else the call is counted."""
+        return self._limited(call_store(self.limiter.admit, key, skill.name, skill.meta.per_minute), skill, lang)
+
+    async def limit_async(self, key: ApiKey, skill: Skill, lang: Lang) -> HttpReply | None:
+        """:meth:`limit` awaited on the running event loop, for limits kept in Redis (``admit_async``)."""
+        try:
+            verdict = await self.limiter.admit_async(key, skill.name, skill.meta.per_minute)  # type: ignore[union-attr]
+        except Exception as exc:  # as call_store: the limits' failure, told apart from the site's bugs
+            raise StoreDown(traceback.format_exc()) from exc
+        return self._limited(verdict, skill, lang)
+
+    def _limited(self, verdict: Any, skill: Skill, lang: Lang) -> HttpReply | None:
         name = skill.name
-        verdict = call_store(self.limiter.admit, key, name, skill.meta.per_minute)
         if verdict.ok:
             return None
         if verdict.kind == "rate":
@@ -87,6 +98,15 @@ class Gate:
         """Whether ``key`` is still within its refusals this minute (they never count toward its quota)."""
         try:
             return bool(self.limiter.admit(replace(key, quota=None), "(refused)", REFUSALS_PER_MINUTE).ok)
+        except Exception:  # noqa: BLE001 - the limits cannot be read: the refusal stands as it is
+            return True
+
+    async def may_be_refused_async(self, key: ApiKey) -> bool:
+        """:meth:`may_be_refused` awaited on the running event loop, for limits kept in Redis."""
+        try:
+            verdict = await self.limiter.admit_async(replace(key, quota=None), "(refused)",  # type: ignore[union-attr]
+                                                     REFUSALS_PER_MINUTE)
+            return bool(verdict.ok)
         except Exception:  # noqa: BLE001 - the limits cannot be read: the refusal stands as it is
             return True
 

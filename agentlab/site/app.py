@@ -35,8 +35,10 @@ import base64
 import binascii
 import hashlib
 import hmac
+import json
+import os
+import re
 import time
-import uuid
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -52,7 +54,6 @@ from starlette.routing import Route
 
 from ..errors import make_error
 from ..i18n import Lang, t
-from ..timeouts import wait_in_worker
 from . import pages
 from .execute import body as reply_body
 from .keys import ApiKey, hash_key
@@ -107,7 +108,10 @@ class _TooSlow(Exception):
 
 
 def _lang(request: Any) -> Lang:
-    asked = request.query_params.get("lang") or request.headers.get("accept-language", "")
+    scope = request.scope
+    # the query is parsed only when there is one, the header read from the raw list: every execute asks
+    asked = (request.query_params.get("lang") if scope.get("query_string") else None) \
+        or _header(scope, b"accept-language") or ""
     return "zh" if asked.lower().startswith("zh") else "en"
 
 
@@ -214,11 +218,13 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
                             exc.status_code, headers=dict(exc.headers or {}))
 
     def send(reply: HttpReply) -> JSONResponse:
-        return JSONResponse(reply.body, status_code=reply.status, headers=dict(reply.headers))
+        return _Reply(reply.body, status_code=reply.status, headers=dict(reply.headers))
 
     # the access log wraps everything as a plain ASGI app: Starlette's @app.middleware("http") ran each
-    # request as a task with memory streams between it and the route, about a millisecond of CPU a request
-    app.add_middleware(_AccessLog, site=site)
+    # request as a task with memory streams between it and the route, about a millisecond of CPU a request.
+    # It also hands an execute straight to its route (filled in below, once the route exists)
+    hot: dict[str, Any] = {}
+    app.add_middleware(_AccessLog, site=site, hot=hot)
 
     def key_of(request: Request, lang: Lang) -> tuple[Any, JSONResponse | None]:
         api_key = request.headers.get("x-api-key")
@@ -270,14 +276,16 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
             if site.runs_on_loop(name, raw, call.get("checked")):  # a read: only the skill's code takes a thread
                 return send(await site.execute_async(name, raw, **call))
             # agentlab's own worker (a pipe hand-off, kept on the loop's CPU), not anyio's pool: on 2 busy CPUs
-            # the anyio hand-off cost a keyed write more CPU than its claim, its skill and its logs together
-            return send(await wait_in_worker(lambda: site.execute(name, raw, **call), None, write=True))
+            # the anyio hand-off cost a keyed write more CPU than its claim, its skill and its logs together.
+            # The skill's handler runs in that worker too, its deadline kept by this loop (one hand-off, not two)
+            return send(await site.execute_in_worker(name, raw, **call))
         finally:
             slots.give(who)
 
     # a plain Starlette route: FastAPI's dependency solving (a path parameter, the request) cost more than
     # the rest of the route; the body is read by hand anyway (bounded, above)
     app.router.routes.append(Route("/api/skills/{name}/execute", endpoint=execute_skill, methods=["POST"]))
+    hot["execute"] = execute_skill
 
     def html(text: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(text, status_code=status, headers={"Content-Security-Policy": pages.CSP,
@@ -358,14 +366,14 @@ class _AccessLog:
     ASGI middleware. A request id is made here and kept in ``scope["state"]`` for the routes; an
     exception no route handled is logged with its stack and answered 500 in the site's shape."""
 
-    def __init__(self, app: Any, site: SkillSite):
-        self.app, self.site = app, site
+    def __init__(self, app: Any, site: SkillSite, hot: dict[str, Any] | None = None):
+        self.app, self.site, self.hot = app, site, hot if hot is not None else {}
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_id = uuid.uuid4().hex[:16]
+        request_id = os.urandom(8).hex()  # 16 hex digits, as uuid4().hex[:16] was, for a third of its cost
         state = scope.setdefault("state", {})
         state["request_id"] = request_id
         t0 = time.perf_counter()
@@ -380,7 +388,22 @@ class _AccessLog:
             await send(message)
 
         try:
-            await self.app(scope, receive, sending)
+            execute = self.hot.get("execute")
+            found = _EXECUTE.fullmatch(scope["path"]) if execute is not None and scope["method"] == "POST" \
+                and not scope.get("root_path") else None
+            if execute is not None and found is not None:
+                # POST /api/skills/{name}/execute, the site's hot path, straight to its route: the router's
+                # matching (every route before it), the exception layer and the dependency exit stack are
+                # bypassed, which the route (a plain Starlette one that raises no HTTPException and needs no
+                # dependency) never uses. What it answers, and how an exception of its own is logged and
+                # answered (below), is the same either way; every other request, and every other method on
+                # this path (405 in the site's shape), goes the whole way
+                scope["path_params"] = {"name": found[1]}
+                scope["endpoint"] = execute
+                response = await execute(Request(scope, receive))
+                await response(scope, receive, sending)
+            else:
+                await self.app(scope, receive, sending)
         except Exception as exc:
             import traceback
             request = Request(scope)
@@ -397,14 +420,32 @@ class _AccessLog:
                              latency_ms=round((time.perf_counter() - t0) * 1000, 2), keyless=self._keyless(scope))
 
     def _keyless(self, scope: Any) -> bool:
-        presented = _presented_key(Request(scope))
         checked = scope["state"].get("key_checked")
+        sent = _header(scope, b"x-api-key")
+        # an X-API-Key is the key presented whenever it is not empty (_presented_key): the usual case, read
+        # from the raw headers without building a request
+        presented = sent if sent else _presented_key(Request(scope))
         if checked is not None and checked[0] == presented:  # the route looked this key up already
             return checked[1] is None
         try:
             return self.site.keys.check(presented) is None
         except Exception:  # noqa: BLE001 - the keys cannot be read: count it keyless, the safe side for the logs
             return True
+
+
+#: the execute route's path, as Starlette's router matches ``/api/skills/{name}/execute`` (a name is one segment)
+_EXECUTE = re.compile(r"/api/skills/([^/]+)/execute")
+
+
+_REPLY = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+class _Reply(JSONResponse):
+    """A JSON reply rendered byte for byte as Starlette's, by one encoder made once (``json.dumps`` with
+    options makes a new one per reply)."""
+
+    def render(self, content: Any) -> bytes:
+        return _REPLY.encode(content).encode("utf-8")
 
 
 def _header(scope: Any, name: bytes) -> str | None:

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 import traceback
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -33,14 +35,14 @@ from ..errors import Problem, ToolError, ToolFailure, make_error
 from ..i18n import Lang
 from ..schema import compile_schema
 from ..store import result_json
-from ..timeouts import Interrupted, WriteTimeout, can_interrupt, run_with_timeout, wait_in_worker
+from ..timeouts import _LONGEST, Interrupted, WriteTimeout, _pool, can_interrupt, run_with_timeout, wait_in_worker
 from .flat import flat_summary
 from .hints import fallback_hint as site_hint
 from .hints import skill_hint
 from .skills import Skill, SkillContext
 
 __all__ = ["Execution", "Handoff", "SkillBug", "Steps", "body", "http_status", "input_problems", "one_line_summary",
-           "run_skill", "run_steps", "run_steps_async", "shape_result", "skill_steps"]
+           "run_skill", "run_steps", "run_steps_async", "run_steps_in_worker", "shape_result", "skill_steps"]
 
 # error code -> HTTP status; anything else a skill reports on purpose is a 200 with success false
 _STATUS = {"INVALID_ARGS": 422, "BAD_JSON": 422, "TIMEOUT": 504, "RATE_LIMITED": 429, "UNAVAILABLE": 503,
@@ -61,6 +63,9 @@ class Handoff:
     limit: float | None
     read: bool = False  # a read skill's code: stopping it half-way leaves nothing half-done
     name: str = ""  # the skill and the step, for what the driver remembers of it
+    #: the same work as a coroutine, for a driver on an event loop: awaited there instead of a thread hand-off
+    #: (a round trip to Redis, which holds no thread while it waits)
+    aio: Callable[[], Awaitable[Any]] | None = None
 
 
 #: steps that hand the skill's code out (:class:`Handoff`) and return what the call comes to
@@ -87,6 +92,14 @@ async def run_steps_async(steps: Steps[T]) -> T:
     block), each handoff in one worker thread, awaited, so the loop serves other requests meanwhile."""
     try:
         step = next(steps)
+    except StopIteration as done:
+        return done.value
+    return await _go_on_async(steps, step)
+
+
+async def _go_on_async(steps: Steps[T], step: Handoff) -> T:
+    """:func:`run_steps_async` from ``step`` on (the steps are at that handoff)."""
+    try:
         while True:
             try:
                 value = await _carry(step)
@@ -99,6 +112,117 @@ async def run_steps_async(steps: Steps[T]) -> T:
                 step = steps.send(value)
     except StopIteration as done:
         return done.value
+
+
+_BEFORE, _RUNNING, _AFTER, _TAKEN = range(4)  # where a write's steps are, for run_steps_in_worker
+
+
+class _Watch:
+    """What the event loop and the worker share while a write's steps run in the worker (under ``lock``)."""
+
+    __slots__ = ("deadline", "late", "limit", "lock", "phase")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.phase = _BEFORE
+        self.deadline = self.limit = 0.0
+        self.late: Future | None = None
+
+
+async def run_steps_in_worker(steps: Steps[T], *, check_every: float) -> T:
+    """Carry ``steps`` out in one worker thread, awaited on the running event loop: for a write, whose steps
+    block (its claim and its record are a store's round trips) and whose handler must never be interrupted.
+
+    What :func:`run_steps` does in a thread of its own, with one hand-off fewer: there each handoff with a limit
+    (the handler) went to a second worker while the first waited for it, two more thread switches per write,
+    which cost a keyed write more CPU than its claim. Here the worker runs the handler itself and the loop,
+    which waits for the worker anyway, keeps the handler's deadline: past it, the loop stops waiting and the
+    steps go on, on the loop, from :class:`~agentlab.timeouts.WriteTimeout` (the handler still running; its
+    future settles when it ends), exactly as :func:`run_steps` goes on from it. ``check_every``: seconds
+    between two looks at a handler not started yet (the skill's timeout: its deadline cannot come sooner).
+    """
+    loop = asyncio.get_running_loop()
+    watch = _Watch()
+    waiter: asyncio.Future[bool] = loop.create_future()
+
+    def carry() -> Any:  # in the worker
+        try:
+            step = next(steps)
+            while True:
+                if step.limit is None:
+                    try:
+                        value = step.fn()
+                    except BaseException as exc:  # noqa: BLE001 - the steps say what it means (or raise it again)
+                        step = steps.throw(exc)
+                    else:
+                        step = steps.send(value)
+                    continue
+                limit = min(step.limit, _LONGEST) if step.limit > 0 else 1e-6  # as run_with_timeout reads it
+                with watch.lock:
+                    watch.phase, watch.limit, watch.deadline = _RUNNING, limit, time.monotonic() + limit
+                error: BaseException | None = None
+                try:
+                    value = step.fn()
+                except BaseException as exc:  # noqa: BLE001 - handed to the steps, or to the late future
+                    value, error = None, exc
+                with watch.lock:
+                    late = watch.late
+                    if late is None:
+                        watch.phase = _AFTER
+                if late is not None:  # the loop stopped waiting: the outcome settles the future it handed out
+                    if error is not None:
+                        late.set_exception(error)
+                    else:
+                        late.set_result(value)
+                    return None
+                step = steps.throw(error) if error is not None else steps.send(value)
+        except StopIteration as done:
+            return done.value
+
+    def wake(_: Future) -> None:  # in the worker thread: hand the news to the loop
+        try:
+            loop.call_soon_threadsafe(_settle, waiter, True)
+        except RuntimeError:  # the loop closed meanwhile (a server shutting down): nobody waits any more
+            pass
+
+    timer: list[asyncio.TimerHandle] = []
+
+    def look() -> None:  # on the loop: is the handler past its deadline?
+        with watch.lock:
+            if watch.phase == _RUNNING:
+                left = watch.deadline - time.monotonic()
+                if left <= 0:
+                    watch.phase = _TAKEN
+                    watch.late = Future()
+                    watch.late.set_running_or_notify_cancel()
+                    _settle(waiter, False)
+                    return
+            elif watch.phase == _BEFORE:
+                left = check_every
+            else:  # the handler has answered: what is left is the steps' own work
+                return
+        timer[:] = [loop.call_later(max(left, 1e-3), look)]
+
+    fut = _pool.submit(carry)
+    fut.add_done_callback(wake)
+    timer.append(loop.call_later(max(check_every, 1e-3), look))
+    try:
+        finished = await waiter
+    finally:
+        timer[0].cancel()
+    if finished:
+        return fut.result()
+    assert watch.late is not None
+    try:  # the worker is done with the steps: they go on here, from the timeout
+        step = steps.throw(WriteTimeout(watch.limit, watch.late))
+    except StopIteration as done:
+        return done.value
+    return await _go_on_async(steps, step)
+
+
+def _settle(waiter: asyncio.Future, finished: bool) -> None:
+    if not waiter.done():  # the first of the worker and the deadline decides; a cancelled wait stays cancelled
+        waiter.set_result(finished)
 
 
 #: how long a read's own code may hold the event loop: past it, the read is stopped and run again in a worker
@@ -116,6 +240,8 @@ async def _carry(step: Handoff) -> Any:
     goes there first, unless it ran there in under half the budget: then the loop's thread had been kept
     from a CPU (a busy machine), the read was not slow, and it stays on the loop. A hanging read holds the
     loop for LOOP_BUDGET at most, once in SLOW_CALLS calls."""
+    if step.aio is not None:
+        return await step.aio()
     limit = step.limit
     if not (step.read and (limit is None or limit > 2 * LOOP_BUDGET) and can_interrupt()):
         return await wait_in_worker(step.fn, limit, write=True)

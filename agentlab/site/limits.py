@@ -123,13 +123,24 @@ class RedisLimiter:
         return f"RedisLimiter(prefix={self.prefix!r})"
 
     def admit(self, key: ApiKey, skill: str, per_minute: int) -> Admission:
+        return self._verdict(key, per_minute, self._lua("admit", *self._call(key, skill, per_minute)))
+
+    async def admit_async(self, key: ApiKey, skill: str, per_minute: int) -> Admission:
+        """:meth:`admit` awaited on the running event loop (the script's round trip holds no thread)."""
+        return self._verdict(key, per_minute, await self._lua.call_async("admit", *self._call(key, skill, per_minute)))
+
+    def _call(self, key: ApiKey, skill: str, per_minute: int) -> tuple[list[str], list[Any]]:
         now = self.clock()
         span = PERIODS[key.period]
         slot = int(now // span)
         keys = [f"{self.prefix}rate:{key.id}:{skill}", f"{self.prefix}quota:{key.id}:{slot}", f"{self.prefix}seq"]
         args = [repr(now), per_minute, -1 if key.quota is None else key.quota, repr((slot + 1) * span - now), span,
                 QUOTA_SYNC]
-        kind, wait = self._lua("admit", keys, args)
+        return keys, args
+
+    @staticmethod
+    def _verdict(key: ApiKey, per_minute: int, reply: Any) -> Admission:
+        kind, wait = reply
         if kind == "rate":
             return Admission(False, "rate", per_minute, "minute", float(wait))
         if kind == "quota":

@@ -75,6 +75,9 @@ def _clean(value: Any, depth: int) -> Any:
         return _cut(_redacted(value) if len(value) <= 512 else redact_secrets(value), VALUE_CHARS)
     if depth > 20:
         return "[nested too deep]"
+    kind = type(value)
+    if value is None or kind is bool or kind is int or kind is float:  # a number or a flag: nothing to walk
+        return value
     if isinstance(value, dict):
         return {(_cut(k, FIELD_CHARS) if isinstance(k, str) else k):
                 ("[secret removed]" if isinstance(k, str) and v and _credential(k) else _clean(v, depth + 1))
@@ -226,9 +229,14 @@ class SiteLogs:
         if keyless:
             line["log"] = name
         for k, v in fields.items():  # what scrub() then _bounded() would make of them, in one walk
+            kind = type(v)
             if v and _credential(k):
                 line[k] = "[secret removed]"
-            elif isinstance(v, str):
+            elif kind is str:
+                line[k] = _cut(_redacted(v) if len(v) <= 512 else redact_secrets(v), FIELD_CHARS)
+            elif v is None or kind is bool or kind is int or kind is float:  # most fields: kept as they are
+                line[k] = v
+            elif isinstance(v, str):  # a str subclass
                 line[k] = _cut(_redacted(v) if len(v) <= 512 else redact_secrets(v), FIELD_CHARS)
             else:
                 line[k] = _clean(v, 1)

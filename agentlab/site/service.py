@@ -23,7 +23,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,7 +36,7 @@ from .admission import REFUSALS_PER_MINUTE, Gate
 from .claims import WriteClaim, answer, transition
 from .desks import desk_skills, desk_state
 from .discovery import Catalog
-from .execute import Execution, Handoff, Steps, input_problems, run_steps, run_steps_async, skill_steps
+from .execute import Execution, Handoff, Steps, input_problems, run_steps, run_steps_async, run_steps_in_worker, skill_steps
 from .keys import ApiKey, KeyStore
 from .limits import Limiter, RedisLimiter
 from .logs import SiteLogs
@@ -157,6 +157,17 @@ class SkillSite:
                                                  session_id=session_id, request_id=request_id, lang=lang,
                                                  checked=checked))
 
+    async def execute_in_worker(self, name: str, raw_body: bytes, *, api_key: str | None, idempotency_key: str | None,
+                                session_id: str | None, request_id: str | None = None, lang: Lang = "en",
+                                checked: ApiKey | None = None) -> HttpReply:
+        """:meth:`execute` in one worker thread, awaited on the running event loop, for any call (a write): the
+        skill's handler runs in that same thread and the loop keeps its deadline (:func:`run_steps_in_worker`)."""
+        skill = self.skills.get(name)
+        return await run_steps_in_worker(self._steps(name, raw_body, api_key=api_key, idempotency_key=idempotency_key,
+                                                     session_id=session_id, request_id=request_id, lang=lang,
+                                                     checked=checked),
+                                         check_every=skill.meta.timeout if skill is not None else 1.0)
+
     #: the largest body a call on the event loop may have: parsing and checking it holds every other request
     LOOP_BODY = 64_000
 
@@ -169,13 +180,16 @@ class SkillSite:
         return (checked is not None and skill is not None and not skill.meta.writes
                 and len(raw_body) <= self.LOOP_BODY)
 
-    def _limits(self, fn: Callable[[], T]) -> Steps[T]:
+    def _limits(self, fn: Callable[[], T], aio: Callable[[], Awaitable[T]] | None = None) -> Steps[T]:
         """``fn()``, a call on the rate windows and quotas: at once when they are this process's memory; else
         (Redis) handed out like a skill's code, so that on the event loop their round trip (or a frozen
-        server's 3 s) holds a worker thread, never the loop. Outside the loop it runs in the calling thread."""
+        server's 3 s) never holds the loop: awaited there as ``aio()`` when given (the round trip holds no
+        thread either), else in a worker thread. Outside the loop ``fn`` runs in the calling thread."""
         if type(self.limiter) is Limiter:
             return fn()
-        return (yield Handoff(fn, None, False, "limits"))
+        if not hasattr(self.limiter, "admit_async"):  # a limiter swapped in (a test's) that has only admit
+            aio = None
+        return (yield Handoff(fn, None, False, "limits", aio))
 
     def _steps(self, name: str, raw_body: bytes, *, api_key: str | None, idempotency_key: str | None,
                session_id: str | None, request_id: str | None, lang: Lang, checked: ApiKey | None) -> Steps[HttpReply]:
@@ -193,7 +207,8 @@ class SkillSite:
                     checks["valid"] = False  # the body itself was refused (read_body): not JSON, not the shape
                 if refused is None and skill is not None and not skill.meta.writes:
                     counted = key
-                    refused = yield from self._limits(lambda: self.gate.limit(counted, skill, lang))
+                    refused = yield from self._limits(lambda: self.gate.limit(counted, skill, lang),
+                                                      lambda: self.gate.limit_async(counted, skill, lang))
             if refused is None and key is not None and skill is not None:
                 result = yield from self._run(skill, args, key, idempotency_key, lang, request_id,
                                               session_id, checks)
@@ -210,7 +225,8 @@ class SkillSite:
         overflow = False
         refusing = key
         if refusing is not None and 400 <= result.status < 500 \
-                and not (yield from self._limits(lambda: self.gate.may_be_refused(refusing))):
+                and not (yield from self._limits(lambda: self.gate.may_be_refused(refusing),
+                                                 lambda: self.gate.may_be_refused_async(refusing))):
             # refused calls cost nothing to send and each is a line in the log: past its share, a key hears
             # 429 and its lines go to the capped overflow log, never pushing other tenants' calls out. A call
             # refused by its rate or quota is one of these refusals: within the share it is in the call log

@@ -1,0 +1,165 @@
+"""The execute route's hot path (agentlab/site/app.py, execute.py, logs.py): what it skips, and that a client
+hears and the logs keep exactly what the whole way gives."""
+import json
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("fastapi")
+from fastapi.responses import JSONResponse
+from fastapi.testclient import TestClient
+
+from agentlab.errors import redact_secrets
+from agentlab.site.app import _Reply, create_app
+from agentlab.site.logs import _CREDENTIAL, FIELD_CHARS, SiteLogs, _bounded, _cut, scrub
+from agentlab.site.service import SkillSite
+from agentlab.site.skills import Skill, SkillMeta
+
+
+def _site(tmp_path, handler, timeout=5.0):
+    where: dict = {}
+
+    def noted(args, ctx):
+        where["handler"] = threading.get_ident()
+        return handler(args, ctx)
+
+    note = Skill(SkillMeta("note_it", "Note", "Use to note a line.", rate_class="write", timeout=timeout,
+                           input_schema={"type": "object", "properties": {"text": {"type": "string"}}}), noted)
+    look = Skill(SkillMeta("look_it", "Look", "Use to look a line up."), lambda args, ctx: {"answer": 42})
+    site = SkillSite(tmp_path / "data", desks=False, extra=[note, look])
+    key, _ = site.create_key("hot")
+    claim = site.claims.claim
+
+    def claiming(*args, **kw):
+        where["claim"] = threading.get_ident()
+        return claim(*args, **kw)
+
+    site.claims.claim = claiming  # type: ignore[method-assign]
+    return site, key, where
+
+
+def _post(client, key, name, idem=None, **arguments):
+    headers = {"X-API-Key": key, **({"Idempotency-Key": idem} if idem else {})}
+    return client.post(f"/api/skills/{name}/execute", json={"arguments": arguments}, headers=headers)
+
+
+def test_a_write_runs_its_handler_in_the_thread_that_took_its_claim(tmp_path):
+    site, key, where = _site(tmp_path, lambda args, ctx: {"noted": args["text"]})
+    with TestClient(create_app(site)) as client:
+        first = _post(client, key, "note_it", "k-1", text="hello")
+        again = _post(client, key, "note_it", "k-1", text="hello")
+    assert first.status_code == 200 and first.json()["result"]["noted"] == "hello"
+    assert again.headers["Idempotent-Replayed"] == "true" and again.json() == first.json()
+    # one worker: the claim, the handler and the record (no second hand-off for the handler)
+    assert where["handler"] == where["claim"] != threading.get_ident()
+
+
+def test_a_write_past_its_timeout_is_504_and_its_late_outcome_settles_the_key(tmp_path):
+    release, calls = threading.Event(), []
+
+    def slow(args, ctx):
+        calls.append(1)
+        release.wait(20)
+        return {"noted": args["text"]}
+
+    site, key, _ = _site(tmp_path, slow, timeout=0.3)
+    with TestClient(create_app(site)) as client:
+        t0 = time.monotonic()
+        late = _post(client, key, "note_it", "k-late", text="late")
+        took = time.monotonic() - t0
+        assert late.status_code == 504 and late.json()["error"]["code"] == "TIMEOUT" and took < 5
+        running = _post(client, key, "note_it", "k-late", text="late")  # it may still take effect: never run twice
+        assert running.status_code == 409 and running.json()["error"]["code"] == "IN_PROGRESS"
+        release.set()
+        deadline = time.monotonic() + 10
+        while site.claims.result(f"{site.keys.check(key).id}:note_it:k-late") is None:  # the late outcome lands
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        replay = _post(client, key, "note_it", "k-late", text="late")
+    assert replay.status_code == 200 and replay.headers["Idempotent-Replayed"] == "true"
+    assert replay.json()["result"]["noted"] == "late" and calls == [1]
+    lines = site.logs.read("call")
+    assert [line["status"] for line in lines] == [504, 409, 200] and lines[0]["error"] == "TIMEOUT"
+
+
+def test_an_execute_skips_the_router_and_every_other_request_takes_it(tmp_path):
+    site, key, _ = _site(tmp_path, lambda args, ctx: {"noted": "x"})
+    app = create_app(site)
+    seen = []
+    router = app.router.middleware_stack
+
+    async def counting(scope, receive, send):
+        if scope["type"] == "http":
+            seen.append((scope["method"], scope["path"]))
+        await router(scope, receive, send)
+
+    app.router.middleware_stack = counting
+    with TestClient(create_app(site)) as plain, TestClient(app) as client:
+        fast = _post(client, key, "look_it")
+        whole = _post(plain, key, "look_it")
+        listing = client.get("/api/skills", headers={"X-API-Key": key})
+        wrong = client.get("/api/skills/look_it/execute")  # another method on the path: the router's 405
+    assert fast.status_code == whole.status_code == 200 and fast.content == whole.content
+    assert {k: v for k, v in fast.headers.items() if k not in ("x-request-id",)} == \
+        {k: v for k, v in whole.headers.items() if k not in ("x-request-id",)}
+    assert listing.status_code == 200 and wrong.status_code == 405 and wrong.json()["success"] is False
+    assert seen == [("GET", "/api/skills"), ("GET", "/api/skills/look_it/execute")]
+    access = [line for line in site.logs.read("access") if line["path"] == "/api/skills/look_it/execute"]
+    assert [line["status"] for line in access] == [200, 200]
+    assert [(line["log"], line["status"]) for line in site.logs.read("keyless")
+            if line.get("path") == "/api/skills/look_it/execute"] == [("access", 405)]  # it sent no key
+
+
+def test_a_line_keeps_what_scrub_then_bounded_make_of_every_kind_of_field(tmp_path):
+    class Text(str):
+        pass
+
+    deep: object = 7
+    for _ in range(25):
+        deep = [deep]
+    fields = {"count": 0, "ok": False, "done": True, "ratio": 1.5, "none": None, "big": 10**30,
+              "token": 12345, "password": 0, "api_key": "sk-live-abcdefghijklmnop1234", "skill": Text("a" * 300),
+              "note": Text("Bearer abcdefghijklmnopqrstuvwxyz0123"), "deep": deep,
+              "result": {"n": 3, "flag": True, "x": None, "secret": 9, "items": [1, 2.5, "Bearer abcdefgh12345678"]}}
+    logs = SiteLogs(tmp_path / "logs", clock=lambda: 1.0)
+    logs.write("access", request_id="r1", session_id=None, keyless=False, **fields)
+    (line,) = logs.read("access")
+
+    def reference(k, v):  # what a field became before the line kept numbers and flags without a walk
+        if v and _CREDENTIAL.search(k):
+            return "[secret removed]"
+        if isinstance(v, str):
+            return _cut(redact_secrets(v), FIELD_CHARS)
+        return _bounded(scrub(v, 1))
+
+    for k, v in fields.items():
+        assert line[k] == json.loads(json.dumps(reference(k, v), ensure_ascii=False)), k
+    assert line["deep"] != deep and "[nested too deep]" in json.dumps(line["deep"])
+    assert line["token"] == "[secret removed]" and line["password"] == 0 and line["count"] == 0 and line["ok"] is False
+    assert "abcdefghijklmnopqrstuvwxyz0123" not in json.dumps(line) and "sk-live" not in json.dumps(line)
+
+
+@pytest.mark.parametrize("body", [{"success": True, "result": {"city": "北京", "t": 7.0, "n": [1, None, False]},
+                                   "error": None, "fallback_hint": "试试 cache — “quoted”"}, {}, {"x": "\u2028\ud7ff"}])
+def test_a_reply_is_rendered_byte_for_byte_as_starlette_renders_it(body):
+    ours, theirs = _Reply(body, status_code=201, headers={"A": "b"}), JSONResponse(body, status_code=201,
+                                                                                  headers={"A": "b"})
+    assert ours.body == theirs.body and ours.raw_headers == theirs.raw_headers
+    with pytest.raises(ValueError):  # NaN is refused as Starlette refuses it
+        _Reply({"x": float("nan")})
+
+
+def test_an_execute_hears_its_language_from_the_query_or_the_header_and_carries_a_request_id(tmp_path):
+    site, key, _ = _site(tmp_path, lambda args, ctx: {"noted": "x"})
+    with TestClient(create_app(site)) as client:
+        asked = {how: client.post(f"/api/skills/no_such_skill/execute{query}", json={"arguments": {}},
+                                  headers={"X-API-Key": key, **headers})
+                 for how, query, headers in (("header", "", {"Accept-Language": "zh-CN,zh;q=0.9"}),
+                                             ("query", "?lang=zh", {"Accept-Language": "en"}),
+                                             ("neither", "", {}), ("other", "?x=1", {"Accept-Language": "en-GB"}))}
+    english, chinese = asked["neither"].json()["error"]["message"], asked["header"].json()["error"]["message"]
+    assert english != chinese and asked["query"].json()["error"]["message"] == chinese
+    assert asked["other"].json()["error"]["message"] == english and all(r.status_code == 404 for r in asked.values())
+    ids = [r.headers["X-Request-Id"] for r in asked.values()]
+    assert len(set(ids)) == 4 and all(len(i) == 16 and int(i, 16) >= 0 for i in ids)
