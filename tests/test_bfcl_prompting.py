@@ -80,9 +80,13 @@ def test_guarded_re_asks_a_refused_call_with_the_readable_error_and_grades_the_l
     second = model.seen[1]
     assert second[-2]["role"] == "assistant" and second[-2]["content"] == EXTRA_FIELD  # its own words, as written
     assert "INVALID_ARGS" in second[-1]["content"] and "duration2" in second[-1]["content"]
+    assert not a.resent
     # a reply the checks pass ends the question at once: nothing more is asked
     once = Scripted(RIGHT)
     assert bp.ask(PARALLEL, "guarded", once).turns == 1 and len(once.seen) == 1
+    # the same refused text every time: re-asked, and the error went unread
+    deaf = bp.ask(PARALLEL, "guarded", Scripted(EXTRA_FIELD, EXTRA_FIELD, EXTRA_FIELD))
+    assert deaf.resent and deaf.turns == 3 and not deaf.official
 
 
 def test_the_text_model_sends_the_leaderboards_system_prompt_not_the_loops(extra, monkeypatch):
@@ -143,19 +147,23 @@ def test_figures_put_the_leaderboard_beside_ours_per_category():
                 for way, k in (("raw", 5), ("guarded", 7)) for i in range(10)]
     (row,) = bp.figures(attempts, "0.5b")
     assert row == {"category": "parallel", "n": 10, "leaderboard": 53.5, "ours_raw": 50.0, "official_raw": 50.0,
-                   "official_guarded": 70.0, "interval": [23.7, 76.3], "reproduced": True}
+                   "official_guarded": 70.0, "interval": [23.7, 76.3], "reproduced": True, "reasked": 0, "resent": 0,
+                   "changed": 2}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_verdict_claims_what_the_guards_add_only_where_the_figure_is_reproduced(lang):
     rows = {"0.5b": [{"category": "multiple", "n": 100, "leaderboard": 68.0, "ours_raw": 70.0, "official_raw": 70.0,
-                      "official_guarded": 74.0, "interval": [60.4, 78.1], "reproduced": True},
+                      "official_guarded": 74.0, "interval": [60.4, 78.1], "reproduced": True, "reasked": 9,
+                      "resent": 3, "changed": 4},
                      {"category": "parallel", "n": 100, "leaderboard": 53.5, "ours_raw": 20.0, "official_raw": 20.0,
-                      "official_guarded": 40.0, "interval": [13.3, 28.9], "reproduced": False}]}
+                      "official_guarded": 40.0, "interval": [13.3, 28.9], "reproduced": False, "reasked": 30,
+                      "resent": 10, "changed": 20}]}
     said = bp.LeaderboardWay(False, rows, "x").verdict_said("0.5b", lang)
     assert "multiple 70.0 → 74.0" in said and "20.0 → 40.0" not in said and "parallel (20.0 vs 53.5)" in said
     none = bp.LeaderboardWay(False, {"0.5b": rows["0.5b"][1:]}, "x").verdict_said("0.5b", lang)
     assert "→" not in none
+    assert all(str(x) in said for x in (200, 39, 13, 24))  # the re-asks summed over the categories
 
 
 def test_the_shipped_file_is_a_fresh_grading_of_the_recordings(extra):

@@ -176,6 +176,7 @@ class PromptedAttempt:
     official_error: str | None
     turns: int
     decoded: bool  # did the graded reply decode (words that are not calls do not)
+    resent: bool = False  # re-asked, and every reply the same text as the first (the error went unread)
 
 
 def _registry(q: bfcl.Question) -> Registry:
@@ -202,7 +203,7 @@ class _StopWhenValid:
         return self.inner.complete(messages, tools)
 
 
-def _graded(q: bfcl.Question, way: Way, reply: Reply | None, turns: int) -> PromptedAttempt:
+def _graded(q: bfcl.Question, way: Way, reply: Reply | None, turns: int, resent: bool = False) -> PromptedAttempt:
     text = (reply.content or "") if reply else ""
     decoded = decode(text)
     calls = tuple(decoded or ())
@@ -210,7 +211,7 @@ def _graded(q: bfcl.Question, way: Way, reply: Reply | None, turns: int) -> Prom
     verdict = bfcl_official.ast_verdict(q.category, q.functions, q.answers, calls) if decoded is not None else (
         bfcl_official.ast_verdict(q.category, q.functions, q.answers, [("?", text)]))
     return PromptedAttempt(q.id, q.category, way, calls, ours, verdict.valid, verdict.error_type, turns,
-                           decoded is not None and bool(calls))
+                           decoded is not None and bool(calls), resent)
 
 
 def ask(q: bfcl.Question, way: Way, model: Any) -> PromptedAttempt:
@@ -230,7 +231,8 @@ def ask(q: bfcl.Question, way: Way, model: Any) -> PromptedAttempt:
     except ModelError:
         pass
     final = decoding.replies[-1] if decoding.replies else None
-    return _graded(q, way, final, len(decoding.replies))
+    texts = {r.content for r in decoding.replies}
+    return _graded(q, way, final, len(decoding.replies), resent=len(decoding.replies) > 1 and len(texts) == 1)
 
 
 # --- recording and replay ----------------------------------------------------------------------------------------
@@ -307,7 +309,9 @@ def reproduced(k: int, n: int, published: float | None) -> bool | None:
 
 def figures(attempts: Iterable[PromptedAttempt], size: str) -> list[dict]:
     """One row per category: n, the leaderboard's figure, ours and the official checker's on the raw replies, the
-    official checker's on the guarded ones, the raw figure's 95% interval, and whether the leaderboard's lies in it."""
+    official checker's on the guarded ones, the raw figure's 95% interval, whether the leaderboard's lies in it, and
+    what the re-ask did: questions re-asked, of those the ones answered with the same text every time, and the
+    questions whose grade the guarded way changed (raw and guarded are paired by question, in the same order)."""
     by: dict[tuple[str, str], list[PromptedAttempt]] = {}
     for a in attempts:
         by.setdefault((a.category, a.way), []).append(a)
@@ -315,6 +319,7 @@ def figures(attempts: Iterable[PromptedAttempt], size: str) -> list[dict]:
     rows = []
     for cat in bfcl.CATEGORIES:
         raw, guarded = by.get((cat, "raw"), []), by.get((cat, "guarded"), [])
+        after = {a.id: a.official for a in guarded}
         if not raw:
             continue
         n, k = len(raw), sum(a.official for a in raw)
@@ -324,12 +329,15 @@ def figures(attempts: Iterable[PromptedAttempt], size: str) -> list[dict]:
                      "ours_raw": round(100 * sum(a.ours for a in raw) / n, 1),
                      "official_raw": round(100 * k / n, 1),
                      "official_guarded": round(100 * sum(a.official for a in guarded) / len(guarded), 1) if guarded else None,
-                     "interval": [round(low, 1), round(high, 1)], "reproduced": reproduced(k, n, lb)})
+                     "interval": [round(low, 1), round(high, 1)], "reproduced": reproduced(k, n, lb),
+                     "reasked": sum(a.turns > 1 for a in guarded), "resent": sum(a.resent for a in guarded),
+                     "changed": sum(a.official != after[a.id] for a in raw if a.id in after)})
     return rows
 
 
 # --- what notebook 18 shows: live, or the shipped file ---------------------------------------------------------------
 SHIPPED = "bfcl/prompting.json"
+_SEP = {"en": " ", "zh": ""}  # between two sentences
 
 
 @dataclass(frozen=True)
@@ -362,12 +370,21 @@ class LeaderboardWay:
             return t("nb18.prompting_none", lang, size=size, command="python benchmarks/bench_bfcl_prompting.py")
         if not same:
             return t("nb18.prompting_not_reproduced", lang, size=size,
-                     differ=", ".join(f"{r['category']} ({r['official_raw']:.1f} vs {r['leaderboard']:.1f})" for r in differ))
+                     differ=", ".join(f"{r['category']} ({r['official_raw']:.1f} vs {r['leaderboard']:.1f})"
+                                      for r in differ)) + _SEP[lang] + self.reasks_said(size, lang)
         added = ", ".join(f"{r['category']} {r['official_raw']:.1f} → {r['official_guarded']:.1f}" for r in same
                           if r["official_guarded"] is not None)
-        return t("nb18.prompting_reproduced", lang, size=size, same=", ".join(r["category"] for r in same),
+        said = t("nb18.prompting_reproduced", lang, size=size, same=", ".join(r["category"] for r in same),
                  added=added, differ=", ".join(f"{r['category']} ({r['official_raw']:.1f} vs {r['leaderboard']:.1f})"
                                                for r in differ) or "-")
+        return said + _SEP[lang] + self.reasks_said(size, lang)
+
+    def reasks_said(self, size: str, lang: Lang = "en") -> str:
+        """What the re-ask did, over every category: questions re-asked, answered with the same text every time,
+        and grades changed."""
+        rows = [r for r in self.rows.get(size, []) if r.get("reasked") is not None]
+        return t("nb18.prompting_reasks", lang, n=sum(r["n"] for r in rows), reasked=sum(r["reasked"] for r in rows),
+                 resent=sum(r["resent"] for r in rows), changed=sum(r["changed"] for r in rows))
 
 
 def compare_live(sizes: Iterable[str] = ("0.5b", "1.5b")) -> LeaderboardWay:
@@ -415,7 +432,8 @@ def multi_turn_rows(multi: Mapping[str, Mapping[str, Mapping[str, float]]]) -> d
         low, high = wilson(k, n)
         out[size] = {"category": "multi_turn_base", "n": n, "leaderboard": lb, "ours_raw": None,
                      "official_raw": round(100 * k / n, 1), "official_guarded": round(100 * m["guarded"]["accuracy"], 1),
-                     "interval": [round(low, 1), round(high, 1)], "reproduced": reproduced(k, n, lb)}
+                     "interval": [round(low, 1), round(high, 1)], "reproduced": reproduced(k, n, lb),
+                     "reasked": None, "resent": None, "changed": None}
     return out
 
 
