@@ -52,8 +52,8 @@ def record(size: str, n: int, threads: int, resume: bool) -> None:
     if missing:
         print(f"{size}: skipped ({missing})", flush=True)
         return
-    out = bp.cassette(size)
-    done = set(bp.recorded(out)) if resume else set()
+    out = bp.prompt_cassette(size)
+    done = set(bp.recorded_texts(out)) if resume else set()
     if not resume:
         out.unlink(missing_ok=True)
     per = [bfcl.sample_category(c, n) for c in bfcl.CATEGORIES]
@@ -62,7 +62,7 @@ def record(size: str, n: int, threads: int, resume: bool) -> None:
     with LocalServer(size, threads=threads, ctx=8192) as server:
         for i, q in enumerate(qs, 1):
             model = _Writing(bp.TextCompletion(server.base_url, q, name=f"qwen2.5-coder-{size}"), out, q.id)
-            a = bp.ask(q, "guarded", model)
+            a = bp.ask_prompted(q, "guarded", model)
             print(f"  {size} {i:3d}/{len(qs)} {q.id:22s} turns={a.turns} official={a.official} "
                   f"{time.perf_counter() - t0:.0f} s", flush=True)
 
@@ -92,12 +92,12 @@ def main() -> None:
     for size in ns.sizes:
         if not ns.replay:
             record(size, ns.n, ns.threads, ns.resume)
-        attempts = bp.replay(bp.cassette(size), bfcl.questions(ns.n))
-        rows = bp.figures(attempts, size)
+        attempts = bp.replay_prompted(bp.prompt_cassette(size), bfcl.questions(ns.n))
+        rows = bp.prompting_figures(attempts, size)
         shipped[size] = rows
         print(table(size, rows), flush=True)
     if ns.ship:
-        path = bp.write_shipped(shipped)
+        path = bp.write_prompting(shipped)
         print(f"wrote {path.relative_to(ROOT)}")
 
 

@@ -56,26 +56,26 @@ def test_the_prompt_is_the_leaderboards_own_and_chatml_is_qwens(extra):
 
 
 def test_the_leaderboards_decoder_reads_a_python_list_and_nothing_else(extra):
-    assert bp.decode(RIGHT) == [("spotify.play", {"artist": "Taylor Swift", "duration": 20}),
+    assert bp.decode_prompted(RIGHT) == [("spotify.play", {"artist": "Taylor Swift", "duration": 20}),
                                 ("spotify.play", {"artist": "Maroon 5", "duration": 15})]
-    assert bp.decode("I cannot help with that.") is None
-    assert bp.decode("```\n[f(x=1)]\n```") == [("f", {"x": 1})]
+    assert bp.decode_prompted("I cannot help with that.") is None
+    assert bp.decode_prompted("```\n[f(x=1)]\n```") == [("f", {"x": 1})]
 
 
 def test_raw_grades_the_first_reply_by_both_checkers(extra):
-    a = bp.ask(PARALLEL, "raw", Scripted(RIGHT))
+    a = bp.ask_prompted(PARALLEL, "raw", Scripted(RIGHT))
     assert (a.ours, a.official, a.turns, len(a.calls)) == (True, True, 1, 2)
-    wrong = bp.ask(PARALLEL, "raw", Scripted(EXTRA_FIELD))
+    wrong = bp.ask_prompted(PARALLEL, "raw", Scripted(EXTRA_FIELD))
     assert (wrong.ours, wrong.official) == (False, False) and wrong.official_error.endswith("wrong_count")
-    words = bp.ask(IRRELEVANT, "raw", Scripted("None of the functions can answer that."))
+    words = bp.ask_prompted(IRRELEVANT, "raw", Scripted("None of the functions can answer that."))
     assert words.official and words.ours and not words.decoded
-    called = bp.ask(IRRELEVANT, "raw", Scripted('[spotify.play(artist="love", duration=1)]'))
+    called = bp.ask_prompted(IRRELEVANT, "raw", Scripted('[spotify.play(artist="love", duration=1)]'))
     assert not called.official and not called.ours
 
 
 def test_guarded_re_asks_a_refused_call_with_the_readable_error_and_grades_the_last_reply(extra):
     model = Scripted(EXTRA_FIELD, RIGHT)
-    a = bp.ask(PARALLEL, "guarded", model)
+    a = bp.ask_prompted(PARALLEL, "guarded", model)
     assert (a.official, a.ours, a.turns) == (True, True, 2)
     second = model.seen[1]
     assert second[-2]["role"] == "assistant" and second[-2]["content"] == EXTRA_FIELD  # its own words, as written
@@ -83,9 +83,9 @@ def test_guarded_re_asks_a_refused_call_with_the_readable_error_and_grades_the_l
     assert not a.resent
     # a reply the checks pass ends the question at once: nothing more is asked
     once = Scripted(RIGHT)
-    assert bp.ask(PARALLEL, "guarded", once).turns == 1 and len(once.seen) == 1
+    assert bp.ask_prompted(PARALLEL, "guarded", once).turns == 1 and len(once.seen) == 1
     # the same refused text every time: re-asked, and the error went unread
-    deaf = bp.ask(PARALLEL, "guarded", Scripted(EXTRA_FIELD, EXTRA_FIELD, EXTRA_FIELD))
+    deaf = bp.ask_prompted(PARALLEL, "guarded", Scripted(EXTRA_FIELD, EXTRA_FIELD, EXTRA_FIELD))
     assert deaf.resent and deaf.turns == 3 and not deaf.official
 
 
@@ -117,7 +117,7 @@ def test_replay_regrades_the_recorded_words_both_ways(extra, tmp_path):
     path = tmp_path / "c.jsonl"
     path.write_text("".join(json.dumps({"id": "parallel_9", "turn": i, "text": x}) + "\n"
                             for i, x in enumerate((EXTRA_FIELD, RIGHT), 1)), encoding="utf-8")
-    got = {a.way: a for a in bp.replay(path, [PARALLEL, IRRELEVANT])}
+    got = {a.way: a for a in bp.replay_prompted(path, [PARALLEL, IRRELEVANT])}
     assert (got["raw"].official, got["guarded"].official, got["guarded"].turns) == (False, True, 2)
 
 
@@ -145,7 +145,7 @@ def test_the_leaderboards_figures_name_their_table_and_column():
 def test_figures_put_the_leaderboard_beside_ours_per_category():
     attempts = [bp.PromptedAttempt(f"parallel_{i}", "parallel", way, (), i < k, i < k, None, 1, True)
                 for way, k in (("raw", 5), ("guarded", 7)) for i in range(10)]
-    (row,) = bp.figures(attempts, "0.5b")
+    (row,) = bp.prompting_figures(attempts, "0.5b")
     assert row == {"category": "parallel", "n": 10, "leaderboard": 53.5, "ours_raw": 50.0, "official_raw": 50.0,
                    "official_guarded": 70.0, "interval": [23.7, 76.3], "reproduced": True, "reasked": 0, "resent": 0,
                    "changed": 2}
@@ -169,11 +169,11 @@ def test_the_verdict_claims_what_the_guards_add_only_where_the_figure_is_reprodu
 def test_the_shipped_file_is_a_fresh_grading_of_the_recordings(extra):
     if not bfcl.bfcl_dir().exists():
         skip_or_fail("the BFCL data is not in the datasets folder")
-    shipped = bp.read_shipped()
-    assert not shipped.live and shipped.rows == bp.compare_live().rows
+    shipped = bp.read_prompting()
+    assert not shipped.live and shipped.rows == bp.grade_prompting().rows
 
 
 @pytest.mark.parametrize("readme, lang", [("README.md", "en"), ("README.zh.md", "zh")])
 def test_the_readmes_leaderboard_table_is_the_shipped_figures(readme, lang):
-    table = bp.summary_table(bp.read_shipped(), lang, bfcl_compare.read_official().multi)
+    table = bp.leaderboard_table(bp.read_prompting(), lang, bfcl_compare.read_official().multi)
     assert table in (ROOT / readme).read_text(encoding="utf-8")

@@ -50,23 +50,23 @@ __all__ = [
     "LeaderboardWay",
     "PromptedAttempt",
     "TextCompletion",
-    "ask",
-    "cassette",
+    "ask_prompted",
     "chatml",
-    "compare_live",
-    "decode",
-    "figures",
+    "decode_prompted",
+    "grade_prompting",
     "leaderboard",
+    "leaderboard_table",
     "multi_turn_rows",
+    "prompt_cassette",
     "prompt_messages",
+    "prompting_figures",
     "prompting_results",
-    "read_shipped",
-    "recorded",
-    "replay",
+    "read_prompting",
+    "recorded_texts",
+    "replay_prompted",
     "reproduced",
-    "summary_table",
     "wilson",
-    "write_shipped",
+    "write_prompting",
 ]
 
 Way = Literal["raw", "guarded"]
@@ -99,7 +99,7 @@ def chatml(messages: Sequence[Mapping[str, Any]]) -> str:
     return "".join(parts) + "<|im_start|>assistant\n"
 
 
-def decode(text: str) -> list[tuple[str, Any]] | None:
+def decode_prompted(text: str) -> list[tuple[str, Any]] | None:
     """The reply decoded by the leaderboard's prompt-mode decoder: (function name, arguments) pairs, or None where
     it cannot decode it (which the leaderboard grades as no call)."""
     try:
@@ -155,7 +155,7 @@ class _Decoding:
     def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
         raw = self.inner.complete(messages, tools)
         text = raw.content or ""
-        calls = decode(text) or []
+        calls = decode_prompted(text) or []
         reply = Reply(text, tuple(ToolCall(name, json.dumps(args, ensure_ascii=False), f"c{i}")
                                   for i, (name, args) in enumerate(calls)), raw.usage)
         self.replies.append(reply)
@@ -205,7 +205,7 @@ class _StopWhenValid:
 
 def _graded(q: bfcl.Question, way: Way, reply: Reply | None, turns: int, resent: bool = False) -> PromptedAttempt:
     text = (reply.content or "") if reply else ""
-    decoded = decode(text)
+    decoded = decode_prompted(text)
     calls = tuple(decoded or ())
     ours = bfcl.grade_calls(q, calls) is None
     verdict = bfcl_official.ast_verdict(q.category, q.functions, q.answers, calls) if decoded is not None else (
@@ -214,7 +214,7 @@ def _graded(q: bfcl.Question, way: Way, reply: Reply | None, turns: int, resent:
                            decoded is not None and bool(calls), resent)
 
 
-def ask(q: bfcl.Question, way: Way, model: Any) -> PromptedAttempt:
+def ask_prompted(q: bfcl.Question, way: Way, model: Any) -> PromptedAttempt:
     """Ask ``q`` of a text model (a :class:`TextCompletion`, or a recording of one) the leaderboard's way."""
     decoding = _Decoding(model)
     if way == "raw":
@@ -236,7 +236,7 @@ def ask(q: bfcl.Question, way: Way, model: Any) -> PromptedAttempt:
 
 
 # --- recording and replay ----------------------------------------------------------------------------------------
-def cassette(size: str) -> Path:
+def prompt_cassette(size: str) -> Path:
     return data_file("cassettes") / f"bfcl-prompt-{size}.jsonl"
 
 
@@ -253,7 +253,7 @@ class _Replayed:
         return Reply(self.texts[self.used - 1])
 
 
-def recorded(path: Path) -> dict[str, list[str]]:
+def recorded_texts(path: Path) -> dict[str, list[str]]:
     """Each question's recorded texts, in the order the model wrote them."""
     out: dict[str, list[str]] = {}
     if path.exists():
@@ -264,18 +264,18 @@ def recorded(path: Path) -> dict[str, list[str]]:
     return out
 
 
-def replay(path: Path, questions: Iterable[bfcl.Question]) -> list[PromptedAttempt]:
+def replay_prompted(path: Path, questions: Iterable[bfcl.Question]) -> list[PromptedAttempt]:
     """Both ways of every recorded question, from the recorded texts alone (a question cut short is left out)."""
-    texts = recorded(path)
+    texts = recorded_texts(path)
     out: list[PromptedAttempt] = []
     for q in questions:
         if q.id not in texts:
             continue
         try:
-            guarded = ask(q, "guarded", _Replayed(texts[q.id]))
+            guarded = ask_prompted(q, "guarded", _Replayed(texts[q.id]))
         except ScriptError:
             continue
-        out += [ask(q, "raw", _Replayed(texts[q.id][:1])), guarded]
+        out += [ask_prompted(q, "raw", _Replayed(texts[q.id][:1])), guarded]
     return out
 
 
@@ -307,7 +307,7 @@ def reproduced(k: int, n: int, published: float | None) -> bool | None:
     return low <= published <= high
 
 
-def figures(attempts: Iterable[PromptedAttempt], size: str) -> list[dict]:
+def prompting_figures(attempts: Iterable[PromptedAttempt], size: str) -> list[dict]:
     """One row per category: n, the leaderboard's figure, ours and the official checker's on the raw replies, the
     official checker's on the guarded ones, the raw figure's 95% interval, whether the leaderboard's lies in it, and
     what the re-ask did: questions re-asked, of those the ones answered with the same text every time, and the
@@ -342,7 +342,7 @@ _SEP = {"en": " ", "zh": ""}  # between two sentences
 
 @dataclass(frozen=True)
 class LeaderboardWay:
-    """Per size, one row per category (:func:`figures`): live from the recordings, or the shipped file."""
+    """Per size, one row per category (:func:`prompting_figures`): live from the recordings, or the shipped file."""
 
     live: bool
     rows: dict[str, list[dict]]
@@ -387,15 +387,15 @@ class LeaderboardWay:
                  resent=sum(r["resent"] for r in rows), changed=sum(r["changed"] for r in rows))
 
 
-def compare_live(sizes: Iterable[str] = ("0.5b", "1.5b")) -> LeaderboardWay:
+def grade_prompting(sizes: Iterable[str] = ("0.5b", "1.5b")) -> LeaderboardWay:
     """Decode and grade every recording now (needs the extra; the questions come from the datasets folder)."""
-    rows = {s: figures(replay(cassette(s), bfcl.questions()), s) for s in sizes if cassette(s).exists()}
+    rows = {s: prompting_figures(replay_prompted(prompt_cassette(s), bfcl.questions()), s) for s in sizes if prompt_cassette(s).exists()}
     return LeaderboardWay(True, rows, bfcl_official.version() or "?")
 
 
-def write_shipped(rows: Mapping[str, list[dict]] | None = None, path: Path | None = None) -> Path:
+def write_prompting(rows: Mapping[str, list[dict]] | None = None, path: Path | None = None) -> Path:
     """Write the shipped file from the recordings (or the rows given)."""
-    rows = dict(rows) if rows is not None else compare_live().rows
+    rows = dict(rows) if rows is not None else grade_prompting().rows
     path = path or data_file(SHIPPED)
     doc = {"about": "Notebook 18's leaderboard view: BFCL asked the leaderboard's prompt-mode way "
                     "(agentlab.evals.bfcl_prompting) on the recorded replies (data/cassettes/bfcl-prompt-*.jsonl), "
@@ -408,7 +408,7 @@ def write_shipped(rows: Mapping[str, list[dict]] | None = None, path: Path | Non
     return path
 
 
-def read_shipped(path: Path | None = None) -> LeaderboardWay:
+def read_prompting(path: Path | None = None) -> LeaderboardWay:
     d = json.loads((path or data_file(SHIPPED)).read_text(encoding="utf-8"))
     return LeaderboardWay(False, d["rows"], d["evaluator"])
 
@@ -416,8 +416,8 @@ def read_shipped(path: Path | None = None) -> LeaderboardWay:
 def prompting_results() -> LeaderboardWay:
     """Live where the evaluator and the questions are, else the shipped file: what notebook 18 shows."""
     if bfcl_official.evaluator_installed() and bfcl.bfcl_dir().exists():
-        return compare_live()
-    return read_shipped()
+        return grade_prompting()
+    return read_prompting()
 
 
 def multi_turn_rows(multi: Mapping[str, Mapping[str, Mapping[str, float]]]) -> dict[str, dict]:
@@ -437,7 +437,7 @@ def multi_turn_rows(multi: Mapping[str, Mapping[str, Mapping[str, float]]]) -> d
     return out
 
 
-def summary_table(way: LeaderboardWay, lang: Lang = "en", multi: Mapping[str, Any] | None = None) -> str:
+def leaderboard_table(way: LeaderboardWay, lang: Lang = "en", multi: Mapping[str, Any] | None = None) -> str:
     """The README's table: category × model × (leaderboard, ours raw, official raw, official guarded), with n, the raw
     figure's 95% interval and whether the leaderboard's figure lies in it; ``multi`` adds the multi-turn rows."""
     head = t("nb18.prompting_head", lang).split("|")
