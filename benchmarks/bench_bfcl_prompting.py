@@ -53,8 +53,14 @@ def record(size: str, n: int, threads: int, resume: bool) -> None:
         print(f"{size}: skipped ({missing})", flush=True)
         return
     out = bp.prompt_cassette(size)
-    done = set(bp.recorded_texts(out)) if resume else set()
-    if not resume:
+    if resume and out.exists():
+        # done: a question whose recording replays whole; a question cut short mid re-ask is asked again, its lines
+        # dropped first (a replay would leave it out, raw reply and all)
+        done = {a.id for a in bp.replay_prompted(out, bfcl.questions(n)) if a.way == "raw"}
+        lines = out.read_text(encoding="utf-8").splitlines(keepends=True)
+        out.write_text("".join(x for x in lines if x.strip() and json.loads(x)["id"] in done), encoding="utf-8")
+    else:
+        done = set()
         out.unlink(missing_ok=True)
     per = [bfcl.sample_category(c, n) for c in bfcl.CATEGORIES]
     qs = [q for row in itertools.zip_longest(*per) for q in row if q is not None and q.id not in done]

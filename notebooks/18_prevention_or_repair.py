@@ -364,8 +364,9 @@ for size in SIZES:
 # replies' figure. Only there does the line below say what the guarded re-ask adds. The remaining differences are
 # named: the local models are the Coder variants, the 0.5B quantized to 4 bits, on llama.cpp; the leaderboard ran the
 # Instruct models at full precision, on version 3 of the questions. Where no published table gives the figure for the
-# same questions (the 0.5B's Python-only `simple`, its non-live `irrelevance`), the cell says so and nothing is
-# compared.
+# same questions (the 0.5B's Python-only `simple`, its non-live `irrelevance`), the leaderboard column stays empty
+# and nothing is compared. One sentence of the leaderboard's prompt is missing from these recordings: it ends each
+# function's description with a note that the function is in Python 3 syntax.
 
 # %%
 from agentlab.evals.bfcl_prompting import prompting_results

@@ -11,6 +11,7 @@ from conftest import ROOT, skip_or_fail
 
 from agentlab.evals import bfcl, bfcl_compare, bfcl_official
 from agentlab.evals import bfcl_prompting as bp
+from agentlab.i18n import t
 from agentlab.models.interface import Reply
 
 PARALLEL = bfcl.Question(
@@ -117,8 +118,18 @@ def test_replay_regrades_the_recorded_words_both_ways(extra, tmp_path):
     path = tmp_path / "c.jsonl"
     path.write_text("".join(json.dumps({"id": "parallel_9", "turn": i, "text": x}) + "\n"
                             for i, x in enumerate((EXTRA_FIELD, RIGHT), 1)), encoding="utf-8")
-    got = {a.way: a for a in bp.replay_prompted(path, [PARALLEL, IRRELEVANT])}
+    replayed = bp.replay_prompted(path, [PARALLEL, IRRELEVANT])
+    assert len(replayed) == 2  # the question with no recording is left out
+    got = {a.way: a for a in replayed}
     assert (got["raw"].official, got["guarded"].official, got["guarded"].turns) == (False, True, 2)
+    # cut short mid re-ask: left out whole, raw reply too
+    path.write_text(json.dumps({"id": "parallel_9", "turn": 1, "text": EXTRA_FIELD}) + "\n", encoding="utf-8")
+    assert bp.replay_prompted(path, [PARALLEL]) == []
+    # more replies recorded than the replay asks for: the code no longer asks what was recorded
+    path.write_text("".join(json.dumps({"id": "parallel_9", "turn": i, "text": x}) + "\n"
+                            for i, x in enumerate((RIGHT, RIGHT), 1)), encoding="utf-8")
+    with pytest.raises(ValueError, match="record it again"):
+        bp.replay_prompted(path, [PARALLEL])
 
 
 def test_wilsons_interval_and_the_verdict():
@@ -126,6 +137,8 @@ def test_wilsons_interval_and_the_verdict():
     assert bp.wilson(0, 11) == (0.0, 25.9) and bp.wilson(8, 8)[1] == 100.0
     assert bp.reproduced(0, 11, 0.0) is True  # the bound itself counts: the leaderboard's 0.0 beside 0 of 11
     assert bp.reproduced(0, 100, 53.5) is False and bp.reproduced(5, 10, None) is None
+    # decided on the unrounded bounds: 44 of 100 is 34.67-53.77, shown as 34.7-53.8
+    assert bp.reproduced(44, 100, 34.68) is True and bp.reproduced(44, 100, 53.78) is False
 
 
 def test_the_leaderboards_figures_name_their_table_and_column():
@@ -143,11 +156,12 @@ def test_the_leaderboards_figures_name_their_table_and_column():
 
 
 def test_figures_put_the_leaderboard_beside_ours_per_category():
-    attempts = [bp.PromptedAttempt(f"parallel_{i}", "parallel", way, (), i < k, i < k, None, 1, True)
+    attempts = [bp.PromptedAttempt(f"parallel_{i}", "parallel", way, (), i < k, i < k, None,
+                                   1 if way == "raw" or i < 6 else 3, True, way == "guarded" and i >= 8)
                 for way, k in (("raw", 5), ("guarded", 7)) for i in range(10)]
     (row,) = bp.prompting_figures(attempts, "0.5b")
     assert row == {"category": "parallel", "n": 10, "leaderboard": 53.5, "ours_raw": 50.0, "official_raw": 50.0,
-                   "official_guarded": 70.0, "interval": [23.7, 76.3], "reproduced": True, "reasked": 0, "resent": 0,
+                   "official_guarded": 70.0, "interval": [23.7, 76.3], "reproduced": True, "reasked": 4, "resent": 2,
                    "changed": 2}
 
 
@@ -163,7 +177,16 @@ def test_the_verdict_claims_what_the_guards_add_only_where_the_figure_is_reprodu
     assert "multiple 70.0 → 74.0" in said and "20.0 → 40.0" not in said and "parallel (20.0 vs 53.5)" in said
     none = bp.LeaderboardWay(False, {"0.5b": rows["0.5b"][1:]}, "x").verdict_said("0.5b", lang)
     assert "→" not in none
-    assert all(str(x) in said for x in (200, 39, 13, 24))  # the re-asks summed over the categories
+    assert t("nb18.prompting_reasks", lang, n=200, reasked=39, resent=13, changed=24) in said  # summed over categories
+    nothing = [dict(r, leaderboard=None, reproduced=None) for r in rows["0.5b"]]
+    quiet = bp.LeaderboardWay(False, {"0.5b": nothing}, "x").verdict_said("0.5b", lang)
+    assert quiet.startswith(t("nb18.prompting_nothing_published", lang, size="0.5b")) and "→" not in quiet
+
+
+def test_the_multi_turn_rows_stand_beside_the_leaderboard_never_reproduce_it():
+    """They were asked through the workbook's template: a figure beside the leaderboard's, not a reproduction."""
+    rows = bp.multi_turn_rows({"0.5b": {"raw": {"n": 11, "accuracy": 0.0}, "guarded": {"n": 11, "accuracy": 0.0}}})
+    assert rows["0.5b"]["leaderboard"] == 0.0 and rows["0.5b"]["reproduced"] is None
 
 
 def test_the_shipped_file_is_a_fresh_grading_of_the_recordings(extra):

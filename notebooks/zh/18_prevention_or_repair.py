@@ -296,7 +296,7 @@ for size in SIZES:
 #
 # 排行榜以提示模式列出 Qwen2.5 0.5B 和 1.5B Instruct：不用 tools 字段；它自己的系统提示列出函数，要求把调用写成 Python 列表 `[f(a=1), g(b="x")]`；它自己的解析器解码回复，它的评分器评分。用工作手册的模板提问时，模型从没在一条回复里写出两个调用，所以上面的 `parallel` 得了 0%，而排行榜印的是 53.5% 和 70.0%：这是另一场测试，不是模型更差。
 #
-# 这里把同一份样本按排行榜的方式再问一遍（`agentlab.evals.bfcl_prompting`：提示和解码器都从 `bfcl-eval` 导入；Qwen 自己的对话格式；贪心解码），由 `benchmarks/bench_bfcl_prompting.py` 录制，再由两个评分器评分。容差先说在前面：排行榜公布的数字落在原始回复准确率的 95% 区间（Wilson 区间）之内，这个类别才算复现了排行榜。只有在这些类别里，下面那行才会说防护的重问带来多少。其余的差别都写明：本地模型是 Coder 版本，0.5B 量化到 4 位，跑在 llama.cpp 上；排行榜跑的是全精度的 Instruct 模型，用的是第 3 版题目。没有公开的表格给出同一批题目的数字时（0.5B 只含 Python 的 `simple`、它的非 live `irrelevance`），单元格会写明，不做比较。
+# 这里把同一份样本按排行榜的方式再问一遍（`agentlab.evals.bfcl_prompting`：提示和解码器都从 `bfcl-eval` 导入；Qwen 自己的对话格式；贪心解码），由 `benchmarks/bench_bfcl_prompting.py` 录制，再由两个评分器评分。容差先说在前面：排行榜公布的数字落在原始回复准确率的 95% 区间（Wilson 区间）之内，这个类别才算复现了排行榜。只有在这些类别里，下面那行才会说防护的重问带来多少。其余的差别都写明：本地模型是 Coder 版本，0.5B 量化到 4 位，跑在 llama.cpp 上；排行榜跑的是全精度的 Instruct 模型，用的是第 3 版题目。没有公开的表格给出同一批题目的数字时（0.5B 只含 Python 的 `simple`、它的非 live `irrelevance`），排行榜一列留空，不做比较。这些录音少了排行榜提示里的一句话：它在每个函数描述的末尾注明该函数是 Python 3 语法。
 
 # %%
 from agentlab.evals.bfcl_prompting import prompting_results
