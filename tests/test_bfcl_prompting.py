@@ -5,6 +5,7 @@ fail in CI. Scripted text models stand in for the local model: the raw way grade
 re-asks a call its function's schema refuses, with the readable error in the prompt.
 """
 import json
+import urllib.request
 
 import pytest
 from conftest import ROOT, skip_or_fail
@@ -106,7 +107,7 @@ def test_the_text_model_sends_the_leaderboards_system_prompt_not_the_loops(extra
         def read(self):
             return json.dumps({"content": RIGHT, "tokens_evaluated": 10, "tokens_predicted": 5}).encode()
 
-    monkeypatch.setattr(bp.urllib.request, "urlopen", lambda req, timeout: sent.append(json.loads(req.data)) or Response(req))
+    monkeypatch.setattr(urllib.request, "urlopen", lambda req, timeout: sent.append(json.loads(req.data)) or Response(req))
     model = bp.TextCompletion("http://127.0.0.1:9/v1", PARALLEL)
     reply = model.complete([{"role": "system", "content": "the loop's own words"}, {"role": "user", "content": "hi"}], [])
     assert reply.content == RIGHT and sent[0]["temperature"] == 0

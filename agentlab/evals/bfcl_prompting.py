@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import json
 import math
-import urllib.error
-import urllib.request
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -41,6 +39,7 @@ from typing import Any, Literal
 
 from ..i18n import Lang, t
 from ..loop import run_guarded
+from ..models.constrained import post_json
 from ..models.fakes import ScriptError
 from ..models.interface import ModelError, Reply, ToolCall, Usage
 from ..resources import data_file
@@ -125,19 +124,10 @@ class TextCompletion:
         self.name, self.max_tokens, self.timeout = name, max_tokens, timeout
 
     def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
-        rest = [m for m in messages if m.get("role") != "system" or m.get("content") != self.system["content"]]
-        rest = [m for m in rest if m.get("role") != "system"]  # the loop's own system notes are not the leaderboard's
+        rest = [m for m in messages if m.get("role") != "system"]  # the loop's system notes are not the leaderboard's
         body = {"prompt": chatml([self.system, *_texts(rest)]), "temperature": 0, "n_predict": self.max_tokens,
                 "cache_prompt": True}
-        req = urllib.request.Request(self.root + "/completion", data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # a loopback URL we started
-                out = json.loads(resp.read())
-        except urllib.error.HTTPError as exc:
-            raise ModelError("UNAVAILABLE", f"HTTP {exc.code} from /completion", status=exc.code) from None
-        except (OSError, ValueError) as exc:
-            raise ModelError("UNAVAILABLE", f"{type(exc).__name__} from /completion") from None
+        out = post_json(self.root, "/completion", body, timeout=self.timeout)
         usage = Usage(int(out.get("tokens_evaluated") or 0), int(out.get("tokens_predicted") or 0))
         return Reply(str(out.get("content") or ""), (), usage)
 
@@ -464,8 +454,7 @@ def leaderboard_table(way: LeaderboardWay, lang: Lang = "en", multi: Mapping[str
     extra = multi_turn_rows(multi or {})
     for size in sorted(set(way.rows) | set(extra)):
         for r in [*way.rows.get(size, []), *([extra[size]] if size in extra else [])]:
-            cell = {None: "–"}
-            lb, ours, g = (cell.get(r[k]) or f"{r[k]:.1f}" for k in ("leaderboard", "ours_raw", "official_guarded"))
+            lb, ours, g = ("–" if r[k] is None else f"{r[k]:.1f}" for k in ("leaderboard", "ours_raw", "official_guarded"))
             verdict = {True: t("word.yes", lang), False: t("word.no", lang), None: "–"}[r["reproduced"]]
             rows.append(f"| {r['category']} | {size} | {r['n']} | {lb} | {ours} | {r['official_raw']:.1f} "
                         f"| {r['interval'][0]:.1f}-{r['interval'][1]:.1f} | {g} | {verdict} |")

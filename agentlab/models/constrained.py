@@ -31,9 +31,26 @@ from typing import Any
 from .interface import ModelCall, ModelError, Reply, ToolCall, Usage
 from .openai_model import clean_messages
 
-__all__ = ["ConstrainedModel", "call_grammar", "call_schema", "parse_fenced"]
+__all__ = ["ConstrainedModel", "call_grammar", "call_schema", "parse_fenced", "post_json"]
 
 _BLOCK = re.compile(r"```json\s*\n(.*?)(?:\n```|\Z)", re.S)
+
+
+def post_json(root: str, path: str, body: dict, *, timeout: float) -> dict:
+    """POST ``body`` to the llama.cpp server at ``root`` (``/completion``, ``/apply-template``...); its failures as
+    :class:`ModelError` (a 4xx BAD_REQUEST, no answer in time TIMEOUT, anything else UNAVAILABLE)."""
+    req = urllib.request.Request(root + path, data=json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:  # a loopback URL we were given
+            return json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        code = "BAD_REQUEST" if 400 <= exc.code < 500 else "UNAVAILABLE"
+        raise ModelError(code, f"HTTP {exc.code} from {path}", status=exc.code) from None
+    except TimeoutError:
+        raise ModelError("TIMEOUT", f"no answer from {path} in {timeout} s") from None
+    except (OSError, ValueError) as exc:
+        raise ModelError("UNAVAILABLE", f"{type(exc).__name__} from {path}") from None
 
 
 def call_schema(spec: Mapping[str, Any]) -> dict:
@@ -108,18 +125,7 @@ class ConstrainedModel:
         return f"ConstrainedModel({self.root!r}, grammar={self.grammar})"
 
     def _post(self, path: str, body: dict) -> dict:
-        req = urllib.request.Request(self.root + path, data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # a loopback URL we were given
-                return json.loads(resp.read())
-        except urllib.error.HTTPError as exc:
-            code = "BAD_REQUEST" if 400 <= exc.code < 500 else "UNAVAILABLE"
-            raise ModelError(code, f"HTTP {exc.code} from {path}", status=exc.code) from None
-        except TimeoutError:
-            raise ModelError("TIMEOUT", f"no answer from {path} in {self.timeout} s") from None
-        except (OSError, ValueError) as exc:
-            raise ModelError("UNAVAILABLE", f"{type(exc).__name__} from {path}") from None
+        return post_json(self.root, path, body, timeout=self.timeout)
 
     def complete(self, messages: list[dict], tools: list[dict], tool_choice: Any = None) -> Reply:
         self.calls.append(ModelCall(tuple(messages), tuple(t.get("function", t).get("name", "?") for t in tools)))
