@@ -205,7 +205,29 @@ def test_the_clients_own_key_is_the_clients_alone(gateway):
     assert again.meta["agentlab/replayed"] is True and gateway.runs()["refund"] == 1
     # another client (no API key: another session) sending the same key does not get the first one's result
     other, = calls(gateway, [("refund", {"order_id": "A1", "amount": 30}, meta)])
+    assert not other.isError, other.content[0].text
     assert other.meta["agentlab/replayed"] is False and gateway.runs()["refund"] == 2
+
+
+def test_a_connection_is_never_named_after_one_that_closed():
+    """In memory and on stdio a connection was named by its object's ``id()``: a connection opened after another
+    closed could get its address, so its name and its guard. Then its first refund was the old session's third
+    identical call, stopped by the breaker, never run (a flaky failure of the test above)."""
+    from agentlab.site.gateway import _connection
+
+    class Connection:
+        pass
+
+    names, addresses = [], set()
+    for _ in range(200):
+        conn = Connection()
+        names.append(_connection(conn))
+        addresses.add(id(conn))
+        del conn
+    assert len(addresses) < 200  # the addresses are reused here, as they were under the suite
+    assert len(set(names)) == 200
+    kept = Connection()
+    assert _connection(kept) == _connection(kept)  # one connection keeps its one name
 
 
 def test_a_key_another_client_used_never_reaches_the_upstream_as_theirs(gateway):

@@ -28,11 +28,13 @@ from __future__ import annotations
 import contextvars
 import functools
 import hashlib
+import itertools
 import json
 import logging
 import threading
 import time
 import uuid
+import weakref
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
@@ -333,7 +335,7 @@ class Gateway:
             ctx = server.request_context
             request = ctx.request
             headers = getattr(request, "headers", None)
-            session = f"s{id(ctx.session):x}"  # stdio or in memory: one connection, one session
+            session = _connection(ctx.session)  # stdio or in memory: one connection, one session
             if headers is None:
                 return session, session, self.lang, None, None
             session = _clean(headers.get("mcp-session-id")) or session
@@ -423,6 +425,19 @@ class Gateway:
 
 #: where the HTTP endpoint leaves the client it found in the request's ASGI scope, for the MCP handler of that request
 _WHO = "agentlab.gateway.who"
+
+#: each stdio or in-memory connection's name, for as long as the connection lives. Named by ``id()``, a connection
+#: opened after another one closed could be given its address, and with it the closed one's guard: its claims, so a
+#: stranger's call replayed, and its breaker, so a stranger's first call was stopped as a repeat.
+_CONNECTIONS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+_NEXT = itertools.count(1)
+
+
+def _connection(session: Any) -> str:
+    name = _CONNECTIONS.get(session)
+    if name is None:
+        name = _CONNECTIONS.setdefault(session, f"s{next(_NEXT):x}-{uuid.uuid4().hex[:8]}")
+    return name
 
 
 def _clean(session: str | None) -> str | None:
