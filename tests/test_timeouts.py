@@ -125,3 +125,20 @@ def test_a_write_runs_on_the_cpu_of_its_caller():
     worker = timeouts._pool.idle[-1]
     assert cpus == {worker.cpu}
     assert worker.cpu in os.sched_getaffinity(0)  # a CPU the process may use
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="threads are kept to a CPU only on Linux with two CPUs or more to choose from")
+def test_a_call_handed_over_from_an_event_loop_runs_on_the_loops_cpu():
+    """The event loop's hand-off (submit: a keyed write on the site) keeps its worker to the loop's CPU too."""
+    if timeouts._CPU_NOW is None:
+        pytest.skip("no sched_getcpu in this C library")
+    where = lambda: os.sched_getaffinity(0)  # noqa: E731 - run in the worker: its own CPU set
+    timeouts._pool.submit(where).result(5)  # the worker starts (its thread id is known once it has run)
+    deadline = time.monotonic() + 5
+    while not timeouts._pool.idle and time.monotonic() < deadline:  # it is idle again just after its result is set
+        time.sleep(0.001)
+    worker = timeouts._pool.idle[-1]  # the one the next call takes
+    cpus = timeouts._pool.submit(where).result(5)
+    assert cpus == {worker.cpu}
+    assert worker.cpu in os.sched_getaffinity(0)
