@@ -71,3 +71,48 @@ def test_a_keys_db_from_before_operator_keys_opens_and_its_keys_are_not_operator
     old = store.check("sk-site-old")
     assert old is not None and old.name == "old" and not old.operator
     assert store.check(store.create("ops", operator=True)[0]).operator
+
+
+def _queries(store):
+    seen: list[str] = []
+    store._db.set_trace_callback(seen.append)
+    return seen
+
+
+def test_a_cached_key_costs_no_query_and_a_revoke_elsewhere_is_still_seen_at_the_next_look(tmp_path):
+    """The cache is checked by the file change counter in keys.db's header (a pread), not by a query per request;
+    a revoke by another store, or any commit by another connection, is seen by the very next look."""
+    import sqlite3
+
+    from agentlab.site.keys import KeyStore
+    a, b = KeyStore(tmp_path / "keys.db"), KeyStore(tmp_path / "keys.db")
+    key, record = a.create("agent")
+    other, _ = a.create("other")
+    assert b.check(key) == record and b.check(other) is not None
+    seen = _queries(b)
+    for _ in range(5):
+        assert b.cached(key) == record and b.check(key) == record
+    assert seen == []  # nothing asked of SQLite while nothing changed
+    a.revoke(record.id)
+    assert b.cached(key) is None and b.check(key) is None  # the next look, no delay
+    raw = sqlite3.connect(tmp_path / "keys.db", isolation_level=None)  # a connection of no store (a person, a script)
+    raw.execute("UPDATE keys SET revoked = 1 WHERE name = 'other'")
+    raw.close()
+    assert b.cached(other) is None and b.check(other) is None
+
+
+def test_a_keys_db_in_wal_mode_is_checked_by_data_version(tmp_path):
+    """WAL commits leave the header's change counter alone: such a file is asked for data_version on every look."""
+    import sqlite3
+
+    from agentlab.site.keys import KeyStore
+    raw = sqlite3.connect(tmp_path / "keys.db", isolation_level=None)
+    raw.execute("PRAGMA journal_mode=WAL")
+    a, b = KeyStore(tmp_path / "keys.db"), KeyStore(tmp_path / "keys.db")
+    key, record = a.create("agent")
+    assert b.check(key) == record and b.cached(key) == record
+    seen = _queries(b)
+    raw.execute("UPDATE keys SET revoked = 1")
+    assert b.cached(key) is None and b.check(key) is None
+    assert any("data_version" in q for q in seen)
+    raw.close()
