@@ -68,20 +68,53 @@ def _credential(name: str) -> bool:
     return _CREDENTIAL.search(name) is not None
 
 
+@lru_cache(maxsize=4096)
+def _value_text(text: str) -> str:
+    # a short string inside a line's arguments or result as the line keeps it (redacted, then cut): one lookup
+    return _cut(_redacted(text), VALUE_CHARS)
+
+
+@lru_cache(maxsize=4096)
+def _field_text(text: str) -> str:
+    # a short string field of a line (a skill, a path, a key's name) as the line keeps it: one lookup
+    return _cut(_redacted(text), FIELD_CHARS)
+
+
+@lru_cache(maxsize=1024)
+def _key_text(name: str) -> tuple[str, bool]:
+    # a key of a nested object: as the line keeps it, and whether its value is a credential's
+    return _cut(name, FIELD_CHARS), _credential(name)
+
+
 def _clean(value: Any, depth: int) -> Any:
     """What :func:`scrub` then :func:`_bounded` make of ``value``, in one walk: a line's nested values
-    (arguments, results) are walked once per line, not twice."""
-    if isinstance(value, str):
-        return _cut(_redacted(value) if len(value) <= 512 else redact_secrets(value), VALUE_CHARS)
+    (arguments, results) are walked once per line, not twice. An object's plain values (short strings,
+    numbers, flags) are taken in its own loop, without a call each: the usual arguments and results are one
+    flat object, and a call per value was most of a line's cost."""
+    kind = type(value)
+    if kind is str or isinstance(value, str):
+        return _value_text(value) if len(value) <= 512 else _cut(redact_secrets(value), VALUE_CHARS)
     if depth > 20:
         return "[nested too deep]"
-    kind = type(value)
     if value is None or kind is bool or kind is int or kind is float:  # a number or a flag: nothing to walk
         return value
     if isinstance(value, dict):
-        return {(_cut(k, FIELD_CHARS) if isinstance(k, str) else k):
-                ("[secret removed]" if isinstance(k, str) and v and _credential(k) else _clean(v, depth + 1))
-                for k, v in value.items()}
+        out: dict[Any, Any] = {}
+        inner = depth + 1 <= 20  # a value one level down is still within the depth (else _clean says so)
+        for k, v in value.items():
+            if isinstance(k, str):
+                k, secret = _key_text(k)
+                if secret and v:
+                    out[k] = "[secret removed]"
+                    continue
+            vk = type(v)
+            if vk is str and len(v) <= 512:
+                out[k] = _value_text(v)
+            elif inner and (v is None or vk is bool or vk is int or vk is float):
+                out[k] = v
+            else:
+                out[k] = _clean(v, depth + 1)
+        return out
     if isinstance(value, (list, tuple)):
         return [_clean(v, depth + 1) for v in value]
     return value
@@ -232,8 +265,10 @@ class SiteLogs:
             kind = type(v)
             if v and _credential(k):
                 line[k] = "[secret removed]"
+            elif kind is str and len(v) <= 512:
+                line[k] = _field_text(v)
             elif kind is str:
-                line[k] = _cut(_redacted(v) if len(v) <= 512 else redact_secrets(v), FIELD_CHARS)
+                line[k] = _cut(redact_secrets(v), FIELD_CHARS)
             elif v is None or kind is bool or kind is int or kind is float:  # most fields: kept as they are
                 line[k] = v
             elif isinstance(v, str):  # a str subclass
