@@ -1,6 +1,7 @@
 """The three layers, the timeout and the output check (agentlab/site/execute.py)."""
 import time
 
+import pytest
 from site_helpers import test_skills
 
 from agentlab.scenarios import aftersales
@@ -221,3 +222,31 @@ def test_a_read_kept_from_the_cpu_once_stays_on_the_loop_and_a_slow_one_goes_to_
     assert asyncio.run(_call(site, "hang_read", key, record)).status == 200
     assert asyncio.run(_call(site, "hang_read", key, record)).status == 200
     assert threads == [True, False, False]  # slow in the worker too: its next call goes there first
+
+
+@pytest.mark.parametrize("data", [
+    {"city": "Beijing", "temperature": 7.0, "humidity": 35, "ok": True, "gone": None, "zero": -0.0, "odd": "x\ud800"},
+    {"n": float("nan")}, {"big": 2 ** 60}, {"nested": {"a": [1, (2, 3)]}}, {1: "int key"}, {"when": {1, 2}}])
+def test_a_flat_result_is_shaped_as_its_trip_through_json_would_shape_it(data):
+    """shape_result copies a flat object of plain values instead of writing it out as JSON and reading it back: what
+    it gives is equal to that trip's (and a copy: the handler's object is not the reply's); anything else takes it."""
+    import json
+
+    from agentlab.store import result_json
+    trip = json.loads(result_json(data))
+    shaped = shape_result("w", data)
+    assert {k: v for k, v in shaped.items() if k != "summary"} == {k: v for k, v in trip.items() if k != "summary"}
+    assert json.dumps(shaped, sort_keys=True) == json.dumps(shape_result("w", trip), sort_keys=True)
+    assert shaped is not data
+
+
+@pytest.mark.parametrize("raw, refused", [
+    (b'{"arguments": {"city": "\\ud800"}}', True), (b'{"arguments": {"a": {"\\uDC00": 1}}}', True),
+    (b'{"arguments": {"a": ["ok", "\\udbff"]}}', True), (b'{"arguments": {"city": "\\u00e9\\ud83d\\ude00"}}', False),
+    ('{"arguments": {"city": "é😀"}}'.encode(), False), (b'{"arguments": {"city": "\\\\ud800"}}', False)])
+def test_a_body_is_walked_for_lone_surrogates_only_when_it_holds_an_escape(raw, refused):
+    """read_body skips the walk for a body with no \\u escape (decoded UTF-8 holds no surrogate); every lone
+    surrogate an escape makes is still refused, an escaped pair and an escaped backslash are not."""
+    from agentlab.site.replies import read_body
+    args, problem = read_body(raw)
+    assert (problem == "surrogate") is refused and (args is None) is refused

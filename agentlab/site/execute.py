@@ -320,13 +320,34 @@ def one_line_summary(name: str, result: dict) -> str:
 def shape_result(name: str, data: Any) -> dict:
     """A handler's return as a flat object with a ``summary``: a scalar becomes ``{"value": ...}``,
     a list ``{"items": [...]}``. The value is first made plain JSON (what a replay returns too)."""
-    plain = json.loads(result_json(data))
+    plain = _flat_copy(data)
+    if plain is None:
+        plain = json.loads(result_json(data))
     if not isinstance(plain, dict):
         plain = {"items": plain} if isinstance(plain, list) else {"value": plain}
     if not isinstance(plain.get("summary"), str):
         plain = {**plain, "summary": one_line_summary(name, plain)}
     return plain
 
+
+def _flat_copy(data: Any) -> dict | None:
+    """A copy of ``data`` when it is one flat object of plain JSON values (what most handlers return), which
+    JSON text and back (``result_json`` then ``json.loads``) would give back equal; else None (go that way).
+
+    Exact types only: a string (a lone surrogate too: written as its escape, it reads back as itself), a flag,
+    None, an integer well within what JSON readers keep exactly, a finite float (``repr`` reads back as itself)."""
+    if type(data) is not dict:
+        return None
+    for k, v in data.items():
+        kind = type(v)
+        if type(k) is not str or not (kind is str or kind is bool or v is None
+                                      or (kind is int and -_EXACT < v < _EXACT)
+                                      or (kind is float and v - v == 0.0)):  # NaN and the infinities fail
+            return None
+    return dict(data)
+
+
+_EXACT = 2 ** 53  # integers JSON readers (a browser's too) keep exactly
 
 _COMPILED: dict[str, Callable[[Any], list[Problem]]] = {}
 _BY_ID: dict[int, tuple[Any, Callable[[Any], list[Problem]]]] = {}
