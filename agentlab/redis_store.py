@@ -161,11 +161,15 @@ class LuaScripts:
             arrived: asyncio.Future[None] = loop.create_future()
             fd = sock.fileno()
             loop.add_reader(fd, _arrived, arrived)
+            # the deadline is a plain timer that fails the future: asyncio.timeout's task bookkeeping (a cancel
+            # turned into TimeoutError) cost more than the rest of this wait, on every read of a site on Redis
+            late = None if conn.socket_timeout is None else loop.call_later(conn.socket_timeout, _late, arrived)
             try:
-                async with asyncio.timeout(conn.socket_timeout):
-                    await arrived
+                await arrived
             finally:
                 loop.remove_reader(fd)
+                if late is not None:
+                    late.cancel()
             reply = conn.read_response()
         except NoScriptError:  # a whole reply: the connection is fine; the thread way sends the script whole
             self._idle.append(conn)
@@ -200,6 +204,11 @@ class LuaScripts:
 def _arrived(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
+
+
+def _late(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_exception(TimeoutError())
 
 
 def _pack(command: bytes, script: bytes, keys: list[str], args: list[Any]) -> bytes:

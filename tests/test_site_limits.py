@@ -114,3 +114,23 @@ def test_a_read_counted_in_redis_waits_for_no_disk_and_every_16th_quota_count_is
     assert logged() > before
     (counter,) = store.client.keys(f"{store.prefix}quota:k1:*")
     assert store.client.get(counter) == str(QUOTA_SYNC) and store.client.ttl(counter) > 86_000
+
+
+def test_redis_counts_calls_at_one_instant_apart_and_a_quota_counter_keeps_the_expiry_its_first_count_set(redis_url):
+    """Each call's member in the window is the time and a random token (no shared counter bumped per call): calls
+    at the very same instant still count one each. A quota's counter gets its expiry (a slot's length and a
+    minute) from the slot's first count alone: it outlives the slot, and keeps that expiry as it grows."""
+    store = open_store(redis_url)
+    clock = Clock()  # the time stands still: every call below is at one instant
+    limiter = RedisLimiter(store.client, prefix=store.prefix, clock=clock)
+    verdicts = [limiter.admit(key(), "get_weather", 5).ok for _ in range(7)]
+    assert verdicts == [True] * 5 + [False] * 2
+    assert store.client.keys(f"{store.prefix}seq") == []
+    capped = ApiKey("k2", "test", ("*",), 1000, "day", 0.0)
+    assert limiter.admit(capped, "get_weather", 10**6).ok
+    (counter,) = store.client.keys(f"{store.prefix}quota:k2:*")
+    first = store.client.ttl(counter)
+    assert 86_400 + 58 <= first <= 86_400 + 60  # from the slot's first count: past the slot's end whenever that was
+    for _ in range(20):  # past a QUOTA_SYNC write too
+        assert limiter.admit(capped, "get_weather", 10**6).ok
+    assert first - 2 <= store.client.ttl(counter) <= first and store.client.get(counter) == "21"

@@ -12,6 +12,7 @@ one window and one quota (docs/site.md#several-replicas).
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from collections import deque
@@ -73,12 +74,15 @@ class Limiter:
 #: a quota's count is written to the server's append-only file once every this many calls (see _ADMIT)
 QUOTA_SYNC = 16
 
-# KEYS: the sliding window (a sorted set of call times), the quota's counter for this slot, a sequence.
-# ARGV: now, per minute, quota (-1: none), seconds until the quota's slot ends, the slot's length.
+# KEYS: the sliding window (a sorted set of call times), the quota's counter for this slot.
+# ARGV: now, per minute, quota (-1: none), seconds until the quota's slot ends, the slot's length, QUOTA_SYNC,
+# a token the caller drew at random (the call's member in the window: unique without a shared counter to bump).
 # What the script writes is kept from the append-only file and the replicas (REPL_NONE): a server run with
 # appendfsync always (what the site's claims require) would otherwise fsync the disk before answering each
 # read, and the caller wait for it. A crash then forgets the last minute's windows (they end within a minute
 # anyway) and at most QUOTA_SYNC - 1 counts of each quota: every QUOTA_SYNC-th count is written there (SET).
+# The counter's expiry is set when the slot's first count makes it (a slot's length and a minute from then: past
+# the slot's end), not again on each count; the SET carries it to the file. Each command is CPU a read pays.
 _ADMIT = """
 local now = tonumber(ARGV[1])
 redis.set_repl(redis.REPL_NONE)
@@ -93,14 +97,16 @@ if tonumber(ARGV[3]) >= 0 then
   end
   local used = redis.call('INCR', KEYS[2])
   local ttl = math.ceil(tonumber(ARGV[5])) + 60
-  redis.call('EXPIRE', KEYS[2], ttl)
+  if used == 1 then
+    redis.call('EXPIRE', KEYS[2], ttl)
+  end
   if used % tonumber(ARGV[6]) == 0 then
     redis.set_repl(redis.REPL_ALL)
     redis.call('SET', KEYS[2], used, 'EX', ttl)
     redis.set_repl(redis.REPL_NONE)
   end
 end
-redis.call('ZADD', KEYS[1], now, ARGV[1] .. ':' .. redis.call('INCR', KEYS[3]))
+redis.call('ZADD', KEYS[1], now, ARGV[1] .. ':' .. ARGV[7])
 redis.call('EXPIRE', KEYS[1], 120)
 return {'ok', '0'}
 """
@@ -133,9 +139,9 @@ class RedisLimiter:
         now = self.clock()
         span = PERIODS[key.period]
         slot = int(now // span)
-        keys = [f"{self.prefix}rate:{key.id}:{skill}", f"{self.prefix}quota:{key.id}:{slot}", f"{self.prefix}seq"]
+        keys = [f"{self.prefix}rate:{key.id}:{skill}", f"{self.prefix}quota:{key.id}:{slot}"]
         args = [repr(now), per_minute, -1 if key.quota is None else key.quota, repr((slot + 1) * span - now), span,
-                QUOTA_SYNC]
+                QUOTA_SYNC, os.urandom(8).hex()]
         return keys, args
 
     @staticmethod
