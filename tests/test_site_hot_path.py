@@ -163,3 +163,76 @@ def test_an_execute_hears_its_language_from_the_query_or_the_header_and_carries_
     assert asked["other"].json()["error"]["message"] == english and all(r.status_code == 404 for r in asked.values())
     ids = [r.headers["X-Request-Id"] for r in asked.values()]
     assert len(set(ids)) == 4 and all(len(i) == 16 and int(i, 16) >= 0 for i in ids)
+
+
+def _asgi_call(app, key, name, idem, arguments, on_start):
+    """One POST straight through the ASGI app (as uvicorn calls it); ``on_start`` runs at the reply's first byte."""
+    import asyncio
+    body = json.dumps({"arguments": arguments}).encode()
+    headers = [(b"content-type", b"application/json"), (b"x-api-key", key.encode())]
+    if idem:
+        headers.append((b"idempotency-key", idem.encode()))
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": f"/api/skills/{name}/execute", "raw_path": b"", "query_string": b"", "root_path": "",
+             "headers": headers, "client": ("127.0.0.1", 5555), "server": ("127.0.0.1", 8000)}
+    messages: list = [{"type": "http.request", "body": body, "more_body": False}]
+    seen: dict = {}
+
+    async def receive():
+        return messages.pop() if messages else await asyncio.sleep(30)
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            seen["status"] = message["status"]
+            seen["id"] = dict(message["headers"])[b"x-request-id"].decode()
+            seen["at_start"] = on_start(seen["id"])
+
+    asyncio.run(app(scope, receive, send))
+    return seen
+
+
+@pytest.mark.parametrize("name, idem, kinds", [("look_it", None, {"access", "call"}),
+                                               ("note_it", "k-9", {"access", "call", "audit"})])
+def test_a_requests_lines_are_in_their_files_before_the_reply_starts_and_take_one_hold_of_the_lock(
+        tmp_path, monkeypatch, name, idem, kinds):
+    """The request's lines are kept in its batch and appended together, the access line with them, just before
+    the reply's first byte: a caller that reads the logs as soon as it hears the reply finds every one of them
+    (the call and audit lines of a keyed write made in the worker thread too), for one hold of the lock file."""
+    import agentlab.site.logs as logs_module
+    site, key, _ = _site(tmp_path, lambda args, ctx: {"noted": args.get("text", "")})
+    app = create_app(site)
+    holds: list[int] = []
+    hold = logs_module.hold
+    monkeypatch.setattr(logs_module, "hold", lambda fd: (holds.append(fd), hold(fd)))
+    folder = site.data_dir / "logs"
+
+    def written(request_id):
+        found = set()
+        for kind in ("access", "call", "audit"):
+            path = folder / f"{kind}.jsonl"
+            lines = path.read_text().splitlines() if path.exists() else []
+            found |= {kind for line in lines if json.loads(line)["request_id"] == request_id}
+        return found, len(holds)
+
+    seen = _asgi_call(app, key, name, idem, {"text": "hello"}, written)
+    assert seen["status"] == 200
+    assert seen["at_start"] == (kinds, 1)  # every line there at the first byte; the lock file held once
+    assert len(holds) == 1  # nothing left for after the reply
+
+
+def test_a_line_written_after_its_batch_is_closed_is_appended_at_once(tmp_path):
+    """A write that finishes after its timeout logs once its request has been answered: its line is not kept."""
+    logs = SiteLogs(tmp_path)
+    with logs.batch():
+        logs.write("call", request_id="r1", session_id=None, skill="s", key_id="k")
+        assert not (tmp_path / "call.jsonl").exists()  # kept for the batch
+        logs.flush_batch()
+        assert [json.loads(x)["request_id"] for x in (tmp_path / "call.jsonl").read_text().splitlines()] == ["r1"]
+        logs.write("call", request_id="r2", session_id=None, skill="s", key_id="k")  # the batch is closed
+        assert [json.loads(x)["request_id"] for x in (tmp_path / "call.jsonl").read_text().splitlines()] == ["r1", "r2"]
+    with logs.batch():
+        logs.write("error", request_id="r3", session_id=None, code="X")
+        with logs.batch():  # joins the open one
+            logs.write("error", request_id="r4", session_id=None, code="X")
+        assert not (tmp_path / "error.jsonl").exists()
+    assert [json.loads(x)["request_id"] for x in (tmp_path / "error.jsonl").read_text().splitlines()] == ["r3", "r4"]
