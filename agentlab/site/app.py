@@ -377,43 +377,16 @@ class _AccessLog:
         state = scope.setdefault("state", {})
         state["request_id"] = request_id
         t0 = time.perf_counter()
-        sent = {"status": 500, "started": False, "logged": False}
+        sent = {"status": 500, "started": False}
         tag = (b"x-request-id", request_id.encode())
-        failed: list[BaseException] = []  # an access line that could not be written: raised once the reply is out
-
-        def log_access() -> None:
-            # the request's lines (its call, audit and error lines, kept in its batch) and its access line, appended
-            # together: before the reply's first byte, or at the end when no reply was started
-            if sent["logged"]:
-                return
-            sent["logged"] = True
-            # a request without a valid key goes to the keyless log: it can never push a tenant's history out
-            self.site.logs.write("access", request_id=request_id,
-                                 session_id=clean_session(_header(scope, b"x-session-id")), method=scope["method"],
-                                 path=scope["path"], status=sent["status"],
-                                 latency_ms=round((time.perf_counter() - t0) * 1000, 2), keyless=self._keyless(scope))
-            self.site.logs.flush_batch()
 
         async def sending(message: Any) -> None:
             if message["type"] == "http.response.start":
                 sent["status"], sent["started"] = message["status"], True
                 headers = [h for h in message.get("headers", ()) if h[0].lower() != b"x-request-id"]
                 message = {**message, "headers": [*headers, tag]}
-                try:
-                    log_access()
-                except Exception as exc:  # noqa: BLE001 - the reply goes out first, as when the line followed it
-                    failed.append(exc)
             await send(message)
 
-        with self.site.logs.batch():
-            await self._serve(scope, receive, sending, request_id, sent)
-            log_access()
-        if failed:
-            raise failed[0]
-
-    async def _serve(self, scope: Any, receive: Any, sending: Any, request_id: str, sent: dict) -> None:
-        """The request itself: the execute route straight, anything else through the app; an exception no route
-        handled logged with its stack and answered 500."""
         try:
             execute = self.hot.get("execute")
             found = _EXECUTE.fullmatch(scope["path"]) if execute is not None and scope["method"] == "POST" \
@@ -441,6 +414,10 @@ class _AccessLog:
                 raise
             await JSONResponse(reply_body(None, make_error("TOOL_ERROR"), _lang(request)), status_code=500)(
                 scope, receive, sending)
+        # a request without a valid key goes to the keyless log: it can never push a tenant's history out
+        self.site.logs.write("access", request_id=request_id, session_id=clean_session(_header(scope, b"x-session-id")),
+                             method=scope["method"], path=scope["path"], status=sent["status"],
+                             latency_ms=round((time.perf_counter() - t0) * 1000, 2), keyless=self._keyless(scope))
 
     def _keyless(self, scope: Any) -> bool:
         checked = scope["state"].get("key_checked")

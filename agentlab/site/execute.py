@@ -22,7 +22,6 @@ while the skill runs (the HTTP route of a read: the site's checks, logs and repl
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import json
 import threading
 import time
@@ -30,7 +29,6 @@ import traceback
 from collections.abc import Awaitable, Callable, Generator
 from concurrent.futures import Future
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, TypeVar
 
 from ..errors import Problem, ToolError, ToolFailure, make_error
@@ -205,9 +203,7 @@ async def run_steps_in_worker(steps: Steps[T], *, check_every: float) -> T:
                 return
         timer[:] = [loop.call_later(max(left, 1e-3), look)]
 
-    # the steps run in the caller's context, as asyncio.to_thread runs a function: what they log joins the
-    # request's batch of lines (agentlab.site.logs), appended with its access line in one go
-    fut = _pool.submit(partial(contextvars.copy_context().run, carry))
+    fut = _pool.submit(carry)
     fut.add_done_callback(wake)
     timer.append(loop.call_later(max(check_every, 1e-3), look))
     try:

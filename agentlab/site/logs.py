@@ -17,12 +17,6 @@ a whole line :data:`LINE_BYTES` (its largest fields are cut first). Requests wit
 key go to ``keyless.jsonl``, capped on its own: however many an anonymous caller sends, they
 never rotate an authenticated call out of ``call.jsonl`` or ``audit.jsonl``.
 
-A request's lines are appended together (:meth:`SiteLogs.batch`): the HTTP app opens a batch for each request
-and appends what it holds, the access line with it, just before the reply's first byte goes out (one hold of
-the lock file per request instead of one per line; every line is in its file before the caller can read the
-reply, and the access line's latency runs until the reply starts). A line written once the batch is closed (a
-write that finished after its timeout) is appended at once, as is every line written outside a batch.
-
 Each file is capped: past ``max_bytes`` it moves to ``.1`` (``.1`` to ``.2``...), keeping
 ``backups`` old files. Replicas sharing the folder append and rotate under one lock file
 (``logs/.lock``, :func:`agentlab.site.files.locked`): a file is moved aside only when the
@@ -30,15 +24,13 @@ next line does not fit, by one process, and no line another process wrote is los
 """
 from __future__ import annotations
 
-import contextvars
 import json
 import os
 import re
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -215,41 +207,6 @@ def _fit(line: dict, limit: int) -> bytes:
     return _dump({k: line[k] for k in _FIXED if k in line} | {"cut": True})
 
 
-class _Batch:
-    """The lines of one request not appended yet: ``(logs, file, line, cap, backups)`` in the order written. A
-    thread the request handed work to (the worker of a keyed write) adds its lines here too, hence the lock."""
-
-    __slots__ = ("closed", "lines", "lock")
-
-    def __init__(self) -> None:
-        self.lines: list[tuple[SiteLogs, str, bytes, int, int]] = []
-        self.lock = threading.Lock()
-        self.closed = False
-
-    def add(self, entry: tuple[SiteLogs, str, bytes, int, int]) -> bool:
-        """Keep ``entry`` for the batch's append; False once the batch is closed (append it now)."""
-        with self.lock:
-            if self.closed:
-                return False
-            self.lines.append(entry)
-            return True
-
-    def close(self) -> None:
-        """Append every line kept, each log's under one hold of its lock file; later lines go at once."""
-        with self.lock:
-            self.closed = True
-            lines, self.lines = self.lines, []
-        while lines:
-            logs = lines[0][0]
-            mine = [e for e in lines if e[0] is logs]
-            lines = [e for e in lines if e[0] is not logs]
-            logs._append_all([e[1:] for e in mine])
-
-
-#: the batch of the request being served, if any (a context variable: each request is a task of its own)
-_BATCH: contextvars.ContextVar[_Batch | None] = contextvars.ContextVar("agentlab_site_log_batch", default=None)
-
-
 class SiteLogs:
     """Appends one JSON object per line, safe across threads and processes, with rotation.
 
@@ -322,44 +279,19 @@ class SiteLogs:
             line["stack"] = _stack(str(stack))
         cap, backups = (self.keyless_bytes, self.keyless_backups) if keyless else (self.max_bytes, self.backups)
         data = _fit(line, min(self.line_bytes, cap))
-        target = KEYLESS if keyless else name
-        batch = _BATCH.get()
-        if batch is not None and batch.add((self, target, data, cap, backups)):
-            return
-        self._append_all([(target, data, cap, backups)])
+        self._append(KEYLESS if keyless else name, data, cap, backups)
 
-    @staticmethod
-    @contextmanager
-    def batch() -> Iterator[None]:
-        """Keep the lines written in this block (in this task or thread, and in the threads it hands its context
-        to) and append them together when it ends, or at :meth:`flush_batch`; inside an open batch, it joins it."""
-        if _BATCH.get() is not None:
-            yield
-            return
-        batch = _Batch()
-        token = _BATCH.set(batch)
-        try:
-            yield
-        finally:
-            _BATCH.reset(token)
-            batch.close()
-
-    @staticmethod
-    def flush_batch() -> None:
-        """Append the open batch's lines now and close it: a line written after this is appended at once."""
-        batch = _BATCH.get()
-        if batch is not None:
-            batch.close()
-
-    def _append_all(self, lines: list[tuple[str, bytes, int, int]]) -> None:
-        """Each ``(name, data, cap, backups)`` at the end of ``name``'s file, moved aside first when it would
-        not fit; all of them under one hold of the lock file.
+    def _append(self, name: str, data: bytes, cap: int, backups: int) -> None:
+        """``data`` at the end of ``name``'s file, moved aside first when it would not fit.
 
         The file stays open between lines (an ``open`` per line was most of a line's cost): each line
         is one unbuffered ``os.write`` to an ``O_APPEND`` descriptor, so it is in the operating system's
         hands when this returns and a crash of the process loses nothing written. A ``stat`` of the path
         tells whether another replica moved the file aside meanwhile: then it is opened afresh.
         """
+        path = self._paths.get(name)
+        if path is None:
+            path = self._paths[name] = self.folder / f"{name}.jsonl"
         with self._lock:  # one writer of this process at a time, then one of every replica (the lock file)
             if self._pid != os.getpid():  # a forked child: the parent's descriptors share its lock, open anew
                 self._fds.clear()
@@ -370,17 +302,13 @@ class SiteLogs:
                 lock = self._fds[_LOCK] = os.open(self.folder / _LOCK, os.O_RDWR | os.O_CREAT, 0o644)
             hold(lock)
             try:
-                for name, data, cap, backups in lines:
-                    path = self._paths.get(name)
-                    if path is None:
-                        path = self._paths[name] = self.folder / f"{name}.jsonl"
-                    fd, size = self._open_current(name, path)
-                    if size and size + len(data) > cap:
-                        self._rotate(path, backups)
-                        fd, _ = self._open_current(name, path)
-                    done = os.write(fd, data)
-                    while done < len(data):  # a short write (a full disk, a signal): the rest, never a torn line
-                        done += os.write(fd, data[done:])
+                fd, size = self._open_current(name, path)
+                if size and size + len(data) > cap:
+                    self._rotate(path, backups)
+                    fd, _ = self._open_current(name, path)
+                done = os.write(fd, data)
+                while done < len(data):  # a short write (a full disk, a signal): the rest, never a torn line
+                    done += os.write(fd, data[done:])
             finally:
                 let_go(lock)
 
