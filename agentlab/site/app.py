@@ -492,24 +492,89 @@ def _digest(api_key: str | None) -> str:
 
 async def _read(receive: Any, limit: int, seconds: float) -> bytes:
     """A request's whole body from ``receive``, refused past ``limit`` bytes as it streams (a missing or lying
-    Content-Length) or after ``seconds``: the execute route and /mcp alike."""
+    Content-Length) or after ``seconds``: the execute route and /mcp alike.
+
+    The deadline is armed only when ``receive`` has to wait: a body already in (an agent's small JSON comes in
+    the packet of its headers) is taken without a timer, which cost a read more than the rest of this function
+    (asyncio.timeout: about 5 us a request). The ``seconds`` count from the first wait: what came at once took none."""
     chunks, size = [], 0
+    deadline: float | None = None
     try:
-        async with asyncio.timeout(seconds):  # the loop's own timer, lighter than anyio's cancel scope
-            while True:
-                message = await receive()
-                if message.get("type") != "http.request":
-                    break  # the client went away: what arrived is all there is
-                chunk = message.get("body", b"")
-                size += len(chunk)
-                if size > limit:
-                    raise _TooLarge
-                chunks.append(chunk)
-                if not message.get("more_body", False):
-                    break
+        while True:
+            message, pending = _at_once(receive)
+            if pending is not None:  # it waits for the network: under the deadline
+                if deadline is None:
+                    deadline = asyncio.get_running_loop().time() + seconds
+                async with asyncio.timeout_at(deadline):  # the loop's own timer, lighter than anyio's cancel scope
+                    message = await pending
+            if message.get("type") != "http.request":
+                break  # the client went away: what arrived is all there is
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise _TooLarge
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+            if deadline is None:  # more to come: the next parts count against the time from the first
+                deadline = asyncio.get_running_loop().time() + seconds
     except TimeoutError:
         raise _TooSlow from None
     return b"".join(chunks)
+
+
+def _at_once(receive: Any) -> tuple[Any, Any]:
+    """``(message, None)`` when ``receive()`` gives its message without waiting; else ``(None, awaitable)``: the
+    call stopped at its first wait, to be awaited from there (:class:`_GoOn`), or an awaitable of another kind."""
+    coro = receive()
+    if not asyncio.iscoroutine(coro) or not hasattr(coro, "send"):
+        return None, _Await(coro)
+    try:
+        waiting = coro.send(None)
+    except StopIteration as done:
+        return done.value, None
+    return None, _GoOn(coro, waiting)
+
+
+class _Await:
+    """An awaitable that is no coroutine, awaited under the deadline like one that had to wait."""
+
+    __slots__ = ("it",)
+
+    def __init__(self, it: Any):
+        self.it = it
+
+    def __await__(self) -> Any:
+        return (yield from self.it.__await__())
+
+
+class _GoOn:
+    """A coroutine stopped at its first wait by :func:`_at_once`, awaited from there: what it waits for is handed
+    to the task as if it had yielded it itself, and what the task sends or throws (a cancel) goes back into it."""
+
+    __slots__ = ("coro", "waiting")
+
+    def __init__(self, coro: Any, waiting: Any):
+        self.coro, self.waiting = coro, waiting
+
+    def __await__(self) -> Any:
+        coro, waiting = self.coro, self.waiting
+        while True:
+            try:
+                sent = yield waiting
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # noqa: BLE001 - a cancel (the deadline's): the coroutine hears it
+                try:
+                    waiting = coro.throw(exc)
+                except StopIteration as done:
+                    return done.value
+                continue
+            try:
+                waiting = coro.send(sent)
+            except StopIteration as done:
+                return done.value
 
 
 def _replay(raw: bytes, receive: Any) -> Any:
