@@ -162,7 +162,7 @@ class LuaScripts:
             fd = sock.fileno()
             loop.add_reader(fd, _arrived, arrived)
             # the deadline is a plain timer that fails the future: asyncio.timeout's task bookkeeping (a cancel
-            # turned into TimeoutError) cost more than the rest of this wait, on every read of a site on Redis
+            # turned into TimeoutError) cost about 5 us a read against the timer's 3 (tight loop)
             late = None if conn.socket_timeout is None else loop.call_later(conn.socket_timeout, _late, arrived)
             try:
                 await arrived
