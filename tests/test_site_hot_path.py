@@ -213,3 +213,20 @@ def test_a_body_already_in_is_read_without_a_timer_and_one_that_trickles_is_stil
             await task
         return heard
     assert asyncio.run(cancelled()) == ["cancel"]
+
+
+def test_the_headers_an_execute_reads_are_picked_in_one_pass_and_read_as_starlette_reads_them():
+    """_header picks the headers an execute reads (key, Idempotency-Key, session, language, length, type) out of the
+    raw list once and keeps them in the scope; what it gives is what Starlette's Headers.get gives, the first of
+    repeated ones included, for those and for any other header."""
+    from starlette.datastructures import Headers
+
+    from agentlab.site.app import _PICKED, _header
+    raw = [(b"host", b"x"), (b"x-api-key", b"sk-1"), (b"x-api-key", b"sk-2"), (b"content-type", b"application/json"),
+           (b"x-session-id", b"s\xe9"), (b"authorization", b"Bearer t"), (b"idempotency-key", b"")]
+    scope = {"type": "http", "headers": raw}
+    names = [*_PICKED, b"authorization", b"host", b"missing"]
+    assert {n: _header(scope, n) for n in names} == {n: Headers(raw=raw).get(n.decode()) for n in names}
+    assert scope["agentlab.headers"][b"x-api-key"] == "sk-1"  # one pass, kept for the next reads
+    scope["headers"] = []  # later reads use what was picked
+    assert _header(scope, b"x-api-key") == "sk-1" and _header(scope, b"accept-language") is None

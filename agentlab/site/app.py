@@ -48,7 +48,6 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
@@ -256,8 +255,9 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         if early is not None:
             return early
         state = request.scope["state"]
-        call = dict(api_key=request.headers.get("x-api-key"), idempotency_key=request.headers.get("idempotency-key"),
-                    session_id=_session(request), request_id=state["request_id"], lang=lang)
+        scope = request.scope  # the headers read from the one pass _header makes (Starlette's Headers scan per get)
+        call = dict(api_key=_header(scope, b"x-api-key"), idempotency_key=_header(scope, b"idempotency-key"),
+                    session_id=clean_session(_header(scope, b"x-session-id")), request_id=state["request_id"], lang=lang)
         seen = site.keys.cached(call["api_key"])  # a key seen before: no thread, no database
         if seen is not None:
             state["key_checked"] = (call["api_key"], seen)
@@ -448,7 +448,23 @@ class _Reply(JSONResponse):
         return _REPLY.encode(content).encode("utf-8")
 
 
+#: the headers an execute reads, each several times (route, access log): picked out in one pass, kept in the scope
+_PICKED = frozenset({b"x-api-key", b"idempotency-key", b"x-session-id", b"accept-language", b"content-length",
+                     b"content-type"})
+
+
 def _header(scope: Any, name: bytes) -> str | None:
+    """The first value of header ``name`` (lower case), as Starlette's ``Headers.get`` gives it."""
+    if name in _PICKED:
+        picked = scope.get("agentlab.headers")
+        if picked is None:
+            picked = {}
+            for key, value in scope.get("headers", ()):
+                key = key.lower()
+                if key in _PICKED and key not in picked:
+                    picked[key] = value.decode("latin-1")
+            scope["agentlab.headers"] = picked
+        return picked.get(name)
     for key, value in scope.get("headers", ()):
         if key.lower() == name:
             return str(value.decode("latin-1"))
@@ -461,11 +477,10 @@ def _json(reply: HttpReply) -> JSONResponse:
 
 def _early_refusal(scope: Any, limit: int, lang: Lang) -> JSONResponse | None:
     """What can be refused from the headers alone: a declared body too large, a body that is not JSON."""
-    headers = Headers(scope=scope)
-    length = headers.get("content-length", "")
+    length = _header(scope, b"content-length") or ""
     if length and (not length.isdigit() or int(length) > limit):
         return _json(bad_body("too_large", lang, limit))
-    kind = headers.get("content-type", "").split(";")[0].strip().lower()
+    kind = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
     if kind and kind != "application/json" and not kind.endswith("+json"):
         reply = bad_body("content_type", lang, limit)
         return JSONResponse(reply.body, status_code=415)
