@@ -64,8 +64,8 @@ class MemoryStore:
     def finish(self, key: str, result: str) -> None:
         with self._lock:
             rec = self._records.get(key)
-            if rec is not None:
-                self._records[key] = replace(rec, state="done", result=result)
+            if rec is not None:  # built directly: dataclasses.replace walks every field again, on every write
+                self._records[key] = _Record(rec.fingerprint, "done", result, rec.expires)
 
     def release(self, key: str) -> None:
         with self._lock:

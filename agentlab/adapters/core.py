@@ -22,6 +22,8 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from itertools import chain
+from operator import is_
 from pathlib import Path
 from typing import Any
 
@@ -137,11 +139,13 @@ class Guard:
         while they are the last set, so a tool added, removed or replaced, or a schema or description set anew,
         always gets new contracts; only a schema dict edited in place goes unseen (a framework that allows that
         has no stable contract to give)."""
-        now = tuple(parts(t) for t in tools)
+        now = tuple(map(parts, tools))
         kept = self._tool_set
-        if kept is not None and len(kept[0]) == len(now) and all(
-                len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
-                for a, b in zip(kept[0], now, strict=True)):
+        # compared in C (map, operator.is_): every call of every framework asks, and the generator expressions
+        # this was, two per tool, were a tenth of what the guards themselves cost; the lengths keep the flat
+        # comparison aligned tool by tool
+        if kept is not None and len(kept[0]) == len(now) and list(map(len, kept[0])) == list(map(len, now)) \
+                and all(map(is_, chain.from_iterable(kept[0]), chain.from_iterable(now))):
             return kept[1]
         built = tuple(build(t) for t in tools)
         self._tool_set = (now, built)
