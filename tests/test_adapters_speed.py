@@ -107,3 +107,55 @@ def test_langgraph_hands_the_tool_the_checked_arguments_and_copies_the_request_o
     assert [e.error_code for e in node.guard.events] == [None, None]
     told = [m.content for m in out["messages"] if getattr(m, "type", "") == "tool"]
     assert '"refunded": 10.5' in told[0] and '"refunded": 45' in told[1]
+
+
+# --- the guarded call's own shortcuts: the canonical text, the digest, the encoders made once ---
+@pytest.mark.parametrize("value", [
+    {"order_id": "A1"}, {"order_id": "A1", "amount": 10.5}, {"amount": 2.0}, {"n": 3, "ok": True, "none": None},
+    {"b": 1, "a": [2.0, {"y": 1.0}]}, {"x": float("inf")}, {"x": -0.0}, {"x": 1e16}, {1: "int key"}, {"z": "中文"},
+    {}, [1.0, 2], "text", 7.0])
+def test_canonical_is_the_normalised_text_on_its_fast_path_and_off_it(value):
+    """The flat-object fast path writes exactly what normalize-then-dumps wrote (whole floats as integers, keys
+    sorted, non-ASCII kept); anything else still takes the walk."""
+    import json
+
+    from agentlab.jsonutil import canonical, normalize
+    assert canonical(value) == json.dumps(normalize(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_digest_of_the_same_text_object_twice_is_hashed_once_and_equal_texts_agree(monkeypatch):
+    import hashlib
+
+    from agentlab import store_types
+    hashed: list[bytes] = []
+    real = hashlib.sha256
+
+    def counted(data=b""):
+        hashed.append(data)
+        return real(data)
+    monkeypatch.setattr(store_types.hashlib, "sha256", counted)
+    text = "".join(['{"order_id":', '"A1"}'])  # a string made at run time, as canonical() makes one
+    first = store_types.digest(text)
+    assert store_types.digest(text) == first and len(hashed) == 1, "the same object again: not hashed again"
+    same = "".join(['{"order_id":', '"A1"}'])
+    assert same is not text and store_types.digest(same) == first and len(hashed) == 2
+    assert store_types.digest('{"order_id":"A2"}') != first
+    assert first == "sha256:" + real(text.encode()).hexdigest()
+
+
+def test_a_guarded_refund_is_claimed_under_one_digest_and_replayed():
+    """The key and the claim read the one canonical text: a repeat (other key order, 10.50) replays, other
+    arguments under the same business key are a conflict."""
+    guard = Guard("test", writes={"refund": lambda a: a["order_id"]}, config=GuardConfig(repeat_limit=None))
+    spec = (Contract("refund", "Refund.", {"type": "object", "properties": {
+        "order_id": {"type": "string"}, "amount": {"type": "number"}}, "required": ["order_id", "amount"]}),)
+    runs: list[dict] = []
+
+    def run(args):
+        runs.append(args)
+        return {"refunded": args["amount"]}
+    first = guard.call(spec, "refund", '{"order_id": "A1", "amount": 10.5}', run)
+    again = guard.call(spec, "refund", '{"amount": 10.50, "order_id": "A1"}', run)
+    other = guard.call(spec, "refund", '{"order_id": "A1", "amount": 99}', run)
+    assert first.error is None and again.replayed and again.data == first.data == {"refunded": 10.5}
+    assert other.error is not None and other.error.code == "CONFLICT" and len(runs) == 1

@@ -47,6 +47,8 @@ from ..trace import Event, to_jsonl
 
 __all__ = ["Contract", "Guard", "Writes"]
 
+# json.dumps(..., ensure_ascii=False, default=str), made once: a framework's dict of arguments, each call
+_ARGS = json.JSONEncoder(ensure_ascii=False, default=str).encode
 _SESSION_HOWTO = ("adapters.no_session.pydantic-ai", "adapters.no_session.openai-agents", "adapters.no_session.langgraph")
 
 #: which tools write: their names, or a name -> business key (``{"refund": lambda a: a["order_id"]}``: one refund
@@ -243,7 +245,7 @@ class Guard:
             raw = arguments
         else:  # a framework's dict may hold what JSON has not: a date or a set as its text, never a TypeError
             try:
-                raw = json.dumps(arguments or {}, ensure_ascii=False, default=str)
+                raw = _ARGS(arguments or {})
             except (ValueError, RecursionError):  # a dict that holds itself has no text: refused as not JSON
                 raw = "{...}"
         ctx = self._ctx
