@@ -159,3 +159,58 @@ def test_a_guarded_refund_is_claimed_under_one_digest_and_replayed():
     other = guard.call(spec, "refund", '{"order_id": "A1", "amount": 99}', run)
     assert first.error is None and again.replayed and again.data == first.data == {"refunded": 10.5}
     assert other.error is not None and other.error.code == "CONFLICT" and len(runs) == 1
+
+
+# --- a write on the event loop: its own task wakes its caller as it ends ---
+def _turns_until_done(awaitable_factory):
+    """How many turns of the loop pass (a callback that schedules itself again each turn counts them) until
+    ``await awaitable_factory()`` returns, and what it returned or raised."""
+    import asyncio
+
+    async def go():
+        loop, turns, done = asyncio.get_running_loop(), [0], [False]
+
+        def tick():
+            if not done[0]:
+                turns[0] += 1
+                loop.call_soon(tick)
+        loop.call_soon(tick)
+        try:
+            return await awaitable_factory(), turns[0]
+        except Exception as exc:  # noqa: BLE001 - handed back to the test
+            return exc, turns[0]
+        finally:
+            done[0] = True
+    return asyncio.run(go())
+
+
+def test_a_write_on_the_loop_wakes_its_caller_as_its_task_ends():
+    """The write's task sets its caller's waiter itself: two turns of the loop (the task's, the caller's) for a
+    write that ends at once; a done callback on the task took a third."""
+    from agentlab.timeouts import wait_on_loop
+
+    async def write():
+        return {"refunded": 1}
+
+    async def fails():
+        raise KeyError("boom")
+    assert _turns_until_done(lambda: wait_on_loop(write(), 5.0, write=True)) == ({"refunded": 1}, 2)
+    raised, _ = _turns_until_done(lambda: wait_on_loop(fails(), 5.0, write=True))
+    assert isinstance(raised, KeyError), "what the write raised reaches the guard as it was raised"
+
+
+def test_a_write_on_the_loop_past_its_deadline_goes_on_and_its_task_settles():
+    import asyncio
+
+    from agentlab.timeouts import WriteTimeout, wait_on_loop
+
+    async def slow():
+        await asyncio.sleep(0.2)
+        return "written"
+
+    async def go():
+        try:
+            await wait_on_loop(slow(), 0.02, write=True)
+        except WriteTimeout as exc:
+            return await asyncio.wait_for(exc.future, 5)
+    assert asyncio.run(go()) == "written"
