@@ -214,3 +214,23 @@ def test_a_write_on_the_loop_past_its_deadline_goes_on_and_its_task_settles():
         except WriteTimeout as exc:
             return await asyncio.wait_for(exc.future, 5)
     assert asyncio.run(go()) == "written"
+
+
+def test_an_adapters_trace_row_is_the_event_the_dataclass_makes():
+    """_record fills a row's fields at once (no frozen __init__, a call per field): the same row, equal, hashed
+    alike, with the dataclass's own defaults, still frozen, and written to JSONL as before."""
+    import dataclasses
+
+    from agentlab.adapters.core import _event
+    from agentlab.trace import Event
+    values = dict(run_id="r1", session_id="s1", turn_id=1, round_index=2, kind="tool", loop="langgraph",
+                  tool_name="refund", exec_ok=True, latency_ms=1.5, model_visible='{"ok": true}')
+    fast, usual = _event(**values), Event(**values)
+    assert fast == usual and hash(fast) == hash(usual) and repr(fast) == repr(usual)
+    assert fast.to_dict() == usual.to_dict() and fast.retry_count == 0 and fast.offered is None
+    assert dataclasses.replace(fast, final_status="done") == dataclasses.replace(usual, final_status="done")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.note = "changed"  # type: ignore[misc]
+    guard = Guard("test")
+    guard.call([Contract("lookup", "Look up.", {"type": "object"})], "lookup", "{}", lambda args: {"ok": 1})
+    assert type(guard.events[0]) is Event and guard.events[0].guard_config == "all guards"

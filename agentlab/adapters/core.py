@@ -21,7 +21,7 @@ import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import MISSING, fields, replace
 from itertools import chain
 from operator import is_
 from pathlib import Path
@@ -263,19 +263,35 @@ class Guard:
         self.calls += 1
         if not self.keep_events and self.trace is None:
             return out
-        event = Event(run_id=run_id or session, session_id=session, turn_id=1,
-                      round_index=self.calls, kind="tool", loop=self.framework,
-                      guard_config=self._label, tool_name=name, tool_call_id=call_id, args_raw=raw[:MAX_ARGS_CHARS],
-                      parse_ok=out.parse_ok, validate_ok=out.validate_ok, exec_ok=out.exec_ok,
-                      error_code=e.code if e else None, error_category=e.category if e else None,
-                      error_stage=e.stage if e else None, retry_count=out.retries,
-                      latency_ms=(ctx.clock() - t0) * 1000, model_visible=out.content, replayed=out.replayed,
-                      note=out.note)
+        event = _event(run_id=run_id or session, session_id=session, turn_id=1,
+                       round_index=self.calls, kind="tool", loop=self.framework,
+                       guard_config=self._label, tool_name=name, tool_call_id=call_id,
+                       args_raw=raw[:MAX_ARGS_CHARS], parse_ok=out.parse_ok, validate_ok=out.validate_ok,
+                       exec_ok=out.exec_ok, error_code=e.code if e else None,
+                       error_category=e.category if e else None, error_stage=e.stage if e else None,
+                       retry_count=out.retries, latency_ms=(ctx.clock() - t0) * 1000, model_visible=out.content,
+                       replayed=out.replayed, note=out.note)
         if self.keep_events:
             self.events.append(event)
         if self.trace is not None:
             to_jsonl([event], self.trace, append=True)
         return out
+
+
+# an Event's defaults, each a plain value (no default_factory: else every row is made the dataclass's own way)
+_EVENT_DEFAULTS = {f.name: f.default for f in fields(Event) if f.default is not MISSING}
+_PLAIN_EVENT = all(f.default_factory is MISSING for f in fields(Event))
+
+
+def _event(**values: Any) -> Event:
+    """``Event(**values)``, its fields filled at once: the frozen dataclass's ``__init__`` sets each of its 25 fields
+    through ``object.__setattr__``, one call each, for the trace row of every call an adapter guards. The row is the
+    same (the same fields, the dataclass's own defaults), equal to and hashed as one made the usual way."""
+    if not _PLAIN_EVENT:
+        return Event(**values)
+    row = object.__new__(Event)
+    row.__dict__.update(_EVENT_DEFAULTS, **values)
+    return row
 
 
 def _not_run() -> ToolFailure:
