@@ -234,3 +234,19 @@ def test_an_adapters_trace_row_is_the_event_the_dataclass_makes():
     guard = Guard("test")
     guard.call([Contract("lookup", "Look up.", {"type": "object"})], "lookup", "{}", lambda args: {"ok": 1})
     assert type(guard.events[0]) is Event and guard.events[0].guard_config == "all guards"
+
+
+def test_the_encoders_made_once_write_what_json_dumps_wrote():
+    """Each module-level encoder is json.dumps with the same options, made once instead of on every call."""
+    import datetime
+    import json
+
+    from agentlab.adapters import core, openai_agents, pydanticai
+    from agentlab.jsonutil import canonical
+    from agentlab.store import result_json
+    args = {"order_id": "A1", "note": "退款", "when": datetime.date(2026, 1, 2), "amount": 10.5, "n": [1, 2.0]}
+    assert core._ARGS(args) == pydanticai._ARGS_TEXT(args) == json.dumps(args, ensure_ascii=False, default=str)
+    plain = {k: v for k, v in args.items() if k != "when"}
+    assert openai_agents._ARGS_TEXT(plain) == json.dumps(plain, ensure_ascii=False)
+    assert result_json({"x": {1, 2}.__class__.__name__, "nan": float("nan")}) == '{"x": "set", "nan": null}'
+    assert canonical({"b": 2.0, "a": "退款"}) == '{"a":"退款","b":2}'
