@@ -31,6 +31,9 @@ __all__ = ["CallContext", "CallOutcome", "aguarded_call", "classify_exception", 
            "idempotency_key", "outlives_process", "session_scoped"]
 
 
+_decode = json.JSONDecoder().decode  # what json.loads calls, for JSON this module wrote itself
+
+
 def default_store() -> Store:
     """The store ``AGENTLAB_STORE`` names (:func:`agentlab.store.open_store`): ``sqlite:///file.db`` or a path
     (processes sharing one file refund once between them), ``redis://host:port/db`` (processes on several
@@ -326,7 +329,7 @@ def _execute_steps(tool: Tool, args: dict, ctx: CallContext, *, key: str,
         # What is stored is what the model sees: one plain JSON value, whatever the tool returned
         # (a set, bytes, an object whose str() fails), so a replay tells exactly the same story.
         stored = result_json(data)
-        plain = json.loads(stored)
+        plain = _decode(stored)  # json.loads without its checks: text result_json wrote
         if claimed and not quietly(ctx.store.finish, key, stored):
             # it ran; only the record is missing: the claim stays until its lease ends, then reads "outcome
             # unknown" to a repeat, so it is never run twice on a guess

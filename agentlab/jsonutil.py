@@ -152,9 +152,23 @@ def normalize(value: Any) -> Any:
     return value
 
 
+# json.dumps with these options is this encoder's encode, made again (with its options checked) on each call: the
+# guarded loop and every adapter make the canonical text of each call's arguments
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode
+_AS_IS = frozenset({str, int, bool, type(None)})  # exact types normalize returns unchanged
+_STR = frozenset({str})
+
+
 def canonical(value: Any) -> str:
     """The canonical JSON text of ``value``: sorted keys, normalised numbers, no spaces."""
-    return json.dumps(normalize(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    if type(value) is dict and _STR.issuperset(map(type, value)):
+        kinds = set(map(type, value.values()))
+        # the usual arguments, one object of plain values: nothing for normalize to change, unless a float is whole
+        # (2.0 is written 2); its walk (a call per value) was most of this function's cost
+        if kinds <= _AS_IS or (kinds <= _AS_IS | {float} and not any(
+                [v.is_integer() for v in value.values() if type(v) is float])):
+            return _CANONICAL(value)
+    return _CANONICAL(normalize(value))
 
 
 def json_eq(a: Any, b: Any) -> bool:

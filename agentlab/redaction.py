@@ -390,6 +390,11 @@ def _text_of(value: Any) -> str:
 _BIG_INT_BITS = 10_000  # about 3000 digits: Python refuses to print an int past 4300 of them
 
 
+# json.dumps(body, ensure_ascii=False, default=_text_of, allow_nan=False), the encoder made once: what the model is
+# told of every call is written through it
+_BODY = json.JSONEncoder(ensure_ascii=False, default=_text_of, allow_nan=False).encode
+
+
 def _safe_json(body: Any) -> str:
     """``body`` as JSON with credentials removed from every string in it, keys included.
 
@@ -404,7 +409,7 @@ def _safe_json(body: Any) -> str:
     nesting deeper than 100, tuple keys, a set, a broken ``__str__``) becomes its text.
     """
     try:
-        text = json.dumps(body, ensure_ascii=False, default=_text_of, allow_nan=False)
+        text = _BODY(body)
     except Exception:  # noqa: BLE001 - NaN, a cycle, too deep, odd keys, a huge int: the walk below copes
         text = ""
     live = [_SECRETS[_ESCAPED.index(r)] for r in _active(_ESCAPED, text)] if text else _SECRETS

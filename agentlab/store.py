@@ -64,8 +64,8 @@ class MemoryStore:
     def finish(self, key: str, result: str) -> None:
         with self._lock:
             rec = self._records.get(key)
-            if rec is not None:
-                self._records[key] = replace(rec, state="done", result=result)
+            if rec is not None:  # built directly: dataclasses.replace walks every field again, on every write
+                self._records[key] = _Record(rec.fingerprint, "done", result, rec.expires)
 
     def release(self, key: str) -> None:
         with self._lock:
@@ -341,7 +341,7 @@ def result_json(data: object) -> str:
     returns (sets, bytes, tuple keys, NaN, cycles, objects whose ``str()`` fails, half an emoji,
     an integer too long for Python to write out) becomes plain, valid JSON that any store can hold."""
     try:
-        text = json.dumps(data, ensure_ascii=False, allow_nan=False, default=_text)
+        text = _RESULT(data)
     except Exception:  # noqa: BLE001 - anything the fast path cannot take goes the careful way
         try:
             text = json.dumps(_plain(data, 0, set()), ensure_ascii=False, allow_nan=False)
@@ -356,6 +356,11 @@ def _text(value: object) -> str:
         return text if isinstance(text, str) else f"<{type(value).__name__}>"
     except Exception:  # noqa: BLE001 - a result's broken __str__ must not break the record of its effect
         return f"<{type(value).__name__}>"
+
+
+# json.dumps(data, ensure_ascii=False, allow_nan=False, default=_text), the encoder made once: every tool result of
+# every guarded call is written through it (dumps made the encoder again, its options checked, each time)
+_RESULT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=_text).encode
 
 
 def _plain(value: object, depth: int, path: set[int]) -> object:

@@ -21,7 +21,9 @@ import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import MISSING, fields, replace
+from itertools import chain
+from operator import is_
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,8 @@ from ..trace import Event, to_jsonl
 
 __all__ = ["Contract", "Guard", "Writes"]
 
+# json.dumps(..., ensure_ascii=False, default=str), made once: a framework's dict of arguments, each call
+_ARGS = json.JSONEncoder(ensure_ascii=False, default=str).encode
 _SESSION_HOWTO = ("adapters.no_session.pydantic-ai", "adapters.no_session.openai-agents", "adapters.no_session.langgraph")
 
 #: which tools write: their names, or a name -> business key (``{"refund": lambda a: a["order_id"]}``: one refund
@@ -137,11 +141,13 @@ class Guard:
         while they are the last set, so a tool added, removed or replaced, or a schema or description set anew,
         always gets new contracts; only a schema dict edited in place goes unseen (a framework that allows that
         has no stable contract to give)."""
-        now = tuple(parts(t) for t in tools)
+        now = tuple(map(parts, tools))
         kept = self._tool_set
-        if kept is not None and len(kept[0]) == len(now) and all(
-                len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
-                for a, b in zip(kept[0], now, strict=True)):
+        # compared in C (map, operator.is_): every call of every framework asks, and the generator expressions
+        # this was, two per tool, were a tenth of what the guards themselves cost; the lengths keep the flat
+        # comparison aligned tool by tool
+        if kept is not None and len(kept[0]) == len(now) and list(map(len, kept[0])) == list(map(len, now)) \
+                and all(map(is_, chain.from_iterable(kept[0]), chain.from_iterable(now))):
             return kept[1]
         built = tuple(build(t) for t in tools)
         self._tool_set = (now, built)
@@ -239,7 +245,7 @@ class Guard:
             raw = arguments
         else:  # a framework's dict may hold what JSON has not: a date or a set as its text, never a TypeError
             try:
-                raw = json.dumps(arguments or {}, ensure_ascii=False, default=str)
+                raw = _ARGS(arguments or {})
             except (ValueError, RecursionError):  # a dict that holds itself has no text: refused as not JSON
                 raw = "{...}"
         ctx = self._ctx
@@ -257,19 +263,35 @@ class Guard:
         self.calls += 1
         if not self.keep_events and self.trace is None:
             return out
-        event = Event(run_id=run_id or session, session_id=session, turn_id=1,
-                      round_index=self.calls, kind="tool", loop=self.framework,
-                      guard_config=self._label, tool_name=name, tool_call_id=call_id, args_raw=raw[:MAX_ARGS_CHARS],
-                      parse_ok=out.parse_ok, validate_ok=out.validate_ok, exec_ok=out.exec_ok,
-                      error_code=e.code if e else None, error_category=e.category if e else None,
-                      error_stage=e.stage if e else None, retry_count=out.retries,
-                      latency_ms=(ctx.clock() - t0) * 1000, model_visible=out.content, replayed=out.replayed,
-                      note=out.note)
+        event = _event(run_id=run_id or session, session_id=session, turn_id=1,
+                       round_index=self.calls, kind="tool", loop=self.framework,
+                       guard_config=self._label, tool_name=name, tool_call_id=call_id,
+                       args_raw=raw[:MAX_ARGS_CHARS], parse_ok=out.parse_ok, validate_ok=out.validate_ok,
+                       exec_ok=out.exec_ok, error_code=e.code if e else None,
+                       error_category=e.category if e else None, error_stage=e.stage if e else None,
+                       retry_count=out.retries, latency_ms=(ctx.clock() - t0) * 1000, model_visible=out.content,
+                       replayed=out.replayed, note=out.note)
         if self.keep_events:
             self.events.append(event)
         if self.trace is not None:
             to_jsonl([event], self.trace, append=True)
         return out
+
+
+# an Event's defaults, each a plain value (no default_factory: else every row is made the dataclass's own way)
+_EVENT_DEFAULTS = {f.name: f.default for f in fields(Event) if f.default is not MISSING}
+_PLAIN_EVENT = all(f.default_factory is MISSING for f in fields(Event))
+
+
+def _event(**values: Any) -> Event:
+    """``Event(**values)``, its fields filled at once: the frozen dataclass's ``__init__`` sets each of its 25 fields
+    through ``object.__setattr__``, one call each, for the trace row of every call an adapter guards. The row is the
+    same (the same fields, the dataclass's own defaults), equal to and hashed as one made the usual way."""
+    if not _PLAIN_EVENT:
+        return Event(**values)
+    row = object.__new__(Event)
+    row.__dict__.update(_EVENT_DEFAULTS, **values)
+    return row
 
 
 def _not_run() -> ToolFailure:

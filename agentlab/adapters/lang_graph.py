@@ -113,24 +113,33 @@ def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) ->
         value = (config.get("configurable") or {}).get("thread_id")
         return str(value) if value not in (None, "") else None
 
+    def checked(request: Any, args: dict) -> Any:
+        # the request with the arguments agentlab checked; the usual call's are the model's own, equal as they came
+        # (read back from their JSON), and the request is handed on as it is: ``override`` copies it
+        # (``dataclasses.replace``) and its call, a tenth of what this adapter added to a call
+        call = request.tool_call
+        return request if args == call.get("args") else request.override(tool_call={**call, "args": args})
+
     def wrap(request: Any, execute: Any) -> Any:
         call = request.tool_call
 
         def run(args: dict) -> Any:
-            return result(execute(request.override(tool_call={**call, "args": args})))
+            return result(execute(checked(request, args)))
 
+        conversation = thread(request)
         out = guard.call(contracts(), call["name"], call.get("args") or {}, run, call_id=call.get("id"),
-                         run_id=thread(request), conversation=thread(request))
+                         run_id=conversation, conversation=conversation)
         return told(request, out.content, out.error is not None)
 
     async def awrap(request: Any, execute: Any) -> Any:
         call = request.tool_call
 
         async def run(args: dict) -> Any:
-            return result(await execute(request.override(tool_call={**call, "args": args})))
+            return result(await execute(checked(request, args)))
 
+        conversation = thread(request)
         out = await guard.acall(contracts(), call["name"], call.get("args") or {}, run, call_id=call.get("id"),
-                                run_id=thread(request), conversation=thread(request))
+                                run_id=conversation, conversation=conversation)
         return told(request, out.content, out.error is not None)
 
     # handle_tool_errors=False: a tool's exception reaches agentlab, which turns it into its structured error

@@ -27,6 +27,9 @@ from .core import Contract, Guard, Writes
 
 __all__ = ["guard_function_tools"]
 
+# json.dumps(args, ensure_ascii=False), the encoder made once: the checked arguments of each call, as the SDK reads them
+_ARGS_TEXT = json.JSONEncoder(ensure_ascii=False).encode
+
 
 class GuardedTools(list):
     """The guarded ``FunctionTool`` list an ``Agent`` takes as ``tools``, with its :class:`Guard` (``.guard``)
@@ -79,7 +82,7 @@ def _guarded(tool: Any, tools: GuardedTools) -> Any:
     async def on_invoke_tool(ctx: Any, arguments: str) -> str:
         def run(args: dict) -> Any:
             # the SDK's own argument parsing and the tool, where the SDK runs it
-            return original.on_invoke_tool(ctx, json.dumps(args, ensure_ascii=False))
+            return original.on_invoke_tool(ctx, _ARGS_TEXT(args))
 
         # the conversation's id the caller set (the SDK never makes one up): it survives a restart of the caller
         group = getattr(getattr(ctx, "run_config", None), "group_id", None) or None

@@ -23,6 +23,8 @@ from .core import Contract, Guard, Writes
 
 __all__ = ["guard_toolset"]
 
+# json.dumps(..., ensure_ascii=False, default=str), the encoder made once: arguments a model gave as a dict, each call
+_ARGS_TEXT = json.JSONEncoder(ensure_ascii=False, default=str).encode
 _RAW = "__agentlab_raw__"  # the one key the pass-through validator hands on: the arguments as the model wrote them
 
 
@@ -36,7 +38,7 @@ class _PassThrough:
     def validate_python(self, input: Any, *, allow_partial: Any = False, **kw: Any) -> Any:
         if isinstance(input, dict) and set(input) == {_RAW}:
             return input
-        return {_RAW: json.dumps(input, ensure_ascii=False, default=str)}
+        return {_RAW: _ARGS_TEXT(input)}
 
 
 def _uuid7_ms(text: str | None) -> int | None:

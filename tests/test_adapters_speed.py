@@ -1,0 +1,252 @@
+"""The adapters' shortcuts (benchmarks/bench_adapters.py measures what they save): each one keeps what the model is
+told and what the tool is handed, and the work it skips is skipped."""
+import warnings
+
+import pytest
+from conftest import skip_or_fail
+
+from agentlab.adapters.compare import installed
+from agentlab.adapters.core import Contract, Guard
+from agentlab.guards import GuardConfig
+from agentlab.store import MemoryStore
+
+
+# --- Guard.contracts: one comparison in C, aligned tool by tool ---
+def test_contracts_are_rebuilt_when_the_same_parts_fall_to_other_tools():
+    """The identity check compares every part of every tool at once; a set whose parts, laid end to end, are the
+    very same objects but split differently between its tools is another set, and gets its own contracts."""
+    guard = Guard("test")
+    x, y, z = object(), object(), object()
+    built: list[tuple] = []
+
+    def build(parts):
+        built.append(parts)
+        return Contract(f"t{len(built)}", "", {"type": "object"})
+    first = guard.contracts([(x, y), (z,)], lambda t: t, build)
+    assert guard.contracts([(x, y), (z,)], lambda t: t, build) is first, "the same parts: not rebuilt"
+    other = guard.contracts([(x,), (y, z)], lambda t: t, build)
+    assert other is not first and built[-2:] == [(x,), (y, z)]
+    assert guard.contracts([(x,), (y, z), ()], lambda t: t, build) is not other, "a tool with no parts added"
+
+
+# --- MemoryStore.finish: the record built directly ---
+def test_a_finished_claim_keeps_its_fingerprint_and_lease_and_replays_its_result():
+    store = MemoryStore(clock=lambda: 100.0)
+    assert store.claim("refund:A1", '{"order_id":"A1"}', lease=60).status == "new"
+    running = store._records["refund:A1"]
+    store.finish("refund:A1", '{"refunded":1}')
+    done = store._records["refund:A1"]
+    assert (done.fingerprint, done.state, done.result, done.expires) == \
+        (running.fingerprint, "done", '{"refunded":1}', running.expires)
+    again = store.claim("refund:A1", '{"order_id":"A1"}')
+    assert again.status == "replay" and again.result == '{"refunded":1}'
+    assert store.claim("refund:A1", '{"order_id":"A2"}').status == "conflict", "the fingerprint is still compared"
+
+
+# --- LangGraph: the request handed on as it came, unless agentlab changed the arguments ---
+def _langgraph_agent(tools, calls, **options):
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    from agentlab.adapters.lang_graph import guard_tools
+
+    class Scripted(BaseChatModel):
+        @property
+        def _llm_type(self) -> str:
+            return "scripted"
+
+        def bind_tools(self, tools, **kw):
+            return self
+
+        def _generate(self, messages, stop=None, run_manager=None, **kw):
+            step = sum(isinstance(m, ToolMessage) for m in messages)
+            if step >= len(calls):
+                return ChatResult(generations=[ChatGeneration(message=AIMessage(content="done"))])
+            name, args = calls[step]
+            msg = AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"c{step}", "type": "tool_call"}])
+            return ChatResult(generations=[ChatGeneration(message=msg)])
+
+    node = guard_tools(tools, **options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from langgraph.prebuilt import create_react_agent
+        return create_react_agent(Scripted(), node), node
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_langgraph_hands_the_tool_the_checked_arguments_and_copies_the_request_only_when_they_changed(
+        use_async, monkeypatch):
+    """A call whose checked arguments equal the model's is handed on as it came (``override`` copied the request and
+    its call for every call); arguments agentlab cleaned ("45元" -> 45) still reach the tool as cleaned."""
+    if not installed("langgraph"):
+        skip_or_fail("not installed: langgraph (pip install -r requirements-frameworks.txt)")
+    import asyncio
+
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+    copies: list[dict] = []
+    real = ToolCallRequest.override
+
+    def counted(self, **kw):
+        copies.append(kw["tool_call"]["args"])
+        return real(self, **kw)
+    monkeypatch.setattr(ToolCallRequest, "override", counted)
+    got: list[tuple] = []
+
+    def refund(order_id: str, amount: float) -> dict:
+        """Refund part of an order."""
+        got.append((order_id, amount))
+        return {"refunded": amount}
+
+    calls = [("refund", {"order_id": "A1", "amount": 10.5}), ("refund", {"order_id": "A2", "amount": "45元"})]
+    agent, node = _langgraph_agent([refund], calls, writes={"refund"}, config=GuardConfig(clean=True))
+    state = {"messages": [("user", "Refund.")]}
+    out = asyncio.run(agent.ainvoke(state)) if use_async else agent.invoke(state)
+    assert got == [("A1", 10.5), ("A2", 45)], "the tool gets what agentlab checked"
+    assert copies == [{"order_id": "A2", "amount": 45}], "only the cleaned call was copied"
+    assert [e.error_code for e in node.guard.events] == [None, None]
+    told = [m.content for m in out["messages"] if getattr(m, "type", "") == "tool"]
+    assert '"refunded": 10.5' in told[0] and '"refunded": 45' in told[1]
+
+
+# --- the guarded call's own shortcuts: the canonical text, the digest, the encoders made once ---
+@pytest.mark.parametrize("value", [
+    {"order_id": "A1"}, {"order_id": "A1", "amount": 10.5}, {"amount": 2.0}, {"n": 3, "ok": True, "none": None},
+    {"b": 1, "a": [2.0, {"y": 1.0}]}, {"x": float("inf")}, {"x": -0.0}, {"x": 1e16}, {1: "int key"}, {"z": "中文"},
+    {}, [1.0, 2], "text", 7.0])
+def test_canonical_is_the_normalised_text_on_its_fast_path_and_off_it(value):
+    """The flat-object fast path writes exactly what normalize-then-dumps wrote (whole floats as integers, keys
+    sorted, non-ASCII kept); anything else still takes the walk."""
+    import json
+
+    from agentlab.jsonutil import canonical, normalize
+    assert canonical(value) == json.dumps(normalize(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_digest_of_the_same_text_object_twice_is_hashed_once_and_equal_texts_agree(monkeypatch):
+    import hashlib
+
+    from agentlab import store_types
+    hashed: list[bytes] = []
+    real = hashlib.sha256
+
+    def counted(data=b""):
+        hashed.append(data)
+        return real(data)
+    monkeypatch.setattr(store_types.hashlib, "sha256", counted)
+    text = "".join(['{"order_id":', '"A1"}'])  # a string made at run time, as canonical() makes one
+    first = store_types.digest(text)
+    assert store_types.digest(text) == first and len(hashed) == 1, "the same object again: not hashed again"
+    same = "".join(['{"order_id":', '"A1"}'])
+    assert same is not text and store_types.digest(same) == first and len(hashed) == 2
+    assert store_types.digest('{"order_id":"A2"}') != first
+    assert first == "sha256:" + real(text.encode()).hexdigest()
+
+
+def test_a_guarded_refund_is_claimed_under_one_digest_and_replayed():
+    """The key and the claim read the one canonical text: a repeat (other key order, 10.50) replays, other
+    arguments under the same business key are a conflict."""
+    guard = Guard("test", writes={"refund": lambda a: a["order_id"]}, config=GuardConfig(repeat_limit=None))
+    spec = (Contract("refund", "Refund.", {"type": "object", "properties": {
+        "order_id": {"type": "string"}, "amount": {"type": "number"}}, "required": ["order_id", "amount"]}),)
+    runs: list[dict] = []
+
+    def run(args):
+        runs.append(args)
+        return {"refunded": args["amount"]}
+    first = guard.call(spec, "refund", '{"order_id": "A1", "amount": 10.5}', run)
+    again = guard.call(spec, "refund", '{"amount": 10.50, "order_id": "A1"}', run)
+    other = guard.call(spec, "refund", '{"order_id": "A1", "amount": 99}', run)
+    assert first.error is None and again.replayed and again.data == first.data == {"refunded": 10.5}
+    assert other.error is not None and other.error.code == "CONFLICT" and len(runs) == 1
+
+
+# --- a write on the event loop: its own task wakes its caller as it ends ---
+def _turns_until_done(awaitable_factory):
+    """How many turns of the loop pass (a callback that schedules itself again each turn counts them) until
+    ``await awaitable_factory()`` returns, and what it returned or raised."""
+    import asyncio
+
+    async def go():
+        loop, turns, done = asyncio.get_running_loop(), [0], [False]
+
+        def tick():
+            if not done[0]:
+                turns[0] += 1
+                loop.call_soon(tick)
+        loop.call_soon(tick)
+        try:
+            return await awaitable_factory(), turns[0]
+        except Exception as exc:  # noqa: BLE001 - handed back to the test
+            return exc, turns[0]
+        finally:
+            done[0] = True
+    return asyncio.run(go())
+
+
+def test_a_write_on_the_loop_wakes_its_caller_as_its_task_ends():
+    """The write's task sets its caller's waiter itself: two turns of the loop (the task's, the caller's) for a
+    write that ends at once; a done callback on the task took a third."""
+    from agentlab.timeouts import wait_on_loop
+
+    async def write():
+        return {"refunded": 1}
+
+    async def fails():
+        raise KeyError("boom")
+    assert _turns_until_done(lambda: wait_on_loop(write(), 5.0, write=True)) == ({"refunded": 1}, 2)
+    raised, _ = _turns_until_done(lambda: wait_on_loop(fails(), 5.0, write=True))
+    assert isinstance(raised, KeyError), "what the write raised reaches the guard as it was raised"
+
+
+def test_a_write_on_the_loop_past_its_deadline_goes_on_and_its_task_settles():
+    import asyncio
+
+    from agentlab.timeouts import WriteTimeout, wait_on_loop
+
+    async def slow():
+        await asyncio.sleep(0.2)
+        return "written"
+
+    async def go():
+        try:
+            await wait_on_loop(slow(), 0.02, write=True)
+        except WriteTimeout as exc:
+            return await asyncio.wait_for(exc.future, 5)
+    assert asyncio.run(go()) == "written"
+
+
+def test_an_adapters_trace_row_is_the_event_the_dataclass_makes():
+    """_record fills a row's fields at once (no frozen __init__, a call per field): the same row, equal, hashed
+    alike, with the dataclass's own defaults, still frozen, and written to JSONL as before."""
+    import dataclasses
+
+    from agentlab.adapters.core import _event
+    from agentlab.trace import Event
+    values = dict(run_id="r1", session_id="s1", turn_id=1, round_index=2, kind="tool", loop="langgraph",
+                  tool_name="refund", exec_ok=True, latency_ms=1.5, model_visible='{"ok": true}')
+    fast, usual = _event(**values), Event(**values)
+    assert fast == usual and hash(fast) == hash(usual) and repr(fast) == repr(usual)
+    assert fast.to_dict() == usual.to_dict() and fast.retry_count == 0 and fast.offered is None
+    assert dataclasses.replace(fast, final_status="done") == dataclasses.replace(usual, final_status="done")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.note = "changed"  # type: ignore[misc]
+    guard = Guard("test")
+    guard.call([Contract("lookup", "Look up.", {"type": "object"})], "lookup", "{}", lambda args: {"ok": 1})
+    assert type(guard.events[0]) is Event and guard.events[0].guard_config == "all guards"
+
+
+def test_the_encoders_made_once_write_what_json_dumps_wrote():
+    """Each module-level encoder is json.dumps with the same options, made once instead of on every call."""
+    import datetime
+    import json
+
+    from agentlab.adapters import core, openai_agents, pydanticai
+    from agentlab.jsonutil import canonical
+    from agentlab.store import result_json
+    args = {"order_id": "A1", "note": "退款", "when": datetime.date(2026, 1, 2), "amount": 10.5, "n": [1, 2.0]}
+    assert core._ARGS(args) == pydanticai._ARGS_TEXT(args) == json.dumps(args, ensure_ascii=False, default=str)
+    plain = {k: v for k, v in args.items() if k != "when"}
+    assert openai_agents._ARGS_TEXT(plain) == json.dumps(plain, ensure_ascii=False)
+    assert result_json({"x": {1, 2}.__class__.__name__, "nan": float("nan")}) == '{"x": "set", "nan": null}'
+    assert canonical({"b": 2.0, "a": "退款"}) == '{"a":"退款","b":2}'
