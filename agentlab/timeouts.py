@@ -20,6 +20,7 @@ import select
 import signal
 import threading
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any
@@ -374,12 +375,13 @@ def _settle(waiter: asyncio.Future, finished: bool) -> None:
 async def wait_on_loop(awaitable: Awaitable[Any], limit: float | None, *, write: bool) -> Any:
     """``awaitable`` (a framework's async tool) on the running event loop, waited for at most ``limit`` seconds.
 
-    A read is awaited in the caller's own task under a deadline (``asyncio.timeout``: no task of its own, which
-    cost more than the rest of the wait): past it, the read is cancelled, as a read in the main thread is
-    interrupted. A framework may have run it in a thread of its own, which no cancellation stops, so it counts
-    as still running (:class:`ReadStillRunning`: never sent again on a guess). A write is never interrupted: it
-    runs as a task of its own and, past the limit, goes on (:class:`WriteTimeout`; its task settles the key when
-    it lands), as :func:`wait_in_worker` never stops its thread. No thread is involved either way.
+    A read is awaited in the caller's own task under a deadline (the loop's :class:`_Alarm`, which cancels as
+    ``asyncio.timeout`` does; no task of its own, which cost more than the rest of the wait): past it, the read
+    is cancelled, as a read in the main thread is interrupted. A framework may have run it in a thread of its
+    own, which no cancellation stops, so it counts as still running (:class:`ReadStillRunning`: never sent again
+    on a guess). A write is never interrupted: it runs as a task of its own and, past the limit, goes on
+    (:class:`WriteTimeout`; its task settles the key when it lands), as :func:`wait_in_worker` never stops its
+    thread. No thread is involved either way; every deadline on a loop shares its one timer (:class:`_Alarm`).
     """
     if limit is None:
         return await awaitable
@@ -387,22 +389,37 @@ async def wait_on_loop(awaitable: Awaitable[Any], limit: float | None, *, write:
         limit = 1e-6
     limit = min(limit, _LONGEST)
     loop = asyncio.get_running_loop()
+    alarm = _alarm(loop)
     if not write:
-        deadline = asyncio.timeout(limit)
+        task = asyncio.current_task()
+        if task is None:  # awaited outside a task: nothing to cancel at the deadline, asyncio's own way refuses it
+            return await _read_under_timeout(awaitable, limit, loop)
+        cut = _Cut(task)
+        alarm.add(cut, loop.time() + limit)
         try:
-            async with deadline:
-                return await awaitable
-        except TimeoutError:
-            if not deadline.expired():  # the tool's own TimeoutError, not the deadline's
-                raise
-            raise ReadStillRunning(limit, loop.create_future()) from None  # a future never done: not resent
+            value = await awaitable
+        except asyncio.CancelledError:
+            # the deadline's cancellation, unless another one came on top of it (asyncio.timeout's rule)
+            if cut.expired and task.uncancel() <= cut.cancelling:
+                raise ReadStillRunning(limit, loop.create_future()) from None  # a future never done: not resent
+            raise
+        except BaseException:
+            if cut.expired:  # it failed of its own as the deadline passed: the cancellation is taken back
+                task.uncancel()
+            raise
+        finally:
+            alarm.due.pop(cut, None)
+        if cut.expired:  # it answered as the deadline passed: the cancellation is taken back
+            task.uncancel()
+        return value
     waiter: asyncio.Future[bool] = loop.create_future()
     task = loop.create_task(_landing(awaitable, waiter))
-    timer = loop.call_later(limit, _settle, waiter, False)
+    late = _Late(waiter)
+    alarm.add(late, loop.time() + limit)
     try:
         finished = await waiter
     finally:
-        timer.cancel()
+        alarm.due.pop(late, None)
     if finished:
         return await task  # done by now (it ended before the waiter woke us): its result, or what it raised
     task.add_done_callback(_retrieved)  # abandoned: its late failure is nobody's to log
@@ -418,6 +435,97 @@ async def _landing(awaitable: Awaitable[Any], waiter: asyncio.Future) -> Any:
     finally:
         if not waiter.done():  # the deadline passed first, or the caller was cancelled: nobody to wake
             waiter.set_result(True)
+
+
+async def _read_under_timeout(awaitable: Awaitable[Any], limit: float, loop: asyncio.AbstractEventLoop) -> Any:
+    deadline = asyncio.timeout(limit)
+    try:
+        async with deadline:
+            return await awaitable
+    except TimeoutError:
+        if not deadline.expired():  # the tool's own TimeoutError, not the deadline's
+            raise
+        raise ReadStillRunning(limit, loop.create_future()) from None  # a future never done: not resent
+
+
+class _Cut:
+    """A read's deadline on its loop's alarm: past it, the task awaiting the read is cancelled (the read is
+    abandoned, as ``asyncio.timeout`` abandons it), and ``expired`` tells that cancellation from any other."""
+
+    __slots__ = ("cancelling", "expired", "task")
+
+    def __init__(self, task: asyncio.Task) -> None:
+        self.task, self.expired, self.cancelling = task, False, task.cancelling()
+
+    def ring(self) -> None:
+        self.expired = True
+        self.task.cancel()
+
+
+class _Late:
+    """A write's deadline on its loop's alarm: past it, its caller stops waiting (the write goes on)."""
+
+    __slots__ = ("waiter",)
+
+    def __init__(self, waiter: asyncio.Future) -> None:
+        self.waiter = waiter
+
+    def ring(self) -> None:
+        _settle(self.waiter, False)
+
+
+class _Alarm:
+    """Every deadline a call awaits on one event loop, behind one timer.
+
+    A timer per call (``asyncio.timeout``'s, ``call_later``'s) was a handle made, pushed on the loop's heap and
+    cancelled for every call that did not hang, most of what a deadline cost a call on the adapters. Here a call
+    notes its deadline (``due``) and takes it away when it ends; the one timer is set for the earliest deadline
+    noted, and set again only when it rings (for the earliest still noted) or when a call needs it sooner. A loop
+    of calls with the same limit sets it about once per limit, not once per call."""
+
+    __slots__ = ("__weakref__", "due", "handle", "loop", "when")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.due: dict[_Cut | _Late, float] = {}
+        self.handle: asyncio.TimerHandle | None = None
+        self.when = float("inf")
+
+    def add(self, entry: _Cut | _Late, deadline: float) -> None:
+        self.due[entry] = deadline
+        if deadline < self.when:
+            self._set(deadline)
+
+    def _set(self, when: float) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+        self.when, self.handle = when, self.loop.call_at(when, self._ring)
+
+    def _ring(self) -> None:
+        # what is due by the time the loop ran this timer: the loop runs a timer a clock tick early, as it
+        # would have run each call's own
+        now = max(self.loop.time(), self.when)
+        self.handle, self.when = None, float("inf")
+        for entry, deadline in list(self.due.items()):
+            if deadline <= now:
+                del self.due[entry]
+                entry.ring()
+        if self.due:
+            self._set(min(self.due.values()))
+
+
+# each loop's alarm, held weakly: an alarm lives while its timer is set (the loop's timer holds it) or a call holds it,
+# and keeps its loop; keyed by the loop's id, never by the loop (a dictionary holding its loops would keep every
+# loop asyncio.run ever made), and checked to be that very loop's
+_ALARMS: weakref.WeakValueDictionary[int, _Alarm] = weakref.WeakValueDictionary()
+
+
+def _alarm(loop: asyncio.AbstractEventLoop) -> _Alarm:
+    """The loop's alarm, made for its first deadline (again after one that rang with nothing more due)."""
+    alarm = _ALARMS.get(id(loop))
+    if alarm is None or alarm.loop is not loop:
+        alarm = _ALARMS[id(loop)] = _Alarm(loop)
+    return alarm
 
 
 def _retrieved(task: asyncio.Future) -> None:

@@ -250,3 +250,123 @@ def test_the_encoders_made_once_write_what_json_dumps_wrote():
     assert openai_agents._ARGS_TEXT(plain) == json.dumps(plain, ensure_ascii=False)
     assert result_json({"x": {1, 2}.__class__.__name__, "nan": float("nan")}) == '{"x": "set", "nan": null}'
     assert canonical({"b": 2.0, "a": "退款"}) == '{"a":"退款","b":2}'
+
+
+# --- deadlines on the event loop: one timer per loop, each call cut at its own deadline ---
+def test_reads_on_one_loop_share_one_timer_and_each_is_cut_at_its_own_deadline():
+    """Fifty reads that answer set the loop's timer once (a timer per read was made and cancelled fifty times);
+    two reads that hang, with other limits, are each cut at their own deadline, and the task goes on uncancelled."""
+    import asyncio
+    import time
+
+    from agentlab.timeouts import ReadStillRunning, wait_on_loop
+
+    async def quick():
+        await asyncio.sleep(0)
+        return 1
+
+    async def hang():
+        await asyncio.sleep(5)
+
+    async def go():
+        loop = asyncio.get_running_loop()
+        timers = []
+        real = loop.call_at
+
+        def counted(when, callback, *args, **kw):
+            timers.append(when)
+            return real(when, callback, *args, **kw)
+        loop.call_at = counted  # type: ignore[method-assign]
+        answers = [await wait_on_loop(quick(), 5.0, write=False) for _ in range(50)]
+        set_for_reads = len(timers)
+
+        async def timed(limit):
+            t0 = time.perf_counter()
+            try:
+                await wait_on_loop(hang(), limit, write=False)
+            except ReadStillRunning:
+                return time.perf_counter() - t0
+        short, long_ = await asyncio.gather(timed(0.05), timed(0.3))
+        after = await wait_on_loop(quick(), 5.0, write=False)  # no cancellation left pending on the task
+        await asyncio.sleep(0.01)
+        return answers, set_for_reads, short, long_, after
+    answers, set_for_reads, short, long_, after = asyncio.run(go())
+    assert answers == [1] * 50 and set_for_reads <= 1, set_for_reads
+    assert 0.04 <= short < 0.25 and 0.28 <= long_ < 1.5, (short, long_)
+    assert after == 1
+
+
+def test_a_read_cancelled_from_outside_is_cancelled_not_timed_out_and_a_tools_own_timeout_error_is_its_own():
+    import asyncio
+
+    import pytest as _pytest
+
+    from agentlab.timeouts import ReadStillRunning, wait_on_loop
+
+    async def hang():
+        await asyncio.sleep(5)
+
+    async def own_timeout():
+        raise TimeoutError("the service said so")
+
+    async def go():
+        task = asyncio.ensure_future(wait_on_loop(hang(), 5.0, write=False))
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with _pytest.raises(asyncio.CancelledError):
+            await task
+        with _pytest.raises(TimeoutError) as caught:
+            await wait_on_loop(own_timeout(), 5.0, write=False)
+        assert not isinstance(caught.value, ReadStillRunning) and "service" in str(caught.value)
+        return "ok"
+    assert asyncio.run(go()) == "ok"
+
+
+def test_a_write_past_its_deadline_on_the_shared_timer_goes_on_while_the_next_call_waits():
+    """A write's deadline rings on the same timer as the reads'; past it the write goes on, and a read started
+    later with a shorter limit still gets its own deadline."""
+    import asyncio
+
+    from agentlab.timeouts import ReadStillRunning, WriteTimeout, wait_on_loop
+
+    async def slow_write():
+        await asyncio.sleep(0.3)
+        return "written"
+
+    async def hang():
+        await asyncio.sleep(5)
+
+    async def go():
+        write = asyncio.ensure_future(wait_on_loop(slow_write(), 0.2, write=True))
+        await asyncio.sleep(0.01)
+        try:
+            await wait_on_loop(hang(), 0.03, write=False)
+        except ReadStillRunning:
+            read_cut = True
+        try:
+            await write
+        except WriteTimeout as exc:
+            return read_cut, await asyncio.wait_for(exc.future, 5)
+    assert asyncio.run(go()) == (True, "written")
+
+
+def test_a_loop_with_deadlines_on_its_timer_is_not_kept_alive_by_it():
+    """Each asyncio.run makes a loop (LangGraph's ainvoke, a notebook cell): the shared timer must not keep them."""
+    import asyncio
+    import gc
+    import weakref
+
+    from agentlab.timeouts import wait_on_loop
+
+    async def quick():
+        return 1
+
+    loops = []
+
+    async def go():
+        loops.append(weakref.ref(asyncio.get_running_loop()))
+        return [await wait_on_loop(quick(), 5.0, write=w) for w in (False, True)]
+    for _ in range(3):
+        assert asyncio.run(go()) == [1, 1]
+    gc.collect()
+    assert [ref() for ref in loops] == [None, None, None], "every loop let go once it was closed"
