@@ -57,6 +57,25 @@ def test_all_115_tasks_replay_with_the_oracles_outcomes_and_db_changes():
     assert ok == 115
 
 
+def test_no_store_changes_the_data_every_store_starts_from():
+    """A store copies a record the first time a tool looks it up; a write that reached a record some other way would
+    change the data the next store starts from. Every task's writes, then a fresh store sees the file's data."""
+    for task, _oracle in tasks():
+        replay(task, plain(task), cfg(task))
+    fresh = retail.RetailDB()
+    assert fresh.db == base() and retail.RetailDB(retail.load_db()).db == base()
+    assert all(fresh.db[t] is not retail.RetailDB().db[t] for t in fresh.db)  # each store's tables are its own
+
+
+def test_a_record_looked_up_is_the_stores_own_and_stays_so():
+    need(retail.data_dir(), "tau-bench retail")
+    store = retail.RetailDB()
+    order_id = next(iter(store.db["orders"]))
+    first = store.get_order_details(order_id)
+    first["status"] = "changed here"
+    assert store.get_order_details(order_id) is first and retail.RetailDB().db["orders"][order_id] != first
+
+
 def test_every_write_sent_twice_still_changes_the_data_once():
     writes = 0
     for task, oracle in tasks():

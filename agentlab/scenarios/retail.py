@@ -9,6 +9,7 @@ in the semantic stage: the model may correct itself, and the loop does not escal
 from __future__ import annotations
 
 import ast
+import copy
 import json
 import operator
 from pathlib import Path
@@ -46,6 +47,7 @@ class Refused(ToolFailure):
 
 
 _BASE_TEXT: str | None = None
+_SHARED: dict | None = None  # the store's data parsed once; a RetailDB's untouched records are these very objects
 
 
 def load_db() -> dict:
@@ -57,22 +59,46 @@ def load_db() -> dict:
     return json.loads(_BASE_TEXT)
 
 
+def _shared() -> dict:
+    global _SHARED
+    if _SHARED is None:
+        _SHARED = load_db()
+    return _SHARED
+
+
 class RetailDB:
-    """The retail database and the 16 tools over it."""
+    """The retail database and the 16 tools over it.
+
+    Without a ``db`` of its own, a store starts from the shared data and copies a user or an order the first time a
+    tool looks it up (``_user``, ``_order``, ``_product``: every write reaches what it changes through them, and
+    every record a tool hands out is one of them). A whole private copy cost 40 ms a store, most of a replayed task (the tests replay 115 tasks 600 times);
+    a record's copy costs tens of microseconds. ``tests/test_retail.py`` checks that no task's writes reach the
+    shared data."""
 
     def __init__(self, db: dict | None = None):
-        self.db = db if db is not None else load_db()
+        if db is None:
+            self.db = {name: dict(table) for name, table in _shared().items()}  # the tables are its own, not the records
+            self._own: set[tuple[str, str]] | None = set()
+        else:
+            self.db, self._own = db, None  # a caller's own data: every record is this store's already
+
+    def _mine(self, table: str, key: str) -> dict:
+        record = self.db[table][key]
+        if self._own is not None and (table, key) not in self._own:
+            self._own.add((table, key))
+            record = self.db[table][key] = copy.deepcopy(record)
+        return record
 
     # --- lookups ------------------------------------------------------------------------
     def _user(self, user_id: str) -> dict:
         if user_id not in self.db["users"]:
             raise Refused("user not found")
-        return self.db["users"][user_id]
+        return self._mine("users", user_id)
 
     def _order(self, order_id: str) -> dict:
         if order_id not in self.db["orders"]:
             raise Refused("order not found")
-        return self.db["orders"][order_id]
+        return self._mine("orders", order_id)
 
     def _order_in(self, order_id: str, status: str, refusal: str) -> dict:
         """The order, if it is in ``status`` (the wiki: check the status before acting)."""
@@ -84,7 +110,7 @@ class RetailDB:
     def _product(self, product_id: str) -> dict:
         if product_id not in self.db["products"]:
             raise Refused("product not found")
-        return self.db["products"][product_id]
+        return self._mine("products", product_id)  # handed out: the caller's to keep, never the shared record
 
     def _variant(self, item_id: str) -> tuple[dict, dict]:
         for product in self.db["products"].values():
@@ -137,7 +163,7 @@ class RetailDB:
         order = self._order_in(order_id, "pending", "non-pending order cannot be cancelled")
         if reason not in ("no longer needed", "ordered by mistake"):
             raise Refused("invalid reason")
-        user = self.db["users"][order["user_id"]]
+        user = self._user(order["user_id"])
         refunds = []
         for p in order["payment_history"]:
             refunds.append({"transaction_type": "refund", "amount": p["amount"], "payment_method_id": p["payment_method_id"]})
@@ -165,7 +191,7 @@ class RetailDB:
 
     def modify_pending_order_payment(self, order_id: str, payment_method_id: str) -> dict:
         order = self._order_in(order_id, "pending", "non-pending order cannot be modified")
-        user = self.db["users"][order["user_id"]]
+        user = self._user(order["user_id"])
         new = self._payment(user, payment_method_id)
         history = order["payment_history"]
         if len(history) > 1 or history[0]["transaction_type"] != "payment":
@@ -205,7 +231,7 @@ class RetailDB:
             if variant is None or not variant.get("available"):
                 raise Refused(f"new item {new_id} not found or available")
             diff += variant["price"] - old["price"]
-        method = self._payment(self.db["users"][order["user_id"]], payment_method_id)
+        method = self._payment(self._user(order["user_id"]), payment_method_id)
         if method["source"] == "gift_card" and method["balance"] < diff:
             raise Refused("insufficient gift card balance to pay for the price difference")
         return olds, diff, method
@@ -226,7 +252,7 @@ class RetailDB:
 
     def return_delivered_order_items(self, order_id: str, item_ids: list[str], payment_method_id: str) -> dict:
         order = self._order_in(order_id, "delivered", "non-delivered order cannot be returned")
-        user = self.db["users"][order["user_id"]]
+        user = self._user(order["user_id"])
         method = self._payment(user, payment_method_id)
         if method["source"] != "gift_card" and payment_method_id != order["payment_history"][0]["payment_method_id"]:
             raise Refused("payment method should be either the original payment method or a gift card")
@@ -297,7 +323,9 @@ def diff(before: Any, after: Any, path: str = "") -> dict[str, list]:
     if isinstance(before, dict) and isinstance(after, dict):
         out: dict[str, list] = {}
         for k in before.keys() | after.keys():
-            out.update(diff(before.get(k), after.get(k), f"{path}/{k}"))
+            b, a = before.get(k), after.get(k)
+            if b is not a and b != a:  # an untouched record is skipped here, with no call and no path made for it
+                out.update(diff(b, a, f"{path}/{k}"))
         return out
     return {} if before == after else {path: [before, after]}
 
