@@ -1,5 +1,6 @@
 """The timeline ``python run.py test`` prints at its end (tests/timeline.py): each worker's span and busy time, each
 xdist group's span, read from the reports the workers send."""
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -39,12 +40,15 @@ def test_a_group_runs_on_one_worker_and_the_run_prints_its_timeline(tmp_path):
     (tmp_path / "test_small.py").write_text(
         "import pytest\n\n@pytest.mark.xdist_group('slow')\ndef test_a():\n    pass\n\n"
         "@pytest.mark.xdist_group('slow')\ndef test_b():\n    pass\n\ndef test_c():\n    pass\n")
-    common = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-c", str(tmp_path / "none.ini"),
-              "--rootdir", str(tmp_path), str(tmp_path)]
+    # xdist alone, not every plugin the environment installs (langsmith's and hypothesis' took ~1.5 s a process, and
+    # the two runs start five)
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    common = [sys.executable, "-m", "pytest", "-p", "xdist", "-p", "no:cacheprovider", "-q", "-c",
+              str(tmp_path / "none.ini"), "--rootdir", str(tmp_path), str(tmp_path)]
     (tmp_path / "none.ini").write_text("[pytest]\n")
-    two = subprocess.run([*common, "-n", "2", "--dist", "loadgroup"], capture_output=True, text=True, timeout=120)
+    two = subprocess.run([*common, "-n", "2", "--dist", "loadgroup"], capture_output=True, text=True, timeout=120, env=env)
     assert two.returncode == 0, two.stdout + two.stderr
     assert "suite timeline: " in two.stdout
     assert "group slow on gw0: 2 tests, " in two.stdout or "group slow on gw1: 2 tests, " in two.stdout, two.stdout
-    one = subprocess.run(common, capture_output=True, text=True, timeout=120)
+    one = subprocess.run(common, capture_output=True, text=True, timeout=120, env=env)
     assert one.returncode == 0 and "suite timeline" not in one.stdout, one.stdout
