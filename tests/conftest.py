@@ -32,10 +32,10 @@ def datasets() -> Path:
 
 
 def free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """Every test's server port: agentlab's own pick, below the range outgoing connections take theirs from (a port
+    from bind(0) was taken by a flood's connection before a site bound it, and the site could not start)."""
+    from agentlab.ports import free_port
+    return free_port()
 
 
 def skip_or_fail(msg: str):

@@ -189,3 +189,18 @@ def test_applying_the_camel_case_suggestion_makes_the_call_valid(valid_calls):
             assert reg.check(name, json.dumps(repaired)).ok
             fixed += 1
     assert fixed > 1000
+
+
+def test_the_graders_registry_holds_the_tools_from_specs_would_build():
+    """Built in one pass (each schema compiled once): the same closed schemas and verdicts as Registry.from_specs."""
+    from agentlab.evals.bfcl import _registry
+    from agentlab.tools import Registry
+    specs = [{"type": "function", "function": {"name": "f", "description": "d", "parameters": {
+                 "type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"type": "integer"}}}},
+                 "required": ["a"]}}},
+             {"name": "g", "parameters": {"type": "object", "properties": {}}}, {"type": "function", "function": {"name": "h"}}]
+    ours, theirs = _registry(specs), Registry.from_specs(specs)
+    assert [(t.name, t.description, t.parameters) for t in ours] == [(t.name, t.description, t.parameters) for t in theirs]
+    for name, args in [("f", '{"a": {"b": 1}}'), ("f", '{"a": {"b": 1, "c": 2}}'), ("f", "{}"), ("g", '{"x": 1}'), ("h", "{}")]:
+        assert ours.check(name, args).ok == theirs.check(name, args).ok, (name, args)
+    assert ours["f"].fn(a={"b": 1}) == {"ok": True}

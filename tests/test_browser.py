@@ -16,7 +16,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
-from conftest import IN_CI, ROOT, stop_group
+from conftest import IN_CI, ROOT, free_port, stop_group
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts"
@@ -43,9 +43,7 @@ def _need_browser():
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_port()
 
 
 def _wait(url: str, timeout: float = 90) -> None:

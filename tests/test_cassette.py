@@ -40,3 +40,25 @@ def test_faults_inject_into_replayed_real_replies(tmp_path):
     _desk, reg = aftersales.SCENARIO.setup()
     run = run_guarded(FaultyModel(CassetteModel(path, then="ok"), "camel_case", at_step=1), reg, "x")
     assert run.tool_events[0].error_code == "INVALID_ARGS"
+
+
+def test_a_conversation_read_from_a_file_read_before_is_the_same_and_new_lines_are_seen(tmp_path):
+    """A file's labels are indexed once (a replay made a model per conversation, each parsing the whole file); what a
+    model reads is still its own conversation, in order, as new objects, and a line appended since is read."""
+    import json
+
+    from agentlab.models import cassette
+    path = tmp_path / "c.jsonl"
+    rows = [{"label": "a", "reply": {"content": "1"}}, {"label": "b", "reply": {"content": "2"}},
+            {"label": "a", "reply": {"content": "3"}}, {"label": ["odd"], "reply": {"content": "4"}}, {"reply": {}}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + "\n", encoding="utf-8")
+    assert cassette.read_cassette(path) == rows
+    assert cassette.read_cassette(path, "a") == [rows[0], rows[2]] and cassette.read_cassette(path, "c") == []
+    assert labels(path) == ["a", "b"]
+    first = cassette.read_cassette(path, "a")
+    first[0]["reply"]["content"] = "changed by a caller"
+    assert cassette.read_cassette(path, "a")[0]["reply"]["content"] == "1"  # never a shared object
+    assert cassette._index(path) is cassette._index(path)  # parsed once while the file stays as it is
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps({"label": "b", "reply": {"content": "5"}}) + "\n")
+    assert [e["reply"]["content"] for e in CassetteModel(path, "b").entries] == ["2", "5"]

@@ -6,12 +6,12 @@ import asyncio
 import contextlib
 import json
 import shlex
-import socket
 import sys
 
 import pytest
 
 pytest.importorskip("mcp")
+from conftest import free_port
 from mcp.shared.memory import create_connected_server_and_client_session
 
 from agentlab.site.gateway import Gateway
@@ -368,7 +368,6 @@ def test_an_unknown_tool_gets_the_tools_there_are(gateway):
 
 def test_over_http_a_clients_key_replays_on_a_new_connection_and_its_rate_is_its_own(gateway):
     """Streamable HTTP at /mcp, as `python -m agentlab gateway` serves it: the client is its API key."""
-    import socket
     import threading
     import time
 
@@ -377,9 +376,7 @@ def test_over_http_a_clients_key_replays_on_a_new_connection_and_its_rate_is_its
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(gateway.app(), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -425,9 +422,7 @@ def test_the_command_says_in_one_line_when_the_upstream_cannot_be_reached(lang, 
 
 def test_an_unreachable_url_upstream_is_said_as_the_refused_connection_not_a_task_group(tmp_path, capsys):
     from agentlab.cli import main
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # nothing listens once the socket is closed
+    port = free_port()  # nothing listens once the socket is closed
     code = main(["gateway", "--upstream", f"http://127.0.0.1:{port}/mcp", "--logs", str(tmp_path / "logs")])
     err = capsys.readouterr().err
     assert code == 2 and "ConnectError" in err and "TaskGroup" not in err, err
@@ -448,9 +443,7 @@ def served(gateway):
     import time
 
     import uvicorn
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(gateway.app(), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

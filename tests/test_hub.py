@@ -22,7 +22,7 @@ from http.cookiejar import CookieJar
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, skip_or_fail, stop_group
+from conftest import ROOT, free_port, skip_or_fail, stop_group
 
 from agentlab.hub.auth import PasswordBook
 from agentlab.hub.config import HubSettings, build
@@ -394,9 +394,7 @@ def hub():
 
 
 def _free() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_port()
 
 
 def _status(url, token) -> int:

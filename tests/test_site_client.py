@@ -5,13 +5,13 @@ The after-sales desk runs through the guarded loop twice, in process and through
 end in the same state.
 """
 import json
-import socket
 import threading
 import time
 
 import httpx
 import pytest
 import uvicorn
+from conftest import free_port
 from fastapi.testclient import TestClient
 from site_helpers import Clock
 
@@ -36,9 +36,7 @@ SCRIPT = [
 @pytest.fixture
 def live_site(tmp_path):
     site = SkillSite(tmp_path)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(site), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -207,9 +205,7 @@ def test_notebook_15_goes_on_with_its_own_site_when_the_rooms_does_not_answer(mo
     import nbformat
     from nbclient import NotebookClient
     from test_notebooks import CELL_TIMEOUT, NB_DIR
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        dead = f"http://127.0.0.1:{s.getsockname()[1]}"  # nothing listens there once the socket closes
+    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     monkeypatch.setenv("AGENTLAB_SITE_URL", dead)
     monkeypatch.setenv("AGENTLAB_SITE_KEY", "sk-site-nobody")
     monkeypatch.delenv("MPLBACKEND", raising=False)

@@ -7,21 +7,14 @@ never as a participant. Secrets go in files of mode 0600 or in the environment, 
 """
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 from typing import Any
 
+from ..ports import free_port  # the room's services' ports, exported here as before
 from .users import SERVICES_USER
 
 __all__ = ["OWN_REDIS_MAXMEMORY", "REDIS_MAXMEMORY", "culler", "free_port", "model", "own_redis_command", "redis",
            "redis_conf", "redis_socket", "site"]
-
-
-def free_port() -> int:
-    """A port free on 127.0.0.1 right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 #: The room's Redis (the site's claims and limits only). With ``noeviction`` a full Redis refuses writes rather than

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
@@ -69,18 +70,38 @@ class RecordingModel:
 
 
 def read_cassette(path: str | Path, label: str | None = None) -> list[dict]:
-    entries = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [e for e in entries if label is None or e.get("label") == label]
+    """The file's entries (``label``: that conversation's only), each a new object the caller may change."""
+    lines, by_label = _index(Path(path))
+    picked = range(len(lines)) if label is None else by_label.get(label, ())
+    return [json.loads(lines[i]) for i in picked]
+
+
+#: (path, mtime, size) -> the file's lines and each label's line numbers, for the last few files read. A replay made
+#: a model per conversation, and each parsed its whole file (122 models, 9 s of a notebook's checks); now a file is
+#: parsed once for its labels and a model parses its own lines. A file changed since (a recording appended) is read again.
+_INDEXED: dict[tuple[str, int, int], tuple[list[str], dict[Any, list[int]]]] = {}
+
+
+def _index(path: Path) -> tuple[list[str], dict[Any, list[int]]]:
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    found = _INDEXED.get(key)
+    if found is None:
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        by_label: dict[Any, list[int]] = {}
+        for i, line in enumerate(lines):
+            label = json.loads(line).get("label")
+            if isinstance(label, Hashable):  # a list or an object for a label names no conversation one can ask for
+                by_label.setdefault(label, []).append(i)
+        if len(_INDEXED) >= 16:  # the workbook's cassettes are 5 MB in all; a long session reads a few of them
+            _INDEXED.pop(next(iter(_INDEXED)))
+        found = _INDEXED[key] = (lines, by_label)
+    return found
 
 
 def labels(path: str | Path) -> list[str]:
     """The recorded conversations in a cassette, in order."""
-    seen: list[str] = []
-    for e in read_cassette(path):
-        label = e.get("label")
-        if isinstance(label, str) and label not in seen:
-            seen.append(label)
-    return seen
+    return [label for label in _index(Path(path))[1] if isinstance(label, str)]
 
 
 class CassetteModel:

@@ -17,7 +17,6 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..i18n import Lang, t
+from ..ports import free_port
 
 __all__ = ["TEMPLATE", "WEIGHTS", "LocalModelMissing", "LocalServer", "Weights", "cache_dir", "cpu_count",
            "default_threads", "llama_server", "part_file", "serve", "token_counter", "weights_path", "what_is_missing"]
@@ -252,9 +252,7 @@ class LocalServer:
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_port()
 
 
 def token_counter(base_url: str, *, timeout: float = 30.0) -> Callable[[Sequence[Mapping[str, Any]]], int]:

@@ -25,7 +25,6 @@ sent a request yet, so they stayed open for ever. Here (docs/site.md#bounds):
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -36,6 +35,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..errors import make_error
 from ..i18n import Lang, t
+from ..ports import free_port
 from .peers import source_of
 
 __all__ = ["GRACE_SECONDS", "HEADER_SECONDS", "MAX_CONNECTIONS", "MAX_REQUESTS", "PER_SOURCE", "REQUESTS_PER_SOURCE",
@@ -265,9 +265,7 @@ def serving(site: Any, *, host: str = "127.0.0.1", port: int = 0, timeout: float
 
     from .app import create_app
     if port == 0:
-        with socket.socket() as s:
-            s.bind((host, 0))
-            port = s.getsockname()[1]
+        port = free_port(host)
     server = uvicorn.Server(server_config(create_app(site), host=host, port=port))
     thread = threading.Thread(target=server.run, daemon=True, name=f"site:{port}")
     thread.start()
