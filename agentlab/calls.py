@@ -13,7 +13,7 @@ import os
 import random
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -169,12 +169,14 @@ def outlives_process(store: Store) -> bool:
 # before a resend: _Wait) and is sent the result or thrown the exception. Two drivers run them: _drive in the
 # calling thread (the loop, the sync adapters), _adrive on an event loop, awaiting a framework's async tool where
 # the framework runs it (no worker thread and no hop back to the loop: 85 us of CPU per call on the adapters).
-@dataclass(frozen=True)
 class _Invoke:
-    tool: Tool
-    args: dict
-    key: str | None
-    timeout: float | None
+    """Run the tool once (a step of a call). A plain class with slots: a frozen dataclass set its four fields through
+    ``object.__setattr__``, one call each, on every guarded call."""
+
+    __slots__ = ("args", "key", "timeout", "tool")
+
+    def __init__(self, tool: Tool, args: dict, key: str | None, timeout: float | None) -> None:
+        self.tool, self.args, self.key, self.timeout = tool, args, key, timeout
 
 
 @dataclass(frozen=True)
@@ -367,15 +369,17 @@ def _invoke(tool: Tool, args: dict, key: str | None, timeout: float | None) -> A
     return run_with_timeout(lambda: fn(**kwargs), _limit(tool, timeout), write=tool.side_effect)
 
 
-async def _ainvoke(tool: Tool, args: dict, key: str | None, timeout: float | None) -> Any:
-    """Await ``tool.fn`` (here an async callable) once under its deadline; failures are raised."""
+def _ainvoke(tool: Tool, args: dict, key: str | None, timeout: float | None) -> Awaitable[Any]:
+    """``tool.fn`` (here an async callable) once under its deadline, to be awaited; failures are raised (by the call
+    or the await: :func:`_adrive` does both in one ``try``). A plain function that hands back the wait itself: a
+    coroutine of its own was one more frame made, and resumed at every step the tool awaits, on every call."""
     fn = tool.fn
     if fn is None:
         raise ToolFailure("TOOL_ERROR", "this tool has no implementation")
     kwargs = dict(args)
     if tool.keyed and key is not None:
         kwargs["idempotency_key"] = key
-    return await wait_on_loop(fn(**kwargs), _limit(tool, timeout), write=tool.side_effect)
+    return wait_on_loop(fn(**kwargs), _limit(tool, timeout), write=tool.side_effect)
 
 
 def guarded_call(tc: ToolCall, ctx: CallContext, seen: dict[str, int], *,
@@ -386,13 +390,14 @@ def guarded_call(tc: ToolCall, ctx: CallContext, seen: dict[str, int], *,
     return _drive(_guarded_steps(tc, ctx, seen, fn), ctx)
 
 
-async def aguarded_call(tc: ToolCall, ctx: CallContext, seen: dict[str, int], *,
-                        fn: Callable[..., Awaitable[Any]]) -> CallOutcome:
+def aguarded_call(tc: ToolCall, ctx: CallContext, seen: dict[str, int], *,
+                  fn: Callable[..., Awaitable[Any]]) -> Coroutine[Any, Any, CallOutcome]:
     """:func:`guarded_call` on the running event loop, for a framework whose tool is a coroutine: ``fn(**args)``
     returns an awaitable, awaited where the framework runs it. Every guard is the same; the claims, rules and
     approvals run in this thread, so the store must not block it (an in-process store: see
-    :meth:`agentlab.adapters.core.Guard.acall`)."""
-    return await _adrive(_guarded_steps(tc, ctx, seen, fn), ctx)
+    :meth:`agentlab.adapters.core.Guard.acall`). Returns the coroutine to await (that of :func:`_adrive`, with no
+    coroutine of its own around it: one frame fewer, made and resumed, on every call)."""
+    return _adrive(_guarded_steps(tc, ctx, seen, fn), ctx)
 
 
 def _guarded_steps(tc: ToolCall, ctx: CallContext, seen: dict[str, int], fn: Callable[..., Any] | None) -> Steps:

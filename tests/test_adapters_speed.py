@@ -370,3 +370,38 @@ def test_a_loop_with_deadlines_on_its_timer_is_not_kept_alive_by_it():
         assert asyncio.run(go()) == [1, 1]
     gc.collect()
     assert [ref() for ref in loops] == [None, None, None], "every loop let go once it was closed"
+
+
+# --- the guarded call on the loop: no coroutine of its own around the driver, nor around the wait ---
+def test_a_tool_that_fails_as_it_is_called_is_told_as_one_that_fails_as_it_is_awaited():
+    """aguarded_call hands back _adrive's coroutine and _ainvoke hands back the wait, so a tool can fail before its
+    awaitable exists: it is caught where a failure on the await is, resent alike (a transient one), and told in
+    the same words, as the sync driver tells it."""
+    import asyncio
+
+    from agentlab.calls import aguarded_call, guarded_call
+    from agentlab.models.interface import ToolCall
+    spec = (Contract("lookup", "Look up.", {"type": "object", "properties": {"q": {"type": "string"}}}),)
+    tries: list[str] = []
+
+    def at_call(**kw):
+        tries.append("call")
+        raise ConnectionError("the backend is down")
+
+    async def raises(**kw):
+        tries.append("await")
+        raise ConnectionError("the backend is down")
+
+    def at_await(**kw):
+        return raises(**kw)
+    outcomes = []
+    for fn in (at_call, at_await):
+        guard = Guard("test", sleep=lambda s: None)
+        ctx, raw = guard._prepare(spec, "lookup", {"q": "x"}, None, True)
+        outcomes.append(asyncio.run(aguarded_call(ToolCall("lookup", raw, "c1"), ctx, {}, fn=fn)))
+    guard = Guard("test", sleep=lambda s: None)
+    ctx, raw = guard._prepare(spec, "lookup", {"q": "x"}, None, True)
+    outcomes.append(guarded_call(ToolCall("lookup", raw, "c1"), ctx, {}, fn=at_call))
+    told = {(o.content, o.error.code if o.error else None, o.retries, o.exec_ok) for o in outcomes}
+    assert len(told) == 1 and outcomes[0].error is not None and outcomes[0].retries > 0
+    assert tries.count("await") == tries.count("call") // 2, "resent as often from the loop as from the sync driver"
