@@ -436,3 +436,35 @@ def test_the_linter_and_the_loader_share_one_reading_of_a_slow_pattern():
     assert importlib.import_module("agentlab.lint").slow_pattern is schema.slow_pattern
     many = "(" + "|".join(f"w{i}x" for i in range(5000)) + ")+"  # read once, not pair by pair, on every load
     assert not schema.slow_pattern(many) and schema.slow_pattern(many[:-2] + "|w1)+")
+
+
+def test_a_schema_compiled_before_gets_its_check_back_and_no_caller_can_change_it():
+    """Registries are built per case and per run; an equal schema (same JSON text) is compiled once."""
+    from agentlab.schema import compiler
+    first = {"type": "object", "properties": {"n": {"type": "integer", "enum": [1, 2]}}, "required": ["n"]}
+    again = json.loads(json.dumps(first))
+    check = compiler.compile_schema(first)
+    assert compiler.compile_schema(again) is check
+    first["properties"]["n"]["enum"].append(3)  # the caller changes its schema after compiling it
+    assert check({"n": 3}) and compiler.compile_schema(again)({"n": 3})  # 3 is still refused by the check held
+    assert compiler.compile_schema(first)({"n": 3}) == []  # the changed schema is a schema of its own
+    reordered = {"required": ["n"], "type": "object", "properties": {"n": {"type": "integer", "enum": [1, 2]}}}
+    assert compiler.compile_schema(reordered) is not check  # keys in another order: problems may come in another order
+
+
+def test_a_schema_json_writes_differently_or_with_resources_is_compiled_as_given():
+    from agentlab.schema import compiler
+    number_key = {"type": "integer", "examples": [{1: "one"}]}  # JSON would write the key as "1"
+    assert compiler.compile_schema(number_key) is not compiler.compile_schema(number_key)
+    assert compiler.compile_schema(number_key)("x") and compiler.compile_schema(number_key)(1) == []
+    for _ in range(2):  # a tuple JSON would write as a list: refused as before, every time
+        with pytest.raises(compiler.SchemaError):
+            compiler.compile_schema({"type": "object", "required": ("n",)})
+    money = {"https://example.com/money.json": {"type": "number"}}
+    ref = {"$ref": "https://example.com/money.json"}
+    assert compiler.compile_schema(ref, resources=money) is not compiler.compile_schema(ref, resources=money)
+    assert compiler.compile_schema(ref, resources=money)("x")
+    with pytest.raises(compiler.SchemaError):  # a refused schema is refused every time, never kept
+        compiler.compile_schema({"type": "nonsense"})
+    with pytest.raises(compiler.SchemaError):
+        compiler.compile_schema({"type": "nonsense"})
