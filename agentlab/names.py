@@ -7,6 +7,7 @@ one candidate is clearly ahead.
 from __future__ import annotations
 
 import collections
+import contextlib
 import difflib
 import functools
 import operator
@@ -686,8 +687,9 @@ def suggester(allowed: tuple[str, ...] | list[str]) -> Callable[[str], str | Non
         if name in memo:
             return memo[name]
         found = _suggest(name, ix)
-        if len(memo) >= _REMEMBERED:
-            memo.pop(next(iter(memo)))  # the oldest goes: bounded whatever the model sends
+        if len(memo) >= _REMEMBERED:  # the oldest goes: bounded whatever the model sends (a check, and so its
+            with contextlib.suppress(RuntimeError, StopIteration):  # memo, is shared by threads: one may evict first)
+                memo.pop(next(iter(memo)), None)
         memo[name] = found
         return found
 

@@ -7,6 +7,7 @@ use". A port below that range is never handed out implicitly, so only a server t
 """
 from __future__ import annotations
 
+import collections
 import random
 import socket
 from pathlib import Path
@@ -20,7 +21,7 @@ _rng = random.SystemRandom()  # never a sequence two processes started alike wou
 def _candidates() -> range:
     try:
         low, high = (int(x) for x in _RANGE.read_text().split())
-    except (OSError, ValueError):  # not Linux: the usual ephemeral range starts at 49152
+    except (OSError, ValueError):  # not Linux: IANA's ephemeral range (macOS, Windows; FreeBSD's starts lower)
         low, high = 49152, 65535
     if low - 1024 >= 4096:
         return range(max(1024, low - 16384), low)
@@ -28,16 +29,28 @@ def _candidates() -> range:
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port nothing listens on at ``host`` right now, outside the kernel's ephemeral range where it can be."""
+    """A port nothing listens on at ``host`` right now, outside the kernel's ephemeral range where it can be, and
+    never one this process handed out in its last hundred picks (a hub starts five services one after another)."""
+    family = socket.getaddrinfo(host, None)[0][0]  # ::1 is IPv6: an IPv4 socket refuses it as a taken port would
     ports = _candidates()
     for _ in range(64):
         port = _rng.choice(ports)
-        with socket.socket() as s:
+        if port in _recent:
+            continue
+        with socket.socket(family) as s:
             try:
                 s.bind((host, port))
             except OSError:  # taken, or still closing: another
                 continue
-            return port
-    with socket.socket() as s:  # a crowded machine: the kernel's choice after all
+        return _handed(port)
+    with socket.socket(family) as s:  # a crowded machine: the kernel's choice after all
         s.bind((host, 0))
-        return int(s.getsockname()[1])
+        return _handed(int(s.getsockname()[1]))
+
+
+_recent: collections.deque[int] = collections.deque(maxlen=100)
+
+
+def _handed(port: int) -> int:
+    _recent.append(port)
+    return port

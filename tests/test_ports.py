@@ -30,9 +30,42 @@ def test_a_taken_port_is_passed_over(monkeypatch):
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         taken = held.getsockname()[1]
-        tries = iter([taken, taken, taken + 1 if taken < 65535 else taken - 1])
+        other = free_other(taken)
+        tries = iter([taken, taken, other])
         monkeypatch.setattr(ports._rng, "choice", lambda _: next(tries))
-        assert ports.free_port() != taken
+        assert ports.free_port() == other  # the next candidate, not the kernel's fallback
+
+
+def free_other(taken: int) -> int:
+    for port in range(taken + 1, taken + 200):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no free port near the taken one")
+
+
+def test_a_port_handed_out_is_not_handed_out_again_soon(monkeypatch):
+    first = ports.free_port()
+    other = free_other(first)
+    tries = iter([first, first, other])  # free again (nothing bound it yet), but this process just gave it out
+    monkeypatch.setattr(ports._rng, "choice", lambda _: next(tries))
+    assert ports.free_port() == other
+
+
+def test_an_ipv6_host_gets_an_ipv6_port():
+    if not socket.has_ipv6:
+        return
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        return  # no IPv6 loopback on this machine
+    port = ports.free_port("::1")
+    with socket.socket(socket.AF_INET6) as s:
+        s.bind(("::1", port))
 
 
 def test_without_a_free_candidate_the_kernel_chooses(monkeypatch):

@@ -76,6 +76,26 @@ def test_a_record_looked_up_is_the_stores_own_and_stays_so():
     assert store.get_order_details(order_id) is first and retail.RetailDB().db["orders"][order_id] != first
 
 
+def test_what_a_write_or_a_snapshot_hands_out_is_never_the_shared_data():
+    """An exchange put the shared product's options dict into the order it returned: changing the returned order
+    changed every later store's product. A snapshot handed out the shared records too."""
+    need(retail.data_dir(), "tau-bench retail")
+    store = retail.RetailDB()
+    order_id, order = next((k, o) for k, o in store.db["orders"].items() if o["status"] == "pending" and o["items"])
+    item = order["items"][0]
+    product = store.db["products"][item["product_id"]]
+    new_id = next(v for v, x in product["variants"].items() if x.get("available") and v != item["item_id"])
+    paid_with = order["payment_history"][0]["payment_method_id"]
+    done = store.modify_pending_order_items(order_id, [item["item_id"]], [new_id], paid_with)
+    for options in (done["items"][0]["options"], *(i.get("options", {}) for i in done["items"])):
+        options["poisoned"] = True
+    snap = retail.SCENARIO.snapshot(store)
+    for table in snap.values():
+        for record in table.values():
+            record["poisoned"] = True
+    assert retail.RetailDB().db == base()
+
+
 def test_every_write_sent_twice_still_changes_the_data_once():
     writes = 0
     for task, oracle in tasks():

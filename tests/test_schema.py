@@ -468,3 +468,19 @@ def test_a_schema_json_writes_differently_or_with_resources_is_compiled_as_given
         compiler.compile_schema({"type": "nonsense"})
     with pytest.raises(compiler.SchemaError):
         compiler.compile_schema({"type": "nonsense"})
+
+
+def test_the_checks_kept_are_bounded_by_their_schemas_text_and_formats_cannot_change_under_them(monkeypatch):
+    from agentlab.schema import FORMATS, compiler
+    monkeypatch.setattr(compiler, "_CHECKS", {})
+    monkeypatch.setattr(compiler, "_kept", 0)
+    monkeypatch.setattr(compiler, "_KEPT_ALL", 2_000)
+    schemas = [{"type": "object", "properties": {f"f{i}_{j}": {"type": "string"} for j in range(20)}} for i in range(10)]
+    for schema in schemas:
+        compiler.compile_schema(schema)
+    assert 0 < compiler._kept <= 2_000 and sum(map(len, compiler._CHECKS)) == compiler._kept
+    assert len(compiler._CHECKS) < len(schemas)  # the oldest went
+    big = {"type": "object", "properties": {f"field_{i}": {"type": "string"} for i in range(1_000)}}
+    assert compiler.compile_schema(big) is not compiler.compile_schema(big)  # over 16 KB of text: never held
+    with pytest.raises(TypeError):  # a kept check read the formats when compiled: they cannot change after
+        FORMATS["phone"] = (str.isdigit, "digits")  # type: ignore[index]

@@ -401,14 +401,14 @@ def _string(schema: Mapping, rng: random.Random, name: str) -> str:
         except re.error:
             raise NoValidCall("probe.why.bad_pattern", pattern=pattern[:80], field=name) from None
         plausible = [s, _formatted("date", rng), _formatted("date", rng)[:7], _formatted("date-time", rng)]
-        s = next((x for x in plausible if rx.search(x) and (fmt not in FORMATS or FORMATS[fmt][0](x))), s)
+        s = next((x for x in plausible if rx.search(x) and (not isinstance(fmt, str) or fmt not in FORMATS or FORMATS[fmt][0](x))), s)
         if not rx.search(s):
             for _ in range(40):
                 try:
                     s = from_regex(rx, rng)
                 except NoValidCall as exc:
                     raise NoValidCall(exc.why, **{**exc.fields, "field": name, "value": pattern[:80]}) from None
-                if rx.search(s) and (fmt not in FORMATS or FORMATS[fmt][0](s)):
+                if rx.search(s) and (not isinstance(fmt, str) or fmt not in FORMATS or FORMATS[fmt][0](s)):
                     break
             else:
                 raise NoValidCall("probe.why.no_pattern_string", pattern=pattern[:80], field=name)

@@ -8,6 +8,7 @@ running, and a new guard can be tried on yesterday's replies.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Hashable
@@ -94,7 +95,8 @@ def _index(path: Path) -> tuple[list[str], dict[Any, list[int]]]:
             if isinstance(label, Hashable):  # a list or an object for a label names no conversation one can ask for
                 by_label.setdefault(label, []).append(i)
         if len(_INDEXED) >= 16:  # the workbook's cassettes are 5 MB in all; a long session reads a few of them
-            _INDEXED.pop(next(iter(_INDEXED)))
+            with contextlib.suppress(RuntimeError, StopIteration):  # another thread may drop the same one first
+                _INDEXED.pop(next(iter(_INDEXED)), None)
         found = _INDEXED[key] = (lines, by_label)
     return found
 

@@ -245,7 +245,7 @@ class RetailDB:
         if method["source"] == "gift_card":
             method["balance"] = round(method["balance"] - diff, 2)
         for old, new_id in zip(olds, new_item_ids, strict=False):
-            variant = self.db["products"][old["product_id"]]["variants"][new_id]
+            variant = self._product(old["product_id"])["variants"][new_id]  # the store's own: its options go into the order
             old["item_id"], old["price"], old["options"] = new_id, variant["price"], variant["options"]
         order["status"] = "pending (item modified)"
         return order
@@ -337,5 +337,5 @@ SCENARIO = Scenario(
                    "zh": "你是零售店客服，请遵守店铺政策。"},
     make_state=RetailDB,
     make_registry=make_registry,
-    snapshot=lambda store: store.db,
+    snapshot=lambda store: json.loads(json.dumps(store.db)),  # a copy: the records a store has not changed are shared
 )

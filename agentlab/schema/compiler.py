@@ -330,15 +330,26 @@ def compile_schema(schema: Any, *, resources: Mapping[str, Any] | None = None) -
         if parsed != schema:  # JSON writes it differently (a tuple, a number as a key): compiled as given, not kept
             return _compile(schema, None)
         check = _compile(parsed, None)
-        if len(text) <= 65_536:  # a huge schema is compiled each time rather than held
-            if len(_CHECKS) >= 1024:  # bounded: a probe of 10,000 generated tools keeps the last thousand
-                with contextlib.suppress(KeyError, RuntimeError):  # another thread dropped it first
-                    del _CHECKS[next(iter(_CHECKS))]
+        if len(text) <= _KEPT_ONE:  # a large schema is compiled each time rather than held
+            global _kept
+            # bounded by the schemas' text: a compiled check holds about 30 times its text (a probe of 10,000
+            # generated tools keeps the last few hundred)
+            while _CHECKS and (_kept + len(text) > _KEPT_ALL or len(_CHECKS) >= 1024):
+                with contextlib.suppress(RuntimeError, StopIteration):  # another thread may drop the same one first
+                    oldest = next(iter(_CHECKS))
+                    if _CHECKS.pop(oldest, None) is not None:
+                        _kept -= len(oldest)
+            if not _CHECKS:
+                _kept = 0  # two threads keeping the same text counted it twice: the count starts over here
+            if _CHECKS.get(text) is None:
+                _kept += len(text)
             _CHECKS[text] = check
     return check
 
 
 _CHECKS: dict[str, Callable[[Any], list[Problem]]] = {}
+_KEPT_ONE, _KEPT_ALL = 16_384, 1_000_000  # characters of schema text: one schema, all kept
+_kept = 0
 
 
 def _compile(schema: Any, resources: Mapping[str, Any] | None) -> Callable[[Any], list[Problem]]:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import datetime as _dt
 import ipaddress
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
 __all__ = ["FORMATS"]
 
@@ -69,13 +70,14 @@ def _valid_email(s: str) -> bool:
     return _DOMAIN.fullmatch(domain) is not None and all(len(label) <= 63 for label in domain.split("."))
 
 
-FORMATS: dict[str, tuple[Callable[[str], bool], str]] = {
+# read-only: a compiled check reads it when compiled, and compiled checks are kept (compiler.compile_schema)
+FORMATS: Mapping[str, tuple[Callable[[str], bool], str]] = MappingProxyType({
     "date": (_valid_date, "YYYY-MM-DD"),
     "date-time": (_valid_datetime, "YYYY-MM-DDThh:mm:ss+00:00"),
     "time": (_valid_time, "hh:mm:ss+00:00"),
     "email": (_valid_email, "name@example.com"),
     "uuid": (lambda s: _UUID.fullmatch(s) is not None, "8-4-4-4-12 hex digits"),
     "ipv4": (lambda s: _IPV4.fullmatch(s) is not None, "a.b.c.d"),
-}
+})
 """The formats asserted (a value that breaks one is a ``bad_format`` problem); every other ``format`` is
 an annotation, as draft 2020-12 makes them all by default. ``lint`` warns about those (AL010)."""
