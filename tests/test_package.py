@@ -5,6 +5,7 @@ import importlib.util
 import re
 import subprocess
 import sys
+from types import MappingProxyType
 
 import pytest
 from conftest import ROOT
@@ -89,7 +90,7 @@ def test_exported_names_do_not_collide():
             siblings = name in seen and seen[name][0].startswith("agentlab.scenarios.") \
                 and dotted(path).startswith("agentlab.scenarios.")  # every scenario module has the same shape
             if name in seen and seen[name][1] is not obj and not siblings \
-                    and not isinstance(obj, (str, int, float, tuple, dict)):
+                    and not isinstance(obj, (str, int, float, tuple, dict, MappingProxyType)):  # data, not meaning
                 pytest.fail(f"{name!r} means different things in {seen[name][0]} and {dotted(path)}")
             seen.setdefault(name, (dotted(path), obj))
 
