@@ -796,12 +796,11 @@ def main(argv: list[str]) -> int:
         if "--quick" in rest:
             rest = [*(a for a in rest if a != "--quick"), "-q", *QUICK]
         elif not any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in rest):
-            # the whole suite on three processes (pytest-xdist) on two cores: the hub's group holds one process for
-            # four minutes mostly waiting on JupyterHub and its servers, and on two processes a quarter of the cores
-            # stood idle (measured on a quiet 2-core machine: 600 s on two processes, 547 s on three, all passing).
+            # the whole suite on two processes (pytest-xdist): notebooks' kernels, servers and the local model wait on
+            # each other half the time; two, not one per core, as the local model's tests already use two threads.
             # The slowest tests and each worker's and group's span are printed at the end (tests/timeline.py), so that
             # a CI log says where the run's time went
-            rest = ["-n", "3", "--dist", "loadgroup", "--durations=25", *rest]
+            rest = ["-n", "2", "--dist", "loadgroup", "--durations=25", *rest]
         return subprocess.call([str(py), "-m", "pytest", *rest], cwd=ROOT)
     if cmd == "app":
         py = setup("requirements.txt")
