@@ -16,6 +16,7 @@ brought in step with the checkout at each session; ``run.py``'s own stamp decide
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -193,24 +194,40 @@ BINDER = HOME / "binder-env"
 
 
 def binder_environment() -> Path:
-    """What repo2docker does with binder/ (no Docker engine needed): a fresh environment of the runtime's Python,
+    """What repo2docker does with binder/ (no Docker engine needed): an environment of the runtime's Python,
     ``pip install -r binder/requirements.txt`` from the repository's folder, then ``binder/postBuild`` with that
-    environment first on PATH. Returns its Python; a kernel named ``binder`` runs in it."""
+    environment first on PATH. Returns its Python; a kernel named ``binder`` runs in it.
+
+    The environment is made afresh whenever what decides its third-party packages changed (binder/requirements.txt,
+    constraints.txt, pyproject.toml, the Python) or the Jupyter settings postBuild merges into it: 40 of a fresh
+    build's 54 s are those packages, the same every run.
+    Otherwise the workbook is uninstalled and the same two steps run again on it, so the package, its data and the
+    Jupyter settings are always this checkout's, installed as repo2docker installs them."""
     run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID") or str(os.getpid())
     with _locked():
         stamp = HOME / "binder-run"
-        if stamp.exists() and stamp.read_text(encoding="utf-8") == run_id and (BINDER / "bin" / "python").exists():
-            return BINDER / "bin" / "python"  # built by this run already (another worker, another module)
+        py = BINDER / "bin" / "python"
+        if stamp.exists() and stamp.read_text(encoding="utf-8") == run_id and py.exists():
+            return py  # built by this run already (another worker, another module)
         CHECKOUT.mkdir(parents=True, exist_ok=True)
         _sync()
-        if BINDER.exists():
-            shutil.rmtree(BINDER)
-        subprocess.run([oldest_python(), "-m", "venv", str(BINDER)], check=True)
-        py = BINDER / "bin" / "python"
+        python = oldest_python()
+        digest = hashlib.sha256(python.encode())
+        settings = sorted(p.relative_to(CHECKOUT).as_posix() for p in (CHECKOUT / "etc" / "jupyter").rglob("*.json"))
+        for rel in ("binder/requirements.txt", "constraints.txt", "pyproject.toml", *settings):
+            digest.update(rel.encode() + b"\0" + (CHECKOUT / rel).read_bytes())
+        packages = BINDER / ".packages"
         env = {**{k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH"))},
                "PATH": f"{BINDER / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "NB_PYTHON_PREFIX": str(BINDER)}
+        if py.exists() and packages.exists() and packages.read_text(encoding="utf-8") == digest.hexdigest():
+            subprocess.run([str(py), "-m", "pip", "uninstall", "-q", "-y", "agentlab"], env=env, check=True)
+        else:
+            if BINDER.exists():
+                shutil.rmtree(BINDER)
+            subprocess.run([python, "-m", "venv", str(BINDER)], check=True)
         subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check",
                         "-r", "binder/requirements.txt"], cwd=CHECKOUT, env=env, check=True)
+        packages.write_text(digest.hexdigest(), encoding="utf-8")
         subprocess.run(["bash", "binder/postBuild"], cwd=CHECKOUT, env=env, check=True)
         _kernel(py, "binder")
         stamp.write_text(run_id, encoding="utf-8")

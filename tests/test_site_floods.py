@@ -26,6 +26,9 @@ from conftest import ROOT, free_port, stop_group
 from site_helpers import SiteServer
 from test_site_contract import cli
 
+from agentlab.errors import ToolFailure
+from agentlab.site.client import _listing
+
 FLOOD = 900
 
 UPSTREAM = '''
@@ -158,7 +161,8 @@ def test_clients_keep_getting_in_while_their_own_address_floods_without_pause(tm
     """A flood that never stops opening half-sent requests from 127.0.0.1 (the hub's every participant) held each
     of the source's places young, so a client connecting between its bursts was refused a place: 2 of 20 were
     answered. A half-sent request goes first now: fresh clients from the same address are answered at the first try
-    (19 or 20 of 20 here), and every one when it resends a reset once, as the package's clients do."""
+    (19 or 20 of 20 here), and every one by the package's own client, which sends a listing again after a reset
+    (after 0.2 s, then 0.5 s): one client in twenty could be reset twice in a row on a loaded machine."""
     import threading
     made = cli("keys", "create", "--name", "teacher", data=tmp_path)
     assert made.returncode == 0, made.stderr
@@ -185,17 +189,19 @@ def test_clients_keep_getting_in_while_their_own_address_floods_without_pause(tm
             time.sleep(1.5)
             answered = first_try = 0
             for _ in range(20):
-                for attempt in range(2):  # a reset is transient: the package's clients send a read again once
+                with httpx.Client(base_url=site.base, timeout=10) as fresh:  # a new connection each time
                     try:
-                        with httpx.Client(base_url=site.base, timeout=10) as fresh:  # a new connection each time
-                            if fresh.get("/api/skills", headers={"X-API-Key": key}).status_code == 200:
-                                answered += 1
-                                first_try += attempt == 0
-                                break
+                        first_try += fresh.get("/api/skills", headers={"X-API-Key": key}).status_code == 200
                     except httpx.TransportError:
                         pass
+                with httpx.Client(base_url=site.base, timeout=10) as fresh:
+                    try:  # as the package's client reads a listing: a reset is transient, sent again after a pause
+                        answered += _listing(fresh, "/api/skills", {}, {"X-API-Key": key}, time.sleep) \
+                            .status_code == 200
+                    except ToolFailure:
+                        pass
                 time.sleep(0.1)
-            print(f"\n{first_try} of 20 answered at the first try, {answered} of 20 in all")
+            print(f"\n{first_try} of 20 answered at the first try, {answered} of 20 by the package's client")
             assert first_try >= 15, f"{first_try} of 20 answered at the first try"
             assert answered == 20, f"{answered} of 20 answered"
         finally:
