@@ -39,7 +39,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_site import cpu_seconds, free_port  # noqa: E402
+from bench_site import cpu_now, cpu_spent, free_port  # noqa: E402
 
 TARGET_MS = 1.0  # the speed target: the guards add at most this over a bare MCP pass-through, per call
 
@@ -142,31 +142,6 @@ def start(cmd: list[str], port: int, log: Path, env: dict) -> subprocess.Popen:
             time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)
     raise RuntimeError(f"did not start: {log.read_text()[-2000:]}")
-
-
-def cpu_now(pid: int) -> tuple[float, dict[int, int]]:
-    """Process ``pid``'s CPU seconds in ticks (all its threads, ended ones too), and each live thread's nanoseconds."""
-    threads: dict[int, int] = {}
-    try:
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            try:
-                threads[int(task.name)] = int((task / "schedstat").read_text().split()[0])
-            except (OSError, ValueError, IndexError):  # the thread ended meanwhile, or no schedstat
-                continue
-    except OSError:
-        pass
-    return cpu_seconds(pid), threads
-
-
-def cpu_spent(before: tuple[float, dict[int, int]], after: tuple[float, dict[int, int]]) -> float:
-    """CPU seconds between two :func:`cpu_now` readings: the threads' nanoseconds, unless a thread ended in between
-    (its time is gone from schedstat) or there were none, then the ticks."""
-    ticks = after[0] - before[0]
-    t0, t1 = before[1], after[1]
-    if not t1 or set(t0) - set(t1):
-        return ticks
-    ns = sum(v - t0.get(tid, 0) for tid, v in t1.items()) / 1e9
-    return ns if abs(ns - ticks) <= 2.5 / os.sysconf("SC_CLK_TCK") else ticks
 
 
 def child(pid: int) -> int:
