@@ -47,6 +47,11 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+# below the ephemeral range: a port from bind(0) could be taken by an outgoing connection before the server binds it
+from agentlab.ports import free_port  # noqa: E402
+
 CITIES = {"Beijing": (7.0, "cloudy", 35.0, "north 3"), "Shanghai": (14.0, "light rain", 80.0, "east 2")}
 TARGETS = {"read": 1.25, "redis": 1.5, "write": 1.25}  # site / bare, CPU per request: the speed targets
 
@@ -131,12 +136,6 @@ SKILLS = {
         "rate_class": "write", "limits": {"per_minute": 10**9}, "timeout": 5.0},
         "return note(arguments['city'], arguments['text'])"),
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start(cmd: list[str], url: str, log: Path, env: dict) -> subprocess.Popen:

@@ -100,3 +100,16 @@ def test_two_environments_of_one_entry_keep_their_own_state():
 def test_call_strings_are_what_the_environments_execute():
     assert bfcl_official.call_string("mv", {"source": "a.txt", "destination": "b"}) == "mv(source='a.txt',destination='b')"
     assert bfcl_official.call_string("ls", {}) == "ls()"
+
+
+def test_the_checker_gets_a_fresh_plain_copy_of_a_question_each_time():
+    """The JSON text of a question's functions is kept between its replies and probes; the checker still gets a copy
+    of its own each time, in plain lists (not tuples), and a new question never gets another one's text."""
+    functions = ({"name": "f", "parameters": {"type": "dict", "required": ("a",)}},)
+    first = bfcl_official._fresh(functions)
+    assert first == [{"name": "f", "parameters": {"type": "dict", "required": ["a"]}}] and type(first) is list
+    first[0]["parameters"]["required"].append("changed by the checker")
+    again = bfcl_official._fresh(functions)
+    assert again == [{"name": "f", "parameters": {"type": "dict", "required": ["a"]}}] and again is not first
+    others = [({"name": f"g{i}"},) for i in range(3)]
+    assert [bfcl_official._fresh(o) for o in others] == [[{"name": f"g{i}"}] for i in range(3)]

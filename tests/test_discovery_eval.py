@@ -46,3 +46,18 @@ def test_the_recorded_local_models_replay_offline(size):
     for mode in MODES:
         fig = figures(got[mode])
         assert 0 <= fig["right_tool_rate"] <= 1 and fig["tools_per_turn"] == (19 if mode == "all" else fig["tools_per_turn"])
+
+
+def test_the_search_sites_folder_goes_when_the_process_ends(tmp_path):
+    """Each kernel or command that measured discovery left a folder of its own in the temporary directory."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+    code = "from agentlab.evals.discovery_eval import _site; print(_site().data_dir); assert _site().data_dir.is_dir()"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    folder = done.stdout.strip()
+    assert folder.startswith(str(tmp_path)) and not os.path.exists(folder) and not list(tmp_path.iterdir())

@@ -145,11 +145,27 @@ def ast_verdict(category: str, functions: Sequence[Mapping], answers: Sequence[M
         return OfficialVerdict(False, "ast_decoder:decoder_failed", "Invalid syntax. Failed to decode AST.")
     if not c.is_call_format(decoded):
         return OfficialVerdict(False, "ast_decoder:decoder_wrong_output_format", "Did not output in the specified format.")
-    out = c.ast_checker(json.loads(json.dumps(list(functions))), decoded, json.loads(json.dumps(list(answers))),
-                        c.python, category, MODEL_NAME)
+    out = c.ast_checker(_fresh(functions), decoded, _fresh(answers), c.python, category, MODEL_NAME)
     if out["valid"]:
         return OfficialVerdict(True)
     return OfficialVerdict(False, out.get("error_type"), "; ".join(map(str, out.get("error") or [])))
+
+
+#: id(a question's functions or answers) -> (that object, its JSON text): a question is graded once per reply and
+#: per probe (about 30 each), and writing its JSON again each time was an eighth of notebook 18's live grading. The
+#: object is kept beside its text, so its id cannot be another object's while the entry lives
+_TEXTS: dict[int, tuple[Any, str]] = {}
+
+
+def _fresh(value: Sequence[Mapping]) -> list:
+    """``value`` as the leaderboard's loader gives it to the checker: plain JSON lists and dicts, a new copy each time
+    (tuples and read-only mappings would fail its ``type(x) == list`` checks; nothing it changes reaches ``value``)."""
+    kept = _TEXTS.get(id(value))
+    if kept is None or kept[0] is not value:
+        if len(_TEXTS) >= 4096:
+            _TEXTS.clear()
+        kept = _TEXTS[id(value)] = (value, json.dumps(list(value)))
+    return json.loads(kept[1])
 
 
 # --- multi turn: the environments and the checker -----------------------------------------------

@@ -36,8 +36,15 @@ HAND_OVERS = ("escalate_to_human", "expense_escalate_to_human")
 
 @lru_cache(maxsize=1)
 def _site() -> SkillSite:
-    # the shipped skills and both desks; its folder holds nothing that matters to a search
-    return SkillSite(Path(tempfile.mkdtemp(prefix="agentlab-discovery-")))
+    # the shipped skills and both desks; its folder holds nothing that matters to a search, and goes when the
+    # process ends (a folder of its own per kernel or command, left behind each time, filled a shared /tmp)
+    folder = tempfile.TemporaryDirectory(prefix="agentlab-discovery-", ignore_cleanup_errors=True)
+    site = SkillSite(Path(folder.name))
+    _FOLDERS.append(folder)  # kept: the folder is removed when this object is collected, at the latest at exit
+    return site
+
+
+_FOLDERS: list[tempfile.TemporaryDirectory] = []
 
 
 #: skills shipped after the recordings of 2026-11-30: the turns offer the skills offered then, so a replay matches
