@@ -707,7 +707,13 @@ def test_stopping_the_hub_leaves_nothing_running(hub):
     s = h.settings
     assert list(processes_of(workshop_uids()))
     h.proc.terminate()  # as Ctrl-C or SIGTERM to the hub would
-    h.proc.wait(60)
+    t0 = time.monotonic()
+    try:
+        h.proc.wait(60)
+    except subprocess.TimeoutExpired:  # what it was still doing, from its own log (the fixture removes the folder)
+        tail = "\n".join(Path(h.log).read_text(errors="replace").splitlines()[-60:]) if Path(h.log).exists() else ""
+        pytest.fail(f"the hub still ran 60 s after SIGTERM; its log ends:\n{tail}")
+    print(f"the hub stopped {time.monotonic() - t0:.1f} s after SIGTERM")
     deadline = time.monotonic() + 30  # a server told to stop may still be closing its kernels on a loaded machine
     while (left := list(processes_of(workshop_uids()))) and time.monotonic() < deadline:
         time.sleep(0.2)
