@@ -1,7 +1,13 @@
 # The workshop's JupyterHub configuration: every setting is built by agentlab.hub.config.build and written as
 # JSON by `python run.py hub`; this file only applies it, section by section.
+import faulthandler
 import json
 import os
+import signal
+
+# `kill -USR2 <the hub's pid>` writes the stack of each of the hub's threads to its log: what a hub that does not
+# stop, or does not answer, is doing at that moment
+faulthandler.register(signal.SIGUSR2, all_threads=True)
 
 c = get_config()  # noqa: F821 (JupyterHub provides it)
 with open(os.environ["AGENTLAB_HUB_CONFIG"], encoding="utf-8") as f:

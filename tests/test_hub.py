@@ -711,8 +711,18 @@ def test_stopping_the_hub_leaves_nothing_running(hub):
     try:
         h.proc.wait(60)
     except subprocess.TimeoutExpired:  # what it was still doing, from its own log (the fixture removes the folder)
-        tail = "\n".join(Path(h.log).read_text(errors="replace").splitlines()[-60:]) if Path(h.log).exists() else ""
-        pytest.fail(f"the hub still ran 60 s after SIGTERM; its log ends:\n{tail}")
+        import signal
+        os.kill(h.proc.pid, signal.SIGUSR2)  # its threads' stacks into its log (hub/jupyterhub_config.py)
+        time.sleep(1)
+        rows = subprocess.run(["ps", "-eo", "pid,ppid,user,stat,wchan:24,etime,args"], capture_output=True,
+                              text=True).stdout.splitlines()
+        mine, tree = {h.proc.pid}, rows[:1]
+        for _ in range(4):  # the hub, its children (services, servers, the proxy), theirs...
+            mine |= {int(r.split()[0]) for r in rows[1:] if int(r.split()[1]) in mine}
+        tree += [r[:200] for r in rows[1:] if int(r.split()[0]) in mine]
+        tree = "\n".join(tree)
+        tail = "\n".join(Path(h.log).read_text(errors="replace").splitlines()[-100:]) if Path(h.log).exists() else ""
+        pytest.fail(f"the hub still ran 60 s after SIGTERM; its processes:\n{tree}\nits log ends:\n{tail}")
     print(f"the hub stopped {time.monotonic() - t0:.1f} s after SIGTERM")
     deadline = time.monotonic() + 30  # a server told to stop may still be closing its kernels on a loaded machine
     while (left := list(processes_of(workshop_uids()))) and time.monotonic() < deadline:
