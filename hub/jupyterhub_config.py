@@ -5,9 +5,14 @@ import json
 import os
 import signal
 
+from agentlab.hub.services import undo_ignored_signals
+
 # `kill -USR2 <the hub's pid>` writes the stack of each of the hub's threads to its log: what a hub that does not
 # stop, or does not answer, is doing at that moment
 faulthandler.register(signal.SIGUSR2, all_threads=True)
+# started in the background by a script, the hub would hand an ignored Ctrl-C on to every service it starts, and
+# each would then stop only 10 s after being asked (agentlab.hub.services.undo_ignored_signals)
+undo_ignored_signals()
 
 c = get_config()  # noqa: F821 (JupyterHub provides it)
 with open(os.environ["AGENTLAB_HUB_CONFIG"], encoding="utf-8") as f:

@@ -369,7 +369,15 @@ def hub():
     h = Hub(settings(state, data_limit=LIMIT, port=_free()),
             extra_services=[{"name": "tester", "api_token": token}], extra_roles=roles)
     RUNNING.append(h)
-    h.start()
+    import signal
+    # as a script's background job (`python run.py hub ... &`) starts it: with Ctrl-C and SIGQUIT ignored, which a
+    # process hands on to the ones it starts (see test_a_hub_started_in_the_background_hands_...)
+    kept = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGQUIT)}
+    try:
+        h.start()
+    finally:
+        for sig, handler in kept.items():
+            signal.signal(sig, handler)
     try:
         def up(name):
             h.api(token, "POST", f"/users/{name}")
@@ -698,6 +706,46 @@ def test_a_participants_notebooks_find_the_rooms_site_and_their_writes_stay_thei
     assert int(skills) > 5 and code == "None" and status == "done"
     assert bo.stdout.split()[1:] == ["None", "done"]  # bo's refund ran: ana's claim was not his
     # notebook 15's discovery on the room's site: tests/test_site_client.py runs it with the same variables
+
+
+def _ignored(pid: int) -> set[str]:
+    """The signals process ``pid`` ignores, of SIGINT and SIGQUIT (its SigIgn mask in /proc)."""
+    import signal
+    mask = next(int(line.split()[1], 16) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                if line.startswith("SigIgn:"))
+    return {s.name for s in (signal.SIGINT, signal.SIGQUIT) if mask >> (s - 1) & 1}
+
+
+def test_a_hub_started_in_the_background_hands_its_services_a_working_ctrl_c(hub):
+    """Started from a pytest-xdist worker (or by a script, ``cmd &``), the hub began with SIGINT and SIGQUIT ignored,
+    and its services inherited both: JupyterHub stops each with SIGINT and waits 10 s for it, one after another, and
+    a hub told to stop still ran a minute later. Here every service of the room answers SIGINT, whatever the test
+    process ignores."""
+    h, _, _ = hub
+    services = [int(p) for task in Path(f"/proc/{h.proc.pid}/task").iterdir()
+                for p in (task / "children").read_text().split()]
+    assert services and {p: _ignored(p) for p in services} == {p: set() for p in services}
+
+
+def test_undoing_ignored_signals_gives_a_child_the_defaults(tmp_path):
+    import signal
+    import sys
+    code = ("import subprocess; from agentlab.hub.services import undo_ignored_signals; print(*undo_ignored_signals()); "
+            "print(subprocess.run(['sleep', '5']).returncode)")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)},
+                             preexec_fn=lambda: [signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGQUIT)])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # the grandchild: `sleep`, started after the undo
+        kids = (Path(f"/proc/{child.pid}/task/{child.pid}/children").read_text().split()
+                if Path(f"/proc/{child.pid}").exists() else [])
+        if kids:
+            break
+        time.sleep(0.05)
+    assert kids and _ignored(int(kids[0])) == set()
+    os.kill(int(kids[0]), signal.SIGINT)  # Ctrl-C reaches it now: it ends at once, not after its 5 s
+    out, _ = child.communicate(timeout=10)
+    assert out.split() == ["SIGINT", "SIGQUIT", "-2"]
 
 
 def test_stopping_the_hub_leaves_nothing_running(hub):

@@ -4,6 +4,7 @@ only, the notes never in the participant's copy. The service runs in process wit
 import asyncio
 import json
 import threading
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -338,6 +339,8 @@ def test_a_real_hub_resolves_tokens_for_the_service(tmp_path):
 import sys
 sys.path.insert(0, {str(ROOT)!r})
 from agentlab.hub import progress
+from agentlab.hub.services import undo_ignored_signals
+undo_ignored_signals()  # as hub/jupyterhub_config.py: a service told to stop stops (the test's worker may ignore Ctrl-C)
 c = get_config()  # noqa: F821
 c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.port = {hub_port}
@@ -357,8 +360,11 @@ c.Authenticator.admin_users = {{"root"}}
 """, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     log = (tmp_path / "hub.log").open("wb")
+    import signal
+    # started as a script's background job is (and as a CI job may be): with Ctrl-C and SIGQUIT ignored
     hub = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f", str(config)], cwd=tmp_path, env=env,
-                           stdout=log, stderr=subprocess.STDOUT)
+                           stdout=log, stderr=subprocess.STDOUT,
+                           preexec_fn=lambda: [signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGQUIT)])
 
     def call(url, token=None, body=None, method=None):
         req = urllib.request.Request(url, data=None if body is None else json.dumps(body).encode(), method=method)
@@ -415,11 +421,23 @@ c.Authenticator.admin_users = {{"root"}}
             assert sees in page.text and (hidden is None or hidden not in page.text)
             assert ("讲师备注" in page.text) == (name != "bob"), name
     finally:
+        # its service, started by the hub: killed with it if the hub has not stopped it (before, a hub killed here
+        # left the service running, orphaned, after every such run)
+        service = [int(p) for task in Path(f"/proc/{hub.pid}/task").iterdir()
+                   for p in (task / "children").read_text().split()] if Path(f"/proc/{hub.pid}").exists() else []
         hub.terminate()
+        stopped = True
         try:
             hub.wait(15)
         except subprocess.TimeoutExpired:
+            stopped = False
             hub.kill()
+            hub.wait(15)
+        for pid in service:
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:  # stopped by the hub, as it should be
+                pass
         log.close()
         pid = tmp_path / "proxy.pid"  # a hub stopped while starting leaves its proxy behind: stop it too
         if pid.exists():
@@ -427,6 +445,7 @@ c.Authenticator.admin_users = {{"root"}}
                 os.kill(int(pid.read_text().strip()), 15)
             except (ProcessLookupError, ValueError):
                 pass
+    assert stopped, "the hub still ran 15 s after SIGTERM (its service was killed with it)"
 
 
 def test_a_browser_cookie_can_read_its_own_row_but_never_post_a_report(store):

@@ -7,6 +7,7 @@ never as a participant. Secrets go in files of mode 0600 or in the environment, 
 """
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from ..ports import free_port  # the room's services' ports, exported here as be
 from .users import SERVICES_USER
 
 __all__ = ["OWN_REDIS_MAXMEMORY", "REDIS_MAXMEMORY", "culler", "free_port", "model", "own_redis_command", "redis",
-           "redis_conf", "redis_socket", "site"]
+           "redis_conf", "redis_socket", "site", "undo_ignored_signals"]
 
 
 #: The room's Redis (the site's claims and limits only). With ``noeviction`` a full Redis refuses writes rather than
@@ -25,6 +26,23 @@ REDIS_MAXMEMORY = "256mb"
 #: Each participant's own Redis (:func:`own_redis_command`): their store's claims need kilobytes; past this their
 #: own writes are refused, nobody else's.
 OWN_REDIS_MAXMEMORY = "64mb"
+
+
+def undo_ignored_signals() -> list[str]:
+    """Ctrl-C (SIGINT) and SIGQUIT back to their defaults in the hub, before it starts its services; the names of
+    those that were ignored.
+
+    A process started in the background by a script (``python run.py hub ... &``) or by a pytest-xdist worker
+    begins with both ignored, and a signal ignored stays ignored across ``exec``: every service inherited it.
+    JupyterHub stops a service with SIGINT and waits 10 s before SIGTERM, one service after another, so a room of
+    four services took over a minute to stop, and a hub killed meanwhile left its services running. JupyterHub
+    installs its own handlers only after starting them, so this runs from the hub's configuration file."""
+    undone = []
+    for sig, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGQUIT, signal.SIG_DFL)):
+        if signal.getsignal(sig) == signal.SIG_IGN:
+            signal.signal(sig, default)
+            undone.append(sig.name)
+    return undone
 
 
 def redis_socket(folder: Path) -> Path:
