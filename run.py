@@ -801,11 +801,10 @@ def main(argv: list[str]) -> int:
             # The slowest tests and each worker's and group's span are printed at the end (tests/timeline.py), so that
             # a CI log says where the run's time went
             rest = ["-n", "2", "--dist", "loadgroup", "--durations=25", *rest]
-        # pytest keeps each test module's rewritten assertions only where bytecode may be written: with
-        # PYTHONDONTWRITEBYTECODE set (as on some machines) every worker rewrote all 120 modules at every run, 7 s of
-        # the collection's 17 s. The suite's files are the developers' own, so their bytecode is kept as by default
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        return subprocess.call([str(py), "-m", "pytest", *rest], cwd=ROOT, env=env)
+        # PYTHONDONTWRITEBYTECODE, where a machine sets it, is kept: with it, only setup's compile step can write the
+        # environment's bytecode, which is what test_run's check of that step relies on (it costs each worker ~7 s of
+        # rewriting the test modules' assertions again)
+        return subprocess.call([str(py), "-m", "pytest", *rest], cwd=ROOT)
     if cmd == "app":
         py = setup("requirements.txt")
         # the workbook's Jupyter settings: etc/jupyter/voila.json hands the browser's Accept-Language to the kernel,

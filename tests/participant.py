@@ -15,6 +15,7 @@ brought in step with the checkout at each session; ``run.py``'s own stamp decide
 """
 from __future__ import annotations
 
+import ast
 import fcntl
 import hashlib
 import json
@@ -199,8 +200,9 @@ def binder_environment() -> Path:
     environment first on PATH. Returns its Python; a kernel named ``binder`` runs in it.
 
     The environment is made afresh whenever what decides its third-party packages changed (binder/requirements.txt,
-    constraints.txt, pyproject.toml, the Python) or the Jupyter settings postBuild merges into it: 40 of a fresh
-    build's 54 s are those packages, the same every run.
+    constraints.txt, pyproject.toml, the Python and its version) or what postBuild writes into it (binder/postBuild,
+    run.py's postbuild(), the Jupyter settings it merges): 40 of a fresh build's 54 s are those packages, the same
+    every run. A fresh clone (CI) always builds it whole, so a pin no longer installable shows there.
     Otherwise the workbook is uninstalled and the same two steps run again on it, so the package, its data and the
     Jupyter settings are always this checkout's, installed as repo2docker installs them."""
     run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID") or str(os.getpid())
@@ -212,9 +214,17 @@ def binder_environment() -> Path:
         CHECKOUT.mkdir(parents=True, exist_ok=True)
         _sync()
         python = oldest_python()
-        digest = hashlib.sha256(python.encode())
+        # the interpreter itself (a path may stay while its Python is upgraded), what decides the packages, and what
+        # postBuild writes into the environment (run.py's postbuild(), the settings it merges)
+        version = subprocess.run([python, "-c", "import sys; print(sys.version, sys.base_prefix)"],
+                                 capture_output=True, text=True, check=True).stdout
+        digest = hashlib.sha256(f"{os.path.realpath(python)}\0{version}".encode())
+        run_py = (CHECKOUT / "run.py").read_text(encoding="utf-8")
+        postbuild = next(ast.get_source_segment(run_py, f) or "" for f in ast.parse(run_py).body
+                         if isinstance(f, ast.FunctionDef) and f.name == "postbuild")
+        digest.update(postbuild.encode())
         settings = sorted(p.relative_to(CHECKOUT).as_posix() for p in (CHECKOUT / "etc" / "jupyter").rglob("*.json"))
-        for rel in ("binder/requirements.txt", "constraints.txt", "pyproject.toml", *settings):
+        for rel in ("binder/requirements.txt", "binder/postBuild", "constraints.txt", "pyproject.toml", *settings):
             digest.update(rel.encode() + b"\0" + (CHECKOUT / rel).read_bytes())
         packages = BINDER / ".packages"
         env = {**{k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH"))},

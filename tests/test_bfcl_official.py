@@ -113,3 +113,7 @@ def test_the_checker_gets_a_fresh_plain_copy_of_a_question_each_time():
     assert again == [{"name": "f", "parameters": {"type": "dict", "required": ["a"]}}] and again is not first
     others = [({"name": f"g{i}"},) for i in range(3)]
     assert [bfcl_official._fresh(o) for o in others] == [[{"name": f"g{i}"}] for i in range(3)]
+    changing = [{"name": "h"}]  # a caller's list, changed between two verdicts: never graded from its old text
+    assert bfcl_official._fresh(changing) == [{"name": "h"}]
+    changing.append({"name": "i"})
+    assert bfcl_official._fresh(changing) == [{"name": "h"}, {"name": "i"}]

@@ -393,6 +393,17 @@ c.Authenticator.admin_users = {{"root"}}
             time.sleep(0.1)
         else:
             pytest.fail("the hub or the service did not come up:\n" + (tmp_path / "hub.log").read_text()[-3000:])
+        # the service answers Ctrl-C, though the hub began with it ignored: JupyterHub stops it with SIGINT
+        for proc in Path("/proc").iterdir():
+            try:
+                stat = (proc / "stat").read_text() if proc.name.isdigit() else ""
+                if stat and int(stat[stat.rindex(")") + 2:].split()[1]) == hub.pid \
+                        and b"agentlab.hub.progress" in (proc / "cmdline").read_bytes():
+                    ignored = next(int(x.split()[1], 16) for x in (proc / "status").read_text().splitlines()
+                                   if x.startswith("SigIgn:"))
+                    assert not ignored >> (signal.SIGINT - 1) & 1, "the trainer's view ignores SIGINT"
+            except OSError:
+                continue
         tokens = {}
         for name in ("alice", "bob", "tess", "root"):
             assert call(f"{api}/users/{name}", admin, {}, "POST")[0] in (201, 409)
@@ -423,8 +434,12 @@ c.Authenticator.admin_users = {{"root"}}
     finally:
         # its service, started by the hub: killed with it if the hub has not stopped it (before, a hub killed here
         # left the service running, orphaned, after every such run)
-        service = [int(p) for task in Path(f"/proc/{hub.pid}/task").iterdir()
-                   for p in (task / "children").read_text().split()] if Path(f"/proc/{hub.pid}").exists() else []
+        service = []
+        try:
+            service = [int(p) for task in Path(f"/proc/{hub.pid}/task").iterdir()
+                       for p in (task / "children").read_text().split()]
+        except OSError:  # the hub gone already, or a kernel without /proc/*/task/*/children
+            pass
         hub.terminate()
         stopped = True
         try:
@@ -433,10 +448,10 @@ c.Authenticator.admin_users = {{"root"}}
             stopped = False
             hub.kill()
             hub.wait(15)
-        for pid in service:
+        for pid in service if not stopped else ():  # a hub that stopped stopped them too: those ids may be reused
             try:
                 os.kill(pid, 9)
-            except ProcessLookupError:  # stopped by the hub, as it should be
+            except OSError:  # gone meanwhile
                 pass
         log.close()
         pid = tmp_path / "proxy.pid"  # a hub stopped while starting leaves its proxy behind: stop it too

@@ -159,7 +159,10 @@ _TEXTS: dict[int, tuple[Any, str]] = {}
 
 def _fresh(value: Sequence[Mapping]) -> list:
     """``value`` as the leaderboard's loader gives it to the checker: plain JSON lists and dicts, a new copy each time
-    (tuples and read-only mappings would fail its ``type(x) == list`` checks; nothing it changes reaches ``value``)."""
+    (tuples and read-only mappings would fail its ``type(x) == list`` checks; nothing it changes reaches ``value``).
+    Only a tuple's text is kept (a question's, which nothing edits): a list a caller may change is written anew."""
+    if type(value) is not tuple:
+        return json.loads(json.dumps(list(value)))
     kept = _TEXTS.get(id(value))
     if kept is None or kept[0] is not value:
         if len(_TEXTS) >= 4096:

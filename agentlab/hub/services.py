@@ -32,8 +32,9 @@ def undo_ignored_signals() -> list[str]:
     """Ctrl-C (SIGINT) and SIGQUIT back to their defaults in the hub, before it starts its services; the names of
     those that were ignored.
 
-    A process started in the background by a script (``python run.py hub ... &``) or by a pytest-xdist worker
-    begins with both ignored, and a signal ignored stays ignored across ``exec``: every service inherited it.
+    A process started in the background by a script (``python run.py hub ... &``), or by anything such a job
+    started (a CI run launched that way, its test workers), begins with both ignored, and a signal ignored stays
+    ignored across ``exec``: every service inherited it.
     JupyterHub stops a service with SIGINT and waits 10 s before SIGTERM, one service after another, so a room of
     four services took over a minute to stop, and a hub killed meanwhile left its services running. JupyterHub
     installs its own handlers only after starting them, so this runs from the hub's configuration file."""
