@@ -113,6 +113,39 @@ def stop_group(proc, wait: float = 15) -> None:
         proc.wait(5)
 
 
+def ignore_ctrl_c() -> None:
+    """SIGINT and SIGQUIT ignored, as a script's background job (``cmd &``) starts: a ``preexec_fn``, or called in
+    this process around starting one (an ignored signal stays ignored across ``exec``)."""
+    for sig in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_IGN)
+
+
+def ignored_signals(pid: int) -> set[str] | None:
+    """The signals process ``pid`` ignores, of SIGINT and SIGQUIT (its SigIgn mask in /proc); None once it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    mask = next(int(line.split()[1], 16) for line in status.splitlines() if line.startswith("SigIgn:"))
+    return {s.name for s in (signal.SIGINT, signal.SIGQUIT) if mask >> (s - 1) & 1}
+
+
+def children(pid: int) -> dict[int, tuple[int, str]]:
+    """The processes whose parent is ``pid``: their uid and command line (a process gone meanwhile is left out)."""
+    found = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+            if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
+                found[int(proc.name)] = (proc.stat().st_uid,
+                                         (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
 def stand_in_wheel(folder: Path, dist: str, version: str, files: dict[str, bytes] | None = None) -> str:
     """A minimal installable wheel under ``dist``'s name (plus ``files``); returns its sha256."""
     import hashlib

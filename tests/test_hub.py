@@ -22,7 +22,7 @@ from http.cookiejar import CookieJar
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, free_port, skip_or_fail, stop_group
+from conftest import ROOT, children, free_port, ignore_ctrl_c, ignored_signals, skip_or_fail, stop_group
 
 from agentlab.hub.auth import PasswordBook
 from agentlab.hub.config import HubSettings, build
@@ -372,7 +372,8 @@ def hub():
     import signal
     # as a script's background job (`python run.py hub ... &`) starts it: with Ctrl-C and SIGQUIT ignored, which a
     # process hands on to the ones it starts (see test_a_hub_started_in_the_background_hands_...)
-    kept = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGQUIT)}
+    kept = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGQUIT)}
+    ignore_ctrl_c()
     try:
         h.start()
     finally:
@@ -708,33 +709,6 @@ def test_a_participants_notebooks_find_the_rooms_site_and_their_writes_stay_thei
     # notebook 15's discovery on the room's site: tests/test_site_client.py runs it with the same variables
 
 
-def _ignored(pid: int) -> set[str] | None:
-    """The signals process ``pid`` ignores, of SIGINT and SIGQUIT (its SigIgn mask in /proc); None once it is gone."""
-    import signal
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return None
-    mask = next(int(line.split()[1], 16) for line in status.splitlines() if line.startswith("SigIgn:"))
-    return {s.name for s in (signal.SIGINT, signal.SIGQUIT) if mask >> (s - 1) & 1}
-
-
-def _children(pid: int) -> dict[int, tuple[int, str]]:
-    """The processes whose parent is ``pid``: their uid and command line (a process gone meanwhile is left out)."""
-    found = {}
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            stat = (proc / "stat").read_text()
-            if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
-                found[int(proc.name)] = (proc.stat().st_uid,
-                                         (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
-        except (OSError, ValueError):
-            continue
-    return found
-
-
 def test_a_hub_started_in_the_background_hands_its_services_a_working_ctrl_c(hub):
     """Started from a script's background job (``cmd &``; the fixture starts it so), the hub began with SIGINT and
     SIGQUIT ignored, and the services it starts before installing its own handlers inherited both: JupyterHub stops
@@ -745,10 +719,10 @@ def test_a_hub_started_in_the_background_hands_its_services_a_working_ctrl_c(hub
     from agentlab.hub.users import SERVICES_USER
     h, _, _ = hub
     uid = pwd.getpwnam(SERVICES_USER).pw_uid
-    services = {p: cmd for p, (owner, cmd) in _children(h.proc.pid).items() if owner == uid}
+    services = {p: cmd for p, (owner, cmd) in children(h.proc.pid).items() if owner == uid}
     for part in ("redis-server", "agentlab site", "agentlab.hub.progress", "jupyterhub_idle_culler"):
         assert any(part in cmd for cmd in services.values()), (part, services)
-    ignored = {cmd[:60]: _ignored(p) for p, cmd in services.items()}
+    ignored = {cmd[:60]: ignored_signals(p) for p, cmd in services.items()}
     assert all(not found for found in ignored.values()), ignored
 
 
@@ -758,17 +732,12 @@ def test_undoing_ignored_signals_gives_a_child_the_defaults(tmp_path):
     code = ("import subprocess; from agentlab.hub.services import undo_ignored_signals; print(*undo_ignored_signals()); "
             "print(subprocess.run(['sleep', '5']).returncode)")
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONPATH": str(ROOT)},
-                             preexec_fn=lambda: [signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGQUIT)])
+                             env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=ignore_ctrl_c)
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:  # the grandchild: `sleep`, started after the undo
-        kids = (Path(f"/proc/{child.pid}/task/{child.pid}/children").read_text().split()
-                if Path(f"/proc/{child.pid}").exists() else [])
-        if kids:
-            break
+    while not (kids := list(children(child.pid))) and time.monotonic() < deadline:  # `sleep`, started after the undo
         time.sleep(0.05)
-    assert kids and _ignored(int(kids[0])) == set()
-    os.kill(int(kids[0]), signal.SIGINT)  # Ctrl-C reaches it now: it ends at once, not after its 5 s
+    assert kids and ignored_signals(kids[0]) == set()
+    os.kill(kids[0], signal.SIGINT)  # Ctrl-C reaches it now: it ends at once, not after its 5 s
     out, _ = child.communicate(timeout=10)
     assert out.split() == ["SIGINT", "SIGQUIT", "-2"]
 

@@ -4,10 +4,9 @@ only, the notes never in the participant's copy. The service runs in process wit
 import asyncio
 import json
 import threading
-from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, children, ignore_ctrl_c, ignored_signals
 
 pytest.importorskip("jupyterhub")
 pytest.importorskip("tornado")
@@ -360,11 +359,10 @@ c.Authenticator.admin_users = {{"root"}}
 """, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     log = (tmp_path / "hub.log").open("wb")
-    import signal
     # started as a script's background job is (and as a CI job may be): with Ctrl-C and SIGQUIT ignored
     hub = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f", str(config)], cwd=tmp_path, env=env,
                            stdout=log, stderr=subprocess.STDOUT,
-                           preexec_fn=lambda: [signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGQUIT)])
+                           preexec_fn=ignore_ctrl_c)
 
     def call(url, token=None, body=None, method=None):
         req = urllib.request.Request(url, data=None if body is None else json.dumps(body).encode(), method=method)
@@ -394,16 +392,8 @@ c.Authenticator.admin_users = {{"root"}}
         else:
             pytest.fail("the hub or the service did not come up:\n" + (tmp_path / "hub.log").read_text()[-3000:])
         # the service answers Ctrl-C, though the hub began with it ignored: JupyterHub stops it with SIGINT
-        for proc in Path("/proc").iterdir():
-            try:
-                stat = (proc / "stat").read_text() if proc.name.isdigit() else ""
-                if stat and int(stat[stat.rindex(")") + 2:].split()[1]) == hub.pid \
-                        and b"agentlab.hub.progress" in (proc / "cmdline").read_bytes():
-                    ignored = next(int(x.split()[1], 16) for x in (proc / "status").read_text().splitlines()
-                                   if x.startswith("SigIgn:"))
-                    assert not ignored >> (signal.SIGINT - 1) & 1, "the trainer's view ignores SIGINT"
-            except OSError:
-                continue
+        view = {p: ignored_signals(p) for p, (_, cmd) in children(hub.pid).items() if "agentlab.hub.progress" in cmd}
+        assert view and not any(view.values()), view
         tokens = {}
         for name in ("alice", "bob", "tess", "root"):
             assert call(f"{api}/users/{name}", admin, {}, "POST")[0] in (201, 409)
@@ -434,12 +424,7 @@ c.Authenticator.admin_users = {{"root"}}
     finally:
         # its service, started by the hub: killed with it if the hub has not stopped it (before, a hub killed here
         # left the service running, orphaned, after every such run)
-        service = []
-        try:
-            service = [int(p) for task in Path(f"/proc/{hub.pid}/task").iterdir()
-                       for p in (task / "children").read_text().split()]
-        except OSError:  # the hub gone already, or a kernel without /proc/*/task/*/children
-            pass
+        service = list(children(hub.pid))
         hub.terminate()
         stopped = True
         try:
