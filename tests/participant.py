@@ -30,6 +30,8 @@ from pathlib import Path
 
 from conftest import ROOT, free_port, stop_group
 
+from agentlab.site.files import write_atomic
+
 HOME = ROOT / ".participant"
 CHECKOUT = HOME / "checkout"
 KERNELS = HOME / "kernels"
@@ -164,14 +166,26 @@ def _kernel(py: Path | None = None, name: str = KERNEL) -> None:
     py = py or CHECKOUT / ".venv" / "bin" / "python"
     ipython = HOME / "ipython"
     (ipython / "profile_default" / "startup").mkdir(parents=True, exist_ok=True)
-    (ipython / "profile_default" / "startup" / "00-hide-the-machines-fonts.py").write_text(HIDE_FONTS, encoding="utf-8")
+    settle(ipython / "profile_default" / "startup" / "00-hide-the-machines-fonts.py", HIDE_FONTS)
     spec = KERNELS / name
     spec.mkdir(parents=True, exist_ok=True)
-    (spec / "kernel.json").write_text(json.dumps({
+    settle(spec / "kernel.json", json.dumps({
         "argv": [str(py), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": f"agentlab {name}", "language": "python",
         "env": {"IPYTHONDIR": str(ipython), "AGENTLAB_DATASETS": str(ABSENT), "MPLCONFIGDIR": str(HOME / "mpl"),
-                "PYTHONPATH": ""}}), encoding="utf-8")
+                "PYTHONPATH": ""}}))
+
+
+def settle(path: Path, text: str) -> None:
+    """``path`` holding ``text``: left alone when it already does, else replaced in one step. Another worker may be
+    starting a kernel from it right now (its kernel.json, its startup file), and a file rewritten in place is empty
+    for a moment: a kernel started then failed with a JSON error, or started without the fonts hidden."""
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except FileNotFoundError:
+        pass
+    write_atomic(path, text)
 
 
 def kernel_class(name: str = KERNEL) -> type:

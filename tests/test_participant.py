@@ -134,3 +134,37 @@ def test_kill_of_run_py_lab_stops_jupyterlab_itself(participant_python):
     finally:
         if proc.poll() is None:
             stop_group(proc)
+
+
+def test_a_kernels_files_are_never_seen_half_written_by_another_worker(tmp_path, monkeypatch):
+    # every worker sets the participant's kernel up again while another may be starting a kernel from it: a kernel.json
+    # rewritten in place was read empty once (a notebook's test failed with a JSON error). Unchanged, it is left alone;
+    # changed, it is replaced in one step
+    import threading
+
+    monkeypatch.setattr(participant, "HOME", tmp_path)
+    monkeypatch.setattr(participant, "KERNELS", tmp_path / "kernels")
+    participant._kernel(tmp_path / "python")
+    spec = tmp_path / "kernels" / participant.KERNEL / "kernel.json"
+    startup = tmp_path / "ipython" / "profile_default" / "startup" / "00-hide-the-machines-fonts.py"
+    before = [(p.stat().st_ino, p.stat().st_mtime_ns) for p in (spec, startup)]
+    participant._kernel(tmp_path / "python")
+    assert [(p.stat().st_ino, p.stat().st_mtime_ns) for p in (spec, startup)] == before
+    assert json.loads(spec.read_text(encoding="utf-8"))["argv"][0] == str(tmp_path / "python")
+
+    texts = ["a" * 300_000, "b" * 200_000]
+    path = tmp_path / "shared.txt"
+    participant.settle(path, texts[0])
+    done = threading.Event()
+
+    def writer():
+        for i in range(300):
+            participant.settle(path, texts[i % 2 - 1])
+        done.set()
+    threading.Thread(target=writer).start()
+    seen = set()
+    while not done.is_set():
+        text = path.read_text(encoding="utf-8")
+        seen.add(f"{text[:1]}{len(text)}")
+    bad = {s for s in seen if s not in ("a300000", "b200000")}
+    assert not bad, f"read half-written: {sorted(bad)[:5]}"
