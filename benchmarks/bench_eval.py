@@ -7,7 +7,7 @@
 2. 1,000 fake-model after-sales cases end to end with every trace stored: wall time, cases
    per second, and where the time goes (cProfile, grouped by module).
 
-Run: python run.py bench   (or: python benchmarks/bench_eval.py [--rounds 3] [--trials 3])
+Run: python run.py bench   (or: python benchmarks/bench_eval.py [--rounds 3] [--trials 3] [--delay 0.2])
 """
 from __future__ import annotations
 
@@ -53,11 +53,11 @@ class PlanModel:
         return Reply("Done.")
 
 
-def serve(n_cases: int) -> None:
+def serve(n_cases: int, delay: float = DELAY) -> None:
     """The model's side, in a process of its own as a real endpoint is: its CPU never competes with the
     suite's threads for one interpreter's lock. Prints its URL, serves until its input closes."""
     cases = _cases(n_cases)
-    with ChatServer(model=PlanModel(cases), delay=DELAY) as server:
+    with ChatServer(model=PlanModel(cases), delay=delay) as server:
         print(server.base_url, flush=True)
         sys.stdin.read()
 
@@ -70,11 +70,11 @@ def _load() -> float:
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
 
-def concurrency(n_cases: int = 16, rounds: int = ROUNDS, trials: int = 3) -> dict[int, list[float]]:
+def concurrency(n_cases: int = 16, rounds: int = ROUNDS, trials: int = 3, delay: float = DELAY) -> dict[int, list[float]]:
     """Wall seconds of the suite at concurrency 1 and 8, the two taking turns for ``rounds`` rounds (the side that
     goes first alternates), and the median per side; the suite's CPU time (``time.process_time``) beside it."""
     cases = _cases(n_cases)
-    server = subprocess.Popen([sys.executable, __file__, "--serve", str(n_cases)], stdin=subprocess.PIPE,
+    server = subprocess.Popen([sys.executable, __file__, "--serve", str(n_cases), str(delay)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
     times: dict[int, list[float]] = {1: [], 8: []}
     cpu: dict[int, list[float]] = {1: [], 8: []}
@@ -102,7 +102,7 @@ def concurrency(n_cases: int = 16, rounds: int = ROUNDS, trials: int = 3) -> dic
         server.wait(timeout=30)
     med = {c: statistics.median(v) for c, v in times.items()}
     speedup = statistics.median(speedups)  # each round's own ratio: both sides under that round's load
-    print(f"suite of {len(cases)} cases x {trials} trials ({turns} model turns, {DELAY * 1000:.0f} ms per reply, the model "
+    print(f"suite of {len(cases)} cases x {trials} trials ({turns} model turns, {delay * 1000:.0f} ms per reply, the model "
           f"server in its own process), {rounds} interleaved rounds (concurrency 1 and 8 take turns), medians:")
     print(f"  concurrency 1: {med[1]:.2f} s   concurrency 8: {med[8]:.2f} s   speed-up {speedup:.2f}x "
           f"(rounds {min(speedups):.2f}..{max(speedups):.2f}) = {speedup / 8:.0%} of the ideal 8x (target 90%: "
@@ -138,11 +138,12 @@ def thousand() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--serve"]:
-        serve(int(sys.argv[2]))
+        serve(int(sys.argv[2]), float(sys.argv[3]))
         sys.exit()
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=ROUNDS, help="interleaved rounds of concurrency 1 and 8")
     ap.add_argument("--trials", type=int, default=3, help="trials per case in each suite run (16 cases)")
+    ap.add_argument("--delay", type=float, default=DELAY, help="seconds the model server takes per reply")
     ns = ap.parse_args()
-    concurrency(rounds=ns.rounds, trials=ns.trials)
+    concurrency(rounds=ns.rounds, trials=ns.trials, delay=ns.delay)
     thousand()

@@ -42,7 +42,6 @@
 
 # %%
 import os
-import tempfile
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -53,6 +52,7 @@ from agentlab.models.cassette import CassetteModel, labels
 from agentlab.evals import (compare_runs, load_cases, load_results, promote, run_case, run_suite, sample, tag_cause,
                             trend)
 from agentlab.workbook.exercises import largest_share
+from agentlab.scratch import scratch_folder
 from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
 from agentlab.i18n import label
 from agentlab.workbook.plots import plot_comparison, plot_trend, table_view
@@ -79,7 +79,7 @@ print({"en": f"{len(sessions)} sessions to sample from, {failed} of them failed"
 # Twelve sessions at random. Change a tag with its menu; the shares and the target update.
 
 # %%
-suite = Path(os.environ.get("AGENTLAB_REGRESSION_SUITE", Path(tempfile.mkdtemp()) / "regression.jsonl"))
+suite = Path(os.environ.get("AGENTLAB_REGRESSION_SUITE", scratch_folder() / "regression.jsonl"))
 review = BadCaseReview(sessions, cases, suite, n=12, seed=7, lang=LANG)
 review.widget
 
@@ -118,7 +118,7 @@ if bad is not None:
 # re-asks (the first invalid call hands over), and every guard. Fake models, offline; a temporary folder.
 
 # %%
-store = Path(tempfile.mkdtemp())
+store = scratch_folder()  # removed when the kernel ends
 weeks = {"1-naive": ("naive", GuardConfig()), "2-no-validation": ("guarded", GuardConfig(validate=False)),
          "3-no-reasks": ("guarded", GuardConfig(self_correction=0)), "4-guarded": ("guarded", GuardConfig())}
 for week, (loop, config) in weeks.items():

@@ -111,13 +111,11 @@ table_view(pd.DataFrame([{"framework": r.version, "the model read": r.with_.told
 # the note is written once, and the restarted caller is told the first result, replayed.
 
 # %%
-import tempfile
-from pathlib import Path
-
 from agentlab.adapters.core import Contract, Guard
 from agentlab.errors import UsageError
+from agentlab.scratch import scratch_folder
 
-claims = f"sqlite:///{Path(tempfile.mkdtemp()) / 'claims.db'}"  # a file: it outlives the process, as Redis does
+claims = f"sqlite:///{scratch_folder() / 'claims.db'}"  # a file: a store that outlives the process, as Redis does
 note = Contract("note", "Add a note to an order's file.", {
     "type": "object", "properties": {"order_id": {"type": "string"}, "text": {"type": "string"}},
     "required": ["order_id", "text"]})

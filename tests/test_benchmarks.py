@@ -53,8 +53,10 @@ def assert_target_rows(out: str, *what: str) -> None:
 
 
 def test_bench_eval_interleaves_concurrency_1_and_8():
-    out = bench("benchmarks/bench_eval.py", "--rounds", "1", "--trials", "1")
+    # a model reply of 50 ms, not 200: the same turns, a quarter of the test's waiting
+    out = bench("benchmarks/bench_eval.py", "--rounds", "1", "--trials", "1", "--delay", "0.05")
     assert "1 interleaved rounds" in out and "concurrency 1:" in out and "concurrency 8:" in out and "load" in out
+    assert "50 ms per reply" in out
 
 
 def test_bench_review_compares_every_format_with_a_plain_json_pass():

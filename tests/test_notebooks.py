@@ -136,8 +136,13 @@ GLYPH_MISSING = re.compile(r"Glyph \d+ .*missing from (current )?font", re.S)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[_id(p) for p in NOTEBOOKS])
-def test_runs_and_produces_its_plots_and_widgets(path, tmp_path, participant_kernel):
+def test_runs_and_produces_its_plots_and_widgets(path, tmp_path, participant_kernel, monkeypatch):
     nb = nbformat.read(path, as_version=4)
+    # the kernel's temporary folder: what the notebook leaves there once its kernel ended is left on the reader's machine
+    # (notebooks 11, 15, 16 and 19 left a folder each at every run, in a shared hub's /tmp)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
     lesson = path.parent.name in ("notebooks", "zh")
     zh = path.parent.name == "zh"
     exercise = with_solution(nb, path.stem, zh=zh) if lesson else None
@@ -151,6 +156,8 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path, participant_ker
     finally:
         if env_backend is not None:
             os.environ["MPLBACKEND"] = env_backend
+    left = sorted(p.name for p in scratch.iterdir())
+    assert not left, f"{path.name} left {left} in the temporary folder after its kernel ended"
     produced = {mime for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
                 for mime in o.get("data", {})}
     missing = expects(nb) - produced
@@ -195,7 +202,9 @@ def test_notebook_00_runs_in_the_developers_environment():
     assert not [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
 
 
-DATASET_NOTEBOOKS = [p for p in NOTEBOOKS if p.parent.name == "notebooks"
+# notebook 18 is not among them: test_notebook_18_shows_every_result_and_judges_its_exercise_truly runs it with the data
+# present in both languages, with more asserted than here (a third run of it here was 7 s of CPU and nothing new)
+DATASET_NOTEBOOKS = [p for p in NOTEBOOKS if p.parent.name == "notebooks" and not p.name.startswith("18_")
                      and re.search(r"datasets_dir|bfcl_dir|bfcl_results", p.with_suffix(".py").read_text(encoding="utf-8"))]
 
 
@@ -208,7 +217,7 @@ def test_runs_with_the_shared_datasets(path, datasets, monkeypatch):
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
-    assert not errors and len(DATASET_NOTEBOOKS) >= 2, errors[:1]
+    assert not errors and len(DATASET_NOTEBOOKS) >= 1, errors[:1]
 
 
 NB18 = [NB_DIR / "18_prevention_or_repair.ipynb", ZH_DIR / "18_prevention_or_repair.ipynb"]

@@ -13,7 +13,6 @@ other): either counts as the right hand-over.
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +22,7 @@ from ..models.interface import Model
 from ..resources import data_file
 from ..routing import Router
 from ..scenarios.expense import Ledger, expense_prompt
+from ..scratch import scratch_folder
 from ..site.service import SkillSite
 from ..site.skills import skill_tools
 from ..tools import Registry
@@ -38,13 +38,7 @@ HAND_OVERS = ("escalate_to_human", "expense_escalate_to_human")
 def _site() -> SkillSite:
     # the shipped skills and both desks; its folder holds nothing that matters to a search, and goes when the
     # process ends (a folder of its own per kernel or command, left behind each time, filled a shared /tmp)
-    folder = tempfile.TemporaryDirectory(prefix="agentlab-discovery-", ignore_cleanup_errors=True)
-    site = SkillSite(Path(folder.name))
-    _FOLDERS.append(folder)  # kept: the folder is removed when this object is collected, at the latest at exit
-    return site
-
-
-_FOLDERS: list[tempfile.TemporaryDirectory] = []
+    return SkillSite(scratch_folder("agentlab-discovery-"))
 
 
 #: skills shipped after the recordings of 2026-11-30: the turns offer the skills offered then, so a replay matches

@@ -53,7 +53,7 @@ class LogReview(App):
 
     def take_upload(self) -> Path | None:
         """The uploaded file, kept in a temporary folder the review reads as a stream."""
-        path = kept_upload(self.upload, "agentlab-logs-")
+        path = kept_upload(self.upload, "agentlab-logs-", replacing=self.path)  # a sample is never removed
         if path is not None:
             self.path = path
         return path

@@ -184,7 +184,7 @@ class WeeklyReview(App):
     # --- the source and the week ----------------------------------------------------------------
     def take_upload(self) -> Path | None:
         """The uploaded file, kept where the review reads it; the source becomes that file."""
-        path = kept_upload(self.upload, "agentlab-weekly-")
+        path = kept_upload(self.upload, "agentlab-weekly-", replacing=self.uploaded)
         if path is None:
             return None
         self.uploaded = path

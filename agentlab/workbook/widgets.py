@@ -110,14 +110,18 @@ def fit(widget: W.Widget, labels: Sequence[str] = ()) -> None:
         widget.layout.width = f"{desc + 2 + longest + 6}ch"
 
 
-def kept_upload(upload: W.FileUpload, prefix: str) -> Path | None:
-    """The file a FileUpload holds, written under its own name into a new temporary folder; None when empty."""
-    import tempfile
+def kept_upload(upload: W.FileUpload, prefix: str, replacing: Path | None = None) -> Path | None:
+    """The file a FileUpload holds, written under its own name into a folder of its own that goes when the kernel
+    does (:func:`~agentlab.scratch.scratch_folder`); None when empty. ``replacing``: the upload this one
+    replaces, removed now (a reader's logs are kept no longer than they are read)."""
+    from ..scratch import forget, scratch_folder
     if not upload.value:
         return None
     item = upload.value[0]
-    path = Path(tempfile.mkdtemp(prefix=prefix)) / Path(str(item["name"])).name
+    path = scratch_folder(prefix) / (Path(str(item["name"])).name or "upload")
     path.write_bytes(bytes(item["content"]))
+    if replacing is not None and replacing != path:
+        forget(replacing)
     return path
 
 

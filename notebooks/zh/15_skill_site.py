@@ -33,8 +33,6 @@
 
 # %%
 import json
-import tempfile
-from pathlib import Path
 
 import httpx
 import matplotlib.pyplot as plt
@@ -47,12 +45,13 @@ from agentlab.i18n import label
 from agentlab.models import ScriptedModel, call, say
 from agentlab.site.client import discovery_site, site_registry
 from agentlab.site.service import SkillSite
+from agentlab.scratch import scratch_folder
 from agentlab.site.serving import serving
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import cjk_fonts, plot_bars, table_view
 
 LANG = "zh"  # "en" for English
-data = Path(tempfile.mkdtemp(prefix="skill-site-"))
+data = scratch_folder("skill-site-")  # removed when the kernel ends
 site = SkillSite(data)
 key, _ = site.create_key("notebook_key", ["*"])
 stack = serving(site)

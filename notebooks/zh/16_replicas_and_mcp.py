@@ -33,15 +33,14 @@ import json
 import shutil
 import socket
 import subprocess
-import tempfile
 import time
-from pathlib import Path
 
 import pandas as pd
 
 from agentlab import run_guarded
 from agentlab.i18n import label
 from agentlab.models import ScriptedModel, call, say, tool_calls
+from agentlab.scratch import scratch_folder
 from agentlab.site.mcp_client import MCPConnection
 from agentlab.site.service import SkillSite
 from agentlab.site.serving import serving
@@ -49,7 +48,7 @@ from agentlab.workbook.plots import table_view
 from agentlab.workbook.exercises import answer_is
 
 LANG = "zh"  # "en" for English
-data = Path(tempfile.mkdtemp(prefix="replicas-"))
+data = scratch_folder("replicas-")  # removed when the kernel ends
 refund = json.dumps({"arguments": {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}}).encode()
 
 # %% [markdown]

@@ -1,0 +1,79 @@
+"""agentlab.scratch: the folders notebooks and the app work in go when the kernel does."""
+import datetime
+import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT
+
+from agentlab.scratch import forget, scratch_folder
+
+MADE = """
+import sys
+from agentlab.scratch import scratch_folder
+for prefix in ("skill-site-", "agentlab-logs-"):
+    folder = scratch_folder(prefix)
+    (folder / "inside").mkdir()
+    (folder / "inside" / "calls.jsonl").write_text("{}\\n")
+    print(folder)
+"""
+
+
+def test_a_scratch_folder_is_the_users_alone_and_gone_when_the_process_ends(tmp_path):
+    out = subprocess.run([sys.executable, "-c", MADE], capture_output=True, text=True, check=True, cwd=ROOT,
+                         env={"PATH": "", "TMPDIR": str(tmp_path), "PYTHONPATH": str(ROOT)}).stdout.split()
+    assert len(out) == 2 and all(Path(p).parent == tmp_path for p in out), out
+    assert not list(tmp_path.iterdir()), "left behind when the process ended"
+    folder = scratch_folder()
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700  # on a shared machine, nobody else reads a reader's upload
+    forget(folder)
+
+
+def test_forget_removes_a_scratch_folder_at_once_and_nothing_else(tmp_path):
+    folder = scratch_folder()
+    (folder / "a.jsonl").write_text("{}\n")
+    forget(folder / "a.jsonl")  # a file inside: its whole folder
+    assert not folder.exists()
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text("{}\n")
+    forget(mine)
+    forget(None)
+    assert mine.exists()
+
+
+def _uploaded(name: str, content: bytes) -> tuple[dict, ...]:  # what the browser sends, as ipywidgets 8 holds it
+    return ({"name": name, "type": "", "size": len(content), "content": memoryview(content),
+             "last_modified": datetime.datetime(2026, 3, 5, tzinfo=datetime.UTC)},)
+
+
+def test_a_readers_upload_goes_when_another_replaces_it_and_a_sample_never_does():
+    from agentlab.resources import data_file
+    from agentlab.workbook.log_widget import LOG_SAMPLES, LogReview
+    from agentlab.workbook.weekly_widget import WeeklyReview
+    logs = data_file(LOG_SAMPLES["openai"]).read_bytes()
+    app = LogReview()
+    sample = app.use_sample()
+    app.upload.value = _uploaded("../../week1.jsonl", logs)  # a name is never a path
+    first = app.path
+    assert first is not None and first.name == "week1.jsonl" and first.read_bytes() == logs and sample.exists()
+    app.upload.value = _uploaded("week2.jsonl", logs)
+    assert app.path.exists() and not first.exists() and not first.parent.exists()
+    app.run.click()
+    assert app.report is not None and app.report["totals"]["runs"] == 5
+    weekly = WeeklyReview()
+    weekly.upload.value = _uploaded("mine.jsonl", logs)
+    mine = weekly.uploaded
+    weekly.upload.value = _uploaded("ours.jsonl", logs)
+    assert mine is not None and not mine.exists() and weekly.uploaded.exists()
+    for path in (app.path, weekly.uploaded):
+        forget(path)
+        assert not path.exists()
+
+
+def test_no_notebook_and_no_module_makes_a_folder_that_outlives_it():
+    # the class of the folders notebooks 11, 15, 16 and 19 and the app's uploads left in /tmp at every run
+    sources = [*ROOT.glob("notebooks/**/*.py"), *ROOT.glob("agentlab/**/*.py"), *ROOT.glob("app/*.py")]
+    found = [str(p.relative_to(ROOT)) for p in sources if re.search(r"\bmkdtemp\(", p.read_text(encoding="utf-8"))]
+    assert not found, f"use agentlab.scratch.scratch_folder: {found}"
