@@ -161,6 +161,28 @@ def _guard_and_contract():
         "type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": True})]
 
 
+def test_a_guard_run_for_weeks_keeps_the_last_rows_not_every_row(tmp_path):
+    # an application makes its agent once and runs it for weeks: every tool call's row was kept in guard.events
+    from agentlab.adapters.core import KEPT_EVENTS, Guard
+    from agentlab.trace import read_jsonl
+    guard, contracts = _guard_and_contract()
+    assert guard.keep_events == KEPT_EVENTS
+    for i in range(KEPT_EVENTS * 2):
+        guard.call(contracts, "lookup", {"q": f"q{i}"}, lambda a: a["q"], call_id=f"c{i}")
+    assert KEPT_EVENTS <= len(guard.events) <= KEPT_EVENTS * 9 // 8 and guard.calls == KEPT_EVENTS * 2
+    assert guard.events[-1].tool_call_id == f"c{KEPT_EVENTS * 2 - 1}"
+    ids = [int(e.tool_call_id[1:]) for e in guard.events]
+    assert ids == list(range(ids[0], KEPT_EVENTS * 2))  # the latest, in order, none missing
+    few = Guard("test", keep_events=3, trace=tmp_path / "t.jsonl")
+    for i in range(10):
+        few.call(contracts, "lookup", {"q": "x"}, lambda a: a["q"], call_id=f"c{i}")
+    assert [e.tool_call_id for e in few.events][-3:] == ["c7", "c8", "c9"] and len(few.events) <= 3
+    assert len(read_jsonl(tmp_path / "t.jsonl")) == 10  # the trace file is where every row is kept
+    none = Guard("test", keep_events=False)
+    none.call(contracts, "lookup", {"q": "x"}, lambda a: a["q"])
+    assert none.events == [] and none.calls == 1
+
+
 def test_a_frameworks_dict_that_is_not_json_is_told_to_the_model_never_raised():
     import datetime
     guard, contracts = _guard_and_contract()
@@ -737,3 +759,115 @@ def test_pydantic_ai_offered_tools_are_copies_with_the_pass_through_and_the_orig
             self.made += 1
     again = _offered(Checked(0, "v", "f"))
     assert (again.made, again.max_retries, again.args_validator_func) == (2, 1, None), "through replace: __init__ ran"
+
+
+# --- one agent, made once, serving many users (as an application runs it) ------------------------------------------
+def _agent_made_once(framework: str, runs: list):
+    """``framework``'s real loop around one guarded agent made once, an in-process scripted model, and ``one(calls)``:
+    a run (a user's turn) that makes ``calls`` (tool, arguments) in turn, then answers. Returns (one, guard)."""
+    if not installed(framework):
+        skip_or_fail(f"{framework} is not installed (pip install -r requirements-frameworks.txt)")
+    now: dict = {"calls": []}
+
+    def lookup(order_id: str) -> dict:
+        """Look an order up."""
+        runs.append(order_id)
+        return {"order_id": order_id, "status": "shipped"}
+    if framework == "pydantic-ai":
+        from pydantic_ai import Agent
+        from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+        from pydantic_ai.models.function import FunctionModel
+        from pydantic_ai.toolsets import FunctionToolset
+
+        from agentlab.adapters.pydanticai import guard_toolset
+
+        def model(messages: list, info: object) -> ModelResponse:
+            step = (len(messages) - 1) // 2
+            if step >= len(now["calls"]):
+                return ModelResponse(parts=[TextPart("done")])
+            return ModelResponse(parts=[ToolCallPart(*now["calls"][step], f"c{step}")])
+        toolset = guard_toolset(FunctionToolset([lookup]))
+        agent = Agent(FunctionModel(model), toolsets=[toolset])
+        return (lambda calls: (now.update(calls=calls), agent.run_sync("Where is my order?"))), toolset.guard
+    if framework == "openai-agents":
+        from agents import Agent, RunConfig, Runner
+        from agents.items import ModelResponse
+        from agents.models.interface import Model
+        from agents.usage import Usage
+        from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+        from agentlab.adapters.openai_agents import guard_function_tools
+
+        class Scripted(Model):
+            step = 0
+
+            async def get_response(self, *a: object, **kw: object) -> ModelResponse:
+                i, self.step = self.step, self.step + 1
+                if i >= len(now["calls"]):
+                    out: object = ResponseOutputMessage(id="m", type="message", role="assistant", status="completed",
+                                                        content=[ResponseOutputText(type="output_text", text="done",
+                                                                                    annotations=[])])
+                else:
+                    name, args = now["calls"][i]
+                    out = ResponseFunctionToolCall(type="function_call", call_id=f"c{i}", name=name,
+                                                   arguments=json.dumps(args))
+                return ModelResponse(output=[out], usage=Usage(), response_id=None)
+
+            def stream_response(self, *a: object, **kw: object) -> object:
+                raise NotImplementedError
+        tools = guard_function_tools([lookup])
+        config = tools.run_config(RunConfig(tracing_disabled=True))
+        model = Scripted()
+        agent = Agent(name="shop", instructions="Help with orders.", tools=tools, model=model)
+
+        def one(calls: list) -> None:
+            now["calls"], model.step = calls, 0
+            Runner.run_sync(agent, "Where is my order?", run_config=config)
+        return one, tools.guard
+    import warnings
+
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    from agentlab.adapters.lang_graph import guard_tools
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from langgraph.prebuilt import create_react_agent
+
+    class Chat(BaseChatModel):
+        @property
+        def _llm_type(self) -> str:
+            return "scripted"
+
+        def bind_tools(self, tools: object, **kw: object) -> "Chat":
+            return self
+
+        def _generate(self, messages: list, stop: object = None, run_manager: object = None, **kw: object) -> ChatResult:
+            step = sum(isinstance(m, ToolMessage) for m in messages)
+            if step >= len(now["calls"]):
+                return ChatResult(generations=[ChatGeneration(message=AIMessage(content="done"))])
+            name, args = now["calls"][step]
+            msg = AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"c{step}", "type": "tool_call"}])
+            return ChatResult(generations=[ChatGeneration(message=msg)])
+    node = guard_tools([lookup])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graph = create_react_agent(Chat(), node)
+    return (lambda calls: (now.update(calls=calls), graph.invoke({"messages": [("user", "Where is my order?")]}))), node.guard
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_one_agent_serving_many_users_counts_repeats_within_each_run_only(framework):
+    # an application makes its agent once: the breaker counted identical calls across every user's run, and the third
+    # customer to ask about order A1001 was told their one lookup was a loop (LOOP_DETECTED)
+    runs: list = []
+    one, guard = _agent_made_once(framework, runs)
+    for _user in range(5):
+        one([("lookup", {"order_id": "A1001"})])
+    assert runs == ["A1001"] * 5 and [e.error_code for e in guard.events] == [None] * 5
+    one([("lookup", {"order_id": "A2002"})] * 3)  # one run asking the same thing again and again is still a loop
+    assert [e.error_code for e in guard.events][-3:][-1] == "LOOP_DETECTED"
+    assert runs.count("A2002") <= 2
+    one([("lookup", {"order_id": "A2002"})])  # and the next user's run starts afresh
+    assert guard.events[-1].error_code is None

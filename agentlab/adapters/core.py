@@ -18,8 +18,11 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import threading
 import time
 import uuid
+import weakref
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, fields, replace
 from itertools import chain
@@ -45,11 +48,17 @@ from ..store import Store
 from ..tools import MAX_ARGS_CHARS, Registry, Tool
 from ..trace import Event, to_jsonl
 
-__all__ = ["Contract", "Guard", "Writes"]
+__all__ = ["KEPT_EVENTS", "MAX_TURNS", "Contract", "Guard", "Writes"]
 
 # json.dumps(..., ensure_ascii=False, default=str), made once: a framework's dict of arguments, each call
 _ARGS = json.JSONEncoder(ensure_ascii=False, default=str).encode
 _SESSION_HOWTO = ("adapters.no_session.pydantic-ai", "adapters.no_session.openai-agents", "adapters.no_session.langgraph")
+
+#: the turns whose counts the repeat breaker keeps (a run still going after this many newer ones counts afresh)
+MAX_TURNS = 1024
+
+#: the trace rows a guard keeps in :attr:`Guard.events` by default: the last ten thousand calls' (a few megabytes)
+KEPT_EVENTS = 10_000
 
 #: which tools write: their names, or a name -> business key (``{"refund": lambda a: a["order_id"]}``: one refund
 #: per order, whatever else the model wrote). A framework does not say which of its tools change the world.
@@ -81,14 +90,16 @@ class Guard:
         session_id: the conversation the keys are scoped to, for a guard made for one conversation. Default: the
             conversation id the framework hands each call (:meth:`call`'s ``conversation``); else, on a store
             of the guard's own (gone with the process anyway), one made up per guard.
-        keep_events: keep each call's trace row in :attr:`events` (a notebook reads them). A long-lived server
-            that writes its own logs (the MCP gateway) keeps none: a session's rows grew without end.
+        keep_events: keep the last calls' trace rows in :attr:`events` (a notebook reads them): ``True`` the last
+            :data:`KEPT_EVENTS`, a number that many, ``False`` none (the MCP gateway, which writes its own logs).
+            Kept without a bound, an application that makes its agent once and runs it for weeks grew by a row
+            per tool call; ``trace`` is where every row is kept. Between two trims up to an eighth more are held.
     """
 
     def __init__(self, framework: str, *, writes: Writes = (), config: GuardConfig = GuardConfig(),
                  store: Store | str | None = None, trace: str | Path | None = None, lang: Lang = "en",
                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.perf_counter,
-                 rng: random.Random | None = None, session_id: str | None = None, keep_events: bool = True):
+                 rng: random.Random | None = None, session_id: str | None = None, keep_events: bool | int = True):
         from ..store import open_store  # only for a URL
         self.framework, self.lang = framework, check_lang(lang)
         self.writes: dict[str, Callable[[dict], str] | None] = \
@@ -101,8 +112,12 @@ class Guard:
         self._private = not outlives_process(self.ctx.store)
         self.trace = Path(trace) if trace is not None else None
         self.events: list[Event] = []
-        self.keep_events, self.calls = keep_events, 0
-        self._seen: dict[str, int] = {}
+        self.keep_events = KEPT_EVENTS if keep_events is True else max(0, int(keep_events))
+        self.calls = 0
+        self._seen: dict[str, int] = {}  # the repeat breaker's counts when no turn is given
+        # turn -> (a weak reference to it when it is an object, its counts): the last MAX_TURNS turns
+        self._turns: OrderedDict[object, tuple[weakref.ref | None, dict[str, int]]] = OrderedDict()
+        self._turns_lock = threading.Lock()
         self._registries: dict[str, Registry] = {}
         # the last tool set an adapter asked about: what it was made of (held, so no id is ever reused), its contracts,
         # and the last contracts tuple's registry. A framework hands the same tools to every call; building the
@@ -184,7 +199,7 @@ class Guard:
 
     def call(self, contracts: Iterable[Contract], name: str, arguments: str | Mapping[str, Any] | None,
              run: Callable[[dict], Any], *, call_id: str | None = None, run_id: str | None = None,
-             conversation: str | None = None, stable: bool = True) -> CallOutcome:
+             conversation: str | None = None, stable: bool = True, turn: object = None) -> CallOutcome:
         """One tool call of the framework, through every guard. ``run(args)`` runs the framework's tool with the
         checked arguments and returns its result (or raises); it runs at most once per key. ``run`` raising
         ``NotImplementedError`` means the framework could not start the tool (LangChain's sync entry of an
@@ -192,6 +207,11 @@ class Guard:
 
         ``conversation`` is the framework's id for the conversation this call belongs to; ``stable`` says it
         survives a restart of the caller (an id the framework made up for this run alone does not).
+
+        ``turn`` is what the repeat breaker counts identical calls within: one run of the agent, one user's turn
+        (a string id, or an object the run holds, such as its usage record, compared by identity). An agent is made
+        once and runs for every user: counted across runs, the third customer who asked about the same order was
+        told their lookup was a loop. None: this guard's own count (a guard made for one conversation).
 
         Returns the outcome; ``outcome.content`` is exactly what the model is to be told."""
         ctx, raw = self._prepare(contracts, name, arguments, conversation, stable)
@@ -203,14 +223,14 @@ class Guard:
                 raise _not_run() from exc
         t0 = ctx.clock()
         try:
-            out = guarded_call(ToolCall(name, raw, call_id or ""), ctx, self._seen, fn=started)
+            out = guarded_call(ToolCall(name, raw, call_id or ""), ctx, self._counts(turn), fn=started)
         except Exception as exc:  # noqa: BLE001 - a guard that failed itself (a bug): the run goes on, told so
             out = self._broken(exc)
         return self._record(out, ctx, name, raw, call_id, run_id, t0)
 
     async def acall(self, contracts: Iterable[Contract], name: str, arguments: str | Mapping[str, Any] | None,
                     run: Callable[[dict], Awaitable[Any]], *, call_id: str | None = None, run_id: str | None = None,
-                    conversation: str | None = None, stable: bool = True) -> CallOutcome:
+                    conversation: str | None = None, stable: bool = True, turn: object = None) -> CallOutcome:
         """:meth:`call` for a framework whose tool is a coroutine: ``run(args)`` returns an awaitable.
 
         With the claims in this process (:attr:`on_loop`) every guard runs right here and the tool is awaited where
@@ -222,7 +242,7 @@ class Guard:
             def hop(args: dict) -> Any:
                 return asyncio.run_coroutine_threadsafe(_awaited(run(args)), loop).result()
             return await asyncio.to_thread(self.call, contracts, name, arguments, hop, call_id=call_id,
-                                           run_id=run_id, conversation=conversation, stable=stable)
+                                           run_id=run_id, conversation=conversation, stable=stable, turn=turn)
         ctx, raw = self._prepare(contracts, name, arguments, conversation, stable)
 
         async def started(**kw: Any) -> Any:
@@ -232,10 +252,33 @@ class Guard:
                 raise _not_run() from exc
         t0 = ctx.clock()
         try:
-            out = await aguarded_call(ToolCall(name, raw, call_id or ""), ctx, self._seen, fn=started)
+            out = await aguarded_call(ToolCall(name, raw, call_id or ""), ctx, self._counts(turn), fn=started)
         except Exception as exc:  # noqa: BLE001 - a guard that failed itself (a bug): the run goes on, told so
             out = self._broken(exc)
         return self._record(out, ctx, name, raw, call_id, run_id, t0)
+
+    def _counts(self, turn: object) -> dict[str, int]:
+        """The repeat breaker's counts of one turn (see :meth:`call`), made on its first call. A turn given as an
+        object is told apart by identity, and its address is never mistaken for a later turn's (a weak reference
+        says whether it is still the same object); the oldest turns are forgotten past :data:`MAX_TURNS`."""
+        if turn is None:
+            return self._seen
+        text = isinstance(turn, str)
+        key = turn if text else id(turn)
+        with self._turns_lock:
+            kept = self._turns.get(key)
+            if kept is not None and (text or (kept[0] is not None and kept[0]() is turn)):
+                self._turns.move_to_end(key)
+                return kept[1]
+            counts: dict[str, int] = {}
+            try:
+                ref = None if text else weakref.ref(turn)
+            except TypeError:  # an object with no weak reference: its counts cannot outlive it safely, none kept
+                return counts
+            self._turns[key] = (ref, counts)
+            if len(self._turns) > MAX_TURNS:
+                self._turns.popitem(last=False)
+            return counts
 
     def _prepare(self, contracts: Iterable[Contract], name: str, arguments: str | Mapping[str, Any] | None,
                  conversation: str | None, stable: bool) -> tuple[CallContext, str]:
@@ -272,7 +315,10 @@ class Guard:
                        retry_count=out.retries, latency_ms=(ctx.clock() - t0) * 1000, model_visible=out.content,
                        replayed=out.replayed, note=out.note)
         if self.keep_events:
-            self.events.append(event)
+            events = self.events
+            events.append(event)
+            if len(events) > self.keep_events + self.keep_events // 8:  # trimmed now and then, not at each row
+                del events[:-self.keep_events]
         if self.trace is not None:
             to_jsonl([event], self.trace, append=True)
         return out

@@ -113,6 +113,17 @@ def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) ->
         value = (config.get("configurable") or {}).get("thread_id")
         return str(value) if value not in (None, "") else None
 
+    def turn(request: Any, conversation: str | None) -> str | None:
+        # what the repeat breaker counts within: the user's turn, named by the id of the last human message in the
+        # state (add_messages gives each one), else the thread. Counted across every invoke of the graph, the third
+        # user to ask about the same order was told their lookup was a loop
+        state = getattr(request, "state", None)
+        messages: Any = state.get("messages") if isinstance(state, dict) else getattr(state, "messages", state)
+        for m in reversed(messages if isinstance(messages, list) else []):
+            if getattr(m, "type", None) == "human":
+                return getattr(m, "id", None) or conversation
+        return conversation
+
     def checked(request: Any, args: dict) -> Any:
         # the request with the arguments agentlab checked; the usual call's are the model's own, equal as they came
         # (read back from their JSON), and the request is handed on as it is: ``override`` copies it
@@ -128,7 +139,7 @@ def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) ->
 
         conversation = thread(request)
         out = guard.call(contracts(), call["name"], call.get("args") or {}, run, call_id=call.get("id"),
-                         run_id=conversation, conversation=conversation)
+                         run_id=conversation, conversation=conversation, turn=turn(request, conversation))
         return told(request, out.content, out.error is not None)
 
     async def awrap(request: Any, execute: Any) -> Any:
@@ -139,7 +150,7 @@ def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) ->
 
         conversation = thread(request)
         out = await guard.acall(contracts(), call["name"], call.get("args") or {}, run, call_id=call.get("id"),
-                                run_id=conversation, conversation=conversation)
+                                run_id=conversation, conversation=conversation, turn=turn(request, conversation))
         return told(request, out.content, out.error is not None)
 
     # handle_tool_errors=False: a tool's exception reaches agentlab, which turns it into its structured error

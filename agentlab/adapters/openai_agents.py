@@ -86,8 +86,12 @@ def _guarded(tool: Any, tools: GuardedTools) -> Any:
 
         # the conversation's id the caller set (the SDK never makes one up): it survives a restart of the caller
         group = getattr(getattr(ctx, "run_config", None), "group_id", None) or None
+        # the repeat breaker counts within this run: the SDK names no run, but each run has one usage record,
+        # which every tool call's context shares (counted across runs, the third user to ask about the same order
+        # was told their lookup was a loop)
         got = await tools.guard.acall(tools.contracts(), tool.name, arguments, run,
-                                      call_id=getattr(ctx, "tool_call_id", None), run_id=group, conversation=group)
+                                      call_id=getattr(ctx, "tool_call_id", None), run_id=group, conversation=group,
+                                      turn=getattr(ctx, "usage", None))
         return got.content
 
     # the SDK reads the wrapper's signature and type hints on every call (which context to hand it); this module's

@@ -143,8 +143,11 @@ def guard_toolset(toolset: Any, *, writes: Writes = (), **options: Any) -> Any:
                 return await self.wrapped.call_tool(name, checked, ctx, original)
 
             raw = tool_args.get(_RAW) if set(tool_args) == {_RAW} else tool_args
+            # the repeat breaker counts within this run: the agent serves every user, and counted across runs
+            # the third user to ask about the same order was told their lookup was a loop
             out = await guard.acall(contracts, name, raw, run, call_id=ctx.tool_call_id, run_id=ctx.run_id,
-                                    conversation=getattr(ctx, "conversation_id", None), stable=survives(ctx))
+                                    conversation=getattr(ctx, "conversation_id", None), stable=survives(ctx),
+                                    turn=ctx.run_id)
             return out.content
 
     return GuardedToolset(toolset)
