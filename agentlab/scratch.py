@@ -9,6 +9,8 @@ app's uploads and the evaluations that need a site of their own all make their f
 """
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -28,7 +30,7 @@ def scratch_folder(prefix: str = "agentlab-") -> Path:
 
 def forget(path: Path | str | None) -> None:
     """Remove ``path`` now, if it is one of :func:`scratch_folder`'s (or inside one of them: its whole folder).
-    Anything else is left alone."""
+    Anything else is left alone. What cannot go yet (a file still open, on Windows) is tried again at exit."""
     if path is None:
         return
     path = Path(path)
@@ -36,4 +38,15 @@ def forget(path: Path | str | None) -> None:
         kept = _KEPT.pop(folder, None)
         if kept is not None:
             kept.cleanup()
+            if folder.exists():
+                _LEFT.add(folder)
             return
+
+
+_LEFT: set[Path] = set()  # forgotten, but something in them was still open: removed at exit
+
+
+@atexit.register
+def _sweep() -> None:
+    for folder in _LEFT:
+        shutil.rmtree(folder, ignore_errors=True)

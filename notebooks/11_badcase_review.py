@@ -76,10 +76,13 @@ print({"en": f"{len(sessions)} sessions to sample from, {failed} of them failed"
 # %% [markdown]
 # ## Sample, tag, target
 #
-# Twelve sessions at random. Change a tag with its menu; the shares and the target update.
+# Twelve sessions at random. Change a tag with its menu; the shares and the target update. The regression suite
+# you promote cases into below is a file in a folder that goes when the kernel stops; to keep it, start Jupyter with
+# `AGENTLAB_REGRESSION_SUITE` set to a file of your own, and the cases are added there.
 
 # %%
-suite = Path(os.environ.get("AGENTLAB_REGRESSION_SUITE", scratch_folder() / "regression.jsonl"))
+kept = os.environ.get("AGENTLAB_REGRESSION_SUITE")  # a file of your own, kept; else one that goes with the kernel
+suite = Path(kept) if kept else scratch_folder() / "regression.jsonl"
 review = BadCaseReview(sessions, cases, suite, n=12, seed=7, lang=LANG)
 review.widget
 

@@ -773,6 +773,11 @@ def _agent_made_once(framework: str, runs: list):
         """Look an order up."""
         runs.append(order_id)
         return {"order_id": order_id, "status": "shipped"}
+
+    def note(order_id: str, text: str) -> dict:
+        """Add a note to an order's file (a write)."""
+        runs.append(f"note {order_id}")
+        return {"noted": order_id}
     if framework == "pydantic-ai":
         from pydantic_ai import Agent
         from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
@@ -786,9 +791,9 @@ def _agent_made_once(framework: str, runs: list):
             if step >= len(now["calls"]):
                 return ModelResponse(parts=[TextPart("done")])
             return ModelResponse(parts=[ToolCallPart(*now["calls"][step], f"c{step}")])
-        toolset = guard_toolset(FunctionToolset([lookup]))
+        toolset = guard_toolset(FunctionToolset([lookup, note]), writes={"note"})
         agent = Agent(FunctionModel(model), toolsets=[toolset])
-        return (lambda calls: (now.update(calls=calls), agent.run_sync("Where is my order?"))), toolset.guard
+        return (lambda calls, **_: (now.update(calls=calls), agent.run_sync("Where is my order?"))), toolset.guard
     if framework == "openai-agents":
         from agents import Agent, RunConfig, Runner
         from agents.items import ModelResponse
@@ -815,12 +820,12 @@ def _agent_made_once(framework: str, runs: list):
 
             def stream_response(self, *a: object, **kw: object) -> object:
                 raise NotImplementedError
-        tools = guard_function_tools([lookup])
+        tools = guard_function_tools([lookup, note], writes={"note"})
         config = tools.run_config(RunConfig(tracing_disabled=True))
         model = Scripted()
         agent = Agent(name="shop", instructions="Help with orders.", tools=tools, model=model)
 
-        def one(calls: list) -> None:
+        def one(calls: list, **_: object) -> None:
             now["calls"], model.step = calls, 0
             Runner.run_sync(agent, "Where is my order?", run_config=config)
         return one, tools.guard
@@ -850,11 +855,19 @@ def _agent_made_once(framework: str, runs: list):
             name, args = now["calls"][step]
             msg = AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"c{step}", "type": "tool_call"}])
             return ChatResult(generations=[ChatGeneration(message=msg)])
-    node = guard_tools([lookup])
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+    node = guard_tools([lookup, note], writes={"note"})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        graph = create_react_agent(Chat(), node)
-    return (lambda calls: (now.update(calls=calls), graph.invoke({"messages": [("user", "Where is my order?")]}))), node.guard
+        graph = create_react_agent(Chat(), node, checkpointer=InMemorySaver())
+
+    def one(calls: list, thread: str | None = None, message_id: str | None = None) -> None:
+        now["calls"] = calls
+        # a thread of its own unless given (the checkpointer needs one); the application's own message id if given
+        config = {"configurable": {"thread_id": thread or f"t{len(runs)}-{id(calls)}"}}
+        graph.invoke({"messages": [HumanMessage("Where is my order?", id=message_id)]}, config)
+    return one, node.guard
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
@@ -867,7 +880,50 @@ def test_one_agent_serving_many_users_counts_repeats_within_each_run_only(framew
         one([("lookup", {"order_id": "A1001"})])
     assert runs == ["A1001"] * 5 and [e.error_code for e in guard.events] == [None] * 5
     one([("lookup", {"order_id": "A2002"})] * 3)  # one run asking the same thing again and again is still a loop
-    assert [e.error_code for e in guard.events][-3:][-1] == "LOOP_DETECTED"
+    assert guard.events[-1].error_code == "LOOP_DETECTED"
     assert runs.count("A2002") <= 2
     one([("lookup", {"order_id": "A2002"})])  # and the next user's run starts afresh
     assert guard.events[-1].error_code is None
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_two_users_writing_the_same_note_both_get_it_written(framework):
+    # with no conversation id, a write's key was scoped to the guard: the second customer's call-back note on the
+    # same order was answered from the first customer's claim and never ran. A run repeating its write still runs once
+    runs: list = []
+    one, guard = _agent_made_once(framework, runs)
+    for _user in range(2):
+        one([("note", {"order_id": "A1001", "text": "call me back"})])
+    assert runs == ["note A1001"] * 2, runs
+    one([("note", {"order_id": "A3003", "text": "call me back"})] * 2)
+    assert runs.count("note A3003") == 1 and guard.events[-1].replayed
+
+
+def test_langgraph_threads_that_reuse_their_message_ids_are_still_each_their_own_turn():
+    # an application that names its messages itself ("1" in every thread): the turn is the thread and the message
+    runs: list = []
+    one, guard = _agent_made_once("langgraph", runs)
+    for user in range(4):
+        one([("lookup", {"order_id": "A1001"})], thread=f"user-{user}", message_id="1")
+    assert runs == ["A1001"] * 4 and [e.error_code for e in guard.events] == [None] * 4
+
+
+def test_a_turn_is_told_apart_by_value_or_identity_and_never_switches_the_breaker_off():
+    guard, contracts = _guard_and_contract()
+
+    def codes(turn: object, n: int = 3, **kw: object) -> list:
+        return [guard.call(contracts, "lookup", {"q": "same"}, lambda a: a["q"], turn=turn, **kw).error
+                and guard.events[-1].error_code for _ in range(n)]
+    assert codes(("run", 1)) == [None, None, "LOOP_DETECTED"]  # a tuple: by value, never a fresh count per call
+    assert codes(("run", 2)) == [None, None, "LOOP_DETECTED"]
+    with pytest.raises(TypeError):
+        guard.call(contracts, "lookup", {"q": "x"}, lambda a: a["q"], turn={"run": 3})  # neither hashable nor weak
+
+    class Usage:  # a run's record, as the Agents SDK's: one object per run, compared by identity
+        pass
+    first = Usage()
+    assert codes(first, 2) == [None, None]
+    del first
+    assert codes(Usage(), 2) == [None, None]  # a new run, even at a recycled address, starts afresh
+    assert codes(None, 3, conversation="c-1") == [None, None, "LOOP_DETECTED"]  # no turn: the conversation
+    assert codes(None, 1, conversation="c-2") == [None]

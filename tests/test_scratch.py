@@ -1,5 +1,6 @@
 """agentlab.scratch: the folders notebooks and the app work in go when the kernel does."""
 import datetime
+import os
 import re
 import stat
 import subprocess
@@ -27,7 +28,8 @@ def test_a_scratch_folder_is_the_users_alone_and_gone_when_the_process_ends(tmp_
     assert len(out) == 2 and all(Path(p).parent == tmp_path for p in out), out
     assert not list(tmp_path.iterdir()), "left behind when the process ended"
     folder = scratch_folder()
-    assert stat.S_IMODE(folder.stat().st_mode) == 0o700  # on a shared machine, nobody else reads a reader's upload
+    if os.name == "posix":  # on a shared machine, nobody else reads a reader's upload
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     forget(folder)
 
 
@@ -62,6 +64,18 @@ def test_a_readers_upload_goes_when_another_replaces_it_and_a_sample_never_does(
     assert app.path.exists() and not first.exists() and not first.parent.exists()
     app.run.click()
     assert app.report is not None and app.report["totals"]["runs"] == 5
+    uploaded = app.path
+    app.use_sample()  # the reader turned to the sample: their upload is not kept
+    assert not uploaded.exists() and app.path.exists()
+    app.upload.value = _uploaded("..", logs)  # no name at all: still kept, under a name of the site's
+    assert app.path.name == "upload" and app.path.read_bytes() == logs
+    mine = scratch_folder("notebook-")  # a notebook's own folder, whose file the reader then reviews
+    (mine / "ours.jsonl").write_bytes(logs)
+    theirs = LogReview(path=mine / "ours.jsonl")
+    theirs.upload.value = _uploaded("week3.jsonl", logs)
+    theirs.use_sample()
+    assert (mine / "ours.jsonl").exists(), "a replaced path kept_upload never wrote was removed"
+    forget(mine)
     weekly = WeeklyReview()
     weekly.upload.value = _uploaded("mine.jsonl", logs)
     mine = weekly.uploaded
@@ -75,5 +89,6 @@ def test_a_readers_upload_goes_when_another_replaces_it_and_a_sample_never_does(
 def test_no_notebook_and_no_module_makes_a_folder_that_outlives_it():
     # the class of the folders notebooks 11, 15, 16 and 19 and the app's uploads left in /tmp at every run
     sources = [*ROOT.glob("notebooks/**/*.py"), *ROOT.glob("agentlab/**/*.py"), *ROOT.glob("app/*.py")]
-    found = [str(p.relative_to(ROOT)) for p in sources if re.search(r"\bmkdtemp\(", p.read_text(encoding="utf-8"))]
+    leaky = re.compile(r"\bmkdtemp\(|NamedTemporaryFile\([^)]*delete\s*=\s*False")
+    found = [str(p.relative_to(ROOT)) for p in sources if leaky.search(p.read_text(encoding="utf-8"))]
     assert not found, f"use agentlab.scratch.scratch_folder: {found}"

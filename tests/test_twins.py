@@ -81,3 +81,20 @@ def test_a_missing_twin_says_what_to_do(tmp_path):
     shutil.copy(SOURCES[0], source)
     with pytest.raises(TwinError, match="missing"):
         sync_twin(source)
+
+
+def test_a_sync_keeps_the_notebooks_cell_ids(tmp_path):
+    # a one-line change in the source made every cell id of the twin's notebook anew: a diff of the whole notebook
+    import json
+    source = tmp_path / "01_x.py"
+    source.write_text('# %% [markdown]\n# # One\n\n# %%\nLANG = "en"\nprint(1)\n\n# %% [markdown]\n# Two\n',
+                      encoding="utf-8")
+    (tmp_path / "zh").mkdir()
+    twin = twin_path(source)
+    twin.write_text('# %% [markdown]\n# # 一\n\n# %%\nprint(0)\n\n# %% [markdown]\n# 二\n', encoding="utf-8")
+    sync_twin(source)
+    ids = [c["id"] for c in json.loads(twin.with_suffix(".ipynb").read_text(encoding="utf-8"))["cells"]]
+    source.write_text(source.read_text(encoding="utf-8").replace("print(1)", "print(2)"), encoding="utf-8")
+    assert sync_twin(source) is True
+    cells = json.loads(twin.with_suffix(".ipynb").read_text(encoding="utf-8"))["cells"]
+    assert [c["id"] for c in cells] == ids and "print(2)" in "".join(cells[1]["source"])

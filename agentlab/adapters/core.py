@@ -48,11 +48,14 @@ from ..store import Store
 from ..tools import MAX_ARGS_CHARS, Registry, Tool
 from ..trace import Event, to_jsonl
 
-__all__ = ["KEPT_EVENTS", "MAX_TURNS", "Contract", "Guard", "Writes"]
+__all__ = ["KEPT_EVENTS", "MAX_TOOL_SETS", "MAX_TURNS", "Contract", "Guard", "Writes"]
 
 # json.dumps(..., ensure_ascii=False, default=str), made once: a framework's dict of arguments, each call
 _ARGS = json.JSONEncoder(ensure_ascii=False, default=str).encode
 _SESSION_HOWTO = ("adapters.no_session.pydantic-ai", "adapters.no_session.openai-agents", "adapters.no_session.langgraph")
+
+#: the tool sets whose compiled registries a guard keeps
+MAX_TOOL_SETS = 64
 
 #: the turns whose counts the repeat breaker keeps (a run still going after this many newer ones counts afresh)
 MAX_TURNS = 1024
@@ -115,8 +118,8 @@ class Guard:
         self.keep_events = KEPT_EVENTS if keep_events is True else max(0, int(keep_events))
         self.calls = 0
         self._seen: dict[str, int] = {}  # the repeat breaker's counts when no turn is given
-        # turn -> (a weak reference to it when it is an object, its counts): the last MAX_TURNS turns
-        self._turns: OrderedDict[object, tuple[weakref.ref | None, dict[str, int]]] = OrderedDict()
+        # turn -> (a weak reference to it when it is an object, its counts, its own id): the last MAX_TURNS turns
+        self._turns: OrderedDict[object, tuple[weakref.ref | None, dict[str, int], str]] = OrderedDict()
         self._turns_lock = threading.Lock()
         self._registries: dict[str, Registry] = {}
         # the last tool set an adapter asked about: what it was made of (held, so no id is ever reused), its contracts,
@@ -143,6 +146,8 @@ class Guard:
         if reg is None:
             reg = Registry([self._tool(c) for c in listed], lang=self.lang)
             self._registries[sig] = reg
+            if len(self._registries) > MAX_TOOL_SETS:  # tools made per user: the oldest set is compiled again if met
+                self._registries.pop(next(iter(self._registries)))
         if isinstance(contracts, tuple):  # a list may change in place: never trusted by identity
             self._last = (contracts, reg)
         return reg
@@ -172,9 +177,13 @@ class Guard:
         write = c.name in self.writes
         return Tool(c.name, c.description, c.parameters, side_effect=write, business_key=self.writes.get(c.name))
 
-    def session(self, reg: Registry, name: str, conversation: str | None, stable: bool) -> str:
+    def session(self, reg: Registry, name: str, conversation: str | None, stable: bool,
+                turn_id: str | None = None) -> str:
         """The session this call's key is scoped to: the caller's ``session_id``; else the framework's
-        conversation id, if it survives a restart; else (only where that cannot matter) one of this guard's own.
+        conversation id, if it survives a restart; else (only where that cannot matter) the conversation, else this
+        run's own id (``turn_id``: one per turn, see :meth:`call`), else one of this guard's own. Scoped to the
+        guard, a second customer's identical write (a call-back note on the same order) was answered from the
+        first customer's claim and never ran.
 
         Raises :class:`~agentlab.errors.UsageError` for a write keyed by its conversation, on a store that
         outlives the process, with no id that survives a restart: keyed by an id that dies with the process, a
@@ -184,7 +193,7 @@ class Guard:
         if conversation and stable:
             return conversation
         if self._private or name not in reg or not session_scoped(reg[name], self.ctx.config):
-            return conversation or self.ctx.session_id
+            return conversation or turn_id or self.ctx.session_id
         how = t(f"adapters.no_session.{self.framework}", self.lang) if f"adapters.no_session.{self.framework}" \
             in _SESSION_HOWTO else ""
         raise UsageError(t("adapters.no_session", self.lang, framework=self.framework, tool=name,
@@ -208,13 +217,16 @@ class Guard:
         ``conversation`` is the framework's id for the conversation this call belongs to; ``stable`` says it
         survives a restart of the caller (an id the framework made up for this run alone does not).
 
-        ``turn`` is what the repeat breaker counts identical calls within: one run of the agent, one user's turn
-        (a string id, or an object the run holds, such as its usage record, compared by identity). An agent is made
-        once and runs for every user: counted across runs, the third customer who asked about the same order was
-        told their lookup was a loop. None: this guard's own count (a guard made for one conversation).
+        ``turn`` is what the repeat breaker counts identical calls within: one run of the agent, one user's turn.
+        An object that can be weakly referenced (the run's usage record) is told apart by identity; anything else
+        (a string id, a tuple) by value. An agent is made once and runs for every user: counted across runs, the
+        third customer who asked about the same order was told their lookup was a loop. None: the
+        ``conversation``; with neither, this guard's own count (a guard made for one conversation). Each turn also
+        has an id of its own, which scopes a write's key when there is no conversation (:meth:`session`).
 
         Returns the outcome; ``outcome.content`` is exactly what the model is to be told."""
-        ctx, raw = self._prepare(contracts, name, arguments, conversation, stable)
+        counts, turn_id = self._turn(turn if turn is not None else conversation)
+        ctx, raw = self._prepare(contracts, name, arguments, conversation, stable, turn_id)
 
         def started(**kw: Any) -> Any:
             try:
@@ -223,7 +235,7 @@ class Guard:
                 raise _not_run() from exc
         t0 = ctx.clock()
         try:
-            out = guarded_call(ToolCall(name, raw, call_id or ""), ctx, self._counts(turn), fn=started)
+            out = guarded_call(ToolCall(name, raw, call_id or ""), ctx, counts, fn=started)
         except Exception as exc:  # noqa: BLE001 - a guard that failed itself (a bug): the run goes on, told so
             out = self._broken(exc)
         return self._record(out, ctx, name, raw, call_id, run_id, t0)
@@ -243,7 +255,8 @@ class Guard:
                 return asyncio.run_coroutine_threadsafe(_awaited(run(args)), loop).result()
             return await asyncio.to_thread(self.call, contracts, name, arguments, hop, call_id=call_id,
                                            run_id=run_id, conversation=conversation, stable=stable, turn=turn)
-        ctx, raw = self._prepare(contracts, name, arguments, conversation, stable)
+        counts, turn_id = self._turn(turn if turn is not None else conversation)
+        ctx, raw = self._prepare(contracts, name, arguments, conversation, stable, turn_id)
 
         async def started(**kw: Any) -> Any:
             try:
@@ -252,38 +265,42 @@ class Guard:
                 raise _not_run() from exc
         t0 = ctx.clock()
         try:
-            out = await aguarded_call(ToolCall(name, raw, call_id or ""), ctx, self._counts(turn), fn=started)
+            out = await aguarded_call(ToolCall(name, raw, call_id or ""), ctx, counts, fn=started)
         except Exception as exc:  # noqa: BLE001 - a guard that failed itself (a bug): the run goes on, told so
             out = self._broken(exc)
         return self._record(out, ctx, name, raw, call_id, run_id, t0)
 
-    def _counts(self, turn: object) -> dict[str, int]:
-        """The repeat breaker's counts of one turn (see :meth:`call`), made on its first call. A turn given as an
-        object is told apart by identity, and its address is never mistaken for a later turn's (a weak reference
-        says whether it is still the same object); the oldest turns are forgotten past :data:`MAX_TURNS`."""
+    def _turn(self, turn: object) -> tuple[dict[str, int], str | None]:
+        """The repeat breaker's counts of one turn (see :meth:`call`) and the turn's own id, made on its first call.
+        An object is told apart by identity, its address never mistaken for a later turn's (a weak reference says
+        whether it is still the same object); the oldest turns are forgotten past :data:`MAX_TURNS`.
+
+        Raises ``TypeError`` for a turn neither weakly referenceable nor hashable: silently counted afresh at each
+        call, it switched the breaker off."""
         if turn is None:
-            return self._seen
-        text = isinstance(turn, str)
-        key = turn if text else id(turn)
+            return self._seen, None
+        try:
+            ref: weakref.ref | None = weakref.ref(turn)
+            key: object = ("object", id(turn))
+        except TypeError:  # a string, a number, a tuple: the same value is the same turn
+            ref, key = None, ("value", turn)
+            hash(key)  # an unhashable turn (a dict) is the caller's mistake, said here, before anything runs
         with self._turns_lock:
             kept = self._turns.get(key)
-            if kept is not None and (text or (kept[0] is not None and kept[0]() is turn)):
+            if kept is not None and (ref is None or (kept[0] is not None and kept[0]() is turn)):
                 self._turns.move_to_end(key)
-                return kept[1]
-            counts: dict[str, int] = {}
-            try:
-                ref = None if text else weakref.ref(turn)
-            except TypeError:  # an object with no weak reference: its counts cannot outlive it safely, none kept
-                return counts
-            self._turns[key] = (ref, counts)
+                return kept[1], kept[2]
+            self._turns.pop(key, None)  # a dead object's address, reused: the new turn is the newest, not the oldest
+            entry: tuple[weakref.ref | None, dict[str, int], str] = (ref, {}, uuid.uuid4().hex[:12])
+            self._turns[key] = entry
             if len(self._turns) > MAX_TURNS:
                 self._turns.popitem(last=False)
-            return counts
+            return entry[1], entry[2]
 
     def _prepare(self, contracts: Iterable[Contract], name: str, arguments: str | Mapping[str, Any] | None,
-                 conversation: str | None, stable: bool) -> tuple[CallContext, str]:
+                 conversation: str | None, stable: bool, turn_id: str | None = None) -> tuple[CallContext, str]:
         reg = self.registry(contracts)
-        session = self.session(reg, name, conversation, stable)  # raises before anything runs
+        session = self.session(reg, name, conversation, stable, turn_id)  # raises before anything runs
         if isinstance(arguments, str):
             raw = arguments
         else:  # a framework's dict may hold what JSON has not: a date or a set as its text, never a TypeError

@@ -113,15 +113,18 @@ def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) ->
         value = (config.get("configurable") or {}).get("thread_id")
         return str(value) if value not in (None, "") else None
 
-    def turn(request: Any, conversation: str | None) -> str | None:
-        # what the repeat breaker counts within: the user's turn, named by the id of the last human message in the
-        # state (add_messages gives each one), else the thread. Counted across every invoke of the graph, the third
-        # user to ask about the same order was told their lookup was a loop
+    def turn(request: Any, conversation: str | None) -> object:
+        # what the repeat breaker counts within: the user's turn, the thread and the id of the last human message in
+        # the state (add_messages gives each one; an application may give its own, the same in every thread), else
+        # the thread. Counted across every invoke of the graph, the third user to ask about the same order was told
+        # their lookup was a loop
         state = getattr(request, "state", None)
         messages: Any = state.get("messages") if isinstance(state, dict) else getattr(state, "messages", state)
         for m in reversed(messages if isinstance(messages, list) else []):
             if getattr(m, "type", None) == "human":
-                return getattr(m, "id", None) or conversation
+                said = getattr(m, "id", None)
+                # a message with no id (a state without add_messages) is the turn itself, told apart by identity
+                return ("langgraph", conversation, said) if said else m
         return conversation
 
     def checked(request: Any, args: dict) -> Any:

@@ -9,7 +9,7 @@ import ipywidgets as W
 
 from ..i18n import Lang, t
 from ..resources import data_file
-from .widgets import LANG_OPTIONS, App, _safe, kept_upload
+from .widgets import LANG_OPTIONS, App, _safe, drop_upload, kept_upload
 
 __all__ = ["LOG_SAMPLES", "LogReview"]
 
@@ -48,6 +48,7 @@ class LogReview(App):
             self.view.value = review_html(self.report, lang)
 
     def use_sample(self) -> Path:
+        drop_upload(self.path)  # the reader's own upload is not kept once they turned to the sample
         self.path = data_file(LOG_SAMPLES.get(self.format.value, LOG_SAMPLES["openai"]))
         return self.path
 

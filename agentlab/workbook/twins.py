@@ -100,7 +100,14 @@ def _write_pair(nb: Any, twin: Path) -> None:
         if c.cell_type == "code":
             c.outputs, c.execution_count = [], None
     jupytext.write(nb, twin, fmt="py:percent")
-    jupytext.write(nb, twin.with_suffix(".ipynb"), fmt="ipynb")
+    ipynb = twin.with_suffix(".ipynb")
+    # the script holds no cell ids: the notebook's own are kept, cell by cell, so a sync's diff shows what changed
+    # (every id made anew was a line changed per cell of the notebook)
+    if ipynb.exists():
+        for cell, was in zip(nb.cells, jupytext.read(ipynb).cells, strict=False):
+            if cell.cell_type == was.cell_type and "id" in was:
+                cell["id"] = was["id"]
+    jupytext.write(nb, ipynb, fmt="ipynb")
 
 
 def main(argv: list[str]) -> int:

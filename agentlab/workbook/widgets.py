@@ -34,7 +34,7 @@ from .demo import Comparison, compare_loops, explain
 
 __all__ = ["LANG_OPTIONS", "REPLAYABLE_FAULTS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
            "FaultInjector", "GuardPanel", "MetricsPanel", "ProbePanel", "SchemaPlayground", "browser_lang", "comparison_html",
-           "figure", "fit", "kept_upload", "metrics_table_html", "playground_html", "sample_calls", "text_width"]
+           "drop_upload", "figure", "fit", "kept_upload", "metrics_table_html", "playground_html", "sample_calls", "text_width"]
 
 LANG_OPTIONS = [("English", "en"), ("中文", "zh")]
 
@@ -113,16 +113,31 @@ def fit(widget: W.Widget, labels: Sequence[str] = ()) -> None:
 def kept_upload(upload: W.FileUpload, prefix: str, replacing: Path | None = None) -> Path | None:
     """The file a FileUpload holds, written under its own name into a folder of its own that goes when the kernel
     does (:func:`~agentlab.scratch.scratch_folder`); None when empty. ``replacing``: the upload this one
-    replaces, removed now (a reader's logs are kept no longer than they are read)."""
-    from ..scratch import forget, scratch_folder
+    replaces, removed now (a reader's logs are kept no longer than they are read; see :func:`drop_upload`)."""
+    from ..scratch import scratch_folder
     if not upload.value:
         return None
     item = upload.value[0]
-    path = scratch_folder(prefix) / (Path(str(item["name"])).name or "upload")
+    name = Path(str(item["name"])).name  # a name, never a path: "../x" is x, and ".." no name at all
+    folder = scratch_folder(prefix)
+    _UPLOADS.add(folder)
+    path = folder / (name if name not in ("", ".", "..") else "upload")
     path.write_bytes(bytes(item["content"]))
     if replacing is not None and replacing != path:
-        forget(replacing)
+        drop_upload(replacing)
     return path
+
+
+def drop_upload(path: Path | None) -> None:
+    """Remove ``path`` now if :func:`kept_upload` wrote it; anything else (a sample, a file the reader named, a
+    notebook's own folder) is left alone."""
+    from ..scratch import forget
+    if path is not None and path.parent in _UPLOADS:
+        _UPLOADS.discard(path.parent)
+        forget(path.parent)
+
+
+_UPLOADS: set[Path] = set()  # the folders kept_upload made, the only ones drop_upload removes
 
 
 def _show(out: W.Output, obj: Any) -> None:

@@ -74,10 +74,13 @@ print({"en": f"{len(sessions)} sessions to sample from, {failed} of them failed"
 # %% [markdown]
 # ## 抽样、归因、定靶
 #
-# 随机抽取十二个会话。用下拉菜单修改标签，占比和靶子会跟着更新。
+# 随机抽取十二个会话。用下拉菜单修改标签，占比和靶子会跟着更新。下面晋升进去的回归用例集是一个文件，
+# 所在的文件夹会在内核停止时删除；要保留它，启动 Jupyter 前把 `AGENTLAB_REGRESSION_SUITE` 设为你自己的一个文件，
+# 用例就会加到那里。
 
 # %%
-suite = Path(os.environ.get("AGENTLAB_REGRESSION_SUITE", scratch_folder() / "regression.jsonl"))
+kept = os.environ.get("AGENTLAB_REGRESSION_SUITE")  # a file of your own, kept; else one that goes with the kernel
+suite = Path(kept) if kept else scratch_folder() / "regression.jsonl"
 review = BadCaseReview(sessions, cases, suite, n=12, seed=7, lang=LANG)
 review.widget
 
