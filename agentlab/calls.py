@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import random
+import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Generator
@@ -420,7 +421,8 @@ def _guarded_steps(tc: ToolCall, ctx: CallContext, seen: dict[str, int], fn: Cal
     tool = reg[tc.name] if fn is None else _with_fn(reg[tc.name], fn)
     text = canonical(args)  # once: the repeat breaker, the key and the claim's fingerprint all read it
     sig = f"{tool.name}:{text}"
-    seen[sig] = count = seen.get(sig, 0) + 1
+    with _COUNTING:  # a framework runs one message's tool calls in threads at once: no count is lost between them
+        seen[sig] = count = seen.get(sig, 0) + 1
     if cfg.repeat_limit is not None and count >= cfg.repeat_limit:
         return _failed(make_error("LOOP_DETECTED", count=count), lang, exec_ok=None, note="repeated-call breaker")
     key = _key_of(tool, args, ctx.session_id, text)
@@ -445,6 +447,7 @@ def _guarded_steps(tc: ToolCall, ctx: CallContext, seen: dict[str, int], fn: Cal
 
 
 _one_call = guarded_call  # the loop's name for it
+_COUNTING = threading.Lock()  # the repeat breaker's counts: read, add one, write back, as one step
 
 
 def _with_fn(tool: Tool, fn: Callable[..., Any]) -> Tool:

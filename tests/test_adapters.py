@@ -927,3 +927,36 @@ def test_a_turn_is_told_apart_by_value_or_identity_and_never_switches_the_breake
     assert codes(Usage(), 2) == [None, None]  # a new run, even at a recycled address, starts afresh
     assert codes(None, 3, conversation="c-1") == [None, None, "LOOP_DETECTED"]  # no turn: the conversation
     assert codes(None, 1, conversation="c-2") == [None]
+
+
+def test_calls_in_threads_at_once_lose_no_count():
+    # LangGraph runs one message's tool calls in executor threads at once: the breaker's count (read, add one, write)
+    # and the guard's call count lost increments between them, so a loop was stopped later than its limit said
+    import sys
+    import threading
+
+    from agentlab.adapters.core import Contract, Guard
+    from agentlab.guards import GuardConfig
+    threads, each = 8, 400
+    contracts = [Contract("lookup", "look a thing up", {"type": "object", "properties": {"q": {"type": "string"}}})]
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch as often as they can: a lost count shows within a few thousand calls
+    try:
+        for _round in range(5):  # a lost increment is a matter of timing: five chances to show
+            guard = Guard("test", config=GuardConfig(repeat_limit=threads * each + 1, timeout=None), sleep=lambda s: None)
+
+            def work(guard: Guard = guard) -> None:
+                for _ in range(each):
+                    guard.call(contracts, "lookup", {"q": "same"}, lambda a: 1)
+            running = [threading.Thread(target=work) for _ in range(threads)]
+            for t in running:
+                t.start()
+            for t in running:
+                t.join()
+            assert [e.error_code for e in guard.events if e.error_code] == []
+            assert guard.calls == threads * each
+            assert sorted(e.round_index for e in guard.events) == list(range(1, threads * each + 1))
+            last = guard.call(contracts, "lookup", {"q": "same"}, lambda a: 1)
+            assert last.error is not None and last.error.code == "LOOP_DETECTED"  # the limit-th call exactly
+    finally:
+        sys.setswitchinterval(before)

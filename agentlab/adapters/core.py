@@ -320,11 +320,13 @@ class Guard:
     def _record(self, out: CallOutcome, ctx: CallContext, name: str, raw: str, call_id: str | None,
                 run_id: str | None, t0: float) -> CallOutcome:
         e, session = out.error, ctx.session_id
-        self.calls += 1
+        with self._turns_lock:  # calls in threads at once (LangGraph's executor): each one counted, each its own index
+            self.calls += 1
+            index = self.calls
         if not self.keep_events and self.trace is None:
             return out
         event = _event(run_id=run_id or session, session_id=session, turn_id=1,
-                       round_index=self.calls, kind="tool", loop=self.framework,
+                       round_index=index, kind="tool", loop=self.framework,
                        guard_config=self._label, tool_name=name, tool_call_id=call_id,
                        args_raw=raw[:MAX_ARGS_CHARS], parse_ok=out.parse_ok, validate_ok=out.validate_ok,
                        exec_ok=out.exec_ok, error_code=e.code if e else None,
