@@ -113,6 +113,13 @@ def stop_group(proc, wait: float = 15) -> None:
         proc.wait(5)
 
 
+def uploaded(name: str, content: bytes, kind: str = "") -> tuple[dict, ...]:
+    """What a browser's upload puts in an ipywidgets 8 ``FileUpload.value``: one file, ``name`` and ``content``."""
+    import datetime
+    return ({"name": name, "type": kind, "size": len(content), "content": memoryview(content),
+             "last_modified": datetime.datetime(2026, 3, 5, tzinfo=datetime.UTC)},)
+
+
 def ignore_ctrl_c() -> None:
     """SIGINT and SIGQUIT ignored, as a script's background job (``cmd &``) starts: a ``preexec_fn``, or called in
     this process around starting one (an ignored signal stays ignored across ``exec``)."""

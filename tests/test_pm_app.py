@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import uploaded
 
 from agentlab.models.faults import MODEL_FAULTS, TOOL_FAULTS
 from agentlab.scenarios import retail
@@ -87,17 +88,13 @@ def test_english_mode_prints_no_chinese_and_chinese_mode_no_english_sentence(des
 
 @pytest.mark.parametrize("lang, not_utf8", [("en", "not UTF-8"), ("zh", "不是 UTF-8")])
 def test_a_pm_uploads_their_own_tools_file_and_sees_the_probe_report(lang, not_utf8):
-    import datetime
 
     from agentlab.resources import data_file
     from agentlab.workbook.widgets import ProbePanel
 
-    def uploaded(name: str, content: bytes) -> tuple[dict, ...]:  # what the browser sends, as ipywidgets 8 holds it
-        return ({"name": name, "type": "application/json", "size": len(content), "content": memoryview(content),
-                 "last_modified": datetime.datetime(2026, 3, 5, tzinfo=datetime.UTC)},)
     panel = ProbePanel(tools="[]", lang=lang)
-    panel.upload.value = uploaded("our_tools.json", data_file("expense_tools.json").read_bytes())
+    panel.upload.value = uploaded("our_tools.json", data_file("expense_tools.json").read_bytes(), "application/json")
     assert panel.report is not None and "book_expense_record" in panel.view.value
     assert any("image/png" in o.get("data", {}) for o in panel.plots.outputs)
-    panel.upload.value = uploaded("latin1.json", "[{\"name\": \"caf\xe9\"}]".encode("latin-1"))
+    panel.upload.value = uploaded("latin1.json", "[{\"name\": \"caf\xe9\"}]".encode("latin-1"), "application/json")
     assert not_utf8 in panel.view.value and "Traceback" not in panel.view.value

@@ -1,5 +1,4 @@
 """agentlab.scratch: the folders notebooks and the app work in go when the kernel does."""
-import datetime
 import os
 import re
 import stat
@@ -7,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT
+from conftest import ROOT, uploaded
 
 from agentlab.scratch import forget, scratch_folder
 
@@ -45,11 +44,6 @@ def test_forget_removes_a_scratch_folder_at_once_and_nothing_else(tmp_path):
     assert mine.exists()
 
 
-def _uploaded(name: str, content: bytes) -> tuple[dict, ...]:  # what the browser sends, as ipywidgets 8 holds it
-    return ({"name": name, "type": "", "size": len(content), "content": memoryview(content),
-             "last_modified": datetime.datetime(2026, 3, 5, tzinfo=datetime.UTC)},)
-
-
 def test_a_readers_upload_goes_when_another_replaces_it_and_a_sample_never_does():
     from agentlab.resources import data_file
     from agentlab.workbook.log_widget import LOG_SAMPLES, LogReview
@@ -57,29 +51,29 @@ def test_a_readers_upload_goes_when_another_replaces_it_and_a_sample_never_does(
     logs = data_file(LOG_SAMPLES["openai"]).read_bytes()
     app = LogReview()
     sample = app.use_sample()
-    app.upload.value = _uploaded("../../week1.jsonl", logs)  # a name is never a path
+    app.upload.value = uploaded("../../week1.jsonl", logs)  # a name is never a path
     first = app.path
     assert first is not None and first.name == "week1.jsonl" and first.read_bytes() == logs and sample.exists()
-    app.upload.value = _uploaded("week2.jsonl", logs)
+    app.upload.value = uploaded("week2.jsonl", logs)
     assert app.path.exists() and not first.exists() and not first.parent.exists()
     app.run.click()
     assert app.report is not None and app.report["totals"]["runs"] == 5
-    uploaded = app.path
+    theirs_first = app.path
     app.use_sample()  # the reader turned to the sample: their upload is not kept
-    assert not uploaded.exists() and app.path.exists()
-    app.upload.value = _uploaded("..", logs)  # no name at all: still kept, under a name of the site's
+    assert not theirs_first.exists() and app.path.exists()
+    app.upload.value = uploaded("..", logs)  # no name at all: still kept, under a name of the site's
     assert app.path.name == "upload" and app.path.read_bytes() == logs
     mine = scratch_folder("notebook-")  # a notebook's own folder, whose file the reader then reviews
     (mine / "ours.jsonl").write_bytes(logs)
     theirs = LogReview(path=mine / "ours.jsonl")
-    theirs.upload.value = _uploaded("week3.jsonl", logs)
+    theirs.upload.value = uploaded("week3.jsonl", logs)
     theirs.use_sample()
     assert (mine / "ours.jsonl").exists(), "a replaced path kept_upload never wrote was removed"
     forget(mine)
     weekly = WeeklyReview()
-    weekly.upload.value = _uploaded("mine.jsonl", logs)
+    weekly.upload.value = uploaded("mine.jsonl", logs)
     mine = weekly.uploaded
-    weekly.upload.value = _uploaded("ours.jsonl", logs)
+    weekly.upload.value = uploaded("ours.jsonl", logs)
     assert mine is not None and not mine.exists() and weekly.uploaded.exists()
     for path in (app.path, weekly.uploaded):
         forget(path)

@@ -60,12 +60,17 @@ def test_english_prose_is_found_and_names_and_quotes_are_not():
     assert english_prose("## 03 · Errors the model can read") != []
 
 
-def test_a_twin_out_of_line_is_named_by_position(tmp_path):
+def _source_and_twin(tmp_path):
+    """A three-cell source notebook (prose, code, prose) and where its Chinese twin goes."""
     source = tmp_path / "01_x.py"
     source.write_text('# %% [markdown]\n# # One\n\n# %%\nLANG = "en"\nprint(1)\n\n# %% [markdown]\n# Two\n',
                       encoding="utf-8")
     (tmp_path / "zh").mkdir()
-    twin = twin_path(source)
+    return source, twin_path(source)
+
+
+def test_a_twin_out_of_line_is_named_by_position(tmp_path):
+    source, twin = _source_and_twin(tmp_path)
     twin.write_text('# %% [markdown]\n# # 一\n\n# %%\nprint(0)\n', encoding="utf-8")
     with pytest.raises(TwinError, match="they part at cell 3"):
         sync_twin(source)
@@ -86,11 +91,7 @@ def test_a_missing_twin_says_what_to_do(tmp_path):
 def test_a_sync_keeps_the_notebooks_cell_ids(tmp_path):
     # a one-line change in the source made every cell id of the twin's notebook anew: a diff of the whole notebook
     import json
-    source = tmp_path / "01_x.py"
-    source.write_text('# %% [markdown]\n# # One\n\n# %%\nLANG = "en"\nprint(1)\n\n# %% [markdown]\n# Two\n',
-                      encoding="utf-8")
-    (tmp_path / "zh").mkdir()
-    twin = twin_path(source)
+    source, twin = _source_and_twin(tmp_path)
     twin.write_text('# %% [markdown]\n# # 一\n\n# %%\nprint(0)\n\n# %% [markdown]\n# 二\n', encoding="utf-8")
     sync_twin(source)
     ids = [c["id"] for c in json.loads(twin.with_suffix(".ipynb").read_text(encoding="utf-8"))["cells"]]

@@ -1,8 +1,8 @@
 """The weekly review widget, headless, as a product manager goes through it in either language: the sample, a
 conversation read whole, notes on three failures, grouped, one promoted, the week exported."""
-import datetime
 
 import pytest
+from conftest import uploaded
 
 from agentlab.evals.suite import load_cases
 from agentlab.evals.weekly import ReviewStore
@@ -92,9 +92,6 @@ def test_an_uploaded_file_that_cannot_be_read_gets_one_sentence(tmp_path):
     w.source.value = "upload"
     w.open.click()
     assert t("weekly.no_upload", "en") in w.message.value
-    def uploaded(name: str, content: bytes) -> tuple[dict, ...]:  # what the browser sends, as ipywidgets 8 holds it
-        return ({"name": name, "type": "", "size": len(content), "content": memoryview(content),
-                 "last_modified": datetime.datetime(2026, 3, 5, tzinfo=datetime.UTC)},)
     w.upload.value = uploaded("mine.jsonl", b"not json\n")
     assert w.source.value == "upload"
     w.open.click()

@@ -4,6 +4,7 @@ import json
 import re
 
 import pytest
+from conftest import uploaded
 
 pytest.importorskip("ipywidgets")
 
@@ -356,15 +357,11 @@ def test_a_trace_note_the_loops_write_reads_in_chinese():
 def test_log_review_reads_an_uploaded_file_without_code(tmp_path):
     """A PM uploads the team's own log, presses Review and reads the report; in Chinese too; a broken
     file gets its one sentence naming the line."""
-    import datetime
 
     from agentlab.resources import data_file
     from agentlab.workbook.log_widget import LogReview
     app = LogReview()
 
-    def uploaded(name: str, content: bytes) -> tuple[dict, ...]:  # what the browser sends, as ipywidgets 8 holds it
-        return ({"name": name, "type": "", "size": len(content), "content": memoryview(content),
-                 "last_modified": datetime.datetime(2026, 3, 5, tzinfo=datetime.UTC)},)
     app.upload.value = uploaded("our_logs.jsonl", data_file("logs_openai_sample.jsonl").read_bytes())
     assert app.path is not None and app.path.name == "our_logs.jsonl"
     app.run.click()

@@ -120,7 +120,7 @@ class Guard:
         self._seen: dict[str, int] = {}  # the repeat breaker's counts when no turn is given
         # turn -> (a weak reference to it when it is an object, its counts, its own id): the last MAX_TURNS turns
         self._turns: OrderedDict[object, tuple[weakref.ref | None, dict[str, int], str]] = OrderedDict()
-        self._turns_lock = threading.Lock()
+        self._lock = threading.Lock()  # the turns and the call count, shared by threads
         self._registries: dict[str, Registry] = {}
         # the last tool set an adapter asked about: what it was made of (held, so no id is ever reused), its contracts,
         # and the last contracts tuple's registry. A framework hands the same tools to every call; building the
@@ -285,7 +285,7 @@ class Guard:
         except TypeError:  # a string, a number, a tuple: the same value is the same turn
             ref, key = None, ("value", turn)
             hash(key)  # an unhashable turn (a dict) is the caller's mistake, said here, before anything runs
-        with self._turns_lock:
+        with self._lock:
             kept = self._turns.get(key)
             if kept is not None and (ref is None or (kept[0] is not None and kept[0]() is turn)):
                 self._turns.move_to_end(key)
@@ -320,7 +320,7 @@ class Guard:
     def _record(self, out: CallOutcome, ctx: CallContext, name: str, raw: str, call_id: str | None,
                 run_id: str | None, t0: float) -> CallOutcome:
         e, session = out.error, ctx.session_id
-        with self._turns_lock:  # calls in threads at once (LangGraph's executor): each one counted, each its own index
+        with self._lock:  # calls in threads at once (LangGraph's executor): each one counted, each its own index
             self.calls += 1
             index = self.calls
         if not self.keep_events and self.trace is None:

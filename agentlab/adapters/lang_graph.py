@@ -115,9 +115,9 @@ def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) ->
 
     def turn(request: Any, conversation: str | None) -> object:
         # what the repeat breaker counts within: the user's turn, the thread and the id of the last human message in
-        # the state (add_messages gives each one; an application may give its own, the same in every thread), else
-        # the thread. Counted across every invoke of the graph, the third user to ask about the same order was told
-        # their lookup was a loop
+        # the state (add_messages gives each one; an application may give its own, the same in every thread); None
+        # without one, and the guard counts within the thread. Counted across every invoke of the graph, the third user
+        # to ask about the same order was told their lookup was a loop
         state = getattr(request, "state", None)
         messages: Any = state.get("messages") if isinstance(state, dict) else getattr(state, "messages", state)
         for m in reversed(messages if isinstance(messages, list) else []):
@@ -125,7 +125,7 @@ def guard_tools(tools: Sequence[Any], *, writes: Writes = (), **options: Any) ->
                 said = getattr(m, "id", None)
                 # a message with no id (a state without add_messages) is the turn itself, told apart by identity
                 return ("langgraph", conversation, said) if said else m
-        return conversation
+        return None
 
     def checked(request: Any, args: dict) -> Any:
         # the request with the arguments agentlab checked; the usual call's are the model's own, equal as they came
