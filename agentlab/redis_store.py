@@ -73,12 +73,40 @@ redis.call('DEL', KEYS[2])
 redis.call('SREM', KEYS[3], ARGV[1])
 return 1
 """
-# KEYS: the approval's hash, the list of ids. ARGV: field, value, field, value...
-_ADD_APPROVAL = """
+# A session's held calls are also listed under the session (its turns read them at every start: reading every
+# session's to keep its own was a round trip per held call on the whole server, at every run). Held calls kept
+# before those lists existed are listed once, by the first script to find no marker.
+_INDEXED = """
+local function indexed(all, marker, hashes, sessions)
+  if redis.call('EXISTS', marker) == 1 then return end
+  for _, id in ipairs(redis.call('LRANGE', all, 0, -1)) do
+    local session = redis.call('HGET', hashes .. id, 'session_id')
+    if session then redis.call('RPUSH', sessions .. session, id) end
+  end
+  redis.call('SET', marker, '1')
+end
+"""
+# KEYS: the approval's hash, the list of ids, its session's list, the marker. ARGV: the hashes' prefix, the
+# sessions' lists' prefix, then field, value, field, value...
+_ADD_APPROVAL = _INDEXED + """
+indexed(KEYS[2], KEYS[4], ARGV[1], ARGV[2])
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV))
-redis.call('RPUSH', KEYS[2], redis.call('HGET', KEYS[1], 'id'))
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+local id = redis.call('HGET', KEYS[1], 'id')
+redis.call('RPUSH', KEYS[2], id)
+redis.call('RPUSH', KEYS[3], id)
 return 1
+"""
+# KEYS: the session's list, the list of ids, the marker. ARGV: the hashes' prefix, the sessions' lists' prefix, the
+# fields. One round trip: each held call's fields, in the order they were held (the hashes are named from the ids
+# the list holds, as the approval desk's listing names them)
+_SESSION_APPROVALS = _INDEXED + """
+indexed(KEYS[2], KEYS[3], ARGV[1], ARGV[2])
+local rows = {}
+for i, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  rows[i] = redis.call('HMGET', ARGV[1] .. id, unpack(ARGV, 3))
+end
+return rows
 """
 # the check on the open states makes a decision happen once. ARGV: state, decision
 _DECIDE = """
@@ -242,7 +270,8 @@ class RedisStore:
         self._clock = clock
         self._lua = LuaScripts(client, {"claim": _CLAIM, "finish": _FINISH, "release": _RELEASE,
                                         "mark_unknown": _MARK_UNKNOWN, "resolve": _RESOLVE,
-                                        "add_approval": _ADD_APPROVAL, "decide": _DECIDE})
+                                        "add_approval": _ADD_APPROVAL, "decide": _DECIDE,
+                                        "session_approvals": _SESSION_APPROVALS})
 
     @classmethod
     def from_url(cls, url: str, *, prefix: str = "agentlab:", clock: Callable[[], float] = time.time) -> RedisStore:
@@ -329,6 +358,9 @@ class RedisStore:
     def _akey(self, approval_id: str) -> str:
         return f"{self.prefix}approval:{approval_id}"
 
+    def _skey(self, session_id: str) -> str:
+        return f"{self.prefix}approvals:session:{session_id}"
+
     def add_approval(self, approval: Approval) -> Approval:
         a = approval
         values = {"id": a.id, "session_id": a.session_id, "tool": a.tool, "args": a.args, "reason": a.reason,
@@ -339,7 +371,9 @@ class RedisStore:
         if a.error is not None:
             values["error"] = a.error
         flat = [x for kv in values.items() for x in kv]
-        self._lua("add_approval", [self._akey(a.id), f"{self.prefix}approvals"], flat)
+        self._lua("add_approval", [self._akey(a.id), f"{self.prefix}approvals", self._skey(a.session_id),
+                                   f"{self.prefix}approvals:indexed"],
+                  [self._akey(""), self._skey(""), *flat])
         return self.get_approval(a.id) or a  # just added or already there: held calls are never deleted
 
     def get_approval(self, approval_id: str) -> Approval | None:
@@ -365,12 +399,18 @@ class RedisStore:
         self.client.hset(self._akey(approval_id), "told", "1")
 
     def approvals(self, session_id: str | None = None) -> list[Approval]:
+        if session_id is not None:  # its own list: one round trip, whatever the other sessions hold
+            rows = self._lua("session_approvals", [self._skey(session_id), f"{self.prefix}approvals",
+                                                   f"{self.prefix}approvals:indexed"],
+                             [self._akey(""), self._skey(""), *_FIELDS])
+            found = [_approval(list(row)) for row in rows]
+            return [a for a in found if a is not None and a.session_id == session_id]
         ids = self.client.lrange(f"{self.prefix}approvals", 0, -1)
         pipe = self.client.pipeline(transaction=False)
         for i in ids:
             pipe.hmget(self._akey(i), *_FIELDS)
         found = [_approval(row) for row in pipe.execute()]
-        return [a for a in found if a is not None and (session_id is None or a.session_id == session_id)]
+        return [a for a in found if a is not None]
 
 
 def _approval(row: list[Any]) -> Approval | None:

@@ -46,6 +46,7 @@ class MemoryStore:
         self._clock = clock
         self._records: dict[str, _Record] = {}
         self._approvals: dict[str, Approval] = {}
+        self._held_by: dict[str, list[str]] = {}  # a session's held calls' ids: each run of it reads its own
 
     def __repr__(self) -> str:
         return f"MemoryStore({len(self._records)} keys, {len(self._approvals)} approvals)"
@@ -104,7 +105,10 @@ class MemoryStore:
 
     def add_approval(self, approval: Approval) -> Approval:
         with self._lock:
-            return self._approvals.setdefault(approval.id, approval)
+            kept = self._approvals.setdefault(approval.id, approval)
+            if kept is approval:
+                self._held_by.setdefault(approval.session_id, []).append(approval.id)
+            return kept
 
     def get_approval(self, approval_id: str) -> Approval | None:
         return self._approvals.get(approval_id)
@@ -129,7 +133,10 @@ class MemoryStore:
             self._approvals[approval_id] = replace(self._approvals[approval_id], told=True)
 
     def approvals(self, session_id: str | None = None) -> list[Approval]:
-        return [a for a in self._approvals.values() if session_id is None or a.session_id == session_id]
+        if session_id is None:
+            return list(self._approvals.values())
+        with self._lock:
+            return [self._approvals[i] for i in self._held_by.get(session_id, ())]
 
 
 _sleep = time.sleep  # replaced in tests, which have no time to wait

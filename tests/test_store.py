@@ -318,3 +318,57 @@ def test_a_store_opens_a_redis_on_a_unix_socket_with_and_without_a_password(tmp_
         assert again.claim("k", "a").status == "in_flight"
     finally:
         stop_group(proc, 10)
+
+
+def test_a_sessions_held_calls_are_read_without_the_other_sessions(store):
+    """Every run reads its session's held calls (the decisions to tell its model). On Redis that read every held
+    call of every session on the server, one HMGET each, at each run; in memory it walked them all."""
+    for i in range(200):
+        store.add_approval(Approval(f"other{i}", f"s{i}", "create_refund", "{}", "big"))
+    store.add_approval(Approval("mine", "me", "create_refund", "{}", "big"))
+    if isinstance(store, MemoryStore):
+        store._approvals = _Counted(store._approvals)
+    elif not isinstance(store, SQLiteStore):  # Redis: count the server's own reads of held calls
+        before = _hmgets(store)
+    assert [a.id for a in store.approvals("me")] == ["mine"] and store.approvals("nobody") == []
+    if isinstance(store, MemoryStore):
+        assert store._approvals.read <= 1, store._approvals.read
+    elif not isinstance(store, SQLiteStore):
+        assert _hmgets(store) - before <= 1
+    assert len(store.approvals()) == 201  # the desk's listing still has them all
+
+
+class _Counted(dict):
+    read = 0
+
+    def __getitem__(self, key):
+        self.read += 1
+        return super().__getitem__(key)
+
+    def values(self):
+        self.read += len(self)
+        return super().values()
+
+
+def _hmgets(store) -> int:
+    stats = store.client.info("commandstats")
+    return sum(int(v["calls"]) for k, v in stats.items() if k in ("cmdstat_hmget", "cmdstat_hgetall"))
+
+
+def test_redis_finds_held_calls_kept_before_sessions_had_lists(redis_url):
+    """A store kept by an older agentlab listed held calls only in one list of all of them: a session's are found
+    still, each once, and the next held call of that session is listed after them."""
+    store = open_store(redis_url)
+    for i, session in enumerate(["old", "other", "old"]):  # written as the older store wrote them
+        store.client.hset(f"{store.prefix}approval:a{i}", mapping={"id": f"a{i}", "session_id": session, "tool": "t",
+                                                                  "args": "{}", "reason": "big", "state": "pending",
+                                                                  "created": "1.0", "told": "0"})
+        store.client.rpush(f"{store.prefix}approvals", f"a{i}")
+    assert [a.id for a in store.approvals("old")] == ["a0", "a2"]
+    store.add_approval(Approval("a3", "old", "t", "{}", "big"))
+    assert [a.id for a in store.approvals("old")] == ["a0", "a2", "a3"]
+    fresh = open_store(redis_url)  # another process: listed once, never twice
+    assert fresh.add_approval(Approval("a4", "other", "t", "{}", "big")).id == "a4"
+    assert [a.id for a in fresh.approvals("other")] == ["a1", "a4"] and len(fresh.approvals()) == 5
+    store.close()
+    fresh.close()
