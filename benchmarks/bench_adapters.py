@@ -9,13 +9,19 @@
    are trivial plain functions, so the difference is the adapter. Every guard is on (``GuardConfig()``), claims in
    the adapter's default store (memory); a read (``lookup``) and a claimed write (``refund``).
 
-3. The guards alone: ``Guard.acall`` on an event loop with a trivial tool, no framework (agentlab's own part of
-   the cost, free of the frameworks' noise; printed for reference, not a target row).
+3. The floor: the same loop with each tool behind the smallest wrapper a team writes by hand (the call's arguments
+   as a key in a dict of results, a repeat answered from it: no contract, no trace, no store), measured as a third
+   side beside the other two. What any wrapper costs in that loop, since the framework's own work between two tool
+   calls pushes the wrapper's code and data out of the processor's caches; the adapter's cost over it is what
+   agentlab's guards add beyond wrapping at all (printed for reference, not a target row).
+4. The guards alone: ``Guard.acall`` on an event loop with a trivial tool, no framework, once with the caches warm
+   (as in a tight loop) and once with the caches flushed before each call (32 MB copied), as a framework's own work
+   between two tool calls flushes them; the ten-line wrapper beside it, the same two ways (for reference).
 
 CPU time (``time.process_time``: every thread of the process, so a thread hop is counted), sides interleaved run by
-run: each round runs ``--runs`` runs of each side of every framework on fresh order ids, bare and guarded alternating
-run by run (ABBA, the first side alternating round by round too), so a burst of load from elsewhere falls on both
-sides alike; the added cost is the median over rounds of (adapter - bare) of the same round, per tool call. A warm-up
+run: each round runs ``--runs`` runs of each side of every framework on fresh order ids, the sides taking turns run
+by run (bare, floor and guarded, their order rotating run by run and round by round), so a burst of load from
+elsewhere falls on every side alike; the added cost is the median over rounds of (adapter - bare) of the same round, per tool call. A warm-up
 outside the measured windows (imports, schemas, caches, each side's first runs) comes first, then ``gc.freeze()``:
 a full collection of the frameworks' big, old heap would otherwise land in one side's window by chance (a side's own
 young collections still count). Each row prints the 1-minute load average over its rounds.
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import gc
 import json
 import os
@@ -68,6 +75,24 @@ def plain_tools() -> list[Callable[..., Any]]:
     return [lookup, refund]
 
 
+def wrapped_tools() -> list[Callable[..., Any]]:
+    """The floor: :func:`plain_tools`, each behind the smallest wrapper a team writes by hand. The call's arguments
+    are its key in a dict of results, so a repeated call is answered from there; nothing is checked, traced or
+    stored beyond that. Each framework reads the tool's signature through ``functools.wraps``, as for the tool."""
+    done: dict[str, Any] = {}
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            key = f"{fn.__name__}:{json.dumps([args, kw], sort_keys=True, default=str)}"
+            if key in done:
+                return done[key]
+            done[key] = out = fn(*args, **kw)
+            return out
+        return wrapper
+    return [wrap(f) for f in plain_tools()]
+
+
 def _args(tool: str, tag: str, i: int) -> dict:
     order = f"A{tag}{i}"
     return {"order_id": order} if tool == "lookup" else {"order_id": order, "amount": 10.5}
@@ -79,7 +104,11 @@ def _args(tool: str, tag: str, i: int) -> dict:
 Run = Callable[[str, str], None]
 
 
-def pydantic_ai_run(guarded: bool) -> Run:
+def _tools(side: str) -> list[Callable[..., Any]]:
+    return wrapped_tools() if side == "floor" else plain_tools()
+
+
+def pydantic_ai_run(side: str) -> Run:
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import FunctionModel
@@ -93,8 +122,8 @@ def pydantic_ai_run(guarded: bool) -> Run:
         if step >= CALLS:
             return ModelResponse(parts=[TextPart("done")])
         return ModelResponse(parts=[ToolCallPart(now["tool"], _args(now["tool"], now["tag"], step), f"c{step}")])
-    toolset: Any = FunctionToolset(plain_tools())
-    if guarded:
+    toolset: Any = FunctionToolset(_tools(side))
+    if side == "guarded":
         toolset = guard_toolset(toolset, writes={"refund"})
     agent = Agent(FunctionModel(model), toolsets=[toolset])
 
@@ -104,7 +133,7 @@ def pydantic_ai_run(guarded: bool) -> Run:
     return one
 
 
-def openai_agents_run(guarded: bool) -> Run:
+def openai_agents_run(side: str) -> Run:
     from agents import Agent, RunConfig, Runner, function_tool
     from agents.items import ModelResponse
     from agents.models.interface import Model
@@ -131,11 +160,11 @@ def openai_agents_run(guarded: bool) -> Run:
             raise NotImplementedError
 
     config = RunConfig(tracing_disabled=True)  # the SDK would otherwise send its traces to OpenAI
-    if guarded:
+    if side == "guarded":
         tools: Any = guard_function_tools(plain_tools(), writes={"refund"})
         config = tools.run_config(config)
     else:
-        tools = [function_tool(f) for f in plain_tools()]
+        tools = [function_tool(f) for f in _tools(side)]
     model = Scripted()
     agent = Agent(name="shop", instructions="Help with orders.", tools=tools, model=model)
 
@@ -145,7 +174,7 @@ def openai_agents_run(guarded: bool) -> Run:
     return one
 
 
-def langgraph_run(guarded: bool, *, use_async: bool = False) -> Run:
+def langgraph_run(side: str, *, use_async: bool = False) -> Run:
     from langchain_core.language_models.chat_models import BaseChatModel
     from langchain_core.messages import AIMessage, ToolMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
@@ -174,8 +203,8 @@ def langgraph_run(guarded: bool, *, use_async: bool = False) -> Run:
                                                          "id": f"c{step}", "type": "tool_call"}])
             return ChatResult(generations=[ChatGeneration(message=msg)])
 
-    tools: Any = plain_tools()
-    if guarded:
+    tools: Any = _tools(side)
+    if side == "guarded":
         tools = guard_tools(tools, writes={"refund"})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -191,16 +220,19 @@ def langgraph_run(guarded: bool, *, use_async: bool = False) -> Run:
     return one
 
 
-def sides() -> dict[str, tuple[Run, Run]]:
-    """Each installed framework's loop: (bare, with the adapter)."""
-    out: dict[str, tuple[Run, Run]] = {}
+SIDES = ("bare", "floor", "guarded")
+
+
+def sides() -> dict[str, dict[str, Run]]:
+    """Each installed framework's loop, each side of it: bare, behind the ten-line wrapper (the floor), guarded."""
+    out: dict[str, dict[str, Run]] = {}
     if installed("pydantic-ai"):
-        out["pydantic-ai run_sync"] = (pydantic_ai_run(False), pydantic_ai_run(True))
+        out["pydantic-ai run_sync"] = {side: pydantic_ai_run(side) for side in SIDES}
     if installed("openai-agents"):
-        out["openai-agents run_sync"] = (openai_agents_run(False), openai_agents_run(True))
+        out["openai-agents run_sync"] = {side: openai_agents_run(side) for side in SIDES}
     if installed("langgraph"):
-        out["langgraph invoke"] = (langgraph_run(False), langgraph_run(True))
-        out["langgraph ainvoke"] = (langgraph_run(False, use_async=True), langgraph_run(True, use_async=True))
+        out["langgraph invoke"] = {side: langgraph_run(side) for side in SIDES}
+        out["langgraph ainvoke"] = {side: langgraph_run(side, use_async=True) for side in SIDES}
     return out
 
 
@@ -211,17 +243,18 @@ def _one_run(one: Run, tool: str, tag: str) -> float:
     return time.process_time() - t0
 
 
-def round_of(plain: Run, guarded: Run, tool: str, tag: str, runs: int, flip: bool) -> tuple[float, float]:
-    """One round: ``runs`` runs of each side, interleaved run by run (bare, guarded, guarded, bare...: ABBA, so a
-    side is first as often as second and a burst of load falls on both), each on fresh order ids. CPU
-    microseconds per tool call of (bare, guarded)."""
-    spent = {"bare": 0.0, "guarded": 0.0}
-    pair = [("bare", plain), ("guarded", guarded)]
+def round_of(loop: dict[str, Run], tool: str, tag: str, runs: int, turn: int) -> dict[str, float]:
+    """One round: ``runs`` runs of each side, interleaved run by run, the order of the sides rotating from run to
+    run (and, by ``turn``, from round to round), so each side comes first, second and last equally often and a burst
+    of load falls on all of them; each run on fresh order ids. CPU microseconds per tool call of each side."""
+    spent = dict.fromkeys(loop, 0.0)
+    order = list(loop.items())
     for r in range(runs):
-        for side, one in (pair[::-1] if (r + flip) % 2 else pair):
+        k = (r + turn) % len(order)
+        for side, one in order[k:] + order[:k]:
             spent[side] += _one_run(one, tool, f"{tag}{side[0]}{r:03d}")
     per = runs * CALLS
-    return spent["bare"] / per * 1e6, spent["guarded"] / per * 1e6
+    return {side: us / per * 1e6 for side, us in spent.items()}
 
 
 def cost(rounds: int, runs: int, only: str = "") -> tuple[list[str], list[str]]:
@@ -230,68 +263,111 @@ def cost(rounds: int, runs: int, only: str = "") -> tuple[list[str], list[str]]:
     if not loops:
         return ["cost: no framework installed (pip install -r requirements-frameworks.txt)"], []
     added: dict[tuple[str, str], list[float]] = {}
+    floor: dict[tuple[str, str], list[float]] = {}  # the ten-line wrapper's cost over bare
+    over_floor: dict[tuple[str, str], list[float]] = {}  # the adapter's over the ten-line wrapper
     bare: dict[tuple[str, str], list[float]] = {}
     loads: list[float] = []
     # warm-up, outside every measured window: imports, compiled schemas, each framework's caches, the first call of
     # each side; then the heap built so far (the frameworks' modules, the agents) is frozen out of the collector's
     # view, so a full collection of it lands in neither side's window by chance (young collections, which each
     # side's own allocations cause, still count)
-    for name, (plain, guarded) in loops.items():
+    for name, loop in loops.items():
         for tool in TOOLS:
-            round_of(plain, guarded, tool, f"w{name[:2]}", max(2, runs // 2), False)
+            round_of(loop, tool, f"w{name[:2]}", max(3, runs // 2), 0)
     gc.collect()
     gc.freeze()
     for rnd in range(rounds):
-        for name, (plain, guarded) in loops.items():
+        for name, loop in loops.items():
             for tool in TOOLS:
-                b, g = round_of(plain, guarded, tool, f"{rnd:03d}", runs, bool(rnd % 2))
-                added.setdefault((name, tool), []).append(g - b)
-                bare.setdefault((name, tool), []).append(b)
+                got = round_of(loop, tool, f"{rnd:03d}", runs, rnd)
+                added.setdefault((name, tool), []).append(got["guarded"] - got["bare"])
+                floor.setdefault((name, tool), []).append(got["floor"] - got["bare"])
+                over_floor.setdefault((name, tool), []).append(got["guarded"] - got["floor"])
+                bare.setdefault((name, tool), []).append(got["bare"])
         loads.append(_load())
     load = f"{min(loads):.2f}-{max(loads):.2f}"
     lines = [f"CPU per tool call (time.process_time, every thread): {rounds} interleaved rounds of {runs} runs x"
-             f" {CALLS} calls a side, the sides alternating run by run (ABBA), warm-up and gc.freeze() first; every guard on (GuardConfig()), claims in memory",
-             "| loop | tool | bare framework | added by the adapter (median) | quartiles | load |",
-             "|---|---|---:|---:|---:|---:|"]
+             f" {CALLS} calls a side, the sides taking turns run by run in a rotating order, warm-up and gc.freeze() first;"
+             " every guard on (GuardConfig()), claims in memory",
+             "| loop | tool | bare framework | added by the adapter (median) | quartiles | added by a ten-line wrapper"
+             " | the adapter over that wrapper | load |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
     targets = []
     for (name, tool), diffs in added.items():
         med = statistics.median(diffs)
         q = statistics.quantiles(diffs, n=4) if len(diffs) > 1 else diffs * 3
         lines.append(f"| {name} | {tool} | {statistics.median(bare[name, tool]):.0f} µs | {med:+.0f} µs |"
-                     f" {q[0]:+.0f} .. {q[2]:+.0f} µs | {load} |")
+                     f" {q[0]:+.0f} .. {q[2]:+.0f} µs | {statistics.median(floor[name, tool]):+.0f} µs |"
+                     f" {statistics.median(over_floor[name, tool]):+.0f} µs | {load} |")
         targets.append(target_line(f"adapter {name}, {tool}, added per tool call", f"{med:+.0f} us",
                                    f"<= +{TARGET_US:.0f} us", med <= TARGET_US, statistics.median(loads)))
     return lines, targets
 
 
-def guards_alone(rounds: int, calls: int = 1000) -> str:
+FLUSH_MB = 32  # copied between two buffers of this size before each cold call: past the caches of most machines
+
+
+def _flusher(mb: int = FLUSH_MB) -> Callable[[], None]:
+    """A copy of ``mb`` megabytes from one buffer to another: after it, little of what a call used before is still in
+    the processor's caches, as after a framework's own work between two tool calls (a few milliseconds of it)."""
+    src, dst = bytearray(mb << 20), bytearray(mb << 20)
+
+    def flush() -> None:
+        dst[:] = src
+    return flush
+
+
+def guards_alone(rounds: int, calls: int = 300) -> str:
     """The guarded path alone, as the async adapters call it (``Guard.acall`` on the event loop, contracts from the
-    per-tool-set cache, a trivial async tool, claims in memory): the part of the added cost that is agentlab's own,
-    measured without a framework's millisecond of noise around it. Not a target row: the target is the real loop's."""
+    per-tool-set cache, a trivial async tool, claims in memory), and the ten-line wrapper alone: each once with the
+    caches warm (call after call) and once cold (the caches flushed before each call, outside its measured time). The
+    part of the added cost that is agentlab's own, without a framework's millisecond around it; cold, what it costs
+    where a framework's work comes between two calls. Not a target row: the target is the real loop's."""
     from agentlab.adapters.core import Contract, Guard
     tools = [(f.__name__, f.__doc__ or "", schema) for f, schema in zip(plain_tools(), (
         {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]},
         {"type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number"}},
          "required": ["order_id", "amount"]}), strict=True)]
     guard = Guard("bench", writes={"refund"})
+    wrapped = {f.__name__: f for f in wrapped_tools()}
+    flush = _flusher()
+    clock = time.process_time
 
     async def tool(args: dict) -> dict:
         return {"ok": 1}
 
-    async def measure() -> dict[str, float]:
-        spent: dict[str, list[float]] = {t: [] for t in TOOLS}
+    async def measure() -> dict[tuple[str, str, bool], float]:
+        spent: dict[tuple[str, str, bool], list[float]] = {}
         for rnd in range(1 + max(rounds, 1)):
             for name in TOOLS:
-                t0 = time.process_time()
-                for i in range(calls):
-                    contracts = guard.contracts(tools, lambda t: t, lambda t: Contract(*t))
-                    await guard.acall(contracts, name, json.dumps(_args(name, f"g{rnd}_", i)), tool)
-                if rnd:
-                    spent[name].append((time.process_time() - t0) / calls * 1e6)
-        return {name: statistics.median(v) for name, v in spent.items()}
+                for cold in (False, True):
+                    used = used_floor = 0.0
+                    for i in range(calls):
+                        args = _args(name, f"g{rnd}{int(cold)}_", i)
+                        raw = json.dumps(args)
+                        if cold:
+                            flush()
+                        t0 = clock()
+                        contracts = guard.contracts(tools, lambda t: t, lambda t: Contract(*t))
+                        await guard.acall(contracts, name, raw, tool, turn=("bench", rnd, cold))
+                        used += clock() - t0
+                        if cold:
+                            flush()
+                        t0 = clock()
+                        wrapped[name](**json.loads(raw))
+                        used_floor += clock() - t0
+                    if rnd:
+                        spent.setdefault(("guards", name, cold), []).append(used / calls * 1e6)
+                        spent.setdefault(("wrapper", name, cold), []).append(used_floor / calls * 1e6)
+        return {k: statistics.median(v) for k, v in spent.items()}
     got = asyncio.run(measure())
-    return (f"the guards alone (Guard.acall on the loop, no framework; {calls} calls a round, medians): lookup"
-            f" {got['lookup']:.0f} µs, refund {got['refund']:.0f} µs per call, load {_load():.2f}")
+
+    def two(what: str, cold: bool) -> str:
+        return f"lookup {got[what, 'lookup', cold]:.0f} µs, refund {got[what, 'refund', cold]:.0f} µs"
+    return (f"the guards alone (Guard.acall on the loop, no framework; {calls} calls a round, medians): caches warm"
+            f" {two('guards', False)}; caches flushed before each call ({FLUSH_MB} MB copied) {two('guards', True)}"
+            f" per call. The ten-line wrapper alone: warm {two('wrapper', False)}; flushed {two('wrapper', True)}."
+            f" Load {_load():.2f}")
 
 
 def main() -> None:
@@ -313,7 +389,7 @@ def main() -> None:
     load0 = _load()
     lines, targets = cost(ns.rounds, ns.runs, ns.only)
     print("\n".join(lines))
-    print(guards_alone(min(ns.rounds, 5)))
+    print(guards_alone(min(ns.rounds, 5), calls=60 * min(ns.rounds, 5)))  # a short run (a test's) stays short
     print(f"load average (1 min) before / after: {load0:.2f} / {_load():.2f} on {os.cpu_count()} CPUs\n")
     print("\n".join(targets))
 

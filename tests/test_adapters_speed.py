@@ -184,19 +184,65 @@ def _turns_until_done(awaitable_factory):
     return asyncio.run(go())
 
 
-def test_a_write_on_the_loop_wakes_its_caller_as_its_task_ends():
-    """The write's task sets its caller's waiter itself: two turns of the loop (the task's, the caller's) for a
-    write that ends at once; a done callback on the task took a third."""
+def test_a_write_on_the_loop_that_answers_at_once_takes_no_turn_and_one_that_waits_wakes_its_caller():
+    """A write's first step runs where it is awaited: one that answers at once costs no task and no turn of the loop
+    (a task took two). One that waits goes on as a task of its own, which sets its caller's waiter itself: three
+    turns for one wait (the task's start, its wait's, the caller's; a done callback on the task took a fourth). Either way, what it raised reaches the guard."""
+    import asyncio
+
     from agentlab.timeouts import wait_on_loop
 
     async def write():
         return {"refunded": 1}
 
+    async def waits():
+        await asyncio.sleep(0)
+        return {"refunded": 2}
+
     async def fails():
         raise KeyError("boom")
-    assert _turns_until_done(lambda: wait_on_loop(write(), 5.0, write=True)) == ({"refunded": 1}, 2)
-    raised, _ = _turns_until_done(lambda: wait_on_loop(fails(), 5.0, write=True))
-    assert isinstance(raised, KeyError), "what the write raised reaches the guard as it was raised"
+
+    async def fails_later():
+        await asyncio.sleep(0)
+        raise KeyError("later")
+    assert _turns_until_done(lambda: wait_on_loop(write(), 5.0, write=True)) == ({"refunded": 1}, 0)
+    assert _turns_until_done(lambda: wait_on_loop(waits(), 5.0, write=True)) == ({"refunded": 2}, 3)
+    for failing, said in ((fails, "boom"), (fails_later, "later")):
+        raised, _ = _turns_until_done(lambda f=failing: wait_on_loop(f(), 5.0, write=True))
+        assert isinstance(raised, KeyError) and raised.args == (said,), "raised to the guard as the write raised it"
+
+
+def test_a_write_runs_in_a_context_of_its_own_from_its_first_step_to_its_last():
+    """As in a task of its own: what the write sets in a context variable stays its own, and a variable set before
+    it waits is reset after (the token is of the same context), whether it ends at once or goes on as a task."""
+    import asyncio
+    import contextvars
+
+    from agentlab.timeouts import wait_on_loop
+    var = contextvars.ContextVar("agentlab_test_var", default="caller's")
+
+    async def write(wait: bool):
+        token = var.set("the write's")
+        if wait:
+            await asyncio.sleep(0)
+        seen = var.get()
+        var.reset(token)
+        return seen
+
+    async def go(wait: bool):
+        got = await wait_on_loop(write(wait), 5.0, write=True)
+        return got, var.get()
+    for wait in (False, True):
+        assert asyncio.run(go(wait)) == ("the write's", "caller's")
+
+    async def leaves_it_set():
+        var.set("left by the write")
+        return "done"
+
+    async def caller():
+        await wait_on_loop(leaves_it_set(), 5.0, write=True)
+        return var.get()
+    assert asyncio.run(caller()) == "caller's"
 
 
 def test_a_write_on_the_loop_past_its_deadline_goes_on_and_its_task_settles():

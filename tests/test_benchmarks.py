@@ -79,6 +79,38 @@ def test_bench_adapters_measures_each_frameworks_added_cost_per_tool_call():
                               for loop in ("pydantic-ai run_sync", "openai-agents run_sync", "langgraph invoke",
                                            "langgraph ainvoke") for tool in ("lookup", "refund")))
     assert all(line.split(" | ")[3] == "<= +150 us" for line in out.splitlines() if line.startswith("target |"))
+    # each loop's row also gives the floor (a ten-line wrapper in the same loop) and the adapter over it
+    rows = [line.split(" | ") for line in out.splitlines() if line.startswith("| ") and " µs |" in line]
+    assert len(rows) == 8 and all(len(r) == 8 and r[5].endswith(" µs") and r[6].endswith(" µs") for r in rows), rows
+    assert "caches flushed before each call" in out and "The ten-line wrapper alone: warm lookup" in out
+
+
+def test_the_adapters_floor_is_a_wrapper_each_framework_reads_as_the_tool_itself():
+    """The floor side of bench_adapters runs each tool behind a hand-written wrapper: a repeated call is answered from
+    its dict (the tool runs once), and each framework makes the same tool of it as of the bare function."""
+    import inspect
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench_adapters
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    plain, wrapped = bench_adapters.plain_tools(), bench_adapters.wrapped_tools()
+    assert [inspect.signature(f) for f in wrapped] == [inspect.signature(f) for f in plain]
+    refund = wrapped[1]
+    first = refund("A1", amount=10.5)
+    assert refund("A1", amount=10.5) is first and refund(order_id="A2", amount=1.0) is not first
+    pydantic_ai = pytest.importorskip("pydantic_ai")
+    from pydantic_ai.toolsets import FunctionToolset
+    del pydantic_ai
+
+    def schemas(tools):
+        return {name: t.function_schema.json_schema for name, t in FunctionToolset(tools).tools.items()}
+    assert schemas(wrapped) == schemas(plain)
+    from agents import function_tool
+    assert [function_tool(f).params_json_schema for f in wrapped] == [function_tool(f).params_json_schema for f in plain]
+    from langchain_core.tools import tool as langchain_tool
+    assert [langchain_tool(f).tool_call_schema.model_json_schema() for f in wrapped] == \
+        [langchain_tool(f).tool_call_schema.model_json_schema() for f in plain]
 
 
 def test_bench_gateway_measures_the_guards_against_a_bare_mcp_pass_through():

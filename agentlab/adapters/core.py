@@ -279,12 +279,17 @@ class Guard:
         call, it switched the breaker off."""
         if turn is None:
             return self._seen, None
-        try:
-            ref: weakref.ref | None = weakref.ref(turn)
-            key: object = ("object", id(turn))
-        except TypeError:  # a string, a number, a tuple: the same value is the same turn
-            ref, key = None, ("value", turn)
-            hash(key)  # an unhashable turn (a dict) is the caller's mistake, said here, before anything runs
+        ref: weakref.ref | None = None
+        key: object
+        if type(turn) in _BY_VALUE:  # pydantic-ai's run id, LangGraph's tuple: no weak reference tried and refused
+            key = ("value", turn)
+            hash(key)  # a tuple holding a list is the caller's mistake, said here, before anything runs
+        else:
+            try:
+                ref, key = weakref.ref(turn), ("object", id(turn))
+            except TypeError:  # a subclass of str, a number...: the same value is the same turn
+                key = ("value", turn)
+                hash(key)  # an unhashable turn (a dict) is the caller's mistake, said here, before anything runs
         with self._lock:
             kept = self._turns.get(key)
             if kept is not None and (ref is None or (kept[0] is not None and kept[0]() is turn)):
@@ -341,6 +346,10 @@ class Guard:
         if self.trace is not None:
             to_jsonl([event], self.trace, append=True)
         return out
+
+
+#: turns told apart by value: a weak reference to one is refused (TypeError), an exception raised and caught per call
+_BY_VALUE = frozenset({str, int, tuple, bytes})
 
 
 # an Event's defaults, each a plain value (no default_factory: else every row is made the dataclass's own way)
