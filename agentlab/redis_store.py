@@ -74,34 +74,38 @@ redis.call('SREM', KEYS[3], ARGV[1])
 return 1
 """
 # A session's held calls are also listed under the session (its turns read them at every start: reading every
-# session's to keep its own was a round trip per held call on the whole server, at every run). Held calls kept
-# before those lists existed are listed once, by the first script to find no marker.
-_INDEXED = """
-local function indexed(all, marker, hashes, sessions)
-  if redis.call('EXISTS', marker) == 1 then return end
-  for _, id in ipairs(redis.call('LRANGE', all, 0, -1)) do
+# session's to keep its own was a round trip per held call on the whole server, at every run). The list of all ids is
+# the record; each script first lists under their sessions the ids added to it since the last one did (a counter
+# says how far it is listed), so that held calls added by a process that writes only that list (an older agentlab,
+# beside this one during a rolling upgrade) are found too, each listed once.
+_LISTED = """
+local function listed(all, upto, hashes, sessions)
+  local from = tonumber(redis.call('GET', upto) or '0')
+  local ids = redis.call('LRANGE', all, from, -1)
+  for _, id in ipairs(ids) do
     local session = redis.call('HGET', hashes .. id, 'session_id')
     if session then redis.call('RPUSH', sessions .. session, id) end
   end
-  redis.call('SET', marker, '1')
+  if #ids > 0 then redis.call('SET', upto, from + #ids) end
 end
 """
-# KEYS: the approval's hash, the list of ids, its session's list, the marker. ARGV: the hashes' prefix, the
-# sessions' lists' prefix, then field, value, field, value...
-_ADD_APPROVAL = _INDEXED + """
-indexed(KEYS[2], KEYS[4], ARGV[1], ARGV[2])
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 3))
-local id = redis.call('HGET', KEYS[1], 'id')
-redis.call('RPUSH', KEYS[2], id)
-redis.call('RPUSH', KEYS[3], id)
-return 1
+# KEYS: the approval's hash, the list of ids, the counter. ARGV: the hashes' prefix, the sessions' lists' prefix, then
+# field, value, field, value...
+_ADD_APPROVAL = _LISTED + """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+  redis.call('RPUSH', KEYS[2], redis.call('HGET', KEYS[1], 'id'))
+  listed(KEYS[2], KEYS[3], ARGV[1], ARGV[2])
+  return 1
+end
+listed(KEYS[2], KEYS[3], ARGV[1], ARGV[2])
+return 0
 """
-# KEYS: the session's list, the list of ids, the marker. ARGV: the hashes' prefix, the sessions' lists' prefix, the
+# KEYS: the session's list, the list of ids, the counter. ARGV: the hashes' prefix, the sessions' lists' prefix, the
 # fields. One round trip: each held call's fields, in the order they were held (the hashes are named from the ids
 # the list holds, as the approval desk's listing names them)
-_SESSION_APPROVALS = _INDEXED + """
-indexed(KEYS[2], KEYS[3], ARGV[1], ARGV[2])
+_SESSION_APPROVALS = _LISTED + """
+listed(KEYS[2], KEYS[3], ARGV[1], ARGV[2])
 local rows = {}
 for i, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
   rows[i] = redis.call('HMGET', ARGV[1] .. id, unpack(ARGV, 3))
@@ -371,8 +375,7 @@ class RedisStore:
         if a.error is not None:
             values["error"] = a.error
         flat = [x for kv in values.items() for x in kv]
-        self._lua("add_approval", [self._akey(a.id), f"{self.prefix}approvals", self._skey(a.session_id),
-                                   f"{self.prefix}approvals:indexed"],
+        self._lua("add_approval", [self._akey(a.id), f"{self.prefix}approvals", f"{self.prefix}approvals:listed"],
                   [self._akey(""), self._skey(""), *flat])
         return self.get_approval(a.id) or a  # just added or already there: held calls are never deleted
 
@@ -401,7 +404,7 @@ class RedisStore:
     def approvals(self, session_id: str | None = None) -> list[Approval]:
         if session_id is not None:  # its own list: one round trip, whatever the other sessions hold
             rows = self._lua("session_approvals", [self._skey(session_id), f"{self.prefix}approvals",
-                                                   f"{self.prefix}approvals:indexed"],
+                                                   f"{self.prefix}approvals:listed"],
                              [self._akey(""), self._skey(""), *_FIELDS])
             found = [_approval(list(row)) for row in rows]
             return [a for a in found if a is not None and a.session_id == session_id]

@@ -105,10 +105,12 @@ class MemoryStore:
 
     def add_approval(self, approval: Approval) -> Approval:
         with self._lock:
-            kept = self._approvals.setdefault(approval.id, approval)
-            if kept is approval:
-                self._held_by.setdefault(approval.session_id, []).append(approval.id)
-            return kept
+            kept = self._approvals.get(approval.id)
+            if kept is not None:  # held already (the same call, or the same object added twice): listed once
+                return kept
+            self._approvals[approval.id] = approval
+            self._held_by.setdefault(approval.session_id, []).append(approval.id)
+            return approval
 
     def get_approval(self, approval_id: str) -> Approval | None:
         return self._approvals.get(approval_id)

@@ -15,15 +15,13 @@ from __future__ import annotations
 import _signal
 import _thread
 import asyncio
-import contextvars
 import os
 import select
 import signal
 import threading
 import time
-import types
 import weakref
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any
 
@@ -414,21 +412,12 @@ async def wait_on_loop(awaitable: Awaitable[Any], limit: float | None, *, write:
         if cut.expired:  # it answered as the deadline passed: the cancellation is taken back
             task.uncancel()
         return value
-    # A write's first step runs here and now, in a context of its own as a task's would: most tools answer without
-    # waiting for anything, and then no task is made and the loop takes no turn (a task and its two turns were a
-    # fifth of what a guarded write cost an async framework's loop). One that waits goes on as a task of its own, in
-    # that context, from where it stopped.
-    context = contextvars.copy_context()
-    steps = awaitable.__await__()
-    try:
-        pending = context.run(steps.send, None)
-    except StopIteration as done:
-        return done.value
+    # A write runs as a task of its own from its first step: a tool that notes its task before it first waits (an
+    # asyncio.timeout, a TaskGroup, anyio's cancel scopes inside httpx) must find the task it ends in. Started in the
+    # caller's task instead, to spare a task for a write that answers at once, such a write failed after its effect
     waiter: asyncio.Future[bool] = loop.create_future()
-    task = loop.create_task(_landing(_resumed(steps, pending), waiter), context=context)
+    task = loop.create_task(_landing(awaitable, waiter))
     late = _Late(waiter)
-    # the alarm only now: asked for by a write that then answered at once, it was made and dropped at every call
-    # (nothing held it: no deadline noted, no timer set)
     alarm = _alarm(loop)
     alarm.add(late, loop.time() + limit)
     try:
@@ -439,25 +428,6 @@ async def wait_on_loop(awaitable: Awaitable[Any], limit: float | None, *, write:
         return await task  # done by now (it ended before the waiter woke us): its result, or what it raised
     task.add_done_callback(_retrieved)  # abandoned: its late failure is nobody's to log
     raise WriteTimeout(limit, task)
-
-
-@types.coroutine
-def _resumed(steps: Generator[Any, Any, Any], pending: Any) -> Generator[Any, Any, Any]:
-    """The rest of an awaitable whose first step has run (:func:`wait_on_loop`): what it waits on (``pending``, then
-    each next one) is handed to the task that drives this, and what the task sends or throws back is passed on."""
-    while True:
-        try:
-            sent = yield pending
-        except BaseException as exc:  # noqa: BLE001 - a cancellation or a future's exception: the awaitable's to handle
-            try:
-                pending = steps.throw(exc)
-            except StopIteration as done:
-                return done.value
-        else:
-            try:
-                pending = steps.send(sent)
-            except StopIteration as done:
-                return done.value
 
 
 async def _landing(awaitable: Awaitable[Any], waiter: asyncio.Future) -> Any:

@@ -227,10 +227,7 @@ class Registry:
         must not be refused because the order is now refunded).
         """
         lang = lang or self.lang
-        # the model's text, the usual case, is told apart first: an ABC's isinstance costs more than the rest of the
-        # check for a call whose code the framework's own work has pushed out of the caches
-        given = not isinstance(raw, str)
-        if not isinstance(raw, str):  # a framework's dict
+        if isinstance(raw, Mapping):
             args: Any = dict(raw)
             if depth(args, stop=MAX_DEPTH) > MAX_DEPTH:  # a dict that holds itself is refused here too
                 err = make_error("BAD_JSON", detail=f"nested more than {MAX_DEPTH} levels deep", example=self._example(name))
@@ -254,7 +251,7 @@ class Registry:
                 err = make_error("BAD_JSON", _key="BAD_JSON.not_object", got=json_type(args))
                 return Checked(name, raw_text, None, err, parse_ok=False, lang=lang)
         # plain ASCII text without a \u escape cannot hold a lone surrogate: nothing to walk (the usual call)
-        broken = lone_surrogates(args) if given or not raw.isascii() or "\\u" in raw else []  # type: ignore[union-attr]
+        broken = lone_surrogates(args) if isinstance(raw, Mapping) or not raw.isascii() or "\\u" in raw else []
         if broken:  # valid JSON, but not text: nothing downstream could store or send it
             problems = [Problem(p, "broken_text") for p in broken]
             return Checked(name, raw_text, args, make_error("INVALID_ARGS", problems=problems), lang=lang)

@@ -184,65 +184,81 @@ def _turns_until_done(awaitable_factory):
     return asyncio.run(go())
 
 
-def test_a_write_on_the_loop_that_answers_at_once_takes_no_turn_and_one_that_waits_wakes_its_caller():
-    """A write's first step runs where it is awaited: one that answers at once costs no task and no turn of the loop
-    (a task took two). One that waits goes on as a task of its own, which sets its caller's waiter itself: three
-    turns for one wait (the task's start, its wait's, the caller's; a done callback on the task took a fourth). Either way, what it raised reaches the guard."""
-    import asyncio
-
+def test_a_write_on_the_loop_wakes_its_caller_as_its_task_ends():
+    """The write's task sets its caller's waiter itself: two turns of the loop (the task's, the caller's) for a
+    write that ends at once; a done callback on the task took a third."""
     from agentlab.timeouts import wait_on_loop
 
     async def write():
         return {"refunded": 1}
 
-    async def waits():
-        await asyncio.sleep(0)
-        return {"refunded": 2}
-
     async def fails():
         raise KeyError("boom")
-
-    async def fails_later():
-        await asyncio.sleep(0)
-        raise KeyError("later")
-    assert _turns_until_done(lambda: wait_on_loop(write(), 5.0, write=True)) == ({"refunded": 1}, 0)
-    assert _turns_until_done(lambda: wait_on_loop(waits(), 5.0, write=True)) == ({"refunded": 2}, 3)
-    for failing, said in ((fails, "boom"), (fails_later, "later")):
-        raised, _ = _turns_until_done(lambda f=failing: wait_on_loop(f(), 5.0, write=True))
-        assert isinstance(raised, KeyError) and raised.args == (said,), "raised to the guard as the write raised it"
+    assert _turns_until_done(lambda: wait_on_loop(write(), 5.0, write=True)) == ({"refunded": 1}, 2)
+    raised, _ = _turns_until_done(lambda: wait_on_loop(fails(), 5.0, write=True))
+    assert isinstance(raised, KeyError), "what the write raised reaches the guard as it was raised"
 
 
-def test_a_write_runs_in_a_context_of_its_own_from_its_first_step_to_its_last():
-    """As in a task of its own: what the write sets in a context variable stays its own, and a variable set before
-    it waits is reset after (the token is of the same context), whether it ends at once or goes on as a task."""
+def test_a_write_that_keeps_its_own_deadline_or_task_group_answers_as_it_would_alone():
+    """A write runs in a task of its own from its first step, so what it notes of its task before it waits is the
+    task it ends in: asyncio.timeout, a TaskGroup, anyio's cancel scopes (inside every httpx.AsyncClient call). Started
+    in the caller's task to spare a task per call, each of these failed: the timeout cancelled the caller, anyio said
+    the scope was left in another task, and through the guards a refund that was made read OUTCOME_UNKNOWN."""
     import asyncio
-    import contextvars
+    import json
 
+    import anyio
+
+    from agentlab.calls import CallContext, aguarded_call
+    from agentlab.models.interface import ToolCall
     from agentlab.timeouts import wait_on_loop
-    var = contextvars.ContextVar("agentlab_test_var", default="caller's")
+    from agentlab.tools import Registry, Tool
 
-    async def write(wait: bool):
-        token = var.set("the write's")
-        if wait:
+    async def own_deadline():
+        try:
+            async with asyncio.timeout(0.01):
+                await asyncio.sleep(5)
+        except TimeoutError:
+            return "its own deadline passed"
+
+    async def task_group():
+        async def child():
             await asyncio.sleep(0)
-        seen = var.get()
-        var.reset(token)
-        return seen
+            raise ValueError("child")
+        try:
+            async with asyncio.TaskGroup() as group:
+                group.create_task(child())
+                await asyncio.sleep(5)
+        except ExceptionGroup:
+            return "its child failed"
 
-    async def go(wait: bool):
-        got = await wait_on_loop(write(wait), 5.0, write=True)
-        return got, var.get()
-    for wait in (False, True):
-        assert asyncio.run(go(wait)) == ("the write's", "caller's")
+    async def anyio_scope():
+        with anyio.fail_after(5):
+            await anyio.sleep(0)
+        return "posted"
 
-    async def leaves_it_set():
-        var.set("left by the write")
-        return "done"
+    async def each():
+        return [await wait_on_loop(f(), 5.0, write=True) for f in (own_deadline, task_group, anyio_scope)]
+    assert asyncio.run(each()) == ["its own deadline passed", "its child failed", "posted"]
 
-    async def caller():
-        await wait_on_loop(leaves_it_set(), 5.0, write=True)
-        return var.get()
-    assert asyncio.run(caller()) == "caller's"
+    made = []
+
+    async def create_refund(order_id):
+        with anyio.fail_after(5):  # the HTTP request, as httpx makes it
+            await anyio.sleep(0)
+            made.append(order_id)
+        return {"refund": order_id}
+    params = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
+    tool = Tool("create_refund", "Refund an order.", params, fn=create_refund, side_effect=True,
+                business_key=lambda a: a["order_id"])
+    ctx = CallContext(Registry([tool]), sleep=lambda s: None)
+
+    async def refund_twice():
+        return [await aguarded_call(ToolCall("create_refund", json.dumps({"order_id": "A1"}), f"c{i}"), ctx, {},
+                                    fn=create_refund) for i in (1, 2)]
+    first, again = asyncio.run(refund_twice())
+    assert first.error is None and first.data == {"refund": "A1"}, first
+    assert again.replayed and again.data == {"refund": "A1"} and made == ["A1"], (again, made)
 
 
 def test_a_write_on_the_loop_past_its_deadline_goes_on_and_its_task_settles():

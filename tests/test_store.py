@@ -355,20 +355,33 @@ def _hmgets(store) -> int:
     return sum(int(v["calls"]) for k, v in stats.items() if k in ("cmdstat_hmget", "cmdstat_hgetall"))
 
 
-def test_redis_finds_held_calls_kept_before_sessions_had_lists(redis_url):
-    """A store kept by an older agentlab listed held calls only in one list of all of them: a session's are found
-    still, each once, and the next held call of that session is listed after them."""
+def test_redis_finds_held_calls_an_older_agentlab_keeps_before_and_beside_it(redis_url):
+    """An older agentlab listed held calls only in one list of all of them, and may still be running beside this one
+    (a rolling upgrade, a rollback): a session's held calls are found whenever that process held them, each once, in
+    the order they were held."""
     store = open_store(redis_url)
-    for i, session in enumerate(["old", "other", "old"]):  # written as the older store wrote them
+
+    def held_the_old_way(i: int, session: str) -> None:
         store.client.hset(f"{store.prefix}approval:a{i}", mapping={"id": f"a{i}", "session_id": session, "tool": "t",
                                                                   "args": "{}", "reason": "big", "state": "pending",
                                                                   "created": "1.0", "told": "0"})
         store.client.rpush(f"{store.prefix}approvals", f"a{i}")
+    for i, session in enumerate(["old", "other", "old"]):
+        held_the_old_way(i, session)
     assert [a.id for a in store.approvals("old")] == ["a0", "a2"]
     store.add_approval(Approval("a3", "old", "t", "{}", "big"))
-    assert [a.id for a in store.approvals("old")] == ["a0", "a2", "a3"]
-    fresh = open_store(redis_url)  # another process: listed once, never twice
-    assert fresh.add_approval(Approval("a4", "other", "t", "{}", "big")).id == "a4"
-    assert [a.id for a in fresh.approvals("other")] == ["a1", "a4"] and len(fresh.approvals()) == 5
+    held_the_old_way(4, "old")  # the older process, still running, after this one listed everything
+    assert [a.id for a in store.approvals("old")] == ["a0", "a2", "a3", "a4"]
+    fresh = open_store(redis_url)  # another process: nothing listed twice
+    assert fresh.add_approval(Approval("a5", "other", "t", "{}", "big")).id == "a5"
+    assert fresh.add_approval(Approval("a5", "other", "t", "{}", "again")).reason == "big"
+    assert [a.id for a in fresh.approvals("other")] == ["a1", "a5"] and len(fresh.approvals()) == 6
+    assert [a.id for a in store.approvals("old")] == ["a0", "a2", "a3", "a4"]
     store.close()
     fresh.close()
+
+
+def test_the_same_held_call_added_twice_is_listed_once(store):
+    held = Approval("k1", "s", "create_refund", "{}", "big")
+    assert store.add_approval(held) is not None and store.add_approval(held).id == "k1"
+    assert [a.id for a in store.approvals("s")] == ["k1"] and [a.id for a in store.approvals()] == ["k1"]

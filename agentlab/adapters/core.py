@@ -287,7 +287,7 @@ class Guard:
         else:
             try:
                 ref, key = weakref.ref(turn), ("object", id(turn))
-            except TypeError:  # a subclass of str, a number...: the same value is the same turn
+            except TypeError:  # not weakly referenceable (a float, a frozenset...): the same value is the same turn
                 key = ("value", turn)
                 hash(key)  # an unhashable turn (a dict) is the caller's mistake, said here, before anything runs
         with self._lock:
