@@ -73,7 +73,11 @@ def post(client, base, skill, key, idem, args):
 
 def fan_out(calls, bases, workers=32):
     """Every call at once (up to ``workers``), round-robin over the replicas; their replies in order."""
-    with httpx.Client(limits=httpx.Limits(max_connections=workers)) as client, ThreadPoolExecutor(workers) as pool:
+    # room for every thread's connection to every replica, kept open: at its limit, httpcore's pool closes an idle
+    # connection to one replica to open one to another, and may close one it has just handed to a waiting request
+    # (encode/httpcore#1110: that request hung for its whole read timeout, then read EBADF; seen once in CI)
+    limits = httpx.Limits(max_connections=workers * len(bases), max_keepalive_connections=None, keepalive_expiry=None)
+    with httpx.Client(limits=limits) as client, ThreadPoolExecutor(workers) as pool:
         futures = [pool.submit(post, client, bases[i % len(bases)], *c) for i, c in enumerate(calls)]
         return [f.result() for f in futures]
 
