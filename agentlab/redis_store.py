@@ -92,14 +92,14 @@ end
 # KEYS: the approval's hash, the list of ids, the counter. ARGV: the hashes' prefix, the sessions' lists' prefix, then
 # field, value, field, value...
 _ADD_APPROVAL = _LISTED + """
+local added = 0
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], unpack(ARGV, 3))
   redis.call('RPUSH', KEYS[2], redis.call('HGET', KEYS[1], 'id'))
-  listed(KEYS[2], KEYS[3], ARGV[1], ARGV[2])
-  return 1
+  added = 1
 end
 listed(KEYS[2], KEYS[3], ARGV[1], ARGV[2])
-return 0
+return added
 """
 # KEYS: the session's list, the list of ids, the counter. ARGV: the hashes' prefix, the sessions' lists' prefix, the
 # fields. One round trip: each held call's fields, in the order they were held (the hashes are named from the ids
@@ -406,8 +406,7 @@ class RedisStore:
             rows = self._lua("session_approvals", [self._skey(session_id), f"{self.prefix}approvals",
                                                    f"{self.prefix}approvals:listed"],
                              [self._akey(""), self._skey(""), *_FIELDS])
-            found = [_approval(list(row)) for row in rows]
-            return [a for a in found if a is not None and a.session_id == session_id]
+            return [a for a in (_approval(list(row)) for row in rows) if a is not None]
         ids = self.client.lrange(f"{self.prefix}approvals", 0, -1)
         pipe = self.client.pipeline(transaction=False)
         for i in ids:

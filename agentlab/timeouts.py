@@ -389,12 +389,12 @@ async def wait_on_loop(awaitable: Awaitable[Any], limit: float | None, *, write:
         limit = 1e-6
     limit = min(limit, _LONGEST)
     loop = asyncio.get_running_loop()
+    alarm = _alarm(loop)
     if not write:
         task = asyncio.current_task()
         if task is None:  # awaited outside a task: nothing to cancel at the deadline, asyncio's own way refuses it
             return await _read_under_timeout(awaitable, limit, loop)
         cut = _Cut(task)
-        alarm = _alarm(loop)
         alarm.add(cut, loop.time() + limit)
         try:
             value = await awaitable
@@ -418,7 +418,6 @@ async def wait_on_loop(awaitable: Awaitable[Any], limit: float | None, *, write:
     waiter: asyncio.Future[bool] = loop.create_future()
     task = loop.create_task(_landing(awaitable, waiter))
     late = _Late(waiter)
-    alarm = _alarm(loop)
     alarm.add(late, loop.time() + limit)
     try:
         finished = await waiter

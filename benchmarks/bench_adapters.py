@@ -11,9 +11,8 @@
 
 3. The floor: the same loop with each tool behind the smallest wrapper a team writes by hand (the call's arguments
    as a key in a dict of results, a repeat answered from it: no contract, no trace, no store), measured as a third
-   side beside the other two. What any wrapper costs in that loop, since the framework's own work between two tool
-   calls pushes the wrapper's code and data out of the processor's caches; the adapter's cost over it is what
-   agentlab's guards add beyond wrapping at all (printed for reference, not a target row).
+   side beside the other two: what wrapping a tool at all costs in that loop, and the adapter's cost over it, what
+   agentlab's guards add beyond that (printed for reference, not a target row).
 4. The guards alone: ``Guard.acall`` on an event loop with a trivial tool, no framework, once with the caches warm
    (as in a tight loop) and once with the caches flushed before each call (32 MB copied), as a framework's own work
    between two tool calls flushes them; the ten-line wrapper beside it, the same two ways (for reference).

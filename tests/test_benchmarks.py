@@ -99,9 +99,8 @@ def test_the_adapters_floor_is_a_wrapper_each_framework_reads_as_the_tool_itself
     refund = wrapped[1]
     first = refund("A1", amount=10.5)
     assert refund("A1", amount=10.5) is first and refund(order_id="A2", amount=1.0) is not first
-    pydantic_ai = pytest.importorskip("pydantic_ai")
+    pytest.importorskip("pydantic_ai")
     from pydantic_ai.toolsets import FunctionToolset
-    del pydantic_ai
 
     def schemas(tools):
         return {name: t.function_schema.json_schema for name, t in FunctionToolset(tools).tools.items()}
