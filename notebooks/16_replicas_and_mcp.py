@@ -33,21 +33,18 @@
 
 # %%
 import json
-import shutil
-import socket
-import subprocess
-import time
 
 import pandas as pd
 
 from agentlab import run_guarded
-from agentlab.i18n import label
+from agentlab.i18n import label, t
 from agentlab.models import ScriptedModel, call, say, tool_calls
 from agentlab.scratch import scratch_folder
 from agentlab.site.mcp_client import MCPConnection
 from agentlab.site.service import SkillSite
 from agentlab.site.serving import serving
 from agentlab.workbook.plots import table_view
+from agentlab.workbook.tether import local_redis
 from agentlab.workbook.exercises import answer_is
 
 LANG = "en"  # "zh" for 中文
@@ -86,30 +83,17 @@ table_view(sqlite_table, lang=LANG)
 # ## One Redis for both
 #
 # The same two replicas with `store="redis://..."`: the claim `SET NX` is shared, so B replays A's recorded reply
-# and runs nothing. A throwaway `redis-server` runs on a free port for this cell (Debian's `redis-server` package);
-# without one, the cell says so and skips. It is started the way the site insists on: every write logged to disk
+# and runs nothing. A throwaway `redis-server` runs on a free port for the rest of this notebook and stops with its
+# kernel, a restarted one too (Debian's `redis-server` package); without one, the cell says so and skips. It is started the way the site insists on: every write logged to disk
 # before Redis answers (`--appendonly yes --appendfsync always`), so a crash cannot forget a claim and let a resend
 # refund twice; the site refuses a Redis without it.
 
 # %%
-redis_exe = shutil.which("redis-server")
-redis_proc = None
-if redis_exe is None:
-    print({"en": "redis-server is not installed here (apt-get install redis-server): the Redis part is skipped.",
-           "zh": "本机没有安装 redis-server（apt-get install redis-server），跳过 Redis 这一部分。"}[LANG])
+redis = local_redis(data)  # ends with this kernel, even one restarted before the last cell
+if redis is None:
+    print(t("nb16.no_redis", LANG))
 else:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    redis_proc = subprocess.Popen([redis_exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                                   "--appendonly", "yes", "--appendfsync", "always", "--dir", str(data)], stdout=subprocess.DEVNULL)
-    for _ in range(100):  # until it accepts connections
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    redis_url = f"redis://127.0.0.1:{port}/0"
+    redis_url = redis.url
     ra, rb = replicas(redis_url, redis_url)
     display(table_view(refund_twice(ra, rb, key, agent.id), lang=LANG))
 
@@ -121,7 +105,7 @@ else:
 # from in `_meta`.
 
 # %%
-site = SkillSite(data / "mcp", store=redis_url) if redis_proc is not None else SkillSite(data / "mcp")
+site = SkillSite(data / "mcp", store=redis_url) if redis is not None else SkillSite(data / "mcp")
 mkey, mcp_agent = site.create_key("mcp-agent", ["get_order", "search_orders", "create_refund", "escalate_to_human"])
 stack = serving(site)
 url = stack.__enter__()  # stopped at the end of the notebook
@@ -164,9 +148,8 @@ table_view(pd.DataFrame([{"attempt": i + 1, "isError": r.isError, "replayed": (r
 # %%
 conn.close()
 stack.__exit__(None, None, None)
-if redis_proc is not None:
-    redis_proc.terminate()
-    redis_proc.wait(timeout=10)
+if redis is not None:
+    redis.stop()
 
 # %% [markdown]
 # ## Exercise

@@ -26,7 +26,11 @@ def test_the_summary_says_each_workers_busy_time_and_each_groups_span():
     assert "  worker gw0: 2 tests, 100 s in tests, last stop at 100 s" in lines
     assert "  worker gw1: 2 tests, 90 s in tests, last stop at 130 s" in lines
     assert "  group hub on gw0: 2 tests, 0 s to 100 s (100 s)" in lines
-    assert lines[-1] == "  last to stop: t.py::d on gw1"
+    assert lines[-2] == "  last to stop: t.py::d on gw1"
+    assert lines[-1] == "  files with the most time in tests: t.py 190 s"
+    two = summary([Span("gw0", "a.py::x", 0.0, 2.0), Span("gw1", "b.py::y[1]", 0.0, 3.0),
+                   Span("gw1", "b.py::y[2]", 3.0, 4.0)])
+    assert two[-1] == "  files with the most time in tests: b.py 4 s, a.py 2 s"
     assert summary([]) == []
 
 

@@ -52,7 +52,17 @@ def summary(spans: Iterable[Span]) -> list[str]:
         lines.append(f"  group {name} on {workers}: {len({s.nodeid for s in mine})} tests, "
                      f"{first:.0f} s to {last:.0f} s ({last - first:.0f} s)")
     lines.append(f"  last to stop: {end.nodeid} on {end.worker}")
+    files: dict[str, float] = {}
+    for s in spans:
+        path = s.nodeid.split("::", 1)[0]
+        files[path] = files.get(path, 0.0) + s.stop - s.start
+    top = sorted(files.items(), key=lambda kv: -kv[1])[:FILES]
+    lines.append("  files with the most time in tests: " + ", ".join(f"{path} {sec:.0f} s" for path, sec in top))
     return lines
+
+
+#: the files the summary names, slowest first: where a shorter suite has to come from
+FILES = 15
 
 
 # --- the hooks (imported by tests/conftest.py) -------------------------------------------------------------------
