@@ -37,6 +37,12 @@ QUICK = ["tests/test_package.py", "tests/test_i18n.py", "tests/test_errors.py", 
          "tests/test_outcome.py", "tests/test_notebooks.py::test_notebook_00_runs_in_the_developers_environment"]
 VENV = ROOT / ".venv"
 CONSTRAINTS = ROOT / "constraints.txt"
+#: Packages a dependency asks for that the workbook leaves out, for uv (``--overrides``: an always-false marker drops
+#: one). rfc3987-syntax, from jupyter-events' ``jsonschema[format-nongpl]``, builds a Lark grammar each time jsonschema
+#: is imported: 1.5 s of CPU in every Jupyter server, skill site, MCP gateway and hub process, for the "iri" formats,
+#: which nothing here checks (agentlab asserts its own list of formats, agentlab.schema.FORMATS). pip has no overrides:
+#: with AGENTLAB_INSTALLER=pip it is installed, and only the start of those processes is slower.
+OVERRIDES = ROOT / "overrides.txt"
 #: The Chinese font for plots (requirements-fonts.txt, pinned by hash), installed with every setup that draws.
 FONTS = "requirements-fonts.txt"
 WITH_FONTS = ("requirements.txt", "requirements-dev.txt")
@@ -133,12 +139,13 @@ def install_command(py: Path, uv: str | None, requirements: list[str], sources: 
     files = [arg for r in requirements for arg in ("-r", str(ROOT / r))]
     all_hashed = all(_hashed(r) for r in requirements)
     pins = ["-c", str(CONSTRAINTS)] if CONSTRAINTS.exists() and not all_hashed else []
+    left_out = ["--overrides", str(OVERRIDES)] if pins and OVERRIDES.exists() else []  # uv's alone: see OVERRIDES
     lean = ["--no-deps"] if all(r in NO_DEPS for r in requirements) else []  # NO_DEPS: each such file lists them all
     if uv:
         if all_hashed:  # uv's hash-checking mode takes a constraint for a requirement, and refuses one not pinned by ==
             sources = [a for i, a in enumerate(sources) if "--constraint" not in (a, sources[i - 1] if i else "")]
         return [uv, "pip", "install", "-q", "--python", str(py), *(["--require-hashes"] if all_hashed else []),
-                *lean, *sources, *files, *pins]
+                *lean, *sources, *files, *pins, *left_out]
     return [str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q", *lean, *files, *pins]
 
 
@@ -194,7 +201,8 @@ def setup(requirements: str, *, repair: bool = False) -> Path:
         for stamp in VENV.glob(".installed-*"):
             stamp.unlink()
     py = _python()
-    files = sorted(ROOT.glob("requirements*.txt")) + [ROOT / "pyproject.toml"] + [CONSTRAINTS] * CONSTRAINTS.exists()
+    files = sorted(ROOT.glob("requirements*.txt")) + [ROOT / "pyproject.toml"] + [CONSTRAINTS] * CONSTRAINTS.exists() \
+        + [OVERRIDES] * OVERRIDES.exists()
     inputs = b"".join(f.read_bytes() for f in files)
     # the font first, checked by its hash: the workbook's install then finds it there
     wanted = [FONTS, requirements] if requirements in WITH_FONTS else [requirements]
@@ -233,8 +241,20 @@ def setup(requirements: str, *, repair: bool = False) -> Path:
         phases.run("install " + " + ".join(group), lambda cmd=cmd: subprocess.run(cmd, check=True, cwd=ROOT))
         for r in group:
             (VENV / f".installed-{Path(r).stem}").write_text(digests[r])
+    dropped = left_out()
+    if uv and dropped:  # an environment installed before a package was left out loses it too
+        phases.run("left out", lambda: subprocess.run([uv, "pip", "uninstall", "-q", "--python", str(py), *dropped],
+                                                      cwd=ROOT, check=False, stderr=subprocess.DEVNULL))
     _compile(py, phases)
     return py
+
+
+def left_out() -> list[str]:
+    """The packages :data:`OVERRIDES` drops: each line's name, before its marker."""
+    import re
+    lines = OVERRIDES.read_text(encoding="utf-8").splitlines() if OVERRIDES.exists() else []
+    return [re.split(r"[\s;=<>!~\[]", line.strip(), maxsplit=1)[0] for line in lines
+            if line.strip() and not line.lstrip().startswith("#")]
 
 
 #: written once the environment's bytecode is compiled; a venv without it is compiled at the next setup

@@ -46,6 +46,22 @@ def test_the_environment_is_requirements_txt_alone_on_the_oldest_python(particip
     assert times["lab_answered_s"] > 0
 
 
+def test_the_environment_leaves_out_what_overrides_txt_drops(participant_python):
+    """rfc3987-syntax (run.py's OVERRIDES: a Lark grammar built at every import of jsonschema, 1.5 s of CPU in every
+    Jupyter server and skill site) is not in the participant's environment; jsonschema and the MCP SDK import without
+    it, and what agentlab asserts of formats still holds."""
+    code = ("import importlib.util as u, json, jsonschema, mcp, sys; "
+            "from agentlab.tools import Registry, Tool; "
+            "r = Registry([Tool('t', 'd', {'type': 'object', 'properties': {'on': {'type': 'string', 'format': 'date'}}}, "
+            "fn=lambda **a: a)]); "
+            "print(json.dumps({'dropped': [m for m in ('rfc3987_syntax',) if u.find_spec(m) is not None], "
+            "'grammar': 'rfc3987_syntax' in sys.modules, 'bad_date': r.check('t', {'on': '2024-13-45'}).error is not None, "
+            "'good_date': r.check('t', {'on': '2024-12-03'}).error is None}))")
+    got = json.loads(subprocess.run([str(participant_python), "-c", code], capture_output=True, text=True,
+                                    check=True).stdout)
+    assert got == {"dropped": [], "grammar": False, "bad_date": True, "good_date": True}
+
+
 def test_lab_in_chinese_opens_jupyterlab_itself_in_chinese_on_the_chinese_notebooks(participant_python):
     """``python run.py lab --lang zh``: JupyterLab's menus from the official zh-CN language pack, the file browser
     on notebooks/zh/. Before, only the notebooks were Chinese and every menu English."""

@@ -42,6 +42,17 @@ def test_every_unhashed_install_is_pinned_to_the_constraints(uv):
         assert (cmd[:3] == [uv, "pip", "install"] and "--python" in cmd) if uv else cmd[:4] == [str(py), "-m", "pip", "install"]
 
 
+def test_uv_leaves_out_what_overrides_txt_drops_and_pip_is_still_pinned():
+    """overrides.txt drops a package a dependency asks for (run.py's OVERRIDES says why); uv takes it with every
+    pinned install, and a change to it installs again (it is part of the stamp). pip has no such option."""
+    assert "rfc3987-syntax" in run.OVERRIDES.read_text(encoding="utf-8")
+    for files in (["requirements.txt"], ["requirements-dev.txt"], ["requirements-fonts.txt", "requirements.txt"]):
+        cmd = run.install_command(Path("/v/bin/python"), "/x/uv", files)
+        assert cmd[cmd.index("--overrides") + 1] == str(run.OVERRIDES), cmd
+        assert "--overrides" not in run.install_command(Path("/v/bin/python"), None, files)
+    assert "--overrides" not in run.install_command(Path("/v/bin/python"), "/x/uv", ["requirements-local.txt"])
+
+
 @pytest.mark.parametrize("uv", [None, "/somewhere/uv"])
 def test_a_file_pinned_by_hash_is_installed_in_hash_checking_mode(uv):
     for name in ("requirements-fonts.txt", "requirements-local.txt"):
@@ -85,10 +96,12 @@ def test_setup_with_uv_installs_the_font_and_the_workbook_in_one_process(tmp_pat
     monkeypatch.delenv("AGENTLAB_INSTALLER", raising=False)
     calls = _fake_venv(tmp_path, monkeypatch, with_uv=True)
     run.setup("requirements.txt")
-    assert len(calls) == 2 and calls[0][0].endswith("uv"), calls
+    assert len(calls) == 3 and calls[0][0].endswith("uv"), calls
     assert "-c" in calls[0] and str(ROOT / "requirements-fonts.txt") in calls[0]
-    assert calls[1][1:3] == ["-m", "compileall"]  # uv writes no bytecode: setup does, once
-    assert calls[1][-2:] == [str(tmp_path / ".venv" / "lib"), str(ROOT / "agentlab")]
+    # what overrides.txt leaves out goes from an environment installed before it was left out
+    assert calls[1][1:3] == ["pip", "uninstall"] and calls[1][-len(run.left_out()):] == run.left_out() != []
+    assert calls[2][1:3] == ["-m", "compileall"]  # uv writes no bytecode: setup does, once
+    assert calls[2][-2:] == [str(tmp_path / ".venv" / "lib"), str(ROOT / "agentlab")]
     calls.clear()
     run.setup("requirements.txt")  # stamped: nothing to do
     assert calls == []
