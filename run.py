@@ -5,7 +5,8 @@
     python run.py check   is this machine ready? one line per problem and what to do (--lang zh; --model: the model too)
     python run.py app     set everything up, then open the no-code app (Voila)
     python run.py site    set up the skill site (a data folder, a demo key shown once) and serve it on 127.0.0.1
-    python run.py bench   run the benchmarks and print the figures (--record: also re-record the real models)
+    python run.py bench   run the benchmarks and print the figures (--record: also re-record the real models;
+                          --lang zh: the table of targets in Chinese)
     python run.py size    count the core package's lines and write the figure into README.md
     python run.py notebooks   bring each notebook's Chinese twin (notebooks/zh/) in step with its source (--check)
     python run.py local   install and start the small real model on 127.0.0.1 (about 0.5 GB, offline after)
@@ -48,12 +49,13 @@ FONTS = "requirements-fonts.txt"
 WITH_FONTS = ("requirements.txt", "requirements-dev.txt")
 
 
-def _loadavg() -> str:
+def _loadavg(lang: str = "en") -> str:
     """The load average over 1, 5 and 15 minutes (``os.getloadavg``), or why there is none (Windows)."""
     if not hasattr(os, "getloadavg"):
-        return "not available on this system"
+        return _say("run.loadavg.none", lang)
     one, five, fifteen = os.getloadavg()
-    return f"{one:.2f} {five:.2f} {fifteen:.2f} (1, 5, 15 min) on {os.cpu_count()} CPUs"
+    return _say("run.loadavg", lang, one=f"{one:.2f}", five=f"{five:.2f}", fifteen=f"{fifteen:.2f}",
+                cpus=os.cpu_count())
 
 
 def _bench(py: Path, bench: Path, args: list[str], targets: list[list[str]]) -> int:
@@ -71,14 +73,39 @@ def _bench(py: Path, bench: Path, args: list[str], targets: list[list[str]]) -> 
     return proc.returncode
 
 
-def _targets_table(rows: list[list[str]]) -> str:
-    """Every benchmark's target rows in one table: what, measured, target, met, the load it was measured at."""
-    head = ["benchmark", "what", "measured", "target", "met", "load (1 min)"]
+def _targets_table(rows: list[list[str]], lang: str = "en") -> str:
+    """Every benchmark's target rows in one table: what, measured, target, met, the load it was measured at; in
+    ``lang`` (each row's words through :func:`bench_text`, the figures as measured)."""
+    head = _say("run.bench.head", lang).split(" | ")
+    said = {"yes": _say("run.bench.yes", lang), "no": _say("run.bench.no", lang)}
     lines = ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    lines += ["| " + " | ".join([r[0], bench_text(r[1], lang, "what"), bench_text(r[2], lang, "measured"), r[3],
+                                 said.get(r[4], r[4]), r[5]]) + " |" for r in rows]
     met = sum(r[4] == "yes" for r in rows)
-    lines.append(f"\n{met} of {len(rows)} targets met; load average now {_loadavg()}")
+    lines.append("\n" + _say("run.bench.summary", lang, met=met, total=len(rows), load=_loadavg(lang)))
     return "\n".join(lines)
+
+
+def bench_text(text: str, lang: str, kind: str) -> str:
+    """A benchmark's words for a target row (``kind``: ``what`` or ``measured``) in ``lang``. Each English template of
+    the catalogue's ``run.bench.<kind>.*`` is read as a pattern, its ``{fields}`` standing for any text; the first
+    that matches the whole of ``text`` gives the same fields to that key's ``lang`` template. Unmatched text, and
+    English, come back as they are."""
+    import json
+    import re
+    import string
+    if lang == "en":
+        return text
+    en = json.loads((ROOT / "data" / "i18n" / "en.json").read_text(encoding="utf-8"))
+    for key, template in en.items():
+        if not key.startswith(f"run.bench.{kind}."):
+            continue
+        pattern = "".join(re.escape(lit) + (f"(?P<{field}>.+?)" if field else "")
+                          for lit, field, _, _ in string.Formatter().parse(template))
+        found = re.fullmatch(pattern, text)
+        if found:
+            return _say(key, lang, **found.groupdict())
+    return text
 
 
 def _python() -> Path:
@@ -841,6 +868,7 @@ def main(argv: list[str]) -> int:
                      "bench_bfcl_prompting.py"}
         record = "--record" in rest
         rest = [a for a in rest if a != "--record"]
+        lang, rest = lab_lang(rest)  # the table at the end in Chinese with --lang zh; each benchmark's own lines as they are
         only = [a for a in rest if a.endswith(".py")]  # python run.py bench bench_site.py: that one alone
         rest = [a for a in rest if not a.endswith(".py")]
         code, targets = 0, []
@@ -848,14 +876,14 @@ def main(argv: list[str]) -> int:
             if only and bench.name not in only:
                 continue
             if bench.name in recording and not record:
-                print(f"skipped {bench.name} (re-records the real models' cassettes; python run.py bench --record)")
+                print(_say("run.bench.skipped", lang, bench=bench.name))
                 continue
             # every figure is read beside the machine's load at the time (2 cores are often shared): before and after
-            print(f"== {bench.name}: load average {_loadavg()}", flush=True)
+            print(_say("run.bench.start", lang, bench=bench.name, load=_loadavg(lang)), flush=True)
             code |= _bench(py, bench, rest, targets)
-            print(f"== {bench.name} done: load average {_loadavg()}", flush=True)
+            print(_say("run.bench.done", lang, bench=bench.name, load=_loadavg(lang)), flush=True)
         if targets:
-            print(_targets_table(targets))
+            print(_targets_table(targets, lang))
         return code
     if cmd == "local":
         setup("requirements.txt")

@@ -1,11 +1,14 @@
 """The benchmarks still run and still print their baselines (their figures are never asserted: they are measured
 by ``python run.py bench``, README.md#benchmarks). Each runs here with the smallest round counts it takes."""
 import os
+import re
 import subprocess
 import sys
 
 import pytest
 from conftest import ROOT
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -50,6 +53,12 @@ def assert_target_rows(out: str, *what: str) -> None:
         assert cells[5].startswith("load ") and float(cells[5].removeprefix("load ")) >= 0, cells
     for w in what:
         assert any(cells[1] == w for cells in rows), (w, rows)
+    import run  # python run.py bench --lang zh: every row's words in Chinese (the figures as measured)
+    for cells in rows:
+        assert CJK.search(run.bench_text(cells[1], "zh", "what")), f"no Chinese for {cells[1]!r} (data/i18n run.bench.what.*)"
+        words = re.sub(r"µs|MB|ms|us|x\b", "", cells[2])
+        if re.search(r"[a-z]{3,}", words):
+            assert CJK.search(run.bench_text(cells[2], "zh", "measured")), cells[2]
 
 
 def test_bench_eval_interleaves_concurrency_1_and_8():

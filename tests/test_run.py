@@ -1,4 +1,5 @@
 """run.py: the install commands setup() builds (pip or uv, pinned either way) and ``python run.py check``."""
+import collections
 import json
 import os
 import shutil
@@ -467,3 +468,26 @@ def test_bench_collects_every_benchmarks_target_rows_into_one_table(tmp_path):
     table = run._targets_table(rows)
     assert "| bench_fake.py | a write | 1.6x | ≤ 1.25x | no | 3.00 |" in table
     assert "1 of 2 targets met" in table
+
+
+def test_the_table_of_targets_reads_in_chinese_and_every_english_template_is_its_own_pattern():
+    rows = [["bench_loop.py", "Redis store, keyed write in the loop: CPU added per call over the naive loop",
+             "+183 µs (redis-server +80 µs besides)", "≤ +200 µs", "yes", "1.04"],
+            ["bench_adapters.py", "adapter pydantic-ai run_sync, lookup, added per tool call", "+248 µs", "≤ +150 µs",
+             "no", "1.00"]]
+    table = run._targets_table(rows, "zh")
+    assert "| 基准测试 | 测什么 | 测得 | 目标 | 达标 | 负载（1 分钟） |" in table
+    assert "| bench_loop.py | Redis 存储，循环里带幂等键的写操作：每次调用比朴素循环多出的 CPU | +183 µs（另有 redis-server +80 µs）" \
+           " | ≤ +200 µs | 是 | 1.04 |" in table
+    assert "| bench_adapters.py | 适配器 pydantic-ai run_sync，lookup：每次工具调用增加的 CPU | +248 µs | ≤ +150 µs | 否 |" in table
+    assert "2 个目标中达标 1 个" in table
+    en = json.loads((ROOT / "data" / "i18n" / "en.json").read_text(encoding="utf-8"))
+    zh = json.loads((ROOT / "data" / "i18n" / "zh.json").read_text(encoding="utf-8"))
+    templates = {k: v for k, v in en.items() if k.startswith(("run.bench.what.", "run.bench.measured."))}
+    assert len(templates) >= 15 and set(templates) <= set(zh)
+    for key, template in templates.items():  # a template with its fields filled in is found again, and said in Chinese
+        kind = key.split(".")[2]
+        filled = template.format_map(collections.defaultdict(lambda: "x1"))
+        assert run.bench_text(filled, "zh", kind) == zh[key].format_map(collections.defaultdict(lambda: "x1")), key
+        assert run.bench_text(filled, "en", kind) == filled
+    assert run.bench_text("a row nobody wrote a template for", "zh", "what") == "a row nobody wrote a template for"
