@@ -41,8 +41,8 @@ CONSTRAINTS = ROOT / "constraints.txt"
 #: Packages a dependency asks for that the workbook leaves out, for uv (``--overrides``: an always-false marker drops
 #: one). rfc3987-syntax, from jupyter-events' ``jsonschema[format-nongpl]``, builds a Lark grammar each time jsonschema
 #: is imported: 1.5 s of CPU in every Jupyter server, skill site, MCP gateway and hub process, for the "iri" formats,
-#: which nothing here checks (agentlab asserts its own list of formats, agentlab.schema.FORMATS). pip has no overrides:
-#: with AGENTLAB_INSTALLER=pip it is installed, and only the start of those processes is slower.
+#: which nothing here checks (agentlab asserts its own list of formats, agentlab.schema.FORMATS); lark is there for it
+#: alone. pip has no overrides: setup() and postbuild() (the binder image) uninstall them after it.
 OVERRIDES = ROOT / "overrides.txt"
 #: The Chinese font for plots (requirements-fonts.txt, pinned by hash), installed with every setup that draws.
 FONTS = "requirements-fonts.txt"
@@ -269,9 +269,11 @@ def setup(requirements: str, *, repair: bool = False) -> Path:
         for r in group:
             (VENV / f".installed-{Path(r).stem}").write_text(digests[r])
     dropped = left_out()
-    if uv and dropped:  # an environment installed before a package was left out loses it too
-        phases.run("left out", lambda: subprocess.run([uv, "pip", "uninstall", "-q", "--python", str(py), *dropped],
-                                                      cwd=ROOT, check=False, stderr=subprocess.DEVNULL))
+    if dropped:  # pip installed them; an environment installed before a package was left out had it too
+        remove = [uv, "pip", "uninstall", "-q", "--python", str(py)] if uv else \
+            [str(py), "-m", "pip", "uninstall", "-y", "-q", "--disable-pip-version-check"]
+        phases.run("left out", lambda: subprocess.run([*remove, *dropped], cwd=ROOT, check=False,
+                                                      stderr=subprocess.DEVNULL))
     _compile(py, phases)
     return py
 
@@ -768,9 +770,13 @@ def check(rest: list[str], *, venv_dir: Path = VENV, ports: tuple[int, ...] = CH
 def postbuild(prefix: Path, py: str = sys.executable) -> int:
     """What an image build (binder/postBuild) adds after pip: the Jupyter settings into ``prefix``/etc/jupyter (read
     by every Jupyter server of that environment, no JUPYTER_CONFIG_PATH needed), the notebooks into
-    ``prefix``/share/agentlab/notebooks (a hub copies them into each participant's home), and matplotlib's font cache
-    built with the Chinese font registered, by ``py``, the environment's Python."""
+    ``prefix``/share/agentlab/notebooks (a hub copies them into each participant's home), matplotlib's font cache
+    built with the Chinese font registered, by ``py``, the environment's Python; and what :data:`OVERRIDES` leaves
+    out, which pip installed, removed again."""
     import shutil
+    if left_out():  # pip says "not installed" and goes on for a package that is not there
+        subprocess.run([py, "-m", "pip", "uninstall", "-y", "-q", "--disable-pip-version-check", *left_out()],
+                       cwd=ROOT, check=False, stderr=subprocess.DEVNULL)
     for src in JUPYTER_SETTINGS.rglob("*.json"):
         dest = prefix / "etc" / "jupyter" / src.relative_to(JUPYTER_SETTINGS)
         dest.parent.mkdir(parents=True, exist_ok=True)

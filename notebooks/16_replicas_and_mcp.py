@@ -37,14 +37,14 @@ import json
 import pandas as pd
 
 from agentlab import run_guarded
-from agentlab.i18n import label, t
+from agentlab.i18n import label
 from agentlab.models import ScriptedModel, call, say, tool_calls
 from agentlab.scratch import scratch_folder
 from agentlab.site.mcp_client import MCPConnection
 from agentlab.site.service import SkillSite
 from agentlab.site.serving import serving
 from agentlab.workbook.plots import table_view
-from agentlab.workbook.tether import local_redis
+from agentlab.workbook.tether import notebook_redis
 from agentlab.workbook.exercises import answer_is
 
 LANG = "en"  # "zh" for 中文
@@ -82,17 +82,16 @@ table_view(sqlite_table, lang=LANG)
 #
 # ## One Redis for both
 #
-# The same two replicas with `store="redis://..."`: the claim `SET NX` is shared, so B replays A's recorded reply
-# and runs nothing. A throwaway `redis-server` runs on a free port for the rest of this notebook and stops with its
-# kernel, a restarted one too (Debian's `redis-server` package); without one, the cell says so and skips. It is started the way the site insists on: every write logged to disk
-# before Redis answers (`--appendonly yes --appendfsync always`), so a crash cannot forget a claim and let a resend
-# refund twice; the site refuses a Redis without it.
+# The same two replicas with `store="redis://..."`: the claim `SET NX` is shared, so B replays A's recorded reply and
+# runs nothing. A throwaway `redis-server` runs on a free port for the rest of this notebook (Debian's `redis-server`
+# package): the interrupt button leaves it running, and it stops with the kernel, a restarted one too. Without one,
+# the cell says why and skips. It is started the way the site insists on: every write logged to disk before Redis
+# answers (`--appendonly yes --appendfsync always`), so a crash cannot forget a claim and let a resend refund twice;
+# the site refuses a Redis without it.
 
 # %%
-redis = local_redis(data)  # ends with this kernel, even one restarted before the last cell
-if redis is None:
-    print(t("nb16.no_redis", LANG))
-else:
+redis = notebook_redis(data, LANG)  # ends with this kernel, even one restarted; None (and why) without one
+if redis is not None:
     redis_url = redis.url
     ra, rb = replicas(redis_url, redis_url)
     display(table_view(refund_twice(ra, rb, key, agent.id), lang=LANG))
@@ -105,7 +104,7 @@ else:
 # from in `_meta`.
 
 # %%
-site = SkillSite(data / "mcp", store=redis_url) if redis is not None else SkillSite(data / "mcp")
+site = SkillSite(data / "mcp", store=redis_url) if redis is not None and redis.running else SkillSite(data / "mcp")
 mkey, mcp_agent = site.create_key("mcp-agent", ["get_order", "search_orders", "create_refund", "escalate_to_human"])
 stack = serving(site)
 url = stack.__enter__()  # stopped at the end of the notebook

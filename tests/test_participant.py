@@ -131,6 +131,10 @@ def test_the_binder_image_has_the_workbooks_jupyter_settings(binder_python):
     assert (prefix / "etc" / "jupyter" / "jupyter_server_config.json").is_file()
     copied = sorted(p.name for p in (prefix / "share" / "agentlab" / "notebooks").glob("*.ipynb"))
     assert "15_skill_site.ipynb" in copied
+    # pip has no overrides: postBuild removes what overrides.txt leaves out, and jsonschema imports without it
+    code = "import importlib.util as u, jsonschema; print([m for m in ('rfc3987_syntax', 'lark') if u.find_spec(m)])"
+    assert subprocess.run([str(binder_python), "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "[]"
 
 
 def test_kill_of_run_py_lab_stops_jupyterlab_itself(participant_python):

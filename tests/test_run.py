@@ -116,7 +116,8 @@ def test_setup_with_pip_keeps_the_hashed_font_in_a_process_of_its_own(tmp_path, 
     calls = _fake_venv(tmp_path, monkeypatch, with_uv=True)  # present, but pip was asked for
     run.setup("requirements.txt")
     assert [c[1:4] for c in calls[:2]] == [["-m", "pip", "install"]] * 2, calls
-    assert [c[1:3] for c in calls[2:]] == [["-m", "compileall"]]
+    assert calls[2][1:4] == ["-m", "pip", "uninstall"] and calls[2][-2:] == run.left_out()  # pip has no overrides
+    assert [c[1:3] for c in calls[3:]] == [["-m", "compileall"]]
     assert str(ROOT / "requirements-fonts.txt") in calls[0] and "-c" not in calls[0]
     assert str(ROOT / "requirements.txt") in calls[1] and "-c" in calls[1]
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.workbook.tether import local_redis, tethered
+from agentlab.workbook import tether
+from agentlab.workbook.tether import RedisNotStarted, local_redis, notebook_redis, tethered
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,7 +49,9 @@ def _redis_pid(port: int) -> int:
         s.sendall(b"INFO server\r\n")
         data = b""
         while b"process_id:" not in data or not data.endswith(b"\r\n"):
-            data += s.recv(65536)
+            chunk = s.recv(65536)
+            assert chunk, data
+            data += chunk
     line = next(x for x in data.decode().splitlines() if x.startswith("process_id:"))
     return int(line.split(":")[1])
 
@@ -56,8 +59,9 @@ def _redis_pid(port: int) -> int:
 # a kernel, as far as its children can tell: it starts a server the way notebook 16 does, says where, then waits to be
 # killed (a restart of a kernel that does not answer its shutdown request ends in SIGKILL: no cleanup code runs)
 KERNEL = """
-import sys, time
+import signal, sys, time
 from agentlab.workbook.tether import local_redis
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # a kernel survives an interrupt
 redis = local_redis(sys.argv[1])
 print(redis.port, flush=True)
 time.sleep(600)
@@ -69,12 +73,16 @@ time.sleep(600)
 def test_a_redis_started_by_a_kernel_ends_when_the_kernel_is_killed(tmp_path, how):
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not installed")
+    # in a session of its own, as jupyter_client starts a kernel: its interrupt is SIGINT to that whole group
     kernel = subprocess.Popen([sys.executable, "-c", KERNEL, str(tmp_path)], stdout=subprocess.PIPE, text=True,
-                              cwd=ROOT)
+                              cwd=ROOT, start_new_session=True)
     try:
         port = int(kernel.stdout.readline())
         pid = _redis_pid(port)
         assert not _gone(pid)
+        os.killpg(kernel.pid, signal.SIGINT)  # the interrupt button: the kernel's cell stops, its Redis does not
+        time.sleep(1.5)
+        assert not _gone(pid) and _listening(port), "an interrupt of the kernel stopped its Redis"
         kernel.send_signal(how)
         kernel.wait(10)
         assert _wait_gone(pid), "redis-server outlived the kernel that started it"
@@ -101,13 +109,35 @@ def test_a_command_that_ends_by_itself_ends_its_watcher_with_its_status():
     assert proc._watcher.wait(15) == 3
 
 
-def test_a_command_that_ignores_sigterm_is_killed():
-    proc = tethered([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-                                           "print('ready', flush=True); time.sleep(600)"], stdout=subprocess.PIPE)
-    assert proc._watcher.stdout.readline().strip() == b"ready"
+STUBBORN = ("import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            "print(os.getpid(), flush=True); time.sleep(600)")
+
+
+def test_a_command_that_ignores_sigterm_is_killed_and_gone():
+    proc = tethered([sys.executable, "-c", STUBBORN], stdout=subprocess.PIPE)
+    pid = int(proc._watcher.stdout.readline())
     t0 = time.monotonic()
     proc.stop()
     assert not proc.running and time.monotonic() - t0 < 15
+    assert _wait_gone(pid, 5), "the command outlived stop()"
+
+
+def test_a_watcher_that_does_not_answer_goes_with_its_command(monkeypatch):
+    proc = tethered([sys.executable, "-c", STUBBORN], stdout=subprocess.PIPE)
+    pid = int(proc._watcher.stdout.readline())
+    os.kill(proc.pid, signal.SIGSTOP)  # a watcher that hears nothing: stop() gives up on it
+    proc.stop(timeout=0.5)
+    assert not proc.running
+    assert _wait_gone(pid, 5), "the command outlived its watcher"
+
+
+def test_a_watcher_told_to_stop_stops_its_command():
+    proc = tethered([sys.executable, "-c", "import os, time; print(os.getpid(), flush=True); time.sleep(600)"],
+                    stdout=subprocess.PIPE)
+    pid = int(proc._watcher.stdout.readline())
+    os.kill(proc.pid, signal.SIGTERM)
+    assert _wait_gone(pid, 10)
+    proc.stop()
 
 
 def test_without_redis_installed_there_is_none(tmp_path, monkeypatch):
@@ -127,3 +157,48 @@ def test_the_redis_keeps_every_write_on_disk_and_stops_cleanly(tmp_path):
         port = redis.port
     assert not _listening(port)
     assert os.path.isdir(tmp_path)
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")
+def test_a_cell_run_twice_stops_its_first_server_and_each_keeps_its_own_files(tmp_path):
+    first = local_redis(tmp_path)
+    second = local_redis(tmp_path)
+    try:
+        assert not first.running and not _listening(first.port)
+        assert second.running and _listening(second.port)
+        assert first.folder != second.folder and first.folder.parent == second.folder.parent == tmp_path.resolve()
+    finally:
+        second.stop()
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")
+def test_a_port_another_program_holds_is_never_taken_for_the_servers_own(tmp_path, monkeypatch):
+    """Between picking a free port and the server's bind, another program can take it: whatever answers there is
+    not this Redis (it must say +PONG, and its own process must still run); the next port is tried."""
+    with socket.socket() as foreign:
+        foreign.bind(("127.0.0.1", 0))
+        foreign.listen()
+        taken = foreign.getsockname()[1]
+        ports = iter([taken, tether.free_port()])
+        monkeypatch.setattr(tether, "free_port", lambda: next(ports))
+        with local_redis(tmp_path) as redis:
+            assert redis.port != taken and _redis_pid(redis.port) > 0
+
+
+def test_a_redis_that_cannot_start_says_what_its_log_said(tmp_path, monkeypatch, capsys):
+    fake = tmp_path / "bin" / "redis-server"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --logfile ] && echo 'FATAL: cannot open the "
+                    "append only file' > \"$2\"; shift; done\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(fake.parent))
+    with pytest.raises(RedisNotStarted) as err:
+        local_redis(tmp_path / "data", tries=2)
+    assert "cannot open the append only file" in err.value.reason
+    for lang, said in (("en", "did not start"), ("zh", "没有启动起来")):
+        assert notebook_redis(tmp_path / "data", lang) is None
+        out = capsys.readouterr().out
+        assert said in out and "cannot open the append only file" in out and "Traceback" not in out
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    assert notebook_redis(tmp_path, "zh") is None
+    assert "本机没有安装 redis-server" in capsys.readouterr().out

@@ -1,37 +1,53 @@
-"""Processes a notebook starts that end when its kernel ends, however it ends.
+"""Processes a notebook starts that end when its kernel ends, however it ends, and only then.
 
 A server a notebook starts with ``subprocess.Popen`` outlives a kernel that is restarted or killed before the cell
 that stops it: it is handed to init and keeps its port, its memory and a place in the participant's process limit
-on a shared hub. Each restart of notebook 16 before its last cell left one more ``redis-server`` behind.
+on a shared hub. Each restart of notebook 16 before its last cell could leave one more ``redis-server`` behind. And
+it shares the kernel's process group, so the interrupt button (SIGINT to that group) stopped it mid-notebook.
 
 :func:`tethered` starts the command under a small watcher (:data:`WATCHER`, a few lines of the standard library
-run with ``python -c``, so it needs nothing of this process's path) whose stdin is a pipe from this process. Only
-this process holds the pipe's other end, so when this process ends (a clean exit, a restart, SIGKILL) the watcher
-reads end-of-file, stops the command (SIGTERM, then SIGKILL) and exits.
-No signal handler or ``prctl`` in this process, and the same on Linux and macOS. (A child this process forks
-without exec keeps a copy of the pipe's end: the command then lasts until that child ends too.)
+run with ``python -c``, so it needs nothing of this process's path) in a session of its own, whose stdin is a pipe
+from this process. Only this process holds the pipe's other end, so when this process ends (a clean exit, a
+restart, SIGKILL) the watcher reads end-of-file, stops the command (SIGTERM, then SIGKILL) and exits. An interrupt
+of the kernel reaches neither. No signal handler or ``prctl`` in this process, and the same on Linux and macOS. (A
+child this process forks without exec keeps a copy of the pipe's end: the command then lasts until that child ends
+too.)
 """
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+from ..i18n import Lang, t
 from ..ports import free_port
 
-__all__ = ["LocalRedis", "Tethered", "local_redis", "tethered"]
+__all__ = ["LocalRedis", "RedisNotStarted", "Tethered", "local_redis", "notebook_redis", "tethered"]
 
 #: seconds the watcher gives the command to stop after SIGTERM, before SIGKILL
 STOP_SECONDS = 5.0
 
-#: the watcher: runs ``argv[1:]``, and stops it when its own stdin reaches end-of-file (the parent closed the pipe
-#: or is gone); its exit status is the command's
+#: the watcher: runs ``argv[1:]``; stops it when its own stdin reaches end-of-file (the parent closed the pipe or is
+#: gone) or when it is told to stop itself (SIGTERM, SIGHUP); never on SIGINT. Its exit status is the command's
 WATCHER = f"""
-import os, subprocess, sys, threading
+import os, signal, subprocess, sys, threading
+signal.signal(signal.SIGINT, signal.SIG_IGN)
 child = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL)
+
+def stop(*_):
+    child.terminate()
+    try:
+        child.wait({STOP_SECONDS})
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+    os._exit(0)
 
 def stop_at_eof():
     try:
@@ -39,12 +55,10 @@ def stop_at_eof():
             pass
     except OSError:
         pass
-    child.terminate()
-    try:
-        child.wait({STOP_SECONDS})
-    except subprocess.TimeoutExpired:
-        child.kill()
+    stop()
 
+signal.signal(signal.SIGTERM, stop)
+signal.signal(signal.SIGHUP, stop)
 threading.Thread(target=stop_at_eof, daemon=True).start()
 code = child.wait()
 os._exit(code if code >= 0 else 128 - code)  # no interpreter shutdown beside a thread blocked in a read
@@ -58,6 +72,11 @@ class Tethered:
         self._watcher = watcher
 
     @property
+    def pid(self) -> int:
+        """The watcher's process id (the command is its child, in the same process group)."""
+        return self._watcher.pid
+
+    @property
     def running(self) -> bool:
         return self._watcher.poll() is None
 
@@ -67,8 +86,11 @@ class Tethered:
             self._watcher.stdin.close()
         try:
             self._watcher.wait(timeout)
-        except subprocess.TimeoutExpired:  # a watcher that does not answer: it goes, and the command with it
-            self._watcher.kill()
+        except subprocess.TimeoutExpired:  # a watcher that does not answer: its whole group goes, the command too
+            try:
+                os.killpg(self._watcher.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             self._watcher.wait()
 
     def __enter__(self) -> Tethered:
@@ -80,17 +102,29 @@ class Tethered:
 
 def tethered(cmd: list[str], **popen: object) -> Tethered:
     """``cmd`` started so that it ends when this process ends (see the module). ``popen``: ``stdout``, ``cwd``..."""
-    watcher = subprocess.Popen([sys.executable, "-c", WATCHER, *cmd],
-                               stdin=subprocess.PIPE, **popen)  # type: ignore[call-overload]
+    watcher = subprocess.Popen([sys.executable, "-c", WATCHER, *cmd], stdin=subprocess.PIPE,  # type: ignore[call-overload]
+                               start_new_session=True, **popen)
     return Tethered(watcher)
+
+
+class RedisNotStarted(Exception):
+    """redis-server is installed but did not start; ``reason`` is the end of its log."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
 
 
 class LocalRedis:
     """A throwaway ``redis-server`` on a free port of 127.0.0.1, tethered to this process (:func:`local_redis`)."""
 
-    def __init__(self, process: Tethered, port: int):
-        self.process, self.port = process, port
+    def __init__(self, process: Tethered, port: int, folder: Path):
+        self.process, self.port, self.folder = process, port, folder
         self.url = f"redis://127.0.0.1:{port}/0"
+
+    @property
+    def running(self) -> bool:
+        return self.process.running
 
     def stop(self) -> None:
         self.process.stop()
@@ -102,22 +136,65 @@ class LocalRedis:
         self.stop()
 
 
-def local_redis(folder: str | Path, *, wait: float = 10.0) -> LocalRedis | None:
+# folder -> the server started for it last: a cell run twice stops its first server rather than keep two
+_STARTED: dict[Path, LocalRedis] = {}
+
+
+def _answers_ping(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def local_redis(folder: str | Path, *, wait: float = 10.0, tries: int = 3) -> LocalRedis | None:
     """A ``redis-server`` as the site requires one (every write on disk before it answers: ``--appendonly yes
-    --appendfsync always``), its files in ``folder``, ready for connections; None when none is installed. It ends with
-    this process even when :meth:`LocalRedis.stop` is never reached (a kernel restarted mid-notebook)."""
+    --appendfsync always``), its files and log in a new folder inside ``folder``, ready for connections; None when
+    none is installed. It ends with this process even when :meth:`LocalRedis.stop` is never reached (a kernel
+    restarted mid-notebook); the one started earlier for the same ``folder`` is stopped first.
+
+    Raises :class:`RedisNotStarted` (the end of its log) when it is installed but did not start, after ``tries``
+    ports (another program can take a free port before the server binds it)."""
     exe = shutil.which("redis-server")
     if exe is None:
         return None
-    port = free_port()
-    proc = tethered([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
-                     "--appendfsync", "always", "--dir", str(folder)], stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline and proc.running:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return LocalRedis(proc, port)
-        except OSError:
+    base = Path(folder).resolve()
+    earlier = _STARTED.pop(base, None)
+    if earlier is not None:
+        earlier.stop()
+    base.mkdir(parents=True, exist_ok=True)
+    reason = ""
+    for _ in range(max(1, tries)):
+        own = Path(tempfile.mkdtemp(prefix="redis-", dir=base))
+        log = own / "redis.log"
+        port = free_port()
+        proc = tethered([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+                         "--appendfsync", "always", "--dir", str(own), "--logfile", str(log)],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and proc.running:
+            if _answers_ping(port) and proc.running:  # its own answer, not another program's on the same port
+                started = _STARTED[base] = LocalRedis(proc, port, own)
+                return started
             time.sleep(0.05)
-    proc.stop()
-    return None
+        proc.stop()
+        try:
+            reason = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-5:])
+        except OSError:
+            reason = ""
+    raise RedisNotStarted(reason or "redis-server exited without a word")
+
+
+def notebook_redis(folder: str | Path, lang: Lang) -> LocalRedis | None:
+    """:func:`local_redis` for a notebook cell: when there is none, one sentence in ``lang`` says why (not
+    installed, or what its log said), and None."""
+    try:
+        redis = local_redis(folder)
+    except RedisNotStarted as exc:
+        print(t("nb16.redis_failed", lang, reason=exc.reason))
+        return None
+    if redis is None:
+        print(t("nb16.no_redis", lang))
+    return redis

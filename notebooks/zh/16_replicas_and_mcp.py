@@ -34,14 +34,14 @@ import json
 import pandas as pd
 
 from agentlab import run_guarded
-from agentlab.i18n import label, t
+from agentlab.i18n import label
 from agentlab.models import ScriptedModel, call, say, tool_calls
 from agentlab.scratch import scratch_folder
 from agentlab.site.mcp_client import MCPConnection
 from agentlab.site.service import SkillSite
 from agentlab.site.serving import serving
 from agentlab.workbook.plots import table_view
-from agentlab.workbook.tether import local_redis
+from agentlab.workbook.tether import notebook_redis
 from agentlab.workbook.exercises import answer_is
 
 LANG = "zh"  # "en" for English
@@ -77,13 +77,11 @@ table_view(sqlite_table, lang=LANG)
 #
 # ## 两个副本共用一个 Redis：只退一次
 #
-# 还是这两个副本，改成 `store="redis://..."`：用 `SET NX` 登记的幂等记录是共享的，于是 B 直接重放 A 记下的响应，什么也不执行。这一格会在一个空闲端口上临时起一个 `redis-server`（Debian 的 `redis-server` 软件包），供本笔记本余下部分使用，内核结束时它随之退出，内核被重启也一样；没有安装的话，这一格会说明并跳过。它按技能站要求的方式启动：每次写入都先落盘再应答（`--appendonly yes --appendfsync always`），这样崩溃后也不会忘掉已登记的幂等记录、让重发的请求再退一次款；不满足这一点的 Redis，技能站会拒绝使用。
+# 还是这两个副本，改成 `store="redis://..."`：用 `SET NX` 登记的幂等记录是共享的，于是 B 直接重放 A 记下的响应，什么也不执行。这一格会在一个空闲端口上临时起一个 `redis-server`（Debian 的 `redis-server` 软件包），供本笔记本余下部分使用：按中断按钮不会停掉它，内核结束时它随之退出，内核被重启也一样；没有它的话，这一格会说明原因并跳过。它按技能站要求的方式启动：每次写入都先落盘再应答（`--appendonly yes --appendfsync always`），这样崩溃后也不会忘掉已登记的幂等记录、让重发的请求再退一次款；不满足这一点的 Redis，技能站会拒绝使用。
 
 # %%
-redis = local_redis(data)  # ends with this kernel, even one restarted before the last cell
-if redis is None:
-    print(t("nb16.no_redis", LANG))
-else:
+redis = notebook_redis(data, LANG)  # ends with this kernel, even one restarted; None (and why) without one
+if redis is not None:
     redis_url = redis.url
     ra, rb = replicas(redis_url, redis_url)
     display(table_view(refund_twice(ra, rb, key, agent.id), lang=LANG))
@@ -94,7 +92,7 @@ else:
 # 技能站的应用在 `/mcp` 上以 streamable HTTP 提供 MCP。工具列表里带着从元数据生成的注解：查询类是只读的；写操作是破坏性的，同时（在同一个幂等键下）是幂等的，`_meta` 里还写明了幂等键由哪些字段生成。
 
 # %%
-site = SkillSite(data / "mcp", store=redis_url) if redis is not None else SkillSite(data / "mcp")
+site = SkillSite(data / "mcp", store=redis_url) if redis is not None and redis.running else SkillSite(data / "mcp")
 mkey, mcp_agent = site.create_key("mcp-agent", ["get_order", "search_orders", "create_refund", "escalate_to_human"])
 stack = serving(site)
 url = stack.__enter__()  # stopped at the end of the notebook
