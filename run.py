@@ -65,12 +65,19 @@ def _bench(py: Path, bench: Path, args: list[str], targets: list[list[str]]) -> 
         assert proc.stdout is not None
         for line in proc.stdout:
             print(line, end="", flush=True)
-            cells = [c.strip() for c in line.split("|")]
-            if len(cells) == 6 and cells[0] == "target":
-                # one way of writing a bound and a unit across benchmarks: ≤ and µs
-                same = [c.replace("<=", "≤").replace(" us", " µs") for c in cells[1:5]]
-                targets.append([bench.name, *same, cells[5].removeprefix("load ").strip()])
+            row = target_row(line)
+            if row is not None:
+                targets.append([bench.name, *row])
     return proc.returncode
+
+
+def target_row(line: str) -> list[str] | None:
+    """A benchmark's ``target | what | measured | target | met | load L`` line as the table's cells (what, measured,
+    target, met, load), written one way across benchmarks (≤ and µs); None for any other line."""
+    cells = [c.strip() for c in line.split("|")]
+    if len(cells) != 6 or cells[0] != "target":
+        return None
+    return [*(c.replace("<=", "≤").replace(" us", " µs") for c in cells[1:5]), cells[5].removeprefix("load ").strip()]
 
 
 def _targets_table(rows: list[list[str]], lang: str = "en") -> str:

@@ -54,11 +54,14 @@ def assert_target_rows(out: str, *what: str) -> None:
     for w in what:
         assert any(cells[1] == w for cells in rows), (w, rows)
     import run  # python run.py bench --lang zh: every row's words in Chinese (the figures as measured)
-    for cells in rows:
-        assert CJK.search(run.bench_text(cells[1], "zh", "what")), f"no Chinese for {cells[1]!r} (data/i18n run.bench.what.*)"
-        words = re.sub(r"µs|MB|ms|us|x\b", "", cells[2])
-        if re.search(r"[a-z]{3,}", words):
-            assert CJK.search(run.bench_text(cells[2], "zh", "measured")), cells[2]
+    for line in out.splitlines():
+        row = run.target_row(line)  # the cells as run.py bench's table holds them
+        if row is None:
+            continue
+        what, measured = row[0], row[1]
+        assert CJK.search(run.bench_text(what, "zh", "what")), f"no Chinese for {what!r} (data/i18n run.bench.what.*)"
+        if re.search(r"[a-z]{3,}", re.sub(r"µs|MB|ms|x\b", "", measured)):
+            assert CJK.search(run.bench_text(measured, "zh", "measured")), measured
 
 
 def test_bench_eval_interleaves_concurrency_1_and_8():
