@@ -137,7 +137,8 @@ def test_a_watcher_told_to_stop_stops_its_command():
     pid = int(proc._watcher.stdout.readline())
     os.kill(proc.pid, signal.SIGTERM)
     assert _wait_gone(pid, 10)
-    proc.stop()
+    proc._watcher.wait(4)  # the watcher ends with its command, well before its SIGKILL timer (a handler that waited
+    proc.stop()            # for the command deadlocked on the wait lock its own main thread held)
 
 
 def test_without_redis_installed_there_is_none(tmp_path, monkeypatch):

@@ -21,8 +21,8 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from ..i18n import Lang, t
@@ -40,14 +40,21 @@ import os, signal, subprocess, sys, threading
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 child = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL)
 
-def stop(*_):
-    child.terminate()
+def kill():
     try:
-        child.wait({STOP_SECONDS})
-    except subprocess.TimeoutExpired:
         child.kill()
-        child.wait()
-    os._exit(0)
+    except OSError:
+        pass
+
+def stop(*_):
+    # no wait here: a handler runs in the main thread, inside its child.wait(), which holds the wait lock
+    try:
+        child.terminate()
+    except OSError:
+        pass
+    timer = threading.Timer({STOP_SECONDS}, kill)
+    timer.daemon = True
+    timer.start()
 
 def stop_at_eof():
     try:
@@ -167,9 +174,10 @@ def local_redis(folder: str | Path, *, wait: float = 10.0, tries: int = 3) -> Lo
     base.mkdir(parents=True, exist_ok=True)
     reason = ""
     for _ in range(max(1, tries)):
-        own = Path(tempfile.mkdtemp(prefix="redis-", dir=base))
-        log = own / "redis.log"
         port = free_port()
+        own = base / f"redis-{port}-{uuid.uuid4().hex[:8]}"  # inside the caller's folder, gone with it
+        own.mkdir()
+        log = own / "redis.log"
         proc = tethered([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
                          "--appendfsync", "always", "--dir", str(own), "--logfile", str(log)],
                         stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
