@@ -275,12 +275,8 @@ def setup(requirements: str, *, repair: bool = False) -> Path:
         phases.run("install " + " + ".join(group), lambda cmd=cmd: subprocess.run(cmd, check=True, cwd=ROOT))
         for r in group:
             (VENV / f".installed-{Path(r).stem}").write_text(digests[r])
-    dropped = left_out()
-    if dropped:  # pip installed them; an environment installed before a package was left out had it too
-        remove = [uv, "pip", "uninstall", "-q", "--python", str(py)] if uv else \
-            [str(py), "-m", "pip", "uninstall", "-y", "-q", "--disable-pip-version-check"]
-        phases.run("left out", lambda: subprocess.run([*remove, *dropped], cwd=ROOT, check=False,
-                                                      stderr=subprocess.DEVNULL))
+    if left_out():  # pip installed them; an environment installed before a package was left out had it too
+        phases.run("left out", lambda: remove_left_out(str(py), uv))
     _compile(py, phases)
     return py
 
@@ -291,6 +287,17 @@ def left_out() -> list[str]:
     lines = OVERRIDES.read_text(encoding="utf-8").splitlines() if OVERRIDES.exists() else []
     return [re.split(r"[\s;=<>!~\[]", line.strip(), maxsplit=1)[0] for line in lines
             if line.strip() and not line.lstrip().startswith("#")]
+
+
+def remove_left_out(py: str, uv: str | None = None) -> None:
+    """Uninstall what :data:`OVERRIDES` drops from the environment of ``py``, with uv or pip (both say "not installed"
+    and go on for a package that is not there)."""
+    dropped = left_out()
+    if not dropped:
+        return
+    remove = [uv, "pip", "uninstall", "-q", "--python", py] if uv else \
+        [py, "-m", "pip", "uninstall", "-y", "-q", "--disable-pip-version-check"]
+    subprocess.run([*remove, *dropped], cwd=ROOT, check=False, stderr=subprocess.DEVNULL)
 
 
 #: written once the environment's bytecode is compiled; a venv without it is compiled at the next setup
@@ -781,9 +788,7 @@ def postbuild(prefix: Path, py: str = sys.executable) -> int:
     built with the Chinese font registered, by ``py``, the environment's Python; and what :data:`OVERRIDES` leaves
     out, which pip installed, removed again."""
     import shutil
-    if left_out():  # pip says "not installed" and goes on for a package that is not there
-        subprocess.run([py, "-m", "pip", "uninstall", "-y", "-q", "--disable-pip-version-check", *left_out()],
-                       cwd=ROOT, check=False, stderr=subprocess.DEVNULL)
+    remove_left_out(py)  # pip installed them: it has no overrides
     for src in JUPYTER_SETTINGS.rglob("*.json"):
         dest = prefix / "etc" / "jupyter" / src.relative_to(JUPYTER_SETTINGS)
         dest.parent.mkdir(parents=True, exist_ok=True)
