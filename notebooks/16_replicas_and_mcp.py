@@ -83,11 +83,12 @@ table_view(sqlite_table, lang=LANG)
 # ## One Redis for both
 #
 # The same two replicas with `store="redis://..."`: the claim `SET NX` is shared, so B replays A's recorded reply and
-# runs nothing. A throwaway `redis-server` runs on a free port for the rest of this notebook (Debian's `redis-server`
-# package): the interrupt button leaves it running, and it stops with the kernel, a restarted one too. Without one,
-# the cell says why and skips. It is started the way the site insists on: every write logged to disk before Redis
-# answers (`--appendonly yes --appendfsync always`), so a crash cannot forget a claim and let a resend refund twice;
-# the site refuses a Redis without it.
+# runs nothing. A throwaway `redis-server` (Debian's `redis-server` package) runs for the rest of this notebook on a
+# socket only your account can open, with no network port, so on a shared hub the others cannot reach it. The
+# interrupt button leaves it running, and it stops with the kernel, a restarted one too. Without one, the cell says
+# why and skips. It is started the way the site insists on: every write logged to disk before Redis answers
+# (`--appendonly yes --appendfsync always`), so a crash cannot forget a claim and let a resend refund twice; the site
+# refuses a Redis without it.
 
 # %%
 redis = notebook_redis(data, LANG)  # ends with this kernel, even one restarted; None (and why) without one

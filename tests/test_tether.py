@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.workbook import tether
 from agentlab.workbook.tether import RedisNotStarted, local_redis, notebook_redis, tethered
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,16 +35,20 @@ def _wait_gone(pid: int, seconds: float = 15.0) -> bool:
     return False
 
 
-def _listening(port: int) -> bool:
+def _listening(path: Path) -> bool:
     try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(0.5)
+            s.connect(str(path))
         return True
     except OSError:
         return False
 
 
-def _redis_pid(port: int) -> int:
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+def _redis_pid(path: Path) -> int:
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(5)
+        s.connect(str(path))
         s.sendall(b"INFO server\r\n")
         data = b""
         while b"process_id:" not in data or not data.endswith(b"\r\n"):
@@ -63,7 +66,7 @@ import signal, sys, time
 from agentlab.workbook.tether import local_redis
 signal.signal(signal.SIGINT, signal.SIG_IGN)  # a kernel survives an interrupt
 redis = local_redis(sys.argv[1])
-print(redis.port, flush=True)
+print(redis.socket, flush=True)
 time.sleep(600)
 """
 
@@ -77,7 +80,7 @@ def test_a_redis_started_by_a_kernel_ends_when_the_kernel_is_killed(tmp_path, ho
     kernel = subprocess.Popen([sys.executable, "-c", KERNEL, str(tmp_path)], stdout=subprocess.PIPE, text=True,
                               cwd=ROOT, start_new_session=True)
     try:
-        port = int(kernel.stdout.readline())
+        port = Path(kernel.stdout.readline().strip())
         pid = _redis_pid(port)
         assert not _gone(pid)
         os.killpg(kernel.pid, signal.SIGINT)  # the interrupt button: the kernel's cell stops, its Redis does not
@@ -149,13 +152,13 @@ def test_without_redis_installed_there_is_none(tmp_path, monkeypatch):
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")
 def test_the_redis_keeps_every_write_on_disk_and_stops_cleanly(tmp_path):
     with local_redis(tmp_path) as redis:
-        assert redis.url == f"redis://127.0.0.1:{redis.port}/0"
+        assert redis.url == f"unix://{redis.socket}?db=0"
         import redis as redis_py
         client = redis_py.Redis.from_url(redis.url)
         assert client.config_get("appendonly")["appendonly"] == "yes"
         assert client.config_get("appendfsync")["appendfsync"] == "always"
         client.close()
-        port = redis.port
+        port = redis.socket
     assert not _listening(port)
     assert os.path.isdir(tmp_path)
 
@@ -165,25 +168,32 @@ def test_a_cell_run_twice_stops_its_first_server_and_each_keeps_its_own_files(tm
     first = local_redis(tmp_path)
     second = local_redis(tmp_path)
     try:
-        assert not first.running and not _listening(first.port)
-        assert second.running and _listening(second.port)
+        assert not first.running and not _listening(first.socket)
+        assert second.running and _listening(second.socket)
         assert first.folder != second.folder and first.folder.parent == second.folder.parent == tmp_path.resolve()
     finally:
         second.stop()
 
 
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")
-def test_a_port_another_program_holds_is_never_taken_for_the_servers_own(tmp_path, monkeypatch):
-    """Between picking a free port and the server's bind, another program can take it: whatever answers there is
-    not this Redis (it must say +PONG, and its own process must still run); the next port is tried."""
-    with socket.socket() as foreign:
-        foreign.bind(("127.0.0.1", 0))
-        foreign.listen()
-        taken = foreign.getsockname()[1]
-        ports = iter([taken, tether.free_port()])
-        monkeypatch.setattr(tether, "free_port", lambda: next(ports))
-        with local_redis(tmp_path) as redis:
-            assert redis.port != taken and _redis_pid(redis.port) > 0
+def test_no_other_account_on_the_machine_can_reach_it(tmp_path):
+    """On a shared hub every kernel runs on one machine: a Redis on 127.0.0.1 was open to every participant, to read,
+    flush or freeze. It listens on no TCP port, on a socket only its own account may open, in a folder of its own."""
+    with local_redis(tmp_path) as redis:
+        import redis as redis_py
+        client = redis_py.Redis.from_url(redis.url)
+        assert client.config_get("port")["port"] == "0"
+        assert client.config_get("unixsocketperm")["unixsocketperm"] == "700"
+        client.close()
+        assert redis.socket.stat().st_mode & 0o077 == 0 and redis.folder.stat().st_mode & 0o077 == 0
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")
+def test_a_folder_too_deep_for_a_socket_still_gets_one(tmp_path):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    with local_redis(deep) as redis:
+        assert len(os.fsencode(redis.socket)) <= 100 and _listening(redis.socket)
+        assert redis.folder.parent == deep.resolve()
 
 
 def test_a_redis_that_cannot_start_says_what_its_log_said(tmp_path, monkeypatch, capsys):
@@ -194,7 +204,7 @@ def test_a_redis_that_cannot_start_says_what_its_log_said(tmp_path, monkeypatch,
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(fake.parent))
     with pytest.raises(RedisNotStarted) as err:
-        local_redis(tmp_path / "data", tries=2)
+        local_redis(tmp_path / "data")
     assert "cannot open the append only file" in err.value.reason
     for lang, said in (("en", "did not start"), ("zh", "没有启动起来")):
         assert notebook_redis(tmp_path / "data", lang) is None

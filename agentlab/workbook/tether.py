@@ -26,7 +26,7 @@ import uuid
 from pathlib import Path
 
 from ..i18n import Lang, t
-from ..ports import free_port
+from ..scratch import scratch_folder
 
 __all__ = ["LocalRedis", "RedisNotStarted", "Tethered", "local_redis", "notebook_redis", "tethered"]
 
@@ -123,11 +123,11 @@ class RedisNotStarted(Exception):
 
 
 class LocalRedis:
-    """A throwaway ``redis-server`` on a free port of 127.0.0.1, tethered to this process (:func:`local_redis`)."""
+    """A throwaway ``redis-server`` on a Unix socket of its own, tethered to this process (:func:`local_redis`)."""
 
-    def __init__(self, process: Tethered, port: int, folder: Path):
-        self.process, self.port, self.folder = process, port, folder
-        self.url = f"redis://127.0.0.1:{port}/0"
+    def __init__(self, process: Tethered, socket_path: Path, folder: Path):
+        self.process, self.socket, self.folder = process, socket_path, folder
+        self.url = f"unix://{socket_path}?db=0"
 
     @property
     def running(self) -> bool:
@@ -146,24 +146,32 @@ class LocalRedis:
 # folder -> the server started for it last: a cell run twice stops its first server rather than keep two
 _STARTED: dict[Path, LocalRedis] = {}
 
+#: the longest path a Unix socket may have (108 bytes on Linux, 104 on macOS, with the final NUL)
+_SOCKET_BYTES = 100
 
-def _answers_ping(port: int) -> bool:
+
+def _answers_ping(path: Path) -> bool:
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(0.5)
+            s.connect(str(path))
             s.sendall(b"PING\r\n")
             return s.recv(16).startswith(b"+PONG")
     except OSError:
         return False
 
 
-def local_redis(folder: str | Path, *, wait: float = 10.0, tries: int = 3) -> LocalRedis | None:
+def local_redis(folder: str | Path, *, wait: float = 10.0) -> LocalRedis | None:
     """A ``redis-server`` as the site requires one (every write on disk before it answers: ``--appendonly yes
     --appendfsync always``), its files and log in a new folder inside ``folder``, ready for connections; None when
     none is installed. It ends with this process even when :meth:`LocalRedis.stop` is never reached (a kernel
     restarted mid-notebook); the one started earlier for the same ``folder`` is stopped first.
 
-    Raises :class:`RedisNotStarted` (the end of its log) when it is installed but did not start, after ``tries``
-    ports (another program can take a free port before the server binds it)."""
+    It listens on no TCP port, only on a Unix socket only this account may open (mode 0700, in a folder of mode
+    0700): on a shared hub every participant's kernel runs on the same machine, and one on 127.0.0.1 was open to
+    all of them, to read, flush or freeze. ``url`` is the ``unix://`` URL the stores take.
+
+    Raises :class:`RedisNotStarted` (the end of its log) when it is installed but did not start."""
     exe = shutil.which("redis-server")
     if exe is None:
         return None
@@ -172,26 +180,25 @@ def local_redis(folder: str | Path, *, wait: float = 10.0, tries: int = 3) -> Lo
     if earlier is not None:
         earlier.stop()
     base.mkdir(parents=True, exist_ok=True)
-    reason = ""
-    for _ in range(max(1, tries)):
-        port = free_port()
-        own = base / f"redis-{port}-{uuid.uuid4().hex[:8]}"  # inside the caller's folder, gone with it
-        own.mkdir()
-        log = own / "redis.log"
-        proc = tethered([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
-                         "--appendfsync", "always", "--dir", str(own), "--logfile", str(log)],
-                        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and proc.running:
-            if _answers_ping(port) and proc.running:  # its own answer, not another program's on the same port
-                started = _STARTED[base] = LocalRedis(proc, port, own)
-                return started
-            time.sleep(0.05)
-        proc.stop()
-        try:
-            reason = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-5:])
-        except OSError:
-            reason = ""
+    own = base / f"r-{uuid.uuid4().hex[:8]}"  # inside the caller's folder, gone with it
+    own.mkdir(mode=0o700)
+    log, sock = own / "redis.log", own / "redis.sock"
+    if len(os.fsencode(sock)) > _SOCKET_BYTES:  # a deep folder: the socket in a short one of this user's own
+        sock = scratch_folder("r-") / "s"
+    proc = tethered([exe, "--port", "0", "--unixsocket", str(sock), "--unixsocketperm", "700", "--save", "",
+                     "--appendonly", "yes", "--appendfsync", "always", "--dir", str(own), "--logfile", str(log)],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and proc.running:
+        if _answers_ping(sock):
+            started = _STARTED[base] = LocalRedis(proc, sock, own)
+            return started
+        time.sleep(0.05)
+    proc.stop()
+    try:
+        reason = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-5:])
+    except OSError:
+        reason = ""
     raise RedisNotStarted(reason or "redis-server exited without a word")
 
 

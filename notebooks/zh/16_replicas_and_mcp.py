@@ -77,7 +77,7 @@ table_view(sqlite_table, lang=LANG)
 #
 # ## 两个副本共用一个 Redis：只退一次
 #
-# 还是这两个副本，改成 `store="redis://..."`：用 `SET NX` 登记的幂等记录是共享的，于是 B 直接重放 A 记下的响应，什么也不执行。这一格会在一个空闲端口上临时起一个 `redis-server`（Debian 的 `redis-server` 软件包），供本笔记本余下部分使用：按中断按钮不会停掉它，内核结束时它随之退出，内核被重启也一样；没有它的话，这一格会说明原因并跳过。它按技能站要求的方式启动：每次写入都先落盘再应答（`--appendonly yes --appendfsync always`），这样崩溃后也不会忘掉已登记的幂等记录、让重发的请求再退一次款；不满足这一点的 Redis，技能站会拒绝使用。
+# 还是这两个副本，改成 `store="redis://..."`：用 `SET NX` 登记的幂等记录是共享的，于是 B 直接重放 A 记下的响应，什么也不执行。这一格会临时起一个 `redis-server`，它只监听一个只有你的账号能打开的套接字（不开网络端口：在共享的 Hub 上别人连不到它）（Debian 的 `redis-server` 软件包），供本笔记本余下部分使用：按中断按钮不会停掉它，内核结束时它随之退出，内核被重启也一样；没有它的话，这一格会说明原因并跳过。它按技能站要求的方式启动：每次写入都先落盘再应答（`--appendonly yes --appendfsync always`），这样崩溃后也不会忘掉已登记的幂等记录、让重发的请求再退一次款；不满足这一点的 Redis，技能站会拒绝使用。
 
 # %%
 redis = notebook_redis(data, LANG)  # ends with this kernel, even one restarted; None (and why) without one
