@@ -6,7 +6,14 @@ from pathlib import Path
 import pytest
 
 # the run's timeline, printed at the end of a run on pytest-xdist's workers: where the wall time went
-from timeline import pytest_runtest_logreport, pytest_terminal_summary  # noqa: F401
+from timeline import (  # noqa: F401
+    pytest_runtest_call,
+    pytest_runtest_logreport,
+    pytest_runtest_makereport,
+    pytest_runtest_setup,
+    pytest_runtest_teardown,
+    pytest_terminal_summary,
+)
 
 # each xdist_group on one worker, as --dist loadgroup means it (pytest 9 dropped xdist's way of marking them)
 from xdist_groups import pytest_collection_modifyitems  # noqa: F401

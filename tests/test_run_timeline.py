@@ -34,12 +34,22 @@ def test_the_summary_says_each_workers_busy_time_and_each_groups_span():
     assert summary([]) == []
 
 
+def test_the_summary_names_the_files_that_cost_the_most_cpu_with_the_processes_they_waited_for():
+    spans = [Span("gw0", "a.py::x", 0.0, 50.0, cpu=2.0), Span("gw1", "b.py::y[1]", 0.0, 3.0, cpu=2.5),
+             Span("gw1", "b.py::y[2]", 3.0, 4.0, cpu=1.0)]
+    assert summary(spans)[-1] == "  CPU in tests: 6 s; files with the most: b.py 4 s, a.py 2 s"
+    # no phase measured (reports from an older worker): no line rather than a line of zeros
+    assert not any("CPU" in line for line in summary([Span("gw0", "a.py::x", 0.0, 1.0)]))
+
+
 def test_a_group_runs_on_one_worker_and_the_run_prints_its_timeline(tmp_path):
     """The hooks as tests/conftest.py installs them, in a small suite of its own on pytest-xdist's two workers: the two
     tests of one xdist_group on one worker (on pytest 9 they went to both: tests/xdist_groups.py), the timeline at
     the end; a run on one process prints none."""
     (tmp_path / "conftest.py").write_text(f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
-                                          "from timeline import pytest_runtest_logreport, pytest_terminal_summary\n"
+                                          "from timeline import pytest_runtest_logreport, pytest_terminal_summary, pytest_runtest_setup\n"
+                                          "from timeline import pytest_runtest_call, pytest_runtest_teardown\n"
+                                          "from timeline import pytest_runtest_makereport\n"
                                           "from xdist_groups import pytest_collection_modifyitems\n")
     (tmp_path / "test_small.py").write_text(
         "import pytest\n\n@pytest.mark.xdist_group('slow')\ndef test_a():\n    pass\n\n"
@@ -53,6 +63,7 @@ def test_a_group_runs_on_one_worker_and_the_run_prints_its_timeline(tmp_path):
     two = subprocess.run([*common, "-n", "2", "--dist", "loadgroup"], capture_output=True, text=True, timeout=120, env=env)
     assert two.returncode == 0, two.stdout + two.stderr
     assert "suite timeline: " in two.stdout
+    assert "  CPU in tests: " in two.stdout and "test_small.py" in two.stdout.split("CPU in tests: ")[1], two.stdout
     assert "group slow on gw0: 2 tests, " in two.stdout or "group slow on gw1: 2 tests, " in two.stdout, two.stdout
     one = subprocess.run(common, capture_output=True, text=True, timeout=120, env=env)
     assert one.returncode == 0 and "suite timeline" not in one.stdout, one.stdout

@@ -1,14 +1,19 @@
 """Where the wall time of ``python run.py test`` went: each pytest-xdist worker's span and busy time, and each
-``xdist_group``'s span and worker, printed at the end of the run (tests/conftest.py collects the reports).
+``xdist_group``'s span and worker, printed at the end of the run (tests/conftest.py collects the reports). Also the
+CPU each file's tests cost, with the processes they started and waited for (servers, kernels, builds): on two
+cores a suite that keeps both busy is as long as its CPU, and a file's wall time says little of its share of it.
 
-Why: the suite runs on two workers and one group (the hub's) runs serially on one of them. Whether that group or
+Why: the suite runs on a few workers and one group (the hub's) runs serially on one of them. Whether that group or
 the rest decides the run's length was guessed once and was wrong; every CI log now says it, so the next change to
 the suite's schedule starts from that run's own figures rather than from a second run of the whole suite.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+
+import pytest
 
 
 @dataclass(frozen=True)
@@ -18,6 +23,7 @@ class Span:
     nodeid: str
     start: float
     stop: float
+    cpu: float = 0.0  # CPU seconds of the worker and of the processes it waited for, during this phase
 
 
 def group_of(nodeid: str) -> str | None:
@@ -58,7 +64,21 @@ def summary(spans: Iterable[Span]) -> list[str]:
         files[path] = files.get(path, 0.0) + s.stop - s.start
     top = sorted(files.items(), key=lambda kv: -kv[1])[:FILES]
     lines.append("  files with the most time in tests: " + ", ".join(f"{path} {sec:.0f} s" for path, sec in top))
+    cpu: dict[str, float] = {}
+    for s in spans:
+        path = s.nodeid.split("::", 1)[0]
+        cpu[path] = cpu.get(path, 0.0) + s.cpu
+    if any(cpu.values()):
+        used = sorted(cpu.items(), key=lambda kv: -kv[1])[:FILES]
+        lines.append(f"  CPU in tests: {sum(cpu.values()):.0f} s; files with the most: "
+                     + ", ".join(f"{path} {sec:.0f} s" for path, sec in used))
     return lines
+
+
+def cpu_seconds() -> float:
+    """This process's CPU (user + system) and that of its children it has waited for, in seconds."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 #: the files the summary names, slowest first: where a shorter suite has to come from
@@ -68,6 +88,37 @@ FILES = 15
 # --- the hooks (imported by tests/conftest.py) -------------------------------------------------------------------
 
 _SPANS: list[Span] = []
+_CPU = pytest.StashKey[float]()
+
+
+def _phase(item: pytest.Item) -> Iterator[None]:
+    item.stash[_CPU] = cpu_seconds()
+    yield
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    return (yield from _phase(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    return (yield from _phase(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    return (yield from _phase(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call):
+    """The phase's CPU on its report (made right after the phase), which xdist carries to the controller."""
+    report = yield
+    started = item.stash.get(_CPU, None)
+    if started is not None:
+        report.user_properties.append(("cpu", cpu_seconds() - started))
+    return report
 
 
 def pytest_runtest_logreport(report) -> None:
@@ -78,7 +129,8 @@ def pytest_runtest_logreport(report) -> None:
                                                             "id", None)
     start, stop = getattr(report, "start", None), getattr(report, "stop", None)
     if worker and start is not None and stop is not None:
-        _SPANS.append(Span(str(worker), report.nodeid, float(start), float(stop)))
+        cpu = sum(float(v) for k, v in getattr(report, "user_properties", ()) if k == "cpu")
+        _SPANS.append(Span(str(worker), report.nodeid, float(start), float(stop), cpu))
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
