@@ -71,6 +71,14 @@ def _bench(py: Path, bench: Path, args: list[str], targets: list[list[str]]) -> 
     return proc.returncode
 
 
+def bench_args(bench: Path, lang: str, args: list[str]) -> list[str]:
+    """What ``run.py bench`` passes to ``bench``: the arguments given, and ``--lang`` when a language other than
+    English was asked for and the benchmark takes one (its own tables then read in that language too)."""
+    if lang == "en" or "--lang" in args or '"--lang"' not in bench.read_text(encoding="utf-8"):
+        return args
+    return [*args, "--lang", lang]
+
+
 def target_row(line: str) -> list[str] | None:
     """A benchmark's ``target | what | measured | target | met | load L`` line as the table's cells (what, measured,
     target, met, load), written one way across benchmarks (≤ and µs); None for any other line."""
@@ -901,7 +909,7 @@ def main(argv: list[str]) -> int:
                 continue
             # every figure is read beside the machine's load at the time (2 cores are often shared): before and after
             print(_say("run.bench.start", lang, bench=bench.name, load=_loadavg(lang)), flush=True)
-            code |= _bench(py, bench, rest, targets)
+            code |= _bench(py, bench, bench_args(bench, lang, rest), targets)
             print(_say("run.bench.done", lang, bench=bench.name, load=_loadavg(lang)), flush=True)
         if targets:
             print(_targets_table(targets, lang))

@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -95,6 +96,23 @@ def test_bench_adapters_measures_each_frameworks_added_cost_per_tool_call():
     rows = [line.split(" | ") for line in out.splitlines() if line.startswith("| ") and " µs |" in line]
     assert len(rows) == 8 and all(len(r) == 8 and r[5].endswith(" µs") and r[6].endswith(" µs") for r in rows), rows
     assert "caches flushed before each call" in out and "The ten-line wrapper alone: warm lookup" in out
+
+
+def test_run_bench_in_chinese_hands_the_language_to_each_benchmark_that_takes_one(tmp_path):
+    """python run.py bench --lang zh: the table of targets in Chinese, and a benchmark with tables of its own in words
+    (bench_adapters' faults) is asked for them in Chinese too; one without a --lang option gets nothing it would
+    refuse."""
+    import run
+    assert run.bench_args(ROOT / "benchmarks" / "bench_adapters.py", "zh", ["--rounds", "1"]) == \
+        ["--rounds", "1", "--lang", "zh"]
+    assert run.bench_args(ROOT / "benchmarks" / "bench_site.py", "zh", ["--quick"]) == ["--quick"]
+    assert run.bench_args(ROOT / "benchmarks" / "bench_adapters.py", "en", []) == []
+    fake = tmp_path / "bench_fake.py"  # what the benchmark is handed, through run.py's own runner
+    fake.write_text("import argparse\nap = argparse.ArgumentParser()\nap.add_argument(\"--lang\", default=\"en\")\n"
+                    "print(f\"target | lang {ap.parse_args().lang} | 1x | <= 2x | yes | load 0.5\")\n")
+    rows: list[list[str]] = []
+    assert run._bench(Path(sys.executable), fake, run.bench_args(fake, "zh", []), rows) == 0
+    assert rows == [["bench_fake.py", "lang zh", "1x", "≤ 2x", "yes", "0.5"]]
 
 
 def test_the_adapters_floor_is_a_wrapper_each_framework_reads_as_the_tool_itself():
