@@ -53,7 +53,7 @@ def test_a_group_runs_on_one_worker_and_the_run_prints_its_timeline(tmp_path):
                                           "from xdist_groups import pytest_collection_modifyitems\n")
     (tmp_path / "test_small.py").write_text(
         "import pytest\n\n@pytest.mark.xdist_group('slow')\ndef test_a():\n    pass\n\n"
-        "@pytest.mark.xdist_group('slow')\ndef test_b():\n    pass\n\ndef test_c():\n    pass\n")
+        "@pytest.mark.xdist_group('slow')\ndef test_b():\n    pass\n\ndef test_c():\n    sum(range(10 ** 6))\n")
     # xdist alone, not every plugin the environment installs (langsmith's and hypothesis' took ~1.5 s a process, and
     # the two runs start five)
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
