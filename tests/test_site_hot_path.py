@@ -95,7 +95,16 @@ def test_an_execute_skips_the_router_and_every_other_request_takes_it(tmp_path):
         await router(scope, receive, send)
 
     app.router.middleware_stack = counting
+    outer = []  # FastAPI's own layers around the router (server errors, telemetry, the body limit)
+
+    def layers(scope, receive, send):
+        if scope["type"] == "http":
+            outer.append((scope["method"], scope["path"]))
+        return stack(scope, receive, send)
+
     with TestClient(create_app(site)) as plain, TestClient(app) as client:
+        stack = app.middleware_stack  # built when the client started the app
+        app.middleware_stack = layers
         fast = _post(client, key, "look_it")
         whole = _post(plain, key, "look_it")
         listing = client.get("/api/skills", headers={"X-API-Key": key})
@@ -105,6 +114,7 @@ def test_an_execute_skips_the_router_and_every_other_request_takes_it(tmp_path):
         {k: v for k, v in whole.headers.items() if k not in ("x-request-id",)}
     assert listing.status_code == 200 and wrong.status_code == 405 and wrong.json()["success"] is False
     assert seen == [("GET", "/api/skills"), ("GET", "/api/skills/look_it/execute")]
+    assert outer == seen  # an execute meets the access log in front of them, and nothing else
     access = [line for line in site.logs.read("access") if line["path"] == "/api/skills/look_it/execute"]
     assert [line["status"] for line in access] == [200, 200]
     assert [(line["log"], line["status"]) for line in site.logs.read("keyless")
@@ -230,3 +240,21 @@ def test_the_headers_an_execute_reads_are_picked_in_one_pass_and_read_as_starlet
     assert scope["agentlab.headers"][b"x-api-key"] == "sk-1"  # one pass, kept for the next reads
     scope["headers"] = []  # later reads use what was picked
     assert _header(scope, b"x-api-key") == "sk-1" and _header(scope, b"accept-language") is None
+
+
+def test_an_exception_in_the_execute_route_is_logged_and_answered_500_in_the_sites_shape(tmp_path, monkeypatch):
+    """The site's own bug on its hot path (FastAPI's server-error layer is not in front of it): a 500 with the site's
+    body and a request id, the stack in the error log, the request in the access log."""
+    site, key, _ = _site(tmp_path, lambda args, ctx: {"noted": "x"})
+
+    async def broken(*args, **kwargs):
+        raise RuntimeError("a bug of the site's own")
+
+    monkeypatch.setattr(site, "execute_async", broken)
+    with TestClient(create_app(site), raise_server_exceptions=False) as client:
+        got = _post(client, key, "look_it")
+    assert got.status_code == 500 and got.json()["success"] is False and got.json()["error"]["code"] == "TOOL_ERROR"
+    assert "a bug of the site's own" not in got.text and len(got.headers["X-Request-Id"]) == 16
+    (error,) = site.logs.read("error")
+    assert error["request_id"] == got.headers["X-Request-Id"] and "a bug of the site's own" in error["stack"]
+    assert [line["status"] for line in site.logs.read("access") if line["request_id"] == error["request_id"]] == [500]

@@ -163,7 +163,7 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         async with manager.run():  # the MCP endpoint answers only while its session manager runs
             yield
 
-    app = FastAPI(title="agentlab skill site", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app = _SiteApp(title="agentlab skill site", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.site = site
 
 
@@ -221,9 +221,8 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
 
     # the access log wraps everything as a plain ASGI app: Starlette's @app.middleware("http") ran each
     # request as a task with memory streams between it and the route, about a millisecond of CPU a request.
-    # It also hands an execute straight to its route (filled in below, once the route exists)
-    hot: dict[str, Any] = {}
-    app.add_middleware(_AccessLog, site=site, hot=hot)
+    # An execute meets it in front of FastAPI's own layers (_SiteApp, below, once the route exists)
+    app.add_middleware(_AccessLog, site=site)
 
     def key_of(request: Request, lang: Lang) -> tuple[Any, JSONResponse | None]:
         api_key = request.headers.get("x-api-key")
@@ -285,7 +284,7 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
     # a plain Starlette route: FastAPI's dependency solving (a path parameter, the request) cost more than
     # the rest of the route; the body is read by hand anyway (bounded, above)
     app.router.routes.append(Route("/api/skills/{name}/execute", endpoint=execute_skill, methods=["POST"]))
-    hot["execute"] = execute_skill
+    app.front = _AccessLog(_Execute(execute_skill), site)
 
     def html(text: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(text, status_code=status, headers={"Content-Security-Policy": pages.CSP,
@@ -361,13 +360,49 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
     return app
 
 
+class _SiteApp(FastAPI):
+    """The site's FastAPI app, with a front door for its hot path: ``POST /api/skills/{name}/execute`` goes from here
+    to its route through the access log alone (``front``). FastAPI's own layers around its router (the server-error
+    and telemetry middlewares, the body limit, the exception layer, the router's matching of every route before
+    it) are bypassed: the route (a plain Starlette one that raises no HTTPException and needs no dependency) uses
+    none of them, the access log answers an exception of its own in the site's shape, and the body is bounded by
+    the route itself. What it answers is the same either way (tests/test_site_hot_path.py); every other request,
+    and every other method on this path (405 in the site's shape), goes the whole way."""
+
+    front: Any = None  # the access log around the execute route (set by create_app once the route exists)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        front = self.front
+        if front is not None and scope["type"] == "http" and scope["method"] == "POST" \
+                and not scope.get("root_path"):
+            found = _EXECUTE.fullmatch(scope["path"])
+            if found is not None:
+                scope["app"] = self
+                scope["path_params"] = {"name": found[1]}
+                await front(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
+
+
+class _Execute:
+    """The execute route as a plain ASGI app (the front door's inner app)."""
+
+    def __init__(self, route: Any):
+        self.route = route
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        scope["endpoint"] = self.route
+        response = await self.route(Request(scope, receive))
+        await response(scope, receive, send)
+
+
 class _AccessLog:
     """Every request's line in the access log (or the keyless log), and its ``X-Request-Id``, as a plain
     ASGI middleware. A request id is made here and kept in ``scope["state"]`` for the routes; an
     exception no route handled is logged with its stack and answered 500 in the site's shape."""
 
-    def __init__(self, app: Any, site: SkillSite, hot: dict[str, Any] | None = None):
-        self.app, self.site, self.hot = app, site, hot if hot is not None else {}
+    def __init__(self, app: Any, site: SkillSite):
+        self.app, self.site = app, site
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -388,22 +423,7 @@ class _AccessLog:
             await send(message)
 
         try:
-            execute = self.hot.get("execute")
-            found = _EXECUTE.fullmatch(scope["path"]) if execute is not None and scope["method"] == "POST" \
-                and not scope.get("root_path") else None
-            if execute is not None and found is not None:
-                # POST /api/skills/{name}/execute, the site's hot path, straight to its route: the router's
-                # matching (every route before it), the exception layer and the dependency exit stack are
-                # bypassed, which the route (a plain Starlette one that raises no HTTPException and needs no
-                # dependency) never uses. What it answers, and how an exception of its own is logged and
-                # answered (below), is the same either way; every other request, and every other method on
-                # this path (405 in the site's shape), goes the whole way
-                scope["path_params"] = {"name": found[1]}
-                scope["endpoint"] = execute
-                response = await execute(Request(scope, receive))
-                await response(scope, receive, sending)
-            else:
-                await self.app(scope, receive, sending)
+            await self.app(scope, receive, sending)
         except Exception as exc:
             import traceback
             request = Request(scope)
