@@ -3,6 +3,7 @@
 The many-process tests (replicas appending and rotating at once) are in tests/test_site_replicas.py.
 """
 import json
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +35,7 @@ def test_files_are_capped_and_rotated(tmp_path):
     logs = SiteLogs(tmp_path, max_bytes=400, backups=2)
     for i in range(40):
         logs.write("access", request_id=f"r{i}", session_id=None, path="/api/skills")
+    logs.flush()  # the lines written together: each file still moved aside when the next line would not fit
     assert _files(tmp_path) == ["access.jsonl", "access.jsonl.1", "access.jsonl.2"]
     assert all(p.stat().st_size <= 400 for p in tmp_path.iterdir())
 
@@ -89,6 +91,7 @@ def test_a_key_sent_as_a_session_id_is_not_stored(tmp_path):
     logs = SiteLogs(tmp_path)
     logs.write("call", request_id="r", session_id=key, key_id="k")
     logs.write("call", request_id="r", session_id="not valid!", key_id="k")
+    logs.flush()
     assert key not in (tmp_path / "call.jsonl").read_text()
     assert [x["session_id"] for x in logs.read("call")] == ["[secret removed]", "[invalid session id]"]
 
@@ -103,6 +106,7 @@ def test_a_read_parses_only_what_is_new(tmp_path, monkeypatch):
     monkeypatch.setattr(json, "loads", lambda raw, *a, **k: parsed.append(raw) or real(raw, *a, **k))
     assert len(logs.read("call")) == 3 and parsed == []  # unchanged: nothing parsed again
     logs.write("call", request_id="r3", session_id=None, key_id="k")
+    logs.flush()
     with (tmp_path / "call.jsonl").open("ab") as f:
         f.write(b'{"request_id": "half a li')  # another replica is writing it right now
     assert [x["request_id"] for x in logs.read("call")] == ["r0", "r1", "r2", "r3"] and len(parsed) == 1
@@ -135,23 +139,92 @@ def test_a_key_sent_as_a_session_id_over_mcp_is_not_logged(tmp_path):
     assert [x["session_id"] for x in SiteLogs(tmp_path / "logs").read("call")] == [None, "sess-mcp"]
 
 
-def test_a_log_keeps_its_files_open_and_every_line_is_written_at_once(tmp_path, monkeypatch):
-    """Appending a line opens nothing (the files stay open), and the line is in the file when write returns:
-    a crash of the process right after loses nothing. Another replica moving a file aside is followed."""
+def test_a_log_keeps_its_files_open_and_an_audit_line_is_written_at_once(tmp_path, monkeypatch):
+    """Appending a line opens nothing (the files stay open); an audit (or error) line is in its file when write
+    returns, so a crash of the process right after loses none. Another replica moving a file aside is followed."""
     import os
     logs = SiteLogs(tmp_path, max_bytes=10_000)
-    logs.write("call", request_id="r0", session_id=None, key_id="k", skill="s")
+    logs.write("audit", request_id="r0", session_id=None, key_id="k", action="execute")
     opened = []
     real_open = os.open
     monkeypatch.setattr(os, "open", lambda *a, **k: opened.append(a[0]) or real_open(*a, **k))
     for i in range(1, 6):
-        logs.write("call", request_id=f"r{i}", session_id=None, key_id="k", skill="s")
-        assert (tmp_path / "call.jsonl").read_text().splitlines()[-1].startswith('{"ts"')
-        assert f'"r{i}"' in (tmp_path / "call.jsonl").read_text().splitlines()[-1]
+        logs.write("audit", request_id=f"r{i}", session_id=None, key_id="k", action="execute")
+        assert f'"r{i}"' in (tmp_path / "audit.jsonl").read_text().splitlines()[-1]
     assert opened == []
     other = SiteLogs(tmp_path, max_bytes=10_000)  # another replica moves the file aside
-    other._rotate(tmp_path / "call.jsonl", 3)
-    logs.write("call", request_id="after", session_id=None, key_id="k", skill="s")
-    assert [line["request_id"] for line in logs.read("call")] == ["after"]
+    other._rotate(tmp_path / "audit.jsonl", 3)
+    logs.write("audit", request_id="after", session_id=None, key_id="k", action="execute")
+    assert [line["request_id"] for line in logs.read("audit")] == ["after"]
     logs.close()
     other.close()
+
+
+def test_access_and_call_lines_wait_and_are_written_together(tmp_path, monkeypatch):
+    """The two lines of every request wait in memory: many requests' lines are one write per file, at once when a
+    read, a close or an audit line to the same file (which comes after them, in order) asks; and without anyone
+    asking, by the flusher, once the log's flush_seconds have passed."""
+    import os
+    import time
+    logs = SiteLogs(tmp_path, flush_seconds=60)
+    writes = []
+    real_write = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: writes.append(data) or real_write(fd, data))
+    for i in range(50):
+        logs.write("call", request_id=f"c{i}", session_id=None, key_id="k", skill="s")
+        logs.write("access", request_id=f"c{i}", session_id=None, keyless=False, method="POST", path="/x", status=200)
+    assert not (tmp_path / "call.jsonl").exists() and writes == []
+    logs.flush()
+    assert [x["request_id"] for x in _lines(tmp_path / "call.jsonl")] == [f"c{i}" for i in range(50)]
+    assert [x["request_id"] for x in _lines(tmp_path / "access.jsonl")] == [f"c{i}" for i in range(50)]
+    assert len(writes) == 2  # one per file
+    # keyless lines of every kind share one file: an audit line writes the waiting ones first, then itself
+    logs.write("call", request_id="anon", session_id=None, skill="s", status=401)
+    logs.write("audit", request_id="anon", session_id=None, action="execute", keyless=True)
+    assert [(x["log"], x["request_id"]) for x in _lines(tmp_path / "keyless.jsonl")] == [("call", "anon"),
+                                                                                          ("audit", "anon")]
+    logs.write("call", request_id="last", session_id=None, key_id="k", skill="s")
+    assert logs.read("call")[-1]["request_id"] == "last"  # a read sees every line written before it
+    logs.close()
+    quick = SiteLogs(tmp_path / "quick", flush_seconds=0.05)  # nobody asks: the flusher writes it
+    quick.write("call", request_id="alone", session_id=None, key_id="k", skill="s")
+    deadline = time.monotonic() + 30  # the flusher's own thread; generous, for a loaded machine
+    while not _lines(tmp_path / "quick" / "call.jsonl") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [x["request_id"] for x in _lines(tmp_path / "quick" / "call.jsonl")] == ["alone"]
+    assert not (tmp_path / "call.jsonl.1").exists() and len(_lines(tmp_path / "call.jsonl")) == 51
+
+
+def _lines(path):
+    import json
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.mark.parametrize("end", ["exit", "kill"])
+def test_a_process_that_ends_keeps_every_audit_line_and_loses_waiting_lines_only_when_killed(tmp_path, end):
+    """A clean stop writes the lines waiting (atexit); a process killed outright loses at most those, never an
+    audit line; a forked child never writes its parent's waiting lines a second time."""
+    import subprocess
+    import sys
+    script = f"""
+import os, signal, sys
+sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
+from agentlab.site.logs import SiteLogs
+logs = SiteLogs({str(tmp_path)!r}, flush_seconds=60)
+logs.write("call", request_id="before-fork", session_id=None, key_id="k", skill="s")
+child = os.fork()
+if child == 0:
+    logs.write("call", request_id="child", session_id=None, key_id="k", skill="s")
+    sys.exit(0)  # a clean exit of the child: its own line, never the parent's waiting one
+os.waitpid(child, 0)
+logs.write("audit", request_id="audit", session_id=None, key_id="k", action="execute")
+logs.write("call", request_id="waiting", session_id=None, key_id="k", skill="s")
+if {end!r} == "kill":
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == (0 if end == "exit" else -9), done.stderr
+    calls = [x["request_id"] for x in _lines(tmp_path / "call.jsonl")]
+    assert [x["request_id"] for x in _lines(tmp_path / "audit.jsonl")] == ["audit"]
+    # the audit line wrote the line waiting before it; only the last one, still waiting, is lost to the kill
+    assert sorted(calls) == (["before-fork", "child", "waiting"] if end == "exit" else ["before-fork", "child"])

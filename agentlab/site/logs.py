@@ -21,12 +21,21 @@ Each file is capped: past ``max_bytes`` it moves to ``.1`` (``.1`` to ``.2``...)
 ``backups`` old files. Replicas sharing the folder append and rotate under one lock file
 (``logs/.lock``, :func:`agentlab.site.files.locked`): a file is moved aside only when the
 next line does not fit, by one process, and no line another process wrote is lost.
+
+Audit and error lines are written at once. Access and call lines, two for every request, wait in memory
+for at most ``flush_seconds`` (:data:`FLUSH_SECONDS`) or until :data:`FLUSH_BYTES` are waiting, and are then
+written together, under one lock: written one by one, their lock, ``stat`` and ``write`` were most of what the
+site added to a read (benchmarks/bench_site.py). :meth:`SiteLogs.read`, :meth:`SiteLogs.close`, an audit or
+error line to the same file and the process's exit write them first; a process killed outright loses at most
+its last ``flush_seconds`` of access and call lines, never an audit or error line (docs/site.md#logs).
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
+import sys
 import threading
 import time
 import weakref
@@ -38,7 +47,8 @@ from typing import Any, Literal
 from ..errors import find_secrets, redact_secrets
 from .files import hold, let_go
 
-__all__ = ["FIELD_CHARS", "LINE_BYTES", "LOGS", "VALUE_CHARS", "LogName", "SiteLogs", "clean_session", "scrub"]
+__all__ = ["FIELD_CHARS", "FLUSH_BYTES", "FLUSH_SECONDS", "LINE_BYTES", "LOGS", "VALUE_CHARS", "LogName", "SiteLogs",
+           "clean_session", "scrub"]
 
 LogName = Literal["access", "call", "error", "audit"]
 LOGS: tuple[LogName, ...] = ("access", "call", "error", "audit")
@@ -54,6 +64,11 @@ _CREDENTIAL = re.compile(r"(pass(word)?|secret|token|api[_-]?key|authorization|c
 _SESSION = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
 _FIXED = ("ts", "request_id", "session_id", "log")  # never cut from a line
 _LOCK = ".lock"  # the lock file every replica's writer holds (agentlab.site.files)
+#: seconds an access or call line may wait in memory before it is written, with every other line waiting
+FLUSH_SECONDS = 0.1
+#: bytes of waiting lines that are written at once, whatever their age
+FLUSH_BYTES = 64_000
+_LATER = frozenset({"access", "call"})  # the lines of every request: written in batches
 
 
 @lru_cache(maxsize=4096)
@@ -214,23 +229,29 @@ class SiteLogs:
         max_bytes, backups: each file's cap and how many moved-aside files are kept.
         keyless_bytes, keyless_backups: the same for ``keyless.jsonl``.
         line_bytes: the cap of one line (at most ``max_bytes``).
+        flush_seconds: how long an access or call line may wait in memory (0: every line written at once).
     """
 
     def __init__(self, folder: str | Path, *, max_bytes: int = 5_000_000, backups: int = 3,
                  keyless_bytes: int = 1_000_000, keyless_backups: int = 1, line_bytes: int = LINE_BYTES,
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time, flush_seconds: float = FLUSH_SECONDS):
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.max_bytes, self.backups, self.clock = max_bytes, backups, clock
         self.keyless_bytes, self.keyless_backups = keyless_bytes, keyless_backups
         self.line_bytes = line_bytes
+        self.flush_seconds = max(0.0, float(flush_seconds))
         self._lock = threading.Lock()
         # log name -> its file, open for appending; ".lock" -> logs/.lock, held around every append (all replicas)
         self._fds: dict[str, int] = {}
         self._idents: dict[str, tuple[int, int]] = {}
         self._paths: dict[str, Path] = {}  # log name -> device and inode of the file kept open
-        self._pid = os.getpid()
+        self._forks = _FORKS[0]  # the process's forks so far: a child's count differs (no getpid per line)
+        self._waiting: dict[str, list[bytes]] = {}  # file -> access and call lines not written yet, oldest first
+        self._waiting_bytes = 0
+        self._queued = False  # handed to the flusher, which writes them within flush_seconds
         weakref.finalize(self, _close_all, self._fds)
+        _OPEN.add(self)
         self._read_lock = threading.Lock()
         # per file: (device and inode, its first bytes, bytes parsed, the lines): what read() has seen
         self._parsed: dict[str, tuple[tuple[int, int], bytes, int, list[dict]]] = {}
@@ -277,40 +298,92 @@ class SiteLogs:
                 line[k] = _clean(v, 1)
         if stack is not None:
             line["stack"] = _stack(str(stack))
-        cap, backups = (self.keyless_bytes, self.keyless_backups) if keyless else (self.max_bytes, self.backups)
-        data = _fit(line, min(self.line_bytes, cap))
-        self._append(KEYLESS if keyless else name, data, cap, backups)
+        target = KEYLESS if keyless else name
+        data = _fit(line, min(self.line_bytes, self.keyless_bytes if keyless else self.max_bytes))
+        if name in _LATER and self.flush_seconds > 0:
+            self._later(target, data)
+        else:
+            self._append(target, data)
 
-    def _append(self, name: str, data: bytes, cap: int, backups: int) -> None:
-        """``data`` at the end of ``name``'s file, moved aside first when it would not fit.
+    def _later(self, name: str, data: bytes) -> None:
+        """``data`` kept for the next flush: within ``flush_seconds`` (the flusher's), or now when
+        :data:`FLUSH_BYTES` are waiting."""
+        with self._lock:
+            self._forked()
+            self._waiting.setdefault(name, []).append(data)
+            self._waiting_bytes += len(data)
+            full = self._waiting_bytes >= FLUSH_BYTES
+            queued, self._queued = self._queued, True
+        if full:
+            self.flush()
+        elif not queued:
+            _FLUSHER.queue(self)
 
-        The file stays open between lines (an ``open`` per line was most of a line's cost): each line
-        is one unbuffered ``os.write`` to an ``O_APPEND`` descriptor, so it is in the operating system's
-        hands when this returns and a crash of the process loses nothing written. A ``stat`` of the path
-        tells whether another replica moved the file aside meanwhile: then it is opened afresh.
-        """
+    def flush(self) -> None:
+        """Write every line waiting in memory now (under one hold of the replicas' lock)."""
+        with self._lock:
+            self._forked()
+            self._queued = False
+            if self._waiting:
+                self._locked_write([])
+
+    def _append(self, name: str, data: bytes) -> None:
+        """``data`` at the end of ``name``'s file now, after the lines waiting in memory (an audit or error line,
+        or a line of a log that keeps none waiting)."""
+        with self._lock:  # one writer of this process at a time, then one of every replica (the lock file)
+            self._forked()
+            self._locked_write([(name, data)])
+
+    def _locked_write(self, now: list[tuple[str, bytes]]) -> None:
+        """The waiting lines, then ``now``, each at the end of its file, under the lock file (called holding
+        ``_lock``). What is waiting is taken first: a write that fails (a full disk) loses those lines, it never
+        writes them twice."""
+        waiting, self._waiting, self._waiting_bytes = self._waiting, {}, 0
+        for name, data in now:
+            waiting.setdefault(name, []).append(data)
+        lock = self._fds.get(_LOCK)
+        if lock is None:
+            lock = self._fds[_LOCK] = os.open(self.folder / _LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        hold(lock)
+        try:
+            for name, lines in waiting.items():
+                self._write_lines(name, lines)
+        finally:
+            let_go(lock)
+
+    def _write_lines(self, name: str, lines: list[bytes]) -> None:
+        """``lines`` at the end of ``name``'s file, moved aside first whenever the next line would not fit.
+
+        The file stays open between lines (an ``open`` per line was most of a line's cost); the lines that fit go
+        in one unbuffered ``os.write`` to an ``O_APPEND`` descriptor, so they are in the operating system's hands
+        when this returns. A ``stat`` of the path tells whether another replica moved the file aside
+        meanwhile: then it is opened afresh."""
         path = self._paths.get(name)
         if path is None:
             path = self._paths[name] = self.folder / f"{name}.jsonl"
-        with self._lock:  # one writer of this process at a time, then one of every replica (the lock file)
-            if self._pid != os.getpid():  # a forked child: the parent's descriptors share its lock, open anew
-                self._fds.clear()
-                self._idents.clear()
-                self._pid = os.getpid()
-            lock = self._fds.get(_LOCK)
-            if lock is None:
-                lock = self._fds[_LOCK] = os.open(self.folder / _LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-            hold(lock)
-            try:
+        cap, backups = (self.keyless_bytes, self.keyless_backups) if name == KEYLESS else (self.max_bytes, self.backups)
+        fd, size = self._open_current(name, path)
+        batch: list[bytes] = []
+        for data in lines:
+            if size and size + len(data) > cap:
+                if batch:
+                    _write_all(fd, b"".join(batch))
+                    batch = []
+                self._rotate(path, backups)
                 fd, size = self._open_current(name, path)
-                if size and size + len(data) > cap:
-                    self._rotate(path, backups)
-                    fd, _ = self._open_current(name, path)
-                done = os.write(fd, data)
-                while done < len(data):  # a short write (a full disk, a signal): the rest, never a torn line
-                    done += os.write(fd, data[done:])
-            finally:
-                let_go(lock)
+            batch.append(data)
+            size += len(data)
+        if batch:
+            _write_all(fd, b"".join(batch))
+
+    def _forked(self) -> None:
+        """In a forked child (called holding ``_lock``): the parent's descriptors share its lock and the lines
+        waiting are the parent's to write; open anew, keep none."""
+        if self._forks != _FORKS[0]:
+            self._fds.clear()
+            self._idents.clear()
+            self._waiting, self._waiting_bytes, self._queued = {}, 0, False
+            self._forks = _FORKS[0]
 
     def _open_current(self, name: str, path: Path) -> tuple[int, int]:
         """The descriptor of the file now at ``path`` (the one kept open, unless it was moved aside or
@@ -333,7 +406,8 @@ class SiteLogs:
         return fd, mine.st_size
 
     def close(self) -> None:
-        """Close the files kept open (a later write opens them again)."""
+        """Write the lines waiting, then close the files kept open (a later write opens them again)."""
+        self.flush()
         with self._lock:
             _close_all(self._fds)
 
@@ -356,6 +430,7 @@ class SiteLogs:
         grew, the new lines. A line being written by another process right now (no newline yet)
         waits for the next read; a line that does not parse is skipped.
         """
+        self.flush()
         path = self.path(name)
         try:
             st = path.stat()
@@ -389,6 +464,76 @@ class SiteLogs:
                     lines.append(value)
             self._parsed[name] = (ident, head, start + end, lines)
             return list(lines)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    done = os.write(fd, data)
+    while done < len(data):  # a short write (a full disk, a signal): the rest, never a torn line
+        done += os.write(fd, data[done:])
+
+
+class _Flusher:
+    """One thread for every log of the process: a log with lines waiting is handed here once, and written when its
+    ``flush_seconds`` have passed, with whatever came meanwhile. Started with the first log that waits; after a
+    fork, the child starts its own."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._due: dict[SiteLogs, float] = {}  # held until written: when each is due (time.monotonic)
+        self._thread: threading.Thread | None = None
+
+    def queue(self, logs: SiteLogs) -> None:
+        with self._cond:
+            self._due.setdefault(logs, time.monotonic() + logs.flush_seconds)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="agentlab-site-logs", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._due:
+                    self._cond.wait()
+                now = time.monotonic()
+                ready = [logs for logs, at in self._due.items() if at <= now]
+                if not ready:
+                    self._cond.wait(min(self._due.values()) - now)
+                    continue
+                for logs in ready:
+                    del self._due[logs]
+            for logs in ready:
+                try:
+                    logs.flush()
+                except FileNotFoundError:  # the folder was removed (a scratch site's, a check's): nobody reads it
+                    pass
+                except Exception as exc:  # noqa: BLE001 - a full disk, no permission: said, the thread goes on
+                    print(f"agentlab site: log lines could not be written to {logs.folder}: {exc!r}", file=sys.stderr)
+
+
+_FORKS = [0]  # forks of this process so far (a child's logs see the change and start afresh)
+_FLUSHER = _Flusher()
+_OPEN: weakref.WeakSet[SiteLogs] = weakref.WeakSet()
+
+
+def _after_fork() -> None:
+    global _FLUSHER
+    _FORKS[0] += 1
+    _FLUSHER = _Flusher()
+
+
+def _flush_all() -> None:
+    """At exit: every log's waiting lines (a clean stop of the site loses none)."""
+    for logs in list(_OPEN):
+        try:
+            logs.flush()
+        except Exception:  # noqa: BLE001 - nothing can be done at exit; the others still get written
+            pass
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+atexit.register(_flush_all)
 
 
 def _close_all(fds: dict[str, int]) -> None:
