@@ -23,11 +23,11 @@ Each file is capped: past ``max_bytes`` it moves to ``.1`` (``.1`` to ``.2``...)
 next line does not fit, by one process, and no line another process wrote is lost.
 
 Audit and error lines are written at once. Access and call lines, two for every request, wait in memory
-for at most ``flush_seconds`` (:data:`FLUSH_SECONDS`) or until :data:`FLUSH_BYTES` are waiting, and are then
+for about ``flush_seconds`` (:data:`FLUSH_SECONDS`) or until :data:`FLUSH_BYTES` are waiting, and are then
 written together, under one lock: written one by one, their lock, ``stat`` and ``write`` were most of what the
 site added to a read (benchmarks/bench_site.py). :meth:`SiteLogs.read`, :meth:`SiteLogs.close`, an audit or
-error line to the same file and the process's exit write them first; a process killed outright loses at most
-its last ``flush_seconds`` of access and call lines, never an audit or error line (docs/site.md#logs).
+error line and the process's normal exit write them first; a process killed outright (or ended by ``os._exit``)
+loses the lines still waiting, never an audit or error line (docs/site.md#logs).
 """
 from __future__ import annotations
 
@@ -68,6 +68,7 @@ _LOCK = ".lock"  # the lock file every replica's writer holds (agentlab.site.fil
 FLUSH_SECONDS = 0.1
 #: bytes of waiting lines that are written at once, whatever their age
 FLUSH_BYTES = 64_000
+MAX_FLUSH_SECONDS = 60.0  # the longest a log may keep its lines waiting
 _LATER = frozenset({"access", "call"})  # the lines of every request: written in batches
 
 
@@ -240,17 +241,20 @@ class SiteLogs:
         self.max_bytes, self.backups, self.clock = max_bytes, backups, clock
         self.keyless_bytes, self.keyless_backups = keyless_bytes, keyless_backups
         self.line_bytes = line_bytes
-        self.flush_seconds = max(0.0, float(flush_seconds))
+        if not 0 <= flush_seconds <= MAX_FLUSH_SECONDS:  # NaN too; an endless wait would stop every log's flushes
+            raise ValueError(f"flush_seconds must be between 0 and {MAX_FLUSH_SECONDS:g}, got {flush_seconds!r}")
+        self.flush_seconds = float(flush_seconds)
         self._lock = threading.Lock()
         # log name -> its file, open for appending; ".lock" -> logs/.lock, held around every append (all replicas)
         self._fds: dict[str, int] = {}
         self._idents: dict[str, tuple[int, int]] = {}
         self._paths: dict[str, Path] = {}  # log name -> device and inode of the file kept open
-        self._forks = _FORKS[0]  # the process's forks so far: a child's count differs (no getpid per line)
         self._waiting: dict[str, list[bytes]] = {}  # file -> access and call lines not written yet, oldest first
         self._waiting_bytes = 0
         self._queued = False  # handed to the flusher, which writes them within flush_seconds
-        weakref.finalize(self, _close_all, self._fds)
+        # not at exit: the process's exit closes them anyway, and a finalizer run there (registered after
+        # _flush_all, so run before it) closed them under a flush still writing the lines waiting
+        weakref.finalize(self, _close_all, self._fds).atexit = False
         _OPEN.add(self)
         self._read_lock = threading.Lock()
         # per file: (device and inode, its first bytes, bytes parsed, the lines): what read() has seen
@@ -309,7 +313,6 @@ class SiteLogs:
         """``data`` kept for the next flush: within ``flush_seconds`` (the flusher's), or now when
         :data:`FLUSH_BYTES` are waiting."""
         with self._lock:
-            self._forked()
             self._waiting.setdefault(name, []).append(data)
             self._waiting_bytes += len(data)
             full = self._waiting_bytes >= FLUSH_BYTES
@@ -322,7 +325,6 @@ class SiteLogs:
     def flush(self) -> None:
         """Write every line waiting in memory now (under one hold of the replicas' lock)."""
         with self._lock:
-            self._forked()
             self._queued = False
             if self._waiting:
                 self._locked_write([])
@@ -331,23 +333,30 @@ class SiteLogs:
         """``data`` at the end of ``name``'s file now, after the lines waiting in memory (an audit or error line,
         or a line of a log that keeps none waiting)."""
         with self._lock:  # one writer of this process at a time, then one of every replica (the lock file)
-            self._forked()
             self._locked_write([(name, data)])
 
     def _locked_write(self, now: list[tuple[str, bytes]]) -> None:
         """The waiting lines, then ``now``, each at the end of its file, under the lock file (called holding
-        ``_lock``). What is waiting is taken first: a write that fails (a full disk) loses those lines, it never
-        writes them twice."""
-        waiting, self._waiting, self._waiting_bytes = self._waiting, {}, 0
-        for name, data in now:
-            waiting.setdefault(name, []).append(data)
+        ``_lock``). The waiting lines are taken once the lock file is held (an interrupt while waiting for it
+        leaves them waiting); each file is written on its own, so that one that fails (a full disk, a file made
+        unwritable) keeps no other file's lines, an audit line's above all, from being written: the first
+        error is raised once every file had its turn, and the lines that failed are not written twice."""
         lock = self._fds.get(_LOCK)
         if lock is None:
             lock = self._fds[_LOCK] = os.open(self.folder / _LOCK, os.O_RDWR | os.O_CREAT, 0o644)
         hold(lock)
         try:
+            waiting, self._waiting, self._waiting_bytes = self._waiting, {}, 0
+            for name, data in now:
+                waiting.setdefault(name, []).append(data)
+            failed: BaseException | None = None
             for name, lines in waiting.items():
-                self._write_lines(name, lines)
+                try:
+                    self._write_lines(name, lines)
+                except Exception as exc:  # noqa: BLE001 - the other files still get theirs; raised below
+                    failed = failed or exc
+            if failed is not None:
+                raise failed
         finally:
             let_go(lock)
 
@@ -376,14 +385,14 @@ class SiteLogs:
         if batch:
             _write_all(fd, b"".join(batch))
 
-    def _forked(self) -> None:
-        """In a forked child (called holding ``_lock``): the parent's descriptors share its lock and the lines
-        waiting are the parent's to write; open anew, keep none."""
-        if self._forks != _FORKS[0]:
-            self._fds.clear()
-            self._idents.clear()
-            self._waiting, self._waiting_bytes, self._queued = {}, 0, False
-            self._forks = _FORKS[0]
+    def _after_fork(self) -> None:
+        """In a forked child: the parent's descriptors share its lock, the lines waiting are the parent's to
+        write, and a lock the parent's flusher held at the fork would never be let go; all anew."""
+        self._lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        self._fds.clear()
+        self._idents.clear()
+        self._waiting, self._waiting_bytes, self._queued = {}, 0, False
 
     def _open_current(self, name: str, path: Path) -> tuple[int, int]:
         """The descriptor of the file now at ``path`` (the one kept open, unless it was moved aside or
@@ -485,41 +494,61 @@ class _Flusher:
     def queue(self, logs: SiteLogs) -> None:
         with self._cond:
             self._due.setdefault(logs, time.monotonic() + logs.flush_seconds)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="agentlab-site-logs", daemon=True)
-                self._thread.start()
+            if self._thread is None or not self._thread.is_alive():
+                thread = threading.Thread(target=self._run, name="agentlab-site-logs", daemon=True)
+                try:
+                    thread.start()
+                except RuntimeError:  # no thread now (a limit, the interpreter shutting down): written at once
+                    del self._due[logs]
+                    started = False
+                else:
+                    self._thread, started = thread, True
+            else:
+                started = True
             self._cond.notify()
+        if not started:
+            logs.flush()
 
     def _run(self) -> None:
         while True:
-            with self._cond:
-                while not self._due:
-                    self._cond.wait()
-                now = time.monotonic()
-                ready = [logs for logs, at in self._due.items() if at <= now]
-                if not ready:
-                    self._cond.wait(min(self._due.values()) - now)
-                    continue
-                for logs in ready:
-                    del self._due[logs]
+            try:
+                self._turn()
+            except Exception:  # noqa: BLE001 - the thread writes every log of the process: it never ends
+                time.sleep(0.01)
+
+    def _turn(self) -> None:
+        with self._cond:
+            while not self._due:
+                self._cond.wait()
+            now = time.monotonic()
+            ready = [logs for logs, at in self._due.items() if at <= now]
+            if not ready:
+                self._cond.wait(min(self._due.values()) - now)
+                return
             for logs in ready:
+                del self._due[logs]
+        for logs in ready:
+            try:
+                logs.flush()
+            except FileNotFoundError:  # the folder was removed (a scratch site's, a check's): nobody reads it
+                pass
+            except Exception as exc:  # noqa: BLE001 - a full disk, no permission: said, the thread goes on
                 try:
-                    logs.flush()
-                except FileNotFoundError:  # the folder was removed (a scratch site's, a check's): nobody reads it
+                    print(f"agentlab site: log lines could not be written to {logs.folder}: {exc!r}",
+                          file=sys.stderr)
+                except Exception:  # noqa: BLE001 - no stderr left to say it on
                     pass
-                except Exception as exc:  # noqa: BLE001 - a full disk, no permission: said, the thread goes on
-                    print(f"agentlab site: log lines could not be written to {logs.folder}: {exc!r}", file=sys.stderr)
 
 
-_FORKS = [0]  # forks of this process so far (a child's logs see the change and start afresh)
 _FLUSHER = _Flusher()
 _OPEN: weakref.WeakSet[SiteLogs] = weakref.WeakSet()
 
 
 def _after_fork() -> None:
     global _FLUSHER
-    _FORKS[0] += 1
     _FLUSHER = _Flusher()
+    for logs in list(_OPEN):
+        logs._after_fork()
 
 
 def _flush_all() -> None:
