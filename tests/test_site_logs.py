@@ -226,8 +226,8 @@ if {end!r} == "kill":
     assert done.returncode == (0 if end == "exit" else -9), done.stderr
     calls = [x["request_id"] for x in _lines(tmp_path / "call.jsonl")]
     assert [x["request_id"] for x in _lines(tmp_path / "audit.jsonl")] == ["audit"]
-    # the audit line wrote the line waiting before it; only the last one, still waiting, is lost to the kill
-    assert sorted(calls) == (["before-fork", "child", "waiting"] if end == "exit" else ["before-fork", "child"])
+    # killed: the call lines still waiting are lost (the audit line wrote its own file only), never the audit line
+    assert sorted(calls) == (["before-fork", "child", "waiting"] if end == "exit" else ["child"])
 
 
 def _run_script(tmp_path, body: str, timeout: float = 60):
@@ -298,10 +298,15 @@ def test_an_audit_line_is_written_when_another_files_waiting_lines_cannot_be(tmp
     (tmp_path / "access.jsonl").mkdir()  # that file cannot be written
     logs.write("access", request_id="a", session_id=None, keyless=False, method="POST", path="/x", status=200)
     logs.write("call", request_id="c", session_id=None, key_id="k", skill="s")
-    with pytest.raises(IsADirectoryError):  # said, once every other file had its turn
-        logs.write("audit", request_id="audit", session_id=None, key_id="k", action="execute")
+    logs.write("audit", request_id="audit", session_id=None, key_id="k", action="execute")  # its own file only
     assert [x["request_id"] for x in _lines(tmp_path / "audit.jsonl")] == ["audit"]
+    with pytest.raises(IsADirectoryError):  # said, once every other file had its turn
+        logs.flush()
     assert [x["request_id"] for x in _lines(tmp_path / "call.jsonl")] == ["c"]
+    logs.write("call", request_id="anon", session_id=None, skill="s", status=401)  # keyless: one file, every kind
+    logs.write("audit", request_id="anon", session_id=None, action="execute", keyless=True)
+    assert [(x["log"], x["request_id"]) for x in _lines(tmp_path / "keyless.jsonl")] == [("call", "anon"),
+                                                                                          ("audit", "anon")]
 
 
 @pytest.mark.parametrize("seconds", [float("inf"), float("nan"), -1, 61])

@@ -22,11 +22,12 @@ Each file is capped: past ``max_bytes`` it moves to ``.1`` (``.1`` to ``.2``...)
 (``logs/.lock``, :func:`agentlab.site.files.locked`): a file is moved aside only when the
 next line does not fit, by one process, and no line another process wrote is lost.
 
-Audit and error lines are written at once. Access and call lines, two for every request, wait in memory
+Audit and error lines are written at once (after the lines waiting for the same file: keyless.jsonl holds every
+kind). Access and call lines, two for every request, wait in memory
 for about ``flush_seconds`` (:data:`FLUSH_SECONDS`) or until :data:`FLUSH_BYTES` are waiting, and are then
 written together, under one lock: written one by one, their lock, ``stat`` and ``write`` were most of what the
-site added to a read (benchmarks/bench_site.py). :meth:`SiteLogs.read`, :meth:`SiteLogs.close`, an audit or
-error line and the process's normal exit write them first; a process killed outright (or ended by ``os._exit``)
+site added to a read (benchmarks/bench_site.py). :meth:`SiteLogs.read`, :meth:`SiteLogs.close` and the
+process's normal exit write them first; a process killed outright (or ended by ``os._exit``)
 loses the lines still waiting, never an audit or error line (docs/site.md#logs).
 """
 from __future__ import annotations
@@ -336,8 +337,9 @@ class SiteLogs:
             self._locked_write([(name, data)])
 
     def _locked_write(self, now: list[tuple[str, bytes]]) -> None:
-        """The waiting lines, then ``now``, each at the end of its file, under the lock file (called holding
-        ``_lock``). The waiting lines are taken once the lock file is held (an interrupt while waiting for it
+        """Every waiting line; or ``now`` after the lines waiting for the same file (the others keep waiting);
+        each at the end of its file, under the lock file (called holding ``_lock``). The waiting lines are taken
+        once the lock file is held (an interrupt while waiting for it
         leaves them waiting); each file is written on its own, so that one that fails (a full disk, a file made
         unwritable) keeps no other file's lines, an audit line's above all, from being written: the first
         error is raised once every file had its turn, and the lines that failed are not written twice."""
@@ -346,9 +348,14 @@ class SiteLogs:
             lock = self._fds[_LOCK] = os.open(self.folder / _LOCK, os.O_RDWR | os.O_CREAT, 0o644)
         hold(lock)
         try:
-            waiting, self._waiting, self._waiting_bytes = self._waiting, {}, 0
-            for name, data in now:
-                waiting.setdefault(name, []).append(data)
+            if now:  # an audit or error line: after the lines waiting for its own file, the others keep waiting
+                waiting = {}
+                for name, data in now:
+                    before = self._waiting.pop(name, [])
+                    self._waiting_bytes -= sum(map(len, before))
+                    waiting.setdefault(name, before).append(data)
+            else:
+                waiting, self._waiting, self._waiting_bytes = self._waiting, {}, 0
             failed: BaseException | None = None
             for name, lines in waiting.items():
                 try:
