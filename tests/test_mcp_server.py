@@ -84,6 +84,7 @@ def test_a_retry_with_the_same_key_replays_and_another_body_is_refused(site):
     assert len(site.state_for(tenant.id)["aftersales"].snapshot()["refunds"]) == 1  # one effect
     assert other.isError and other.structuredContent["error"]["code"] == "CONFLICT"
     assert bare.isError and bare.structuredContent["status"] == 428  # no key: refused, not run unprotected
+    site.logs.flush()  # the call lines wait in memory for a moment (docs/site.md#logs)
     calls = [json.loads(x) for x in (site.data_dir / "logs" / "call.jsonl").read_text().splitlines()]
     assert [c["replayed"] for c in calls if c["skill"] == "create_refund" and c["status"] == 200] == [False, True]
 
@@ -113,6 +114,7 @@ def test_streamable_http_in_the_sites_app_takes_the_key_header_and_refuses_other
     assert [t.name for t in listed.tools] == ["get_order"]
     assert result.structuredContent["order_id"] == "A1001"
     assert foreign.status_code == 421  # DNS rebinding protection: only localhost unless create_app(mcp_hosts=...)
+    site.logs.flush()  # the call lines wait in memory for a moment (docs/site.md#logs)
     calls = [json.loads(x) for x in (site.data_dir / "logs" / "call.jsonl").read_text().splitlines()]
     assert calls[-1]["session_id"] == "sess-mcp" and calls[-1]["key_name"] == "agent"
 

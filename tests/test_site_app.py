@@ -107,6 +107,7 @@ def test_logs_carry_ids_and_never_the_key(site, http, tmp_path):
     key, _ = site.create_key("logged")
     post(http, "get_order", {"order_id": "A1001"}, key, **{"X-Session-Id": "sess-42"})
     post(http, "send_notification", NOTE, key, **{"X-Session-Id": "sess-42", "Idempotency-Key": "n-1"})
+    site.logs.flush()  # the access and call lines wait in memory for a moment (docs/site.md#logs)
     logs = tmp_path / "logs"
     text = "".join(p.read_text() for p in logs.iterdir())
     assert key not in text and key[8:30] not in text

@@ -62,6 +62,7 @@ def test_the_desk_through_the_site_ends_as_it_does_in_process(live_site):
     told = [m["content"] for m in remote.messages if m.get("role") == "tool"]
     assert '"did_you_mean": "order_id"' in told[0]  # caught before anything was sent
     assert '"INVALID_ARGS"' in told[2] and "must not exceed" in told[2]  # the site's 422, as the model reads it
+    site.logs.flush()  # the call lines wait in memory for a moment (docs/site.md#logs)
     calls = [json.loads(x) for x in (site.data_dir / "logs" / "call.jsonl").read_text().splitlines()]
     assert {c["session_id"] for c in calls} == {"sess-desk"}
     assert sum(c["skill"] == "create_refund" and c["status"] == 200 for c in calls) == 1  # the repeat replayed in the loop
