@@ -278,3 +278,19 @@ def test_the_exported_names_collide_with_no_other_modules():
         except ImportError:  # an optional framework not installed here
             continue
         assert not mine & set(getattr(module, "__all__", ())), (info.name, mine & set(module.__all__))
+
+
+@pytest.mark.parametrize("check, given", [
+    ("skill_schema_holds", {"type": "object"}),
+    ("key_scope_holds", lambda args, session_id: f"{session_id}:refund:{args.get('order_id')}"),
+])
+def test_a_check_that_runs_sites_in_a_scratch_folder_leaves_no_log_line_waiting_when_it_goes(check, given, monkeypatch):
+    """The sites a check makes in a folder it then removes write their log lines before it goes: a line left
+    waiting was written by the flusher into the folder while it was being removed (or after), and the removal
+    could fail with "Directory not empty" in front of the learner."""
+    from agentlab.site import logs as site_logs
+    queued = []
+    real = site_logs._Flusher.queue
+    monkeypatch.setattr(site_logs._Flusher, "queue", lambda self, logs: queued.append(logs) or real(self, logs))
+    getattr(b, check)(given)
+    assert queued and all(not logs._waiting for logs in queued)

@@ -136,3 +136,17 @@ def test_files_are_written_for_one_case_only(tmp_path):
         CheckCase("current_weather", "abnormal", "down", {"city": "Beijing"}, {"status": 503}, {"weather_source.json": down}),
         CheckCase("current_weather", "normal", "up again", {"city": "Beijing"}, {"status": 200})], timeouts=False)
     assert all(o.passed for o in report.outcomes), [o.problems for o in report.outcomes]
+
+
+def test_the_checks_sites_leave_no_log_line_waiting_when_their_folder_goes(tmp_path, monkeypatch):
+    """run_checks removes its sites' folder at the end: their log lines are written first (one left waiting was
+    written by the flusher into the folder while it was being removed, and `site check` could fail with
+    "Directory not empty")."""
+    from agentlab.site import logs as site_logs
+    queued = []
+    real = site_logs._Flusher.queue
+    monkeypatch.setattr(site_logs._Flusher, "queue", lambda self, logs: queued.append(logs) or real(self, logs))
+    folder = counter(tmp_path / "skills")
+    cases(folder, {"kind": "normal", "name": "one", "arguments": {"n": 1}, "expect": {"status": 200}})
+    run_checks(load_check_cases(tmp_path / "skills"), skills_dirs=[tmp_path / "skills"], timeouts=False)
+    assert queued and all(not logs._waiting for logs in queued)

@@ -32,7 +32,7 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -194,38 +194,55 @@ def run_checks(cases: Iterable[CheckCase], *, skills_dirs: Iterable[str | Path] 
     generated timeout case; see the module's docstring."""
     cases = list(cases)
     dirs = list(skills_dirs)
-    outcomes: list[CheckOutcome] = []
-    unknown: list[CheckCase] = []
+    opened: list[SkillSite] = []  # closed before their folder goes: their log lines are written, none after
+
+    def site_in(folder: Path) -> SkillSite:
+        site = SkillSite(folder, skills_dirs=dirs)
+        opened.append(site)
+        return site
+
     with tempfile.TemporaryDirectory(prefix="agentlab-site-check-") as tmp:
-        names = list(SkillSite(Path(tmp) / "_list", skills_dirs=dirs).skills)
-        for n, skill in enumerate(names):
-            mine = [c for c in cases if c.skill == skill]
-            if not mine:
-                continue
-            data = Path(tmp) / f"{n:02d}"
-            site = SkillSite(data, skills_dirs=dirs)
-            key, _ = site.create_key("site-check")
-            for i, case in enumerate(mine):
-                written = []
-                for rel, content in case.files.items():
-                    target = (data / rel).resolve()
-                    if data.resolve() not in target.parents:
-                        raise ValueError(f"{case.source}: files may only name paths inside the data folder, got {rel!r}")
-                    target.write_text(json.dumps(content), encoding="utf-8")
-                    written.append(target)
-                try:
-                    idem = f"check-{i}" if site.skills[skill].meta.writes else None
-                    reply = site.execute(skill, json.dumps({"arguments": case.arguments}).encode(), api_key=key,
-                                         idempotency_key=idem, session_id="site-check", lang=lang)
-                finally:
-                    for target in written:
-                        target.unlink(missing_ok=True)
-                outcomes.append(CheckOutcome(case, _judge(case, reply.status, reply.body)))
-        unknown = [c for c in cases if c.skill not in names]
-        if timeouts:
-            outcomes += _timeout_outcomes(names, outcomes, dirs, Path(tmp), lang)
-        listed = SkillSite(Path(tmp) / "_list", skills_dirs=dirs).skills
-        nested = {n: nested_fields(listed[n].meta.output_schema) for n in names}
+        try:
+            report = _run_in(Path(tmp), cases, lang, timeouts, site_in)
+        finally:
+            for site in opened:
+                site.close()
+    return report
+
+
+def _run_in(tmp: Path, cases: list[CheckCase], lang: Lang, timeouts: bool,
+            site_in: Callable[[Path], SkillSite]) -> CheckReport:
+    """:func:`run_checks` in the scratch folder ``tmp``, each site made by ``site_in``."""
+    outcomes: list[CheckOutcome] = []
+    names = list(site_in(tmp / "_list").skills)
+    for n, skill in enumerate(names):
+        mine = [c for c in cases if c.skill == skill]
+        if not mine:
+            continue
+        data = tmp / f"{n:02d}"
+        site = site_in(data)
+        key, _ = site.create_key("site-check")
+        for i, case in enumerate(mine):
+            written = []
+            for rel, content in case.files.items():
+                target = (data / rel).resolve()
+                if data.resolve() not in target.parents:
+                    raise ValueError(f"{case.source}: files may only name paths inside the data folder, got {rel!r}")
+                target.write_text(json.dumps(content), encoding="utf-8")
+                written.append(target)
+            try:
+                idem = f"check-{i}" if site.skills[skill].meta.writes else None
+                reply = site.execute(skill, json.dumps({"arguments": case.arguments}).encode(), api_key=key,
+                                     idempotency_key=idem, session_id="site-check", lang=lang)
+            finally:
+                for target in written:
+                    target.unlink(missing_ok=True)
+            outcomes.append(CheckOutcome(case, _judge(case, reply.status, reply.body)))
+    unknown = [c for c in cases if c.skill not in names]
+    if timeouts:
+        outcomes += _timeout_outcomes(names, outcomes, tmp, lang, site_in)
+    listed = site_in(tmp / "_list").skills
+    nested = {n: nested_fields(listed[n].meta.output_schema) for n in names}
     missing = {s: [k for k in KINDS if not any(c.skill == s and c.kind == k for c in cases)] for s in names}
     return CheckReport(outcomes, {s: k for s, k in missing.items() if k}, unknown, {s: f for s, f in nested.items() if f})
 
@@ -241,15 +258,15 @@ def _arguments_that_run(site: SkillSite, skill: str, outcomes: list[CheckOutcome
     return dict(examples[0].get("arguments", {})) if examples else {}
 
 
-def _timeout_outcomes(names: list[str], outcomes: list[CheckOutcome], dirs: list[str | Path], tmp: Path,
-                      lang: Lang) -> list[CheckOutcome]:
+def _timeout_outcomes(names: list[str], outcomes: list[CheckOutcome], tmp: Path, lang: Lang,
+                      site_in: Callable[[Path], SkillSite]) -> list[CheckOutcome]:
     """Each skill's generated timeout case, all of them at once (the wait is the longest timeout, not the sum)."""
     release = threading.Event()
     returned: list[threading.Event] = []  # the handlers reached
     finished: list[threading.Event] = []  # and those returned
 
     def one(n: int, name: str) -> CheckOutcome:
-        site = SkillSite(tmp / f"t{n:02d}", skills_dirs=dirs)
+        site = site_in(tmp / f"t{n:02d}")
         skill = site.skills[name]
         done, reached = threading.Event(), threading.Event()
         returned.append(reached)

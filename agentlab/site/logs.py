@@ -349,7 +349,7 @@ class SiteLogs:
         hold(lock)
         try:
             if now:  # an audit or error line: after the lines waiting for its own file, the others keep waiting
-                waiting = {}
+                waiting: dict[str, list[bytes]] = {}
                 for name, data in now:
                     before = self._waiting.pop(name, [])
                     self._waiting_bytes -= sum(map(len, before))

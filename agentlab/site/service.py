@@ -313,6 +313,11 @@ class SkillSite:
                             status=outcome.status, code=(outcome.body.get("error") or {}).get("code"),
                             stack=outcome.internal)
 
+    def close(self) -> None:
+        """Write the log lines still waiting and close the log files (a site whose folder is about to go: a later
+        call opens them again)."""
+        self.logs.close()
+
     def create_key(self, name: str, skills: Iterable[str] = ("*",), *, quota: int | None = None,
                    period: str = "day", operator: bool = False) -> tuple[str, ApiKey]:
         """A new key (returned once) and its record; the creation is audited, the key is not in the log.

@@ -344,15 +344,19 @@ def skill_schema_holds(my_schema: Any, lang: Lang = "en") -> Feedback:
         try:
             meta = dataclasses.replace(shipped.meta, skill_name=draft, input_schema=my_schema)
             site = SkillSite(Path(tmp), desks=False, extra=[Skill(meta, shipped.handler, shipped.validate)])
-            key, _ = site.create_key("build-15")
-            for i, case in enumerate(_notify_cases()):
-                reply = site.execute(draft, json.dumps({"arguments": case.arguments}).encode(), api_key=key,
-                                     idempotency_key=f"build-{i}", session_id="build-15", lang=lang)
-                if _judge(case, reply.status, reply.body):
-                    named = sorted({str(p.get("field")) for p in (reply.body.get("error") or {}).get("problems") or []})
-                    failed.append(t("build.nb15.case", lang, name=case.name, got=reply.status,
-                                    want=case.expect.get("status", 200), fields=", ".join(named) or "-",
-                                    expected=", ".join(case.expect.get("fields", ())) or "-"))
+            try:
+                key, _ = site.create_key("build-15")
+                for i, case in enumerate(_notify_cases()):
+                    reply = site.execute(draft, json.dumps({"arguments": case.arguments}).encode(), api_key=key,
+                                         idempotency_key=f"build-{i}", session_id="build-15", lang=lang)
+                    if _judge(case, reply.status, reply.body):
+                        named = sorted({str(p.get("field"))
+                                        for p in (reply.body.get("error") or {}).get("problems") or []})
+                        failed.append(t("build.nb15.case", lang, name=case.name, got=reply.status,
+                                        want=case.expect.get("status", 200), fields=", ".join(named) or "-",
+                                        expected=", ".join(case.expect.get("fields", ())) or "-"))
+            finally:
+                site.close()  # its log lines written before the folder goes, none into a folder being removed
         except Exception as exc:  # noqa: BLE001 - a schema the site cannot compile: a sentence
             return _say("wrong", t("build.nb15.refused", lang, why=said(exc, lang)[:200]), lang)
     if failed:
@@ -381,14 +385,18 @@ def _refunds_with(my_key: Callable[[dict, str], Any], calls: Sequence[tuple[dict
     with tempfile.TemporaryDirectory(prefix="agentlab-build-16-") as tmp:
         store = f"sqlite:///{tmp}/claims.db"
         replicas = (SkillSite(tmp, store=store), SkillSite(tmp, store=store))
-        api_key, agent = replicas[0].create_key("agent", ["*"])
-        for site, (args, session) in zip(replicas, calls, strict=True):
-            key = my_key(dict(args), session)
-            if key is None:
-                return None
-            site.execute("create_refund", json.dumps({"arguments": args}).encode(), api_key=api_key,
-                         idempotency_key=str(key)[:200], session_id=session)
-        return sum(len(site.state_for(agent.id)["aftersales"].snapshot()["refunds"]) for site in replicas)
+        try:
+            api_key, agent = replicas[0].create_key("agent", ["*"])
+            for site, (args, session) in zip(replicas, calls, strict=True):
+                key = my_key(dict(args), session)
+                if key is None:
+                    return None
+                site.execute("create_refund", json.dumps({"arguments": args}).encode(), api_key=api_key,
+                             idempotency_key=str(key)[:200], session_id=session)
+            return sum(len(site.state_for(agent.id)["aftersales"].snapshot()["refunds"]) for site in replicas)
+        finally:
+            for site in replicas:  # their log lines written before the folder goes, none into a folder being removed
+                site.close()
 
 
 @_reports("16b")
