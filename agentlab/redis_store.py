@@ -22,7 +22,7 @@ from typing import Any
 
 from .store_types import Approval, ApprovalState, Claim, _judge, _Record, digest
 
-__all__ = ["LuaScripts", "RedisStore"]
+__all__ = ["LuaScripts", "RedisStore", "answers_ping"]
 
 # KEYS: record, lease, open set. ARGV: fingerprint, lease in ms, the caller's key.
 _CLAIM = """
@@ -231,6 +231,21 @@ class LuaScripts:
     def close(self) -> None:
         while self._idle:
             self._idle.pop().disconnect()
+
+
+def answers_ping(socket_path: str | os.PathLike[str], timeout: float) -> bool:
+    """Whether a Redis answers ``PING`` with its own ``+PONG`` on the Unix socket ``socket_path`` within ``timeout``
+    seconds (any other listener, or none, is False): the readiness check of a Redis of one's own (notebook 16's,
+    a hub participant's)."""
+    import socket
+    try:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(timeout)
+            s.connect(os.fspath(socket_path))
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
 
 
 def _arrived(waiter: asyncio.Future[None]) -> None:

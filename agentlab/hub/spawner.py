@@ -72,23 +72,13 @@ def start_own_redis(account: str, home: Path, data_limit: int = 0, timeout: floa
     Run as the participant from the first instruction: the folder is made by them in their own home, so nothing of
     theirs is ever opened by root. It is ended with everything else of theirs when their server stops."""
     import pwd
-    import socket as socketlib
 
+    from ..redis_store import answers_ping
     from .services import own_redis_command
     entry = pwd.getpwnam(account)
     folder = own_redis_folder(home)
     sock = folder / "redis.sock"
-
-    def answers() -> bool:
-        try:
-            with socketlib.socket(socketlib.AF_UNIX) as c:
-                c.settimeout(2)
-                c.connect(str(sock))
-                c.sendall(b"PING\r\n")
-                return c.recv(16).startswith(b"+PONG")
-        except OSError:
-            return False
-    if answers():
+    if answers_ping(sock, 2):
         return sock, None
     script = 'mkdir -p -m 700 "$1" && cd "$1" && shift && exec "$@"'
     import shutil
@@ -99,7 +89,7 @@ def start_own_redis(account: str, home: Path, data_limit: int = 0, timeout: floa
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                      preexec_fn=functools.partial(_limits, data_limit))
     deadline = time.monotonic() + timeout
-    while not answers():
+    while not answers_ping(sock, 2):
         if proc.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"the participant's own Redis did not start (exit {proc.poll()}; "
                                f"{folder / 'redis.log'})")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ import uuid
 from pathlib import Path
 
 from ..i18n import Lang, t
+from ..redis_store import answers_ping
 from ..scratch import scratch_folder
 
 __all__ = ["LocalRedis", "RedisNotStarted", "Tethered", "local_redis", "notebook_redis", "tethered"]
@@ -150,17 +150,6 @@ _STARTED: dict[Path, LocalRedis] = {}
 _SOCKET_BYTES = 100
 
 
-def _answers_ping(path: Path) -> bool:
-    try:
-        with socket.socket(socket.AF_UNIX) as s:
-            s.settimeout(0.5)
-            s.connect(str(path))
-            s.sendall(b"PING\r\n")
-            return s.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
 def local_redis(folder: str | Path, *, wait: float = 10.0) -> LocalRedis | None:
     """A ``redis-server`` as the site requires one (every write on disk before it answers: ``--appendonly yes
     --appendfsync always``), its files and log in a new folder inside ``folder``, ready for connections; None when
@@ -190,7 +179,7 @@ def local_redis(folder: str | Path, *, wait: float = 10.0) -> LocalRedis | None:
                     stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline and proc.running:
-        if _answers_ping(sock):
+        if answers_ping(sock, 0.5):
             started = _STARTED[base] = LocalRedis(proc, sock, own)
             return started
         time.sleep(0.05)
