@@ -328,32 +328,31 @@ class SiteLogs:
         with self._lock:
             self._queued = False
             if self._waiting:
-                self._locked_write([])
+                self._locked_write()
 
     def _append(self, name: str, data: bytes) -> None:
         """``data`` at the end of ``name``'s file now, after the lines waiting in memory (an audit or error line,
         or a line of a log that keeps none waiting)."""
         with self._lock:  # one writer of this process at a time, then one of every replica (the lock file)
-            self._locked_write([(name, data)])
+            self._locked_write((name, data))
 
-    def _locked_write(self, now: list[tuple[str, bytes]]) -> None:
-        """Every waiting line; or ``now`` after the lines waiting for the same file (the others keep waiting);
-        each at the end of its file, under the lock file (called holding ``_lock``). The waiting lines are taken
-        once the lock file is held (an interrupt while waiting for it
-        leaves them waiting); each file is written on its own, so that one that fails (a full disk, a file made
-        unwritable) keeps no other file's lines, an audit line's above all, from being written: the first
-        error is raised once every file had its turn, and the lines that failed are not written twice."""
+    def _locked_write(self, now: tuple[str, bytes] | None = None) -> None:
+        """Every waiting line; or the line ``now`` (file, bytes) after the lines waiting for its file (the others
+        keep waiting); each at the end of its file, under the lock file (called holding ``_lock``). The waiting
+        lines are taken once the lock file is held (an interrupt while waiting for it leaves them waiting); each
+        file is written on its own, so that one that fails (a full disk, a file made unwritable) keeps no other
+        file's lines, an audit line's above all, from being written: the first error is raised once every file
+        had its turn, and the lines that failed are not written twice."""
         lock = self._fds.get(_LOCK)
         if lock is None:
             lock = self._fds[_LOCK] = os.open(self.folder / _LOCK, os.O_RDWR | os.O_CREAT, 0o644)
         hold(lock)
         try:
-            if now:  # an audit or error line: after the lines waiting for its own file, the others keep waiting
-                waiting: dict[str, list[bytes]] = {}
-                for name, data in now:
-                    before = self._waiting.pop(name, [])
-                    self._waiting_bytes -= sum(map(len, before))
-                    waiting.setdefault(name, before).append(data)
+            if now is not None:  # an audit or error line: after the lines waiting for its own file
+                name, data = now
+                before = self._waiting.pop(name, [])
+                self._waiting_bytes -= sum(map(len, before))
+                waiting = {name: [*before, data]}
             else:
                 waiting, self._waiting, self._waiting_bytes = self._waiting, {}, 0
             failed: BaseException | None = None
