@@ -345,3 +345,15 @@ def test_an_interrupt_while_waiting_for_the_replicas_lock_leaves_the_lines_waiti
         logs.flush()
     logs.flush()  # the next flush (the exit's) still has them
     assert [x["request_id"] for x in _lines(tmp_path / "call.jsonl")] == ["c"]
+
+
+def test_the_flusher_says_in_both_languages_when_lines_cannot_be_written(tmp_path, capfd):
+    import time
+    logs = SiteLogs(tmp_path, flush_seconds=0.01)
+    (tmp_path / "call.jsonl").mkdir()  # that file cannot be written
+    logs.write("call", request_id="c", session_id=None, key_id="k", skill="s")
+    deadline, said = time.monotonic() + 30, ""
+    while "IsADirectoryError" not in said and time.monotonic() < deadline:
+        time.sleep(0.02)
+        said += capfd.readouterr().err
+    assert "could not be written" in said and "没能写进" in said and "Traceback" not in said

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import find_secrets, redact_secrets
+from ..i18n import t
 from .files import hold, let_go
 
 __all__ = ["FIELD_CHARS", "FLUSH_BYTES", "FLUSH_SECONDS", "LINE_BYTES", "LOGS", "VALUE_CHARS", "LogName", "SiteLogs",
@@ -539,9 +540,9 @@ class _Flusher:
             except FileNotFoundError:  # the folder was removed (a scratch site's, a check's): nobody reads it
                 pass
             except Exception as exc:  # noqa: BLE001 - a full disk, no permission: said, the thread goes on
-                try:
-                    print(f"agentlab site: log lines could not be written to {logs.folder}: {exc!r}",
-                          file=sys.stderr)
+                try:  # an operator's terminal: both languages, as the log has no reader's language
+                    print("\n".join(t("site.logs_unwritable", lg, folder=logs.folder, error=type(exc).__name__)
+                                     for lg in ("en", "zh")), file=sys.stderr)
                 except Exception:  # noqa: BLE001 - no stderr left to say it on
                     pass
 
