@@ -17,6 +17,8 @@ import asyncio
 import os
 import threading
 import time
+import weakref
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -142,6 +144,9 @@ class LuaScripts:
         self._sha = {name: script.sha.encode() for name, script in self._scripts.items()}
         self._src = {name: src.encode() for name, src in sources.items()}
         self._idle: list[Any] = []  # connections between calls: each call takes one (threads share the store)
+        # each event loop's own connection for call_async (or the future of one being opened)
+        self._pipes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pipe | asyncio.Future[_Pipe | None]] = \
+            weakref.WeakKeyDictionary()
         self._pid = os.getpid()
         self._lock = threading.Lock()
 
@@ -168,60 +173,58 @@ class LuaScripts:
     async def call_async(self, name: str, keys: list[str], args: list[Any]) -> Any:
         """:meth:`__call__` awaited on the running event loop, holding no thread for the round trip.
 
-        A thread hand-off there and back cost a read on Redis more CPU than the script's round trip. Here the
-        call (a few hundred bytes, which the socket's buffer takes at once) is sent from the loop, and the loop
-        waits for the reply's first bytes, up to the client's socket timeout (a frozen server holds this call,
-        never the loop), then reads it. What is not this plain case goes the thread way (:meth:`__call__` in a
-        worker thread, awaited), as every call did: a connection not open yet, a TLS one (its bytes come in
-        records), a script the server does not know yet, a connection the server closed. A timeout is raised as
-        redis-py raises it, and the connection is dropped (half a reply may come later on it).
+        A thread hand-off there and back cost a read on Redis more CPU than the script's round trip, and so did
+        a reader and a timer registered for each call (about 60 us a call between them). Here each event loop
+        has one connection of its own (:class:`_Pipe`), registered with the loop once: a call is written to it
+        at once and its reply taken from the loop's own reads, in order, so calls from many requests share it.
+        What is not the plain case goes the thread way (:meth:`__call__` in a worker thread, awaited): a TLS
+        connection or a client with a credential provider, a connection that cannot be opened, one the server
+        closed (redis-py reconnects, with its own retries). A script the server does not know yet is sent whole
+        on the same connection. A server that answers nothing within the client's socket timeout fails every
+        call waiting on the connection, as redis-py's ``TimeoutError``, and the connection is dropped.
         """
-        from redis.connection import SSLConnection
         from redis.exceptions import ConnectionError as Broken
         from redis.exceptions import NoScriptError
-        from redis.exceptions import TimeoutError as Late
 
         from .timeouts import wait_in_worker
-        conn = self._take()
-        sock = getattr(conn, "_sock", None)
-        if sock is None or isinstance(conn, SSLConnection):
-            self._idle.append(conn)
+        pipe = await self._pipe(asyncio.get_running_loop())
+        if pipe is None:
             return await wait_in_worker(lambda: self(name, keys, args), None, write=True)
-        loop = asyncio.get_running_loop()
         try:
-            conn.send_packed_command([_pack(b"EVALSHA", self._sha[name], keys, args)])
-            arrived: asyncio.Future[None] = loop.create_future()
-            fd = sock.fileno()
-            loop.add_reader(fd, _arrived, arrived)
-            # the deadline is a plain timer that fails the future: asyncio.timeout's task bookkeeping (a cancel
-            # turned into TimeoutError) cost about 5 us a read against the timer's 3 (tight loop)
-            late = None if conn.socket_timeout is None else loop.call_later(conn.socket_timeout, _late, arrived)
             try:
-                await arrived
-            finally:
-                loop.remove_reader(fd)
-                if late is not None:
-                    late.cancel()
-            reply = conn.read_response()
-        except NoScriptError:  # a whole reply: the connection is fine; the thread way sends the script whole
-            self._idle.append(conn)
-            return await wait_in_worker(lambda: self(name, keys, args), None, write=True)
-        except TimeoutError:  # the loop's deadline (an OSError too: caught before the broken connections)
-            conn.disconnect()
-            raise Late("Timeout reading from socket") from None
-        except (Broken, OSError):  # closed by the server, or a dead socket: redis-py reconnects (and retries)
-            conn.disconnect()
+                return await pipe.send(_pack(b"EVALSHA", self._sha[name], keys, args))
+            except NoScriptError:  # its first call on this server (or one restarted, flushed): sent whole, kept
+                return await pipe.send(_pack(b"EVAL", self._src[name], keys, args))
+        except Broken:  # closed by the server, or a dead socket: redis-py reconnects (and retries)
             return await wait_in_worker(lambda: self._scripts[name](keys=keys, args=args), None, write=True)
-        except BaseException:
-            conn.disconnect()  # half a reply may be left on it: never reused
-            raise
-        self._idle.append(conn)
-        return reply
+
+    async def _pipe(self, loop: asyncio.AbstractEventLoop) -> _Pipe | None:
+        """This loop's open connection, opened now if it has none (None: this call goes the thread way)."""
+        if self._pid != os.getpid():  # a forked child: the parent's connections are not its own
+            self._take()
+        got = self._pipes.get(loop)
+        if isinstance(got, _Pipe) and not got.closed:
+            return got
+        if isinstance(got, asyncio.Future) and not got.done():
+            return await asyncio.shield(got)
+        opening: asyncio.Future[_Pipe | None] = loop.create_future()  # the calls that come meanwhile wait for it
+        self._pipes[loop] = opening
+        pipe = None
+        try:
+            pipe = await _Pipe.open(loop, self.client)
+        finally:
+            opening.set_result(pipe)
+            if pipe is None:
+                self._pipes.pop(loop, None)
+            else:
+                self._pipes[loop] = pipe
+        return pipe
 
     def _take(self) -> Any:
         if self._pid != os.getpid():  # a forked child: the parent's sockets are not its own
             with self._lock:
                 self._idle, self._pid = [], os.getpid()
+                self._pipes = weakref.WeakKeyDictionary()
         try:
             return self._idle.pop()  # atomic: two threads never take one connection
         except IndexError:
@@ -231,6 +234,9 @@ class LuaScripts:
     def close(self) -> None:
         while self._idle:
             self._idle.pop().disconnect()
+        for pipe in list(self._pipes.values()):
+            if isinstance(pipe, _Pipe):
+                pipe.close()
 
 
 def answers_ping(socket_path: str | os.PathLike[str], timeout: float) -> bool:
@@ -248,14 +254,239 @@ def answers_ping(socket_path: str | os.PathLike[str], timeout: float) -> bool:
         return False
 
 
-def _arrived(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
+class _Pipe:
+    """One connection to a Redis server owned by one event loop, for :meth:`LuaScripts.call_async`.
+
+    Calls are written as they come and their replies taken in order (pipelined) by one reader registered with the
+    loop for the connection's life, so every request of a site process shares it and no call registers a reader or
+    a timer of its own. A call whose caller gave up (cancelled) still has its reply read, and dropped, so the next
+    call gets its own. One timer watches the oldest call waiting: past the socket timeout with no reply, every
+    waiting call fails and the connection is closed (a late reply would come out of step).
+
+    The connection is a bare file descriptor, not a socket object or an asyncio transport: a loop that ended without
+    closing it (``asyncio.run`` in a notebook cell) leaves it to this object's finalizer, which closes it without a
+    warning, where a socket or a transport collected with its loop warns that it was never closed.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int, timeout: float | None, encoding: str | None,
+                 errors: str):
+        self._loop = weakref.ref(loop)  # the loops' table holds this weakly by its loop: no strong way back
+        self.fd = fd
+        self.timeout = timeout
+        self.encoding, self.errors = encoding, errors
+        self.waiting: deque[tuple[asyncio.Future[Any], float]] = deque()
+        self.buffer = bytearray()
+        self.out = bytearray()  # what the socket's buffer did not take yet (a server that stopped reading)
+        self.watching = False  # a timer is set for the oldest call (not kept: a handle would hold the loop)
+        self.closed = False
+        loop.add_reader(fd, self._readable)
+
+    @classmethod
+    async def open(cls, loop: asyncio.AbstractEventLoop, client: Any) -> _Pipe | None:
+        """A connection made with the client's own settings (address, password, database, timeouts), or None when
+        they are not the plain case (TLS, a credential provider) or the server cannot be reached or refuses the
+        password: redis-py's own path then makes the call and raises its own error."""
+        import socket
+
+        from redis.connection import Connection, UnixDomainSocketConnection
+        pool = client.connection_pool
+        kw = pool.connection_kwargs
+        if pool.connection_class not in (Connection, UnixDomainSocketConnection) or kw.get("credential_provider"):
+            return None
+        encoding = kw.get("encoding", "utf-8") if kw.get("decode_responses") else None
+        try:
+            if pool.connection_class is UnixDomainSocketConnection:
+                sock, address = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), kw["path"]
+            else:
+                host, port = kw.get("host", "localhost"), int(kw.get("port", 6379))
+                family, kind, proto, _, address = (await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM))[0]
+                sock = socket.socket(family, kind, proto)
+        except OSError:
+            return None
+        try:
+            sock.setblocking(False)
+            if sock.family != socket.AF_UNIX:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as redis-py's: a call is one write
+            await asyncio.wait_for(loop.sock_connect(sock, address),
+                                   kw.get("socket_connect_timeout") or kw.get("socket_timeout"))
+        except OSError:  # refused, unreachable, or no answer in time (TimeoutError is an OSError)
+            sock.close()
+            return None
+        except BaseException:
+            sock.close()
+            raise
+        pipe = cls(loop, sock.detach(), kw.get("socket_timeout"), encoding, kw.get("encoding_errors", "strict"))
+        try:
+            if kw.get("password") is not None:
+                user = [kw["username"]] if kw.get("username") else []
+                await pipe.send(_pack_command(b"AUTH", *user, kw["password"]))
+            if kw.get("db"):
+                await pipe.send(_pack_command(b"SELECT", str(kw["db"])))
+        except BaseException as exc:
+            pipe.close()
+            if isinstance(exc, Exception):
+                return None
+            raise
+        return pipe
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        loop = self._loop()
+        assert loop is not None  # only its own loop's code calls it, and that loop is alive
+        return loop
+
+    def send(self, packed: bytes) -> asyncio.Future[Any]:
+        """The future of this command's reply (the command is written now)."""
+        from redis.exceptions import ConnectionError as Broken
+        loop = self.loop
+        future = loop.create_future()
+        if self.closed:
+            future.set_exception(Broken("Connection closed."))
+            return future
+        self.waiting.append((future, loop.time() + (self.timeout or 0.0)))
+        if self.out:
+            self.out += packed
+        else:
+            self._write(packed)
+        if not self.watching and self.timeout is not None and not self.closed:
+            self.watching = True
+            loop.call_at(self.waiting[0][1], self._check)
+        return future
+
+    def _write(self, data: bytes | bytearray) -> None:
+        from redis.exceptions import ConnectionError as Broken
+        try:
+            sent = os.write(self.fd, data)
+        except BlockingIOError:
+            sent = 0
+        except OSError as exc:
+            self._fail(Broken(f"Error writing to socket: {exc.strerror}"))
+            return
+        if sent < len(data):
+            if not self.out:
+                self.loop.add_writer(self.fd, self._writable)
+            self.out[:] = data[sent:]
+
+    def _writable(self) -> None:
+        data = bytes(self.out)
+        self.out.clear()
+        self._write(data)
+        if not self.out and not self.closed:
+            self.loop.remove_writer(self.fd)
+
+    def _readable(self) -> None:
+        from redis.exceptions import ConnectionError as Broken
+        try:
+            data = os.read(self.fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            self._fail(Broken(f"Error reading from socket: {exc.strerror}"))
+            return
+        if not data:
+            self._fail(Broken("Connection closed by server."))
+            return
+        self.buffer += data
+        at = 0
+        while self.waiting:
+            got = _parse(self.buffer, at, self.encoding, self.errors)
+            if got is None:
+                break
+            reply, at = got
+            future, _ = self.waiting.popleft()
+            if future.done():  # its caller gave up: the reply is read and dropped
+                continue
+            if isinstance(reply, Exception):
+                future.set_exception(reply)
+            else:
+                future.set_result(reply)
+        del self.buffer[:at]
+        if self.buffer and not self.waiting:  # a reply no call asked for: the stream is out of step
+            self._fail(Broken("A reply no call asked for."))
+
+    def _check(self) -> None:
+        """The oldest call's deadline: past it with no reply, the server is frozen or gone."""
+        from redis.exceptions import TimeoutError as Late
+        self.watching = False
+        if not self.waiting or self.closed:
+            return
+        deadline = self.waiting[0][1]
+        if self.loop.time() >= deadline:
+            self._fail(Late("Timeout reading from socket"))
+        else:
+            self.watching = True
+            self.loop.call_at(deadline, self._check)
+
+    def _fail(self, exc: Exception) -> None:
+        self.close()
+        while self.waiting:
+            future, _ = self.waiting.popleft()
+            if not future.done():
+                future.set_exception(exc)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        loop = self._loop()
+        if loop is not None and not loop.is_closed():
+            loop.remove_reader(self.fd)
+            loop.remove_writer(self.fd)
+        os.close(self.fd)
+
+    def __del__(self) -> None:
+        if not self.closed:  # its loop ended with it open: only the descriptor is left to close
+            self.closed = True
+            os.close(self.fd)
 
 
-def _late(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_exception(TimeoutError())
+def _parse(buffer: bytearray, at: int, encoding: str | None, errors: str) -> tuple[Any, int] | None:
+    """One reply of the protocol (RESP2) from ``buffer`` at ``at``: (value, where the next one starts), or None
+    while it has not all arrived. An error reply is redis-py's exception for it (raised at the top level, kept
+    inside a list, as redis-py does); text is decoded as the client decodes it."""
+    end = buffer.find(b"\r\n", at)
+    if end < 0:
+        return None
+    kind, head = buffer[at], bytes(buffer[at + 1:end])
+    at = end + 2
+    if kind == 36:  # $ a bulk string, $-1 none
+        size = int(head)
+        if size < 0:
+            return None, at
+        if len(buffer) < at + size + 2:
+            return None
+        raw = bytes(buffer[at:at + size])
+        return (raw.decode(encoding, errors) if encoding else raw), at + size + 2
+    if kind == 42:  # * an array, *-1 none
+        count = int(head)
+        if count < 0:
+            return None, at
+        items = []
+        for _ in range(count):
+            got = _parse(buffer, at, encoding, errors)
+            if got is None:
+                return None
+            item, at = got
+            items.append(item)
+        return items, at
+    if kind == 58:  # : an integer
+        return int(head), at
+    if kind == 43:  # + a status
+        return (head.decode(encoding, errors) if encoding else head), at
+    if kind == 45:  # - an error
+        from redis._parsers.base import BaseParser
+        return BaseParser.parse_error(head.decode("utf-8", "replace")), at
+    from redis.exceptions import InvalidResponse
+    return InvalidResponse(f"Protocol Error: {bytes([kind])!r}"), at
+
+
+def _pack_command(*parts: str | bytes) -> bytes:
+    """A command in the protocol's own words (strings as UTF-8)."""
+    raw = [p if isinstance(p, bytes) else p.encode() for p in parts]
+    out = [b"*%d\r\n" % len(raw)]
+    for part in raw:
+        out += (b"$%d\r\n" % len(part), part, b"\r\n")
+    return b"".join(out)
 
 
 def _pack(command: bytes, script: bytes, keys: list[str], args: list[Any]) -> bytes:
@@ -265,10 +496,7 @@ def _pack(command: bytes, script: bytes, keys: list[str], args: list[Any]) -> by
     parts += [k.encode() for k in keys]
     parts += [a if isinstance(a, bytes) else (a if isinstance(a, str) else repr(a) if isinstance(a, float)
                                               else str(a)).encode() for a in args]
-    out = [b"*%d\r\n" % len(parts)]
-    for part in parts:
-        out += (b"$%d\r\n" % len(part), part, b"\r\n")
-    return b"".join(out)
+    return _pack_command(*parts)
 
 
 _FIELDS = ("id", "session_id", "tool", "args", "reason", "state", "decision", "result", "created", "error", "told")

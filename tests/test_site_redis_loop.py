@@ -78,3 +78,114 @@ def test_a_frozen_redis_holds_the_read_for_its_timeout_and_never_the_loop(tmp_pa
         assert any(line.get("code") == "UNAVAILABLE" for line in site.logs.read("error"))
     finally:
         stop_group(proc, 10)
+
+
+# --- the loop's own connection (redis_store._Pipe): shared, in order, and never left half-read ------------------
+def _scripts(url):
+    from agentlab.redis_store import LuaScripts, RedisStore
+    store = RedisStore.from_url(url)
+    return store.client, LuaScripts(store.client, {"echo": "return ARGV[1]", "count": ECHO_COUNT})
+
+
+# the call's own token back, with how many calls came before it on this key
+ECHO_COUNT = "return {ARGV[1], redis.call('INCR', KEYS[1])}"
+
+
+def _connections(client) -> int:
+    return sum(1 for c in client.client_list() if c.get("cmd") in ("evalsha", "eval"))
+
+
+def test_concurrent_calls_on_one_loop_share_one_connection_and_each_gets_its_own_reply(redis_server):
+    import uuid
+    client, lua = _scripts(redis_server)
+    key = f"pipe:{uuid.uuid4().hex}"
+    before = _connections(client)
+
+    async def many():
+        return await asyncio.gather(*(lua.call_async("count", [key], [f"call-{i}"]) for i in range(200)))
+
+    got = asyncio.run(many())
+    assert [token for token, _ in got] == [f"call-{i}" for i in range(200)]  # each call its own reply
+    assert sorted(n for _, n in got) == list(range(1, 201))  # each ran once
+    assert _connections(client) - before <= 1  # one connection for the loop, not one per call
+    lua.close()
+
+
+def test_a_call_whose_caller_gave_up_leaves_the_next_call_its_own_reply(redis_server):
+    """A request cancelled while its script was on the wire: its reply still comes, and must not be the next
+    call's answer (on a shared connection, a reply taken by the wrong call would tell one caller another's verdict)."""
+    client, lua = _scripts(redis_server)
+
+    async def cancelled_then_next():
+        assert await lua.call_async("echo", [], ["warm"]) == "warm"  # the connection open, the script known
+        first = asyncio.ensure_future(lua.call_async("echo", [], ["first"]))
+        await asyncio.sleep(0)  # written to the server
+        first.cancel()
+        return await lua.call_async("echo", [], ["second"]), await lua.call_async("echo", [], ["third"])
+
+    assert asyncio.run(cancelled_then_next()) == ("second", "third")
+    lua.close()
+
+
+def test_a_connection_the_server_closed_is_replaced_and_the_call_still_answered(redis_server):
+    client, lua = _scripts(redis_server)
+
+    async def killed_between():
+        assert await lua.call_async("echo", [], ["before"]) == "before"
+        killed = client.client_kill_filter(_type="normal", skipme=True)
+        assert killed >= 1
+        return await lua.call_async("echo", [], ["after"]), await lua.call_async("echo", [], ["again"])
+
+    assert asyncio.run(killed_between()) == ("after", "again")
+    lua.close()
+
+
+def test_a_password_a_database_and_a_unix_socket_are_used_and_a_wrong_password_is_redis_pys_own_error(tmp_path):
+    """As the workshop room's site connects: a Unix socket, the user ``default`` and a password."""
+    import subprocess
+
+    import redis
+    exe = os.environ.get("AGENTLAB_REDIS_SERVER") or shutil.which("redis-server")
+    if exe is None:
+        pytest.skip("redis-server is not installed")
+    port = free_port()
+    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                             "--requirepass", "s3cret-pw", "--unixsocket", str(tmp_path / "r.sock"), "--unixsocketperm", "700",
+                             "--dir", str(tmp_path)], stdout=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        admin = redis.Redis(port=port, password="s3cret-pw", db=3, decode_responses=True)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                admin.ping()
+                break
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        client, lua = _scripts(f"redis://:s3cret-pw@127.0.0.1:{port}/3")
+        assert asyncio.run(lua.call_async("count", ["in-db-3"], ["x"])) == ["x", 1]
+        assert admin.get("in-db-3") == "1"  # database 3, as the URL said
+        _, unix = _scripts(f"unix://default:s3cret-pw@{tmp_path / 'r.sock'}?db=3")
+        assert asyncio.run(unix.call_async("count", ["in-db-3"], ["y"])) == ["y", 2]
+        unix.close()
+        _, wrong = _scripts(f"redis://:not-the-pw@127.0.0.1:{port}/3")
+        with pytest.raises(redis.AuthenticationError):
+            asyncio.run(wrong.call_async("echo", [], ["x"]))
+        lua.close()
+    finally:
+        stop_group(proc, 10)
+
+
+def test_a_loop_that_ended_with_its_connection_open_leaves_no_warning_and_no_open_descriptor(redis_server):
+    import gc
+    import warnings
+    _, lua = _scripts(redis_server)
+    before = len(os.listdir("/proc/self/fd"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(5):  # asyncio.run in five notebook cells: five loops, each ended with its connection open
+            assert asyncio.run(lua.call_async("echo", [], ["x"])) == "x"
+        gc.collect()
+    assert len(os.listdir("/proc/self/fd")) - before <= 1  # at most the last loop's, until it is collected
+    lua.close()

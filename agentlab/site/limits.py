@@ -82,7 +82,9 @@ QUOTA_SYNC = 16
 # read, and the caller wait for it. A crash then forgets the last minute's windows (they end within a minute
 # anyway) and at most QUOTA_SYNC - 1 counts of each quota: every QUOTA_SYNC-th count is written there (SET).
 # The counter's expiry is set when the slot's first count makes it (a slot's length and a minute from then: past
-# the slot's end), not again on each count; the SET carries it to the file. Each command is CPU a read pays.
+# the slot's end), not again on each count; the SET carries it to the file. Each command is CPU a read pays: the
+# count is taken first and given back when it went past the quota (a refusal's two commands spare every
+# admitted call a GET).
 _ADMIT = """
 local now = tonumber(ARGV[1])
 redis.set_repl(redis.REPL_NONE)
@@ -92,13 +94,14 @@ if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
   return {'rate', tostring(tonumber(oldest[2]) + 60 - now)}
 end
 if tonumber(ARGV[3]) >= 0 then
-  if tonumber(redis.call('GET', KEYS[2]) or '0') >= tonumber(ARGV[3]) then
-    return {'quota', ARGV[4]}
-  end
   local used = redis.call('INCR', KEYS[2])
   local ttl = math.ceil(tonumber(ARGV[5])) + 60
   if used == 1 then
     redis.call('EXPIRE', KEYS[2], ttl)
+  end
+  if used > tonumber(ARGV[3]) then
+    redis.call('DECR', KEYS[2])
+    return {'quota', ARGV[4]}
   end
   if used % tonumber(ARGV[6]) == 0 then
     redis.set_repl(redis.REPL_ALL)
