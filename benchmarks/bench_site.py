@@ -289,6 +289,48 @@ def target_line(what: str, measured: float, target: float, load: float) -> str:
             f"load {load:.2f}")
 
 
+def script_round_trips(redis_url: str, redis_pid: int, calls: int, rounds: int = 3) -> dict[str, float]:
+    """Where a Redis read's own cost goes: the rate-and-quota script called from an event loop in this process,
+    ``calls`` at a time (the site's path, ``RedisLimiter.admit_async``), and a ``PING`` beside it (the server's
+    floor for one round trip). Medians over rounds, µs per call: this process's user and system CPU
+    (``getrusage``), redis-server's CPU."""
+    import asyncio
+    import resource
+
+    from agentlab.redis_store import RedisStore
+    from agentlab.site.keys import ApiKey
+    from agentlab.site.limits import RedisLimiter
+    store = RedisStore.from_url(redis_url, prefix="bench-trips:")
+    limiter = RedisLimiter(store.client, prefix="bench-trips:")
+    key = ApiKey(id="trips", name="trips", skills=None, quota=10**9, period="day", created=0.0, operator=False,
+                 revoked=False)
+    got: dict[str, list[float]] = {"user": [], "system": [], "redis": [], "ping": []}
+
+    async def admit(n: int) -> None:
+        for _ in range(n):
+            await limiter.admit_async(key, "trips", 10**9)
+
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(admit(200))  # warm: the connection open, the script known
+        for _ in range(rounds):
+            r0, s0 = cpu_now(redis_pid), resource.getrusage(resource.RUSAGE_SELF)
+            loop.run_until_complete(admit(calls))
+            s1, r1 = resource.getrusage(resource.RUSAGE_SELF), cpu_now(redis_pid)
+            got["user"].append((s1.ru_utime - s0.ru_utime) / calls)
+            got["system"].append((s1.ru_stime - s0.ru_stime) / calls)
+            got["redis"].append(cpu_spent(r0, r1) / calls)
+            r0 = cpu_now(redis_pid)
+            for _ in range(calls):
+                store.client.ping()
+            got["ping"].append(cpu_spent(r0, cpu_now(redis_pid)) / calls)
+    finally:
+        loop.close()
+        limiter._lua.close()
+        store.close()
+    return {k: statistics.median(v) * 1e6 for k, v in got.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=8, help="rounds, every side once in each (default: %(default)s)")
@@ -335,6 +377,9 @@ def main() -> None:
                 for side in sides[r % len(sides):] + sides[:r % len(sides)]:  # no side always after the same one
                     side.run(client, requests)
                 loads.append(os.getloadavg()[0])
+        if redis is not None:
+            trips = {"calls": 300 if ns.quick else 3000,
+                     **script_round_trips(redis_url, redis.pid, 300 if ns.quick else 3000)}
     finally:
         for proc in procs:
             stop(proc)
@@ -351,6 +396,10 @@ def main() -> None:
                   f"{besides} | {vs} |")
     if redis is None:
         print(f"site on Redis: skipped ({redis_url})")
+    else:
+        print(f"where a Redis read's script goes, from an event loop in one process ({trips['calls']:.0f} calls, "
+              f"median of 3): {trips['user']:.0f} µs user + {trips['system']:.0f} µs system CPU per call in the "
+              f"process, redis-server {trips['redis']:.0f} µs (a PING costs it {trips['ping']:.0f} µs)")
     print(target_line("skill site read vs bare FastAPI, over HTTP (SQLite)", ratio(reads[1], reads[0]),
                       TARGETS["read"], load))
     if redis is not None:
