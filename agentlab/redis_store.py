@@ -145,8 +145,10 @@ class LuaScripts:
         self._src = {name: src.encode() for name, src in sources.items()}
         self._idle: list[Any] = []  # connections between calls: each call takes one (threads share the store)
         # each event loop's own connection for call_async (or the future of one being opened)
-        self._pipes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pipe | asyncio.Future[_Pipe | None]] = \
-            weakref.WeakKeyDictionary()
+        self._pipes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+        self._plain = _plain_settings(client)
+        # a loop's reader keeps its pipe alive: when these scripts are dropped, so are their connections
+        weakref.finalize(self, _close_pipes, self._pipes)
         self._pid = os.getpid()
         self._lock = threading.Lock()
 
@@ -178,10 +180,12 @@ class LuaScripts:
         has one connection of its own (:class:`_Pipe`), registered with the loop once: a call is written to it
         at once and its reply taken from the loop's own reads, in order, so calls from many requests share it.
         What is not the plain case goes the thread way (:meth:`__call__` in a worker thread, awaited): a TLS
-        connection or a client with a credential provider, a connection that cannot be opened, one the server
-        closed (redis-py reconnects, with its own retries). A script the server does not know yet is sent whole
-        on the same connection. A server that answers nothing within the client's socket timeout fails every
-        call waiting on the connection, as redis-py's ``TimeoutError``, and the connection is dropped.
+        connection, a client with a credential provider, Windows or a loop that cannot watch a descriptor, a
+        connection refused, one the server closed (redis-py reconnects, with its own retries). A script the server
+        does not know yet is sent whole on the same connection. A server that answers nothing within the client's
+        socket timeout fails every call waiting on the connection, as redis-py's ``TimeoutError``, and the
+        connection is dropped; so does a server that does not answer the connection, its password or its
+        database in time.
         """
         from redis.exceptions import ConnectionError as Broken
         from redis.exceptions import NoScriptError
@@ -201,10 +205,12 @@ class LuaScripts:
     async def _pipe(self, loop: asyncio.AbstractEventLoop) -> _Pipe | None:
         """This loop's open connection, opened now if it has none (None: this call goes the thread way)."""
         if self._pid != os.getpid():  # a forked child: the parent's connections are not its own
-            self._take()
+            self._forked()
         got = self._pipes.get(loop)
         if isinstance(got, _Pipe) and not got.closed:
             return got
+        if got is _THREAD_WAY or not self._plain:
+            return None
         if isinstance(got, asyncio.Future) and not got.done():
             return await asyncio.shield(got)
         opening: asyncio.Future[_Pipe | None] = loop.create_future()  # the calls that come meanwhile wait for it
@@ -212,19 +218,27 @@ class LuaScripts:
         pipe = None
         try:
             pipe = await _Pipe.open(loop, self.client)
+        except NotImplementedError:  # a loop that cannot watch a descriptor (Windows' proactor): never on this loop
+            self._pipes[loop] = _THREAD_WAY
         finally:
             opening.set_result(pipe)
-            if pipe is None:
-                self._pipes.pop(loop, None)
-            else:
+            if pipe is not None:
                 self._pipes[loop] = pipe
+            elif self._pipes.get(loop) is opening:
+                del self._pipes[loop]
         return pipe
 
-    def _take(self) -> Any:
-        if self._pid != os.getpid():  # a forked child: the parent's sockets are not its own
-            with self._lock:
+    def _forked(self) -> None:
+        """In a forked child: the parent's connections are not its own (left open: the parent uses them; a pipe
+        never closes a descriptor another process opened)."""
+        with self._lock:
+            if self._pid != os.getpid():
                 self._idle, self._pid = [], os.getpid()
-                self._pipes = weakref.WeakKeyDictionary()
+                self._pipes.clear()
+
+    def _take(self) -> Any:
+        if self._pid != os.getpid():
+            self._forked()
         try:
             return self._idle.pop()  # atomic: two threads never take one connection
         except IndexError:
@@ -232,11 +246,10 @@ class LuaScripts:
             return pool.connection_class(**pool.connection_kwargs)  # connects on its first command
 
     def close(self) -> None:
+        """Every connection closed; a call still waiting on one fails (it does not wait on)."""
         while self._idle:
             self._idle.pop().disconnect()
-        for pipe in list(self._pipes.values()):
-            if isinstance(pipe, _Pipe):
-                pipe.close()
+        _close_pipes(self._pipes)
 
 
 def answers_ping(socket_path: str | os.PathLike[str], timeout: float) -> bool:
@@ -254,78 +267,118 @@ def answers_ping(socket_path: str | os.PathLike[str], timeout: float) -> bool:
         return False
 
 
+#: a loop on which every call goes the thread way (it cannot watch a descriptor)
+_THREAD_WAY = object()
+
+
+def _plain_settings(client: Any) -> bool:
+    """Whether :class:`_Pipe` can speak for this client: a plain TCP or Unix socket, a password at most, on a
+    system whose sockets are file descriptors. TLS, a credential provider or Windows go redis-py's own way."""
+    from redis.connection import Connection, UnixDomainSocketConnection
+    pool = client.connection_pool
+    return (os.name == "posix" and pool.connection_class in (Connection, UnixDomainSocketConnection)
+            and not pool.connection_kwargs.get("credential_provider"))
+
+
+def _close_pipes(pipes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]) -> None:
+    for pipe in list(pipes.values()):
+        if isinstance(pipe, _Pipe):
+            pipe.close_from_anywhere()
+
+
 class _Pipe:
     """One connection to a Redis server owned by one event loop, for :meth:`LuaScripts.call_async`.
 
     Calls are written as they come and their replies taken in order (pipelined) by one reader registered with the
     loop for the connection's life, so every request of a site process shares it and no call registers a reader or
     a timer of its own. A call whose caller gave up (cancelled) still has its reply read, and dropped, so the next
-    call gets its own. One timer watches the oldest call waiting: past the socket timeout with no reply, every
-    waiting call fails and the connection is closed (a late reply would come out of step).
+    call gets its own. One timer watches the oldest call waiting: past the socket timeout with nothing received,
+    every waiting call fails and the connection is closed (a late reply would come out of step). Closing it fails
+    the calls still waiting, never leaves them waiting.
 
     The connection is a bare file descriptor, not a socket object or an asyncio transport: a loop that ended without
     closing it (``asyncio.run`` in a notebook cell) leaves it to this object's finalizer, which closes it without a
-    warning, where a socket or a transport collected with its loop warns that it was never closed.
+    warning, where a socket or a transport collected with its loop warns that it was never closed. A forked child
+    never closes its parent's descriptor (the number may by then be one of the child's own files).
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, fd: int, timeout: float | None, encoding: str | None,
                  errors: str):
         self._loop = weakref.ref(loop)  # the loops' table holds this weakly by its loop: no strong way back
         self.fd = fd
+        self.pid = os.getpid()
         self.timeout = timeout
-        self.encoding, self.errors = encoding, errors
         self.waiting: deque[tuple[asyncio.Future[Any], float]] = deque()
-        self.buffer = bytearray()
+        self.reader = _Replies(encoding, errors)
         self.out = bytearray()  # what the socket's buffer did not take yet (a server that stopped reading)
         self.watching = False  # a timer is set for the oldest call (not kept: a handle would hold the loop)
+        self.closed = True  # until the loop watches it: a pipe that failed here is not its descriptor's owner
+        loop.add_reader(fd, self._readable)  # NotImplementedError on a loop without readers (Windows' proactor)
         self.closed = False
-        loop.add_reader(fd, self._readable)
 
     @classmethod
     async def open(cls, loop: asyncio.AbstractEventLoop, client: Any) -> _Pipe | None:
         """A connection made with the client's own settings (address, password, database, timeouts), or None when
-        they are not the plain case (TLS, a credential provider) or the server cannot be reached or refuses the
-        password: redis-py's own path then makes the call and raises its own error."""
+        this call is to go redis-py's own way, which then raises its own error: the server refuses the connection
+        or the password. A server that does not answer in time raises redis-py's ``TimeoutError`` here (the thread
+        way would wait as long again)."""
         import socket
 
-        from redis.connection import Connection, UnixDomainSocketConnection
+        from redis.connection import UnixDomainSocketConnection
+        from redis.exceptions import TimeoutError as Late
         pool = client.connection_pool
         kw = pool.connection_kwargs
-        if pool.connection_class not in (Connection, UnixDomainSocketConnection) or kw.get("credential_provider"):
+        timeout = kw.get("socket_connect_timeout") or kw.get("socket_timeout")
+        if pool.connection_class is UnixDomainSocketConnection:
+            addresses = [(socket.AF_UNIX, socket.SOCK_STREAM, 0, kw["path"])]
+        else:
+            host, port = kw.get("host", "localhost"), int(kw.get("port", 6379))
+            try:  # every address in turn, as redis-py does (localhost may be ::1 first, the server on 127.0.0.1)
+                addresses = [(f, k, p, a) for f, k, p, _, a in await loop.getaddrinfo(host, port,
+                                                                                     type=socket.SOCK_STREAM)]
+            except OSError:
+                return None
+        fd = -1
+        for family, kind, proto, address in addresses:
+            sock = socket.socket(family, kind, proto)
+            try:
+                sock.setblocking(False)
+                if family != socket.AF_UNIX:
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as redis-py's: a call is one write
+                await asyncio.wait_for(loop.sock_connect(sock, address), timeout)
+            except TimeoutError:
+                sock.close()
+                raise Late("Timeout connecting to server") from None
+            except OSError:  # refused, unreachable: the next address
+                sock.close()
+                continue
+            except BaseException:
+                sock.close()
+                raise
+            fd = sock.detach()
+            break
+        if fd < 0:
             return None
         encoding = kw.get("encoding", "utf-8") if kw.get("decode_responses") else None
         try:
-            if pool.connection_class is UnixDomainSocketConnection:
-                sock, address = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), kw["path"]
-            else:
-                host, port = kw.get("host", "localhost"), int(kw.get("port", 6379))
-                family, kind, proto, _, address = (await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM))[0]
-                sock = socket.socket(family, kind, proto)
-        except OSError:
-            return None
-        try:
-            sock.setblocking(False)
-            if sock.family != socket.AF_UNIX:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as redis-py's: a call is one write
-            await asyncio.wait_for(loop.sock_connect(sock, address),
-                                   kw.get("socket_connect_timeout") or kw.get("socket_timeout"))
-        except OSError:  # refused, unreachable, or no answer in time (TimeoutError is an OSError)
-            sock.close()
-            return None
+            pipe = cls(loop, fd, kw.get("socket_timeout"), encoding, kw.get("encoding_errors", "strict"))
         except BaseException:
-            sock.close()
+            os.close(fd)
             raise
-        pipe = cls(loop, sock.detach(), kw.get("socket_timeout"), encoding, kw.get("encoding_errors", "strict"))
         try:
             if kw.get("password") is not None:
                 user = [kw["username"]] if kw.get("username") else []
                 await pipe.send(_pack_command(b"AUTH", *user, kw["password"]))
             if kw.get("db"):
                 await pipe.send(_pack_command(b"SELECT", str(kw["db"])))
-        except BaseException as exc:
+        except Late:
             pipe.close()
-            if isinstance(exc, Exception):
-                return None
+            raise
+        except Exception:  # noqa: BLE001 - a refused password: redis-py's way says so in its own words
+            pipe.close()
+            return None
+        except BaseException:
+            pipe.close()
             raise
         return pipe
 
@@ -376,6 +429,7 @@ class _Pipe:
 
     def _readable(self) -> None:
         from redis.exceptions import ConnectionError as Broken
+        from redis.exceptions import InvalidResponse
         try:
             data = os.read(self.fd, 65536)
         except BlockingIOError:
@@ -386,23 +440,27 @@ class _Pipe:
         if not data:
             self._fail(Broken("Connection closed by server."))
             return
-        self.buffer += data
-        at = 0
-        while self.waiting:
-            got = _parse(self.buffer, at, self.encoding, self.errors)
-            if got is None:
-                break
-            reply, at = got
+        try:
+            replies = self.reader.feed(data)
+        except Exception as exc:  # noqa: BLE001 - bytes that are not the protocol: the stream cannot be trusted
+            self._fail(InvalidResponse(f"Protocol error: {type(exc).__name__}"))
+            return
+        for reply in replies:
+            if not self.waiting:  # a reply no call asked for: the stream is out of step
+                self._fail(Broken("A reply no call asked for."))
+                return
             future, _ = self.waiting.popleft()
             if future.done():  # its caller gave up: the reply is read and dropped
                 continue
-            if isinstance(reply, Exception):
+            if isinstance(reply, _Undecodable):
+                future.set_exception(reply.error)
+            elif isinstance(reply, Exception):
                 future.set_exception(reply)
             else:
                 future.set_result(reply)
-        del self.buffer[:at]
-        if self.buffer and not self.waiting:  # a reply no call asked for: the stream is out of step
-            self._fail(Broken("A reply no call asked for."))
+        if self.waiting and self.reader.partial():  # a long reply still coming: its deadline counts from now
+            future, _ = self.waiting[0]
+            self.waiting[0] = (future, self.loop.time() + (self.timeout or 0.0))
 
     def _check(self) -> None:
         """The oldest call's deadline: past it with no reply, the server is frozen or gone."""
@@ -418,13 +476,11 @@ class _Pipe:
             self.loop.call_at(deadline, self._check)
 
     def _fail(self, exc: Exception) -> None:
-        self.close()
-        while self.waiting:
-            future, _ = self.waiting.popleft()
-            if not future.done():
-                future.set_exception(exc)
+        self.close(exc)
 
-    def close(self) -> None:
+    def close(self, why: Exception | None = None) -> None:
+        """Closed, from its own loop's thread; every call still waiting fails (``why``, or a closed connection)."""
+        from redis.exceptions import ConnectionError as Broken
         if self.closed:
             return
         self.closed = True
@@ -432,52 +488,123 @@ class _Pipe:
         if loop is not None and not loop.is_closed():
             loop.remove_reader(self.fd)
             loop.remove_writer(self.fd)
-        os.close(self.fd)
+        if self.pid == os.getpid():
+            os.close(self.fd)
+        why = why or Broken("Connection closed.")
+        while self.waiting:
+            future, _ = self.waiting.popleft()
+            if not future.done():
+                future.set_exception(why)
+
+    def close_from_anywhere(self) -> None:
+        """:meth:`close`, run by its own loop when that loop runs in another thread (a selector is not thread-safe,
+        and the loop may be reading the descriptor right now)."""
+        loop = self._loop()
+        if loop is not None and loop.is_running() and not _runs_here(loop):
+            try:
+                loop.call_soon_threadsafe(self.close)
+                return
+            except RuntimeError:  # it closed meanwhile
+                pass
+        self.close()
 
     def __del__(self) -> None:
-        if not self.closed:  # its loop ended with it open: only the descriptor is left to close
+        # its loop ended with it open: only the descriptor is left to close, and only by the process that opened it
+        if not self.closed and self.pid == os.getpid():
             self.closed = True
             os.close(self.fd)
 
 
-def _parse(buffer: bytearray, at: int, encoding: str | None, errors: str) -> tuple[Any, int] | None:
-    """One reply of the protocol (RESP2) from ``buffer`` at ``at``: (value, where the next one starts), or None
-    while it has not all arrived. An error reply is redis-py's exception for it (raised at the top level, kept
-    inside a list, as redis-py does); text is decoded as the client decodes it."""
-    end = buffer.find(b"\r\n", at)
-    if end < 0:
-        return None
-    kind, head = buffer[at], bytes(buffer[at + 1:end])
-    at = end + 2
-    if kind == 36:  # $ a bulk string, $-1 none
-        size = int(head)
-        if size < 0:
-            return None, at
-        if len(buffer) < at + size + 2:
-            return None
-        raw = bytes(buffer[at:at + size])
-        return (raw.decode(encoding, errors) if encoding else raw), at + size + 2
-    if kind == 42:  # * an array, *-1 none
-        count = int(head)
-        if count < 0:
-            return None, at
-        items = []
-        for _ in range(count):
-            got = _parse(buffer, at, encoding, errors)
-            if got is None:
-                return None
-            item, at = got
-            items.append(item)
-        return items, at
-    if kind == 58:  # : an integer
-        return int(head), at
-    if kind == 43:  # + a status
-        return (head.decode(encoding, errors) if encoding else head), at
-    if kind == 45:  # - an error
+def _runs_here(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+class _Undecodable:
+    """A reply with text the client's encoding cannot decode: that call raises the error, as redis-py's does, and the
+    replies after it are read as usual."""
+
+    def __init__(self, error: Exception):
+        self.error = error
+
+
+class _Replies:
+    """Replies of the protocol (RESP2) parsed as their bytes arrive, each byte once (a long reply that comes in many
+    reads is not parsed again from its start at each). An error reply is redis-py's exception for it (raised at
+    the top level, kept inside a list, as redis-py does); text is decoded as the client decodes it."""
+
+    def __init__(self, encoding: str | None, errors: str):
+        self.encoding, self.errors = encoding, errors
+        self.buffer = bytearray()
+        self.at = 0
+        self.open: list[list[Any]] = []  # the arrays begun and not ended: [items still to come, items, undecodable]
+
+    def partial(self) -> bool:
+        return bool(self.open) or self.at < len(self.buffer)
+
+    def feed(self, data: bytes) -> list[Any]:
+        """The replies that ``data`` completed, in order."""
         from redis._parsers.base import BaseParser
-        return BaseParser.parse_error(head.decode("utf-8", "replace")), at
-    from redis.exceptions import InvalidResponse
-    return InvalidResponse(f"Protocol Error: {bytes([kind])!r}"), at
+        from redis.exceptions import InvalidResponse
+        buffer = self.buffer
+        buffer += data
+        done: list[Any] = []
+        while True:
+            end = buffer.find(b"\r\n", self.at)
+            if end < 0:
+                break
+            kind, head, after = buffer[self.at], bytes(buffer[self.at + 1:end]), end + 2
+            value: Any
+            if kind == 36:  # $ a bulk string, $-1 none
+                size = int(head)
+                if size < 0:
+                    value = None
+                elif len(buffer) < after + size + 2:
+                    break
+                else:
+                    value = self._text(bytes(buffer[after:after + size]))
+                    after += size + 2
+            elif kind == 42:  # * an array, *-1 none
+                count = int(head)
+                if count > 0:
+                    self.at = after
+                    self.open.append([count, [], None])
+                    continue
+                value = None if count < 0 else []
+            elif kind == 58:  # : an integer
+                value = int(head)
+            elif kind == 43:  # + a status
+                value = self._text(head)
+            elif kind == 45:  # - an error
+                value = BaseParser.parse_error(head.decode("utf-8", "replace"))
+            else:
+                raise InvalidResponse(f"Protocol error: {bytes([kind])!r}")
+            self.at = after
+            while self.open:  # into the arrays it ends
+                top = self.open[-1]
+                if isinstance(value, _Undecodable):
+                    top[2] = value
+                top[1].append(value)
+                top[0] -= 1
+                if top[0]:
+                    break
+                self.open.pop()
+                value = top[2] or top[1]
+            else:
+                done.append(value)
+        del buffer[:self.at]
+        self.at = 0
+        return done
+
+    def _text(self, raw: bytes) -> Any:
+        if self.encoding is None:
+            return raw
+        try:
+            return raw.decode(self.encoding, self.errors)
+        except UnicodeDecodeError as exc:
+            return _Undecodable(exc)
 
 
 def _pack_command(*parts: str | bytes) -> bytes:

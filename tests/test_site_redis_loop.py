@@ -114,7 +114,7 @@ def test_concurrent_calls_on_one_loop_share_one_connection_and_each_gets_its_own
 def test_a_call_whose_caller_gave_up_leaves_the_next_call_its_own_reply(redis_server):
     """A request cancelled while its script was on the wire: its reply still comes, and must not be the next
     call's answer (on a shared connection, a reply taken by the wrong call would tell one caller another's verdict)."""
-    client, lua = _scripts(redis_server)
+    _, lua = _scripts(redis_server)
 
     async def cancelled_then_next():
         assert await lua.call_async("echo", [], ["warm"]) == "warm"  # the connection open, the script known
@@ -163,7 +163,7 @@ def test_a_password_a_database_and_a_unix_socket_are_used_and_a_wrong_password_i
             except redis.ConnectionError:
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
-        client, lua = _scripts(f"redis://:s3cret-pw@127.0.0.1:{port}/3")
+        _, lua = _scripts(f"redis://:s3cret-pw@127.0.0.1:{port}/3")
         assert asyncio.run(lua.call_async("count", ["in-db-3"], ["x"])) == ["x", 1]
         assert admin.get("in-db-3") == "1"  # database 3, as the URL said
         _, unix = _scripts(f"unix://default:s3cret-pw@{tmp_path / 'r.sock'}?db=3")
@@ -188,4 +188,193 @@ def test_a_loop_that_ended_with_its_connection_open_leaves_no_warning_and_no_ope
             assert asyncio.run(lua.call_async("echo", [], ["x"])) == "x"
         gc.collect()
     assert len(os.listdir("/proc/self/fd")) - before <= 1  # at most the last loop's, until it is collected
+    lua.close()
+
+
+def _fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_closing_fails_the_calls_still_waiting_from_this_thread_or_another(redis_server):
+    """A call on the wire when its scripts are closed ends (answered the thread way, or failed), never waits on;
+    closed from another thread, the loop that owns the connection closes it."""
+    import threading
+    _, lua = _scripts(redis_server)
+
+    async def closed_under_it():
+        assert await lua.call_async("echo", [], ["warm"]) == "warm"
+        call = asyncio.ensure_future(lua.call_async("echo", [], ["in flight"]))
+        await asyncio.sleep(0)
+        lua.close()
+        return await asyncio.wait_for(call, 10)
+
+    assert asyncio.run(closed_under_it()) == "in flight"  # its connection gone, redis-py's way answered it
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        assert asyncio.run_coroutine_threadsafe(lua.call_async("echo", [], ["there"]), loop).result(10) == "there"
+        pipe = lua._pipes[loop]
+        lua.close()  # from this thread: the loop's own thread closes it
+        deadline = time.monotonic() + 10
+        while not pipe.closed:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert asyncio.run_coroutine_threadsafe(lua.call_async("echo", [], ["again"]), loop).result(10) == "again"
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        lua.close()
+
+
+def test_scripts_dropped_on_a_live_loop_take_their_connections_with_them(redis_server):
+    """A kernel or a server that makes stores and drops them: the loop's reader must not keep each one's
+    connection open forever."""
+    import gc
+    client, _ = _scripts(redis_server)
+
+    async def make_and_drop(n):
+        for _ in range(n):
+            _, lua = _scripts(redis_server)
+            assert await lua.call_async("echo", [], ["x"]) == "x"
+            del lua
+            gc.collect()
+            await asyncio.sleep(0)  # the closes it asked for
+
+    async def twice():
+        await make_and_drop(2)
+        fds, clients = _fds(), len(client.client_list())
+        await make_and_drop(40)
+        return _fds() - fds, len(client.client_list()) - clients
+
+    more_fds, more_clients = asyncio.run(twice())
+    assert more_fds <= 4 and more_clients <= 4, (more_fds, more_clients)
+
+
+def test_an_undecodable_reply_fails_its_own_call_at_once_and_the_calls_behind_it_get_theirs(redis_server):
+    client, lua = _scripts(redis_server)
+    lua_bad = type(lua)(client, {"bad": "return '\\255\\254'", "echo": "return ARGV[1]"})
+    with pytest.raises(UnicodeDecodeError):
+        lua_bad("bad", [], [])  # redis-py's own way says the same
+
+    async def bad_then_good():
+        assert await lua_bad.call_async("echo", [], ["warm"]) == "warm"
+        bad = asyncio.ensure_future(lua_bad.call_async("bad", [], []))
+        good = [asyncio.ensure_future(lua_bad.call_async("echo", [], [f"after-{i}"])) for i in range(3)]
+        return await asyncio.gather(bad, *good, return_exceptions=True)
+
+    bad, *good = asyncio.run(bad_then_good())
+    # its own error, not the stalled connection's timeout, and the calls behind it answered
+    assert isinstance(bad, UnicodeDecodeError) and good == ["after-0", "after-1", "after-2"]
+    lua_bad.close()
+    lua.close()
+
+
+def test_a_long_reply_in_many_reads_is_read_whole(redis_server):
+    """200,000 items (about 5 MB, hundreds of reads): the reply is parsed as it comes, each byte once; parsed
+    again from its start at each read, it took longer than the socket timeout and failed."""
+    client, lua = _scripts(redis_server)
+    big = type(lua)(client, {"big": "local t = {} for i = 1, tonumber(ARGV[1]) do t[i] = 'item-' .. i end "
+                                    "t[7] = {1, false, 'x', {}} return t"})
+    got = asyncio.run(big.call_async("big", [], [200_000]))
+    assert len(got) == 200_000 and got[0] == "item-1" and got[-1] == "item-200000" and got[6] == [1, None, "x", []]
+    assert got == big("big", [], [200_000])  # as redis-py's own way reads it
+    big.close()
+    lua.close()
+
+
+def test_every_address_is_tried_and_a_loop_that_cannot_watch_a_descriptor_goes_the_thread_way(redis_server,
+                                                                                             monkeypatch):
+    import socket
+    port = int(redis_server.rsplit(":", 1)[1].split("/")[0])
+    _, lua = _scripts(f"redis://localhost:{port}/0")
+
+    async def first_address_refused():
+        loop = asyncio.get_running_loop()
+
+        async def two(host, port_, **kw):  # localhost as ::1 then 127.0.0.1, the server on 127.0.0.1 only
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.2", port_)),
+                    (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port_))]
+
+        monkeypatch.setattr(loop, "getaddrinfo", two)
+        assert await lua.call_async("echo", [], ["here"]) == "here"
+        return lua._pipes.get(loop)
+
+    from agentlab.redis_store import _Pipe
+    assert isinstance(asyncio.run(first_address_refused()), _Pipe)  # its own connection, not the thread way
+
+    class NoReaders(asyncio.SelectorEventLoop):
+        def add_reader(self, *args):
+            raise NotImplementedError
+
+    loop = NoReaders()
+    try:
+        before = _fds()
+        assert [loop.run_until_complete(lua.call_async("echo", [], [f"n{i}"])) for i in range(3)] == ["n0", "n1", "n2"]
+        assert _fds() - before <= 2  # redis-py's pooled connection at most, nothing leaked per call
+    finally:
+        loop.close()
+        lua.close()
+
+
+def test_a_server_that_does_not_answer_the_password_times_out_once_and_never_also_the_thread_way(tmp_path, monkeypatch):
+    import subprocess
+
+    import redis
+    exe = os.environ.get("AGENTLAB_REDIS_SERVER") or shutil.which("redis-server")
+    if exe is None:
+        pytest.skip("redis-server is not installed")
+    port = free_port()
+    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                             "--requirepass", "pw", "--dir", str(tmp_path)], stdout=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                redis.Redis(port=port, password="pw").ping()
+                break
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        _, lua = _scripts(f"redis://:pw@127.0.0.1:{port}/0")
+        handed = []
+        real = timeouts_module.wait_in_worker
+        monkeypatch.setattr(timeouts_module, "wait_in_worker",
+                            lambda fn, limit, *, write: handed.append(fn) or real(fn, limit, write=write))
+        os.killpg(proc.pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(redis.TimeoutError):
+                asyncio.run(lua.call_async("echo", [], ["x"]))
+        finally:
+            os.killpg(proc.pid, signal.SIGCONT)
+        assert handed == []  # its timeout once (3 s), not again the thread way's
+        lua.close()
+    finally:
+        stop_group(proc, 10)
+
+
+def test_a_forked_child_never_closes_its_parents_descriptor_which_may_be_its_own_file_by_then(redis_server, tmp_path):
+    import gc
+    _, lua = _scripts(redis_server)
+    loop = asyncio.new_event_loop()
+    assert loop.run_until_complete(lua.call_async("echo", [], ["parent"])) == "parent"
+    fd = lua._pipes[loop].fd
+    loop.close()  # ended, still referenced: its pipe is still in the table
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's descriptor number becomes one of its own files
+        code = 1
+        try:
+            mine = os.open(tmp_path / "child.log", os.O_WRONLY | os.O_CREAT)
+            os.dup2(mine, fd)
+            assert asyncio.run(lua.call_async("echo", [], ["child"])) == "child"
+            gc.collect()
+            os.write(fd, b"still mine\n")
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert (tmp_path / "child.log").read_text() == "still mine\n"
     lua.close()

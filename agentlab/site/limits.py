@@ -131,6 +131,10 @@ class RedisLimiter:
     def __repr__(self) -> str:
         return f"RedisLimiter(prefix={self.prefix!r})"
 
+    def close(self) -> None:
+        """Its connections closed (a call waiting on one fails); the next call opens one again."""
+        self._lua.close()
+
     def admit(self, key: ApiKey, skill: str, per_minute: int) -> Admission:
         return self._verdict(key, per_minute, self._lua("admit", *self._call(key, skill, per_minute)))
 

@@ -314,9 +314,11 @@ class SkillSite:
                             stack=outcome.internal)
 
     def close(self) -> None:
-        """Write the log lines still waiting and close the log files (a site whose folder is about to go: a later
-        call opens them again)."""
+        """Write the log lines still waiting and close the log files and the limits' Redis connections (a site whose
+        folder is about to go: a later call opens them again)."""
         self.logs.close()
+        if isinstance(self.limiter, RedisLimiter):
+            self.limiter.close()
 
     def create_key(self, name: str, skills: Iterable[str] = ("*",), *, quota: int | None = None,
                    period: str = "day", operator: bool = False) -> tuple[str, ApiKey]:
