@@ -26,7 +26,10 @@ round. The 1-minute load average is sampled each round. The last lines are the s
 the common format (``target | what | measured | target | yes/no | load L``) that ``run.py bench``
 gathers.
 
-Run: python benchmarks/bench_site.py [--rounds 8] [--requests 200] [--quick]   (Linux: it reads /proc)
+A change is measured beside the code before it with ``--against CHECKOUT`` (``git worktree add ../before HEAD~1``):
+that checkout's sites run as more sides of the same rounds, each row against the same bare endpoint.
+
+Run: python benchmarks/bench_site.py [--rounds 8] [--requests 200] [--quick] [--against CHECKOUT]   (Linux: /proc)
 """
 from __future__ import annotations
 
@@ -138,8 +141,8 @@ SKILLS = {
 }
 
 
-def start(cmd: list[str], url: str, log: Path, env: dict) -> subprocess.Popen:
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+def start(cmd: list[str], url: str, log: Path, env: dict, cwd: Path = ROOT) -> subprocess.Popen:
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
                             start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -265,14 +268,20 @@ def write_skills(folder: Path) -> None:
             '''), encoding="utf-8")
 
 
-def site_process(py: str, tmp: Path, data: str, env: dict, store: list[str]) -> tuple[subprocess.Popen, str, str]:
-    """A site on its own data folder: (process, base URL, an API key for it)."""
+def site_process(py: str, tmp: Path, data: str, env: dict, store: list[str],
+                 root: Path = ROOT) -> tuple[subprocess.Popen, str, str]:
+    """A site on its own data folder, run from the checkout ``root``: (process, base URL, an API key for it)."""
     args = ["--skills", str(tmp / "skills"), "--data", str(tmp / data), *store]
-    key = subprocess.run([py, "-m", "agentlab", "site", *args, "keys", "create", "--name", "bench", "--quota",
-                          "100000000/day"], cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout.strip()
+    if root != ROOT:
+        env = {**env, "PYTHONPATH": f"{root}{os.pathsep}{tmp}"}
+    made = subprocess.run([py, "-m", "agentlab", "site", *args, "keys", "create", "--name", "bench", "--quota",
+                           "100000000/day"], cwd=root, env=env, capture_output=True, text=True)
+    if made.returncode != 0:
+        raise RuntimeError(f"no key from the site in {root}: {made.stderr[-2000:]}")
+    key = made.stdout.strip()
     port = free_port()
     proc = start([py, "-m", "agentlab", "site", "--host", "127.0.0.1", "--port", str(port), *args],
-                 f"http://127.0.0.1:{port}/api/skills", tmp / f"{data}.log", env)
+                 f"http://127.0.0.1:{port}/api/skills", tmp / f"{data}.log", env, cwd=root)
     return proc, f"http://127.0.0.1:{port}", key
 
 
@@ -336,6 +345,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=8, help="rounds, every side once in each (default: %(default)s)")
     ap.add_argument("--requests", type=int, default=200, help="requests per side per round (default: %(default)s)")
     ap.add_argument("--quick", action="store_true", help="2 rounds of 60 requests: that it runs, not what it says")
+    ap.add_argument("--against", type=Path, metavar="CHECKOUT",
+                    help="another checkout of the workbook (git worktree add ../before HEAD~1): its sites run as more "
+                         "sides in the same rounds, so that a change is measured beside the code before it")
     ns = ap.parse_args()
     rounds, requests = (2, 60) if ns.quick else (ns.rounds, ns.requests)
     tmp = Path(tempfile.mkdtemp(prefix="bench-site-"))
@@ -357,17 +369,35 @@ def main() -> None:
         procs.append(bare)
         site, site_url, key = site_process(py, tmp, "data", env, [])
         procs.append(site)
-        reads = [Side("bare FastAPI", [bare.pid], f"http://127.0.0.1:{bare_port}/bare", {}),
-                 Side("site, SQLite", [site.pid], f"{site_url}/api/skills/bench_weather/execute", {"X-API-Key": key})]
+        bare_read = Side("bare FastAPI", [bare.pid], f"http://127.0.0.1:{bare_port}/bare", {})
+        site_read = Side("site, SQLite", [site.pid], f"{site_url}/api/skills/bench_weather/execute", {"X-API-Key": key})
+        reads = [bare_read, site_read]
+        redis_read = None
         if redis is not None:
             rsite, rurl, rkey = site_process(py, tmp, "data-redis", env, ["--store", f"{redis_url}?prefix=bench:"])
             procs.append(rsite)
-            reads.append(Side("site, Redis (+ redis-server)", [rsite.pid, redis.pid],
-                              f"{rurl}/api/skills/bench_weather/execute", {"X-API-Key": rkey}))
-        writes = [Side("bare FastAPI keeping the key", [bare.pid], f"http://127.0.0.1:{bare_port}/bare_write", {},
-                       write=True),
-                  Side("site keyed write, SQLite", [site.pid], f"{site_url}/api/skills/bench_note/execute",
-                       {"X-API-Key": key}, write=True)]
+            redis_read = Side("site, Redis (+ redis-server)", [rsite.pid, redis.pid],
+                              f"{rurl}/api/skills/bench_weather/execute", {"X-API-Key": rkey})
+            reads.append(redis_read)
+        bare_write = Side("bare FastAPI keeping the key", [bare.pid], f"http://127.0.0.1:{bare_port}/bare_write", {},
+                          write=True)
+        site_write = Side("site keyed write, SQLite", [site.pid], f"{site_url}/api/skills/bench_note/execute",
+                          {"X-API-Key": key}, write=True)
+        writes = [bare_write, site_write]
+        if ns.against is not None:  # the same sites from the other checkout, as more sides of the same rounds
+            other = ns.against.resolve()
+            osite, ourl, okey = site_process(py, tmp, "data-against", env, [], root=other)
+            procs.append(osite)
+            reads.append(Side(f"site, SQLite ({other.name})", [osite.pid],
+                              f"{ourl}/api/skills/bench_weather/execute", {"X-API-Key": okey}))
+            writes.append(Side(f"site keyed write, SQLite ({other.name})", [osite.pid],
+                               f"{ourl}/api/skills/bench_note/execute", {"X-API-Key": okey}, write=True))
+            if redis is not None:
+                orsite, orurl, orkey = site_process(py, tmp, "data-against-redis", env,
+                                                    ["--store", f"{redis_url}?prefix=against:"], root=other)
+                procs.append(orsite)
+                reads.append(Side(f"site, Redis (+ redis-server) ({other.name})", [orsite.pid, redis.pid],
+                                  f"{orurl}/api/skills/bench_weather/execute", {"X-API-Key": orkey}))
         sides = reads + writes
         loads: list[float] = []
         with httpx.Client(timeout=30) as client:
@@ -400,13 +430,13 @@ def main() -> None:
         print(f"where a Redis read's script goes, from an event loop in one process ({trips['calls']:.0f} calls, "
               f"median of 3): {trips['user']:.0f} µs user + {trips['system']:.0f} µs system CPU per call in the "
               f"process, redis-server {trips['redis']:.0f} µs (a PING costs it {trips['ping']:.0f} µs)")
-    print(target_line("skill site read vs bare FastAPI, over HTTP (SQLite)", ratio(reads[1], reads[0]),
+    print(target_line("skill site read vs bare FastAPI, over HTTP (SQLite)", ratio(site_read, bare_read),
                       TARGETS["read"], load))
-    if redis is not None:
+    if redis_read is not None:
         print(target_line("skill site on Redis, read vs bare FastAPI (site + redis-server CPU)",
-                          ratio(reads[2], reads[0]), TARGETS["redis"], load))
+                          ratio(redis_read, bare_read), TARGETS["redis"], load))
     print(target_line("site keyed write vs a bare endpoint keeping the same key (SQLite both)",
-                      ratio(writes[1], writes[0]), TARGETS["write"], load))
+                      ratio(site_write, bare_write), TARGETS["write"], load))
     shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -149,11 +149,21 @@ def test_bench_gateway_measures_the_guards_against_a_bare_mcp_pass_through():
     assert_target_rows(out, "MCP gateway guards, added per call over a bare MCP pass-through")
 
 
-def test_bench_site_measures_reads_on_sqlite_and_redis_and_a_keyed_write_against_fair_bare_endpoints():
-    out = bench("benchmarks/bench_site.py", "--quick")
-    for row in ("| bare FastAPI |", "| site, SQLite |", "| bare FastAPI keeping the key |", "| site keyed write, SQLite |"):
+def test_bench_site_measures_reads_on_sqlite_and_redis_and_a_keyed_write_against_fair_bare_endpoints(tmp_path):
+    """With --against, another checkout's sites are more sides of the same rounds (here a copy of this one's
+    package, as a worktree of an earlier commit would be), each row against the same bare endpoint; the targets
+    stay this checkout's."""
+    import shutil
+    other = tmp_path / "before"
+    shutil.copytree(ROOT / "agentlab", other / "agentlab", ignore=shutil.ignore_patterns("__pycache__"))
+    (other / "data").symlink_to(ROOT / "data")  # the desks' data, read from the checkout's root
+    out = bench("benchmarks/bench_site.py", "--quick", "--against", str(other))
+    for row in ("| bare FastAPI |", "| site, SQLite |", "| bare FastAPI keeping the key |", "| site keyed write, SQLite |",
+                "| site, SQLite (before) |", "| site keyed write, SQLite (before) |"):
         assert row in out, row
     assert "| site, Redis (+ redis-server) |" in out or "site on Redis: skipped (" in out
+    if "| site, Redis (+ redis-server) |" in out:
+        assert "| site, Redis (+ redis-server) (before) |" in out and "where a Redis read's script goes" in out
     targets = [line for line in out.splitlines() if line.startswith("target | ")]
     assert len(targets) == (3 if "| site, Redis" in out else 2), out
     assert_target_rows(out)

@@ -80,7 +80,7 @@ def test_a_frozen_redis_holds_the_read_for_its_timeout_and_never_the_loop(tmp_pa
         stop_group(proc, 10)
 
 
-# --- the loop's own connection (redis_store._Pipe): shared, in order, and never left half-read ------------------
+# --- the loop's own connection (redis_pipe.Pipe): shared, in order, and never left half-read ------------------
 def _scripts(url):
     from agentlab.redis_store import LuaScripts, RedisStore
     store = RedisStore.from_url(url)
@@ -271,17 +271,28 @@ def test_an_undecodable_reply_fails_its_own_call_at_once_and_the_calls_behind_it
     lua.close()
 
 
-def test_a_long_reply_in_many_reads_is_read_whole(redis_server):
-    """200,000 items (about 5 MB, hundreds of reads): the reply is parsed as it comes, each byte once; parsed
-    again from its start at each read, it took longer than the socket timeout and failed."""
+def test_a_long_reply_in_many_reads_is_read_whole_and_each_byte_parsed_once(redis_server, monkeypatch):
+    """A long reply comes in many reads: it is parsed as it comes, each item once. Parsed again from its start at
+    each 64 KB read, 200,000 items (about 5 MB) took longer than the socket timeout and the call failed."""
+    from agentlab import redis_pipe
     client, lua = _scripts(redis_server)
     big = type(lua)(client, {"big": "local t = {} for i = 1, tonumber(ARGV[1]) do t[i] = 'item-' .. i end "
                                     "t[7] = {1, false, 'x', {}} return t"})
-    got = asyncio.run(big.call_async("big", [], [200_000]))
-    assert len(got) == 200_000 and got[0] == "item-1" and got[-1] == "item-200000" and got[6] == [1, None, "x", []]
-    assert got == big("big", [], [200_000])  # as redis-py's own way reads it
+    got = asyncio.run(big.call_async("big", [], [20_000]))
+    assert len(got) == 20_000 and got[0] == "item-1" and got[-1] == "item-20000" and got[6] == [1, None, "x", []]
+    assert got == big("big", [], [20_000])  # as redis-py's own way reads it
     big.close()
     lua.close()
+
+    texts = []
+    real = redis_pipe.Replies._text
+    monkeypatch.setattr(redis_pipe.Replies, "_text", lambda self, raw: texts.append(raw) or real(self, raw))
+    wire = b"*3\r\n" + b"*20000\r\n" + b"".join(b"$6\r\n%06d\r\n" % i for i in range(20_000)) + b":7\r\n$-1\r\n"
+    replies, reader = [], redis_pipe.Replies("utf-8", "strict")
+    for at in range(0, len(wire), 4096):  # in 4 KB reads, most of them ending inside an item
+        replies += reader.feed(wire[at:at + 4096])
+    assert replies == [[[f"{i:06d}" for i in range(20_000)], 7, None]] and not reader.partial()
+    assert len(texts) == 20_000  # each item decoded once, however many reads it took
 
 
 def test_every_address_is_tried_and_a_loop_that_cannot_watch_a_descriptor_goes_the_thread_way(redis_server,
@@ -301,8 +312,8 @@ def test_every_address_is_tried_and_a_loop_that_cannot_watch_a_descriptor_goes_t
         assert await lua.call_async("echo", [], ["here"]) == "here"
         return lua._pipes.get(loop)
 
-    from agentlab.redis_store import _Pipe
-    assert isinstance(asyncio.run(first_address_refused()), _Pipe)  # its own connection, not the thread way
+    from agentlab.redis_pipe import Pipe
+    assert isinstance(asyncio.run(first_address_refused()), Pipe)  # its own connection, not the thread way
 
     class NoReaders(asyncio.SelectorEventLoop):
         def add_reader(self, *args):
