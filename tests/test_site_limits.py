@@ -43,6 +43,22 @@ def test_the_quota_is_a_fixed_window_per_key(make):
     assert limiter.admit(key(3), "s9", 60).ok
 
 
+def test_a_quota_reached_or_of_zero_refuses_and_counts_nothing_more(make):
+    """Refusals past the quota leave the count where it was (the count is taken first and given back), and a key
+    whose quota is 0 is refused before anything is counted: in Redis, no counter is left behind for it."""
+    clock = Clock(86_400 * 20_000)
+    limiter = make(clock)
+    none = ApiKey("k0", "test", ("*",), 0, "day", 0.0)
+    assert [limiter.admit(none, "s", 60).kind for _ in range(3)] == ["quota"] * 3
+    assert [limiter.admit(key(2), "s", 60).ok for _ in range(7)] == [True, True] + [False] * 5
+    slot = int(clock.now // 86_400)
+    clock.now += 86_400  # the next day: the full quota again
+    assert [limiter.admit(key(2), "s", 60).ok for _ in range(3)] == [True, True, False]
+    if isinstance(limiter, RedisLimiter):
+        assert limiter.client.get(f"{limiter.prefix}quota:k1:{slot}") == "2"  # not 7: refusals gave theirs back
+        assert not limiter.client.exists(f"{limiter.prefix}quota:k0:{slot}")
+
+
 def test_redis_limiters_share_one_window(redis_url):
     store, clock = open_store(redis_url), Clock()
     replicas = [RedisLimiter(store.client, prefix=store.prefix, clock=clock) for _ in range(3)]

@@ -84,7 +84,7 @@ QUOTA_SYNC = 16
 # The counter's expiry is set when the slot's first count makes it (a slot's length and a minute from then: past
 # the slot's end), not again on each count; the SET carries it to the file. Each command is CPU a read pays: the
 # count is taken first and given back when it went past the quota (a refusal's two commands spare every
-# admitted call a GET).
+# admitted call a GET; a quota of 0 refuses before counting, and so writes nothing).
 _ADMIT = """
 local now = tonumber(ARGV[1])
 redis.set_repl(redis.REPL_NONE)
@@ -93,7 +93,10 @@ if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
   local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   return {'rate', tostring(tonumber(oldest[2]) + 60 - now)}
 end
-if tonumber(ARGV[3]) >= 0 then
+if tonumber(ARGV[3]) == 0 then
+  return {'quota', ARGV[4]}
+end
+if tonumber(ARGV[3]) > 0 then
   local used = redis.call('INCR', KEYS[2])
   local ttl = math.ceil(tonumber(ARGV[5])) + 60
   if used == 1 then
