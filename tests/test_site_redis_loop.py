@@ -81,9 +81,20 @@ def test_a_frozen_redis_holds_the_read_for_its_timeout_and_never_the_loop(tmp_pa
 
 
 # --- the loop's own connection (redis_pipe.Pipe): shared, in order, and never left half-read ------------------
+_CLIENTS: list = []  # every client a test here made, closed after it (a socket left to the collector warns)
+
+
+@pytest.fixture(autouse=True)
+def _close_clients():
+    yield
+    while _CLIENTS:
+        _CLIENTS.pop().close()
+
+
 def _scripts(url):
     from agentlab.redis_store import LuaScripts, RedisStore
     store = RedisStore.from_url(url)
+    _CLIENTS.append(store.client)
     return store.client, LuaScripts(store.client, {"echo": "return ARGV[1]", "count": ECHO_COUNT})
 
 
@@ -155,6 +166,7 @@ def test_a_password_a_database_and_a_unix_socket_are_used_and_a_wrong_password_i
                             start_new_session=True)
     try:
         admin = redis.Redis(port=port, password="s3cret-pw", db=3, decode_responses=True)
+        _CLIENTS.append(admin)
         deadline = time.monotonic() + 15
         while True:
             try:
@@ -226,6 +238,7 @@ def test_closing_fails_the_calls_still_waiting_from_this_thread_or_another(redis
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         lua.close()
+        loop.close()
 
 
 def test_scripts_dropped_on_a_live_loop_take_their_connections_with_them(redis_server):
@@ -344,7 +357,8 @@ def test_a_server_that_does_not_answer_the_password_times_out_once_and_never_als
         deadline = time.monotonic() + 15
         while True:
             try:
-                redis.Redis(port=port, password="pw").ping()
+                with redis.Redis(port=port, password="pw") as probe:
+                    probe.ping()
                 break
             except redis.ConnectionError:
                 assert time.monotonic() < deadline
