@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
+import time
 import weakref
 from collections import deque
 from typing import Any
 
-__all__ = ["THREAD_WAY", "Pipe", "Replies", "close_pipes", "pack_command", "plain_settings"]
+__all__ = ["THREAD_WAY", "Pipe", "Replies", "close_pipes", "closed_here", "pack_command", "plain_settings"]
 
 
 #: a loop on which every call goes the thread way (it cannot watch a descriptor)
@@ -41,9 +43,10 @@ class Pipe:
     Calls are written as they come and their replies taken in order (pipelined) by one reader registered with the
     loop for the connection's life, so every request of a site process shares it and no call registers a reader or
     a timer of its own. A call whose caller gave up (cancelled) still has its reply read, and dropped, so the next
-    call gets its own. One timer watches the oldest call waiting: past the socket timeout with nothing received,
-    every waiting call fails and the connection is closed (a late reply would come out of step). Closing it fails
-    the calls still waiting, never leaves them waiting.
+    call gets its own. One timer watches the oldest call waiting: past the socket timeout since it was written (or
+    since the last bytes of its reply, when a long one is still coming) with no reply, every waiting call fails and
+    the connection is closed (a late reply would come out of step). Closing it fails the calls still waiting, never
+    leaves them waiting, and never sends them again (their scripts may have run).
 
     The connection is a bare file descriptor, not a socket object or an asyncio transport: a loop that ended without
     closing it (``asyncio.run`` in a notebook cell) leaves it to this object's finalizer, which closes it without a
@@ -228,40 +231,68 @@ class Pipe:
         self.close(exc)
 
     def close(self, why: Exception | None = None) -> None:
-        """Closed, from its own loop's thread; every call still waiting fails (``why``, or a closed connection)."""
-        from redis.exceptions import ConnectionError as Broken
+        """Closed, from its own loop's thread; every call still waiting fails (``why``, or :func:`closed_here`: its
+        script may have run, so it is not sent again). In a forked child only this object is closed: the
+        descriptor and the loop's registration (a selector shared across the fork) are the parent's."""
         if self.closed:
             return
         self.closed = True
-        loop = self._loop()
-        if loop is not None and not loop.is_closed():
-            loop.remove_reader(self.fd)
-            loop.remove_writer(self.fd)
         if self.pid == os.getpid():
+            loop = self._loop()
+            if loop is not None and not loop.is_closed():
+                loop.remove_reader(self.fd)
+                loop.remove_writer(self.fd)
             os.close(self.fd)
-        why = why or Broken("Connection closed.")
+        why = why or closed_here()
         while self.waiting:
             future, _ = self.waiting.popleft()
             if not future.done():
                 future.set_exception(why)
 
-    def close_from_anywhere(self) -> None:
+    def close_from_anywhere(self, wait: float = 5.0) -> None:
         """:meth:`close`, run by its own loop when that loop runs in another thread (a selector is not thread-safe,
-        and the loop may be reading the descriptor right now)."""
+        and the loop may be reading the descriptor right now). Waits up to ``wait`` seconds for it: a loop that
+        stops meanwhile (its last turn may drop what was queued) leaves the close to this thread; a loop still
+        busy past the wait closes it when it gets to it."""
         loop = self._loop()
-        if loop is not None and loop.is_running() and not _runs_here(loop):
+        if self.pid != os.getpid() or loop is None or not loop.is_running() or _runs_here(loop):
+            self.close()
+            return
+        done = threading.Event()
+
+        def close() -> None:
             try:
-                loop.call_soon_threadsafe(self.close)
+                self.close()
+            finally:
+                done.set()
+
+        try:
+            loop.call_soon_threadsafe(close)
+        except RuntimeError:  # it closed meanwhile
+            self.close()
+            return
+        deadline = time.monotonic() + wait
+        while not done.wait(0.02):
+            if not loop.is_running():
+                self.close()
                 return
-            except RuntimeError:  # it closed meanwhile
-                pass
-        self.close()
+            if time.monotonic() > deadline:
+                return
 
     def __del__(self) -> None:
         # its loop ended with it open: only the descriptor is left to close, and only by the process that opened it
         if not self.closed and self.pid == os.getpid():
             self.closed = True
             os.close(self.fd)
+
+
+def closed_here() -> Exception:
+    """The error of a call whose connection its owner closed after the call was written: the server may have run
+    its script, so it must not be sent again (a quota would count it twice)."""
+    from redis.exceptions import ConnectionError as Broken
+    exc = Broken("Connection closed while the call was waiting for its reply.")
+    exc.agentlab_sent = True  # type: ignore[attr-defined]
+    return exc
 
 
 def _runs_here(loop: asyncio.AbstractEventLoop) -> bool:

@@ -199,7 +199,9 @@ class LuaScripts:
                 return await pipe.send(_pack(b"EVALSHA", self._sha[name], keys, args))
             except NoScriptError:  # its first call on this server (or one restarted, flushed): sent whole, kept
                 return await pipe.send(_pack(b"EVAL", self._src[name], keys, args))
-        except Broken:  # closed by the server, or a dead socket: redis-py reconnects (and retries)
+        except Broken as exc:  # closed by the server, or a dead socket: redis-py reconnects (and retries)
+            if getattr(exc, "agentlab_sent", False):  # closed here after it was written: it may have run once already
+                raise
             return await wait_in_worker(lambda: self._scripts[name](keys=keys, args=args), None, write=True)
 
     async def _pipe(self, loop: asyncio.AbstractEventLoop) -> Pipe | None:
@@ -220,8 +222,13 @@ class LuaScripts:
             pipe = await Pipe.open(loop, self.client)
         except NotImplementedError:  # a loop that cannot watch a descriptor (Windows' proactor): never on this loop
             self._pipes[loop] = THREAD_WAY
+        except Exception as exc:  # no answer in time: the calls waiting for it get the same error
+            opening.set_exception(exc)
+            opening.exception()  # retrieved here, whether or not another call waits for it
+            raise
         finally:
-            opening.set_result(pipe)
+            if not opening.done():
+                opening.set_result(pipe)
             if pipe is not None:
                 self._pipes[loop] = pipe
             elif self._pipes.get(loop) is opening:
@@ -247,6 +254,8 @@ class LuaScripts:
 
     def close(self) -> None:
         """Every connection closed; a call still waiting on one fails (it does not wait on)."""
+        if self._pid != os.getpid():
+            self._forked()  # a child closes nothing of its parent's
         while self._idle:
             self._idle.pop().disconnect()
         close_pipes(self._pipes)

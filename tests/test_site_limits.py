@@ -150,3 +150,11 @@ def test_redis_counts_calls_at_one_instant_apart_and_a_quota_counter_keeps_the_e
     for _ in range(20):  # past a QUOTA_SYNC write too
         assert limiter.admit(capped, "get_weather", 10**6).ok
     assert first - 2 <= store.client.ttl(counter) <= first and store.client.get(counter) == "21"
+
+
+def test_a_rate_of_none_a_minute_refuses_every_call_for_a_minute(make):
+    """``limits: {"per_minute": 0}`` switches a skill off: each call hears 429 with a minute to wait (it was a 500:
+    the oldest call of an empty window was read, in memory and in the Redis script)."""
+    limiter = make(Clock())
+    refused = [limiter.admit(key(), "off", 0) for _ in range(2)]
+    assert [(r.ok, r.kind, r.retry_after) for r in refused] == [(False, "rate", 60.0)] * 2

@@ -208,9 +208,11 @@ def _fds() -> int:
 
 
 def test_closing_fails_the_calls_still_waiting_from_this_thread_or_another(redis_server):
-    """A call on the wire when its scripts are closed ends (answered the thread way, or failed), never waits on;
-    closed from another thread, the loop that owns the connection closes it."""
+    """A call on the wire when its scripts are closed fails at once, never waits on; closed from another thread,
+    the loop that owns the connection closes it."""
     import threading
+
+    import redis
     _, lua = _scripts(redis_server)
 
     async def closed_under_it():
@@ -218,9 +220,10 @@ def test_closing_fails_the_calls_still_waiting_from_this_thread_or_another(redis
         call = asyncio.ensure_future(lua.call_async("echo", [], ["in flight"]))
         await asyncio.sleep(0)
         lua.close()
-        return await asyncio.wait_for(call, 10)
+        return await asyncio.wait_for(asyncio.gather(call, return_exceptions=True), 10)
 
-    assert asyncio.run(closed_under_it()) == "in flight"  # its connection gone, redis-py's way answered it
+    (out,) = asyncio.run(closed_under_it())
+    assert isinstance(out, redis.ConnectionError)  # its connection gone (and the call not sent again)
 
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
@@ -403,3 +406,114 @@ def test_a_forked_child_never_closes_its_parents_descriptor_which_may_be_its_own
     assert os.waitstatus_to_exitcode(status) == 0
     assert (tmp_path / "child.log").read_text() == "still mine\n"
     lua.close()
+
+
+def test_a_call_cut_off_by_closing_is_never_sent_again(redis_server):
+    """Closed while its script was on the wire: the server may have run it, so the call fails instead of being sent
+    again the thread way (a quota would have counted one request twice)."""
+    import uuid
+
+    import redis
+    client, lua = _scripts(redis_server)
+    key = f"once:{uuid.uuid4().hex}"
+
+    async def closed_under_it():
+        await lua.call_async("echo", [], ["warm"])
+        call = asyncio.ensure_future(lua.call_async("count", [key], ["x"]))
+        await asyncio.sleep(0)  # written
+        lua.close()
+        with pytest.raises(redis.ConnectionError):
+            await call
+
+    asyncio.run(closed_under_it())
+    time.sleep(0.2)
+    assert client.get(key) in (None, "1")  # run once at most, never twice
+
+
+def test_a_forked_child_closing_its_scripts_leaves_the_parents_connection_working(redis_server):
+    _, lua = _scripts(redis_server)
+    loop = asyncio.new_event_loop()
+    try:
+        assert loop.run_until_complete(lua.call_async("echo", [], ["before"])) == "before"
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                lua.close()  # the child's close: the descriptor and the loop's registration are the parent's
+                code = 0
+            finally:
+                os._exit(code)
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+        assert loop.run_until_complete(asyncio.wait_for(lua.call_async("echo", [], ["after"]), 10)) == "after"
+    finally:
+        lua.close()
+        loop.close()
+
+
+def test_calls_waiting_for_a_connection_that_never_answers_time_out_once_each(tmp_path, monkeypatch):
+    """Three reads arrive while the loop's connection is being opened on a server that does not answer its password:
+    each hears one socket timeout, none a second one the thread way."""
+    import subprocess
+
+    import redis
+    exe = os.environ.get("AGENTLAB_REDIS_SERVER") or shutil.which("redis-server")
+    if exe is None:
+        pytest.skip("redis-server is not installed")
+    port = free_port()
+    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                             "--requirepass", "pw", "--dir", str(tmp_path)], stdout=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                with redis.Redis(port=port, password="pw") as probe:
+                    probe.ping()
+                break
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        _, lua = _scripts(f"redis://:pw@127.0.0.1:{port}/0")
+        handed = []
+        real = timeouts_module.wait_in_worker
+        monkeypatch.setattr(timeouts_module, "wait_in_worker",
+                            lambda fn, limit, *, write: handed.append(fn) or real(fn, limit, write=write))
+
+        async def three():
+            return await asyncio.gather(*(lua.call_async("echo", [], [str(i)]) for i in range(3)),
+                                        return_exceptions=True)
+
+        os.killpg(proc.pid, signal.SIGSTOP)
+        try:
+            got = asyncio.run(three())
+        finally:
+            os.killpg(proc.pid, signal.SIGCONT)
+        assert all(isinstance(g, redis.TimeoutError) for g in got), got
+        assert handed == []  # none waited again the thread way
+        lua.close()
+    finally:
+        stop_group(proc, 10)
+
+
+def test_closing_from_another_thread_while_the_loop_stops_still_closes(redis_server):
+    """The owning loop stops right after the close was queued to it (its last turn runs only what was queued before
+    the stop): the close is not lost, the connection is closed."""
+    import threading
+    _, lua = _scripts(redis_server)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        assert asyncio.run_coroutine_threadsafe(lua.call_async("echo", [], ["x"]), loop).result(10) == "x"
+        pipe = lua._pipes[loop]
+        loop.call_soon_threadsafe(time.sleep, 0.3)  # busy, then told to stop before the close is queued
+        loop.call_soon_threadsafe(loop.stop)
+        time.sleep(0.05)
+        lua.close()
+        thread.join(10)
+        assert pipe.closed
+    finally:
+        if thread.is_alive():
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(10)
+        loop.close()

@@ -59,8 +59,8 @@ class Limiter:
             window = self._recent.setdefault((key.id, skill), deque())
             while window and window[0] <= now - 60.0:
                 window.popleft()
-            if len(window) >= per_minute:
-                return Admission(False, "rate", per_minute, "minute", window[0] + 60.0 - now)
+            if len(window) >= per_minute:  # none a minute (a skill switched off): a minute from now
+                return Admission(False, "rate", per_minute, "minute", window[0] + 60.0 - now if window else 60.0)
             if key.quota is not None:
                 span = PERIODS[key.period]
                 slot = (key.id, int(now // span))
@@ -91,6 +91,9 @@ redis.set_repl(redis.REPL_NONE)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 60)
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
   local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  if oldest[2] == nil then
+    return {'rate', '60'}
+  end
   return {'rate', tostring(tonumber(oldest[2]) + 60 - now)}
 end
 if tonumber(ARGV[3]) == 0 then
