@@ -27,9 +27,11 @@ import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from conftest import ROOT, free_port, stop_group
 
+from agentlab import ports
 from agentlab.site.files import write_atomic
 
 HOME = ROOT / ".participant"
@@ -200,6 +202,16 @@ def kernel_class(name: str = KERNEL) -> type:
         @default("kernel_spec_manager")
         def _only_ours(self) -> KernelSpecManager:
             return KernelSpecManager(kernel_dirs=[str(KERNELS)])
+
+        def write_connection_file(self, **kwargs: Any) -> None:
+            # jupyter_client picks the kernel's five ports from the ephemeral range (bind to port 0); before the
+            # kernel binds them an outgoing connection of another test can take one, and the kernel dies with
+            # "address already in use" (seen once in CI). Picked below that range, as every server here is
+            if self.transport == "tcp" and not (self._connection_file_written and os.path.exists(self.connection_file)):
+                for name in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"):
+                    if not getattr(self, name):
+                        setattr(self, name, ports.free_port(self.ip or "127.0.0.1"))
+            super().write_connection_file(**kwargs)
 
     Kernels.__name__ = f"Kernels_{name.replace('-', '_')}"
     return Kernels
