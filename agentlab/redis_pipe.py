@@ -165,7 +165,7 @@ class Pipe:
         except BlockingIOError:
             sent = 0
         except OSError as exc:
-            self._fail(Broken(f"Error writing to socket: {exc.strerror}"))
+            self.close(Broken(f"Error writing to socket: {exc.strerror}"))
             return
         if sent < len(data):
             if not self.out:
@@ -187,19 +187,19 @@ class Pipe:
         except BlockingIOError:
             return
         except OSError as exc:
-            self._fail(Broken(f"Error reading from socket: {exc.strerror}"))
+            self.close(Broken(f"Error reading from socket: {exc.strerror}"))
             return
         if not data:
-            self._fail(Broken("Connection closed by server."))
+            self.close(Broken("Connection closed by server."))
             return
         try:
             replies = self.reader.feed(data)
         except Exception as exc:  # noqa: BLE001 - bytes that are not the protocol: the stream cannot be trusted
-            self._fail(InvalidResponse(f"Protocol error: {type(exc).__name__}"))
+            self.close(InvalidResponse(f"Protocol error: {type(exc).__name__}"))
             return
         for reply in replies:
             if not self.waiting:  # a reply no call asked for: the stream is out of step
-                self._fail(Broken("A reply no call asked for."))
+                self.close(Broken("A reply no call asked for."))
                 return
             future, _ = self.waiting.popleft()
             if future.done():  # its caller gave up: the reply is read and dropped
@@ -222,13 +222,10 @@ class Pipe:
             return
         deadline = self.waiting[0][1]
         if self.loop.time() >= deadline:
-            self._fail(Late("Timeout reading from socket"))
+            self.close(Late("Timeout reading from socket"))
         else:
             self.watching = True
             self.loop.call_at(deadline, self._check)
-
-    def _fail(self, exc: Exception) -> None:
-        self.close(exc)
 
     def close(self, why: Exception | None = None) -> None:
         """Closed, from its own loop's thread; every call still waiting fails (``why``, or :func:`closed_here`: its

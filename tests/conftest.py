@@ -52,19 +52,23 @@ def skip_or_fail(msg: str):
     pytest.skip(msg)
 
 
-def start_redis(exe: str, port: int, folder, *, durable: bool = True):
+def start_redis(exe: str, port: int, folder, *, durable: bool = True, password: str | None = None,
+                extra: tuple[str, ...] = ()):
     """A redis-server on loopback ``port`` keeping its files in ``folder``, in its own process group, answering PING.
 
-    ``durable``: every write logged before it is answered (appendonly, appendfsync always), as the site requires."""
+    ``durable``: every write logged before it is answered (appendonly, appendfsync always), as the site requires.
+    ``password``: required of every client (``requirepass``); ``extra``: more of redis-server's arguments."""
     import signal
     import subprocess
     import time
 
     import redis
     aof = ["--appendonly", "yes", "--appendfsync", "always"] if durable else ["--appendonly", "no"]
-    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", *aof, "--dir", str(folder)],
+    auth = ["--requirepass", password] if password is not None else []
+    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", *aof, *auth, *extra,
+                             "--dir", str(folder)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
-    client = redis.Redis(port=port, socket_timeout=1, retry=None)
+    client = redis.Redis(port=port, password=password, socket_timeout=1, retry=None)
     deadline = time.monotonic() + 15
     try:
         while True:
