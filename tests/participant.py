@@ -203,10 +203,15 @@ def kernel_class(name: str = KERNEL) -> type:
         def _only_ours(self) -> KernelSpecManager:
             return KernelSpecManager(kernel_dirs=[str(KERNELS)])
 
+        # jupyter_client picks the kernel's five ports from the ephemeral range (bind to port 0, in its provisioner's
+        # port cache, else here); before the kernel binds them an outgoing connection of another test can take one,
+        # and the kernel dies with "address already in use" (seen in CI). Picked below that range instead, as every
+        # server here is: the cache is off so that the ports are chosen here
+        @default("cache_ports")
+        def _no_port_cache(self) -> bool:
+            return False
+
         def write_connection_file(self, **kwargs: Any) -> None:
-            # jupyter_client picks the kernel's five ports from the ephemeral range (bind to port 0); before the
-            # kernel binds them an outgoing connection of another test can take one, and the kernel dies with
-            # "address already in use" (seen once in CI). Picked below that range, as every server here is
             if self.transport == "tcp" and not (self._connection_file_written and os.path.exists(self.connection_file)):
                 for name in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"):
                     if not getattr(self, name):
