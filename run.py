@@ -890,6 +890,16 @@ def main(argv: list[str]) -> int:
     if cmd == "site":
         return site(setup("requirements-site.txt"), rest)
     if cmd == "bench":
+        # the language and the benchmarks named are checked before anything is installed: a typo costs no set-up
+        lang, rest = lab_lang(rest)  # the table at the end in Chinese with --lang zh; each benchmark's own lines as they are
+        only = [a for a in rest if a.endswith(".py")]  # python run.py bench bench_site.py: that one alone
+        rest = [a for a in rest if not a.endswith(".py")]
+        known = sorted(p.name for p in (ROOT / "benchmarks").glob("bench_*.py"))
+        unknown = [name for name in only if name not in known]
+        if unknown:
+            print("\n".join(_say("run.bench.unknown", x, names=", ".join(unknown), known=", ".join(known))
+                            for x in ("en", "zh")), file=sys.stderr)
+            return 2
         py = setup("requirements-dev.txt")
         # these re-record the real models' cassettes (hours on two cores): only when asked for
         recording = {"bench_real_models.py", "bench_routing_local.py", "bench_tool_choice_local.py",
@@ -897,9 +907,6 @@ def main(argv: list[str]) -> int:
                      "bench_bfcl_prompting.py"}
         record = "--record" in rest
         rest = [a for a in rest if a != "--record"]
-        lang, rest = lab_lang(rest)  # the table at the end in Chinese with --lang zh; each benchmark's own lines as they are
-        only = [a for a in rest if a.endswith(".py")]  # python run.py bench bench_site.py: that one alone
-        rest = [a for a in rest if not a.endswith(".py")]
         code, targets = 0, []
         for bench in sorted((ROOT / "benchmarks").glob("bench_*.py")):
             if only and bench.name not in only:

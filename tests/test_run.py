@@ -492,3 +492,25 @@ def test_the_table_of_targets_reads_in_chinese_and_every_english_template_is_its
         assert run.bench_text(filled, "zh", kind) == zh[key].format_map(collections.defaultdict(lambda: "x1")), key
         assert run.bench_text(filled, "en", kind) == filled
     assert run.bench_text("a row nobody wrote a template for", "zh", "what") == "a row nobody wrote a template for"
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--lang", "fr"], ["'fr'", "--lang en"]),
+    (["bench_nope.py"], ["bench_nope.py", "bench_site.py"]),
+    (["bench_site.py", "bench_sight.py"], ["bench_sight.py"]),
+])
+def test_run_bench_refuses_a_bad_language_or_benchmark_before_setting_anything_up(monkeypatch, capsys, args, words):
+    """A typo in ``python run.py bench``'s options is said at once, in both languages (a non-zero exit): nothing
+    installed, no benchmark started (a bad language was refused only after the developers' environment had been set
+    up, and a benchmark's name misspelt ran nothing and said nothing)."""
+    monkeypatch.setattr(run, "setup", lambda *a, **k: pytest.fail("set up before the options were checked"))
+    monkeypatch.setattr(run, "_bench", lambda *a, **k: pytest.fail("a benchmark started"))
+    try:
+        code: object = run.main(["bench", *args])
+    except SystemExit as stop:  # run.lab_lang's refusal, as for python run.py lab
+        code = stop.code
+    said = capsys.readouterr()
+    text = said.err + said.out + (code if isinstance(code, str) else "")
+    assert code == 2 or isinstance(code, str), code
+    assert all(w in text for w in words) and len(text.strip().splitlines()) == 2, text  # English, then Chinese
+    assert "Traceback" not in text
