@@ -376,6 +376,20 @@ def lab_env() -> dict[str, str]:
     return {"JUPYTER_CONFIG_PATH": os.pathsep.join([str(JUPYTER_SETTINGS), *([extra] if extra else [])])}
 
 
+#: the app's own Jupyter data: its Voila template (app/jupyter/voila/templates/agentlab)
+APP_JUPYTER = ROOT / "app" / "jupyter"
+
+
+def app_server(py: Path | str, rest: list[str]) -> tuple[list[str], dict[str, str]]:
+    """What ``python run.py app`` starts, from the repository's folder: Voila on the app, its command and environment.
+    The workbook's Jupyter settings (etc/jupyter/voila.json hands the browser's Accept-Language to the kernel, so the
+    app opens in the reader's language) and the app's own template: Voila's lab page with nothing fetched from outside
+    the machine (Voila's own links its icon font from a CDN, which a browser in a room with no way out waits for)."""
+    extra = os.environ.get("JUPYTER_PATH")
+    env = {**os.environ, **lab_env(), "JUPYTER_PATH": os.pathsep.join([str(APP_JUPYTER), *([extra] if extra else [])])}
+    return [str(py), "-m", "voila", "app/agentlab_app.ipynb", "--template=agentlab", *rest], env
+
+
 #: JupyterLab's own menus in Chinese for ``--lang zh``: Project Jupyter's zh-CN language pack (the workbook extra
 #: installs it) chosen by a default-settings override in a settings folder of the workbook's own
 LAB_SETTINGS = {"zh": ROOT / "etc" / "lab-zh"}
@@ -882,11 +896,8 @@ def main(argv: list[str]) -> int:
         # rewriting the test modules' assertions again)
         return subprocess.call([str(py), "-m", "pytest", *rest], cwd=ROOT)
     if cmd == "app":
-        py = setup("requirements.txt")
-        # the workbook's Jupyter settings: etc/jupyter/voila.json hands the browser's Accept-Language to the kernel,
-        # so the app opens in the reader's language
-        return become([str(py), "-m", "voila", "app/agentlab_app.ipynb", *rest], cwd=ROOT,
-                               env={**os.environ, **lab_env()})
+        command, env = app_server(setup("requirements.txt"), rest)
+        return become(command, cwd=ROOT, env=env)
     if cmd == "site":
         return site(setup("requirements-site.txt"), rest)
     if cmd == "bench":

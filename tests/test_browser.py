@@ -11,9 +11,11 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import IN_CI, ROOT, free_port, stop_group
@@ -74,6 +76,20 @@ def _server(cmd: list[str], env: dict, ready_url: str, log: Path, cwd: Path | No
             stop_group(proc)
 
 
+def _app(port: int, **env: str) -> tuple[list[str], dict]:
+    """What ``python run.py app`` starts (``run.app_server``: Voila on the app, the workbook's settings, the app's
+    template), on ``port`` of 127.0.0.1 with the tests' token, ``env`` added; run from the repository's folder."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        import run
+    finally:
+        sys.path.remove(str(ROOT))
+    command, environment = run.app_server(sys.executable, ["--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1",
+                                                           f"--Voila.token={TOKEN}"])
+    environment = {k: v for k, v in environment.items() if k != "MPLBACKEND"}
+    return command, {**environment, **env}
+
+
 def _jupyter_env(tmp: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
     for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR"):
@@ -87,10 +103,13 @@ def _jupyter_env(tmp: Path) -> dict:
 
 
 @contextmanager
-def _browser(tmp: Path, name: str, *, credentials: tuple[str, str] | None = None, locale: str | None = None):
+def _browser(tmp: Path, name: str, *, credentials: tuple[str, str] | None = None, locale: str | None = None,
+             local_only: bool = False):
     """A chromium page; ``credentials``: the HTTP Basic user name and password it answers a challenge with
     (after one, chromium sends them to the rest of the site unasked, as for a person who signed in); ``locale``:
-    the browser's language (its Accept-Language)."""
+    the browser's language (its Accept-Language); ``local_only``: the page may fetch nothing from outside this machine
+    (a workshop room may have no way out, and a stylesheet the browser waits for blanks the page meanwhile): any
+    such request is refused and fails the test once it is done."""
     from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import sync_playwright
     console: list[str] = []
@@ -100,10 +119,20 @@ def _browser(tmp: Path, name: str, *, credentials: tuple[str, str] | None = None
     with sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(str(tmp / "profile"), executable_path=CHROMIUM, headless=True,
                                                    args=FLAGS, viewport={"width": 1400, "height": 1000}, **auth)
+        outside: list[str] = []
+        if local_only:
+            def here_only(route: Any) -> None:
+                if urllib.parse.urlsplit(route.request.url).hostname in ("127.0.0.1", "localhost"):
+                    route.continue_()
+                else:
+                    outside.append(route.request.url)
+                    route.abort()
+            ctx.route("**/*", here_only)
         page = ctx.new_page()
         page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
         try:
             yield page
+            assert not outside, f"the page fetched from outside this machine: {outside}"
         except BaseException:
             ARTIFACTS.mkdir(exist_ok=True)
             # a page that crashed takes no screenshot: the console log and the test's own error still count
@@ -176,7 +205,7 @@ def test_voila_app_without_code(tmp_path):
 def test_voila_app_opens_in_the_browsers_language(tmp_path, locale, says, not_says):
     """The app started as ``python run.py app`` starts it (the workbook's Jupyter settings, from the repository's
     folder): a browser asking for Chinese gets Chinese on the first load, any other gets English; 中文 / English
-    still switch it."""
+    still switch it. The page fetches nothing from outside this machine (Voila's own template linked a CDN)."""
     _need_browser()
     sys.path.insert(0, str(ROOT))
     try:
@@ -194,12 +223,11 @@ def test_voila_app_opens_in_the_browsers_language(tmp_path, locale, says, not_sa
     (cmd, kw), = started
     assert "app/agentlab_app.ipynb" in cmd and kw["env"]["JUPYTER_CONFIG_PATH"].startswith(run.lab_env()["JUPYTER_CONFIG_PATH"])
     port = _free_port()
-    env = {**{k: v for k, v in os.environ.items() if k != "MPLBACKEND"}, **run.lab_env()}
-    cmd = [sys.executable, "-m", "voila", "app/agentlab_app.ipynb", "--no-browser", f"--port={port}",
-           "--Voila.ip=127.0.0.1", f"--Voila.token={TOKEN}"]
+    assert _app(port)[0][:len(cmd)] == cmd  # the tests start what the command starts
+    cmd, env = _app(port)
     base = f"http://127.0.0.1:{port}"
     with _server(cmd, env, f"tcp://127.0.0.1:{port}", tmp_path / "voila.log", cwd=ROOT), \
-            _browser(tmp_path, f"voila-{locale}", locale=locale) as page:
+            _browser(tmp_path, f"voila-{locale}", locale=locale, local_only=True) as page:
         page.goto(f"{base}/?token={TOKEN}", timeout=120_000)
         page.get_by_text(says).first.wait_for(timeout=120_000)
         assert page.get_by_text(not_says).count() == 0

@@ -1,13 +1,11 @@
 """A PM's desks in the no-code app, in Debian's chromium through Voila, in each language: each desk with a fault,
 the two sides' difference outlined, what each side wrote as rows (the lost reply's second refund is a row of its
 own), and their own tools file uploaded for the probe's report."""
-import os
 import re
-import sys
 
 import pytest
 from conftest import ROOT
-from test_browser import TOKEN, _browser, _free_port, _need_browser, _server
+from test_browser import TOKEN, _app, _browser, _free_port, _need_browser, _server
 
 from agentlab.i18n import t
 from agentlab.models.faults import FAULTS
@@ -26,17 +24,9 @@ CJK = re.compile(r"[\u3400-\u9fff]")
 def test_a_pm_picks_each_desk_and_a_fault_and_sees_where_the_sides_part(tmp_path, locale, lang):
     _need_browser()
     port = _free_port()
-    env = {**{k: v for k, v in os.environ.items() if k != "MPLBACKEND"}, "AGENTLAB_REVIEW_DIR": str(tmp_path / "r")}
-    sys.path.insert(0, str(ROOT))
-    try:
-        import run
-        env.update(run.lab_env())  # the workbook's Jupyter settings, as `python run.py app` starts it
-    finally:
-        sys.path.remove(str(ROOT))
-    cmd = [sys.executable, "-m", "voila", str(ROOT / "app" / "agentlab_app.ipynb"), "--no-browser", f"--port={port}",
-           "--Voila.ip=127.0.0.1", f"--Voila.token={TOKEN}"]
+    cmd, env = _app(port, AGENTLAB_REVIEW_DIR=str(tmp_path / "r"))  # what `python run.py app` starts
     with _server(cmd, env, f"tcp://127.0.0.1:{port}", tmp_path / "voila.log", cwd=ROOT), \
-            _browser(tmp_path, f"voila-desks-{locale}", locale=locale) as page:
+            _browser(tmp_path, f"voila-desks-{locale}", locale=locale, local_only=True) as page:
         page.goto(f"http://127.0.0.1:{port}/?token={TOKEN}", timeout=120_000)
         run_button = page.get_by_role("button", name=t("ui.run", lang), exact=True)
         run_button.wait_for(timeout=120_000)

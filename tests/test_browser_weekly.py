@@ -1,11 +1,9 @@
 """The weekly review in the no-code app, in Debian's chromium through Voila, in each language: the sample logs,
 notes on three failed conversations, grouped, one kept as a regression case, the week exported."""
-import os
-import sys
 
 import pytest
 from conftest import ROOT
-from test_browser import TOKEN, _browser, _free_port, _need_browser, _server
+from test_browser import TOKEN, _app, _browser, _free_port, _need_browser, _server
 
 from agentlab.i18n import t
 
@@ -22,21 +20,13 @@ def test_a_pm_reviews_a_week_in_the_app(tmp_path, locale, lang):
     _need_browser()
     port = _free_port()
     review = tmp_path / "review"
-    env = {**{k: v for k, v in os.environ.items() if k != "MPLBACKEND"}, "AGENTLAB_REVIEW_DIR": str(review)}
-    cmd = [sys.executable, "-m", "voila", str(ROOT / "app" / "agentlab_app.ipynb"), "--no-browser", f"--port={port}",
-           "--Voila.ip=127.0.0.1", f"--Voila.token={TOKEN}"]
-    sys.path.insert(0, str(ROOT))
-    try:
-        import run
-        env.update(run.lab_env())  # the workbook's Jupyter settings, as `python run.py app` starts it
-    finally:
-        sys.path.remove(str(ROOT))
+    cmd, env = _app(port, AGENTLAB_REVIEW_DIR=str(review))  # what `python run.py app` starts
 
     def say(key, **fields):
         return t(key, lang, **fields)
 
     with _server(cmd, env, f"tcp://127.0.0.1:{port}", tmp_path / "voila.log", cwd=ROOT), \
-            _browser(tmp_path, f"voila-weekly-{locale}", locale=locale) as page:
+            _browser(tmp_path, f"voila-weekly-{locale}", locale=locale, local_only=True) as page:
         page.goto(f"{base(port)}/?token={TOKEN}", timeout=120_000)
         page.get_by_text(say("weekly.title")).first.wait_for(timeout=120_000)
         page.get_by_role("button", name=say("weekly.open"), exact=True).click()
