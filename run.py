@@ -387,7 +387,9 @@ def app_server(py: Path | str, rest: list[str]) -> tuple[list[str], dict[str, st
     the machine (Voila's own links its icon font from a CDN, which a browser in a room with no way out waits for)."""
     extra = os.environ.get("JUPYTER_PATH")
     env = {**os.environ, **lab_env(), "JUPYTER_PATH": os.pathsep.join([str(APP_JUPYTER), *([extra] if extra else [])])}
-    return [str(py), "-m", "voila", "app/agentlab_app.ipynb", "--template=agentlab", *rest], env
+    # a template the user names is theirs (Voila refuses two values for one option, so ours is then left out)
+    theirs = any(a.split("=")[0] in ("--template", "--VoilaConfiguration.template") for a in rest)
+    return [str(py), "-m", "voila", "app/agentlab_app.ipynb", *([] if theirs else ["--template=agentlab"]), *rest], env
 
 
 #: JupyterLab's own menus in Chinese for ``--lang zh``: Project Jupyter's zh-CN language pack (the workbook extra
@@ -903,7 +905,8 @@ def main(argv: list[str]) -> int:
     if cmd == "bench":
         # the language and the benchmarks named are checked before anything is installed: a typo costs no set-up
         lang, rest = lab_lang(rest)  # the table at the end in Chinese with --lang zh; each benchmark's own lines as they are
-        only = [a for a in rest if a.endswith(".py")]  # python run.py bench bench_site.py: that one alone
+        # python run.py bench bench_site.py (or benchmarks/bench_site.py, as a shell completes it): that one alone
+        only = [Path(a).name for a in rest if a.endswith(".py")]
         rest = [a for a in rest if not a.endswith(".py")]
         known = sorted(p.name for p in (ROOT / "benchmarks").glob("bench_*.py"))
         unknown = [name for name in only if name not in known]

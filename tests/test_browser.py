@@ -122,7 +122,7 @@ def _browser(tmp: Path, name: str, *, credentials: tuple[str, str] | None = None
         outside: list[str] = []
         if local_only:
             def here_only(route: Any) -> None:
-                if urllib.parse.urlsplit(route.request.url).hostname in ("127.0.0.1", "localhost"):
+                if urllib.parse.urlsplit(route.request.url).hostname in ("127.0.0.1", "::1", "localhost"):
                     route.continue_()
                 else:
                     outside.append(route.request.url)

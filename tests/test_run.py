@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, free_port, stand_in_wheel
+from conftest import ROOT, free_port, stand_in_wheel, stop_group
 
 sys.path.insert(0, str(ROOT))
 import run
@@ -514,3 +514,52 @@ def test_run_bench_refuses_a_bad_language_or_benchmark_before_setting_anything_u
     assert code == 2 or isinstance(code, str), code
     assert all(w in text for w in words) and len(text.strip().splitlines()) == 2, text  # English, then Chinese
     assert "Traceback" not in text
+
+
+@pytest.mark.parametrize("theirs, template", [([], "agentlab"), (["--template=lab"], "lab"), (["--template", "lab"], "lab"),
+                                              (["--VoilaConfiguration.template=lab"], "lab")])
+def test_run_py_app_serves_its_own_template_unless_the_user_names_one(theirs, template):
+    """``python run.py app`` serves the app's own template; a template the user names on the command line wins (Voila
+    refuses two values for one option: with ours always added, ``--template=lab`` ended Voila at once, exit 1)."""
+    from voila.app import Voila
+    command, env = run.app_server(sys.executable, ["--no-browser", *theirs])
+    assert command[1:4] == ["-m", "voila", "app/agentlab_app.ipynb"]
+    assert env["JUPYTER_PATH"].split(os.pathsep)[0] == str(ROOT / "app" / "jupyter")
+    app = Voila()
+    app.parse_command_line(command[4:])  # exits on a bad command line
+    assert app.config.VoilaConfiguration.template == template
+
+
+def test_run_bench_takes_a_benchmark_by_its_path_as_a_shell_completes_it(monkeypatch):
+    ran: list[str] = []
+    monkeypatch.setattr(run, "setup", lambda *a, **k: Path(sys.executable))
+    monkeypatch.setattr(run, "_bench", lambda py, bench, args, targets: ran.append(bench.name) or 0)
+    assert run.main(["bench", "benchmarks/bench_site.py", "--quick"]) == 0
+    assert ran == ["bench_site.py"]
+
+
+def test_the_page_voila_opens_first_fetches_nothing_from_outside(tmp_path):
+    """Without ``--no-browser``, Voila first opens a page of its own that sends the browser on to the app. Voila's
+    links its icon font's stylesheet from a public CDN: in a room with no way out the browser waited for it and never
+    moved on. The app's template has its own, which links nothing but the app."""
+    import re
+    import time
+    grabbed = tmp_path / "opened.html"
+    grab = tmp_path / "grab.py"  # the "browser": keeps the page Voila asked it to open
+    grab.write_text("import shutil, sys\nshutil.copyfile(sys.argv[1].removeprefix('file://'), sys.argv[2])\n")
+    port = free_port()
+    command, env = run.app_server(sys.executable, [f"--port={port}", "--Voila.ip=127.0.0.1", "--Voila.token=t"])
+    env = {**env, "BROWSER": f"{sys.executable} {grab} %s {grabbed}"}
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not grabbed.exists() or not grabbed.read_text(encoding="utf-8").strip():
+            assert proc.poll() is None and time.monotonic() < deadline, "Voila opened no page"
+            time.sleep(0.2)
+    finally:
+        stop_group(proc)
+    page = grabbed.read_text(encoding="utf-8")
+    addresses = set(re.findall(r"[a-z]+://[^\s\"'<>]+", page))
+    assert addresses and all(a.startswith(f"http://127.0.0.1:{port}/") for a in addresses), addresses
+    assert 'http-equiv="refresh"' in page
