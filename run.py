@@ -370,10 +370,15 @@ def lock(py: Path) -> int:
 JUPYTER_SETTINGS = ROOT / "etc" / "jupyter"
 
 
+def _in_front(var: str, folder: Path) -> str:
+    """The search path ``var`` with ``folder`` first, then whatever the user has there."""
+    extra = os.environ.get(var)
+    return os.pathsep.join([str(folder), *([extra] if extra else [])])
+
+
 def lab_env() -> dict[str, str]:
     """The environment that puts the workbook's Jupyter settings in front of any the user has."""
-    extra = os.environ.get("JUPYTER_CONFIG_PATH")
-    return {"JUPYTER_CONFIG_PATH": os.pathsep.join([str(JUPYTER_SETTINGS), *([extra] if extra else [])])}
+    return {"JUPYTER_CONFIG_PATH": _in_front("JUPYTER_CONFIG_PATH", JUPYTER_SETTINGS)}
 
 
 #: the app's own Jupyter data: its Voila template (app/jupyter/voila/templates/agentlab)
@@ -385,8 +390,7 @@ def app_server(py: Path | str, rest: list[str]) -> tuple[list[str], dict[str, st
     The workbook's Jupyter settings (etc/jupyter/voila.json hands the browser's Accept-Language to the kernel, so the
     app opens in the reader's language) and the app's own template: Voila's lab page with nothing fetched from outside
     the machine (Voila's own links its icon font from a CDN, which a browser in a room with no way out waits for)."""
-    extra = os.environ.get("JUPYTER_PATH")
-    env = {**os.environ, **lab_env(), "JUPYTER_PATH": os.pathsep.join([str(APP_JUPYTER), *([extra] if extra else [])])}
+    env = {**os.environ, **lab_env(), "JUPYTER_PATH": _in_front("JUPYTER_PATH", APP_JUPYTER)}
     # a template the user names is theirs (Voila refuses two values for one option, so ours is then left out)
     theirs = any(a.split("=")[0] in ("--template", "--VoilaConfiguration.template") for a in rest)
     return [str(py), "-m", "voila", "app/agentlab_app.ipynb", *([] if theirs else ["--template=agentlab"]), *rest], env

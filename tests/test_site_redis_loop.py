@@ -200,15 +200,12 @@ def test_a_loop_that_ended_with_its_connection_open_leaves_no_warning_and_no_ope
     before = len(os.listdir("/proc/self/fd"))
     # a warning raised while an object is collected cannot reach the test as an exception: it goes to this hook
     unraisable: list = []
-    hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            for _ in range(5):  # asyncio.run in five notebook cells: five loops, each ended with its connection open
-                assert asyncio.run(lua.call_async("echo", [], ["x"])) == "x"
-            gc.collect()
-    finally:
-        sys.unraisablehook = hook
+    with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
+        mp.setattr(sys, "unraisablehook", unraisable.append)
+        warnings.simplefilter("error")
+        for _ in range(5):  # asyncio.run in five notebook cells: five loops, each ended with its connection open
+            assert asyncio.run(lua.call_async("echo", [], ["x"])) == "x"
+        gc.collect()
     assert not unraisable, [repr(u.exc_value) for u in unraisable]
     assert len(os.listdir("/proc/self/fd")) - before <= 1  # at most the last loop's, until it is collected
     lua.close()
