@@ -64,7 +64,7 @@ for make in (ping_pong, repeater):
     desk, reg = aftersales.SCENARIO.setup()
     naive = run_naive(make(), reg, "where is my order?")
     guarded = run_guarded(make(), reg, "where is my order?")
-    rows.append({"model": make.__name__, "naive": f"{label(naive.status, LANG)} ({naive.steps} {label('steps', LANG)})",
+    rows.append({"model": make().name, "naive": f"{label(naive.status, LANG)} ({naive.steps} {label('steps', LANG)})",
                  "guarded": f"{label(guarded.status, LANG)} ({guarded.steps} {label('steps', LANG)})",
                  "reason": note_text(guarded.reason, LANG)})
 hang = compare_loops("hanging_tool", hang_seconds=0.5, lang=LANG)

@@ -108,6 +108,17 @@ def test_the_label_glossary_files_agree_and_say_each_label_in_chinese():
             seen[en] = (path.name, zh)
 
 
+def test_a_fault_is_shown_by_its_own_name_in_chinese_too():
+    """A fault's name is what the learner types (an exercise's key, ``demo --fault``), so a Chinese table shows it as
+    it is: "ping_pong" was translated by a label one notebook kept for its model's name, and a learner who typed the
+    name the table showed was told that fault had no guard yet."""
+    from agentlab.i18n import label
+    from agentlab.models.faults import FAULTS
+    assert FAULTS
+    renamed = {name: label(name, "zh") for name in FAULTS if label(name, "zh") != name}
+    assert not renamed, renamed
+
+
 def test_a_label_is_said_in_chinese_kept_when_technical_and_noted_when_missing():
     from agentlab.i18n import label, missing_labels
     assert label("naive", "zh") == "朴素循环" and label("naive", "en") == "naive"
@@ -172,3 +183,22 @@ def test_no_sentence_mixes_the_two_languages():
     english_in_zh = [(k, v) for k, v in read("zh").items()
                      if ENGLISH_RUN.search(_prose(v))]
     assert not english_in_zh, english_in_zh[:5]
+
+
+def test_chinese_text_says_workbook_and_guarded_loop_one_way():
+    """The workbook is 练习册 and the guarded loop 防护循环 wherever a Chinese reader meets them (the catalogue, the
+    notebooks, the README, the docs, the trainer's notes): the two start lines of ``run.py check`` once called the
+    workbook by two names, and the review said 守护循环 beside every other page's 防护循环."""
+    others = {"工作簿": "练习册", "工作手册": "练习册", "守护循环": "防护循环"}
+    files = [ROOT / "data/i18n/zh.json", ROOT / "README.zh.md", *sorted((ROOT / "notebooks/zh").glob("*.py")),
+             *sorted((ROOT / "docs/zh").glob("*.md")), *sorted((ROOT / "data/trainer").glob("*.zh.md"))]
+    found = [(path.relative_to(ROOT).as_posix(), word) for path in files
+             for word in others if word in path.read_text(encoding="utf-8")]
+    assert not found, found
+
+
+def test_the_chinese_check_starts_the_chinese_notebooks():
+    """``python run.py check --lang zh`` ends with the command to start: the one that opens the Chinese notebooks."""
+    from agentlab.i18n import t
+    assert "python run.py lab --lang zh" in t("run.check.ready", "zh", seconds=3)
+    assert "--lang" not in t("run.check.ready", "en", seconds=3)
