@@ -381,3 +381,25 @@ def test_log_review_sample_in_either_format():
     app.run.click()
     assert app.report is not None and app.report["settings"]["format"] == "telemetry"
     assert app.report["totals"]["runs"] == 8
+
+
+def test_the_opening_demos_script_is_graded_on_its_own_question_and_offered_only_faults_it_can_meet():
+    """The app's "scripted refund demo" is the opening demo's script: it asks whether A1001 can be refunded and
+    refunds nothing. Graded on the refund task, its guarded side read "said done, but nothing was done" under every
+    fault; and a fault that rewrites one of its fixed replies (camel_case) left it answering without ever having read
+    the order. It is graded on its question, and offered only the faults a fixed script can meet."""
+    from agentlab.workbook.widgets import REPLAYABLE_FAULTS
+    app = PMApp()
+    app.model.value = "scripted refund demo"
+    offered = [value for _, value in app.fault.options]
+    assert offered and set(offered) <= set(REPLAYABLE_FAULTS) and "camel_case" not in offered
+    for fault in ("api_429", "api_500", "flaky_tool"):
+        app.fault.value = fault
+        app.run.click()
+        assert app.last.guarded_verdict.outcome == "correct", (fault, app.last.guarded_verdict)
+        assert not app.last.guarded_state["refunds"]
+    app.model.value = "self-correcting"  # the fault-injection model keeps every fault, and the refund task
+    assert "camel_case" in [value for _, value in app.fault.options]
+    app.fault.value = "api_429"
+    app.run.click()
+    assert app.last.guarded_verdict.outcome == "correct" and len(app.last.guarded_state["refunds"]) == 1

@@ -122,9 +122,14 @@ def _num(x: Any) -> float:
 def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "en",
                   model: Model | Callable[[], Model] | None = None,
                   config: GuardConfig | None = None, naive_retry_everything: bool | None = None,
-                  hang_seconds: float = 0.3, seed: int = 0) -> Comparison:
-    """Run the same task through both loops, each on a fresh desk and a fresh copy of the model."""
-    seed_demo = fault is None and model is None  # the opening demo itself: a question about the order
+                  hang_seconds: float = 0.3, seed: int = 0, question: bool | None = None) -> Comparison:
+    """Run the same task through both loops, each on a fresh desk and a fresh copy of the model.
+
+    ``question``: the task is the opening demo's question about the order (answer, refund nothing), as the opening
+    demo's scripted model plays it, rather than the refund; by default, only when neither a fault nor a model is given
+    (the opening demo itself). A model is graded on the task it was written for: the opening demo's script graded on
+    the refund always read "said done, but nothing was done"."""
+    seed_demo = (fault is None and model is None) if question is None else question
     task = (SEED_TASK if seed_demo else TASK)[lang]
     runs = []
     start = aftersales.SCENARIO.setup(lang)[0].snapshot()

@@ -28,6 +28,10 @@ MODELS = {
     "scripted refund demo": "app.model.scripted",
     "qwen 1.5b (recorded)": "app.model.recorded",
 }
+#: models whose every reply is fixed in advance (a script, a recording): no fault that rewrites a reply is offered with
+#: them, since they cannot answer it the way a model would (the opening demo's script, made to send orderId twice by
+#: camel_case, never read the order and still answered as if it had)
+FIXED_REPLIES = ("scripted refund demo", "qwen 1.5b (recorded)")
 CASSETTE = data_file("cassettes/aftersales-1.5b.jsonl")
 #: each desk: its scenario (for its title), the models it offers, and how both loops are run on it
 DESKS: dict[str, tuple[Any, tuple[str, ...], Callable[..., Comparison]]] = {
@@ -63,7 +67,7 @@ class PMApp(App):
 
     @staticmethod
     def _fault_options(lang: Lang, model: str) -> list[tuple[str, str]]:
-        names = [n for n in MODEL_FAULTS + TOOL_FAULTS if "recorded" not in model or n in REPLAYABLE_FAULTS]
+        names = [n for n in MODEL_FAULTS + TOOL_FAULTS if model not in FIXED_REPLIES or n in REPLAYABLE_FAULTS]
         return [(FAULTS[n].describe(lang), n) for n in names]
 
     def _relabel(self) -> None:
@@ -112,6 +116,8 @@ class PMApp(App):
             return make_model(lang)
         # the recording refunds in its first turn, so a model fault goes there
         step = 1 if choice == "qwen 1.5b (recorded)" else 2
-        self.last = compare_loops(self.fault.value, lang=lang, model=base, at_step=step)
+        # the opening demo's script answers a question about the order: graded on that task, not on the refund
+        self.last = compare_loops(self.fault.value, lang=lang, model=base, at_step=step,
+                                  question=choice == "scripted refund demo")
         self.view.value = comparison_html(self.last, lang)
         return self.last
