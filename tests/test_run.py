@@ -516,6 +516,23 @@ def test_run_bench_refuses_a_bad_language_or_benchmark_before_setting_anything_u
     assert "Traceback" not in text
 
 
+def test_the_app_ends_the_kernels_of_pages_nobody_has_open_any_more():
+    """Each page of the app starts a kernel, and a page closed or reloaded leaves it running: a room reloading the app
+    filled the machine with kernels. Voila, started as ``python run.py app`` starts it, reads the workbook's settings
+    and gives its kernel manager a culler for kernels no page is connected to (an open page's kernel is kept)."""
+    command, env = run.app_server(sys.executable, [])
+    probe = ("from voila.app import Voila\n"
+             "app = Voila()\n"
+             f"app.initialize({command[3:]!r})\n"
+             "app.init_settings()\n"
+             "km = app.kernel_manager\n"
+             "print(km.cull_idle_timeout, km.cull_interval, km.cull_connected)\n")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    idle, every, connected = out.stdout.split()[-3:]
+    assert 0 < int(idle) <= 3600 and 0 < int(every) <= int(idle) and connected == "False", out.stdout
+
+
 @pytest.mark.parametrize("theirs, template", [([], "agentlab"), (["--template=lab"], "lab"), (["--template", "lab"], "lab"),
                                               (["--VoilaConfiguration.template=lab"], "lab")])
 def test_run_py_app_serves_its_own_template_unless_the_user_names_one(theirs, template):
