@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .i18n import Lang, LocalizedError, t
+from .jsonutil import JsonReason
 from .resources import read_text
 
 __all__ = ["EXTRA", "InputError", "emit", "read_input", "read_json"]
@@ -89,9 +90,9 @@ def read_json(path: str, what: str, *, lines: bool = False) -> Any:
         try:
             out.append(json.loads(doc))
         except json.JSONDecodeError as exc:
-            raise InputError("input.not_json", path=path, line=n + exc.lineno - 1, detail=exc.msg, what=what) from None
+            raise InputError("input.not_json", path=path, line=n + exc.lineno - 1, detail=JsonReason(exc.msg), what=what) from None
         except RecursionError:  # brackets nested past what the parser takes: not JSON this program can read
-            raise InputError("input.not_json", path=path, line=n, detail="nested too deeply", what=what) from None
+            raise InputError("input.not_json", path=path, line=n, detail=JsonReason("nested too deeply"), what=what) from None
         if lines and not isinstance(out[-1], dict):
             raise InputError("case.not_object", path=path, line=n, got=json.dumps(out[-1])[:60])
     return out if lines else out[0]

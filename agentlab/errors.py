@@ -154,7 +154,7 @@ class ToolError:
         key = self.fields.get("_key", self.code)
         # The catalogue sentence is ours; the fill-ins are not: a tool name the model made up,
         # an exception's detail. Each is cut and redacted on its own, before it is placed.
-        fills = {k: (_authored(_text_of(v)) if k in _AUTHORED_FIELDS else _technical(v))
+        fills = {k: (_authored(_text_of(v)) if k in _AUTHORED_FIELDS else _technical(_in_lang(v, lang)))
                  for k, v in self.fields.items() if not k.startswith("_")}
         return t(key, lang, **fills)
 
@@ -317,6 +317,13 @@ _AUTHORED_FIELDS = frozenset({"reason", "example"})  # fill-ins a person wrote: 
 def _authored(text: str) -> str:
     """A sentence a person wrote for the model: bounded, and without credentials."""
     return redact_secrets(_cut(text, TEXT_LIMIT))
+
+
+def _in_lang(value: Any, lang: Lang) -> Any:
+    """A fill-in said in each language (``{"en": ..., "zh": ...}``: a parser's reason) as ``lang`` reads it."""
+    if isinstance(value, Mapping) and "en" in value and set(value) <= {"en", "zh"}:
+        return value.get(lang) or value["en"]
+    return value
 
 
 def _technical(value: Any) -> Any:

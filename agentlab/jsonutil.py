@@ -12,9 +12,12 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["MAX_DEPTH", "MAX_DIGITS", "ParseFailure", "canonical", "depth", "escape_surrogates", "json_eq",
+if TYPE_CHECKING:
+    from .i18n import Lang
+
+__all__ = ["MAX_DEPTH", "MAX_DIGITS", "JsonReason", "ParseFailure", "canonical", "depth", "escape_surrogates", "json_eq",
            "lone_surrogates", "normalize", "parse_strict"]
 
 
@@ -28,8 +31,61 @@ class ParseFailure:
     position: int
     near: str
 
-    def describe(self) -> str:
-        return f"{self.reason} at line {self.line} column {self.column}, near {self.near!r}"
+    def describe(self, lang: Lang = "en") -> str:
+        """Why and where, in ``lang``: the reason said in the reader's language (a reason nobody wrote down is kept as
+        the decoder said it), then the line, the column and the text near it."""
+        from .i18n import t
+        reason = said_reason(self.reason, lang)
+        return t("json.where", lang, reason=reason, line=self.line, column=self.column, near=repr(self.near))
+
+
+class JsonReason:
+    """Why a text is not JSON, as the decoder (or this module) said it in English, able to say itself in either
+    language (:meth:`localized`): a file's error line in Chinese read the decoder's English inside it."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+    def localized(self, lang: Lang = "en") -> str:
+        return said_reason(self.text, lang)
+
+
+def said_reason(text: str, lang: Lang = "en") -> str:
+    """The decoder's reason ``text`` in ``lang``; one nobody wrote down is kept as it was said."""
+    from .i18n import t
+    for pattern, key in _REASONS:
+        found = pattern.fullmatch(text)
+        if found:
+            return t(key, lang, **found.groupdict())
+    return text
+
+
+# what the decoder (and this module) says when a text is not JSON, each with its sentence in the catalogue
+_REASONS = tuple((re.compile(pattern), key) for pattern, key in (
+    (r"Expecting value", "json.expecting_value"),
+    (r"Expecting property name enclosed in double quotes", "json.property_name"),
+    (r"Expecting ':' delimiter", "json.colon"),
+    (r"Expecting ',' delimiter", "json.comma"),
+    (r"Unterminated string starting at", "json.unterminated"),
+    (r"Invalid control character (?:at|%r at)", "json.control"),
+    (r"Invalid \\uXXXX escape", "json.u_escape"),
+    (r"Invalid \\escape", "json.escape"),
+    (r"keys and strings need double quotes, not single quotes", "json.single_quotes"),
+    (r"unexpected text after the JSON value", "json.extra"),
+    (r"the JSON ends too early \(truncated\?\)", "json.truncated"),
+    (r"(?P<name>NaN|-?Infinity) is not valid JSON", "json.constant"),
+    (r"the number (?P<text>.*) is too large", "json.number_too_large"),
+    (r"a number with more than (?P<n>\d+) digits", "json.too_many_digits"),
+    (r"nesting is too deep", "json.too_deep"),
+    (r"nested too deeply", "json.nested"),
+    (r"arrays and objects nest more than (?P<n>\d+) levels deep", "json.depth"),
+    (r"arguments must be a string, got (?P<type>\w+)", "json.not_string"),
+))
 
 
 MAX_DEPTH = 64  # arrays and objects inside each other; no tool's arguments come near it

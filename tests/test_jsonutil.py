@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from agentlab.jsonutil import canonical, json_eq, parse_strict
@@ -55,3 +57,53 @@ def test_a_check_that_cannot_handle_a_value_refuses_it_instead_of_raising():
     for _ in range(100):
         deep = [deep]
     assert reg.check("pay", {"amount": deep}).error.code == "BAD_JSON"
+
+
+# every way a text can fail to be JSON that the decoder or this module names (CPython's decoder messages included)
+NOT_JSON = ['{"a": "x', '{"a": "\x01"}', '{"a": "\\q"}', '{"a": "\\u12"}', '{', '{"a" 1}', '{"a": 1 "b": 2}',
+            "{'a': 1}", '{"a": 1} x', '{"a": NaN}', '{"a": -Infinity}', '{"a": 1e999}', '{"a": ' + '1' * 80 + '}',
+            '[' * 70 + ']' * 70, '{"a":}', '{a:1}', '', 5]
+
+
+@pytest.mark.parametrize("text", NOT_JSON)
+def test_why_a_text_is_not_json_is_said_in_chinese_to_a_chinese_reader(text):
+    """The reason in a BAD_JSON message was the decoder's English inside the Chinese sentence ("Unterminated string
+    starting at at line 1 ..."): each reason is said in the reader's language, the English kept as it was."""
+    from agentlab.jsonutil import parse_strict
+    _, failure = parse_strict(text, max_depth=64)
+    assert failure is not None
+    zh = failure.describe("zh")
+    reason = zh.split("：第 ")[0]
+    assert re.search(r"[\u4e00-\u9fff]", reason) and not re.search(r"[A-Za-z]{3,}", reason.replace("JSON", "")
+                                                                     .replace("arguments", "").replace("Infinity", "")
+                                                                     .replace("NaN", "").replace("int", "")), zh
+    assert f"第 {failure.line} 行第 {failure.column} 列" in zh
+    assert failure.describe() == failure.describe("en") and failure.reason in failure.describe("en")
+
+
+def test_a_bad_json_error_reads_in_the_language_it_is_rendered_in():
+    from agentlab.scenarios import aftersales
+    _, reg = aftersales.SCENARIO.setup()
+    checked = reg.check("get_order", '{"order_id": "A1')
+    zh, en = checked.error.text("zh"), checked.error.text("en")
+    assert "有个字符串没有结束引号" in zh and "Unterminated" not in zh
+    assert "Unterminated string starting at at line 1 column 14" in en  # the English as it always read
+
+
+def test_a_files_bad_line_is_said_in_chinese_whole(tmp_path):
+    """A suite or a log file with a line that is not JSON: the error line names the file and the line, and its reason,
+    said in the reader's language ("不是合法的 JSON（Unterminated string starting at）" before)."""
+    from agentlab.evals.logs import _object
+    from agentlab.evals.suite import load_cases
+    from agentlab.i18n import said
+    bad = tmp_path / "cases.jsonl"
+    bad.write_text('{"id": "x", "task": "refund A1001\n', encoding="utf-8")
+    errors = []
+    for attempt in (lambda: load_cases(bad), lambda: _object("log.jsonl", 3, '{"role": "user", "content": "hi')):
+        with pytest.raises(ValueError) as caught:
+            attempt()
+        errors.append(caught.value)
+    for err in errors:
+        zh, en = said(err, "zh"), said(err, "en")
+        assert "有个字符串没有结束引号" in zh and "Unterminated" not in zh, zh
+        assert "Unterminated string starting at" in en and str(err) == en

@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..jsonutil import canonical
+from ..jsonutil import JsonReason, canonical
 from ..resources import read_text
 from ..schema import SchemaError
 from ..tools import Registry
@@ -40,9 +40,9 @@ def tools_file(path: str | Path | None) -> tuple[Registry | None, frozenset[str]
     try:
         specs = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise LogError("input.not_json", line=exc.lineno, detail=exc.msg, **where) from None
+        raise LogError("input.not_json", line=exc.lineno, detail=JsonReason(exc.msg), **where) from None
     except RecursionError:  # brackets nested past what the parser takes
-        raise LogError("input.not_json", line=1, detail="nested too deeply", **where) from None
+        raise LogError("input.not_json", line=1, detail=JsonReason("nested too deeply"), **where) from None
     registry = load_specs(specs, source=str(path))
     items = specs.get("tools", [specs]) if isinstance(specs, dict) else specs
     writes = set()

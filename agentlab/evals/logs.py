@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal, cast, get_type_hints
 
 from ..i18n import LocalizedError
+from ..jsonutil import JsonReason
 from ..trace import Event
 
 __all__ = ["FORMATS", "MAX_LINE", "OPEN_RUNS", "LogError", "LogRun", "read_logs", "read_rows", "run_meta"]
@@ -265,10 +266,10 @@ def _object(source: str, n: int, text: str, shared: _Tools | None = None) -> dic
         # (a line opening with a byte-order mark goes through json.loads, whose message says what it is)
         d = (_DECODE if text[:1] != "\ufeff" else json.loads)(text.rstrip("\r\n"))
     except ValueError as exc:
-        raise LogError("input.not_json", path=source, line=n, detail=getattr(exc, "msg", str(exc)),
+        raise LogError("input.not_json", path=source, line=n, detail=JsonReason(getattr(exc, "msg", str(exc))),
                        what="what.logs") from None
     except RecursionError:  # brackets nested past what the parser takes
-        raise LogError("input.not_json", path=source, line=n, detail="nested too deeply", what="what.logs") from None
+        raise LogError("input.not_json", path=source, line=n, detail=JsonReason("nested too deeply"), what="what.logs") from None
     if not isinstance(d, dict):
         raise LogError("logs.not_object", path=source, line=n, got=type(d).__name__)
     return d

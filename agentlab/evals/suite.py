@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import CODES, Problem
 from ..guards import GUARDS, NO_GUARDS, GuardConfig
 from ..i18n import Lang, LocalizedError
+from ..jsonutil import JsonReason
 from ..models import DatedModel, FaultyModel, Model, Reply, ScriptedModel, SelfCorrectingModel, Step, ToolCall, call, say, tool_calls
 from ..models.faults import MODEL_FAULTS
 from ..resources import data_file, read_text
@@ -84,7 +85,7 @@ def load_cases(path: str | Path | None = None, *, desk: Scenario | None = None) 
         try:
             d = json.loads(line)
         except (ValueError, RecursionError) as exc:  # RecursionError: brackets nested past what the parser takes
-            raise SuiteError("input.not_json", path=str(path), line=n, detail=getattr(exc, "msg", "nested too deeply"),
+            raise SuiteError("input.not_json", path=str(path), line=n, detail=JsonReason(getattr(exc, "msg", "nested too deeply")),
                              what="what.suite") from None
         case = _case(d, str(path), n, desk)
         if case.id in seen:

@@ -22,6 +22,7 @@ from ..approval import approve, pending, reject
 from ..evals.outcome import reasons_in
 from ..guards import GUARDS, GuardConfig
 from ..i18n import Lang, label, said, t
+from ..jsonutil import JsonReason
 from ..lint import lint
 from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
 from ..resources import data_file
@@ -631,7 +632,7 @@ class ProbePanel(App):
             try:
                 specs = json.loads(self.editor.value)
             except json.JSONDecodeError as exc:
-                raise LocalizedError("probe.bad_json_text", line=exc.lineno, detail=exc.msg) from None
+                raise LocalizedError("probe.bad_json_text", line=exc.lineno, detail=JsonReason(exc.msg)) from None
             registry = load_specs(specs, source=t("probe.ui.tools", lang), lang=lang)
             kwargs: dict[str, Any] = {}
             if self.model.value == "replay":
