@@ -86,3 +86,20 @@ def test_no_notebook_and_no_module_makes_a_folder_that_outlives_it():
     leaky = re.compile(r"\bmkdtemp\(|NamedTemporaryFile\([^)]*delete\s*=\s*False")
     found = [str(p.relative_to(ROOT)) for p in sources if leaky.search(p.read_text(encoding="utf-8"))]
     assert not found, f"use agentlab.scratch.scratch_folder: {found}"
+
+
+def test_a_refused_upload_is_named_by_its_own_name_never_the_servers_folder():
+    """A log file that is not JSON, uploaded to the log review or the weekly review: the page said
+    "/tmp/agentlab-logs-tphuddg2/notjson.txt:1: not valid JSON", the machine's own folder shown to the reader."""
+    from agentlab.workbook.log_widget import LogReview
+    from agentlab.workbook.weekly_widget import WeeklyReview
+    app = LogReview()
+    app.upload.value = uploaded("notjson.txt", b"this is not json\n")
+    app.run.click()
+    assert app.report is None and "notjson.txt:1" in app.view.value, app.view.value
+    assert str(app.path.parent) not in app.view.value and "/tmp" not in app.view.value
+    week = WeeklyReview(folder=scratch_folder("weekly-"))
+    week.upload.value = uploaded("week.jsonl", b'{"role": "user", "content": "hi\n')
+    week.open.click()
+    shown = week.message.value
+    assert "week.jsonl" in shown and "/tmp" not in shown and "agentlab-weekly-" not in shown, shown

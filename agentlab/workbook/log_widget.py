@@ -9,7 +9,7 @@ import ipywidgets as W
 
 from ..i18n import Lang, t
 from ..resources import data_file
-from .widgets import LANG_OPTIONS, App, _safe, drop_upload, kept_upload
+from .widgets import LANG_OPTIONS, App, _safe, drop_upload, file_said, kept_upload
 
 __all__ = ["LOG_SAMPLES", "LogReview"]
 
@@ -68,7 +68,7 @@ class LogReview(App):
             self.report = review_logs(path, self.format.value, lang=lang)
         except LocalizedError as exc:
             self.report = None
-            self.view.value = f"<p style='color:#d93025'>{html.escape(exc.localized(lang))}</p>"
+            self.view.value = f"<p style='color:#d93025'>{html.escape(file_said(exc, lang))}</p>"
             return None
         self.view.value = review_html(self.report, lang)
         return self.report

@@ -29,7 +29,7 @@ from ..evals.weekly import (
 from ..i18n import Lang, LocalizedError, t
 from ..resources import data_file
 from .log_widget import LOG_SAMPLES
-from .widgets import LANG_OPTIONS, App, _safe, _show, figure, kept_upload
+from .widgets import LANG_OPTIONS, App, _safe, _show, figure, file_said, kept_upload
 
 __all__ = ["WeeklyReview", "conversation_html", "counts_html"]
 
@@ -177,7 +177,7 @@ class WeeklyReview(App):
             try:
                 return fn()
             except LocalizedError as exc:
-                self.message.value = _ERROR.format(html.escape(exc.localized(lang)))
+                self.message.value = _ERROR.format(html.escape(file_said(exc, lang)))
                 return None
         return _safe(self.message, action, lang)
 

@@ -129,6 +129,16 @@ def kept_upload(upload: W.FileUpload, prefix: str, replacing: Path | None = None
     return path
 
 
+def file_said(exc: Any, lang: Lang) -> str:
+    """A refused file's sentence as a person reads it on a page: the file by its own name, never the folder it sits
+    in on the machine serving the page (an upload's temporary folder, the workbook's data folder)."""
+    text = exc.localized(lang)
+    where = getattr(exc, "fields", {}).get("path")
+    if where:
+        text = text.replace(str(where), Path(str(where)).name)
+    return str(text)
+
+
 def drop_upload(path: Path | None) -> None:
     """Remove ``path`` now if :func:`kept_upload` wrote it; anything else (a sample, a file the reader named, a
     notebook's own folder) is left alone."""
@@ -652,7 +662,7 @@ class ProbePanel(App):
                            model_name=self.model.value, **kwargs)
         except LocalizedError as exc:
             self.report = None
-            self.view.value = f"<p style='color:#d93025'>{html.escape(exc.localized(lang))}</p>"
+            self.view.value = f"<p style='color:#d93025'>{html.escape(file_said(exc, lang))}</p>"
             return None
         self.report = report
         self._show(report)
