@@ -162,11 +162,15 @@ def test_promote_appends_a_case_the_suite_reads(tmp_path, convs):
     store = ReviewStore(tmp_path)
     suite = tmp_path / "regression.jsonl"
     first = promote_conversation(convs[0], suite, store)
-    second = promote_conversation(convs[0], suite, store)
+    # kept again (a colleague sharing the review, or a second click): the case it became, not a second copy of it
+    assert promote_conversation(convs[0], suite, store) == first
+    other = promote_conversation(convs[1], suite, store)
     cases = load_cases(suite)
-    assert [c.id for c in cases] == [first, second] and first != second
+    assert [c.id for c in cases] == [first, other] and first != other
     assert cases[0].category == "regression" and json.loads(suite.read_text().splitlines()[0])["fake"]["script"]
-    assert store.promoted("2026-W10") == {convs[0].id: second}
+    assert store.promoted("2026-W10")[convs[0].id] == first
+    suite.unlink()  # the suite was removed since: keeping it again writes the case again
+    assert promote_conversation(convs[0], suite, store) == first and [c.id for c in load_cases(suite)] == [first]
 
 
 def test_a_stored_run_is_a_source_and_its_sessions_promote(tmp_path):

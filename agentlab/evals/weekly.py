@@ -476,6 +476,9 @@ def promote_conversation(conversation: FailedConversation, suite: str | Path, st
         raise WeeklyError("weekly.err.cannot_promote", id=conversation.id)
     first, second = origin
     with _suite_lock(suite):  # two reviewers promoting at once: one after the other, never one line over another
+        kept = store.promoted().get(conversation.id) if store is not None else None
+        if kept is not None and suite.exists() and kept in {c.id for c in load_cases(suite)}:
+            return kept  # kept already (by a colleague, or a second click): one case per conversation, not two
         size = suite.stat().st_size if suite.exists() else None
         try:
             if hasattr(first, "messages") and isinstance(second, tuple):  # a log's conversation and its findings
