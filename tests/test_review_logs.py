@@ -433,3 +433,23 @@ def test_a_double_write_no_guard_stopped_is_a_failure_not_the_guard_working(tmp_
     t = review_logs(tel, "telemetry")
     stages = {(x["kind"], x["stage"]) for x in t["by_kind_stage"]}
     assert ("duplicate_write", "execution") in stages and ("logged_error", "rule_blocked") in stages
+
+
+def test_logs_that_hold_no_conversation_are_not_called_clean(tmp_path):
+    """An empty file, or a log read in a format it is not in (an openai log read as OTLP): nothing was read, which the
+    report said as "Nothing wrong was found in these logs" beside "0 conversations"."""
+    from agentlab.evals.log_report import largest_text, review_html
+    from agentlab.evals.log_review import review_logs
+    from agentlab.i18n import t
+    from agentlab.resources import data_file
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    for path, fmt in ((empty, "openai"), (data_file("logs_openai_sample.jsonl"), "otel")):
+        for lang in ("en", "zh"):
+            report = review_logs(path, fmt, lang=lang)
+            assert report["totals"]["runs"] == 0
+            said = largest_text(report, lang)
+            assert said == t("logs.nothing_read", lang, format=fmt) and said != t("logs.no_findings", lang)
+            assert t("logs.no_findings", lang) not in review_html(report, lang)
+    read = review_logs(data_file("logs_openai_sample.jsonl"), "openai")
+    assert read["totals"]["runs"] and largest_text(read) != t("logs.nothing_read", "en", format="openai")

@@ -45,6 +45,9 @@ def _pct(x: float) -> str:
 def largest_text(report: Mapping[str, Any], lang: Lang = "en") -> str:
     """The sentence that names the class to fix first (the largest), with its count, share and an example."""
     big = report.get("largest")
+    if not big and not report.get("totals", {}).get("runs"):
+        # nothing read is not nothing wrong: an empty file, or logs in another format than the one chosen
+        return t("logs.nothing_read", lang, format=report.get("settings", {}).get("format") or "-")
     if not big:
         return t("logs.no_findings", lang)
     return t("logs.largest", lang, kind=t("logs.kind." + big["kind"], lang), code=big["code"],
@@ -73,7 +76,7 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
                  title=t("logs.title", lang, source=s.get("source", "")),
                  totals=t("logs.totals", lang, runs=tot["runs"], calls=tot["tool_calls"], findings=tot["findings"],
                           bad=tot["runs_with_findings"]),
-                 largest=largest_text(report, lang) if largest else "",
+                 largest=largest_text(report, lang) if largest or not tot["runs"] else "",
                  writes=t("logs.writes." + s.get("writes", "name pattern"), lang),
                  day_head=[t("logs.col." + c, lang) for c in ("day", "runs", "success", "graded", "invalid", "takeover")]
                  + [t("metrics2." + c, lang) for c in ("checked_success_rate", "unfinished_rate")],
