@@ -531,7 +531,7 @@ def guard_effect(given: str | None, table: Any, lang: Lang = "en") -> Feedback:
                                    "each on the cases it was recorded with under both loops.",
                              "zh": f"防护循环 {guarded:.0%}，朴素循环 {naive:.0%}：按模型平均，每个模型都只比较两种循环都录制过的用例。"},
                         hint={"en": "compare the success column of the naive and guarded rows of each model.",
-                              "zh": "比较每个模型 naive 行和 guarded 行的 success 列。"})
+                              "zh": "比较每个模型“朴素循环”行和“防护循环”行的“成功率”列。"})
 
 
 @_reports("10")
@@ -547,7 +547,7 @@ def best_single_guard(given: str | None, ablation: Mapping[str, float], lang: La
                              "zh": f"单独开启 {' / '.join(winners)} 成功率为 {best:.0%}；全部防护一起为 "
                                    f"{ablation['all guards']:.0%}。没有哪一个防护单独就够。"},
                         hint={"en": "find the tallest 'only ...' bar in the ablation plot.",
-                              "zh": "在消融图里找最高的那根 “only ...” 柱子。"})
+                              "zh": "在消融图里找最高的那根“只开 …”柱子。"})
 
 
 _TIE_SEPARATORS = re.compile(r"\s*(?:和|与|及|、|,|，|/|&|\band\b|\bor\b|或)\s*")
