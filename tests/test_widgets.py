@@ -139,6 +139,9 @@ def test_bad_case_review_tags_shares_and_promotes(tmp_path):
     assert suite.exists() and "promoted-" in suite.read_text() and "it ran" in review.result.value
     zh = BadCaseReview(sessions, cases, suite, n=12, seed=3, lang="zh")
     assert "本周目标" in zh.top.value and zh.promote.description == "加入回归集"
+    top = max(zh.counts(), key=lambda k: zh.counts()[k])  # the class to fix, said as the chart beside it says it
+    from agentlab.i18n import t as said_in
+    assert said_in("stage." + top, "zh") in zh.top.value and f"{top}（" not in zh.top.value, zh.top.value
 
 
 def test_a_failing_action_shows_a_sentence_not_a_traceback():

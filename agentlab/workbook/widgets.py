@@ -534,7 +534,7 @@ class BadCaseReview(App):
         _show(self.shares, figure(lambda ax: plot_shares(named, ax=ax, title=t("ui.shares", lang), lang=lang),
                                   size=(6, 2.4)))
         top = max(counts, key=lambda k: counts[k]) if counts else None
-        self.top.value = (t("ui.target", lang, top=top, n=counts[top], total=sum(counts.values())) if top
+        self.top.value = (t("ui.target", lang, top=t("stage." + top, lang), n=counts[top], total=sum(counts.values())) if top
                           else t("ui.no_failures", lang))
 
     def do_promote(self) -> Any:
