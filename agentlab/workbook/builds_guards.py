@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..i18n import Lang, said, t
+from ..i18n import Lang, label, said, t
 from ..tools import Registry
 from . import exercises
 from .exercises import Feedback, _say
@@ -322,11 +322,11 @@ def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Fe
         if made == [paid]:
             broken[order_id] = None
         elif not model.told:  # the failure ended the run: the model never read it
-            broken[order_id] = t("build.nb03.stopped", lang, code=sample.error.code, status=run.status)
+            broken[order_id] = t("build.nb03.stopped", lang, code=sample.error.code, status=label(run.status, lang))
         else:
             told = " ".join(model.told[0].split())[:300]
             broken[order_id] = t("build.nb03.not_fixed", lang, asked=f"{asked:g}", paid=f"{paid:g}", told=told,
-                                 status=run.status)
+                                 status=label(run.status, lang))
     return _tally("03", broken, lang, t("build.nb03.right", lang))
 
 
@@ -422,7 +422,7 @@ def build_resend(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
         elif times > _04_MOST:
             broken[label_] = None if resends < _04_MOST else t("build.nb04.forever", lang, n=resends)
         elif refunded != 1:
-            broken[label_] = t("build.nb04.gave_up", lang, n=resends, status=run.status)
+            broken[label_] = t("build.nb04.gave_up", lang, n=resends, status=label(run.status, lang))
         elif fault == "api_429" and model.sleeps[0] < 2.0:
             broken[label_] = t("build.nb04.too_soon", lang, wait=f"{model.sleeps[0]:g}")
         elif fault != "api_429" and not model.sleeps[0] < model.sleeps[1]:  # a Retry-After may flatten a 429's

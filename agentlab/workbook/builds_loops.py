@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..i18n import Lang, t
+from ..i18n import Lang, label, t
 from ..tools import Registry
 from .builds_guards import _not_yet, _raised, _tally, _wrong
 from .exercises import Feedback
@@ -274,7 +274,7 @@ def build_which_guard(guards: Any, lang: Lang = "en") -> Feedback:
             continue
         on, off = compare_loops(fault, config=base, lang=lang), compare_loops(fault, config=base.without(guard), lang=lang)
         same = (on.guarded_verdict.passed, on.guarded.status) == (off.guarded_verdict.passed, off.guarded.status)
-        broken[fault] = None if not same else t("build.nb08.no_change", lang, guard=guard, status=off.guarded.status)
+        broken[fault] = None if not same else t("build.nb08.no_change", lang, guard=guard, status=label(off.guarded.status, lang))
     return _tally("08", broken, lang, t("build.nb08.right", lang))
 
 
