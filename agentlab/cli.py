@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 from .commands import EXTRA as _EXTRA
 from .commands import emit, load_registry
-from .i18n import Lang, t
+from .i18n import Lang, label, t
 from .serve_commands import SERVE
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -57,7 +57,7 @@ def cmd_lint(ns: argparse.Namespace) -> int:
         emit(json.dumps([f.to_dict() for f in findings], ensure_ascii=False, indent=2), json_text=True)
     else:
         for f in findings:
-            emit(f"{f.severity:7} {f.rule} {f.location}: {f.message}\n        -> {f.suggestion}")
+            emit(f"{label(f.severity, ns.lang):7} {f.rule} {f.location}: {f.message}\n        -> {f.suggestion}")
         emit(f"{len(findings)} finding(s)" if ns.lang == "en" else f"共 {len(findings)} 条发现")
     return 1 if any(f.severity == "error" for f in findings) else 0
 

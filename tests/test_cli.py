@@ -48,6 +48,10 @@ def test_lint(lang):
     rc, out, _ = run("lint", str(ROOT / "data" / "bad_tools.json"), "--lang", lang, "--json")
     findings = json.loads(out)
     assert rc == 1 and {"AL005", "AL004", "AL003"} <= {f["rule"] for f in findings}
+    rc, out, _ = run("lint", str(ROOT / "data" / "bad_tools.json"), "--lang", lang)
+    shown = {line.split()[0] for line in out.splitlines() if line[:1] not in (" ", "") and " AL0" in line}
+    # each finding's severity as the reader's tables say it (a Chinese reader read warning/error before)
+    assert shown and shown <= ({"error", "warning", "info"} if lang == "en" else {"错误", "警告", "提示"}), out
     rc, out, _ = run("lint", TOOLS)
     assert rc == 0
 

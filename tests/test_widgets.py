@@ -65,6 +65,10 @@ def test_playground_answers_samples_with_the_real_validator():
     html = playground_html(json.dumps({"type": "object", "properties": {"order_id": {"type": "string"}},
                                        "required": ["order_id"], "additionalProperties": False}), ['{"orderId": "A1"}'])
     assert "did_you_mean" in html and "order_id" in html
+    loose = json.dumps({"type": "object", "properties": {"amount": {}}})  # findings: a field with no type, no description
+    zh, en = playground_html(loose, lang="zh"), playground_html(loose, lang="en")
+    assert "agentlab-findings" in zh and not re.search(r"<td>(warning|info|error)</td>", zh)  # severities as said
+    assert re.search(r"<td>(warning|info|error)</td>", en)
 
 
 def test_guard_panel_builds_the_config():

@@ -298,7 +298,7 @@ def playground_html(schema_text: str, samples: Sequence[str] | None = None, *, n
         samples = sample_calls(reg[name])
     findings = lint(reg, lang=lang)
     if findings:
-        rows = "".join(f"<tr><td>{f.severity}</td><td>{f.rule}</td><td>{html.escape(f.location)}</td>"
+        rows = "".join(f"<tr><td>{html.escape(label(f.severity, lang))}</td><td>{f.rule}</td><td>{html.escape(f.location)}</td>"
                        f"<td>{html.escape(f.message)}<br><i>{html.escape(f.suggestion)}</i></td></tr>" for f in findings)
         found = f"<table class='agentlab-findings'>{rows}</table>"
     else:
