@@ -6,11 +6,14 @@ them off one at a time to show what each one buys (docs/guards.md).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .retry import RetryPolicy
 
-__all__ = ["GUARDS", "HARD_CAP", "NO_GUARDS", "GuardConfig"]
+if TYPE_CHECKING:
+    from .i18n import Lang
+
+__all__ = ["GUARDS", "HARD_CAP", "NO_GUARDS", "GuardConfig", "said_guards"]
 
 HARD_CAP = 50  # even with every guard off, no run is endless (in turns; a model that never answers is not bounded then)
 
@@ -74,10 +77,28 @@ class GuardConfig:
 
     @property
     def label(self) -> str:
+        """Which guards are off, as trace rows and reports keep it (English, names as written in code)."""
         off = [g for g in GUARDS if not self.is_on(g)]
         return "all guards" if not off else "without " + ", ".join(off)
+
+    def said(self, lang: Lang = "en") -> str:
+        """:attr:`label` as a person reads it in ``lang`` (each guard by the name the workbook's tables give it)."""
+        return said_guards(self.label, lang)
 
 
 GUARDS = ("all_calls", "validate", "readable_errors", "self_correction", "timeout", "retry",
           "idempotency", "approval", "step_budget", "repeat_limit", "max_calls_per_turn", "run_deadline")
 NO_GUARDS = GuardConfig().without(*GUARDS)
+
+
+def said_guards(label: str, lang: Lang = "en") -> str:
+    """A config's :attr:`GuardConfig.label` (``"all guards"``, ``"without validate, retry"``), as kept in a report or
+    a trace row, said in ``lang``; a label of another shape is kept as it is."""
+    from .i18n import label as name_of
+    from .i18n import t
+    if label == "all guards":
+        return t("guards.label.all", lang)
+    if label.startswith("without "):
+        names = [g.strip() for g in label[len("without "):].split(",")]
+        return t("guards.label.without", lang, guards=("、" if lang == "zh" else ", ").join(name_of(g, lang) for g in names))
+    return label

@@ -2,6 +2,7 @@
 fault category through the guarded loop, the catching guard read from the trace, the report, the CLI."""
 import html
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -608,6 +609,18 @@ def test_the_time_budget_per_tool_cuts_a_tool_short_and_says_which_categories_we
     assert report["settings"]["tool_time_limit"] == 35
     page = render_html(report, "zh")
     assert s["partial"][0]["zh"] in page and "未运行：out_of_range" in page
+    # the guards the probe ran with, as a Chinese reader reads them ("all guards" before)
+    assert report["settings"]["guards"] == "all guards" and "全部防护" in page and "all guards" not in page
+    assert "all guards" in render_html(report, "en")
+
+
+def test_a_guard_config_is_said_in_either_language():
+    from agentlab.guards import NO_GUARDS, GuardConfig, said_guards
+    assert said_guards(GuardConfig().label, "zh") == "全部防护" and GuardConfig().said("en") == "all guards"
+    off = GuardConfig().without("validate", "retry")
+    assert off.said("zh") == "关掉校验、重试" and off.said("en") == "without validate, retry" == off.label
+    assert not re.search(r"[a-z]{3,}", NO_GUARDS.said("zh")), NO_GUARDS.said("zh")
+    assert said_guards("something else", "zh") == "something else"
 
 
 def test_the_total_time_budget_leaves_later_tools_unprobed_with_why_and_never_raises():

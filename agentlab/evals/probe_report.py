@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..a11y import NEUTRALS, OKABE_ITO, TextEquivalent, attach, described, ink, symbol
+from ..guards import said_guards
 from ..i18n import Lang, t
 from ..resources import CJK_FILES, CJK_FONTS, render_page
 from .probe import BOUNDED
@@ -326,7 +327,7 @@ def render_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
                (t("probe.self_correction_rate", lang), "n/a" if rate is None else f"{rate:.0%}"
                 + (t("probe.scripted_ceiling", lang) if report.get("meta", {}).get("scripted") else "")),
                (t("probe.model", lang), meta.get("model", "")), (t("probe.trials", lang), st["trials"]),
-               (t("probe.guards", lang), st["guards"]), (t("probe.lint_findings", lang), len(report.get("lint", [])))]
+               (t("probe.guards", lang), said_guards(st["guards"], lang)), (t("probe.lint_findings", lang), len(report.get("lint", [])))]
     from markupsafe import Markup  # the plots' SVG: drawn, and its text escaped, by matplotlib
     plots = [(Markup(_svg(plot_probe_matrix, report, lang)), t("probe.plot_matrix", lang)),
              (Markup(_svg(plot_probe_categories, report, lang)), t("probe.plot_categories", lang))]
