@@ -202,3 +202,10 @@ def test_the_chinese_check_starts_the_chinese_notebooks():
     from agentlab.i18n import t
     assert "python run.py lab --lang zh" in t("run.check.ready", "zh", seconds=3)
     assert "--lang" not in t("run.check.ready", "en", seconds=3)
+
+
+def test_the_readmes_name_the_apps_run_button_as_the_app_does():
+    """README.zh told the reader to press 同时运行两个循环, a button the app calls 运行两个循环."""
+    from agentlab.i18n import t
+    for readme, lang in (("README.md", "en"), ("README.zh.md", "zh")):
+        assert f"**{t('ui.run', lang)}**" in (ROOT / readme).read_text(encoding="utf-8"), readme
