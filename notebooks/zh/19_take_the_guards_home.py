@@ -134,7 +134,7 @@ from mcp.types import ToolAnnotations
 from agentlab.site.gateway import Gateway
 from agentlab.site.mcp_client import MCPConnection
 
-shop, refunds = FastMCP("shop"), []
+shop, refunds = FastMCP("shop", log_level="WARNING"), []  # the SDK logs each request at INFO otherwise
 
 
 @shop.tool(annotations=ToolAnnotations(destructiveHint=True, idempotentHint=False))
