@@ -413,7 +413,7 @@ def _guarded_steps(tc: ToolCall, ctx: CallContext, seen: dict[str, int], fn: Cal
     else:  # no contract checks: only what is needed not to crash
         parsed, failure = parse_strict(tc.arguments or "{}", max_depth=MAX_DEPTH)
         if failure is not None or not isinstance(parsed, dict):
-            err = make_error("BAD_JSON", detail={lg: failure.describe(lg) for lg in ("en", "zh")} if failure else "not an object", example="{}")
+            err = make_error("BAD_JSON", detail=failure or "not an object", example="{}")
             return _failed(err, lang, parse_ok=False, validate_ok=None)
         if tc.name not in reg:
             return _failed(reg.unknown_tool(tc.name), lang, validate_ok=False)

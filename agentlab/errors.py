@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .i18n import Lang, t
+from .i18n import Lang, said, t
 from .jsonutil import escape_surrogates
 
 # Redaction is its own module; its public names are re-exported here, where every caller has always found them.
@@ -154,7 +154,9 @@ class ToolError:
         key = self.fields.get("_key", self.code)
         # The catalogue sentence is ours; the fill-ins are not: a tool name the model made up,
         # an exception's detail. Each is cut and redacted on its own, before it is placed.
-        fills = {k: (_authored(_text_of(v)) if k in _AUTHORED_FIELDS else _technical(_in_lang(v, lang)))
+        # (a fill-in that says itself in either language, a parser's reason, is said in the reader's)
+        fills = {k: (_authored(_text_of(v)) if k in _AUTHORED_FIELDS
+                     else _technical(said(v, lang) if hasattr(v, "localized") else v))
                  for k, v in self.fields.items() if not k.startswith("_")}
         return t(key, lang, **fills)
 
@@ -317,13 +319,6 @@ _AUTHORED_FIELDS = frozenset({"reason", "example"})  # fill-ins a person wrote: 
 def _authored(text: str) -> str:
     """A sentence a person wrote for the model: bounded, and without credentials."""
     return redact_secrets(_cut(text, TEXT_LIMIT))
-
-
-def _in_lang(value: Any, lang: Lang) -> Any:
-    """A fill-in said in each language (``{"en": ..., "zh": ...}``: a parser's reason) as ``lang`` reads it."""
-    if isinstance(value, Mapping) and "en" in value and set(value) <= {"en", "zh"}:
-        return value.get(lang) or value["en"]
-    return value
 
 
 def _technical(value: Any) -> Any:

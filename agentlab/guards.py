@@ -99,6 +99,5 @@ def said_guards(label: str, lang: Lang = "en") -> str:
     if label == "all guards":
         return t("guards.label.all", lang)
     if label.startswith("without "):
-        names = [g.strip() for g in label[len("without "):].split(",")]
-        return t("guards.label.without", lang, guards=("、" if lang == "zh" else ", ").join(name_of(g, lang) for g in names))
+        return t("guards.label.without", lang, guards=name_of(label[len("without "):], lang))
     return label

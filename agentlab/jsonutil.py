@@ -38,6 +38,8 @@ class ParseFailure:
         reason = said_reason(self.reason, lang)
         return t("json.where", lang, reason=reason, line=self.line, column=self.column, near=repr(self.near))
 
+    localized = describe  # a message's fill-in that says itself in the reader's language (agentlab.i18n.said)
+
 
 class JsonReason:
     """Why a text is not JSON, as the decoder (or this module) said it in English, able to say itself in either

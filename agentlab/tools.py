@@ -23,7 +23,7 @@ from .clean import Cleaned
 from .clean import clean as clean_values
 from .errors import Problem, ToolError, ToolFailure, json_type, make_error, render
 from .i18n import Lang, LocalizedError, check_lang, t
-from .jsonutil import MAX_DEPTH, ParseFailure, depth, lone_surrogates, parse_strict
+from .jsonutil import MAX_DEPTH, depth, lone_surrogates, parse_strict
 from .names import suggest
 from .schema import close_objects, compile_schema, transform
 
@@ -244,7 +244,7 @@ class Registry:
                 raw = "{}"
             args, failure = parse_strict(raw, max_depth=MAX_DEPTH)
             if failure is not None:
-                err = make_error("BAD_JSON", detail=_said(failure), example=self._example(name),
+                err = make_error("BAD_JSON", detail=failure, example=self._example(name),
                                  position=failure.position)
                 return Checked(name, raw_text, None, err, parse_ok=False, lang=lang)
             if not isinstance(args, dict):
@@ -387,8 +387,3 @@ def from_legacy_types(schema: Any) -> Any:
                 node["type"] = LEGACY_TYPES.get(t_, t_)
         return node
     return transform(schema, retype)
-
-
-def _said(failure: ParseFailure) -> dict[str, str]:
-    """Why a model's arguments are not JSON, in each language the error may be rendered in."""
-    return {lg: failure.describe(lg) for lg in ("en", "zh")}
