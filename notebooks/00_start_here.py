@@ -59,11 +59,11 @@ from agentlab.workbook.plots import table_view
 #
 # The model first writes `orderId` where the contract says `order_id`. The guarded loop answers
 # `INVALID_ARGS` naming both the missing `order_id` and the unknown `orderId` (with a
-# "did you mean"), the model corrects itself, and answers in step 3 (where this demo comes from: docs/sources.md#article-000-the-refund-desk).
+# "did you mean"), the model corrects itself, and answers in step 3 ([where this demo comes from](../docs/sources.md#article-000-the-refund-desk)).
 
 # %%
-seed = compare_loops(None, lang=LANG)
-display(HTML(compare_html(seed.naive, seed.guarded, lang=LANG)))
+demo = compare_loops(None, lang=LANG)
+display(HTML(compare_html(demo.naive, demo.guarded, lang=LANG)))
 
 # %% [markdown]
 # The naive loop got lucky here: the script is fixed, so the model "corrected" itself even though

@@ -185,7 +185,7 @@ print(f"{label('first approval ran', LANG)}: {first.ran} | {label('second approv
 # %% [markdown]
 # ## The last step, written apart
 #
-# The refund article's optional last step: once the work is verified, the answer the user reads is written by a
+# An optional last step of the refund desk: once the work is verified, the answer the user reads is written by a
 # separate call, with no tools and a higher temperature, from the verified results only (the calls that ran without
 # error; not the errors and re-asks before them). `run_guarded(..., final_model=...)` does it (off by default); if
 # that call fails, the single-call answer stands. A scripted writer stands in for the second model here.

@@ -72,7 +72,7 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **The five classes of failure** (docs/failures.md#five-classes-of-failure). The refund article sorts failures by
+# **The five classes of failure** (docs/failures.md#five-classes-of-failure). The refund desk sorts failures by
 # what a team changes to prevent them: schema, model choice, unreadable errors, idempotency, loops. Every error
 # code and every fault of this matrix is filed under one of them (`agentlab.evals.failure_classes`); the second
 # table counts the error codes of the guarded runs above by class (a resend that fixed a failure has no code).

@@ -18,7 +18,7 @@
 #
 # Two dials on how much the model decides each turn (docs/guards.md#tool_choice, docs/guards.md#routing):
 #
-# * **tool_choice** (how much autonomy this turn has, docs/sources.md#article-003-the-expense-booking-agent): `auto`, `required`, `none`, or one
+# * **tool_choice** (how much autonomy this turn has; [where it comes from](../docs/sources.md#article-003-the-expense-booking-agent)): `auto`, `required`, `none`, or one
 #   named function. The guarded loop enforces it for any model, and passes it on to models that take it.
 # * **Routing**: with more than ten tools, offer the few this turn needs (a BM25 scorer over names and
 #   descriptions), and measure it: the hit rate (the needed tool was offered), tools per turn, prompt saved.

@@ -535,7 +535,7 @@ def test_required_for_the_whole_run_accepts_the_closing_answer_once_the_booking_
 
 
 def test_the_final_answer_can_be_written_by_a_separate_call_from_the_verified_results():
-    """The refund article's optional last step, off by default: a second model, no tools, reads only what the
+    """The refund desk's optional last step, off by default: a second model, no tools, reads only what the
     calls that ran returned (not the errors and re-asks before them) and writes what the user reads."""
     from agentlab.models import ModelError, ScriptedModel, say
     from agentlab.models.faults import FaultyModel

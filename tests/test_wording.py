@@ -27,6 +27,10 @@ CITATION = re.compile("|".join([
     "\u00a7\\s*[\\d\u4e00\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d\u5341]",  # a section sign: §3.3, §八
     "(?:\u79cd\u5b50|\u6587\u7ae0)\\s*0\\d\\d",                  # 种子 004 / 文章 003
     "\u7b2c\\s*0\\d\\d\\s*\u7bc7",                              # 第 003 篇
+    r"\bthe\s+(?!original\b)[a-z-]+\s+article\b",           # the refund article ("the original articles": sources)
+    r"\bthe\s+article's\b",                                 # in the article's order
+    r"\bseed\s+articles?\b",                                # which seed article
+    "[\u90a3\u8fd9\u8be5]\u7bc7\u6587\u7ae0",                          # 那篇文章 / 这篇文章 / 该篇文章
 ]), re.IGNORECASE)
 
 CITES = ["seed 004", "the seed-000 script", "Seed 000's four numbers", "seed_003 fields", "(seed 004's fields)",
@@ -34,12 +38,14 @@ CITES = ["seed 004", "the seed-000 script", "Seed 000's four numbers", "seed_003
          "Issue 22: 00 printed", "(issue: foundation; issue 15)", "issues #3 and #4", "see PR #12",
          "at most five turns (\u00a73.3)", "before going live (\u00a7\u516b)", "\u79cd\u5b50 004 \u7684\u5b57\u6bb5",
          "\u6587\u7ae0 003", "\u7b2c 003 \u7bc7", "seeds 003 and 004",
-         "def test_seed_000_demo_replays():", "def test_seed000_metrics():"]
+         "def test_seed_000_demo_replays():", "def test_seed000_metrics():", "The refund article sorts failures",
+         "in the article's order", "which seed article", "\u9000\u6b3e\u90a3\u7bc7\u6587\u7ae0\u91cc"]
 SEEDS = ["seed=0", "random.Random(seed)", "rng seed 7", "seed: int = 0", "--seed 042", "seed(042)", "seeds=[0, 1]",
          "a seed of 0", "SEED = 1234", "the desk issues 3 refunds", "an issue with 3 tools", "issue_id = 10",
          "seeded 004 times", "article about refunds", "order 003", "A1003 article", "the seed's data",
          "tissue 12", "reissue 3", "docs/sources.md names the articles", "seed 0", "seed 42", "\u79cd\u5b50\u6570 0",
-         "docs/sources.md#article-000-the-refund-desk", "rng_seed=042"]
+         "docs/sources.md#article-000-the-refund-desk", "rng_seed=042", "``<main>`` or ``<article>``",
+         "main/article text", "the page's <article> element"]
 
 # Where a reader meets text: the package (code, comments, docstrings, shipped skills, templates), the data (the
 # catalogue, skills' metadata, recorded runs), the docs, the README, the notebooks and the app, the benchmarks,

@@ -1,6 +1,6 @@
 """The refund desk's five classes of failure, as data (docs/failures.md#five-classes-of-failure).
 
-The refund article sorts what goes wrong with tool calls into five classes a team fixes one at a time:
+The refund desk sorts what goes wrong with tool calls into five classes a team fixes one at a time:
 the call breaks the schema; the model chose the wrong action; an error the model (or the loop) cannot read;
 a write that happens twice (idempotency); a loop that never ends. The workbook's two taxonomies (retry
 class and stage, :data:`agentlab.errors.CODES`) answer other questions; this map files every error code and
@@ -25,7 +25,7 @@ from ..trace import Event
 __all__ = ["CODE_CLASSES", "FAILURE_CLASSES", "FAULT_CLASSES", "by_failure_class", "class_counts_text", "class_name",
            "class_table", "effect_classes", "run_classes"]
 
-#: the five classes, in the article's order
+#: the five classes, in the order the refund desk gives them
 FAILURE_CLASSES = ("schema", "model_choice", "unreadable_errors", "idempotency", "loops")
 
 #: every error code -> its class. Filed by what a team changes to prevent it: the schema and its checks, the

@@ -59,8 +59,8 @@ from agentlab.workbook.plots import table_view
 # （这个演示的出处见 [docs/zh/sources.md](../../docs/zh/sources.md#article-000-the-refund-desk)）。
 
 # %%
-seed = compare_loops(None, lang=LANG)
-display(HTML(compare_html(seed.naive, seed.guarded, lang=LANG)))
+demo = compare_loops(None, lang=LANG)
+display(HTML(compare_html(demo.naive, demo.guarded, lang=LANG)))
 
 # %% [markdown]
 # 朴素循环这次是运气好：剧本是写死的，所以模型“改正”了自己，尽管它看到的只有

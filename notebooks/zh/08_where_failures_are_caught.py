@@ -72,7 +72,7 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **五类失败**（见[失败文档](../../docs/zh/failures.md#five-classes-of-failure)）。退款那篇文章按团队为预防失败要改什么来分类：
+# **五类失败**（见[失败文档](../../docs/zh/failures.md#five-classes-of-failure)）。退款台按团队为预防失败要改什么来分类：
 # 参数不合 schema、模型选择、读不懂的错误、幂等、循环。上面矩阵里的每个错误码、每种故障都归在其中一类
 # （`agentlab.evals.failure_classes`）；第二张表按类统计上面防护运行里的错误码（重发后修好的失败没有错误码）。
 
