@@ -260,3 +260,42 @@ def test_probe_report_opens_in_chromium(tmp_path):
         assert page.get_by_text("→ ").first.is_visible()
         assert page.get_by_text("not caught").first.is_visible()
         assert not errors, errors
+
+
+def test_the_app_reviews_a_30_mb_log_and_refuses_a_file_past_its_limit_in_words(tmp_path):
+    """A team's log of 30 MB, uploaded in the app as ``python run.py app`` serves it: the browser sends a file as one
+    websocket message, the server's default limit is 10 MiB, and such a file vanished with no word (nothing read, no
+    sentence). It is now reviewed whole. A file past the page's limit is refused beside its button, in words, before
+    the browser sends anything (a sparse file: its size is all the page looks at)."""
+    _need_browser()
+    from agentlab.i18n import t
+    from agentlab.resources import data_file
+    from agentlab.workbook.widgets import MAX_UPLOAD_MB
+    sample = data_file("logs_openai_sample.jsonl").read_bytes()
+    copies = 30_000_000 // len(sample) + 1
+    big = tmp_path / "team_logs.jsonl"
+    big.write_bytes(sample * copies)
+    huge = tmp_path / "all_of_2026.jsonl"
+    with huge.open("wb") as f:
+        f.truncate(MAX_UPLOAD_MB * 1_000_000 + 1)
+    port = _free_port()
+    cmd, env = _app(port)
+    with _server(cmd, env, f"tcp://127.0.0.1:{port}", tmp_path / "voila.log", cwd=ROOT), \
+            _browser(tmp_path, "voila-upload", locale="en-US", local_only=True) as page:
+        page.goto(f"http://127.0.0.1:{port}/?token={TOKEN}", timeout=120_000)
+        button = page.get_by_role("button", name=t("ui.logs_upload", "en")).first
+        button.wait_for(timeout=120_000)
+        page.get_by_text(t("ui.upload_limit", "en", mb=MAX_UPLOAD_MB)).first.wait_for(timeout=30_000)
+        with page.expect_file_chooser() as chooser:
+            button.click()
+        chooser.value.set_files(str(big))
+        page.get_by_role("button", name=t("ui.logs_review", "en"), exact=True).click()
+        runs = 5 * copies  # the sample holds five conversations
+        page.get_by_text(f"{runs} conversations", exact=False).first.wait_for(timeout=180_000)
+        assert "team_logs.jsonl" in page.inner_text("body")
+        with page.expect_file_chooser() as chooser:
+            button.click()
+        chooser.value.set_files(str(huge))
+        refused = t("ui.upload_too_large", "en", name=huge.name, mb=MAX_UPLOAD_MB)
+        page.get_by_text(refused).wait_for(timeout=30_000)
+        assert page.get_by_role("alert").filter(has_text=huge.name).count() == 1

@@ -410,3 +410,39 @@ def test_the_opening_demos_script_is_graded_on_its_own_question_and_offered_only
     app.fault.value = "api_429"
     app.run.click()
     assert app.last.guarded_verdict.outcome == "correct" and len(app.last.guarded_state["refunds"]) == 1
+
+
+def test_a_file_past_the_pages_limit_gets_its_sentence_and_nothing_is_written(monkeypatch):
+    """Every upload of the workbook (the log review, the weekly review, the probe's tools file) refuses a file over
+    its limit with one sentence in the page's language, writes none of it, and keeps what was read before; the note
+    beside each upload says the limit, and carries the same limit and sentence for the app page's check."""
+    from agentlab.resources import data_file
+    from agentlab.scratch import scratch_folder
+    from agentlab.workbook import widgets
+    from agentlab.workbook.log_widget import LogReview
+    from agentlab.workbook.weekly_widget import WeeklyReview
+    sample = data_file("logs_openai_sample.jsonl").read_bytes()
+    monkeypatch.setattr(widgets, "MAX_UPLOAD_MB", len(sample) / 1_000_000)  # the sample just fits
+    for lang, says in (("en", "larger than"), ("zh", "超过了")):
+        logs = LogReview(lang=lang)
+        logs.upload.value = uploaded("ours.jsonl", sample)
+        kept = logs.path
+        assert kept is not None and kept.read_bytes() == sample
+        logs.upload.value = uploaded("huge.jsonl", sample + b"\n")
+        assert says in logs.view.value and "huge.jsonl" in logs.view.value, logs.view.value
+        assert logs.path == kept and not (kept.parent / "huge.jsonl").exists()
+        logs.run.click()
+        assert logs.report is not None and logs.report["totals"]["runs"] == 5  # the file read before is reviewed
+        note = logs.upload_note.value
+        assert f"data-limit='{len(sample)}'" in note and "{name}" in note and says in note, note
+
+        week = WeeklyReview(folder=scratch_folder("weekly-"), lang=lang)
+        week.upload.value = uploaded("huge.jsonl", sample + b"\n")
+        assert says in week.message.value and week.uploaded is None, week.message.value
+        assert "data-limit" in week.upload_note.value
+
+        probe = widgets.ProbePanel(lang=lang)
+        before = probe.editor.value
+        probe.upload.value = uploaded("tools.json", b"[" + b" " * len(sample) + b"]")
+        assert says in probe.view.value and probe.editor.value == before, probe.view.value
+        assert "data-limit" in probe.upload_note.value

@@ -9,7 +9,7 @@ import ipywidgets as W
 
 from ..i18n import Lang, t
 from ..resources import data_file
-from .widgets import LANG_OPTIONS, App, _safe, drop_upload, file_said, kept_upload
+from .widgets import LANG_OPTIONS, App, _safe, drop_upload, file_said, kept_upload, upload_note
 
 __all__ = ["LOG_SAMPLES", "LogReview"]
 
@@ -25,6 +25,7 @@ class LogReview(App):
     def __init__(self, path: str | Path | None = None, *, fmt: str = "openai", lang: Lang = "en"):
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
         self.upload = W.FileUpload(accept=".jsonl,.json,.txt", multiple=False)
+        self.upload_note = W.HTML()  # the largest file it takes
         self.format = W.Dropdown(options=[*list(LOG_SAMPLES), "otel"], value=fmt)
         self.sample = W.Button()
         self.path: Path | None = Path(path) if path is not None else None
@@ -33,13 +34,14 @@ class LogReview(App):
         self.upload.observe(lambda _: _safe(self.view, self.take_upload, self.lang.value), names="value")
         self.header = W.HTML()
         self._wire_run(self.update)
-        self.widget = W.VBox([self.lang, self.header, W.HBox([self.upload, self.sample]), self.format, self.run,
-                              self.view])
+        self.widget = W.VBox([self.lang, self.header, W.HBox([self.upload, self.sample, self.upload_note]), self.format,
+                              self.run, self.view])
 
     def _relabel(self) -> None:
         lang = self.lang.value
         self.header.value = f"<p>{html.escape(t('logs.intro', lang))}</p>"
         self.upload.description = t("ui.logs_upload", lang)
+        self.upload_note.value = upload_note(lang)
         self.format.description = t("ui.logs_format", lang)
         self.sample.description = t("ui.logs_sample", lang)
         self.run.description = t("ui.logs_review", lang)
@@ -53,8 +55,14 @@ class LogReview(App):
         return self.path
 
     def take_upload(self) -> Path | None:
-        """The uploaded file, kept in a temporary folder the review reads as a stream."""
-        path = kept_upload(self.upload, "agentlab-logs-", replacing=self.path)  # a sample is never removed
+        """The uploaded file, kept in a temporary folder the review reads as a stream; a file too large for the page
+        gets its sentence (the file read before, if any, stays the one reviewed)."""
+        from ..i18n import LocalizedError
+        try:
+            path = kept_upload(self.upload, "agentlab-logs-", replacing=self.path)  # a sample is never removed
+        except LocalizedError as exc:
+            self.view.value = f"<p style='color:#d93025'>{html.escape(file_said(exc, self.lang.value))}</p>"
+            return None
         if path is not None:
             self.path = path
         return path

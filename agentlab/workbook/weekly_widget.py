@@ -29,7 +29,7 @@ from ..evals.weekly import (
 from ..i18n import Lang, LocalizedError, t
 from ..resources import data_file
 from .log_widget import LOG_SAMPLES
-from .widgets import LANG_OPTIONS, App, _safe, _show, figure, file_said, kept_upload
+from .widgets import LANG_OPTIONS, App, _safe, _show, figure, file_said, kept_upload, upload_note
 
 __all__ = ["WeeklyReview", "conversation_html", "counts_html"]
 
@@ -77,6 +77,7 @@ class WeeklyReview(App):
         self.header = W.HTML()
         self.source = W.Dropdown()
         self.upload = W.FileUpload(accept=".jsonl,.json,.txt", multiple=False)
+        self.upload_note = W.HTML()
         self.format = W.Dropdown(options=["openai", "telemetry", "otel"], value="openai")
         self.open = W.Button(button_style="primary")
         self.week = W.Dropdown(options=[("-", "")])
@@ -119,7 +120,7 @@ class WeeklyReview(App):
         self._relabel()
         self.widget = W.VBox([
             self.lang, self.header,
-            self.titles[0], W.HBox([self.source, self.format]), W.HBox([self.upload, self.open]), self.week,
+            self.titles[0], W.HBox([self.source, self.format]), W.HBox([self.upload, self.open, self.upload_note]), self.week,
             self.titles[1], self.conversations, self.conversation,
             self.titles[2], self.note, W.HBox([self.author, self.category, self.save]),
             self.titles[3], self.group_note, W.HBox([self.group_name, self.group]), self.suggested,
@@ -144,6 +145,7 @@ class WeeklyReview(App):
         self.source.description = t("weekly.source", lang)
         self.format.description = t("ui.logs_format", lang)
         self.upload.description = t("ui.logs_upload", lang)
+        self.upload_note.value = upload_note(lang)
         self.open.description = t("weekly.open", lang)
         self.week.description = t("weekly.week", lang)
         self.note.placeholder = t("weekly.note_hint", lang)

@@ -33,9 +33,10 @@ from ..tools import Registry, Tool
 from ..trace import side_by_side_html
 from .demo import Comparison, compare_loops, explain
 
-__all__ = ["LANG_OPTIONS", "REPLAYABLE_FAULTS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
+__all__ = ["LANG_OPTIONS", "MAX_UPLOAD_MB", "REPLAYABLE_FAULTS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
            "FaultInjector", "GuardPanel", "MetricsPanel", "ProbePanel", "SchemaPlayground", "browser_lang", "comparison_html",
-           "drop_upload", "figure", "fit", "kept_upload", "metrics_table_html", "playground_html", "sample_calls", "text_width"]
+           "drop_upload", "figure", "fit", "kept_upload", "metrics_table_html", "playground_html", "sample_calls", "text_width",
+           "upload_content", "upload_note"]
 
 LANG_OPTIONS = [("English", "en"), ("中文", "zh")]
 
@@ -111,19 +112,53 @@ def fit(widget: W.Widget, labels: Sequence[str] = ()) -> None:
         widget.layout.width = f"{desc + 2 + longest + 6}ch"
 
 
-def kept_upload(upload: W.FileUpload, prefix: str, replacing: Path | None = None) -> Path | None:
-    """The file a FileUpload holds, written under its own name into a folder of its own that goes when the kernel
-    does (:func:`~agentlab.scratch.scratch_folder`); None when empty. ``replacing``: the upload this one
-    replaces, removed now (a reader's logs are kept no longer than they are read; see :func:`drop_upload`)."""
-    from ..scratch import scratch_folder
+#: the largest file a page takes, in MB. The browser sends a file to the kernel as one websocket message, and the
+#: server closes a connection whose message passes its limit (tornado's default, 10 MiB): a 30 MB log then vanished
+#: with no word. The workbook's Jupyter settings raise the server's limit above this (etc/jupyter); the app's page
+#: refuses a larger file before it is sent (app/jupyter/voila/templates/agentlab), and this side refuses it again.
+MAX_UPLOAD_MB = 200
+
+
+def upload_note(lang: Lang) -> str:
+    """The line beside a file upload: the largest file it takes, and (for the app page's check, which reads the
+    limit and the sentence from here so both sides say the same) the sentence a larger file gets, ``{name}`` left
+    for the page to fill in with the file's name."""
+    refused = t("ui.upload_too_large", lang, name="{name}", mb=MAX_UPLOAD_MB)
+    return (f"<span class='agentlab-upload-note' data-limit='{int(MAX_UPLOAD_MB * 1_000_000)}' "
+            f"data-refused='{html.escape(refused, quote=True)}'>{html.escape(t('ui.upload_limit', lang, mb=MAX_UPLOAD_MB))}"
+            "</span>")
+
+
+def upload_content(upload: W.FileUpload) -> tuple[str, bytes] | None:
+    """The name and bytes a FileUpload holds, None when empty.
+
+    Raises :class:`~agentlab.i18n.LocalizedError` (``ui.upload_too_large``) for a file over :data:`MAX_UPLOAD_MB`."""
+    from ..i18n import LocalizedError
     if not upload.value:
         return None
     item = upload.value[0]
     name = Path(str(item["name"])).name  # a name, never a path: "../x" is x, and ".." no name at all
+    content = item["content"]
+    if len(content) > MAX_UPLOAD_MB * 1_000_000:
+        raise LocalizedError("ui.upload_too_large", name=name, mb=MAX_UPLOAD_MB)
+    return name, bytes(content)
+
+
+def kept_upload(upload: W.FileUpload, prefix: str, replacing: Path | None = None) -> Path | None:
+    """The file a FileUpload holds, written under its own name into a folder of its own that goes when the kernel
+    does (:func:`~agentlab.scratch.scratch_folder`); None when empty. ``replacing``: the upload this one
+    replaces, removed now (a reader's logs are kept no longer than they are read; see :func:`drop_upload`).
+
+    Raises :class:`~agentlab.i18n.LocalizedError` for a file over :data:`MAX_UPLOAD_MB` (nothing is written)."""
+    from ..scratch import scratch_folder
+    held = upload_content(upload)
+    if held is None:
+        return None
+    name, content = held
     folder = scratch_folder(prefix)
     _UPLOADS.add(folder)
     path = folder / (name if name not in ("", ".", "..") else "upload")
-    path.write_bytes(bytes(item["content"]))
+    path.write_bytes(content)
     if replacing is not None and replacing != path:
         drop_upload(replacing)
     return path
@@ -596,6 +631,7 @@ class ProbePanel(App):
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
         self.editor = W.Textarea(value=text, layout=W.Layout(width="100%", height="200px"))
         self.upload = W.FileUpload(accept=".json", multiple=False)  # a tools file, for those who would not paste
+        self.upload_note = W.HTML()  # the largest file it takes
         self.upload.observe(lambda _: _safe(self.view, self.take_upload, self.lang.value), names="value")
         self.model = W.Dropdown(options=["fake", "replay"], value="fake")
         self.cassette = W.Text(value=str(cassette or ""))
@@ -604,15 +640,21 @@ class ProbePanel(App):
         self.plots = W.Output()
         self.header = W.HTML()
         self._wire_run(self.update)
-        self.widget = W.VBox([self.lang, self.header, self.upload, self.editor, W.HBox([self.model, self.trials]),
+        self.widget = W.VBox([self.lang, self.header, W.HBox([self.upload, self.upload_note]), self.editor,
+                              W.HBox([self.model, self.trials]),
                               self.cassette, self.run, self.view, self.plots])
 
     def take_upload(self) -> dict | None:
         """An uploaded tools file: into the editor (bytes that are not UTF-8 get their sentence), then probed."""
-        if not self.upload.value:
-            return None
+        from ..i18n import LocalizedError
         try:
-            self.editor.value = bytes(self.upload.value[0]["content"]).decode("utf-8-sig")
+            held = upload_content(self.upload)
+            if held is None:
+                return None
+            self.editor.value = held[1].decode("utf-8-sig")
+        except LocalizedError as exc:
+            self.view.value = f"<p style='color:#d93025'>{html.escape(exc.localized(self.lang.value))}</p>"
+            return None
         except UnicodeDecodeError as exc:
             said = t("probe.ui.not_utf8", self.lang.value, at=exc.start)
             self.view.value = f"<p style='color:#d93025'>{html.escape(said)}</p>"
@@ -626,6 +668,7 @@ class ProbePanel(App):
         self.trials.description = t("probe.ui.trials", lang)
         self.cassette.description = t("probe.ui.cassette", lang)
         self.upload.description = t("probe.ui.upload", lang)
+        self.upload_note.value = upload_note(lang)
         self.header.value = f"<h3>{html.escape(t('probe.ui.title', lang))}</h3><p>{html.escape(t('probe.ui.intro', lang))}</p>"
         self.run.description = t("probe.ui.run", lang)
         if self.report is not None:
