@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from functools import cache
 from typing import Literal, TypeVar, cast
 
@@ -47,10 +48,28 @@ def __getattr__(name: str) -> dict[str, dict[str, str]]:
 
 
 def t(key: str, lang: Lang = "en", /, **fields: object) -> str:
-    """Look up ``key`` in ``lang`` and fill in ``fields``."""
+    """Look up ``key`` in ``lang`` and fill in ``fields``.
+
+    A count says its noun the way the number needs it: ``{n:count:step/steps}`` is "1 step", "3 steps" (English
+    has the two forms; the Chinese text writes ``{n}`` and its noun, which has one)."""
     entry = _catalog()[key]
     text = entry.get(lang) or entry["en"]
-    return text.format(**fields) if fields else text
+    if not fields:
+        return text
+    return _COUNTED.vformat(text, (), fields) if ":count:" in text else text.format(**fields)
+
+
+class _Counted(string.Formatter):
+    """``str.format``, plus ``{n:count:one/many}``: the number, then the noun's form for that number."""
+
+    def format_field(self, value: object, format_spec: str) -> str:
+        if format_spec.startswith("count:"):
+            one, _, many = format_spec[len("count:"):].partition("/")
+            return f"{value} {one if value == 1 else many}"
+        return format(value, format_spec)
+
+
+_COUNTED = _Counted()
 
 
 # an identifier joined by hyphens (a case id "adv-bad-key", a run label "2-no-validation") is a name too, when it

@@ -114,7 +114,7 @@ for loop, rs in suites.items():
 four = pd.DataFrame([{"layer": layer, "metric": m, **{loop: values[loop][layer][m] for loop in suites}}
                      for layer, ms in LAYER_DEFINITIONS.items() for m in ms]).set_index(["layer", "metric"])
 unreported = [m for (_, m), row in four.iterrows() if row.isna().all()]
-print(t("layers.not_reported", LANG, names=", ".join(unreported) or "-"))
+print(t("layers.not_reported", LANG, names=", ".join(label(m, LANG) for m in unreported) or "-"))
 four.rename(index=lambda v: label(v, LANG), columns=lambda v: label(v, LANG)).rename_axis(
     [label(n, LANG) for n in four.index.names]).style.format(precision=3, na_rep="-")
 

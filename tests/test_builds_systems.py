@@ -90,7 +90,7 @@ WRONG_VERSIONS = {  # a wrong version, and what the check must say still breaks 
     "13": (lambda: _solution("13").__globals__["routers"]["en"].offer, ("27 of 56", "56 个提问里有 27 个")),
     # a rule that also refuses today: every booking of today fails
     "14": (lambda: lambda args, today: [rule("date", "no")] if args.get("date", "") >= today else [],
-           ("16 case(s) of the suite still fail", "仍有 16 个用例失败")),
+           ("16 cases of the suite still fail", "仍有 16 个用例失败")),
     "15": (lambda: {"type": "object", "properties": {"to": {"type": "string"}, "subject": {"type": "string"},
                                                      "body": {"type": "string"}}},
            ("4 of the skill's 6 cases still fail", "仍有 4 个失败")),
@@ -103,7 +103,7 @@ WRONG_VERSIONS = {  # a wrong version, and what the check must say still breaks 
                     "required": ["order_id", "amount", "reason"]},
            ("cannot try out_of_enum, out_of_range", "无法在你的契约上尝试 out_of_enum, out_of_range")),
     # the loop's budget: re-ask after every refusal, even when the model sent back the call it was just refused
-    "18": (lambda: lambda refused: True, ("re-ask 82 time(s) after the model had sent back", "你又重问了 82 次")),
+    "18": (lambda: lambda refused: True, ("re-ask 82 times after the model had sent back", "你又重问了 82 次")),
     # every tool a write, keyed within its thread: a refund from a new thread runs again, a read replays
     "19": (lambda: ["refund", "note", "lookup"], ("from a new thread", "从新线程重试")),
 }

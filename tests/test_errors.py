@@ -82,7 +82,7 @@ def test_a_length_limit_says_what_was_sent_not_its_length_as_a_value():
     problems = _json.loads(reg.check("place_order", '{"items": [], "note": "toolong"}').render())["error"]["problems"]
     by = {p["field"]: p for p in problems}
     assert by["items"]["hint"].startswith("Got an empty list") and by["items"]["got_size"] == 0
-    assert "a text of 7 character(s)" in by["note"]["hint"] and "got" not in by["note"]
+    assert "a text of 7 characters" in by["note"]["hint"] and "got" not in by["note"]
     zh = _json.loads(reg.check("place_order", '{"items": [], "note": "ok"}').render("zh"))["error"]["problems"]
     assert "空列表" in zh[0]["hint"]
 

@@ -209,3 +209,49 @@ def test_the_readmes_name_the_apps_run_button_as_the_app_does():
     from agentlab.i18n import t
     for readme, lang in (("README.md", "en"), ("README.zh.md", "zh")):
         assert f"**{t('ui.run', lang)}**" in (ROOT / readme).read_text(encoding="utf-8"), readme
+
+
+def test_every_metric_and_review_column_the_package_names_is_said_in_chinese(tmp_path):
+    """A table shows the metrics the package computes under their names; in Chinese each has its label. A name with an
+    underscore passes for a program's own name (a tool, a fault), so a missing one was never reported: a Chinese table
+    read 任务成功率 | 无效调用率 | ... | checked_success_rate | unfinished_rate, and the review's comparison before_share,
+    after_share, share_change. The names are taken from what the package returns, not listed by hand."""
+    from agentlab.evals.metrics import LAYER_DEFINITIONS, Tally, layers
+    from agentlab.evals.review import compare_runs, trend
+    from agentlab.evals.stored import save_results
+    from agentlab.evals.suite import load_cases, metrics_row, run_suite
+    results = run_suite(load_cases()[:2])
+    stored = save_results(results, tmp_path, label="week")
+    names = {*Tally().summary(), *metrics_row(results), *LAYER_DEFINITIONS,
+             *(m for ms in layers([r.run for r in results]).values() for m in ms),
+             *(k for row in compare_runs(results, results).rows for k in row), *(k for row in trend([stored]) for k in row)}
+    assert {"checked_success_rate", "before_share", "code_version", "tokens_per_task"} <= names
+    unsaid = sorted(n for n in names if i18n.label(n, "zh") == n and n != "n")
+    assert not unsaid, f"metric names with no Chinese label (data/i18n/labels/metrics.json): {unsaid}"
+
+
+#: nouns a count names in English sentences (their plural forms)
+COUNTED_NOUNS = {"answers", "asks", "bytes", "calls", "cases", "categories", "cells", "changes", "characters", "checks",
+                 "clients", "conversations", "corrections", "digits", "failures", "faults", "fields", "findings", "items",
+                 "levels", "notebooks", "notes", "panels", "participants", "points", "questions", "re-asks", "records",
+                 "refunds", "replies", "requests", "resends", "rows", "runs", "seconds", "skills", "steps", "targets",
+                 "times", "tokens", "tools", "turns", "values", "weights", "writes"}
+
+
+def test_an_english_count_says_its_noun_as_the_number_needs():
+    """"The guarded loop ended in 1 steps", "refunded 1 times", "1 ticket(s)": a count is said with its noun's form
+    (``{n:count:step/steps}``), everywhere the catalogue counts something; the Chinese has one form."""
+    assert i18n.t("BUDGET_EXHAUSTED", "en", steps=1) == "The step budget of 1 step is used up."
+    assert i18n.t("BUDGET_EXHAUSTED", "en", steps=6) == "The step budget of 6 steps is used up."
+    assert "{steps}" in i18n._CATALOG["BUDGET_EXHAUSTED"]["zh"] and "6" in i18n.t("BUDGET_EXHAUSTED", "zh", steps=6)
+    assert i18n.t("build.nb00.refunds", "en", n=1) == "order A1001 was refunded 1 time"
+    found = []
+    for key, entry in i18n._CATALOG.items():
+        text = entry["en"]
+        if key.startswith("run."):  # run.py fills these in with the standard library alone, before agentlab is installed
+            assert ":count:" not in text, key
+            continue
+        found += [f"{key}: {m.group(0)}" for m in re.finditer(r"\{\w+\} (?:[a-z-]+ )?[a-z-]+\(s\)", text)]
+        found += [f"{key}: {m.group(0)}" for m in re.finditer(r"\{(\w+)\} ([a-z][a-z-]*s)\b", text)
+                  if m.group(2) in COUNTED_NOUNS and m.group(1) not in ("command", "name", "size", "speed", "ref", "value", "got")]
+    assert not found, "say a count with {n:count:one/many}:\n" + "\n".join(found)

@@ -193,7 +193,7 @@ def test_a_partial_write_names_what_is_missing():
 
 def test_a_stray_ticket_is_named():
     verdict = grade(ONE_REFUND_NO_TICKETS_SAID, desk(refund(), tickets=1), run())
-    assert verdict.failures == ("1 ticket(s), expected 0",)
+    assert verdict.failures == ("1 ticket, expected 0",)
 
 
 def test_why_a_run_failed_is_said_in_the_readers_language():

@@ -113,13 +113,13 @@ for loop, rs in suites.items():
 four = pd.DataFrame([{"layer": layer, "metric": m, **{loop: values[loop][layer][m] for loop in suites}}
                      for layer, ms in LAYER_DEFINITIONS.items() for m in ms]).set_index(["layer", "metric"])
 unreported = [m for (_, m), row in four.iterrows() if row.isna().all()]
-print(t("layers.not_reported", LANG, names=", ".join(unreported) or "-"))
+print(t("layers.not_reported", LANG, names=", ".join(label(m, LANG) for m in unreported) or "-"))
 four.rename(index=lambda v: label(v, LANG), columns=lambda v: label(v, LANG)).rename_axis(
     [label(n, LANG) for n in four.index.names]).style.format(precision=3, na_rep="-")
 
 # %% [markdown]
-# 表里的 `-` 表示这些运行没有报告这个数，而不是零：假模型不报告 token 用量，所以 `tokens_per_task`
-# 是未知的。笔记本 09 里的真实模型会报告，换成它们，这张表就会填满。
+# 表里的 `-` 表示这些运行没有报告这个数，而不是零：假模型不报告 token 用量，所以“每个任务的 token 数”
+# （`tokens_per_task`）是未知的。笔记本 09 里的真实模型会报告，换成它们，这张表就会填满。
 
 # %% [markdown]
 # ## pass^k：靠的是可靠，不是运气
