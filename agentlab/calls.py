@@ -20,7 +20,7 @@ from typing import Any
 
 from .errors import ToolError, ToolFailure, UsageError, make_error, redact, render
 from .guards import GuardConfig
-from .i18n import Lang
+from .i18n import Lang, t
 from .jsonutil import MAX_DEPTH, canonical, parse_strict
 from .models.interface import ToolCall
 from .store import Approval, MemoryStore, SQLiteStore, Store, open_store, quietly, result_json
@@ -476,7 +476,7 @@ def _hold(tool: Tool, args: dict, key: str, ctx: CallContext, text: str) -> Call
     try:
         why = tool.needs_approval(args) if tool.needs_approval else None
     except (KeyError, TypeError, ValueError):  # cannot tell: hold it, fail safe
-        why = "the approval rule could not read these arguments"
+        why = t("approval.why.unreadable", ctx.lang)
     if not why:
         return None
     try:

@@ -1,4 +1,6 @@
 import json
+import random
+import re
 import threading
 
 import pytest
@@ -114,3 +116,26 @@ def test_an_unknown_approval_resolved_as_happened_is_approved_with_its_result():
     assert resolve(store, held_id, happened=True, result={"refund_id": "R-by-hand"})
     a = store.get_approval(held_id)
     assert a.state == "approved" and json.loads(a.result) == {"refund_id": "R-by-hand"} and pending(store) == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_why_a_call_waits_for_a_person_is_said_in_the_desks_language(lang):
+    """The reason a held call gives (the model reads it in NEEDS_APPROVAL, a person on the approval desk) came from
+    English written in the desks' code: a Chinese desk said "refund above 1000 yuan"."""
+    from agentlab.calls import CallContext, _hold
+    from agentlab.guards import GuardConfig
+    from agentlab.i18n import t
+    from agentlab.scenarios import aftersales, expense
+    from agentlab.store import MemoryStore
+    refund = aftersales.make_registry(aftersales.Desk(aftersales.load_orders()), lang=lang)["create_refund"]
+    books = expense.make_registry(expense.Ledger(), lang=lang)
+    said = [refund.needs_approval({"order_id": "A1001", "amount": 1500}),
+            books["update_expense_record"].needs_approval({"record_id": "E0001"}),
+            books["delete_expense_record"].needs_approval({"record_id": "E0001"})]
+    assert said == [t("approval.why.refund", lang, limit="1000"), t("approval.why.update_record", lang, id="E0001"),
+                    t("approval.why.delete_record", lang, id="E0001")]
+    if lang == "zh":
+        assert all(re.search("[\u4e00-\u9fff]", s) and not re.search("[A-Za-z]{3}", s) for s in said), said
+    ctx = CallContext(books, GuardConfig(), MemoryStore(), lambda s: None, random.Random(0), lambda: 0.0, "s1", lang)
+    held = _hold(refund, {"amount": "many"}, "k1", ctx, "{}")  # the rule cannot read the amount: held, said why
+    assert held is not None and held.error is not None and t("approval.why.unreadable", lang) in held.content

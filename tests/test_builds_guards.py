@@ -347,6 +347,18 @@ def test_08_the_stub_is_not_yet_a_wrong_guard_is_told_it_changes_nothing_and_the
     assert right.ok and str(right).startswith(RIGHT[lang]), right
 
 
+def test_08_a_guard_named_as_the_chinese_tables_name_it_is_that_guard():
+    """A Chinese table says 重试 and 幂等 where the fields are retry and idempotency; a learner who types what they read
+    was told the guard does not exist."""
+    from agentlab.i18n import label
+    said = {fault: label(guard, "zh") for fault, guard in solution("08").my_guards.items()}
+    assert all(any("\u4e00" <= ch <= "\u9fff" for ch in name) for name in said.values()), said
+    right = builds_loops.build_which_guard(said, lang="zh")
+    assert right.ok and str(right).startswith(RIGHT["zh"]), right
+    wrong = str(builds_loops.build_which_guard({**said, "api_429": label("timeout", "zh")}, lang="zh"))
+    assert wrong.startswith(WRONG["zh"]) and "超时 (timeout)" in wrong, wrong
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_08_a_name_that_is_no_guard_or_no_dict_gets_a_sentence(lang):
     said = str(builds_loops.build_which_guard({**solution("08").my_guards, "repeat_call": "breaker"}, lang=lang))

@@ -79,6 +79,15 @@ RECORDED_IN_ENGLISH = {
 }
 
 
+def test_a_chinese_notebook_that_shows_english_says_why():
+    """A Chinese reader who meets English in a table is told, in the prose, that it is what was recorded (the
+    recordings are replayed word for word): before, notebook 09 showed English runs with no word about it."""
+    for stem in RECORDED_IN_ENGLISH:
+        nb = nbformat.read(ROOT / "notebooks" / "zh" / f"{stem}.ipynb", as_version=4)
+        prose = "".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        assert "英文" in prose, f"zh/{stem} shows English recorded elsewhere and should say so"
+
+
 def english_prose(text: str) -> list[str]:
     """The English sentences a Chinese reader would meet in a printed text or a table cell: not quoted text, not a
     raw exception or traceback, but every sentence agentlab says (a JSON reply's message and hint included)."""

@@ -99,3 +99,34 @@ def test_an_uploaded_file_that_cannot_be_read_gets_one_sentence(tmp_path):
     w.upload.value = uploaded("ours.jsonl", data_file("logs_openai_sample.jsonl").read_bytes())
     w.open.click()
     assert t("weekly.loaded", "en", n=4, source="ours.jsonl") in w.message.value
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_suggestion_never_moves_a_note_a_colleague_has_filed(tmp_path, lang):
+    """Two people on one week: one files a note under their own category; the other, on a page drawn before that,
+    applies a suggestion holding the same note. It kept its category (the suggestion overwrote it before), the page
+    says so, and a suggestion is only made from notes no one has filed."""
+    words, own = GROUPS[lang]
+    ann, bob = WeeklyReview(folder=tmp_path, lang=lang), WeeklyReview(folder=tmp_path, lang=lang)
+    ann.open.click()
+    ann.author.value = "Ann"
+    for cid, text in zip([_ids(ann)[i] for i in (0, 1, 3)] if lang == "zh" else _ids(ann)[:3], NOTES[lang], strict=True):
+        ann.conversations.value = cid
+        ann.note.value = text
+        ann.save.click()
+    bob.open.click()  # Bob's page: drawn now, every note unfiled
+    bob.author.value = "Bob"
+    suggestion = next(b for b in bob.suggested.children[1:] if b.description.startswith(words))
+    suggestion.click()
+    held = bob.pending.notes
+    assert len(held) == 2
+    store = ReviewStore(tmp_path)
+    store.assign(held[0], own, "Ann")  # Ann files one of them meanwhile
+    bob.group_suggested.click()
+    assert {n.id: n.category for n in store.notes()}[held[0]] == own, "a colleague's category was overwritten"
+    assert {n.id: n.category for n in store.notes()}[held[1]] == words
+    shown = bob.message.value.replace("&#x27;", "'")
+    assert t("weekly.grouped", lang, n=1, category=words) in shown and f"#{held[0]} → {own}" in shown, shown
+    # the next suggestions hold only notes no one has filed
+    filed = {n.id for n in store.notes() if n.category}
+    assert all(not set(s.notes) & filed for s in bob._suggestions), bob._suggestions

@@ -24,6 +24,7 @@ import time
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -268,23 +269,29 @@ class ReviewStore:
         self.db.close()
 
     def _write(self, sql: str, args: Sequence[Any], *more: tuple[str, Sequence[Any]]) -> sqlite3.Cursor:
-        """``sql`` and ``more`` in one transaction: all of them written, or none (a failed COMMIT rolled back too,
-        else the connection stayed inside it and every later write failed); the first statement's cursor."""
+        """``sql`` and ``more`` in one transaction (:meth:`_transaction`); the first statement's cursor."""
+        with self._transaction():
+            cur = self.db.execute(sql, args)
+            for statement, values in more:
+                self.db.execute(statement, values)
+        return cur
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One transaction: everything in it written, or none (a failed COMMIT rolled back too, else the connection
+        stayed inside it and every later write failed); a locked or read-only store said as one sentence."""
         try:
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError:  # still locked after the busy timeout
             raise WeeklyError("weekly.err.store_busy", path=str(self.path)) from None
         try:
-            cur = self.db.execute(sql, args)
-            for statement, values in more:
-                self.db.execute(statement, values)
+            yield
             self.db.execute("COMMIT")
         except BaseException as exc:
             self.db.execute("ROLLBACK")
             if isinstance(exc, sqlite3.OperationalError):  # locked at COMMIT, read-only, a full disk
                 raise WeeklyError("weekly.err.store_busy", path=str(self.path)) from None
             raise
-        return cur
 
     def add_note(self, conversation: FailedConversation | str, text: Any, author: Any, *, week: str | None = None,
                  category: Any = "") -> Note:
@@ -306,6 +313,22 @@ class ReviewStore:
                        *([(_NEW_CATEGORY, (cat, author, time.time()))] if cat else [])).rowcount != 1:
             raise WeeklyError("weekly.err.no_note", id=note_id)
         return next(n for n in self.notes() if n.id == int(note_id))
+
+    def file_unfiled(self, note_ids: Iterable[int], category: Any, author: str = "") -> tuple[list[int], list[Note]]:
+        """File the notes that are under no category yet under ``category``, in one transaction; a note someone has
+        filed already keeps its category (a suggestion is made from the notes as they were when the page was drawn,
+        and a colleague may have filed one since). Returns the ids filed now and the notes that kept their own."""
+        cat = check_category(category)
+        ids = [int(i) for i in note_ids]
+        filed: list[int] = []
+        with self._transaction():
+            for nid in ids:
+                if self.db.execute("UPDATE notes SET category = ? WHERE id = ? AND category = ''", (cat, nid)).rowcount:
+                    filed.append(nid)
+            if filed:
+                self.db.execute(_NEW_CATEGORY, (cat, author, time.time()))
+        kept = [n for n in self.notes() if n.id in set(ids) - set(filed)]
+        return filed, kept
 
     def add_category(self, name: Any, author: str = "") -> str:
         cat = check_category(name)

@@ -139,7 +139,7 @@ def make_registry(desk: Desk, *, lang: Lang = "en", approval_threshold: float | 
 
     def needs_approval(args: dict) -> str | None:
         if approval_threshold is not None and args["amount"] > approval_threshold:
-            return f"refund above {approval_threshold:g} yuan"
+            return t("approval.why.refund", lang, limit=f"{approval_threshold:g}")
         return None
 
     def tool(name: str, fn: Any, **kw: Any) -> Tool:

@@ -235,9 +235,9 @@ def make_registry(ledger: Ledger, *, lang: Lang = "en", clean: bool = False) -> 
             return check(args)
         return run
 
-    def confirm(what: dict[str, str]) -> Callable[[dict], str]:
+    def confirm(key: str) -> Callable[[dict], str]:
         # a change to the books is the user's decision: the call waits until they confirm it
-        return lambda args: what["zh" if lang == "zh" else "en"].format(id=args["record_id"])
+        return lambda args: t(key, lang, id=args["record_id"])
 
     def tool(name: str, fn: Any, **kw: Any) -> Tool:
         s = specs[name]
@@ -251,12 +251,10 @@ def make_registry(ledger: Ledger, *, lang: Lang = "en", clean: bool = False) -> 
         tool("get_expense_record", ledger.get),
         tool("update_expense_record", ledger.update, side_effect=True, check=existing_then(not_in_future),
              limits=within_budget,
-             needs_approval=confirm({"en": "changing record {id} needs the user's confirmation",
-                                     "zh": "修改账目 {id} 需要用户确认"})),
+             needs_approval=confirm("approval.why.update_record")),
         tool("delete_expense_record", ledger.delete, side_effect=True, check=existing_then(lambda a: []),
              business_key=lambda a: a["record_id"],
-             needs_approval=confirm({"en": "deleting record {id} needs the user's confirmation",
-                                     "zh": "删除账目 {id} 需要用户确认"})),
+             needs_approval=confirm("approval.why.delete_record")),
         tool("monthly_summary", ledger.summary),
         tool("set_budget", ledger.set_budget, side_effect=True, idempotent=True),  # it sets a value: twice is once
         tool("get_budget", ledger.get_budget),

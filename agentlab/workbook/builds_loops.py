@@ -250,6 +250,16 @@ def build_answer_every_call(fn: Callable[..., Any] | None, lang: Lang = "en") ->
 _08_FAULTS = ("camel_case", "duplicate_call", "api_429", "lost_reply", "repeat_call", "ping_pong")
 
 
+def _guard_named(given: Any) -> str | None:
+    """The guard a learner named: its GuardConfig field, or its name as the tables show it, in either language (a
+    Chinese table says 重试 where the field is ``retry``, and a learner types what they read). None: no guard."""
+    from ..guards import GUARDS
+    from .exercises import _judge
+    if given in GUARDS:
+        return str(given)
+    return next((g for g in GUARDS if _judge(given, g) is True), None)
+
+
 def build_which_guard(guards: Any, lang: Lang = "en") -> Feedback:
     """08: ``guards``, a dict fault -> the GuardConfig field that catches it. The check runs the fault through the
     guarded loop twice, with every guard and with that one switched off: the guard catches the fault when switching
@@ -261,20 +271,23 @@ def build_which_guard(guards: Any, lang: Lang = "en") -> Feedback:
         return _not_yet("08", "build.nb08.not_yet", lang)
     if not isinstance(guards, dict):
         return _wrong("08", t("build.nb08.not_a_dict", lang, given=type(guards).__name__), lang)
-    unknown = [str(g) for g in guards.values() if g is not None and g not in GUARDS]
+    named = {fault: _guard_named(g) for fault, g in guards.items()}
+    unknown = [str(g) for fault, g in guards.items() if g is not None and named[fault] is None]
     if unknown:
-        return _wrong("08", t("build.nb08.unknown_guard", lang, given=", ".join(unknown), guards=", ".join(GUARDS)),
-                      lang)
+        shown = ", ".join(f"{g} ({label(g, lang)})" if lang != "en" else g for g in GUARDS)
+        return _wrong("08", t("build.nb08.unknown_guard", lang, given=", ".join(unknown), guards=shown), lang)
     base = GuardConfig(timeout=0.1)
     broken: dict[str, str | None] = {}
     for fault in _08_FAULTS:
-        guard = guards.get(fault)
+        guard = named.get(fault)
         if guard is None:
             broken[fault] = t("build.nb08.no_guard", lang)
             continue
         on, off = compare_loops(fault, config=base, lang=lang), compare_loops(fault, config=base.without(guard), lang=lang)
         same = (on.guarded_verdict.passed, on.guarded.status) == (off.guarded_verdict.passed, off.guarded.status)
-        broken[fault] = None if not same else t("build.nb08.no_change", lang, guard=guard, status=label(off.guarded.status, lang))
+        said = guard if lang == "en" else f"{label(guard, lang)} ({guard})"  # as the tables name it, and its field
+        broken[fault] = None if not same else t("build.nb08.no_change", lang, guard=said,
+                                                status=label(off.guarded.status, lang))
     return _tally("08", broken, lang, t("build.nb08.right", lang))
 
 

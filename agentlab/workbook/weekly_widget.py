@@ -248,7 +248,8 @@ class WeeklyReview(App):
             self.conversations.value = chosen if chosen in [v for _, v in options] else options[0][1]
         self.show_conversation()
         names = [*dict.fromkeys([*self.store.categories(), *taxonomy(lang)])]
-        self._suggestions = suggest_groups(review.notes, lang, review.conversations)
+        # suggested for the notes no one has filed yet: a suggestion never moves a note a person put somewhere
+        self._suggestions = suggest_groups([n for n in review.notes if not n.category], lang, review.conversations)
         suggested = [s.name for s in self._suggestions]
         self.category.options = self.group_name.options = [*dict.fromkeys([*suggested, *names])]
         note_options = [(f"#{n.id} {n.author}: {n.text[:60]}{'…' if len(n.text) > 60 else ''}"
@@ -314,13 +315,15 @@ class WeeklyReview(App):
             self.message.value = _ERROR.format(html.escape(t("weekly.no_suggestion", lang)))
             return 0
         name = self.group_name.value or self.pending.name
-        for nid in self.pending.notes:
-            self.store.assign(nid, name, self.author.value)
-        n = len(self.pending.notes)
+        filed, kept = self.store.file_unfiled(self.pending.notes, name, self.author.value)
         self.pending = None
         self.show_week()
-        self.message.value = _OK.format(html.escape(t("weekly.grouped", lang, n=n, category=name)))
-        return n
+        said = t("weekly.grouped", lang, n=len(filed), category=name)
+        if kept:  # filed by someone since the page was drawn: left where they put it, and said so
+            said += " " + t("weekly.kept_category", lang, n=len(kept),
+                            notes=", ".join(f"#{k.id} → {k.category}" for k in kept))
+        self.message.value = _OK.format(html.escape(said))
+        return len(filed)
 
     # --- counting, promoting, exporting ---------------------------------------------------------
     def _plot(self) -> None:
