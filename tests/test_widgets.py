@@ -446,3 +446,27 @@ def test_a_file_past_the_pages_limit_gets_its_sentence_and_nothing_is_written(mo
         probe.upload.value = uploaded("tools.json", b"[" + b" " * len(sample) + b"]")
         assert says in probe.view.value and probe.editor.value == before, probe.view.value
         assert "data-limit" in probe.upload_note.value
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_log_review_on_a_page_hands_over_its_cases_as_a_file_not_a_command(lang, tmp_path):
+    """On the app's page, the review said "3 of them run with: python -m agentlab eval --suite cases.jsonl", a file
+    the page never wrote and a command a PM cannot run. The page now carries the cases as a link the browser saves;
+    the file it saves is what ``review --logs`` writes, and the suite's reader takes it."""
+    import base64
+
+    from agentlab.evals.log_report import write_report
+    from agentlab.evals.suite import load_cases
+    from agentlab.workbook.log_widget import LogReview
+    app = LogReview(lang=lang)
+    app.run.click()
+    shown = app.view.value
+    assert "python -m agentlab" not in shown and "download=\"cases.jsonl\"" in shown, shown[-800:]
+    href = re.search(r'href="data:application/jsonl;charset=utf-8;base64,([^"]+)"', shown)
+    assert href is not None
+    saved = tmp_path / "cases.jsonl"
+    saved.write_bytes(base64.b64decode(href.group(1)))
+    written = write_report(app.report, tmp_path / "cli")
+    assert saved.read_bytes() == written["cases.jsonl"].read_bytes()
+    assert len(load_cases(saved)) == 3
+    assert "python -m agentlab eval" in written["report.html"].read_text(encoding="utf-8")  # the CLI's own report

@@ -3,6 +3,7 @@
 :func:`agentlab.evals.log_review.review_logs` makes."""
 from __future__ import annotations
 
+import base64
 import json
 import math
 import os
@@ -55,8 +56,17 @@ def largest_text(report: Mapping[str, Any], lang: Lang = "en") -> str:
              share=big["share"], example=big["example"])
 
 
-def review_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
-    """``report.html``: one self-contained page in ``lang``, every value escaped by the template."""
+def cases_jsonl(report: Mapping[str, Any]) -> str:
+    """The runnable candidate cases of a review, one JSON line each: what ``cases.jsonl`` holds."""
+    return _writable("".join(json.dumps(c["case"], ensure_ascii=False, allow_nan=False) + "\n"
+                             for c in report["cases"] if c["runnable"]))
+
+
+def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = False) -> str:
+    """``report.html``: one self-contained page in ``lang``, every value escaped by the template.
+
+    ``page``: the review shown on a web page (the app, a notebook) rather than written beside ``cases.jsonl``: the
+    cases come as a link the browser saves them from, not as a file and a command to run on the serving machine."""
     s, tot = report["settings"], report["totals"]
     kind = lambda k: t("logs.kind." + k, lang)  # noqa: E731
     largest = report.get("largest")
@@ -86,8 +96,11 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
                  by_stage=went_wrong_text(report["by_stage"], lang) if report["by_stage"] else "-",
                  classes=[[class_name(c, lang), n] for c, n in classes.items()],
                  findings=findings, more=t("logs.more", lang, more=more) if more > 0 else "",
-                 cases_text=t("logs.cases", lang, n=len(cases), runnable=sum(c["runnable"] for c in cases),
-                              file="cases.jsonl"),
+                 cases_text=t("logs.cases_page" if page else "logs.cases", lang, n=len(cases),
+                              runnable=sum(c["runnable"] for c in cases), file="cases.jsonl"),
+                 cases_href=("data:application/jsonl;charset=utf-8;base64,"
+                             + base64.b64encode(cases_jsonl(report).encode("utf-8")).decode())
+                 if page and any(c["runnable"] for c in cases) else "",
                  cases=[{"runnable": c["runnable"], **{k: c["case"][k] for k in ("id", "scenario", "task")}}
                         for c in cases])
 
@@ -125,8 +138,7 @@ def write_report(report: Mapping[str, Any], out: str | Path, *, lang: Lang | Non
     folder.mkdir(parents=True, exist_ok=True)
     page = _writable(review_html(report, lang or report["settings"].get("lang", "en")))
     text = _writable(json.dumps(_finite(report), ensure_ascii=False, indent=1, default=str, allow_nan=False))
-    lines = _writable("".join(json.dumps(c["case"], ensure_ascii=False, allow_nan=False) + "\n"
-                              for c in report["cases"] if c["runnable"]))
+    lines = cases_jsonl(report)
     paths = {}
     for name, body in (("cases.jsonl", lines), ("report.json", text), ("report.html", page)):
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=folder)

@@ -47,7 +47,7 @@ class LogReview(App):
         self.run.description = t("ui.logs_review", lang)
         if self.report is not None:
             from ..evals.log_review import review_html
-            self.view.value = review_html(self.report, lang)
+            self.view.value = review_html(self.report, lang, page=True)
 
     def use_sample(self) -> Path:
         drop_upload(self.path)  # the reader's own upload is not kept once they turned to the sample
@@ -78,5 +78,5 @@ class LogReview(App):
             self.report = None
             self.view.value = f"<p style='color:#d93025'>{html.escape(file_said(exc, lang))}</p>"
             return None
-        self.view.value = review_html(self.report, lang)
+        self.view.value = review_html(self.report, lang, page=True)
         return self.report

@@ -350,9 +350,9 @@ class WeeklyReview(App):
     def export_week(self) -> dict[str, Path]:
         lang = self.lang.value
         paths = export_week(self.review(), self.store.folder / "exports", lang)
-        links = "".join(f"<li>{_download(p)} <code>{html.escape(str(p))}</code></li>" for p in paths.values())
-        self.message.value = (_OK.format(html.escape(t("weekly.exported", lang, folder=str(paths["csv"].parent))))
-                              + f"<ul>{links}</ul>")
+        # links the browser saves from: the page may be served from another machine, whose folders mean nothing here
+        links = "".join(f"<li>{_download(p)}</li>" for p in paths.values())
+        self.message.value = _OK.format(html.escape(t("weekly.exported", lang))) + f"<ul>{links}</ul>"
         return paths
 
 
@@ -362,7 +362,7 @@ def _download(path: Path) -> str:
     file's content in the link itself; a file past 2 MB is named only by its path."""
     import base64
     data = path.read_bytes()
-    if len(data) > 2_000_000:
+    if len(data) > 2_000_000:  # too large to carry in a link: named, and kept in the review folder's exports/
         return html.escape(path.name)
     kind = "text/csv" if path.suffix == ".csv" else "text/html"
     return (f"<a download='{html.escape(path.name)}' href='data:{kind};charset=utf-8;base64,"
