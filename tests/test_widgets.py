@@ -470,3 +470,34 @@ def test_the_log_review_on_a_page_hands_over_its_cases_as_a_file_not_a_command(l
     assert saved.read_bytes() == written["cases.jsonl"].read_bytes()
     assert len(load_cases(saved)) == 3
     assert "python -m agentlab eval" in written["report.html"].read_text(encoding="utf-8")  # the CLI's own report
+
+
+def _every_widget(w):
+    yield w
+    for c in getattr(w, "children", ()) or ():
+        yield from _every_widget(c)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_panel_of_the_app_has_a_heading_and_no_button_label_is_cut(lang, tmp_path):
+    """What a PM met in the app: the log review was the one panel with no heading, and the probe's upload button read
+    "Upload a tools fi..." (ipywidgets draws a button 148 px wide). Each panel opens with its heading; every file
+    upload, and every button whose label is longer than the width it is drawn at, is as wide as its label."""
+    import ipywidgets as W
+
+    from agentlab.workbook.log_widget import LogReview
+    from agentlab.workbook.pm_app import PMApp
+    from agentlab.workbook.weekly_widget import WeeklyReview
+    from agentlab.workbook.widgets import ProbePanel, text_width
+    panels = {"logs": LogReview(lang=lang), "weekly": WeeklyReview(folder=tmp_path, lang=lang),
+              "probe": ProbePanel(lang=lang)}
+    for name, panel in panels.items():
+        assert "<h3>" in panel.header.value, (name, panel.header.value)
+    cut = []
+    for name, panel in {**panels, "app": PMApp(lang=lang)}.items():
+        for w in _every_widget(panel.widget):
+            if isinstance(w, W.FileUpload) and not w.layout.width:
+                cut.append((name, w.description))
+            elif isinstance(w, W.Button) and w.description and text_width(w.description) > 16 and not w.layout.width:
+                cut.append((name, w.description))
+    assert not cut, cut

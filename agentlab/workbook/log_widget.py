@@ -9,7 +9,7 @@ import ipywidgets as W
 
 from ..i18n import Lang, t
 from ..resources import data_file
-from .widgets import LANG_OPTIONS, App, _safe, drop_upload, file_said, kept_upload, upload_note
+from .widgets import LANG_OPTIONS, App, _safe, drop_upload, file_said, kept_upload, upload_button, upload_note
 
 __all__ = ["LOG_SAMPLES", "LogReview"]
 
@@ -24,7 +24,7 @@ class LogReview(App):
 
     def __init__(self, path: str | Path | None = None, *, fmt: str = "openai", lang: Lang = "en"):
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
-        self.upload = W.FileUpload(accept=".jsonl,.json,.txt", multiple=False)
+        self.upload = upload_button(".jsonl,.json,.txt")
         self.upload_note = W.HTML()  # the largest file it takes
         self.format = W.Dropdown(options=[*list(LOG_SAMPLES), "otel"], value=fmt)
         self.sample = W.Button()
@@ -39,7 +39,7 @@ class LogReview(App):
 
     def _relabel(self) -> None:
         lang = self.lang.value
-        self.header.value = f"<p>{html.escape(t('logs.intro', lang))}</p>"
+        self.header.value = f"<h3>{html.escape(t('logs.ui.title', lang))}</h3><p>{html.escape(t('logs.intro', lang))}</p>"
         self.upload.description = t("ui.logs_upload", lang)
         self.upload_note.value = upload_note(lang)
         self.format.description = t("ui.logs_format", lang)

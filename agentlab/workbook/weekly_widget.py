@@ -29,7 +29,7 @@ from ..evals.weekly import (
 from ..i18n import Lang, LocalizedError, t
 from ..resources import data_file
 from .log_widget import LOG_SAMPLES
-from .widgets import LANG_OPTIONS, App, _safe, _show, figure, file_said, kept_upload, upload_note
+from .widgets import LANG_OPTIONS, App, _safe, _show, figure, file_said, kept_upload, upload_button, upload_note
 
 __all__ = ["WeeklyReview", "conversation_html", "counts_html"]
 
@@ -76,7 +76,7 @@ class WeeklyReview(App):
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
         self.header = W.HTML()
         self.source = W.Dropdown()
-        self.upload = W.FileUpload(accept=".jsonl,.json,.txt", multiple=False)
+        self.upload = upload_button(".jsonl,.json,.txt")
         self.upload_note = W.HTML()
         self.format = W.Dropdown(options=["openai", "telemetry", "otel"], value="openai")
         self.open = W.Button(button_style="primary")

@@ -36,7 +36,7 @@ from .demo import Comparison, compare_loops, explain
 __all__ = ["LANG_OPTIONS", "MAX_UPLOAD_MB", "REPLAYABLE_FAULTS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
            "FaultInjector", "GuardPanel", "MetricsPanel", "ProbePanel", "SchemaPlayground", "browser_lang", "comparison_html",
            "drop_upload", "figure", "fit", "kept_upload", "metrics_table_html", "playground_html", "sample_calls", "text_width",
-           "upload_content", "upload_note"]
+           "upload_button", "upload_content", "upload_note"]
 
 LANG_OPTIONS = [("English", "en"), ("中文", "zh")]
 
@@ -127,6 +127,12 @@ def upload_note(lang: Lang) -> str:
     return (f"<span class='agentlab-upload-note' data-limit='{int(MAX_UPLOAD_MB * 1_000_000)}' "
             f"data-refused='{html.escape(refused, quote=True)}'>{html.escape(t('ui.upload_limit', lang, mb=MAX_UPLOAD_MB))}"
             "</span>")
+
+
+def upload_button(accept: str) -> W.FileUpload:
+    """A file upload for one file, as wide as its label: ipywidgets draws it 148 px wide, and "Upload a tools file
+    (0)" with its icon was cut to "Upload a tools fi..."."""
+    return W.FileUpload(accept=accept, multiple=False, layout=W.Layout(width="auto"))
 
 
 def upload_content(upload: W.FileUpload) -> tuple[str, bytes] | None:
@@ -630,7 +636,7 @@ class ProbePanel(App):
             indent=1, ensure_ascii=False)
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
         self.editor = W.Textarea(value=text, layout=W.Layout(width="100%", height="200px"))
-        self.upload = W.FileUpload(accept=".json", multiple=False)  # a tools file, for those who would not paste
+        self.upload = upload_button(".json")  # a tools file, for those who would not paste
         self.upload_note = W.HTML()  # the largest file it takes
         self.upload.observe(lambda _: _safe(self.view, self.take_upload, self.lang.value), names="value")
         self.model = W.Dropdown(options=["fake", "replay"], value="fake")
