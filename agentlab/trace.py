@@ -127,7 +127,9 @@ def outcome(e: Event) -> str:
     return "error"
 
 
-def _cell(e: Event | None, highlight: bool = False, lang: Lang = "en") -> str:
+def _cell(e: Event | None, highlight: bool = False, lang: Lang = "en", row_step: object = None) -> str:
+    """One side's event in a row of the side-by-side view; ``row_step``, the number the row is shown under: an event of
+    another step says its own (a run that ended after step 1, beside one still at step 2, read "escalated" under 2)."""
     if e is None:
         return f"<td style='color:#555;{FONT}'>—</td>"
     style = f"background:{COLORS[outcome(e)]};vertical-align:top;padding:4px 6px;{FONT}"
@@ -147,7 +149,9 @@ def _cell(e: Event | None, highlight: bool = False, lang: Lang = "en") -> str:
                 + (f" <span style='color:#555' title='{html.escape(e.model_visible or '')}'>"
                    f"{html.escape(_told(e.model_visible or ''))}</span>" if e.error_code else "")
                 + (f" <i>{html.escape(t('cell.retries', lang, n=e.retry_count))}</i>" if e.retry_count else ""))
-    return f"<td style='{style}'>{mark}{body}</td>"
+    own = (f"<small style='color:#555'>{html.escape(t('trace.own_step', lang, n=e.round_index))}</small> "
+           if row_step is not None and e.round_index != row_step else "")
+    return f"<td style='{style}'>{mark}{own}{body}</td>"
 
 
 def _status(status: str, lang: Lang) -> str:
@@ -242,7 +246,8 @@ def side_by_side_html(left: Iterable[Event], right: Iterable[Event], *, titles: 
         x = a[i] if i < len(a) else None
         y = b[i] if i < len(b) else None
         step = x.round_index if x is not None else y.round_index if y is not None else ""
-        rows.append(f"<tr><td style='color:#555;{FONT}'>{step}</td>{_cell(x, i == div, lang)}{_cell(y, i == div, lang)}</tr>")
+        rows.append(f"<tr><td style='color:#555;{FONT}'>{step}</td>{_cell(x, i == div, lang, step)}"
+                    f"{_cell(y, i == div, lang, step)}</tr>")
     wrote_div = None
     if effects is not None:
         ea, eb = effects

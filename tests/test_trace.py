@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from agentlab.trace import COLORS, Event, first_divergence, outcome, read_jsonl, side_by_side_html, to_dataframe, to_jsonl
 from agentlab.workbook.demo import compare_loops
 
@@ -97,3 +99,22 @@ def test_every_note_the_loops_write_can_be_said_in_chinese():
             if note and not technical.fullmatch(note) and not cjk.search(note_text(note, "zh")):
                 unsaid.add(note)
     assert not unsaid, unsaid
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_side_that_ended_earlier_says_its_own_step_beside_the_other(lang):
+    """The side-by-side view numbers a row by the left run's step. A guarded run that escalated after step 1 showed its
+    ending under the naive run's step 2, and the account above it said "in 1 step": the ending now says its own step;
+    an event of the row's own step carries no such mark."""
+    import re
+
+    from agentlab.i18n import t
+    from agentlab.workbook.demo import compare_loops
+    c = compare_loops("leaky_tool", lang=lang)
+    assert c.guarded.steps == 1 and c.naive.steps > 1
+    page = side_by_side_html(c.naive.events, c.guarded.events, lang=lang)
+    rows = re.findall(r"<tr><td[^>]*>(\d+)</td>(.*?)</tr>", page, re.S)
+    ended = [(n, cells) for n, cells in rows if f"<b>{t('status.escalated', lang)}</b>" in cells]
+    assert ended and ended[0][0] == "2" and t("trace.own_step", lang, n=1) in ended[0][1], ended
+    marked = [n for n, cells in rows if t("trace.own_step", lang, n=n) in cells]
+    assert not marked, f"a row marked with its own number: {marked}"
