@@ -270,7 +270,7 @@ def test_the_app_reviews_a_30_mb_log_and_refuses_a_file_past_its_limit_in_words(
     _need_browser()
     from agentlab.i18n import t
     from agentlab.resources import data_file
-    from agentlab.workbook.widgets import MAX_UPLOAD_MB
+    from agentlab.workbook.uploads import MAX_UPLOAD_MB
     sample = data_file("logs_openai_sample.jsonl").read_bytes()
     copies = 30_000_000 // len(sample) + 1
     big = tmp_path / "team_logs.jsonl"

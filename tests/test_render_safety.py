@@ -90,7 +90,7 @@ def test_friendly_wait_gives_a_whole_number_of_seconds():
     err = make_error("RATE_LIMITED", _key="RATE_LIMITED", retry_after="2.4")
     assert "about 3 seconds" in friendly(err)
     err = make_error("RATE_LIMITED", _key="RATE_LIMITED", retry_after=0.2)
-    assert "about 1 seconds" in friendly(err)  # never "about 0 seconds"
+    assert "about 1 second." in friendly(err)  # never "about 0 seconds", nor "1 seconds"
 
 
 def test_a_tool_error_built_directly_is_coerced_too():

@@ -418,11 +418,11 @@ def test_a_file_past_the_pages_limit_gets_its_sentence_and_nothing_is_written(mo
     beside each upload says the limit, and carries the same limit and sentence for the app page's check."""
     from agentlab.resources import data_file
     from agentlab.scratch import scratch_folder
-    from agentlab.workbook import widgets
+    from agentlab.workbook import uploads, widgets
     from agentlab.workbook.log_widget import LogReview
     from agentlab.workbook.weekly_widget import WeeklyReview
     sample = data_file("logs_openai_sample.jsonl").read_bytes()
-    monkeypatch.setattr(widgets, "MAX_UPLOAD_MB", len(sample) / 1_000_000)  # the sample just fits
+    monkeypatch.setattr(uploads, "MAX_UPLOAD_MB", len(sample) / 1_000_000)  # the sample just fits
     for lang, says in (("en", "larger than"), ("zh", "超过了")):
         logs = LogReview(lang=lang)
         logs.upload.value = uploaded("ours.jsonl", sample)

@@ -9,7 +9,8 @@ import ipywidgets as W
 
 from ..i18n import Lang, t
 from ..resources import data_file
-from .widgets import LANG_OPTIONS, App, _safe, drop_upload, file_said, kept_upload, upload_button, upload_note
+from .uploads import drop_upload, file_said, kept_upload, upload_button, upload_note
+from .widgets import LANG_OPTIONS, App, _safe
 
 __all__ = ["LOG_SAMPLES", "LogReview"]
 

@@ -29,7 +29,8 @@ from ..evals.weekly import (
 from ..i18n import Lang, LocalizedError, t
 from ..resources import data_file
 from .log_widget import LOG_SAMPLES
-from .widgets import LANG_OPTIONS, App, _safe, _show, figure, file_said, kept_upload, upload_button, upload_note
+from .uploads import file_said, kept_upload, upload_button, upload_note
+from .widgets import LANG_OPTIONS, App, _safe, _show, figure
 
 __all__ = ["WeeklyReview", "conversation_html", "counts_html"]
 
