@@ -99,3 +99,30 @@ def test_a_sync_keeps_the_notebooks_cell_ids(tmp_path):
     assert sync_twin(source) is True
     cells = json.loads(twin.with_suffix(".ipynb").read_text(encoding="utf-8"))["cells"]
     assert [c["id"] for c in cells] == ids and "print(2)" in "".join(cells[1]["source"])
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_the_chinese_twins_code_speaks_chinese_in_its_comments_and_runs_the_same_code(source):
+    """A Chinese learner reads the code's comments too ("your code here: a guard name for each fault"): each twin
+    says them in Chinese (data/i18n/comments.json), and its code is the source's, token for token, with its
+    comments left out; the language line is the one difference."""
+    import io
+    import tokenize
+
+    from agentlab.workbook.twins import comments, untranslated
+
+    def tokens(code: str) -> list[str]:
+        return [tok.string for tok in tokenize.generate_tokens(io.StringIO(code).readline)
+                if tok.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE)]
+
+    src, twin = jupytext.read(source), jupytext.read(twin_path(source))
+    english = []
+    for mine, theirs in zip(twin.cells, src.cells, strict=True):
+        if mine.cell_type != "code":
+            continue
+        assert not untranslated(theirs.source), "comments with no translation in data/i18n/comments.json"
+        english += [c.text for c in comments(mine.source) if WORDS.search(c.text) and not CJK.search(c.text)
+                    and c.text != '"en" for English']
+        if not theirs.source.lstrip().startswith("%"):
+            assert tokens(mine.source) == tokens(LANG_LINE.sub('LANG = "zh"', theirs.source)), "the code differs"
+    assert not english, f"English comments in notebooks/zh/{source.name}: {english}"

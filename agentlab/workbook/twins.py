@@ -3,9 +3,11 @@
 ``notebooks/NN_name.py`` (py:percent, paired with its ``.ipynb``) is the source: its code cells and its
 English prose. ``notebooks/zh/NN_name.py`` (paired the same way) is its Chinese twin: a translator writes the
 Chinese prose there, in the twin's markdown cells, and never edits its code cells, which :func:`sync_twin` copies
-from the source with one change: the line ``LANG = "en"`` becomes ``LANG = "zh"``, so tables, plots, traces and
-exercise feedback speak Chinese too. ``python run.py notebooks`` brings every twin in step; a test fails when one is
-out of step (``python run.py notebooks --check``).
+from the source with two changes: the line ``LANG = "en"`` becomes ``LANG = "zh"``, so tables, plots, traces and
+exercise feedback speak Chinese too, and each comment is said in Chinese from ``data/i18n/comments.json`` (a learner
+reads "在这里写你的代码" where the source says "your code here"; the code itself is the source's, token for token).
+``python run.py notebooks`` brings every twin in step; a test fails when one is out of step
+(``python run.py notebooks --check``).
 
 The twin must keep the source's sequence of cells (markdown and code in the same order): a cell added to the source
 without its translation is reported by position, with the source cell's first line, so the translator sees where.
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LANG_LINE", "TwinError", "code_for", "sync_twin", "twin_path"]
+__all__ = ["LANG_LINE", "Comment", "TwinError", "code_for", "comment_glossary", "comments", "sync_twin", "twin_path", "untranslated"]
 
 #: the first code cell of every notebook sets the language the program speaks in
 LANG_LINE = re.compile(r'^LANG = "en"(.*)$', re.M)
@@ -41,10 +43,106 @@ def twin_path(source: Path, lang: str = "zh") -> Path:
 
 
 def code_for(source_code: str, lang: str) -> str:
-    """A source code cell as the twin in ``lang`` runs it: only the language line differs."""
+    """A source code cell as the twin in ``lang`` runs it: the language line set, and its comments said in ``lang``
+    from ``data/i18n/comments.json`` (a comment with no translation stays as written; :func:`untranslated` lists
+    them). The code itself is the source's, character for character."""
     if lang == "en":
         return source_code
-    return LANG_LINE.sub(_ZH_LINE, source_code)
+    said = comment_glossary().get(lang, {})
+    lines = source_code.split("\n")
+    for block in reversed(comments(source_code)):
+        if LANG_LINE.match(lines[block.row - 1]) or block.text not in said:
+            continue
+        text = said[block.text]
+        code = lines[block.row - 1][:block.col]
+        if block.inline and _width(code + "# " + text) <= 118:
+            lines[block.row - 1] = code + "# " + text
+        elif block.inline:  # too long beside its code in Chinese: on its own lines above the code
+            indent = len(code) - len(code.lstrip())
+            lines[block.row - 1:block.row] = [" " * indent + "# " + part for part in _wrapped(text, 116 - indent)] \
+                + [code.rstrip()]
+        else:
+            lines[block.row - 1:block.end] = [" " * block.col + "# " + part for part in _wrapped(text, 116 - block.col)]
+    return LANG_LINE.sub(_ZH_LINE, "\n".join(lines))
+
+
+@dataclass(frozen=True)
+class Comment:
+    """A comment of a code cell: lines ``row`` to ``end`` (1-based) at column ``col``, its words joined into one text;
+    ``inline`` when it follows code on its line."""
+
+    row: int
+    end: int
+    col: int
+    text: str
+    inline: bool
+
+
+def comments(code: str) -> list[Comment]:
+    """The comments of ``code``, the lines of a comment that runs over several (each alone on its line, one under the
+    other) joined into one; none for a cell Python cannot read (a cell magic), left as written."""
+    import io
+    import tokenize
+
+    try:
+        tokens = [tok for tok in tokenize.generate_tokens(io.StringIO(code).readline) if tok.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    lines = code.split("\n")
+    found: list[Comment] = []
+    for tok in tokens:
+        (row, col), text = tok.start, tok.string[1:].strip()
+        inline = lines[row - 1][:col].strip() != ""
+        last = found[-1] if found else None
+        if not inline and last is not None and not last.inline and last.end == row - 1 and last.col == col:
+            found[-1] = Comment(last.row, row, col, f"{last.text} {text}", False)
+        else:
+            found.append(Comment(row, row, col, text, inline))
+    return found
+
+
+def untranslated(code: str, lang: str = "zh") -> list[str]:
+    """The comments of a source code cell that read as words and have no translation in ``lang``."""
+    said = comment_glossary().get(lang, {})
+    return [c.text for c in comments(code) if re.search(r"[A-Za-z]{2}", c.text) and c.text not in said
+            and not re.match(r"(noqa|type:|pragma|fmt:)", c.text)
+            and not LANG_LINE.match(code.split("\n")[c.row - 1])]
+
+
+def comment_glossary() -> dict[str, dict[str, str]]:
+    """``{lang: {English comment: its translation}}``, from ``data/i18n/comments.json``."""
+    import json
+
+    from ..resources import data_file
+    return json.loads(data_file("i18n/comments.json").read_text(encoding="utf-8"))
+
+
+def _width(text: str) -> int:
+    from .widgets import text_width
+    return text_width(text)
+
+
+def _wrapped(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` columns (a Chinese character takes two), the lines of about one length
+    (never a last line of one character); a run of Latin letters, digits or code is never split."""
+    text_width = _width
+
+    def greedy(limit: int) -> list[str]:
+        out, line = [], ""
+        for piece in re.findall(r"[\x21-\x7e]+|\s|.", text):
+            if line and text_width(line + piece) > limit:
+                out.append(line.rstrip())
+                line = piece.lstrip()
+            else:
+                line += piece
+        return [*out, line.rstrip()] if line.strip() else out or [""]
+
+    lines = greedy(width)
+    if len(lines) > 1:  # the same number of lines, each about as long as the others
+        even = greedy(min(width, -(-text_width(text) // len(lines)) + 6))
+        if len(even) == len(lines):
+            return even
+    return lines
 
 
 def _first_line(text: str) -> str:

@@ -91,7 +91,7 @@ import pandas as pd
 
 rows = []
 for name, fault in FAULTS.items():
-    c = compare_loops(name)  # the table shows statuses and outcomes, said in LANG by table_view
+    c = compare_loops(name)  # 表格里的状态和结局由 table_view 按 LANG 的语言显示
     naive, guarded = c.table()
     rows.append({"fault": name, "what happens": fault.describe(LANG),
                  "naive": naive["status"], "naive refunds": naive["refunds"], "naive outcome": naive["outcome"],
@@ -135,7 +135,7 @@ print(f"{label('correct final state', LANG)}: {label('naive', LANG)} {correct['n
 # 把故障名填进 `answer`，然后运行这个单元格。
 
 # %%
-answer = None  # your answer here, a fault name such as "camel_case"
+answer = None  # 在这里作答：一个故障名，比如 "camel_case"
 
 print(double_refund_fault(answer, lang=LANG))
 
@@ -152,7 +152,7 @@ from agentlab.workbook.builds_guards import build_refund_once
 
 
 def my_create_refund(desk, order_id, amount, reason, remark=""):
-    # your code here
+    # 在这里写你的代码
     ...
 
 

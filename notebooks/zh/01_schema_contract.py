@@ -67,10 +67,12 @@ display(HTML(compare_html(c.naive, c.guarded, lang=LANG)))
 # 下面是一份匆忙写成的 schema，旁边是 `data/` 里随项目提供的售后契约。
 
 # %%
-hurried = Registry.from_json(data_file("bad_tools.json"), close=False)  # data_file: the same file from notebooks/zh/
+# data_file：在 notebooks/zh/ 里读到的也是同一个文件
+hurried = Registry.from_json(data_file("bad_tools.json"), close=False)
 careful = Registry.from_json(data_file("aftersales_tools.json"))
 findings = pd.DataFrame([f.to_dict() for f in lint(hurried, lang=LANG)])
-table_view(findings[["rule", "severity", "location", "message"]], lang=LANG)  # each message whole: it is the lesson
+# 每条消息都完整显示：它就是这一课要看的内容
+table_view(findings[["rule", "severity", "location", "message"]], lang=LANG)
 
 # %% [markdown]
 # **量一量。** 按规则统计的问题数，改之前和改之后。
@@ -107,8 +109,8 @@ SchemaPlayground(description=label("Refund an order", LANG), lang=LANG)
 # 修改 `my_schema` 和 `my_description`，然后运行检查。
 
 # %%
-my_description = None  # a sentence: what the tool does and when to use it
-my_schema = None       # a JSON Schema dict, like the one in the playground above
+my_description = None  # 一句话：这个工具做什么、什么时候用
+my_schema = None       # 一个 JSON Schema 字典，和上面练习场里的一样
 print(schema_contract(my_schema, my_description, lang=LANG))
 
 # %% [markdown]
@@ -123,7 +125,7 @@ print(schema_contract(my_schema, my_description, lang=LANG))
 # %%
 from agentlab.workbook.builds_guards import build_refund_contract
 
-my_refund_schema = None  # your code here: a JSON Schema dict, like the one in the playground above
+my_refund_schema = None  # 在这里写你的代码：一个 JSON Schema 字典，和上面练习场里的一样
 
 print(build_refund_contract(my_refund_schema, lang=LANG))
 

@@ -48,7 +48,7 @@ from agentlab.workbook.plots import plot_bars
 from agentlab.workbook.plots import table_view
 from agentlab.workbook.widgets import FaultInjector, GuardPanel
 
-reg = Registry.from_json(data_file("aftersales_tools.json"))  # data_file: the same file from notebooks/zh/
+reg = Registry.from_json(data_file("aftersales_tools.json"))  # data_file：在 notebooks/zh/ 里读到的也是同一个文件
 calls = {
     "bad JSON": ("create_refund", '{"order_id": "A1001", "amount": 45'),
     "unknown tool": ("add_refund", '{"order_id": "A1001"}'),
@@ -66,7 +66,7 @@ rows = []
 for label, (name, raw) in calls.items():
     err = json.loads(reg.check(name, raw, lang=LANG).render())["error"]
     rows.append({"fault": label, "code": err["code"], "category": err["category"], "stage": err["stage"],
-                 "problems": [f"{p['field']}: {p['reason']}" for p in err.get("problems", [])],  # names, kept as they are
+                 "problems": [f"{p['field']}: {p['reason']}" for p in err.get("problems", [])],  # 名称保持原样
                  "hint": err["hint"]})
 table_view(pd.DataFrame(rows), lang=LANG)
 
@@ -129,7 +129,7 @@ GuardPanel(on_change=use, lang=LANG)
 # 对于 `"amount": "45元"`，边界检查给出的问题 `reason` 是什么？
 
 # %%
-my_answer = None  # a problem reason, e.g. "missing"
+my_answer = None  # 一个问题原因，比如 "missing"
 print(amount_with_unit_reason(my_answer, reg, lang=LANG))
 
 # %% [markdown]
@@ -147,7 +147,7 @@ print(json.dumps(LOOSE_REFUND_SCHEMA, indent=2, ensure_ascii=False))
 
 
 def my_tighten(schema):
-    # your code here: add constraints to schema (a dict), then return it
+    # 在这里写你的代码：给 schema（一个字典）加上约束，再返回它
     ...
 
 

@@ -65,7 +65,8 @@ table_view(table, lang=LANG)
 c = compare_loops("camel_case", lang=LANG)
 blind = compare_loops("camel_case", config=bare, lang=LANG)
 structured = [e.model_visible for e in c.guarded.tool_events if e.error_code][0]
-print(label("structured", LANG) + ":", json.dumps(json.loads(structured), indent=1, ensure_ascii=False))  # whole: the did-you-mean is the lesson
+# 完整显示：“你是不是想写”的提示就是这一课要看的内容
+print(label("structured", LANG) + ":", json.dumps(json.loads(structured), indent=1, ensure_ascii=False))
 print(label("bare 500", LANG) + ":", [e.model_visible for e in blind.guarded.tool_events if e.error_code][0])
 
 # %% [markdown]
@@ -156,7 +157,7 @@ print("\n" + label("guarded showed the model", LANG) + ":\n", leak.guarded.tool_
 # 在只返回裸 500 的情况下，驼峰命名（camelCase）那次运行是怎么结束的？给出它的最终状态。
 
 # %%
-my_answer = None  # a status, e.g. "done"
+my_answer = None  # 一个结束状态，比如 "done"
 print(answer_is(my_answer, table.set_index("fault").loc["camel_case", "bare 500: status"],
                 {"en": "the model could not tell what to fix, repeated itself, and the re-ask budget handed it over.",
                  "zh": "模型看不出该改什么，只能重复同样的调用，最后自纠预算把对话转给了人工。"},
@@ -178,7 +179,7 @@ from agentlab.workbook.builds_guards import build_refund_failure
 
 
 def my_amount_failure(order_id, amount, paid):
-    # your code here: return ToolFailure(code, message); the codes are in agentlab.errors.CODES
+    # 在这里写你的代码：返回 ToolFailure(code, message)；错误码都在 agentlab.errors.CODES 里
     ...
 
 

@@ -70,7 +70,7 @@ for task_call in [call("get_order", {"order_id": "A9999"}),
     e = run.tool_events[0]
     print(f"{e.error_code}: {e.error_category}/{e.error_stage}, {label('status', LANG)} {label(run.status, LANG)}; "
           f"{label('user sees', LANG)}: {run.answer}")
-# 403 from the model API: stopped at once, no resend, a friendly sentence in the user's language
+# 模型接口返回 403：立即停下，不重发，用用户的语言给一句友好的话
 desk, reg = aftersales.SCENARIO.setup(LANG)
 run = run_guarded(ScriptedModel([ModelError("PERMISSION_DENIED", "403: key not allowed for this model")]), reg, "hi",
                   lang=LANG)
@@ -108,7 +108,7 @@ print("\n".join(herd_text(herds, LANG)))
 # 使用 `RetryPolicy(base=0.5, cap=8, jitter="none")` 时，循环在**第三次**重发（尝试序号 `attempt=2`，从 0 数起）之前要等多少秒？
 
 # %%
-my_answer = None  # seconds, a number
+my_answer = None  # 秒数，一个数字
 print(longest_wait(my_answer, RetryPolicy(base=0.5, cap=8, jitter="none"), attempt=2, lang=LANG))
 
 # %% [markdown]
@@ -125,7 +125,7 @@ from agentlab.workbook.builds_guards import build_resend
 
 
 def my_wait(error, attempt, rng):
-    # your code here: seconds to wait before resending, or None to stop
+    # 在这里写你的代码：重发前要等的秒数，或者返回 None 表示停下
     ...
 
 

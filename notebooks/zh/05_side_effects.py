@@ -55,7 +55,7 @@ from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import plot_bars, table_view
 from agentlab.workbook.widgets import ApprovalDesk
 
-# The usual first repair of the naive loop: answer every call of a message, but with no key.
+# 朴素循环通常的第一处修补：回应一条消息里的每个调用，但不带幂等键。
 all_calls_only = replace(NO_GUARDS, all_calls=True)
 cases = {"lost reply + retry": "lost_reply", "repeated call": "duplicate_call", "two calls in one message": "parallel_call"}
 rows, refunds = [], {}
@@ -141,14 +141,14 @@ print(label("the user reads", LANG) + ":", run.answer)
 now = [0.0]
 store = MemoryStore(clock=lambda: now[0])
 refund_args = {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
-store.claim("create_refund:A1001", canonical(refund_args), lease=60)   # a worker claimed the refund, then died
+store.claim("create_refund:A1001", canonical(refund_args), lease=60)   # 一个工作进程认领了这笔退款，然后崩溃了
 desk, reg = aftersales.SCENARIO.setup(LANG)
 refund = call("create_refund", refund_args)
 for t in (10, 61):
     now[0] = t
     r = run_guarded(ScriptedModel([refund, say("?")]), reg, "refund A1001", store=store, sleep=lambda s: None)
     print(f"t={t:>2}s:", r.tool_events[0].error_code, f"| {label('unresolved keys', LANG)}:", store.unknown())
-resolve(store, "create_refund:A1001", happened=False)       # a person checked: the refund never went out
+resolve(store, "create_refund:A1001", happened=False)       # 有人核实过：这笔退款从未发出
 r = run_guarded(ScriptedModel([refund, say("Refunded.")]), reg, "refund A1001", store=store, sleep=lambda s: None)
 print(label("after resolving", LANG) + ":", label(r.status, LANG), f"| {label('refunds', LANG)}:", len(desk.refunds))
 
@@ -203,7 +203,7 @@ table_view(pd.DataFrame([{"how": name, "what the user reads": text} for name, te
 # 对订单 A1004 调用 `create_refund` 时（金额任意），循环用的幂等键是什么？
 
 # %%
-my_answer = None  # the key, as a string
+my_answer = None  # 幂等键，一个字符串
 print(answer_is(my_answer, idempotency_key(reg["create_refund"], {"order_id": "A1004", "amount": 5, "reason": "user_cancel"}),
                 {"en": "the business key: one refund per order, whatever the amount.",
                  "zh": "业务键：每个订单只退一次款，金额是多少都一样。"},
@@ -223,7 +223,7 @@ from agentlab.workbook.builds_loops import build_business_key
 
 
 def my_business_key(args):
-    # your code here: return the text that names this refund
+    # 在这里写你的代码：返回能唯一指明这笔退款的文本
     ...
 
 

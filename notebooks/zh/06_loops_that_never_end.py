@@ -107,7 +107,7 @@ BudgetSlider(value=4, lang=LANG)
 # 在默认配置下，熔断器会在第几次一模一样的调用时出手（第 1 次、第 2 次、第 3 次……）？给出一个数字。
 
 # %%
-my_answer = None  # a number: 1, 2, 3...
+my_answer = None  # 一个数字：1、2、3……
 print(breaker_threshold(my_answer, lang=LANG))
 
 # %% [markdown]
@@ -121,7 +121,7 @@ print(breaker_threshold(my_answer, lang=LANG))
 from agentlab import GuardConfig
 from agentlab.workbook.builds_loops import build_loop_limits
 
-my_config = None  # your code here: GuardConfig(...)
+my_config = None  # 在这里写你的代码：GuardConfig(...)
 
 print(build_loop_limits(my_config, lang=LANG))
 

@@ -97,7 +97,7 @@ plt.show()
 
 # %%
 orders = ["A1001", "A1002", "A1003"]
-my_answer = None  # a number
+my_answer = None  # 一个数字
 print(tool_replies_needed(my_answer, calls=len(orders), lang=LANG))
 
 # %% [markdown]
@@ -114,7 +114,7 @@ from agentlab.workbook.builds_loops import build_answer_every_call
 
 
 def my_tool_messages(message, run_one):
-    # your code here: return the tool messages, [{"role": "tool", "tool_call_id": ..., "content": ...}, ...]
+    # 在这里写你的代码：返回工具消息，[{"role": "tool", "tool_call_id": ..., "content": ...}, ...]
     ...
 
 

@@ -45,7 +45,7 @@ from agentlab.workbook.widgets import MetricsPanel
 LANG = "zh"  # "en" for English
 
 results = {f: compare_loops(f) for f in FAULTS}
-# each run graded on the final data by the workbook's one definition (agentlab.evals.outcome, docs/metrics.md)
+# 每次运行都按最终数据评分，用的是练习册唯一的那套定义（agentlab.evals.outcome，docs/metrics.md）
 matrix = {f: {"naive": c.naive_verdict.outcome, "guarded": c.guarded_verdict.outcome} for f, c in results.items()}
 table_view(pd.DataFrame([{"fault": f, "naive": matrix[f]["naive"], "guarded": matrix[f]["guarded"],
                "guarded refunds": len(c.guarded_state["refunds"]), "caught by": caught_by_guards(c)}
@@ -82,7 +82,7 @@ from IPython.display import display
 from agentlab.evals.failure_classes import by_failure_class, class_name, class_table
 
 display(table_view(pd.DataFrame(class_table(LANG)).rename(columns={"codes": "error codes", "faults": "injected faults"}),
-                   lang=LANG))  # not the cell's last line: shown only when displayed
+                   lang=LANG))  # 不是单元格的最后一行：只有调用 display 时才显示
 five = by_failure_class(e for c in results.values() for e in c.guarded.events)
 table_view(pd.DataFrame([{"class": class_name(k, LANG), "count": v} for k, v in five.most_common()]), lang=LANG)
 
@@ -106,7 +106,7 @@ panel
 # 在防护循环的运行里，哪个链路环节的失败占比最大？
 
 # %%
-my_answer = None  # a stage: structure, semantic, execution or rule_blocked
+my_answer = None  # 一个链路环节：structure、semantic、execution 或 rule_blocked
 print(largest_share(my_answer, tax["stage"], lang=LANG))
 
 # %% [markdown]
@@ -119,7 +119,7 @@ print(largest_share(my_answer, tax["stage"], lang=LANG))
 # %%
 from agentlab.workbook.builds_loops import build_which_guard
 
-my_guards = {  # your code here: a guard name for each fault
+my_guards = {  # 在这里写你的代码：给每个故障填一个防护名
     "camel_case": None,
     "duplicate_call": None,
     "api_429": None,

@@ -55,7 +55,7 @@ from agentlab.i18n import label
 from agentlab.evals import load_cases, metrics_row, paired_cases, replay_cassette, run_case, run_suite
 from agentlab.evals.outcome import reasons_in
 from agentlab.models.cassette import CassetteModel
-from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
+from agentlab.resources import data_file  # 随练习册附带的数据，从 notebooks/ 和 notebooks/zh/ 都能找到
 from agentlab.workbook.exercises import guard_effect
 from agentlab.workbook.plots import compare_plot, table_view
 from agentlab.workbook.widgets import REPLAYABLE_FAULTS, FaultInjector
@@ -179,7 +179,7 @@ live_model = None
 server = None
 if SOURCE == "openai":
     from agentlab.models.openai_model import OpenAIModel
-    # configured from the environment; answers capped, as for the local model: in a workshop the model is shared
+    # 由环境变量配置；回复长度有上限，和本地模型一样：工作坊里大家共用同一个模型
     live_model = lambda: OpenAIModel(max_tokens=256)  # noqa: E731
 elif SOURCE == "local":
     from agentlab.models.local import LocalServer, what_is_missing
@@ -207,7 +207,7 @@ if server is not None:
 # 把 `my_answer` 设为 `"raise"`（升高）或 `"lower"`（降低）。
 
 # %%
-my_answer = None  # "raise" or "lower"
+my_answer = None  # "raise"（调高）或 "lower"（调低）
 print(guard_effect(my_answer, table[table.model.str.startswith("qwen")], lang=LANG))
 
 # %% [markdown]
@@ -224,7 +224,7 @@ from agentlab.workbook.builds_loops import build_write_check
 
 
 def my_write_check(tool_name, args, seen):
-    # your code here: True to let the write run, False to stop it
+    # 在这里写你的代码：返回 True 放行这次写操作，返回 False 拦下它
     ...
 
 

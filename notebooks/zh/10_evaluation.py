@@ -36,7 +36,7 @@
 import pandas as pd
 
 from agentlab.evals import load_cases
-from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
+from agentlab.resources import data_file  # 随练习册附带的数据，从 notebooks/ 和 notebooks/zh/ 都能找到
 from agentlab.workbook.plots import table_view
 
 LANG = "zh"  # "en" for English
@@ -60,7 +60,7 @@ from agentlab.evals import run_suite
 from agentlab.workbook.plots import compare_plot
 
 suites = {loop: run_suite(cases, loop=loop) for loop in ("naive", "guarded")}
-rows, fig = compare_plot(suites, lang=LANG)  # one call: the table and the plots
+rows, fig = compare_plot(suites, lang=LANG)  # 一次调用：表格和图都有了
 plt.show()
 table_view(pd.DataFrame(rows).set_index("group"), lang=LANG)
 
@@ -103,13 +103,13 @@ table_view(pd.DataFrame([{"layer": layer, "metric": m, "definition": d} for laye
 
 # %%
 values = {}
-needs = {c.id: c.needed_tools or None for c in cases}  # the tools each case needs, where it declares them
+needs = {c.id: c.needed_tools or None for c in cases}  # 每个用例需要的工具（用例声明了的话）
 for loop, rs in suites.items():
     ok = {r.run.run_id: r.passed for r in rs}
     need = {r.run.run_id: needs[r.case_id] for r in rs}
     values[loop] = layers([r.run for r in rs], correct=lambda run, ok=ok: ok[run.run_id],
                           needed_tools=lambda run, need=need: need[run.run_id])
-# one row per metric of its own layer (a pivot over every layer x metric would invent 36 empty rows)
+# 每个指标只在它自己的层次里占一行（把所有层次和指标交叉透视，会凭空多出 36 个空行）
 four = pd.DataFrame([{"layer": layer, "metric": m, **{loop: values[loop][layer][m] for loop in suites}}
                      for layer, ms in LAYER_DEFINITIONS.items() for m in ms]).set_index(["layer", "metric"])
 unreported = [m for (_, m), row in four.iterrows() if row.isna().all()]
@@ -156,7 +156,7 @@ from agentlab.evals import ablation
 from agentlab.workbook.plots import cjk_fonts, plot_hbars
 
 abl = ablation(cases)
-with cjk_fonts():  # top to bottom: no guards, each guard alone, all guards
+with cjk_fonts():  # 从上到下：不开防护、每次只开一个防护、全部防护都开
     plot_hbars(abl, title=t("ablation.title", LANG), xlabel=t("ablation.axis", LANG),
                tone={"no guards": "bad", "all guards": "good"}, lang=LANG)
     plt.show()
@@ -168,7 +168,7 @@ with cjk_fonts():  # top to bottom: no guards, each guard alone, all guards
 from agentlab import NO_GUARDS
 from agentlab.evals import pass_rate
 
-no_guards = run_suite(cases, config=NO_GUARDS)  # the run behind the ablation's "no guards" bar
+no_guards = run_suite(cases, config=NO_GUARDS)  # 消融实验里“不开防护”那根柱子背后的那次运行
 assert pass_rate(no_guards) == abl["no guards"]
 without = {r.case_id: r for r in no_guards}
 apart = [(n, without[n.case_id]) for n in suites["naive"] if n.passed != without[n.case_id].passed]
@@ -189,7 +189,7 @@ table_view(pd.DataFrame([{"case": n.case_id, "naive loop": f"{label(n.run.status
 # %%
 from agentlab.workbook.exercises import best_single_guard
 
-my_answer = None  # a guard's name
+my_answer = None  # 一个防护的名字
 print(best_single_guard(my_answer, abl, lang=LANG))
 
 # %% [markdown]
@@ -204,7 +204,7 @@ print(best_single_guard(my_answer, abl, lang=LANG))
 # %%
 from agentlab.workbook.builds_systems import suite_case_catches
 
-my_case = None  # a dict: {"task": ..., "fake": {"plan": [...], "fault": ..., "at_step": ...}, "expect": {...}}
+my_case = None  # 一个字典：{"task": ..., "fake": {"plan": [...], "fault": ..., "at_step": ...}, "expect": {...}}
 print(suite_case_catches(my_case, lang=LANG))
 
 # %% [markdown]

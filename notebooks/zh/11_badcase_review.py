@@ -51,7 +51,7 @@ from agentlab.evals import (compare_runs, load_cases, load_results, promote, run
                             trend)
 from agentlab.workbook.exercises import largest_share
 from agentlab.scratch import scratch_folder
-from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
+from agentlab.resources import data_file  # 随练习册附带的数据，从 notebooks/ 和 notebooks/zh/ 都能找到
 from agentlab.i18n import label
 from agentlab.workbook.plots import plot_comparison, plot_trend, table_view
 from agentlab.workbook.widgets import BadCaseReview
@@ -79,13 +79,13 @@ print({"en": f"{len(sessions)} sessions to sample from, {failed} of them failed"
 # 用例就会加到那里。
 
 # %%
-kept = os.environ.get("AGENTLAB_REGRESSION_SUITE")  # a file of your own, kept; else one that goes with the kernel
+kept = os.environ.get("AGENTLAB_REGRESSION_SUITE")  # 你自己的文件会保留；否则用一个随内核结束而删除的文件
 suite = Path(kept) if kept else scratch_folder() / "regression.jsonl"
 review = BadCaseReview(sessions, cases, suite, n=12, seed=7, lang=LANG)
 review.widget
 
 # %%
-# the grader's reasons are English sentences; a Chinese reader gets the graded outcome, said in Chinese
+# 评分器给出的理由是英文句子；中文读者看到的是用中文说的评分结局
 table_view(pd.DataFrame([{"case": r.case_id, "loop": r.run.loop, "status": r.run.status, "auto tag": tag_cause(r)[0],
                           "cause": tag_cause(r)[1] or "-",
                           "why it failed": "; ".join(r.failures) if LANG == "en" else label(r.outcome, LANG)}
@@ -118,12 +118,12 @@ if bad is not None:
 # 用的是假模型，离线运行，存在一个临时目录里。
 
 # %%
-store = scratch_folder()  # removed when the kernel ends
+store = scratch_folder()  # 内核结束时删除
 weeks = {"1-naive": ("naive", GuardConfig()), "2-no-validation": ("guarded", GuardConfig(validate=False)),
          "3-no-reasks": ("guarded", GuardConfig(self_correction=0)), "4-guarded": ("guarded", GuardConfig())}
 for week, (loop, config) in weeks.items():
     run_suite(cases, loop=loop, config=config, store=store, label=week)
-stored = {run.meta["label"]: run for run in map(load_results, store.iterdir())}  # each reopened from its folder
+stored = {run.meta["label"]: run for run in map(load_results, store.iterdir())}  # 每一个都从它的文件夹重新打开
 stored
 
 # %% [markdown]
@@ -152,7 +152,7 @@ plt.show()
 # %%
 from agentlab.evals import compare_groups, replay_results
 
-week1 = stored["1-naive"].results  # reopened from its folder, model replies included
+week1 = stored["1-naive"].results  # 从它的文件夹重新打开，连同模型的回复
 replayed = replay_results(week1, cases, config=GuardConfig())
 table_view(pd.DataFrame(compare_groups({"naive, as recorded": week1, "same replies, guarded": replayed}))
            .set_index("group"), lang=LANG)
@@ -209,7 +209,7 @@ from agentlab.workbook.plots import plot_live
 loops = {"guarded": stored["4-guarded"].results, "naive": stored["1-naive"].results}
 mix = random.Random(0)
 stream = [r for loop in ("guarded", "naive", "guarded") for r in mix.sample(loops[loop], len(loops[loop]))]
-healthy = LiveCurves((), window=20)  # the first hour alone, no lines yet: to calibrate on
+healthy = LiveCurves((), window=20)  # 只取第一个小时，还没有画线：用来校准
 for i, r in enumerate(stream[:len(loops["guarded"])]):
     healthy.add(r.run, at=60.0 * i, success=r.passed)
 worst = {m: [p.values[m] for p in healthy.points] for m in CURVES}
@@ -224,7 +224,7 @@ table_view(pd.DataFrame([{"metric": line.metric, "default line": d.value, "calib
            lang=LANG)
 
 # %%
-# each alert was logged as it fired (the lines above, on the agentlab.monitor logger); the callback kept them too
+# 每条告警触发时都记了日志（上面那几行，记在 agentlab.monitor 日志器上）；回调函数也保存了它们
 minutes = ", ".join(f"{a.point.at / 60:.0f}" for a in alerts)
 print({"en": f"{len(alerts)} alerts, at minute {minutes}", "zh": f"共 {len(alerts)} 次告警，分别在第 {minutes} 分钟"}[LANG])
 plot_live(live, lang=LANG)
@@ -253,7 +253,7 @@ LogReview(lang=LANG)
 # 按你修改后的标签，这一周的靶子是哪一类失败？（检查读取的是标签的当前值，所以如果你不同意某个标签，先改掉它。）
 
 # %%
-my_answer = None  # a tag: structure, semantic, execution or rule_blocked
+my_answer = None  # 一个标签：structure、semantic、execution 或 rule_blocked
 print(largest_share(my_answer, review.counts(), lang=LANG))
 
 # %% [markdown]
@@ -267,9 +267,9 @@ print(largest_share(my_answer, review.counts(), lang=LANG))
 # %%
 from agentlab.workbook.builds_systems import promoted_expect
 
-twice = run_case(by_id["adv-asks-twice"], loop="naive")  # the bad session
+twice = run_case(by_id["adv-asks-twice"], loop="naive")  # 那个坏会话
 print(label(twice.run.status, LANG), [(r["order_id"], r["amount"]) for r in twice.snapshot["refunds"]])
-my_expect = None  # a dict: what the final state must hold, {"refunds": [{"order_id": ..., "amount": ...}], ...}
+my_expect = None  # 一个字典：最终状态里必须有什么，{"refunds": [{"order_id": ..., "amount": ...}], ...}
 print(promoted_expect(my_expect, lang=LANG))
 
 # %% [markdown]

@@ -43,7 +43,7 @@ from agentlab.i18n import label
 from agentlab.models import DatedModel, ModelError, ScriptedModel, call, say
 from agentlab.models.fakeserver import ChatServer
 from agentlab.models.openai_model import OpenAIModel
-from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
+from agentlab.resources import data_file  # 随练习册附带的数据，从 notebooks/ 和 notebooks/zh/ 都能找到
 from agentlab.scenarios import expense
 from agentlab.scenarios.conversation import Conversation
 from agentlab.workbook.demo import compare_expense, demo_report
@@ -131,7 +131,7 @@ table_view(pd.DataFrame(rows), lang=LANG)
 case = next(c for c in load_cases(data_file("expense_cases.jsonl")) if c.id == "boundary-long-chat-taxi")
 system = {"role": "system", "content": expense.expense_prompt(LANG)}
 history = [system, *case.history, {"role": "user", "content": case.text(LANG)}]
-naive_cut = [*case.history[-10:], history[-1]]  # the naive desk: the last 10 messages, then the question
+naive_cut = [*case.history[-10:], history[-1]]  # 朴素的柜台：只留最后 10 条消息，再加上问题
 trimmed = trim_messages(history, max_tokens=expense.CONTEXT_BUDGET)
 table_view(pd.DataFrame([{"history": name, "messages": len(m), "tokens (estimate)": estimate_tokens(m),
                "first role": m[0]["role"], "protocol problems": len(protocol_problems(m))}
@@ -151,7 +151,7 @@ with cjk_fonts():
 # %%
 try:
     trim_messages([system, {"role": "user", "content": "receipt line " * 800}], max_tokens=expense.CONTEXT_BUDGET)
-except Exception as exc:  # the ContextTooLong failure, as the model and the user would be told
+except Exception as exc:  # ContextTooLong 失败，按模型和用户会被告知的样子显示
     print(exc.error.text(LANG))
 
 # %% [markdown]
@@ -168,7 +168,7 @@ with ChatServer(model=DatedModel(ScriptedModel([booking("{today}"), booking("{to
             reply = model.complete(messages, chat.registry.specs())
             print({"en": f"{name}: 200, the model calls {reply.tool_calls[0].name}",
                    "zh": f"{label(name, LANG)}：200，模型调用了 {reply.tool_calls[0].name}"}[LANG])
-        except ModelError as exc:  # the detail is what the server said, as it said it
+        except ModelError as exc:  # detail 是服务器的原话
             print({"en": f"{name}: {exc.status} {exc.code}: {exc.detail}",
                    "zh": f"{label(name, LANG)}：{exc.status} {exc.code}：{exc.detail}"}[LANG])
 
@@ -181,7 +181,7 @@ with ChatServer(model=DatedModel(ScriptedModel([booking("{today}"), booking("{to
 # %%
 from agentlab.workbook.builds_systems import first_role_after_cut
 
-my_answer = None  # a role: "system", "user", "assistant" or "tool"
+my_answer = None  # 一个角色："system"、"user"、"assistant" 或 "tool"
 print(first_role_after_cut(my_answer, lang=LANG))
 
 # %% [markdown]
@@ -198,7 +198,7 @@ from agentlab.workbook.builds_systems import cut_keeps_pairs
 
 def my_cut(messages, keep):
     """The system prompt, then at most `keep` of the latest messages, never starting on a tool reply."""
-    return None  # your code
+    return None  # 你的代码
 
 
 print(cut_keeps_pairs(my_cut, lang=LANG))

@@ -131,7 +131,7 @@ table_view(pd.DataFrame([routing]), lang=LANG)
 # %%
 rows = []
 for size in ("0.5b", "1.5b"):
-    tape = data_file(f"cassettes/expense-routing-{size}.jsonl")  # found from notebooks/ and notebooks/zh/ alike
+    tape = data_file(f"cassettes/expense-routing-{size}.jsonl")  # 从 notebooks/ 和 notebooks/zh/ 都能找到
     if not tape.exists():
         print(f"{size}: {label('not recorded on this machine', LANG)}")
         continue
@@ -169,7 +169,7 @@ plt.show()
 from agentlab.workbook.builds_systems import tools_offered
 
 en_router = desk_router(expense.make_registry(expense.Ledger(), lang="en"), keywords=False)
-my_answer = None  # a number
+my_answer = None  # 一个数字
 print(tools_offered(my_answer, lang=LANG))
 
 # %% [markdown]
@@ -187,7 +187,7 @@ from agentlab.workbook.builds_systems import routes_by_language
 
 def my_offer(ask):
     """The tool names to offer for one ask (text): at most five, the hand-over among them."""
-    return None  # your code
+    return None  # 你的代码
 
 
 print(routes_by_language(my_offer, lang=LANG))

@@ -66,7 +66,7 @@ table_view(pd.DataFrame(rows), lang=LANG)
 # 55 条用例，分正常流程、边界情况和对抗性用例三类：相对日期、“45元”、“一百二十块”、一句话里两笔支出、同一笔支出说两遍、未经确认的删除、未来日期、不存在的分类、需要裁剪的长对话、接口故障。“记上了，但记错了”算失败（见 [评估指标](../../docs/zh/metrics.md)）。
 
 # %%
-cases = load_cases(data_file("expense_cases.jsonl"))  # found from notebooks/ and notebooks/zh/ alike
+cases = load_cases(data_file("expense_cases.jsonl"))  # 从 notebooks/ 和 notebooks/zh/ 都能找到
 results = {loop: run_suite(cases, loop=loop, lang=LANG) for loop in ("naive", "guarded")}
 table_view(pd.DataFrame([{"loop": loop, **{k: v for k, v in metrics_row(rs).items() if k != "statuses"}}
                          for loop, rs in results.items()]), lang=LANG)
@@ -101,7 +101,7 @@ table_view(pd.DataFrame([{"#": r.number, "check": r.title, "result": r.status, "
 # %%
 from agentlab.workbook.builds_systems import naive_correct
 
-my_answer = None  # a number
+my_answer = None  # 一个数字
 print(naive_correct(my_answer, results, lang=LANG))
 
 # %% [markdown]
@@ -120,7 +120,7 @@ from agentlab.workbook.builds_systems import desk_rule_holds
 
 def my_rule(args, today):
     """The business-rule problems of a booking or a change: a list of rule("date", "why, and what to do next")."""
-    return None  # your code: [] when there is no problem
+    return None  # 你的代码：没有问题时返回 []
 
 
 print(desk_rule_holds(my_rule, lang=LANG))

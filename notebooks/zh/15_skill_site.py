@@ -51,14 +51,14 @@ from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import cjk_fonts, plot_bars, table_view
 
 LANG = "zh"  # "en" for English
-data = scratch_folder("skill-site-")  # removed when the kernel ends
+data = scratch_folder("skill-site-")  # 内核结束时删除
 site = SkillSite(data)
 key, _ = site.create_key("notebook_key", ["*"])
 stack = serving(site)
-url = stack.__enter__()  # stopped at the end of the notebook
+url = stack.__enter__()  # 在笔记本末尾停止
 http = httpx.Client(base_url=url, headers={"X-API-Key": key, "Accept-Language": LANG})
-# In a workshop hub, discovery uses the room's shared site with your own key; elsewhere (or if the room's site
-# does not answer, which it says) the site above
+# 在工作坊的 hub 里，发现功能用教室共享的站点和你自己的密钥；在别处
+# （或者教室的站点没有应答时，它会说明）用上面那个站点
 room_url, room_key, note = discovery_site(url, key, lang=LANG)
 if note:
     print(note)
@@ -76,7 +76,7 @@ print({"en": f"this notebook's site: {len(site.skills)} skills at {url}; discove
 asks = {"en": ["What's the weather in Shanghai, do I need an umbrella?", "Refund order A1001 please",
                "I took a taxi today for 45 yuan, book it", "Send the customer an e-mail about the refund"],
         "zh": ["上海天气怎么样，要带伞吗？", "订单 A1001 帮我退款", "今天打车45元帮我记上", "给客户发一封退款邮件"]}[LANG]
-every = site_registry(url, key, lang=LANG)  # this notebook's own site: the sections below change its files
+every = site_registry(url, key, lang=LANG)  # 这个笔记本自己的站点：下面几节会改它的文件
 offered = site_registry(room_url, room_key, lang=LANG)
 rows = []
 for ask in asks:
@@ -116,7 +116,7 @@ table_view(pd.DataFrame(rows)[["model", "skills offered", "turns", "right_tool_r
 
 # %%
 run_guarded(ScriptedModel([call("current_weather", {"city": "Beijing"}), say("ok")]), every, "warm the cache",
-            sleep=lambda s: None)  # nobody reads this run: it only fills the site's cache
+            sleep=lambda s: None)  # 这次运行的结果没人看：它只是把站点的缓存填满
 (data / "weather_source.json").write_text(json.dumps({"mode": "down"}))
 run = run_guarded(ScriptedModel([call("current_weather", {"city": "Beijing"}),
                                  call("current_weather", {"city": "Beijing", "allow_cached": True}),
@@ -187,7 +187,7 @@ stack.__exit__(None, None, None)
 # %%
 from agentlab.workbook.builds_systems import replay_header
 
-my_answer = None  # a header name
+my_answer = None  # 一个请求头的名字
 print(replay_header(my_answer, lang=LANG))
 
 # %% [markdown]
@@ -206,7 +206,7 @@ draft = {"type": "object",
                         "subject": {"type": "string", "description": "Subject line"},
                         "body": {"type": "string", "description": "Plain-text message"}},
          "required": ["to", "subject", "body"]}
-my_schema = None  # your schema: start from a copy of draft
+my_schema = None  # 你的 schema：从 draft 的一份拷贝开始改
 print(skill_schema_holds(my_schema, lang=LANG))
 
 # %% [markdown]

@@ -45,7 +45,7 @@ from agentlab.workbook.tether import notebook_redis
 from agentlab.workbook.exercises import answer_is
 
 LANG = "zh"  # "en" for English
-data = scratch_folder("replicas-")  # removed when the kernel ends
+data = scratch_folder("replicas-")  # 内核结束时删除
 refund = json.dumps({"arguments": {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}}).encode()
 
 # %% [markdown]
@@ -80,7 +80,7 @@ table_view(sqlite_table, lang=LANG)
 # 还是这两个副本，改成 `store="redis://..."`：用 `SET NX` 登记的幂等记录是共享的，于是 B 直接重放 A 记下的响应，什么也不执行。这一格会临时起一个 `redis-server`，它只监听一个只有你的账号能打开的套接字（不开网络端口：在共享的 Hub 上别人连不到它）（Debian 的 `redis-server` 软件包），供本笔记本余下部分使用：按中断按钮不会停掉它，内核结束时它随之退出，内核被重启也一样；没有它的话，这一格会说明原因并跳过。它按技能站要求的方式启动：每次写入都先落盘再应答（`--appendonly yes --appendfsync always`），这样崩溃后也不会忘掉已登记的幂等记录、让重发的请求再退一次款；不满足这一点的 Redis，技能站会拒绝使用。
 
 # %%
-redis = notebook_redis(data, LANG)  # ends with this kernel, even one restarted; None (and why) without one
+redis = notebook_redis(data, LANG)  # 随这个内核一起结束，内核重启也一样；没有的话是 None（并说明原因）
 if redis is not None:
     redis_url = redis.url
     ra, rb = replicas(redis_url, redis_url)
@@ -95,7 +95,7 @@ if redis is not None:
 site = SkillSite(data / "mcp", store=redis_url) if redis is not None and redis.running else SkillSite(data / "mcp")
 mkey, mcp_agent = site.create_key("mcp-agent", ["get_order", "search_orders", "create_refund", "escalate_to_human"])
 stack = serving(site)
-url = stack.__enter__()  # stopped at the end of the notebook
+url = stack.__enter__()  # 在笔记本末尾停止
 conn = MCPConnection(url + "/mcp", headers={"X-API-Key": mkey, "X-Session-Id": "nb16-mcp", "Accept-Language": LANG})
 listed = conn.run(conn.session.list_tools())
 table_view(pd.DataFrame([{"tool": t.name, "readOnly": t.annotations.readOnlyHint,
@@ -144,7 +144,7 @@ if redis is not None:
 # %%
 from agentlab.workbook.builds_systems import meta_field
 
-my_answer = None  # a field name
+my_answer = None  # 一个字段名
 print(meta_field(my_answer, lang=LANG))
 
 # %% [markdown]
@@ -161,7 +161,7 @@ from agentlab.workbook.builds_systems import key_scope_holds
 
 def my_key(args, session_id):
     """The idempotency key the loop sends with a refund: args are the refund's arguments, session_id the chat's."""
-    return None  # your code: a string
+    return None  # 你的代码：一个字符串
 
 
 print(key_scope_holds(my_key, lang=LANG))

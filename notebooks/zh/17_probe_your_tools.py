@@ -50,9 +50,9 @@ from agentlab.workbook.plots import cjk_fonts, table_view
 from agentlab.workbook.widgets import ProbePanel
 
 LANG = "zh"  # "en" for English
-# found through the package, so the notebook and its twin one folder deeper read the same files
-RETAIL = datasets_dir() / "tau-bench" / "retail" / "tools.json"  # tau-bench's store: 16 tools nobody here wrote
-TOOLS = RETAIL if RETAIL.exists() else data_file("aftersales_tools.json")  # a fresh clone: the refund desk's four
+# 通过包来查找，所以笔记本和深一层文件夹里的中文版读到的是同一批文件
+RETAIL = datasets_dir() / "tau-bench" / "retail" / "tools.json"  # tau-bench 的商店：16 个不是我们写的工具
+TOOLS = RETAIL if RETAIL.exists() else data_file("aftersales_tools.json")  # 一份全新的拷贝：退款台的四个工具
 registry = load_specs(json.loads(TOOLS.read_text(encoding="utf-8")), source=TOOLS.name, lang=LANG)
 report = probe(registry, fake_source(), lang=LANG, source=TOOLS.name)
 print({"en": f"{TOOLS.name}: {len(report['tools'])} tools, {report['summary']['applicable']} cells apply, "
@@ -74,7 +74,7 @@ print({"en": f"{TOOLS.name}: {len(report['tools'])} tools, {report['summary']['a
 HTML(table_html(report, LANG))
 
 # %%
-with cjk_fonts():  # the labels may be Chinese: the fonts are needed when the figure is drawn
+with cjk_fonts():  # 标签可能是中文：画图时需要字体
     fig, axes = plt.subplots(1, 2, figsize=(14, 5))
     plot_probe_matrix(report, ax=axes[0], lang=LANG)
     plot_probe_categories(report, ax=axes[1], lang=LANG)
@@ -88,7 +88,7 @@ with cjk_fonts():  # the labels may be Chinese: the fonts are needed when the fi
 CATEGORY = {"en": "category", "zh": "故障类别"}[LANG]
 verdicts = pd.DataFrame([{CATEGORY: c, **{k: v for k, v in row["verdicts"].items()}}
                          for c, row in report["summary"]["by_category"].items()]).fillna(0).set_index(CATEGORY).astype(int)
-# the verdicts' names as the report says them (in English the names themselves: report.json's words)
+# 判定结果的名称，按报告的说法（英文下就是名称本身：report.json 里的词）
 table_view(verdicts.rename(columns=lambda v: t("probe.v." + v, LANG) if LANG != "en" else v,
                            index={"clean": "clean (no fault)"}), lang=LANG)
 
@@ -179,7 +179,7 @@ widgets.VBox([panel.widget])
 # %%
 from agentlab.workbook.builds_systems import duplicate_call_verdict
 
-my_answer = None  # a verdict, e.g. "caught"
+my_answer = None  # 一个判定结果，比如 "caught"
 print(duplicate_call_verdict(my_answer, lang=LANG))
 
 # %% [markdown]
@@ -195,7 +195,7 @@ from agentlab.workbook.builds_systems import contract_catches_faults
 
 draft = {"type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number"},
                                           "reason": {"type": "string"}}}
-my_parameters = None  # your schema: start from a copy of draft
+my_parameters = None  # 你的 schema：从 draft 的一份拷贝开始改
 print(contract_catches_faults(my_parameters, lang=LANG))
 
 # %% [markdown]

@@ -46,8 +46,8 @@ from agentlab.workbook.exercises import most_repaired_kind
 from agentlab.workbook.plots import cjk_fonts, plot_bars, table_view
 
 LANG = "zh"  # "en" for English
-RESULTS = graded()  # live from the BFCL data when it is there, else the results shipped with the workbook
-FIG = RESULTS.sizes  # each model's figures: accuracy, kinds of failure, where each went, a few replies
+RESULTS = graded()  # 有 BFCL 数据时实时计算，否则用练习册附带的结果
+FIG = RESULTS.sizes  # 每个模型的数字：准确率、失败的种类、各自落在哪里，再附几条回复
 SIZES = list(FIG)
 print(RESULTS.said(LANG))
 for s, f in FIG.items():
@@ -87,7 +87,7 @@ for size in SIZES:
 
 # %%
 if SIZES:
-    with cjk_fonts():  # the titles may be Chinese: the fonts are needed when the figure is drawn
+    with cjk_fonts():  # 标题可能是中文：画图时需要字体
         fig, axes = plt.subplots(1, len(SIZES), figsize=(7 * len(SIZES), 4), squeeze=False)
         for ax, size in zip(axes[0], SIZES, strict=True):
             f = FIG[size].accuracy
@@ -126,7 +126,7 @@ for size in SIZES:
 # %%
 def what_the_prompt_decides(size: str) -> str:
     fig = FIG[size]
-    several, f, strict = fig.several, fig.accuracy, fig.copies_wrong  # strict: a copied example counted wrong
+    several, f, strict = fig.several, fig.accuracy, fig.copies_wrong  # 严格模式：照抄示例的算错
     three = [c for c in bfcl.CATEGORIES if c != "parallel"]
     copies, n_irr = fig.copies, fig.n_irrelevance
     without = {m: 100 * bfcl.mean_of(f[m], three) for m in bfcl.MODES}
@@ -198,7 +198,7 @@ for size in SIZES:
 def transition_table(size: str, after: str) -> pd.DataFrame:
     order = ["right", *bfcl.KINDS]
     table = pd.DataFrame(0, index=order, columns=order)
-    for a, b, n in FIG[size].transitions[after]:  # (single's kind or "right", the other mode's, questions)
+    for a, b, n in FIG[size].transitions[after]:  # （单轮模式的失败种类或 "right"，另一种模式的，题目列表）
         table.loc[a, b] = n
     return table.loc[(table.sum(axis=1) > 0), (table.sum(axis=0) > 0)]
 
@@ -263,7 +263,7 @@ for size in SIZES:
 # %%
 from agentlab.evals.bfcl_compare import official_results
 
-OFFICIAL = official_results()  # live where the evaluator is installed, else the results shipped with the workbook
+OFFICIAL = official_results()  # 装了评测器时实时计算，否则用练习册附带的结果
 print(OFFICIAL.said(LANG))
 for size in OFFICIAL.single:
     print(OFFICIAL.agreement_said(size, LANG))
@@ -301,7 +301,7 @@ for size in SIZES:
 # %%
 from agentlab.evals.bfcl_prompting import prompting_results
 
-LEADERBOARD = prompting_results()  # live where the evaluator and the questions are, else the shipped results
+LEADERBOARD = prompting_results()  # 评测器和题目都在时实时计算，否则用附带的结果
 print(LEADERBOARD.said(LANG))
 for size in SIZES:
     print(LEADERBOARD.verdict_said(size, LANG))
@@ -314,7 +314,7 @@ for size in SIZES:
 # 对 0.5B 模型来说：和单次回答相比，校验后重问消除得最多的是哪一类失败？从上面的表里读出来，用 `bfcl.KINDS` 的键作答。
 
 # %%
-my_answer = None  # a kind, e.g. "wrong_value"
+my_answer = None  # 一个失败种类，比如 "wrong_value"
 print(most_repaired_kind(my_answer, FIG["0.5b"], lang=LANG))
 
 # %% [markdown]
@@ -331,7 +331,7 @@ from agentlab.workbook.builds_repair import reask_policy_holds
 
 
 def my_reask(refused):
-    return None  # True: re-ask; False: stop
+    return None  # True：重问；False：停下
 
 
 print(reask_policy_holds(my_reask, lang=LANG))

@@ -70,7 +70,7 @@ def as_frame(rows: list) -> pd.DataFrame:
 # 每个故障都是一个脚本化的模型，放在项目自带的测试服务器后面（在 127.0.0.1 上讲 OpenAI 的 chat API），驱动每个框架真正的智能体循环：先不加那一行跑一次，再加上跑一次。没有任何真的等待：适配器的 sleep 是注入的，只记录下来。✓ 表示这次运行做到了练习册要求的事。
 
 # %%
-rows = compare(fill=True)  # a framework not installed here: its rows as last measured, with the version
+rows = compare(fill=True)  # 这台机器上没装的框架：用上次测量时的行，并注明版本
 print("\n".join(sorted({f"{r.version}: {label('recorded, not installed here' if r.recorded else 'measured here', LANG)}" for r in rows})))
 table_view(as_frame(rows), lang=LANG)
 
@@ -98,15 +98,15 @@ from agentlab.adapters.core import Contract, Guard
 from agentlab.errors import UsageError
 from agentlab.scratch import scratch_folder
 
-claims = f"sqlite:///{scratch_folder() / 'claims.db'}"  # a file: a store that outlives the process, as Redis does
+claims = f"sqlite:///{scratch_folder() / 'claims.db'}"  # 一个文件：比进程活得久的存储，和 Redis 一样
 note = Contract("note", "Add a note to an order's file.", {
     "type": "object", "properties": {"order_id": {"type": "string"}, "text": {"type": "string"}},
     "required": ["order_id", "text"]})
 args, written, told = {"order_id": "A1", "text": "call back after 6 pm"}, [], []
-for process in (1, 2):  # the caller, then the same caller restarted: a new guard each time, one store
+for process in (1, 2):  # 调用方，然后是重启后的同一个调用方：每次都是新的防护，存储只有一个
     guard = Guard("langgraph", writes={"note"}, store=claims, lang=LANG)
     out = guard.call([note], "note", args, lambda a: written.append(a) or {"noted": a["order_id"]},
-                     conversation="thread-42")  # what LangGraph hands over: config["configurable"]["thread_id"]
+                     conversation="thread-42")  # LangGraph 交过来的东西：config["configurable"]["thread_id"]
     told.append({"process": process, "the model read": out.content})
 print(f"{len(written)} ×", {"en": "the note was written", "zh": "写入备注"}[LANG])
 table_view(pd.DataFrame(told), lang=LANG)
@@ -135,7 +135,7 @@ from mcp.types import ToolAnnotations
 from agentlab.site.gateway import Gateway
 from agentlab.site.mcp_client import MCPConnection
 
-shop, refunds = FastMCP("shop", log_level="WARNING"), []  # the SDK logs each request at INFO otherwise
+shop, refunds = FastMCP("shop", log_level="WARNING"), []  # 否则 SDK 会以 INFO 级别记录每个请求
 
 
 @shop.tool(annotations=ToolAnnotations(destructiveHint=True, idempotentHint=False))
@@ -145,7 +145,7 @@ def refund(order_id: str, amount: float) -> dict:
     return {"refunded": amount, "order_id": order_id}
 
 
-gateway = Gateway(shop._mcp_server, lang=LANG)  # the SDK's low-level server, in memory; a URL or a command works too
+gateway = Gateway(shop._mcp_server, lang=LANG)  # SDK 的底层服务器，在内存里运行；用 URL 或命令也可以
 client = MCPConnection(gateway.server())
 sent = [{"order_id": "A1", "amount": 30}, {"order_id": "A1", "amount": 30}, {"order_id": "A1", "amount": "thirty"}]
 results = [client.run(client.session.call_tool("refund", args)) for args in sent]
@@ -165,7 +165,7 @@ gateway.close()
 # %%
 from agentlab.workbook.builds_systems import handled_without_adapter
 
-my_answer = None  # a fault's name
+my_answer = None  # 一个故障的名字
 print(handled_without_adapter(my_answer, rows, FAULTS, lang=LANG))
 
 # %% [markdown]
@@ -181,7 +181,7 @@ print(handled_without_adapter(my_answer, rows, FAULTS, lang=LANG))
 # %%
 from agentlab.workbook.builds_systems import guard_wired
 
-my_writes = None  # which tools write, e.g. ["a_tool"], or {"a_tool": lambda args: ..., "another": None}
+my_writes = None  # 哪些工具会写，比如 ["a_tool"]，或者 {"a_tool": lambda args: ..., "another": None}
 print(guard_wired(my_writes, lang=LANG))
 
 # %% [markdown]
