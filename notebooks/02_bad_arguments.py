@@ -144,9 +144,9 @@ print(amount_with_unit_reason(my_answer, reg, lang=LANG))
 # sends the notebook's bad calls through the boundary with your contract and says which still get through.
 
 # %%
-from agentlab.workbook.builds_guards import LOOSE_REFUND_SCHEMA, build_tighter_contract
+from agentlab.workbook.builds_guards import build_tighter_contract, loose_refund_schema
 
-print(json.dumps(LOOSE_REFUND_SCHEMA, indent=2, ensure_ascii=False))
+print(json.dumps(loose_refund_schema(LANG), indent=2, ensure_ascii=False))
 
 
 def my_tighten(schema):

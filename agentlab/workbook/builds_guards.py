@@ -20,8 +20,8 @@ from ..tools import Registry
 from . import exercises
 from .exercises import Feedback, _say
 
-__all__ = ["LOOSE_REFUND_SCHEMA", "build_refund_contract", "build_refund_failure", "build_refund_once", "build_resend",
-           "build_tighter_contract"]
+__all__ = ["build_refund_contract", "build_refund_failure", "build_refund_once", "build_resend", "build_tighter_contract",
+           "loose_refund_schema"]
 
 _log = logging.getLogger(__name__)
 
@@ -196,11 +196,14 @@ def _boundary(notebook: str, schema: dict, good: tuple[dict, ...], bad: dict[str
 # --- 02: tighten a loose contract until the boundary refuses the notebook's bad calls ------------------------------
 
 #: the contract a hurried desk shipped for create_refund: every call of notebook 02 passes it
-LOOSE_REFUND_SCHEMA: dict[str, Any] = {"type": "object", "properties": {
-    "order_id": {"type": "string", "description": "Order number, like A1001."},
-    "amount": {"description": "Refund amount in yuan, e.g. 45."},
-    "reason": {"type": "string", "description": "Why: user_cancel, out_of_stock or price_error."},
-    "remark": {"type": "string", "description": "Optional note for the finance team."}}}
+def loose_refund_schema(lang: Lang = "en") -> dict[str, Any]:
+    """Notebook 02's starting contract for create_refund: every field described (in ``lang``, as the learner reads
+    it), none constrained. A new dict at each call, so a learner's change in place reaches nothing else."""
+    def described(field: str, **kind: Any) -> dict[str, Any]:
+        return {**kind, "description": t(f"build.nb02.field.{field}", lang)}
+    return {"type": "object", "properties": {"order_id": described("order_id", type="string"),
+                                             "amount": described("amount"), "reason": described("reason", type="string"),
+                                             "remark": described("remark", type="string")}}
 _02_GOOD = ({"order_id": "A1001", "amount": 45, "reason": "user_cancel"},
             {"order_id": "A1002", "amount": 199.0, "reason": "price_error", "remark": "wrong tag price"})
 #: the notebook's bad create_refund calls (its camelCase one on create_refund, as the injector sends it)
@@ -211,22 +214,20 @@ _02_BAD = {"drop_required": '{"order_id": "A1001", "reason": "user_cancel"}',
 
 
 def build_tighter_contract(fn: Callable[[dict], Any] | None, lang: Lang = "en") -> Feedback:
-    """02: ``fn(schema)`` gets a copy of :data:`LOOSE_REFUND_SCHEMA` and returns it with constraints added (or
+    """02: ``fn(schema)`` gets :func:`loose_refund_schema` (in ``lang``) and returns it with constraints added (or
     changes it in place). Right when the boundary, with no cleaning, refuses each of the notebook's bad
     create_refund calls and still lets good refunds through."""
-    import copy
-
     if fn is None:
         return _not_yet("02", "build.nb02.not_yet", lang)
     if not callable(fn):
         return _wrong("02", t("build.not_a_function", lang, name="my_tighten"), lang)
-    schema = copy.deepcopy(LOOSE_REFUND_SCHEMA)
+    schema = loose_refund_schema(lang)
     try:
         out = fn(schema)
     except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
         return _wrong("02", _raised(exc, lang), lang)
     if out is None:
-        if schema == LOOSE_REFUND_SCHEMA:
+        if schema == loose_refund_schema(lang):
             return _not_yet("02", "build.nb02.not_yet", lang)
         out = schema  # changed in place
     if not isinstance(out, dict):

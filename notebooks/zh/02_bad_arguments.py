@@ -141,9 +141,9 @@ print(amount_with_unit_reason(my_answer, reg, lang=LANG))
 # 同时正确的退款照样通过。检查会用你的契约把本笔记本的错误调用送过边界，告诉你哪些还能溜过去。
 
 # %%
-from agentlab.workbook.builds_guards import LOOSE_REFUND_SCHEMA, build_tighter_contract
+from agentlab.workbook.builds_guards import build_tighter_contract, loose_refund_schema
 
-print(json.dumps(LOOSE_REFUND_SCHEMA, indent=2, ensure_ascii=False))
+print(json.dumps(loose_refund_schema(LANG), indent=2, ensure_ascii=False))
 
 
 def my_tighten(schema):
