@@ -15,7 +15,9 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cache
 from typing import Any, NoReturn
 
 from .commands import EXTRA as _EXTRA
@@ -87,21 +89,71 @@ def build_parser(lang: Lang = "en") -> argparse.ArgumentParser:
 
 
 def _lang_of(argv: list[str]) -> Lang:
-    """``--lang zh`` read before parsing, so that even a usage error speaks the user's language."""
+    """``--lang zh`` read before parsing, so that even a usage error speaks the user's language; without it,
+    ``AGENTLAB_LANG``, then the locale's own (``LC_ALL``, ``LC_MESSAGES``, ``LANG``: ``zh_CN.UTF-8`` is Chinese)."""
     for i, a in enumerate(argv):
-        if a == "--lang=zh" or (a == "--lang" and argv[i + 1: i + 2] == ["zh"]):
-            return "zh"
+        if a.startswith("--lang=") or (a == "--lang" and i + 1 < len(argv)):
+            return "zh" if (a.partition("=")[2] if "=" in a else argv[i + 1]) == "zh" else "en"
+    for name in ("AGENTLAB_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(name, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
     return "en"
+
+
+@cache
+def _cli_said() -> dict[str, dict[str, dict[str, str]]]:
+    """``{lang: {"help": {English help: its translation}, "argparse": {argparse's message: its translation}}}``,
+    from ``data/i18n/cli.json``: the help of every command and option, and argparse's own words (its usage line, its
+    section titles, its usage errors), which Python ships in English alone."""
+    from .resources import data_file
+    return json.loads(data_file("i18n/cli.json").read_text(encoding="utf-8"))
+
+
+@contextmanager
+def _argparse_says(lang: Lang) -> Iterator[None]:
+    """argparse's own words in ``lang`` while the parser is built, parses and prints its help: argparse asks
+    ``gettext`` for each (``_("usage: ")``, ``_("the following arguments are required: %s")``), and the words are
+    looked up here instead, for this command only; anything not in the table stays as argparse says it."""
+    table = _cli_said().get(lang, {}).get("argparse", {})
+    if not table:
+        yield
+        return
+    saved = argparse._, argparse.ngettext  # type: ignore[attr-defined]
+    argparse._ = lambda text: table.get(text, text)  # type: ignore[attr-defined]
+    argparse.ngettext = lambda one, many, n: table.get(one if n == 1 else many, one if n == 1 else many)  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        argparse._, argparse.ngettext = saved  # type: ignore[attr-defined]
+
+
+def _say_help(parser: argparse.ArgumentParser, lang: Lang) -> None:
+    """Every help and description of ``parser`` and its commands, said in ``lang`` (data/i18n/cli.json)."""
+    said = _cli_said().get(lang, {}).get("help", {})
+    if not said:
+        return
+    parser.description = said.get(parser.description or "", parser.description)
+    for action in parser._actions:
+        if action.help and action.help != argparse.SUPPRESS:
+            action.help = said.get(action.help, action.help)
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                choice.help = said.get(choice.help or "", choice.help)
+            for sub in dict.fromkeys(action.choices.values()):
+                _say_help(sub, lang)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     lang = _lang_of(argv)
-    parser = build_parser(lang)
-    try:
-        ns = parser.parse_args(argv)
-    except SystemExit as exc:  # a usage error (already printed) or --help
-        return exc.code if isinstance(exc.code, int) else 2
+    with _argparse_says(lang):
+        parser = build_parser(lang)
+        _say_help(parser, lang)
+        try:
+            ns = parser.parse_args(argv)
+        except SystemExit as exc:  # a usage error (already printed) or --help
+            return exc.code if isinstance(exc.code, int) else 2
     if ns.command is None:
         print(t("cli.no_command", lang, commands=", ".join([*COMMANDS, *EXTRA]), prog=PROG), file=sys.stderr)
         return 2

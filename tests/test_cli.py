@@ -152,3 +152,42 @@ def test_json_nested_past_the_parsers_depth_is_one_line_not_a_traceback(tmp_path
     assert main(["check-args", "--tools", str(tools), "--name", "x", "--args", "{}"]) == 2
     err = capsys.readouterr().err
     assert "tools.json" in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_the_cli_speaks_chinese_in_its_help_and_its_usage_errors(capsys, monkeypatch):
+    """A Chinese participant typing ``python -m agentlab eval --lang zh --help`` (or with a Chinese locale and no
+    --lang) read every line in English: the commands' help was written in the code, and argparse says "usage:",
+    "options" and "the following arguments are required" in English only. Now both come from data/i18n/cli.json."""
+    import argparse
+    import re
+
+    from agentlab import cli
+    cjk = re.compile("[\u4e00-\u9fff]")
+    with cli._argparse_says("zh"):
+        parser = cli.build_parser("zh")
+        cli._say_help(parser, "zh")
+
+    def helps(p):
+        yield p.description
+        for a in p._actions:
+            yield a.help
+            if isinstance(a, argparse._SubParsersAction):
+                yield from (c.help for c in a._choices_actions)
+                for sub in dict.fromkeys(a.choices.values()):
+                    yield from helps(sub)
+    english = [h for h in helps(parser) if h and h != argparse.SUPPRESS and not cjk.search(h)]
+    assert not english, english
+    assert argparse._("usage: ") == "usage: ", "argparse's own words stay English outside the command"
+
+    assert cli.main(["eval", "--lang", "zh"]) == 2
+    err = capsys.readouterr().err
+    assert "缺少必填的参数：--suite" in err and "the following arguments" not in err, err
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+    monkeypatch.delenv("AGENTLAB_LANG", raising=False)
+    assert cli.main(["review", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("用法：") and "显示这段帮助并退出" in out and "你的日志文件" in out, out
+    assert cli.main(["review", "--lang", "en", "--help"]) == 0  # --lang wins over the locale
+    assert capsys.readouterr().out.startswith("usage: ")
