@@ -255,3 +255,18 @@ def test_an_english_count_says_its_noun_as_the_number_needs():
         found += [f"{key}: {m.group(0)}" for m in re.finditer(r"\{(\w+)\} ([a-z][a-z-]*s)\b", text)
                   if m.group(2) in COUNTED_NOUNS and m.group(1) not in ("command", "name", "size", "speed", "ref", "value", "got")]
     assert not found, "say a count with {n:count:one/many}:\n" + "\n".join(found)
+
+
+def test_the_chinese_pages_code_blocks_comment_in_chinese():
+    """README.zh's console block said "# the refund happens, the reply is lost: naive refunds twice": a comment in a
+    Chinese page's code is said in Chinese too (a package to install, ``pip install ...``, stays as it is)."""
+    pages = [ROOT / "README.zh.md", *sorted((ROOT / "docs" / "zh").glob("*.md"))]
+    english = []
+    for page in pages:
+        for block in re.findall(r"```[a-z]*\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+            for line in block.splitlines():
+                m = re.search(r"(?:^|\s)#\s(.*)$", line)
+                if m and re.search(r"[A-Za-z]{3,} [A-Za-z]{2,} [A-Za-z]{2,}", m.group(1)) \
+                        and not re.search("[\u4e00-\u9fff]", m.group(1)) and not m.group(1).startswith("pip install"):
+                    english.append(f"{page.name}: {line.strip()[:120]}")
+    assert not english, english
