@@ -484,3 +484,16 @@ def test_02_the_starting_contract_is_described_in_the_learners_language():
         {k: {x: y for x, y in v.items() if x != "description"} for k, v in en["properties"].items()}
     right = builds_guards.build_tighter_contract(solution("02").my_tighten, lang="zh")
     assert right.ok, right
+
+
+def test_03_a_chinese_failure_that_names_the_amount_in_chinese_is_acted_on():
+    """A Chinese learner writes the failure in Chinese ("退款金额 299 超过了实付的 199 元"); the checking model only
+    repaired its call when the text held the English field name ``amount``."""
+    from agentlab.errors import ToolFailure
+
+    def chinese(order_id, amount, paid):
+        return ToolFailure("INVALID_ARGS", f"订单 {order_id} 的退款金额 {amount:g} 超过了实付的 {paid:g} 元，请按 {paid:g} 元退款")
+    right = builds_guards.build_refund_failure(chinese, lang="zh")
+    assert right.ok, right
+    vague = builds_guards.build_refund_failure(lambda o, a, p: ToolFailure("INVALID_ARGS", "退款失败"), lang="zh")
+    assert not vague.ok

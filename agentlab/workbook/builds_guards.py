@@ -243,7 +243,8 @@ _03_CASES = {"A1001": (299.0, 199.0), "A1004": (999.0, 899.0)}
 
 class _Reader:
     """A model that acts on what it reads, as a careful model does: it asks for ``asked``; told of a failure, it
-    sends the paid amount when the error names the field ``amount`` and that amount, else the same call again."""
+    sends the paid amount when the error names the field (``amount``, or its name in the reader's language) and that
+    amount, else the same call again."""
 
     name = "reader"
 
@@ -261,7 +262,9 @@ class _Reader:
         self.told.append(text)
         if '"ok": true' in text.replace('":true', '": true'):
             return say({"en": "Refunded.", "zh": "已退款。"}[self.lang])
-        names_it = "amount" in text and f"{self.paid:g}" in text
+        # the field named as the learner's language names it (a Chinese message says 金额, not amount)
+        field = any(name in text for name in t("build.nb03.field_names", self.lang).split("|"))
+        names_it = field and f"{self.paid:g}" in text
         return tool_calls(call("create_refund", self._args(self.paid if names_it else self.asked)))
 
     def _args(self, amount: float) -> dict:
