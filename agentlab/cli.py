@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import cache
+from functools import cache, partial
 from typing import Any, NoReturn
 
 from .commands import EXTRA as _EXTRA
@@ -36,8 +36,16 @@ class _Parser(argparse.ArgumentParser):
     """argparse with a usage error as one line on stderr and exit 2 (its usage block is in --help)."""
 
     def __init__(self, *args: Any, lang: Lang = "en", **kwargs: Any):
+        # no abbreviated options: "--lan zh" ran the command in Chinese while its usage error, read before parsing,
+        # was English (one spelling of each option, read the same way by both)
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
         self.lang = lang
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        # a command's own commands (site keys create) speak the language their parent was built in
+        kwargs.setdefault("parser_class", partial(_Parser, lang=self.lang))
+        return super().add_subparsers(**kwargs)
 
     def error(self, message: str) -> NoReturn:
         print(t("cli.usage", self.lang, message=message, prog=self.prog), file=sys.stderr)
@@ -60,7 +68,7 @@ def cmd_lint(ns: argparse.Namespace) -> int:
     else:
         for f in findings:
             emit(f"{label(f.severity, ns.lang):7} {f.rule} {f.location}: {f.message}\n        -> {f.suggestion}")
-        emit(f"{len(findings)} finding(s)" if ns.lang == "en" else f"共 {len(findings)} 条发现")
+        emit(t("cli.lint.findings", ns.lang, n=len(findings)))
     return 1 if any(f.severity == "error" for f in findings) else 0
 
 
@@ -91,9 +99,14 @@ def build_parser(lang: Lang = "en") -> argparse.ArgumentParser:
 def _lang_of(argv: list[str]) -> Lang:
     """``--lang zh`` read before parsing, so that even a usage error speaks the user's language; without it,
     ``AGENTLAB_LANG``, then the locale's own (``LC_ALL``, ``LC_MESSAGES``, ``LANG``: ``zh_CN.UTF-8`` is Chinese)."""
+    given = None
     for i, a in enumerate(argv):
+        if a == "--":  # what follows is operands (a file may be called --lang)
+            break
         if a.startswith("--lang=") or (a == "--lang" and i + 1 < len(argv)):
-            return "zh" if (a.partition("=")[2] if "=" in a else argv[i + 1]) == "zh" else "en"
+            given = a.partition("=")[2] if "=" in a else argv[i + 1]  # the last one wins, as argparse reads it
+    if given is not None:
+        return "zh" if given == "zh" else "en"
     for name in ("AGENTLAB_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(name, "")
         if value:
@@ -128,6 +141,17 @@ def _argparse_says(lang: Lang) -> Iterator[None]:
         argparse._, argparse.ngettext = saved  # type: ignore[attr-defined]
 
 
+def _speak(parser: argparse.ArgumentParser, lang: Lang) -> None:
+    """Every command's ``--lang`` defaults to ``lang``: the language the help and the usage errors were read in (from
+    the locale, say) is the one the command then answers in."""
+    for action in parser._actions:
+        if action.dest == "lang" and action.default == "en" and action.choices is not None and lang in action.choices:
+            action.default = lang  # a --lang whose default is another (the trainer's "both") keeps it
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                _speak(sub, lang)
+
+
 def _say_help(parser: argparse.ArgumentParser, lang: Lang) -> None:
     """Every help and description of ``parser`` and its commands, said in ``lang`` (data/i18n/cli.json)."""
     said = _cli_said().get(lang, {}).get("help", {})
@@ -150,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     with _argparse_says(lang):
         parser = build_parser(lang)
         _say_help(parser, lang)
+        _speak(parser, lang)
         try:
             ns = parser.parse_args(argv)
         except SystemExit as exc:  # a usage error (already printed) or --help

@@ -65,7 +65,7 @@ class _Counted(string.Formatter):
     def format_field(self, value: object, format_spec: str) -> str:
         if format_spec.startswith("count:"):
             one, _, many = format_spec[len("count:"):].partition("/")
-            return f"{value} {one if value == 1 else many}"
+            return f"{value} {one if value == 1 else many or one}"
         return format(value, format_spec)
 
 

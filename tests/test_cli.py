@@ -191,3 +191,30 @@ def test_the_cli_speaks_chinese_in_its_help_and_its_usage_errors(capsys, monkeyp
     assert out.startswith("用法：") and "显示这段帮助并退出" in out and "你的日志文件" in out, out
     assert cli.main(["review", "--lang", "en", "--help"]) == 0  # --lang wins over the locale
     assert capsys.readouterr().out.startswith("usage: ")
+
+
+def test_one_language_for_the_whole_command(capsys, monkeypatch, tmp_path):
+    """The language the help and a usage error are read in is the command's own: with a Chinese locale and no --lang,
+    lint's usage error was Chinese and its findings English; a command's own commands (site keys create) said their
+    usage error half in English; "--lan zh" ran in Chinese after an English usage line; of two --lang the first
+    decided the usage language and the last the output."""
+    from agentlab import cli
+    tools = tmp_path / "t.json"
+    tools.write_text(json.dumps([{"type": "function", "function": {"name": "x", "description": "d", "parameters": {
+        "type": "object", "properties": {"a": {"type": "string"}}}}}]))
+    monkeypatch.setenv("AGENTLAB_LANG", "zh")
+    cli.main(["lint", str(tools)])
+    assert capsys.readouterr().out.strip().endswith("条发现")
+    monkeypatch.delenv("AGENTLAB_LANG")
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+    cli.main(["lint", str(tools)])
+    assert capsys.readouterr().out.strip().endswith("2 findings")
+    assert cli.main(["site", "keys", "create", "--lang", "zh"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("错误：缺少必填的参数：--name（参见") and "see" not in err, err
+    assert cli.main(["lint", "--lan", "zh", str(tools)]) == 2  # no abbreviations: one spelling, read the same way
+    capsys.readouterr()
+    assert cli._lang_of(["lint", "--lang", "en", "--lang", "zh"]) == "zh"
+    assert cli._lang_of(["lint", "--", "--lang", "zh"]) == "en"

@@ -126,3 +126,33 @@ def test_the_chinese_twins_code_speaks_chinese_in_its_comments_and_runs_the_same
         if not theirs.source.lstrip().startswith("%"):
             assert tokens(mine.source) == tokens(LANG_LINE.sub('LANG = "zh"', theirs.source)), "the code differs"
     assert not english, f"English comments in notebooks/zh/{source.name}: {english}"
+
+
+@pytest.mark.parametrize("code", [
+    "x = 1 + \\\n    2  # long\n",                # a line that goes on from a backslash: the comment stays beside it
+    's = """abc\ndef"""  # long\n',               # the end of a string begun a line above: never inside the string
+    "f(a,\n  b)  # long\n",                        # inside brackets: above its line is still inside the call
+    "y = [1,  # long\n     2]\n",
+    "%%time\nz = 1  # long\n",                     # IPython's own syntax: left as written
+    "!curl http://example.com/#long\n",
+])
+def test_a_translated_comment_never_changes_the_code(code, monkeypatch):
+    """A comment too long beside its code once said in Chinese moves above its line; an attacker's pass found two
+    lines where that broke the code (after a backslash: a SyntaxError; at the end of a triple-quoted string: the
+    comment moved into the string), and a shell line whose URL held a '#'."""
+    import ast
+    import io
+    import tokenize
+
+    from agentlab.workbook import twins
+    monkeypatch.setattr(twins, "comment_glossary", lambda: {"zh": {"long": "一个很长的注释" * 12}})
+    out = code_for(code, "zh")
+    if code.startswith(("%", "!")):
+        assert out == code
+        return
+
+    def tokens(text):
+        return [t.string for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE)]
+    ast.parse(out)
+    assert tokens(out) == tokens(code) and "一个很长的注释" in out, out

@@ -276,3 +276,14 @@ def test_a_folder_nobody_may_write_is_a_sentence(tmp_path):
     with pytest.raises(WeeklyError) as refused:
         ReviewStore(blocked)
     assert refused.value.key == "weekly.err.store_unwritable"
+
+
+def test_filing_a_suggestion_keeps_a_colleagues_category_and_counts_one_already_there_as_filed(tmp_path):
+    from agentlab.evals.weekly import ReviewStore
+    store = ReviewStore(tmp_path)
+    a = store.add_note("c1", "refund twice", "Ann", week="2026-W10")
+    b = store.add_note("c2", "refund broken", "Ann", week="2026-W10", category="Refunds")
+    c = store.add_note("c3", "refund loop", "Ann", week="2026-W10", category="Loops")
+    filed, kept = store.file_unfiled([a.id, b.id, c.id], "Refunds", "Bob")
+    assert sorted(filed) == [a.id, b.id] and [k.id for k in kept] == [c.id]
+    assert {n.id: n.category for n in store.notes()} == {a.id: "Refunds", b.id: "Refunds", c.id: "Loops"}

@@ -80,6 +80,11 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
               t("stage." + r["stage"], lang) if r["stage"] else "-", r["count"]] for r in report.get("by_kind_stage", ())]
     classes = report.get("failure_classes", {})
     cases = report["cases"]
+    runnable = sum(c["runnable"] for c in cases)
+    # on a page the cases travel in the link itself: up to MAX_LINK_BYTES (each toggle of the language sends it again)
+    whole = cases_jsonl(report).encode("utf-8") if page and runnable else b""
+    too_large = len(whole) > MAX_LINK_BYTES
+    carried = b"" if too_large else whole
     findings = [{**f, "kind": kind(f["kind"])} for f in report["findings"]]
     more = tot["findings"] - len(findings)
     return _page("log_review.html", _say(lang), lang=lang, version=report["version"],
@@ -96,13 +101,27 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
                  by_stage=went_wrong_text(report["by_stage"], lang) if report["by_stage"] else "-",
                  classes=[[class_name(c, lang), n] for c, n in classes.items()],
                  findings=findings, more=t("logs.more", lang, more=more) if more > 0 else "",
-                 cases_text=t("logs.cases_page" if page else "logs.cases", lang, n=len(cases),
-                              runnable=sum(c["runnable"] for c in cases), file="cases.jsonl"),
-                 cases_href=("data:application/jsonl;charset=utf-8;base64,"
-                             + base64.b64encode(cases_jsonl(report).encode("utf-8")).decode())
-                 if page and any(c["runnable"] for c in cases) else "",
+                 cases_text=_cases_text(len(cases), runnable, lang, page=page, too_large=too_large),
+                 cases_href=("data:application/jsonl;charset=utf-8;base64," + base64.b64encode(carried).decode())
+                 if carried else "",
                  cases=[{"runnable": c["runnable"], **{k: c["case"][k] for k in ("id", "scenario", "task")}}
                         for c in cases])
+
+
+#: the largest cases.jsonl a page carries in its link (as the weekly export's links): past it, the page says so
+MAX_LINK_BYTES = 2_000_000
+
+
+def _cases_text(n: int, runnable: int, lang: Lang, *, page: bool, too_large: bool) -> str:
+    """The sentence over the candidate cases: the file and the command beside ``report.html``; on a page, the link
+    to save them from, or why there is none (no case that runs, or more than a link carries)."""
+    if not page:
+        return t("logs.cases", lang, n=n, runnable=runnable, file="cases.jsonl")
+    if not runnable:
+        return t("logs.cases_page_none", lang, n=n)
+    if too_large:
+        return t("logs.cases_page_too_large", lang, n=n, runnable=runnable, mb=MAX_LINK_BYTES // 1_000_000)
+    return t("logs.cases_page", lang, n=n, runnable=runnable)
 
 
 def _page(template: str, say: Callable[..., str], /, **context: Any) -> str:

@@ -327,8 +327,10 @@ class ReviewStore:
                     filed.append(nid)
             if filed:
                 self.db.execute(_NEW_CATEGORY, (cat, author, time.time()))
-        kept = [n for n in self.notes() if n.id in set(ids) - set(filed)]
-        return filed, kept
+        # a note already under this very category is where it was to go: filed, not "kept by someone"
+        rest = [n for n in self.notes() if n.id in set(ids) - set(filed)]
+        filed += [n.id for n in rest if n.category == cat]
+        return filed, [n for n in rest if n.category != cat]
 
     def add_category(self, name: Any, author: str = "") -> str:
         cat = check_category(name)

@@ -55,9 +55,9 @@ def code_for(source_code: str, lang: str) -> str:
             continue
         text = said[block.text]
         code = lines[block.row - 1][:block.col]
-        if block.inline and _width(code + "# " + text) <= 118:
-            lines[block.row - 1] = code + "# " + text
-        elif block.inline:  # too long beside its code in Chinese: on its own lines above the code
+        if block.inline and (_width(code + "# " + text) <= 118 or not block.own_line):
+            lines[block.row - 1] = code + "# " + text  # (a line that goes on from the one before keeps it beside)
+        elif block.inline and block.own_line:  # too long beside its code in Chinese: on its own lines above it
             indent = len(code) - len(code.lstrip())
             lines[block.row - 1:block.row] = [" " * indent + "# " + part for part in _wrapped(text, 116 - indent)] \
                 + [code.rstrip()]
@@ -76,6 +76,7 @@ class Comment:
     col: int
     text: str
     inline: bool
+    own_line: bool = True  # the code on its line starts there: not the rest of a string or of a "\\" continuation
 
 
 def comments(code: str) -> list[Comment]:
@@ -84,20 +85,34 @@ def comments(code: str) -> list[Comment]:
     import io
     import tokenize
 
+    lines = code.split("\n")
+    if any(line.lstrip().startswith(("%", "!")) for line in lines):  # IPython's own syntax: left as written
+        return []
     try:
-        tokens = [tok for tok in tokenize.generate_tokens(io.StringIO(code).readline) if tok.type == tokenize.COMMENT]
+        every = list(tokenize.generate_tokens(io.StringIO(code).readline))
     except (tokenize.TokenError, SyntaxError):
         return []
-    lines = code.split("\n")
+    # the rows whose code starts afresh: the first token on the row follows the end of a line, not a "\" or a string
+    # that began on an earlier row
+    fresh, before = set(), None
+    for tok in every:
+        if tok.type == tokenize.COMMENT:
+            continue
+        if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER) \
+                and (before is None or before.type in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)):
+            fresh.add(tok.start[0])
+        before = tok
     found: list[Comment] = []
-    for tok in tokens:
+    for tok in every:
+        if tok.type != tokenize.COMMENT:
+            continue
         (row, col), text = tok.start, tok.string[1:].strip()
         inline = lines[row - 1][:col].strip() != ""
         last = found[-1] if found else None
         if not inline and last is not None and not last.inline and last.end == row - 1 and last.col == col:
             found[-1] = Comment(last.row, row, col, f"{last.text} {text}", False)
         else:
-            found.append(Comment(row, row, col, text, inline))
+            found.append(Comment(row, row, col, text, inline, row in fresh))
     return found
 
 
