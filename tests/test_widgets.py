@@ -430,6 +430,7 @@ def test_a_file_past_the_pages_limit_gets_its_sentence_and_nothing_is_written(mo
         assert kept is not None and kept.read_bytes() == sample
         logs.upload.value = uploaded("huge.jsonl", sample + b"\n")
         assert says in logs.view.value and "huge.jsonl" in logs.view.value, logs.view.value
+        assert logs.upload.value == (), "a refused file's bytes stayed in the kernel"
         assert logs.path == kept and not (kept.parent / "huge.jsonl").exists()
         logs.run.click()
         assert logs.report is not None and logs.report["totals"]["runs"] == 5  # the file read before is reviewed

@@ -47,6 +47,7 @@ def upload_content(upload: W.FileUpload) -> tuple[str, bytes] | None:
     name = Path(str(item["name"])).name  # a name, never a path: "../x" is x, and ".." no name at all
     content = item["content"]
     if len(content) > MAX_UPLOAD_MB * 1_000_000:
+        upload.value = ()  # its bytes are not kept in the kernel's memory (the widget's own observers see it emptied)
         raise LocalizedError("ui.upload_too_large", name=name, mb=MAX_UPLOAD_MB)
     return name, bytes(content)
 
