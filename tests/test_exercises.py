@@ -327,3 +327,13 @@ def test_a_tie_names_its_classes_in_the_readers_language_and_naming_them_all_is_
         assert "执行 / 结构" in verdict.message and "structure" not in verdict.message
     for given in ("语义和结构", ["结构", "语义"], "semantic"):
         assert largest_share(given, counts, lang="zh").state == "wrong", given
+
+
+def test_02_hint_names_the_row_and_column_as_the_chinese_table_does():
+    """The Chinese hint said "看第一张表里 wrong type 那一行的 problems 列", a row the Chinese table calls 类型错误."""
+    from agentlab.i18n import label
+    from agentlab.scenarios import aftersales
+    from agentlab.workbook.exercises import amount_with_unit_reason
+    _, reg = aftersales.SCENARIO.setup("zh")
+    said = str(amount_with_unit_reason("nonsense", reg, lang="zh"))
+    assert label("wrong type", "zh") in said and label("problems", "zh") in said and "wrong type" not in said, said

@@ -520,3 +520,19 @@ def test_the_page_says_why_it_hands_over_no_cases_link(monkeypatch):
     none = {**report, "cases": [{**c, "runnable": False} for c in report["cases"]]}
     page = log_report.review_html(none, "zh", page=True)
     assert "data:application/jsonl" not in page and H.escape(t("logs.cases_page_none", "zh", n=n)) in page
+
+
+def test_the_log_review_page_says_class_and_stage_as_its_tables_do_and_names_no_file_it_cannot_give():
+    """On the Chinese page each finding ended "(INVALID_ARGS · validation · structure)" under tables that say 校验 and
+    结构, and the page spoke of report.json, a file the page never gives."""
+    from agentlab.evals.log_report import review_html
+    from agentlab.evals.log_review import review_logs
+    from agentlab.i18n import t
+    from agentlab.resources import data_file
+    report = review_logs(data_file("logs_openai_sample.jsonl"), "openai", lang="zh")
+    page = review_html(report, "zh", page=True)
+    findings = re.findall(r"<small>\(([A-Z_]+) · ([^·]+) · ([^)]+)\)</small>", page)
+    assert findings and all(re.search("[\u4e00-\u9fff]", c + s) for _, c, s in findings), findings[:3]
+    assert "report.json" not in page
+    assert "report.json" in review_html(report, "zh")  # the file written beside report.json still names it
+    assert t("class.validation", "zh") in page

@@ -10,11 +10,13 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import CODES
 from ..i18n import Lang, t
+from ..i18n import keys as catalogue_keys
 from ..resources import render_page
 from .failure_classes import class_name
 from .metrics import went_wrong_text
@@ -85,9 +87,11 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
     whole = cases_jsonl(report).encode("utf-8") if page and runnable else b""
     too_large = len(whole) > MAX_LINK_BYTES
     carried = b"" if too_large else whole
-    findings = [{**f, "kind": kind(f["kind"])} for f in report["findings"]]
+    # a finding's class and stage as the tables above say them (the code itself stays: it is what the logs hold)
+    findings = [{**f, "kind": kind(f["kind"]), "category": _said(f"class.{f['category']}", f["category"], lang),
+                 "stage": _said(f"stage.{f['stage']}", f["stage"], lang)} for f in report["findings"]]
     more = tot["findings"] - len(findings)
-    return _page("log_review.html", _say(lang), lang=lang, version=report["version"],
+    return _page("log_review.html", _say(lang), lang=lang, version=report["version"], page=page,
                  title=t("logs.title", lang, source=s.get("source", "")),
                  totals=t("logs.totals", lang, runs=tot["runs"], calls=tot["tool_calls"], findings=tot["findings"],
                           bad=tot["runs_with_findings"]),
@@ -106,6 +110,15 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
                  if carried else "",
                  cases=[{"runnable": c["runnable"], **{k: c["case"][k] for k in ("id", "scenario", "task")}}
                         for c in cases])
+
+
+def _said(key: str, fallback: Any, lang: Lang) -> str:
+    return t(key, lang) if key in _known() else str(fallback or "-")
+
+
+@cache
+def _known() -> frozenset[str]:
+    return frozenset(catalogue_keys())
 
 
 #: the largest cases.jsonl a page carries in its link (as the weekly export's links): past it, the page says so

@@ -497,7 +497,8 @@ def amount_with_unit_reason(given: str | None, registry: Registry, lang: Lang = 
                         why={"en": "a string where the schema asks for a number; the hint says what it got.",
                              "zh": "schema 要数字，模型给了字符串；hint 里写明了实际收到什么。"},
                         hint={"en": "find the `wrong type` row of the first table, column problems.",
-                              "zh": "看第一张表里 wrong type 那一行的 problems 列。"})
+                              # the row and the column as the Chinese table names them
+                              "zh": f"看第一张表里“{label('wrong type', 'zh')}”那一行的“{label('problems', 'zh')}”列。"})
 
 
 @_reports("07")
