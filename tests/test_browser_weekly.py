@@ -56,7 +56,9 @@ def test_a_pm_reviews_a_week_in_the_app(tmp_path, locale, lang):
         assert f"{words}\t2\t67%" in counts and f"{own}\t1\t33%" in counts, counts
         assert page.locator(".agentlab-text-equivalent").filter(has_text=say("weekly.trend_title")).count() >= 1
         page.get_by_role("button", name=say("weekly.promote")).click()
-        page.get_by_text("log-", exact=False).filter(has_text=str(review / "regression.jsonl")).wait_for(timeout=30_000)
+        page.get_by_text("log-", exact=False).filter(has_text="regression.jsonl").first.wait_for(timeout=30_000)
+        assert str(review) not in page.inner_text("body"), "the serving machine's folder, shown to the browser"
+        assert page.locator("a[download='regression.jsonl']").count() == 1
         page.get_by_role("button", name=say("weekly.export")).click()
         link = page.get_by_role("link", name=f"weekly-2026-W10-{lang}.csv")
         link.wait_for(timeout=30_000)

@@ -57,6 +57,7 @@ def test_a_week_reviewed_from_the_sample_to_the_export(tmp_path, lang):
     w.promote.click()
     cases = load_cases(w.suite)
     assert len(cases) == 1 and cases[0].id in w.message.value
+    assert str(tmp_path) not in w.message.value and "download='regression.jsonl'" in w.message.value
     w.export.click()
     csv_file = tmp_path / "exports" / f"weekly-2026-W10-{lang}.csv"
     assert csv_file.exists() and NOTES[lang][0] in csv_file.read_text(encoding="utf-8-sig")

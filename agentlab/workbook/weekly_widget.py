@@ -345,7 +345,9 @@ class WeeklyReview(App):
             self.message.value = _ERROR.format(html.escape(t("weekly.pick_first", lang)))
             return None
         case_id = promote_conversation(conv, self.suite, self.store)
-        self.message.value = _OK.format(html.escape(t("weekly.promoted", lang, id=case_id, suite=str(self.suite))))
+        # the suite by its name and as a link: its folder is on the machine serving the page, not the reader's
+        self.message.value = (_OK.format(html.escape(t("weekly.promoted", lang, id=case_id, suite=self.suite.name)))
+                              + f"<ul><li>{_download(self.suite)}</li></ul>")
         return case_id
 
     def export_week(self) -> dict[str, Path]:
@@ -365,6 +367,6 @@ def _download(path: Path) -> str:
     data = path.read_bytes()
     if len(data) > 2_000_000:  # too large to carry in a link: named, and kept in the review folder's exports/
         return html.escape(path.name)
-    kind = "text/csv" if path.suffix == ".csv" else "text/html"
+    kind = {".csv": "text/csv", ".jsonl": "application/jsonl"}.get(path.suffix, "text/html")
     return (f"<a download='{html.escape(path.name)}' href='data:{kind};charset=utf-8;base64,"
             f"{base64.b64encode(data).decode()}'>{html.escape(path.name)}</a>")
