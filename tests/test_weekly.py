@@ -156,6 +156,8 @@ def test_exports_are_escaped_and_open_in_excel(tmp_path, convs):
     assert "<script" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "重复退款" in page
     assert "broken JSON &amp; an unknown tool" in page and "每周复盘" in page
     assert "weekly review" in weekly_html(review, "en").lower() and weekly_csv(review, "en").startswith("week,")
+    # each message's role as the page says it: the Chinese export said "user :", "assistant :"
+    assert "<b>用户</b>：" in page and "<b>user</b>" not in page and "<b>assistant</b>" not in page
 
 
 def test_promote_appends_a_case_the_suite_reads(tmp_path, convs):

@@ -41,7 +41,7 @@ from .suite import load_cases
 
 __all__ = ["MAX_AUTHOR", "MAX_CATEGORY", "MAX_NOTE", "FailedConversation", "Note", "ReviewStore", "Suggestion",
            "WeekReview", "WeeklyError", "category_trend", "check_category", "conversations_of_logs", "conversations_of_run",
-           "export_week", "promote_conversation", "review_dir", "suggest_groups", "taxonomy", "week_of",
+           "export_week", "promote_conversation", "review_dir", "role_said", "suggest_groups", "taxonomy", "week_of",
            "week_review", "weekly_csv", "weekly_html", "weeks_of"]
 
 MAX_NOTE = 4000  # characters in one note: a paragraph, never a pasted log
@@ -457,6 +457,15 @@ def suggest_groups(notes: Sequence[Note], lang: Lang = "en", conversations: Iter
     return out
 
 
+def role_said(role: str, lang: Lang) -> str:
+    """A message's role as a person reads it (系统, 用户...); a role the workbook does not know, as the log says it."""
+    key = f"weekly.role.{role}"
+    return t(key, lang) if key in _ROLES else role
+
+
+_ROLES = frozenset(f"weekly.role.{r}" for r in ("system", "user", "assistant", "tool", "end"))
+
+
 # --- a week's review: counts, promotion, exports --------------------------------------------------
 @dataclass(frozen=True)
 class WeekReview:
@@ -581,8 +590,9 @@ def weekly_html(review: WeekReview, lang: Lang = "en") -> str:
         by_conv.setdefault(n.conversation, []).append(n)
     parts = []
     for c in review.conversations:
-        msgs = "".join(f"<li><b>{e(m['role'])}</b>: <span style='white-space:pre-wrap'>{e(m['text'])}</span></li>"
-                       for m in c.shown())
+        # each role said as the page says it (系统, 用户...), not the log's own word for it
+        msgs = "".join(f"<li><b>{e(role_said(m['role'], lang))}</b>{'：' if lang == 'zh' else ': '}"
+                       f"<span style='white-space:pre-wrap'>{e(m['text'])}</span></li>" for m in c.shown())
         notes = "".join(f"<li>{e(n.text)} — {e(n.author)}{' [' + e(n.category) + ']' if n.category else ''}</li>"
                         for n in by_conv.get(c.id, ())) or f"<li>{e(t('weekly.no_notes', lang))}</li>"
         promoted = f"<p>{e(t('weekly.promoted_as', lang, id=review.promoted[c.id]))}</p>" if c.id in review.promoted else ""

@@ -21,6 +21,7 @@ from ..evals.weekly import (
     conversations_of_run,
     export_week,
     promote_conversation,
+    role_said,
     suggest_groups,
     taxonomy,
     week_review,
@@ -34,7 +35,6 @@ from .widgets import LANG_OPTIONS, App, _safe, _show, figure
 
 __all__ = ["WeeklyReview", "conversation_html", "counts_html"]
 
-_ROLES = ("system", "user", "assistant", "tool", "end")
 _ERROR = "<p role='alert' style='color:#d93025'>{}</p>"
 _OK = "<p role='status' style='color:#137333'>{}</p>"
 
@@ -44,7 +44,7 @@ def conversation_html(conv: FailedConversation, notes: list[Any], lang: Lang = "
     e = html.escape
     stage = f" · {e(t('stage.' + conv.stage, lang))}" if conv.stage else ""
     rows = "".join(
-        f"<li><b>{e(t('weekly.role.' + m['role'], lang) if m['role'] in _ROLES else m['role'])}</b>: "
+        f"<li><b>{e(role_said(m['role'], lang))}</b>{'：' if lang == 'zh' else ': '}"
         f"<span style='white-space:pre-wrap'>{e(m['text'])}</span></li>" for m in conv.shown())
     said = "".join(f"<li>{e(n.text)} — <i>{e(n.author)}</i>"
                    f"{' · ' + e(t('weekly.in_category', lang, category=n.category)) if n.category else ''}</li>"
