@@ -44,11 +44,15 @@ def test_every_fault_a_desk_offers_fires_there_and_none_it_holds_back_would(desk
     never = t("explain.not_injected", "en", step=2).split(":")[0]
     quiet = [f for f in offered if never in _text(_run(desk, f).view.value)]
     assert not quiet, f"{desk} offers faults that never fire there: {quiet}"
-    for fault in NEVER_FIRES.get(desk, ()):
-        c = DESKS[desk][2](fault, lang="en")
+    if "camel_case" in NEVER_FIRES.get(desk, ()):
         from agentlab.workbook.demo import explain
-        said = explain(c, "en")
-        assert never in (said if isinstance(said, str) else " ".join(said)), (desk, fault)
+        said = explain(DESKS[desk][2]("camel_case", lang="en"), "en")
+        assert never in (said if isinstance(said, str) else " ".join(said)), desk
+    # a ping-pong goes back and forth between look-ups, as its label says, wherever it is offered; where the desk's
+    # model makes none it became the same write sent twelve times
+    ping = DESKS[desk][2]("ping_pong", lang="en").naive.tool_events
+    looks_up = len(ping) > 2 and all(e.tool_name.startswith(("get_", "search_", "list_", "find_")) for e in ping[1:])
+    assert looks_up == ("ping_pong" in offered), (desk, [e.tool_name for e in ping[:4]])
 
 
 def test_every_desk_is_in_the_menu_with_its_models():
