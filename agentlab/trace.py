@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
+from itertools import zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -127,16 +128,16 @@ def outcome(e: Event) -> str:
     return "error"
 
 
-def _cell(e: Event | None, highlight: bool = False, lang: Lang = "en", row_step: object = None) -> str:
-    """One side's event in a row of the side-by-side view; ``row_step``, the number the row is shown under: an event of
-    another step says its own (a run that ended after step 1, beside one still at step 2, read "escalated" under 2)."""
+def _cell(e: Event | None, highlight: bool = False, lang: Lang = "en") -> str:
     if e is None:
         return f"<td style='color:#555;{FONT}'>—</td>"
     style = f"background:{COLORS[outcome(e)]};vertical-align:top;padding:4px 6px;{FONT}"
     if highlight:  # outlined, and marked with the ◆ the legend explains
         style += ";outline:3px solid #D55E00"
     mark = f"<span title='{html.escape(t('legend.' + outcome(e), lang))}'>{SYMBOLS[outcome(e)]}</span> " + ("◆ " if highlight else "")
-    if e.kind == "model":  # what the model said stays as it said it; only the frame around it is translated
+    if e.kind == "model" and e.error_code and not e.model_visible:  # the model API failed: nothing was said
+        body = f"<b>{t('cell.model', lang)}</b> → <b>{html.escape(e.error_code)}</b>"
+    elif e.kind == "model":  # what the model said stays as it said it; only the frame around it is translated
         said = e.model_visible or t("cell.tool_calls", lang)
         body = f"<b>{t('cell.model', lang)}</b> {html.escape(_short(said, 160))}"
     elif e.kind == "end":
@@ -149,9 +150,7 @@ def _cell(e: Event | None, highlight: bool = False, lang: Lang = "en", row_step:
                 + (f" <span style='color:#555' title='{html.escape(e.model_visible or '')}'>"
                    f"{html.escape(_told(e.model_visible or ''))}</span>" if e.error_code else "")
                 + (f" <i>{html.escape(t('cell.retries', lang, n=e.retry_count))}</i>" if e.retry_count else ""))
-    own = (f"<small style='color:#555'>{html.escape(t('trace.own_step', lang, n=e.round_index))}</small> "
-           if row_step is not None and e.round_index != row_step else "")
-    return f"<td style='{style}'>{mark}{own}{body}</td>"
+    return f"<td style='{style}'>{mark}{body}</td>"
 
 
 def _status(status: str, lang: Lang) -> str:
@@ -241,13 +240,16 @@ def side_by_side_html(left: Iterable[Event], right: Iterable[Event], *, titles: 
     first difference outlined too: a reply lost and resent leaves the steps alike and the refunds not."""
     a, b = list(left), list(right)
     div = first_divergence(a, b)
+    outlined = {id(side[div]) for side in (a, b) if div is not None and div < len(side)}
     rows = []
-    for i in range(max(len(a), len(b))):
-        x = a[i] if i < len(a) else None
-        y = b[i] if i < len(b) else None
-        step = x.round_index if x is not None else y.round_index if y is not None else ""
-        rows.append(f"<tr><td style='color:#555;{FONT}'>{step}</td>{_cell(x, i == div, lang, step)}"
-                    f"{_cell(y, i == div, lang, step)}</tr>")
+    # row against row within each step: a run that ended after step 1 ends in step 1's rows, beside the other run's
+    # step 1, never under its step 2 (the rows were paired by position, and a number said the left run's step)
+    for step in dict.fromkeys(sorted(e.round_index or 0 for e in (*a, *b))):
+        xs = [e for e in a if (e.round_index or 0) == step]
+        ys = [e for e in b if (e.round_index or 0) == step]
+        for x, y in zip_longest(xs, ys):
+            rows.append(f"<tr><td style='color:#555;{FONT}'>{step}</td>{_cell(x, id(x) in outlined, lang)}"
+                        f"{_cell(y, id(y) in outlined, lang)}</tr>")
     wrote_div = None
     if effects is not None:
         ea, eb = effects

@@ -102,19 +102,28 @@ def test_every_note_the_loops_write_can_be_said_in_chinese():
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_side_that_ended_earlier_says_its_own_step_beside_the_other(lang):
-    """The side-by-side view numbers a row by the left run's step. A guarded run that escalated after step 1 showed its
-    ending under the naive run's step 2, and the account above it said "in 1 step": the ending now says its own step;
-    an event of the row's own step carries no such mark."""
+def test_each_side_is_shown_under_its_own_step_numbers(lang):
+    """The side-by-side view paired the two runs' events by position and numbered each row by the left run's step: a
+    guarded run that escalated after step 1 showed its ending under the naive run's step 2, while the account above it
+    said "in 1 step". Rows now pair the events of one step; every event sits under its own step's number. A model turn
+    whose API call failed says the failure, not "(tool calls)"."""
     import re
 
     from agentlab.i18n import t
     from agentlab.workbook.demo import compare_loops
-    c = compare_loops("leaky_tool", lang=lang)
-    assert c.guarded.steps == 1 and c.naive.steps > 1
-    page = side_by_side_html(c.naive.events, c.guarded.events, lang=lang)
-    rows = re.findall(r"<tr><td[^>]*>(\d+)</td>(.*?)</tr>", page, re.S)
-    ended = [(n, cells) for n, cells in rows if f"<b>{t('status.escalated', lang)}</b>" in cells]
-    assert ended and ended[0][0] == "2" and t("trace.own_step", lang, n=1) in ended[0][1], ended
-    marked = [n for n, cells in rows if t("trace.own_step", lang, n=n) in cells]
-    assert not marked, f"a row marked with its own number: {marked}"
+
+    def rows(c):
+        page = side_by_side_html(c.naive.events, c.guarded.events, lang=lang)
+        return [(int(n), re.findall(r"<td style='(?:background|color)[^>]*>(.*?)</td>", cells, re.S))
+                for n, cells in re.findall(r"<tr><td[^>]*>(\d+)</td>(.*?)</tr>", page, re.S)]
+
+    for fault in ("leaky_tool", "api_401", "repeat_call", "unknown_tool"):
+        c = compare_loops(fault, lang=lang)
+        shown = rows(c)
+        for side, run in ((0, c.naive), (1, c.guarded)):
+            cells = [(n, cell[side]) for n, cell in shown if cell[side] != "—"]
+            assert [n for n, _ in cells] == [e.round_index for e in run.events], (fault, side)
+    ended = [n for n, cells in rows(compare_loops("leaky_tool", lang=lang)) if f"<b>{t('status.escalated', lang)}</b>" in cells[1]]
+    assert ended == [1]
+    failed = [cells[0] for _, cells in rows(compare_loops("api_401", lang=lang)) if "UNAUTHENTICATED" in cells[0]]
+    assert failed and t("cell.tool_calls", lang) not in failed[0], failed
