@@ -18,10 +18,12 @@ from __future__ import annotations
 import json
 import re
 import string
+from collections.abc import Iterable
 from functools import cache
 from typing import Literal, TypeVar, cast
 
-__all__ = ["LANGS", "Lang", "LocalizedError", "check_lang", "keys", "label", "label_glossary", "missing_labels", "said", "t"]
+__all__ = ["LANGS", "Lang", "LocalizedError", "check_lang", "joined", "keys", "label", "label_glossary", "missing_labels", "said",
+           "t"]
 
 Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
@@ -124,6 +126,17 @@ def label(text: _T, lang: Lang = "en", /) -> _T:
         return cast(_T, _LIST_SEP.get(lang, ", ").join(label(part, lang) for part in text.split(", ")))
     _missing.add(text)
     return text
+
+
+#: how each language joins the parts of a sentence: items of a list, clauses, a label and its value
+_JOINS = {"zh": {"list": "、", "clause": "；", "colon": "："}, "en": {"list": ", ", "clause": "; ", "colon": ": "}}
+
+
+def joined(parts: Iterable[object], lang: Lang = "en", how: Literal["list", "clause", "colon"] = "clause") -> str:
+    """``parts`` joined as ``lang`` writes them: a Chinese sentence takes 、 between items and ； between clauses, never
+    an English comma or semicolon (a Chinese account read "（幂等）; 逐个执行"). ``how="colon"`` joins a label and its
+    value (无效调用：朴素循环 12)."""
+    return _JOINS.get(lang, _JOINS["en"])[how].join(str(p) for p in parts)
 
 
 def missing_labels() -> set[str]:

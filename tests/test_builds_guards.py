@@ -20,9 +20,9 @@ from agentlab.workbook import builds_guards, builds_loops, exercises
 
 ROOT = Path(__file__).resolve().parents[1]
 DONE = [f"{i:02d}" for i in range(10)]  # the notebooks whose build exercise exists
-NOT_YET = {"en": "… Not yet:", "zh": "… 还没作答:"}
-WRONG = {"en": "✗ Not quite:", "zh": "✗ 还不对:"}
-RIGHT = {"en": "✓ Right:", "zh": "✓ 答对了:"}
+NOT_YET = {"en": "… Not yet:", "zh": "… 还没作答："}
+WRONG = {"en": "✗ Not quite:", "zh": "✗ 还不对："}
+RIGHT = {"en": "✓ Right:", "zh": "✓ 答对了："}
 
 
 def solution(nb: str) -> ModuleType:

@@ -213,7 +213,7 @@ def test_a_malformed_answer_of_any_type_gets_a_sentence_never_a_traceback(lang):
         for answer in MALFORMED:
             feedback = check(answer, lang)  # never raises
             assert feedback.state == "wrong" and not feedback.ok, (notebook, answer, lang, feedback)
-            text = feedback.message.split(":", 1)[1]
+            text = re.split("[:：]", feedback.message, maxsplit=1)[1]
             assert len(text.strip()) > 15, (notebook, answer, feedback)
             assert bool(cjk.search(text)) == (lang == "zh") or (isinstance(answer, str) and cjk.search(answer)), \
                 (notebook, answer, lang, feedback)  # said in the learner's language
@@ -226,7 +226,7 @@ def test_a_malformed_answer_of_any_type_gets_a_sentence_never_a_traceback(lang):
                 assert feedback.state == "wrong", (schema, feedback)
                 assert not re.search(r"object is not|sequence element|has no attribute|Error", feedback.message), feedback
                 if lang == "zh":
-                    assert cjk.search(feedback.message.split(":", 1)[1]), feedback
+                    assert cjk.search(re.split("[:：]", feedback.message, maxsplit=1)[1]), feedback
         if not isinstance(answer, dict):
             expected = t("exercise.schema_not_a_dict", lang, given="§").split("§")[1]
             assert expected in schema_contract(answer, WHEN, lang=lang).message

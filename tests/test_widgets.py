@@ -536,3 +536,17 @@ def test_the_log_review_page_says_class_and_stage_as_its_tables_do_and_names_no_
     assert "report.json" not in page
     assert "report.json" in review_html(report, "zh")  # the file written beside report.json still names it
     assert t("class.validation", "zh") in page
+
+
+def test_the_chinese_account_joins_its_parts_the_chinese_way():
+    """The Chinese account read "（幂等）; 逐个执行…" and "无效调用: 朴素循环 12", an exercise's verdict "还没作答: …":
+    parts of a Chinese sentence are joined with ；、：, never an English semicolon or colon."""
+    from agentlab.workbook.demo import compare_loops, explain
+    from agentlab.workbook.exercises import breaker_threshold
+    from agentlab.workbook.widgets import comparison_html
+    c = compare_loops("repeat_call", lang="zh")
+    lines = explain(c, "zh")
+    assert any("；" in line for line in lines) and not any(re.search(r"[\u4e00-\u9fff）]; ", x) for x in lines), lines
+    page = comparison_html(c, "zh")
+    assert "</b>：" in page and not re.search(r"[\u4e00-\u9fff]</b>: ", page)
+    assert str(breaker_threshold(None, lang="zh")).startswith("… 还没作答：")

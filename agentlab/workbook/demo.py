@@ -10,7 +10,7 @@ from typing import Any
 
 from ..evals.outcome import Verdict, grade, reasons_in
 from ..guards import GuardConfig
-from ..i18n import Lang, t
+from ..i18n import Lang, joined, t
 from ..loop import run_guarded
 from ..models import Model, ScriptedModel, SelfCorrectingModel, Step, call, say
 from ..models.faults import FAULTS, FaultyModel, inject_tool_fault
@@ -374,13 +374,13 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
     lines.append(_verdict_line("guarded", verdict, lang))
     if verdict.outcome in ("done, wrong data", "done, nothing done", "wrong data, stopped", "leaked", "crashed"):
         # a run that did the wrong thing (or nothing) is not a guard's success, whatever fired on the way
-        lines.append(t("explain.no_credit", lang, why="; ".join(reasons_in(verdict.failures, lang)) or verdict.outcome))
+        lines.append(t("explain.no_credit", lang, why=joined(reasons_in(verdict.failures, lang), lang) or verdict.outcome))
         return lines
     acted = guards_that_acted(g)
     if c.scenario == "expense" and not acted and not c.fault:
         lines.append(t("explain.dated", lang, today=c.expect["records"][0]["date"]))
         return lines
-    lines.append(t("explain.caught", lang, guard="; ".join(t("guard." + a, lang) for a in acted)) if acted
+    lines.append(t("explain.caught", lang, guard=joined((t("guard." + a, lang) for a in acted), lang)) if acted
                  else t("explain.nothing", lang))
     return lines
 

@@ -45,7 +45,7 @@ from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
 from ..guards import GuardConfig
-from ..i18n import Lang, label, label_glossary, said, t
+from ..i18n import Lang, joined, label, label_glossary, said, t
 from ..lint import lint
 from ..redaction import redact_secrets
 from ..resources import data_file
@@ -387,7 +387,7 @@ def _text(value: str | Mapping[str, str], lang: Lang) -> str:
 
 
 def _say(state: State, text: str, lang: Lang) -> Feedback:
-    return Feedback(state, f"{_MARK[state]} {_WORD[lang][state]}: {text}")
+    return Feedback(state, f"{_MARK[state]} {joined((_WORD[lang][state], text), lang, 'colon')}")
 
 
 @_reports(None)

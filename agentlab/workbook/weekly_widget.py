@@ -27,7 +27,7 @@ from ..evals.weekly import (
     week_review,
     weeks_of,
 )
-from ..i18n import Lang, LocalizedError, t
+from ..i18n import Lang, LocalizedError, joined, t
 from ..resources import data_file
 from .log_widget import LOG_SAMPLES
 from .uploads import file_said, kept_upload, upload_button, upload_note
@@ -321,8 +321,8 @@ class WeeklyReview(App):
         self.show_week()
         said = t("weekly.grouped", lang, n=len(filed), category=name)
         if kept:  # filed by someone since the page was drawn: left where they put it, and said so
-            said += " " + t("weekly.kept_category", lang, n=len(kept),
-                            notes=", ".join(f"#{k.id} → {k.category}" for k in kept))
+            said += ("" if lang == "zh" else " ") + t("weekly.kept_category", lang, n=len(kept),
+                                                     notes=joined((f"#{k.id} → {k.category}" for k in kept), lang, "list"))
         self.message.value = _OK.format(html.escape(said))
         return len(filed)
 

@@ -21,7 +21,7 @@ from ..a11y import attach, quiet, text_equivalent
 from ..approval import approve, pending, reject
 from ..evals.outcome import reasons_in
 from ..guards import GUARDS, GuardConfig
-from ..i18n import Lang, label, said, t
+from ..i18n import Lang, joined, label, said, t
 from ..jsonutil import JsonReason
 from ..lint import lint
 from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
@@ -152,11 +152,11 @@ def figure(draw: Callable[[Any], Any], size: tuple[float, float] = (7, 3.2)) -> 
 def comparison_html(c: Comparison, lang: Lang = "en") -> str:
     """Both traces, the invalid-call counts, and the plain-language account."""
     n, g = c.naive, c.guarded
-    counts = (f"<p><b>{t('ui.invalid', lang)}</b>: {t('ui.naive', lang)} {n.invalid_calls} · "
+    counts = (f"<p><b>{t('ui.invalid', lang)}</b>{joined(('', ''), lang, 'colon')}{t('ui.naive', lang)} {n.invalid_calls} · "
               f"{t('ui.guarded', lang)} {g.invalid_calls}</p>")
     account = "".join(f"<li>{html.escape(line)}</li>" for line in explain(c, lang))
-    titles = (f"{t('ui.naive', lang)}: {t('status.' + n.status, lang)}",
-              f"{t('ui.guarded', lang)}: {t('status.' + g.status, lang)}")
+    titles = (joined((t("ui.naive", lang), t("status." + n.status, lang)), lang, "colon"),
+              joined((t("ui.guarded", lang), t("status." + g.status, lang)), lang, "colon"))
     return (f"<div class='agentlab-result'><h4>{t('ui.what_happened', lang)}</h4><ul>{account}</ul>{counts}"
             f"{side_by_side_html(n.events, g.events, titles=titles, lang=lang, effects=c.written(lang))}</div>")
 
@@ -471,7 +471,7 @@ class BadCaseReview(App):
         for row, r in zip(self.rows, self.picked, strict=True):
             case = self.cases.get(r.case_id)
             text = html.escape(case.text(lang)[:70]) if case else r.case_id
-            why = html.escape("; ".join(reasons_in(r.failures, lang))[:120]) or "—"
+            why = html.escape(joined(reasons_in(r.failures, lang), lang)[:120]) or "—"
             row.value = (f"<code>{r.case_id}</code> <b>{t('status.' + r.run.status, lang)}</b><br>{text}<br>"
                          f"<span style='color:#a50e0e'>{why}</span>")
         chosen = self.choice.value
@@ -510,7 +510,7 @@ class BadCaseReview(App):
         check = run_case(new, loop=r.run.loop)  # the loop the bad session ran in, so it fails the same way
         lang = self.lang.value
         verdict = (t("ui.passes", lang) if check.passed
-                   else t("ui.fails", lang, why="; ".join(reasons_in(check.failures, lang))))
+                   else t("ui.fails", lang, why=joined(reasons_in(check.failures, lang), lang)))
         text = t("ui.promoted", lang, id=new.id, suite=Path(str(self.suite)).name, loop=t("loop." + r.run.loop, lang),
                  status=t("status." + check.run.status, lang), verdict=verdict)
         if not check.passed:
