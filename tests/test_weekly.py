@@ -289,3 +289,14 @@ def test_filing_a_suggestion_keeps_a_colleagues_category_and_counts_one_already_
     filed, kept = store.file_unfiled([a.id, b.id, c.id], "Refunds", "Bob")
     assert sorted(filed) == [a.id, b.id] and [k.id for k in kept] == [c.id]
     assert {n.id: n.category for n in store.notes()} == {a.id: "Refunds", b.id: "Refunds", c.id: "Loops"}
+
+
+def test_a_suggested_group_always_holds_two_notes_or_more(tmp_path, convs):
+    """The weekly review offered groups of one note (a stage one conversation fell in): a group of one is no group."""
+    from agentlab.evals.weekly import suggest_groups
+    store = ReviewStore(tmp_path)
+    for c, text in zip(convs, ["退款创建了两次", "参数不是合法 JSON", "调用了不存在的工具", "一直循环"], strict=False):
+        store.add_note(c, text, "小王")
+    for lang in ("en", "zh"):
+        offered = suggest_groups(store.notes(), lang, convs)
+        assert offered and all(len(s.notes) >= 2 for s in offered), offered

@@ -453,7 +453,8 @@ def suggest_groups(notes: Sequence[Note], lang: Lang = "en", conversations: Iter
         if c.failure_class:
             class_of.setdefault(class_name(c.failure_class, lang), []).extend(by_conv.get(c.id, ()))
     for source, found in (("stages", stage_of), ("classes", class_of)):
-        out += [Suggestion(name, tuple(sorted(ids)), source) for name, ids in sorted(found.items()) if ids]
+        # a group of one note is no group: it is offered only once a second note falls there too
+        out += [Suggestion(name, tuple(sorted(set(ids))), source) for name, ids in sorted(found.items()) if len(set(ids)) >= 2]
     return out
 
 

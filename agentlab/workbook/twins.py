@@ -24,7 +24,7 @@ __all__ = ["LANG_LINE", "Comment", "TwinError", "code_for", "comment_glossary", 
 
 #: the first code cell of every notebook sets the language the program speaks in
 LANG_LINE = re.compile(r'^LANG = "en"(.*)$', re.M)
-_ZH_LINE = 'LANG = "zh"  # "en" for English'
+_ZH_LINE = 'LANG = "zh"  # 改成 "en" 就是英文版'
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from agentlab.models import ScriptedModel, call, say, tool_calls
 from agentlab.i18n import label
 from agentlab.workbook.plots import plot_bars, table_view
 
-LANG = "zh"  # "en" for English
+LANG = "zh"  # 改成 "en" 就是英文版
 
 TASK = {"en": "Refund A1001, and please have someone call me about A1002.",
         "zh": "A1001 帮我退款，A1002 请安排人给我回个电话。"}[LANG]

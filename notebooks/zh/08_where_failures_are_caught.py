@@ -42,7 +42,7 @@ from agentlab.workbook.exercises import largest_share
 from agentlab.workbook.plots import plot_matrix, plot_shares, table_view
 from agentlab.workbook.widgets import MetricsPanel
 
-LANG = "zh"  # "en" for English
+LANG = "zh"  # 改成 "en" 就是英文版
 
 results = {f: compare_loops(f) for f in FAULTS}
 # 每次运行都按最终数据评分，用的是练习册唯一的那套定义（agentlab.evals.outcome，docs/metrics.md）

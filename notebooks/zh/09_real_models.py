@@ -60,7 +60,7 @@ from agentlab.workbook.exercises import guard_effect
 from agentlab.workbook.plots import compare_plot, table_view
 from agentlab.workbook.widgets import REPLAYABLE_FAULTS, FaultInjector
 
-LANG = "zh"  # "en" for English
+LANG = "zh"  # 改成 "en" 就是英文版
 
 SOURCE = os.environ.get("AGENTLAB_SOURCE", "replay")
 CASSETTES = {p.stem.split("-")[-1]: p for p in sorted(data_file("cassettes").glob("aftersales-*.jsonl"))}

@@ -39,7 +39,7 @@ from agentlab.evals import load_cases
 from agentlab.resources import data_file  # 随练习册附带的数据，从 notebooks/ 和 notebooks/zh/ 都能找到
 from agentlab.workbook.plots import table_view
 
-LANG = "zh"  # "en" for English
+LANG = "zh"  # 改成 "en" 就是英文版
 
 cases = load_cases(data_file("aftersales_cases.jsonl"))
 print({"en": f"{len(cases)} cases", "zh": f"共 {len(cases)} 个用例"}[LANG])

@@ -56,7 +56,7 @@ from agentlab.i18n import label
 from agentlab.workbook.plots import plot_comparison, plot_trend, table_view
 from agentlab.workbook.widgets import BadCaseReview
 
-LANG = "zh"  # "en" for English
+LANG = "zh"  # 改成 "en" 就是英文版
 
 cases = load_cases(data_file("aftersales_cases.jsonl"))
 by_id = {c.id: c for c in cases}

@@ -50,7 +50,7 @@ from agentlab.workbook.demo import compare_expense, demo_report
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import cjk_fonts, plot_hbars, table_view
 
-LANG = "zh"  # "en" for English
+LANG = "zh"  # 改成 "en" 就是英文版
 
 
 def booking(day: str, item: str = "taxi", amount: float = 45, category: str = "transport"):

@@ -46,7 +46,7 @@ from agentlab.scenarios import expense
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import plot_bars, table_view
 
-LANG = "zh"  # "en" for English
+LANG = "zh"  # 改成 "en" 就是英文版
 ledger = expense.Ledger()
 registry = expense.make_registry(ledger, lang=LANG)
 prompt = expense.expense_prompt(LANG, state=ledger)

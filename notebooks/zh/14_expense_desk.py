@@ -41,7 +41,7 @@ from agentlab.workbook.demo import compare_expense
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import plot_outcomes, table_view
 
-LANG = "zh"  # "en" for English
+LANG = "zh"  # 改成 "en" 就是英文版
 
 # %% [markdown]
 # ## 五个高频 Badcase

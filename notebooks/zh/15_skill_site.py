@@ -50,7 +50,7 @@ from agentlab.site.serving import serving
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import cjk_fonts, plot_bars, table_view
 
-LANG = "zh"  # "en" for English
+LANG = "zh"  # 改成 "en" 就是英文版
 data = scratch_folder("skill-site-")  # 内核结束时删除
 site = SkillSite(data)
 key, _ = site.create_key("notebook_key", ["*"])

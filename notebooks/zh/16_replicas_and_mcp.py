@@ -44,7 +44,7 @@ from agentlab.workbook.plots import table_view
 from agentlab.workbook.tether import notebook_redis
 from agentlab.workbook.exercises import answer_is
 
-LANG = "zh"  # "en" for English
+LANG = "zh"  # 改成 "en" 就是英文版
 data = scratch_folder("replicas-")  # 内核结束时删除
 refund = json.dumps({"arguments": {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}}).encode()
 

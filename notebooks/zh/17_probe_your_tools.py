@@ -49,10 +49,11 @@ from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import cjk_fonts, table_view
 from agentlab.workbook.widgets import ProbePanel
 
-LANG = "zh"  # "en" for English
+LANG = "zh"  # 改成 "en" 就是英文版
 # 通过包来查找，所以笔记本和深一层文件夹里的中文版读到的是同一批文件
 RETAIL = datasets_dir() / "tau-bench" / "retail" / "tools.json"  # tau-bench 的商店：16 个不是我们写的工具
-TOOLS = RETAIL if RETAIL.exists() else data_file("aftersales_tools.json")  # 一份全新的拷贝：退款台的四个工具
+# 刚克隆下来的仓库（没有 tau-bench 数据）：退款台的四个工具
+TOOLS = RETAIL if RETAIL.exists() else data_file("aftersales_tools.json")
 registry = load_specs(json.loads(TOOLS.read_text(encoding="utf-8")), source=TOOLS.name, lang=LANG)
 report = probe(registry, fake_source(), lang=LANG, source=TOOLS.name)
 print({"en": f"{TOOLS.name}: {len(report['tools'])} tools, {report['summary']['applicable']} cells apply, "

@@ -45,7 +45,7 @@ from agentlab.models.constrained import call_grammar
 from agentlab.workbook.exercises import most_repaired_kind
 from agentlab.workbook.plots import cjk_fonts, plot_bars, table_view
 
-LANG = "zh"  # "en" for English
+LANG = "zh"  # 改成 "en" 就是英文版
 RESULTS = graded()  # 有 BFCL 数据时实时计算，否则用练习册附带的结果
 FIG = RESULTS.sizes  # 每个模型的数字：准确率、失败的种类、各自落在哪里，再附几条回复
 SIZES = list(FIG)
@@ -198,7 +198,7 @@ for size in SIZES:
 def transition_table(size: str, after: str) -> pd.DataFrame:
     order = ["right", *bfcl.KINDS]
     table = pd.DataFrame(0, index=order, columns=order)
-    for a, b, n in FIG[size].transitions[after]:  # （单轮模式的失败种类或 "right"，另一种模式的，题目列表）
+    for a, b, n in FIG[size].transitions[after]:  # （单次回答下的失败种类或 "right"，另一种模式下的，题目列表）
         table.loc[a, b] = n
     return table.loc[(table.sum(axis=1) > 0), (table.sum(axis=0) > 0)]
 

@@ -37,7 +37,7 @@ from agentlab.i18n import label
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import table_view
 
-LANG = "zh"  # "en" for English
+LANG = "zh"  # 改成 "en" 就是英文版
 
 
 def as_frame(rows: list) -> pd.DataFrame:
