@@ -32,6 +32,27 @@ EXTRA = {**_EXTRA, **SERVE}  # every command beyond check-args and lint, in the 
 PROG = "python -m agentlab"
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help, wrapped by the columns text takes (a Chinese character two) and never inside a run of Latin
+    letters, digits or punctuation: textwrap broke "$AGENTLAB_STORE" in two, and a line of Chinese, one long "word" to
+    it, anywhere."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import re
+        import unicodedata
+
+        def cols(piece: str) -> int:
+            return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in piece)
+        lines, line, used = [], "", 0
+        for piece in re.findall(r"[\x21-\x7e]+|\s+|.", " ".join(text.split())):
+            if line and used + cols(piece) > width and not piece.isspace():
+                lines.append(line.rstrip())
+                line, used = "", 0
+            if not (piece.isspace() and not line):
+                line, used = line + piece, used + cols(piece)
+        return [*lines, line.rstrip()] if line.strip() else lines
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with a usage error as one line on stderr and exit 2 (its usage block is in --help)."""
 
@@ -39,6 +60,7 @@ class _Parser(argparse.ArgumentParser):
         # no abbreviated options: "--lan zh" ran the command in Chinese while its usage error, read before parsing,
         # was English (one spelling of each option, read the same way by both)
         kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
         self.lang = lang
 

@@ -218,3 +218,17 @@ def test_one_language_for_the_whole_command(capsys, monkeypatch, tmp_path):
     capsys.readouterr()
     assert cli._lang_of(["lint", "--lang", "en", "--lang", "zh"]) == "zh"
     assert cli._lang_of(["lint", "--", "--lang", "zh"]) == "en"
+
+
+def test_help_is_wrapped_by_columns_and_never_inside_a_name(capsys, monkeypatch):
+    """argparse's textwrap split "$AGENTLAB_" from "STORE" and "afte" from "rsales", and counted a Chinese character
+    as one column, so Chinese lines ran past the terminal."""
+    from agentlab import cli
+    from agentlab.workbook.widgets import text_width
+    monkeypatch.setenv("COLUMNS", "80")
+    for argv in (["site", "--help"], ["checklist", "--help"]):
+        for lang in ("en", "zh"):
+            assert cli.main([*argv, "--lang", lang]) == 0
+            out = capsys.readouterr().out
+            assert all(text_width(line) <= 80 for line in out.splitlines()), out
+            assert ("$AGENTLAB_STORE" in out) if argv[0] == "site" else ("aftersales" in out), out
