@@ -593,6 +593,9 @@ class ProbePanel(App):
         lang = self.lang.value
         self.editor.description = ""
         self.model.description = t("probe.ui.model", lang)
+        kept = self.model.value  # the choice stays; only its words change
+        self.model.options = [(t(f"probe.ui.model_{m}", lang), m) for m in ("fake", "replay")]
+        self.model.value = kept
         self.trials.description = t("probe.ui.trials", lang)
         self.cassette.description = t("probe.ui.cassette", lang)
         self.upload.description = t("probe.ui.upload", lang)
