@@ -136,10 +136,11 @@ print({"en": repr(cmp),
        "zh": f"{cmp.before} → {cmp.after}：会话 {cmp.n_before} → {cmp.n_after} 个，修好 {len(cmp.fixed)} 个，"
              f"改坏 {len(cmp.broken)} 个，只在前一次出现的用例 {len(cmp.only_before)} 个，只在后一次出现的 {len(cmp.only_after)} 个"}[LANG])
 print(f"{label('fixed', LANG)}: {', '.join(cmp.fixed) or '-'} | {label('broken', LANG)}: {', '.join(cmp.broken) or '-'}")
-table_view(pd.DataFrame(cmp.metrics).set_index("metric").round(3), lang=LANG)
+# 每个指标一列：比率显示成百分比，和下面的图一样，用的是同一个未经舍入的数
+table_view(pd.DataFrame(cmp.metrics).set_index("metric").T, lang=LANG)
 
 # %%
-table_view(pd.DataFrame(cmp.rows).round(3), lang=LANG)
+table_view(pd.DataFrame(cmp.rows), percent=["before_share", "after_share", "share_change"], lang=LANG)
 
 # %%
 plot_comparison(cmp, lang=LANG)
@@ -167,7 +168,7 @@ table_view(pd.DataFrame(compare_groups({"naive, as recorded": week1, "same repli
 
 # %%
 rows = trend(stored.values())
-table_view(pd.DataFrame(rows).round(3), lang=LANG)
+table_view(pd.DataFrame(rows), lang=LANG)
 
 # %%
 plot_trend(rows, lang=LANG)
