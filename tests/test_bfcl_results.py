@@ -157,6 +157,7 @@ def test_the_exercise_judges_truly_in_both_languages(shipped):
         assert blank.state == "not yet" and blank.message.startswith("… " + word["not yet"])
         assert blank.message.endswith(t("nb18.exercise.hint", lang))
         right = most_repaired_kind(" Bad-JSON ", fig, lang=lang)
-        assert right.ok and right.message == "✓ " + word["right"] + ": " + t("nb18.exercise.why", lang, kinds=truth, drop=5)
+        colon = "：" if lang == "zh" else ": "
+        assert right.ok and right.message == "✓ " + word["right"] + colon + t("nb18.exercise.why", lang, kinds=truth, drop=5)
         for wrong in ("None", "none", "wrong_value", "unwanted_call"):
             assert most_repaired_kind(wrong, fig, lang=lang).state == "wrong", (lang, wrong)

@@ -137,7 +137,8 @@ def _shape(text: str) -> dict:
             placed.append([heading, 1, line.count("|")])
         in_table = line.startswith("|")
     return {"headings": [len(h) for h in re.findall(r"^(#+) ", prose, re.M)],
-            "code": blocks,
+            # the code itself, its comments left out: a Chinese page's code says its comments in Chinese
+            "code": [re.sub(r"(?m)[ \t]*(?<![\w'\"/:])# .*$", "", b) for b in blocks],
             "commands": sorted(set(re.findall(r"`(python (?:run\.py|-m agentlab)[^`]*)`", prose))),
             "rows": len(re.findall(r"^\|", prose, re.M)),
             "tables": placed}
