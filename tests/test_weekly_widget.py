@@ -132,3 +132,11 @@ def test_a_suggestion_never_moves_a_note_a_colleague_has_filed(tmp_path, lang):
     # the next suggestions hold only notes no one has filed
     filed = {n.id for n in store.notes() if n.category}
     assert all(not set(s.notes) & filed for s in bob._suggestions), bob._suggestions
+
+
+def test_an_uploaded_log_is_opened_when_it_arrives(tmp_path):
+    """As the log review: a file that reaches the kernel after Open was pressed is opened when it arrives."""
+    w = WeeklyReview(folder=tmp_path, lang="en")
+    w.open.click()  # the sample, chosen before the file arrived
+    w.upload.value = uploaded("ours.jsonl", data_file("logs_openai_sample.jsonl").read_bytes())
+    assert t("weekly.loaded", "en", n=4, source="ours.jsonl") in w.message.value, w.message.value

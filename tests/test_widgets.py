@@ -552,3 +552,16 @@ def test_the_chinese_account_joins_its_parts_the_chinese_way():
     page = comparison_html(c, "zh")
     assert "</b>：" in page and not re.search(r"[\u4e00-\u9fff]</b>: ", page)
     assert str(breaker_threshold(None, lang="zh")).startswith("… 还没作答：")
+
+
+def test_a_log_file_is_reviewed_when_it_arrives_even_after_review_was_pressed():
+    """A 30 MB file reaches the kernel seconds after it is picked; a PM who pressed Review meanwhile saw the sample's
+    review, and the review of their own file never came (the fresh-clone CI's browser test met exactly this)."""
+    from agentlab.resources import data_file
+    from agentlab.workbook.log_widget import LogReview
+    app = LogReview()
+    app.run.click()  # pressed before the file arrived: the sample
+    assert app.report is not None and app.report["settings"]["source"] == "logs_openai_sample.jsonl"
+    app.upload.value = uploaded("ours.jsonl", data_file("logs_openai_sample.jsonl").read_bytes() * 2)
+    assert app.report["settings"]["source"] == "ours.jsonl" and app.report["totals"]["runs"] == 10
+    assert "ours.jsonl" in app.view.value

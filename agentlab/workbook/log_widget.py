@@ -32,7 +32,7 @@ class LogReview(App):
         self.path: Path | None = Path(path) if path is not None else None
         self.report: dict | None = None
         self.sample.on_click(lambda _: self.use_sample())
-        self.upload.observe(lambda _: _safe(self.view, self.take_upload, self.lang.value), names="value")
+        self.upload.observe(lambda _: _safe(self.view, self._uploaded, self.lang.value), names="value")
         self.header = W.HTML()
         self._wire_run(self.update)
         self.widget = W.VBox([self.lang, self.header, W.HBox([self.upload, self.sample, self.upload_note]), self.format,
@@ -67,6 +67,11 @@ class LogReview(App):
         if path is not None:
             self.path = path
         return path
+
+    def _uploaded(self) -> dict | None:
+        """A file arrived: kept, and reviewed at once. A large file reaches the kernel some seconds after the person
+        picked it; one who pressed Review meanwhile was shown the sample's review, and their own file never."""
+        return self.update() if self.take_upload() is not None else None
 
     def update(self) -> dict | None:
         from ..evals.log_review import review_html, review_logs

@@ -108,7 +108,9 @@ class WeeklyReview(App):
         self.view = self.message  # where _safe writes a failure
 
         self.open.on_click(lambda _: self._do(self.load))
-        self.upload.observe(lambda _: self._do(self.take_upload), names="value")
+        # a file arrived: opened at once (a large one reaches the kernel seconds after it is picked, and an Open
+        # pressed meanwhile opened the source chosen before)
+        self.upload.observe(lambda _: self._do(lambda: self.take_upload() and self.load()), names="value")
         self.week.observe(lambda _: self._do(self.show_week), names="value")
         self.conversations.observe(lambda _: self._do(self.show_conversation), names="value")
         self.save.on_click(lambda _: self._do(self.save_note))
