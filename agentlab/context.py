@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ToolFailure
+from .i18n import Lang, t
 
 __all__ = ["ContextTooLong", "Session", "build_system_prompt", "clear_chat", "estimate_tokens", "protocol_problems",
            "trim_messages"]
@@ -97,9 +98,26 @@ def _texts(m: Mapping[str, Any]) -> Iterable[str]:
         yield str(fn.get("arguments", ""))
 
 
+class ProtocolProblem(str):
+    """One thing the chat-completions API would refuse, as its English sentence (what a fake endpoint answers, as the
+    real one does), and said in either language by :meth:`localized` (a Chinese log review reads it in Chinese)."""
+
+    key: str
+    fields: dict[str, Any]
+
+    def __new__(cls, key: str, /, **fields: Any) -> ProtocolProblem:
+        self = super().__new__(cls, t(key, "en", **fields))
+        self.key, self.fields = key, fields
+        return self
+
+    def localized(self, lang: Lang = "en") -> str:
+        return t(self.key, lang, **self.fields)
+
+
 def protocol_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     """What the chat-completions API would refuse in ``messages`` (empty when it is valid): a tool message
-    that answers no call of the assistant message before it, a tool call left unanswered, an unknown role."""
+    that answers no call of the assistant message before it, a tool call left unanswered, an unknown role. Each is a
+    :class:`ProtocolProblem`: its English text, and :meth:`~ProtocolProblem.localized` for another language."""
     problems: list[str] = []
     waiting: list[str] = []  # call ids of the last assistant message not yet answered
     answerable: set[str] = set()
@@ -108,22 +126,21 @@ def protocol_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
         if role == "tool":
             cid = str(m.get("tool_call_id"))
             if cid not in answerable:
-                problems.append(f"message {i}: a tool message answering {cid!r}, which no preceding assistant "
-                                "message with tool_calls asked for")
+                problems.append(ProtocolProblem("protocol.orphan", i=i, id=repr(cid)))
             elif cid in waiting:
                 waiting.remove(cid)
             continue
         if waiting:
-            problems.append(f"message {i}: tool call(s) {waiting} were not answered before the next message")
+            problems.append(ProtocolProblem("protocol.unanswered", i=i, ids=str(waiting)))
             waiting = []
         answerable = set()
         if role == "assistant":
             ids = [str(c.get("id")) for c in m.get("tool_calls") or () if isinstance(c, Mapping)]
             waiting, answerable = list(ids), set(ids)
         elif role not in ("system", "user", "developer"):
-            problems.append(f"message {i}: unknown role {role!r}")
+            problems.append(ProtocolProblem("protocol.role", i=i, role=repr(role)))
     if waiting:
-        problems.append(f"the last tool call(s) {waiting} were never answered")
+        problems.append(ProtocolProblem("protocol.never_answered", ids=str(waiting)))
     return problems
 
 

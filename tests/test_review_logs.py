@@ -453,3 +453,14 @@ def test_logs_that_hold_no_conversation_are_not_called_clean(tmp_path):
             assert t("logs.no_findings", lang) not in review_html(report, lang)
     read = review_logs(data_file("logs_openai_sample.jsonl"), "openai")
     assert read["totals"]["runs"] and largest_text(read) != t("logs.nothing_read", "en", format="openai")
+
+
+def test_a_chinese_review_says_what_the_api_would_refuse_in_chinese(tmp_path):
+    """The Chinese page read "message 2: a tool message answering 'call_zz', which no preceding assistant message with
+    tool_calls asked for": the review's own sentence about a conversation the API would refuse, left in English."""
+    from agentlab.evals.log_review import review_logs
+    from agentlab.resources import data_file
+    for lang, says in (("zh", "第 "), ("en", "message ")):
+        report = review_logs(data_file("logs_openai_sample.jsonl"), "openai", lang=lang)
+        details = [f["detail"] for f in report["findings"] if f["code"] == "BAD_REQUEST"]
+        assert details and all(d.startswith(says) for d in details), details

@@ -25,7 +25,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..context import protocol_problems
+from ..context import ProtocolProblem, protocol_problems
 from ..errors import CODES, mask_personal, redact
 from ..guards import GuardConfig
 from ..i18n import Lang
@@ -133,7 +133,7 @@ class _Walk(NamedTuple):
 
 
 def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *, details: bool = True,
-                 counted: bool = False) -> _Walk:
+                 counted: bool = False, lang: Lang = "en") -> _Walk:
     """``counted``: the events only a report's counts read (the tool calls, and what carries a code), for
     :func:`_summaries`; a model turn of words and the end are left out, whose fields no count reads."""
     rid = log.where
@@ -158,7 +158,10 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
         cat, stage = FOUND_UNGUARDED[code] if unguarded else _err(code)
         finding = object.__new__(LogFinding)  # (as _event: the fields straight into it, no frozen __init__)
         finding.__dict__.update({"where": rid, "run": rid, "kind": kind, "code": code, "category": cat, "stage": stage,
-                                 "tool": tool, "message": index, "detail": _shown(detail) if details else "",
+                                 "tool": tool, "message": index,
+                                 # a sentence of the review's own (what the API would refuse) in the review's language
+                                 "detail": _shown(detail.localized(lang) if isinstance(detail, ProtocolProblem) else detail)
+                                 if details else "",
                                  "day": log.day})
         findings.append(finding)
         return cat, stage
@@ -447,7 +450,7 @@ _COUNTS = 1024  # the kinds of run (status and coded events) whose counts are ke
 
 
 def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozenset[str],
-               cases: list[int]) -> Iterator[_Summary]:
+               cases: list[int], lang: Lang = "en") -> Iterator[_Summary]:
     """Each conversation or run of ``logs`` as the report counts it. ``cases`` counts the candidate cases made, so
     that none is built past :data:`CASES`."""
     registries = Registries(registry)
@@ -465,7 +468,7 @@ def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozen
             yield summary
             continue
         # a finding's detail is redacted (the costliest part of one) only while the report has room to show it
-        walk = _openai_walk(log, registries, writes, details=shown < EXAMPLES, counted=True)
+        walk = _openai_walk(log, registries, writes, details=shown < EXAMPLES, counted=True, lang=lang)
         found = walk.findings
         shown = min(EXAMPLES, shown + min(len(found), EXAMPLES))
         # the metrics' own functions, on the run's events that carry a code: went_wrong and run_classes read no other
@@ -601,7 +604,7 @@ def _desk_tools() -> dict[str, frozenset[str]]:
 def analyze(logs: Iterable[LogRun], *, registry: Registry | None = None, writes: frozenset[str] = frozenset(),
             settings: Mapping[str, Any] | None = None) -> dict:
     """The report of a stream of conversations (``report.json``), in memory bounded by the longest one."""
-    return _report(_summaries(logs, registry, writes, [0]), settings)
+    return _report(_summaries(logs, registry, writes, [0], lang=(settings or {}).get("lang", "en")), settings)
 
 
 def _add(counts: Counter, more: Mapping[Any, int]) -> None:
