@@ -102,6 +102,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 def build_parser(lang: Lang = "en") -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="agentlab: reliable tool-calling agents, hands on.", lang=lang)
+    # before the command as after it ("python -m agentlab --lang zh" read zh as a command's name)
+    p.add_argument("--lang", choices=("en", "zh"), default="en", help="the language help, errors and output speak")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     c = sub.add_parser("check-args", help="check one tool call's raw arguments like the model boundary does", lang=lang)
     c.add_argument("--tools", required=True, help="JSON file of OpenAI-format tool specs")

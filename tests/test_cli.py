@@ -216,6 +216,10 @@ def test_one_language_for_the_whole_command(capsys, monkeypatch, tmp_path):
     assert err.startswith("错误：缺少必填的参数：--name（参见") and "see" not in err, err
     assert cli.main(["lint", "--lan", "zh", str(tools)]) == 2  # no abbreviations: one spelling, read the same way
     capsys.readouterr()
+    assert cli.main(["--lang", "zh"]) == 2  # before the command too: zh is no command's name
+    assert "请指定一个命令" in capsys.readouterr().err
+    cli.main(["--lang", "zh", "lint", str(tools)])
+    assert capsys.readouterr().out.strip().endswith("条发现")
     assert cli._lang_of(["lint", "--lang", "en", "--lang", "zh"]) == "zh"
     assert cli._lang_of(["lint", "--", "--lang", "zh"]) == "en"
 
