@@ -177,12 +177,14 @@ def _speak(parser: argparse.ArgumentParser, lang: Lang) -> None:
 
 
 def _say_help(parser: argparse.ArgumentParser, lang: Lang) -> None:
-    """Every help and description of ``parser`` and its commands, said in ``lang`` (data/i18n/cli.json)."""
+    """Every help and description of ``parser`` and its commands, said in ``lang`` (data/i18n/cli.json); an option
+    its command gave no help (--lang, --port, --model...) gets the one its name has there ("unsaid")."""
+    unsaid = _cli_said()["en"]["unsaid"]
     said = _cli_said().get(lang, {}).get("help", {})
-    if not said:
-        return
     parser.description = said.get(parser.description or "", parser.description)
     for action in parser._actions:
+        if not action.help and action.option_strings and action.dest in unsaid:
+            action.help = unsaid[action.dest]
         if action.help and action.help != argparse.SUPPRESS:
             action.help = said.get(action.help, action.help)
         if isinstance(action, argparse._SubParsersAction):

@@ -236,3 +236,27 @@ def test_help_is_wrapped_by_columns_and_never_inside_a_name(capsys, monkeypatch)
             out = capsys.readouterr().out
             assert all(text_width(line) <= 80 for line in out.splitlines()), out
             assert ("$AGENTLAB_STORE" in out) if argv[0] == "site" else ("aftersales" in out), out
+
+
+def test_every_option_of_every_command_says_what_it_is_for():
+    """--model, --loop, --trials, --lang, --port... had no help in either language: --help listed them bare."""
+
+    from agentlab import cli
+    for lang in ("en", "zh"):
+        with cli._argparse_says(lang):
+            parser = cli.build_parser(lang)
+            cli._say_help(parser, lang)
+        assert not _bare(parser, "agentlab"), lang
+
+
+def _bare(parser, path: str) -> list[str]:
+    """The options of ``parser`` and its commands that have no help."""
+    import argparse
+    out = []
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for name, sub in a.choices.items():
+                out += _bare(sub, f"{path} {name}")
+        elif a.option_strings and not a.help:
+            out.append(f"{path} {a.option_strings[-1]}")
+    return out
