@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ToolFailure
-from .i18n import Lang, t
+from .i18n import Sentence
 
 __all__ = ["ContextTooLong", "Session", "build_system_prompt", "clear_chat", "estimate_tokens", "protocol_problems",
            "trim_messages"]
@@ -98,20 +98,9 @@ def _texts(m: Mapping[str, Any]) -> Iterable[str]:
         yield str(fn.get("arguments", ""))
 
 
-class ProtocolProblem(str):
+class ProtocolProblem(Sentence):
     """One thing the chat-completions API would refuse, as its English sentence (what a fake endpoint answers, as the
     real one does), and said in either language by :meth:`localized` (a Chinese log review reads it in Chinese)."""
-
-    key: str
-    fields: dict[str, Any]
-
-    def __new__(cls, key: str, /, **fields: Any) -> ProtocolProblem:
-        self = super().__new__(cls, t(key, "en", **fields))
-        self.key, self.fields = key, fields
-        return self
-
-    def localized(self, lang: Lang = "en") -> str:
-        return t(self.key, lang, **self.fields)
 
 
 def protocol_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:

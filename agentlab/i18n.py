@@ -20,9 +20,9 @@ import re
 import string
 from collections.abc import Iterable
 from functools import cache
-from typing import Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
-__all__ = ["LANGS", "Lang", "LocalizedError", "check_lang", "joined", "keys", "label", "label_glossary", "missing_labels", "said",
+__all__ = ["LANGS", "Lang", "LocalizedError", "Sentence", "check_lang", "joined", "keys", "label", "label_glossary", "missing_labels", "said",
            "t"]
 
 Lang = Literal["en", "zh"]
@@ -160,6 +160,22 @@ def said(value: object, lang: Lang = "en") -> str:
     """``value`` in ``lang`` when it can say itself in either language (a SchemaError, a LocalizedError), else as text."""
     localized = getattr(value, "localized", None)
     return localized(lang) if callable(localized) else str(value)
+
+
+class Sentence(str):
+    """A sentence of the catalogue as its English text (a ``str``: it prints, compares and serialises as one) that also
+    knows its key and fields, so :meth:`localized` (and :func:`said`) says it in another language."""
+
+    key: str
+    fields: dict[str, Any]
+
+    def __new__(cls, key: str, /, **fields: Any) -> Sentence:
+        text = super().__new__(cls, t(key, "en", **fields))
+        text.key, text.fields = key, fields
+        return text
+
+    def localized(self, lang: Lang = "en") -> str:
+        return t(self.key, lang, **self.fields)
 
 
 class LocalizedError(ValueError):

@@ -25,10 +25,10 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..context import ProtocolProblem, protocol_problems
+from ..context import protocol_problems
 from ..errors import CODES, mask_personal, redact
 from ..guards import GuardConfig
-from ..i18n import Lang
+from ..i18n import Lang, Sentence
 from ..runs import STATUSES, Run, Status
 from ..tools import Registry
 from ..trace import Event, finalize
@@ -160,7 +160,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
         finding.__dict__.update({"where": rid, "run": rid, "kind": kind, "code": code, "category": cat, "stage": stage,
                                  "tool": tool, "message": index,
                                  # a sentence of the review's own (what the API would refuse) in the review's language
-                                 "detail": _shown(detail.localized(lang) if isinstance(detail, ProtocolProblem) else detail)
+                                 "detail": _shown(detail.localized(lang) if isinstance(detail, Sentence) else detail)
                                  if details else "",
                                  "day": log.day})
         findings.append(finding)

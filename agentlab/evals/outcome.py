@@ -25,27 +25,21 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import find_secrets
-from ..i18n import Lang, label, t
+from ..i18n import Lang, Sentence, label, t
 from ..runs import Run
 
 __all__ = ["INFRASTRUCTURE", "OUTCOMES", "SUCCESS", "FailedBecause", "Outcome", "Verdict", "grade", "leaks", "reasons_in"]
 
 
-class FailedBecause(str):
-    """Why a run failed its case: the English sentence (a ``str``, so it prints, compares and serialises as one)
-    that also knows its catalogue key and fields, so that it can be said in another language."""
+class FailedBecause(Sentence):
+    """Why a run failed its case: a :class:`~agentlab.i18n.Sentence` whose nouns (refunds, record) are said as the
+    glossary says them in another language."""
 
-    key: str
-    fields: dict[str, Any]
-
-    def __new__(cls, key: str, /, **fields: Any) -> FailedBecause:
-        said = super().__new__(cls, t(key, "en", **fields))
-        said.key, said.fields = key, fields
-        return said
-
-    def said(self, lang: Lang = "en") -> str:
+    def localized(self, lang: Lang = "en") -> str:
         # the nouns a sentence names (refunds, record) are labels of the glossary; values stay as they were
         return t(self.key, lang, **{k: label(v, lang) if k in ("name", "singular") else v for k, v in self.fields.items()})
+
+    said = localized
 
 
 def reasons_in(failures: Any, lang: Lang = "en") -> list[str]:
