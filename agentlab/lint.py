@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .i18n import Lang
+from .i18n import Lang, t
 from .names import to_snake
 from .schema import FORMATS, slow_pattern, subschemas, unsupported_keywords
 
@@ -51,71 +51,11 @@ class Finding:
                 "message": self.message, "suggestion": self.suggestion}
 
 
-# (rule, variant) -> {lang: (message, suggestion)}
-_TEXT: dict[tuple[str, str], dict[str, tuple[str, str]]] = {
-    ("AL001", "tool"): {
-        "en": ("the tool has no description",
-               "Say what it does and when to use it, e.g. 'Look up one order by its id; use search_orders "
-               "first when the user only gives a phone number.'"),
-        "zh": ("工具没有描述", "写清它做什么、什么时候用，例如“按订单号查询订单；用户只给手机号时先用 search_orders”。")},
-    ("AL001", "field"): {
-        "en": ("the field has no description", "Describe the format, the unit and an example, e.g. 'Order number like A1001'."),
-        "zh": ("字段没有描述", "写清格式、单位和示例，例如“订单号，形如 A1001”。")},
-    ("AL002", "tool"): {
-        "en": ("the description {desc!r} only repeats the name", "Say when to use the tool and what it returns."),
-        "zh": ("描述 {desc!r} 只是重复了名字", "写清什么时候用这个工具、它返回什么。")},
-    ("AL002", "field"): {
-        "en": ("the description {desc!r} only repeats the field name", "Say the format and give an example, and when the field matters."),
-        "zh": ("描述 {desc!r} 只是重复了字段名", "写清格式并给出示例，以及该字段何时需要。")},
-    ("AL003", "field"): {
-        "en": ("the description lists a closed set of values but the field is free text",
-               "Use \"enum\": [...] with those values; the enum is also the model's list of options."),
-        "zh": ("描述里列出了固定的取值，但字段是自由文本", "改用 \"enum\": [...] 列出这些取值；枚举同时也是给模型的选项提示。")},
-    ("AL004", "field"): {
-        "en": ("{name!r} breaks the registry's {style} naming",
-               "Rename it to {fix!r}; mixed styles make models swap order_id and orderId."),
-        "zh": ("{name!r} 与工具库统一的 {style} 命名不一致", "改名为 {fix!r}；命名风格混用会让模型把 order_id 和 orderId 串用。")},
-    ("AL005", "tool"): {
-        "en": ("{name!r} looks like two jobs in one tool",
-               "Split it into one tool per job (e.g. get_order and create_refund) so the model takes one checked step at a time."),
-        "zh": ("{name!r} 像是一个工具做了两件事", "拆成一个工具只做一件事（如 get_order 和 create_refund），让模型一步一步来。")},
-    ("AL006", "field"): {
-        "en": ("a quantity without a unit", "Say the unit and the form, e.g. 'positive number, in yuan, without a currency sign'."),
-        "zh": ("数值字段没有写单位", "写清单位和形式，例如“正数，单位元，不带货币符号”。")},
-    ("AL007", "field"): {
-        "en": ("a required field with no example", "Add an example to the description (e.g. 'like A1001') or an \"examples\" list."),
-        "zh": ("必填字段没有示例", "在描述里加示例（如“形如 A1001”），或加 \"examples\" 列表。")},
-    ("AL007", "structured"): {
-        "en": ("a required list or object with no example",
-               "Add an \"examples\" list holding one whole value, e.g. [{{\"sku\": \"S1\", \"qty\": 1}}], so the model sees its shape."),
-        "zh": ("必填的列表或对象字段没有示例",
-               "加一个 \"examples\" 列表，放一个完整的取值，例如 [{{\"sku\": \"S1\", \"qty\": 1}}]，让模型看到它的结构。")},
-    ("AL008", "unsupported"): {
-        "en": ("{kw!r} is not a JSON Schema 2020-12 keyword, so nothing enforces it",
-               "Check the spelling (maxLength, not maxLenght), or enforce the rule in a business check."),
-        "zh": ("{kw!r} 不是 JSON Schema 2020-12 的关键字，不会被执行", "检查拼写（maxLength 而不是 maxLenght），或在业务校验中实现这条规则。")},
-    ("AL010", "format"): {
-        "en": ("format {fmt!r} is not checked: the validator accepts any text here",
-               "Use a checked format ({checked}), or a pattern that says exactly what is allowed."),
-        "zh": ("格式 {fmt!r} 不会被校验：这里任何文本都能通过", "改用会校验的格式（{checked}），或用 pattern 写清允许的取值。")},
-    ("AL011", "pattern"): {
-        "en": ("pattern {pattern!r} can take exponential time on some texts (a repeated group that itself repeats "
-               "or has overlapping alternatives); Python's re has no timeout, so one call can stall the agent",
-               "Write it without nested repetition (^a+$, not ^(a+)+$; ^(a|b)+$, not ^(a|aa)+$), and bound the "
-               "text with maxLength."),
-        "zh": ("pattern {pattern!r} 在某些文本上可能耗费指数级时间（重复的分组内部还有重复，或分支彼此重叠）；"
-               "Python 的 re 没有超时，一次调用就可能卡住智能体",
-               "改写为不嵌套重复的形式（用 ^a+$ 而不是 ^(a+)+$；用 ^(a|b)+$ 而不是 ^(a|aa)+$），并用 maxLength 限制文本长度。")},
-    ("AL009", "tool"): {
-        "en": ("the description says what the tool is, not when to use it",
-               "Add a sentence such as 'Use this when ...; do not use it for ...'."),
-        "zh": ("描述只说了工具是什么，没说什么时候用", "补一句“当……时使用；不要用于……”。")},
-}
-
-
 def _f(rule: str, severity: Severity, location: str, variant: str, lang: Lang, **fmt: Any) -> Finding:
-    msg, sugg = _TEXT[(rule, variant)].get(lang) or _TEXT[(rule, variant)]["en"]
-    return Finding(rule, severity, location, msg.format(**fmt), sugg.format(**fmt))
+    # the sentences are the catalogue's (lint.<rule>.<variant> and its .fix); formatted even with no field, as the
+    # doubled braces of a JSON example must be
+    key = f"lint.{rule}.{variant}"
+    return Finding(rule, severity, location, t(key, lang).format(**fmt), t(f"{key}.fix", lang).format(**fmt))
 
 
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")

@@ -69,7 +69,7 @@ def booking(day: str, item: str = "taxi", amount: float = 45, category: str = "t
 chat = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking("{today}"), say({"en": "Booked: taxi, 45 yuan.", "zh": "记好了：打车 45 元。"}[LANG])])),
                     lang=LANG, sleep=lambda s: None)
 run = chat.ask(expense_task := {"en": "I took a taxi today for 45 yuan, please book it.",
-                                "zh": "今天打车花了45元帮我记上"}[LANG])
+                                "zh": "今天坐出租车花了45元，记一笔"}[LANG])
 table_view(pd.DataFrame([{"role": m["role"], "content": m.get("content") or "",
                "tool_calls / tool_call_id": m.get("tool_call_id") or ", ".join(
                    f"{c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls") or [])}

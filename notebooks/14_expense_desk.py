@@ -49,7 +49,7 @@ LANG = "en"  # "zh" for 中文
 # %% [markdown]
 # ## The five bad cases
 #
-# Each injected into the booking of "今天打车花了45元帮我记上": broken JSON, a made-up tool name, a missing
+# Each injected into the booking of "今天坐出租车花了45元，记一笔": broken JSON, a made-up tool name, a missing
 # required field, "45元" for a number, and one call sent twice in one message.
 
 # %%

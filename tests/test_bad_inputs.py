@@ -241,7 +241,7 @@ def test_check_args_keeps_its_verdict_when_stdout_cannot_take_the_text(bad):
     env = {**__import__("os").environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "ascii"}
     p = subprocess.run([sys.executable, "-m", "agentlab", *argv], capture_output=True, text=True, cwd=bad, env=env)
     assert p.returncode == 1, p.stderr
-    assert "参数校验未通过" in json.loads(p.stdout)["error"]["message"] and not p.stderr
+    assert "参数没有通过检查" in json.loads(p.stdout)["error"]["message"] and not p.stderr
 
 
 def test_a_closed_pipe_keeps_the_verdict_and_prints_nothing_more(bad):

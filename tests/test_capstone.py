@@ -75,7 +75,7 @@ def test_the_report_speaks_chinese() -> None:
     assert (broken.returncode, fixed.returncode) == (1, 0)
     assert "14 项中通过 3 项。（1 项不适用于这个助手。）" in broken.stdout and "还剩 11 项要修。" in broken.stdout
     assert "怎么修：" in broken.stdout and "to fix" not in broken.stdout
-    assert "第 7 项检查：设置了最大工具轮次（3~5）" in broken.stdout
+    assert "第 7 项检查：每一轮最多 3 到 5 次工具往返" in broken.stdout
     assert "14 项中通过 14 项。" in fixed.stdout and "全部通过" in fixed.stdout
 
 

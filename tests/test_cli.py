@@ -18,7 +18,7 @@ def test_check_args_valid_exit_0():
     assert rc == 0 and json.loads(out)["ok"] is True
 
 
-@pytest.mark.parametrize("lang,word", [("en", "did not pass"), ("zh", "参数校验未通过")])
+@pytest.mark.parametrize("lang,word", [("en", "did not pass"), ("zh", "参数没有通过检查")])
 def test_check_args_invalid_exit_1_both_languages(lang, word):
     rc, out, _ = run("check-args", "--tools", TOOLS, "--name", "get_order", "--args", '{"orderId": "A1001"}', "--lang", lang)
     body = json.loads(out)

@@ -205,7 +205,7 @@ def _unanswered_or_orphaned(messages):
 def _messy_chat(rng):
     """A history as they arrive in practice: long and short turns, Chinese and English, several calls per message,
     system notes, and the debris of crashes and old bugs (a reply whose call is gone, a call never answered)."""
-    words = ["taxi 45 yuan ", "今天打车花了45元帮我记上", "lunch with the team ", '{"ok": true, "data": 1} ', "x"]
+    words = ["taxi 45 yuan ", "今天坐出租车花了45元，记一笔", "lunch with the team ", '{"ok": true, "data": 1} ', "x"]
 
     def text():
         return "".join(rng.choice(words) for _ in range(rng.choice([0, 1, 3, 10, 40])))

@@ -37,7 +37,7 @@ def test_findings_are_structured_and_bilingual():
             d = f.to_dict()
             assert set(d) == {"rule", "severity", "location", "message", "suggestion"}
             assert d["severity"] in ("error", "warning", "info") and d["message"] and d["suggestion"]
-    assert any("拆成" in f.suggestion for f in lint(BAD, lang="zh"))
+    assert any("拆开" in f.suggestion for f in lint(BAD, lang="zh"))
 
 
 def test_the_shipped_aftersales_tools_are_clean():

@@ -523,7 +523,7 @@ def test_required_for_the_whole_run_accepts_the_closing_answer_once_the_booking_
     day = ledger.today().isoformat()
     book = call("book_expense_record", {"date": day, "item": "taxi", "amount": 45, "category": "transport"})
     model = ScriptedModel([say("Sure, one moment."), book, say("Booked: taxi, 45 yuan, today.")])
-    run = guarded(model, reg, "今天打车花了45元帮我记上", tool_choice="required",
+    run = guarded(model, reg, "今天坐出租车花了45元，记一笔", tool_choice="required",
                   config=GuardConfig(step_budget=expense.STEP_BUDGET))
     assert run.status == "done_after_self_correction" and run.answer == "Booked: taxi, 45 yuan, today."
     assert [e.error_code for e in run.tool_events] == ["WRONG_TOOL", None]  # the words before any work: re-asked

@@ -109,7 +109,7 @@ def test_english_prose_is_found():
                  "TOOL_ERROR Error: TypeError: Desk.get_order() got an unexpected keyword argument",
                  "Traceback (most recent call last):\n  File \"x.py\", line 1, in fetch\n    went wrong here now",
                  '{"ok": true, "data": {"summary": "Beijing: cloudy, 7 °C"}}', "可用字段：order_id, amount, reason, remark",
-                 "System Prompt 动态注入当前时间"]:
+                 "System Prompt 每轮写上当前时间"]:
         assert not english_prose(fine), fine
 
 

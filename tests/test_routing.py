@@ -24,7 +24,7 @@ TOOLS = [
 ]
 REG = Registry([Tool(n, d, OBJ, lambda **kw: {"ok": 1}) for n, d in TOOLS])
 ASKS = [("I took a taxi today for 45 yuan, please book it", {"book_expense_record"}),
-        ("今天打车花了45元帮我记上", {"book_expense_record"}),
+        ("今天坐出租车花了45元，记一笔", {"book_expense_record"}),
         ("delete the taxi record from yesterday", {"delete_expense_record"}),
         ("how much of my food budget is left?", {"get_budget"}),
         ("show me the totals by category for March", {"monthly_summary"}),

@@ -1,4 +1,4 @@
-"""The bookkeeping (expense) desk: "今天打车花了45元帮我记上" and the 12 tools around it.
+"""The bookkeeping (expense) desk: "今天坐出租车花了45元，记一笔" and the 12 tools around it.
 
 ``Ledger`` is the backend and trusts its caller, like the after-sales ``Desk``: it books a
 future date, "45元" as an amount, the same taxi twice, or three times a category's budget,

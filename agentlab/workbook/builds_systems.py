@@ -242,7 +242,7 @@ def routes_by_language(my_offer: Any, lang: Lang = "en") -> Feedback:
 @_reports("13")
 def tools_offered(given: Any, lang: Lang = "en") -> Feedback:
     """13: how many tools the router over the English descriptions offers for a Chinese ask."""
-    right = len(_routers()["en"].offer("今天打车花了45元帮我记上"))
+    right = len(_routers()["en"].offer("今天坐出租车花了45元，记一笔"))
     return check_answer(given, right, lang=lang, why=_why(lang, "build.nb13.look.why"),
                         hint=_why(lang, "build.nb13.look.hint"))
 

@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 TASK = {"en": "Order A1001 arrived too late for the party, I don't want it any more. Please refund it.",
-        "zh": "订单 A1001 我不想要了，帮我退款。"}
+        "zh": "订单 A1001 我不需要了，请给我退款。"}
 PLAN = (Step("get_order", {"order_id": "A1001"}),
         Step("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}))
 ANSWER = {"en": "Done: order A1001 has been refunded 199.0 yuan to the original payment method.",
@@ -152,14 +152,14 @@ def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "e
     return Comparison(fault, n, g, ns, gs, SEED_EXPECT if seed_demo else EXPECT, start_state=start)
 
 
-EXPENSE_TASK = {"en": "I took a taxi today for 45 yuan, please book it.", "zh": "今天打车花了45元帮我记上"}
+EXPENSE_TASK = {"en": "I took a taxi today for 45 yuan, please book it.", "zh": "今天坐出租车花了45元，记一笔"}
 EXPENSE_PLAN = (Step("book_expense_record", {"date": "{today}", "item": "taxi", "amount": 45, "category": "transport"}),)
 EXPENSE_ANSWER = {"en": "Booked: taxi, 45 yuan, today.", "zh": "已记好：今天打车 45 元。"}
 
 
 def compare_expense(fault: str | None = None, *, at_step: int = 1, lang: Lang = "en", hang_seconds: float = 0.3,
                     seed: int = 0) -> Comparison:
-    """The bookkeeping desk's first sentence ("今天打车花了45元帮我记上") through both desks, on the desk's clock (2026-10-15).
+    """The bookkeeping desk's first sentence ("今天坐出租车花了45元，记一笔") through both desks, on the desk's clock (2026-10-15).
 
     With no fault this is the date lesson: the naive prompt still says the day it was written. A model
     fault lands on the booking call; a tool fault on ``book_expense_record``."""

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # 12 · 消息与上下文：日期、清空会话、成对裁剪
 #
-# 记账助手：“今天打车花了45元帮我记上”。它的毛病不出在某一次工具调用上，而出在循环外面那段对话里
+# 记账助手：“今天坐出租车花了45元，记一笔”。它的毛病不出在某一次工具调用上，而出在循环外面那段对话里
 # （见 [docs/zh/guards.md#context](../../docs/zh/guards.md#context)）：**系统提示词**里写的今天是哪天，
 # **清空会话**时留下了什么，很长的历史又是怎么**裁剪**的。助手的时钟是 2026-10-15，星期四；朴素版助手的
 # 提示词写于 2026-09-21，里面的日期至今没改。
@@ -69,7 +69,7 @@ def booking(day: str, item: str = "taxi", amount: float = 45, category: str = "t
 chat = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking("{today}"), say({"en": "Booked: taxi, 45 yuan.", "zh": "记好了：打车 45 元。"}[LANG])])),
                     lang=LANG, sleep=lambda s: None)
 run = chat.ask(expense_task := {"en": "I took a taxi today for 45 yuan, please book it.",
-                                "zh": "今天打车花了45元帮我记上"}[LANG])
+                                "zh": "今天坐出租车花了45元，记一笔"}[LANG])
 table_view(pd.DataFrame([{"role": m["role"], "content": m.get("content") or "",
                "tool_calls / tool_call_id": m.get("tool_call_id") or ", ".join(
                    f"{c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls") or [])}

@@ -46,7 +46,7 @@ LANG = "zh"  # 改成 "en" 就是英文版
 # %% [markdown]
 # ## 五个高频 Badcase
 #
-# 每一种都注入到“今天打车花了45元帮我记上”这次记账里：JSON 被截断、编造出来的工具名、漏掉必填字段、把“45元”当数字传，以及同一个调用在一条消息里发了两次。
+# 每一种都注入到“今天坐出租车花了45元，记一笔”这次记账里：JSON 被截断、编造出来的工具名、漏掉必填字段、把“45元”当数字传，以及同一个调用在一条消息里发了两次。
 
 # %%
 BAD_CASES = {"truncated_json": "1 · arguments are not valid JSON", "unknown_tool": "2 · a tool that does not exist",
