@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ToolFailure
-from .i18n import Sentence
+from .i18n import Lang, Sentence, both, joined, t
 
 __all__ = ["ContextTooLong", "Session", "build_system_prompt", "clear_chat", "estimate_tokens", "protocol_problems",
            "trim_messages"]
@@ -36,30 +36,22 @@ class Session:
     timezone: str = "Asia/Shanghai"
 
 
-_WEEKDAYS_ZH = "一二三四五六日"
-_FACTS = {
-    "en": {"now": "Now: {when:%Y-%m-%d %H:%M} ({when:%A}, {tz}).", "user": "User: {v}.", "org": "Organisation: {v}.",
-           "page": "Page: {v}.", "perm": "Permissions: {v}.", "flags": "Features on: {v}.", "sep": ", ", "join": " "},
-    "zh": {"now": "当前时间：{when:%Y-%m-%d %H:%M}（星期{wd}，{tz}）。", "user": "用户：{v}。", "org": "组织：{v}。",
-           "page": "所在页面：{v}。", "perm": "权限：{v}。", "flags": "已开启的功能：{v}。", "sep": "、", "join": ""},
-}
-
-
 def build_system_prompt(instructions: str, session: Session, *, now: Callable[[], _dt.datetime],
                         lang: str = "en") -> str:
     """The system prompt for this turn: the standing instructions plus today's date and time (from an
     injected clock, in the session's timezone), the user, the organisation, the page, permissions and
     feature flags, said in ``lang``. Built per turn, so "yesterday" always means yesterday."""
     from zoneinfo import ZoneInfo
-    f = _FACTS["zh" if lang == "zh" else "en"]
+    lg: Lang = "zh" if lang == "zh" else "en"
     when = now().astimezone(ZoneInfo(session.timezone))
-    facts = [f["now"].format(when=when, tz=session.timezone, wd=_WEEKDAYS_ZH[when.weekday()])]
+    day = t("context.weekdays", lg).split()[when.weekday()]
+    facts = [t("context.now", lg, when=when, day=day, tz=session.timezone)]
     for key, value in (("user", session.user_id), ("org", session.organisation), ("page", session.page),
-                       ("perm", f["sep"].join(session.permissions)),
-                       ("flags", f["sep"].join(k for k, v in session.flags.items() if v))):
+                       ("perm", joined(session.permissions, lg, "list")),
+                       ("flags", joined((k for k, v in session.flags.items() if v), lg, "list"))):
         if value:
-            facts.append(f[key].format(v=value))
-    return instructions.rstrip() + "\n\n" + f["join"].join(facts)
+            facts.append(t(f"context.{key}", lg, v=value))
+    return instructions.rstrip() + "\n\n" + joined(facts, lg, "sentence")
 
 
 def clear_chat(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
@@ -137,12 +129,7 @@ class ContextTooLong(ToolFailure):
     """The system prompt and the latest user message alone do not fit the budget."""
 
     def __init__(self, needed: int, budget: int):
-        super().__init__("CONTEXT_TOO_LONG", {
-            "en": f"The conversation cannot be made to fit: the system prompt and the current turn (the latest "
-                  f"user message and what followed it) alone need about {needed} tokens, the budget is {budget}. "
-                  "Shorten them, or raise the budget.",
-            "zh": f"对话无法压缩到预算之内：仅系统提示词和当前这一轮（最新的用户消息及其后的内容）就约需 {needed} 个 token，"
-                  f"预算只有 {budget}。请缩短它们，或提高预算。"})
+        super().__init__("CONTEXT_TOO_LONG", both("context.too_long", needed=needed, budget=budget))
         self.needed, self.budget = needed, budget
 
 

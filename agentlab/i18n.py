@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any, Literal, TypeVar, cast
 
-__all__ = ["LANGS", "Lang", "LocalizedError", "Sentence", "check_lang", "joined", "keys", "label", "label_glossary", "missing_labels", "said",
+__all__ = ["LANGS", "Lang", "LocalizedError", "Sentence", "both", "check_lang", "joined", "keys", "label", "label_glossary", "missing_labels", "said",
            "t"]
 
 Lang = Literal["en", "zh"]
@@ -59,6 +59,12 @@ def t(key: str, lang: Lang = "en", /, **fields: object) -> str:
     if not fields:
         return text
     return _COUNTED.vformat(text, (), fields) if ":count:" in text else text.format(**fields)
+
+
+def both(key: str, /, **fields: object) -> dict[str, str]:
+    """``key`` said in every language, ``{"en": ..., "zh": ...}``: for text handed on in both languages at once (an
+    exercise's explanation, a scripted reply, a desk's name), the language chosen where it is shown."""
+    return {lang: t(key, lang, **fields) for lang in LANGS}
 
 
 class _Counted(string.Formatter):
@@ -128,14 +134,16 @@ def label(text: _T, lang: Lang = "en", /) -> _T:
     return text
 
 
-#: how each language joins the parts of a sentence: items of a list, clauses, a label and its value
-_JOINS = {"zh": {"list": "、", "clause": "；", "colon": "："}, "en": {"list": ", ", "clause": "; ", "colon": ": "}}
+#: how each language joins the parts of a sentence (items of a list, clauses, a label and its value) and sentences
+_JOINS = {"zh": {"list": "、", "clause": "；", "colon": "：", "sentence": ""},
+          "en": {"list": ", ", "clause": "; ", "colon": ": ", "sentence": " "}}
 
 
-def joined(parts: Iterable[object], lang: Lang = "en", how: Literal["list", "clause", "colon"] = "clause") -> str:
+def joined(parts: Iterable[object], lang: Lang = "en",
+           how: Literal["list", "clause", "colon", "sentence"] = "clause") -> str:
     """``parts`` joined as ``lang`` writes them: a Chinese sentence takes 、 between items and ； between clauses, never
     an English comma or semicolon (a Chinese account read "（幂等）; 逐个执行"). ``how="colon"`` joins a label and its
-    value (无效调用：朴素循环 12)."""
+    value (无效调用：朴素循环 12); ``how="sentence"`` puts whole sentences one after another (a space in English)."""
     return _JOINS.get(lang, _JOINS["en"])[how].join(str(p) for p in parts)
 
 

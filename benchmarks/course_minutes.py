@@ -22,6 +22,10 @@ from pathlib import Path
 import jupytext
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agentlab.i18n import joined, t  # noqa: E402
+
 DATA = ROOT / "data" / "course" / "paths.json"
 PROSE_WPM, CODE_WPM, EXERCISE = 100, 50, 5
 BUILD, WRITE_WPM = 5, 10  # a build exercise: 5 minutes to predict and read the check's answer, code written at 10 words a minute
@@ -72,8 +76,6 @@ def minutes(prose: int, code: int, seconds: float, build: int = 0) -> int:
 
 
 PAGES = {"en": ROOT / "docs" / "course.md", "zh": ROOT / "docs" / "zh" / "course.md"}
-WORDS = {"en": {"break": "break", "lunch": "lunch", "none": "none", "sep": ", "},
-         "zh": {"break": "休息", "lunch": "午饭", "none": "无", "sep": "、"}}
 
 
 def write_pages(course: dict) -> None:
@@ -85,7 +87,6 @@ def write_pages(course: dict) -> None:
         text = page.read_text(encoding="utf-8")
         links = {m.group(2): m.group(1) for m in row.finditer(text)}
         titles = {nn: link[1:link.index("](")] for nn, link in links.items()}
-        w = WORDS[lang]
         for name, path in course["paths"].items():
             rows, clock, n = [], 0, 0
             for step in path["steps"]:
@@ -94,7 +95,7 @@ def write_pages(course: dict) -> None:
                     number = str(n)
                 else:
                     spent = step["break"]
-                    label, number = (w["lunch"] if spent >= 45 else w["break"]), ""
+                    label, number = t("course.lunch" if spent >= 45 else "course.break", lang), ""
                 clock += spent
                 rows.append(f"| {number} | {label} | {spent} | {clock // 60}:{clock % 60:02d} |".replace("|  |", "| |"))
             start = text.index(f"<!-- path: {name} -->")
@@ -108,7 +109,7 @@ def write_pages(course: dict) -> None:
         lines = []
         for nn, facts in sorted(course["notebooks"].items()):
             m = facts["measured"]
-            pre = w["sep"].join(facts["prerequisites"]) or w["none"]
+            pre = joined(facts["prerequisites"], lang, "list") or t("course.none", lang)
             lines.append(f"| {titles[nn]} | {pre} | {m['run_seconds']} | {m['prose_words']} | {m['code_words']} | "
                          f"{m['build_code_words']} | {facts['minutes']} |")
         text = text[:body_start] + "\n".join(lines) + text[body_end:]

@@ -147,12 +147,12 @@ def test_the_shipped_results_are_what_a_fresh_grading_gives():
 def test_the_exercise_judges_truly_in_both_languages(shipped):
     """Notebook 18's check said "not quite" to the right answer and "right" to "None" without the data (its truth
     was None). The truth is now the shipped (or live) figures' own: the blank is not yet, None or "None" never right."""
-    from agentlab.workbook.exercises import _WORD, most_repaired_kind
+    from agentlab.workbook.exercises import most_repaired_kind
     fig = shipped.sizes["0.5b"]
     (truth,), drop = bfcl_results.most_repaired(fig)
     assert truth == "bad_json" and drop[truth] == 5  # 12 wrong replies in the single shot, 7 after re-asking
     for lang in ("en", "zh"):
-        word = _WORD[lang]
+        word = {state: t("exercise.word." + state.replace(" ", "_"), lang) for state in ("not yet", "right", "wrong")}
         blank = most_repaired_kind(None, fig, lang=lang)
         assert blank.state == "not yet" and blank.message.startswith("… " + word["not yet"])
         assert blank.message.endswith(t("nb18.exercise.hint", lang))

@@ -270,3 +270,53 @@ def test_the_chinese_pages_code_blocks_comment_in_chinese():
                         and not re.search("[\u4e00-\u9fff]", m.group(1)) and not m.group(1).startswith("pip install"):
                     english.append(f"{page.name}: {line.strip()[:120]}")
     assert not english, english
+
+
+# --- the text lives in the catalogue, not in code -----------------------------------------------------------------
+# A sentence written in code as {"en": "...", "zh": "..."} is out of a translator's reach and out of the checks above
+# (the same fields, counts said right, no mixed languages). Words are what the scan looks for: a table of language
+# codes or of punctuation ({"en": ", ", "zh": "、"}) holds none.
+_WORDS = re.compile("[A-Za-z\u4e00-\u9fff]")
+
+
+def _said_in_code(node) -> bool:
+    import ast
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and bool(_WORDS.search(node.value))
+    if isinstance(node, ast.JoinedStr):
+        return any(_said_in_code(v) for v in node.values)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return any(_said_in_code(v) for v in node.elts)
+    if isinstance(node, ast.Dict):
+        return any(_said_in_code(v) for v in node.values)
+    return False
+
+
+def bilingual_literals(source: str) -> list[int]:
+    """The lines of ``source`` where a dict literal says words in both languages."""
+    import ast
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Dict):
+            by_lang = {k.value: v for k, v in zip(node.keys, node.values, strict=True)
+                       if isinstance(k, ast.Constant) and k.value in i18n.LANGS}
+            if len(by_lang) == len(i18n.LANGS) and any(_said_in_code(v) for v in by_lang.values()):
+                found.append(node.lineno)
+    return found
+
+
+def test_the_scan_finds_a_sentence_in_both_languages_and_leaves_codes_alone():
+    assert bilingual_literals('HINT = {"en": "Look again.", "zh": "再看看。"}') == [1]
+    assert bilingual_literals('x = {"en": f"{n} calls", "zh": f"{n} 次调用"}[lang]') == [1]
+    assert bilingual_literals('H = {"en": ("category", "model"), "zh": ("类别", "模型")}') == [1]
+    assert bilingual_literals('W = {"en": {"break": "break"}, "zh": {"break": "休息"}}') == [1]
+    assert bilingual_literals('J = {"zh": {"list": "、"}, "en": {"list": ", "}}') == []
+    assert bilingual_literals('d = {"en": t(key, "en"), "zh": t(key, "zh")}; s = {"en": en, "zh": zh}') == []
+
+
+def test_no_sentence_for_a_reader_is_written_in_code():
+    files = [*(ROOT / "agentlab").rglob("*.py"), *(ROOT / "app").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py"),
+             ROOT / "run.py"]
+    offenders = [f"{p.relative_to(ROOT).as_posix()}:{line}" for p in sorted(files)
+                 for line in bilingual_literals(p.read_text(encoding="utf-8"))]
+    assert not offenders, "move these into data/i18n/{en,zh}.json and say them with t() or both():\n" + "\n".join(offenders)

@@ -243,7 +243,6 @@ def test_notebook_18_shows_every_result_and_judges_its_exercise_truly(path, data
     come from, and the exercise says not-yet to the blank, right to the answer, wrong to anything else."""
     from agentlab.evals.bfcl_results import read_shipped
     from agentlab.i18n import t
-    from agentlab.workbook.exercises import _WORD
     lang = "zh" if path.parent.name == "zh" else "en"
     if data == "present":
         need(DATASETS / "bfcl" / "data", "BFCL dataset")
@@ -270,7 +269,7 @@ def test_notebook_18_shows_every_result_and_judges_its_exercise_truly(path, data
     text = ["".join(o.get("text", "") for o in c.outputs) for c in nb.cells if c.cell_type == "code"]
     assert text[0].splitlines()[0] == first
     blank, right, wrong, none = (text[[j for j, c in enumerate(nb.cells) if c.cell_type == "code"].index(i)], *text[-3:])
-    word = _WORD[lang]
+    word = {state: t("exercise.word." + state.replace(" ", "_"), lang) for state in ("not yet", "right", "wrong")}
     assert blank.startswith("… " + word["not yet"]), blank
     assert right.startswith("✓ " + word["right"]) and "bad_json" in right, right
     assert wrong.startswith("✗ " + word["wrong"]) and none.startswith("✗ " + word["wrong"]), (wrong, none)

@@ -67,7 +67,7 @@ def test_business_validation_is_semantic():
 
 def test_language_per_registry_and_per_call():
     reg = Registry.from_json(TOOLS_FILE, lang="zh")
-    assert "参数校验" in reg.check("get_order", "{}").render()
+    assert "参数没有通过检查" in reg.check("get_order", "{}").render()
     assert "did not pass" in reg.check("get_order", "{}", lang="en").render()
 
 

@@ -122,11 +122,12 @@ def _runs(text: str) -> set[str]:
             if len(_CJK.findall(flat[i:i + RUN])) * 5 >= RUN * 3}
 
 
-# Left as it is, on purpose: the Chinese description of the booking tool quotes the taxi ask it was first written
-# around. The real models' recorded runs of the bookkeeping desk in Chinese (data/cassettes/expense-*) were made with
-# that description, and each recording is bound to the exact tool specs it was made with: rewording it means recording
-# them all again, which moves every figure read from them.
-RECORDED_WITH = {("data/expense_tools.zh.json", "今天打车花了45元帮我记上")}
+# Left as they are, on purpose: two words the real models were recorded with. The Chinese description of the booking
+# tool quotes the taxi ask it was first written around (data/cassettes/expense-*), and the weather skill's Chinese
+# fallback hint ends as the article's does (data/cassettes/site-discovery-*). Each recording is bound to the exact
+# specs it was made with: rewording either means recording them all again, which moves every figure read from them.
+RECORDED_WITH = {("data/expense_tools.zh.json", "今天打车花了45元帮我记上"),
+                 ("agentlab/site/shipped/weather/skill.json", "建议用户查看天气App")}
 
 
 class Sources:

@@ -195,8 +195,7 @@ class Compared:
                  guarded=m["guarded"]["accuracy"], refused=int(m["guarded"]["refused"]), forced=int(m["raw"]["forced"]))
 
 
-_HEAD = {"en": ("category", "model", "n", "leaderboard", "ours, raw", "official, raw", "official, guarded", "n/a"),
-         "zh": ("类别", "模型", "n", "排行榜", "我们的评分器，原始", "官方评分器，原始", "官方评分器，防护", "无")}
+_HEAD = ("category", "model", "n", "leaderboard", "ours_raw", "official_raw", "official_guarded", "none")  # bfcl.col.*
 
 
 def summary_table(c: Compared, lang: Lang = "en") -> str:
@@ -204,7 +203,7 @@ def summary_table(c: Compared, lang: Lang = "en") -> str:
 
     Single turn: raw is the single shot, guarded the guarded loop's validate-and-reask, n the questions; multi-turn:
     the raw and the guarded loop, n the conversations each (agentlab's own checker has no multi-turn rule)."""
-    *head, none = _HEAD[lang]
+    *head, none = (t(f"bfcl.col.{c}", lang) for c in _HEAD)
     rows = ["| " + " | ".join(head) + " |", "|---|---|---:|---|---:|---:|---:|"]
     for size in c.single:
         modes = c.single[size]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import CODES, ToolError, make_error, retry_seconds
-from ..i18n import LANGS, t
+from ..i18n import LANGS, both, t
 
 __all__ = ["Model", "ModelCall", "ModelError", "Reply", "ToolCall", "ToolChoice", "Usage", "call", "content_text", "say",
            "takes_tool_choice", "tool_calls"]
@@ -94,7 +94,7 @@ class ModelError(Exception):
             return make_error(self.code, retry_after=self.retry_after,
                               message={lang: t(self.said, lang, **self.fields) for lang in LANGS})
         return make_error(self.code, retry_after=self.retry_after,
-                          message={"en": f"The model API failed ({self.code}).", "zh": f"模型接口调用失败（{self.code}）。"})
+                          message=both("model.said.the_model_api_failed", code=self.code))
 
 
 class Model(Protocol):

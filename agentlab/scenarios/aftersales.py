@@ -15,7 +15,7 @@ from typing import Any
 
 from ..context import Session, build_system_prompt
 from ..errors import ToolFailure
-from ..i18n import Lang, t
+from ..i18n import Lang, both, t
 from ..resources import data_file
 from ..tools import Registry, Tool, over_limit, rule
 from .base import Scenario, contract_specs
@@ -24,13 +24,7 @@ __all__ = ["APPROVAL_THRESHOLD", "DEMO_NOW", "SCENARIO", "SYSTEM_PROMPT", "Desk"
            "make_registry"]
 APPROVAL_THRESHOLD = 1000.0
 
-SYSTEM_PROMPT = {
-    "en": ("You are an after-sales assistant for an online shop. Learn facts only from the tools; never guess "
-           "order details. When a tool answers ok=false, read error.problems and error.hint, fix the call and "
-           "try again; if the error is not retryable, tell the user plainly and offer a human colleague."),
-    "zh": ("你是网店的售后助手。事实只能通过工具获得，不要猜测订单信息。工具返回 ok=false 时，阅读 "
-           "error.problems 和 error.hint，修正后再调用；如果错误不可重试，如实告知用户并建议转人工。"),
-}
+SYSTEM_PROMPT = both("desk.aftersales.you_are_an_after")
 
 
 def load_orders(path: str | Path | None = None) -> list[dict]:
@@ -62,9 +56,7 @@ class Desk:
     def _order(self, order_id: str) -> dict:
         order = self.orders.get(order_id)
         if order is None:
-            raise ToolFailure("NOT_FOUND", {
-                "en": f"No order {order_id}. Ask the user to check the number, or search by phone with search_orders.",
-                "zh": f"没有订单 {order_id}。请用户核对订单号，或用 search_orders 按手机号查询。"})
+            raise ToolFailure("NOT_FOUND", both("desk.aftersales.no_order_order_id", order_id=order_id))
         return order
 
     def get_order(self, order_id: str) -> dict:
@@ -113,11 +105,7 @@ def make_registry(desk: Desk, *, lang: Lang = "en", approval_threshold: float | 
     def refund_rules(args: dict) -> list:
         order = desk._order(args["order_id"])  # NOT_FOUND is raised as a ToolFailure
         if order["status"] != "paid":
-            raise ToolFailure("RULE_VIOLATION", {
-                "en": f"Order {order['order_id']} is {order['status']}; only paid orders that have not shipped can "
-                      "be refunded here. Tell the user and offer a human colleague (escalate_to_human).",
-                "zh": f"订单 {order['order_id']} 的状态是 {order['status']}，这里只能为已付款且未发货的订单退款。"
-                      "请告知用户，并建议转人工（escalate_to_human）。"})
+            raise ToolFailure("RULE_VIOLATION", both("desk.aftersales.order_order_id_is", order_id=order['order_id'], status=order['status']))
         if args["amount"] > order["amount"]:
             return [rule("amount", f"must not exceed the order amount {order['amount']}",
                          f"不得超过订单金额 {order['amount']}")]
@@ -174,7 +162,7 @@ def aftersales_prompt(lang: Lang = "en", *, state: Desk | None = None, session: 
 
 SCENARIO = Scenario(
     name="aftersales",
-    title={"en": "After-sales desk (refunds)", "zh": "售后退款助手"},
+    title=both("desk.aftersales.after_sales_desk_refunds"),
     system_prompt=SYSTEM_PROMPT,
     make_state=Desk,
     make_registry=make_registry,

@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo
 
 from ..context import Session, build_system_prompt
 from ..errors import ToolFailure
-from ..i18n import Lang, t
+from ..i18n import Lang, both, t
 from ..resources import data_file
 from ..tools import Registry, Tool, over_limit, rule
 from .base import Scenario, contract_specs
@@ -44,15 +44,8 @@ CONTEXT_BUDGET = 1500
 _DATA = json.loads(data_file("expense_ledger.json").read_text(encoding="utf-8"))
 CATEGORIES: dict[str, str] = {c["id"]: c["zh"] for c in _DATA["categories"]}
 
-SYSTEM_PROMPT = {
-    "en": ("You are the bookkeeping assistant of an expense app. Book, find, change and summarise the user's "
-           "expenses only through the tools; amounts are in yuan. Work out dates from the current date below. "
-           "When a tool answers ok=false, read error.problems and error.hint, fix the call and try again; if the "
-           "error is not retryable, tell the user plainly."),
-    "zh": ("你是记账应用的记账助手。只通过工具记账、查账、改账和汇总；金额单位是元。日期按下面给出的当前日期推算。"
-           "工具返回 ok=false 时，阅读 error.problems 和 error.hint，修正后再调用；如果错误不可重试，如实告诉用户。"),
-}
-_NAIVE_TODAY = {"en": f"Today is {NAIVE_DATE}.", "zh": f"今天是 {NAIVE_DATE}。"}
+SYSTEM_PROMPT = both("desk.expense.you_are_the_bookkeeping")
+_NAIVE_TODAY = both("desk.expense.today_is_naive_date", date=NAIVE_DATE)
 
 
 def fixed_clock(when: _dt.datetime = DEMO_NOW) -> Callable[[], _dt.datetime]:
@@ -88,10 +81,7 @@ class Ledger:
     def _record(self, record_id: str) -> dict:
         rec = self.records.get(record_id)
         if rec is None:
-            raise ToolFailure("NOT_FOUND", {
-                "en": f"There is no record {record_id}. Tell the user; they can ask again with a keyword or a date "
-                      "to find the right one.",
-                "zh": f"没有账目 {record_id}。请告诉用户，可以换个关键字或日期重新查找。"})
+            raise ToolFailure("NOT_FOUND", both("desk.expense.there_is_no_record", record_id=record_id))
         return rec
 
     # -- the tools' backends ------------------------------------------------------------
@@ -310,7 +300,7 @@ def apply_start(ledger: Ledger, start: dict) -> None:
 
 SCENARIO = Scenario(
     name="expense",
-    title={"en": "Bookkeeping desk (expenses)", "zh": "记账助手"},
+    title=both("desk.expense.bookkeeping_desk_expenses"),
     system_prompt=SYSTEM_PROMPT,
     make_state=Ledger,
     make_registry=make_registry,

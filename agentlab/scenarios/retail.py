@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ToolFailure
-from ..i18n import Lang
+from ..i18n import Lang, both
 from ..resources import datasets_dir
 from ..schema import close_objects
 from ..tools import Registry, Tool, rule
@@ -332,9 +332,8 @@ def diff(before: Any, after: Any, path: str = "") -> dict[str, list]:
 
 SCENARIO = Scenario(
     name="retail",
-    title={"en": "tau-bench retail store", "zh": "tau-bench 零售店"},
-    system_prompt={"en": "You are a retail customer service agent. Follow the store policy.",
-                   "zh": "你是零售店客服，请遵守店铺政策。"},
+    title=both("desk.retail.tau_bench_retail_store"),
+    system_prompt=both("desk.retail.you_are_a_retail"),
     make_state=RetailDB,
     make_registry=make_registry,
     snapshot=lambda store: json.loads(json.dumps(store.db)),  # a copy: the records a store has not changed are shared

@@ -261,7 +261,7 @@ class _Reader:
         text = str(last.get("content", ""))
         self.told.append(text)
         if '"ok": true' in text.replace('":true', '": true'):
-            return say({"en": "Refunded.", "zh": "已退款。"}[self.lang])
+            return say(t("script.refunded", self.lang))
         # the field named as the learner's language names it (a Chinese message says 金额, not amount)
         field = any(name in text for name in t("build.nb03.field_names", self.lang).split("|"))
         names_it = field and f"{self.paid:g}" in text
@@ -316,8 +316,7 @@ def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Fe
         reg = Registry([replace(tool, fn=backend, check=None, limits=None, needs_approval=None)
                         if tool.name == "create_refund" else tool for tool in reg], lang=reg.lang)
         model = _Reader(order_id, asked, paid, lang)
-        run = run_guarded(model, reg, {"en": f"Refund order {order_id}, I changed my mind.",
-                                       "zh": f"订单 {order_id} 不想要了，请退款。"}[lang],
+        run = run_guarded(model, reg, t("script.refund_ask", lang, order_id=order_id),
                           system_prompt=aftersales.SYSTEM_PROMPT[lang], config=GuardConfig(), sleep=lambda s: None,
                           lang=lang)
         if raised:

@@ -162,7 +162,7 @@ _07_CASES = ("two_at_once", "three_lookups", "bad_call_between")
 def _07_model(case: str, lang: Lang) -> Any:
     from ..models import ScriptedModel, call, say, tool_calls
 
-    done = say({"en": "Done.", "zh": "办好了。"}[lang])
+    done = say(t("script.done", lang))
     if case == "two_at_once":
         first = tool_calls(call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}),
                            call("escalate_to_human", {"summary": "User wants a call about shipped order A1002."}))

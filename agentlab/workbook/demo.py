@@ -10,7 +10,7 @@ from typing import Any
 
 from ..evals.outcome import Verdict, grade, reasons_in
 from ..guards import GuardConfig
-from ..i18n import Lang, joined, t
+from ..i18n import Lang, both, joined, t
 from ..loop import run_guarded
 from ..models import Model, ScriptedModel, SelfCorrectingModel, Step, call, say
 from ..models.faults import FAULTS, FaultyModel, inject_tool_fault
@@ -38,12 +38,10 @@ __all__ = [
     "trace_text",
 ]
 
-TASK = {"en": "Order A1001 arrived too late for the party, I don't want it any more. Please refund it.",
-        "zh": "订单 A1001 我不需要了，请给我退款。"}
+TASK = both("demo.said.order_a_arrived_too")
 PLAN = (Step("get_order", {"order_id": "A1001"}),
         Step("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}))
-ANSWER = {"en": "Done: order A1001 has been refunded 199.0 yuan to the original payment method.",
-          "zh": "已为订单 A1001 原路退款 199.0 元。"}
+ANSWER = both("demo.said.done_order_a_has")
 # which tool a tool-side fault hits, and where a model fault lands (the refund step)
 TOOL_TARGET = {"flaky_tool": "get_order", "hanging_tool": "get_order", "leaky_tool": "get_order",
                "lost_reply": "create_refund"}
@@ -52,19 +50,17 @@ TOOL_TARGET = {"flaky_tool": "get_order", "hanging_tool": "get_order", "leaky_to
 def seed_demo_model(lang: Lang = "en") -> ScriptedModel:
     """The opening demo (docs/sources.md#article-000-the-refund-desk): ``orderId`` first, then ``order_id``, then the answer in step 3."""
     return ScriptedModel([call("get_order", {"orderId": "A1001"}), call("get_order", {"order_id": "A1001"}),
-                          say({"en": "Order A1001 has not shipped; it can be refunded 199 yuan.",
-                               "zh": "订单 A1001 未发货，可以原路退款 199 元。"}[lang])], name="scripted refund demo")
+                          say(t("demo.said.order_a_has_not", lang))], name="scripted refund demo")
 
 
 def make_model(lang: Lang = "en") -> SelfCorrectingModel:
-    return SelfCorrectingModel(PLAN, ANSWER[lang], give_up={"en": "Sorry, I could not finish this.",
-                                                           "zh": "抱歉，这件事我没能办完。"}[lang])
+    return SelfCorrectingModel(PLAN, ANSWER[lang], give_up=t("demo.said.sorry_i_could_not", lang))
 
 
 #: what the refund task must leave behind: exactly one refund of A1001, 199 yuan, because the user cancelled
 EXPECT = {"refunds": [{"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}], "tickets": 0}
 #: the opening demo is a question, not a refund: it must answer and change nothing
-SEED_TASK = {"en": "Can order A1001 still be refunded?", "zh": "订单 A1001 还能退款吗？"}
+SEED_TASK = both("demo.said.can_order_a_still")
 SEED_EXPECT = {"refunds": [], "tickets": 0, "answer_contains": ["199"]}
 
 
@@ -152,9 +148,9 @@ def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "e
     return Comparison(fault, n, g, ns, gs, SEED_EXPECT if seed_demo else EXPECT, start_state=start)
 
 
-EXPENSE_TASK = {"en": "I took a taxi today for 45 yuan, please book it.", "zh": "今天坐出租车花了45元，记一笔"}
+EXPENSE_TASK = both("demo.said.i_took_a_taxi")
 EXPENSE_PLAN = (Step("book_expense_record", {"date": "{today}", "item": "taxi", "amount": 45, "category": "transport"}),)
-EXPENSE_ANSWER = {"en": "Booked: taxi, 45 yuan, today.", "zh": "已记好：今天打车 45 元。"}
+EXPENSE_ANSWER = both("demo.said.booked_taxi_yuan_today")
 
 
 def compare_expense(fault: str | None = None, *, at_step: int = 1, lang: Lang = "en", hang_seconds: float = 0.3,
@@ -192,12 +188,10 @@ def compare_expense(fault: str | None = None, *, at_step: int = 1, lang: Lang = 
 
 
 RETAIL_ORDER = "#W2974929"  # a pending order of one skateboard, paid by PayPal, in tau-bench's retail data
-RETAIL_TASK = {"en": f"Please cancel order {RETAIL_ORDER}, I ordered it by mistake.",
-               "zh": f"订单 {RETAIL_ORDER} 是我下错了，请帮我取消。"}
+RETAIL_TASK = both("demo.said.please_cancel_order_retail", order=RETAIL_ORDER)
 RETAIL_PLAN = (Step("get_order_details", {"order_id": RETAIL_ORDER}),
                Step("cancel_pending_order", {"order_id": RETAIL_ORDER, "reason": "ordered by mistake"}))
-RETAIL_ANSWER = {"en": f"Order {RETAIL_ORDER} is cancelled; $182.03 goes back to your PayPal account.",
-                 "zh": f"订单 {RETAIL_ORDER} 已取消，182.03 美元原路退回你的 PayPal。"}  # the store's prices are dollars
+RETAIL_ANSWER = both("demo.said.order_retail_order_is", order=RETAIL_ORDER)  # the store's prices are dollars
 RETAIL_TARGET = {"flaky_tool": "get_order_details", "hanging_tool": "get_order_details",
                  "leaky_tool": "get_order_details", "lost_reply": "cancel_pending_order"}
 

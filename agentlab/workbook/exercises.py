@@ -45,7 +45,7 @@ from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
 from ..guards import GuardConfig
-from ..i18n import Lang, joined, label, label_glossary, said, t
+from ..i18n import LANGS, Lang, both, joined, label, label_glossary, said, t
 from ..lint import lint
 from ..redaction import redact_secrets
 from ..resources import data_file
@@ -59,8 +59,6 @@ __all__ = ["Feedback", "amount_with_unit_reason", "answer_is", "best_single_guar
 
 State = Literal["not yet", "right", "wrong"]
 _MARK = {"not yet": "…", "right": "✓", "wrong": "✗"}  # plain text marks: no emoji font needed
-_WORD = {"en": {"not yet": "Not yet", "right": "Right", "wrong": "Not quite"},
-         "zh": {"not yet": "还没作答", "right": "答对了", "wrong": "还不对"}}
 
 
 @dataclass(frozen=True)
@@ -387,7 +385,8 @@ def _text(value: str | Mapping[str, str], lang: Lang) -> str:
 
 
 def _say(state: State, text: str, lang: Lang) -> Feedback:
-    return Feedback(state, f"{_MARK[state]} {joined((_WORD[lang][state], text), lang, 'colon')}")
+    word = t("exercise.word." + state.replace(" ", "_"), lang)
+    return Feedback(state, f"{_MARK[state]} {joined((word, text), lang, 'colon')}")
 
 
 @_reports(None)
@@ -411,26 +410,25 @@ def check_answer(given: Any, right: Any, *, why: str | Mapping[str, str], hint: 
     if isinstance(verdict, str):  # not read as what was asked: say what was
         said_ = t(verdict, lang, given=_shown(given))
         return _say("wrong", f"{said_} {advice}" if lang == "en" else said_ + _text(hint, lang), lang)
-    wrong = {"en": f"you said {_shown(given)}. {advice}", "zh": f"你的答案是 {_shown(given)}。{_text(hint, 'zh')}"}
-    return _say("wrong", wrong[lang], lang)
+    return _say("wrong", t("exercise.said.you_said", lang, given=_shown(given),
+                           advice=advice if lang == "en" else _text(hint, lang)), lang)
 
 
-_LOOK = {"en": "Look again at the table above.", "zh": "再看看上面的表格。"}
 
 
 @_reports(None)
-def answer_is(given: Any, right: Any, why: str | Mapping[str, str], hint: str | Mapping[str, str] = _LOOK,
+def answer_is(given: Any, right: Any, why: str | Mapping[str, str], hint: str | Mapping[str, str] | None = None,
               lang: Lang = "en") -> Feedback:
-    """A plain comparison with an explanation either way."""
-    return check_answer(given, right, why=why, hint=hint, lang=lang)
+    """A plain comparison with an explanation either way (the hint, unless given: look at the table again)."""
+    return check_answer(given, right, why=why, hint=both("exercise.said.look_again_at_the") if hint is None else hint,
+                        lang=lang)
 
 
 @_reports("01")
 def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Feedback:
     """01: a refund schema with no linter warning or error, an enum for the reason, snake_case names."""
     if schema is None or description is None:
-        return _say("not yet", {"en": "write my_description and my_schema, then run this cell.",
-                                "zh": "先写好 my_description 和 my_schema，再运行这个单元格。"}[lang], lang)
+        return _say("not yet", t("exercise.said.write_my_description_and", lang), lang)
     if not isinstance(schema, dict):
         return _say("wrong", t("exercise.schema_not_a_dict", lang, given=_shown(schema)), lang)
     if not isinstance(description, str):
@@ -441,16 +439,14 @@ def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Feedbac
     except (SchemaError, TypeError, ValueError, AttributeError) as exc:
         # a SchemaError says itself in either language; anything else is no sentence for a learner
         why = said(exc, lang) if isinstance(exc, SchemaError) else t("exercise.unreadable", lang, given=_shown(schema))
-        return _say("wrong", {"en": f"the schema does not compile: {why}", "zh": f"这个 schema 无法编译：{why}"}[lang], lang)
+        return _say("wrong", t("exercise.said.the_schema_does_not", lang, why=why), lang)
     props = schema.get("properties", {})
     has_enum = any("enum" in p for p in props.values() if isinstance(p, dict))
     if bad:
         return _say("wrong", "; ".join(f"{f.rule} {f.location}: {f.message}" for f in bad[:4]), lang)
     if not has_enum:
-        return _say("wrong", {"en": "no warnings, but the reason should be an enum.",
-                              "zh": "没有警告了，但 reason 应该用枚举。"}[lang], lang)
-    return _say("right", {"en": "no warnings, and the reason is a closed set. This is a contract.",
-                          "zh": "没有任何警告，reason 也是封闭集合。这才是契约。"}[lang], lang)
+        return _say("wrong", t("exercise.said.no_warnings_but_the", lang), lang)
+    return _say("right", t("exercise.said.no_warnings_and_the", lang), lang)
 
 
 @_reports("04")
@@ -458,10 +454,8 @@ def longest_wait(given: float | None, policy: RetryPolicy, attempt: int, lang: L
     """04: the un-jittered wait before resend number ``attempt`` (0-based)."""
     right = policy.backoff(attempt)
     return check_answer(given, right, lang=lang,
-                 why={"en": f"{right:g} s: base × 2^attempt, capped at {policy.cap:g}.",
-                      "zh": f"{right:g} 秒：base × 2^attempt，上限 {policy.cap:g}。"},
-                 hint={"en": "compute base × 2^attempt and apply the cap (attempt counts from 0).",
-                       "zh": "计算 base × 2^attempt，再套上上限（attempt 从 0 开始数）。"})
+                 why=both("exercise.said.right_g_s_base", right=right, cap=policy.cap),
+                 hint=both("exercise.said.compute_base_attempt_and"))
 
 
 @cache
@@ -479,11 +473,8 @@ def double_refund_fault(given: str | None, lang: Lang = "en") -> Feedback:
     truth = _double_refund_truth()
     right = truth[0] if len(truth) == 1 else list(truth)
     return check_answer(given, right, lang=lang,
-                        why={"en": "the refund went through, its reply was lost, and the naive loop retried "
-                                   "everything. Only an idempotency key passed to the backend makes that safe.",
-                             "zh": "退款已经成功，但响应丢了，朴素循环又什么都重试。只有把幂等键传给后端才能安全重试。"},
-                        hint={"en": "find the tool-side fault whose naive refunds column says 2.",
-                              "zh": "找一个工具侧故障，它让朴素循环的退款数变成 2。"})
+                        why=both("exercise.said.the_refund_went_through"),
+                        hint=both("exercise.said.find_the_tool_side"))
 
 
 @_reports("02")
@@ -494,11 +485,10 @@ def amount_with_unit_reason(given: str | None, registry: Registry, lang: Lang = 
     problems = json.loads(registry.check("create_refund", raw).render())["error"]["problems"]
     right = next(p["reason"] for p in problems if p["field"] == "amount")
     return check_answer(given, right, lang=lang,
-                        why={"en": "a string where the schema asks for a number; the hint says what it got.",
-                             "zh": "schema 要数字，模型给了字符串；hint 里写明了实际收到什么。"},
-                        hint={"en": "find the `wrong type` row of the first table, column problems.",
-                              # the row and the column as the Chinese table names them
-                              "zh": f"看第一张表里“{label('wrong type', 'zh')}”那一行的“{label('problems', 'zh')}”列。"})
+                        why=both("exercise.said.a_string_where_the"),
+                        # the row and the column as each language's table names them
+                        hint={lg: t("exercise.said.find_the_row", lg, row=label("wrong type", lg),
+                                    column=label("problems", lg)) for lg in LANGS})
 
 
 @_reports("07")
@@ -514,10 +504,8 @@ def tool_replies_needed(given: int | None, calls: int, lang: Lang = "en") -> Fee
     run = run_guarded(ScriptedModel([many, say("ok")]), reg, "look them up", sleep=lambda s: None)
     right = sum(1 for m in run.messages if m.get("role") == "tool")
     return check_answer(given, right, lang=lang,
-                        why={"en": "one per call, each with its own tool_call_id, in order.",
-                             "zh": "每个调用一条，各带自己的 tool_call_id，按顺序。"},
-                        hint={"en": "every call needs an answer with its own tool_call_id; count them.",
-                              "zh": "每个调用都要一条带自己 tool_call_id 的回复，数一数。"})
+                        why=both("exercise.said.one_per_call_each"),
+                        hint=both("exercise.said.every_call_needs_an"))
 
 
 @_reports("09")
@@ -528,11 +516,8 @@ def guard_effect(given: str | None, table: Any, lang: Lang = "en") -> Feedback:
     guarded, naive = float(by.get("guarded", 0.0)), float(by.get("naive", 0.0))
     right = "raise" if guarded >= naive else "lower"
     return check_answer(given, right, lang=lang,
-                        why={"en": f"guarded {guarded:.0%} against naive {naive:.0%}, averaged over the models, "
-                                   "each on the cases it was recorded with under both loops.",
-                             "zh": f"防护循环 {guarded:.0%}，朴素循环 {naive:.0%}：按模型平均，每个模型都只比较两种循环都录制过的用例。"},
-                        hint={"en": "compare the success column of the naive and guarded rows of each model.",
-                              "zh": "比较每个模型“朴素循环”行和“防护循环”行的“成功率”列。"})
+                        why=both("exercise.said.guarded_guarded_against_naive", guarded=guarded, naive=naive),
+                        hint=both("exercise.said.compare_the_success_column"))
 
 
 @_reports("10")
@@ -543,12 +528,9 @@ def best_single_guard(given: str | None, ablation: Mapping[str, float], lang: La
     winners = sorted(k for k, v in alone.items() if v == best)
     # the plot's bars say "only validate" ("只开 validate"): the bar's label is right as well as the guard's name
     return check_answer(given, [*winners, *(f"only {w}" for w in winners)], lang=lang,
-                        why={"en": f"{' / '.join(winners)} alone gives {best:.0%}; all guards together "
-                                   f"{ablation['all guards']:.0%}. No single guard is enough.",
-                             "zh": f"单独开启 {' / '.join(winners)} 成功率为 {best:.0%}；全部防护一起为 "
-                                   f"{ablation['all guards']:.0%}。没有哪一个防护单独就够。"},
-                        hint={"en": "find the tallest 'only ...' bar in the ablation plot.",
-                              "zh": "在消融图里找最高的那根“只开 …”柱子。"})
+                        why=both("exercise.said.join_alone_gives_best", join=" / ".join(winners), best=best,
+                                 all_guards=ablation["all guards"]),
+                        hint=both("exercise.said.find_the_tallest_only"))
 
 
 _TIE_SEPARATORS = re.compile(r"\s*(?:和|与|及|、|,|，|/|&|\band\b|\bor\b|或)\s*")
@@ -559,7 +541,7 @@ def largest_share(given: str | None, counts: Mapping[str, int], lang: Lang = "en
     """08 and 11: the class with the largest share of failures (the one to fix first)."""
     if not counts:
         return _say("right" if given is None or _judge(given, "none") is True else "wrong",
-                    {"en": "there are no failures to target in this sample.", "zh": "这次抽样里没有需要处理的失败。"}[lang],
+                    t("exercise.said.there_are_no_failures", lang),
                     lang)
     top = max(counts.values())
     winners = sorted(k for k, v in counts.items() if v == top)
@@ -572,11 +554,8 @@ def largest_share(given: str | None, counts: Mapping[str, int], lang: Lang = "en
         if len(parts) > 1 and all(_judge(x, winners) is True for x in parts):
             given = parts[0]
     return check_answer(given, winners, lang=lang,
-                        why={"en": f"{named}: {top} of {total} failures. Fix that class first, and "
-                                   "measure the same metric next time.",
-                             "zh": f"{named}：{total} 个失败里占 {top} 个。先解决这一类，下次用同一个指标复查。"},
-                        hint={"en": "look at the share plot: which slice is the largest?",
-                              "zh": "看占比图：哪一块最大？"})
+                        why=both("exercise.said.named_top_of_total", named=named, top=top, total=total),
+                        hint=both("exercise.said.look_at_the_share"))
 
 
 @_reports("06")
@@ -584,10 +563,8 @@ def breaker_threshold(given: int | None, config: GuardConfig = GuardConfig(), la
     """06: on which identical call does the breaker fire?"""
     n = config.repeat_limit
     return check_answer(given, n, lang=lang,
-                 why={"en": f"call number {n} with the same arguments is refused: two may be a retry, three is a loop.",
-                      "zh": f"同样参数的第 {n} 次调用被拒绝：两次可能是重试，三次就是循环。"},
-                 hint={"en": "look at GuardConfig().repeat_limit, or at the repeater's trace above.",
-                       "zh": "看看 GuardConfig().repeat_limit，或上面 repeater 的轨迹。"})
+                 why=both("exercise.said.call_number_n_with", n=n),
+                 hint=both("exercise.said.look_at_guardconfig_repeat"))
 
 
 @_reports("18")

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from agentlab.errors import Problem, ToolFailure
+from agentlab.i18n import both
 from agentlab.site.files import load_json, locked, write_atomic
 from agentlab.site.skills import SkillContext, read_meta, register_skill
 from agentlab.tools import rule
@@ -72,9 +73,7 @@ def current_weather(arguments: dict, ctx: SkillContext) -> dict:
     if arguments.get("allow_cached"):
         cache = _cache(cache_path)  # no lock: the file is only ever replaced whole
         if not _entry(cache.get(city)):
-            raise ToolFailure("NOT_FOUND", {"en": f"Nothing is cached for {city} yet. Tell the user the weather "
-                                                  "cannot be looked up right now and suggest a weather app.",
-                                            "zh": f"{city} 还没有缓存数据。请告诉用户暂时查不到天气，建议查看天气 App。"})
+            raise ToolFailure("NOT_FOUND", both("skill.weather.nothing_is_cached_for", city=city))
         return {**cache[city], "cached": True,
                 "summary": f"{city}: {cache[city]['condition']}, {cache[city]['temperature']:g} °C "
                            f"(cached, measured {cache[city]['as_of']})."}
