@@ -169,7 +169,7 @@ def test_jupyterlab_runs_the_injector_notebook(tmp_path):
         run.wait_for(timeout=90_000)
         from agentlab.models.faults import FAULTS
         page.locator("select").filter(has_text="camel_case").first.select_option(
-            label=f"camel_case — {FAULTS['camel_case'].en}")
+            label=f"camel_case — {FAULTS['camel_case'].describe('en')}")
         run.click()
         # the notebook showed truncated_json first; only camel_case makes the naive loop hit its cap
         page.get_by_text("naive loop: budget exhausted").first.wait_for(timeout=60_000)
@@ -190,7 +190,7 @@ def test_voila_app_without_code(tmp_path):
         run = page.get_by_role("button", name="Run both loops")
         run.wait_for(timeout=120_000)
         from agentlab.models.faults import FAULTS
-        page.locator("select").filter(has_text=FAULTS["lost_reply"].en).first.select_option(label=FAULTS["lost_reply"].en)
+        page.locator("select").filter(has_text=FAULTS["lost_reply"].describe("en")).first.select_option(label=FAULTS["lost_reply"].describe("en"))
         run.click()
         page.get_by_text("refunded 2 times").first.wait_for(timeout=60_000)
         page.get_by_role("button", name="中文").click()

@@ -1,4 +1,5 @@
 """The message catalogue is data: one JSON file per language, kept in step, shipped in the wheel."""
+import itertools
 import json
 import re
 import string
@@ -165,6 +166,8 @@ def test_what_a_program_said_is_kept_whole_not_cut_into_a_list_of_labels():
 
 #: a language's own name on the switch that leads to it is the one place it may appear in the other language
 OTHER_LANGUAGE_NAMES = {"trainer.other_lang"}
+# a fault's English account quotes the Chinese value it makes the model send, as sent ("199元")
+QUOTED_VALUES = {"fault.wrong_type", "fault.amount_in_words"}
 CJK = re.compile(r"[\u3400-\u9fff\uff01-\uff5e\u3001-\u303f]")
 ENGLISH_RUN = re.compile(r"(?:\b[A-Za-z][a-z]+\b[ ,.:;'-]+){4,}")
 
@@ -178,7 +181,7 @@ def test_no_sentence_mixes_the_two_languages():
     """English mode printed Chinese inside English sentences ("What caught it: the idempotency key ... (幂等)"):
     a reader gets one language at a time."""
     mixed = [(k, v) for k, v in read("en").items()
-             if k not in OTHER_LANGUAGE_NAMES and CJK.search(v)]
+             if k not in OTHER_LANGUAGE_NAMES | QUOTED_VALUES and CJK.search(v)]
     assert not mixed, mixed[:5]
     english_in_zh = [(k, v) for k, v in read("zh").items()
                      if ENGLISH_RUN.search(_prose(v))]
@@ -292,8 +295,24 @@ def _said_in_code(node) -> bool:
     return False
 
 
+_ENGLISH = re.compile(r"[A-Za-z]{2,}\s+[A-Za-z]{2,}")
+_CHINESE = re.compile("[\u4e00-\u9fff]")
+
+
+def _literal(node) -> str | None:
+    """The text of a string literal or an f-string (its fields left out), else None."""
+    import ast
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else " " for v in node.values)
+    return None
+
+
 def bilingual_literals(source: str) -> list[int]:
-    """The lines of ``source`` where a dict literal says words in both languages."""
+    """The lines of ``source`` where a sentence is written out in both languages: a dict literal saying words under
+    both language codes, or an English sentence followed by its Chinese one among a call's arguments or a tuple's
+    items (``rule("amount", "must not exceed 199", "不得超过 199")``)."""
     import ast
     found = []
     for node in ast.walk(ast.parse(source)):
@@ -302,6 +321,11 @@ def bilingual_literals(source: str) -> list[int]:
                        if isinstance(k, ast.Constant) and k.value in i18n.LANGS}
             if len(by_lang) == len(i18n.LANGS) and any(_said_in_code(v) for v in by_lang.values()):
                 found.append(node.lineno)
+        items = node.args if isinstance(node, ast.Call) else node.elts if isinstance(node, (ast.Tuple, ast.List)) else []
+        for first, second in itertools.pairwise(items):
+            en, zh = _literal(first), _literal(second)
+            if en and zh and _ENGLISH.search(en) and not _CHINESE.search(en) and _CHINESE.search(zh):
+                found.append(first.lineno)
     return found
 
 
@@ -310,7 +334,10 @@ def test_the_scan_finds_a_sentence_in_both_languages_and_leaves_codes_alone():
     assert bilingual_literals('x = {"en": f"{n} calls", "zh": f"{n} 次调用"}[lang]') == [1]
     assert bilingual_literals('H = {"en": ("category", "model"), "zh": ("类别", "模型")}') == [1]
     assert bilingual_literals('W = {"en": {"break": "break"}, "zh": {"break": "休息"}}') == [1]
+    assert bilingual_literals('return [rule("amount", f"must not exceed {x}", f"不得超过 {x}")]') == [1]
+    assert bilingual_literals('KINDS = {"bad_json": ("the arguments are not JSON", "参数不是合法 JSON")}') == [1]
     assert bilingual_literals('J = {"zh": {"list": "、"}, "en": {"list": ", "}}') == []
+    assert bilingual_literals('CITIES = ("Beijing", "北京"); re.compile("(?:such as|例如)")') == []
     assert bilingual_literals('d = {"en": t(key, "en"), "zh": t(key, "zh")}; s = {"en": en, "zh": zh}') == []
 
 

@@ -329,17 +329,21 @@ def test_a_keyword_of_the_wrong_kind_is_refused_at_registration(schema, keyword)
 
 
 def test_every_schema_error_is_written_in_both_languages():
-    """Every place that raises SchemaError gives the English and the Chinese sentence (read from the source, so a
-    new refusal written in one language only fails here)."""
+    """Every place that raises SchemaError names a sentence of the catalogue, which has it in both languages (read
+    from the source, so a refusal written out in code, in one language or two, fails here)."""
     import ast
+
+    from agentlab.i18n import _catalog
     root = Path(__file__).resolve().parent.parent / "agentlab"
-    one_language = []
+    not_said = []
     for path in root.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) \
-                    and getattr(node.exc.func, "id", None) == "SchemaError" and len(node.exc.args) < 2:
-                one_language.append(f"{path.name}:{node.lineno}")
-    assert one_language == []
+                    and getattr(node.exc.func, "id", None) == "SchemaError":
+                key = node.exc.args[0] if node.exc.args else None
+                if not (isinstance(key, ast.Constant) and set(_catalog().get(key.value, {})) == {"en", "zh"}):
+                    not_said.append(f"{path.name}:{node.lineno}")
+    assert not_said == []
 
 
 def test_the_keyword_check_names_where_it_is_and_accepts_what_2020_12_allows():

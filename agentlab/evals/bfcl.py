@@ -307,19 +307,8 @@ class Attempt:
 # What can be wrong with a reply, first match wins. The first six break the tool's contract: a grammar
 # made from the contract should prevent them, and the guard sees them. The other five keep the contract
 # and miss the question: no grammar and no guard can see them.
-KINDS = {
-    "bad_json": ("the arguments are not JSON", "参数不是合法 JSON"),
-    "unknown_tool": ("a function the question does not offer", "调用了不存在的函数"),
-    "unknown_field": ("an argument the function does not have", "函数没有的参数"),
-    "wrong_type": ("an argument of the wrong type", "参数类型不对"),
-    "missing_required": ("a required argument left out", "漏了必填参数"),
-    "out_of_bounds": ("a value outside the enum, range or format", "取值超出枚举、范围或格式"),
-    "wrong_function": ("a real function, but not the right one", "函数存在，但选错了"),
-    "wrong_value": ("the right function with a wrong value", "函数对，取值错"),
-    "wrong_count": ("too few or too many calls", "调用次数不对"),
-    "no_call": ("words where a call was needed", "该调用时只回了文字"),
-    "unwanted_call": ("a call where none fits", "不该调用时调用了"),
-}
+KINDS = ("bad_json", "unknown_tool", "unknown_field", "wrong_type", "missing_required", "out_of_bounds", "wrong_function",
+         "wrong_value", "wrong_count", "no_call", "unwanted_call")  # each said by the catalogue's bfcl.kind.<name>
 CONTRACT_KINDS = ("bad_json", "unknown_tool", "unknown_field", "wrong_type", "missing_required", "out_of_bounds")
 _REASON_KIND = {"unknown_field": "unknown_field", "wrong_type": "wrong_type", "missing": "missing_required"}
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from ..i18n import t as _t
 from ..names import to_camel
 from ..tools import Registry, Tool
 from .interface import Model, ModelCall, ModelError, Reply, ToolCall
@@ -39,43 +40,36 @@ FaultKind = Literal["model", "api", "tool"]
 class Fault:
     name: str
     kind: FaultKind
-    en: str
-    zh: str
     caught_by: str  # the guard (a GuardConfig field) that handles it, or "fatal stop" when nothing may retry
 
     def describe(self, lang: str = "en") -> str:
-        return self.zh if lang == "zh" else self.en
+        """What the fault does, in ``lang`` (the catalogue's ``fault.<name>``)."""
+        return _t(f"fault.{self.name}", "zh" if lang == "zh" else "en")
 
 
 FAULTS: dict[str, Fault] = {f.name: f for f in [
-    Fault("camel_case", "model", "renames a field to camelCase (orderId)", "把字段名改成驼峰（orderId）", "validate"),
-    Fault("drop_required", "model", "leaves out a required field", "漏掉一个必填字段", "validate"),
-    Fault("wrong_type", "model", "sends an amount as text (\"199元\")", "把金额写成文本（\"199元\"）", "validate"),
-    Fault("amount_in_words", "model", "writes an amount in Chinese words (\"一百二十块\")", "把金额写成汉字（\"一百二十块\"）",
-          "validate"),
-    Fault("out_of_enum", "model", "invents a value outside the enum", "编造一个枚举之外的取值", "validate"),
-    Fault("out_of_range", "model", "sends a value beyond its limits (too large a number, too long a text)",
-          "发送超出上下限的取值（过大的数、过长的文本）", "validate"),
-    Fault("truncated_json", "model", "cuts the arguments JSON short", "arguments 的 JSON 被截断", "validate"),
-    Fault("unknown_tool", "model", "calls a tool that does not exist", "调用不存在的工具", "validate"),
-    Fault("duplicate_call", "model", "repeats the same call in the next turn", "下一轮原样重复同一个调用", "idempotency"),
-    Fault("parallel_call", "model", "sends the same call twice in one message", "同一条消息里把同一个调用发两次", "idempotency"),
-    Fault("api_429", "api", "the model API answers 429 with Retry-After", "模型接口返回 429 并带 Retry-After", "retry"),
-    Fault("api_timeout", "api", "the model API times out", "模型接口超时", "retry"),
-    Fault("api_500", "api", "the model API answers 500", "模型接口返回 500", "retry"),
-    Fault("api_401", "api", "the API key is rejected (401)", "API 密钥失效（401）", "fatal stop"),
-    Fault("flaky_tool", "tool", "the tool fails transiently, then works", "工具先瞬时失败，之后恢复", "retry"),
-    Fault("hanging_tool", "tool", "the tool hangs", "工具卡住不返回", "timeout"),
-    Fault("leaky_tool", "tool", "the tool raises with a connection string and a stack trace",
-          "工具抛出的异常里带着连接串和堆栈", "readable_errors"),
-    Fault("lost_reply", "tool", "the write happens but its reply is lost (timeout)",
-          "写操作已执行但响应丢失（超时）", "idempotency"),
+    Fault("camel_case", "model", "validate"),
+    Fault("drop_required", "model", "validate"),
+    Fault("wrong_type", "model", "validate"),
+    Fault("amount_in_words", "model", "validate"),
+    Fault("out_of_enum", "model", "validate"),
+    Fault("out_of_range", "model", "validate"),
+    Fault("truncated_json", "model", "validate"),
+    Fault("unknown_tool", "model", "validate"),
+    Fault("duplicate_call", "model", "idempotency"),
+    Fault("parallel_call", "model", "idempotency"),
+    Fault("api_429", "api", "retry"),
+    Fault("api_timeout", "api", "retry"),
+    Fault("api_500", "api", "retry"),
+    Fault("api_401", "api", "fatal stop"),
+    Fault("flaky_tool", "tool", "retry"),
+    Fault("hanging_tool", "tool", "timeout"),
+    Fault("leaky_tool", "tool", "readable_errors"),
+    Fault("lost_reply", "tool", "idempotency"),
     # runaways: the model never answers. A repeat is the breaker's to stop; a ping-pong whose arguments
     # change every time never repeats, and only the step budget stops it
-    Fault("repeat_call", "model", "repeats the same call turn after turn and never answers",
-          "一轮接一轮地重复同一个调用，始终不回答", "repeat_limit"),
-    Fault("ping_pong", "model", "keeps looking things up, with new arguments every time, and never answers",
-          "不停地查询、每次换个参数，始终不回答", "step_budget"),
+    Fault("repeat_call", "model", "repeat_limit"),
+    Fault("ping_pong", "model", "step_budget"),
 ]}
 MODEL_FAULTS = [f.name for f in FAULTS.values() if f.kind in ("model", "api")]
 TOOL_FAULTS = [f.name for f in FAULTS.values() if f.kind == "tool"]

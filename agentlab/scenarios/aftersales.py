@@ -107,8 +107,7 @@ def make_registry(desk: Desk, *, lang: Lang = "en", approval_threshold: float | 
         if order["status"] != "paid":
             raise ToolFailure("RULE_VIOLATION", both("desk.aftersales.order_order_id_is", order_id=order['order_id'], status=order['status']))
         if args["amount"] > order["amount"]:
-            return [rule("amount", f"must not exceed the order amount {order['amount']}",
-                         f"不得超过订单金额 {order['amount']}")]
+            return [rule("amount", **both("desk.aftersales.over_amount", amount=order["amount"]))]
         return []
 
     def refundable(args: dict) -> list:

@@ -190,9 +190,7 @@ def make_registry(ledger: Ledger, *, lang: Lang = "en", clean: bool = False) -> 
         day = args.get("date")
         if isinstance(day, str) and day > ledger.today().isoformat():  # ISO dates compare as text
             today = ledger.today().isoformat()
-            return [rule("date", f"{day} is after today ({today}): an expense cannot be booked in the future. "
-                                 "Ask the user which day it was.",
-                         f"{day} 晚于今天（{today}）：不能记未来的支出。请向用户确认是哪一天。")]
+            return [rule("date", **both("desk.expense.future_date", day=day, today=today))]
         return []
 
     def within_budget(args: dict) -> list:

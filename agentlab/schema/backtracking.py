@@ -149,13 +149,6 @@ def refuse_slow_patterns(schema: Any) -> None:
             patterns += [(p, (*at, "patternProperties", p)) for p in node["patternProperties"] if isinstance(p, str)]
         for p, where in patterns:
             if slow_pattern(p):
-                raise SchemaError(
-                    f"pattern {_short_repr(p)} at {_where(where)} can take exponential time on some texts (a repeated "
-                    "group that itself repeats, or whose alternatives overlap), and Python's re has no timeout: one "
-                    "value could stall every check. Write it without nested repetition (^a+$, not ^(a+)+$; ^(a|b)+$, "
-                    "not ^(a|aa)+$) and bound the text with maxLength",
-                    f"{_where(where)} 处的 pattern {_short_repr(p)} 在某些文本上可能耗费指数级时间（重复的分组内部还有重复，"
-                    "或分支彼此重叠），而 Python 的 re 没有超时：一个取值就可能卡住每一次校验。请改写为不嵌套重复的形式"
-                    "（用 ^a+$ 而不是 ^(a+)+$；用 ^(a|b)+$ 而不是 ^(a|aa)+$），并用 maxLength 限制文本长度")
+                raise SchemaError("schema.slow_pattern", pattern=_short_repr(p), where=_where(where))
         for k, name, sub in _children(node):
             todo.append((sub, at + (k,) + (() if name is None else (str(name),))))

@@ -11,24 +11,20 @@ from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urljoin
 
+from ..i18n import LocalizedError
+
 __all__ = ["DRAFT_2020_12", "Pointer", "SchemaError", "join", "ref_loop", "show", "transform"]
 
 
 DRAFT_2020_12 = frozenset({"https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#"})
 
 
-class SchemaError(ValueError):
+class SchemaError(LocalizedError):
     """The schema itself is broken (a developer's mistake, raised at registration).
 
     ``str()`` is the English sentence; :meth:`localized` gives it in either language, so that a widget or a
-    notebook in Chinese says what is wrong in Chinese (keywords, paths and values stay as written)."""
-
-    def __init__(self, en: str, zh: str | None = None):
-        super().__init__(en)
-        self.en, self.zh = en, zh or en
-
-    def localized(self, lang: str = "en") -> str:
-        return self.zh if lang == "zh" else self.en
+    notebook in Chinese says what is wrong in Chinese (keywords, paths and values stay as written). The sentences
+    are the catalogue's (``schema.*``)."""
 
 
 def join(parent: str, key: Any) -> str:

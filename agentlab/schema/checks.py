@@ -83,7 +83,7 @@ def _type_check(types: Any, desc: str | None) -> Check:
     names = [types] if isinstance(types, str) else list(types)
     for n in names:
         if n not in TYPE_TESTS:
-            raise SchemaError(f"unknown type {n!r}", f"未知类型 {n!r}")
+            raise SchemaError("schema.unknown_type", name=n)
     expected = " or ".join(names)
     if len(names) == 1:
         name = names[0]
@@ -126,7 +126,7 @@ def _enum(s: dict) -> Check | None:
         return None
     values = s["enum"]
     if not isinstance(values, list):
-        raise SchemaError("enum must be a list", "enum 必须是列表")
+        raise SchemaError("schema.enum_not_list")
     allowed = tuple(values)
     if all(isinstance(x, str) for x in values):
         fast = frozenset(values)
@@ -185,7 +185,7 @@ def _number(s: dict) -> Check | None:
         if kw in s:
             b = s[kw]
             if isinstance(b, bool) or not isinstance(b, (int, float)):
-                raise SchemaError(f"{kw} must be a number", f"{kw} 必须是数字")
+                raise SchemaError("schema.not_a_number", keyword=kw)
             bounds.append((kw, b, op))
     mult = s.get("multipleOf")
     if not bounds and mult is None:
@@ -212,8 +212,7 @@ def _string(s: dict) -> Check | None:
     try:
         rx = re.compile(ecma_to_python(pattern)) if pattern is not None else None
     except re.error as exc:
-        raise SchemaError(f"pattern {pattern!r} does not compile: {exc}",
-                          f"pattern {pattern!r} 无法编译：{exc}") from None
+        raise SchemaError("schema.pattern_bad", pattern=pattern, error=exc) from None
     desc = s.get("description")
     fmt_name = s.get("format")
 

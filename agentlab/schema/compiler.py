@@ -59,8 +59,7 @@ class Compiler:
         if schema is False:
             return _never
         if not isinstance(schema, dict):
-            raise SchemaError(f"a schema must be an object or a boolean, got {json_type(schema)}",
-                              f"schema 必须是对象或布尔值，实际是 {json_type(schema)}")
+            raise SchemaError("schema.not_a_schema", got=json_type(schema))
         self._refuse_delegated(schema)
         desc = schema.get("description")
         checks: list[Check] = []
@@ -78,7 +77,7 @@ class Compiler:
             if key in schema:
                 subs = schema[key]
                 if not isinstance(subs, list) or not subs:
-                    raise SchemaError(f"{key} must be a non-empty list", f"{key} 必须是非空列表")
+                    raise SchemaError("schema.empty_list", keyword=key)
                 compiled = [self.compile(s) for s in subs]
                 checks.append(_all_of(compiled) if key == "allOf"
                               else _any_of(compiled, subs, one=key == "oneOf"))
@@ -110,7 +109,7 @@ class Compiler:
             return None
         props_schema = s.get("properties", {})
         if not isinstance(props_schema, dict):
-            raise SchemaError("properties must be an object", "properties 必须是对象")
+            raise SchemaError("schema.properties_not_object")
         props = {k: self.compile(v) for k, v in props_schema.items()}
         descs = {k: v.get("description") for k, v in props_schema.items() if isinstance(v, dict)}
         required = tuple(s.get("required", ()))
@@ -162,14 +161,14 @@ class Compiler:
             if spec is None:
                 continue
             if not isinstance(spec, dict):
-                raise SchemaError(f"{kw} must be an object", f"{kw} 必须是对象")
+                raise SchemaError("schema.not_an_object", keyword=kw)
             for name, dep in spec.items():
                 if isinstance(dep, list) and kw != "dependentSchemas":
                     needs.append((name, tuple(dep)))
                 elif kw != "dependentRequired":
                     subs.append((name, self.compile(dep)))
                 else:
-                    raise SchemaError(f"dependentRequired.{name} must be a list of names", f"dependentRequired.{name} 必须是字段名列表")
+                    raise SchemaError("schema.dependent_required", name=name)
         if not needs and not subs:
             return None
         props = s.get("properties", {})
@@ -215,7 +214,7 @@ class Compiler:
         least, most = s.get("minContains", 1), s.get("maxContains")
         for kw, n in (("minContains", least), ("maxContains", most)):
             if n is not None and (isinstance(n, bool) or not isinstance(n, (int, float)) or n < 0):
-                raise SchemaError(f"{kw} must be a non-negative integer", f"{kw} 必须是非负整数")
+                raise SchemaError("schema.not_a_count", keyword=kw)
 
         def check_contains(v: Any, parent: str, key: Any, out: list) -> None:
             if not isinstance(v, list):
@@ -265,7 +264,7 @@ class Compiler:
     # references ---------------------------------------------------------------
     def _ref(self, ref: str) -> Check:
         if not isinstance(ref, str) or not ref.startswith("#"):
-            raise SchemaError(f"$ref must be a string, got {ref!r}", f"$ref 必须是字符串，实际是 {ref!r}")
+            raise SchemaError("schema.ref_not_text", ref=ref)
         if ref in self._refs:
             return self._refs[ref]
         if ref in self._resolving:  # recursion: resolve at call time
@@ -297,7 +296,7 @@ class Compiler:
             elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
                 node = node[int(part)]
             else:
-                raise SchemaError(f"$ref '#{fragment}' points nowhere", f"$ref '#{fragment}' 指向的位置不存在")
+                raise SchemaError("schema.ref_fragment_nowhere", fragment=fragment)
         return node
 
 
@@ -366,8 +365,7 @@ def _compile(schema: Any, resources: Mapping[str, Any] | None) -> Callable[[Any]
         return compile_delegated(schema, resources=resources or {})
     loop = ref_loop(schema, compiler.resolve)
     if loop is not None:
-        raise SchemaError(f"$ref loops back without moving into the value ({loop}): every check would recurse forever",
-                          f"$ref 在没有深入取值的情况下绕回自身（{loop}）：每次校验都会无限递归")
+        raise SchemaError("schema.ref_loop", loop=loop)
 
     def validate(value: Any) -> list[Problem]:
         out: list[Problem] = []

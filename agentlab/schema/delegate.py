@@ -35,6 +35,7 @@ from jsonschema import FormatChecker, ValidationError, validators
 from jsonschema_specifications import REGISTRY as _METASCHEMAS
 
 from ..errors import Problem
+from ..i18n import Sentence
 from ..names import suggest
 from .base import _SCHEMA_LISTS, _SCHEMA_MAPS, _SCHEMA_ONE, DRAFT_2020_12, SchemaError, _shape, join, ref_loop, show, transform
 from .ecma import ecma_to_python
@@ -79,8 +80,7 @@ def compile_delegated(schema: Any, *, resources: Mapping[str, Any]) -> Callable[
     known = _check_refs(translated, registry, documents)
     loop = ref_loop(translated, _resolver(known), translated.get("$id", "") if isinstance(translated, dict) else "")
     if loop is not None:
-        raise SchemaError(f"$ref loops back without moving into the value ({loop}): every check would recurse forever",
-                          f"$ref 在没有深入取值的情况下绕回自身（{loop}）：每次校验都会无限递归")
+        raise SchemaError("schema.ref_loop", loop=loop)
     checker = FormatChecker(formats=())
     for name, (test, _) in FORMATS.items():
         checker.checks(name)(lambda v, test=test: not isinstance(v, str) or test(v))
@@ -91,9 +91,7 @@ def compile_delegated(schema: Any, *, resources: Mapping[str, Any]) -> Callable[
             for _ in validator.iter_errors(value):
                 pass
         except RecursionError:
-            raise SchemaError("the schema's references loop without moving into the value: "
-                              "every check would recurse forever",
-                              "schema 的引用在没有深入取值的情况下循环：每次校验都会无限递归") from None
+            raise SchemaError("schema.refs_loop") from None
 
     def validate(value: Any) -> list[Problem]:
         out: list[Problem] = []
@@ -111,21 +109,19 @@ def _validator_class(schema: Any, documents: Mapping[str, Any]) -> Any:
     if dialect is None or dialect in DRAFT_2020_12:
         return jsonschema.Draft202012Validator
     if not isinstance(dialect, str):
-        raise SchemaError(f"$schema must be a URI, got {dialect!r}", f"$schema 必须是 URI，实际是 {dialect!r}")
+        raise SchemaError("schema.dialect_not_uri", dialect=dialect)
     known = validators.validator_for({"$schema": dialect}, default=None)
     if known is not None:
         return known
     meta = documents.get(dialect) or documents.get(dialect.rstrip("#"))
     if not isinstance(meta, dict):
-        raise SchemaError(f"unknown $schema {dialect!r}: name a JSON Schema draft, or pass the metaschema in resources=",
-                          f"未知的 $schema {dialect!r}：请写明一个 JSON Schema 草案版本，或在 resources= 中提供元 schema")
+        raise SchemaError("schema.dialect_unknown", dialect=dialect)
     vocabularies = meta.get("$vocabulary")
     if vocabularies is None:  # a metaschema without vocabularies extends its own dialect
         return jsonschema.Draft202012Validator
     unknown = sorted(v for v, required in vocabularies.items() if required and v not in VOCABULARIES)
     if unknown:
-        raise SchemaError(f"$schema {dialect!r} requires vocabularies nothing here implements: {', '.join(unknown)}",
-                          f"$schema {dialect!r} 要求的词汇表这里没有实现：{', '.join(unknown)}")
+        raise SchemaError("schema.vocabularies", dialect=dialect, names=", ".join(unknown))
     keywords = set().union(*(VOCABULARIES[v] for v in vocabularies if v in VOCABULARIES), VOCABULARIES[_V + "core"])
     base = jsonschema.Draft202012Validator
     return validators.create(meta_schema=base.META_SCHEMA, validators={k: f for k, f in base.VALIDATORS.items()
@@ -140,9 +136,8 @@ def _check_schema(cls: Any, schema: Any) -> None:
     meta = cls(cls.META_SCHEMA, format_checker=None)
     error = jsonschema.exceptions.best_match(meta.iter_errors(schema))
     if error is not None:
-        where = "/".join(map(str, error.absolute_path)) or "the root"
-        raise SchemaError(f"the schema breaks its metaschema at {where}: {error.message}",
-                          f"schema 在 {where} 处不符合其元 schema：{error.message}")
+        where = "/".join(map(str, error.absolute_path)) or Sentence("schema.root")
+        raise SchemaError("schema.breaks_metaschema", where=where, error=error.message)
 
 
 def _resource(doc: Any, uri: str) -> referencing.Resource:
@@ -194,25 +189,19 @@ def _check_refs(schema: Any, registry: referencing.Registry, documents: Mapping[
                 except referencing.exceptions.Unresolvable:
                     target = urldefrag(urljoin(base, ref)).url
                     if target and target != urldefrag(base).url and target not in documents:
-                        raise SchemaError(f"{kw} {ref!r} names a document nobody supplied ({target}); pass it in "
-                                          "resources= (nothing is fetched)",
-                                          f"{kw} {ref!r} 指向一个没有提供的文档（{target}）；请在 resources= 中提供"
-                                          "（不会从网络获取）") from None
-                    raise SchemaError(f"{kw} {ref!r} points nowhere", f"{kw} {ref!r} 指向的位置不存在") from None
+                        raise SchemaError("schema.ref_no_document", keyword=kw, ref=ref, target=target) from None
+                    raise SchemaError("schema.ref_nowhere", keyword=kw, ref=ref) from None
                 target = urldefrag(urljoin(base, ref)).url
                 if target in documents and target not in seen:
                     if not _known_dialect(documents[target]):
-                        raise SchemaError(f"{kw} {ref!r} reaches a document with an unknown $schema "
-                                          f"{documents[target].get('$schema')!r}",
-                                          f"{kw} {ref!r} 指向的文档使用了未知的 $schema "
-                                          f"{documents[target].get('$schema')!r}")
+                        raise SchemaError("schema.ref_unknown_dialect", keyword=kw, ref=ref,
+                                          dialect=documents[target].get("$schema"))
                     try:  # a document a $ref reaches is checked against its metaschema, like the schema itself
                         _check_schema(validators.validator_for(documents[target],
                                                                default=jsonschema.Draft202012Validator),
                                       documents[target])
                     except SchemaError as exc:
-                        raise SchemaError(f"resources[{target!r}]: {exc}",
-                                          f"resources[{target!r}]：{exc.localized('zh')}") from None
+                        raise SchemaError("schema.in_resource", target=target, error=exc) from None
                     todo.append((documents[target], target))
     return known
 
@@ -244,7 +233,7 @@ def _translated(schema: Any, patterns: dict[str, str]) -> Any:
         try:
             re.compile(t)
         except re.error as exc:
-            raise SchemaError(f"pattern {p!r} does not compile: {exc}", f"pattern {p!r} 无法编译：{exc}") from None
+            raise SchemaError("schema.pattern_bad", pattern=p, error=exc) from None
         patterns[t] = p
         return t
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import json_type
+from ..i18n import Sentence
 from .base import _SCHEMA_LISTS, _SCHEMA_MAPS, _SCHEMA_ONE, Pointer, SchemaError, _children, _is_schema, _short_repr, _where
 from .checks import TYPE_TESTS, _is_integer, _is_number
 from .ecma import ecma_to_python
@@ -57,83 +58,59 @@ def _names_list(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(n, str) for n in v) and len(set(v)) == len(v)
 
 
-def _keyword_problem(k: str, v: Any) -> str | None:
+def _keyword_problem(k: str, v: Any) -> Sentence | None:
     """What is wrong with the value ``v`` of keyword ``k`` (draft 2020-12), or None."""
     if k in _COUNTS:
         if isinstance(v, bool) or not _is_integer(v) or v < 0:
-            return "must be a non-negative integer"
+            return Sentence("schema.why.non_negative_integer")
     elif k in _BOUNDS:
         if not _is_number(v) or (isinstance(v, float) and not math.isfinite(v)):
-            return "must be a number"
+            return Sentence("schema.why.number")
     elif k == "multipleOf":
         if not _is_number(v) or (isinstance(v, float) and not math.isfinite(v)) or not v > 0:
-            return "must be a number greater than 0"
+            return Sentence("schema.why.positive_number")
     elif k in _TEXTS:
         if not isinstance(v, str):
-            return "must be a string"
+            return Sentence("schema.why.string")
     elif k in _FLAGS:
         if not isinstance(v, bool):
-            return "must be true or false"
+            return Sentence("schema.why.boolean")
     elif k == "type":
         names = [v] if isinstance(v, str) else v
         if not isinstance(names, list) or not names or len(set(map(repr, names))) != len(names) \
                 or any(not isinstance(n, str) or n not in TYPE_TESTS for n in names):
-            return f"must be one of {', '.join(TYPE_TESTS)}, or a list of them without repeats"
+            return Sentence("schema.why.types", types=", ".join(TYPE_TESTS))
     elif k == "enum":
         if not isinstance(v, list):
-            return "must be a list"
+            return Sentence("schema.why.list")
     elif k == "required":
         if not _names_list(v):
-            return "must be a list of field names (strings, no repeats)"
+            return Sentence("schema.why.names")
     elif k == "dependentRequired":
         if not isinstance(v, dict) or not all(_names_list(x) for x in v.values()):
-            return "must map each field name to a list of field names (strings, no repeats)"
+            return Sentence("schema.why.names_map")
     elif k == "dependencies":
         if not isinstance(v, dict) or not all(_is_schema(x) or _names_list(x) for x in v.values()):
-            return "must map each field name to a schema or a list of field names"
+            return Sentence("schema.why.schema_or_names_map")
     elif k in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
         if not isinstance(v, dict) or not all(_is_schema(x) for x in v.values()):
-            return "must map names to schemas (objects or booleans)"
+            return Sentence("schema.why.schema_map")
     elif k in ("allOf", "anyOf", "oneOf"):
         if not isinstance(v, list) or not v or not all(_is_schema(x) for x in v):
-            return "must be a non-empty list of schemas"
+            return Sentence("schema.why.schemas")
     elif k == "prefixItems":
         if not isinstance(v, list) or not v or not all(_is_schema(x) for x in v):
-            return "must be a non-empty list of schemas"
+            return Sentence("schema.why.schemas")
     elif (k in _SCHEMA_ONE and k != "additionalItems") or k == "contentSchema":  # additionalItems: not 2020-12
         if not _is_schema(v):
-            return "must be a schema (an object or a boolean)"
+            return Sentence("schema.why.schema")
     elif k == "examples":
         if not isinstance(v, list):
-            return "must be a list"
+            return Sentence("schema.why.list")
     elif k == "$vocabulary":
         if not isinstance(v, dict) or not all(isinstance(x, bool) for x in v.values()):
-            return "must map URIs to true or false"
+            return Sentence("schema.why.uri_flags")
     return None
-
-
-_WHY_ZH = {
-    "must be a non-negative integer": "必须是非负整数",
-    "must be a number": "必须是数字",
-    "must be a number greater than 0": "必须是大于 0 的数字",
-    "must be a string": "必须是字符串",
-    "must be true or false": "必须是 true 或 false",
-    "must be a list": "必须是列表",
-    "must be a list of field names (strings, no repeats)": "必须是字段名列表（字符串，不重复）",
-    "must map each field name to a list of field names (strings, no repeats)": "必须把每个字段名映射到一个字段名列表（字符串，不重复）",
-    "must map each field name to a schema or a list of field names": "必须把每个字段名映射到一个 schema 或字段名列表",
-    "must map names to schemas (objects or booleans)": "必须把名字映射到 schema（对象或布尔值）",
-    "must be a non-empty list of schemas": "必须是非空的 schema 列表",
-    "must be a schema (an object or a boolean)": "必须是 schema（对象或布尔值）",
-    "must map URIs to true or false": "必须把 URI 映射到 true 或 false",
-}
-
-
-def _why_zh(why: str) -> str:
-    if why.startswith("must be one of "):  # the type list: names stay as JSON Schema spells them
-        return "必须是 " + why.removeprefix("must be one of ").replace(", or a list of them without repeats", "") \
-            + " 之一，或由它们组成、不重复的列表"
-    return _WHY_ZH.get(why, why)
 
 
 def check_keywords(schema: Any) -> None:
@@ -148,21 +125,19 @@ def check_keywords(schema: Any) -> None:
         if isinstance(node, bool):
             continue
         if not isinstance(node, dict):
-            raise SchemaError(f"a schema must be an object or a boolean, got {json_type(node)} at {_where(at)}",
-                              f"{_where(at)} 处的 schema 必须是对象或布尔值，实际是 {json_type(node)}")
+            raise SchemaError("schema.not_a_schema_at", got=json_type(node), where=_where(at))
         for k, v in node.items():
             why = _keyword_problem(k, v)
             if why is not None:
-                raise SchemaError(f"{k} {why}, got {json_type(v)} {_short_repr(v)} at {_where((*at, k))}",
-                                  f"{_where((*at, k))} 处的 {k} {_why_zh(why)}，实际是 {json_type(v)} {_short_repr(v)}")
+                raise SchemaError("schema.bad_keyword", keyword=k, why=why, got=json_type(v), value=_short_repr(v),
+                                  where=_where((*at, k)))
         patterns = [(node["pattern"], (*at, "pattern"))] if "pattern" in node else []
         patterns += [(p, (*at, "patternProperties", p)) for p in node.get("patternProperties", {})]
         for p, where in patterns:
             try:
                 re.compile(ecma_to_python(p))
             except re.error as exc:
-                raise SchemaError(f"pattern {p!r} does not compile ({exc}) at {_where(where)}",
-                                  f"{_where(where)} 处的 pattern {p!r} 无法编译（{exc}）") from None
+                raise SchemaError("schema.pattern_bad_at", pattern=p, error=exc, where=_where(where)) from None
         for k, name, sub in _children(node):
             if k != "additionalItems":  # not a 2020-12 keyword: not judged
                 todo.append((sub, at + (k,) + (() if name is None else (str(name),))))

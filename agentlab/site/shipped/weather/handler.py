@@ -41,8 +41,7 @@ def _city(name: str) -> str | None:
 def check_city(args: dict, ctx: SkillContext) -> list[Problem]:
     if _city(args["city"]) is None:
         known = ", ".join(CITIES)
-        return [rule("city", f"is not a city this source knows; use one of: {known}",
-                     f"不是该数据源支持的城市；请使用：{known}（也可用中文名）")]
+        return [rule("city", **both("skill.weather.unknown_city", known=known))]
     return []
 
 

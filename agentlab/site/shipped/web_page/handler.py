@@ -36,6 +36,7 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 from agentlab.errors import Problem, ToolFailure
+from agentlab.i18n import LANGS, both, joined, t
 from agentlab.site.skills import SkillContext, read_meta, register_skill
 from agentlab.tools import rule
 
@@ -68,10 +69,6 @@ _WEB_CHARSETS = frozenset({
 # A url's path and query go on the request line as they are: only printable ASCII can (a space, a control
 # character or a non-ASCII letter would be refused by http.client after validation, as a bug, not a reason).
 _URL_CHARS = re.compile(r"[!-~]+")
-
-
-def _fail(code: str, en: str, zh: str) -> ToolFailure:
-    return ToolFailure(code, {"en": en, "zh": zh})
 
 
 class _Extractor(HTMLParser):
@@ -219,29 +216,20 @@ def _url_problem(url: str, ctx: SkillContext) -> Problem | None:
         parts = urlsplit(url)
         port = parts.port
     except ValueError:
-        return rule("url", "is not a URL this skill can read; send http://127.0.0.1:PORT/path",
-                    "不是本技能能读取的 URL；请发送 http://127.0.0.1:端口/路径")
+        return rule("url", **both("skill.web_page.not_a_url"))
     if parts.scheme != "http" or parts.hostname != "127.0.0.1" or parts.username or parts.password or port is None \
             or not _URL_CHARS.fullmatch(url):
-        return rule("url", "must be http://127.0.0.1:PORT/path: this skill reads only local pages and never the "
-                    "outside network (other hosts, https, localhost by name and user-info are refused); percent-encode "
-                    "spaces and non-ASCII characters",
-                    "必须是 http://127.0.0.1:端口/路径：本技能只读取本机网页，从不访问外部网络"
-                    "（其他主机、https、按名字写的 localhost 和带用户信息的地址都会被拒绝）；空格和非 ASCII 字符需先做百分号编码")
+        return rule("url", **both("skill.web_page.local_only"))
     allowed = _allowed_ports(ctx)
     if port not in allowed:
-        shown = ", ".join(map(str, sorted(allowed))) or "none"
-        return rule("url", f"uses port {port}, which the site's operator did not allow (allowed: {shown}); the "
-                    "operator lists ports in web_page.json in the site's data folder, e.g. {\"ports\": [8765]}",
-                    f"使用的端口 {port} 未经站点运营者放行（已放行：{'无' if not allowed else shown}）；"
-                    "运营者在站点数据目录的 web_page.json 中列出端口，例如 {\"ports\": [8765]}")
+        return rule("url", **{lang: t("skill.web_page.port", lang, port=port, shown=", ".join(map(str, sorted(allowed)))
+                                       or t("skill.web_page.no_port", lang)) for lang in LANGS})
     return None
 
 
 def check_source(args: dict, ctx: SkillContext) -> list[Problem]:
     if ("page" in args) == ("url" in args):
-        return [rule("page", "send exactly one of page (a shipped page's file name) or url (a local page)",
-                     "page（站点自带网页的文件名）和 url（本地网页）必须且只能给一个")]
+        return [rule("page", **both("skill.web_page.one_source"))]
     if "url" in args:
         found = _url_problem(args["url"], ctx)
         return [found] if found else []
@@ -250,15 +238,15 @@ def check_source(args: dict, ctx: SkillContext) -> list[Problem]:
 
 def _page_path(name: str, ctx: SkillContext) -> Path:
     if not _SAFE_PAGE.match(name):  # the schema says so too; kept here because the path is built from it
-        raise _fail("NOT_FOUND", "No such page.", "没有这个网页。")
+        raise ToolFailure("NOT_FOUND", both("skill.web_page.no_such_page"))
     for folder in (Path(ctx.data_dir) / "pages", _HERE / "pages"):
         path = folder / name
         if path.is_file():
             return path
     names = sorted({p.name for f in (Path(ctx.data_dir) / "pages", _HERE / "pages") if f.is_dir()
                     for p in f.glob("*.htm*")})
-    raise _fail("NOT_FOUND", f"No page named {name}. Pages available: {', '.join(names)}.",
-                f"没有名为 {name} 的网页。可用的网页：{'、'.join(names)}。")
+    raise ToolFailure("NOT_FOUND", {lang: t("skill.web_page.no_page_named", lang, name=name, names=joined(names, lang, "list"))
+                                    for lang in LANGS})
 
 
 def _read_file(path: Path) -> tuple[bytes, bool]:
@@ -295,18 +283,14 @@ def _fetch(url: str) -> tuple[bytes, bool, str | None]:
         conn.request("GET", path, headers={"User-Agent": "agentlab-extract-page-text/1.0", "Accept": "text/html"})
         resp = conn.getresponse()
         if 300 <= resp.status < 400:
-            raise _fail("RULE_VIOLATION", f"The page answered with a redirect ({resp.status}); redirects are not "
-                        "followed (they could lead off this machine). Ask for the final address directly.",
-                        f"网页返回了重定向（{resp.status}）；本技能不跟随重定向（可能指向本机之外）。请直接使用最终地址。")
+            raise ToolFailure("RULE_VIOLATION", both("skill.web_page.redirect", status=resp.status))
         if resp.status == 404:
-            raise _fail("NOT_FOUND", "The local server has no page at that address (404).",
-                        "本地服务在该地址没有网页（404）。")
+            raise ToolFailure("NOT_FOUND", both("skill.web_page.not_found"))
         if resp.status >= 400:
             raise ConnectionError(f"local page answered {resp.status}")
         ctype = resp.getheader("Content-Type") or "text/html"
         if not re.match(r"\s*(text/html|application/xhtml\+xml|text/plain)", ctype, re.I):
-            raise _fail("RULE_VIOLATION", "That address is not a web page (its Content-Type is not HTML or text).",
-                        "该地址不是网页（Content-Type 不是 HTML 或纯文本）。")
+            raise ToolFailure("RULE_VIOLATION", both("skill.web_page.not_html"))
         m = re.search(r"charset\s*=\s*[\"']?([A-Za-z0-9_.:-]{1,40})", ctype, re.I)
         chunks, size = [], 0
         while size <= MAX_BYTES:
