@@ -41,7 +41,7 @@ import pandas as pd
 
 from agentlab import GuardConfig
 from agentlab.evals.metrics import rounds_to_recover
-from agentlab.i18n import label, t
+from agentlab.i18n import both, label, t
 from agentlab.workbook.demo import compare_loops
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import plot_bars, table_view
@@ -161,10 +161,8 @@ print("\n" + label("guarded showed the model", LANG) + ":\n", leak.guarded.tool_
 # %%
 my_answer = None  # a status, e.g. "done"
 print(answer_is(my_answer, table.set_index("fault").loc["camel_case", "bare 500: status"],
-                {"en": "the model could not tell what to fix, repeated itself, and the re-ask budget handed it over.",
-                 "zh": "模型看不出该改什么，只能重复同样的调用，最后自纠预算把对话转给了人工。"},
-                hint={"en": "look at the `bare 500: status` column of the table.",
-                      "zh": "看表格里“裸 500：状态”那一列。"}, lang=LANG))
+                both("nb03.said.the_model_could_not"),
+                hint=both("nb03.said.look_at_the_bare"), lang=LANG))
 
 # %% [markdown]
 # ## Build: a failure the model can act on

@@ -40,21 +40,19 @@ from agentlab.runs import compare_html
 from agentlab.loop import run_guarded
 from agentlab.naive import run_naive
 from agentlab.models import ScriptedModel, call, say, tool_calls
-from agentlab.i18n import label
+from agentlab.i18n import label, t
 from agentlab.workbook.plots import plot_bars, table_view
 
 LANG = "en"  # "zh" for 中文
 
-TASK = {"en": "Refund A1001, and please have someone call me about A1002.",
-        "zh": "A1001 帮我退款，A1002 请安排人给我回个电话。"}[LANG]
+TASK = t("nb07.said.refund_a_and_please", LANG)
 
 
 def two_at_once():
     return ScriptedModel([
         tool_calls(call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}),
                    call("escalate_to_human", {"summary": "User wants a call about shipped order A1002."})),
-        say({"en": "Done: A1001 is refunded and a colleague will call you about A1002.",
-             "zh": "办好了：A1001 已退款，同事会就 A1002 给您回电话。"}[LANG]),
+        say(t("nb07.said.done_a_is_refunded", LANG)),
     ], name="two-at-once")
 
 

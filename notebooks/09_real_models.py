@@ -49,7 +49,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from agentlab.i18n import label
+from agentlab.i18n import label, t
 from agentlab.evals import load_cases, metrics_row, paired_cases, replay_cassette, run_case, run_suite
 from agentlab.evals.outcome import reasons_in
 from agentlab.models.cassette import CassetteModel
@@ -77,7 +77,7 @@ print(f"{label('source', LANG)}: {SOURCE} | {label('recorded sizes', LANG)}: {li
 rows, results = [], {}
 for size, path in CASSETTES.items():
     ids = paired_cases(path, cases)
-    fake = {"en": f"fake, same {len(ids)} cases", "zh": f"假模型，同样的 {len(ids)} 个用例"}[LANG]
+    fake = t("nb09.said.fake_same", LANG, n=len(ids))
     for who, model_of in ((f"qwen2.5-coder-{size}", None), (fake, "fake")):
         for loop in ("naive", "guarded"):
             rs = (run_suite([cases[i] for i in ids], loop=loop) if model_of == "fake"
@@ -91,8 +91,7 @@ table = pd.DataFrame(rows).rename(columns={"task_success_rate": "success",
 table_view(table, percent=("success", "invalid-call rate", "takeover", "finished_rate"), lang=LANG)
 
 # %%
-on = {"en": "{} cases: {}", "zh": "{} 个用例：{}"}[LANG]
-_, fig = compare_plot({on.format(len(rs), who): rs for (who, loop), rs in results.items() if loop == "guarded"}, lang=LANG)
+_, fig = compare_plot({t("nb09.said.cases_of", LANG, n=len(rs), who=who): rs for (who, loop), rs in results.items() if loop == "guarded"}, lang=LANG)
 plt.show()
 
 # %% [markdown]
@@ -189,13 +188,12 @@ elif SOURCE == "local":
     from agentlab.models.openai_model import OpenAIModel
     missing = what_is_missing("0.5b")
     if missing:
-        print({"en": "No local model here:", "zh": "这台机器上没有本地模型："}[LANG], missing)
+        print(t("nb09.said.no_local_model_here", LANG), missing)
     else:
         server = LocalServer("0.5b").start()
         live_model = lambda: OpenAIModel("qwen2.5-coder-0.5b", base_url=server.base_url, max_tokens=256)  # noqa: E731
 if live_model is None:
-    print({"en": f"No live model (AGENTLAB_SOURCE={SOURCE!r}): the results above are replayed recordings.",
-           "zh": f"没有接入真实模型（AGENTLAB_SOURCE={SOURCE!r}）：上面的结果都是录制回放。"}[LANG])
+    print(t("nb09.said.no_live_model_agentlab", LANG, source=SOURCE))
 else:
     live = [run_case(cases[cid], model=live_model()) for cid in ("normal-01", "normal-status-01", "adv-chit-chat")]
     display(table_view(pd.DataFrame([{"case": r.case_id, "status": r.run.status, "passed": r.passed,

@@ -38,13 +38,14 @@
 import pandas as pd
 
 from agentlab.evals import load_cases
+from agentlab.i18n import t
 from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
 from agentlab.workbook.plots import table_view
 
 LANG = "en"  # "zh" for 中文
 
 cases = load_cases(data_file("aftersales_cases.jsonl"))
-print({"en": f"{len(cases)} cases", "zh": f"共 {len(cases)} 个用例"}[LANG])
+print(t("nb10.said.cases", LANG, n=len(cases)))
 table_view(pd.Series([c.category for c in cases]).value_counts().rename_axis("category").to_frame("count"), lang=LANG)
 
 # %% [markdown]
@@ -79,7 +80,6 @@ table_view(pd.DataFrame(rows).set_index("group"), lang=LANG)
 
 # %%
 from agentlab.evals.metrics import summarize
-from agentlab.i18n import t
 
 counted = {}
 for loop, results in suites.items():

@@ -54,7 +54,7 @@ from agentlab.evals import (compare_runs, load_cases, load_results, promote, run
 from agentlab.workbook.exercises import largest_share
 from agentlab.scratch import scratch_folder
 from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
-from agentlab.i18n import label
+from agentlab.i18n import label, t
 from agentlab.workbook.plots import plot_comparison, plot_trend, table_view
 from agentlab.workbook.widgets import BadCaseReview
 
@@ -70,8 +70,7 @@ for tape in sorted(data_file("cassettes").glob("aftersales-*.jsonl")):
             sessions.append(run_case(by_id[case_id], loop=loop, model=CassetteModel(tape, recorded, then="(end)")))
 sessions += run_suite(cases, loop="naive")
 failed = sum(not s.passed for s in sessions)
-print({"en": f"{len(sessions)} sessions to sample from, {failed} of them failed",
-       "zh": f"共 {len(sessions)} 个会话可供抽样，其中 {failed} 个失败"}[LANG])
+print(t("nb11.said.sessions", LANG, n=len(sessions), failed=failed))
 
 # %% [markdown]
 # ## Sample, tag, target
@@ -106,10 +105,11 @@ bad = next((r for r in review.picked if not r.passed), None)
 if bad is not None:
     new = promote(bad, by_id[bad.case_id], suite)
     again = run_case(new, loop=bad.run.loop)
-    print({"en": f"added {new.id} to {suite.name}; replayed through the {bad.run.loop} loop it ends {again.run.status}, "
-                 f"{'passes' if again.passed else 'fails as the session did: ' + '; '.join(again.failures)}",
-           "zh": f"已把 {new.id} 加入 {suite.name}；用{label(bad.run.loop, LANG)}回放，结束状态是 "
-                 f"{label(again.run.status, LANG)}，{'通过' if again.passed else '和原会话一样失败：' + label(again.outcome, LANG)}"}[LANG])
+    # in English the grader's own sentences say why it failed; in Chinese, its outcome's name
+    why = "; ".join(again.failures) if LANG == "en" else label(again.outcome, LANG)
+    verdict = t("nb11.said.passes", LANG) if again.passed else t("nb11.said.fails_as_session", LANG, why=why)
+    print(t("nb11.said.added", LANG, case=new.id, suite=suite.name, loop=label(bad.run.loop, LANG),
+            status=label(again.run.status, LANG), verdict=verdict))
     print(suite.read_text().splitlines()[-1][:300])
 
 # %% [markdown]
@@ -136,9 +136,7 @@ stored
 
 # %%
 cmp = compare_runs(stored["2-no-validation"], stored["4-guarded"])
-print({"en": repr(cmp),
-       "zh": f"{cmp.before} → {cmp.after}：会话 {cmp.n_before} → {cmp.n_after} 个，修好 {len(cmp.fixed)} 个，"
-             f"改坏 {len(cmp.broken)} 个，只在前一次出现的用例 {len(cmp.only_before)} 个，只在后一次出现的 {len(cmp.only_after)} 个"}[LANG])
+print(cmp.said(LANG))
 print(f"{label('fixed', LANG)}: {', '.join(cmp.fixed) or '-'} | {label('broken', LANG)}: {', '.join(cmp.broken) or '-'}")
 # one column per metric: a rate shows as the percentage the plot below shows, from the same unrounded number
 table_view(pd.DataFrame(cmp.metrics).set_index("metric").T, lang=LANG)
@@ -235,7 +233,7 @@ table_view(pd.DataFrame([{"metric": line.metric, "default line": d.value, "calib
 # %%
 # each alert was logged as it fired (the lines above, on the agentlab.monitor logger); the callback kept them too
 minutes = ", ".join(f"{a.point.at / 60:.0f}" for a in alerts)
-print({"en": f"{len(alerts)} alerts, at minute {minutes}", "zh": f"共 {len(alerts)} 次告警，分别在第 {minutes} 分钟"}[LANG])
+print(t("nb11.said.alerts", LANG, n=len(alerts), minutes=minutes))
 plot_live(live, lang=LANG)
 plt.show()
 

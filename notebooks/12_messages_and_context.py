@@ -40,7 +40,7 @@ import pandas as pd
 from agentlab.context import estimate_tokens, protocol_problems, trim_messages
 from agentlab.evals import load_cases
 from agentlab.evals.outcome import grade
-from agentlab.i18n import label
+from agentlab.i18n import label, t
 from agentlab.models import DatedModel, ModelError, ScriptedModel, call, say
 from agentlab.models.fakeserver import ChatServer
 from agentlab.models.openai_model import OpenAIModel
@@ -66,10 +66,9 @@ def booking(day: str, item: str = "taxi", amount: float = 45, category: str = "t
 # whose `arguments` are a *string* of JSON), and `tool` (one reply per call, matched by `tool_call_id`).
 
 # %%
-chat = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking("{today}"), say({"en": "Booked: taxi, 45 yuan.", "zh": "记好了：打车 45 元。"}[LANG])])),
+chat = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking("{today}"), say(t("nb12.said.booked_taxi_yuan", LANG))])),
                     lang=LANG, sleep=lambda s: None)
-run = chat.ask(expense_task := {"en": "I took a taxi today for 45 yuan, please book it.",
-                                "zh": "今天坐出租车花了45元，记一笔"}[LANG])
+run = chat.ask(expense_task := t("nb12.said.i_took_a_taxi", LANG))
 table_view(pd.DataFrame([{"role": m["role"], "content": m.get("content") or "",
                "tool_calls / tool_call_id": m.get("tool_call_id") or ", ".join(
                    f"{c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls") or [])}
@@ -88,10 +87,10 @@ print(demo_report(compare_expense(lang=LANG), LANG))
 
 # %%
 rows = []
-for words, day, meant in (({"en": "yesterday's lunch, 35 yuan", "zh": "昨天午饭35元"}[LANG], "{yesterday}", "2026-10-14"),
-                          ({"en": "last Friday's hotel, 468 yuan", "zh": "上周五酒店468元"}[LANG], "{last_friday}", "2026-10-09")):
+for words, day, meant in ((t("nb12.said.yesterday_s_lunch_yuan", LANG), "{yesterday}", "2026-10-14"),
+                          (t("nb12.said.last_friday_s_hotel", LANG), "{last_friday}", "2026-10-09")):
     for loop in ("naive", "guarded"):
-        c = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking(day), say({"en": "Booked.", "zh": "记好了。"}[LANG])])),
+        c = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking(day), say(t("nb12.said.booked", LANG))])),
                          loop=loop, lang=LANG, sleep=lambda s: None)
         run = c.ask(words)
         ledger = c.state.snapshot()
@@ -112,9 +111,9 @@ for loop in ("naive", "guarded"):
     c = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking("{today}"), say("ok"),
                                                                  booking("{yesterday}", "lunch", 35, "food"), say("ok")])),
                      loop=loop, lang=LANG, sleep=lambda s: None)
-    c.ask({"en": "taxi today, 45", "zh": "今天打车45"}[LANG])
+    c.ask(t("nb12.said.taxi_today", LANG))
     c.clear()
-    after = c.ask({"en": "yesterday's lunch, 35", "zh": "昨天午饭35"}[LANG])
+    after = c.ask(t("nb12.said.yesterday_s_lunch", LANG))
     rows.append({"desk": loop, "roles sent after clearing": ", ".join(m["role"] for m in after.messages[:2]),
                  "lunch booked on": c.state.snapshot()["records"][-1]["date"], "should be": "2026-10-14"})
 table_view(pd.DataFrame(rows), lang=LANG)
@@ -168,11 +167,9 @@ with ChatServer(model=DatedModel(ScriptedModel([booking("{today}"), booking("{to
     for name, messages in (("last 10 messages", naive_cut), ("trim_messages", trimmed)):
         try:
             reply = model.complete(messages, chat.registry.specs())
-            print({"en": f"{name}: 200, the model calls {reply.tool_calls[0].name}",
-                   "zh": f"{label(name, LANG)}：200，模型调用了 {reply.tool_calls[0].name}"}[LANG])
+            print(t("nb12.said.answered", LANG, name=label(name, LANG), tool=reply.tool_calls[0].name))
         except ModelError as exc:  # the detail is what the server said, as it said it
-            print({"en": f"{name}: {exc.status} {exc.code}: {exc.detail}",
-                   "zh": f"{label(name, LANG)}：{exc.status} {exc.code}：{exc.detail}"}[LANG])
+            print(t("nb12.said.refused", LANG, name=label(name, LANG), status=exc.status, code=exc.code, detail=exc.detail))
 
 # %% [markdown]
 # ## Exercise

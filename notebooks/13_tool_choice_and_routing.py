@@ -40,7 +40,7 @@ import pandas as pd
 from agentlab import run_guarded
 from agentlab.evals.routing_eval import desk_router, figures, load_asks, replay
 from agentlab.evals.tool_choice_eval import replay_choices
-from agentlab.i18n import label
+from agentlab.i18n import label, t
 from agentlab.models import ScriptedModel, call, say
 from agentlab.resources import data_file
 from agentlab.routing import RoutingTurn, routing_metrics
@@ -61,11 +61,11 @@ prompt = expense.expense_prompt(LANG, state=ledger)
 
 # %%
 def model():
-    return ScriptedModel([say({"en": "Let me look.", "zh": "我先查一下。"}[LANG]),
+    return ScriptedModel([say(t("nb13.said.let_me_look", LANG)),
                           call("search_expense_records", {"keyword": "coffee"}),
                           call("delete_expense_record", {"record_id": "E0020", "reason": "asked"}),
-                          say({"en": "Please confirm the deletion.", "zh": "请确认是否删除。"}[LANG])],
-                         then={"en": "Done.", "zh": "好了。"}[LANG])
+                          say(t("nb13.said.please_confirm_the_deletion", LANG))],
+                         then=t("nb13.said.done", LANG))
 
 
 def confirm_first(messages):
@@ -74,7 +74,7 @@ def confirm_first(messages):
     return "auto" if searched else "search_expense_records"
 
 
-ASK = {"en": "delete yesterday's coffee", "zh": "把昨天那杯咖啡的记录删掉"}[LANG]
+ASK = t("nb13.said.delete_yesterday_s_coffee", LANG)
 rows = []
 for choice in ("auto", "required", "none", "search_expense_records", confirm_first):
     m = model()
@@ -155,8 +155,7 @@ table_view(local, lang=LANG)
 bars = {"router hit rate": {"routed (BM25 + keywords, k=5)": routing["hit_rate"]}}
 bars.update({metric: {f"{r['model']} {r['tools']}": r[metric] for _, r in local.iterrows()}
              for metric in ("right_tool_rate", "invalid_call_rate")} if len(local) else {})
-plot_bars(bars, title={"en": "routing: hit rate, and the local models all vs routed",
-                       "zh": "路由命中率，以及本地模型全部工具 vs 路由后"}[LANG], lang=LANG)
+plot_bars(bars, title=t("nb13.said.routing_hit_rate_and", LANG), lang=LANG)
 plt.show()
 
 # %% [markdown]

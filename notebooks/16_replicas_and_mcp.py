@@ -37,7 +37,7 @@ import json
 import pandas as pd
 
 from agentlab import run_guarded
-from agentlab.i18n import label
+from agentlab.i18n import label, t
 from agentlab.models import ScriptedModel, call, say, tool_calls
 from agentlab.scratch import scratch_folder
 from agentlab.site.mcp_client import MCPConnection
@@ -126,8 +126,8 @@ reg = conn.registry(lang=LANG)
 script = [tool_calls(call("get_order", {"order_id": "A1001"})),
           tool_calls(call("create_refund", {"order_id": "A1001", "amount": 99999, "reason": "user_cancel"})),
           tool_calls(call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"})),
-          say({"en": "Refunded 199 yuan for A1001.", "zh": "A1001 已退款 199 元。"}[LANG])]
-run = run_guarded(ScriptedModel(script), reg, {"en": "refund A1001", "zh": "A1001 帮我退款"}[LANG], lang=LANG)
+          say(t("nb16.said.refunded_yuan_for_a", LANG))]
+run = run_guarded(ScriptedModel(script), reg, t("nb16.said.refund_a", LANG), lang=LANG)
 refunds = len(site.state_for(mcp_agent.id)["aftersales"].snapshot()["refunds"])
 colon = {"en": ": ", "zh": "："}[LANG]
 print(f"{label('status', LANG)}{colon}{label(run.status, LANG)} | {label('refunds on the site', LANG)}{colon}{refunds}")

@@ -58,10 +58,8 @@ RETAIL = datasets_dir() / "tau-bench" / "retail" / "tools.json"  # tau-bench's s
 TOOLS = RETAIL if RETAIL.exists() else data_file("aftersales_tools.json")  # a fresh clone: the refund desk's four
 registry = load_specs(json.loads(TOOLS.read_text(encoding="utf-8")), source=TOOLS.name, lang=LANG)
 report = probe(registry, fake_source(), lang=LANG, source=TOOLS.name)
-print({"en": f"{TOOLS.name}: {len(report['tools'])} tools, {report['summary']['applicable']} cells apply, "
-             f"{report['summary']['na']} do not, in {report['meta']['seconds']} s",
-       "zh": f"{TOOLS.name}：{len(report['tools'])} 个工具，{report['summary']['applicable']} 个格子适用，"
-             f"{report['summary']['na']} 个不适用，用时 {report['meta']['seconds']} 秒"}[LANG])
+print(t("nb17.said.probed", LANG, name=TOOLS.name, n=len(report["tools"]), applicable=report["summary"]["applicable"],
+        na=report["summary"]["na"], seconds=report["meta"]["seconds"]))
 
 # %% [markdown]
 # ## The table
@@ -98,7 +96,7 @@ with cjk_fonts():  # the labels may be Chinese: the fonts are needed when the fi
 # `--impl` module's `WRITES`.
 
 # %%
-CATEGORY = {"en": "category", "zh": "故障类别"}[LANG]
+CATEGORY = t("nb17.said.category", LANG)
 verdicts = pd.DataFrame([{CATEGORY: c, **{k: v for k, v in row["verdicts"].items()}}
                          for c, row in report["summary"]["by_category"].items()]).fillna(0).set_index(CATEGORY).astype(int)
 # the verdicts' names as the report says them (in English the names themselves: report.json's words)
@@ -121,10 +119,9 @@ if tape.exists():
                  lang=saved.get("lang") or LANG, source=TOOLS.name)
     display(HTML(table_html(real, LANG)))
     rate = real["summary"]["self_correction_rate"]
-    print({"en": "self-correction rate:", "zh": "自我纠正率："}[LANG], "-" if rate is None else f"{rate:.0%}")
+    print(t("nb17.said.self_correction_rate", LANG), "-" if rate is None else f"{rate:.0%}")
 else:
-    print({"en": f"no recording at {tape}: the local model has not been probed on this machine",
-           "zh": f"{tape} 处没有录制：这台机器上还没有探测过本地模型"}[LANG])
+    print(t("nb17.said.no_recording_at_tape", LANG, tape=tape))
 
 # %% [markdown]
 # ## Every recording, side by side
@@ -150,16 +147,14 @@ for tape in sorted(data_file("cassettes").glob("probe-*-*.jsonl")):
     s = rep["summary"]
     clean = s["by_category"].get("clean", {}).get("verdicts", {})
     moves = after_an_error(tape)
-    cols = {"en": ("tools", "model", "tools probed", "clean call right", "cells with a wrong call",
-                   "self-correction rate", "after the error: called again", "after the error: answered in words"),
-            "zh": ("工具集", "模型", "探测的工具数", "无故障调用正确", "出现错误调用的格子", "自我纠正率",
-                   "报错后：再次调用", "报错后：用文字回答")}[LANG]
+    cols = [t(f"nb17.col.{c}", LANG) for c in ("tools", "model", "probed", "clean_right", "wrong_cells", "self_correction",
+                                               "called_again", "answered_in_words")]
     rows.append(dict(zip(cols, (name, size, len(rep["tools"]), f"{clean.get('ok', 0)}/{sum(clean.values())}",
                                 s["cells_with_a_wrong_call"], s["self_correction_rate"], moves["call"], moves["words"]),
                          strict=True)))
 recordings = pd.DataFrame(rows)
 table_view(recordings, percent=[recordings.columns[5]]) if rows else print(
-    {"en": "no probe recordings here yet", "zh": "这里还没有探测录制"}[LANG])
+    t("nb17.said.no_probe_recordings_here", LANG))
 
 # %% [markdown]
 # Read the last two columns before the rate: the 1.5B's low rate is not a model that misreads the error. After a
@@ -174,10 +169,7 @@ def moves_sentence(rows, lang):
     for r in rows:
         name, size, rate, again, words = (list(r.values())[i] for i in (0, 1, 5, 6, 7))
         rate = "-" if rate is None else f"{rate:.0%}"
-        out.append({"en": f"{name} {size}: self-correction {rate}; after an error it called again {again} times "
-                          f"and answered the user in words {words} times.",
-                    "zh": f"{name} {size}：自我纠正率 {rate}；报错之后，再次调用 {again} 次，"
-                          f"直接用文字回复用户（多半是在解释这个错误）{words} 次。"}[lang])
+        out.append(t("nb17.said.name_size_self_correction", lang, name=name, size=size, rate=rate, again=again, words=words))
     return "\n".join(out)
 
 

@@ -37,7 +37,7 @@
 import pandas as pd
 
 from agentlab.adapters.compare import FAULTS, compare, table
-from agentlab.i18n import label
+from agentlab.i18n import label, t
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import table_view
 
@@ -125,7 +125,7 @@ for process in (1, 2):  # the caller, then the same caller restarted: a new guar
     out = guard.call([note], "note", args, lambda a: written.append(a) or {"noted": a["order_id"]},
                      conversation="thread-42")  # what LangGraph hands over: config["configurable"]["thread_id"]
     told.append({"process": process, "the model read": out.content})
-print(f"{len(written)} ×", {"en": "the note was written", "zh": "写入备注"}[LANG])
+print(f"{len(written)} ×", t("nb19.said.the_note_was_written", LANG))
 table_view(pd.DataFrame(told), lang=LANG)
 
 # %% [markdown]
@@ -138,7 +138,7 @@ try:
     Guard("langgraph", writes={"note"}, store=claims, lang=LANG).call([note], "note", args, written.append)
 except UsageError as exc:
     print(exc)
-print(f"{len(written)} ×", {"en": "the note was written", "zh": "写入备注"}[LANG])
+print(f"{len(written)} ×", t("nb19.said.the_note_was_written", LANG))
 
 # %% [markdown]
 # ## Any MCP server, any MCP client: the gateway

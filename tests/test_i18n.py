@@ -342,8 +342,9 @@ def test_the_scan_finds_a_sentence_in_both_languages_and_leaves_codes_alone():
 
 
 def test_no_sentence_for_a_reader_is_written_in_code():
+    # the notebooks too: their code cells (a py:percent script is Python, its text cells comments)
     files = [*(ROOT / "agentlab").rglob("*.py"), *(ROOT / "app").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py"),
-             ROOT / "run.py"]
+             ROOT / "run.py", *(ROOT / "notebooks").glob("[0-9][0-9]_*.py"), *(ROOT / "notebooks" / "zh").glob("[0-9][0-9]_*.py")]
     offenders = [f"{p.relative_to(ROOT).as_posix()}:{line}" for p in sorted(files)
                  for line in bilingual_literals(p.read_text(encoding="utf-8"))]
     assert not offenders, "move these into data/i18n/{en,zh}.json and say them with t() or both():\n" + "\n".join(offenders)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CODES
+from ..i18n import Lang, t
 from .outcome import OUTCOMES
 from .results import StoredSuite, load_results, replies_of
 from .suite import Case, CaseResult, load_cases, metrics_row
@@ -144,6 +145,13 @@ class RunComparison:
         return (f"RunComparison({self.before} -> {self.after}: {self.n_before} -> {self.n_after} sessions, "
                 f"{len(self.fixed)} fixed, {len(self.broken)} broken, {len(self.only_before)} case(s) only before, "
                 f"{len(self.only_after)} only after)")
+
+    def said(self, lang: Lang = "en") -> str:
+        """The comparison in one sentence of ``lang``: the two runs, the sessions each, the cases fixed and broken,
+        and the cases only one of them has."""
+        return t("review.compared", lang, before=self.before, after=self.after, n_before=self.n_before,
+                 n_after=self.n_after, fixed=len(self.fixed), broken=len(self.broken),
+                 only_before=len(self.only_before), only_after=len(self.only_after))
 
 
 def compare_runs(before: RunLike, after: RunLike) -> RunComparison:

@@ -44,7 +44,7 @@ import pandas as pd
 
 from agentlab import (NO_GUARDS, GuardConfig, MemoryStore, SQLiteStore, approve, call, pending, resolve, run_guarded,
                       say)
-from agentlab.i18n import label
+from agentlab.i18n import both, label, t
 from agentlab.jsonutil import canonical
 from agentlab.loop import idempotency_key
 from agentlab.models import ScriptedModel, SelfCorrectingModel
@@ -108,10 +108,10 @@ def worker():
     run_guarded(make_model(), reg, "refund A1001", store=SQLiteStore(shared), sleep=lambda s: None)
 
 threads = [threading.Thread(target=worker) for _ in range(8)]
-for t in threads:
-    t.start()
-for t in threads:
-    t.join()
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
 print(f"{label('8 racing workers, refunds written', LANG)}: {len(desk.refunds)}")
 
 # %% [markdown]
@@ -144,10 +144,10 @@ refund_args = {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
 store.claim("create_refund:A1001", canonical(refund_args), lease=60)   # 一个工作进程认领了这笔退款，然后崩溃了
 desk, reg = aftersales.SCENARIO.setup(LANG)
 refund = call("create_refund", refund_args)
-for t in (10, 61):
-    now[0] = t
+for at in (10, 61):
+    now[0] = at
     r = run_guarded(ScriptedModel([refund, say("?")]), reg, "refund A1001", store=store, sleep=lambda s: None)
-    print(f"t={t:>2}s:", r.tool_events[0].error_code, f"| {label('unresolved keys', LANG)}:", store.unknown())
+    print(f"t={at:>2}s:", r.tool_events[0].error_code, f"| {label('unresolved keys', LANG)}:", store.unknown())
 resolve(store, "create_refund:A1001", happened=False)       # 有人核实过：这笔退款从未发出
 r = run_guarded(ScriptedModel([refund, say("Refunded.")]), reg, "refund A1001", store=store, sleep=lambda s: None)
 print(label("after resolving", LANG) + ":", label(r.status, LANG), f"| {label('refunds', LANG)}:", len(desk.refunds))
@@ -187,9 +187,7 @@ print(f"{label('first approval ran', LANG)}: {first.ran} | {label('second approv
 from agentlab.models import say
 from agentlab.workbook.demo import TASK
 
-writer = ScriptedModel([say({"en": "Your refund of 199 yuan for order A1001 is on its way back to the card you paid with; "
-                                   "it usually arrives within 1-3 working days.",
-                             "zh": "订单 A1001 的 199 元退款已经按原路退回您付款的卡，一般 1-3 个工作日到账。"}[LANG])])
+writer = ScriptedModel([say(t("nb05.said.your_refund_of_yuan", LANG))])
 answers = {}
 for name, final in (("single call", None), ("separate final-answer call", writer)):
     _desk, reg2 = aftersales.SCENARIO.setup(LANG)
@@ -205,10 +203,8 @@ table_view(pd.DataFrame([{"how": name, "what the user reads": text} for name, te
 # %%
 my_answer = None  # 幂等键，一个字符串
 print(answer_is(my_answer, idempotency_key(reg["create_refund"], {"order_id": "A1004", "amount": 5, "reason": "user_cancel"}),
-                {"en": "the business key: one refund per order, whatever the amount.",
-                 "zh": "业务键：每个订单只退一次款，金额是多少都一样。"},
-                hint={"en": "the key printed above for A1001 has the same shape.",
-                      "zh": "上面为 A1001 打印出来的键，形状和它一样。"}, lang=LANG))
+                both("nb05.said.the_business_key_one"),
+                hint=both("nb05.said.the_key_printed_above"), lang=LANG))
 
 # %% [markdown]
 # ## 动手改：什么让两笔退款是同一笔

@@ -36,13 +36,14 @@
 import pandas as pd
 
 from agentlab.evals import load_cases
+from agentlab.i18n import t
 from agentlab.resources import data_file  # 随练习册附带的数据，从 notebooks/ 和 notebooks/zh/ 都能找到
 from agentlab.workbook.plots import table_view
 
 LANG = "zh"  # 改成 "en" 就是英文版
 
 cases = load_cases(data_file("aftersales_cases.jsonl"))
-print({"en": f"{len(cases)} cases", "zh": f"共 {len(cases)} 个用例"}[LANG])
+print(t("nb10.said.cases", LANG, n=len(cases)))
 table_view(pd.Series([c.category for c in cases]).value_counts().rename_axis("category").to_frame("count"), lang=LANG)
 
 # %% [markdown]
@@ -78,7 +79,6 @@ table_view(pd.DataFrame(rows).set_index("group"), lang=LANG)
 
 # %%
 from agentlab.evals.metrics import summarize
-from agentlab.i18n import t
 
 counted = {}
 for loop, results in suites.items():

@@ -35,6 +35,7 @@ import pandas as pd
 
 from agentlab.evals import load_cases, metrics_row, run_suite
 from agentlab.evals.checklist import run_checklist
+from agentlab.i18n import t
 from agentlab.resources import data_file
 from agentlab.scenarios import expense
 from agentlab.workbook.demo import compare_expense
@@ -73,7 +74,7 @@ table_view(pd.DataFrame([{"loop": loop, **{k: v for k, v in metrics_row(rs).item
 
 # %%
 counts = {loop: pd.Series([r.outcome for r in rs]).value_counts().to_dict() for loop, rs in results.items()}
-plot_outcomes(counts, title={"en": "expense suite, graded on the ledger", "zh": "记账评测集（按最终账本评判）"}[LANG],
+plot_outcomes(counts, title=t("nb14.said.expense_suite_graded_on", LANG),
               lang=LANG)
 plt.show()
 

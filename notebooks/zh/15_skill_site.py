@@ -41,7 +41,7 @@ import pandas as pd
 from agentlab import run_guarded
 from agentlab.evals.discovery_eval import discovery_cassette, replay_discovery
 from agentlab.evals.routing_eval import figures
-from agentlab.i18n import label
+from agentlab.i18n import joined, label, t
 from agentlab.models import ScriptedModel, call, say
 from agentlab.site.client import discovery_site, site_registry
 from agentlab.site.service import SkillSite
@@ -64,8 +64,7 @@ if note:
     print(note)
 room_http = httpx.Client(base_url=room_url, headers={"X-API-Key": room_key, "Accept-Language": LANG})
 shared = len(room_http.get("/api/skills").json()["skills"])
-print({"en": f"this notebook's site: {len(site.skills)} skills at {url}; discovery uses {room_url} ({shared} skills)",
-       "zh": f"本笔记本的站点：{url} 上有 {len(site.skills)} 个技能；发现技能用 {room_url}（{shared} 个技能）"}[LANG])
+print(t("nb15.said.site", LANG, n=len(site.skills), url=url, room_url=room_url, shared=shared))
 
 # %% [markdown]
 # ## 按需发现，而不是全部注入
@@ -73,9 +72,7 @@ print({"en": f"this notebook's site: {len(site.skills)} skills at {url}; discove
 # `GET /api/skills` 列出所有技能；`GET /api/skills/search?q=...&k=6` 只返回匹配的几个，并附上得分。下面对比模型每轮要读的内容：全部技能，和搜索结果的前 6 个：
 
 # %%
-asks = {"en": ["What's the weather in Shanghai, do I need an umbrella?", "Refund order A1001 please",
-               "I took a taxi today for 45 yuan, book it", "Send the customer an e-mail about the refund"],
-        "zh": ["上海天气怎么样，要带伞吗？", "订单 A1001 帮我退款", "今天打车45元帮我记上", "给客户发一封退款邮件"]}[LANG]
+asks = [t(f"nb15.ask.{i}", LANG) for i in range(1, 5)]
 every = site_registry(url, key, lang=LANG)  # 这个笔记本自己的站点：下面几节会改它的文件
 offered = site_registry(room_url, room_key, lang=LANG)
 rows = []
@@ -120,9 +117,8 @@ run_guarded(ScriptedModel([call("current_weather", {"city": "Beijing"}), say("ok
 (data / "weather_source.json").write_text(json.dumps({"mode": "down"}))
 run = run_guarded(ScriptedModel([call("current_weather", {"city": "Beijing"}),
                                  call("current_weather", {"city": "Beijing", "allow_cached": True}),
-                                 say({"en": "Beijing is cloudy, 7 °C (from the last reading).",
-                                      "zh": "北京多云，7 °C（这是上一次测得的数据）。"}[LANG])]),
-                  every, {"en": "What's the weather in Beijing?", "zh": "北京天气怎么样？"}[LANG], sleep=lambda s: None,
+                                 say(t("nb15.said.beijing_is_cloudy_c", LANG))]),
+                  every, t("nb15.said.what_s_the_weather", LANG), sleep=lambda s: None,
                   lang=LANG)
 table_view(pd.DataFrame([{"call": e.args_raw, "error": e.error_code, "the model read": e.model_visible}
                          for e in run.tool_events]), lang=LANG)
@@ -153,8 +149,8 @@ small, _ = site.create_key("tiny_quota", ["current_weather"], quota=2)
 tiny = site_registry(url, small, lang=LANG, max_wait=0)
 (data / "weather_source.json").write_text(json.dumps({"mode": "ok"}))
 run = run_guarded(ScriptedModel([call("current_weather", {"city": c}) for c in ("Beijing", "Shanghai", "Hangzhou")]
-                                + [say({"en": "done", "zh": "好了"}[LANG])]), tiny,
-                  {"en": "three cities", "zh": "三个城市"}[LANG], sleep=lambda s: None, lang=LANG)
+                                + [say(t("nb15.said.done", LANG))]), tiny,
+                  t("nb15.said.three_cities", LANG), sleep=lambda s: None, lang=LANG)
 table_view(pd.DataFrame([{"call": e.args_raw, "result": e.error_code or "done", "resent": e.retry_count,
                           "the model read": e.model_visible} for e in run.tool_events]), lang=LANG)
 
@@ -167,10 +163,8 @@ table_view(pd.DataFrame([{"call": e.args_raw, "result": e.error_code or "done", 
 calls = pd.DataFrame(site.logs.read("call"))
 shown_log = calls[["skill", "status", "replayed", "latency_ms", "key_name", "session_id"]].tail(8)
 without = shown_log[shown_log.session_id.isna()]
-print({"en": f"{len(without)} of {len(shown_log)} lines without a session id, all sent by hand (no X-Session-Id): "
-             f"{', '.join(sorted(set(without.skill))) or 'none'}",
-       "zh": f"{len(shown_log)} 行中有 {len(without)} 行没有会话 id，都是手动发送的请求（没有 X-Session-Id）："
-             f"{'、'.join(sorted(set(without.skill))) or '无'}"}[LANG])
+print(t("nb15.said.without_session", LANG, n=len(without), total=len(shown_log),
+        skills=joined(sorted(set(without.skill)), LANG, "list") or t("nb15.said.none", LANG)))
 table_view(shown_log, lang=LANG)
 
 # %%

@@ -56,10 +56,8 @@ RETAIL = datasets_dir() / "tau-bench" / "retail" / "tools.json"  # tau-bench 的
 TOOLS = RETAIL if RETAIL.exists() else data_file("aftersales_tools.json")
 registry = load_specs(json.loads(TOOLS.read_text(encoding="utf-8")), source=TOOLS.name, lang=LANG)
 report = probe(registry, fake_source(), lang=LANG, source=TOOLS.name)
-print({"en": f"{TOOLS.name}: {len(report['tools'])} tools, {report['summary']['applicable']} cells apply, "
-             f"{report['summary']['na']} do not, in {report['meta']['seconds']} s",
-       "zh": f"{TOOLS.name}：{len(report['tools'])} 个工具，{report['summary']['applicable']} 个格子适用，"
-             f"{report['summary']['na']} 个不适用，用时 {report['meta']['seconds']} 秒"}[LANG])
+print(t("nb17.said.probed", LANG, name=TOOLS.name, n=len(report["tools"]), applicable=report["summary"]["applicable"],
+        na=report["summary"]["na"], seconds=report["meta"]["seconds"]))
 
 # %% [markdown]
 # ## 表格
@@ -86,7 +84,7 @@ with cjk_fonts():  # 标签可能是中文：画图时需要字体
 # 脚本模型能读懂的错误它都会修正，所以每个适用的格子不是被拦截就是被修正：这是上限（灰色格子是不适用，不是通过）。即便如此，仍有两类故障没有被拦截，报告会如实写出来而不是藏起来：*只读*工具上的 `duplicate_call` 和 `parallel_call` 属于“无害”：一次查询问两遍就执行两遍，什么也不会改变，所以不需要任何防护去拦。换成写操作，它们会被幂等防护拦下。哪些工具是只读、哪些是写操作，是根据工具名的动词猜出来的（`cancel_`、`modify_` 等），也可以在你的 `--impl` 模块里用 `WRITES` 声明。
 
 # %%
-CATEGORY = {"en": "category", "zh": "故障类别"}[LANG]
+CATEGORY = t("nb17.said.category", LANG)
 verdicts = pd.DataFrame([{CATEGORY: c, **{k: v for k, v in row["verdicts"].items()}}
                          for c, row in report["summary"]["by_category"].items()]).fillna(0).set_index(CATEGORY).astype(int)
 # 判定结果的名称，按报告的说法（英文下就是名称本身：report.json 里的词）
@@ -107,10 +105,9 @@ if tape.exists():
                  lang=saved.get("lang") or LANG, source=TOOLS.name)
     display(HTML(table_html(real, LANG)))
     rate = real["summary"]["self_correction_rate"]
-    print({"en": "self-correction rate:", "zh": "自我纠正率："}[LANG], "-" if rate is None else f"{rate:.0%}")
+    print(t("nb17.said.self_correction_rate", LANG), "-" if rate is None else f"{rate:.0%}")
 else:
-    print({"en": f"no recording at {tape}: the local model has not been probed on this machine",
-           "zh": f"{tape} 处没有录制：这台机器上还没有探测过本地模型"}[LANG])
+    print(t("nb17.said.no_recording_at_tape", LANG, tape=tape))
 
 # %% [markdown]
 # ## 所有录制的对比
@@ -133,16 +130,14 @@ for tape in sorted(data_file("cassettes").glob("probe-*-*.jsonl")):
     s = rep["summary"]
     clean = s["by_category"].get("clean", {}).get("verdicts", {})
     moves = after_an_error(tape)
-    cols = {"en": ("tools", "model", "tools probed", "clean call right", "cells with a wrong call",
-                   "self-correction rate", "after the error: called again", "after the error: answered in words"),
-            "zh": ("工具集", "模型", "探测的工具数", "无故障调用正确", "出现错误调用的格子", "自我纠正率",
-                   "报错后：再次调用", "报错后：用文字回答")}[LANG]
+    cols = [t(f"nb17.col.{c}", LANG) for c in ("tools", "model", "probed", "clean_right", "wrong_cells", "self_correction",
+                                               "called_again", "answered_in_words")]
     rows.append(dict(zip(cols, (name, size, len(rep["tools"]), f"{clean.get('ok', 0)}/{sum(clean.values())}",
                                 s["cells_with_a_wrong_call"], s["self_correction_rate"], moves["call"], moves["words"]),
                          strict=True)))
 recordings = pd.DataFrame(rows)
 table_view(recordings, percent=[recordings.columns[5]]) if rows else print(
-    {"en": "no probe recordings here yet", "zh": "这里还没有探测录制"}[LANG])
+    t("nb17.said.no_probe_recordings_here", LANG))
 
 # %% [markdown]
 # 先看最后两列，再看纠正率：1.5B 的纠正率低，并不是因为它读不懂错误。调用被拒绝之后，0.5B 会再调用一次；1.5B 却大多转头回答用户，解释这个错误（“The order ID is missing. Please provide the order ID.”），并追问它认为缺少的信息。循环的重问只能修正一个会再次调用的模型，所以一句文字回答就让这次试验以“未修正”告终。下面是同样的数字，直接来自录制：
@@ -154,10 +149,7 @@ def moves_sentence(rows, lang):
     for r in rows:
         name, size, rate, again, words = (list(r.values())[i] for i in (0, 1, 5, 6, 7))
         rate = "-" if rate is None else f"{rate:.0%}"
-        out.append({"en": f"{name} {size}: self-correction {rate}; after an error it called again {again} times "
-                          f"and answered the user in words {words} times.",
-                    "zh": f"{name} {size}：自我纠正率 {rate}；报错之后，再次调用 {again} 次，"
-                          f"直接用文字回复用户（多半是在解释这个错误）{words} 次。"}[lang])
+        out.append(t("nb17.said.name_size_self_correction", lang, name=name, size=size, rate=rate, again=again, words=words))
     return "\n".join(out)
 
 

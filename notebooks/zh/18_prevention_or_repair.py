@@ -51,7 +51,7 @@ FIG = RESULTS.sizes  # 每个模型的数字：准确率、失败的种类、各
 SIZES = list(FIG)
 print(RESULTS.said(LANG))
 for s, f in FIG.items():
-    print(f"{s}: " + {"en": "questions replayed per category", "zh": "每个类别回放的题数"}[LANG], f.n)
+    print(f"{s}: " + t("nb18.said.questions_replayed_per_category", LANG), f.n)
 
 # %% [markdown]
 # ## 三种问法
@@ -75,14 +75,13 @@ def accuracy_table(size: str) -> pd.DataFrame:
     fig = FIG[size].accuracy
     rows = {mode: {c: round(100 * fig[mode].get(c, float("nan")), 1) for c in (*bfcl.CATEGORIES, "mean")} for mode in bfcl.MODES}
     table = pd.DataFrame(rows).T
-    table[{"en": "published overall", "zh": "论文总分"}[LANG]] = bfcl.PUBLISHED[size]["overall"]
+    table[t("nb18.said.published_overall", LANG)] = bfcl.PUBLISHED[size]["overall"]
     return table
 
 
 for size in SIZES:
     n = FIG[size].n
-    print(f"Qwen2.5-Coder-{size}, " + {"en": f"accuracy in % (n per category: {n})",
-                                       "zh": f"准确率 %（每类题数：{n}）"}[LANG])
+    print(f"Qwen2.5-Coder-{size}, " + t("nb18.said.accuracy_in_n_per", LANG, n=n))
     display(table_view(accuracy_table(size), lang=LANG))
 
 # %%
@@ -105,11 +104,7 @@ def what_the_interface_adds(size: str) -> str:
     f = FIG[size].accuracy
     single, reask, con = (100 * f[m]["mean"] for m in bfcl.MODES)
     published = bfcl.PUBLISHED[size]["overall"]
-    return {"en": f"{size}: single shot {single:.1f}% on average over the four categories (the paper's overall, over "
-                  f"more categories: {published}); validate-and-reask {reask:.1f}% ({reask - single:+.1f} points); "
-                  f"the grammar {con:.1f}% ({con - single:+.1f} points).",
-            "zh": f"{size}：单次回答四类平均 {single:.1f}%（论文总分，覆盖更多类别：{published}）；校验后重问 "
-                  f"{reask:.1f}%（{reask - single:+.1f} 个百分点）；语法约束 {con:.1f}%（{con - single:+.1f} 个百分点）。"}[LANG]
+    return t("nb18.said.size_single_shot_single", LANG, size=size, single=single, published=published, reask=reask, value=reask - single, con=con, value2=con - single)
 
 
 for size in SIZES:
@@ -131,14 +126,7 @@ def what_the_prompt_decides(size: str) -> str:
     copies, n_irr = fig.copies, fig.n_irrelevance
     without = {m: 100 * bfcl.mean_of(f[m], three) for m in bfcl.MODES}
     s_single, s_con = (100 * strict[m]["mean"] for m in ("single", "constrained"))
-    return {"en": f"{size}: replies with more than one call, per mode: {several}. Mean without parallel: single "
-                  f"{without['single']:.1f}%, reask {without['reask']:.1f}%, grammar {without['constrained']:.1f}%. "
-                  f"Of the {n_irr} single-shot irrelevance answers, {copies} were graded right only because they "
-                  f"copied the example; counting them wrong, single shot is {s_single:.1f}% and the grammar {s_con:.1f}% ({s_con - s_single:+.1f} points).",
-            "zh": f"{size}：各问法中含多个调用的回复数：{several}。去掉 parallel 的平均：单次 {without['single']:.1f}%，"
-                  f"重问 {without['reask']:.1f}%，语法约束 {without['constrained']:.1f}%。单次回答的 {n_irr} 道 irrelevance "
-                  f"题中，有 {copies} 道判为正确的回答其实是照抄示例；把它们算作错误，单次为 {s_single:.1f}%，"
-                  f"语法约束为 {s_con:.1f}%（{s_con - s_single:+.1f} 个百分点）。"}[LANG]
+    return t("nb18.said.size_replies_with_more", LANG, size=size, several=several, single=without['single'], reask=without['reask'], constrained=without['constrained'], n_irr=n_irr, copies=copies, s_single=s_single, s_con=s_con, value=s_con - s_single)
 
 
 for size in SIZES:
@@ -159,7 +147,7 @@ def kinds_table(size: str) -> pd.DataFrame:
 
 
 for size in SIZES:
-    print(f"{size}: " + {"en": "wrong replies by kind", "zh": "错误回复按类别计数"}[LANG])
+    print(f"{size}: " + t("nb18.said.wrong_replies_by_kind", LANG))
     display(table_view(kinds_table(size), lang=LANG))
 
 # %%
@@ -180,12 +168,7 @@ def prevented_and_not(size: str) -> str:
     k = FIG[size].kinds
     contract = {m: sum(k[m][x] for x in bfcl.CONTRACT_KINDS) for m in bfcl.MODES}
     meaning = {m: sum(v for x, v in k[m].items() if x not in bfcl.CONTRACT_KINDS) for m in bfcl.MODES}
-    return {"en": f"{size}: contract failures single {contract['single']} → reask {contract['reask']} → grammar "
-                  f"{contract['constrained']}; failures of meaning single {meaning['single']} → reask "
-                  f"{meaning['reask']} → grammar {meaning['constrained']}.",
-            "zh": f"{size}：违反契约的失败 单次 {contract['single']} → 重问 {contract['reask']} → 语法约束 "
-                  f"{contract['constrained']}；语义上的失败 单次 {meaning['single']} → 重问 {meaning['reask']} → "
-                  f"语法约束 {meaning['constrained']}。"}[LANG]
+    return t("nb18.said.size_contract_failures_single", LANG, size=size, single=contract['single'], reask=contract['reask'], constrained=contract['constrained'], single2=meaning['single'], reask2=meaning['reask'], constrained2=meaning['constrained'])
 
 
 for size in SIZES:
@@ -244,8 +227,7 @@ if SIZES:
 # %%
 for size in SIZES:
     runaway = FIG[size].runaway
-    print(f"{size}: " + {"en": f"{runaway} constrained replies cut off by the token limit",
-                         "zh": f"{runaway} 条语法约束下的回复被 token 上限截断"}[LANG])
+    print(f"{size}: " + t("nb18.said.runaway_constrained_replies_cut", LANG, runaway=runaway))
     for qid, name, args in FIG[size].runaway_first:
         print(f"  {qid}: {name}({args}...)")
 

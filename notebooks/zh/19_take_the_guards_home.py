@@ -33,7 +33,7 @@
 import pandas as pd
 
 from agentlab.adapters.compare import FAULTS, compare, table
-from agentlab.i18n import label
+from agentlab.i18n import label, t
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import table_view
 
@@ -108,7 +108,7 @@ for process in (1, 2):  # 调用方，然后是重启后的同一个调用方：
     out = guard.call([note], "note", args, lambda a: written.append(a) or {"noted": a["order_id"]},
                      conversation="thread-42")  # LangGraph 交过来的东西：config["configurable"]["thread_id"]
     told.append({"process": process, "the model read": out.content})
-print(f"{len(written)} ×", {"en": "the note was written", "zh": "写入备注"}[LANG])
+print(f"{len(written)} ×", t("nb19.said.the_note_was_written", LANG))
 table_view(pd.DataFrame(told), lang=LANG)
 
 # %% [markdown]
@@ -121,7 +121,7 @@ try:
     Guard("langgraph", writes={"note"}, store=claims, lang=LANG).call([note], "note", args, written.append)
 except UsageError as exc:
     print(exc)
-print(f"{len(written)} ×", {"en": "the note was written", "zh": "写入备注"}[LANG])
+print(f"{len(written)} ×", t("nb19.said.the_note_was_written", LANG))
 
 # %% [markdown]
 # ## 任意 MCP 服务器、任意 MCP 客户端：网关
