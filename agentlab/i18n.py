@@ -73,7 +73,8 @@ class _Counted(string.Formatter):
     def format_field(self, value: object, format_spec: str) -> str:
         if format_spec.startswith("count:"):
             one, _, many = format_spec[len("count:"):].partition("/")
-            return f"{value} {one if value == 1 else many or one}"
+            shown = format(value, "g") if isinstance(value, float) else value  # 1.0 is "1 turn", 1.5 "1.5 turns"
+            return f"{shown} {one if value == 1 else many or one}"
         return format(value, format_spec)
 
 

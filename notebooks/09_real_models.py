@@ -148,10 +148,7 @@ def unasked_writes(run, task):
 
 if worst:
     for name, order, in_specs in unasked_writes(r.run, cases[r.case_id].task):
-        print({"en": f"{name} ran on {order}: not in the user's words nor in any tool result"
-                     + ("; it is the example in the tool descriptions" if in_specs else ""),
-               "zh": f"{name} 作用在 {order} 上：它既不在用户的话里，也不在任何工具结果里"
-                     + ("；它是工具描述里的示例值" if in_specs else "")}[LANG])
+        print(t("nb09.said.unasked_write_example" if in_specs else "nb09.said.unasked_write", LANG, name=name, order=order))
 
 # %% [markdown]
 # ## 2. Inject faults into a real model's calls

@@ -54,7 +54,7 @@ from agentlab.evals import (compare_runs, load_cases, load_results, promote, run
 from agentlab.workbook.exercises import largest_share
 from agentlab.scratch import scratch_folder
 from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
-from agentlab.i18n import label, t
+from agentlab.i18n import joined, label, t
 from agentlab.workbook.plots import plot_comparison, plot_trend, table_view
 from agentlab.workbook.widgets import BadCaseReview
 
@@ -232,8 +232,8 @@ table_view(pd.DataFrame([{"metric": line.metric, "default line": d.value, "calib
 
 # %%
 # each alert was logged as it fired (the lines above, on the agentlab.monitor logger); the callback kept them too
-minutes = ", ".join(f"{a.point.at / 60:.0f}" for a in alerts)
-print(t("nb11.said.alerts", LANG, n=len(alerts), minutes=minutes))
+minutes = joined((f"{a.point.at / 60:.0f}" for a in alerts), LANG, "list")
+print(t("nb11.said.alerts", LANG, n=len(alerts), minutes=minutes) if alerts else t("nb11.said.no_alerts", LANG))
 plot_live(live, lang=LANG)
 plt.show()
 

@@ -40,7 +40,7 @@ import pandas as pd
 from agentlab import run_guarded
 from agentlab.evals.routing_eval import desk_router, figures, load_asks, replay
 from agentlab.evals.tool_choice_eval import replay_choices
-from agentlab.i18n import label, t
+from agentlab.i18n import joined, label, t
 from agentlab.models import ScriptedModel, call, say
 from agentlab.resources import data_file
 from agentlab.routing import RoutingTurn, routing_metrics
@@ -100,10 +100,8 @@ table_view(pd.DataFrame(rows), lang=LANG)
 by_size = {size: replay_choices(size) for size in ("0.5b", "1.5b")}
 shown = [size for size, rows_ in by_size.items() if rows_]
 missing = [size for size, rows_ in by_size.items() if not rows_]
-print({"en": f"recorded, shown below: {', '.join(shown) or 'none'}"
-             + (f"; not recorded, so not shown: {', '.join(missing)}" if missing else ""),
-       "zh": f"已录制并在下表展示：{'、'.join(shown) or '无'}"
-             + (f"；未录制，因此不展示：{'、'.join(missing)}" if missing else "")}[LANG])
+print(t("nb13.said.recorded_and_not" if missing else "nb13.said.recorded", LANG,
+        shown=joined(shown, LANG, "list") or t("nb13.said.none", LANG), missing=joined(missing, LANG, "list")))
 recorded = [row for rows_ in by_size.values() for row in rows_]
 table_view(pd.DataFrame(recorded), lang=LANG) if recorded else None
 

@@ -112,8 +112,7 @@ if SIZES:
         for ax, size in zip(axes[0], SIZES, strict=True):
             f = FIG[size].accuracy
             plot_bars({c: {m: f[m][c] for m in bfcl.MODES} for c in bfcl.CATEGORIES if c in f["single"]}, ax=ax,
-                      title=f"BFCL, {size}: " + ("accuracy by mode" if LANG == "en" else "各问法的准确率"),
-                      ylabel="accuracy" if LANG == "en" else "准确率", lang=LANG)
+                      title=t("nb18.said.accuracy_by_mode", LANG, size=size), ylabel=t("nb18.said.accuracy", LANG), lang=LANG)
         plt.tight_layout()
         plt.show()
 
@@ -188,8 +187,7 @@ if SIZES:
     with cjk_fonts():
         fig, ax = plt.subplots(figsize=(11, 4))
         plot_bars({kind: {m: k[m][kind] for m in bfcl.MODES} for kind in bfcl.KINDS}, ax=ax,
-                  title=f"{size}: " + ("wrong replies by kind" if LANG == "en" else "错误回复的类别"),
-                  ylabel="replies" if LANG == "en" else "回复数", lang=LANG)
+                  title=t("nb18.said.kinds_title", LANG, size=size), ylabel=t("nb18.said.replies", LANG), lang=LANG)
         plt.xticks(rotation=30, ha="right")
         plt.tight_layout()
         plt.show()
@@ -253,9 +251,9 @@ def examples_shown(size: str, kind: str) -> None:
 
 if SIZES:
     pick = widgets.interactive(examples_shown,
-                               size=widgets.Dropdown(options=SIZES, description="model" if LANG == "en" else "模型"),
+                               size=widgets.Dropdown(options=SIZES, description=t("nb18.said.model", LANG)),
                                kind=widgets.Dropdown(options=list(bfcl.KINDS), value="unknown_field",
-                                                     description="kind" if LANG == "en" else "类别"))
+                                                     description=t("nb18.said.kind", LANG)))
     display(pick)
 
 # %% [markdown]

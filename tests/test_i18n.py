@@ -292,11 +292,16 @@ def _said_in_code(node) -> bool:
         return any(_said_in_code(v) for v in node.elts)
     if isinstance(node, ast.Dict):
         return any(_said_in_code(v) for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # joined from parts: f"..." + ("..." if x else "")
+        return _said_in_code(node.left) or _said_in_code(node.right)
+    if isinstance(node, ast.IfExp):
+        return _said_in_code(node.body) or _said_in_code(node.orelse)
     return False
 
 
 _ENGLISH = re.compile(r"[A-Za-z]{2,}\s+[A-Za-z]{2,}")
 _CHINESE = re.compile("[\u4e00-\u9fff]")
+_A_WORD = re.compile("[A-Za-z]{3,}")  # a word, not a language code ("en", "zh-CN")
 
 
 def _literal(node) -> str | None:
@@ -307,6 +312,17 @@ def _literal(node) -> str | None:
     if isinstance(node, ast.JoinedStr):
         return "".join(v.value if isinstance(v, ast.Constant) else " " for v in node.values)
     return None
+
+
+def _asks_the_language(test) -> bool:
+    """Whether a condition compares the language (``lang``, ``LANG``, ``self.lang``) with a language code."""
+    import ast
+    if not isinstance(test, ast.Compare):
+        return False
+    names = [n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
+             for n in (test.left, *test.comparators)]
+    codes = [n.value for n in (test.left, *test.comparators) if isinstance(n, ast.Constant)]
+    return any(n is not None and n.lower() == "lang" for n in names) and any(c in i18n.LANGS for c in codes)
 
 
 def bilingual_literals(source: str) -> list[int]:
@@ -320,6 +336,10 @@ def bilingual_literals(source: str) -> list[int]:
             by_lang = {k.value: v for k, v in zip(node.keys, node.values, strict=True)
                        if isinstance(k, ast.Constant) and k.value in i18n.LANGS}
             if len(by_lang) == len(i18n.LANGS) and any(_said_in_code(v) for v in by_lang.values()):
+                found.append(node.lineno)
+        if isinstance(node, ast.IfExp) and _asks_the_language(node.test):  # "accuracy" if LANG == "en" else "准确率"
+            said = [_literal(branch) or "" for branch in (node.body, node.orelse)]
+            if any(_CHINESE.search(x) for x in said) and any(_A_WORD.search(x) for x in said):
                 found.append(node.lineno)
         items = node.args if isinstance(node, ast.Call) else node.elts if isinstance(node, (ast.Tuple, ast.List)) else []
         for first, second in itertools.pairwise(items):
@@ -336,6 +356,9 @@ def test_the_scan_finds_a_sentence_in_both_languages_and_leaves_codes_alone():
     assert bilingual_literals('W = {"en": {"break": "break"}, "zh": {"break": "休息"}}') == [1]
     assert bilingual_literals('return [rule("amount", f"must not exceed {x}", f"不得超过 {x}")]') == [1]
     assert bilingual_literals('KINDS = {"bad_json": ("the arguments are not JSON", "参数不是合法 JSON")}') == [1]
+    assert bilingual_literals('x = {"en": f"{a} ran" + ("; again" if b else ""), "zh": f"{a} 运行" + ("；再次" if b else "")}') == [1]
+    assert bilingual_literals('title = "accuracy by mode" if LANG == "en" else "各问法的准确率"') == [1]
+    assert bilingual_literals('sep = "、" if lang == "zh" else ", "; q = "?lang=zh" if lang == "zh" else ""') == []
     assert bilingual_literals('J = {"zh": {"list": "、"}, "en": {"list": ", "}}') == []
     assert bilingual_literals('CITIES = ("Beijing", "北京"); re.compile("(?:such as|例如)")') == []
     assert bilingual_literals('d = {"en": t(key, "en"), "zh": t(key, "zh")}; s = {"en": en, "zh": zh}') == []

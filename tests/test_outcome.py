@@ -188,7 +188,7 @@ def test_money_is_equal_only_to_the_cent(amount, equal):
 def test_a_partial_write_names_what_is_missing():
     verdict = grade(TWO_REFUNDS, desk(refund()), run())
     assert verdict.outcome == "done, wrong data"
-    assert verdict.failures == ("1 refunds, expected 2",)
+    assert verdict.failures == ("1 refund, expected 2",)
 
 
 def test_a_stray_ticket_is_named():

@@ -124,7 +124,9 @@ def _compare_items(name: str, got: list, want: list) -> tuple[list[FailedBecause
     wrong = False
     singular = name[:-1] if name.endswith("s") else name
     if len(got) != len(want):
-        why.append(FailedBecause("grade.count", n=len(got), name=name, want=len(want)))
+        # the collection's name as the count needs it in English ("1 refund", "2 refunds"); name stays for the classes
+        why.append(FailedBecause("grade.count", n=len(got), noun=singular if len(got) == 1 else name, name=name,
+                                 want=len(want)))
         wrong = len(got) > len(want) or 0 < len(got) < len(want)  # some done, some not: wrong
     pool = list(got)
     for w in want:

@@ -209,7 +209,7 @@ def cell_text(cell: Mapping[str, Any], lang: Lang = "en") -> str:
     if rate is not None:
         extra = f" · {t('probe.fixed', lang)} {rate:.0%}"
         if cell.get("repair_turns") is not None:
-            extra += f" · {cell['repair_turns']:g} {t('probe.turns', lang)}"
+            extra += " · " + t("probe.turns", lang, n=cell["repair_turns"])
     return head + extra
 
 

@@ -35,7 +35,6 @@ from jsonschema import FormatChecker, ValidationError, validators
 from jsonschema_specifications import REGISTRY as _METASCHEMAS
 
 from ..errors import Problem
-from ..i18n import Sentence
 from ..names import suggest
 from .base import _SCHEMA_LISTS, _SCHEMA_MAPS, _SCHEMA_ONE, DRAFT_2020_12, SchemaError, _shape, join, ref_loop, show, transform
 from .ecma import ecma_to_python
@@ -136,7 +135,9 @@ def _check_schema(cls: Any, schema: Any) -> None:
     meta = cls(cls.META_SCHEMA, format_checker=None)
     error = jsonschema.exceptions.best_match(meta.iter_errors(schema))
     if error is not None:
-        where = "/".join(map(str, error.absolute_path)) or Sentence("schema.root")
+        where = "/".join(map(str, error.absolute_path))
+        if not where:
+            raise SchemaError("schema.breaks_metaschema_at_root", error=error.message)
         raise SchemaError("schema.breaks_metaschema", where=where, error=error.message)
 
 

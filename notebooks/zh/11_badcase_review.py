@@ -52,7 +52,7 @@ from agentlab.evals import (compare_runs, load_cases, load_results, promote, run
 from agentlab.workbook.exercises import largest_share
 from agentlab.scratch import scratch_folder
 from agentlab.resources import data_file  # 随练习册附带的数据，从 notebooks/ 和 notebooks/zh/ 都能找到
-from agentlab.i18n import label, t
+from agentlab.i18n import joined, label, t
 from agentlab.workbook.plots import plot_comparison, plot_trend, table_view
 from agentlab.workbook.widgets import BadCaseReview
 
@@ -224,8 +224,8 @@ table_view(pd.DataFrame([{"metric": line.metric, "default line": d.value, "calib
 
 # %%
 # 每条告警触发时都记了日志（上面那几行，记在 agentlab.monitor 日志器上）；回调函数也保存了它们
-minutes = ", ".join(f"{a.point.at / 60:.0f}" for a in alerts)
-print(t("nb11.said.alerts", LANG, n=len(alerts), minutes=minutes))
+minutes = joined((f"{a.point.at / 60:.0f}" for a in alerts), LANG, "list")
+print(t("nb11.said.alerts", LANG, n=len(alerts), minutes=minutes) if alerts else t("nb11.said.no_alerts", LANG))
 plot_live(live, lang=LANG)
 plt.show()
 

@@ -105,7 +105,7 @@ if tape.exists():
                  lang=saved.get("lang") or LANG, source=TOOLS.name)
     display(HTML(table_html(real, LANG)))
     rate = real["summary"]["self_correction_rate"]
-    print(t("nb17.said.self_correction_rate", LANG), "-" if rate is None else f"{rate:.0%}")
+    print(t("nb17.said.rate", LANG, rate="-" if rate is None else f"{rate:.0%}"))
 else:
     print(t("nb17.said.no_recording_at_tape", LANG, tape=tape))
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from agentlab.errors import Problem, ToolFailure
-from agentlab.i18n import both
+from agentlab.i18n import LANGS, both, joined, t
 from agentlab.site.files import load_json, locked, write_atomic
 from agentlab.site.skills import SkillContext, read_meta, register_skill
 from agentlab.tools import rule
@@ -40,8 +40,8 @@ def _city(name: str) -> str | None:
 
 def check_city(args: dict, ctx: SkillContext) -> list[Problem]:
     if _city(args["city"]) is None:
-        known = ", ".join(CITIES)
-        return [rule("city", **both("skill.weather.unknown_city", known=known))]
+        return [rule("city", **{lang: t("skill.weather.unknown_city", lang, known=joined(CITIES, lang, "list"))
+                                for lang in LANGS})]
     return []
 
 
