@@ -184,7 +184,7 @@ def _exercise_checks():
 
 
 MALFORMED = ["two", "abc", "", "  ", [], {}, set(), (), ["structure"], {"a": 1}, b"2", object(), True,
-             float("nan"), float("inf"), -1, 10**30, "2-3", "1/2", "二", "２ ３"]
+             float("nan"), float("inf"), -1, 10**30, "2-3", "1/2", "二三", "２ ３"]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -337,3 +337,17 @@ def test_02_hint_names_the_row_and_column_as_the_chinese_table_does():
     _, reg = aftersales.SCENARIO.setup("zh")
     said = str(amount_with_unit_reason("nonsense", reg, lang="zh"))
     assert label("wrong type", "zh") in said and label("problems", "zh") in said and "wrong type" not in said, said
+
+
+def test_a_number_written_in_chinese_reads_as_that_number():
+    """A Chinese learner answers in Chinese: "三" or "三次" for 3 was refused as not a number. Chinese numerals read
+    as the number they write; two digits with no unit between them ("三二") still do not."""
+    for given, truth in (("三", 3), ("三次", 3), ("第三", 3), ("两", 2), ("十", 10), ("十二", 12), ("二十", 20),
+                         ("一百零五", 105), ("零", 0), ("８", 8)):
+        assert answer_is(given, truth, WHY).ok, (given, truth)
+    for given, truth in (("三", 2), ("十二", 21), ("二十", 12)):
+        assert answer_is(given, truth, WHY).state == "wrong", (given, truth)
+    from agentlab.i18n import t
+    for given in ("三二", "十十", "二三十"):  # not a number anyone writes: said to be no number, never a wrong one
+        feedback = answer_is(given, 3, WHY, lang="zh")
+        assert feedback.state == "wrong" and t("exercise.not_a_number", "zh", given="§").split("§")[1][:12] in feedback.message

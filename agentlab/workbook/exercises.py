@@ -330,14 +330,41 @@ def _word(given: Any) -> str | None:
 _NUMBER = re.compile(r"(?:第|the\s)?\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?:st|nd|rd|th)?\s*[^\d]*")
 
 
+# a number written in Chinese, with a unit or an ordinal around it: "三", "三次", "第三", "十二", "一百零五"
+_CHINESE_NUMBER = re.compile(r"第?\s*([零〇一二两三四五六七八九十百千]+)\s*[^\d零〇一二两三四五六七八九十百千]*")
+_CHINESE_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CHINESE_UNITS = {"十": 10, "百": 100, "千": 1000}
+
+
+def _chinese_number(text: str) -> int | None:
+    """The number Chinese numerals write (up to 9999), or None for what nobody writes ("三二", "十十")."""
+    total, digit, last_unit = 0, None, 10_000
+    for ch in text:
+        if ch in _CHINESE_UNITS:
+            unit = _CHINESE_UNITS[ch]
+            if unit >= last_unit:  # units only fall: 一百二十, never 十百
+                return None
+            total += (1 if digit is None else digit) * unit  # 十 alone is 10
+            digit, last_unit = None, unit
+        elif _CHINESE_DIGITS[ch] == 0 and text != ch:  # 一百零五: the zero only holds a place
+            continue
+        elif digit is not None:  # two digits with no unit between them
+            return None
+        else:
+            digit = _CHINESE_DIGITS[ch]
+    return total + (digit or 0)
+
+
 def _number(given: Any) -> float | None:
-    """The answer as a number, or None when it does not read as one ("two", [], True, "2-3")."""
+    """The answer as a number, or None when it does not read as one ("two", [], True, "2-3"); Chinese numerals
+    read as the number they write ("三次" is 3)."""
     if isinstance(given, bool):
         return None
     if isinstance(given, str):
         match = _NUMBER.fullmatch(_plain(given))
         if not match:
-            return None
+            chinese = _CHINESE_NUMBER.fullmatch(_plain(given))
+            return None if chinese is None else _as_float(_chinese_number(chinese.group(1)))
         given = match.group(1)
     elif not isinstance(given, (Real, Decimal)):
         return None
@@ -346,6 +373,10 @@ def _number(given: Any) -> float | None:
     except (TypeError, ValueError, OverflowError):
         return None
     return value if math.isfinite(value) else None
+
+
+def _as_float(value: int | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def _is_number(value: Any) -> bool:
