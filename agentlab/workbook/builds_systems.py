@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..guards import GuardConfig
-from ..i18n import Lang, label, said, t
+from ..i18n import Lang, both, label, said, t
 from .exercises import Feedback, _reports, _say, _shown, check_answer
 
 __all__ = ["contract_catches_faults", "cut_keeps_pairs", "desk_rule_holds", "duplicate_call_verdict",
@@ -38,10 +38,6 @@ def _raised(exc: BaseException, lang: Lang) -> Feedback:
 def _failed(result: Any, lang: Lang) -> str:
     """Why a run failed: the grader's sentences (English), or its outcome said in the reader's language."""
     return "; ".join(result.failures) or label(result.outcome, lang) if lang == "en" else label(result.outcome, lang)
-
-
-def _why(lang: Lang, key: str, **fields: Any) -> dict[str, str]:
-    return {"en": t(key, "en", **fields), "zh": t(key, "zh", **fields)}
 
 
 # --- 10 · a suite case that catches a regression ---------------------------------------------------------------
@@ -183,8 +179,8 @@ def first_role_after_cut(given: Any, lang: Lang = "en") -> Feedback:
     """12: the role of the first message the naive cut ("the last 10 messages") sends."""
     case, _ = _long_chat(lang)
     right = case.history[-10:][0]["role"]
-    return check_answer(given, right, lang=lang, why=_why(lang, "build.nb12.look.why"),
-                        hint=_why(lang, "build.nb12.look.hint"))
+    return check_answer(given, right, lang=lang, why=both("build.nb12.look.why"),
+                        hint=both("build.nb12.look.hint"))
 
 
 # --- 13 · route each ask in its own language --------------------------------------------------------------------
@@ -243,8 +239,8 @@ def routes_by_language(my_offer: Any, lang: Lang = "en") -> Feedback:
 def tools_offered(given: Any, lang: Lang = "en") -> Feedback:
     """13: how many tools the router over the English descriptions offers for a Chinese ask."""
     right = len(_routers()["en"].offer("今天坐出租车花了45元，记一笔"))
-    return check_answer(given, right, lang=lang, why=_why(lang, "build.nb13.look.why"),
-                        hint=_why(lang, "build.nb13.look.hint"))
+    return check_answer(given, right, lang=lang, why=both("build.nb13.look.why"),
+                        hint=both("build.nb13.look.hint"))
 
 
 # --- 14 · the business rule the expense desk needs -------------------------------------------------------------
@@ -537,8 +533,8 @@ def guard_wired(my_writes: Any, lang: Lang = "en") -> Feedback:
 def naive_correct(given: Any, results: Mapping[str, Sequence[Any]], lang: Lang = "en") -> Feedback:
     """14: how many of the expense cases the naive desk gets right, graded on the ledger."""
     right = sum(r.passed for r in results["naive"])
-    return check_answer(given, right, lang=lang, why=_why(lang, "build.nb14.look.why"),
-                        hint=_why(lang, "build.nb14.look.hint"))
+    return check_answer(given, right, lang=lang, why=both("build.nb14.look.why"),
+                        hint=both("build.nb14.look.hint"))
 
 
 @_reports("15")
@@ -550,16 +546,16 @@ def replay_header(given: Any, lang: Lang = "en") -> Feedback:
     from ..site.claims import ClaimState, answer
     replayed = answer(ClaimState.REPLAY, json.dumps({"status": 200, "body": {}}), lang)
     right = next(iter(replayed.headers)) if replayed is not None else None
-    return check_answer(given, right, lang=lang, why=_why(lang, "build.nb15.look.why"),
-                        hint=_why(lang, "build.nb15.look.hint"))
+    return check_answer(given, right, lang=lang, why=both("build.nb15.look.why"),
+                        hint=both("build.nb15.look.hint"))
 
 
 @_reports("16")
 def meta_field(given: Any, lang: Lang = "en") -> Feedback:
     """16: the field of an MCP ``tools/call`` request in which the site reads a write's idempotency key."""
     right = "_meta"  # MCP's field for what is not an argument: agentlab/idempotency_key goes there
-    return check_answer(given, right, lang=lang, why=_why(lang, "build.nb16.look.why"),
-                        hint=_why(lang, "build.nb16.look.hint"))
+    return check_answer(given, right, lang=lang, why=both("build.nb16.look.why"),
+                        hint=both("build.nb16.look.hint"))
 
 
 @_reports("17")
@@ -574,8 +570,8 @@ def duplicate_call_verdict(given: Any, lang: Lang = "en") -> Feedback:
     without = probe(desk, fake_source(), config=GuardConfig().without("idempotency"), categories=["duplicate_call"],
                     only=["create_refund"])
     right = next(c["verdict"] for c in without["cells"] if c["category"] == "duplicate_call")
-    return check_answer(given, right, lang=lang, why=_why(lang, "build.nb17.look.why"),
-                        hint=_why(lang, "build.nb17.look.hint"))
+    return check_answer(given, right, lang=lang, why=both("build.nb17.look.why"),
+                        hint=both("build.nb17.look.hint"))
 
 
 @_reports("19")
@@ -585,5 +581,5 @@ def handled_without_adapter(given: Any, rows: Sequence[Any], faults: Sequence[st
     handled = [f for f in faults if alone.get(("openai-agents", f))
                and not any(ok for (fw, g), ok in alone.items() if g == f and fw != "openai-agents")]
     return check_answer(given, handled[0] if len(handled) == 1 else handled, lang=lang,
-                        why=_why(lang, "build.nb19.look.why"), hint=_why(lang, "build.nb19.look.hint"))
+                        why=both("build.nb19.look.why"), hint=both("build.nb19.look.hint"))
 
