@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .i18n import Lang, t
+from .i18n import Lang, colon, joined, t
 
 __all__ = ["NEUTRALS", "OKABE_ITO", "PALETTE", "TextEquivalent", "described", "fmt_number", "ink", "quiet", "symbol",
            "text_equivalent"]
@@ -72,7 +72,7 @@ class TextEquivalent:
         out = [self.summary]
         for row in self.rows:
             cells = [f"{h} {c}" if h else c for h, c in zip(self.header[1:], row[1:], strict=False)]
-            out.append(f"- {row[0]}: " + ", ".join(cells))
+            out.append(f"- {row[0]}{colon(self.lang)}" + joined(cells, self.lang, "list"))
         return [*out, *self.notes]
 
     def __str__(self) -> str:

@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 
 from .commands import EXTRA as _EXTRA
 from .commands import emit, load_registry
-from .i18n import Lang, label, t
+from .i18n import Lang, colon, label, t
 from .serve_commands import SERVE
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -52,6 +52,18 @@ class _Formatter(argparse.HelpFormatter):
                 line, used = line + piece, used + cols(piece)
         return [*lines, line.rstrip()] if line.strip() else lines
 
+    def __init__(self, prog: str, *, lang: Lang = "en", **kwargs: Any):
+        super().__init__(prog, **kwargs)
+        self._colon = colon(lang).rstrip()
+
+    # argparse ends each section's title with an ASCII colon of its own ("%s:"), "位置参数:" in Chinese: the title
+    # is marked where it starts and the mark with its colon is replaced by the language's own when the help is made
+    def start_section(self, heading: str | None) -> None:
+        super().start_section(f"{heading}\0" if heading else heading)
+
+    def format_help(self) -> str:
+        return super().format_help().replace("\0:", self._colon)
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse with a usage error as one line on stderr and exit 2 (its usage block is in --help)."""
@@ -60,7 +72,7 @@ class _Parser(argparse.ArgumentParser):
         # no abbreviated options: "--lan zh" ran the command in Chinese while its usage error, read before parsing,
         # was English (one spelling of each option, read the same way by both)
         kwargs.setdefault("allow_abbrev", False)
-        kwargs.setdefault("formatter_class", _Formatter)
+        kwargs.setdefault("formatter_class", partial(_Formatter, lang=lang))
         super().__init__(*args, **kwargs)
         self.lang = lang
 
@@ -89,7 +101,7 @@ def cmd_lint(ns: argparse.Namespace) -> int:
         emit(json.dumps([f.to_dict() for f in findings], ensure_ascii=False, indent=2), json_text=True)
     else:
         for f in findings:
-            emit(f"{label(f.severity, ns.lang):7} {f.rule} {f.location}: {f.message}\n        -> {f.suggestion}")
+            emit(f"{label(f.severity, ns.lang):7} {f.rule} {f.location}{colon(ns.lang)}{f.message}\n        -> {f.suggestion}")
         emit(t("cli.lint.findings", ns.lang, n=len(findings)))
     return 1 if any(f.severity == "error" for f in findings) else 0
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any, Literal, TypeVar, cast
 
-__all__ = ["LANGS", "Lang", "LocalizedError", "Sentence", "both", "check_lang", "joined", "keys", "label", "label_glossary", "missing_labels", "said",
+__all__ = ["LANGS", "Lang", "LocalizedError", "Sentence", "both", "check_lang", "colon", "joined", "keys", "label", "label_glossary", "missing_labels", "said",
            "t"]
 
 Lang = Literal["en", "zh"]
@@ -135,9 +135,10 @@ def label(text: _T, lang: Lang = "en", /) -> _T:
     return text
 
 
-#: how each language joins the parts of a sentence (items of a list, clauses, a label and its value) and sentences
-_JOINS = {"zh": {"list": "、", "clause": "；", "colon": "：", "sentence": ""},
-          "en": {"list": ", ", "clause": "; ", "colon": ": ", "sentence": " "}}
+#: how each language joins the parts of a sentence (items of a list, clauses) and sentences; a label and its value are
+#: joined by the catalogue's ``join.colon``, which pages use too
+_JOINS = {"zh": {"list": "、", "clause": "；", "sentence": ""},
+          "en": {"list": ", ", "clause": "; ", "sentence": " "}}
 
 
 def joined(parts: Iterable[object], lang: Lang = "en",
@@ -145,7 +146,14 @@ def joined(parts: Iterable[object], lang: Lang = "en",
     """``parts`` joined as ``lang`` writes them: a Chinese sentence takes 、 between items and ； between clauses, never
     an English comma or semicolon (a Chinese account read "（幂等）; 逐个执行"). ``how="colon"`` joins a label and its
     value (无效调用：朴素循环 12); ``how="sentence"`` puts whole sentences one after another (a space in English)."""
-    return _JOINS.get(lang, _JOINS["en"])[how].join(str(p) for p in parts)
+    sep = colon(lang) if how == "colon" else _JOINS.get(lang, _JOINS["en"])[how]
+    return sep.join(str(p) for p in parts)
+
+
+def colon(lang: Lang = "en") -> str:
+    """What joins a label and its value in ``lang``: ": " in English, a full-width "：" in Chinese, where "退款笔数: 1"
+    is English punctuation in a Chinese line (``f"{label}{colon(lang)}{value}"``)."""
+    return t("join.colon", lang)
 
 
 def missing_labels() -> set[str]:

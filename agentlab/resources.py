@@ -103,5 +103,6 @@ def render_page(template: str, say: Callable[..., str], /, **context: Any) -> st
     Every ``{{ value }}`` is escaped, whether it came from a tools file, a caller, a log line or the catalogue
     (``say(key, **fields)``, the template's ``t``: a sentence in the page's language); only a value the caller
     wrapped in ``markupsafe.Markup`` (a plot's SVG, which matplotlib escaped) goes in as it is. A name the
-    template does not get is an error, not an empty string, so a renamed field cannot blank a page silently."""
-    return str(_templates().get_template(template).render(t=say, **context))
+    template does not get is an error, not an empty string, so a renamed field cannot blank a page silently.
+    ``{{ colon }}`` joins a label and its value as the page's language does (a full-width colon in Chinese)."""
+    return str(_templates().get_template(template).render(t=say, **{"colon": say("join.colon"), **context}))

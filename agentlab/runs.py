@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .i18n import Lang, t
+from .i18n import Lang, colon, t
 from .trace import Event, side_by_side_html, to_html
 
 __all__ = ["STATUSES", "Run", "Status", "compare_html"]
@@ -70,6 +70,6 @@ def compare_html(naive: Run, guarded: Run, lang: Lang = "en") -> str:
     """Two runs side by side, step against step; the titles, legend and roles in ``lang`` (what the model and the
     tools said stays as they said it)."""
     def title(r: Run) -> str:
-        return f"{r.loop}: {r.status}" if lang == "en" else f"{t('loop.' + r.loop, lang)}: {t('status.' + r.status, lang)}"
+        return f"{r.loop}: {r.status}" if lang == "en" else f"{t('loop.' + r.loop, lang)}{colon(lang)}{t('status.' + r.status, lang)}"
 
     return side_by_side_html(naive.events, guarded.events, titles=(title(naive), title(guarded)), lang=lang)

@@ -17,7 +17,7 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from .i18n import Lang, t
+from .i18n import Lang, colon, t
 from .i18n import keys as catalogue_keys
 
 if TYPE_CHECKING:  # pandas is optional: imported only when a DataFrame is asked for
@@ -148,7 +148,7 @@ def _cell(e: Event | None, highlight: bool = False, lang: Lang = "en") -> str:
         body = (f"<b>{html.escape(e.tool_name or '?')}</b> <code>{html.escape(_short(e.args_raw or '', 120))}</code>"
                 f"<br>→ <b>{html.escape(status)}</b>"
                 + (f" <span style='color:#555' title='{html.escape(e.model_visible or '')}'>"
-                   f"{html.escape(_told(e.model_visible or ''))}</span>" if e.error_code else "")
+                   f"{html.escape(_told(e.model_visible or '', lang))}</span>" if e.error_code else "")
                 + (f" <i>{html.escape(t('cell.retries', lang, n=e.retry_count))}</i>" if e.retry_count else ""))
     return f"<td style='{style}'>{mark}{body}</td>"
 
@@ -195,7 +195,7 @@ def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _told(text: str) -> str:
+def _told(text: str, lang: Lang = "en") -> str:
     """What an error told the model, for a trace cell. A structured error is shown whole, as its message, each
     problem with its hint (the did-you-mean is in there: that is the lesson, so it is never cut) and the hint;
     the raw JSON stays in the cell's tooltip. Any other text (a naive loop's traceback) is cut, long after its
@@ -207,7 +207,7 @@ def _told(text: str) -> str:
     if not isinstance(error, dict):
         return _short(text, 600)
     parts = [str(error.get("message", ""))]
-    parts += [f"{p.get('field')}: {p.get('reason')}" + (f" ({p['hint']})" if p.get("hint") else "")
+    parts += [f"{p.get('field')}{colon(lang)}{p.get('reason')}" + (f" ({p['hint']})" if p.get("hint") else "")
               for p in error.get("problems", []) if isinstance(p, dict)]
     if error.get("hint"):
         parts.append(str(error["hint"]))

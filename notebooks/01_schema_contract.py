@@ -44,7 +44,7 @@ import pandas as pd
 from IPython.display import HTML, display
 
 from agentlab import Registry, lint
-from agentlab.i18n import label
+from agentlab.i18n import colon, label
 from agentlab.resources import data_file
 from agentlab.workbook.demo import compare_loops
 from agentlab.workbook.exercises import schema_contract
@@ -53,8 +53,8 @@ from agentlab.workbook.plots import plot_bars, table_view
 from agentlab.workbook.widgets import SchemaPlayground
 
 c = compare_loops("out_of_enum", lang=LANG)
-print(label("naive refund written", LANG) + ":", c.naive_state["refunds"])
-print(label("guarded refund written", LANG) + ":", c.guarded_state["refunds"])
+print(f"{label('naive refund written', LANG)}{colon(LANG)}{c.naive_state['refunds']}")
+print(f"{label('guarded refund written', LANG)}{colon(LANG)}{c.guarded_state['refunds']}")
 
 # %% [markdown]
 # **Name it.** With an enum in the contract, the invented value is a `not_in_enum` problem of an

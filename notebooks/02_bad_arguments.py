@@ -41,6 +41,7 @@ import pandas as pd
 from IPython.display import HTML, display
 
 from agentlab import Registry
+from agentlab.i18n import colon
 from agentlab.resources import data_file
 from agentlab.workbook.demo import compare_loops
 from agentlab.workbook.exercises import amount_with_unit_reason
@@ -66,7 +67,7 @@ rows = []
 for label, (name, raw) in calls.items():
     err = json.loads(reg.check(name, raw, lang=LANG).render())["error"]
     rows.append({"fault": label, "code": err["code"], "category": err["category"], "stage": err["stage"],
-                 "problems": [f"{p['field']}: {p['reason']}" for p in err.get("problems", [])],  # names, kept as they are
+                 "problems": [f"{p['field']}{colon(LANG)}{p['reason']}" for p in err.get("problems", [])],  # names, kept as they are
                  "hint": err["hint"]})
 table_view(pd.DataFrame(rows), lang=LANG)
 

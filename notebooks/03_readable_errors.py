@@ -41,7 +41,7 @@ import pandas as pd
 
 from agentlab import GuardConfig
 from agentlab.evals.metrics import rounds_to_recover
-from agentlab.i18n import both, label, t
+from agentlab.i18n import both, colon, label, t
 from agentlab.workbook.demo import compare_loops
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import plot_bars, table_view
@@ -66,8 +66,8 @@ table_view(table, lang=LANG)
 c = compare_loops("camel_case", lang=LANG)
 blind = compare_loops("camel_case", config=bare, lang=LANG)
 structured = [e.model_visible for e in c.guarded.tool_events if e.error_code][0]
-print(label("structured", LANG) + ":", json.dumps(json.loads(structured), indent=1, ensure_ascii=False))  # whole: the did-you-mean is the lesson
-print(label("bare 500", LANG) + ":", [e.model_visible for e in blind.guarded.tool_events if e.error_code][0])
+print(f"{label('structured', LANG)}{colon(LANG)}{json.dumps(json.loads(structured), indent=1, ensure_ascii=False)}")  # whole: the did-you-mean is the lesson
+print(f"{label('bare 500', LANG)}{colon(LANG)}{[e.model_visible for e in blind.guarded.tool_events if e.error_code][0]}")
 
 # %% [markdown]
 # **Measure it.** Both runs take the same number of model turns (4) here, so turns say nothing; what differs
@@ -150,8 +150,8 @@ print(t("nb03.each_reask", LANG, more=len(buys[3]) - len(buys[2]), at2=budget_ta
 
 # %%
 leak = compare_loops("leaky_tool", lang=LANG)
-print(label("naive showed the model", LANG) + ":\n", leak.naive.tool_events[0].model_visible)
-print("\n" + label("guarded showed the model", LANG) + ":\n", leak.guarded.tool_events[0].model_visible)
+print(label("naive showed the model", LANG) + colon(LANG).rstrip() + "\n", leak.naive.tool_events[0].model_visible)
+print("\n" + label("guarded showed the model", LANG) + colon(LANG).rstrip() + "\n", leak.guarded.tool_events[0].model_visible)
 
 # %% [markdown]
 # ## Exercise

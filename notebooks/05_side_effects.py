@@ -45,7 +45,7 @@ import pandas as pd
 
 from agentlab import (NO_GUARDS, GuardConfig, MemoryStore, SQLiteStore, approve, call, pending, resolve, run_guarded,
                       say)
-from agentlab.i18n import both, label, t
+from agentlab.i18n import both, colon, label, t
 from agentlab.jsonutil import canonical
 from agentlab.loop import idempotency_key
 from agentlab.models import ScriptedModel, SelfCorrectingModel
@@ -115,7 +115,7 @@ for thread in threads:
     thread.start()
 for thread in threads:
     thread.join()
-print(f"{label('8 racing workers, refunds written', LANG)}: {len(desk.refunds)}")
+print(f"{label('8 racing workers, refunds written', LANG)}{colon(LANG)}{len(desk.refunds)}")
 
 # %% [markdown]
 # ## When nobody knows whether it happened
@@ -133,9 +133,9 @@ desk, reg = aftersales.SCENARIO.setup(LANG)
 lossy = inject_tool_fault(reg, "escalate_to_human", "lost_reply")
 model = SelfCorrectingModel([("escalate_to_human", {"summary": "call the customer back"})], "Handed over.")
 run = run_guarded(model, lossy, "Please have someone call me.", store=SQLiteStore(), sleep=lambda s: None)
-print(label(run.status, LANG), f"| {label('tickets', LANG)}:", len(desk.tickets), f"| {label('the model was told', LANG)}:")
+print(f"{label(run.status, LANG)} | {label('tickets', LANG)}{colon(LANG)}{len(desk.tickets)} | {label('the model was told', LANG)}{colon(LANG).rstrip()}")
 print(run.tool_events[0].model_visible)
-print(label("the user reads", LANG) + ":", run.answer)
+print(f"{label('the user reads', LANG)}{colon(LANG)}{run.answer}")
 
 # %% [markdown]
 # The same truth covers a process that dies mid-write (`kill -9`): its claim carries a **lease**
@@ -152,10 +152,10 @@ refund = call("create_refund", refund_args)
 for at in (10, 61):
     now[0] = at
     r = run_guarded(ScriptedModel([refund, say("?")]), reg, "refund A1001", store=store, sleep=lambda s: None)
-    print(f"t={at:>2}s:", r.tool_events[0].error_code, f"| {label('unresolved keys', LANG)}:", store.unknown())
+    print(f"t={at:>2}s:", r.tool_events[0].error_code, f"| {label('unresolved keys', LANG)}{colon(LANG)}{store.unknown()}")
 resolve(store, "create_refund:A1001", happened=False)       # a person checked: the refund never went out
 r = run_guarded(ScriptedModel([refund, say("Refunded.")]), reg, "refund A1001", store=store, sleep=lambda s: None)
-print(label("after resolving", LANG) + ":", label(r.status, LANG), f"| {label('refunds', LANG)}:", len(desk.refunds))
+print(f"{label('after resolving', LANG)}{colon(LANG)}{label(r.status, LANG)} | {label('refunds', LANG)}{colon(LANG)}{len(desk.refunds)}")
 
 # %% [markdown]
 # ## The approval gate
@@ -169,7 +169,7 @@ desk, reg = aftersales.SCENARIO.setup(LANG)
 plan = [("get_order", {"order_id": "A1003"}),
         ("create_refund", {"order_id": "A1003", "amount": 2499.0, "reason": "user_cancel"})]
 run = run_guarded(SelfCorrectingModel(plan, "Refunded."), reg, "Refund A1003", store=store, sleep=lambda s: None)
-print(label(run.status, LANG), "|", run.answer, f"| {label('refunds so far', LANG)}:", len(desk.refunds))
+print(f"{label(run.status, LANG)} | {run.answer} | {label('refunds so far', LANG)}{colon(LANG)}{len(desk.refunds)}")
 desk_widget = ApprovalDesk(store, reg, lang=LANG)
 desk_widget
 
@@ -179,8 +179,8 @@ desk_widget
 # %%
 first = approve(store, reg, run.pending[0])
 second = approve(store, reg, run.pending[0])
-print(f"{label('first approval ran', LANG)}: {first.ran} | {label('second approval ran', LANG)}: {second.ran} | "
-      f"{label('refunds', LANG)}: {len(desk.refunds)}")
+print(f"{label('first approval ran', LANG)}{colon(LANG)}{first.ran} | {label('second approval ran', LANG)}{colon(LANG)}{second.ran} | "
+      f"{label('refunds', LANG)}{colon(LANG)}{len(desk.refunds)}")
 
 # %% [markdown]
 # ## The last step, written apart

@@ -49,7 +49,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from agentlab.i18n import label, t
+from agentlab.i18n import colon, joined, label, t
 from agentlab.evals import load_cases, metrics_row, paired_cases, replay_cassette, run_case, run_suite
 from agentlab.evals.outcome import reasons_in
 from agentlab.models.cassette import CassetteModel
@@ -63,7 +63,7 @@ LANG = "en"  # "zh" for 中文
 SOURCE = os.environ.get("AGENTLAB_SOURCE", "replay")
 CASSETTES = {p.stem.split("-")[-1]: p for p in sorted(data_file("cassettes").glob("aftersales-*.jsonl"))}
 cases = {c.id: c for c in load_cases(data_file("aftersales_cases.jsonl"))}
-print(f"{label('source', LANG)}: {SOURCE} | {label('recorded sizes', LANG)}: {list(CASSETTES)}")
+print(f"{label('source', LANG)}{colon(LANG)}{SOURCE} | {label('recorded sizes', LANG)}{colon(LANG)}{list(CASSETTES)}")
 
 # %% [markdown]
 # ## 1. What the small models did, case by case
@@ -112,7 +112,7 @@ for (who, loop), rs in results.items():
             worst = (who, r)
 if worst:
     who, r = worst
-    print(f"{who} · {r.case_id}: {cases[r.case_id].text(LANG)}\n{label('failed because', LANG)}: {'; '.join(reasons_in(r.failures, LANG))}")
+    print(f"{who} · {r.case_id}{colon(LANG)}{cases[r.case_id].text(LANG)}\n{label('failed because', LANG)}{colon(LANG)}{joined(reasons_in(r.failures, LANG), LANG)}")
     naive = [x for x in results[(who, 'naive')] if x.case_id == r.case_id]
     if naive:
         display(HTML(compare_html(naive[0].run, r.run, lang=LANG)))

@@ -97,7 +97,7 @@ table_view(pd.DataFrame(counted).T, lang=LANG)
 
 # %%
 from agentlab.evals.metrics import LAYER_DEFINITIONS, layers
-from agentlab.i18n import label, t
+from agentlab.i18n import colon, label, t
 
 table_view(pd.DataFrame([{"layer": layer, "metric": m, "definition": d} for layer, ms in LAYER_DEFINITIONS.items()
                          for m, d in ms.items()]), lang=LANG)
@@ -178,8 +178,8 @@ capped = sum(n.run.status == "budget_exhausted" for n, _ in apart)
 print(t("ablation.not_naive", LANG, no_guards=abl["no guards"], naive=pass_rate(suites["naive"]), n=len(apart),
         total=len(cases), gained=sum(g.passed for _, g in apart), lost=sum(n.passed for n, _ in apart),
         crashed=crashed, capped=capped, other=len(apart) - crashed - capped))
-table_view(pd.DataFrame([{"case": n.case_id, "naive loop": f"{label(n.run.status, LANG)}: {label(n.outcome, LANG)}",
-                          "guarded loop, no guards": f"{label(g.run.status, LANG)}: {label(g.outcome, LANG)}"}
+table_view(pd.DataFrame([{"case": n.case_id, "naive loop": f"{label(n.run.status, LANG)}{colon(LANG)}{label(n.outcome, LANG)}",
+                          "guarded loop, no guards": f"{label(g.run.status, LANG)}{colon(LANG)}{label(g.outcome, LANG)}"}
                          for n, g in apart]), lang=LANG)
 
 # %% [markdown]

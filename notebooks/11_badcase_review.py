@@ -54,7 +54,7 @@ from agentlab.evals import (compare_runs, load_cases, load_results, promote, run
 from agentlab.workbook.exercises import largest_share
 from agentlab.scratch import scratch_folder
 from agentlab.resources import data_file  # the shipped data, found from notebooks/ and from notebooks/zh/ alike
-from agentlab.i18n import joined, label, t
+from agentlab.i18n import colon, joined, label, t
 from agentlab.workbook.plots import plot_comparison, plot_trend, table_view
 from agentlab.workbook.widgets import BadCaseReview
 
@@ -137,7 +137,7 @@ stored
 # %%
 cmp = compare_runs(stored["2-no-validation"], stored["4-guarded"])
 print(cmp.said(LANG))
-print(f"{label('fixed', LANG)}: {', '.join(cmp.fixed) or '-'} | {label('broken', LANG)}: {', '.join(cmp.broken) or '-'}")
+print(f"{label('fixed', LANG)}{colon(LANG)}{', '.join(cmp.fixed) or '-'} | {label('broken', LANG)}{colon(LANG)}{', '.join(cmp.broken) or '-'}")
 # one column per metric: a rate shows as the percentage the plot below shows, from the same unrounded number
 table_view(pd.DataFrame(cmp.metrics).set_index("metric").T, lang=LANG)
 

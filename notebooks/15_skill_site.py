@@ -46,7 +46,7 @@ import pandas as pd
 from agentlab import run_guarded
 from agentlab.evals.discovery_eval import discovery_cassette, replay_discovery
 from agentlab.evals.routing_eval import figures
-from agentlab.i18n import joined, label, t
+from agentlab.i18n import colon, joined, label, t
 from agentlab.models import ScriptedModel, call, say
 from agentlab.site.client import discovery_site, site_registry
 from agentlab.site.service import SkillSite
@@ -107,7 +107,7 @@ rows = []
 for size in ("0.5b", "1.5b"):
     tape = discovery_cassette(size)
     if not tape.exists():
-        print(f"{size}: {label('not recorded on this machine', LANG)}")
+        print(f"{size}{colon(LANG)}{label('not recorded on this machine', LANG)}")
         continue
     for mode, turns in replay_discovery(tape).items():
         rows.append({"model": size, "skills offered": "every skill" if mode == "all" else "search top 6", **figures(turns)})

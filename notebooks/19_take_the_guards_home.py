@@ -37,7 +37,7 @@
 import pandas as pd
 
 from agentlab.adapters.compare import FAULTS, compare, table
-from agentlab.i18n import label, t
+from agentlab.i18n import colon, label, t
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import table_view
 
@@ -81,7 +81,7 @@ def as_frame(rows: list) -> pd.DataFrame:
 
 # %%
 rows = compare(fill=True)  # a framework not installed here: its rows as last measured, with the version
-print("\n".join(sorted({f"{r.version}: {label('recorded, not installed here' if r.recorded else 'measured here', LANG)}" for r in rows})))
+print("\n".join(sorted({f"{r.version}{colon(LANG)}{label('recorded, not installed here' if r.recorded else 'measured here', LANG)}" for r in rows})))
 table_view(as_frame(rows), lang=LANG)
 
 # %% [markdown]
@@ -173,7 +173,7 @@ table_view(pd.DataFrame([{"call": str(args), "isError": r.isError, "replayed": (
                           "the client read": r.content[0].text} for args, r in zip(sent, results)]), lang=LANG)
 
 # %%
-print(f"{label('refunds upstream', LANG)}: {len(refunds)}")
+print(f"{label('refunds upstream', LANG)}{colon(LANG)}{len(refunds)}")
 client.close()
 gateway.close()
 

@@ -4,6 +4,7 @@ import sys
 
 import pytest
 from conftest import ROOT
+from typography import ascii_colons
 
 TOOLS = str(ROOT / "data" / "aftersales_tools.json")
 
@@ -191,6 +192,36 @@ def test_the_cli_speaks_chinese_in_its_help_and_its_usage_errors(capsys, monkeyp
     assert out.startswith("用法：") and "显示这段帮助并退出" in out and "你的日志文件" in out, out
     assert cli.main(["review", "--lang", "en", "--help"]) == 0  # --lang wins over the locale
     assert capsys.readouterr().out.startswith("usage: ")
+
+
+def test_the_cli_in_chinese_joins_labels_and_values_as_chinese_does(capsys, monkeypatch):
+    """Every command's help, a linter's findings and the capstone's report, in Chinese: argparse wrote its own ASCII
+    colon after each section title (位置参数:, 选项:) and the findings read "get_order: 描述..."."""
+    import argparse
+
+    from agentlab import cli
+    monkeypatch.delenv("AGENTLAB_LANG", raising=False)
+    with cli._argparse_says("zh"):
+        parser = cli.build_parser("zh")
+
+    def commands(p, path):
+        yield path
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for name, sub in a.choices.items():
+                    yield from commands(sub, [*path, name])
+    said = []
+    for path in commands(parser, []):
+        assert cli.main(["--lang", "zh", *path, "--help"]) == 0, path
+        said.append(capsys.readouterr().out)
+    assert len(said) > 15 and all("选项：" in s for s in said), said[0]
+    cli.main(["lint", str(ROOT / "data" / "bad_tools.json"), "--lang", "zh"])
+    cli.main(["capstone", "--lang", "zh"])
+    said.append(capsys.readouterr().out)
+    assert " AL0" in said[-1] and "未通过" in said[-1]
+    found = [c for s in said for c in ascii_colons(s)]
+    assert not found, found[:10]
+    assert cli.main(["lint", "--help"]) == 0 and "options:" in capsys.readouterr().out  # English keeps its own
 
 
 def test_one_language_for_the_whole_command(capsys, monkeypatch, tmp_path):

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 from conftest import ROOT, children, ignore_ctrl_c, ignored_signals
+from typography import ascii_colons
 
 pytest.importorskip("jupyterhub")
 pytest.importorskip("tornado")
@@ -191,6 +192,7 @@ def test_the_trainer_page_has_the_room_the_notes_and_both_languages(app):
     assert progress.trainer_notes("04", "en").splitlines()[0] in page
     zh = fetch(app, "/services/trainer/?lang=zh", "tok-t")[2]
     assert "讲师备注" in zh and "还不对" in zh and 'lang="zh-CN"' in zh
+    assert not ascii_colons(zh, page=True), ascii_colons(zh, page=True)
     by_header = fetch(app, "/services/trainer/", "tok-t", headers={"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.5"})[2]
     assert "全场进度" in by_header
 

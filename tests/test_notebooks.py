@@ -20,6 +20,7 @@ import pytest
 from conftest import DATASETS, ROOT, need
 from exercise_solutions import SOLUTIONS, SOLUTIONS_ZH
 from nbclient import NotebookClient
+from typography import ascii_colons
 
 NB_DIR = ROOT / "notebooks"
 ZH_DIR = NB_DIR / "zh"
@@ -182,17 +183,21 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path, participant_ker
     if zh:
         missing = "".join(o.get("text", "") for o in nb.cells.pop().outputs)
         assert missing.strip() == "MISSING []", f"labels shown in English in the Chinese notebook: {missing}"
-        english = []
+        english, colons = [], []
         for c in nb.cells:
             for o in c.get("outputs", []):
                 for page in [o.get("data", {}).get("text/html", "")]:
                     page = page if isinstance(page, str) else "".join(page)
+                    colons += ascii_colons(page, page=True)
                     for head in re.findall(r"<th[^>]*>(.*?)</th>", page):
                         assert not ENGLISH_PROSE.search(re.sub(r"<[^>]+>", "", head)), (path.name, head)
                     for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", page, re.S):
                         english += english_prose(re.sub(r"<[^>]+>", "", cell))
                 if o.get("output_type") == "stream" and o.get("name") == "stdout":
                     english += english_prose(o.get("text", ""))
+                    colons += ascii_colons(o.get("text", ""))
+        # a label and its value joined with ": " read "写入的退款笔数: 1" in eleven Chinese notebooks
+        assert not colons, f"an ASCII colon in Chinese in the Chinese {path.name}:\n" + "\n".join(colons[:10])
         if path.stem not in RECORDED_IN_ENGLISH:
             assert not english, f"printed in English in the Chinese {path.name}:\n" + "\n".join(english[:10])
     if lesson:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DATASETS, ROOT, skip_or_fail
+from typography import ascii_colons
 
 from agentlab import GuardConfig, Registry
 from agentlab.cli import main
@@ -143,6 +144,25 @@ def test_a_guard_switched_off_shows_as_not_caught_never_as_the_fault_tables_inte
     off = cells(probe(reg, fake_source(), config=GuardConfig().without("validate"), categories=["camel_case"],
                       only=["get_order"]))[("get_order", "camel_case")]
     assert off["guard"] == "tool" and off["verdict"] == "repaired"
+
+
+def test_a_chinese_report_joins_each_label_and_its_value_as_chinese_does(tmp_path, capsys):
+    """The report's failures, tips, lint findings and tools left out, and the command's own lines, in Chinese: each
+    label and its value took ": " (结论: 未拦截), English punctuation inside a Chinese page."""
+    specs = json.loads(AFTERSALES.read_text(encoding="utf-8"))
+    specs.append({"type": "function", "function": {"name": "lookup", "description": "Lookup.",  # lint: says its name
+                  "parameters": {"type": "object", "properties": {"q": {"type": "string", "minLength": 5,
+                                                                       "maxLength": 2}}, "required": ["q"]}}})
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(specs), encoding="utf-8")
+    assert main(["probe", "--tools", str(tools), "--only", "create_refund,lookup", "--faults", "duplicate_call,api_500",
+                 "--without", "idempotency", "--without", "retry", "--out", str(tmp_path / "r"), "--lang", "zh"]) == 0
+    said = capsys.readouterr().out
+    report = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))
+    assert report["summary"]["verdicts"].get("not_caught") and report["summary"]["unprobed"]  # every part is shown
+    page = (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
+    assert "lookup" in page and "未拦截" in page
+    assert not ascii_colons(page, page=True) and not ascii_colons(said), (ascii_colons(page, page=True), said)
 
 
 def test_caught_by_reads_the_events_and_the_guards_they_ran_under():

@@ -6,6 +6,7 @@ import json
 import tracemalloc
 
 import pytest
+from typography import ascii_colons
 
 from agentlab.cli import main
 from agentlab.errors import CODES
@@ -109,6 +110,7 @@ def test_cli_writes_both_files_in_either_language(tmp_path, capsys):
     assert main(["review", "--logs", str(OPENAI), "--out", str(tmp_path), "--lang", "zh"]) == 0
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "每日核心指标" in page and "优先修复" in page
+    assert not ascii_colons(page, page=True), ascii_colons(page, page=True)
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     assert report["settings"]["format"] == "openai"
     assert main(["review", "--logs", str(TELEMETRY), "--format", "telemetry", "--out", str(tmp_path)]) == 0

@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 from site_helpers import Clock, SiteServer
 from test_browser import _browser, _need_browser
 from test_site_contract import cli
+from typography import ascii_colons
 
 from agentlab.site.app import create_app
 from agentlab.site.pages import CSP
@@ -134,11 +135,15 @@ def test_every_page_speaks_chinese(site, http, how):
     calls(http, key)
     market = http.get("/", **how).text
     assert '<html lang="zh-CN">' in market and "技能市场" in market and "当前天气查询" in market
-    assert "调用次数: 2" in market and "成功率: 50%" in market and "Success rate" not in market
+    assert "调用次数：2" in market and "成功率：50%" in market and "Success rate" not in market
     detail = http.get("/skills/current_weather", **how).text
     assert "输入 schema" in detail and "变更记录" in detail and "每个 key 每分钟调用上限" in detail and "实时天气源" in detail
     log = http.get("/logs", **how).text
     assert "调用日志" in log and "key 名称" in log and "筛选" in log and "Call log</h1>" not in log
+    # every page, each skill's detail among them, punctuated as Chinese: the market read "调用次数: 2"
+    pages = [market, detail, log, http.get("/keys", **how).text, http.get("/skills/current_wether", **how).text,
+             *(http.get(f"/skills/{name}", **how).text for name in site.skills)]
+    assert not [c for page in pages for c in ascii_colons(page, page=True)]
 
 
 def test_the_language_switch_keeps_the_filters(site, http):
@@ -232,7 +237,7 @@ def test_the_market_in_a_browser_in_both_languages(live, tmp_path):
         page.get_by_role("heading", name="技能市场").wait_for()
         assert page.url.endswith("/?lang=zh")
         card = page.locator('li.card[data-skill="current_weather"]')
-        assert card.get_by_role("heading").inner_text() == "当前天气查询" and "成功率: 50%" in card.inner_text()
+        assert card.get_by_role("heading").inner_text() == "当前天气查询" and "成功率：50%" in card.inner_text()
         card.get_by_role("link").click()
         page.get_by_role("heading", name="输入 schema").wait_for()
         assert live["key"] not in page.content()
@@ -328,7 +333,7 @@ def test_the_detail_shows_the_parameter_validation_pass_rate_from_the_call_log(s
     assert call(http, key, "current_weather", {"city": "Atlantis"}).status_code == 422  # a business rule: well-formed
     page = http.get("/skills/current_weather", params={"lang": lang}).text
     said = {"en": "parameters valid: 50% (2 of 4 calls passed the input schema)",
-            "zh": "参数校验通过率: 50%（4 次调用中 2 次通过输入 schema 校验）"}[lang]
+            "zh": "参数校验通过率：50%（4 次调用中 2 次通过输入 schema 校验）"}[lang]
     assert said in html.unescape(page), page[page.find("class='stats'"):][:400]
 
 
@@ -343,7 +348,7 @@ def test_a_malformed_request_counts_as_not_valid_in_the_pass_rate(site, http, la
     assert http.post(url, json={"city": "Beijing"}, headers={"X-API-Key": key}).status_code == 400  # no "arguments"
     page = html.unescape(http.get("/skills/current_weather", params={"lang": lang}).text)
     said = {"en": "parameters valid: 33% (1 of 3 calls passed the input schema)",
-            "zh": "参数校验通过率: 33%（3 次调用中 1 次通过输入 schema 校验）"}[lang]
+            "zh": "参数校验通过率：33%（3 次调用中 1 次通过输入 schema 校验）"}[lang]
     assert said in page, page[page.find("class='stats'"):][:400]
 
 

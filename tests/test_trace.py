@@ -1,6 +1,7 @@
 import json
 
 import pytest
+from typography import ascii_colons
 
 from agentlab.trace import COLORS, Event, first_divergence, outcome, read_jsonl, side_by_side_html, to_dataframe, to_jsonl
 from agentlab.workbook.demo import compare_loops
@@ -73,7 +74,11 @@ def test_two_runs_side_by_side_speak_the_readers_language():
 
     c = compare_loops("flaky_tool", lang="zh")
     page = compare_html(c.naive, c.guarded, lang="zh")
-    assert "朴素循环：" in page or "朴素循环:" in page
+    assert "朴素循环：" in page and not ascii_colons(page, page=True), ascii_colons(page, page=True)
+    # what a validation error told the model, each problem's field and reason, as a Chinese cell shows it
+    bad = compare_loops("wrong_type", lang="zh")
+    told = compare_html(bad.naive, bad.guarded, lang="zh")
+    assert "INVALID_ARGS" in told and not ascii_colons(told, page=True), ascii_colons(told, page=True)
     assert "<b>模型</b>" in page and "<b>model</b>" not in page
     assert "（重试" in page and "(retries" not in page and "<b>完成</b>" in page
     english = compare_html(c.naive, c.guarded)

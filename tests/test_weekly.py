@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from conftest import ROOT
+from typography import ascii_colons
 
 from agentlab.evals.suite import load_cases
 from agentlab.evals.weekly import (
@@ -158,6 +159,7 @@ def test_exports_are_escaped_and_open_in_excel(tmp_path, convs):
     assert "weekly review" in weekly_html(review, "en").lower() and weekly_csv(review, "en").startswith("week,")
     # each message's role as the page says it: the Chinese export said "user :", "assistant :"
     assert "<b>用户</b>：" in page and "<b>user</b>" not in page and "<b>assistant</b>" not in page
+    assert not ascii_colons(page, page=True), ascii_colons(page, page=True)
 
 
 def test_promote_appends_a_case_the_suite_reads(tmp_path, convs):

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..a11y import NEUTRALS, OKABE_ITO, TextEquivalent, attach, described, ink, symbol
 from ..guards import said_guards
-from ..i18n import Lang, t
+from ..i18n import Lang, colon, t
 from ..resources import CJK_FILES, CJK_FONTS, render_page
 from .probe import BOUNDED
 
@@ -215,18 +215,18 @@ def cell_text(cell: Mapping[str, Any], lang: Lang = "en") -> str:
 
 def _tip(cell: Mapping[str, Any], lang: Lang) -> str:
     if not cell["applies"]:
-        return t(cell["na_reason"], lang) + (f": {cell['why']}" if cell.get("why") else "")
-    parts = [f"{t('probe.verdict', lang)}: {t('probe.v.' + cell['verdict'], lang)}",
-             f"{t('probe.guard', lang)}: {cell.get('guard')}"]
+        return t(cell["na_reason"], lang) + (f"{colon(lang)}{cell['why']}" if cell.get("why") else "")
+    parts = [f"{t('probe.verdict', lang)}{colon(lang)}{t('probe.v.' + cell['verdict'], lang)}",
+             f"{t('probe.guard', lang)}{colon(lang)}{cell.get('guard')}"]
     if cell.get("field"):
-        parts.append(f"{t('probe.field', lang)}: {cell['field']}")
+        parts.append(f"{t('probe.field', lang)}{colon(lang)}{cell['field']}")
     if cell.get("first_call"):
-        parts.append(f"{t('probe.first_call', lang)}: {cell['first_call'][:160]}")
+        parts.append(f"{t('probe.first_call', lang)}{colon(lang)}{cell['first_call'][:160]}")
     if cell.get("told"):
-        parts.append(f"{t('probe.told', lang)}: {cell['told'][:240]}")
+        parts.append(f"{t('probe.told', lang)}{colon(lang)}{cell['told'][:240]}")
     if cell.get("tool_error"):
-        parts.append(f"{t('probe.tool_error', lang)}: {cell['tool_error'][:240]}")
-    parts.append(f"{t('probe.statuses', lang)}: " + ", ".join(f"{k} {n}" for k, n in cell.get("statuses", {}).items()))
+        parts.append(f"{t('probe.tool_error', lang)}{colon(lang)}{cell['tool_error'][:240]}")
+    parts.append(f"{t('probe.statuses', lang)}{colon(lang)}" + ", ".join(f"{k} {n}" for k, n in cell.get("statuses", {}).items()))
     return "\n".join(parts)
 
 
@@ -247,7 +247,7 @@ def _table(report: Mapping[str, Any], lang: Lang) -> dict[str, Any]:
                               "color": ink(VERDICT_COLORS[v]),
                               "text": cell_text(cell, lang)})
         rows.append({"tool": tl, "kind": t("probe.kind." + info["kind"], lang), "lint": len(info.get("lint", [])),
-                     "lint_titles": _lint_titles(info.get("lint", [])), "cells": row_cells})
+                     "lint_titles": _lint_titles(info.get("lint", []), lang), "cells": row_cells})
     return {"categories": [{"name": c, "title": _category_text(report, c, lang)} for c in cats], "rows": rows}
 
 
@@ -264,12 +264,12 @@ def table_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
 def _category_text(report: Mapping[str, Any], name: str, lang: Lang) -> str:
     for c in report["categories"]:
         if c["name"] == name:
-            return c[lang] + (f" ({t('probe.meant_for', lang)}: {c['meant_for']})" if c.get("meant_for") else "")
+            return c[lang] + (f" ({t('probe.meant_for', lang)}{colon(lang)}{c['meant_for']})" if c.get("meant_for") else "")
     return name
 
 
-def _lint_titles(findings: list[dict]) -> str:
-    return "\n".join(f"{f['rule']} {f['location']}: {f['message']}" for f in findings)
+def _lint_titles(findings: list[dict], lang: Lang) -> str:
+    return "\n".join(f"{f['rule']} {f['location']}{colon(lang)}{f['message']}" for f in findings)
 
 
 def _failures(report: Mapping[str, Any], lang: Lang) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..i18n import Lang, t
+from ..i18n import Lang, colon, t
 
 __all__ = ["BOUNDED", "FAILING", "summary_lines"]  # summarize: the probe puts it in every report
 
@@ -67,11 +67,11 @@ def summary_lines(report: Mapping[str, Any], lang: Lang = "en") -> list[str]:
     for key, unprobed in (("probe.cli_unprobed", schema), ("probe.cli_unprobed_other", other)):
         if unprobed:
             lines.append(t(key, lang, n=len(unprobed), total=len(report["tools"]),
-                           tools=_names([f'{u["tool"]}: {u.get(lang) or u["en"]}' for u in unprobed], sep="; ")))
+                           tools=_names([f'{u["tool"]}{colon(lang)}{u.get(lang) or u["en"]}' for u in unprobed], sep="; ")))
     partial = s.get("partial", [])
     if partial:
         lines.append(t("probe.cli_partial", lang, n=len({p["tool"] for p in partial}),
-                       tools=_names([f'{p["tool"]}: {p.get(lang) or p["en"]}' for p in partial], sep="; ")))
+                       tools=_names([f'{p["tool"]}{colon(lang)}{p.get(lang) or p["en"]}' for p in partial], sep="; ")))
     return lines
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CODES, mask_personal, redact
-from ..i18n import Lang, LocalizedError, t
+from ..i18n import Lang, LocalizedError, colon, t
 from ..store import connect_sqlite
 from .failure_classes import CODE_CLASSES, FAILURE_CLASSES, class_name
 from .log_review import case_of, runs_of
@@ -592,7 +592,7 @@ def weekly_html(review: WeekReview, lang: Lang = "en") -> str:
     parts = []
     for c in review.conversations:
         # each role said as the page says it (系统, 用户...), not the log's own word for it
-        msgs = "".join(f"<li><b>{e(role_said(m['role'], lang))}</b>{'：' if lang == 'zh' else ': '}"
+        msgs = "".join(f"<li><b>{e(role_said(m['role'], lang))}</b>{colon(lang)}"
                        f"<span style='white-space:pre-wrap'>{e(m['text'])}</span></li>" for m in c.shown())
         notes = "".join(f"<li>{e(n.text)} — {e(n.author)}{' [' + e(n.category) + ']' if n.category else ''}</li>"
                         for n in by_conv.get(c.id, ())) or f"<li>{e(t('weekly.no_notes', lang))}</li>"

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..i18n import Lang, label, said, t
+from ..i18n import Lang, colon, joined, label, said, t
 from ..tools import Registry
 from . import exercises
 from .exercises import Feedback, _say
@@ -46,7 +46,7 @@ def _tally(notebook: str, broken: dict[str, str | None], lang: Lang, right: str)
     if handled == total:
         feedback = _say("right", t("build.all_handled", lang, total=total) + ("" if lang == "zh" else " ") + right, lang)
     else:
-        still = ("；" if lang == "zh" else "; ").join(f"{fault}: {why}" for fault, why in broken.items() if why is not None)
+        still = joined((f"{fault}{colon(lang)}{why}" for fault, why in broken.items() if why is not None), lang)
         feedback = _say("wrong", t("build.some_handled", lang, handled=handled, total=total, still=still), lang)
     _send(feedback, notebook, f"{handled}/{total}")
     return feedback

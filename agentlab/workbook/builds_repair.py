@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ..i18n import Lang, t
+from ..i18n import Lang, colon, joined, t
 from .builds_systems import _raised
 from .exercises import Feedback, _reports, _say, _shown
 
@@ -174,7 +174,7 @@ def reask_policy_holds(my_reask: Any, lang: Lang = "en") -> Feedback:
         holds.append(t("build.nb18.stopped", lang, n=after_repeat))
     if broken:
         return _say("wrong", " ".join(broken + holds), lang)
-    by_size = ", ".join(f"{s}: {repairs[s]}" for s in SIZES if s in repairs)
+    by_size = joined((f"{s}{colon(lang)}{repairs[s]}" for s in SIZES if s in repairs), lang, "list")
     said_ = t("build.nb18.right", lang, kept=sum(repairs.values()), by_size=by_size, made=made, always=always,
               saved=always - made)
     if second:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ..i18n import Lang, LocalizedError, t
+from ..i18n import Lang, LocalizedError, colon, joined, t
 from ..resources import data_file
 from ..scenarios import SCENARIOS, Scenario
 
@@ -121,7 +121,7 @@ def _lint(desk: Scenario, lang: Lang) -> Item:
     _, reg = desk.setup(lang)
     found = [f for f in lint(reg, lang=lang) if f.severity in ("error", "warning")]
     return Item("lint", 0, t("capstone.item.lint", lang), "fail" if found else "pass",
-                tuple(f"{f.rule} {f.location}: {f.message}" for f in found), t("capstone.fix.lint", lang))
+                tuple(f"{f.rule} {f.location}{colon(lang)}{f.message}" for f in found), t("capstone.fix.lint", lang))
 
 
 def _probe(desk: Scenario, lang: Lang) -> Item:
@@ -163,7 +163,7 @@ def _suite(desk: Scenario, lang: Lang) -> Item:
                     (t("capstone.no_cases", lang),), t("capstone.fix.suite", lang))
     results = [run_case(c, scenario=desk, lang=lang) for c in cases]
     failed = [r for r in results if not r.passed]
-    details = tuple(f"{r.case_id}: {'; '.join(reasons_in(r.failures, lang)) or r.outcome}" for r in failed)
+    details = tuple(f"{r.case_id}{colon(lang)}{joined(reasons_in(r.failures, lang), lang) or r.outcome}" for r in failed)
     return Item("suite", 0, t("capstone.item.suite", lang, n=len(results) - len(failed), total=len(results)),
                 "fail" if failed else "pass", details, t("capstone.fix.suite", lang))
 

@@ -45,7 +45,7 @@ from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
 from ..guards import GuardConfig
-from ..i18n import LANGS, Lang, both, joined, label, label_glossary, said, t
+from ..i18n import LANGS, Lang, both, colon, joined, label, label_glossary, said, t
 from ..lint import lint
 from ..redaction import redact_secrets
 from ..resources import data_file
@@ -474,7 +474,7 @@ def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Feedbac
     props = schema.get("properties", {})
     has_enum = any("enum" in p for p in props.values() if isinstance(p, dict))
     if bad:
-        return _say("wrong", "; ".join(f"{f.rule} {f.location}: {f.message}" for f in bad[:4]), lang)
+        return _say("wrong", joined((f"{f.rule} {f.location}{colon(lang)}{f.message}" for f in bad[:4]), lang), lang)
     if not has_enum:
         return _say("wrong", t("exercise.said.no_warnings_but_the", lang), lang)
     return _say("right", t("exercise.said.no_warnings_and_the", lang), lang)

@@ -20,7 +20,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..a11y import NEUTRALS, OKABE_ITO, PALETTE, TextEquivalent, attach, described, fmt_number, ink, symbol, text_equivalent
-from ..i18n import Lang, keys, label, t
+from ..i18n import Lang, colon, keys, label, t
 from ..resources import CJK_FILES, CJK_FONTS, CJK_INSTALL
 from ..retry import RetryPolicy, herd
 
@@ -418,7 +418,7 @@ def plot_hbars(values: Mapping[str, float], *, ax: Any = None, title: str = "", 
     ax.set_title(label(title, lang))
     return attach(ax, TextEquivalent(lang, _said(title, "a11y.hbars", lang), ("", label(xlabel, lang)),
                                      [(label(n, lang), fmt_number(values[n])) for n in names],
-                                     (f"{line[1]}: {fmt_number(line[0])}",) if line else ()))
+                                     (f"{line[1]}{colon(lang)}{fmt_number(line[0])}",) if line else ()))
 
 
 @_with_fonts

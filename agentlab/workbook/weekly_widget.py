@@ -27,7 +27,7 @@ from ..evals.weekly import (
     week_review,
     weeks_of,
 )
-from ..i18n import Lang, LocalizedError, joined, t
+from ..i18n import Lang, LocalizedError, colon, joined, t
 from ..resources import data_file
 from .log_widget import LOG_SAMPLES
 from .uploads import file_said, kept_upload, upload_button, upload_note
@@ -44,7 +44,7 @@ def conversation_html(conv: FailedConversation, notes: list[Any], lang: Lang = "
     e = html.escape
     stage = f" · {e(t('stage.' + conv.stage, lang))}" if conv.stage else ""
     rows = "".join(
-        f"<li><b>{e(role_said(m['role'], lang))}</b>{'：' if lang == 'zh' else ': '}"
+        f"<li><b>{e(role_said(m['role'], lang))}</b>{colon(lang)}"
         f"<span style='white-space:pre-wrap'>{e(m['text'])}</span></li>" for m in conv.shown())
     said = "".join(f"<li>{e(n.text)} — <i>{e(n.author)}</i>"
                    f"{' · ' + e(t('weekly.in_category', lang, category=n.category)) if n.category else ''}</li>"

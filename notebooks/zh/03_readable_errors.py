@@ -40,7 +40,7 @@ import pandas as pd
 
 from agentlab import GuardConfig
 from agentlab.evals.metrics import rounds_to_recover
-from agentlab.i18n import both, label, t
+from agentlab.i18n import both, colon, label, t
 from agentlab.workbook.demo import compare_loops
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import plot_bars, table_view
@@ -66,8 +66,8 @@ c = compare_loops("camel_case", lang=LANG)
 blind = compare_loops("camel_case", config=bare, lang=LANG)
 structured = [e.model_visible for e in c.guarded.tool_events if e.error_code][0]
 # 完整显示：“你是不是想写”的提示就是这一课要看的内容
-print(label("structured", LANG) + ":", json.dumps(json.loads(structured), indent=1, ensure_ascii=False))
-print(label("bare 500", LANG) + ":", [e.model_visible for e in blind.guarded.tool_events if e.error_code][0])
+print(f"{label('structured', LANG)}{colon(LANG)}{json.dumps(json.loads(structured), indent=1, ensure_ascii=False)}")
+print(f"{label('bare 500', LANG)}{colon(LANG)}{[e.model_visible for e in blind.guarded.tool_events if e.error_code][0]}")
 
 # %% [markdown]
 # **量一量。** 这里两次运行用的模型轮次一样多（4 轮），所以轮次说明不了什么；区别在于那个错误的调用最后有没有被改对。
@@ -148,8 +148,8 @@ print(t("nb03.each_reask", LANG, more=len(buys[3]) - len(buys[2]), at2=budget_ta
 
 # %%
 leak = compare_loops("leaky_tool", lang=LANG)
-print(label("naive showed the model", LANG) + ":\n", leak.naive.tool_events[0].model_visible)
-print("\n" + label("guarded showed the model", LANG) + ":\n", leak.guarded.tool_events[0].model_visible)
+print(label("naive showed the model", LANG) + colon(LANG).rstrip() + "\n", leak.naive.tool_events[0].model_visible)
+print("\n" + label("guarded showed the model", LANG) + colon(LANG).rstrip() + "\n", leak.guarded.tool_events[0].model_visible)
 
 # %% [markdown]
 # ## 练习

@@ -41,7 +41,7 @@ import random
 
 import pandas as pd
 
-from agentlab.i18n import label
+from agentlab.i18n import colon, joined, label
 from agentlab.scenarios import aftersales
 from agentlab.workbook.demo import compare_loops
 from agentlab.workbook.exercises import longest_wait
@@ -68,14 +68,14 @@ for task_call in [call("get_order", {"order_id": "A9999"}),
     desk, reg = aftersales.SCENARIO.setup(LANG)
     run = run_guarded(ScriptedModel([task_call]), reg, "refund please", lang=LANG)
     e = run.tool_events[0]
-    print(f"{e.error_code}: {e.error_category}/{e.error_stage}, {label('status', LANG)} {label(run.status, LANG)}; "
-          f"{label('user sees', LANG)}: {run.answer}")
+    print(f"{e.error_code}{colon(LANG)}" + joined([f"{e.error_category}/{e.error_stage}", f"{label('status', LANG)} {label(run.status, LANG)}",
+                                                  f"{label('user sees', LANG)}{colon(LANG)}{run.answer}"], LANG))
 # 模型接口返回 403：立即停下，不重发，用用户的语言给一句友好的话
 desk, reg = aftersales.SCENARIO.setup(LANG)
 run = run_guarded(ScriptedModel([ModelError("PERMISSION_DENIED", "403: key not allowed for this model")]), reg, "hi",
                   lang=LANG)
-print(f"PERMISSION_DENIED: {label('resends', LANG)} {run.retries}, {label('status', LANG)} {label(run.status, LANG)}; "
-      f"{label('user sees', LANG)}: {run.answer}")
+print(f"PERMISSION_DENIED{colon(LANG)}" + joined([f"{label('resends', LANG)} {run.retries}", f"{label('status', LANG)} {label(run.status, LANG)}",
+                                                 f"{label('user sees', LANG)}{colon(LANG)}{run.answer}"], LANG))
 
 # %% [markdown]
 # **量一量：重发的时间表。** 30 个客户端在同一时刻失败，它们分别在什么时候重发？有抖动和没有抖动时各是什么样？

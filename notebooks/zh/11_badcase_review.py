@@ -52,7 +52,7 @@ from agentlab.evals import (compare_runs, load_cases, load_results, promote, run
 from agentlab.workbook.exercises import largest_share
 from agentlab.scratch import scratch_folder
 from agentlab.resources import data_file  # 随练习册附带的数据，从 notebooks/ 和 notebooks/zh/ 都能找到
-from agentlab.i18n import joined, label, t
+from agentlab.i18n import colon, joined, label, t
 from agentlab.workbook.plots import plot_comparison, plot_trend, table_view
 from agentlab.workbook.widgets import BadCaseReview
 
@@ -133,7 +133,7 @@ stored
 # %%
 cmp = compare_runs(stored["2-no-validation"], stored["4-guarded"])
 print(cmp.said(LANG))
-print(f"{label('fixed', LANG)}: {', '.join(cmp.fixed) or '-'} | {label('broken', LANG)}: {', '.join(cmp.broken) or '-'}")
+print(f"{label('fixed', LANG)}{colon(LANG)}{', '.join(cmp.fixed) or '-'} | {label('broken', LANG)}{colon(LANG)}{', '.join(cmp.broken) or '-'}")
 # 每个指标一列：比率显示成百分比，和下面的图一样，用的是同一个未经舍入的数
 table_view(pd.DataFrame(cmp.metrics).set_index("metric").T, lang=LANG)
 

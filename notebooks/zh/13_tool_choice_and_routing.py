@@ -38,7 +38,7 @@ import pandas as pd
 from agentlab import run_guarded
 from agentlab.evals.routing_eval import desk_router, figures, load_asks, replay
 from agentlab.evals.tool_choice_eval import replay_choices
-from agentlab.i18n import joined, label, t
+from agentlab.i18n import colon, joined, label, t
 from agentlab.models import ScriptedModel, call, say
 from agentlab.resources import data_file
 from agentlab.routing import RoutingTurn, routing_metrics
@@ -131,7 +131,7 @@ rows = []
 for size in ("0.5b", "1.5b"):
     tape = data_file(f"cassettes/expense-routing-{size}.jsonl")  # 从 notebooks/ 和 notebooks/zh/ 都能找到
     if not tape.exists():
-        print(f"{size}: {label('not recorded on this machine', LANG)}")
+        print(f"{size}{colon(LANG)}{label('not recorded on this machine', LANG)}")
         continue
     for mode, mode_turns in replay(tape).items():
         rows.append({"model": size, "tools": mode, **figures(mode_turns)})

@@ -40,7 +40,7 @@ from IPython.display import display
 
 from agentlab.evals import bfcl
 from agentlab.evals.bfcl_results import graded
-from agentlab.i18n import label, t
+from agentlab.i18n import colon, label, t
 from agentlab.models.constrained import call_grammar
 from agentlab.workbook.exercises import most_repaired_kind
 from agentlab.workbook.plots import cjk_fonts, plot_bars, table_view
@@ -51,7 +51,7 @@ FIG = RESULTS.sizes  # 每个模型的数字：准确率、失败的种类、各
 SIZES = list(FIG)
 print(RESULTS.said(LANG))
 for s, f in FIG.items():
-    print(f"{s}: " + t("nb18.said.questions_replayed_per_category", LANG), f.n)
+    print(f"{s}{colon(LANG)}" + t("nb18.said.questions_replayed_per_category", LANG), f.n)
 
 # %% [markdown]
 # ## 三种问法
@@ -146,7 +146,7 @@ def kinds_table(size: str) -> pd.DataFrame:
 
 
 for size in SIZES:
-    print(f"{size}: " + t("nb18.said.wrong_replies_by_kind", LANG))
+    print(f"{size}{colon(LANG)}" + t("nb18.said.wrong_replies_by_kind", LANG))
     display(table_view(kinds_table(size), lang=LANG))
 
 # %%
@@ -186,7 +186,7 @@ def transition_table(size: str, after: str) -> pd.DataFrame:
 
 for size in SIZES[:1]:
     for after in ("reask", "constrained"):
-        print(f"{size}: {label('single', LANG)} → {label(after, LANG)}")
+        print(f"{size}{colon(LANG)}{label('single', LANG)} → {label(after, LANG)}")
         display(table_view(transition_table(size, after), lang=LANG))
 
 # %% [markdown]
@@ -225,7 +225,7 @@ if SIZES:
 # %%
 for size in SIZES:
     runaway = FIG[size].runaway
-    print(f"{size}: " + t("nb18.said.runaway_constrained_replies_cut", LANG, runaway=runaway))
+    print(f"{size}{colon(LANG)}" + t("nb18.said.runaway_constrained_replies_cut", LANG, runaway=runaway))
     for qid, name, args in FIG[size].runaway_first:
         print(f"  {qid}: {name}({args}...)")
 

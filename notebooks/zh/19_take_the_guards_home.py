@@ -33,7 +33,7 @@
 import pandas as pd
 
 from agentlab.adapters.compare import FAULTS, compare, table
-from agentlab.i18n import label, t
+from agentlab.i18n import colon, label, t
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import table_view
 
@@ -71,7 +71,7 @@ def as_frame(rows: list) -> pd.DataFrame:
 
 # %%
 rows = compare(fill=True)  # 这台机器上没装的框架：用上次测量时的行，并注明版本
-print("\n".join(sorted({f"{r.version}: {label('recorded, not installed here' if r.recorded else 'measured here', LANG)}" for r in rows})))
+print("\n".join(sorted({f"{r.version}{colon(LANG)}{label('recorded, not installed here' if r.recorded else 'measured here', LANG)}" for r in rows})))
 table_view(as_frame(rows), lang=LANG)
 
 # %% [markdown]
@@ -153,7 +153,7 @@ table_view(pd.DataFrame([{"call": str(args), "isError": r.isError, "replayed": (
                           "the client read": r.content[0].text} for args, r in zip(sent, results)]), lang=LANG)
 
 # %%
-print(f"{label('refunds upstream', LANG)}: {len(refunds)}")
+print(f"{label('refunds upstream', LANG)}{colon(LANG)}{len(refunds)}")
 client.close()
 gateway.close()
 

@@ -1,0 +1,26 @@
+"""Chinese text is punctuated as Chinese wherever a reader meets it: a label and its value take a full-width colon.
+
+Each surface is rendered as the reader gets it (a page over HTTP, a report file, a command's output) and read with
+:func:`typography.ascii_colons`; notebooks' outputs are read by tests/test_notebooks.py as they run."""
+from __future__ import annotations
+
+import pytest
+from typography import ascii_colons
+
+
+@pytest.mark.parametrize("text", ["写入的退款笔数: 1", "0.5B: 本机没有录制", "结论 :未拦截", "（幂等）: 重放",
+                                  "<td>状态</td>: 完成", "调用次数:2"])
+def test_an_ascii_colon_in_chinese_is_found(text):
+    assert ascii_colons(text, page=True), text
+
+
+@pytest.mark.parametrize("text", ["写入的退款笔数：1", "请发送 http://127.0.0.1:端口/路径", "redis://host:port/db、sqlite:///p 或 memory:，",
+                                  '{"message": "参数不合法"}', "{'退款': 1}", "INVALID_ARGS: validation/parse", "12:30 到期",
+                                  "refunds: 1"])
+def test_what_is_not_chinese_punctuation_is_left(text):
+    assert not ascii_colons(text, page=True), text
+
+
+def test_what_a_pointer_shows_is_read_too():
+    assert ascii_colons("<td title='结论: 未拦截'>✗</td>", page=True)
+    assert not ascii_colons("<td title='结论：未拦截'>✗</td>", page=True)

@@ -1,0 +1,28 @@
+"""How a Chinese reader's text is punctuated, checked on what they are shown (a page, a notebook's output, a command's).
+
+A label and its value are joined by a full-width colon in Chinese (退款笔数：1): code that joined them with ``": "``
+printed 退款笔数: 1 in Chinese for every page, report and notebook line built that way. The check looks at text as a
+reader gets it (tags removed, entities read), so it finds the class wherever the joining happened."""
+from __future__ import annotations
+
+import html
+import re
+
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff"
+#: an ASCII colon written as Chinese punctuation: after a Chinese character (or a closing full-width mark), or before
+#: one with a space between. A colon that is part of a URL or an address (http://, 127.0.0.1:端口) has neither shape.
+ASCII_COLON = re.compile(rf"[{_HAN}）」》”][ \t]*:(?!//)|:[ \t]+[{_HAN}（「《“]")
+
+
+def readable(page: str) -> str:
+    """An HTML page's text as a reader sees it: tags gone, entities read (what is not HTML comes back unchanged), and
+    what a pointer or a screen reader shows (``title``, ``aria-label``, ``alt``) on lines of its own after it."""
+    shown = [m.group(2) for m in re.finditer(r"""\b(?:title|aria-label|alt)=(["'])(.*?)\1""", page, re.S)]
+    return html.unescape("\n".join([re.sub(r"<[^>]+>", "", page), *shown]))
+
+
+def ascii_colons(text: str, *, page: bool = False) -> list[str]:
+    """The places in ``text`` (``page``: HTML, read as above) where Chinese is punctuated with an ASCII colon, each
+    with the characters around it."""
+    text = readable(text) if page else text
+    return [text[max(m.start() - 12, 0):m.end() + 12].replace("\n", " ") for m in ASCII_COLON.finditer(text)]
