@@ -79,6 +79,9 @@ class _Parser(argparse.ArgumentParser):
     def add_subparsers(self, **kwargs: Any) -> Any:
         # a command's own commands (site keys create) speak the language their parent was built in
         kwargs.setdefault("parser_class", partial(_Parser, lang=self.lang))
+        # named in the reader's words where argparse names it (its usage line, "argument command: invalid choice",
+        # "the following arguments are required"): by its dest it read "参数 keys_command" to a Chinese reader
+        kwargs.setdefault("metavar", t("cli.command", self.lang))
         return super().add_subparsers(**kwargs)
 
     def error(self, message: str) -> NoReturn:
@@ -116,7 +119,7 @@ def build_parser(lang: Lang = "en") -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="agentlab: reliable tool-calling agents, hands on.", lang=lang)
     # before the command as after it ("python -m agentlab --lang zh" read zh as a command's name)
     p.add_argument("--lang", choices=("en", "zh"), default="en", help="the language help, errors and output speak")
-    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    sub = p.add_subparsers(dest="command")
     c = sub.add_parser("check-args", help="check one tool call's raw arguments like the model boundary does", lang=lang)
     c.add_argument("--tools", required=True, help="JSON file of OpenAI-format tool specs")
     c.add_argument("--name", required=True, help="tool name the model asked for")

@@ -224,6 +224,17 @@ def test_the_cli_in_chinese_joins_labels_and_values_as_chinese_does(capsys, monk
     assert cli.main(["lint", "--help"]) == 0 and "options:" in capsys.readouterr().out  # English keeps its own
 
 
+@pytest.mark.parametrize("lang,word", [("en", "command"), ("zh", "命令")])
+def test_a_missing_or_unknown_command_is_named_in_the_readers_words(capsys, lang, word):
+    """argparse names a command by its dest: a Chinese reader was told "参数 command：无效的取值" and, for
+    ``site keys`` with nothing after it, "缺少必填的参数：keys_command"."""
+    from agentlab import cli
+    for argv in (["nosuch"], ["site", "keys"], ["gateway", "keys", "nosuch"]):
+        assert cli.main(["--lang", lang, *argv]) == 2
+        err = capsys.readouterr().err
+        assert word in err and "_command" not in err and (lang == "en" or "command" not in err), (argv, err)
+
+
 def test_one_language_for_the_whole_command(capsys, monkeypatch, tmp_path):
     """The language the help and a usage error are read in is the command's own: with a Chinese locale and no --lang,
     lint's usage error was Chinese and its findings English; a command's own commands (site keys create) said their
