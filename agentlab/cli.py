@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache, partial
@@ -162,22 +163,51 @@ def _cli_said() -> dict[str, dict[str, dict[str, str]]]:
     return json.loads(data_file("i18n/cli.json").read_text(encoding="utf-8"))
 
 
+#: the table of argparse's words the calling thread parses with (see _argparse_says); unset: argparse's own
+_here = threading.local()
+_said_lock = threading.Lock()
+
+
+def _translated_by_thread() -> None:
+    """argparse asks its module's ``_`` and ``ngettext`` for each of its words: both are replaced, once, by functions
+    that answer from the calling thread's table while it parses (:func:`_argparse_says`) and ask argparse's own
+    functions otherwise. Swapped in and out around each parse instead, another thread's argparse (a server's, a
+    notebook's) said Chinese while one command parsed."""
+    with _said_lock:
+        if getattr(argparse._, "agentlab", False):  # type: ignore[attr-defined]
+            return
+        own, own_n = argparse._, argparse.ngettext  # type: ignore[attr-defined]
+
+        def said(text: str) -> str:
+            table = getattr(_here, "table", None)
+            return own(text) if table is None else table.get(text, text)
+
+        def said_n(one: str, many: str, n: int) -> str:
+            table = getattr(_here, "table", None)
+            if table is None:
+                return own_n(one, many, n)
+            text = one if n == 1 else many
+            return table.get(text, text)
+        said.agentlab = said_n.agentlab = True  # type: ignore[attr-defined]
+        argparse._, argparse.ngettext = said, said_n  # type: ignore[attr-defined]
+
+
 @contextmanager
 def _argparse_says(lang: Lang) -> Iterator[None]:
     """argparse's own words in ``lang`` while the parser is built, parses and prints its help: argparse asks
     ``gettext`` for each (``_("usage: ")``, ``_("the following arguments are required: %s")``), and the words are
-    looked up here instead, for this command only; anything not in the table stays as argparse says it."""
+    looked up here instead, in this thread only; anything not in the table stays as argparse says it."""
     table = _cli_said().get(lang, {}).get("argparse", {})
     if not table:
         yield
         return
-    saved = argparse._, argparse.ngettext  # type: ignore[attr-defined]
-    argparse._ = lambda text: table.get(text, text)  # type: ignore[attr-defined]
-    argparse.ngettext = lambda one, many, n: table.get(one if n == 1 else many, one if n == 1 else many)  # type: ignore[attr-defined]
+    _translated_by_thread()
+    before = getattr(_here, "table", None)
+    _here.table = table
     try:
         yield
     finally:
-        argparse._, argparse.ngettext = saved  # type: ignore[attr-defined]
+        _here.table = before
 
 
 def _speak(parser: argparse.ArgumentParser, lang: Lang) -> None:

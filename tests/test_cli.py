@@ -235,6 +235,28 @@ def test_a_missing_or_unknown_command_is_named_in_the_readers_words(capsys, lang
         assert word in err and "_command" not in err and (lang == "en" or "command" not in err), (argv, err)
 
 
+def test_argparses_words_change_only_in_the_thread_that_parses():
+    """A Chinese parse swapped argparse's words for the whole process: another thread's parser (a server's, a
+    notebook's) printed 用法： while one command parsed. Now the words follow the thread."""
+    import argparse
+    import threading
+
+    from agentlab import cli
+    inside, done, seen = threading.Event(), threading.Event(), {}
+
+    def other():
+        inside.wait(5)
+        seen["other"] = argparse._("usage: "), argparse.ngettext("expected %s argument", "expected %s arguments", 2)
+        done.set()
+    threading.Thread(target=other).start()
+    with cli._argparse_says("zh"):
+        inside.set()
+        assert done.wait(5)
+        seen["here"] = argparse._("usage: ")
+    assert seen["other"] == ("usage: ", "expected %s arguments") and seen["here"] == "用法："
+    assert argparse._("usage: ") == "usage: "
+
+
 def test_one_language_for_the_whole_command(capsys, monkeypatch, tmp_path):
     """The language the help and a usage error are read in is the command's own: with a Chinese locale and no --lang,
     lint's usage error was Chinese and its findings English; a command's own commands (site keys create) said their
