@@ -89,6 +89,17 @@ def test_naive_damage_is_shown_not_hidden():
     assert "S3cr3t" in leaked and "Traceback" in leaked
 
 
+def test_a_leak_names_its_own_desks_tool():
+    """The bookkeeping desk's backend leaked the refund desk's account and table ("svc_refund", "FROM orders"), data
+    that desk's reader meets nowhere else: a leak is made of the failing tool's own names."""
+    from agentlab.workbook.demo import compare_expense, compare_retail
+    for c, tool in ((compare_expense("leaky_tool"), "book_expense_record"),
+                    (compare_retail("leaky_tool"), "get_order_details"), (compare_loops("leaky_tool"), "get_order")):
+        leaked = " ".join(e.model_visible or "" for e in c.naive.tool_events if e.error_code)
+        assert "S3cr3t" in leaked and f"svc_{tool}:" in leaked and f"FROM {tool} " in leaked, leaked
+        assert "refund" not in leaked and "orders" not in leaked, leaked
+
+
 def test_no_model_visible_message_leaks():
     for fault in FAULTS:
         c = compare_loops(fault, hang_seconds=0.3)
