@@ -137,14 +137,15 @@ def label(text: _T, lang: Lang = "en", /) -> _T:
 
 #: how each language joins the parts of a sentence (items of a list, clauses) and sentences; a label and its value are
 #: joined by the catalogue's ``join.colon``, which pages use too
-_JOINS = {"zh": {"list": "、", "clause": "；", "sentence": ""},
-          "en": {"list": ", ", "clause": "; ", "sentence": " "}}
+_JOINS = {"zh": {"list": "、", "comma": "，", "clause": "；", "sentence": ""},
+          "en": {"list": ", ", "comma": ", ", "clause": "; ", "sentence": " "}}
 
 
 def joined(parts: Iterable[object], lang: Lang = "en",
-           how: Literal["list", "clause", "colon", "sentence"] = "clause") -> str:
+           how: Literal["list", "comma", "clause", "colon", "sentence"] = "clause") -> str:
     """``parts`` joined as ``lang`` writes them: a Chinese sentence takes 、 between items and ； between clauses, never
-    an English comma or semicolon (a Chinese account read "（幂等）; 逐个执行"). ``how="colon"`` joins a label and its
+    an English comma or semicolon (a Chinese account read "（幂等）; 逐个执行"); ``how="comma"`` joins two phrases of one
+    clause (完成，等了 500 ms: the Chinese comma, where 、 would make them a list). ``how="colon"`` joins a label and its
     value (无效调用：朴素循环 12); ``how="sentence"`` puts whole sentences one after another (a space in English)."""
     sep = colon(lang) if how == "colon" else _JOINS.get(lang, _JOINS["en"])[how]
     return sep.join(str(p) for p in parts)

@@ -50,7 +50,7 @@ from IPython.display import HTML, display
 from agentlab import compare_html
 from agentlab.models.faults import FAULTS
 from agentlab.workbook.demo import caught_by_guards, compare_loops
-from agentlab.i18n import colon, label
+from agentlab.i18n import colon, joined, label
 from agentlab.workbook.exercises import double_refund_fault
 from agentlab.workbook.plots import table_view
 
@@ -130,8 +130,8 @@ plot_outcomes({"naive": table["naive outcome"].value_counts().to_dict(),
               lang=LANG)
 plt.show()
 correct = {loop: int(table[f"{loop} outcome"].eq("correct").sum()) for loop in ("naive", "guarded")}
-print(f"{label('correct final state', LANG)}{colon(LANG)}{label('naive', LANG)} {correct['naive']}/{len(table)}, "
-      f"{label('guarded', LANG)} {correct['guarded']}/{len(table)}")
+print(label("correct final state", LANG) + colon(LANG) + joined([f"{label(loop, LANG)} {correct[loop]}/{len(table)}"
+                                                             for loop in ("naive", "guarded")], LANG, "comma"))
 
 # %% [markdown]
 # ## Exercise

@@ -41,7 +41,7 @@ import pandas as pd
 
 from agentlab import GuardConfig
 from agentlab.evals.metrics import rounds_to_recover
-from agentlab.i18n import both, colon, label, t
+from agentlab.i18n import both, colon, joined, label, t
 from agentlab.workbook.demo import compare_loops
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import plot_bars, table_view
@@ -125,7 +125,7 @@ for budget in (2, 3, 4):
             f"{REFUNDED} ({run.steps} {TURNS})" if refunds else label("handed over, 0 refunds", LANG)
     never, _ = attempt(budget, None)
     row["never fixes: bad calls, turns before the hand-over"] = \
-        f"{never.invalid_calls} {label('bad calls', LANG)}, {never.steps} {TURNS}"
+        joined([f"{never.invalid_calls} {label('bad calls', LANG)}", f"{never.steps} {TURNS}"], LANG, "comma")
     budget_rows.append(row)
 budget_table = pd.DataFrame(budget_rows)
 table_view(budget_table, lang=LANG)

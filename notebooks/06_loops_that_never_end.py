@@ -37,7 +37,7 @@ LANG = "en"  # "zh" for 中文
 import pandas as pd
 
 from agentlab import run_guarded, run_naive
-from agentlab.i18n import label
+from agentlab.i18n import joined, label
 from agentlab.models import ScriptedModel, call
 from agentlab.scenarios import aftersales
 from agentlab.trace import note_text
@@ -69,9 +69,10 @@ for make in (ping_pong, repeater):
                  "reason": note_text(guarded.reason, LANG)})
 hang = compare_loops("hanging_tool", hang_seconds=0.5, lang=LANG)
 rows.append({"model": "hanging tool",
-             "naive": f"{label(hang.naive.status, LANG)}, {label('waited', LANG)} "
-                      f"{max(e.latency_ms for e in hang.naive.tool_events):.0f} ms",
-             "guarded": f"{label(hang.guarded.status, LANG)}, {label('timed out and resent', LANG)}", "reason": "timeout"})
+             "naive": joined([label(hang.naive.status, LANG), f"{label('waited', LANG)} "
+                             f"{max(e.latency_ms for e in hang.naive.tool_events):.0f} ms"], LANG, "comma"),
+             "guarded": joined([label(hang.guarded.status, LANG), label("timed out and resent", LANG)], LANG, "comma"),
+             "reason": "timeout"})
 table_view(pd.DataFrame(rows), lang=LANG)
 
 # %% [markdown]

@@ -20,7 +20,7 @@ import pytest
 from conftest import DATASETS, ROOT, need
 from exercise_solutions import SOLUTIONS, SOLUTIONS_ZH
 from nbclient import NotebookClient
-from typography import ascii_colons
+from typography import english_punctuation
 
 NB_DIR = ROOT / "notebooks"
 ZH_DIR = NB_DIR / "zh"
@@ -188,16 +188,17 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path, participant_ker
             for o in c.get("outputs", []):
                 for page in [o.get("data", {}).get("text/html", "")]:
                     page = page if isinstance(page, str) else "".join(page)
-                    colons += ascii_colons(page, page=True)
+                    colons += english_punctuation(page, page=True)
                     for head in re.findall(r"<th[^>]*>(.*?)</th>", page):
                         assert not ENGLISH_PROSE.search(re.sub(r"<[^>]+>", "", head)), (path.name, head)
                     for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", page, re.S):
                         english += english_prose(re.sub(r"<[^>]+>", "", cell))
                 if o.get("output_type") == "stream" and o.get("name") == "stdout":
                     english += english_prose(o.get("text", ""))
-                    colons += ascii_colons(o.get("text", ""))
-        # a label and its value joined with ": " read "写入的退款笔数: 1" in eleven Chinese notebooks
-        assert not colons, f"an ASCII colon in Chinese in the Chinese {path.name}:\n" + "\n".join(colons[:10])
+                    colons += english_punctuation(o.get("text", ""))
+        # a label and its value joined with ": " read "写入的退款笔数: 1" in eleven Chinese notebooks, and phrases
+        # joined with ", " read "完成, 等了 500 ms"
+        assert not colons, f"English punctuation in the Chinese {path.name}:\n" + "\n".join(colons[:10])
         if path.stem not in RECORDED_IN_ENGLISH:
             assert not english, f"printed in English in the Chinese {path.name}:\n" + "\n".join(english[:10])
     if lesson:

@@ -5,7 +5,7 @@ Each surface is rendered as the reader gets it (a page over HTTP, a report file,
 from __future__ import annotations
 
 import pytest
-from typography import ascii_colons
+from typography import ascii_colons, ascii_commas
 
 
 @pytest.mark.parametrize("text", ["写入的退款笔数: 1", "0.5B: 本机没有录制", "结论 :未拦截", "（幂等）: 重放",
@@ -24,3 +24,13 @@ def test_what_is_not_chinese_punctuation_is_left(text):
 def test_what_a_pointer_shows_is_read_too():
     assert ascii_colons("<td title='结论: 未拦截'>✗</td>", page=True)
     assert not ascii_colons("<td title='结论：未拦截'>✗</td>", page=True)
+
+
+@pytest.mark.parametrize("text", ["完成, 等了 500 ms", "3 次错误调用, 3 轮次", "朴素循环 3/20, 防护循环 16/20", "转人工; 用户看到"])
+def test_an_ascii_comma_or_semicolon_in_chinese_is_found(text):
+    assert ascii_commas(text), text
+
+
+@pytest.mark.parametrize("text", ["完成，等了 500 ms", "金额 1,200 元", "模型 0.5b, 1.5b 都", "{'退款': 1, 'b': 2}"])
+def test_a_comma_that_is_not_chinese_punctuation_is_left(text):
+    assert not ascii_commas(text), text

@@ -12,6 +12,9 @@ _HAN = "\u3400-\u4dbf\u4e00-\u9fff"
 #: an ASCII colon written as Chinese punctuation: after a Chinese character (or a closing full-width mark), or before
 #: one with a space between. A colon that is part of a URL or an address (http://, 127.0.0.1:端口) has neither shape.
 ASCII_COLON = re.compile(rf"[{_HAN}）」》”][ \t]*:(?!//)|:[ \t]+[{_HAN}（「《“]")
+#: an ASCII comma or semicolon beside Chinese (完成, 等了 500 ms; 3 次错误调用, 3 轮次): Chinese takes ， 、 or ；.
+#: A comma between digits (1,200) or inside a list of codes (0.5b, 1.5b) has no Chinese beside it.
+ASCII_COMMA = re.compile(rf"[{_HAN}）」》”][ \t]*[,;](?!\d)|[,;][ \t]*[{_HAN}（「《“]")
 
 
 def readable(page: str) -> str:
@@ -24,5 +27,18 @@ def readable(page: str) -> str:
 def ascii_colons(text: str, *, page: bool = False) -> list[str]:
     """The places in ``text`` (``page``: HTML, read as above) where Chinese is punctuated with an ASCII colon, each
     with the characters around it."""
-    text = readable(text) if page else text
-    return [text[max(m.start() - 12, 0):m.end() + 12].replace("\n", " ") for m in ASCII_COLON.finditer(text)]
+    return _around(ASCII_COLON, readable(text) if page else text)
+
+
+def ascii_commas(text: str, *, page: bool = False) -> list[str]:
+    """The same for an ASCII comma or semicolon."""
+    return _around(ASCII_COMMA, readable(text) if page else text)
+
+
+def english_punctuation(text: str, *, page: bool = False) -> list[str]:
+    """Every ASCII colon, comma or semicolon a Chinese reader meets in ``text``."""
+    return ascii_colons(text, page=page) + ascii_commas(text, page=page)
+
+
+def _around(pattern: re.Pattern[str], text: str) -> list[str]:
+    return [text[max(m.start() - 12, 0):m.end() + 12].replace("\n", " ") for m in pattern.finditer(text)]

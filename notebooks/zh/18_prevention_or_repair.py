@@ -40,7 +40,7 @@ from IPython.display import display
 
 from agentlab.evals import bfcl
 from agentlab.evals.bfcl_results import graded
-from agentlab.i18n import colon, label, t
+from agentlab.i18n import colon, joined, label, t
 from agentlab.models.constrained import call_grammar
 from agentlab.workbook.exercises import most_repaired_kind
 from agentlab.workbook.plots import cjk_fonts, plot_bars, table_view
@@ -81,7 +81,7 @@ def accuracy_table(size: str) -> pd.DataFrame:
 
 for size in SIZES:
     n = FIG[size].n
-    print(f"Qwen2.5-Coder-{size}, " + t("nb18.said.accuracy_in_n_per", LANG, n=n))
+    print(joined([f"Qwen2.5-Coder-{size}", t("nb18.said.accuracy_in_n_per", LANG, n=n)], LANG, "comma"))
     display(table_view(accuracy_table(size), lang=LANG))
 
 # %%
