@@ -9,7 +9,7 @@ def test_a_second_identical_refund_is_a_second_row():
     rows = written_rows(before, after)
     assert rows == ["refund 1: order_id A1001, amount 199.0", "refund 2: order_id A1001, amount 199.0",
                     "order status A1001: paid → refunded"]
-    assert written_rows(before, after, "zh")[1] == "退款 2：order_id A1001, amount 199.0"
+    assert written_rows(before, after, "zh")[1] == "退款 2：order_id A1001、amount 199.0"  # a Chinese list
 
 
 def test_nothing_written_is_no_row_and_an_unknown_table_keeps_its_name():

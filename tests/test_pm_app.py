@@ -5,6 +5,7 @@ import re
 
 import pytest
 from conftest import uploaded
+from typography import english_punctuation
 
 from agentlab.models.faults import MODEL_FAULTS, TOOL_FAULTS
 from agentlab.scenarios import retail
@@ -113,6 +114,14 @@ def test_english_mode_prints_no_chinese_and_chinese_mode_no_english_sentence(des
         # what the model and the tools said is quoted as said; the app's own sentences are Chinese
         prose = re.sub(r"\b(?:[a-z_]+\([^)]*\)|[A-Z_]{3,}|[a-z]+_[a-z_]+)\b|`[^`]*`|\"[^\"]*\"|'[^']*'", "", account)
         assert not re.search(r"(?:\b[A-Za-z][a-z]+\b[ ,.:;-]+){4,}", prose), (desk, fault, account[:300])
+
+
+@pytest.mark.parametrize("desk", DESK_NAMES)
+def test_chinese_mode_is_punctuated_as_chinese(desk):
+    """The rows a run wrote listed their fields with ", ": "amount 一百九十九块, reason user_cancel" in Chinese."""
+    for fault in [f for f in ("lost_reply", "wrong_type", "amount_in_words", "leaky_tool") if f in _offered(desk)]:
+        page = _run(desk, fault, "zh").view.value
+        assert not english_punctuation(page, page=True), (desk, fault, english_punctuation(page, page=True))
 
 
 @pytest.mark.parametrize("lang, not_utf8", [("en", "not UTF-8"), ("zh", "不是 UTF-8")])

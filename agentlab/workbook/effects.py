@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..i18n import Lang, t
+from ..i18n import Lang, joined, t
 from ..i18n import keys as catalogue_keys
 
 __all__ = ["written_rows", "written_side_by_side"]
@@ -22,9 +22,11 @@ def _table(name: str, lang: Lang) -> str:
     return t(key, lang) if key in catalogue_keys() else name
 
 
-def _fields(row: Any) -> str:
+def _fields(row: Any, lang: Lang) -> str:
+    # each field as stored (its name and value), the fields a list in the reader's language (金额 199元 beside a
+    # Chinese reader's next field took an English comma)
     if isinstance(row, Mapping):
-        return ", ".join(f"{k} {_value(v)}" for k, v in row.items() if v not in ("", None))
+        return joined((f"{k} {_value(v)}" for k, v in row.items() if v not in ("", None)), lang, "list")
     return _value(row)
 
 
@@ -58,7 +60,7 @@ def _grouped(before: Mapping[str, Any], after: Mapping[str, Any], lang: Lang) ->
                     kept[key] -= 1
                     continue
                 n += 1
-                out.setdefault(name, []).append(t("effect.row", lang, table=_table(name, lang), n=n, fields=_fields(row)))
+                out.setdefault(name, []).append(t("effect.row", lang, table=_table(name, lang), n=n, fields=_fields(row, lang)))
         else:
             for path, was, now in _leaves(old, new, (name,)):
                 what = f"{_table(path[0], lang)} {'/'.join(path[1:])}".strip()
