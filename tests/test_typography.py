@@ -34,3 +34,31 @@ def test_an_ascii_comma_or_semicolon_in_chinese_is_found(text):
 @pytest.mark.parametrize("text", ["完成，等了 500 ms", "金额 1,200 元", "模型 0.5b, 1.5b 都", "{'退款': 1, 'b': 2}"])
 def test_a_comma_that_is_not_chinese_punctuation_is_left(text):
     assert not ascii_commas(text), text
+
+
+#: catalogue entries whose ASCII comma is notation, not punctuation: the JSON shape a case file must take
+NOTATION = {"case.script_item", "case.plan_item"}
+
+
+def test_the_chinese_catalogue_is_punctuated_as_chinese():
+    """Every Chinese sentence the catalogue holds (messages, labels, the CLI's help, the notebooks' comments): the key
+    list's role read "运维, 创建于 ..." in Chinese."""
+    import json
+
+    from conftest import ROOT
+    from typography import english_punctuation
+    found = []
+
+    def walk(value, where):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{where}/{k}")
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, where)
+        elif isinstance(value, str) and english_punctuation(value) and where.split("/")[-1] not in NOTATION:
+            found.append((where, english_punctuation(value)))
+    i18n = ROOT / "data" / "i18n"
+    for path in [i18n / "zh.json", *sorted((i18n / "labels").glob("*.json")), i18n / "cli.json", i18n / "comments.json"]:
+        walk(json.loads(path.read_text(encoding="utf-8")), path.name)
+    assert not found, found[:10]
