@@ -62,3 +62,22 @@ def test_the_chinese_catalogue_is_punctuated_as_chinese():
     for path in [i18n / "zh.json", *sorted((i18n / "labels").glob("*.json")), i18n / "cli.json", i18n / "comments.json"]:
         walk(json.loads(path.read_text(encoding="utf-8")), path.name)
     assert not found, found[:10]
+
+
+def test_the_chinese_pages_are_punctuated_as_chinese():
+    """README.zh.md, docs/zh and the Chinese notebooks' prose (code blocks and inline code aside, as written): the
+    README's benchmark table read "否, 否" in Chinese."""
+    import re
+
+    from conftest import ROOT
+    from typography import english_punctuation
+    pages = [ROOT / "README.zh.md", *sorted((ROOT / "docs" / "zh").rglob("*.md"))]
+    notebooks = sorted((ROOT / "notebooks" / "zh").glob("[0-9]*.py"))
+    found = []
+    for path in [*pages, *notebooks]:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".py":  # the markdown cells and the comments: what a reader reads
+            text = "\n".join(line for line in text.splitlines() if line.startswith("#"))
+        text = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", text, flags=re.S))
+        found += [(path.name, hit) for hit in english_punctuation(text)]
+    assert len(pages) > 10 and len(notebooks) >= 20 and not found, found[:10]
