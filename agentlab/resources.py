@@ -35,6 +35,21 @@ def data_file(name: str) -> Path:
         return _CHECKOUT / "data" / name
 
 
+#: the most a link carries in itself (:func:`data_url`): a page that holds more is slow to open, and sent again at
+#: every toggle of its language
+MAX_LINK_BYTES = 2_000_000
+
+
+def data_url(data: bytes, kind: str) -> str | None:
+    """A ``data:`` URL that carries ``data`` itself (UTF-8 text of MIME type ``kind``), for a link the browser saves
+    the file from wherever the page was made; None past :data:`MAX_LINK_BYTES`, for the caller to name the file
+    instead."""
+    import base64
+    if len(data) > MAX_LINK_BYTES:
+        return None
+    return f"data:{kind};charset=utf-8;base64,{base64.b64encode(data).decode()}"
+
+
 def read_text(path: str | Path, what: str, error: Callable[..., Exception]) -> str:
     """A user's file as text, or ``error(key, path=..., what=..., ...)`` naming it and saying what was expected:
     a folder, a missing file, bytes that are not UTF-8 text, or one the system cannot read. ``error`` is the

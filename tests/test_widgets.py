@@ -509,12 +509,14 @@ def test_every_panel_of_the_app_has_a_heading_and_no_button_label_is_cut(lang, t
 def test_the_page_says_why_it_hands_over_no_cases_link(monkeypatch):
     """Past the size a link carries (a 33.8 MB log made a 43 MB page, sent again at each language toggle), or with no
     case that replays ("save the 0 that run from this link:" and no link), the page says why instead."""
+    from agentlab import resources
     from agentlab.evals import log_report
     from agentlab.evals.log_review import review_logs
     from agentlab.i18n import t
     from agentlab.resources import data_file
     report = review_logs(data_file("logs_openai_sample.jsonl"), "openai")
     n, runnable = len(report["cases"]), sum(c["runnable"] for c in report["cases"])
+    monkeypatch.setattr(resources, "MAX_LINK_BYTES", 10)  # one cap for every link a page carries its file in
     monkeypatch.setattr(log_report, "MAX_LINK_BYTES", 10)
     page = log_report.review_html(report, "en", page=True)
     assert "data:application/jsonl" not in page

@@ -3,7 +3,6 @@
 :func:`agentlab.evals.log_review.review_logs` makes."""
 from __future__ import annotations
 
-import base64
 import json
 import math
 import os
@@ -17,7 +16,7 @@ from typing import Any
 from ..errors import CODES
 from ..i18n import Lang, t
 from ..i18n import keys as catalogue_keys
-from ..resources import render_page
+from ..resources import MAX_LINK_BYTES, data_url, render_page
 from .failure_classes import class_name
 from .metrics import went_wrong_text
 from .suite import load_cases
@@ -85,7 +84,8 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
     runnable = sum(c["runnable"] for c in cases)
     # on a page the cases travel in the link itself: up to MAX_LINK_BYTES (each toggle of the language sends it again)
     whole = cases_jsonl(report).encode("utf-8") if page and runnable else b""
-    too_large = len(whole) > MAX_LINK_BYTES
+    href = data_url(whole, "application/jsonl")
+    too_large = href is None
     carried = b"" if too_large else whole
     # a finding's class and stage as the tables above say them (the code itself stays: it is what the logs hold)
     findings = [{**f, "kind": kind(f["kind"]), "category": _said(f"class.{f['category']}", f["category"], lang),
@@ -106,8 +106,7 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
                  classes=[[class_name(c, lang), n] for c, n in classes.items()],
                  findings=findings, more=t("logs.more", lang, more=more) if more > 0 else "",
                  cases_text=_cases_text(len(cases), runnable, lang, page=page, too_large=too_large),
-                 cases_href=("data:application/jsonl;charset=utf-8;base64," + base64.b64encode(carried).decode())
-                 if carried else "",
+                 cases_href=href if carried else "",
                  cases=[{"runnable": c["runnable"], **{k: c["case"][k] for k in ("id", "scenario", "task")}}
                         for c in cases])
 
@@ -120,9 +119,6 @@ def _said(key: str, fallback: Any, lang: Lang) -> str:
 def _known() -> frozenset[str]:
     return frozenset(catalogue_keys())
 
-
-#: the largest cases.jsonl a page carries in its link (as the weekly export's links): past it, the page says so
-MAX_LINK_BYTES = 2_000_000
 
 
 def _cases_text(n: int, runnable: int, lang: Lang, *, page: bool, too_large: bool) -> str:

@@ -365,10 +365,8 @@ class WeeklyReview(App):
 def _download(path: Path) -> str:
     """A link the browser saves the file from (the page may run on another machine than the browser), the
     file's content in the link itself; a file past 2 MB is named only by its path."""
-    import base64
-    data = path.read_bytes()
-    if len(data) > 2_000_000:  # too large to carry in a link: named, and kept in the review folder's exports/
+    from ..resources import data_url
+    url = data_url(path.read_bytes(), {".csv": "text/csv", ".jsonl": "application/jsonl"}.get(path.suffix, "text/html"))
+    if url is None:  # too large to carry in a link: named, and kept in the review folder's exports/
         return html.escape(path.name)
-    kind = {".csv": "text/csv", ".jsonl": "application/jsonl"}.get(path.suffix, "text/html")
-    return (f"<a download='{html.escape(path.name)}' href='data:{kind};charset=utf-8;base64,"
-            f"{base64.b64encode(data).decode()}'>{html.escape(path.name)}</a>")
+    return f"<a download='{html.escape(path.name)}' href='{url}'>{html.escape(path.name)}</a>"
