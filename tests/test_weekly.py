@@ -131,6 +131,18 @@ def test_suggestions_from_chinese_pairs_and_the_packages_taxonomy(convs):
     assert "schema" not in stages and all(name for name in taxonomy("en"))
 
 
+def test_chinese_suggestions_name_what_notes_share_not_what_every_note_says():
+    """From Chinese notes the suggestions were pairs of characters, the commonest first: 工具 (in every note about an
+    agent) led, and two notes on an amount written in words were offered 中文. Now a group is named by the longest
+    phrase its notes share, and a word every note holds comes after the others."""
+    texts = ["退款创建了两次，模型没看懂工具的错误", "工具超时后模型又退款了一次", "模型调用工具时把金额写成了中文数字",
+             "金额写成中文，工具报错"]
+    notes = [Note(i, "w", f"c{i}", text, "小王", 0) for i, text in enumerate(texts, 1)]
+    words = [(s.name, s.notes) for s in suggest_groups(notes, "zh") if s.source == "words"]
+    assert ("金额写成", (3, 4)) in words and ("退款", (1, 2)) in words and words[-1] == ("工具", (1, 2, 3, 4)), words
+    assert not [name for name, _ in words if name[0] in "了的" or name[-1] in "了的"]
+
+
 def test_counts_and_the_trend_across_two_weeks(tmp_path):
     store = ReviewStore(tmp_path)
     for conv, week, cat in [("a", "2026-W10", "refund twice"), ("b", "2026-W10", "refund twice"),

@@ -402,6 +402,9 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_']+")
 _HAN = re.compile(r"[\u3400-\u9fff]+")
 
 
+_LONGEST_ZH = 8  # the longest Chinese term tried: a phrase a note shares with another ("金额写成"), not a sentence
+
+
 def _terms(text: str) -> set[str]:
     """The words a note is about: English words (lower case, a plural's s dropped) less stop-words, and Chinese
     two-character runs (text in Chinese has no spaces) less those with a particle."""
@@ -417,6 +420,29 @@ def _terms(text: str) -> set[str]:
     return out
 
 
+def _longest(pair: str, texts: Sequence[str]) -> str:
+    """The longest Chinese phrase (up to eight characters, no particle at either end) around ``pair`` that every one
+    of ``texts`` holds: what a group of notes that share the pair is named by."""
+    best, first, at = pair, texts[0], texts[0].find(pair)
+    while at >= 0:
+        lo, hi = at, at + 2
+
+        def everywhere(piece: str) -> bool:
+            return all(piece in text for text in texts[1:])
+        while hi - lo < _LONGEST_ZH and hi < len(first) and _HAN.fullmatch(first[hi]) and everywhere(first[lo:hi + 1]):
+            hi += 1
+        while hi - lo < _LONGEST_ZH and lo > 0 and _HAN.fullmatch(first[lo - 1]) and everywhere(first[lo - 1:hi]):
+            lo -= 1
+        while hi - lo > 2 and first[hi - 1] in _STOP_ZH:
+            hi -= 1
+        while hi - lo > 2 and first[lo] in _STOP_ZH:
+            lo += 1
+        if (-(hi - lo), first[lo:hi]) < (-len(best), best):
+            best = first[lo:hi]
+        at = first.find(pair, at + 1)
+    return best
+
+
 def taxonomy(lang: Lang = "en") -> list[str]:
     """The package's own categories, as a starting point: the four stages, then the five classes of failure."""
     return [t("stage." + s, lang) for s in STAGES] + [class_name(c, lang) for c in FAILURE_CLASSES]
@@ -424,24 +450,30 @@ def taxonomy(lang: Lang = "en") -> list[str]:
 
 def suggest_groups(notes: Sequence[Note], lang: Lang = "en", conversations: Iterable[FailedConversation] = (),
                    *, limit: int = 8) -> list[Suggestion]:
-    """Groups proposed from the notes' own words (a word or a Chinese pair shared by two notes or more, the most
-    shared first, one per set of notes), then the package's stages and classes the conversations fall in.
-    Deterministic; a suggestion is only offered, a note may go under any name."""
+    """Groups proposed from the notes' own words (a word or a Chinese phrase shared by two notes or more, the most
+    shared first, one per set of notes, named by its longest shared phrase), then the package's stages and classes
+    the conversations fall in. A word every note holds tells no group apart: offered after the others. Deterministic;
+    a suggestion is only offered, a note may go under any name.
+
+    Chinese notes were offered their most common pairs of characters first: 工具 and 模型, which every note about an
+    agent holds, before 金额写成, which two notes shared."""
     terms = {n.id: _terms(n.text) for n in notes}
+    text_of = {n.id: n.text for n in notes}
     holders: dict[str, set[int]] = {}
     for nid, words in terms.items():
         for w in words:
             holders.setdefault(w, set()).add(nid)
+    by_set: dict[frozenset[int], list[str]] = {}
+    for word, ids in holders.items():
+        if len(ids) > 1:
+            by_set.setdefault(frozenset(ids), []).append(word)
+    everyone = len(terms) if len(terms) > 2 else -1  # with two notes, what both share is the group
     out: list[Suggestion] = []
-    taken: set[frozenset[int]] = set()
-    for word, ids in sorted(holders.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        key = frozenset(ids)
-        if len(ids) < 2 or key in taken:
-            continue
-        taken.add(key)
-        out.append(Suggestion(word, tuple(sorted(ids)), "words"))
-        if len(out) >= limit:
-            break
+    for group in sorted(by_set, key=lambda s: (len(s) == everyone, -len(s), min(by_set[s])))[:limit]:
+        texts = [text_of[i] for i in sorted(group)]
+        # named by the longest phrase its notes share (found only for the groups offered: a long note costs little)
+        named = [_longest(w, texts) if _HAN.fullmatch(w) else w for w in by_set[group]]
+        out.append(Suggestion(min(named, key=lambda w: (-len(w), w)), tuple(sorted(group)), "words"))
     by_conv: dict[str, list[int]] = {}
     for n in notes:
         by_conv.setdefault(n.conversation, []).append(n.id)
