@@ -19,7 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from .i18n import Lang, LocalizedError, t
+from .i18n import Lang, LocalizedError, colon, joined, label, t
+from .i18n import keys as catalogue_keys
 from .jsonutil import JsonReason
 from .resources import read_text
 
@@ -370,10 +371,10 @@ def live_model(ns: argparse.Namespace, **local_options: Any) -> Iterator[LiveMod
         server.stop()
 
 
-def _value(name: str, v: Any) -> str:
+def _value(name: str, v: Any, lang: Lang = "en") -> str:
     """One format per kind of number: rates as percentages, counts and times as plain numbers, unknown as n/a."""
     if isinstance(v, float) and v != v:  # NaN: nothing was measured (fakes report no tokens)
-        return "n/a"
+        return t("eval.not_measured", lang)
     if name.endswith("_rate") or name.startswith("pass"):
         return f"{v:.1%}"
     if isinstance(v, float):
@@ -390,21 +391,26 @@ def eval_text(report: dict, lang: Lang = "en") -> list[str]:
         lines.append(t("eval.not_recorded", lang, n=len(report["not_recorded"]),
                        ids=", ".join(report["not_recorded"][:8]) + (" ..." if len(report["not_recorded"]) > 8 else "")))
     for key in ("task_success_rate", "invalid_call_rate", "avg_steps", "takeover_rate"):
-        lines.append(f"  {t('eval.' + key, lang):24} {_value(key, s[key])}")
+        lines.append(f"  {t('eval.' + key, lang):24} {_value(key, s[key], lang)}")
     lines.append("  " + t("metrics2.two_ways", lang))
     for key in ("checked_success_rate", "unfinished_rate"):
-        lines.append(f"  {t('metrics2.' + key, lang):40} {_value(key, s[key])}")
-    lines.append("  " + t("eval.outcomes", lang) + " " + ", ".join(
-        f"{t('outcome.' + k, lang)} {v}" for k, v in sorted(report["outcomes"].items(), key=lambda kv: -kv[1])))
+        lines.append(f"  {t('metrics2.' + key, lang):40} {_value(key, s[key], lang)}")
+    lines.append("  " + t("eval.outcomes", lang) + colon(lang) + joined(
+        (f"{t('outcome.' + k, lang)} {v}" for k, v in sorted(report["outcomes"].items(), key=lambda kv: -kv[1])), lang, "list"))
     rt = report["right_tool"]
-    lines.append("  " + t("tools2.eval.right_tool", lang, rate=_value("right_tool_rate", rt["right_tool_rate"]),
+    lines.append("  " + t("tools2.eval.right_tool", lang, rate=_value("right_tool_rate", rt["right_tool_rate"], lang),
                           declared=rt["cases_declaring"], cases=report["cases"]))
     for layer, metrics in report["layers"].items():
-        lines.append(f"  [{layer}] " + ", ".join(f"{k} {_value(k, v)}" for k, v in metrics.items()))
+        # each metric by the name the reader's tables give it (a Chinese reader read "tokens_per_task n/a")
+        lines.append(f"  [{label(layer, lang)}] " + joined((f"{label(k, lang)} {_value(k, v, lang)}" for k, v in metrics.items()),
+                                              lang, "list"))
     lines.append("  pass^k " + ", ".join(f"k={k} {_value('pass', v)}" for k, v in report["pass^k"].items()))
     f = report["failures"]
+    named = {"by_category": "class.", "by_stage": "stage.", "rule_blocked": None}  # retry classes, stages; codes as codes
     for key in ("by_category", "by_stage", "rule_blocked"):
-        counts = ", ".join(f"{k} {v}" for k, v in sorted(f[key].items(), key=lambda kv: -kv[1])) or "-"
+        prefix = named[key]
+        counts = joined((f"{t(prefix + k, lang) if prefix and prefix + k in catalogue_keys() else k} {v}"
+                         for k, v in sorted(f[key].items(), key=lambda kv: -kv[1])), lang, "list") or "-"
         lines.append(f"  {t('eval.' + key, lang):24} {counts}")
     if "failure_classes" in report:
         from .evals.failure_classes import class_counts_text

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 from conftest import ROOT
-from typography import ascii_colons
+from typography import ascii_colons, ascii_commas
 
 TOOLS = str(ROOT / "data" / "aftersales_tools.json")
 
@@ -255,6 +255,20 @@ def test_argparses_words_change_only_in_the_thread_that_parses():
         seen["here"] = argparse._("usage: ")
     assert seen["other"] == ("usage: ", "expected %s arguments") and seen["here"] == "用法："
     assert argparse._("usage: ") == "usage: "
+
+
+def test_eval_in_chinese_says_its_figures_in_chinese(capsys, tmp_path):
+    """``eval --lang zh`` printed "结果： 正确 33, 正确转人工 19", the retry classes and stages by their English names
+    (validation 23, structure 19) and every layer's metrics by their keys ("tokens_per_task n/a")."""
+    import re
+
+    from agentlab import cli
+    suite = str(ROOT / "data" / "aftersales_cases.jsonl")
+    assert cli.main(["--lang", "zh", "eval", "--suite", suite, "--model", "fake", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "结果：正确" in out and "校验 " in out and "结构 " in out, out
+    assert not ascii_colons(out) and not ascii_commas(out), (ascii_colons(out), ascii_commas(out))
+    assert not re.search(r"\b(validation|structure|semantic|[a-z]+_(rate|task|call|ms))\b|n/a", out), out
 
 
 def test_one_language_for_the_whole_command(capsys, monkeypatch, tmp_path):
