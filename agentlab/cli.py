@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 
 from .commands import EXTRA as _EXTRA
 from .commands import emit, load_registry
-from .i18n import Lang, colon, label, t
+from .i18n import LANGS, Lang, colon, label, t
 from .serve_commands import SERVE
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -253,7 +253,10 @@ def main(argv: list[str] | None = None) -> int:
     if ns.command is None:
         print(t("cli.no_command", lang, commands=", ".join([*COMMANDS, *EXTRA]), prog=PROG), file=sys.stderr)
         return 2
-    lang = getattr(ns, "lang", lang)
+    # the command's own --lang, when it names one language: the trainer's "both" (its room page speaks both) left
+    # its errors in English for a reader who had asked for Chinese (--lang zh, AGENTLAB_LANG, the locale)
+    given = getattr(ns, "lang", lang)
+    lang = given if given in LANGS else lang
     fn = COMMANDS.get(ns.command) or EXTRA[ns.command][2]
     try:
         return fn(ns)

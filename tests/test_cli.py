@@ -271,6 +271,17 @@ def test_eval_in_chinese_says_its_figures_in_chinese(capsys, tmp_path):
     assert not re.search(r"\b(validation|structure|semantic|[a-z]+_(rate|task|call|ms))\b|n/a", out), out
 
 
+@pytest.mark.parametrize("argv", [["--lang", "zh", "trainer", "--room", "a"], ["trainer", "--room", "abcd", "--port", "99999"]])
+def test_the_trainers_errors_speak_the_language_asked_for(capsys, monkeypatch, argv):
+    """The trainer's own --lang defaults to "both" (its room page speaks both): with --lang zh before the command, or
+    AGENTLAB_LANG=zh, its errors were English all the same."""
+    from agentlab import cli
+    monkeypatch.setenv("AGENTLAB_LANG", "zh")
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("错误：") and "must" not in err, err
+
+
 def test_one_language_for_the_whole_command(capsys, monkeypatch, tmp_path):
     """The language the help and a usage error are read in is the command's own: with a Chinese locale and no --lang,
     lint's usage error was Chinese and its findings English; a command's own commands (site keys create) said their
