@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from .i18n import Lang, LocalizedError, colon, joined, label, t
+from .i18n import Lang, LocalizedError, colon, joined, label, os_reason, t
 from .i18n import keys as catalogue_keys
 from .jsonutil import JsonReason
 from .resources import read_text
@@ -78,7 +78,7 @@ def read_input(path: str, what: str, *, head: int | None = None) -> Any:
     except FileNotFoundError:
         raise InputError("input.missing", **where) from None
     except OSError as exc:
-        raise InputError("input.unreadable", reason=exc.strerror or type(exc).__name__, **where) from None
+        raise InputError("input.unreadable", reason=os_reason(exc), **where) from None
 
 
 def read_json(path: str, what: str, *, lines: bool = False) -> Any:
@@ -104,17 +104,18 @@ def _in_range(option: str, value: int, lo: int, hi: int | None = None) -> None:
         raise InputError("cli.at_least" if hi is None else "cli.between", option=option, n=lo, lo=lo, hi=hi, got=value)
 
 
-def _writable_dir(path: str) -> Path:
-    """``path`` as a directory we can write in, created if need be; checked before any work is done."""
+def _writable_dir(path: str, option: str = "--out") -> Path:
+    """``path`` as a directory we can write in, created if need be; checked before any work is done. ``option`` is
+    the option that named it, as the error says it (the trainer's --state was called --out)."""
     out = Path(path)
     if out.exists() and not out.is_dir():
-        raise InputError("cli.out_not_dir", path=path)
+        raise InputError("cli.out_not_dir", path=path, option=option)
     try:
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=out):  # permissions say little to root; a real write says it all
             pass
     except OSError as exc:
-        raise InputError("cli.out_unwritable", path=path, reason=exc.strerror or type(exc).__name__) from None
+        raise InputError("cli.out_unwritable", path=path, reason=os_reason(exc), option=option) from None
     return out
 
 

@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any, Literal, TypeVar, cast
 
-__all__ = ["LANGS", "Lang", "LocalizedError", "Sentence", "both", "check_lang", "colon", "joined", "keys", "label", "label_glossary", "missing_labels", "said",
-           "t"]
+__all__ = ["LANGS", "Lang", "LocalizedError", "Sentence", "both", "check_lang", "colon", "joined", "keys", "label",
+           "label_glossary", "missing_labels", "os_reason", "said", "t"]
 
 Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
@@ -178,6 +178,17 @@ def said(value: object, lang: Lang = "en") -> str:
     """``value`` in ``lang`` when it can say itself in either language (a SchemaError, a LocalizedError), else as text."""
     localized = getattr(value, "localized", None)
     return localized(lang) if callable(localized) else str(value)
+
+
+def os_reason(exc: OSError) -> str:
+    """Why a call to the operating system failed, as a field of a sentence: said in the reader's language where the
+    catalogue knows its errno (``os.ENOENT``...), else the system's own words (a Chinese error read "无法读取（Input/output
+    error）")."""
+    import errno
+    name = errno.errorcode.get(exc.errno) if isinstance(exc.errno, int) else None
+    if name and f"os.{name}" in _catalog():
+        return Sentence(f"os.{name}")
+    return exc.strerror or type(exc).__name__
 
 
 class Sentence(str):

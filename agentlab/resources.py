@@ -64,7 +64,8 @@ def read_text(path: str | Path, what: str, error: Callable[..., Exception]) -> s
     except UnicodeDecodeError:
         raise error("input.not_text", **where) from None
     except OSError as exc:
-        raise error("input.unreadable", reason=exc.strerror or type(exc).__name__, **where) from None
+        from .i18n import os_reason
+        raise error("input.unreadable", reason=os_reason(exc), **where) from None
 
 
 def datasets_dir() -> Path:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .commands import InputError, _first_cause, _in_range, _writable_dir, emit
-from .i18n import Lang, LocalizedError, t
+from .i18n import Lang, LocalizedError, os_reason, t
 
 __all__ = ["SERVE"]
 
@@ -209,7 +209,7 @@ def _gateway_configure(p: argparse.ArgumentParser) -> None:
 def _gateway_keys(ns: argparse.Namespace) -> int:
     """``gateway keys create|list|revoke``: the site's key store, in the gateway's --data."""
     from .site.keys import KeyStore, parse_quota
-    keys = KeyStore(Path(_writable_dir(ns.data)) / "keys.db")
+    keys = KeyStore(Path(_writable_dir(ns.data, "--data")) / "keys.db")
     if ns.keys_command != "create":
         return _keys_command(ns, keys)
     names = [n.strip() for n in ns.key_skills.split(",") if n.strip()]
@@ -246,8 +246,8 @@ def _gateway(ns: argparse.Namespace) -> int:
         _check_store(ns.store)
     try:
         gw = Gateway(ns.upstream, writes=[n.strip() for n in ns.writes.split(",") if n.strip()], store=ns.store,
-                     logs=_writable_dir(ns.logs), per_minute=ns.per_minute, in_flight=ns.in_flight, lang=ns.lang,
-                     keys=Path(_writable_dir(ns.data)) / "keys.db", allow_keyless=ns.allow_keyless)
+                     logs=_writable_dir(ns.logs, "--logs"), per_minute=ns.per_minute, in_flight=ns.in_flight, lang=ns.lang,
+                     keys=Path(_writable_dir(ns.data, "--data")) / "keys.db", allow_keyless=ns.allow_keyless)
     except Exception as exc:  # noqa: BLE001 - an upstream that does not start or answer: said in one line
         cause = _first_cause(exc)
         raise InputError("gateway.no_upstream", upstream=ns.upstream[:200],
@@ -287,7 +287,7 @@ def _trainer(ns: argparse.Namespace) -> int:
         room = progress.new_room(ns.room)
     except ValueError:
         raise InputError("trainer.bad_room_code", got=ns.room[:80]) from None
-    state = Path(_writable_dir(ns.state))
+    state = Path(_writable_dir(ns.state, "--state"))
 
     def say(port: int) -> None:
         host = progress.lan_address() if ns.host in ("0.0.0.0", "::", "") else ns.host
@@ -298,7 +298,7 @@ def _trainer(ns: argparse.Namespace) -> int:
     try:
         asyncio.run(progress.serve_room(room, state, port=ns.port, host=ns.host, ready=say))
     except OSError as exc:  # the port taken, an address not this machine's: one line, not a traceback
-        raise InputError("trainer.cannot_listen", host=ns.host, port=ns.port, reason=exc.strerror or type(exc).__name__) \
+        raise InputError("trainer.cannot_listen", host=ns.host, port=ns.port, reason=os_reason(exc)) \
             from None
     return 0
 

@@ -282,6 +282,27 @@ def test_the_trainers_errors_speak_the_language_asked_for(capsys, monkeypatch, a
     assert err.startswith("错误：") and "must" not in err, err
 
 
+def test_why_the_system_refused_is_said_in_the_readers_language(capsys, tmp_path):
+    """An operating system's reason went into a Chinese error as the system wrote it ("无法创建或写入（No such file or
+    directory）"), and the trainer's --state was called --out."""
+    import errno
+
+    from agentlab import cli
+    from agentlab.i18n import os_reason, said
+    assert said(os_reason(FileNotFoundError(errno.ENOENT, "No such file or directory")), "zh") == "没有这个文件或目录"
+    assert os_reason(FileNotFoundError(errno.ENOENT, "No such file or directory")) == "No such file or directory"
+    assert os_reason(OSError(errno.EPROTO, "Protocol error")) == "Protocol error"  # one the catalogue lacks: as said
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    suite = str(ROOT / "data" / "aftersales_cases.jsonl")
+    assert cli.main(["--lang", "zh", "eval", "--suite", suite, "--model", "fake", "--out", str(a_file / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert "（不是目录）" in err and "directory" not in err, err
+    assert cli.main(["--lang", "zh", "trainer", "--room", "abcd", "--state", str(a_file / "state")]) == 2
+    err = capsys.readouterr().err
+    assert "--state 需要" in err and "--out" not in err, err
+
+
 def test_one_language_for_the_whole_command(capsys, monkeypatch, tmp_path):
     """The language the help and a usage error are read in is the command's own: with a Chinese locale and no --lang,
     lint's usage error was Chinese and its findings English; a command's own commands (site keys create) said their

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, cast, get_type_hints
 
-from ..i18n import LocalizedError
+from ..i18n import LocalizedError, os_reason
 from ..jsonutil import JsonReason
 from ..trace import Event
 
@@ -123,7 +123,7 @@ def _lines(source: str, *, progress: bool) -> Iterator[tuple[int, str]]:
     except FileNotFoundError:
         raise LogError("input.missing", **where) from None
     except OSError as exc:
-        raise LogError("input.unreadable", reason=exc.strerror or type(exc).__name__, **where) from None
+        raise LogError("input.unreadable", reason=os_reason(exc), **where) from None
     bar = None
     if progress:
         from tqdm import tqdm  # a core dependency

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ..i18n import Lang, LocalizedError, colon, joined, t
+from ..i18n import Lang, LocalizedError, colon, joined, os_reason, t
 from ..resources import data_file
 from ..scenarios import SCENARIOS, Scenario
 
@@ -214,7 +214,7 @@ def copy_desk(folder: str | Path) -> Path:
         shutil.copyfile(_broken_path(), target)
         target.chmod(0o644)
     except OSError as exc:
-        raise DeskError("capstone.copy_failed", path=str(target), reason=exc.strerror or type(exc).__name__) from None
+        raise DeskError("capstone.copy_failed", path=str(target), reason=os_reason(exc)) from None
     return target
 
 
