@@ -200,6 +200,23 @@ def test_chinese_text_says_workbook_and_guarded_loop_one_way():
     assert not found, found
 
 
+def test_chinese_text_calls_an_api_key_a_key_in_chinese():
+    """An API key is 密钥 in Chinese text (the site's pages, its errors, the CLI, the docs): about thirty sentences said
+    "key" beside 密钥 in others ("该 key 无权调用", "需要运维 key"). Code, headers and commands keep theirs
+    (X-API-Key, Idempotency-Key, keys list, {key})."""
+    import re
+    english = re.compile(r"(?<![-_A-Za-z{./`])key(?![-_A-Za-z}.:/`])")
+    files = [ROOT / "data/i18n/zh.json", ROOT / "README.zh.md", *sorted((ROOT / "docs/zh").glob("*.md"))]
+    found = []
+    for path in files:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            # a glossary row's first cell is the English term it translates
+            prose = re.sub(r"`[^`]*`|\([^()]*\)|^\|[^|]*\|", "", line)
+            if re.search(r"[\u4e00-\u9fff]", prose) and english.search(prose):
+                found.append((path.name, line.strip()[:100]))
+    assert not found, found[:10]
+
+
 def test_the_chinese_check_starts_the_chinese_notebooks():
     """``python run.py check --lang zh`` ends with the command to start: the one that opens the Chinese notebooks."""
     from agentlab.i18n import t

@@ -137,9 +137,9 @@ def test_every_page_speaks_chinese(site, http, how):
     assert '<html lang="zh-CN">' in market and "技能市场" in market and "当前天气查询" in market
     assert "调用次数：2" in market and "成功率：50%" in market and "Success rate" not in market
     detail = http.get("/skills/current_weather", **how).text
-    assert "输入 schema" in detail and "变更记录" in detail and "每个 key 每分钟调用上限" in detail and "实时天气源" in detail
+    assert "输入 schema" in detail and "变更记录" in detail and "每个密钥每分钟调用上限" in detail and "实时天气源" in detail
     log = http.get("/logs", **how).text
-    assert "调用日志" in log and "key 名称" in log and "筛选" in log and "Call log</h1>" not in log
+    assert "调用日志" in log and "密钥名称" in log and "筛选" in log and "Call log</h1>" not in log
     # every page, each skill's detail among them, punctuated as Chinese: the market read "调用次数: 2"
     pages = [market, detail, log, http.get("/keys", **how).text, http.get("/skills/current_wether", **how).text,
              *(http.get(f"/skills/{name}", **how).text for name in site.skills)]
@@ -164,7 +164,7 @@ def test_the_call_log_needs_an_operator_key(site, anon):
         assert "Operator key needed" in page.text and "keys create --name NAME --operator" in page.text
         assert "&lt;script&gt;document" not in page.text and "A1001" not in page.text  # no caller's data
     zh = anon.get("/logs", params={"lang": "zh"})
-    assert zh.status_code == 401 and "需要运维 key" in zh.text and "Operator" not in zh.text
+    assert zh.status_code == 401 and "需要运维密钥" in zh.text and "Operator" not in zh.text
     import base64
     for how in ({"headers": {"X-API-Key": ops}}, {"auth": ("anyone", ops)},
                 {"headers": {"Authorization": "Basic " + base64.b64encode(f"{ops}:".encode()).decode()}}):
@@ -299,7 +299,7 @@ def test_without_an_operator_key_the_browser_sees_the_skills_but_no_calls(live, 
     for auth in (None, ("teacher", live["key"])):  # no key, an agent's key: the browser is asked to sign in
         reply = httpx.get(live["url"] + "/logs?lang=zh", auth=auth, timeout=15)
         assert reply.status_code == 401 and reply.headers["WWW-Authenticate"].startswith("Basic")
-        assert "需要运维 key" in reply.text and "<tr class=\"call\"" not in reply.text
+        assert "需要运维密钥" in reply.text and "<tr class=\"call\"" not in reply.text
 
 
 HOSTILE = "<script>alert('x')</script> & \"quoted\""
