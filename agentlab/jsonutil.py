@@ -79,6 +79,7 @@ _REASONS = tuple((re.compile(pattern), key) for pattern, key in (
     (r"Invalid \\escape", "json.escape"),
     (r"keys and strings need double quotes, not single quotes", "json.single_quotes"),
     (r"unexpected text after the JSON value", "json.extra"),
+    (r"Extra data", "json.extra"),  # the decoder's own words for it, as a file's reader gets them
     (r"the JSON ends too early \(truncated\?\)", "json.truncated"),
     (r"(?P<name>NaN|-?Infinity) is not valid JSON", "json.constant"),
     (r"the number (?P<text>.*) is too large", "json.number_too_large"),

@@ -107,3 +107,17 @@ def test_a_files_bad_line_is_said_in_chinese_whole(tmp_path):
         zh, en = said(err, "zh"), said(err, "en")
         assert "有个字符串没有结束引号" in zh and "Unterminated" not in zh, zh
         assert "Unterminated string starting at" in en and str(err) == en
+
+
+@pytest.mark.parametrize("text", ["", "1 2", "{'a': 1}", '{"a" 1}', "[1 2]", '{"a": 1,}', '"abc', '"a\x01"', '"\\q"',
+                                  '"\\u12"'])
+def test_every_reason_the_decoder_gives_is_said_in_chinese(text):
+    """A case file read with json.loads was refused with the decoder's own English inside a Chinese sentence (不是合法的
+    JSON（Extra data）): each reason Python's decoder gives has its sentence in the catalogue."""
+    import json
+
+    from agentlab.jsonutil import said_reason
+    with pytest.raises(json.JSONDecodeError) as caught:
+        json.loads(text)
+    said = said_reason(caught.value.msg, "zh")
+    assert said != caught.value.msg and re.search(r"[\u4e00-\u9fff]", said), (text, caught.value.msg)
