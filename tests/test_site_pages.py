@@ -324,6 +324,26 @@ def test_catalogue_text_and_callers_data_are_escaped_on_every_page(site, http, m
         assert page.startswith("<!doctype html>") and "<header>" in page and "</main></body></html>" in page, url
 
 
+def test_every_skill_speaks_chinese_on_its_page_and_in_its_hints(site, http):
+    """A Chinese page showed the desks' skills as "get order" with English field descriptions and an English note,
+    and the shipped skills' notes and changelog in English; a Chinese caller missing a field was told
+    "缺少必填字段。Order number, like A1001 ...". Each skill's own words now come in Chinese where a reader meets them."""
+    han = re.compile(r"[\u4e00-\u9fff]")
+    for name, skill in site.skills.items():
+        page = http.get(f"/skills/{name}", params={"lang": "zh"}).text
+        meta = skill.meta
+        assert han.search(meta.text("display_name", "zh")) and meta.text("display_name", "zh") in html.unescape(page), name
+        for said in [*meta.notes_in("zh"), *(c["change"] for c in meta.changelog_in("zh")),
+                     *(v.get("description", "") for v in meta.input_schema_in("zh")["properties"].values())]:
+            assert han.search(said) and said in html.unescape(page), (name, said)
+    key, _ = site.create_key("teacher")
+    for name, args in (("get_order", {"orderId": "A1001"}), ("current_weather", {"town": "Beijing"})):
+        reply = http.post(f"/api/skills/{name}/execute", json={"arguments": args},
+                          headers={"X-API-Key": key, "Accept-Language": "zh-CN"}).json()
+        hints = " ".join(str(p.get("hint", "")) for p in reply["error"]["problems"])
+        assert "缺少" in hints and not re.search(r"[A-Za-z]{3,} [a-z]{3,}", re.sub(r"\w+_\w+|`[^`]*`", "", hints)), hints
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_detail_shows_the_parameter_validation_pass_rate_from_the_call_log(site, http, lang):
     key, _ = site.create_key("teacher")

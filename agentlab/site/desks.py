@@ -64,12 +64,17 @@ def desk_skills(state: dict[str, Any] | None = None) -> list[Skill]:
 
 def _skill(name: str, desk: str, tool: Tool, zh: Tool, fallback: dict[str, Any]) -> Skill:
     fields, scope = DESK_FIELDS.get(tool.name, ((), "session"))  # no business key: all arguments, per session
+    said = {k: v["description"] for k, v in (zh.parameters.get("properties") or {}).items()
+            if isinstance(v, dict) and isinstance(v.get("description"), str)}
+    shown = f"site.desk_tool.{desk}.{tool.name}"
     meta = SkillMeta(
-        skill_name=name, display_name=tool.name.replace("_", " "), description=tool.description,
+        skill_name=name, display_name=t(shown, "en"), description=tool.description,
         tags=(desk,), input_schema=dict(tool.parameters), rate_class="write" if tool.side_effect else "query",
         idempotency_fields=fields if tool.side_effect else (), idempotency_scope=scope if tool.side_effect else "global",
-        notes=("generated from the desk's registry: same name, schema and business rules",),
-        i18n={"zh": {"display_name": tool.name.replace("_", " "), "description": zh.description}})
+        notes=(t("site.desk_note", "en"),),
+        # the desk's Chinese registry says the same tool in Chinese: its description and each field's
+        i18n={"zh": {"display_name": t(shown, "zh"), "description": zh.description, "notes": [t("site.desk_note", "zh")],
+                     "fields": said}})
 
     def bound(ctx: SkillContext) -> tuple[Registry, Tool]:
         state = ctx.state if desk in ctx.state else fallback

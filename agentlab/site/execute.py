@@ -368,9 +368,9 @@ def _validator(schema: Any) -> Callable[[Any], list[Problem]]:
     return _COMPILED[key]
 
 
-def input_problems(skill: Skill, arguments: Any) -> list[Problem]:
+def input_problems(skill: Skill, arguments: Any, lang: Lang = "en") -> list[Problem]:
     """What is wrong with ``arguments`` by the skill's input schema (agentlab's validator, same problems)."""
-    return _validator(skill.meta.input_schema)(arguments)
+    return _validator(skill.meta.input_schema_in(lang))(arguments)  # the same rules; a hint in the caller's language
 
 
 def run_skill(skill: Skill, arguments: dict, ctx: SkillContext, *, lang: Lang = "en", check_input: bool = True,
@@ -387,7 +387,7 @@ def skill_steps(skill: Skill, arguments: dict, ctx: SkillContext, *, lang: Lang 
     """:func:`run_skill` as steps: the business check and the handler are handed out (:class:`Handoff`),
     the handler under the skill's timeout; the schemas and the shaping run where the steps run."""
     if check_input:
-        problems = input_problems(skill, arguments)
+        problems = input_problems(skill, arguments, lang)
         if problems:
             return _failed(make_error("INVALID_ARGS", problems=problems), skill, lang)
     if skill.validate is not None:

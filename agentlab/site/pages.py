@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..errors import mask_personal
-from ..i18n import Lang, t
+from ..i18n import Lang, joined, t
 from ..resources import render_page
 from .logs import clean_session
 from .service import SkillSite
@@ -214,7 +214,7 @@ def detail_page(site: SkillSite, skill: Skill, lang: Lang, *, operator: bool = F
         "site_detail.html", meta["display_name"], lang, f"/skills/{quote(skill.name)}", {},
         name=skill.name, skill=_tags(skill), display_name=meta["display_name"], version=_s(meta["version"]),
         description=_s(meta["description"]), limits=[(_s(k), _s(v)) for k, v in limits],
-        input_schema=_schema_table(meta["input_schema"]), output_schema=_schema_table(meta["output_schema"]),
+        input_schema=_schema_table(skill.meta.input_schema_in(lang)), output_schema=_schema_table(meta["output_schema"]),
         examples=[(_json(ex.get("arguments", ex)), _json(ex.get("result"))) for ex in meta["examples"]],
         notes=[_s(n) for n in meta["notes"]],
         changelog=[(_s(c.get("version")), _s(c.get("change"))) for c in meta["changelog"]],
@@ -223,7 +223,8 @@ def detail_page(site: SkillSite, skill: Skill, lang: Lang, *, operator: bool = F
         + ("" if s.checked == s.calls else t("tools2.page.unchecked", lang, n=s.calls - s.checked)),
         p50="—" if s.p50 is None else f"{s.p50:g} ms", p95="—" if s.p95 is None else f"{s.p95:g} ms",
         mean="—" if s.mean is None else f"{s.mean:.4g} ms",
-        statuses=", ".join(f"{k}: {v}" for k, v in sorted(s.statuses.items())) or "—",
+        statuses=joined((t("page.status_count", lang, status=k, n=v) for k, v in sorted(s.statuses.items())), lang,
+                        "list") or "—",
         recent=_log_rows(list(reversed(s.lines[-10:]))) if operator else None,
         log_link=_url("/logs", {"skill": skill.name, "lang": lang}))
 

@@ -258,7 +258,7 @@ class SkillSite:
 
     def _run(self, skill: Skill, args: dict, key: ApiKey, idem: str | None, lang: Lang, request_id: str,
              session_id: str | None, checks: dict[str, bool]) -> Steps[HttpReply]:
-        problems = input_problems(skill, args)  # before any claim: an invalid call holds no key
+        problems = input_problems(skill, args, lang)  # before any claim: an invalid call holds no key
         checks["valid"] = not problems
         if problems:
             return reply(make_error("INVALID_ARGS", problems=problems), lang)

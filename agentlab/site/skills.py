@@ -50,7 +50,10 @@ class SkillMeta:
             (one refund per order: ``["order_id"]``); empty means all of them. The client's
             loop builds its key from these; the site never invents one.
         fallback_hint: what the model can try when the skill times out or its source is down.
-        i18n: ``{"zh": {"display_name": ..., "description": ...}}``.
+        i18n: another language's words, ``{"zh": {"display_name": ..., "description": ..., "notes": [...],
+            "changelog": {version: change}, "fields": {field: description}}}``: the pages, the full metadata and
+            the problems an input gets (a field's description is its hint) say them in that language; the schema's
+            rules are the same in every language, and the list the model reads keeps its schema as written.
     """
 
     skill_name: str
@@ -69,7 +72,8 @@ class SkillMeta:
     examples: tuple[Mapping[str, Any], ...] = ()
     notes: tuple[str, ...] = ()
     changelog: tuple[Mapping[str, str], ...] = ()
-    i18n: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    i18n: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    _schemas: dict[str, Mapping[str, Any]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.skill_name):
@@ -95,6 +99,29 @@ class SkillMeta:
     def text(self, name: Literal["display_name", "description"], lang: Lang = "en") -> str:
         return self.i18n.get(lang, {}).get(name) or getattr(self, name)
 
+    def notes_in(self, lang: Lang = "en") -> list[str]:
+        """The notes in ``lang`` where the skill gives them, else as written."""
+        return list(self.i18n.get(lang, {}).get("notes") or self.notes)
+
+    def changelog_in(self, lang: Lang = "en") -> list[dict]:
+        """The changelog, each change in ``lang`` where the skill gives it (by version), else as written."""
+        said = self.i18n.get(lang, {}).get("changelog") or {}
+        return [{**c, "change": said.get(c.get("version"), c.get("change"))} for c in self.changelog]
+
+    def input_schema_in(self, lang: Lang = "en") -> Mapping[str, Any]:
+        """The input schema with each field described in ``lang`` (its rules unchanged), made once per language: what
+        the detail page shows and what a problem's hint quotes (a Chinese caller was told 缺少必填字段。Order number...)."""
+        fields = self.i18n.get(lang, {}).get("fields")
+        props = self.input_schema.get("properties")
+        if not fields or not isinstance(props, Mapping):
+            return self.input_schema
+        made = self._schemas.get(lang)
+        if made is None:
+            made = self._schemas[lang] = {**self.input_schema, "properties": {
+                k: {**v, "description": fields[k]} if k in fields and isinstance(v, Mapping) else v
+                for k, v in props.items()}}
+        return made
+
     def to_dict(self, lang: Lang = "en") -> dict:
         """The metadata as JSON, in ``lang``; the limits include the rate actually enforced."""
         return {"skill_name": self.skill_name, "display_name": self.text("display_name", lang),
@@ -105,8 +132,8 @@ class SkillMeta:
                 "idempotency": {"required": self.writes, "fields": list(self.idempotency_fields),
                                 "scope": self.idempotency_scope} if self.writes else None,
                 "fallback_hint": (self.fallback_hint or {}).get(lang) or (self.fallback_hint or {}).get("en"),
-                "examples": [dict(e) for e in self.examples], "notes": list(self.notes),
-                "changelog": [dict(c) for c in self.changelog]}
+                "examples": [dict(e) for e in self.examples], "notes": self.notes_in(lang),
+                "changelog": self.changelog_in(lang)}
 
 
 @dataclass(frozen=True)
