@@ -6,6 +6,7 @@ import functools
 import json
 
 import pytest
+from typography import in_chinese_lines
 
 import agentlab.loop
 import agentlab.scenarios.conversation as conversation
@@ -215,6 +216,18 @@ def test_the_command_prints_pass_or_fail_and_exits_by_the_result(capsys):
     assert main(["checklist", "--scenario", "expense", "--lang", "zh"]) == 0
     out = capsys.readouterr().out
     assert out.count("通过") >= 12 and "12 项中通过 12 项" in out
+
+
+@pytest.mark.parametrize("desk", ["aftersales", "expense"])
+def test_the_chinese_evidence_lists_as_chinese_does(capsys, desk, monkeypatch):
+    """The evidence listed what it saw with ", " and "status: n" in Chinese sentences ("4xx 各发送次数：400: 1, 401: 1"),
+    and a long list ended "(+15)"; the lists are each language's own (400（1 次）、401（1 次）, （另 15 个）)."""
+    assert main(["checklist", "--scenario", desk, "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert "（1 次）、" in out and not in_chinese_lines(out), in_chinese_lines(out)
+    broken = break_4_contracts_lose_their_ranges(monkeypatch, get(desk))
+    evidence = run_checklist(broken, "zh")[3].evidence
+    assert "（没有范围）" in evidence and "no range" not in evidence and not in_chinese_lines(evidence), evidence
 
 
 def test_the_command_says_na_and_does_not_count_it_as_a_pass(capsys):

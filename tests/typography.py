@@ -42,3 +42,16 @@ def english_punctuation(text: str, *, page: bool = False) -> list[str]:
 
 def _around(pattern: re.Pattern[str], text: str) -> list[str]:
     return [text[max(m.start() - 12, 0):m.end() + 12].replace("\n", " ") for m in pattern.finditer(text)]
+
+
+def in_chinese_lines(text: str) -> list[str]:
+    """Stricter, for a command's own report: in each line that holds Chinese, an ASCII colon, comma or semicolon
+    followed by a space anywhere outside quotes, brackets and inline code ("400: 1, 401: 1" between two Chinese
+    clauses, which the marks' neighbours alone do not show)."""
+    found = []
+    for line in text.splitlines():
+        if not re.search(f"[{_HAN}]", line):
+            continue
+        bare = re.sub(r"“[^”]*”|\"[^\"]*\"|'[^']*'|`[^`]*`|\[[^\]]*\]|\{[^}]*\}|https?://\S+", "", line)
+        found += [bare[max(m.start() - 12, 0):m.end() + 12] for m in re.finditer(r"[,;:] ", bare)]
+    return found

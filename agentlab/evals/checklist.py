@@ -16,13 +16,13 @@ import datetime as _dt
 import json
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..context import estimate_tokens, protocol_problems
 from ..errors import ToolFailure
-from ..i18n import Lang, t
+from ..i18n import LANGS, Lang, joined, t
 from ..lint import lint
 from ..models import ModelError, Reply, ScriptedModel, ToolCall, Usage, call, say, tool_calls
 from ..resources import data_file
@@ -176,8 +176,14 @@ def _tool_events(run: Any) -> list:
     return [e for e in run.events if e.kind == "tool"]
 
 
-def _names(items: Sequence[str], limit: int = 4) -> str:
-    return ", ".join(items[:limit]) + (f" (+{len(items) - limit})" if len(items) > limit else "") if items else "-"
+def _names(items: Sequence[str] | Mapping[str, Sequence[str]], limit: int = 4) -> dict[str, str] | str:
+    """The first ``limit`` names (or each language's own, ``{lang: names}``), listed as each language lists them,
+    and how many more."""
+    said = items if isinstance(items, Mapping) else dict.fromkeys(LANGS, items)
+    if not said["en"]:
+        return "-"
+    return {lg: joined(said[lg][:limit], lg, "list")
+            + (t("word.and_more", lg, n=len(said[lg]) - limit) if len(said[lg]) > limit else "") for lg in LANGS}
 
 
 # --- 1 to 3: context ----------------------------------------------------------------------------------------
@@ -287,18 +293,19 @@ def _descriptions(s: Scenario) -> Seen:
     model = _Watched([say("ok")])
     _chat(s, model, route_k=0).ask("what can you do?")  # every tool offered at once: the contracts the model reads
     specs = model.offered[0] if model.offered else []
-    found = [f.location for f in lint(specs) if f.rule in _UNIT_RULES]
+    found: list[tuple[str, str]] = [(f.location, "") for f in lint(specs) if f.rule in _UNIT_RULES]
     for spec in specs:
         fn = spec.get("function", spec)
         for name, sub in (fn.get("parameters") or {}).get("properties", {}).items():
             kind = sub.get("type")
             if kind in ("number", "integer") and not (("minimum" in sub or "exclusiveMinimum" in sub)
                                                      and ("maximum" in sub or "exclusiveMaximum" in sub)):
-                found.append(f"{fn.get('name')}.{name} (no range)")
+                found.append((f"{fn.get('name')}.{name}", "checklist.why.no_range"))
             if kind == "string" and not any(k in sub for k in ("enum", "pattern", "format", "maxLength")):
-                found.append(f"{fn.get('name')}.{name} (no format or length)")
+                found.append((f"{fn.get('name')}.{name}", "checklist.why.no_format"))
     ok = bool(specs) and not found
-    return Seen(ok, "checklist.seen.describe", {"tools": len(specs), "n": len(found), "where": _names(found)})
+    where: dict[str, Sequence[str]] = {lg: [at + (t(why, lg) if why else "") for at, why in found] for lg in LANGS}
+    return Seen(ok, "checklist.seen.describe", {"tools": len(specs), "n": len(found), "where": _names(where)})
 
 
 def _suite(s: Scenario) -> list[Case]:
@@ -542,13 +549,14 @@ def _retry_classes(s: Scenario) -> Seen:
     ok = transient_ok and fatal_ok and tool_transient and tool_fatal and spread and grows and len(first) == 20
     return Seen(ok, "checklist.seen.retry", {
         "model_transient": _yes(transient_ok), "model_4xx": _counts(model_sent), "tool_transient": _yes(tool_transient),
-        "tool_4xx": _counts(tool_tried), "tops": ", ".join(_s(w) for w in tops[1.0]) or "-",
+        "tool_4xx": _counts(tool_tried), "tops": {lg: joined(map(_s, tops[1.0]), lg, "list") or "-" for lg in LANGS},
         "lo1": _s(min(first, default=0)), "hi1": _s(max(first, default=0)),
         "lo2": _s(min(second, default=0)), "hi2": _s(max(second, default=0)), "clients": len(first)})
 
 
-def _counts(sent: dict[int, int]) -> str:
-    return ", ".join(f"{status}: {n}" for status, n in sent.items())
+def _counts(sent: dict[int, int]) -> dict[str, str]:
+    return {lg: joined((t("word.status_count", lg, status=status, n=n) for status, n in sent.items()), lg, "list")
+            for lg in LANGS}
 
 
 _TELEMETRY = ("session_id", "turn_id", "round_index", "tool_name", "tool_call_id", "args_raw", "parse_ok", "validate_ok",

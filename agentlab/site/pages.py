@@ -223,7 +223,7 @@ def detail_page(site: SkillSite, skill: Skill, lang: Lang, *, operator: bool = F
         + ("" if s.checked == s.calls else t("tools2.page.unchecked", lang, n=s.calls - s.checked)),
         p50="—" if s.p50 is None else f"{s.p50:g} ms", p95="—" if s.p95 is None else f"{s.p95:g} ms",
         mean="—" if s.mean is None else f"{s.mean:.4g} ms",
-        statuses=joined((t("page.status_count", lang, status=k, n=v) for k, v in sorted(s.statuses.items())), lang,
+        statuses=joined((t("word.status_count", lang, status=k, n=v) for k, v in sorted(s.statuses.items())), lang,
                         "list") or "—",
         recent=_log_rows(list(reversed(s.lines[-10:]))) if operator else None,
         log_link=_url("/logs", {"skill": skill.name, "lang": lang}))
