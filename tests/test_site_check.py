@@ -74,7 +74,7 @@ def test_a_nested_result_is_flagged_not_refused(tmp_path):
         report = run_checks(load_check_cases(tmp_path / "skills"), skills_dirs=[tmp_path / "skills"], timeouts=False)
     assert report.ok and report.nested == {"deep_answer": ["order", "lines"]}
     assert "warning: deep_answer declares nested output fields (order, lines)" in "\n".join(report.lines())
-    assert "警告：deep_answer 的输出声明了嵌套字段（order, lines）" in "\n".join(report.lines("zh"))
+    assert "警告：deep_answer 的输出声明了嵌套字段（order、lines）" in "\n".join(report.lines("zh"))
 
 
 def test_the_command_passes_on_the_shipped_skills_in_both_languages():
@@ -101,6 +101,10 @@ def test_a_broken_boundary_case_exits_1_and_says_which(tmp_path):
     assert "boundary failures: 1 (must be 0). FAIL" in done.stdout
     assert re.search(r"^echo_n +1/1 +1/2 +2/2  FAILED$", done.stdout, re.M)  # abnormal: with its timeout case
     assert re.search(r"^current_weather +2/2 +6/6 +4/4$", done.stdout, re.M)  # the shipped ones still pass
+    # in Chinese, what went wrong is said in Chinese (it read "status 200, expected 422" inside a Chinese line)
+    zh = site_check("--skills", str(tmp_path / "skills"), "--lang", "zh").stdout
+    assert "'a negative number is refused'（echo_n/cases.jsonl:3）：状态码 200，应为 422" in zh, zh
+    assert not re.search(r"expected|status \d|no problem", zh), zh
 
 
 def test_a_skill_without_a_kind_of_case_fails(tmp_path):

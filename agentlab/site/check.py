@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..i18n import Lang, t
+from ..i18n import Lang, Sentence, joined, said, t
 from .flat import nested_fields
 from .service import SkillSite
 from .skills import SkillContext, shipped_dir
@@ -111,14 +111,16 @@ class CheckReport:
         for o in self.outcomes:
             if not o.passed:
                 out.append(t("check.case_failed", lang, skill=o.case.skill, kind=t("check." + o.case.kind, lang),
-                             name=o.case.name, source=o.case.source, why="; ".join(o.problems)))
+                             name=o.case.name, source=o.case.source,
+                             why=joined((said(p, lang) for p in o.problems), lang)))
         for skill, kinds in sorted(self.missing.items()):
             if kinds:
-                out.append(t("check.missing", lang, skill=skill, kinds=", ".join(t("check." + k, lang) for k in kinds)))
+                out.append(t("check.missing", lang, skill=skill, kinds=joined((t("check." + k, lang) for k in kinds), lang,
+                                                                              "list")))
         for case in self.unknown:
             out.append(t("check.unknown_skill", lang, skill=case.skill, source=case.source))
         for skill, fields in sorted(self.nested.items()):
-            out.append(t("check.nested", lang, skill=skill, fields=", ".join(fields)))
+            out.append(t("check.nested", lang, skill=skill, fields=joined(fields, lang, "list")))
         passed = sum(o.passed for o in self.outcomes)
         out.append(t("check.total", lang, cases=len(self.outcomes), passed=passed, boundary=self.boundary_failures,
                      verdict=t("check.pass" if self.ok else "check.fail", lang)))
@@ -164,27 +166,30 @@ def load_check_cases(*folders: str | Path, desks: bool = True) -> list[CheckCase
 
 
 def _judge(case: CheckCase, status: int, body: Mapping[str, Any]) -> tuple[str, ...]:
+    """What the reply got wrong against the case, each a catalogue sentence (English as text, either language with
+    :func:`~agentlab.i18n.said`: a Chinese report read "status 200, expected 422; no problem about 'city'")."""
     want, problems = case.expect, []
     error = body.get("error") or {}
     if "status" in want and status != want["status"]:
-        problems.append(f"status {status}, expected {want['status']}" + (f" ({error.get('code')})" if error else ""))
+        problems.append(Sentence("check.why.status_code", got=status, want=want["status"], code=error.get("code"))
+                        if error else Sentence("check.why.status", got=status, want=want["status"]))
     success = want.get("success", want.get("status", 200) == 200 and "error" not in want)
     if bool(body.get("success")) != success:
-        problems.append(f"success {bool(body.get('success'))}, expected {success}"
-                        + (f" ({error.get('code')}: {str(error.get('message'))[:120]})" if error else ""))
+        problems.append(Sentence("check.why.success_error", got=bool(body.get("success")), want=success,
+                                 code=error.get("code"), message=str(error.get("message"))[:120]) if error
+                        else Sentence("check.why.success", got=bool(body.get("success")), want=success))
     if "error" in want and error.get("code") != want["error"]:
-        problems.append(f"error {error.get('code')}, expected {want['error']}")
+        problems.append(Sentence("check.why.error", got=error.get("code"), want=want["error"]))
     named = {p.get("field") for p in error.get("problems") or []}
     for f in want.get("fields", ()):
         if f not in named:
-            problems.append(f"no problem about {f!r} (got {sorted(x for x in named if x)})")
+            problems.append(Sentence("check.why.field", field=f, got=sorted(x for x in named if x)))
     result = body.get("result") or {}
     for k, v in (want.get("result") or {}).items():
         if result.get(k) != v:
-            problems.append(f"result.{k} is {result.get(k)!r}, expected {v!r}")
+            problems.append(Sentence("check.why.result", key=k, got=repr(result.get(k)), want=repr(v)))
     if "fallback_hint" in want and bool(body.get("fallback_hint")) != bool(want["fallback_hint"]):
-        problems.append(f"fallback_hint {'present' if body.get('fallback_hint') else 'absent'}, "
-                        f"expected {'present' if want['fallback_hint'] else 'absent'}")
+        problems.append(Sentence("check.why.fallback_present" if body.get("fallback_hint") else "check.why.fallback_absent"))
     return tuple(problems)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..guards import GuardConfig
-from ..i18n import Lang, both, label, said, t
+from ..i18n import Lang, both, joined, label, said, t
 from .exercises import Feedback, _reports, _say, _shown, check_answer
 
 __all__ = ["contract_catches_faults", "cut_keeps_pairs", "desk_rule_holds", "duplicate_call_verdict",
@@ -349,8 +349,8 @@ def skill_schema_holds(my_schema: Any, lang: Lang = "en") -> Feedback:
                         named = sorted({str(p.get("field"))
                                         for p in (reply.body.get("error") or {}).get("problems") or []})
                         failed.append(t("build.nb15.case", lang, name=case.name, got=reply.status,
-                                        want=case.expect.get("status", 200), fields=", ".join(named) or "-",
-                                        expected=", ".join(case.expect.get("fields", ())) or "-"))
+                                        want=case.expect.get("status", 200), fields=joined(named, lang, "list") or "-",
+                                        expected=joined(case.expect.get("fields", ()), lang, "list") or "-"))
             finally:
                 site.close()  # its log lines written before the folder goes, none into a folder being removed
         except Exception as exc:  # noqa: BLE001 - a schema the site cannot compile: a sentence

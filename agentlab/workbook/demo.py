@@ -352,7 +352,7 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
     bad = [r for r in refunds if not isinstance(r["amount"], (int, float)) or r["reason"] not in
            ("user_cancel", "out_of_stock", "price_error")]
     if bad:
-        detail = ", ".join(f"amount={r['amount']!r}, reason={r['reason']!r}" for r in bad)
+        detail = joined((joined((f"amount={r['amount']!r}", f"reason={r['reason']!r}"), lang, "list") for r in bad), lang)
         lines.append(t("explain.bad_data", lang, detail=detail))
     if any("Traceback" in (e.model_visible or "") for e in n.events):
         lines.append(t("explain.leak", lang))
@@ -393,7 +393,7 @@ def _expense_lines(c: Comparison, lang: Lang) -> list[str]:
             break
     bad = [r for r in records if not isinstance(r.get("amount"), (int, float))]
     if bad:
-        out.append(t("explain.bad_record", lang, detail=", ".join(f"amount={r['amount']!r}" for r in bad)))
+        out.append(t("explain.bad_record", lang, detail=joined((f"amount={r['amount']!r}" for r in bad), lang, "list")))
     return out
 
 
