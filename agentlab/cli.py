@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 
 from .commands import EXTRA as _EXTRA
 from .commands import emit, load_registry
-from .i18n import LANGS, Lang, colon, label, t
+from .i18n import LANGS, Lang, colon, joined, label, t
 from .serve_commands import SERVE
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         except SystemExit as exc:  # a usage error (already printed) or --help
             return exc.code if isinstance(exc.code, int) else 2
     if ns.command is None:
-        print(t("cli.no_command", lang, commands=", ".join([*COMMANDS, *EXTRA]), prog=PROG), file=sys.stderr)
+        print(t("cli.no_command", lang, commands=joined([*COMMANDS, *EXTRA], lang, "list"), prog=PROG), file=sys.stderr)
         return 2
     # the command's own --lang, when it names one language: the trainer's "both" (its room page speaks both) left
     # its errors in English for a reader who had asked for Chinese (--lang zh, AGENTLAB_LANG, the locale)

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from .i18n import Lang, LocalizedError, colon, joined, label, os_reason, t
+from .i18n import Lang, Listed, LocalizedError, colon, joined, label, os_reason, t
 from .i18n import keys as catalogue_keys
 from .jsonutil import JsonReason
 from .resources import read_text
@@ -390,7 +390,7 @@ def eval_text(report: dict, lang: Lang = "en") -> list[str]:
                cases=report["cases"], trials=report["trials"])]
     if report["not_recorded"]:
         lines.append(t("eval.not_recorded", lang, n=len(report["not_recorded"]),
-                       ids=", ".join(report["not_recorded"][:8]) + (" ..." if len(report["not_recorded"]) > 8 else "")))
+                       ids=joined(report["not_recorded"][:8], lang, "list") + (" ..." if len(report["not_recorded"]) > 8 else "")))
     for key in ("task_success_rate", "invalid_call_rate", "avg_steps", "takeover_rate"):
         lines.append(f"  {t('eval.' + key, lang):24} {_value(key, s[key], lang)}")
     lines.append("  " + t("metrics2.two_ways", lang))
@@ -577,7 +577,7 @@ def _slides(ns: argparse.Namespace) -> int:
     known = {p.name[:2] for p in notebooks(ns.lang)}
     unknown = [n for n in ns.notebooks if n.zfill(2) not in known]
     if unknown or not known:
-        raise InputError("kit.unknown_notebook", given=", ".join(unknown) or "-", known=", ".join(sorted(known)) or "-")
+        raise InputError("kit.unknown_notebook", given=Listed(unknown) or "-", known=Listed(sorted(known)) or "-")
     out = _writable_dir(ns.out)
     written = write_slides(notebooks(ns.lang, ns.notebooks), out, execute=ns.execute)
     for path in written.files:

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any, Literal, TypeVar, cast
 
-__all__ = ["LANGS", "Lang", "LocalizedError", "Sentence", "both", "check_lang", "colon", "joined", "keys", "label",
+__all__ = ["LANGS", "Lang", "Listed", "LocalizedError", "Sentence", "both", "check_lang", "colon", "joined", "keys", "label",
            "label_glossary", "missing_labels", "os_reason", "said", "t"]
 
 Lang = Literal["en", "zh"]
@@ -204,7 +204,25 @@ class Sentence(str):
         return text
 
     def localized(self, lang: Lang = "en") -> str:
-        return t(self.key, lang, **self.fields)
+        # a field that can say itself in either language (a list of names, another sentence) does
+        return t(self.key, lang, **{k: said(v, lang) if hasattr(v, "localized") else v for k, v in self.fields.items()})
+
+
+class Listed(str):
+    """Names in a list, for a sentence said later in either language: as text (English) joined with ", ", and with
+    :meth:`localized` (and :func:`said`) joined as ``lang`` lists (、 in Chinese). An error raised before its reader's
+    language is known lists its names with this (a Chinese reader read "应为以下之一：aftersales, expense")."""
+
+    items: tuple[str, ...]
+
+    def __new__(cls, items: Iterable[object]) -> Listed:
+        parts = tuple(str(item) for item in items)
+        text = super().__new__(cls, ", ".join(parts))
+        text.items = parts
+        return text
+
+    def localized(self, lang: Lang = "en") -> str:
+        return joined(self.items, lang, "list")
 
 
 class LocalizedError(ValueError):

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .i18n import Lang, t
+from .i18n import Lang, joined, t
 from .names import to_snake
 from .schema import FORMATS, slow_pattern, subschemas, unsupported_keywords
 
@@ -90,7 +90,7 @@ def lint(tools: Iterable[Any], *, lang: Lang = "en") -> list[Finding]:
         for path, sub in subschemas(params, name):
             fmt = sub.get("format")
             if isinstance(fmt, str) and fmt not in FORMATS:
-                findings.append(_f("AL010", "warning", path, "format", lang, fmt=fmt, checked=", ".join(FORMATS)))
+                findings.append(_f("AL010", "warning", path, "format", lang, fmt=fmt, checked=joined(FORMATS, lang, "list")))
             patterns = [sub["pattern"]] if isinstance(sub.get("pattern"), str) else []
             if isinstance(sub.get("patternProperties"), Mapping):
                 patterns += [p for p in sub["patternProperties"] if isinstance(p, str)]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .commands import InputError, _first_cause, _in_range, _writable_dir, emit
-from .i18n import Lang, LocalizedError, os_reason, t
+from .i18n import Lang, Listed, LocalizedError, joined, os_reason, t
 
 __all__ = ["SERVE"]
 
@@ -147,10 +147,10 @@ def _site(ns: argparse.Namespace) -> int:
             raise InputError("site.no_skills")
         unknown = [n for n in names if n != "*" and n not in site.skills]
         if unknown:
-            raise InputError("input.unknown_skills", names=", ".join(unknown), known=", ".join(site.skills))
+            raise InputError("input.unknown_skills", names=Listed(unknown), known=Listed(site.skills))
         count, period = (quota[0], quota[1]) if quota else (None, "day")
         key, record = site.create_key(ns.name, names, quota=count, period=period, operator=ns.operator)
-        print(t("site.key_created", ns.lang, name=ns.name, skills=", ".join(record.skills),
+        print(t("site.key_created", ns.lang, name=ns.name, skills=joined(record.skills, ns.lang, "list"),
                 quota=ns.quota or t("site.no_quota", ns.lang)), file=sys.stderr)
         if record.operator:
             print(t("site.operator_key", ns.lang, name=ns.name), file=sys.stderr)
@@ -220,7 +220,7 @@ def _gateway_keys(ns: argparse.Namespace) -> int:
     except ValueError:
         raise InputError("input.quota", got=ns.quota) from None
     key, record = keys.create(ns.name, names, quota=count, period=period)
-    print(t("site.key_created", ns.lang, name=ns.name, skills=", ".join(record.skills),
+    print(t("site.key_created", ns.lang, name=ns.name, skills=joined(record.skills, ns.lang, "list"),
             quota=ns.quota or t("site.no_quota", ns.lang)), file=sys.stderr)
     emit(key)  # stdout holds the key alone, so that a script can capture it
     return 0
@@ -255,7 +255,7 @@ def _gateway(ns: argparse.Namespace) -> int:
     with gw:
         for name, why in sorted(gw.disabled.items()):  # each bad contract left out alone, said why
             print(t("gateway.tool_disabled", ns.lang, name=name, why=why), file=sys.stderr, flush=True)
-        print(t("gateway.serving", ns.lang, n=len(gw.tools), writes=", ".join(sorted(gw.writes)) or "-",
+        print(t("gateway.serving", ns.lang, n=len(gw.tools), writes=joined(sorted(gw.writes), ns.lang, "list") or "-",
                 host=ns.host, port=ns.port, logs=ns.logs), file=sys.stderr, flush=True)
         if ns.allow_keyless:
             print(t("gateway.keyless", ns.lang), file=sys.stderr, flush=True)

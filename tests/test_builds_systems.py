@@ -86,7 +86,7 @@ WRONG_VERSIONS = {  # a wrong version, and what the check must say still breaks 
     "10": (_nb10_without_fault, ("passes on the release too", "在那次发布上也通过了")),
     "11": (lambda: {"refunds": [{"order_id": "A1010", "amount": 129}] * 2}, ("naive loop your case passes", "你的用例通过了")),
     "12": (lambda: lambda messages, keep: [messages[0], *messages[-keep:]],
-           ("keep = 3, 7", "keep = 3, 7")),
+           ("keep = 3, 7", "keep = 3、7")),  # a list, as each language writes one
     "13": (lambda: _solution("13").__globals__["routers"]["en"].offer, ("27 of 56", "56 个提问里有 27 个")),
     # a rule that also refuses today: every booking of today fails
     "14": (lambda: lambda args, today: [rule("date", "no")] if args.get("date", "") >= today else [],

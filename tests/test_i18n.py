@@ -388,3 +388,25 @@ def test_no_sentence_for_a_reader_is_written_in_code():
     offenders = [f"{p.relative_to(ROOT).as_posix()}:{line}" for p in sorted(files)
                  for line in bilingual_literals(p.read_text(encoding="utf-8"))]
     assert not offenders, "move these into data/i18n/{en,zh}.json and say them with t() or both():\n" + "\n".join(offenders)
+
+
+def test_names_listed_in_an_error_are_listed_as_the_readers_language_lists(tmp_path):
+    """An error raised before its reader's language is known listed its names with ", " in Chinese too ("应为以下之一：
+    aftersales, expense"); a :class:`~agentlab.i18n.Listed` field is said with 、 in Chinese, inside a sentence or an
+    error, and stays ", " in English text."""
+    import json as _json
+
+    from agentlab.evals.suite import SuiteError, load_cases
+    from agentlab.i18n import Listed, Sentence, said
+    from agentlab.schema import SchemaError, compile_schema
+    assert str(Listed(["a", "b"])) == "a, b" and said(Listed(["a", "b"]), "zh") == "a、b"
+    assert "、" in Sentence("schema.why.types", types=Listed(["string", "number"])).localized("zh")
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(_json.dumps({"id": "c1", "scenario": "nope", "task": "hi", "model": {"script": ["ok"]},
+                                  "expect": {"answer_contains": ["ok"]}}) + "\n", encoding="utf-8")
+    with pytest.raises(SuiteError) as caught:
+        load_cases(cases)
+    assert "aftersales、" in caught.value.localized("zh") and "aftersales, " in str(caught.value)
+    with pytest.raises(SchemaError) as broken:
+        compile_schema({"type": "strnig"})
+    assert "、" in broken.value.localized("zh") and ", " not in broken.value.localized("zh"), broken.value.localized("zh")

@@ -37,7 +37,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from ..i18n import Lang, t
+from ..i18n import Lang, joined, t
 from ..loop import run_guarded
 from ..models.constrained import post_json
 from ..models.fakes import ScriptError
@@ -377,13 +377,13 @@ class LeaderboardWay:
             return t("nb18.prompting_nothing_published", lang, size=size) + _SEP[lang] + self.reasks_said(size, lang)
         if not same:
             return t("nb18.prompting_not_reproduced", lang, size=size,
-                     differ=", ".join(f"{r['category']} ({r['official_raw']:.1f} vs {r['leaderboard']:.1f})"
-                                      for r in differ)) + _SEP[lang] + self.reasks_said(size, lang)
-        added = ", ".join(f"{r['category']} {r['official_raw']:.1f} → {r['official_guarded']:.1f}" for r in same
-                          if r["official_guarded"] is not None)
-        said = t("nb18.prompting_reproduced", lang, size=size, same=", ".join(r["category"] for r in same),
-                 added=added, differ=", ".join(f"{r['category']} ({r['official_raw']:.1f} vs {r['leaderboard']:.1f})"
-                                               for r in differ) or "-")
+                     differ=joined((f"{r['category']} ({r['official_raw']:.1f} vs {r['leaderboard']:.1f})"
+                                    for r in differ), lang, "list")) + _SEP[lang] + self.reasks_said(size, lang)
+        added = joined((f"{r['category']} {r['official_raw']:.1f} → {r['official_guarded']:.1f}" for r in same
+                        if r["official_guarded"] is not None), lang, "list")
+        said = t("nb18.prompting_reproduced", lang, size=size, same=joined((r["category"] for r in same), lang, "list"),
+                 added=added, differ=joined((f"{r['category']} ({r['official_raw']:.1f} vs {r['leaderboard']:.1f})"
+                                             for r in differ), lang, "list") or "-")
         return said + _SEP[lang] + self.reasks_said(size, lang)
 
     def reasks_said(self, size: str, lang: Lang = "en") -> str:

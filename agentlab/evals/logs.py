@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, cast, get_type_hints
 
-from ..i18n import LocalizedError, os_reason
+from ..i18n import Listed, LocalizedError, os_reason
 from ..jsonutil import JsonReason
 from ..trace import Event
 
@@ -102,7 +102,7 @@ def read_logs(path: str | Path, fmt: Format = "openai", *, progress: bool = Fals
     ``shared_tools`` (openai): a tools list whose text a line repeats from one before is decoded once, and the
     conversations given the same objects, for a reader that never changes them (a review: ``review --logs``)."""
     if fmt not in FORMATS:
-        raise LogError("logs.bad_format", got=str(fmt), known=", ".join(FORMATS))
+        raise LogError("logs.bad_format", got=str(fmt), known=Listed(FORMATS))
     source = str(path)
     name = Path(source).name  # a report names the file, not where it sits on someone's disk
     if fmt == "otel":
@@ -296,7 +296,7 @@ def _openai(name: str, source: str, lines: Iterable[tuple[int, str]], shared: _T
             yield open_run
             open_run = None
         if not isinstance(d.get("messages"), list):
-            raise LogError("logs.openai_shape", path=source, line=n, keys=", ".join(list(d)[:6]) or "-")
+            raise LogError("logs.openai_shape", path=source, line=n, keys=Listed(list(d)[:6]) or "-")
         yield _conversation(name, n, _messages(source, n, d["messages"]), tools_of(source, n, d.get("tools")), _meta(d))
     if open_run is not None:
         yield open_run
@@ -314,7 +314,7 @@ def _conversation(source: str, n: int, messages: tuple[dict, ...], tools: tuple[
 def _exchange(name: str, source: str, n: int, d: dict, tools_of: Callable[[str, int, Any], tuple[dict, ...]]) -> LogRun:
     request, response = d.get("request"), d.get("response")
     if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
-        raise LogError("logs.openai_shape", path=source, line=n, keys=", ".join(list(d)[:6]) or "-")
+        raise LogError("logs.openai_shape", path=source, line=n, keys=Listed(list(d)[:6]) or "-")
     messages = list(_messages(source, n, request["messages"]))
     usage: tuple[tuple[int, int], ...] = ()
     if isinstance(response, dict):
@@ -440,7 +440,7 @@ def read_rows(path: str | Path, fmt: Format = "telemetry", *, progress: bool = F
     """The rows of a telemetry or OTLP file one at a time, each as :func:`_telemetry` keeps it, with its line number:
     what a reader that aggregates as it goes reads, so that a run of a million rows is never held whole."""
     if fmt not in ("telemetry", "otel"):
-        raise LogError("logs.bad_format", got=str(fmt), known=", ".join(FORMATS))
+        raise LogError("logs.bad_format", got=str(fmt), known=Listed(FORMATS))
     source = str(path)
     if fmt == "otel":
         # a span's row already is what _row keeps: every Event field, none null that cannot be (otel._row

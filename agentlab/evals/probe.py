@@ -42,7 +42,7 @@ from typing import Any
 
 from ..errors import ToolFailure
 from ..guards import GUARDS, GuardConfig
-from ..i18n import Lang, LocalizedError, t
+from ..i18n import Lang, Listed, LocalizedError, t
 from ..lint import lint
 from ..loop import run_guarded
 from ..models.cassette import CassetteModel, RecordingModel, read_cassette
@@ -393,10 +393,10 @@ def probe(registry: Registry, model: ModelSource, *, trials: int = 1, categories
     wanted = [c for c in CATEGORIES if categories is None or c in categories or c == "clean"]
     unknown = [c for c in (categories or ()) if c not in CATEGORIES]
     if unknown:
-        raise ProbeInputError("probe.unknown_fault", names=", ".join(unknown), known=", ".join(CATEGORIES))
+        raise ProbeInputError("probe.unknown_fault", names=Listed(unknown), known=Listed(CATEGORIES))
     missing = [n for n in (only or ()) if n not in registry]
     if missing:
-        raise ProbeInputError("probe.unknown_tool", names=", ".join(missing), known=", ".join(registry.names))
+        raise ProbeInputError("probe.unknown_tool", names=Listed(missing), known=Listed(registry.names))
     reg, about = prepare(registry, impl, writes)
     findings = lint(registry, lang=lang)
     # each tool's own spec, and its spec cut to the probe's reach, looked up by name: a fault is made from the

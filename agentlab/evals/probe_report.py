@@ -25,7 +25,7 @@ from typing import Any
 
 from ..a11y import NEUTRALS, OKABE_ITO, TextEquivalent, attach, described, ink, symbol
 from ..guards import said_guards
-from ..i18n import Lang, colon, t
+from ..i18n import Lang, colon, joined, t
 from ..resources import CJK_FILES, CJK_FONTS, render_page
 from .probe import BOUNDED
 
@@ -304,7 +304,7 @@ def _bounded(x: Mapping[str, Any]) -> bool:
 def _partial(report: Mapping[str, Any], lang: Lang) -> list[tuple[str, str, str]]:
     """The tools the probe's bounds (time, size) cut short or left out, or that it could not handle, each with why
     (and the categories left, if any)."""
-    return [(x["name"], p.get(lang) or p["en"], ", ".join(p.get("categories") or ()))
+    return [(x["name"], p.get(lang) or p["en"], joined(p.get("categories") or (), lang, "list"))
             for x in report["tools"] for p in ([x["unprobed"]] if _bounded(x) else []) + list(x.get("partial", []))]
 
 

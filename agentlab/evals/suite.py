@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import CODES, Problem
 from ..guards import GUARDS, NO_GUARDS, GuardConfig
-from ..i18n import Lang, LocalizedError
+from ..i18n import Lang, Listed, LocalizedError
 from ..jsonutil import JsonReason
 from ..models import DatedModel, FaultyModel, Model, Reply, ScriptedModel, SelfCorrectingModel, Step, ToolCall, call, say, tool_calls
 from ..models.faults import MODEL_FAULTS
@@ -141,19 +141,19 @@ def _refusal(p: Problem, d: dict, at: dict) -> SuiteError:
         where, index = item[1].split("."), int(item[2])
         value = d[where[0]][where[1]][index]
         return SuiteError(_ITEM_KEYS[item[1]], field=item[0], got=_show(value), name=value[:40] if isinstance(value, str) else _show(value),
-                          known=", ".join(STATUSES), **at)
+                          known=Listed(STATUSES), **at)
     top, _, rest = p.field.partition(".")
     if p.reason == "missing" and not rest:
         return SuiteError("case.missing", field=p.field, **at)
     if p.reason == "unknown_field":  # a typo ("refund") would otherwise be a check that silently never runs
-        return SuiteError("case.unknown_key", field=top, key=rest, known=", ".join(schema["properties"].get(top, {}).get("properties", ())), **at)
+        return SuiteError("case.unknown_key", field=top, key=rest, known=Listed(schema["properties"].get(top, {}).get("properties", ())), **at)
     least = schema["properties"].get(top, {}).get("properties", {}).get(rest, {}).get("minimum") if rest else None
     if least is not None and p.reason in ("wrong_type", "out_of_range"):  # a count: bool, 1.5 and -1 are not
         return SuiteError("case.at_least", field=p.field, got=_show(p.got), n=least, **at)
     if p.reason == "wrong_type":
         return SuiteError("case.type", field=p.field, got=_show(p.got), expected=p.expected, **at)
     if p.field == "fake.fault":
-        return SuiteError("case.fault", name=p.got[:40] if isinstance(p.got, str) else _show(p.got), known=", ".join(MODEL_FAULTS), **at)
+        return SuiteError("case.fault", name=p.got[:40] if isinstance(p.got, str) else _show(p.got), known=Listed(MODEL_FAULTS), **at)
     return SuiteError("case.problem", field=p.field, hint=_Hint(p), **at)
 
 
@@ -170,7 +170,7 @@ def _case(d: Any, path: str, n: int, desk: Scenario | None = None) -> Case:
         scenario = get_scenario(scenario_name) if desk is None else desk
     except ValueError:
         from ..scenarios import SCENARIOS
-        raise SuiteError("case.scenario", name=scenario_name, known=", ".join(SCENARIOS), **at) from None
+        raise SuiteError("case.scenario", name=scenario_name, known=Listed(SCENARIOS), **at) from None
     start = d.get("start", {})
     if start:
         try:  # a throwaway copy of the scenario's data: a bad start fails here, not in the middle of a run

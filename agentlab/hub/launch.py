@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..i18n import Lang, t
+from ..i18n import Lang, joined, t
 from ..resources import data_file
 from . import preflight, services
 from .auth import MIN_PASSWORD, PasswordBook
@@ -354,9 +354,9 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
     if ns.remove_accounts:
         from .users import remove_accounts
         removed, running = remove_accounts()
-        say("hub.accounts.removed" if removed else "hub.accounts.none", names=", ".join(removed), n=len(removed))
+        say("hub.accounts.removed" if removed else "hub.accounts.none", names=joined(removed, lang, "list"), n=len(removed))
         if running:
-            say("hub.accounts.running", names=", ".join(running))
+            say("hub.accounts.running", names=joined(running, lang, "list"))
         return 1 if running else 0
     proxy = root / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
     if not proxy.exists():

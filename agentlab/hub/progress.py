@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from ..i18n import Lang, t
+from ..i18n import Lang, joined, t
 from ..jsonutil import parse_strict
 from ..redaction import redact_secrets
 from ..resources import data_file, render_page
@@ -442,7 +442,7 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             if notebook not in known_exercises() or exercise != known_exercises()[notebook]:
                 return self.fail(400, "unknown_exercise")
             if state not in STATES:
-                return self.fail(400, "bad_state", states=", ".join(STATES))
+                return self.fail(400, "bad_state", states=joined(STATES, self.lang, "list"))
             for number in (at, score):
                 if number is not None and (isinstance(number, bool) or not isinstance(number, (int, float))
                                            or not math.isfinite(number) or abs(number) > 1e12):

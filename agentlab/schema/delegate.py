@@ -35,6 +35,7 @@ from jsonschema import FormatChecker, ValidationError, validators
 from jsonschema_specifications import REGISTRY as _METASCHEMAS
 
 from ..errors import Problem
+from ..i18n import Listed
 from ..names import suggest
 from .base import _SCHEMA_LISTS, _SCHEMA_MAPS, _SCHEMA_ONE, DRAFT_2020_12, SchemaError, _shape, join, ref_loop, show, transform
 from .ecma import ecma_to_python
@@ -120,7 +121,7 @@ def _validator_class(schema: Any, documents: Mapping[str, Any]) -> Any:
         return jsonschema.Draft202012Validator
     unknown = sorted(v for v, required in vocabularies.items() if required and v not in VOCABULARIES)
     if unknown:
-        raise SchemaError("schema.vocabularies", dialect=dialect, names=", ".join(unknown))
+        raise SchemaError("schema.vocabularies", dialect=dialect, names=Listed(unknown))
     keywords = set().union(*(VOCABULARIES[v] for v in vocabularies if v in VOCABULARIES), VOCABULARIES[_V + "core"])
     base = jsonschema.Draft202012Validator
     return validators.create(meta_schema=base.META_SCHEMA, validators={k: f for k, f in base.VALIDATORS.items()

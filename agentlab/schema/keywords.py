@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import json_type
-from ..i18n import Sentence
+from ..i18n import Listed, Sentence
 from .base import _SCHEMA_LISTS, _SCHEMA_MAPS, _SCHEMA_ONE, Pointer, SchemaError, _children, _is_schema, _short_repr, _where
 from .checks import TYPE_TESTS, _is_integer, _is_number
 from .ecma import ecma_to_python
@@ -79,7 +79,7 @@ def _keyword_problem(k: str, v: Any) -> Sentence | None:
         names = [v] if isinstance(v, str) else v
         if not isinstance(names, list) or not names or len(set(map(repr, names))) != len(names) \
                 or any(not isinstance(n, str) or n not in TYPE_TESTS for n in names):
-            return Sentence("schema.why.types", types=", ".join(TYPE_TESTS))
+            return Sentence("schema.why.types", types=Listed(TYPE_TESTS))
     elif k == "enum":
         if not isinstance(v, list):
             return Sentence("schema.why.list")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..i18n import Lang, label, t
+from ..i18n import Lang, joined, label, t
 from ..tools import Registry
 from .builds_guards import _not_yet, _raised, _tally, _wrong
 from .exercises import Feedback
@@ -150,7 +150,7 @@ def build_loop_limits(config: Any, lang: Lang = "en") -> Feedback:
     except Exception as exc:  # noqa: BLE001 - a setting the loop cannot use: a sentence, never a traceback
         return _wrong("06", _raised(exc, lang), lang)
     broken["healthy_runs"] = None if not cut else t("build.nb06.cut_off", lang, n=len(cut),
-                                                    statuses=", ".join(sorted(set(cut))))
+                                                    statuses=joined(sorted(set(cut)), lang, "list"))
     return _tally("06", broken, lang, t("build.nb06.right", lang))
 
 
@@ -234,7 +234,7 @@ def build_answer_every_call(fn: Callable[..., Any] | None, lang: Lang = "en") ->
             answered = [m.get("tool_call_id") for m in out]
             messages.extend(out)
             if answered != asked:
-                why = t("build.nb07.protocol", lang, asked=", ".join(asked), answered=", ".join(map(str, answered))
+                why = t("build.nb07.protocol", lang, asked=joined(asked, lang, "list"), answered=joined(map(str, answered), lang, "list")
                         or "-")
                 break
         if why is None and case == "two_at_once" and (len(desk.refunds), len(desk.tickets)) != (1, 1):
@@ -274,8 +274,8 @@ def build_which_guard(guards: Any, lang: Lang = "en") -> Feedback:
     named = {fault: _guard_named(g) for fault, g in guards.items()}
     unknown = [str(g) for fault, g in guards.items() if g is not None and named[fault] is None]
     if unknown:
-        shown = ", ".join(f"{g} ({label(g, lang)})" if lang != "en" else g for g in GUARDS)
-        return _wrong("08", t("build.nb08.unknown_guard", lang, given=", ".join(unknown), guards=shown), lang)
+        shown = joined((f"{g}（{label(g, lang)}）" if lang != "en" else g for g in GUARDS), lang, "list")
+        return _wrong("08", t("build.nb08.unknown_guard", lang, given=joined(unknown, lang, "list"), guards=shown), lang)
     base = GuardConfig(timeout=0.1)
     broken: dict[str, str | None] = {}
     for fault in _08_FAULTS:

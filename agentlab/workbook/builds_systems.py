@@ -168,7 +168,7 @@ def cut_keeps_pairs(my_cut: Any, lang: Lang = "en") -> Feedback:
         elif len(tail) < want:
             broken.setdefault("build.nb12.too_few", []).append(keep)
     if broken:
-        said_ = [t(key, lang, keeps=", ".join(map(str, keeps[:6])) + ("…" if len(keeps) > 6 else ""), n=len(keeps))
+        said_ = [t(key, lang, keeps=joined(map(str, keeps[:6]), lang, "list") + ("…" if len(keeps) > 6 else ""), n=len(keeps))
                  for key, keeps in broken.items()]
         return _say("wrong", " ".join(said_), lang)
     return _say("right", t("build.nb12.right", lang, n=len(history) - 1), lang)
@@ -231,7 +231,7 @@ def routes_by_language(my_offer: Any, lang: Lang = "en") -> Feedback:
     if hits < target:
         first = missed[0]
         return _say("wrong", t("build.nb13.misses", lang, hits=hits, n=len(asks), target=target, ask=first.ask,
-                               needed=", ".join(first.needed or first.needed_any)), lang)
+                               needed=joined(first.needed or first.needed_any, lang, "list")), lang)
     return _say("right", t("build.nb13.right", lang, hits=hits, n=len(asks)), lang)
 
 

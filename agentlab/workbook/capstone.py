@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ..i18n import Lang, LocalizedError, colon, joined, os_reason, t
+from ..i18n import Lang, Listed, LocalizedError, colon, joined, os_reason, t
 from ..resources import data_file
 from ..scenarios import SCENARIOS, Scenario
 
@@ -58,7 +58,7 @@ def _from_file(path: Path, shown: str) -> Scenario:
     if path.is_dir():
         raise DeskError("capstone.desk_is_dir", path=shown)
     if not path.is_file():
-        raise DeskError("capstone.desk_missing", path=shown, known=", ".join([BROKEN, *SCENARIOS]))
+        raise DeskError("capstone.desk_missing", path=shown, known=Listed([BROKEN, *SCENARIOS]))
     if path.suffix != ".py":
         raise DeskError("capstone.desk_not_py", path=shown)
     name = f"_agentlab_desk_{abs(hash(str(path.resolve())))}"

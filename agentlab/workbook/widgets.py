@@ -400,7 +400,7 @@ class ApprovalDesk(App):
         tags = {"failed": f" [{t('ui.failed_once', lang)}]", "unknown": f" [{t('ui.outcome_unknown', lang)}]"}
         self.choice.options = [(f"{a.tool} {a.args} ({a.reason})" + tags.get(a.state, ""), a.id) for a in items]
         self.choice.value = items[0].id if items else None
-        waiting = (t("ui.pending", lang, what=", ".join(a.id for a in items)) if items
+        waiting = (t("ui.pending", lang, what=joined((a.id for a in items), lang, "list")) if items
                    else t("ui.none_pending", lang))
         self.status.value = (self.said + "<br>" if self.said else "") + waiting
 
