@@ -63,8 +63,9 @@ def _keys_list_revoke(keys: Any) -> None:
         p.add_argument("--lang", choices=("en", "zh"), default=argparse.SUPPRESS)
 
 
-def _keys_command(ns: argparse.Namespace, keys: Any) -> int:
-    """``keys list`` (stdout) or ``keys revoke`` (stderr) on ``keys`` (a KeyStore); create stays with its command."""
+def _keys_command(ns: argparse.Namespace, keys: Any, command: str = "site") -> int:
+    """``keys list`` (stdout) or ``keys revoke`` (stderr) on ``keys`` (a KeyStore); create stays with its command
+    (``command``: the site's or the gateway's, named where no key exists yet)."""
     lang = ns.lang
 
     def when(ts: float) -> str:
@@ -72,7 +73,7 @@ def _keys_command(ns: argparse.Namespace, keys: Any) -> int:
     if ns.keys_command == "list":
         records = keys.all()
         if not records:
-            print(t("site.keys.none", lang), file=sys.stderr)
+            print(t("site.keys.none", lang, command=command), file=sys.stderr)
         for r in records:
             state = t("site.keys.active", lang) if r.revoked is None else t("site.keys.revoked", lang,
                                                                               when=when(r.revoked))
@@ -211,7 +212,7 @@ def _gateway_keys(ns: argparse.Namespace) -> int:
     from .site.keys import KeyStore, parse_quota
     keys = KeyStore(Path(_writable_dir(ns.data, "--data")) / "keys.db")
     if ns.keys_command != "create":
-        return _keys_command(ns, keys)
+        return _keys_command(ns, keys, "gateway")
     names = [n.strip() for n in ns.key_skills.split(",") if n.strip()]
     if not names:
         raise InputError("site.no_skills")

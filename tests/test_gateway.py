@@ -510,6 +510,9 @@ def test_keyless_callers_share_one_clients_limit_when_the_operator_allows_them(g
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_gateway_command_makes_lists_and_revokes_keys(tmp_path, capsys, lang):
     from agentlab.cli import main
+    # with no key yet, the way to make one is the gateway's own command (it named the site's)
+    assert main(["gateway", "keys", "list", "--data", str(tmp_path), "--lang", lang]) == 0
+    assert "agentlab gateway keys create" in capsys.readouterr().err
     assert main(["gateway", "keys", "create", "--name", "bot", "--data", str(tmp_path), "--lang", lang]) == 0
     key = capsys.readouterr().out.strip()
     record = KeyStore(tmp_path / "keys.db").check(key)
