@@ -5,6 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from fastapi.testclient import TestClient
 from site_helpers import Clock
+from typography import english_punctuation
 
 from agentlab.site.app import create_app
 from agentlab.site.service import SkillSite
@@ -124,6 +125,11 @@ def test_errors_speak_chinese(site, http):
     key, _ = site.create_key("zh", ["get_order"])
     reply = post(http, "create_refund", {}, key, **{"Accept-Language": "zh"})
     assert reply.status_code == 403 and "无权" in reply.json()["error"]["message"]
+    # a malformed body's two sentences, joined as Chinese joins them (it read "…对象。 请求体必须是…")
+    bad = http.post("/api/skills/get_order/execute", content=b"city=Beijing",
+                    headers={"X-API-Key": key, "Accept-Language": "zh", "Content-Type": "application/json"})
+    said = json.dumps(bad.json(), ensure_ascii=False)
+    assert bad.status_code == 400 and "。请求体" in said and not english_punctuation(said), said
 
 
 def test_a_site_whose_store_is_down_answers_503_in_its_own_shape_and_runs_nothing(tmp_path):

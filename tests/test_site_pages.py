@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from site_helpers import Clock, SiteServer
 from test_browser import _browser, _need_browser
 from test_site_contract import cli
-from typography import ascii_colons
+from typography import english_punctuation
 
 from agentlab.site.app import create_app
 from agentlab.site.pages import CSP
@@ -143,7 +143,7 @@ def test_every_page_speaks_chinese(site, http, how):
     # every page, each skill's detail among them, punctuated as Chinese: the market read "调用次数: 2"
     pages = [market, detail, log, http.get("/keys", **how).text, http.get("/skills/current_wether", **how).text,
              *(http.get(f"/skills/{name}", **how).text for name in site.skills)]
-    assert not [c for page in pages for c in ascii_colons(page, page=True)]
+    assert not [c for page in pages for c in english_punctuation(page, page=True)]
 
 
 def test_the_language_switch_keeps_the_filters(site, http):

@@ -15,6 +15,8 @@ ASCII_COLON = re.compile(rf"[{_HAN}）」》”][ \t]*:(?!//)|:[ \t]+[{_HAN}（�
 #: an ASCII comma or semicolon beside Chinese (完成, 等了 500 ms; 3 次错误调用, 3 轮次): Chinese takes ， 、 or ；.
 #: A comma between digits (1,200) or inside a list of codes (0.5b, 1.5b) has no Chinese beside it.
 ASCII_COMMA = re.compile(rf"[{_HAN}）」》”][ \t]*[,;](?!\d)|[,;][ \t]*[{_HAN}（「《“]")
+#: a space after a full-width mark, before Chinese (…对象。 请求体…: two sentences joined the English way)
+SPACED = re.compile(rf"[。！？；，、：][ \t]+[{_HAN}（「《“]")
 
 
 def readable(page: str) -> str:
@@ -36,8 +38,9 @@ def ascii_commas(text: str, *, page: bool = False) -> list[str]:
 
 
 def english_punctuation(text: str, *, page: bool = False) -> list[str]:
-    """Every ASCII colon, comma or semicolon a Chinese reader meets in ``text``."""
-    return ascii_colons(text, page=page) + ascii_commas(text, page=page)
+    """Every ASCII colon, comma or semicolon a Chinese reader meets in ``text``, and every space after a full-width
+    mark (sentences joined the English way)."""
+    return ascii_colons(text, page=page) + ascii_commas(text, page=page) + _around(SPACED, readable(text) if page else text)
 
 
 def _around(pattern: re.Pattern[str], text: str) -> list[str]:

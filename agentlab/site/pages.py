@@ -248,7 +248,8 @@ def log_page(site: SkillSite, lang: Lang, *, skill: str = "", status: str = "", 
                  skills=sorted({str(x.get("skill")) for x in lines if x.get("skill")} | set(site.skills)),
                  statuses=sorted({str(x.get("status")) for x in lines if x.get("status") is not None}),
                  key_names=sorted({str(x["key_name"]) for x in lines if x.get("key_name")}),
-                 intro=" ".join(t(k, lang) for k in ("page.logs.intro", "page.logs.masked", "page.logs.keyless")),
+                 intro=joined((t(k, lang) for k in ("page.logs.intro", "page.logs.masked", "page.logs.keyless")), lang,
+                              "sentence"),
                  count=t("page.showing", lang, shown=len(shown), matched=len(picked), total=len(lines)),
                  clear_url=_url("/logs", {"lang": lang}), rows=_log_rows(shown))
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ToolError, make_error
-from ..i18n import Lang, t
+from ..i18n import Lang, joined, t
 from ..jsonutil import MAX_DEPTH, lone_surrogates, parse_strict
 from .execute import body, http_status
 from .hints import fallback_hint
@@ -80,7 +80,8 @@ def read_body(raw: bytes, limit: int = MAX_BODY) -> tuple[dict | None, str | Non
 
 def bad_body(problem: str, lang: Lang, limit: int = MAX_BODY) -> HttpReply:
     """The 4xx for a body :func:`read_body` refused: what was wrong, and the shape that is expected."""
-    message = {lg: t(f"site.bad_body.{problem}", lg, limit=limit) + " " + t("site.bad_body", lg) for lg in ("en", "zh")}
+    message = {lg: joined((t(f"site.bad_body.{problem}", lg, limit=limit), t("site.bad_body", lg)), lg, "sentence")
+               for lg in ("en", "zh")}
     return reply(make_error("BAD_REQUEST", message=message), lang, status=413 if problem == "too_large" else 400)
 
 

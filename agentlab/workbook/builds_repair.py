@@ -178,5 +178,5 @@ def reask_policy_holds(my_reask: Any, lang: Lang = "en") -> Feedback:
     said_ = t("build.nb18.right", lang, kept=sum(repairs.values()), by_size=by_size, made=made, always=always,
               saved=always - made)
     if second:
-        said_ += " " + t("build.nb18.second", lang, n=second)
+        said_ = joined((said_, t("build.nb18.second", lang, n=second)), lang, "sentence")
     return _say("right", said_, lang)

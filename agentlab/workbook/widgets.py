@@ -514,7 +514,7 @@ class BadCaseReview(App):
         text = t("ui.promoted", lang, id=new.id, suite=Path(str(self.suite)).name, loop=t("loop." + r.run.loop, lang),
                  status=t("status." + check.run.status, lang), verdict=verdict)
         if not check.passed:
-            text += " " + t("ui.reproduces", lang)
+            text = joined((text, t("ui.reproduces", lang)), lang, "sentence")
         self.result.value = html.escape(text)
         return new
 
