@@ -123,6 +123,15 @@ def test_a_malformed_case_is_a_usage_error(tmp_path):
     assert done.returncode == 2 and "echo_n/cases.jsonl:1" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_every_shipped_case_has_a_chinese_name():
+    """notebook 15's check named the failing cases in English in Chinese ("a subject of 121 characters"): each case
+    of a shipped skill names itself in Chinese too, and a report in Chinese uses that name."""
+    shipped = [c for c in load_check_cases(desks=False)]
+    assert len(shipped) >= 30
+    assert all(re.search(r"[\u4e00-\u9fff]", c.name_in("zh")) and c.name_in("en") == c.name for c in shipped), \
+        [c.name for c in shipped if not re.search(r"[\u4e00-\u9fff]", c.name_in("zh"))]
+
+
 def test_the_judge_reads_every_expectation():
     case = CheckCase("s", "boundary", "x", {}, {"status": 422, "error": "INVALID_ARGS", "fields": ["a"], "fallback_hint": True})
     body = {"success": False, "error": {"code": "INVALID_ARGS", "problems": [{"field": "b"}]}, "fallback_hint": None}

@@ -60,9 +60,14 @@ class CheckCase:
     expect: Mapping[str, Any]
     files: Mapping[str, Any] = field(default_factory=dict)
     source: str = ""
+    i18n: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # {"zh": {"name": ...}}, as a skill.json's
 
     def __repr__(self) -> str:
         return f"CheckCase({self.skill}, {self.kind}, {self.name!r})"
+
+    def name_in(self, lang: Lang = "en") -> str:
+        """The case's name in ``lang`` where the case gives it, else as written."""
+        return self.i18n.get(lang, {}).get("name") or self.name
 
 
 @dataclass(frozen=True)
@@ -111,7 +116,7 @@ class CheckReport:
         for o in self.outcomes:
             if not o.passed:
                 out.append(t("check.case_failed", lang, skill=o.case.skill, kind=t("check." + o.case.kind, lang),
-                             name=o.case.name, source=o.case.source,
+                             name=o.case.name_in(lang), source=o.case.source,
                              why=joined((said(p, lang) for p in o.problems), lang)))
         for skill, kinds in sorted(self.missing.items()):
             if kinds:
@@ -146,8 +151,9 @@ def _read(path: Path, default_skill: str | None) -> list[CheckCase]:
                 or not isinstance(data.get("expect"), dict) or not set(data["expect"]) <= _EXPECT:
             raise ValueError(f"{where}: a case needs skill, kind (one of {', '.join(KINDS)}), arguments and expect "
                              f"(keys among {', '.join(sorted(_EXPECT))})")
+        said = data.get("i18n") if isinstance(data.get("i18n"), dict) else {}
         cases.append(CheckCase(skill, data["kind"], str(data.get("name", f"line {n}")), data["arguments"], data["expect"],
-                          data.get("files") or {}, where))
+                               data.get("files") or {}, where, said))
     return cases
 
 

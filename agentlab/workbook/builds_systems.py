@@ -348,7 +348,7 @@ def skill_schema_holds(my_schema: Any, lang: Lang = "en") -> Feedback:
                     if _judge(case, reply.status, reply.body):
                         named = sorted({str(p.get("field"))
                                         for p in (reply.body.get("error") or {}).get("problems") or []})
-                        failed.append(t("build.nb15.case", lang, name=case.name, got=reply.status,
+                        failed.append(t("build.nb15.case", lang, name=case.name_in(lang), got=reply.status,
                                         want=case.expect.get("status", 200), fields=joined(named, lang, "list") or "-",
                                         expected=joined(case.expect.get("fields", ()), lang, "list") or "-"))
             finally:
