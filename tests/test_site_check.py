@@ -125,9 +125,9 @@ def test_a_malformed_case_is_a_usage_error(tmp_path):
 
 def test_every_shipped_case_has_a_chinese_name():
     """notebook 15's check named the failing cases in English in Chinese ("a subject of 121 characters"): each case
-    of a shipped skill names itself in Chinese too, and a report in Chinese uses that name."""
-    shipped = [c for c in load_check_cases(desks=False)]
-    assert len(shipped) >= 30
+    of a shipped skill and of the desks names itself in Chinese too, and a report in Chinese uses that name."""
+    shipped = load_check_cases()
+    assert len(shipped) >= 100
     assert all(re.search(r"[\u4e00-\u9fff]", c.name_in("zh")) and c.name_in("en") == c.name for c in shipped), \
         [c.name for c in shipped if not re.search(r"[\u4e00-\u9fff]", c.name_in("zh"))]
 
