@@ -76,7 +76,7 @@ class TextEquivalent:
         return [*out, *self.notes]
 
     def __str__(self) -> str:
-        return f"{t('a11y.in_words', self.lang)} " + "\n".join(self.lines())
+        return joined((t("a11y.in_words", self.lang), "\n".join(self.lines())), self.lang, "sentence")
 
     def _repr_html_(self) -> str:
         e = html.escape

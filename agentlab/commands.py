@@ -405,7 +405,7 @@ def eval_text(report: dict, lang: Lang = "en") -> list[str]:
         # each metric by the name the reader's tables give it (a Chinese reader read "tokens_per_task n/a")
         lines.append(f"  [{label(layer, lang)}] " + joined((f"{label(k, lang)} {_value(k, v, lang)}" for k, v in metrics.items()),
                                               lang, "list"))
-    lines.append("  pass^k " + ", ".join(f"k={k} {_value('pass', v)}" for k, v in report["pass^k"].items()))
+    lines.append("  pass^k " + joined((f"k={k} {_value('pass', v, lang)}" for k, v in report["pass^k"].items()), lang, "list"))
     f = report["failures"]
     named = {"by_category": "class.", "by_stage": "stage.", "rule_blocked": None}  # retry classes, stages; codes as codes
     for key in ("by_category", "by_stage", "rule_blocked"):

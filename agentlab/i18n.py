@@ -207,6 +207,10 @@ class Sentence(str):
         # a field that can say itself in either language (a list of names, another sentence) does
         return t(self.key, lang, **{k: said(v, lang) if hasattr(v, "localized") else v for k, v in self.fields.items()})
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # copied or pickled as its key and fields: a str subclass is otherwise rebuilt from its text alone
+        return _sentence, (self.key, self.fields)
+
 
 class Listed(str):
     """Names in a list, for a sentence said later in either language: as text (English) joined with ", ", and with
@@ -224,6 +228,13 @@ class Listed(str):
     def localized(self, lang: Lang = "en") -> str:
         return joined(self.items, lang, "list")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Listed, (self.items,)  # as its names: rebuilt from its text, a copy listed its letters
+
+
+def _sentence(key: str, fields: dict[str, Any]) -> Sentence:
+    return Sentence(key, **fields)
+
 
 class LocalizedError(ValueError):
     """A bad input whose sentence lives in the catalogue. ``str()`` is the English line;
@@ -234,7 +245,7 @@ class LocalizedError(ValueError):
         super().__init__(self.localized("en"))
 
     def localized(self, lang: Lang = "en") -> str:
-        # a field that can say itself in either language (a SchemaError) does
-        fields = {k: t(str(v), lang) if k == "what" else said(v, lang) if hasattr(v, "localized") else v
-                  for k, v in self.fields.items()}
+        # a field that can say itself in either language (a SchemaError) does; an OSError is said by its errno
+        fields = {k: t(str(v), lang) if k == "what" else said(v, lang) if hasattr(v, "localized")
+                  else said(os_reason(v), lang) if isinstance(v, OSError) else v for k, v in self.fields.items()}
         return t(self.key, lang, **fields)

@@ -63,9 +63,8 @@ def read_text(path: str | Path, what: str, error: Callable[..., Exception]) -> s
         raise error("input.missing", **where) from None
     except UnicodeDecodeError:
         raise error("input.not_text", **where) from None
-    except OSError as exc:
-        from .i18n import os_reason
-        raise error("input.unreadable", reason=os_reason(exc), **where) from None
+    except OSError as exc:  # the error says why in its reader's language (agentlab.i18n.os_reason)
+        raise error("input.unreadable", reason=OSError(exc.errno, exc.strerror), **where) from None  # no frames kept
 
 
 def datasets_dir() -> Path:

@@ -410,3 +410,19 @@ def test_names_listed_in_an_error_are_listed_as_the_readers_language_lists(tmp_p
     with pytest.raises(SchemaError) as broken:
         compile_schema({"type": "strnig"})
     assert "、" in broken.value.localized("zh") and ", " not in broken.value.localized("zh"), broken.value.localized("zh")
+
+
+def test_a_sentence_or_a_list_survives_a_copy_and_a_pickle():
+    """A str subclass is rebuilt from its text by copy and pickle: a copied Listed listed its letters ("a, f, t, e...")
+    and a copied Sentence raised KeyError; each now travels as its names or its key and fields."""
+    import copy
+    import errno
+    import pickle
+
+    from agentlab.i18n import Listed, Sentence, os_reason, said
+    listed = Listed(["aftersales", "expense"])
+    sentence = Sentence("schema.why.types", types=listed)
+    reason = os_reason(FileNotFoundError(errno.ENOENT, "No such file or directory"))
+    for value in (listed, sentence, reason):
+        for again in (copy.copy(value), copy.deepcopy(value), pickle.loads(pickle.dumps(value))):
+            assert str(again) == str(value) and said(again, "zh") == said(value, "zh"), (value, again)

@@ -132,6 +132,14 @@ def test_every_shipped_case_has_a_chinese_name():
         [c.name for c in shipped if not re.search(r"[\u4e00-\u9fff]", c.name_in("zh"))]
 
 
+def test_a_case_whose_other_language_is_not_a_name_is_refused_with_its_line(tmp_path):
+    folder = counter(tmp_path / "skills")
+    (folder / "cases.jsonl").write_text('{"kind": "normal", "name": "one", "arguments": {"n": 1}, "expect": {}, '
+                                        '"i18n": {"zh": "一"}}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="cases.jsonl:1"):
+        load_check_cases(tmp_path / "skills", desks=False)
+
+
 def test_the_judge_reads_every_expectation():
     case = CheckCase("s", "boundary", "x", {}, {"status": 422, "error": "INVALID_ARGS", "fields": ["a"], "fallback_hint": True})
     body = {"success": False, "error": {"code": "INVALID_ARGS", "problems": [{"field": "b"}]}, "fallback_hint": None}

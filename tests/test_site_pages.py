@@ -344,6 +344,27 @@ def test_every_skill_speaks_chinese_on_its_page_and_in_its_hints(site, http):
         assert "缺少" in hints and not re.search(r"[A-Za-z]{3,} [a-z]{3,}", re.sub(r"\w+_\w+|`[^`]*`", "", hints)), hints
 
 
+@pytest.mark.parametrize("words", [{"fields": {"city": {"text": "城市"}}}, {"notes": "abc"}, {"changelog": ["1.0.0"]},
+                                   {"display_name": 3}, {"summary": "x"}])
+def test_a_skills_words_in_another_language_are_checked_when_it_registers(words):
+    """A description in Chinese that was not text was accepted, and every Chinese call then failed (500) while English
+    ones worked; notes given as text were shown letter by letter. They are refused when the skill registers."""
+    import dataclasses
+
+    from agentlab.site.skills import load_skills, shipped_dir
+    weather = next(s for s in load_skills(shipped_dir()) if s.name == "current_weather")
+    with pytest.raises(ValueError, match="i18n"):
+        dataclasses.replace(weather.meta, i18n={"zh": {**weather.meta.i18n["zh"], **words}})
+
+
+def test_a_desk_tool_the_catalogue_does_not_name_is_shown_by_its_own_name(monkeypatch):
+    """A desk that grows a tool before the catalogue names it: the site still builds (it raised KeyError)."""
+    import agentlab.site.desks as desks
+    monkeypatch.setattr(desks, "catalogue_keys", lambda: [])
+    named = {s.name: s.meta for s in desks.desk_skills()}
+    assert named["get_order"].display_name == "get order" and named["get_order"].text("display_name", "zh") == "get_order"
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_detail_shows_the_parameter_validation_pass_rate_from_the_call_log(site, http, lang):
     key, _ = site.create_key("teacher")

@@ -226,7 +226,8 @@ def _tip(cell: Mapping[str, Any], lang: Lang) -> str:
         parts.append(f"{t('probe.told', lang)}{colon(lang)}{cell['told'][:240]}")
     if cell.get("tool_error"):
         parts.append(f"{t('probe.tool_error', lang)}{colon(lang)}{cell['tool_error'][:240]}")
-    parts.append(f"{t('probe.statuses', lang)}{colon(lang)}" + ", ".join(f"{k} {n}" for k, n in cell.get("statuses", {}).items()))
+    parts.append(f"{t('probe.statuses', lang)}{colon(lang)}"
+                 + joined((f"{k} {n}" for k, n in cell.get("statuses", {}).items()), lang, "list"))
     return "\n".join(parts)
 
 

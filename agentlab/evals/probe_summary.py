@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from ..i18n import Lang, colon, t
+from ..i18n import Lang, colon, joined, t
 
 __all__ = ["BOUNDED", "FAILING", "summary_lines"]  # summarize: the probe puts it in every report
 
@@ -61,17 +61,19 @@ def summary_lines(report: Mapping[str, Any], lang: Lang = "en") -> list[str]:
                not_caught=s["verdicts"].get("not_caught", 0), not_repaired=s["verdicts"].get("not_repaired", 0), rate=rate)
              + (t("probe.scripted_ceiling", lang) if report.get("meta", {}).get("scripted") else "")]
     if s.get("tool_failed"):
-        lines.append(t("probe.cli_tool_failed", lang, n=s["tool_failed"], tools=_names(s["tools_failed"])))
+        lines.append(t("probe.cli_tool_failed", lang, n=s["tool_failed"], tools=_names(s["tools_failed"], lang)))
     schema = [u for u in s.get("unprobed", []) if u.get("why") not in BOUNDED]
     other = [u for u in s.get("unprobed", []) if u.get("why") in BOUNDED]
     for key, unprobed in (("probe.cli_unprobed", schema), ("probe.cli_unprobed_other", other)):
         if unprobed:
             lines.append(t(key, lang, n=len(unprobed), total=len(report["tools"]),
-                           tools=_names([f'{u["tool"]}{colon(lang)}{u.get(lang) or u["en"]}' for u in unprobed], sep="; ")))
+                           tools=_names([f'{u["tool"]}{colon(lang)}{u.get(lang) or u["en"]}' for u in unprobed], lang,
+                                        how="clause")))
     partial = s.get("partial", [])
     if partial:
         lines.append(t("probe.cli_partial", lang, n=len({p["tool"] for p in partial}),
-                       tools=_names([f'{p["tool"]}{colon(lang)}{p.get(lang) or p["en"]}' for p in partial], sep="; ")))
+                       tools=_names([f'{p["tool"]}{colon(lang)}{p.get(lang) or p["en"]}' for p in partial], lang,
+                                    how="clause")))
     return lines
 
 
@@ -79,5 +81,8 @@ def summary_lines(report: Mapping[str, Any], lang: Lang = "en") -> list[str]:
 BOUNDED = frozenset({"probe.why.total_time", "probe.why.tool_time", "probe.why.internal"})
 
 
-def _names(names: Sequence[str], most: int = 5, sep: str = ", ") -> str:
-    return sep.join(names[:most]) + (f"{sep}…(+{len(names) - most})" if len(names) > most else "")
+def _names(names: Sequence[str], lang: Lang, most: int = 5, how: Literal["list", "clause"] = "list") -> str:
+    """The first ``most`` names (or tools with why), as ``lang`` lists them, and how many more."""
+    shown = joined(names[:most], lang, how)
+    return shown + (joined(("", f"…{t('word.and_more', lang, n=len(names) - most).strip()}"), lang, how)
+                    if len(names) > most else "")

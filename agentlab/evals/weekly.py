@@ -448,6 +448,22 @@ def taxonomy(lang: Lang = "en") -> list[str]:
     return [t("stage." + s, lang) for s in STAGES] + [class_name(c, lang) for c in FAILURE_CLASSES]
 
 
+def _group_name(words: list[str], texts: Sequence[str]) -> str:
+    """A group's name: the longest Chinese phrase its notes share (found only for the groups offered, each pair
+    skipped once a longer phrase holds it, and no search past the longest phrase tried: notes that repeat each other
+    cost no more than others), else its longest word, the first in order among equals."""
+    best = ""
+    for pair in sorted(w for w in words if _HAN.fullmatch(w)):
+        if len(best) >= _LONGEST_ZH:
+            break
+        if pair in best:
+            continue
+        found = _longest(pair, texts)
+        if (-len(found), found) < (-len(best), best):
+            best = found
+    return best or min(words, key=lambda w: (-len(w), w))
+
+
 def suggest_groups(notes: Sequence[Note], lang: Lang = "en", conversations: Iterable[FailedConversation] = (),
                    *, limit: int = 8) -> list[Suggestion]:
     """Groups proposed from the notes' own words (a word or a Chinese phrase shared by two notes or more, the most
@@ -471,9 +487,7 @@ def suggest_groups(notes: Sequence[Note], lang: Lang = "en", conversations: Iter
     out: list[Suggestion] = []
     for group in sorted(by_set, key=lambda s: (len(s) == everyone, -len(s), min(by_set[s])))[:limit]:
         texts = [text_of[i] for i in sorted(group)]
-        # named by the longest phrase its notes share (found only for the groups offered: a long note costs little)
-        named = [_longest(w, texts) if _HAN.fullmatch(w) else w for w in by_set[group]]
-        out.append(Suggestion(min(named, key=lambda w: (-len(w), w)), tuple(sorted(group)), "words"))
+        out.append(Suggestion(_group_name(by_set[group], texts), tuple(sorted(group)), "words"))
     by_conv: dict[str, list[int]] = {}
     for n in notes:
         by_conv.setdefault(n.conversation, []).append(n.id)

@@ -151,7 +151,10 @@ def _read(path: Path, default_skill: str | None) -> list[CheckCase]:
                 or not isinstance(data.get("expect"), dict) or not set(data["expect"]) <= _EXPECT:
             raise ValueError(f"{where}: a case needs skill, kind (one of {', '.join(KINDS)}), arguments and expect "
                              f"(keys among {', '.join(sorted(_EXPECT))})")
-        said = data.get("i18n") if isinstance(data.get("i18n"), dict) else {}
+        said = data.get("i18n", {})
+        if not isinstance(said, dict) or not all(isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
+                                                 for v in said.values()):
+            raise ValueError(f'{where}: "i18n" names the case in another language: {{"zh": {{"name": "..."}}}}')
         cases.append(CheckCase(skill, data["kind"], str(data.get("name", f"line {n}")), data["arguments"], data["expect"],
                                data.get("files") or {}, where, said))
     return cases

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from ..errors import Problem, ToolFailure
+from ..i18n import keys as catalogue_keys
 from ..i18n import t
 from ..scenarios import aftersales, expense
 from ..tools import Registry, Tool
@@ -67,13 +68,15 @@ def _skill(name: str, desk: str, tool: Tool, zh: Tool, fallback: dict[str, Any])
     said = {k: v["description"] for k, v in (zh.parameters.get("properties") or {}).items()
             if isinstance(v, dict) and isinstance(v.get("description"), str)}
     shown = f"site.desk_tool.{desk}.{tool.name}"
+    # a tool the catalogue does not name yet (a desk grew one) is shown by its own name, never a KeyError
+    named = shown in catalogue_keys()
     meta = SkillMeta(
-        skill_name=name, display_name=t(shown, "en"), description=tool.description,
+        skill_name=name, display_name=t(shown, "en") if named else tool.name.replace("_", " "), description=tool.description,
         tags=(desk,), input_schema=dict(tool.parameters), rate_class="write" if tool.side_effect else "query",
         idempotency_fields=fields if tool.side_effect else (), idempotency_scope=scope if tool.side_effect else "global",
         notes=(t("site.desk_note", "en"),),
         # the desk's Chinese registry says the same tool in Chinese: its description and each field's
-        i18n={"zh": {"display_name": t(shown, "zh"), "description": zh.description, "notes": [t("site.desk_note", "zh")],
+        i18n={"zh": {"display_name": t(shown, "zh") if named else tool.name, "description": zh.description, "notes": [t("site.desk_note", "zh")],
                      "fields": said}})
 
     def bound(ctx: SkillContext) -> tuple[Registry, Tool]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import Problem
-from ..i18n import Lang
+from ..i18n import LANGS, Lang
 from ..schema import compile_schema
 from ..tools import Registry, Tool
 from .flat import NestedResultWarning, nested_warning
@@ -84,6 +84,24 @@ class SkillMeta:
             raise ValueError(f"timeout must be positive, got {self.timeout!r}")
         compile_schema(dict(self.input_schema))  # a broken schema fails here, at registration
         compile_schema(dict(self.output_schema))
+        self._check_i18n()
+
+    def _check_i18n(self) -> None:
+        """Another language's words, checked at registration: a description that was not text compiled only when a
+        Chinese call came, and every Chinese call then failed (500) while English ones worked."""
+        shapes: dict[str, Callable[[Any], bool]] = {
+            "display_name": lambda v: isinstance(v, str), "description": lambda v: isinstance(v, str),
+            "notes": lambda v: isinstance(v, list | tuple) and all(isinstance(n, str) for n in v),
+            "changelog": lambda v: isinstance(v, Mapping) and all(isinstance(c, str) for c in v.values()),
+            "fields": lambda v: isinstance(v, Mapping) and all(isinstance(d, str) for d in v.values())}
+        for lang, said in self.i18n.items():
+            if lang not in LANGS or not isinstance(said, Mapping):
+                raise ValueError(f"i18n must map a language ({', '.join(LANGS)}) to its words, got {lang!r}")
+            for key, value in said.items():
+                if key not in shapes or not shapes[key](value):
+                    raise ValueError(f"i18n.{lang}.{key}: expected one of {sorted(shapes)} with text for its words "
+                                     "(notes a list, changelog {version: change}, fields {field: description})")
+            compile_schema(dict(self.input_schema_in(lang)))
 
     def __repr__(self) -> str:
         return f"SkillMeta({self.skill_name!r} v{self.version}, {self.rate_class})"

@@ -338,7 +338,11 @@ def skill_schema_holds(my_schema: Any, lang: Lang = "en") -> Feedback:
     with tempfile.TemporaryDirectory(prefix="agentlab-build-15-") as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            meta = dataclasses.replace(shipped.meta, skill_name=draft, input_schema=my_schema)
+            # the learner's schema with the shipped skill's name and words, not its fields' Chinese descriptions (those
+            # belong to the shipped schema: a learner's field of the same name was shown with the shipped one's)
+            words = {lg: {k: v for k, v in said.items() if k in ("display_name", "description")}
+                     for lg, said in shipped.meta.i18n.items()}
+            meta = dataclasses.replace(shipped.meta, skill_name=draft, input_schema=my_schema, i18n=words)
             site = SkillSite(Path(tmp), desks=False, extra=[Skill(meta, shipped.handler, shipped.validate)])
             try:
                 key, _ = site.create_key("build-15")

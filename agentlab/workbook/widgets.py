@@ -21,7 +21,7 @@ from ..a11y import attach, quiet, text_equivalent
 from ..approval import approve, pending, reject
 from ..evals.outcome import reasons_in
 from ..guards import GUARDS, GuardConfig
-from ..i18n import Lang, joined, label, said, t
+from ..i18n import Lang, colon, joined, label, said, t
 from ..jsonutil import JsonReason
 from ..lint import lint
 from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
@@ -152,7 +152,7 @@ def figure(draw: Callable[[Any], Any], size: tuple[float, float] = (7, 3.2)) -> 
 def comparison_html(c: Comparison, lang: Lang = "en") -> str:
     """Both traces, the invalid-call counts, and the plain-language account."""
     n, g = c.naive, c.guarded
-    counts = (f"<p><b>{t('ui.invalid', lang)}</b>{joined(('', ''), lang, 'colon')}{t('ui.naive', lang)} {n.invalid_calls} · "
+    counts = (f"<p><b>{t('ui.invalid', lang)}</b>{colon(lang)}{t('ui.naive', lang)} {n.invalid_calls} · "
               f"{t('ui.guarded', lang)} {g.invalid_calls}</p>")
     account = "".join(f"<li>{html.escape(line)}</li>" for line in explain(c, lang))
     titles = (joined((t("ui.naive", lang), t("status." + n.status, lang)), lang, "colon"),
