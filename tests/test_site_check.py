@@ -136,7 +136,7 @@ def test_a_case_whose_other_language_is_not_a_name_is_refused_with_its_line(tmp_
     folder = counter(tmp_path / "skills")
     (folder / "cases.jsonl").write_text('{"kind": "normal", "name": "one", "arguments": {"n": 1}, "expect": {}, '
                                         '"i18n": {"zh": "一"}}\n', encoding="utf-8")
-    with pytest.raises(ValueError, match="cases.jsonl:1"):
+    with pytest.raises(ValueError, match=r"cases\.jsonl:1"):
         load_check_cases(tmp_path / "skills", desks=False)
 
 
