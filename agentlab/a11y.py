@@ -87,8 +87,9 @@ class TextEquivalent:
         table = (f"<table style='border-collapse:collapse;font-size:14px'><thead><tr>{head}</tr></thead>"
                  f"<tbody>{body}</tbody></table>") if self.rows else ""
         notes = "".join(f"<p style='margin:2px 0'>{e(n)}</p>" for n in self.notes)
-        return (f"<div class='agentlab-text-equivalent' role='note' style='font-size:14px'>"
-                f"<p style='margin:2px 0'><b>{e(t('a11y.in_words', self.lang))}</b> {e(self.summary)}</p>"
+        return ("<div class='agentlab-text-equivalent' role='note' style='font-size:14px'>"
+                "<p style='margin:2px 0'>"
+                + joined((f"<b>{e(t('a11y.in_words', self.lang))}</b>", e(self.summary)), self.lang, "sentence") + "</p>"
                 f"{table}{notes}</div>")
 
     def combine(self, *others: TextEquivalent) -> TextEquivalent:
