@@ -91,7 +91,6 @@ _TECHNICAL = re.compile(r"[\w.:/<>=+^-]*[_.:/<>=+^][\w.:/<>=+^-]*|[A-Z0-9_ -]+|[
                         r"|[\w.]+ \([-+\d.,%]+\)")  # a name and its score (current_weather (18.8))
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")  # CJK punctuation, ideographs, full-width forms
 _missing: set[str] = set()
-_LIST_SEP = {"zh": "、"}
 
 
 @cache
@@ -130,7 +129,7 @@ def label(text: _T, lang: Lang = "en", /) -> _T:
     if _TECHNICAL.fullmatch(text) or _CJK.search(text) or not re.search(r"[A-Za-z]{2}", text):
         return text
     if ", " in text:  # a list of labels (the guards that caught a fault): each said on its own
-        return cast(_T, _LIST_SEP.get(lang, ", ").join(label(part, lang) for part in text.split(", ")))
+        return cast(_T, joined((label(part, lang) for part in text.split(", ")), lang, "list"))
     _missing.add(text)
     return text
 

@@ -83,6 +83,5 @@ BOUNDED = frozenset({"probe.why.total_time", "probe.why.tool_time", "probe.why.i
 
 def _names(names: Sequence[str], lang: Lang, most: int = 5, how: Literal["list", "clause"] = "list") -> str:
     """The first ``most`` names (or tools with why), as ``lang`` lists them, and how many more."""
-    shown = joined(names[:most], lang, how)
-    return shown + (joined(("", f"…{t('word.and_more', lang, n=len(names) - most).strip()}"), lang, how)
-                    if len(names) > most else "")
+    more = [f"…{t('word.and_more', lang, n=len(names) - most).strip()}"] if len(names) > most else []
+    return joined([*names[:most], *more], lang, how)
