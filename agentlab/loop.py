@@ -52,7 +52,7 @@ from .jsonutil import escape_surrogates
 from .models.interface import Model, ModelError, Reply, ToolCall, ToolChoice, Usage, content_text, takes_tool_choice
 from .runs import Run, Status
 from .store import Store, quietly, result_json
-from .timeouts import _can_alarm, run_with_timeout
+from .timeouts import _can_alarm, holding_alarm, run_with_timeout
 from .tools import Registry
 from .trace import Event, finalize
 
@@ -122,7 +122,8 @@ def run_guarded(model: Model, registry: Registry, task: str, *, config: GuardCon
         # restarted (the commonest retry) would run them again on the store that remembers them
         turn.unscoped = {tool.name for tool in registry if session_scoped(tool, config)}
     turn.final_model = final_model
-    return turn.run()
+    with holding_alarm():  # the turn's waits share one SIGALRM timer, set about once per limit, not per wait
+        return turn.run()
 
 
 class _Turn:

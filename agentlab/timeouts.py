@@ -15,18 +15,19 @@ from __future__ import annotations
 import _signal
 import _thread
 import asyncio
+import contextlib
 import os
 import select
 import signal
 import threading
 import time
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import Future
 from typing import Any
 
-__all__ = ["Interrupted", "ReadStillRunning", "WriteTimeout", "can_interrupt", "run_with_timeout", "wait_in_worker",
-           "wait_on_loop"]
+__all__ = ["Interrupted", "ReadStillRunning", "WriteTimeout", "can_interrupt", "holding_alarm", "run_with_timeout",
+           "wait_in_worker", "wait_on_loop"]
 
 
 class ReadStillRunning(TimeoutError):
@@ -318,6 +319,116 @@ def _with_alarm(fn: Callable[[], Any], limit: float) -> Any:
             _signal.setitimer(_ITIMER_REAL, max(prev_left - (time.monotonic() - t0), 1e-3), prev_interval)
 
 
+class _Held:
+    """The main thread's SIGALRM, held for a run of waits (:func:`holding_alarm`, a guarded loop's turn).
+
+    Unheld, every wait installs its handler and sets and clears the timer, and puts both back: four system calls,
+    about 7 us of every wait in a loop that waits twice a tool call (the model, the read). Held, a wait only notes
+    its deadline (``waits``, innermost last); the timer is set only for a wait due before it (``due``), and when it
+    rings early (the wait it was set for has ended) it is set again for the earliest deadline still noted. A turn of
+    calls with the same limit sets it about once per limit, as the event loop's :class:`_Alarm` does.
+
+    A timer that was running when the hold began (pytest-timeout's) keeps its time: its deadline is one more the
+    timer is set for, and its handler runs when it falls due, as it would have."""
+
+    __slots__ = ("depth", "due", "interval", "other", "previous", "waits")
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.waits: list[float] = []  # deadlines (time.monotonic) of the waits in progress
+        self.due = _NEVER  # when the timer rings; _NEVER: not set
+        self.previous: Any = None  # the handler put back when the hold ends
+        self.other = _NEVER  # when the timer found running at the start rings; _NEVER: there was none
+        self.interval = 0.0  # that timer's interval
+
+    def set(self, when: float, now: float) -> None:
+        self.due = when
+        _signal.setitimer(_ITIMER_REAL, max(when - now, 1e-6))
+
+
+_NEVER = float("inf")
+_held = _Held()
+if hasattr(os, "register_at_fork"):  # a child has no timer of its parent's: the next wait sets its own
+    os.register_at_fork(after_in_child=lambda: setattr(_held, "due", _NEVER))
+
+
+def _on_held_alarm(signum: int, frame: Any) -> None:
+    """The held timer rang: a wait past its deadline is interrupted (``_Expired``, told which deadline); a timer
+    that was running before the hold gets its handler; otherwise the timer is set for the next deadline."""
+    held, now = _held, time.monotonic()
+    held.due = _NEVER
+    expired = next((d for d in reversed(held.waits) if d <= now), None)  # the innermost: the first to catch it
+    other = held.other <= now
+    if other:
+        held.other = now + held.interval if held.interval > 0 else _NEVER
+    later = [d for d in held.waits if d is not expired]  # another that expired too rings again at once
+    if held.other < _NEVER:
+        later.append(held.other)
+    if later:
+        held.set(min(later), now)
+    if other:
+        _other_rang(held.previous, signum, frame)
+    if expired is not None:
+        raise _Expired(expired)
+
+
+def _other_rang(handler: Any, signum: int, frame: Any) -> None:
+    """What the timer that was running before the hold would have done, ringing now."""
+    if callable(handler):
+        handler(signum, frame)
+    elif handler == signal.SIG_DFL:  # the default action (the process ends), as it would have been
+        _signal.signal(_SIGALRM, signal.SIG_DFL)
+        os.kill(os.getpid(), _SIGALRM)
+
+
+@contextlib.contextmanager
+def holding_alarm() -> Iterator[None]:
+    """Hold the main thread's SIGALRM for the waits inside (every read and model call of a guarded turn): the
+    handler is installed once and the timer set only when a wait needs it sooner (:class:`_Held`). The handler and
+    a timer that was running are put back at the end. Off the main thread (or on Windows) it does nothing."""
+    if not _can_alarm():
+        yield
+        return
+    held = _held
+    if held.depth == 0:
+        held.previous = _signal.signal(_SIGALRM, _on_held_alarm)
+        left, held.interval = _signal.setitimer(_ITIMER_REAL, 0)
+        now = time.monotonic()
+        held.waits.clear()
+        held.due, held.other = _NEVER, (now + left if left > 0 else _NEVER)
+        if held.other < _NEVER:
+            held.set(held.other, now)
+    held.depth += 1
+    try:
+        yield
+    finally:
+        held.depth -= 1
+        if held.depth == 0:
+            _signal.setitimer(_ITIMER_REAL, 0)
+            _signal.signal(_SIGALRM, held.previous)  # also over one a tool set inside (as an unheld wait does)
+            if held.other < _NEVER:
+                _signal.setitimer(_ITIMER_REAL, max(held.other - time.monotonic(), 1e-3), held.interval)
+            held.previous, held.due, held.other = None, _NEVER, _NEVER
+
+
+def _held_wait(fn: Callable[[], Any], limit: float) -> Any:
+    """``fn()`` under a deadline of the held alarm: noted, and the timer set only if it is due first."""
+    held = _held
+    deadline = time.monotonic() + limit
+    try:
+        held.waits.append(deadline)  # in the try: an alarm due at once still ends here, as a timeout
+        if deadline < held.due:
+            held.set(deadline, deadline - limit)
+        return fn()
+    except _Expired as exc:
+        if not exc.args or exc.args[0] is not deadline:  # an outer wait's deadline: it is that wait's to catch
+            raise
+        raise Interrupted(f"no answer within {limit:g} s") from None
+    finally:
+        if held.waits and held.waits[-1] is deadline:
+            held.waits.pop()
+
+
 def run_with_timeout(fn: Callable[[], Any], limit: float | None, *, write: bool) -> Any:
     """``fn()`` with at most ``limit`` seconds of waiting.
 
@@ -330,6 +441,9 @@ def run_with_timeout(fn: Callable[[], Any], limit: float | None, *, write: bool)
         limit = 1e-6
     limit = min(limit, _LONGEST)
     if not write and _can_alarm():
+        # held (a guarded turn) and still ours: a deadline noted; else the handler and timer set for this wait alone
+        if _held.depth and _signal.getsignal(_SIGALRM) is _on_held_alarm:
+            return _held_wait(fn, limit)
         return _with_alarm(fn, limit)
     return _pool.run(fn, limit, write=write)
 

@@ -142,3 +142,122 @@ def test_a_call_handed_over_from_an_event_loop_runs_on_the_loops_cpu():
     cpus = timeouts._pool.submit(where).result(5)
     assert cpus == {worker.cpu}
     assert worker.cpu in os.sched_getaffinity(0)
+
+
+# --- the held alarm: one SIGALRM timer for a guarded turn's waits ---------------------------------------------
+
+
+class CountingSignal:
+    """``_signal`` as timeouts.py calls it, counting the timer's settings."""
+
+    def __init__(self, real):
+        self.real, self.settings = real, 0
+
+    def setitimer(self, *args):
+        self.settings += 1
+        return self.real.setitimer(*args)
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+@pytest.fixture
+def own_alarm():
+    """The test's own SIGALRM: pytest-timeout's handler and timer are put back afterwards, with their time left."""
+    import signal
+    handler = signal.getsignal(signal.SIGALRM)
+    left, interval = signal.setitimer(signal.ITIMER_REAL, 0)
+    t0 = time.monotonic()
+    yield
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, handler)
+    if left > 0:
+        signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - t0), 1e-3), interval)
+
+
+def test_a_held_turn_sets_the_timer_about_once_not_at_every_wait(monkeypatch, own_alarm):
+    counting = CountingSignal(timeouts._signal)
+    monkeypatch.setattr(timeouts, "_signal", counting)
+    with timeouts.holding_alarm():
+        assert [run_with_timeout(lambda i=i: i, 5.0, write=False) for i in range(40)] == list(range(40))
+    # the hold: read the running timer (none), set it for the first wait, clear it at the end
+    assert counting.settings <= 3
+    counting.settings = 0
+    assert [run_with_timeout(lambda i=i: i, 5.0, write=False) for i in range(40)] == list(range(40))
+    assert counting.settings >= 80  # unheld, each wait sets the timer and clears it
+
+
+def test_a_guarded_turn_holds_the_alarm_for_all_its_waits(monkeypatch, own_alarm):
+    from agentlab import Registry, Tool
+    from agentlab.loop import run_guarded
+    from agentlab.models import ScriptedModel, call, say, tool_calls
+    reg = Registry([Tool("lookup", "Look an order up.", {"type": "object", "properties": {
+        "order_id": {"type": "string"}}, "required": ["order_id"]}, fn=lambda order_id: {"status": "paid"})])
+    script = [tool_calls(call("lookup", {"order_id": f"A{i}"})) for i in range(5)] + [say("done")]
+    counting = CountingSignal(timeouts._signal)
+    monkeypatch.setattr(timeouts, "_signal", counting)
+    run = run_guarded(ScriptedModel(script), reg, "look up five orders")
+    assert run.status == "done" and sum(e.exec_ok is True for e in run.events) == 5
+    assert counting.settings <= 4  # eleven waits (six model turns, five reads) before, two settings each
+
+
+def test_a_held_read_that_hangs_is_stopped_at_its_own_deadline_even_when_the_timer_was_set_for_another(own_alarm):
+    with timeouts.holding_alarm():
+        assert run_with_timeout(lambda: "quick", 0.2, write=False) == "quick"  # the timer is set for +0.2 s
+        t0 = time.monotonic()
+        with pytest.raises(TimeoutError, match=r"0\.5 s"):
+            run_with_timeout(lambda: time.sleep(5), 0.5, write=False)  # rings at +0.2 first: not this wait's yet
+        assert 0.45 <= time.monotonic() - t0 < 3
+        time.sleep(0.3)  # a timer ringing between waits interrupts nothing
+        t0 = time.monotonic()
+        with pytest.raises(TimeoutError, match=r"0\.05 s"):
+            run_with_timeout(lambda: time.sleep(5), 0.05, write=False)  # due sooner than the timer: set for it
+        assert time.monotonic() - t0 < 2
+        assert run_with_timeout(lambda: "next", 5.0, write=False) == "next"
+
+
+def test_a_held_outer_deadline_stops_an_inner_wait_that_still_has_time(own_alarm):
+    def outer():
+        return run_with_timeout(lambda: time.sleep(5), 4.0, write=False)
+
+    with timeouts.holding_alarm():
+        t0 = time.monotonic()
+        with pytest.raises(TimeoutError, match=r"within 0\.1 s"):
+            run_with_timeout(outer, 0.1, write=False)
+        assert time.monotonic() - t0 < 2
+        assert timeouts._held.waits == []
+
+
+def test_a_timer_running_before_the_hold_rings_on_time_inside_it_and_is_put_back_after(own_alarm):
+    import signal
+    rang = []
+
+    def theirs(signum, frame):
+        rang.append(time.monotonic())
+
+    signal.signal(signal.SIGALRM, theirs)
+    signal.setitimer(signal.ITIMER_REAL, 0.2)
+    t0 = time.monotonic()
+    with timeouts.holding_alarm():
+        assert run_with_timeout(lambda: time.sleep(0.5) or "read", 5.0, write=False) == "read"  # not interrupted
+    assert len(rang) == 1 and 0.15 <= rang[0] - t0 < 0.45
+    assert signal.getsignal(signal.SIGALRM) is theirs
+    signal.setitimer(signal.ITIMER_REAL, 10.0)
+    with timeouts.holding_alarm():
+        run_with_timeout(lambda: 1, 5.0, write=False)
+    left, _ = signal.getitimer(signal.ITIMER_REAL)
+    assert 9.0 < left <= 10.0 and signal.getsignal(signal.SIGALRM) is theirs  # its time kept, its handler back
+
+
+def test_a_hold_off_the_main_thread_changes_nothing():
+    out = []
+
+    def worker():
+        with timeouts.holding_alarm():
+            out.append(timeouts._held.depth)
+            with pytest.raises(TimeoutError):
+                run_with_timeout(lambda: time.sleep(1), 0.05, write=False)  # a worker's wait, stopped waiting for
+    th = threading.Thread(target=worker)
+    th.start()
+    th.join(10)
+    assert out == [0]
