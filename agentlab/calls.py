@@ -337,7 +337,7 @@ def _execute_steps(tool: Tool, args: dict, ctx: CallContext, *, key: str,
             # it ran; only the record is missing: the claim stays until its lease ends, then reads "outcome
             # unknown" to a repeat, so it is never run twice on a guess
             note = "done, but the result could not be recorded (the idempotency store was unreachable)"
-        return CallOutcome(render(None, lang, data=plain, **(extra or {})), None, plain, exec_ok=True,
+        return CallOutcome(render(None, lang, data=plain, data_json=stored, **(extra or {})), None, plain, exec_ok=True,
                            retries=retries, note=note)
 
 
@@ -425,7 +425,11 @@ def _guarded_steps(tc: ToolCall, ctx: CallContext, seen: dict[str, int], fn: Cal
         seen[sig] = count = seen.get(sig, 0) + 1
     if cfg.repeat_limit is not None and count >= cfg.repeat_limit:
         return _failed(make_error("LOOP_DETECTED", count=count), lang, exec_ok=None, note="repeated-call breaker")
-    key = _key_of(tool, args, ctx.session_id, text)
+    # the key names a claim, a keyed tool's backend call or a held call: a plain read needs none (its digest was a
+    # SHA-256 of the arguments on every lookup, for nothing)
+    needs_key = (tool.side_effect and cfg.idempotency and not tool.idempotent) or tool.keyed \
+        or (cfg.approval and tool.needs_approval is not None)
+    key = _key_of(tool, args, ctx.session_id, text) if needs_key else ""
 
     def gate() -> CallOutcome | None:
         if cfg.validate:

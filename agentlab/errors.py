@@ -38,6 +38,7 @@ from .redaction import (
     _cut,
     _safe_json,
     _text_of,
+    _untouched,
     find_secrets,
     mask_personal,
     redact,
@@ -267,12 +268,21 @@ class ToolFailure(Exception):
                                 stage=stage, problems=problems)
 
 
-def render(error: ToolError | None, lang: Lang = "en", *, data: Any = None, **extra: Any) -> str:
+def render(error: ToolError | None, lang: Lang = "en", *, data: Any = None, data_json: str | None = None,
+           **extra: Any) -> str:
     """The exact text the model receives for a tool result. The only such function.
 
     ``render(None, data=...)`` is a success; everything else calls this too
-    (traces, viewers, the CLI), so what you see is what the model saw.
+    (traces, viewers, the CLI), so what you see is what the model saw. ``data_json`` is ``data`` as
+    :func:`agentlab.store.result_json` wrote it, when the caller has that text (``data`` read back from it).
     """
+    if error is None and data_json is not None and "ok" not in extra and "data" not in extra \
+            and _untouched(data_json):
+        # strict JSON, its surrogates escaped, no credential in it: the body is built around the text that was stored
+        # rather than serialising ``data`` again (a guarded call's every result was written twice). The same text,
+        # but for a dict whose keys 1 and "1" both became "1": told both, as stored (JSON's reader keeps the last)
+        rest = escape_surrogates(_safe_json(extra))[1:-1] if extra else ""
+        return '{"ok": true, "data": ' + data_json + (", " + rest if rest else "") + "}"
     if error is None:
         body: dict[str, Any] = {"ok": True, "data": data}
     else:

@@ -395,6 +395,11 @@ _BIG_INT_BITS = 10_000  # about 3000 digits: Python refuses to print an int past
 _BODY = json.JSONEncoder(ensure_ascii=False, default=_text_of, allow_nan=False).encode
 
 
+def _untouched(text: str) -> bool:
+    """Whether no rule of :func:`_safe_json` could change the JSON text ``text`` (no trigger of any is in it)."""
+    return not _active(_ESCAPED, text)
+
+
 def _safe_json(body: Any) -> str:
     """``body`` as JSON with credentials removed from every string in it, keys included.
 

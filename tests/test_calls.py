@@ -7,7 +7,7 @@ import pytest
 import agentlab.jsonutil as jsonutil
 from agentlab import Registry, Tool
 from agentlab.loop import run_guarded
-from agentlab.models import ScriptedModel, call, say
+from agentlab.models import ScriptedModel, call, say, tool_calls
 from agentlab.store import MemoryStore
 from agentlab.store_types import digest
 
@@ -173,3 +173,20 @@ def test_a_repeat_while_the_first_write_is_still_waited_for_hears_in_progress():
         runner.join(10)
     assert first[0].error is None
     assert execute(tool, {"order_id": "A1"}, ctx, key="k").replayed and ran == ["A1"]
+
+
+def test_a_plain_read_makes_no_idempotency_key_and_a_write_makes_one(monkeypatch):
+    """The key names a claim, a keyed backend call or a held call; a read has none of them, so its arguments are not
+    hashed for it (a SHA-256 on every lookup)."""
+    import agentlab.calls as calls
+    made = []
+    real = calls._key_of
+    monkeypatch.setattr(calls, "_key_of", lambda tool, *a: made.append(tool.name) or real(tool, *a))
+    schema = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
+    reg = Registry([Tool("lookup", "Look an order up.", schema, fn=lambda order_id: {"status": "paid"}),
+                    Tool("refund", "Refund an order.", schema, fn=lambda order_id: {"refunded": order_id},
+                         side_effect=True)])
+    script = [tool_calls(call("lookup", {"order_id": "A1"})), tool_calls(call("refund", {"order_id": "A1"})),
+              say("done")]
+    run = run_guarded(ScriptedModel(script), reg, "refund A1", store=MemoryStore())
+    assert run.status == "done" and made == ["refund"]

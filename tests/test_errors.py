@@ -98,3 +98,21 @@ def test_a_huge_enum_is_listed_in_part_with_how_many_more():
     (p,) = error["problems"]
     assert len(p["allowed"]) == ALLOWED_SHOWN and p["allowed_total"] == 100_000
     assert "99950 more" in p["hint"] and len(json.dumps(error)) < 5_000
+
+
+@pytest.mark.parametrize("value", [
+    {"status": "paid", "amount": 10.5}, [1, 2.5, None, True], "x\ud800y", 1e16, -0.0, {"nested": [{"c": "退款"}]},
+    {"password": "hunter2"}, {"note": "key sk-abcdefghijklmnopqrstuvwx1234"}, {"trace": 'File "/srv/app.py", line 3'},
+    float("nan"), {"a", "b"}, b"bytes"])
+@pytest.mark.parametrize("extra", [{}, {"cleaned": [{"field": "amount", "before": "10 yuan", "after": 10}]},
+                                   {"replayed": True}])
+def test_a_result_rendered_around_its_stored_text_reads_as_one_serialised_again(value, extra):
+    """The guarded call hands render the result's stored JSON: the text is the one serialising it again gives,
+    secrets removed either way."""
+    from agentlab.store import result_json
+    stored = result_json(value)
+    plain = json.loads(stored)
+    fast = render(None, "en", data=plain, data_json=stored, **extra)
+    assert fast == render(None, "en", data=plain, **extra)
+    assert json.loads(fast).keys() == {"ok", "data", *extra}
+    assert "hunter2" not in fast and "sk-abcdef" not in fast and "/srv/app.py" not in fast
