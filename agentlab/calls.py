@@ -23,6 +23,7 @@ from .guards import GuardConfig
 from .i18n import Lang, t
 from .jsonutil import MAX_DEPTH, canonical, parse_strict
 from .models.interface import ToolCall
+from .records import quick
 from .store import Approval, MemoryStore, SQLiteStore, Store, open_store, quietly, result_json
 from .store_types import digest
 from .timeouts import ReadStillRunning, WriteTimeout, run_with_timeout, wait_on_loop
@@ -61,6 +62,7 @@ class CallContext:
     lang: Lang = "en"
 
 
+@quick
 @dataclass(frozen=True)
 class CallOutcome:
     """One tool call's outcome: exactly what the model is told, and what telemetry records."""

@@ -50,6 +50,7 @@ from .guards import HARD_CAP, GuardConfig
 from .i18n import Lang, t
 from .jsonutil import escape_surrogates
 from .models.interface import Model, ModelError, Reply, ToolCall, ToolChoice, Usage, content_text, takes_tool_choice
+from .records import quick
 from .runs import Run, Status
 from .store import Store, quietly, result_json
 from .timeouts import _can_alarm, holding_alarm, run_with_timeout
@@ -373,6 +374,7 @@ def _refusal(tc: ToolCall, choice: ToolChoice | None, lang: Lang) -> CallOutcome
     return _failed(err, lang, validate_ok=False, exec_ok=None)
 
 
+@quick
 @dataclass(frozen=True)
 class _Asked:
     reply: Reply | None

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .i18n import Lang, colon, t
+from .records import quick
 from .trace import Event, side_by_side_html, to_html
 
 __all__ = ["STATUSES", "Run", "Status", "compare_html"]
@@ -14,6 +15,7 @@ Status = Literal["done", "done_after_self_correction", "escalated", "budget_exha
 STATUSES: tuple[Status, ...] = ("done", "done_after_self_correction", "escalated", "budget_exhausted", "failed")
 
 
+@quick
 @dataclass(frozen=True)
 class Run:
     """The outcome of one run: status, the answer the user sees, and the full trace."""

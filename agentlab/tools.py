@@ -25,6 +25,7 @@ from .errors import Problem, ToolError, ToolFailure, json_type, make_error, rend
 from .i18n import Lang, LocalizedError, check_lang, t
 from .jsonutil import MAX_DEPTH, depth, lone_surrogates, parse_strict
 from .names import suggest
+from .records import quick
 from .schema import close_objects, compile_schema, transform
 
 __all__ = ["LEGACY_TYPES", "BusinessCheck", "BusinessLimit", "Checked", "Registry", "Tool", "ToolsInputError",
@@ -104,6 +105,7 @@ def over_limit(field_: str, got: Any, limit: Any, en: str, zh: str | None = None
     return Problem(field_, "over_limit", got=got, limit=("maximum", limit), detail={"en": en, "zh": zh or en})
 
 
+@quick
 @dataclass(frozen=True)
 class Checked:
     """The outcome of checking one call: ``ok`` with ``args``, or an ``error``."""
@@ -227,22 +229,12 @@ class Registry:
         must not be refused because the order is now refunded).
         """
         lang = lang or self.lang
-        if isinstance(raw, Mapping):
-            args: Any = dict(raw)
-            if depth(args, stop=MAX_DEPTH) > MAX_DEPTH:  # a dict that holds itself is refused here too
-                err = make_error("BAD_JSON", detail=f"nested more than {MAX_DEPTH} levels deep", example=self._example(name))
-                return Checked(name, "", None, err, parse_ok=False, lang=lang)
-            # a framework's dict may hold what JSON has not (a date, a set): its text, never a TypeError
-            raw_text = json.dumps(args, ensure_ascii=False, default=str)
-            if len(raw_text) > MAX_ARGS_CHARS:
-                return Checked(name, raw_text[:MAX_ARGS_CHARS], None, self._too_large(), parse_ok=False, lang=lang)
-        elif len(raw) > MAX_ARGS_CHARS:  # never parsed, kept or walked: a runaway model's megabytes
-            return Checked(name, raw[:MAX_ARGS_CHARS], None, self._too_large(), parse_ok=False, lang=lang)
-        else:
+        if isinstance(raw, str):  # the model's text, the usual call (asked first: Mapping is an ABC, slow to ask)
+            given = False
+            if len(raw) > MAX_ARGS_CHARS:  # never parsed, kept or walked: a runaway model's megabytes
+                return Checked(name, raw[:MAX_ARGS_CHARS], None, self._too_large(), parse_ok=False, lang=lang)
             raw_text = raw
-            if raw.strip() == "":  # some servers send "" for a call without arguments
-                raw = "{}"
-            args, failure = parse_strict(raw, max_depth=MAX_DEPTH)
+            args, failure = parse_strict(raw if raw.strip() else "{}", max_depth=MAX_DEPTH)  # "" from some servers
             if failure is not None:
                 err = make_error("BAD_JSON", detail=failure, example=self._example(name),
                                  position=failure.position)
@@ -250,8 +242,18 @@ class Registry:
             if not isinstance(args, dict):
                 err = make_error("BAD_JSON", _key="BAD_JSON.not_object", got=json_type(args))
                 return Checked(name, raw_text, None, err, parse_ok=False, lang=lang)
+        else:
+            given = True
+            args = dict(raw)
+            if depth(args, stop=MAX_DEPTH) > MAX_DEPTH:  # a dict that holds itself is refused here too
+                err = make_error("BAD_JSON", detail=f"nested more than {MAX_DEPTH} levels deep", example=self._example(name))
+                return Checked(name, "", None, err, parse_ok=False, lang=lang)
+            # a framework's dict may hold what JSON has not (a date, a set): its text, never a TypeError
+            raw_text = json.dumps(args, ensure_ascii=False, default=str)
+            if len(raw_text) > MAX_ARGS_CHARS:
+                return Checked(name, raw_text[:MAX_ARGS_CHARS], None, self._too_large(), parse_ok=False, lang=lang)
         # plain ASCII text without a \u escape cannot hold a lone surrogate: nothing to walk (the usual call)
-        broken = lone_surrogates(args) if isinstance(raw, Mapping) or not raw.isascii() or "\\u" in raw else []
+        broken = lone_surrogates(args) if given or not raw_text.isascii() or "\\u" in raw_text else []
         if broken:  # valid JSON, but not text: nothing downstream could store or send it
             problems = [Problem(p, "broken_text") for p in broken]
             return Checked(name, raw_text, args, make_error("INVALID_ARGS", problems=problems), lang=lang)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 
 from .i18n import Lang, colon, t
 from .i18n import keys as catalogue_keys
+from .records import quick
 
 if TYPE_CHECKING:  # pandas is optional: imported only when a DataFrame is asked for
     import pandas as pd
@@ -29,6 +30,7 @@ __all__ = ["COLORS", "FONT", "SYMBOLS", "Event", "EventKind", "finalize", "first
 EventKind = Literal["model", "tool", "end"]
 
 
+@quick
 @dataclass(frozen=True)
 class Event:
     """One step of a run. ``kind`` is ``model`` (a turn), ``tool`` (one call) or ``end``."""

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from ..errors import CODES, ToolError, make_error, retry_seconds
 from ..i18n import LANGS, both, t
+from ..records import quick
 
 __all__ = ["Model", "ModelCall", "ModelError", "Reply", "ToolCall", "ToolChoice", "Usage", "call", "content_text", "say",
            "takes_tool_choice", "tool_calls"]
@@ -21,6 +22,7 @@ __all__ = ["Model", "ModelCall", "ModelError", "Reply", "ToolCall", "ToolChoice"
 ToolChoice = str
 
 
+@quick
 @dataclass(frozen=True)
 class ToolCall:
     """One tool call as the model wrote it: ``arguments`` is the raw string."""
@@ -36,12 +38,14 @@ class ToolCall:
         return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
 
 
+@quick
 @dataclass(frozen=True)
 class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
 
+@quick
 @dataclass(frozen=True)
 class Reply:
     """One assistant turn: text, tool calls, or both."""
