@@ -156,6 +156,12 @@ def colon(lang: Lang = "en") -> str:
     return t("join.colon", lang)
 
 
+def aside(text: object, lang: Lang = "en") -> str:
+    """``text`` as an aside after what it explains: " (text)" in English, "（text）" in Chinese, where ASCII brackets
+    are English punctuation (已退款 (3 轮次)). Written right after the word: ``f"{label}{aside(count, lang)}"``."""
+    return t("join.aside", lang, text=text)
+
+
 def missing_labels() -> set[str]:
     """Labels asked for in another language that the glossary lacks (since the process started)."""
     return set(_missing)

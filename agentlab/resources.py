@@ -119,5 +119,7 @@ def render_page(template: str, say: Callable[..., str], /, **context: Any) -> st
     (``say(key, **fields)``, the template's ``t``: a sentence in the page's language); only a value the caller
     wrapped in ``markupsafe.Markup`` (a plot's SVG, which matplotlib escaped) goes in as it is. A name the
     template does not get is an error, not an empty string, so a renamed field cannot blank a page silently.
-    ``{{ colon }}`` joins a label and its value as the page's language does (a full-width colon in Chinese)."""
-    return str(_templates().get_template(template).render(t=say, **{"colon": say("join.colon"), **context}))
+    ``{{ colon }}`` joins a label and its value as the page's language does (a full-width colon in Chinese), and
+    ``{{ aside(text) }}`` puts an aside in its brackets (full-width in Chinese)."""
+    return str(_templates().get_template(template).render(
+        t=say, **{"colon": say("join.colon"), "aside": lambda text: say("join.aside", text=text), **context}))

@@ -17,7 +17,7 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from .i18n import Lang, colon, t
+from .i18n import Lang, aside, colon, t
 from .i18n import keys as catalogue_keys
 from .records import quick
 
@@ -209,7 +209,7 @@ def _told(text: str, lang: Lang = "en") -> str:
     if not isinstance(error, dict):
         return _short(text, 600)
     parts = [str(error.get("message", ""))]
-    parts += [f"{p.get('field')}{colon(lang)}{p.get('reason')}" + (f" ({p['hint']})" if p.get("hint") else "")
+    parts += [f"{p.get('field')}{colon(lang)}{p.get('reason')}" + (aside(p["hint"], lang) if p.get("hint") else "")
               for p in error.get("problems", []) if isinstance(p, dict)]
     if error.get("hint"):
         parts.append(str(error["hint"]))

@@ -41,7 +41,7 @@ import pandas as pd
 
 from agentlab import GuardConfig
 from agentlab.evals.metrics import rounds_to_recover
-from agentlab.i18n import both, colon, joined, label, t
+from agentlab.i18n import aside, both, colon, joined, label, t
 from agentlab.workbook.demo import compare_loops
 from agentlab.workbook.exercises import answer_is
 from agentlab.workbook.plots import plot_bars, table_view
@@ -118,11 +118,11 @@ def attempt(budget, n):
 REFUNDED, TURNS = label("refunded", LANG), label("turns", LANG)
 budget_rows = []
 for budget in (2, 3, 4):
-    row = {"budget": budget if budget != GuardConfig().self_correction else f"{budget} ({label('default', LANG)})"}
+    row = {"budget": budget if budget != GuardConfig().self_correction else f"{budget}{aside(label('default', LANG), LANG)}"}
     for n in (1, 2, 3, 4):
         run, refunds = attempt(budget, n)
         row[f"needs {n} re-ask{'s' if n > 1 else ''}"] = \
-            f"{REFUNDED} ({run.steps} {TURNS})" if refunds else label("handed over, 0 refunds", LANG)
+            REFUNDED + aside(f"{run.steps} {TURNS}", LANG) if refunds else label("handed over, 0 refunds", LANG)
     never, _ = attempt(budget, None)
     row["never fixes: bad calls, turns before the hand-over"] = \
         joined([f"{never.invalid_calls} {label('bad calls', LANG)}", f"{never.steps} {TURNS}"], LANG, "comma")

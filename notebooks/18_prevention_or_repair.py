@@ -51,7 +51,7 @@ from IPython.display import display
 
 from agentlab.evals import bfcl
 from agentlab.evals.bfcl_results import graded
-from agentlab.i18n import colon, joined, label, t
+from agentlab.i18n import aside, colon, joined, label, t
 from agentlab.models.constrained import call_grammar
 from agentlab.workbook.exercises import most_repaired_kind
 from agentlab.workbook.plots import cjk_fonts, plot_bars, table_view
@@ -171,7 +171,7 @@ for size in SIZES:
 def kinds_table(size: str) -> pd.DataFrame:
     table = pd.DataFrame(FIG[size].kinds).loc[list(bfcl.KINDS), list(bfcl.MODES)]
     group = {k: t(f"nb18.kind_group.{k}", LANG) for k in ("contract", "meaning")}
-    table.index = [f"{k} ({group['contract'] if k in bfcl.CONTRACT_KINDS else group['meaning']})" for k in table.index]
+    table.index = [k + aside(group["contract"] if k in bfcl.CONTRACT_KINDS else group["meaning"], LANG) for k in table.index]
     table[t("nb18.what_it_is", LANG)] = [t(f"bfcl.kind.{k}", LANG) for k in bfcl.KINDS]
     return table
 

@@ -426,3 +426,10 @@ def test_a_sentence_or_a_list_survives_a_copy_and_a_pickle():
     for value in (listed, sentence, reason):
         for again in (copy.copy(value), copy.deepcopy(value), pickle.loads(pickle.dumps(value))):
             assert str(again) == str(value) and said(again, "zh") == said(value, "zh"), (value, again)
+
+
+def test_an_aside_takes_the_brackets_of_its_language():
+    from agentlab.i18n import aside
+    assert "refunded" + aside("3 turns", "en") == "refunded (3 turns)"
+    assert "已退款" + aside("3 轮次", "zh") == "已退款（3 轮次）"
+    assert aside("{n}", "en") == " ({n})"  # a value is never read as a template

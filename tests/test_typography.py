@@ -81,3 +81,17 @@ def test_the_chinese_pages_are_punctuated_as_chinese():
         text = re.sub(r"`[^`\n]*`", "X", re.sub(r"```.*?```", "", text, flags=re.S))  # code stands as one word
         found += [(path.name, hit) for hit in english_punctuation(text)]
     assert len(pages) > 10 and len(notebooks) >= 20 and not found, found[:10]
+
+
+@pytest.mark.parametrize("text", ["已退款 (3 轮次)", "order_id：missing (缺少必填字段)", "调用次数 (calls)", "+140 µs） (0.72)",
+                                  "<td title='写入 (2 笔)'>2</td>"])
+def test_ascii_brackets_in_chinese_are_found(text):
+    from typography import ascii_parens
+    assert ascii_parens(text, page=True), text
+
+
+@pytest.mark.parametrize("text", ["已退款（3 轮次）", 'connect(url, code, "你的名字")', "[见下文](#一台机器上的工作坊)",
+                                  "refunded (3 turns)", "f(x) 的值", '{"amount": "45元"}'])
+def test_brackets_that_are_not_chinese_punctuation_are_left(text):
+    from typography import ascii_parens
+    assert not ascii_parens(text, page=True), text

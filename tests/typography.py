@@ -15,6 +15,10 @@ ASCII_COLON = re.compile(rf"[{_HAN}）」》”][ \t]*:(?!//)|:[ \t]+[{_HAN}（�
 #: an ASCII comma or semicolon beside Chinese (完成, 等了 500 ms; 3 次错误调用, 3 轮次): Chinese takes ， 、 or ；.
 #: A comma between digits (1,200) or inside a list of codes (0.5b, 1.5b) has no Chinese beside it.
 ASCII_COMMA = re.compile(rf"[{_HAN}）」》”][ \t]*[,;](?!\d)|[,;][ \t]*[{_HAN}（「《“]")
+#: ASCII brackets in Chinese text (已退款 (3 轮次), 调用次数 (calls)): Chinese takes （）. Either they hold Chinese, or
+#: they follow it. A call in code (connect("你的名字")) and a link's address (](#工作坊)) are neither: their bracket
+#: follows a letter, a digit, a dot or a closing square bracket.
+ASCII_PAREN = re.compile(rf"(?<![A-Za-z0-9_.\]])\((?=[^()\n]*[{_HAN}])[^()\n]*\)|[{_HAN}，。：；、）」》”][ \t]*\([^()\n]*\)")
 #: a space after a full-width mark, before Chinese (…对象。 请求体…: two sentences joined the English way)
 SPACED = re.compile(rf"[。！？；，、：][ \t]+[{_HAN}（「《“]")
 
@@ -37,10 +41,16 @@ def ascii_commas(text: str, *, page: bool = False) -> list[str]:
     return _around(ASCII_COMMA, readable(text) if page else text)
 
 
+def ascii_parens(text: str, *, page: bool = False) -> list[str]:
+    """The same for ASCII brackets."""
+    return _around(ASCII_PAREN, readable(text) if page else text)
+
+
 def english_punctuation(text: str, *, page: bool = False) -> list[str]:
-    """Every ASCII colon, comma or semicolon a Chinese reader meets in ``text``, and every space after a full-width
-    mark (sentences joined the English way)."""
-    return ascii_colons(text, page=page) + ascii_commas(text, page=page) + _around(SPACED, readable(text) if page else text)
+    """Every ASCII colon, comma, semicolon or bracket a Chinese reader meets in ``text``, and every space after a
+    full-width mark (sentences joined the English way)."""
+    return (ascii_colons(text, page=page) + ascii_commas(text, page=page) + ascii_parens(text, page=page)
+            + _around(SPACED, readable(text) if page else text))
 
 
 def _around(pattern: re.Pattern[str], text: str) -> list[str]:

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..a11y import NEUTRALS, OKABE_ITO, TextEquivalent, attach, described, ink, symbol
 from ..guards import said_guards
-from ..i18n import Lang, colon, joined, t
+from ..i18n import Lang, aside, colon, joined, t
 from ..resources import CJK_FILES, CJK_FONTS, render_page
 from .probe import BOUNDED
 
@@ -265,7 +265,8 @@ def table_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
 def _category_text(report: Mapping[str, Any], name: str, lang: Lang) -> str:
     for c in report["categories"]:
         if c["name"] == name:
-            return c[lang] + (f" ({t('probe.meant_for', lang)}{colon(lang)}{c['meant_for']})" if c.get("meant_for") else "")
+            return c[lang] + (aside(f"{t('probe.meant_for', lang)}{colon(lang)}{c['meant_for']}", lang)
+                              if c.get("meant_for") else "")
     return name
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..i18n import Lang, joined, label, t
+from ..i18n import Lang, aside, joined, label, t
 from ..tools import Registry
 from .builds_guards import _not_yet, _raised, _tally, _wrong
 from .exercises import Feedback
@@ -285,7 +285,7 @@ def build_which_guard(guards: Any, lang: Lang = "en") -> Feedback:
             continue
         on, off = compare_loops(fault, config=base, lang=lang), compare_loops(fault, config=base.without(guard), lang=lang)
         same = (on.guarded_verdict.passed, on.guarded.status) == (off.guarded_verdict.passed, off.guarded.status)
-        said = guard if lang == "en" else f"{label(guard, lang)} ({guard})"  # as the tables name it, and its field
+        said = guard if lang == "en" else label(guard, lang) + aside(guard, lang)  # as the tables name it, and its field
         broken[fault] = None if not same else t("build.nb08.no_change", lang, guard=said,
                                                 status=label(off.guarded.status, lang))
     return _tally("08", broken, lang, t("build.nb08.right", lang))

@@ -20,7 +20,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..a11y import NEUTRALS, OKABE_ITO, PALETTE, TextEquivalent, attach, described, fmt_number, ink, symbol, text_equivalent
-from ..i18n import Lang, colon, keys, label, t
+from ..i18n import Lang, aside, colon, keys, label, t
 from ..resources import CJK_FILES, CJK_FONTS, CJK_INSTALL
 from ..retry import RetryPolicy, herd
 
@@ -252,7 +252,7 @@ def plot_turns_by_outcome(runs: Mapping[str, Mapping[str, tuple[int, str]]], *, 
             return "-"
         turns, outcome = runs[g][loop]
         said_ = t("outcome." + outcome, lang) if f"outcome.{outcome}" in keys() else label(outcome, lang)
-        return f"{turns} ({symbol(outcome)} {said_})".replace("( ", "(")
+        return f"{turns}{aside(f'{symbol(outcome)} {said_}'.strip(), lang)}"
     return attach(ax, TextEquivalent(lang, _said(title, "a11y.turns", lang), ("", *[t("loop." + lp, lang)
                                      if f"loop.{lp}" in keys() else label(lp, lang) for lp in loops]),
                                      [(label(g, lang), *[cell(g, lp) for lp in loops]) for g in groups],

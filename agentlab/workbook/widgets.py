@@ -21,7 +21,7 @@ from ..a11y import attach, quiet, text_equivalent
 from ..approval import approve, pending, reject
 from ..evals.outcome import reasons_in
 from ..guards import GUARDS, GuardConfig
-from ..i18n import Lang, colon, joined, label, said, t
+from ..i18n import Lang, aside, colon, joined, label, said, t
 from ..jsonutil import JsonReason
 from ..lint import lint
 from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
@@ -269,7 +269,7 @@ def playground_html(schema_text: str, samples: Sequence[str] | None = None, *, n
     answers = "".join(
         f"<tr><td><code>{html.escape(s)}</code></td><td><code>{html.escape(reg.check(name, s, lang=lang).render(lang))}</code></td></tr>"
         for s in samples)
-    return (f"<h4>{t('ui.findings', lang)} ({len(findings)})</h4>{found}"
+    return (f"<h4>{t('ui.findings', lang)}{aside(len(findings), lang)}</h4>{found}"
             f"<h4>{t('ui.samples', lang)}</h4><table class='agentlab-samples'>{answers}</table>")
 
 
@@ -398,7 +398,7 @@ class ApprovalDesk(App):
         lang = self.lang.value
         items = pending(self.store)
         tags = {"failed": f" [{t('ui.failed_once', lang)}]", "unknown": f" [{t('ui.outcome_unknown', lang)}]"}
-        self.choice.options = [(f"{a.tool} {a.args} ({a.reason})" + tags.get(a.state, ""), a.id) for a in items]
+        self.choice.options = [(f"{a.tool} {a.args}{aside(a.reason, lang)}" + tags.get(a.state, ""), a.id) for a in items]
         self.choice.value = items[0].id if items else None
         waiting = (t("ui.pending", lang, what=joined((a.id for a in items), lang, "list")) if items
                    else t("ui.none_pending", lang))
@@ -475,7 +475,7 @@ class BadCaseReview(App):
             row.value = (f"<code>{r.case_id}</code> <b>{t('status.' + r.run.status, lang)}</b><br>{text}<br>"
                          f"<span style='color:#a50e0e'>{why}</span>")
         chosen = self.choice.value
-        self.choice.options = [(f"{r.case_id} ({t('status.' + r.run.status, lang)})", i)
+        self.choice.options = [(r.case_id + aside(t("status." + r.run.status, lang), lang), i)
                                for i, r in enumerate(self.picked) if not r.passed] or [("-", -1)]
         values = [v for _, v in self.choice.options]
         self.choice.value = chosen if chosen in values else values[0]

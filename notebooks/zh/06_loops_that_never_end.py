@@ -37,7 +37,7 @@ LANG = "zh"  # 改成 "en" 就是英文版
 import pandas as pd
 
 from agentlab import run_guarded, run_naive
-from agentlab.i18n import joined, label
+from agentlab.i18n import aside, joined, label
 from agentlab.models import ScriptedModel, call
 from agentlab.scenarios import aftersales
 from agentlab.trace import note_text
@@ -64,8 +64,8 @@ for make in (ping_pong, repeater):
     desk, reg = aftersales.SCENARIO.setup()
     naive = run_naive(make(), reg, "where is my order?")
     guarded = run_guarded(make(), reg, "where is my order?")
-    rows.append({"model": make().name, "naive": f"{label(naive.status, LANG)} ({naive.steps} {label('steps', LANG)})",
-                 "guarded": f"{label(guarded.status, LANG)} ({guarded.steps} {label('steps', LANG)})",
+    rows.append({"model": make().name, "naive": label(naive.status, LANG) + aside(f"{naive.steps} {label('steps', LANG)}", LANG),
+                 "guarded": label(guarded.status, LANG) + aside(f"{guarded.steps} {label('steps', LANG)}", LANG),
                  "reason": note_text(guarded.reason, LANG)})
 hang = compare_loops("hanging_tool", hang_seconds=0.5, lang=LANG)
 rows.append({"model": "hanging tool",
