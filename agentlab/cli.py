@@ -85,6 +85,15 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("metavar", t("cli.command", self.lang))
         return super().add_subparsers(**kwargs)
 
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        # argparse lists the choices itself, each in ASCII quotes and joined with ", " ('check-args', 'lint'): a
+        # Chinese reader gets them listed the Chinese way (check-args、lint), in the catalogue's sentence
+        if self.lang != "en" and action.choices is not None and value not in action.choices:
+            msg = argparse._("invalid choice: %(value)r (choose from %(choices)s)")  # type: ignore[attr-defined]
+            raise argparse.ArgumentError(action, msg % {"value": value, "choices": joined(map(str, action.choices),
+                                                                                          self.lang, "list")})
+        super()._check_value(action, value)
+
     def error(self, message: str) -> NoReturn:
         print(t("cli.usage", self.lang, message=message, prog=self.prog), file=sys.stderr)
         raise SystemExit(2)

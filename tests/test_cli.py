@@ -194,6 +194,18 @@ def test_the_cli_speaks_chinese_in_its_help_and_its_usage_errors(capsys, monkeyp
     assert capsys.readouterr().out.startswith("usage: ")
 
 
+def test_a_wrong_choice_lists_the_choices_as_the_reader_lists_them(capsys):
+    """argparse lists the choices itself, each in ASCII quotes, joined with ", ": a Chinese reader read
+    （可选：'check-args', 'lint', …）."""
+    from agentlab import cli
+    assert cli.main(["--lang", "zh", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "“nope”" in err and "check-args、lint、" in err and "', '" not in err, err
+    assert cli.main(["nope"]) == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'nope' (choose from 'check-args', 'lint'," in err, err  # English as argparse says it
+
+
 def test_the_cli_in_chinese_joins_labels_and_values_as_chinese_does(capsys, monkeypatch):
     """Every command's help, a linter's findings and the capstone's report, in Chinese: argparse wrote its own ASCII
     colon after each section title (位置参数:, 选项:) and the findings read "get_order: 描述..."."""
