@@ -553,6 +553,12 @@ def _say(key: str, lang: str, **fields: object) -> str:
     return text.format(**fields)
 
 
+def _listed(items: list[str], lang: str) -> str:
+    """``items`` listed as ``lang`` lists them (、 between them in Chinese): agentlab.i18n.joined, read from the
+    catalogue, which this file can read before anything is installed."""
+    return _say("join.list", lang).join(items)
+
+
 def _pins() -> dict[str, str]:
     import re
     norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()  # noqa: E731 - PEP 503 names
@@ -915,7 +921,7 @@ def main(argv: list[str]) -> int:
         known = sorted(p.name for p in (ROOT / "benchmarks").glob("bench_*.py"))
         unknown = [name for name in only if name not in known]
         if unknown:
-            print("\n".join(_say("run.bench.unknown", x, names=", ".join(unknown), known=", ".join(known))
+            print("\n".join(_say("run.bench.unknown", x, names=_listed(unknown, x), known=_listed(known, x))
                             for x in ("en", "zh")), file=sys.stderr)
             return 2
         py = setup("requirements-dev.txt")

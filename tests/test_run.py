@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, free_port, stand_in_wheel, stop_group
+from typography import ascii_commas
 
 sys.path.insert(0, str(ROOT))
 import run
@@ -514,6 +515,15 @@ def test_run_bench_refuses_a_bad_language_or_benchmark_before_setting_anything_u
     assert code == 2 or isinstance(code, str), code
     assert all(w in text for w in words) and len(text.strip().splitlines()) == 2, text  # English, then Chinese
     assert "Traceback" not in text
+    chinese = text.strip().splitlines()[1]
+    assert not ascii_commas(chinese) and ".py, " not in chinese, chinese  # the benchmarks listed with 、
+
+
+def test_a_list_is_marked_alike_by_the_package_and_by_run_py():
+    """run.py reads the list mark from the catalogue (it runs before agentlab is installed); the package's joined()
+    must list with the same mark in every language."""
+    from agentlab.i18n import LANGS, joined
+    assert all(run._listed(["a", "b"], lang) == joined(["a", "b"], lang, "list") for lang in LANGS)
 
 
 def test_the_app_ends_the_kernels_of_pages_nobody_has_open_any_more():
