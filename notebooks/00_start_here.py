@@ -100,7 +100,7 @@ for name, fault in FAULTS.items():
     rows.append({"fault": name, "what happens": fault.describe(LANG),
                  "naive": naive["status"], "naive refunds": naive["refunds"], "naive outcome": naive["outcome"],
                  "guarded": guarded["status"], "guarded refunds": guarded["refunds"],
-                 "guarded outcome": guarded["outcome"], "caught by": caught_by_guards(c)})
+                 "guarded outcome": guarded["outcome"], "caught by": caught_by_guards(c, LANG)})
 table = pd.DataFrame(rows)
 table_view(table, lang=LANG)
 

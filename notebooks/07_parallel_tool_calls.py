@@ -40,7 +40,7 @@ from agentlab.runs import compare_html
 from agentlab.loop import run_guarded
 from agentlab.naive import run_naive
 from agentlab.models import ScriptedModel, call, say, tool_calls
-from agentlab.i18n import colon, label, t
+from agentlab.i18n import colon, joined, label, t
 from agentlab.workbook.plots import plot_bars, table_view
 
 LANG = "en"  # "zh" for 中文
@@ -75,7 +75,8 @@ display(HTML(compare_html(results["naive"][0], results["guarded"][0], lang=LANG)
 for k, (r, _) in results.items():
     asked = sum(len(m.get("tool_calls") or []) for m in r.messages if m["role"] == "assistant")
     answered = sum(1 for m in r.messages if m["role"] == "tool")
-    print(f"{label(k, LANG)}{colon(LANG)}{label('tool calls asked', LANG)} {asked}, {label('tool messages', LANG)} {answered}")
+    print(label(k, LANG) + colon(LANG) + joined([f"{label('tool calls asked', LANG)} {asked}",
+                                                f"{label('tool messages', LANG)} {answered}"], LANG, "comma"))
 
 # %% [markdown]
 # **Measure it.**

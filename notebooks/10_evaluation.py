@@ -97,7 +97,7 @@ table_view(pd.DataFrame(counted).T, lang=LANG)
 
 # %%
 from agentlab.evals.metrics import LAYER_DEFINITIONS, layers
-from agentlab.i18n import colon, label, t
+from agentlab.i18n import colon, joined, label, t
 
 table_view(pd.DataFrame([{"layer": layer, "metric": m, "definition": d} for layer, ms in LAYER_DEFINITIONS.items()
                          for m, d in ms.items()]), lang=LANG)
@@ -114,7 +114,7 @@ for loop, rs in suites.items():
 four = pd.DataFrame([{"layer": layer, "metric": m, **{loop: values[loop][layer][m] for loop in suites}}
                      for layer, ms in LAYER_DEFINITIONS.items() for m in ms]).set_index(["layer", "metric"])
 unreported = [m for (_, m), row in four.iterrows() if row.isna().all()]
-print(t("layers.not_reported", LANG, names=", ".join(label(m, LANG) for m in unreported) or "-"))
+print(t("layers.not_reported", LANG, names=joined((label(m, LANG) for m in unreported), LANG, "list") or "-"))
 four.rename(index=lambda v: label(v, LANG), columns=lambda v: label(v, LANG)).rename_axis(
     [label(n, LANG) for n in four.index.names]).style.format(precision=3, na_rep="-")
 

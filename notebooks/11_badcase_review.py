@@ -137,7 +137,8 @@ stored
 # %%
 cmp = compare_runs(stored["2-no-validation"], stored["4-guarded"])
 print(cmp.said(LANG))
-print(f"{label('fixed', LANG)}{colon(LANG)}{', '.join(cmp.fixed) or '-'} | {label('broken', LANG)}{colon(LANG)}{', '.join(cmp.broken) or '-'}")
+print(f"{label('fixed', LANG)}{colon(LANG)}{joined(cmp.fixed, LANG, 'list') or '-'} | "
+      f"{label('broken', LANG)}{colon(LANG)}{joined(cmp.broken, LANG, 'list') or '-'}")
 # one column per metric: a rate shows as the percentage the plot below shows, from the same unrounded number
 table_view(pd.DataFrame(cmp.metrics).set_index("metric").T, lang=LANG)
 
@@ -192,7 +193,7 @@ from agentlab.evals.metrics import HEALTH_LINES, crosses
 headline = compare_groups({week: stored[week].results for week in ("1-naive", "4-guarded")})
 health = pd.DataFrame([{"metric": m, "health line": line["value"], "unhealthy when": line["bad"],
                         **{row["group"]: row[m] for row in headline},
-                        "crosses": ", ".join(row["group"] for row in headline if crosses(m, row[m])) or "-"}
+                        "crosses": joined((row["group"] for row in headline if crosses(m, row[m])), LANG, "list") or "-"}
                        for m, line in HEALTH_LINES.items() if m in headline[0]]).set_index("metric")
 table_view(health, lang=LANG)
 

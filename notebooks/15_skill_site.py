@@ -46,7 +46,7 @@ import pandas as pd
 from agentlab import run_guarded
 from agentlab.evals.discovery_eval import discovery_cassette, replay_discovery
 from agentlab.evals.routing_eval import figures
-from agentlab.i18n import colon, joined, label, t
+from agentlab.i18n import aside, colon, joined, label, t
 from agentlab.models import ScriptedModel, call, say
 from agentlab.site.client import discovery_site, site_registry
 from agentlab.site.service import SkillSite
@@ -85,7 +85,8 @@ rows = []
 for ask in asks:
     found = room_http.get("/api/skills/search", params={"q": ask, "k": 6}).json()["results"]
     top = site_registry(room_url, room_key, query=ask, k=6, lang=LANG)
-    rows.append({"ask": ask, "top skills (score)": ", ".join(f"{r['skill_name']} ({r['score']:.1f})" for r in found[:3]),
+    rows.append({"ask": ask, "top skills (score)": joined((r["skill_name"] + aside(f"{r['score']:.1f}", LANG)
+                                                            for r in found[:3]), LANG, "list"),
                  "all: spec chars": len(json.dumps(offered.specs(), ensure_ascii=False)),
                  "top 6: spec chars": len(json.dumps(top.specs(), ensure_ascii=False))})
 discovery = pd.DataFrame(rows)

@@ -325,7 +325,7 @@ def test_notebooks_00_and_08_read_caught_by_from_the_same_function_of_the_trace(
     for stem in ("00_start_here", "08_where_failures_are_caught"):
         src = (NB_DIR / f"{stem}.py").read_text(encoding="utf-8")
         cells = re.findall(r'"caught by": ([^}\n]+)', src)
-        assert cells == ["caught_by_guards(c)"], (stem, cells)
+        assert cells == ["caught_by_guards(c, LANG)"], (stem, cells)
         assert re.search(r"\bc = compare_loops\(name\)|compare_loops\(f\) for f in FAULTS", src), stem
         assert ".caught_by" not in src, stem
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..i18n import Lang, label, t
+from ..i18n import Lang, joined, label, t
 from ..resources import data_file
 from . import bfcl
 
@@ -105,7 +105,7 @@ class Graded:
         """One line: where these figures come from, and (shipped) how to grade them live."""
         if self.live:
             return t("nb18.live", lang, folder=str(bfcl.bfcl_dir()))
-        categories = label(", ".join(self.sample.get("categories", ())), lang)  # each said as the tables say it
+        categories = joined((label(c, lang) for c in self.sample.get("categories", ())), lang, "list")  # as the tables say each
         return t("nb18.shipped", lang, n=self.sample.get("per_category"), categories=categories)
 
 

@@ -52,7 +52,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
 from ..errors import make_error
-from ..i18n import Lang, t
+from ..i18n import Lang, joined, t
 from . import pages
 from .execute import body as reply_body
 from .keys import ApiKey, hash_key
@@ -205,7 +205,7 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
     async def bad_query(request: Request, exc: RequestValidationError) -> JSONResponse:
         # the names of the parameters that were wrong, never the values sent
         names = sorted({".".join(str(p) for p in e.get("loc", ())[1:]) or "?" for e in exc.errors()})[:5]
-        message = {lg: t("site.bad_query", lg, detail=", ".join(names)) for lg in ("en", "zh")}
+        message = {lg: t("site.bad_query", lg, detail=joined(names, lg, "list")) for lg in ("en", "zh")}
         return JSONResponse(reply_body(None, make_error("BAD_REQUEST", message=message), _lang(request)), 400)
 
     @app.exception_handler(StarletteHTTPException)

@@ -419,7 +419,7 @@ def build_resend(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
             return _wrong("04", _raised(raised[0], lang), lang)
         resends = len(model.sleeps)
         refunded = sum(1 for r in desk.refunds if r["order_id"] == "A1001")
-        shown = ", ".join(f"{w:g}" for w in model.sleeps) or "-"
+        shown = joined((f"{w:g}" for w in model.sleeps), lang, "list") or "-"
         if fault == "api_401":
             broken[label_] = None if resends == 0 else t("build.nb04.resent_fatal", lang, n=resends, waits=shown)
         elif times > _04_MOST:

@@ -115,8 +115,8 @@ def _preview(calls: Sequence[dict]) -> str:
     return "; ".join(one(c) for c in calls) or "-"
 
 
-def _codes(counted: Counter[str]) -> str:
-    return ", ".join(f"{code} {n}" for code, n in sorted(counted.items()))
+def _codes(counted: Counter[str], lang: Lang) -> str:
+    return joined((f"{code} {n}" for code, n in sorted(counted.items())), lang, "list")
 
 
 @_reports("18b")
@@ -161,14 +161,14 @@ def reask_policy_holds(my_reask: Any, lang: Lang = "en") -> Feedback:
     after_repeat = sum(1 for c in conversations for i in range(2, len(c.replies)) if c.replies[i - 1] == c.replies[i - 2])
     broken, holds = [], []
     if lost and first_lost is not None:
-        broken.append(t("build.nb18.lost", lang, n=sum(lost.values()), codes=_codes(lost), question=first_lost.question,
+        broken.append(t("build.nb18.lost", lang, n=sum(lost.values()), codes=_codes(lost, lang), question=first_lost.question,
                         size=first_lost.size, refused=_preview(first_lost.replies[-2]),
                         repaired=_preview(first_lost.replies[-1])))
     else:
         holds.append(t("build.nb18.kept", lang, n=sum(repairs.values())))
     if wasted and first_wasted is not None:
         conv, i = first_wasted
-        broken.append(t("build.nb18.wasted", lang, n=sum(wasted.values()), codes=_codes(wasted), question=conv.question,
+        broken.append(t("build.nb18.wasted", lang, n=sum(wasted.values()), codes=_codes(wasted, lang), question=conv.question,
                         size=conv.size, refused=_preview(conv.replies[i - 1])))
     else:
         holds.append(t("build.nb18.stopped", lang, n=after_repeat))

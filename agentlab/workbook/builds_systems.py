@@ -303,7 +303,7 @@ def desk_rule_holds(my_rule: Any, lang: Lang = "en") -> Feedback:
             failed.append(result)
     if failed:
         first = failed[0]
-        return _say("wrong", t("build.nb14.fails", lang, n=len(failed), ids=", ".join(r.case_id for r in failed[:5]),
+        return _say("wrong", t("build.nb14.fails", lang, n=len(failed), ids=joined((r.case_id for r in failed[:5]), lang, "list"),
                                why=_failed(first, lang)), lang)
     return _say("right", t("build.nb14.right", lang), lang)
 
@@ -456,9 +456,9 @@ def contract_catches_faults(my_parameters: Any, lang: Lang = "en") -> Feedback:
     na = sorted(c for c, v in verdicts.items() if v == "n/a")
     missed = sorted(c for c, v in verdicts.items() if v not in (*_GOOD_VERDICTS, "n/a"))
     if na or missed:
-        said_ = ([t("build.nb17.na", lang, cats=", ".join(na))] if na else []) + \
-                ([t("build.nb17.missed", lang, cats=", ".join(missed))] if missed else [])
-        return _say("wrong", " ".join(said_), lang)
+        said_ = ([t("build.nb17.na", lang, cats=joined(na, lang, "list"))] if na else []) + \
+                ([t("build.nb17.missed", lang, cats=joined(missed, lang, "list"))] if missed else [])
+        return _say("wrong", joined(said_, lang, "sentence"), lang)
     return _say("right", t("build.nb17.right", lang, n=len(verdicts)), lang)
 
 

@@ -319,9 +319,10 @@ def _structured(shown: str | None) -> bool:
     return isinstance(body, dict) and body.get("ok") is False and isinstance(body.get("error"), dict)
 
 
-def caught_by_guards(c: Comparison) -> str:
-    """The "caught by" cell of a comparison: the guards the guarded run's trace shows acting, ``-`` for none."""
-    return ", ".join(guards_that_acted(c.guarded)) or "-"
+def caught_by_guards(c: Comparison, lang: Lang = "en") -> str:
+    """The "caught by" cell of a comparison: the guards the guarded run's trace shows acting (listed as ``lang``
+    lists them), ``-`` for none."""
+    return joined(guards_that_acted(c.guarded), lang, "list") or "-"
 
 
 def explain(c: Comparison, lang: Lang = "en") -> list[str]:

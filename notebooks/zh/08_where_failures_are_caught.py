@@ -48,7 +48,7 @@ results = {f: compare_loops(f) for f in FAULTS}
 # 每次运行都按最终数据评分，用的是练习册唯一的那套定义（agentlab.evals.outcome，docs/metrics.md）
 matrix = {f: {"naive": c.naive_verdict.outcome, "guarded": c.guarded_verdict.outcome} for f, c in results.items()}
 table_view(pd.DataFrame([{"fault": f, "naive": matrix[f]["naive"], "guarded": matrix[f]["guarded"],
-               "guarded refunds": len(c.guarded_state["refunds"]), "caught by": caught_by_guards(c)}
+               "guarded refunds": len(c.guarded_state["refunds"]), "caught by": caught_by_guards(c, LANG)}
               for f, c in results.items()]), lang=LANG)
 
 # %%

@@ -222,7 +222,7 @@ def _url_problem(url: str, ctx: SkillContext) -> Problem | None:
         return rule("url", **both("skill.web_page.local_only"))
     allowed = _allowed_ports(ctx)
     if port not in allowed:
-        return rule("url", **{lang: t("skill.web_page.port", lang, port=port, shown=", ".join(map(str, sorted(allowed)))
+        return rule("url", **{lang: t("skill.web_page.port", lang, port=port, shown=joined(sorted(allowed), lang, "list")
                                        or t("skill.web_page.no_port", lang)) for lang in LANGS})
     return None
 
