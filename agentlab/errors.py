@@ -35,6 +35,7 @@ from .redaction import (
     DETAIL_LIMIT,
     NAME_LIMIT,
     TEXT_LIMIT,
+    _clean_json,
     _cut,
     _safe_json,
     _text_of,
@@ -277,12 +278,14 @@ def render(error: ToolError | None, lang: Lang = "en", *, data: Any = None, data
     :func:`agentlab.store.result_json` wrote it, when the caller has that text (``data`` read back from it).
     """
     if error is None and data_json is not None and "ok" not in extra and "data" not in extra \
-            and _untouched(data_json):
-        # strict JSON, its surrogates escaped, no credential in it: the body is built around the text that was stored
-        # rather than serialising ``data`` again (a guarded call's every result was written twice). The same text,
-        # but for a dict whose keys 1 and "1" both became "1": told both, as stored (JSON's reader keeps the last)
-        rest = escape_surrogates(_safe_json(extra))[1:-1] if extra else ""
-        return '{"ok": true, "data": ' + data_json + (", " + rest if rest else "") + "}"
+            and "\\ud" not in data_json and _untouched(data_json):
+        # strict JSON, no credential in it: the body is built around the text that was stored rather than serialising
+        # ``data`` again (a guarded call's every result was written twice). The same text, but for a dict whose keys
+        # serialise alike (1 and "1", True and "true"): told all of them, as stored. Escaped surrogates (half an
+        # emoji each, which reading joins into one) and extras a redaction rule could touch go the careful way.
+        rest = _clean_json(extra) if extra else "{}"
+        if rest is not None and escape_surrogates(rest) is rest:  # a lone surrogate in an extra: the careful way
+            return '{"ok": true, "data": ' + data_json + (", " + rest[1:-1] if extra else "") + "}"
     if error is None:
         body: dict[str, Any] = {"ok": True, "data": data}
     else:

@@ -41,6 +41,7 @@ def quick(cls: type[T]) -> type[T]:
     source = f"def __init__(self, {', '.join(params)}):\n{''.join(made)}    self.__dict__.update({names})\n"
     exec(source, scope)
     init = scope["__init__"]
+    init.__annotations__ = {**{f.name: f.type for f in own}, "return": None}  # as help() and signature() read it
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     cls.__init__ = init  # type: ignore[method-assign]

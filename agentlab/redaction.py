@@ -400,6 +400,16 @@ def _untouched(text: str) -> bool:
     return not _active(_ESCAPED, text)
 
 
+def _clean_json(value: Any) -> str | None:
+    """``value`` as :func:`_safe_json` writes it when nothing in it needs cleaning (strict JSON, no trigger of any
+    rule); None when something does, and only :func:`_safe_json` can say what it becomes."""
+    try:
+        text = _BODY(value)
+    except Exception:  # noqa: BLE001 - NaN, a cycle, too deep, odd keys: the careful way
+        return None
+    return text if _untouched(text) else None
+
+
 def _safe_json(body: Any) -> str:
     """``body`` as JSON with credentials removed from every string in it, keys included.
 

@@ -323,51 +323,68 @@ class _Held:
     """The main thread's SIGALRM, held for a run of waits (:func:`holding_alarm`, a guarded loop's turn).
 
     Unheld, every wait installs its handler and sets and clears the timer, and puts both back: four system calls,
-    about 7 us of every wait in a loop that waits twice a tool call (the model, the read). Held, a wait only notes
-    its deadline (``waits``, innermost last); the timer is set only for a wait due before it (``due``), and when it
-    rings early (the wait it was set for has ended) it is set again for the earliest deadline still noted. A turn of
-    calls with the same limit sets it about once per limit, as the event loop's :class:`_Alarm` does.
+    about 7 us of every wait in a loop that waits twice a tool call (the model, the read). Held, a wait notes its
+    deadline (``waits``, innermost last) and reads the timer (one system call: a tool may have cleared or taken
+    it); it sets the timer only when it is due before it, and when the timer rings early (the wait it was set for
+    has ended) it is set again for the earliest deadline still noted. A turn of calls with the same limit sets it
+    about once per limit, as the event loop's :class:`_Alarm` does.
 
     A timer that was running when the hold began (pytest-timeout's) keeps its time: its deadline is one more the
-    timer is set for, and its handler runs when it falls due, as it would have."""
+    timer is set for, and its handler runs when it falls due, as it would have (a timer that handler sets again is
+    kept too, and no wait's deadline is raised into it while it runs)."""
 
-    __slots__ = ("depth", "due", "interval", "other", "previous", "waits")
+    __slots__ = ("depth", "interval", "other", "previous", "ringing", "waits")
 
     def __init__(self) -> None:
         self.depth = 0
         self.waits: list[float] = []  # deadlines (time.monotonic) of the waits in progress
-        self.due = _NEVER  # when the timer rings; _NEVER: not set
         self.previous: Any = None  # the handler put back when the hold ends
         self.other = _NEVER  # when the timer found running at the start rings; _NEVER: there was none
         self.interval = 0.0  # that timer's interval
-
-    def set(self, when: float, now: float) -> None:
-        self.due = when
-        _signal.setitimer(_ITIMER_REAL, max(when - now, 1e-6))
+        self.ringing = False  # the previous handler is running (no deadline is raised into it)
 
 
 _NEVER = float("inf")
 _held = _Held()
-if hasattr(os, "register_at_fork"):  # a child has no timer of its parent's: the next wait sets its own
-    os.register_at_fork(after_in_child=lambda: setattr(_held, "due", _NEVER))
+
+
+def _forked() -> None:
+    # a child has no timer of its parent's, and none of its parent's waits: their deadlines are not the child's
+    _held.waits.clear()
+    _held.other = _NEVER
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
+
+def _set(when: float, now: float) -> None:
+    _signal.setitimer(_ITIMER_REAL, max(when - now, 1e-6))
 
 
 def _on_held_alarm(signum: int, frame: Any) -> None:
     """The held timer rang: a wait past its deadline is interrupted (``_Expired``, told which deadline); a timer
     that was running before the hold gets its handler; otherwise the timer is set for the next deadline."""
     held, now = _held, time.monotonic()
-    held.due = _NEVER
-    expired = next((d for d in reversed(held.waits) if d <= now), None)  # the innermost: the first to catch it
-    other = held.other <= now
-    if other:
+    if held.ringing:  # inside the previous handler: a deadline due meanwhile is raised once it has returned (below)
+        return
+    if held.other <= now:
         held.other = now + held.interval if held.interval > 0 else _NEVER
+        held.ringing = True
+        try:
+            _other_rang(held.previous, signum, frame)
+        finally:
+            held.ringing = False
+            left, interval = _signal.getitimer(_ITIMER_REAL)
+            if left > 0:  # the handler set the timer again (a heartbeat): that is its timer now
+                held.other, held.interval = time.monotonic() + left, interval
+        now = time.monotonic()
+    expired = next((d for d in reversed(held.waits) if d <= now), None)  # the innermost: the first to catch it
     later = [d for d in held.waits if d is not expired]  # another that expired too rings again at once
     if held.other < _NEVER:
         later.append(held.other)
     if later:
-        held.set(min(later), now)
-    if other:
-        _other_rang(held.previous, signum, frame)
+        _set(min(later), now)
     if expired is not None:
         raise _Expired(expired)
 
@@ -376,8 +393,8 @@ def _other_rang(handler: Any, signum: int, frame: Any) -> None:
     """What the timer that was running before the hold would have done, ringing now."""
     if callable(handler):
         handler(signum, frame)
-    elif handler == signal.SIG_DFL:  # the default action (the process ends), as it would have been
-        _signal.signal(_SIGALRM, signal.SIG_DFL)
+    elif handler == _signal.SIG_DFL:  # the default action (the process ends), as it would have been
+        _signal.signal(_SIGALRM, _signal.SIG_DFL)
         os.kill(os.getpid(), _SIGALRM)
 
 
@@ -391,13 +408,13 @@ def holding_alarm() -> Iterator[None]:
         return
     held = _held
     if held.depth == 0:
+        left, held.interval = _signal.setitimer(_ITIMER_REAL, 0)  # stopped first: it cannot ring in between
         held.previous = _signal.signal(_SIGALRM, _on_held_alarm)
-        left, held.interval = _signal.setitimer(_ITIMER_REAL, 0)
         now = time.monotonic()
         held.waits.clear()
-        held.due, held.other = _NEVER, (now + left if left > 0 else _NEVER)
+        held.other = now + left if left > 0 else _NEVER
         if held.other < _NEVER:
-            held.set(held.other, now)
+            _set(held.other, now)
     held.depth += 1
     try:
         yield
@@ -408,17 +425,19 @@ def holding_alarm() -> Iterator[None]:
             _signal.signal(_SIGALRM, held.previous)  # also over one a tool set inside (as an unheld wait does)
             if held.other < _NEVER:
                 _signal.setitimer(_ITIMER_REAL, max(held.other - time.monotonic(), 1e-3), held.interval)
-            held.previous, held.due, held.other = None, _NEVER, _NEVER
+            held.previous, held.other = None, _NEVER
 
 
 def _held_wait(fn: Callable[[], Any], limit: float) -> Any:
-    """``fn()`` under a deadline of the held alarm: noted, and the timer set only if it is due first."""
+    """``fn()`` under a deadline of the held alarm: noted, and the timer set if it is not set or set for later."""
     held = _held
-    deadline = time.monotonic() + limit
+    now = time.monotonic()
+    deadline = now + limit
     try:
         held.waits.append(deadline)  # in the try: an alarm due at once still ends here, as a timeout
-        if deadline < held.due:
-            held.set(deadline, deadline - limit)
+        left = _signal.getitimer(_ITIMER_REAL)[0]  # read, not remembered: a tool may have cleared or taken it
+        if left <= 0 or limit < left:
+            _signal.setitimer(_ITIMER_REAL, limit)
         return fn()
     except _Expired as exc:
         if not exc.args or exc.args[0] is not deadline:  # an outer wait's deadline: it is that wait's to catch

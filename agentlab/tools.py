@@ -242,6 +242,9 @@ class Registry:
             if not isinstance(args, dict):
                 err = make_error("BAD_JSON", _key="BAD_JSON.not_object", got=json_type(args))
                 return Checked(name, raw_text, None, err, parse_ok=False, lang=lang)
+        elif not isinstance(raw, Mapping):  # neither text nor an object (bytes, a list): refused as not an object
+            err = make_error("BAD_JSON", _key="BAD_JSON.not_object", got=type(raw).__name__)
+            return Checked(name, "", None, err, parse_ok=False, lang=lang)
         else:
             given = True
             args = dict(raw)

@@ -103,9 +103,12 @@ def test_a_huge_enum_is_listed_in_part_with_how_many_more():
 @pytest.mark.parametrize("value", [
     {"status": "paid", "amount": 10.5}, [1, 2.5, None, True], "x\ud800y", 1e16, -0.0, {"nested": [{"c": "退款"}]},
     {"password": "hunter2"}, {"note": "key sk-abcdefghijklmnopqrstuvwx1234"}, {"trace": 'File "/srv/app.py", line 3'},
-    float("nan"), {"a", "b"}, b"bytes"])
+    float("nan"), {"a", "b"}, b"bytes", "\ud83d\ude00", {"pair": ["\ud83d", "\ude00"]}, 10 ** 400,
+    json.loads("[" * 120 + "]" * 120), {"k": 10 ** 30}])
 @pytest.mark.parametrize("extra", [{}, {"cleaned": [{"field": "amount", "before": "10 yuan", "after": 10}]},
-                                   {"replayed": True}])
+                                   {"replayed": True}, {"cleaned": [{"field": "q", "before": "token: abc123", "after": "x"}]},
+                                   {"cleaned": [{"field": "session_id", "before": " s1 ", "after": "s1"}]},
+                                   {"note": "\ud800"}])
 def test_a_result_rendered_around_its_stored_text_reads_as_one_serialised_again(value, extra):
     """The guarded call hands render the result's stored JSON: the text is the one serialising it again gives,
     secrets removed either way."""

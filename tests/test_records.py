@@ -24,6 +24,7 @@ def test_the_records_of_every_call_are_made_in_one_step_with_the_dataclass_signa
         assert (params[f.name].default is inspect.Parameter.empty) == required
         if f.default is not dataclasses.MISSING:
             assert params[f.name].default is f.default
+        assert params[f.name].annotation == f.type  # help() shows the field's type
 
 
 def test_a_quick_record_is_the_record_the_dataclass_makes():

@@ -261,3 +261,96 @@ def test_a_hold_off_the_main_thread_changes_nothing():
     th.start()
     th.join(10)
     assert out == [0]
+
+
+def test_a_watchdog_alarm_with_no_handler_still_ends_a_process_that_runs_a_guarded_turn(tmp_path):
+    """signal.alarm(n) with SIGALRM's default action is a script's watchdog: held, its ring must end the process, not
+    surface as a tool's TypeError inside the turn."""
+    import subprocess
+    import sys
+    script = tmp_path / "watchdog.py"
+    script.write_text(
+        "import signal, time\n"
+        "from agentlab import Registry, Tool\nfrom agentlab.loop import run_guarded\n"
+        "from agentlab.models import ScriptedModel, call, say, tool_calls\n"
+        "reg = Registry([Tool('lookup', 'Look an order up.', {'type': 'object', 'properties': {'order_id': "
+        "{'type': 'string'}}, 'required': ['order_id']}, fn=lambda order_id: time.sleep(0.4) or {'ok': 1})])\n"
+        "signal.alarm(1)\n"
+        "run = run_guarded(ScriptedModel([tool_calls(call('lookup', {'order_id': f'A{i}'})) for i in range(5)]"
+        " + [say('done')]), reg, 'x')\n"
+        "print('the watchdog never rang', run.status)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert done.returncode == -14, (done.returncode, done.stdout, done.stderr[-500:])
+
+
+def test_a_tool_that_clears_the_timer_leaves_the_next_wait_its_deadline(own_alarm):
+    import signal
+
+    def own_timeout_helper():  # a read tool with a signal-based timeout of its own, cleared when it is done
+        old = signal.signal(signal.SIGALRM, lambda *a: None)
+        signal.alarm(5)
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+        return "ok"
+
+    with timeouts.holding_alarm():
+        assert run_with_timeout(own_timeout_helper, 0.2, write=False) == "ok"
+        t0 = time.monotonic()
+        with pytest.raises(TimeoutError):
+            run_with_timeout(lambda: time.sleep(2), 0.2, write=False)
+        assert time.monotonic() - t0 < 1.5
+
+
+def test_a_handler_that_sets_its_timer_again_keeps_beating_through_a_hold(own_alarm):
+    import signal
+    beats = []
+
+    def heartbeat(signum, frame):
+        beats.append(time.monotonic())
+        signal.setitimer(signal.ITIMER_REAL, 0.1)
+
+    signal.signal(signal.SIGALRM, heartbeat)
+    signal.setitimer(signal.ITIMER_REAL, 0.1)
+    with timeouts.holding_alarm():
+        for _ in range(4):
+            run_with_timeout(lambda: time.sleep(0.15), 5.0, write=False)
+    time.sleep(0.35)
+    assert len(beats) >= 6, beats  # about ten in the 0.95 s; the hold must not stop the chain
+    assert signal.getitimer(signal.ITIMER_REAL)[0] > 0
+
+
+def test_the_previous_handler_is_never_cut_short_by_a_deadline_of_the_hold(own_alarm):
+    import signal
+
+    class TestTimedOut(BaseException):
+        pass
+
+    def theirs(signum, frame):  # like pytest-timeout: some work (its stacks), then it fails the test
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 0.1:
+            pass
+        raise TestTimedOut
+
+    signal.signal(signal.SIGALRM, theirs)
+    signal.setitimer(signal.ITIMER_REAL, 0.3)
+    with pytest.raises(TestTimedOut), timeouts.holding_alarm():
+        run_with_timeout(lambda: time.sleep(2), 0.35, write=False)  # due while their handler works
+
+
+def test_a_child_forked_inside_a_held_wait_does_not_inherit_its_parents_deadlines(own_alarm):
+    def tool():
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                run_with_timeout(lambda: "x", 0.1, write=False)
+                time.sleep(1.2)  # past the parent's deadline, outside any wait of the child's
+            except BaseException:  # noqa: BLE001 - the child says how it ended by its exit code
+                code = 3
+            os._exit(code)
+        return pid
+
+    with timeouts.holding_alarm():
+        pid = run_with_timeout(tool, 1.0, write=False)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0

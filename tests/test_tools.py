@@ -181,3 +181,12 @@ def test_a_refund_past_what_is_left_of_the_order_is_refused_as_rule_blocked():
     run = run_guarded(ScriptedModel([call("create_refund", rest), say("Refunded.")]), reg, "refund the rest",
                       store=MemoryStore(), sleep=lambda s: None)
     assert run.status == "done" and desk.refunded("A1010") == 129
+
+
+@pytest.mark.parametrize("raw", [b'{"order_id": "A1001"}', bytearray(b"{}"), [], [("order_id", "A1001")], 42, None])
+def test_arguments_that_are_neither_text_nor_an_object_are_refused_as_not_an_object(reg, raw):
+    """A framework may hand over anything; only the model's text or an already-read object is checked (a list of
+    pairs passed as arguments, a crash before)."""
+    name = next(iter(reg)).name
+    checked = reg.check(name, raw)
+    assert not checked.ok and checked.error.code == "BAD_JSON" and checked.parse_ok is False
