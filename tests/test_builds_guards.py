@@ -357,7 +357,7 @@ def test_08_a_guard_named_as_the_chinese_tables_name_it_is_that_guard():
     right = builds_loops.build_which_guard(said, lang="zh")
     assert right.ok and str(right).startswith(RIGHT["zh"]), right
     wrong = str(builds_loops.build_which_guard({**said, "api_429": label("timeout", "zh")}, lang="zh"))
-    assert wrong.startswith(WRONG["zh"]) and "超时 (timeout)" in wrong, wrong
+    assert wrong.startswith(WRONG["zh"]) and "超时（timeout）" in wrong, wrong
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -101,7 +101,7 @@ WRONG_VERSIONS = {  # a wrong version, and what the check must say still breaks 
     "17": (lambda: {"type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number"},
                                                      "reason": {"type": "string"}},
                     "required": ["order_id", "amount", "reason"]},
-           ("cannot try out_of_enum, out_of_range", "无法在你的契约上尝试 out_of_enum, out_of_range")),
+           ("cannot try out_of_enum, out_of_range", "无法在你的契约上尝试 out_of_enum、out_of_range")),
     # the loop's budget: re-ask after every refusal, even when the model sent back the call it was just refused
     "18": (lambda: lambda refused: True, ("re-ask 82 times after the model had sent back", "你又重问了 82 次")),
     # every tool a write, keyed within its thread: a refund from a new thread runs again, a read replays

@@ -173,7 +173,7 @@ def reask_policy_holds(my_reask: Any, lang: Lang = "en") -> Feedback:
     else:
         holds.append(t("build.nb18.stopped", lang, n=after_repeat))
     if broken:
-        return _say("wrong", " ".join(broken + holds), lang)
+        return _say("wrong", joined(broken + holds, lang, "sentence"), lang)
     by_size = joined((f"{s}{colon(lang)}{repairs[s]}" for s in SIZES if s in repairs), lang, "list")
     said_ = t("build.nb18.right", lang, kept=sum(repairs.values()), by_size=by_size, made=made, always=always,
               saved=always - made)

@@ -170,7 +170,7 @@ def cut_keeps_pairs(my_cut: Any, lang: Lang = "en") -> Feedback:
     if broken:
         said_ = [t(key, lang, keeps=joined(map(str, keeps[:6]), lang, "list") + ("…" if len(keeps) > 6 else ""), n=len(keeps))
                  for key, keeps in broken.items()]
-        return _say("wrong", " ".join(said_), lang)
+        return _say("wrong", joined(said_, lang, "sentence"), lang)
     return _say("right", t("build.nb12.right", lang, n=len(history) - 1), lang)
 
 
@@ -361,7 +361,7 @@ def skill_schema_holds(my_schema: Any, lang: Lang = "en") -> Feedback:
             return _say("wrong", t("build.nb15.refused", lang, why=said(exc, lang)[:200]), lang)
     if failed:
         return _say("wrong", t("build.nb15.fails", lang, n=len(failed), total=len(_notify_cases()),
-                               cases=" ".join(failed[:3])), lang)
+                               cases=joined(failed[:3], lang, "sentence")), lang)
     return _say("right", t("build.nb15.right", lang, total=len(_notify_cases())), lang)
 
 
@@ -418,7 +418,7 @@ def key_scope_holds(my_key: Any, lang: Lang = "en") -> Feedback:
         if made != right:
             wrong.append(t(f"build.nb16.{name}", lang, made=made, right=right))
     if wrong:
-        return _say("wrong", " ".join(wrong), lang)
+        return _say("wrong", joined(wrong, lang, "sentence"), lang)
     return _say("right", t("build.nb16.right", lang), lang)
 
 
@@ -527,7 +527,7 @@ def guard_wired(my_writes: Any, lang: Lang = "en") -> Feedback:
         if ran != right:
             wrong.append(t(f"build.nb19.{name}", lang, ran=ran, right=right))
     if wrong:
-        return _say("wrong", " ".join(wrong), lang)
+        return _say("wrong", joined(wrong, lang, "sentence"), lang)
     return _say("right", t("build.nb19.right", lang), lang)
 
 
