@@ -33,7 +33,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -377,13 +377,12 @@ class LeaderboardWay:
             return t("nb18.prompting_nothing_published", lang, size=size) + _SEP[lang] + self.reasks_said(size, lang)
         if not same:
             return t("nb18.prompting_not_reproduced", lang, size=size,
-                     differ=joined((f"{r['category']} ({r['official_raw']:.1f} vs {r['leaderboard']:.1f})"
-                                    for r in differ), lang, "list")) + _SEP[lang] + self.reasks_said(size, lang)
+                     differ=joined(map(partial(_against, lang=lang), differ), lang, "list")) + _SEP[lang] \
+                + self.reasks_said(size, lang)
         added = joined((f"{r['category']} {r['official_raw']:.1f} → {r['official_guarded']:.1f}" for r in same
                         if r["official_guarded"] is not None), lang, "list")
         said = t("nb18.prompting_reproduced", lang, size=size, same=joined((r["category"] for r in same), lang, "list"),
-                 added=added, differ=joined((f"{r['category']} ({r['official_raw']:.1f} vs {r['leaderboard']:.1f})"
-                                             for r in differ), lang, "list") or "-")
+                 added=added, differ=joined(map(partial(_against, lang=lang), differ), lang, "list") or "-")
         return said + _SEP[lang] + self.reasks_said(size, lang)
 
     def reasks_said(self, size: str, lang: Lang = "en") -> str:
@@ -459,3 +458,9 @@ def leaderboard_table(way: LeaderboardWay, lang: Lang = "en", multi: Mapping[str
             rows.append(f"| {r['category']} | {size} | {r['n']} | {lb} | {ours} | {r['official_raw']:.1f} "
                         f"| {r['interval'][0]:.1f}-{r['interval'][1]:.1f} | {g} | {verdict} |")
     return "\n".join(rows)
+
+
+def _against(row: dict, lang: Lang) -> str:
+    """A category not reproduced: its official grade of the raw replies beside the leaderboard's, as ``lang`` says it."""
+    return t("nb18.prompting_against", lang, category=row["category"], official=f"{row['official_raw']:.1f}",
+             leaderboard=f"{row['leaderboard']:.1f}")
