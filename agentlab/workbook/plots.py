@@ -20,7 +20,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..a11y import NEUTRALS, OKABE_ITO, PALETTE, TextEquivalent, attach, described, fmt_number, ink, symbol, text_equivalent
-from ..i18n import Lang, aside, colon, keys, label, t
+from ..i18n import Lang, aside, colon, joined, keys, label, t
 from ..resources import CJK_FILES, CJK_FONTS, CJK_INSTALL
 from ..retry import RetryPolicy, herd
 
@@ -435,8 +435,8 @@ def plot_lines(series: Mapping[str, Sequence[tuple[float, float]]], *, ax: Any =
     _legend_beside(ax)
     head = f"{label(xlabel, lang)} → {label(ylabel, lang)}" if xlabel and ylabel else "x → y"
     return attach(ax, TextEquivalent(lang, _said(title, "a11y.lines", lang), ("", head),
-                                     [(label(name, lang), "; ".join(f"{fmt_number(x)} → {fmt_number(y)}"
-                                                                    for x, y in pts)) for name, pts in series.items()]))
+                                     [(label(name, lang), joined((f"{fmt_number(x)} → {fmt_number(y)}" for x, y in pts),
+                                                                 lang)) for name, pts in series.items()]))
 
 
 @_with_fonts
