@@ -33,7 +33,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -375,14 +375,14 @@ class LeaderboardWay:
             return t("nb18.prompting_none", lang, size=size, command="python benchmarks/bench_bfcl_prompting.py")
         if not same and not differ:
             return t("nb18.prompting_nothing_published", lang, size=size) + _SEP[lang] + self.reasks_said(size, lang)
+        differ_said = joined((_against(r, lang) for r in differ), lang, "list")
         if not same:
-            return t("nb18.prompting_not_reproduced", lang, size=size,
-                     differ=joined(map(partial(_against, lang=lang), differ), lang, "list")) + _SEP[lang] \
+            return t("nb18.prompting_not_reproduced", lang, size=size, differ=differ_said) + _SEP[lang] \
                 + self.reasks_said(size, lang)
         added = joined((f"{r['category']} {r['official_raw']:.1f} → {r['official_guarded']:.1f}" for r in same
                         if r["official_guarded"] is not None), lang, "list")
         said = t("nb18.prompting_reproduced", lang, size=size, same=joined((r["category"] for r in same), lang, "list"),
-                 added=added, differ=joined(map(partial(_against, lang=lang), differ), lang, "list") or "-")
+                 added=added, differ=differ_said or "-")
         return said + _SEP[lang] + self.reasks_said(size, lang)
 
     def reasks_said(self, size: str, lang: Lang = "en") -> str:
