@@ -193,7 +193,7 @@ from agentlab.evals.metrics import HEALTH_LINES, crosses
 headline = compare_groups({week: stored[week].results for week in ("1-naive", "4-guarded")})
 health = pd.DataFrame([{"metric": m, "health line": line["value"], "unhealthy when": line["bad"],
                         **{row["group"]: row[m] for row in headline},
-                        "crosses": joined((row["group"] for row in headline if crosses(m, row[m])), LANG, "list") or "-"}
+                        "crosses": ", ".join(row["group"] for row in headline if crosses(m, row[m])) or "-"}
                        for m, line in HEALTH_LINES.items() if m in headline[0]]).set_index("metric")
 table_view(health, lang=LANG)
 

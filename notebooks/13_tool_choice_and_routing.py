@@ -116,8 +116,8 @@ table_view(pd.DataFrame(recorded), lang=LANG) if recorded else None
 # %%
 router = desk_router(registry)
 asks = [a for a in load_asks() if a.lang == LANG]
-table_view(pd.DataFrame([{"ask": a.ask, "needed": joined(sorted(a.needed or a.needed_any), LANG, "list"),
-                          "offered": joined(router.offer(a.ask), LANG, "list")} for a in asks[:8]]), lang=LANG)
+table_view(pd.DataFrame([{"ask": a.ask, "needed": ", ".join(sorted(a.needed or a.needed_any)),
+                          "offered": ", ".join(router.offer(a.ask))} for a in asks[:8]]), lang=LANG)
 
 # %%
 def routed(ask):

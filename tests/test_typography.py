@@ -95,3 +95,11 @@ def test_ascii_brackets_in_chinese_are_found(text):
 def test_brackets_that_are_not_chinese_punctuation_are_left(text):
     from typography import ascii_parens
     assert not ascii_parens(text, page=True), text
+
+
+def test_a_table_cell_listing_names_the_english_way_is_found():
+    from typography import english_list_cells
+    assert english_list_cells("<table><tr><td>idempotency, all_calls</td><td>1</td></tr></table>") == \
+        ["idempotency, all_calls"]
+    assert not english_list_cells("<td>idempotency、all_calls</td><td>a sentence, with a clause</td>"
+                                  "<td>{&quot;a&quot;: 1, &quot;b&quot;: 2}</td><td>1,200</td>")

@@ -68,3 +68,13 @@ def in_chinese_lines(text: str) -> list[str]:
         bare = re.sub(r"“[^”]*”|\"[^\"]*\"|'[^']*'|`[^`]*`|\[[^\]]*\]|\{[^}]*\}|https?://\S+", "", line)
         found += [bare[max(m.start() - 12, 0):m.end() + 12] for m in re.finditer(r"[,;:] ", bare)]
     return found
+
+
+#: a table cell that is nothing but names joined with ", " (idempotency, all_calls): a list a Chinese table gives with 、
+LISTED_THE_ENGLISH_WAY = re.compile(r"\s*[\w.:/-]+(?:, [\w.:/-]+)+\s*")
+
+
+def english_list_cells(page: str) -> list[str]:
+    """The cells of an HTML page's tables that list names the English way (for a page in Chinese)."""
+    cells = (html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", page, re.S))
+    return [c.strip() for c in cells if LISTED_THE_ENGLISH_WAY.fullmatch(c)]

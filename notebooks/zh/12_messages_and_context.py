@@ -39,7 +39,7 @@ import pandas as pd
 from agentlab.context import estimate_tokens, protocol_problems, trim_messages
 from agentlab.evals import load_cases
 from agentlab.evals.outcome import grade
-from agentlab.i18n import joined, label, t
+from agentlab.i18n import label, t
 from agentlab.models import DatedModel, ModelError, ScriptedModel, call, say
 from agentlab.models.fakeserver import ChatServer
 from agentlab.models.openai_model import OpenAIModel
@@ -70,8 +70,8 @@ chat = Conversation(expense.SCENARIO, DatedModel(ScriptedModel([booking("{today}
                     lang=LANG, sleep=lambda s: None)
 run = chat.ask(expense_task := t("nb12.said.i_took_a_taxi", LANG))
 table_view(pd.DataFrame([{"role": m["role"], "content": m.get("content") or "",
-               "tool_calls / tool_call_id": m.get("tool_call_id") or joined((
-                   f"{c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls") or []), LANG, "list")}
+               "tool_calls / tool_call_id": m.get("tool_call_id") or ", ".join(
+                   f"{c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls") or [])}
               for m in run.messages]), lang=LANG)
 
 # %% [markdown]
@@ -114,7 +114,7 @@ for loop in ("naive", "guarded"):
     c.ask(t("nb12.said.taxi_today", LANG))
     c.clear()
     after = c.ask(t("nb12.said.yesterday_s_lunch", LANG))
-    rows.append({"desk": loop, "roles sent after clearing": joined((m["role"] for m in after.messages[:2]), LANG, "list"),
+    rows.append({"desk": loop, "roles sent after clearing": ", ".join(m["role"] for m in after.messages[:2]),
                  "lunch booked on": c.state.snapshot()["records"][-1]["date"], "should be": "2026-10-14"})
 table_view(pd.DataFrame(rows), lang=LANG)
 
