@@ -29,7 +29,9 @@ def test_caught_by_is_read_from_the_trace_for_every_fault():
     assert seen["api_401"] == "escalate"  # the trace: it stopped and handed over (the table says "fatal stop")
     assert seen["leaky_tool"] == "readable_errors, escalate"  # the raw exception never reached the model
     assert seen["parallel_call"] == "idempotency, all_calls"
-    assert caught_by_guards(compare_loops("parallel_call"), "zh") == "idempotency、all_calls"  # a Chinese table's list
+    # a Chinese table's list: each guard named in Chinese, then listed with 、 (idempotency、all_calls was shown)
+    assert caught_by_guards(compare_loops("parallel_call"), "zh") == "幂等、执行全部调用"
+    assert caught_by_guards(compare_loops("leaky_tool"), "zh") == "结构化错误、转人工"
 
 
 def test_readable_errors_is_named_only_when_the_model_read_a_record():

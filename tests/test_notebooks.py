@@ -20,7 +20,9 @@ import pytest
 from conftest import DATASETS, ROOT, need
 from exercise_solutions import SOLUTIONS, SOLUTIONS_ZH
 from nbclient import NotebookClient
-from typography import english_list_cells, english_punctuation
+from typography import english_list_cells, english_punctuation, untranslated_items
+
+from agentlab.i18n import label_glossary
 
 NB_DIR = ROOT / "notebooks"
 ZH_DIR = NB_DIR / "zh"
@@ -184,12 +186,14 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path, participant_ker
         missing = "".join(o.get("text", "") for o in nb.cells.pop().outputs)
         assert missing.strip() == "MISSING []", f"labels shown in English in the Chinese notebook: {missing}"
         english, colons = [], []
+        glossary = label_glossary()["zh"]
         for c in nb.cells:
             for o in c.get("outputs", []):
                 for page in [o.get("data", {}).get("text/html", "")]:
                     page = page if isinstance(page, str) else "".join(page)
                     colons += english_punctuation(page, page=True)
                     colons += english_list_cells(page)  # a table's list of names: idempotency, all_calls
+                    colons += untranslated_items(page, glossary)  # idempotency、all_calls: listed, never said
                     for head in re.findall(r"<th[^>]*>(.*?)</th>", page):
                         assert not ENGLISH_PROSE.search(re.sub(r"<[^>]+>", "", head)), (path.name, head)
                     for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", page, re.S):

@@ -97,6 +97,14 @@ def test_brackets_that_are_not_chinese_punctuation_are_left(text):
     assert not ascii_parens(text, page=True), text
 
 
+def test_a_chinese_list_of_names_left_in_english_is_found():
+    from typography import untranslated_items
+    glossary = {"idempotency": "幂等", "all_calls": "执行全部调用"}
+    assert untranslated_items("<td>idempotency、all_calls</td><td>幂等、执行全部调用</td>", glossary) == \
+        ["idempotency、all_calls"]
+    assert not untranslated_items("<td>create_refund、lookup_order</td><td>幂等</td>", glossary)
+
+
 def test_a_table_cell_listing_names_the_english_way_is_found():
     from typography import english_list_cells
     assert english_list_cells("<table><tr><td>idempotency, all_calls</td><td>1</td></tr></table>") == \

@@ -74,6 +74,14 @@ def in_chinese_lines(text: str) -> list[str]:
 LISTED_THE_ENGLISH_WAY = re.compile(r"\s*[\w.:/-]+(?:, [\w.:/-]+)+\s*")
 
 
+def untranslated_items(page: str, glossary: dict[str, str]) -> list[str]:
+    """The cells of a Chinese page's tables that list names (with 、) one of which is a label the glossary says in
+    Chinese but the cell gives in English: a list joined before its names were said (idempotency、all_calls)."""
+    cells = (html.unescape(re.sub(r"<[^>]+>", "", c)).strip()
+             for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", page, re.S))
+    return [c for c in cells if "、" in c and any(glossary.get(p.strip(), p.strip()) != p.strip() for p in c.split("、"))]
+
+
 def english_list_cells(page: str) -> list[str]:
     """The cells of an HTML page's tables that list names the English way (for a page in Chinese)."""
     cells = (html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", page, re.S))

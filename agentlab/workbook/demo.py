@@ -10,7 +10,7 @@ from typing import Any
 
 from ..evals.outcome import Verdict, grade, reasons_in
 from ..guards import GuardConfig
-from ..i18n import Lang, both, joined, t
+from ..i18n import Lang, both, joined, label, t
 from ..loop import run_guarded
 from ..models import Model, ScriptedModel, SelfCorrectingModel, Step, call, say
 from ..models.faults import FAULTS, FaultyModel, inject_tool_fault
@@ -320,9 +320,10 @@ def _structured(shown: str | None) -> bool:
 
 
 def caught_by_guards(c: Comparison, lang: Lang = "en") -> str:
-    """The "caught by" cell of a comparison: the guards the guarded run's trace shows acting (listed as ``lang``
-    lists them), ``-`` for none."""
-    return joined(guards_that_acted(c.guarded), lang, "list") or "-"
+    """The "caught by" cell of a comparison: the guards the guarded run's trace shows acting, each named and listed
+    as ``lang`` names and lists them, ``-`` for none. Each name is said before the list is joined: a table cannot
+    say the names inside a list already joined in Chinese (it showed 幂等 alone but idempotency、all_calls)."""
+    return joined((label(g, lang) for g in guards_that_acted(c.guarded)), lang, "list") or "-"
 
 
 def explain(c: Comparison, lang: Lang = "en") -> list[str]:
