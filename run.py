@@ -396,6 +396,75 @@ def app_server(py: Path | str, rest: list[str]) -> tuple[list[str], dict[str, st
     return [str(py), "-m", "voila", "app/agentlab_app.ipynb", *([] if theirs else ["--template=agentlab"]), *rest], env
 
 
+def reader_lang(argv: Sequence[str]) -> str:
+    """The language run.py speaks to its reader: ``--lang zh`` (or ``--lang=zh``) among the options, else
+    ``AGENTLAB_LANG``, else the locale's (``LC_ALL``, ``LC_MESSAGES``, ``LANG``: ``zh_CN.UTF-8`` is Chinese), as the
+    package's command line reads it (agentlab.cli._lang_of); a value that is no language is refused elsewhere."""
+    for i, a in enumerate(argv):
+        if a.startswith("--lang=") or (a == "--lang" and i + 1 < len(argv)):
+            return "zh" if (a.partition("=")[2] if "=" in a else argv[i + 1]) == "zh" else "en"
+    for name in ("AGENTLAB_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(name, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+class Refused(Exception):
+    """A command's options refused before anything is installed or started: the message, in the reader's words."""
+
+
+#: run.py's own options of each command, by kind: checked before anything is installed, so that a typo costs no
+#: set-up (``run.py lab --lang fr`` installed the workbook for half a minute before it said the language was wrong)
+OWN_OPTIONS: dict[str, dict[str, str]] = {
+    "site": {"--port": "port", "--data": "value", "--no-browser": "flag", "--lang": "lang"},
+    "check": {"--lang": "lang", "--model": "flag", "--quick": "flag"},
+}
+#: the options run.py reads of a command that hands the rest to another program (Jupyter, Voila), which checks those
+PASSED_ON: dict[str, dict[str, str]] = {"lab": {"--lang": "lang", "--port": "port"},
+                                        "app": {"--lang": "lang", "--port": "port"}}
+
+
+def options(command: str, rest: Sequence[str], lang: str) -> tuple[dict[str, object], list[str]]:
+    """``rest``'s options that run.py reads for ``command`` (their values by name, ``--no-browser`` as
+    ``no_browser``), and what is left for the program it starts. Raises :class:`Refused` for an option the command
+    does not have (a command of run.py's own), a missing value, a port that is not one; exits for a language that is
+    not the workbook's (said in both, as the reader's language is what was mistyped)."""
+    own = command in OWN_OPTIONS
+    spec = OWN_OPTIONS.get(command) or PASSED_ON.get(command, {})
+    values: dict[str, object] = {}
+    left: list[str] = []
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        name, eq, given = arg.partition("=")
+        kind = spec.get(name) if arg.startswith("--") else None
+        if kind is None:
+            if own:
+                raise Refused(_say("run.bad_option", lang, command=command, option=name,
+                                   options=_listed(list(spec), lang)))
+            left.append(arg)
+            i += 1
+            continue
+        if kind == "flag":
+            values[name[2:].replace("-", "_")] = True
+            i += 1
+            continue
+        if not eq:
+            if i + 1 >= len(rest) or rest[i + 1].startswith("--"):
+                raise Refused(_say("run.needs_value", lang, command=command, option=name))
+            given = rest[i + 1]
+        i += 1 if eq else 2
+        if kind == "lang" and given not in ("en", "zh"):
+            sys.exit("\n".join(_say("run.bad_lang", x, given=given) for x in ("en", "zh")))
+        if kind == "port" and not (given.isdigit() and 1 <= int(given) <= 65535):
+            raise Refused(_say("run.bad_port", lang, command=command, option=name, value=given))
+        values[name[2:]] = int(given) if kind == "port" else given
+        if not own and kind == "port":
+            left += [name, given]  # the program's own option: checked here, given to it as it was
+    return values, left
+
+
 #: JupyterLab's own menus in Chinese for ``--lang zh``: Project Jupyter's zh-CN language pack (the workbook extra
 #: installs it) chosen by a default-settings override in a settings folder of the workbook's own
 LAB_SETTINGS = {"zh": ROOT / "etc" / "lab-zh"}
@@ -438,35 +507,42 @@ def _port_free(host: str, port: int) -> bool:
     return True
 
 
-def site(py: Path, rest: list[str]) -> int:
+def _shell_line(args: Sequence[str]) -> str:
+    """A command as a person pastes it into this system's shell (quoted where a path holds a space)."""
+    if os.name == "nt":
+        return subprocess.list2cmdline(list(args))
+    import shlex
+    return shlex.join(args)
+
+
+def site(py: Path, opts: dict[str, object], lang: str = "en") -> int:
     """The skill site on 127.0.0.1: a data folder, a demo key printed once, the server, the market page's address.
 
-    Options: ``--port N`` (default 8000, or a free one when 8000 is taken), ``--data DIR`` (default
-    ``.agentlab-site``), ``--no-browser``. The browser opens only where there is a display; on a
-    headless machine the address is printed and nothing pretends to open.
+    Options (read by :func:`options`): ``--port N`` (default 8000, or a free one when 8000 is taken), ``--data DIR``
+    (default ``.agentlab-site``), ``--no-browser``, ``--lang zh`` (these lines in Chinese). The browser opens only
+    where there is a display; on a headless machine the address is printed and nothing pretends to open.
     """
-    import argparse
     import time
     import urllib.request
-    ap = argparse.ArgumentParser(prog="python run.py site")
-    ap.add_argument("--port", type=int, default=None)
-    ap.add_argument("--data", default=str(ROOT / ".agentlab-site"))
-    ap.add_argument("--no-browser", action="store_true")
-    ns = ap.parse_args(rest)
-    host, data = "127.0.0.1", Path(ns.data).resolve()
-    port = ns.port if ns.port is not None else 8000
-    if ns.port is None and not _port_free(host, port):
+    host, data = "127.0.0.1", Path(str(opts.get("data", ROOT / ".agentlab-site"))).resolve()
+    given = opts.get("port")
+    port = int(given) if isinstance(given, int) else 8000
+    if not _port_free(host, port):
+        if given is not None:  # asked for by number: said, not replaced (uvicorn said it below a line that it served)
+            print(_say("run.site.port_busy", lang, port=port), file=sys.stderr)
+            return 2
         import socket
         with socket.socket() as s:
             s.bind((host, 0))
             port = s.getsockname()[1]
-        print(f"port 8000 is taken; using {port}", flush=True)
+        print(_say("run.site.port_moved", lang, port=port), flush=True)
     site_cli = [str(py), "-m", "agentlab", "site", "--data", str(data)]
     listed = subprocess.run([str(py), "-c", "import sys; from agentlab.site.keys import KeyStore; "
                              "print(any(k.name == 'demo' for k in KeyStore(sys.argv[1]).all()))", str(data / "keys.db")],
                             cwd=ROOT, capture_output=True, text=True, check=False) if (data / "keys.db").exists() else None
     if listed is not None and listed.stdout.strip() == "True":
-        print(f"the demo key was shown when it was created; a new one: {' '.join(site_cli[1:])} keys create --name NAME",
+        # the whole command, as pasted: without the Python that runs it ("-m agentlab site ..."), it ran nothing
+        print(_say("run.site.key_shown", lang, command=_shell_line([*site_cli, "keys", "create", "--name", "NAME"])),
               flush=True)
     else:
         made = subprocess.run([*site_cli, "keys", "create", "--name", "demo"], cwd=ROOT, capture_output=True, text=True)
@@ -474,15 +550,16 @@ def site(py: Path, rest: list[str]) -> int:
             print(made.stderr, file=sys.stderr)
             return made.returncode
         key = made.stdout.strip()
-        print(f"demo API key (shown once, stored only as a hash; keep it): {key}", flush=True)
-        print(f"  try: curl -s -H 'X-API-Key: {key}' -H 'Content-Type: application/json' "
-              f"-d '{{\"arguments\": {{\"city\": \"Beijing\"}}}}' http://{host}:{port}/api/skills/current_weather/execute",
-              flush=True)
+        print(_say("run.site.demo_key", lang, key=key), flush=True)
+        print(_say("run.site.try", lang, command=(
+            f"curl -s -H 'X-API-Key: {key}' -H 'Content-Type: application/json' "
+            f"-d '{{\"arguments\": {{\"city\": \"Beijing\"}}}}' http://{host}:{port}/api/skills/current_weather/execute")),
+            flush=True)
         made = subprocess.run([*site_cli, "keys", "create", "--name", "operator", "--operator"], cwd=ROOT,
                               capture_output=True, text=True)
         if made.returncode == 0:  # the call log shows every tenant's calls: it opens only with this key
-            print(f"operator key for the call log at http://{host}:{port}/logs (the browser asks: any user name, "
-                  f"this key as the password; shown once): {made.stdout.strip()}", flush=True)
+            print(_say("run.site.operator_key", lang, url=f"http://{host}:{port}/logs", key=made.stdout.strip()),
+                  flush=True)
     import signal
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stopped from outside: stop the server too (finally)
     server = subprocess.Popen([*site_cli, "--host", host, "--port", str(port)], cwd=ROOT)
@@ -499,20 +576,19 @@ def site(py: Path, rest: list[str]) -> int:
             if server.poll() is not None:
                 return server.returncode or 1
             if time.monotonic() > deadline:
-                print(f"the site did not answer on {url} within 60 s", file=sys.stderr)
+                print(_say("run.site.no_answer", lang, url=url), file=sys.stderr)
                 server.terminate()
                 return 1
             time.sleep(0.3)
-        print(f"the skill market: {url}   (a skill: {url}skills/current_weather, the call log: {url}logs, "
-              f"中文: {url}?lang=zh)", flush=True)
-        if ns.no_browser or not _has_display():
-            print("no browser opened (no display here): open the address above in a browser on this machine. "
-                  "Ctrl-C stops the site.", flush=True)
+        shown = f"{url}?lang=zh" if lang == "zh" else url  # the reader's language, as the page takes it
+        print(_say("run.site.market", lang, url=shown, skill=f"{url}skills/current_weather", logs=f"{url}logs",
+                   zh=f"{url}?lang=zh"), flush=True)
+        if opts.get("no_browser") or not _has_display():
+            print(_say("run.site.no_browser", lang), flush=True)
         else:
             import webbrowser
-            opened = webbrowser.open(url)
-            print(("opened in your browser" if opened else "could not open a browser: open the address above")
-                  + ". Ctrl-C stops the site.", flush=True)
+            opened = webbrowser.open(shown)
+            print(_say("run.site.opened" if opened else "run.site.not_opened", lang), flush=True)
         return server.wait()
     except KeyboardInterrupt:
         return 0
@@ -543,7 +619,7 @@ def check_notebooks(lang: str, quick: bool = False) -> list[str]:
     return [p.relative_to(ROOT).as_posix() for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))] + ["app/agentlab_app.ipynb"]
 
 
-def _say(key: str, lang: str, **fields: object) -> str:
+def _say(key: str, lang: str, /, **fields: object) -> str:
     """A sentence of the catalogue (data/i18n/), read with the standard library: the check runs before anything
     is installed, so it cannot import agentlab's own t()."""
     import json
@@ -785,15 +861,16 @@ def _installed_here() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("agentlab", "jupyterlab"))
 
 
-def check(rest: list[str], *, venv_dir: Path = VENV, ports: tuple[int, ...] = CHECK_PORTS) -> int:
-    """``python run.py check [--lang zh] [--model]``: one line per problem and what to do; exit 1 on any."""
-    import argparse
+def check(rest: list[str], *, venv_dir: Path = VENV, ports: tuple[int, ...] = CHECK_PORTS, lang: str = "en") -> int:
+    """``python run.py check [--lang zh] [--model] [--quick]``: one line per problem and what to do; exit 1 on any.
+    ``lang``: the reader's language (:func:`reader_lang`), for the check's own lines when ``--lang`` is not given."""
     import time
-    ap = argparse.ArgumentParser(prog="python run.py check")
-    ap.add_argument("--lang", choices=("en", "zh"), default="en")
-    ap.add_argument("--model", action="store_true", help="also the model: AGENTLAB_BASE_URL, or the local model")
-    ap.add_argument("--quick", action="store_true", help="run notebook 00 only, not every notebook")
-    ns = ap.parse_args(rest)
+    from types import SimpleNamespace
+    if "-h" in rest or "--help" in rest:
+        print(_say("run.check.usage", lang))
+        return 0
+    opts, _ = options("check", rest, lang)
+    ns = SimpleNamespace(lang=opts.get("lang", lang), model=bool(opts.get("model")), quick=bool(opts.get("quick")))
     t0 = time.monotonic()
     py = venv_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     if not py.exists() and venv_dir == VENV and _installed_here():
@@ -867,15 +944,33 @@ def main(argv: list[str]) -> int:
     if refusal:  # said before anything is tried: the version found, the one needed and how to get it
         print(refusal, file=sys.stderr)
         return 2
+    try:
+        return _command(cmd, rest)
+    except Refused as refused:  # an option mistyped: said in one line, nothing installed or started
+        print(refused, file=sys.stderr)
+        return 2
+
+
+#: the commands of run.py, as ``python run.py help`` lists them
+COMMANDS = ("lab", "test", "check", "app", "site", "bench", "size", "notebooks", "local", "postbuild", "lock", "hub",
+            "setup", "help")
+
+
+def _command(cmd: str, rest: list[str]) -> int:
+    lang = reader_lang(rest)
+    if cmd in ("help", "-h", "--help"):
+        print(_say("run.usage", lang))
+        return 0
     if cmd == "lab":
+        opts, rest = options("lab", rest, lang)  # before anything is installed
         py = setup("requirements.txt")
         as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
-        lang, rest = lab_lang(rest)
+        lang = str(opts.get("lang", "en"))  # the Chinese notebooks when asked for by name (the locale says the menus')
         folder = ROOT / "notebooks" / ("zh" if lang == "zh" else "")
         return become([str(py), "-m", "jupyter", "lab", *as_root, *lab_options(lang), *rest], cwd=folder,
                                env={**os.environ, **lab_env()})
     if cmd == "check":
-        return check(rest)
+        return check(rest, lang=lang)
     if cmd == "postbuild":  # binder/postBuild: python run.py postbuild --prefix ENV
         prefix = Path(rest[rest.index("--prefix") + 1]) if "--prefix" in rest else Path(sys.prefix)
         return postbuild(prefix)
@@ -908,10 +1003,19 @@ def main(argv: list[str]) -> int:
         # rewriting the test modules' assertions again)
         return subprocess.call([str(py), "-m", "pytest", *rest], cwd=ROOT)
     if cmd == "app":
+        opts, rest = options("app", rest, lang)  # before anything is installed
         command, env = app_server(setup("requirements.txt"), rest)
+        if "lang" in opts:  # the app opens in this language, whatever the browser prefers (its toggle still switches)
+            env["AGENTLAB_APP_LANG"] = str(opts["lang"])
         return become(command, cwd=ROOT, env=env)
     if cmd == "site":
-        return site(setup("requirements-site.txt"), rest)
+        if "-h" in rest or "--help" in rest:
+            print(_say("run.site.usage", lang))
+            return 0
+        opts, _ = options("site", rest, lang)  # before anything is installed
+        if isinstance(opts.get("port"), int) and not _port_free("127.0.0.1", int(str(opts["port"]))):
+            raise Refused(_say("run.site.port_busy", lang, port=opts["port"]))  # asked for by number, and taken
+        return site(setup("requirements-site.txt"), opts, lang)
     if cmd == "bench":
         # the language and the benchmarks named are checked before anything is installed: a typo costs no set-up
         lang, rest = lab_lang(rest)  # the table at the end in Chinese with --lang zh; each benchmark's own lines as they are
@@ -992,8 +1096,8 @@ def main(argv: list[str]) -> int:
             readme.write_text(text, encoding="utf-8")
         print(f"agentlab/*.py and agentlab/schema/*.py: {lines:,} lines")
         return 0
-    print(__doc__)
-    return 0 if cmd == "help" else 2
+    print(_say("run.unknown_command", lang, command=cmd, commands=_listed(list(COMMANDS), lang)), file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

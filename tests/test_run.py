@@ -2,6 +2,7 @@
 import collections
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -590,3 +591,57 @@ def test_the_page_voila_opens_first_fetches_nothing_from_outside(tmp_path):
     addresses = set(re.findall(r"[a-z]+://[^\s\"'<>]+", page))
     assert addresses and all(a.startswith(f"http://127.0.0.1:{port}/") for a in addresses), addresses
     assert 'http-equiv="refresh"' in page
+
+
+@pytest.mark.parametrize("args, words", [
+    (["lab", "--lang", "fr"], ["“fr”"]),
+    (["lab", "--port"], ["--port"]),
+    (["lab", "--port", "abc"], ["abc"]),
+    (["app", "--port=0"], ["0"]),
+    (["app", "--lang=xx"], ["“xx”"]),
+    (["site", "--bogus"], ["--bogus", "--no-browser"]),
+    (["site", "--port", "99999"], ["99999"]),
+    (["site", "--data"], ["--data"]),
+    (["check", "--bogus"], ["--bogus", "--quick"]),
+    (["check", "--lang", "fr"], ["“fr”"]),
+    (["bogus"], ["bogus", "lab"]),
+])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_command_refuses_a_mistyped_option_before_installing_anything(monkeypatch, capsys, args, words, lang):
+    """A mistyped option of any of run.py's commands is said at once, in the reader's language (a Chinese locale
+    here, or --lang zh), with a non-zero exit and no traceback: nothing installed, nothing started. ``lab --lang fr``
+    installed the workbook for half a minute first; ``site --bogus`` installed the site's packages, then argparse
+    said it in English; ``bogus`` printed the whole help and never said what was wrong."""
+    monkeypatch.setattr(run, "setup", lambda *a, **k: pytest.fail("set up before the options were checked"))
+    monkeypatch.setattr(run, "become", lambda *a, **k: pytest.fail("started a program"))
+    monkeypatch.setattr(run, "gather", lambda *a, **k: pytest.fail("the check ran"))
+    for name in ("AGENTLAB_LANG", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8" if lang == "zh" else "C.UTF-8")
+    try:
+        code: object = run.main(args)
+    except SystemExit as stop:  # a language that is not one: said in both (the reader's is what was mistyped)
+        code = stop.code
+    said = capsys.readouterr()
+    text = said.err + said.out + (code if isinstance(code, str) else "")
+    assert code == 2 or isinstance(code, str), code
+    assert all(w in text for w in words) and "Traceback" not in text and not said.out, text
+    assert re.search("[\u4e00-\u9fff]", text) if lang == "zh" else text.isascii() or "“" in text, text
+
+
+@pytest.mark.parametrize("lang, words", [("en", "python run.py COMMAND"), ("zh", "python run.py 命令")])
+def test_help_is_said_in_the_readers_language(monkeypatch, capsys, lang, words):
+    monkeypatch.setenv("AGENTLAB_LANG", lang)
+    assert run.main(["--help"]) == 0 and words in capsys.readouterr().out
+    assert run.main(["help", "--lang", lang]) == 0 and words in capsys.readouterr().out
+
+
+def test_run_py_app_lang_chooses_the_apps_language_and_is_not_handed_to_voila(monkeypatch):
+    """Voila has no --lang (it warned "Unrecognized alias: 'lang'" and the app followed the browser): run.py takes
+    it out and hands the app the language itself."""
+    monkeypatch.setattr(run, "setup", lambda *a, **k: Path(sys.executable))
+    started = {}
+    monkeypatch.setattr(run, "become", lambda cmd, cwd, env=None: started.update(cmd=cmd, env=env) or 0)
+    assert run.main(["app", "--lang", "zh", "--port", "8866"]) == 0
+    assert "--lang" not in started["cmd"] and "zh" not in started["cmd"] and "8866" in started["cmd"]
+    assert started["env"]["AGENTLAB_APP_LANG"] == "zh"

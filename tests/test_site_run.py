@@ -7,21 +7,26 @@ real one, and with no display the command says it opened nothing.
 import os
 import queue
 import re
+import shlex
+import socket
 import subprocess
 import sys
 import threading
 import time
 
 import httpx
+import pytest
 from conftest import ROOT, free_port, stop_group
 
+import run
 
-def start(data, port):
+
+def start(data, port, *more):
     code = ("import pathlib, sys, run; run.setup = lambda requirements: pathlib.Path(sys.executable); "
-            "sys.exit(run.main(['site', '--port', sys.argv[1], '--data', sys.argv[2]]))")
+            "sys.exit(run.main(['site', '--port', sys.argv[1], '--data', sys.argv[2], *sys.argv[3:]]))")
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     env["PYTHONPATH"] = str(ROOT)
-    proc = subprocess.Popen([sys.executable, "-c", code, str(port), str(data)], cwd=ROOT, env=env, text=True,
+    proc = subprocess.Popen([sys.executable, "-c", code, str(port), str(data), *more], cwd=ROOT, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
@@ -36,7 +41,7 @@ def until_served(proc, lines, timeout=60):
         except queue.Empty:
             assert proc.poll() is None, "".join(seen)
             continue
-        if seen[-1].startswith("no browser opened"):
+        if seen[-1].startswith(("no browser opened", "没有打开浏览器")):
             return "".join(seen)
     raise AssertionError("run.py site printed no address: " + "".join(seen))
 
@@ -58,11 +63,33 @@ def test_run_py_site_serves_the_market_with_a_demo_key_shown_once(tmp_path):
         assert done.status_code == 200 and done.json()["success"]
     finally:
         stop(proc)
-    again, lines = start(data, port)  # the same folder: the key is not shown again, nor another one made
+    again, lines = start(data, port, "--lang", "zh")  # the same folder: the key is not shown again, nor another made
     try:
         out = until_served(again, lines)
-        assert "sk-site-" not in out and "the demo key was shown when it was created" in out
+        assert "sk-site-" not in out and "演示密钥在创建时已显示过" in out and "no browser" not in out
+        assert f"技能市场：http://127.0.0.1:{port}/?lang=zh" in out
         assert "Calls: 1" in httpx.get(f"http://127.0.0.1:{port}/", timeout=10).text  # the log survived the restart
     finally:
         stop(again)
     assert key not in "".join(p.read_text() for p in (data / "logs").iterdir())
+    # the command it prints for a new key runs as pasted (it was printed without the Python that runs it)
+    pasted = re.search(r"请运行：(.+)", out).group(1).strip().replace("NAME", "trainer")
+    made = subprocess.run(shlex.split(pasted), cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert made.returncode == 0 and made.stdout.startswith("sk-site-"), (pasted, made.stderr[-500:])
+
+
+@pytest.mark.parametrize("lang, words", [("en", "is taken by another program"), ("zh", "已被其他程序占用")])
+def test_a_port_asked_for_that_is_taken_is_said_before_anything_starts(tmp_path, monkeypatch, capsys, lang, words):
+    """``run.py site --port N`` on a port another program holds: one line saying so, in the reader's language, exit 2,
+    no key made and no server started (it printed that it served, then uvicorn's "address already in use")."""
+    monkeypatch.setattr(run, "setup", lambda requirements: pytest.fail("set up for a port that was taken"))
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: pytest.fail("started a server"))
+        code = run.main(["site", "--port", str(port), "--data", str(tmp_path / "site"), "--lang", lang])
+    said = capsys.readouterr()
+    assert code == 2 and words in said.err and str(port) in said.err and not said.out, said
+    assert not (tmp_path / "site").exists()  # no key made, no folder written

@@ -567,3 +567,15 @@ def test_a_log_file_is_reviewed_when_it_arrives_even_after_review_was_pressed():
     app.upload.value = uploaded("ours.jsonl", data_file("logs_openai_sample.jsonl").read_bytes() * 2)
     assert app.report["settings"]["source"] == "ours.jsonl" and app.report["totals"]["runs"] == 10
     assert "ours.jsonl" in app.view.value
+
+
+def test_the_app_opens_in_the_language_run_py_app_was_asked_for(monkeypatch):
+    """``python run.py app --lang zh`` (AGENTLAB_APP_LANG) wins over the browser's Accept-Language; without it, the
+    browser's language is the app's."""
+    from agentlab.workbook.widgets import browser_lang
+    monkeypatch.setenv("HTTP_ACCEPT_LANGUAGE", "en-US,en;q=0.9")
+    monkeypatch.delenv("AGENTLAB_APP_LANG", raising=False)
+    assert browser_lang() == "en"
+    monkeypatch.setenv("AGENTLAB_APP_LANG", "zh")
+    assert browser_lang() == "zh"
+    assert browser_lang("en-US") == "en"  # a header given by name is read as given

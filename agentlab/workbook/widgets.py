@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import ipywidgets as W
 
@@ -44,8 +44,12 @@ LANG_OPTIONS = [("English", "en"), ("中文", "zh")]
 def browser_lang(accept_language: str | None = None) -> Lang:
     """The language a page opens in: the browser's most preferred of English and Chinese (zh-* is Chinese), else
     English. ``accept_language``: the browser's Accept-Language header; by default the one Voila hands the kernel as
-    ``HTTP_ACCEPT_LANGUAGE`` (``http_header_envs`` in etc/jupyter/voila.json, which ``python run.py app`` reads)."""
+    ``HTTP_ACCEPT_LANGUAGE`` (``http_header_envs`` in etc/jupyter/voila.json, which ``python run.py app`` reads),
+    unless ``python run.py app --lang`` chose the language (``AGENTLAB_APP_LANG``)."""
     if accept_language is None:
+        chosen = os.environ.get("AGENTLAB_APP_LANG", "")  # python run.py app --lang zh: the person said which
+        if chosen in ("en", "zh"):
+            return cast(Lang, chosen)
         accept_language = os.environ.get("HTTP_ACCEPT_LANGUAGE", "")
     ranked = []
     for i, part in enumerate(accept_language.split(",")):
