@@ -205,10 +205,13 @@ table_view(health, lang=LANG)
 # The default lines are starting points: on this deliberately adversarial case set the healthy loop already
 # crosses two of them, so the lines are calibrated on the healthy first hour, as a team would on its own traffic.
 # Each alert is logged once, when its curve crosses; it fires again only after the curve has come back past its
-# line by 0.05 (hysteresis). The naive hour hardly moves the takeover curve: that loop crashes instead of handing over.
+# line by 0.05 (hysteresis). In the naive hour the takeover curve falls instead of rising: that loop crashes where the
+# guarded one hands over, so a takeover alert would never have caught that release; the success curve does (the
+# line under the plot gives each hour's average).
 
 # %%
 import random
+import statistics
 
 from agentlab.evals.monitor import CURVES, LINES, LiveCurves, RefLine
 from agentlab.i18n import t
@@ -235,6 +238,15 @@ table_view(pd.DataFrame([{"metric": line.metric, "default line": d.value, "calib
 # each alert was logged as it fired (the lines above, on the agentlab.monitor logger); the callback kept them too
 minutes = joined((f"{a.point.at / 60:.0f}" for a in alerts), LANG, "list")
 print(t("nb11.said.alerts", LANG, n=len(alerts), minutes=minutes) if alerts else t("nb11.said.no_alerts", LANG))
+hour = len(loops["guarded"])
+
+
+def hourly(metric):
+    return " → ".join(f"{statistics.fmean(p.values[metric] for p in live.points[k * hour:(k + 1) * hour]):.0%}"
+                      for k in range(3))
+
+
+print(t("nb11.said.hours", LANG, success=hourly("task_success_rate"), takeover=hourly("takeover_rate")))
 plot_live(live, lang=LANG)
 plt.show()
 

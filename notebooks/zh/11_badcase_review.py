@@ -197,10 +197,12 @@ table_view(health, lang=LANG)
 # 一小时的防护循环流量（第 4 周的运行），一小时某次发布误上了朴素循环（第 1 周的运行），然后又回到防护循环；每分钟一次运行。
 # 默认参考线只是起点：这套用例故意偏向刁难，健康的循环本身就会越过其中两条线，所以像团队在自己的流量上做的那样，
 # 用健康的第一个小时来校准参考线。每次告警在曲线越线时记一行日志；只有曲线回到参考线另一侧并超出 0.05（滞回）后，
-# 才会再次触发。朴素循环的那一小时几乎没让人工接管率动起来：那个循环出错时是直接崩溃，而不是转人工。
+# 才会再次触发。朴素循环的那一小时里，人工接管率不升反降：防护循环会转人工的地方，那个循环直接崩溃，所以接管率的告警
+# 永远发现不了那次发布，要靠成功率曲线（图下那一行给出每个小时的平均值）。
 
 # %%
 import random
+import statistics
 
 from agentlab.evals.monitor import CURVES, LINES, LiveCurves, RefLine
 from agentlab.i18n import t
@@ -227,6 +229,15 @@ table_view(pd.DataFrame([{"metric": line.metric, "default line": d.value, "calib
 # 每条告警触发时都记了日志（上面那几行，记在 agentlab.monitor 日志器上）；回调函数也保存了它们
 minutes = joined((f"{a.point.at / 60:.0f}" for a in alerts), LANG, "list")
 print(t("nb11.said.alerts", LANG, n=len(alerts), minutes=minutes) if alerts else t("nb11.said.no_alerts", LANG))
+hour = len(loops["guarded"])
+
+
+def hourly(metric):
+    return " → ".join(f"{statistics.fmean(p.values[metric] for p in live.points[k * hour:(k + 1) * hour]):.0%}"
+                      for k in range(3))
+
+
+print(t("nb11.said.hours", LANG, success=hourly("task_success_rate"), takeover=hourly("takeover_rate")))
 plot_live(live, lang=LANG)
 plt.show()
 
