@@ -58,6 +58,8 @@ def t(key: str, lang: Lang = "en", /, **fields: object) -> str:
     text = entry.get(lang) or entry["en"]
     if not fields:
         return text
+    if lang == "zh" and "!r}" in text:  # a value quoted as Chinese quotes it (see _Quoted), with no space around it
+        return _BESIDE_HAN.sub("", _QUOTED.vformat(text, (), fields))
     return _COUNTED.vformat(text, (), fields) if ":count:" in text else text.format(**fields)
 
 
@@ -79,6 +81,23 @@ class _Counted(string.Formatter):
 
 
 _COUNTED = _Counted()
+
+
+class _Quoted(_Counted):
+    """For Chinese: ``{name!r}`` puts a text in “” (Chinese quotation marks), escaped as ``repr`` escapes it (a
+    newline shows as \\n, nothing is hidden); Python's own '…' read 没有名为 'lookup' 的工具 to a Chinese reader.
+    Anything but a text (None, a number) is shown as ``repr`` shows it."""
+
+    def convert_field(self, value: object, conversion: str | None) -> object:
+        if conversion == "r" and isinstance(value, str):
+            inner = repr(value)[1:-1]
+            return f"“{inner}”"
+        return super().convert_field(value, conversion)
+
+
+_QUOTED = _Quoted()
+#: the space a template left beside a value between Chinese words, which Chinese quotation marks do not take
+_BESIDE_HAN = re.compile(r"(?<=[\u4e00-\u9fff]) (?=“)|(?<=”) (?=[\u4e00-\u9fff])")
 
 
 # an identifier joined by hyphens (a case id "adv-bad-key", a run label "2-no-validation") is a name too, when it

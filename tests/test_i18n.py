@@ -70,7 +70,8 @@ def test_the_catalogue_is_what_the_files_say():
     en, zh = read("en"), read("zh")
     assert i18n.keys() == list(en)
     assert i18n._CATALOG == {key: {"en": en[key], "zh": zh[key]} for key in en}
-    assert i18n.t("UNKNOWN_TOOL", "zh", name="x") == zh["UNKNOWN_TOOL"].format(name="x")
+    assert i18n.t("UNKNOWN_TOOL", "en", name="x") == en["UNKNOWN_TOOL"].format(name="x")
+    assert i18n.t("UNKNOWN_TOOL", "zh", name="x") == zh["UNKNOWN_TOOL"].replace(" {name!r} ", "“x”")
 
 
 def test_importing_the_package_does_not_read_the_catalogue():
@@ -433,3 +434,26 @@ def test_an_aside_takes_the_brackets_of_its_language():
     assert "refunded" + aside("3 turns", "en") == "refunded (3 turns)"
     assert "已退款" + aside("3 轮次", "zh") == "已退款（3 轮次）"
     assert aside("{n}", "en") == " ({n})"  # a value is never read as a template
+
+
+def test_a_value_quoted_in_a_chinese_sentence_takes_chinese_quotation_marks():
+    """Every Chinese entry: a value it quotes (``{x!r}``) reads “x”, escaped as repr escapes it, with no space beside
+    Chinese words; no entry quotes a word in ASCII quotes of its own ('ticket'). Python's repr read
+    没有名为 'lookup' 的工具 (49 entries: the model's errors, the CLI's, the schema's, the lint's)."""
+    import re
+    import string
+
+    from agentlab.i18n import _catalog, t
+    quoted = 0
+    for key, entry in _catalog().items():
+        text = entry.get("zh", "")
+        prose = re.sub(r"\{[^{}]*\}|pip install '[^']*'", "", text)  # a shell command quotes as the shell does
+        assert not re.search(r"'[^'\s]{1,40}'", prose), (key, text)
+        names = {f for _, f, _, c in string.Formatter().parse(text) if f}
+        if "!r}" not in text:
+            continue
+        quoted += 1
+        said = t(key, "zh", **dict.fromkeys(names, "x\ny"))
+        assert "“x\\ny”" in said, (key, said)
+        assert "'x" not in said and not re.search(r"[\u4e00-\u9fff] “|” [\u4e00-\u9fff]", said), (key, said)
+    assert quoted >= 40
