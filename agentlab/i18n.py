@@ -58,6 +58,13 @@ def t(key: str, lang: Lang = "en", /, **fields: object) -> str:
     text = entry.get(lang) or entry["en"]
     if not fields:
         return text
+    status = fields.get("status")
+    if lang != "en" and isinstance(status, str):
+        # a run's status (budget_exhausted) is said in the reader's words wherever a sentence names it: each caller
+        # passing run.status had to remember, and a dozen sentences showed 结束状态 done
+        said_ = _status_words().get(lang, {}).get(status)
+        if said_ is not None:
+            fields = {**fields, "status": said_}
     if lang == "zh" and "!r}" in text:  # a value quoted as Chinese quotes it (see _Quoted), with no space around it
         return _BESIDE_HAN.sub("", _QUOTED.vformat(text, (), fields))
     return _COUNTED.vformat(text, (), fields) if ":count:" in text else text.format(**fields)
@@ -124,6 +131,13 @@ def label_glossary() -> dict[str, dict[str, str]]:
         for lang, table in json.loads(path.read_text(encoding="utf-8")).items():
             out.setdefault(lang, {}).update(table)
     return out
+
+
+@cache
+def _status_words() -> dict[str, dict[str, str]]:
+    """A run's statuses in each language (``data/i18n/labels/statuses.json``, also part of the glossary)."""
+    from .resources import data_file
+    return json.loads(data_file("i18n/labels/statuses.json").read_text(encoding="utf-8"))
 
 
 # What a program said (a JSON value, a call with its arguments) is shown as it was said: its ", " is not a

@@ -457,3 +457,17 @@ def test_a_value_quoted_in_a_chinese_sentence_takes_chinese_quotation_marks():
         assert "“x\\ny”" in said, (key, said)
         assert "'x" not in said and not re.search(r"[\u4e00-\u9fff] “|” [\u4e00-\u9fff]", said), (key, said)
     assert quoted >= 40
+
+
+def test_a_runs_status_is_said_in_the_readers_words_in_every_sentence_that_names_it():
+    """Every status a run can end in has its Chinese words, and a sentence given one as ``status`` says them (the
+    checklist read 结束状态 done, notebook 06's check 被截停了（budget_exhausted）); any other status (an order's, an
+    exit code) is left as given."""
+    from agentlab.i18n import _status_words, t
+    from agentlab.runs import STATUSES
+    assert set(_status_words()["zh"]) == set(STATUSES)
+    for status in STATUSES:
+        said = t("trace.end", "zh", status=status, text="x")
+        assert status not in said and _status_words()["zh"][status] in said, said
+    assert "budget_exhausted" in t("trace.end", "en", status="budget_exhausted", text="x")
+    assert "shipped" in t("trace.end", "zh", status="shipped", text="x")

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from ..context import estimate_tokens, protocol_problems
 from ..errors import ToolFailure
-from ..i18n import LANGS, Lang, joined, t
+from ..i18n import LANGS, Lang, both, joined, t
 from ..lint import lint
 from ..models import ModelError, Reply, ScriptedModel, ToolCall, Usage, call, say, tool_calls
 from ..resources import data_file
@@ -460,7 +460,7 @@ def _risky_guarded(s: Scenario) -> Seen:
     effect = once != start
     one = effect and twice == once
     ok = held and untouched and pending == 1 and one
-    return Seen(ok, "checklist.seen.risky", {"risky": calls.risky[0], "code": ev[0].error_code if ev else "-",
+    return Seen(ok, "checklist.seen.risky", {"risky": calls.risky[0], "code": (ev[0].error_code or both("checklist.word.ran")) if ev else "-",
                                              "untouched": _yes(untouched), "pending": pending, "write": name,
                                              "once": _yes(one)})
 
