@@ -277,8 +277,10 @@ def test_06_the_stub_is_not_yet_wrong_limits_are_told_what_still_breaks_and_the_
     assert str(builds_loops.build_loop_limits(stub, lang=lang)).startswith(NOT_YET[lang])
     default = str(builds_loops.build_loop_limits(GuardConfig(), lang=lang))  # the budget of 6 cuts healthy runs
     assert default.startswith(WRONG[lang]) and "healthy_runs" in default and "ping_pong:" not in default
-    assert ("2 of 3 faults handled" in default and "3 of 40" in default) if lang == "en" else \
-        ("处理好了 2 个" in default and "有 3 个" in default)
+    # three cases, not three faults: the healthy runs are none (the Chinese check called them one of "3 个故障")
+    assert ("2 of 3 cases handled" in default and "3 of 40" in default) if lang == "en" else \
+        ("3 种情形里处理好了 2 种" in default and "有 3 个" in default and "故障" not in default)
+    assert "budget_exhausted" not in default if lang == "zh" else "budget_exhausted" in default  # 预算用尽
     no_breaker = str(builds_loops.build_loop_limits(GuardConfig(step_budget=12, repeat_limit=None), lang=lang))
     assert no_breaker.startswith(WRONG[lang]) and "repeat_call" in no_breaker and "12" in no_breaker
     no_budget = str(builds_loops.build_loop_limits(GuardConfig(step_budget=None), lang=lang))

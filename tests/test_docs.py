@@ -249,3 +249,18 @@ def test_a_chinese_reader_is_sent_to_the_chinese_page():
     assert seen >= 40, seen
     assert not wrong, "links to the English page where a Chinese one exists:\n" + "\n".join(sorted(set(wrong)))
     assert not broken, "no such page or heading:\n" + "\n".join(broken)
+
+
+#: one thing, one Chinese word: each word a reader met beside another for the same thing (notebook 06 said 熔断器,
+#: 来回横跳, 复读机 and 走神 while its check said 断路器, 乒乓, 重复者 and 游走; notebook 11 was 每周 Badcase 复盘 in
+#: its title and 每周坏案例复盘 in the README), and the word kept
+ONE_WORD = {"断路器": "熔断器", "乒乓": "来回横跳", "重复者": "复读机", "游走": "走神", "Badcase": "坏案例"}
+
+
+def test_one_thing_has_one_chinese_word_everywhere_a_reader_meets_it():
+    surfaces = [ROOT / "README.zh.md", ROOT / "data" / "i18n" / "zh.json", *sorted((ROOT / "docs" / "zh").glob("*.md")),
+                *sorted((ROOT / "notebooks" / "zh").glob("*.py")), *sorted((ROOT / "data" / "trainer").glob("*.zh.md")),
+                *sorted((ROOT / "data" / "i18n" / "labels").glob("*.json"))]
+    found = [f"{p.relative_to(ROOT)}: {word} (say {kept})" for p in surfaces
+             for word, kept in ONE_WORD.items() if word in p.read_text(encoding="utf-8")]
+    assert not found, "\n".join(found)

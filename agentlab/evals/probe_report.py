@@ -25,7 +25,7 @@ from typing import Any
 
 from ..a11y import NEUTRALS, OKABE_ITO, TextEquivalent, attach, described, ink, symbol
 from ..guards import said_guards
-from ..i18n import Lang, aside, colon, joined, t
+from ..i18n import Lang, aside, colon, joined, label, t
 from ..resources import CJK_FILES, CJK_FONTS, render_page
 from .probe import BOUNDED
 
@@ -200,10 +200,10 @@ def cell_text(cell: Mapping[str, Any], lang: Lang = "en") -> str:
     """A cell in a few words: the guard that caught it (or "not caught"), the repair rate and turns."""
     v = cell["verdict"]
     if v == "n/a":
-        return "n/a"
+        return t("probe.na", lang)  # the legend's word for it, in the reader's language
     guard = cell.get("guard") or "none"
     head = t("probe.v." + v, lang) if v in ("not_caught", "no_call", "not_injected", "ok", "harmless", "tool_failed") \
-        else (guard if guard != "none" else t("probe.v." + v, lang))
+        else (label(guard, lang) if guard != "none" else t("probe.v." + v, lang))
     rate = cell.get("self_correction_rate")
     extra = ""
     if rate is not None:

@@ -39,15 +39,19 @@ def _raised(exc: BaseException, lang: Lang) -> str:
     return t("build.raised", lang, error=type(exc).__name__, detail=detail or "-")
 
 
-def _tally(notebook: str, broken: dict[str, str | None], lang: Lang, right: str) -> Feedback:
-    """The verdict from each fault's outcome (None: handled; else what still breaks), reported as ``NNb``."""
+def _tally(notebook: str, broken: dict[str, str | None], lang: Lang, right: str, *, cases: bool = False) -> Feedback:
+    """The verdict from each fault's outcome (None: handled; else what still breaks), reported as ``NNb``. ``cases``:
+    what is tallied is not faults alone (notebook 06 counts its healthy runs too, which are no fault)."""
     handled = sum(1 for v in broken.values() if v is None)
     total = len(broken)
+    suffix = "_cases" if cases else ""
     if handled == total:
-        feedback = _say("right", t("build.all_handled", lang, total=total) + ("" if lang == "zh" else " ") + right, lang)
+        feedback = _say("right", t("build.all_handled" + suffix, lang, total=total) + ("" if lang == "zh" else " ")
+                        + right, lang)
     else:
         still = joined((f"{fault}{colon(lang)}{why}" for fault, why in broken.items() if why is not None), lang)
-        feedback = _say("wrong", t("build.some_handled", lang, handled=handled, total=total, still=still), lang)
+        feedback = _say("wrong", t("build.some_handled" + suffix, lang, handled=handled, total=total, still=still),
+                        lang)
     _send(feedback, notebook, f"{handled}/{total}")
     return feedback
 

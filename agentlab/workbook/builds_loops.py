@@ -151,7 +151,7 @@ def build_loop_limits(config: Any, lang: Lang = "en") -> Feedback:
         return _wrong("06", _raised(exc, lang), lang)
     broken["healthy_runs"] = None if not cut else t("build.nb06.cut_off", lang, n=len(cut),
                                                     statuses=joined((label(c, lang) for c in sorted(set(cut))), lang, "list"))
-    return _tally("06", broken, lang, t("build.nb06.right", lang))
+    return _tally("06", broken, lang, t("build.nb06.right", lang), cases=True)
 
 
 # --- 07: answer every call of a message -----------------------------------------------------------------------------

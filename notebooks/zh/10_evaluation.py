@@ -215,4 +215,4 @@ print(suite_case_catches(my_case, lang=LANG))
 # - 每个用例跑六次的 pass^k 暴露出只跑一次看不到的不稳定。
 # - 消融实验每次只打开一道防护；“不开任何防护”和朴素循环不一样，逐个用例看清了原因。
 #
-# **下一步：** [11 · 每周 Badcase 复盘](11_badcase_review.ipynb)，在那里，同样这些数字在两次发布之间被盯着：健康线、实时曲线、在存档的对话上回放一次修复。配合阅读：[指标](../../docs/zh/metrics.md#the-four-headline-numbers)；全部学习路径：[课程与路径](../../docs/zh/course.md)。
+# **下一步：** [11 · 每周坏案例复盘](11_badcase_review.ipynb)，在那里，同样这些数字在两次发布之间被盯着：健康线、实时曲线、在存档的对话上回放一次修复。配合阅读：[指标](../../docs/zh/metrics.md#the-four-headline-numbers)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 11 · 每周 Badcase 复盘
+# # 11 · 每周坏案例复盘
 #
 # 一套不用写代码也能走完的例行流程（见[指标文档](../../docs/zh/metrics.md#the-weekly-bad-case-review)）：
 #
