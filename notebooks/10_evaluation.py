@@ -46,7 +46,7 @@ LANG = "en"  # "zh" for 中文
 
 cases = load_cases(data_file("aftersales_cases.jsonl"))
 print(t("nb10.said.cases", LANG, n=len(cases)))
-table_view(pd.Series([c.category for c in cases]).value_counts().rename_axis("category").to_frame("count"), lang=LANG)
+table_view(pd.Series([c.category for c in cases]).value_counts().rename_axis("category").to_frame("cases"), lang=LANG)
 
 # %% [markdown]
 # ## Naive against guarded: the four headline numbers

@@ -194,8 +194,8 @@ headline = compare_groups({week: stored[week].results for week in ("1-naive", "4
 health = pd.DataFrame([{"metric": m, "health line": line["value"], "unhealthy when": line["bad"],
                         **{row["group"]: row[m] for row in headline},
                         "crosses": ", ".join(row["group"] for row in headline if crosses(m, row[m])) or "-"}
-                       for m, line in HEALTH_LINES.items() if m in headline[0]]).set_index("metric")
-table_view(health, lang=LANG)
+                       for m, line in HEALTH_LINES.items() if m in headline[0]]).set_index("metric").T
+table_view(health, lang=LANG)  # a metric a column: its line and its values in one format (a rate as a percentage)
 
 # %% [markdown]
 # **Live curves.** `LiveCurves` keeps task success, invalid-call rate and takeover rate over the last 20 runs (the
@@ -232,7 +232,7 @@ for i, r in enumerate(stream):
     live.add(r.run, at=60.0 * i, success=r.passed)
 table_view(pd.DataFrame([{"metric": line.metric, "default line": d.value, "calibrated": round(line.value, 2),
                           "alert when": t("monitor." + line.bad, LANG)} for line, d in zip(lines, LINES, strict=True)]),
-           lang=LANG)
+           percent=("default line", "calibrated"), lang=LANG)  # every curve is a rate
 
 # %%
 # each alert was logged as it fired (the lines above, on the agentlab.monitor logger); the callback kept them too

@@ -190,6 +190,9 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path, participant_ker
         assert takeover, said[-2000:]
         first, naive, again = map(int, takeover.groups())
         assert naive < first and naive < again, takeover.group(0)
+        # a health line in the format of the values beside it (0.90 stood next to 95%)
+        pages = "".join("".join(o.get("data", {}).get("text/html", "")) for c in nb.cells for o in c.get("outputs", []))
+        assert not re.search(r"<td[^>]*>\s*0\.90\s*</td>", pages), "a rate's health line shown as 0.90"
     if zh:
         missing = "".join(o.get("text", "") for o in nb.cells.pop().outputs)
         assert missing.strip() == "MISSING []", f"labels shown in English in the Chinese notebook: {missing}"

@@ -386,7 +386,7 @@ def plot_shares(counts: Mapping[str, float], *, ax: Any = None, title: str = "",
     items = sorted(counts.items(), key=lambda kv: kv[1])
     ax.barh([label(k, lang) for k, _ in items], [v / total for _, v in items], color=_O["blue"])
     for i, (_, v) in enumerate(items):
-        ax.text(v / total, i, f" {v / total:.0%} ({v})", va="center", fontsize=8)
+        ax.text(v / total, i, f" {v / total:.0%}{aside(v, lang)}", va="center", fontsize=8)
     ax.set_xlim(0, 1.15)
     ax.set_title(label(title, lang))
     return attach(ax, TextEquivalent(lang, _said(title, "a11y.shares", lang, total=fmt_number(sum(counts.values()))),
@@ -508,7 +508,7 @@ def plot_comparison(comparison: RunComparison, *, kind: str | None = None, ax: A
     return attach(ax, TextEquivalent(
         lang, _said(title, "a11y.comparison", lang),
         ("", *[t("review." + side, lang, label=getattr(comparison, side)) for side in ("before", "after")]),
-        [(name, *[f"{r[side]} ({r[side + '_share']:.0%})" for side in ("before", "after")])
+        [(name, *[f"{r[side]}{aside(format(r[side + '_share'], '.0%'), lang)}" for side in ("before", "after")])
          for name, r in zip(names, rows, strict=True)]))
 
 

@@ -44,7 +44,7 @@ LANG = "zh"  # 改成 "en" 就是英文版
 
 cases = load_cases(data_file("aftersales_cases.jsonl"))
 print(t("nb10.said.cases", LANG, n=len(cases)))
-table_view(pd.Series([c.category for c in cases]).value_counts().rename_axis("category").to_frame("count"), lang=LANG)
+table_view(pd.Series([c.category for c in cases]).value_counts().rename_axis("category").to_frame("cases"), lang=LANG)
 
 # %% [markdown]
 # ## 朴素循环对比防护循环：四个核心指标
