@@ -95,7 +95,8 @@ plt.show()
 # %% [markdown]
 # **The thundering herd.** 300 clients fail at once against a server that can answer 40 per slot
 # (a quarter of a second). Retrying in lockstep, each wave overloads the server again; full jitter spreads them
-# out. The window is as long as the whole resend schedule (1 + 2 + 4 + 8 s), so a client not served has really
+# out. The window is the whole resend schedule (1 + 2 + 4 + 8 = 15 s) and the quarter-second slot the last resend
+# lands in (15.25 s in all), so a client not served has really
 # given up, not merely fallen off the end of the plot. The sentences under each plot are read from the same
 # simulation as the lines.
 

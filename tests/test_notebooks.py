@@ -182,6 +182,12 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path, participant_ker
                 assert not GLYPH_MISSING.search(o.get("text", "")), f"a figure drew boxes: {o['text'][:300]}"
                 # a library's own log of its requests is noise in red to a reader (notebook 19's MCP server: six lines)
                 assert "Processing request of type" not in o.get("text", ""), o["text"][:300]
+    if path.stem == "04_transient_validation_fatal" and lesson:
+        # the herd's window, as the prose gives it and as the sentences under the plot say it (15 s beside 15.25)
+        prose = "".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        window = re.search(r"(?:共 ?|\()([\d.]+) ?(?:秒|s in all)", prose)
+        said = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []) if o.get("name") == "stdout")
+        assert window and re.search(rf"(?<![\d.]){re.escape(window.group(1))} ?(?:秒|s\b)", said), (window, said[-800:])
     if path.stem == "11_badcase_review" and lesson:
         # its prose says the takeover curve falls in the naive hour (it said "hardly moves" beside a curve that fell
         # from 28% to 12%): the averages it prints hold the prose to the plot
