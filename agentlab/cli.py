@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 
 from .commands import EXTRA as _EXTRA
 from .commands import emit, load_registry
-from .i18n import LANGS, Lang, colon, joined, label, t
+from .i18n import LANGS, Lang, colon, columns, joined, label, pad, t
 from .serve_commands import SERVE
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -40,10 +40,7 @@ class _Formatter(argparse.HelpFormatter):
 
     def _split_lines(self, text: str, width: int) -> list[str]:
         import re
-        import unicodedata
-
-        def cols(piece: str) -> int:
-            return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in piece)
+        cols = columns
         lines, line, used = [], "", 0
         for piece in re.findall(r"[\x21-\x7e]+|\s+|.", " ".join(text.split())):
             if line and used + cols(piece) > width and not piece.isspace():
@@ -114,7 +111,7 @@ def cmd_lint(ns: argparse.Namespace) -> int:
         emit(json.dumps([f.to_dict() for f in findings], ensure_ascii=False, indent=2), json_text=True)
     else:
         for f in findings:
-            emit(f"{label(f.severity, ns.lang):7} {f.rule} {f.location}{colon(ns.lang)}{f.message}\n        -> {f.suggestion}")
+            emit(f"{pad(label(f.severity, ns.lang), 7)} {f.rule} {f.location}{colon(ns.lang)}{f.message}\n        -> {f.suggestion}")
         emit(t("cli.lint.findings", ns.lang, n=len(findings)))
     return 1 if any(f.severity == "error" for f in findings) else 0
 

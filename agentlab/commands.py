@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from .i18n import Lang, Listed, LocalizedError, colon, joined, label, os_reason, t
+from .i18n import Lang, Listed, LocalizedError, colon, joined, label, os_reason, pad, t
 from .i18n import keys as catalogue_keys
 from .jsonutil import JsonReason
 from .resources import read_text
@@ -171,7 +171,7 @@ def _checklist(ns: argparse.Namespace) -> int:
     else:
         word = {"pass": t("checklist.pass", ns.lang), "fail": t("checklist.fail", ns.lang), "n/a": t("checklist.na", ns.lang)}
         for r in results:
-            emit(f"{word[r.status]:5} {r.number:>2}. {r.title}\n          {r.evidence}")
+            emit(f"{pad(word[r.status], 5)} {r.number:>2}. {r.title}\n          {r.evidence}")
         na = sum(r.status == "n/a" for r in results)  # a check that does not apply is said, never counted as a pass
         n = sum(r.passed for r in results)
         emit(t("checklist.total_na", ns.lang, n=n, total=len(results) - na, na=na) if na else
@@ -392,10 +392,10 @@ def eval_text(report: dict, lang: Lang = "en") -> list[str]:
         lines.append(t("eval.not_recorded", lang, n=len(report["not_recorded"]),
                        ids=joined(report["not_recorded"][:8], lang, "list") + (" ..." if len(report["not_recorded"]) > 8 else "")))
     for key in ("task_success_rate", "invalid_call_rate", "avg_steps", "takeover_rate"):
-        lines.append(f"  {t('eval.' + key, lang):24} {_value(key, s[key], lang)}")
+        lines.append(f"  {pad(t('eval.' + key, lang), 24)} {_value(key, s[key], lang)}")
     lines.append("  " + t("metrics2.two_ways", lang))
     for key in ("checked_success_rate", "unfinished_rate"):
-        lines.append(f"  {t('metrics2.' + key, lang):40} {_value(key, s[key], lang)}")
+        lines.append(f"  {pad(t('metrics2.' + key, lang), 40)} {_value(key, s[key], lang)}")
     lines.append("  " + t("eval.outcomes", lang) + colon(lang) + joined(
         (f"{t('outcome.' + k, lang)} {v}" for k, v in sorted(report["outcomes"].items(), key=lambda kv: -kv[1])), lang, "list"))
     rt = report["right_tool"]
@@ -412,11 +412,11 @@ def eval_text(report: dict, lang: Lang = "en") -> list[str]:
         prefix = named[key]
         counts = joined((f"{t(prefix + k, lang) if prefix and prefix + k in catalogue_keys() else k} {v}"
                          for k, v in sorted(f[key].items(), key=lambda kv: -kv[1])), lang, "list") or "-"
-        lines.append(f"  {t('eval.' + key, lang):24} {counts}")
+        lines.append(f"  {pad(t('eval.' + key, lang), 24)} {counts}")
     if "failure_classes" in report:
         from .evals.failure_classes import class_counts_text
-        lines.append(f"  {t('metrics2.failure_classes', lang):24} {class_counts_text(report['failure_classes'], lang)}")
-    lines.append(f"  {t('eval.stored', lang):24} {report['stored']}")
+        lines.append(f"  {pad(t('metrics2.failure_classes', lang), 24)} {class_counts_text(report['failure_classes'], lang)}")
+    lines.append(f"  {pad(t('eval.stored', lang), 24)} {report['stored']}")
     return lines
 
 

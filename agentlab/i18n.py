@@ -195,6 +195,20 @@ def aside(text: object, lang: Lang = "en") -> str:
     return t("join.aside", lang, text=text)
 
 
+def columns(text: str) -> int:
+    """How many columns ``text`` takes in a terminal: a wide character (Chinese) takes two, as a terminal draws it."""
+    import unicodedata
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def pad(text: object, width: int, align: Literal["<", ">"] = "<") -> str:
+    """``text`` padded with spaces to ``width`` columns (:func:`columns`): ``f"{text:10}"`` counts characters, so a
+    column of Chinese words pushed every column after it out of line."""
+    shown = str(text)
+    gap = " " * max(width - columns(shown), 0)
+    return shown + gap if align == "<" else gap + shown
+
+
 def missing_labels() -> set[str]:
     """Labels asked for in another language that the glossary lacks (since the process started)."""
     return set(_missing)

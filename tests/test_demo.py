@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from agentlab.workbook.demo import compare_loops, explain, guards_that_acted, trace_text
@@ -65,3 +67,19 @@ def test_demo_command_takes_the_runaway_faults(capsys):
     for fault in ("repeat_call", "ping_pong"):
         main(["demo", "--fault", fault])
         assert "budget" in capsys.readouterr().out.lower()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_demos_table_lines_up_in_a_terminal_in_both_languages(lang):
+    """Each column of the demo's summary starts at the same column of the terminal on every line, Chinese included
+    (its columns were padded by characters, and a Chinese word takes two columns)."""
+    from agentlab.i18n import columns
+    from agentlab.workbook.demo import demo_report
+    lines = demo_report(compare_loops(None), lang).splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(("loop", "循环")))
+    table = lines[at:at + 3]
+    # the outcome, the last column, starts at one terminal column on every line
+    assert len({columns(line[:line.rindex("  ") + 2]) for line in table}) == 1, table
+    # each number ends at one terminal column on every row
+    ends = [[columns(line[:m.end()]) for m in re.finditer(r"\d+(?= )", line)] for line in table[1:]]
+    assert len({tuple(e) for e in ends}) == 1, table

@@ -471,3 +471,9 @@ def test_a_runs_status_is_said_in_the_readers_words_in_every_sentence_that_names
         assert status not in said and _status_words()["zh"][status] in said, said
     assert "budget_exhausted" in t("trace.end", "en", status="budget_exhausted", text="x")
     assert "shipped" in t("trace.end", "zh", status="shipped", text="x")
+
+
+def test_text_is_padded_to_the_columns_a_terminal_draws():
+    from agentlab.i18n import columns, pad
+    assert columns("预算用尽") == 8 and columns("done") == 4
+    assert pad("完成", 6) == "完成  " and pad("3", 3, ">") == "  3" and pad("too long", 3) == "too long"

@@ -103,7 +103,7 @@ def test_a_broken_boundary_case_exits_1_and_says_which(tmp_path):
     assert re.search(r"^current_weather +2/2 +6/6 +4/4$", done.stdout, re.M)  # the shipped ones still pass
     # in Chinese, what went wrong is said in Chinese (it read "status 200, expected 422" inside a Chinese line)
     zh = site_check("--skills", str(tmp_path / "skills"), "--lang", "zh").stdout
-    assert "'a negative number is refused'（echo_n/cases.jsonl:3）：状态码 200，应为 422" in zh, zh
+    assert "“a negative number is refused”（echo_n/cases.jsonl:3）：状态码 200，应为 422" in zh, zh
     assert not re.search(r"expected|status \d|no problem", zh), zh
 
 

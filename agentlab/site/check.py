@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..i18n import Lang, Sentence, joined, said, t
+from ..i18n import Lang, Sentence, joined, pad, said, t
 from .flat import nested_fields
 from .service import SkillSite
 from .skills import SkillContext, shipped_dir
@@ -104,7 +104,7 @@ class CheckReport:
     def lines(self, lang: Lang = "en") -> list[str]:
         skills = sorted({o.case.skill for o in self.outcomes} | set(self.missing))
         width = max([len(s) for s in skills] + [20])
-        out = [f"{t('check.skill', lang):{width}}  " + "  ".join(f"{t('check.' + k, lang):>9}" for k in KINDS)]
+        out = [f"{pad(t('check.skill', lang), width)}  " + "  ".join(pad(t("check." + k, lang), 9, ">") for k in KINDS)]
         for skill in skills:
             cells = []
             for kind in KINDS:

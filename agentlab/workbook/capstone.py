@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ..i18n import Lang, Listed, LocalizedError, colon, joined, os_reason, t
+from ..i18n import Lang, Listed, LocalizedError, colon, joined, os_reason, pad, t
 from ..resources import data_file
 from ..scenarios import SCENARIOS, Scenario
 
@@ -186,7 +186,7 @@ def report_lines(items: list[Item], desk: Scenario, lang: Lang = "en") -> list[s
     lines = [t("capstone.head", lang, desk=title)]
     for i in items:
         label = t("capstone.check_label", lang, n=i.number) if i.kind == "check" else t(f"capstone.kind.{i.kind}", lang)
-        lines.append(f"{word[i.status]:5} " + t("capstone.line", lang, label=label, title=i.title))
+        lines.append(f"{pad(word[i.status], 5)} " + t("capstone.line", lang, label=label, title=i.title))
         if i.status != "fail":
             continue
         for d in i.details[:_MOST]:

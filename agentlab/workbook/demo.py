@@ -10,7 +10,7 @@ from typing import Any
 
 from ..evals.outcome import Verdict, grade, reasons_in
 from ..guards import GuardConfig
-from ..i18n import Lang, both, joined, label, t
+from ..i18n import Lang, both, columns, joined, label, pad, t
 from ..loop import run_guarded
 from ..models import Model, ScriptedModel, SelfCorrectingModel, Step, call, say
 from ..models.faults import FAULTS, FaultyModel, inject_tool_fault
@@ -271,10 +271,13 @@ def demo_report(c: Comparison, lang: Lang = "en", width: int = 110) -> str:
         out += [trace_text(run, width, lang), ""]
     head = [t(k, lang) for k in ("demo.col.loop", "demo.col.status", "demo.col.steps", "demo.col.invalid",
                                   f"demo.col.{WRITTEN[c.scenario]}", "demo.col.outcome")]
-    out.append(f"{head[0]:10} {head[1]:28} {head[2]:>5} {head[3]:>7} {head[4]:>7}  {head[5]}")
-    for row in c.table():
-        out.append(f"{t('loop.' + row['loop'], lang):10} {t('status.' + row['status'], lang):28} {row['steps']:>5} "
-                   f"{row['invalid calls']:>7} {row[WRITTEN[c.scenario]]:>7}  {t('outcome.' + row['outcome'], lang)}")
+    rows = [[t("loop." + row["loop"], lang), t("status." + row["status"], lang), row["steps"], row["invalid calls"],
+             row[WRITTEN[c.scenario]], t("outcome." + row["outcome"], lang)] for row in c.table()]
+    # each column as wide as its widest cell, in the columns a terminal draws (a Chinese character takes two)
+    wide = [max(columns(str(r[i])) for r in [head, *rows]) for i in range(5)]
+    for r in [head, *rows]:
+        out.append(" ".join([pad(r[0], wide[0]), pad(r[1], wide[1]), *(pad(r[i], wide[i], ">") for i in (2, 3, 4))])
+                   + f"  {r[5]}")
     out += ["", *explain(c, lang)]
     return "\n".join(out)
 

@@ -21,7 +21,7 @@ from ..a11y import attach, quiet, text_equivalent
 from ..approval import approve, pending, reject
 from ..evals.outcome import reasons_in
 from ..guards import GUARDS, GuardConfig
-from ..i18n import Lang, aside, colon, joined, label, said, t
+from ..i18n import Lang, aside, colon, columns, joined, label, said, t
 from ..jsonutil import JsonReason
 from ..lint import lint
 from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
@@ -101,9 +101,8 @@ def _safe(target: W.HTML, fn: Callable[[], Any], lang: Lang = "en") -> Any:
 
 
 def text_width(text: str) -> int:
-    """How many ``ch`` a label needs: a Chinese (wide) character takes about two."""
-    import unicodedata
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    """How many ``ch`` a label needs: a Chinese (wide) character takes about two (:func:`agentlab.i18n.columns`)."""
+    return columns(text)
 
 
 def fit(widget: W.Widget, labels: Sequence[str] = ()) -> None:
