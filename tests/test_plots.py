@@ -1,4 +1,5 @@
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")  # tests only; never exported to notebook kernels
 
@@ -236,3 +237,18 @@ def test_with_no_chinese_font_at_all_the_notice_comes_once_with_the_fix(tmp_path
     notices = [m for m in out["warnings"] if CJK_INSTALL in m]
     assert len(notices) == 1, out["warnings"]
     assert "Chinese" in notices[0] and "中文" in notices[0]  # both languages of the pair, one line
+
+
+@pytest.mark.parametrize("lang, yes, no", [("en", "yes", "no"), ("zh", "是", "否")])
+def test_a_table_says_a_flag_in_words_and_a_record_as_json(lang, yes, no):
+    """A cell holding True or a dict was shown as Python writes it (notebook 16: True, {'scope': 'global'})."""
+    import re
+
+    import pandas as pd
+
+    from agentlab.workbook.plots import table_view
+    df = pd.DataFrame([{"tool": "a", "readOnly": True, "key from": {"fields": ["order_id"], "scope": "global"}},
+                       {"tool": "b", "readOnly": False, "key from": None}])
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", table_view(df, lang=lang).to_html())
+    assert cells[1] == yes and cells[4] == no and "\"scope\": \"global\"" in cells[2], cells
+    assert not any(c in ("True", "False") or "'" in c for c in cells), cells

@@ -13,6 +13,7 @@ language, which a notebook displays beside the figure (:func:`agentlab.a11y.text
 from __future__ import annotations
 
 import functools
+import json
 import math
 import numbers
 import random
@@ -585,14 +586,26 @@ def table_view(df: Any, *, percent: Collection[str] | None = None, none: str = "
         df = _said_in(df, lang)
         shares = {label(c, lang) for c in shares}
 
+    yes, no = label("yes", lang), label("no", lang)
+
+    def plain(v: Any) -> str:
+        # what is not a number: a flag as yes or no in the reader's words, a dict or list as JSON (Python's repr read
+        # {'scope': 'global'} and True to a reader), anything else as its text
+        if type(v).__name__ in ("bool", "bool_"):
+            return yes if v else no
+        if isinstance(v, (dict, list)):
+            return json.dumps(v, ensure_ascii=False, default=str)
+        return str(v)
+
     def fmt(column: Any) -> Any:
-        values = [v for v in column if isinstance(v, numbers.Real) and not _missing(v)]
+        values = [v for v in column if isinstance(v, numbers.Real) and not _missing(v) and not isinstance(v, bool)]
         if column.name in shares:
-            return lambda v: none if _missing(v) else (f"{v:.0%}" if isinstance(v, numbers.Real) else str(v))
+            return lambda v: none if _missing(v) else (f"{v:.0%}" if isinstance(v, numbers.Real) and
+                                                       not isinstance(v, bool) else plain(v))
         if values and all(isinstance(v, numbers.Real) and float(v).is_integer() for v in values):
             return lambda v: none if _missing(v) else (f"{v:.0f}" if isinstance(v, numbers.Real) and not
-                                                       isinstance(v, bool) else str(v))
-        return lambda v: none if _missing(v) else (f"{v:,.2f}" if isinstance(v, float) else str(v))
+                                                       isinstance(v, bool) else plain(v))
+        return lambda v: none if _missing(v) else (f"{v:,.2f}" if isinstance(v, float) else plain(v))
     styler = df.style.format({c: fmt(df[c]) for c in df.columns}, na_rep=none)
     if df.index.dtype.kind == "f":
         styler = styler.format_index(lambda v: none if _missing(v) else f"{v:g}")
