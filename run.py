@@ -507,6 +507,19 @@ def _port_free(host: str, port: int) -> bool:
     return True
 
 
+def _package_usage(argv: list[str]) -> int | None:
+    """What ``python -m agentlab ARGV`` would say of its options (its own words, in the reader's language), read by
+    this Python before anything is installed: the package's command line needs the standard library alone. The exit
+    code of a usage error or ``--help``; None when the options are right, or when the package cannot be read here
+    (the command then says what it says, once installed)."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from agentlab.cli import check_usage
+    except Exception:  # noqa: BLE001 - not readable by this Python: the installed command speaks for itself
+        return None
+    return check_usage(argv)
+
+
 def _shell_line(args: Sequence[str]) -> str:
     """A command as a person pastes it into this system's shell (quoted where a path holds a space)."""
     if os.name == "nt":
@@ -1050,6 +1063,9 @@ def _command(cmd: str, rest: list[str]) -> int:
             print(_targets_table(targets, lang))
         return code
     if cmd == "local":
+        code = _package_usage(["local", *rest])  # before half a gigabyte is installed
+        if code is not None:
+            return code
         setup("requirements.txt")
         py = setup("requirements-local.txt")
         return become([str(py), "-m", "agentlab", "local", *rest], cwd=ROOT)

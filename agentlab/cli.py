@@ -245,17 +245,33 @@ def _say_help(parser: argparse.ArgumentParser, lang: Lang) -> None:
                 _say_help(sub, lang)
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+def _parsed(argv: list[str]) -> tuple[argparse.Namespace | None, int, Lang]:
+    """``argv`` parsed as the command line reads it: (the options, 0, the reader's language), or (None, the exit code,
+    the language) for a usage error (already said, in the reader's language) or ``--help`` (printed)."""
     lang = _lang_of(argv)
     with _argparse_says(lang):
         parser = build_parser(lang)
         _say_help(parser, lang)
         _speak(parser, lang)
         try:
-            ns = parser.parse_args(argv)
+            return parser.parse_args(argv), 0, lang
         except SystemExit as exc:  # a usage error (already printed) or --help
-            return exc.code if isinstance(exc.code, int) else 2
+            return None, exc.code if isinstance(exc.code, int) else 2, lang
+
+
+def check_usage(argv: list[str]) -> int | None:
+    """The exit code of ``python -m agentlab ARGV`` when its options are wrong (said on stderr, in the reader's
+    language) or ``--help`` was asked for (printed); None when they are right. Run nothing: ``python run.py local``
+    reads its options with it before installing the local model, the standard library alone being there."""
+    ns, code, _ = _parsed(argv)
+    return code if ns is None else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ns, code, lang = _parsed(argv)
+    if ns is None:
+        return code
     if ns.command is None:
         print(t("cli.no_command", lang, commands=joined([*COMMANDS, *EXTRA], lang, "list"), prog=PROG), file=sys.stderr)
         return 2

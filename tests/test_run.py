@@ -605,6 +605,7 @@ def test_the_page_voila_opens_first_fetches_nothing_from_outside(tmp_path):
     (["check", "--bogus"], ["--bogus", "--quick"]),
     (["check", "--lang", "fr"], ["“fr”"]),
     (["bogus"], ["bogus", "lab"]),
+    (["local", "--bogus"], ["--bogus"]),
 ])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_command_refuses_a_mistyped_option_before_installing_anything(monkeypatch, capsys, args, words, lang):
