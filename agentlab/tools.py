@@ -22,7 +22,7 @@ from typing import Any, Literal
 from .clean import Cleaned
 from .clean import clean as clean_values
 from .errors import Problem, ToolError, ToolFailure, json_type, make_error, render
-from .i18n import Lang, LocalizedError, check_lang, t
+from .i18n import Lang, LocalizedError, check_lang, joined, t
 from .jsonutil import MAX_DEPTH, depth, lone_surrogates, parse_strict
 from .names import suggest
 from .records import quick
@@ -302,11 +302,11 @@ class Registry:
         """
         names = self.names
         closest = suggest(name, names)  # cuts the name itself: a megabyte of it costs nothing
-        tools = ", ".join(names)
+        # each language lists the names as it lists things (a Chinese hint read 可用工具：get_order, search_orders)
         if closest:
-            hint = {lg: t("hint.closest_tool", lg, name=closest, tools=tools) for lg in ("en", "zh")}
+            hint = {lg: t("hint.closest_tool", lg, name=closest, tools=joined(names, lg, "list")) for lg in ("en", "zh")}
         else:
-            hint = {lg: t("hint.tools", lg, tools=tools) for lg in ("en", "zh")}
+            hint = {lg: t("hint.tools", lg, tools=joined(names, lg, "list")) for lg in ("en", "zh")}
         extra = {"available_tools": names, **({"did_you_mean": closest} if closest else {})}
         return make_error("UNKNOWN_TOOL", hint=hint, extra=extra, name=name)
 

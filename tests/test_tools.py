@@ -37,7 +37,8 @@ def test_pipeline_codes(reg):
 def test_unknown_tool_lists_tools_and_closest(reg):
     err = reg.check("add_refund", "{}").error.to_dict()
     assert "create_refund" in err["hint"] and "get_order" in err["hint"]
-    assert "'create_refund'" in reg.check("creat_refund", "{}").error.to_dict("zh")["hint"]
+    zh = reg.check("creat_refund", "{}").error.to_dict("zh")["hint"]
+    assert "“create_refund”" in zh and "get_order、search_orders" in zh and ", " not in zh, zh  # listed the Chinese way
 
 
 def test_bad_json_says_where(reg):

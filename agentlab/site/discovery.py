@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..errors import make_error
-from ..i18n import Lang, t
+from ..i18n import Lang, joined, t
 from ..names import suggest
 from ..routing import BilingualIndex
 from .keys import ApiKey
@@ -49,9 +49,8 @@ class Catalog:
         """404 with every skill the caller can use and the closest name when one is clearly meant."""
         names = [s.name for s in self.visible(key)]
         closest = suggest(name, names)
-        listed = ", ".join(names)
-        hint = {lg: t("hint.closest_tool", lg, name=closest, tools=listed) if closest else t("hint.tools", lg, tools=listed)
-                for lg in ("en", "zh")}
+        hint = {lg: t("hint.closest_tool", lg, name=closest, tools=joined(names, lg, "list")) if closest
+                else t("hint.tools", lg, tools=joined(names, lg, "list")) for lg in ("en", "zh")}
         extra = {"available": names, "closest": closest}
         return reply(make_error("UNKNOWN_TOOL", _key="site.unknown_skill", name=name, hint=hint, extra=extra), lang,
                      status=404)

@@ -189,7 +189,7 @@ health = pd.DataFrame([{"metric": m, "health line": line["value"], "unhealthy wh
                         **{row["group"]: row[m] for row in headline},
                         "crosses": ", ".join(row["group"] for row in headline if crosses(m, row[m])) or "-"}
                        for m, line in HEALTH_LINES.items() if m in headline[0]]).set_index("metric").T
-table_view(health, lang=LANG)  # a metric a column: its line and its values in one format (a rate as a percentage)
+table_view(health, lang=LANG)  # 每个指标一列：它的参考线和它的数值用同一种格式（比率显示为百分比）
 
 # %% [markdown]
 # **实时曲线。** `LiveCurves` 在最近 20 次运行上计算任务成功率、无效调用率和人工接管率（定义和上面相同），
@@ -223,7 +223,7 @@ for i, r in enumerate(stream):
     live.add(r.run, at=60.0 * i, success=r.passed)
 table_view(pd.DataFrame([{"metric": line.metric, "default line": d.value, "calibrated": round(line.value, 2),
                           "alert when": t("monitor." + line.bad, LANG)} for line, d in zip(lines, LINES, strict=True)]),
-           percent=("default line", "calibrated"), lang=LANG)  # every curve is a rate
+           percent=("default line", "calibrated"), lang=LANG)  # 每条曲线都是比率
 
 # %%
 # 每条告警触发时都记了日志（上面那几行，记在 agentlab.monitor 日志器上）；回调函数也保存了它们
