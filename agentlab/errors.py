@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .i18n import Lang, said, t
+from .i18n import Lang, joined, said, t
 from .jsonutil import escape_surrogates
 
 # Redaction is its own module; its public names are re-exported here, where every caller has always found them.
@@ -390,7 +390,7 @@ ALLOWED_SHOWN = 50
 
 def _listed(values: Sequence[Any], lang: Lang, show: Callable[[Any], str]) -> str:
     """The first :data:`ALLOWED_SHOWN` values, then how many more: rendering a huge enum whole cost seconds."""
-    shown = ", ".join(show(v) for v in values[:ALLOWED_SHOWN])
+    shown = joined((show(v) for v in values[:ALLOWED_SHOWN]), lang, "list")  # 、 between them in Chinese
     if len(values) > ALLOWED_SHOWN:
         shown += t("problem.and_more", lang, n=len(values) - ALLOWED_SHOWN)
     return shown
