@@ -229,7 +229,7 @@ def _clear_keeps_system(s: Scenario) -> Seen:
     prompt_kept = bool(sent) and sent[0].get("role") == "system" and sent[0].get("content") == chat.system_prompt() != ""
     still = [a for a in chat.store.approvals(chat.session_id) if a.state == "pending"]
     ok = roles == ["system", "user"] and prompt_kept and not still and bool(held)
-    return Seen(ok, "checklist.seen.clear", {"held": len(held), "roles": ", ".join(str(r) for r in roles),
+    return Seen(ok, "checklist.seen.clear", {"held": len(held), "roles": {lg: joined(map(str, roles), lg, "list") for lg in LANGS},
                                              "kept": _yes(prompt_kept), "still": len(still)})
 
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import make_error
-from ..i18n import Lang, t
+from ..i18n import Lang, joined, t
 from .discovery import Catalog
 from .keys import ApiKey, KeyStore
 from .limits import Limiter, RedisLimiter
@@ -52,8 +52,8 @@ class Gate:
         if skill is None:
             return self.catalog.unknown(name, lang, key), None
         if not key.allows(name):
-            allowed = ", ".join(s.name for s in self.catalog.visible(key)) or "-"
-            hint = {lg: t("site.not_allowed.hint", lg, allowed=allowed) for lg in ("en", "zh")}
+            names = [s.name for s in self.catalog.visible(key)]
+            hint = {lg: t("site.not_allowed.hint", lg, allowed=joined(names, lg, "list") or "-") for lg in ("en", "zh")}
             return reply(make_error("PERMISSION_DENIED", _key="site.not_allowed", name=name, hint=hint), lang,
                          status=403), None
         args, problem = read_body(raw_body, self.site.max_body)
