@@ -103,6 +103,7 @@ def test_a_chinese_list_of_names_left_in_english_is_found():
     assert untranslated_items("<td>idempotency、all_calls</td><td>幂等、执行全部调用</td>", glossary) == \
         ["idempotency、all_calls"]
     assert not untranslated_items("<td>create_refund、lookup_order</td><td>幂等</td>", glossary)
+    assert not untranslated_items("<td>没有这个字段。可用字段：order_id、idempotency。</td>", glossary)  # a sentence
 
 
 def test_a_table_cell_listing_names_the_english_way_is_found():

@@ -79,7 +79,11 @@ def untranslated_items(page: str, glossary: dict[str, str]) -> list[str]:
     Chinese but the cell gives in English: a list joined before its names were said (idempotency、all_calls)."""
     cells = (html.unescape(re.sub(r"<[^>]+>", "", c)).strip()
              for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", page, re.S))
-    return [c for c in cells if "、" in c and any(glossary.get(p.strip(), p.strip()) != p.strip() for p in c.split("、"))]
+    return [c for c in cells if _NAMES_LISTED.fullmatch(c) and any(glossary.get(p, p) != p for p in c.split("、"))]
+
+
+#: a cell that is nothing but names listed with 、 (a sentence that holds a list is prose, not this)
+_NAMES_LISTED = re.compile(r"[^\s、，。：；（）:;,()]+(?:、[^\s、，。：；（）:;,()]+)+")
 
 
 def english_list_cells(page: str) -> list[str]:
