@@ -400,9 +400,14 @@ def reader_lang(argv: Sequence[str]) -> str:
     """The language run.py speaks to its reader: ``--lang zh`` (or ``--lang=zh``) among the options, else
     ``AGENTLAB_LANG``, else the locale's (``LC_ALL``, ``LC_MESSAGES``, ``LANG``: ``zh_CN.UTF-8`` is Chinese), as the
     package's command line reads it (agentlab.cli._lang_of); a value that is no language is refused elsewhere."""
+    given = None
     for i, a in enumerate(argv):
+        if a == "--":  # what follows is the program's operands
+            break
         if a.startswith("--lang=") or (a == "--lang" and i + 1 < len(argv)):
-            return "zh" if (a.partition("=")[2] if "=" in a else argv[i + 1]) == "zh" else "en"
+            given = a.partition("=")[2] if "=" in a else argv[i + 1]  # the last one wins, as options() reads it
+    if given is not None:
+        return "zh" if given == "zh" else "en"
     for name in ("AGENTLAB_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(name, "")
         if value:
@@ -428,8 +433,8 @@ PASSED_ON: dict[str, dict[str, str]] = {"lab": {"--lang": "lang", "--port": "por
 def options(command: str, rest: Sequence[str], lang: str) -> tuple[dict[str, object], list[str]]:
     """``rest``'s options that run.py reads for ``command`` (their values by name, ``--no-browser`` as
     ``no_browser``), and what is left for the program it starts. Raises :class:`Refused` for an option the command
-    does not have (a command of run.py's own), a missing value, a port that is not one; exits for a language that is
-    not the workbook's (said in both, as the reader's language is what was mistyped)."""
+    does not have (a command of run.py's own), a flag given a value, a missing value, a port that is not one, and a
+    language that is not the workbook's (said in both, as the reader's language is what was mistyped)."""
     own = command in OWN_OPTIONS
     spec = OWN_OPTIONS.get(command) or PASSED_ON.get(command, {})
     values: dict[str, object] = {}
@@ -447,6 +452,9 @@ def options(command: str, rest: Sequence[str], lang: str) -> tuple[dict[str, obj
             i += 1
             continue
         if kind == "flag":
+            if eq:  # --no-browser=0 read as "no browser": a flag takes no value
+                raise Refused(_say("run.bad_option", lang, command=command, option=arg,
+                                   options=_listed(list(spec), lang)))
             values[name[2:].replace("-", "_")] = True
             i += 1
             continue
@@ -456,8 +464,8 @@ def options(command: str, rest: Sequence[str], lang: str) -> tuple[dict[str, obj
             given = rest[i + 1]
         i += 1 if eq else 2
         if kind == "lang" and given not in ("en", "zh"):
-            sys.exit("\n".join(_say("run.bad_lang", x, given=given) for x in ("en", "zh")))
-        if kind == "port" and not (given.isdigit() and 1 <= int(given) <= 65535):
+            raise Refused("\n".join(_say("run.bad_lang", x, given=given) for x in ("en", "zh")))
+        if kind == "port" and not (given.isascii() and given.isdecimal() and 1 <= int(given) <= 65535):
             raise Refused(_say("run.bad_port", lang, command=command, option=name, value=given))
         values[name[2:]] = int(given) if kind == "port" else given
         if not own and kind == "port":
@@ -498,12 +506,17 @@ def _has_display() -> bool:
 
 
 def _port_free(host: str, port: int) -> bool:
+    """False only when another program holds the port: bound as the server binds it (SO_REUSEADDR, so a closed
+    connection's TIME_WAIT is no holder), and any other refusal (a port below 1024, say) left for the server to say."""
+    import errno
     import socket
     with socket.socket() as s:
+        if os.name != "nt":  # on Windows the same option lets two programs share a port
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
-        except OSError:
-            return False
+        except OSError as exc:
+            return exc.errno != errno.EADDRINUSE
     return True
 
 
@@ -884,11 +897,13 @@ def check(rest: list[str], *, venv_dir: Path = VENV, ports: tuple[int, ...] = CH
         return 0
     opts, _ = options("check", rest, lang)
     ns = SimpleNamespace(lang=opts.get("lang", lang), model=bool(opts.get("model")), quick=bool(opts.get("quick")))
+    # the notebooks checked are the ones lab opens: the Chinese ones when asked for by name (the locale says the lines')
+    notebook_lang = str(opts.get("lang", "en"))
     t0 = time.monotonic()
     py = venv_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     if not py.exists() and venv_dir == VENV and _installed_here():
         py = Path(sys.executable)  # an image (binder/, the hub's) installs into its own Python: no .venv there
-    notebooks = check_notebooks(ns.lang, ns.quick)
+    notebooks = check_notebooks(notebook_lang, ns.quick)
     print(_say("run.check.start_quick" if ns.quick else "run.check.start", ns.lang,
                n=len([nb for nb in notebooks if nb.startswith("notebooks/")])), flush=True)
     facts = gather(py, model=ns.model, ports=ports, notebooks=notebooks)

@@ -65,8 +65,8 @@ def t(key: str, lang: Lang = "en", /, **fields: object) -> str:
         said_ = _status_words().get(lang, {}).get(status)
         if said_ is not None:
             fields = {**fields, "status": said_}
-    if lang == "zh" and "!r}" in text:  # a value quoted as Chinese quotes it (see _Quoted), with no space around it
-        return _BESIDE_HAN.sub("", _QUOTED.vformat(text, (), fields))
+    if lang == "zh" and "!r" in text:  # a value quoted as Chinese quotes it (see _Quoted), with no space around it
+        return _QUOTED.vformat(_BESIDE_HAN.sub("", text), (), fields)
     return _COUNTED.vformat(text, (), fields) if ":count:" in text else text.format(**fields)
 
 
@@ -103,8 +103,9 @@ class _Quoted(_Counted):
 
 
 _QUOTED = _Quoted()
-#: the space a template left beside a value between Chinese words, which Chinese quotation marks do not take
-_BESIDE_HAN = re.compile(r"(?<=[\u4e00-\u9fff]) (?=“)|(?<=”) (?=[\u4e00-\u9fff])")
+#: the space a template leaves between a Chinese word and a quoted value ({name!r}), which Chinese quotation marks do not
+#: take; taken out of the template, never out of the values filled in
+_BESIDE_HAN = re.compile(r"(?<=[\u4e00-\u9fff]) (?=\{[^{}]*!r[:}])|(?<=!r\}) (?=[\u4e00-\u9fff])")
 
 
 # an identifier joined by hyphens (a case id "adv-bad-key", a run label "2-no-validation") is a name too, when it

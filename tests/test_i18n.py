@@ -477,3 +477,10 @@ def test_text_is_padded_to_the_columns_a_terminal_draws():
     from agentlab.i18n import columns, pad
     assert columns("预算用尽") == 8 and columns("done") == 4
     assert pad("完成", 6) == "完成  " and pad("3", 3, ">") == "  3" and pad("too long", 3) == "too long"
+
+
+def test_a_quoted_value_loses_only_the_templates_space_never_the_values_own():
+    from agentlab.i18n import _BESIDE_HAN, _QUOTED
+    template = "字段 {a!r} 和 {b} 不同"
+    said = _QUOTED.vformat(_BESIDE_HAN.sub("", template), (), {"a": "x", "b": "值 “y”"})
+    assert said == "字段“x”和 值 “y” 不同", said

@@ -213,3 +213,12 @@ def test_why_a_run_failed_is_said_in_the_readers_language():
     assert all(re.search(r"[\u3400-\u9fff]", s) for s in said), said
     assert "45" in said[1] and "40" in said[1]
     assert reasons_in(["a reason stored as text"], "zh") == ["a reason stored as text"]
+
+
+def test_a_status_failure_lists_the_wanted_statuses_in_its_own_text_too():
+    """The failure's text (stored in results.jsonl, shown in English feedback) listed them as a Python list."""
+    from agentlab.evals.outcome import FailedBecause
+    from agentlab.i18n import Listed
+    f = FailedBecause("grade.status", status="budget_exhausted", wanted=Listed(["done", "done_after_self_correction"]))
+    assert str(f) == f.said("en") == "status budget_exhausted, expected one of done, done_after_self_correction"
+    assert "[" not in str(f) and "完成、自我修正后完成" in f.said("zh")

@@ -646,3 +646,47 @@ def test_run_py_app_lang_chooses_the_apps_language_and_is_not_handed_to_voila(mo
     assert run.main(["app", "--lang", "zh", "--port", "8866"]) == 0
     assert "--lang" not in started["cmd"] and "zh" not in started["cmd"] and "8866" in started["cmd"]
     assert started["env"]["AGENTLAB_APP_LANG"] == "zh"
+
+
+def test_only_a_port_another_program_holds_is_called_taken(monkeypatch):
+    """A port refused for another reason (below 1024 for an ordinary user) is left for the server to say: it was
+    reported as "taken by another program"."""
+    import errno
+    import socket
+
+    class Refusing(socket.socket):
+        def bind(self, address):
+            raise PermissionError(errno.EACCES, "Permission denied")
+    monkeypatch.setattr(socket, "socket", Refusing)
+    assert run._port_free("127.0.0.1", 80)
+
+    class Held(socket.socket):
+        def bind(self, address):
+            raise OSError(errno.EADDRINUSE, "Address already in use")
+    monkeypatch.setattr(socket, "socket", Held)
+    assert not run._port_free("127.0.0.1", 8000)
+
+
+@pytest.mark.parametrize("args", [["site", "--port", "²"], ["lab", "--port=¹"], ["site", "--no-browser=0"],
+                                  ["check", "--lang", "en", "--lang", "fr"]])
+def test_an_odd_option_value_is_refused_in_a_sentence(monkeypatch, capsys, args):
+    monkeypatch.setattr(run, "setup", lambda *a, **k: pytest.fail("set up before the options were checked"))
+    monkeypatch.setattr(run, "become", lambda *a, **k: pytest.fail("started a program"))
+    assert run.main(args) == 2
+    said = capsys.readouterr()
+    assert said.err.strip() and "Traceback" not in said.err and not said.out
+
+
+def test_check_reads_the_notebooks_lab_opens_whatever_the_locale(monkeypatch):
+    """A Chinese locale says the check's lines in Chinese; the notebooks it runs are still the ones ``lab`` opens
+    without --lang (the English ones), as the locale does not choose lab's notebooks either."""
+    seen = {}
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    for name in ("AGENTLAB_LANG", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(run, "gather", lambda py, **kw: seen.update(kw) or {})
+    monkeypatch.setattr(run, "problems", lambda facts, venv_dir: [])
+    run.main(["check", "--quick"])
+    assert seen["notebooks"] == ["notebooks/00_start_here.ipynb"]
+    run.main(["check", "--quick", "--lang", "zh"])
+    assert seen["notebooks"] == ["notebooks/zh/00_start_here.ipynb"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import find_secrets
-from ..i18n import Lang, Sentence, joined, label, t
+from ..i18n import Lang, Listed, Sentence, joined, label, t
 from ..runs import Run
 
 __all__ = ["INFRASTRUCTURE", "OUTCOMES", "SUCCESS", "FailedBecause", "Outcome", "Verdict", "grade", "leaks", "reasons_in"]
@@ -199,7 +199,7 @@ def grade(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run: Run) -> V
             return Verdict("escalated", tuple(why))
         return Verdict("correct hand-over" if run.status == "escalated" else "correct")
     if run.status not in wanted:
-        why.insert(0, FailedBecause("grade.status", status=run.status, wanted=list(wanted)))
+        why.insert(0, FailedBecause("grade.status", status=run.status, wanted=Listed(wanted)))  # its text too: no repr
     if done:
         return Verdict("done, wrong data" if wrong else "done, nothing done", tuple(why))
     if wrong:

@@ -593,8 +593,11 @@ def table_view(df: Any, *, percent: Collection[str] | None = None, none: str = "
         # {'scope': 'global'} and True to a reader), anything else as its text
         if type(v).__name__ in ("bool", "bool_"):
             return yes if v else no
-        if isinstance(v, (dict, list)):
-            return json.dumps(v, ensure_ascii=False, default=str)
+        if isinstance(v, (dict, list, tuple)):
+            try:  # a numpy number as the number it is; what JSON cannot say (a tuple as a key) as Python says it
+                return json.dumps(v, ensure_ascii=False, default=lambda o: o.item() if hasattr(o, "item") else str(o))
+            except (TypeError, ValueError):
+                return str(v)
         return str(v)
 
     def fmt(column: Any) -> Any:
