@@ -149,9 +149,14 @@ def _phrase_kind(match: re.Match[str]) -> str:
 
 # A passphrase is a credential even made of ordinary words ("correct horse battery staple"):
 # its value runs to the end of the sentence, not of the first word.
+# After "is" or "was", a first word that makes it prose ("the passphrase is the one you chose") fails the match at
+# once, as _passphrase would keep it: a kept match had its value (up to 200 characters) scanned, then the text after
+# its key scanned again, and "passphrase is the " repeated over a megabyte cost 0.8-1.0 s of CPU to render.
+_PROSE_FIRST = "|".join(sorted(map(re.escape, _NOT_SECRETS), key=len, reverse=True))
 _PASSPHRASE = re.compile(
     r"(?P<key>pass[ _\-]?phrases?)(?![a-z])"
-    r"(?P<sep>[\"']?[ \t]*+(?:[:=：]|(?<=[ \t])(?:is|was)(?=[ \t]))[ \t]*+[\"']?)"
+    r"(?P<sep>[\"']?[ \t]*+(?:[:=：]|(?<=[ \t])(?P<verb>is|was)(?=[ \t]))[ \t]*+[\"']?)"
+    r"(?(verb)(?!(?:" + _PROSE_FIRST + r")(?=[ \t\n\r\"'`;,<>\[\]{}]|\.(?!\S)|$)))"
     r"(?P<value>(?!\[)(?:[^\n\r\"'`;,.<>\[\]{}]|\.(?=\S)){1,200}+)", re.I)  # bounded: a kept one is rescanned
 
 
@@ -164,7 +169,7 @@ def _passphrase(match: re.Match[str]) -> str:
     words = kept.lower().split()
     if not words or _KEY_WORD.fullmatch(words[0]):
         return match[0]
-    if "is" in match["sep"] or "was" in match["sep"]:
+    if match["verb"]:  # "is" or "was", in any case ("passphrase IS unknown" is prose as "is unknown" is)
         if words[0] in _NOT_SECRETS:  # "the passphrase is too short": prose
             return match[0]
     elif words[0] in _DETERMINERS or all(w in _NOT_SECRETS for w in words):
