@@ -533,6 +533,21 @@ def _package_usage(argv: list[str]) -> int | None:
     return check_usage(argv)
 
 
+def _hub_usage(argv: list[str]) -> int | None:
+    """What ``python run.py hub ARGV`` would say of its options (a usage error, or ``--help``), read by this Python
+    before anything is installed; None when they are right, or when the hub's module cannot be read here."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from agentlab.hub.launch import hub_parser
+    except Exception:  # noqa: BLE001 - not readable by this Python: the installed command speaks for itself
+        return None
+    try:
+        hub_parser().parse_args(argv)
+    except SystemExit as stop:  # said already (a usage error on stderr, or the help)
+        return stop.code if isinstance(stop.code, int) else 2
+    return None
+
+
 def _shell_line(args: Sequence[str]) -> str:
     """A command as a person pastes it into this system's shell (quoted where a path holds a space)."""
     if os.name == "nt":
@@ -1093,6 +1108,9 @@ def _command(cmd: str, rest: list[str]) -> int:
         setup(files[0] if files else "requirements-dev.txt", repair="--repair" in rest)
         return 0
     if cmd == "hub":  # the room's environment once, JupyterHub beside it, the proxy from npm (pinned by its lock file)
+        code = _hub_usage(rest)  # before the room's environment and the shared model are installed
+        if code is not None:
+            return code
         setup("requirements.txt")
         py = setup("requirements-hub.txt")
         if "--no-model" not in rest:

@@ -690,3 +690,13 @@ def test_check_reads_the_notebooks_lab_opens_whatever_the_locale(monkeypatch):
     assert seen["notebooks"] == ["notebooks/00_start_here.ipynb"]
     run.main(["check", "--quick", "--lang", "zh"])
     assert seen["notebooks"] == ["notebooks/zh/00_start_here.ipynb"]
+
+
+@pytest.mark.parametrize("args", [["hub", "--bogus"], ["hub", "--users", "abc"]])
+def test_run_py_hub_reads_its_options_before_installing_the_room(monkeypatch, capsys, args):
+    """The room's environment, JupyterHub and the shared model were installed before the hub's parser said a typo."""
+    monkeypatch.setattr(run, "setup", lambda *a, **k: pytest.fail("set up before the options were checked"))
+    monkeypatch.setattr(run, "become", lambda *a, **k: pytest.fail("started the hub"))
+    assert run.main(args) == 2
+    said = capsys.readouterr()
+    assert args[1] in said.err and "Traceback" not in said.err

@@ -325,8 +325,8 @@ def sweep(grace: float = 5) -> list[int]:
     return left
 
 
-def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> int:
-    """`python run.py hub`: the options, the checks said in one line each, the hub until Ctrl-C or SIGTERM."""
+def hub_parser() -> argparse.ArgumentParser:
+    """The options of `python run.py hub` (the standard library alone: run.py reads them before installing)."""
     ap = argparse.ArgumentParser(prog="python run.py hub")
     ap.add_argument("--users", type=int, default=30, help="participants expected (the model's parallel slots follow)")
     ap.add_argument("--port", type=int, default=8000)
@@ -344,7 +344,12 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
                     help="let every account pass through the folders above the shared Python (chmod o+x) when closed")
     ap.add_argument("--remove-accounts", action="store_true",
                     help="delete the accounts earlier workshops left on this machine (agentlab-*, agentlabsvc), then stop")
-    ns = ap.parse_args(argv)
+    return ap
+
+
+def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> int:
+    """`python run.py hub`: the options, the checks said in one line each, the hub until Ctrl-C or SIGTERM."""
+    ns = hub_parser().parse_args(argv)
     lang: Lang = ns.lang
     root = root or Path(__file__).resolve().parents[2]
     say = lambda key, **kw: print(t(key, lang, **kw), flush=True)  # noqa: E731
