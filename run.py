@@ -427,7 +427,8 @@ OWN_OPTIONS: dict[str, dict[str, str]] = {
 }
 #: the options run.py reads of a command that hands the rest to another program (Jupyter, Voila), which checks those
 PASSED_ON: dict[str, dict[str, str]] = {"lab": {"--lang": "lang", "--port": "port"},
-                                        "app": {"--lang": "lang", "--port": "port"}}
+                                        "app": {"--lang": "lang", "--port": "port"},
+                                        "bench": {"--lang": "lang"}}
 
 
 def options(command: str, rest: Sequence[str], lang: str) -> tuple[dict[str, object], list[str]]:
@@ -476,23 +477,6 @@ def options(command: str, rest: Sequence[str], lang: str) -> tuple[dict[str, obj
 #: JupyterLab's own menus in Chinese for ``--lang zh``: Project Jupyter's zh-CN language pack (the workbook extra
 #: installs it) chosen by a default-settings override in a settings folder of the workbook's own
 LAB_SETTINGS = {"zh": ROOT / "etc" / "lab-zh"}
-
-
-def lab_lang(rest: list[str]) -> tuple[str, list[str]]:
-    """``--lang zh`` (or ``--lang=zh``) taken out of ``python run.py lab``'s options: the language and the rest.
-    Anything but en or zh is refused in both languages, before anything is installed."""
-    lang, out, i = "en", [], 0
-    while i < len(rest):
-        if rest[i] == "--lang" or rest[i].startswith("--lang="):
-            value = rest[i].partition("=")[2] if "=" in rest[i] else (rest[i + 1] if i + 1 < len(rest) else "")
-            i += 1 if "=" in rest[i] else 2
-            if value not in ("en", "zh"):
-                sys.exit("\n".join(_say("run.bad_lang", x, given=value) for x in ("en", "zh")))
-            lang = value
-            continue
-        out.append(rest[i])
-        i += 1
-    return lang, out
 
 
 def lab_options(lang: str) -> list[str]:
@@ -566,12 +550,9 @@ def site(py: Path, opts: dict[str, object], lang: str = "en") -> int:
     import time
     import urllib.request
     host, data = "127.0.0.1", Path(str(opts.get("data", ROOT / ".agentlab-site"))).resolve()
-    given = opts.get("port")
-    port = int(given) if isinstance(given, int) else 8000
-    if not _port_free(host, port):
-        if given is not None:  # asked for by number: said, not replaced (uvicorn said it below a line that it served)
-            print(_say("run.site.port_busy", lang, port=port), file=sys.stderr)
-            return 2
+    given = opts.get("port")  # asked for by number: checked before anything was installed (_command)
+    port = given if isinstance(given, int) else 8000
+    if given is None and not _port_free(host, port):
         import socket
         with socket.socket() as s:
             s.bind((host, 0))
@@ -906,32 +887,28 @@ def check(rest: list[str], *, venv_dir: Path = VENV, ports: tuple[int, ...] = CH
     """``python run.py check [--lang zh] [--model] [--quick]``: one line per problem and what to do; exit 1 on any.
     ``lang``: the reader's language (:func:`reader_lang`), for the check's own lines when ``--lang`` is not given."""
     import time
-    from types import SimpleNamespace
-    if "-h" in rest or "--help" in rest:
-        print(_say("run.check.usage", lang))
-        return 0
     opts, _ = options("check", rest, lang)
-    ns = SimpleNamespace(lang=opts.get("lang", lang), model=bool(opts.get("model")), quick=bool(opts.get("quick")))
+    lang, quick = str(opts.get("lang", lang)), bool(opts.get("quick"))
     # the notebooks checked are the ones lab opens: the Chinese ones when asked for by name (the locale says the lines')
     notebook_lang = str(opts.get("lang", "en"))
     t0 = time.monotonic()
     py = venv_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     if not py.exists() and venv_dir == VENV and _installed_here():
         py = Path(sys.executable)  # an image (binder/, the hub's) installs into its own Python: no .venv there
-    notebooks = check_notebooks(notebook_lang, ns.quick)
-    print(_say("run.check.start_quick" if ns.quick else "run.check.start", ns.lang,
+    notebooks = check_notebooks(notebook_lang, quick)
+    print(_say("run.check.start_quick" if quick else "run.check.start", lang,
                n=len([nb for nb in notebooks if nb.startswith("notebooks/")])), flush=True)
-    facts = gather(py, model=ns.model, ports=ports, notebooks=notebooks)
+    facts = gather(py, model=bool(opts.get("model")), ports=ports, notebooks=notebooks)
     found = problems(facts, venv_dir)
     speed = (facts.get("model") or {}).get("speed")
     if speed:  # measured and said, not judged: a slow model still works (docs/workshop.md says what slows it)
-        print("· " + _say("run.check.model_speed", ns.lang, **speed), flush=True)
+        print("· " + _say("run.check.model_speed", lang, **speed), flush=True)
     for key, fields in found:
-        print("✗ " + _say(key, ns.lang, **fields), flush=True)
+        print("✗ " + _say(key, lang, **fields), flush=True)
     if found:
-        print(_say("run.check.problems", ns.lang, n=len(found)), flush=True)
+        print(_say("run.check.problems", lang, n=len(found)), flush=True)
         return 1
-    print("✓ " + _say("run.check.ready", ns.lang, seconds=time.monotonic() - t0), flush=True)
+    print("✓ " + _say("run.check.ready", lang, seconds=time.monotonic() - t0), flush=True)
     return 0
 
 
@@ -1004,6 +981,9 @@ def _command(cmd: str, rest: list[str]) -> int:
     if cmd in ("help", "-h", "--help"):
         print(_say("run.usage", lang))
         return 0
+    if cmd in OWN_OPTIONS and ("-h" in rest or "--help" in rest):  # run.py's own commands: their usage line
+        print(_say(f"run.{cmd}.usage", lang))
+        return 0
     if cmd == "lab":
         opts, rest = options("lab", rest, lang)  # before anything is installed
         py = setup("requirements.txt")
@@ -1052,16 +1032,15 @@ def _command(cmd: str, rest: list[str]) -> int:
             env["AGENTLAB_APP_LANG"] = str(opts["lang"])
         return become(command, cwd=ROOT, env=env)
     if cmd == "site":
-        if "-h" in rest or "--help" in rest:
-            print(_say("run.site.usage", lang))
-            return 0
         opts, _ = options("site", rest, lang)  # before anything is installed
-        if isinstance(opts.get("port"), int) and not _port_free("127.0.0.1", int(str(opts["port"]))):
-            raise Refused(_say("run.site.port_busy", lang, port=opts["port"]))  # asked for by number, and taken
+        port = opts.get("port")
+        if isinstance(port, int) and not _port_free("127.0.0.1", port):  # asked for by number, and taken
+            raise Refused(_say("run.site.port_busy", lang, port=port))
         return site(setup("requirements-site.txt"), opts, lang)
     if cmd == "bench":
         # the language and the benchmarks named are checked before anything is installed: a typo costs no set-up
-        lang, rest = lab_lang(rest)  # the table at the end in Chinese with --lang zh; each benchmark's own lines as they are
+        opts, rest = options("bench", rest, lang)  # the table at the end in Chinese with --lang zh; each benchmark's own lines as they are
+        lang = str(opts.get("lang", "en"))
         # python run.py bench bench_site.py (or benchmarks/bench_site.py, as a shell completes it): that one alone
         only = [Path(a).name for a in rest if a.endswith(".py")]
         rest = [a for a in rest if not a.endswith(".py")]

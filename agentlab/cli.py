@@ -40,14 +40,13 @@ class _Formatter(argparse.HelpFormatter):
 
     def _split_lines(self, text: str, width: int) -> list[str]:
         import re
-        cols = columns
         lines, line, used = [], "", 0
         for piece in re.findall(r"[\x21-\x7e]+|\s+|.", " ".join(text.split())):
-            if line and used + cols(piece) > width and not piece.isspace():
+            if line and used + columns(piece) > width and not piece.isspace():
                 lines.append(line.rstrip())
                 line, used = "", 0
             if not (piece.isspace() and not line):
-                line, used = line + piece, used + cols(piece)
+                line, used = line + piece, used + columns(piece)
         return [*lines, line.rstrip()] if line.strip() else lines
 
     def __init__(self, prog: str, *, lang: Lang = "en", **kwargs: Any):

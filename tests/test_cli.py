@@ -350,7 +350,7 @@ def test_help_is_wrapped_by_columns_and_never_inside_a_name(capsys, monkeypatch)
     """argparse's textwrap split "$AGENTLAB_" from "STORE" and "afte" from "rsales", and counted a Chinese character
     as one column, so Chinese lines ran past the terminal."""
     from agentlab import cli
-    from agentlab.workbook.widgets import text_width
+    from agentlab.i18n import columns as text_width
     monkeypatch.setenv("COLUMNS", "80")
     for argv in (["site", "--help"], ["checklist", "--help"]):
         for lang in ("en", "zh"):

@@ -509,7 +509,7 @@ def test_run_bench_refuses_a_bad_language_or_benchmark_before_setting_anything_u
     monkeypatch.setattr(run, "_bench", lambda *a, **k: pytest.fail("a benchmark started"))
     try:
         code: object = run.main(["bench", *args])
-    except SystemExit as stop:  # run.lab_lang's refusal, as for python run.py lab
+    except SystemExit as stop:  # a refusal said and exited with
         code = stop.code
     said = capsys.readouterr()
     text = said.err + said.out + (code if isinstance(code, str) else "")
@@ -700,3 +700,19 @@ def test_run_py_hub_reads_its_options_before_installing_the_room(monkeypatch, ca
     assert run.main(args) == 2
     said = capsys.readouterr()
     assert args[1] in said.err and "Traceback" not in said.err
+
+
+@pytest.mark.parametrize("argv, env", [
+    ([], {}), (["--lang", "zh"], {}), (["--lang=zh", "--lang", "en"], {}), (["--", "--lang", "zh"], {}),
+    ([], {"LANG": "zh_CN.UTF-8"}), (["--lang", "en"], {"LANG": "zh_CN.UTF-8"}), ([], {"AGENTLAB_LANG": "zh", "LANG": "C"}),
+    ([], {"LC_ALL": "en_US.UTF-8", "LANG": "zh_CN.UTF-8"}), (["--lang"], {"LANG": "zh_TW"}),
+])
+def test_run_py_reads_the_readers_language_as_the_package_does(monkeypatch, argv, env):
+    """run.py reads the language before anything is installed, so it cannot import the package's reading of it
+    (agentlab.cli._lang_of): the two are held alike here."""
+    from agentlab.cli import _lang_of
+    for name in ("AGENTLAB_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert run.reader_lang(argv) == _lang_of(argv)

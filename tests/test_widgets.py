@@ -340,7 +340,8 @@ def _ch(value):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_no_menu_label_is_cut(lang):
-    from agentlab.workbook.widgets import FaultInjector, text_width
+    from agentlab.i18n import columns as text_width
+    from agentlab.workbook.widgets import FaultInjector
     app = PMApp(lang=lang)
     for other in ("en", "zh"):  # the menus keep their width whichever language they were opened in
         app.lang.value = other
@@ -486,10 +487,11 @@ def test_every_panel_of_the_app_has_a_heading_and_no_button_label_is_cut(lang, t
     upload, and every button whose label is longer than the width it is drawn at, is as wide as its label."""
     import ipywidgets as W
 
+    from agentlab.i18n import columns as text_width
     from agentlab.workbook.log_widget import LogReview
     from agentlab.workbook.pm_app import PMApp
     from agentlab.workbook.weekly_widget import WeeklyReview
-    from agentlab.workbook.widgets import ProbePanel, text_width
+    from agentlab.workbook.widgets import ProbePanel
     panels = {"logs": LogReview(lang=lang), "weekly": WeeklyReview(folder=tmp_path, lang=lang),
               "probe": ProbePanel(lang=lang)}
     for name, panel in panels.items():

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import find_secrets
-from ..i18n import Lang, Listed, Sentence, joined, label, t
+from ..i18n import Lang, Listed, Sentence, label, t
 from ..runs import Run
 
 __all__ = ["INFRASTRUCTURE", "OUTCOMES", "SUCCESS", "FailedBecause", "Outcome", "Verdict", "grade", "leaks", "reasons_in"]
@@ -37,20 +37,14 @@ class FailedBecause(Sentence):
 
     def localized(self, lang: Lang = "en") -> str:
         # the nouns a sentence names (refunds, record) and the statuses of a run (budget_exhausted) are labels of the
-        # glossary, a list of them listed as the language lists them; values stay as they were
-        return t(self.key, lang, **{k: _said(v, lang) if k in _LABELS else v for k, v in self.fields.items()})
+        # glossary (a Listed of them is listed as the language lists them); values stay as they were
+        return t(self.key, lang, **{k: label(v, lang) if k in _LABELS else v for k, v in self.fields.items()})
 
     said = localized
 
 
 #: the fields of a reason that name something the glossary says (never a value a run produced)
 _LABELS = frozenset({"name", "singular", "status", "wanted"})
-
-
-def _said(value: Any, lang: Lang) -> Any:
-    if isinstance(value, (list, tuple)):  # ['done', 'done_after_self_correction'] read as Python to a reader
-        return joined((label(str(v), lang) for v in value), lang, "list")
-    return label(value, lang)
 
 
 def reasons_in(failures: Any, lang: Lang = "en") -> list[str]:

@@ -13,12 +13,12 @@ from typing import Any
 
 import ipywidgets as W
 
-from ..i18n import Lang, t
+from ..i18n import Lang, columns, t
 from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
 from ..resources import data_file
 from ..scenarios import aftersales, expense, retail
 from .demo import Comparison, compare_expense, compare_loops, compare_retail
-from .widgets import LANG_OPTIONS, REPLAYABLE_FAULTS, App, comparison_html, text_width
+from .widgets import LANG_OPTIONS, REPLAYABLE_FAULTS, App, comparison_html
 
 __all__ = ["CASSETTE", "DESKS", "MODELS", "NEVER_FIRES", "PMApp"]
 
@@ -97,8 +97,8 @@ class PMApp(App):
         self.fault.options = options = self._fault_options(lang, model, desk)
         self.fault.value = value if value in [n for _, n in options] else options[0][1]
         # the menus line up: one description width, one menu width, wide enough for every label in either language
-        widest = max(text_width(t(k, lg)) for k in ("ui.scenario", "ui.model", "ui.fault") for lg in ("en", "zh"))
-        longest = max(text_width(label) for lg in ("en", "zh") for label, _ in
+        widest = max(columns(t(k, lg)) for k in ("ui.scenario", "ui.model", "ui.fault") for lg in ("en", "zh"))
+        longest = max(columns(label) for lg in ("en", "zh") for label, _ in
                       [*self._model_options(lg, "aftersales"), *self._fault_options(lg, model, "aftersales"),
                        *self._desk_options(lg)])
         for menu in (self.scenario, self.model, self.fault):

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..i18n import columns
+
 __all__ = ["LANG_LINE", "Comment", "TwinError", "code_for", "comment_glossary", "comments", "sync_twin", "twin_path", "untranslated"]
 
 #: the first code cell of every notebook sets the language the program speaks in
@@ -55,7 +57,7 @@ def code_for(source_code: str, lang: str) -> str:
             continue
         text = said[block.text]
         code = lines[block.row - 1][:block.col]
-        if block.inline and (_width(code + "# " + text) <= 118 or not block.own_line):
+        if block.inline and (columns(code + "# " + text) <= 118 or not block.own_line):
             lines[block.row - 1] = code + "# " + text  # (a line that goes on from the one before keeps it beside)
         elif block.inline and block.own_line:  # too long beside its code in Chinese: on its own lines above it
             indent = len(code) - len(code.lstrip())
@@ -132,20 +134,13 @@ def comment_glossary() -> dict[str, dict[str, str]]:
     return json.loads(data_file("i18n/comments.json").read_text(encoding="utf-8"))
 
 
-def _width(text: str) -> int:
-    from .widgets import text_width
-    return text_width(text)
-
-
 def _wrapped(text: str, width: int) -> list[str]:
     """``text`` in lines of at most ``width`` columns (a Chinese character takes two), the lines of about one length
     (never a last line of one character); a run of Latin letters, digits or code is never split."""
-    text_width = _width
-
     def greedy(limit: int) -> list[str]:
         out, line = [], ""
         for piece in re.findall(r"[\x21-\x7e]+|\s|.", text):
-            if line and text_width(line + piece) > limit:
+            if line and columns(line + piece) > limit:
                 out.append(line.rstrip())
                 line = piece.lstrip()
             else:
@@ -154,7 +149,7 @@ def _wrapped(text: str, width: int) -> list[str]:
 
     lines = greedy(width)
     if len(lines) > 1:  # the same number of lines, each about as long as the others
-        even = greedy(min(width, -(-text_width(text) // len(lines)) + 6))
+        even = greedy(min(width, -(-columns(text) // len(lines)) + 6))
         if len(even) == len(lines):
             return even
     return lines

@@ -36,7 +36,7 @@ from .uploads import file_said, upload_button, upload_content, upload_note
 
 __all__ = ["LANG_OPTIONS", "REPLAYABLE_FAULTS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
            "FaultInjector", "GuardPanel", "MetricsPanel", "ProbePanel", "SchemaPlayground", "browser_lang", "comparison_html",
-           "figure", "fit", "metrics_table_html", "playground_html", "sample_calls", "text_width"]
+           "figure", "fit", "metrics_table_html", "playground_html", "sample_calls"]
 
 LANG_OPTIONS = [("English", "en"), ("中文", "zh")]
 
@@ -100,17 +100,12 @@ def _safe(target: W.HTML, fn: Callable[[], Any], lang: Lang = "en") -> Any:
         return None
 
 
-def text_width(text: str) -> int:
-    """How many ``ch`` a label needs: a Chinese (wide) character takes about two (:func:`agentlab.i18n.columns`)."""
-    return columns(text)
-
-
 def fit(widget: W.Widget, labels: Sequence[str] = ()) -> None:
     """Size a control so its description and its longest option show whole, in either language (ipywidgets
     cuts a description at about 90 px and a dropdown at 300 px, which left about 200 px for the choice)."""
-    desc = text_width(getattr(widget, "description", "") or "")
+    desc = columns(getattr(widget, "description", "") or "")
     widget.style.description_width = f"{desc + 2}ch" if desc else ""
-    longest = max((text_width(x) for x in labels), default=0)
+    longest = max((columns(x) for x in labels), default=0)
     if longest:  # the arrow and the padding of a select take about five
         widget.layout.width = f"{desc + 2 + longest + 6}ch"
 
