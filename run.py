@@ -399,15 +399,15 @@ def app_server(py: Path | str, rest: list[str]) -> tuple[list[str], dict[str, st
 def reader_lang(argv: Sequence[str]) -> str:
     """The language run.py speaks to its reader: ``--lang zh`` (or ``--lang=zh``) among the options, else
     ``AGENTLAB_LANG``, else the locale's (``LC_ALL``, ``LC_MESSAGES``, ``LANG``: ``zh_CN.UTF-8`` is Chinese), as the
-    package's command line reads it (agentlab.cli._lang_of); a value that is no language is refused elsewhere."""
+    package's command line reads it (agentlab.cmdline.reader_lang); a value that is no language is refused elsewhere."""
     given = None
     for i, a in enumerate(argv):
         if a == "--":  # what follows is the program's operands
             break
         if a.startswith("--lang=") or (a == "--lang" and i + 1 < len(argv)):
             given = a.partition("=")[2] if "=" in a else argv[i + 1]  # the last one wins, as options() reads it
-    if given is not None:
-        return "zh" if given == "zh" else "en"
+    if given in ("en", "zh"):  # a mistyped one (--lang fr) is refused in the language of the locale
+        return given
     for name in ("AGENTLAB_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(name, "")
         if value:
@@ -518,18 +518,15 @@ def _package_usage(argv: list[str]) -> int | None:
 
 
 def _hub_usage(argv: list[str]) -> int | None:
-    """What ``python run.py hub ARGV`` would say of its options (a usage error, or ``--help``), read by this Python
-    before anything is installed; None when they are right, or when the hub's module cannot be read here."""
+    """What ``python run.py hub ARGV`` would say of its options (a usage error, or ``--help``, in the reader's
+    language), read by this Python before anything is installed; None when they are right, or when the hub's module
+    cannot be read here."""
     sys.path.insert(0, str(ROOT))
     try:
-        from agentlab.hub.launch import hub_parser
+        from agentlab.hub.launch import hub_usage
     except Exception:  # noqa: BLE001 - not readable by this Python: the installed command speaks for itself
         return None
-    try:
-        hub_parser().parse_args(argv)
-    except SystemExit as stop:  # said already (a usage error on stderr, or the help)
-        return stop.code if isinstance(stop.code, int) else 2
-    return None
+    return hub_usage(argv)
 
 
 def _shell_line(args: Sequence[str]) -> str:

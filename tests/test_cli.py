@@ -162,11 +162,11 @@ def test_the_cli_speaks_chinese_in_its_help_and_its_usage_errors(capsys, monkeyp
     import argparse
     import re
 
-    from agentlab import cli
+    from agentlab import cli, cmdline
     cjk = re.compile("[\u4e00-\u9fff]")
-    with cli._argparse_says("zh"):
+    with cmdline.argparse_says("zh"):
         parser = cli.build_parser("zh")
-        cli._say_help(parser, "zh")
+        cmdline.say_help(parser, "zh")
 
     def helps(p):
         yield p.description
@@ -211,9 +211,9 @@ def test_the_cli_in_chinese_joins_labels_and_values_as_chinese_does(capsys, monk
     colon after each section title (位置参数:, 选项:) and the findings read "get_order: 描述..."."""
     import argparse
 
-    from agentlab import cli
+    from agentlab import cli, cmdline
     monkeypatch.delenv("AGENTLAB_LANG", raising=False)
-    with cli._argparse_says("zh"):
+    with cmdline.argparse_says("zh"):
         parser = cli.build_parser("zh")
 
     def commands(p, path):
@@ -253,7 +253,7 @@ def test_argparses_words_change_only_in_the_thread_that_parses():
     import argparse
     import threading
 
-    from agentlab import cli
+    from agentlab import cmdline
     inside, done, seen = threading.Event(), threading.Event(), {}
 
     def other():
@@ -261,7 +261,7 @@ def test_argparses_words_change_only_in_the_thread_that_parses():
         seen["other"] = argparse._("usage: "), argparse.ngettext("expected %s argument", "expected %s arguments", 2)
         done.set()
     threading.Thread(target=other).start()
-    with cli._argparse_says("zh"):
+    with cmdline.argparse_says("zh"):
         inside.set()
         assert done.wait(5)
         seen["here"] = argparse._("usage: ")
@@ -320,7 +320,7 @@ def test_one_language_for_the_whole_command(capsys, monkeypatch, tmp_path):
     lint's usage error was Chinese and its findings English; a command's own commands (site keys create) said their
     usage error half in English; "--lan zh" ran in Chinese after an English usage line; of two --lang the first
     decided the usage language and the last the output."""
-    from agentlab import cli
+    from agentlab import cli, cmdline
     tools = tmp_path / "t.json"
     tools.write_text(json.dumps([{"type": "function", "function": {"name": "x", "description": "d", "parameters": {
         "type": "object", "properties": {"a": {"type": "string"}}}}}]))
@@ -342,8 +342,8 @@ def test_one_language_for_the_whole_command(capsys, monkeypatch, tmp_path):
     assert "请指定一个命令" in capsys.readouterr().err
     cli.main(["--lang", "zh", "lint", str(tools)])
     assert capsys.readouterr().out.strip().endswith("条发现")
-    assert cli._lang_of(["lint", "--lang", "en", "--lang", "zh"]) == "zh"
-    assert cli._lang_of(["lint", "--", "--lang", "zh"]) == "en"
+    assert cmdline.reader_lang(["lint", "--lang", "en", "--lang", "zh"]) == "zh"
+    assert cmdline.reader_lang(["lint", "--", "--lang", "zh"]) == "en"
 
 
 def test_help_is_wrapped_by_columns_and_never_inside_a_name(capsys, monkeypatch):
@@ -363,11 +363,11 @@ def test_help_is_wrapped_by_columns_and_never_inside_a_name(capsys, monkeypatch)
 def test_every_option_of_every_command_says_what_it_is_for():
     """--model, --loop, --trials, --lang, --port... had no help in either language: --help listed them bare."""
 
-    from agentlab import cli
+    from agentlab import cli, cmdline
     for lang in ("en", "zh"):
-        with cli._argparse_says(lang):
+        with cmdline.argparse_says(lang):
             parser = cli.build_parser(lang)
-            cli._say_help(parser, lang)
+            cmdline.say_help(parser, lang)
         assert not _bare(parser, "agentlab"), lang
 
 

@@ -606,6 +606,9 @@ def test_the_page_voila_opens_first_fetches_nothing_from_outside(tmp_path):
     (["check", "--lang", "fr"], ["“fr”"]),
     (["bogus"], ["bogus", "lab"]),
     (["local", "--bogus"], ["--bogus"]),
+    (["hub", "--bogus"], ["--bogus"]),
+    (["hub", "--users", "abc"], ["--users", "abc"]),
+    (["hub", "--lang", "fr"], ["fr", "zh"]),
 ])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_command_refuses_a_mistyped_option_before_installing_anything(monkeypatch, capsys, args, words, lang):
@@ -705,14 +708,14 @@ def test_run_py_hub_reads_its_options_before_installing_the_room(monkeypatch, ca
 @pytest.mark.parametrize("argv, env", [
     ([], {}), (["--lang", "zh"], {}), (["--lang=zh", "--lang", "en"], {}), (["--", "--lang", "zh"], {}),
     ([], {"LANG": "zh_CN.UTF-8"}), (["--lang", "en"], {"LANG": "zh_CN.UTF-8"}), ([], {"AGENTLAB_LANG": "zh", "LANG": "C"}),
-    ([], {"LC_ALL": "en_US.UTF-8", "LANG": "zh_CN.UTF-8"}), (["--lang"], {"LANG": "zh_TW"}),
+    ([], {"LC_ALL": "en_US.UTF-8", "LANG": "zh_CN.UTF-8"}), (["--lang"], {"LANG": "zh_TW"}), (["--lang", "fr"], {"LANG": "zh_CN.UTF-8"}),
 ])
 def test_run_py_reads_the_readers_language_as_the_package_does(monkeypatch, argv, env):
     """run.py reads the language before anything is installed, so it cannot import the package's reading of it
-    (agentlab.cli._lang_of): the two are held alike here."""
-    from agentlab.cli import _lang_of
+    (agentlab.cmdline.reader_lang): the two are held alike here."""
+    from agentlab.cmdline import reader_lang
     for name in ("AGENTLAB_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    assert run.reader_lang(argv) == _lang_of(argv)
+    assert run.reader_lang(argv) == reader_lang(argv)

@@ -24,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..cmdline import Parser, parse
 from ..i18n import Lang, joined, t
 from ..resources import data_file
 from . import preflight, services
@@ -31,7 +32,7 @@ from .auth import MIN_PASSWORD, PasswordBook
 from .config import NOTES, HubSettings, build, write_config
 from .users import OS_PREFIX, SERVICES_USER, ensure_account, processes_of
 
-__all__ = ["Hub", "HubRefused", "LogWatch", "hub_command", "parse_size", "sweep", "workshop_uids", "write_new"]
+__all__ = ["Hub", "HubRefused", "LogWatch", "hub_command", "hub_parser", "hub_usage", "parse_size", "sweep", "workshop_uids", "write_new"]
 
 
 class HubRefused(RuntimeError):
@@ -325,12 +326,15 @@ def sweep(grace: float = 5) -> list[int]:
     return left
 
 
-def hub_parser() -> argparse.ArgumentParser:
-    """The options of `python run.py hub` (the standard library alone: run.py reads them before installing)."""
-    ap = argparse.ArgumentParser(prog="python run.py hub")
+def hub_parser(lang: Lang = "en") -> argparse.ArgumentParser:
+    """The options of `python run.py hub`, said in ``lang`` (the standard library and the catalogue alone: run.py
+    reads them before installing)."""
+    ap = Parser(prog="python run.py hub", lang=lang,
+                description="the workshop's JupyterHub on this machine, with the skill site and the shared model, until Ctrl-C")
     ap.add_argument("--users", type=int, default=30, help="participants expected (the model's parallel slots follow)")
     ap.add_argument("--port", type=int, default=8000)
-    ap.add_argument("--admin", default=os.environ.get("AGENTLAB_HUB_ADMIN", "trainer"))
+    ap.add_argument("--admin", default=os.environ.get("AGENTLAB_HUB_ADMIN", "trainer"),
+                    help="the trainer's account name (default: $AGENTLAB_HUB_ADMIN, else trainer)")
     ap.add_argument("--password", default=os.environ.get("AGENTLAB_HUB_PASSWORD", ""),
                     help="the workshop password (default: $AGENTLAB_HUB_PASSWORD, else one made up and shown once)")
     ap.add_argument("--admin-password", default=os.environ.get("AGENTLAB_HUB_ADMIN_PASSWORD", ""),
@@ -347,10 +351,20 @@ def hub_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def hub_usage(argv: list[str]) -> int | None:
+    """The exit code of ``python run.py hub ARGV`` when its options are wrong (said on stderr, in the reader's
+    language) or ``--help`` was asked for (printed); None when they are right. Runs nothing: run.py reads the options
+    with it before installing the room."""
+    ns, code, _ = parse(hub_parser, argv)
+    return code if ns is None else None
+
+
 def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> int:
     """`python run.py hub`: the options, the checks said in one line each, the hub until Ctrl-C or SIGTERM."""
-    ns = hub_parser().parse_args(argv)
-    lang: Lang = ns.lang
+    ns, code, lang = parse(hub_parser, list(sys.argv[1:] if argv is None else argv))
+    if ns is None:  # a usage error or --help, said in the reader's language
+        return code
+    lang = ns.lang
     root = root or Path(__file__).resolve().parents[2]
     say = lambda key, **kw: print(t(key, lang, **kw), flush=True)  # noqa: E731
     if not hasattr(os, "geteuid") or os.geteuid() != 0:

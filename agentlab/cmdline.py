@@ -1,0 +1,214 @@
+"""A command line that speaks its reader's language: help, usage errors and argparse's own words.
+
+Every command a person types (``python -m agentlab ...``, ``python run.py hub``) is read by a :class:`Parser`
+through :func:`parse`: the reader's language is read before parsing (``--lang``, ``AGENTLAB_LANG``, the locale), so a
+usage error already speaks it; the help of every option comes from ``data/i18n/cli.json``, and so do argparse's own
+words ("usage:", "the following arguments are required"), which Python ships in English alone. The standard library
+and the catalogue alone: ``run.py`` reads a command's options with it before anything is installed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cache, partial
+from typing import Any, NoReturn
+
+from .i18n import Lang, colon, columns, joined, t
+
+__all__ = ["Formatter", "Parser", "argparse_says", "parse", "reader_lang", "say_help", "speak"]
+
+
+class Formatter(argparse.HelpFormatter):
+    """argparse's help, wrapped by the columns text takes (a Chinese character two) and never inside a run of Latin
+    letters, digits or punctuation: textwrap broke "$AGENTLAB_STORE" in two, and a line of Chinese, one long "word" to
+    it, anywhere."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import re
+        lines, line, used = [], "", 0
+        for piece in re.findall(r"[\x21-\x7e]+|\s+|.", " ".join(text.split())):
+            if line and used + columns(piece) > width and not piece.isspace():
+                lines.append(line.rstrip())
+                line, used = "", 0
+            if not (piece.isspace() and not line):
+                line, used = line + piece, used + columns(piece)
+        return [*lines, line.rstrip()] if line.strip() else lines
+
+    def __init__(self, prog: str, *, lang: Lang = "en", **kwargs: Any):
+        super().__init__(prog, **kwargs)
+        self._colon = colon(lang).rstrip()
+
+    # argparse ends each section's title with an ASCII colon of its own ("%s:"), "位置参数:" in Chinese: the title
+    # is marked where it starts and the mark with its colon is replaced by the language's own when the help is made
+    def start_section(self, heading: str | None) -> None:
+        super().start_section(f"{heading}\0" if heading else heading)
+
+    def format_help(self) -> str:
+        return super().format_help().replace("\0:", self._colon)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with a usage error as one line on stderr and exit 2 (its usage block is in --help)."""
+
+    def __init__(self, *args: Any, lang: Lang = "en", **kwargs: Any):
+        # no abbreviated options: "--lan zh" ran the command in Chinese while its usage error, read before parsing,
+        # was English (one spelling of each option, read the same way by both)
+        kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", partial(Formatter, lang=lang))
+        super().__init__(*args, **kwargs)
+        self.lang = lang
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        # a command's own commands (site keys create) speak the language their parent was built in
+        kwargs.setdefault("parser_class", partial(Parser, lang=self.lang))
+        # named in the reader's words where argparse names it (its usage line, "argument command: invalid choice",
+        # "the following arguments are required"): by its dest it read "参数 keys_command" to a Chinese reader
+        kwargs.setdefault("metavar", t("cli.command", self.lang))
+        return super().add_subparsers(**kwargs)
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        # argparse lists the choices itself, each in ASCII quotes and joined with ", " ('check-args', 'lint'): a
+        # Chinese reader gets them listed the Chinese way (check-args、lint), in the catalogue's sentence
+        if self.lang != "en" and action.choices is not None and value not in action.choices:
+            msg = argparse._("invalid choice: %(value)r (choose from %(choices)s)")  # type: ignore[attr-defined]
+            raise argparse.ArgumentError(action, msg % {"value": value, "choices": joined(map(str, action.choices),
+                                                                                          self.lang, "list")})
+        super()._check_value(action, value)
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        # argparse names a number's type by its Python function ("invalid int value: 'x'", "应为 int"): said as the
+        # reader says a number instead
+        if action.type in (int, float):
+            try:
+                return action.type(arg_string)
+            except ValueError:
+                key = "cli.not_whole" if action.type is int else "cli.not_number"
+                raise argparse.ArgumentError(action, t(key, self.lang, value=arg_string)) from None
+        return super()._get_value(action, arg_string)
+
+    def error(self, message: str) -> NoReturn:
+        print(t("cli.usage", self.lang, message=message, prog=self.prog), file=sys.stderr)
+        raise SystemExit(2)
+
+
+def reader_lang(argv: list[str]) -> Lang:
+    """``--lang zh`` read before parsing, so that even a usage error speaks the user's language; without it,
+    ``AGENTLAB_LANG``, then the locale's own (``LC_ALL``, ``LC_MESSAGES``, ``LANG``: ``zh_CN.UTF-8`` is Chinese)."""
+    given = None
+    for i, a in enumerate(argv):
+        if a == "--":  # what follows is operands (a file may be called --lang)
+            break
+        if a.startswith("--lang=") or (a == "--lang" and i + 1 < len(argv)):
+            given = a.partition("=")[2] if "=" in a else argv[i + 1]  # the last one wins, as argparse reads it
+    if given in ("en", "zh"):  # a mistyped one (--lang fr) is refused in the language of the locale
+        return "zh" if given == "zh" else "en"
+    for name in ("AGENTLAB_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(name, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+@cache
+def _said_table() -> dict[str, dict[str, dict[str, str]]]:
+    """``{lang: {"help": {English help: its translation}, "argparse": {argparse's message: its translation}}}``,
+    from ``data/i18n/cli.json``: the help of every command and option, and argparse's own words (its usage line, its
+    section titles, its usage errors), which Python ships in English alone."""
+    from .resources import data_file
+    return json.loads(data_file("i18n/cli.json").read_text(encoding="utf-8"))
+
+
+#: the table of argparse's words the calling thread parses with (see argparse_says); unset: argparse's own
+_here = threading.local()
+_said_lock = threading.Lock()
+
+
+def _translated_by_thread() -> None:
+    """argparse asks its module's ``_`` and ``ngettext`` for each of its words: both are replaced, once, by functions
+    that answer from the calling thread's table while it parses (:func:`argparse_says`) and ask argparse's own
+    functions otherwise. Swapped in and out around each parse instead, another thread's argparse (a server's, a
+    notebook's) said Chinese while one command parsed."""
+    with _said_lock:
+        if getattr(argparse._, "agentlab", False):  # type: ignore[attr-defined]
+            return
+        own, own_n = argparse._, argparse.ngettext  # type: ignore[attr-defined]
+
+        def said(text: str) -> str:
+            table = getattr(_here, "table", None)
+            return own(text) if table is None else table.get(text, text)
+
+        def said_n(one: str, many: str, n: int) -> str:
+            table = getattr(_here, "table", None)
+            if table is None:
+                return own_n(one, many, n)
+            text = one if n == 1 else many
+            return table.get(text, text)
+        said.agentlab = said_n.agentlab = True  # type: ignore[attr-defined]
+        argparse._, argparse.ngettext = said, said_n  # type: ignore[attr-defined]
+
+
+@contextmanager
+def argparse_says(lang: Lang) -> Iterator[None]:
+    """argparse's own words in ``lang`` while the parser is built, parses and prints its help: argparse asks
+    ``gettext`` for each (``_("usage: ")``, ``_("the following arguments are required: %s")``), and the words are
+    looked up here instead, in this thread only; anything not in the table stays as argparse says it."""
+    table = _said_table().get(lang, {}).get("argparse", {})
+    if not table:
+        yield
+        return
+    _translated_by_thread()
+    before = getattr(_here, "table", None)
+    _here.table = table
+    try:
+        yield
+    finally:
+        _here.table = before
+
+
+def speak(parser: argparse.ArgumentParser, lang: Lang) -> None:
+    """Every command's ``--lang`` defaults to ``lang``: the language the help and the usage errors were read in (from
+    the locale, say) is the one the command then answers in."""
+    for action in parser._actions:
+        if action.dest == "lang" and action.default == "en" and action.choices is not None and lang in action.choices:
+            action.default = lang  # a --lang whose default is another (the trainer's "both") keeps it
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                speak(sub, lang)
+
+
+def say_help(parser: argparse.ArgumentParser, lang: Lang) -> None:
+    """Every help and description of ``parser`` and its commands, said in ``lang`` (data/i18n/cli.json); an option
+    its command gave no help (--lang, --port, --model...) gets the one its name has there ("unsaid")."""
+    unsaid = _said_table()["en"]["unsaid"]
+    said = _said_table().get(lang, {}).get("help", {})
+    parser.description = said.get(parser.description or "", parser.description)
+    for action in parser._actions:
+        if not action.help and action.option_strings and action.dest in unsaid:
+            action.help = unsaid[action.dest]
+        if action.help and action.help != argparse.SUPPRESS:
+            action.help = said.get(action.help, action.help)
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                choice.help = said.get(choice.help or "", choice.help)
+            for sub in dict.fromkeys(action.choices.values()):
+                say_help(sub, lang)
+
+
+def parse(build: Callable[[Lang], argparse.ArgumentParser],
+          argv: list[str]) -> tuple[argparse.Namespace | None, int, Lang]:
+    """``argv`` read by the parser ``build`` makes in the reader's language: (the options, 0, the language), or (None,
+    the exit code, the language) for a usage error (already said, in the reader's language) or ``--help`` (printed)."""
+    lang = reader_lang(argv)
+    with argparse_says(lang):
+        parser = build(lang)
+        say_help(parser, lang)
+        speak(parser, lang)
+        try:
+            return parser.parse_args(argv), 0, lang
+        except SystemExit as exc:  # a usage error (already printed) or --help
+            return None, exc.code if isinstance(exc.code, int) else 2, lang

@@ -1,0 +1,78 @@
+"""The command line that speaks its reader's language (agentlab/cmdline.py), for every parser built on it: the
+package's (``python -m agentlab``) and the workshop hub's (``python run.py hub``)."""
+import argparse
+import re
+
+import pytest
+
+from agentlab import cmdline
+from agentlab.cli import build_parser
+from agentlab.hub.launch import hub_command, hub_parser, hub_usage
+
+CJK = re.compile("[\u4e00-\u9fff]")
+PARSERS = {"agentlab": build_parser, "hub": hub_parser}
+
+
+def _helps(parser, top=True):
+    """(what, its help) of ``parser``'s description and every option and command of it and of its commands."""
+    if top:
+        yield "description", parser.description
+    for a in parser._actions:
+        if a.option_strings:
+            yield "/".join(a.option_strings), a.help
+        if isinstance(a, argparse._SubParsersAction):
+            yield from ((c.dest, c.help) for c in a._choices_actions)
+            for sub in dict.fromkeys(a.choices.values()):
+                yield from _helps(sub, top=False)
+
+
+@pytest.mark.parametrize("name", PARSERS)
+def test_every_option_says_what_it_is_for_in_both_languages(name):
+    """The hub's options had their help in English alone (and --admin none): a Chinese trainer read ``run.py hub
+    --help`` in English under a Chinese usage line."""
+    for lang in ("en", "zh"):
+        with cmdline.argparse_says(lang):
+            parser = PARSERS[name](lang)
+            cmdline.say_help(parser, lang)
+        said = [(what, text) for what, text in _helps(parser) if text != argparse.SUPPRESS]
+        bare = [what for what, text in said if not text]
+        assert not bare, (name, lang, bare)
+        if lang == "zh":
+            english = [text for _, text in said if not CJK.search(text)]
+            assert not english, (name, english)
+
+
+@pytest.mark.parametrize("lang, words", [("en", "'x' is not a whole number"), ("zh", "“x”不是整数")])
+def test_a_number_option_given_words_is_said_in_the_readers_words(capsys, lang, words):
+    """argparse names the type by Python's function: "invalid int value: 'x'", in Chinese "取值无效（应为 int）"."""
+    from agentlab.cli import main
+    assert main(["--lang", lang, "eval", "--suite", "s.jsonl", "--trials", "x"]) == 2
+    assert hub_usage(["--lang", lang, "--users", "x"]) == 2
+    err = capsys.readouterr().err
+    assert err.count(words) == 2 and "int" not in err, err
+
+
+@pytest.mark.parametrize("argv", [["--userz", "3"], ["--users"], ["--lang", "fr"], ["--port", "a"]])
+def test_the_hub_says_a_mistyped_option_in_the_readers_language(capsys, monkeypatch, argv):
+    """The hub's usage errors were argparse's English whatever the reader asked for (its own lines were Chinese)."""
+    for name in ("AGENTLAB_LANG", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    assert hub_command(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("错误：") and CJK.search(err) and "error" not in err and "usage" not in err, err
+    assert hub_command(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("用法：python run.py hub") and "预计的学员人数" in out, out
+
+
+def test_a_mistyped_language_is_refused_in_the_locales_language(capsys, monkeypatch):
+    """``--lang fr`` made the reader's language English, so a Chinese locale was told its mistake in English."""
+    from agentlab.cli import main
+    for name in ("AGENTLAB_LANG", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    assert cmdline.reader_lang(["--lang", "fr"]) == "zh"
+    assert main(["lint", "x.json", "--lang", "fr"]) == 2
+    err = capsys.readouterr().err
+    assert "“fr”" in err and "en、zh" in err and "invalid" not in err, err
