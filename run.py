@@ -504,7 +504,7 @@ def _port_free(host: str, port: int) -> bool:
     return True
 
 
-def _package_usage(argv: list[str]) -> int | None:
+def _package_usage(argv: list[str], prog: str) -> int | None:
     """What ``python -m agentlab ARGV`` would say of its options (its own words, in the reader's language), read by
     this Python before anything is installed: the package's command line needs the standard library alone. The exit
     code of a usage error or ``--help``; None when the options are right, or when the package cannot be read here
@@ -514,7 +514,7 @@ def _package_usage(argv: list[str]) -> int | None:
         from agentlab.cli import check_usage
     except Exception:  # noqa: BLE001 - not readable by this Python: the installed command speaks for itself
         return None
-    return check_usage(argv)
+    return check_usage(argv, prog)
 
 
 def _hub_usage(argv: list[str]) -> int | None:
@@ -1069,7 +1069,7 @@ def _command(cmd: str, rest: list[str]) -> int:
             print(_targets_table(targets, lang))
         return code
     if cmd == "local":
-        code = _package_usage(["local", *rest])  # before half a gigabyte is installed
+        code = _package_usage(["local", *rest], "python run.py")  # before half a gigabyte is installed
         if code is not None:
             return code
         setup("requirements.txt")

@@ -56,8 +56,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
-def build_parser(lang: Lang = "en") -> argparse.ArgumentParser:
-    p = Parser(prog=PROG, description="agentlab: reliable tool-calling agents, hands on.", lang=lang)
+def build_parser(lang: Lang = "en", prog: str = PROG) -> argparse.ArgumentParser:
+    p = Parser(prog=prog, description="agentlab: reliable tool-calling agents, hands on.", lang=lang)
     # before the command as after it ("python -m agentlab --lang zh" read zh as a command's name)
     p.add_argument("--lang", choices=("en", "zh"), default="en", help="the language help, errors and output speak")
     sub = p.add_subparsers(dest="command")
@@ -76,11 +76,12 @@ def build_parser(lang: Lang = "en") -> argparse.ArgumentParser:
     return p
 
 
-def check_usage(argv: list[str]) -> int | None:
+def check_usage(argv: list[str], prog: str = PROG) -> int | None:
     """The exit code of ``python -m agentlab ARGV`` when its options are wrong (said on stderr, in the reader's
     language) or ``--help`` was asked for (printed); None when they are right. Run nothing: ``python run.py local``
-    reads its options with it before installing the local model, the standard library alone being there."""
-    ns, code, _ = parse(build_parser, argv)
+    reads its options with it before installing the local model, the standard library alone being there, and names
+    itself (``prog``) in the usage it prints: the reader typed run.py, not ``python -m agentlab``."""
+    ns, code, _ = parse(lambda lang: build_parser(lang, prog), argv)
     return code if ns is None else None
 
 

@@ -91,6 +91,23 @@ class Parser(argparse.ArgumentParser):
                 raise argparse.ArgumentError(action, t(key, self.lang, value=arg_string)) from None
         return super()._get_value(action, arg_string)
 
+    def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
+        # an option no command knows is said by the command the reader typed, so that the error points to its help
+        # ("see python -m agentlab lint --help"), not to the whole program's list of commands
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self._typed(ns).error(argparse._("unrecognized arguments: %s") % " ".join(extras))  # type: ignore[attr-defined]
+        return ns
+
+    def _typed(self, ns: argparse.Namespace) -> argparse.ArgumentParser:
+        """The innermost command ``ns`` was read by (this parser when it has none)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                sub = action.choices.get(getattr(ns, action.dest, None) or "")
+                if isinstance(sub, Parser):
+                    return sub._typed(ns)
+        return self
+
     def error(self, message: str) -> NoReturn:
         print(t("cli.usage", self.lang, message=message, prog=self.prog), file=sys.stderr)
         raise SystemExit(2)

@@ -76,3 +76,27 @@ def test_a_mistyped_language_is_refused_in_the_locales_language(capsys, monkeypa
     assert main(["lint", "x.json", "--lang", "fr"]) == 2
     err = capsys.readouterr().err
     assert "“fr”" in err and "en、zh" in err and "invalid" not in err, err
+
+
+@pytest.mark.parametrize("argv, help_of", [
+    (["lint", "x.json", "--bogus"], "python -m agentlab lint --help"),
+    (["site", "keys", "create", "--name", "a", "--bogus"], "python -m agentlab site keys create --help"),
+    (["--bogus"], "python -m agentlab --help"),
+])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_unknown_option_points_to_the_help_of_the_command_typed(capsys, argv, help_of, lang):
+    """argparse says an option nobody knows from the top of the program: ``lint x.json --bogus`` was sent to the whole
+    program's help (its list of commands) instead of lint's."""
+    from agentlab.cli import main
+    assert main(["--lang", lang, *argv]) == 2
+    err = capsys.readouterr().err
+    assert "--bogus" in err and help_of in err, err
+
+
+def test_run_py_local_names_itself_in_its_usage(capsys):
+    """``python run.py local --help`` printed ``usage: python -m agentlab local``: a command the reader had not typed."""
+    from agentlab.cli import check_usage
+    assert check_usage(["local", "--help"], "python run.py") == 0
+    assert capsys.readouterr().out.startswith("usage: python run.py local ")
+    assert check_usage(["local", "--bogus"], "python run.py") == 2
+    assert "see python run.py local --help" in capsys.readouterr().err
