@@ -20,3 +20,14 @@ def test_a_cell_reads_as_the_notebooks_legend_says_it_does(lang, legend):
     assert cell_text({"verdict": "n/a"}, lang) == words[-1]
     if lang == "zh":
         assert words[1] in repaired and "validation" not in repaired, repaired
+
+
+@pytest.mark.parametrize("guard", ["validate", "idempotency", None])
+def test_a_cells_hover_names_the_guard_as_the_cell_does(guard):
+    """The hover text named the guard as the program spells it (拦截者（取自 trace）：idempotency) under a cell that
+    said 幂等, and "None" when nothing caught the fault."""
+    from agentlab.evals.probe_report import _tip, cell_text
+    cell = {"applies": True, "verdict": "caught" if guard else "not_caught", "guard": guard}
+    tip, text = _tip(cell, "zh"), cell_text(cell, "zh")
+    assert "None" not in tip and (guard is None or guard not in tip), tip
+    assert text.split(" ·")[0] in tip, (text, tip)

@@ -112,3 +112,50 @@ def test_a_table_cell_listing_names_the_english_way_is_found():
         ["idempotency, all_calls"]
     assert not english_list_cells("<td>idempotency、all_calls</td><td>a sentence, with a clause</td>"
                                   "<td>{&quot;a&quot;: 1, &quot;b&quot;: 2}</td><td>1,200</td>")
+
+
+def test_a_chinese_label_says_a_name_the_glossary_says_in_chinese():
+    """A Chinese label or sentence that holds a name the glossary says in Chinese (a run's status, a guard), as the
+    program spells it: notebook 10 read "只开 idempotency" in its ablation where notebook 00 says 只开幂等's 幂等, and
+    defined the takeover rate over runs "以 escalated 或 budget_exhausted 结束" beside a table that says 转人工.
+    A name in backticks is code, and one beside its Chinese in brackets (步数预算（step_budget）) is named as both."""
+    import json
+    import re
+    from dataclasses import fields
+
+    from conftest import ROOT
+
+    from agentlab.i18n import label_glossary
+    said = label_glossary()["zh"]
+    from agentlab.guards import GuardConfig
+    statuses = json.loads((ROOT / "data" / "i18n" / "labels" / "statuses.json").read_text(encoding="utf-8"))["zh"]
+    names = {name for name in [*statuses, *(f.name for f in fields(GuardConfig))] if "_" in name or name in said}
+    assert {"idempotency", "budget_exhausted", "escalated"} <= names
+    either = "|".join(sorted(names, key=len, reverse=True))
+    pattern = re.compile(r"(?<![\w`.\-/{（#])(" + either + r")(?![\w`(\-/}:!（])")
+    i18n = ROOT / "data" / "i18n"
+    found = []
+    for path in [i18n / "zh.json", *sorted((i18n / "labels").glob("*.json"))]:
+        table = json.loads(path.read_text(encoding="utf-8"))
+        for key, value in (table.get("zh", table) if "zh" in table else table).items():
+            if isinstance(value, str) and re.search("[\u4e00-\u9fff]", value) and pattern.search(value):
+                found.append((path.name, key, pattern.search(value).group(1)))
+    # and the prose a Chinese reader reads: the notebooks' text cells, the README and the docs (code and links aside;
+    # the glossary's first column is the English term, on purpose)
+    pages = [ROOT / "README.zh.md", *sorted((ROOT / "docs" / "zh").rglob("*.md")),
+             *sorted((ROOT / "notebooks" / "zh").glob("[0-9]*.py"))]
+    for path in pages:
+        if path.name == "glossary.md":
+            continue
+        prose, fenced = path.suffix == ".md", False
+        for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+            if path.suffix == ".py" and line.startswith("# %%"):
+                prose = line.startswith("# %% [markdown]")
+                continue
+            if line.lstrip("# ").startswith("```"):
+                fenced = not fenced
+                continue
+            body = re.sub(r"`[^`]*`", "", line)
+            if prose and not fenced and re.search("[\u4e00-\u9fff]", body) and pattern.search(body):
+                found.append((path.name, n, pattern.search(body).group(1)))
+    assert not found, found[:20]

@@ -213,11 +213,16 @@ def cell_text(cell: Mapping[str, Any], lang: Lang = "en") -> str:
     return head + extra
 
 
+def _guard_said(guard: str | None, lang: Lang) -> str:
+    # as the cell names it (校验, not validate); a fault nothing caught says so, never "None"
+    return label(guard, lang) if guard and guard != "none" else t("probe.v.not_caught", lang)
+
+
 def _tip(cell: Mapping[str, Any], lang: Lang) -> str:
     if not cell["applies"]:
         return t(cell["na_reason"], lang) + (f"{colon(lang)}{cell['why']}" if cell.get("why") else "")
     parts = [f"{t('probe.verdict', lang)}{colon(lang)}{t('probe.v.' + cell['verdict'], lang)}",
-             f"{t('probe.guard', lang)}{colon(lang)}{cell.get('guard')}"]
+             f"{t('probe.guard', lang)}{colon(lang)}{_guard_said(cell.get('guard'), lang)}"]
     if cell.get("field"):
         parts.append(f"{t('probe.field', lang)}{colon(lang)}{cell['field']}")
     if cell.get("first_call"):
