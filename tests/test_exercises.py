@@ -167,7 +167,7 @@ def _exercise_checks():
          ["semantic", "语义", "执行", "rule_blocked"]),
         ("09", lambda a, lang: guard_effect(a, table, lang=lang), ["raise", "升高", "RAISE"], ["lower", "降低"]),
         ("10", lambda a, lang: best_single_guard(a, ablation, lang=lang),
-         ["validate", "校验", "only validate", "only_validate", "只开 validate", "Validate"], ["retry", "重试", "只开 retry"]),
+         ["validate", "校验", "only validate", "only_validate", "只开校验", "Validate"], ["retry", "重试", "只开重试"]),
         ("11", lambda a, lang: largest_share(a, {"semantic": 4, "rule_blocked": 1}, lang=lang),
          ["semantic", "语义", "SEMANTIC"], ["structure", "结构", "规则拦截"]),
         ("12", _answer("tool"), ["tool", "工具", "Tool", "'工具'", "ｔｏｏｌ"], ["user", "用户", "assistant", "助手", "tools_"]),

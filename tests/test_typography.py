@@ -116,7 +116,7 @@ def test_a_table_cell_listing_names_the_english_way_is_found():
 
 def test_a_chinese_label_says_a_name_the_glossary_says_in_chinese():
     """A Chinese label or sentence that holds a name the glossary says in Chinese (a run's status, a guard), as the
-    program spells it: notebook 10 read "只开 idempotency" in its ablation where notebook 00 says 只开幂等's 幂等, and
+    program spells it: notebook 10 read "只开 idempotency" in its ablation where notebook 00 names the guard 幂等, and
     defined the takeover rate over runs "以 escalated 或 budget_exhausted 结束" beside a table that says 转人工.
     A name in backticks is code, and one beside its Chinese in brackets (步数预算（step_budget）) is named as both."""
     import json

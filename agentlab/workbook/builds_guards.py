@@ -19,6 +19,7 @@ from ..i18n import Lang, colon, joined, label, said, t
 from ..tools import Registry
 from . import exercises
 from .exercises import Feedback, _say
+from .learner_code import bounded
 
 __all__ = ["build_refund_contract", "build_refund_failure", "build_refund_once", "build_resend", "build_tighter_contract",
            "loose_refund_schema"]
@@ -111,6 +112,7 @@ def _refunds_under(fn: Callable[..., Any], fault: str | None, lang: Lang) -> int
     return sum(1 for r in desk.refunds if r["order_id"] == "A1001")
 
 
+@bounded("00")
 def build_refund_once(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
     """00: ``fn(desk, order_id, amount, reason, remark="")``, the refund tool the naive loop calls. Right when, under
     every fault of the notebook that refunded twice, order A1001 is refunded exactly once."""
@@ -161,6 +163,7 @@ def _bad_arguments(fault: str, good: dict) -> str:
     return mutate_call(fault, ToolCall("create_refund", json.dumps(good, ensure_ascii=False)), specs).arguments
 
 
+@bounded("01")
 def build_refund_contract(schema: Any, lang: Lang = "en") -> Feedback:
     """01: ``schema``, the JSON Schema of ``create_refund``'s arguments. Right when the validator, with that schema
     alone (no cleaning), lets the notebook's good refunds through and refuses the call under each argument fault."""
@@ -217,6 +220,7 @@ _02_BAD = {"drop_required": '{"order_id": "A1001", "reason": "user_cancel"}',
            "camel_case": '{"orderId": "A1001", "amount": 45, "reason": "user_cancel"}'}
 
 
+@bounded("02")
 def build_tighter_contract(fn: Callable[[dict], Any] | None, lang: Lang = "en") -> Feedback:
     """02: ``fn(schema)`` gets :func:`loose_refund_schema` (in ``lang``) and returns it with constraints added (or
     changes it in place). Right when the boundary, with no cleaning, refuses each of the notebook's bad
@@ -275,6 +279,7 @@ class _Reader:
         return {"order_id": self.order_id, "amount": amount, "reason": "user_cancel"}
 
 
+@bounded("03")
 def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
     """03: ``fn(order_id, amount, paid)`` returns the :class:`~agentlab.errors.ToolFailure` the refund backend raises
     when asked for more than the order's amount. The check runs the guarded loop with a model that repairs its call
@@ -389,6 +394,7 @@ class _Resending:
                 attempt += 1
 
 
+@bounded("04")
 def build_resend(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
     """04: ``fn(error, attempt, rng)``, asked after the model API fails (``error`` a ModelError with ``code`` and
     ``retry_after``; ``attempt`` 0 for the first resend): the seconds to wait before resending, or None to stop.

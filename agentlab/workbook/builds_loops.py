@@ -12,6 +12,7 @@ from ..i18n import Lang, aside, joined, label, t
 from ..tools import Registry
 from .builds_guards import _not_yet, _raised, _tally, _wrong
 from .exercises import Feedback
+from .learner_code import bounded
 
 __all__ = ["build_answer_every_call", "build_business_key", "build_loop_limits", "build_which_guard",
            "build_write_check"]
@@ -30,6 +31,7 @@ def _refund_call(order_id: str, amount: float, remark: str = "") -> Any:
     return call("create_refund", {"order_id": order_id, "amount": amount, "reason": "user_cancel", "remark": remark})
 
 
+@bounded("05")
 def build_business_key(fn: Callable[[dict], Any] | None, lang: Lang = "en") -> Feedback:
     """05: ``fn(args)``, the business key of a refund: the loop keys ``create_refund`` with it. The check runs the
     guarded loop with only the key between a repeat and a second payment (the desk's status rule is off): under a
@@ -115,6 +117,7 @@ def _06_repeater() -> Any:
     return ScriptedModel([call("get_order", {"order_id": "A1001"})] * 40, then="?")
 
 
+@bounded("06")
 def build_loop_limits(config: Any, lang: Lang = "en") -> Feedback:
     """06: ``config``, a GuardConfig. The check runs the guarded loop with it on the notebook's ping-pong model, its
     repeater and forty wandering but healthy runs (the budget sweep's). Right when the ping-pong is stopped within
@@ -197,6 +200,7 @@ def _run_one(reg: Registry, lang: Lang) -> Callable[[dict], str]:
     return run_one
 
 
+@bounded("07")
 def build_answer_every_call(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
     """07: ``fn(message, run_one)``: ``message`` is the assistant message (its ``tool_calls`` in the OpenAI
     format), ``run_one(tool_call)`` runs one call and returns the text for the model; ``fn`` returns the ``tool``
@@ -260,6 +264,7 @@ def _guard_named(given: Any) -> str | None:
     return next((g for g in GUARDS if _judge(given, g) is True), None)
 
 
+@bounded("08")
 def build_which_guard(guards: Any, lang: Lang = "en") -> Feedback:
     """08: ``guards``, a dict fault -> the GuardConfig field that catches it. The check runs the fault through the
     guarded loop twice, with every guard and with that one switched off: the guard catches the fault when switching
@@ -327,6 +332,7 @@ def _09_writes() -> list[tuple[str, str, dict, tuple[str, ...], bool]]:
     return out
 
 
+@bounded("09")
 def build_write_check(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
     """09: ``fn(tool_name, args, seen)`` -> True to let a write run, False to stop it; ``seen`` lists what the user
     wrote and what the read tools returned so far. The check asks it about every write the recorded real models

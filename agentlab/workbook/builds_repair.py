@@ -24,6 +24,7 @@ from typing import Any
 from ..i18n import Lang, colon, joined, t
 from .builds_systems import _raised
 from .exercises import Feedback, _reports, _say, _shown
+from .learner_code import bounded
 
 __all__ = ["RecordedReask", "reask_policy_holds", "recorded_reasks"]
 
@@ -120,6 +121,7 @@ def _codes(counted: Counter[str], lang: Lang) -> str:
 
 
 @_reports("18b")
+@bounded()
 def reask_policy_holds(my_reask: Any, lang: Lang = "en") -> Feedback:
     """18: ``my_reask(refused)`` -> True to re-ask, False to stop, consulted after each refused reply of every
     recorded re-ask conversation (both models): it must keep every re-ask that got a call the checks passed, and

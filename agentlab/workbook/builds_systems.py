@@ -23,6 +23,7 @@ from typing import Any
 from ..guards import GuardConfig
 from ..i18n import Lang, both, joined, label, said, t
 from .exercises import Feedback, _reports, _say, _shown, check_answer
+from .learner_code import bounded
 
 __all__ = ["contract_catches_faults", "cut_keeps_pairs", "desk_rule_holds", "duplicate_call_verdict",
            "first_role_after_cut", "guard_wired", "handled_without_adapter", "key_scope_holds", "meta_field",
@@ -47,6 +48,7 @@ REGRESSION = "idempotency"
 
 
 @_reports("10b")
+@bounded()
 def suite_case_catches(my_case: Any, lang: Lang = "en") -> Feedback:
     """10: a case (a dict, as a line of ``aftersales_cases.jsonl``) that passes with every guard on and fails on
     the release that switched the idempotency guard off."""
@@ -86,6 +88,7 @@ def _bad_session() -> tuple[Any, Any]:
 
 
 @_reports("11b")
+@bounded()
 def promoted_expect(my_expect: Any, lang: Lang = "en") -> Feedback:
     """11: the ``expect`` of the case the bad session becomes: replaying its model replies, the case must fail
     through the naive loop (it reproduces the bug) and pass through the guarded loop (it goes green with the fix)."""
@@ -135,6 +138,7 @@ def _longest_tail(history: Sequence[Mapping[str, Any]], keep: int) -> int:
 
 
 @_reports("12b")
+@bounded()
 def cut_keeps_pairs(my_cut: Any, lang: Lang = "en") -> Feedback:
     """12: ``my_cut(messages, keep)`` -> the messages to send: the system prompt, then as many of the latest messages
     as fit in ``keep`` without starting on a tool reply whose call was cut off. Run on the notebook's long chat for
@@ -200,6 +204,7 @@ def _hit(ask: Any, offered: Sequence[str]) -> bool:
 
 
 @_reports("13b")
+@bounded()
 def routes_by_language(my_offer: Any, lang: Lang = "en") -> Feedback:
     """13: ``my_offer(ask)`` -> the tool names to offer for one ask (text): at most five, the hand-over always
     among them, and the needed tool offered at least as often as routing each ask in its own language does.
@@ -274,6 +279,7 @@ def _desk_with(my_rule: Callable[[dict, str], Any], seen: list[Any]) -> Any:
 
 
 @_reports("14b")
+@bounded()
 def desk_rule_holds(my_rule: Any, lang: Lang = "en") -> Feedback:
     """14: ``my_rule(args, today)`` -> the business-rule problems of a booking or a change (``rule(...)``), put on
     the expense desk in place of its own rule; every case of the expense suite is run through the guarded loop."""
@@ -319,6 +325,7 @@ def _notify_cases() -> list[Any]:
 
 
 @_reports("15b")
+@bounded()
 def skill_schema_holds(my_schema: Any, lang: Lang = "en") -> Feedback:
     """15: the notification skill's ``input_schema``: the skill, given ``my_schema``, is run on a fresh site on every
     one of its own cases (normal, boundary, abnormal: ``cases.jsonl`` beside it)."""
@@ -400,6 +407,7 @@ def _refunds_with(my_key: Callable[[dict, str], Any], calls: Sequence[tuple[dict
 
 
 @_reports("16b")
+@bounded()
 def key_scope_holds(my_key: Any, lang: Lang = "en") -> Feedback:
     """16: ``my_key(args, session_id)`` -> the idempotency key the loop sends with a refund; run on two replicas that
     share one claim store, in the three situations of :data:`KEY_SITUATIONS`."""
@@ -429,6 +437,7 @@ _GOOD_VERDICTS = ("ok", "repaired", "caught")
 
 
 @_reports("17b")
+@bounded()
 def contract_catches_faults(my_parameters: Any, lang: Lang = "en") -> Feedback:
     """17: the refund tool's ``parameters`` schema, put in the refund desk's tools list and probed (the scripted
     model, every fault category): every cell must apply (no n/a: the contract says what a wrong call is) and end
@@ -507,6 +516,7 @@ def _wired(my_writes: Any, steps: Sequence[tuple[str, dict, str]]) -> dict[str, 
 
 
 @_reports("19b")
+@bounded()
 def guard_wired(my_writes: Any, lang: Lang = "en") -> Feedback:
     """19: the ``writes`` a framework's tools are wrapped with (``refund``, ``lookup``, ``note``): a list of the tools
     that change the world, or a dict of each to its business key (a function of the arguments) or None. Run in the

@@ -1,0 +1,102 @@
+"""The learner's code, run by a build check: stopped when it runs too long, and a stop said in a sentence.
+
+A build check runs what the learner wrote (a tool, a key, a rule) through a real loop. Code that never ends (a
+``while True`` left in, a wait for something that never comes) held the cell for good, and the stop button then
+printed a ``KeyboardInterrupt`` traceback through the package's files. :func:`bounded` gives every build check a
+time limit (:data:`LEARNER_SECONDS`) and turns both stops into a verdict in the learner's language.
+
+The limit is a SIGALRM timer in the kernel's main thread, where a check runs; a timer already running that is due
+sooner (a test's own) is left to ring, and one due later is put back with its time. Its exception is a
+:class:`KeyboardInterrupt`, as the stop button's is, because every loop and guard a check runs hands those on
+instead of making them a tool's failure. Code that runs in a worker thread (a write under the guarded loop's
+timeout) is given up on by the loop itself at that timeout.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from ..i18n import Lang, t
+from .exercises import Feedback, _say
+
+__all__ = ["LEARNER_SECONDS", "OutOfTime", "bounded"]
+
+_log = logging.getLogger(__name__)
+_F = TypeVar("_F", bound=Callable[..., Feedback])
+
+#: seconds one check lets the learner's code run: every right answer of the workbook takes under two
+LEARNER_SECONDS = 20.0
+
+
+class OutOfTime(KeyboardInterrupt):
+    """The learner's code was still running at the check's time limit."""
+
+
+@contextmanager
+def _limited(seconds: float) -> Iterator[None]:
+    """:class:`OutOfTime` raised in this thread after ``seconds`` (the main thread, POSIX; elsewhere no limit)."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def ring(signum: int, frame: Any) -> None:
+        raise OutOfTime()
+    left, interval = signal.getitimer(signal.ITIMER_REAL)
+    if 0 < left <= seconds:  # a timer that rings first (pytest-timeout's) keeps its time and its handler
+        yield
+        return
+    previous, started = signal.signal(signal.SIGALRM, ring), time.monotonic()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if left > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - started), 1e-3), interval)
+
+
+def bounded(notebook: str | None = None, *, seconds: float | None = None) -> Callable[[_F], _F]:
+    """A build check whose run of the learner's code stops at the time limit (``seconds``, default
+    :data:`LEARNER_SECONDS`), and whose stop (the limit, or the kernel's stop button) is a verdict: "still running
+    after 20 s", "stopped before the check finished". With ``notebook``, that verdict is reported to the trainer's
+    view as ``NNb`` (notebooks 00-09 report their own); without, the check's ``_reports`` reports it."""
+    def wrap(check: _F) -> _F:
+        signature = inspect.signature(check)
+
+        @functools.wraps(check)
+        def run(*args: Any, **kwargs: Any) -> Feedback:
+            limit = LEARNER_SECONDS if seconds is None else seconds
+            try:
+                with _limited(limit):
+                    return check(*args, **kwargs)
+            except OutOfTime:
+                feedback = _say("wrong", t("build.too_long", _lang(signature, args, kwargs), seconds=limit),
+                                _lang(signature, args, kwargs))
+            except KeyboardInterrupt:
+                lang = _lang(signature, args, kwargs)
+                feedback = _say("not yet", t("build.stopped", lang), lang)
+            if notebook is not None:
+                from . import exercises
+                try:
+                    exercises.report(feedback, f"{notebook}b", answer=None)
+                except Exception as exc:  # noqa: BLE001 - a report never breaks the learner's cell
+                    _log.debug("progress report not sent: %s", type(exc).__name__)
+            return feedback
+        return run  # type: ignore[return-value]
+    return wrap
+
+
+def _lang(signature: inspect.Signature, args: tuple, kwargs: dict) -> Lang:
+    try:
+        lang = signature.bind_partial(*args, **kwargs).arguments.get("lang", "en")
+    except TypeError:
+        return "en"
+    return "zh" if lang == "zh" else "en"

@@ -1,0 +1,88 @@
+"""The learner's code under a build check (agentlab/workbook/learner_code.py): code that never ends is stopped at the
+time limit and said so, and a stop (the stop button) is a verdict, never a traceback through the package's files."""
+import signal
+import time
+
+import pytest
+
+from agentlab.workbook import builds_guards, builds_loops, builds_repair, builds_systems, exercises, learner_code
+
+
+def _forever(*args, **kwargs):
+    while True:
+        pass
+
+
+def _sleeps(*args, **kwargs):
+    time.sleep(3600)
+
+
+def _stopped(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+#: every build check that runs a function the learner wrote, with where that function goes, and its notebook
+CHECKS = {
+    "00": lambda fn, lang: builds_guards.build_refund_once(fn, lang=lang),
+    "02": lambda fn, lang: builds_guards.build_tighter_contract(fn, lang=lang),
+    "03": lambda fn, lang: builds_guards.build_refund_failure(fn, lang=lang),
+    "04": lambda fn, lang: builds_guards.build_resend(fn, lang=lang),
+    "05": lambda fn, lang: builds_loops.build_business_key(fn, lang=lang),
+    "07": lambda fn, lang: builds_loops.build_answer_every_call(fn, lang=lang),
+    "09": lambda fn, lang: builds_loops.build_write_check(fn, lang=lang),
+    "12": lambda fn, lang: builds_systems.cut_keeps_pairs(fn, lang=lang),
+    "13": lambda fn, lang: builds_systems.routes_by_language(fn, lang=lang),
+    "14": lambda fn, lang: builds_systems.desk_rule_holds(fn, lang=lang),
+    "16": lambda fn, lang: builds_systems.key_scope_holds(fn, lang=lang),
+    "18": lambda fn, lang: builds_repair.reask_policy_holds(fn, lang=lang),
+    "19": lambda fn, lang: builds_systems.guard_wired({"refund": fn, "note": None}, lang=lang),
+}
+
+
+@pytest.mark.parametrize("notebook", CHECKS)
+@pytest.mark.parametrize("code", [_forever, _sleeps])
+def test_code_that_never_ends_is_stopped_and_said_so(monkeypatch, notebook, code):
+    """A ``while True`` left in a learner's function held the cell for good; the stop button then printed a
+    KeyboardInterrupt traceback through builds_guards.py."""
+    monkeypatch.setattr(learner_code, "LEARNER_SECONDS", 0.3)
+    sent = []
+    monkeypatch.setattr(exercises, "report", lambda feedback, nb, **kw: sent.append(nb))
+    for lang, words in (("en", "still running after 0.3 s"), ("zh", "运行了 0.3 秒还没结束")):
+        started = time.monotonic()
+        feedback = CHECKS[notebook](code, lang)
+        assert time.monotonic() - started < 10
+        assert not feedback.ok and words in feedback.message, feedback
+    assert sent and set(sent) == {f"{notebook}b"}, sent
+
+
+@pytest.mark.parametrize("notebook", CHECKS)
+def test_a_stop_during_the_check_is_a_sentence(notebook):
+    for lang, words in (("en", "stopped before it finished"), ("zh", "检查还没完成就被停下了")):
+        feedback = CHECKS[notebook](_stopped, lang)
+        assert feedback.state == "not yet" and words in feedback.message, feedback
+
+
+def test_a_timer_that_rings_first_keeps_its_time_and_one_due_later_gets_it_back(monkeypatch):
+    """pytest-timeout's timer (or any other) is not taken over: one due sooner rings as set; one due later is put
+    back, less the time the check took."""
+    class Rang(Exception):
+        pass
+
+    def ring(signum, frame):
+        raise Rang
+    previous = signal.signal(signal.SIGALRM, ring)
+    before = signal.setitimer(signal.ITIMER_REAL, 0)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(Rang):
+            learner_code.bounded(seconds=5)(lambda lang="en": _sleeps())()
+        signal.setitimer(signal.ITIMER_REAL, 30)
+        feedback = learner_code.bounded(seconds=0.2)(lambda lang="en": _sleeps())()
+        assert "still running" in feedback.message
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 25 < left < 30 and signal.getsignal(signal.SIGALRM) is ring
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if before[0] > 0:
+            signal.setitimer(signal.ITIMER_REAL, *before)
