@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .i18n import Lang, joined, said, t
+from .i18n import Lang, Listed, LocalizedError, joined, said, t
 from .jsonutil import escape_surrogates
 
 # Redaction is its own module; its public names are re-exported here, where every caller has always found them.
@@ -46,7 +46,7 @@ from .redaction import (
     redact_secrets,
 )
 
-__all__ = ["CODES", "Category", "Problem", "Reason", "Stage", "ToolError", "ToolFailure", "UsageError",
+__all__ = ["CODES", "Category", "Problem", "Reason", "Stage", "ToolError", "ToolFailure", "UnknownCode", "UsageError",
            "find_secrets", "friendly", "json_type", "make_error", "mask_personal", "redact", "redact_secrets",
            "render", "retry_seconds", "with_stage"]
 
@@ -205,7 +205,10 @@ def make_error(code: str, /, *, problems: tuple[Problem, ...] | list[Problem] = 
     :func:`redact_secrets`); what else the author wrote reaches the model as written.
     ``retry_after`` may be a header's text: see :func:`retry_seconds`.
     """
-    category, default_stage = CODES[code]
+    try:
+        category, default_stage = CODES[code]
+    except (KeyError, TypeError):  # a tool's author named a code there is none of: said, with the codes there are
+        raise UnknownCode("errors.unknown_code", code=code, codes=Listed(CODES)) from None
     return ToolError(
         code=code, category=category, stage=stage or default_stage,
         retryable=category != "fatal", problems=tuple(problems), fields=fields,
@@ -249,6 +252,10 @@ class UsageError(Exception):
     The loops turn every model and tool failure into a run outcome, but never this:
     a mistake in the code that drives them must surface where it was made.
     """
+
+
+class UnknownCode(UsageError, LocalizedError):
+    """:func:`make_error` (or a :class:`ToolFailure`) asked for a code :data:`CODES` does not have."""
 
 
 class ToolFailure(Exception):

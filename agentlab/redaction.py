@@ -17,7 +17,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-__all__ = ["DETAIL_LIMIT", "FIND_LIMIT", "TEXT_LIMIT", "find_secrets", "mask_personal", "redact", "redact_secrets"]
+__all__ = ["DETAIL_LIMIT", "FIND_LIMIT", "TEXT_LIMIT", "find_secrets", "mask_personal", "redact", "redact_secrets",
+           "removed_here"]
 
 # --- redaction ---------------------------------------------------------------
 # Two levels. Credentials (keys, tokens, passwords, the user:password of a URL) and
@@ -310,6 +311,15 @@ def redact(text: str) -> str:
     merely looks like SQL or a path. Linear in ``len(text)``.
     """
     return _apply(_TECHNICAL_LAST, redact_secrets(_apply(_TECHNICAL_FIRST, text)))
+
+
+#: the marks the rules above leave where they removed something
+_REMOVED = re.compile(r"\[(?:secret|details|path|address|query) removed\]")
+
+
+def removed_here(text: str) -> bool:
+    """Whether ``text`` holds a mark :func:`redact` leaves: something was cut from it before anyone read it."""
+    return _REMOVED.search(text) is not None
 
 
 # --- personal data -------------------------------------------------------------

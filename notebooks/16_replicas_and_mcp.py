@@ -169,9 +169,9 @@ print(meta_field(my_answer, lang=LANG))
 # A shared store makes replica B replay what A recorded, but only under the **same** key. The loop computes that key,
 # never the model. Write `my_key(args, session_id)`. Predict first: a key made of the chat's id and all the
 # arguments, what happens when the agent restarts and retries in a new chat? The check sends two refund calls, one
-# to replica A and one to replica B, with one claim store between them, in three situations: a lost reply retried
-# in the same chat (one refund is right), the same retry after the agent restarted with a new session id (one), and
-# refunds of two different orders in one chat (two).
+# to replica A and one to replica B, with one claim store between them, in four situations: a lost reply retried
+# in the same chat (one refund is right), the same retry after the agent restarted with a new session id (one),
+# refunds of two different orders in one chat (two), and a retry whose remark the model reworded (one).
 
 # %%
 from agentlab.workbook.builds_systems import key_scope_holds

@@ -500,3 +500,31 @@ def test_03_a_chinese_failure_that_names_the_amount_in_chinese_is_acted_on():
     assert right.ok, right
     vague = builds_guards.build_refund_failure(lambda o, a, p: ToolFailure("INVALID_ARGS", "退款失败"), lang="zh")
     assert not vague.ok
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_refund_tool_that_refunds_only_the_first_order_fails(lang):
+    """00's check tried A1001 alone: a tool that hands back the desk's first refund for every order passed."""
+    def first_only(desk, order_id, amount, reason, remark=""):
+        if desk.refunds:
+            return desk.refunds[0]
+        return desk.create_refund(order_id, amount, reason, remark)
+    feedback = builds_guards.build_refund_once(first_only, lang=lang)
+    assert feedback.message.startswith(WRONG[lang]) and "A1005" in feedback.message, feedback.message
+    assert builds_guards.build_refund_once(solution("00").my_create_refund, lang=lang).ok
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_failure_that_carries_a_trace_or_a_secret_fails(lang):
+    """03's check passed a failure whose message held a stack trace, a path and a password: the recap says a model
+    never reads those. And a code there is none of ended in a bare KeyError ('INTERNAL')."""
+    from agentlab.errors import ToolFailure
+    leaky = builds_guards.build_refund_failure(lambda order_id, amount, paid: ToolFailure(
+        "INVALID_ARGS", f"amount should be {paid}. Traceback (most recent call last): File \"/srv/app.py\", "
+        f"password=hunter2 postgres://u:p@10.0.0.1/db"), lang=lang)
+    assert leaky.message.startswith(WRONG[lang]) and "[details removed]" in leaky.message, leaky.message
+    assert "hunter2" not in leaky.message and "/srv/app.py" not in leaky.message
+    unknown = builds_guards.build_refund_failure(lambda o, a, p: ToolFailure("INTERNAL", "server error"), lang=lang)
+    assert unknown.message.startswith(WRONG[lang]) and "INVALID_ARGS" in unknown.message, unknown.message
+    assert "SELF_CORRECTION_EXHAUSTED" in unknown.message  # the list whole, not cut
+    assert ("is not an error code" if lang == "en" else "不是错误码") in unknown.message

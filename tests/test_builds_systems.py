@@ -294,3 +294,47 @@ def test_a_check_that_runs_sites_in_a_scratch_folder_leaves_no_log_line_waiting_
     monkeypatch.setattr(site_logs._Flusher, "queue", lambda self, logs: queued.append(logs) or real(self, logs))
     getattr(b, check)(given)
     assert queued and all(not logs._waiting for logs in queued)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_answer_that_only_looks_right_fails(lang):
+    """Each of these passed: a constant business key (one refund ever, for any order), a key of every argument (a
+    reworded retry refunds again), tool names that are no names, and a key the site refuses (0 refunds, told the key
+    "should not depend on the chat")."""
+    const = b.guard_wired({"refund": lambda a: "x", "note": None}, lang=lang)
+    assert const.state == "wrong" and ("two different orders" if lang == "en" else "两个不同订单") in const.message
+    every = b.key_scope_holds(lambda a, s: json.dumps(a, sort_keys=True), lang=lang)
+    assert every.state == "wrong" and ("reworded" if lang == "en" else "换了说法") in every.message, every.message
+    refused = b.key_scope_holds(lambda a, s: "退款:" + a["order_id"], lang=lang)
+    assert refused.state == "wrong" and "Idempotency-Key" in refused.message, refused.message
+    assert ("refused your key" if lang == "en" else "拒绝了你的键") in refused.message
+    from agentlab.scenarios import expense
+    tools = list(expense.make_registry(expense.Ledger(), lang="en"))[:5]
+    for offered in (tools, [{"name": "escalate_to_human"}], [["escalate_to_human"]]):
+        feedback = b.routes_by_language(lambda ask, o=offered: o, lang=lang)
+        assert feedback.state == "wrong" and "Traceback" not in feedback.message
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("writes, said", [
+    ({"refund": lambda a: 1 / 0, "note": None}, "ZeroDivisionError"),
+    ({"refund": lambda: 1, "note": None}, "TypeError"),
+    ({"refund": "order_id", "note": None}, "order_id"),
+    (["退款", "备注"], "退款"),
+    (["refund", "note", "bogus"], "bogus"),
+])
+def test_a_wiring_mistake_is_named_not_counted(writes, said, lang):
+    """A key function that raised or took no argument, a string for a function, or a tool name the agent lacks was
+    told only "ran 0 times, not 1", or passed over."""
+    feedback = b.guard_wired(writes, lang=lang)
+    assert feedback.state == "wrong" and said in feedback.message, feedback.message
+    assert ("ran 0" not in feedback.message and "ran 2" not in feedback.message and "执行了" not in feedback.message)
+
+
+def test_a_run_that_failed_is_explained_as_fully_in_chinese():
+    """The Chinese said only the outcome (第一个：转人工。) where the English said which status and what the case
+    wanted."""
+    wrong = lambda args, today: [rule("date", "no")]  # noqa: E731 - refuses every booking
+    en, zh = b.desk_rule_holds(wrong, lang="en").message, b.desk_rule_holds(wrong, lang="zh").message
+    assert "expected one of done" in en and "应为以下之一：完成、自我修正后完成" in zh, (en, zh)
+    assert "账目：0，应为 1" in zh and "records" not in zh, zh  # the noun a count names, said as the glossary says it

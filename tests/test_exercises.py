@@ -351,3 +351,18 @@ def test_a_number_written_in_chinese_reads_as_that_number():
     for given in ("三二", "十十", "二三十"):  # not a number anyone writes: said to be no number, never a wrong one
         feedback = answer_is(given, 3, WHY, lang="zh")
         assert feedback.state == "wrong" and t("exercise.not_a_number", "zh", given="§").split("§")[1][:12] in feedback.message
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_closed_set_must_be_the_reason(lang):
+    """01's check wanted an enum anywhere: an enum on order_id beside a free-text reason, or a schema of other fields
+    altogether, was told "the reason is a closed set"."""
+    props = GOOD["properties"]
+    free_reason = {**GOOD, "properties": {**props, "reason": {"type": "string", "description": "Why the customer wants the money back."},
+                                          "order_id": {**props["order_id"], "enum": ["A1001", "A1002"]}}}
+    assert not schema_contract(free_reason, WHEN, lang=lang).ok
+    other = {"type": "object", "properties": {"x": {"type": "string", "enum": ["a", "b"], "description": "The kind of thing asked."}},
+             "required": ["x"], "additionalProperties": False}
+    feedback = schema_contract(other, WHEN, lang=lang)
+    assert not feedback.ok and "order_id" in feedback.message and "reason" in feedback.message, feedback.message
+    assert schema_contract(GOOD, WHEN, lang=lang).ok

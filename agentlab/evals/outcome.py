@@ -44,7 +44,7 @@ class FailedBecause(Sentence):
 
 
 #: the fields of a reason that name something the glossary says (never a value a run produced)
-_LABELS = frozenset({"name", "singular", "status", "wanted"})
+_LABELS = frozenset({"name", "noun", "singular", "status", "wanted"})
 
 
 def reasons_in(failures: Any, lang: Lang = "en") -> list[str]:

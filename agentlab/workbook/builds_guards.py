@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..i18n import Lang, colon, joined, label, said, t
+from ..i18n import Lang, LocalizedError, colon, joined, label, said, t
 from ..tools import Registry
 from . import exercises
 from .exercises import Feedback, _say
@@ -36,7 +36,8 @@ class _LearnerRaised(Exception):
 
 
 def _raised(exc: BaseException, lang: Lang) -> str:
-    detail = " ".join(str(exc).split())[:120]
+    # an error of agentlab's own says itself, whole, in the learner's language; any other is cut
+    detail = " ".join((said(exc, lang) if isinstance(exc, LocalizedError) else str(exc)[:240]).split())
     return t("build.raised", lang, error=type(exc).__name__, detail=detail or "-")
 
 
@@ -134,6 +135,13 @@ def build_refund_once(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedb
         plain = _refunds_under(fn, None, lang)
         if plain != 1:
             return _wrong("00", t("build.nb00.no_fault", lang, n=plain), lang)
+        # another order on the same desk is another refund: a tool that refunds once in all guards every order but one
+        try:
+            fn(desk, order_id="A1005", amount=19.9, reason="out_of_stock")
+        except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
+            raise _LearnerRaised(exc) from None
+        if sum(1 for r in desk.refunds if r["order_id"] == "A1005") != 1:
+            return _wrong("00", t("build.nb00.other_order", lang), lang)
         for fault in _00_FAULTS:
             n = _refunds_under(fn, fault, lang)
             broken[fault] = None if n == 1 else t("build.nb00.refunds", lang, n=n)
@@ -288,6 +296,7 @@ def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Fe
     from ..errors import ToolFailure
     from ..guards import GuardConfig
     from ..loop import run_guarded
+    from ..redaction import removed_here
     from ..scenarios import aftersales
 
     if fn is None:
@@ -302,6 +311,10 @@ def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Fe
         return _not_yet("03", "build.nb03.not_yet", lang)
     if not isinstance(sample, ToolFailure):
         return _wrong("03", t("build.nb03.not_a_failure", lang, given=type(sample).__name__), lang)
+    written = sample.error.message
+    seen = (written.get(lang) or written.get("en") or "") if isinstance(written, dict) else str(written or "")
+    if removed_here(seen):  # a trace, a path, a host or a secret was cut from it: the learner wrote one in
+        return _wrong("03", t("build.nb03.leaks", lang, seen=" ".join(seen.split())[:240]), lang)
     broken: dict[str, str | None] = {}
     for order_id, (asked, paid) in _03_CASES.items():
         desk, reg = aftersales.SCENARIO.setup(lang)

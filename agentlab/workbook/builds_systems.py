@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..guards import GuardConfig
-from ..i18n import Lang, both, joined, label, said, t
+from ..i18n import Lang, LocalizedError, both, joined, label, said, t
 from .exercises import Feedback, _reports, _say, _shown, check_answer
 from .learner_code import bounded
 
@@ -33,12 +33,16 @@ __all__ = ["contract_catches_faults", "cut_keeps_pairs", "desk_rule_holds", "dup
 
 def _raised(exc: BaseException, lang: Lang) -> Feedback:
     """A learner's code raised: one sentence naming the exception, never a traceback."""
-    return _say("wrong", t("build.sys.raised", lang, error=f"{type(exc).__name__}: {exc}"[:160]), lang)
+    # an error of agentlab's own (an unknown error code) says itself in the learner's language
+    detail = said(exc, lang) if isinstance(exc, LocalizedError) else str(exc)[:160]
+    return _say("wrong", t("build.sys.raised", lang, error=f"{type(exc).__name__}: {detail}"), lang)
 
 
 def _failed(result: Any, lang: Lang) -> str:
-    """Why a run failed: the grader's sentences (English), or its outcome said in the reader's language."""
-    return "; ".join(result.failures) or label(result.outcome, lang) if lang == "en" else label(result.outcome, lang)
+    """Why a run failed: the grader's reasons, or its outcome, said in the reader's language (the Chinese said only
+    the outcome, 转人工, where the English said which status and what data the case wanted)."""
+    from ..evals.outcome import reasons_in
+    return joined(reasons_in(result.failures, lang), lang) or label(result.outcome, lang)
 
 
 # --- 10 · a suite case that catches a regression ---------------------------------------------------------------
@@ -225,7 +229,8 @@ def routes_by_language(my_offer: Any, lang: Lang = "en") -> Feedback:
             return _raised(exc, lang)
         if offered is None:
             return _say("not yet", t("build.nb13.todo", lang), lang)
-        if isinstance(offered, str) or not isinstance(offered, Sequence) or not set(offered) <= known:
+        if isinstance(offered, str) or not isinstance(offered, Sequence) \
+                or not all(isinstance(name, str) for name in offered) or not set(offered) <= known:
             return _say("wrong", t("build.nb13.not_names", lang, ask=a.ask, given=_shown(offered)), lang)
         if len(set(offered)) > 5 or "escalate_to_human" not in offered:
             return _say("wrong", t("build.nb13.too_many", lang, ask=a.ask, given=_shown(list(offered))), lang)
@@ -381,11 +386,15 @@ KEY_SITUATIONS: tuple[tuple[str, tuple[tuple[dict, str], tuple[dict, str]], int]
     ("lost_reply", ((_REFUND, "chat-1"), (_REFUND, "chat-1")), 1),
     ("restart", ((_REFUND, "chat-1"), (_REFUND, "chat-2")), 1),
     ("two_orders", ((_REFUND, "chat-1"), ({"order_id": "A1005", "amount": 19.9, "reason": "user_cancel"}, "chat-1")), 2),
+    # notebook 05's lesson: the model rewords what it resends; a key of every argument changes with it
+    ("reworded", ((_REFUND, "chat-1"), ({**_REFUND, "remark": "the customer asked again"}, "chat-1")), 1),
 )
 
 
-def _refunds_with(my_key: Callable[[dict, str], Any], calls: Sequence[tuple[dict, str]]) -> int | None:
-    """Refunds made when each call goes to its replica with the key ``my_key`` gives it; None: a key was None."""
+def _refunds_with(my_key: Callable[[dict, str], Any], calls: Sequence[tuple[dict, str]],
+                  lang: Lang = "en") -> int | str | None:
+    """Refunds made when each call goes to its replica with the key ``my_key`` gives it; None: a key was None; text:
+    the site refused a key (what it said, as the agent would read it)."""
     import json
 
     from ..site.service import SkillSite
@@ -398,8 +407,11 @@ def _refunds_with(my_key: Callable[[dict, str], Any], calls: Sequence[tuple[dict
                 key = my_key(dict(args), session)
                 if key is None:
                     return None
-                site.execute("create_refund", json.dumps({"arguments": args}).encode(), api_key=api_key,
-                             idempotency_key=str(key)[:200], session_id=session)
+                reply = site.execute("create_refund", json.dumps({"arguments": args}).encode(), api_key=api_key,
+                                     idempotency_key=str(key)[:200], session_id=session, lang=lang)
+                error = reply.body.get("error") or {}
+                if reply.status == 400 and error.get("code") == "BAD_REQUEST":  # the key itself: no refund could run
+                    return str(error.get("message"))
             return sum(len(site.state_for(agent.id)["aftersales"].snapshot()["refunds"]) for site in replicas)
         finally:
             for site in replicas:  # their log lines written before the folder goes, none into a folder being removed
@@ -418,11 +430,13 @@ def key_scope_holds(my_key: Any, lang: Lang = "en") -> Feedback:
     wrong = []
     for name, calls, right in KEY_SITUATIONS:
         try:
-            made = _refunds_with(my_key, calls)
+            made = _refunds_with(my_key, calls, lang)
         except Exception as exc:  # noqa: BLE001 - the learner's function raised: a sentence
             return _raised(exc, lang)
         if made is None:
             return _say("not yet", t("build.nb16.todo", lang), lang)
+        if isinstance(made, str):
+            return _say("wrong", t("build.nb16.refused", lang, said=made), lang)
         if made != right:
             wrong.append(t(f"build.nb16.{name}", lang, made=made, right=right))
     if wrong:
@@ -486,7 +500,10 @@ WIRE_SITUATIONS: tuple[tuple[str, tuple[tuple[str, dict, str], ...], str, int], 
                    ("note", {"order_id": "A1", "text": "call back after 6 pm"}, "thread-2")), "note", 2),
     ("fresh_read", (("lookup", {"order_id": "A1"}, "thread-1"), ("refund", {"order_id": "A1", "amount": 30}, "thread-1"),
                     ("lookup", {"order_id": "A1"}, "thread-1")), "lookup", 2),
+    ("two_orders", (("refund", {"order_id": "A1", "amount": 30}, "thread-1"),
+                    ("refund", {"order_id": "A2", "amount": 30}, "thread-1")), "refund", 2),
 )
+_19_TOOLS = ("refund", "lookup", "note")
 
 
 def _wired(my_writes: Any, steps: Sequence[tuple[str, dict, str]]) -> dict[str, int]:
@@ -515,6 +532,16 @@ def _wired(my_writes: Any, steps: Sequence[tuple[str, dict, str]]) -> dict[str, 
     return dict(ran)
 
 
+def _recording(key: Callable[[dict], Any], raised: list[BaseException]) -> Callable[[dict], Any]:
+    def recorded(args: dict) -> Any:
+        try:
+            return key(args)
+        except Exception as exc:
+            raised.append(exc)
+            raise
+    return recorded
+
+
 @_reports("19b")
 @bounded()
 def guard_wired(my_writes: Any, lang: Lang = "en") -> Feedback:
@@ -526,14 +553,27 @@ def guard_wired(my_writes: Any, lang: Lang = "en") -> Feedback:
         return _say("not yet", t("build.nb19.todo", lang), lang)
     if isinstance(my_writes, str) or not isinstance(my_writes, (list, tuple, set, frozenset, dict)):
         return _say("wrong", t("build.nb19.not_writes", lang, given=_shown(my_writes)), lang)
+    unknown = [name for name in my_writes if name not in _19_TOOLS]
+    if unknown:  # a name the agent has no tool for guards nothing: said, not passed over
+        return _say("wrong", t("build.nb19.unknown", lang, names=joined(map(_shown, unknown), lang, "list"),
+                               tools=joined(_19_TOOLS, lang, "list")), lang)
+    raised: list[BaseException] = []
+    if isinstance(my_writes, dict):
+        for name, key in my_writes.items():
+            if key is not None and not callable(key):
+                return _say("wrong", t("build.nb19.not_key", lang, tool=name, given=_shown(key)), lang)
+        # a key function's own failure is the learner's to hear: the guard would answer it as a failed call
+        my_writes = {name: None if key is None else _recording(key, raised) for name, key in my_writes.items()}
     wrong = []
     for name, steps, tool, right in WIRE_SITUATIONS:
         try:
             ran = _wired(my_writes, steps).get(tool, 0)
         except UsageError as exc:
             return _say("wrong", said(exc, lang), lang)
-        except Exception as exc:  # noqa: BLE001 - a business key that raised, writes the guard cannot read: a sentence
+        except Exception as exc:  # noqa: BLE001 - writes the guard cannot read: a sentence
             return _raised(exc, lang)
+        if raised:
+            return _raised(raised[0], lang)
         if ran != right:
             wrong.append(t(f"build.nb19.{name}", lang, ran=ran, right=right))
     if wrong:

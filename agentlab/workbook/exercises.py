@@ -472,9 +472,15 @@ def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Feedbac
         why = said(exc, lang) if isinstance(exc, SchemaError) else t("exercise.unreadable", lang, given=_shown(schema))
         return _say("wrong", t("exercise.said.the_schema_does_not", lang, why=why), lang)
     props = schema.get("properties", {})
-    has_enum = any("enum" in p for p in props.values() if isinstance(p, dict))
+    props = props if isinstance(props, dict) else {}
+    reason = props.get("reason")
+    # the reason's own enum: a closed set on another field (or a schema of other fields) is not what was asked
+    has_enum = isinstance(reason, dict) and isinstance(reason.get("enum"), list) and len(reason["enum"]) >= 2
     if bad:
         return _say("wrong", joined((f"{f.rule} {f.location}{colon(lang)}{f.message}" for f in bad[:4]), lang), lang)
+    missing = [name for name in ("order_id", "amount", "reason") if name not in props]
+    if missing:
+        return _say("wrong", t("exercise.said.refund_fields", lang, missing=joined(missing, lang, "list")), lang)
     if not has_enum:
         return _say("wrong", t("exercise.said.no_warnings_but_the", lang), lang)
     return _say("right", t("exercise.said.no_warnings_and_the", lang), lang)

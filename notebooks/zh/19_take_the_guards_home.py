@@ -176,7 +176,7 @@ print(handled_without_adapter(my_answer, rows, FAULTS, lang=LANG))
 # 可以是列表，也可以是 dict，把每个工具对应到它的业务键（参数的函数，标识这个意图，例如 `lambda args: args["order_id"]`）
 # 或 `None`（同一会话内的全部参数）。先预测：如果写成 `["refund", "note"]`，调用方重启、丢了线程 id 之后重试退款，会怎样？
 # 检查会让每次调用都经过一个新的防护、共用一个比进程活得久的存储：同一线程里同样的退款两次（应执行一次）、从新线程重试
-# （一次）、同一线程里同样的备注两次（一次）、两个线程里同样文字的备注（两次）、退款前后各查一次状态（查两次）。
+# （一次）、同一线程里同样的备注两次（一次）、两个线程里同样文字的备注（两次）、退款前后各查一次状态（查两次）、给两个不同订单退款（两次）。
 
 # %%
 from agentlab.workbook.builds_systems import guard_wired
