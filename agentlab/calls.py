@@ -61,6 +61,9 @@ class CallContext:
     session_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     lang: Lang = "en"
 
+    def __post_init__(self) -> None:
+        self.config.checked()  # every loop and adapter makes one before it runs anything: a bad setting is said here
+
 
 @quick
 @dataclass(frozen=True)

@@ -5,15 +5,18 @@ them off one at a time to show what each one buys (docs/guards.md).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import math
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
+from .errors import UsageError
+from .i18n import Listed, LocalizedError
 from .retry import RetryPolicy
 
 if TYPE_CHECKING:
     from .i18n import Lang
 
-__all__ = ["GUARDS", "HARD_CAP", "NO_GUARDS", "GuardConfig", "said_guards"]
+__all__ = ["GUARDS", "HARD_CAP", "NO_GUARDS", "BadSetting", "GuardConfig", "said_guards"]
 
 HARD_CAP = 50  # even with every guard off, no run is endless (in turns; a model that never answers is not bounded then)
 
@@ -61,12 +64,26 @@ class GuardConfig:
     clean: bool = False
     lease: float = 60.0
 
+    def checked(self) -> GuardConfig:
+        """This config, once every setting is one its guard can use; else :class:`BadSetting`, saying which and what
+        it takes. Each loop and adapter asks before it runs anything: GuardConfig(step_budget="10") ended in a
+        TypeError ("can only concatenate str") deep in the loop, and a step budget of -1 stopped every run before it
+        began. Asked at use, not when the config is made, so a notebook's check can say it in the learner's words."""
+        if self.__dict__.get("_checked"):  # frozen: its settings cannot change once checked
+            return self
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not _fits(value, _KINDS[f.name]):
+                raise BadSetting("guards.bad_setting", name=f.name, given=value, what=f"guards.wanted.{_KINDS[f.name]}")
+        self.__dict__["_checked"] = True
+        return self
+
     def without(self, *guards: str) -> GuardConfig:
         """This config with the named guards switched off."""
         off: dict[str, Any] = {}
         for g in guards:
             if g not in GUARDS:
-                raise ValueError(f"unknown guard {g!r}; guards are {GUARDS}")
+                raise BadSetting("guards.unknown", name=g, guards=Listed(GUARDS))
             off[g] = False if isinstance(getattr(self, g), bool) else None
         return replace(self, **off)
 
@@ -84,6 +101,29 @@ class GuardConfig:
     def said(self, lang: Lang = "en") -> str:
         """:attr:`label` as a person reads it in ``lang`` (each guard by the name the workbook's tables give it)."""
         return said_guards(self.label, lang)
+
+
+class BadSetting(UsageError, LocalizedError):
+    """A :class:`GuardConfig` given a value its guard cannot use, or asked to switch off a guard there is none of."""
+
+
+#: what each setting takes: a switch, a count (from 0, or from 1), seconds, a retry policy
+_KINDS = {"all_calls": "switch", "validate": "switch", "readable_errors": "switch", "self_correction": "count0",
+          "timeout": "seconds", "retry": "retry", "idempotency": "switch", "approval": "switch", "step_budget": "count1",
+          "repeat_limit": "count1", "max_calls_per_turn": "count1", "run_deadline": "seconds", "clean": "switch",
+          "lease": "lease"}
+
+
+def _fits(value: Any, kind: str) -> bool:
+    if kind == "switch":
+        return isinstance(value, bool)
+    if value is None:
+        return kind != "lease"
+    if kind == "retry":
+        return isinstance(value, RetryPolicy)
+    if kind in ("count0", "count1"):
+        return isinstance(value, int) and not isinstance(value, bool) and value >= (0 if kind == "count0" else 1)
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0
 
 
 GUARDS = ("all_calls", "validate", "readable_errors", "self_correction", "timeout", "retry",

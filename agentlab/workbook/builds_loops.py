@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..i18n import Lang, aside, joined, label, t
+from ..i18n import Lang, aside, joined, label, said, t
 from ..tools import Registry
 from .builds_guards import _not_yet, _raised, _tally, _wrong
 from .exercises import Feedback
@@ -122,7 +122,7 @@ def build_loop_limits(config: Any, lang: Lang = "en") -> Feedback:
     """06: ``config``, a GuardConfig. The check runs the guarded loop with it on the notebook's ping-pong model, its
     repeater and forty wandering but healthy runs (the budget sweep's). Right when the ping-pong is stopped within
     12 turns, the repeater within 4, and all forty healthy runs finish."""
-    from ..guards import GuardConfig
+    from ..guards import BadSetting, GuardConfig
     from ..loop import run_guarded
     from ..models import DistractedModel
     from ..scenarios import aftersales
@@ -133,16 +133,20 @@ def build_loop_limits(config: Any, lang: Lang = "en") -> Feedback:
         return _not_yet("06", "build.nb06.not_yet", lang)
     if not isinstance(config, GuardConfig):
         return _wrong("06", t("build.nb06.not_a_config", lang, given=type(config).__name__), lang)
+    try:
+        config.checked()
+    except BadSetting as exc:  # a setting no guard can use: which one and what it takes, not "your code raised"
+        return _wrong("06", said(exc, lang), lang)
     broken: dict[str, str | None] = {}
     try:
         _, reg = aftersales.SCENARIO.setup(lang)
         pp = run_guarded(_06_ping_pong(), reg, "where is my order?", config=config, sleep=lambda s: None, lang=lang)
         broken["ping_pong"] = None if pp.steps <= _06_PING_PONG_MOST and pp.status != "done" else t(
-            "build.nb06.ran_on", lang, steps=pp.steps, most=_06_PING_PONG_MOST, status=pp.status)
+            "build.nb06.ran_on", lang, steps=pp.steps, most=_06_PING_PONG_MOST, status=label(pp.status, lang))
         _, reg = aftersales.SCENARIO.setup(lang)
         rp = run_guarded(_06_repeater(), reg, "where is my order?", config=config, sleep=lambda s: None, lang=lang)
         broken["repeat_call"] = None if rp.steps <= _06_REPEATS_MOST and rp.status != "done" else t(
-            "build.nb06.ran_on", lang, steps=rp.steps, most=_06_REPEATS_MOST, status=rp.status)
+            "build.nb06.ran_on", lang, steps=rp.steps, most=_06_REPEATS_MOST, status=label(rp.status, lang))
         cut = []
         for seed in range(40):
             _, reg = aftersales.SCENARIO.setup(lang)
