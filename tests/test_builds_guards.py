@@ -330,7 +330,7 @@ def test_07_a_step_that_raises_or_returns_no_messages_gets_a_sentence(lang):
     said = str(builds_loops.build_answer_every_call(lambda m, run_one: [run_one(m["tool_calls"][3])], lang=lang))
     assert said.startswith(WRONG[lang]) and "IndexError" in said and "Traceback" not in said
     said = str(builds_loops.build_answer_every_call(lambda m, run_one: "done", lang=lang))
-    assert said.startswith(WRONG[lang]) and "str" in said
+    assert said.startswith(WRONG[lang]) and "'done'" in said  # what it returned, shown
     said = str(builds_loops.build_answer_every_call([], lang=lang))  # type: ignore[arg-type]
     assert said.startswith(WRONG[lang]) and "my_tool_messages" in said
 

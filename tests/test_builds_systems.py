@@ -338,3 +338,28 @@ def test_a_run_that_failed_is_explained_as_fully_in_chinese():
     en, zh = b.desk_rule_holds(wrong, lang="en").message, b.desk_rule_holds(wrong, lang="zh").message
     assert "expected one of done" in en and "应为以下之一：完成、自我修正后完成" in zh, (en, zh)
     assert "账目：0，应为 1" in zh and "records" not in zh, zh  # the noun a count names, said as the glossary says it
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_message_never_contradicts_what_it_was_given(lang):
+    """07 told a list it was "not a list", 11 told {} it was "not a dict", 12 told [] it was "not a list of
+    messages"; a write the case does not name was "expected 0" though the learner had said nothing of it."""
+    from agentlab.workbook.builds_loops import build_answer_every_call
+    seven = build_answer_every_call(lambda m, r: [1, 2], lang=lang).message
+    assert "[1, 2]" in seven and "not a list" not in seven and "而不是 list" not in seven, seven
+    eleven = b.promoted_expect({}, lang=lang).message
+    assert ("is empty" if lang == "en" else "是空的") in eleven and "dict" not in eleven, eleven
+    twelve = b.cut_keeps_pairs(lambda m, k: [], lang=lang).message
+    assert "not a list" not in twelve and "不是消息列表" not in twelve, twelve
+    unnamed = b.promoted_expect({"statuses": ["done"]}, lang=lang).message
+    assert ("the case names none" if lang == "en" else "用例没有提到它") in unnamed, unnamed
+    assert "expected 0" not in unnamed and "应为 0" not in unnamed
+
+
+def test_a_status_is_read_as_the_chinese_tables_show_it():
+    """Notebook 11's table shows 转人工; a case that wants "完成" was refused as an unknown status, and the refusal
+    began with "my_expect:1：", as if the learner had written a file."""
+    zh = b.promoted_expect({"statuses": ["转人工 "]}, lang="zh").message
+    assert "未知状态" not in zh and "应为以下之一：转人工" in zh, zh
+    refused = b.promoted_expect({"statuses": ["完 成"]}, lang="zh").message
+    assert "未知状态" in refused and "my_expect" not in refused, refused

@@ -366,3 +366,10 @@ def test_the_closed_set_must_be_the_reason(lang):
     feedback = schema_contract(other, WHEN, lang=lang)
     assert not feedback.ok and "order_id" in feedback.message and "reason" in feedback.message, feedback.message
     assert schema_contract(GOOD, WHEN, lang=lang).ok
+
+
+@pytest.mark.parametrize("typed", ["lost_reply，", "（lost_reply）", "“lost_reply”。", "【lost_reply】！", " lost-reply；"])
+def test_a_word_answer_is_read_through_the_punctuation_chinese_typing_adds(typed):
+    """A number followed by a full-width comma was read ("2，"), a word was refused ("lost_reply，", "（wrong_type）")."""
+    from agentlab.workbook.exercises import _norm
+    assert _norm(typed) == _norm("lost_reply")

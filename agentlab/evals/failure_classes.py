@@ -128,7 +128,8 @@ def effect_classes(status: str, codes: Iterable[str], outcome: str | None = None
     found: Counter = Counter()
     for why in failures:
         fields = getattr(why, "fields", {})
-        if getattr(why, "key", "") == "grade.count" and fields.get("name") in _WRITTEN and fields["n"] > fields["want"]:
+        if getattr(why, "key", "") in ("grade.count", "grade.unmentioned") and fields.get("name") in _WRITTEN \
+                and fields["n"] > fields["want"]:
             found["idempotency"] += fields["n"] - fields["want"]
     coded = set(codes)
     if status == "budget_exhausted" and not coded & {"BUDGET_EXHAUSTED", "LOOP_DETECTED"}:

@@ -83,14 +83,16 @@ def leaks(run: Run) -> list[str]:
     return sorted(found)
 
 
-def _state_failures(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run: Run) -> tuple[list[FailedBecause], bool]:
+def _state_failures(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run: Run,
+                    unmentioned: frozenset[str] = frozenset()) -> tuple[list[FailedBecause], bool]:
     """Why the final state is not the expected one, and whether anything *wrong* was written
-    (as opposed to something expected that simply did not happen)."""
+    (as opposed to something expected that simply did not happen). ``unmentioned``: the collections the case does
+    not name, expected empty (a write there is said as one the case does not name, not as "expected 0")."""
     why: list[FailedBecause] = []
     wrong = False
     for name in ("refunds", "records", "changed", "budgets"):  # things written: each must be as expected
         if name in expect:
-            w, bad = _compare_items(name, list(snapshot.get(name, [])), list(expect[name]))
+            w, bad = _compare_items(name, list(snapshot.get(name, [])), list(expect[name]), name in unmentioned)
             why += w
             wrong = wrong or bad
     if "deleted" in expect:
@@ -119,7 +121,7 @@ def _same(key: str, got: Any, want: Any) -> bool:
     return bool(got == want)
 
 
-def _compare_items(name: str, got: list, want: list) -> tuple[list[FailedBecause], bool]:
+def _compare_items(name: str, got: list, want: list, unmentioned: bool = False) -> tuple[list[FailedBecause], bool]:
     """Why the written ``got`` items are not the expected ``want`` ones, and whether a wrong one was written.
 
     Each expected item is paired with the written one that agrees with it on the most fields (so two
@@ -130,8 +132,8 @@ def _compare_items(name: str, got: list, want: list) -> tuple[list[FailedBecause
     singular = name[:-1] if name.endswith("s") else name
     if len(got) != len(want):
         # the collection's name as the count needs it in English ("1 refund", "2 refunds"); name stays for the classes
-        why.append(FailedBecause("grade.count", n=len(got), noun=singular if len(got) == 1 else name, name=name,
-                                 want=len(want)))
+        why.append(FailedBecause("grade.unmentioned" if unmentioned else "grade.count", n=len(got),
+                                 noun=singular if len(got) == 1 else name, name=name, want=len(want)))
         wrong = len(got) > len(want) or 0 < len(got) < len(want)  # some done, some not: wrong
     pool = list(got)
     for w in want:
@@ -184,7 +186,7 @@ def grade(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run: Run) -> V
     tickets_set = "tickets" in expect
     if not tickets_set and all(s.startswith("done") for s in wanted):
         expect = {**expect, "tickets": 0}  # a task the agent must finish expects no stray hand-over ticket
-    why, wrong = _state_failures(expect, snapshot, run)
+    why, wrong = _state_failures(expect, snapshot, run, frozenset(unmentioned))
     done = run.status.startswith("done")
     if not why and run.status in wanted:
         if run.status == "escalated" and not _handed_over_for_the_task(run, snapshot, expect.get("because")):

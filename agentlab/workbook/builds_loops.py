@@ -10,6 +10,7 @@ from typing import Any
 
 from ..i18n import Lang, aside, joined, label, said, t
 from ..tools import Registry
+from . import exercises
 from .builds_guards import _not_yet, _raised, _tally, _wrong
 from .exercises import Feedback
 from .learner_code import bounded
@@ -238,7 +239,7 @@ def build_answer_every_call(fn: Callable[..., Any] | None, lang: Lang = "en") ->
                 return _not_yet("07", "build.nb07.not_yet", lang)
             out = list(out or []) if isinstance(out, (list, tuple)) else out
             if not isinstance(out, list) or not all(isinstance(m, dict) and m.get("role") == "tool" for m in out):
-                return _wrong("07", t("build.nb07.not_messages", lang, given=type(out).__name__), lang)
+                return _wrong("07", t("build.nb07.not_messages", lang, given=exercises._shown(out)), lang)
             answered = [m.get("tool_call_id") for m in out]
             messages.extend(out)
             if answered != asked:

@@ -14,6 +14,7 @@ only ``my_answer = None`` and the call.
 from __future__ import annotations
 
 import dataclasses
+import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..guards import GuardConfig
-from ..i18n import Lang, LocalizedError, both, joined, label, said, t
+from ..i18n import LANGS, Lang, LocalizedError, both, joined, label, said, t
 from .exercises import Feedback, _reports, _say, _shown, check_answer
 from .learner_code import bounded
 
@@ -45,6 +46,23 @@ def _failed(result: Any, lang: Lang) -> str:
     return joined(reasons_in(result.failures, lang), lang) or label(result.outcome, lang)
 
 
+def _refusal(exc: Exception, lang: Lang) -> str:
+    """The suite's refusal of what the learner wrote, without the file-and-line prefix a suite file's gets
+    ("my_case:1: "): the learner wrote no file."""
+    return re.sub(r"^my_\w+:1[:：]\s*", "", said(exc, lang))
+
+
+def _statuses_as_ids(expect: Any) -> Any:
+    """``expect`` with its statuses read as a learner types them: in either language (完成 is done), as the tables
+    show them; anything else as it was, for the suite to judge."""
+    if not isinstance(expect, dict) or not isinstance(expect.get("statuses"), list):
+        return expect
+    from ..runs import STATUSES
+    words = {label(status, lang).casefold(): status for status in STATUSES for lang in LANGS}
+    return {**expect, "statuses": [words.get(s.strip().casefold(), s) if isinstance(s, str) else s
+                                   for s in expect["statuses"]]}
+
+
 # --- 10 · a suite case that catches a regression ---------------------------------------------------------------
 
 #: The release notebook 10's build exercise asks a case to catch: the idempotency guard switched off.
@@ -62,10 +80,11 @@ def suite_case_catches(my_case: Any, lang: Lang = "en") -> Feedback:
     if not isinstance(my_case, dict):
         return _say("wrong", t("build.not_a_dict", lang, given=_shown(my_case)), lang)
     line = {"id": "my-case", "category": "adversarial", "scenario": "aftersales", **my_case}
+    line["expect"] = _statuses_as_ids(line.get("expect"))
     try:
         case = _case(line, "my_case", 1)
     except SuiteError as exc:
-        return _say("wrong", t("build.nb10.refused", lang, why=said(exc, lang)), lang)
+        return _say("wrong", t("build.nb10.refused", lang, why=_refusal(exc, lang)), lang)
     try:
         good = run_case(case, config=GuardConfig(), lang=lang)
         released = run_case(case, config=GuardConfig().without(REGRESSION), lang=lang)
@@ -101,12 +120,13 @@ def promoted_expect(my_expect: Any, lang: Lang = "en") -> Feedback:
     if my_expect is None:
         return _say("not yet", t("build.nb11.todo", lang), lang)
     if not isinstance(my_expect, dict) or not my_expect:
-        return _say("wrong", t("build.not_a_dict", lang, given=_shown(my_expect)), lang)
+        return _say("wrong", t("build.empty_dict" if my_expect == {} else "build.not_a_dict", lang, given=_shown(my_expect)), lang)
     case, bad = _bad_session()
+    my_expect = _statuses_as_ids(my_expect)
     try:
         _case({"id": "promoted", "task": case.task, "expect": my_expect}, "my_expect", 1)
     except SuiteError as exc:
-        return _say("wrong", t("build.nb10.refused", lang, why=said(exc, lang)), lang)
+        return _say("wrong", t("build.nb10.refused", lang, why=_refusal(exc, lang)), lang)
     with tempfile.TemporaryDirectory() as folder:
         new = dataclasses.replace(promote(bad, case, Path(folder) / "suite.jsonl"), expect=my_expect)
     try:

@@ -297,10 +297,18 @@ _QUOTES = "'\"`“”‘’「」『』 \t\r\n"  # ASCII and Chinese quotes, spa
 _SEPARATORS = re.compile(r"[\s_-]+")
 
 
+_BRACKETS = "()[]【】《》〈〉"
+_FINAL = "。.,;:!?、"  # after NFKC: a Chinese comma, semicolon, colon, mark of a question or of surprise too
+
+
 def _plain(value: str) -> str:
-    """What a person typed, without what does not matter: full-width forms (NFKC), surrounding quotes and spaces,
-    a final full stop, case."""
-    return unicodedata.normalize("NFKC", value).strip(_QUOTES).rstrip("。.").strip(_QUOTES).casefold()
+    """What a person typed, without what does not matter: full-width forms (NFKC), surrounding quotes, brackets and
+    spaces, final punctuation (a Chinese comma as much as a full stop: "lost_reply，" was refused while "2，" was
+    read), case."""
+    text, before = unicodedata.normalize("NFKC", value), None
+    while text != before:
+        before, text = text, text.strip(_QUOTES).strip(_BRACKETS).rstrip(_FINAL)
+    return text.casefold()
 
 
 def _norm(value: Any) -> str:
