@@ -231,9 +231,16 @@ def test_voila_app_opens_in_the_browsers_language(tmp_path, locale, says, not_sa
         page.goto(f"{base}/?token={TOKEN}", timeout=120_000)
         page.get_by_text(says).first.wait_for(timeout=120_000)
         assert page.get_by_text(not_says).count() == 0
+        # the page says its language and its name as the app does (it was lang="en" and "agentlab_app" in Chinese)
+        page.wait_for_function(f"document.documentElement.lang === '{'zh-CN' if locale.startswith('zh') else 'en'}'",
+                               timeout=30_000)
+        from agentlab.i18n import t
+        assert page.title() == t("app.title", "zh" if locale.startswith("zh") else "en")
         other = "English" if locale.startswith("zh") else "中文"
         page.get_by_role("button", name=other).click()
         page.get_by_text(not_says).first.wait_for(timeout=30_000)
+        page.wait_for_function(f"document.documentElement.lang === '{'en' if locale.startswith('zh') else 'zh-CN'}'",
+                               timeout=30_000)
 
 
 def test_probe_report_opens_in_chromium(tmp_path):

@@ -60,14 +60,14 @@ def test_a_pm_reviews_a_week_in_the_app(tmp_path, locale, lang):
         assert str(review) not in page.inner_text("body"), "the serving machine's folder, shown to the browser"
         assert page.locator("a[download='regression.jsonl']").count() == 1
         page.get_by_role("button", name=say("weekly.export")).click()
-        link = page.get_by_role("link", name=f"weekly-2026-W10-{lang}.csv")
+        link = page.get_by_role("link", name=f"weekly-2026-W10-logs_openai_sample-{lang}.csv")
         link.wait_for(timeout=30_000)
         assert (link.get_attribute("href") or "").startswith("data:text/csv")
         page.screenshot(path=str(tmp_path / f"weekly-{lang}.png"), full_page=True)  # what the PM saw at the end
         body = page.inner_text("body")
         other = "en" if lang == "zh" else "zh"
         assert t("weekly.title", other) not in body and "Traceback" not in body
-    assert (review / "exports" / f"weekly-2026-W10-{lang}.csv").read_bytes().startswith(b"\xef\xbb\xbf")
+    assert (review / "exports" / f"weekly-2026-W10-logs_openai_sample-{lang}.csv").read_bytes().startswith(b"\xef\xbb\xbf")
     assert (review / "regression.jsonl").read_text(encoding="utf-8").count("\n") == 1
 
 

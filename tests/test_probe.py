@@ -332,7 +332,7 @@ def test_the_probe_widget_runs_and_refuses_bad_paste_kindly():
     assert "not valid JSON" in app.view.value and "Traceback" not in app.view.value and app.report is None
     app.lang.value = "zh"
     app.run.click()
-    assert "不是合法 JSON" in app.view.value and app.run.description == "运行探测"
+    assert "不是合法 JSON" in app.view.value and app.run.description == "运行探针"
     app.editor.value = json.dumps([{"name": "a", "parameters": {"type": "strnig"}}])
     app.run.click()
     assert "Schema 无法使用" in app.view.value

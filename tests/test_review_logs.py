@@ -466,3 +466,17 @@ def test_a_chinese_review_says_what_the_api_would_refuse_in_chinese(tmp_path):
         report = review_logs(data_file("logs_openai_sample.jsonl"), "openai", lang=lang)
         details = [f["detail"] for f in report["findings"] if f["code"] == "BAD_REQUEST"]
         assert details and all(d.startswith(says) for d in details), details
+
+
+@pytest.mark.parametrize("name, fmt", [("logs_openai_sample.jsonl", "openai"), ("logs_telemetry_sample.jsonl", "telemetry")])
+def test_fix_first_names_a_kind_of_the_class_the_report_counts_most(name, fmt):
+    """Every kind of the sample tied at one finding, and "fix first" named UNKNOWN_TOOL by its name, beside a class
+    table that counted schema three times as often."""
+    from agentlab.evals.failure_classes import CODE_CLASSES
+    from agentlab.evals.log_review import review_logs
+    from agentlab.resources import data_file
+    report = review_logs(data_file(name), fmt)
+    classes = report["failure_classes"]
+    chosen = CODE_CLASSES.get(report["largest"]["code"], "")
+    tied = [k for k in report["by_kind_stage"] if k["count"] == report["largest"]["count"]]
+    assert classes.get(chosen, 0) == max(classes.get(CODE_CLASSES.get(k["code"], ""), 0) for k in tied), (report["largest"], classes)

@@ -59,7 +59,7 @@ def test_a_week_reviewed_from_the_sample_to_the_export(tmp_path, lang):
     assert len(cases) == 1 and cases[0].id in w.message.value
     assert str(tmp_path) not in w.message.value and "download='regression.jsonl'" in w.message.value
     w.export.click()
-    csv_file = tmp_path / "exports" / f"weekly-2026-W10-{lang}.csv"
+    csv_file = tmp_path / "exports" / f"weekly-2026-W10-logs_openai_sample-{lang}.csv"
     assert csv_file.exists() and NOTES[lang][0] in csv_file.read_text(encoding="utf-8-sig")
     assert "download=" in w.message.value and t("weekly.exported", lang) in w.message.value.replace("&#x27;", "'")
     assert str(tmp_path) not in w.message.value, "a folder of the machine serving the page, shown to the browser"
@@ -140,3 +140,39 @@ def test_an_uploaded_log_is_opened_when_it_arrives(tmp_path):
     w.open.click()  # the sample, chosen before the file arrived
     w.upload.value = uploaded("ours.jsonl", data_file("logs_openai_sample.jsonl").read_bytes())
     assert t("weekly.loaded", "en", n=4, source="ours.jsonl") in w.message.value, w.message.value
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_export_is_refused_before_a_week_is_open_and_a_large_page_still_downloads(tmp_path, lang, monkeypatch):
+    """Export before anything was opened wrote an empty "Weekly review undated ()"; a real week's page (6.7 MB) was
+    named but gave no link, while the message said to save it from the links below."""
+    import base64
+    import io
+    import re
+    import zipfile
+
+    from agentlab.workbook import weekly_widget
+    w = WeeklyReview(folder=tmp_path, lang=lang)
+    assert w.export_week() == {} and t("weekly.nothing_to_export", lang) in w.message.value
+    assert not (tmp_path / "exports").exists()
+    page = tmp_path / "weekly-2026-W10-big-en.html"
+    page.write_text("<p>" + "a failed conversation " * 200_000 + "</p>", encoding="utf-8")  # 4.4 MB
+    link = weekly_widget._download(page)
+    name, url = re.search(r"download='([^']+)' href='([^']+)'", link).groups()
+    assert name == page.name + ".zip"
+    packed = zipfile.ZipFile(io.BytesIO(base64.b64decode(url.split("base64,", 1)[1])))
+    assert packed.read(page.name) == page.read_bytes()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_counts_and_the_sentence_under_them_count_the_same_conversations(lang):
+    """The table gave each category's share of the notes (1 · 50%) beside "1 of 4 failed conversations"; a tie at the
+    top was settled by the categories' names."""
+    from types import SimpleNamespace
+
+    from agentlab.workbook.weekly_widget import counts_html
+    review = SimpleNamespace(counts={"argument names": 1, "tool names": 1}, conversations=(1, 2, 3, 4))
+    page = counts_html(review, lang)
+    assert "25%" in page and "50%" not in page, page
+    assert t("weekly.largest_tied", lang, category="argument names" + ("、" if lang == "zh" else ", ") + "tool names",
+             n=1, total=4) in page.replace("&#x27;", "'"), page

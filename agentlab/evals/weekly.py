@@ -654,11 +654,13 @@ def weekly_html(review: WeekReview, lang: Lang = "en") -> str:
 
 
 def export_week(review: WeekReview, folder: str | Path, lang: Lang = "en") -> dict[str, Path]:
-    """``weekly-<week>.csv`` (UTF-8 with its byte-order mark) and ``weekly-<week>.html`` in ``folder``, each written
+    """``weekly-<week>-<source>-<lang>.csv`` (UTF-8 with its byte-order mark) and ``.html`` in ``folder``, each written
     under a temporary name and renamed, so a colleague never opens half a file."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    stem = f"weekly-{review.week or 'undated'}-{lang}"
+    # the source in the name: the same week reviewed from another log file must not overwrite this one's export
+    source = re.sub(r"[^\w.-]+", "-", Path(review.source).stem)[:40].strip("-.") if review.source else ""
+    stem = f"weekly-{review.week or 'undated'}{'-' + source if source else ''}-{lang}"
     paths = {}
     for ext, body in (("csv", "\ufeff" + weekly_csv(review, lang)), ("html", weekly_html(review, lang))):
         final = out / f"{stem}.{ext}"

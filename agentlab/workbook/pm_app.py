@@ -81,7 +81,11 @@ class PMApp(App):
     def _relabel(self) -> None:
         lang = self.lang.value
         missing = "" if retail.available() else f"<p><small>{html.escape(t('effect.retail_missing', lang))}</small></p>"
-        self.header.value = (f"<h3>{html.escape(t('app.title', lang))}</h3><p>{html.escape(t('app.intro', lang))}</p>"
+        # the page's own language and title follow the app's (the page template reads this mark): a Chinese page was
+        # declared English to screen readers and named by the notebook's file
+        mark = (f"<span class='agentlab-page-lang' hidden data-lang='{'zh-CN' if lang == 'zh' else 'en'}' "
+                f"data-title='{html.escape(t('app.title', lang), quote=True)}'></span>")
+        self.header.value = (f"{mark}<h3>{html.escape(t('app.title', lang))}</h3><p>{html.escape(t('app.intro', lang))}</p>"
                              + missing)
         self.scenario.description, self.model.description, self.fault.description = (
             t("ui.scenario", lang), t("ui.model", lang), t("ui.fault", lang))

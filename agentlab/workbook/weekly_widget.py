@@ -59,11 +59,16 @@ def counts_html(review: WeekReview, lang: Lang = "en") -> str:
     total = sum(review.counts.values())
     if not total:
         return f"<p>{e(t('weekly.no_counts', lang))}</p>"
+    # a share of the week's failed conversations, as the sentence below counts them: shares of the notes' total read
+    # 50% beside "1 of 4 failed conversations"
+    week = max(len(review.conversations), total)
     head = "".join(f"<th>{e(t(f'weekly.col.{k}', lang))}</th>" for k in ("category", "count", "share"))
-    rows = "".join(f"<tr><td>{e(c)}</td><td>{n}</td><td>{n / total:.0%}</td></tr>" for c, n in review.counts.items())
-    top, n = next(iter(review.counts.items()))
+    rows = "".join(f"<tr><td>{e(c)}</td><td>{n}</td><td>{n / week:.0%}</td></tr>" for c, n in review.counts.items())
+    most = max(review.counts.values())
+    tops = [c for c, n in review.counts.items() if n == most]  # a tie is said as one: no category picked by its name
+    key = "weekly.largest" if len(tops) == 1 else "weekly.largest_tied"
     return (f"<table class='agentlab-weekly-counts'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
-            f"<p><b>{e(t('weekly.largest', lang, category=top, n=n, total=len(review.conversations)))}</b></p>")
+            f"<p><b>{e(t(key, lang, category=joined(tops, lang, 'list'), n=most, total=len(review.conversations)))}</b></p>")
 
 
 class WeeklyReview(App):
@@ -354,7 +359,11 @@ class WeeklyReview(App):
 
     def export_week(self) -> dict[str, Path]:
         lang = self.lang.value
-        paths = export_week(self.review(), self.store.folder / "exports", lang)
+        review = self.review()
+        if not review.week or not review.conversations:  # it exported an empty "Weekly review undated ()"
+            self.message.value = _ERROR.format(html.escape(t("weekly.nothing_to_export", lang)))
+            return {}
+        paths = export_week(review, self.store.folder / "exports", lang)
         # links the browser saves from: the page may be served from another machine, whose folders mean nothing here
         links = "".join(f"<li>{_download(p)}</li>" for p in paths.values())
         self.message.value = _OK.format(html.escape(t("weekly.exported", lang))) + f"<ul>{links}</ul>"
@@ -364,9 +373,20 @@ class WeeklyReview(App):
 
 def _download(path: Path) -> str:
     """A link the browser saves the file from (the page may run on another machine than the browser), the
-    file's content in the link itself; a file past 2 MB is named only by its path."""
+    file's content in the link itself. A file past the link's limit (2 MB) is carried zipped (a week's page of
+    6.7 MB zips to under a megabyte); one too large even so is named, with where it is kept."""
+    import io
+    import zipfile
+
     from ..resources import data_url
-    url = data_url(path.read_bytes(), {".csv": "text/csv", ".jsonl": "application/jsonl"}.get(path.suffix, "text/html"))
-    if url is None:  # too large to carry in a link: named, and kept in the review folder's exports/
+    data = path.read_bytes()
+    url = data_url(data, {".csv": "text/csv", ".jsonl": "application/jsonl"}.get(path.suffix, "text/html"))
+    name = path.name
+    if url is None:
+        packed = io.BytesIO()
+        with zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr(path.name, data)
+        url, name = data_url(packed.getvalue(), "application/zip"), path.name + ".zip"
+    if url is None:  # too large to carry in a link even zipped: named, and kept in the review folder's exports/
         return html.escape(path.name)
-    return f"<a download='{html.escape(path.name)}' href='{url}'>{html.escape(path.name)}</a>"
+    return f"<a download='{html.escape(name)}' href='{url}'>{html.escape(name)}</a>"

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # 17 · 探测你自己的工具
 #
-# 你带来一个工具文件和一个模型，要回答的问题是：“小模型能不能把这些工具调对？调错了又会怎样？”探测器（见 [评估指标：探测器](../../docs/zh/metrics.md#the-probe)）根据每个工具的 schema 生成一次合法调用，把每一类故障注入模型对该工具的第一次调用，再读防护循环的 trace，看是哪一道防护拦下了它。命令行里也能跑同样的探测：`python -m agentlab probe --tools FILE --model fake`。
+# 你带来一个工具文件和一个模型，要回答的问题是：“小模型能不能把这些工具调对？调错了又会怎样？”探针（见 [评估指标：探针](../../docs/zh/metrics.md#the-probe)）根据每个工具的 schema 生成一次合法调用，把每一类故障注入模型对该工具的第一次调用，再读防护循环的 trace，看是哪一道防护拦下了它。命令行里也能跑同样的探测：`python -m agentlab probe --tools FILE --model fake`。
 
 # %% [markdown]
 # **学完本笔记本，你能：**
