@@ -296,10 +296,19 @@ def _openai(name: str, source: str, lines: Iterable[tuple[int, str]], shared: _T
             yield open_run
             open_run = None
         if not isinstance(d.get("messages"), list):
-            raise LogError("logs.openai_shape", path=source, line=n, keys=Listed(list(d)[:6]) or "-")
+            raise _shape_error(source, n, d)
         yield _conversation(name, n, _messages(source, n, d["messages"]), tools_of(source, n, d.get("tools")), _meta(d))
     if open_run is not None:
         yield open_run
+
+
+def _shape_error(source: str, n: int, d: dict) -> LogError:
+    """A line that is no chat-completions exchange: when its keys are another format's (telemetry rows, OTLP spans),
+    the error names that format to choose, not the keys alone."""
+    other = "telemetry" if {"run_id", "kind"} <= d.keys() else "otel" if "resourceSpans" in d else None
+    if other is not None:
+        return LogError("logs.other_format", path=source, line=n, keys=Listed(list(d)[:6]), format=other)
+    return LogError("logs.openai_shape", path=source, line=n, keys=Listed(list(d)[:6]) or "-")
 
 
 def _conversation(source: str, n: int, messages: tuple[dict, ...], tools: tuple[dict, ...], meta: dict) -> LogRun:
@@ -314,7 +323,7 @@ def _conversation(source: str, n: int, messages: tuple[dict, ...], tools: tuple[
 def _exchange(name: str, source: str, n: int, d: dict, tools_of: Callable[[str, int, Any], tuple[dict, ...]]) -> LogRun:
     request, response = d.get("request"), d.get("response")
     if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
-        raise LogError("logs.openai_shape", path=source, line=n, keys=Listed(list(d)[:6]) or "-")
+        raise _shape_error(source, n, d)
     messages = list(_messages(source, n, request["messages"]))
     usage: tuple[tuple[int, int], ...] = ()
     if isinstance(response, dict):
@@ -419,6 +428,9 @@ def _json_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[
         d = _object(source, n, text)
         for key in ("run_id", "kind"):
             if not isinstance(d.get(key), str) or not d[key]:
+                if "messages" in d or "request" in d or "resourceSpans" in d:  # another format's line: say which
+                    raise LogError("logs.other_format", path=source, line=n, keys=Listed(list(d)[:6]),
+                                   format="otel" if "resourceSpans" in d else "openai")
                 raise LogError("logs.row_field", path=source, line=n, field=key)
         if d["kind"] not in ("model", "tool", "end"):
             raise LogError("logs.row_kind", path=source, line=n, got=str(d["kind"])[:30])

@@ -31,7 +31,8 @@ class LogReview(App):
         self.sample = W.Button()
         self.path: Path | None = Path(path) if path is not None else None
         self.report: dict | None = None
-        self.sample.on_click(lambda _: self.use_sample())
+        # the sample is reviewed at once, as an upload is: the button said nothing, and an earlier file's error stayed
+        self.sample.on_click(lambda _: _safe(self.view, self._sampled, self.lang.value))
         self.upload.observe(lambda _: _safe(self.view, self._uploaded, self.lang.value), names="value")
         self.header = W.HTML()
         self._wire_run(self.update)
@@ -52,8 +53,14 @@ class LogReview(App):
 
     def use_sample(self) -> Path:
         drop_upload(self.path)  # the reader's own upload is not kept once they turned to the sample
-        self.path = data_file(LOG_SAMPLES.get(self.format.value, LOG_SAMPLES["openai"]))
+        if self.format.value not in LOG_SAMPLES:  # no sample in this format (otel): the openai one, read as such
+            self.format.value = "openai"
+        self.path = data_file(LOG_SAMPLES[self.format.value])
         return self.path
+
+    def _sampled(self) -> dict | None:
+        self.use_sample()
+        return self.update()
 
     def take_upload(self) -> Path | None:
         """The uploaded file, kept in a temporary folder the review reads as a stream; a file too large for the page
@@ -77,6 +84,8 @@ class LogReview(App):
         from ..evals.log_review import review_html, review_logs
         from ..i18n import LocalizedError  # a log file that cannot be read (LogError), OTLP that is not (OtlpError)
         lang = self.lang.value
+        if self.path is None or self.path.name in LOG_SAMPLES.values():  # the sample in the format chosen, if it has one
+            self.use_sample()
         path = self.path or self.use_sample()
         try:
             self.report = review_logs(path, self.format.value, lang=lang)

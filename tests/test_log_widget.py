@@ -1,0 +1,38 @@
+"""The log review as a PM meets it (agentlab/workbook/log_widget.py): the sample button, the format menu, a file in
+another format than the one chosen."""
+import json
+
+import pytest
+
+from agentlab.i18n import t
+from agentlab.resources import data_file
+from agentlab.workbook.log_widget import LogReview
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_sample_button_reviews_the_sample_in_a_format_it_has(lang):
+    """"Use the sample" changed nothing on the page (an earlier file's error stayed); with the format set to otel the
+    openai sample was read as OTLP spans and the report said nothing had been read."""
+    app = LogReview(lang=lang, fmt="otel")
+    app.view.value = "<p style='color:#d93025'>notjson.jsonl:1: not valid JSON</p>"
+    app.sample.click()
+    assert app.format.value == "openai" and app.report is not None and app.report["totals"]["runs"] > 0
+    assert "notjson" not in app.view.value and t("logs.nothing_read", lang, format="otel") not in app.view.value
+    app.format.value = "telemetry"
+    app.run.click()  # the sample in the format now chosen, not the openai one read as rows
+    assert app.report is not None and app.report["settings"]["source"] == "logs_telemetry_sample.jsonl"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_file_in_another_format_names_the_format_to_choose(tmp_path, lang):
+    """A telemetry log reviewed as openai said `has neither "messages" nor "request"."messages" (keys: ...)`."""
+    app = LogReview(data_file("logs_telemetry_sample.jsonl"), lang=lang, fmt="openai")
+    app.path = tmp_path / "rows.jsonl"
+    app.path.write_bytes(data_file("logs_telemetry_sample.jsonl").read_bytes())
+    app.update()
+    assert "telemetry" in app.view.value and ("choose the format" if lang == "en" else "把格式选为") in app.view.value
+    conversation = tmp_path / "chat.jsonl"
+    conversation.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}) + "\n", encoding="utf-8")
+    app.path, app.format.value = conversation, "telemetry"
+    app.update()
+    assert "openai" in app.view.value and ("choose the format" if lang == "en" else "把格式选为") in app.view.value
