@@ -45,6 +45,17 @@ def test_every_fault_a_desk_offers_fires_there_and_none_it_holds_back_would(desk
     never = t("explain.not_injected", "en", step=2).split(":")[0]
     quiet = [f for f in offered if never in _text(_run(desk, f).view.value)]
     assert not quiet, f"{desk} offers faults that never fire there: {quiet}"
+
+    # a fault that fires but changes nothing is no lesson either: the retail store ran "an amount in words" and "a
+    # value past its limits" exactly as with no fault (it takes no amount); each offered fault changes some call
+    def what_happened(run):
+        return run.status, tuple((e.kind, e.tool_name, e.error_code, e.args_raw, e.retry_count, e.latency_ms > 200)
+                                 for e in run.events)
+    clean = DESKS[desk][2](None, lang="en")
+    plain = (what_happened(clean.naive), what_happened(clean.guarded))
+    idle = [f for f in offered
+            if (lambda c: (what_happened(c.naive), what_happened(c.guarded)))(DESKS[desk][2](f, lang="en")) == plain]
+    assert not idle, f"{desk} offers faults that change nothing there: {idle}"
     if "camel_case" in NEVER_FIRES.get(desk, ()):
         from agentlab.workbook.demo import explain
         said = explain(DESKS[desk][2]("camel_case", lang="en"), "en")

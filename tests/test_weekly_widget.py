@@ -176,3 +176,24 @@ def test_the_counts_and_the_sentence_under_them_count_the_same_conversations(lan
     assert "25%" in page and "50%" not in page, page
     assert t("weekly.largest_tied", lang, category="argument names" + ("、" if lang == "zh" else ", ") + "tool names",
              n=1, total=4) in page.replace("&#x27;", "'"), page
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_second_click_keeps_what_the_first_said(tmp_path, lang):
+    """A double click on Save turned the green "saved" red ("The note is empty"); a second Keep said "Added as case"
+    though the suite still held one line."""
+    w = WeeklyReview(folder=tmp_path, lang=lang)
+    w.open.click()
+    w.conversations.value = _ids(w)[0]
+    w.author.value = "Ann"
+    w.note.value = "refunded twice"
+    w.save.click()
+    saved = w.message.value
+    w.save.click()
+    assert w.message.value == saved and "role='status'" in saved
+    assert len(ReviewStore(tmp_path).notes("2026-W10")) == 1
+    w.promote.click()
+    w.promote.click()
+    assert len(load_cases(w.suite)) == 1
+    case = load_cases(w.suite)[0].id
+    assert t("weekly.promoted_already", lang, id=case, suite=w.suite.name) in w.message.value.replace("&#x27;", "'")

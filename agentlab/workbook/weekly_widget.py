@@ -292,7 +292,10 @@ class WeeklyReview(App):
         if conv is None:
             self.message.value = _ERROR.format(html.escape(t("weekly.pick_first", lang)))
             return None
+        if not self.note.value.strip() and getattr(self, "_saved_for", None) == conv.id:
+            return None  # a second click on the note just saved: it is saved, and the confirmation stays (it turned red)
         note = self.store.add_note(conv, self.note.value, self.author.value, category=self.category.value)
+        self._saved_for = conv.id
         self.note.value = ""
         self.category.value = ""
         self.show_week()
@@ -351,9 +354,12 @@ class WeeklyReview(App):
         if conv is None:
             self.message.value = _ERROR.format(html.escape(t("weekly.pick_first", lang)))
             return None
+        before = self.store.promoted().get(conv.id)
         case_id = promote_conversation(conv, self.suite, self.store)
+        # kept already (a second click, a colleague): said so, not "added" again
+        key = "weekly.promoted_already" if case_id == before else "weekly.promoted"
         # the suite by its name and as a link: its folder is on the machine serving the page, not the reader's
-        self.message.value = (_OK.format(html.escape(t("weekly.promoted", lang, id=case_id, suite=self.suite.name)))
+        self.message.value = (_OK.format(html.escape(t(key, lang, id=case_id, suite=self.suite.name)))
                               + f"<ul><li>{_download(self.suite)}</li></ul>")
         return case_id
 
