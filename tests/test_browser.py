@@ -306,3 +306,25 @@ def test_the_app_reviews_a_30_mb_log_and_refuses_a_file_past_its_limit_in_words(
         refused = t("ui.upload_too_large", "en", name=huge.name, mb=MAX_UPLOAD_MB)
         page.get_by_text(refused).wait_for(timeout=30_000)
         assert page.get_by_role("alert").filter(has_text=huge.name).count() == 1
+
+
+def test_the_log_review_in_the_app_fits_a_laptops_width(tmp_path):
+    """Once the review was shown, the app ran past the window's right edge, its last column cut off: the review's own
+    style (a margin for its body) was the whole page's. Its rules are its own now, and wide tables scroll inside."""
+    from agentlab.i18n import t
+    _need_browser()
+    port = _free_port()
+    cmd, env = _app(port)
+    with _server(cmd, env, f"tcp://127.0.0.1:{port}", tmp_path / "voila.log", cwd=ROOT), \
+            _browser(tmp_path, "voila-width", locale="en-US", local_only=True) as page:
+        page.set_viewport_size({"width": 1000, "height": 900})
+        page.goto(f"http://127.0.0.1:{port}/?token={TOKEN}", timeout=120_000)
+        page.get_by_role("button", name=t("ui.logs_sample", "en")).first.click(timeout=120_000)
+        page.locator("table.kinds").first.wait_for(timeout=60_000)
+        # each sentence and cell within the window (a table wider than the page scrolls inside itself)
+        past = page.evaluate("""() => [...document.querySelectorAll('.widget-html-content p, .widget-html-content h2, '
+            + '.widget-html-content li, .widget-html-content td')]
+            .filter(e => { const tab = e.closest('table'); return !tab || tab.scrollWidth <= tab.clientWidth; })
+            .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+            .map(e => e.textContent.slice(0, 40))""")
+        assert not past, past
