@@ -123,9 +123,10 @@ print(longest_wait(my_answer, RetryPolicy(base=0.5, cap=8, jitter="none"), attem
 # The naive loop resends nothing: one 429 ended its conversation. Write `my_wait`, the decision a resend wrapper
 # makes after the model API fails: it gets the error (`error.code`, `error.transient`, `error.retry_after`), the
 # resend's number (`attempt`, 0 for the first) and an `rng`, and returns how many seconds to wait before sending
-# again, or `None` to stop. The check wraps the naive loop's model with it (the waits are recorded, not slept) and
-# runs the notebook's faults: `api_429`, `api_timeout` and `api_500` failing twice, `api_401`, and an `api_500` that
-# never recovers. It says which ones your resends now handle and what still goes wrong.
+# again (at most 30 s: nobody waits longer), or `None` to stop. The check wraps the naive loop's model with it (the
+# waits are recorded, not slept) and runs the notebook's faults: `api_429`, `api_timeout` and `api_500` failing
+# twice, `api_401`, and an `api_500` that never recovers. It says which ones your resends now handle and what still
+# goes wrong.
 
 # %%
 from agentlab.workbook.builds_guards import build_resend

@@ -529,3 +529,12 @@ def test_a_failure_that_carries_a_trace_or_a_secret_fails(lang):
     assert unknown.message.startswith(WRONG[lang]) and "INVALID_ARGS" in unknown.message, unknown.message
     assert "SELF_CORRECTION_EXHAUSTED" in unknown.message  # the list whole, not cut
     assert ("is not an error code" if lang == "en" else "不是错误码") in unknown.message
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_04_a_wait_nobody_sits_through_handles_nothing(lang):
+    """A wait of a billion seconds (or inf) counted the 429 and the timeouts as handled."""
+    for wait in (10**9, float("inf"), -1.0):
+        said = str(builds_guards.build_resend(lambda e, a, r, w=wait: None if e.code == "UNAUTHENTICATED" else w,
+                                              lang=lang))
+        assert said.startswith(WRONG[lang]) and "30" in said, said

@@ -361,6 +361,7 @@ def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Fe
 _04_FAULTS = {"api_429": ("api_429", 2), "api_timeout": ("api_timeout", 2), "api_500": ("api_500", 2),
               "api_401": ("api_401", 99), "api_500_never_recovers": ("api_500", 99)}
 _04_MOST = 6  # resends after which the check calls it "resending forever"
+_04_LONGEST = 30.0  # seconds: the longest wait before a resend anyone sits through (RetryPolicy's longest_wait)
 
 
 class _Top:
@@ -443,8 +444,12 @@ def build_resend(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
         resends = len(model.sleeps)
         refunded = sum(1 for r in desk.refunds if r["order_id"] == "A1001")
         shown = joined((f"{w:g}" for w in model.sleeps), lang, "list") or "-"
+        # a wait nobody would sit through (a billion seconds, inf) or none at all (negative, NaN) handled nothing
+        odd = next((w for w in model.sleeps if not 0 <= w <= _04_LONGEST), None)
         if fault == "api_401":
             broken[label_] = None if resends == 0 else t("build.nb04.resent_fatal", lang, n=resends, waits=shown)
+        elif odd is not None:
+            broken[label_] = t("build.nb04.too_long", lang, wait=f"{odd:g}", most=f"{_04_LONGEST:g}")
         elif times > _04_MOST:
             broken[label_] = None if resends < _04_MOST else t("build.nb04.forever", lang, n=resends)
         elif refunded != 1:

@@ -393,7 +393,7 @@ def skill_schema_holds(my_schema: Any, lang: Lang = "en") -> Feedback:
             return _say("wrong", t("build.nb15.refused", lang, why=said(exc, lang)[:200]), lang)
     if failed:
         return _say("wrong", t("build.nb15.fails", lang, n=len(failed), total=len(_notify_cases()),
-                               cases=joined(failed[:3], lang, "sentence")), lang)
+                               cases=joined(failed, lang, "sentence")), lang)  # each, as the count says
     return _say("right", t("build.nb15.right", lang, total=len(_notify_cases())), lang)
 
 
