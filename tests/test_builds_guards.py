@@ -183,7 +183,7 @@ def test_03_the_stub_is_not_yet_a_vague_or_fatal_failure_is_told_what_still_brea
     assert str(builds_guards.build_refund_failure(None, lang=lang)).startswith(NOT_YET[lang])
     vague = str(builds_guards.build_refund_failure(_vague, lang=lang))
     assert vague.startswith(WRONG[lang]) and "A1001" in vague and "A1004" in vague and "amount too high" in vague
-    assert ("0 of 2 faults handled" in vague) if lang == "en" else ("处理好了 0 个" in vague)
+    assert ("0 of 2 cases handled" in vague) if lang == "en" else ("处理好了 0 种" in vague)
     fatal = str(builds_guards.build_refund_failure(_fatal, lang=lang))
     # the run's status as the reader's tables say it (a Chinese reader read "escalated" inside a Chinese sentence)
     assert fatal.startswith(WRONG[lang]) and "RULE_VIOLATION" in fatal and ("escalated" in fatal) == (lang == "en")
@@ -253,7 +253,7 @@ def test_05_the_stub_is_not_yet_a_wrong_key_is_told_what_still_breaks_and_the_so
     assert str(builds_loops.build_business_key(None, lang=lang)).startswith(NOT_YET[lang])
     every_argument = str(builds_loops.build_business_key(lambda a: json.dumps(a, sort_keys=True), lang=lang))
     assert every_argument.startswith(WRONG[lang]) and "reworded_repeat" in every_argument
-    assert ("4 of 5 faults handled" in every_argument) if lang == "en" else ("处理好了 4 个" in every_argument)
+    assert ("4 of 5 cases handled" in every_argument) if lang == "en" else ("处理好了 4 种" in every_argument)
     by_amount = str(builds_loops.build_business_key(lambda a: str(a["amount"]), lang=lang))
     assert by_amount.startswith(WRONG[lang]) and "two_orders" in by_amount and "A1008" in by_amount
     right = builds_loops.build_business_key(solution("05").my_business_key, lang=lang)
@@ -318,7 +318,7 @@ def test_07_the_stub_is_not_yet_a_wrong_step_is_told_what_still_breaks_and_the_s
     first = str(builds_loops.build_answer_every_call(_first_only, lang=lang))
     listed = {"en": "call_1, call_2, call_3", "zh": "call_1、call_2、call_3"}[lang]  # as each language lists
     assert first.startswith(WRONG[lang]) and listed in first and "400" in first
-    assert ("0 of 3 faults handled" in first) if lang == "en" else ("处理好了 0 个" in first)
+    assert ("0 of 3 cases handled" in first) if lang == "en" else ("处理好了 0 种" in first)
     made_up = str(builds_loops.build_answer_every_call(_made_up_answers, lang=lang))
     assert made_up.startswith(WRONG[lang]) and "two_at_once" in made_up and "three_lookups:" not in made_up
     right = builds_loops.build_answer_every_call(solution("07").my_tool_messages, lang=lang)

@@ -352,7 +352,7 @@ def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Fe
             told = " ".join(model.told[0].split())[:300]
             broken[order_id] = t("build.nb03.not_fixed", lang, asked=f"{asked:g}", paid=f"{paid:g}", told=told,
                                  status=label(run.status, lang))
-    return _tally("03", broken, lang, t("build.nb03.right", lang))
+    return _tally("03", broken, lang, t("build.nb03.right", lang), cases=True)  # orders, not faults
 
 
 # --- 04: resend what is transient, with waits that grow; stop at once on what is not ------------------------------

@@ -96,7 +96,7 @@ def build_business_key(fn: Callable[[dict], Any] | None, lang: Lang = "en") -> F
                     {"order_id": "A1008", "amount": 19.9, "reason": "user_cancel", "remark": ""}))
         else:
             broken[case] = None if per_order["A1001"] == 1 else t("build.nb00.refunds", lang, n=per_order["A1001"])
-    return _tally("05", broken, lang, t("build.nb05.right", lang))
+    return _tally("05", broken, lang, t("build.nb05.right", lang), cases=True)  # two orders is no fault
 
 
 # --- 06: a step budget and a breaker that stop runaways and let healthy runs finish --------------------------------
@@ -251,7 +251,7 @@ def build_answer_every_call(fn: Callable[..., Any] | None, lang: Lang = "en") ->
         if why is None and case == "bad_call_between" and len(desk.tickets) != 1:
             why = t("build.nb07.not_done", lang, refunds=len(desk.refunds), tickets=len(desk.tickets))
         broken[case] = why
-    return _tally("07", broken, lang, t("build.nb07.right", lang))
+    return _tally("07", broken, lang, t("build.nb07.right", lang), cases=True)  # messages, not faults
 
 
 # --- 08: which guard catches which fault ----------------------------------------------------------------------------
@@ -366,4 +366,4 @@ def build_write_check(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedb
     broken["asked_writes"] = None if not refused else t(
         "build.nb09.refused_asked", lang, n=len(refused), total=sum(1 for w in said if w[3]),
         example=f"{refused[0][0]}: {refused[0][1]}")
-    return _tally("09", broken, lang, t("build.nb09.right", lang))
+    return _tally("09", broken, lang, t("build.nb09.right", lang), cases=True)  # writes, not faults
