@@ -36,3 +36,15 @@ def test_a_file_in_another_format_names_the_format_to_choose(tmp_path, lang):
     app.path, app.format.value = conversation, "telemetry"
     app.update()
     assert "openai" in app.view.value and ("choose the format" if lang == "en" else "把格式选为") in app.view.value
+
+
+def test_switching_language_leaves_no_finding_in_the_other():
+    """After 中文→English the findings (第 2 条消息：一条回复 'call_zz' 的工具消息…) stayed Chinese: they were written
+    when the file was reviewed."""
+    import re
+    app = LogReview(lang="zh")
+    app.sample.click()
+    assert re.search("[\u4e00-\u9fff]", app.view.value)
+    app.lang.value = "en"
+    assert app.report["settings"]["lang"] == "en"
+    assert not re.search("[\u4e00-\u9fff]", app.view.value.replace("中文", "")), "Chinese left after the switch"

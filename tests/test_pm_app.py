@@ -147,3 +147,12 @@ def test_a_pm_uploads_their_own_tools_file_and_sees_the_probe_report(lang, not_u
     assert any("image/png" in o.get("data", {}) for o in panel.plots.outputs)
     panel.upload.value = uploaded("latin1.json", "[{\"name\": \"caf\xe9\"}]".encode("latin-1"), "application/json")
     assert not_utf8 in panel.view.value and "Traceback" not in panel.view.value
+
+
+def test_switching_language_runs_the_desk_again_in_it():
+    """The model's reply and the errors it read stayed in the language the runs were made in."""
+    app = PMApp(lang="en")
+    app.run.click()
+    english = app.last.guarded.answer
+    app.lang.value = "zh"
+    assert app.last.guarded.answer != english and english not in app.view.value

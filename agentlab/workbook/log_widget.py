@@ -47,7 +47,11 @@ class LogReview(App):
         self.format.description = t("ui.logs_format", lang)
         self.sample.description = t("ui.logs_sample", lang)
         self.run.description = t("ui.logs_review", lang)
-        if self.report is not None:
+        if self.report is not None and self.report.get("settings", {}).get("lang", lang) != lang:
+            # the findings were written in the language of the review (a finding's sentence): reviewed again, so none
+            # stays in the other language after the switch
+            _safe(self.view, self.update, lang)
+        elif self.report is not None:
             from ..evals.log_review import review_html
             self.view.value = review_html(self.report, lang, page=True)
 

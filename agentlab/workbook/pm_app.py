@@ -18,7 +18,7 @@ from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
 from ..resources import data_file
 from ..scenarios import aftersales, expense, retail
 from .demo import Comparison, compare_expense, compare_loops, compare_retail
-from .widgets import LANG_OPTIONS, REPLAYABLE_FAULTS, App, comparison_html
+from .widgets import LANG_OPTIONS, REPLAYABLE_FAULTS, App, _safe, comparison_html
 
 __all__ = ["CASSETTE", "DESKS", "MODELS", "NEVER_FIRES", "PMApp"]
 
@@ -111,7 +111,11 @@ class PMApp(App):
         for menu in (self.scenario, self.model, self.fault):
             menu.style.description_width = f"{widest + 2}ch"
             menu.layout.width = f"{widest + 2 + longest + 6}ch"
-        if self.last is not None:
+        if self.last is not None and getattr(self, "_ran_in", lang) != lang:
+            # the runs themselves speak (the model's answer, the errors it read): run again in the new language, so
+            # nothing stays in the other one after the switch (the scripted runs are the same each time)
+            _safe(self.view, self.update, lang)
+        elif self.last is not None:
             self.view.value = comparison_html(self.last, lang)
 
     def update(self) -> Comparison:
@@ -119,6 +123,7 @@ class PMApp(App):
         from .demo import make_model, seed_demo_model
         lang, choice, desk = self.lang.value, self.model.value, self.scenario.value
         if desk != "aftersales":
+            self._ran_in = lang
             self.last = DESKS[desk][2](self.fault.value, lang=lang)
             self.view.value = comparison_html(self.last, lang)
             return self.last
@@ -132,6 +137,7 @@ class PMApp(App):
         # the recording refunds in its first turn, so a model fault goes there
         step = 1 if choice == "qwen 1.5b (recorded)" else 2
         # the opening demo's script answers a question about the order: graded on that task, not on the refund
+        self._ran_in = lang
         self.last = compare_loops(self.fault.value, lang=lang, model=base, at_step=step,
                                   question=choice == "scripted refund demo")
         self.view.value = comparison_html(self.last, lang)
