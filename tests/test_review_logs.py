@@ -480,3 +480,20 @@ def test_fix_first_names_a_kind_of_the_class_the_report_counts_most(name, fmt):
     chosen = CODE_CLASSES.get(report["largest"]["code"], "")
     tied = [k for k in report["by_kind_stage"] if k["count"] == report["largest"]["count"]]
     assert classes.get(chosen, 0) == max(classes.get(CODE_CLASSES.get(k["code"], ""), 0) for k in tied), (report["largest"], classes)
+
+
+@pytest.mark.parametrize("name, fmt", [("logs_telemetry_sample.jsonl", "telemetry"), ("logs_openai_sample.jsonl", "openai")])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_report_says_nothing_it_has_no_cases_for_and_names_each_taxonomy(name, fmt, lang):
+    """Telemetry rows (no messages to replay) ended with "0 conversations could be kept as regression cases, but none
+    of them can be replayed"; the two taxonomies' sentences began alike, and nothing said which was which."""
+    from agentlab.evals.log_report import review_html
+    from agentlab.evals.log_review import review_logs
+    from agentlab.i18n import t
+    from agentlab.resources import data_file
+    report = review_logs(data_file(name), fmt, lang=lang)
+    page = review_html(report, lang, page=True)
+    if not report["cases"]:
+        assert t("logs.cases_zero", lang) in page and t("logs.cases_page_none", lang, n=0) not in page
+    i = page.index('id="taxonomies"')
+    assert page.index(t("logs.col.category", lang), i) < page.index(t("logs.col.stage", lang), i)

@@ -124,6 +124,8 @@ def _known() -> frozenset[str]:
 def _cases_text(n: int, runnable: int, lang: Lang, *, page: bool, too_large: bool) -> str:
     """The sentence over the candidate cases: the file and the command beside ``report.html``; on a page, the link
     to save them from, or why there is none (no case that runs, or more than a link carries)."""
+    if not n:  # "0 conversations could be kept ..., but none of them can be replayed": no sentence for nothing
+        return t("logs.cases_zero", lang)
     if not page:
         return t("logs.cases", lang, n=n, runnable=runnable, file="cases.jsonl")
     if not runnable:
