@@ -538,3 +538,8 @@ def test_04_a_wait_nobody_sits_through_handles_nothing(lang):
         said = str(builds_guards.build_resend(lambda e, a, r, w=wait: None if e.code == "UNAUTHENTICATED" else w,
                                               lang=lang))
         assert said.startswith(WRONG[lang]) and "30" in said, said
+
+
+def test_09_an_example_is_joined_to_its_label_as_chinese_joins_them():
+    said = str(builds_loops.build_write_check(lambda tool, args, seen: False, lang="zh"))
+    assert "例如" in said and not re.search(r"例如[^）]*\w: ", said), said

@@ -363,3 +363,11 @@ def test_a_status_is_read_as_the_chinese_tables_show_it():
     assert "未知状态" not in zh and "应为以下之一：转人工" in zh, zh
     refused = b.promoted_expect({"statuses": ["完 成"]}, lang="zh").message
     assert "未知状态" in refused and "my_expect" not in refused, refused
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_rule_that_says_nothing_the_model_can_act_on_fails(lang):
+    """Notebook 14's rule passed with rule("date", "x"): the prose asks it to say why and what to do next."""
+    terse = b.desk_rule_holds(lambda a, today: [rule("date", "x")] if str(a.get("date", "")) > today else [], lang=lang)
+    assert terse.state == "wrong" and ("'x'" if lang == "en" else "“x”") in terse.message, terse.message
+    assert b.desk_rule_holds(_solution("14"), lang=lang).ok

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..i18n import Lang, aside, joined, label, said, t
+from ..i18n import Lang, aside, colon, joined, label, said, t
 from ..tools import Registry
 from . import exercises
 from .builds_guards import _not_yet, _raised, _tally, _wrong
@@ -365,5 +365,5 @@ def build_write_check(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedb
     refused = [(run, tool) for run, tool, _args, asked, allowed in said if asked and not allowed]
     broken["asked_writes"] = None if not refused else t(
         "build.nb09.refused_asked", lang, n=len(refused), total=sum(1 for w in said if w[3]),
-        example=f"{refused[0][0]}: {refused[0][1]}")
+        example=f"{refused[0][0]}{colon(lang)}{refused[0][1]}")
     return _tally("09", broken, lang, t("build.nb09.right", lang), cases=True)  # writes, not faults

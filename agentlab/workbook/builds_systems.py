@@ -336,7 +336,21 @@ def desk_rule_holds(my_rule: Any, lang: Lang = "en") -> Feedback:
         first = failed[0]
         return _say("wrong", t("build.nb14.fails", lang, n=len(failed), ids=joined((r.case_id for r in failed[:5]), lang, "list"),
                                why=_failed(first, lang)), lang)
+    # the model reads the rule's words to fix its call: "x" passed, with no why and nothing to do next
+    terse = next((said_ for problems in seen for p in problems for said_ in _rule_words(p) if _terse(said_)), None)
+    if terse is not None:
+        return _say("wrong", t("build.nb14.terse", lang, said=terse), lang)
     return _say("right", t("build.nb14.right", lang), lang)
+
+
+def _rule_words(problem: Any) -> list[str]:
+    detail = getattr(problem, "detail", None)
+    return [str(v) for v in detail.values()] if isinstance(detail, dict) else [str(detail or "")]
+
+
+def _terse(text: str) -> bool:
+    """Too short to say why and what to do next: under four words, or under eight Chinese characters."""
+    return len(text.split()) < 4 and len(re.findall("[\u4e00-\u9fff]", text)) < 8
 
 
 # --- 15 · a skill's input schema that its own cases hold it to ---------------------------------------------------
