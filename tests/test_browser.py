@@ -328,3 +328,22 @@ def test_the_log_review_in_the_app_fits_a_laptops_width(tmp_path):
             .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
             .map(e => e.textContent.slice(0, 40))""")
         assert not past, past
+
+
+@pytest.mark.parametrize("lang, locale", [("en", "en-US"), ("zh", "zh-CN")])
+def test_the_apps_text_boxes_and_lists_have_names_a_screen_reader_says(tmp_path, lang, locale):
+    """The weekly review's conversation list, note, name and category boxes and the probe's tools box had only a
+    placeholder, or nothing: a screen reader announced "edit text", "list box"."""
+    from agentlab.i18n import t
+    _need_browser()
+    port = _free_port()
+    cmd, env = _app(port)
+    with _server(cmd, env, f"tcp://127.0.0.1:{port}", tmp_path / "voila.log", cwd=ROOT), \
+            _browser(tmp_path, f"voila-names-{lang}", locale=locale, local_only=True) as page:
+        page.goto(f"http://127.0.0.1:{port}/?token={TOKEN}", timeout=120_000)
+        page.get_by_role("button", name=t("weekly.open", lang), exact=True).click(timeout=120_000)
+        page.get_by_text(t("weekly.loaded", lang, n=4, source="logs_openai_sample.jsonl")).wait_for(timeout=60_000)
+        for role, key in (("listbox", "weekly.label.conversations"), ("textbox", "weekly.label.note"),
+                          ("textbox", "weekly.label.author"), ("combobox", "weekly.label.category"),
+                          ("combobox", "weekly.label.group_note"), ("textbox", "probe.ui.tools")):
+            assert page.get_by_role(role, name=t(key, lang), exact=True).count() >= 1, (role, t(key, lang))

@@ -589,7 +589,8 @@ class ProbePanel(App):
 
     def _relabel(self) -> None:
         lang = self.lang.value
-        self.editor.description = ""
+        self.editor.description = t("probe.ui.tools", lang)  # its name to a screen reader, as the menus have theirs
+        self.editor.style.description_width = "initial"
         self.model.description = t("probe.ui.model", lang)
         kept = self.model.value  # the choice stays; only its words change
         self.model.options = [(t(f"probe.ui.model_{m}", lang), m) for m in ("fake", "replay")]
