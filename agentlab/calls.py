@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ToolError, ToolFailure, UsageError, make_error, redact, render
-from .guards import GuardConfig
+from .guards import BadSetting, GuardConfig
 from .i18n import Lang, t
 from .jsonutil import MAX_DEPTH, canonical, parse_strict
 from .models.interface import ToolCall
@@ -62,7 +62,11 @@ class CallContext:
     lang: Lang = "en"
 
     def __post_init__(self) -> None:
-        self.config.checked()  # every loop and adapter makes one before it runs anything: a bad setting is said here
+        # every loop and adapter makes one before it runs anything: a bad setting is said here
+        if not isinstance(self.config, GuardConfig):
+            raise BadSetting("guards.not_a_config", given=type(self.config).__name__)
+        if not self.config.__dict__.get("_checked"):
+            self.config.checked()
 
 
 @quick
@@ -514,4 +518,7 @@ def _describe(exc: BaseException) -> str:
         text = str(exc)[:2000]
     except Exception:  # noqa: BLE001 - an exception whose own str() raises is still named
         text = ""
+    unknown = getattr(exc, "unknown", None)  # a ToolFailure with a code agentlab has not: its author's to read
+    if isinstance(exc, ToolFailure) and unknown is not None:
+        text += f" ({unknown.localized('en').split(';')[0]})"
     return redact(f"{type(exc).__name__}: {text}")[:300]

@@ -272,8 +272,17 @@ class ToolFailure(Exception):
                  stage: Stage | None = None, problems: tuple[Problem, ...] = ()):
         text = _lang_map(message)
         super().__init__(code if text is None else f"{code}: {text['en']}")
-        self.error = make_error(code, message=message, hint=hint, retry_after=retry_after,
-                                stage=stage, problems=problems)
+        #: the :class:`UnknownCode` of a code :data:`CODES` lacks (None when it is one), for its author to read
+        self.unknown: UnknownCode | None = None
+        try:
+            self.error = make_error(code, message=message, hint=hint, retry_after=retry_after,
+                                    stage=stage, problems=problems)
+        except UnknownCode as exc:
+            # raised inside a tool, a mistyped code must not end the agent's request: the call fails as any tool
+            # failure of unknown kind does (TOOL_ERROR), and the author's mistake is kept to be said (a trace note)
+            self.unknown = exc
+            self.error = make_error("TOOL_ERROR", message=message, hint=hint, retry_after=retry_after,
+                                    stage=stage, problems=problems)
 
 
 def render(error: ToolError | None, lang: Lang = "en", *, data: Any = None, data_json: str | None = None,

@@ -6,7 +6,9 @@ them off one at a time to show what each one buys (docs/guards.md).
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, fields, replace
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
@@ -121,9 +123,16 @@ def _fits(value: Any, kind: str) -> bool:
         return kind != "lease"
     if kind == "retry":
         return isinstance(value, RetryPolicy)
+    # any number a notebook holds (numpy's int64, a Fraction, a Decimal), not only Python's own; never a bool
+    if isinstance(value, bool) or not isinstance(value, numbers.Real | Decimal):
+        return False
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):  # 10**400: no finite number of anything
+        return False
     if kind in ("count0", "count1"):
-        return isinstance(value, int) and not isinstance(value, bool) and value >= (0 if kind == "count0" else 1)
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+        return number.is_integer() and number >= (0 if kind == "count0" else 1)
+    return math.isfinite(number) and number > 0
 
 
 GUARDS = ("all_calls", "validate", "readable_errors", "self_correction", "timeout", "retry",

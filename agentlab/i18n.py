@@ -66,7 +66,8 @@ def t(key: str, lang: Lang = "en", /, **fields: object) -> str:
         if said_ is not None:
             fields = {**fields, "status": said_}
     if lang == "zh" and "!r" in text:  # a value quoted as Chinese quotes it (see _Quoted), with no space around it
-        return _QUOTED.vformat(_BESIDE_HAN.sub("", text), (), fields)
+        # (the space goes only beside a quoted text: a number or None keeps it, 实际是 -1, not 实际是-1)
+        return _BESIDE_QUOTE.sub("", _QUOTED.vformat(text, (), fields)).replace(_MARK, "")
     return _COUNTED.vformat(text, (), fields) if ":count:" in text else text.format(**fields)
 
 
@@ -98,14 +99,15 @@ class _Quoted(_Counted):
     def convert_field(self, value: object, conversion: str | None) -> object:
         if conversion == "r" and isinstance(value, str):
             inner = repr(value)[1:-1]
-            return f"“{inner}”"
+            return f"{_MARK}“{inner}”{_MARK}"  # marked, so that the template's space beside it can go (and only it)
         return super().convert_field(value, conversion)
 
 
 _QUOTED = _Quoted()
 #: the space a template leaves between a Chinese word and a quoted value ({name!r}), which Chinese quotation marks do not
 #: take; taken out of the template, never out of the values filled in
-_BESIDE_HAN = re.compile(r"(?<=[\u4e00-\u9fff]) (?=\{[^{}]*!r[:}])|(?<=!r\}) (?=[\u4e00-\u9fff])")
+_MARK = "\x1f"  # around a quoted text while its sentence is made; never in what t() returns
+_BESIDE_QUOTE = re.compile("(?<=[\u4e00-\u9fff]) \x1f|\x1f (?=[\u4e00-\u9fff])")
 
 
 # an identifier joined by hyphens (a case id "adv-bad-key", a run label "2-no-validation") is a name too, when it

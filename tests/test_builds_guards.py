@@ -534,10 +534,12 @@ def test_a_failure_that_carries_a_trace_or_a_secret_fails(lang):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_04_a_wait_nobody_sits_through_handles_nothing(lang):
     """A wait of a billion seconds (or inf) counted the 429 and the timeouts as handled."""
-    for wait in (10**9, float("inf"), -1.0):
+    for wait in (10**9, float("inf"), -1.0, float("nan")):
         said = str(builds_guards.build_resend(lambda e, a, r, w=wait: None if e.code == "UNAUTHENTICATED" else w,
                                               lang=lang))
         assert said.startswith(WRONG[lang]) and "30" in said, said
+        too_long = wait > 30  # capping is the advice for a wait too long, not for none at all
+        assert (("cap it" in said or "设上限" in said) == too_long), said
 
 
 def test_09_an_example_is_joined_to_its_label_as_chinese_joins_them():

@@ -373,3 +373,11 @@ def test_a_word_answer_is_read_through_the_punctuation_chinese_typing_adds(typed
     """A number followed by a full-width comma was read ("2，"), a word was refused ("lost_reply，", "（wrong_type）")."""
     from agentlab.workbook.exercises import _norm
     assert _norm(typed) == _norm("lost_reply")
+
+
+def test_a_one_value_enum_is_told_what_a_closed_set_is():
+    """A reason with one allowed value was told "the reason should be an enum": it was one."""
+    props = GOOD["properties"]
+    one = {**GOOD, "properties": {**props, "reason": {**props["reason"], "enum": ["user_cancel"]}}}
+    feedback = schema_contract(one, WHEN)
+    assert not feedback.ok and "two" in feedback.message, feedback.message

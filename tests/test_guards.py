@@ -40,3 +40,32 @@ def test_switching_off_a_guard_there_is_none_of_names_the_guards():
     with pytest.raises(ValueError) as caught:  # BadSetting is a ValueError, as this was
         GuardConfig().without("seatbelt")
     assert "seatbelt" in said(caught.value, "zh") and "、".join(GUARDS) in said(caught.value, "zh")
+
+
+def test_a_number_a_notebook_holds_is_a_setting_and_no_config_is_said_so():
+    """numpy's int64 (a notebook's count), 8.0 and a Fraction were refused as no number once the settings were
+    checked; config=None ended in "'NoneType' object has no attribute 'checked'"."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    from agentlab.calls import CallContext
+    for setting in ({"step_budget": np.int64(8)}, {"step_budget": 8.0}, {"timeout": Fraction(1, 2)},
+                    {"repeat_limit": np.int32(3)}, {"run_deadline": np.float64(30)}):
+        GuardConfig(**setting).checked()
+    with pytest.raises(BadSetting) as caught:
+        CallContext(Registry([]), None)  # type: ignore[arg-type]
+    assert "GuardConfig" in said(caught.value, "zh") and "NoneType" in said(caught.value, "en")
+
+
+def test_a_tool_that_names_no_code_fails_as_data_and_its_author_is_told():
+    """A ToolFailure with a code agentlab has not ("INTERNAL") ended the whole run (an UnknownCode); inside a tool it
+    is a failed call like any other, and the trace's note names the mistake."""
+    from agentlab.errors import ToolFailure
+
+    def lookup():
+        raise ToolFailure("INTERNAL", "backend down")
+    reg = Registry([Tool("lookup", "Look an order up.", {"type": "object", "properties": {}}, fn=lookup)])
+    run = run_guarded(ScriptedModel([tool_calls(call("lookup", {})), say("done")]), reg, "x")
+    tool = [e for e in run.events if e.kind == "tool"]
+    assert tool and tool[0].error_code == "TOOL_ERROR" and "is not an error code" in (tool[0].note or "")

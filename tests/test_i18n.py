@@ -480,7 +480,8 @@ def test_text_is_padded_to_the_columns_a_terminal_draws():
 
 
 def test_a_quoted_value_loses_only_the_templates_space_never_the_values_own():
-    from agentlab.i18n import _BESIDE_HAN, _QUOTED
-    template = "字段 {a!r} 和 {b} 不同"
-    said = _QUOTED.vformat(_BESIDE_HAN.sub("", template), (), {"a": "x", "b": "值 “y”"})
-    assert said == "字段“x”和 值 “y” 不同", said
+    from agentlab.i18n import _BESIDE_QUOTE, _MARK, _QUOTED
+    template = "字段 {a!r} 和 {b} 不同，实际是 {c!r}"
+    said = _BESIDE_QUOTE.sub("", _QUOTED.vformat(template, (), {"a": "x", "b": "值 “y”", "c": -1})).replace(_MARK, "")
+    # a number keeps the space a Chinese sentence gives it (实际是-1 ran together)
+    assert said == "字段“x”和 值 “y” 不同，实际是 -1", said

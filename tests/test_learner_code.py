@@ -86,3 +86,34 @@ def test_a_timer_that_rings_first_keeps_its_time_and_one_due_later_gets_it_back(
         signal.signal(signal.SIGALRM, previous)
         if before[0] > 0:
             signal.setitimer(signal.ITIMER_REAL, *before)
+
+
+def test_the_limit_is_said_however_the_stop_reaches_the_check_and_the_handler_is_put_back(monkeypatch):
+    """The probe (notebook 17's check) makes an interrupt its own exception: the limit read "stopped by you"; an
+    outer check's limit was caught by an inner one and said with the inner's seconds; SIGALRM's handler is the one
+    that was there before, after every verdict."""
+    from agentlab.workbook.exercises import Feedback, _say
+
+    before = signal.getsignal(signal.SIGALRM)
+
+    class ProbeStopped(KeyboardInterrupt):
+        pass
+
+    def probing(lang="en"):
+        try:
+            _sleeps()
+        except KeyboardInterrupt:
+            raise ProbeStopped("stopped") from None
+        return _say("right", "done", lang)
+    feedback = learner_code.bounded(seconds=0.2)(probing)()
+    assert "still running after 0.2 s" in feedback.message, feedback.message
+    assert signal.getsignal(signal.SIGALRM) is before
+
+    inner = learner_code.bounded(seconds=20)(lambda lang="en": _sleeps())
+    outer = learner_code.bounded(seconds=0.3)(lambda lang="en": inner())
+    feedback = outer()
+    assert isinstance(feedback, Feedback) and "0.3 s" in feedback.message and "20 s" not in feedback.message
+    assert signal.getsignal(signal.SIGALRM) is before
+    for _ in range(200):  # the alarm due as the check ends: never a verdict of "too long", never a handler left
+        assert learner_code.bounded(seconds=0.0005)(lambda lang="en": _say("right", "ok", lang))().state in ("right", "wrong")
+        assert signal.getsignal(signal.SIGALRM) is before

@@ -48,3 +48,22 @@ def test_switching_language_leaves_no_finding_in_the_other():
     app.lang.value = "en"
     assert app.report["settings"]["lang"] == "en"
     assert not re.search("[\u4e00-\u9fff]", app.view.value.replace("中文", "")), "Chinese left after the switch"
+
+
+def test_an_upload_named_as_the_sample_is_the_one_reviewed_and_an_error_follows_the_language(tmp_path):
+    """An upload called logs_openai_sample.jsonl was taken for the sample (by its name) and dropped; an error shown
+    before a language switch stayed in the earlier language."""
+    import re
+    mine = tmp_path / "logs_openai_sample.jsonl"
+    mine.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}) + "\n", encoding="utf-8")
+    app = LogReview(lang="en")
+    app.path = mine  # as take_upload leaves it
+    app.update()
+    assert app.path == mine and app.report["totals"]["runs"] == 1
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"foo": 1}\n', encoding="utf-8")
+    app.path = bad
+    app.update()
+    assert "messages" in app.view.value and not re.search("[\u4e00-\u9fff]", app.view.value)
+    app.lang.value = "zh"
+    assert re.search("[\u4e00-\u9fff]", app.view.value), app.view.value

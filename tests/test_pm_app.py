@@ -156,3 +156,19 @@ def test_switching_language_runs_the_desk_again_in_it():
     english = app.last.guarded.answer
     app.lang.value = "zh"
     assert app.last.guarded.answer != english and english not in app.view.value
+
+
+@pytest.mark.parametrize("desk, fault", [("expense", "api_429"), ("aftersales", "lost_reply")])
+def test_switching_language_runs_the_desk_and_fault_on_screen(desk, fault):
+    """Switching language relabelled the menus, whose observers relabelled again half-way and re-ran the desk with
+    their passing values: the bookkeeping desk's menus showed the after-sales run."""
+    app = PMApp(lang="en")
+    app.scenario.value = desk
+    app.fault.value = fault
+    app.run.click()
+    ran = []
+    real = type(app).update
+    app.update = lambda: ran.append((app.lang.value, app.scenario.value, app.fault.value)) or real(app)
+    app.lang.value = "zh"
+    assert ran == [("zh", desk, fault)], ran  # once, with what the menus show
+    assert app.last.scenario == desk and (app.scenario.value, app.fault.value) == (desk, fault)

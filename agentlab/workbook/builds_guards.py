@@ -37,7 +37,7 @@ class _LearnerRaised(Exception):
 
 def _raised(exc: BaseException, lang: Lang) -> str:
     # an error of agentlab's own says itself, whole, in the learner's language; any other is cut
-    detail = " ".join((said(exc, lang) if isinstance(exc, LocalizedError) else str(exc)[:240]).split())
+    detail = " ".join((said(exc, lang) if isinstance(exc, LocalizedError) else str(exc)[:240]).split()).rstrip("。.")
     return t("build.raised", lang, error=type(exc).__name__, detail=detail or "-")
 
 
@@ -311,6 +311,8 @@ def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Fe
         return _not_yet("03", "build.nb03.not_yet", lang)
     if not isinstance(sample, ToolFailure):
         return _wrong("03", t("build.nb03.not_a_failure", lang, given=type(sample).__name__), lang)
+    if sample.unknown is not None:  # a code agentlab has not: said, with the codes there are
+        return _wrong("03", said(sample.unknown, lang), lang)
     written = sample.error.message
     seen = (written.get(lang) or written.get("en") or "") if isinstance(written, dict) else str(written or "")
     if removed_here(seen):  # a trace, a path, a host or a secret was cut from it: the learner wrote one in
@@ -448,8 +450,9 @@ def build_resend(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
         odd = next((w for w in model.sleeps if not 0 <= w <= _04_LONGEST), None)
         if fault == "api_401":
             broken[label_] = None if resends == 0 else t("build.nb04.resent_fatal", lang, n=resends, waits=shown)
-        elif odd is not None:
-            broken[label_] = t("build.nb04.too_long", lang, wait=f"{odd:g}", most=f"{_04_LONGEST:g}")
+        elif odd is not None:  # too long to sit through, or no wait at all (negative, NaN)
+            key = "build.nb04.too_long" if odd > _04_LONGEST else "build.nb04.not_a_wait"
+            broken[label_] = t(key, lang, wait=f"{odd:g}", most=f"{_04_LONGEST:g}")
         elif times > _04_MOST:
             broken[label_] = None if resends < _04_MOST else t("build.nb04.forever", lang, n=resends)
         elif refunded != 1:

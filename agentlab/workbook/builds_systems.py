@@ -35,7 +35,7 @@ __all__ = ["contract_catches_faults", "cut_keeps_pairs", "desk_rule_holds", "dup
 def _raised(exc: BaseException, lang: Lang) -> Feedback:
     """A learner's code raised: one sentence naming the exception, never a traceback."""
     # an error of agentlab's own (an unknown error code) says itself in the learner's language
-    detail = said(exc, lang) if isinstance(exc, LocalizedError) else str(exc)[:160]
+    detail = (said(exc, lang) if isinstance(exc, LocalizedError) else str(exc)[:160]).rstrip("。.")  # the key ends it
     return _say("wrong", t("build.sys.raised", lang, error=f"{type(exc).__name__}: {detail}"), lang)
 
 
@@ -337,7 +337,8 @@ def desk_rule_holds(my_rule: Any, lang: Lang = "en") -> Feedback:
         return _say("wrong", t("build.nb14.fails", lang, n=len(failed), ids=joined((r.case_id for r in failed[:5]), lang, "list"),
                                why=_failed(first, lang)), lang)
     # the model reads the rule's words to fix its call: "x" passed, with no why and nothing to do next
-    terse = next((said_ for problems in seen for p in problems for said_ in _rule_words(p) if _terse(said_)), None)
+    # a problem is terse when every language it speaks in is (日期不能在未来 says enough beside a terse English)
+    terse = next((words[0] for problems in seen for p in problems if (words := _rule_words(p)) and all(map(_terse, words))), None)
     if terse is not None:
         return _say("wrong", t("build.nb14.terse", lang, said=terse), lang)
     return _say("right", t("build.nb14.right", lang), lang)
@@ -349,8 +350,8 @@ def _rule_words(problem: Any) -> list[str]:
 
 
 def _terse(text: str) -> bool:
-    """Too short to say why and what to do next: under four words, or under eight Chinese characters."""
-    return len(text.split()) < 4 and len(re.findall("[\u4e00-\u9fff]", text)) < 8
+    """Too short to say why and what to do next: under four words, and under six Chinese characters."""
+    return len(text.split()) < 4 and len(re.findall("[\u4e00-\u9fff]", text)) < 6
 
 
 # --- 15 · a skill's input schema that its own cases hold it to ---------------------------------------------------

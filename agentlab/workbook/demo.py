@@ -353,7 +353,9 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         lines += _expense_lines(c, lang)
     refunds = c.naive_state.get("refunds", [])
     if len(refunds) > 1:
-        lines.append(t("explain.double", lang, n=len(refunds), total=sum(_num(r["amount"]) for r in refunds)))
+        total = sum(_num(r["amount"]) for r in refunds)
+        # as a person writes an amount: 398, 12345.67 (not 398.0, nor :g's 12345.7)
+        lines.append(t("explain.double", lang, n=len(refunds), total=f"{total:.2f}".rstrip("0").rstrip(".")))
     bad = [r for r in refunds if not isinstance(r["amount"], (int, float)) or r["reason"] not in
            ("user_cancel", "out_of_stock", "price_error")]
     if bad:

@@ -39,28 +39,46 @@ class OutOfTime(KeyboardInterrupt):
     """The learner's code was still running at the check's time limit."""
 
 
+class _Limit:
+    """One check's time limit: whether its own timer rang (a stop may reach the check as another exception: the
+    probe turns an interrupt into its own, and an outer check's timer is not this one's)."""
+
+    __slots__ = ("armed", "rang")
+
+    def __init__(self) -> None:
+        self.armed, self.rang = False, False
+
+
 @contextmanager
-def _limited(seconds: float) -> Iterator[None]:
+def _limited(seconds: float) -> Iterator[_Limit]:
     """:class:`OutOfTime` raised in this thread after ``seconds`` (the main thread, POSIX; elsewhere no limit)."""
+    limit = _Limit()
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield
+        yield limit
         return
 
     def ring(signum: int, frame: Any) -> None:
-        raise OutOfTime()
+        if limit.armed:  # disarmed once the check is over: an alarm due in that instant ends nothing
+            limit.rang = True
+            raise OutOfTime()
     left, interval = signal.getitimer(signal.ITIMER_REAL)
-    if 0 < left <= seconds:  # a timer that rings first (pytest-timeout's) keeps its time and its handler
-        yield
+    if 0 < left <= seconds:  # a timer that rings first (pytest-timeout's, an outer check's) keeps its time
+        yield limit
         return
-    previous, started = signal.signal(signal.SIGALRM, ring), time.monotonic()
+    started = time.monotonic()
+    previous = signal.signal(signal.SIGALRM, ring)
     try:
+        limit.armed = True
         signal.setitimer(signal.ITIMER_REAL, seconds)
-        yield
+        yield limit
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if left > 0:
-            signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - started), 1e-3), interval)
+        limit.armed = False
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        finally:
+            signal.signal(signal.SIGALRM, previous)
+            if left > 0:
+                signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - started), 1e-3), interval)
 
 
 def bounded(notebook: str | None = None, *, seconds: float | None = None) -> Callable[[_F], _F]:
@@ -73,15 +91,18 @@ def bounded(notebook: str | None = None, *, seconds: float | None = None) -> Cal
 
         @functools.wraps(check)
         def run(*args: Any, **kwargs: Any) -> Feedback:
-            limit = LEARNER_SECONDS if seconds is None else seconds
+            limit_s = LEARNER_SECONDS if seconds is None else seconds
+            lang = _lang(signature, args, kwargs)
+            limit = None
             try:
-                with _limited(limit):
+                with _limited(limit_s) as limit:
                     return check(*args, **kwargs)
-            except OutOfTime:
-                feedback = _say("wrong", t("build.too_long", _lang(signature, args, kwargs), seconds=limit),
-                                _lang(signature, args, kwargs))
-            except KeyboardInterrupt:
-                lang = _lang(signature, args, kwargs)
+            except KeyboardInterrupt as exc:
+                if isinstance(exc, OutOfTime) and (limit is None or not limit.rang):
+                    raise  # an outer check's limit: that check says it
+            if limit is not None and limit.rang:  # however the stop reached here (the probe makes it its own interrupt)
+                feedback = _say("wrong", t("build.too_long", lang, seconds=limit_s), lang)
+            else:
                 feedback = _say("not yet", t("build.stopped", lang), lang)
             if notebook is not None:
                 from . import exercises

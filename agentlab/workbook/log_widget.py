@@ -47,8 +47,8 @@ class LogReview(App):
         self.format.description = t("ui.logs_format", lang)
         self.sample.description = t("ui.logs_sample", lang)
         self.run.description = t("ui.logs_review", lang)
-        if self.report is not None and self.report.get("settings", {}).get("lang", lang) != lang:
-            # the findings were written in the language of the review (a finding's sentence): reviewed again, so none
+        if getattr(self, "_said_in", lang) != lang:
+            # the findings (or the file's error) were said in the language of the review: reviewed again, so nothing
             # stays in the other language after the switch
             _safe(self.view, self.update, lang)
         elif self.report is not None:
@@ -60,6 +60,7 @@ class LogReview(App):
         if self.format.value not in LOG_SAMPLES:  # no sample in this format (otel): the openai one, read as such
             self.format.value = "openai"
         self.path = data_file(LOG_SAMPLES[self.format.value])
+        self._on_sample = True  # by this flag, not by the file's name: an upload may bear the sample's name
         return self.path
 
     def _sampled(self) -> dict | None:
@@ -76,7 +77,7 @@ class LogReview(App):
             self.view.value = f"<p style='color:#d93025'>{html.escape(file_said(exc, self.lang.value))}</p>"
             return None
         if path is not None:
-            self.path = path
+            self.path, self._on_sample = path, False
         return path
 
     def _uploaded(self) -> dict | None:
@@ -88,9 +89,10 @@ class LogReview(App):
         from ..evals.log_review import review_html, review_logs
         from ..i18n import LocalizedError  # a log file that cannot be read (LogError), OTLP that is not (OtlpError)
         lang = self.lang.value
-        if self.path is None or self.path.name in LOG_SAMPLES.values():  # the sample in the format chosen, if it has one
+        if self.path is None or getattr(self, "_on_sample", False):  # the sample in the format chosen, if it has one
             self.use_sample()
         path = self.path or self.use_sample()
+        self._said_in = lang
         try:
             self.report = review_logs(path, self.format.value, lang=lang)
         except LocalizedError as exc:

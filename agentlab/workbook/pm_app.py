@@ -82,6 +82,24 @@ class PMApp(App):
         return [(FAULTS[n].describe(lang), n) for n in names]
 
     def _relabel(self) -> None:
+        # setting a menu's options fires its observer, which relabels again half-way: that inner call once re-ran the
+        # desk with the menus' passing values (another desk's run under the chosen one's menu)
+        if getattr(self, "_relabelling", False):
+            return
+        self._relabelling = True
+        try:
+            self._relabel_menus()
+        finally:
+            self._relabelling = False
+        lang = self.lang.value
+        if self.last is not None and getattr(self, "_ran_in", lang) != lang:
+            # the runs themselves speak (the model's answer, the errors it read): run again in the new language, so
+            # nothing stays in the other one after the switch (the scripted runs are the same each time)
+            _safe(self.view, self.update, lang)
+        elif self.last is not None:
+            self.view.value = comparison_html(self.last, lang)
+
+    def _relabel_menus(self) -> None:
         lang = self.lang.value
         missing = "" if retail.available() else f"<p><small>{html.escape(t('effect.retail_missing', lang))}</small></p>"
         # the page's own language and title follow the app's (the page template reads this mark): a Chinese page was
@@ -111,12 +129,6 @@ class PMApp(App):
         for menu in (self.scenario, self.model, self.fault):
             menu.style.description_width = f"{widest + 2}ch"
             menu.layout.width = f"{widest + 2 + longest + 6}ch"
-        if self.last is not None and getattr(self, "_ran_in", lang) != lang:
-            # the runs themselves speak (the model's answer, the errors it read): run again in the new language, so
-            # nothing stays in the other one after the switch (the scripted runs are the same each time)
-            _safe(self.view, self.update, lang)
-        elif self.last is not None:
-            self.view.value = comparison_html(self.last, lang)
 
     def update(self) -> Comparison:
         from ..models.cassette import CassetteModel

@@ -6,6 +6,7 @@ the notes are shared with every colleague who opens the same review folder. The 
 from __future__ import annotations
 
 import html
+import time
 from pathlib import Path
 from typing import Any
 
@@ -301,10 +302,11 @@ class WeeklyReview(App):
         if conv is None:
             self.message.value = _ERROR.format(html.escape(t("weekly.pick_first", lang)))
             return None
-        if not self.note.value.strip() and getattr(self, "_saved_for", None) == conv.id:
-            return None  # a second click on the note just saved: it is saved, and the confirmation stays (it turned red)
+        just = getattr(self, "_saved", None)
+        if not self.note.value.strip() and just is not None and just[0] == conv.id and time.monotonic() - just[1] < 3:
+            return None  # a double click on the note just saved: it is saved, and the confirmation stays (it turned red)
         note = self.store.add_note(conv, self.note.value, self.author.value, category=self.category.value)
-        self._saved_for = conv.id
+        self._saved = (conv.id, time.monotonic())
         self.note.value = ""
         self.category.value = ""
         self.show_week()
