@@ -23,7 +23,7 @@ from functools import cache
 from typing import Any, Literal, TypeVar, cast
 
 __all__ = ["LANGS", "Lang", "Listed", "LocalizedError", "Sentence", "both", "check_lang", "colon", "joined", "keys", "label",
-           "label_glossary", "missing_labels", "os_reason", "said", "t"]
+           "label_glossary", "missing_labels", "os_reason", "said", "said_marks", "t"]
 
 Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
@@ -233,6 +233,15 @@ def said(value: object, lang: Lang = "en") -> str:
     """``value`` in ``lang`` when it can say itself in either language (a SchemaError, a LocalizedError), else as text."""
     localized = getattr(value, "localized", None)
     return localized(lang) if callable(localized) else str(value)
+
+
+def said_marks(text: str, lang: Lang = "en") -> str:
+    """``text`` with each mark redaction left (:data:`agentlab.redaction.MARKS`) said in ``lang``: a Chinese page read
+    [address removed] among its Chinese. The text itself is left as it is, and English as written."""
+    if lang == "en" or "[" not in text:
+        return text
+    from .redaction import MARKS
+    return MARKS.sub(lambda m: t(f"redaction.{m[1]}", lang) if m[1] else t(f"redaction.{m[2]}", lang, last=m[3]), text)
 
 
 def os_reason(exc: OSError) -> str:

@@ -17,8 +17,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-__all__ = ["DETAIL_LIMIT", "FIND_LIMIT", "TEXT_LIMIT", "find_secrets", "mask_personal", "redact", "redact_secrets",
-           "removed_here"]
+__all__ = ["DETAIL_LIMIT", "FIND_LIMIT", "MARKS", "TEXT_LIMIT", "find_secrets", "mask_personal", "redact",
+           "redact_secrets", "removed_here"]
 
 # --- redaction ---------------------------------------------------------------
 # Two levels. Credentials (keys, tokens, passwords, the user:password of a URL) and
@@ -313,13 +313,15 @@ def redact(text: str) -> str:
     return _apply(_TECHNICAL_LAST, redact_secrets(_apply(_TECHNICAL_FIRST, text)))
 
 
-#: the marks the rules above leave where they removed something
-_REMOVED = re.compile(r"\[(?:secret|details|path|address|query) removed\]")
+#: every mark a rule leaves, as a page shows it ([address removed], [phone …78]): what :func:`agentlab.i18n.said_marks`
+#: says in a reader's language
+MARKS = re.compile(r"\[(secret|details|path|address|query) removed\]|\[(card|phone) …(\d{1,4})\]")
 
 
 def removed_here(text: str) -> bool:
-    """Whether ``text`` holds a mark :func:`redact` leaves: something was cut from it before anyone read it."""
-    return _REMOVED.search(text) is not None
+    """Whether ``text`` holds a mark :func:`redact` leaves where it cut something out: a secret, a trace, a path, a
+    host or a query (a card or a phone number masked is personal data kept in part, not a cut)."""
+    return any(m[1] for m in MARKS.finditer(text))
 
 
 # --- personal data -------------------------------------------------------------

@@ -498,3 +498,20 @@ def test_the_report_says_nothing_it_has_no_cases_for_and_names_each_taxonomy(nam
         assert t("logs.cases_zero", lang) in page and t("logs.cases_page_none", lang, n=0) not in page
     i = page.index('id="taxonomies"')
     assert page.index(t("logs.col.category", lang), i) < page.index(t("logs.col.stage", lang), i)
+
+
+def test_what_was_cut_from_the_logs_is_marked_in_the_pages_language():
+    """The Chinese review read [address removed], [phone …78] and [secret removed] among its Chinese; the weekly
+    review's conversations too. The text around a mark is left as the logs hold it."""
+    import re
+
+    from agentlab.evals.log_report import review_html
+    from agentlab.evals.log_review import review_logs
+    from agentlab.i18n import said_marks
+    from agentlab.resources import data_file
+    marks = re.compile(r"\[(?:secret|details|path|address|query) removed\]|\[(?:card|phone) …\d+\]")
+    en = review_html(review_logs(data_file("logs_openai_sample.jsonl"), "openai", lang="en"), "en", page=True)
+    zh = review_html(review_logs(data_file("logs_openai_sample.jsonl"), "openai", lang="zh"), "zh", page=True)
+    assert marks.search(en) and not marks.search(zh) and "[地址已删除]" in zh and "[电话 …78]" in zh
+    assert said_marks("call [phone …78] at [path removed]", "zh") == "call [电话 …78] at [路径已删除]"
+    assert said_marks("[phone …78]", "en") == "[phone …78]"

@@ -314,3 +314,13 @@ def test_a_suggested_group_always_holds_two_notes_or_more(tmp_path, convs):
     for lang in ("en", "zh"):
         offered = suggest_groups(store.notes(), lang, convs)
         assert offered and all(len(s.notes) >= 2 for s in offered), offered
+
+
+def test_the_exported_page_gives_the_shares_the_app_gives(tmp_path, convs):
+    """The app's table gives each category's share of the week's failed conversations; the exported page gave a
+    share of the notes (100% for the one category noted, in a week of several conversations)."""
+    store = ReviewStore(tmp_path)
+    store.add_note(convs[0], "refunded twice", "Ann", category="refund twice")
+    review = week_review(store, convs, "2026-W10", "logs_openai_sample.jsonl")
+    page = weekly_html(review, "en")
+    assert f"{1 / len(convs):.0%}" in page and "100%" not in page, page[:2000]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CODES
-from ..i18n import Lang, t
+from ..i18n import Lang, said_marks, t
 from ..i18n import keys as catalogue_keys
 from ..resources import MAX_LINK_BYTES, data_url, render_page
 from .failure_classes import class_name
@@ -91,7 +91,8 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
     findings = [{**f, "kind": kind(f["kind"]), "category": _said(f"class.{f['category']}", f["category"], lang),
                  "stage": _said(f"stage.{f['stage']}", f["stage"], lang)} for f in report["findings"]]
     more = tot["findings"] - len(findings)
-    return _page("log_review.html", _say(lang), lang=lang, version=report["version"], page=page,
+    # the marks of what was cut from the logs ([address removed]) said in the page's language, as its words are
+    return said_marks(_page("log_review.html", _say(lang), lang=lang, version=report["version"], page=page,
                  title=t("logs.title", lang, source=s.get("source", "")),
                  totals=t("logs.totals", lang, runs=tot["runs"], calls=tot["tool_calls"], findings=tot["findings"],
                           bad=tot["runs_with_findings"]),
@@ -108,7 +109,7 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
                  cases_text=_cases_text(len(cases), runnable, lang, page=page, too_large=too_large),
                  cases_href=href if carried else "",
                  cases=[{"runnable": c["runnable"], **{k: c["case"][k] for k in ("id", "scenario", "task")}}
-                        for c in cases])
+                        for c in cases]), lang)
 
 
 def _said(key: str, fallback: Any, lang: Lang) -> str:

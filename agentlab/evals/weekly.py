@@ -628,8 +628,9 @@ def weekly_html(review: WeekReview, lang: Lang = "en") -> str:
     """The week's review as one page: the counts per category, then each conversation whole with its notes.
     Every text from the logs or the notes is escaped; the page has no script."""
     e = html.escape
-    total = sum(review.counts.values())
-    rows = "".join(f"<tr><td>{e(cat)}</td><td>{n}</td><td>{n / max(total, 1):.0%}</td></tr>"
+    # a share of the week's failed conversations, as the app's table gives it
+    total = max(sum(review.counts.values()), len(review.conversations), 1)
+    rows = "".join(f"<tr><td>{e(cat)}</td><td>{n}</td><td>{n / total:.0%}</td></tr>"
                    for cat, n in review.counts.items()) or \
         f"<tr><td colspan='3'>{e(t('weekly.no_counts', lang))}</td></tr>"
     by_conv: dict[str, list[Note]] = {}

@@ -28,7 +28,7 @@ from ..evals.weekly import (
     week_review,
     weeks_of,
 )
-from ..i18n import Lang, LocalizedError, colon, joined, t
+from ..i18n import Lang, LocalizedError, colon, joined, said_marks, t
 from ..resources import data_file
 from .log_widget import LOG_SAMPLES
 from .uploads import file_said, kept_upload, upload_button, upload_note
@@ -44,9 +44,9 @@ def conversation_html(conv: FailedConversation, notes: list[Any], lang: Lang = "
     """One conversation whole, each message with its role, then the notes on it (every text escaped)."""
     e = html.escape
     stage = f" · {e(t('stage.' + conv.stage, lang))}" if conv.stage else ""
-    rows = "".join(
+    rows = "".join(  # what was cut from the logs ([address removed]) said in the page's language
         f"<li><b>{e(role_said(m['role'], lang))}</b>{colon(lang)}"
-        f"<span style='white-space:pre-wrap'>{e(m['text'])}</span></li>" for m in conv.shown())
+        f"<span style='white-space:pre-wrap'>{e(said_marks(m['text'], lang))}</span></li>" for m in conv.shown())
     said = "".join(f"<li>{e(n.text)} — <i>{e(n.author)}</i>"
                    f"{' · ' + e(t('weekly.in_category', lang, category=n.category)) if n.category else ''}</li>"
                    for n in notes) or f"<li>{e(t('weekly.no_notes', lang))}</li>"
