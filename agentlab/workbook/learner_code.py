@@ -51,25 +51,30 @@ class _Limit:
 
 @contextmanager
 def _limited(seconds: float) -> Iterator[_Limit]:
-    """:class:`OutOfTime` raised in this thread after ``seconds`` (the main thread, POSIX; elsewhere no limit)."""
+    """:class:`OutOfTime` raised in this thread after ``seconds`` (the main thread, POSIX; elsewhere no limit).
+
+    The check's own handler and timer are always set, never left to a timer found running: one left behind (due in
+    a millisecond, with a handler that no longer acts) let a check sleep for good. A timer found running is put back
+    with its time, and when it falls due first its own handler runs, as it would have."""
     limit = _Limit()
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield limit
         return
+    left, interval = signal.getitimer(signal.ITIMER_REAL)
+    outer_first = 0 < left < seconds  # pytest-timeout's, an outer check's: due before this limit
+    previous: Any = None
 
     def ring(signum: int, frame: Any) -> None:
-        if limit.armed:  # disarmed once the check is over: an alarm due in that instant ends nothing
+        if limit.armed and not outer_first:
             limit.rang = True
             raise OutOfTime()
-    left, interval = signal.getitimer(signal.ITIMER_REAL)
-    if 0 < left <= seconds:  # a timer that rings first (pytest-timeout's, an outer check's) keeps its time
-        yield limit
-        return
+        if callable(previous):  # the timer found running fell due (or this limit is over): its handler acts
+            previous(signum, frame)
     started = time.monotonic()
     previous = signal.signal(signal.SIGALRM, ring)
     try:
         limit.armed = True
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+        signal.setitimer(signal.ITIMER_REAL, left if outer_first else seconds)
         yield limit
     finally:
         limit.armed = False
