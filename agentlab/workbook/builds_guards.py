@@ -35,10 +35,14 @@ class _LearnerRaised(Exception):
         self.exc = exc
 
 
+def _detail(exc: BaseException, lang: Lang, cut: int = 240) -> str:
+    """What a learner's code raised, in a line: an error of agentlab's own says itself, whole, in the learner's
+    language (its full stop left to the sentence around it); any other is cut."""
+    return " ".join((said(exc, lang) if isinstance(exc, LocalizedError) else str(exc)[:cut]).split()).rstrip("。.")
+
+
 def _raised(exc: BaseException, lang: Lang) -> str:
-    # an error of agentlab's own says itself, whole, in the learner's language; any other is cut
-    detail = " ".join((said(exc, lang) if isinstance(exc, LocalizedError) else str(exc)[:240]).split()).rstrip("。.")
-    return t("build.raised", lang, error=type(exc).__name__, detail=detail or "-")
+    return t("build.raised", lang, error=type(exc).__name__, detail=_detail(exc, lang) or "-")
 
 
 def _tally(notebook: str, broken: dict[str, str | None], lang: Lang, right: str, *, cases: bool = False) -> Feedback:

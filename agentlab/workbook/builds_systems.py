@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ..guards import GuardConfig
-from ..i18n import LANGS, Lang, LocalizedError, both, joined, label, said, t
+from ..i18n import LANGS, Lang, both, joined, label, said, t
+from .builds_guards import _detail
 from .exercises import Feedback, _reports, _say, _shown, check_answer
 from .learner_code import bounded
 
@@ -35,8 +36,7 @@ __all__ = ["contract_catches_faults", "cut_keeps_pairs", "desk_rule_holds", "dup
 def _raised(exc: BaseException, lang: Lang) -> Feedback:
     """A learner's code raised: one sentence naming the exception, never a traceback."""
     # an error of agentlab's own (an unknown error code) says itself in the learner's language
-    detail = (said(exc, lang) if isinstance(exc, LocalizedError) else str(exc)[:160]).rstrip("。.")  # the key ends it
-    return _say("wrong", t("build.sys.raised", lang, error=f"{type(exc).__name__}: {detail}"), lang)
+    return _say("wrong", t("build.sys.raised", lang, error=f"{type(exc).__name__}: {_detail(exc, lang, 160)}"), lang)
 
 
 def _failed(result: Any, lang: Lang) -> str:

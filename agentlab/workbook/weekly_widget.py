@@ -158,13 +158,9 @@ class WeeklyReview(App):
         self.open.description = t("weekly.open", lang)
         self.week.description = t("weekly.week", lang)
         # a name for each control a screen reader announces (a placeholder is none: it goes once text is typed)
-        self.conversations.description = t("weekly.label.conversations", lang)
-        self.note.description = t("weekly.label.note", lang)
-        self.author.description = t("weekly.label.author", lang)
-        self.category.description = t("weekly.label.category", lang)
-        self.group_note.description = t("weekly.label.group_note", lang)
-        self.group_name.description = t("weekly.label.category", lang)
-        for w in (self.conversations, self.note, self.author, self.category, self.group_note, self.group_name):
+        for w, key in ((self.conversations, "conversations"), (self.note, "note"), (self.author, "author"),
+                       (self.category, "category"), (self.group_note, "group_note"), (self.group_name, "category")):
+            w.description = t(f"weekly.label.{key}", lang)
             w.style.description_width = "initial"  # the label whole ("Conversat…" in the default width)
         self.note.placeholder = t("weekly.note_hint", lang)
         self.author.placeholder = t("weekly.author_hint", lang)
