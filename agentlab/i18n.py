@@ -255,6 +255,62 @@ def os_reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
+def py_reason(exc: BaseException) -> str:
+    """What Python said ``exc`` was, as a field of a sentence: said plainly in the reader's language where its message
+    is one a learner's code commonly raises (a keyword argument a function lacks, a key a dict lacks, a name not defined
+    yet...), else Python's own words. A Chinese check read "TypeError（f() got an unexpected keyword argument 'x'）"."""
+    if isinstance(exc, KeyError) and len(exc.args) == 1:
+        key = exc.args[0]
+        return Sentence("py.no_key", key=key if isinstance(key, int | float | str) and len(str(key)) <= 80 else "…")
+    text = str(exc)
+    for kind, pattern, key in _PY_REASONS:
+        found = pattern.fullmatch(text) if isinstance(exc, kind) else None
+        if found:
+            fields: dict[str, Any] = found.groupdict()
+            if "names" in fields:  # "'a', 'b' and 'c'": listed, and quoted, the reader's way
+                fields["names"] = _Names(re.findall(r"'([^']*)'", fields["names"]))
+            if "type" in fields:
+                fields["type"] = _TYPE_NAMES.get(fields["type"], fields["type"])
+            if "takes" in fields:
+                fields["takes"] = re.sub(r"from (\d+) to (\d+)", r"\1-\2", fields["takes"])
+            return Sentence(key, **fields)
+    return text
+
+
+# Python's messages (3.11-3.13) that learners' code raises most, each with its plain sentence in the catalogue
+_PY_REASONS: tuple[tuple[type[BaseException], re.Pattern[str], str], ...] = tuple(
+    (kind, re.compile(pattern, re.S), key) for kind, pattern, key in (
+        (TypeError, r"(?P<fn>.+?\(\)) got an unexpected keyword argument '(?P<name>[^']*)'", "py.unexpected_keyword"),
+        (TypeError, r"(?P<fn>.+?\(\)) missing \d+ required (?:positional|keyword-only) arguments?: (?P<names>.+)",
+         "py.missing_arguments"),
+        (TypeError, r"(?P<fn>.+?\(\)) takes (?P<takes>\d+|from \d+ to \d+) positional arguments? but (?P<given>\d+)"
+                    r" (?:was|were) given", "py.too_many_positional"),
+        (TypeError, r"'NoneType' object is not subscriptable", "py.none_indexed"),
+        (TypeError, r"'(?P<type>[^']+)' object is not subscriptable", "py.not_indexable"),
+        (TypeError, r"'(?P<type>[^']+)' object is not callable", "py.not_callable"),
+        (TypeError, r"unsupported operand type\(s\) for (?P<op>\S+): '(?P<left>[^']+)' and '(?P<right>[^']+)'",
+         "py.operand"),
+        (TypeError, r'can only concatenate (?P<kind>\w+) \(not "(?P<other>\w+)"\) to \w+', "py.concatenate"),
+        (TypeError, r"'(?P<type>[^']+)' object is not iterable", "py.not_iterable"),
+        (TypeError, r"object of type '(?P<type>[^']+)' has no len\(\)", "py.no_len"),
+        (UnboundLocalError, r"cannot access local variable '(?P<name>[^']+)' where it is not associated with a value",
+         "py.unbound"),
+        (NameError, r"name '(?P<name>[^']+)' is not defined(?:\. Did you mean: .*)?", "py.not_defined"),
+        (AttributeError, r"module '(?P<module>[^']+)' has no attribute '(?P<name>[^']+)'(?:\. Did you mean: .*)?",
+         "py.module_attribute"),
+        (AttributeError, r"'(?P<type>[^']+)' object has no attribute '(?P<name>[^']+)'(?:\. Did you mean: .*)?",
+         "py.no_attribute"),
+        (IndexError, r"(?P<type>list|tuple|string|range object) index out of range", "py.index_range"),
+        (ValueError, r"invalid literal for int\(\) with base 10: '(?P<text>[^']*)'", "py.not_whole"),
+        (ValueError, r"could not convert string to float: '(?P<text>[^']*)'", "py.not_number"),
+        (ZeroDivisionError, r".*", "py.zero_division"),
+        (RecursionError, r"maximum recursion depth exceeded.*", "py.recursion"),
+    ))
+
+
+_TYPE_NAMES = {"string": "str", "range object": "range"}  # as the other messages name a type: by its Python name
+
+
 class Sentence(str):
     """A sentence of the catalogue as its English text (a ``str``: it prints, compares and serialises as one) that also
     knows its key and fields, so :meth:`localized` (and :func:`said`) says it in another language."""
@@ -294,6 +350,22 @@ class Listed(str):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return Listed, (self.items,)  # as its names: rebuilt from its text, a copy listed its letters
+
+
+class _Names(Listed):
+    """Names a Python message quoted, each quoted the way its reader's language quotes a name (“a”、“b” in Chinese)."""
+
+    def __new__(cls, items: Iterable[object]) -> _Names:
+        names = super().__new__(cls, items)
+        text = str.__new__(cls, names.localized("en"))  # as text, English: quoted as Python quoted them
+        text.items = names.items
+        return text
+
+    def localized(self, lang: Lang = "en") -> str:
+        return joined((f"“{n}”" if lang == "zh" else f"'{n}'" for n in self.items), lang, "list")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _Names, (self.items,)
 
 
 def _sentence(key: str, fields: dict[str, Any]) -> Sentence:

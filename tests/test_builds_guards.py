@@ -156,6 +156,7 @@ def test_02_the_stub_is_not_yet_a_half_tightened_contract_is_told_what_gets_thro
 def test_02_code_that_raises_refuses_good_refunds_or_returns_no_schema_gets_a_sentence(lang):
     said = str(builds_guards.build_tighter_contract(lambda s: s["properties"]["amount"]["maximum"] + 1, lang=lang))
     assert said.startswith(WRONG[lang]) and "KeyError" in said and "Traceback" not in said
+    assert ("no key 'maximum' in the dict" in said) if lang == "en" else ("字典里没有键“maximum”" in said), said
     said = str(builds_guards.build_tighter_contract(lambda s: {**s, "required": ["order_id", "remark"]}, lang=lang))
     assert said.startswith(WRONG[lang]) and "A1001" in said and "remark" in said
     said = str(builds_guards.build_tighter_contract(lambda s: json.dumps(s), lang=lang))
@@ -238,6 +239,9 @@ def test_04_the_stub_is_not_yet_a_wrong_wait_is_told_what_still_breaks_and_the_s
 def test_04_code_that_raises_gets_a_sentence(lang):
     said = str(builds_guards.build_resend(lambda e, a, r: e.retry_after * 2, lang=lang))  # None for a 500
     assert said.startswith(WRONG[lang]) and "TypeError" in said and "Traceback" not in said
+    # Python's own English is said plainly in the learner's language (in Chinese, no "unsupported operand")
+    assert ("between a value of type NoneType and one of type int" in said) if lang == "en" else \
+        ("* 不能用在 NoneType 和 int 之间" in said and "unsupported" not in said), said
     said = str(builds_guards.build_resend(lambda e, a, r: 0.5 if a < 1 else "later", lang=lang))
     assert said.startswith(WRONG[lang]) and "ValueError" in said
     said = str(builds_guards.build_resend(0.5, lang=lang))  # type: ignore[arg-type]

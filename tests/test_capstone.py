@@ -111,7 +111,7 @@ def test_the_checklist_runs_on_a_desk_file() -> None:
     ("x = 1\n", "has no desk() function", "没有 desk() 函数"),
     ("def desk():\n    return {'name': 'mine'}\n", "returned a dict, not an agentlab.scenarios.Scenario", "返回的是 dict"),
     ("import nowhere_to_be_found\n", "ModuleNotFoundError", "ModuleNotFoundError"),
-    ("def desk():\n    raise ValueError('no orders file')\n", "no orders file (line 2)", "no orders file (line 2)"),
+    ("def desk():\n    raise ValueError('no orders file')\n", "ValueError: no orders file (line 2)", "ValueError：no orders file（第 2 行）"),
 ])
 def test_a_malformed_desk_is_one_structured_line_in_either_language(tmp_path: Path, text: str, en: str, zh: str) -> None:
     bad = tmp_path / "desk.py"

@@ -9,9 +9,30 @@ def test_a_second_identical_refund_is_a_second_row():
     rows = written_rows(before, after)
     assert rows == ["refund 1: order_id A1001, amount 199.0", "refund 2: order_id A1001, amount 199.0",
                     "order status A1001: paid → refunded"]
-    assert written_rows(before, after, "zh")[1] == "退款 2：order_id A1001、amount 199.0"  # a Chinese list
+    assert written_rows(before, after, "zh")[1] == "退款 2：订单号 A1001、金额 199.0"  # a Chinese list, Chinese names
+    assert written_rows(before, after, "zh")[2] == "订单状态 A1001：已支付 → 已退款"
 
 
 def test_nothing_written_is_no_row_and_an_unknown_table_keeps_its_name():
     assert written_rows({"refunds": []}, {"refunds": []}) == []
     assert written_rows({}, {"shipments": [{"id": 1, "note": ""}]}) == ["shipments 1: id 1"]
+
+
+def test_every_desk_s_rows_name_their_fields_and_statuses_in_chinese():
+    """What the app shows under each side, for every desk: each field is named in the reader's language (a Chinese
+    reader read "order_id A1001、amount 199.0"), and an order's status too; the values stay as the tools wrote them."""
+    import re
+
+    from agentlab.scenarios import retail
+    from agentlab.workbook.demo import compare_expense, compare_loops, compare_retail
+    from agentlab.workbook.effects import written_side_by_side
+    desks = [compare_loops, compare_expense] + ([compare_retail] if retail.available() else [])
+    for compare in desks:
+        c = compare("lost_reply", lang="zh")
+        rows = [r for side in written_side_by_side(c.start_state, c.naive_state, c.guarded_state, "zh") for r in side if r]
+        assert rows, compare.__name__
+        for row in rows:
+            # a field's name opens the row's list (after "：") or follows "、"; a status is a value after "状态 " or "："
+            names = re.findall(r"(?:：|、)([^\s：、]+) ", row)
+            assert names and not [n for n in names if re.fullmatch(r"[a-z_]+", n)], row
+            assert not re.search(r"(?:状态 |：|→ )(?:paid|refunded|cancelled|pending|processed|delivered)\b", row), row

@@ -485,3 +485,47 @@ def test_a_quoted_value_loses_only_the_templates_space_never_the_values_own():
     said = _BESIDE_QUOTE.sub("", _QUOTED.vformat(template, (), {"a": "x", "b": "值 “y”", "c": -1})).replace(_MARK, "")
     # a number keeps the space a Chinese sentence gives it (实际是-1 ran together)
     assert said == "字段“x”和 值 “y” 不同，实际是 -1", said
+
+
+# --- what Python said a learner's code did wrong (py_reason) ----------------------------------------------------------
+def _raised(code: str) -> BaseException:
+    import json as json_module
+    space: dict = {"json": json_module}
+    exec("def f(a, b):\n    return a\ndef g(*, k):\n    return k\ndef rec():\n    return rec()\n"
+         "def unbound():\n    x += 1\n", space)
+    try:
+        exec(code, space)
+    except BaseException as exc:  # noqa: BLE001 - the very exception is the test's input
+        return exc
+    raise AssertionError(f"{code} raised nothing")
+
+
+# each the Python (3.11-3.13) of today raises, and the sentence it is said with: a message Python rewords fails here
+RAISED = {
+    "f(1, c=2)": "py.unexpected_keyword", "f()": "py.missing_arguments", "g()": "py.missing_arguments",
+    "f(1, 2, 3)": "py.too_many_positional", "x = None; x[0]": "py.none_indexed", "x = 5; x[0]": "py.not_indexable",
+    "x = 5; x()": "py.not_callable", "x = 1; x + 'a'": "py.operand", "x = 'a'; x + 1": "py.concatenate", "iter(5)": "py.not_iterable",
+    "len(None)": "py.no_len", "{}['order_id']": "py.no_key", "nowhere": "py.not_defined", "unbound()": "py.unbound",
+    "x = 5; x.amount": "py.no_attribute", "json.dumpz": "py.module_attribute", "[][1]": "py.index_range",
+    "int('1.5')": "py.not_whole", "float('abc')": "py.not_number", "x = 0; 1 % x": "py.zero_division",
+    "rec()": "py.recursion",
+}
+
+
+@pytest.mark.parametrize("code", RAISED)
+def test_a_common_python_error_is_said_plainly_in_either_language(code):
+    from agentlab.i18n import py_reason, said
+    reason = py_reason(_raised(code))
+    assert getattr(reason, "key", None) == RAISED[code]
+    zh = said(reason, "zh")
+    assert re.search(r"[\u4e00-\u9fff]", zh) and not re.search(r"\b(?:got|missing|object|argument|is not)\b", zh), zh
+    assert said(reason, "en") == str(reason) and "Traceback" not in zh
+
+
+def test_every_python_sentence_is_reached_and_an_unknown_message_is_kept_as_python_said_it():
+    from agentlab.i18n import py_reason, said
+    reached = set(RAISED.values()) | {"py.raised", "py.raised_at"}  # those two frame a reason (capstone, widgets)
+    assert {k for k in i18n.keys() if k.startswith("py.")} == reached
+    odd = RuntimeError("the backend said no")
+    assert py_reason(odd) == "the backend said no" and not hasattr(py_reason(odd), "localized")
+    assert said(py_reason(_raised("f()")), "zh") == "调用 f() 时少了它必需的参数“a”、“b”"

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..i18n import Lang, LocalizedError, colon, joined, label, said, t
+from ..i18n import Lang, LocalizedError, colon, joined, label, py_reason, said, t
 from ..tools import Registry
 from . import exercises
 from .exercises import Feedback, _say
@@ -37,8 +37,9 @@ class _LearnerRaised(Exception):
 
 def _detail(exc: BaseException, lang: Lang, cut: int = 240) -> str:
     """What a learner's code raised, in a line: an error of agentlab's own says itself, whole, in the learner's
-    language (its full stop left to the sentence around it); any other is cut."""
-    return " ".join((said(exc, lang) if isinstance(exc, LocalizedError) else str(exc)[:cut]).split()).rstrip("。.")
+    language (its full stop left to the sentence around it); Python's own, plainly where it is a common one
+    (:func:`~agentlab.i18n.py_reason`), cut."""
+    return " ".join(said(exc if isinstance(exc, LocalizedError) else py_reason(exc), lang)[:cut].split()).rstrip("。.")
 
 
 def _raised(exc: BaseException, lang: Lang) -> str:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ..i18n import Lang, Listed, LocalizedError, colon, joined, os_reason, pad, t
+from ..i18n import Lang, Listed, LocalizedError, Sentence, colon, joined, os_reason, pad, py_reason, t
 from ..resources import data_file
 from ..scenarios import SCENARIOS, Scenario
 
@@ -96,8 +96,12 @@ def _where(exc: BaseException, path: Path) -> str:
         if Path(tb.tb_frame.f_code.co_filename).resolve() == path.resolve():
             line = tb.tb_lineno
         tb = tb.tb_next
-    said = f"{type(exc).__name__}: {exc}"[:160]
-    return f"{said} (line {line})" if line else said
+    reason = py_reason(exc)
+    if not hasattr(reason, "localized"):
+        reason = reason[:160]
+    if line:
+        return Sentence("py.raised_at", error=type(exc).__name__, reason=reason, line=line)
+    return Sentence("py.raised", error=type(exc).__name__, reason=reason)
 
 
 @dataclass(frozen=True)

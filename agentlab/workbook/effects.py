@@ -18,20 +18,29 @@ __all__ = ["written_rows", "written_side_by_side"]
 
 
 def _table(name: str, lang: Lang) -> str:
-    key = f"effect.table.{name}"
-    return t(key, lang) if key in catalogue_keys() else name
+    return _said(f"effect.table.{name}", name, lang)
 
 
 def _fields(row: Any, lang: Lang) -> str:
-    # each field as stored (its name and value), the fields a list in the reader's language (金额 199元 beside a
-    # Chinese reader's next field took an English comma)
+    # each field by its name in the reader's language (English: as stored) and its value, the fields a list in that
+    # language (金额 199元 beside a Chinese reader's next field took an English comma); a Chinese reader read
+    # "order_id A1001、amount 199.0" among the page's Chinese
     if isinstance(row, Mapping):
-        return joined((f"{k} {_value(v)}" for k, v in row.items() if v not in ("", None)), lang, "list")
+        return joined((f"{_said(f'effect.field.{k}', k, lang)} {_value(v, k, lang)}" for k, v in row.items()
+                       if v not in ("", None)), lang, "list")
     return _value(row)
 
 
-def _value(v: Any) -> str:
-    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+def _said(key: str, otherwise: str, lang: Lang) -> str:
+    return t(key, lang) if key in catalogue_keys() else otherwise
+
+
+def _value(v: Any, field: str = "", lang: Lang = "en") -> str:
+    """A stored value as text; an order's status (``paid``, ``refunded``) in the reader's language. Other values are
+    what the tools wrote (an order id, a reason code the contract lists) and stay as written."""
+    if isinstance(v, str):
+        return _said(f"effect.status.{v}", v, lang) if field == "status" else v
+    return json.dumps(v, ensure_ascii=False)
 
 
 def _leaves(before: Any, after: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any, Any]]:
@@ -64,7 +73,9 @@ def _grouped(before: Mapping[str, Any], after: Mapping[str, Any], lang: Lang) ->
         else:
             for path, was, now in _leaves(old, new, (name,)):
                 what = f"{_table(path[0], lang)} {'/'.join(path[1:])}".strip()
-                out.setdefault(name, []).append(t("effect.change", lang, what=what, old=_value(was), new=_value(now)))
+                field = "status" if path[0] == "status" else path[-1]  # the status table holds each order's status
+                out.setdefault(name, []).append(t("effect.change", lang, what=what, old=_value(was, field, lang),
+                                                  new=_value(now, field, lang)))
     return out
 
 

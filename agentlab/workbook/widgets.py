@@ -21,7 +21,7 @@ from ..a11y import attach, quiet, text_equivalent
 from ..approval import approve, pending, reject
 from ..evals.outcome import reasons_in
 from ..guards import GUARDS, GuardConfig
-from ..i18n import Lang, aside, colon, columns, joined, label, said, t
+from ..i18n import Lang, aside, colon, columns, joined, label, py_reason, said, t
 from ..jsonutil import JsonReason
 from ..lint import lint
 from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
@@ -95,7 +95,7 @@ def _safe(target: W.HTML, fn: Callable[[], Any], lang: Lang = "en") -> Any:
     try:
         return fn()
     except Exception as exc:  # noqa: BLE001 - the learner sees a sentence, not a stack
-        error = f"{type(exc).__name__}: {str(exc)[:200]}"
+        error = t("py.raised", lang, error=type(exc).__name__, reason=said(py_reason(exc), lang)[:200])
         target.value = f"<p style='color:#d93025'>{html.escape(t('ui.went_wrong', lang, error=error))}</p>"
         return None
 
