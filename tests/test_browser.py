@@ -333,7 +333,7 @@ def test_the_log_review_in_the_app_fits_a_laptops_width(tmp_path):
 @pytest.mark.parametrize("lang, locale", [("en", "en-US"), ("zh", "zh-CN")])
 def test_the_apps_text_boxes_and_lists_have_names_a_screen_reader_says(tmp_path, lang, locale):
     """The weekly review's conversation list, note, name and category boxes and the probe's tools box had only a
-    placeholder, or nothing: a screen reader announced "edit text", "list box"."""
+    placeholder, or nothing: a screen reader announced "edit text", "list box"; the probe's trials slider, "slider"."""
     from agentlab.i18n import t
     _need_browser()
     port = _free_port()
@@ -345,5 +345,6 @@ def test_the_apps_text_boxes_and_lists_have_names_a_screen_reader_says(tmp_path,
         page.get_by_text(t("weekly.loaded", lang, n=4, source="logs_openai_sample.jsonl")).wait_for(timeout=60_000)
         for role, key in (("listbox", "weekly.label.conversations"), ("textbox", "weekly.label.note"),
                           ("textbox", "weekly.label.author"), ("combobox", "weekly.label.category"),
-                          ("combobox", "weekly.label.group_note"), ("textbox", "probe.ui.tools")):
+                          ("combobox", "weekly.label.group_note"), ("textbox", "probe.ui.tools"),
+                          ("slider", "probe.ui.trials")):
             assert page.get_by_role(role, name=t(key, lang), exact=True).count() >= 1, (role, t(key, lang))
