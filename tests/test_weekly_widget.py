@@ -197,3 +197,57 @@ def test_a_second_click_keeps_what_the_first_said(tmp_path, lang):
     assert len(load_cases(w.suite)) == 1
     case = load_cases(w.suite)[0].id
     assert t("weekly.promoted_already", lang, id=case, suite=w.suite.name) in w.message.value.replace("&#x27;", "'")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_reload_takes_the_reader_back_to_their_week_conversation_and_unsaved_note(tmp_path, lang):
+    """A reload opened the app as new: the source and the week reset, and a note typed and not saved was lost."""
+    w = WeeklyReview(folder=tmp_path, lang=lang)
+    w.source.value = "sample:telemetry"
+    w.open.click()
+    weeks = [v for _, v in w.week.options]
+    w.week.value = weeks[-1]
+    third = _ids(w)[min(2, len(_ids(w)) - 1)]
+    w.conversations.value = third
+    w.author.value = "Ann" if lang == "en" else "小王"
+    w.note.value = NOTES[lang][0][:12]  # typed, not saved
+    again = WeeklyReview(folder=tmp_path, lang=lang)  # the page reloaded: a new app on the same review folder
+    assert again.source.value == "sample:telemetry" and again.week.value == weeks[-1]
+    assert again.conversations.value == third and again.author.value == w.author.value
+    assert again.note.value == NOTES[lang][0][:12] and third in [c.id for c in again.items]
+    again.save.click()  # saved: the next reload has no note waiting
+    assert WeeklyReview(folder=tmp_path, lang=lang).note.value == ""
+
+
+def test_an_uploaded_source_is_taken_up_again_when_the_same_file_comes(tmp_path):
+    """An upload goes with the page it came from; the same file uploaded again finds its week and note again."""
+    from agentlab.resources import data_file as data
+    sample = data("logs_openai_sample.jsonl").read_bytes()
+    w = WeeklyReview(folder=tmp_path)
+    w.upload.value = uploaded("mine.jsonl", sample)
+    assert len(_ids(w)) == 4
+    w.conversations.value = _ids(w)[1]
+    w.note.value = "half a thought"
+    again = WeeklyReview(folder=tmp_path)
+    assert again.items == [] and again.note.value == ""  # nothing to show it on yet
+    again.upload.value = uploaded("mine.jsonl", sample)
+    assert again.conversations.value == _ids(w)[1] and again.note.value == "half a thought"
+
+
+def test_a_place_file_cut_short_or_odd_opens_the_app_as_new(tmp_path):
+    from agentlab.workbook.weekly_widget import _place_name
+    (tmp_path / _place_name()).write_text('{"source": "sample:tele', encoding="utf-8")
+    w = WeeklyReview(folder=tmp_path)
+    assert w.items == [] and w.source.value == "sample:openai"
+    (tmp_path / _place_name()).write_text('{"source": "run:/nowhere", "week": 5}', encoding="utf-8")
+    assert WeeklyReview(folder=tmp_path).items == []
+
+
+def test_a_colleague_on_the_same_folder_gets_the_notes_but_not_my_name_or_unsaved_note(tmp_path, monkeypatch):
+    import getpass
+    w = WeeklyReview(folder=tmp_path)
+    w.open.click()
+    w.author.value, w.note.value = "Ann", "not finished"
+    monkeypatch.setattr(getpass, "getuser", lambda: "bo")  # another account opens the shared folder
+    theirs = WeeklyReview(folder=tmp_path)
+    assert theirs.author.value == "" and theirs.note.value == "" and theirs.items == []

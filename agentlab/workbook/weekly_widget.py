@@ -6,6 +6,8 @@ the notes are shared with every colleague who opens the same review folder. The 
 from __future__ import annotations
 
 import html
+import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,18 @@ __all__ = ["WeeklyReview", "conversation_html", "counts_html"]
 
 _ERROR = "<p role='alert' style='color:#d93025'>{}</p>"
 _OK = "<p role='status' style='color:#137333'>{}</p>"
+
+
+def _place_name() -> str:
+    """The file, in the review folder, of where its reader was when the page went: one per account, since colleagues
+    share the folder's notes, never each other's name or unsaved note."""
+    import getpass
+    import re
+    try:
+        who = getpass.getuser()
+    except (KeyError, OSError):  # an account with no name (a container's bare uid)
+        who = str(os.getuid()) if hasattr(os, "getuid") else "me"
+    return f"last_place.{re.sub(r'[^A-Za-z0-9_.-]', '_', who)[:64]}.json"
 
 
 def conversation_html(conv: FailedConversation, notes: list[Any], lang: Lang = "en") -> str:
@@ -127,6 +141,14 @@ class WeeklyReview(App):
         self.export.on_click(lambda _: self._do(self.export_week))
         self.lang.observe(lambda _: self._relabel(), names="value")
         self._relabel()
+        # where the reader was (the source, the week, the conversation, their name, the note not saved yet), kept in the
+        # review folder as they go and taken up again when the app is opened anew: a reload lost the note half-written
+        self._restoring = True
+        self._place = self._read_place()
+        for w in (self.source, self.format, self.week, self.conversations, self.note, self.author):
+            w.observe(lambda _: self._remember(), names="value")
+        self._resume_source()
+        self._restoring = False
         self.widget = W.VBox([
             self.lang, self.header,
             self.titles[0], W.HBox([self.source, self.format]), W.HBox([self.upload, self.open, self.upload_note]), self.week,
@@ -230,7 +252,61 @@ class WeeklyReview(App):
         self.message.value = _OK.format(html.escape(t("weekly.loaded", lang, n=len(self.items),
                                                       source=self.source_name)))
         self.show_week()
+        self._resume_place()
         return self.items
+
+    # --- where the reader was, across a reload ----------------------------------------------------
+    def _read_place(self) -> dict[str, Any]:
+        try:
+            place = json.loads((self.store.folder / _place_name()).read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # none yet, or a file cut short: the app opens as new
+            return {}
+        return {k: v for k, v in place.items() if isinstance(v, str)} if isinstance(place, dict) else {}
+
+    def _remember(self) -> None:
+        if self._restoring:
+            return
+        place = {"source": self.source.value, "format": self.format.value, "week": self.week.value,
+                 "conversation": self.conversations.value or "", "author": self.author.value, "note": self.note.value}
+        target = self.store.folder / _place_name()
+        tmp = target.with_name(f".{target.name}.{os.getpid()}")
+        try:  # whole or not at all: a half-written file would open as a new app, not as a broken one
+            tmp.write_text(json.dumps(place, ensure_ascii=False), encoding="utf-8")
+            os.replace(tmp, target)
+        except OSError:  # a folder nobody may write (the notes say so when saved): the next reload starts afresh
+            tmp.unlink(missing_ok=True)
+
+    def _resume_source(self) -> None:
+        """The source and the reader's name as they were; a source still there is opened again (an upload is not:
+        it went with the page it came from, and is taken up when the same file comes again)."""
+        place = self._place
+        if place.get("format") in self.format.options:
+            self.format.value = place["format"]
+        self.author.value = place.get("author", "")[:200]
+        if place.get("source") in [v for _, v in self.source.options] and place["source"] != "upload":
+            self.source.value = place["source"]
+            self._do(self.load)
+        else:
+            self._resume_place()
+
+    def _resume_place(self) -> None:
+        """Once, after the remembered source is open again: its week, its conversation and the note not yet saved."""
+        place = self._place
+        if not place or place.get("source") != self.source.value or not self.items:
+            if not self.items and place.get("source") != "upload":
+                self._place = {}
+            return
+        self._place = {}
+        restoring, self._restoring = self._restoring, True
+        try:
+            if place.get("week") in [v for _, v in self.week.options]:
+                self.week.value = place["week"]
+            if place.get("conversation") in [v for _, v in self.conversations.options]:
+                self.conversations.value = place["conversation"]
+            if not self.note.value:
+                self.note.value = place.get("note", "")
+        finally:
+            self._restoring = restoring
 
     def _weeks(self) -> None:
         lang = self.lang.value
@@ -241,6 +317,7 @@ class WeeklyReview(App):
         self.week.options = options
         self.week.value = chosen if chosen in [v for _, v in options] else options[0][1]
         self.week.observe(lambda _: self._do(self.show_week), names="value")
+        self.week.observe(lambda _: self._remember(), names="value")
 
     def in_week(self) -> list[FailedConversation]:
         return [c for c in self.items if c.week == self.week.value]
