@@ -49,6 +49,14 @@ class Run:
         return sum(1 for e in self.tool_events if e.parse_ok is False or e.validate_ok is False)
 
     @property
+    def refused_by_tool(self) -> int:
+        """Calls the contract let through that the tool's own checks refused (``INVALID_ARGS`` from the tool: an order
+        not in a state the action needs). Not in :attr:`invalid_calls`, which counts what the contract catches: a
+        page that showed only that said "0 invalid calls" above three INVALID_ARGS rows."""
+        return sum(1 for e in self.tool_events
+                   if e.error_code == "INVALID_ARGS" and e.parse_ok is not False and e.validate_ok is not False)
+
+    @property
     def retries(self) -> int:
         return sum(e.retry_count for e in self.events)
 

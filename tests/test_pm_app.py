@@ -1,12 +1,14 @@
 """The no-code app's desk view: every desk, every fault, what each side wrote under its trace, one language."""
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
 from conftest import uploaded
 from typography import english_punctuation
 
+from agentlab.i18n import t
 from agentlab.models.faults import MODEL_FAULTS, TOOL_FAULTS
 from agentlab.scenarios import retail
 from agentlab.workbook.pm_app import DESKS, PMApp
@@ -172,3 +174,22 @@ def test_switching_language_runs_the_desk_and_fault_on_screen(desk, fault):
     app.lang.value = "zh"
     assert ran == [("zh", desk, fault)], ran  # once, with what the menus show
     assert app.last.scenario == desk and (app.scenario.value, app.fault.value) == (desk, fault)
+
+
+@pytest.mark.parametrize("desk", DESK_NAMES)
+def test_every_invalid_args_row_the_page_shows_is_counted_on_it(desk):
+    """The retail store's ping-pong showed three INVALID_ARGS rows (the tool refusing an order in the wrong state)
+    under "invalid calls: naive 0 · guarded 0": the count holds what the contract catches, and the tool's own refusals
+    were counted nowhere on the page. Each such row is now in one of the two counts, in either language."""
+    for fault in _offered(desk):
+        for lang in ("en", "zh"):
+            app = _run(desk, fault, lang)
+            for side in (app.last.naive, app.last.guarded):
+                rows = sum(e.error_code == "INVALID_ARGS" for e in side.tool_events)
+                assert rows <= side.invalid_calls + side.refused_by_tool, (desk, fault)
+            shown = html.unescape(_text(app.view.value))
+            if app.last.naive.refused_by_tool or app.last.guarded.refused_by_tool:
+                line = f"{t('ui.refused_by_tool', lang)}"
+                assert line in shown and f"{t('ui.guarded', lang)} {app.last.guarded.refused_by_tool}" in shown
+            else:
+                assert t("ui.refused_by_tool", lang) not in shown

@@ -148,10 +148,14 @@ def figure(draw: Callable[[Any], Any], size: tuple[float, float] = (7, 3.2)) -> 
 
 # --- the side-by-side view ---------------------------------------------------------
 def comparison_html(c: Comparison, lang: Lang = "en") -> str:
-    """Both traces, the invalid-call counts, and the plain-language account."""
+    """Both traces, the invalid-call counts (and the calls the tool itself refused, when there are any), and the
+    plain-language account."""
     n, g = c.naive, c.guarded
     counts = (f"<p><b>{t('ui.invalid', lang)}</b>{colon(lang)}{t('ui.naive', lang)} {n.invalid_calls} · "
               f"{t('ui.guarded', lang)} {g.invalid_calls}</p>")
+    if n.refused_by_tool or g.refused_by_tool:  # the INVALID_ARGS rows the count above does not hold, counted beside it
+        counts += (f"<p><b>{html.escape(t('ui.refused_by_tool', lang))}</b>{colon(lang)}{t('ui.naive', lang)} "
+                   f"{n.refused_by_tool} · {t('ui.guarded', lang)} {g.refused_by_tool}</p>")
     account = "".join(f"<li>{html.escape(line)}</li>" for line in explain(c, lang))
     titles = (joined((t("ui.naive", lang), t("status." + n.status, lang)), lang, "colon"),
               joined((t("ui.guarded", lang), t("status." + g.status, lang)), lang, "colon"))
