@@ -83,3 +83,23 @@ def test_the_demos_table_lines_up_in_a_terminal_in_both_languages(lang):
     # each number ends at one terminal column on every row
     ends = [[columns(line[:m.end()]) for m in re.finditer(r"\d+(?= )", line)] for line in table[1:]]
     assert len({tuple(e) for e in ends}) == 1, table
+
+
+def test_a_fault_s_account_says_what_its_guards_would_have_caught_anyway():
+    """The opening demo's script writes orderId by design: with a harmless repeated read chosen, "what caught it" named
+    the contract check, and a PM read the model's own mistake, caught, as the fault caught."""
+    from agentlab.i18n import t
+    from agentlab.workbook.demo import make_model, seed_demo_model
+
+    def said(fault, model, lang):
+        c = compare_loops(fault, lang=lang, model=lambda: model(lang), question=model is seed_demo_model)
+        return explain(c, lang)
+
+    for lang in ("en", "zh"):
+        whole = t("explain.caught_anyway_all", lang, guard=t("guard.validate", lang))
+        part = t("explain.caught_anyway", lang, guard=t("guard.validate", lang))
+        assert whole in said("duplicate_call", seed_demo_model, lang)  # the repeat does nothing: all of it is the script's
+        assert part in said("api_429", seed_demo_model, lang)  # the resend is the fault's, the contract check is not
+        clean = said("camel_case", make_model, lang)  # a model that makes no mistake of its own: the fault's alone
+        assert not any(line in clean for line in (whole, part)) and t("explain.caught", lang, guard=t(
+            "guard.validate", lang)) in clean

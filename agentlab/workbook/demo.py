@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,6 +77,9 @@ class Comparison:
     injected: bool | None = None  # a model fault: did it fire in either run (None: not a model fault)
     at_step: int = 1
     start_state: dict | None = None  # the desk before either run: what each side wrote is its state minus this
+    # how often each guard steps in on the guarded side with no fault at all (the model's own mistakes: the opening
+    # demo's script writes orderId): a fault's account says which of its guards would have acted anyway
+    acted_anyway: Mapping[str, int] = field(default_factory=dict)
 
     def written(self, lang: Lang = "en") -> tuple[list[str | None], list[str | None]]:
         """Each side's rows written (a refund, a ledger line, a changed order), table against table, None where a
@@ -129,12 +133,14 @@ def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "e
     task = (SEED_TASK if seed_demo else TASK)[lang]
     runs = []
     start = aftersales.SCENARIO.setup(lang)[0].snapshot()
-    for loop in ("naive", "guarded"):
+    # with a fault, the guarded side runs once more without it (a third, quick scripted run): what acts anyway
+    for loop in ("naive", "guarded", "unfaulted") if fault else ("naive", "guarded"):
         desk, reg = aftersales.SCENARIO.setup(lang)
-        if fault and FAULTS[fault].kind == "tool":
+        injecting = loop != "unfaulted" and bool(fault)
+        if injecting and FAULTS[fault].kind == "tool":
             reg = inject_tool_fault(reg, TOOL_TARGET[fault], fault, seconds=hang_seconds)
         base = model() if callable(model) else (model or (seed_demo_model(lang) if fault is None else make_model(lang)))
-        m = FaultyModel(base, fault, at_step=at_step) if fault and FAULTS[fault].kind != "tool" else base
+        m = FaultyModel(base, fault, at_step=at_step) if injecting and FAULTS[fault].kind != "tool" else base
         prompt = aftersales.SYSTEM_PROMPT[lang]
         if loop == "naive":
             retry_all = fault == "lost_reply" if naive_retry_everything is None else naive_retry_everything
@@ -144,8 +150,10 @@ def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "e
             run = run_guarded(m, reg, task, system_prompt=prompt, config=cfg, store=MemoryStore(),
                               sleep=lambda s: None, rng=random.Random(seed), lang=lang)
         runs.append((run, desk.snapshot()))
-    (n, ns), (g, gs) = runs
-    return Comparison(fault, n, g, ns, gs, SEED_EXPECT if seed_demo else EXPECT, start_state=start)
+    (n, ns), (g, gs) = runs[:2]
+    anyway = dict(guard_acts(runs[2][0])) if fault else {}
+    return Comparison(fault, n, g, ns, gs, SEED_EXPECT if seed_demo else EXPECT, start_state=start,
+                      acted_anyway=anyway)
 
 
 EXPENSE_TASK = both("demo.said.i_took_a_taxi")
@@ -295,7 +303,12 @@ def guards_that_acted(run: Run) -> list[str]:
 
     The one answer to "caught by" (notebooks 00 and 08 both show :func:`caught_by_guards`): never the fault
     table's intention (:attr:`~agentlab.models.faults.Fault.caught_by`), which a run may not bear out."""
-    out: list[str] = []
+    return list(guard_acts(run))
+
+
+def guard_acts(run: Run) -> Counter[str]:
+    """How many times each guard stepped in during ``run`` (the steps it acted on), in the order they first did."""
+    out: Counter[str] = Counter()
     for e in run.events:
         acted: list[str | None] = []
         if e.replayed or "idempotency key" in (e.note or ""):
@@ -306,10 +319,10 @@ def guards_that_acted(run: Run) -> list[str]:
             acted.append(_GUARD_OF_CODE.get(e.error_code))
         elif e.retry_count:
             acted.append("timeout" if e.kind == "tool" and e.latency_ms > 50 else "retry")
-        out += [g for g in acted if g and g not in out]
+        out.update(dict.fromkeys((g for g in acted if g), 1))
     if sum(1 for e in run.events if e.kind == "tool" and e.round_index == 1) > 1 or any(
             sum(1 for x in run.events if x.kind == "tool" and x.round_index == e.round_index) > 1 for e in run.events):
-        out.append("all_calls")
+        out["all_calls"] += 1
     return out
 
 
@@ -383,6 +396,13 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         return lines
     lines.append(t("explain.caught", lang, guard=joined((t("guard." + a, lang) for a in acted), lang)) if acted
                  else t("explain.nothing", lang))
+    anyway = [a for a in acted if c.acted_anyway.get(a)]
+    if c.fault and anyway:  # a PM read the model's own mistake, caught, as the fault caught
+        acts = guard_acts(g)
+        # every step a guard acted on is one it acts on with no fault too: none of it is the fault's doing
+        whole = all(acts[a] <= c.acted_anyway.get(a, 0) for a in acted)
+        lines.append(t("explain.caught_anyway_all" if whole else "explain.caught_anyway", lang,
+                       guard=joined((t("guard." + a, lang) for a in anyway), lang)))
     return lines
 
 
