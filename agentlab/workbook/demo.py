@@ -136,11 +136,11 @@ def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "e
     # with a fault, the guarded side runs once more without it (a third, quick scripted run): what acts anyway
     for loop in ("naive", "guarded", "unfaulted") if fault else ("naive", "guarded"):
         desk, reg = aftersales.SCENARIO.setup(lang)
-        injecting = loop != "unfaulted" and bool(fault)
-        if injecting and FAULTS[fault].kind == "tool":
-            reg = inject_tool_fault(reg, TOOL_TARGET[fault], fault, seconds=hang_seconds)
+        injected = fault if loop != "unfaulted" else None
+        if injected and FAULTS[injected].kind == "tool":
+            reg = inject_tool_fault(reg, TOOL_TARGET[injected], injected, seconds=hang_seconds)
         base = model() if callable(model) else (model or (seed_demo_model(lang) if fault is None else make_model(lang)))
-        m = FaultyModel(base, fault, at_step=at_step) if injecting and FAULTS[fault].kind != "tool" else base
+        m = FaultyModel(base, injected, at_step=at_step) if injected and FAULTS[injected].kind != "tool" else base
         prompt = aftersales.SYSTEM_PROMPT[lang]
         if loop == "naive":
             retry_all = fault == "lost_reply" if naive_retry_everything is None else naive_retry_everything
