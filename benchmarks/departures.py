@@ -31,7 +31,7 @@ from agentlab import Registry, Tool  # noqa: E402
 from agentlab.calls import CallContext, execute  # noqa: E402
 from agentlab.errors import ToolFailure  # noqa: E402
 from agentlab.evals import load_cases, run_suite  # noqa: E402
-from agentlab.evals.metrics import layers, status_counts  # noqa: E402
+from agentlab.evals.metrics import layers, status_counts, summarize  # noqa: E402
 from agentlab.guards import GuardConfig  # noqa: E402
 from agentlab.retry import RetryPolicy  # noqa: E402
 from agentlab.scenarios import expense  # noqa: E402
@@ -89,7 +89,7 @@ def cleaning() -> None:
     for clean in (False, True):
         rs = run_suite(EXPENSE, config=GuardConfig(clean=clean, step_budget=expense.STEP_BUDGET))
         lay = layers([r.run for r in rs])
-        invalid = 1 - lay["model"]["schema_valid_rate"]
+        invalid = summarize([r.run for r in rs])["invalid_call_rate"]  # the package's one definition, as notebook 14
         cleaned = sum(1 for r in rs for e in r.run.tool_events if "\"cleaned\"" in str(e.model_visible or ""))
         print(f"  clean={clean!s:5}: {success(rs)} pass, invalid calls {invalid:.1%}, "
               f"{lay['experience']['rounds_per_task']:.2f} turns per task, calls with a cleaned value {cleaned}")

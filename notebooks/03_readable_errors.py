@@ -91,7 +91,9 @@ plt.show()
 # the same mistake three times and then fixes it completes the task there, while this loop ends it with **0
 # refunds**. Below, the same bad call (`orderId` for `order_id`) is sent *N* times before the right one, under budgets
 # of 2, 3 and 4, through the guarded loop, live. The last column is the price: what a model that never fixes its call
-# (the bare 500 above) spends before the hand-over.
+# (the bare 500 above) spends before the hand-over. Each re-ask more saves one more kind of model, the kind that gets
+# it right after one more mistake; each costs a model that never gets it right one more wasted turn before a person
+# takes over.
 
 # %%
 from agentlab import run_guarded

@@ -75,8 +75,9 @@ table_view(pd.DataFrame(rows), lang=LANG)
 # after the first (notebook 07): fix that by answering every call, without a key, and two refunds go out. In the guarded
 # loop the repeat was *replayed*: the loop claimed the key before the first refund ran, so the second
 # request got the recorded result back, marked `"replayed": true`. (The lost reply writes one refund in the
-# "every call, no key" column only because that loop resends nothing at all: its user was told the refund
-# failed while it had gone through.) The key is computed by the loop from the
+# "every call, no key" column only because that loop resends nothing at all: its user was told nobody could
+# confirm the refund and a colleague would check, while it had gone through, so a person's time went on a refund
+# that was done.) The key is computed by the loop from the
 # tool's **business key** (one refund per order), never invented by the model:
 
 # %%

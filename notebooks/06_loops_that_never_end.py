@@ -16,9 +16,10 @@
 # %% [markdown]
 # # 06 · Loops that never end
 #
-# A runaway agent looks busy: every step is "reasonable", no step is an answer. Three brakes need no help
-# from the model (docs/guards.md: step_budget, repeat_limit, timeout): a **step budget**, a **repeated-call breaker** that
-# stops the third identical call, and a **timeout** per tool call.
+# A runaway agent looks busy: every step is "reasonable", no step is an answer. Five brakes need no help from the
+# model (docs/guards.md); this notebook runs three of them: a **step budget**, a **repeated-call breaker** that stops
+# the third identical call, and a **timeout** per tool call. The other two cap what a single model message may ask
+# (`max_calls_per_turn`) and how long a whole run may take (`run_deadline`).
 
 # %% [markdown]
 # **After this notebook you can:**

@@ -26,7 +26,7 @@
 #
 # - sort the guarded loop's failures by retry class (what the code does) and by stage in the chain (what to fix next)
 # - file every error code and fault under the five classes of failure
-# - read the four headline numbers, with success meaning the data is right
+# - read the four headline numbers, with success meaning the grader's verdict on the data
 #
 # **Before it:** [04 · Transient, validation, fatal](04_transient_validation_fatal.ipynb), [06 · Loops that never end](06_loops_that_never_end.ipynb), [07 · Several tool calls in one message](07_parallel_tool_calls.ipynb).
 #
@@ -88,8 +88,9 @@ five = by_failure_class(e for c in results.values() for e in c.guarded.events)
 table_view(pd.DataFrame([{"class": class_name(k, LANG), "count": v} for k, v in five.most_common()]), lang=LANG)
 
 # %% [markdown]
-# **The four headline numbers** (docs/metrics.md#the-four-headline-numbers), over the same runs. Note what "success" means: finished *and* the data is
-# right (exactly one refund of 199 yuan, or none where none was due).
+# **The four headline numbers** (docs/metrics.md#the-four-headline-numbers), over the same runs. Note what "success" means:
+# the grader's verdict on the data (exactly one refund of 199 yuan, or none where none was due), so a run that hands
+# over correctly counts and a run that says "done" with the wrong data does not.
 
 # %%
 data_ok = {}

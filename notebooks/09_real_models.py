@@ -88,7 +88,8 @@ for size, path in CASSETTES.items():
 table = pd.DataFrame(rows).rename(columns={"task_success_rate": "success",
                                            "invalid_call_rate": "invalid-call rate", "avg_steps": "avg steps",
                                            "takeover_rate": "takeover"})
-table_view(table, percent=("success", "invalid-call rate", "takeover", "finished_rate"), lang=LANG)
+table_view(table, percent=("success", "invalid-call rate", "takeover", "finished_rate", "checked_success_rate",
+                         "unfinished_rate"), lang=LANG)
 
 # %%
 _, fig = compare_plot({t("nb09.said.cases_of", LANG, n=len(rs), who=who): rs for (who, loop), rs in results.items() if loop == "guarded"}, lang=LANG)
@@ -112,7 +113,7 @@ for (who, loop), rs in results.items():
             worst = (who, r)
 if worst:
     who, r = worst
-    print(f"{who} · {r.case_id}{colon(LANG)}{cases[r.case_id].text(LANG)}\n{label('failed because', LANG)}{colon(LANG)}{joined(reasons_in(r.failures, LANG), LANG)}")
+    print(f"{who} · {r.case_id}{colon(LANG)}{cases[r.case_id].text('en')}\n{label('failed because', LANG)}{colon(LANG)}{joined(reasons_in(r.failures, LANG), LANG)}")
     naive = [x for x in results[(who, 'naive')] if x.case_id == r.case_id]
     if naive:
         display(HTML(compare_html(naive[0].run, r.run, lang=LANG)))

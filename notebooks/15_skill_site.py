@@ -100,7 +100,8 @@ with cjk_fonts():
 
 # %% [markdown]
 # What that does to a real small model: the local 0.5B and 1.5B models, one turn per ask on the bookkeeping
-# intents in both languages, offered every skill or the search's top 6 (recorded by
+# intents in both languages, offered every skill the site had when they were recorded (19: the page-text skill came
+# later, which the "skills per turn" column shows) or the search's top 6 (recorded by
 # `python benchmarks/bench_discovery_local.py`, replayed here with no model running).
 
 # %%
@@ -111,7 +112,7 @@ for size in ("0.5b", "1.5b"):
         print(f"{size}{colon(LANG)}{label('not recorded on this machine', LANG)}")
         continue
     for mode, turns in replay_discovery(tape).items():
-        rows.append({"model": size, "skills offered": "every skill" if mode == "all" else "search top 6", **figures(turns)})
+        rows.append({"model": size, "skills offered": "every skill, as recorded" if mode == "all" else "search top 6", **figures(turns)})
 table_view(pd.DataFrame(rows)[["model", "skills offered", "turns", "right_tool_rate", "invalid_call_rate",
                                 "tools_per_turn", "prompt_tokens", "hit_rate"]], lang=LANG) if rows else None
 
@@ -208,9 +209,9 @@ print(replay_header(my_answer, lang=LANG))
 #
 # A skill's input schema is checked by the site before the skill runs: whatever it lets through, the skill sends.
 # `draft` is a first version of the notification skill's schema. Its cases, `cases.jsonl` beside the skill, say what
-# must come back: a refund confirmation is sent; a subject of 121 characters, an address without a domain, an empty
-# body and a field the skill does not take are refused with `422`, naming the field. Predict first: how many of those
-# six cases does `draft` pass? Then write `my_schema`. The check puts it on the skill, runs every case on a fresh
+# must come back: a refund confirmation and a one-character subject are sent; a subject of 121 characters, an address
+# without a domain, an empty body and a field the skill does not take are refused with `422`, naming the field.
+# Predict first: how many of those six cases does `draft` pass? Then write `my_schema`. The check puts it on the skill, runs every case on a fresh
 # site, and names the cases that still fail.
 
 # %%

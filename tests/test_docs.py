@@ -265,3 +265,30 @@ def test_one_thing_has_one_chinese_word_everywhere_a_reader_meets_it():
     found = [f"{p.relative_to(ROOT)}: {word} (say {kept})" for p in surfaces
              for word, kept in ONE_WORD.items() if word in p.read_text(encoding="utf-8")]
     assert not found, "\n".join(found)
+
+
+def test_the_departures_table_quotes_the_invalid_call_rate_the_package_computes(capsys):
+    """docs/sources.md quoted 26.3% and 25.3% invalid calls for the bookkeeping suite, from 1 - schema_valid_rate (the
+    calls that parsed); the package's invalid_call_rate, which notebook 14 shows, read 27.3%. One definition, both
+    languages."""
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import departures
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    departures.cleaning()
+    off, on = re.findall(r"invalid calls (\d+\.\d)%", capsys.readouterr().out)
+    assert f"invalid calls {off}% off, {on}% on" in (ROOT / "docs" / "sources.md").read_text(encoding="utf-8")
+    assert f"无效调用率关 {off}%、开 {on}%" in (ROOT / "docs" / "zh" / "sources.md").read_text(encoding="utf-8")
+
+
+def test_the_readmes_list_every_fault_demo_takes():
+    """The READMEs listed 16 of the 20 faults `demo --fault` takes (amount_in_words, out_of_range, repeat_call and
+    ping_pong came later and were never added)."""
+    from agentlab.models.faults import FAULTS
+    for readme in ("README.md", "README.zh.md"):
+        text = " ".join((ROOT / readme).read_text(encoding="utf-8").split())
+        listed = re.search(r"(?:Faults|故障列表)[:：] ?`([a-z0-9_ ]+)`", text)
+        assert listed, readme
+        assert listed.group(1).split() == list(FAULTS), readme

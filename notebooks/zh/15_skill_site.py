@@ -93,7 +93,7 @@ with cjk_fonts():
     plt.show()
 
 # %% [markdown]
-# 这对真实的小模型有什么影响：本地 0.5B 和 1.5B 模型，在记账意图上每条请求跑一轮（中英文请求都有），分别提供全部技能和搜索结果前 6 个（由 `python benchmarks/bench_discovery_local.py` 录制，这里直接回放，不需要运行模型）。
+# 这对真实的小模型有什么影响：本地 0.5B 和 1.5B 模型，在记账意图上每条请求跑一轮（中英文请求都有），分别提供录制时技能站的全部技能（19 个：网页正文技能是后来才加的，“每轮技能数”一列可以看到）和搜索结果前 6 个（由 `python benchmarks/bench_discovery_local.py` 录制，这里直接回放，不需要运行模型）。
 
 # %%
 rows = []
@@ -103,7 +103,7 @@ for size in ("0.5b", "1.5b"):
         print(f"{size}{colon(LANG)}{label('not recorded on this machine', LANG)}")
         continue
     for mode, turns in replay_discovery(tape).items():
-        rows.append({"model": size, "skills offered": "every skill" if mode == "all" else "search top 6", **figures(turns)})
+        rows.append({"model": size, "skills offered": "every skill, as recorded" if mode == "all" else "search top 6", **figures(turns)})
 table_view(pd.DataFrame(rows)[["model", "skills offered", "turns", "right_tool_rate", "invalid_call_rate",
                                 "tools_per_turn", "prompt_tokens", "hit_rate"]], lang=LANG) if rows else None
 
@@ -189,7 +189,7 @@ print(replay_header(my_answer, lang=LANG))
 # ## 动手：经得起技能自己用例检验的 schema
 #
 # 技能运行之前，站点会先用它的输入 schema 检查参数：schema 放过的，技能就会发出去。`draft` 是通知技能 schema 的初稿。
-# 技能旁边的 `cases.jsonl` 写明了应该得到什么：退款确认邮件照常发送；121 个字符的标题、没有域名的地址、空的正文、
+# 技能旁边的 `cases.jsonl` 写明了应该得到什么：退款确认邮件和只有一个字符的标题照常发送；121 个字符的标题、没有域名的地址、空的正文、
 # 技能不接受的字段，都要以 `422` 拒绝，并指出是哪个字段。先预测：`draft` 能通过这六个用例里的几个？然后写出
 # `my_schema`。检查会把它装到技能上，在一个新站点上跑完所有用例，并说出仍然失败的用例。
 
