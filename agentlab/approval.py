@@ -23,11 +23,21 @@ from typing import Any
 
 from .errors import ToolError, render
 from .guards import GuardConfig
+from .i18n import LocalizedError
 from .loop import CallContext, CallOutcome, execute
 from .store import WAITING_STATES, Approval, Store, result_json
 from .tools import Registry
 
-__all__ = ["Decision", "approve", "pending", "reject", "resolve", "settle"]
+__all__ = ["Decision", "UnknownApproval", "approve", "pending", "reject", "resolve", "settle"]
+
+
+class UnknownApproval(LocalizedError, KeyError):
+    """An approval id the store does not have, or one held for a tool the registry given does not have: a ``KeyError``
+    (what these functions always raised), said in either language (the approvals desk showed English to a Chinese
+    reader, and a bare "no key ..." once Python's errors were said plainly)."""
+
+    def __str__(self) -> str:  # a KeyError's own quotes its text again
+        return self.localized("en")
 
 
 @dataclass(frozen=True)
@@ -67,9 +77,9 @@ def approve(store: Store, registry: Registry, approval_id: str, *, note: str = "
     """
     held = store.get_approval(approval_id)
     if held is None:
-        raise KeyError(f"no approval {approval_id!r}")
+        raise UnknownApproval("approval.unknown", id=approval_id)
     if held.tool not in registry:  # checked before deciding, so a wrong registry leaves the call waiting
-        raise KeyError(f"approval {approval_id!r} is for {held.tool!r}, which this registry does not have")
+        raise UnknownApproval("approval.unknown_tool", id=approval_id, tool=held.tool)
     decided = store.decide(approval_id, "approved", note)
     if decided is None:
         current = store.get_approval(approval_id) or held
@@ -115,7 +125,7 @@ def reject(store: Store, approval_id: str, reason: str) -> Decision:
     if decided is None:
         current = store.get_approval(approval_id)
         if current is None:
-            raise KeyError(f"no approval {approval_id!r}")
+            raise UnknownApproval("approval.unknown", id=approval_id)
         return Decision(current, False)
     return Decision(decided, False)
 

@@ -258,23 +258,87 @@ def os_reason(exc: OSError) -> str:
 def py_reason(exc: BaseException) -> str:
     """What Python said ``exc`` was, as a field of a sentence: said plainly in the reader's language where its message
     is one a learner's code commonly raises (a keyword argument a function lacks, a key a dict lacks, a name not defined
-    yet...), else Python's own words. A Chinese check read "TypeError（f() got an unexpected keyword argument 'x'）"."""
-    if isinstance(exc, KeyError) and len(exc.args) == 1:
-        key = exc.args[0]
-        return Sentence("py.no_key", key=key if isinstance(key, int | float | str) and len(str(key)) <= 80 else "…")
-    text = str(exc)
+    yet...), else Python's own words. A Chinese check read "TypeError（f() got an unexpected keyword argument 'x'）".
+    An error that says itself in either language (a :class:`LocalizedError`) is handed back able to; every name taken
+    from a message is cut to :data:`_FIELD_CHARS`, so the sentence stays a line; and an exception whose own text
+    cannot be made (its ``__str__`` raises) is named by its type."""
+    if callable(getattr(exc, "localized", None)):
+        return _SaidBy(exc)
+    if type(exc) is KeyError and len(exc.args) == 1:  # a subclass (a zone not found...) says its own words
+        missing = exc.args[0]
+        return Sentence("py.no_key", key=_cut(missing) if isinstance(missing, str) else _Literal(_cut(_text_of(missing, repr))))
+    if isinstance(exc, json.JSONDecodeError):  # a stored file cut short, a reply that is not JSON
+        return Sentence("py.not_json_at", line=exc.lineno, column=exc.colno)
+    text = _text_of(exc, str)
     for kind, pattern, key in _PY_REASONS:
         found = pattern.fullmatch(text) if isinstance(exc, kind) else None
         if found:
-            fields: dict[str, Any] = found.groupdict()
+            fields: dict[str, Any] = {k: _cut(v) for k, v in found.groupdict().items()}
             if "names" in fields:  # "'a', 'b' and 'c'": listed, and quoted, the reader's way
-                fields["names"] = _Names(re.findall(r"'([^']*)'", fields["names"]))
+                fields["names"] = _Names(_cut(n) for n in re.findall(r"'([^']*)'", found["names"])[:6])
             if "type" in fields:
                 fields["type"] = _TYPE_NAMES.get(fields["type"], fields["type"])
             if "takes" in fields:
                 fields["takes"] = re.sub(r"from (\d+) to (\d+)", r"\1-\2", fields["takes"])
+                key += "_one" if fields["takes"] == "1" else ""
+            if "text" in fields:  # Python wrote it as a literal ('a\\nb'): the sentence quotes the text itself
+                fields["text"] = _cut(_unquoted(found["text"]))
             return Sentence(key, **fields)
     return text
+
+
+_FIELD_CHARS = 60  # a name or a value taken from Python's message, in a sentence: a learner's 5,000-character name cut
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _FIELD_CHARS else text[:_FIELD_CHARS - 1] + "…"
+
+
+def _text_of(value: object, how: Any) -> str:
+    try:
+        return how(value)
+    except Exception:  # noqa: BLE001 - a __str__ that raises, a 5,000-digit key: named by its type, never a traceback
+        return type(value).__name__
+
+
+def _unquoted(literal: str) -> str:
+    import ast
+    try:
+        value = ast.literal_eval(literal)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return literal
+    return value if isinstance(value, str) else literal
+
+
+class _Literal:
+    """A value as Python writes it (``3``, ``(1, 2)``), for ``{key!r}``: its repr is the text it was given."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _Literal, (self.text,)
+
+
+class _SaidBy(str):
+    """An error that says itself (:class:`LocalizedError`), as text: English, and :meth:`localized` in ``lang``."""
+
+    def __new__(cls, error: Any) -> _SaidBy:
+        text = super().__new__(cls, _text_of(error, str))
+        text.error = error
+        return text
+
+    error: Any
+
+    def localized(self, lang: Lang = "en") -> str:
+        return self.error.localized(lang)
 
 
 # Python's messages (3.11-3.13) that learners' code raises most, each with its plain sentence in the catalogue
@@ -301,8 +365,8 @@ _PY_REASONS: tuple[tuple[type[BaseException], re.Pattern[str], str], ...] = tupl
         (AttributeError, r"'(?P<type>[^']+)' object has no attribute '(?P<name>[^']+)'(?:\. Did you mean: .*)?",
          "py.no_attribute"),
         (IndexError, r"(?P<type>list|tuple|string|range object) index out of range", "py.index_range"),
-        (ValueError, r"invalid literal for int\(\) with base 10: '(?P<text>[^']*)'", "py.not_whole"),
-        (ValueError, r"could not convert string to float: '(?P<text>[^']*)'", "py.not_number"),
+        (ValueError, r"invalid literal for int\(\) with base 10: (?P<text>'.*'|\".*\")", "py.not_whole"),
+        (ValueError, r"could not convert string to float: (?P<text>'.*'|\".*\")", "py.not_number"),
         (ZeroDivisionError, r".*", "py.zero_division"),
         (RecursionError, r"maximum recursion depth exceeded.*", "py.recursion"),
     ))

@@ -23,20 +23,12 @@ DATASETS = Path(os.environ.get("AGENTLAB_DATASETS", ROOT.parent / "shared" / "da
 IN_CI = bool(os.environ.get("AGENTLAB_CI"))
 
 
-def _review_folder_of_the_run() -> None:
-    """The weekly review's folder, for every test and every app a test starts, one of the run's own (each xdist worker
-    its own): by default it is the current folder's, which is the checkout's, where one test's notes and its reader's
-    place (what a reload opens at) met the next test, and stayed after the run. A test of the default sets its own."""
-    import atexit
-    import shutil
-    import tempfile
-    if "AGENTLAB_REVIEW_DIR" not in os.environ:
-        folder = tempfile.mkdtemp(prefix="agentlab-review-tests-")
-        os.environ["AGENTLAB_REVIEW_DIR"] = folder
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
-
-
-_review_folder_of_the_run()
+@pytest.fixture(autouse=True)
+def _review_folder_of_the_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The weekly review's folder, for every test and every app a test starts, one of the test's own: by default it is
+    the current folder's, which is the checkout's, where one test's notes and its reader's place (what a reload opens
+    at) met the next test, and stayed after the run. A test of the default sets its own."""
+    monkeypatch.setenv("AGENTLAB_REVIEW_DIR", str(tmp_path_factory.mktemp("review")))
 
 
 def need(path: Path, what: str) -> Path:

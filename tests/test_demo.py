@@ -100,6 +100,10 @@ def test_a_fault_s_account_says_what_its_guards_would_have_caught_anyway():
         part = t("explain.caught_anyway", lang, guard=t("guard.validate", lang))
         assert whole in said("duplicate_call", seed_demo_model, lang)  # the repeat does nothing: all of it is the script's
         assert part in said("api_429", seed_demo_model, lang)  # the resend is the fault's, the contract check is not
+        # the fault put in place of the script's own mistake, on the same step: the guard acted on the fault's call
+        replaced = explain(compare_loops("unknown_tool", lang=lang, model=lambda lang=lang: seed_demo_model(lang), question=True,
+                                         at_step=1), lang)
+        assert not any(line in replaced for line in (whole, part)), replaced
         clean = said("camel_case", make_model, lang)  # a model that makes no mistake of its own: the fault's alone
         assert not any(line in clean for line in (whole, part)) and t("explain.caught", lang, guard=t(
             "guard.validate", lang)) in clean

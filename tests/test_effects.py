@@ -36,3 +36,12 @@ def test_every_desk_s_rows_name_their_fields_and_statuses_in_chinese():
             names = re.findall(r"(?:：|、)([^\s：、]+) ", row)
             assert names and not [n for n in names if re.fullmatch(r"[a-z_]+", n)], row
             assert not re.search(r"(?:状态 |：|→ )(?:paid|refunded|cancelled|pending|processed|delivered)\b", row), row
+
+
+def test_a_changed_field_deep_in_a_record_is_named_in_chinese_too():
+    """A change inside a record (an order's status) named its field as stored, "订单 A1/status", and a status the
+    catalogue names only in English stayed English; a field or status it does not know stays as the tool wrote it."""
+    before = {"orders": {"A1": {"status": "pending", "note": "x"}}}
+    after = {"orders": {"A1": {"status": "return requested", "note": "y"}}}
+    assert written_rows(before, after, "zh") == ["订单 A1/状态：待处理 → 已申请退货", "订单 A1/note：x → y"]
+    assert written_rows(before, after) == ["order A1/status: pending → return requested", "order A1/note: x → y"]

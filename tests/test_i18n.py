@@ -492,7 +492,7 @@ def _raised(code: str) -> BaseException:
     import json as json_module
     space: dict = {"json": json_module}
     exec("def f(a, b):\n    return a\ndef g(*, k):\n    return k\ndef rec():\n    return rec()\n"
-         "def unbound():\n    x += 1\n", space)
+         "def unbound():\n    x += 1\ndef h(a):\n    return a\n", space)
     try:
         exec(code, space)
     except BaseException as exc:  # noqa: BLE001 - the very exception is the test's input
@@ -503,12 +503,12 @@ def _raised(code: str) -> BaseException:
 # each the Python (3.11-3.13) of today raises, and the sentence it is said with: a message Python rewords fails here
 RAISED = {
     "f(1, c=2)": "py.unexpected_keyword", "f()": "py.missing_arguments", "g()": "py.missing_arguments",
-    "f(1, 2, 3)": "py.too_many_positional", "x = None; x[0]": "py.none_indexed", "x = 5; x[0]": "py.not_indexable",
+    "f(1, 2, 3)": "py.too_many_positional", "h(1, 2)": "py.too_many_positional_one", "x = None; x[0]": "py.none_indexed", "x = 5; x[0]": "py.not_indexable",
     "x = 5; x()": "py.not_callable", "x = 1; x + 'a'": "py.operand", "x = 'a'; x + 1": "py.concatenate", "iter(5)": "py.not_iterable",
     "len(None)": "py.no_len", "{}['order_id']": "py.no_key", "nowhere": "py.not_defined", "unbound()": "py.unbound",
     "x = 5; x.amount": "py.no_attribute", "json.dumpz": "py.module_attribute", "[][1]": "py.index_range",
     "int('1.5')": "py.not_whole", "float('abc')": "py.not_number", "x = 0; 1 % x": "py.zero_division",
-    "rec()": "py.recursion",
+    "rec()": "py.recursion", "json.loads('{\\'a\\': 1}')": "py.not_json_at",
 }
 
 
@@ -529,3 +529,27 @@ def test_every_python_sentence_is_reached_and_an_unknown_message_is_kept_as_pyth
     odd = RuntimeError("the backend said no")
     assert py_reason(odd) == "the backend said no" and not hasattr(py_reason(odd), "localized")
     assert said(py_reason(_raised("f()")), "zh") == "调用 f() 时少了它必需的参数“a”、“b”"
+
+
+def test_a_python_error_said_stays_a_line_and_never_raises():
+    """A learner's 5,000-character name filled the desk loader's line; an exception whose own str() raises, or a key
+    Python cannot print, escaped as a traceback; a KeyError of the package's own (a subclass) read "no key ... in the
+    dict"; Python's own quoting was quoted again ('a\\\\nb')."""
+    from agentlab.i18n import LocalizedError, py_reason, said
+
+    class Unprintable(Exception):
+        def __str__(self):
+            raise RuntimeError("no text")
+
+    class Mine(KeyError):
+        def __str__(self):
+            return "approval 'a1' is for 'create_refund'"
+
+    long_name = _raised("x = 5; x." + "y" * 5000)
+    for lang in ("en", "zh"):
+        assert len(said(py_reason(long_name), lang)) < 120
+    assert py_reason(Unprintable()) == "Unprintable"
+    assert said(py_reason(KeyError(3)), "zh") == "没有键 3"
+    assert said(py_reason(Mine("a1")), "en") == "approval 'a1' is for 'create_refund'"
+    assert said(py_reason(ValueError("invalid literal for int() with base 10: 'a\\nb'")), "en") == "'a\\nb' is not a whole number"
+    assert said(py_reason(LocalizedError("py.zero_division")), "zh") == "除数为零"  # an error that says itself

@@ -251,3 +251,73 @@ def test_a_colleague_on_the_same_folder_gets_the_notes_but_not_my_name_or_unsave
     monkeypatch.setattr(getpass, "getuser", lambda: "bo")  # another account opens the shared folder
     theirs = WeeklyReview(folder=tmp_path)
     assert theirs.author.value == "" and theirs.note.value == "" and theirs.items == []
+
+
+def test_a_different_file_never_takes_up_another_file_s_unsaved_note(tmp_path):
+    """The note kept for conversation X of mine.jsonl came back on whatever conversation the next upload opened at (a
+    file with one line fewer): saved, it landed in the team's notes on the wrong conversation."""
+    sample = data_file("logs_openai_sample.jsonl").read_bytes()
+    w = WeeklyReview(folder=tmp_path)
+    w.upload.value = uploaded("mine.jsonl", sample)
+    w.conversations.value = _ids(w)[1]
+    w.note.value = "refunded twice: the retry had no key"
+    again = WeeklyReview(folder=tmp_path)
+    other = b"\n".join(sample.splitlines()[1:]) + b"\n"  # the same log, a line fewer: other content
+    again.upload.value = uploaded("other.jsonl", other)
+    assert again.items and again.note.value == ""
+    same = WeeklyReview(folder=tmp_path)  # the place was let go with the other file
+    same.upload.value = uploaded("mine.jsonl", sample)
+    assert same.note.value == ""
+
+
+def test_a_note_taken_up_survives_the_next_reload_and_a_second_page(tmp_path):
+    """Taken up after an upload, the note was lost at the next reload (the upload's own loading wrote the place over
+    first); a second page of the same account, on another conversation, wiped it."""
+    sample = data_file("logs_openai_sample.jsonl").read_bytes()
+    w = WeeklyReview(folder=tmp_path)
+    w.upload.value = uploaded("mine.jsonl", sample)
+    first, second = _ids(w)[0], _ids(w)[2]
+    w.conversations.value = first
+    w.note.value = "the guard never fired"
+    for _ in range(2):  # reloaded twice, the same file uploaded each time
+        again = WeeklyReview(folder=tmp_path)
+        again.upload.value = uploaded("mine.jsonl", sample)
+        assert again.conversations.value == first and again.note.value == "the guard never fired"
+    other_page = WeeklyReview(folder=tmp_path)
+    other_page.upload.value = uploaded("mine.jsonl", sample)
+    other_page.conversations.value = second  # moves on, its box empty
+    other_page.note.value = ""
+    back = WeeklyReview(folder=tmp_path)
+    back.upload.value = uploaded("mine.jsonl", sample)
+    back.conversations.value = first
+    assert [v for v in back.store.folder.glob("last_place.*.json")]
+    from agentlab.workbook.weekly_widget import WeeklyReview as W2
+    assert W2(folder=tmp_path)._read_place()["drafts"].get(first) == "the guard never fired"
+
+
+def test_a_stored_run_that_no_longer_opens_is_let_go_in_a_sentence(tmp_path):
+    import json
+
+    from agentlab.workbook.weekly_widget import _place_name
+    run = tmp_path / "runs" / "2026-03-05-guarded"
+    run.mkdir(parents=True)
+    (run / "meta.json").write_text('{"label": "guarded", "cut', encoding="utf-8")
+    for lang in ("en", "zh"):
+        (tmp_path / _place_name()).write_text(json.dumps({"source": f"run:{run}", "opened": "yes", "drafts": {}}),
+                                              encoding="utf-8")
+        w = WeeklyReview(folder=tmp_path, lang=lang)
+        if f"run:{run}" not in [v for _, v in w.source.options]:
+            continue  # a run the review does not list is not offered, nor taken up
+        assert t("weekly.place_lost", lang) in w.message.value and "JSONDecodeError" not in w.message.value
+    again = WeeklyReview(folder=tmp_path)  # let go: the next page opens as new, nothing opened
+    assert again.message.value == "" and again.items == []
+
+
+def test_the_place_file_is_this_account_s_alone(tmp_path):
+    import stat
+
+    from agentlab.workbook.weekly_widget import _place_name
+    w = WeeklyReview(folder=tmp_path)
+    w.open.click()
+    w.note.value = "private draft"
+    assert stat.S_IMODE((tmp_path / _place_name()).stat().st_mode) == 0o600

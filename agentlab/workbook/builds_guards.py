@@ -39,7 +39,8 @@ def _detail(exc: BaseException, lang: Lang, cut: int = 240) -> str:
     """What a learner's code raised, in a line: an error of agentlab's own says itself, whole, in the learner's
     language (its full stop left to the sentence around it); Python's own, plainly where it is a common one
     (:func:`~agentlab.i18n.py_reason`), cut."""
-    return " ".join(said(exc if isinstance(exc, LocalizedError) else py_reason(exc), lang)[:cut].split()).rstrip("。.")
+    text = said(exc, lang) if isinstance(exc, LocalizedError) else said(py_reason(exc), lang)[:cut]
+    return " ".join(text.split()).rstrip("。.")
 
 
 def _raised(exc: BaseException, lang: Lang) -> str:

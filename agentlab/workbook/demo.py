@@ -79,7 +79,7 @@ class Comparison:
     start_state: dict | None = None  # the desk before either run: what each side wrote is its state minus this
     # how often each guard steps in on the guarded side with no fault at all (the model's own mistakes: the opening
     # demo's script writes orderId): a fault's account says which of its guards would have acted anyway
-    acted_anyway: Mapping[str, int] = field(default_factory=dict)
+    acted_anyway: Mapping[tuple[str, tuple], int] = field(default_factory=dict)
 
     def written(self, lang: Lang = "en") -> tuple[list[str | None], list[str | None]]:
         """Each side's rows written (a refund, a ledger line, a changed order), table against table, None where a
@@ -303,12 +303,14 @@ def guards_that_acted(run: Run) -> list[str]:
 
     The one answer to "caught by" (notebooks 00 and 08 both show :func:`caught_by_guards`): never the fault
     table's intention (:attr:`~agentlab.models.faults.Fault.caught_by`), which a run may not bear out."""
-    return list(guard_acts(run))
+    return list(dict.fromkeys(guard for guard, _ in guard_acts(run)))
 
 
-def guard_acts(run: Run) -> Counter[str]:
-    """How many times each guard stepped in during ``run`` (the steps it acted on), in the order they first did."""
-    out: Counter[str] = Counter()
+def guard_acts(run: Run) -> Counter[tuple[str, tuple]]:
+    """Each step a guard stepped in on during ``run``, as (guard, the step: its round, tool, arguments and error code),
+    counted, in the order they first did. Two runs' counts compare step by step: the same guard on the same call is
+    the same act, the same guard on another call (a fault's own) is not."""
+    out: Counter[tuple[str, tuple]] = Counter()
     for e in run.events:
         acted: list[str | None] = []
         if e.replayed or "idempotency key" in (e.note or ""):
@@ -319,10 +321,11 @@ def guard_acts(run: Run) -> Counter[str]:
             acted.append(_GUARD_OF_CODE.get(e.error_code))
         elif e.retry_count:
             acted.append("timeout" if e.kind == "tool" and e.latency_ms > 50 else "retry")
-        out.update(dict.fromkeys((g for g in acted if g), 1))
+        step = (e.round_index, e.kind, e.tool_name, e.args_raw, e.error_code)
+        out.update(dict.fromkeys(((g, step) for g in acted if g), 1))
     if sum(1 for e in run.events if e.kind == "tool" and e.round_index == 1) > 1 or any(
             sum(1 for x in run.events if x.kind == "tool" and x.round_index == e.round_index) > 1 for e in run.events):
-        out["all_calls"] += 1
+        out["all_calls", ()] += 1
     return out
 
 
@@ -396,11 +399,12 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         return lines
     lines.append(t("explain.caught", lang, guard=joined((t("guard." + a, lang) for a in acted), lang)) if acted
                  else t("explain.nothing", lang))
-    anyway = [a for a in acted if c.acted_anyway.get(a)]
+    acts = guard_acts(g)
+    # the steps a guard acted on that a run with no fault meets too, the very same call: the model's own mistakes
+    same = acts & Counter(c.acted_anyway)
+    anyway = [a for a in acted if any(guard == a for guard, _ in same)]
     if c.fault and anyway:  # a PM read the model's own mistake, caught, as the fault caught
-        acts = guard_acts(g)
-        # every step a guard acted on is one it acts on with no fault too: none of it is the fault's doing
-        whole = all(acts[a] <= c.acted_anyway.get(a, 0) for a in acted)
+        whole = not (acts - same)  # every act is one the run with no fault has too: none of it is the fault's doing
         lines.append(t("explain.caught_anyway_all" if whole else "explain.caught_anyway", lang,
                        guard=joined((t("guard." + a, lang) for a in anyway), lang)))
     return lines

@@ -72,7 +72,8 @@ def _grouped(before: Mapping[str, Any], after: Mapping[str, Any], lang: Lang) ->
                 out.setdefault(name, []).append(t("effect.row", lang, table=_table(name, lang), n=n, fields=_fields(row, lang)))
         else:
             for path, was, now in _leaves(old, new, (name,)):
-                what = f"{_table(path[0], lang)} {'/'.join(path[1:])}".strip()
+                where = [*path[1:-1], _said(f"effect.field.{path[-1]}", path[-1], lang)] if len(path) > 2 else path[1:]
+                what = f"{_table(path[0], lang)} {'/'.join(where)}".strip()
                 field = "status" if path[0] == "status" else path[-1]  # the status table holds each order's status
                 out.setdefault(name, []).append(t("effect.change", lang, what=what, old=_value(was, field, lang),
                                                   new=_value(now, field, lang)))

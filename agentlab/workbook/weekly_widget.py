@@ -42,6 +42,21 @@ _ERROR = "<p role='alert' style='color:#d93025'>{}</p>"
 _OK = "<p role='status' style='color:#137333'>{}</p>"
 
 
+_DRAFTS = 50  # unsaved notes kept per account, the newest
+
+
+def _digest_of(path: Path) -> str:
+    import hashlib
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return ""
+    return digest.hexdigest()[:32]
+
+
 def _place_name() -> str:
     """The file, in the review folder, of where its reader was when the page went: one per account, since colleagues
     share the folder's notes, never each other's name or unsaved note."""
@@ -144,11 +159,15 @@ class WeeklyReview(App):
         # where the reader was (the source, the week, the conversation, their name, the note not saved yet), kept in the
         # review folder as they go and taken up again when the app is opened anew: a reload lost the note half-written
         self._restoring = True
-        self._place = self._read_place()
+        self._upload_digest = ""  # what the upload held (its SHA-256): a place is taken up only on the same content
+        self._place = self._read_place()  # waiting to be taken up, once, when its source is open again
+        self.conversations.observe(lambda _: self._their_note(), names="value")  # before the place is written
         for w in (self.source, self.format, self.week, self.conversations, self.note, self.author):
             w.observe(lambda _: self._remember(), names="value")
         self._resume_source()
         self._restoring = False
+        if not self._place:  # nothing waits for a source: where the page opened is the place now
+            self._remember()
         self.widget = W.VBox([
             self.lang, self.header,
             self.titles[0], W.HBox([self.source, self.format]), W.HBox([self.upload, self.open, self.upload_note]), self.week,
@@ -226,6 +245,7 @@ class WeeklyReview(App):
         if path is None:
             return None
         self.uploaded = path
+        self._upload_digest = _digest_of(path)
         self.source.value = "upload"
         return path
 
@@ -256,57 +276,99 @@ class WeeklyReview(App):
         return self.items
 
     # --- where the reader was, across a reload ----------------------------------------------------
+    def _source_id(self) -> str:
+        """The source as a place names it: a sample or a stored run by its choice, an upload by what it held."""
+        return f"upload:{self._upload_digest}" if self.source.value == "upload" else self.source.value
+
     def _read_place(self) -> dict[str, Any]:
         try:
             place = json.loads((self.store.folder / _place_name()).read_text(encoding="utf-8"))
-        except (OSError, ValueError):  # none yet, or a file cut short: the app opens as new
+        except (OSError, ValueError, RecursionError):  # none yet, or a file cut short: the app opens as new
             return {}
-        return {k: v for k, v in place.items() if isinstance(v, str)} if isinstance(place, dict) else {}
+        if not isinstance(place, dict):
+            return {}
+        kept: dict[str, Any] = {k: v for k, v in place.items() if isinstance(v, str) and len(v) <= 100_000}
+        drafts = place.get("drafts")
+        kept["drafts"] = {k: v for k, v in drafts.items() if isinstance(k, str) and isinstance(v, str)} \
+            if isinstance(drafts, dict) else {}
+        return kept
 
     def _remember(self) -> None:
-        if self._restoring:
+        """Where the reader is now, written whole (never half a file) and readable by this account alone. Nothing is
+        written while a place read at the start still waits for its source: the source's own loading would have
+        written over the note it keeps. Each conversation's unsaved note is kept under its own id, so a second page
+        of the same account, on another conversation, leaves this one's note alone."""
+        if self._restoring or self._place:
             return
-        place = {"source": self.source.value, "format": self.format.value, "week": self.week.value,
-                 "conversation": self.conversations.value or "", "author": self.author.value, "note": self.note.value}
+        drafts = self._read_place().get("drafts", {})
+        conversation = self.conversations.value or ""
+        if conversation:
+            drafts.pop(conversation, None)
+            if self.note.value.strip():
+                drafts[conversation] = self.note.value
+        drafts = dict(list(drafts.items())[-_DRAFTS:])  # the newest: a note nobody came back to goes in time
+        place = {"source": self.source.value, "opened": "yes" if self.items else "", "upload": self._upload_digest,
+                 "format": self.format.value,
+                 "week": self.week.value, "conversation": conversation, "author": self.author.value, "drafts": drafts}
         target = self.store.folder / _place_name()
         tmp = target.with_name(f".{target.name}.{os.getpid()}")
         try:  # whole or not at all: a half-written file would open as a new app, not as a broken one
-            tmp.write_text(json.dumps(place, ensure_ascii=False), encoding="utf-8")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(json.dumps(place, ensure_ascii=False))
             os.replace(tmp, target)
         except OSError:  # a folder nobody may write (the notes say so when saved): the next reload starts afresh
             tmp.unlink(missing_ok=True)
 
+    def _their_note(self) -> None:
+        """The note box shows the conversation picked: its own unsaved note, or nothing. A note typed on one
+        conversation stays that conversation's (it was carried to the next one picked, and saved there)."""
+        if self._restoring or self._place:
+            return
+        conversation = self.conversations.value or ""
+        self.note.value = self._read_place().get("drafts", {}).get(conversation, "") if conversation else ""
+
     def _resume_source(self) -> None:
         """The source and the reader's name as they were; a source still there is opened again (an upload is not:
-        it went with the page it came from, and is taken up when the same file comes again)."""
+        it went with the page it came from, and is taken up when the same file comes again). A source that no longer
+        opens is let go, said in a sentence: the page opens as new."""
         place = self._place
         if place.get("format") in self.format.options:
             self.format.value = place["format"]
         self.author.value = place.get("author", "")[:200]
         if place.get("source") in [v for _, v in self.source.options] and place["source"] != "upload":
             self.source.value = place["source"]
+            if place.get("opened") != "yes":  # chosen, never opened: nothing to take up
+                self._place = {}
+                return
             self._do(self.load)
-        else:
-            self._resume_place()
+            if not self.items and self._place:  # it did not open (a stored run cut short): forgotten, and said so
+                self._place = {}
+                self.source.value = "sample:openai"
+                self.message.value = _ERROR.format(html.escape(t("weekly.place_lost", self.lang.value)))
+        elif place.get("source") != "upload":
+            self._place = {}
 
     def _resume_place(self) -> None:
-        """Once, after the remembered source is open again: its week, its conversation and the note not yet saved."""
-        place = self._place
-        if not place or place.get("source") != self.source.value or not self.items:
-            if not self.items and place.get("source") != "upload":
-                self._place = {}
+        """Once, after a source is open: when it is the one the place names (an upload: the same content), its week,
+        its conversation and that conversation's unsaved note; any other source lets the place go."""
+        place, self._place = self._place, {}
+        if not place:
             return
-        self._place = {}
-        restoring, self._restoring = self._restoring, True
-        try:
-            if place.get("week") in [v for _, v in self.week.options]:
-                self.week.value = place["week"]
-            if place.get("conversation") in [v for _, v in self.conversations.options]:
-                self.conversations.value = place["conversation"]
-            if not self.note.value:
-                self.note.value = place.get("note", "")
-        finally:
-            self._restoring = restoring
+        wanted = f"upload:{place.get('upload', '')}" if place.get("source") == "upload" else place.get("source")
+        if wanted == self._source_id() and self.items:
+            restoring, self._restoring = self._restoring, True
+            try:
+                if place.get("week") in [v for _, v in self.week.options]:
+                    self.week.value = place["week"]
+                conversation = place.get("conversation", "")
+                if conversation and conversation in [v for _, v in self.conversations.options]:
+                    self.conversations.value = conversation
+                    if not self.note.value:
+                        self.note.value = place.get("drafts", {}).get(conversation, "")
+            finally:
+                self._restoring = restoring
+        self._remember()
 
     def _weeks(self) -> None:
         lang = self.lang.value
