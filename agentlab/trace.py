@@ -141,10 +141,14 @@ def _cell(e: Event | None, highlight: bool = False, lang: Lang = "en") -> str:
         body = f"<b>{t('cell.model', lang)}</b> → <b>{html.escape(e.error_code)}</b>"
     elif e.kind == "model":  # what the model said stays as it said it; only the frame around it is translated
         said = e.model_visible or t("cell.tool_calls", lang)
-        body = f"<b>{t('cell.model', lang)}</b> {html.escape(_short(said, 160))}"
+        body = f"<b>{t('cell.model', lang)}</b> {html.escape(_short(said, 160))}" + (
+            f" <i>{html.escape(t('cell.retries', lang, n=e.retry_count))}</i>" if e.retry_count else "")  # 429, 500
     elif e.kind == "end":
         status = _status(e.final_status or "", lang)
-        body = f"<b>{html.escape(status)}</b> {html.escape(_short(note_text(e.note or '', lang), 200))}"
+        note = note_text(e.note or "", lang)
+        if e.final_status == "failed" and (e.note or "").startswith("crashed: "):  # said once: "崩溃 崩溃：…" read twice
+            note = t("note.crash_cause", lang, what=(e.note or "").removeprefix("crashed: "))
+        body = f"<b>{html.escape(status)}</b> {html.escape(_short(note, 200))}"
     else:
         status = e.error_code or t("cell.replayed" if e.replayed else "legend.ok", lang)
         body = (f"<b>{html.escape(e.tool_name or '?')}</b> <code>{html.escape(_short(e.args_raw or '', 120))}</code>"

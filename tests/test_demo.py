@@ -107,3 +107,25 @@ def test_a_fault_s_account_says_what_its_guards_would_have_caught_anyway():
         clean = said("camel_case", make_model, lang)  # a model that makes no mistake of its own: the fault's alone
         assert not any(line in clean for line in (whole, part)) and t("explain.caught", lang, guard=t(
             "guard.validate", lang)) in clean
+
+
+def test_what_the_page_says_acted_is_on_the_trace_it_shows():
+    """A PM in a real browser: the bookkeeping desk's flaky tool was credited to the idempotency key alone though its
+    trace shows a resend; a 429's resend was named but no row showed it; the retail store's refusals were credited to
+    the contract check the page said they passed; a crash read "崩溃 崩溃：…"."""
+    from agentlab.i18n import t
+    from agentlab.scenarios import retail
+    from agentlab.trace import side_by_side_html
+    from agentlab.workbook.demo import compare_expense, compare_retail
+
+    flaky = compare_expense("flaky_tool")
+    assert "retry" in guards_that_acted(flaky.guarded)
+    limited = compare_loops("api_429")
+    assert any(e.kind == "model" and e.retry_count for e in limited.guarded.events)
+    shown = side_by_side_html(limited.naive.events, limited.guarded.events, lang="en")
+    assert t("cell.retries", "en", n=1) in shown
+    if retail.available():
+        assert "validate" not in guards_that_acted(compare_retail("ping_pong").guarded)
+    crashed = compare_loops("api_500")  # the naive loop crashes on the model's 500
+    zh = side_by_side_html(crashed.naive.events, crashed.guarded.events, lang="zh")
+    assert "崩溃 崩溃" not in zh.replace("</b>", "").replace("<b>", "") and "崩溃" in zh

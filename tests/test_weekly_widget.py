@@ -1,6 +1,8 @@
 """The weekly review widget, headless, as a product manager goes through it in either language: the sample, a
 conversation read whole, notes on three failures, grouped, one promoted, the week exported."""
 
+import re
+
 import pytest
 from conftest import uploaded
 
@@ -321,3 +323,26 @@ def test_the_place_file_is_this_account_s_alone(tmp_path):
     w.open.click()
     w.note.value = "private draft"
     assert stat.S_IMODE((tmp_path / _place_name()).stat().st_mode) == 0o600
+
+
+def test_a_file_that_cannot_be_read_leaves_nothing_of_the_last_source_and_a_waiting_upload_is_said(tmp_path):
+    """In a real browser: the telemetry sample open, then an openai log uploaded with the format still on telemetry:
+    refused, but the sample's conversations stayed listed under "my upload", where a note would land on them. And after
+    a reload nothing said that the same file, uploaded again, brings the unsaved note back."""
+    sample = data_file("logs_openai_sample.jsonl").read_bytes()
+    w = WeeklyReview(folder=tmp_path, lang="zh")
+    w.source.value = "sample:telemetry"
+    w.open.click()
+    ended = []
+    for cid in _ids(w):  # the end of each run said as the list says it (运行结束：done_after_self_correction Done.)
+        w.conversations.value = cid
+        ended += re.findall(r"运行结束</b>：<span[^>]*>([^<]*)", w.conversation.value)
+    assert ended and not [e for e in ended if re.match(r"[a-z_]+\b", e)], ended
+    w.upload.value = uploaded("mylog.jsonl", sample)  # read as telemetry: refused
+    assert "role='alert'" in w.message.value and _ids(w) == [] and w.items == []
+    w.format.value = "openai"
+    w.open.click()
+    w.conversations.value = _ids(w)[1]
+    w.note.value = "半句话"
+    again = WeeklyReview(folder=tmp_path, lang="zh")
+    assert t("weekly.upload_again", "zh") in again.message.value

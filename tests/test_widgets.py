@@ -581,3 +581,18 @@ def test_the_app_opens_in_the_language_run_py_app_was_asked_for(monkeypatch):
     monkeypatch.setenv("AGENTLAB_APP_LANG", "zh")
     assert browser_lang() == "zh"
     assert browser_lang("en-US") == "en"  # a header given by name is read as given
+
+
+def test_the_probe_starts_on_the_sample_tools_in_the_page_s_language_and_keeps_what_was_typed():
+    """The Chinese app's probe opened on the English tools list though the desk's Chinese descriptions exist."""
+    import json
+
+    from agentlab.workbook.widgets import ProbePanel
+    panel = ProbePanel(lang="zh")
+    assert json.loads(panel.editor.value)[0]["function"]["description"].startswith("按订单号")
+    panel.lang.value = "en"  # untouched: the sample follows the page
+    assert json.loads(panel.editor.value)[0]["function"]["description"].startswith("Look up one order")
+    panel.editor.value = panel.editor.value.replace("Look up one order", "Find an order")
+    panel.lang.value = "zh"  # typed in: left as typed
+    assert "Find an order" in panel.editor.value
+    assert ProbePanel(lang="zh").update() is not None  # the Chinese sample is a tools list the probe takes

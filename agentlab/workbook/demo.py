@@ -313,14 +313,19 @@ def guard_acts(run: Run) -> Counter[tuple[str, tuple]]:
     out: Counter[tuple[str, tuple]] = Counter()
     for e in run.events:
         acted: list[str | None] = []
-        if e.replayed or "idempotency key" in (e.note or ""):
+        if e.retry_count:  # resent after a transient failure; a keyed write resent under its key: the key acted too
+            acted.append("timeout" if e.kind == "tool" and e.latency_ms > 50 else "retry")
+            if "idempotency key" in (e.note or ""):
+                acted.append("idempotency")
+        if e.replayed:
             acted.append("idempotency")
+        elif e.error_code == "INVALID_ARGS" and e.kind == "tool" and e.validate_ok is not False:
+            # the contract let it through and the tool refused it: what acted is the refusal the model could read
+            acted.append("readable_errors" if _structured(e.model_visible) else None)
         elif e.error_code:
             if e.kind == "tool" and e.error_code == "TOOL_ERROR" and _structured(e.model_visible):
                 acted.append("readable_errors")  # the tool raised; the model read a record, not the exception
             acted.append(_GUARD_OF_CODE.get(e.error_code))
-        elif e.retry_count:
-            acted.append("timeout" if e.kind == "tool" and e.latency_ms > 50 else "retry")
         step = (e.round_index, e.kind, e.tool_name, e.args_raw, e.error_code)
         out.update(dict.fromkeys(((g, step) for g in acted if g), 1))
     if sum(1 for e in run.events if e.kind == "tool" and e.round_index == 1) > 1 or any(

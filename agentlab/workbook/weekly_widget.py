@@ -31,6 +31,7 @@ from ..evals.weekly import (
     weeks_of,
 )
 from ..i18n import Lang, LocalizedError, colon, joined, said_marks, t
+from ..i18n import keys as catalogue_keys
 from ..resources import data_file
 from .log_widget import LOG_SAMPLES
 from .uploads import file_said, kept_upload, upload_button, upload_note
@@ -69,13 +70,23 @@ def _place_name() -> str:
     return f"last_place.{re.sub(r'[^A-Za-z0-9_.-]', '_', who)[:64]}.json"
 
 
+def _ended(message: dict[str, str], lang: Lang) -> str:
+    """A message's text; a run's end opens with its final status, said as the list above it says it (a Chinese page
+    read "运行结束：done_after_self_correction Done." under a list that said 自我修正后完成)."""
+    text = message["text"]
+    first, _, rest = text.partition(" ")
+    if message["role"] != "end" or f"status.{first}" not in catalogue_keys():
+        return text
+    return f"{t('status.' + first, lang)} {rest}".strip()
+
+
 def conversation_html(conv: FailedConversation, notes: list[Any], lang: Lang = "en") -> str:
     """One conversation whole, each message with its role, then the notes on it (every text escaped)."""
     e = html.escape
     stage = f" · {e(t('stage.' + conv.stage, lang))}" if conv.stage else ""
     rows = "".join(  # what was cut from the logs ([address removed]) said in the page's language
         f"<li><b>{e(role_said(m['role'], lang))}</b>{colon(lang)}"
-        f"<span style='white-space:pre-wrap'>{e(said_marks(m['text'], lang))}</span></li>" for m in conv.shown())
+        f"<span style='white-space:pre-wrap'>{e(said_marks(_ended(m, lang), lang))}</span></li>" for m in conv.shown())
     said = "".join(f"<li>{e(n.text)} — <i>{e(n.author)}</i>"
                    f"{' · ' + e(t('weekly.in_category', lang, category=n.category)) if n.category else ''}</li>"
                    for n in notes) or f"<li>{e(t('weekly.no_notes', lang))}</li>"
@@ -250,7 +261,17 @@ class WeeklyReview(App):
         return path
 
     def load(self) -> list[FailedConversation]:
-        """Read the chosen source: its failed conversations, and the weeks they fall in."""
+        """Read the chosen source: its failed conversations, and the weeks they fall in. A source that cannot be
+        read leaves nothing of the one before on screen (its conversations were listed under the new one's name)."""
+        try:
+            return self._load()
+        except Exception:
+            self.items, self.source_name = [], ""
+            self._weeks()
+            self.show_week()
+            raise
+
+    def _load(self) -> list[FailedConversation]:
         lang = self.lang.value
         choice = self.source.value
         if choice.startswith("sample:"):
@@ -346,7 +367,9 @@ class WeeklyReview(App):
                 self._place = {}
                 self.source.value = "sample:openai"
                 self.message.value = _ERROR.format(html.escape(t("weekly.place_lost", self.lang.value)))
-        elif place.get("source") != "upload":
+        elif place.get("source") == "upload":  # it waits for the same file: said, or the reader would never know
+            self.message.value = _OK.format(html.escape(t("weekly.upload_again", self.lang.value)))
+        else:
             self._place = {}
 
     def _resume_place(self) -> None:

@@ -25,7 +25,6 @@ from ..i18n import Lang, aside, colon, columns, joined, label, py_reason, said, 
 from ..jsonutil import JsonReason
 from ..lint import lint
 from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
-from ..resources import data_file
 from ..runs import Run
 from ..schema import SchemaError
 from ..store import Store
@@ -153,9 +152,9 @@ def comparison_html(c: Comparison, lang: Lang = "en") -> str:
     n, g = c.naive, c.guarded
     counts = (f"<p><b>{t('ui.invalid', lang)}</b>{colon(lang)}{t('ui.naive', lang)} {n.invalid_calls} · "
               f"{t('ui.guarded', lang)} {g.invalid_calls}</p>")
-    if n.refused_by_tool or g.refused_by_tool:  # the INVALID_ARGS rows the count above does not hold, counted beside it
-        counts += (f"<p><b>{html.escape(t('ui.refused_by_tool', lang))}</b>{colon(lang)}{t('ui.naive', lang)} "
-                   f"{n.refused_by_tool} · {t('ui.guarded', lang)} {g.refused_by_tool}</p>")
+    if g.refused_by_tool:  # the INVALID_ARGS rows the count above does not hold, counted beside it (the naive loop
+        # records a tool's refusal as a bare TOOL_ERROR: a count of its side would read 0 above eleven refusals)
+        counts += f"<p><b>{html.escape(t('ui.refused_by_tool', lang))}</b>{colon(lang)}{g.refused_by_tool}</p>"
     account = "".join(f"<li>{html.escape(line)}</li>" for line in explain(c, lang))
     titles = (joined((t("ui.naive", lang), t("status." + n.status, lang)), lang, "colon"),
               joined((t("ui.guarded", lang), t("status." + g.status, lang)), lang, "colon"))
@@ -549,15 +548,21 @@ class BudgetSlider(App):
 
 
 # --- the probe: paste your tools, see which guard catches what --------------------------------------
+def _sample_tools(lang: Lang) -> str:
+    """The after-sales desk's tools, as the probe's editor starts: their descriptions in the page's language."""
+    from ..scenarios.base import contract_specs
+    return json.dumps([{"type": "function", "function": spec} for spec in contract_specs("aftersales", lang).values()],
+                      indent=1, ensure_ascii=False)
+
+
 class ProbePanel(App):
     """Paste a tools list (JSON), pick the model (fake, or a replayed recording) and the trials, press run:
     the probe's table and plots (docs/metrics.md#the-probe). Bad pasted text gets one friendly sentence."""
 
     def __init__(self, tools: str | Sequence[Mapping] | None = None, *, cassette: str | Path | None = None,
                  lang: Lang = "en"):
-        text = tools if isinstance(tools, str) else json.dumps(
-            list(tools) if tools is not None else json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8")),
-            indent=1, ensure_ascii=False)
+        text = tools if isinstance(tools, str) else json.dumps(list(tools), indent=1, ensure_ascii=False) \
+            if tools is not None else _sample_tools(lang)
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
         self.editor = W.Textarea(value=text, layout=W.Layout(width="100%", height="200px"))
         self.upload = upload_button(".json")  # a tools file, for those who would not paste
@@ -593,6 +598,8 @@ class ProbePanel(App):
 
     def _relabel(self) -> None:
         lang = self.lang.value
+        if self.editor.value == _sample_tools("zh" if lang == "en" else "en"):  # the sample, untouched: in the page's language
+            self.editor.value = _sample_tools(lang)
         self.editor.description = t("probe.ui.tools", lang)  # its name to a screen reader, as the menus have theirs
         self.editor.style.description_width = "initial"
         self.model.description = t("probe.ui.model", lang)
