@@ -36,6 +36,8 @@ def test_a_file_in_another_format_names_the_format_to_choose(tmp_path, lang):
     app.path, app.format.value = conversation, "telemetry"
     app.update()
     assert "openai" in app.view.value and ("choose the format" if lang == "en" else "把格式选为") in app.view.value
+    # read as telemetry, a chat-completions line was said to be "not a chat-completions exchange"
+    assert ("not a line of telemetry logs" if lang == "en" else "这不是 telemetry 日志的一行") in app.view.value
 
 
 def test_switching_language_leaves_no_finding_in_the_other():

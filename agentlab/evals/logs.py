@@ -307,7 +307,7 @@ def _shape_error(source: str, n: int, d: dict) -> LogError:
     the error names that format to choose, not the keys alone."""
     other = "telemetry" if {"run_id", "kind"} <= d.keys() else "otel" if "resourceSpans" in d else None
     if other is not None:
-        return LogError("logs.other_format", path=source, line=n, keys=Listed(list(d)[:6]), format=other)
+        return LogError("logs.other_format", path=source, line=n, keys=Listed(list(d)[:6]), format=other, chosen="openai")
     return LogError("logs.openai_shape", path=source, line=n, keys=Listed(list(d)[:6]) or "-")
 
 
@@ -430,7 +430,7 @@ def _json_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[
             if not isinstance(d.get(key), str) or not d[key]:
                 if "messages" in d or "request" in d or "resourceSpans" in d:  # another format's line: say which
                     raise LogError("logs.other_format", path=source, line=n, keys=Listed(list(d)[:6]),
-                                   format="otel" if "resourceSpans" in d else "openai")
+                                   format="otel" if "resourceSpans" in d else "openai", chosen="telemetry")
                 raise LogError("logs.row_field", path=source, line=n, field=key)
         if d["kind"] not in ("model", "tool", "end"):
             raise LogError("logs.row_kind", path=source, line=n, got=str(d["kind"])[:30])
