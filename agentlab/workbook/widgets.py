@@ -661,7 +661,11 @@ class ProbePanel(App):
                  seconds=report["meta"]["seconds"], applicable=s["applicable"],
                  not_caught=s["verdicts"].get("not_caught", 0), not_repaired=s["verdicts"].get("not_repaired", 0),
                  rate=rate)
-        self.view.value = f"<div class='agentlab-probe'><p>{html.escape(line)}</p>{table_html(report, lang)}</div>"
+        # the table scrolls within its own box: wider than a 1000 px page, it was cut mid-word ("unknow…"), and the only
+        # scroll bar was the whole panel's, at its bottom
+        self.view.value = (f"<div class='agentlab-probe'><p>{html.escape(line)}</p>"
+                           f"<div class='agentlab-probe-table' style='overflow-x:auto;max-width:100%'>"
+                           f"{table_html(report, lang)}</div></div>")
         self.plots.outputs = ()
         n_tools, n_cats = len(report["tools"]), len(report["settings"]["categories"])
         _append(self.plots, figure(lambda ax: plot_probe_matrix(report, ax=ax, lang=lang),
