@@ -217,6 +217,12 @@ def missing_labels() -> set[str]:
     return set(_missing)
 
 
+def t_or(key: str, otherwise: str, lang: Lang = "en", /) -> str:
+    """``key``'s sentence in ``lang`` when the catalogue has one, else ``otherwise``: a name that may come from outside
+    (a desk's own table, field or status, a log's status) is said where the catalogue knows it and kept where not."""
+    return t(key, lang) if key in _catalog() else otherwise
+
+
 def keys() -> list[str]:
     """All catalogue keys (a test checks each has every language)."""
     return list(_catalog())
@@ -420,9 +426,9 @@ class _Names(Listed):
     """Names a Python message quoted, each quoted the way its reader's language quotes a name (“a”、“b” in Chinese)."""
 
     def __new__(cls, items: Iterable[object]) -> _Names:
-        names = super().__new__(cls, items)
-        text = str.__new__(cls, names.localized("en"))  # as text, English: quoted as Python quoted them
-        text.items = names.items
+        parts = tuple(str(item) for item in items)
+        text = str.__new__(cls, joined((f"'{n}'" for n in parts), "en", "list"))  # as text: quoted as Python quotes
+        text.items = parts
         return text
 
     def localized(self, lang: Lang = "en") -> str:

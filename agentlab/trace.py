@@ -17,8 +17,7 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from .i18n import Lang, aside, colon, t
-from .i18n import keys as catalogue_keys
+from .i18n import Lang, aside, colon, t, t_or
 from .records import quick
 
 if TYPE_CHECKING:  # pandas is optional: imported only when a DataFrame is asked for
@@ -160,7 +159,7 @@ def _cell(e: Event | None, highlight: bool = False, lang: Lang = "en") -> str:
 
 
 def _status(status: str, lang: Lang) -> str:
-    return t("status." + status, lang) if f"status.{status}" in catalogue_keys() else status
+    return t_or(f"status.{status}", status, lang)
 
 
 # The loops write their notes in English (a trace file is read by engineers); a person reading a trace in the

@@ -21,6 +21,12 @@ def _text(html_text: str) -> str:
     return re.sub(r"<[^>]+>", " ", re.sub(r"title='[^']*'", "", html_text))
 
 
+def _what_happened(run):
+    """A run as its steps went (the calls, their errors, resends, a hang): two runs alike in this ran alike."""
+    return run.status, tuple((e.kind, e.tool_name, e.error_code, e.args_raw, e.retry_count, e.latency_ms > 200)
+                             for e in run.events)
+
+
 def _run(desk: str, fault: str, lang: str = "en") -> PMApp:
     app = PMApp(lang=lang)
     app.scenario.value = desk
@@ -50,13 +56,10 @@ def test_every_fault_a_desk_offers_fires_there_and_none_it_holds_back_would(desk
 
     # a fault that fires but changes nothing is no lesson either: the retail store ran "an amount in words" and "a
     # value past its limits" exactly as with no fault (it takes no amount); each offered fault changes some call
-    def what_happened(run):
-        return run.status, tuple((e.kind, e.tool_name, e.error_code, e.args_raw, e.retry_count, e.latency_ms > 200)
-                                 for e in run.events)
     clean = DESKS[desk][2](None, lang="en")
-    plain = (what_happened(clean.naive), what_happened(clean.guarded))
+    plain = (_what_happened(clean.naive), _what_happened(clean.guarded))
     idle = [f for f in offered
-            if (lambda c: (what_happened(c.naive), what_happened(c.guarded)))(DESKS[desk][2](f, lang="en")) == plain]
+            if (lambda c: (_what_happened(c.naive), _what_happened(c.guarded)))(DESKS[desk][2](f, lang="en")) == plain]
     assert not idle, f"{desk} offers faults that change nothing there: {idle}"
     if "camel_case" in NEVER_FIRES.get(desk, ()):
         from agentlab.workbook.demo import explain
@@ -213,18 +216,15 @@ def test_every_fault_offered_with_every_model_changes_that_model_s_run():
     from agentlab.workbook.demo import compare_loops, seed_demo_model
     from agentlab.workbook.pm_app import CASSETTE
 
-    def what_happened(run):
-        return run.status, tuple((e.kind, e.tool_name, e.error_code, e.args_raw, e.retry_count, e.latency_ms > 200)
-                                 for e in run.events)
     models = {"scripted refund demo": (lambda: seed_demo_model("en"), True, 2),
               "qwen 1.5b (recorded)": (lambda: CassetteModel(CASSETTE, "normal-01/guarded", then="(no more)"), False, 1)}
     for name, (model, question, step) in models.items():
         if "recorded" in name and not CASSETTE.exists():
             continue
         clean = compare_loops(None, model=model, question=question, at_step=step)
-        plain = (what_happened(clean.naive), what_happened(clean.guarded), clean.written())
+        plain = (_what_happened(clean.naive), _what_happened(clean.guarded), clean.written())
         idle = []
         for _, fault in PMApp._fault_options("en", name, "aftersales"):
             c = compare_loops(fault, model=model, question=question, at_step=step)
-            idle += [fault] if (what_happened(c.naive), what_happened(c.guarded), c.written()) == plain else []
+            idle += [fault] if (_what_happened(c.naive), _what_happened(c.guarded), c.written()) == plain else []
         assert not idle, f"{name} is offered faults that change nothing: {idle}"

@@ -110,5 +110,5 @@ def load_json(path: str | Path, default: Any = None) -> Any:
     """``path``'s JSON, or ``default`` when it is missing, unreadable or broken."""
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested past what the parser takes
         return default

@@ -11,14 +11,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..i18n import Lang, joined, t
-from ..i18n import keys as catalogue_keys
+from ..i18n import Lang, joined, t, t_or
 
 __all__ = ["written_rows", "written_side_by_side"]
 
 
 def _table(name: str, lang: Lang) -> str:
-    return _said(f"effect.table.{name}", name, lang)
+    return t_or(f"effect.table.{name}", name, lang)
 
 
 def _fields(row: Any, lang: Lang) -> str:
@@ -26,20 +25,16 @@ def _fields(row: Any, lang: Lang) -> str:
     # language (金额 199元 beside a Chinese reader's next field took an English comma); a Chinese reader read
     # "order_id A1001、amount 199.0" among the page's Chinese
     if isinstance(row, Mapping):
-        return joined((f"{_said(f'effect.field.{k}', k, lang)} {_value(v, k, lang)}" for k, v in row.items()
+        return joined((f"{t_or(f'effect.field.{k}', k, lang)} {_value(v, k, lang)}" for k, v in row.items()
                        if v not in ("", None)), lang, "list")
     return _value(row)
-
-
-def _said(key: str, otherwise: str, lang: Lang) -> str:
-    return t(key, lang) if key in catalogue_keys() else otherwise
 
 
 def _value(v: Any, field: str = "", lang: Lang = "en") -> str:
     """A stored value as text; an order's status (``paid``, ``refunded``) in the reader's language. Other values are
     what the tools wrote (an order id, a reason code the contract lists) and stay as written."""
     if isinstance(v, str):
-        return _said(f"effect.status.{v}", v, lang) if field == "status" else v
+        return t_or(f"effect.status.{v}", v, lang) if field == "status" else v
     return json.dumps(v, ensure_ascii=False)
 
 
@@ -72,7 +67,7 @@ def _grouped(before: Mapping[str, Any], after: Mapping[str, Any], lang: Lang) ->
                 out.setdefault(name, []).append(t("effect.row", lang, table=_table(name, lang), n=n, fields=_fields(row, lang)))
         else:
             for path, was, now in _leaves(old, new, (name,)):
-                where = [*path[1:-1], _said(f"effect.field.{path[-1]}", path[-1], lang)] if len(path) > 2 else path[1:]
+                where = [*path[1:-1], t_or(f"effect.field.{path[-1]}", path[-1], lang)] if len(path) > 2 else path[1:]
                 what = f"{_table(path[0], lang)} {'/'.join(where)}".strip()
                 field = "status" if path[0] == "status" else path[-1]  # the status table holds each order's status
                 out.setdefault(name, []).append(t("effect.change", lang, what=what, old=_value(was, field, lang),

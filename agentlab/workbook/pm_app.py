@@ -20,7 +20,7 @@ from ..scenarios import aftersales, expense, retail
 from .demo import Comparison, compare_expense, compare_loops, compare_retail
 from .widgets import LANG_OPTIONS, REPLAYABLE_FAULTS, App, _safe, comparison_html
 
-__all__ = ["CASSETTE", "DESKS", "MODELS", "NEVER_FIRES", "PMApp"]
+__all__ = ["CASSETTE", "DESKS", "MODELS", "NEVER_FIRES", "NEVER_MET", "PMApp"]
 
 #: the model menu: a value the code matches on, and the catalogue key of what a person reads
 MODELS = {
@@ -41,18 +41,17 @@ DESKS: dict[str, tuple[Any, tuple[str, ...], Callable[..., Comparison]]] = {
 }
 
 
-#: faults a desk's menu does not offer (``desk``, or ``desk/model`` for one model), since there they are not what their
-#: label says. The bookkeeping desk's
+#: faults a desk's menu does not offer, since on that desk they are not what their label says. The bookkeeping desk's
 #: fields are single words: camel_case has no name to rename (the desk opened on it, and the run said the fault never
 #: fired). Its model books before it looks anything up: a ping-pong between look-ups there is the same booking sent
 #: again and again, which repeat_call already shows, under a label that said "keeps looking things up".
 #: The retail store's tools take no amount and no bounded number: an amount in words or a value past its limit has
 #: nowhere to land, and both loops ran as if no fault had been chosen ("no guard had to step in").
 NEVER_FIRES: dict[str, tuple[str, ...]] = {"expense": ("camel_case", "ping_pong"),
-                                           "retail": ("amount_in_words", "out_of_range"),
-                                           # the recording refunds at once and never looks the order up: a look-up
-                                           # that fails or hangs is never met (both traces ran as with no fault)
-                                           "aftersales/qwen 1.5b (recorded)": ("flaky_tool", "hanging_tool")}
+                                           "retail": ("amount_in_words", "out_of_range")}
+#: faults a model never meets, whatever the desk: the recording refunds at once and never looks the order up, so a
+#: look-up that fails or hangs is never met (both traces ran as with no fault)
+NEVER_MET: dict[str, tuple[str, ...]] = {"qwen 1.5b (recorded)": ("flaky_tool", "hanging_tool")}
 
 
 class PMApp(App):
@@ -81,7 +80,7 @@ class PMApp(App):
 
     @staticmethod
     def _fault_options(lang: Lang, model: str, desk: str) -> list[tuple[str, str]]:
-        held_back = (*NEVER_FIRES.get(desk, ()), *NEVER_FIRES.get(f"{desk}/{model}", ()))
+        held_back = (*NEVER_FIRES.get(desk, ()), *NEVER_MET.get(model, ()))
         names = [n for n in MODEL_FAULTS + TOOL_FAULTS if (model not in FIXED_REPLIES or n in REPLAYABLE_FAULTS)
                  and n not in held_back]
         return [(FAULTS[n].describe(lang), n) for n in names]

@@ -30,9 +30,9 @@ from ..evals.weekly import (
     week_review,
     weeks_of,
 )
-from ..i18n import Lang, LocalizedError, colon, joined, said_marks, t
-from ..i18n import keys as catalogue_keys
+from ..i18n import Lang, LocalizedError, colon, joined, said_marks, t, t_or
 from ..resources import data_file
+from ..site.files import load_json, write_atomic
 from .log_widget import LOG_SAMPLES
 from .uploads import file_said, kept_upload, upload_button, upload_note
 from .widgets import LANG_OPTIONS, App, _safe, _show, figure
@@ -75,9 +75,8 @@ def _ended(message: dict[str, str], lang: Lang) -> str:
     read "运行结束：done_after_self_correction Done." under a list that said 自我修正后完成)."""
     text = message["text"]
     first, _, rest = text.partition(" ")
-    if message["role"] != "end" or f"status.{first}" not in catalogue_keys():
-        return text
-    return f"{t('status.' + first, lang)} {rest}".strip()
+    status = t_or(f"status.{first}", "", lang) if message["role"] == "end" else ""
+    return f"{status} {rest}".strip() if status else text
 
 
 def conversation_html(conv: FailedConversation, notes: list[Any], lang: Lang = "en") -> str:
@@ -302,10 +301,7 @@ class WeeklyReview(App):
         return f"upload:{self._upload_digest}" if self.source.value == "upload" else self.source.value
 
     def _read_place(self) -> dict[str, Any]:
-        try:
-            place = json.loads((self.store.folder / _place_name()).read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):  # none yet, or a file cut short: the app opens as new
-            return {}
+        place = load_json(self.store.folder / _place_name(), {})  # none yet, or cut short: the app opens as new
         if not isinstance(place, dict):
             return {}
         kept: dict[str, Any] = {k: v for k, v in place.items() if isinstance(v, str) and len(v) <= 100_000}
@@ -331,15 +327,10 @@ class WeeklyReview(App):
         place = {"source": self.source.value, "opened": "yes" if self.items else "", "upload": self._upload_digest,
                  "format": self.format.value,
                  "week": self.week.value, "conversation": conversation, "author": self.author.value, "drafts": drafts}
-        target = self.store.folder / _place_name()
-        tmp = target.with_name(f".{target.name}.{os.getpid()}")
-        try:  # whole or not at all: a half-written file would open as a new app, not as a broken one
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(json.dumps(place, ensure_ascii=False))
-            os.replace(tmp, target)
+        try:  # whole or not at all, and made 0600 (mkstemp's own mode): a half-written file would open as a new app
+            write_atomic(self.store.folder / _place_name(), json.dumps(place, ensure_ascii=False))
         except OSError:  # a folder nobody may write (the notes say so when saved): the next reload starts afresh
-            tmp.unlink(missing_ok=True)
+            pass
 
     def _their_note(self) -> None:
         """The note box shows the conversation picked: its own unsaved note, or nothing. A note typed on one
