@@ -13,7 +13,9 @@ and the repeated-call ledger, the idempotency claim, the timeout, traces and tel
 Measured with the in-memory store, a SQLite file and a real redis-server on 127.0.0.1
 (started here as tests/conftest.py does; the row is skipped, saying why, when
 redis-server or the redis client is missing), for a read-only tool and for a keyed
-side-effect tool (claimed and finished under its idempotency key).
+side-effect tool (claimed and finished under its idempotency key). Where hiredis is installed (the redis
+extra installs it), one more Redis row is the same store on a client that parses replies in Python, as redis-py
+does without hiredis: for reference, in the same rounds.
 
 CPU time, not wall time (``time.process_time``: every thread of this process, so a
 worker thread's hand-off is counted; redis-server's own CPU, from ``/proc``, is printed beside the
@@ -145,6 +147,25 @@ def start_redis(folder: Path) -> tuple[Any, str]:
         return None, f"redis-server did not answer: {exc}"
 
 
+#: the Redis store as it was without hiredis: redis-py's own reply parser, in Python (a reference row, no target)
+PYTHON_PARSER = "Redis, redis-py's parser"
+
+
+def python_parser_store(url: str) -> Any:
+    """The Redis store on a client that parses replies in Python, as redis-py does when hiredis is not installed;
+    None when it is not (the main Redis row already is that) or redis-py's parser moved."""
+    try:
+        import hiredis  # noqa: F401
+        import redis
+        from redis._parsers import _RESP2Parser
+    except ImportError:
+        return None
+    from agentlab.redis_store import RedisStore
+    client = redis.Redis.from_url(url, decode_responses=True, socket_timeout=3, socket_connect_timeout=3,
+                                  health_check_interval=30, parser_class=_RESP2Parser)
+    return RedisStore(client, prefix=f"benchpy{uuid.uuid4().hex[:6]}:")
+
+
 def guarded(store: Any) -> Callable[[Any], Any]:
     def one_run(m):
         return run_guarded(m, REG, "x", config=GuardConfig(), store=store, session_id="bench")
@@ -174,6 +195,9 @@ def main() -> None:
         print(f"  guarded, Redis store: skipped ({url})")
     else:
         sides["guarded, Redis store"] = guarded(open_store(f"{url}?prefix=bench{uuid.uuid4().hex[:6]}:"))
+        python_parser = python_parser_store(url)
+        if python_parser is not None:  # a reference row: what the redis extra's hiredis saves
+            sides[PYTHON_PARSER] = guarded(python_parser)
     print(f"CPU per tool call (time.process_time): {ns.rounds} interleaved rounds of {ns.runs} runs x {CALLS} valid"
           f" calls a side; every guard on (GuardConfig(): validation, idempotency, repeat breaker, step budget,"
           f" 5 s timeout, run deadline, trace)")
