@@ -5,11 +5,13 @@ The tools are written here from tau-bench's ``tools.json`` and ``wiki.md``; the 
 Reads ``../shared/datasets/tau-bench/retail``; skips where it is absent.
 """
 import json
+import re
 from functools import cache
 
 import pytest
 from conftest import need
 
+from agentlab.errors import render
 from agentlab.guards import GuardConfig
 from agentlab.loop import run_guarded
 from agentlab.models import ScriptedModel, call, say, tool_calls
@@ -156,3 +158,74 @@ def test_parallel_writes_in_one_message_are_each_answered():
         script.append(tool_calls(c, call(a["name"], a["kwargs"])) if a["name"] in retail.WRITES else c)
     run, changes = replay(task, [*script, say("done")], cfg(task))
     assert changes == oracle["db_changes"] and any(e.replayed for e in run.tool_events)
+
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _message(error, lang):
+    return json.loads(render(error, lang))["error"]["message"]
+
+
+def test_every_refusal_the_oracle_records_is_said_in_taubenchs_words_and_in_chinese():
+    """Each error step of the 115 tasks, called on the store: English is the oracle's observation word for word;
+    Chinese is a Chinese sentence, never the English one (a Chinese session's model and PM read it)."""
+    seen = 0
+    for task, oracle in tasks():
+        store = retail.RetailDB()
+        for action, step in zip(task["actions"], oracle["steps"], strict=True):
+            try:
+                getattr(store, action["name"])(**action["kwargs"])
+            except retail.Refused as exc:
+                assert step["status"] == "error", (task["index"], action)
+                assert _message(exc.error, "en") == step["observation_prefix"], (task["index"], action)
+                zh = _message(exc.error, "zh")
+                assert zh.startswith("错误：") and CJK.search(zh[3:]), zh
+                assert exc.text not in zh, zh
+                problem = json.loads(render(exc.error, "zh"))["error"]["problems"][0]["hint"]
+                assert CJK.search(problem), problem
+                seen += 1
+    assert seen == 24
+
+
+@pytest.mark.parametrize("kind, params", [
+    ("item_not_found", {"item": "1008292230"}), ("new_item_unavailable", {"item": "1008292230"}),
+    ("invalid_expression_kind", {"kind": "SyntaxError"})])
+def test_a_refusal_with_blanks_keeps_its_values_in_both_languages(kind, params):
+    exc = retail.Refused(kind, **params)
+    for lang in ("en", "zh"):
+        assert all(v in _message(exc.error, lang) for v in params.values())
+
+
+def test_in_chinese_every_tool_and_every_field_of_the_store_is_described_in_chinese():
+    """The model of a Chinese session reads the store's contracts in Chinese, as at the other desks; the schemas are
+    the same, and in English the descriptions are tau-bench's own."""
+    need(retail.data_dir(), "tau-bench retail")
+    en = {t.name: t for t in retail.make_registry(retail.RetailDB())}
+    zh = {t.name: t for t in retail.make_registry(retail.RetailDB(), lang="zh")}
+    specs = {s["function"]["name"]: s["function"]
+             for s in json.loads((retail.data_dir() / "tools.json").read_text(encoding="utf-8"))}
+    assert set(en) == set(zh) == set(specs) and len(zh) == 16
+    for name, tool in zh.items():
+        assert en[name].description == specs[name]["description"]
+        assert CJK.search(tool.description), name
+        props = tool.parameters.get("properties", {})
+        assert set(props) == set(en[name].parameters.get("properties", {}))
+        for field, schema in props.items():
+            assert CJK.search(schema["description"]), (name, field)
+            assert {k: v for k, v in schema.items() if k != "description"} == \
+                {k: v for k, v in en[name].parameters["properties"][field].items() if k != "description"}
+
+
+def test_a_tool_or_field_the_chinese_words_do_not_name_keeps_its_own():
+    from agentlab.scenarios.base import in_language
+    specs = {"get_order_details": {"name": "get_order_details", "description": "d", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string", "description": "x"},
+                                         "extra": {"type": "string", "description": "new field"}}}},
+        "brand_new_tool": {"name": "brand_new_tool", "description": "new", "parameters": {}}}
+    out = in_language(specs, "retail", "zh")
+    assert out["brand_new_tool"] == specs["brand_new_tool"]
+    assert CJK.search(out["get_order_details"]["description"])
+    assert out["get_order_details"]["parameters"]["properties"]["extra"]["description"] == "new field"
+    assert CJK.search(out["get_order_details"]["parameters"]["properties"]["order_id"]["description"])
+    assert in_language(specs, "retail", "en") is specs

@@ -16,7 +16,7 @@ from ..i18n import Lang
 from ..resources import data_file
 from ..tools import Registry
 
-__all__ = ["Scenario", "contract_specs"]
+__all__ = ["Scenario", "contract_specs", "in_language"]
 
 
 @dataclass(frozen=True)
@@ -74,12 +74,26 @@ def contract_specs(desk: str, lang: Lang = "en") -> dict[str, dict]:
     descriptions in the user's language (``data/<desk>_tools.zh.json``); the schemas are the same."""
     specs = {s["function"]["name"]: s["function"]
              for s in json.loads(data_file(f"{desk}_tools.json").read_text(encoding="utf-8"))}
+    return in_language(specs, desk, lang)
+
+
+def in_language(specs: dict[str, dict], desk: str, lang: Lang) -> dict[str, dict]:
+    """``specs`` (tool name -> its function spec) with the descriptions of ``data/<desk>_tools.zh.json`` in Chinese.
+    A tool or a field that file does not name keeps its own words: a dataset read from this machine (the retail
+    store's) may hold one the file was not written for."""
     if lang != "zh":
         return specs
     words = json.loads(data_file(f"{desk}_tools.zh.json").read_text(encoding="utf-8"))
     out = {}
     for name, spec in specs.items():
-        zh = words[name]
-        props = {k: {**v, "description": zh["fields"][k]} for k, v in spec["parameters"]["properties"].items()}
-        out[name] = {**spec, "description": zh["description"], "parameters": {**spec["parameters"], "properties": props}}
+        zh = words.get(name)
+        if not isinstance(zh, dict):
+            out[name] = spec
+            continue
+        fields = zh.get("fields", {})
+        params = spec.get("parameters") or {}
+        props = {k: {**v, "description": fields[k]} if k in fields else v
+                 for k, v in (params.get("properties") or {}).items()}
+        out[name] = {**spec, "description": zh.get("description", spec.get("description", "")),
+                     "parameters": {**params, "properties": props} if params else params}
     return out

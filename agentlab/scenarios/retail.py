@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ToolFailure
-from ..i18n import Lang, both
+from ..i18n import Lang, both, t
 from ..resources import datasets_dir
 from ..schema import close_objects
 from ..tools import Registry, Tool, rule
-from .base import Scenario
+from .base import Scenario, in_language
 
 __all__ = ["SCENARIO", "WRITES", "Refused", "RetailDB", "available", "data_dir", "load_db", "make_registry"]
 WRITES = ("cancel_pending_order", "exchange_delivered_order_items", "modify_pending_order_address",
@@ -38,12 +38,14 @@ def available() -> bool:
 
 
 class Refused(ToolFailure):
-    """A business refusal the agent can read and act on (tau-bench's "Error: ...")."""
+    """A business refusal the agent can read and act on: tau-bench's "Error: ..." in English, said in Chinese too
+    (``retail.refused.*`` in the catalogues). ``kind`` names the refusal; ``params`` fill its blanks."""
 
-    def __init__(self, text: str):
-        super().__init__("INVALID_ARGS", {"en": f"Error: {text}"}, stage="semantic",
-                         problems=(rule("$", text),))
-        self.text = text
+    def __init__(self, kind: str, /, **params: Any):
+        said = {lg: t(f"retail.refused.{kind}", lg, **params) for lg in ("en", "zh")}
+        super().__init__("INVALID_ARGS", {lg: t("retail.refused", lg, text=said[lg]) for lg in ("en", "zh")},
+                         stage="semantic", problems=(rule("$", said["en"], said["zh"]),))
+        self.kind, self.text = kind, said["en"]
 
 
 _BASE_TEXT: str | None = None
@@ -92,12 +94,12 @@ class RetailDB:
     # --- lookups ------------------------------------------------------------------------
     def _user(self, user_id: str) -> dict:
         if user_id not in self.db["users"]:
-            raise Refused("user not found")
+            raise Refused("user_not_found")
         return self._mine("users", user_id)
 
     def _order(self, order_id: str) -> dict:
         if order_id not in self.db["orders"]:
-            raise Refused("order not found")
+            raise Refused("order_not_found")
         return self._mine("orders", order_id)
 
     def _order_in(self, order_id: str, status: str, refusal: str) -> dict:
@@ -109,18 +111,18 @@ class RetailDB:
 
     def _product(self, product_id: str) -> dict:
         if product_id not in self.db["products"]:
-            raise Refused("product not found")
+            raise Refused("product_not_found")
         return self._mine("products", product_id)  # handed out: the caller's to keep, never the shared record
 
     def _variant(self, item_id: str) -> tuple[dict, dict]:
         for product in self.db["products"].values():
             if item_id in product["variants"]:
                 return product, product["variants"][item_id]
-        raise Refused("new item not found")
+        raise Refused("new_item_not_found")
 
     def _payment(self, user: dict, payment_method_id: str) -> dict:
         if payment_method_id not in user["payment_methods"]:
-            raise Refused("payment method not found")
+            raise Refused("payment_not_found")
         return user["payment_methods"][payment_method_id]
 
     # --- read tools -----------------------------------------------------------------------
@@ -131,14 +133,14 @@ class RetailDB:
         for uid, u in self.db["users"].items():
             if u["email"].lower() == email.lower():
                 return uid
-        raise Refused("user not found")
+        raise Refused("user_not_found")
 
     def find_user_id_by_name_zip(self, first_name: str, last_name: str, zip: str) -> str:
         for uid, u in self.db["users"].items():
             if (u["name"]["first_name"].lower() == first_name.lower()
                     and u["name"]["last_name"].lower() == last_name.lower() and u["address"]["zip"] == zip):
                 return uid
-        raise Refused("user not found")
+        raise Refused("user_not_found")
 
     def get_order_details(self, order_id: str) -> dict:
         return self._order(order_id)
@@ -160,9 +162,9 @@ class RetailDB:
 
     # --- write tools ------------------------------------------------------------------------
     def cancel_pending_order(self, order_id: str, reason: str) -> dict:
-        order = self._order_in(order_id, "pending", "non-pending order cannot be cancelled")
+        order = self._order_in(order_id, "pending", "not_pending_cancel")
         if reason not in ("no longer needed", "ordered by mistake"):
-            raise Refused("invalid reason")
+            raise Refused("invalid_reason")
         user = self._user(order["user_id"])
         refunds = []
         for p in order["payment_history"]:
@@ -177,7 +179,7 @@ class RetailDB:
 
     def modify_pending_order_address(self, order_id: str, address1: str, address2: str, city: str, state: str,
                                      country: str, zip: str) -> dict:
-        order = self._order_in(order_id, "pending", "non-pending order cannot be modified")
+        order = self._order_in(order_id, "pending", "not_pending_modify")
         order["address"] = {"address1": address1, "address2": address2, "city": city, "state": state,
                             "country": country, "zip": zip}
         return order
@@ -190,17 +192,17 @@ class RetailDB:
         return user
 
     def modify_pending_order_payment(self, order_id: str, payment_method_id: str) -> dict:
-        order = self._order_in(order_id, "pending", "non-pending order cannot be modified")
+        order = self._order_in(order_id, "pending", "not_pending_modify")
         user = self._user(order["user_id"])
         new = self._payment(user, payment_method_id)
         history = order["payment_history"]
         if len(history) > 1 or history[0]["transaction_type"] != "payment":
-            raise Refused("there should be exactly one payment for a pending order")
+            raise Refused("one_payment")
         old_id, amount = history[0]["payment_method_id"], history[0]["amount"]
         if old_id == payment_method_id:
-            raise Refused("the new payment method should be different from the current one")
+            raise Refused("same_payment")
         if new["source"] == "gift_card" and new["balance"] < amount:
-            raise Refused("insufficient gift card balance to pay for the order")
+            raise Refused("gift_card_order")
         history.append({"transaction_type": "payment", "amount": amount, "payment_method_id": payment_method_id})
         history.append({"transaction_type": "refund", "amount": amount, "payment_method_id": old_id})
         if new["source"] == "gift_card":
@@ -219,26 +221,26 @@ class RetailDB:
         for item_id in item_ids:
             match = next((it for it in pool if it["item_id"] == item_id), None)
             if match is None:
-                raise Refused(f"{item_id} not found")
+                raise Refused("item_not_found", item=item_id)
             pool.remove(match)
             olds.append(match)
         if len(item_ids) != len(new_item_ids):
-            raise Refused("the number of items to be exchanged should match")
+            raise Refused("count_mismatch")
         diff = 0.0
         for old, new_id in zip(olds, new_item_ids, strict=False):
             product = self.db["products"].get(old["product_id"], {})
             variant = product.get("variants", {}).get(new_id)
             if variant is None or not variant.get("available"):
-                raise Refused(f"new item {new_id} not found or available")
+                raise Refused("new_item_unavailable", item=new_id)
             diff += variant["price"] - old["price"]
         method = self._payment(self._user(order["user_id"]), payment_method_id)
         if method["source"] == "gift_card" and method["balance"] < diff:
-            raise Refused("insufficient gift card balance to pay for the price difference")
+            raise Refused("gift_card_difference")
         return olds, diff, method
 
     def modify_pending_order_items(self, order_id: str, item_ids: list[str], new_item_ids: list[str],
                                    payment_method_id: str) -> dict:
-        order = self._order_in(order_id, "pending", "non-pending order cannot be modified")
+        order = self._order_in(order_id, "pending", "not_pending_modify")
         olds, diff, method = self._swap(order, item_ids, new_item_ids, payment_method_id)
         order["payment_history"].append({"transaction_type": "payment" if diff > 0 else "refund",
                                          "amount": abs(diff), "payment_method_id": payment_method_id})
@@ -251,15 +253,15 @@ class RetailDB:
         return order
 
     def return_delivered_order_items(self, order_id: str, item_ids: list[str], payment_method_id: str) -> dict:
-        order = self._order_in(order_id, "delivered", "non-delivered order cannot be returned")
+        order = self._order_in(order_id, "delivered", "not_delivered_return")
         user = self._user(order["user_id"])
         method = self._payment(user, payment_method_id)
         if method["source"] != "gift_card" and payment_method_id != order["payment_history"][0]["payment_method_id"]:
-            raise Refused("payment method should be either the original payment method or a gift card")
+            raise Refused("original_or_gift_card")
         pool = [it["item_id"] for it in order["items"]]
         for item_id in item_ids:
             if item_id not in pool:
-                raise Refused("some item not found")
+                raise Refused("some_item_not_found")
             pool.remove(item_id)
         order["status"] = "return requested"
         order["return_items"] = sorted(item_ids)
@@ -268,7 +270,7 @@ class RetailDB:
 
     def exchange_delivered_order_items(self, order_id: str, item_ids: list[str], new_item_ids: list[str],
                                        payment_method_id: str) -> dict:
-        order = self._order_in(order_id, "delivered", "non-delivered order cannot be exchanged")
+        order = self._order_in(order_id, "delivered", "not_delivered_exchange")
         _, diff, _ = self._swap(order, item_ids, new_item_ids, payment_method_id)
         order["status"] = "exchange requested"
         order["exchange_items"] = sorted(item_ids)
@@ -285,7 +287,7 @@ _OPS: dict[type, Any] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult:
 def _calculate(expression: str) -> str:
     """Arithmetic only (numbers, + - * /, parentheses): never ``eval``."""
     if any(ch not in "0123456789+-*/(). " for ch in expression):
-        raise Refused("invalid characters in expression")
+        raise Refused("bad_characters")
 
     def ev(node: ast.AST) -> float:
         if isinstance(node, ast.Expression):
@@ -296,23 +298,22 @@ def _calculate(expression: str) -> str:
             return _OPS[type(node.op)](ev(node.left), ev(node.right))
         if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
             return _OPS[type(node.op)](ev(node.operand))
-        raise Refused("invalid expression")
+        raise Refused("invalid_expression")
 
     try:
         return str(round(float(ev(ast.parse(expression, mode="eval"))), 2))
     except (SyntaxError, ZeroDivisionError) as exc:
-        raise Refused(f"invalid expression ({type(exc).__name__})") from None
+        raise Refused("invalid_expression_kind", kind=type(exc).__name__) from None
 
 
 def make_registry(store: RetailDB, *, lang: Lang = "en", **_: Any) -> Registry:
-    """The 16 tools, with tau-bench's schemas closed to unknown fields."""
-    specs = json.loads((data_dir() / "tools.json").read_text(encoding="utf-8"))
-    tools = []
-    for spec in specs:
-        fn = spec["function"]
-        name = fn["name"]
-        tools.append(Tool(name, fn["description"], close_objects(fn["parameters"]), getattr(store, name),
-                          side_effect=name in WRITES))
+    """The 16 tools, with tau-bench's schemas closed to unknown fields; in Chinese, described in Chinese
+    (``data/retail_tools.zh.json``), as the other desks' tools are."""
+    specs = {s["function"]["name"]: s["function"]
+             for s in json.loads((data_dir() / "tools.json").read_text(encoding="utf-8"))}
+    tools = [Tool(name, fn["description"], close_objects(fn["parameters"]), getattr(store, name),
+                  side_effect=name in WRITES)
+             for name, fn in in_language(specs, "retail", lang).items()]
     return Registry(tools, lang=lang)
 
 
