@@ -229,9 +229,10 @@ def keys() -> list[str]:
 
 
 def check_lang(lang: str) -> Lang:
-    """Return ``lang`` if supported, else raise ValueError (a developer's mistake)."""
+    """Return ``lang`` if supported, else raise a :class:`LocalizedError` (a ``ValueError``): a learner's code hands
+    one on too (``lang=query_lang(ask) + "-CN"``), and a Chinese check read the English line."""
     if lang not in LANGS:
-        raise ValueError(f"lang must be one of {LANGS}, got {lang!r}")
+        raise LocalizedError("lang.unsupported", langs=joined(LANGS, "en", "list"), got=_cut(str(lang)))
     return lang
 
 
@@ -360,6 +361,8 @@ _PY_REASONS: tuple[tuple[type[BaseException], re.Pattern[str], str], ...] = tupl
         (TypeError, r"'(?P<type>[^']+)' object is not callable", "py.not_callable"),
         (TypeError, r"unsupported operand type\(s\) for (?P<op>\S+): '(?P<left>[^']+)' and '(?P<right>[^']+)'",
          "py.operand"),
+        (TypeError, r"'(?P<op>[<>]=?)' not supported between instances of '(?P<left>[^']+)' and '(?P<right>[^']+)'",
+         "py.compare"),
         (TypeError, r'can only concatenate (?P<kind>\w+) \(not "(?P<other>\w+)"\) to \w+', "py.concatenate"),
         (TypeError, r"'(?P<type>[^']+)' object is not iterable", "py.not_iterable"),
         (TypeError, r"object of type '(?P<type>[^']+)' has no len\(\)", "py.no_len"),

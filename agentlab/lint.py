@@ -16,6 +16,7 @@ Each rule looks for one way a schema makes the model guess. Findings are data
 | AL009 description-says-what-not-when | a tool description that never says when to use it |
 | AL010 unchecked-format | a ``format`` the validator treats as a note, not a rule (only date, date-time, time, email, uuid, ipv4 are checked) |
 | AL011 slow-pattern | a ``pattern`` or ``patternProperties`` name that can take exponential time (``(a+)+``, ``(a|aa)*``) |
+| AL012 required-undefined | a ``required`` name the schema's ``properties`` do not define (a misspelling, usually) |
 
 AL011 reads patterns with :func:`agentlab.schema.slow_pattern`, the reading that also refuses them when a schema
 is loaded: the linter says it about a file before it is loaded, the loader refuses it.
@@ -95,6 +96,14 @@ def lint(tools: Iterable[Any], *, lang: Lang = "en") -> list[Finding]:
             if isinstance(sub.get("patternProperties"), Mapping):
                 patterns += [p for p in sub["patternProperties"] if isinstance(p, str)]
             findings += [_f("AL011", "warning", path, "pattern", lang, pattern=p) for p in patterns if slow_pattern(p)]
+            props, required = sub.get("properties"), sub.get("required")
+            if isinstance(props, Mapping) and isinstance(required, list):
+                # a name required and never defined: with properties closed, no call can pass; open, the model
+                # is told nothing of what to write there (``orderid`` beside a defined ``order_id``)
+                undefined = [r for r in required if isinstance(r, str) and r not in props]
+                if undefined:
+                    findings.append(_f("AL012", "error", path, "required", lang,
+                                       names=joined(undefined, lang, "list")))
         for loc, field, spec, required in _fields(name, params):
             names_seen.append((field, loc))
             findings += _lint_field(loc, field, spec, required, lang)

@@ -106,7 +106,8 @@ SchemaPlayground(description=label("Refund an order", LANG), lang=LANG)
 # ## Exercise
 #
 # Write a `create_refund` schema that the linter passes with no warning or error, with a closed set of
-# reasons. Edit `my_schema` and `my_description`, then run the check.
+# reasons. The check also runs it: a right refund (an amount in yuan and jiao, such as 45.5) must pass, and a refund
+# missing any of its three fields must not. Edit `my_schema` and `my_description`, then run the check.
 
 # %%
 my_description = None  # a sentence: what the tool does and when to use it

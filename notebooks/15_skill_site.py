@@ -209,9 +209,10 @@ print(replay_header(my_answer, lang=LANG))
 #
 # A skill's input schema is checked by the site before the skill runs: whatever it lets through, the skill sends.
 # `draft` is a first version of the notification skill's schema. Its cases, `cases.jsonl` beside the skill, say what
-# must come back: a refund confirmation and a one-character subject are sent; a subject of 121 characters, an address
-# without a domain, an empty body and a field the skill does not take are refused with `422`, naming the field.
-# Predict first: how many of those six cases does `draft` pass? Then write `my_schema`. The check puts it on the skill, runs every case on a fresh
+# must come back: a refund confirmation, a one-character subject and a subject of 120 characters (the longest) are
+# sent; a subject of 121 characters, an address without a domain, an empty body and a field the skill does not take
+# are refused with `422`, naming the field.
+# Predict first: how many of those seven cases does `draft` pass? Then write `my_schema`. The check puts it on the skill, runs every case on a fresh
 # site, and names the cases that still fail.
 
 # %%

@@ -243,7 +243,7 @@ def test_04_code_that_raises_gets_a_sentence(lang):
     assert ("between a value of type NoneType and one of type int" in said) if lang == "en" else \
         ("* 不能用在 NoneType 和 int 之间" in said and "unsupported" not in said), said
     said = str(builds_guards.build_resend(lambda e, a, r: 0.5 if a < 1 else "later", lang=lang))
-    assert said.startswith(WRONG[lang]) and "ValueError" in said
+    assert said.startswith(WRONG[lang]) and "my_wait" in said and "str 'later'" in said and "Error" not in said, said
     said = str(builds_guards.build_resend(0.5, lang=lang))  # type: ignore[arg-type]
     assert said.startswith(WRONG[lang]) and "my_wait" in said
 
@@ -549,3 +549,70 @@ def test_04_a_wait_nobody_sits_through_handles_nothing(lang):
 def test_09_an_example_is_joined_to_its_label_as_chinese_joins_them():
     said = str(builds_loops.build_write_check(lambda tool, args, seen: False, lang="zh"))
     assert "例如" in said and not re.search(r"例如[^）]*\w: ", said), said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_path_that_returns_nothing_is_said_with_its_case_never_not_yet(lang):
+    """Before, a None from a function that had a body read as "not answered yet" (05, 07) or as an English
+    "raised TypeError (returned NoneType, not a ToolFailure)" (03); the stub alone is not yet."""
+    answer = solution("03").my_amount_failure
+
+    def half(order_id, amount, paid):
+        if order_id == "A1001":
+            return answer(order_id, amount, paid)
+    said = str(builds_guards.build_refund_failure(half, lang=lang))
+    assert said.startswith(WRONG[lang]) and "A1004" in said and "None" in said and "TypeError" not in said, said
+
+    def no_key_for_a1008(args):
+        if args["order_id"] != "A1008":
+            return f"create_refund:{args['order_id']}"
+    said = str(builds_loops.build_business_key(no_key_for_a1008, lang=lang))
+    assert said.startswith(WRONG[lang]) and "A1008" in said and "None" in said, said
+
+    def stub(args):
+        return None  # your code
+    assert str(builds_loops.build_business_key(stub, lang=lang)).startswith(NOT_YET[lang])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_05_a_key_that_raises_on_a_later_order_gets_a_sentence_not_a_traceback(lang):
+    """The loop asks for the key; an exception it does not fall back on (not a KeyError) went through it and out of
+    the check as a traceback."""
+    said = str(builds_loops.build_business_key(lambda a: "k" if a["order_id"] == "A1001" else str(1 / 0), lang=lang))
+    assert said.startswith(WRONG[lang]) and "ZeroDivisionError" in said, said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_tool_failure_raised_is_the_same_answer_as_one_returned(lang):
+    """A tool reports its failure by raising ToolFailure; the check told a learner who did that that raising was a
+    fault of its own."""
+    answer = solution("03").my_amount_failure
+
+    def raising(order_id, amount, paid):
+        raise answer(order_id, amount, paid)
+    said = builds_guards.build_refund_failure(raising, lang=lang)
+    assert said.ok and str(said).startswith(RIGHT[lang]), said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("check, given, shown", [
+    (lambda fn, lang: builds_guards.build_resend(fn, lang=lang), lambda e, a, r: "2", "str '2'"),
+    (lambda fn, lang: builds_loops.build_business_key(fn, lang=lang), lambda args: hash(args["order_id"]), "int "),
+    (lambda fn, lang: builds_loops.build_business_key(fn, lang=lang), lambda args: ("refund", args["order_id"]),
+     "tuple ("),
+    (lambda fn, lang: builds_loops.build_write_check(fn, lang=lang), lambda tool, args, seen: "allow", "str 'allow'"),
+], ids=["04-text-seconds", "05-hash", "05-tuple", "09-word"])
+def test_an_answer_of_the_wrong_kind_is_said_never_taken(check, given, shown, lang):
+    """A wait of "2" was read as 2 seconds, hash() as a key (it changes from process to process), "allow" as True."""
+    said = str(check(given, lang))
+    assert said.startswith(WRONG[lang]) and shown in said, said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_02_a_contract_that_refuses_a_refund_in_jiao_is_not_right(lang):
+    def integer_amounts(schema):
+        solution("02").my_tighten(schema)
+        schema["properties"]["amount"]["type"] = "integer"
+        return schema
+    said = str(builds_guards.build_tighter_contract(integer_amounts, lang=lang))
+    assert said.startswith(WRONG[lang]) and "45.5" in said and '"ok": false' not in said, said

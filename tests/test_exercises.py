@@ -381,3 +381,29 @@ def test_a_one_value_enum_is_told_what_a_closed_set_is():
     one = {**GOOD, "properties": {**props, "reason": {**props["reason"], "enum": ["user_cancel"]}}}
     feedback = schema_contract(one, WHEN)
     assert not feedback.ok and "two" in feedback.message, feedback.message
+
+
+_CONTRACT = {"type": "object", "properties": {
+    "order_id": {"type": "string", "description": "The order to refund, like A1001.", "pattern": "^A\\d{4}$"},
+    "amount": {"type": "number", "description": "Amount to refund in yuan, e.g. 45.5.", "minimum": 0.01},
+    "reason": {"type": "string", "description": "Why the customer wants the money back.",
+               "enum": ["user_cancel", "damaged"]}},
+    "required": ["order_id", "amount", "reason"], "additionalProperties": False}
+_DESCRIBED = "Refund part or all of a paid order. Use only after get_order confirms the amount paid."
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("broken, said", [
+    (lambda s: s.update(required=["orderid", "amount", "reason"]), "orderid"),
+    (lambda s: s.pop("required"), "order_id"),
+    (lambda s: s["properties"]["amount"].update(type="string"), "45.5"),
+    (lambda s: s["properties"]["amount"].update(type="integer"), "45.5"),
+], ids=["misspelt-required", "no-required", "amount-as-text", "amount-in-whole-yuan"])
+def test_01_a_contract_that_reads_clean_but_refuses_a_right_refund_or_takes_a_short_one_is_not_right(broken, said, lang):
+    """Before, "no lint warning and an enum" was right: each of these was praised as a contract."""
+    import copy
+    assert schema_contract(_CONTRACT, _DESCRIBED, lang=lang).ok
+    schema = copy.deepcopy(_CONTRACT)
+    broken(schema)
+    got = schema_contract(schema, _DESCRIBED, lang=lang)
+    assert not got.ok and said in str(got) and '"ok": false' not in str(got), got

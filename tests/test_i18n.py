@@ -504,7 +504,8 @@ def _raised(code: str) -> BaseException:
 RAISED = {
     "f(1, c=2)": "py.unexpected_keyword", "f()": "py.missing_arguments", "g()": "py.missing_arguments",
     "f(1, 2, 3)": "py.too_many_positional", "h(1, 2)": "py.too_many_positional_one", "x = None; x[0]": "py.none_indexed", "x = 5; x[0]": "py.not_indexable",
-    "x = 5; x()": "py.not_callable", "x = 1; x + 'a'": "py.operand", "x = 'a'; x + 1": "py.concatenate", "iter(5)": "py.not_iterable",
+    "x = 5; x()": "py.not_callable", "x = 1; x + 'a'": "py.operand", "x = 1; x > 'a'": "py.compare",
+    "x = 'a'; x + 1": "py.concatenate", "iter(5)": "py.not_iterable",
     "len(None)": "py.no_len", "{}['order_id']": "py.no_key", "nowhere": "py.not_defined", "unbound()": "py.unbound",
     "x = 5; x.amount": "py.no_attribute", "json.dumpz": "py.module_attribute", "[][1]": "py.index_range",
     "int('1.5')": "py.not_whole", "float('abc')": "py.not_number", "x = 0; 1 % x": "py.zero_division",
@@ -553,3 +554,12 @@ def test_a_python_error_said_stays_a_line_and_never_raises():
     assert said(py_reason(Mine("a1")), "en") == "approval 'a1' is for 'create_refund'"
     assert said(py_reason(ValueError("invalid literal for int() with base 10: 'a\\nb'")), "en") == "'a\\nb' is not a whole number"
     assert said(py_reason(LocalizedError("py.zero_division")), "zh") == "除数为零"  # an error that says itself
+
+
+def test_an_unsupported_language_is_said_in_the_readers_language_and_is_still_a_value_error():
+    """A learner's router handed on lang="en-CN": a Chinese check read "lang must be one of ('en', 'zh')"."""
+    from agentlab.i18n import check_lang, said
+    with pytest.raises(ValueError) as caught:
+        check_lang("en-CN")
+    assert "en-CN" in said(caught.value, "zh") and "语言只能是" in said(caught.value, "zh")
+    assert str(caught.value) == "lang must be one of en, zh, got 'en-CN'"

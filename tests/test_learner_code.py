@@ -117,3 +117,34 @@ def test_the_limit_is_said_however_the_stop_reaches_the_check_and_the_handler_is
     for _ in range(200):  # the alarm due as the check ends: never a verdict of "too long", never a handler left
         assert learner_code.bounded(seconds=0.0005)(lambda lang="en": _say("right", "ok", lang))().state in ("right", "wrong")
         assert signal.getsignal(signal.SIGALRM) is before
+
+
+def test_a_stub_is_told_from_a_function_with_a_body_by_its_code():
+    from agentlab.workbook.learner_code import unanswered
+
+    def dots(x): ...
+
+    def documented(x):
+        """What it will do."""
+        pass
+
+    def returns_none(x):
+        return None  # your code
+
+    def one_path(x):
+        if x:
+            return 1
+
+    assert all(unanswered(f) for f in (dots, documented, returns_none, lambda x: None))
+    assert not any(unanswered(f) for f in (one_path, lambda x: x, print, len, 3))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_what_came_back_instead_is_said_with_its_type_and_case(lang):
+    from agentlab.workbook.learner_code import returned_instead
+    assert returned_instead(2.5, "number", "my_wait", "429", lang) is None
+    assert returned_instead(True, "number", "my_wait", "429", lang) is not None  # True is no number of seconds
+    said = returned_instead("2", "number", "my_wait", "429", lang)
+    assert "my_wait" in said and "str '2'" in said and "429" in said
+    assert "None" in returned_instead(None, "bool", "my_reask", "q", lang)
+    assert len(returned_instead("x" * 500, "bool", "f", "c", lang)) < 200

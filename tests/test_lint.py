@@ -95,3 +95,19 @@ def test_al011_warns_about_patterns_that_backtrack_catastrophically():
     for fine in ("^a+$", "^(a|b)+$", r"^(\d{1,3}\.){3}\d{1,3}$", r"^(\d+\.)+\d+$", "^[(a+)+]$", r"^\(a+\)+$",
                  r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$", "((a+)b)*", "{", "a{,3}"):
         assert not slow_pattern(fine), fine
+
+
+def test_a_required_name_the_schema_does_not_define_is_an_error_in_both_languages():
+    """A misspelt required name (orderid beside order_id) read clean: every call then lacks a field nobody defined."""
+    spec = {"name": "create_refund", "description": "Refund a paid order; use after get_order.", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string", "description": "The order, like A1001."},
+                                         "items": {"type": "array", "description": "The lines, each an object.",
+                                                   "items": {"type": "object", "properties": {}, "required": ["sku"]}}},
+        "required": ["orderid", "order_id"]}}
+    found = sorted((f.rule, f.location, f.severity) for f in lint([spec]) if f.rule == "AL012")
+    assert found == [("AL012", "create_refund", "error"), ("AL012", "create_refund.items.items", "error")], found
+    zh = next(f for f in lint([spec], lang="zh") if f.rule == "AL012")
+    assert "orderid" in zh.message and "required" in zh.message and "没有定义" in zh.message
+    spec["parameters"]["required"] = ["order_id"]
+    spec["parameters"]["properties"]["items"]["items"]["required"] = []
+    assert not [f for f in lint([spec]) if f.rule == "AL012"]

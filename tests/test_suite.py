@@ -145,3 +145,19 @@ def test_every_shipped_case_asks_its_task_in_both_languages():
             case = json.loads(line)
             zh = case.get("task_zh") or ""
             assert re.search("[\u4e00-\u9fff]", zh), (path.name, case["id"])
+
+
+def test_a_wrong_type_and_an_unknown_status_are_said_in_words_a_learner_reads(tmp_path):
+    """A Chinese learner read "expect 是 null；应为 JSON object" and a list of English status ids alone."""
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text('{"id": "a", "task": "x", "expect": null}\n', encoding="utf-8")
+    with pytest.raises(SuiteError) as told:
+        load_cases(suite)
+    assert "JSON 对象（Python 里的 dict）" in told.value.localized("zh") and "object" not in told.value.localized("zh")
+    assert "a JSON object (a dict in Python)" in told.value.localized("en")
+    suite.write_text('{"id": "a", "task": "x", "expect": {"statuses": ["成功"]}}\n', encoding="utf-8")
+    with pytest.raises(SuiteError) as told:
+        load_cases(suite)
+    zh = told.value.localized("zh")
+    assert "done（完成）" in zh and "escalated（转人工）" in zh, zh
+    assert "done, done_after_self_correction" in told.value.localized("en")

@@ -109,11 +109,13 @@ def test_the_chinese_twins_code_speaks_chinese_in_its_comments_and_runs_the_same
     import io
     import tokenize
 
-    from agentlab.workbook.twins import comments, untranslated
+    from agentlab.workbook.twins import comments, docstrings, untranslated
 
-    def tokens(code: str) -> list[str]:
+    def tokens(code: str) -> list[str]:  # the code, less its comments and its one-line docstrings (both translated)
+        said = {row for row, *_ in docstrings(code)}
         return [tok.string for tok in tokenize.generate_tokens(io.StringIO(code).readline)
-                if tok.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE)]
+                if tok.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE)
+                and not (tok.type == tokenize.STRING and tok.start[0] in said)]
 
     src, twin = jupytext.read(source), jupytext.read(twin_path(source))
     english = []
@@ -122,6 +124,7 @@ def test_the_chinese_twins_code_speaks_chinese_in_its_comments_and_runs_the_same
             continue
         assert not untranslated(theirs.source), "comments with no translation in data/i18n/comments.json"
         english += [c.text for c in comments(mine.source) if WORDS.search(c.text) and not CJK.search(c.text)]
+        english += [text for *_, text in docstrings(mine.source) if WORDS.search(text) and not CJK.search(text)]
         if not theirs.source.lstrip().startswith("%"):
             assert tokens(mine.source) == tokens(LANG_LINE.sub('LANG = "zh"', theirs.source)), "the code differs"
     assert not english, f"English comments in notebooks/zh/{source.name}: {english}"
@@ -155,3 +158,19 @@ def test_a_translated_comment_never_changes_the_code(code, monkeypatch):
                 if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE)]
     ast.parse(out)
     assert tokens(out) == tokens(code) and "一个很长的注释" in out, out
+
+
+def test_a_one_line_docstring_is_said_in_the_twins_language_as_a_comment_is():
+    """The stub a Chinese learner fills in carried an English docstring: comments were said in Chinese, docstrings
+    were not, and nothing listed them as untranslated."""
+    from agentlab.workbook.twins import code_for, docstrings, untranslated
+    code = ('def my_cut(messages, keep):\n'
+            '    """The system prompt, then at most `keep` of the latest messages, never starting on a tool reply."""\n'
+            '    return None  # your code\n\n\ndef other():\n    """Line one.\n\n    More."""\n')
+    zh = code_for(code, "zh")
+    assert '"""先是系统提示' in zh and "return None  # 你的代码" in zh and '"""Line one.' in zh
+    compile(zh, "twin", "exec")
+    assert [text for *_, text in docstrings(code)] == [
+        "The system prompt, then at most `keep` of the latest messages, never starting on a tool reply."]
+    assert untranslated('def f():\n    """Brand new words."""\n') == ["Brand new words."]
+    assert untranslated(code) == []

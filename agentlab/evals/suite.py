@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import CODES, Problem
 from ..guards import GUARDS, NO_GUARDS, GuardConfig
-from ..i18n import Lang, Listed, LocalizedError
+from ..i18n import Lang, Listed, LocalizedError, Sentence, joined, label
 from ..jsonutil import JsonReason
 from ..models import DatedModel, FaultyModel, Model, Reply, ScriptedModel, SelfCorrectingModel, Step, ToolCall, call, say, tool_calls
 from ..models.faults import MODEL_FAULTS
@@ -117,6 +117,16 @@ def _case_schema() -> tuple[dict, Callable[[Any], list[Problem]]]:
     return schema, compile_schema(schema)
 
 
+class _StatusNames(Listed):
+    """The statuses a case may expect, each with the words a table shows it in (``done（完成）``): a Chinese learner
+    who wrote 成功 read a list of English ids alone."""
+
+    def localized(self, lang: Lang = "en") -> str:
+        return joined([s if lang == "en" else f"{s}（{label(s, lang)}）" for s in self.items], lang, "list")
+
+
+_JSON_TYPES = ("object", "array", "number", "integer", "string", "boolean", "null")
+
 # items with a sentence of their own: what a wrong one should have been is more than a type
 _ITEM = re.compile(r"(fake\.script|fake\.plan|expect\.because|expect\.statuses)\[(\d+)\]")
 _ITEM_KEYS = {"fake.script": "case.script_item", "fake.plan": "case.plan_item", "expect.because": "case.because",
@@ -141,7 +151,7 @@ def _refusal(p: Problem, d: dict, at: dict) -> SuiteError:
         where, index = item[1].split("."), int(item[2])
         value = d[where[0]][where[1]][index]
         return SuiteError(_ITEM_KEYS[item[1]], field=item[0], got=_show(value), name=value[:40] if isinstance(value, str) else _show(value),
-                          known=Listed(STATUSES), **at)
+                          known=_StatusNames(STATUSES), **at)
     top, _, rest = p.field.partition(".")
     if p.reason == "missing" and not rest:
         return SuiteError("case.missing", field=p.field, **at)
@@ -151,7 +161,11 @@ def _refusal(p: Problem, d: dict, at: dict) -> SuiteError:
     if least is not None and p.reason in ("wrong_type", "out_of_range"):  # a count: bool, 1.5 and -1 are not
         return SuiteError("case.at_least", field=p.field, got=_show(p.got), n=least, **at)
     if p.reason == "wrong_type":
-        return SuiteError("case.type", field=p.field, got=_show(p.got), expected=p.expected, **at)
+        # the type in words a person reads ("a JSON array (a list in Python)"), not the schema's bare "array"
+        kinds = [k for k in str(p.expected).replace(" or ", "|").replace(",", "|").split("|") if k.strip()]
+        kind: Any = Sentence(f"case.json.{kinds[0].strip()}") if len(kinds) == 1 and \
+            kinds[0].strip() in _JSON_TYPES else p.expected
+        return SuiteError("case.type", field=p.field, got=_show(p.got), expected=p.expected, kind=kind, **at)
     if p.field == "fake.fault":
         return SuiteError("case.fault", name=p.got[:40] if isinstance(p.got, str) else _show(p.got), known=Listed(MODEL_FAULTS), **at)
     return SuiteError("case.problem", field=p.field, hint=_Hint(p), **at)

@@ -19,7 +19,7 @@ from ..i18n import Lang, LocalizedError, colon, joined, label, py_reason, said, 
 from ..tools import Registry
 from . import exercises
 from .exercises import Feedback, _say
-from .learner_code import bounded
+from .learner_code import Said, bounded, returned_instead, unanswered
 
 __all__ = ["build_refund_contract", "build_refund_failure", "build_refund_once", "build_resend", "build_tighter_contract",
            "loose_refund_schema"]
@@ -44,6 +44,8 @@ def _detail(exc: BaseException, lang: Lang, cut: int = 240) -> str:
 
 
 def _raised(exc: BaseException, lang: Lang) -> str:
+    if isinstance(exc, Said):  # what the learner's code returned, not raised: said as it is
+        return exc.sentence
     return t("build.raised", lang, error=type(exc).__name__, detail=_detail(exc, lang) or "-")
 
 
@@ -134,7 +136,7 @@ def build_refund_once(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedb
         first = fn(desk, order_id="A1001", amount=199.0, reason="user_cancel")
     except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
         return _wrong("00", _raised(exc, lang), lang)
-    if first is None and not desk.refunds:
+    if first is None and not desk.refunds and unanswered(fn):
         return _not_yet("00", "build.nb00.not_yet", lang)
     broken: dict[str, str | None] = {}
     try:
@@ -203,7 +205,7 @@ def _boundary(notebook: str, schema: dict, good: tuple[dict, ...], bad: dict[str
             checked = reg.check("create_refund", args, clean=False)
             if not checked.ok:
                 return _wrong(notebook, t("build.nb01.refused_good", lang, args=json.dumps(args, ensure_ascii=False),
-                                          error=checked.render(lang)), lang)
+                                          error=exercises.plain_problems(checked.error, lang)), lang)
         broken: dict[str, str | None] = {
             fault: None if not reg.check("create_refund", raw, clean=False).ok else
             t("build.nb01.accepted", lang, args=raw) for fault, raw in bad.items()}
@@ -226,7 +228,8 @@ def loose_refund_schema(lang: Lang = "en") -> dict[str, Any]:
                                              "amount": described("amount"), "reason": described("reason", type="string"),
                                              "remark": described("remark", type="string")}}
 _02_GOOD = ({"order_id": "A1001", "amount": 45, "reason": "user_cancel"},
-            {"order_id": "A1002", "amount": 199.0, "reason": "price_error", "remark": "wrong tag price"})
+            {"order_id": "A1002", "amount": 199.0, "reason": "price_error", "remark": "wrong tag price"},
+            {"order_id": "A1003", "amount": 45.5, "reason": "user_cancel"})  # yuan and jiao: an integer type refuses it
 #: the notebook's bad create_refund calls (its camelCase one on create_refund, as the injector sends it)
 _02_BAD = {"drop_required": '{"order_id": "A1001", "reason": "user_cancel"}',
            "wrong_type": '{"order_id": "A1001", "amount": "45元", "reason": "user_cancel"}',
@@ -311,10 +314,14 @@ def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Fe
         return _wrong("03", t("build.not_a_function", lang, name="my_amount_failure"), lang)
     try:
         sample = fn("A1001", 299.0, 199.0)
+    except ToolFailure as exc:  # raised, as a backend raises it: the very failure, given
+        sample = exc
     except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
         return _wrong("03", _raised(exc, lang), lang)
     if sample is None:
-        return _not_yet("03", "build.nb03.not_yet", lang)
+        if unanswered(fn):
+            return _not_yet("03", "build.nb03.not_yet", lang)
+        return _wrong("03", t("build.returned_none", lang, name="my_amount_failure", case="A1001"), lang)
     if not isinstance(sample, ToolFailure):
         return _wrong("03", t("build.nb03.not_a_failure", lang, given=type(sample).__name__), lang)
     if sample.unknown is not None:  # a code agentlab has not: said, with the codes there are
@@ -333,11 +340,15 @@ def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Fe
             if amount > _paid:
                 try:
                     failure = fn(order_id, amount, _paid)
+                except ToolFailure as exc:  # raised rather than returned: the same failure
+                    failure = exc
                 except Exception as exc:
                     _raised_.append(exc)
                     raise
                 if not isinstance(failure, ToolFailure):
-                    _raised_.append(TypeError(f"returned {type(failure).__name__}, not a ToolFailure"))
+                    _raised_.append(Said(
+                        t("build.returned_none", lang, name="my_amount_failure", case=order_id) if failure is None
+                        else t("build.nb03.not_a_failure", lang, given=type(failure).__name__)))
                     raise RuntimeError("not a ToolFailure")
                 raise failure
             return _desk.create_refund(order_id, amount, reason, remark, idempotency_key=idempotency_key)
@@ -386,8 +397,8 @@ class _Resending:
     """Wraps a model: on a ModelError, asks the learner's ``fn(error, attempt, rng)`` how long to wait (None: stop),
     sleeps that long through ``sleeps`` and sends again."""
 
-    def __init__(self, inner: Any, fn: Callable[..., Any], raised: list[BaseException]) -> None:
-        self.inner, self.fn, self.raised = inner, fn, raised
+    def __init__(self, inner: Any, fn: Callable[..., Any], raised: list[BaseException], lang: Lang = "en") -> None:
+        self.inner, self.fn, self.raised, self.lang = inner, fn, raised, lang
         self.name = getattr(inner, "name", "model")
         self.sleeps: list[float] = []
         self.sends = 0
@@ -405,6 +416,9 @@ class _Resending:
                     raise
                 try:
                     wait = self.fn(err, attempt, _Top())
+                    wrong = None if wait is None else returned_instead(wait, "number", "my_wait", err.code, self.lang)
+                    if wrong is not None:  # "2" is no number of seconds, though float() reads it as one
+                        raise Said(wrong)
                     if wait is not None:
                         wait = float(wait)
                 except Exception as exc:
@@ -437,7 +451,8 @@ def build_resend(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
     probe = ModelError("UNAVAILABLE", "500 Internal Server Error", status=500)
     try:
         if fn(probe, 0, _Top()) is None and fn(ModelError("TIMEOUT", "request timed out"), 0, _Top()) is None \
-                and fn(ModelError("RATE_LIMITED", "429", status=429, retry_after=2.0), 0, _Top()) is None:
+                and fn(ModelError("RATE_LIMITED", "429", status=429, retry_after=2.0), 0, _Top()) is None \
+                and unanswered(fn):
             return _not_yet("04", "build.nb04.not_yet", lang)
     except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
         return _wrong("04", _raised(exc, lang), lang)
@@ -445,7 +460,8 @@ def build_resend(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
     for label_, (fault, times) in _04_FAULTS.items():
         desk, reg = aftersales.SCENARIO.setup(lang)
         raised: list[BaseException] = []
-        model = _Resending(FaultyModel(make_model(lang), fault, at_step=2, times=times, retry_after=2.0), fn, raised)
+        model = _Resending(FaultyModel(make_model(lang), fault, at_step=2, times=times, retry_after=2.0), fn, raised,
+                           lang)
         run = run_naive(model, reg, TASK[lang], system_prompt=aftersales.SYSTEM_PROMPT[lang])
         if raised:
             return _wrong("04", _raised(raised[0], lang), lang)

@@ -3,6 +3,7 @@
 through a real loop on a scripted model, and the verdict says what is handled and what still breaks."""
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import replace
@@ -13,7 +14,7 @@ from ..tools import Registry
 from . import exercises
 from .builds_guards import _not_yet, _raised, _tally, _wrong
 from .exercises import Feedback
-from .learner_code import bounded
+from .learner_code import Said, bounded, returned_instead, unanswered
 
 __all__ = ["build_answer_every_call", "build_business_key", "build_loop_limits", "build_which_guard",
            "build_write_check"]
@@ -56,8 +57,11 @@ def build_business_key(fn: Callable[[dict], Any] | None, lang: Lang = "en") -> F
         sample = fn({"order_id": "A1001", "amount": 199.0, "reason": "user_cancel", "remark": ""})
     except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
         return _wrong("05", _raised(exc, lang), lang)
-    if sample is None:
+    if sample is None and unanswered(fn):
         return _not_yet("05", "build.nb05.not_yet", lang)
+    wrong = returned_instead(sample, "text", "my_business_key", "A1001", lang)
+    if wrong is not None:  # hash() of a text differs from process to process: a key must be the same text each time
+        return _wrong("05", wrong, lang)
     broken: dict[str, str | None] = {}
     for case in _05_CASES:
         desk, reg = aftersales.SCENARIO.setup(lang)
@@ -65,10 +69,15 @@ def build_business_key(fn: Callable[[dict], Any] | None, lang: Lang = "en") -> F
 
         def key(args: dict, _raised_: list = raised) -> str:
             try:
-                return str(fn(args))
+                made = fn(args)
             except Exception as exc:
                 _raised_.append(exc)
                 raise
+            wrong = returned_instead(made, "text", "my_business_key", str(args.get("order_id")), lang)
+            if wrong is not None:
+                _raised_.append(Said(wrong))
+                raise Said(wrong)
+            return made
 
         # only the key stands between a repeat and a second payment: the status rule that refuses a refunded order
         # is off, as in the "every call, no key" column
@@ -84,11 +93,19 @@ def build_business_key(fn: Callable[[dict], Any] | None, lang: Lang = "en") -> F
             model = ScriptedModel([_refund_call("A1005", 19.9), _refund_call("A1008", 19.9), say("Refunded both.")])
         else:
             model = FaultyModel(model, case, at_step=2)
-        run_guarded(model, reg, TASK[lang], system_prompt=aftersales.SYSTEM_PROMPT[lang],
-                    config=GuardConfig(timeout=0.1), store=MemoryStore(), sleep=lambda s: None,
-                    rng=random.Random(0), lang=lang)
+        try:
+            run_guarded(model, reg, TASK[lang], system_prompt=aftersales.SYSTEM_PROMPT[lang],
+                        config=GuardConfig(timeout=0.1), store=MemoryStore(), sleep=lambda s: None,
+                        rng=random.Random(0), lang=lang)
+        except Exception as exc:  # noqa: BLE001 - the key the loop asks for raised through it: said, not a traceback
+            return _wrong("05", _raised(raised[0] if raised else exc, lang), lang)
         if raised:
             return _wrong("05", _raised(raised[0], lang), lang)
+        if case == "two_orders":  # the key the second order got, said below: asked here, where what it gave is seen
+            try:
+                key({"order_id": "A1008", "amount": 19.9, "reason": "user_cancel", "remark": ""})
+            except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
+                return _wrong("05", _raised(exc, lang), lang)
         per_order = {o: sum(1 for r in desk.refunds if r["order_id"] == o) for o in ("A1001", "A1005", "A1008")}
         if case == "two_orders":
             broken[case] = None if per_order["A1005"] == per_order["A1008"] == 1 else t(
@@ -235,8 +252,11 @@ def build_answer_every_call(fn: Callable[..., Any] | None, lang: Lang = "en") ->
                 out = fn(message, _run_one(reg, lang))
             except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
                 return _wrong("07", _raised(exc, lang), lang)
-            if out is None and case == _07_CASES[0]:
-                return _not_yet("07", "build.nb07.not_yet", lang)
+            if out is None:
+                if unanswered(fn):
+                    return _not_yet("07", "build.nb07.not_yet", lang)
+                return _wrong("07", t("build.returned_none", lang, name="my_tool_messages",
+                                      case=joined(asked, lang, "list")), lang)
             out = list(out or []) if isinstance(out, (list, tuple)) else out
             if not isinstance(out, list) or not all(isinstance(m, dict) and m.get("role") == "tool" for m in out):
                 return _wrong("07", t("build.nb07.not_messages", lang, given=exercises._shown(out)), lang)
@@ -352,13 +372,16 @@ def build_write_check(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedb
         said = [(run, tool, args, asked, fn(tool, dict(args), list(seen))) for run, tool, args, seen, asked in writes]
     except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
         return _wrong("09", _raised(exc, lang), lang)
-    if all(v is None for *_, v in said):
+    if all(v is None for *_, v in said) and unanswered(fn):
         return _not_yet("09", "build.nb09.not_yet", lang)
+    for _run, tool, args, _asked, allowed in said:  # "allow" or 1 read as True: a verdict is True or False
+        wrong = returned_instead(allowed, "bool", "my_write_check", f"{tool} {json.dumps(args, ensure_ascii=False)}", lang)
+        if wrong is not None:
+            return _wrong("09", wrong, lang)
     broken: dict[str, str | None] = {}
     for run, tool, args, asked, allowed in said:
         if not asked:
             if allowed and broken.get(run) is None:
-                import json
                 broken[run] = t("build.nb09.let_through", lang, tool=tool, args=json.dumps(args, ensure_ascii=False))
             else:
                 broken.setdefault(run, None)

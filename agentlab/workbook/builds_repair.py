@@ -24,7 +24,7 @@ from typing import Any
 from ..i18n import Lang, colon, joined, t
 from .builds_systems import _raised
 from .exercises import Feedback, _reports, _say, _shown
-from .learner_code import bounded
+from .learner_code import bounded, unanswered
 
 __all__ = ["RecordedReask", "reask_policy_holds", "recorded_reasks"]
 
@@ -143,7 +143,9 @@ def reask_policy_holds(my_reask: Any, lang: Lang = "en") -> Feedback:
             except Exception as exc:  # noqa: BLE001 - the learner's function raised: a sentence
                 return _raised(exc, lang)
             if verdict is None:
-                return _say("not yet", t("build.nb18.todo", lang, name="my_reask"), lang)
+                if unanswered(my_reask):
+                    return _say("not yet", t("build.nb18.todo", lang, name="my_reask"), lang)
+                return _say("wrong", t("build.returned_none", lang, name="my_reask", case=repr(conv.question)), lang)
             if not isinstance(verdict, bool):
                 return _say("wrong", t("build.nb18.not_a_verdict", lang, question=conv.question, size=conv.size,
                                        given=_shown(verdict)), lang)

@@ -14,6 +14,7 @@ only ``my_answer = None`` and the call.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -24,8 +25,8 @@ from typing import Any
 from ..guards import GuardConfig
 from ..i18n import LANGS, Lang, both, joined, label, said, t
 from .builds_guards import _detail
-from .exercises import Feedback, _reports, _say, _shown, check_answer
-from .learner_code import bounded
+from .exercises import Feedback, _plain, _reports, _say, _shown, check_answer
+from .learner_code import Said, bounded, returned_instead, unanswered
 
 __all__ = ["contract_catches_faults", "cut_keeps_pairs", "desk_rule_holds", "duplicate_call_verdict",
            "first_role_after_cut", "guard_wired", "handled_without_adapter", "key_scope_holds", "meta_field",
@@ -35,6 +36,8 @@ __all__ = ["contract_catches_faults", "cut_keeps_pairs", "desk_rule_holds", "dup
 
 def _raised(exc: BaseException, lang: Lang) -> Feedback:
     """A learner's code raised: one sentence naming the exception, never a traceback."""
+    if isinstance(exc, Said):  # what the learner's code returned, not raised: said as it is
+        return _say("wrong", exc.sentence, lang)
     # an error of agentlab's own (an unknown error code) says itself in the learner's language
     return _say("wrong", t("build.sys.raised", lang, error=f"{type(exc).__name__}: {_detail(exc, lang, 160)}"), lang)
 
@@ -180,7 +183,9 @@ def cut_keeps_pairs(my_cut: Any, lang: Lang = "en") -> Feedback:
         except Exception as exc:  # noqa: BLE001 - the learner's function raised: a sentence
             return _raised(exc, lang)
         if out is None:
-            return _say("not yet", t("build.nb12.todo", lang), lang)
+            if unanswered(my_cut):
+                return _say("not yet", t("build.nb12.todo", lang), lang)
+            return _say("wrong", t("build.returned_none", lang, name="my_cut", case=f"keep={keep}"), lang)
         if not isinstance(out, list) or not all(isinstance(m, Mapping) for m in out) or not out:
             return _say("wrong", t("build.nb12.not_messages", lang, keep=keep, given=_shown(out)), lang)
         want = _longest_tail(history, keep)
@@ -248,7 +253,9 @@ def routes_by_language(my_offer: Any, lang: Lang = "en") -> Feedback:
         except Exception as exc:  # noqa: BLE001 - the learner's function raised: a sentence
             return _raised(exc, lang)
         if offered is None:
-            return _say("not yet", t("build.nb13.todo", lang), lang)
+            if unanswered(my_offer):
+                return _say("not yet", t("build.nb13.todo", lang), lang)
+            return _say("wrong", t("build.returned_none", lang, name="my_offer", case=repr(a.ask)), lang)
         if isinstance(offered, str) or not isinstance(offered, Sequence) \
                 or not all(isinstance(name, str) for name in offered) or not set(offered) <= known:
             return _say("wrong", t("build.nb13.not_names", lang, ask=a.ask, given=_shown(offered)), lang)
@@ -294,6 +301,8 @@ def _desk_with(my_rule: Callable[[dict, str], Any], seen: list[Any]) -> Any:
             except Exception as exc:  # noqa: BLE001 - the learner's rule raised: kept, said after the run
                 seen.append(exc)
                 return []
+            if out is None and not unanswered(my_rule):  # a path with no return: said with the call it was
+                out = Said(t("build.returned_none", lang, name="my_rule", case=json.dumps(args, ensure_ascii=False)))
             seen.append(out)
             return list(out) if isinstance(out, list) and all(isinstance(p, Problem) for p in out) else []
         reg = expense.make_registry(ledger, lang=lang, clean=clean)
@@ -323,7 +332,7 @@ def desk_rule_holds(my_rule: Any, lang: Lang = "en") -> Feedback:
             result = run_case(case, lang=lang, scenario=desk)
         except Exception as exc:  # noqa: BLE001 - a desk the learner's rule broke: a sentence
             return _raised(exc, lang)
-        if any(isinstance(x, BaseException) for x in seen):
+        if any(isinstance(x, BaseException) for x in seen):  # raised, or a Said: what came back instead
             return _raised(next(x for x in seen if isinstance(x, BaseException)), lang)
         if any(x is None for x in seen):
             return _say("not yet", t("build.nb14.todo", lang), lang)
@@ -440,8 +449,11 @@ def _refunds_with(my_key: Callable[[dict, str], Any], calls: Sequence[tuple[dict
             api_key, agent = replicas[0].create_key("agent", ["*"])
             for site, (args, session) in zip(replicas, calls, strict=True):
                 key = my_key(dict(args), session)
-                if key is None:
+                if key is None and unanswered(my_key):
                     return None
+                wrong = returned_instead(key, "text", "my_key", f"{args.get('order_id')} / {session}", lang)
+                if wrong is not None:  # a tuple or a number is no header's text (str() of it was sent)
+                    raise Said(wrong)
                 reply = site.execute("create_refund", json.dumps({"arguments": args}).encode(), api_key=api_key,
                                      idempotency_key=str(key)[:200], session_id=session, lang=lang)
                 error = reply.body.get("error") or {}
@@ -643,8 +655,9 @@ def replay_header(given: Any, lang: Lang = "en") -> Feedback:
 def meta_field(given: Any, lang: Lang = "en") -> Feedback:
     """16: the field of an MCP ``tools/call`` request in which the site reads a write's idempotency key."""
     right = "_meta"  # MCP's field for what is not an argument: agentlab/idempotency_key goes there
-    return check_answer(given, right, lang=lang, why=both("build.nb16.look.why"),
-                        hint=both("build.nb16.look.hint"))
+    # spelt as in the JSON, its underscore too ("meta" is another field): quotes, spaces and width still do not matter
+    return check_answer(given, right, lang=lang, why=both("build.nb16.look.why"), hint=both("build.nb16.look.hint"),
+                        same=lambda g, r: isinstance(g, str) and _plain(g) == r)
 
 
 @_reports("17")

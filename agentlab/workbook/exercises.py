@@ -419,6 +419,15 @@ def _shown(given: Any) -> str:
     return _SHOWN.repr(given)
 
 
+def plain_problems(error: Any, lang: Lang) -> str:
+    """A refused call's reasons in a sentence a learner reads (``order_id: ...; amount: ...``), not the envelope the
+    model gets: the fields and their hints, or the error's own line when it names no field."""
+    problems = [p.to_dict(lang) for p in getattr(error, "problems", ())[:3]]
+    if not problems:
+        return error.text(lang) if error is not None else ""
+    return joined((f"{p['field']}{colon(lang)}{p['hint'].rstrip('。.')}" for p in problems), lang)
+
+
 def _text(value: str | Mapping[str, str], lang: Lang) -> str:
     return value if isinstance(value, str) else value.get(lang) or value["en"]
 
@@ -489,8 +498,23 @@ def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Feedbac
     missing = [name for name in ("order_id", "amount", "reason") if name not in props]
     if missing:
         return _say("wrong", t("exercise.said.refund_fields", lang, missing=joined(missing, lang, "list")), lang)
-    if not has_enum:
+    if not has_enum or not isinstance(reason, dict):
         return _say("wrong", t("exercise.said.no_warnings_but_the", lang), lang)
+    # what the contract does, not only how it reads: a right refund passes it, and one without each field does not
+    # (a required "orderid" beside a defined order_id, or no required at all, read clean)
+    right = {"order_id": "A1001", "amount": 45.5, "reason": reason["enum"][0]}
+    try:
+        checked = reg.check("create_refund", right, clean=False)
+        if not checked.ok:
+            return _say("wrong", t("exercise.said.refuses_right_refund", lang,
+                                   args=json.dumps(right, ensure_ascii=False), why=plain_problems(checked.error, lang)),
+                        lang)
+        lax = [name for name in right
+               if reg.check("create_refund", {k: v for k, v in right.items() if k != name}, clean=False).ok]
+    except Exception as exc:  # noqa: BLE001 - a schema the validator cannot apply: a sentence, never a traceback
+        return _say("wrong", t("exercise.said.the_schema_does_not", lang, why=type(exc).__name__), lang)
+    if lax:
+        return _say("wrong", t("exercise.said.takes_without", lang, fields=joined(lax, lang, "list")), lang)
     return _say("right", t("exercise.said.no_warnings_and_the", lang), lang)
 
 

@@ -13,6 +13,7 @@ timeout) is given up on by the loop itself at that timeout.
 """
 from __future__ import annotations
 
+import dis
 import functools
 import inspect
 import logging
@@ -26,13 +27,55 @@ from typing import Any, TypeVar
 from ..i18n import Lang, t
 from .exercises import Feedback, _say
 
-__all__ = ["LEARNER_SECONDS", "OutOfTime", "bounded"]
+__all__ = ["LEARNER_SECONDS", "OutOfTime", "Said", "bounded", "returned_instead", "unanswered"]
 
 _log = logging.getLogger(__name__)
 _F = TypeVar("_F", bound=Callable[..., Feedback])
 
 #: seconds one check lets the learner's code run: every right answer of the workbook takes under two
 LEARNER_SECONDS = 20.0
+
+
+def unanswered(fn: Any) -> bool:
+    """Whether ``fn`` is still a notebook's stub: a body that only gives None back (``...``, ``pass``, ``return
+    None``, with or without a docstring), read from its bytecode. A check told "not answered yet" by a None alone
+    said so to a learner whose function had an answer and a path that ended with no ``return``."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return False
+    ops = [(i.opname, i.argval) for i in dis.get_instructions(code)
+           if i.opname not in ("RESUME", "NOP", "CACHE", "COPY_FREE_VARS", "MAKE_CELL")]
+    return ops in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
+
+
+#: what a learner's function is to give back, by kind: the sentence's words (``build.kind.<kind>``)
+_KINDS: dict[str, Callable[[Any], bool]] = {
+    "text": lambda v: isinstance(v, str),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "bool": lambda v: isinstance(v, bool),
+}
+
+
+def returned_instead(value: Any, kind: str, name: str, case: str, lang: Lang) -> str | None:
+    """None when ``value`` is of ``kind`` (``text``, ``number``, ``bool``); else the sentence that says what came back
+    instead, for which ``case``. A None from a function with a body is a path with no ``return``; a ``"2"`` for a
+    number of seconds, ``"allow"`` for True or a tuple for a key string were taken as answers before."""
+    if _KINDS[kind](value):
+        return None
+    if value is None:
+        return t("build.returned_none", lang, name=name, case=case)
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    return t("build.returned_kind", lang, name=name, case=case, given=f"{type(value).__name__} {shown}",
+             kind=t(f"build.kind.{kind}", lang))
+
+
+class Said(Exception):
+    """What a learner's code gave back that a check cannot use, said as a sentence (:func:`returned_instead`): raised
+    out of the loop the check runs, and reported as it is, never as an exception the learner's code raised."""
+
+    def __init__(self, sentence: str) -> None:
+        super().__init__(sentence)
+        self.sentence = sentence
 
 
 class OutOfTime(KeyboardInterrupt):

@@ -65,7 +65,40 @@ def code_for(source_code: str, lang: str) -> str:
                 + [code.rstrip()]
         else:
             lines[block.row - 1:block.end] = [" " * block.col + "# " + part for part in _wrapped(text, 116 - block.col)]
+    for row, start, end, text in reversed(docstrings("\n".join(lines))):  # a docstring is read as a comment is
+        if text in said:
+            line = lines[row - 1]
+            lines[row - 1] = line[:start] + said[text] + line[end:]
     return LANG_LINE.sub(_ZH_LINE, "\n".join(lines))
+
+
+def docstrings(code: str) -> list[tuple[int, int, int, str]]:
+    """The one-line docstrings of the functions and classes in ``code`` (``\"\"\"...\"\"\"`` on one row): each as (row,
+    column where its text starts, column where it ends, the text). A learner reads the one above the stub they
+    fill in; a Chinese cell said it in English. A longer docstring, or a cell Python cannot read, is left as written."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    lines = code.split("\n")
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) or not node.body:
+            continue
+        first = node.body[0]
+        if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)) or first.lineno != first.end_lineno:
+            continue
+        line = lines[first.lineno - 1]
+        raw = line.encode()  # ast's columns count UTF-8 bytes: a Chinese docstring's end is past its characters
+        start = len(raw[:first.col_offset].decode(errors="replace"))
+        end = None if first.end_col_offset is None else len(raw[:first.end_col_offset].decode(errors="replace"))
+        if end is None or line[start:start + 3] not in ('"""', "'''") or line[end - 3:end] != line[start:start + 3]:
+            continue
+        found.append((first.lineno, start + 3, end - 3, first.value.value))
+    return sorted(found)
 
 
 @dataclass(frozen=True)
@@ -119,11 +152,13 @@ def comments(code: str) -> list[Comment]:
 
 
 def untranslated(code: str, lang: str = "zh") -> list[str]:
-    """The comments of a source code cell that read as words and have no translation in ``lang``."""
+    """The comments and one-line docstrings of a source code cell that read as words and have no translation in
+    ``lang``."""
     said = comment_glossary().get(lang, {})
     return [c.text for c in comments(code) if re.search(r"[A-Za-z]{2}", c.text) and c.text not in said
             and not re.match(r"(noqa|type:|pragma|fmt:)", c.text)
-            and not LANG_LINE.match(code.split("\n")[c.row - 1])]
+            and not LANG_LINE.match(code.split("\n")[c.row - 1])] \
+        + [text for *_, text in docstrings(code) if re.search(r"[A-Za-z]{2}", text) and text not in said]
 
 
 def comment_glossary() -> dict[str, dict[str, str]]:

@@ -106,6 +106,7 @@ SchemaPlayground(description=label("Refund an order", LANG), lang=LANG)
 # ## 练习
 #
 # 写一个 `create_refund` 的 schema，让检查器既不报警告也不报错误，并且退款原因是一个封闭集合。
+# 检查还会真的用它校验调用：一笔正确的退款（金额带角，比如 45.5）必须通过，三个字段缺了任何一个的退款都不能通过。
 # 修改 `my_schema` 和 `my_description`，然后运行检查。
 
 # %%

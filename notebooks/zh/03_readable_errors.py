@@ -101,7 +101,7 @@ GOOD = call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "u
 
 
 def stubborn(n):
-    """The same bad call n times, then the right one (n=None: never the right one)."""
+    """同一个错误调用发 n 次，然后发正确的那个（n=None：永远不发正确的）。"""
     script = [BAD] * (n if n is not None else 12) + ([GOOD, say("Refunded.")] if n is not None else [])
     return ScriptedModel(script, then="Sorry.")
 

@@ -49,14 +49,14 @@ from agentlab.workbook.widgets import BudgetSlider
 
 
 def ping_pong():
-    """Alternates between two tools with ever new arguments: never repeats, never answers."""
+    """在两个工具之间来回切换，参数每次都不一样：从不重复，也从不回答。"""
     script = [call("get_order", {"order_id": f"A{1001 + i}"}) if i % 2 else
               call("search_orders", {"phone": f"1380013{i:04d}"}) for i in range(40)]
     return ScriptedModel(script, name="ping-pong")
 
 
 def repeater():
-    """Asks for the same order again and again."""
+    """一遍又一遍地查询同一个订单。"""
     return ScriptedModel([call("get_order", {"order_id": "A1001"})] * 40, name="repeater")
 
 

@@ -134,7 +134,7 @@ _, desk_tools = aftersales.SCENARIO.setup()
 
 
 def unasked_writes(run, task):
-    """Writes that ran with an order id the user never wrote and no earlier tool result contained."""
+    """执行了的写操作里，用户从没写过、之前的工具结果里也从没出现过的订单号。"""
     seen, out = [task], []
     for e in run.tool_events:
         tool = desk_tools[e.tool_name] if e.tool_name in desk_tools else None

@@ -54,7 +54,7 @@ LANG = "zh"  # 改成 "en" 就是英文版
 
 
 def booking(day: str, item: str = "taxi", amount: float = 45, category: str = "transport"):
-    """One booking call; the day may be a relative placeholder ("{yesterday}") the fake writes out."""
+    """一个记账调用；日期可以是相对的占位符（"{yesterday}"），由假模型替换成具体日期。"""
     return call("book_expense_record", {"date": day, "item": item, "amount": amount, "category": category})
 
 
@@ -194,7 +194,7 @@ from agentlab.workbook.builds_systems import cut_keeps_pairs
 
 
 def my_cut(messages, keep):
-    """The system prompt, then at most `keep` of the latest messages, never starting on a tool reply."""
+    """先是系统提示，然后是最近的至多 `keep` 条消息，而且不能从一条工具回复开始。"""
     return None  # 你的代码
 
 

@@ -66,7 +66,7 @@ def model():
 
 
 def confirm_first(messages):
-    """Before a delete, the turn must find and show the record: only search is allowed until it ran."""
+    """删除之前，这一轮必须先找到并展示那条记录：查询运行之前，只允许调用查询。"""
     searched = any(m.get("role") == "tool" and "records" in (m.get("content") or "") for m in messages)
     return "auto" if searched else "search_expense_records"
 
@@ -111,7 +111,7 @@ table_view(pd.DataFrame([{"ask": a.ask, "needed": ", ".join(sorted(a.needed or a
 
 # %%
 def routed(ask):
-    """One routed turn; for "any of these" asks, the needed tool is whichever alternative was offered."""
+    """一轮路由过的对话；对于“其中任何一个都行”的请求，需要的工具就是提供了的那个备选。"""
     offered = router.offer(ask.ask)
     needed = set(ask.needed) | ({next((n for n in ask.needed_any if n in offered), ask.needed_any[0])}
                                 if ask.needed_any else set())
@@ -183,7 +183,7 @@ from agentlab.workbook.builds_systems import routes_by_language
 
 
 def my_offer(ask):
-    """The tool names to offer for one ask (text): at most five, the hand-over among them."""
+    """对一个请求（文本）要提供的工具名：最多五个，其中要有转人工。"""
     return None  # 你的代码
 
 

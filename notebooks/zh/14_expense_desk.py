@@ -120,7 +120,7 @@ from agentlab.workbook.builds_systems import desk_rule_holds
 
 
 def my_rule(args, today):
-    """The business-rule problems of a booking or a change: a list of rule("date", "why, and what to do next")."""
+    """一次记账或修改违反的业务规则：一个 rule("date", "为什么，以及下一步怎么做") 的列表。"""
     return None  # 你的代码：没有问题时返回 []
 
 

@@ -160,7 +160,7 @@ from agentlab.workbook.builds_systems import key_scope_holds
 
 
 def my_key(args, session_id):
-    """The idempotency key the loop sends with a refund: args are the refund's arguments, session_id the chat's."""
+    """循环随退款一起发送的幂等键：args 是这次退款的参数，session_id 是这段对话的编号。"""
     return None  # 你的代码：一个字符串
 
 

@@ -144,7 +144,7 @@ table_view(recordings, percent=[recordings.columns[5]]) if rows else print(
 
 # %%
 def moves_sentence(rows, lang):
-    """One sentence per recording: how often the model called again after an error, and how often it answered."""
+    """每份录制一句话：出错之后模型有多少次重新调用，又有多少次直接回答。"""
     out = []
     for r in rows:
         name, size, rate, again, words = (list(r.values())[i] for i in (0, 1, 5, 6, 7))

@@ -206,7 +206,7 @@ def examples(size: str, kind: str) -> pd.DataFrame:
 
 
 def examples_shown(size: str, kind: str) -> None:
-    """The modes said in LANG; the cells are what the model wrote (✓ right, ✗ wrong), quoted as they were."""
+    """各模式按 LANG 的语言显示；单元格里是模型写的原话（✓ 对，✗ 错），照原样引用。"""
     display(examples(size, kind).rename(columns=lambda c: label(c, LANG)))
 
 

@@ -41,7 +41,7 @@ LANG = "zh"  # 改成 "en" 就是英文版
 
 
 def as_frame(rows: list) -> pd.DataFrame:
-    """The rows' table (compare.table, already in LANG) as a DataFrame, each framework with its version."""
+    """把各行的表格（compare.table，已经是 LANG 的语言）做成 DataFrame，每个框架附上它的版本。"""
     head, _, *body = [[cell.strip() for cell in line.strip("|").split(" | ")]
                       for line in table(rows, lang=LANG).splitlines()]
     frame = pd.DataFrame(body, columns=head)
@@ -140,7 +140,7 @@ shop, refunds = FastMCP("shop", log_level="WARNING"), []  # 否则 SDK 会以 IN
 
 @shop.tool(annotations=ToolAnnotations(destructiveHint=True, idempotentHint=False))
 def refund(order_id: str, amount: float) -> dict:
-    """Refund part of an order."""
+    """退还订单的一部分金额。"""
     refunds.append((order_id, amount))
     return {"refunded": amount, "order_id": order_id}
 
