@@ -9,3 +9,9 @@ matplotlib and ipywidgets load only when one of these modules is imported.
 """
 
 __all__ = ["demo", "exercises", "plots", "widgets"]  # modules, imported by name when needed
+
+# in a kernel, a learner's own error gets a plain line under Python's (a full-width mark, Python's English said in
+# the notebook's language): every notebook imports a workbook module in its first cells
+from .plain_errors import install as _install
+
+_install()

@@ -1,0 +1,58 @@
+"""A learner's own Python error gets a plain line under Python's traceback, in the notebook's language
+(agentlab/workbook/plain_errors.py): in a real kernel, as a notebook's cells raise them."""
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from agentlab.workbook.plain_errors import FULL_WIDTH, plain_line
+
+
+def _raised(code: str) -> BaseException:
+    try:
+        exec(compile(code, "<cell>", "exec"), {})
+    except BaseException as exc:  # noqa: BLE001 - the error a cell raises is the point
+        return exc
+    raise AssertionError("no error")
+
+
+@pytest.mark.parametrize("mark", sorted(FULL_WIDTH))
+def test_each_full_width_mark_in_code_is_named_with_the_half_width_one(mark):
+    exc = _raised(f"x = f(1{mark}2)")
+    if not isinstance(exc, SyntaxError) or "invalid" not in str(exc.msg):
+        pytest.skip(f"{mark!r} is not refused as an invalid character by this Python")
+    for lang in ("en", "zh"):
+        line = plain_line(exc, lang)
+        assert line and mark in line and FULL_WIDTH[mark] in line and "1" in line, line
+
+
+def test_python_english_is_said_in_chinese_only_where_the_catalogue_knows_it():
+    from agentlab.guards import GuardConfig
+    exc: BaseException | None = None
+    try:
+        GuardConfig(stepbudget=10)  # type: ignore[call-arg]
+    except TypeError as err:
+        exc = err
+    assert "stepbudget" in plain_line(exc, "zh") and "用大白话说" in plain_line(exc, "zh")
+    assert plain_line(exc, "en") is None  # Python's own line is English already
+    assert plain_line(RuntimeError("the backend said no"), "zh") is None  # a message nobody wrote a sentence for
+    assert plain_line(_raised("x = (1"), "zh") is None  # a syntax error that is no full-width mark
+
+
+def test_in_a_kernel_each_error_of_a_cell_gets_its_line_in_the_notebooks_language():
+    """Before, a Chinese typist's “lost_reply” read only SyntaxError: invalid character '“' (U+201C)."""
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.v4.new_notebook()
+    cells = ['LANG = "zh"', "import agentlab.workbook", 'answer = “lost_reply”',
+             "from agentlab.guards import GuardConfig\nGuardConfig(stepbudget=10)", 'LANG = "en"', "y = [1，2]",
+             "print('fine')"]
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True).execute()
+
+    def said(i: int) -> str:
+        return "".join(o.get("text", "") for o in nb.cells[i].outputs if o.get("name") == "stderr")
+    assert any(o.get("ename") == "SyntaxError" for o in nb.cells[2].outputs)  # Python's own error is still shown
+    assert said(2).count("全角符号（“）") == 1 and '"' in said(2), said(2)
+    assert "没有叫“stepbudget”的参数" in said(3), said(3)
+    assert "full-width mark (，)" in said(5) and "全角" not in said(5), said(5)
+    assert said(6) == "" and nb.cells[6].outputs[0]["text"] == "fine\n"
