@@ -616,3 +616,18 @@ def test_02_a_contract_that_refuses_a_refund_in_jiao_is_not_right(lang):
         return schema
     said = str(builds_guards.build_tighter_contract(integer_amounts, lang=lang))
     assert said.startswith(WRONG[lang]) and "45.5" in said and '"ok": false' not in said, said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_07_and_08_name_the_one_thing_wrong_never_a_repr(lang):
+    """A missing tool_call_id read "answered None, None"; a wrong role printed the whole list; a list of guards was
+    "no guard called ['validate', 'readable_errors']"."""
+    no_id = str(builds_loops.build_answer_every_call(
+        lambda m, run: [{"role": "tool", "content": run(c)} for c in m["tool_calls"]], lang=lang))
+    assert no_id.startswith(WRONG[lang]) and "tool_call_id" in no_id and "None" not in no_id, no_id
+    role = str(builds_loops.build_answer_every_call(
+        lambda m, run: [{"role": "assistant", "tool_call_id": c["id"], "content": run(c)} for c in m["tool_calls"]],
+        lang=lang))
+    assert role.startswith(WRONG[lang]) and "assistant" in role and "[{" not in role, role
+    listed = str(builds_loops.build_which_guard({"camel_case": ["validate", "readable_errors"]}, lang=lang))
+    assert listed.startswith(WRONG[lang]) and "camel_case" in listed and "list" in listed and "'validate'" not in listed

@@ -407,3 +407,11 @@ def test_01_a_contract_that_reads_clean_but_refuses_a_right_refund_or_takes_a_sh
     broken(schema)
     got = schema_contract(schema, _DESCRIBED, lang=lang)
     assert not got.ok and said in str(got) and '"ok": false' not in str(got), got
+
+
+def test_10_the_best_guard_is_named_as_the_chinese_table_names_it():
+    from agentlab.workbook.exercises import best_single_guard
+    ablation = {"only validate": 0.65, "only retry": 0.3, "all guards": 0.9}
+    zh = str(best_single_guard("校验", ablation, lang="zh"))
+    assert "校验（validate）" in zh and "单独开启 validate" not in zh, zh
+    assert "validate alone" in str(best_single_guard("validate", ablation, lang="en"))

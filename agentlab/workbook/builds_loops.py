@@ -258,6 +258,13 @@ def build_answer_every_call(fn: Callable[..., Any] | None, lang: Lang = "en") ->
                 return _wrong("07", t("build.returned_none", lang, name="my_tool_messages",
                                       case=joined(asked, lang, "list")), lang)
             out = list(out or []) if isinstance(out, (list, tuple)) else out
+            if isinstance(out, list) and all(isinstance(m, dict) for m in out):  # the one thing wrong, said by name
+                role = next(((n, m.get("role")) for n, m in enumerate(out, 1) if m.get("role") != "tool"), None)
+                if role is not None:
+                    return _wrong("07", t("build.nb07.not_tool_role", lang, n=role[0], role=str(role[1])[:40]), lang)
+                missing = next((n for n, m in enumerate(out, 1) if "tool_call_id" not in m), None)
+                if missing is not None:
+                    return _wrong("07", t("build.nb07.no_call_id", lang, n=missing), lang)
             if not isinstance(out, list) or not all(isinstance(m, dict) and m.get("role") == "tool" for m in out):
                 return _wrong("07", t("build.nb07.not_messages", lang, given=exercises._shown(out)), lang)
             answered = [m.get("tool_call_id") for m in out]
@@ -301,6 +308,10 @@ def build_which_guard(guards: Any, lang: Lang = "en") -> Feedback:
         return _not_yet("08", "build.nb08.not_yet", lang)
     if not isinstance(guards, dict):
         return _wrong("08", t("build.nb08.not_a_dict", lang, given=type(guards).__name__), lang)
+    not_a_name = next(((fault, g) for fault, g in guards.items() if g is not None and not isinstance(g, str)), None)
+    if not_a_name is not None:  # a list of guards: one name is asked, the one switched off to see the fault pass
+        return _wrong("08", t("build.nb08.one_name", lang, fault=str(not_a_name[0])[:40],
+                              given=type(not_a_name[1]).__name__), lang)
     named = {fault: _guard_named(g) for fault, g in guards.items()}
     unknown = [str(g) for fault, g in guards.items() if g is not None and named[fault] is None]
     if unknown:

@@ -596,9 +596,13 @@ def best_single_guard(given: str | None, ablation: Mapping[str, float], lang: La
     best = max(alone.values())
     winners = sorted(k for k, v in alone.items() if v == best)
     # the plot's bars say "only validate" ("只开 validate"): the bar's label is right as well as the guard's name
+    # each guard named as the reader's table names it (校验 in Chinese), its code name beside where that differs
+    named = {lg: ("、" if lg == "zh" else " / ").join(
+        (f"“{w}”" if label(w, lg) == w else f"{label(w, lg)}（{w}）") if lg == "zh" else
+        (w if label(w, lg) == w else f"{label(w, lg)} ({w})") for w in winners) for lg in LANGS}
     return check_answer(given, [*winners, *(f"only {w}" for w in winners)], lang=lang,
-                        why=both("exercise.said.join_alone_gives_best", join=" / ".join(winners), best=best,
-                                 all_guards=ablation["all guards"]),
+                        why={lg: t("exercise.said.join_alone_gives_best", lg, join=named[lg], best=best,
+                                   all_guards=ablation["all guards"]) for lg in LANGS},
                         hint=both("exercise.said.find_the_tallest_only"))
 
 
