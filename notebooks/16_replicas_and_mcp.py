@@ -167,7 +167,8 @@ print(meta_field(my_answer, lang=LANG))
 # ## Build it: a key whose scope makes two replicas refund once
 #
 # A shared store makes replica B replay what A recorded, but only under the **same** key. The loop computes that key,
-# never the model. Write `my_key(args, session_id)`. Predict first: a key made of the chat's id and all the
+# never the model. Write `my_key(args, session_id)`: it returns a string the site takes as an `Idempotency-Key` header
+# (1 to 200 printable ASCII characters). Predict first: a key made of the chat's id and all the
 # arguments, what happens when the agent restarts and retries in a new chat? The check sends two refund calls, one
 # to replica A and one to replica B, with one claim store between them, in four situations: a lost reply retried
 # in the same chat (one refund is right), the same retry after the agent restarted with a new session id (one),

@@ -415,3 +415,13 @@ def test_10_the_best_guard_is_named_as_the_chinese_table_names_it():
     zh = str(best_single_guard("校验", ablation, lang="zh"))
     assert "校验（validate）" in zh and "单独开启 validate" not in zh, zh
     assert "validate alone" in str(best_single_guard("validate", ablation, lang="en"))
+
+
+@pytest.mark.parametrize("typed, right", [("提高", "raise"), ("上升", "raise"), ("已转人工", "escalated"),
+                                          ("未拦住", "not_caught")])
+def test_a_word_people_type_for_the_tables_label_is_read_as_it(typed, right):
+    """Before, 升高 was right and 提高 or 上升 wrong; 转人工 right and the nb00 table's 已转人工 wrong."""
+    from agentlab.workbook.exercises import check_answer
+    assert check_answer(typed, right, why="y", hint="h", lang="zh").ok
+    assert not check_answer("下降", "raise", why="y", hint="h", lang="zh").ok
+    assert not check_answer("已拦截", "not_caught", why="y", hint="h", lang="zh").ok

@@ -324,6 +324,13 @@ def _glossary_forms() -> dict[str, frozenset[str]]:
     for table in label_glossary().values():
         for english, translated in table.items():
             out.setdefault(_norm(english), {_norm(english)}).add(_norm(translated))
+    # the other words people type for some of them (提高 where the table says 升高): data/i18n/answers.json
+    others = json.loads(data_file("i18n/answers.json").read_text(encoding="utf-8"))
+    for lang, table in others.items():
+        if lang.startswith("_"):
+            continue
+        for english, words in table.items():
+            out.setdefault(_norm(english), {_norm(english)}).update(_norm(w) for w in words)
     return {word: frozenset(forms) for word, forms in out.items()}
 
 
