@@ -631,3 +631,11 @@ def test_07_and_08_name_the_one_thing_wrong_never_a_repr(lang):
     assert role.startswith(WRONG[lang]) and "assistant" in role and "[{" not in role, role
     listed = str(builds_loops.build_which_guard({"camel_case": ["validate", "readable_errors"]}, lang=lang))
     assert listed.startswith(WRONG[lang]) and "camel_case" in listed and "list" in listed and "'validate'" not in listed
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_09_code_that_raises_is_told_which_call_it_was_asked_about(lang):
+    """A KeyError on order_id with no word of the call: the learner thought of create_refund, not the hand-over."""
+    said = str(builds_loops.build_write_check(lambda tool, args, seen: any(args["order_id"] in s for s in seen),
+                                              lang=lang))
+    assert said.startswith(WRONG[lang]) and "KeyError" in said and "escalate_to_human" in said, said

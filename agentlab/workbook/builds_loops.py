@@ -12,7 +12,7 @@ from typing import Any
 from ..i18n import Lang, aside, colon, joined, label, said, t
 from ..tools import Registry
 from . import exercises
-from .builds_guards import _not_yet, _raised, _tally, _wrong
+from .builds_guards import _detail, _not_yet, _raised, _tally, _wrong
 from .exercises import Feedback
 from .learner_code import Said, bounded, returned_instead, unanswered
 
@@ -379,10 +379,13 @@ def build_write_check(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedb
     if not callable(fn):
         return _wrong("09", t("build.not_a_function", lang, name="my_write_check"), lang)
     writes = _09_writes()
-    try:
-        said = [(run, tool, args, asked, fn(tool, dict(args), list(seen))) for run, tool, args, seen, asked in writes]
-    except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
-        return _wrong("09", _raised(exc, lang), lang)
+    said = []
+    for run, tool, args, seen, asked in writes:
+        try:
+            said.append((run, tool, args, asked, fn(tool, dict(args), list(seen))))
+        except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence naming the call, never a traceback
+            return _wrong("09", t("build.raised_on", lang, error=type(exc).__name__, detail=_detail(exc, lang) or "-",
+                                  call=f"{tool} {json.dumps(args, ensure_ascii=False)}"), lang)
     if all(v is None for *_, v in said) and unanswered(fn):
         return _not_yet("09", "build.nb09.not_yet", lang)
     for _run, tool, args, _asked, allowed in said:  # "allow" or 1 read as True: a verdict is True or False
