@@ -639,3 +639,17 @@ def test_09_code_that_raises_is_told_which_call_it_was_asked_about(lang):
     said = str(builds_loops.build_write_check(lambda tool, args, seen: any(args["order_id"] in s for s in seen),
                                               lang=lang))
     assert said.startswith(WRONG[lang]) and "KeyError" in said and "escalate_to_human" in said, said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_00_the_verdict_says_what_the_learners_tool_answers_a_repeat(lang):
+    """The right verdict said "the tool hands back the refund on record" of a tool that answered None or a text."""
+    def says_done(desk, order_id, amount, reason, remark=""):
+        if any(r["order_id"] == order_id for r in desk.refunds):
+            return "already refunded"
+        return desk.create_refund(order_id, amount, reason, remark)
+    said = builds_guards.build_refund_once(says_done, lang=lang)
+    assert said.ok and "already refunded" in str(said), said
+    model = builds_guards.build_refund_once(solution("00").my_create_refund, lang=lang)
+    assert model.ok and "already refunded" not in str(model)
+    assert str(model).endswith(builds_guards.t("build.nb00.right", lang)), model

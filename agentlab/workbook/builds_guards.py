@@ -153,9 +153,17 @@ def build_refund_once(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedb
         for fault in _00_FAULTS:
             n = _refunds_under(fn, fault, lang)
             broken[fault] = None if n == 1 else t("build.nb00.refunds", lang, n=n)
+        # what the tool answers a repeat: the refund on record, or something else (the verdict says which it saw)
+        try:
+            again = fn(desk, order_id="A1001", amount=199.0, reason="user_cancel")
+        except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
+            raise _LearnerRaised(exc) from None
     except _LearnerRaised as exc:
         return _wrong("00", _raised(exc.exc, lang), lang)
-    return _tally("00", broken, lang, t("build.nb00.right", lang))
+    recorded = [r for r in desk.refunds if r["order_id"] == "A1001"]
+    right = t("build.nb00.right", lang) if again in recorded else \
+        t("build.nb00.right_other", lang, given=exercises._shown(again))
+    return _tally("00", broken, lang, right)
 
 
 # --- 01: a refund contract that refuses the notebook's bad arguments and lets good ones through -------------------
