@@ -124,7 +124,9 @@ _NOT_SECRETS = frozenset("""
 
 def _phrase(match: re.Match[str]) -> str:
     value = match["value"]
-    kept = value.rstrip(".:")  # the sentence's full stop is not part of the secret
+    # the sentence's full stop is not part of the secret, nor a label's own ":" or "=" ("password:pwd= x": a label
+    # swallowed as a value keeps its separator, so the chain of labels reaches x)
+    kept = value.rstrip(".:=")
     if not kept or kept.lower() in _NOT_SECRETS or _KEY_WORD.fullmatch(kept):
         return match[0]  # prose, or "password: access_token: x" where the next key's secret follows
     sep = match["sep"]
@@ -265,7 +267,8 @@ def _active(rules: list[_Rule], text: str) -> list[_Rule]:
 
 # each further label and its value, up to the last ("password: pass: word: hunter2"): a value stops at ":" or "=";
 # an empty one too ("key://::x"), else a second pass took what the first left and redaction was not idempotent
-_CHAINED = re.compile(r"\[secret removed\](?:[ \t]{0,8}[:=][ \t]{0,8}[^\s,;:=]{0,200}){1,20}")
+# A next mark is taken whole: cut into ("[secret removed]:[secret"), the rest of it was left, and what followed it too
+_CHAINED = re.compile(r"\[secret removed\](?:[ \t]{0,8}[:=][ \t]{0,8}(?:\[secret removed\]|[^\s,;:=]{0,200})){1,20}")
 
 
 def _apply(rules: list[_Rule], text: str) -> str:

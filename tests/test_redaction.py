@@ -556,3 +556,12 @@ def test_a_passphrase_after_is_or_was_is_judged_as_before_the_prose_words_were_r
     then = [R.redact(s) for s in sentences]
     assert sum(a != s for a, s in zip(now, sentences, strict=True)) > 50  # the rule did redact many of them
     assert now == then, [(s, a, b) for s, a, b in zip(sentences, now, then, strict=True) if a != b][:5]
+
+
+@pytest.mark.parametrize("text", ["sk-password:pass: hunter2 ", "password:pwd= hunter2", "x sk-password: pass: hunter2"])
+def test_a_label_swallowed_as_a_value_never_lets_the_secret_after_it_through(text):
+    """Found by the property test: the key shape cut into the mark the label rule left ("[secret removed]:[secret"),
+    the chain of labels stopped there, and hunter2 was shown; "pwd=" kept its "=" inside the value it redacted."""
+    out = redact_secrets(text)
+    assert "hunter2" not in out and redact_secrets(out) == out and out.count("[") == out.count("]"), out
+    assert "a password" in find_secrets(text) or "an API key" in find_secrets(text)
