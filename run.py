@@ -978,8 +978,9 @@ def _command(cmd: str, rest: list[str]) -> int:
     if cmd in ("help", "-h", "--help"):
         print(_say("run.usage", lang))
         return 0
-    if cmd in OWN_OPTIONS and ("-h" in rest or "--help" in rest):  # run.py's own commands: their usage line
-        print(_say(f"run.{cmd}.usage", lang))
+    asks_help = "-h" in rest or "--help" in rest
+    if asks_help and cmd in (*OWN_OPTIONS, "bench", "size", "notebooks"):  # run.py's own usage line, nothing run
+        print(_say(f"run.{cmd}.usage", lang))  # (bench handed --help to every benchmark: four ran in full)
         return 0
     if cmd == "lab":
         opts, rest = options("lab", rest, lang)  # before anything is installed
@@ -1078,7 +1079,11 @@ def _command(cmd: str, rest: list[str]) -> int:
     if cmd == "setup":  # python run.py setup [FILE] [--repair]; .ci/run: python run.py setup requirements-local.txt
         files = [a for a in rest if not a.startswith("-")]
         unknown = [a for a in rest if a.startswith("-") and a != "--repair"]
-        if unknown or len(files) > 1 or (files and not (ROOT / files[0]).is_file()):
+        if not unknown and len(files) == 1 and not (ROOT / files[0]).is_file():  # a typo of a file's name, said so
+            print(_say("run.setup.no_file", lang, file=files[0],
+                       files=_listed(sorted(p.name for p in ROOT.glob("requirements*.txt")), lang)), file=sys.stderr)
+            return 2
+        if unknown or len(files) > 1:
             print("\n".join(_say("run.setup.usage", lang) for lang in ("en", "zh")), file=sys.stderr)
             return 0 if unknown and unknown[0] in ("-h", "--help") else 2
         setup(files[0] if files else "requirements-dev.txt", repair="--repair" in rest)
@@ -1109,9 +1114,14 @@ def _command(cmd: str, rest: list[str]) -> int:
     if cmd == "lock":
         return lock(setup("requirements-dev.txt"))
     if cmd == "notebooks":
+        wrong = [a for a in rest if a.startswith("-") and a != "--check"] or [a for a in rest if not a.startswith("-")][1:]
+        if wrong:  # "--chek" did nothing and said nothing, exit 0
+            raise Refused(_say("run.bad_option", lang, command=cmd, option=wrong[0], options=_listed(["--check"], lang)))
         py = setup("requirements-dev.txt")
         return subprocess.call([str(py), "-m", "agentlab.workbook.twins", *rest], cwd=ROOT)
     if cmd == "size":
+        if rest:  # it takes no option: "size --bogus" rewrote both READMEs all the same
+            raise Refused(_say("run.bad_option", lang, command=cmd, option=rest[0], options=_say("run.no_options", lang)))
         import re
         core = [*(ROOT / "agentlab").glob("*.py"), *(ROOT / "agentlab" / "schema").glob("*.py")]  # the core layer
         lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in core)

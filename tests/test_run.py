@@ -609,6 +609,9 @@ def test_the_page_voila_opens_first_fetches_nothing_from_outside(tmp_path):
     (["hub", "--bogus"], ["--bogus"]),
     (["hub", "--users", "abc"], ["--users", "abc"]),
     (["hub", "--lang", "fr"], ["fr", "zh"]),
+    (["notebooks", "--chek"], ["--chek", "--check"]),  # it did nothing, said nothing and ended 0
+    (["size", "--bogus"], ["--bogus"]),  # it rewrote both READMEs all the same
+    (["setup", "requirements-nope.txt"], ["requirements-nope.txt", "requirements-dev.txt"]),  # a usage line only
 ])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_command_refuses_a_mistyped_option_before_installing_anything(monkeypatch, capsys, args, words, lang):
@@ -719,3 +722,15 @@ def test_run_py_reads_the_readers_language_as_the_package_does(monkeypatch, argv
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert run.reader_lang(argv) == reader_lang(argv)
+
+
+@pytest.mark.parametrize("command", ["bench", "size", "notebooks", "site", "check"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_help_of_a_command_is_its_own_usage_and_runs_nothing(monkeypatch, capsys, command, lang):
+    """run.py bench --help handed --help to every benchmark, and four of them ran in full."""
+    monkeypatch.setattr(run, "setup", lambda *a, **k: pytest.fail("set up for --help"))
+    monkeypatch.setattr(run, "_bench", lambda *a, **k: pytest.fail("a benchmark ran"))
+    monkeypatch.setenv("AGENTLAB_LANG", lang)
+    assert run.main([command, "--help"]) == 0
+    said = capsys.readouterr().out
+    assert f"python run.py {command}" in said and ("用法" in said if lang == "zh" else said.startswith("usage"))

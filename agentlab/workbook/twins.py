@@ -16,6 +16,7 @@ jupytext is a workbook dependency, imported only here.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -256,6 +257,10 @@ def _write_pair(nb: Any, twin: Path) -> None:
 def main(argv: list[str]) -> int:
     """``python -m agentlab.workbook.twins [--check] [NOTEBOOKS_DIR]``: sync every twin, or only say which differ."""
     check = "--check" in argv
+    wrong = [a for a in argv if a.startswith("-") and a != "--check"]
+    if wrong:  # a mistyped --check wrote every twin, said nothing and ended 0
+        print(f"unknown option {wrong[0]} (usage: python -m agentlab.workbook.twins [--check] [FOLDER])", file=sys.stderr)
+        return 2
     folder = Path(next((a for a in argv if not a.startswith("--")), "notebooks"))
     status = 0
     for source in sorted(folder.glob("[0-9][0-9]_*.py")):
@@ -272,6 +277,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    import sys
-
     sys.exit(main(sys.argv[1:]))
