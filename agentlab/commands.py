@@ -558,6 +558,8 @@ def _review(ns: argparse.Namespace) -> int:
     out = _writable_dir(ns.out)  # checked before a long file is read
     report = review_logs(ns.logs, ns.format, tools=ns.tools, lang=ns.lang, progress=sys.stderr.isatty())
     paths = write_report(report, out, lang=ns.lang)
+    if not report["totals"]["runs"]:  # an empty file, or none of its lines in the format chosen: said, not only 0
+        print(t("logs.nothing_read", ns.lang, format=ns.format), file=sys.stderr)
     emit(t("logs.written", ns.lang, runs=report["totals"]["runs"], html=paths["report.html"], json=paths["report.json"],
            cases=paths["cases.jsonl"]))
     return 0

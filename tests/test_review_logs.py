@@ -446,7 +446,7 @@ def test_logs_that_hold_no_conversation_are_not_called_clean(tmp_path):
     from agentlab.resources import data_file
     empty = tmp_path / "empty.jsonl"
     empty.write_text("", encoding="utf-8")
-    for path, fmt in ((empty, "openai"), (data_file("logs_openai_sample.jsonl"), "otel")):
+    for path, fmt in ((empty, "openai"), (empty, "otel")):
         for lang in ("en", "zh"):
             report = review_logs(path, fmt, lang=lang)
             assert report["totals"]["runs"] == 0
@@ -515,3 +515,22 @@ def test_what_was_cut_from_the_logs_is_marked_in_the_pages_language():
     assert marks.search(en) and not marks.search(zh) and "[地址已删除]" in zh and "[电话 …78]" in zh
     assert said_marks("call [phone …78] at [path removed]", "zh") == "call [电话 …78] at [路径已删除]"
     assert said_marks("[phone …78]", "en") == "[phone …78]"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_log_read_as_otel_that_is_another_format_is_refused_naming_the_format_and_the_flag(tmp_path, lang):
+    """An openai log (or any JSON line without resourceSpans) read as OTLP was "0 conversations reviewed", exit 0,
+    and overwrote the good report."""
+    from agentlab.evals.log_review import review_logs
+    from agentlab.evals.otel import OtlpError
+    from agentlab.resources import data_file
+    with pytest.raises(OtlpError) as told:
+        review_logs(data_file("logs_openai_sample.jsonl"), "otel", lang=lang)
+    assert "--format openai" in told.value.localized(lang) and ":1" in told.value.localized(lang)
+    with pytest.raises(OtlpError) as told:
+        review_logs(data_file("logs_telemetry_sample.jsonl"), "otel", lang=lang)
+    assert "--format telemetry" in told.value.localized(lang)
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"foo": 1}\n', encoding="utf-8")
+    with pytest.raises(OtlpError):
+        review_logs(other, "otel", lang=lang)

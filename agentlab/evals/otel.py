@@ -270,7 +270,13 @@ def _spans(doc: Any, where: str, line: int, lang: Lang) -> list[dict]:
     def bad(why: str) -> OtlpError:
         return OtlpError(where, line, why, lang)
 
-    if not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans", []), list):
+    if isinstance(doc, dict) and "resourceSpans" not in doc:
+        # another format's line (a chat exchange, a telemetry row) was read as no span at all: "0 conversations
+        # reviewed" of a file full of them; the format it is, named where it can be told
+        other = "telemetry" if {"run_id", "kind"} <= doc.keys() else "openai" if \
+            {"messages", "request"} & doc.keys() else None
+        raise bad(f"otel.is_{other}" if other else "otel.not_otlp")
+    if not isinstance(doc, dict) or not isinstance(doc["resourceSpans"], list):
         raise bad("otel.not_otlp")
     out = []
     for rs in doc.get("resourceSpans", []):
