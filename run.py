@@ -396,6 +396,25 @@ def app_server(py: Path | str, rest: list[str]) -> tuple[list[str], dict[str, st
     return [str(py), "-m", "voila", "app/agentlab_app.ipynb", *([] if theirs else ["--template=agentlab"]), *rest], env
 
 
+def _missing_template(command: list[str], env: dict[str, str]) -> tuple[str, list[str]] | None:
+    """(the name, the templates there are) when the command names a Voila template no Jupyter path holds, else None.
+    Asked of the environment's own Python, where Voila looks (jupyter_path), with the app's paths in front."""
+    import json
+    name = next((a.partition("=")[2] or (command[i + 1] if i + 1 < len(command) else "") for i, a in enumerate(command)
+                 if a.split("=")[0] in ("--template", "--VoilaConfiguration.template")), None)
+    if not name or name == "agentlab":
+        return None
+    probe = ("import json, os, sys\nfrom jupyter_core.paths import jupyter_path\n"
+             "found = sorted({n for d in jupyter_path('voila', 'templates') if os.path.isdir(d) for n in os.listdir(d)})\n"
+             "print(json.dumps(found))")
+    try:
+        done = subprocess.run([command[0], "-c", probe], env=env, capture_output=True, text=True, timeout=60)
+        known = json.loads(done.stdout)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None  # not known here: Voila says what it finds
+    return None if name in known else (name, known)
+
+
 def reader_lang(argv: Sequence[str]) -> str:
     """The language run.py speaks to its reader: ``--lang zh`` (or ``--lang=zh``) among the options, else
     ``AGENTLAB_LANG``, else the locale's (``LC_ALL``, ``LC_MESSAGES``, ``LANG``: ``zh_CN.UTF-8`` is Chinese), as the
@@ -1026,6 +1045,9 @@ def _command(cmd: str, rest: list[str]) -> int:
     if cmd == "app":
         opts, rest = options("app", rest, lang)  # before anything is installed
         command, env = app_server(setup("requirements.txt"), rest)
+        missing = _missing_template(command, env)
+        if missing is not None:  # Voila starts, then every page waits for ever on TemplateNotFound
+            raise Refused(_say("run.app.no_template", lang, name=missing[0], known=_listed(missing[1], lang)))
         if "lang" in opts:  # the app opens in this language, whatever the browser prefers (its toggle still switches)
             env["AGENTLAB_APP_LANG"] = str(opts["lang"])
         return become(command, cwd=ROOT, env=env)

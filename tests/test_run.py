@@ -734,3 +734,17 @@ def test_help_of_a_command_is_its_own_usage_and_runs_nothing(monkeypatch, capsys
     assert run.main([command, "--help"]) == 0
     said = capsys.readouterr().out
     assert f"python run.py {command}" in said and ("用法" in said if lang == "zh" else said.startswith("usage"))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_app_refuses_a_template_voila_does_not_have_before_starting_it(monkeypatch, capsys, lang):
+    """Voila started with --template=NAME it has not, and every page then waited for ever on TemplateNotFound."""
+    monkeypatch.setattr(run, "setup", lambda *a, **k: Path(sys.executable))
+    monkeypatch.setattr(run, "become", lambda *a, **k: pytest.fail("started Voila"))
+    monkeypatch.setenv("AGENTLAB_LANG", lang)
+    assert run.main(["app", "--template=nosuch"]) == 2
+    said = capsys.readouterr().err
+    assert "nosuch" in said and "lab" in said and ("模板" in said if lang == "zh" else "template" in said), said
+    started = []
+    monkeypatch.setattr(run, "become", lambda command, **k: started.append(command) or 0)
+    assert run.main(["app", "--template=lab"]) == 0 and started  # one it has starts
