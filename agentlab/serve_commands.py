@@ -260,6 +260,8 @@ def _gateway(ns: argparse.Namespace) -> int:
                 host=ns.host, port=ns.port, logs=ns.logs), file=sys.stderr, flush=True)
         if ns.allow_keyless:
             print(t("gateway.keyless", ns.lang), file=sys.stderr, flush=True)
+        elif not any(k.revoked is None for k in gw.keys.all()):  # every client would hear 401, and nothing said why
+            print(t("gateway.no_keys", ns.lang, data=ns.data), file=sys.stderr, flush=True)
         # bounded as the site is; on the upstream connection's own event loop, so that a call crosses no thread
         gw.conn.serve(uvicorn.Server(server_config(gw.app(), host=ns.host, port=ns.port)))
     return 0

@@ -591,3 +591,23 @@ def test_over_http_the_endpoints_client_is_the_handlers_and_a_key_revoked_mid_se
     assert during and set(during) == {"known"}, during
     assert isinstance(after, Exception) or after.isError, after
     assert gateway.runs() == {"lookup": 4}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_gateway_with_no_key_says_every_client_will_be_refused_and_how_to_make_one(lang, upstream, tmp_path, capsys,
+                                                                                     monkeypatch):
+    """Started as the README says, in a fresh folder, it printed only "guarding 3 tools at ..." and every client then
+    heard 401."""
+    from agentlab.cli import main
+    from agentlab.site import mcp_client
+    monkeypatch.setattr(mcp_client.MCPConnection, "serve", lambda self, server: None)  # started, then stopped at once
+    _folder, command = upstream
+    data = tmp_path / "data"
+    args = ["gateway", "--upstream", command, "--logs", str(tmp_path / "logs"), "--data", str(data), "--lang", lang]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "gateway keys create" in err and "401" in err, err
+    assert main(["gateway", "keys", "create", "--name", "agent", "--data", str(data)]) == 0
+    capsys.readouterr()
+    assert main(args) == 0
+    assert "gateway keys create" not in capsys.readouterr().err
