@@ -168,6 +168,8 @@ class ToolError:
             return _authored(self.hint.get(lang) or self.hint["en"])
         if self.code == "BAD_JSON":
             return t("hint.bad_json", lang)
+        if self.code == "BAD_REQUEST":  # fatal as it stands, yet the caller can mend it: "do not retry" beside
+            return t("hint.bad_request", lang)  # the site's "correct it before sending again" read as two answers
         if self.category == "validation":
             return t("hint.validation", lang)
         if self.category == "transient":
