@@ -40,19 +40,30 @@ def test_python_english_is_said_in_chinese_only_where_the_catalogue_knows_it():
 
 
 def test_in_a_kernel_each_error_of_a_cell_gets_its_line_in_the_notebooks_language():
-    """Before, a Chinese typist's “lost_reply” read only SyntaxError: invalid character '“' (U+201C)."""
+    """Before, a Chinese typist's “lost_reply” read only SyntaxError: invalid character '“' (U+201C). The line is
+    added after Python's own traceback, which stays whole: a custom exception handler cut a runtime error's frames
+    and unregistered itself for good when an exception's __str__ raised."""
     nbclient = pytest.importorskip("nbclient")
     nb = nbformat.v4.new_notebook()
     cells = ['LANG = "zh"', "import agentlab.workbook", 'answer = “lost_reply”',
              "from agentlab.guards import GuardConfig\nGuardConfig(stepbudget=10)", 'LANG = "en"', "y = [1，2]",
-             "print('fine')"]
+             "print('fine')", 'LANG = "zh"',
+             'class E(Exception):\n    def __str__(self):\n        raise RuntimeError("x")\nraise E()',
+             '"a" < 1', 'def f():\n    return eval("1，2")\nf()', 'GuardConfig().without("idempotence")']
     nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
     nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True).execute()
 
     def said(i: int) -> str:
         return "".join(o.get("text", "") for o in nb.cells[i].outputs if o.get("name") == "stderr")
+
+    def frames(i: int) -> str:
+        return "".join("".join(o["traceback"]) for o in nb.cells[i].outputs if o.get("output_type") == "error")
     assert any(o.get("ename") == "SyntaxError" for o in nb.cells[2].outputs)  # Python's own error is still shown
     assert said(2).count("全角符号（“）") == 1 and '"' in said(2), said(2)
     assert "没有叫“stepbudget”的参数" in said(3), said(3)
     assert "full-width mark (，)" in said(5) and "全角" not in said(5), said(5)
     assert said(6) == "" and nb.cells[6].outputs[0]["text"] == "fine\n"
+    assert "plain_errors" not in frames(8) and said(8) == ""  # an odd exception: IPython's own display, nothing added
+    assert "不能比较" in said(9), said(9)  # still in place after it
+    assert "f()" in frames(10) and said(10) == ""  # an eval's text: its frames kept, and no line about the cell
+    assert "不是一个防护" in said(11) and "。（" not in said(11), said(11)  # agentlab's own error, said in Chinese

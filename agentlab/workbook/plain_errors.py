@@ -25,21 +25,24 @@ FULL_WIDTH = {"，": ",", "：": ":", "；": ";", "（": "(", "）": ")", "“":
 _INVALID = re.compile(r"invalid (?:non-printable )?character (?:'.' )?\(?U\+(?P<code>[0-9A-F]+)\)?")
 
 
-def plain_line(exc: BaseException, lang: Lang) -> str | None:
+def plain_line(exc: BaseException, lang: Lang, *, compiling: bool = True) -> str | None:
     """The line said under ``exc``'s traceback, or None when Python's own says enough (English, or a message the
-    catalogue does not know)."""
+    catalogue does not know). ``compiling``: a SyntaxError of the cell itself (one raised by code the cell runs, an
+    ``eval`` of a text, is about that text: its line is not the cell's, and its marks may sit inside quotes there)."""
     if isinstance(exc, SyntaxError):
-        found = _INVALID.search(str(exc.msg or ""))
+        found = _INVALID.search(str(exc.msg or "")) if compiling else None
         mark = chr(int(found["code"], 16)) if found else ""
         if mark in FULL_WIDTH:
             return t("plain.full_width", lang, mark=mark, ascii=FULL_WIDTH[mark], line=exc.lineno or "?")
         return None
     if lang == "en":
         return None
+    if callable(getattr(exc, "localized", None)):  # agentlab's own error says itself in Chinese
+        return t("plain.python_said", lang, error=type(exc).__name__, reason=said(exc, lang).rstrip("。."))
     reason = py_reason(exc)
     if not isinstance(reason, Sentence):
         return None
-    return t("plain.python_said", lang, error=type(exc).__name__, reason=said(reason, lang))
+    return t("plain.python_said", lang, error=type(exc).__name__, reason=said(reason, lang).rstrip("。."))
 
 
 def _lang(shell: Any) -> Lang:
@@ -49,7 +52,11 @@ def _lang(shell: Any) -> Lang:
 
 def install(shell: Any = None) -> bool:
     """Add the plain line under each error of the running kernel's cells (once; outside a kernel, nothing).
-    Returns whether it is in place."""
+    Returns whether it is in place.
+
+    It listens to the cell having run (IPython's ``post_run_cell`` event), after Python's traceback is shown as it
+    always is: nothing of IPython's own display is replaced (a custom exception handler lost the traceback's frames,
+    and unregistered itself for good when an exception's ``__str__`` raised)."""
     if shell is None:
         try:
             from IPython import get_ipython
@@ -60,31 +67,20 @@ def install(shell: Any = None) -> bool:
         return False
     if getattr(shell, "_agentlab_plain_errors", False):
         return True
-    shown_syntax = shell.showsyntaxerror
 
-    def showsyntaxerror(*args: Any, **kwargs: Any) -> Any:
-        out = shown_syntax(*args, **kwargs)
-        _say(sys.exc_info()[1] or getattr(sys, "last_value", None), shell)
-        return out
+    def after(result: Any) -> None:
+        try:
+            exc = getattr(result, "error_before_exec", None)
+            compiling = exc is not None
+            exc = exc if compiling else getattr(result, "error_in_exec", None)
+            if not isinstance(exc, Exception):  # KeyboardInterrupt (a stop, a check's time limit), SystemExit
+                return
+            line = plain_line(exc, _lang(shell), compiling=compiling)
+            if line:
+                print(line, file=sys.stderr)
+        except Exception:  # noqa: BLE001 - a line added to help never becomes an error of its own
+            return
 
-    def on_error(self: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None) -> Any:
-        shown = self.showtraceback((etype, value, tb), tb_offset=tb_offset)
-        _say(value, self)
-        return shown
-
-    shell.showsyntaxerror = showsyntaxerror
-    shell.set_custom_exc((Exception,), on_error)
+    shell.events.register("post_run_cell", after)
     shell._agentlab_plain_errors = True
     return True
-
-
-def _say(exc: BaseException | None, shell: Any) -> None:
-    if exc is None or getattr(shell, "_agentlab_plain_said", None) is exc:  # IPython may show one error twice
-        return
-    shell._agentlab_plain_said = exc
-    try:
-        line = plain_line(exc, _lang(shell))
-    except Exception:  # noqa: BLE001 - a line added to help never becomes an error of its own
-        return
-    if line:
-        print(line, file=sys.stderr)
