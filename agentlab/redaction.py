@@ -101,7 +101,7 @@ _GLUED = r"pass(?:word|wd|phrase)s?"  # never the end of an ordinary word: "PGPA
 _PHRASE = re.compile(  # bare "pwd" is also a shell command: only "pwd=" counts; Chinese has no word boundaries
     # "pass" is a verb ("pass the salt"): only "pass: x" or "pass=x", as a label, counts
     r"(?P<key>(?:" + _WORD_START + "(?:" + _PASSWORD_EN.replace("|pwd", "|pwd(?==)") + "|" + _TOKEN_EN
-    + r"|pass(?=[\"']?[ \t]*+[:=]))|" + _GLUED + r")(?![a-z])"
+    + r"|pass(?=[\"']?[ \t]*+[:=：]))|" + _GLUED + r")(?![a-z])"
     r"|" + _PASSWORD_ZH + "|" + _TOKEN_ZH + ")"
     r"(?P<sep>[\"']?(?:[ \t]*+(?:[:=：]|(?<=[ \t])(?:is|was)(?=[ \t])|是|为)[ \t]*+[:：]?[ \t]*+|[ \t]++)[\"']?)"
     r"(?P<value>(?!\[)[^\s\"'`,;，。；、！？（）()<>\[\]{}\u3000-\u303f\u3400-\u9fff\uff01-\uff0f\uff1a-\uff1f]++)", re.I)
@@ -124,11 +124,16 @@ _NOT_SECRETS = frozenset("""
 
 def _phrase(match: re.Match[str]) -> str:
     value = match["value"]
-    # the sentence's full stop is not part of the secret, nor a label's own ":" or "=" ("password:pwd= x": a label
-    # swallowed as a value keeps its separator, so the chain of labels reaches x)
-    kept = value.rstrip(".:=")
-    if not kept or kept.lower() in _NOT_SECRETS or _KEY_WORD.fullmatch(kept):
-        return match[0]  # prose, or "password: access_token: x" where the next key's secret follows
+    kept = value.rstrip(".:")  # the sentence's full stop is not part of the secret
+    # a label read as the value ("password:pwd= x", "password: pass： x"): the match is left, and the label after it
+    # matched in its turn (base64 padding, "abc==", stays part of a value)
+    label = kept.rstrip("=：").lower()
+    if (_KEY_WORD.fullmatch(label) or label == "pass") and (
+            _PHRASE.match(match.string, match.start("value"))
+            or match.string[match.end("value"):match.end("value") + 40].lstrip(" \t\"':=：").startswith(_SECRET)):
+        return match[0]  # "password: access_token: x": the next key's secret follows, matched in its turn
+    if not kept or kept.lower() in _NOT_SECRETS:
+        return match[0]  # prose
     sep = match["sep"]
     if "=" in sep or (sep[:1] in "\"'" and ":" in sep):
         pass  # "MYSQL_PWD=x", '"token": "x"': an assignment, not a sentence; any value is one

@@ -558,10 +558,24 @@ def test_a_passphrase_after_is_or_was_is_judged_as_before_the_prose_words_were_r
     assert now == then, [(s, a, b) for s, a, b in zip(sentences, now, then, strict=True) if a != b][:5]
 
 
-@pytest.mark.parametrize("text", ["sk-password:pass: hunter2 ", "password:pwd= hunter2", "x sk-password: pass: hunter2"])
+@pytest.mark.parametrize("text", ["sk-password:pass: hunter2 ", "password:pwd= hunter2", "x sk-password: pass: hunter2",
+                                  "password:pass：hunter2", 'password:pass": "hunter2', "password: pwd: hunter2"])
 def test_a_label_swallowed_as_a_value_never_lets_the_secret_after_it_through(text):
     """Found by the property test: the key shape cut into the mark the label rule left ("[secret removed]:[secret"),
     the chain of labels stopped there, and hunter2 was shown; "pwd=" kept its "=" inside the value it redacted."""
     out = redact_secrets(text)
     assert "hunter2" not in out and redact_secrets(out) == out and out.count("[") == out.count("]"), out
     assert "a password" in find_secrets(text) or "an API key" in find_secrets(text)
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("api_key=c2VjcmV0MTIz== was rejected by the server", " was rejected by the server"),
+    ("token: dGhpc2lzYXNlY3JldDEyMw== please rotate it", " please rotate it"),
+    ("secret=QUJDREVGRzEyMzQ1Ng== amount=45.5", " amount=45.5"),
+    ('{"session_id": "YWJjZGVmZ2hpams0NTY=", "user": "bob"}', '", "user": "bob"}'),
+    ("the access_token=abc123XYZ== expired; order=A1001", " expired; order=A1001"),
+])
+def test_a_secret_ending_in_base64_padding_takes_nothing_after_it(text, kept):
+    """A value's padding "=" left after its mark was read as one more label's "=", and the word after it went too."""
+    out = redact_secrets(text)
+    assert out.endswith(kept) and "[secret removed]" in out and redact_secrets(out) == out, out
