@@ -653,3 +653,46 @@ def test_00_the_verdict_says_what_the_learners_tool_answers_a_repeat(lang):
     model = builds_guards.build_refund_once(solution("00").my_create_refund, lang=lang)
     assert model.ok and "already refunded" not in str(model)
     assert str(model).endswith(builds_guards.t("build.nb00.right", lang)), model
+
+
+class _OddCode:
+    """A callable whose __code__ is no code object: dis raised TypeError out of nine checks."""
+
+    __code__ = 1
+
+    def __call__(self, *args, **kwargs):
+        return None
+
+
+class _NoRepr:
+    def __repr__(self):
+        raise RuntimeError("repr boom")
+
+    def __eq__(self, other):
+        raise RuntimeError("eq boom")
+
+    __hash__ = object.__hash__
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("check", [builds_guards.build_refund_once, builds_guards.build_refund_failure,
+                                   builds_loops.build_business_key, builds_loops.build_answer_every_call,
+                                   builds_loops.build_write_check, builds_guards.build_resend])
+def test_a_hostile_callable_or_value_gets_a_sentence_never_a_traceback(check, lang):
+    said = check(_OddCode(), lang=lang)
+    assert str(said).startswith((WRONG[lang], NOT_YET[lang])) and "disassemble" not in str(said), said
+    said = check(lambda *a, **k: _NoRepr(), lang=lang)
+    assert str(said)[:1] in "✓✗…" and "boom" not in str(said), said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_09_a_verdict_python_reads_as_true_or_false_is_one_and_a_text_is_not(lang):
+    """A re.Match or None, as an if reads them, passed before and was refused as 'a path with no return'."""
+    import re as re_
+
+    def by_match(tool, args, seen):
+        ids = re_.findall(r"A\d{4}", json.dumps(args))
+        return re_.search("|".join(ids), " ".join(seen)) if ids else True
+    assert builds_loops.build_write_check(by_match, lang=lang).ok
+    said = str(builds_loops.build_write_check(lambda tool, args, seen: "stop", lang=lang))
+    assert said.startswith(WRONG[lang]) and "'stop'" in said, said

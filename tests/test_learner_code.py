@@ -146,5 +146,6 @@ def test_what_came_back_instead_is_said_with_its_type_and_case(lang):
     assert returned_instead(True, "number", "my_wait", "429", lang) is not None  # True is no number of seconds
     said = returned_instead("2", "number", "my_wait", "429", lang)
     assert "my_wait" in said and "str '2'" in said and "429" in said
-    assert "None" in returned_instead(None, "bool", "my_reask", "q", lang)
+    assert "None" in returned_instead(None, "text", "my_key", "q", lang)
+    assert returned_instead(None, "bool", "my_write_check", "q", lang) is None  # as an if reads it: stop
     assert len(returned_instead("x" * 500, "bool", "f", "c", lang)) < 200

@@ -17,11 +17,13 @@ import dis
 import functools
 import inspect
 import logging
+import reprlib
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from numbers import Real
 from typing import Any, TypeVar
 
 from ..i18n import Lang, t
@@ -41,18 +43,20 @@ def unanswered(fn: Any) -> bool:
     None``, with or without a docstring), read from its bytecode. A check told "not answered yet" by a None alone
     said so to a learner whose function had an answer and a path that ended with no ``return``."""
     code = getattr(fn, "__code__", None)
-    if code is None:
+    if not isinstance(code, type(unanswered.__code__)):  # a callable object, a builtin, a __code__ that is no code
         return False
     ops = [(i.opname, i.argval) for i in dis.get_instructions(code)
            if i.opname not in ("RESUME", "NOP", "CACHE", "COPY_FREE_VARS", "MAKE_CELL")]
     return ops in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
 
 
-#: what a learner's function is to give back, by kind: the sentence's words (``build.kind.<kind>``)
+#: what a learner's function is to give back, by kind: the sentence's words (``build.kind.<kind>``). A number is any
+#: real number but a truth value (numpy's float32 too); a verdict anything Python reads as true or false but a text
+#: ("stop" is true): a re.Match or None, as an ``if`` reads them, is a verdict
 _KINDS: dict[str, Callable[[Any], bool]] = {
     "text": lambda v: isinstance(v, str),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "bool": lambda v: isinstance(v, bool),
+    "number": lambda v: isinstance(v, Real) and not isinstance(v, bool) and type(v).__name__ != "bool_",
+    "bool": lambda v: not isinstance(v, str | bytes),
 }
 
 
@@ -64,7 +68,10 @@ def returned_instead(value: Any, kind: str, name: str, case: str, lang: Lang) ->
         return None
     if value is None:
         return t("build.returned_none", lang, name=name, case=case)
-    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    try:  # a learner's object may not say itself (a __repr__ that raises, an int of 5,000 digits)
+        shown = reprlib.repr(value)
+    except Exception:  # noqa: BLE001 - named by its type alone, never a traceback
+        shown = "…"
     return t("build.returned_kind", lang, name=name, case=case, given=f"{type(value).__name__} {shown}",
              kind=t(f"build.kind.{kind}", lang))
 
