@@ -100,7 +100,9 @@ def lint(tools: Iterable[Any], *, lang: Lang = "en") -> list[Finding]:
             if isinstance(props, Mapping) and isinstance(required, list):
                 # a name required and never defined: with properties closed, no call can pass; open, the model
                 # is told nothing of what to write there (``orderid`` beside a defined ``order_id``)
-                undefined = [r for r in required if isinstance(r, str) and r not in props]
+                patterns = [p for p in (sub.get("patternProperties") or {}) if isinstance(p, str)]
+                undefined = [r for r in required if isinstance(r, str) and r not in props
+                             and not any(_matches(p, r) for p in patterns)]
                 if undefined:
                     findings.append(_f("AL012", "error", path, "required", lang,
                                        names=joined(undefined, lang, "list")))
@@ -109,6 +111,16 @@ def lint(tools: Iterable[Any], *, lang: Lang = "en") -> list[Finding]:
             findings += _lint_field(loc, field, spec, required, lang)
     findings += _lint_naming(names_seen, lang)
     return findings
+
+
+def _matches(pattern: str, name: str) -> bool:
+    """Whether a patternProperties pattern defines ``name`` (a pattern Python cannot read defines nothing here)."""
+    if slow_pattern(pattern):
+        return False  # AL011's: never run on a name
+    try:
+        return re.search(pattern, name) is not None
+    except re.error:
+        return False
 
 
 def _as_function(t: Any) -> Mapping:

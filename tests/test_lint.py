@@ -111,3 +111,12 @@ def test_a_required_name_the_schema_does_not_define_is_an_error_in_both_language
     spec["parameters"]["required"] = ["order_id"]
     spec["parameters"]["properties"]["items"]["items"]["required"] = []
     assert not [f for f in lint([spec]) if f.rule == "AL012"]
+
+
+def test_a_required_name_a_pattern_property_defines_is_no_finding():
+    spec = {"name": "tag_order", "description": "Tag an order; use after get_order.", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string", "description": "The order, like A1001."}},
+        "patternProperties": {"^meta_[a-z]+$": {"type": "string"}}, "required": ["order_id", "meta_source"]}}
+    assert not [f for f in lint([spec]) if f.rule == "AL012"]
+    spec["parameters"]["required"].append("source")
+    assert any("source" in f.message for f in lint([spec]) if f.rule == "AL012")

@@ -161,3 +161,12 @@ def test_a_wrong_type_and_an_unknown_status_are_said_in_words_a_learner_reads(tm
     zh = told.value.localized("zh")
     assert "done（完成）" in zh and "escalated（转人工）" in zh, zh
     assert "done, done_after_self_correction" in told.value.localized("en")
+
+
+def test_a_field_of_several_types_is_said_in_words_too(tmp_path):
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text('{"id": "a", "task": "x", "expect": {"statuses": ["done"]}, "task_zh": 3}\n', encoding="utf-8")
+    with pytest.raises(SuiteError) as told:
+        load_cases(suite)
+    assert "一个字符串或空值 null" in told.value.localized("zh") and "string or null" not in told.value.localized("zh")
+    assert "a string or null (None in Python)" in told.value.localized("en")

@@ -11,6 +11,7 @@ eleven characters shared with them, spaces ignored, is a sentence taken over; a 
 A random seed is not a citation: ``seed=0``, ``rng seed 7`` and ``--seed 042`` stay allowed, so the patterns are
 tested on examples of both kinds before they are run over the tree.
 """
+import json
 import os
 import re
 from pathlib import Path
@@ -180,3 +181,16 @@ def test_nothing_a_reader_meets_repeats_a_sentence_of_the_original_articles(sour
             name = path.relative_to(ROOT).as_posix()
             offenders += [f"{name}: {run}" for run in sources.copied(text) if (name, run.strip("“”")) not in RECORDED_WITH]
     assert not offenders, "say it in the product's own words:\n" + "\n".join(offenders)
+
+
+@pytest.mark.parametrize("desk", ["aftersales", "expense"])
+def test_every_tool_and_field_of_a_shipped_desk_has_its_chinese_words(desk):
+    """A tool or field the Chinese file does not name keeps its English words (the retail store's data comes from the
+    machine); the desks this project ships are to be said whole in Chinese."""
+    from agentlab.resources import data_file
+    specs = json.loads(data_file(f"{desk}_tools.json").read_text(encoding="utf-8"))
+    words = json.loads(data_file(f"{desk}_tools.zh.json").read_text(encoding="utf-8"))
+    for spec in specs:
+        fn = spec["function"]
+        assert fn["name"] in words, fn["name"]
+        assert set(fn["parameters"].get("properties", {})) <= set(words[fn["name"]]["fields"]), fn["name"]

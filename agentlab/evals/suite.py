@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import CODES, Problem
 from ..guards import GUARDS, NO_GUARDS, GuardConfig
-from ..i18n import Lang, Listed, LocalizedError, Sentence, joined, label
+from ..i18n import Lang, Listed, LocalizedError, joined, label, t
 from ..jsonutil import JsonReason
 from ..models import DatedModel, FaultyModel, Model, Reply, ScriptedModel, SelfCorrectingModel, Step, ToolCall, call, say, tool_calls
 from ..models.faults import MODEL_FAULTS
@@ -125,6 +125,20 @@ class _StatusNames(Listed):
         return joined([s if lang == "en" else f"{s}（{label(s, lang)}）" for s in self.items], lang, "list")
 
 
+class _Kinds(str):
+    """JSON types said in a reader's words, one or several ("a string or null (None in Python)")."""
+
+    items: tuple[str, ...]
+
+    def __new__(cls, kinds: list[str]) -> _Kinds:
+        made = super().__new__(cls, " or ".join(t(f"case.json.{k}", "en") for k in kinds))
+        made.items = tuple(kinds)
+        return made
+
+    def localized(self, lang: Lang = "en") -> str:
+        return ("或" if lang == "zh" else " or ").join(t(f"case.json.{k}", lang) for k in self.items)
+
+
 _JSON_TYPES = ("object", "array", "number", "integer", "string", "boolean", "null")
 
 # items with a sentence of their own: what a wrong one should have been is more than a type
@@ -162,9 +176,8 @@ def _refusal(p: Problem, d: dict, at: dict) -> SuiteError:
         return SuiteError("case.at_least", field=p.field, got=_show(p.got), n=least, **at)
     if p.reason == "wrong_type":
         # the type in words a person reads ("a JSON array (a list in Python)"), not the schema's bare "array"
-        kinds = [k for k in str(p.expected).replace(" or ", "|").replace(",", "|").split("|") if k.strip()]
-        kind: Any = Sentence(f"case.json.{kinds[0].strip()}") if len(kinds) == 1 and \
-            kinds[0].strip() in _JSON_TYPES else p.expected
+        kinds = [k.strip() for k in str(p.expected).replace(" or ", "|").replace(",", "|").split("|") if k.strip()]
+        kind: Any = _Kinds(kinds) if kinds and all(k in _JSON_TYPES for k in kinds) else p.expected
         return SuiteError("case.type", field=p.field, got=_show(p.got), expected=p.expected, kind=kind, **at)
     if p.field == "fake.fault":
         return SuiteError("case.fault", name=p.got[:40] if isinstance(p.got, str) else _show(p.got), known=Listed(MODEL_FAULTS), **at)
