@@ -600,7 +600,8 @@ def site(py: Path, opts: dict[str, object], lang: str = "en") -> int:
                   flush=True)
     import signal
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stopped from outside: stop the server too (finally)
-    server = subprocess.Popen([*site_cli, "--host", host, "--port", str(port)], cwd=ROOT)
+    # its own lines in the reader's language too ("serving 20 skills ..." stayed English under --lang zh)
+    server = subprocess.Popen([*site_cli, "--host", host, "--port", str(port), "--lang", lang], cwd=ROOT)
     url = f"http://{host}:{port}/"
     try:
         deadline = time.monotonic() + 60
@@ -618,10 +619,13 @@ def site(py: Path, opts: dict[str, object], lang: str = "en") -> int:
                 server.terminate()
                 return 1
             time.sleep(0.3)
-        shown = f"{url}?lang=zh" if lang == "zh" else url  # the reader's language, as the page takes it
-        print(_say("run.site.market", lang, url=shown, skill=f"{url}skills/current_weather", logs=f"{url}logs",
-                   zh=f"{url}?lang=zh"), flush=True)
-        if opts.get("no_browser") or not _has_display():
+        in_lang = "?lang=zh" if lang == "zh" else ""  # the reader's language, as each page takes it
+        shown = f"{url}{in_lang}"
+        print(_say("run.site.market", lang, url=shown, skill=f"{url}skills/current_weather{in_lang}",
+                   logs=f"{url}logs{in_lang}", zh=f"{url}?lang=zh"), flush=True)
+        if opts.get("no_browser"):  # asked for: not "no display here", which it said all the same
+            print(_say("run.site.no_browser_asked", lang), flush=True)
+        elif not _has_display():
             print(_say("run.site.no_browser", lang), flush=True)
         else:
             import webbrowser

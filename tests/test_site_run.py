@@ -68,6 +68,8 @@ def test_run_py_site_serves_the_market_with_a_demo_key_shown_once(tmp_path):
         out = until_served(again, lines)
         assert "sk-site-" not in out and "演示密钥在创建时已显示过" in out and "no browser" not in out
         assert f"技能市场：http://127.0.0.1:{port}/?lang=zh" in out
+        # every line in Chinese: the site's own ("serving 20 skills" stayed English) and its links ("?lang=zh" on each)
+        assert "serving" not in out and f"{port}/logs?lang=zh" in out and "skills/current_weather?lang=zh" in out, out
         assert "Calls: 1" in httpx.get(f"http://127.0.0.1:{port}/", timeout=10).text  # the log survived the restart
     finally:
         stop(again)
@@ -93,3 +95,13 @@ def test_a_port_asked_for_that_is_taken_is_said_before_anything_starts(tmp_path,
     said = capsys.readouterr()
     assert code == 2 and words in said.err and str(port) in said.err and not said.out, said
     assert not (tmp_path / "site").exists()  # no key made, no folder written
+
+
+def test_no_browser_asked_for_is_said_as_asked_for(tmp_path):
+    """With --no-browser it said "no display here" all the same."""
+    proc, lines = start(tmp_path / "site", free_port(), "--no-browser")
+    try:
+        out = until_served(proc, lines)
+        assert "--no-browser" in out.splitlines()[-1] and "no display" not in out.splitlines()[-1], out
+    finally:
+        stop(proc)
