@@ -121,6 +121,7 @@ def test_a_malformed_desk_is_one_structured_line_in_either_language(tmp_path: Pa
         assert run.returncode == 2 and run.stdout == ""
         assert run.stderr.startswith(prefix) and words in run.stderr and "Traceback" not in run.stderr
         assert len(run.stderr.strip().splitlines()) == 1
+        assert run.stderr.count("line 1") + run.stderr.count("第 1 行") <= 1, run.stderr  # said once ("(line 1) (line 1)")
 
 
 def test_a_missing_desk_or_a_folder_is_said(tmp_path: Path) -> None:

@@ -96,7 +96,8 @@ def _where(exc: BaseException, path: Path) -> str:
         if Path(tb.tb_frame.f_code.co_filename).resolve() == path.resolve():
             line = tb.tb_lineno
         tb = tb.tb_next
-    reason = py_reason(exc)
+    # a SyntaxError's text names its file and line already ("invalid syntax (desk.py, line 1)"): its message alone
+    reason = py_reason(exc) if not isinstance(exc, SyntaxError) or not exc.msg else str(exc.msg)
     if not hasattr(reason, "localized"):
         reason = reason[:160]
     if line:
