@@ -216,8 +216,7 @@ class _Turn:
                                      latency_ms=asked.latency_ms, offered=offered,
                                      prompt_tokens=usage.prompt_tokens if usage else 0,
                                      completion_tokens=usage.completion_tokens if usage else 0,
-                                     model_visible=reply.content if not reply.tool_calls else
-                                     (reply.content or "") + " → " + ", ".join(c.name for c in reply.tool_calls)))
+                                     model_visible=_said_and_called(reply)))
             if not reply.tool_calls:
                 if choice not in (None, "auto", "none"):  # required or one named tool: a text answer is re-asked
                     err = make_error("WRONG_TOOL", _key="WRONG_TOOL.required")
@@ -570,3 +569,12 @@ def _decisions_note(ctx: CallContext) -> list[dict]:
         notes.append({"role": "system", "content": body})
         quietly(ctx.store.mark_told, a.id)
     return notes
+
+
+def _said_and_called(reply: Any) -> str | None:
+    """A model turn as its trace row shows it: what it said, then the tools it called ("→ get_order" with nothing
+    said read "model:  → get_order" beside the naive loop's "model: get_order")."""
+    if not reply.tool_calls:
+        return reply.content
+    called = ", ".join(c.name for c in reply.tool_calls)
+    return f"{reply.content} → {called}" if (reply.content or "").strip() else called

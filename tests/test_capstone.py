@@ -58,7 +58,7 @@ def test_the_broken_desk_fails_and_every_breakage_is_named(broken_en: subprocess
     for breakage, words in BREAKAGES.items():
         for w in words:
             assert w in out, f"{breakage}: {w!r} not in the report"
-    assert "passed 3 of 14. (1 do not apply to this desk.)" in out
+    assert "passed 3 of 14. (1 does not apply to this desk.)" in out
     assert "11 left to fix." in out
     assert out.count("to fix: ") == 11  # every failure says what to fix
 

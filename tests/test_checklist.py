@@ -233,7 +233,7 @@ def test_the_chinese_evidence_lists_as_chinese_does(capsys, desk, monkeypatch):
 def test_the_command_says_na_and_does_not_count_it_as_a_pass(capsys):
     assert main(["checklist", "--scenario", "aftersales"]) == 0
     out = capsys.readouterr().out
-    assert "N/A    5." in out and "11 of 11 checks pass; 1 do not apply to this desk." in out
+    assert "N/A    5." in out and "11 of 11 checks pass; 1 does not apply to this desk." in out
     assert main(["checklist", "--scenario", "aftersales", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [(r["number"], r["status"], r["passed"]) for r in rows if r["status"] != "pass"] == [(5, "n/a", False)]
@@ -276,3 +276,9 @@ def test_item_6_does_not_pass_a_desk_whose_tools_declare_no_required_field():
         tool, parameters={k: v for k, v in tool.parameters.items() if k != "required"})))
     (item,) = [r for r in run_checklist(s) if r.number == 6]
     assert item.status == "n/a" and "required" in item.evidence, item.evidence
+
+
+def test_one_check_that_does_not_apply_is_said_in_the_singular():
+    from agentlab.i18n import t
+    assert t("checklist.total_na", "en", n=10, total=11, na=1).endswith("1 does not apply to this desk.")
+    assert t("capstone.score_na", "en", na=2) == " (2 do not apply to this desk.)"

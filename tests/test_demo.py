@@ -129,3 +129,18 @@ def test_what_the_page_says_acted_is_on_the_trace_it_shows():
     crashed = compare_loops("api_500")  # the naive loop crashes on the model's 500
     zh = side_by_side_html(crashed.naive.events, crashed.guarded.events, lang="zh")
     assert "崩溃 崩溃" not in zh.replace("</b>", "").replace("<b>", "") and "崩溃" in zh
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_both_traces_say_a_call_the_same_way_and_a_silent_end_says_so(lang):
+    """The guarded trace read "model:  → get_order" beside the naive "model: get_order"; a run out of steps ended
+    "用户看到：" and nothing after it."""
+    from agentlab.i18n import t
+    from agentlab.workbook.demo import compare_loops, trace_text
+    c = compare_loops("ping_pong", lang=lang)
+    naive, guarded = trace_text(c.naive, lang=lang), trace_text(c.guarded, lang=lang)
+    model = t("trace.model", lang, text="")
+    assert not any(line.rstrip().endswith(model.strip()) or (model + " →") in line
+                   for line in (naive + "\n" + guarded).splitlines()), guarded
+    silent = t("trace.end_silent", lang, status=t("status.budget_exhausted", lang))
+    assert silent in naive, naive

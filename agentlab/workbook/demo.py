@@ -262,8 +262,10 @@ def trace_text(run: Run, width: int = 110, lang: Lang = "en") -> str:
             if e.error_code:
                 what += " | " + t("trace.model_sees", lang, text=e.model_visible or "")
         else:
-            what = t("trace.end", lang, status=t("status." + (e.final_status or run.status), lang),
-                     text=e.model_visible or "")
+            status = t("status." + (e.final_status or run.status), lang)
+            # a run that ends with nothing said (out of steps): said so, not "the user reads:" and a blank
+            what = t("trace.end", lang, status=status, text=e.model_visible) if (e.model_visible or "").strip() \
+                else t("trace.end_silent", lang, status=status)
         first = f"  {t('trace.step', lang, n=e.round_index)}  "
         lines += textwrap.wrap(what.replace("\n", " "), width=width, initial_indent=first,
                                subsequent_indent=" " * (len(first) + 4), break_long_words=True) or [first]
