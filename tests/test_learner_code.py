@@ -149,3 +149,22 @@ def test_what_came_back_instead_is_said_with_its_type_and_case(lang):
     assert "None" in returned_instead(None, "text", "my_key", "q", lang)
     assert returned_instead(None, "bool", "my_write_check", "q", lang) is None  # as an if reads it: stop
     assert len(returned_instead("x" * 500, "bool", "f", "c", lang)) < 200
+
+
+def test_a_limit_that_rings_while_it_is_being_set_is_the_checks_own_never_an_escaped_interrupt(monkeypatch):
+    """A timer of half a millisecond rang inside the limit's set-up, before the check had the limit in hand: taken for
+    an outer check's, it left every handler as a KeyboardInterrupt and stopped a pytest worker."""
+    import os
+    real = signal.setitimer
+    before = signal.getsignal(signal.SIGALRM)
+
+    def ringing_at_once(which, seconds, *interval):
+        out = real(which, seconds, *interval)
+        if seconds > 0 and signal.getsignal(signal.SIGALRM) is not before:  # the limit's own timer, being set
+            os.kill(os.getpid(), signal.SIGALRM)  # delivered at the next instruction: still inside the set-up
+        return out
+    monkeypatch.setattr(signal, "setitimer", ringing_at_once)
+    feedback = learner_code.bounded(seconds=5)(lambda lang="en": _sleeps())()
+    assert feedback.state == "wrong" and "5 s" in feedback.message, feedback.message
+    monkeypatch.undo()
+    assert signal.getsignal(signal.SIGALRM) is before

@@ -100,13 +100,13 @@ class _Limit:
 
 
 @contextmanager
-def _limited(seconds: float) -> Iterator[_Limit]:
+def _limited(seconds: float, limit: _Limit | None = None) -> Iterator[_Limit]:
     """:class:`OutOfTime` raised in this thread after ``seconds`` (the main thread, POSIX; elsewhere no limit).
 
     The check's own handler and timer are always set, never left to a timer found running: one left behind (due in
     a millisecond, with a handler that no longer acts) let a check sleep for good. A timer found running is put back
     with its time, and when it falls due first its own handler runs, as it would have."""
-    limit = _Limit()
+    limit = limit if limit is not None else _Limit()
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield limit
         return
@@ -118,8 +118,9 @@ def _limited(seconds: float) -> Iterator[_Limit]:
         if limit.armed and not outer_first:
             limit.rang = True
             raise OutOfTime()
-        if callable(previous):  # the timer found running fell due (or this limit is over): its handler acts
+        if outer_first and callable(previous):  # the timer found running fell due first: its handler acts
             previous(signum, frame)
+        # else: this limit's own timer, ringing as the check ends (between its end and the timer's cancel): nothing
     started = time.monotonic()
     previous = signal.signal(signal.SIGALRM, ring)
     try:
@@ -148,14 +149,16 @@ def bounded(notebook: str | None = None, *, seconds: float | None = None) -> Cal
         def run(*args: Any, **kwargs: Any) -> Feedback:
             limit_s = LEARNER_SECONDS if seconds is None else seconds
             lang = _lang(signature, args, kwargs)
-            limit = None
+            # made before the timer starts: a limit that rang while it was being set (a timer of half a millisecond)
+            # is this check's own, and was taken for an outer check's, out of every handler, as a KeyboardInterrupt
+            limit = _Limit()
             try:
-                with _limited(limit_s) as limit:
+                with _limited(limit_s, limit):
                     return check(*args, **kwargs)
             except KeyboardInterrupt as exc:
-                if isinstance(exc, OutOfTime) and (limit is None or not limit.rang):
+                if isinstance(exc, OutOfTime) and not limit.rang:
                     raise  # an outer check's limit: that check says it
-            if limit is not None and limit.rang:  # however the stop reached here (the probe makes it its own interrupt)
+            if limit.rang:  # however the stop reached here (the probe makes it its own interrupt)
                 feedback = _say("wrong", t("build.too_long", lang, seconds=limit_s), lang)
             else:
                 feedback = _say("not yet", t("build.stopped", lang), lang)
