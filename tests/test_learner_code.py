@@ -168,3 +168,10 @@ def test_a_limit_that_rings_while_it_is_being_set_is_the_checks_own_never_an_esc
     assert feedback.state == "wrong" and "5 s" in feedback.message, feedback.message
     monkeypatch.undo()
     assert signal.getsignal(signal.SIGALRM) is before
+
+
+def test_a_value_that_cannot_say_itself_is_named_by_its_type():
+    from agentlab.workbook.exercises import _shown
+    from agentlab.workbook.learner_code import returned_instead
+    assert _shown(10**5000) == "<int>"
+    assert "int <int>" in returned_instead(10**5000, "text", "my_key", "A1001", "en")

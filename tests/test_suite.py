@@ -147,26 +147,27 @@ def test_every_shipped_case_asks_its_task_in_both_languages():
             assert re.search("[\u4e00-\u9fff]", zh), (path.name, case["id"])
 
 
+def _refused(tmp_path, line: str) -> SuiteError:
+    """The error a one-line suite holding ``line`` is refused with."""
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text(line + "\n", encoding="utf-8")
+    with pytest.raises(SuiteError) as told:
+        load_cases(suite)
+    return told.value
+
+
 def test_a_wrong_type_and_an_unknown_status_are_said_in_words_a_learner_reads(tmp_path):
     """A Chinese learner read "expect 是 null；应为 JSON object" and a list of English status ids alone."""
-    suite = tmp_path / "suite.jsonl"
-    suite.write_text('{"id": "a", "task": "x", "expect": null}\n', encoding="utf-8")
-    with pytest.raises(SuiteError) as told:
-        load_cases(suite)
-    assert "JSON 对象（Python 里的 dict）" in told.value.localized("zh") and "object" not in told.value.localized("zh")
-    assert "a JSON object (a dict in Python)" in told.value.localized("en")
-    suite.write_text('{"id": "a", "task": "x", "expect": {"statuses": ["成功"]}}\n', encoding="utf-8")
-    with pytest.raises(SuiteError) as told:
-        load_cases(suite)
-    zh = told.value.localized("zh")
+    told = _refused(tmp_path, '{"id": "a", "task": "x", "expect": null}')
+    assert "JSON 对象（Python 里的 dict）" in told.localized("zh") and "object" not in told.localized("zh")
+    assert "a JSON object (a dict in Python)" in told.localized("en")
+    told = _refused(tmp_path, '{"id": "a", "task": "x", "expect": {"statuses": ["成功"]}}')
+    zh = told.localized("zh")
     assert "done（完成）" in zh and "escalated（转人工）" in zh, zh
-    assert "done, done_after_self_correction" in told.value.localized("en")
+    assert "done, done_after_self_correction" in told.localized("en")
 
 
 def test_a_field_of_several_types_is_said_in_words_too(tmp_path):
-    suite = tmp_path / "suite.jsonl"
-    suite.write_text('{"id": "a", "task": "x", "expect": {"statuses": ["done"]}, "task_zh": 3}\n', encoding="utf-8")
-    with pytest.raises(SuiteError) as told:
-        load_cases(suite)
-    assert "一个字符串或空值 null" in told.value.localized("zh") and "string or null" not in told.value.localized("zh")
-    assert "a string or null (None in Python)" in told.value.localized("en")
+    told = _refused(tmp_path, '{"id": "a", "task": "x", "expect": {"statuses": ["done"]}, "task_zh": 3}')
+    assert "一个字符串或空值 null" in told.localized("zh") and "string or null" not in told.localized("zh")
+    assert "a string or null (None in Python)" in told.localized("en")

@@ -423,7 +423,12 @@ _SHOWN.maxstring = _SHOWN.maxother = 80  # an answer is quoted back, never a pag
 
 
 def _shown(given: Any) -> str:
-    return _SHOWN.repr(given)
+    """A learner's value, short, as every check shows it; one that cannot say itself (an int of 5,000 digits) is
+    named by its type, never a traceback (reprlib catches a __repr__ that raises, not int's own limit)."""
+    try:
+        return _SHOWN.repr(given)
+    except Exception:  # noqa: BLE001
+        return f"<{type(given).__name__}>"
 
 
 def plain_problems(error: Any, lang: Lang) -> str:

@@ -17,7 +17,6 @@ import dis
 import functools
 import inspect
 import logging
-import reprlib
 import signal
 import threading
 import time
@@ -27,7 +26,7 @@ from numbers import Real
 from typing import Any, TypeVar
 
 from ..i18n import Lang, t
-from .exercises import Feedback, _say
+from .exercises import Feedback, _say, _shown
 
 __all__ = ["LEARNER_SECONDS", "OutOfTime", "Said", "bounded", "returned_instead", "unanswered"]
 
@@ -68,11 +67,8 @@ def returned_instead(value: Any, kind: str, name: str, case: str, lang: Lang) ->
         return None
     if value is None:
         return t("build.returned_none", lang, name=name, case=case)
-    try:  # a learner's object may not say itself (a __repr__ that raises, an int of 5,000 digits)
-        shown = reprlib.repr(value)
-    except Exception:  # noqa: BLE001 - named by its type alone, never a traceback
-        shown = "…"
-    return t("build.returned_kind", lang, name=name, case=case, given=f"{type(value).__name__} {shown}",
+    # the exercises' one way of showing a learner's value (reprlib: a __repr__ that raises, 5,000 digits, never a traceback)
+    return t("build.returned_kind", lang, name=name, case=case, given=f"{type(value).__name__} {_shown(value)}",
              kind=t(f"build.kind.{kind}", lang))
 
 
