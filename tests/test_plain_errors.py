@@ -67,3 +67,12 @@ def test_in_a_kernel_each_error_of_a_cell_gets_its_line_in_the_notebooks_languag
     assert "不能比较" in said(9), said(9)  # still in place after it
     assert "f()" in frames(10) and said(10) == ""  # an eval's text: its frames kept, and no line about the cell
     assert "不是一个防护" in said(11) and "。（" not in said(11), said(11)  # agentlab's own error, said in Chinese
+
+
+def test_a_full_width_mark_python_does_not_name_is_found_in_the_line_outside_its_quotes():
+    """Python 3.11.2 (Debian 12's, the participants') says "invalid decimal literal" of "1，2", where 3.11.7 says
+    "invalid character '，'": the mark was said on one and not the other."""
+    said = plain_line(SyntaxError("invalid decimal literal", ("<cell>", 1, 8, "x = f(1，2)\n")), "zh")
+    assert said and "，" in said and "," in said, said
+    assert plain_line(SyntaxError("'(' was never closed", ("<cell>", 1, 6, 'print("a，b"\n')), "zh") is None
+    assert plain_line(SyntaxError("invalid syntax", ("<cell>", 1, 1, None)), "en") is None

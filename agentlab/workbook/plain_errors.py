@@ -31,7 +31,9 @@ def plain_line(exc: BaseException, lang: Lang, *, compiling: bool = True) -> str
     ``eval`` of a text, is about that text: its line is not the cell's, and its marks may sit inside quotes there)."""
     if isinstance(exc, SyntaxError):
         found = _INVALID.search(str(exc.msg or "")) if compiling else None
-        mark = chr(int(found["code"], 16)) if found else ""
+        # Python names the mark itself, or not: after a digit, 3.11.2 says "invalid decimal literal" of "1，2", where
+        # 3.11.7 says "invalid character '，'": the line's own first full-width mark outside a quoted text, then
+        mark = chr(int(found["code"], 16)) if found else _first_mark(exc.text) if compiling else ""
         if mark in FULL_WIDTH:
             return t("plain.full_width", lang, mark=mark, ascii=FULL_WIDTH[mark], line=exc.lineno or "?")
         return None
@@ -43,6 +45,15 @@ def plain_line(exc: BaseException, lang: Lang, *, compiling: bool = True) -> str
     if not isinstance(reason, Sentence):
         return None
     return t("plain.python_said", lang, error=type(exc).__name__, reason=said(reason, lang).rstrip("。."))
+
+
+_QUOTED = re.compile(r"""(["'])(?:\\.|(?!\1).)*\1""")
+
+
+def _first_mark(line: str | None) -> str:
+    """The first full-width mark of a line of code outside its quoted texts ("" when none)."""
+    bare = _QUOTED.sub("", line or "")
+    return next((ch for ch in bare if ch in FULL_WIDTH), "")
 
 
 def _lang(shell: Any) -> Lang:
