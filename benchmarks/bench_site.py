@@ -22,7 +22,9 @@ missing: a round of 200 reads costs the bare side about seven ticks, so ticks al
 either way. Never the wall clock: another program on the machine slows every side's wall time but adds to no side's
 CPU. The sides are interleaved: each round runs every side once, ``--requests`` sequential POSTs each, in
 an order that rotates from round to round; a ratio is the median over rounds of (site / bare) in the same
-round. The 1-minute load average is sampled each round. The last lines are the speed targets in
+round. Every server is started afresh for each round (and warmed up again): a process's own luck, where its
+memory landed or the CPU it settled on, moved one side by up to 6% against an identical copy of itself, and
+kept for the whole run it would be the whole figure. The 1-minute load average is sampled each round. The last lines are the speed targets in
 the common format (``target | what | measured | target | yes/no | load L``) that ``run.py bench``
 gathers.
 
@@ -45,6 +47,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -141,20 +144,45 @@ SKILLS = {
 }
 
 
-def start(cmd: list[str], url: str, log: Path, env: dict, cwd: Path = ROOT) -> subprocess.Popen:
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(url, timeout=1)
-            return proc
-        except httpx.TransportError:
-            if proc.poll() is not None:
-                break
-            time.sleep(0.2)
-    stop(proc)
-    raise RuntimeError(f"did not start: {log.read_text()[-2000:]}")
+class Server:
+    """One server process, started afresh for each round (:meth:`launch` then :meth:`wait`, so that every server of
+    a round starts at once): ``argv(port)`` is its command line, ``probe`` a path that answers once it is up."""
+
+    def __init__(self, name: str, argv: Callable[[int], list[str]], probe: str, log: Path, env: dict,
+                 cwd: Path = ROOT):
+        self.name, self.argv, self.probe, self.log, self.env, self.cwd = name, argv, probe, log, env, cwd
+        self.proc: subprocess.Popen | None = None
+        self.port = 0
+        self.pids: set[int] = set()  # every process it ran as: a new one each round
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def launch(self) -> None:
+        self.port = free_port()
+        self.proc = subprocess.Popen(self.argv(self.port), cwd=self.cwd, env=self.env, stdout=self.log.open("a"),
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self.pids.add(self.proc.pid)
+
+    def wait(self, seconds: float = 60) -> None:
+        assert self.proc is not None
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(self.url + self.probe, timeout=1)
+                return
+            except httpx.TransportError:
+                if self.proc.poll() is not None:
+                    break
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"{self.name} did not start: {self.log.read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop(self.proc)
+            self.proc = None
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -223,10 +251,18 @@ def start_redis(folder: Path, env: dict) -> tuple[subprocess.Popen | None, str]:
 
 
 class Side:
-    """One endpoint: the processes whose CPU it costs, where to POST, and what to send."""
+    """One endpoint: the server it is on (and other processes whose CPU it costs), where to POST, what to send."""
 
-    def __init__(self, name: str, pids: list[int], url: str, headers: dict, write: bool = False):
-        self.name, self.pids, self.url, self.headers, self.write = name, pids, url, headers, write
+    @property
+    def pids(self) -> list[int]:
+        assert self.server.proc is not None
+        return [self.server.proc.pid, *self.besides]
+
+
+    def __init__(self, name: str, server: Server, path: str, headers: dict, write: bool = False,
+                 besides: tuple[int, ...] = ()):
+        self.name, self.server, self.path, self.headers, self.write = name, server, path, headers, write
+        self.besides = besides  # other processes whose CPU the side costs too (redis-server)
         self.cpu: list[float] = []
         self.others: list[float] = []  # of which the processes after the first (redis-server)
         self.failed = 0
@@ -242,7 +278,7 @@ class Side:
                 headers = {**self.headers, "Idempotency-Key": f"{self.name[:4]}-{os.getpid()}-{self.sent}"}
             else:
                 body, headers = {"arguments": {"city": city}}, self.headers
-            r = client.post(self.url, json=body, headers=headers)
+            r = client.post(self.server.url + self.path, json=body, headers=headers)
             self.failed += r.status_code != 200 or not r.json().get("success")
         if record:
             spent = [cpu_spent(b, cpu_now(p)) for p, b in zip(self.pids, before, strict=True)]
@@ -268,9 +304,8 @@ def write_skills(folder: Path) -> None:
             '''), encoding="utf-8")
 
 
-def site_process(py: str, tmp: Path, data: str, env: dict, store: list[str],
-                 root: Path = ROOT) -> tuple[subprocess.Popen, str, str]:
-    """A site on its own data folder, run from the checkout ``root``: (process, base URL, an API key for it)."""
+def site_server(py: str, tmp: Path, data: str, env: dict, store: list[str], root: Path = ROOT) -> tuple[Server, str]:
+    """A site on its own data folder, run from the checkout ``root`` (started by the rounds), and an API key for it."""
     args = ["--skills", str(tmp / "skills"), "--data", str(tmp / data), *store]
     if root != ROOT:
         env = {**env, "PYTHONPATH": f"{root}{os.pathsep}{tmp}"}
@@ -278,11 +313,9 @@ def site_process(py: str, tmp: Path, data: str, env: dict, store: list[str],
                            "100000000/day"], cwd=root, env=env, capture_output=True, text=True)
     if made.returncode != 0:
         raise RuntimeError(f"no key from the site in {root}: {made.stderr[-2000:]}")
-    key = made.stdout.strip()
-    port = free_port()
-    proc = start([py, "-m", "agentlab", "site", "--host", "127.0.0.1", "--port", str(port), *args],
-                 f"http://127.0.0.1:{port}/api/skills", tmp / f"{data}.log", env, cwd=root)
-    return proc, f"http://127.0.0.1:{port}", key
+    server = Server(data, lambda port: [py, "-m", "agentlab", "site", "--host", "127.0.0.1", "--port", str(port), *args],
+                    "/api/skills", tmp / f"{data}.log", env, cwd=root)
+    return server, made.stdout.strip()
 
 
 def ratio(site: Side, bare: Side) -> float:
@@ -349,79 +382,87 @@ def main() -> None:
                     help="another checkout of the workbook (git worktree add ../before HEAD~1): its sites run as more "
                          "sides in the same rounds, so that a change is measured beside the code before it")
     ns = ap.parse_args()
-    rounds, requests = (2, 60) if ns.quick else (ns.rounds, ns.requests)
+    rounds, requests, warm = (2, 60, 10) if ns.quick else (ns.rounds, ns.requests, 50)
     tmp = Path(tempfile.mkdtemp(prefix="bench-site-"))
     write_skills(tmp / "skills")
     (tmp / "bare_app.py").write_text(BARE, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp}", "BARE_KEYS": str(tmp / "bare-keys.db")}
     py = sys.executable
-    procs: list[subprocess.Popen] = []
+    redis: subprocess.Popen | None = None
+    servers: list[Server] = []
     try:
         redis, redis_url = start_redis(tmp, env)
-        if redis is not None:
-            procs.append(redis)
-        bare_port = free_port()
         # h11, as the site's server (agentlab.site.serving builds its protocol on uvicorn's h11 one): left to
         # "auto", uvicorn would pick httptools where it is installed, a faster parser the site does not get
-        bare = start([py, "-m", "uvicorn", "bare_app:app", "--host", "127.0.0.1", "--port", str(bare_port),
-                      "--http", "h11", "--log-level", "warning"], f"http://127.0.0.1:{bare_port}/docs",
-                     tmp / "bare.log", env)
-        procs.append(bare)
-        site, site_url, key = site_process(py, tmp, "data", env, [])
-        procs.append(site)
-        bare_read = Side("bare FastAPI", [bare.pid], f"http://127.0.0.1:{bare_port}/bare", {})
-        site_read = Side("site, SQLite", [site.pid], f"{site_url}/api/skills/bench_weather/execute", {"X-API-Key": key})
+        bare = Server("bare", lambda port: [py, "-m", "uvicorn", "bare_app:app", "--host", "127.0.0.1", "--port",
+                                            str(port), "--http", "h11", "--log-level", "warning"],
+                      "/docs", tmp / "bare.log", env)
+        site, key = site_server(py, tmp, "data", env, [])
+        servers += [bare, site]
+        bare_read = Side("bare FastAPI", bare, "/bare", {})
+        site_read = Side("site, SQLite", site, "/api/skills/bench_weather/execute", {"X-API-Key": key})
         reads = [bare_read, site_read]
         redis_read = None
         if redis is not None:
-            rsite, rurl, rkey = site_process(py, tmp, "data-redis", env, ["--store", f"{redis_url}?prefix=bench:"])
-            procs.append(rsite)
-            redis_read = Side("site, Redis (+ redis-server)", [rsite.pid, redis.pid],
-                              f"{rurl}/api/skills/bench_weather/execute", {"X-API-Key": rkey})
+            rsite, rkey = site_server(py, tmp, "data-redis", env, ["--store", f"{redis_url}?prefix=bench:"])
+            servers.append(rsite)
+            redis_read = Side("site, Redis (+ redis-server)", rsite, "/api/skills/bench_weather/execute",
+                              {"X-API-Key": rkey}, besides=(redis.pid,))
             reads.append(redis_read)
-        bare_write = Side("bare FastAPI keeping the key", [bare.pid], f"http://127.0.0.1:{bare_port}/bare_write", {},
+        bare_write = Side("bare FastAPI keeping the key", bare, "/bare_write", {}, write=True)
+        site_write = Side("site keyed write, SQLite", site, "/api/skills/bench_note/execute", {"X-API-Key": key},
                           write=True)
-        site_write = Side("site keyed write, SQLite", [site.pid], f"{site_url}/api/skills/bench_note/execute",
-                          {"X-API-Key": key}, write=True)
         writes = [bare_write, site_write]
         if ns.against is not None:  # the same sites from the other checkout, as more sides of the same rounds
             other = ns.against.resolve()
-            osite, ourl, okey = site_process(py, tmp, "data-against", env, [], root=other)
-            procs.append(osite)
-            reads.append(Side(f"site, SQLite ({other.name})", [osite.pid],
-                              f"{ourl}/api/skills/bench_weather/execute", {"X-API-Key": okey}))
-            writes.append(Side(f"site keyed write, SQLite ({other.name})", [osite.pid],
-                               f"{ourl}/api/skills/bench_note/execute", {"X-API-Key": okey}, write=True))
+            osite, okey = site_server(py, tmp, "data-against", env, [], root=other)
+            servers.append(osite)
+            reads.append(Side(f"site, SQLite ({other.name})", osite, "/api/skills/bench_weather/execute",
+                              {"X-API-Key": okey}))
+            writes.append(Side(f"site keyed write, SQLite ({other.name})", osite, "/api/skills/bench_note/execute",
+                               {"X-API-Key": okey}, write=True))
             if redis is not None:
-                orsite, orurl, orkey = site_process(py, tmp, "data-against-redis", env,
-                                                    ["--store", f"{redis_url}?prefix=against:"], root=other)
-                procs.append(orsite)
-                reads.append(Side(f"site, Redis (+ redis-server) ({other.name})", [orsite.pid, redis.pid],
-                                  f"{orurl}/api/skills/bench_weather/execute", {"X-API-Key": orkey}))
+                orsite, orkey = site_server(py, tmp, "data-against-redis", env,
+                                            ["--store", f"{redis_url}?prefix=against:"], root=other)
+                servers.append(orsite)
+                reads.append(Side(f"site, Redis (+ redis-server) ({other.name})", orsite,
+                                  "/api/skills/bench_weather/execute", {"X-API-Key": orkey}, besides=(redis.pid,)))
         sides = reads + writes
         loads: list[float] = []
         with httpx.Client(timeout=30) as client:
-            for side in sides:
-                side.run(client, 50, record=False)  # warm up: imports, compiled schemas, open files
             for r in range(rounds):
+                # every server is a new process each round: one process's luck (where its memory landed, its
+                # hash seed, the CPU it settled on) moved a side by up to 6% against an identical copy of itself
+                # in the same rounds; over fresh processes it is one draw of several, not the whole figure
+                for server in servers:
+                    server.launch()
+                for server in servers:
+                    server.wait()
+                for side in sides:
+                    side.run(client, warm, record=False)  # warm up: imports, compiled schemas, open files
                 for side in sides[r % len(sides):] + sides[:r % len(sides)]:  # no side always after the same one
                     side.run(client, requests)
                 loads.append(os.getloadavg()[0])
+                for server in servers:
+                    server.stop()
         if redis is not None:
             trips = {"calls": 300 if ns.quick else 3000,
                      **script_round_trips(redis_url, redis.pid, 300 if ns.quick else 3000)}
     finally:
-        for proc in procs:
-            stop(proc)
+        for server in servers:
+            server.stop()
+        if redis is not None:
+            stop(redis)
     load = statistics.median(loads)
     print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {min(loads):.2f}-{max(loads):.2f}; "
-          f"{rounds} interleaved rounds, {requests} sequential requests per side each; server CPU from /proc")
+          f"{rounds} interleaved rounds, {requests} sequential requests per side each; server CPU from /proc; "
+          f"{sum(len(server.pids) for server in servers)} server processes, a new one for each server each round")
     print("| endpoint | requests | failed | CPU per request (median of rounds) | vs bare (median of rounds) |")
     print("|---|---:|---:|---:|---:|")
     for group, base in ((reads, reads[0]), (writes, writes[0])):
         for side in group:
             vs = "1 (baseline)" if side is base else f"{ratio(side, base):.2f}x"  # nan: rounds too short
-            besides = f" (redis-server {statistics.median(side.others) * 1e6:.0f} µs)" if len(side.pids) > 1 else ""
+            besides = f" (redis-server {statistics.median(side.others) * 1e6:.0f} µs)" if side.besides else ""
             print(f"| {side.name} | {rounds * requests} | {side.failed} | {statistics.median(side.cpu) * 1e6:.0f} µs"
                   f"{besides} | {vs} |")
     if redis is None:

@@ -166,4 +166,8 @@ def test_bench_site_measures_reads_on_sqlite_and_redis_and_a_keyed_write_against
         assert "| site, Redis (+ redis-server) (before) |" in out and "where a Redis read's script goes" in out
     targets = [line for line in out.splitlines() if line.startswith("target | ")]
     assert len(targets) == (3 if "| site, Redis" in out else 2), out
+    # a new process for every server each round (--quick: 2 rounds): bare, the site, the other checkout's site, and
+    # the two Redis sites where there is a redis-server
+    servers = 5 if "| site, Redis" in out else 3
+    assert f"; {2 * servers} server processes, a new one for each server each round" in out, out
     assert_target_rows(out)
