@@ -125,8 +125,8 @@ print(longest_wait(my_answer, RetryPolicy(base=0.5, cap=8, jitter="none"), attem
 # resend's number (`attempt`, 0 for the first) and an `rng`, and returns how many seconds to wait before sending
 # again (at most 30 s: nobody waits longer), or `None` to stop. The check wraps the naive loop's model with it (the
 # waits are recorded, not slept) and runs the notebook's faults: `api_429`, `api_timeout` and `api_500` failing
-# twice, `api_401`, and an `api_500` that never recovers. It says which ones your resends now handle and what still
-# goes wrong.
+# twice, `api_401`, and an `api_500` that never recovers; it also asks your function about a 403 and a 400, which are
+# no more transient than a 401. It says which ones your resends now handle and what still goes wrong.
 
 # %%
 from agentlab.workbook.builds_guards import build_resend

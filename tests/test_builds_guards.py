@@ -199,6 +199,17 @@ def test_03_a_failure_that_names_one_orders_amount_is_right_for_that_order_only(
     assert said.startswith(WRONG["en"]) and "1 of 2" in said and "A1004" in said and "A1001:" not in said
 
 
+
+@pytest.mark.parametrize("code", ["RATE_LIMITED", "TIMEOUT", "UNAVAILABLE", "IN_PROGRESS"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_03_a_transient_code_is_wrong_the_loop_resends_the_same_call_which_can_never_succeed(code, lang):
+    """A learner's RATE_LIMITED with the right field and amount ended in a full refund (the loop resent the call
+    itself before the model read it) and was praised; the code tells the loop the wrong thing."""
+    from agentlab.errors import ToolFailure
+    said = str(builds_guards.build_refund_failure(
+        lambda o, a, p: ToolFailure(code, f"amount: at most {p:g}, the amount paid"), lang=lang))
+    assert said.startswith(WRONG[lang]) and code in said and "INVALID_ARGS" in said, said
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_03_code_that_raises_or_returns_no_failure_gets_a_sentence(lang):
     said = str(builds_guards.build_refund_failure(lambda o, a, p: a / 0, lang=lang))
@@ -226,7 +237,7 @@ def test_04_the_stub_is_not_yet_a_wrong_wait_is_told_what_still_breaks_and_the_s
     assert str(builds_guards.build_resend(None, lang=lang)).startswith(NOT_YET[lang])
     flat = str(builds_guards.build_resend(_every_second, lang=lang))
     assert flat.startswith(WRONG[lang]) and "api_401" in flat and "api_timeout" in flat
-    assert ("0 of 5 faults handled" in flat and "resent 6 times" in flat) if lang == "en" else \
+    assert ("0 of 7 faults handled" in flat and "resent 6 times" in flat) if lang == "en" else \
         ("处理好了 0 个" in flat and "重发了 6 次" in flat)
     doubling = str(builds_guards.build_resend(_doubling, lang=lang))
     assert doubling.startswith(WRONG[lang]) and "api_429" in doubling and "api_500_never_recovers" in doubling
@@ -234,6 +245,36 @@ def test_04_the_stub_is_not_yet_a_wrong_wait_is_told_what_still_breaks_and_the_s
     right = builds_guards.build_resend(solution("04").my_wait, lang=lang)
     assert right.ok and str(right).startswith(RIGHT[lang]), right
 
+
+def _stops_on_401_only(error, attempt, rng):
+    if error.code == "UNAUTHENTICATED" or attempt >= 4:
+        return None
+    return max(error.retry_after or 0, min(30, 0.5 * 2 ** attempt))
+
+
+def _shrinking(error, attempt, rng):
+    if not error.transient or attempt >= 4:
+        return None
+    return max(error.retry_after or 0, [1, 2, 0.1, 0.1][attempt])
+
+
+def _attempt_itself(error, attempt, rng):
+    return max(error.retry_after or 0, attempt) if error.transient and attempt < 4 else None
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_04_every_failure_that_is_not_transient_stops_and_every_wait_grows(lang):
+    """Three answers a learner gave that were praised: a stop on the 401 alone (a 403 and a 400 were resent), waits
+    that fell after the second (only the first two were compared), and a first resend at once (0 s)."""
+    colon = ":" if lang == "en" else "："
+    said = str(builds_guards.build_resend(_stops_on_401_only, lang=lang))
+    assert said.startswith(WRONG[lang]) and "api_403" in said and "PERMISSION_DENIED" in said and "api_400" in said
+    assert f"api_401{colon}" not in said and f"api_429{colon}" not in said, said
+    said = str(builds_guards.build_resend(_shrinking, lang=lang))
+    assert said.startswith(WRONG[lang]) and "api_500_never_recovers" in said and ("0.1" in said), said
+    said = str(builds_guards.build_resend(_attempt_itself, lang=lang))
+    assert said.startswith(WRONG[lang]) and "api_timeout" in said and f"api_500{colon}" in said, said
+    assert f"api_429{colon}" not in said  # its Retry-After of 2 s is the first wait there
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_04_code_that_raises_gets_a_sentence(lang):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import replace
+from itertools import pairwise
 from typing import Any
 
 from ..i18n import Lang, LocalizedError, colon, joined, label, py_reason, said, t
@@ -338,6 +339,8 @@ def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Fe
         return _wrong("03", t("build.nb03.not_a_failure", lang, given=type(sample).__name__), lang)
     if sample.unknown is not None:  # a code agentlab has not: said, with the codes there are
         return _wrong("03", said(sample.unknown, lang), lang)
+    if sample.error.category == "transient":  # the loop resends such a call as it is: it can never succeed
+        return _wrong("03", t("build.nb03.transient", lang, code=sample.error.code), lang)
     written = sample.error.message
     seen = (written.get(lang) or written.get("en") or "") if isinstance(written, dict) else str(written or "")
     if removed_here(seen):  # a trace, a path, a host or a secret was cut from it: the learner wrote one in
@@ -391,6 +394,8 @@ def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Fe
 #: the notebook's model-API faults: (fault, how many times in a row it fails). The last never recovers.
 _04_FAULTS = {"api_429": ("api_429", 2), "api_timeout": ("api_timeout", 2), "api_500": ("api_500", 2),
               "api_401": ("api_401", 99), "api_500_never_recovers": ("api_500", 99)}
+#: failures that are not transient and that no fault of the notebook's model gives: status -> (code, what it says)
+_04_STOPS = {403: ("PERMISSION_DENIED", "403 Forbidden"), 400: ("BAD_REQUEST", "400 Bad Request")}
 _04_MOST = 6  # resends after which the check calls it "resending forever"
 _04_LONGEST = 30.0  # seconds: the longest wait before a resend anyone sits through (RetryPolicy's longest_wait)
 
@@ -469,6 +474,18 @@ def build_resend(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
     except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
         return _wrong("04", _raised(exc, lang), lang)
     broken: dict[str, str | None] = {}
+    # every failure that is not transient stops at once, not the 401 alone: asked directly, as no fault of the
+    # notebook's model gives them (a rule that named UNAUTHENTICATED alone resent a 403 and a 400, and passed)
+    for status, (code, text) in _04_STOPS.items():
+        try:
+            wait = fn(ModelError(code, text, status=status), 0, _Top())
+        except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
+            return _wrong("04", _raised(exc, lang), lang)
+        wrong = None if wait is None else returned_instead(wait, "number", "my_wait", code, lang)
+        if wrong is not None:
+            return _wrong("04", wrong, lang)
+        broken[f"api_{status}"] = None if wait is None else t("build.nb04.resent_stop", lang, code=code, status=status,
+                                                               wait=f"{float(wait):g}")
     for label_, (fault, times) in _04_FAULTS.items():
         desk, reg = aftersales.SCENARIO.setup(lang)
         raised: list[BaseException] = []
@@ -487,10 +504,18 @@ def build_resend(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
         elif odd is not None:  # too long to sit through, or no wait at all (negative, NaN)
             key = "build.nb04.too_long" if odd > _04_LONGEST else "build.nb04.not_a_wait"
             broken[label_] = t(key, lang, wait=f"{odd:g}", most=f"{_04_LONGEST:g}")
+        elif times > _04_MOST and resends >= _04_MOST:
+            broken[label_] = t("build.nb04.forever", lang, n=resends)
+        elif times > _04_MOST and any(b < a for a, b in pairwise(model.sleeps)):
+            broken[label_] = t("build.nb04.flat", lang, waits=shown)
         elif times > _04_MOST:
-            broken[label_] = None if resends < _04_MOST else t("build.nb04.forever", lang, n=resends)
+            broken[label_] = None
         elif refunded != 1:
             broken[label_] = t("build.nb04.gave_up", lang, n=resends, status=label(run.status, lang))
+        elif model.sleeps[0] == 0:
+            broken[label_] = t("build.nb04.at_once", lang, waits=shown)
+        elif any(b < a for a, b in pairwise(model.sleeps)):  # every wait, not the first two alone
+            broken[label_] = t("build.nb04.flat", lang, waits=shown)
         elif fault == "api_429" and model.sleeps[0] < 2.0:
             broken[label_] = t("build.nb04.too_soon", lang, wait=f"{model.sleeps[0]:g}")
         elif fault != "api_429" and not model.sleeps[0] < model.sleeps[1]:  # a Retry-After may flatten a 429's

@@ -118,8 +118,8 @@ print(longest_wait(my_answer, RetryPolicy(base=0.5, cap=8, jitter="none"), attem
 # 它拿到错误（`error.code`、`error.transient`、`error.retry_after`）、这是第几次重发（`attempt`，第一次为 0）和一个 `rng`，
 # 返回再次发送前要等的秒数（最多 30 秒：没人会等更久），或者返回 `None` 表示停止。
 # 检查会用它包住朴素循环的模型（等待只记录、不真的睡），
-# 跑一遍本笔记本的故障：各失败两次的 `api_429`、`api_timeout` 和 `api_500`，`api_401`，以及一个一直不恢复的 `api_500`，
-# 告诉你哪些已经处理好了、还有什么不对。
+# 跑一遍本笔记本的故障：各失败两次的 `api_429`、`api_timeout` 和 `api_500`，`api_401`，以及一个一直不恢复的 `api_500`；
+# 它还会拿一个 403 和一个 400 问你的函数，它们和 401 一样不是暂时性的。检查会告诉你哪些已经处理好了、还有什么不对。
 
 # %%
 from agentlab.workbook.builds_guards import build_resend
