@@ -43,6 +43,7 @@ from .redaction import (
     find_secrets,
     mask_personal,
     redact,
+    redact_authored,
     redact_secrets,
 )
 
@@ -203,8 +204,8 @@ def make_error(code: str, /, *, problems: tuple[Problem, ...] | list[Problem] = 
                extra: Mapping[str, Any] | None = None, **fields: Any) -> ToolError:
     """Build a :class:`ToolError` with the category and stage of ``code``.
 
-    Free text (``message``/``hint``) is cut and has credentials removed here (see
-    :func:`redact_secrets`); what else the author wrote reaches the model as written.
+    Free text (``message``/``hint``) is cut, and what never reaches a model removed from it here (credentials,
+    traces, hosts, paths, SQL: see :func:`redact_authored`); the rest of what the author wrote reaches it as written.
     ``retry_after`` may be a header's text: see :func:`retry_seconds`.
     """
     try:
@@ -263,9 +264,9 @@ class UnknownCode(UsageError, LocalizedError):
 class ToolFailure(Exception):
     """Raised by a tool to report a precise, model-readable failure.
 
-    ``message`` is shown to the model as written, less any credential or stack
-    trace (see :func:`redact_secrets`); write it for the model, with what to do
-    next. Anything else a tool raises becomes a ``TOOL_ERROR`` whose text the
+    ``message`` is shown to the model as written, less what never reaches a model
+    (a credential, a stack trace, a host, a path, a query: see :func:`redact_authored`);
+    write it for the model, with what to do next. Anything else a tool raises becomes a ``TOOL_ERROR`` whose text the
     model never sees.
     """
 
@@ -344,12 +345,12 @@ def friendly(error: ToolError, lang: Lang = "en") -> str:
     return t(key, lang)
 
 
-_AUTHORED_FIELDS = frozenset({"reason", "example"})  # fill-ins a person wrote: credentials only
+_AUTHORED_FIELDS = frozenset({"reason", "example"})  # fill-ins a person wrote: redacted as a person's sentence
 
 
 def _authored(text: str) -> str:
-    """A sentence a person wrote for the model: bounded, and without credentials."""
-    return redact_secrets(_cut(text, TEXT_LIMIT))
+    """A sentence a person wrote for the model: bounded, and without what never reaches a model."""
+    return redact_authored(_cut(text, TEXT_LIMIT))
 
 
 def _technical(value: Any) -> Any:

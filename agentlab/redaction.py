@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 __all__ = ["DETAIL_LIMIT", "FIND_LIMIT", "MARKS", "TEXT_LIMIT", "find_secrets", "mask_personal", "redact",
-           "redact_secrets", "removed_here"]
+           "redact_authored", "redact_secrets", "removed_here"]
 
 # --- redaction ---------------------------------------------------------------
 # Two levels. Credentials (keys, tokens, passwords, the user:password of a URL) and
@@ -310,6 +310,22 @@ def find_secrets(text: str) -> list[str]:
     for r in _active(_SECRETS, text):
         text = r.apply(text, found)
     return list(dict.fromkeys(found))
+
+
+# SQL as code writes it, in capitals: a sentence a person wrote ("select a reason from the list") is no query
+_AUTHORED_FIRST = [_TECHNICAL_FIRST[0],
+                   _Rule(re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER)\b[^;\n]{0,300}?"
+                                    r"\b(?:FROM|INTO|SET|TABLE|WHERE)\b[^;\n]*+;?"), "[query removed]",
+                         ("SELECT", "INSERT", "UPDATE", "DELETE", "DROP", "CREATE", "ALTER"))]
+
+
+def redact_authored(text: str) -> str:
+    """Remove from a sentence a person wrote for the model (a tool's failure, its hint, a rule's reason) what never
+    reaches a model: stack traces, secrets, URLs, hosts, addresses, paths and SQL written in capitals. Prose that
+    merely reads like SQL stays ("select a reason from the list"). An author writes ``str(exc)`` into a failure as
+    often as a sentence: with credentials alone removed, the model read the database's file, host and query.
+    Linear in ``len(text)``."""
+    return _apply(_TECHNICAL_LAST, redact_secrets(_apply(_AUTHORED_FIRST, text)))
 
 
 def redact(text: str) -> str:

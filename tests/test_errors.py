@@ -53,15 +53,33 @@ def test_redact_removes_leaks(text):
 
 
 def test_tool_failure_message_is_redacted():
-    """A tool author's message keeps what they wrote on purpose, never a credential or a trace."""
+    """A tool author's message keeps what they wrote on purpose, never a credential, a trace, a host or a URL."""
     exc = ToolFailure("UNAVAILABLE", "upstream at https://svc:tok3n-9f8e@pay.example.com/v1 is down", retry_after=2)
     body = json.loads(render(exc.error))
     assert "tok3n" not in body["error"]["message"] and body["error"]["retry_after"] == 2
-    assert "https://[secret removed]@pay.example.com/v1" in body["error"]["message"]
+    assert body["error"]["message"] == "upstream at [address removed] is down"
     assert body["error"]["category"] == "transient"
     exc = ToolFailure("UNAVAILABLE", "upstream is down\nTraceback (most recent call last):\n  File \"/srv/x.py\"")
     assert "Traceback" not in render(exc.error) and "/srv/x.py" not in render(exc.error)
 
+
+
+def test_a_failure_written_from_an_exception_reaches_the_model_without_its_file_host_address_or_query():
+    """An author writes str(exc) into a failure as often as a sentence: with credentials alone removed, the model
+    read the database's file, its host, its address and the query. Prose that merely reads like SQL stays."""
+    exc = ToolFailure("NOT_FOUND", "Ticket T-1 not found in /srv/app/data/tickets.sqlite on db-prod-7.internal.corp "
+                      "(10.1.2.3:5432); SELECT * FROM tickets WHERE id = 'T-1'",
+                      hint="Check postgresql://svc:S3cret@db-prod-7.internal.corp/tickets, or select a ticket from "
+                           "the list and update its status from the page")
+    told = render(exc.error)
+    for leak in ("/srv/app", "tickets.sqlite", "db-prod-7", "10.1.2.3", "SELECT", "S3cret", "postgresql"):
+        assert leak not in told, leak
+    body = json.loads(told)["error"]
+    assert body["message"].startswith("Ticket T-1 not found in [path removed] on [address removed]")
+    assert "select a ticket from the list and update its status from the page" in body["hint"]
+    rule = Problem("date", "rule", detail={"en": "dates after /var/lib/pg/data.db fail; pick one from the calendar"})
+    said = render(make_error("INVALID_ARGS", problems=[rule]))
+    assert "/var/lib" not in said and "pick one from the calendar" in said
 
 def test_friendly_messages_have_no_codes():
     for code in CODES:
