@@ -26,7 +26,7 @@ from .models.interface import ToolCall
 from .records import quick
 from .store import Approval, MemoryStore, SQLiteStore, Store, open_store, quietly, result_json
 from .store_types import digest
-from .timeouts import ReadStillRunning, WriteTimeout, run_with_timeout, wait_on_loop
+from .timeouts import ReadStillRunning, WriteTimeout, run_to_end, run_with_timeout, wait_on_loop
 from .tools import Registry, Tool
 
 __all__ = ["CallContext", "CallOutcome", "aguarded_call", "classify_exception", "default_store", "execute", "guarded_call",
@@ -376,7 +376,13 @@ def _invoke(tool: Tool, args: dict, key: str | None, timeout: float | None) -> A
     kwargs = dict(args)
     if tool.keyed and key is not None:
         kwargs["idempotency_key"] = key
-    return run_with_timeout(lambda: fn(**kwargs), _limit(tool, timeout), write=tool.side_effect)
+
+    def call() -> Any:
+        out = fn(**kwargs)
+        # an async def tool hands back its coroutine unrun: shown as the result, the run said "done" of a refund
+        # that never happened. It is run to its end here, under the same deadline
+        return run_to_end(out) if hasattr(out, "__await__") else out
+    return run_with_timeout(call, _limit(tool, timeout), write=tool.side_effect)
 
 
 def _ainvoke(tool: Tool, args: dict, key: str | None, timeout: float | None) -> Awaitable[Any]:

@@ -467,6 +467,28 @@ def run_with_timeout(fn: Callable[[], Any], limit: float | None, *, write: bool)
     return _pool.run(fn, limit, write=write)
 
 
+def run_to_end(awaitable: Awaitable[Any]) -> Any:
+    """Run ``awaitable`` to its end on a new event loop in a thread of its own, and return what it returns (or raise
+    what it raises): the calling thread may be running a loop already (a notebook's, a framework's), where
+    ``asyncio.run`` refuses. For an ``async def`` tool called where tools are called plainly."""
+    box: dict[str, Any] = {}
+
+    async def awaited() -> Any:
+        return await awaitable
+
+    def main() -> None:
+        try:
+            box["value"] = asyncio.run(awaited())
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread as it was raised
+            box["error"] = exc
+    worker = threading.Thread(target=main, name="agentlab-async-tool", daemon=True)
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
 async def wait_in_worker(fn: Callable[[], Any], limit: float | None, *, write: bool) -> Any:
     """``fn()`` in a worker thread, awaited on the running event loop for at most ``limit`` seconds.
 

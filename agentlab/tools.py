@@ -43,7 +43,8 @@ class Tool:
     """One tool contract.
 
     Args:
-        fn: called as ``fn(**args)`` with validated arguments; returns JSON-able data.
+        fn: called as ``fn(**args)`` with validated arguments; returns JSON-able data. An ``async def`` is run to
+            its end on an event loop of its own (in a thread: the caller may run a loop already), under the same deadline.
             It may raise :class:`~agentlab.errors.ToolFailure` to report a precise error.
         side_effect: True if calling it changes state (refund, booking). Such calls are
             only retried behind an idempotency key.

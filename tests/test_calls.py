@@ -1,11 +1,13 @@
 """One tool call of the guarded loop (agentlab/calls.py): what it computes, and how often."""
 import time
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
 import agentlab.jsonutil as jsonutil
 from agentlab import Registry, Tool
+from agentlab.errors import ToolFailure
 from agentlab.loop import run_guarded
 from agentlab.models import ScriptedModel, call, say, tool_calls
 from agentlab.store import MemoryStore
@@ -190,3 +192,38 @@ def test_a_plain_read_makes_no_idempotency_key_and_a_write_makes_one(monkeypatch
               say("done")]
     run = run_guarded(ScriptedModel(script), reg, "refund A1", store=MemoryStore())
     assert run.status == "done" and made == ["refund"]
+
+
+@pytest.mark.parametrize("write", [False, True])
+def test_an_async_def_tool_is_run_to_its_end_never_shown_as_its_coroutine(write):
+    """An async def tool handed back its coroutine unrun: the model read "<coroutine object ...>" as the result and
+    the run said done of a refund that never happened. Run where a loop is already running too (a notebook's)."""
+    import asyncio
+
+    done: list[str] = []
+
+    async def refund(order_id: str) -> dict:
+        await asyncio.sleep(0)
+        done.append(order_id)
+        return {"refunded": order_id}
+
+    async def failing(order_id: str) -> dict:
+        await asyncio.sleep(0)
+        raise ToolFailure("INVALID_ARGS", "amount: at most 10")
+
+    schema = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
+    reg = Registry([Tool("refund", "Refund an order.", schema, fn=refund, side_effect=write),
+                    Tool("failing", "Fails.", schema, fn=failing, side_effect=write)])
+
+    def one() -> Any:
+        return run_guarded(ScriptedModel([call("refund", {"order_id": "A1"}), call("failing", {"order_id": "A2"}),
+                                          say("done")]), reg, "refund A1", store=MemoryStore())
+
+    async def inside_a_loop() -> Any:
+        return one()
+
+    for run in (one(), asyncio.run(inside_a_loop())):
+        told = [e.model_visible or "" for e in run.events if e.kind == "tool"]
+        assert '"refunded": "A1"' in told[0] and "coroutine" not in " ".join(told), told
+        assert "at most 10" in told[1] and "coroutine" not in (run.answer or ""), told
+    assert done == ["A1", "A1"]

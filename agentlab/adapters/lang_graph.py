@@ -16,38 +16,15 @@ conversation id a checkpointer keeps, so a caller restarted with the same thread
 """
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
-import threading
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from ..timeouts import run_to_end
 from .core import Contract, Guard, Writes
 
 __all__ = ["guard_tools"]
-
-
-def _on_own_loop(coro: Awaitable[Any]) -> Any:
-    """Run ``coro`` to its end on a new event loop in a thread of its own: the caller's thread may be running a
-    loop already (a notebook, a sync node called from async code), where ``asyncio.run`` refuses."""
-    box: dict[str, Any] = {}
-
-    def main() -> None:
-        try:
-            box["value"] = asyncio.run(_awaited(coro))
-        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread as it was raised
-            box["error"] = exc
-    worker = threading.Thread(target=main, name="agentlab-async-tool", daemon=True)
-    worker.start()
-    worker.join()
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
-
-
-async def _awaited(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
 
 
 def _with_sync_entry(tool: Any) -> Any:
@@ -61,7 +38,7 @@ def _with_sync_entry(tool: Any) -> Any:
 
     @functools.wraps(coroutine)
     def func(*args: Any, **kwargs: Any) -> Any:
-        return _on_own_loop(coroutine(*args, **kwargs))
+        return run_to_end(coroutine(*args, **kwargs))
     return tool.model_copy(update={"func": func})
 
 
