@@ -85,6 +85,14 @@ def check_usage(argv: list[str], prog: str = PROG) -> int | None:
     return code if ns is None else None
 
 
+def said_safely(message: str) -> str:
+    """An error for the terminal in one line, less credentials and with other people's data masked: the message
+    may quote what a user's file held (a log line's keys, an exception a module raised on import), and a terminal
+    ends up in CI logs and screenshots."""
+    from .errors import mask_personal, redact_secrets
+    return mask_personal(redact_secrets(" ".join(message.split())))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ns, code, lang = parse(build_parser, argv)
@@ -110,5 +118,5 @@ def main(argv: list[str] | None = None) -> int:
             raise
         else:  # a bug or a case nobody foresaw: still one line, and a way to see more
             message = t("cli.unexpected", lang, kind=type(exc).__name__, detail=str(exc)[:200])
-        print(t("cli.error", lang, message=" ".join(message.split())), file=sys.stderr)
+        print(t("cli.error", lang, message=said_safely(message)), file=sys.stderr)
         return 2

@@ -331,7 +331,9 @@ def open_store(url: str, *, prefix: str = "agentlab:") -> Store:
         path = url.removeprefix("sqlite:").removeprefix("//")  # sqlite:///tmp/a.db is /tmp/a.db
         return SQLiteStore(":memory:" if path in ("", "/:memory:", ":memory:") else path)
     if "://" in url:
-        raise ValueError(f"a store URL is memory:, sqlite:///path or redis://host:port/db, got {url!r}")
+        # the URL as given, less its password: a DSN pasted by mistake ends up in a terminal, a CI log, a notebook
+        from .redaction import redact_secrets
+        raise ValueError(f"a store URL is memory:, sqlite:///path or redis://host:port/db, got {redact_secrets(url)!r}")
     return SQLiteStore(url or ":memory:")
 
 

@@ -382,3 +382,25 @@ def _bare(parser, path: str) -> list[str]:
         elif a.option_strings and not a.help:
             out.append(f"{path} {a.option_strings[-1]}")
     return out
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_error_quoting_what_a_users_file_held_reaches_the_terminal_without_its_secrets(tmp_path, lang):
+    """A log line whose keys were an API key and an e-mail, and a module that raised a DSN on import, were quoted
+    whole on the terminal (which ends up in CI logs); the reports themselves were redacted."""
+    log = tmp_path / "keys.jsonl"
+    log.write_text('{"sk-proj-AbCdEf1234567890AbCdEf1234567890XyZ": 1, "jane.doe@corp-mail.com": 2}\n', encoding="utf-8")
+    rc, out, err = run("review", "--logs", str(log), "--out", str(tmp_path / "out"), "--lang", lang)
+    assert rc == 2 and "AbCdEf1234567890" not in err + out and "jane.doe@" not in err + out, err
+    impl = tmp_path / "impl_bad.py"
+    impl.write_text('raise RuntimeError("cannot import: postgresql://u:S3cretPass@db-prod/x")\n', encoding="utf-8")
+    rc, out, err = run("probe", "--tools", TOOLS, "--impl", str(impl), "--model", "fake", "--out",
+                       str(tmp_path / "probe"), "--lang", lang)
+    assert rc == 2 and "S3cretPass" not in err + out and "Traceback" not in err, err
+
+
+def test_a_store_url_of_another_kind_is_refused_without_its_password():
+    from agentlab.store import open_store
+    with pytest.raises(ValueError) as caught:
+        open_store("postgresql://u:Secret123@db.internal:5432/x")
+    assert "Secret123" not in str(caught.value) and "postgresql://" in str(caught.value)
