@@ -276,7 +276,26 @@ def _active(rules: list[_Rule], text: str) -> list[_Rule]:
 _CHAINED = re.compile(r"\[secret removed\](?:[ \t]{0,8}[:=][ \t]{0,8}(?:\[secret removed\]|[^\s,;:=]{0,200})){1,20}")
 
 
+# a JSON escape of a character that needs none ("sk-\u0070roj-...", "jane\u0040corp.com"): read as the character before
+# any rule looks, or a key or an e-mail spelt in escapes passed every rule and was read back whole by the next JSON
+# reader (a replayed case, a model). An escaped backslash before it ("\\u0070" is text, not an escape) is left, and
+# so is an escape JSON needs: a quote, a backslash, a control character, half a surrogate pair
+_U_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*+)\\u([0-9a-fA-F]{4})")
+
+
+def _unescape_one(match: re.Match[str]) -> str:
+    c = chr(int(match[2], 16))
+    if c in "\"\\" or not c.isprintable() or "\ud800" <= c <= "\udfff":
+        return match[0]
+    return match[1] + c
+
+
+def _unescaped(text: str) -> str:
+    return _U_ESCAPE.sub(_unescape_one, text) if "\\u" in text else text
+
+
 def _apply(rules: list[_Rule], text: str) -> str:
+    text = _unescaped(text)
     for r in _active(rules, text):
         text = r.apply(text)
     if "[secret removed]" in text:
@@ -306,7 +325,7 @@ def find_secrets(text: str) -> list[str]:
     nothing. Reads the first :data:`FIND_LIMIT` characters only.
     """
     found: list[str] = []
-    text = _cut(text, FIND_LIMIT)
+    text = _unescaped(_cut(text, FIND_LIMIT))
     for r in _active(_SECRETS, text):
         text = r.apply(text, found)
     return list(dict.fromkeys(found))
@@ -339,7 +358,7 @@ def redact(text: str) -> str:
 
 #: every mark a rule leaves, as a page shows it ([address removed], [phone …78]): what :func:`agentlab.i18n.said_marks`
 #: says in a reader's language
-MARKS = re.compile(r"\[(secret|details|path|address|query) removed\]|\[(card|phone) …(\d{1,4})\]")
+MARKS = re.compile(r"\[(secret|details|path|address|query) removed\]|\[(card|phone|ID) …([\dX]{1,4})\]")
 
 
 def removed_here(text: str) -> bool:
@@ -358,6 +377,16 @@ _PHONE = re.compile(
     r"|1[3-9]\d(?:[ \-]?\d{4}){2}"  # a mainland mobile: 13800138000
     r"|\(?\d{3}\)?[ \-.]\d{3}[ \-.]\d{4})(?![A-Za-z0-9_]|\.\d)")  # a full stop may follow, a decimal not  # (555) 123-4567, 555-123-4567
 _EMAIL = re.compile(r"(?<![A-Za-z0-9_.+\-])([A-Za-z0-9_.+\-]{1,64}+)@((?:[\w\-]{1,63}\.){1,8}[A-Za-z]{2,63})(?![\w\-])")
+
+
+# a mainland resident identity number: region, birth date, sequence and a check character. Masked by its shape and
+# its date whatever the check character says: a mistyped number is still a person's
+_CN_ID = re.compile(r"(?<![A-Za-z0-9_.])\d{6}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]"
+                    r"(?![A-Za-z0-9_]|\.\d)")
+
+
+def _cn_id(match: re.Match[str]) -> str:
+    return f"[ID …{match[0][-2:].upper()}]"
 
 
 def _luhn(digits: str) -> bool:
@@ -379,11 +408,13 @@ def _phone(match: re.Match[str]) -> str:
 
 
 def mask_personal(text: str) -> str:
-    """``text`` with card numbers (Luhn-checked, 13-19 digits), phone numbers and e-mail addresses
-    masked: ``[card …1111]``, ``[phone …00]``, ``a***@example.com``. For pages that show other
-    people's calls; a log file keeps the values (it is the operator's record). Linear in ``len(text)``."""
+    """``text`` with identity numbers (a mainland resident's 18 characters), card numbers
+    (Luhn-checked, 13-19 digits), phone numbers and e-mail addresses masked: ``[ID …2X]``, ``[card …1111]``,
+    ``[phone …00]``, ``a***@example.com``. For pages that show other people's calls; a log file keeps the values
+    (it is the operator's record). Linear in ``len(text)``."""
+    text = _unescaped(text)  # (a number or an e-mail spelt in JSON escapes is still one)
     if any(c.isdigit() for c in text):
-        text = _PHONE.sub(_phone, _CARD.sub(_card, text))
+        text = _PHONE.sub(_phone, _CARD.sub(_card, _CN_ID.sub(_cn_id, text)))
     if "@" in text:
         text = _EMAIL.sub(lambda m: f"{m[1][:1]}***@{m[2]}", text)
     return text

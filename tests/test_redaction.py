@@ -579,3 +579,17 @@ def test_a_secret_ending_in_base64_padding_takes_nothing_after_it(text, kept):
     """A value's padding "=" left after its mark was read as one more label's "=", and the word after it went too."""
     out = redact_secrets(text)
     assert out.endswith(kept) and "[secret removed]" in out and redact_secrets(out) == out, out
+
+
+def test_a_mainland_id_number_is_masked_and_escapes_are_read_before_any_rule():
+    from agentlab.i18n import said_marks
+    from agentlab.redaction import mask_personal, redact, redact_secrets
+    assert mask_personal("id 11010519491231002X, ok") == "id [ID …2X], ok"
+    assert mask_personal("身份证号110105194912310021。") == "身份证号[ID …21]。"  # a mistyped one is still a person's
+    assert said_marks(mask_personal("11010519491231002X"), "zh") == "[身份证号 …2X]"
+    assert mask_personal("A1001 order 2024120512") == "A1001 order 2024120512"
+    assert "0070roj" not in redact_secrets('{"k": "sk-\\u0070roj-AbCdEf1234567890AbCdEf1234567890XyZ"}')
+    assert redact('"jane\\u002edoe\\u0040corp-mail.com"') == '"[address removed]"'
+    # an escape JSON needs stays one, and an escaped backslash is text: the JSON reads the same as before
+    for text in ('"a \\u0022 b \\u005c c \\u0000 d \\ud83d"', '"\\\\u0070"'):
+        assert redact_secrets(text) == text and json.loads(redact_secrets(text)) == json.loads(text)

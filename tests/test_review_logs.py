@@ -534,3 +534,30 @@ def test_a_log_read_as_otel_that_is_another_format_is_refused_naming_the_format_
     other.write_text('{"foo": 1}\n', encoding="utf-8")
     with pytest.raises(OtlpError):
         review_logs(other, "otel", lang=lang)
+
+
+def test_personal_data_and_secrets_spelt_in_json_escapes_or_as_an_id_number_never_reach_a_report_and_cases_stay_json(
+        tmp_path):
+    """An outside pass found, in report.html, report.json and cases.jsonl: a mainland resident ID number as the log
+    had it; a key, an e-mail and a phone number spelt in JSON escapes (read back whole by a replay); and a case whose
+    arguments lost their closing quote and brace to the URL's redaction, so it replayed broken JSON."""
+    escaped_key = "sk-\\u0070roj-AbCdEf1234567890AbCdEf1234567890XyZ"
+    lines = [
+        _conv("my id is 11010519491231002X", '{"order_id": "11010519491231002X"}'),
+        _conv("refund", '{"order_id": "' + escaped_key + '", "note": "jane\\u002edoe\\u0040corp-mail.com"}'),
+        _conv("call me", '{"order_id": "\\u0031\\u0033\\u0038\\u0030\\u0030\\u0031\\u0033\\u0038\\u0030\\u0030\\u0030"}'),
+        _conv("refund", '{"order_id": "postgresql+psycopg2://u:VeryS3cret@h/db mysql://x"}', name="create_refund"),
+    ]
+    for line in lines:
+        line["tools"] = TOOLS
+    log = tmp_path / "pii.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    paths = write_report(review_logs(log), tmp_path / "out")
+    for name, p in paths.items():
+        text = p.read_text(encoding="utf-8")
+        for leak in ("11010519491231002X", "AbCdEf1234567890", "\\u0070roj", "jane", "corp-mail", "13800138000",
+                     "\\u0031\\u0033", "VeryS3cret"):
+            assert leak not in text, (name, leak)
+    cases = [json.loads(line) for line in paths["cases.jsonl"].read_text(encoding="utf-8").splitlines()]
+    sent = [c for case in cases for step in case["fake"]["script"] for c in step["calls"]]
+    assert sent and all(isinstance(json.loads(args), dict) for _, args in sent), sent

@@ -77,6 +77,34 @@ def _shown(text: Any, limit: int = 300) -> str:
     return mask_personal(redact(s[:limit * 4]))[:limit]
 
 
+def _shown_args(text: str, limit: int) -> str:
+    """A call's arguments as a case replays them: arguments that are JSON stay JSON, each string in them shown as
+    :func:`_shown` shows text (and cut to :data:`_ARG_CHARS`); arguments that are not JSON, as text. Redacted and
+    cut as one text, a URL took the closing quote and brace with it, and the case replayed broken JSON where the
+    log had a call its schema refused."""
+    try:
+        value = json.loads(text)
+    except ValueError:  # broken, as sent: replayed as broken
+        return _shown(text, limit)
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            return _shown(v, _ARG_CHARS)
+        if isinstance(v, list):
+            return [walk(x) for x in v[:_ARG_ITEMS]]
+        if isinstance(v, dict):
+            return {_shown(str(k), 200): walk(x) for k, x in list(v.items())[:_ARG_ITEMS]}
+        return v
+    try:
+        shown = json.dumps(walk(value), ensure_ascii=False)
+    except (RecursionError, ValueError):  # nested past what a walk can take: as text
+        return _shown(text, limit)
+    return shown if len(shown) <= limit else _shown(text, limit)
+
+
+_ARG_CHARS, _ARG_ITEMS = 500, 100  # a string and a list or object in a case's arguments: what a replay keeps
+
+
 @lru_cache(maxsize=1024)
 def _shown_short(text: str, limit: int) -> str:
     return _shown(text, limit)
@@ -566,7 +594,7 @@ def case_of(log: LogRun, found: list[LogFinding]) -> dict | None:
             fn = _obj(c.get("function")) if isinstance(c, Mapping) else {}
             raw = fn.get("arguments")
             text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False) if isinstance(raw, Mapping) else ""
-            calls.append([_shown(str(fn.get("name") or ""), 200), _shown(text, 4000)])  # as sent, broken or not
+            calls.append([_shown(str(fn.get("name") or ""), 200), _shown_args(text, 4000)])  # as sent, broken or not
         content = m.get("content") if isinstance(m.get("content"), str) else None
         script.append({"content": _shown(content, 2000) if content else None, "calls": calls})
     if not script:
