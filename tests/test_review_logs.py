@@ -561,3 +561,32 @@ def test_personal_data_and_secrets_spelt_in_json_escapes_or_as_an_id_number_neve
     cases = [json.loads(line) for line in paths["cases.jsonl"].read_text(encoding="utf-8").splitlines()]
     sent = [c for case in cases for step in case["fake"]["script"] for c in step["calls"]]
     assert sent and all(isinstance(json.loads(args), dict) for _, args in sent), sent
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_calls_no_tools_list_covers_are_still_read_as_json_and_the_report_says_what_it_could_not_check(
+        tmp_path, capsys, lang):
+    """With no tools list in the logs and no --tools, nothing was checked, broken JSON included, and the page said
+    "Nothing wrong was found"; OTLP spans and telemetry rows with no parse_ok of their own, the same."""
+    conv = _conv("refund A1", '{"orderId": 5')
+    conv["messages"][1]["tool_calls"].append(
+        {"id": "c2", "type": "function", "function": {"name": "totally_made_up", "arguments": "{}"}})
+    conv["messages"].insert(3, {"role": "tool", "tool_call_id": "c2", "content": "ok"})
+    log = tmp_path / "notools.jsonl"
+    log.write_text(json.dumps(conv) + "\n", encoding="utf-8")
+    r = review_logs(log)
+    assert r["by_kind"] == {"bad_json": 1} and r["totals"]["unchecked_calls"] == 2, r["totals"]
+    assert r["headline"]["invalid_call_rate"] == 0.5
+    assert main(["review", "--logs", str(log), "--out", str(tmp_path / "out"), "--lang", lang]) == 0
+    said = capsys.readouterr().err
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    for text in (said, page):
+        assert ("2 of 2 tool calls had no tools list" in text) if lang == "en" else ("2 次工具调用中有 2 次没有" in text)
+    rows = [{"run_id": "r1", "session_id": "s", "turn_id": 1, "round_index": 1, "kind": "tool", "tool_name": "get_order",
+             "args_raw": '{"order_id": "A1'},
+            {"run_id": "r1", "session_id": "s", "turn_id": 1, "round_index": 2, "kind": "end", "final_status": "done"}]
+    tel = tmp_path / "t.jsonl"
+    tel.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    r = review_logs(tel, "telemetry")
+    assert r["by_kind"] == {"bad_json": 1} and r["totals"]["unchecked_calls"] == 1, r
+    assert review_logs(tel, "telemetry", tools=data_file("aftersales_tools.json"))["totals"]["unchecked_calls"] == 0

@@ -63,6 +63,14 @@ def cases_jsonl(report: Mapping[str, Any]) -> str:
                              for c in report["cases"] if c["runnable"]))
 
 
+def unchecked_text(report: Mapping[str, Any], lang: Lang = "en") -> str:
+    """What the review could not check, in a sentence ("" when it checked every call): calls that no tools list
+    (in the logs or ``--tools``) covered, whose arguments were read as JSON only."""
+    tot = report["totals"]
+    n = tot.get("unchecked_calls", 0)
+    return t("logs.unchecked", lang, n=n, calls=tot["tool_calls"]) if n else ""
+
+
 def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = False) -> str:
     """``report.html``: one self-contained page in ``lang``, every value escaped by the template.
 
@@ -97,6 +105,7 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
                  totals=t("logs.totals", lang, runs=tot["runs"], calls=tot["tool_calls"], findings=tot["findings"],
                           bad=tot["runs_with_findings"]),
                  largest=largest_text(report, lang) if largest or not tot["runs"] else "",
+                 unchecked=unchecked_text(report, lang),
                  writes=t("logs.writes." + s.get("writes", "name pattern"), lang),
                  day_head=[t("logs.col." + c, lang) for c in ("day", "runs", "success", "graded", "invalid", "takeover")]
                  + [t("metrics2." + c, lang) for c in ("checked_success_rate", "unfinished_rate")],

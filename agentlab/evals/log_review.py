@@ -46,6 +46,13 @@ _KIND_OF_CODE = {"BAD_JSON": "bad_json", "UNKNOWN_TOOL": "unknown_tool", "INVALI
 REPEAT_LIMIT = GuardConfig().repeat_limit or 3  # the Nth identical call is the one the breaker stops
 EXAMPLES = 200  # findings shown with their detail; all are counted
 CASES = 20  # candidate regression cases written
+
+@cache
+def _no_tools() -> Registry:
+    """The tools list of a call nothing lists tools for: its arguments are still read as JSON (a BAD_JSON is seen)."""
+    return Registry([])
+
+
 _SIGNATURES = 100_000  # distinct calls of one run remembered (a repeat, a duplicate write): a run's memory is bounded
 _CATEGORIES = frozenset(c for c, _ in CODES.values())
 _STAGES = frozenset(s for _, s in CODES.values())
@@ -158,6 +165,7 @@ class _Walk(NamedTuple):
     calls: int
     invalid: int
     coded: bool  # some event carries an error code (none does: nothing went wrong, no class, no repair)
+    unchecked: int  # calls no tools list could check (their arguments read as JSON only)
 
 
 def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *, details: bool = True,
@@ -178,7 +186,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
     findings: list[LogFinding] = []
     events: list[Event] = []
     seen: dict[str, int] = {}
-    step = calls_made = invalid = 0
+    step = calls_made = invalid = unchecked = 0
     coded = False
 
     def found(kind: str, code: str, *, tool: str = "", index: int | None = None, detail: str = "",
@@ -235,11 +243,16 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
             if reg is not None:
                 # the check of the same call (tool, arguments text) is the same: made once (log_tools.Registries)
                 parse_ok, validate_ok, code, args = registries.check(reg, name, raw)
-                if code is not None:
-                    kind = _KIND_OF_CODE.get(code, "invalid_args")
-                    found(kind, code, tool=name, index=i, detail=raw if isinstance(raw, str) else json.dumps(raw))
             else:
-                args = plain_args(raw)
+                # no tools list: arguments that are not a JSON object are still seen (no tool is known, so every name
+                # is "unknown" to the empty list, which says nothing); "nothing wrong" of broken JSON was a guess
+                unchecked += 1
+                parse_ok, validate_ok, code, args = registries.check(_no_tools(), name, raw)
+                if code != "BAD_JSON":
+                    parse_ok, validate_ok, code, args = True, None, None, plain_args(raw)
+            if code is not None:
+                kind = _KIND_OF_CODE.get(code, "invalid_args")
+                found(kind, code, tool=name, index=i, detail=raw if isinstance(raw, str) else json.dumps(raw))
             if code is None and args is not None:  # (args: the canonical JSON of arguments that are an object)
                 sig = f"{name}:{args}"
                 n = seen[sig] = seen.get(sig, 0) + 1
@@ -281,7 +294,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
     if not counted:
         events.append(_made({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": step,
                              "kind": "end", "model_visible": answer[:300]}))
-    return tuple.__new__(_Walk, (events, findings, step, status, answer, calls_made, invalid, coded))
+    return tuple.__new__(_Walk, (events, findings, step, status, answer, calls_made, invalid, coded, unchecked))
 
 
 _EVENT_FIELDS = frozenset(f.name for f in fields(Event))
@@ -333,6 +346,7 @@ class _TelemetryRun:
         "source",
         "status",
         "steps",
+        "unchecked",
         "where",
         "writes",
         "wrong",
@@ -345,7 +359,7 @@ class _TelemetryRun:
         self.rid = str(first.get("run_id"))
         self.day = run_meta(first)["day"]
         self.registry, self.writes, self.keep = registry, writes, keep
-        self.calls = self.invalid = self.steps = self.found = 0
+        self.calls = self.invalid = self.steps = self.found = self.unchecked = 0
         self.status: str | None = None  # the last final_status a row gave
         self.loop: str | None = None
         self.end: Event | None = None
@@ -370,13 +384,19 @@ class _TelemetryRun:
                      "error_stage": e.error_stage if e.error_stage in _STAGES else stage}
         if e.kind == "tool" and not e.error_code and e.tool_name:
             raw = e.args_raw or ""
-            if self.registry is not None:
-                checked = self.registry.check(e.tool_name, raw, rules=False)
-                if checked.error is not None:
-                    code = checked.error.code
-                    cat, stage = _err(code)
-                    extra = {"parse_ok": checked.parse_ok, "validate_ok": False if checked.parse_ok else None,
-                             "error_code": code, "error_category": cat, "error_stage": stage}
+            registry = self.registry
+            if registry is None and e.parse_ok is None and raw:  # nothing checked it: its JSON, at least, is read
+                self.unchecked += 1
+                registry = _no_tools()
+            checked = registry.check(e.tool_name, raw, rules=False) if registry is not None else None
+            error = checked.error if checked is not None else None
+            if error is not None and registry is _no_tools() and error.code != "BAD_JSON":
+                error = None  # every name is unknown to no tools: that says nothing
+            if checked is not None and error is not None:
+                code = error.code
+                cat, stage = _err(code)
+                extra = {"parse_ok": checked.parse_ok, "validate_ok": False if checked.parse_ok else None,
+                         "error_code": code, "error_category": cat, "error_stage": stage}
             if not extra and not e.replayed:
                 sig = signature(e.tool_name, raw)
                 if sig:
@@ -438,7 +458,7 @@ class _TelemetryRun:
     def summary(self) -> _Summary:
         classes = +(self.classes + effect_classes(self.final_status(), self.codes))
         return _Summary(self.day, None, self.calls, self.invalid, self.steps, self.final_status(), self.wrong,
-                        self.kinds, self.kind_stage, tuple(self.findings), self.found, None, classes)
+                        self.kinds, self.kind_stage, tuple(self.findings), self.found, None, classes, self.unchecked)
 
 
 def _telemetry_run(log: LogRun, registry: Registry | None, writes: frozenset[str]) -> tuple[Run, list[LogFinding]]:
@@ -471,6 +491,7 @@ class _Summary(NamedTuple):
     found: int
     case: dict | None
     classes: Counter  # the five classes of failure (failure_classes.run_classes: codes and the ending)
+    unchecked: int = 0  # tool calls no tools list could check
 
 
 _NONE: Counter = Counter()  # a run's counts of nothing found: shared, read and never written
@@ -519,7 +540,7 @@ def _summaries(logs: Iterable[LogRun], registry: Registry | None, writes: frozen
         yield tuple.__new__(_Summary, (log.day or "", log.success, walk.calls, walk.invalid, walk.steps, walk.status,
                                        wrong, _tally(f.kind for f in found) if found else _NONE,
                                        _tally((f.kind, f.code, f.stage) for f in found) if found else _NONE,
-                                       tuple(found[:EXAMPLES]), len(found), case, classes))
+                                       tuple(found[:EXAMPLES]), len(found), case, classes, walk.unchecked))
 
 
 def _tally(keys: Iterable[Any]) -> dict[Any, int]:
@@ -652,9 +673,10 @@ def _report(summaries: Iterable[_Summary], settings: Mapping[str, Any] | None) -
     classes: Counter = Counter()
     examples: list[dict] = []
     cases: list[dict] = []
-    runs_with_findings = 0
+    runs_with_findings = unchecked = 0
     for r in summaries:
         total.count(r.calls, r.invalid, r.steps, r.status, r.success)
+        unchecked += r.unchecked
         day = days.get(r.day or "-")
         if day is None:
             day = days[r.day or "-"] = Tally()
@@ -687,7 +709,9 @@ def _report(summaries: Iterable[_Summary], settings: Mapping[str, Any] | None) -
         "version": 1,
         "settings": dict(settings or {}),
         "totals": {"runs": summary["runs"], "tool_calls": total.calls, "findings": sum(kinds.values()),
-                   "runs_with_findings": runs_with_findings, "graded_runs": total.graded},
+                   "runs_with_findings": runs_with_findings, "graded_runs": total.graded,
+                   # calls no tools list could check: their arguments read as JSON only (no schema, no unknown tool)
+                   "unchecked_calls": unchecked},
         "headline": summary,
         "days": {d: {**days[d].summary(), "graded": days[d].graded} for d in sorted(days)},
         "by_kind": dict(kinds.most_common()),
