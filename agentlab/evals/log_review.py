@@ -47,12 +47,9 @@ REPEAT_LIMIT = GuardConfig().repeat_limit or 3  # the Nth identical call is the 
 EXAMPLES = 200  # findings shown with their detail; all are counted
 CASES = 20  # candidate regression cases written
 
-@cache
-def _no_tools() -> Registry:
-    """The tools list of a call nothing lists tools for: its arguments are still read as JSON (a BAD_JSON is seen)."""
-    return Registry([])
-
-
+#: what a call whose arguments are not a JSON object is, as the loop files it (read, never written: update() copies)
+_BAD_JSON = {"parse_ok": False, "error_code": "BAD_JSON", "error_category": CODES["BAD_JSON"][0],
+             "error_stage": CODES["BAD_JSON"][1]}
 _SIGNATURES = 100_000  # distinct calls of one run remembered (a repeat, a duplicate write): a run's memory is bounded
 _CATEGORIES = frozenset(c for c, _ in CODES.values())
 _STAGES = frozenset(s for _, s in CODES.values())
@@ -244,12 +241,12 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
                 # the check of the same call (tool, arguments text) is the same: made once (log_tools.Registries)
                 parse_ok, validate_ok, code, args = registries.check(reg, name, raw)
             else:
-                # no tools list: arguments that are not a JSON object are still seen (no tool is known, so every name
-                # is "unknown" to the empty list, which says nothing); "nothing wrong" of broken JSON was a guess
+                # no tools list: arguments that are not a JSON object are still seen (the loop refuses them as
+                # BAD_JSON whatever the tools); "nothing wrong" of broken JSON was a guess
                 unchecked += 1
-                parse_ok, validate_ok, code, args = registries.check(_no_tools(), name, raw)
-                if code != "BAD_JSON":
-                    parse_ok, validate_ok, code, args = True, None, None, plain_args(raw)
+                args = plain_args(raw) if not isinstance(raw, str) or raw.strip() else "{}"
+                if args is None:
+                    parse_ok, code = False, "BAD_JSON"
             if code is not None:
                 kind = _KIND_OF_CODE.get(code, "invalid_args")
                 found(kind, code, tool=name, index=i, detail=raw if isinstance(raw, str) else json.dumps(raw))
@@ -384,21 +381,24 @@ class _TelemetryRun:
                      "error_stage": e.error_stage if e.error_stage in _STAGES else stage}
         if e.kind == "tool" and not e.error_code and e.tool_name:
             raw = e.args_raw or ""
-            registry = self.registry
-            if registry is None and e.parse_ok is None and raw:  # nothing checked it: its JSON, at least, is read
+            sig: str | None = None
+            if self.registry is not None:
+                checked = self.registry.check(e.tool_name, raw, rules=False)
+                if checked.error is not None:
+                    code = checked.error.code
+                    cat, stage = _err(code)
+                    extra = {"parse_ok": checked.parse_ok, "validate_ok": False if checked.parse_ok else None,
+                             "error_code": code, "error_category": cat, "error_stage": stage}
+            elif e.parse_ok is None and raw and not raw.isspace():
+                # nothing checked it: its JSON, at least, is read (the parse the repeat count makes anyway): arguments
+                # that are not a JSON object are what the loop refuses as BAD_JSON
                 self.unchecked += 1
-                registry = _no_tools()
-            checked = registry.check(e.tool_name, raw, rules=False) if registry is not None else None
-            error = checked.error if checked is not None else None
-            if error is not None and registry is _no_tools() and error.code != "BAD_JSON":
-                error = None  # every name is unknown to no tools: that says nothing
-            if checked is not None and error is not None:
-                code = error.code
-                cat, stage = _err(code)
-                extra = {"parse_ok": checked.parse_ok, "validate_ok": False if checked.parse_ok else None,
-                         "error_code": code, "error_category": cat, "error_stage": stage}
-            if not extra and not e.replayed:
                 sig = signature(e.tool_name, raw)
+                if not sig.startswith("{", len(e.tool_name) + 1):
+                    extra = _BAD_JSON
+            if not extra and not e.replayed:
+                if sig is None:
+                    sig = signature(e.tool_name, raw)
                 if sig:
                     n = self.seen.pop(sig, 0) + 1
                     self.seen[sig] = n
@@ -410,8 +410,8 @@ class _TelemetryRun:
                     if code:
                         cat, stage = FOUND_UNGUARDED[code]  # done, not stopped: the logs show no guard acting on it
                         extra = {"error_code": code, "error_category": cat, "error_stage": stage}
-        if extra:
-            e = _event({**e.__dict__, **extra})
+        if extra:  # (the row's own event, made above: set in place, not made again)
+            e.__dict__.update(extra)
         if e.error_code and e.kind != "end":
             kind = ("duplicate_write" if e.error_code == "CONFLICT" and extra else
                     _KIND_OF_CODE.get(e.error_code, "logged_error"))
@@ -425,7 +425,8 @@ class _TelemetryRun:
                                                 e.error_category or "", e.error_stage or "",
                                                 _shown_name(e.tool_name or "", 200), None,
                                                 _shown(e.args_raw or e.note or ""), self.day))
-        wrong = went_wrong(e)
+        # (went_wrong's one definition reads a code or a resend: a row with neither, most of them, is not asked)
+        wrong = went_wrong(e) if e.error_code or e.retry_count else None
         if wrong is not None:
             self.wrong[wrong] += 1
         if e.error_code in CODE_CLASSES and (e.kind != "end" or e.error_code not in self.codes):
@@ -434,7 +435,8 @@ class _TelemetryRun:
             self.codes.add(e.error_code)
         self.calls += e.kind == "tool"
         self.invalid += e.kind == "tool" and (e.parse_ok is False or e.validate_ok is False)
-        self.steps = max(self.steps, e.round_index)
+        if e.round_index > self.steps:
+            self.steps = e.round_index
         if self.loop is None:
             self.loop = e.loop
         if row.get("final_status"):
