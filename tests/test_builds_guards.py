@@ -365,10 +365,32 @@ def test_07_the_stub_is_not_yet_a_wrong_step_is_told_what_still_breaks_and_the_s
     assert first.startswith(WRONG[lang]) and listed in first and "400" in first
     assert ("0 of 3 cases handled" in first) if lang == "en" else ("处理好了 0 种" in first)
     made_up = str(builds_loops.build_answer_every_call(_made_up_answers, lang=lang))
-    assert made_up.startswith(WRONG[lang]) and "two_at_once" in made_up and "three_lookups:" not in made_up
+    assert made_up.startswith(WRONG[lang]) and "two_at_once" in made_up and "three_lookups" in made_up
     right = builds_loops.build_answer_every_call(solution("07").my_tool_messages, lang=lang)
     assert right.ok and str(right).startswith(RIGHT[lang]), right
 
+
+
+def _ran_but_empty(message, run_one):
+    out = []
+    for c in message["tool_calls"]:
+        run_one(c)
+        out.append({"role": "tool", "tool_call_id": c["id"], "content": ""})
+    return out
+
+
+def _parsed_back(message, run_one):
+    return [{"role": "tool", "tool_call_id": c["id"], "content": json.loads(run_one(c))} for c in message["tool_calls"]]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_07_an_answer_is_the_text_run_one_returned_not_an_empty_one_nor_a_dict(lang):
+    """Both were praised: every call ran and was answered by its id, but the model read "" (never the error it had
+    to fix), or a dict a real API refuses with a 400."""
+    empty = str(builds_loops.build_answer_every_call(_ran_but_empty, lang=lang))
+    assert empty.startswith(WRONG[lang]) and "bad_call_between" in empty and "run_one" in empty, empty
+    parsed = str(builds_loops.build_answer_every_call(_parsed_back, lang=lang))
+    assert parsed.startswith(WRONG[lang]) and "400" in parsed and "dict" in parsed, parsed
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_07_a_step_that_raises_or_returns_no_messages_gets_a_sentence(lang):

@@ -248,8 +248,15 @@ def build_answer_every_call(fn: Callable[..., Any] | None, lang: Lang = "en") ->
             if not reply.tool_calls:
                 break
             asked = [c.id for c in reply.tool_calls]
+            results: dict[str, str] = {}  # what run_one returned for each call: what the model must read
+            base = _run_one(reg, lang)
+
+            def run_one(tool_call: dict, _base: Callable[[dict], str] = base, _results: dict = results) -> str:
+                text = _base(tool_call)
+                _results[str(tool_call.get("id") if isinstance(tool_call, dict) else None)] = text
+                return text
             try:
-                out = fn(message, _run_one(reg, lang))
+                out = fn(message, run_one)
             except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
                 return _wrong("07", _raised(exc, lang), lang)
             if out is None:
@@ -272,6 +279,15 @@ def build_answer_every_call(fn: Callable[..., Any] | None, lang: Lang = "en") ->
             if answered != asked:
                 why = t("build.nb07.protocol", lang, asked=joined(asked, lang, "list"), answered=joined(map(str, answered), lang, "list")
                         or "-")
+                break
+            # each answer is the text run_one gave for its call: an empty or made-up content, or the result parsed back
+            # into a dict (a real API refuses that: 400), leaves the model without what happened
+            wrong = next((m for m in out if m.get("content") != results.get(str(m.get("tool_call_id")))), None)
+            if wrong is not None:
+                content = wrong.get("content")
+                why = t("build.nb07.content_not_text" if not isinstance(content, str) else "build.nb07.content_not_result",
+                        lang, call=str(wrong.get("tool_call_id")), given=exercises._shown(content),
+                        kind=type(content).__name__)
                 break
         if why is None and case == "two_at_once" and (len(desk.refunds), len(desk.tickets)) != (1, 1):
             why = t("build.nb07.not_done", lang, refunds=len(desk.refunds), tickets=len(desk.tickets))
