@@ -427,3 +427,36 @@ def test_15_a_subject_limit_tighter_than_the_skills_is_not_right(lang):
 def test_16_the_field_is_spelt_as_in_the_json(lang):
     assert not b.meta_field("meta", lang=lang).ok
     assert b.meta_field("_meta", lang=lang).ok and b.meta_field(" '_meta' ", lang=lang).ok
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_16_a_key_past_the_sites_200_characters_is_refused_as_the_site_refuses_it(lang):
+    """The check cut every key to 200 characters before sending it, so a 300-character key the site refuses passed."""
+    said = str(b.key_scope_holds(lambda args, session_id: f"refund:{args['order_id']}:" + "x" * 300, lang=lang))
+    assert WRONG[lang] in said and "200" in said, said
+
+
+@pytest.mark.parametrize("change", [{"amount": {"type": "number", "exclusiveMinimum": 0, "maximum": 1}},
+                                    {"order_id": {"type": "string", "pattern": "^B\\d{4}$"}},
+                                    {"reason": {"type": "string", "enum": ["damaged", "late"]}},
+                                    {"amount": {"type": "integer", "exclusiveMinimum": 0}}])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_17_a_contract_that_refuses_the_desks_real_refunds_is_wrong(change, lang):
+    """The probe's clean call is made from the learner's own contract, so contracts that refused every real refund
+    (a maximum of 1, orders named B..., other reasons, whole amounts) were praised."""
+    import copy
+    schema = _solution("17")
+    if callable(schema):
+        schema = schema()
+    assert b.contract_catches_faults(schema, lang=lang).ok
+    tight = copy.deepcopy(schema)
+    tight["properties"].update(change)
+    said = str(b.contract_catches_faults(tight, lang=lang))
+    assert WRONG[lang] in said and "A100" in said, said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_19_a_key_that_is_not_text_is_said(lang):
+    """hash() of the order id was praised here and refused in notebook 05: it changes from process to process."""
+    said = str(b.guard_wired({"refund": lambda a: hash(a["order_id"]), "note": None}, lang=lang))
+    assert WRONG[lang] in said and "int" in said and "refund" in said, said

@@ -25,7 +25,7 @@ from typing import Any
 from ..guards import GuardConfig
 from ..i18n import LANGS, Lang, both, joined, label, said, t
 from .builds_guards import _detail
-from .exercises import Feedback, _plain, _reports, _say, _shown, check_answer
+from .exercises import Feedback, _plain, _reports, _say, _shown, check_answer, plain_problems
 from .learner_code import Said, bounded, returned_instead, unanswered
 
 __all__ = ["contract_catches_faults", "cut_keeps_pairs", "desk_rule_holds", "duplicate_call_verdict",
@@ -455,7 +455,7 @@ def _refunds_with(my_key: Callable[[dict, str], Any], calls: Sequence[tuple[dict
                 if wrong is not None:  # a tuple or a number is no header's text (str() of it was sent)
                     raise Said(wrong)
                 reply = site.execute("create_refund", json.dumps({"arguments": args}).encode(), api_key=api_key,
-                                     idempotency_key=str(key)[:200], session_id=session, lang=lang)
+                                     idempotency_key=key, session_id=session, lang=lang)  # as made: never cut to fit
                 error = reply.body.get("error") or {}
                 if reply.status == 400 and error.get("code") == "BAD_REQUEST":  # the key itself: no refund could run
                     return str(error.get("message"))
@@ -494,6 +494,11 @@ def key_scope_holds(my_key: Any, lang: Lang = "en") -> Feedback:
 # --- 17 · a contract that gives the probe's faults something to catch -------------------------------------------
 
 PROBED_TOOL = "create_refund"  # notebook 17's write: its parameters are the learner's to tighten
+#: refunds the desk really makes (its orders' own amounts, in yuan and jiao, each reason): a tightened contract lets
+#: them all by
+_17_REAL = ({"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"},
+            {"order_id": "A1005", "amount": 19.9, "reason": "out_of_stock"},
+            {"order_id": "A1004", "amount": 899, "reason": "price_error"})
 _GOOD_VERDICTS = ("ok", "repaired", "caught")
 
 
@@ -517,7 +522,16 @@ def contract_catches_faults(my_parameters: Any, lang: Lang = "en") -> Feedback:
     specs = copy.deepcopy(specs)
     next(s for s in specs if s["function"]["name"] == PROBED_TOOL)["function"]["parameters"] = my_parameters
     try:
-        report = probe(load_specs(specs, lang=lang), fake_source(), only=[PROBED_TOOL], lang=lang)
+        tools = load_specs(specs, lang=lang)
+        # the desk's own refunds first: the probe's clean call is made from the learner's contract, so a contract
+        # that refused every real refund (a maximum of 1, a pattern of B1234, integer amounts) still had one to pass
+        for call in _17_REAL:
+            checked = tools.check(PROBED_TOOL, json.dumps(call), lang=lang)
+            if not checked.ok:
+                problems = plain_problems(checked.error, lang) if checked.error is not None else "-"
+                return _say("wrong", t("build.nb17.real_refused", lang, call=json.dumps(call, ensure_ascii=False),
+                                       why=problems[:300]), lang)
+        report = probe(tools, fake_source(), only=[PROBED_TOOL], lang=lang)
     except Exception as exc:  # noqa: BLE001 - a contract the loader or the probe refuses: its sentence
         return _say("wrong", t("build.nb17.refused", lang, why=said(exc, lang)[:240]), lang)
     verdicts = {c["category"]: c["verdict"] for c in report["cells"]}
@@ -579,10 +593,16 @@ def _wired(my_writes: Any, steps: Sequence[tuple[str, dict, str]]) -> dict[str, 
     return dict(ran)
 
 
-def _recording(key: Callable[[dict], Any], raised: list[BaseException]) -> Callable[[dict], Any]:
+def _recording(key: Callable[[dict], Any], raised: list[BaseException], tool: str, lang: Lang) -> Callable[[dict], Any]:
     def recorded(args: dict) -> Any:
         try:
-            return key(args)
+            value = key(args)
+            # a key is text the store keeps: hash() of a text changes from process to process, and a number or a
+            # tuple made str() by the guard hid that (notebook 05 refuses the same)
+            wrong = returned_instead(value, "text", f"{tool}'s key", str(args.get("order_id")), lang)
+            if wrong is not None:
+                raise Said(wrong)
+            return value
         except Exception as exc:
             raised.append(exc)
             raise
@@ -610,7 +630,7 @@ def guard_wired(my_writes: Any, lang: Lang = "en") -> Feedback:
             if key is not None and not callable(key):
                 return _say("wrong", t("build.nb19.not_key", lang, tool=name, given=_shown(key)), lang)
         # a key function's own failure is the learner's to hear: the guard would answer it as a failed call
-        my_writes = {name: None if key is None else _recording(key, raised) for name, key in my_writes.items()}
+        my_writes = {name: None if key is None else _recording(key, raised, name, lang) for name, key in my_writes.items()}
     wrong = []
     for name, steps, tool, right in WIRE_SITUATIONS:
         try:
