@@ -749,13 +749,31 @@ def test_a_hostile_callable_or_value_gets_a_sentence_never_a_traceback(check, la
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+def test_09_any_id_seen_or_the_users_words_alone_are_wrong(lang):
+    """Both were praised: the recordings hold no write naming two orders, nor an order found by a read tool."""
+    def any_id(tool, args, seen):
+        ids = re.findall(r"A\d{4}", json.dumps(args))
+        return not ids or any(i in " ".join(seen) for i in ids)
+
+    def users_words(tool, args, seen):
+        return all(i in seen[0] for i in re.findall(r"A\d{4}", json.dumps(args)))
+    said = str(builds_loops.build_write_check(any_id, lang=lang))
+    assert said.startswith(WRONG[lang]) and "two_orders" in said and "A1007" in said, said
+    said = str(builds_loops.build_write_check(users_words, lang=lang))
+    assert said.startswith(WRONG[lang]) and "found_by_phone" in said, said
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
 def test_09_a_verdict_python_reads_as_true_or_false_is_one_and_a_text_is_not(lang):
     """A re.Match or None, as an if reads them, passed before and was refused as 'a path with no return'."""
     import re as re_
 
-    def by_match(tool, args, seen):
-        ids = re_.findall(r"A\d{4}", json.dumps(args))
-        return re_.search("|".join(ids), " ".join(seen)) if ids else True
+    def by_match(tool, args, seen):  # the Match of the last id when every id was seen, else None
+        found = True
+        for i in re_.findall(r"A\d{4}", json.dumps(args)):
+            found = re_.search(i, " ".join(seen))
+            if found is None:
+                return None
+        return found
     assert builds_loops.build_write_check(by_match, lang=lang).ok
     said = str(builds_loops.build_write_check(lambda tool, args, seen: "stop", lang=lang))
     assert said.startswith(WRONG[lang]) and "'stop'" in said, said

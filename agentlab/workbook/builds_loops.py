@@ -381,7 +381,21 @@ def _09_writes() -> list[tuple[str, str, dict, tuple[str, ...], bool]]:
                 ids = re.findall(r"A\d{4}", json.dumps(args, ensure_ascii=False))
                 asked = all(any(i in s for s in seen) for i in ids)
                 out.append((f"{path.stem.split('-')[-1]} {r.case_id}", tool.name, args, tuple(seen), asked))
-    return out
+    return out + list(_09_MADE)
+
+
+#: two writes the recordings lack, that tell a right check from two wrong ones: one order the user named and one
+#: nobody did (a check that wants any id seen, not every id, lets it run); and an order the user never typed, found by
+#: a read tool from their phone number (a check that reads the user's words alone stops it)
+_09_MADE = (
+    ("two_orders", "create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel",
+                                           "remark": "same as A1007"},
+     ("Please refund order A1001, I cancelled it.",
+      '{"ok": true, "data": {"order_id": "A1001", "status": "paid", "amount": 199.0}}'), False),
+    ("found_by_phone", "create_refund", {"order_id": "A1003", "amount": 2499.0, "reason": "user_cancel"},
+     ("I cancelled the order on my phone 13800138000, please refund it.",
+      '{"ok": true, "data": [{"order_id": "A1003", "status": "paid", "amount": 2499.0}]}'), True),
+)
 
 
 @bounded("09")
@@ -404,7 +418,7 @@ def build_write_check(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedb
                                   call=f"{tool} {json.dumps(args, ensure_ascii=False)}"), lang)
     if all(v is None for *_, v in said) and unanswered(fn):
         return _not_yet("09", "build.nb09.not_yet", lang)
-    for _run, tool, args, _asked, allowed in said:  # "allow" or 1 read as True: a verdict is True or False
+    for _run, tool, args, _asked, allowed in said:  # a verdict is what an `if` reads, but never text: "allow" is a word
         wrong = returned_instead(allowed, "bool", "my_write_check", f"{tool} {json.dumps(args, ensure_ascii=False)}", lang)
         if wrong is not None:
             return _wrong("09", wrong, lang)
