@@ -460,3 +460,15 @@ def test_19_a_key_that_is_not_text_is_said(lang):
     """hash() of the order id was praised here and refused in notebook 05: it changes from process to process."""
     said = str(b.guard_wired({"refund": lambda a: hash(a["order_id"]), "note": None}, lang=lang))
     assert WRONG[lang] in said and "int" in said and "refund" in said, said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_14_a_future_date_filed_under_another_field_is_wrong(lang):
+    """Every case passed with the problem filed under "amount": the model was told to change the amount."""
+    from agentlab.tools import rule
+
+    def my_rule(args, today):
+        d = args.get("date")
+        return [rule("amount", f"{d} is in the future; use {today} or earlier.")] if d and d > today else []
+    said = str(b.desk_rule_holds(my_rule, lang=lang))
+    assert WRONG[lang] in said and "amount" in said and 'rule("date"' in said, said

@@ -286,7 +286,8 @@ class _Broken(Exception):
     """The learner's rule raised, or returned what is not a list of problems: said once, after the runs."""
 
 
-def _desk_with(my_rule: Callable[[dict, str], Any], seen: list[Any]) -> Any:
+def _desk_with(my_rule: Callable[[dict, str], Any], seen: list[Any], judged: list[tuple[dict, str, Any]] | None = None
+               ) -> Any:
     """The expense desk with ``my_rule`` as its bookings' and changes' check (the desk's own rule taken out)."""
     from ..errors import Problem
     from ..scenarios import expense
@@ -304,6 +305,8 @@ def _desk_with(my_rule: Callable[[dict, str], Any], seen: list[Any]) -> Any:
             if out is None and not unanswered(my_rule):  # a path with no return: said with the call it was
                 out = Said(t("build.returned_none", lang, name="my_rule", case=json.dumps(args, ensure_ascii=False)))
             seen.append(out)
+            if judged is not None:  # what each call was told, with the call: the field a problem names is read
+                judged.append((dict(args), ledger.today().isoformat(), out))
             return list(out) if isinstance(out, list) and all(isinstance(p, Problem) for p in out) else []
         reg = expense.make_registry(ledger, lang=lang, clean=clean)
         return Registry([dataclasses.replace(tool, check=check) if tool.name in ("book_expense_record",
@@ -325,7 +328,8 @@ def desk_rule_holds(my_rule: Any, lang: Lang = "en") -> Feedback:
     if not callable(my_rule):
         return _say("wrong", t("build.sys.not_a_function", lang, given=_shown(my_rule)), lang)
     seen: list[Any] = []
-    desk = _desk_with(my_rule, seen)
+    judged: list[tuple[dict, str, Any]] = []
+    desk = _desk_with(my_rule, seen, judged)
     failed = []
     for case in load_cases(data_file("expense_cases.jsonl")):
         try:
@@ -347,6 +351,12 @@ def desk_rule_holds(my_rule: Any, lang: Lang = "en") -> Feedback:
                                why=_failed(first, lang)), lang)
     # the model reads the rule's words to fix its call: "x" passed, with no why and nothing to do next
     # a problem is terse when every language it speaks in is (日期不能在未来 says enough beside a terse English)
+    # a date in the future is the date's fault: filed under another field, the model is told to change that one
+    misfiled = next(((args, p) for args, today, problems in judged if str(args.get("date") or "") > today
+                     for p in problems if p.field != "date"), None)
+    if misfiled is not None:
+        return _say("wrong", t("build.nb14.wrong_field", lang, field=misfiled[1].field,
+                               date=str(misfiled[0].get("date"))), lang)
     terse = next((words[0] for problems in seen for p in problems if (words := _rule_words(p)) and all(map(_terse, words))), None)
     if terse is not None:
         return _say("wrong", t("build.nb14.terse", lang, said=terse), lang)
