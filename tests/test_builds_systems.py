@@ -472,3 +472,10 @@ def test_14_a_future_date_filed_under_another_field_is_wrong(lang):
         return [rule("amount", f"{d} is in the future; use {today} or earlier.")] if d and d > today else []
     said = str(b.desk_rule_holds(my_rule, lang=lang))
     assert WRONG[lang] in said and "amount" in said and 'rule("date"' in said, said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_11_a_refund_expected_without_its_amount_is_wrong(lang):
+    """Praised before: a case with no amount stays green on a refund of the wrong amount."""
+    said = str(b.promoted_expect({"refunds": [{"order_id": "A1010"}], "statuses": ["done"]}, lang=lang))
+    assert WRONG[lang] in said and "amount" in said and "A1010" in said, said

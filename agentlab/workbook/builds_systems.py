@@ -124,6 +124,10 @@ def promoted_expect(my_expect: Any, lang: Lang = "en") -> Feedback:
         return _say("not yet", t("build.nb11.todo", lang), lang)
     if not isinstance(my_expect, dict) or not my_expect:
         return _say("wrong", t("build.empty_dict" if my_expect == {} else "build.not_a_dict", lang, given=_shown(my_expect)), lang)
+    # each refund with its amount, as the cell asks: a refund of the wrong amount is the bug a case has to catch
+    refunds = my_expect.get("refunds")
+    if isinstance(refunds, list) and any(isinstance(r, dict) and "amount" not in r for r in refunds):
+        return _say("wrong", t("build.nb11.no_amount", lang, given=_shown(refunds)), lang)
     case, bad = _bad_session()
     my_expect = _statuses_as_ids(my_expect)
     try:
