@@ -431,9 +431,19 @@ def test_08_a_guard_named_as_the_chinese_tables_name_it_is_that_guard():
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+def test_08_the_caught_by_columns_own_words_name_their_guards(lang):
+    """The notebook's "caught by" column prints breaker and budget (熔断, 预算); typed as read, they were refused as no
+    guard at all."""
+    from agentlab.i18n import label
+    words = {"repeat_call": "breaker", "ping_pong": "budget"}
+    given = {**solution("08").my_guards, **{f: (w if lang == "en" else label(w, "zh")) for f, w in words.items()}}
+    right = builds_loops.build_which_guard(given, lang=lang)
+    assert right.ok and str(right).startswith(RIGHT[lang]), right
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
 def test_08_a_name_that_is_no_guard_or_no_dict_gets_a_sentence(lang):
-    said = str(builds_loops.build_which_guard({**solution("08").my_guards, "repeat_call": "breaker"}, lang=lang))
-    assert said.startswith(WRONG[lang]) and "breaker" in said and "repeat_limit" in said
+    said = str(builds_loops.build_which_guard({**solution("08").my_guards, "repeat_call": "firewall"}, lang=lang))
+    assert said.startswith(WRONG[lang]) and "firewall" in said and "repeat_limit" in said
     said = str(builds_loops.build_which_guard(["validate", "retry"], lang=lang))
     assert said.startswith(WRONG[lang]) and "list" in said
 
