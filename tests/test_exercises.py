@@ -183,7 +183,7 @@ def _exercise_checks():
     ]
 
 
-MALFORMED = ["two", "abc", "", "  ", [], {}, set(), (), ["structure"], {"a": 1}, b"2", object(), True,
+MALFORMED = ["many", "abc", "", "  ", [], {}, set(), (), ["structure"], {"a": 1}, b"2", object(), True,
              float("nan"), float("inf"), -1, 10**30, "2-3", "1/2", "二三", "２ ３"]
 
 
@@ -239,7 +239,7 @@ def test_a_malformed_answer_of_any_type_gets_a_sentence_never_a_traceback(lang):
 def test_a_number_that_does_not_read_says_a_number_is_expected_in_the_learners_language(lang):
     from agentlab.i18n import t
     policy = RetryPolicy(base=0.5, cap=8, jitter="none")
-    for answer in ("two", "abc", [], {}, "2-3"):
+    for answer in ("many", "abc", [], {}, "2-3"):
         for feedback in (longest_wait(answer, policy, 2, lang=lang), breaker_threshold(answer, lang=lang),
                          answer_is(answer, 12, WHY, hint=HINT, lang=lang)):
             assert feedback.state == "wrong"
@@ -425,3 +425,10 @@ def test_a_word_people_type_for_the_tables_label_is_read_as_it(typed, right):
     assert check_answer(typed, right, why="y", hint="h", lang="zh").ok
     assert not check_answer("下降", "raise", why="y", hint="h", lang="zh").ok
     assert not check_answer("已拦截", "not_caught", why="y", hint="h", lang="zh").ok
+
+
+
+@pytest.mark.parametrize("answer", ["third", "the third", "Third time", "three", "3rd", "第三", "三次"])
+def test_a_number_in_words_reads_as_that_number(answer):
+    """The breaker look-up asks "(1st, 2nd, 3rd...)": "third" was refused as no number while "3rd" was read."""
+    assert breaker_threshold(answer, lang="en").ok and breaker_threshold(answer, lang="zh").ok

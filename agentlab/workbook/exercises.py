@@ -370,16 +370,29 @@ def _chinese_number(text: str) -> int | None:
     return total + (digit or 0)
 
 
+# a number written in English words, up to twenty, as a count or an order ("three", "the third", "third time"): the
+# look-ups ask "(1st, 2nd, 3rd...)", and "third" was refused as no number while "3rd" was read
+_EN_COUNTS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+              "seventeen eighteen nineteen twenty").split()
+_EN_ORDERS = ("zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
+              "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth").split()
+_EN_NUMBERS = {**{w: n for n, w in enumerate(_EN_COUNTS)}, **{w: n for n, w in enumerate(_EN_ORDERS)}}
+_EN_NUMBER = re.compile(r"(?:the\s+)?([a-z]+)(?:\s+[^\d]*)?")
+
+
 def _number(given: Any) -> float | None:
-    """The answer as a number, or None when it does not read as one ("two", [], True, "2-3"); Chinese numerals
-    read as the number they write ("三次" is 3)."""
+    """The answer as a number, or None when it does not read as one ("many", [], True, "2-3"); Chinese numerals
+    read as the number they write ("三次" is 3), and English words up to twenty ("three", "the third")."""
     if isinstance(given, bool):
         return None
     if isinstance(given, str):
         match = _NUMBER.fullmatch(_plain(given))
         if not match:
             chinese = _CHINESE_NUMBER.fullmatch(_plain(given))
-            return None if chinese is None else _as_float(_chinese_number(chinese.group(1)))
+            if chinese is not None:
+                return _as_float(_chinese_number(chinese.group(1)))
+            word = _EN_NUMBER.fullmatch(_plain(given).lower())
+            return float(_EN_NUMBERS[word.group(1)]) if word and word.group(1) in _EN_NUMBERS else None
         given = match.group(1)
     elif not isinstance(given, (Real, Decimal)):
         return None
