@@ -590,3 +590,53 @@ def test_calls_no_tools_list_covers_are_still_read_as_json_and_the_report_says_w
     r = review_logs(tel, "telemetry")
     assert r["by_kind"] == {"bad_json": 1} and r["totals"]["unchecked_calls"] == 1, r
     assert review_logs(tel, "telemetry", tools=data_file("aftersales_tools.json"))["totals"]["unchecked_calls"] == 0
+
+
+def _otlp_line(*spans: dict) -> str:
+    def kv(k, v):
+        return {"key": k, "value": v if isinstance(v, dict) else {"stringValue": v}}
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"traceId": "ab" * 16, "spanId": f"{i:016x}", "name": s["op"], "startTimeUnixNano": str(1772704800 * 10**9 + i),
+         "endTimeUnixNano": str(1772704800 * 10**9 + i + 1000), "attributes": [kv(k, v) for k, v in s["attrs"].items()]}
+        for i, s in enumerate(spans)]}]}]}) + "\n"
+
+
+@pytest.mark.parametrize("attribute, value", [
+    ("gen_ai.usage.input_tokens", {"stringValue": "12.5"}), ("agentlab.latency_ms", {"stringValue": "fast"}),
+    ("agentlab.round_index", {"stringValue": "x"}), ("agentlab.turn_id", {"stringValue": "one"}),
+    ("gen_ai.tool.name", {"intValue": "7"}), ("gen_ai.tool.call.arguments", {"doubleValue": 1.5}),
+    ("agentlab.retry_count", {"arrayValue": {"values": [{"intValue": "1"}]}})])
+def test_an_otlp_attribute_of_another_type_is_read_as_unknown_never_an_unexpected_error(tmp_path, capsys, attribute,
+                                                                                        value):
+    """Another system's exporter writes what it likes: one attribute of the wrong type stopped the whole review
+    with "unexpected ValueError" and no file or line."""
+    tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_order",
+            "gen_ai.tool.call.arguments": '{"order_id": "A1001"}', "agentlab.round_index": {"intValue": "1"}}
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": {"intValue": "10"}}
+    spans = [{"op": "chat", "attrs": chat}, {"op": "execute_tool", "attrs": tool}]
+    target = tool if attribute.startswith(("gen_ai.tool", "agentlab")) else chat
+    target[attribute] = value
+    log = tmp_path / "odd.jsonl"
+    log.write_text(_otlp_line(*spans), encoding="utf-8")
+    assert main(["review", "--logs", str(log), "--format", "otel", "--out", str(tmp_path / "out")]) == 0, \
+        capsys.readouterr().err
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert report["totals"]["tool_calls"] == 1
+
+
+def test_a_byte_order_mark_and_a_gzipped_log_are_read_as_the_text_they_hold(tmp_path):
+    """A Windows editor's BOM stopped the review on line 1 ("Unexpected UTF-8 BOM"); a rotated .gz log was "not
+    UTF-8 text"."""
+    import gzip
+    text = OPENAI.read_text(encoding="utf-8")
+    want = review_logs(OPENAI)["totals"]
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert review_logs(bom)["totals"] == want
+    zipped = tmp_path / "rotated.jsonl.1"  # the name says nothing: its first two bytes do
+    zipped.write_bytes(gzip.compress(text.encode("utf-8")))
+    assert review_logs(zipped)["totals"] == want
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(gzip.compress(text.encode("utf-8"))[:40])
+    with pytest.raises(LogError):
+        review_logs(cut)

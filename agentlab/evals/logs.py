@@ -120,6 +120,12 @@ def _lines(source: str, *, progress: bool) -> Iterator[tuple[int, str]]:
         raise LogError("input.is_dir", **where)
     try:
         f = open(source, "rb")
+        # a rotated log is often gzipped: read as the text it holds (two bytes say so, whatever its name)
+        zipped = f.read(2) == b"\x1f\x8b"
+        f.seek(0)
+        if zipped:
+            import gzip
+            f = gzip.GzipFile(fileobj=f, mode="rb")  # type: ignore[assignment]
     except FileNotFoundError:
         raise LogError("input.missing", **where) from None
     except OSError as exc:
@@ -127,12 +133,14 @@ def _lines(source: str, *, progress: bool) -> Iterator[tuple[int, str]]:
     bar = None
     if progress:
         from tqdm import tqdm  # a core dependency
-        bar = tqdm(total=os.fstat(f.fileno()).st_size, unit="B", unit_scale=True, desc=Path(source).name,
+        bar = tqdm(total=None if zipped else os.fstat(f.fileno()).st_size, unit="B", unit_scale=True, desc=Path(source).name,
                    leave=False, mininterval=0.5)
     try:
-        for n, raw in enumerate(iter(functools.partial(f.readline, MAX_LINE + 1), b""), 1):
+        for n, raw in enumerate(_read_lines(f, where), 1):
             if bar is not None:
                 bar.update(len(raw))
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a byte-order mark a Windows editor wrote: not JSON
+                raw = raw[3:]
             if len(raw) > MAX_LINE:  # readline stopped at the limit: the rest of the line is never read
                 raise LogError("logs.line_too_long", path=source, line=n, limit=MAX_LINE)
             try:
@@ -145,6 +153,20 @@ def _lines(source: str, *, progress: bool) -> Iterator[tuple[int, str]]:
         if bar is not None:
             bar.close()
         f.close()
+
+
+def _read_lines(f: Any, where: dict) -> Iterator[bytes]:
+    """Each line of ``f`` up to :data:`MAX_LINE` bytes and one more; a gzip file broken half-way is said, not raised."""
+    read = functools.partial(f.readline, MAX_LINE + 1)
+    while True:
+        try:
+            raw = read()
+        except (OSError, EOFError) as exc:  # a gzip file cut short or not gzip after its first two bytes
+            reason = os_reason(exc) if isinstance(exc, OSError) and exc.errno else type(exc).__name__
+            raise LogError("input.unreadable", reason=reason, **where) from None
+        if not raw:
+            return
+        yield raw
 
 
 def _no_constant(name: str) -> None:

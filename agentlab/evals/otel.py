@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -354,11 +355,38 @@ def _rows(spans: list[dict], rounds: dict[str, int]) -> Iterator[dict]:
 _GATE_ATTRIBUTES = {g: f"agentlab.{g}" for g in ("parse_ok", "validate_ok", "exec_ok")}
 
 
+def _whole(value: Any, default: int = 0) -> int:
+    """A count or an index as a span wrote it: an int, or a text or a number that reads as one ("12", "12.0", 12.0);
+    anything else (a word, "12.5", NaN, a list) is not known: ``default``. Another system's exporter writes what it
+    likes, and one attribute of the wrong type stopped the whole review with "unexpected ValueError"."""
+    if type(value) is int:
+        return value
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return default
+    return int(number) if math.isfinite(number) and number == int(number) else default
+
+
+def _real(value: Any) -> float | None:
+    """A duration as a span wrote it, or None when it is not a finite number (a word, a list, NaN)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) and not isinstance(value, bool) else None
+
+
+def _text_or_none(value: Any) -> str | None:
+    """A name or an id as a span wrote it: text, or the text of a number or a flag; None when absent."""
+    return None if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
 def _row(s: dict, trace_id: str, rounds: dict[str, int]) -> dict:
     a = s["attrs"]
     kind = _KIND_OF[a["gen_ai.operation.name"]]
     if "agentlab.round_index" in a:
-        round_index = int(a["agentlab.round_index"])
+        round_index = _whole(a["agentlab.round_index"])
     else:  # a foreign trace: its chat spans count the turns; a tool call belongs to the turn before it
         round_index = rounds.pop(trace_id, 0) + (kind == "model")
         rounds[trace_id] = round_index  # the latest last: past _TRACES, the trace heard from longest ago is forgotten
@@ -370,22 +398,22 @@ def _row(s: dict, trace_id: str, rounds: dict[str, int]) -> dict:
         gates = _gates(stage, code)
     else:
         gates = {g: a.get(attribute) for g, attribute in _GATE_ATTRIBUTES.items()}
-    latency = a.get("agentlab.latency_ms")
+    latency = _real(a.get("agentlab.latency_ms"))
     # Event(...).to_dict() written out: every field, in the Event's order (a test holds the two keys equal), without
     # making the event (its __init__ sets 25 frozen fields one call at a time: a third of reading a span)
     return {
         "run_id": str(a.get("agentlab.run_id", trace_id)), "session_id": str(a.get("gen_ai.conversation.id", trace_id)),
-        "turn_id": int(a.get("agentlab.turn_id", 0)), "round_index": round_index, "kind": kind,
+        "turn_id": _whole(a.get("agentlab.turn_id", 0)), "round_index": round_index, "kind": kind,
         "loop": str(a.get("agentlab.loop", "")), "guard_config": str(a.get("agentlab.guard_config", "")),
-        "tool_name": a.get("gen_ai.tool.name") if kind == "tool" else None,
-        "tool_call_id": a.get("gen_ai.tool.call.id") if kind == "tool" else None,
-        "args_raw": a.get("gen_ai.tool.call.arguments") if kind == "tool" else None,
+        "tool_name": _text_or_none(a.get("gen_ai.tool.name")) if kind == "tool" else None,
+        "tool_call_id": _text_or_none(a.get("gen_ai.tool.call.id")) if kind == "tool" else None,
+        "args_raw": _text_or_none(a.get("gen_ai.tool.call.arguments")) if kind == "tool" else None,
         "parse_ok": gates["parse_ok"], "validate_ok": gates["validate_ok"], "exec_ok": gates["exec_ok"],
         "error_code": code, "error_category": category, "error_stage": stage,
-        "retry_count": int(a.get("agentlab.retry_count", 0)),
-        "latency_ms": float(latency) if latency is not None else max(0, s["end"] - s["start"]) / 1_000_000,
-        "prompt_tokens": int(a.get("gen_ai.usage.input_tokens", a.get("gen_ai.usage.prompt_tokens", 0))),
-        "completion_tokens": int(a.get("gen_ai.usage.output_tokens", a.get("gen_ai.usage.completion_tokens", 0))),
+        "retry_count": _whole(a.get("agentlab.retry_count", 0)),
+        "latency_ms": latency if latency is not None else max(0, s["end"] - s["start"]) / 1_000_000,
+        "prompt_tokens": _whole(a.get("gen_ai.usage.input_tokens", a.get("gen_ai.usage.prompt_tokens", 0))),
+        "completion_tokens": _whole(a.get("gen_ai.usage.output_tokens", a.get("gen_ai.usage.completion_tokens", 0))),
         "final_status": a.get("agentlab.final_status"), "model_visible": said,
         "replayed": bool(a.get("agentlab.replayed", False)), "note": a.get("agentlab.note", note),
         "offered": a.get("agentlab.offered"),
