@@ -204,7 +204,7 @@ print(handled_without_adapter(my_answer, rows, FAULTS, lang=LANG))
 # different orders (two).
 
 # %%
-from agentlab.workbook.builds_systems import guard_wired
+from agentlab.workbook.builds_frameworks import guard_wired
 
 my_writes = None  # which tools write, e.g. ["a_tool"], or {"a_tool": lambda args: ..., "another": None}
 print(guard_wired(my_writes, lang=LANG))

@@ -18,6 +18,7 @@ from exercise_solutions import SOLUTIONS, SOLUTIONS_ZH
 
 from agentlab.hub import progress
 from agentlab.tools import rule
+from agentlab.workbook import builds_frameworks as bf
 from agentlab.workbook import builds_repair as r
 from agentlab.workbook import builds_systems as b
 from agentlab.workbook import exercises
@@ -27,7 +28,7 @@ BUILDS = {"10": ("my_case", b.suite_case_catches), "11": ("my_expect", b.promote
           "12": ("my_cut", b.cut_keeps_pairs), "13": ("my_offer", b.routes_by_language),
           "14": ("my_rule", b.desk_rule_holds), "15": ("my_schema", b.skill_schema_holds),
           "16": ("my_key", b.key_scope_holds), "17": ("my_parameters", b.contract_catches_faults),
-          "18": ("my_reask", r.reask_policy_holds), "19": ("my_writes", b.guard_wired)}
+          "18": ("my_reask", r.reask_policy_holds), "19": ("my_writes", bf.guard_wired)}
 NOT_YET, RIGHT, WRONG = {"en": "Not yet", "zh": "还没作答"}, {"en": "Right", "zh": "答对了"}, {"en": "Not quite", "zh": "还不对"}
 
 
@@ -139,7 +140,7 @@ def test_a_case_the_suite_refuses_and_a_case_that_fails_on_the_good_build_get_a_
     assert "too broad" in b.key_scope_holds(lambda args, session_id: "refund").message
     refused = b.contract_catches_faults({"type": "bogus"})
     assert refused.state == "wrong" and "refused" in refused.message and "Traceback" not in refused.message
-    stale = b.guard_wired(["refund", "note", "lookup"])
+    stale = bf.guard_wired(["refund", "note", "lookup"])
     assert "replays a stale answer" in stale.message
     never = b.promoted_expect({"refunds": []}, lang="zh")
     assert never.state == "wrong" and "防护循环" in never.message
@@ -301,7 +302,7 @@ def test_an_answer_that_only_looks_right_fails(lang):
     """Each of these passed: a constant business key (one refund ever, for any order), a key of every argument (a
     reworded retry refunds again), tool names that are no names, and a key the site refuses (0 refunds, told the key
     "should not depend on the chat")."""
-    const = b.guard_wired({"refund": lambda a: "x", "note": None}, lang=lang)
+    const = bf.guard_wired({"refund": lambda a: "x", "note": None}, lang=lang)
     assert const.state == "wrong" and ("two different orders" if lang == "en" else "两个不同订单") in const.message
     every = b.key_scope_holds(lambda a, s: json.dumps(a, sort_keys=True), lang=lang)
     assert every.state == "wrong" and ("reworded" if lang == "en" else "换了说法") in every.message, every.message
@@ -326,7 +327,7 @@ def test_an_answer_that_only_looks_right_fails(lang):
 def test_a_wiring_mistake_is_named_not_counted(writes, said, lang):
     """A key function that raised or took no argument, a string for a function, or a tool name the agent lacks was
     told only "ran 0 times, not 1", or passed over."""
-    feedback = b.guard_wired(writes, lang=lang)
+    feedback = bf.guard_wired(writes, lang=lang)
     assert feedback.state == "wrong" and said in feedback.message, feedback.message
     assert ("ran 0" not in feedback.message and "ran 2" not in feedback.message and "执行了" not in feedback.message)
 
@@ -458,7 +459,7 @@ def test_17_a_contract_that_refuses_the_desks_real_refunds_is_wrong(change, lang
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_19_a_key_that_is_not_text_is_said(lang):
     """hash() of the order id was praised here and refused in notebook 05: it changes from process to process."""
-    said = str(b.guard_wired({"refund": lambda a: hash(a["order_id"]), "note": None}, lang=lang))
+    said = str(bf.guard_wired({"refund": lambda a: hash(a["order_id"]), "note": None}, lang=lang))
     assert WRONG[lang] in said and "int" in said and "refund" in said, said
 
 

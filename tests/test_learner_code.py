@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from agentlab.workbook import builds_guards, builds_loops, builds_repair, builds_systems, exercises, learner_code
+from agentlab.workbook import builds_frameworks, builds_guards, builds_loops, builds_repair, builds_systems, exercises, learner_code
 
 
 def _forever(*args, **kwargs):
@@ -35,7 +35,7 @@ CHECKS = {
     "14": lambda fn, lang: builds_systems.desk_rule_holds(fn, lang=lang),
     "16": lambda fn, lang: builds_systems.key_scope_holds(fn, lang=lang),
     "18": lambda fn, lang: builds_repair.reask_policy_holds(fn, lang=lang),
-    "19": lambda fn, lang: builds_systems.guard_wired({"refund": fn, "note": None}, lang=lang),
+    "19": lambda fn, lang: builds_frameworks.guard_wired({"refund": fn, "note": None}, lang=lang),
 }
 
 

@@ -21,18 +21,19 @@ import re
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import MISSING, dataclass, fields
-from functools import cache, lru_cache
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..context import protocol_problems
-from ..errors import CODES, mask_personal, redact
+from ..errors import CODES
 from ..guards import GuardConfig
 from ..i18n import Lang, Sentence
 from ..runs import STATUSES, Run, Status
 from ..tools import Registry
 from ..trace import Event, finalize
 from .failure_classes import CODE_CLASSES, FAILURE_CLASSES, effect_classes, run_classes
+from .log_cases import _obj, _shown, case_of
 from .log_report import KINDS, largest_text, review_html, write_report  # what a review says: its page, its files
 from .log_tools import REGISTRIES, WRITE_NAMES, Registries, answered, hands_over, plain_args, signature, tools_file, write_name
 from .logs import OPEN_RUNS, Format, LogRun, read_logs, read_rows, run_meta
@@ -75,40 +76,6 @@ class LogFinding:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def _shown(text: Any, limit: int = 300) -> str:
-    """Log text as a report may show it: secrets and technical detail removed, personal data masked."""
-    s = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, default=str)
-    return mask_personal(redact(s[:limit * 4]))[:limit]
-
-
-def _shown_args(text: str, limit: int) -> str:
-    """A call's arguments as a case replays them: arguments that are JSON stay JSON, each string in them shown as
-    :func:`_shown` shows text (and cut to :data:`_ARG_CHARS`); arguments that are not JSON, as text. Redacted and
-    cut as one text, a URL took the closing quote and brace with it, and the case replayed broken JSON where the
-    log had a call its schema refused."""
-    try:
-        value = json.loads(text)
-    except ValueError:  # broken, as sent: replayed as broken
-        return _shown(text, limit)
-
-    def walk(v: Any) -> Any:
-        if isinstance(v, str):
-            return _shown(v, _ARG_CHARS)
-        if isinstance(v, list):
-            return [walk(x) for x in v[:_ARG_ITEMS]]
-        if isinstance(v, dict):
-            return {_shown(str(k), 200): walk(x) for k, x in list(v.items())[:_ARG_ITEMS]}
-        return v
-    try:
-        shown = json.dumps(walk(value), ensure_ascii=False)
-    except (RecursionError, ValueError):  # nested past what a walk can take: as text
-        return _shown(text, limit)
-    return shown if len(shown) <= limit else _shown(text, limit)
-
-
-_ARG_CHARS, _ARG_ITEMS = 500, 100  # a string and a list or object in a case's arguments: what a replay keeps
-
-
 @lru_cache(maxsize=1024)
 def _shown_short(text: str, limit: int) -> str:
     return _shown(text, limit)
@@ -119,11 +86,6 @@ def _shown_name(text: Any, limit: int) -> str:
     short ones are redacted once (the rules are the module's own, fixed: the same text is redacted the same)."""
     # (a span's attribute may be a number or a list where a name is expected: _shown writes it as JSON)
     return _shown_short(text, limit) if isinstance(text, str) and len(text) <= 256 else _shown(text, limit)
-
-
-def _obj(value: Any) -> Mapping[str, Any]:
-    # (a parsed line's objects are dicts: their type is told before the Mapping ABC's slower test)
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _text(value: Any) -> str:
@@ -594,62 +556,6 @@ def runs_of(logs: Iterable[LogRun], *, registry: Registry | None = None,
         else:
             run, found = _openai_run(log, registries, writes)
         yield log, run, found
-
-
-def case_of(log: LogRun, found: list[LogFinding]) -> dict | None:
-    """A conversation as a candidate regression case in the suite's format: the user's words as the task,
-    what came before as history, and every assistant message after it replayed whole by a scripted model
-    (each call's arguments exactly as sent, broken ones too), redacted like the report. ``{"runnable", "case"}``:
-    runnable when one of the workbook's desks has every tool it calls (``eval`` runs it there); None when
-    there is nothing to replay."""
-    messages = log.messages
-    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
-    if not users:
-        return None
-    first_bad = min((f.message for f in found if f.message is not None), default=len(messages))
-    start = max((i for i in users if i <= first_bad), default=users[0])
-    script: list[Any] = []
-    for m in messages[start + 1:]:
-        if m.get("role") != "assistant":
-            continue
-        calls = []
-        for c in m.get("tool_calls") or ():
-            fn = _obj(c.get("function")) if isinstance(c, Mapping) else {}
-            raw = fn.get("arguments")
-            text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False) if isinstance(raw, Mapping) else ""
-            calls.append([_shown(str(fn.get("name") or ""), 200), _shown_args(text, 4000)])  # as sent, broken or not
-        content = m.get("content") if isinstance(m.get("content"), str) else None
-        script.append({"content": _shown(content, 2000) if content else None, "calls": calls})
-    if not script:
-        return None
-    task = messages[start].get("content")
-    history = [{"role": m["role"], "content": _shown(m.get("content") or "", 2000)}
-               for m in messages[:start] if m.get("role") in ("user", "system")]
-    names = {c[0] for s in script for c in s["calls"]}
-    scenario = _scenario_for(names)
-    case: dict[str, Any] = {"id": f"log-{Path(log.source).stem}-{log.line}", "category": "regression",
-                            "scenario": scenario or "aftersales",
-                            "task": _shown(task if isinstance(task, str) else "", 2000),
-                            "expect": {"statuses": ["done", "done_after_self_correction", "escalated"]},
-                            "fake": {"script": script}}
-    if history:
-        case["history"] = history
-    case["promoted_from"] = log.where
-    return {"runnable": scenario is not None, "case": case}
-
-
-def _scenario_for(names: set[str]) -> str | None:
-    """The desk whose tools include every tool the conversation called (a case runs there), or None."""
-    for name, tools in _desk_tools().items():
-        if names <= tools:
-            return name
-    return None
-
-
-@cache
-def _desk_tools() -> dict[str, frozenset[str]]:
-    from ..scenarios import SCENARIOS
-    return {name: frozenset(scenario.setup()[1].names) for name, scenario in SCENARIOS.items()}
 
 
 def analyze(logs: Iterable[LogRun], *, registry: Registry | None = None, writes: frozenset[str] = frozenset(),

@@ -179,7 +179,7 @@ print(handled_without_adapter(my_answer, rows, FAULTS, lang=LANG))
 # （一次）、同一线程里同样的备注两次（一次）、两个线程里同样文字的备注（两次）、退款前后各查一次状态（查两次）、给两个不同订单退款（两次）。
 
 # %%
-from agentlab.workbook.builds_systems import guard_wired
+from agentlab.workbook.builds_frameworks import guard_wired
 
 my_writes = None  # 哪些工具会写，比如 ["a_tool"]，或者 {"a_tool": lambda args: ..., "another": None}
 print(guard_wired(my_writes, lang=LANG))
