@@ -14,8 +14,10 @@ raw ``arguments`` string into either clean arguments or a :class:`ToolError`::
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,8 +30,8 @@ from .names import suggest
 from .records import quick
 from .schema import close_objects, compile_schema, transform
 
-__all__ = ["LEGACY_TYPES", "BusinessCheck", "BusinessLimit", "Checked", "Registry", "Tool", "ToolsInputError",
-           "from_legacy_types", "load_specs", "over_limit", "rule"]
+__all__ = ["LEGACY_TYPES", "WRITE_VERBS", "BusinessCheck", "BusinessLimit", "Checked", "Registry", "Tool",
+           "ToolsInputError", "from_legacy_types", "guess_write", "load_specs", "over_limit", "rule"]
 
 BusinessCheck = Callable[[dict], Iterable[Problem] | None]
 #: the business limits a call would pass (see :func:`over_limit`); empty or None: within them
@@ -393,3 +395,26 @@ def from_legacy_types(schema: Any) -> Any:
                 node["type"] = LEGACY_TYPES.get(t_, t_)
         return node
     return transform(schema, retype)
+
+
+# --- reads and writes, guessed from a tool's name -----------------------------------------------
+#: verbs a tool that changes the world is named with (when nothing else says which tools write): a write taken for a
+#: read is never claimed and may run twice, a read taken for a write costs a claim, so the list errs toward writes
+WRITE_VERBS = frozenset("""
+    accept activate add adjust append apply approve archive assign attach authorize ban block book buy cancel capture
+    change charge checkout claim clear close commit complete confirm connect create credit debit decline delete
+    deploy deposit detach disable dismiss drop edit enable enroll escalate exchange execute finalize flag fulfil
+    fulfill grant hold import increase insert invite issue link lock make mark merge modify move notify open order
+    patch pay place post publish purchase push put record redeem refund register reject release remove rename
+    renew reopen replace reschedule reserve reset resolve restore return revoke save schedule send set share ship
+    sign start stop submit subscribe suspend terminate transfer trigger unblock unlink unlock unsubscribe update
+    upgrade upload upsert void withdraw write""".split())
+
+
+@lru_cache(maxsize=2048)
+def guess_write(name: str) -> bool:
+    """Whether a tool changes the world, guessed from its first verb (``cancel_order``, ``updateUser``,
+    ``orders.close_ticket``): the one guess the probe and the log review make when no tools file says."""
+    last = re.split(r"[./:]", name)[-1]
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", last).lower().replace("-", "_").split("_")
+    return bool(words) and words[0] in WRITE_VERBS

@@ -797,3 +797,15 @@ def test_the_probe_does_work_linear_in_the_tools_not_quadratic(monkeypatch):
         return read[0]
     small, big = specs_read(20), specs_read(80)
     assert big < 4.5 * small, (small, big)  # four times the tools: about four times the reads, not sixteen
+
+
+@pytest.mark.parametrize("name, write", [("close_ticket", True), ("assignTicket", True), ("approve_refund", True),
+                                         ("tickets.reopen", True), ("revoke_key", True), ("merge_accounts", True),
+                                         ("get_ticket", False), ("list_orders", False), ("search", False),
+                                         ("top_products", False), ("voucher_for_order", False)])
+def test_one_guess_of_a_write_by_its_name_for_the_probe_and_the_review(name, write):
+    """close_ticket was a read to the probe (a duplicated close filed harmless) and to the log review, which each
+    kept a verb list of its own; the one guess errs toward writes."""
+    from agentlab.evals.log_tools import write_name
+    from agentlab.evals.probe import guess_write
+    assert guess_write(name) is write and write_name(name) is write

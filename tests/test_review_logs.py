@@ -55,9 +55,9 @@ def test_telemetry_sample():
 
 
 def test_writes_marked_by_a_tools_file(tmp_path):
-    tools = [{"type": "function", "side_effect": True, "function": {"name": "issue_voucher", "parameters": {
+    tools = [{"type": "function", "side_effect": True, "function": {"name": "voucher_for_order", "parameters": {
         "type": "object", "properties": {"order_id": {"type": "string"}}}}}]
-    call = {"id": "c1", "type": "function", "function": {"name": "issue_voucher", "arguments": '{"order_id": "A1"}'}}
+    call = {"id": "c1", "type": "function", "function": {"name": "voucher_for_order", "arguments": '{"order_id": "A1"}'}}
     msgs = [{"role": "user", "content": "voucher please"},
             {"role": "assistant", "content": None, "tool_calls": [call]}, {"role": "tool", "tool_call_id": "c1", "content": "{}"},
             {"role": "assistant", "content": None, "tool_calls": [{**call, "id": "c2"}]},
@@ -66,7 +66,7 @@ def test_writes_marked_by_a_tools_file(tmp_path):
     log.write_text(json.dumps({"messages": msgs, "tools": tools}) + "\n")
     spec = tmp_path / "tools.json"
     spec.write_text(json.dumps(tools))
-    assert "duplicate_write" not in review_logs(log)["by_kind"]  # no verb in the name, no file: a read
+    assert "duplicate_write" not in review_logs(log)["by_kind"]  # no write verb in the name, no file: a read
     marked = review_logs(log, tools=spec)
     assert marked["by_kind"] == {"duplicate_write": 1} and marked["settings"]["writes"] == "tools file"
 

@@ -12,7 +12,7 @@ whose events have the fields the loop records, so the headline numbers are those
 
 A **write** (a side-effect tool, sent twice = done twice) is a tool the team's tools file marks
 ``"side_effect": true``; without a file, a tool whose name starts with a verb that changes something
-(:data:`WRITE_NAMES`: ``create_``, ``update_``, ``delete_``...).
+(:func:`agentlab.tools.guess_write`: ``create_``, ``close_``, ``updateUser``...).
 """
 from __future__ import annotations
 
@@ -35,11 +35,11 @@ from ..trace import Event, finalize
 from .failure_classes import CODE_CLASSES, FAILURE_CLASSES, effect_classes, run_classes
 from .log_cases import _obj, _shown, case_of
 from .log_report import KINDS, largest_text, review_html, write_report  # what a review says: its page, its files
-from .log_tools import REGISTRIES, WRITE_NAMES, Registries, answered, hands_over, plain_args, signature, tools_file, write_name
+from .log_tools import REGISTRIES, Registries, answered, hands_over, plain_args, signature, tools_file, write_name
 from .logs import OPEN_RUNS, Format, LogRun, read_logs, read_rows, run_meta
 from .metrics import Tally, repair_turns, went_wrong
 
-__all__ = ["KINDS", "WRITE_NAMES", "LogFinding", "analyze", "case_of", "largest_text", "review_html", "review_logs", "runs_of", "tools_file",
+__all__ = ["KINDS", "LogFinding", "analyze", "case_of", "largest_text", "review_html", "review_logs", "runs_of", "tools_file",
            "write_report"]
 
 _KIND_OF_CODE = {"BAD_JSON": "bad_json", "UNKNOWN_TOOL": "unknown_tool", "INVALID_ARGS": "invalid_args",
@@ -366,7 +366,7 @@ class _TelemetryRun:
                     self.seen[sig] = n
                     if len(self.seen) > _SIGNATURES:
                         self.seen.popitem(last=False)
-                    write = e.tool_name in self.writes or (not self.writes and bool(WRITE_NAMES.match(e.tool_name)))
+                    write = e.tool_name in self.writes or (not self.writes and write_name(e.tool_name))
                     code = ("CONFLICT" if write and n == 2 and e.exec_ok
                             else "LOOP_DETECTED" if not write and n == REPEAT_LIMIT else "")
                     if code:

@@ -18,10 +18,10 @@ from typing import Any
 from ..jsonutil import JsonReason, canonical
 from ..resources import read_text
 from ..schema import SchemaError
-from ..tools import Registry
+from ..tools import Registry, guess_write
 from .logs import LogError
 
-__all__ = ["HANDOVER", "REGISTRIES", "WRITE_NAMES", "Registries", "answered", "hands_over", "plain_args", "signature",
+__all__ = ["HANDOVER", "REGISTRIES", "Registries", "answered", "hands_over", "plain_args", "signature",
            "tools_file", "write_name"]
 
 REGISTRIES = 32  # distinct tools lists kept compiled
@@ -133,9 +133,6 @@ def _read(checked: Any) -> Checked:
 
 
 # --- calls and answers, as a review reads them -------------------------------------------------
-#: a tool whose name starts with one of these verbs changes something (when no tools file says)
-WRITE_NAMES = re.compile(r"^(?:create|update|delete|remove|cancel|book|send|pay|refund|submit|transfer|set|add|post)_",
-                         re.I)
 #: a call to one of these hands the user to a person: the run ended in a takeover
 HANDOVER = re.compile(r"escalat|hand_?off|hand_?over|transfer_to_(?:human|agent)|human", re.I)
 _NAME = 256  # a tool's name longer than this is read each time: a log calls a few short ones, again and again
@@ -155,14 +152,10 @@ def answered(content: Any) -> bool:
     return not (isinstance(content, dict) and (content.get("ok") is False or "error" in content))
 
 
-@lru_cache(maxsize=1024)
-def _write_name(name: str) -> bool:
-    return bool(WRITE_NAMES.match(name))
-
-
 def write_name(name: str) -> bool:
-    """Whether a tool is a write by its name (:data:`WRITE_NAMES`), when no tools file says."""
-    return _write_name(name) if len(name) <= _NAME else bool(WRITE_NAMES.match(name))
+    """Whether a tool is a write by its name (:func:`agentlab.tools.guess_write`: its first verb), when no tools file
+    says. A long name is read each time (the guess keeps short ones: a log calls a few, again and again)."""
+    return guess_write(name) if len(name) <= _NAME else guess_write.__wrapped__(name)
 
 
 @lru_cache(maxsize=1024)

@@ -31,7 +31,6 @@ import importlib.util
 import json
 import math
 import random
-import re
 import sys
 import time
 from collections import Counter
@@ -52,7 +51,7 @@ from ..models.interface import Model, call
 from ..runs import Run
 from ..schema import compile_schema, transform
 from ..store import MemoryStore
-from ..tools import Registry, Tool
+from ..tools import Registry, Tool, guess_write
 from ..trace import Event
 from ..version import __version__
 from .metrics import repair_turns, self_correction_rate
@@ -106,17 +105,6 @@ class ProbeInterrupted(KeyboardInterrupt):
 
 
 # --- the tools: stubs, implementations, reads and writes -----------------------------------
-_WRITE_VERBS = frozenset("""add book buy cancel change create delete edit escalate exchange insert make modify order pay place
-post purchase refund register remove reserve return schedule send set submit transfer update write""".split())
-
-
-def guess_write(name: str) -> bool:
-    """Whether a tool changes the world, guessed from its first verb (``cancel_order``, ``updateUser``)."""
-    last = re.split(r"[./]", name)[-1]
-    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", last).lower().split("_")
-    return bool(words) and words[0] in _WRITE_VERBS
-
-
 def dry_run(tool: Tool) -> Callable[..., Any]:
     """A stand-in for a tool nobody implemented: it checks its arguments against the schema and echoes them.
 
