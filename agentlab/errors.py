@@ -47,7 +47,7 @@ from .redaction import (
     redact_secrets,
 )
 
-__all__ = ["CODES", "Category", "Problem", "Reason", "Stage", "ToolError", "ToolFailure", "UnknownCode", "UsageError",
+__all__ = ["CODES", "RESULT_LIMIT", "Category", "Problem", "Reason", "Stage", "ToolError", "ToolFailure", "UnknownCode", "UsageError",
            "find_secrets", "friendly", "json_type", "make_error", "mask_personal", "redact", "redact_secrets",
            "render", "retry_seconds", "with_stage"]
 
@@ -304,7 +304,8 @@ def render(error: ToolError | None, lang: Lang = "en", *, data: Any = None, data
         # emoji each, which reading joins into one) and extras a redaction rule could touch go the careful way.
         rest = _clean_json(extra) if extra else "{}"
         if rest is not None and escape_surrogates(rest) is rest:  # a lone surrogate in an extra: the careful way
-            return '{"ok": true, "data": ' + data_json + (", " + rest[1:-1] if extra else "") + "}"
+            text = '{"ok": true, "data": ' + data_json + (", " + rest[1:-1] if extra else "") + "}"
+            return text if len(text) <= RESULT_LIMIT else _too_large(text, lang)
     if error is None:
         body: dict[str, Any] = {"ok": True, "data": data}
     else:
@@ -315,6 +316,21 @@ def render(error: ToolError | None, lang: Lang = "en", *, data: Any = None, data
     # surrogate (half an emoji from a model or a tool) becomes its JSON escape, so what
     # the model is told can always be stored and sent. Always strict JSON: NaN and
     # Infinity become null, and a value that cannot be serialised becomes its text.
+    text = escape_surrogates(_safe_json(body))
+    return text if len(text) <= RESULT_LIMIT else _too_large(text, lang)
+
+
+#: the most characters a model is told of one tool result: a tool that returned five megabytes filled the model's
+#: context with it, and the run said done. Past it, the model reads the result's start and what happened to the rest
+RESULT_LIMIT = 50_000
+_RESULT_START = 2_000  # characters of a result past RESULT_LIMIT the model still reads
+
+
+def _too_large(text: str, lang: Lang) -> str:
+    """What the model is told of a result past :data:`RESULT_LIMIT`: that it was cut, how large it was, its start."""
+    # (already redacted whole: a slice of it cannot hold what the whole did not)
+    body = {"ok": True, "data": None, "cut": {"characters": len(text), "start": text[:_RESULT_START] + "…"},
+            "note": t("result.too_large", lang, n=len(text), limit=RESULT_LIMIT, start=_RESULT_START)}
     return escape_surrogates(_safe_json(body))
 
 

@@ -137,3 +137,18 @@ def test_a_result_rendered_around_its_stored_text_reads_as_one_serialised_again(
     assert fast == render(None, "en", data=plain, **extra)
     assert json.loads(fast).keys() == {"ok", "data", *extra}
     assert "hunter2" not in fast and "sk-abcdef" not in fast and "/srv/app.py" not in fast
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_result_past_the_limit_reaches_the_model_cut_and_said_so(lang):
+    """A tool that returned five megabytes filled the model's context with them, and the run said done."""
+    from agentlab.errors import RESULT_LIMIT
+    from agentlab.store import result_json
+    huge = {"rows": [{"id": i, "text": "x" * 40} for i in range(20_000)]}
+    for told in (render(None, lang, data=huge), render(None, lang, data=huge, data_json=result_json(huge))):
+        body = json.loads(told)
+        assert len(told) <= RESULT_LIMIT and body["ok"] is True and body["data"] is None
+        assert body["cut"]["characters"] > RESULT_LIMIT and body["cut"]["start"].startswith('{"ok": true')
+        assert f"{RESULT_LIMIT:,}" in body["note"]
+    small = render(None, lang, data={"rows": [1, 2]})
+    assert json.loads(small) == {"ok": True, "data": {"rows": [1, 2]}}
