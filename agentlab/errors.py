@@ -438,7 +438,10 @@ def _problem_hint(p: Problem, lang: Lang) -> str:
         text = t("problem.missing", lang, description=desc)
     elif r == "unknown_field":
         allowed = _listed(p.allowed or (), lang, str) or "-"
-        if p.suggestion:
+        if p.expected:  # patternProperties: a name matching one of its patterns is allowed too
+            text = t("problem.unknown_field.pattern" if p.allowed else "problem.unknown_field.pattern_only", lang,
+                     allowed=allowed, pattern=_technical(p.expected))
+        elif p.suggestion:
             text = t("problem.unknown_field.suggest", lang, suggestion=p.suggestion, allowed=allowed)
         else:
             text = t("problem.unknown_field", lang, allowed=allowed)

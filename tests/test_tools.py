@@ -191,3 +191,32 @@ def test_arguments_that_are_neither_text_nor_an_object_are_refused_as_not_an_obj
     name = next(iter(reg)).name
     checked = reg.check(name, raw)
     assert not checked.ok and checked.error.code == "BAD_JSON" and checked.parse_ok is False
+
+
+_CHANNEL = {"type": "object", "properties": {
+    "channel": {"oneOf": [
+        {"type": "object", "properties": {"kind": {"const": "phone"}, "number": {"type": "string"}},
+         "required": ["kind", "number"]},
+        {"type": "object", "properties": {"kind": {"const": "email"}, "address": {"type": "string"}},
+         "required": ["kind", "address"]}]},
+    "custom_fields": {"type": "object", "patternProperties": {"^cf_[a-z_]+$": {"type": "string"}},
+                      "additionalProperties": False}}, "required": ["channel"]}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_model_is_told_every_branch_a_tagged_one_of_allows_and_the_pattern_a_field_name_must_match(lang):
+    """A kind of "fax" was told "Use one of: phone" (email was as good); {"kind": "email"} without its address was
+    told its kind was wrong; a name patternProperties refused was told "Allowed fields: -"."""
+    import json
+
+    from agentlab import Registry, Tool
+    reg = Registry([Tool("t", "d", _CHANNEL)])
+
+    def problems(args: dict) -> list[dict]:
+        return json.loads(reg.check("t", json.dumps(args)).render(lang))["error"]["problems"]
+    (fax,) = problems({"channel": {"kind": "fax", "number": "1"}})
+    assert fax["field"] == "channel.kind" and fax["allowed"] == ["phone", "email"]
+    (email,) = problems({"channel": {"kind": "email", "number": "1"}})
+    assert email["field"] == "channel.address" and email["reason"] == "missing"
+    (name,) = problems({"channel": {"kind": "phone", "number": "1"}, "custom_fields": {"region": "x"}})
+    assert name["reason"] == "unknown_field" and "^cf_[a-z_]+$" in name["hint"] and " -" not in name["hint"]

@@ -6,6 +6,7 @@ Each check has the shape ``check(value, parent path, key, problems)`` and append
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable
@@ -264,8 +265,17 @@ def _any_of(subs: list[Check], raw: list, *, one: bool) -> Check:
             out.append(Problem(path, "wrong_type", got=v, expected=" or ".join(r[0].expected for r in results)))
             return
         deeper = [r for r in results if not any(p.field == path and p.reason == "wrong_type" for p in r)]
-        if deeper:  # the value had the right shape for a branch: report that branch's problems
-            out.extend(min(deeper, key=len))
+        found_tags = [next((p for p in r if p.reason == "not_in_enum"), None) for r in deeper]
+        tags = [p for p in found_tags if p is not None]
+        if len(tags) > 1 and len(tags) == len(found_tags) and len({p.field for p in tags}) == 1:
+            # branches told apart by one field ({"kind": "phone"} | {"kind": "email"}) and the value fits none: every
+            # value that field may take, not the nearest branch's alone ("Use one of: phone", where "email" was as
+            # good); what else each branch wants depends on which one is meant
+            values = tuple(dict.fromkeys(a for p in tags for a in (p.allowed or ())))
+            out.append(dataclasses.replace(tags[0], allowed=values))
+        elif deeper:  # the value had the right shape for a branch: report that branch's problems, the branch whose
+            # fixed values it matches first ({"kind": "email"} means the email branch, whatever it lacks)
+            out.extend(min(deeper, key=lambda r: (sum(p.reason == "not_in_enum" for p in r), len(r))))
         else:
             out.append(Problem(path, "no_match", got=v, expected=shapes))
     return check_any

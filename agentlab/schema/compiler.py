@@ -118,6 +118,8 @@ class Compiler:
         extra_check = None if extra is True or extra is False else self.compile(extra)
         closed = extra is False
         allowed = tuple(props)
+        # the names patternProperties allows, as the schema writes them: "Allowed fields: -" told a model nothing
+        named_by = " | ".join(s.get("patternProperties", {})) or None
         near = suggester(allowed) if closed else None  # the fields' index is built here, once, not per call
         min_p, max_p = s.get("minProperties"), s.get("maxProperties")
 
@@ -142,7 +144,8 @@ class Compiler:
                 if matched:
                     continue
                 if near is not None:
-                    out.append(Problem(join(here, k), "unknown_field", allowed=allowed, suggestion=near(k)))
+                    out.append(Problem(join(here, k), "unknown_field", allowed=allowed, suggestion=near(k),
+                                       expected=named_by))
                 elif extra_check is not None:
                     extra_check(x, here, k, out)
             if min_p is not None and len(v) < min_p:
