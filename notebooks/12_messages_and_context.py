@@ -188,8 +188,9 @@ print(first_role_after_cut(my_answer, lang=LANG))
 # "Keep the last 10 messages" started on a tool reply whose call it had cut off. Write `my_cut(messages, keep)`: the
 # system prompt first, then the latest messages, at most `keep` of them, never starting on a tool reply (skip such
 # replies, and keep as many of the rest as fit). Predict first: is 10 the only `keep` for which the naive cut goes
-# wrong? The check runs your function on the long chat above for every `keep` from 1 to its length, checks each
-# result with `protocol_problems`, and says for which values of `keep` it still breaks.
+# wrong? The check runs your function on the long chat above for every `keep` from 1 to its length, and on the same
+# chat with some calls made two at once (two tool replies in a row), checks each result with `protocol_problems`, and
+# says for which values of `keep` it still breaks. Return a new list: the loop's next turn starts from the one given.
 
 # %%
 from agentlab.workbook.builds_systems import cut_keeps_pairs

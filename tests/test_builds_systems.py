@@ -480,3 +480,35 @@ def test_11_a_refund_expected_without_its_amount_is_wrong(lang):
     """Praised before: a case with no amount stays green on a refund of the wrong amount."""
     said = str(b.promoted_expect({"refunds": [{"order_id": "A1010"}], "statuses": ["done"]}, lang=lang))
     assert WRONG[lang] in said and "amount" in said and "A1010" in said, said
+
+
+def _skips_one_reply(messages, keep):
+    tail = messages[1:][-keep:]
+    if tail and tail[0]["role"] == "tool":
+        tail = tail[1:]
+    return [messages[0], *tail]
+
+
+def _cuts_in_place(messages, keep):
+    start = max(1, len(messages) - keep)
+    while start < len(messages) - 1 and messages[start]["role"] == "tool":
+        start += 1
+    del messages[1:start]
+    return messages
+
+
+def _drops_every_reply(messages, keep):
+    return [messages[0], *[m for m in messages[1:] if m["role"] != "tool"][-keep:]]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_12_a_cut_that_skips_one_reply_or_cuts_the_callers_list_is_wrong_and_each_fault_is_named(lang):
+    """The long chat never has two tool replies in a row, so an `if` passed for the `while`; a cut that deleted from
+    the caller's list passed; one that dropped every reply was told it started on an orphaned reply."""
+    said = str(b.cut_keeps_pairs(_skips_one_reply, lang=lang))
+    assert WRONG[lang] in said and ("two tools at once" in said if lang == "en" else "一次调用两个工具" in said), said
+    said = str(b.cut_keeps_pairs(_cuts_in_place, lang=lang))
+    assert WRONG[lang] in said and ("changed the list" in said if lang == "en" else "改动了传给它的消息列表" in said), said
+    said = str(b.cut_keeps_pairs(_drops_every_reply, lang=lang))
+    assert WRONG[lang] in said and ("reply was left out" in said if lang == "en" else "回复却被删掉了" in said), said
+    assert ("whose call was cut off" not in said) if lang == "en" else ("调用被裁掉" not in said)

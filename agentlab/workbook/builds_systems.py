@@ -159,6 +159,27 @@ def _long_chat(lang: Lang) -> tuple[Any, list[dict]]:
                   {"role": "user", "content": case.text(lang)}]
 
 
+@cache
+def _parallel_chat(lang: Lang) -> list[dict]:
+    """The long chat with its first three tool calls each made two at once (the model's parallel calls): two tool
+    replies in a row, which the long chat never has, so a cut that skips one leading tool reply and not all of them
+    cannot pass for one that skips them all."""
+    _, history = _long_chat(lang)
+    out: list[dict] = []
+    doubled: dict[str, str] = {}  # a call's id -> its twin's
+    for m in history:
+        calls = m.get("tool_calls") if m.get("role") == "assistant" else None
+        if calls and len(doubled) < 3:
+            twin = {**calls[0], "id": f"{calls[0]['id']}_b"}
+            doubled[calls[0]["id"]] = twin["id"]
+            out.append({**m, "tool_calls": [*calls, twin]})
+            continue
+        out.append(dict(m))
+        if m.get("role") == "tool" and m.get("tool_call_id") in doubled:
+            out.append({**m, "tool_call_id": doubled[m["tool_call_id"]]})
+    return out
+
+
 def _longest_tail(history: Sequence[Mapping[str, Any]], keep: int) -> int:
     """How many of the latest messages (after the system prompt) a right cut keeps: at most ``keep``, never
     starting on a tool reply."""
@@ -179,35 +200,45 @@ def cut_keeps_pairs(my_cut: Any, lang: Lang = "en") -> Feedback:
         return _say("not yet", t("build.nb12.todo", lang), lang)
     if not callable(my_cut):
         return _say("wrong", t("build.sys.not_a_function", lang, given=_shown(my_cut)), lang)
-    _, history = _long_chat(lang)
-    broken: dict[str, list[int]] = {}
-    for keep in range(1, len(history)):
-        try:
-            out = my_cut([dict(m) for m in history], keep)
-        except Exception as exc:  # noqa: BLE001 - the learner's function raised: a sentence
-            return _raised(exc, lang)
-        if out is None:
-            if unanswered(my_cut):
-                return _say("not yet", t("build.nb12.todo", lang), lang)
-            return _say("wrong", t("build.returned_none", lang, name="my_cut", case=f"keep={keep}"), lang)
-        if not isinstance(out, list) or not all(isinstance(m, Mapping) for m in out) or not out:
-            return _say("wrong", t("build.nb12.not_messages", lang, keep=keep, given=_shown(out)), lang)
-        want = _longest_tail(history, keep)
-        tail = [dict(m) for m in out[1:]]
-        if out[0] != history[0]:
-            broken.setdefault("build.nb12.no_system", []).append(keep)
-        elif protocol_problems(out):
-            broken.setdefault("build.nb12.orphan", []).append(keep)
-        elif tail != history[len(history) - len(tail):] or not tail:
-            broken.setdefault("build.nb12.not_a_tail", []).append(keep)
-        elif len(tail) > keep:
-            broken.setdefault("build.nb12.too_many", []).append(keep)
-        elif len(tail) < want:
-            broken.setdefault("build.nb12.too_few", []).append(keep)
-    if broken:
-        said_ = [t(key, lang, keeps=joined(map(str, keeps[:6]), lang, "list") + ("…" if len(keeps) > 6 else ""), n=len(keeps))
-                 for key, keeps in broken.items()]
+    said_: list[str] = []
+    for chat, history in (("long", _long_chat(lang)[1]), ("parallel", _parallel_chat(lang))):
+        broken: dict[str, list[int]] = {}
+        for keep in range(1, len(history)):
+            given = [dict(m) for m in history]
+            try:
+                out = my_cut(given, keep)
+            except Exception as exc:  # noqa: BLE001 - the learner's function raised: a sentence
+                return _raised(exc, lang)
+            if out is None:
+                if unanswered(my_cut):
+                    return _say("not yet", t("build.nb12.todo", lang), lang)
+                return _say("wrong", t("build.returned_none", lang, name="my_cut", case=f"keep={keep}"), lang)
+            if not isinstance(out, list) or not all(isinstance(m, Mapping) for m in out) or not out:
+                return _say("wrong", t("build.nb12.not_messages", lang, keep=keep, given=_shown(out)), lang)
+            if given != history:  # the caller's own list, changed: the next cut (the loop's next turn) starts short
+                return _say("wrong", t("build.nb12.changed_input", lang, keeps=keep), lang)
+            want = _longest_tail(history, keep)
+            tail = [dict(m) for m in out[1:]]
+            problems = protocol_problems(out)
+            if out[0] != history[0]:
+                broken.setdefault("build.nb12.no_system", []).append(keep)
+            elif problems:  # the one the API names: a reply whose call was cut off, or a call left with no reply
+                orphan = any(getattr(p, "key", "") == "protocol.orphan" for p in problems)
+                broken.setdefault("build.nb12.orphan" if orphan else "build.nb12.unanswered", []).append(keep)
+            elif tail != history[len(history) - len(tail):] or not tail:
+                broken.setdefault("build.nb12.not_a_tail", []).append(keep)
+            elif len(tail) > keep:
+                broken.setdefault("build.nb12.too_many", []).append(keep)
+            elif len(tail) < want:
+                broken.setdefault("build.nb12.too_few", []).append(keep)
+        found = [t(key, lang, keeps=joined(map(str, keeps[:6]), lang, "list") + ("…" if len(keeps) > 6 else ""),
+                   n=len(keeps)) for key, keeps in broken.items()]
+        if found and chat == "parallel":  # said as the chat it was found in: the learner's cut passed the other
+            found = [t("build.nb12.in_parallel", lang, said=joined(found, lang, "sentence"))]
+        said_ += found
+    if said_:
         return _say("wrong", joined(said_, lang, "sentence"), lang)
+    history = _long_chat(lang)[1]
     return _say("right", t("build.nb12.right", lang, n=len(history) - 1), lang)
 
 

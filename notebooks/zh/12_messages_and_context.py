@@ -187,7 +187,8 @@ print(first_role_after_cut(my_answer, lang=LANG))
 # “保留最后 10 条消息”的截断以一条工具回执开头，而它对应的调用被裁掉了。写出 `my_cut(messages, keep)`：先是系统提示词，
 # 再是最新的消息，最多 `keep` 条，并且不能以工具回执开头（跳过这样的回执，其余的能留多少留多少）。先预测：只有
 # `keep` = 10 时朴素截断才出错吗？检查会在上面那段长对话上，对 `keep` 从 1 到对话长度的每个值运行你的函数，
-# 用 `protocol_problems` 检查每个结果，并说出还在哪些 `keep` 上出错。
+# 也会在同一段对话里有几次调用是一次发出两个的版本（连着两条工具回执）上运行，用 `protocol_problems` 检查每个结果，
+# 并说出还在哪些 `keep` 上出错。请返回一个新列表：循环的下一轮要从传进来的那个列表开始。
 
 # %%
 from agentlab.workbook.builds_systems import cut_keeps_pairs
