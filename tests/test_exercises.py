@@ -432,3 +432,12 @@ def test_a_word_people_type_for_the_tables_label_is_read_as_it(typed, right):
 def test_a_number_in_words_reads_as_that_number(answer):
     """The breaker look-up asks "(1st, 2nd, 3rd...)": "third" was refused as no number while "3rd" was read."""
     assert breaker_threshold(answer, lang="en").ok and breaker_threshold(answer, lang="zh").ok
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_whole_tools_list_entry_is_told_to_give_its_parameters_and_no_rule_number_is_shown(lang):
+    """Given the whole {"type": "function", ...} entry, a learner read "type must be one of ... got 'function'"."""
+    from agentlab.workbook import builds_systems
+    entry = {"type": "function", "function": {"name": "create_refund", "parameters": GOOD}}
+    for said in (str(schema_contract(entry, WHEN, lang=lang)), str(builds_systems.contract_catches_faults(entry, lang=lang))):
+        assert "parameters" in said and "got" not in said and "function" in said, said

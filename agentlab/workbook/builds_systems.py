@@ -563,6 +563,8 @@ def contract_catches_faults(my_parameters: Any, lang: Lang = "en") -> Feedback:
         return _say("not yet", t("build.nb17.todo", lang), lang)
     if not isinstance(my_parameters, dict):
         return _say("wrong", t("build.not_a_dict", lang, given=_shown(my_parameters)), lang)
+    if my_parameters.get("type") == "function" and isinstance(my_parameters.get("function"), dict):
+        return _say("wrong", t("exercise.whole_tool_entry", lang), lang)  # its "parameters" are what is asked
     specs = json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8"))
     specs = copy.deepcopy(specs)
     next(s for s in specs if s["function"]["name"] == PROBED_TOOL)["function"]["parameters"] = my_parameters

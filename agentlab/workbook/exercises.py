@@ -506,6 +506,9 @@ def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Feedbac
         return _say("wrong", t("exercise.schema_not_a_dict", lang, given=_shown(schema)), lang)
     if not isinstance(description, str):
         return _say("wrong", t("exercise.description_not_text", lang, given=_shown(description)), lang)
+    if schema.get("type") == "function" and isinstance(schema.get("function"), dict):
+        # the whole tools-list entry: its "parameters" is the schema asked for
+        return _say("wrong", t("exercise.whole_tool_entry", lang), lang)
     try:
         reg = Registry([Tool("create_refund", description, schema)])
         bad = [f for f in lint(reg, lang=lang) if f.severity != "info"]
