@@ -640,3 +640,35 @@ def test_a_byte_order_mark_and_a_gzipped_log_are_read_as_the_text_they_hold(tmp_
     cut.write_bytes(gzip.compress(text.encode("utf-8"))[:40])
     with pytest.raises(LogError):
         review_logs(cut)
+
+
+def test_another_systems_otlp_runs_are_counted_by_how_they_ended_and_on_the_day_they_ran(tmp_path):
+    """Spans in the GenAI conventions from another system (no agentlab.final_status): every run was "failed", and
+    every day "-"."""
+    from datetime import UTC, datetime
+
+    def trace(trace_id: str, *spans: dict) -> str:
+        line = json.loads(_otlp_line(*spans))
+        for span in line["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+            span["traceId"] = trace_id
+        return json.dumps(line) + "\n"
+    chat = {"op": "chat", "attrs": {"gen_ai.operation.name": "chat"}}
+    root = {"op": "invoke_agent", "attrs": {"gen_ai.operation.name": "invoke_agent"}}
+
+    def tool(name: str) -> dict:
+        return {"op": "execute_tool", "attrs": {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+                                                "gen_ai.tool.call.arguments": '{"order_id": "A1001"}'}}
+    log = tmp_path / "foreign.jsonl"
+    log.write_text(trace("a1" * 16, chat, tool("get_order"), chat, root)
+                   + trace("b2" * 16, chat, tool("get_order"), root)
+                   + trace("c3" * 16, chat, tool("escalate_to_human"), chat, root), encoding="utf-8")
+    r = review_logs(log, "otel")
+    day = datetime.fromtimestamp(1772704800, tz=UTC).strftime("%Y-%m-%d")
+    assert list(r["days"]) == [day], r["days"]
+    h = r["headline"]  # done, failed (it stopped on a call nothing answered), escalated
+    assert (h["finished_rate"], h["takeover_rate"], h["unfinished_rate"]) == pytest.approx((1 / 3, 1 / 3, 2 / 3))
+
+
+def test_an_epoch_written_as_text_gives_its_day():
+    from agentlab.evals.logs import run_meta
+    assert run_meta({"timestamp": "1772704800"})["day"] == run_meta({"timestamp": 1772704800})["day"] != ""

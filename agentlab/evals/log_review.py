@@ -258,6 +258,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
 
 _EVENT_FIELDS = frozenset(f.name for f in fields(Event))
 _REQUIRED = frozenset(f.name for f in fields(Event) if f.default is MISSING)
+_SPAN_FIELDS = _EVENT_FIELDS | {"timestamp"}  # what otel.read_otlp gives a span: an Event's fields and its start
 
 
 def _event(values: Mapping[str, Any]) -> Event:
@@ -296,6 +297,7 @@ class _TelemetryRun:
         "keep",
         "kind_stage",
         "kinds",
+        "last",
         "last_line",
         "line",
         "loop",
@@ -320,6 +322,7 @@ class _TelemetryRun:
         self.registry, self.writes, self.keep = registry, writes, keep
         self.calls = self.invalid = self.steps = self.found = self.unchecked = 0
         self.status: str | None = None  # the last final_status a row gave
+        self.last: str | None = None  # the kind of the last row before the end ("handover": a hand-over tool called)
         self.loop: str | None = None
         self.end: Event | None = None
         # signatures of the calls so far (a repeat, a duplicate write): a bounded window, oldest forgotten first
@@ -333,8 +336,17 @@ class _TelemetryRun:
         self.events: list[Event] = []
 
     def add(self, row: Mapping[str, Any]) -> None:
-        # (a row without a time holds Event fields only: no copy to leave the others out)
-        e = _event(row if row.keys() <= _EVENT_FIELDS else {k: v for k, v in row.items() if k in _EVENT_FIELDS})
+        # (a row without a time holds Event fields only: no copy to leave the others out; a span's row, those and
+        # its start: one copy, less the start)
+        keys = row.keys()
+        if keys <= _EVENT_FIELDS:
+            e = _event(row)
+        elif keys <= _SPAN_FIELDS:
+            values = dict(row)
+            del values["timestamp"]
+            e = _event(values)
+        else:
+            e = _event({k: v for k, v in row.items() if k in _EVENT_FIELDS})
         extra: dict[str, Any] = {}
         if e.error_code and not (e.error_category in _CATEGORIES and e.error_stage in _STAGES):
             # a system that logs the code only, or names of its own: the taxonomy is the one table's
@@ -405,11 +417,20 @@ class _TelemetryRun:
             self.status = str(row["final_status"])
         if e.kind == "end":
             self.end = e
+        elif self.last != "handover":  # (a hand-over ends the run's own work, whatever follows it)
+            kind = e.kind
+            self.last = "handover" if kind == "tool" and e.tool_name and hands_over(e.tool_name) else kind
         if self.keep:
             self.events.append(e)
 
     def final_status(self) -> str:
-        return self.status if self.status in STATUSES else "failed"
+        if self.status in STATUSES:
+            return self.status
+        if self.status is None and self.end is not None and self.last in ("model", "handover"):
+            # a run that ended and says no status (another system's spans): read as a conversation log is, from how
+            # it ended: on a hand-over, on the model's words, or (below) on a call no answer followed
+            return "escalated" if self.last == "handover" else "done"
+        return "failed"
 
     def run(self) -> Run:
         """The run as the loop records one (``keep=True`` only: the events are what it holds)."""

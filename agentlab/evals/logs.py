@@ -420,6 +420,8 @@ def _day(value: Any) -> str:
         if isinstance(value, (int, float)):
             seconds = value / 1000 if value > 1e11 else value
             return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%d")
+        if isinstance(value, str) and value.isdigit():  # an epoch written as text ("1772704800"): the number
+            return _day(int(value))
         if isinstance(value, str) and value:
             if _UTC_STAMP.fullmatch(value):  # a time of day in UTC: the day is its date's, read once a date
                 return _utc_date(value[:10])

@@ -355,6 +355,9 @@ def _rows(spans: list[dict], rounds: dict[str, int]) -> Iterator[dict]:
 _GATE_ATTRIBUTES = {g: f"agentlab.{g}" for g in ("parse_ok", "validate_ok", "exec_ok")}
 
 
+_Y2K_NS = 946_684_800 * 10**9  # a span that says it started before 2000 gives no day (a made-up "1" ns)
+
+
 def _whole(value: Any, default: int = 0) -> int:
     """A count or an index as a span wrote it: an int, or a text or a number that reads as one ("12", "12.0", 12.0);
     anything else (a word, "12.5", NaN, a list) is not known: ``default``. Another system's exporter writes what it
@@ -382,11 +385,20 @@ def _text_or_none(value: Any) -> str | None:
     return None if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def _int(value: Any) -> int:
+    return value if type(value) is int else _whole(value)  # (most are ints: no call past this one)
+
+
+def _str(value: Any) -> str | None:
+    return value if value is None or type(value) is str else _text_or_none(value)
+
+
 def _row(s: dict, trace_id: str, rounds: dict[str, int]) -> dict:
     a = s["attrs"]
     kind = _KIND_OF[a["gen_ai.operation.name"]]
     if "agentlab.round_index" in a:
-        round_index = _whole(a["agentlab.round_index"])
+        v = a["agentlab.round_index"]
+        round_index = v if type(v) is int else _whole(v)
     else:  # a foreign trace: its chat spans count the turns; a tool call belongs to the turn before it
         round_index = rounds.pop(trace_id, 0) + (kind == "model")
         rounds[trace_id] = round_index  # the latest last: past _TRACES, the trace heard from longest ago is forgotten
@@ -398,25 +410,30 @@ def _row(s: dict, trace_id: str, rounds: dict[str, int]) -> dict:
         gates = _gates(stage, code)
     else:
         gates = {g: a.get(attribute) for g, attribute in _GATE_ATTRIBUTES.items()}
-    latency = _real(a.get("agentlab.latency_ms"))
+    latency = a.get("agentlab.latency_ms")
+    if latency is not None and type(latency) is not float:  # (most spans: none, or a float; the rest read carefully)
+        latency = _real(latency)
     # Event(...).to_dict() written out: every field, in the Event's order (a test holds the two keys equal), without
     # making the event (its __init__ sets 25 frozen fields one call at a time: a third of reading a span)
     return {
         "run_id": str(a.get("agentlab.run_id", trace_id)), "session_id": str(a.get("gen_ai.conversation.id", trace_id)),
-        "turn_id": _whole(a.get("agentlab.turn_id", 0)), "round_index": round_index, "kind": kind,
+        "turn_id": _int(a.get("agentlab.turn_id", 0)), "round_index": round_index, "kind": kind,
         "loop": str(a.get("agentlab.loop", "")), "guard_config": str(a.get("agentlab.guard_config", "")),
-        "tool_name": _text_or_none(a.get("gen_ai.tool.name")) if kind == "tool" else None,
-        "tool_call_id": _text_or_none(a.get("gen_ai.tool.call.id")) if kind == "tool" else None,
-        "args_raw": _text_or_none(a.get("gen_ai.tool.call.arguments")) if kind == "tool" else None,
+        "tool_name": _str(a.get("gen_ai.tool.name")) if kind == "tool" else None,
+        "tool_call_id": _str(a.get("gen_ai.tool.call.id")) if kind == "tool" else None,
+        "args_raw": _str(a.get("gen_ai.tool.call.arguments")) if kind == "tool" else None,
         "parse_ok": gates["parse_ok"], "validate_ok": gates["validate_ok"], "exec_ok": gates["exec_ok"],
         "error_code": code, "error_category": category, "error_stage": stage,
-        "retry_count": _whole(a.get("agentlab.retry_count", 0)),
+        "retry_count": _int(a.get("agentlab.retry_count", 0)),
         "latency_ms": latency if latency is not None else max(0, s["end"] - s["start"]) / 1_000_000,
-        "prompt_tokens": _whole(a.get("gen_ai.usage.input_tokens", a.get("gen_ai.usage.prompt_tokens", 0))),
-        "completion_tokens": _whole(a.get("gen_ai.usage.output_tokens", a.get("gen_ai.usage.completion_tokens", 0))),
+        "prompt_tokens": _int(a.get("gen_ai.usage.input_tokens", a.get("gen_ai.usage.prompt_tokens", 0))),
+        "completion_tokens": _int(a.get("gen_ai.usage.output_tokens", a.get("gen_ai.usage.completion_tokens", 0))),
         "final_status": a.get("agentlab.final_status"), "model_visible": said,
         "replayed": bool(a.get("agentlab.replayed", False)), "note": a.get("agentlab.note", note),
         "offered": a.get("agentlab.offered"),
+        # when the span started, for the day a run is counted on (epoch seconds: a system's own spans carry no
+        # other date, and a team's rates per day all fell on "-")
+        "timestamp": s["start"] / 1e9 if s["start"] > _Y2K_NS else None,
     }
 
 
