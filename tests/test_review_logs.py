@@ -672,3 +672,18 @@ def test_another_systems_otlp_runs_are_counted_by_how_they_ended_and_on_the_day_
 def test_an_epoch_written_as_text_gives_its_day():
     from agentlab.evals.logs import run_meta
     assert run_meta({"timestamp": "1772704800"})["day"] == run_meta({"timestamp": 1772704800})["day"] != ""
+
+
+def test_function_calling_as_the_api_had_it_before_tool_calls_is_read_as_tool_calls(tmp_path):
+    """An assistant's function_call was neither counted nor checked, and its function message was "a history the
+    API would refuse" for its role."""
+    msgs = [{"role": "user", "content": "Where is my order?"},
+            {"role": "assistant", "content": None, "function_call": {"name": "get_order", "arguments": '{"orderId": "A1"}'}},
+            {"role": "function", "name": "get_order", "content": "{}"},
+            {"role": "assistant", "content": "It has shipped."}]
+    log = tmp_path / "legacy.jsonl"
+    log.write_text(json.dumps({"messages": msgs, "tools": TOOLS}) + "\n"
+                   + json.dumps({"request": {"messages": msgs[:1], "tools": TOOLS},
+                                 "response": {"choices": [{"message": msgs[1]}]}}) + "\n", encoding="utf-8")
+    r = review_logs(log)
+    assert r["totals"]["tool_calls"] == 2 and r["by_kind"] == {"invalid_args": 2}, r["by_kind"]

@@ -162,6 +162,8 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
         return cat, stage
 
     for problem in protocol_problems(messages):
+        if getattr(problem, "key", "") == "protocol.never_answered":
+            continue  # calls the log ends on: how it ended (its status), not a history sent and refused
         kind = "orphan_tool_message" if "a tool message answering" in problem else "refused_history"
         at = re.match(r"message (\d+):", problem)
         index = int(at[1]) if at else len(messages) - 1

@@ -25,7 +25,7 @@ import functools
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -354,6 +354,8 @@ def _exchange(name: str, source: str, n: int, d: dict, tools_of: Callable[[str, 
             else response.get("message")
         if isinstance(message, dict):
             messages.append({"role": "assistant", **message})
+            if "function_call" in message:  # a response in the older function-calling shape
+                messages = _as_tool_calls(messages)
         u = response.get("usage")
         if isinstance(u, dict):
             usage = ((_int(u.get("prompt_tokens")), _int(u.get("completion_tokens"))),)
@@ -372,10 +374,30 @@ def _continues(before: tuple[dict, ...], after: tuple[dict, ...]) -> bool:
 
 
 def _messages(source: str, n: int, messages: list) -> tuple[dict, ...]:
+    legacy = False
     for i, m in enumerate(messages):
         if not isinstance(m, dict) or not isinstance(m.get("role"), str):
             raise LogError("logs.bad_message", path=source, line=n, index=i)
-    return tuple(messages)
+        legacy = legacy or "function_call" in m or m["role"] == "function"
+    return tuple(_as_tool_calls(messages) if legacy else messages)
+
+
+def _as_tool_calls(messages: Sequence[dict]) -> list[dict]:
+    """Function calling as the API had it before tool calls (an assistant's ``function_call``, answered by a
+    ``function`` message), read as the tool call and tool message it is now: the call was neither counted nor
+    checked, and its answer was "a history the API would refuse" for its role."""
+    out: list[dict] = []
+    last = None
+    for i, m in enumerate(messages):
+        call = m.get("function_call")
+        if m.get("role") == "assistant" and isinstance(call, dict) and not m.get("tool_calls"):
+            last = f"function_call_{i}"
+            m = {**{k: v for k, v in m.items() if k != "function_call"},
+                 "tool_calls": [{"id": last, "type": "function", "function": call}]}
+        elif m.get("role") == "function":
+            m = {**{k: v for k, v in m.items() if k != "name"}, "role": "tool", "tool_call_id": last or f"function_{i}"}
+        out.append(m)
+    return out
 
 
 def _tools(source: str, n: int, tools: Any) -> tuple[dict, ...]:
