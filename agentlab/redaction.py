@@ -130,7 +130,8 @@ def _phrase(match: re.Match[str]) -> str:
     label = kept.rstrip("=：").lower()
     if (_KEY_WORD.fullmatch(label) or label == "pass") and (
             _PHRASE.match(match.string, match.start("value"))
-            or match.string[match.end("value"):match.end("value") + 40].lstrip(" \t\"':=：").startswith(_SECRET)):
+            # (a separator _PHRASE reads, 是 and 为 too: "password:password是[secret removed]" kept its label)
+            or match.string[match.end("value"):match.end("value") + 40].lstrip(" \t\"':=：是为").startswith(_SECRET)):
         return match[0]  # "password: access_token: x": the next key's secret follows, matched in its turn
     if not kept or kept.lower() in _NOT_SECRETS:
         return match[0]  # prose
