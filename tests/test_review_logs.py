@@ -687,3 +687,17 @@ def test_function_calling_as_the_api_had_it_before_tool_calls_is_read_as_tool_ca
                                  "response": {"choices": [{"message": msgs[1]}]}}) + "\n", encoding="utf-8")
     r = review_logs(log)
     assert r["totals"]["tool_calls"] == 2 and r["by_kind"] == {"invalid_args": 2}, r["by_kind"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_anthropic_messages_are_refused_by_name_never_read_as_a_log_with_no_calls(tmp_path, capsys, lang):
+    """Read as chat completions, tool_use blocks held no call: 0 tool calls, nothing wrong, exit 0."""
+    msgs = [{"role": "user", "content": "Refund A1001"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "create_refund",
+                                               "input": {"order_id": "A1001"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}]
+    log = tmp_path / "anthropic.jsonl"
+    log.write_text(json.dumps({"messages": msgs}) + "\n", encoding="utf-8")
+    assert main(["review", "--logs", str(log), "--out", str(tmp_path / "out"), "--lang", lang]) == 2
+    said = capsys.readouterr().err
+    assert "tool_use" in said and "anthropic.jsonl:1" in said and "Traceback" not in said, said

@@ -379,7 +379,15 @@ def _messages(source: str, n: int, messages: list) -> tuple[dict, ...]:
         if not isinstance(m, dict) or not isinstance(m.get("role"), str):
             raise LogError("logs.bad_message", path=source, line=n, index=i)
         legacy = legacy or "function_call" in m or m["role"] == "function"
+        content = m.get("content")
+        if type(content) is list and any(isinstance(part, dict) and part.get("type") in _ANTHROPIC_PARTS
+                                         for part in content):
+            # another API's messages: read as chat completions they held no call, and the review said nothing wrong
+            raise LogError("logs.anthropic", path=source, line=n, index=i)
     return tuple(_as_tool_calls(messages) if legacy else messages)
+
+
+_ANTHROPIC_PARTS = frozenset({"tool_use", "tool_result"})  # the Messages API's calls and answers, in a message's content
 
 
 def _as_tool_calls(messages: Sequence[dict]) -> list[dict]:
