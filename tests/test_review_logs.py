@@ -98,6 +98,25 @@ def test_not_text_and_bad_rows(tmp_path):
         list(read_logs(tmp_path / "missing.jsonl"))
 
 
+def test_every_row_is_checked_though_rows_of_one_shape_are_checked_once(tmp_path):
+    """A row whose keys repeat an earlier row's, each with its own type, is checked as the first was: a type of
+    another kind in the same keys is refused on its own line, and a null is kept or left out by its field."""
+    from agentlab.evals.logs import read_rows
+    log = tmp_path / "t.jsonl"
+    rows = [{"run_id": "r", "kind": "tool", "tool_name": "get_order", "retry_count": 0, "args_raw": "{}"},
+            {"run_id": "r", "kind": "tool", "tool_name": "get_order", "retry_count": 1, "args_raw": None},
+            {"run_id": "r", "kind": "tool", "tool_name": "get_order", "retry_count": None, "args_raw": "{}"},
+            {"run_id": "r", "kind": "end", "tool_name": None, "retry_count": 0, "args_raw": None}]
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    read = [r for _, r in read_rows(log)]
+    assert [r.get("retry_count", "-") for r in read] == [0, 1, "-", 0]  # a count may not be null: not said
+    assert [r.get("args_raw", "-") for r in read] == ["{}", None, "{}", None]  # the arguments may: kept
+    rows.insert(2, {"run_id": "r", "kind": "tool", "tool_name": "get_order", "retry_count": "1", "args_raw": "{}"})
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(LogError, match=r"t\.jsonl:3: .*retry_count.*str"):
+        list(read_rows(log))
+
+
 def test_cli_bad_sample_one_line_no_traceback(tmp_path, capsys):
     assert main(["review", "--logs", str(BAD), "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err

@@ -260,7 +260,6 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
 
 _EVENT_FIELDS = frozenset(f.name for f in fields(Event))
 _REQUIRED = frozenset(f.name for f in fields(Event) if f.default is MISSING)
-_SPAN_FIELDS = _EVENT_FIELDS | {"timestamp"}  # what otel.read_otlp gives a span: an Event's fields and its start
 
 
 def _event(values: Mapping[str, Any]) -> Event:
@@ -338,16 +337,13 @@ class _TelemetryRun:
         self.events: list[Event] = []
 
     def add(self, row: Mapping[str, Any]) -> None:
-        # (a row without a time holds Event fields only: no copy to leave the others out; a span's row, those and
-        # its start: one copy, less the start)
-        keys = row.keys()
-        if keys <= _EVENT_FIELDS:
-            e = _event(row)
-        elif keys <= _SPAN_FIELDS:
-            values = dict(row)
-            del values["timestamp"]
-            e = _event(values)
-        else:
+        # a row holds Event fields, and a span's row its start besides: its values go into the new event whole, the
+        # start taken out (as _event, without copying the row first); a row with other keys, the Event fields only
+        e = object.__new__(Event)
+        values = e.__dict__
+        values.update(row)
+        values.pop("timestamp", None)
+        if not (values.keys() <= _EVENT_FIELDS and values.keys() >= _REQUIRED):
             e = _event({k: v for k, v in row.items() if k in _EVENT_FIELDS})
         extra: dict[str, Any] = {}
         if e.error_code and not (e.error_category in _CATEGORIES and e.error_stage in _STAGES):

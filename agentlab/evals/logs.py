@@ -478,23 +478,43 @@ def _int(value: Any) -> int:
 
 # --- telemetry ---------------------------------------------------------------------------------
 def _json_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, dict]]:
+    """Each line's row as :func:`_row` keeps it, its fields' types checked. A log of one system writes a few shapes
+    of row (the same keys, each with the same type), a million times: each shape is checked once, and what a row of
+    it keeps is remembered with it."""
+    shapes: dict[tuple, tuple[str, ...]] = {}  # (keys, their types) -> the keys a row keeps; a bounded few
     for n, text in lines:
         d = _object(source, n, text)
-        for key in ("run_id", "kind"):
-            if not isinstance(d.get(key), str) or not d[key]:
-                if "messages" in d or "request" in d or "resourceSpans" in d:  # another format's line: say which
-                    raise LogError("logs.other_format", path=source, line=n, keys=Listed(list(d)[:6]),
-                                   format="otel" if "resourceSpans" in d else "openai", chosen="telemetry")
-                raise LogError("logs.row_field", path=source, line=n, field=key)
-        if d["kind"] not in ("model", "tool", "end"):
-            raise LogError("logs.row_kind", path=source, line=n, got=str(d["kind"])[:30])
-        for key, value in d.items():
-            # a parsed line holds the JSON types themselves (no subclass): its type is looked up, not tested
-            allowed = _EXACT_TYPES.get(key)
-            if allowed is not None and type(value) not in allowed:
-                raise LogError("logs.row_type", path=source, line=n, field=key, got=type(value).__name__)
-        yield n, d
+        rid, kind = d.get("run_id"), d.get("kind")
+        if type(rid) is not str or not rid or type(kind) is not str or not kind:
+            key = "run_id" if type(rid) is not str or not rid else "kind"
+            if "messages" in d or "request" in d or "resourceSpans" in d:  # another format's line: say which
+                raise LogError("logs.other_format", path=source, line=n, keys=Listed(list(d)[:6]),
+                               format="otel" if "resourceSpans" in d else "openai", chosen="telemetry")
+            raise LogError("logs.row_field", path=source, line=n, field=key)
+        if kind not in ("model", "tool", "end"):
+            raise LogError("logs.row_kind", path=source, line=n, got=kind[:30])
+        shape = (tuple(d), tuple(map(type, d.values())))  # (a parsed line holds the JSON types themselves)
+        kept = shapes.get(shape)
+        if kept is None:
+            for key, value in d.items():
+                allowed = _EXACT_TYPES.get(key)
+                if allowed is not None and type(value) not in allowed:
+                    raise LogError("logs.row_type", path=source, line=n, field=key, got=type(value).__name__)
+            # null is not said, unless the field may be null
+            kept = tuple(k for k, v in d.items() if k in _KEPT and (v is not None or k in _NULLABLE))
+            if len(shapes) < _SHAPES:  # (a log of ever new shapes is checked row by row, as it was)
+                shapes[shape] = kept
+        # the fields an Event cannot do without, when a system does not log them: the run is its session
+        row = {"session_id": rid, "turn_id": 0, "round_index": 0}
+        if len(kept) == len(d):
+            row.update(d)
+        else:
+            for k in kept:
+                row[k] = d[k]
+        yield n, row
 
+
+_SHAPES = 256
 
 def _otel_rows(source: str) -> Iterator[tuple[int, dict]]:
     from importlib import import_module
@@ -513,15 +533,7 @@ def read_rows(path: str | Path, fmt: Format = "telemetry", *, progress: bool = F
         # writes each with its type), no other key (a test holds the two equal)
         yield from _otel_rows(source)
         return
-    for n, d in _json_rows(source, _lines(source, progress=progress)):
-        yield n, _row(d)
-
-
-def _row(d: dict) -> dict:
-    # the fields an Event cannot do without, when a system does not log them: the run is its session
-    row = {"session_id": d["run_id"], "turn_id": 0, "round_index": 0}
-    row.update({k: v for k, v in d.items() if k in _KEPT and (v is not None or k in _NULLABLE)})  # null: not said
-    return row
+    yield from _json_rows(source, _lines(source, progress=progress))
 
 
 def _telemetry(source: str, rows: Iterable[tuple[int, dict]]) -> Iterator[LogRun]:
@@ -531,7 +543,7 @@ def _telemetry(source: str, rows: Iterable[tuple[int, dict]]) -> Iterator[LogRun
     for n, d in rows:
         rid = d["run_id"]
         first, held = open_runs.setdefault(rid, (n, []))
-        held.append(_row(d))
+        held.append(d)  # (a row already: json lines made into rows as they are read, a span's row is one)
         if d["kind"] == "end":
             del open_runs[rid]
             yield _run_of(source, first, n, held)

@@ -246,7 +246,7 @@ def _read_lines(lines: Iterable[str], where: str, lang: Lang) -> Iterator[dict]:
             if held > MAX_DOCUMENT:  # not JSON Lines, and past what one document may hold
                 raise OtlpError(where, first, "otel.too_long", lang)
             continue
-        if not line.strip():
+        if not line or line.isspace():
             continue
         try:
             doc = _loads(line)
@@ -291,7 +291,7 @@ def _spans(doc: Any, where: str, line: int, lang: Lang) -> list[dict]:
             for s in spans:
                 try:
                     out.append({"trace": _hex(s.get("traceId", "")), "start": int(s.get("startTimeUnixNano") or 0),
-                                "end": int(s.get("endTimeUnixNano") or 0), "name": str(s.get("name", "")),
+                                "end": int(s.get("endTimeUnixNano") or 0),
                                 "status": s.get("status") or {}, "attrs": _attrs(s.get("attributes") or [])})
                 except (TypeError, ValueError, AttributeError, OverflowError, RecursionError, KeyError):
                     raise bad("otel.not_otlp") from None  # Infinity as a time, an attribute with no key...
@@ -338,18 +338,21 @@ def _rows(spans: list[dict], rounds: dict[str, int]) -> Iterator[dict]:
     """Rows in the order of the run: by trace as they first appear, then by ``agentlab.seq`` or start time,
     the run's own span last (its row is the ``end`` event). ``rounds`` carries a foreign trace's turn count
     from one line to the next."""
-    genai = [s for s in spans if _KIND_OF.get(str(s["attrs"].get("gen_ai.operation.name", ""))) is not None]
-    if len(genai) == 1:  # a collector's file: one span a line, nothing to group or order
-        yield _row(genai[0], genai[0]["trace"], rounds)
+    if len(spans) == 1:  # a collector's file: one span a line, nothing to group or order
+        s = spans[0]
+        kind = _KIND_OF.get(str(s["attrs"].get("gen_ai.operation.name", "")))
+        if kind is not None:
+            yield _row(s, kind, s["trace"], rounds)
         return
-    traces: dict[str, list[dict]] = {}
-    for s in genai:
-        traces.setdefault(s["trace"], []).append(s)
+    traces: dict[str, list[tuple[str, dict]]] = {}
+    for s in spans:
+        kind = _KIND_OF.get(str(s["attrs"].get("gen_ai.operation.name", "")))
+        if kind is not None:
+            traces.setdefault(s["trace"], []).append((kind, s))
     for trace_id, group in traces.items():
-        group.sort(key=lambda s: (_KIND_OF[s["attrs"]["gen_ai.operation.name"]] == "end",
-                                  s["attrs"].get("agentlab.seq", -1), s["start"]))
-        for s in group:
-            yield _row(s, trace_id, rounds)
+        group.sort(key=lambda ks: (ks[0] == "end", ks[1]["attrs"].get("agentlab.seq", -1), ks[1]["start"]))
+        for kind, s in group:
+            yield _row(s, kind, trace_id, rounds)
 
 
 _GATE_ATTRIBUTES = {g: f"agentlab.{g}" for g in ("parse_ok", "validate_ok", "exec_ok")}
@@ -393,9 +396,8 @@ def _str(value: Any) -> str | None:
     return value if value is None or type(value) is str else _text_or_none(value)
 
 
-def _row(s: dict, trace_id: str, rounds: dict[str, int]) -> dict:
+def _row(s: dict, kind: str, trace_id: str, rounds: dict[str, int]) -> dict:
     a = s["attrs"]
-    kind = _KIND_OF[a["gen_ai.operation.name"]]
     if "agentlab.round_index" in a:
         v = a["agentlab.round_index"]
         round_index = v if type(v) is int else _whole(v)
