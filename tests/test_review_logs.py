@@ -720,3 +720,51 @@ def test_anthropic_messages_are_refused_by_name_never_read_as_a_log_with_no_call
     assert main(["review", "--logs", str(log), "--out", str(tmp_path / "out"), "--lang", lang]) == 2
     said = capsys.readouterr().err
     assert "tool_use" in said and "anthropic.jsonl:1" in said and "Traceback" not in said, said
+
+
+def _chunk(delta: dict, **more) -> dict:
+    return {"id": "c1", "object": "chat.completion.chunk", "created": 1764547200,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": None}], **more}
+
+
+def test_a_streamed_reply_logged_as_its_chunks_is_read_as_the_reply_they_make(tmp_path):
+    """A response logged as the chunks of a stream was read as no reply: its calls were neither counted nor checked,
+    and the review said nothing was wrong."""
+    ask = [{"role": "user", "content": "Where is my order?"}]
+    chunks = [_chunk({"role": "assistant", "content": None, "tool_calls": [
+                  {"index": 0, "id": "call_1", "type": "function", "function": {"name": "get_", "arguments": ""}}]}),
+              _chunk({"tool_calls": [{"index": 0, "function": {"name": "order", "arguments": '{"orderId": '}}]}),
+              _chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"A1"}'}},
+                                     {"index": 1, "id": "call_2", "function": {"name": "get_order",
+                                                                               "arguments": '{"order_id": "A1001"}'}}]}),
+              _chunk({}, usage={"prompt_tokens": 90, "completion_tokens": 12})]
+    log = tmp_path / "streamed.jsonl"
+    log.write_text(json.dumps({"request": {"messages": ask, "tools": TOOLS}, "response": chunks}) + "\n",
+                   encoding="utf-8")
+    [run] = list(read_logs(log))
+    calls = run.messages[-1]["tool_calls"]
+    assert [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls] == [
+        ("call_1", "get_order", '{"orderId": "A1"}'), ("call_2", "get_order", '{"order_id": "A1001"}')]
+    assert run.usage == ((90, 12),) and run.day == "2025-12-01"
+    r = review_logs(log)
+    assert r["totals"]["tool_calls"] == 2 and r["by_kind"].get("invalid_args") == 1, r
+    # one chunk alone as the response, and a text reply streamed: read the same way
+    log.write_text(json.dumps({"request": {"messages": ask}, "response": _chunk({"content": "It has "})}) + "\n"
+                   + json.dumps({"request": {"messages": ask}, "response": [_chunk({"content": "It has "}),
+                                                                            _chunk({"content": "shipped."})]}) + "\n",
+                   encoding="utf-8")
+    assert [r.messages[-1]["content"] for r in read_logs(log)] == ["It has ", "It has shipped."]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_streamed_chunks_a_line_each_or_a_list_of_no_chunks_are_refused_by_name(tmp_path, capsys, lang):
+    log = tmp_path / "chunks.jsonl"
+    log.write_text(json.dumps(_chunk({"content": "Hi"})) + "\n", encoding="utf-8")
+    assert main(["review", "--logs", str(log), "--out", str(tmp_path / "out"), "--lang", lang]) == 2
+    said = capsys.readouterr().err
+    assert "chat.completion.chunk" in said and "chunks.jsonl:1" in said and "Traceback" not in said, said
+    log.write_text(json.dumps({"request": {"messages": [{"role": "user", "content": "hi"}]},
+                               "response": [{"text": "hi"}]}) + "\n", encoding="utf-8")
+    assert main(["review", "--logs", str(log), "--out", str(tmp_path / "out"), "--lang", lang]) == 2
+    said = capsys.readouterr().err
+    assert "chat.completion.chunk" in said and "response" in said and "Traceback" not in said, said

@@ -327,6 +327,8 @@ def _openai(name: str, source: str, lines: Iterable[tuple[int, str]], shared: _T
 def _shape_error(source: str, n: int, d: dict) -> LogError:
     """A line that is no chat-completions exchange: when its keys are another format's (telemetry rows, OTLP spans),
     the error names that format to choose, not the keys alone."""
+    if _is_chunk(d):  # a streamed reply logged a chunk a line: no conversation can be read from one
+        return LogError("logs.chunk_line", path=source, line=n)
     other = "telemetry" if {"run_id", "kind"} <= d.keys() else "otel" if "resourceSpans" in d else None
     if other is not None:
         return LogError("logs.other_format", path=source, line=n, keys=Listed(list(d)[:6]), format=other, chosen="openai")
@@ -348,6 +350,8 @@ def _exchange(name: str, source: str, n: int, d: dict, tools_of: Callable[[str, 
         raise _shape_error(source, n, d)
     messages = list(_messages(source, n, request["messages"]))
     usage: tuple[tuple[int, int], ...] = ()
+    if isinstance(response, list) or (isinstance(response, dict) and _is_chunk(response)):
+        response = _assembled(source, n, response if isinstance(response, list) else [response])
     if isinstance(response, dict):
         choices = response.get("choices")
         message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) \
@@ -363,6 +367,64 @@ def _exchange(name: str, source: str, n: int, d: dict, tools_of: Callable[[str, 
     if not meta["day"] and isinstance(response, dict):
         meta["day"] = _day(response.get("created"))
     return LogRun(name, n, n, tuple(messages), tools_of(source, n, request.get("tools")), usage=usage, **meta)
+
+
+def _is_chunk(d: Any) -> bool:
+    """Whether ``d`` is one chunk of a streamed reply (``chat.completion.chunk``: its choices hold deltas)."""
+    if not isinstance(d, dict):
+        return False
+    choices = d.get("choices")
+    return d.get("object") == "chat.completion.chunk" or (
+        isinstance(choices, list) and bool(choices) and isinstance(choices[0], dict) and "delta" in choices[0])
+
+
+def _assembled(source: str, n: int, chunks: list) -> dict:
+    """A streamed reply, logged as its chunks, as the one response they make (as the SDK's stream helper joins
+    them): the first choice's text, and each tool call by its index, its name and arguments joined piece by piece;
+    the usage and the time the chunks carry. Read as no response at all, a streamed reply's calls were never counted
+    nor checked, and the review said nothing was wrong."""
+    if not all(_is_chunk(c) for c in chunks):
+        raise LogError("logs.response_list", path=source, line=n)
+    text: list[str] = []
+    calls: dict[Any, dict] = {}  # index -> the call so far, in the order the indexes first came
+    legacy: dict | None = None  # function calling as the API had it before tool calls
+    usage = created = None
+    for chunk in chunks:
+        created = chunk.get("created") if created is None else created
+        if isinstance(chunk.get("usage"), dict):  # the last chunk's, when the stream was asked to include it
+            usage = chunk["usage"]
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta") if isinstance(choice, dict) and choice.get("index", 0) == 0 else None
+            if not isinstance(delta, dict):
+                continue
+            if isinstance(delta.get("content"), str):
+                text.append(delta["content"])
+            for piece in delta.get("tool_calls") or ():
+                if not isinstance(piece, dict):
+                    continue
+                at = piece.get("index", 0)
+                at = at if isinstance(at, int | str) else 0
+                call = calls.setdefault(at, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
+                if piece.get("id") and not call["id"]:
+                    call["id"] = piece["id"]
+                _join(call["function"], piece.get("function"))
+            if isinstance(delta.get("function_call"), dict):
+                legacy = legacy or {"name": "", "arguments": ""}
+                _join(legacy, delta["function_call"])
+    message: dict[str, Any] = {"content": "".join(text) if text or not (calls or legacy) else None}
+    if calls:
+        message["tool_calls"] = [{**c, "id": c["id"] or f"call_{i}"} for i, c in enumerate(calls.values())]
+    elif legacy is not None:
+        message["function_call"] = legacy
+    return {"choices": [{"message": message}], "usage": usage, "created": created}
+
+
+def _join(into: dict, piece: Any) -> None:
+    """A function's name and arguments, one piece of each more (a stream sends them in pieces)."""
+    if isinstance(piece, dict):
+        for key in ("name", "arguments"):
+            if isinstance(piece.get(key), str):
+                into[key] += piece[key]
 
 
 def _continues(before: tuple[dict, ...], after: tuple[dict, ...]) -> bool:
