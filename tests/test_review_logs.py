@@ -13,6 +13,7 @@ from agentlab.errors import CODES
 from agentlab.evals import load_cases, run_case, summarize
 from agentlab.evals.log_review import FOUND_UNGUARDED, KINDS, analyze, review_html, review_logs, runs_of, write_report
 from agentlab.evals.logs import LogError, read_logs
+from agentlab.evals.otel import read_otlp
 from agentlab.resources import data_file
 
 OPENAI = data_file("logs_openai_sample.jsonl")
@@ -118,11 +119,58 @@ def test_every_row_is_checked_though_rows_of_one_shape_are_checked_once(tmp_path
 
 
 def test_cli_bad_sample_one_line_no_traceback(tmp_path, capsys):
-    assert main(["review", "--logs", str(BAD), "--out", str(tmp_path)]) == 2
+    """A line that cannot be read after lines that could (a log cut short, one line written by something else) is
+    read past, counted and said in the terminal, report.json and report.html; the rest is reviewed. Before, the
+    whole review stopped on it. A file whose first line cannot be read still stops, in one line."""
+    assert main(["review", "--logs", str(BAD), "--out", str(tmp_path)]) == 0
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err
-    assert f"{BAD}:3:" in err
-    assert not (tmp_path / "report.html").exists()
+    assert "Traceback" not in err and "1 line of the file could not be read" in err and "logs_bad_sample.jsonl:3:" in err
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert report["totals"]["runs"] == 2 and report["totals"]["unread_lines"] == 1
+    assert report["unread"][0].startswith("logs_bad_sample.jsonl:3: not valid JSON") and str(BAD.parent) not in err
+    assert "1 line of the file could not be read" in (tmp_path / "report.html").read_text(encoding="utf-8")
+    first = tmp_path / "first.jsonl"
+    first.write_text("".join(BAD.read_text(encoding="utf-8").splitlines(keepends=True)[2:]), encoding="utf-8")
+    assert main(["review", "--logs", str(first), "--out", str(tmp_path / "first")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and f"{first}:1:" in err
+    assert not (tmp_path / "first" / "report.html").exists()
+
+
+@pytest.mark.parametrize("fmt", ["openai", "telemetry", "otel"])
+def test_lines_that_cannot_be_read_after_good_ones_are_counted_in_every_format(tmp_path, fmt, capsys):
+    """Each kind of line no reader can read, after one it could: counted once each, said by its own line number
+    (an undecodable line too: the lines after it keep theirs), in either language; what a line quotes of itself
+    (its keys) reaches the report redacted."""
+    good = {"openai": OPENAI, "telemetry": TELEMETRY, "otel": tmp_path / "spans.jsonl"}[fmt]
+    if fmt == "otel":  # a collector's file: a span a line, two runs of two calls and their end
+        good.write_text("".join(_span_line(run, op, k) + "\n" for run in ("r1", "r2")
+                                for k, op in enumerate(("execute_tool", "execute_tool", "invoke_agent"))))
+    lines = good.read_bytes().splitlines(keepends=True)
+    bad = [b'{"run_id": "r1", "kind": "tool", "retry_count": "two"}\n' if fmt == "telemetry" else
+           b'{"sk-proj-abcdefghijklmnopqrstuvwx": 1}\n' if fmt == "openai" else b'{"resourceSpans": 5}\n',
+           b"\xff\xfe not text\n", b'{"messages": [\n']
+    log = tmp_path / f"{fmt}.jsonl"
+    log.write_bytes(b"".join([lines[0], *bad, *lines[1:]]))
+    whole = review_logs(good, fmt)
+    report = review_logs(log, fmt)
+    assert report["totals"]["unread_lines"] == 3 and report["totals"]["runs"] == whole["totals"]["runs"]
+    assert [u.split(":")[1] for u in report["unread"]] == ["2", "3", "4"], report["unread"]
+    assert all(u.startswith(f"{fmt}.jsonl:") for u in report["unread"])
+    assert "sk-proj-abcdefghijklmnopqrstuvwx" not in json.dumps(report)
+    assert review_logs(log, fmt, lang="zh")["unread"][0].startswith(f"{fmt}.jsonl:2：")
+    with pytest.raises(LogError if fmt != "otel" else ValueError):  # the readers' own callers: strict as before
+        list(read_logs(log, fmt))
+
+
+def _span_line(run: str, op: str, k: int) -> str:
+    attrs = {"gen_ai.operation.name": op, "agentlab.run_id": run, "agentlab.round_index": str(k)}
+    if op == "execute_tool":
+        attrs |= {"gen_ai.tool.name": "get_order", "gen_ai.tool.call.arguments": json.dumps({"order_id": f"A100{k}"})}
+    span = {"traceId": "ab" * 16, "spanId": "cd" * 8, "name": op, "startTimeUnixNano": "1764547200000000000",
+            "endTimeUnixNano": "1764547201000000000",
+            "attributes": [{"key": key, "value": {"stringValue": v}} for key, v in attrs.items()]}
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
 
 
 def test_cli_writes_both_files_in_either_language(tmp_path, capsys):
@@ -231,7 +279,9 @@ def test_otel_round_trip(tmp_path):
     bad.write_text('{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": 1}]}]}]}\nnot json\n', encoding="utf-8")
     from agentlab.i18n import LocalizedError
     with pytest.raises(LocalizedError, match=r"bad\.jsonl:2: "):  # one line naming the file and the line
-        review_logs(bad, "otel")
+        list(read_otlp(bad))
+    # a review reads past it (a line read well came first), and says so
+    assert review_logs(bad, "otel")["unread"][0].startswith("bad.jsonl:2: ")
 
 
 # --- hostile files: each failed on the code before its fix ---------------------------------

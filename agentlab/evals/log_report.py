@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CODES
-from ..i18n import Lang, said_marks, t
+from ..i18n import Lang, joined, said_marks, t
 from ..i18n import keys as catalogue_keys
 from ..resources import MAX_LINK_BYTES, data_url, render_page
 from .failure_classes import class_name
@@ -71,6 +71,15 @@ def unchecked_text(report: Mapping[str, Any], lang: Lang = "en") -> str:
     return t("logs.unchecked", lang, n=n, calls=tot["tool_calls"]) if n else ""
 
 
+def unread_text(report: Mapping[str, Any], lang: Lang = "en") -> str:
+    """The lines of the file the review read past, in a sentence with the first of them ("" when it read them all):
+    left out of every figure, and said wherever the figures are."""
+    n = report["totals"].get("unread_lines", 0)
+    if not n:
+        return ""
+    return t("logs.unread", lang, n=n, first=joined(report.get("unread", ()), lang, "clause"))
+
+
 def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = False) -> str:
     """``report.html``: one self-contained page in ``lang``, every value escaped by the template.
 
@@ -105,7 +114,7 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
                  totals=t("logs.totals", lang, runs=tot["runs"], calls=tot["tool_calls"], findings=tot["findings"],
                           bad=tot["runs_with_findings"]),
                  largest=largest_text(report, lang) if largest or not tot["runs"] else "",
-                 unchecked=unchecked_text(report, lang),
+                 unchecked=unchecked_text(report, lang), unread=unread_text(report, lang),
                  writes=t("logs.writes." + s.get("writes", "name pattern"), lang),
                  day_head=[t("logs.col." + c, lang) for c in ("day", "runs", "success", "graded", "invalid", "takeover")]
                  + [t("metrics2." + c, lang) for c in ("checked_success_rate", "unfinished_rate")],

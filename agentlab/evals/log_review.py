@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..context import protocol_problems
-from ..errors import CODES
+from ..errors import CODES, mask_personal, redact_secrets
 from ..guards import GuardConfig
-from ..i18n import Lang, Sentence
+from ..i18n import Lang, LocalizedError, Sentence
 from ..runs import STATUSES, Run, Status
 from ..tools import Registry
 from ..trace import Event, finalize
@@ -36,7 +36,7 @@ from .failure_classes import CODE_CLASSES, FAILURE_CLASSES, effect_classes, run_
 from .log_cases import _obj, _shown, case_of
 from .log_report import KINDS, largest_text, review_html, write_report  # what a review says: its page, its files
 from .log_tools import REGISTRIES, Registries, answered, hands_over, plain_args, signature, tools_file, write_name
-from .logs import OPEN_RUNS, Format, LogRun, read_logs, read_rows, run_meta
+from .logs import OPEN_RUNS, Format, LogRun, Unread, read_logs, read_rows, run_meta
 from .metrics import Tally, repair_turns, went_wrong
 
 __all__ = ["KINDS", "LogFinding", "analyze", "case_of", "largest_text", "review_html", "review_logs", "runs_of", "tools_file",
@@ -656,11 +656,25 @@ def review_logs(path: str | Path, fmt: Format = "openai", *, tools: str | Path |
                 progress: bool = False) -> dict:
     """Read a log file as a stream and review it: the report :func:`write_report` writes."""
     registry, writes = tools_file(tools)
-    settings = {"source": Path(str(path)).name, "format": fmt, "lang": lang,
+    name = Path(str(path)).name
+    settings = {"source": name, "format": fmt, "lang": lang,
                 "writes": "tools file" if writes else "name pattern", "repeat_limit": REPEAT_LIMIT}
+    unread = Unread()  # a line that cannot be read, once one was: counted and said, the rest reviewed
     if fmt == "openai":  # a conversation is one line (or one line's history): bounded by the line
-        return analyze(read_logs(path, fmt, progress=progress, shared_tools=True), registry=registry, writes=writes, settings=settings)
-    # telemetry and OTLP: a run may be a million rows, so it is counted row by row, never held
-    rows = read_rows(path, fmt, progress=progress)
-    return _report(_streamed(Path(str(path)).name, rows, registry, writes), settings)
+        report = analyze(read_logs(path, fmt, progress=progress, shared_tools=True, unread=unread), registry=registry,
+                         writes=writes, settings=settings)
+    else:  # telemetry and OTLP: a run may be a million rows, so it is counted row by row, never held
+        rows = read_rows(path, fmt, progress=progress, unread=unread)
+        report = _report(_streamed(name, rows, registry, writes), settings)
+    report["totals"]["unread_lines"] = unread.count
+    # each as the reader said it, the file named (not where it sits on a disk) and what it quotes of the line redacted
+    report["unread"] = [mask_personal(redact_secrets(_named(e, name).localized(lang))) for e in unread.first]
+    return report
+
+
+def _named(error: LocalizedError, name: str) -> LocalizedError:
+    """``error`` naming the file by ``name`` where it named it by its path (a report is shared; a disk is not)."""
+    fields: dict[str, object] = dict(error.fields)
+    fields.update((k, name) for k in ("path", "where") if k in fields)
+    return LocalizedError(error.key, **fields)
 

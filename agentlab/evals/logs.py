@@ -16,7 +16,9 @@ telemetry and OTLP with :func:`read_rows` instead, one row at a time, and counts
 (:mod:`agentlab.evals.log_review`), so every format is reviewed in bounded memory
 (``benchmarks/bench_review_memory.py``). A line that cannot be read stops the reading with one
 sentence naming the file and the line (:class:`LogError`): a line longer than :data:`MAX_LINE` bytes, one
-nested past what the parser takes, and a telemetry row whose fields have the wrong types included.
+nested past what the parser takes, and a telemetry row whose fields have the wrong types included. Given an
+:class:`Unread`, a reader reads on past such a line once a line of the file has been read well (a production log
+cut short by a crash, one line written by something else): it is counted and said, never dropped in silence.
 ``NaN`` and ``Infinity``, which Python writes but JSON has not, are read as null.
 """
 from __future__ import annotations
@@ -35,7 +37,7 @@ from ..i18n import Listed, LocalizedError, os_reason
 from ..jsonutil import JsonReason
 from ..trace import Event
 
-__all__ = ["FORMATS", "MAX_LINE", "OPEN_RUNS", "LogError", "LogRun", "read_logs", "read_rows", "run_meta"]
+__all__ = ["FORMATS", "MAX_LINE", "OPEN_RUNS", "LogError", "LogRun", "Unread", "read_logs", "read_rows", "run_meta"]
 
 Format = Literal["openai", "telemetry", "otel"]
 FORMATS: tuple[Format, ...] = ("openai", "telemetry", "otel")
@@ -68,6 +70,31 @@ class LogError(LocalizedError):
     """A log file that cannot be read, said in one line naming the file and the line."""
 
 
+class Unread:
+    """The lines a reader read past: how many, and the first :data:`SHOWN` of them as the errors they gave.
+
+    A line that cannot be read before any line of the file was read well still stops the reading (the file is in
+    another format, or no log at all: its first line says which); after one, it is counted here and the reading
+    goes on, so that one line cut short by a crash does not cost the review of a million good ones."""
+
+    SHOWN = 5
+
+    __slots__ = ("count", "first", "started")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: list[LocalizedError] = []
+        self.started = False  # a line of the file was read well
+
+    def skip(self, error: LocalizedError) -> None:
+        """``error``'s line read past, or ``error`` raised when no line has been read well yet."""
+        if not self.started:
+            raise error
+        self.count += 1
+        if len(self.first) < self.SHOWN:
+            self.first.append(error)
+
+
 @dataclass(frozen=True)
 class LogRun:
     """One conversation (``openai``) or one run (``telemetry``, ``otel``) as the logs hold it.
@@ -95,25 +122,26 @@ class LogRun:
 
 
 def read_logs(path: str | Path, fmt: Format = "openai", *, progress: bool = False,
-              shared_tools: bool = False) -> Iterator[LogRun]:
+              shared_tools: bool = False, unread: Unread | None = None) -> Iterator[LogRun]:
     """The conversations (or runs) of a log file, one at a time, in bounded memory.
 
     ``progress`` draws a tqdm bar on stderr, by bytes read (the number of lines is not known up front).
     ``shared_tools`` (openai): a tools list whose text a line repeats from one before is decoded once, and the
-    conversations given the same objects, for a reader that never changes them (a review: ``review --logs``)."""
+    conversations given the same objects, for a reader that never changes them (a review: ``review --logs``).
+    ``unread``: lines that cannot be read, once one has been read well, are counted there and read past."""
     if fmt not in FORMATS:
         raise LogError("logs.bad_format", got=str(fmt), known=Listed(FORMATS))
     source = str(path)
     name = Path(source).name  # a report names the file, not where it sits on someone's disk
     if fmt == "otel":
-        yield from _telemetry(name, _otel_rows(source))
+        yield from _telemetry(name, _otel_rows(source, unread))
         return
-    lines = _lines(source, progress=progress)
-    yield from (_openai(name, source, lines, _Tools() if shared_tools else None) if fmt == "openai"
-                else _telemetry(name, _json_rows(source, lines)))
+    lines = _lines(source, progress=progress, unread=unread)
+    yield from (_openai(name, source, lines, _Tools() if shared_tools else None, unread) if fmt == "openai"
+                else _telemetry(name, _json_rows(source, lines, unread)))
 
 
-def _lines(source: str, *, progress: bool) -> Iterator[tuple[int, str]]:
+def _lines(source: str, *, progress: bool, unread: Unread | None = None) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` of every non-blank line, read one at a time."""
     where = {"path": source, "what": "what.logs"}
     if Path(source).is_dir():
@@ -146,7 +174,10 @@ def _lines(source: str, *, progress: bool) -> Iterator[tuple[int, str]]:
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
-                raise LogError("logs.not_text", path=source, line=n) from None
+                if unread is None:
+                    raise LogError("logs.not_text", path=source, line=n) from None
+                unread.skip(LogError("logs.not_text", path=source, line=n))
+                continue
             if not text.isspace():  # (never empty: a line read holds at least its newline or a character)
                 yield n, text
     finally:
@@ -298,13 +329,29 @@ def _object(source: str, n: int, text: str, shared: _Tools | None = None) -> dic
 
 
 # --- openai ------------------------------------------------------------------------------------
-def _openai(name: str, source: str, lines: Iterable[tuple[int, str]], shared: _Tools | None = None) -> Iterator[LogRun]:
+def _openai(name: str, source: str, lines: Iterable[tuple[int, str]], shared: _Tools | None = None,
+            unread: Unread | None = None) -> Iterator[LogRun]:
     tools_of = shared.tools_of if shared is not None else _tools
     open_run: LogRun | None = None
     for n, text in lines:
-        d = _object(source, n, text, shared)
-        if "request" in d or "response" in d:
-            run = _exchange(name, source, n, d, tools_of)
+        try:
+            d = _object(source, n, text, shared)
+            exchange = "request" in d or "response" in d
+            if exchange:
+                run = _exchange(name, source, n, d, tools_of)
+            elif not isinstance(d.get("messages"), list):
+                raise _shape_error(source, n, d)
+            else:
+                run = _conversation(name, n, _messages(source, n, d["messages"]), tools_of(source, n, d.get("tools")),
+                                    _meta(d))
+        except LogError as error:
+            if unread is None:
+                raise
+            unread.skip(error)  # (raised again when no line was read well yet)
+            continue
+        if unread is not None:
+            unread.started = True
+        if exchange:
             if open_run is not None and _continues(open_run.messages, run.messages):
                 run = LogRun(name, open_run.line, n, run.messages, run.tools or open_run.tools,
                              day=open_run.day or run.day,
@@ -317,9 +364,7 @@ def _openai(name: str, source: str, lines: Iterable[tuple[int, str]], shared: _T
         if open_run is not None:
             yield open_run
             open_run = None
-        if not isinstance(d.get("messages"), list):
-            raise _shape_error(source, n, d)
-        yield _conversation(name, n, _messages(source, n, d["messages"]), tools_of(source, n, d.get("tools")), _meta(d))
+        yield run
     if open_run is not None:
         yield open_run
 
@@ -539,52 +584,69 @@ def _int(value: Any) -> int:
 
 
 # --- telemetry ---------------------------------------------------------------------------------
-def _json_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, dict]]:
-    """Each line's row as :func:`_row` keeps it, its fields' types checked. A log of one system writes a few shapes
-    of row (the same keys, each with the same type), a million times: each shape is checked once, and what a row of
-    it keeps is remembered with it."""
-    shapes: dict[tuple, tuple[str, ...]] = {}  # (keys, their types) -> the keys a row keeps; a bounded few
+def _json_rows(source: str, lines: Iterable[tuple[int, str]], unread: Unread | None = None) -> Iterator[tuple[int, dict]]:
+    """Each line's row as :func:`_row` keeps it, its fields' types checked; a line that is no row counted in
+    ``unread`` and read past (once a row was read), or raised."""
+    shapes: dict[tuple, tuple[str, ...]] = {}  # (keys, their types) -> the keys a row keeps: see _checked_row
     for n, text in lines:
-        d = _object(source, n, text)
-        rid, kind = d.get("run_id"), d.get("kind")
-        if type(rid) is not str or not rid or type(kind) is not str or not kind:
-            key = "run_id" if type(rid) is not str or not rid else "kind"
-            if "messages" in d or "request" in d or "resourceSpans" in d:  # another format's line: say which
-                raise LogError("logs.other_format", path=source, line=n, keys=Listed(list(d)[:6]),
-                               format="otel" if "resourceSpans" in d else "openai", chosen="telemetry")
-            raise LogError("logs.row_field", path=source, line=n, field=key)
-        if kind not in ("model", "tool", "end"):
-            raise LogError("logs.row_kind", path=source, line=n, got=kind[:30])
-        shape = (tuple(d), tuple(map(type, d.values())))  # (a parsed line holds the JSON types themselves)
-        kept = shapes.get(shape)
-        if kept is None:
-            for key, value in d.items():
-                allowed = _EXACT_TYPES.get(key)
-                if allowed is not None and type(value) not in allowed:
-                    raise LogError("logs.row_type", path=source, line=n, field=key, got=type(value).__name__)
-            # null is not said, unless the field may be null
-            kept = tuple(k for k, v in d.items() if k in _KEPT and (v is not None or k in _NULLABLE))
-            if len(shapes) < _SHAPES:  # (a log of ever new shapes is checked row by row, as it was)
-                shapes[shape] = kept
-        # the fields an Event cannot do without, when a system does not log them: the run is its session
-        row = {"session_id": rid, "turn_id": 0, "round_index": 0}
-        if len(kept) == len(d):
-            row.update(d)
-        else:
-            for k in kept:
-                row[k] = d[k]
+        try:
+            row = _checked_row(source, n, text, shapes)
+        except LogError as error:
+            if unread is None:
+                raise
+            unread.skip(error)
+            continue
+        if unread is not None:
+            unread.started = True
         yield n, row
+
+
+def _checked_row(source: str, n: int, text: str, shapes: dict[tuple, tuple[str, ...]]) -> dict:
+    """A line's row, its fields' types checked. A log of one system writes a few shapes of row (the same keys, each
+    with the same type), a million times: each shape is checked once, and what a row of it keeps is remembered with
+    it in ``shapes``."""
+    d = _object(source, n, text)
+    rid, kind = d.get("run_id"), d.get("kind")
+    if type(rid) is not str or not rid or type(kind) is not str or not kind:
+        key = "run_id" if type(rid) is not str or not rid else "kind"
+        if "messages" in d or "request" in d or "resourceSpans" in d:  # another format's line: say which
+            raise LogError("logs.other_format", path=source, line=n, keys=Listed(list(d)[:6]),
+                           format="otel" if "resourceSpans" in d else "openai", chosen="telemetry")
+        raise LogError("logs.row_field", path=source, line=n, field=key)
+    if kind not in ("model", "tool", "end"):
+        raise LogError("logs.row_kind", path=source, line=n, got=kind[:30])
+    shape = (tuple(d), tuple(map(type, d.values())))  # (a parsed line holds the JSON types themselves)
+    kept = shapes.get(shape)
+    if kept is None:
+        for key, value in d.items():
+            allowed = _EXACT_TYPES.get(key)
+            if allowed is not None and type(value) not in allowed:
+                raise LogError("logs.row_type", path=source, line=n, field=key, got=type(value).__name__)
+        # null is not said, unless the field may be null
+        kept = tuple(k for k, v in d.items() if k in _KEPT and (v is not None or k in _NULLABLE))
+        if len(shapes) < _SHAPES:  # (a log of ever new shapes is checked row by row, as it was)
+            shapes[shape] = kept
+    # the fields an Event cannot do without, when a system does not log them: the run is its session
+    row = {"session_id": rid, "turn_id": 0, "round_index": 0}
+    if len(kept) == len(d):
+        row.update(d)
+    else:
+        for k in kept:
+            row[k] = d[k]
+    return row
 
 
 _SHAPES = 256
 
-def _otel_rows(source: str) -> Iterator[tuple[int, dict]]:
+
+def _otel_rows(source: str, unread: Unread | None = None) -> Iterator[tuple[int, dict]]:
     from importlib import import_module
     otel = import_module("agentlab.evals.otel")  # written beside this reader: OTLP spans to telemetry rows
-    yield from enumerate(otel.read_otlp(source), 1)  # each row a dict of its own, made for this reader
+    yield from enumerate(otel.read_otlp(source, unread=unread), 1)  # each row a dict of its own, made for this reader
 
 
-def read_rows(path: str | Path, fmt: Format = "telemetry", *, progress: bool = False) -> Iterator[tuple[int, dict]]:
+def read_rows(path: str | Path, fmt: Format = "telemetry", *, progress: bool = False,
+              unread: Unread | None = None) -> Iterator[tuple[int, dict]]:
     """The rows of a telemetry or OTLP file one at a time, each as :func:`_telemetry` keeps it, with its line number:
     what a reader that aggregates as it goes reads, so that a run of a million rows is never held whole."""
     if fmt not in ("telemetry", "otel"):
@@ -593,9 +655,9 @@ def read_rows(path: str | Path, fmt: Format = "telemetry", *, progress: bool = F
     if fmt == "otel":
         # a span's row already is what _row keeps: every Event field, none null that cannot be (otel._row
         # writes each with its type), no other key (a test holds the two equal)
-        yield from _otel_rows(source)
+        yield from _otel_rows(source, unread)
         return
-    yield from _json_rows(source, _lines(source, progress=progress))
+    yield from _json_rows(source, _lines(source, progress=progress, unread=unread), unread)
 
 
 def _telemetry(source: str, rows: Iterable[tuple[int, dict]]) -> Iterator[LogRun]:

@@ -21,13 +21,16 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CODES
 from ..i18n import Lang, LocalizedError
 from ..runs import Run
 from ..trace import Event, outcome
 from ..version import __version__
+
+if TYPE_CHECKING:
+    from .logs import Unread
 
 __all__ = ["OtlpError", "export_run", "otlp_json", "read_otlp"]
 
@@ -185,14 +188,15 @@ def _any_value(v: Any) -> dict:
 
 # --- in: OTLP JSON as trace rows -------------------------------------------------------
 def read_otlp(path_or_lines: str | os.PathLike[str] | Mapping[str, Any] | Iterable[str], *,
-              lang: Lang = "en") -> Iterator[dict]:
+              lang: Lang = "en", unread: Unread | None = None) -> Iterator[dict]:
     """Trace rows (the keys of :meth:`agentlab.trace.Event.to_dict`) from OTLP JSON, one per GenAI span.
 
     Takes a file path, an iterable of lines, or one parsed document. A file is either one JSON document
     (pretty-printed or not) or JSON Lines, one ``ExportTraceServiceRequest`` per line as a collector's file
     exporter writes it; lines are read one at a time, so a large file is read in bounded memory. Spans that
     are not GenAI operations (HTTP, database...) are skipped. A line that is not OTLP JSON raises
-    :class:`OtlpError` naming the file and the line.
+    :class:`OtlpError` naming the file and the line; given ``unread``
+    (:class:`agentlab.evals.logs.Unread`), one after a line read well is counted there and read past.
     """
     if isinstance(path_or_lines, Mapping):
         yield from _rows(_spans(path_or_lines, "<document>", 1, lang), {})
@@ -200,9 +204,9 @@ def read_otlp(path_or_lines: str | os.PathLike[str] | Mapping[str, Any] | Iterab
     if isinstance(path_or_lines, (str, os.PathLike)):
         path = Path(path_or_lines)
         with path.open("rb") as f:
-            yield from _read_lines(_text_lines(f, str(path), lang), str(path), lang)
+            yield from _read_lines(_text_lines(f, str(path), lang, unread), str(path), lang, unread)
         return
-    yield from _read_lines(path_or_lines, "<lines>", lang)
+    yield from _read_lines(path_or_lines, "<lines>", lang, unread)
 
 
 #: foreign traces whose turn count is carried from one line to the next: a file of a million traces is read in
@@ -211,15 +215,20 @@ _TRACES = 10_000
 MAX_DOCUMENT = 64 * 1024 * 1024  # bytes of one line, or of one pretty-printed document, held at once
 
 
-def _text_lines(f: Any, where: str, lang: Lang) -> Iterator[str]:
-    """A file's lines as text, each at most MAX_DOCUMENT bytes; bytes that are not UTF-8 are said, not raised."""
+def _text_lines(f: Any, where: str, lang: Lang, unread: Unread | None = None) -> Iterator[str]:
+    """A file's lines as text, each at most MAX_DOCUMENT bytes; bytes that are not UTF-8 are said, not raised (or,
+    given ``unread``, counted there and given as an empty line, so that the lines after keep their numbers)."""
     for number, raw in enumerate(iter(lambda: f.readline(MAX_DOCUMENT + 1), b""), 1):
         if len(raw) > MAX_DOCUMENT:
             raise OtlpError(where, number, "otel.too_long", lang)
         try:
-            yield raw.decode("utf-8")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise OtlpError(where, number, "otel.not_json", lang) from None
+            if unread is None:
+                raise OtlpError(where, number, "otel.not_json", lang) from None
+            unread.skip(OtlpError(where, number, "otel.not_json", lang))
+            text = ""
+        yield text
 
 
 # one decoder for every line (json.loads given parse_constant builds one per call)
@@ -234,7 +243,7 @@ def _loads(text: str) -> Any:
         raise ValueError("nested too deeply") from None
 
 
-def _read_lines(lines: Iterable[str], where: str, lang: Lang) -> Iterator[dict]:
+def _read_lines(lines: Iterable[str], where: str, lang: Lang, unread: Unread | None = None) -> Iterator[dict]:
     rounds: dict[str, int] = {}
     whole: list[str] | None = None  # a pretty-printed document: its lines, gathered until the end
     held = 0
@@ -252,11 +261,23 @@ def _read_lines(lines: Iterable[str], where: str, lang: Lang) -> Iterator[dict]:
             doc = _loads(line)
         except ValueError:
             if first:  # a bad line inside JSON Lines
-                raise OtlpError(where, number, "otel.not_json", lang) from None
+                if unread is None:
+                    raise OtlpError(where, number, "otel.not_json", lang) from None
+                unread.skip(OtlpError(where, number, "otel.not_json", lang))
+                continue
             whole, first, held = [line], number, len(line)
             continue
         first = first or number
-        yield from _rows(_spans(doc, where, number, lang), rounds)
+        try:
+            spans = _spans(doc, where, number, lang)
+        except OtlpError as error:
+            if unread is None:
+                raise
+            unread.skip(error)
+            continue
+        if unread is not None:
+            unread.started = True
+        yield from _rows(spans, rounds)
     if whole is not None:
         try:
             doc = _loads("".join(whole))
