@@ -818,3 +818,54 @@ def test_streamed_chunks_a_line_each_or_a_list_of_no_chunks_are_refused_by_name(
     assert main(["review", "--logs", str(log), "--out", str(tmp_path / "out"), "--lang", lang]) == 2
     said = capsys.readouterr().err
     assert "chat.completion.chunk" in said and "response" in said and "Traceback" not in said, said
+
+
+def _exchanges(user: str, calls: list[str]) -> list[dict]:
+    """One conversation logged as exchanges: each request the history so far, each response one call, then an
+    answer."""
+    history: list[dict] = [{"role": "user", "content": user}]
+    out = []
+    for i, args in enumerate(calls):
+        call = {"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"{user[:3]}{i}", "type": "function", "function": {"name": "get_order", "arguments": args}}]}
+        out.append({"request": {"messages": list(history), "tools": TOOLS}, "response": {"choices": [{"message": call}]}})
+        history += [call, {"role": "tool", "tool_call_id": f"{user[:3]}{i}", "content": '{"status": "shipped"}'}]
+    out.append({"request": {"messages": list(history), "tools": TOOLS},
+                "response": {"choices": [{"message": {"role": "assistant", "content": "It has shipped."}}]}})
+    return out
+
+
+def test_exchanges_of_conversations_logged_between_each_other_are_joined_as_when_logged_one_after_another(tmp_path):
+    """A service logs its users' exchanges as they come. Joined only to the line before, three conversations
+    interleaved were read as nine, with 16 tool calls for 6 and 5 findings for 2: each exchange counted again the
+    calls and the faults of the history it repeats."""
+    same = '{"order_id": "A1001"}'
+    convs = [_exchanges("Where is A1001?", [same, same, same]), _exchanges("Where is A1002?", ['{"order_id": "A1002"}']),
+             _exchanges("Is A1003 late?", ['{"orderId": "A1003"}', '{"order_id": "A1003"}'])]
+    one_by_one, between = tmp_path / "one_by_one.jsonl", tmp_path / "between.jsonl"
+    one_by_one.write_text("".join(json.dumps(x) + "\n" for c in convs for x in c), encoding="utf-8")
+    mixed = [c[i] for i in range(4) for c in convs if i < len(c)]
+    between.write_text("".join(json.dumps(x) + "\n" for x in mixed), encoding="utf-8")
+    want, got = review_logs(one_by_one), review_logs(between)
+    assert want["totals"]["runs"] == 3 and want["by_kind"] == {"repeated_call": 1, "invalid_args": 1}, want["by_kind"]
+    assert got["totals"] == want["totals"] and got["by_kind"] == want["by_kind"]
+    assert json.dumps(got["headline"], sort_keys=True) == json.dumps(want["headline"], sort_keys=True)
+    # given out in the order they began (the first line of each)
+    assert [r.line for r in read_logs(between)] == [1, 2, 3]
+
+
+def test_two_users_who_open_alike_stay_two_conversations_and_a_log_of_many_at_once_stays_bounded(tmp_path, monkeypatch):
+    import agentlab.evals.logs as logs
+    a, b = _exchanges("hi", ['{"order_id": "A1001"}']), _exchanges("hi", ['{"order_id": "A1002"}'])
+    log = tmp_path / "alike.jsonl"
+    log.write_text("".join(json.dumps(x) + "\n" for x in [a[0], b[0], a[1], b[1]]), encoding="utf-8")
+    runs = list(read_logs(log))
+    assert len(runs) == 2 and sorted(len(r.messages) for r in runs) == [4, 4]
+    # past OPEN_EXCHANGES conversations at once, the one that began first is given out as it is, and what goes on
+    # from it later begins one of its own (here each, as three go on past a room for two)
+    monkeypatch.setattr(logs, "OPEN_EXCHANGES", 2)
+    convs = [_exchanges(f"Where is A100{k}?", ['{"order_id": "A1001"}']) for k in range(3)]
+    log.write_text("".join(json.dumps(c[i]) + "\n" for i in range(2) for c in convs), encoding="utf-8")
+    assert [(r.line, len(r.messages)) for r in read_logs(log)] == [(1, 2), (2, 2), (3, 2), (4, 4), (5, 4), (6, 4)]
+    log.write_text("".join(json.dumps(x) + "\n" for c in convs[:2] for x in c), encoding="utf-8")
+    assert [(r.line, len(r.messages)) for r in read_logs(log)] == [(1, 4), (3, 4)]  # two at once: room enough

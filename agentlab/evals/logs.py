@@ -4,8 +4,9 @@ Three formats, each one JSON object per line:
 
 * ``openai``: chat-completions traffic as teams log it, either one exchange per line
   (``{"request": {"messages", "tools"}, "response": {...}}``) or a whole conversation per line
-  (``{"messages", "tools"}``). Consecutive exchanges of one conversation (each request repeats the history
-  and adds to it) are joined into one conversation, so a run is judged once, not once per turn.
+  (``{"messages", "tools"}``). The exchanges of one conversation (each request repeats the history and adds to
+  it) are joined into one conversation, whatever other users' exchanges a service logged between them, so a run
+  is judged once, not once per turn.
 * ``telemetry``: agentlab's own event rows (docs/telemetry.md), grouped by ``run_id``.
 * ``otel``: OTLP JSON spans, turned into telemetry rows by :func:`agentlab.evals.otel.read_otlp`.
 
@@ -332,7 +333,12 @@ def _object(source: str, n: int, text: str, shared: _Tools | None = None) -> dic
 def _openai(name: str, source: str, lines: Iterable[tuple[int, str]], shared: _Tools | None = None,
             unread: Unread | None = None) -> Iterator[LogRun]:
     tools_of = shared.tools_of if shared is not None else _tools
-    open_run: LogRun | None = None
+    # the conversations an exchange may go on: a service logs its users' exchanges as they come, one user's turns
+    # between another's, so an exchange joins whichever conversation it continues, not only the line before's.
+    # Each is given out when OPEN_EXCHANGES newer ones have begun since, or at the end: in the order they began
+    held: dict[int, LogRun] = {}  # by when they began
+    ends: dict[int, list[int]] = {}  # the key of each held conversation's messages -> the conversations
+    began = 0
     for n, text in lines:
         try:
             d = _object(source, n, text, shared)
@@ -351,22 +357,69 @@ def _openai(name: str, source: str, lines: Iterable[tuple[int, str]], shared: _T
             continue
         if unread is not None:
             unread.started = True
-        if exchange:
-            if open_run is not None and _continues(open_run.messages, run.messages):
-                run = LogRun(name, open_run.line, n, run.messages, run.tools or open_run.tools,
-                             day=open_run.day or run.day,
-                             success=run.success if run.success is not None else open_run.success,
-                             status=run.status or open_run.status, usage=open_run.usage + run.usage)
-            elif open_run is not None:
-                yield open_run
-            open_run = run
+        if not exchange:  # a whole conversation: those begun before it first, then it
+            yield from held.values()
+            held.clear()
+            ends.clear()
+            yield run
             continue
-        if open_run is not None:
-            yield open_run
-            open_run = None
-        yield run
-    if open_run is not None:
-        yield open_run
+        keys = _prefix_keys(run.messages)
+        went_on = _went_on(held, ends, keys, run.messages)
+        if went_on is not None:
+            before = held[went_on]
+            _unindex(ends, _prefix_keys(before.messages)[-1], went_on)
+            held[went_on] = LogRun(name, before.line, n, run.messages, run.tools or before.tools,
+                                   day=before.day or run.day,
+                                   success=run.success if run.success is not None else before.success,
+                                   status=run.status or before.status, usage=before.usage + run.usage)
+            ends.setdefault(keys[-1], []).append(went_on)
+            continue
+        began += 1
+        held[began] = run
+        if keys:
+            ends.setdefault(keys[-1], []).append(began)
+        if len(held) > OPEN_EXCHANGES:  # the one that began first is given out: it may go on no more
+            first = next(iter(held))
+            oldest = held.pop(first)
+            if oldest.messages:
+                _unindex(ends, _prefix_keys(oldest.messages)[-1], first)
+            yield oldest
+    yield from held.values()
+
+
+#: conversations an exchange log may hold open at once (a service's users talking at the same time); past it, the
+#: one that began first is counted as it is, and a later exchange of it begins a conversation of its own
+OPEN_EXCHANGES = 256
+
+
+def _prefix_keys(messages: Sequence[dict]) -> list[int]:
+    """A key of each beginning of ``messages`` (the first message, the first two...), by role and text: what
+    :func:`_continues` compares, so that the conversation an exchange goes on is looked up, not searched for."""
+    keys: list[int] = []
+    key = 0
+    for m in messages:
+        content = m.get("content")
+        text = content if content is None or type(content) is str else json.dumps(content, sort_keys=True, default=str)
+        key = hash((key, m.get("role"), text))
+        keys.append(key)
+    return keys
+
+
+def _unindex(ends: dict[int, list[int]], key: int, began: int) -> None:
+    """``began`` no longer held under ``key`` (a key none holds is dropped: a long log leaves none behind)."""
+    both = ends[key]
+    both.remove(began)
+    if not both:
+        del ends[key]
+
+
+def _went_on(held: dict[int, LogRun], ends: dict[int, list[int]], keys: list[int], messages: tuple[dict, ...]) -> int | None:
+    """The held conversation ``messages`` goes on (the longest, when two would do), or None."""
+    for k in range(len(keys) - 2, -1, -1):
+        for began in ends.get(keys[k], ()):
+            if len(held[began].messages) == k + 1 and _continues(held[began].messages, messages):
+                return began
+    return None
 
 
 def _shape_error(source: str, n: int, d: dict) -> LogError:
