@@ -855,7 +855,7 @@ def test_exchanges_of_conversations_logged_between_each_other_are_joined_as_when
 
 
 def test_two_users_who_open_alike_stay_two_conversations_and_a_log_of_many_at_once_stays_bounded(tmp_path, monkeypatch):
-    import agentlab.evals.logs as logs
+    from agentlab.evals import exchanges
     a, b = _exchanges("hi", ['{"order_id": "A1001"}']), _exchanges("hi", ['{"order_id": "A1002"}'])
     log = tmp_path / "alike.jsonl"
     log.write_text("".join(json.dumps(x) + "\n" for x in [a[0], b[0], a[1], b[1]]), encoding="utf-8")
@@ -863,7 +863,7 @@ def test_two_users_who_open_alike_stay_two_conversations_and_a_log_of_many_at_on
     assert len(runs) == 2 and sorted(len(r.messages) for r in runs) == [4, 4]
     # past OPEN_EXCHANGES conversations at once, the one that began first is given out as it is, and what goes on
     # from it later begins one of its own (here each, as three go on past a room for two)
-    monkeypatch.setattr(logs, "OPEN_EXCHANGES", 2)
+    monkeypatch.setattr(exchanges, "OPEN_EXCHANGES", 2)
     convs = [_exchanges(f"Where is A100{k}?", ['{"order_id": "A1001"}']) for k in range(3)]
     log.write_text("".join(json.dumps(c[i]) + "\n" for i in range(2) for c in convs), encoding="utf-8")
     assert [(r.line, len(r.messages)) for r in read_logs(log)] == [(1, 2), (2, 2), (3, 2), (4, 4), (5, 4), (6, 4)]

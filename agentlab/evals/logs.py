@@ -37,6 +37,8 @@ from typing import Any, Literal, cast, get_type_hints
 from ..i18n import Listed, LocalizedError, os_reason
 from ..jsonutil import JsonReason
 from ..trace import Event
+from . import exchanges
+from .exchanges import assembled, is_chunk, prefix_keys, unindex, went_on
 
 __all__ = ["FORMATS", "MAX_LINE", "OPEN_RUNS", "LogError", "LogRun", "Unread", "read_logs", "read_rows", "run_meta"]
 
@@ -363,69 +365,34 @@ def _openai(name: str, source: str, lines: Iterable[tuple[int, str]], shared: _T
             ends.clear()
             yield run
             continue
-        keys = _prefix_keys(run.messages)
-        went_on = _went_on(held, ends, keys, run.messages)
-        if went_on is not None:
-            before = held[went_on]
-            _unindex(ends, _prefix_keys(before.messages)[-1], went_on)
-            held[went_on] = LogRun(name, before.line, n, run.messages, run.tools or before.tools,
+        keys = prefix_keys(run.messages)
+        goes_on = went_on(held, ends, keys, run.messages)
+        if goes_on is not None:
+            before = held[goes_on]
+            unindex(ends, prefix_keys(before.messages)[-1], goes_on)
+            held[goes_on] = LogRun(name, before.line, n, run.messages, run.tools or before.tools,
                                    day=before.day or run.day,
                                    success=run.success if run.success is not None else before.success,
                                    status=run.status or before.status, usage=before.usage + run.usage)
-            ends.setdefault(keys[-1], []).append(went_on)
+            ends.setdefault(keys[-1], []).append(goes_on)
             continue
         began += 1
         held[began] = run
         if keys:
             ends.setdefault(keys[-1], []).append(began)
-        if len(held) > OPEN_EXCHANGES:  # the one that began first is given out: it may go on no more
+        if len(held) > exchanges.OPEN_EXCHANGES:  # the one that began first is given out: it may go on no more
             first = next(iter(held))
             oldest = held.pop(first)
             if oldest.messages:
-                _unindex(ends, _prefix_keys(oldest.messages)[-1], first)
+                unindex(ends, prefix_keys(oldest.messages)[-1], first)
             yield oldest
     yield from held.values()
-
-
-#: conversations an exchange log may hold open at once (a service's users talking at the same time); past it, the
-#: one that began first is counted as it is, and a later exchange of it begins a conversation of its own
-OPEN_EXCHANGES = 256
-
-
-def _prefix_keys(messages: Sequence[dict]) -> list[int]:
-    """A key of each beginning of ``messages`` (the first message, the first two...), by role and text: what
-    :func:`_continues` compares, so that the conversation an exchange goes on is looked up, not searched for."""
-    keys: list[int] = []
-    key = 0
-    for m in messages:
-        content = m.get("content")
-        text = content if content is None or type(content) is str else json.dumps(content, sort_keys=True, default=str)
-        key = hash((key, m.get("role"), text))
-        keys.append(key)
-    return keys
-
-
-def _unindex(ends: dict[int, list[int]], key: int, began: int) -> None:
-    """``began`` no longer held under ``key`` (a key none holds is dropped: a long log leaves none behind)."""
-    both = ends[key]
-    both.remove(began)
-    if not both:
-        del ends[key]
-
-
-def _went_on(held: dict[int, LogRun], ends: dict[int, list[int]], keys: list[int], messages: tuple[dict, ...]) -> int | None:
-    """The held conversation ``messages`` goes on (the longest, when two would do), or None."""
-    for k in range(len(keys) - 2, -1, -1):
-        for began in ends.get(keys[k], ()):
-            if len(held[began].messages) == k + 1 and _continues(held[began].messages, messages):
-                return began
-    return None
 
 
 def _shape_error(source: str, n: int, d: dict) -> LogError:
     """A line that is no chat-completions exchange: when its keys are another format's (telemetry rows, OTLP spans),
     the error names that format to choose, not the keys alone."""
-    if _is_chunk(d):  # a streamed reply logged a chunk a line: no conversation can be read from one
+    if is_chunk(d):  # a streamed reply logged a chunk a line: no conversation can be read from one
         return LogError("logs.chunk_line", path=source, line=n)
     other = "telemetry" if {"run_id", "kind"} <= d.keys() else "otel" if "resourceSpans" in d else None
     if other is not None:
@@ -448,8 +415,10 @@ def _exchange(name: str, source: str, n: int, d: dict, tools_of: Callable[[str, 
         raise _shape_error(source, n, d)
     messages = list(_messages(source, n, request["messages"]))
     usage: tuple[tuple[int, int], ...] = ()
-    if isinstance(response, list) or (isinstance(response, dict) and _is_chunk(response)):
-        response = _assembled(source, n, response if isinstance(response, list) else [response])
+    if isinstance(response, list) or (isinstance(response, dict) and is_chunk(response)):
+        response = assembled(response if isinstance(response, list) else [response])
+        if response is None:
+            raise LogError("logs.response_list", path=source, line=n)
     if isinstance(response, dict):
         choices = response.get("choices")
         message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) \
@@ -465,72 +434,6 @@ def _exchange(name: str, source: str, n: int, d: dict, tools_of: Callable[[str, 
     if not meta["day"] and isinstance(response, dict):
         meta["day"] = _day(response.get("created"))
     return LogRun(name, n, n, tuple(messages), tools_of(source, n, request.get("tools")), usage=usage, **meta)
-
-
-def _is_chunk(d: Any) -> bool:
-    """Whether ``d`` is one chunk of a streamed reply (``chat.completion.chunk``: its choices hold deltas)."""
-    if not isinstance(d, dict):
-        return False
-    choices = d.get("choices")
-    return d.get("object") == "chat.completion.chunk" or (
-        isinstance(choices, list) and bool(choices) and isinstance(choices[0], dict) and "delta" in choices[0])
-
-
-def _assembled(source: str, n: int, chunks: list) -> dict:
-    """A streamed reply, logged as its chunks, as the one response they make (as the SDK's stream helper joins
-    them): the first choice's text, and each tool call by its index, its name and arguments joined piece by piece;
-    the usage and the time the chunks carry. Read as no response at all, a streamed reply's calls were never counted
-    nor checked, and the review said nothing was wrong."""
-    if not all(_is_chunk(c) for c in chunks):
-        raise LogError("logs.response_list", path=source, line=n)
-    text: list[str] = []
-    calls: dict[Any, dict] = {}  # index -> the call so far, in the order the indexes first came
-    legacy: dict | None = None  # function calling as the API had it before tool calls
-    usage = created = None
-    for chunk in chunks:
-        created = chunk.get("created") if created is None else created
-        if isinstance(chunk.get("usage"), dict):  # the last chunk's, when the stream was asked to include it
-            usage = chunk["usage"]
-        for choice in chunk.get("choices") or ():
-            delta = choice.get("delta") if isinstance(choice, dict) and choice.get("index", 0) == 0 else None
-            if not isinstance(delta, dict):
-                continue
-            if isinstance(delta.get("content"), str):
-                text.append(delta["content"])
-            for piece in delta.get("tool_calls") or ():
-                if not isinstance(piece, dict):
-                    continue
-                at = piece.get("index", 0)
-                at = at if isinstance(at, int | str) else 0
-                call = calls.setdefault(at, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
-                if piece.get("id") and not call["id"]:
-                    call["id"] = piece["id"]
-                _join(call["function"], piece.get("function"))
-            if isinstance(delta.get("function_call"), dict):
-                legacy = legacy or {"name": "", "arguments": ""}
-                _join(legacy, delta["function_call"])
-    message: dict[str, Any] = {"content": "".join(text) if text or not (calls or legacy) else None}
-    if calls:
-        message["tool_calls"] = [{**c, "id": c["id"] or f"call_{i}"} for i, c in enumerate(calls.values())]
-    elif legacy is not None:
-        message["function_call"] = legacy
-    return {"choices": [{"message": message}], "usage": usage, "created": created}
-
-
-def _join(into: dict, piece: Any) -> None:
-    """A function's name and arguments, one piece of each more (a stream sends them in pieces)."""
-    if isinstance(piece, dict):
-        for key in ("name", "arguments"):
-            if isinstance(piece.get(key), str):
-                into[key] += piece[key]
-
-
-def _continues(before: tuple[dict, ...], after: tuple[dict, ...]) -> bool:
-    """Whether ``after`` (a request's history plus its reply) goes on from ``before``: it is longer and
-    repeats it from the start. Compared by role and text only: a log may re-serialise a message."""
-    if len(after) <= len(before):
-        return False
-    return all(a.get("role") == b.get("role") and a.get("content") == b.get("content") for a, b in zip(before, after, strict=False))
 
 
 def _messages(source: str, n: int, messages: list) -> tuple[dict, ...]:

@@ -1,0 +1,111 @@
+"""How chat-completions exchanges are read as conversations (:mod:`agentlab.evals.logs`, the ``openai`` format): a
+streamed reply's chunks joined into the reply they make, and each exchange joined to the conversation it goes on.
+Plain functions of the messages a log holds: the reader that names the file and the line is logs.py's."""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["OPEN_EXCHANGES", "assembled", "continues", "is_chunk", "prefix_keys", "unindex", "went_on"]
+
+
+#: conversations an exchange log may hold open at once (a service's users talking at the same time); past it, the
+#: one that began first is counted as it is, and a later exchange of it begins a conversation of its own
+OPEN_EXCHANGES = 256
+
+
+def prefix_keys(messages: Sequence[dict]) -> list[int]:
+    """A key of each beginning of ``messages`` (the first message, the first two...), by role and text: what
+    :func:`continues` compares, so that the conversation an exchange goes on is looked up, not searched for."""
+    keys: list[int] = []
+    key = 0
+    for m in messages:
+        content = m.get("content")
+        text = content if content is None or type(content) is str else json.dumps(content, sort_keys=True, default=str)
+        key = hash((key, m.get("role"), text))
+        keys.append(key)
+    return keys
+
+
+def unindex(ends: dict[int, list[int]], key: int, began: int) -> None:
+    """``began`` no longer held under ``key`` (a key none holds is dropped: a long log leaves none behind)."""
+    both = ends[key]
+    both.remove(began)
+    if not both:
+        del ends[key]
+
+
+def went_on(held: dict[int, Any], ends: dict[int, list[int]], keys: list[int], messages: tuple[dict, ...]) -> int | None:
+    """The held conversation ``messages`` goes on (the longest, when two would do), or None."""
+    for k in range(len(keys) - 2, -1, -1):
+        for began in ends.get(keys[k], ()):
+            if len(held[began].messages) == k + 1 and continues(held[began].messages, messages):
+                return began
+    return None
+
+
+def is_chunk(d: Any) -> bool:
+    """Whether ``d`` is one chunk of a streamed reply (``chat.completion.chunk``: its choices hold deltas)."""
+    if not isinstance(d, dict):
+        return False
+    choices = d.get("choices")
+    return d.get("object") == "chat.completion.chunk" or (
+        isinstance(choices, list) and bool(choices) and isinstance(choices[0], dict) and "delta" in choices[0])
+
+
+def assembled(chunks: list) -> dict | None:
+    """A streamed reply, logged as its chunks, as the one response they make (as the SDK's stream helper joins
+    them): the first choice's text, and each tool call by its index, its name and arguments joined piece by piece;
+    the usage and the time the chunks carry. Read as no response at all, a streamed reply's calls were never counted
+    nor checked, and the review said nothing was wrong."""
+    if not all(is_chunk(c) for c in chunks):  # a list of something else: the reader says so (None)
+        return None
+    text: list[str] = []
+    calls: dict[Any, dict] = {}  # index -> the call so far, in the order the indexes first came
+    legacy: dict | None = None  # function calling as the API had it before tool calls
+    usage = created = None
+    for chunk in chunks:
+        created = chunk.get("created") if created is None else created
+        if isinstance(chunk.get("usage"), dict):  # the last chunk's, when the stream was asked to include it
+            usage = chunk["usage"]
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta") if isinstance(choice, dict) and choice.get("index", 0) == 0 else None
+            if not isinstance(delta, dict):
+                continue
+            if isinstance(delta.get("content"), str):
+                text.append(delta["content"])
+            for piece in delta.get("tool_calls") or ():
+                if not isinstance(piece, dict):
+                    continue
+                at = piece.get("index", 0)
+                at = at if isinstance(at, int | str) else 0
+                call = calls.setdefault(at, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
+                if piece.get("id") and not call["id"]:
+                    call["id"] = piece["id"]
+                _join(call["function"], piece.get("function"))
+            if isinstance(delta.get("function_call"), dict):
+                legacy = legacy or {"name": "", "arguments": ""}
+                _join(legacy, delta["function_call"])
+    message: dict[str, Any] = {"content": "".join(text) if text or not (calls or legacy) else None}
+    if calls:
+        message["tool_calls"] = [{**c, "id": c["id"] or f"call_{i}"} for i, c in enumerate(calls.values())]
+    elif legacy is not None:
+        message["function_call"] = legacy
+    return {"choices": [{"message": message}], "usage": usage, "created": created}
+
+
+def _join(into: dict, piece: Any) -> None:
+    """A function's name and arguments, one piece of each more (a stream sends them in pieces)."""
+    if isinstance(piece, dict):
+        for key in ("name", "arguments"):
+            if isinstance(piece.get(key), str):
+                into[key] += piece[key]
+
+
+def continues(before: tuple[dict, ...], after: tuple[dict, ...]) -> bool:
+    """Whether ``after`` (a request's history plus its reply) goes on from ``before``: it is longer and
+    repeats it from the start. Compared by role and text only: a log may re-serialise a message."""
+    if len(after) <= len(before):
+        return False
+    return all(a.get("role") == b.get("role") and a.get("content") == b.get("content") for a, b in zip(before, after, strict=False))
