@@ -554,13 +554,15 @@ def _review_configure(p: argparse.ArgumentParser) -> None:
 
 
 def _review(ns: argparse.Namespace) -> int:
-    from .evals.log_report import unchecked_text, unread_text
+    from .evals.log_report import no_calls_text, unchecked_text, unread_text
     from .evals.log_review import review_logs, write_report
     out = _writable_dir(ns.out)  # checked before a long file is read
     report = review_logs(ns.logs, ns.format, tools=ns.tools, lang=ns.lang, progress=sys.stderr.isatty())
     paths = write_report(report, out, lang=ns.lang)
     if not report["totals"]["runs"]:  # an empty file, or none of its lines in the format chosen: said, not only 0
         print(t("logs.nothing_read", ns.lang, format=ns.format), file=sys.stderr)
+    elif no_calls_text(report, ns.lang):  # read, and no call in it: not "nothing wrong" of calls never seen
+        print(no_calls_text(report, ns.lang), file=sys.stderr)
     if unread_text(report, ns.lang):  # lines read past: left out of every figure, and said
         print(unread_text(report, ns.lang), file=sys.stderr)
     if unchecked_text(report, ns.lang):  # "nothing wrong" of calls nothing could check is said to be that

@@ -869,3 +869,25 @@ def test_two_users_who_open_alike_stay_two_conversations_and_a_log_of_many_at_on
     assert [(r.line, len(r.messages)) for r in read_logs(log)] == [(1, 2), (2, 2), (3, 2), (4, 4), (5, 4), (6, 4)]
     log.write_text("".join(json.dumps(x) + "\n" for c in convs[:2] for x in c), encoding="utf-8")
     assert [(r.line, len(r.messages)) for r in read_logs(log)] == [(1, 4), (3, 4)]  # two at once: room enough
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_conversations_with_no_tool_call_anywhere_are_not_said_to_be_nothing_wrong(tmp_path, capsys, lang):
+    """Spans of chat turns alone (the calls inside them, no execute_tool span) were "1 conversation reviewed" and
+    "Nothing wrong was found": the calls were never read. Any log whose conversations hold no call now says so."""
+    parts = [{"type": "tool_call", "id": "call_1", "name": "create_refund", "arguments": {"order_id": 5}}]
+    attrs = {"gen_ai.operation.name": "chat",
+             "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": parts}])}
+    span = {"traceId": "ab" * 16, "spanId": "cd" * 8, "name": "chat", "startTimeUnixNano": "1764547200000000000",
+            "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()]}
+    log = tmp_path / "chat_only.jsonl"
+    log.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}) + "\n", encoding="utf-8")
+    assert main(["review", "--logs", str(log), "--format", "otel", "--out", str(tmp_path / "out"), "--lang", lang]) == 0
+    err = capsys.readouterr().err
+    said = {"en": "no tool call anywhere", "zh": "没有一次工具调用"}[lang]
+    assert said in err, err
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert said in page and {"en": "Nothing wrong was found", "zh": "没有发现问题"}[lang] not in page
+    # a log with calls says nothing of the kind
+    assert main(["review", "--logs", str(OPENAI), "--out", str(tmp_path / "calls"), "--lang", lang]) == 0
+    assert said not in capsys.readouterr().err

@@ -51,10 +51,19 @@ def largest_text(report: Mapping[str, Any], lang: Lang = "en") -> str:
         # nothing read is not nothing wrong: an empty file, or logs in another format than the one chosen
         return t("logs.nothing_read", lang, format=report.get("settings", {}).get("format") or "-")
     if not big:
-        return t("logs.no_findings", lang)
+        return no_calls_text(report, lang) or t("logs.no_findings", lang)
     return t("logs.largest", lang, kind=t("logs.kind." + big["kind"], lang), code=big["code"],
              stage=t("stage." + big["stage"], lang), count=big["count"], total=report["totals"]["findings"],
              share=big["share"], example=big["example"])
+
+
+def no_calls_text(report: Mapping[str, Any], lang: Lang = "en") -> str:
+    """Conversations read, and not one tool call in them, in a sentence ("" otherwise): "nothing wrong" of calls the
+    review never saw (a shape of log it does not read them from) is not what the team would take it to mean."""
+    tot = report.get("totals", {})
+    if not tot.get("runs") or tot.get("tool_calls"):
+        return ""
+    return t("logs.no_calls", lang, runs=tot["runs"], format=report.get("settings", {}).get("format") or "-")
 
 
 def cases_jsonl(report: Mapping[str, Any]) -> str:
@@ -113,7 +122,7 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
                  title=t("logs.title", lang, source=s.get("source", "")),
                  totals=t("logs.totals", lang, runs=tot["runs"], calls=tot["tool_calls"], findings=tot["findings"],
                           bad=tot["runs_with_findings"]),
-                 largest=largest_text(report, lang) if largest or not tot["runs"] else "",
+                 largest=largest_text(report, lang) if largest or not tot["runs"] or not tot["tool_calls"] else "",
                  unchecked=unchecked_text(report, lang), unread=unread_text(report, lang),
                  writes=t("logs.writes." + s.get("writes", "name pattern"), lang),
                  day_head=[t("logs.col." + c, lang) for c in ("day", "runs", "success", "graded", "invalid", "takeover")]
