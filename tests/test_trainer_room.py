@@ -312,3 +312,93 @@ def test_the_command_refuses_a_bad_room_code_in_one_line(tmp_path):
     with contextlib.redirect_stderr(err):
         assert cli.main(["trainer", "--room", "a b", "--state", str(tmp_path), "--lang", "zh"]) == 2
     assert "--room" in err.getvalue() and "Traceback" not in err.getvalue() and "字母" in err.getvalue()
+
+
+def _join(room, name, key, source="127.0.0.1"):
+    """(status, body) of a participant joining from ``source`` (another loopback address is another machine)."""
+    import http.client
+    from urllib.parse import urlsplit
+    where = urlsplit(room)
+    conn = http.client.HTTPConnection(where.hostname, where.port, timeout=10, source_address=(source, 0))
+    try:
+        conn.request("POST", "/api/join", body=b"{}",
+                     headers={"Content-Type": "application/json", **as_participant(name, key)})
+        reply = conn.getresponse()
+        return reply.status, json.loads(reply.read())
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_name_somebody_else_has_or_a_full_room_is_said_at_connect_never_after(room, monkeypatch, lang):
+    """Both were told "Connected", and the second's checks were then refused where only the trainer's terminal
+    showed it: the second participant never knew, and the trainer never saw them."""
+    unset(monkeypatch, *CONNECTION)
+    monkeypatch.setenv("AGENTLAB_PARTICIPANT_KEY", KEYS["ann"])
+    assert exercises.connect(room, CODE, "Alex", lang=lang).ok
+    unset(monkeypatch, *CONNECTION)
+    monkeypatch.setenv("AGENTLAB_PARTICIPANT_KEY", KEYS["bo"])
+    second = exercises.connect(room, CODE, "Alex", lang=lang)
+    assert not second.ok and {"en": "already reports under this name", "zh": "名字"}[lang] in second.message, second
+    assert "AGENTLAB_ROOM" not in os.environ  # its checks stay silent
+    monkeypatch.setattr(progress, "MAX_PARTICIPANTS", 1)
+    full = exercises.connect(room, CODE, "Bo", lang=lang)
+    assert not full.ok and "1" in full.message and "Traceback" not in full.message, full
+    rows = call(room + "api/room", headers=TRAINER)[1]["rows"]
+    assert rows == [] or [r["user"] for r in rows] == ["Alex"]
+
+
+def test_one_address_cannot_fill_the_room_and_keep_the_others_out(room, monkeypatch):
+    """One participant with the room code joined 500 made-up names in a second: everyone after was refused."""
+    monkeypatch.setattr(progress, "NAMES_PER_ADDRESS", 3)
+    got = [_join(room, f"fake{i}", f"flood-key-{i:02d}-0123456789abcdef") for i in range(5)]
+    assert [status for status, _ in got] == [200, 200, 200, 403, 403]
+    assert got[3][1]["error"]["code"] == "address_full" and "3 names" in got[3][1]["error"]["message"]
+    # a participant on another machine still joins, and one who joined keeps reporting
+    assert _join(room, "Cleo", KEYS["cy"], source="127.0.0.2") == (200, {"joined": "Cleo"})
+    assert _join(room, "fake0", "flood-key-00-0123456789abcdef")[0] == 200
+
+
+def test_one_participant_sending_answer_after_answer_cannot_push_the_others_off_the_page(room):
+    """Ten answers from one participant were ten groups, listed before everybody else's single answers, and only
+    eight are shown: the trainer lost what the others typed."""
+    for i in range(10):
+        send(room, "bo", KEYS["bo"], "17", "wrong", f"aaa {i:02d}")
+    send(room, "ann", KEYS["ann"], "17", "wrong", "retry")
+    send(room, "cy", KEYS["cy"], "17", "right", "duplicate_call")
+    groups = call(room + "api/room", headers=TRAINER)[1]["answers"]["17"]
+    shown = [g["answer"] for g in groups["groups"]]
+    assert "retry" in shown and "duplicate_call" in shown, groups
+    assert sum(a.startswith("aaa") for a in shown) == progress.ANSWERS_PER_PARTICIPANT == 3
+    assert {"aaa 09", "aaa 08", "aaa 07"} <= set(shown)  # their latest
+
+
+def test_a_score_is_the_capstones_share_passed_and_nothing_else(room):
+    """A capstone score of 12345 put its sender first in the ranking; a score on any exercise was kept."""
+    who = as_participant("ann", KEYS["ann"])
+    capstone = {"notebook": "capstone", "exercise": progress.known_exercises()["capstone"], "state": "wrong"}
+    for score in (12345.0, -0.5, 1.01):
+        status, err, _ = call(room + "api/report", headers=who, method="POST", body={**capstone, "score": score})
+        assert status == 400 and err["error"]["code"] == "bad_score", (score, err)
+    other = {"notebook": "17", "exercise": progress.known_exercises()["17"], "state": "right", "score": 1.0}
+    assert call(room + "api/report", headers=who, method="POST", body=other)[0] == 400
+    assert call(room + "api/report", headers=who, method="POST", body={**capstone, "score": 0.5})[0] == 200
+    assert [r["score"] for r in call(room + "api/room", headers=TRAINER)[1]["ranking"]] == [0.5]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_address_where_no_room_answers_is_said_in_words_never_an_exception_name(monkeypatch, lang):
+    import socket
+    unset(monkeypatch, *CONNECTION)
+    monkeypatch.setenv("AGENTLAB_PARTICIPANT_KEY", KEYS["ann"])
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        free = s.getsockname()[1]  # nothing listens once it is closed
+    said = [exercises.connect(url, CODE, "ann", lang=lang, timeout=2) for url in
+            (f"http://127.0.0.1:{free}/", "not a url", "http://no-such-host.invalid:8765/")]
+    assert not any(c.ok for c in said)
+    for c in said:
+        assert not re.search(r"[A-Z][a-z]+Error|gaierror|Exception", c.message), c.message
+    assert {"en": "nothing listens there", "zh": "没有服务在监听"}[lang] in said[0].message
+    assert {"en": "not a web address", "zh": "不是网址"}[lang] in said[1].message
+    assert {"en": "host name is not known", "zh": "不认识这个主机名"}[lang] in said[2].message

@@ -61,6 +61,12 @@ EXTRA = {"capstone": "capstone"}
 ANSWER_LIMIT = 80  # characters of an answer kept: a word or a number, never a page of somebody's text
 NAME_LIMIT = 40  # characters of a participant's name (outside the hub, where the participant chooses it)
 MAX_PARTICIPANTS = 500  # names one room takes: a participant inventing names cannot grow the page without bound
+# names one address may join a room with: a participant inventing names cannot fill the room and keep the rest out,
+# while a few laptops behind one router (or one who mistyped a name) still join
+NAMES_PER_ADDRESS = 20
+# distinct answers of one participant that count on the trainer's page, per exercise (their latest): a participant
+# sending answer after answer cannot push everybody else's off the eight groups shown
+ANSWERS_PER_PARTICIPANT = 3
 GROUPS_SHOWN = 8  # answer groups per exercise on the page; the rest are counted, not listed
 STATES = ("not yet", "wrong", "right")
 HISTORY_PER_USER = 2000  # reports kept per participant: a loop re-running a check cannot fill the disk
@@ -176,6 +182,8 @@ class Progress:
             CREATE INDEX IF NOT EXISTS history_user ON history (user, id);
             CREATE TABLE IF NOT EXISTS owners (user TEXT PRIMARY KEY, key_hash TEXT NOT NULL, at REAL NOT NULL);
         """)
+        if "source" not in {row[1] for row in self.db.execute("PRAGMA table_info(owners)")}:
+            self.db.execute("ALTER TABLE owners ADD COLUMN source TEXT")  # a state folder from before the limit
         for table in ("latest", "history"):  # a state folder from before answers were reported: add the columns
             have = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
             for column, kind in (("answer", "TEXT"), ("score", "REAL")):
@@ -203,11 +211,19 @@ class Progress:
         """Per notebook, what the room answered: groups most common first (at most :data:`GROUPS_SHOWN`), and how
         many more groups there are. Every answer a participant gave counts once for them (from the bounded history),
         so a misconception the room shared still shows after each participant has corrected it."""
-        rows = self.db.execute("SELECT DISTINCT notebook, user, answer, state FROM history "
-                               "WHERE answer IS NOT NULL AND state != 'not yet'").fetchall()
+        # newest first, so that each participant's latest few distinct answers per notebook are the ones counted
+        rows = self.db.execute("SELECT notebook, user, answer, state FROM history "
+                               "WHERE answer IS NOT NULL AND state != 'not yet' ORDER BY id DESC").fetchall()
         users: dict[tuple[str, str, str], set[str]] = {}
         spellings: dict[tuple[str, str, str], dict[str, int]] = {}
+        theirs: dict[tuple[str, str], set[tuple[str, str]]] = {}  # (notebook, user) -> the answers counted
         for notebook, user, answer, state in rows:
+            mine = theirs.setdefault((notebook, user), set())
+            if (answer, state) in mine:
+                continue
+            if len(mine) >= ANSWERS_PER_PARTICIPANT:
+                continue
+            mine.add((answer, state))
             key = (notebook, _answer_key(answer), state)
             users.setdefault(key, set()).add(user)
             spellings.setdefault(key, {}).setdefault(answer, 0)
@@ -227,15 +243,21 @@ class Progress:
         row = self.db.execute("SELECT key_hash FROM owners WHERE user=?", (user,)).fetchone()
         return None if row is None else str(row[0])
 
-    def claim(self, user: str, key_hash: str) -> str:
-        """Outside the hub, the first key to report under a name owns it: "ok", "taken" (another key's) or "full"."""
+    def claim(self, user: str, key_hash: str, source: str = "") -> str:
+        """Outside the hub, the first key to join or report under a name owns it: "ok", "taken" (another key's),
+        "full" (the room has :data:`MAX_PARTICIPANTS`) or "busy" (``source``, the address it comes from, has joined
+        :data:`NAMES_PER_ADDRESS` names already)."""
         with self.db:
             owner = self.owner(user)
             if owner is not None:
                 return "ok" if hmac.compare_digest(owner, key_hash) else "taken"
             if self.db.execute("SELECT COUNT(*) FROM owners").fetchone()[0] >= MAX_PARTICIPANTS:
                 return "full"
-            self.db.execute("INSERT INTO owners VALUES (?, ?, ?)", (user, key_hash, self.clock()))
+            if source and self.db.execute("SELECT COUNT(*) FROM owners WHERE source=?",
+                                          (source,)).fetchone()[0] >= NAMES_PER_ADDRESS:
+                return "busy"
+            self.db.execute("INSERT INTO owners (user, key_hash, at, source) VALUES (?, ?, ?, ?)",
+                            (user, key_hash, self.clock(), source))
         return "ok"
 
     def latest(self, user: str | None = None) -> list[Standing]:
@@ -413,6 +435,16 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
                     self.fail(401, "trainer_secret" if room is not None else "unauthorized")
             return self.user
 
+        def claimed(self, user: Mapping[str, Any]) -> bool:
+            """Outside the hub, the name this key joins or reports under is its own (or the refusal sent)."""
+            if room is None or not self.key_hash:
+                return True
+            got = store.claim(user["name"], self.key_hash, self.request.remote_ip or "")
+            if got != "ok":
+                code = {"taken": "name_taken", "full": "room_full", "busy": "address_full"}[got]
+                self.fail(403, code, limit=MAX_PARTICIPANTS if got == "full" else NAMES_PER_ADDRESS)
+            return got == "ok"
+
         def reply(self, body: Any) -> None:
             self.set_header("Content-Type", "application/json; charset=utf-8")
             self.set_header("Cache-Control", "no-store")
@@ -447,19 +479,29 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
                 if number is not None and (isinstance(number, bool) or not isinstance(number, (int, float))
                                            or not math.isfinite(number) or abs(number) > 1e12):
                     return self.fail(400, "bad_body")
+            if score is not None and not (notebook == "capstone" and 0 <= score <= 1):
+                return self.fail(400, "bad_score")  # the share of the capstone's cases passed: nothing else
             if answer is not None and not isinstance(answer, str):
                 return self.fail(400, "bad_body")
             if answer is None and score is not None:
                 answer = f"{float(score):g}"  # the capstone's answer is its score: grouped like any other
-            if room is not None and self.key_hash:
-                claimed = store.claim(user["name"], self.key_hash)
-                if claimed != "ok":
-                    return self.fail(403, "name_taken" if claimed == "taken" else "room_full", limit=MAX_PARTICIPANTS)
+            if not self.claimed(user):
+                return
             v = store.record(user["name"], notebook, exercise, state, None if at is None else float(at),
                              answer=answer, score=None if score is None else float(score))
             # the reply does not echo the answer: what the service kept is the trainer's to read
             self.reply({"recorded": {"user": v.user, "notebook": v.notebook, "exercise": v.exercise,
                                      "state": v.state, "at": v.at}})
+
+    class Join(Base):
+        by_cookie = False
+
+        def post(self) -> None:
+            """A participant joins (``connect``): the name is claimed now, so that a name somebody else has, or a
+            full room, is said before any check reports (each was "Connected" and then silently refused)."""
+            user = self.who()
+            if user is not None and self.claimed(user):
+                self.reply({"joined": user["name"]})
 
     class Mine(Base):
         def get(self) -> None:
@@ -521,7 +563,8 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
                                     word={s: say(f"trainer.state.{s.replace(' ', '_')}") for s in STATES},
                                     other="zh" if self.lang == "en" else "en"))
 
-    routes: list[Any] = [(prefix, Page), (prefix + "api/report", Report), (prefix + "api/progress", Mine),
+    routes: list[Any] = [(prefix, Page), (prefix + "api/report", Report), (prefix + "api/join", Join),
+                         (prefix + "api/progress", Mine),
                          (prefix + "api/room", Room_), (prefix + r"api/notes/([^/]+)", Notes)]
     if hub_auth is not None and room is None:
         routes.append((prefix + "oauth_callback", HubOAuthCallbackHandler))

@@ -30,10 +30,12 @@ import os
 import re
 import reprlib
 import secrets
+import socket
 import threading
 import time
 import unicodedata
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -251,11 +253,16 @@ def connect(url: str, code: str, name: str, *, lang: Lang = "en", timeout: float
     headers = _headers({**os.environ, **env})
     if headers is None:
         return Connection(False, t("trainer.connect_refused", lang, reason=t("trainer.error.failed", lang)))
-    mine = _report_url(str(url))[:-len("report")] + "progress" + ("?lang=zh" if lang == "zh" else "")
+    # joined now: a name somebody else has, a full room, is said here, not refused later where nobody sees it
+    join = _report_url(str(url))[:-len("report")] + "join" + ("?lang=zh" if lang == "zh" else "")
     try:
-        with urllib.request.urlopen(urllib.request.Request(mine, headers=headers), timeout=timeout) as reply:
+        if urllib.parse.urlsplit(join).scheme not in ("http", "https") or not urllib.parse.urlsplit(join).hostname:
+            return Connection(False, t("trainer.connect_bad_url", lang, url=url))
+        request = urllib.request.Request(join, data=b"{}", method="POST",
+                                         headers={**headers, "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=timeout) as reply:
             reply.read(65536)
-    except urllib.error.HTTPError as exc:  # the view refused: its own sentence (wrong code, name taken)
+    except urllib.error.HTTPError as exc:  # the view refused: its own sentence (wrong code, name taken, room full)
         try:
             reason = str(json.loads(exc.read(4096))["error"]["message"])
         except (ValueError, KeyError, TypeError, OSError):
@@ -263,8 +270,10 @@ def connect(url: str, code: str, name: str, *, lang: Lang = "en", timeout: float
         return Connection(False, t("trainer.connect_refused", lang, reason=reason))
     except Exception as exc:  # noqa: BLE001 - a wrong address, no network: a sentence, never a traceback
         cause = getattr(exc, "reason", None) or exc  # urllib wraps the socket's error in a URLError
+        why = ("refused" if isinstance(cause, ConnectionRefusedError) else "timeout" if isinstance(cause, TimeoutError)
+               else "unknown_host" if isinstance(cause, socket.gaierror) else "other")
         return Connection(False, t("trainer.connect_unreachable", lang, url=url,
-                                   reason=cause if isinstance(cause, str) else type(cause).__name__))
+                                   reason=t(f"trainer.unreachable.{why}", lang, seconds=timeout)))
     os.environ.update(env)  # this kernel's checks report from now on
     return Connection(True, t("trainer.connected", lang, room=code, url=url, name=name))
 
