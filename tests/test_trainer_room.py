@@ -117,7 +117,7 @@ def test_the_trainer_sees_what_the_room_answered_grouped_with_counts_most_common
     assert "4 typed duplicate_call (not right)" in text and "1 typed loop (right)" in text
     assert text.index("4 typed duplicate_call") < text.index("2 typed retry") < text.index("1 typed loop")
     zh = re.sub(r"<[^>]+>", "", call(room + "?lang=zh", headers=TRAINER)[1])
-    assert "4 人填了 duplicate_call (不对)" in zh and "全场的答案" in zh
+    assert "4 人填了 duplicate_call（不对）" in zh and "全场的答案" in zh
 
 
 def test_the_groups_per_exercise_are_bounded_on_the_page(room, monkeypatch):
@@ -213,9 +213,12 @@ def test_the_capstone_reports_with_a_score_and_has_its_own_column(room):
     cells = {r["user"]: r["cells"] for r in body["rows"]}
     assert cells["ann"]["capstone"]["score"] == 0.85 and cells["bo"]["capstone"]["state"] == "wrong"
     assert body["counts"]["capstone"] == {"not yet": 0, "wrong": 1, "right": 1}
-    assert {g["answer"] for g in body["answers"]["capstone"]["groups"]} == {"0.85", "0.4"}
+    # sent without the capstone's own answer ("3/14"): its score, as the page says it
+    assert {g["answer"] for g in body["answers"]["capstone"]["groups"]} == {"85%", "40%"}
     page = re.sub(r"<[^>]+>", " ", call(room, headers=TRAINER)[1])
-    assert "score 0.85" in page and "capstone" in page
+    assert "score 85%" in page and "capstone" in page
+    zh = call(room + "?lang=zh", headers=TRAINER)[1]  # its column and its rows named in Chinese (its id stays)
+    assert ">结业项目</th>" in zh and ">capstone</th>" not in zh and "<td>结业项目 <small>" in zh
     mine = call(room + "api/progress", headers=as_participant("ann", KEYS["ann"]))[1]
     assert mine["rows"][0]["cells"]["capstone"]["score"] == 0.85  # her own score, and only hers
 
@@ -402,3 +405,12 @@ def test_an_address_where_no_room_answers_is_said_in_words_never_an_exception_na
     assert {"en": "nothing listens there", "zh": "没有服务在监听"}[lang] in said[0].message
     assert {"en": "not a web address", "zh": "不是网址"}[lang] in said[1].message
     assert {"en": "host name is not known", "zh": "不认识这个主机名"}[lang] in said[2].message
+
+
+def test_each_exercises_counts_add_up_to_the_participants_on_the_page(room):
+    """An exercise nobody had touched counted 0 "not yet" with two participants on the page."""
+    send(room, "ann", KEYS["ann"], "06", "right", 3)
+    send(room, "bo", KEYS["bo"], "17", "wrong", "retry")
+    counts = call(room + "api/room", headers=TRAINER)[1]["counts"]
+    assert counts["06"] == {"not yet": 1, "wrong": 0, "right": 1} and counts["03"] == {"not yet": 2, "wrong": 0, "right": 0}
+    assert all(sum(c.values()) == 2 for c in counts.values())

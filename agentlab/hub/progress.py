@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from ..i18n import Lang, joined, t
+from ..i18n import Lang, joined, said_marks, t
 from ..jsonutil import parse_strict
 from ..redaction import redact_secrets
 from ..resources import data_file, render_page
@@ -287,6 +287,10 @@ def _board(verdicts: Iterable[Standing], users: Iterable[str], now: float) -> di
             counts[v.notebook][v.state] += 1
         if v.state == "wrong":
             stuck.append({"user": v.user, "notebook": v.notebook, "since": v.since, "seconds": round(now - v.since)})
+    for row in cells.values():  # a participant who has not reported on an exercise is "not yet" there too
+        for nb in counts:
+            if nb not in row:
+                counts[nb]["not yet"] += 1
     stuck.sort(key=lambda s: (s["since"], s["user"]))
     return {"exercises": known_exercises(), "rows": [{"user": u, "cells": cells[u]} for u in sorted(cells)],
             "counts": counts, "stuck": stuck}
@@ -484,7 +488,7 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             if answer is not None and not isinstance(answer, str):
                 return self.fail(400, "bad_body")
             if answer is None and score is not None:
-                answer = f"{float(score):g}"  # the capstone's answer is its score: grouped like any other
+                answer = _share(float(score))  # the capstone's answer is its score: grouped like any other
             if not self.claimed(user):
                 return
             v = store.record(user["name"], notebook, exercise, state, None if at is None else float(at),
@@ -556,12 +560,15 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             say = lambda key, **kw: t(key, self.lang, **kw)  # noqa: E731
             self.set_header("Cache-Control", "no-store")
             self.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-            self.finish(render_page("trainer_progress.html", say, lang=self.lang, me=name, trainer=trainer,
-                                    board=board, notes=notes, clock=_clock_text, minutes=_minutes,
+            # the marks of what redaction took out of an answer ([secret removed]) said in the page's language
+            self.finish(said_marks(render_page(
+                                    "trainer_progress.html", say, lang=self.lang, me=name, trainer=trainer,
+                                    board=board, notes=notes, clock=_clock_text, minutes=_minutes, share=_share,
+                                    shown=lambda nb: say("trainer.capstone") if nb == "capstone" else nb,
                                     answers=store.answers() if trainer else {}, room=room.code if room else None,
                                     ranking=ranking,
                                     word={s: say(f"trainer.state.{s.replace(' ', '_')}") for s in STATES},
-                                    other="zh" if self.lang == "en" else "en"))
+                                    other="zh" if self.lang == "en" else "en"), self.lang))
 
     routes: list[Any] = [(prefix, Page), (prefix + "api/report", Report), (prefix + "api/join", Join),
                          (prefix + "api/progress", Mine),
@@ -576,6 +583,11 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
 
     return tornado.web.Application(routes, default_handler_class=Missing, cookie_secret=os.urandom(32),
                                    hub_auth=hub_auth, xsrf_cookies=False, serve_traceback=False)
+
+
+def _share(score: float) -> str:
+    """A capstone score (the share of its cases passed) as the page says it: 21%."""
+    return f"{score:.0%}"
 
 
 def _clock_text(at: float) -> str:

@@ -232,4 +232,5 @@ def send_progress(items: list[Item], lang: Lang = "en", *,
     feedback = Feedback("right" if n == total else "wrong", t("capstone.score", lang, n=n, total=total))
     kwargs: dict[str, Any] = {} if send is None else {"send": send}
     # the view shows a score as a share (0.0-1.0) in the capstone's cell, and groups the room's scores
-    return report(feedback, "capstone", score=n / total if total else 0.0, **kwargs)
+    # (and its answer is "3/14", what the participant read: "passed 3 of 14")
+    return report(feedback, "capstone", answer=f"{n}/{total}", score=n / total if total else 0.0, **kwargs)
