@@ -197,6 +197,8 @@ def test_answers_are_redacted_and_bounded_even_from_a_hostile_client(room):
     assert "my key is [secret removed]" in answers
     page = call(room, headers=TRAINER)[1]
     assert key not in page and key.lower() not in page
+    zh = call(room + "?lang=zh", headers=TRAINER)[1]  # what was taken out said in the page's language
+    assert "[密钥已删除]" in zh and "[secret removed]" not in zh
     # a name with markup is escaped on the page
     send(room, "<script>x</script>", KEYS["di"], "17", "wrong", "<b>bold</b>")
     page = call(room, headers=TRAINER)[1]

@@ -172,6 +172,10 @@ def test_exports_are_escaped_and_open_in_excel(tmp_path, convs):
     # each message's role as the page says it: the Chinese export said "user :", "assistant :"
     assert "<b>用户</b>：" in page and "<b>user</b>" not in page and "<b>assistant</b>" not in page
     assert not ascii_colons(page, page=True), ascii_colons(page, page=True)
+    # what redaction took out said in Chinese, as the page says it: the export said [phone …00] among its Chinese
+    from agentlab.redaction import MARKS
+    english = MARKS.findall(page) + MARKS.findall(raw.decode("utf-8"))
+    assert "[电话" in page and not english, english
 
 
 def test_promote_appends_a_case_the_suite_reads(tmp_path, convs):

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CODES, mask_personal, redact
-from ..i18n import Lang, LocalizedError, colon, t
+from ..i18n import Lang, LocalizedError, colon, said_marks, t
 from ..store import connect_sqlite
 from .failure_classes import CODE_CLASSES, FAILURE_CLASSES, class_name
 from .log_review import case_of, runs_of
@@ -663,7 +663,9 @@ def export_week(review: WeekReview, folder: str | Path, lang: Lang = "en") -> di
     source = re.sub(r"[^\w.-]+", "-", Path(review.source).stem)[:40].strip("-.") if review.source else ""
     stem = f"weekly-{review.week or 'undated'}{'-' + source if source else ''}-{lang}"
     paths = {}
-    for ext, body in (("csv", "\ufeff" + weekly_csv(review, lang)), ("html", weekly_html(review, lang))):
+    # the marks of what was taken out of the logs ([phone …00]) said in the export's language, as the page says them
+    for ext, body in (("csv", "\ufeff" + said_marks(weekly_csv(review, lang), lang)),
+                      ("html", said_marks(weekly_html(review, lang), lang))):
         final = out / f"{stem}.{ext}"
         fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{final.name}.", suffix=".partial")  # one per export at once
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
