@@ -770,6 +770,14 @@ def test_anthropic_messages_are_refused_by_name_never_read_as_a_log_with_no_call
     assert main(["review", "--logs", str(log), "--out", str(tmp_path / "out"), "--lang", lang]) == 2
     said = capsys.readouterr().err
     assert "tool_use" in said and "anthropic.jsonl:1" in said and "Traceback" not in said, said
+    # the reply too, whether logged as a whole response of that API or as a chat-completions choice: the first was
+    # "1 conversation, 0 tool calls, nothing wrong" at exit 0
+    for response in ({"type": "message", "role": "assistant", "content": msgs[1]["content"]},
+                     {"choices": [{"message": msgs[1]}]}):
+        log.write_text(json.dumps({"request": {"messages": msgs[:1]}, "response": response}) + "\n", encoding="utf-8")
+        assert main(["review", "--logs", str(log), "--out", str(tmp_path / "out"), "--lang", lang]) == 2
+        said = capsys.readouterr().err
+        assert "tool_use" in said and "anthropic.jsonl:1" in said, said
 
 
 def _chunk(delta: dict, **more) -> dict:

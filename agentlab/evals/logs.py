@@ -413,7 +413,7 @@ def _exchange(name: str, source: str, n: int, d: dict, tools_of: Callable[[str, 
     request, response = d.get("request"), d.get("response")
     if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
         raise _shape_error(source, n, d)
-    messages = list(_messages(source, n, request["messages"]))
+    messages = list(request["messages"])
     usage: tuple[tuple[int, int], ...] = ()
     if isinstance(response, list) or (isinstance(response, dict) and is_chunk(response)):
         response = assembled(response if isinstance(response, list) else [response])
@@ -423,17 +423,19 @@ def _exchange(name: str, source: str, n: int, d: dict, tools_of: Callable[[str, 
         choices = response.get("choices")
         message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) \
             else response.get("message")
+        if message is None and response.get("type") == "message":  # another API's whole response: read as a message
+            message = {"content": response.get("content")}
         if isinstance(message, dict):
             messages.append({"role": "assistant", **message})
-            if "function_call" in message:  # a response in the older function-calling shape
-                messages = _as_tool_calls(messages)
         u = response.get("usage")
         if isinstance(u, dict):
             usage = ((_int(u.get("prompt_tokens")), _int(u.get("completion_tokens"))),)
     meta = _meta(d)
     if not meta["day"] and isinstance(response, dict):
         meta["day"] = _day(response.get("created"))
-    return LogRun(name, n, n, tuple(messages), tools_of(source, n, request.get("tools")), usage=usage, **meta)
+    # the reply read as every message is: another API's blocks refused by name, the older function calls as tool calls
+    return LogRun(name, n, n, _messages(source, n, messages), tools_of(source, n, request.get("tools")), usage=usage,
+                  **meta)
 
 
 def _messages(source: str, n: int, messages: list) -> tuple[dict, ...]:
