@@ -609,3 +609,16 @@ def test_the_probe_table_scrolls_in_its_own_box():
     panel.update()
     box = re.search(r"<div class='agentlab-probe-table' style='([^']*)'>\s*<", panel.view.value)
     assert box and "overflow-x:auto" in box.group(1) and "<table" in panel.view.value[box.end() - 1:]
+
+
+@pytest.mark.parametrize("fmt", ["otel", "telemetry"])
+def test_a_file_refused_in_any_format_is_named_on_the_page_never_the_folder_it_was_kept_in(fmt):
+    """A chat log reviewed as OTLP said where the upload sat on the serving machine (/tmp/agentlab-logs-…/); as
+    telemetry, its name alone."""
+    from agentlab.resources import data_file
+    from agentlab.workbook.log_widget import LogReview
+    app = LogReview(fmt=fmt)
+    app.upload.value = uploaded("chat.jsonl", data_file("logs_openai_sample.jsonl").read_bytes())
+    app.run.click()
+    assert app.report is None and "chat.jsonl:1" in app.view.value, app.view.value
+    assert str(app.path.parent) not in app.view.value and "agentlab-logs" not in app.view.value, app.view.value

@@ -76,9 +76,10 @@ def file_said(exc: Any, lang: Lang) -> str:
     """A refused file's sentence as a person reads it on a page: the file by its own name, never the folder it sits
     in on the machine serving the page (an upload's temporary folder, the workbook's data folder)."""
     text = exc.localized(lang)
-    where = getattr(exc, "fields", {}).get("path")
-    if where:
-        text = text.replace(str(where), Path(str(where)).name)
+    for field in ("path", "where"):  # a log's LogError names it by path, an OTLP file's OtlpError by where
+        where = getattr(exc, "fields", {}).get(field)
+        if where:
+            text = text.replace(str(where), Path(str(where)).name)
     return str(text)
 
 
