@@ -328,3 +328,22 @@ def test_the_exported_page_gives_the_shares_the_app_gives(tmp_path, convs):
     review = week_review(store, convs, "2026-W10", "logs_openai_sample.jsonl")
     page = weekly_html(review, "en")
     assert f"{1 / len(convs):.0%}" in page and "100%" not in page, page[:2000]
+
+
+@pytest.mark.parametrize("lang, said", [("en", "not finished (no reply)"), ("zh", "没有完成（没有回复）")])
+def test_a_logged_conversation_that_stops_on_a_call_is_not_finished_never_crashed(tmp_path, lang, said):
+    """The weekly review called a log's conversation that ends after a tool call "crashed"; the log review counts the
+    same one as not finished. A run of the loop's own that failed still says what it says."""
+    from agentlab.evals.weekly import FailedConversation, status_said
+    from agentlab.i18n import t
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"order_id": "A1001"}'}}]}
+    log = tmp_path / "chat.jsonl"
+    log.write_text(json.dumps({"messages": [{"role": "user", "content": "Where is A1001?"}, call]}) + "\n")
+    [conv] = conversations_of_logs(log)
+    assert conv.status == "failed" and status_said(conv, lang) == said
+    store = ReviewStore(tmp_path)
+    page = weekly_html(week_review(store, [conv], conv.week, "chat.jsonl"), lang)
+    assert said in page and t("status.failed", lang) not in page
+    run = FailedConversation("r", "run/case", "", "", "failed", ())
+    assert status_said(run, lang) == t("status.failed", lang)

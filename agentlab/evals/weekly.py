@@ -35,14 +35,14 @@ from ..i18n import Lang, LocalizedError, colon, said_marks, t
 from ..store import connect_sqlite
 from .failure_classes import CODE_CLASSES, FAILURE_CLASSES, class_name
 from .log_review import case_of, runs_of
-from .logs import Format, read_logs
+from .logs import Format, LogRun, read_logs
 from .review import STAGES, promote, tag_cause
 from .suite import load_cases
 
 __all__ = ["MAX_AUTHOR", "MAX_CATEGORY", "MAX_NOTE", "FailedConversation", "Note", "ReviewStore", "Suggestion",
            "WeekReview", "WeeklyError", "category_trend", "check_category", "conversations_of_logs", "conversations_of_run",
-           "export_week", "promote_conversation", "review_dir", "role_said", "suggest_groups", "taxonomy", "week_of",
-           "week_review", "weekly_csv", "weekly_html", "weeks_of"]
+           "export_week", "promote_conversation", "review_dir", "role_said", "status_said", "suggest_groups", "taxonomy",
+           "week_of", "week_review", "weekly_csv", "weekly_html", "weeks_of"]
 
 MAX_NOTE = 4000  # characters in one note: a paragraph, never a pasted log
 MAX_AUTHOR = 80
@@ -617,11 +617,18 @@ def weekly_csv(review: WeekReview, lang: Lang = "en") -> str:
         stage = t("stage." + c.stage, lang) if c.stage in STAGES else ""
         for n in by_conv.get(c.id) or [None]:  # type: ignore[list-item]
             w.writerow([_cell(v) for v in (
-                _week_label(review.week, lang), c.id, c.where, t("status." + c.status, lang), stage,
+                _week_label(review.week, lang), c.id, c.where, status_said(c, lang), stage,
                 n.text if n else "", n.author if n else "",
                 time.strftime("%Y-%m-%d %H:%M", time.localtime(n.created)) if n else "",
                 n.category if n else "", review.promoted.get(c.id, ""))])
     return buf.getvalue()
+
+
+def status_said(conv: FailedConversation, lang: Lang = "en") -> str:
+    """How a conversation ended, in words. One from the logs that stops on a call with no reply after it ("failed",
+    as the log review counts it) did not finish: "crashed", as a run of the loop's own says, is not what logs show."""
+    logged = isinstance(conv.origin, tuple) and bool(conv.origin) and isinstance(conv.origin[0], LogRun)
+    return t("weekly.status_failed" if logged and conv.status == "failed" else f"status.{conv.status}", lang)
 
 
 def weekly_html(review: WeekReview, lang: Lang = "en") -> str:
@@ -644,7 +651,7 @@ def weekly_html(review: WeekReview, lang: Lang = "en") -> str:
         notes = "".join(f"<li>{e(n.text)} — {e(n.author)}{' [' + e(n.category) + ']' if n.category else ''}</li>"
                         for n in by_conv.get(c.id, ())) or f"<li>{e(t('weekly.no_notes', lang))}</li>"
         promoted = f"<p>{e(t('weekly.promoted_as', lang, id=review.promoted[c.id]))}</p>" if c.id in review.promoted else ""
-        parts.append(f"<section><h3>{e(c.id)} · {e(c.where)} · {e(t('status.' + c.status, lang))}</h3><ol>{msgs}</ol>"
+        parts.append(f"<section><h3>{e(c.id)} · {e(c.where)} · {e(status_said(c, lang))}</h3><ol>{msgs}</ol>"
                      f"<h4>{e(t('weekly.notes', lang))}</h4><ul>{notes}</ul>{promoted}</section>")
     title = t("weekly.export_title", lang, week=_week_label(review.week, lang), source=review.source)
     head = "".join(f"<th>{e(t(f'weekly.col.{k}', lang))}</th>" for k in ("category", "count", "share"))

@@ -25,6 +25,7 @@ from ..evals.weekly import (
     export_week,
     promote_conversation,
     role_said,
+    status_said,
     suggest_groups,
     taxonomy,
     week_review,
@@ -89,7 +90,7 @@ def conversation_html(conv: FailedConversation, notes: list[Any], lang: Lang = "
     said = "".join(f"<li>{e(n.text)} — <i>{e(n.author)}</i>"
                    f"{' · ' + e(t('weekly.in_category', lang, category=n.category)) if n.category else ''}</li>"
                    for n in notes) or f"<li>{e(t('weekly.no_notes', lang))}</li>"
-    return (f"<div class='agentlab-weekly-conversation'><h4>{e(conv.where)} · {e(t('status.' + conv.status, lang))}"
+    return (f"<div class='agentlab-weekly-conversation'><h4>{e(conv.where)} · {e(status_said(conv, lang))}"
             f"{stage}</h4><ol>{rows}</ol><h4>{e(t('weekly.notes', lang))}</h4><ul>{said}</ul></div>")
 
 
@@ -408,7 +409,7 @@ class WeeklyReview(App):
         review = self.review()
         noted = {n.conversation for n in review.notes}
         chosen = self.conversations.value
-        options = [(f"{'✓ ' if c.id in noted else '• '}{c.where} · {t('status.' + c.status, lang)}"
+        options = [(f"{'✓ ' if c.id in noted else '• '}{c.where} · {status_said(c, lang)}"
                     f"{' · ' + t('stage.' + c.stage, lang) if c.stage else ''}", c.id) for c in review.conversations]
         self.conversations.options = options
         if options:
