@@ -346,3 +346,18 @@ def test_a_file_that_cannot_be_read_leaves_nothing_of_the_last_source_and_a_wait
     w.note.value = "半句话"
     again = WeeklyReview(folder=tmp_path, lang="zh")
     assert t("weekly.upload_again", "zh") in again.message.value
+
+
+def test_the_chart_counts_the_notes_on_the_source_reviewed_as_the_sentence_beside_it_does(tmp_path):
+    """Notes filed on the chat sample, then the telemetry sample opened: "No note is in a category yet." above a
+    chart of the chat sample's four categories."""
+    w = WeeklyReview(folder=tmp_path, lang="en")
+    w.open.click()
+    w.conversations.value = _ids(w)[0]
+    w.author.value, w.category.value, w.note.value = "Ann", "idempotency", "created twice"
+    w.save.click()
+    assert w.trend.outputs and "idempotency" in str(w.trend.outputs[-1]["data"]["text/plain"])
+    w.source.value = "sample:telemetry"
+    w.open.click()
+    assert t("weekly.no_counts", "en") in w.counts.value
+    assert not w.trend.outputs or "idempotency" not in str(w.trend.outputs[-1]["data"]["text/plain"])

@@ -372,9 +372,14 @@ def _counts(notes: Iterable[Note]) -> dict[str, int]:
     return dict(sorted(counted.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def category_trend(store: ReviewStore, weeks: Sequence[str] | None = None) -> dict[str, dict[str, int]]:
-    """``{week: {category: conversations}}`` oldest week first, every category in every week (0 where none)."""
+def category_trend(store: ReviewStore, weeks: Sequence[str] | None = None,
+                   conversations: Iterable[str] | None = None) -> dict[str, dict[str, int]]:
+    """``{week: {category: conversations}}`` oldest week first, every category in every week (0 where none).
+    ``conversations``: only notes on these (the ids of the source reviewed), as :func:`week_review` counts them."""
     notes = store.notes()
+    if conversations is not None:
+        ids = set(conversations)
+        notes = [n for n in notes if n.conversation in ids]
     weeks = sorted(set(weeks) if weeks is not None else {n.week for n in notes if n.week})
     per = {w: _counts(n for n in notes if n.week == w) for w in weeks}
     names = sorted({c for row in per.values() for c in row})

@@ -501,7 +501,9 @@ class WeeklyReview(App):
     def _plot(self) -> None:
         from .plots import plot_bars
         lang = self.lang.value
-        trend = category_trend(self.store, sorted({c.week for c in self.items if c.week}))
+        # the notes on this source's conversations, as the counts beside it: a chart of another source's categories
+        # stood under "No note is in a category yet."
+        trend = category_trend(self.store, sorted({c.week for c in self.items if c.week}), [c.id for c in self.items])
         if not any(v for row in trend.values() for v in row.values()):
             self.trend.outputs = ()
             return
