@@ -361,3 +361,14 @@ def test_the_chart_counts_the_notes_on_the_source_reviewed_as_the_sentence_besid
     w.open.click()
     assert t("weekly.no_counts", "en") in w.counts.value
     assert not w.trend.outputs or "idempotency" not in str(w.trend.outputs[-1]["data"]["text/plain"])
+
+
+def test_a_teams_own_category_reads_as_typed_in_the_chart_as_in_the_table(tmp_path):
+    """On the Chinese page a category typed "idempotency" read 幂等 in the chart and its text alone."""
+    w = WeeklyReview(folder=tmp_path, lang="zh")
+    w.open.click()
+    w.conversations.value = _ids(w)[0]
+    w.author.value, w.category.value, w.note.value = "小王", "idempotency", "退款创建了两次"
+    w.save.click()
+    text_of_plot = str(w.trend.outputs[-1]["data"]["text/plain"])
+    assert "idempotency" in text_of_plot and "幂等" not in text_of_plot and "idempotency" in w.counts.value

@@ -159,16 +159,19 @@ def _ax(ax: Any, size: tuple[float, float] = (7, 3.2)) -> Any:
 
 @_with_fonts
 def plot_bars(values: Mapping[str, Mapping[str, float]], *, ax: Any = None, title: str = "", ylabel: str = "",
-              lang: Lang = "en") -> Any:
+              lang: Lang = "en", own_names: bool = False) -> Any:
     """Grouped bars: ``{group: {series: value}}`` (e.g. ``{fault: {"naive": 12, "guarded": 4}}``); every label said
-    in ``lang`` (:func:`agentlab.i18n.label`). Each series has its colour and its hatch."""
+    in ``lang`` (:func:`agentlab.i18n.label`). Each series has its colour and its hatch. ``own_names``: the series
+    are a team's own words (its categories), shown as typed, as the table beside the chart shows them (a category
+    typed "idempotency" read 幂等 in the chart alone)."""
     ax = _ax(ax)
+    name = (lambda s: s) if own_names else (lambda s: label(s, lang))
     groups = list(values)
     series = sorted({s for g in values.values() for s in g}, key=lambda s: (s != "naive", s))
     width = 0.8 / max(len(series), 1)
     for i, s in enumerate(series):
         xs = [j + i * width for j in range(len(groups))]
-        ax.bar(xs, [values[g].get(s, 0) for g in groups], width, label=label(s, lang), color=_color(s, i),
+        ax.bar(xs, [values[g].get(s, 0) for g in groups], width, label=name(s), color=_color(s, i),
                hatch=_HATCHES[i % len(_HATCHES)], edgecolor="white")
     ax.set_xticks([j + width * (len(series) - 1) / 2 for j in range(len(groups))])
     ax.set_xticklabels([label(g, lang) for g in groups], rotation=30, ha="right", fontsize=8)
@@ -178,7 +181,7 @@ def plot_bars(values: Mapping[str, Mapping[str, float]], *, ax: Any = None, titl
         _count_axis(ax)  # counts (refunds, findings, calls); rates keep their fractional ticks
     _legend_beside(ax)
     return attach(ax, TextEquivalent(
-        lang, _said(title or ylabel, "a11y.bars", lang), ("", *[label(s, lang) for s in series]),
+        lang, _said(title or ylabel, "a11y.bars", lang), ("", *[name(s) for s in series]),
         [(label(g, lang), *[fmt_number(values[g].get(s, 0)) for s in series]) for g in groups]))
 
 

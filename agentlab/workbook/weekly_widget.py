@@ -509,7 +509,7 @@ class WeeklyReview(App):
             return
         title = t("weekly.trend_title", lang)
         _show(self.trend, figure(lambda ax: plot_bars(trend, ax=ax, title=title, ylabel=t("weekly.col.count", lang),
-                                                      lang=lang), size=(7, 3)))
+                                                      lang=lang, own_names=True), size=(7, 3)))
 
     def promote_one(self) -> str | None:
         lang = self.lang.value
