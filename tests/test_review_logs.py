@@ -899,3 +899,19 @@ def test_conversations_with_no_tool_call_anywhere_are_not_said_to_be_nothing_wro
     # a log with calls says nothing of the kind
     assert main(["review", "--logs", str(OPENAI), "--out", str(tmp_path / "calls"), "--lang", lang]) == 0
     assert said not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_kinds_still_tied_after_their_class_are_each_named_never_one_picked_by_its_name(lang):
+    """The sample's three schema kinds tied at one finding each, and "fix first" named the one whose name sorts
+    last; the weekly review says a tie as a tie."""
+    from agentlab.evals.log_report import largest_text
+    from agentlab.i18n import t
+    report = review_logs(OPENAI, lang=lang)
+    tied = report["largest"]["tied"]
+    assert {k["code"] for k in tied} == {"BAD_JSON", "INVALID_ARGS", "BAD_REQUEST"}
+    said = largest_text(report, lang)
+    assert all(t("logs.kind." + k["kind"], lang) in said for k in tied), said
+    assert said.startswith({"en": "Fix first, tied: ", "zh": "优先修复（并列）"}[lang])
+    one = review_logs(TELEMETRY, "telemetry", tools=data_file("aftersales_tools.json"))
+    assert "tied" not in one["largest"] or len(one["largest"]["tied"]) > 1

@@ -52,6 +52,11 @@ def largest_text(report: Mapping[str, Any], lang: Lang = "en") -> str:
         return t("logs.nothing_read", lang, format=report.get("settings", {}).get("format") or "-")
     if not big:
         return no_calls_text(report, lang) or t("logs.no_findings", lang)
+    if big.get("tied"):  # as many findings each, of as large a class: each named, none picked by its name
+        kinds = joined((t("logs.tied_kind", lang, kind=t("logs.kind." + k["kind"], lang), code=k["code"])
+                        for k in big["tied"]), lang, "list")
+        return t("logs.largest_tied", lang, kinds=kinds, count=big["count"], total=report["totals"]["findings"],
+                 example=big["example"])
     return t("logs.largest", lang, kind=t("logs.kind." + big["kind"], lang), code=big["code"],
              stage=t("stage." + big["stage"], lang), count=big["count"], total=report["totals"]["findings"],
              share=big["share"], example=big["example"])

@@ -626,11 +626,17 @@ def _report(summaries: Iterable[_Summary], settings: Mapping[str, Any] | None) -
     if kind_stage:
         # a tie goes to the kind whose class the five classes below count most: "fix first" named a kind that won
         # a six-way tie by its name, beside a class table whose largest class was another
-        (kind, code, stage), n = max(kind_stage.items(), key=lambda kv: (kv[1], classes.get(CODE_CLASSES.get(kv[0][1], ""), 0),
-                                                                         kv[0]))
+        def weight(kv: tuple[tuple[str, str, str], int]) -> tuple[int, int]:
+            return kv[1], classes.get(CODE_CLASSES.get(kv[0][1], ""), 0)
+        heaviest = max(weight(kv) for kv in kind_stage.items())
+        # still tied (as many, of as large a class): each is named, none picked by its name
+        tied = sorted(ks for ks, n in kind_stage.items() if weight((ks, n)) == heaviest)
+        (kind, code, stage), n = tied[0], heaviest[0]
         where = next((x["where"] for x in examples if x["kind"] == kind), "")
         largest = {"kind": kind, "code": code, "stage": stage, "count": n, "share": n / max(sum(kinds.values()), 1),
                    "example": where}
+        if len(tied) > 1:
+            largest["tied"] = [{"kind": k, "code": c, "stage": st} for k, c, st in tied]
     summary = total.summary()
     return {
         "version": 1,
