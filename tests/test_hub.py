@@ -275,6 +275,10 @@ def test_settings_are_data_and_hold_no_secret_a_participant_gets(tmp_path):
     trainer = next(x for x in c["JupyterHub"]["services"] if x["name"] == "trainer")  # notes passed, not inherited
     assert trainer["environment"]["AGENTLAB_TRAINER_NOTES"] == str(tmp_path / "trainer-notes")
     assert c["WorkshopAuthenticator"]["admin_names"] == ["trainer"]
+    # the admin is whoever --admin names this time, exactly: JupyterHub makes an admin role's users the members, and
+    # admin_users only ever added (a trainer of an earlier start kept every right after a restart with another)
+    assert {"name": "admin", "users": ["trainer"]} in c["JupyterHub"]["load_roles"]
+    assert "admin_users" not in c["Authenticator"]
     no_model = build(settings(tmp_path))
     assert "model" not in {x["name"] for x in no_model["JupyterHub"]["services"]}
     assert "AGENTLAB_BASE_URL" not in no_model["Spawner"]["environment"]

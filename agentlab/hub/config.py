@@ -92,6 +92,9 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
               "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]},
              # a participant opens the trainer's view (and sees their own row only); JupyterHub's own "self" kept
              {"name": "user", "scopes": ["self", progress.ACCESS_SCOPE]},
+             # the admin is whoever --admin names this time: its users given, JupyterHub makes the membership exact,
+             # so a trainer of an earlier start on the same state folder is admin no more (they kept every right)
+             {"name": "admin", "users": [s.admin]},
              *(dict(r) for r in extra_roles)]
     both = " / ".join((t("hub.otp_prompt", "en"), t("hub.otp_prompt", "zh")))
     rule = {lang: t("hub.login.rule", lang) for lang in ("en", "zh")}
@@ -119,7 +122,8 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
             "command": [str(s.proxy)], "api_url": f"http://127.0.0.1:{s.proxy_api_port}",
             "pid_file": str(st / "hub" / "proxy.pid"),
         },
-        "Authenticator": {"admin_users": [s.admin], "allow_all": True, "request_otp": True, "otp_prompt": both},
+        # (the admin by the admin role above alone: admin_users beside it is merged, with a warning, and only adds)
+        "Authenticator": {"allow_all": True, "request_otp": True, "otp_prompt": both},
         "WorkshopAuthenticator": {"passwords_file": str(st / "hub" / "passwords.json"),
                                   "workshop_password": s.workshop_password, "admin_names": [s.admin]},
         "Spawner": {
