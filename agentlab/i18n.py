@@ -256,6 +256,9 @@ def os_reason(exc: OSError) -> str:
     catalogue knows its errno (``os.ENOENT``...), else the system's own words (a Chinese error read "无法读取（Input/output
     error）")."""
     import errno
+    import socket
+    if isinstance(exc, socket.gaierror):  # a host name that resolves to nothing: its errno is the resolver's, not one
+        return Sentence("os.unknown_host")
     name = errno.errorcode.get(exc.errno) if isinstance(exc.errno, int) else None
     if name and f"os.{name}" in _catalog():
         return Sentence(f"os.{name}")

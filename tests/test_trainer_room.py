@@ -416,3 +416,14 @@ def test_each_exercises_counts_add_up_to_the_participants_on_the_page(room):
     counts = call(room + "api/room", headers=TRAINER)[1]["counts"]
     assert counts["06"] == {"not yet": 1, "wrong": 0, "right": 1} and counts["03"] == {"not yet": 2, "wrong": 0, "right": 0}
     assert all(sum(c.values()) == 2 for c in counts.values())
+
+
+@pytest.mark.parametrize("lang, said", [("en", "no such host or address"), ("zh", "没有这个主机名或地址")])
+def test_a_host_that_is_no_address_is_said_in_the_readers_language_naming_the_option_to_change(tmp_path, lang, said):
+    """It said "无法在 999.1.1.1:0 上监听（Name or service not known）；请换一个 --port": the resolver's English, and the
+    option it named was not the one at fault."""
+    done = subprocess.run([sys.executable, "-m", "agentlab", "trainer", "--room", CODE, "--host", "999.1.1.1",
+                           "--port", "0", "--lang", lang, "--state", str(tmp_path)], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert done.returncode == 2 and said in done.stderr and "--host" in done.stderr, done.stderr
+    assert "Name or service" not in done.stderr and "Traceback" not in done.stderr
