@@ -427,3 +427,15 @@ def test_a_host_that_is_no_address_is_said_in_the_readers_language_naming_the_op
                           timeout=60, cwd=ROOT)
     assert done.returncode == 2 and said in done.stderr and "--host" in done.stderr, done.stderr
     assert "Name or service" not in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_browser_opening_the_rooms_address_without_the_secret_gets_a_page_in_its_language(room, lang):
+    """Participants opening the printed address in a browser got the API's raw JSON with its 401."""
+    status, page, headers = call(room + f"?lang={lang}", headers={"Accept": "text/html,application/xhtml+xml"})
+    assert status == 401 and headers["Content-Type"].startswith("text/html"), (status, page)
+    import html
+
+    from agentlab.i18n import t
+    assert "<!DOCTYPE html>" in page and t("trainer.error.trainer_secret", lang).split("`")[0] in html.unescape(page)
+    assert call(room)[0] == 401 and isinstance(call(room)[1], dict)  # the API still answers in JSON

@@ -548,8 +548,14 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             if self.user is None:
                 if room is None and hub_auth is not None and resolve is None:
                     return self.redirect(self.get_login_url())  # the hub's login, then back here
-                return self.fail(*(self.refused or (401, "trainer_secret" if room is not None else "unauthorized")),
-                                 name_limit=NAME_LIMIT)
+                status, code = self.refused or (401, "trainer_secret" if room is not None else "unauthorized")
+                if "text/html" in self.request.headers.get("Accept", ""):  # a browser: a page, not the API's JSON
+                    self.set_status(status)
+                    self.set_header("Content-Type", "text/html; charset=utf-8")
+                    return self.finish(render_page("trainer_refused.html", lambda key, **kw: t(key, self.lang, **kw),
+                                                   lang=self.lang, message=t(f"trainer.error.{code}", self.lang,
+                                                                             name_limit=NAME_LIMIT)))
+                return self.fail(status, code, name_limit=NAME_LIMIT)
             name, trainer = self.user["name"], is_trainer(self.user)
             now = store.clock()
             latest = store.latest(None if trainer else name)
