@@ -1,5 +1,6 @@
 """The log review as a PM meets it (agentlab/workbook/log_widget.py): the sample button, the format menu, a file in
 another format than the one chosen."""
+import html
 import json
 
 import pytest
@@ -69,3 +70,15 @@ def test_an_upload_named_as_the_sample_is_the_one_reviewed_and_an_error_follows_
     assert "messages" in app.view.value and not re.search("[\u4e00-\u9fff]", app.view.value)
     app.lang.value = "zh"
     assert re.search("[\u4e00-\u9fff]", app.view.value), app.view.value
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_review_pressed_with_no_file_says_it_is_the_samples_review(lang):
+    """A fresh page, Review pressed: "Bad cases in logs_openai_sample.jsonl", and nothing said no file was chosen."""
+    from agentlab.i18n import t
+    from agentlab.workbook.log_widget import LogReview
+    app = LogReview(lang=lang)
+    app.run.click()
+    assert app.report is not None and t("ui.logs_no_file", lang) in html.unescape(app.view.value)
+    app.sample.click()  # chosen on purpose: no such sentence
+    assert t("ui.logs_no_file", lang) not in html.unescape(app.view.value)

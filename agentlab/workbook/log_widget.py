@@ -89,6 +89,9 @@ class LogReview(App):
         from ..evals.log_review import review_html, review_logs
         from ..i18n import LocalizedError  # a log file that cannot be read (LogError), OTLP that is not (OtlpError)
         lang = self.lang.value
+        # Review pressed before any file was chosen: the sample's review, and said to be that (a reader took it for
+        # a review of nothing, or of their own file)
+        unchosen = self.path is None
         if self.path is None or getattr(self, "_on_sample", False):  # the sample in the format chosen, if it has one
             self.use_sample()
         path = self.path or self.use_sample()
@@ -99,5 +102,6 @@ class LogReview(App):
             self.report = None
             self.view.value = f"<p style='color:#d93025'>{html.escape(file_said(exc, lang))}</p>"
             return None
-        self.view.value = review_html(self.report, lang, page=True)
+        said = f"<p><b>{html.escape(t('ui.logs_no_file', lang))}</b></p>" if unchosen else ""
+        self.view.value = said + review_html(self.report, lang, page=True)
         return self.report
