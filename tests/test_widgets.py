@@ -622,3 +622,18 @@ def test_a_file_refused_in_any_format_is_named_on_the_page_never_the_folder_it_w
     app.run.click()
     assert app.report is None and "chat.jsonl:1" in app.view.value, app.view.value
     assert str(app.path.parent) not in app.view.value and "agentlab-logs" not in app.view.value, app.view.value
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_probe_replaying_with_no_recording_chosen_says_so_in_a_sentence(lang):
+    """With the recording box empty it said "- 没有可回放的录制…", the "-" standing for the file nobody gave."""
+    import html as h
+
+    from agentlab.i18n import t
+    from agentlab.workbook.widgets import ProbePanel
+    panel = ProbePanel(lang=lang)
+    panel.model.value = "replay"
+    panel.cassette.value = ""
+    panel.run.click()
+    shown = h.unescape(panel.view.value)
+    assert t("probe.ui.no_cassette_given", lang) in shown and not shown.split(">", 2)[-1].startswith("- "), shown

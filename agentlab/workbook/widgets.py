@@ -630,7 +630,9 @@ class ProbePanel(App):
             registry = load_specs(specs, source=t("probe.ui.tools", lang), lang=lang)
             kwargs: dict[str, Any] = {}
             if self.model.value == "replay":
-                tape = Path(self.cassette.value.strip() or "-")
+                if not self.cassette.value.strip():  # (it said "- : no recording to replay", "-" standing for none)
+                    raise LocalizedError("probe.ui.no_cassette_given")
+                tape = Path(self.cassette.value.strip())
                 settings = cassette_settings(tape) if tape.is_file() else None
                 if settings is None:
                     raise LocalizedError("probe.ui.no_cassette", path=str(tape))
