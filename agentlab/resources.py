@@ -121,10 +121,5 @@ def render_page(template: str, say: Callable[..., str], /, **context: Any) -> st
     template does not get is an error, not an empty string, so a renamed field cannot blank a page silently.
     ``{{ colon }}`` joins a label and its value as the page's language does (a full-width colon in Chinese), and
     ``{{ aside(text) }}`` puts an aside in its brackets (full-width in Chinese)."""
-    page = str(_templates().get_template(template).render(
+    return str(_templates().get_template(template).render(
         t=say, **{"colon": say("join.colon"), "aside": lambda text: say("join.aside", text=text), **context}))
-    # a page in Chinese says the marks redaction left ([secret removed]) in Chinese too, wherever they came from
-    if context.get("lang") == "zh":
-        from .i18n import said_marks  # (i18n reads its catalogue through this module)
-        page = said_marks(page, "zh")
-    return page

@@ -915,3 +915,11 @@ def test_kinds_still_tied_after_their_class_are_each_named_never_one_picked_by_i
     assert said.startswith({"en": "Fix first, tied: ", "zh": "优先修复（并列）"}[lang])
     one = review_logs(TELEMETRY, "telemetry", tools=data_file("aftersales_tools.json"))
     assert "tied" not in one["largest"] or len(one["largest"]["tied"]) > 1
+
+
+def test_a_candidate_cases_desk_is_named_in_the_pages_language():
+    """Each candidate case on the Chinese page read "(aftersales)", the desk's id."""
+    from agentlab.scenarios import SCENARIOS
+    page = review_html(review_logs(OPENAI, lang="zh"), "zh", page=True)
+    cases = page[page.index('class="cases"'):]
+    assert "aftersales" not in cases.split("</ul>")[0] and f"（{SCENARIOS['aftersales'].title['zh']}）" in cases

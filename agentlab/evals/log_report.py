@@ -40,6 +40,13 @@ def _say(lang: Lang) -> Callable[..., str]:
     return lambda key, **fields: t(key, lang, **fields)
 
 
+def _desk(scenario: str, lang: Lang) -> str:
+    """A case's desk as the page's language names it (its id, "aftersales", was English on a Chinese page)."""
+    from ..scenarios import SCENARIOS
+    known = SCENARIOS.get(scenario)
+    return known.title[lang] if known is not None else scenario
+
+
 def _pct(x: float) -> str:
     return "-" if x != x else f"{x:.0%}"  # NaN: not graded
 
@@ -140,7 +147,8 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
                  findings=findings, more=t("logs.more", lang, more=more) if more > 0 else "",
                  cases_text=_cases_text(len(cases), runnable, lang, page=page, too_large=too_large),
                  cases_href=href if carried else "",
-                 cases=[{"runnable": c["runnable"], **{k: c["case"][k] for k in ("id", "scenario", "task")}}
+                 cases=[{"runnable": c["runnable"], **{k: c["case"][k] for k in ("id", "scenario", "task")},
+                         "desk": _desk(c["case"]["scenario"], lang)}
                         for c in cases]), lang)
 
 

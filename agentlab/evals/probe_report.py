@@ -25,7 +25,7 @@ from typing import Any
 
 from ..a11y import NEUTRALS, OKABE_ITO, TextEquivalent, attach, described, ink, symbol
 from ..guards import said_guards
-from ..i18n import Lang, aside, colon, joined, label, t
+from ..i18n import Lang, aside, colon, joined, label, said_marks, t
 from ..resources import CJK_FILES, CJK_FONTS, render_page
 from .probe import BOUNDED
 
@@ -264,7 +264,7 @@ def _say(lang: Lang) -> Callable[..., str]:
 
 def table_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
     """The tool × category table, every cell coloured by its verdict, details on hover."""
-    return render_page("probe_table.html", _say(lang), **_table(report, lang))
+    return said_marks(render_page("probe_table.html", _say(lang), **_table(report, lang)), lang)
 
 
 def _category_text(report: Mapping[str, Any], name: str, lang: Lang) -> str:
@@ -338,9 +338,9 @@ def render_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
     from markupsafe import Markup  # the plots' SVG: drawn, and its text escaped, by matplotlib
     plots = [(Markup(_svg(plot_probe_matrix, report, lang)), t("probe.plot_matrix", lang)),
              (Markup(_svg(plot_probe_categories, report, lang)), t("probe.plot_categories", lang))]
-    return render_page("probe_report.html", _say(lang), lang=lang, numbers=numbers, tools=len(report["tools"]),
+    return said_marks(render_page("probe_report.html", _say(lang), lang=lang, numbers=numbers, tools=len(report["tools"]),
                   title=t("probe.title", lang, source=st.get("source") or "tools"), unprobed=_unprobed(report, lang),
                   partial=_partial(report, lang), legend=[(VERDICT_COLORS[v], t("probe.v." + v, lang)) for v in _ORDER],
                   plots=plots, failures=_failures(report, lang), worst_tools=s["worst_tools"],
                   worst_fields=s["worst_fields"], lint=report.get("lint", []), version=report["version"],
-                  agentlab=meta.get("agentlab", ""), **_table(report, lang))
+                  agentlab=meta.get("agentlab", ""), **_table(report, lang)), lang)

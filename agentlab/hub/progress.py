@@ -219,9 +219,7 @@ class Progress:
         theirs: dict[tuple[str, str], set[tuple[str, str]]] = {}  # (notebook, user) -> the answers counted
         for notebook, user, answer, state in rows:
             mine = theirs.setdefault((notebook, user), set())
-            if (answer, state) in mine:
-                continue
-            if len(mine) >= ANSWERS_PER_PARTICIPANT:
+            if (answer, state) in mine or len(mine) >= ANSWERS_PER_PARTICIPANT:
                 continue
             mine.add((answer, state))
             key = (notebook, _answer_key(answer), state)
@@ -439,8 +437,7 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
                     self.fail(401, "trainer_secret" if room is not None else "unauthorized")
             return self.user
 
-        def claimed(self, user: Mapping[str, Any]) -> bool:
-            """Outside the hub, the name this key joins or reports under is its own (or the refusal sent)."""
+        def claimed(self, user: Mapping[str, Any]) -> bool:  # outside the hub: the name is this key's, or refused
             if room is None or not self.key_hash:
                 return True
             got = store.claim(user["name"], self.key_hash, self.request.remote_ip or "")
@@ -497,12 +494,10 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             self.reply({"recorded": {"user": v.user, "notebook": v.notebook, "exercise": v.exercise,
                                      "state": v.state, "at": v.at}})
 
-    class Join(Base):
+    class Join(Base):  # connect: the name claimed now (it was "Connected", then each report refused unseen)
         by_cookie = False
 
         def post(self) -> None:
-            """A participant joins (``connect``): the name is claimed now, so that a name somebody else has, or a
-            full room, is said before any check reports (each was "Connected" and then silently refused)."""
             user = self.who()
             if user is not None and self.claimed(user):
                 self.reply({"joined": user["name"]})
@@ -549,13 +544,12 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
                 if room is None and hub_auth is not None and resolve is None:
                     return self.redirect(self.get_login_url())  # the hub's login, then back here
                 status, code = self.refused or (401, "trainer_secret" if room is not None else "unauthorized")
-                if "text/html" in self.request.headers.get("Accept", ""):  # a browser: a page, not the API's JSON
-                    self.set_status(status)
-                    self.set_header("Content-Type", "text/html; charset=utf-8")
-                    return self.finish(render_page("trainer_refused.html", lambda key, **kw: t(key, self.lang, **kw),
-                                                   lang=self.lang, message=t(f"trainer.error.{code}", self.lang,
-                                                                             name_limit=NAME_LIMIT)))
-                return self.fail(status, code, name_limit=NAME_LIMIT)
+                if "text/html" not in self.request.headers.get("Accept", ""):
+                    return self.fail(status, code, name_limit=NAME_LIMIT)
+                self.set_status(status)  # a browser: a page saying it, not the API's JSON
+                self.set_header("Content-Type", "text/html; charset=utf-8")
+                said = t(f"trainer.error.{code}", self.lang, name_limit=NAME_LIMIT)
+                return self.finish(render_page("trainer_refused.html", lambda k: t(k, self.lang), lang=self.lang, message=said))
             name, trainer = self.user["name"], is_trainer(self.user)
             now = store.clock()
             latest = store.latest(None if trainer else name)
@@ -566,9 +560,8 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             say = lambda key, **kw: t(key, self.lang, **kw)  # noqa: E731
             self.set_header("Cache-Control", "no-store")
             self.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-            # the marks of what redaction took out of an answer ([secret removed]) said in the page's language
-            self.finish(said_marks(render_page(
-                                    "trainer_progress.html", say, lang=self.lang, me=name, trainer=trainer,
+            # (said_marks: what redaction took out of an answer, [secret removed], said in the page's language)
+            self.finish(said_marks(render_page("trainer_progress.html", say, lang=self.lang, me=name, trainer=trainer,
                                     board=board, notes=notes, clock=_clock_text, minutes=_minutes, share=_share,
                                     shown=lambda nb: say("trainer.capstone") if nb == "capstone" else nb,
                                     answers=store.answers() if trainer else {}, room=room.code if room else None,
@@ -591,8 +584,7 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
                                    hub_auth=hub_auth, xsrf_cookies=False, serve_traceback=False)
 
 
-def _share(score: float) -> str:
-    """A capstone score (the share of its cases passed) as the page says it: 21%."""
+def _share(score: float) -> str:  # a capstone score, the share of its cases passed, as the page says it: 21%
     return f"{score:.0%}"
 
 
@@ -600,7 +592,7 @@ def _clock_text(at: float) -> str:
     return time.strftime("%H:%M", time.localtime(at))
 
 
-def _minutes(seconds: float) -> int:
+def _minutes(seconds: float) -> int:  # (a clock set back by a moment reads 0, never -1)
     return max(0, int(seconds // 60))
 
 

@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..errors import mask_personal
-from ..i18n import Lang, joined, t
+from ..i18n import Lang, joined, said_marks, t
 from ..resources import render_page
 from .logs import clean_session
 from .service import SkillSite
@@ -136,8 +136,10 @@ def _page(template: str, title: str, lang: Lang, here: str, params: Mapping[str,
 
     def say(key: str, **fields: Any) -> str:
         return t(key, lang, **fields)
-    return render_page(template, say, lang=lang, title=title, languages=languages, market_url=_url("/", {"lang": lang}),
-                       logs_url=_url("/logs", {"lang": lang}), keys_url=_url("/keys", {"lang": lang}), **context)
+    # the marks redaction left in a log line ([secret removed]) said in the page's language, as every page says them
+    return said_marks(render_page(template, say, lang=lang, title=title, languages=languages,
+                                  market_url=_url("/", {"lang": lang}), logs_url=_url("/logs", {"lang": lang}),
+                                  keys_url=_url("/keys", {"lang": lang}), **context), lang)
 
 
 def _one_line(text: str) -> str:
