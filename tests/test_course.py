@@ -175,3 +175,13 @@ def test_the_trainer_notes_give_each_notebook_the_minutes_the_course_gives_it(la
     for nn, facts in NOTEBOOKS.items():
         note = (ROOT / "data" / "trainer" / f"{nn}.{lang}.md").read_text(encoding="utf-8")
         assert re.findall(said, note, re.M) == [str(facts["minutes"])], (nn, lang)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_each_trainer_note_is_headed_by_its_notebooks_own_title(lang):
+    """The Chinese note for 00 was headed "Start here：…" and several others by a title their notebook does not have."""
+    folder = NB_DIR / "zh" if lang == "zh" else NB_DIR
+    for nb in sorted(folder.glob("[0-9][0-9]_*.py")):
+        title = next(line[4:].strip() for line in nb.read_text(encoding="utf-8").splitlines() if line.startswith("# # "))
+        note = (ROOT / "data" / "trainer" / f"{nb.name[:2]}.{lang}.md").read_text(encoding="utf-8")
+        assert note.splitlines()[0] == f"# {title}", (lang, nb.name)
