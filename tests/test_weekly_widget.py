@@ -372,3 +372,10 @@ def test_a_teams_own_category_reads_as_typed_in_the_chart_as_in_the_table(tmp_pa
     w.save.click()
     text_of_plot = str(w.trend.outputs[-1]["data"]["text/plain"])
     assert "idempotency" in text_of_plot and "幂等" not in text_of_plot and "idempotency" in w.counts.value
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_page_says_where_the_review_folder_is(tmp_path, lang):
+    """The notes, the kept cases and the exports landed in a folder the page never named: a reader had to ask."""
+    w = WeeklyReview(folder=tmp_path / "review", lang=lang)
+    assert str((tmp_path / "review").resolve()) in w.header.value and "regression.jsonl" in w.header.value

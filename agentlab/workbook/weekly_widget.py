@@ -193,7 +193,10 @@ class WeeklyReview(App):
     def _relabel(self) -> None:
         lang = self.lang.value
         e = html.escape
-        self.header.value = f"<h3>{e(t('weekly.title', lang))}</h3><p>{e(t('weekly.intro', lang))}</p>"
+        # where the notes, the regression cases and the exports are kept: a reader had to ask someone to find them
+        where = t("weekly.folder", lang, folder=str(self.store.folder.resolve()))
+        self.header.value = (f"<h3>{e(t('weekly.title', lang))}</h3><p>{e(t('weekly.intro', lang))}</p>"
+                             f"<p><small>{e(where)}</small></p>")
         for title, key in zip(self.titles, ("source", "read", "note", "group", "count"), strict=True):
             title.value = f"<h4>{e(t('weekly.step.' + key, lang))}</h4>"
         chosen = self.source.value
