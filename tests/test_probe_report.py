@@ -31,3 +31,18 @@ def test_a_cells_hover_names_the_guard_as_the_cell_does(guard):
     tip, text = _tip(cell, "zh"), cell_text(cell, "zh")
     assert "None" not in tip and (guard is None or guard not in tip), tip
     assert text.split(" ·")[0] in tip, (text, tip)
+
+
+def test_the_tables_columns_are_named_in_the_pages_language():
+    """Its columns were the categories' ids (camel_case, api_429...), on the Chinese page too."""
+    import json as _json
+    import re as _re
+
+    from agentlab.evals.probe import fake_source, probe
+    from agentlab.evals.probe_report import table_html
+    from agentlab.resources import data_file
+    from agentlab.tools import load_specs
+    reg = load_specs(_json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8")))
+    report = probe(reg, fake_source(), lang="zh", categories=["camel_case", "api_429"])
+    heads = _re.findall(r"<th title='([^':：]*)[:：][^']*'>([^<]*)</th>", table_html(report, "zh"))
+    assert heads == [("clean", "正常调用"), ("camel_case", "驼峰字段名"), ("api_429", "被限流（429）")], heads

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..a11y import NEUTRALS, OKABE_ITO, TextEquivalent, attach, described, ink, symbol
 from ..guards import said_guards
-from ..i18n import Lang, aside, colon, joined, label, said_marks, t
+from ..i18n import Lang, aside, colon, joined, label, said_marks, t, t_or
 from ..resources import CJK_FILES, CJK_FONTS, render_page
 from .probe import BOUNDED
 
@@ -254,7 +254,9 @@ def _table(report: Mapping[str, Any], lang: Lang) -> dict[str, Any]:
                               "text": cell_text(cell, lang)})
         rows.append({"tool": tl, "kind": t("probe.kind." + info["kind"], lang), "lint": len(info.get("lint", [])),
                      "lint_titles": _lint_titles(info.get("lint", []), lang), "cells": row_cells})
-    return {"categories": [{"name": c, "title": _category_text(report, c, lang)} for c in cats], "rows": rows}
+    # each column named in the page's language (its id, camel_case, in the tip: the one --faults takes)
+    return {"categories": [{"name": c, "short": t_or(f"probe.short.{c}", c, lang), "title": _category_text(report, c, lang)}
+                           for c in cats], "rows": rows}
 
 
 def _say(lang: Lang) -> Callable[..., str]:
