@@ -375,7 +375,10 @@ def test_a_teams_own_category_reads_as_typed_in_the_chart_as_in_the_table(tmp_pa
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_page_says_where_the_review_folder_is(tmp_path, lang):
+def test_the_page_says_where_the_review_folder_is(tmp_path, lang, monkeypatch):
     """The notes, the kept cases and the exports landed in a folder the page never named: a reader had to ask."""
-    w = WeeklyReview(folder=tmp_path / "review", lang=lang)
-    assert str((tmp_path / "review").resolve()) in w.header.value and "regression.jsonl" in w.header.value
+    w = WeeklyReview(folder=tmp_path / "review", lang=lang)  # a folder elsewhere: its name, never its path
+    assert "review" in w.header.value and str(tmp_path) not in w.header.value and "regression.jsonl" in w.header.value
+    monkeypatch.chdir(tmp_path)  # beside the notebook: its place from there
+    w = WeeklyReview(folder=tmp_path / "app" / ".agentlab-review", lang=lang)
+    assert "app/.agentlab-review" in w.header.value and str(tmp_path) not in w.header.value

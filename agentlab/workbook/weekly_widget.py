@@ -193,8 +193,11 @@ class WeeklyReview(App):
     def _relabel(self) -> None:
         lang = self.lang.value
         e = html.escape
-        # where the notes, the regression cases and the exports are kept: a reader had to ask someone to find them
-        where = t("weekly.folder", lang, folder=str(self.store.folder.resolve()))
+        # where the notes, the regression cases and the exports are kept (a reader had to ask someone to find them),
+        # by its place beside the notebook or the app: never the serving machine's own path on a page
+        folder = self.store.folder.resolve()
+        beside = os.path.relpath(folder, Path.cwd().resolve())
+        where = t("weekly.folder", lang, folder=folder.name if beside.startswith("..") else beside)
         self.header.value = (f"<h3>{e(t('weekly.title', lang))}</h3><p>{e(t('weekly.intro', lang))}</p>"
                              f"<p><small>{e(where)}</small></p>")
         for title, key in zip(self.titles, ("source", "read", "note", "group", "count"), strict=True):
