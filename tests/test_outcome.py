@@ -222,3 +222,13 @@ def test_a_status_failure_lists_the_wanted_statuses_in_its_own_text_too():
     f = FailedBecause("grade.status", status="budget_exhausted", wanted=Listed(["done", "done_after_self_correction"]))
     assert str(f) == f.said("en") == "status budget_exhausted, expected one of done, done_after_self_correction"
     assert "[" not in str(f) and "完成、自我修正后完成" in f.said("zh")
+
+
+def test_a_count_in_chinese_names_its_collection_alike_whatever_the_number():
+    """Chinese has no plural: the capstone said 退款：1，应为 0 in one line and 退款笔数：2，应为 1 in the next
+    (the English noun's singular and plural, each put into Chinese)."""
+    from agentlab.evals.outcome import FailedBecause
+    one = FailedBecause("grade.count", n=1, noun="refund", name="refunds", want=0).said("zh")
+    two = FailedBecause("grade.count", n=2, noun="refunds", name="refunds", want=1).said("zh")
+    assert one.split("：")[0] == two.split("：")[0], (one, two)
+    assert FailedBecause("grade.count", n=1, noun="refund", name="refunds", want=0).said("en") == "1 refund, expected 0"

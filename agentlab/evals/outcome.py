@@ -38,7 +38,12 @@ class FailedBecause(Sentence):
     def localized(self, lang: Lang = "en") -> str:
         # the nouns a sentence names (refunds, record) and the statuses of a run (budget_exhausted) are labels of the
         # glossary (a Listed of them is listed as the language lists them); values stay as they were
-        return t(self.key, lang, **{k: label(v, lang) if k in _LABELS else v for k, v in self.fields.items()})
+        fields = dict(self.fields)
+        if lang != "en" and "noun" in fields and "name" in fields:
+            # a language with no plural says the collection by one name whatever the count: the English noun's
+            # singular and plural, each put into Chinese, read 退款：1 in one line and 退款笔数：2 in the next
+            fields["noun"] = fields["name"]
+        return t(self.key, lang, **{k: label(v, lang) if k in _LABELS else v for k, v in fields.items()})
 
     said = localized
 
