@@ -36,8 +36,9 @@ from .failure_classes import CODE_CLASSES, FAILURE_CLASSES, effect_classes, run_
 from .log_cases import _obj, _shown, case_of
 from .log_report import KINDS, largest_text, review_html, write_report  # what a review says: its page, its files
 from .log_tools import REGISTRIES, Registries, answered, hands_over, plain_args, signature, tools_file, write_name
-from .logs import OPEN_RUNS, Format, LogRun, Unread, read_logs, read_rows, run_meta
+from .logs import OPEN_RUNS, Format, LogRun, read_logs, read_rows, run_meta
 from .metrics import Tally, repair_turns, went_wrong
+from .unread import Unread
 
 __all__ = ["KINDS", "LogFinding", "analyze", "case_of", "largest_text", "review_html", "review_logs", "runs_of", "tools_file",
            "write_report"]

@@ -39,6 +39,7 @@ from ..jsonutil import JsonReason
 from ..trace import Event
 from . import exchanges
 from .exchanges import assembled, is_chunk, prefix_keys, unindex, went_on
+from .unread import Unread
 
 __all__ = ["FORMATS", "MAX_LINE", "OPEN_RUNS", "LogError", "LogRun", "Unread", "read_logs", "read_rows", "run_meta"]
 
@@ -71,31 +72,6 @@ _NULLABLE = frozenset(k for k in _KEPT if type(None) in _EVENT_TYPES.get(k, (typ
 
 class LogError(LocalizedError):
     """A log file that cannot be read, said in one line naming the file and the line."""
-
-
-class Unread:
-    """The lines a reader read past: how many, and the first :data:`SHOWN` of them as the errors they gave.
-
-    A line that cannot be read before any line of the file was read well still stops the reading (the file is in
-    another format, or no log at all: its first line says which); after one, it is counted here and the reading
-    goes on, so that one line cut short by a crash does not cost the review of a million good ones."""
-
-    SHOWN = 5
-
-    __slots__ = ("count", "first", "started")
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.first: list[LocalizedError] = []
-        self.started = False  # a line of the file was read well
-
-    def skip(self, error: LocalizedError) -> None:
-        """``error``'s line read past, or ``error`` raised when no line has been read well yet."""
-        if not self.started:
-            raise error
-        self.count += 1
-        if len(self.first) < self.SHOWN:
-            self.first.append(error)
 
 
 @dataclass(frozen=True)
@@ -134,6 +110,7 @@ def read_logs(path: str | Path, fmt: Format = "openai", *, progress: bool = Fals
     ``unread``: lines that cannot be read, once one has been read well, are counted there and read past."""
     if fmt not in FORMATS:
         raise LogError("logs.bad_format", got=str(fmt), known=Listed(FORMATS))
+    unread = unread if unread is not None else Unread(strict=True)
     source = str(path)
     name = Path(source).name  # a report names the file, not where it sits on someone's disk
     if fmt == "otel":
@@ -144,7 +121,7 @@ def read_logs(path: str | Path, fmt: Format = "openai", *, progress: bool = Fals
                 else _telemetry(name, _json_rows(source, lines, unread)))
 
 
-def _lines(source: str, *, progress: bool, unread: Unread | None = None) -> Iterator[tuple[int, str]]:
+def _lines(source: str, *, progress: bool, unread: Unread) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` of every non-blank line, read one at a time."""
     where = {"path": source, "what": "what.logs"}
     if Path(source).is_dir():
@@ -177,8 +154,6 @@ def _lines(source: str, *, progress: bool, unread: Unread | None = None) -> Iter
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
-                if unread is None:
-                    raise LogError("logs.not_text", path=source, line=n) from None
                 unread.skip(LogError("logs.not_text", path=source, line=n))
                 continue
             if not text.isspace():  # (never empty: a line read holds at least its newline or a character)
@@ -332,8 +307,8 @@ def _object(source: str, n: int, text: str, shared: _Tools | None = None) -> dic
 
 
 # --- openai ------------------------------------------------------------------------------------
-def _openai(name: str, source: str, lines: Iterable[tuple[int, str]], shared: _Tools | None = None,
-            unread: Unread | None = None) -> Iterator[LogRun]:
+def _openai(name: str, source: str, lines: Iterable[tuple[int, str]], shared: _Tools | None,
+            unread: Unread) -> Iterator[LogRun]:
     tools_of = shared.tools_of if shared is not None else _tools
     # the conversations an exchange may go on: a service logs its users' exchanges as they come, one user's turns
     # between another's, so an exchange joins whichever conversation it continues, not only the line before's.
@@ -353,12 +328,9 @@ def _openai(name: str, source: str, lines: Iterable[tuple[int, str]], shared: _T
                 run = _conversation(name, n, _messages(source, n, d["messages"]), tools_of(source, n, d.get("tools")),
                                     _meta(d))
         except LogError as error:
-            if unread is None:
-                raise
-            unread.skip(error)  # (raised again when no line was read well yet)
+            unread.skip(error)  # (raised again when strict, or no line was read well yet)
             continue
-        if unread is not None:
-            unread.started = True
+        unread.started = True
         if not exchange:  # a whole conversation: those begun before it first, then it
             yield from held.values()
             held.clear()
@@ -542,7 +514,7 @@ def _int(value: Any) -> int:
 
 
 # --- telemetry ---------------------------------------------------------------------------------
-def _json_rows(source: str, lines: Iterable[tuple[int, str]], unread: Unread | None = None) -> Iterator[tuple[int, dict]]:
+def _json_rows(source: str, lines: Iterable[tuple[int, str]], unread: Unread) -> Iterator[tuple[int, dict]]:
     """Each line's row as :func:`_row` keeps it, its fields' types checked; a line that is no row counted in
     ``unread`` and read past (once a row was read), or raised."""
     shapes: dict[tuple, tuple[str, ...]] = {}  # (keys, their types) -> the keys a row keeps: see _checked_row
@@ -550,12 +522,9 @@ def _json_rows(source: str, lines: Iterable[tuple[int, str]], unread: Unread | N
         try:
             row = _checked_row(source, n, text, shapes)
         except LogError as error:
-            if unread is None:
-                raise
             unread.skip(error)
             continue
-        if unread is not None:
-            unread.started = True
+        unread.started = True
         yield n, row
 
 
@@ -597,7 +566,7 @@ def _checked_row(source: str, n: int, text: str, shapes: dict[tuple, tuple[str, 
 _SHAPES = 256
 
 
-def _otel_rows(source: str, unread: Unread | None = None) -> Iterator[tuple[int, dict]]:
+def _otel_rows(source: str, unread: Unread) -> Iterator[tuple[int, dict]]:
     from importlib import import_module
     otel = import_module("agentlab.evals.otel")  # written beside this reader: OTLP spans to telemetry rows
     yield from enumerate(otel.read_otlp(source, unread=unread), 1)  # each row a dict of its own, made for this reader
@@ -609,6 +578,7 @@ def read_rows(path: str | Path, fmt: Format = "telemetry", *, progress: bool = F
     what a reader that aggregates as it goes reads, so that a run of a million rows is never held whole."""
     if fmt not in ("telemetry", "otel"):
         raise LogError("logs.bad_format", got=str(fmt), known=Listed(FORMATS))
+    unread = unread if unread is not None else Unread(strict=True)
     source = str(path)
     if fmt == "otel":
         # a span's row already is what _row keeps: every Event field, none null that cannot be (otel._row

@@ -21,16 +21,14 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import CODES
 from ..i18n import Lang, LocalizedError
 from ..runs import Run
 from ..trace import Event, outcome
 from ..version import __version__
-
-if TYPE_CHECKING:
-    from .logs import Unread
+from .unread import Unread
 
 __all__ = ["OtlpError", "export_run", "otlp_json", "read_otlp"]
 
@@ -201,6 +199,7 @@ def read_otlp(path_or_lines: str | os.PathLike[str] | Mapping[str, Any] | Iterab
     if isinstance(path_or_lines, Mapping):
         yield from _rows(_spans(path_or_lines, "<document>", 1, lang), {})
         return
+    unread = unread if unread is not None else Unread(strict=True)
     if isinstance(path_or_lines, (str, os.PathLike)):
         path = Path(path_or_lines)
         with path.open("rb") as f:
@@ -215,17 +214,15 @@ _TRACES = 10_000
 MAX_DOCUMENT = 64 * 1024 * 1024  # bytes of one line, or of one pretty-printed document, held at once
 
 
-def _text_lines(f: Any, where: str, lang: Lang, unread: Unread | None = None) -> Iterator[str]:
-    """A file's lines as text, each at most MAX_DOCUMENT bytes; bytes that are not UTF-8 are said, not raised (or,
-    given ``unread``, counted there and given as an empty line, so that the lines after keep their numbers)."""
+def _text_lines(f: Any, where: str, lang: Lang, unread: Unread) -> Iterator[str]:
+    """A file's lines as text, each at most MAX_DOCUMENT bytes; a line of bytes that are not UTF-8 is ``unread``'s to
+    refuse or read past (given as an empty line, so that the lines after keep their numbers)."""
     for number, raw in enumerate(iter(lambda: f.readline(MAX_DOCUMENT + 1), b""), 1):
         if len(raw) > MAX_DOCUMENT:
             raise OtlpError(where, number, "otel.too_long", lang)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            if unread is None:
-                raise OtlpError(where, number, "otel.not_json", lang) from None
             unread.skip(OtlpError(where, number, "otel.not_json", lang))
             text = ""
         yield text
@@ -243,7 +240,7 @@ def _loads(text: str) -> Any:
         raise ValueError("nested too deeply") from None
 
 
-def _read_lines(lines: Iterable[str], where: str, lang: Lang, unread: Unread | None = None) -> Iterator[dict]:
+def _read_lines(lines: Iterable[str], where: str, lang: Lang, unread: Unread) -> Iterator[dict]:
     rounds: dict[str, int] = {}
     whole: list[str] | None = None  # a pretty-printed document: its lines, gathered until the end
     held = 0
@@ -261,8 +258,6 @@ def _read_lines(lines: Iterable[str], where: str, lang: Lang, unread: Unread | N
             doc = _loads(line)
         except ValueError:
             if first:  # a bad line inside JSON Lines
-                if unread is None:
-                    raise OtlpError(where, number, "otel.not_json", lang) from None
                 unread.skip(OtlpError(where, number, "otel.not_json", lang))
                 continue
             whole, first, held = [line], number, len(line)
@@ -271,12 +266,9 @@ def _read_lines(lines: Iterable[str], where: str, lang: Lang, unread: Unread | N
         try:
             spans = _spans(doc, where, number, lang)
         except OtlpError as error:
-            if unread is None:
-                raise
             unread.skip(error)
             continue
-        if unread is not None:
-            unread.started = True
+        unread.started = True
         yield from _rows(spans, rounds)
     if whole is not None:
         try:
