@@ -137,6 +137,81 @@ def test_spans_of_other_systems_read_by_the_conventions_alone():
     assert set(rows[0]) == {*compare_loops("camel_case").guarded.events[0].to_dict(), "timestamp"}
 
 
+def _chat(trace: str, start: int, *, calls=(), answers=(), text=None) -> dict:
+    """A chat span as an instrumentation that records the model's turns writes it: the calls the turn asked for as
+    ``tool_call`` parts of its output, the answers to the last turn's as ``tool_call_response`` parts of its input."""
+    out = [{"type": "tool_call", "id": cid, "name": name, "arguments": args} for cid, name, args in calls]
+    out += [{"type": "text", "content": text}] if text else []
+    attrs = {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": out}])}
+    if answers:
+        attrs["gen_ai.input.messages"] = json.dumps(
+            [{"role": "tool", "parts": [{"type": "tool_call_response", "id": cid, "response": said}]} for cid, said in answers])
+    return {"traceId": trace, "spanId": f"{start:016x}", "name": "chat", "startTimeUnixNano": str(1764547200 * 10**9 + start),
+            "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()]}
+
+
+def _tool_span(trace: str, start: int, cid: str, name: str) -> dict:
+    attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, "gen_ai.tool.call.id": cid,
+             "gen_ai.tool.call.arguments": '{"order_id": "A1"}'}
+    return {"traceId": trace, "spanId": f"{start:016x}", "name": f"execute_tool {name}",
+            "startTimeUnixNano": str(1764547200 * 10**9 + start),
+            "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()]}
+
+
+def _doc(*spans) -> dict:
+    return {"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]}
+
+
+REFUND = {"order_id": "A1", "amount": 10}
+CHAT_ONLY = [_chat("ab" * 16, 1, calls=[("c1", "lookup_order", {"order_id": "A1"})]),
+             _chat("ab" * 16, 2, calls=[("c2", "create_refund", REFUND), ("c3", "create_refund", REFUND),
+                                        ("c4", "send_coupon", {"order_id": "A1"})], answers=[("c1", {"status": "paid"})]),
+             _chat("ab" * 16, 3, answers=[("c2", '{"refund_id": "R1"}'), ("c3", {"refund_id": "R2"}),
+                                          ("c4", {"error": "declined"})], text="Done.")]
+
+
+@pytest.mark.parametrize("shape", ["document", "a span a line", "a batch a line"])
+def test_calls_recorded_only_in_chat_spans_are_read_from_them_and_answered_by_the_next_turn(tmp_path, shape):
+    """An instrumentation that records the model's turns and not the tools (chat spans only, the calls as tool_call
+    parts) was read as a conversation with no call: its double refund went unseen. Each call is now read from the
+    turn that asked for it, and whether it ran from the answer the next turn was given."""
+    path = tmp_path / "chat.jsonl"
+    lines = {"document": [_doc(*CHAT_ONLY)], "a span a line": [_doc(s) for s in CHAT_ONLY],
+             "a batch a line": [_doc(*CHAT_ONLY[:2]), _doc(CHAT_ONLY[2])]}[shape]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    rows = list(read_otlp(path))
+    assert [(r["kind"], r["round_index"], r["tool_name"]) for r in rows] == [
+        ("model", 1, None), ("tool", 1, "lookup_order"), ("model", 2, None), ("tool", 2, "create_refund"),
+        ("tool", 2, "create_refund"), ("tool", 2, "send_coupon"), ("model", 3, None)]
+    lookup, refund, declined = rows[1], rows[3], rows[5]
+    assert (lookup["tool_call_id"], json.loads(lookup["args_raw"]), lookup["exec_ok"]) == ("c1", {"order_id": "A1"}, True)
+    assert json.loads(lookup["model_visible"]) == {"status": "paid"}
+    assert (refund["exec_ok"], refund["model_visible"]) == (True, '{"refund_id": "R1"}')
+    assert declined["exec_ok"] is False  # answered with an error: asked for, and it did not run
+    assert {r["run_id"] for r in rows} == {"ab" * 16} and lookup["timestamp"] == rows[0]["timestamp"]
+    assert set(lookup) == set(rows[0])  # a whole row, as every span's
+    from agentlab.evals.log_review import review_logs
+    report = review_logs(path, "otel")
+    assert report["totals"]["tool_calls"] == 4  # was 0: "no tool call anywhere"
+    assert [(f["kind"], f["tool"]) for f in report["findings"]] == [("duplicate_write", "create_refund")]
+
+
+def test_a_call_with_a_span_of_its_own_is_read_once_and_one_never_answered_is_not_known_to_have_run():
+    trace = "cd" * 16
+    rows = list(read_otlp(_doc(
+        _chat(trace, 1, calls=[("c1", "lookup_order", {"order_id": "A1"}), ("c2", "notify", {})]),
+        _tool_span(trace, 2, "c1", "lookup_order"),  # the lookup has its own span; the notify has none
+        _chat(trace, 3, calls=[("c3", "create_refund", REFUND)]))))
+    assert [(r["kind"], r["tool_call_id"]) for r in rows] == [
+        ("model", None), ("tool", "c1"), ("tool", "c2"), ("model", None), ("tool", "c3")]
+    assert rows[1]["exec_ok"] is True and rows[2]["exec_ok"] is None  # the span says it ran; no one said of c2
+    assert rows[4]["exec_ok"] is None  # asked for at the end of the file: read as asked
+    # agentlab's own spans: every call has a span, none read twice
+    own = compare_loops("camel_case").guarded
+    spans, _ = _spans(own)
+    assert [r["kind"] for r in read_otlp(otlp_json(spans))] == [e.kind for e in own.events]
+
+
 @pytest.mark.parametrize(("lines", "line"), [
     (['{"resourceSpans": []}\n', "not json\n"], 2),
     (["[1, 2]\n"], 1),

@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT
 from test_review_speed import TOOLS, _conversations, _write
 
-from agentlab.evals import log_review, log_tools, logs
+from agentlab.evals import exchanges, log_review, log_tools, logs
 from agentlab.evals.failure_classes import run_classes
 from agentlab.evals.metrics import went_wrong
 from agentlab.runs import Run
@@ -137,7 +137,7 @@ def test_a_call_checked_once_is_the_call_checked_each_time(monkeypatch):
 
 
 def _answered_parsed(content) -> bool:
-    """log_tools.answered before it read an answer without parsing it."""
+    """exchanges.answered before it read an answer without parsing it."""
     if isinstance(content, str):
         try:
             content = json.loads(content)
@@ -152,7 +152,7 @@ def test_an_answer_read_without_parsing_is_read_as_parsed():
              "{'ok': False}", "ok", "İ", "e", "E", '{"data": {"error": 1}}', '{"errors": []}', "[\"error\"]",
              '{"result": "no error"}', "19.9", "not json", "{bad", '{"ok": null}', "\\error"]
     for content in [*texts, None, 3, {"ok": False}, {"error": 1}, {"x": 1}, ["error"], True]:
-        assert log_tools.answered(content) == _answered_parsed(content), content
+        assert exchanges.answered(content) == _answered_parsed(content), content
 
 
 def _day_parsed(value) -> str:

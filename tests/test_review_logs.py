@@ -881,9 +881,9 @@ def test_two_users_who_open_alike_stay_two_conversations_and_a_log_of_many_at_on
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_conversations_with_no_tool_call_anywhere_are_not_said_to_be_nothing_wrong(tmp_path, capsys, lang):
-    """Spans of chat turns alone (the calls inside them, no execute_tool span) were "1 conversation reviewed" and
-    "Nothing wrong was found": the calls were never read. Any log whose conversations hold no call now says so."""
-    parts = [{"type": "tool_call", "id": "call_1", "name": "create_refund", "arguments": {"order_id": 5}}]
+    """Conversations whose calls the review never read were "1 conversation reviewed" and "Nothing wrong was found".
+    Any log whose conversations hold no call now says so (here: spans of chat turns that hold words only)."""
+    parts = [{"type": "text", "content": "Your refund is on its way."}]
     attrs = {"gen_ai.operation.name": "chat",
              "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": parts}])}
     span = {"traceId": "ab" * 16, "spanId": "cd" * 8, "name": "chat", "startTimeUnixNano": "1764547200000000000",

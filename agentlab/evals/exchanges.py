@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["OPEN_EXCHANGES", "assembled", "continues", "is_chunk", "prefix_keys", "unindex", "went_on"]
+__all__ = ["OPEN_EXCHANGES", "answered", "assembled", "continues", "is_chunk", "prefix_keys", "unindex", "went_on"]
 
 
 #: conversations an exchange log may hold open at once (a service's users talking at the same time); past it, the
@@ -109,3 +109,17 @@ def continues(before: tuple[dict, ...], after: tuple[dict, ...]) -> bool:
     if len(after) <= len(before):
         return False
     return all(a.get("role") == b.get("role") and a.get("content") == b.get("content") for a, b in zip(before, after, strict=False))
+
+
+def answered(content: Any) -> bool:
+    """Whether a tool message says the tool ran: not ``{"ok": false}``, not an ``error`` object."""
+    if isinstance(content, str):
+        if "error" not in content and '"ok"' not in content and "\\" not in content and content[:1] not in ("e", "E"):
+            # no key "ok" or "error" can be in it (a key is written as it reads: no escape), and no case of it
+            # starts with "error": whatever it parses to, or does not, the tool ran. Most answers, never parsed.
+            return True
+        try:
+            content = json.loads(content)
+        except ValueError:
+            return not content.lower().startswith("error")
+    return not (isinstance(content, dict) and (content.get("ok") is False or "error" in content))

@@ -32,10 +32,11 @@ from ..i18n import Lang, LocalizedError, Sentence
 from ..runs import STATUSES, Run, Status
 from ..tools import Registry
 from ..trace import Event, finalize
+from .exchanges import answered
 from .failure_classes import CODE_CLASSES, FAILURE_CLASSES, effect_classes, run_classes
 from .log_cases import _obj, _shown, case_of
 from .log_report import KINDS, largest_text, review_html, write_report  # what a review says: its page, its files
-from .log_tools import REGISTRIES, Registries, answered, hands_over, plain_args, signature, tools_file, write_name
+from .log_tools import REGISTRIES, Registries, hands_over, plain_args, signature, tools_file, write_name
 from .logs import OPEN_RUNS, Format, LogRun, read_logs, read_rows, run_meta
 from .metrics import Tally, repair_turns, went_wrong
 from .unread import Unread

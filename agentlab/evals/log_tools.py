@@ -21,7 +21,7 @@ from ..schema import SchemaError
 from ..tools import Registry, guess_write
 from .logs import LogError
 
-__all__ = ["HANDOVER", "REGISTRIES", "Registries", "answered", "hands_over", "plain_args", "signature",
+__all__ = ["HANDOVER", "REGISTRIES", "Registries", "hands_over", "plain_args", "signature",
            "tools_file", "write_name"]
 
 REGISTRIES = 32  # distinct tools lists kept compiled
@@ -136,20 +136,6 @@ def _read(checked: Any) -> Checked:
 #: a call to one of these hands the user to a person: the run ended in a takeover
 HANDOVER = re.compile(r"escalat|hand_?off|hand_?over|transfer_to_(?:human|agent)|human", re.I)
 _NAME = 256  # a tool's name longer than this is read each time: a log calls a few short ones, again and again
-
-
-def answered(content: Any) -> bool:
-    """Whether a tool message says the tool ran: not ``{"ok": false}``, not an ``error`` object."""
-    if isinstance(content, str):
-        if "error" not in content and '"ok"' not in content and "\\" not in content and content[:1] not in ("e", "E"):
-            # no key "ok" or "error" can be in it (a key is written as it reads: no escape), and no case of it
-            # starts with "error": whatever it parses to, or does not, the tool ran. Most answers, never parsed.
-            return True
-        try:
-            content = json.loads(content)
-        except ValueError:
-            return not content.lower().startswith("error")
-    return not (isinstance(content, dict) and (content.get("ok") is False or "error" in content))
 
 
 def write_name(name: str) -> bool:

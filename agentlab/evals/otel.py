@@ -28,6 +28,7 @@ from ..i18n import Lang, LocalizedError
 from ..runs import Run
 from ..trace import Event, outcome
 from ..version import __version__
+from .exchanges import answered
 from .unread import Unread
 
 __all__ = ["OtlpError", "export_run", "otlp_json", "read_otlp"]
@@ -37,6 +38,8 @@ _AGENT = "agentlab"
 _KIND_OF = {"chat": "model", "text_completion": "model", "generate_content": "model",
             "execute_tool": "tool", "invoke_agent": "end"}
 _OPERATION = {"model": "chat", "tool": "execute_tool", "end": "invoke_agent"}
+# json.dumps(..., ensure_ascii=False), made once: a call's arguments or a tool's answer written as an object
+_ARGS_TEXT = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 class OtlpError(LocalizedError):
@@ -197,7 +200,9 @@ def read_otlp(path_or_lines: str | os.PathLike[str] | Mapping[str, Any] | Iterab
     (:class:`agentlab.evals.logs.Unread`), one after a line read well is counted there and read past.
     """
     if isinstance(path_or_lines, Mapping):
-        yield from _rows(_spans(path_or_lines, "<document>", 1, lang), {})
+        carried = _Carried()
+        yield from _rows(_spans(path_or_lines, "<document>", 1, lang), carried)
+        yield from carried.rest()
         return
     unread = unread if unread is not None else Unread(strict=True)
     if isinstance(path_or_lines, (str, os.PathLike)):
@@ -241,7 +246,7 @@ def _loads(text: str) -> Any:
 
 
 def _read_lines(lines: Iterable[str], where: str, lang: Lang, unread: Unread) -> Iterator[dict]:
-    rounds: dict[str, int] = {}
+    carried = _Carried()
     whole: list[str] | None = None  # a pretty-printed document: its lines, gathered until the end
     held = 0
     first = 0
@@ -269,14 +274,15 @@ def _read_lines(lines: Iterable[str], where: str, lang: Lang, unread: Unread) ->
             unread.skip(error)
             continue
         unread.started = True
-        yield from _rows(spans, rounds)
+        yield from _rows(spans, carried)
     if whole is not None:
         try:
             doc = _loads("".join(whole))
         except ValueError as exc:
             at = first + exc.lineno - 1 if isinstance(exc, json.JSONDecodeError) else first
             raise OtlpError(where, at, "otel.not_json", lang) from None
-        yield from _rows(_spans(doc, where, first, lang), rounds)
+        yield from _rows(_spans(doc, where, first, lang), carried)
+    yield from carried.rest()
 
 
 def _spans(doc: Any, where: str, line: int, lang: Lang) -> list[dict]:
@@ -347,15 +353,36 @@ def _value(v: Mapping[str, Any]) -> Any:
     return None
 
 
-def _rows(spans: list[dict], rounds: dict[str, int]) -> Iterator[dict]:
+class _Carried:
+    """What reading one file carries from a line to the next: each foreign trace's turn count, and the tool calls its
+    chat spans asked for (their ``tool_call`` parts), held until the trace's next turn or its end. A call that has an
+    ``execute_tool`` span of its own is read from that span and its chat span's copy dropped; one that has none (an
+    instrumentation that records the model's turns only) is read from the chat span, answered by the next turn's
+    ``tool_call_response``. Without this, a trace of chat spans alone was read as a conversation with no call."""
+
+    __slots__ = ("asked", "rounds")
+
+    def __init__(self) -> None:
+        self.rounds: dict[str, int] = {}
+        self.asked: dict[str, list[dict]] = {}  # trace -> the rows of the calls its last chat span asked for
+
+    def rest(self) -> Iterator[dict]:
+        """The calls still held at the end of the file (a trace with no turn after them and no end): read as asked."""
+        while self.asked:
+            yield from self.asked.pop(next(iter(self.asked)))
+
+
+def _rows(spans: list[dict], carried: _Carried) -> Iterator[dict]:
     """Rows in the order of the run: by trace as they first appear, then by ``agentlab.seq`` or start time,
-    the run's own span last (its row is the ``end`` event). ``rounds`` carries a foreign trace's turn count
-    from one line to the next."""
+    the run's own span last (its row is the ``end`` event). ``carried`` is what one line leaves the next."""
     if len(spans) == 1:  # a collector's file: one span a line, nothing to group or order
         s = spans[0]
         kind = _KIND_OF.get(str(s["attrs"].get("gen_ai.operation.name", "")))
         if kind is not None:
-            yield _row(s, kind, s["trace"], rounds)
+            if "agentlab.round_index" in s["attrs"]:  # agentlab's own span: every call has a span of its own
+                yield _row(s, kind, s["trace"], carried.rounds)
+            else:
+                yield from _foreign(s, kind, s["trace"], carried)
         return
     traces: dict[str, list[tuple[str, dict]]] = {}
     for s in spans:
@@ -365,7 +392,79 @@ def _rows(spans: list[dict], rounds: dict[str, int]) -> Iterator[dict]:
     for trace_id, group in traces.items():
         group.sort(key=lambda ks: (ks[0] == "end", ks[1]["attrs"].get("agentlab.seq", -1), ks[1]["start"]))
         for kind, s in group:
-            yield _row(s, kind, trace_id, rounds)
+            if "agentlab.round_index" in s["attrs"]:
+                yield _row(s, kind, trace_id, carried.rounds)
+            else:
+                yield from _foreign(s, kind, trace_id, carried)
+
+
+def _foreign(s: dict, kind: str, trace_id: str, carried: _Carried) -> Iterator[dict]:
+    """The rows of another system's span: its own, and before a turn or the end, the calls the turn before asked for
+    that no span of their own recorded (see :class:`_Carried`)."""
+    a, asked = s["attrs"], carried.asked
+    if kind == "tool":
+        waiting = asked.get(trace_id)
+        if waiting:  # this call's own span: the chat span's copy of it is not read as a second call
+            cid, name = a.get("gen_ai.tool.call.id"), a.get("gen_ai.tool.name")
+            for i, r in enumerate(waiting):
+                if (r["tool_call_id"] == cid) if cid is not None else (r["tool_name"] == name):
+                    del waiting[i]
+                    break
+        yield _row(s, kind, trace_id, carried.rounds)
+        return
+    waiting = asked.pop(trace_id, None)
+    if waiting:
+        if kind == "model":
+            answers = _answers(a.get("gen_ai.input.messages"))
+            for r in waiting:
+                if r["tool_call_id"] in answers:  # answered: it ran, unless the answer says it failed
+                    answer = answers[r["tool_call_id"]]
+                    r["exec_ok"] = answered(answer)
+                    r["model_visible"] = (answer if isinstance(answer, str) else _ARGS_TEXT(answer))[:300]
+        yield from waiting
+    row = _row(s, kind, trace_id, carried.rounds)
+    yield row
+    if kind == "model":
+        calls = _asked(a.get("gen_ai.output.messages"), row)
+        if calls:
+            asked[trace_id] = calls
+            if len(asked) > _TRACES:  # the trace heard from longest ago: its calls read as asked
+                yield from asked.pop(next(iter(asked)))
+
+
+def _parts(messages: Any, kind: str) -> Iterator[dict]:
+    """The parts of type ``kind`` in a span's messages (a JSON list of messages, each a list of parts)."""
+    if not isinstance(messages, str) or kind not in messages:
+        return
+    try:
+        parsed = json.loads(messages)
+    except (ValueError, RecursionError):
+        return
+    for m in parsed if isinstance(parsed, list) else ():
+        parts = m.get("parts") if isinstance(m, dict) else None
+        for p in parts if isinstance(parts, list) else ():
+            if isinstance(p, dict) and p.get("type") == kind:
+                yield p
+
+
+def _asked(messages: Any, chat: dict) -> list[dict]:
+    """A row for each ``tool_call`` part of a chat span's output: the turn's, the run's and the day's fields are the
+    chat row's; how the call went is not known until an answer to it is read (``exec_ok`` None)."""
+    rows = []
+    for p in _parts(messages, "tool_call"):
+        args = p.get("arguments")
+        rows.append({**chat, "kind": "tool", "tool_name": _str(p.get("name")) or "", "tool_call_id": _str(p.get("id")),
+                     "args_raw": args if args is None or isinstance(args, str) else _ARGS_TEXT(args),
+                     "parse_ok": None, "validate_ok": None, "exec_ok": None, "error_code": None,
+                     "error_category": None, "error_stage": None, "retry_count": 0, "latency_ms": 0.0,
+                     "prompt_tokens": 0, "completion_tokens": 0, "final_status": None, "model_visible": None,
+                     "replayed": False, "note": None, "offered": None})
+    return rows
+
+
+def _answers(messages: Any) -> dict[str | None, Any]:
+    """The answers a chat span's input holds (``tool_call_response`` parts), by the id of the call."""
+    return {_str(p.get("id")): p.get("response", p.get("result")) for p in _parts(messages, "tool_call_response")}
 
 
 _GATE_ATTRIBUTES = {g: f"agentlab.{g}" for g in ("parse_ok", "validate_ok", "exec_ok")}
