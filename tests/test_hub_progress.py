@@ -2,6 +2,7 @@
 only, the notes never in the participant's copy. The service runs in process with an injected token resolver
 (what the hub's API would say); one test starts a real JupyterHub."""
 import asyncio
+import html
 import json
 import threading
 
@@ -16,7 +17,7 @@ from tornado.httpclient import AsyncHTTPClient
 from tornado.httpserver import HTTPServer
 from tornado.testing import bind_unused_port
 
-from agentlab.hub import progress
+from agentlab.hub import notes, progress
 from agentlab.workbook import exercises
 
 USERS = {"tok-a": {"name": "alice", "groups": []}, "tok-b": {"name": "bob", "groups": []},
@@ -189,7 +190,10 @@ def test_the_trainer_page_has_the_room_the_notes_and_both_languages(app):
     page = fetch(app, "/services/trainer/", "tok-t")[2]
     assert "alice" in page and "bob" in page and "Trainer notes" in page and "Where the room is stuck" in page
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;" in page  # a hostile name is escaped
-    assert progress.trainer_notes("04", "en").splitlines()[0] in page
+    # the notes as a trainer reads them in front of the room: Markdown made into HTML, never its source
+    title = notes.trainer_notes("04", "en").splitlines()[0].removeprefix("# ")
+    assert f"<h4>{html.escape(title, quote=False)}</h4>" in page and "<strong>Timing:</strong>" in page
+    assert "**Timing:**" not in page and "\n# " not in page and "<pre>" not in page
     zh = fetch(app, "/services/trainer/?lang=zh", "tok-t")[2]
     assert "讲师备注" in zh and "还不对" in zh and 'lang="zh-CN"' in zh
     assert not ascii_colons(zh, page=True), ascii_colons(zh, page=True)
@@ -204,7 +208,7 @@ def test_nobody_signed_in_gets_no_page(app):
 def test_a_participant_asking_for_the_notes_is_refused(app):
     assert error(fetch(app, "/services/trainer/api/notes/03", "tok-a")) == (403, "trainer_only")
     status, _, text = fetch(app, "/services/trainer/api/notes/03?lang=zh", "tok-t")
-    assert status == 200 and json.loads(text)["notes"] == progress.trainer_notes("03", "zh")
+    assert status == 200 and json.loads(text)["notes"] == notes.trainer_notes("03", "zh")
     for bad in ("99", "..%2F..%2Fi18n%2Fen", "03.en.md"):
         assert error(fetch(app, f"/services/trainer/api/notes/{bad}", "tok-t")) == (404, "not_found")
 
@@ -221,7 +225,7 @@ NOTEBOOKS = sorted(p.name[:2] for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.p
 def test_every_notebook_has_an_exercise_id_and_notes_in_both_languages():
     assert list(exercises.exercise_ids()) == NOTEBOOKS == list(progress.exercise_ids())
     for nb in NOTEBOOKS:
-        en, zh = progress.trainer_notes(nb, "en"), progress.trainer_notes(nb, "zh")
+        en, zh = notes.trainer_notes(nb, "en"), notes.trainer_notes(nb, "zh")
         assert en and zh and en != zh, nb
         assert any("\u4e00" <= ch <= "\u9fff" for ch in zh), nb
         for text in (en, zh):
@@ -230,20 +234,29 @@ def test_every_notebook_has_an_exercise_id_and_notes_in_both_languages():
 
 def test_the_notes_are_not_in_the_participants_copy():
     """The participant's copy is the notebooks folder: no note lives under it, nor does a notebook cite one."""
-    notes = progress.notes_dir().resolve()
+    folder = notes.notes_dir().resolve()
     copy = (ROOT / "notebooks").resolve()
-    assert copy not in notes.parents and notes != copy
+    assert copy not in folder.parents and folder != copy
     assert not [p for p in copy.rglob("*.md")]
     for path in copy.rglob("*"):
         if path.is_file() and path.suffix in (".py", ".ipynb"):
             assert "data/trainer" not in path.read_text(encoding="utf-8"), path
 
 
+def test_a_notes_file_is_markdown_its_tags_shown_as_text_and_its_links_only_to_the_web():
+    shown = str(notes.notes_html("# 03 · Title\n\n## Part\n\n**Bold** <script>alert(1)</script> <b>x</b>\n\n"
+                                 "- [docs](https://example.org/a) [run](javascript:alert(1)) `code`\n"))
+    assert "<h4>03 · Title</h4>" in shown and "<h5>Part</h5>" in shown and "<strong>Bold</strong>" in shown
+    assert "<script>" not in shown and "&lt;script&gt;" in shown and "&lt;b&gt;x&lt;/b&gt;" in shown
+    assert '<a href="https://example.org/a">docs</a>' in shown and "javascript" not in shown and "<code>code</code>" in shown
+    assert notes.notes_html(None) is None
+
+
 def test_the_notes_folder_can_be_the_hubs_own(tmp_path, monkeypatch):
     (tmp_path / "03.en.md").write_text("private to the hub", encoding="utf-8")
     monkeypatch.setenv("AGENTLAB_TRAINER_NOTES", str(tmp_path))
-    assert progress.trainer_notes("03", "zh") == "private to the hub"  # English when there is no translation
-    assert progress.trainer_notes("04", "en") is None
+    assert notes.trainer_notes("03", "zh") == "private to the hub"  # English when there is no translation
+    assert notes.trainer_notes("04", "en") is None
 
 
 def test_the_hub_entries(tmp_path):
@@ -339,7 +352,7 @@ def test_a_real_hub_resolves_tokens_for_the_service(tmp_path):
     config.write_text(f"""
 import sys
 sys.path.insert(0, {str(ROOT)!r})
-from agentlab.hub import progress
+from agentlab.hub import notes, progress
 from agentlab.hub.services import undo_ignored_signals
 undo_ignored_signals()  # as hub/jupyterhub_config.py: a service told to stop stops (the test's worker may ignore Ctrl-C)
 c = get_config()  # noqa: F821

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from agentlab.hub import progress
+from agentlab.hub import notes
 
 NOTEBOOKS = sorted(p.name[:2] for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 SECTIONS = {"en": ("## Trainer script", "### What to show", "### What to ask the room",
@@ -31,7 +31,7 @@ def wrong_answers(text: str, lang: str) -> list[str]:
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("nb", NOTEBOOKS)
 def test_every_notebook_has_a_script_with_its_sections(nb, lang):
-    text = progress.trainer_notes(nb, lang)
+    text = notes.trainer_notes(nb, lang)
     assert text and text == (ROOT / "data" / "trainer" / f"{nb}.{lang}.md").read_text(encoding="utf-8")
     for marker in KEPT[lang]:  # the notes the trainer's view already shows stay as they were
         assert marker in text, (nb, lang, marker)
@@ -44,7 +44,7 @@ def test_every_notebook_has_a_script_with_its_sections(nb, lang):
 
 def test_both_languages_list_the_same_wrong_answers():
     for nb in NOTEBOOKS:
-        assert wrong_answers(progress.trainer_notes(nb, "en"), "en") == wrong_answers(progress.trainer_notes(nb, "zh"), "zh"), nb
+        assert wrong_answers(notes.trainer_notes(nb, "en"), "en") == wrong_answers(notes.trainer_notes(nb, "zh"), "zh"), nb
 
 
 @cache
@@ -127,7 +127,7 @@ def test_the_check_harness_says_right_to_the_expected_answers():
 
 @pytest.mark.parametrize("nb", NOTEBOOKS)
 def test_every_wrong_answer_in_a_script_is_one_the_check_rejects(nb):
-    answers = wrong_answers(progress.trainer_notes(nb, "en"), "en")
+    answers = wrong_answers(notes.trainer_notes(nb, "en"), "en")
     for answer in answers:
         given = answer if nb == "01" or not re.fullmatch(r"-?\d+(\.\d+)?", answer) else float(answer)
         verdict = check(nb, given)

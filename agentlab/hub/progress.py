@@ -46,6 +46,7 @@ from ..i18n import Lang, joined, said_marks, t
 from ..jsonutil import parse_strict
 from ..redaction import redact_secrets
 from ..resources import data_file, render_page
+from .notes import exercise_ids, notes_html, trainer_notes
 
 __all__ = ["ACCESS_SCOPE", "ANSWER_LIMIT", "EXTRA", "MAX_BODY", "AnswerGroup", "Progress", "Room", "Standing",
            "clean_answer", "known_exercises", "make_app", "participant_env", "serve_room", "service"]
@@ -73,12 +74,6 @@ HISTORY_PER_USER = 2000  # reports kept per participant: a loop re-running a che
 _log = logging.getLogger(__name__)
 
 Resolve = Callable[[str], Awaitable[Mapping[str, Any] | None]]
-
-
-@cache
-def exercise_ids() -> dict[str, str]:
-    """Notebook number -> exercise id, the same file the checks read (``data/trainer/exercises.json``)."""
-    return dict(json.loads(data_file("trainer/exercises.json").read_text(encoding="utf-8")))
 
 
 @cache
@@ -117,22 +112,6 @@ def clean_answer(text: str) -> str:
 def _answer_key(answer: str) -> str:
     """Answers the checks read alike group together: "duplicate call", "Duplicate_Call" and "duplicate-call"."""
     return _SEPARATORS.sub("", answer)
-
-
-def notes_dir() -> Path:
-    """Where the trainer notes are: ``$AGENTLAB_TRAINER_NOTES`` (a folder only the hub's user reads), else the data."""
-    return Path(os.environ.get("AGENTLAB_TRAINER_NOTES") or data_file("trainer"))
-
-
-def trainer_notes(notebook: str, lang: Lang) -> str | None:
-    """The notes for one notebook in ``lang`` (English when the translation is missing), or None."""
-    if notebook not in exercise_ids():  # the number is checked first: no path is ever built from a caller's text
-        return None
-    for candidate in (lang, "en"):
-        path = notes_dir() / f"{notebook}.{candidate}.md"
-        if path.is_file():
-            return path.read_text(encoding="utf-8")
-    return None
 
 
 @dataclass(frozen=True)
@@ -556,7 +535,7 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             board = _board(latest, [] if trainer else [name], now)
             # the capstone ranking: the trainer's choice to show (on a projector), never a participant's to see
             ranking = capstone_ranking(latest) if trainer and self.get_query_argument("ranking", "") == "show" else None
-            notes = {nb: trainer_notes(nb, self.lang) for nb in exercise_ids()} if trainer else {}
+            notes = {nb: notes_html(trainer_notes(nb, self.lang)) for nb in exercise_ids()} if trainer else {}
             say = lambda key, **kw: t(key, self.lang, **kw)  # noqa: E731
             self.set_header("Cache-Control", "no-store")
             self.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
