@@ -212,6 +212,134 @@ def test_a_call_with_a_span_of_its_own_is_read_once_and_one_never_answered_is_no
     assert [r["kind"] for r in read_otlp(otlp_json(spans))] == [e.kind for e in own.events]
 
 
+def _span(trace: str, start: int, attrs: dict) -> dict:
+    """A span of another system: each attribute a text, a whole number, or an OTLP value as written."""
+    kv = [{"key": k, "value": v if isinstance(v, dict) else {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}}
+          for k, v in attrs.items()]
+    return {"traceId": trace, "spanId": f"{start:016x}", "name": "span", "startTimeUnixNano": str(10**18 + start),
+            "attributes": kv}
+
+
+def _read(tmp_path, *lines) -> list[dict]:
+    """The rows of a file of these documents, one a line (a collector's file)."""
+    path = tmp_path / "spans.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return list(read_otlp(path))
+
+
+def _calls(rows) -> list[tuple]:
+    return [(r["tool_name"], r["tool_call_id"], r["round_index"], r["exec_ok"]) for r in rows if r["kind"] == "tool"]
+
+
+def test_a_call_and_its_own_span_are_read_once_whatever_comes_first(tmp_path):
+    """The chat span's copy of a call was dropped only when the call's own span came between that turn and the next:
+    a span written first (a streamed turn ends after its tool ran), one written after the next turn (another
+    process), an id written as a number, a call with no id, or a second instrumentation's chat span of the same turn
+    read the call twice, and a refund twice was a duplicate write that never happened."""
+    t = "ab" * 16
+    asked = _chat(t, 2, calls=[("c1", "create_refund", REFUND)])
+    answered = _chat(t, 3, answers=[("c1", '{"refund_id": "R1"}')], text="Done.")
+    own = _tool_span(t, 1, "c1", "create_refund")
+    for order in ([own, asked, answered], [asked, answered, own], [asked, asked, own, answered]):
+        assert len(_calls(_read(tmp_path, *map(_doc, order)))) == 1, order
+    by_number = _span(t, 2, {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "create_refund",
+                             "gen_ai.tool.call.id": {"intValue": "5"}})
+    five = _chat(t, 1, calls=[("5", "create_refund", REFUND)])
+    assert _calls(_read(tmp_path, _doc(five), _doc(by_number), _doc(answered))) == [("create_refund", "5", 1, True)]
+    no_id = _span(t, 1, {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
+        {"type": "tool_call", "name": "create_refund", "arguments": REFUND}]}])})
+    assert len(_calls(_read(tmp_path, _doc(no_id), _doc(_tool_span(t, 2, "call_x", "create_refund")), _doc(answered)))) == 1
+    # two candidates (n=2): the calls of the first that asks, never both
+    two = _span(t, 1, {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps(
+        [{"role": "assistant", "parts": [{"type": "tool_call", "id": f"c{k}", "name": "create_refund", "arguments": REFUND}]}
+         for k in (1, 2)])})
+    assert [c[1] for c in _calls(_read(tmp_path, _doc(two), _doc(answered)))] == ["c1"]
+
+
+def test_each_answer_goes_to_its_own_call(tmp_path):
+    """Calls with no id each took the last answer, and an id a model reuses every turn (call_0) took the answer of a
+    turn before, carried in the input's history: a call nobody answered read as having run."""
+    t = "cd" * 16
+    asks = _span(t, 1, {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
+        {"type": "tool_call", "name": "lookup_order", "arguments": {"order_id": k}} for k in ("A1", "A2")]}])})
+    answers = _span(t, 2, {"gen_ai.operation.name": "chat", "gen_ai.input.messages": json.dumps([{"role": "tool", "parts": [
+        {"type": "tool_call_response", "response": said}]} for said in ("fine", {"error": "boom"})])})
+    assert [c[3] for c in _calls(_read(tmp_path, _doc(asks), _doc(answers)))] == [True, False]
+    call_0 = {"type": "tool_call", "id": "call_0", "name": "lookup_order", "arguments": {"order_id": "A1"}}
+    history = [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}, {"role": "assistant", "parts": [call_0]},
+               {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_0", "response": "first ok"}]},
+               {"role": "assistant", "parts": [call_0]}]  # asked again, and no answer yet
+    turns = [_span(t, 1, {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [call_0]}])}),
+             _span(t, 2, {"gen_ai.operation.name": "chat", "gen_ai.input.messages": json.dumps(history[:3]),
+                          "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{**call_0, "id": "call_1"}]}])}),
+             _span(t, 3, {"gen_ai.operation.name": "chat", "gen_ai.input.messages": json.dumps(
+                 [*history[:3], {"role": "assistant", "parts": [{**call_0, "id": "call_1"}]}])})]
+    assert [(c[1], c[3]) for c in _calls(_read(tmp_path, *map(_doc, turns)))] == [("call_0", True), ("call_1", None)]
+
+
+def test_held_calls_are_bounded_and_a_run_is_never_split(tmp_path, monkeypatch):
+    """Calls of a trace with no next turn and no end (a chat-only log: one trace per model call) were held until the
+    end of the file: the log reader closed the run first and read its calls as a second run with the same id (10,003
+    runs of 10,002 traces), and one span of 100,000 calls held about 111 MB."""
+    from agentlab.evals import logs, span_calls
+    monkeypatch.setattr(span_calls, "WINDOW", 3)
+    monkeypatch.setattr(logs, "OPEN_RUNS", 5)  # (the reader closes runs long after the window: 10,000 against 2,048)
+    assert span_calls.WINDOW < logs.OPEN_RUNS and span_calls.WINDOW == 3
+    lines = [_doc(_chat("e" * 32, 1, calls=[("c1", "create_refund", REFUND)]))]
+    lines += [_doc(_chat(f"{k:032x}", 1, text="hello")) for k in range(8)]
+    path = tmp_path / "many.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    runs = [(r.rows[0]["run_id"], [row["kind"] for row in r.rows]) for r in logs.read_logs(path, "otel")]
+    assert len(runs) == 9 and ("e" * 32, ["model", "tool"]) in runs, runs
+    monkeypatch.setattr(span_calls, "HELD", 8)  # two traces' calls past the bound: the older read as asked
+    ask = [_doc(_chat(t * 32, 1, calls=[(f"{t}{k}", "lookup_order", {"order_id": f"A{k}"}) for k in range(5)])) for t in "ab"]
+    answer = [_doc(_chat(t * 32, 2, answers=[(f"{t}{k}", "ok") for k in range(5)])) for t in "ab"]
+    calls = _calls(_read(tmp_path, *ask, *answer))
+    assert [c[3] for c in calls] == [None] * 5 + [True] * 5 and len({c[1] for c in calls}) == 10
+    big = span_calls.SpanCalls()
+    out: list[dict] = []
+    parts = [{"type": "tool_call", "id": f"c{k}", "name": "f", "arguments": {}} for k in range(50)]
+    big.asked("f" * 32, json.dumps([{"role": "assistant", "parts": parts}]), {"run_id": "r"}, out)
+    assert big.held <= 8 and big.held + len(out) == 50  # never more than HELD held, none lost
+
+
+def test_calls_a_chat_span_holds_are_read_in_every_shape_or_said_unread(tmp_path, capsys):
+    """Messages written as the conventions prefer (a structured value), wrapped in an object, or cut short by an
+    attribute length limit: the calls were lost without a word and the review said "no tool call anywhere"."""
+    t = "ef" * 16
+    parts = {"arrayValue": {"values": [{"kvlistValue": {"values": [
+        {"key": "role", "value": {"stringValue": "assistant"}},
+        {"key": "parts", "value": {"arrayValue": {"values": [{"kvlistValue": {"values": [
+            {"key": "type", "value": {"stringValue": "tool_call"}}, {"key": "id", "value": {"stringValue": "c1"}},
+            {"key": "name", "value": {"stringValue": "lookup_order"}},
+            {"key": "arguments", "value": {"stringValue": '{"order_id": "A1"}'}}]}}]}}}]}}]}}
+    structured = _span(t, 1, {"gen_ai.operation.name": "chat", "gen_ai.output.messages": parts})
+    wrapped = _span(t, 1, {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps(
+        {"messages": [{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "lookup_order"}]}]})})
+    for span in (structured, wrapped):
+        assert [c[:2] for c in _calls(_read(tmp_path, _doc(span)))] == [("lookup_order", "c1")]
+    whole = json.dumps([{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "lookup_order",
+                                                         "arguments": {"order_id": "A1"}}]}])
+    cut = _span(t, 2, {"gen_ai.operation.name": "chat", "gen_ai.output.messages": whole[:-12]})
+    path = tmp_path / "cut.jsonl"
+    path.write_text(json.dumps(_doc(_span(t, 1, {"gen_ai.operation.name": "chat"}))) + "\n" + json.dumps(_doc(cut)) + "\n",
+                    encoding="utf-8")
+    with pytest.raises(OtlpError, match="could not be read"):  # a reader's own caller: strict
+        list(read_otlp(path))
+    from agentlab.cli import main
+    for lang, said in (("en", "could not be read"), ("zh", "读不出来")):
+        assert main(["review", "--logs", str(path), "--format", "otel", "--out", str(tmp_path / lang), "--lang", lang]) == 0
+        assert said in capsys.readouterr().err
+        report = json.loads((tmp_path / lang / "report.json").read_text(encoding="utf-8"))
+        assert report["totals"]["unread_lines"] == 1
+    # nested past the parser's depth, or parts that are not a list: read, never an unexpected error
+    deep = _span(t, 1, {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
+        {"type": "tool_call", "id": "c1", "name": "f", "arguments": "[" * 990 + "]" * 990}]}])})
+    odd = _span(t, 2, {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": None}])})
+    path.write_text(json.dumps(_doc(deep, odd)) + "\n", encoding="utf-8")
+    assert main(["review", "--logs", str(path), "--format", "otel", "--out", str(tmp_path / "deep")]) == 0
+
+
 @pytest.mark.parametrize(("lines", "line"), [
     (['{"resourceSpans": []}\n', "not json\n"], 2),
     (["[1, 2]\n"], 1),

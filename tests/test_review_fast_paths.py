@@ -137,22 +137,29 @@ def test_a_call_checked_once_is_the_call_checked_each_time(monkeypatch):
 
 
 def _answered_parsed(content) -> bool:
-    """exchanges.answered before it read an answer without parsing it."""
+    """exchanges.answered's rule, read on the parsed answer every time."""
     if isinstance(content, str):
         try:
             content = json.loads(content)
         except ValueError:
             return not content.lower().startswith("error")
-    return not (isinstance(content, dict) and (content.get("ok") is False or "error" in content))
+    return not (isinstance(content, dict) and (content.get("ok") is False or content.get("isError") is True
+                                               or content.get("error") not in (None, False, "", {}, [])))
 
 
 def test_an_answer_read_without_parsing_is_read_as_parsed():
     texts = ["{}", '{"ok": true}', '{"ok": false}', '{"ok":false}', '{"error": "x"}', '{"\\u0065rror": 1}',
              '{"o\\u006b": false}', "error: no", "ERROR", "Error 500", "eh", "", " error", "[1]", "null", '"error"',
              "{'ok': False}", "ok", "İ", "e", "E", '{"data": {"error": 1}}', '{"errors": []}', "[\"error\"]",
-             '{"result": "no error"}', "19.9", "not json", "{bad", '{"ok": null}', "\\error"]
-    for content in [*texts, None, 3, {"ok": False}, {"error": 1}, {"x": 1}, ["error"], True]:
+             '{"result": "no error"}', "19.9", "not json", "{bad", '{"ok": null}', "\\error", '{"isError": true}',
+             '{"isError": false}', '{"ok": true, "error": null}', '{"data": 1, "error": ""}', '{"Error": 1}']
+    for content in [*texts, None, 3, {"ok": False}, {"error": 1}, {"x": 1}, ["error"], True, {"isError": True},
+                    {"error": None}]:
         assert exchanges.answered(content) == _answered_parsed(content), content
+    # an answer that says it failed, and one that says it did not (the error field there, and empty)
+    assert [exchanges.answered(c) for c in ('{"isError": true, "content": []}', {"ok": True, "error": None},
+                                             '{"data": {"id": 1}, "error": null}', '{"error": "declined"}')] == \
+        [False, True, True, False]
 
 
 def _day_parsed(value) -> str:

@@ -112,14 +112,17 @@ def continues(before: tuple[dict, ...], after: tuple[dict, ...]) -> bool:
 
 
 def answered(content: Any) -> bool:
-    """Whether a tool message says the tool ran: not ``{"ok": false}``, not an ``error`` object."""
+    """Whether a tool message says the tool ran: not ``{"ok": false}``, not an ``error`` that holds something, not
+    MCP's ``{"isError": true}``, not a sentence opening with "error". ``{"ok": true, "error": null}`` ran."""
     if isinstance(content, str):
-        if "error" not in content and '"ok"' not in content and "\\" not in content and content[:1] not in ("e", "E"):
+        if "error" not in content and "Error" not in content and '"ok"' not in content and "\\" not in content \
+                and content[:1] not in ("e", "E"):
             # no key "ok" or "error" can be in it (a key is written as it reads: no escape), and no case of it
             # starts with "error": whatever it parses to, or does not, the tool ran. Most answers, never parsed.
             return True
         try:
             content = json.loads(content)
-        except ValueError:
+        except (ValueError, RecursionError):
             return not content.lower().startswith("error")
-    return not (isinstance(content, dict) and (content.get("ok") is False or "error" in content))
+    return not (isinstance(content, dict) and (content.get("ok") is False or content.get("isError") is True
+                                               or content.get("error") not in (None, False, "", {}, [])))

@@ -175,7 +175,7 @@ def plain_args(raw: str | Mapping) -> str | None:
 def _canonical_args(raw: str) -> str | None:
     try:
         return canonical(json.loads(raw or "{}"))
-    except ValueError:
+    except (ValueError, RecursionError):  # (nested past the parser's depth: read as arguments that do not parse)
         return None
 
 

@@ -28,7 +28,7 @@ from ..i18n import Lang, LocalizedError
 from ..runs import Run
 from ..trace import Event, outcome
 from ..version import __version__
-from .exchanges import answered
+from .span_calls import SpanCalls, messages_of, text_of
 from .unread import Unread
 
 __all__ = ["OtlpError", "export_run", "otlp_json", "read_otlp"]
@@ -38,16 +38,14 @@ _AGENT = "agentlab"
 _KIND_OF = {"chat": "model", "text_completion": "model", "generate_content": "model",
             "execute_tool": "tool", "invoke_agent": "end"}
 _OPERATION = {"model": "chat", "tool": "execute_tool", "end": "invoke_agent"}
-# json.dumps(..., ensure_ascii=False), made once: a call's arguments or a tool's answer written as an object
-_ARGS_TEXT = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 class OtlpError(LocalizedError):
     """A line that is not OTLP JSON; ``line`` is its 1-based number (the message names the file and line). A
     ``LocalizedError``, so a command says it in the reader's language as one line, like any other bad input."""
 
-    def __init__(self, where: str, line: int, why: str, lang: Lang = "en"):
-        super().__init__("otel.bad_line", where=where, line=line, what=why)
+    def __init__(self, where: str, line: int, why: str, lang: Lang = "en", *, key: str = "otel.bad_line"):
+        super().__init__(key, where=where, line=line, what=why)
         self.line, self.lang = line, lang
 
     def __str__(self) -> str:
@@ -202,7 +200,9 @@ def read_otlp(path_or_lines: str | os.PathLike[str] | Mapping[str, Any] | Iterab
     if isinstance(path_or_lines, Mapping):
         carried = _Carried()
         yield from _rows(_spans(path_or_lines, "<document>", 1, lang), carried)
-        yield from carried.rest()
+        if carried.calls.unreadable:
+            raise OtlpError("<document>", 1, "otel.not_json", lang, key="otel.calls_unread")
+        yield from carried.calls.rest()
         return
     unread = unread if unread is not None else Unread(strict=True)
     if isinstance(path_or_lines, (str, os.PathLike)):
@@ -275,6 +275,9 @@ def _read_lines(lines: Iterable[str], where: str, lang: Lang, unread: Unread) ->
             continue
         unread.started = True
         yield from _rows(spans, carried)
+        if carried.calls.unreadable:
+            carried.calls.unreadable = 0
+            unread.skip(OtlpError(where, number, "otel.not_json", lang, key="otel.calls_unread"))
     if whole is not None:
         try:
             doc = _loads("".join(whole))
@@ -282,7 +285,9 @@ def _read_lines(lines: Iterable[str], where: str, lang: Lang, unread: Unread) ->
             at = first + exc.lineno - 1 if isinstance(exc, json.JSONDecodeError) else first
             raise OtlpError(where, at, "otel.not_json", lang) from None
         yield from _rows(_spans(doc, where, first, lang), carried)
-    yield from carried.rest()
+        if carried.calls.unreadable:
+            unread.skip(OtlpError(where, first, "otel.not_json", lang, key="otel.calls_unread"))
+    yield from carried.calls.rest()
 
 
 def _spans(doc: Any, where: str, line: int, lang: Lang) -> list[dict]:
@@ -350,26 +355,20 @@ def _value(v: Mapping[str, Any]) -> Any:
         return float(v["doubleValue"])
     if "arrayValue" in v:
         return [_value(x) for x in v["arrayValue"].get("values", [])]
+    if "kvlistValue" in v:  # a structured attribute (messages, as the conventions prefer them): a dict
+        return {kv["key"]: _value(kv.get("value") or {}) for kv in v["kvlistValue"].get("values", [])}
     return None
 
 
 class _Carried:
-    """What reading one file carries from a line to the next: each foreign trace's turn count, and the tool calls its
-    chat spans asked for (their ``tool_call`` parts), held until the trace's next turn or its end. A call that has an
-    ``execute_tool`` span of its own is read from that span and its chat span's copy dropped; one that has none (an
-    instrumentation that records the model's turns only) is read from the chat span, answered by the next turn's
-    ``tool_call_response``. Without this, a trace of chat spans alone was read as a conversation with no call."""
+    """What reading one file carries from a line to the next: each foreign trace's turn count, and the calls its
+    chat spans asked for that no span of their own has recorded yet (:class:`~agentlab.evals.span_calls.SpanCalls`)."""
 
-    __slots__ = ("asked", "rounds")
+    __slots__ = ("calls", "rounds")
 
     def __init__(self) -> None:
         self.rounds: dict[str, int] = {}
-        self.asked: dict[str, list[dict]] = {}  # trace -> the rows of the calls its last chat span asked for
-
-    def rest(self) -> Iterator[dict]:
-        """The calls still held at the end of the file (a trace with no turn after them and no end): read as asked."""
-        while self.asked:
-            yield from self.asked.pop(next(iter(self.asked)))
+        self.calls = SpanCalls()
 
 
 def _rows(spans: list[dict], carried: _Carried) -> Iterator[dict]:
@@ -398,73 +397,23 @@ def _rows(spans: list[dict], carried: _Carried) -> Iterator[dict]:
                 yield from _foreign(s, kind, trace_id, carried)
 
 
-def _foreign(s: dict, kind: str, trace_id: str, carried: _Carried) -> Iterator[dict]:
+def _foreign(s: dict, kind: str, trace_id: str, carried: _Carried) -> list[dict]:
     """The rows of another system's span: its own, and before a turn or the end, the calls the turn before asked for
-    that no span of their own recorded (see :class:`_Carried`)."""
-    a, asked = s["attrs"], carried.asked
+    that no span of their own recorded (:mod:`agentlab.evals.span_calls`)."""
+    a, calls = s["attrs"], carried.calls
+    out: list[dict] = []
     if kind == "tool":
-        waiting = asked.get(trace_id)
-        if waiting:  # this call's own span: the chat span's copy of it is not read as a second call
-            cid, name = a.get("gen_ai.tool.call.id"), a.get("gen_ai.tool.name")
-            for i, r in enumerate(waiting):
-                if (r["tool_call_id"] == cid) if cid is not None else (r["tool_name"] == name):
-                    del waiting[i]
-                    break
-        yield _row(s, kind, trace_id, carried.rounds)
-        return
-    waiting = asked.pop(trace_id, None)
-    if waiting:
-        if kind == "model":
-            answers = _answers(a.get("gen_ai.input.messages"))
-            for r in waiting:
-                if r["tool_call_id"] in answers:  # answered: it ran, unless the answer says it failed
-                    answer = answers[r["tool_call_id"]]
-                    r["exec_ok"] = answered(answer)
-                    r["model_visible"] = (answer if isinstance(answer, str) else _ARGS_TEXT(answer))[:300]
-        yield from waiting
+        if calls.tool_span(trace_id, a, out):
+            out.append(_row(s, kind, trace_id, carried.rounds))
+        return out
+    calls.before(trace_id, a if kind == "model" else None, out)
     row = _row(s, kind, trace_id, carried.rounds)
-    yield row
+    out.append(row)
     if kind == "model":
-        calls = _asked(a.get("gen_ai.output.messages"), row)
-        if calls:
-            asked[trace_id] = calls
-            if len(asked) > _TRACES:  # the trace heard from longest ago: its calls read as asked
-                yield from asked.pop(next(iter(asked)))
-
-
-def _parts(messages: Any, kind: str) -> Iterator[dict]:
-    """The parts of type ``kind`` in a span's messages (a JSON list of messages, each a list of parts)."""
-    if not isinstance(messages, str) or kind not in messages:
-        return
-    try:
-        parsed = json.loads(messages)
-    except (ValueError, RecursionError):
-        return
-    for m in parsed if isinstance(parsed, list) else ():
-        parts = m.get("parts") if isinstance(m, dict) else None
-        for p in parts if isinstance(parts, list) else ():
-            if isinstance(p, dict) and p.get("type") == kind:
-                yield p
-
-
-def _asked(messages: Any, chat: dict) -> list[dict]:
-    """A row for each ``tool_call`` part of a chat span's output: the turn's, the run's and the day's fields are the
-    chat row's; how the call went is not known until an answer to it is read (``exec_ok`` None)."""
-    rows = []
-    for p in _parts(messages, "tool_call"):
-        args = p.get("arguments")
-        rows.append({**chat, "kind": "tool", "tool_name": _str(p.get("name")) or "", "tool_call_id": _str(p.get("id")),
-                     "args_raw": args if args is None or isinstance(args, str) else _ARGS_TEXT(args),
-                     "parse_ok": None, "validate_ok": None, "exec_ok": None, "error_code": None,
-                     "error_category": None, "error_stage": None, "retry_count": 0, "latency_ms": 0.0,
-                     "prompt_tokens": 0, "completion_tokens": 0, "final_status": None, "model_visible": None,
-                     "replayed": False, "note": None, "offered": None})
-    return rows
-
-
-def _answers(messages: Any) -> dict[str | None, Any]:
-    """The answers a chat span's input holds (``tool_call_response`` parts), by the id of the call."""
-    return {_str(p.get("id")): p.get("response", p.get("result")) for p in _parts(messages, "tool_call_response")}
+        calls.asked(trace_id, a.get("gen_ai.output.messages"), row, out)
+    else:
+        calls.ended(trace_id)
+    return out
 
 
 _GATE_ATTRIBUTES = {g: f"agentlab.{g}" for g in ("parse_ok", "validate_ok", "exec_ok")}
@@ -495,17 +444,12 @@ def _real(value: Any) -> float | None:
     return number if math.isfinite(number) and not isinstance(value, bool) else None
 
 
-def _text_or_none(value: Any) -> str | None:
-    """A name or an id as a span wrote it: text, or the text of a number or a flag; None when absent."""
-    return None if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
 def _int(value: Any) -> int:
     return value if type(value) is int else _whole(value)  # (most are ints: no call past this one)
 
 
 def _str(value: Any) -> str | None:
-    return value if value is None or type(value) is str else _text_or_none(value)
+    return value if value is None or type(value) is str else text_of(value)
 
 
 def _row(s: dict, kind: str, trace_id: str, rounds: dict[str, int]) -> dict:
@@ -552,16 +496,20 @@ def _row(s: dict, kind: str, trace_id: str, rounds: dict[str, int]) -> dict:
 
 
 def _said(messages: Any) -> str | None:
-    """The text of ``gen_ai.output.messages`` (a JSON list of messages, each a list of parts)."""
-    if not isinstance(messages, str):
+    """The text of ``gen_ai.output.messages`` (messages, each a list of parts); the attribute itself when it is not
+    messages (a text of its own)."""
+    if messages is None:
         return None
-    try:
-        parsed = json.loads(messages)
-    except ValueError:
-        return messages
-    texts = [str(p.get("content", "")) for m in parsed if isinstance(m, dict) for p in m.get("parts", [])
-             if isinstance(p, dict) and p.get("type") == "text"] if isinstance(parsed, list) else []
+    parsed = messages_of(messages)
+    if parsed is None:
+        return messages if isinstance(messages, str) else None
+    texts = [str(p.get("content", "")) for m in parsed for p in _listed(m.get("parts"))
+             if isinstance(p, Mapping) and p.get("type") == "text"]
     return "".join(texts) if texts else None
+
+
+def _listed(value: Any) -> list:
+    return value if isinstance(value, list) else []
 
 
 # error.type as other systems write it (an exception's class, an HTTP status) → the code that means the same
