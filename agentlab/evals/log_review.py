@@ -677,6 +677,9 @@ def review_logs(path: str | Path, fmt: Format = "openai", *, tools: str | Path |
     report["totals"]["unread_lines"] = unread.count
     # each as the reader said it, the file named (not where it sits on a disk) and what it quotes of the line redacted
     report["unread"] = [mask_personal(redact_secrets(_named(e, name).localized(lang))) for e in unread.first]
+    if unread.partial:  # lines read with a part that could not be (OTLP messages cut short): only where there are some
+        report["totals"]["partly_read_lines"] = unread.partial
+        report["partly_read"] = [mask_personal(redact_secrets(_named(e, name).localized(lang))) for e in unread.first_partial]
     return report
 
 

@@ -28,7 +28,7 @@ from ..i18n import Lang, LocalizedError
 from ..runs import Run
 from ..trace import Event, outcome
 from ..version import __version__
-from .span_calls import SpanCalls, messages_of, text_of
+from .span_calls import SpanCalls, asks, messages_of, text_of, unreadable
 from .unread import Unread
 
 __all__ = ["OtlpError", "export_run", "otlp_json", "read_otlp"]
@@ -44,8 +44,8 @@ class OtlpError(LocalizedError):
     """A line that is not OTLP JSON; ``line`` is its 1-based number (the message names the file and line). A
     ``LocalizedError``, so a command says it in the reader's language as one line, like any other bad input."""
 
-    def __init__(self, where: str, line: int, why: str, lang: Lang = "en", *, key: str = "otel.bad_line"):
-        super().__init__(key, where=where, line=line, what=why)
+    def __init__(self, where: str, line: int, why: str, lang: Lang = "en", *, key: str = "otel.bad_line", **more: object):
+        super().__init__(key, where=where, line=line, what=why, **more)
         self.line, self.lang = line, lang
 
     def __str__(self) -> str:
@@ -200,8 +200,7 @@ def read_otlp(path_or_lines: str | os.PathLike[str] | Mapping[str, Any] | Iterab
     if isinstance(path_or_lines, Mapping):
         carried = _Carried()
         yield from _rows(_spans(path_or_lines, "<document>", 1, lang), carried)
-        if carried.calls.unreadable:
-            raise OtlpError("<document>", 1, "otel.not_json", lang, key="otel.calls_unread")
+        carried.partly("<document>", 1, lang, Unread(strict=True))
         yield from carried.calls.rest()
         return
     unread = unread if unread is not None else Unread(strict=True)
@@ -275,18 +274,17 @@ def _read_lines(lines: Iterable[str], where: str, lang: Lang, unread: Unread) ->
             continue
         unread.started = True
         yield from _rows(spans, carried)
-        if carried.calls.unreadable:
-            carried.calls.unreadable = 0
-            unread.skip(OtlpError(where, number, "otel.not_json", lang, key="otel.calls_unread"))
+        carried.partly(where, number, lang, unread)
     if whole is not None:
         try:
             doc = _loads("".join(whole))
         except ValueError as exc:
             at = first + exc.lineno - 1 if isinstance(exc, json.JSONDecodeError) else first
             raise OtlpError(where, at, "otel.not_json", lang) from None
-        yield from _rows(_spans(doc, where, first, lang), carried)
-        if carried.calls.unreadable:
-            unread.skip(OtlpError(where, first, "otel.not_json", lang, key="otel.calls_unread"))
+        spans = _spans(doc, where, first, lang)
+        unread.started = True  # (the whole document read: a part of it that cannot be is said, the rest reviewed)
+        yield from _rows(spans, carried)
+        carried.partly(where, first, lang, unread)
     yield from carried.calls.rest()
 
 
@@ -364,11 +362,18 @@ class _Carried:
     """What reading one file carries from a line to the next: each foreign trace's turn count, and the calls its
     chat spans asked for that no span of their own has recorded yet (:class:`~agentlab.evals.span_calls.SpanCalls`)."""
 
-    __slots__ = ("calls", "rounds")
+    __slots__ = ("calls", "rounds", "unreadable")
 
     def __init__(self) -> None:
         self.rounds: dict[str, int] = {}
         self.calls = SpanCalls()
+        self.unreadable: list[str] = []  # the attributes of this line's spans that held parts and could not be read
+
+    def partly(self, where: str, line: int, lang: Lang, unread: Unread) -> None:
+        """This line's spans were read, and parts of them could not be: each said (strict callers: refused)."""
+        for attribute in self.unreadable:
+            unread.partly(OtlpError(where, line, "otel.not_json", lang, key="otel.calls_unread", attribute=attribute))
+        self.unreadable.clear()
 
 
 def _rows(spans: list[dict], carried: _Carried) -> Iterator[dict]:
@@ -389,7 +394,7 @@ def _rows(spans: list[dict], carried: _Carried) -> Iterator[dict]:
         if kind is not None:
             traces.setdefault(s["trace"], []).append((kind, s))
     for trace_id, group in traces.items():
-        group.sort(key=lambda ks: (ks[0] == "end", ks[1]["attrs"].get("agentlab.seq", -1), ks[1]["start"]))
+        group.sort(key=lambda ks: (ks[0] == "end", _whole(ks[1]["attrs"].get("agentlab.seq", -1), -1), ks[1]["start"]))
         for kind, s in group:
             if "agentlab.round_index" in s["attrs"]:
                 yield _row(s, kind, trace_id, carried.rounds)
@@ -397,23 +402,36 @@ def _rows(spans: list[dict], carried: _Carried) -> Iterator[dict]:
                 yield from _foreign(s, kind, trace_id, carried)
 
 
-def _foreign(s: dict, kind: str, trace_id: str, carried: _Carried) -> list[dict]:
+def _foreign(s: dict, kind: str, trace_id: str, carried: _Carried) -> Iterator[dict]:
     """The rows of another system's span: its own, and before a turn or the end, the calls the turn before asked for
     that no span of their own recorded (:mod:`agentlab.evals.span_calls`)."""
     a, calls = s["attrs"], carried.calls
     out: list[dict] = []
     if kind == "tool":
-        if calls.tool_span(trace_id, a, out):
-            out.append(_row(s, kind, trace_id, carried.rounds))
-        return out
-    calls.before(trace_id, a if kind == "model" else None, out)
-    row = _row(s, kind, trace_id, carried.rounds)
-    out.append(row)
-    if kind == "model":
-        calls.asked(trace_id, a.get("gen_ai.output.messages"), row, out)
-    else:
+        calls.tool_span(trace_id, a, out)
+        yield from out
+        yield _row(s, kind, trace_id, carried.rounds)
+        return
+    if kind == "end":
+        calls.before(trace_id, None, out)
+        yield from out
+        yield _row(s, kind, trace_id, carried.rounds)
         calls.ended(trace_id)
-    return out
+        return
+    said = a.get("gen_ai.output.messages")
+    parts = asks(said)
+    if not parts and unreadable(said, "tool_call"):
+        carried.unreadable.append("gen_ai.output.messages")
+    if calls.repeats(trace_id, parts, a.get("gen_ai.input.messages")):  # a second span of the same turn: its row, and nothing asked or answered anew
+        yield _row(s, kind, trace_id, carried.rounds)
+        return
+    if unreadable(a.get("gen_ai.input.messages"), "tool_call_response"):
+        carried.unreadable.append("gen_ai.input.messages")
+    calls.before(trace_id, a, out)
+    yield from out
+    row = _row(s, kind, trace_id, carried.rounds)
+    yield row
+    yield from calls.asked(trace_id, parts, row)
 
 
 _GATE_ATTRIBUTES = {g: f"agentlab.{g}" for g in ("parse_ok", "validate_ok", "exec_ok")}
@@ -531,8 +549,8 @@ def _error(a: Mapping[str, Any], kind: str, status: Mapping[str, Any]) -> tuple[
     """(code, category, stage, note). agentlab's own attributes win; else ``error.type`` is mapped to a code where
     one means the same, and any other failure (an unknown type, or only an error status) is the generic failure
     of its kind, with what the span said kept in the note."""
-    if "agentlab.error.code" in a:
-        return a["agentlab.error.code"], a.get("agentlab.error.category"), a.get("agentlab.error.stage"), None
+    if "agentlab.error.code" in a:  # (texts as written; a value of another type, as its text)
+        return _str(a["agentlab.error.code"]), _str(a.get("agentlab.error.category")), _str(a.get("agentlab.error.stage")), None
     raw = a.get("error.type")
     failed = raw is not None or status.get("code") in (2, "STATUS_CODE_ERROR")
     if not failed or (kind == "end" and raw is None):

@@ -7,33 +7,39 @@ those parts into the rows an ``execute_tool`` span would have given, for :func:`
 
 - a call is held until its trace's next turn (whose input answers it) or its end, then read in the turn that asked
   for it; whether it ran is what its answer says (:func:`agentlab.evals.exchanges.answered`), not known without one;
-- a call that also has a span of its own is read once: from the span when the span comes first or before the next
-  turn, from the chat span when the span comes only after that (its row is then not read a second time);
-- a call asked again by a second chat span of the same turn (two instrumentations of one call) is read once;
-- what is held is bounded: the calls of the last :data:`WINDOW` traces begun, at most :data:`HELD` calls in all,
-  each trace's last :data:`IDS` call ids. Past a bound, the oldest are read as asked, never dropped: held longer,
-  a trace that never ends (a chat-only log has no ``invoke_agent`` span) would have its run closed by the log
-  reader (:data:`agentlab.evals.logs.OPEN_RUNS`) before its calls came, and read as two runs.
+- a call that also has a span of its own is read once, from that span, whether the span comes before the chat span
+  that asked (a streamed turn ends after its tools ran) or before the next turn;
+- a second chat span of the same turn (two instrumentations of one call: the same calls, by id) is not a new ask;
+- what is held is bounded: calls only of a trace begun among the last :data:`WINDOW` (by when it began, as the log
+  reader closes runs: :data:`agentlab.evals.logs.OPEN_RUNS`), at most :data:`HELD` calls in all, :data:`SPANS`
+  unmatched spans a trace. Past a bound the oldest calls are read as asked, never dropped: held longer, a trace that
+  never ends (a chat-only log has no ``invoke_agent`` span) had its run closed by the reader before its calls came,
+  and was read as two runs.
 """
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .exchanges import answered
 
-__all__ = ["HELD", "IDS", "WINDOW", "SpanCalls", "messages_of", "text_of"]
+__all__ = ["HELD", "SPANS", "WINDOW", "SpanCalls", "messages_of", "text_of"]
 
-#: traces whose held calls and call ids are kept, by when they began (well below the log reader's open runs)
+#: traces, by when they began, whose calls may be held (the log reader keeps 10,000 runs open)
 WINDOW = 2_048
 #: calls held at once, every trace together
 HELD = 4_096
-#: call ids each trace remembers (a call asked again, a span of its own that comes late)
-IDS = 64
+#: spans of their own that matched no held call, kept per trace for the chat span that asks for them next
+SPANS = 16
+_BEGUN = 10_000  # traces whose beginning is remembered (as many as the reader's open runs): older ones hold nothing
+_EVERY = 64  # traces begun between two looks for held calls grown too old
 
 # json.dumps(..., ensure_ascii=False), made once: arguments or an answer written as an object
 _TEXT = json.JSONEncoder(ensure_ascii=False, default=str).encode
+#: a part of this type in a text that is not whole JSON: something was there, and could not be read
+_PART = {kind: re.compile(rf'"type"\s*:\s*"{kind}"') for kind in ("tool_call", "tool_call_response")}
 
 
 def text_of(value: Any) -> str | None:
@@ -46,18 +52,31 @@ def text_of(value: Any) -> str | None:
         return None
 
 
+def _id(value: Any) -> str | None:
+    return text_of(value) or None  # an empty id is no id
+
+
 def messages_of(value: Any) -> list[Mapping[str, Any]] | None:
-    """The messages of ``gen_ai.input.messages`` or ``gen_ai.output.messages``: a JSON text (the usual way), the
-    structured value the conventions prefer (read by the span reader as a list of dicts), or either wrapped in an
-    object under ``messages``. None when it is not messages at all (or not JSON: cut short by a length limit)."""
+    """The messages of ``gen_ai.input.messages`` or ``gen_ai.output.messages``: a JSON text (the usual way) or the
+    structured value the conventions prefer (read by the span reader as a list of dicts); one message alone, a list of
+    parts alone, or either wrapped in an object under ``messages``. None when it is not messages at all."""
     if isinstance(value, str):
         try:
             value = json.loads(value)
         except (ValueError, RecursionError):
             return None
-    if isinstance(value, Mapping) and isinstance(value.get("messages"), list):
-        value = value["messages"]
-    return [m for m in value if isinstance(m, Mapping)] if isinstance(value, list) else None
+    if isinstance(value, Mapping):
+        value = value["messages"] if isinstance(value.get("messages"), list) else [value] if "parts" in value else None
+    if not isinstance(value, list):
+        return None
+    if value and all(isinstance(m, Mapping) and "type" in m and "parts" not in m for m in value):
+        return [{"parts": value}]  # the parts of one message, given without it
+    return [m for m in value if isinstance(m, Mapping)]
+
+
+def unreadable(value: Any, kind: str) -> bool:
+    """Whether ``value`` holds parts of ``kind`` and cannot be read (cut short by an attribute length limit)."""
+    return isinstance(value, str) and messages_of(value) is None and _PART[kind].search(value) is not None
 
 
 def _parts(message: Mapping[str, Any], kind: str) -> Iterator[Mapping[str, Any]]:
@@ -67,67 +86,109 @@ def _parts(message: Mapping[str, Any], kind: str) -> Iterator[Mapping[str, Any]]
             yield p
 
 
+def asks(messages: Any) -> list[Mapping[str, Any]]:
+    """The ``tool_call`` parts of a chat span's output: of its first message that asks (one message per candidate:
+    the first is the one an agent goes on with)."""
+    for m in messages_of(messages) or ():
+        parts = list(_parts(m, "tool_call"))
+        if parts:
+            return parts
+    return []
+
+
 class _Trace:
-    __slots__ = ("held", "ids")
+    __slots__ = ("asked", "held", "spans")
 
     def __init__(self) -> None:
-        self.held: list[dict] = []  # the calls its last turn asked for, not yet read
-        self.ids: dict[str, bool] = {}  # a call id read already -> whether from a span of its own
+        self.held: list[list[Any]] = []  # [row, recorded by a span of its own] of the last turn's calls, in order
+        self.spans: list[tuple[str | None, Any]] = []  # (id, name) of spans of their own that matched no held call
+        self.asked: frozenset[str] | None = None  # the ids of the last ask, all of them named (a second span of it)
+
+
+def _same(cid: str | None, name: Any, other_id: str | None, other_name: Any) -> bool:
+    return cid == other_id if cid is not None and other_id is not None else name == other_name
 
 
 class SpanCalls:
     """The calls read from chat spans while one file is read (see the module's description)."""
 
     def __init__(self) -> None:
-        self.traces: dict[str, _Trace] = {}  # by when they began: the last WINDOW
+        self.begun: dict[str, int] = {}  # trace -> the count of traces begun when it began (the last _BEGUN)
+        self.count = 0  # traces begun
+        self.traces: dict[str, _Trace] = {}  # the young traces with something kept
         self.held = 0  # calls held, every trace together
-        self.unreadable = 0  # chat spans whose calls could not be read (messages cut short, not JSON)
 
-    def _trace(self, trace_id: str, out: list[dict]) -> _Trace:
+    def _young(self, trace_id: str, out: list[dict]) -> bool:
+        began = self.begun.get(trace_id)
+        if began is None:
+            self.count += 1
+            began = self.begun[trace_id] = self.count
+            if len(self.begun) > _BEGUN:
+                del self.begun[next(iter(self.begun))]
+            if self.count % _EVERY == 0:
+                self._age(out)
+        return self.count - began < WINDOW
+
+    def _age(self, out: list[dict]) -> None:
+        """The traces begun too long ago: their calls read as asked, nothing more kept of them."""
+        for trace_id in [t for t in self.traces if self.count - self.begun.get(t, -WINDOW) >= WINDOW]:
+            out += self._out(self.traces.pop(trace_id))
+
+    def _trace(self, trace_id: str, out: list[dict]) -> _Trace | None:
+        if not self._young(trace_id, out):
+            tr = self.traces.pop(trace_id, None)
+            if tr is not None:
+                out += self._out(tr)
+            return None
         tr = self.traces.get(trace_id)
         if tr is None:
             tr = self.traces[trace_id] = _Trace()
-            if len(self.traces) > WINDOW:  # the trace begun longest ago: its calls read as asked, its ids forgotten
-                out += self._out(self.traces.pop(next(iter(self.traces))))
         return tr
 
     def _out(self, tr: _Trace) -> list[dict]:
-        rows, tr.held = tr.held, []
-        self.held -= len(rows)
-        return rows
+        held, tr.held = tr.held, []
+        self.held -= len(held)
+        return [row for row, recorded in held if not recorded]
 
-    @staticmethod
-    def _remember(tr: _Trace, cid: str, own: bool) -> None:
-        tr.ids[cid] = own
-        if len(tr.ids) > IDS:
-            del tr.ids[next(iter(tr.ids))]
-
-    def tool_span(self, trace_id: str, attrs: Mapping[str, Any], out: list[dict]) -> bool:
-        """An ``execute_tool`` span: the held copy of its call dropped. False when its call was read from a chat span
-        already (the span came after the next turn): its row is not to be read again."""
+    def tool_span(self, trace_id: str, attrs: Mapping[str, Any], out: list[dict]) -> None:
+        """An ``execute_tool`` span (its own row is read): the held copy of its call is not read; a span that matches
+        no held call is kept for the chat span that asks for it next (a streamed turn's span comes first)."""
         tr = self._trace(trace_id, out)
-        cid, name = text_of(attrs.get("gen_ai.tool.call.id")), attrs.get("gen_ai.tool.name")
-        if cid is not None and tr.ids.get(cid) is False and not any(r["tool_call_id"] == cid for r in tr.held):
+        if tr is None:
+            return
+        cid, name = _id(attrs.get("gen_ai.tool.call.id")), attrs.get("gen_ai.tool.name")
+        for pair in tr.held:
+            row = pair[0]
+            if not pair[1] and _same(cid, name, row["tool_call_id"], row["tool_name"]):
+                pair[1] = True  # kept in its place: answers without ids are given in order
+                return
+        tr.spans.append((cid, name))
+        if len(tr.spans) > SPANS:
+            del tr.spans[0]
+
+    def repeats(self, trace_id: str, parts: list[Mapping[str, Any]], given: Any) -> bool:
+        """Whether a chat span asks for exactly the calls still held from the trace's last turn, by id, and its input
+        (``given``) answers none of them: a second span of the same turn (two instrumentations), not a turn of its
+        own (which is told the answers, and may ask again under an id a model uses every turn)."""
+        tr = self.traces.get(trace_id)
+        if tr is None or tr.asked is None or not tr.held or not parts:
             return False
-        for i, r in enumerate(tr.held):
-            if (r["tool_call_id"] == cid) if cid is not None and r["tool_call_id"] is not None else r["tool_name"] == name:
-                del tr.held[i]
-                self.held -= 1
-                break
-        if cid is not None:
-            self._remember(tr, cid, True)
-        return True
+        ids = [_id(p.get("id")) for p in parts]
+        if None in ids or frozenset(ids) != tr.asked:
+            return False
+        messages = messages_of(given) or []
+        last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
+        return not any(_id(p.get("id")) in tr.asked for m in messages[last + 1:] for p in _parts(m, "tool_call_response"))
 
     def before(self, trace_id: str, attrs: Mapping[str, Any] | None, out: list[dict]) -> None:
         """Before a trace's next turn (``attrs``: its span's) or its end (None): the calls held for it, each answered
         by what the turn's input says of it, go to ``out``."""
         tr = self._trace(trace_id, out)
-        if not tr.held:
+        if tr is None or not tr.held:
             return
-        rows = self._out(tr)
         if attrs is not None:
-            self._answer(rows, messages_of(attrs.get("gen_ai.input.messages")) or [])
-        out += rows
+            self._answer([row for row, _ in tr.held], messages_of(attrs.get("gen_ai.input.messages")) or [])
+        out += self._out(tr)
 
     @staticmethod
     def _answer(rows: list[dict], messages: list[Mapping[str, Any]]) -> None:
@@ -139,7 +200,7 @@ class SpanCalls:
         for m in messages[last + 1:]:
             for p in _parts(m, "tool_call_response"):
                 said = p.get("response", p.get("result"))
-                cid = text_of(p.get("id"))
+                cid = _id(p.get("id"))
                 if cid is None:
                     unnamed.append(said)
                 else:
@@ -156,43 +217,46 @@ class SpanCalls:
             r["exec_ok"] = answered(said)
             r["model_visible"] = (said if isinstance(said, str) else text_of(said) or "")[:300]
 
-    def asked(self, trace_id: str, messages: Any, chat: dict, out: list[dict]) -> None:
-        """A chat span's output: a row for each call it asks for (the chat row's run, turn and day), held; the calls
-        past :data:`HELD`, or of a trace past the window, go to ``out`` as asked."""
-        if messages is None:
-            return
-        parsed = messages_of(messages)
-        if parsed is None:
-            if isinstance(messages, str) and "tool_call" in messages:
-                self.unreadable += 1  # calls were there, and cannot be read: said, never silently none
-            return
-        first = next((m for m in parsed if any(True for _ in _parts(m, "tool_call"))), None)
-        if first is None:  # (one message per candidate: the first that asks is the one an agent goes on with)
-            return
+    def asked(self, trace_id: str, parts: list[Mapping[str, Any]], chat: dict) -> Iterator[dict]:
+        """A row for each call a chat span asks for (the chat row's run, turn and day): held, or read at once when
+        its trace began too long ago; as the calls past :data:`HELD` make room, the oldest held are read as asked."""
+        out: list[dict] = []
         tr = self._trace(trace_id, out)
-        for p in _parts(first, "tool_call"):
-            cid = text_of(p.get("id"))
-            if cid is not None and cid in tr.ids:  # read already: from a span of its own, or asked by another span
+        yield from out
+        if tr is None and not parts:
+            return
+        spans = tr.spans if tr is not None else []
+        ids: list[str | None] = []
+        for p in parts:
+            cid, name = _id(p.get("id")), text_of(p.get("name")) or ""
+            ids.append(cid)
+            match = next((i for i, (sid, sname) in enumerate(spans) if _same(cid, name, sid, sname)), None)
+            if match is not None:  # its own span came first: read from there
+                del spans[match]
                 continue
             args = p.get("arguments")
-            row = {**chat, "kind": "tool", "tool_name": text_of(p.get("name")) or "", "tool_call_id": cid,
+            row = {**chat, "kind": "tool", "tool_name": name, "tool_call_id": cid,
                    "args_raw": args if args is None or isinstance(args, str) else text_of(args),
                    "parse_ok": None, "validate_ok": None, "exec_ok": None, "error_code": None,
                    "error_category": None, "error_stage": None, "retry_count": 0, "latency_ms": 0.0,
                    "prompt_tokens": 0, "completion_tokens": 0, "final_status": None, "model_visible": None,
                    "replayed": False, "note": None, "offered": None}
-            if cid is not None:
-                self._remember(tr, cid, False)
+            if tr is None:
+                yield row
+                continue
             if self.held >= HELD:  # the trace with calls held longest (this one, when its own fill it): read as asked
-                self._oldest(out)
-            tr.held.append(row)
+                yield from self._oldest()
+            tr.held.append([row, False])
             self.held += 1
+        if tr is not None:
+            tr.spans = []  # spans of an earlier turn that no call asked for: not this turn's
+            tr.asked = frozenset(ids) if ids and None not in ids else None  # type: ignore[arg-type]
 
-    def _oldest(self, out: list[dict]) -> None:
+    def _oldest(self) -> list[dict]:
         for tr in self.traces.values():
             if tr.held:
-                out += self._out(tr)
-                return
+                return self._out(tr)
+        return []
 
     def ended(self, trace_id: str) -> None:
         """A trace's end: nothing more of it will come."""
@@ -201,6 +265,6 @@ class SpanCalls:
     def rest(self) -> Iterator[dict]:
         """The calls still held at the end of the file: read as asked."""
         for tr in self.traces.values():
-            yield from tr.held
+            yield from (row for row, recorded in tr.held if not recorded)
         self.traces.clear()
         self.held = 0

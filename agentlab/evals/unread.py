@@ -17,10 +17,12 @@ class Unread:
 
     SHOWN = 5
 
-    __slots__ = ("count", "first", "started", "strict")
+    __slots__ = ("count", "first", "first_partial", "partial", "started", "strict")
 
     def __init__(self, *, strict: bool = False) -> None:
         self.count = 0
+        self.partial = 0  # lines read, a part of which could not be (an attribute cut short): said, not left out
+        self.first_partial: list[LocalizedError] = []
         self.first: list[LocalizedError] = []
         self.started = False  # a line of the file was read well
         self.strict = strict
@@ -32,3 +34,12 @@ class Unread:
         self.count += 1
         if len(self.first) < self.SHOWN:
             self.first.append(error)
+
+    def partly(self, error: LocalizedError) -> None:
+        """``error``'s line read, and a part of it not (strict: ``error`` raised): counted and said apart from the
+        lines read past, which no figure holds."""
+        if self.strict:
+            raise error from None
+        self.partial += 1
+        if len(self.first_partial) < self.SHOWN:
+            self.first_partial.append(error)
