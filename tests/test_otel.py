@@ -235,12 +235,15 @@ def test_a_call_and_its_own_span_are_read_once_whatever_comes_first(tmp_path):
     """The chat span's copy of a call was dropped only when the call's own span came between that turn and the next:
     a span written first (a streamed turn ends after its tool ran), an id written as a number, a call with no id, or
     a second instrumentation's chat span of the same turn read the call twice, and a refund twice was a duplicate
-    write that never happened. (A span that comes only after the next turn is read as well: docs/telemetry.md.)"""
+    write that never happened, as did a span written only after the next turn (another process)."""
     t = "ab" * 16
     asked = _chat(t, 2, calls=[("c1", "create_refund", REFUND)])
+    asked["attributes"].append({"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(
+        [{"role": "user", "parts": [{"type": "text", "content": "Refund A1, please."}]}])}})
     answered = _chat(t, 3, answers=[("c1", '{"refund_id": "R1"}')], text="Done.")
     own = _tool_span(t, 1, "c1", "create_refund")
-    for order in ([own, asked, answered], [asked, own, answered], [asked, asked, own, answered], [asked, asked, answered]):
+    for order in ([own, asked, answered], [asked, own, answered], [asked, asked, own, answered], [asked, asked, answered],
+                  [own, asked, asked, answered], [asked, answered, own]):
         calls = _calls(_read(tmp_path, *map(_doc, order)))
         assert len(calls) == 1, order
         if own not in order:  # the second instrumentation's span did not take the answer from its own turn
@@ -335,6 +338,82 @@ def test_held_calls_are_bounded_and_a_run_is_never_split(tmp_path, monkeypatch):
     assert ("a" * 32, ["model", "model", "tool"]) in runs and len(runs) == 10, runs
 
 
+def _history(*turns) -> str:
+    """An input as a turn is given it: the user's ask, then each earlier turn's assistant message and tool answers."""
+    messages = [{"role": "user", "parts": [{"type": "text", "content": "Refund A1, please."}]}]
+    for cid, said in turns:
+        messages += [{"role": "assistant", "parts": [{"type": "tool_call", "id": cid, "name": "create_refund", "arguments": REFUND}]},
+                     {"role": "tool", "parts": [{"type": "tool_call_response", "id": f"{cid}-answer", "response": said}]}]
+    return json.dumps(messages)
+
+
+def _turn(t, start, given, calls=(), text=None) -> dict:
+    parts = [{"type": "tool_call", "id": cid, "name": name, "arguments": REFUND} for cid, name in calls]
+    parts += [{"type": "text", "content": text}] if text else []
+    return _span(t, start, {"gen_ai.operation.name": "chat", "gen_ai.input.messages": given,
+                            "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": parts}])})
+
+
+def test_a_call_is_read_once_when_a_turn_comes_between_it_and_its_span_or_its_trace_is_old(tmp_path, monkeypatch):
+    """A tool that asks a model of its own ends after that model's turn: the call was read at that turn, then again
+    from its span, a duplicate write that never was. A trace begun too long ago to hold calls read both as well."""
+    t = "cd" * 16
+    outer = _turn(t, 1, _history(), [("call_1", "create_refund")])
+    inner = _turn(t, 2, json.dumps([{"role": "user", "parts": [{"type": "text", "content": "Write the note."}]}]), text="note")
+    span = _span(t, 3, {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "create_refund", "gen_ai.tool.call.id": "call_1"})
+    done = _turn(t, 4, _history(("call_1", "ok")), text="Refunded.")
+    for layout in ([_doc(outer), _doc(inner), _doc(span), _doc(done)], [_doc(outer, inner), _doc(span, done)]):
+        assert len(_calls(_read(tmp_path, *layout))) == 1, layout
+    from agentlab.evals import span_calls
+    monkeypatch.setattr(span_calls, "WINDOW", 3)
+    monkeypatch.setattr(span_calls, "_EVERY", 1)
+    lines = [_doc(_chat(t, 1, text="hello")), *[_doc(_chat(f"{k:032x}", 1, text="hi")) for k in range(4)],
+             _doc(outer), _doc(span), _doc(done)]
+    assert len(_calls(_read(tmp_path, *lines))) == 1
+
+
+def test_the_same_id_asked_again_in_a_later_turn_is_a_call_of_its_own(tmp_path):
+    """Instrumentations that make ids up (google-genai's name_index) give a retried call the id of the first, and its
+    answer another: the retry was taken for a second span of the same turn and never read."""
+    t = "ef" * 16
+    turns = [_turn(t, 1, _history(), [("create_refund_1", "create_refund")]),
+             _turn(t, 2, _history(("create_refund_1", {"error": "timeout"})), [("create_refund_1", "create_refund")]),
+             _turn(t, 3, _history(("create_refund_1", {"error": "timeout"}), ("create_refund_1", "ok")), text="Done.")]
+    for layout in ([_doc(x) for x in turns], [_doc(*turns)]):
+        assert [c[2] for c in _calls(_read(tmp_path, *layout))] == [1, 2]
+
+
+def test_a_streamed_turns_answers_without_ids_stay_with_their_calls(tmp_path):
+    t = "12" * 16
+    lookup = _span(t, 1, {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup_order"})
+    both = _span(t, 2, {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
+        {"type": "tool_call", "name": name, "arguments": {}} for name in ("lookup_order", "create_refund")]}])})
+    replies = _span(t, 3, {"gen_ai.operation.name": "chat", "gen_ai.input.messages": json.dumps([{"role": "tool", "parts": [
+        {"type": "tool_call_response", "response": said}]} for said in ("paid", {"error": "declined"})])})
+    rows = [r for r in _read(tmp_path, _doc(lookup), _doc(both), _doc(replies)) if r["kind"] == "tool"]
+    assert [(r["tool_name"], r["exec_ok"]) for r in rows] == [("lookup_order", True), ("create_refund", False)]
+
+
+def test_a_line_read_in_part_is_counted_once_and_a_weekly_review_goes_on(tmp_path):
+    from agentlab.evals.log_review import review_logs
+    from agentlab.evals.logs import read_logs
+    t = "34" * 16
+    cut = '[{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "f", "arguments": {"a'
+    spans = [_span(t, k, {"gen_ai.operation.name": "chat", "gen_ai.output.messages": cut, "gen_ai.input.messages": cut.replace(
+        '"tool_call"', '"tool_call_response"')}) for k in (1, 2)]
+    path = tmp_path / "cut.jsonl"
+    path.write_text(json.dumps(_doc(_chat(t, 0, text="hi"))) + "\n" + json.dumps(_doc(*spans)) + "\n", encoding="utf-8")
+    report = review_logs(path, "otel")
+    assert report["totals"]["partly_read_lines"] == 1 and len(report["partly_read"]) == 1
+    assert "gen_ai.output.messages, gen_ai.input.messages" in report["partly_read"][0]
+    assert len(list(read_logs(path, "otel"))) == 1  # strict, as the weekly review reads: read, never stopped
+    # JSON of another shape holds no calls: read as such, never said to be cut short
+    other = _span(t, 3, {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps(
+        {"role": "assistant", "content": [{"type": "tool_call", "id": "c1", "name": "f"}]})})
+    path.write_text(json.dumps(_doc(_chat(t, 0, text="hi"), other)) + "\n", encoding="utf-8")
+    assert "partly_read_lines" not in review_logs(path, "otel")["totals"]
+
+
 def test_calls_a_chat_span_holds_are_read_in_every_shape_or_said_unread(tmp_path, capsys):
     """Messages written as the conventions prefer (a structured value), wrapped in an object, or cut short by an
     attribute length limit: the calls were lost without a word and the review said "no tool call anywhere"."""
@@ -356,8 +435,7 @@ def test_calls_a_chat_span_holds_are_read_in_every_shape_or_said_unread(tmp_path
     path = tmp_path / "cut.jsonl"
     path.write_text(json.dumps(_doc(_span(t, 1, {"gen_ai.operation.name": "chat"}))) + "\n" + json.dumps(_doc(cut)) + "\n",
                     encoding="utf-8")
-    with pytest.raises(OtlpError, match="could not be read"):  # a reader's own caller: strict
-        list(read_otlp(path))
+    assert len(list(read_otlp(path))) == 2  # a reader's own caller, strict: the line's rows read all the same
     from agentlab.cli import main
     for lang, said in (("en", "could not be read"), ("zh", "读不出来")):
         assert main(["review", "--logs", str(path), "--format", "otel", "--out", str(tmp_path / lang), "--lang", lang]) == 0

@@ -138,13 +138,21 @@ def test_a_call_checked_once_is_the_call_checked_each_time(monkeypatch):
 
 def _answered_parsed(content) -> bool:
     """exchanges.answered's rule, read on the parsed answer every time."""
+    def text_failed(text):
+        return text.lstrip().lower().startswith(("error", "an error occurred while running the tool"))
     if isinstance(content, str):
         try:
             content = json.loads(content)
         except ValueError:
-            return not content.lower().startswith("error")
-    return not (isinstance(content, dict) and (content.get("ok") is False or content.get("isError") is True
-                                               or content.get("error") not in (None, False, "", {}, [])))
+            return not text_failed(content)
+        if isinstance(content, str):
+            return not text_failed(content)
+    if not isinstance(content, dict):
+        return True
+    errors = content.get("errors")
+    return not (content.get("ok") in (False, "false") or content.get("success") in (False, "false")
+                or content.get("isError") is True or content.get("error") not in (None, False, "", {}, [])
+                or (isinstance(errors, list) and bool(errors)) or content.get("status") in ("error", "failed", "failure"))
 
 
 def test_an_answer_read_without_parsing_is_read_as_parsed():
@@ -152,14 +160,20 @@ def test_an_answer_read_without_parsing_is_read_as_parsed():
              '{"o\\u006b": false}', "error: no", "ERROR", "Error 500", "eh", "", " error", "[1]", "null", '"error"',
              "{'ok': False}", "ok", "İ", "e", "E", '{"data": {"error": 1}}', '{"errors": []}', "[\"error\"]",
              '{"result": "no error"}', "19.9", "not json", "{bad", '{"ok": null}', "\\error", '{"isError": true}',
-             '{"isError": false}', '{"ok": true, "error": null}', '{"data": 1, "error": ""}', '{"Error": 1}']
+             '{"isError": false}', '{"ok": true, "error": null}', '{"data": 1, "error": ""}', '{"Error": 1}',
+             '{"success": false}', '{"status": "error"}', '{"status": "ok"}', '{"errors": [{"message": "x"}]}',
+             '"Error: x"', "  Error: x", '{"ok": "false"}', "An error occurred while running the tool. Please try again.",
+             '{"content": [{"type": "text", "text": "done"}]}']
     for content in [*texts, None, 3, {"ok": False}, {"error": 1}, {"x": 1}, ["error"], True, {"isError": True},
                     {"error": None}]:
         assert exchanges.answered(content) == _answered_parsed(content), content
     # an answer that says it failed, and one that says it did not (the error field there, and empty)
     assert [exchanges.answered(c) for c in ('{"isError": true, "content": []}', {"ok": True, "error": None},
-                                             '{"data": {"id": 1}, "error": null}', '{"error": "declined"}')] == \
-        [False, True, True, False]
+                                             '{"data": {"id": 1}, "error": null}', '{"error": "declined"}',
+                                             '{"success": false}', '{"status": "error"}', '{"errors": ["x"]}',
+                                             '"Error: boom"', "  error: boom",
+                                             "An error occurred while running the tool. Please try again. Error: x")] == \
+        [False, True, True, False, False, False, False, False, False, False]
 
 
 def _day_parsed(value) -> str:

@@ -111,18 +111,33 @@ def continues(before: tuple[dict, ...], after: tuple[dict, ...]) -> bool:
     return all(a.get("role") == b.get("role") and a.get("content") == b.get("content") for a, b in zip(before, after, strict=False))
 
 
+#: how a tool's answer says it failed, as text: "Error: ...", and the OpenAI Agents SDK's own words for a tool that raised
+_FAILED_TEXT = ("error", "an error occurred while running the tool")
+
+
+def _failed_text(text: str) -> bool:
+    return text.lstrip().lower().startswith(_FAILED_TEXT)
+
+
 def answered(content: Any) -> bool:
-    """Whether a tool message says the tool ran: not ``{"ok": false}``, not an ``error`` that holds something, not
-    MCP's ``{"isError": true}``, not a sentence opening with "error". ``{"ok": true, "error": null}`` ran."""
+    """Whether a tool message says the tool ran. Not: ``{"ok": false}``, ``{"success": false}``, an ``error`` that
+    holds something, ``errors`` listed, ``{"status": "error"}``, MCP's ``{"isError": true}``, a text opening with
+    "error" or with the Agents SDK's "An error occurred while running the tool". ``{"ok": true, "error": null}`` ran."""
     if isinstance(content, str):
-        if "error" not in content and "Error" not in content and '"ok"' not in content and "\\" not in content \
-                and content[:1] not in ("e", "E"):
-            # no key "ok" or "error" can be in it (a key is written as it reads: no escape), and no case of it
-            # starts with "error": whatever it parses to, or does not, the tool ran. Most answers, never parsed.
+        if "rror" not in content and '"ok"' not in content and '"success"' not in content and '"status"' not in content \
+                and "\\" not in content and content.lstrip()[:1] not in ("e", "E"):
+            # none of those keys can be in it (a key is written as it reads: no escape), and no case of it opens with
+            # "error": whatever it parses to, or does not, the tool ran. Most answers, never parsed.
             return True
         try:
             content = json.loads(content)
         except (ValueError, RecursionError):
-            return not content.lower().startswith("error")
-    return not (isinstance(content, dict) and (content.get("ok") is False or content.get("isError") is True
-                                               or content.get("error") not in (None, False, "", {}, [])))
+            return not _failed_text(content)
+        if isinstance(content, str):  # an answer that is a JSON string: its text
+            return not _failed_text(content)
+    if not isinstance(content, dict):
+        return True
+    errors = content.get("errors")
+    return not (content.get("ok") in (False, "false") or content.get("success") in (False, "false")
+                or content.get("isError") is True or content.get("error") not in (None, False, "", {}, [])
+                or (isinstance(errors, list) and bool(errors)) or content.get("status") in ("error", "failed", "failure"))

@@ -370,10 +370,11 @@ class _Carried:
         self.unreadable: list[str] = []  # the attributes of this line's spans that held parts and could not be read
 
     def partly(self, where: str, line: int, lang: Lang, unread: Unread) -> None:
-        """This line's spans were read, and parts of them could not be: each said (strict callers: refused)."""
-        for attribute in self.unreadable:
-            unread.partly(OtlpError(where, line, "otel.not_json", lang, key="otel.calls_unread", attribute=attribute))
-        self.unreadable.clear()
+        """This line's spans were read, and parts of them could not be: said once for the line, naming them."""
+        if self.unreadable:
+            unread.partly(OtlpError(where, line, "otel.not_json", lang, key="otel.calls_unread",
+                                    attribute=", ".join(dict.fromkeys(self.unreadable))))
+            self.unreadable.clear()
 
 
 def _rows(spans: list[dict], carried: _Carried) -> Iterator[dict]:
@@ -408,9 +409,10 @@ def _foreign(s: dict, kind: str, trace_id: str, carried: _Carried) -> Iterator[d
     a, calls = s["attrs"], carried.calls
     out: list[dict] = []
     if kind == "tool":
-        calls.tool_span(trace_id, a, out)
+        read = calls.tool_span(trace_id, a, out)
         yield from out
-        yield _row(s, kind, trace_id, carried.rounds)
+        if read:
+            yield _row(s, kind, trace_id, carried.rounds)
         return
     if kind == "end":
         calls.before(trace_id, None, out)
@@ -431,7 +433,7 @@ def _foreign(s: dict, kind: str, trace_id: str, carried: _Carried) -> Iterator[d
     yield from out
     row = _row(s, kind, trace_id, carried.rounds)
     yield row
-    yield from calls.asked(trace_id, parts, row)
+    yield from calls.asked(trace_id, parts, row, a.get("gen_ai.input.messages"))
 
 
 _GATE_ATTRIBUTES = {g: f"agentlab.{g}" for g in ("parse_ok", "validate_ok", "exec_ok")}

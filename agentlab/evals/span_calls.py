@@ -75,8 +75,15 @@ def messages_of(value: Any) -> list[Mapping[str, Any]] | None:
 
 
 def unreadable(value: Any, kind: str) -> bool:
-    """Whether ``value`` holds parts of ``kind`` and cannot be read (cut short by an attribute length limit)."""
-    return isinstance(value, str) and messages_of(value) is None and _PART[kind].search(value) is not None
+    """Whether ``value`` holds parts of ``kind`` and is not JSON at all (cut short by an attribute length limit). JSON
+    of another shape is read as holding no messages, never said to be cut short."""
+    if not isinstance(value, str) or _PART[kind].search(value) is None:
+        return False
+    try:
+        json.loads(value)
+    except (ValueError, RecursionError):
+        return True
+    return False
 
 
 def _parts(message: Mapping[str, Any], kind: str) -> Iterator[Mapping[str, Any]]:
@@ -97,12 +104,14 @@ def asks(messages: Any) -> list[Mapping[str, Any]]:
 
 
 class _Trace:
-    __slots__ = ("asked", "held", "spans")
+    __slots__ = ("asked", "given", "held", "spans")
 
     def __init__(self) -> None:
         self.held: list[list[Any]] = []  # [row, recorded by a span of its own] of the last turn's calls, in order
         self.spans: list[tuple[str | None, Any]] = []  # (id, name) of spans of their own that matched no held call
-        self.asked: frozenset[str] | None = None  # the ids of the last ask, all of them named (a second span of it)
+        # the last ask: its ids (all named) and how many messages its turn was given (a second span of that turn)
+        self.asked: tuple[frozenset[str], int] | None = None
+        self.given: list[tuple[str | None, Any]] = []  # (id, name) of the calls read at the last turn, no span yet
 
 
 def _same(cid: str | None, name: Any, other_id: str | None, other_name: Any) -> bool:
@@ -117,6 +126,7 @@ class SpanCalls:
         self.count = 0  # traces begun
         self.traces: dict[str, _Trace] = {}  # the young traces with something kept
         self.held = 0  # calls held, every trace together
+        self.old: dict[tuple[str, str | None, Any], None] = {}  # calls of traces begun too long ago, read at once
 
     def _young(self, trace_id: str, out: list[dict]) -> bool:
         began = self.begun.get(trace_id)
@@ -150,45 +160,61 @@ class SpanCalls:
         self.held -= len(held)
         return [row for row, recorded in held if not recorded]
 
-    def tool_span(self, trace_id: str, attrs: Mapping[str, Any], out: list[dict]) -> None:
-        """An ``execute_tool`` span (its own row is read): the held copy of its call is not read; a span that matches
-        no held call is kept for the chat span that asks for it next (a streamed turn's span comes first)."""
+    def tool_span(self, trace_id: str, attrs: Mapping[str, Any], out: list[dict]) -> bool:
+        """An ``execute_tool`` span. True: its row is read, and the held copy of its call is not (a span that matches
+        no held call is kept for the chat span that asks for it next: a streamed turn's span comes first). False: its
+        call was read already from the chat span (a turn came between: a tool that asks a model of its own, or a trace
+        begun too long ago to hold anything), and the span's row is not read again."""
+        cid, name = _id(attrs.get("gen_ai.tool.call.id")), attrs.get("gen_ai.tool.name")
         tr = self._trace(trace_id, out)
         if tr is None:
-            return
-        cid, name = _id(attrs.get("gen_ai.tool.call.id")), attrs.get("gen_ai.tool.name")
+            key = next((k for k in self.old if k[0] == trace_id and _same(cid, name, k[1], k[2])), None)
+            if key is not None:
+                del self.old[key]
+                return False
+            return True
         for pair in tr.held:
             row = pair[0]
             if not pair[1] and _same(cid, name, row["tool_call_id"], row["tool_name"]):
                 pair[1] = True  # kept in its place: answers without ids are given in order
-                return
+                return True
+        for i, (gid, gname) in enumerate(tr.given):
+            if _same(cid, name, gid, gname):
+                del tr.given[i]
+                return False
         tr.spans.append((cid, name))
         if len(tr.spans) > SPANS:
             del tr.spans[0]
+        return True
 
     def repeats(self, trace_id: str, parts: list[Mapping[str, Any]], given: Any) -> bool:
-        """Whether a chat span asks for exactly the calls still held from the trace's last turn, by id, and its input
-        (``given``) answers none of them: a second span of the same turn (two instrumentations), not a turn of its
-        own (which is told the answers, and may ask again under an id a model uses every turn)."""
+        """Whether a chat span is a second span of the trace's last turn (two instrumentations of one model call): it
+        asks for the same calls, by id, and was given as many messages. A turn of its own was given more (the last
+        turn's calls and their answers), and may ask again under an id a model or an instrumentation uses every turn
+        (``call_0``, ``create_refund_1``)."""
         tr = self.traces.get(trace_id)
-        if tr is None or tr.asked is None or not tr.held or not parts:
+        messages = messages_of(given)
+        if tr is None or tr.asked is None or not parts or messages is None:
             return False
         ids = [_id(p.get("id")) for p in parts]
-        if None in ids or frozenset(ids) != tr.asked:
-            return False
-        messages = messages_of(given) or []
-        last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
-        return not any(_id(p.get("id")) in tr.asked for m in messages[last + 1:] for p in _parts(m, "tool_call_response"))
+        return None not in ids and (frozenset(ids), len(messages)) == tr.asked
 
     def before(self, trace_id: str, attrs: Mapping[str, Any] | None, out: list[dict]) -> None:
         """Before a trace's next turn (``attrs``: its span's) or its end (None): the calls held for it, each answered
         by what the turn's input says of it, go to ``out``."""
         tr = self._trace(trace_id, out)
-        if tr is None or not tr.held:
+        if tr is None:
+            return
+        tr.asked = None
+        if not tr.held:
+            tr.given = []
             return
         if attrs is not None:
             self._answer([row for row, _ in tr.held], messages_of(attrs.get("gen_ai.input.messages")) or [])
-        out += self._out(tr)
+        rows = self._out(tr)
+        # a span of its own may still come for them: a tool that asks a model of its own ends after that model's turn
+        tr.given = [(r["tool_call_id"], r["tool_name"]) for r in rows][-SPANS:]
+        out += rows
 
     @staticmethod
     def _answer(rows: list[dict], messages: list[Mapping[str, Any]]) -> None:
@@ -217,7 +243,7 @@ class SpanCalls:
             r["exec_ok"] = answered(said)
             r["model_visible"] = (said if isinstance(said, str) else text_of(said) or "")[:300]
 
-    def asked(self, trace_id: str, parts: list[Mapping[str, Any]], chat: dict) -> Iterator[dict]:
+    def asked(self, trace_id: str, parts: list[Mapping[str, Any]], chat: dict, given: Any = None) -> Iterator[dict]:
         """A row for each call a chat span asks for (the chat row's run, turn and day): held, or read at once when
         its trace began too long ago; as the calls past :data:`HELD` make room, the oldest held are read as asked."""
         out: list[dict] = []
@@ -231,9 +257,8 @@ class SpanCalls:
             cid, name = _id(p.get("id")), text_of(p.get("name")) or ""
             ids.append(cid)
             match = next((i for i, (sid, sname) in enumerate(spans) if _same(cid, name, sid, sname)), None)
-            if match is not None:  # its own span came first: read from there
+            if match is not None:  # its own span came first: read from there (held in its place for the answers' order)
                 del spans[match]
-                continue
             args = p.get("arguments")
             row = {**chat, "kind": "tool", "tool_name": name, "tool_call_id": cid,
                    "args_raw": args if args is None or isinstance(args, str) else text_of(args),
@@ -241,16 +266,23 @@ class SpanCalls:
                    "error_category": None, "error_stage": None, "retry_count": 0, "latency_ms": 0.0,
                    "prompt_tokens": 0, "completion_tokens": 0, "final_status": None, "model_visible": None,
                    "replayed": False, "note": None, "offered": None}
-            if tr is None:
-                yield row
+            if tr is None:  # a trace begun too long ago: read at once, remembered for a span of its own (bounded)
+                if match is None:
+                    self.old[(trace_id, cid, name)] = None
+                    if len(self.old) > HELD:
+                        del self.old[next(iter(self.old))]
+                    yield row
                 continue
             if self.held >= HELD:  # the trace with calls held longest (this one, when its own fill it): read as asked
                 yield from self._oldest()
-            tr.held.append([row, False])
+            tr.held.append([row, match is not None])
             self.held += 1
         if tr is not None:
             tr.spans = []  # spans of an earlier turn that no call asked for: not this turn's
-            tr.asked = frozenset(ids) if ids and None not in ids else None  # type: ignore[arg-type]
+            messages = messages_of(given)
+            named = [i for i in ids if i is not None]
+            tr.asked = (frozenset(named), len(messages)) if ids and len(named) == len(ids) and messages is not None \
+                else None
 
     def _oldest(self) -> list[dict]:
         for tr in self.traces.values():

@@ -36,10 +36,8 @@ class Unread:
             self.first.append(error)
 
     def partly(self, error: LocalizedError) -> None:
-        """``error``'s line read, and a part of it not (strict: ``error`` raised): counted and said apart from the
-        lines read past, which no figure holds."""
-        if self.strict:
-            raise error from None
+        """``error``'s line read, and a part of it not: counted and said apart from the lines read past, which no
+        figure holds. Never raised, strict or not: the line's rows are read (a weekly review stopped on one)."""
         self.partial += 1
         if len(self.first_partial) < self.SHOWN:
             self.first_partial.append(error)
