@@ -407,6 +407,12 @@ def test_a_line_read_in_part_is_counted_once_and_a_weekly_review_goes_on(tmp_pat
     assert report["totals"]["partly_read_lines"] == 1 and len(report["partly_read"]) == 1
     assert "gen_ai.output.messages, gen_ai.input.messages" in report["partly_read"][0]
     assert len(list(read_logs(path, "otel"))) == 1  # strict, as the weekly review reads: read, never stopped
+    # an input cut short before its answers (they come last): the calls waiting for them are said to have lost them
+    asks = _turn(t, 1, _history(), [("c1", "create_refund")])
+    cut_input = _turn(t, 2, _history(("c1", "ok"))[:200], text="Done.")
+    path.write_text(json.dumps(_doc(asks)) + "\n" + json.dumps(_doc(cut_input)) + "\n", encoding="utf-8")
+    report = review_logs(path, "otel")
+    assert report["totals"]["partly_read_lines"] == 1 and "gen_ai.input.messages" in report["partly_read"][0]
     # JSON of another shape holds no calls: read as such, never said to be cut short
     other = _span(t, 3, {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps(
         {"role": "assistant", "content": [{"type": "tool_call", "id": "c1", "name": "f"}]})})

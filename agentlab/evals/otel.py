@@ -427,13 +427,16 @@ def _foreign(s: dict, kind: str, trace_id: str, carried: _Carried) -> Iterator[d
     if calls.repeats(trace_id, parts, a.get("gen_ai.input.messages")):  # a second span of the same turn: its row, and nothing asked or answered anew
         yield _row(s, kind, trace_id, carried.rounds)
         return
-    if unreadable(a.get("gen_ai.input.messages"), "tool_call_response"):
+    given = a.get("gen_ai.input.messages")
+    # answers cut short: parts of them there, or calls waiting for this turn's input and an input that is not JSON
+    # (answers come last in it: a length limit cuts them first)
+    if unreadable(given, "tool_call_response") or (calls.waits(trace_id) and unreadable(given, "tool_call")):
         carried.unreadable.append("gen_ai.input.messages")
     calls.before(trace_id, a, out)
     yield from out
     row = _row(s, kind, trace_id, carried.rounds)
     yield row
-    yield from calls.asked(trace_id, parts, row, a.get("gen_ai.input.messages"))
+    yield from calls.asked(trace_id, parts, row, given)
 
 
 _GATE_ATTRIBUTES = {g: f"agentlab.{g}" for g in ("parse_ok", "validate_ok", "exec_ok")}

@@ -187,6 +187,11 @@ class SpanCalls:
             del tr.spans[0]
         return True
 
+    def waits(self, trace_id: str) -> bool:
+        """Whether calls of this trace wait for an answer (the next turn's input is what answers them)."""
+        tr = self.traces.get(trace_id)
+        return tr is not None and any(not recorded for _, recorded in tr.held)
+
     def repeats(self, trace_id: str, parts: list[Mapping[str, Any]], given: Any) -> bool:
         """Whether a chat span is a second span of the trace's last turn (two instrumentations of one model call): it
         asks for the same calls, by id, and was given as many messages. A turn of its own was given more (the last
