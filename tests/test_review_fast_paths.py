@@ -138,21 +138,7 @@ def test_a_call_checked_once_is_the_call_checked_each_time(monkeypatch):
 
 def _answered_parsed(content) -> bool:
     """exchanges.answered's rule, read on the parsed answer every time."""
-    def text_failed(text):
-        return text.lstrip().lower().startswith(("error", "an error occurred while running the tool"))
-    if isinstance(content, str):
-        try:
-            content = json.loads(content)
-        except ValueError:
-            return not text_failed(content)
-        if isinstance(content, str):
-            return not text_failed(content)
-    if not isinstance(content, dict):
-        return True
-    errors = content.get("errors")
-    return not (content.get("ok") in (False, "false") or content.get("success") in (False, "false")
-                or content.get("isError") is True or content.get("error") not in (None, False, "", {}, [])
-                or (isinstance(errors, list) and bool(errors)) or content.get("status") in ("error", "failed", "failure"))
+    return exchanges._text_ran(content) if isinstance(content, str) else exchanges._value_ran(content)
 
 
 def test_an_answer_read_without_parsing_is_read_as_parsed():

@@ -123,21 +123,29 @@ def answered(content: Any) -> bool:
     """Whether a tool message says the tool ran. Not: ``{"ok": false}``, ``{"success": false}``, an ``error`` that
     holds something, ``errors`` listed, ``{"status": "error"}``, MCP's ``{"isError": true}``, a text opening with
     "error" or with the Agents SDK's "An error occurred while running the tool". ``{"ok": true, "error": null}`` ran."""
-    if isinstance(content, str):
-        if "rror" not in content and '"ok"' not in content and '"success"' not in content and '"status"' not in content \
-                and "\\" not in content and content.lstrip()[:1] not in ("e", "E"):
-            # none of those keys can be in it (a key is written as it reads: no escape), and no case of it opens with
-            # "error": whatever it parses to, or does not, the tool ran. Most answers, never parsed.
-            return True
-        try:
-            content = json.loads(content)
-        except (ValueError, RecursionError):
-            return not _failed_text(content)
-        if isinstance(content, str):  # an answer that is a JSON string: its text
-            return not _failed_text(content)
-    if not isinstance(content, dict):
+    if not isinstance(content, str):
+        return _value_ran(content)
+    if "rror" not in content and '"ok"' not in content and '"success"' not in content and '"status"' not in content \
+            and "\\" not in content and content.lstrip()[:1] not in ("e", "E"):
+        # none of those keys can be in it (a key is written as it reads: no escape), and no case of it opens with
+        # "error": whatever it parses to, or does not, the tool ran. Most answers, never parsed.
         return True
-    errors = content.get("errors")
-    return not (content.get("ok") in (False, "false") or content.get("success") in (False, "false")
-                or content.get("isError") is True or content.get("error") not in (None, False, "", {}, [])
-                or (isinstance(errors, list) and bool(errors)) or content.get("status") in ("error", "failed", "failure"))
+    return _text_ran(content)
+
+
+def _text_ran(text: str) -> bool:
+    """:func:`answered` of a text, parsed every time (its fast path's reference)."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return not _failed_text(text)
+    return not _failed_text(value) if isinstance(value, str) else _value_ran(value)  # a JSON string: its text
+
+
+def _value_ran(value: Any) -> bool:
+    if not isinstance(value, dict):
+        return True
+    errors = value.get("errors")
+    return not (value.get("ok") in (False, "false") or value.get("success") in (False, "false")
+                or value.get("isError") is True or value.get("error") not in (None, False, "", {}, [])
+                or (isinstance(errors, list) and bool(errors)) or value.get("status") in ("error", "failed", "failure"))

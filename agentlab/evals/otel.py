@@ -420,19 +420,18 @@ def _foreign(s: dict, kind: str, trace_id: str, carried: _Carried) -> Iterator[d
         yield _row(s, kind, trace_id, carried.rounds)
         calls.ended(trace_id)
         return
-    said = a.get("gen_ai.output.messages")
-    parts = asks(said)
+    said, raw = a.get("gen_ai.output.messages"), a.get("gen_ai.input.messages")
+    parts, given = asks(said), messages_of(raw)  # (each read once, for every use below)
     if not parts and unreadable(said, "tool_call"):
         carried.unreadable.append("gen_ai.output.messages")
-    if calls.repeats(trace_id, parts, a.get("gen_ai.input.messages")):  # a second span of the same turn: its row, and nothing asked or answered anew
+    if calls.repeats(trace_id, parts, given):  # a second span of the same turn: its row, nothing asked or answered anew
         yield _row(s, kind, trace_id, carried.rounds)
         return
-    given = a.get("gen_ai.input.messages")
     # answers cut short: parts of them there, or calls waiting for this turn's input and an input that is not JSON
     # (answers come last in it: a length limit cuts them first)
-    if unreadable(given, "tool_call_response") or (calls.waits(trace_id) and unreadable(given, "tool_call")):
+    if unreadable(raw, "tool_call_response") or (calls.waits(trace_id) and unreadable(raw, "tool_call")):
         carried.unreadable.append("gen_ai.input.messages")
-    calls.before(trace_id, a, out)
+    calls.before(trace_id, given, out)
     yield from out
     row = _row(s, kind, trace_id, carried.rounds)
     yield row

@@ -192,21 +192,20 @@ class SpanCalls:
         tr = self.traces.get(trace_id)
         return tr is not None and any(not recorded for _, recorded in tr.held)
 
-    def repeats(self, trace_id: str, parts: list[Mapping[str, Any]], given: Any) -> bool:
+    def repeats(self, trace_id: str, parts: list[Mapping[str, Any]], given: list[Mapping[str, Any]] | None) -> bool:
         """Whether a chat span is a second span of the trace's last turn (two instrumentations of one model call): it
         asks for the same calls, by id, and was given as many messages. A turn of its own was given more (the last
         turn's calls and their answers), and may ask again under an id a model or an instrumentation uses every turn
-        (``call_0``, ``create_refund_1``)."""
+        (``call_0``, ``create_refund_1``). ``given``: the span's input messages (:func:`messages_of`)."""
         tr = self.traces.get(trace_id)
-        messages = messages_of(given)
-        if tr is None or tr.asked is None or not parts or messages is None:
+        if tr is None or tr.asked is None or not parts or given is None:
             return False
         ids = [_id(p.get("id")) for p in parts]
-        return None not in ids and (frozenset(ids), len(messages)) == tr.asked
+        return None not in ids and (frozenset(ids), len(given)) == tr.asked
 
-    def before(self, trace_id: str, attrs: Mapping[str, Any] | None, out: list[dict]) -> None:
-        """Before a trace's next turn (``attrs``: its span's) or its end (None): the calls held for it, each answered
-        by what the turn's input says of it, go to ``out``."""
+    def before(self, trace_id: str, given: list[Mapping[str, Any]] | None, out: list[dict]) -> None:
+        """Before a trace's next turn (``given``: its input messages) or its end (None): the calls held for it, each
+        answered by what the turn's input says of it, go to ``out``."""
         tr = self._trace(trace_id, out)
         if tr is None:
             return
@@ -214,8 +213,8 @@ class SpanCalls:
         if not tr.held:
             tr.given = []
             return
-        if attrs is not None:
-            self._answer([row for row, _ in tr.held], messages_of(attrs.get("gen_ai.input.messages")) or [])
+        if given:
+            self._answer([row for row, _ in tr.held], given)
         rows = self._out(tr)
         # a span of its own may still come for them: a tool that asks a model of its own ends after that model's turn
         tr.given = [(r["tool_call_id"], r["tool_name"]) for r in rows][-SPANS:]
@@ -248,14 +247,14 @@ class SpanCalls:
             r["exec_ok"] = answered(said)
             r["model_visible"] = (said if isinstance(said, str) else text_of(said) or "")[:300]
 
-    def asked(self, trace_id: str, parts: list[Mapping[str, Any]], chat: dict, given: Any = None) -> Iterator[dict]:
-        """A row for each call a chat span asks for (the chat row's run, turn and day): held, or read at once when
-        its trace began too long ago; as the calls past :data:`HELD` make room, the oldest held are read as asked."""
+    def asked(self, trace_id: str, parts: list[Mapping[str, Any]], chat: dict,
+              given: list[Mapping[str, Any]] | None = None) -> Iterator[dict]:
+        """A row for each call a chat span asks for (the chat row's run, turn and day; ``given``: the span's input
+        messages): held, or read at once when its trace began too long ago; as the calls past :data:`HELD` make
+        room, the oldest held are read as asked."""
         out: list[dict] = []
         tr = self._trace(trace_id, out)
         yield from out
-        if tr is None and not parts:
-            return
         spans = tr.spans if tr is not None else []
         ids: list[str | None] = []
         for p in parts:
@@ -272,11 +271,10 @@ class SpanCalls:
                    "prompt_tokens": 0, "completion_tokens": 0, "final_status": None, "model_visible": None,
                    "replayed": False, "note": None, "offered": None}
             if tr is None:  # a trace begun too long ago: read at once, remembered for a span of its own (bounded)
-                if match is None:
-                    self.old[(trace_id, cid, name)] = None
-                    if len(self.old) > HELD:
-                        del self.old[next(iter(self.old))]
-                    yield row
+                self.old[(trace_id, cid, name)] = None
+                if len(self.old) > HELD:
+                    del self.old[next(iter(self.old))]
+                yield row
                 continue
             if self.held >= HELD:  # the trace with calls held longest (this one, when its own fill it): read as asked
                 yield from self._oldest()
@@ -284,10 +282,8 @@ class SpanCalls:
             self.held += 1
         if tr is not None:
             tr.spans = []  # spans of an earlier turn that no call asked for: not this turn's
-            messages = messages_of(given)
             named = [i for i in ids if i is not None]
-            tr.asked = (frozenset(named), len(messages)) if ids and len(named) == len(ids) and messages is not None \
-                else None
+            tr.asked = (frozenset(named), len(given)) if ids and len(named) == len(ids) and given is not None else None
 
     def _oldest(self) -> list[dict]:
         for tr in self.traces.values():

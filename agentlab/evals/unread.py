@@ -13,7 +13,8 @@ class Unread:
     A line that cannot be read before any line of the file was read well still stops the reading (the file is in
     another format, or no log at all: its first line says which); after one, it is counted here and the reading
     goes on, so that one line cut short by a crash does not cost the review of a million good ones. ``strict``:
-    every such line stops the reading, as the readers' own callers have it."""
+    every such line stops the reading, as the readers' own callers have it. A line read with a part of it that
+    could not be (:meth:`partly`) is counted apart: its rows are in the figures."""
 
     SHOWN = 5
 
