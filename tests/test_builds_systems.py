@@ -88,13 +88,13 @@ WRONG_VERSIONS = {  # a wrong version, and what the check must say still breaks 
     "11": (lambda: {"refunds": [{"order_id": "A1010", "amount": 129}] * 2}, ("naive loop your case passes", "你的用例通过了")),
     "12": (lambda: lambda messages, keep: [messages[0], *messages[-keep:]],
            ("keep = 3, 7", "keep = 3、7")),  # a list, as each language writes one
-    "13": (lambda: _solution("13").__globals__["routers"]["en"].offer, ("27 of 56", "56 个提问里有 27 个")),
+    "13": (lambda: _solution("13").__globals__["routers"]["en"].offer, ("Of 56 asks, 27 were offered", "56 个提问里有 27 个")),
     # a rule that also refuses today: every booking of today fails
     "14": (lambda: lambda args, today: [rule("date", "no")] if args.get("date", "") >= today else [],
            ("16 cases of the suite still fail", "仍有 16 个用例失败")),
     "15": (lambda: {"type": "object", "properties": {"to": {"type": "string"}, "subject": {"type": "string"},
                                                      "body": {"type": "string"}}},
-           ("4 of the skill's 7 cases still fail", "121 个字符的主题")),  # each case by its name in the language
+           ("Of the skill's 7 cases, 4 still fail", "121 个字符的主题")),  # each case by its name in the language
     # the chat's id in the key: a restart, with a new session id, refunds again
     "16": (lambda: lambda args, session_id: f"{session_id}:{json.dumps(args, sort_keys=True)}",
            ("after the agent restarted", "智能体重启后重试")),
@@ -512,3 +512,12 @@ def test_12_a_cut_that_skips_one_reply_or_cuts_the_callers_list_is_wrong_and_eac
     said = str(b.cut_keeps_pairs(_drops_every_reply, lang=lang))
     assert WRONG[lang] in said and ("reply was left out" in said if lang == "en" else "回复却被删掉了" in said), said
     assert ("whose call was cut off" not in said) if lang == "en" else ("调用被裁掉" not in said)
+
+
+def test_a_count_and_its_verb_agree_with_the_number_they_follow():
+    """"1 of the skill's 7 cases still fail": the verb agreed with the seven, not with the one that fails."""
+    from agentlab.i18n import t
+    assert "Of the skill's 7 cases, 1 still fails" in t("build.nb15.fails", "en", n=1, total=7, cases="")
+    assert "Of the skill's 7 cases, 2 still fail" in t("build.nb15.fails", "en", n=2, total=7, cases="")
+    said = t("build.nb13.misses", "en", n=56, hits=1, target=45, ask="a", needed="b")
+    assert said.startswith("Of 56 asks, 1 was offered"), said

@@ -4,6 +4,7 @@ only, the notes never in the participant's copy. The service runs in process wit
 import asyncio
 import html
 import json
+import re
 import threading
 
 import pytest
@@ -193,7 +194,10 @@ def test_the_trainer_page_has_the_room_the_notes_and_both_languages(app):
     # the notes as a trainer reads them in front of the room: Markdown made into HTML, never its source
     title = notes.trainer_notes("04", "en").splitlines()[0].removeprefix("# ")
     assert f"<h4>{html.escape(title, quote=False)}</h4>" in page and "<strong>Timing:</strong>" in page
-    assert "**Timing:**" not in page and "\n# " not in page and "<pre>" not in page
+    assert "**Timing:**" not in page and "\n# " not in page and not re.search(r"<pre>(?!<code)", page)
+    # each build exercise's notes under its own column's name, the code as code
+    assert "<h5>Build exercise (05b)</h5>" in page and "<strong>What they write:</strong>" in page
+    assert '<code class="language-python">def my_business_key(args):' in page
     zh = fetch(app, "/services/trainer/?lang=zh", "tok-t")[2]
     assert "讲师备注" in zh and "还不对" in zh and 'lang="zh-CN"' in zh
     assert not ascii_colons(zh, page=True), ascii_colons(zh, page=True)
@@ -209,7 +213,9 @@ def test_a_participant_asking_for_the_notes_is_refused(app):
     assert error(fetch(app, "/services/trainer/api/notes/03", "tok-a")) == (403, "trainer_only")
     status, _, text = fetch(app, "/services/trainer/api/notes/03?lang=zh", "tok-t")
     assert status == 200 and json.loads(text)["notes"] == notes.trainer_notes("03", "zh")
-    for bad in ("99", "..%2F..%2Fi18n%2Fen", "03.en.md"):
+    status, _, text = fetch(app, "/services/trainer/api/notes/05b?lang=zh", "tok-t")
+    assert status == 200 and json.loads(text)["notes"].startswith("## 动手改（05b）")
+    for bad in ("99", "99b", "..%2F..%2Fi18n%2Fen", "03.en.md", "03b.en"):
         assert error(fetch(app, f"/services/trainer/api/notes/{bad}", "tok-t")) == (404, "not_found")
 
 

@@ -1,6 +1,7 @@
-"""The trainer notes: which notebooks have an exercise (``data/trainer/exercises.json``, the file the checks read),
-the notes for each (``data/trainer/NN.<lang>.md``, or a folder of the hub's own), and the notes as the trainer's
-page shows them: Markdown made into HTML, its headings under the page's own, any HTML in the file shown as text."""
+"""The trainer notes: which notebooks have an exercise (``data/trainer/exercises.json``, the file the checks read) and
+a build exercise (``builds.json``), the notes for each (``data/trainer/NN.<lang>.md`` for the question,
+``NNb.<lang>.md`` for the build, or a folder of the hub's own), and the notes as the trainer's page shows them:
+Markdown made into HTML, its headings under the page's own, any HTML in the file shown as text."""
 from __future__ import annotations
 
 import json
@@ -12,7 +13,7 @@ from typing import Any
 from ..i18n import Lang
 from ..resources import data_file
 
-__all__ = ["exercise_ids", "notes_dir", "notes_html", "trainer_notes"]
+__all__ = ["build_ids", "exercise_ids", "notes_dir", "notes_html", "trainer_notes"]
 
 
 @cache
@@ -21,14 +22,22 @@ def exercise_ids() -> dict[str, str]:
     return dict(json.loads(data_file("trainer/exercises.json").read_text(encoding="utf-8")))
 
 
+@cache
+def build_ids() -> dict[str, str]:
+    """``NNb`` -> the build exercise of notebook NN (``data/trainer/builds.json``, the same file the checks read)."""
+    ids = json.loads(data_file("trainer/builds.json").read_text(encoding="utf-8"))
+    return {f"{nb}b": ex for nb, ex in ids.items()}
+
+
 def notes_dir() -> Path:
     """Where the trainer notes are: ``$AGENTLAB_TRAINER_NOTES`` (a folder only the hub's user reads), else the data."""
     return Path(os.environ.get("AGENTLAB_TRAINER_NOTES") or data_file("trainer"))
 
 
 def trainer_notes(notebook: str, lang: Lang) -> str | None:
-    """The notes for one notebook in ``lang`` (English when the translation is missing), or None."""
-    if notebook not in exercise_ids():  # the number is checked first: no path is ever built from a caller's text
+    """The notes for one notebook's exercise (``NN``) or its build exercise (``NNb``) in ``lang`` (English when the
+    translation is missing), or None."""
+    if notebook not in exercise_ids() and notebook not in build_ids():  # checked first: no path from a caller's text
         return None
     for candidate in (lang, "en"):
         path = notes_dir() / f"{notebook}.{candidate}.md"

@@ -37,7 +37,6 @@ import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -45,8 +44,8 @@ from urllib.parse import unquote
 from ..i18n import Lang, joined, said_marks, t
 from ..jsonutil import parse_strict
 from ..redaction import redact_secrets
-from ..resources import data_file, render_page
-from .notes import exercise_ids, notes_html, trainer_notes
+from ..resources import render_page
+from .notes import build_ids, exercise_ids, notes_html, trainer_notes
 
 __all__ = ["ACCESS_SCOPE", "ANSWER_LIMIT", "EXTRA", "MAX_BODY", "AnswerGroup", "Progress", "Room", "Standing",
            "clean_answer", "known_exercises", "make_app", "participant_env", "serve_room", "service"]
@@ -74,13 +73,6 @@ HISTORY_PER_USER = 2000  # reports kept per participant: a loop re-running a che
 _log = logging.getLogger(__name__)
 
 Resolve = Callable[[str], Awaitable[Mapping[str, Any] | None]]
-
-
-@cache
-def build_ids() -> dict[str, str]:
-    """``NNb`` -> the build exercise of notebook NN (``data/trainer/builds.json``, the same file the checks read)."""
-    ids = json.loads(data_file("trainer/builds.json").read_text(encoding="utf-8"))
-    return {f"{nb}b": ex for nb, ex in ids.items()}
 
 
 def known_exercises() -> dict[str, str]:
@@ -535,7 +527,9 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             board = _board(latest, [] if trainer else [name], now)
             # the capstone ranking: the trainer's choice to show (on a projector), never a participant's to see
             ranking = capstone_ranking(latest) if trainer and self.get_query_argument("ranking", "") == "show" else None
-            notes = {nb: notes_html(trainer_notes(nb, self.lang)) for nb in exercise_ids()} if trainer else {}
+            # each notebook's notes, then its build exercise's (``NNb``), in the board's order
+            notes = {nb: notes_html(trainer_notes(nb, self.lang)) for nb in known_exercises() if nb not in EXTRA} \
+                if trainer else {}
             say = lambda key, **kw: t(key, self.lang, **kw)  # noqa: E731
             self.set_header("Cache-Control", "no-store")
             self.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
