@@ -119,8 +119,9 @@ print(breaker_threshold(my_answer, lang=LANG))
 #
 # Above, the default budget of 6 cut off some of the forty wandering runs that would have finished. Choose
 # `my_config`, a `GuardConfig`, with the `step_budget` and `repeat_limit` you would ship: the check runs the guarded
-# loop with it on this notebook's ping-pong model (stopped within 12 turns?), its repeater (stopped within 4?) and
-# the forty wandering runs of the budget sweep (do they all finish?), and says what still breaks.
+# loop with it on this notebook's ping-pong model (`ping_pong`: stopped within 12 turns?), its repeater
+# (`repeat_call`: stopped within 4?) and the forty wandering runs of the budget sweep (`healthy_runs`: do they all
+# finish?), and says, by these names, what still breaks.
 
 # %%
 from agentlab import GuardConfig

@@ -107,8 +107,9 @@ print(tool_replies_needed(my_answer, calls=len(orders), lang=LANG))
 # after an assistant message with tool calls: it gets the message (`message["tool_calls"]`, each with an `"id"` and
 # a `"function"` holding `"name"` and `"arguments"`) and `run_one(tool_call)`, which runs one call and returns the
 # text the model reads (an error too, never a raise), and returns the `tool` messages that must follow. The check
-# runs a loop with your step on the message above, on a message of three look-ups, and on one with a broken call
-# between two good ones, and says which still break the protocol or leave an action undone.
+# runs a loop with your step on the message above (`two_at_once`), on a message of three look-ups
+# (`three_lookups`), and on one with a broken call between two good ones (`bad_call_between`), and says, by these
+# names, which still break the protocol or leave an action undone.
 
 # %%
 from agentlab.workbook.builds_loops import build_answer_every_call

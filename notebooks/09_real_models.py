@@ -217,9 +217,9 @@ print(guard_effect(my_answer, table[table.model.str.startswith("qwen")], lang=LA
 # and the rules. Write `my_write_check`, a check to run before every write: it gets the tool's name, its arguments
 # and `seen`, the texts the user wrote and the read tools returned so far, and returns `True` to let the write run
 # or `False` to stop it. The check asks it about every write the recorded models made in their guarded runs, and
-# two more the recordings lack (a refund that names a second order nobody mentioned, and an order found by a read
-# tool from the user's phone number), and says which unasked writes it still lets through and whether it stops
-# writes the user did ask for.
+# two more the recordings lack (a refund that names a second order nobody mentioned, `two_orders`, and an order
+# found by a read tool from the user's phone number, `found_by_phone`), and says which unasked writes it still lets
+# through and whether it stops writes the user did ask for (`asked_writes`).
 
 # %%
 from agentlab.workbook.builds_loops import build_write_check

@@ -38,6 +38,7 @@
 
 # %%
 import json
+from contextlib import ExitStack
 
 import httpx
 import matplotlib.pyplot as plt
@@ -59,8 +60,8 @@ LANG = "en"  # "zh" for 中文
 data = scratch_folder("skill-site-")  # removed when the kernel ends
 site = SkillSite(data)
 key, _ = site.create_key("notebook_key", ["*"])
-stack = serving(site)
-url = stack.__enter__()  # stopped at the end of the notebook
+stack = ExitStack()  # the site is stopped at the end of the notebook
+url = stack.enter_context(serving(site))
 http = httpx.Client(base_url=url, headers={"X-API-Key": key, "Accept-Language": LANG})
 # In a workshop hub, discovery uses the room's shared site with your own key; elsewhere (or if the room's site
 # does not answer, which it says) the site above
@@ -188,10 +189,11 @@ print(t("nb15.said.without_session", LANG, n=len(without), total=len(shown_log),
 table_view(shown_log, lang=LANG)
 
 # %%
-print(label("the notebook's key appears in a log:", LANG), any(key in p.read_text(encoding="utf-8") for p in (data / "logs").glob("*.jsonl")))
+leaked = any(key in p.read_text(encoding="utf-8") for p in (data / "logs").glob("*.jsonl"))
+print(label("the notebook's key appears in a log", LANG) + colon(LANG) + label("yes" if leaked else "no", LANG))
 http.close()
 room_http.close()
-stack.__exit__(None, None, None)
+stack.close()
 
 # %% [markdown]
 # ## Exercise

@@ -205,6 +205,9 @@ def test_runs_and_produces_its_plots_and_widgets(path, tmp_path, participant_ker
     for c in nb.cells:
         for o in c.get("outputs", []):
             assert o.get("output_type") != "error", o
+            # a cell that ends on a call's return value shows it: notebook 15 printed a stray False under its last line
+            stray = "".join(o.get("data", {}).get("text/plain", "")) if o.get("output_type") == "execute_result" else ""
+            assert stray not in ("True", "False", "None"), (path.name, c.source.splitlines()[-1:])
             if o.get("output_type") == "stream" and o.get("name") == "stderr":
                 assert "Traceback" not in o.get("text", ""), o["text"][:500]
                 assert not GLYPH_MISSING.search(o.get("text", "")), f"a figure drew boxes: {o['text'][:300]}"

@@ -36,7 +36,7 @@ def test_python_english_is_said_in_chinese_only_where_the_catalogue_knows_it():
     assert "stepbudget" in plain_line(exc, "zh") and "用大白话说" in plain_line(exc, "zh")
     assert plain_line(exc, "en") is None  # Python's own line is English already
     assert plain_line(RuntimeError("the backend said no"), "zh") is None  # a message nobody wrote a sentence for
-    assert plain_line(_raised("x = (1"), "zh") is None  # a syntax error that is no full-width mark
+    assert "( 没有闭合" in plain_line(_raised("x = (1"), "zh")  # a syntax error that is no full-width mark: its own
 
 
 def test_in_a_kernel_each_error_of_a_cell_gets_its_line_in_the_notebooks_language():
@@ -74,5 +74,20 @@ def test_a_full_width_mark_python_does_not_name_is_found_in_the_line_outside_its
     "invalid character '，'": the mark was said on one and not the other."""
     said = plain_line(SyntaxError("invalid decimal literal", ("<cell>", 1, 8, "x = f(1，2)\n")), "zh")
     assert said and "，" in said and "," in said, said
-    assert plain_line(SyntaxError("'(' was never closed", ("<cell>", 1, 6, 'print("a，b"\n')), "zh") is None
+    quoted = plain_line(SyntaxError("'(' was never closed", ("<cell>", 1, 6, 'print("a，b"\n')), "zh")
+    assert "( 没有闭合" in quoted and "全角" not in quoted, quoted  # the mark inside quotes is text, not the slip
     assert plain_line(SyntaxError("invalid syntax", ("<cell>", 1, 1, None)), "en") is None
+
+
+@pytest.mark.parametrize("code, said", [
+    ("if True\n    pass", "少了冒号"), ("def f():\nreturn 1", "应该缩进"), ("x = 1\n    y = 2", "缩进多了"),
+    ("if True:\n        x = 1\n    y = 2", "对不上"), ("x = (1,\n", "( 没有闭合"), ("x = [1, 2", "[ 没有闭合"),
+    ("x = 1)", ") 前面没有"), ('s = "abc', "没有结束的引号"), ("f(a b)", "少了逗号"), ("x = = 1", "不是合法的 Python")])
+def test_a_syntax_slip_of_a_first_python_is_said_in_chinese(code, said):
+    """A missing colon or indent showed only Python's "SyntaxError: expected ':'" to a Chinese learner, where a
+    full-width mark got a Chinese line. In English Python's own line says it, and nothing is added."""
+    exc = _raised(code)
+    assert isinstance(exc, SyntaxError)
+    line = plain_line(exc, "zh")
+    assert line and said in line and f"第 {exc.lineno} 行" in line, (code, line)
+    assert plain_line(exc, "en") is None

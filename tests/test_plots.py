@@ -252,3 +252,21 @@ def test_a_table_says_a_flag_in_words_and_a_record_as_json(lang, yes, no):
     cells = re.findall(r"<td[^>]*>(.*?)</td>", table_view(df, lang=lang).to_html())
     assert cells[1] == yes and cells[4] == no and "\"scope\": \"global\"" in cells[2], cells
     assert not any(c in ("True", "False") or "'" in c for c in cells), cells
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_long_group_names_under_stacked_bars_do_not_overlap(lang):
+    """Notebook 09's final statuses of four groups ("17 个用例：qwen2.5-coder-0.5b"...) were drawn over each other."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from agentlab.workbook.plots import plot_statuses
+    names = [f"17 cases: qwen2.5-coder-{n}" for n in ("0.5b", "1.5b")] + ["17 cases: fake model, the same cases",
+                                                                          "17 cases: scripted again"]
+    ax = plot_statuses({n: {"done": 10, "escalated": 7} for n in names}, lang=lang)
+    fig = ax.figure
+    fig.set_size_inches(5, 3.4)
+    fig.tight_layout()
+    renderer = fig.canvas.get_renderer()
+    boxes = [tl.get_window_extent(renderer) for tl in ax.get_xticklabels() if tl.get_text()]
+    assert len(boxes) == 4
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])

@@ -13,7 +13,7 @@ from typing import Any
 from ..i18n import Lang
 from ..resources import data_file
 
-__all__ = ["build_ids", "exercise_ids", "notes_dir", "notes_html", "trainer_notes"]
+__all__ = ["exercise_ids", "notes_dir", "notes_html", "trainer_notes"]
 
 
 @cache

@@ -306,12 +306,12 @@ def _guard_named(given: Any) -> str | None:
     """The guard a learner named: its GuardConfig field, or its name as the tables show it, in either language (a
     Chinese table says 重试 where the field is ``retry``, and a learner types what they read). None: no guard."""
     from ..guards import GUARDS
-    from .exercises import _judge
+    from .answers import judge_answer
     if given in GUARDS:
         return str(given)
-    found = next((g for g in GUARDS if _judge(given, g) is True), None)
+    found = next((g for g in GUARDS if judge_answer(given, g) is True), None)
     if found is None:  # the "caught by" column's own words (breaker, budget), as the notebook's tables print them
-        found = next((g for word, g in _TABLE_WORDS.items() if given == word or _judge(given, word) is True), None)
+        found = next((g for word, g in _TABLE_WORDS.items() if given == word or judge_answer(given, word) is True), None)
     return found
 
 

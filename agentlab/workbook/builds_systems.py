@@ -24,8 +24,9 @@ from typing import Any
 
 from ..guards import GuardConfig
 from ..i18n import LANGS, Lang, both, joined, label, said, t
+from .answers import plain_text
 from .builds_guards import _detail
-from .exercises import Feedback, _plain, _reports, _say, _shown, check_answer, plain_problems
+from .exercises import Feedback, _reports, _say, _shown, check_answer, plain_problems
 from .learner_code import Said, bounded, returned_instead, unanswered
 
 __all__ = ["contract_catches_faults", "cut_keeps_pairs", "desk_rule_holds", "duplicate_call_verdict",
@@ -311,7 +312,7 @@ def routes_by_language(my_offer: Any, lang: Lang = "en") -> Feedback:
 def tools_offered(given: Any, lang: Lang = "en") -> Feedback:
     """13: how many tools the router over the English descriptions offers for a Chinese ask."""
     right = len(_routers()["en"].offer("今天坐出租车花了45元，记一笔"))
-    return check_answer(given, right, lang=lang, why=both("build.nb13.look.why"),
+    return check_answer(given, right, lang=lang, unit="count", why=both("build.nb13.look.why"),
                         hint=both("build.nb13.look.hint"))
 
 
@@ -599,7 +600,7 @@ def contract_catches_faults(my_parameters: Any, lang: Lang = "en") -> Feedback:
 def naive_correct(given: Any, results: Mapping[str, Sequence[Any]], lang: Lang = "en") -> Feedback:
     """14: how many of the expense cases the naive desk gets right, graded on the ledger."""
     right = sum(r.passed for r in results["naive"])
-    return check_answer(given, right, lang=lang, why=both("build.nb14.look.why"),
+    return check_answer(given, right, lang=lang, unit="count", why=both("build.nb14.look.why"),
                         hint=both("build.nb14.look.hint"))
 
 
@@ -622,7 +623,7 @@ def meta_field(given: Any, lang: Lang = "en") -> Feedback:
     right = "_meta"  # MCP's field for what is not an argument: agentlab/idempotency_key goes there
     # spelt as in the JSON, its underscore too ("meta" is another field): quotes, spaces and width still do not matter
     return check_answer(given, right, lang=lang, why=both("build.nb16.look.why"), hint=both("build.nb16.look.hint"),
-                        same=lambda g, r: isinstance(g, str) and _plain(g) == r)
+                        same=lambda g, r: isinstance(g, str) and plain_text(g) == r)
 
 
 @_reports("17")
@@ -647,6 +648,7 @@ def handled_without_adapter(given: Any, rows: Sequence[Any], faults: Sequence[st
     alone = {(r.framework, r.fault): r.passed[0] for r in rows}
     handled = [f for f in faults if alone.get(("openai-agents", f))
                and not any(ok for (fw, g), ok in alone.items() if g == f and fw != "openai-agents")]
-    return check_answer(given, handled[0] if len(handled) == 1 else handled, lang=lang,
-                        why=both("build.nb19.look.why"), hint=both("build.nb19.look.hint"))
+    # the fault as the question names it (secret_in_error), or as the table's rows say it in either language
+    right = [*handled, *(t(f"adapters.fault.{f}", lg) for f in handled for lg in LANGS)]
+    return check_answer(given, right, lang=lang, why=both("build.nb19.look.why"), hint=both("build.nb19.look.hint"))
 

@@ -33,27 +33,25 @@ import secrets
 import socket
 import threading
 import time
-import unicodedata
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from decimal import Decimal
 from functools import cache
-from numbers import Real
 from pathlib import Path, PurePath
 from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
 from ..guards import GuardConfig
-from ..i18n import LANGS, Lang, both, colon, joined, label, label_glossary, said, t
+from ..i18n import LANGS, Lang, both, colon, joined, label, said, t
 from ..lint import lint
 from ..redaction import redact_secrets
 from ..resources import data_file
 from ..retry import RetryPolicy
 from ..schema import SchemaError
 from ..tools import Registry, Tool
+from .answers import answer_key, answer_number, judge_answer, plain_text  # how a typed answer is read
 
 __all__ = ["Feedback", "amount_with_unit_reason", "answer_is", "best_single_guard", "breaker_threshold", "build_ids", "check_answer",
            "connect", "double_refund_fault", "guard_effect", "largest_share", "longest_wait", "most_repaired_kind", "report", "schema_contract",
@@ -137,10 +135,10 @@ def answer_text(given: Any) -> str | None:
         return None
     if isinstance(given, bool):
         text = str(given).lower()
-    elif (number := _number(given)) is not None:
+    elif (number := answer_number(given)) is not None:
         text = f"{number:g}"
     elif isinstance(given, str):
-        text = " ".join(_plain(given[:4 * ANSWER_LIMIT]).split())
+        text = " ".join(plain_text(given[:4 * ANSWER_LIMIT]).split())
     else:
         try:
             text = json.dumps(given, ensure_ascii=False, sort_keys=True, default=repr)[:4 * ANSWER_LIMIT]
@@ -302,144 +300,6 @@ def _reports(notebook: str | None) -> Callable[[_F], _F]:
     return wrap
 
 
-_QUOTES = "'\"`“”‘’「」『』 \t\r\n"  # ASCII and Chinese quotes, spaces
-_SEPARATORS = re.compile(r"[\s_-]+")
-
-
-_BRACKETS = "()[]【】《》〈〉"
-_FINAL = "。.,;:!?、"  # after NFKC: a Chinese comma, semicolon, colon, mark of a question or of surprise too
-
-
-def _plain(value: str) -> str:
-    """What a person typed, without what does not matter: full-width forms (NFKC), surrounding quotes, brackets and
-    spaces, final punctuation (a Chinese comma as much as a full stop: "lost_reply，" was refused while "2，" was
-    read), case."""
-    text, before = unicodedata.normalize("NFKC", value), None
-    while text != before:
-        before, text = text, text.strip(_QUOTES).strip(_BRACKETS).rstrip(_FINAL)
-    return text.casefold()
-
-
-def _norm(value: Any) -> str:
-    """Answers compare as words: case, quotes, full-width forms, and spaces, hyphens and underscores do not matter."""
-    return _SEPARATORS.sub("", _plain(str(value)))
-
-
-@cache
-def _glossary_forms() -> dict[str, frozenset[str]]:
-    """Each glossary label (compared as a word) -> every way the glossary says it: the English label and its
-    translations, from every ``data/i18n/labels/*.json`` file. A Chinese table shows the translation."""
-    out: dict[str, set[str]] = {}
-    for table in label_glossary().values():
-        for english, translated in table.items():
-            out.setdefault(_norm(english), {_norm(english)}).add(_norm(translated))
-    # the other words people type for some of them (提高 where the table says 升高): data/i18n/answers.json
-    others = json.loads(data_file("i18n/answers.json").read_text(encoding="utf-8"))
-    for lang, table in others.items():
-        if lang.startswith("_"):
-            continue
-        for english, words in table.items():
-            out.setdefault(_norm(english), {_norm(english)}).update(_norm(w) for w in words)
-    return {word: frozenset(forms) for word, forms in out.items()}
-
-
-def _word(given: Any) -> str | None:
-    """The answer as a word to compare, or None when it is not one (a list, a dict, True, a blank)."""
-    if isinstance(given, bool) or not isinstance(given, (str, Real)):
-        return None
-    return _norm(given) or None
-
-
-# a number, with a unit or an ordinal around it: "2 秒", "2s", "3rd", "第 3 次", "the 3rd", "12 cases"
-_NUMBER = re.compile(r"(?:第|the\s)?\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?:st|nd|rd|th)?\s*[^\d]*")
-
-
-# a number written in Chinese, with a unit or an ordinal around it: "三", "三次", "第三", "十二", "一百零五"
-_CHINESE_NUMBER = re.compile(r"第?\s*([零〇一二两三四五六七八九十百千]+)\s*[^\d零〇一二两三四五六七八九十百千]*")
-_CHINESE_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_CHINESE_UNITS = {"十": 10, "百": 100, "千": 1000}
-
-
-def _chinese_number(text: str) -> int | None:
-    """The number Chinese numerals write (up to 9999), or None for what nobody writes ("三二", "十十")."""
-    total, digit, last_unit = 0, None, 10_000
-    for ch in text:
-        if ch in _CHINESE_UNITS:
-            unit = _CHINESE_UNITS[ch]
-            if unit >= last_unit:  # units only fall: 一百二十, never 十百
-                return None
-            total += (1 if digit is None else digit) * unit  # 十 alone is 10
-            digit, last_unit = None, unit
-        elif _CHINESE_DIGITS[ch] == 0 and text != ch:  # 一百零五: the zero only holds a place
-            continue
-        elif digit is not None:  # two digits with no unit between them
-            return None
-        else:
-            digit = _CHINESE_DIGITS[ch]
-    return total + (digit or 0)
-
-
-# a number written in English words, up to twenty, as a count or an order ("three", "the third", "third time"): the
-# look-ups ask "(1st, 2nd, 3rd...)", and "third" was refused as no number while "3rd" was read
-_EN_COUNTS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-              "seventeen eighteen nineteen twenty").split()
-_EN_ORDERS = ("zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
-              "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth").split()
-_EN_NUMBERS = {**{w: n for n, w in enumerate(_EN_COUNTS)}, **{w: n for n, w in enumerate(_EN_ORDERS)}}
-_EN_NUMBER = re.compile(r"(?:the\s+)?([a-z]+)(?:\s+[^\d]*)?")
-
-
-def _number(given: Any) -> float | None:
-    """The answer as a number, or None when it does not read as one ("many", [], True, "2-3"); Chinese numerals
-    read as the number they write ("三次" is 3), and English words up to twenty ("three", "the third")."""
-    if isinstance(given, bool):
-        return None
-    if isinstance(given, str):
-        match = _NUMBER.fullmatch(_plain(given))
-        if not match:
-            chinese = _CHINESE_NUMBER.fullmatch(_plain(given))
-            if chinese is not None:
-                return _as_float(_chinese_number(chinese.group(1)))
-            word = _EN_NUMBER.fullmatch(_plain(given).lower())
-            return float(_EN_NUMBERS[word.group(1)]) if word and word.group(1) in _EN_NUMBERS else None
-        given = match.group(1)
-    elif not isinstance(given, (Real, Decimal)):
-        return None
-    try:
-        value = float(given)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return value if math.isfinite(value) else None
-
-
-def _as_float(value: int | None) -> float | None:
-    return None if value is None else float(value)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (Real, Decimal)) and not isinstance(value, bool)
-
-
-def _judge(given: Any, right: Any) -> bool | str:
-    """True or False, or the catalogue key of why ``given`` cannot be read as what ``right`` is.
-
-    ``right`` may be several truths (a tie): any of them is right. A number compares as a number, anything else
-    as a word, against the truth and every glossary label of it."""
-    if isinstance(right, (list, tuple, set, frozenset)):
-        verdicts = [_judge(given, one) for one in right]
-        return True if True in verdicts else next((v for v in verdicts if isinstance(v, str)), False)
-    if _is_number(right):
-        number = _number(given)
-        if number is None:
-            return "exercise.not_a_number"
-        return abs(number - float(right)) <= 1e-9 * max(1.0, abs(float(right)))
-    word = _word(given)
-    if word is None:
-        return "exercise.not_a_word"
-    truth = _norm(right)
-    return word in _glossary_forms().get(truth, frozenset()) | {truth}
-
-
 _SHOWN = reprlib.Repr()
 _SHOWN.maxstring = _SHOWN.maxother = 80  # an answer is quoted back, never a page of it
 
@@ -473,16 +333,17 @@ def _say(state: State, text: str, lang: Lang) -> Feedback:
 
 @_reports(None)
 def check_answer(given: Any, right: Any, *, why: str | Mapping[str, str], hint: str | Mapping[str, str],
-          lang: Lang = "en", same: Callable[[Any, Any], bool] | None = None) -> Feedback:
+          lang: Lang = "en", same: Callable[[Any, Any], bool] | None = None, unit: str | None = None) -> Feedback:
     """Compare an answer with the truth: "not yet" while ``given`` is None, then right or wrong.
 
     Without ``same``, the answer is read as a person types it (see the module's docstring); ``right`` may be a
     list of truths, any of which is right. An answer that cannot be read, or that makes ``same`` raise, is
-    wrong, with a sentence saying what was expected."""
+    wrong, with a sentence saying what was expected. ``unit``: ``"time"`` for a truth in seconds, ``"count"`` for a
+    count (see :func:`judge_answer`)."""
     if given is None:
         return _say("not yet", _text(hint, lang), lang)
     try:
-        verdict = bool(same(given, right)) if same else _judge(given, right)
+        verdict = bool(same(given, right)) if same else judge_answer(given, right, unit)
     except Exception:  # noqa: BLE001 - a comparison an odd answer breaks: the learner reads a sentence, not a traceback
         verdict = "exercise.unreadable"
     if verdict is True:
@@ -559,7 +420,7 @@ def schema_contract(schema: Any, description: Any, lang: Lang = "en") -> Feedbac
 def longest_wait(given: float | None, policy: RetryPolicy, attempt: int, lang: Lang = "en") -> Feedback:
     """04: the un-jittered wait before resend number ``attempt`` (0-based)."""
     right = policy.backoff(attempt)
-    return check_answer(given, right, lang=lang,
+    return check_answer(given, right, lang=lang, unit="time",
                  why=both("exercise.said.right_g_s_base", right=right, cap=policy.cap),
                  hint=both("exercise.said.compute_base_attempt_and"))
 
@@ -577,7 +438,8 @@ def _double_refund_truth() -> tuple[str, ...]:
 def double_refund_fault(given: str | None, lang: Lang = "en") -> Feedback:
     """00: the fault that makes the naive loop refund twice though the model asked once."""
     truth = _double_refund_truth()
-    right = truth[0] if len(truth) == 1 else list(truth)
+    # the fault as the table names it (lost_reply), or as its "fault" column says it in either language
+    right = [*truth, *(t(f"fault.{f}", lg) for f in truth for lg in LANGS)]
     return check_answer(given, right, lang=lang,
                         why=both("exercise.said.the_refund_went_through"),
                         hint=both("exercise.said.find_the_tool_side"))
@@ -590,6 +452,14 @@ def amount_with_unit_reason(given: str | None, registry: Registry, lang: Lang = 
     raw = '{"order_id": "A1001", "amount": "45元", "reason": "user_cancel"}'
     problems = json.loads(registry.check("create_refund", raw).render())["error"]["problems"]
     right = next(p["reason"] for p in problems if p["field"] == "amount")
+    # the table's problems column writes each one as field：reason ("amount：wrong_type"): copied whole from there,
+    # or as the list the column shows, the reason is read
+    if isinstance(given, (list, tuple)) and len(given) == 1:
+        given = given[0]
+    if isinstance(given, str):
+        field, colon, reason = plain_text(given).rpartition(":")
+        if colon and answer_key(field) == "amount":
+            given = reason
     return check_answer(given, right, lang=lang,
                         why=both("exercise.said.a_string_where_the"),
                         # the row and the column as each language's table names them
@@ -609,7 +479,7 @@ def tool_replies_needed(given: int | None, calls: int, lang: Lang = "en") -> Fee
     many = tool_calls(*[call("get_order", {"order_id": f"A100{i + 1}"}) for i in range(calls)])
     run = run_guarded(ScriptedModel([many, say("ok")]), reg, "look them up", sleep=lambda s: None)
     right = sum(1 for m in run.messages if m.get("role") == "tool")
-    return check_answer(given, right, lang=lang,
+    return check_answer(given, right, lang=lang, unit="count",
                         why=both("exercise.said.one_per_call_each"),
                         hint=both("exercise.said.every_call_needs_an"))
 
@@ -650,7 +520,7 @@ _TIE_SEPARATORS = re.compile(r"\s*(?:和|与|及|、|,|，|/|&|\band\b|\bor\b|�
 def largest_share(given: str | None, counts: Mapping[str, int], lang: Lang = "en") -> Feedback:
     """08 and 11: the class with the largest share of failures (the one to fix first)."""
     if not counts:
-        return _say("right" if given is None or _judge(given, "none") is True else "wrong",
+        return _say("right" if given is None or judge_answer(given, "none") is True else "wrong",
                     t("exercise.said.there_are_no_failures", lang),
                     lang)
     top = max(counts.values())
@@ -661,7 +531,7 @@ def largest_share(given: str | None, counts: Mapping[str, int], lang: Lang = "en
         # a tie: naming every largest class ("结构和执行", ["structure", "execution"]) is right too
         parts = list(given) if isinstance(given, (list, tuple, set, frozenset)) else \
             [x for x in _TIE_SEPARATORS.split(given) if x.strip()] if isinstance(given, str) else []
-        if len(parts) > 1 and all(_judge(x, winners) is True for x in parts):
+        if len(parts) > 1 and all(judge_answer(x, winners) is True for x in parts):
             given = parts[0]
     return check_answer(given, winners, lang=lang,
                         why=both("exercise.said.named_top_of_total", named=named, top=top, total=total),
@@ -672,7 +542,7 @@ def largest_share(given: str | None, counts: Mapping[str, int], lang: Lang = "en
 def breaker_threshold(given: int | None, config: GuardConfig = GuardConfig(), lang: Lang = "en") -> Feedback:
     """06: on which identical call does the breaker fire?"""
     n = config.repeat_limit
-    return check_answer(given, n, lang=lang,
+    return check_answer(given, n, lang=lang, unit="count",
                  why=both("exercise.said.call_number_n_with", n=n),
                  hint=both("exercise.said.look_at_guardconfig_repeat"))
 

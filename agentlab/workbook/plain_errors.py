@@ -3,9 +3,10 @@
 A Chinese typist's most likely slip is a full-width mark in code (``，`` ``：`` ``“``): Python then says only
 ``SyntaxError: invalid character '，' (U+FF0C)``, in English. And an error raised in the learner's own line
 (``GuardConfig(stepbudget=10)``) is a traceback with an English last line. In a kernel, importing any workbook module
-adds one line under each (:func:`install`): the mark and the half-width one to type instead, or what Python said, in
-the words of :func:`agentlab.i18n.py_reason`. The language is the notebook's ``LANG``; in English, Python's own line
-already says it, so only the full-width mark gets a line. Python's traceback is left as it is: the line is added.
+adds one line under each (:func:`install`): the mark and the half-width one to type instead, the other syntax slips
+of a first Python (a colon, an indent, a bracket, a quote, a comma), or what Python said, in the words of
+:func:`agentlab.i18n.py_reason`. The language is the notebook's ``LANG``; in English, Python's own line already says
+it, so only the full-width mark gets a line. Python's traceback is left as it is: the line is added.
 """
 from __future__ import annotations
 
@@ -36,6 +37,13 @@ def plain_line(exc: BaseException, lang: Lang, *, compiling: bool = True) -> str
         mark = chr(int(found["code"], 16)) if found else _first_mark(exc.text) if compiling else ""
         if mark in FULL_WIDTH:
             return t("plain.full_width", lang, mark=mark, ascii=FULL_WIDTH[mark], line=exc.lineno or "?")
+        if lang == "en" or not compiling:  # Python's own line says it in English; an eval's text is not the cell
+            return None
+        # the other slips of a learner's first Python (a colon, an indent, a bracket, a quote), said in their language
+        for pattern, key in _SYNTAX:
+            found = pattern.match(str(exc.msg or ""))
+            if found:
+                return t(key, lang, line=exc.lineno or "?", **found.groupdict())
         return None
     if lang == "en":
         return None
@@ -48,6 +56,18 @@ def plain_line(exc: BaseException, lang: Lang, *, compiling: bool = True) -> str
 
 
 _QUOTED = re.compile(r"""(["'])(?:\\.|(?!\1).)*\1""")
+
+#: Python's words for the syntax slips of a learner's first lines -> the catalogue's sentence for each
+_SYNTAX = ((re.compile(r"expected ':'"), "plain.syntax.colon"),
+           (re.compile(r"expected an indented block"), "plain.syntax.indent_needed"),
+           (re.compile(r"unexpected indent"), "plain.syntax.indent_extra"),
+           (re.compile(r"unindent does not match"), "plain.syntax.indent_mismatch"),
+           (re.compile(r"'(?P<mark>[(\[{])' was never closed"), "plain.syntax.never_closed"),
+           (re.compile(r"unmatched '(?P<mark>[)\]}])'"), "plain.syntax.unmatched"),
+           (re.compile(r"closing parenthesis '(?P<mark>[)\]}])' does not match"), "plain.syntax.unmatched"),
+           (re.compile(r"unterminated (?:triple-quoted )?string literal"), "plain.syntax.unterminated"),
+           (re.compile(r"invalid syntax\. Perhaps you forgot a comma"), "plain.syntax.comma"),
+           (re.compile(r"invalid syntax"), "plain.syntax.invalid"))
 
 
 def _first_mark(line: str | None) -> str:

@@ -17,6 +17,8 @@ import json
 import math
 import numbers
 import random
+import re
+import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -194,6 +196,27 @@ def plot_outcomes(counts: Mapping[str, Mapping[str, int]], *, ax: Any = None, ti
     return ax
 
 
+def _width(text: str) -> int:
+    """How wide ``text`` is drawn, in Latin letters: a Chinese character takes two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _wrapped(text: str, width: int = 12) -> str:
+    """``text`` in lines of about ``width`` Latin letters (a Chinese character counts two): after a colon first
+    ("17 个用例：qwen2.5-coder-0.5b"), then between words, after a hyphen, or between two Chinese characters."""
+    lines: list[str] = []
+    for part in re.split(r"(?<=[:：])\s*", text):
+        line = ""
+        for piece in re.findall(r"[\w.]+-?\s*|\S\s*", part, re.ASCII):
+            if line and _width(line + piece.rstrip()) > width:
+                lines.append(line.rstrip())
+                line = ""
+            line += piece
+        if line.strip():
+            lines.append(line.rstrip())
+    return "\n".join(lines)
+
+
 def _stacked(ax: Any, counts: Mapping[str, Mapping[str, int]], colors: Mapping[str, str], hatches: Mapping[str, str],
              name: Any, title: str, lang: Lang) -> Any:
     """Stacked bars, one per key of ``counts``, a segment per key of ``colors`` that occurs: its colour, its hatch,
@@ -211,6 +234,9 @@ def _stacked(ax: Any, counts: Mapping[str, Mapping[str, int]], colors: Mapping[s
     ax.set_title(label(title, lang))
     _count_axis(ax)
     _legend_beside(ax, fontsize=7)
+    names = [label(b, lang) for b in bars]
+    if sum(map(_width, names)) > 36:  # long names side by side overlapped (notebook 09's four groups): lines of their own
+        ax.set_xticks(range(len(bars)), [_wrapped(n) for n in names], fontsize=7)
     return attach(ax, TextEquivalent(
         lang, _said(title, "a11y.stacked", lang),
         ("", *[f"{symbol(k)} {name(k)}".strip() for k in shown], t("a11y.col.total", lang)),

@@ -116,8 +116,9 @@ print(breaker_threshold(my_answer, lang=LANG))
 # ## 动手改：拦住失控、不拦正事的限制
 #
 # 上面默认的 6 步预算截停了四十个走神的运行里本来能跑完的几个。选好 `my_config`（一个 `GuardConfig`），定下你会上线的
-# `step_budget` 和 `repeat_limit`：检查会用它运行防护循环，跑本笔记本的来回横跳的模型（12 轮内停下了吗？）、复读机（4 轮内停下了吗？）
-# 和预算扫描里的四十个走神的运行（都跑完了吗？），告诉你还有什么不对。
+# `step_budget` 和 `repeat_limit`：检查会用它运行防护循环，跑本笔记本的来回横跳的模型（`ping_pong`：12 轮内停下了吗？）、
+# 复读机（`repeat_call`：4 轮内停下了吗？）和预算扫描里的四十个走神的运行（`healthy_runs`：都跑完了吗？），按这些名字告诉你
+# 还有什么不对。
 
 # %%
 from agentlab import GuardConfig

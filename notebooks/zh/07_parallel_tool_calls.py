@@ -105,8 +105,8 @@ print(tool_replies_needed(my_answer, calls=len(orders), lang=LANG))
 # 朴素循环只运行 `reply.tool_calls[0]`，其余的都丢掉了。写好 `my_tool_messages`，也就是循环收到带工具调用的助手消息后的那一步：
 # 它拿到这条消息（`message["tool_calls"]`，每个都有 `"id"`，以及装着 `"name"` 和 `"arguments"` 的 `"function"`）和
 # `run_one(tool_call)`（运行一个调用，返回模型要读的文本，出错也一样，从不抛异常），返回必须跟在后面的 `tool` 消息。
-# 检查会用你的这一步运行一个循环：上面那条消息、一条包含三次查询的消息、一条在两个正确调用之间夹着坏调用的消息，
-# 告诉你哪些还违反协议、或者落下了没办的事。
+# 检查会用你的这一步运行一个循环：上面那条消息（`two_at_once`）、一条包含三次查询的消息（`three_lookups`）、
+# 一条在两个正确调用之间夹着坏调用的消息（`bad_call_between`），按这些名字告诉你哪些还违反协议、或者落下了没办的事。
 
 # %%
 from agentlab.workbook.builds_loops import build_answer_every_call

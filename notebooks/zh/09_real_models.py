@@ -213,8 +213,8 @@ print(guard_effect(my_answer, table[table.model.str.startswith("qwen")], lang=LA
 # 在关于别的订单的对话里转人工处理 A1002。这样的调用都能通过 schema 和业务规则。写好 `my_write_check`，
 # 每次写操作前都要运行的检查：它拿到工具名、参数和 `seen`（到此为止用户说过的话和读取类工具返回的结果），
 # 返回 `True` 放行这次写操作，返回 `False` 拦下它。检查会拿录制模型在防护循环里做过的每一次写操作来问它，
-# 再加上录制里没有的两次（一笔退款顺带提到了另一个没人说过的订单，以及一个由读取类工具根据用户手机号查到的订单），
-# 告诉你它还放过了哪些没人要求的写操作，以及有没有拦下用户确实要求的写操作。
+# 再加上录制里没有的两次（一笔退款顺带提到了另一个没人说过的订单 `two_orders`，以及一个由读取类工具根据用户手机号查到的
+# 订单 `found_by_phone`），告诉你它还放过了哪些没人要求的写操作，以及有没有拦下用户确实要求的写操作（`asked_writes`）。
 
 # %%
 from agentlab.workbook.builds_loops import build_write_check

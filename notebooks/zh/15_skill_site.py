@@ -33,6 +33,7 @@
 
 # %%
 import json
+from contextlib import ExitStack
 
 import httpx
 import matplotlib.pyplot as plt
@@ -54,8 +55,8 @@ LANG = "zh"  # 改成 "en" 就是英文版
 data = scratch_folder("skill-site-")  # 内核结束时删除
 site = SkillSite(data)
 key, _ = site.create_key("notebook_key", ["*"])
-stack = serving(site)
-url = stack.__enter__()  # 在笔记本末尾停止
+stack = ExitStack()  # 站点在笔记本末尾停止
+url = stack.enter_context(serving(site))
 http = httpx.Client(base_url=url, headers={"X-API-Key": key, "Accept-Language": LANG})
 # 在工作坊的 hub 里，发现功能用教室共享的站点和你自己的密钥；在别处
 # （或者教室的站点没有应答时，它会说明）用上面那个站点
@@ -169,10 +170,11 @@ print(t("nb15.said.without_session", LANG, n=len(without), total=len(shown_log),
 table_view(shown_log, lang=LANG)
 
 # %%
-print(label("the notebook's key appears in a log:", LANG), any(key in p.read_text(encoding="utf-8") for p in (data / "logs").glob("*.jsonl")))
+leaked = any(key in p.read_text(encoding="utf-8") for p in (data / "logs").glob("*.jsonl"))
+print(label("the notebook's key appears in a log", LANG) + colon(LANG) + label("yes" if leaked else "no", LANG))
 http.close()
 room_http.close()
-stack.__exit__(None, None, None)
+stack.close()
 
 # %% [markdown]
 # ## 练习

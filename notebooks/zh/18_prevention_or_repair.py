@@ -51,7 +51,8 @@ FIG = RESULTS.sizes  # 每个模型的数字：准确率、失败的种类、各
 SIZES = list(FIG)
 print(RESULTS.said(LANG))
 for s, f in FIG.items():
-    print(f"{s}{colon(LANG)}" + t("nb18.said.questions_replayed_per_category", LANG), f.n)
+    print(f"{s}{colon(LANG)}" + t("nb18.said.questions_replayed_per_category", LANG) + colon(LANG)
+          + joined([f"{label(c, LANG)} {n}" for c, n in f.n.items()], LANG, "list"))
 
 # %% [markdown]
 # ## 三种问法
@@ -125,7 +126,7 @@ def what_the_prompt_decides(size: str) -> str:
     copies, n_irr = fig.copies, fig.n_irrelevance
     without = {m: 100 * bfcl.mean_of(f[m], three) for m in bfcl.MODES}
     s_single, s_con = (100 * strict[m]["mean"] for m in ("single", "constrained"))
-    return t("nb18.said.size_replies_with_more", LANG, size=size, several=several, single=without['single'], reask=without['reask'], constrained=without['constrained'], n_irr=n_irr, copies=copies, s_single=s_single, s_con=s_con, value=s_con - s_single)
+    return t("nb18.said.size_replies_with_more", LANG, size=size, several=joined([f"{label(m, LANG)} {n}" for m, n in several.items()], LANG, "list"), single=without['single'], reask=without['reask'], constrained=without['constrained'], n_irr=n_irr, copies=copies, s_single=s_single, s_con=s_con, value=s_con - s_single)
 
 
 for size in SIZES:

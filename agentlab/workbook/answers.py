@@ -1,0 +1,206 @@
+"""How a learner's typed answer is read (agentlab/workbook/exercises.py): as a person types it, not as Python sees it.
+
+A word is compared without case, quotes, brackets, full-width forms, spaces, hyphens or underscores, and in any
+language a table shows it in (every glossary label of the truth, ``data/i18n/labels/``, and the other words people
+type for it, ``data/i18n/answers.json``); a Chinese one without the particles around it (升高了, 更高). A number reads
+with its unit or its order around it ("2 秒", "3rd", "第三次", "three"), and a unit of another quantity is not that
+number ("2元" is no wait). Whatever cannot be read as what was asked is said to be so, never a traceback.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from decimal import Decimal
+from functools import cache
+from numbers import Real
+from typing import Any
+
+from ..i18n import label_glossary
+from ..resources import data_file
+
+__all__ = ["answer_key", "answer_number", "judge_answer", "plain_text"]
+
+
+_QUOTES = "'\"`“”‘’「」『』 \t\r\n"  # ASCII and Chinese quotes, spaces
+_SEPARATORS = re.compile(r"[\s_-]+")
+
+
+_BRACKETS = "()[]【】《》〈〉"
+_FINAL = "。.,;:!?、"  # after NFKC: a Chinese comma, semicolon, colon, mark of a question or of surprise too
+
+
+def plain_text(value: str) -> str:
+    """What a person typed, without what does not matter: full-width forms (NFKC), surrounding quotes, brackets and
+    spaces, final punctuation (a Chinese comma as much as a full stop: "lost_reply，" was refused while "2，" was
+    read), case."""
+    text, before = unicodedata.normalize("NFKC", value), None
+    while text != before:
+        before, text = text, text.strip(_QUOTES).strip(_BRACKETS).rstrip(_FINAL)
+    return text.casefold()
+
+
+def answer_key(value: Any) -> str:
+    """Answers compare as words: case, quotes, full-width forms, and spaces, hyphens and underscores do not matter."""
+    return _SEPARATORS.sub("", plain_text(str(value)))
+
+
+@cache
+def _glossary_forms() -> dict[str, frozenset[str]]:
+    """Each glossary label (compared as a word) -> every way the glossary says it: the English label and its
+    translations, from every ``data/i18n/labels/*.json`` file. A Chinese table shows the translation."""
+    out: dict[str, set[str]] = {}
+    for table in label_glossary().values():
+        for english, translated in table.items():
+            out.setdefault(answer_key(english), {answer_key(english)}).add(answer_key(translated))
+    # the other words people type for some of them (提高 where the table says 升高): data/i18n/answers.json
+    others = json.loads(data_file("i18n/answers.json").read_text(encoding="utf-8"))
+    for lang, table in others.items():
+        if lang.startswith("_"):
+            continue
+        for english, words in table.items():
+            out.setdefault(answer_key(english), {answer_key(english)}).update(answer_key(w) for w in words)
+    return {word: frozenset(forms) for word, forms in out.items()}
+
+
+def _word(given: Any) -> str | None:
+    """The answer as a word to compare, or None when it is not one (a list, a dict, True, a blank)."""
+    if isinstance(given, bool) or not isinstance(given, (str, Real)):
+        return None
+    return answer_key(given) or None
+
+
+# a number, with a unit or an ordinal around it: "2 秒", "2s", "3rd", "第 3 次", "the 3rd", "12 cases"
+_NUMBER = re.compile(r"(?:第|the\s)?\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?:st|nd|rd|th)?\s*[^\d]*")
+
+
+# a number written in Chinese, with a unit or an ordinal around it: "三", "三次", "第三", "十二", "一百零五"
+_CHINESE_NUMBER = re.compile(r"第?\s*([零〇一二两三四五六七八九十百千]+)\s*[^\d零〇一二两三四五六七八九十百千]*")
+_CHINESE_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CHINESE_UNITS = {"十": 10, "百": 100, "千": 1000}
+
+
+def _chinese_number(text: str) -> int | None:
+    """The number Chinese numerals write (up to 9999), or None for what nobody writes ("三二", "十十")."""
+    total, digit, last_unit = 0, None, 10_000
+    for ch in text:
+        if ch in _CHINESE_UNITS:
+            unit = _CHINESE_UNITS[ch]
+            if unit >= last_unit:  # units only fall: 一百二十, never 十百
+                return None
+            total += (1 if digit is None else digit) * unit  # 十 alone is 10
+            digit, last_unit = None, unit
+        elif _CHINESE_DIGITS[ch] == 0 and text != ch:  # 一百零五: the zero only holds a place
+            continue
+        elif digit is not None:  # two digits with no unit between them
+            return None
+        else:
+            digit = _CHINESE_DIGITS[ch]
+    return total + (digit or 0)
+
+
+# a number written in English words, up to twenty, as a count or an order ("three", "the third", "third time"): the
+# look-ups ask "(1st, 2nd, 3rd...)", and "third" was refused as no number while "3rd" was read
+_EN_COUNTS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+              "seventeen eighteen nineteen twenty").split()
+_EN_ORDERS = ("zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
+              "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth").split()
+_EN_NUMBERS = {**{w: n for n, w in enumerate(_EN_COUNTS)}, **{w: n for n, w in enumerate(_EN_ORDERS)}}
+_EN_NUMBER = re.compile(r"(?:the\s+)?([a-z]+)(?:\s+[^\d]*)?")
+
+
+# the units of a quantity other than a count, as a learner types them after a number: what each is in its own base
+# (a time in seconds) and which quantity it measures. "2元" read as 2 seconds was right, "2000毫秒" wrong
+_UNITS = {**dict.fromkeys(("s", "sec", "secs", "second", "seconds", "秒", "秒钟"), ("time", 1.0)),
+          **dict.fromkeys(("ms", "millisecond", "milliseconds", "毫秒"), ("time", 0.001)),
+          **dict.fromkeys(("min", "mins", "minute", "minutes", "分钟"), ("time", 60.0)),
+          **dict.fromkeys(("元", "块", "块钱", "yuan", "rmb", "¥", "$", "dollars"), ("money", 1.0)),
+          **dict.fromkeys(("%", "percent", "个百分点"), ("share", 1.0))}
+_AMOUNT = re.compile(r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)|[零〇一二两三四五六七八九十百千]+)\s*(\S.*)")
+
+
+def _unit(given: Any) -> tuple[str, float] | None:
+    """The quantity a number's unit measures and its factor (``("time", 0.001)`` for "2000毫秒"), or None for a bare
+    number, a count's word ("3 次", "3 calls") or anything else."""
+    if not isinstance(given, str):
+        return None
+    text = plain_text(given)
+    if text[:1] in ("¥", "$"):  # the currency first: ¥2
+        return _UNITS["元"]
+    found = _AMOUNT.fullmatch(text)
+    return _UNITS.get(found.group(2).strip()) if found else None
+
+
+def answer_number(given: Any) -> float | None:
+    """The answer as a number, or None when it does not read as one ("many", [], True, "2-3"); Chinese numerals
+    read as the number they write ("三次" is 3), and English words up to twenty ("three", "the third")."""
+    if isinstance(given, bool):
+        return None
+    if isinstance(given, str):
+        if plain_text(given)[:1] in ("¥", "$"):  # ¥2: the unit first
+            given = plain_text(given)[1:]
+        match = _NUMBER.fullmatch(plain_text(given))
+        if not match:
+            chinese = _CHINESE_NUMBER.fullmatch(plain_text(given))
+            if chinese is not None:
+                return _as_float(_chinese_number(chinese.group(1)))
+            word = _EN_NUMBER.fullmatch(plain_text(given).lower())
+            return float(_EN_NUMBERS[word.group(1)]) if word and word.group(1) in _EN_NUMBERS else None
+        given = match.group(1)
+    elif not isinstance(given, (Real, Decimal)):
+        return None
+    try:
+        value = float(given)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _as_float(value: int | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (Real, Decimal)) and not isinstance(value, bool)
+
+
+def judge_answer(given: Any, right: Any, unit: str | None = None) -> bool | str:
+    """True or False, or the catalogue key of why ``given`` cannot be read as what ``right`` is.
+
+    ``right`` may be several truths (a tie): any of them is right. A number compares as a number, anything else
+    as a word, against the truth and every glossary label of it. ``unit``: what a number truth is, ``"time"`` (in
+    seconds: "2 秒", "2000 ms" and "2" are all 2) or ``"count"``; a unit of another quantity ("2元" for a wait, "3
+    秒" for a count of messages) is not read as the number. None: any unit is read past."""
+    if isinstance(right, (list, tuple, set, frozenset)):
+        verdicts = [judge_answer(given, one, unit) for one in right]
+        return True if True in verdicts else next((v for v in verdicts if isinstance(v, str)), False)
+    if _is_number(right):
+        number = answer_number(given)
+        if number is None:
+            return "exercise.not_a_number"
+        measured = _unit(given) if unit is not None else None
+        if measured is not None:
+            quantity, factor = measured
+            if quantity != unit:
+                return "exercise.wrong_unit_time" if unit == "time" else "exercise.wrong_unit_count"
+            number *= factor
+        return abs(number - float(right)) <= 1e-9 * max(1.0, abs(float(right)))
+    word = _word(given)
+    if word is None:
+        return "exercise.not_a_word"
+    truth = answer_key(right)
+    forms = _glossary_forms().get(truth, frozenset()) | {truth}
+    return word in forms or _bare(word) in forms
+
+
+# what a Chinese answer says around its word: a final 了 (升高了), a leading 更, 变得 or 有所 (更高, 有所提高)
+_AROUND_WORD = re.compile(r"^(?:更|变得|有所)+|了+$")
+
+
+def _bare(word: str) -> str:
+    """``word`` without the particles a Chinese answer puts around it ("升高了" and "更高" are 升高 and 高)."""
+    before = None
+    while word != before:
+        before, word = word, _AROUND_WORD.sub("", word)
+    return word
