@@ -107,19 +107,19 @@ def protocol_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
         if role == "tool":
             cid = str(m.get("tool_call_id"))
             if cid not in answerable:
-                problems.append(ProtocolProblem("protocol.orphan", i=i, id=repr(cid)))
+                problems.append(ProtocolProblem("protocol.orphan", i=i + 1, id=repr(cid)))
             elif cid in waiting:
                 waiting.remove(cid)
             continue
         if waiting:
-            problems.append(ProtocolProblem("protocol.unanswered", i=i, ids=str(waiting)))
+            problems.append(ProtocolProblem("protocol.unanswered", i=i + 1, ids=str(waiting)))
             waiting = []
         answerable = set()
         if role == "assistant":
             ids = [str(c.get("id")) for c in m.get("tool_calls") or () if isinstance(c, Mapping)]
             waiting, answerable = list(ids), set(ids)
         elif role not in ("system", "user", "developer"):
-            problems.append(ProtocolProblem("protocol.role", i=i, role=repr(role)))
+            problems.append(ProtocolProblem("protocol.role", i=i + 1, role=repr(role)))
     if waiting:
         problems.append(ProtocolProblem("protocol.never_answered", ids=str(waiting)))
     return problems

@@ -923,3 +923,25 @@ def test_a_candidate_cases_desk_is_named_in_the_pages_language():
     page = review_html(review_logs(OPENAI, lang="zh"), "zh", page=True)
     cases = page[page.index('class="cases"'):]
     assert "aftersales" not in cases.split("</ul>")[0] and f"（{SCENARIOS['aftersales'].title['zh']}）" in cases
+
+
+def test_a_finding_names_its_message_as_a_reader_counts_them():
+    """The review said "message 4" of the fifth message (counted from 0), beside the weekly review's numbered list
+    of the same conversation (counted from 1); in Chinese "第 4 条消息" was plainly wrong. Each finding's number is
+    now the message's place counted from 1: the assistant message that asked for the call it names."""
+    lines = OPENAI.read_text(encoding="utf-8").splitlines()
+    r = review_logs(OPENAI, "openai")
+    checked = 0
+    for f in r["findings"]:
+        row = json.loads(lines[int(f["where"].rsplit(":", 1)[1]) - 1])
+        if "messages" not in row:  # an exchange of a conversation logged call by call: counted across its exchanges
+            continue
+        said = row["messages"][f["message"] - 1]
+        if f["tool"]:
+            assert said["role"] == "assistant", f
+            assert f["tool"] in [c["function"]["name"] for c in said.get("tool_calls") or []], f
+            checked += 1
+        else:  # a tool message answering no call: that tool message
+            assert said["role"] == "tool", f
+    assert checked >= 3
+    assert [f["message"] for f in r["findings"] if f["kind"] == "invalid_args"] == [3]

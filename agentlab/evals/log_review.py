@@ -60,7 +60,8 @@ _STAGES = frozenset(s for _, s in CODES.values())
 
 @dataclass(frozen=True)
 class LogFinding:
-    """One thing wrong in the logs: where (``where`` is file:line, ``message`` the index in the conversation),
+    """One thing wrong in the logs: where (``where`` is file:line, ``message`` its place in the conversation, counted
+    from 1 as a reader counts, the same number every sentence of the review says),
     what (``kind``, ``code``, ``category``, ``stage``), and a redacted ``detail``."""
 
     where: str
@@ -168,7 +169,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
             continue  # calls the log ends on: how it ended (its status), not a history sent and refused
         kind = "orphan_tool_message" if "a tool message answering" in problem else "refused_history"
         at = re.match(r"message (\d+):", problem)
-        index = int(at[1]) if at else len(messages) - 1
+        index = int(at[1]) if at else len(messages)  # (counted from 1, as the sentence says it)
         cat, stage = found(kind, "BAD_REQUEST", index=index, detail=problem)
         coded = True
         events.append(_made({"run_id": rid, "session_id": rid, "turn_id": 1, "loop": "logs", "round_index": 0,
@@ -215,7 +216,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
                     parse_ok, code = False, "BAD_JSON"
             if code is not None:
                 kind = _KIND_OF_CODE.get(code, "invalid_args")
-                found(kind, code, tool=name, index=i, detail=raw if isinstance(raw, str) else json.dumps(raw))
+                found(kind, code, tool=name, index=i + 1, detail=raw if isinstance(raw, str) else json.dumps(raw))
             if code is None and args is not None:  # (args: the canonical JSON of arguments that are an object)
                 sig = f"{name}:{args}"
                 n = seen[sig] = seen.get(sig, 0) + 1
@@ -225,7 +226,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
                 elif not write and n == REPEAT_LIMIT:
                     code, kind = "LOOP_DETECTED", "repeated_call"
                 if code:
-                    found(kind, code, tool=name, index=i, detail=args, unguarded=True)
+                    found(kind, code, tool=name, index=i + 1, detail=args, unguarded=True)
             answer = answers.get(cid)
             cat, stage = (FOUND_UNGUARDED[code] if kind in ("duplicate_write", "repeated_call") and code in FOUND_UNGUARDED
                           else _err(code)) if code else ("", "")

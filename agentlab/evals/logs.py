@@ -414,13 +414,13 @@ def _messages(source: str, n: int, messages: list) -> tuple[dict, ...]:
     legacy = False
     for i, m in enumerate(messages):
         if not isinstance(m, dict) or not isinstance(m.get("role"), str):
-            raise LogError("logs.bad_message", path=source, line=n, index=i)
+            raise LogError("logs.bad_message", path=source, line=n, index=i + 1)  # counted from 1
         legacy = legacy or "function_call" in m or m["role"] == "function"
         content = m.get("content")
         if type(content) is list and any(isinstance(part, dict) and part.get("type") in _ANTHROPIC_PARTS
                                          for part in content):
             # another API's messages: read as chat completions they held no call, and the review said nothing wrong
-            raise LogError("logs.anthropic", path=source, line=n, index=i)
+            raise LogError("logs.anthropic", path=source, line=n, index=i + 1)
     return tuple(_as_tool_calls(messages) if legacy else messages)
 
 
