@@ -46,9 +46,10 @@ DESKS: dict[str, tuple[Any, tuple[str, ...], Callable[..., Comparison]]] = {
 #: fired). Its model books before it looks anything up: a ping-pong between look-ups there is the same booking sent
 #: again and again, which repeat_call already shows, under a label that said "keeps looking things up".
 #: The retail store's tools take no amount and no bounded number: an amount in words or a value past its limit has
-#: nowhere to land, and both loops ran as if no fault had been chosen ("no guard had to step in").
+#: nowhere to land, and both loops ran as if no fault had been chosen ("no guard had to step in"); an amount sent as
+#: text became an order number sent as a number there (12345), not what its label says.
 NEVER_FIRES: dict[str, tuple[str, ...]] = {"expense": ("camel_case", "ping_pong"),
-                                           "retail": ("amount_in_words", "out_of_range")}
+                                           "retail": ("amount_in_words", "out_of_range", "wrong_type")}
 #: faults a model never meets, whatever the desk: the recording refunds at once and never looks the order up, so a
 #: look-up that fails or hangs is never met (both traces ran as with no fault)
 NEVER_MET: dict[str, tuple[str, ...]] = {"qwen 1.5b (recorded)": ("flaky_tool", "hanging_tool")}
