@@ -411,10 +411,23 @@ WRITE_VERBS = frozenset("""
     upgrade upload upsert void withdraw write""".split())
 
 
+#: the same for a tool named in Chinese, which has no separators to find its first word by: a name that opens with a
+#: verb that only looks (查询订单) is a read; else one that holds a verb that writes anywhere (退款, 订单退款) is a write.
+#: A Chinese refund tool was taken for a read, and the probe called a second refund "harmless"
+READ_VERBS_ZH = ("查询", "查看", "查找", "获取", "搜索", "检索", "读取", "列出", "统计", "计算", "核对", "验证", "估算")
+WRITE_VERBS_ZH = ("退款", "退货", "创建", "新建", "新增", "添加", "删除", "移除", "修改", "更改", "更新", "编辑", "取消",
+                  "提交", "支付", "付款", "扣款", "转账", "充值", "下单", "预订", "预约", "记账", "入账", "录入", "发送",
+                  "发布", "发放", "发起", "注册", "登记", "上传", "保存", "写入", "设置", "关闭", "开通", "审批", "批准",
+                  "拒绝", "撤销", "作废", "冻结", "解冻", "绑定", "解绑", "申请", "转人工", "升级", "分配", "报销")
+
+
 @lru_cache(maxsize=2048)
 def guess_write(name: str) -> bool:
     """Whether a tool changes the world, guessed from its first verb (``cancel_order``, ``updateUser``,
-    ``orders.close_ticket``): the one guess the probe and the log review make when no tools file says."""
+    ``orders.close_ticket``; in Chinese, ``退款`` or ``取消订单``): the one guess the probe and the log review make when
+    no tools file says."""
     last = re.split(r"[./:]", name)[-1]
+    if any("\u4e00" <= ch <= "\u9fff" for ch in last):
+        return not last.startswith(READ_VERBS_ZH) and any(verb in last for verb in WRITE_VERBS_ZH)
     words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", last).lower().replace("-", "_").split("_")
     return bool(words) and words[0] in WRITE_VERBS

@@ -802,10 +802,25 @@ def test_the_probe_does_work_linear_in_the_tools_not_quadratic(monkeypatch):
 @pytest.mark.parametrize("name, write", [("close_ticket", True), ("assignTicket", True), ("approve_refund", True),
                                          ("tickets.reopen", True), ("revoke_key", True), ("merge_accounts", True),
                                          ("get_ticket", False), ("list_orders", False), ("search", False),
-                                         ("top_products", False), ("voucher_for_order", False)])
+                                         ("top_products", False), ("voucher_for_order", False),
+                                         ("退款", True), ("取消订单", True), ("订单退款", True), ("发送邮件", True),
+                                         ("查询订单", False), ("查询退款状态", False), ("获取天气", False), ("天气", False)])
 def test_one_guess_of_a_write_by_its_name_for_the_probe_and_the_review(name, write):
     """close_ticket was a read to the probe (a duplicated close filed harmless) and to the log review, which each
     kept a verb list of its own; the one guess errs toward writes."""
     from agentlab.evals.log_tools import write_name
     from agentlab.evals.probe import guess_write
     assert guess_write(name) is write and write_name(name) is write
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_kind_guessed_from_the_name_says_so_on_the_page(lang):
+    """A pasted tool named 退款 was a "read" on the page, a second refund "harmless", and nothing said the kind was a
+    guess, nor how to say it for sure."""
+    from agentlab.evals.probe_report import table_html
+    from agentlab.i18n import t
+    from agentlab.tools import load_specs
+    specs = [{"type": "function", "function": {"name": "退款", "description": "给订单退款", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}}]
+    page = table_html(probe(load_specs(specs), model="fake"), lang)
+    assert t("probe.kind.write", lang) + "*" in page and t("probe.kind.guessed_note", lang)[:20] in page

@@ -252,7 +252,10 @@ def _table(report: Mapping[str, Any], lang: Lang) -> dict[str, Any]:
             row_cells.append({"verdict": v.replace("/", ""), "background": VERDICT_COLORS[v], "tip": _tip(cell, lang),
                               "color": ink(VERDICT_COLORS[v]),
                               "text": cell_text(cell, lang)})
-        rows.append({"tool": tl, "kind": t("probe.kind." + info["kind"], lang), "lint": len(info.get("lint", [])),
+        kind = t("probe.kind." + info["kind"], lang)
+        rows.append({"tool": tl, "kind": kind, "lint": len(info.get("lint", [])),
+                     # a kind guessed from the tool's name says so, on hover, and how to say it for sure
+                     "kind_title": t("probe.kind.guessed", lang, kind=kind) if info.get("kind_from") == "name" else "",
                      "lint_titles": _lint_titles(info.get("lint", []), lang), "cells": row_cells})
     # each column named in the page's language (its id, camel_case, in the tip: the one --faults takes)
     return {"categories": [{"name": c, "short": t_or(f"probe.short.{c}", c, lang), "title": _category_text(report, c, lang)}
