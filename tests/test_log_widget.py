@@ -82,3 +82,22 @@ def test_review_pressed_with_no_file_says_it_is_the_samples_review(lang):
     assert app.report is not None and t("ui.logs_no_file", lang) in html.unescape(app.view.value)
     app.sample.click()  # chosen on purpose: no such sentence
     assert t("ui.logs_no_file", lang) not in html.unescape(app.view.value)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_page_gives_the_review_as_the_command_writes_it(tmp_path, lang):
+    """The app offered cases.jsonl alone: a PM could not keep or share the review itself (report.html, report.json)
+    without the command line. The page's links carry the very files the command writes."""
+    import base64
+    import re
+
+    from agentlab.evals.log_report import write_report
+    app = LogReview(lang=lang)
+    app.sample.click()
+    links = dict(re.findall(r'<a download="([^"]+)" href="data:[^;]+;charset=utf-8;base64,([^"]+)"', app.view.value))
+    assert {"report.html", "report.json", "cases.jsonl"} <= set(links), list(links)
+    assert t("logs.keep", lang) in html.unescape(app.view.value)
+    written = write_report(app.report, tmp_path, lang=lang)
+    for name in ("report.html", "report.json"):
+        assert base64.b64decode(links[name]).decode("utf-8") == written[name].read_text(encoding="utf-8"), name
+    assert json.loads(base64.b64decode(links["report.json"]))["totals"] == app.report["totals"]

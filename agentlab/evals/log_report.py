@@ -148,9 +148,24 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
                  findings=findings, more=t("logs.more", lang, more=more) if more > 0 else "",
                  cases_text=_cases_text(len(cases), runnable, lang, page=page, too_large=too_large),
                  cases_href=href if carried else "",
+                 downloads=_downloads(report, lang) if page else (),
                  cases=[{"runnable": c["runnable"], **{k: c["case"][k] for k in ("id", "scenario", "task")},
                          "desk": _desk(c["case"]["scenario"], lang)}
                         for c in cases]), lang)
+
+
+def _downloads(report: Mapping[str, Any], lang: Lang) -> list[tuple[str, str]]:
+    """On a page (the app), the review's two files as the command writes them, carried in their links: a reader with
+    no command line keeps or shares them. A file past the links' limit is left out (the command writes it)."""
+    page, text = _files(report, lang)
+    files = {"report.html": (page, "text/html"), "report.json": (text, "application/json")}
+    return [(name, href) for name, (body, kind) in files.items() if (href := data_url(body.encode("utf-8"), kind))]
+
+
+def _files(report: Mapping[str, Any], lang: Lang) -> tuple[str, str]:
+    """The texts of ``report.html`` and ``report.json``, as the command writes them and the page's links carry them."""
+    return (_writable(review_html(report, lang)),
+            _writable(json.dumps(_finite(report), ensure_ascii=False, indent=1, default=str, allow_nan=False)))
 
 
 def _said(key: str, fallback: Any, lang: Lang) -> str:
@@ -208,8 +223,7 @@ def write_report(report: Mapping[str, Any], out: str | Path, *, lang: Lang | Non
     surrogate from the logs is written as U+FFFD."""
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    page = _writable(review_html(report, lang or report["settings"].get("lang", "en")))
-    text = _writable(json.dumps(_finite(report), ensure_ascii=False, indent=1, default=str, allow_nan=False))
+    page, text = _files(report, lang or report["settings"].get("lang", "en"))
     lines = cases_jsonl(report)
     paths = {}
     for name, body in (("cases.jsonl", lines), ("report.json", text), ("report.html", page)):
