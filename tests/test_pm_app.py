@@ -233,3 +233,25 @@ def test_every_fault_offered_with_every_model_changes_that_model_s_run():
             c = compare_loops(fault, model=model, question=question, at_step=step)
             idle += [fault] if (_what_happened(c.naive), _what_happened(c.guarded), c.written()) == plain else []
         assert not idle, f"{name} is offered faults that change nothing: {idle}"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_pm_uploads_a_recording_and_the_probe_replays_it(lang):
+    """The probe's recording was a path on the machine serving the page, which a PM has not got; and a file there that
+    was no recording (/etc/passwd) said "Something went wrong: JSONDecodeError", where an empty box said another thing.
+    Now a recording is uploaded and replayed at once; any file that is no recording gets the same sentence."""
+    from agentlab.i18n import t
+    from agentlab.resources import data_file
+    from agentlab.workbook.widgets import ProbePanel
+
+    panel = ProbePanel(tools=data_file("aftersales_tools.json").read_text(encoding="utf-8"), lang=lang)
+    panel.tape_upload.value = uploaded("probe-aftersales-0.5b.jsonl",
+                                       data_file("cassettes/probe-aftersales-0.5b.jsonl").read_bytes())
+    assert panel.model.value == "replay" and panel.report is not None, panel.view.value
+    assert panel.report["meta"]["model"] == "replay" and "create_refund" in panel.view.value
+    said = t("probe.ui.no_cassette", lang, path="x").split("x")[-1][:12]
+    for other in (data_file("aftersales_tools.json"), "/etc/passwd", "/no/such/file.jsonl"):
+        panel.cassette.value = str(other)
+        panel.run.click()
+        assert said in panel.view.value and "JSONDecodeError" not in panel.view.value, (other, panel.view.value)
+        assert "/etc" not in panel.view.value and "/no/such" not in panel.view.value  # the file by its name only

@@ -31,7 +31,7 @@ from ..store import Store
 from ..tools import Registry, Tool
 from ..trace import side_by_side_html
 from .demo import Comparison, compare_loops, explain
-from .uploads import file_said, upload_button, upload_content, upload_note
+from .uploads import file_said, kept_upload, upload_button, upload_content, upload_note
 
 __all__ = ["LANG_OPTIONS", "REPLAYABLE_FAULTS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
            "FaultInjector", "GuardPanel", "MetricsPanel", "ProbePanel", "SchemaPlayground", "browser_lang", "comparison_html",
@@ -569,7 +569,11 @@ class ProbePanel(App):
         self.upload_note = W.HTML()  # the largest file it takes
         self.upload.observe(lambda _: _safe(self.view, self.take_upload, self.lang.value), names="value")
         self.model = W.Dropdown(options=["fake", "replay"], value="fake")
-        self.cassette = W.Text(value=str(cassette or ""))
+        self.cassette = W.Text(value=str(cassette or ""))  # a recording's path, where the page runs
+        # a recording uploaded, for a reader who has no path on the machine serving the page (the app)
+        self.tape_upload = upload_button(".jsonl")
+        self.tape: Path | None = None
+        self.tape_upload.observe(lambda _: _safe(self.view, self.take_tape, self.lang.value), names="value")
         self.trials = W.IntSlider(value=1, min=1, max=3)
         self.report: dict | None = None
         self.plots = W.Output()
@@ -577,7 +581,21 @@ class ProbePanel(App):
         self._wire_run(self.update)
         self.widget = W.VBox([self.lang, self.header, W.HBox([self.upload, self.upload_note]), self.editor,
                               W.HBox([self.model, self.trials]),
-                              self.cassette, self.run, self.view, self.plots])
+                              W.HBox([self.tape_upload, self.cassette]), self.run, self.view, self.plots])
+
+    def take_tape(self) -> dict | None:
+        """An uploaded recording: kept while the page runs, replayed at once (the model set to a recording); a file
+        too large for the page gets its sentence."""
+        from ..i18n import LocalizedError
+        try:
+            tape = kept_upload(self.tape_upload, "agentlab-probe-tape-", replacing=self.tape)
+        except LocalizedError as exc:
+            self.view.value = f"<p style='color:#d93025'>{html.escape(file_said(exc, self.lang.value))}</p>"
+            return None
+        if tape is None:
+            return None
+        self.tape, self.cassette.value, self.model.value = tape, "", "replay"
+        return self.update()
 
     def take_upload(self) -> dict | None:
         """An uploaded tools file: into the editor (bytes that are not UTF-8 get their sentence), then probed."""
@@ -608,6 +626,8 @@ class ProbePanel(App):
         self.model.value = kept
         self.trials.description = t("probe.ui.trials", lang)
         self.cassette.description = t("probe.ui.cassette", lang)
+        self.cassette.placeholder = t("probe.ui.cassette_path", lang)
+        self.tape_upload.description = t("probe.ui.upload_tape", lang)
         self.upload.description = t("probe.ui.upload", lang)
         self.upload_note.value = upload_note(lang)
         self.header.value = f"<h3>{html.escape(t('probe.ui.title', lang))}</h3><p>{html.escape(t('probe.ui.intro', lang))}</p>"
@@ -630,10 +650,15 @@ class ProbePanel(App):
             registry = load_specs(specs, source=t("probe.ui.tools", lang), lang=lang)
             kwargs: dict[str, Any] = {}
             if self.model.value == "replay":
-                if not self.cassette.value.strip():  # (it said "- : no recording to replay", "-" standing for none)
+                typed = self.cassette.value.strip()  # a path typed wins over the file uploaded before it
+                if not typed and self.tape is None:  # (it said "- : no recording to replay", "-" standing for none)
                     raise LocalizedError("probe.ui.no_cassette_given")
-                tape = Path(self.cassette.value.strip())
-                settings = cassette_settings(tape) if tape.is_file() else None
+                tape = Path(typed) if typed else self.tape
+                assert tape is not None
+                try:  # any file that is not a probe's recording is said so, whatever is in it (never its JSON error)
+                    settings = cassette_settings(tape) if tape.is_file() else None
+                except (ValueError, OSError, AttributeError, TypeError):
+                    settings = None
                 if settings is None:
                     raise LocalizedError("probe.ui.no_cassette", path=str(tape))
                 from ..models.cassette import labels
