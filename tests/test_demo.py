@@ -144,3 +144,21 @@ def test_both_traces_say_a_call_the_same_way_and_a_silent_end_says_so(lang):
                    for line in (naive + "\n" + guarded).splitlines()), guarded
     silent = t("trace.end_silent", lang, status=t("status.budget_exhausted", lang))
     assert silent in naive, naive
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_account_says_what_crashed_the_naive_loop_in_words_not_an_exception_name(lang):
+    """The account for people who do not read traces said "crashed (JSONDecodeError)", "(KeyError)", "(ModelError)"."""
+    import re
+
+    from agentlab.models.faults import FAULTS
+    from agentlab.workbook.demo import compare_loops, explain
+    crashed = 0
+    for fault in FAULTS:
+        c = compare_loops(fault, lang=lang)
+        if c.naive.status != "failed":
+            continue
+        crashed += 1
+        said = " ".join(explain(c, lang))
+        assert not re.search(r"\b\w+(?:Error|Exception)\b", said), (fault, said)
+    assert crashed >= 3

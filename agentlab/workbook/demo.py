@@ -11,7 +11,7 @@ from typing import Any
 
 from ..evals.outcome import Verdict, grade, reasons_in
 from ..guards import GuardConfig
-from ..i18n import Lang, both, columns, joined, label, pad, t
+from ..i18n import Lang, both, columns, joined, keys, label, pad, t
 from ..loop import run_guarded
 from ..models import Model, ScriptedModel, SelfCorrectingModel, Step, call, say
 from ..models.faults import FAULTS, FaultyModel, inject_tool_fault
@@ -367,7 +367,10 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
     if dropped:  # the naive loop runs only tool_calls[0]: say so, even when that happened to save it
         lines.append(t("explain.dropped", lang, n=dropped))
     if n.status == "failed":
-        lines.append(t("explain.crashed", lang, reason=n.reason.replace("crashed: ", "").split(":")[0]))
+        # what crashed it, in words a reader of this account has (it said "crashed (JSONDecodeError)")
+        error = n.reason.replace("crashed: ", "").split(":")[0].strip()
+        said = f"explain.crash.{error}" if f"explain.crash.{error}" in keys() else "explain.crash.other"
+        lines.append(t("explain.crashed", lang, reason=t(said, lang)))
     elif n.status == "budget_exhausted":
         lines.append(t("explain.capped", lang, steps=n.steps))
     else:
