@@ -162,3 +162,17 @@ def test_the_account_says_what_crashed_the_naive_loop_in_words_not_an_exception_
         said = " ".join(explain(c, lang))
         assert not re.search(r"\b\w+(?:Error|Exception)\b", said), (fault, said)
     assert crashed >= 3
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_hanging_tool_says_what_it_cost_the_naive_loop(lang):
+    """Under "the tool hangs" the two traces were the same and the naive loop "finished, correct": a PM read a tool
+    that hangs as harmless. The account says how long the naive loop waited with nothing to stop it."""
+    from agentlab.i18n import t
+    from agentlab.scenarios import retail
+    from agentlab.workbook.demo import compare_expense, compare_loops, compare_retail, explain
+    opening = t("explain.hang", lang, naive="X", guarded="Y").split("X")[0]
+    for compare in (compare_loops, compare_expense, *((compare_retail,) if retail.available() else ())):
+        said = explain(compare("hanging_tool", lang=lang), lang)
+        assert any(line.startswith(opening) for line in said), (compare.__name__, said)
+    assert not any(line.startswith(opening) for line in explain(compare_loops("flaky_tool", lang=lang), lang))

@@ -375,6 +375,11 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         lines.append(t("explain.capped", lang, steps=n.steps))
     else:
         lines.append(t("explain.naive_done", lang, steps=n.steps))
+    if c.fault == "hanging_tool" and n.tool_events:
+        # the hang's cost is time, which the traces do not show: a run that "finished" read as harmless
+        waited = max(e.latency_ms for e in n.tool_events) / 1000
+        stopped = max((e.latency_ms for e in c.guarded.tool_events), default=0.0) / 1000
+        lines.append(t("explain.hang", lang, naive=f"{waited:.2f}", guarded=f"{stopped:.2f}"))
     if c.scenario == "expense":
         lines += _expense_lines(c, lang)
     refunds = c.naive_state.get("refunds", [])
