@@ -154,7 +154,9 @@ def _cell(e: Event | None, highlight: bool = False, lang: Lang = "en") -> str:
                 f"<br>→ <b>{html.escape(status)}</b>"
                 + (f" <span style='color:#555' title='{html.escape(e.model_visible or '')}'>"
                    f"{html.escape(_told(e.model_visible or '', lang))}</span>" if e.error_code else "")
-                + (f" <i>{html.escape(t('cell.retries', lang, n=e.retry_count))}</i>" if e.retry_count else ""))
+                # a tool call resent is said as the times it went out: "ok (retries 1)" on one row read as one refund
+                # beside the two the resend made
+                + (f" <i>{html.escape(t('cell.sent', lang, n=e.retry_count + 1))}</i>" if e.retry_count else ""))
     return f"<td style='{style}'>{mark}{body}</td>"
 
 

@@ -80,9 +80,19 @@ def test_two_runs_side_by_side_speak_the_readers_language():
     told = compare_html(bad.naive, bad.guarded, lang="zh")
     assert "INVALID_ARGS" in told and not ascii_colons(told, page=True), ascii_colons(told, page=True)
     assert "<b>模型</b>" in page and "<b>model</b>" not in page
-    assert "（重试" in page and "(retries" not in page and "<b>完成</b>" in page
+    assert "（发出了 2 次）" in page and "(sent" not in page and "<b>完成</b>" in page
     english = compare_html(c.naive, c.guarded)
-    assert f"naive: {c.naive.status}" in english and "<b>model</b>" in english and "(retries" in english
+    assert f"naive: {c.naive.status}" in english and "<b>model</b>" in english and "(sent 2 times)" in english
+
+
+def test_a_tool_call_resent_says_how_many_times_it_went_out():
+    """Under a lost reply the naive trace showed one create_refund "→ ok (retries 1)" beside two refunds written: the
+    row now says the call went out twice."""
+    from agentlab.runs import compare_html
+    from agentlab.workbook.demo import compare_loops
+    c = compare_loops("lost_reply")
+    assert len(c.naive_state["refunds"]) == 2
+    assert "(sent 2 times)" in compare_html(c.naive, c.guarded) and "(retries 1)" not in compare_html(c.naive, c.guarded)
 
 
 def test_every_note_the_loops_write_can_be_said_in_chinese():
