@@ -176,3 +176,12 @@ def test_a_hanging_tool_says_what_it_cost_the_naive_loop(lang):
         said = explain(compare("hanging_tool", lang=lang), lang)
         assert any(line.startswith(opening) for line in said), (compare.__name__, said)
     assert not any(line.startswith(opening) for line in explain(compare_loops("flaky_tool", lang=lang), lang))
+
+
+def test_a_wrong_run_says_which_data_is_wrong():
+    """A refund of 200,000 yuan on a 199-yuan order was "said done, but the data is wrong", the amount named nowhere."""
+    from agentlab.workbook.demo import compare_loops, explain
+    said = " ".join(explain(compare_loops("out_of_range"), "en"))
+    assert "200000" in said, said
+    said = " ".join(explain(compare_loops("out_of_range", lang="zh"), "zh"))
+    assert "200000" in said, said

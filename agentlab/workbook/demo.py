@@ -11,7 +11,7 @@ from typing import Any
 
 from ..evals.outcome import Verdict, grade, reasons_in
 from ..guards import GuardConfig
-from ..i18n import Lang, both, columns, joined, keys, label, pad, t
+from ..i18n import Lang, aside, both, columns, joined, keys, label, pad, t
 from ..loop import run_guarded
 from ..models import Model, ScriptedModel, SelfCorrectingModel, Step, call, say
 from ..models.faults import FAULTS, FaultyModel, inject_tool_fault
@@ -394,7 +394,7 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         lines.append(t("explain.bad_data", lang, detail=detail))
     if any("Traceback" in (e.model_visible or "") for e in n.events):
         lines.append(t("explain.leak", lang))
-    lines.append(_verdict_line("naive", c.naive_verdict, lang))
+    lines.append(_verdict_line("naive", c.naive_verdict, lang, which=not bad and c.scenario != "expense"))
     g = c.guarded
     if c.scenario in ("expense", "retail"):
         key, written = ("explain.guarded_booked", "records") if c.scenario == "expense" else ("explain.guarded_changed", "changed")
@@ -443,8 +443,13 @@ def _expense_lines(c: Comparison, lang: Lang) -> list[str]:
     return out
 
 
-def _verdict_line(loop: str, verdict: Verdict, lang: Lang) -> str:
-    return t("explain.verdict", lang, loop=t("loop." + loop, lang), outcome=t("outcome." + verdict.outcome, lang))
+def _verdict_line(loop: str, verdict: Verdict, lang: Lang, *, which: bool = False) -> str:
+    """``which``: a wrong run says which data is wrong (where no line before it said so)."""
+    outcome = t("outcome." + verdict.outcome, lang)
+    if which and verdict.outcome in ("done, wrong data", "wrong data, stopped") and verdict.failures:
+        # which data is wrong: a refund of 200,000 on a 199 order read only "the data is wrong"
+        outcome += aside(joined(reasons_in(verdict.failures, lang), lang), lang)
+    return t("explain.verdict", lang, loop=t("loop." + loop, lang), outcome=outcome)
 
 
 def budget_sweep(budgets: Sequence[int], *, runs: int = 40, detour: float = 0.35, seed: int = 0) -> dict[str, dict[str, int]]:
