@@ -348,3 +348,9 @@ def test_the_apps_text_boxes_and_lists_have_names_a_screen_reader_says(tmp_path,
                           ("combobox", "weekly.label.group_note"), ("textbox", "probe.ui.tools"),
                           ("slider", "probe.ui.trials")):
             assert page.get_by_role(role, name=t(key, lang), exact=True).count() >= 1, (role, t(key, lang))
+        # every chart says itself to a screen reader: the probe's plots and the weekly trend had alt="" (JupyterLab
+        # and Voila read no alt from an image's metadata, where it had been put)
+        page.get_by_role("button", name=t("probe.ui.run", lang), exact=True).click()
+        page.locator("img[src^='data:image/png']").nth(1).wait_for(timeout=60_000)
+        alts = page.locator("img[src^='data:image/png']").evaluate_all("els => els.map(e => e.alt)")
+        assert len(alts) >= 2 and all(a.strip() for a in alts), alts

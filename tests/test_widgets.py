@@ -639,3 +639,20 @@ def test_the_probe_replaying_with_no_recording_chosen_says_so_in_a_sentence(lang
     panel.run.click()
     shown = h.unescape(panel.view.value)
     assert t("probe.ui.no_cassette_given", lang) in shown and not shown.split(">", 2)[-1].startswith("- "), shown
+
+
+def test_a_figure_carries_its_alt_text_where_a_page_reads_it():
+    """JupyterLab and Voila draw an image/png output with alt="" whatever its metadata says: a figure also goes out
+    as an <img> that carries its text equivalent's summary."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from IPython.core.formatters import DisplayFormatter
+
+    from agentlab.a11y import text_equivalent
+    from agentlab.workbook.plots import plot_bars
+    from agentlab.workbook.widgets import figure
+    shown = figure(lambda ax: plot_bars({"success": {"naive": 0.5, "guarded": 0.9}}, ax=ax, title="metrics"))
+    data, _ = DisplayFormatter().format(shown)
+    summary = text_equivalent(shown).summary
+    assert "image/png" in data and f'alt="{H.escape(summary)}"' in data["text/html"] and summary
+    assert data["text/html"].startswith('<img src="data:image/png;base64,' + data["image/png"][:40])

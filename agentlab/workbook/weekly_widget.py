@@ -34,9 +34,10 @@ from ..evals.weekly import (
 from ..i18n import Lang, LocalizedError, colon, joined, said_marks, t, t_or
 from ..resources import data_file
 from ..site.files import load_json, write_atomic
+from .figures import _show, figure
 from .log_widget import LOG_SAMPLES
 from .uploads import file_said, kept_upload, upload_button, upload_note
-from .widgets import LANG_OPTIONS, App, _safe, _show, figure
+from .widgets import LANG_OPTIONS, App, _safe
 
 __all__ = ["WeeklyReview", "conversation_html", "counts_html"]
 

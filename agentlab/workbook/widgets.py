@@ -17,7 +17,6 @@ from typing import Any, cast
 
 import ipywidgets as W
 
-from ..a11y import attach, quiet, text_equivalent
 from ..approval import approve, pending, reject
 from ..evals.outcome import reasons_in
 from ..guards import GUARDS, GuardConfig
@@ -31,6 +30,7 @@ from ..store import Store
 from ..tools import Registry, Tool
 from ..trace import side_by_side_html
 from .demo import Comparison, compare_loops, explain
+from .figures import _append, _show, figure
 from .uploads import file_said, kept_upload, upload_button, upload_content, upload_note
 
 __all__ = ["LANG_OPTIONS", "REPLAYABLE_FAULTS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
@@ -109,40 +109,6 @@ def fit(widget: W.Widget, labels: Sequence[str] = ()) -> None:
         widget.layout.width = f"{desc + 2 + longest + 6}ch"
 
 
-
-
-def _show(out: W.Output, obj: Any) -> None:
-    out.outputs = ()
-    _append(out, obj)
-
-
-def _append(out: W.Output, obj: Any) -> None:
-    """``obj`` into ``out``, a figure's text equivalent right under its image (for a screen reader, or colours)."""
-    out.append_display_data(obj)
-    te = text_equivalent(obj)
-    if te is not None:
-        out.append_display_data(te)
-
-
-def figure(draw: Callable[[Any], Any], size: tuple[float, float] = (7, 3.2)) -> Any:
-    """Draw on a fresh figure and return it as a PNG image (the same in a kernel, a test, or Voila), carrying the
-    plot's text equivalent: as the image's alt text, and for :func:`_show` to put under it."""
-    import io
-
-    import matplotlib.pyplot as plt
-    from IPython.display import Image
-
-    from .plots import cjk_fonts
-    with cjk_fonts(), quiet():  # quiet: the text is shown under the image here, not wherever the kernel prints
-        fig, ax = plt.subplots(figsize=size)
-        drawn = draw(ax)
-        fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)  # shown through the Output widget, not twice
-    te = text_equivalent(drawn) or text_equivalent(ax)
-    image = Image(data=buf.getvalue(), format="png", alt=te.summary if te else None)
-    return attach(image, te) if te is not None else image
 
 
 # --- the side-by-side view ---------------------------------------------------------
