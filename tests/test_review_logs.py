@@ -14,6 +14,7 @@ from agentlab.evals import load_cases, run_case, summarize
 from agentlab.evals.log_review import FOUND_UNGUARDED, KINDS, analyze, review_html, review_logs, runs_of, write_report
 from agentlab.evals.logs import LogError, read_logs
 from agentlab.evals.otel import read_otlp
+from agentlab.i18n import t
 from agentlab.resources import data_file
 
 OPENAI = data_file("logs_openai_sample.jsonl")
@@ -945,3 +946,15 @@ def test_a_finding_names_its_message_as_a_reader_counts_them():
             assert said["role"] == "tool", f
     assert checked >= 3
     assert [f["message"] for f in r["findings"] if f["kind"] == "invalid_args"] == [3]
+
+
+def test_a_file_with_nothing_to_review_shows_its_sentence_and_no_empty_tables(tmp_path):
+    """An empty or blank-lines file said "No conversation was read", then a headline table of header cells and a "-"
+    under every section."""
+    from agentlab.evals.log_report import review_html
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n\n", encoding="utf-8")
+    for lang in ("en", "zh"):
+        page = review_html(review_logs(path, "openai", lang=lang), lang, page=True)
+        assert "<table" not in page and 'id="findings"' not in page and "report.json" not in page
+        assert t("logs.nothing_read", lang, format="openai")[:12] in page

@@ -85,8 +85,11 @@ def test_refusals_are_said_in_the_pages_language_and_a_colleagues_note_appears(t
     assert t("weekly.err.bad_category", "zh", limit=60).split("（")[0] in w.message.value
     colleague = ReviewStore(tmp_path)
     colleague.add_note(w.current(), "同事写的笔记", "小李")
+    w.group_suggested.click()  # nothing picked: a line says so
+    assert t("weekly.no_suggestion", "zh") in w.message.value
     w.refresh_notes.click()
     assert "同事写的笔记" in w.conversation.value
+    assert t("weekly.no_suggestion", "zh") not in w.message.value  # the last action's line went with the refresh
     w.lang.value = "en"
     assert t("weekly.title", "en") in w.header.value and w.save.description == t("weekly.save", "en")
 

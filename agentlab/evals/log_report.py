@@ -148,7 +148,8 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
                  findings=findings, more=t("logs.more", lang, more=more) if more > 0 else "",
                  cases_text=_cases_text(len(cases), runnable, lang, page=page, too_large=too_large),
                  cases_href=href if carried else "",
-                 downloads=_downloads(report, lang) if page else (),
+                 downloads=_downloads(report, lang) if page and tot["runs"] else (),
+                 read_any=bool(tot["runs"]),
                  cases=[{"runnable": c["runnable"], **{k: c["case"][k] for k in ("id", "scenario", "task")},
                          "desk": _desk(c["case"]["scenario"], lang)}
                         for c in cases]), lang)

@@ -133,10 +133,10 @@ class WeeklyReview(App):
         self.conversation = W.HTML()
         self.note = W.Textarea(layout=W.Layout(width="95%", height="5em"))
         self.author = W.Text()
-        self.category = W.Combobox(ensure_option=False)
+        self.category = W.Combobox(ensure_option=False, layout=W.Layout(width="95%"))  # its hint read whole
         self.save = W.Button(button_style="primary")
         self.group_note = W.Dropdown(options=[("-", -1)], layout=W.Layout(width="95%"))
-        self.group_name = W.Combobox(ensure_option=False)
+        self.group_name = W.Combobox(ensure_option=False, layout=W.Layout(width="95%"))
         self.group = W.Button()
         self.suggested = W.HBox(layout=W.Layout(flex_flow="row wrap"))
         self.group_suggested = W.Button()
@@ -163,7 +163,7 @@ class WeeklyReview(App):
         self.save.on_click(lambda _: self._do(self.save_note))
         self.group.on_click(lambda _: self._do(self.group_one))
         self.group_suggested.on_click(lambda _: self._do(self.apply_suggestion))
-        self.refresh_notes.on_click(lambda _: self._do(self.show_week))
+        self.refresh_notes.on_click(lambda _: self._do(self._refreshed))  # a line of the last action goes
         self.promote.on_click(lambda _: self._do(self.promote_one))
         self.export.on_click(lambda _: self._do(self.export_week))
         self.lang.observe(lambda _: self._relabel(), names="value")
@@ -410,6 +410,12 @@ class WeeklyReview(App):
         return week_review(self.store, self.items, self.week.value, self.source_name)
 
     # --- reading, noting, grouping --------------------------------------------------------------
+    def _refreshed(self) -> WeekReview:
+        """The week again, with everyone's notes as saved now; the line the last action left ("click a group first")
+        goes, as it stayed under the fresh week."""
+        self.message.value = ""
+        return self.show_week()
+
     def show_week(self) -> WeekReview:
         """The week's conversations, its notes (everyone's, as saved now), the suggestions, counts and trend."""
         lang = self.lang.value
