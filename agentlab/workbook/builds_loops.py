@@ -190,12 +190,12 @@ def _07_model(case: str, lang: Lang) -> Any:
     done = say(t("script.done", lang))
     if case == "two_at_once":
         first = tool_calls(call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}),
-                           call("escalate_to_human", {"summary": "User wants a call about shipped order A1002."}))
+                           call("escalate_to_human", {"summary": t("script.call_about_a1002", lang)}))
     elif case == "three_lookups":
         first = tool_calls(*(call("get_order", {"order_id": o}) for o in ("A1001", "A1002", "A1003")))
     else:
         first = tool_calls(call("get_order", {"order_id": "A1001"}), call("create_refund", '{"order_id": "A10'),
-                           call("escalate_to_human", {"summary": "User wants a call about shipped order A1002."}))
+                           call("escalate_to_human", {"summary": t("script.call_about_a1002", lang)}))
     return ScriptedModel([first, done], name=case)
 
 

@@ -126,8 +126,8 @@ print(f"{label('8 racing workers, refunds written', LANG)}{colon(LANG)}{len(desk
 # %%
 desk, reg = aftersales.SCENARIO.setup(LANG)
 lossy = inject_tool_fault(reg, "escalate_to_human", "lost_reply")
-model = SelfCorrectingModel([("escalate_to_human", {"summary": "call the customer back"})], "Handed over.")
-run = run_guarded(model, lossy, "Please have someone call me.", store=SQLiteStore(), sleep=lambda s: None)
+model = SelfCorrectingModel([("escalate_to_human", {"summary": t("script.call_back", LANG)})], t("script.handed_over", LANG))
+run = run_guarded(model, lossy, t("script.call_me", LANG), store=SQLiteStore(), sleep=lambda s: None)
 print(f"{label(run.status, LANG)} | {label('tickets', LANG)}{colon(LANG)}{len(desk.tickets)} | {label('the model was told', LANG)}{colon(LANG).rstrip()}")
 print(run.tool_events[0].model_visible)
 print(f"{label('the user reads', LANG)}{colon(LANG)}{run.answer}")

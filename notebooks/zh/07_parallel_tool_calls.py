@@ -51,7 +51,7 @@ TASK = t("nb07.said.refund_a_and_please", LANG)
 def two_at_once():
     return ScriptedModel([
         tool_calls(call("create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}),
-                   call("escalate_to_human", {"summary": "User wants a call about shipped order A1002."})),
+                   call("escalate_to_human", {"summary": t("script.call_about_a1002", LANG)})),
         say(t("nb07.said.done_a_is_refunded", LANG)),
     ], name="two-at-once")
 
