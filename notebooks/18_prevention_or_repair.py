@@ -172,7 +172,8 @@ for size in SIZES:
 def kinds_table(size: str) -> pd.DataFrame:
     table = pd.DataFrame(FIG[size].kinds).loc[list(bfcl.KINDS), list(bfcl.MODES)]
     group = {k: t(f"nb18.kind_group.{k}", LANG) for k in ("contract", "meaning")}
-    table.index = [k + aside(group["contract"] if k in bfcl.CONTRACT_KINDS else group["meaning"], LANG) for k in table.index]
+    table.index = [label(k, LANG) + aside(group["contract"] if k in bfcl.CONTRACT_KINDS else group["meaning"], LANG)
+                   for k in table.index]  # each kind named as the plots below name it
     table[t("nb18.what_it_is", LANG)] = [t(f"bfcl.kind.{k}", LANG) for k in bfcl.KINDS]
     return table
 
