@@ -17,7 +17,7 @@ from agentlab.hub import notes
 BUILDS = sorted(notes.build_ids())
 HEADINGS = {"en": ("## Build exercise", "**What they write:**", "**A working answer:**",
                    "### Wrong builds: what the check says, what to say"),
-            "zh": ("## 动手改", "**要写什么：**", "**一个可行的答案：**", "### 常见的错误写法：检查怎么说，怎么回应")}
+            "zh": ("## 动手改", "**要写什么**：", "**一个可行的答案**：", "### 常见的错误写法：检查怎么说，怎么回应")}
 CODE = re.compile(r"^( *)```python\n(.*?)^\1```", re.M | re.S)
 
 
@@ -94,3 +94,14 @@ def test_a_wrong_build_is_told_wrong_by_the_harness():
     check's verdict on that code, not a harness that judges everything wrong."""
     assert run_build("05", "def my_business_key(args):\n    ...\n", "en").state == "not yet"
     assert run_build("05", "def my_business_key(args):\n    return str(args['amount'])\n", "en").state == "wrong"
+
+
+def test_every_note_is_formatted_on_the_page_with_no_markdown_mark_left():
+    """A closing ** after a full-width colon and before a Chinese character is no closing mark to Markdown: 19 of the
+    20 Chinese build notes showed "**一个可行的答案：**..." on the trainer's page, asterisks and all."""
+    import re
+    for nb in [*notes.exercise_ids(), *BUILDS]:
+        for lang in ("en", "zh"):
+            shown = str(notes.notes_html(notes.trainer_notes(nb, lang)))
+            prose = re.sub(r"<pre>.*?</pre>|<code>.*?</code>", "", shown, flags=re.S)
+            assert "**" not in prose and "__" not in prose, (nb, lang, prose[prose.find("**") - 40:][:120])
