@@ -91,3 +91,12 @@ def test_a_syntax_slip_of_a_first_python_is_said_in_chinese(code, said):
     line = plain_line(exc, "zh")
     assert line and said in line and f"第 {exc.lineno} 行" in line, (code, line)
     assert plain_line(exc, "en") is None
+
+
+@pytest.mark.parametrize("code, said", [("print(max(1, 2)", "( 没有闭合"), ("s = \'\'\'abc", "没有结束的引号"),
+                                        ("class A:", "下面还没有内容"), ("x = 1 +", "还没写完")])
+def test_a_slip_on_a_cells_last_line_is_said_too(code, said):
+    """At a cell's end IPython says only "incomplete input": an unclosed bracket there (its usual place), a quote or a
+    block left empty got no Chinese line."""
+    line = plain_line(SyntaxError("incomplete input", ("<cell>", 1, 1, code + "\n")), "zh")
+    assert line and said in line and "第 1 行" in line, (code, line)

@@ -40,6 +40,9 @@ def plain_line(exc: BaseException, lang: Lang, *, compiling: bool = True) -> str
         if lang == "en" or not compiling:  # Python's own line says it in English; an eval's text is not the cell
             return None
         # the other slips of a learner's first Python (a colon, an indent, a bracket, a quote), said in their language
+        if str(exc.msg or "") == "incomplete input":  # the slip on a cell's last line: IPython names none
+            key, fields = _incomplete(exc.text or "")
+            return t(key, lang, line=exc.lineno or "?", **fields)
         for pattern, key in _SYNTAX:
             found = pattern.match(str(exc.msg or ""))
             if found:
@@ -56,6 +59,23 @@ def plain_line(exc: BaseException, lang: Lang, *, compiling: bool = True) -> str
 
 
 _QUOTED = re.compile(r"""(["'])(?:\\.|(?!\1).)*\1""")
+
+def _incomplete(line: str) -> tuple[str, dict[str, str]]:
+    """Which slip left a cell's last line unfinished ("incomplete input"): a triple quote never closed, a line that
+    opens a block with nothing under it, a bracket never closed (the last one opened), or none of these."""
+    bare = _QUOTED.sub("", line)
+    if line.count("\'\'\'") % 2 or line.count('"""') % 2:
+        return "plain.syntax.unterminated", {}
+    if bare.rstrip().endswith(":"):
+        return "plain.syntax.block_empty", {}
+    opened: list[str] = []
+    for ch in bare:
+        if ch in "([{":
+            opened.append(ch)
+        elif ch in ")]}" and opened:
+            opened.pop()
+    return ("plain.syntax.never_closed", {"mark": opened[-1]}) if opened else ("plain.syntax.incomplete", {})
+
 
 #: Python's words for the syntax slips of a learner's first lines -> the catalogue's sentence for each
 _SYNTAX = ((re.compile(r"expected ':'"), "plain.syntax.colon"),
