@@ -427,7 +427,8 @@ def guess_write(name: str) -> bool:
     ``orders.close_ticket``; in Chinese, ``退款`` or ``取消订单``): the one guess the probe and the log review make when
     no tools file says."""
     last = re.split(r"[./:]", name)[-1]
-    if any("\u4e00" <= ch <= "\u9fff" for ch in last):
-        return not last.startswith(READ_VERBS_ZH) and any(verb in last for verb in WRITE_VERBS_ZH)
+    if any("\u4e00" <= ch <= "\u9fff" for ch in last):  # a name that ends on a look is a read too (退款查询, 订单详情)
+        looks = last.startswith(READ_VERBS_ZH) or last.endswith((*READ_VERBS_ZH, "详情", "状态", "列表"))
+        return not looks and any(verb in last for verb in WRITE_VERBS_ZH)
     words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", last).lower().replace("-", "_").split("_")
     return bool(words) and words[0] in WRITE_VERBS

@@ -506,3 +506,25 @@ def test_the_role_is_read_as_the_notebook_names_it():
     for typed in ("工具回执", "工具消息", "tool", "tool message"):
         assert first_role_after_cut(typed, lang="zh").ok, typed
     assert not first_role_after_cut("用户", lang="zh").ok
+
+
+@pytest.mark.parametrize("typed, right", [
+    ("成功率升高了", "raise"), ("更好", "raise"), ("会升高", "raise"), ("没有拦住", "not_caught"), ("tool 消息", "tool"),
+    ("tool 角色", "tool"), ("执行阶段", "execution"), ("execution（执行）", "execution"), ("只开 validate", "validate"),
+    ("validate（校验）", "validate"), ("_meta 字段", "_meta"), ("转给人工", "escalated"), ("wrong_type（类型不对）", "wrong_type"),
+    ("响应丢失", "lost_reply"), ("lost_reply（写操作已执行但响应丢失（超时））", "lost_reply")])
+def test_an_answer_with_its_subject_its_kind_or_its_meaning_around_it_is_read(typed, right):
+    """A second pass of a Chinese learner found these natural right answers refused: the metric named with its
+    direction, a stage or a field called so, a name with its meaning in brackets, the table's words for a fault."""
+    from agentlab.workbook.answers import judge_answer
+    assert judge_answer(typed, right) is True, typed
+    for wrong in ("不升高", "成功率降低了", "camel_case（驼峰）", "用户"):
+        assert judge_answer(wrong, right) is not True, (wrong, right)
+
+
+def test_a_count_is_no_time():
+    """"2次" was a right wait of 2 seconds; a count's word reads as a count."""
+    from agentlab.workbook.exercises import tool_replies_needed
+    policy = RetryPolicy(base=0.5, cap=8, jitter="none")
+    assert longest_wait("2次", policy, attempt=2, lang="zh").state == "wrong"
+    assert tool_replies_needed("3次", calls=3, lang="zh").ok

@@ -804,7 +804,8 @@ def test_the_probe_does_work_linear_in_the_tools_not_quadratic(monkeypatch):
                                          ("get_ticket", False), ("list_orders", False), ("search", False),
                                          ("top_products", False), ("voucher_for_order", False),
                                          ("退款", True), ("取消订单", True), ("订单退款", True), ("发送邮件", True),
-                                         ("查询订单", False), ("查询退款状态", False), ("获取天气", False), ("天气", False)])
+                                         ("查询订单", False), ("查询退款状态", False), ("获取天气", False), ("天气", False),
+                                         ("退款查询", False), ("退款详情", False), ("申请退款", True)])
 def test_one_guess_of_a_write_by_its_name_for_the_probe_and_the_review(name, write):
     """close_ticket was a read to the probe (a duplicated close filed harmless) and to the log review, which each
     kept a verb list of its own; the one guess errs toward writes."""

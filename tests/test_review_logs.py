@@ -957,4 +957,5 @@ def test_a_file_with_nothing_to_review_shows_its_sentence_and_no_empty_tables(tm
     for lang in ("en", "zh"):
         page = review_html(review_logs(path, "openai", lang=lang), lang, page=True)
         assert "<table" not in page and 'id="findings"' not in page and "report.json" not in page
+        assert t("logs.totals", lang, runs=0, calls=0, findings=0, bad=0) not in page  # no all-clear of zeros
         assert t("logs.nothing_read", lang, format="openai")[:12] in page

@@ -116,7 +116,10 @@ _UNITS = {**dict.fromkeys(("s", "sec", "secs", "second", "seconds", "秒", "秒�
           **dict.fromkeys(("ms", "millisecond", "milliseconds", "毫秒"), ("time", 0.001)),
           **dict.fromkeys(("min", "mins", "minute", "minutes", "分钟"), ("time", 60.0)),
           **dict.fromkeys(("元", "块", "块钱", "yuan", "rmb", "¥", "$", "dollars"), ("money", 1.0)),
-          **dict.fromkeys(("%", "percent", "个百分点"), ("share", 1.0))}
+          **dict.fromkeys(("%", "percent", "个百分点"), ("share", 1.0)),
+          # a count's own words: read as the count, never as seconds ("2次" was a right wait of 2 seconds)
+          **dict.fromkeys(("次", "条", "个", "种", "步", "项", "轮", "times", "calls", "messages", "replies", "tools",
+                           "steps", "turns", "cases"), ("count", 1.0))}
 _AMOUNT = re.compile(r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)|[零〇一二两三四五六七八九十百千]+)\s*(\S.*)")
 
 
@@ -191,11 +194,17 @@ def judge_answer(given: Any, right: Any, unit: str | None = None) -> bool | str:
         return "exercise.not_a_word"
     truth = answer_key(right)
     forms = _glossary_forms().get(truth, frozenset()) | {truth}
-    return word in forms or _bare(word) in forms
+    if word in forms or _bare(word) in forms:
+        return True
+    # the answer with its meaning added in brackets ("validate（校验）", "lost_reply（写操作已执行…）"): read by its head
+    head = word.split("(", 1)[0]
+    return bool(head) and head != word and (head in forms or _bare(head) in forms)
 
 
-# what a Chinese answer says around its word: a final 了 (升高了), a leading 更, 变得 or 有所 (更高, 有所提高)
-_AROUND_WORD = re.compile(r"^(?:更|变得|有所)+|了+$")
+# what a Chinese answer says around its word: a final 了 (升高了), a leading 更, 变得 or 有所 (更高, 有所提高), the
+# metric or the question it answers (成功率升高了, 答案是, 会升高), the setting (只开校验), the word for a stage or a
+# field the table names it with (执行阶段, _meta 字段)
+_AROUND_WORD = re.compile(r"^(?:更|变得|有所|成功率|答案是|答案|应该是|是|会|只开|仅开|只用|only)+|(?:了|阶段|字段)+$")
 
 
 def _bare(word: str) -> str:
