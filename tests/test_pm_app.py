@@ -244,11 +244,16 @@ def test_a_pm_uploads_a_recording_and_the_probe_replays_it(lang):
     from agentlab.resources import data_file
     from agentlab.workbook.widgets import ProbePanel
 
-    panel = ProbePanel(tools=data_file("aftersales_tools.json").read_text(encoding="utf-8"), lang=lang)
+    panel = ProbePanel(lang=lang)  # the page's own sample tools in the editor: in Chinese, not those recorded
     panel.tape_upload.value = uploaded("probe-aftersales-0.5b.jsonl",
                                        data_file("cassettes/probe-aftersales-0.5b.jsonl").read_bytes())
     assert panel.model.value == "replay" and panel.report is not None, panel.view.value
     assert panel.report["meta"]["model"] == "replay" and "create_refund" in panel.view.value
+    assert panel.report["summary"]["applicable"] > 0  # replayed against the tools it was recorded with: real verdicts
+    # a recording replayed against other tools says so, over a table of n/a
+    panel.editor.value = data_file("expense_tools.json").read_text(encoding="utf-8")
+    panel.run.click()
+    assert t("probe.ui.tape_other_tools", lang)[:20] in panel.view.value
     said = t("probe.ui.no_cassette", lang, path="x").split("x")[-1][:12]
     for other in (data_file("aftersales_tools.json"), "/etc/passwd", "/no/such/file.jsonl"):
         panel.cassette.value = str(other)

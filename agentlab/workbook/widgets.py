@@ -561,7 +561,21 @@ class ProbePanel(App):
         if tape is None:
             return None
         self.tape, self.cassette.value, self.model.value = tape, "", "replay"
+        self._tools_of(tape)
         return self.update()
+
+    def _tools_of(self, tape: Path) -> None:
+        """The tools a recording was made with, into the editor, where the workbook has them (its own recordings name
+        a data file): replayed against other tools (the Chinese page's sample), no call matched and every cell read
+        n/a, with nothing said. A recording of a team's own tools leaves the editor as it is."""
+        from ..evals.probe import cassette_settings
+        from ..resources import data_file
+        try:
+            named = str((cassette_settings(tape) or {}).get("tools") or "")
+        except (ValueError, OSError, AttributeError, TypeError):
+            return
+        if named.startswith("data/") and data_file(named[5:]).is_file():
+            self.editor.value = data_file(named[5:]).read_text(encoding="utf-8")
 
     def take_upload(self) -> dict | None:
         """An uploaded tools file: into the editor (bytes that are not UTF-8 get their sentence), then probed."""
@@ -643,6 +657,9 @@ class ProbePanel(App):
             return None
         self.report = report
         self._show(report)
+        if self.model.value == "replay" and not report["summary"]["applicable"]:  # said, not a table of n/a alone
+            said = t("probe.ui.tape_other_tools", lang)
+            self.view.value = f"<p role='alert' style='color:#d93025'>{html.escape(said)}</p>" + self.view.value
         return report
 
     def _show(self, report: dict) -> None:
