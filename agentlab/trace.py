@@ -17,7 +17,7 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from .i18n import Lang, aside, colon, t, t_or
+from .i18n import Lang, aside, colon, keys, t, t_or
 from .records import quick
 
 if TYPE_CHECKING:  # pandas is optional: imported only when a DataFrame is asked for
@@ -145,9 +145,14 @@ def _cell(e: Event | None, highlight: bool = False, lang: Lang = "en") -> str:
     elif e.kind == "end":
         status = _status(e.final_status or "", lang)
         note = note_text(e.note or "", lang)
+        raw = ""
         if e.final_status == "failed" and (e.note or "").startswith("crashed: "):  # said once: "崩溃 崩溃：…" read twice
-            note = t("note.crash_cause", lang, what=(e.note or "").removeprefix("crashed: "))
-        body = f"<b>{html.escape(status)}</b> {html.escape(_short(note, 200))}"
+            raw = (e.note or "").removeprefix("crashed: ")
+            # what crashed it in words, as the plain account says it; Python's own text on hover, for who reads it
+            said = f"explain.crash.{raw.split(':')[0].strip()}"
+            note = t("note.crash_cause", lang, what=t(said, lang) if said in keys() else raw)
+        body = f"<b>{html.escape(status)}</b> " + (
+            f"<span title='{html.escape(raw)}'>{html.escape(_short(note, 200))}</span>" if raw else html.escape(_short(note, 200)))
     else:
         status = e.error_code or t("cell.replayed" if e.replayed else "legend.ok", lang)
         body = (f"<b>{html.escape(e.tool_name or '?')}</b> <code>{html.escape(_short(e.args_raw or '', 120))}</code>"

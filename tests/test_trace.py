@@ -142,3 +142,20 @@ def test_each_side_is_shown_under_its_own_step_numbers(lang):
     assert ended == [1]
     failed = [cells[0] for _, cells in rows(compare_loops("api_401", lang=lang)) if "UNAUTHENTICATED" in cells[0]]
     assert failed and t("cell.tool_calls", lang) not in failed[0], failed
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_crash_in_the_trace_is_said_in_words_with_pythons_text_on_hover(lang):
+    """The naive trace's last row read "why: JSONDecodeError: Unterminated string starting at: line 1 column 27" where
+    the account beside it said what happened in words."""
+    import re
+
+    from agentlab.i18n import t
+    from agentlab.runs import compare_html
+    from agentlab.workbook.demo import compare_loops
+    c = compare_loops("truncated_json", lang=lang)
+    page = compare_html(c.naive, c.guarded, lang=lang)
+    from html import escape
+    assert escape(t("explain.crash.JSONDecodeError", lang)) in page
+    shown = re.sub(r"title='[^']*'", "", page)
+    assert "JSONDecodeError" not in shown, shown[shown.find("JSONDecodeError") - 80:][:200]
