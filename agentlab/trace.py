@@ -23,7 +23,8 @@ from .records import quick
 if TYPE_CHECKING:  # pandas is optional: imported only when a DataFrame is asked for
     import pandas as pd
 
-__all__ = ["COLORS", "FONT", "SYMBOLS", "Event", "EventKind", "finalize", "first_divergence", "note_text", "outcome", "read_jsonl",
+__all__ = ["COLORS", "FONT", "SYMBOLS", "Event", "EventKind", "crash_said", "finalize", "first_divergence", "note_text", "outcome",
+           "read_jsonl",
            "side_by_side_html", "to_dataframe", "to_html", "to_jsonl"]
 
 EventKind = Literal["model", "tool", "end"]
@@ -149,8 +150,7 @@ def _cell(e: Event | None, highlight: bool = False, lang: Lang = "en") -> str:
         if e.final_status == "failed" and (e.note or "").startswith("crashed: "):  # said once: "崩溃 崩溃：…" read twice
             raw = (e.note or "").removeprefix("crashed: ")
             # what crashed it in words, as the plain account says it; Python's own text on hover, for who reads it
-            said = f"explain.crash.{raw.split(':')[0].strip()}"
-            note = t("note.crash_cause", lang, what=t(said, lang) if said in keys() else raw)
+            note = t("note.crash_cause", lang, what=crash_said(raw, lang) or raw)
         body = f"<b>{html.escape(status)}</b> " + (
             f"<span title='{html.escape(raw)}'>{html.escape(_short(note, 200))}</span>" if raw else html.escape(_short(note, 200)))
     else:
@@ -190,6 +190,13 @@ _NOTES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), k) for p
     (r"^model API: (?P<code>[A-Z_0-9]+): .*$", "note.model_api"),
     (r"^(?P<tool>\w+): (?P<code>[A-Z_0-9]+)$", "note.tool_code"),
 ))
+
+
+def crash_said(cause: str, lang: Lang) -> str | None:
+    """What crashed a run (``"JSONDecodeError: ..."``, a run's reason or its end row's note, with or without its
+    ``crashed:``) in words a reader without Python has, as the catalogue says it; None for an error it has no words for."""
+    key = f"explain.crash.{cause.removeprefix('crashed: ').split(':')[0].strip()}"
+    return t(key, lang) if key in keys() else None
 
 
 def note_text(note: str, lang: Lang = "en") -> str:

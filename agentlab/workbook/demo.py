@@ -11,7 +11,7 @@ from typing import Any
 
 from ..evals.outcome import Verdict, grade, reasons_in
 from ..guards import GuardConfig
-from ..i18n import Lang, aside, both, columns, joined, keys, label, pad, t
+from ..i18n import Lang, aside, both, columns, joined, label, pad, t
 from ..loop import run_guarded
 from ..models import Model, ScriptedModel, SelfCorrectingModel, Step, call, say
 from ..models.faults import FAULTS, FaultyModel, inject_tool_fault
@@ -19,7 +19,7 @@ from ..naive import run_naive
 from ..runs import Run
 from ..scenarios import aftersales
 from ..store import MemoryStore
-from ..trace import note_text
+from ..trace import crash_said, note_text
 
 __all__ = [
     "ANSWER",
@@ -368,9 +368,7 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         lines.append(t("explain.dropped", lang, n=dropped))
     if n.status == "failed":
         # what crashed it, in words a reader of this account has (it said "crashed (JSONDecodeError)")
-        error = n.reason.replace("crashed: ", "").split(":")[0].strip()
-        said = f"explain.crash.{error}" if f"explain.crash.{error}" in keys() else "explain.crash.other"
-        lines.append(t("explain.crashed", lang, reason=t(said, lang)))
+        lines.append(t("explain.crashed", lang, reason=crash_said(n.reason, lang) or t("explain.crash.other", lang)))
     elif n.status == "budget_exhausted":
         lines.append(t("explain.capped", lang, steps=n.steps))
     else:
