@@ -46,3 +46,24 @@ def test_the_tables_columns_are_named_in_the_pages_language():
     report = probe(reg, fake_source(), lang="zh", categories=["camel_case", "api_429"])
     heads = _re.findall(r"<th title='([^':：]*)[:：][^']*'>([^<]*)</th>", table_html(report, "zh"))
     assert heads == [("clean", "正常调用"), ("camel_case", "驼峰字段名"), ("api_429", "被限流（429）")], heads
+
+
+@pytest.mark.parametrize("plot", ["plot_probe_matrix", "plot_probe_categories"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_plots_name_each_category_as_the_table_above_them_does(plot, lang):
+    """Under the table's Chinese columns (驼峰字段名, 被限流（429）) the two plots and their text equivalents named the
+    categories by their ids (camel_case, api_429), on the Chinese page too."""
+    import matplotlib
+    matplotlib.use("Agg")
+
+    from agentlab import a11y
+    from agentlab.evals import probe_report
+    from agentlab.i18n import t
+    cats = ["camel_case", "api_429"]
+    report = {"tools": [{"name": "get_order"}], "settings": {"categories": cats},
+              "cells": [{"tool": "get_order", "category": c, "verdict": "caught", "applies": True} for c in cats]}
+    ax = getattr(probe_report, plot)(report, lang=lang)
+    names = [t(f"probe.short.{c}", lang) for c in cats]
+    assert [x.get_text() for x in ax.get_xticklabels()] == names
+    said = str(a11y.text_equivalent(ax))
+    assert all(n in said for n in names) and not any(c in said for c in cats), said

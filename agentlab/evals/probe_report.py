@@ -97,10 +97,15 @@ def _grid(report: Mapping[str, Any]) -> tuple[list[str], list[str], dict[tuple[s
     return tools, cats, cells
 
 
+def _category_names(cats: list[str], lang: Lang) -> list[str]:
+    """Each category as the table above the plots names it (its short name in ``lang``; an unknown one by its id)."""
+    return [t_or(f"probe.short.{c}", c, lang) for c in cats]
+
+
 @described
 def plot_probe_matrix(report: Mapping[str, Any], *, ax: Any = None, lang: Lang = "en") -> Any:
-    """Tools down, categories across, each cell coloured by its verdict (``ax=None`` makes a figure). The tool and
-    category names are the file's and the probe's own, the same in every language; ``lang`` is for the title."""
+    """Tools down, categories across, each cell coloured by its verdict (``ax=None`` makes a figure). A tool is named
+    as the file names it; a category as the table names it, in ``lang``."""
     from matplotlib.colors import ListedColormap
     tools, cats, cells = _grid(report)
     if ax is None:
@@ -110,7 +115,8 @@ def plot_probe_matrix(report: Mapping[str, Any], *, ax: Any = None, lang: Lang =
              for tl in tools]
     ax.imshow(codes, cmap=ListedColormap([VERDICT_COLORS[v] for v in _ORDER]), vmin=0, vmax=len(_ORDER) - 1,
               aspect="auto", interpolation="nearest")
-    ax.set_xticks(range(len(cats)), cats, rotation=45, ha="right", fontsize=8, parse_math=False)
+    names = _category_names(cats, lang)
+    ax.set_xticks(range(len(cats)), names, rotation=45, ha="right", fontsize=8, parse_math=False)
     ax.set_yticks(range(len(tools)), tools, fontsize=8, parse_math=False)  # a name from the file, never mathtext
     ax.set_xticks([x - 0.5 for x in range(1, len(cats))], minor=True)
     ax.set_yticks([y - 0.5 for y in range(1, len(tools))], minor=True)
@@ -128,7 +134,7 @@ def plot_probe_matrix(report: Mapping[str, Any], *, ax: Any = None, lang: Lang =
         v = cells.get((tl, c), {}).get("verdict", "n/a")
         return f"{symbol(v)} {t('probe.v.' + v, lang)}".strip()
     return attach(ax, TextEquivalent(lang, f"{t('probe.plot_matrix_title', lang)} — {t('a11y.probe_matrix', lang)}",
-                                     ("", *cats), [(tl, *[said(tl, c) for c in cats]) for tl in tools],
+                                     ("", *names), [(tl, *[said(tl, c) for c in cats]) for tl in tools],
                                      (t("a11y.symbols", lang),)))
 
 
@@ -150,7 +156,8 @@ def plot_probe_categories(report: Mapping[str, Any], *, ax: Any = None, lang: La
                    label=f"{symbol(verdict)} {t('probe.v.' + verdict, lang)}".strip(),
                    hatch=hatches[_ORDER.index(verdict)], edgecolor="white", linewidth=0.5)
             bottom = [b + n for b, n in zip(bottom, counts, strict=True)]
-    ax.set_xticks(range(len(cats)), cats, rotation=45, ha="right", fontsize=8, parse_math=False)
+    names = _category_names(cats, lang)
+    ax.set_xticks(range(len(cats)), names, rotation=45, ha="right", fontsize=8, parse_math=False)
     ax.set_ylabel(t("probe.axis_tools", lang))
     from matplotlib.ticker import MaxNLocator
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # a count of tools: no "2.5 tools"
@@ -158,7 +165,7 @@ def plot_probe_categories(report: Mapping[str, Any], *, ax: Any = None, lang: La
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, frameon=False)
     return attach(ax, TextEquivalent(lang, t("a11y.probe_categories", lang).capitalize(),
                                      ("", *[f"{symbol(v)} {t('probe.v.' + v, lang)}".strip() for v in table]),
-                                     [(c, *[str(table[v][i]) for v in table]) for i, c in enumerate(cats)],
+                                     [(c, *[str(table[v][i]) for v in table]) for i, c in enumerate(names)],
                                      (t("a11y.symbols", lang),)))
 
 
