@@ -431,6 +431,20 @@ def test_16_the_field_is_spelt_as_in_the_json(lang):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+def test_15_and_16_read_a_name_copied_with_its_value_or_its_path(lang):
+    """A learner copied the header with its value (Idempotent-Replayed: true) and the field with its path in the
+    request (params._meta): both were refused with the hint, though each names the right thing."""
+    for header in ("Idempotent-Replayed: true", "idempotent-replayed：true", "Idempotent-Replayed"):
+        assert b.replay_header(header, lang=lang).ok, header
+    for wrong in ("Idempotency-Key: abc", "true", "Replayed"):
+        assert not b.replay_header(wrong, lang=lang).ok, wrong
+    for field in ("params._meta", 'params["_meta"]', "params/_meta", "_meta"):
+        assert b.meta_field(field, lang=lang).ok, field
+    for wrong in ("params.meta", "params.arguments", "params", "arguments._meta"):
+        assert not b.meta_field(wrong, lang=lang).ok, wrong
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
 def test_16_a_key_past_the_sites_200_characters_is_refused_as_the_site_refuses_it(lang):
     """The check cut every key to 200 characters before sending it, so a 300-character key the site refuses passed."""
     said = str(b.key_scope_holds(lambda args, session_id: f"refund:{args['order_id']}:" + "x" * 300, lang=lang))

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..guards import GuardConfig
 from ..i18n import LANGS, Lang, both, joined, label, said, t
-from .answers import plain_text
+from .answers import judge_answer, plain_text
 from .builds_guards import _detail
 from .exercises import Feedback, _reports, _say, _shown, check_answer, plain_problems
 from .learner_code import Said, bounded, returned_instead, unanswered
@@ -614,7 +614,14 @@ def replay_header(given: Any, lang: Lang = "en") -> Feedback:
     replayed = answer(ClaimState.REPLAY, json.dumps({"status": 200, "body": {}}), lang)
     right = next(iter(replayed.headers)) if replayed is not None else None
     return check_answer(given, right, lang=lang, why=both("build.nb15.look.why"),
-                        hint=both("build.nb15.look.hint"))
+                        hint=both("build.nb15.look.hint"), same=_header_named)
+
+
+def _header_named(given: Any, right: Any) -> bool:
+    """The header read by its name, as HTTP reads it: copied with its value ("Idempotent-Replayed: true"), it is
+    still that header."""
+    name = re.split(r"[:：]", given, maxsplit=1)[0] if isinstance(given, str) else given
+    return judge_answer(name, right) is True
 
 
 @_reports("16")
@@ -623,7 +630,11 @@ def meta_field(given: Any, lang: Lang = "en") -> Feedback:
     right = "_meta"  # MCP's field for what is not an argument: agentlab/idempotency_key goes there
     # spelt as in the JSON, its underscore too ("meta" is another field): quotes, spaces and width still do not matter
     return check_answer(given, right, lang=lang, why=both("build.nb16.look.why"), hint=both("build.nb16.look.hint"),
-                        same=lambda g, r: isinstance(g, str) and plain_text(g) == r)
+                        same=lambda g, r: isinstance(g, str) and _IN_PARAMS.sub("", plain_text(g)).strip("'\"") == r)
+
+
+# the field named by its path in the request, as the JSON nests it: params._meta, params["_meta"], params/_meta
+_IN_PARAMS = re.compile(r"^params\s*(?:\.|/|\[)\s*|\s*\]$")
 
 
 @_reports("17")
