@@ -913,7 +913,18 @@ def test_kinds_still_tied_after_their_class_are_each_named_never_one_picked_by_i
     assert {k["code"] for k in tied} == {"BAD_JSON", "INVALID_ARGS", "BAD_REQUEST"}
     said = largest_text(report, lang)
     assert all(t("logs.kind." + k["kind"], lang) in said for k in tied), said
-    assert said.startswith({"en": "Fix first, tied: ", "zh": "优先修复（并列）"}[lang])
+    # the class first, with its count: three of the kinds table's six kinds at one each read as a puzzle until the
+    # sentence said they were the three of the largest class
+    from agentlab.evals.failure_classes import class_name
+    assert said.startswith(t("logs.largest_tied_class", lang).split("{")[0]), said
+    assert class_name("schema", lang) in said and "3" in said, said
+    # kinds tied across two classes as large as each other: both classes named, neither called "the largest"
+    two = {**report, "failure_classes": {"schema": 1, "loops": 1},
+           "largest": {**report["largest"], "tied": [{"kind": "invalid_args", "code": "INVALID_ARGS", "stage": "structure"},
+                                                     {"kind": "repeated_call", "code": "LOOP_DETECTED", "stage": "execution"}]}}
+    said = largest_text(two, lang)
+    assert class_name("schema", lang) in said and class_name("loops", lang) in said, said
+    assert said.startswith({"en": "Fix first, tied: ", "zh": "优先修复（并列）"}[lang]), said
     one = review_logs(TELEMETRY, "telemetry", tools=data_file("aftersales_tools.json"))
     assert "tied" not in one["largest"] or len(one["largest"]["tied"]) > 1
 

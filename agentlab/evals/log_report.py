@@ -17,7 +17,7 @@ from ..errors import CODES
 from ..i18n import Lang, joined, said_marks, t
 from ..i18n import keys as catalogue_keys
 from ..resources import MAX_LINK_BYTES, data_url, render_page
-from .failure_classes import class_name
+from .failure_classes import CODE_CLASSES, class_name
 from .metrics import went_wrong_text
 from .suite import load_cases
 
@@ -62,7 +62,15 @@ def largest_text(report: Mapping[str, Any], lang: Lang = "en") -> str:
     if big.get("tied"):  # as many findings each, of as large a class: each named, none picked by its name
         kinds = joined((t("logs.tied_kind", lang, kind=t("logs.kind." + k["kind"], lang), code=k["code"])
                         for k in big["tied"]), lang, "list")
+        # the class first: beside a kinds table of six kinds at one each, three named "tied" read as a puzzle until
+        # the sentence says they are the three of the largest class
+        classes = list(dict.fromkeys(CODE_CLASSES.get(k["code"], "") for k in big["tied"]))
+        counts = report.get("failure_classes") or {}
+        if len(classes) == 1 and classes[0]:
+            return t("logs.largest_tied_class", lang, cls=class_name(classes[0], lang), n=counts.get(classes[0], 0),
+                     kinds=kinds, count=big["count"], total=report["totals"]["findings"], example=big["example"])
         return t("logs.largest_tied", lang, kinds=kinds, count=big["count"], total=report["totals"]["findings"],
+                 classes=joined((class_name(c, lang) for c in classes if c), lang, "list") or "-",
                  example=big["example"])
     return t("logs.largest", lang, kind=t("logs.kind." + big["kind"], lang), code=big["code"],
              stage=t("stage." + big["stage"], lang), count=big["count"], total=report["totals"]["findings"],
