@@ -521,3 +521,59 @@ def test_a_file_that_is_not_json_lines_is_not_held_past_max_document(tmp_path, m
     path.write_text("{\n" + '"x": 1,\n' * 1000 + "}\n", encoding="utf-8")  # gathered whole as a pretty document
     with pytest.raises(OtlpError, match="64 MB"):
         list(read_otlp(path))
+
+
+def _under(span: dict, parent: int | None) -> dict:
+    """``span`` with the span started at ``parent`` (its id) as its parent; None: a root."""
+    return {**span, "parentSpanId": f"{parent:016x}"} if parent is not None else span
+
+
+def _agent(trace: str, start: int, text: str) -> dict:
+    said = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": text}]}])
+    return _span(trace, start, {"gen_ai.operation.name": "invoke_agent", "gen_ai.output.messages": said})
+
+
+def _sub_agent_trace(t: str, *, http: bool = True) -> list[dict]:
+    """An agent (10) whose tool call (20) runs an agent of its own (30), under a web request (1), as a collector
+    writes them: each span when it ends, so every child before its parent."""
+    spans = [_under(_chat(t, 11, calls=[("k1", "ask_specialist", {"q": "A1"})]), 10),
+             _under(_chat(t, 31, text="A1 is refundable."), 30),
+             _under(_agent(t, 30, "A1 is refundable."), 20),
+             _under(_tool_span(t, 20, "k1", "ask_specialist"), 10),
+             _under(_chat(t, 40, answers=[("k1", "A1 is refundable.")], text="Refunded."), 10),
+             _under(_agent(t, 10, "Refunded."), 1 if http else 99)]  # 99: a parent the file never holds
+    if http:
+        spans.append(_span(t, 1, {"http.request.method": "POST"}))
+    return spans
+
+
+@pytest.mark.parametrize("http", [True, False], ids=["under a web request", "its parent never written"])
+@pytest.mark.parametrize("shape", ["document", "a span a line", "a batch a line"])
+def test_an_agent_run_by_another_agents_call_ends_no_run(tmp_path, shape, http):
+    """A sub-agent's invoke_agent span closed a run of its own: one conversation was counted as two, the first
+    cut at the sub-agent's answer and graded on it, the second made of the outer agent's last turn."""
+    t = "ef" * 16
+    spans = _sub_agent_trace(t, http=http)
+    lines = {"document": [_doc(*spans)], "a span a line": [_doc(s) for s in spans],
+             "a batch a line": [_doc(*spans[:3]), _doc(*spans[3:])]}[shape]
+    rows = _read(tmp_path, *lines)
+    # (a document is read in the order the spans started, a file in the order they were written)
+    assert sorted(r["kind"] for r in rows[:-1]) == ["model", "model", "model", "tool"] and rows[-1]["kind"] == "end"
+    assert rows[-1]["model_visible"] == "Refunded." and {r["run_id"] for r in rows} == {t}
+    from agentlab.evals.log_review import review_logs
+    path = tmp_path / "spans.jsonl"
+    assert review_logs(path, "otel")["totals"]["runs"] == 1
+
+
+def test_agents_one_after_another_in_a_trace_end_one_run_on_the_last(tmp_path):
+    """A hand-off: two agents side by side under the application's own span; the conversation ends on the second."""
+    t = "fa" * 16
+    spans = [_under(_chat(t, 11, text="Passing you to refunds."), 10), _under(_agent(t, 10, "Passing you to refunds."), 1),
+             _under(_chat(t, 21, text="Refunded."), 20), _under(_agent(t, 20, "Refunded."), 1),
+             _span(t, 1, {"workflow": "support"})]
+    for lines in ([_doc(s) for s in spans], [_doc(*spans)]):
+        rows = _read(tmp_path, *lines)
+        assert [r["kind"] for r in rows] == ["model", "model", "end"] and rows[-1]["model_visible"] == "Refunded.", rows
+    # two traces, each an agent at its root: a run each, as before
+    two = [_agent("01" * 16, 1, "one"), _agent("02" * 16, 2, "two")]
+    assert [r["model_visible"] for r in _read(tmp_path, *map(_doc, two))] == ["one", "two"]

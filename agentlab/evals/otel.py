@@ -201,6 +201,7 @@ def read_otlp(path_or_lines: str | os.PathLike[str] | Mapping[str, Any] | Iterab
         carried = _Carried()
         yield from _rows(_spans(path_or_lines, "<document>", 1, lang), carried)
         carried.partly("<document>", 1, lang, Unread(strict=True))
+        yield from carried.flush()
         yield from carried.calls.rest()
         return
     unread = unread if unread is not None else Unread(strict=True)
@@ -285,6 +286,7 @@ def _read_lines(lines: Iterable[str], where: str, lang: Lang, unread: Unread) ->
         unread.started = True  # (the whole document read: a part of it that cannot be is said, the rest reviewed)
         yield from _rows(spans, carried)
         carried.partly(where, first, lang, unread)
+    yield from carried.flush()
     yield from carried.calls.rest()
 
 
@@ -314,6 +316,8 @@ def _spans(doc: Any, where: str, line: int, lang: Lang) -> list[dict]:
                 try:
                     out.append({"trace": _hex(s.get("traceId", "")), "start": int(s.get("startTimeUnixNano") or 0),
                                 "end": int(s.get("endTimeUnixNano") or 0),
+                                # as written, not normalised: a span's parent is written by the same exporter
+                                "id": str(s.get("spanId") or ""), "parent": str(s.get("parentSpanId") or ""),
                                 "status": s.get("status") or {}, "attrs": _attrs(s.get("attributes") or [])})
                 except (TypeError, ValueError, AttributeError, OverflowError, RecursionError, KeyError):
                     raise bad("otel.not_otlp") from None  # Infinity as a time, an attribute with no key...
@@ -362,12 +366,21 @@ class _Carried:
     """What reading one file carries from a line to the next: each foreign trace's turn count, and the calls its
     chat spans asked for that no span of their own has recorded yet (:class:`~agentlab.evals.span_calls.SpanCalls`)."""
 
-    __slots__ = ("calls", "rounds", "unreadable")
+    __slots__ = ("calls", "ends", "rounds", "unreadable")
 
     def __init__(self) -> None:
         self.rounds: dict[str, int] = {}
         self.calls = SpanCalls()
         self.unreadable: list[str] = []  # the attributes of this line's spans that held parts and could not be read
+        # trace -> (the span id still to be seen above it, an agent's span): an invoke_agent span whose parent has not
+        # been read yet, so whether it is the trace's own agent or a sub-agent is not known (see _agent_ends)
+        self.ends: dict[str, tuple[str, dict]] = {}
+
+    def flush(self) -> Iterator[dict]:
+        """At the end of the file: every agent still waiting for what is above it ends its trace's run."""
+        for trace_id, (_, s) in list(self.ends.items()):
+            del self.ends[trace_id]
+            yield from _ended(s, trace_id, self)
 
     def partly(self, where: str, line: int, lang: Lang, unread: Unread) -> None:
         """This line's spans were read, and parts of them could not be: said once for the line, naming them."""
@@ -383,24 +396,95 @@ def _rows(spans: list[dict], carried: _Carried) -> Iterator[dict]:
     if len(spans) == 1:  # a collector's file: one span a line, nothing to group or order
         s = spans[0]
         kind = _KIND_OF.get(str(s["attrs"].get("gen_ai.operation.name", "")))
-        if kind is not None:
+        if kind is not None and kind != "end":
             if "agentlab.round_index" in s["attrs"]:  # agentlab's own span: every call has a span of its own
                 yield _row(s, kind, s["trace"], carried.rounds)
             else:
                 yield from _foreign(s, kind, s["trace"], carried)
+        if kind == "end" or (carried.ends and s["trace"] in carried.ends):
+            itself = {s["id"]: (s["parent"], kind is not None)} if s["id"] else {}
+            yield from _agent_ends(s["trace"], [s] if kind == "end" else [], itself, carried)
         return
     traces: dict[str, list[tuple[str, dict]]] = {}
+    above: dict[str, tuple[str, bool]] = {}  # every span of the batch, GenAI or not: id -> (its parent, GenAI?)
     for s in spans:
         kind = _KIND_OF.get(str(s["attrs"].get("gen_ai.operation.name", "")))
+        if s["id"]:
+            above[s["id"]] = (s["parent"], kind is not None)
         if kind is not None:
             traces.setdefault(s["trace"], []).append((kind, s))
+        elif carried.ends and s["trace"] in carried.ends:
+            traces.setdefault(s["trace"], [])  # what is above an agent read earlier
     for trace_id, group in traces.items():
         group.sort(key=lambda ks: (ks[0] == "end", _whole(ks[1]["attrs"].get("agentlab.seq", -1), -1), ks[1]["start"]))
         for kind, s in group:
+            if kind == "end":
+                continue
             if "agentlab.round_index" in s["attrs"]:
                 yield _row(s, kind, trace_id, carried.rounds)
             else:
                 yield from _foreign(s, kind, trace_id, carried)
+        ends = [s for kind, s in group if kind == "end"]
+        if ends or trace_id in carried.ends:
+            yield from _agent_ends(trace_id, ends, above, carried)
+
+
+#: traces whose agent waits for what is above it, at most (past it, the one waiting longest ends its run)
+_HELD = 1_000
+
+
+def _climb(parent: str, above: Mapping[str, tuple[str, bool]]) -> tuple[str, str]:
+    """What is above a span whose parent is ``parent``: ``("sub", "")`` a GenAI span (a call or a turn that ran an
+    agent of its own), ``("top", "")`` none up to the trace's root, ``("wait", id)`` a span not read yet."""
+    for _ in range(256):  # (a cycle of parents, which no tracer writes, ends the climb)
+        if not parent:
+            return "top", ""
+        got = above.get(parent)
+        if got is None:
+            return "wait", parent
+        if got[1]:
+            return "sub", ""
+        parent = got[0]
+    return "top", ""
+
+
+def _agent_ends(trace_id: str, ends: list[dict], above: Mapping[str, tuple[str, bool]],
+                carried: _Carried) -> Iterator[dict]:
+    """The end of a trace's run, from its ``invoke_agent`` spans (``ends``, in order) and the one read earlier that
+    waits for what is above it. A trace is one conversation: an agent run by another agent's call or turn (a
+    sub-agent) ends no run, and of agents one after another (a hand-off) the last ends it. Whether a span has an
+    agent above it is known once its parent is read, which a collector writes after it (a span is written when
+    it ends): until then the agent waits, at most until the end of the file."""
+    candidates: list[tuple[str, dict]] = []
+    held = carried.ends.pop(trace_id, None)
+    if held is not None:
+        candidates.append(held)
+    candidates += [(s["parent"], s) for s in ends]
+    last: tuple[str, str, dict] | None = None
+    for parent, s in candidates:
+        verdict, waits = _climb(parent, above)
+        if verdict != "sub":  # the latest agent not under another ends the run
+            last = (verdict, waits, s)
+    if last is None:
+        return
+    verdict, waits, s = last
+    if verdict == "top":
+        yield from _ended(s, trace_id, carried)
+        return
+    # kept without its input (the largest attribute, which the end's row does not read)
+    carried.ends[trace_id] = (waits, s if "gen_ai.input.messages" not in s["attrs"] else
+                              {**s, "attrs": {k: v for k, v in s["attrs"].items() if k != "gen_ai.input.messages"}})
+    if len(carried.ends) > _HELD:
+        oldest = next(iter(carried.ends))
+        yield from _ended(carried.ends.pop(oldest)[1], oldest, carried)
+
+
+def _ended(s: dict, trace_id: str, carried: _Carried) -> Iterator[dict]:
+    """The rows of the agent's span that ends its trace's run."""
+    if "agentlab.round_index" in s["attrs"]:
+        yield _row(s, "end", trace_id, carried.rounds)
+    else:
+        yield from _foreign(s, "end", trace_id, carried)
 
 
 def _foreign(s: dict, kind: str, trace_id: str, carried: _Carried) -> Iterator[dict]:
