@@ -138,7 +138,8 @@ def test_the_suite_has_fifty_cases_of_three_kinds_and_the_guarded_desk_passes_th
         # the frozen date: every relative day is booked wrong, graded on the ledger
         assert naive["normal-lunch-yesterday"].outcome == "done, wrong data"
         assert naive["normal-train-explicit"].passed  # a date the user spelled out survives
-        assert naive["boundary-two-in-one"].outcome == "crashed"  # tool_calls[0] only: the API refuses the history
+        # tool_calls[0] only: the API refuses the history, after the first record was booked on the wrong day
+        assert naive["boundary-two-in-one"].outcome == "wrong data, stopped"
         assert naive["boundary-long-chat-taxi"].outcome == "crashed"  # "the last 10 messages" cut a call from its reply
         assert sum(r.passed for r in naive.values()) < len(cases) / 2
 

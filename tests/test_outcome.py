@@ -8,7 +8,7 @@ hand-over ticket beside a finished task): each such break fails at least one row
 import pytest
 
 from agentlab.errors import CODES
-from agentlab.evals.outcome import INFRASTRUCTURE, OUTCOMES, SUCCESS, grade
+from agentlab.evals.outcome import INFRASTRUCTURE, OUTCOMES, SUCCESS, grade, reasons_in
 from agentlab.runs import Run
 from agentlab.trace import Event
 
@@ -141,6 +141,11 @@ TABLE = [
      run("escalated", code="PERMISSION_DENIED"), "wrong data, stopped"),
     # --- before the data: a crash, a leak
     ("the naive loop raised", ONE_REFUND, desk(refund()), run("failed"), "crashed"),
+    # a crash after a wrong write: "crashed" alone read as harmless beside a ledger line booked on the wrong day
+    ("the naive loop raised after a wrong refund", ONE_REFUND, desk(refund(amount=19.9)), run("failed"),
+     "wrong data, stopped"),
+    ("the naive loop raised after refunding twice", ONE_REFUND, desk(refund(), refund()), run("failed"),
+     "wrong data, stopped"),
     ("a password shown to the model", ONE_REFUND, desk(refund()), run(told=['{"error": "login: password=hunter2"}']),
      "leaked"),
     ("a stack trace shown to the model", NO_REFUND_HANDOVER, desk(),
@@ -232,3 +237,12 @@ def test_a_count_in_chinese_names_its_collection_alike_whatever_the_number():
     two = FailedBecause("grade.count", n=2, noun="refunds", name="refunds", want=1).said("zh")
     assert one.split("：")[0] == two.split("：")[0], (one, two)
     assert FailedBecause("grade.count", n=1, noun="refund", name="refunds", want=0).said("en") == "1 refund, expected 0"
+
+
+def test_a_crash_after_a_wrong_write_says_the_crash_first_then_what_is_wrong():
+    import dataclasses
+    crashed = dataclasses.replace(run("failed"), reason="crashed: KeyError: 'amount'")  # as the naive loop says it
+    verdict = grade(ONE_REFUND, desk(refund(amount=19.9)), crashed)
+    assert verdict.outcome == "wrong data, stopped"
+    said = reasons_in(verdict.failures)
+    assert said[0] == "the loop crashed: KeyError: 'amount'" and len(said) > 1, said  # (it read "crashed: crashed:")

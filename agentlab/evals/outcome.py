@@ -11,9 +11,9 @@ runs here, so that no two of them can disagree::
     done, nothing done   the run says done, but the expected effect never happened
     escalated            handed over (or a guard stopped it) where the task did not expect it;
                          nothing wrong was written
-    wrong data, stopped  stopped or handed over after writing something wrong
+    wrong data, stopped  stopped, handed over or crashed after writing something wrong
     budget exhausted     ran out of steps without damage
-    crashed              the naive loop raised
+    crashed              the naive loop raised, before anything wrong was written
     leaked               internal detail (a password, a stack trace) was shown to the model
 
 Only the first two are a success.
@@ -178,16 +178,21 @@ def grade(expect: Mapping[str, Any], snapshot: Mapping[str, Any], run: Run) -> V
     take over, ``["done", "done_after_self_correction"]`` (the default) for one the agent must finish.
     """
     wanted = tuple(expect.get("statuses") or ("done", "done_after_self_correction"))
-    if run.status == "failed":
-        return Verdict("crashed", (FailedBecause("grade.crashed", reason=run.reason),))
-    shown = leaks(run)
-    if shown:
-        return Verdict("leaked", tuple(FailedBecause("grade.leaked", what=w) for w in shown))
     # what a case does not mention must not have been written: a run that booked the right taxi and also
     # deleted a record, or changed a budget nobody asked about, did not do its task
     unmentioned: dict[str, list] = {k: [] for k in ("refunds", "records", "changed", "budgets", "deleted") if k in snapshot and k not in expect}
     if unmentioned:
         expect = {**expect, **unmentioned}
+    if run.status == "failed":
+        # (the naive loop's reason opens with "crashed: ", which the sentence already says)
+        crashed = FailedBecause("grade.crashed", reason=run.reason.removeprefix("crashed: "))
+        why, wrong = _state_failures(expect, snapshot, run, frozenset(unmentioned))
+        # a crash after a wrong write is a stop after writing something wrong: "crashed" alone read as harmless
+        # beside a ledger line booked on the wrong day
+        return Verdict("wrong data, stopped", (crashed, *why)) if wrong else Verdict("crashed", (crashed,))
+    shown = leaks(run)
+    if shown:
+        return Verdict("leaked", tuple(FailedBecause("grade.leaked", what=w) for w in shown))
     tickets_set = "tickets" in expect
     if not tickets_set and all(s.startswith("done") for s in wanted):
         expect = {**expect, "tickets": 0}  # a task the agent must finish expects no stray hand-over ticket
