@@ -23,9 +23,12 @@ from typing import Any
 from ..i18n import t
 from .users import SERVICES_USER, ensure_account, os_name, prepare_home, processes_of
 
-__all__ = ["NICENESS", "NOFILE", "NPROC", "WorkshopSpawner", "end_processes_of",  # noqa: F822
-           "failure_line", "kernel_sockets", "own_redis_folder", "participant_prefix", "spawn_refusal",
-           "start_own_redis"]
+__all__ = ["KERNEL_MANAGER", "NICENESS", "NOFILE", "NPROC", "OwnSocketsKernelManager",  # noqa: F822
+           "WorkshopSpawner", "end_processes_of", "failure_line", "kernel_sockets", "own_redis_folder",
+           "participant_prefix", "spawn_refusal", "start_own_redis"]
+
+#: the kernel manager a participant's server runs each kernel with (:func:`_kernel_manager_class`)
+KERNEL_MANAGER = "agentlab.hub.spawner.OwnSocketsKernelManager"
 
 #: RLIMIT_NPROC for a participant: processes and threads of their account together (Linux counts threads). A
 #: server with a few kernels runs well under 200; a fork loop stops here instead of taking the machine.
@@ -246,7 +249,8 @@ def _spawner_class() -> type:
             # starting together took the same port (measured at 30), and Jupyter refuses a loopback address other
             # than the machine's own. Unix sockets in a folder of the participant's own need no port at all.
             sockets = kernel_sockets(Path(self.state_dir) / "homes" / self.user.name)
-            return [*super().get_args(), "--KernelManager.transport=ipc", f"--KernelManager.ip={sockets}"]
+            return [*super().get_args(), "--KernelManager.transport=ipc", f"--KernelManager.ip={sockets}",
+                    f"--MultiKernelManager.kernel_manager_class={KERNEL_MANAGER}"]
 
         def user_env(self, env: dict[str, str]) -> dict[str, str]:
             import pwd
@@ -262,7 +266,28 @@ def _spawner_class() -> type:
     return WorkshopSpawner
 
 
-def __getattr__(attr: str) -> Any:  # JupyterHub is imported only when the hub asks for the class
+@functools.cache
+def _kernel_manager_class() -> type:
+    from jupyter_server.services.kernels.kernelmanager import ServerKernelManager
+
+    class OwnSocketsKernelManager(ServerKernelManager):
+        """A kernel whose sockets are its own: ``ip`` (the participant's socket folder and name) gains a name of the
+        kernel's. Jupyter picks a kernel's socket numbers as the first whose files do not exist yet, and a kernel
+        makes its files only once it has started: two notebooks reopened together (a server's restart, a return
+        after the idle cull) got the same five sockets, and one kernel stayed "Connecting" for good."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            if self.transport == "ipc":
+                import uuid
+                self.ip = f"{self.ip}-{uuid.uuid4().hex[:8]}"
+
+    return OwnSocketsKernelManager
+
+
+def __getattr__(attr: str) -> Any:  # JupyterHub and jupyter_server are imported only when a class is asked for
     if attr == "WorkshopSpawner":
         return _spawner_class()
+    if attr == "OwnSocketsKernelManager":
+        return _kernel_manager_class()
     raise AttributeError(attr)
