@@ -536,6 +536,20 @@ def _package_usage(argv: list[str], prog: str) -> int | None:
     return check_usage(argv, prog)
 
 
+def _secrets_off_the_command_line(argv: list[str]) -> None:
+    """``python run.py hub --admin-password X`` runs itself again, the same process (exec), with the passwords in its
+    environment instead (agentlab.hub.launch.secrets_to_env): a participant read them off ``ps``."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from agentlab.hub.launch import secrets_to_env
+    except Exception:  # noqa: BLE001 - not readable by this Python: the hub's own module moves them when it starts
+        return
+    argv, moved = secrets_to_env(argv)
+    if moved and os.name == "posix":
+        sys.stdout.flush()
+        os.execve(sys.executable, [sys.executable, str(Path(__file__).resolve()), "hub", *argv], {**os.environ, **moved})
+
+
 def _hub_usage(argv: list[str]) -> int | None:
     """What ``python run.py hub ARGV`` would say of its options (a usage error, or ``--help``, in the reader's
     language), read by this Python before anything is installed; None when they are right, or when the hub's module
@@ -1115,6 +1129,7 @@ def _command(cmd: str, rest: list[str]) -> int:
         setup(files[0] if files else "requirements-dev.txt", repair="--repair" in rest)
         return 0
     if cmd == "hub":  # the room's environment once, JupyterHub beside it, the proxy from npm (pinned by its lock file)
+        _secrets_off_the_command_line(rest)  # first: the installs below take minutes, any account can read argv
         code = _hub_usage(rest)  # before the room's environment and the shared model are installed
         if code is not None:
             return code

@@ -32,7 +32,39 @@ from .auth import MIN_PASSWORD, PasswordBook
 from .config import NOTES, HubSettings, build, write_config
 from .users import OS_PREFIX, SERVICES_USER, ensure_account, processes_of
 
-__all__ = ["Hub", "HubRefused", "LogWatch", "hub_command", "hub_parser", "hub_usage", "parse_size", "sweep", "workshop_uids", "write_new"]
+__all__ = ["MACHINE_LOCK", "SECRET_OPTIONS", "Hub", "HubRefused", "LogWatch", "hold_machine", "hub_command", "hub_parser",
+           "hub_usage", "parse_size", "secrets_to_env", "sweep", "workshop_uids", "write_new"]
+
+#: held by the one hub running on this machine, from its first check to its last process ended: the workshop's
+#: accounts are the machine's (agentlab-NAME, agentlabsvc), so a second hub, or the tests' own, would take them over
+#: and end every process of the room running (a second hub started on a workshop machine stopped the room three times)
+MACHINE_LOCK = Path("/run/agentlab-hub.lock")
+
+#: the options whose values are secrets, and the environment variables that carry them instead: a command line is
+#: any account's to read (ps, /proc/PID/cmdline), a process's environment only its owner's
+SECRET_OPTIONS = {"--password": "AGENTLAB_HUB_PASSWORD", "--admin-password": "AGENTLAB_HUB_ADMIN_PASSWORD"}
+
+
+def secrets_to_env(argv: list[str]) -> tuple[list[str], dict[str, str]]:
+    """``argv`` without the secret options (:data:`SECRET_OPTIONS`), and their values as the environment variables
+    those options default to. A participant ran ``ps`` and read the trainer's ``--admin-password`` off the hub's
+    command line: the command re-runs itself without it (the same process, exec), before anything else."""
+    out: list[str] = []
+    env: dict[str, str] = {}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            out += argv[i:]
+            break
+        name, eq, value = arg.partition("=")
+        if name in SECRET_OPTIONS and (eq or i + 1 < len(argv)):
+            env[SECRET_OPTIONS[name]] = value if eq else argv[i + 1]
+            i += 1 if eq else 2
+            continue
+        out.append(arg)  # (a secret option with no value is left: the parser says what is missing)
+        i += 1
+    return out, env
 
 
 class HubRefused(RuntimeError):
@@ -94,6 +126,27 @@ def _find_gguf(state: Path) -> Path | None:
     return dst
 
 
+def hold_machine(lang: Lang = "en", **holder: str) -> int:
+    """A descriptor holding :data:`MACHINE_LOCK` (``holder``, with this process's id, is written in it), or
+    :class:`HubRefused` naming the hub that holds it. The system drops the lock with its holder's last descriptor:
+    a hub killed outright leaves none behind."""
+    import fcntl
+    fd = os.open(MACHINE_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        try:
+            other = json.loads(os.pread(fd, 4096, 0) or b"{}")
+        except ValueError:
+            other = {}
+        os.close(fd)
+        raise HubRefused(t("hub.another_running", lang, pid=other.get("pid", "?"), state=other.get("state", "?"),
+                           url=other.get("url", "?"))) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps({"pid": os.getpid(), **holder}).encode(), 0)
+    return fd
+
+
 class Hub:
     """One running workshop hub (a context manager)."""
 
@@ -107,6 +160,15 @@ class Hub:
         self.log = log or settings.state / "hub" / "jupyterhub.log"
         self.proc: subprocess.Popen[bytes] | None = None
         self.said: list[str] = []  # what the checks did, to tell the trainer (the folders opened)
+        self._machine: int | None = None  # the descriptor holding MACHINE_LOCK while this hub runs
+
+    def _take_machine(self) -> None:
+        self._machine = hold_machine(self.lang, state=str(self.settings.state), url=self.url)
+
+    def _free_machine(self) -> None:
+        if self._machine is not None:
+            os.close(self._machine)  # (the lock goes with it)
+            self._machine = None
 
     @property
     def url(self) -> str:
@@ -182,7 +244,12 @@ class Hub:
         return s
 
     def start(self, timeout: float = 90) -> Hub:
-        s = self.prepare()
+        self._take_machine()  # before any account is touched
+        try:
+            s = self.prepare()
+        except BaseException:
+            self._free_machine()  # refused: nothing was started, nothing of another room's is ended
+            raise
         extra_services, extra_roles, extra_env = self.extra
         config = write_config(build(s, extra_services=extra_services, extra_roles=extra_roles, extra_env=extra_env),
                        s.state / "hub" / "config.json")
@@ -223,7 +290,16 @@ class Hub:
             return False
 
     def stop(self, timeout: float = 60) -> list[int]:
-        """Stop the hub; end what any workshop account still runs. Returns the pids that had to be ended."""
+        """Stop the hub; end what any workshop account still runs. Returns the pids that had to be ended. A hub
+        that never started (refused, or another held the machine) ends nothing: the accounts may be another room's."""
+        if self._machine is None:
+            return []
+        try:
+            return self._stop(timeout)
+        finally:
+            self._free_machine()
+
+    def _stop(self, timeout: float) -> list[int]:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -359,6 +435,28 @@ def hub_usage(argv: list[str]) -> int | None:
     return code if ns is None else None
 
 
+def _commands_showing(values: list[str], pid: int | None = None, depth: int = 8) -> list[str]:
+    """The programs above this process (sudo, a script) whose command line shows one of ``values``, by name: this
+    process took them off its own (:func:`secrets_to_env`), but a parent's stays readable by every account."""
+    values = [v for v in values if v]
+    found: list[str] = []
+    pid = os.getppid() if pid is None else pid
+    for _ in range(depth):
+        if pid <= 1 or not values:
+            break
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            break
+        words = [a.decode("utf-8", "replace") for a in argv if a]
+        if any(v in w for w in words for v in values):
+            found.append(Path(words[0]).name if words else str(pid))
+        ppid = re.search(r"^PPid:\s*(\d+)", status, re.M)
+        pid = int(ppid.group(1)) if ppid else 0
+    return found
+
+
 def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> int:
     """`python run.py hub`: the options, the checks said in one line each, the hub until Ctrl-C or SIGTERM."""
     ns, code, lang = parse(hub_parser, list(sys.argv[1:] if argv is None else argv))
@@ -372,7 +470,15 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
         return 2
     if ns.remove_accounts:
         from .users import remove_accounts
-        removed, running = remove_accounts()
+        try:  # never under a running room: an account it removes is one a participant comes back to
+            held = hold_machine(lang, state="-", url="-")
+        except HubRefused as exc:
+            print(exc, file=sys.stderr)
+            return 2
+        try:
+            removed, running = remove_accounts()
+        finally:
+            os.close(held)
         say("hub.accounts.removed" if removed else "hub.accounts.none", names=joined(removed, lang, "list"), n=len(removed))
         if running:
             say("hub.accounts.running", names=joined(running, lang, "list"))
@@ -396,6 +502,8 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
     if admin_password and len(admin_password) < MIN_PASSWORD:
         say("hub.admin_password_short", n=MIN_PASSWORD)
         return 2
+    for command in _commands_showing([password, admin_password]):
+        say("hub.secret_in_parent", command=command)
     if not admin_password:
         admin_password = secrets.token_urlsafe(9)
         say("hub.admin_password_made", admin=ns.admin, password=admin_password)
@@ -443,4 +551,7 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
 
 
 if __name__ == "__main__":
+    _argv, _moved = secrets_to_env(sys.argv[1:])
+    if _moved and os.name == "posix":  # see secrets_to_env: the same process, without the secrets in its command line
+        os.execve(sys.executable, [sys.executable, "-m", "agentlab.hub.launch", *_argv], {**os.environ, **_moved})
     sys.exit(hub_command())

@@ -1,0 +1,106 @@
+"""agentlab.hub.launch, the parts that need no running hub: one room per machine, and no secret on a command line.
+
+An outside pass ran a workshop while the test suite ran on the same machine: the tests' hub took over the
+workshop's accounts and ended every process of the room, three times. A hub refused (its checks, or another hub
+running) now ends nothing, and a hub starts only when no other holds the machine. The same pass read the trainer's
+``--admin-password`` off the hub's command line with ``ps``.
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+from agentlab.hub import launch
+from agentlab.hub.config import HubSettings
+from agentlab.i18n import t
+
+
+@pytest.fixture
+def lock(tmp_path, monkeypatch):
+    """The machine's lock, for this test alone (a room running on this machine keeps its own)."""
+    path = tmp_path / "agentlab-hub.lock"
+    monkeypatch.setattr(launch, "MACHINE_LOCK", path)
+    return path
+
+
+def _hub(tmp_path, lang="en"):
+    return launch.Hub(HubSettings(root=ROOT, state=tmp_path / "state", python=ROOT, proxy=ROOT, workshop_password="pw"),
+                      lang=lang)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_second_hub_is_refused_naming_the_first_and_ends_nothing_of_its_room(tmp_path, lock, monkeypatch, lang):
+    ended = []
+    monkeypatch.setattr(launch, "sweep", lambda *a, **k: ended.append("sweep") or [])
+    monkeypatch.setattr(launch, "ensure_account", lambda *a, **k: pytest.fail("an account was touched"))
+    first = launch.hold_machine(lang, state="/srv/room-a", url="http://127.0.0.1:8000")
+    try:
+        second = _hub(tmp_path, lang)
+        with pytest.raises(launch.HubRefused) as refused:
+            second.start()
+        said = str(refused.value)
+        assert "/srv/room-a" in said and "http://127.0.0.1:8000" in said, said
+        assert said.startswith(t("hub.another_running", lang, pid="", state="", url="")[:12]), said
+        assert second.stop() == [] and ended == []  # (stop, as the command's `finally` calls it)
+    finally:
+        os.close(first)
+    again = launch.hold_machine(lang, state="/srv/room-b", url="-")  # the lock goes with its holder's descriptor
+    os.close(again)
+
+
+def test_a_hub_its_checks_refuse_ends_nothing(tmp_path, lock, monkeypatch):
+    """Refused by its own checks (a module missing, a folder closed), the command's `finally: hub.stop()` ended every
+    process of every workshop account on the machine: another room's included."""
+    ended = []
+    monkeypatch.setattr(launch, "sweep", lambda *a, **k: ended.append("sweep") or [])
+
+    def refuse(self):
+        raise launch.HubRefused("a module is missing")
+    monkeypatch.setattr(launch.Hub, "prepare", refuse)
+    hub = _hub(tmp_path)
+    with pytest.raises(launch.HubRefused):
+        hub.start()
+    assert hub.stop() == [] and ended == []
+    launch.hold_machine("en", state="-", url="-")  # and it let the machine go
+
+
+def test_secret_options_move_to_the_environment(monkeypatch):
+    argv, env = launch.secrets_to_env(["--users", "3", "--password", "room-pw", "--admin-password=trainer-pw",
+                                       "--port", "8001"])
+    assert argv == ["--users", "3", "--port", "8001"]
+    assert env == {"AGENTLAB_HUB_PASSWORD": "room-pw", "AGENTLAB_HUB_ADMIN_PASSWORD": "trainer-pw"}
+    assert launch.secrets_to_env(["--password"]) == (["--password"], {})  # no value: the parser says so
+    assert launch.secrets_to_env(["--", "--password", "x"]) == (["--", "--password", "x"], {})
+    for name, value in env.items():  # read back from the environment, as the options' defaults
+        monkeypatch.setenv(name, value)
+    ns = launch.hub_parser().parse_args(argv)
+    assert (ns.password, ns.admin_password, ns.users, ns.port) == ("room-pw", "trainer-pw", 3, 8001)
+
+
+def test_run_py_hub_runs_itself_again_without_the_passwords_before_installing_anything(monkeypatch):
+    import run
+    ran = []
+
+    def execve(path, args, env):
+        ran.append((args, env))
+        raise SystemExit(0)
+    monkeypatch.setattr(run.os, "execve", execve)
+    monkeypatch.setattr(run, "setup", lambda *a: pytest.fail("installed before the passwords left the command line"))
+    with pytest.raises(SystemExit):
+        run._command("hub", ["--users", "3", "--admin-password", "trainer-secret-1", "--password=room-secret-1"])
+    [(args, env)] = ran
+    assert not any("secret" in a for a in args) and args[-3:] == ["hub", "--users", "3"], args
+    assert env["AGENTLAB_HUB_ADMIN_PASSWORD"] == "trainer-secret-1" and env["AGENTLAB_HUB_PASSWORD"] == "room-secret-1"
+
+
+def test_a_parent_that_still_shows_a_password_is_named():
+    """sudo stays the hub's parent, its command line as typed: the hub says so, and how to give the passwords."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "--admin-password", "trainer-secret-2"])
+    try:
+        assert launch._commands_showing(["trainer-secret-2"], pid=child.pid) == [launch.Path(sys.executable).name]
+        assert launch._commands_showing(["not-there"], pid=child.pid) == []
+    finally:
+        child.kill()
+        child.wait()
