@@ -531,6 +531,44 @@ def test_a_kernel_past_the_memory_limit_fails_and_the_server_survives(hub):
     assert after.ok and after.stdout.strip() == "45"
 
 
+def test_a_participants_processes_together_stay_under_the_accounts_limit(hub):
+    """The limit was per process only: four children of 1.5 GiB each held 6.4 GiB against a 2 GiB limit, and a
+    room of such participants the whole machine. Now all of an account's processes share one memory cgroup
+    (twice the per-process limit here), and what they left in /dev/shm is removed when their server stops."""
+    from agentlab.hub.spawner import cgroups_usable
+    from agentlab.hub.users import os_name
+    if not cgroups_usable():
+        skip_or_fail("this machine lets no memory cgroup be made")
+    h, admin_token, tokens = hub
+    code = ("import subprocess, sys, time\n"
+            f"hog = \"b = b'x' * {LIMIT * 3 // 4}; import time; time.sleep(60)\"\n"  # each under the per-process limit
+            "kids = [subprocess.Popen([sys.executable, '-c', hog]) for _ in range(4)]\n"
+            "time.sleep(12)\n"
+            "print(sorted(k.poll() is None for k in kids), [k.returncode for k in kids])\n"
+            "for k in kids:\n    k.kill()\n"
+            "open('/dev/shm/left-by-bo', 'wb').write(b'x' * 4096)\n")
+    [cell] = _run(h, tokens["bo"], "bo", [code])
+    assert cell.ok, cell
+    survivors = cell.stdout.split("]")[0].count("True")
+    # 4 x 0.75 GiB asked, each under the 1 GiB per process; the account's 2 GiB holds two at most, with the kernel's own
+    assert survivors <= 2 and cell.stdout.count("-9") >= 2, cell.stdout
+    assert _status(f"{h.url}/user/ana/api/status", tokens["ana"]) == 200  # the others go on
+    [after] = _run(h, tokens["bo"], "bo", ["print(sum(range(10)))"])
+    assert after.ok and after.stdout.strip() == "45"
+    import pwd
+    uid = pwd.getpwnam(os_name("bo")).pw_uid
+    assert any(p.stat().st_uid == uid for p in Path("/dev/shm").iterdir() if p.name == "left-by-bo")
+    h.api(admin_token, "DELETE", "/users/bo/server")
+    deadline = time.monotonic() + 60
+    while Path("/dev/shm/left-by-bo").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not Path("/dev/shm/left-by-bo").exists()
+    h.api(admin_token, "POST", "/users/bo/server")  # back, for the tests after this one
+    while not h.api(admin_token, "GET", "/users/bo")["servers"].get("", {}).get("ready"):
+        assert time.monotonic() < deadline + 120, f"bo's server did not start again (log: {h.log})"
+        time.sleep(0.5)
+
+
 def test_a_participant_has_a_process_limit_and_a_stop_ends_what_they_left(hub):
     """RLIMIT_NPROC is set while still root; a process started with setsid and nohup dies with the server's stop."""
     from agentlab.hub.spawner import NPROC

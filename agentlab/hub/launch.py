@@ -210,6 +210,9 @@ class Hub:
         st = s.state
         st.mkdir(parents=True, exist_ok=True)
         self.said = self.check_folders()
+        from .spawner import cgroups_usable
+        if s.data_limit and not cgroups_usable():  # each process is still limited; all of one participant's are not
+            self.said.append(t("hub.no_account_memory", self.lang))
         st.chmod(0o711)  # participants pass through to their homes, list nothing
         for sub, mode in (("hub", 0o700), ("homes", 0o711)):
             (st / sub).mkdir(exist_ok=True)
@@ -312,7 +315,10 @@ class Hub:
             os.kill(int(pid_file.read_text().strip()), signal.SIGTERM)
         except (OSError, ValueError):  # gone already (JupyterHub stopped it), or never started
             pass
-        return sweep()
+        ended = sweep()
+        from .spawner import drop_cgroups
+        drop_cgroups()
+        return ended
 
     def __enter__(self) -> Hub:
         return self.start()
@@ -418,6 +424,8 @@ def hub_parser(lang: Lang = "en") -> argparse.ArgumentParser:
     ap.add_argument("--state", default=None, help="the hub's folder (default: .agentlab-hub in the checkout)")
     ap.add_argument("--idle-timeout", type=int, default=3600, help="seconds before an idle server is stopped")
     ap.add_argument("--mem-limit", default="2G", help="memory per process of a participant (server, each kernel)")
+    ap.add_argument("--account-mem-limit", default="",
+                    help="memory for all of a participant's processes together (default: twice --mem-limit)")
     ap.add_argument("--no-model", action="store_true", help="start without the shared model")
     ap.add_argument("--lang", choices=("en", "zh"), default="en", help="the language of what the hub prints here")
     ap.add_argument("--fix-permissions", action="store_true",
@@ -516,7 +524,8 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
                            workshop_password=password, admin=ns.admin, admin_password=admin_password,
                            port=ns.port, gguf=gguf,
                            slots=max(1, min(8, ns.users)), idle_timeout=ns.idle_timeout,
-                           data_limit=parse_size(ns.mem_limit))
+                           data_limit=parse_size(ns.mem_limit),
+                           account_limit=parse_size(ns.account_mem_limit) if ns.account_mem_limit else 0)
     hub = Hub(settings, lang=lang, fix_permissions=ns.fix_permissions)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
     try:

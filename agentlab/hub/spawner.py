@@ -23,9 +23,10 @@ from typing import Any
 from ..i18n import t
 from .users import SERVICES_USER, ensure_account, os_name, prepare_home, processes_of
 
-__all__ = ["KERNEL_MANAGER", "NICENESS", "NOFILE", "NPROC", "OwnSocketsKernelManager",  # noqa: F822
-           "WorkshopSpawner", "end_processes_of", "failure_line", "kernel_sockets", "own_redis_folder",
-           "participant_prefix", "spawn_refusal", "start_own_redis"]
+__all__ = ["CGROUP_V1", "CGROUP_V2", "KERNEL_MANAGER", "NICENESS", "NOFILE", "NPROC",  # noqa: F822
+           "OwnSocketsKernelManager", "WorkshopSpawner", "account_cgroup", "cgroups_usable", "drop_cgroup", "drop_cgroups", "end_processes_of",
+           "failure_line", "kernel_sockets", "own_redis_folder", "participant_prefix", "remove_shared_memory_of",
+           "spawn_refusal", "start_own_redis"]
 
 #: the kernel manager a participant's server runs each kernel with (:func:`_kernel_manager_class`)
 KERNEL_MANAGER = "agentlab.hub.spawner.OwnSocketsKernelManager"
@@ -54,9 +55,90 @@ def own_redis_folder(home: Path) -> Path:
     return home / ".redis"
 
 
-def _limits(data_limit: int) -> None:
-    """A participant's limits, set in the child before it runs anything of theirs (each only ever lowered)."""
+#: the memory controller's tree, as cgroup v2 (one unified tree) or v1 (a hierarchy of its own) mounts it
+CGROUP_V2, CGROUP_V1 = Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/memory")
+
+
+def account_cgroup(account: str, limit: int) -> Path | None:
+    """The ``cgroup.procs`` file of ``account``'s memory cgroup, made (or kept) with ``limit`` bytes for all of its
+    processes together; None where this machine lets none be made (no memory controller, a container's read-only
+    tree), where the per-process limit is all there is. RLIMIT_DATA limits each process: a participant who forked
+    four children of 1.5 GiB each held 6.4 GiB against a 2 GiB limit, and a room of them the whole machine."""
+    try:
+        if "memory" in (CGROUP_V2 / "cgroup.controllers").read_text().split():
+            base = CGROUP_V2 / "agentlab"
+            base.mkdir(exist_ok=True)
+            for parent in (CGROUP_V2, base):  # the controller handed down to the accounts' groups
+                (parent / "cgroup.subtree_control").write_text("+memory")
+            group = base / account
+            group.mkdir(exist_ok=True)
+            (group / "memory.max").write_text(str(limit))
+            if (group / "memory.swap.max").exists():  # swap would let the limit be passed, slowly, for everyone
+                (group / "memory.swap.max").write_text("0")
+            return group / "cgroup.procs"
+    except OSError:
+        pass
+    try:
+        if not (CGROUP_V1 / "memory.limit_in_bytes").exists():
+            return None
+        group = CGROUP_V1 / "agentlab" / account
+        group.mkdir(parents=True, exist_ok=True)
+        memsw = group / "memory.memsw.limit_in_bytes"  # memory and swap together: the same bound
+        if memsw.exists():
+            try:  # (never below the memory limit: raised first when the limit grows, set again after)
+                memsw.write_text(str(limit))
+            except OSError:
+                pass
+        (group / "memory.limit_in_bytes").write_text(str(limit))
+        if memsw.exists():
+            memsw.write_text(str(limit))
+        return group / "cgroup.procs"
+    except OSError:
+        return None
+
+
+def cgroups_usable() -> bool:
+    """Whether this machine lets an account's processes be limited together (:func:`account_cgroup`)."""
+    if CGROUP_V2.joinpath("cgroup.controllers").exists():
+        try:
+            return "memory" in CGROUP_V2.joinpath("cgroup.controllers").read_text().split() and \
+                os.access(CGROUP_V2, os.W_OK)
+        except OSError:
+            return False
+    return CGROUP_V1.joinpath("memory.limit_in_bytes").exists() and os.access(CGROUP_V1, os.W_OK)
+
+
+def drop_cgroup(procs: Path | None) -> None:
+    """Remove an account's memory cgroup once nothing of theirs runs (it is made again at their next start)."""
+    if procs is not None:
+        try:
+            procs.parent.rmdir()
+        except OSError:  # something of theirs still ends: the next start reuses it
+            pass
+
+
+def drop_cgroups() -> None:
+    """Remove every account's memory cgroup that nothing runs in (a hub's last step, after the last process ended)."""
+    for base in (CGROUP_V2 / "agentlab", CGROUP_V1 / "agentlab"):
+        if base.is_dir():
+            for group in base.iterdir():
+                if group.is_dir():
+                    drop_cgroup(group / "cgroup.procs")
+
+
+def _join(procs: Path | None) -> None:
+    if procs is not None:
+        try:
+            procs.write_text(str(os.getpid()))
+        except OSError:  # gone meanwhile: the per-process limit still holds
+            pass
+
+
+def _limits(data_limit: int, procs: Path | None = None) -> None:
+    """A participant's limits, set in the child before it runs anything of theirs (each only ever lowered); with
+    ``procs``, the child joins its account's memory cgroup (:func:`account_cgroup`), and so does all it starts."""
     import resource
+    _join(procs)
     if data_limit:
         resource.setrlimit(resource.RLIMIT_DATA, (data_limit, data_limit))
     resource.setrlimit(resource.RLIMIT_NPROC, (NPROC, NPROC))
@@ -66,7 +148,7 @@ def _limits(data_limit: int) -> None:
     os.nice(NICENESS)
 
 
-def start_own_redis(account: str, home: Path, data_limit: int = 0, timeout: float = 20
+def start_own_redis(account: str, home: Path, data_limit: int = 0, timeout: float = 20, *, procs: Path | None = None
                     ) -> tuple[Path, subprocess.Popen[bytes] | None]:
     """Start participant ``account``'s own Redis (as them, with their limits) unless it already answers; its socket
     and the process started (None when one answered already: the caller waits for it once it has been ended, so that
@@ -90,7 +172,7 @@ def start_own_redis(account: str, home: Path, data_limit: int = 0, timeout: floa
     proc = subprocess.Popen(["/bin/sh", "-c", script, "sh", str(folder), *command], user=entry.pw_uid,
                      group=entry.pw_gid, extra_groups=[], cwd="/", env={"PATH": os.defpath}, start_new_session=True,
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                     preexec_fn=functools.partial(_limits, data_limit))
+                     preexec_fn=functools.partial(_limits, data_limit, procs))
     deadline = time.monotonic() + timeout
     while not answers_ping(sock, 2):
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -168,6 +250,22 @@ def end_processes_of(account: str, grace: float = 3.0) -> list[int]:
     return left
 
 
+def remove_shared_memory_of(account: str) -> None:
+    """Remove what ``account`` left at the top of /dev/shm (a RAM disk every account may write, outside any limit
+    of its writer's once the writer is gone), by a process that is them: only what is theirs can go."""
+    import pwd
+    try:
+        entry = pwd.getpwnam(account)
+    except KeyError:
+        return
+    if entry.pw_uid == 0 or not Path("/dev/shm").is_dir():
+        return
+    subprocess.run(["find", "/dev/shm", "-mindepth", "1", "-maxdepth", "1", "-user", str(entry.pw_uid),
+                    "-exec", "rm", "-rf", "--", "{}", "+"], user=entry.pw_uid, group=entry.pw_gid, extra_groups=[],
+                   cwd="/", env={"PATH": os.defpath}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=60, check=False)
+
+
 @functools.cache
 def kernel_sockets(home: Path) -> Path:
     """Where a participant's kernels put their sockets: a hidden folder of their home (the file browser hides it)."""
@@ -189,6 +287,7 @@ def _spawner_class() -> type:
         own_redis = Bool(False, config=True, help="start a Redis of the participant's own for their store")
         model_secret = Unicode("", config=True, help="the model gate's secret ('': no model)")
         data_limit = Integer(0, config=True, help="RLIMIT_DATA in bytes for the server and each kernel (0: none)")
+        account_limit = Integer(0, config=True, help="bytes for all of a participant's processes together (0: none)")
 
         @property
         def account(self) -> str:
@@ -197,6 +296,7 @@ def _spawner_class() -> type:
         def _prepare(self) -> dict[str, str]:
             home = Path(self.state_dir) / "homes" / self.user.name
             entry = ensure_account(self.account, home)
+            self._cgroup = account_cgroup(self.account, self.account_limit) if self.account_limit else None
             # the notebooks and the sockets' folder, made by the participant's own account (never root: see there)
             prepare_home(Path(self.notebooks_dir), home, entry.pw_uid, entry.pw_gid)
             env: dict[str, str] = {}
@@ -204,7 +304,7 @@ def _spawner_class() -> type:
                 env["AGENTLAB_SITE_KEY"] = _site_key(Path(self.state_dir), Path(self.site_dir), self.python,
                                                      self.root, self.user.name)
             if self.own_redis:
-                sock, self._own_redis = start_own_redis(self.account, home, self.data_limit)
+                sock, self._own_redis = start_own_redis(self.account, home, self.data_limit, procs=self._cgroup)
                 env["AGENTLAB_STORE"] = f"unix://{sock}?db=0"
                 env["AGENTLAB_STORE_PREFIX"] = participant_prefix(self.user.name)
             if self.model_secret:
@@ -234,13 +334,16 @@ def _spawner_class() -> type:
                 except subprocess.TimeoutExpired:
                     pass
                 self._own_redis = None
+            drop_cgroup(getattr(self, "_cgroup", None))
+            # what they left in the machine's shared memory (/dev/shm) is theirs, and outlives them: removed as them
+            await asyncio.get_running_loop().run_in_executor(None, remove_shared_memory_of, self.account)
 
         def make_preexec_fn(self, name: str) -> Any:
             become = set_user_setuid(self.account)
-            limit = self.data_limit
+            limit, procs = self.data_limit, getattr(self, "_cgroup", None)
 
             def preexec() -> None:
-                _limits(limit)  # while still root: the hard limits cannot be raised again by the participant
+                _limits(limit, procs)  # while still root: the hard limits cannot be raised again by the participant
                 become()
             return preexec
 
