@@ -255,7 +255,10 @@ def test_settings_are_data_and_hold_no_secret_a_participant_gets(tmp_path):
     model = next(x for x in c["JupyterHub"]["services"] if x["name"] == "model")
     assert model["command"][model["command"].index("--parallel") + 1] == "6"
     # the fair-share gate on the room's port; llama.cpp behind it on a socket in the services' own folder
-    assert model["command"][1:3] == ["-m", "agentlab.hub.model_gate"]
+    # each service's output into a log of its own (sh execs the service itself): what it says when it stops
+    assert all(x["command"][:4] == ["/bin/sh", "-c", 'exec "$@" >>"$0" 2>&1', str(tmp_path / "logs" / f"{x['name']}.log")]
+               for x in c["JupyterHub"]["services"])
+    assert model["command"][5:7] == ["-m", "agentlab.hub.model_gate"]
     assert model["command"][model["command"].index("--port") + 1] == "7002"
     assert model["command"][model["command"].index("--socket") + 1] == str(tmp_path / "model" / "run" / "model.sock")
     assert model["environment"]["AGENTLAB_MODEL_SECRET"] == "model-secret-1"
@@ -302,11 +305,17 @@ def test_the_trainers_terminal_hears_of_a_service_that_keeps_stopping_and_a_serv
     """JupyterHub restarts a service that exits and says so in its log only: the terminal says it, with the last
     line the service wrote (not the traceback's frames), the first time, the third, then every tenth."""
     from agentlab.hub.launch import LogWatch
-    log = tmp_path / "jupyterhub.log"
+    (tmp_path / "hub").mkdir()
+    (tmp_path / "logs").mkdir()
+    log = tmp_path / "hub" / "jupyterhub.log"
     log.write_text("[I 2026-05-09 10:00:00.000 JupyterHub app:1] earlier run\n")
     watch = {lang: LogWatch(log, lang) for lang in ("en", "zh")}
-    crash = ("Traceback (most recent call last):\n  File \"/x/commands.py\", line 409, in site\n    import uvicorn\n"
-             "ModuleNotFoundError: No module named 'uvicorn'\n"
+    # the site writes its own log (agentlab.hub.services.logged); another process's line, with a terminal's colour
+    # codes, comes last in the hub's: it was the line said ("the service redis stopped: ...[32minfo[39m: 204 DELETE")
+    (tmp_path / "logs" / "site.log").write_text(
+        "Traceback (most recent call last):\n  File \"/x/commands.py\", line 409, in site\n    import uvicorn\n"
+        "\x1b[31mModuleNotFoundError: No module named 'uvicorn'\x1b[0m\n")
+    crash = ("14:22:05.339 [ConfigProxy] \x1b[32minfo\x1b[39m: 204 DELETE /api/routes/user/bea\n"
              "[I 2026-05-09 10:00:01.000 SingleUserLabApp serverapp:1] a server's own line between\n"
              "[E 2026-05-09 10:00:02.000 JupyterHub service:505] Service site exited with status 1\n")
     with log.open("a") as f:
@@ -323,6 +332,12 @@ def test_the_trainers_terminal_hears_of_a_service_that_keeps_stopping_and_a_serv
     with log.open("a") as f:  # the line cut short is read whole once it ends
         f.write("ing nothing new\n")
     assert watch["en"].poll() == [] and watch["en"].exits == {"site": 3}
+    # a service with no log of its own (one a test adds): its stop said with no other process's line
+    with log.open("a") as f:
+        f.write("14:22:06.000 [ConfigProxy] \x1b[32minfo\x1b[39m: 200 GET /api/routes\n"
+                "[E 2026-05-09 10:00:05.000 JupyterHub service:505] Service load exited with status 0\n")
+    assert watch["en"].poll() == [t("hub.service_died", "en", service="load", status="0", count=1,
+                                    line=t("hub.service_no_line", "en", log=tmp_path / "logs" / "load.log"))]
 
 
 def test_a_participant_whose_server_cannot_start_reads_a_sentence_not_a_command_line(caplog):

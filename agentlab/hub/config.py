@@ -17,10 +17,12 @@ from ..models.local import default_threads
 from . import progress, services
 from .auth import MIN_PASSWORD
 
-__all__ = ["NOTES", "HubSettings", "build", "server_env", "write_config"]
+__all__ = ["LOGS", "NOTES", "HubSettings", "build", "server_env", "write_config"]
 
 #: The state folder's copy of the trainer notes (the services' account's, mode 0700): the trainer's view reads it.
 NOTES = "trainer-notes"
+#: the state folder's folder of the services' own logs (services.logged), the services' account's
+LOGS = "logs"
 
 
 #: What JupyterHub's login handler says, in English only, when a form's _xsrf has expired (handlers/login.py): the
@@ -88,6 +90,7 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
     trainer.update(command=[py, "-m", "agentlab.hub.progress"], user=services.SERVICES_USER,
                    environment={**trainer["environment"], "PYTHONPATH": root})
     svc.append(trainer)
+    svc = [services.logged(x, st / LOGS) for x in svc]  # each its own log: what one said when it stopped is its own
     svc += [dict(x) for x in extra_services]
     roles = [{"name": "idle-culler", "services": ["idle-culler"],
               "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]},

@@ -29,7 +29,7 @@ from ..i18n import Lang, joined, t
 from ..resources import data_file
 from . import preflight, services
 from .auth import MIN_PASSWORD, PasswordBook
-from .config import NOTES, HubSettings, build, write_config
+from .config import LOGS, NOTES, HubSettings, build, write_config
 from .users import OS_PREFIX, SERVICES_USER, ensure_account, processes_of
 
 __all__ = ["MACHINE_LOCK", "SECRET_OPTIONS", "Hub", "HubRefused", "LogWatch", "hold_machine", "hub_command", "hub_parser",
@@ -218,7 +218,7 @@ class Hub:
             (st / sub).mkdir(exist_ok=True)
             (st / sub).chmod(mode)
         svc = ensure_account(SERVICES_USER, st / "services")
-        for sub in ("redis", "site", "model", "model/run", "progress", NOTES):
+        for sub in ("redis", "site", "model", "model/run", "progress", NOTES, LOGS):
             (st / sub).mkdir(exist_ok=True)
             os.chown(st / sub, svc.pw_uid, svc.pw_gid)
             # the weights are read by anyone; the model's socket (model/run) only by the gate in front of it
@@ -336,15 +336,16 @@ SPAWN_FAILED = re.compile(r"agentlab-spawn-failed (\S+): (.*)$")
 
 class LogWatch:
     """Reads the hub's log as it grows and says on the trainer's terminal what stops the room from working: a
-    service that stopped (and keeps being restarted), with the last line it wrote, and a participant's server that
-    could not start, with why. A service is said the first time, the third, then every tenth (it restarts every
+    service that stopped (and keeps being restarted), with the last line it wrote in its own log, and a
+    participant's server that could not start, with why. A service is said the first time, the third, then every tenth (it restarts every
     few seconds: the terminal must stay readable)."""
 
-    def __init__(self, log: Path, lang: Lang = "en", *, start: int | None = None):
+    def __init__(self, log: Path, lang: Lang = "en", *, start: int | None = None, services: Path | None = None):
         self.log, self.lang = log, lang
+        # each service's own log (agentlab.hub.services.logged): the hub's log is state/hub/, theirs state/logs/
+        self.services = services if services is not None else log.parent.parent / LOGS
         self.offset = start if start is not None else (log.stat().st_size if log.exists() else 0)
         self.exits: dict[str, int] = {}
-        self._last_output = ""  # the last line a process wrote that is no log line of JupyterHub's or a server's
         self._partial = b""
 
     def poll(self) -> list[str]:
@@ -363,20 +364,39 @@ class LogWatch:
             line = raw.decode("utf-8", "replace").rstrip()
             logged = _LOGGED.match(line)
             if logged is None:
-                if line.strip() and not line.startswith((" ", "\t", "Traceback")):
-                    self._last_output = line.strip()[:300]
                 continue
             if (m := _SERVICE_EXITED.search(logged.group(1))) is not None:
                 name, count = m.group(1), self.exits.get(m.group(1), 0) + 1
                 self.exits[name] = count
                 if count in (1, 3) or count % 10 == 0:
-                    last = self._last_output or t("hub.service_no_line", self.lang, log=self.log)
+                    # its own log's last line: never another process's, which the hub's log interleaves
+                    own = self.services / f"{name}.log"
+                    last = _last_line(own) or t("hub.service_no_line", self.lang, log=own)
                     said.append(t("hub.service_died", self.lang, service=name, status=m.group(2), count=count,
                                   line=last))
-                self._last_output = ""
             elif (m := SPAWN_FAILED.search(logged.group(1))) is not None:
                 said.append(t("hub.server_failed", self.lang, name=m.group(1), line=m.group(2)))
         return said
+
+
+#: a terminal's colour codes (configurable-http-proxy writes them): said as text they read "[32minfo[39m"
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
+def _last_line(path: Path, tail: int = 64 << 10) -> str:
+    """The last line a service wrote to its own log that says something (not a traceback's frame), without colour
+    codes; "" when there is none."""
+    try:
+        with path.open("rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - tail))
+            lines = f.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return ""
+    for raw in reversed(lines):
+        line = _ANSI.sub("", raw).rstrip()
+        if line.strip() and not line.startswith((" ", "\t", "Traceback")):
+            return line.strip()[:300]
+    return ""
 
 
 def workshop_uids() -> set[int]:

@@ -8,13 +8,14 @@ never as a participant. Secrets go in files of mode 0600 or in the environment, 
 from __future__ import annotations
 
 import signal
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..ports import free_port  # the room's services' ports, exported here as before
 from .users import SERVICES_USER
 
-__all__ = ["OWN_REDIS_MAXMEMORY", "REDIS_MAXMEMORY", "culler", "free_port", "model", "own_redis_command", "redis",
+__all__ = ["OWN_REDIS_MAXMEMORY", "REDIS_MAXMEMORY", "culler", "free_port", "logged", "model", "own_redis_command", "redis",
            "redis_conf", "redis_socket", "site", "undo_ignored_signals"]
 
 
@@ -72,6 +73,16 @@ def own_redis_command(folder: Path) -> list[str]:
             "--dir", str(folder), "--appendonly", "yes", "--appendfsync", "always", "--save", "",
             "--daemonize", "no", "--logfile", "redis.log", "--maxmemory", OWN_REDIS_MAXMEMORY,
             "--maxmemory-policy", "noeviction", "--busy-reply-threshold", "1000"]
+
+
+def logged(service: Mapping[str, Any], folder: Path) -> dict[str, Any]:
+    """``service`` writing what it prints to a log of its own, ``folder/NAME.log`` (the same process: ``sh`` execs
+    it). Every service printed into the hub's one log, so the line said when one stopped was whichever process had
+    written last (the trainer's view's address beside "the service redis stopped")."""
+    out = dict(service)
+    out["command"] = ["/bin/sh", "-c", 'exec "$@" >>"$0" 2>&1', str(folder / f"{service['name']}.log"),
+                      *service["command"]]
+    return out
 
 
 def redis(conf: Path) -> dict[str, Any]:
