@@ -124,6 +124,10 @@ def test_the_workshop_password_never_claims_the_admins_name(tmp_path):
     assert not book.login("trainer", "someones-pw", "room-pw-1")
     book.set_password("trainer", "trainer-pw-1")
     assert book.login("trainer", "trainer-pw-1") and not book.login("trainer", "room-pw-1", "room-pw-1")
+    # a wrong password for the trainer's name says the trainer's password, set at the start: "taken" told the trainer
+    # to type "the password you chose the first time", which they never chose in the form
+    assert book.refusal("trainer", "room-pw-1", "room-pw-1") == "admin_password"
+    assert book.refusal("ana", "x", "") != "admin_password"
 
 
 def test_a_login_costs_one_scrypt_claimed_or_not_and_none_under_the_lock(tmp_path, monkeypatch):
@@ -623,11 +627,12 @@ def test_each_participants_kernels_talk_over_sockets_in_a_folder_of_their_own(hu
     assert oct(folder.stat().st_mode & 0o777) == "0o700" and folder.stat().st_uid != 0
 
 
-def _post_login(base, name, password, otp, timeout=60):
+def _post_login(base, name, password, otp, timeout=60, *, accept_language="en-US,en"):
     """The login form as a browser posts it (its _xsrf cookie and field): the opener (the hub's cookies kept), the
     status, the URL reached, the page."""
     import html
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
+    opener.addheaders = [("Accept-Language", accept_language)]
     with opener.open(f"{base}/hub/login", timeout=30) as r:
         form = r.read().decode()
     xsrf = re.search(r'name="_xsrf" value="([^"]+)"', form).group(1)
@@ -642,6 +647,30 @@ def _post_login(base, name, password, otp, timeout=60):
 def _login(h, name, password, otp):
     """The login form posted to the module's hub: the status, the URL reached, the page."""
     return _post_login(h.url, name, password, otp)[1:]
+
+
+def test_a_chinese_browser_lands_in_chinese_jupyterlab_on_the_chinese_notebooks(hub):
+    """With the zh-CN pack installed, a participant whose browser asks for Chinese landed in English menus on the
+    English notebooks; an English browser still lands where it did."""
+    h, _, _ = hub
+    for name, accept, folder, locale in (("zoe", "zh-CN,zh;q=0.9,en;q=0.5", "notebooks/zh", "zh_CN"),
+                                         ("ed", "en-GB,en;q=0.8", None, "default")):
+        opener, status, url, _ = _post_login(h.url, name, f"{name}-own-pw", "room-pw-1", timeout=180,
+                                             accept_language=accept)
+        assert status == 200, url
+        deadline = time.monotonic() + 180
+        while f"/user/{name}/lab" not in url:  # the start is pending: its page waits, then goes to the server
+            assert time.monotonic() < deadline, url
+            time.sleep(1)
+            with opener.open(f"{h.url}/user/{name}/", timeout=60) as r:
+                url = r.geturl()
+        assert url.rstrip("/").endswith(f"/lab/tree/{folder}") if folder else url.rstrip("/").endswith("/lab"), url
+        settings_url = f"{h.url}/user/{name}/lab/api/settings/@jupyterlab/translation-extension:plugin"
+        with opener.open(settings_url, timeout=60) as r:
+            said = json.loads(r.read())
+        # (overrides.json changes the schema's default, what the page uses while the participant chose nothing)
+        chosen = said.get("settings", {}).get("locale") or said["schema"]["properties"]["locale"]["default"]
+        assert chosen == locale, (said.get("settings"), said["schema"]["properties"]["locale"])
 
 
 def test_the_login_form_claims_a_name_once_and_says_what_was_wrong_in_both_languages(hub):
@@ -675,7 +704,7 @@ def test_the_login_form_claims_a_name_once_and_says_what_was_wrong_in_both_langu
     assert status == 403 and all(refusal_text("taken", "cy", lang) in page for lang in ("en", "zh"))
     assert _login(h, "cy", "cys-own-pw", "")[0] == 200
     status, _, page = _login(h, "trainer", "attackers-pw", "room-pw-1")  # never claimed with the room's password
-    assert status == 403 and all(refusal_text("taken", "trainer", lang) in page for lang in ("en", "zh"))
+    assert status == 403 and all(refusal_text("admin_password", "trainer", lang) in page for lang in ("en", "zh"))
     assert _login(h, "trainer", "trainer-pw-1", "")[0] == 200  # its own password, set at launch
     # a form left open past its _xsrf's life: JupyterHub's English sentence, which the page's script replaces
     from agentlab.hub.config import JUPYTERHUB_EXPIRED

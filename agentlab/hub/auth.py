@@ -29,7 +29,7 @@ MIN_PASSWORD = 6
 #: Why a login was refused, each said on the login form (``hub.login.<reason>`` in the catalogue): a name not of
 #: the allowed form, one the workshop keeps for itself, the trainer's name tried with the workshop password, a
 #: claimed name with another password, a new name without (or with a wrong) workshop password, a password too short.
-Refusal = Literal["bad_name", "reserved", "admin", "taken", "no_room_password", "room_password", "short"]
+Refusal = Literal["bad_name", "reserved", "admin", "admin_password", "taken", "no_room_password", "room_password", "short"]
 
 
 def _scrypt(password: str, salt: bytes) -> bytes:
@@ -94,7 +94,8 @@ class PasswordBook:
         entry = self._read().get(name)
         if entry is not None:
             ok = hmac.compare_digest(_scrypt(password, bytes.fromhex(entry["salt"])), bytes.fromhex(entry["hash"]))
-            return None if ok else "taken"
+            # the trainer never chose a password in this form (it was set when the hub started): not "taken"
+            return None if ok else "admin_password" if name in self._admins else "taken"
         room_ok = hmac.compare_digest(_scrypt(workshop_password, self._salt), self._workshop)  # one scrypt as above
         if name in self._admins:
             return "admin"

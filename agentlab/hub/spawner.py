@@ -312,7 +312,20 @@ def _spawner_class() -> type:
                 env["AGENTLAB_API_KEY"] = model_key(self.model_secret, self.user.name)
             return env
 
+        def browser_lang(self) -> str:
+            """The language of the browser that asked for this start (its Accept-Language; "en" when the start
+            came from the API, with no browser)."""
+            request = getattr(getattr(self, "handler", None), "request", None)
+            accept = request.headers.get("Accept-Language", "") if request is not None else ""
+            return "zh" if accept.split(",")[0].strip().lower().startswith("zh") else "en"
+
         async def start(self) -> Any:
+            # a Chinese browser lands in Chinese JupyterLab on the Chinese notebooks (it opened the English ones in
+            # English menus, the zh_CN pack installed), as `python run.py lab --lang zh` opens them
+            self._lang = self.browser_lang()
+            if not hasattr(self, "_configured_url"):  # (one spawner serves each of the participant's starts)
+                self._configured_url: str = str(getattr(self, "default_url", "") or "")
+            self.default_url = "/lab/tree/notebooks/zh" if self._lang == "zh" else self._configured_url
             try:
                 self._agentlab_env = await asyncio.get_running_loop().run_in_executor(None, self._prepare)
                 return await super().start()
@@ -352,8 +365,10 @@ def _spawner_class() -> type:
             # starting together took the same port (measured at 30), and Jupyter refuses a loopback address other
             # than the machine's own. Unix sockets in a folder of the participant's own need no port at all.
             sockets = kernel_sockets(Path(self.state_dir) / "homes" / self.user.name)
+            lab = [f"--LabApp.app_settings_dir={Path(self.root) / 'etc' / 'lab-zh'}"] \
+                if getattr(self, "_lang", "en") == "zh" else []  # its overrides choose the zh_CN language pack
             return [*super().get_args(), "--KernelManager.transport=ipc", f"--KernelManager.ip={sockets}",
-                    f"--MultiKernelManager.kernel_manager_class={KERNEL_MANAGER}"]
+                    f"--MultiKernelManager.kernel_manager_class={KERNEL_MANAGER}", *lab]
 
         def user_env(self, env: dict[str, str]) -> dict[str, str]:
             import pwd
