@@ -625,6 +625,10 @@ def test_each_participants_kernels_talk_over_sockets_in_a_folder_of_their_own(hu
         assert got[n][0] == "ipc" and re.fullmatch(re.escape(str(kernel_sockets(homes / n))) + r"-[0-9a-f]{8}", got[n][1]), got
     folder = kernel_sockets(homes / "ana").parent
     assert oct(folder.stat().st_mode & 0o777) == "0o700" and folder.stat().st_uid != 0
+    # their temporary files too: in their home, not the machine's /tmp that every account lists
+    [tmp] = _run(h, tokens["ana"], "ana", ["import tempfile; print(tempfile.gettempdir())"])
+    assert tmp.stdout.strip() == str(homes / "ana" / ".tmp"), tmp
+    assert oct((homes / "ana" / ".tmp").stat().st_mode & 0o777) == "0o700"
 
 
 def _post_login(base, name, password, otp, timeout=60, *, accept_language="en-US,en"):

@@ -373,7 +373,9 @@ def _spawner_class() -> type:
         def user_env(self, env: dict[str, str]) -> dict[str, str]:
             import pwd
             entry = pwd.getpwnam(self.account)
-            env.update(USER=self.account, HOME=entry.pw_dir, SHELL="/bin/sh")
+            # their temporary files in their own home (made 0700 by prepare_home): /tmp is every account's to list,
+            # and a file one participant planted there was another's to open
+            env.update(USER=self.account, HOME=entry.pw_dir, SHELL="/bin/sh", TMPDIR=str(Path(entry.pw_dir) / ".tmp"))
             return env
 
         def get_env(self) -> dict[str, str]:

@@ -78,10 +78,11 @@ import json, os, sys
 source, home, rels = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 os.umask(0o077)
 copied = []
-try:
-    os.mkdir(os.path.join(home, ".kernels"), 0o700)
-except OSError:
-    pass
+for private in (".kernels", ".tmp"):
+    try:
+        os.mkdir(os.path.join(home, private), 0o700)
+    except OSError:
+        pass
 for rel in rels:
     dst = os.path.join(home, "notebooks", rel)
     try:
@@ -107,7 +108,8 @@ def _notebooks(source: Path) -> list[str]:
 
 def prepare_home(source: Path, home: Path, uid: int, gid: int) -> list[str]:
     """Copy every notebook (and its Chinese twin) the participant does not have, and make their kernels' socket
-    folder (``.kernels``, mode 0700); the notebooks copied. Their edits stay theirs.
+    folder (``.kernels``) and their temporary folder (``.tmp``), mode 0700; the notebooks copied. Their edits stay
+    theirs.
 
     A notebook they delete comes back fresh at their server's next start; that is the "fresh copy" path.
     Only ``*.ipynb`` files are copied: the paired ``.py`` sources, and any notes for the trainer, stay out.
