@@ -99,6 +99,11 @@ def test_a_parent_that_still_shows_a_password_is_named():
     """sudo stays the hub's parent, its command line as typed: the hub says so, and how to give the passwords."""
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "--admin-password", "trainer-secret-2"])
     try:
+        import time
+        deadline = time.monotonic() + 10  # (its command line is the new one once the exec is done: seen late under load)
+        while b"trainer-secret-2" not in launch.Path(f"/proc/{child.pid}/cmdline").read_bytes():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
         assert launch._commands_showing(["trainer-secret-2"], pid=child.pid) == [launch.Path(sys.executable).name]
         assert launch._commands_showing(["not-there"], pid=child.pid) == []
     finally:

@@ -88,6 +88,25 @@ def test_a_timer_that_rings_first_keeps_its_time_and_one_due_later_gets_it_back(
             signal.setitimer(signal.ITIMER_REAL, *before)
 
 
+def test_a_timer_that_rang_during_the_check_is_not_put_back_to_ring_again():
+    """An outer timer (pytest-timeout's, say) that fell due during a check was put back with a millisecond left, and
+    rang a second time: once inside pytest's own handling of the first (seen in a full run of the suite)."""
+    rings = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: rings.append(signum))
+    before = signal.setitimer(signal.ITIMER_REAL, 0)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
+        learner_code.bounded(seconds=5)(lambda lang="en": time.sleep(0.3))()
+        time.sleep(0.2)
+        assert len(rings) == 1, rings
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if before[0] > 0:
+            signal.setitimer(signal.ITIMER_REAL, *before)
+
+
 def test_the_limit_is_said_however_the_stop_reaches_the_check_and_the_handler_is_put_back(monkeypatch):
     """The probe (notebook 17's check) makes an interrupt its own exception: the limit read "stopped by you"; an
     outer check's limit was caught by an inner one and said with the inner's seconds; SIGALRM's handler is the one

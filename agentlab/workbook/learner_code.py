@@ -109,12 +109,15 @@ def _limited(seconds: float, limit: _Limit | None = None) -> Iterator[_Limit]:
     left, interval = signal.getitimer(signal.ITIMER_REAL)
     outer_first = 0 < left < seconds  # pytest-timeout's, an outer check's: due before this limit
     previous: Any = None
+    outer_rang = False  # the timer found running fell due here: put back, it would ring a second time
 
     def ring(signum: int, frame: Any) -> None:
+        nonlocal outer_rang
         if limit.armed and not outer_first:
             limit.rang = True
             raise OutOfTime()
         if outer_first and callable(previous):  # the timer found running fell due first: its handler acts
+            outer_rang = True
             previous(signum, frame)
         # else: this limit's own timer, ringing as the check ends (between its end and the timer's cancel): nothing
     started = time.monotonic()
@@ -129,7 +132,10 @@ def _limited(seconds: float, limit: _Limit | None = None) -> Iterator[_Limit]:
             signal.setitimer(signal.ITIMER_REAL, 0)
         finally:
             signal.signal(signal.SIGALRM, previous)
-            if left > 0:
+            if outer_rang:  # it rang already (once): only a repeating timer goes on
+                if interval > 0:
+                    signal.setitimer(signal.ITIMER_REAL, interval, interval)
+            elif left > 0:
                 signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - started), 1e-3), interval)
 
 
