@@ -260,8 +260,9 @@ def test_settings_are_data_and_hold_no_secret_a_participant_gets(tmp_path):
     assert model["command"][model["command"].index("--parallel") + 1] == "6"
     # the fair-share gate on the room's port; llama.cpp behind it on a socket in the services' own folder
     # each service's output into a log of its own (sh execs the service itself): what it says when it stops
-    assert all(x["command"][:4] == ["/bin/sh", "-c", 'exec "$@" >>"$0" 2>&1', str(tmp_path / "logs" / f"{x['name']}.log")]
-               for x in c["JupyterHub"]["services"])
+    from agentlab.hub.services import STARTED
+    assert all(x["command"][:4] == ["/bin/sh", "-c", f'echo "{STARTED} $(date +%s.%N)" >>"$0"; exec "$@" >>"$0" 2>&1',
+                                    str(tmp_path / "logs" / f"{x['name']}.log")] for x in c["JupyterHub"]["services"])
     assert model["command"][5:7] == ["-m", "agentlab.hub.model_gate"]
     assert model["command"][model["command"].index("--port") + 1] == "7002"
     assert model["command"][model["command"].index("--socket") + 1] == str(tmp_path / "model" / "run" / "model.sock")
@@ -330,8 +331,8 @@ def test_the_trainers_terminal_hears_of_a_service_that_keeps_stopping_and_a_serv
     for lang in ("en", "zh"):
         first, server, third = said[lang]
         for line, count in ((first, 1), (third, 3)):
-            assert line == t("hub.service_died", lang, service="site", status="1", count=count,
-                             line="ModuleNotFoundError: No module named 'uvicorn'")
+            assert line == t("hub.service_died", lang, service="site", how=t("hub.exit_code", lang, status=1),
+                             count=count, line="ModuleNotFoundError: No module named 'uvicorn'")
         assert server == t("hub.server_failed", lang, name="ana", line="ModuleNotFoundError: No module named 'uvicorn'")
     with log.open("a") as f:  # the line cut short is read whole once it ends
         f.write("ing nothing new\n")
@@ -340,8 +341,21 @@ def test_the_trainers_terminal_hears_of_a_service_that_keeps_stopping_and_a_serv
     with log.open("a") as f:
         f.write("14:22:06.000 [ConfigProxy] \x1b[32minfo\x1b[39m: 200 GET /api/routes\n"
                 "[E 2026-05-09 10:00:05.000 JupyterHub service:505] Service load exited with status 0\n")
-    assert watch["en"].poll() == [t("hub.service_died", "en", service="load", status="0", count=1,
-                                    line=t("hub.service_no_line", "en", log=tmp_path / "logs" / "load.log"))]
+    assert watch["en"].poll() == [t("hub.service_died", "en", service="load", how=t("hub.exit_code", "en", status=0),
+                                    count=1, line=t("hub.service_no_line", "en", log=tmp_path / "logs" / "load.log"))]
+    # killed, and started again at once: its last line is the run's that stopped, not the next run's (each start is
+    # marked with its time), and a signal is said as one ("exit -9" read as an exit code)
+    from datetime import datetime
+
+    from agentlab.hub.services import STARTED
+    at = lambda stamp: datetime.fromisoformat(stamp).timestamp()  # noqa: E731
+    (tmp_path / "logs" / "redis.log").write_text(
+        f"{STARTED} {at('2026-05-09 10:00:00'):.3f}\n1:M * Ready to accept connections\n1:M * Background saving\n"
+        f"{STARTED} {at('2026-05-09 10:00:07.500'):.3f}\n2:M * Ready to accept connections (the next run)\n")
+    with log.open("a") as f:
+        f.write("[E 2026-05-09 10:00:07.000 JupyterHub service:505] Service redis exited with status -9\n")
+    assert watch["en"].poll() == [t("hub.service_died", "en", service="redis", count=1,
+                                    how=t("hub.exit_signal", "en", signal="SIGKILL"), line="1:M * Background saving")]
 
 
 def test_a_participant_whose_server_cannot_start_reads_a_sentence_not_a_command_line(caplog):
@@ -565,7 +579,7 @@ def test_a_participants_processes_together_stay_under_the_accounts_limit(hub):
             "time.sleep(12)\n"
             "print(sorted(k.poll() is None for k in kids), [k.returncode for k in kids])\n"
             "for k in kids:\n    k.kill()\n"
-            "open('/dev/shm/left-by-bo', 'wb').write(b'x' * 4096)\n")
+            "open('/dev/shm/left-by-bo', 'wb').write(b'x' * 4096)\nopen('/tmp/left-by-bo', 'wb').write(b'x')\n")
     [cell] = _run(h, tokens["bo"], "bo", [code])
     assert cell.ok, cell
     survivors = cell.stdout.split("]")[0].count("True")
@@ -581,7 +595,7 @@ def test_a_participants_processes_together_stay_under_the_accounts_limit(hub):
     deadline = time.monotonic() + 60
     while Path("/dev/shm/left-by-bo").exists() and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not Path("/dev/shm/left-by-bo").exists()
+    assert not Path("/dev/shm/left-by-bo").exists() and not Path("/tmp/left-by-bo").exists()
     h.api(admin_token, "POST", "/users/bo/server")  # back, for the tests after this one
     while not h.api(admin_token, "GET", "/users/bo")["servers"].get("", {}).get("ready"):
         assert time.monotonic() < deadline + 120, f"bo's server did not start again (log: {h.log})"

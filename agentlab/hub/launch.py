@@ -126,7 +126,7 @@ def _find_gguf(state: Path) -> Path | None:
     return dst
 
 
-def hold_machine(lang: Lang = "en", **holder: str) -> int:
+def hold_machine(lang: Lang = "en", *, refusal: str = "hub.another_running", **holder: str) -> int:
     """A descriptor holding :data:`MACHINE_LOCK` (``holder``, with this process's id, is written in it), or
     :class:`HubRefused` naming the hub that holds it. The system drops the lock with its holder's last descriptor:
     a hub killed outright leaves none behind."""
@@ -140,7 +140,7 @@ def hold_machine(lang: Lang = "en", **holder: str) -> int:
         except ValueError:
             other = {}
         os.close(fd)
-        raise HubRefused(t("hub.another_running", lang, pid=other.get("pid", "?"), state=other.get("state", "?"),
+        raise HubRefused(t(refusal, lang, pid=other.get("pid", "?"), state=other.get("state", "?"),
                            url=other.get("url", "?"))) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, json.dumps({"pid": os.getpid(), **holder}).encode(), 0)
@@ -161,6 +161,11 @@ class Hub:
         self.proc: subprocess.Popen[bytes] | None = None
         self.said: list[str] = []  # what the checks did, to tell the trainer (the folders opened)
         self._machine: int | None = None  # the descriptor holding MACHINE_LOCK while this hub runs
+
+    @property
+    def holds_machine(self) -> bool:
+        """Whether this hub holds the machine (it started, or is starting, and has not stopped)."""
+        return self._machine is not None
 
     def _take_machine(self) -> None:
         self._machine = hold_machine(self.lang, state=str(self.settings.state), url=self.url)
@@ -369,11 +374,14 @@ class LogWatch:
                 name, count = m.group(1), self.exits.get(m.group(1), 0) + 1
                 self.exits[name] = count
                 if count in (1, 3) or count % 10 == 0:
-                    # its own log's last line: never another process's, which the hub's log interleaves
+                    # its own log's last line: never another process's, which the hub's log interleaves, nor its
+                    # next run's (started again at once, it writes after the run that stopped)
                     own = self.services / f"{name}.log"
-                    last = _last_line(own) or t("hub.service_no_line", self.lang, log=own)
-                    said.append(t("hub.service_died", self.lang, service=name, status=m.group(2), count=count,
-                                  line=last))
+                    last = _last_line(own, before=_logged_at(line)) or t("hub.service_no_line", self.lang, log=own)
+                    status = int(m.group(2))
+                    how = t("hub.exit_code", self.lang, status=status) if status >= 0 else \
+                        t("hub.exit_signal", self.lang, signal=_signal_name(-status))
+                    said.append(t("hub.service_died", self.lang, service=name, how=how, count=count, line=last))
             elif (m := SPAWN_FAILED.search(logged.group(1))) is not None:
                 said.append(t("hub.server_failed", self.lang, name=m.group(1), line=m.group(2)))
         return said
@@ -383,20 +391,53 @@ class LogWatch:
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
-def _last_line(path: Path, tail: int = 64 << 10) -> str:
+def _last_line(path: Path, tail: int = 64 << 10, *, before: float | None = None) -> str:
     """The last line a service wrote to its own log that says something (not a traceback's frame), without colour
-    codes; "" when there is none."""
+    codes; "" when there is none. ``before`` (epoch seconds): of the run started last before then (each start is
+    marked, :data:`agentlab.hub.services.STARTED`), not of one started after."""
     try:
         with path.open("rb") as f:
             f.seek(max(0, f.seek(0, os.SEEK_END) - tail))
             lines = f.read().decode("utf-8", "replace").splitlines()
     except OSError:
         return ""
+    if before is not None:  # cut at the first start marked after `before`: what follows is a later run's
+        for i, raw in enumerate(lines):
+            if raw.startswith(services.STARTED):
+                try:
+                    started = float(raw.split()[-1])
+                except ValueError:
+                    continue
+                if started > before:
+                    lines = lines[:i]
+                    break
     for raw in reversed(lines):
         line = _ANSI.sub("", raw).rstrip()
-        if line.strip() and not line.startswith((" ", "\t", "Traceback")):
+        if line.strip() and not line.startswith((" ", "\t", "Traceback", services.STARTED)):
             return line.strip()[:300]
     return ""
+
+
+_STAMP = re.compile(r"^\[[DIWEC] (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)")
+
+
+def _logged_at(line: str) -> float | None:
+    """When JupyterHub logged ``line`` (its local time, as epoch seconds); None when it says no time."""
+    m = _STAMP.match(line)
+    if m is None:
+        return None
+    import datetime
+    try:
+        return datetime.datetime.fromisoformat(m.group(1)).timestamp()
+    except ValueError:
+        return None
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def workshop_uids() -> set[int]:
@@ -499,7 +540,7 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
     if ns.remove_accounts:
         from .users import remove_accounts
         try:  # never under a running room: an account it removes is one a participant comes back to
-            held = hold_machine(lang, state="-", url="-")
+            held = hold_machine(lang, refusal="hub.another_running_accounts", state="-", url="-")
         except HubRefused as exc:
             print(exc, file=sys.stderr)
             return 2
@@ -575,8 +616,10 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
         print(exc, file=sys.stderr)
         return 1
     finally:
+        started = hub.holds_machine
         hub.stop()
-        say("hub.stopped")
+        if started:  # (a hub refused started nothing: "stopped" read as the running room's)
+            say("hub.stopped")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from typing import Any
 from ..ports import free_port  # the room's services' ports, exported here as before
 from .users import SERVICES_USER
 
-__all__ = ["OWN_REDIS_MAXMEMORY", "REDIS_MAXMEMORY", "culler", "free_port", "logged", "model", "own_redis_command", "redis",
+__all__ = ["OWN_REDIS_MAXMEMORY", "REDIS_MAXMEMORY", "STARTED", "culler", "free_port", "logged", "model", "own_redis_command", "redis",
            "redis_conf", "redis_socket", "site", "undo_ignored_signals"]
 
 
@@ -80,9 +80,15 @@ def logged(service: Mapping[str, Any], folder: Path) -> dict[str, Any]:
     it). Every service printed into the hub's one log, so the line said when one stopped was whichever process had
     written last (the trainer's view's address beside "the service redis stopped")."""
     out = dict(service)
-    out["command"] = ["/bin/sh", "-c", 'exec "$@" >>"$0" 2>&1', str(folder / f"{service['name']}.log"),
-                      *service["command"]]
+    # each start marked with its time: a service the hub started again at once wrote the new run's lines after the
+    # old one's, and the terminal quoted the new run ("ready to accept connections") for the one that stopped
+    out["command"] = ["/bin/sh", "-c", f'echo "{STARTED} $(date +%s.%N)" >>"$0"; exec "$@" >>"$0" 2>&1',
+                      str(folder / f"{service['name']}.log"), *service["command"]]
     return out
+
+
+#: the line a service's own log gets at each start, before the time it started (epoch seconds)
+STARTED = "agentlab-service-started"
 
 
 def redis(conf: Path) -> dict[str, Any]:

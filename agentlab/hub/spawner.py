@@ -23,10 +23,10 @@ from typing import Any
 from ..i18n import t
 from .users import SERVICES_USER, ensure_account, os_name, prepare_home, processes_of
 
-__all__ = ["CGROUP_V1", "CGROUP_V2", "KERNEL_MANAGER", "NICENESS", "NOFILE", "NPROC",  # noqa: F822
-           "OwnSocketsKernelManager", "WorkshopSpawner", "account_cgroup", "cgroups_usable", "drop_cgroup", "drop_cgroups", "end_processes_of",
-           "failure_line", "kernel_sockets", "own_redis_folder", "participant_prefix", "remove_shared_memory_of",
-           "spawn_refusal", "start_own_redis"]
+__all__ = ["CGROUP_V1", "CGROUP_V2", "KERNEL_MANAGER", "NICENESS", "NOFILE", "NPROC", "SHARED_FOLDERS",  # noqa: F822
+           "OwnSocketsKernelManager", "WorkshopSpawner", "account_cgroup", "cgroups_usable", "drop_cgroup",
+           "drop_cgroups", "end_processes_of", "failure_line", "kernel_sockets", "own_redis_folder",
+           "participant_prefix", "remove_shared_files_of", "spawn_refusal", "start_own_redis"]
 
 #: the kernel manager a participant's server runs each kernel with (:func:`_kernel_manager_class`)
 KERNEL_MANAGER = "agentlab.hub.spawner.OwnSocketsKernelManager"
@@ -250,17 +250,23 @@ def end_processes_of(account: str, grace: float = 3.0) -> list[int]:
     return left
 
 
-def remove_shared_memory_of(account: str) -> None:
-    """Remove what ``account`` left at the top of /dev/shm (a RAM disk every account may write, outside any limit
-    of its writer's once the writer is gone), by a process that is them: only what is theirs can go."""
+#: the machine's folders every account may write to: what a participant left there outlives their server
+SHARED_FOLDERS = ("/dev/shm", "/tmp", "/var/tmp")
+
+
+def remove_shared_files_of(account: str) -> None:
+    """Remove what ``account`` left at the top of the machine's shared folders (:data:`SHARED_FOLDERS`: /dev/shm is a
+    RAM disk outside any limit of its writer's once the writer is gone, /tmp and /var/tmp the disk the homes are on),
+    by a process that is them: only what is theirs can go. Their own temporary files are in their home (TMPDIR)."""
     import pwd
     try:
         entry = pwd.getpwnam(account)
     except KeyError:
         return
-    if entry.pw_uid == 0 or not Path("/dev/shm").is_dir():
+    folders = [f for f in SHARED_FOLDERS if Path(f).is_dir()]
+    if entry.pw_uid == 0 or not folders:
         return
-    subprocess.run(["find", "/dev/shm", "-mindepth", "1", "-maxdepth", "1", "-user", str(entry.pw_uid),
+    subprocess.run(["find", *folders, "-mindepth", "1", "-maxdepth", "1", "-user", str(entry.pw_uid),
                     "-exec", "rm", "-rf", "--", "{}", "+"], user=entry.pw_uid, group=entry.pw_gid, extra_groups=[],
                    cwd="/", env={"PATH": os.defpath}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, timeout=60, check=False)
@@ -348,8 +354,8 @@ def _spawner_class() -> type:
                     pass
                 self._own_redis = None
             drop_cgroup(getattr(self, "_cgroup", None))
-            # what they left in the machine's shared memory (/dev/shm) is theirs, and outlives them: removed as them
-            await asyncio.get_running_loop().run_in_executor(None, remove_shared_memory_of, self.account)
+            # what they left in the machine's shared folders (/dev/shm, /tmp) is theirs, and outlives them: removed as them
+            await asyncio.get_running_loop().run_in_executor(None, remove_shared_files_of, self.account)
 
         def make_preexec_fn(self, name: str) -> Any:
             become = set_user_setuid(self.account)
