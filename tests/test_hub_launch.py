@@ -109,3 +109,25 @@ def test_a_parent_that_still_shows_a_password_is_named():
     finally:
         child.kill()
         child.wait()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_command_refused_says_so_and_never_that_the_room_stopped(tmp_path, lock, capsys, lang):
+    """Refused while another hub ran, `python run.py hub` still printed "the hub is stopped; nothing it started is
+    left running", which a trainer read as their running room; `--remove-accounts` got the second hub's sentence."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        pytest.skip("the hub's command needs root")
+    held = launch.hold_machine(lang, state="/srv/room-a", url="http://127.0.0.1:8000")
+    try:
+        args = ["--state", str(tmp_path / "state"), "--port", "18123", "--no-model", "--lang", lang]
+        if (ROOT / "hub" / "node_modules" / ".bin" / "configurable-http-proxy").exists():
+            assert launch.hub_command([*args, "--password", "pw-123456", "--admin-password", "adminpw-123"],
+                                      root=ROOT) == 2
+            out = capsys.readouterr()
+            assert "/srv/room-a" in out.err and t("hub.stopped", lang) not in out.out + out.err, out
+        assert launch.hub_command(["--remove-accounts", "--lang", lang], root=ROOT) == 2
+        out = capsys.readouterr()
+        assert out.err.strip() == t("hub.another_running_accounts", lang, pid=os.getpid(), state="/srv/room-a",
+                                    url="http://127.0.0.1:8000"), out
+    finally:
+        os.close(held)

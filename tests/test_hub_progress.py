@@ -11,6 +11,8 @@ import pytest
 from conftest import ROOT, children, ignore_ctrl_c, ignored_signals
 from typography import ascii_colons
 
+from agentlab.i18n import t
+
 pytest.importorskip("jupyterhub")
 pytest.importorskip("tornado")
 
@@ -150,6 +152,15 @@ def test_oversized_or_malformed_reports_are_refused(app, store, body, headers, w
 def test_errors_are_said_in_chinese_when_asked(app):
     status, _, text = fetch(app, REPORT + "?lang=zh", None, method="POST", body={})
     assert status == 401 and "令牌" in json.loads(text)["error"]["message"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_bad_state_is_refused_naming_the_states_as_the_page_says_them_too(app, lang):
+    """The refusal listed "not yet, wrong, right" where the trainer's page says "not quite" for "wrong"."""
+    body = {"notebook": "06", "exercise": "breaker_threshold", "state": "solved"}
+    status, _, text = fetch(app, REPORT + f"?lang={lang}", "tok-a", method="POST", body=body)
+    said = json.loads(text)["error"]["message"]
+    assert status == 400 and t("trainer.state.wrong", lang) in said and "wrong" in said, said
 
 
 def test_only_a_trainer_sees_the_room_and_where_it_is_stuck(app, clock):

@@ -446,7 +446,10 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
             if notebook not in known_exercises() or exercise != known_exercises()[notebook]:
                 return self.fail(400, "unknown_exercise")
             if state not in STATES:
-                return self.fail(400, "bad_state", states=joined(STATES, self.lang, "list"))
+                # the API's words, and the page's for them ("wrong" is said "not quite" there)
+                return self.fail(400, "bad_state", states=joined(STATES, self.lang, "list"),
+                                 shown=joined((t("trainer.state." + x.replace(" ", "_"), self.lang) for x in STATES),
+                                              self.lang, "list"))
             for number in (at, score):
                 if number is not None and (isinstance(number, bool) or not isinstance(number, (int, float))
                                            or not math.isfinite(number) or abs(number) > 1e12):
