@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any, Literal, TypeVar, cast
 
-__all__ = ["LANGS", "Lang", "Listed", "LocalizedError", "Sentence", "both", "check_lang", "colon", "joined", "keys", "label",
+__all__ = ["LANGS", "Lang", "Listed", "LocalizedError", "Sentence", "accepted_lang", "both", "check_lang", "colon", "joined", "keys", "label",
            "label_glossary", "missing_labels", "os_reason", "said", "said_marks", "t"]
 
 Lang = Literal["en", "zh"]
@@ -226,6 +226,26 @@ def t_or(key: str, otherwise: str, lang: Lang = "en", /) -> str:
 def keys() -> list[str]:
     """All catalogue keys (a test checks each has every language)."""
     return list(_catalog())
+
+
+def accepted_lang(accept_language: str) -> Lang:
+    """The language of an ``Accept-Language`` header: the browser's most preferred of English and Chinese (zh-* is
+    Chinese), by its q-values; English when it names neither."""
+    ranked = []
+    for i, part in enumerate(accept_language.split(",")):
+        tag, _, params = part.strip().partition(";")
+        q = re.search(r"\bq=([0-9.]+)", params)
+        try:
+            weight = float(q.group(1)) if q else 1.0
+        except ValueError:
+            weight = 0.0
+        ranked.append((-weight, i, tag.strip().lower()))
+    for weight, _, tag in sorted(ranked):
+        if weight < 0 and (tag == "zh" or tag.startswith("zh-")):
+            return "zh"
+        if weight < 0 and (tag == "en" or tag.startswith("en-")):
+            return "en"
+    return "en"
 
 
 def check_lang(lang: str) -> Lang:

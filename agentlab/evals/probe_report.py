@@ -265,8 +265,8 @@ def _table(report: Mapping[str, Any], lang: Lang) -> dict[str, Any]:
                      "kind_title": t("probe.kind.guessed", lang, kind=kind) if info.get("kind_from") == "name" else "",
                      "lint_titles": _lint_titles(info.get("lint", []), lang), "cells": row_cells})
     # each column named in the page's language (its id, camel_case, in the tip: the one --faults takes)
-    return {"categories": [{"name": c, "short": t_or(f"probe.short.{c}", c, lang), "title": _category_text(report, c, lang)}
-                           for c in cats], "rows": rows}
+    return {"categories": [{"name": c, "short": short, "title": _category_text(report, c, lang)}
+                           for c, short in zip(cats, _category_names(cats, lang), strict=True)], "rows": rows}
 
 
 def _say(lang: Lang) -> Callable[..., str]:

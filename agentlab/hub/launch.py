@@ -333,7 +333,7 @@ class Hub:
 
 
 #: A line of JupyterHub's own log (``[E 2026-05-09 10:00:00.123 JupyterHub service:505] ...``), and of a server's
-_LOGGED = re.compile(r"^\[[DIWEC] \d{4}-\d\d-\d\d [\d:.]+ [^\]]*\] ?(.*)$")
+_LOGGED = re.compile(r"^\[[DIWEC] (\d{4}-\d\d-\d\d [\d:.]+) [^\]]*\] ?(.*)$")
 _SERVICE_EXITED = re.compile(r"Service (\S+) exited with status (-?\d+)")
 #: What the spawner logs when a participant's server cannot start (agentlab.hub.spawner)
 SPAWN_FAILED = re.compile(r"agentlab-spawn-failed (\S+): (.*)$")
@@ -342,8 +342,8 @@ SPAWN_FAILED = re.compile(r"agentlab-spawn-failed (\S+): (.*)$")
 class LogWatch:
     """Reads the hub's log as it grows and says on the trainer's terminal what stops the room from working: a
     service that stopped (and keeps being restarted), with the last line it wrote in its own log, and a
-    participant's server that could not start, with why. A service is said the first time, the third, then every tenth (it restarts every
-    few seconds: the terminal must stay readable)."""
+    participant's server that could not start, with why. A service is said the first time, the third, then every
+    tenth (it restarts every few seconds: the terminal must stay readable)."""
 
     def __init__(self, log: Path, lang: Lang = "en", *, start: int | None = None, services: Path | None = None):
         self.log, self.lang = log, lang
@@ -370,19 +370,20 @@ class LogWatch:
             logged = _LOGGED.match(line)
             if logged is None:
                 continue
-            if (m := _SERVICE_EXITED.search(logged.group(1))) is not None:
+            if (m := _SERVICE_EXITED.search(logged.group(2))) is not None:
                 name, count = m.group(1), self.exits.get(m.group(1), 0) + 1
                 self.exits[name] = count
                 if count in (1, 3) or count % 10 == 0:
                     # its own log's last line: never another process's, which the hub's log interleaves, nor its
                     # next run's (started again at once, it writes after the run that stopped)
                     own = self.services / f"{name}.log"
-                    last = _last_line(own, before=_logged_at(line)) or t("hub.service_no_line", self.lang, log=own)
+                    last = _last_line(own, before=_logged_at(logged.group(1))) or \
+                        t("hub.service_no_line", self.lang, log=own)
                     status = int(m.group(2))
                     how = t("hub.exit_code", self.lang, status=status) if status >= 0 else \
                         t("hub.exit_signal", self.lang, signal=_signal_name(-status))
                     said.append(t("hub.service_died", self.lang, service=name, how=how, count=count, line=last))
-            elif (m := SPAWN_FAILED.search(logged.group(1))) is not None:
+            elif (m := SPAWN_FAILED.search(logged.group(2))) is not None:
                 said.append(t("hub.server_failed", self.lang, name=m.group(1), line=m.group(2)))
         return said
 
@@ -418,17 +419,11 @@ def _last_line(path: Path, tail: int = 64 << 10, *, before: float | None = None)
     return ""
 
 
-_STAMP = re.compile(r"^\[[DIWEC] (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)")
-
-
-def _logged_at(line: str) -> float | None:
-    """When JupyterHub logged ``line`` (its local time, as epoch seconds); None when it says no time."""
-    m = _STAMP.match(line)
-    if m is None:
-        return None
+def _logged_at(stamp: str) -> float | None:
+    """When JupyterHub logged a line (its local time, as it writes it), as epoch seconds; None when unreadable."""
     import datetime
     try:
-        return datetime.datetime.fromisoformat(m.group(1)).timestamp()
+        return datetime.datetime.fromisoformat(stamp).timestamp()
     except ValueError:
         return None
 

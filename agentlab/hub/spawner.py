@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..i18n import t
+from ..i18n import accepted_lang, t
 from .users import SERVICES_USER, ensure_account, os_name, prepare_home, processes_of
 
 __all__ = ["CGROUP_V1", "CGROUP_V2", "KERNEL_MANAGER", "NICENESS", "NOFILE", "NPROC", "SHARED_FOLDERS",  # noqa: F822
@@ -322,8 +322,7 @@ def _spawner_class() -> type:
             """The language of the browser that asked for this start (its Accept-Language; "en" when the start
             came from the API, with no browser)."""
             request = getattr(getattr(self, "handler", None), "request", None)
-            accept = request.headers.get("Accept-Language", "") if request is not None else ""
-            return "zh" if accept.split(",")[0].strip().lower().startswith("zh") else "en"
+            return accepted_lang(request.headers.get("Accept-Language", "") if request is not None else "")
 
         async def start(self) -> Any:
             # a Chinese browser lands in Chinese JupyterLab on the Chinese notebooks (it opened the English ones in

@@ -10,7 +10,6 @@ from __future__ import annotations
 import html
 import json
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -20,7 +19,7 @@ import ipywidgets as W
 from ..approval import approve, pending, reject
 from ..evals.outcome import reasons_in
 from ..guards import GUARDS, GuardConfig
-from ..i18n import Lang, aside, colon, columns, joined, label, py_reason, said, t
+from ..i18n import Lang, accepted_lang, aside, colon, columns, joined, label, py_reason, said, t
 from ..jsonutil import JsonReason
 from ..lint import lint
 from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
@@ -50,21 +49,7 @@ def browser_lang(accept_language: str | None = None) -> Lang:
         if chosen in ("en", "zh"):
             return cast(Lang, chosen)
         accept_language = os.environ.get("HTTP_ACCEPT_LANGUAGE", "")
-    ranked = []
-    for i, part in enumerate(accept_language.split(",")):
-        tag, _, params = part.strip().partition(";")
-        q = re.search(r"\bq=([0-9.]+)", params)
-        try:
-            weight = float(q.group(1)) if q else 1.0
-        except ValueError:
-            weight = 0.0
-        ranked.append((-weight, i, tag.strip().lower()))
-    for weight, _, tag in sorted(ranked):
-        if weight < 0 and (tag == "zh" or tag.startswith("zh-")):
-            return "zh"
-        if weight < 0 and (tag == "en" or tag.startswith("en-")):
-            return "en"
-    return "en"
+    return accepted_lang(accept_language)
 
 
 class App:
