@@ -735,9 +735,11 @@ def _probe_notebook(path: str) -> str | None:
     """Run by the venv's Python: the notebook top to bottom in a fresh kernel; None, or the error's last line."""
     import nbclient
     import nbformat
+
+    from agentlab.workbook import kernels  # two kernels at once: their sockets their own, no reply waited on for good
     nb = nbformat.read(path, as_version=4)
     try:
-        nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+        nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", kernel_manager_class=kernels.KernelManager,
                                 resources={"metadata": {"path": str(Path(path).parent)}}).execute()
     except Exception as exc:  # noqa: BLE001 - the cell's error, in one line
         import re

@@ -13,6 +13,8 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from agentlab.workbook import kernels  # noqa: E402
 
 
 def main() -> int:
@@ -23,7 +25,7 @@ def main() -> int:
     for path in paths:
         nb = nbformat.read(path, as_version=4)
         t0 = time.perf_counter()
-        NotebookClient(nb, timeout=600, kernel_name="python3",
+        NotebookClient(nb, timeout=600, kernel_name="python3", kernel_manager_class=kernels.KernelManager,
                        resources={"metadata": {"path": str(path.parent)}}).execute()
         took = time.perf_counter() - t0
         total += took

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agentlab.i18n import joined, t  # noqa: E402
+from agentlab.workbook import kernels  # noqa: E402
 
 DATA = ROOT / "data" / "course" / "paths.json"
 PROSE_WPM, CODE_WPM, EXERCISE = 100, 50, 5
@@ -66,7 +67,8 @@ def run_seconds(path: Path) -> float:
     os.environ.pop("MPLBACKEND", None)
     nb = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
     t0 = time.perf_counter()
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(nb, timeout=600, kernel_name="python3", kernel_manager_class=kernels.KernelManager,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
     return round(time.perf_counter() - t0, 1)
 
 

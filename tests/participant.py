@@ -27,11 +27,9 @@ import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from conftest import ROOT, free_port, stop_group
 
-from agentlab import ports
 from agentlab.site.files import write_atomic
 
 HOME = ROOT / ".participant"
@@ -193,30 +191,17 @@ def settle(path: Path, text: str) -> None:
 def kernel_class(name: str = KERNEL) -> type:
     """A kernel manager class for one of these kernels: ``NotebookClient(nb, kernel_name=name,
     kernel_manager_class=kernel_class(name))``. nbclient then owns the manager and shuts the kernel down after the
-    run (a manager handed in as ``km=`` is the caller's, and its kernel outlived the test)."""
+    run (a manager handed in as ``km=`` is the caller's, and its kernel outlived the test). The workbook's own
+    (agentlab.workbook.kernels): sockets of its own, no wait for a message longer than a second unchecked."""
     from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
     from traitlets import default
 
-    class Kernels(KernelManager):
+    from agentlab.workbook import kernels
+
+    class Kernels(kernels.KernelManager):
         @default("kernel_spec_manager")
         def _only_ours(self) -> KernelSpecManager:
             return KernelSpecManager(kernel_dirs=[str(KERNELS)])
-
-        # jupyter_client picks the kernel's five ports from the ephemeral range (bind to port 0, in its provisioner's
-        # port cache, else here); before the kernel binds them an outgoing connection of another test can take one,
-        # and the kernel dies with "address already in use" (seen in CI). Picked below that range instead, as every
-        # server here is: the cache is off so that the ports are chosen here
-        @default("cache_ports")
-        def _no_port_cache(self) -> bool:
-            return False
-
-        def write_connection_file(self, **kwargs: Any) -> None:
-            if self.transport == "tcp" and not (self._connection_file_written and os.path.exists(self.connection_file)):
-                for name in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"):
-                    if not getattr(self, name):
-                        setattr(self, name, ports.free_port(self.ip or "127.0.0.1"))
-            super().write_connection_file(**kwargs)
 
     Kernels.__name__ = f"Kernels_{name.replace('-', '_')}"
     return Kernels

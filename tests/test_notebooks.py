@@ -147,11 +147,17 @@ def _run(nb, **kw) -> None:
     import time
     import warnings
     from datetime import UTC, datetime
-    started, wall = time.monotonic(), datetime.now(UTC)
+
+    from agentlab.workbook import kernels
+    kw.setdefault("kernel_manager_class", kernels.KernelManager)
+    started, wall, late = time.monotonic(), datetime.now(UTC), kernels.late_messages()
     try:
         NotebookClient(nb, **kw).execute()
     finally:
         took = time.monotonic() - started
+        if kernels.late_messages() > late:  # each one a wait that, unsliced, would have lasted its whole timeout
+            warnings.warn(f"{kernels.late_messages() - late} kernel message(s) found only at the end of a "
+                          f"{kernels.SLICE:.0f}-s wait: the client missed the socket's wake-up", stacklevel=2)
         if took > SLOW_RUN:
             def at(timing: dict, key: str) -> datetime | None:
                 return datetime.fromisoformat(timing[key].replace("Z", "+00:00")) if key in timing else None
@@ -275,7 +281,7 @@ def test_notebook_00_runs_in_the_developers_environment():
     """``python run.py test --quick``'s notebook: 00 in this environment's own kernel, with no participant environment
     to build (the full suite runs every notebook in that one)."""
     nb = nbformat.read(NB_DIR / "00_start_here.ipynb", as_version=4)
-    NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(NB_DIR)}}).execute()
+    _run(nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(NB_DIR)}})
     assert not [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
 
 

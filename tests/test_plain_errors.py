@@ -5,6 +5,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
+from agentlab.workbook import kernels
 from agentlab.workbook.plain_errors import FULL_WIDTH, plain_line
 
 
@@ -51,7 +52,7 @@ def test_in_a_kernel_each_error_of_a_cell_gets_its_line_in_the_notebooks_languag
              'class E(Exception):\n    def __str__(self):\n        raise RuntimeError("x")\nraise E()',
              '"a" < 1', 'def f():\n    return eval("1，2")\nf()', 'GuardConfig().without("idempotence")']
     nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
-    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True).execute()
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", kernel_manager_class=kernels.KernelManager, allow_errors=True).execute()
 
     def said(i: int) -> str:
         return "".join(o.get("text", "") for o in nb.cells[i].outputs if o.get("name") == "stderr")

@@ -264,7 +264,7 @@ def test_a_notebook_that_fails_fails_the_check_by_name(tmp_path):
                           capture_output=True, text=True, timeout=240)
     assert done.returncode == 1, done.stderr
     failed = json.loads(done.stdout.strip().splitlines()[-1])
-    assert list(failed) == [str(bad)] and "no_such_module_here" in failed[str(bad)]
+    assert list(failed) == [str(bad)] and "no_such_module_here" in failed[str(bad)], failed
     assert "\x1b" not in failed[str(bad)]  # IPython's colours stay out of a line a room collects in a file
     found = run.problems(_facts(notebooks=failed))
     assert found == [("run.check.notebook", {"notebook": str(bad), "error": failed[str(bad)]})]

@@ -21,6 +21,7 @@ from agentlab.scenarios import aftersales
 from agentlab.site.app import create_app
 from agentlab.site.client import site_registry
 from agentlab.site.service import SkillSite
+from agentlab.workbook import kernels
 
 # the client sends each request with its skill's own wait (timeout=...), as it must over a real socket; Starlette's
 # TestClient, which stands in for the socket here, has no timeout to honour and warns about each one
@@ -196,7 +197,7 @@ def test_notebook_15_asks_the_rooms_site_when_a_hub_names_one(live_site, monkeyp
     nb = nbformat.read(path, as_version=4)
     cells = [c for c in nb.cells if c.cell_type == "code"]
     nb.cells = cells[:3]  # the set-up, the discovery table and its plot
-    NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
+    NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", kernel_manager_class=kernels.KernelManager,
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     said = "".join(o.get("text", "") for o in nb.cells[0].outputs)
     assert f"discovery uses {url}" in said
@@ -217,7 +218,7 @@ def test_notebook_15_goes_on_with_its_own_site_when_the_rooms_does_not_answer(mo
     path = NB_DIR / "15_skill_site.ipynb"
     nb = nbformat.read(path, as_version=4)
     nb.cells = [c for c in nb.cells if c.cell_type == "code"][:2]  # the set-up and the discovery table
-    NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
+    NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", kernel_manager_class=kernels.KernelManager,
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     said = "".join(o.get("text", "") for o in nb.cells[0].outputs)
     assert "the room's site did not answer (ConnectError)" in said and f"discovery uses {dead}" not in said

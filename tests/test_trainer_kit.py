@@ -178,6 +178,24 @@ def test_the_slides_command_writes_a_notebooks_headings(tmp_path, lang):
         assert (tmp_path / "reveal-assets" / "reveal.js" / "dist" / "reveal.js").is_file()
 
 
+def test_the_slides_command_with_execute_shows_what_the_notebook_prints(tmp_path):
+    """``--execute`` runs a copy of the notebook first (agentlab.workbook.kernels' kernel): the slides carry its
+    outputs, the committed notebook none."""
+    import html as html_lib
+
+    from agentlab import cli
+    from agentlab.workbook.slides import notebooks
+    source = notebooks("en", ["00"])[0]
+    before = source.read_bytes()
+    assert cli.main(["slides", "00", "--lang", "en", "--execute", "--out", str(tmp_path / "run")]) == 0
+    assert cli.main(["slides", "00", "--lang", "en", "--out", str(tmp_path / "plain")]) == 0
+    ran, plain = (html_lib.unescape((tmp_path / d / f"{source.stem}.slides.html").read_text(encoding="utf-8"))
+                  for d in ("run", "plain"))
+    line = re.compile(r"correct final state: naive \d+/\d+, guarded \d+/\d+")
+    assert line.search(ran) and not line.search(plain)
+    assert source.read_bytes() == before
+
+
 def test_the_slides_command_refuses_an_unknown_notebook(tmp_path, capsys):
     from agentlab import cli
     assert cli.main(["slides", "42", "--lang", "zh", "--out", str(tmp_path)]) == 2

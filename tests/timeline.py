@@ -9,15 +9,16 @@ the suite's schedule starts from that run's own figures rather than from a secon
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 import pytest
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Span:
     """One test's setup, call or teardown on one worker: wall-clock start and stop (seconds since the epoch)."""
     worker: str
@@ -138,3 +139,6 @@ def pytest_runtest_logreport(report) -> None:
 def pytest_terminal_summary(terminalreporter) -> None:
     for line in summary(_SPANS):
         terminalreporter.write_line(line)
+    if os.environ.get("AGENTLAB_SPANS"):  # every phase, for a closer look than the summary's (one JSON line each)
+        with open(os.environ["AGENTLAB_SPANS"], "w", encoding="utf-8") as out:
+            out.writelines(json.dumps(dataclasses.asdict(s)) + "\n" for s in _SPANS)

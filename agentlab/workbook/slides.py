@@ -105,7 +105,9 @@ def slides_html(path: Path, *, offline: bool, execute: bool = False, timeout: in
     nb = mark_slides(nbformat.read(path, as_version=4))
     if execute:
         from nbclient import NotebookClient
-        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+
+        from .kernels import KernelManager
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", kernel_manager_class=KernelManager,
                        resources={"metadata": {"path": str(path.parent)}}).execute()
     body, _ = _exporter(offline, path.parent.name == "zh").from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
     return str(body)
