@@ -20,8 +20,6 @@ jupyter_client is imported only when :data:`KernelManager` is asked for.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import time
 from typing import Any
 
@@ -47,7 +45,8 @@ def _classes() -> dict[str, type]:
     from jupyter_client.manager import AsyncKernelManager
     from traitlets import Type, default
 
-    from agentlab import ports
+    from ..ports import free_port
+    from ..scratch import forget, scratch_folder
 
     class SlicedChannel(AsyncZMQSocketChannel):
         """A kernel's channel whose waits are sliced: a lost edge costs one slice, not the caller's timeout."""
@@ -59,9 +58,10 @@ def _classes() -> dict[str, type]:
                 wait = SLICE if left is None else max(0.0, min(SLICE, left))
                 began = time.monotonic()
                 if await self.socket.poll(int(wait * 1000)):
-                    if wait > 0 and time.monotonic() - began >= wait:  # the wait ran out, the real check found it
-                        _late[0] += 1
-                    return await self._recv()
+                    msg = await self._recv()
+                    if wait > 0 and time.monotonic() - began >= wait and _age(msg) > wait / 2:
+                        _late[0] += 1  # the wait ran out and the real check found a message that had long been there
+                    return msg
                 if left is not None and left <= SLICE:
                     raise Empty
 
@@ -93,23 +93,30 @@ def _classes() -> dict[str, type]:
             if self.transport == "ipc" and self._folder is None:
                 # a folder of its own (0700), made when the kernel is started: no other kernel picks the same socket
                 # names, no other account reads them; a short path, under the 104 bytes a socket's name may have
-                self._folder = tempfile.mkdtemp(prefix="agentlab-kernel-")
+                self._folder = str(scratch_folder(prefix="agentlab-kernel-"))
                 self.ip = os.path.join(self._folder, "k")
             if self.transport == "tcp" and not (self._connection_file_written and self.connection_file
                                                 and os.path.exists(self.connection_file)):
                 for name in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"):
                     if not getattr(self, name):
-                        setattr(self, name, ports.free_port(self.ip or "127.0.0.1"))
+                        setattr(self, name, free_port(self.ip or "127.0.0.1"))
             super().write_connection_file(**kwargs)
 
         async def _async_cleanup_resources(self, restart: bool = False) -> None:
             await super()._async_cleanup_resources(restart=restart)
             if self._folder and not restart:
-                shutil.rmtree(self._folder, ignore_errors=True)
+                forget(self._folder)
 
         cleanup_resources = _async_cleanup_resources
 
     return {"KernelManager": WorkbookKernelManager, "SlicedChannel": SlicedChannel}
+
+
+def _age(msg: dict[str, Any]) -> float:
+    """Seconds since the kernel sent ``msg`` (its header's time; 0 when it has none)."""
+    from datetime import UTC, datetime
+    sent = msg.get("header", {}).get("date")
+    return (datetime.now(UTC) - sent).total_seconds() if isinstance(sent, datetime) and sent.tzinfo else 0.0
 
 
 _built: dict[str, type] = {}
