@@ -19,7 +19,7 @@ import json
 import re
 import string
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Literal, TypeVar, cast
 
 __all__ = ["LANGS", "Lang", "Listed", "LocalizedError", "Sentence", "accepted_lang", "both", "check_lang", "colon", "joined", "keys", "label",
@@ -228,13 +228,16 @@ def keys() -> list[str]:
     return list(_catalog())
 
 
-def accepted_lang(accept_language: str) -> Lang:
+@lru_cache(maxsize=512)
+def accepted_lang(accept_language: str, default: Lang = "en") -> Lang:
     """The language of an ``Accept-Language`` header: the browser's most preferred of English and Chinese (zh-* is
-    Chinese), by its q-values; English when it names neither."""
+    Chinese), by its q-values; ``default`` when it names neither. Every page, the site, the gateway and the hub read
+    a request's language here (a first-tag reading of their own answered "fr,zh;q=0.8" in English). Remembered per
+    header: the site asks at every call, and a client sends the same one each time."""
     ranked = []
     for i, part in enumerate(accept_language.split(",")):
         tag, _, params = part.strip().partition(";")
-        q = re.search(r"\bq=([0-9.]+)", params)
+        q = re.search(r"\bq=([^;,\s]*)", params)
         try:
             weight = float(q.group(1)) if q else 1.0
         except ValueError:
@@ -245,7 +248,7 @@ def accepted_lang(accept_language: str) -> Lang:
             return "zh"
         if weight < 0 and (tag == "en" or tag.startswith("en-")):
             return "en"
-    return "en"
+    return default
 
 
 def check_lang(lang: str) -> Lang:

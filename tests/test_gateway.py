@@ -485,6 +485,7 @@ def test_over_http_invented_keys_get_nothing_and_an_operators_key_has_its_limit(
     with served(gateway) as url:
         invented = [initialize(url, {"X-API-Key": f"made-up-{i}"}) for i in range(30)]
         none = initialize(url, {"Accept-Language": "zh"})
+        ranked = initialize(url, {"Accept-Language": "fr-FR,zh-CN;q=0.8,en;q=0.5"})  # read by q-value, as every page
         bearer = initialize(url, {"Authorization": "Bearer made-up"})
         reads = http_session(url, key, [("lookup", {"order_id": f"A{i}"}) for i in range(10)])
         gateway.keys.revoke(record.id)
@@ -493,6 +494,7 @@ def test_over_http_invented_keys_get_nothing_and_an_operators_key_has_its_limit(
     said = invented[0].json()["error"]["message"]
     assert "unknown" in said and "made-up" not in said and "Traceback" not in said
     assert none.status_code == 401 and "运维方" in none.json()["error"]["message"]
+    assert ranked.status_code == 401 and "运维方" in ranked.json()["error"]["message"]
     assert [r.isError for r in reads] == [False] * 8 + [True] * 2  # her limit holds: 8 a minute
     assert gateway.runs() == {"lookup": 8}
 

@@ -214,6 +214,9 @@ def test_the_trainer_page_has_the_room_the_notes_and_both_languages(app):
     assert not ascii_colons(zh, page=True), ascii_colons(zh, page=True)
     by_header = fetch(app, "/services/trainer/", "tok-t", headers={"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.5"})[2]
     assert "全场进度" in by_header
+    # the browser's most preferred of the two, as the app and the site read it: by its first tag alone, English
+    ranked = fetch(app, "/services/trainer/", "tok-t", headers={"Accept-Language": "fr-FR,zh-CN;q=0.8,en;q=0.5"})[2]
+    assert "全场进度" in ranked
 
 
 def test_nobody_signed_in_gets_no_page(app):

@@ -563,3 +563,18 @@ def test_an_unsupported_language_is_said_in_the_readers_language_and_is_still_a_
         check_lang("en-CN")
     assert "en-CN" in said(caught.value, "zh") and "语言只能是" in said(caught.value, "zh")
     assert str(caught.value) == "lang must be one of en, zh, got 'en-CN'"
+
+
+@pytest.mark.parametrize("header, default, lang", [
+    ("zh-CN,zh;q=0.9,en;q=0.5", "en", "zh"), ("en-GB,en;q=0.8", "zh", "en"),
+    ("fr-FR,zh-CN;q=0.8,en;q=0.5", "en", "zh"),  # a first tag that is neither: the next preferred of the two
+    ("en;q=0.2, zh", "en", "zh"),  # by q-value, not by place
+    ("zhx,en-US", "zh", "en"),  # a tag only starting with the letters is not Chinese
+    ("ZH-tw", "en", "zh"), ("fr, de", "zh", "zh"), ("", "zh", "zh"), ("", "en", "en"),  # neither: the default
+    ("zh;q=abc, en;q=0.5", "zh", "en"),  # a weight that is not a number counts for nothing
+])
+def test_a_requests_language_is_the_most_preferred_of_the_two(header, default, lang):
+    """One reading of Accept-Language for every page, the site, the gateway and the hub (each read the first tag on
+    its own: "fr-FR,zh-CN;q=0.8" was English there and Chinese in the app)."""
+    from agentlab.i18n import accepted_lang
+    assert accepted_lang(header, default) == lang

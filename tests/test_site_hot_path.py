@@ -167,12 +167,17 @@ def test_an_execute_hears_its_language_from_the_query_or_the_header_and_carries_
                                   headers={"X-API-Key": key, **headers})
                  for how, query, headers in (("header", "", {"Accept-Language": "zh-CN,zh;q=0.9"}),
                                              ("query", "?lang=zh", {"Accept-Language": "en"}),
-                                             ("neither", "", {}), ("other", "?x=1", {"Accept-Language": "en-GB"}))}
+                                             ("neither", "", {}), ("other", "?x=1", {"Accept-Language": "en-GB"}),
+                                             # the browser's most preferred of the two, by q-value: read by its first
+                                             # tag alone, both were English
+                                             ("ranked", "", {"Accept-Language": "fr-FR,zh-CN;q=0.8,en;q=0.5"}),
+                                             ("weighed", "", {"Accept-Language": "en;q=0.2, zh"}))}
     english, chinese = asked["neither"].json()["error"]["message"], asked["header"].json()["error"]["message"]
     assert english != chinese and asked["query"].json()["error"]["message"] == chinese
+    assert asked["ranked"].json()["error"]["message"] == chinese == asked["weighed"].json()["error"]["message"]
     assert asked["other"].json()["error"]["message"] == english and all(r.status_code == 404 for r in asked.values())
     ids = [r.headers["X-Request-Id"] for r in asked.values()]
-    assert len(set(ids)) == 4 and all(len(i) == 16 and int(i, 16) >= 0 for i in ids)
+    assert len(set(ids)) == 6 and all(len(i) == 16 and int(i, 16) >= 0 for i in ids)
 
 
 def test_a_body_already_in_is_read_without_a_timer_and_one_that_trickles_is_still_cut_off(monkeypatch):

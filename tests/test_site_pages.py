@@ -129,7 +129,8 @@ def test_the_detail_shows_schemas_examples_notes_changelog_limits_and_recent_cal
     assert missing.status_code == 404 and 'href="/skills/current_weather?lang=en"' in missing.text
 
 
-@pytest.mark.parametrize("how", [{"params": {"lang": "zh"}}, {"headers": {"Accept-Language": "zh-CN,zh;q=0.9"}}])
+@pytest.mark.parametrize("how", [{"params": {"lang": "zh"}}, {"headers": {"Accept-Language": "zh-CN,zh;q=0.9"}},
+                                 {"headers": {"Accept-Language": "fr-FR,zh-CN;q=0.8,en;q=0.5"}}])
 def test_every_page_speaks_chinese(site, http, how):
     key, _ = site.create_key("teacher")
     calls(http, key)

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from ..i18n import Lang, joined, said_marks, t
+from ..i18n import Lang, accepted_lang, joined, said_marks, t
 from ..jsonutil import parse_strict
 from ..redaction import redact_secrets
 from ..resources import render_page
@@ -286,9 +286,7 @@ def _lang(handler: Any) -> Lang:
     asked = handler.get_query_argument("lang", "")
     if asked in ("en", "zh"):
         return asked
-    accept = handler.request.headers.get("Accept-Language", "")
-    first = accept.split(",")[0].strip().lower()
-    return "zh" if first.startswith("zh") else "en"
+    return accepted_lang(handler.request.headers.get("Accept-Language", ""))
 
 
 _KEY_OK = re.compile(r"[A-Za-z0-9_-]{16,128}")

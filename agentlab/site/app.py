@@ -52,7 +52,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
 from ..errors import make_error
-from ..i18n import Lang, joined, t
+from ..i18n import Lang, accepted_lang, joined, t
 from . import pages
 from .execute import body as reply_body
 from .keys import ApiKey, hash_key
@@ -109,9 +109,10 @@ class _TooSlow(Exception):
 def _lang(request: Any) -> Lang:
     scope = request.scope
     # the query is parsed only when there is one, the header read from the raw list: every execute asks
-    asked = (request.query_params.get("lang") if scope.get("query_string") else None) \
-        or _header(scope, b"accept-language") or ""
-    return "zh" if asked.lower().startswith("zh") else "en"
+    asked = request.query_params.get("lang") if scope.get("query_string") else None
+    if asked:
+        return "zh" if asked.lower().startswith("zh") else "en"
+    return accepted_lang(_header(scope, b"accept-language") or "")
 
 
 def _session(request: Any) -> str | None:

@@ -50,7 +50,7 @@ from ..adapters.core import Contract, Guard
 from ..calls import default_store
 from ..errors import make_error, render
 from ..guards import GuardConfig
-from ..i18n import Lang, check_lang, said, t
+from ..i18n import Lang, accepted_lang, check_lang, said, t
 from ..jsonutil import canonical
 from ..schema import SchemaError
 from ..store import Store, open_store
@@ -339,7 +339,7 @@ class Gateway:
             if headers is None:
                 return session, session, self.lang, None, None
             session = _clean(headers.get("mcp-session-id")) or session
-            lang: Lang = "zh" if headers.get("accept-language", self.lang).lower().startswith("zh") else "en"
+            lang = accepted_lang(headers.get("accept-language", ""), self.lang)
             # the client the HTTP endpoint found for this very request (it refuses a stranger before any session,
             # and its look-up sees a key revoked anywhere): asked again here, a second look-up per call
             scope = getattr(request, "scope", None)
@@ -411,7 +411,7 @@ class Gateway:
                 _client, _record, why = found
                 scope[_WHO] = found  # for the call's handler (caller()): the same request, the same client
                 if why is not None:  # refused before any session is made: a stranger costs no state
-                    lang: Lang = "zh" if headers.get("accept-language", gateway.lang).lower().startswith("zh") else "en"
+                    lang = accepted_lang(headers.get("accept-language", ""), gateway.lang)
                     body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": gateway.refusal(why, lang)}}
                     await JSONResponse(body, status_code=401,
                                        headers={"WWW-Authenticate": 'Bearer realm="agentlab gateway"'})(

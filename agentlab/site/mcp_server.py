@@ -34,7 +34,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from ..errors import make_error
-from ..i18n import Lang
+from ..i18n import Lang, accepted_lang
 from .execute import body
 from .logs import clean_session
 from .service import HttpReply, SkillSite, bad_body
@@ -94,9 +94,9 @@ def mcp_server(site: SkillSite, *, api_key: str | None = None, lang: Lang = "en"
         key = headers.get("x-api-key")
         if key is None and headers.get("authorization", "").lower().startswith("bearer "):
             key = headers["authorization"][7:].strip()
-        asked = headers.get("accept-language", lang)
+        asked = accepted_lang(headers.get("accept-language", ""), lang)
         # the session id is checked as over HTTP: a key sent in its place is dropped, never logged
-        return key or api_key, clean_session(headers.get("x-session-id")), "zh" if asked.lower().startswith("zh") else "en"
+        return key or api_key, clean_session(headers.get("x-session-id")), asked
 
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:

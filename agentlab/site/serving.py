@@ -34,7 +34,7 @@ from typing import Any
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..errors import make_error
-from ..i18n import Lang, t
+from ..i18n import Lang, accepted_lang, t
 from ..ports import free_port
 from .peers import source_of
 
@@ -237,7 +237,7 @@ class Busy:
 def _lang(scope: Any) -> Lang:
     for name, value in scope.get("headers", ()):
         if name.lower() == b"accept-language":
-            return "zh" if value.decode("latin-1").lower().startswith("zh") else "en"
+            return accepted_lang(value.decode("latin-1"))
     return "zh" if b"lang=zh" in scope.get("query_string", b"") else "en"
 
 
