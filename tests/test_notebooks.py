@@ -137,7 +137,8 @@ def with_solution(nb, stem: str, *, zh: bool = False) -> int | None:
 
 
 #: a notebook run longer than this says where its time went (a warning in the run's summary): one run of notebook 18
-#: took 248 s of a usual 8 in two full runs of the suite, and passed, with nothing to say which cell waited
+#: took 248 s of a usual 8, and passed; this warning put 240 s (the cell timeout) between one cell's reply and the
+#: next cell's start, the client's lost wake-up that agentlab.workbook.kernels now bounds to a second
 SLOW_RUN = 90.0
 
 
