@@ -1,7 +1,7 @@
 """One entry point for people, on Windows, macOS and Linux alike.
 
     python run.py lab     set everything up, then open the workbook in JupyterLab (--lang zh: the Chinese notebooks)
-    python run.py test    set everything up, then run the whole test suite (--quick: a one-minute check of this machine)
+    python run.py test    set everything up, then run the whole test suite (--quick: a half-minute check of this machine)
     python run.py check   is this machine ready? one line per problem and what to do (--lang zh; --model: the model too)
     python run.py app     set everything up, then open the no-code app (Voila)
     python run.py site    set up the skill site (a data folder, a demo key shown once) and serve it on 127.0.0.1
@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-#: ``python run.py test --quick``: this machine checked in about a minute: the contract and its errors, the guarded
+#: ``python run.py test --quick``: this machine checked in about half a minute: the contract and its errors, the guarded
 #: loop, approvals and the stores, the skill site in process, the grader, the catalogue, and the first notebook run
 #: top to bottom in a fresh kernel. The whole suite (``python run.py test``) takes several minutes more.
 QUICK = ["tests/test_package.py", "tests/test_i18n.py", "tests/test_errors.py", "tests/test_tools.py",
@@ -731,8 +731,9 @@ def _probe() -> dict:
     return facts
 
 
-def _probe_notebook(path: str) -> str | None:
-    """Run by the venv's Python: the notebook top to bottom in a fresh kernel; None, or the error's last line."""
+def _probe_notebook(path: str) -> tuple[str, str] | None:
+    """Run by the venv's Python: the notebook top to bottom in a fresh kernel; None, or why it stopped (the error's
+    last line, and the first line of the cell that raised it)."""
     import nbclient
     import nbformat
 
@@ -742,33 +743,54 @@ def _probe_notebook(path: str) -> str | None:
         nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", kernel_manager_class=kernels.KernelManager,
                                 resources={"metadata": {"path": str(Path(path).parent)}}).execute()
     except Exception as exc:  # noqa: BLE001 - the cell's error, in one line
-        import re
-        plain = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", str(exc))  # IPython colours its tracebacks: no escapes in a file
-        lines = [x for x in plain.splitlines() if x.strip()]
-        return (lines[-1] if lines else type(exc).__name__)[:200]
+        return kernels.error_line(exc)
     return None
 
 
-def _probe_notebooks(paths: list[str]) -> dict[str, str]:
+def _probe_notebooks(paths: list[str]) -> dict[str, dict[str, str]]:
     """Run by the venv's Python: each notebook in a kernel of its own, two at a time (a kernel waits on its cells'
-    I/O half the time); the ones that failed, with their error's last line. Progress goes to stderr."""
+    I/O half the time); the ones that failed: ``{"failed": {path: error}, "cells": {path: first line of the cell}}``.
+    Progress goes to stderr. Interrupted (Ctrl-C, a closed terminal, a kill), it ends its kernels and removes their
+    folders before it exits: the kernels' threads would have run each notebook to its end first."""
+    import signal
     from concurrent.futures import ThreadPoolExecutor
+
+    from agentlab.workbook import kernels
+    for sig in (signal.SIGTERM, *((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ())):
+        signal.signal(sig, signal.default_int_handler)
     failed: dict[str, str] = {}
+    cells: dict[str, str] = {}
     with ThreadPoolExecutor(2) as pool:
-        for path, error in zip(paths, pool.map(_probe_notebook, [str(ROOT / p) for p in paths]), strict=True):
-            print(("✗ " if error else "✓ ") + path, file=sys.stderr, flush=True)
-            if error:
-                failed[path] = error
-    return failed
+        try:
+            for path, why in zip(paths, pool.map(_probe_notebook, [str(ROOT / p) for p in paths]), strict=True):
+                print(("✗ " if why else "✓ ") + path, file=sys.stderr, flush=True)
+                if why:
+                    failed[path] = why[0]
+                    if why[1]:
+                        cells[path] = why[1]
+        except KeyboardInterrupt:
+            kernels.stop_all()
+            raise
+    return {"failed": failed, "cells": cells}
 
 
 def _in_venv(py: Path, *args: str, timeout: float) -> tuple[int, str, str]:
-    try:
-        done = subprocess.run([str(py), str(ROOT / "run.py"), *args], cwd=ROOT, capture_output=True, text=True,
-                              timeout=timeout, env={k: v for k, v in os.environ.items() if k != "MPLBACKEND"})
-    except subprocess.TimeoutExpired:
-        return 124, "", f"no answer in {timeout:.0f} s"
-    return done.returncode, done.stdout, done.stderr
+    with subprocess.Popen([str(py), str(ROOT / "run.py"), *args], cwd=ROOT, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True,
+                          env={k: v for k, v in os.environ.items() if k != "MPLBACKEND"}) as child:
+        try:
+            out, err = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            return 124, "", f"no answer in {timeout:.0f} s"
+        except KeyboardInterrupt:  # Ctrl-C reached the child too: it ends its kernels and removes their folders
+            try:
+                child.communicate(timeout=30)
+            except (subprocess.TimeoutExpired, KeyboardInterrupt):
+                child.kill()
+            raise
+    return child.returncode, out, err
 
 
 def _model_answers(base_url: str, key: str | None) -> str | None:
@@ -833,8 +855,9 @@ def gather(py: Path, *, model: bool = False, ports: tuple[int, ...] = CHECK_PORT
         facts["probe"] = {"error": (err.strip().splitlines() or [f"exit {code}"])[-1][:200]}
     code, out, err = _in_venv(py, "_probe_notebooks", *notebooks, timeout=120 + 60 * len(notebooks))
     try:
-        facts["notebooks"] = json.loads(out.strip().splitlines()[-1])
-    except (ValueError, IndexError):
+        said = json.loads(out.strip().splitlines()[-1])
+        facts["notebooks"], facts["notebook_cells"] = said["failed"], said["cells"]
+    except (ValueError, IndexError, KeyError, TypeError):
         facts["notebooks"] = {notebooks[0]: ((err.strip() or out.strip()).splitlines() or [f"exit {code}"])[-1][:200]}
     if model:
         base = os.environ.get("AGENTLAB_BASE_URL")
@@ -897,8 +920,12 @@ def problems(facts: dict, venv_dir: Path = VENV) -> list[tuple[str, dict]]:
             found.append(("run.check.version", {"package": name, "found": version, "pinned": pins[name]}))
     if not probe.get("font"):
         found.append(("run.check.font", {}))
+    cells = facts.get("notebook_cells") or {}
     for notebook, error in sorted((facts.get("notebooks") or {}).items()):
-        found.append(("run.check.notebook", {"notebook": notebook, "error": error}))
+        if cells.get(notebook):  # the cell that stopped it, by its first line: the learner finds it in JupyterLab
+            found.append(("run.check.notebook_cell", {"notebook": notebook, "error": error, "cell": cells[notebook]}))
+        else:
+            found.append(("run.check.notebook", {"notebook": notebook, "error": error}))
     model = facts.get("model")
     if model and model.get("error"):
         if model.get("url"):
@@ -1005,6 +1032,9 @@ def main(argv: list[str]) -> int:
     except Refused as refused:  # an option mistyped: said in one line, nothing installed or started
         print(refused, file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: said in a line, never Python's traceback (each step cleans up its own)
+        print("\n" + _say("run.interrupted", reader_lang(rest), command=cmd), file=sys.stderr)
+        return 130
 
 
 #: the commands of run.py, as ``python run.py help`` lists them
@@ -1040,9 +1070,9 @@ def _command(cmd: str, rest: list[str]) -> int:
         return 0
     if cmd == "_probe_notebooks":
         import json
-        failed = _probe_notebooks(rest)
-        print(json.dumps(failed))
-        return 1 if failed else 0
+        said = _probe_notebooks(rest)
+        print(json.dumps(said))
+        return 1 if said["failed"] else 0
     if cmd == "_probe_model":
         return _probe_model()
     if cmd == "test":

@@ -210,7 +210,7 @@ def test_each_problem_is_reported_in_both_languages_with_what_to_do(key):
         line = run._say(key, lang, **fields)
         assert "\n" not in line and "{" not in line, line
         assert "secret" not in line and "s3cr3t" not in line  # a model URL is shown without its credentials
-    assert any(w in run._say(key, "en", **fields) for w in ("Run:", "Install", "stop it", "Check", "Delete"))
+    assert any(w in run._say(key, "en", **fields) for w in ("Run:", "Install", "stop it", "Check", "Delete", "Open it"))
 
 
 def test_the_command_prints_one_line_per_problem_and_exits_1(monkeypatch, capsys):
@@ -255,19 +255,78 @@ def test_the_check_runs_every_notebook_a_participant_would_open():
 
 
 def test_a_notebook_that_fails_fails_the_check_by_name(tmp_path):
-    """The probe runs each notebook in a kernel and names every one that stops, with its error's last line."""
+    """The probe runs each notebook in a kernel and names every one that stops, with its error's last line and the
+    first line of the cell that stopped it (the learner finds that cell in JupyterLab)."""
     import nbformat
-    good, bad = tmp_path / "good.ipynb", tmp_path / "bad.ipynb"
+    good, bad, worse = tmp_path / "good.ipynb", tmp_path / "bad.ipynb", tmp_path / "worse.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1 + 1)")]), good)
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import no_such_module_here")]), bad)
-    done = subprocess.run([sys.executable, str(ROOT / "run.py"), "_probe_notebooks", str(good), str(bad)],
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell(
+        "# the third step\nresult = {'a': 1}\nraise RuntimeError('boom')")]), worse)
+    done = subprocess.run([sys.executable, str(ROOT / "run.py"), "_probe_notebooks", str(good), str(bad), str(worse)],
                           capture_output=True, text=True, timeout=240)
     assert done.returncode == 1, done.stderr
-    failed = json.loads(done.stdout.strip().splitlines()[-1])
-    assert list(failed) == [str(bad)] and "no_such_module_here" in failed[str(bad)], failed
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    failed, cells = said["failed"], said["cells"]
+    assert sorted(failed) == [str(bad), str(worse)] and "no_such_module_here" in failed[str(bad)], said
+    assert failed[str(worse)] == "RuntimeError: boom" and cells == {str(bad): "import no_such_module_here",
+                                                                  str(worse): "result = {'a': 1}"}, said
     assert "\x1b" not in failed[str(bad)]  # IPython's colours stay out of a line a room collects in a file
-    found = run.problems(_facts(notebooks=failed))
-    assert found == [("run.check.notebook", {"notebook": str(bad), "error": failed[str(bad)]})]
+    found = run.problems(_facts(notebooks=failed, notebook_cells=cells))
+    assert found == [("run.check.notebook_cell", {"notebook": str(bad), "error": failed[str(bad)],
+                                                  "cell": "import no_such_module_here"}),
+                     ("run.check.notebook_cell", {"notebook": str(worse), "error": "RuntimeError: boom",
+                                                  "cell": "result = {'a': 1}"})]
+    zh = run._say(*found[1][:1], "zh", **found[1][1])
+    assert "停在了以“result = {'a': 1}”开头的单元格" in zh and "python run.py lab --lang zh" in zh
+
+
+@pytest.mark.skipif(os.name != "posix", reason="signals to a process group")
+@pytest.mark.parametrize("how", ["SIGINT", "SIGHUP"])
+def test_a_check_stopped_midway_ends_its_kernels_and_leaves_no_folder_nor_key(tmp_path, how):
+    """Ctrl-C (SIGINT to the terminal's process group) or a closed terminal (SIGHUP) while the check runs the
+    notebooks: its kernels end and their folders (sockets, the connection file with the kernel's key) go. Before,
+    the check was killed at once and both kernels' folders stayed in /tmp, each with its key."""
+    import signal
+    import time
+
+    import nbformat
+    marker = tmp_path / "running"
+    slow = tmp_path / "slow.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        f"import os, pathlib, time\npathlib.Path({str(marker)!r}).write_text(str(os.getpid()))\ntime.sleep(120)")]),
+        slow)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    child = subprocess.Popen([sys.executable, str(ROOT / "run.py"), "_probe_notebooks", str(slow)], cwd=ROOT,
+                             env={**os.environ, "TMPDIR": str(scratch)}, start_new_session=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert child.poll() is None and time.monotonic() < deadline, child.communicate()
+            time.sleep(0.2)
+        kernel = int(marker.read_text())
+        assert [p.name for p in scratch.iterdir() if p.name.startswith("agentlab-kernel-")]  # the kernel's folder
+        os.killpg(child.pid, getattr(signal, how))
+        child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+    assert child.returncode != 0
+    assert not Path(f"/proc/{kernel}").exists() or "zombie" in Path(f"/proc/{kernel}/status").read_text().lower()
+    assert [p.name for p in scratch.iterdir()] == []  # no socket, no connection file, no folder
+
+
+def test_ctrl_c_in_any_command_is_said_in_a_line_never_a_traceback(monkeypatch, capsys):
+    def interrupted(cmd, rest):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(run, "_command", interrupted)
+    assert run.main(["check", "--lang", "zh"]) == 130
+    err = capsys.readouterr().err
+    assert "已停止（Ctrl-C）：python run.py check 没有做完" in err and "Traceback" not in err
+    assert run.main(["setup", "requirements.txt"]) == 130
+    assert "Stopped (Ctrl-C): python run.py setup did not finish" in capsys.readouterr().err
 
 
 def test_an_old_python_is_refused_at_once_in_both_languages(monkeypatch, capsys):
@@ -409,7 +468,7 @@ def test_check_model_prints_the_tokens_per_second_it_measured(monkeypatch, capsy
     def in_venv(py, *args, timeout):
         if args[0] == "_probe":
             return 0, json.dumps(GOOD["probe"]), ""
-        return 0, "{}" if args[0] == "_probe_notebooks" else "", ""
+        return 0, '{"failed": {}, "cells": {}}' if args[0] == "_probe_notebooks" else "", ""
     monkeypatch.setattr(run, "_in_venv", in_venv)
     with ChatServer([Slow(0.5, say("x" * 160))]) as server:
         monkeypatch.setenv("AGENTLAB_BASE_URL", server.base_url)

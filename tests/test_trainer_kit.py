@@ -196,6 +196,28 @@ def test_the_slides_command_with_execute_shows_what_the_notebook_prints(tmp_path
     assert source.read_bytes() == before
 
 
+def test_slides_of_a_notebook_that_stops_name_it_its_cell_and_its_error_in_both_languages(tmp_path):
+    """A notebook that raises under ``--execute``: said as the check says it (the notebook, the first line of the cell
+    that stopped, the error's last line), no slide file written for it. It read "unexpected CellExecutionError: An
+    error occurred while executing the following cell" with the cell's code and no error, English under --lang zh."""
+    import nbformat
+
+    from agentlab.i18n import LocalizedError
+    from agentlab.workbook.slides import slides_html
+    folder = tmp_path / "zh"
+    folder.mkdir()
+    path = folder / "07_broken.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 标题"), nbformat.v4.new_code_cell(
+        "# set-up\nfrom agentlab_missing import compare_html")]), path)
+    with pytest.raises(LocalizedError) as caught:
+        slides_html(path, offline=True, execute=True, timeout=120)
+    en, zh = caught.value.localized("en"), caught.value.localized("zh")
+    assert en.startswith("zh/07_broken.ipynb stopped at the cell that begins “from agentlab_missing import compare_html”")
+    assert "ModuleNotFoundError: No module named 'agentlab_missing'" in en and "no slides were written" in en
+    assert "停在了以“from agentlab_missing import compare_html”开头的单元格" in zh and "没有为它生成幻灯片" in zh
+    assert "CellExecutionError" not in en + zh and "------" not in en + zh
+
+
 def test_the_slides_command_refuses_an_unknown_notebook(tmp_path, capsys):
     from agentlab import cli
     assert cli.main(["slides", "42", "--lang", "zh", "--out", str(tmp_path)]) == 2

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from typing import Any
 
-__all__ = ["SLICE", "KernelManager", "SlicedChannel", "late_messages"]  # noqa: F822 - the classes: built on first use
+__all__ = ["SLICE", "KernelManager", "SlicedChannel", "error_line", "late_messages", "stop_all"]  # noqa: F822 - the classes: built on first use
 
 #: the longest a wait for a kernel's message goes without a real check of its socket (seconds)
 SLICE = 1.0
@@ -90,11 +91,16 @@ def _classes() -> dict[str, type]:
                 self.transport = "ipc"
 
         def write_connection_file(self, **kwargs: Any) -> None:
-            if self.transport == "ipc" and self._folder is None:
-                # a folder of its own (0700), made when the kernel is started: no other kernel picks the same socket
-                # names, no other account reads them; a short path, under the 104 bytes a socket's name may have
+            if self._folder is None:
+                # a folder of its own (0700), made when the kernel is started, for its connection file (its key)
+                # and its sockets: no other kernel picks the same socket names, no other account reads them; a short
+                # path, under the 104 bytes a socket's name may have
                 self._folder = str(scratch_folder(prefix="agentlab-kernel-"))
-                self.ip = os.path.join(self._folder, "k")
+                if not self._connection_file_written:
+                    self.connection_file = os.path.join(self._folder, "kernel.json")
+                if self.transport == "ipc":
+                    self.ip = os.path.join(self._folder, "k")
+                _live.add(self)
             if self.transport == "tcp" and not (self._connection_file_written and self.connection_file
                                                 and os.path.exists(self.connection_file)):
                 for name in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"):
@@ -106,10 +112,46 @@ def _classes() -> dict[str, type]:
             await super()._async_cleanup_resources(restart=restart)
             if self._folder and not restart:
                 forget(self._folder)
+                _live.discard(self)
 
         cleanup_resources = _async_cleanup_resources
 
     return {"KernelManager": WorkbookKernelManager, "SlicedChannel": SlicedChannel}
+
+
+_live: weakref.WeakSet[Any] = weakref.WeakSet()  # the kernels of this process started and not yet cleaned up
+
+
+def stop_all() -> int:
+    """End every kernel this process started that still runs, and remove its folder (its sockets, its connection
+    file with its key): what an interrupted run does before it exits (Ctrl-C, a closed terminal), where nbclient,
+    waiting in another thread, would have run each notebook to its end first. Returns how many were ended."""
+    from ..scratch import forget
+    ended = 0
+    for km in list(_live):
+        process = getattr(getattr(km, "provisioner", None), "process", None)
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+            ended += 1
+        if km._folder:
+            forget(km._folder)
+        _live.discard(km)
+    return ended
+
+
+def error_line(exc: BaseException) -> tuple[str, str]:
+    """Why a notebook stopped, as ``python run.py check`` and the slides say it: the last line of its error
+    (IPython's colours taken out), and the first line of the cell's code that raised it ("" when no cell did)."""
+    import re
+    plain = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", str(exc))  # IPython colours its tracebacks: no escapes in a line
+    lines = [x for x in plain.splitlines() if x.strip()]
+    said = (lines[-1] if lines else type(exc).__name__)[:200]
+    # nbclient's message for a cell that raised: the cell's code between two rules of dashes, then the traceback
+    cell = re.search(r"^-{5,}\n(.*?)\n-{5,}$", plain, re.S | re.M)
+    first = next((x.strip() for x in cell.group(1).splitlines() if x.strip() and not x.lstrip().startswith("#")),
+                 "") if cell else ""
+    return said, first[:80]
 
 
 def _age(msg: dict[str, Any]) -> float:

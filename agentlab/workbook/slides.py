@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..i18n import Lang
+from ..i18n import Lang, LocalizedError
 
 __all__ = ["VENDOR", "Written", "mark_slides", "notebooks", "slides_html", "write_slides"]
 
@@ -106,9 +106,15 @@ def slides_html(path: Path, *, offline: bool, execute: bool = False, timeout: in
     if execute:
         from nbclient import NotebookClient
 
-        from .kernels import KernelManager
-        NotebookClient(nb, timeout=timeout, kernel_name="python3", kernel_manager_class=KernelManager,
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
+        from .kernels import KernelManager, error_line
+        try:
+            NotebookClient(nb, timeout=timeout, kernel_name="python3", kernel_manager_class=KernelManager,
+                           resources={"metadata": {"path": str(path.parent)}}).execute()
+        except Exception as exc:  # a cell that raised, a kernel that died, a timeout: said as the check says it
+            error, cell = error_line(exc)
+            notebook = path.relative_to(path.parent.parent).as_posix() if path.parent.name == "zh" else path.name
+            raise LocalizedError("kit.notebook_failed_cell" if cell else "kit.notebook_failed", notebook=notebook,
+                                 error=error, cell=cell) from exc
     body, _ = _exporter(offline, path.parent.name == "zh").from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
     return str(body)
 
