@@ -108,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     fn = COMMANDS.get(ns.command) or EXTRA[ns.command][2]
     try:
         return fn(ns)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # said in a line, as run.py says it: nothing of Python's traceback
+        print("\n" + t("cli.interrupted", lang, command=ns.command), file=sys.stderr)
         return 130
     except Exception as exc:
         localized = getattr(exc, "localized", None)  # InputError, SuiteError, LocalModelMissing

@@ -404,3 +404,17 @@ def test_a_store_url_of_another_kind_is_refused_without_its_password():
     with pytest.raises(ValueError) as caught:
         open_store("postgresql://u:Secret123@db.internal:5432/x")
     assert "Secret123" not in str(caught.value) and "postgresql://" in str(caught.value)
+
+
+@pytest.mark.parametrize("lang, said", [("en", "Stopped (Ctrl-C): python -m agentlab lint did not finish"),
+                                        ("zh", "已停止（Ctrl-C）：python -m agentlab lint 没有做完")])
+def test_ctrl_c_is_said_in_a_line_in_the_readers_language(monkeypatch, capsys, lang, said):
+    """A command stopped with Ctrl-C ended with exit 130 and nothing said; now one line, as run.py says it."""
+    from agentlab import cli
+
+    def interrupted(ns):
+        raise KeyboardInterrupt
+    monkeypatch.setitem(cli.COMMANDS, "lint", interrupted)
+    assert cli.main(["lint", "--lang", lang, "tools.json"]) == 130
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
