@@ -33,6 +33,7 @@ from agentlab.i18n import t
 pytestmark = pytest.mark.xdist_group("hub")
 PROXY = ROOT / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
 LIMIT = 1 << 30
+DISK = 256 << 20  # each participant's own disk in the module's hub (agentlab.hub.disks)
 
 
 def settings(tmp: Path, **kw) -> HubSettings:
@@ -402,8 +403,9 @@ def hub():
               "scopes": ["admin:users", "admin:servers", "access:servers", "list:users", "read:users", "tokens"]}]
     import shutil
     import tempfile
-    state = Path(tempfile.mkdtemp(prefix="agentlab-hub-test-"))  # not under pytest's 0700 folder: the accounts pass through
-    h = Hub(settings(state, data_limit=LIMIT, port=_free()),
+    # not under pytest's 0700 folder: the accounts pass through; nor under /tmp, which is each participant's own
+    state = Path(tempfile.mkdtemp(prefix="agentlab-hub-test-", dir="/var/lib"))
+    h = Hub(settings(state, data_limit=LIMIT, disk_limit=DISK, port=_free()),
             extra_services=[{"name": "tester", "api_token": token}], extra_roles=roles)
     RUNNING.append(h)
     import signal
@@ -567,9 +569,9 @@ def test_a_kernel_past_the_memory_limit_fails_and_the_server_survives(hub):
 def test_a_participants_processes_together_stay_under_the_accounts_limit(hub):
     """The limit was per process only: four children of 1.5 GiB each held 6.4 GiB against a 2 GiB limit, and a
     room of such participants the whole machine. Now all of an account's processes share one memory cgroup
-    (twice the per-process limit here), and what they left in /dev/shm is removed when their server stops."""
+    (twice the per-process limit here); /dev/shm and /tmp in their processes are their own (a RAM disk counted in
+    that memory, a folder of their disk): the machine's get nothing of theirs, and nothing outlives their server."""
     from agentlab.hub.spawner import cgroups_usable
-    from agentlab.hub.users import os_name
     if not cgroups_usable():
         skip_or_fail("this machine lets no memory cgroup be made")
     h, admin_token, tokens = hub
@@ -588,18 +590,45 @@ def test_a_participants_processes_together_stay_under_the_accounts_limit(hub):
     assert _status(f"{h.url}/user/ana/api/status", tokens["ana"]) == 200  # the others go on
     [after] = _run(h, tokens["bo"], "bo", ["print(sum(range(10)))"])
     assert after.ok and after.stdout.strip() == "45"
-    import pwd
-    uid = pwd.getpwnam(os_name("bo")).pw_uid
-    assert any(p.stat().st_uid == uid for p in Path("/dev/shm").iterdir() if p.name == "left-by-bo")
+    assert not Path("/dev/shm/left-by-bo").exists() and not Path("/tmp/left-by-bo").exists()
+    assert (h.settings.state / "homes" / "bo" / ".tmp" / "left-by-bo").exists()  # on their own disk
     h.api(admin_token, "DELETE", "/users/bo/server")
     deadline = time.monotonic() + 60
-    while Path("/dev/shm/left-by-bo").exists() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not Path("/dev/shm/left-by-bo").exists() and not Path("/tmp/left-by-bo").exists()
     h.api(admin_token, "POST", "/users/bo/server")  # back, for the tests after this one
     while not h.api(admin_token, "GET", "/users/bo")["servers"].get("", {}).get("ready"):
         assert time.monotonic() < deadline + 120, f"bo's server did not start again (log: {h.log})"
         time.sleep(0.5)
+
+
+def test_a_participant_who_fills_their_disk_stops_nobody_else(hub):
+    """One participant's ``fallocate -l 70G`` (or a loop of writes) filled the disk every home, the site's database and
+    the hub's records are on. Now their home is a disk of their own: past its size their writes fail, and only theirs;
+    the others save as before, and the machine's disk took at most that size."""
+    import shutil
+    h, _, tokens = hub
+    free = shutil.disk_usage(h.settings.state).free
+    fill = ("import errno, os\n"
+            "path = os.path.expanduser('~/big')\n"
+            "try:\n"
+            "    with open(path, 'wb') as f:\n"
+            f"        for _ in range({4 * DISK >> 20}):\n"
+            "            f.write(b'x' * (1 << 20))\n"
+            "    print('all written')\n"
+            "except OSError as e:\n"
+            "    print(errno.errorcode.get(e.errno))\n"
+            "for d in ('/tmp', '/var/tmp'):\n"
+            "    try:\n"
+            "        open(os.path.join(d, 'more'), 'wb').write(b'x' * (64 << 20))\n"
+            "    except OSError as e:\n"
+            "        print(d, errno.errorcode.get(e.errno))\n")
+    [cell] = _run(h, tokens["bo"], "bo", [fill])
+    assert cell.ok and cell.stdout.split() == ["ENOSPC", "/tmp", "ENOSPC", "/var/tmp", "ENOSPC"], cell
+    assert free - shutil.disk_usage(h.settings.state).free < 2 * DISK  # the machine's disk: their size at most
+    [other] = _run(h, tokens["ana"], "ana", ["import os\nopen(os.path.expanduser('~/saved.txt'), 'w').write('x' * 4096)\n"
+                                             "open('/tmp/hers', 'w').write('y')\nprint('saved')"])
+    assert other.ok and other.stdout.strip() == "saved", other
+    [freed] = _run(h, tokens["bo"], "bo", ["import os\nos.remove(os.path.expanduser('~/big'))\nprint('freed')"])
+    assert freed.ok and freed.stdout.strip() == "freed"  # their own disk again, for the tests after this one
 
 
 def test_a_participant_has_a_process_limit_and_a_stop_ends_what_they_left(hub):

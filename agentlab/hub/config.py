@@ -55,6 +55,7 @@ class HubSettings:
     idle_timeout: int = 3600
     data_limit: int = 2 << 30    # bytes per process (the server, each kernel)
     account_limit: int = 0       # bytes for all of a participant's processes together (0: twice data_limit)
+    disk_limit: int = 0          # bytes of each participant's own disk (0: none; agentlab.hub.disks)
 
 
 def server_env(s: HubSettings) -> dict[str, str]:
@@ -142,6 +143,7 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
             "state_dir": str(st), "notebooks_dir": str(s.root / "notebooks"), "python": py, "root": root,
             "site_dir": str(st / "site"), "own_redis": True, "model_secret": s.model_secret if s.gguf else "",
             "data_limit": s.data_limit, "account_limit": s.account_limit or 2 * s.data_limit,
+            "disk_limit": s.disk_limit,
         },
     }
 

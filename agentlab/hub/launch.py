@@ -218,6 +218,11 @@ class Hub:
         from .spawner import cgroups_usable
         if s.data_limit and not cgroups_usable():  # each process is still limited; all of one participant's are not
             self.said.append(t("hub.no_account_memory", self.lang))
+        from .disks import TEMPORARY, covered, disks_usable
+        if s.disk_limit and not disks_usable():  # the homes share the machine's disk, as they did before
+            self.said.append(t("hub.no_own_disks", self.lang))
+        elif s.disk_limit and (shared := [f for f in TEMPORARY if f not in covered(st / "homes" / "x")]):
+            self.said.append(t("hub.temporary_shared", self.lang, folders=", ".join(shared), state=st))
         st.chmod(0o711)  # participants pass through to their homes, list nothing
         for sub, mode in (("hub", 0o700), ("homes", 0o711)):
             (st / sub).mkdir(exist_ok=True)
@@ -323,6 +328,8 @@ class Hub:
         ended = sweep()
         from .spawner import drop_cgroups
         drop_cgroups()
+        from .disks import unmount_homes
+        unmount_homes(self.settings.state)  # nothing of theirs runs now: each disk is kept, unmounted, for next time
         return ended
 
     def __enter__(self) -> Hub:
@@ -482,6 +489,8 @@ def hub_parser(lang: Lang = "en") -> argparse.ArgumentParser:
     ap.add_argument("--mem-limit", default="2G", help="memory per process of a participant (server, each kernel)")
     ap.add_argument("--account-mem-limit", default="",
                     help="memory for all of a participant's processes together (default: twice --mem-limit)")
+    ap.add_argument("--disk-limit", default="2G",
+                    help="disk space of each participant's own: their home, /tmp as they see it (0: the machine's disk, shared)")
     ap.add_argument("--no-model", action="store_true", help="start without the shared model")
     ap.add_argument("--lang", choices=("en", "zh"), default="en", help="the language of what the hub prints here")
     ap.add_argument("--fix-permissions", action="store_true",
@@ -581,7 +590,8 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
                            port=ns.port, gguf=gguf,
                            slots=max(1, min(8, ns.users)), idle_timeout=ns.idle_timeout,
                            data_limit=parse_size(ns.mem_limit),
-                           account_limit=parse_size(ns.account_mem_limit) if ns.account_mem_limit else 0)
+                           account_limit=parse_size(ns.account_mem_limit) if ns.account_mem_limit else 0,
+                           disk_limit=parse_size(ns.disk_limit))
     hub = Hub(settings, lang=lang, fix_permissions=ns.fix_permissions)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
     try:

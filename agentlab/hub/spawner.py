@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..i18n import accepted_lang, t
+from .disks import disks_usable, mount_home, private_temporary
 from .users import SERVICES_USER, ensure_account, os_name, prepare_home, processes_of
 
 __all__ = ["CGROUP_V1", "CGROUP_V2", "KERNEL_MANAGER", "NICENESS", "NOFILE", "NPROC", "SHARED_FOLDERS",  # noqa: F822
@@ -294,6 +295,7 @@ def _spawner_class() -> type:
         model_secret = Unicode("", config=True, help="the model gate's secret ('': no model)")
         data_limit = Integer(0, config=True, help="RLIMIT_DATA in bytes for the server and each kernel (0: none)")
         account_limit = Integer(0, config=True, help="bytes for all of a participant's processes together (0: none)")
+        disk_limit = Integer(0, config=True, help="bytes of the participant's own disk, their home (0: none)")
 
         @property
         def account(self) -> str:
@@ -303,6 +305,8 @@ def _spawner_class() -> type:
             home = Path(self.state_dir) / "homes" / self.user.name
             entry = ensure_account(self.account, home)
             self._cgroup = account_cgroup(self.account, self.account_limit) if self.account_limit else None
+            if self.disk_limit and _disks_usable():  # their home a disk of its own: what they write fills only it
+                mount_home(Path(self.state_dir), self.user.name, home, self.disk_limit, entry.pw_uid, entry.pw_gid)
             # the notebooks and the sockets' folder, made by the participant's own account (never root: see there)
             prepare_home(Path(self.notebooks_dir), home, entry.pw_uid, entry.pw_gid)
             env: dict[str, str] = {}
@@ -357,11 +361,16 @@ def _spawner_class() -> type:
             await asyncio.get_running_loop().run_in_executor(None, remove_shared_files_of, self.account)
 
         def make_preexec_fn(self, name: str) -> Any:
+            import pwd
             become = set_user_setuid(self.account)
             limit, procs = self.data_limit, getattr(self, "_cgroup", None)
+            entry = pwd.getpwnam(self.account)
+            own = Path(self.state_dir) / "homes" / self.user.name if self.disk_limit and _disks_usable() else None
 
             def preexec() -> None:
                 _limits(limit, procs)  # while still root: the hard limits cannot be raised again by the participant
+                if own is not None:  # while still root: /tmp and the rest are their own disk's, for good
+                    private_temporary(own, entry.pw_uid)
                 become()
             return preexec
 
@@ -389,6 +398,11 @@ def _spawner_class() -> type:
             return dict(env)
 
     return WorkshopSpawner
+
+
+@functools.cache
+def _disks_usable() -> bool:
+    return disks_usable()
 
 
 @functools.cache

@@ -1,0 +1,123 @@
+"""agentlab.hub.disks: a participant's home a disk of its own, and the shared temporary folders theirs in their view.
+
+Root and a loop device are needed (CI has both); the hub's own test (tests/test_hub.py) fills one participant's
+disk in a running room.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import skip_or_fail
+
+from agentlab.hub import disks
+
+NOBODY = 65534
+SIZE = 64 << 20
+
+
+@pytest.fixture
+def state():
+    if not disks.disks_usable():
+        skip_or_fail("this machine cannot mount a disk image (root, mkfs.ext4, a loop device, a mount namespace)")
+    # outside /tmp: a home under /tmp keeps /tmp the machine's (see test_a_home_under_tmp_keeps_tmp_shared)
+    folder = Path(tempfile.mkdtemp(prefix="agentlab-disks-test-", dir="/var/lib"))
+    folder.chmod(0o711)
+    (folder / "homes").mkdir(mode=0o711)
+    yield folder
+    disks.unmount_homes(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _home(state: Path, name: str = "zed") -> Path:
+    home = state / "homes" / name
+    home.mkdir(mode=0o700)
+    os.chown(home, NOBODY, NOBODY)
+    return home
+
+
+def _as_participant(home: Path, code: str, *, private: bool = True) -> subprocess.CompletedProcess[str]:
+    def become() -> None:
+        if private:
+            disks.private_temporary(home, NOBODY)
+        os.setgroups([])
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+    return subprocess.run([sys.executable, "-I", "-c", code], preexec_fn=become, capture_output=True, text=True,
+                          timeout=120, cwd="/", env={"PATH": os.defpath, "HOME": str(home)})
+
+
+def test_a_participant_who_fills_their_disk_fills_only_theirs(state):
+    """One ``fallocate -l 70G`` filled the disk everyone's homes and the hub's records were on. Now past their size
+    their own writes fail with 'no space left', and the machine's disk took only what the image holds."""
+    home = _home(state)
+    disks.mount_home(state, "zed", home, SIZE, NOBODY, NOBODY)
+    assert os.path.ismount(home) and home.stat().st_uid == NOBODY and home.stat().st_mode & 0o777 == 0o700
+    assert not (home / "lost+found").exists()
+    free = shutil.disk_usage(state).free
+    done = _as_participant(home, (
+        "import os\n"
+        "try:\n"
+        "    with open(os.path.join(os.environ['HOME'], 'big'), 'wb') as f:\n"
+        "        for _ in range(256):\n"
+        "            f.write(b'x' * (1 << 20))\n"
+        "    print('all written')\n"
+        "except OSError as e:\n"
+        "    print('stopped', e.errno)\n"), private=False)
+    assert done.stdout.strip() == "stopped 28", done  # ENOSPC, at 64 MB of the 256 asked
+    assert free - shutil.disk_usage(state).free < 2 * SIZE
+    disks.unmount_homes(state)
+    assert not os.path.ismount(home)
+    disks.mount_home(state, "zed", home, SIZE, NOBODY, NOBODY)  # the next start: their files are there again
+    assert (home / "big").stat().st_size > SIZE // 2
+
+
+def test_what_a_home_held_before_its_disk_is_copied_in(state):
+    home = _home(state)
+    (home / "notebooks").mkdir()
+    (home / "notebooks" / "mine.ipynb").write_text("{}")
+    (home / "link").symlink_to("/etc/shadow")  # a link of theirs stays a link: never followed by root
+    for p in (home / "notebooks", home / "notebooks" / "mine.ipynb"):
+        os.chown(p, NOBODY, NOBODY, follow_symlinks=False)
+    disks.mount_home(state, "zed", home, SIZE, NOBODY, NOBODY)
+    assert os.path.ismount(home) and (home / "notebooks" / "mine.ipynb").read_text() == "{}"
+    assert (home / "notebooks" / "mine.ipynb").stat().st_uid == NOBODY
+    assert (home / "link").is_symlink() and os.readlink(home / "link") == "/etc/shadow"
+
+
+def test_tmp_and_shared_memory_are_the_participants_own_in_their_processes(state):
+    """What they write to /tmp, /var/tmp or /run/lock lands on their own disk (their ~/.tmp), /dev/shm is a RAM disk
+    of theirs: the machine's folders get nothing of theirs."""
+    home = _home(state)
+    disks.mount_home(state, "zed", home, SIZE, NOBODY, NOBODY)
+    (home / ".tmp").mkdir(mode=0o700)
+    os.chown(home / ".tmp", NOBODY, NOBODY)
+    mark = f"agentlab-disks-{os.getpid()}"
+    done = _as_participant(home, (
+        "import os, sys\n"
+        f"for d in ('/tmp', '/var/tmp', '/dev/shm'):\n"
+        f"    open(os.path.join(d, {mark!r}), 'w').write(d)\n"
+        "print(sorted(os.listdir('/tmp')))\n"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == repr([mark]), done.stdout  # /tmp is theirs: nobody else's files there
+    assert sorted(os.listdir(home / ".tmp")) == [mark]  # /tmp and /var/tmp are one folder of theirs
+    assert not any(Path(d, mark).exists() for d in ("/tmp", "/var/tmp", "/dev/shm"))
+
+
+def test_a_planted_link_never_gives_a_participant_a_folder_of_roots(state):
+    home = _home(state)
+    disks.mount_home(state, "zed", home, SIZE, NOBODY, NOBODY)
+    (home / ".tmp").symlink_to("/root")
+    with pytest.raises(subprocess.SubprocessError):  # refused before anything of theirs runs: the start fails
+        _as_participant(home, "print('ran')")
+
+
+def test_a_home_under_tmp_keeps_tmp_shared():
+    """A hub's folder under /tmp (a test's): /tmp stays the machine's there, or their home would be out of reach."""
+    assert "/tmp" not in disks.covered(Path("/tmp/agentlab-hub-x/homes/ana"))
+    assert disks.covered(Path("/srv/room/homes/ana")) == [f for f in disks.TEMPORARY if os.path.isdir(f)]
