@@ -631,6 +631,22 @@ def test_a_participant_who_fills_their_disk_stops_nobody_else(hub):
     assert freed.ok and freed.stdout.strip() == "freed"  # their own disk again, for the tests after this one
 
 
+def test_what_a_participants_server_prints_goes_to_their_own_disk_not_the_hubs_log(hub):
+    """Each server printed into the hub's own log, on the machine's disk: a participant who made theirs print without
+    end (a flood of its own 404s, or writing through ptrace into their own server) filled it. Now a server's output is
+    a file in its participant's home, on their own disk."""
+    from agentlab.hub.disks import SERVER_LOG
+    h, _, tokens = hub
+    marker = f"no-such-file-{secrets.token_hex(4)}"
+    assert _status(f"{h.url}/user/ana/api/contents/{marker}", tokens["ana"]) == 404  # the server logs a 404 line
+    own = h.settings.state / "homes" / "ana" / SERVER_LOG
+    deadline = time.monotonic() + 30
+    while marker not in (own.read_text(errors="replace") if own.exists() else ""):
+        assert time.monotonic() < deadline, own
+        time.sleep(0.2)
+    assert marker not in Path(h.log).read_text(errors="replace")
+
+
 def test_a_participant_has_a_process_limit_and_a_stop_ends_what_they_left(hub):
     """RLIMIT_NPROC is set while still root; a process started with setsid and nohup dies with the server's stop."""
     from agentlab.hub.spawner import NPROC

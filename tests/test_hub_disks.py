@@ -121,3 +121,27 @@ def test_a_home_under_tmp_keeps_tmp_shared():
     """A hub's folder under /tmp (a test's): /tmp stays the machine's there, or their home would be out of reach."""
     assert "/tmp" not in disks.covered(Path("/tmp/agentlab-hub-x/homes/ana"))
     assert disks.covered(Path("/srv/room/homes/ana")) == [f for f in disks.TEMPORARY if os.path.isdir(f)]
+
+
+def test_what_a_server_prints_goes_to_the_participants_own_disk(state):
+    """The server's output went to the hub's log on the machine's disk, which a server made to print without end
+    filled. Now it goes to their own file; a pipe planted there takes nothing, and never holds the start."""
+    home = _home(state)
+    disks.mount_home(state, "zed", home, SIZE, NOBODY, NOBODY)
+
+    def start(code: str) -> subprocess.CompletedProcess[str]:
+        def become() -> None:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            disks.own_output(home)
+        return subprocess.run([sys.executable, "-I", "-c", code], preexec_fn=become, capture_output=True, text=True,
+                              timeout=60, cwd="/")
+    done = start("import sys\nprint('to stdout')\nprint('to stderr', file=sys.stderr)")
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""  # nothing reached the caller's output
+    assert sorted((home / disks.SERVER_LOG).read_text().splitlines()) == ["to stderr", "to stdout"]
+    assert (home / disks.SERVER_LOG).stat().st_uid == NOBODY
+    (home / disks.SERVER_LOG).unlink()
+    os.mkfifo(home / disks.SERVER_LOG)
+    os.chown(home / disks.SERVER_LOG, NOBODY, NOBODY)
+    assert start("print('x' * 100000)").returncode == 0  # no reader: the start goes on, the output nowhere

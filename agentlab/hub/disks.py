@@ -25,8 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["DISKS", "SHM_SIZE", "TEMPORARY", "covered", "disks_usable", "mount_home", "private_temporary",
-           "unmount_homes"]
+__all__ = ["DISKS", "SERVER_LOG", "SHM_SIZE", "TEMPORARY", "covered", "disks_usable", "mount_home", "own_output",
+           "private_temporary", "unmount_homes"]
 
 #: the images' folder, under the hub's state folder (root's, 0700)
 DISKS = "disks"
@@ -34,6 +34,8 @@ DISKS = "disks"
 TEMPORARY = ("/tmp", "/var/tmp", "/run/lock")
 #: the size of a participant's own ``/dev/shm`` (its pages count in their memory cgroup as they are written)
 SHM_SIZE = 256 << 20
+#: where a participant's server writes what it prints, in their home (it went to the hub's own log)
+SERVER_LOG = ".jupyter-server.log"
 
 _CLONE_NEWNS = 0x00020000
 _MS_BIND, _MS_REC, _MS_PRIVATE = 0x1000, 0x4000, 0x40000
@@ -144,3 +146,22 @@ def private_temporary(home: Path, uid: int) -> None:
         os.close(fd)
     if os.path.isdir("/dev/shm"):
         mount(b"tmpfs", "/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV, f"size={SHM_SIZE},mode=1777".encode())
+
+
+def own_output(home: Path) -> None:
+    """In the child that has just become the participant: what the server (and anything of theirs that writes to the
+    same output) prints goes to :data:`SERVER_LOG` on their own disk. It went to the hub's log, on the machine's disk,
+    where a server made to print without end (its own 404s, or written into through ptrace, which the participant
+    may do to their own processes) filled it. Opened as them, never following a link; anything but a plain file
+    there (a pipe they made) and the output goes nowhere."""
+    import stat
+    try:
+        fd = os.open(home / SERVER_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise OSError("not a plain file")
+    except OSError:
+        fd = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)

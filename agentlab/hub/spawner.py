@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..i18n import accepted_lang, t
-from .disks import disks_usable, mount_home, private_temporary
+from .disks import disks_usable, mount_home, own_output, private_temporary
 from .users import SERVICES_USER, ensure_account, os_name, prepare_home, processes_of
 
 __all__ = ["CGROUP_V1", "CGROUP_V2", "KERNEL_MANAGER", "NICENESS", "NOFILE", "NPROC", "SHARED_FOLDERS",  # noqa: F822
@@ -372,6 +372,8 @@ def _spawner_class() -> type:
                 if own is not None:  # while still root: /tmp and the rest are their own disk's, for good
                     private_temporary(own, entry.pw_uid)
                 become()
+                if own is not None:  # as them: what the server prints fills their disk, not the hub's log
+                    own_output(own)
             return preexec
 
         def get_args(self) -> list[str]:
