@@ -502,7 +502,7 @@ def _probe(ns: argparse.Namespace) -> int:
                            progress=(lambda label: print(label, file=sys.stderr, flush=True)) if ns.model == "local" else None)
         except ProbeInterrupted as exc:  # Ctrl-C, or a tool that raised KeyboardInterrupt: stop, and say where (exit 130)
             print(t("cli.error", ns.lang, message=t("probe.interrupted", ns.lang, label=exc.label)), file=sys.stderr)
-            raise
+            return 130  # said here, where the probe stopped: not a second time by the command line
     paths = write(report, out, lang=ns.lang)
     s = report["summary"]
     # exit 1 when no tool at all could be probed (no valid call from any schema): the report says why, tool by tool
