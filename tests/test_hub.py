@@ -631,6 +631,30 @@ def test_a_participant_who_fills_their_disk_stops_nobody_else(hub):
     assert freed.ok and freed.stdout.strip() == "freed"  # their own disk again, for the tests after this one
 
 
+def test_no_process_of_a_participant_is_a_way_out_of_their_own_folders(hub):
+    """Their own Redis ran outside their server's mount namespace: through /proc/PID/root of it (their own process) a
+    participant reached the machine's /var/tmp and /dev/shm and filled the disk past their own (found by an outside
+    attack). Every process of theirs now sees their folders; none is a way out."""
+    h, _, tokens = hub
+    mark = f"escape-{secrets.token_hex(4)}"
+    code = ("import os\n"
+            "mine = [p for p in os.listdir('/proc') if p.isdigit() and os.stat('/proc/' + p).st_uid == os.getuid()]\n"
+            "names = sorted({open(f'/proc/{p}/comm').read().strip() for p in mine})\n"
+            "wrote = []\n"
+            "for p in mine:\n"
+            "    for d in ('var/tmp', 'dev/shm', 'run/lock'):\n"
+            "        try:\n"
+            f"            open(f'/proc/{{p}}/root/{{d}}/{mark}-{{p}}', 'w').write('x')\n"
+            "            wrote.append(d)\n"
+            "        except OSError:\n"
+            "            pass\n"
+            "print(names, len(mine), sorted(set(wrote)))\n")
+    [cell] = _run(h, tokens["bo"], "bo", [code])
+    assert cell.ok and "redis-server" in cell.stdout, cell  # their own Redis among the processes tried
+    for folder in ("/var/tmp", "/dev/shm", "/run/lock"):
+        assert not [p.name for p in Path(folder).glob(f"{mark}-*")], folder  # nothing reached the machine's folders
+
+
 def test_what_a_participants_server_prints_goes_to_their_own_disk_not_the_hubs_log(hub):
     """Each server printed into the hub's own log, on the machine's disk: a participant who made theirs print without
     end (a flood of its own 404s, or writing through ptrace into their own server) filled it. Now a server's output is

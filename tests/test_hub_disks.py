@@ -145,3 +145,24 @@ def test_what_a_server_prints_goes_to_the_participants_own_disk(state):
     os.mkfifo(home / disks.SERVER_LOG)
     os.chown(home / disks.SERVER_LOG, NOBODY, NOBODY)
     assert start("print('x' * 100000)").returncode == 0  # no reader: the start goes on, the output nowhere
+
+
+def test_a_new_disk_is_refused_when_the_machines_disk_cannot_hold_it_and_the_others(state, monkeypatch):
+    """The room's password is everyone's: one participant who claimed name after name got a 2 GB disk with each and
+    filled the machine's (sparse images take what is written). Disks made already count at their whole size, and a
+    share of the machine's disk stays for the hub's own files; past that a new disk is refused, the others unharmed."""
+    import errno
+    first = _home(state, "ana")
+    disks.mount_home(state, "ana", first, SIZE, NOBODY, NOBODY)
+    folder = state / disks.DISKS
+    room = disks.room_for(folder, SIZE)
+    assert room >= 1
+    promised = SIZE - (folder / "ana.img").stat().st_blocks * 512  # what ana's disk may still fill
+    monkeypatch.setattr(disks, "kept_free", lambda f: shutil.disk_usage(f).free - promised - SIZE // 2)
+    assert disks.room_for(folder, SIZE) == 0  # ana's unwritten half-disk and the hub's share leave no room
+    second = _home(state, "eve")
+    with pytest.raises(OSError) as refused:
+        disks.mount_home(state, "eve", second, SIZE, NOBODY, NOBODY)
+    assert refused.value.errno == errno.ENOSPC and "no room left" in str(refused.value)
+    assert not list(folder.glob("eve*")) and not os.path.ismount(second)  # nothing half made
+    assert os.path.ismount(first)

@@ -25,8 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["DISKS", "SERVER_LOG", "SHM_SIZE", "TEMPORARY", "covered", "disks_usable", "mount_home", "own_output",
-           "private_temporary", "unmount_homes"]
+__all__ = ["DISKS", "KEEP_MIN", "KEEP_SHARE", "SERVER_LOG", "SHM_SIZE", "TEMPORARY", "covered", "disks_usable", "kept_free",
+           "mount_home", "own_output", "private_temporary", "room_for", "unmount_homes"]
 
 #: the images' folder, under the hub's state folder (root's, 0700)
 DISKS = "disks"
@@ -36,6 +36,9 @@ TEMPORARY = ("/tmp", "/var/tmp", "/run/lock")
 SHM_SIZE = 256 << 20
 #: where a participant's server writes what it prints, in their home (it went to the hub's own log)
 SERVER_LOG = ".jupyter-server.log"
+#: what a new disk must leave free on the machine's disk, besides what the disks made already may still fill: the
+#: larger of these (the hub's own records, logs and database grow there too)
+KEEP_MIN, KEEP_SHARE = 2 << 30, 0.05
 
 _CLONE_NEWNS = 0x00020000
 _MS_BIND, _MS_REC, _MS_PRIVATE = 0x1000, 0x4000, 0x40000
@@ -60,6 +63,23 @@ def disks_usable() -> bool:
         return False
 
 
+def kept_free(folder: Path) -> int:
+    """Bytes a new disk must leave free on the file system of ``folder`` (:data:`KEEP_MIN`, :data:`KEEP_SHARE`)."""
+    return max(KEEP_MIN, int(shutil.disk_usage(folder).total * KEEP_SHARE))
+
+
+def room_for(folder: Path, size: int) -> int:
+    """How many more disks of ``size`` bytes fit on the file system of ``folder``: the disks made already (sparse: what
+    they have not written yet is still theirs to fill) counted at their whole size, and :func:`kept_free` left over.
+    Without it, a participant who claimed name after name (the room's password is everyone's) got a new disk with
+    each and filled the machine's, two gigabytes at a time."""
+    promised = 0
+    for image in folder.glob("*.img"):
+        st = image.stat()
+        promised += max(0, st.st_size - st.st_blocks * 512)
+    return max(0, (shutil.disk_usage(folder).free - promised - kept_free(folder)) // max(size, 1))
+
+
 def mount_home(state: Path, name: str, home: Path, size: int, uid: int, gid: int) -> None:
     """``home`` as a file system of ``size`` bytes of participant ``name``'s own (made at their first start, kept
     after); nothing when it is mounted already. What the home held before is copied into it first."""
@@ -70,6 +90,11 @@ def mount_home(state: Path, name: str, home: Path, size: int, uid: int, gid: int
     folder.chmod(0o700)
     image = folder / f"{name}.img"
     if not image.exists():
+        if room_for(folder, size) < 1:  # refused: the disks made already, and the hub's own files, keep their room
+            import errno
+            raise OSError(errno.ENOSPC, f"no room left on the machine's disk for another participant's disk of "
+                                        f"{size >> 20} MB (the disks made already and {kept_free(folder) >> 20} MB "
+                                        f"for the hub are kept)", str(folder))
         made = folder / f".{name}.img.new"  # the image appears whole or not at all
         with open(made, "wb") as out:
             out.truncate(size)

@@ -223,6 +223,11 @@ class Hub:
             self.said.append(t("hub.no_own_disks", self.lang))
         elif s.disk_limit and (shared := [f for f in TEMPORARY if f not in covered(st / "homes" / "x")]):
             self.said.append(t("hub.temporary_shared", self.lang, folders=", ".join(shared), state=st))
+        if s.disk_limit and disks_usable():  # how many more fit: past them a new participant's start is refused
+            from .disks import DISKS, room_for
+            (st / DISKS).mkdir(mode=0o700, exist_ok=True)
+            self.said.append(t("hub.disks_room", self.lang, size=f"{s.disk_limit / (1 << 30):.1f}",
+                               made=len(list((st / DISKS).glob("*.img"))), n=room_for(st / DISKS, s.disk_limit)))
         st.chmod(0o711)  # participants pass through to their homes, list nothing
         for sub, mode in (("hub", 0o700), ("homes", 0o711)):
             (st / sub).mkdir(exist_ok=True)

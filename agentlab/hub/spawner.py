@@ -149,14 +149,27 @@ def _limits(data_limit: int, procs: Path | None = None) -> None:
     os.nice(NICENESS)
 
 
-def start_own_redis(account: str, home: Path, data_limit: int = 0, timeout: float = 20, *, procs: Path | None = None
-                    ) -> tuple[Path, subprocess.Popen[bytes] | None]:
+def _as_participant(uid: int, gid: int, data_limit: int, procs: Path | None, home: Path | None) -> None:
+    """The child's steps, as root, before it runs anything of the participant's: their limits, their own temporary
+    folders when ``home`` is given (:func:`agentlab.hub.disks.private_temporary`), then their account."""
+    _limits(data_limit, procs)
+    if home is not None:
+        private_temporary(home, uid)
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+
+
+def start_own_redis(account: str, home: Path, data_limit: int = 0, timeout: float = 20, *, procs: Path | None = None,
+                    private: bool = False) -> tuple[Path, subprocess.Popen[bytes] | None]:
     """Start participant ``account``'s own Redis (as them, with their limits) unless it already answers; its socket
     and the process started (None when one answered already: the caller waits for it once it has been ended, so that
     it leaves no zombie behind).
 
     Run as the participant from the first instruction: the folder is made by them in their own home, so nothing of
-    theirs is ever opened by root. It is ended with everything else of theirs when their server stops."""
+    theirs is ever opened by root. It is ended with everything else of theirs when their server stops. ``private``:
+    in a mount namespace of its own where the shared temporary folders are theirs, as their server's: a process of
+    theirs outside it was a way out of their server's (``/proc/PID/root`` of their own Redis is the machine's ``/``)."""
     import pwd
 
     from ..redis_store import answers_ping
@@ -170,10 +183,11 @@ def start_own_redis(account: str, home: Path, data_limit: int = 0, timeout: floa
     import shutil
     command = own_redis_command(folder)
     command[0] = shutil.which(command[0]) or command[0]  # the account's PATH is the system's alone
-    proc = subprocess.Popen(["/bin/sh", "-c", script, "sh", str(folder), *command], user=entry.pw_uid,
-                     group=entry.pw_gid, extra_groups=[], cwd="/", env={"PATH": os.defpath}, start_new_session=True,
-                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                     preexec_fn=functools.partial(_limits, data_limit, procs))
+    proc = subprocess.Popen(["/bin/sh", "-c", script, "sh", str(folder), *command], cwd="/",
+                            env={"PATH": os.defpath}, start_new_session=True, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=functools.partial(_as_participant, entry.pw_uid, entry.pw_gid, data_limit, procs,
+                                                         home if private else None))
     deadline = time.monotonic() + timeout
     while not answers_ping(sock, 2):
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -252,7 +266,7 @@ def end_processes_of(account: str, grace: float = 3.0) -> list[int]:
 
 
 #: the machine's folders every account may write to: what a participant left there outlives their server
-SHARED_FOLDERS = ("/dev/shm", "/tmp", "/var/tmp")
+SHARED_FOLDERS = ("/dev/shm", "/tmp", "/var/tmp", "/run/lock")
 
 
 def remove_shared_files_of(account: str) -> None:
@@ -314,7 +328,8 @@ def _spawner_class() -> type:
                 env["AGENTLAB_SITE_KEY"] = _site_key(Path(self.state_dir), Path(self.site_dir), self.python,
                                                      self.root, self.user.name)
             if self.own_redis:
-                sock, self._own_redis = start_own_redis(self.account, home, self.data_limit, procs=self._cgroup)
+                sock, self._own_redis = start_own_redis(self.account, home, self.data_limit, procs=self._cgroup,
+                                                        private=bool(self.disk_limit and _disks_usable()))
                 env["AGENTLAB_STORE"] = f"unix://{sock}?db=0"
                 env["AGENTLAB_STORE_PREFIX"] = participant_prefix(self.user.name)
             if self.model_secret:
