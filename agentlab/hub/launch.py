@@ -208,6 +208,21 @@ class Hub:
                        python=s.python, module=m.module, error=m.error) for m in missing]
             raise HubRefused("\n".join([*lines, t("hub.preflight.refused", self.lang)]))
 
+    def _disks_said(self) -> list[str]:
+        """What the trainer is told of the participants' own disks (agentlab.hub.disks): none possible here, a
+        shared folder the state is in, and how many more fit (past them a new participant's start is refused)."""
+        from .disks import DISKS, TEMPORARY, covered, disks_usable, room_for
+        s, st = self.settings, self.settings.state
+        if not disks_usable():  # the homes share the machine's disk, as they did before
+            return [t("hub.no_own_disks", self.lang)]
+        said = []
+        if shared := [f for f in TEMPORARY if f not in covered(st / "homes" / "x")]:
+            said.append(t("hub.temporary_shared", self.lang, folders=", ".join(shared), state=st))
+        (st / DISKS).mkdir(mode=0o700, exist_ok=True)
+        said.append(t("hub.disks_room", self.lang, size=f"{s.disk_limit / (1 << 30):.1f}",
+                      made=len(list((st / DISKS).glob("*.img"))), n=room_for(st / DISKS, s.disk_limit)))
+        return said
+
     def prepare(self) -> HubSettings:
         """The checks (:meth:`check_folders`, :meth:`check_imports`), folders, the services' account, Redis's
         config, free ports; the settings with every port chosen."""
@@ -218,16 +233,8 @@ class Hub:
         from .spawner import cgroups_usable
         if s.data_limit and not cgroups_usable():  # each process is still limited; all of one participant's are not
             self.said.append(t("hub.no_account_memory", self.lang))
-        from .disks import TEMPORARY, covered, disks_usable
-        if s.disk_limit and not disks_usable():  # the homes share the machine's disk, as they did before
-            self.said.append(t("hub.no_own_disks", self.lang))
-        elif s.disk_limit and (shared := [f for f in TEMPORARY if f not in covered(st / "homes" / "x")]):
-            self.said.append(t("hub.temporary_shared", self.lang, folders=", ".join(shared), state=st))
-        if s.disk_limit and disks_usable():  # how many more fit: past them a new participant's start is refused
-            from .disks import DISKS, room_for
-            (st / DISKS).mkdir(mode=0o700, exist_ok=True)
-            self.said.append(t("hub.disks_room", self.lang, size=f"{s.disk_limit / (1 << 30):.1f}",
-                               made=len(list((st / DISKS).glob("*.img"))), n=room_for(st / DISKS, s.disk_limit)))
+        if s.disk_limit:
+            self.said += self._disks_said()
         st.chmod(0o711)  # participants pass through to their homes, list nothing
         for sub, mode in (("hub", 0o700), ("homes", 0o711)):
             (st / sub).mkdir(exist_ok=True)

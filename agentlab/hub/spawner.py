@@ -315,11 +315,16 @@ def _spawner_class() -> type:
         def account(self) -> str:
             return os_name(self.user.name)
 
+        @property
+        def own_disk(self) -> bool:
+            """Whether the participant's home is a disk of their own, /tmp and the rest theirs (agentlab.hub.disks)."""
+            return bool(self.disk_limit) and _disks_usable()
+
         def _prepare(self) -> dict[str, str]:
             home = Path(self.state_dir) / "homes" / self.user.name
             entry = ensure_account(self.account, home)
             self._cgroup = account_cgroup(self.account, self.account_limit) if self.account_limit else None
-            if self.disk_limit and _disks_usable():  # their home a disk of its own: what they write fills only it
+            if self.own_disk:  # their home a disk of its own: what they write fills only it
                 mount_home(Path(self.state_dir), self.user.name, home, self.disk_limit, entry.pw_uid, entry.pw_gid)
             # the notebooks and the sockets' folder, made by the participant's own account (never root: see there)
             prepare_home(Path(self.notebooks_dir), home, entry.pw_uid, entry.pw_gid)
@@ -329,7 +334,7 @@ def _spawner_class() -> type:
                                                      self.root, self.user.name)
             if self.own_redis:
                 sock, self._own_redis = start_own_redis(self.account, home, self.data_limit, procs=self._cgroup,
-                                                        private=bool(self.disk_limit and _disks_usable()))
+                                                        private=self.own_disk)
                 env["AGENTLAB_STORE"] = f"unix://{sock}?db=0"
                 env["AGENTLAB_STORE_PREFIX"] = participant_prefix(self.user.name)
             if self.model_secret:
@@ -380,7 +385,7 @@ def _spawner_class() -> type:
             become = set_user_setuid(self.account)
             limit, procs = self.data_limit, getattr(self, "_cgroup", None)
             entry = pwd.getpwnam(self.account)
-            own = Path(self.state_dir) / "homes" / self.user.name if self.disk_limit and _disks_usable() else None
+            own = Path(self.state_dir) / "homes" / self.user.name if self.own_disk else None
 
             def preexec() -> None:
                 _limits(limit, procs)  # while still root: the hard limits cannot be raised again by the participant
