@@ -1,10 +1,12 @@
 # The workshop's JupyterHub configuration: every setting is built by agentlab.hub.config.build and written as
-# JSON by `python run.py hub`; this file only applies it, section by section.
+# JSON by `python run.py hub`; this file only applies it, section by section, and bounds the hub's own records.
 import faulthandler
 import json
 import os
 import signal
+from pathlib import Path
 
+from agentlab.hub import records
 from agentlab.hub.services import undo_ignored_signals
 
 # `kill -USR2 <the hub's pid>` writes the stack of each of the hub's threads to its log: what a hub that does not
@@ -16,6 +18,13 @@ undo_ignored_signals()
 
 c = get_config()  # noqa: F821 (JupyterHub provides it)
 with open(os.environ["AGENTLAB_HUB_CONFIG"], encoding="utf-8") as f:
-    for section, values in json.load(f).items():
-        for name, value in values.items():
-            setattr(c[section], name, value)
+    settings = json.load(f)
+# what a participant can make the hub write stays bounded: a request's body, the hub's log and the services' logs
+own = settings.pop("agentlab")
+records.bound_requests(own["max_body"])
+# the hub's own log is where the launcher sends what the hub (and the proxy it starts) prints
+records.LogTrimmer(records.room_logs(Path(os.environ["AGENTLAB_HUB_LOG"]), Path(own["service_logs"])),
+                   cap=own["log_cap"]).start()
+for section, values in settings.items():
+    for name, value in values.items():
+        setattr(c[section], name, value)

@@ -34,6 +34,7 @@ pytestmark = pytest.mark.xdist_group("hub")
 PROXY = ROOT / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
 LIMIT = 1 << 30
 DISK = 256 << 20  # each participant's own disk in the module's hub (agentlab.hub.disks)
+LOG_CAP = 2 << 20  # the cap of the module's hub's log and of each service's (agentlab.hub.records)
 
 
 def settings(tmp: Path, **kw) -> HubSettings:
@@ -405,7 +406,7 @@ def hub():
     import tempfile
     # not under pytest's 0700 folder: the accounts pass through; nor under /tmp, which is each participant's own
     state = Path(tempfile.mkdtemp(prefix="agentlab-hub-test-", dir="/var/lib"))
-    h = Hub(settings(state, data_limit=LIMIT, disk_limit=DISK, port=_free()),
+    h = Hub(settings(state, data_limit=LIMIT, disk_limit=DISK, log_cap=LOG_CAP, port=_free()),
             extra_services=[{"name": "tester", "api_token": token}], extra_roles=roles)
     RUNNING.append(h)
     import signal
@@ -669,6 +670,56 @@ def test_what_a_participants_server_prints_goes_to_their_own_disk_not_the_hubs_l
         assert time.monotonic() < deadline, own
         time.sleep(0.2)
     assert marker not in Path(h.log).read_text(errors="replace")
+
+
+def _hub_post(h, path: str, token: str, body: bytes) -> int:
+    """POST ``body`` to the hub's API as ``token``: the status, 0 when the connection was closed before a reply."""
+    req = urllib.request.Request(f"{h.url}/hub/api{path}", data=body, method="POST",
+                                 headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except (ConnectionError, urllib.error.URLError):
+        return 0
+
+
+def test_nothing_a_participant_sends_the_hub_grows_its_records_without_bound(hub):
+    """The hub's own records are on the machine's disk, and a participant made it write without end: an API token or
+    a share code per request (each a row of its database), a token's note of up to 100 MB, a line in its log per
+    refused request with its 12 kB address. Now a participant makes no token and no share code, no body past 1 MB
+    is read, and the hub's log and each service's are kept under their cap (agentlab.hub.records)."""
+    h, admin_token, tokens = hub
+    assert _hub_post(h, "/users/ana/tokens", tokens["ana"], b'{"note": "mine"}') == 403
+    assert _hub_post(h, "/share-codes/ana/", tokens["ana"], b"{}") == 403
+    # a body past the bound, even from a token that may make tokens, is refused before it is read
+    note = json.dumps({"note": "n" * (2 << 20)}).encode()
+    assert _hub_post(h, "/users/ana/tokens", admin_token, note) not in (200, 201)
+    kept = h.api(admin_token, "GET", "/users/ana/tokens")["api_tokens"]
+    assert max(len(x.get("note") or "") for x in kept) < 1 << 20
+    # a flood of refused requests, each with a long address: the hub's log stays under its cap
+    log = Path(h.log)
+    mark = secrets.token_hex(4)
+    address = f"{h.url}/hub/{mark}-" + "a" * 12_000
+    with ThreadPoolExecutor(4) as pool:
+        said = set(pool.map(lambda i: _status(f"{address}{i}", tokens["ana"]), range(3 * LOG_CAP // 12_000)))
+    assert said == {404}, said
+    # a service's log, written as its process writes it (its stdout, appended to), past the cap too
+    site_log = h.settings.state / "logs" / "site.log"
+    fd = os.open(site_log, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, (f"{mark} " + "s" * 990 + "\n").encode() * (3 * LOG_CAP // 1000))
+        deadline = time.monotonic() + 30
+        while log.stat().st_size > LOG_CAP or site_log.stat().st_size > LOG_CAP:
+            assert time.monotonic() < deadline, (log.stat().st_size, site_log.stat().st_size)
+            time.sleep(0.2)
+        os.write(fd, f"{mark} after\n".encode())  # the service's next line: in its emptied log
+    finally:
+        os.close(fd)
+    assert f"{mark} after" in site_log.read_text(errors="replace")
+    assert mark in log.with_name(log.name + ".1").read_text(errors="replace")  # the flood's last part, kept aside
+    assert _status(f"{h.url}/hub/health", "") == 200
 
 
 def test_a_participant_has_a_process_limit_and_a_stop_ends_what_they_left(hub):
@@ -967,8 +1018,10 @@ def _form_login(base: str, name: str, own: str) -> urllib.request.OpenerDirector
     return opener
 
 
-def _server_token(opener, base: str, name: str) -> str:
-    """A token for the participant's own server, asked of the hub's API with their login cookie (as the UI does)."""
+def _browser_headers(opener, base: str, name: str) -> dict[str, str]:
+    """What the participant's browser sends their own server once JupyterLab is open: the cookies of its login (the
+    hub's OAuth gives the server one of its own on the way) and the server's XSRF token. No API token: a participant
+    has no right to make one (agentlab.hub.records)."""
     import time
     jar = next(h.cookiejar for h in opener.handlers if hasattr(h, "cookiejar"))
     xsrf = next(c.value for c in jar if c.name == "_xsrf")
@@ -980,10 +1033,12 @@ def _server_token(opener, base: str, name: str) -> str:
                 break
         assert time.monotonic() < deadline, f"{name}'s server did not start"
         time.sleep(1)
-    req = urllib.request.Request(f"{base}/hub/api/users/{name}/tokens", data=json.dumps({"note": "test"}).encode(),
-                                 method="POST", headers={"X-XSRFToken": xsrf, "Content-Type": "application/json"})
-    with opener.open(req, timeout=30) as reply:
-        return json.loads(reply.read())["token"]
+    with opener.open(f"{base}/user/{name}/lab", timeout=60) as reply:  # the OAuth round, as a browser follows it
+        assert urllib.parse.urlsplit(reply.geturl()).path.startswith(f"/user/{name}/lab"), reply.geturl()
+    probe = urllib.request.Request(f"{base}/user/{name}/api/sessions")
+    jar.add_cookie_header(probe)
+    own = next(c.value for c in jar if c.name == "_xsrf" and c.path.startswith(f"/user/{name}"))
+    return {"Cookie": probe.get_header("Cookie"), "X-XSRFToken": own}
 
 
 def _code_cells(notebook: str) -> list[str]:
@@ -1042,15 +1097,24 @@ def test_a_fresh_hub_lets_participants_log_in_and_run_notebooks_00_and_15():
         def participant_runs(name: str) -> dict:
             t = time.monotonic()
             opener = _form_login(base, name, f"{name}-own-pw-1")
-            token = _server_token(opener, base, name)
+            headers = _browser_headers(opener, base, name)
             ready = time.monotonic() - t
             server = f"{base}/user/{name}/"
-            done = run_cells(server, token, _code_cells("notebooks/00_start_here.ipynb"), timeout=240)
+            done = run_cells(server, "", _code_cells("notebooks/00_start_here.ipynb"), timeout=240, headers=headers)
             assert all(c.ok for c in done), [c.error for c in done if not c.ok]
             took = {"name": name, "server_ready_s": round(ready, 1), "nb00_s": round(sum(c.seconds for c in done), 1)}
             if name == FRESH_PARTICIPANTS[0]:
-                done = run_cells(server, token, _code_cells("notebooks/15_skill_site.ipynb"),
-                                 path="notebooks/15_skill_site.ipynb", timeout=240)
+                # the hub's token page, as a participant's browser posts it: refused (no row per request)
+                jar = next(h.cookiejar for h in opener.handlers if hasattr(h, "cookiejar"))
+                xsrf = next(c.value for c in jar if c.name == "_xsrf" and c.path.startswith("/hub"))
+                req = urllib.request.Request(f"{base}/hub/api/users/{name}/tokens", data=b'{"note": "mine"}',
+                                             method="POST", headers={"X-XSRFToken": xsrf,
+                                                                     "Content-Type": "application/json"})
+                with pytest.raises(urllib.error.HTTPError) as refused:
+                    opener.open(req, timeout=30)
+                assert refused.value.code == 403
+                done = run_cells(server, "", _code_cells("notebooks/15_skill_site.ipynb"),
+                                 path="notebooks/15_skill_site.ipynb", timeout=240, headers=headers)
                 assert all(c.ok for c in done), [c.error for c in done if not c.ok]
                 took["nb15_s"] = round(sum(c.seconds for c in done), 1)
             return took

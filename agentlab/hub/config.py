@@ -14,7 +14,7 @@ from typing import Any
 
 from ..i18n import t
 from ..models.local import default_threads
-from . import progress, services
+from . import progress, records, services
 from .auth import MIN_PASSWORD
 
 __all__ = ["LOGS", "NOTES", "HubSettings", "build", "server_env", "write_config"]
@@ -56,6 +56,7 @@ class HubSettings:
     data_limit: int = 2 << 30    # bytes per process (the server, each kernel)
     account_limit: int = 0       # bytes for all of a participant's processes together (0: twice data_limit)
     disk_limit: int = 0          # bytes of each participant's own disk (0: none; agentlab.hub.disks)
+    log_cap: int = records.LOG_CAP  # bytes of the hub's log and of each service's before it starts again
 
 
 def server_env(s: HubSettings) -> dict[str, str]:
@@ -95,8 +96,9 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
     svc += [dict(x) for x in extra_services]
     roles = [{"name": "idle-culler", "services": ["idle-culler"],
               "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]},
-             # a participant opens the trainer's view (and sees their own row only); JupyterHub's own "self" kept
-             {"name": "user", "scopes": ["self", progress.ACCESS_SCOPE]},
+             # a participant opens the trainer's view (and sees their own row only), beside JupyterHub's own "self"
+             # without the tokens and share codes they could make without end (agentlab.hub.records)
+             {"name": "user", "scopes": [*records.PARTICIPANT_SCOPES, progress.ACCESS_SCOPE]},
              # the admin is whoever --admin names this time: its users given, JupyterHub makes the membership exact,
              # so a trainer of an earlier start on the same state folder is admin no more (they kept every right)
              {"name": "admin", "users": [s.admin]},
@@ -108,6 +110,8 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
                             ("sign_in", "sign_in"))
              for lang in ("en", "zh")}
     return {
+        # read by hub/jupyterhub_config.py itself, not a section of JupyterHub's: the bounds of its own records
+        "agentlab": {"max_body": records.MAX_BODY, "log_cap": s.log_cap, "service_logs": str(st / LOGS)},
         "JupyterHub": {
             "bind_url": f"http://127.0.0.1:{s.port}",
             "hub_ip": "127.0.0.1", "hub_port": s.hub_port,

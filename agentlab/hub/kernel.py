@@ -1,8 +1,9 @@
 """Run code in a participant's kernel through the hub's proxy, as their browser would (the kernel websocket).
 
 Used by the load test and the tests: ``run_cells(server_url, token, cells)`` opens a session on the
-participant's server, sends each cell as an ``execute_request`` and collects what it printed and whether it
-raised, then closes the session. ``server_url`` is ``http://127.0.0.1:PORT/user/NAME/``.
+participant's server (with a token, or with the ``headers`` a browser sends: its login cookies and XSRF token),
+sends each cell as an ``execute_request`` and collects what it printed and whether it raised, then closes the
+session. ``server_url`` is ``http://127.0.0.1:PORT/user/NAME/``.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import asyncio
 import json
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,10 +34,12 @@ def _message(msg_type: str, content: dict[str, Any], session: str) -> dict[str, 
             "parent_header": {}, "metadata": {}, "content": content, "channel": "shell", "buffers": []}
 
 
-async def _run(server_url: str, token: str, cells: list[str], path: str, timeout: float) -> list[CellResult]:
+async def _run(server_url: str, token: str, cells: list[str], path: str, timeout: float,
+               sent: Mapping[str, str] | None) -> list[CellResult]:
     from tornado.httpclient import AsyncHTTPClient, HTTPRequest
     from tornado.websocket import websocket_connect
-    headers = {"Authorization": f"token {token}", "Content-Type": "application/json"}
+    headers = {**({"Authorization": f"token {token}"} if token else {}), **(sent or {}),
+               "Content-Type": "application/json"}
     http = AsyncHTTPClient(force_instance=True)
     body = json.dumps({"path": path, "type": "notebook", "name": "", "kernel": {"name": "python3"}})
     reply = await http.fetch(HTTPRequest(f"{server_url}api/sessions", method="POST", headers=headers, body=body,
@@ -88,6 +92,7 @@ async def _run(server_url: str, token: str, cells: list[str], path: str, timeout
 
 
 def run_cells(server_url: str, token: str, cells: list[str], *, path: str = "notebooks/00_start_here.ipynb",
-              timeout: float = 300) -> list[CellResult]:
-    """Run ``cells`` in order in a new kernel of the server (its working folder: ``path``'s); stops at an error."""
-    return asyncio.run(_run(server_url, token, cells, path, timeout))
+              timeout: float = 300, headers: Mapping[str, str] | None = None) -> list[CellResult]:
+    """Run ``cells`` in order in a new kernel of the server (its working folder: ``path``'s); stops at an error.
+    ``token`` may be empty when ``headers`` authenticate the requests (a browser's cookies and ``X-XSRFToken``)."""
+    return asyncio.run(_run(server_url, token, cells, path, timeout, headers))

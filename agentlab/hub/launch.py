@@ -279,7 +279,7 @@ class Hub:
         config = write_config(build(s, extra_services=extra_services, extra_roles=extra_roles, extra_env=extra_env),
                        s.state / "hub" / "config.json")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTERHUB_", "AGENTLAB_"))}
-        env.update(AGENTLAB_HUB_CONFIG=str(config), PYTHONPATH=str(s.root),
+        env.update(AGENTLAB_HUB_CONFIG=str(config), AGENTLAB_HUB_LOG=str(self.log), PYTHONPATH=str(s.root),
                    PATH=f"{s.python.parent}{os.pathsep}{env.get('PATH', os.defpath)}")
         self.proc = subprocess.Popen([str(s.python), "-m", "jupyterhub", "-f", str(s.root / "hub" / "jupyterhub_config.py")],
                                      cwd=s.state / "hub", env=env, stdout=self.log.open("ab"),
@@ -357,6 +357,11 @@ _SERVICE_EXITED = re.compile(r"Service (\S+) exited with status (-?\d+)")
 #: What the spawner logs when a participant's server cannot start (agentlab.hub.spawner)
 SPAWN_FAILED = re.compile(r"agentlab-spawn-failed (\S+): (.*)$")
 
+#: the most of the hub's log one look reads (a flood of lines is read over several looks, never all at once)
+READ_AT_MOST = 8 << 20
+#: the most of one line kept while its end has not come (the proxy's longest address is 16 kB)
+LINE_AT_MOST = 64 << 10
+
 
 class LogWatch:
     """Reads the hub's log as it grows and says on the trainer's terminal what stops the room from working: a
@@ -376,13 +381,16 @@ class LogWatch:
         """The lines to say about what the log gained since the last call."""
         try:
             with self.log.open("rb") as f:
+                if os.fstat(f.fileno()).st_size < self.offset:  # emptied past its cap (agentlab.hub.records.trim)
+                    self.offset, self._partial = 0, b""
                 f.seek(self.offset)
-                chunk = f.read()
+                chunk = f.read(READ_AT_MOST)
         except OSError:
             return []
         self.offset += len(chunk)
         data = self._partial + chunk
         *lines, self._partial = data.split(b"\n")
+        self._partial = self._partial[:LINE_AT_MOST]  # a line without end: its start is what a pattern reads
         said = []
         for raw in lines:
             line = raw.decode("utf-8", "replace").rstrip()
