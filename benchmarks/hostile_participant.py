@@ -1,7 +1,7 @@
 """A hostile participant's attacks on a workshop room, run from their own kernel by benchmarks/hub_load.py --hostile.
 
-    python benchmarks/hostile_participant.py start ROOM_REDIS_SOCKET   # starts the three below, says what it reached
-    python benchmarks/hostile_participant.py redis|model|connections
+    python benchmarks/hostile_participant.py start ROOM_REDIS_SOCKET   # starts the four below, says what it reached
+    python benchmarks/hostile_participant.py redis|model|connections|hub
 
 Each attack runs in a process of its own (a new session, so it outlives the kernel's run, until the hub stops the
 participant's server):
@@ -9,7 +9,9 @@ participant's server):
 - redis: fill the participant's Redis (``AGENTLAB_STORE``) until it refuses, then run a Lua script that never ends;
 - model: eight requests of 256 tokens at once to the room's model, each sent again as soon as it ends;
 - connections: 900 half-open connections each to the room's site and model, opening new ones as the servers close
-  old ones: half a request line and one header, never finished; half whole headers and one byte of a 5,000-byte body.
+  old ones: half a request line and one header, never finished; half whole headers and one byte of a 5,000-byte body;
+- hub: requests to the hub itself (its address is in every server's environment) without pause, each refused with a
+  line in its log: an address of 12 kB that does not exist, and now and then a body of 4 MB.
 
 Everything it uses is what any participant's kernel has: the hub's variables and their own account.
 """
@@ -90,9 +92,25 @@ def connections_attack() -> None:
         time.sleep(0.5)
 
 
+def hub_attack() -> None:
+    api = os.environ["JUPYTERHUB_API_URL"].rstrip("/")
+    headers = {"Authorization": f"token {os.environ['JUPYTERHUB_API_TOKEN']}"}
+    long = f"{api.rsplit('/api', 1)[0]}/{'a' * 12_000}"
+    big = b"{" + b" " * (4 << 20) + b"}"
+    activity = f"{api}/users/{os.environ['JUPYTERHUB_USER']}/activity"
+    for i in range(10**9):
+        req = urllib.request.Request(activity, big, {**headers, "Content-Type": "application/json"}) if i % 10 == 9 \
+            else urllib.request.Request(f"{long}{i}", headers=headers)
+        try:
+            urllib.request.urlopen(req, timeout=10).read()
+        except OSError:  # refused, as it should be: at once again
+            pass
+        time.sleep(0.01)
+
+
 def start(room_redis: str) -> None:
     said: dict[str, object] = {}
-    names = ["redis", "connections"] + (["model"] if os.environ.get("AGENTLAB_BASE_URL") else [])
+    names = ["redis", "connections", "hub"] + (["model"] if os.environ.get("AGENTLAB_BASE_URL") else [])
     for name in names:
         subprocess.Popen([sys.executable, __file__, name], start_new_session=True, stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -108,5 +126,5 @@ def start(room_redis: str) -> None:
 
 if __name__ == "__main__":
     what = sys.argv[1]
-    {"redis": redis_attack, "model": model_attack, "connections": connections_attack}.get(
+    {"redis": redis_attack, "model": model_attack, "connections": connections_attack, "hub": hub_attack}.get(
         what, lambda: start(sys.argv[2]))()

@@ -12,7 +12,7 @@ the exit status is 1 on any). Needs root, requirements-hub.txt and ``npm ci`` in
 
 With ``--hostile`` one more participant attacks the room (benchmarks/hostile_participant.py, from their own kernel:
 fill their Redis and run a script in it that never ends, try the room's Redis, flood the model, hold 900 half-open
-connections each to the site and the model), and the round (notebooks, a site call, a model question) is measured
+connections each to the site and the model, flood the hub with refused requests), and the round (notebooks, a site call, a model question) is measured
 twice: quiet, then under the attack. Under it every call must still succeed, and each participant's times stay
 within ``--slower`` times the quiet ones, plus 5 s (the model too: one request of the attacker's at a time shares its
 tokens, never a queue of them).
@@ -52,6 +52,8 @@ ASK = ("import json, os, time, urllib.request\nt0 = time.time()\n"
 SITE = ("import json, time\nfrom agentlab.site.client import site_registry\nt0 = time.time()\n"
         "n = len(site_registry())\nprint(json.dumps({'skills': n, 's': time.time() - t0}))")
 HOSTILE_NAME = "hostile"
+#: the cap of the hub's log and each service's in this room (agentlab.hub.records): low, so a flood reaches it
+LOG_CAP = 4 << 20
 
 
 def notebook_cells(path: Path) -> list[str]:
@@ -155,7 +157,7 @@ def main() -> int:
     s = HubSettings(root=ROOT, state=state, python=Path(sys.executable),
                     proxy=ROOT / "hub" / "node_modules" / ".bin" / "configurable-http-proxy",
                     workshop_password=secrets.token_urlsafe(9), port=services.free_port(), gguf=gguf,
-                    slots=max(1, min(8, ns.users)), data_limit=parse_size(ns.mem_limit))
+                    slots=max(1, min(8, ns.users)), data_limit=parse_size(ns.mem_limit), log_cap=LOG_CAP)
     roles = [{"name": "load", "services": ["load"],
               "scopes": ["admin:users", "admin:servers", "access:servers", "list:users", "read:users", "tokens"]}]
     hub = Hub(s, extra_services=[{"name": "load", "api_token": token}], extra_roles=roles)
@@ -255,6 +257,15 @@ def main() -> int:
                 failures.append("the hostile participant reached the room's Redis")
             time.sleep(10)  # the attack builds up: Redis full and looping, the model's queue and the sockets held
             attacked = round_("attacked_")
+            # the hub's own records under the flood of refused requests: each log under its cap, the hub's trimmed
+            logs = [p for p in (hub.log, *sorted((s.state / "logs").glob("*.log"))) if p.exists()]
+            largest = max(p.stat().st_size for p in logs)
+            report["largest_log_mib"] = round(largest / (1 << 20), 1)
+            report["hub_log_trimmed"] = hub.log.with_name(hub.log.name + ".1").exists()
+            if largest > 2 * LOG_CAP:
+                failures.append(f"under attack a log of the room reached {largest} bytes (cap {LOG_CAP})")
+            if not report["hub_log_trimmed"]:
+                failures.append("the hub's flooded log was never trimmed")
             for key, value in attacked.items():
                 calm = quiet.get(key.removeprefix("attacked_"))
                 if calm is None or "tokens_per_s" in key:

@@ -1,4 +1,4 @@
-"""The hub's own records stay bounded, whatever a participant sends it (docs/workshop.md#one-participant-cannot-take-the-room-down).
+"""The hub's own records stay bounded, whatever a participant sends it (README.md#a-workshop-on-one-machine).
 
 A participant's files are on a disk of their own (:mod:`agentlab.hub.disks`); what the hub itself writes is on the
 machine's disk, and a participant could make it write without end:
