@@ -59,8 +59,10 @@ def _open_tree(prefix: str) -> Path:
 
 
 def test_a_participants_home_is_prepared_as_them_and_their_symlinks_lead_nowhere_of_roots():
-    """~/notebooks or ~/.kernels replaced by a link to a folder of root's, a notebook by a dangling link to a file
-    root could create: nothing outside is written or given to the participant."""
+    """~/notebooks, ~/.kernels or ~/.tmp replaced by a link to a folder of root's, a notebook by a dangling link to a
+    file root could create: nothing outside is written or given to the participant, and their own folders are made
+    again in place of the links (a link at ~/.tmp refused each start of their server, as it must: see
+    tests/test_hub_disks.py)."""
     import shutil
 
     from agentlab.hub.users import prepare_home
@@ -73,14 +75,15 @@ def test_a_participants_home_is_prepared_as_them_and_their_symlinks_lead_nowhere
             (source / rel).write_text("{}")
         outside = base / "etc"  # root's, 0755: what /etc is
         outside.mkdir()
-        for case in ("folder", "file", "kernels"):
+        for case in ("folder", "file", "kernels", "tmp"):
             home = base / f"home-{case}"
             home.mkdir()
             os.chown(home, NOBODY, NOBODY)
             if case == "folder":
                 (home / "notebooks").symlink_to(outside)
-            elif case == "kernels":
-                (home / ".kernels").symlink_to(outside)
+            elif case in ("kernels", "tmp"):
+                (home / f".{case}").symlink_to(outside)
+                os.lchown(home / f".{case}", NOBODY, NOBODY)
             else:
                 (home / "notebooks").mkdir()
                 os.chown(home / "notebooks", NOBODY, NOBODY)
@@ -93,6 +96,11 @@ def test_a_participants_home_is_prepared_as_them_and_their_symlinks_lead_nowhere
                 assert (home / "notebooks" / "01_b.ipynb").stat().st_uid == NOBODY
             if case == "folder":
                 assert copied == []  # the folder is not theirs to write in: nothing copied, nothing raised
+            if case in ("kernels", "tmp"):  # the link set aside as it is, their own folder made in its place: their
+                made = (home / f".{case}").lstat()  # next start works (before, it was refused: ~/.tmp not a folder)
+                assert made.st_uid == NOBODY and oct(made.st_mode) == "0o40700", case
+                [aside] = home.glob(f".{case}.moved-*")
+                assert aside.is_symlink() and os.readlink(aside) == str(outside)
         home = base / "home-plain"
         home.mkdir()
         os.chown(home, NOBODY, NOBODY)

@@ -74,13 +74,27 @@ def ensure_account(account: str, home: Path) -> pwd.struct_passwd:
 # nothing there is ever opened by root. A link they planted is skipped (lexists), and a file is created with
 # O_EXCL | O_NOFOLLOW: even their own links are not followed.
 _AS_PARTICIPANT = r"""
-import json, os, sys
+import json, os, stat, sys, time
 source, home, rels = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 os.umask(0o077)
 copied = []
 for private in (".kernels", ".tmp"):
+    path = os.path.join(home, private)
     try:
-        os.mkdir(os.path.join(home, private), 0o700)
+        if not stat.S_ISDIR(os.lstat(path).st_mode):  # a link or a file in its place: set aside (renamed, not
+            os.rename(path, f"{path}.moved-{time.time_ns()}")  # followed), the folder made again
+    except OSError:
+        pass
+    try:
+        os.mkdir(path, 0o700)
+    except OSError:
+        pass
+    try:  # theirs and closed to others, as made (opened without following a link)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            os.fchmod(fd, 0o700)
+        finally:
+            os.close(fd)
     except OSError:
         pass
 for rel in rels:
