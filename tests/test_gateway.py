@@ -477,6 +477,14 @@ def initialize(url: str, headers: dict) -> object:
     return httpx.post(url, json=body, headers={"Accept": "application/json, text/event-stream", **headers}, timeout=15)
 
 
+def test_the_gateways_instructions_are_said_in_the_language_of_the_request_that_opens_the_session(gateway):
+    from agentlab.i18n import t
+    key, _ = gateway.keys.create("mei")
+    with served(gateway) as url:
+        said = {lang: initialize(url, {"X-API-Key": key, "Accept-Language": accept}).json()["result"]["instructions"]
+                for lang, accept in (("zh", "zh-CN,zh;q=0.9"), ("en", "en-GB,en;q=0.8"))}
+    assert said == {"zh": t("gateway.instructions", "zh"), "en": t("gateway.instructions", "en")}
+
 def test_over_http_invented_keys_get_nothing_and_an_operators_key_has_its_limit(gateway):
     """The rate limit and the breaker keyed on whatever X-API-Key a client invented (30 calls,
     a fresh key each: none limited). Now a key comes from the operator's key store; an unknown key, or none, is

@@ -119,6 +119,22 @@ def test_streamable_http_in_the_sites_app_takes_the_key_header_and_refuses_other
     assert calls[-1]["session_id"] == "sess-mcp" and calls[-1]["key_name"] == "agent"
 
 
+def test_the_sites_mcp_instructions_are_said_in_the_clients_language(site):
+    """The instructions an MCP client shows (and its model reads) were one English sentence in the code: a client
+    whose requests ask for Chinese now gets the catalogue's Chinese, as every other reply of the site."""
+    from agentlab.i18n import t
+    key, _ = site.create_key("agent", ["get_order"])
+
+    async def opened(url, accept):
+        async with httpx.AsyncClient(headers={"X-API-Key": key, "Accept-Language": accept}) as http, \
+                streamable_http_client(url, http_client=http) as (r, w, _), ClientSession(r, w) as s:
+            return (await s.initialize()).instructions
+    with serving(site) as base:
+        said = {accept: anyio.run(opened, base + "/mcp", accept) for accept in ("zh-CN,zh;q=0.9", "en-US", "fr,zh;q=0.5")}
+    assert said == {"zh-CN,zh;q=0.9": t("site.mcp_instructions", "zh"), "en-US": t("site.mcp_instructions", "en"),
+                    "fr,zh;q=0.5": t("site.mcp_instructions", "zh")}
+    assert said["en-US"] != said["zh-CN,zh;q=0.9"]
+
 def _nested(depth):
     value: list = []
     for _ in range(depth):

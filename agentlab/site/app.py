@@ -156,7 +156,7 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         mcp_hosts: Host headers ``/mcp`` accepts besides localhost (``"site.example:*"``): the SDK
             refuses others, against DNS rebinding. The HTTP API itself does not look at Host.
     """
-    from .mcp_server import LOCAL_HOSTS, mcp_manager
+    from .mcp_server import LOCAL_HOSTS, SESSION_LANG, mcp_manager
     manager = mcp_manager(site, allowed_hosts=[*LOCAL_HOSTS, *mcp_hosts])
 
     @asynccontextmanager
@@ -187,9 +187,11 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
             if not await slots.take(who, SLOT_WAIT):
                 await _busy(lang)(scope, receive, send)
                 return
+            token = SESSION_LANG.set(lang)  # the session's instructions in the caller's language
             try:
                 await manager.handle_request(scope, _replay(raw, receive), send)
             finally:
+                SESSION_LANG.reset(token)
                 slots.give(who)
 
     def _known(api_key: str | None, state: dict) -> bool:

@@ -59,6 +59,7 @@ from .keys import ApiKey, KeyStore
 from .limits import Limiter
 from .logs import SiteLogs, clean_session
 from .mcp_client import IDEMPOTENCY_META, MCPConnection, _outcome
+from .mcp_server import SESSION_LANG, LocalizedServer
 
 __all__ = ["MAX_SESSIONS", "Gateway", "claimed"]
 
@@ -326,8 +327,7 @@ class Gateway:
     # --- the MCP server ------------------------------------------------------------
     def server(self) -> Server:
         """The MCP server a client talks to: the upstream's tools as listed, each call through :meth:`call`."""
-        server: Server = Server("agentlab-gateway", instructions="agentlab's guarded gateway: every call is "
-                                "checked, limited and logged; a repeated write replays its first result.")
+        server: Server = LocalizedServer("agentlab-gateway", "gateway.instructions", self.lang)
 
         def caller() -> tuple[str, str, Lang, ApiKey | None, str | None]:
             """The client (its key's id, "keyless", or on stdio its session), the session, the language, the key's
@@ -417,7 +417,12 @@ class Gateway:
                                        headers={"WWW-Authenticate": 'Bearer realm="agentlab gateway"'})(
                         scope, receive, send)
                     return
-                await manager.handle_request(scope, receive, send)
+                # the session this request opens (its initialize) says its instructions in the client's language
+                token = SESSION_LANG.set(accepted_lang(headers.get("accept-language", ""), gateway.lang))
+                try:
+                    await manager.handle_request(scope, receive, send)
+                finally:
+                    SESSION_LANG.reset(token)
 
         return Starlette(routes=[Route("/mcp", endpoint=Endpoint(), methods=["GET", "POST", "DELETE"])],
                          lifespan=lifespan)

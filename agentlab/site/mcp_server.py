@@ -25,6 +25,7 @@ import logging
 import traceback
 import uuid
 from collections.abc import Iterable
+from contextvars import ContextVar
 from typing import Any
 
 import anyio
@@ -34,13 +35,13 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from ..errors import make_error
-from ..i18n import Lang, accepted_lang
+from ..i18n import Lang, accepted_lang, t
 from .execute import body
 from .logs import clean_session
 from .service import HttpReply, SkillSite, bad_body
 from .skills import Skill
 
-__all__ = ["IDEMPOTENCY_META", "LOCAL_HOSTS", "mcp_manager", "mcp_server", "mcp_tool"]
+__all__ = ["IDEMPOTENCY_META", "LOCAL_HOSTS", "SESSION_LANG", "LocalizedServer", "mcp_manager", "mcp_server", "mcp_tool"]
 
 #: the ``_meta`` field of a tools/call request that carries a write's idempotency key
 IDEMPOTENCY_META = "agentlab/idempotency_key"
@@ -80,10 +81,28 @@ for _name in ("mcp.server.lowlevel.server", "mcp.server.streamable_http", "mcp.s
     logging.getLogger(_name).addFilter(_BoundedArgs())
 
 
+#: the language of the HTTP request that opens an MCP session (its Accept-Language), set by the endpoint around the
+#: session manager's handling of it: the session's task is started there and inherits it
+SESSION_LANG: ContextVar[Lang | None] = ContextVar("agentlab_mcp_session_lang", default=None)
+
+
+class LocalizedServer(Server):
+    """An MCP server whose ``instructions`` (a client shows them, the model reads them) are the catalogue's ``key``,
+    said in the language of the request that opened the session (:data:`SESSION_LANG`), else ``lang``. They
+    were an English sentence in the code, the same for a Chinese client."""
+
+    def __init__(self, name: str, key: str, lang: Lang = "en"):
+        super().__init__(name, instructions=t(key, lang))
+        self._key, self._lang = key, lang
+
+    def create_initialization_options(self, *args: Any, **kwargs: Any) -> Any:
+        made = super().create_initialization_options(*args, **kwargs)
+        return made.model_copy(update={"instructions": t(self._key, SESSION_LANG.get() or self._lang)})
+
+
 def mcp_server(site: SkillSite, *, api_key: str | None = None, lang: Lang = "en") -> Server:
     """An MCP server for ``site``. ``api_key``: the key of an in-process caller; over HTTP the header's."""
-    server: Server = Server("agentlab-skill-site", instructions="agentlab's skill site: every call is checked, "
-                            "limited and logged; a write needs an idempotency key in _meta['agentlab/idempotency_key'].")
+    server: Server = LocalizedServer("agentlab-skill-site", "site.mcp_instructions", lang)
 
     def caller() -> tuple[str | None, str | None, Lang]:
         """The API key, the session id and the language of the current request."""
