@@ -19,9 +19,10 @@ undo_ignored_signals()
 c = get_config()  # noqa: F821 (JupyterHub provides it)
 with open(os.environ["AGENTLAB_HUB_CONFIG"], encoding="utf-8") as f:
     settings = json.load(f)
-# what a participant can make the hub write stays bounded: a request's body, the hub's log and the services' logs
+# what a participant can make the hub hold stays bounded: a request's body, idle connections, the logs
 own = settings.pop("agentlab")
 records.bound_requests(own["max_body"])
+records.more_files()  # before the proxy and the services are started: they inherit it
 # the hub's own log is where the launcher sends what the hub (and the proxy it starts) prints
 records.LogTrimmer(records.room_logs(Path(os.environ["AGENTLAB_HUB_LOG"]), Path(own["service_logs"])),
                    cap=own["log_cap"]).start()

@@ -728,6 +728,10 @@ def test_nothing_a_participant_sends_the_hub_grows_its_records_without_bound(hub
     assert f"{mark} after" in site_log.read_text(errors="replace")
     assert mark in log.with_name(log.name + ".1").read_text(errors="replace")  # the flood's last part, kept aside
     assert _status(f"{h.url}/hub/health", "") == 200
+    # as many open files as the machine lets it: one cell of idle connections used up a sudo shell's 1,024
+    limits = Path(f"/proc/{h.proc.pid}/limits").read_text()
+    soft, hard = re.search(r"Max open files\s+(\d+)\s+(\S+)", limits).groups()
+    assert int(soft) == (min(int(hard), 1 << 20) if hard.isdigit() else 1 << 20), limits
 
 
 def test_a_participant_has_a_process_limit_and_a_stop_ends_what_they_left(hub):

@@ -40,17 +40,55 @@ def test_a_log_past_its_cap_keeps_its_last_part_aside_and_its_writer_goes_on_at_
 
 
 def test_trimming_never_follows_a_link_planted_for_the_log(tmp_path):
-    """A service's account owns its logs' folder: a link there to a file of root's must not be emptied by root."""
+    """A service's account owns its logs' folder: a link there to a file of root's must not be emptied by root,
+    nor the part set aside written through a link or a second name of another file."""
     precious = tmp_path / "precious"
     precious.write_bytes(_lines(500))
     (tmp_path / "site.log").symlink_to(precious)
     assert records.trim(tmp_path / "site.log", 1000) is False
     assert precious.stat().st_size == 50_000 and not (tmp_path / "site.log.1").exists()
-    # the part moved aside is made without following a link either
-    (tmp_path / "redis.log").write_bytes(_lines(50))
-    (tmp_path / "redis.log.1.tmp").symlink_to(precious)
-    assert records.trim(tmp_path / "redis.log", 1000) is True
-    assert precious.stat().st_size == 50_000
+    for kind in ("symlink", "hardlink"):
+        log = tmp_path / f"{kind}.log"
+        log.write_bytes(_lines(50))
+        aside = tmp_path / f"{kind}.log.1"
+        aside.symlink_to(precious) if kind == "symlink" else os.link(precious, aside)
+        assert records.trim(log, 1000) is False, kind
+        assert precious.read_bytes() == _lines(500) and log.stat().st_size == 5000, kind
+
+
+def test_the_trimmer_trims_when_its_process_has_no_file_descriptor_left(tmp_path):
+    """Out of descriptors (a flood of idle connections to the hub), the hub wrote the most lines, and each trim
+    failed opening the log. The trimmer now holds its files open from its start."""
+    import subprocess
+    import sys
+    log = tmp_path / "jupyterhub.log"
+    code = f"""
+import os, resource, sys, time
+sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
+from pathlib import Path
+from agentlab.hub import records
+log = Path({str(log)!r})
+fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+trimmer = records.LogTrimmer(records.room_logs(log, log.parent / "logs"), cap=10_000, every=0.05).start()
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+held = []
+try:
+    while True:
+        held.append(os.open("/dev/null", os.O_RDONLY))
+except OSError:
+    pass
+for _ in range(20):
+    os.write(fd, (b"x" * 99 + b"\\n") * 100)  # 10 kB a time, 200 kB in all
+    time.sleep(0.02)
+time.sleep(0.5)
+size, trimmed = log.stat().st_size, trimmer.trimmed  # read while no descriptor is left
+for fd in held:  # given back before the interpreter's exit, which needs some
+    os.close(fd)
+print(size, trimmed)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    size, trimmed = map(int, out.stdout.split())
+    assert size <= 10_000 and trimmed >= 2, out.stdout
 
 
 def test_the_trimmer_keeps_every_log_of_the_room_under_its_cap_while_they_grow(tmp_path):
@@ -149,7 +187,7 @@ def test_a_body_past_the_bound_is_refused_before_it_is_read():
 
     try:
         records.bound_requests(64 << 10)
-        records.bound_requests(64 << 10)  # twice: wrapped once
+        records.bound_requests(64 << 10)  # twice: Tornado's own wrapped, once
         thread = threading.Thread(target=serve, daemon=True)
         thread.start()
         assert ready.wait(10)
@@ -158,6 +196,50 @@ def test_a_body_past_the_bound_is_refused_before_it_is_read():
     finally:
         tornado.httpserver.HTTPServer.initialize = made  # type: ignore[method-assign]
 
+
+
+def test_a_connection_that_sends_nothing_is_closed_and_the_hub_may_hold_as_many_files_as_the_machine_lets_it():
+    """Every participant's kernel reaches the hub's port: idle connections, kept an hour by Tornado, used up the hub's
+    1,024 files in one cell. Now a silent connection is closed after the bound, and the limit is the hard one."""
+    import asyncio
+    import subprocess
+    import sys
+
+    import tornado.httpserver
+    import tornado.web
+    made = tornado.httpserver.HTTPServer.initialize
+    ready, port = threading.Event(), [0]
+
+    def serve() -> None:
+        async def main() -> None:
+            server = tornado.httpserver.HTTPServer(tornado.web.Application([]))
+            [sock] = tornado.netutil.bind_sockets(0, "127.0.0.1")
+            server.add_sockets([sock])
+            port[0] = sock.getsockname()[1]
+            ready.set()
+            await asyncio.sleep(5)
+            server.stop()
+        asyncio.run(main())
+
+    try:
+        records.bound_requests(idle=0.5)
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        assert ready.wait(10)
+        with socket.create_connection(("127.0.0.1", port[0]), timeout=10) as s:
+            t0 = time.monotonic()
+            assert s.recv(10) == b""  # closed by the server, not by the client's 10 s
+            assert time.monotonic() - t0 < 5
+    finally:
+        tornado.httpserver.HTTPServer.initialize = made  # type: ignore[method-assign]
+    code = ("import resource, sys; sys.path.insert(0, sys.argv[1]); from agentlab.hub import records\n"
+            "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+            "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"
+            "print(records.more_files(), min(hard, 1 << 20) if hard != resource.RLIM_INFINITY else 1 << 20)")
+    out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).resolve().parent.parent)], capture_output=True,
+                         text=True, timeout=60, check=True)
+    now, want = map(int, out.stdout.split())
+    assert now == want >= 256
 
 @pytest.mark.parametrize("scope", ["tokens", "users:shares", "self", "admin:users"])
 def test_a_participant_has_no_right_that_adds_rows_at_each_request(scope):

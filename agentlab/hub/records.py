@@ -6,6 +6,10 @@ machine's disk, and a participant could make it write without end:
 - **a request's body.** Tornado reads up to 100 MB of one request before the hub sees it, and JupyterHub keeps
   some of what it reads (a token's note went into its database whole). The hub's own requests are a login form
   and small JSON: :func:`bound_requests` refuses a body past :data:`MAX_BODY` before it is read.
+- **its open files.** Every participant's kernel can reach the hub's own port. Idle connections, kept an hour,
+  used up its 1,024 files: it accepted no one and logged a traceback per turn of its loop, megabytes a second.
+  :func:`bound_requests` closes a silent connection after :data:`IDLE` seconds, :func:`more_files` raises the
+  hub's limit to the machine's, and the trimmer holds its files open, so it trims even then.
 - **its database.** A participant's default rights (JupyterHub's ``self``) let them make API tokens and share
   codes, each a row, as many as they ask for. Nothing in the room needs either: :data:`PARTICIPANT_SCOPES` is
   ``self`` without them.
@@ -18,13 +22,16 @@ machine's disk, and a participant could make it write without end:
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
+import stat
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-__all__ = ["LOG_CAP", "MAX_BODY", "PARTICIPANT_SCOPES", "LogTrimmer", "bound_requests", "room_logs", "trim"]
+__all__ = ["IDLE", "LOG_CAP", "MAX_BODY", "PARTICIPANT_SCOPES", "LogTrimmer", "bound_requests", "more_files",
+           "room_logs", "trim"]
 
 #: the largest request body the hub reads: its login form is under a kilobyte, its API's JSON a few
 MAX_BODY = 1 << 20
@@ -32,27 +39,45 @@ MAX_BODY = 1 << 20
 #: each log's cap by default; the part moved aside is at most as large again
 LOG_CAP = 64 << 20
 
+#: seconds a connection to the hub may send nothing before it is closed (Tornado's default: an hour)
+IDLE = 20.0
+
 #: what a participant may do at the hub: JupyterHub's ``self`` (read their own record, report activity, start,
 #: stop and use their own server) without ``tokens`` and the share scopes, which add rows to the hub's database at
 #: each request (the trainer's view's access scope is added beside these, agentlab.hub.progress)
 PARTICIPANT_SCOPES = ("read:users!user", "users:activity!user", "servers!user", "access:servers!user")
 
 
-def bound_requests(max_body: int = MAX_BODY) -> None:
+def bound_requests(max_body: int = MAX_BODY, idle: float = IDLE) -> None:
     """Every HTTP server made in this process after the call refuses a body past ``max_body`` bytes (400, before it
-    is read). JupyterHub makes its server with Tornado's default (100 MB) and no setting of its own reaches it:
-    the default is changed here, in the hub's process only (hub/jupyterhub_config.py calls this)."""
+    is read) and closes a connection that sends no request (or no more of its body) for ``idle`` seconds.
+    JupyterHub makes its server with Tornado's defaults (100 MB, an idle connection kept an hour) and no setting of
+    its own reaches them: the defaults are changed here, in the hub's process only (hub/jupyterhub_config.py)."""
     from tornado.httpserver import HTTPServer
-    made = HTTPServer.initialize
-    if getattr(made, "agentlab_max_body", None) == max_body:
-        return
+    made = getattr(HTTPServer.initialize, "agentlab_made", HTTPServer.initialize)
 
     @functools.wraps(made)
     def initialize(self: HTTPServer, *args: object, **kw: object) -> None:
         kw.setdefault("max_body_size", max_body)
+        kw.setdefault("idle_connection_timeout", idle)
+        kw.setdefault("body_timeout", idle)
         made(self, *args, **kw)  # type: ignore[arg-type]
-    initialize.agentlab_max_body = max_body  # type: ignore[attr-defined]
+    initialize.agentlab_made = made  # type: ignore[attr-defined]
     HTTPServer.initialize = initialize  # type: ignore[method-assign]
+
+
+def more_files(at_most: int = 1 << 20) -> int:
+    """This process's limit of open files raised to its hard limit (at most ``at_most``); the limit now. A ``sudo``
+    shell gives 1,024, and a participant's kernel opened as many idle connections to the hub in one cell: the hub
+    then accepted no one, and wrote a traceback per turn of its loop. The processes the hub starts (the proxy, the
+    services) inherit it; a participant's own are held to theirs (agentlab.hub.spawner)."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = at_most if hard == resource.RLIM_INFINITY else min(hard, at_most)
+    if want > soft:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def trim(path: Path, cap: int) -> bool:
@@ -60,64 +85,117 @@ def trim(path: Path, cap: int) -> bool:
     what was there) and ``path`` is emptied in place, so its writers, in append mode, go on at its start. True when
     it was trimmed. Never follows a link: a service's account owns its logs' folder and could plant one."""
     try:
-        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
+        held = _Held.open(path)
     except OSError:
         return False
     try:
-        size = os.fstat(fd).st_size
+        return held.trim(cap)
+    finally:
+        held.close()
+
+
+class _Held:
+    """A log and its part set aside, both open: trimmed with no file opened then. A process out of descriptors (a
+    flood of idle connections) writes the most lines, and a trim that opened a file then failed with them."""
+
+    __slots__ = ("aside", "log")
+
+    def __init__(self, log: int, aside: int):
+        self.log, self.aside = log, aside
+
+    @classmethod
+    def open(cls, path: Path) -> _Held:
+        log = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            aside = os.open(path.with_name(path.name + ".1"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK,
+                            0o600)
+        except OSError:
+            os.close(log)
+            raise
+        found = os.fstat(aside)
+        if not stat.S_ISREG(found.st_mode) or found.st_nlink != 1:  # a pipe, or another file's second name
+            os.close(log)
+            os.close(aside)
+            raise OSError(errno.EPERM, "not a log's own file", str(path) + ".1")
+        return cls(log, aside)
+
+    def trim(self, cap: int) -> bool:
+        size = os.fstat(self.log).st_size
         if size <= cap:
             return False
-        os.lseek(fd, size - cap - 1, os.SEEK_SET)  # and the byte before: is the window's first a line's start?
-        kept = os.read(fd, cap + 1)
-        start = (kept.find(b"\n") + 1) or 1  # from a whole line (none in the window: all of it)
-        aside = path.with_name(path.name + ".1")
-        tmp = path.with_name(path.name + ".1.tmp")
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        try:
-            os.write(out, kept[start:])
-        finally:
-            os.close(out)
-        os.replace(tmp, aside)
-        os.ftruncate(fd, 0)
+        begin = size - cap
+        if begin > 0:  # from a whole line: the first after the byte before the window (none near: the window whole)
+            head = os.pread(self.log, 1 << 16, begin - 1)
+            begin += head.find(b"\n") if b"\n" in head else 0
+        os.ftruncate(self.aside, 0)
+        # copied by the kernel, not through this process: the lines a writer adds during the copy are lost when the
+        # log is emptied, so the copy is kept short (64 MB in tens of milliseconds, where a read and a write took
+        # hundreds under a flood)
+        at, left = begin, size - begin
+        while left > 0:
+            done = os.copy_file_range(self.log, self.aside, left, at, at - begin) if _KERNEL_COPY else \
+                os.pwrite(self.aside, os.pread(self.log, min(left, 1 << 20), at), at - begin)
+            if done <= 0:
+                break
+            at, left = at + done, left - done
+        os.ftruncate(self.log, 0)
         return True
-    finally:
-        os.close(fd)
+
+    def close(self) -> None:
+        os.close(self.log)
+        os.close(self.aside)
+
+
+_KERNEL_COPY = hasattr(os, "copy_file_range")
 
 
 class LogTrimmer:
-    """A thread that keeps every log ``paths()`` names under ``cap`` bytes (:func:`trim`), looking every ``every``
-    seconds. A thread of its own, not the hub's event loop: a flood of requests is what keeps that loop busy."""
+    """A thread that keeps every log ``paths()`` names under ``cap`` bytes (:func:`trim`). Each log is opened once
+    and held: out of file descriptors, the hub still trims. It looks every ``every`` seconds, and again at once
+    after a trim (a log that grows fast is looked at as fast). A thread of its own, not the hub's event loop: a
+    flood of requests is what keeps that loop busy."""
 
     def __init__(self, paths: Callable[[], Iterable[Path]], cap: int = LOG_CAP, every: float = 1.0):
         self.paths, self.cap, self.every = paths, cap, every
         self.trimmed = 0
+        self._held: dict[Path, _Held] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="agentlab-log-trimmer", daemon=True)
 
     def start(self) -> LogTrimmer:
+        self.once()  # the logs there are now opened while descriptors are plenty
         self._thread.start()
         return self
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+        for held in self._held.values():
+            held.close()
+        self._held.clear()
 
     def once(self) -> int:
         """Trim what is past the cap now; how many logs were trimmed."""
+        try:
+            for path in self.paths():
+                if path not in self._held:
+                    with contextlib.suppress(OSError):  # not there yet, or not a log's own file: looked for again
+                        self._held[path] = _Held.open(path)
+        except OSError:  # no descriptor left to list a folder: the logs held already are trimmed
+            pass
         done = 0
-        for path in self.paths():
+        for held in list(self._held.values()):
             try:
-                done += trim(path, self.cap)
-            except OSError:  # a full disk, a log that went away: tried again at the next look
+                done += held.trim(self.cap)
+            except OSError:  # a full disk: tried again at the next look
                 continue
         self.trimmed += done
         return done
 
     def _run(self) -> None:
-        while not self._stop.wait(self.every):
-            self.once()
+        wait = self.every
+        while not self._stop.wait(wait):
+            wait = self.every / 10 if self.once() else self.every
 
 
 def room_logs(hub_log: Path, services: Path) -> Callable[[], list[Path]]:
