@@ -439,3 +439,21 @@ def test_a_browser_opening_the_rooms_address_without_the_secret_gets_a_page_in_i
     from agentlab.i18n import t
     assert "<!DOCTYPE html>" in page and t("trainer.error.trainer_secret", lang).split("`")[0] in html.unescape(page)
     assert call(room)[0] == 401 and isinstance(call(room)[1], dict)  # the API still answers in JSON
+
+
+@pytest.fixture
+def quick_idle(monkeypatch):
+    monkeypatch.setattr(progress, "IDLE", 0.5)
+
+
+def test_a_connection_that_sends_nothing_is_closed(quick_idle, room):
+    """Participants reach the trainer's view: idle connections, kept an hour by Tornado, used up its open files and it
+    answered no one. A connection silent past the bound is closed by the server."""
+    import socket
+    import time
+    from urllib.parse import urlsplit
+    port = urlsplit(room).port
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        t0 = time.monotonic()
+        assert s.recv(10) == b""  # closed by the server, not by the client's 10 s
+        assert time.monotonic() - t0 < 5

@@ -46,6 +46,7 @@ from ..jsonutil import parse_strict
 from ..redaction import redact_secrets
 from ..resources import render_page
 from .notes import build_ids, exercise_ids, notes_html, trainer_notes
+from .records import IDLE
 
 __all__ = ["ACCESS_SCOPE", "ANSWER_LIMIT", "EXTRA", "MAX_BODY", "AnswerGroup", "Progress", "Room", "Standing",
            "clean_answer", "known_exercises", "make_app", "participant_env", "serve_room", "service"]
@@ -628,8 +629,9 @@ async def serve_room(room: Room, state_dir: Path, *, port: int, host: str = "0.0
     state_dir.mkdir(parents=True, exist_ok=True)
     store = Progress(state_dir / "progress.sqlite")
     app = make_app(store, prefix="/", room=room)
-    # larger bodies than a report are read (and refused with a sentence) up to 64 KB; beyond, the socket closes
-    server = tornado.httpserver.HTTPServer(app, max_body_size=65536)
+    # larger bodies than a report are read (and refused with a sentence) up to 64 KB; beyond, the socket closes; a
+    # connection that sends nothing is closed (Tornado kept one an hour: idle ones used up the process's files)
+    server = tornado.httpserver.HTTPServer(app, max_body_size=65536, idle_connection_timeout=IDLE, body_timeout=IDLE)
     sockets = tornado.netutil.bind_sockets(port, host)
     server.add_sockets(sockets)
     if ready is not None:
@@ -660,8 +662,9 @@ def main() -> None:
                    trainer_group=os.environ.get("AGENTLAB_TRAINER_GROUP", NAME), trainers=trainers)
 
     async def serve() -> None:
-        # larger bodies than a report are read (and refused with a sentence) up to 64 KB; beyond, the socket closes
-        server = tornado.httpserver.HTTPServer(app, max_body_size=65536, xheaders=True)
+        # as the room's own server above: bodies up to 64 KB, a silent connection closed
+        server = tornado.httpserver.HTTPServer(app, max_body_size=65536, xheaders=True, idle_connection_timeout=IDLE,
+                                               body_timeout=IDLE)
         # on one machine the URL's own host (loopback); in a cluster the URL names a Service, so listen on the pod's
         server.listen(url.port or 80, os.environ.get("AGENTLAB_PROGRESS_BIND") or url.hostname or "127.0.0.1")
         _log.info("trainer's view on %s", url.geturl())
