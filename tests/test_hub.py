@@ -1030,13 +1030,21 @@ def _form_login(base: str, name: str, own: str) -> urllib.request.OpenerDirector
     return opener
 
 
+def _jar(opener) -> CookieJar:
+    return next(h.cookiejar for h in opener.handlers if hasattr(h, "cookiejar"))
+
+
+def _xsrf(opener, under: str) -> str:
+    """The value of the ``_xsrf`` cookie the opener holds for the path ``under`` (the hub's, or a server's)."""
+    return next(c.value for c in _jar(opener) if c.name == "_xsrf" and c.path.startswith(under))
+
+
 def _browser_headers(opener, base: str, name: str) -> dict[str, str]:
     """What the participant's browser sends their own server once JupyterLab is open: the cookies of its login (the
     hub's OAuth gives the server one of its own on the way) and the server's XSRF token. No API token: a participant
     has no right to make one (agentlab.hub.records)."""
     import time
-    jar = next(h.cookiejar for h in opener.handlers if hasattr(h, "cookiejar"))
-    xsrf = next(c.value for c in jar if c.name == "_xsrf")
+    xsrf = _xsrf(opener, "/hub")
     deadline = time.monotonic() + 180
     while True:  # the spawn the login started: ready when the hub says so
         req = urllib.request.Request(f"{base}/hub/api/users/{name}", headers={"X-XSRFToken": xsrf})
@@ -1048,9 +1056,8 @@ def _browser_headers(opener, base: str, name: str) -> dict[str, str]:
     with opener.open(f"{base}/user/{name}/lab", timeout=60) as reply:  # the OAuth round, as a browser follows it
         assert urllib.parse.urlsplit(reply.geturl()).path.startswith(f"/user/{name}/lab"), reply.geturl()
     probe = urllib.request.Request(f"{base}/user/{name}/api/sessions")
-    jar.add_cookie_header(probe)
-    own = next(c.value for c in jar if c.name == "_xsrf" and c.path.startswith(f"/user/{name}"))
-    return {"Cookie": probe.get_header("Cookie"), "X-XSRFToken": own}
+    _jar(opener).add_cookie_header(probe)
+    return {"Cookie": probe.get_header("Cookie"), "X-XSRFToken": _xsrf(opener, f"/user/{name}")}
 
 
 def _code_cells(notebook: str) -> list[str]:
@@ -1117,10 +1124,8 @@ def test_a_fresh_hub_lets_participants_log_in_and_run_notebooks_00_and_15():
             took = {"name": name, "server_ready_s": round(ready, 1), "nb00_s": round(sum(c.seconds for c in done), 1)}
             if name == FRESH_PARTICIPANTS[0]:
                 # the hub's token page, as a participant's browser posts it: refused (no row per request)
-                jar = next(h.cookiejar for h in opener.handlers if hasattr(h, "cookiejar"))
-                xsrf = next(c.value for c in jar if c.name == "_xsrf" and c.path.startswith("/hub"))
                 req = urllib.request.Request(f"{base}/hub/api/users/{name}/tokens", data=b'{"note": "mine"}',
-                                             method="POST", headers={"X-XSRFToken": xsrf,
+                                             method="POST", headers={"X-XSRFToken": _xsrf(opener, "/hub"),
                                                                      "Content-Type": "application/json"})
                 with pytest.raises(urllib.error.HTTPError) as refused:
                     opener.open(req, timeout=30)

@@ -4,10 +4,12 @@ The hub's own test (tests/test_hub.py) floods a running room's hub and reads its
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -157,14 +159,43 @@ def _post(port: int, size: int) -> bytes:
         return s.recv(200)
 
 
-def test_a_body_past_the_bound_is_refused_before_it_is_read():
-    """JupyterHub makes its HTTP server with Tornado's default, a 100 MB body; after bound_requests every server made
-    in the process refuses one past the bound, and a body under it still arrives whole."""
+@contextlib.contextmanager
+def _bounded_server(handlers: list, *calls: dict) -> Iterator[int]:
+    """A Tornado server made after ``bound_requests(**call)`` for each of ``calls`` (as the hub's process makes its
+    own), served from a thread for 5 s: its port. Tornado's own ``initialize`` is put back after."""
     import asyncio
 
     import tornado.httpserver
+    import tornado.netutil
     import tornado.web
     made = tornado.httpserver.HTTPServer.initialize
+    ready, port = threading.Event(), [0]
+
+    def serve() -> None:
+        async def main() -> None:
+            server = tornado.httpserver.HTTPServer(tornado.web.Application(handlers))
+            [sock] = tornado.netutil.bind_sockets(0, "127.0.0.1")
+            server.add_sockets([sock])
+            port[0] = sock.getsockname()[1]
+            ready.set()
+            await asyncio.sleep(5)
+            server.stop()
+        asyncio.run(main())
+
+    try:
+        for call in calls:
+            records.bound_requests(**call)
+        threading.Thread(target=serve, daemon=True).start()
+        assert ready.wait(10)
+        yield port[0]
+    finally:
+        tornado.httpserver.HTTPServer.initialize = made  # type: ignore[method-assign]
+
+
+def test_a_body_past_the_bound_is_refused_before_it_is_read():
+    """JupyterHub makes its HTTP server with Tornado's default, a 100 MB body; after bound_requests every server made
+    in the process refuses one past the bound, and a body under it still arrives whole."""
+    import tornado.web
     got: list[int] = []
 
     class Echo(tornado.web.RequestHandler):
@@ -172,66 +203,21 @@ def test_a_body_past_the_bound_is_refused_before_it_is_read():
             got.append(len(self.request.body))
             self.write("ok")
 
-    ready, port = threading.Event(), [0]
-
-    def serve() -> None:
-        async def main() -> None:
-            server = tornado.httpserver.HTTPServer(tornado.web.Application([("/x", Echo)]))
-            [sock] = tornado.netutil.bind_sockets(0, "127.0.0.1")
-            server.add_sockets([sock])
-            port[0] = sock.getsockname()[1]
-            ready.set()
-            await asyncio.sleep(5)
-            server.stop()
-        asyncio.run(main())
-
-    try:
-        records.bound_requests(64 << 10)
-        records.bound_requests(64 << 10)  # twice: Tornado's own wrapped, once
-        thread = threading.Thread(target=serve, daemon=True)
-        thread.start()
-        assert ready.wait(10)
-        assert b" 200 " in _post(port[0], 60 << 10) and got == [60 << 10]
-        assert b" 400 " in _post(port[0], 2 << 20) and got == [60 << 10]  # never handed to the handler
-    finally:
-        tornado.httpserver.HTTPServer.initialize = made  # type: ignore[method-assign]
-
+    # twice: Tornado's own wrapped, once
+    with _bounded_server([("/x", Echo)], {"max_body": 64 << 10}, {"max_body": 64 << 10}) as port:
+        assert b" 200 " in _post(port, 60 << 10) and got == [60 << 10]
+        assert b" 400 " in _post(port, 2 << 20) and got == [60 << 10]  # never handed to the handler
 
 
 def test_a_connection_that_sends_nothing_is_closed_and_the_hub_may_hold_as_many_files_as_the_machine_lets_it():
     """Every participant's kernel reaches the hub's port: idle connections, kept an hour by Tornado, used up the hub's
     1,024 files in one cell. Now a silent connection is closed after the bound, and the limit is the hard one."""
-    import asyncio
     import subprocess
     import sys
-
-    import tornado.httpserver
-    import tornado.web
-    made = tornado.httpserver.HTTPServer.initialize
-    ready, port = threading.Event(), [0]
-
-    def serve() -> None:
-        async def main() -> None:
-            server = tornado.httpserver.HTTPServer(tornado.web.Application([]))
-            [sock] = tornado.netutil.bind_sockets(0, "127.0.0.1")
-            server.add_sockets([sock])
-            port[0] = sock.getsockname()[1]
-            ready.set()
-            await asyncio.sleep(5)
-            server.stop()
-        asyncio.run(main())
-
-    try:
-        records.bound_requests(idle=0.5)
-        thread = threading.Thread(target=serve, daemon=True)
-        thread.start()
-        assert ready.wait(10)
-        with socket.create_connection(("127.0.0.1", port[0]), timeout=10) as s:
-            t0 = time.monotonic()
-            assert s.recv(10) == b""  # closed by the server, not by the client's 10 s
-            assert time.monotonic() - t0 < 5
-    finally:
-        tornado.httpserver.HTTPServer.initialize = made  # type: ignore[method-assign]
+    with _bounded_server([], {"idle": 0.5}) as port, socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        t0 = time.monotonic()
+        assert s.recv(10) == b""  # closed by the server, not by the client's 10 s
+        assert time.monotonic() - t0 < 5
     code = ("import resource, sys; sys.path.insert(0, sys.argv[1]); from agentlab.hub import records\n"
             "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
             "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"
@@ -240,6 +226,7 @@ def test_a_connection_that_sends_nothing_is_closed_and_the_hub_may_hold_as_many_
                          text=True, timeout=60, check=True)
     now, want = map(int, out.stdout.split())
     assert now == want >= 256
+
 
 @pytest.mark.parametrize("scope", ["tokens", "users:shares", "self", "admin:users"])
 def test_a_participant_has_no_right_that_adds_rows_at_each_request(scope):
