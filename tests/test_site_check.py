@@ -31,9 +31,16 @@ def counter(root):
     return write_skill(root, "echo_n", 'return {"n": arguments.get("n", 0)}')
 
 
+def failed(report):
+    """What a failing report's assertion shows: each case that failed with its problems (the report's own repr is
+    cut short by pytest, and a failure seen once in CI could not be told from it)."""
+    return [(o.case.skill, o.case.name, o.problems) for o in report.outcomes if not o.passed]
+
+
 def test_every_shipped_skill_has_all_three_kinds_and_passes():
     report = run_checks(load_check_cases())
-    assert report.ok and report.boundary_failures == 0 and not report.missing and not report.unknown
+    assert report.ok, failed(report)
+    assert report.boundary_failures == 0 and not report.missing and not report.unknown
     skills = {o.case.skill for o in report.outcomes}
     assert {"current_weather", "send_notification", "get_order", "create_refund", "book_expense_record"} <= skills
     assert len(skills) >= 19 and all(report.counts(s, k)[1] >= 1 for s in skills for k in KINDS)
@@ -72,7 +79,8 @@ def test_a_nested_result_is_flagged_not_refused(tmp_path):
               {"kind": "boundary", "name": "a string", "arguments": {"n": "1"}, "expect": {"status": 422}},
               {"kind": "abnormal", "name": "a float", "arguments": {"n": 1.5}, "expect": {"status": 422}})
         report = run_checks(load_check_cases(tmp_path / "skills"), skills_dirs=[tmp_path / "skills"], timeouts=False)
-    assert report.ok and report.nested == {"deep_answer": ["order", "lines"]}
+    assert report.ok, failed(report)
+    assert report.nested == {"deep_answer": ["order", "lines"]}
     assert "warning: deep_answer declares nested output fields (order, lines)" in "\n".join(report.lines())
     assert "警告：deep_answer 的输出声明了嵌套字段（order、lines）" in "\n".join(report.lines("zh"))
 

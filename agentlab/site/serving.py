@@ -15,7 +15,9 @@ sent a request yet, so they stayed open for ever. Here (docs/site.md#bounds):
   closes that source's oldest connection that sent part of a request and not the rest (a client sends its headers
   at once; a half-sent request is a flood's), else its oldest connection that has waited for headers more than
   ``GRACE_SECONDS``, or is closed itself when there is none. A connection is never closed for a newer one in its
-  first ``GRACE_SECONDS``: on a busy machine a client can be descheduled between connecting and sending;
+  first ``GRACE_SECONDS``: on a busy machine a client can be descheduled between connecting and sending. A loop that
+  fell behind accepts a flood's burst before reading any of it: a newcomer whose whole request is already in its
+  socket (looked at, not read) still gets in then;
 * past ``MAX_CONNECTIONS`` in all, the oldest connection waiting for headers is closed the same way;
 * requests (not connections) in progress are bounded by ``MAX_REQUESTS`` in all and by ``REQUESTS_PER_SOURCE``
   for one source: past either, 503 in the site's shape. A connection that has sent its headers is a request in
@@ -25,6 +27,7 @@ sent a request yet, so they stayed open for ever. Here (docs/site.md#bounds):
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -52,6 +55,8 @@ STALL_SECONDS = 0.0
 PER_SOURCE = 64
 #: how far past its share a source may go while none of its connections can be judged yet (see connection_made)
 OVERSHOOT = 4
+#: bytes of a newcomer's socket looked at for a whole request's headers (see _whole_request_in)
+PEEK_BYTES = 8192
 #: connections in all, before the oldest idle one is closed for a new one
 MAX_CONNECTIONS = 4096
 #: requests in progress in all (each holds a task, most a thread): past them, 503
@@ -106,10 +111,13 @@ def _protocol(door: Door) -> type[H11Protocol]:
             mine = door.by_source.setdefault(source, set())
             now = self.loop.time()
             if len(mine) >= door.per_source and not _evict(door.oldest_waiting(mine, now=now)) \
-                    and len(mine) >= OVERSHOOT * door.per_source:
+                    and len(mine) >= OVERSHOOT * door.per_source \
+                    and not (len(mine) < 2 * OVERSHOOT * door.per_source and _whole_request_in(transport)):
                 # nothing of this source's to close yet (its connections are busy, or too new to judge): a newcomer
                 # gets in up to OVERSHOOT times the share, so that a client whose address floods is not refused for
-                # arriving between the flood's connections being accepted and their half-requests being read
+                # arriving between the flood's connections being accepted and their half-requests being read; and
+                # up to twice that when its whole request is already there. A loop that fell behind accepts a
+                # burst of a flood's connections before reading any: a client among them was reset
                 transport.abort()
                 if not mine:
                     door.by_source.pop(source, None)
@@ -183,6 +191,22 @@ def _protocol(door: Door) -> type[H11Protocol]:
                 self.transport.abort()
 
     return Guarded
+
+
+def _whole_request_in(transport: asyncio.Transport) -> bool:
+    """True when a request's headers have already arrived on ``transport``'s socket: looked at, not taken (uvicorn
+    reads them next). A client writes its headers at once; a flood's connection holds part of them, or nothing."""
+    sock = transport.get_extra_info("socket")
+    peek_flags = socket.MSG_PEEK | getattr(socket, "MSG_DONTWAIT", 0)
+    if sock is None or not getattr(socket, "MSG_DONTWAIT", 0):
+        return False
+    view = socket.socket(fileno=sock.fileno())  # the same descriptor, borrowed: detached below, never closed
+    try:
+        return b"\r\n\r\n" in view.recv(PEEK_BYTES, peek_flags)
+    except OSError:
+        return False
+    finally:
+        view.detach()
 
 
 def _evict(conn: Any) -> bool:
