@@ -8,7 +8,7 @@ send nothing made every request, a keyed client's too, hear 503; and uvicorn clo
 sent a request yet, so they stayed open for ever. Here (docs/site.md#bounds):
 
 * a connection must send a request's headers within ``HEADER_SECONDS`` of opening, or of its last answer;
-  else it is closed (uvicorn's keep-alive timer stops as soon as one byte arrives: half a request line held it);
+  else it is closed (looked for every ``SWEEP_SECONDS``) (uvicorn's keep-alive timer stops as soon as one byte arrives: half a request line held it);
 * one source holds at most ``PER_SOURCE`` connections. A source is an IP address, or, for a client on this
   machine, the account that owns its socket (:mod:`agentlab.site.peers`): a hub's participants all connect from
   127.0.0.1, and one participant's flood must use up its own share, never theirs. A new connection past the share
@@ -42,10 +42,12 @@ from ..ports import free_port
 from .peers import source_of
 
 __all__ = ["GRACE_SECONDS", "HEADER_SECONDS", "MAX_CONNECTIONS", "MAX_REQUESTS", "PER_SOURCE", "REQUESTS_PER_SOURCE",
-           "STALL_SECONDS", "server_config", "serving"]
+           "STALL_SECONDS", "SWEEP_SECONDS", "server_config", "serving"]
 
 #: seconds a connection has to send a request's headers (after it opens, or after its last answer)
 HEADER_SECONDS = 5.0
+#: how often the connections waiting for headers are looked at: one past HEADER_SECONDS goes within this much more
+SWEEP_SECONDS = 0.5
 #: seconds a new connection cannot be closed to make room for a newer one
 GRACE_SECONDS = 1.0
 #: seconds a half-sent request may pause before it is the first to go for a new connection (none: its headers are
@@ -79,6 +81,27 @@ class Door:
         self.waiting: dict[Any, float] = {}  # when each began to wait; insertion order: the oldest first
         self.stalled: dict[Any, float] = {}  # of those, the ones that sent part of a request and stopped: since when
         self.count = 0
+        self._sweep: asyncio.TimerHandle | None = None
+
+    def watch(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Look for connections past their header deadline every :data:`SWEEP_SECONDS` while any is open. One timer
+        for the server, not one per request: a timer set and cancelled on every request was a server's CPU that a
+        bare one does not spend (uvicorn's own keep-alive timer is set per request too)."""
+        if self._sweep is None:
+            self._sweep = loop.call_later(SWEEP_SECONDS, self._too_late, loop)
+
+    def _too_late(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._sweep = None
+        deadline = loop.time() - self.header_seconds
+        late = []
+        for conn, since in self.waiting.items():  # the oldest first: the first in time ends the walk
+            if since > deadline:
+                break
+            late.append(conn)
+        for conn in late:
+            _evict(conn)
+        if self.count:
+            self.watch(loop)
 
     def oldest_waiting(self, among: set[Any] | None = None, *, now: float) -> Any:
         """The connection to close for a new one: first the oldest that sent part of a request and stopped (for
@@ -102,7 +125,6 @@ def _protocol(door: Door) -> type[H11Protocol]:
         """uvicorn's h11 protocol with a header deadline and a share per source (see the module's docstring)."""
 
         _source: str | None = None
-        _late: asyncio.TimerHandle | None = None
         _seen: Any = None  # the request whose headers arrived last
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -173,22 +195,12 @@ def _protocol(door: Door) -> type[H11Protocol]:
 
         def _arm(self) -> None:
             self._disarm()
-            self._late = self.loop.call_later(door.header_seconds, self._too_late)
             door.waiting[self] = self.loop.time()
+            door.watch(self.loop)
 
         def _disarm(self) -> None:
-            if self._late is not None:
-                self._late.cancel()
-                self._late = None
             door.waiting.pop(self, None)
             door.stalled.pop(self, None)
-
-        def _too_late(self) -> None:
-            self._late = None
-            door.waiting.pop(self, None)
-            door.stalled.pop(self, None)
-            if not self.transport.is_closing():
-                self.transport.abort()
 
     return Guarded
 
@@ -210,11 +222,12 @@ def _whole_request_in(transport: asyncio.Transport) -> bool:
 
 
 def _evict(conn: Any) -> bool:
-    """Close ``conn`` (a connection waiting for headers) to make room; False when there is none."""
+    """Close ``conn`` (a connection waiting for headers, to make room or past its deadline); False when none."""
     if conn is None:
         return False
     conn._disarm()
-    conn.transport.abort()
+    if not conn.transport.is_closing():
+        conn.transport.abort()
     return True
 
 
