@@ -553,13 +553,19 @@ def _checked_row(source: str, n: int, text: str, shapes: dict[tuple, tuple[str, 
         kept = tuple(k for k, v in d.items() if k in _KEPT and (v is not None or k in _NULLABLE))
         if len(shapes) < _SHAPES:  # (a log of ever new shapes is checked row by row, as it was)
             shapes[shape] = kept
-    # the fields an Event cannot do without, when a system does not log them: the run is its session
-    row = {"session_id": rid, "turn_id": 0, "round_index": 0}
+    # the fields an Event cannot do without, when a system does not log them: the run is its session. A row whose
+    # every field is kept is the parsed line itself, its own from here (a new dict cost a row more than this check)
     if len(kept) == len(d):
-        row.update(d)
-    else:
-        for k in kept:
-            row[k] = d[k]
+        if "session_id" not in d:
+            d["session_id"] = rid
+        if "turn_id" not in d:
+            d["turn_id"] = 0
+        if "round_index" not in d:
+            d["round_index"] = 0
+        return d
+    row = {"session_id": rid, "turn_id": 0, "round_index": 0}
+    for k in kept:
+        row[k] = d[k]
     return row
 
 
