@@ -303,6 +303,16 @@ def test_settings_are_data_and_hold_no_secret_a_participant_gets(tmp_path):
     assert "AGENTLAB_SOURCE" not in no_model["Spawner"]["environment"]  # replays: there is no model to ask
 
 
+def test_past_its_seats_the_workshop_password_claims_no_new_name(tmp_path):
+    book = PasswordBook(tmp_path / "p.json", "room-pw-1", admins=["trainer"], seats=2)
+    book.set_password("trainer", "trainer-pw-1")  # the trainer's name takes no seat
+    assert book.login("ana", "anas-own-pw", "room-pw-1") and book.login("bo", "bos-own-pw", "room-pw-1")
+    assert book.refusal("cy", "cys-own-pw", "room-pw-1") == "full"
+    assert book.login("ana", "anas-own-pw") and book.login("trainer", "trainer-pw-1")  # the names taken still open
+    assert book.refusal("bo", "not-bos-pw", "room-pw-1") == "taken"  # a taken name is not told the room is full
+    assert PasswordBook(tmp_path / "q.json", "room-pw-1").login("cy", "cys-own-pw", "room-pw-1")  # 0: no cap
+
+
 def test_a_name_is_claimed_with_the_workshop_password_and_then_is_its_own(tmp_path):
     book = PasswordBook(tmp_path / "p.json", "room-pw-1")
     assert not book.login("ana", "anas-own-pw", "wrong")  # the room's password is needed to claim a name
@@ -398,6 +408,9 @@ def test_a_participant_whose_server_cannot_start_reads_a_sentence_not_a_command_
 RUNNING: list = []  # the module's hub, while it runs: one hub per machine, so a test starting another stops it first
 
 
+SEATS = 4  # names the module's hub lets the workshop password claim: the tests here claim three (zoe, ed, cy)
+
+
 @pytest.fixture(scope="module")
 def hub():
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
@@ -414,7 +427,7 @@ def hub():
     import tempfile
     # not under pytest's 0700 folder: the accounts pass through; nor under /tmp, which is each participant's own
     state = Path(tempfile.mkdtemp(prefix="agentlab-hub-test-", dir="/var/lib"))
-    h = Hub(settings(state, data_limit=LIMIT, disk_limit=DISK, log_cap=LOG_CAP, port=_free()),
+    h = Hub(settings(state, data_limit=LIMIT, disk_limit=DISK, log_cap=LOG_CAP, port=_free(), seats=SEATS),
             extra_services=[{"name": "tester", "api_token": token}], extra_roles=roles)
     RUNNING.append(h)
     import signal
@@ -794,6 +807,25 @@ def _post_login(base, name, password, otp, timeout=60, *, accept_language="en-US
         return opener, e.code, "", html.unescape(e.read().decode())
 
 
+def _claim(h, name):
+    """A new name claimed with the login form, its redirect not followed (no server started): the status (302: in)
+    and the page."""
+    class Stay(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+    import html
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()), Stay())
+    with opener.open(f"{h.url}/hub/login", timeout=30) as r:
+        xsrf = re.search(r'name="_xsrf" value="([^"]+)"', r.read().decode()).group(1)
+    data = urllib.parse.urlencode({"username": name, "password": f"{name}-own-pw", "otp": "room-pw-1",
+                                   "_xsrf": xsrf}).encode()
+    try:
+        with opener.open(f"{h.url}/hub/login", data=data, timeout=60) as r:
+            return r.status, ""
+    except urllib.error.HTTPError as e:
+        return e.code, html.unescape(e.read().decode())
+
+
 def _login(h, name, password, otp):
     """The login form posted to the module's hub: the status, the URL reached, the page."""
     return _post_login(h.url, name, password, otp)[1:]
@@ -858,6 +890,21 @@ def test_the_login_form_claims_a_name_once_and_says_what_was_wrong_in_both_langu
     status, _, page = _login(h, "trainer", "attackers-pw", "room-pw-1")  # never claimed with the room's password
     assert status == 403 and all(refusal_text("admin_password", "trainer", lang) in page for lang in ("en", "zh"))
     assert _login(h, "trainer", "trainer-pw-1", "")[0] == 200  # its own password, set at launch
+    # past the room's seats a new name is refused, in both languages, and a name taken still opens: one person who
+    # knows the workshop password claimed names (each an account that can start a server) until no one else could
+    book = h.settings.state / "hub" / "passwords.json"
+    before = set(json.loads(book.read_text()))
+    try:
+        for i in range(SEATS + 1):
+            status, page = _claim(h, f"seat-{i}")
+            if status != 302:
+                break
+        assert status == 403 and all(refusal_text("full", f"seat-{i}", lang) in page for lang in ("en", "zh")), status
+        assert len(set(json.loads(book.read_text())) - {"trainer"}) == SEATS
+        assert _login(h, "cy", "cys-own-pw", "")[0] == 200
+    finally:  # the seats this took are given back (the book is read at every login): other tests claim names
+        kept = {k: v for k, v in json.loads(book.read_text()).items() if k in before or not k.startswith("seat-")}
+        book.write_text(json.dumps(kept))
     # a form left open past its _xsrf's life: JupyterHub's English sentence, which the page's script replaces
     from agentlab.hub.config import JUPYTERHUB_EXPIRED
     data = urllib.parse.urlencode({"username": "cy", "password": "cys-own-pw", "_xsrf": "2|expired"}).encode()

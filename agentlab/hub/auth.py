@@ -28,8 +28,10 @@ MIN_PASSWORD = 6
 
 #: Why a login was refused, each said on the login form (``hub.login.<reason>`` in the catalogue): a name not of
 #: the allowed form, one the workshop keeps for itself, the trainer's name tried with the workshop password, a
-#: claimed name with another password, a new name without (or with a wrong) workshop password, a password too short.
-Refusal = Literal["bad_name", "reserved", "admin", "admin_password", "taken", "no_room_password", "room_password", "short"]
+#: claimed name with another password, a new name without (or with a wrong) workshop password, a password too short,
+#: a new name when every seat of the room has one.
+Refusal = Literal["bad_name", "reserved", "admin", "admin_password", "taken", "no_room_password", "room_password", "short",
+                  "full"]
 
 
 def _scrypt(password: str, salt: bytes) -> bytes:
@@ -41,13 +43,18 @@ class PasswordBook:
 
     ``admins``: names the workshop password never claims (the trainer's password is set at launch with
     :meth:`set_password`). Every refused or accepted login costs one scrypt, claimed name or not, so the time
-    a login takes does not tell which names are taken; only writing a new claim holds the lock."""
+    a login takes does not tell which names are taken; only writing a new claim holds the lock.
 
-    def __init__(self, path: str | Path, workshop_password: str, admins: Iterable[str] = ()):
+    ``seats``: how many names the workshop password may claim in all (0: no cap). Each name is an account that can
+    start a server, so one person who knows the workshop password could otherwise claim names until the machine had
+    no room left for anyone; past the cap a new name is refused as ``full`` and the names claimed keep logging in."""
+
+    def __init__(self, path: str | Path, workshop_password: str, admins: Iterable[str] = (), seats: int = 0):
         self.path = Path(path)
         self._salt = secrets.token_bytes(16)
         self._workshop = _scrypt(workshop_password, self._salt)
         self._admins = frozenset(admins)
+        self.seats = seats
         self._lock = threading.Lock()
 
     def _read(self) -> dict[str, dict[str, str]]:
@@ -109,6 +116,8 @@ class PasswordBook:
             book = self._read()
             if name in book:
                 return "taken"
+            if self.seats and sum(n not in self._admins for n in book) >= self.seats:
+                return "full"
             book[name] = made
             self._write(book)
         return None
@@ -128,7 +137,7 @@ def refusal_message(reason: Refusal, name: str) -> str:
 @functools.cache
 def _authenticator_class() -> type:
     from jupyterhub.auth import Authenticator
-    from traitlets import List, Unicode
+    from traitlets import Integer, List, Unicode
 
     class WorkshopAuthenticator(Authenticator):
         """JupyterHub's side of :class:`PasswordBook` (the workshop password is the form's extra field)."""
@@ -136,13 +145,14 @@ def _authenticator_class() -> type:
         passwords_file = Unicode(config=True, help="where the names' password hashes are kept")
         workshop_password = Unicode(config=True, help="the room's password, needed to claim a new name")
         admin_names = List(Unicode(), config=True, help="names the workshop password never claims")
+        seats = Integer(0, config=True, help="names the workshop password may claim in all (0: no cap)")
 
         _book: PasswordBook | None = None
 
         def book(self) -> PasswordBook:
             if self._book is None:
                 self._book = PasswordBook(self.passwords_file, self.workshop_password,
-                                          admins={*self.admin_names, *self.admin_users})
+                                          admins={*self.admin_names, *self.admin_users}, seats=self.seats)
             return self._book
 
         async def authenticate(self, handler: Any, data: dict[str, str]) -> str | None:

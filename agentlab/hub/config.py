@@ -57,6 +57,7 @@ class HubSettings:
     account_limit: int = 0       # bytes for all of a participant's processes together (0: twice data_limit)
     disk_limit: int = 0          # bytes of each participant's own disk (0: none; agentlab.hub.disks)
     log_cap: int = records.LOG_CAP  # bytes of the hub's log and of each service's before it starts again
+    seats: int = 0               # names the workshop password may claim in all (0: no cap; agentlab.hub.auth)
 
 
 def server_env(s: HubSettings) -> dict[str, str]:
@@ -134,7 +135,8 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
         # (the admin by the admin role above alone: admin_users beside it is merged, with a warning, and only adds)
         "Authenticator": {"allow_all": True, "request_otp": True, "otp_prompt": both},
         "WorkshopAuthenticator": {"passwords_file": str(st / "hub" / "passwords.json"),
-                                  "workshop_password": s.workshop_password, "admin_names": [s.admin]},
+                                  "workshop_password": s.workshop_password, "admin_names": [s.admin],
+                                  "seats": s.seats},
         "Spawner": {
             "cmd": [str(s.python.parent / "jupyterhub-singleuser")], "default_url": "/lab",
             # a room starting thirty kernels at once on two cores: a kernel may take more than the default 60 s
