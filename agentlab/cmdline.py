@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 from .i18n import Lang, colon, columns, joined, t
 
-__all__ = ["Formatter", "Parser", "argparse_says", "parse", "reader_lang", "say_help", "speak"]
+__all__ = ["Formatter", "Parser", "argparse_says", "count", "parse", "reader_lang", "say_help", "speak"]
 
 
 class Formatter(argparse.HelpFormatter):
@@ -50,6 +50,14 @@ class Formatter(argparse.HelpFormatter):
 
     def format_help(self) -> str:
         return super().format_help().replace("\0:", self._colon)
+
+
+def count(text: str) -> int:
+    """An option's type: a whole number, 0 or more (a Parser says what is wrong with one in the reader's language)."""
+    value = int(text)
+    if value < 0:
+        raise ValueError(text)
+    return value
 
 
 class Parser(argparse.ArgumentParser):
@@ -83,6 +91,14 @@ class Parser(argparse.ArgumentParser):
     def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
         # argparse names a number's type by its Python function ("invalid int value: 'x'", "应为 int"): said as the
         # reader says a number instead
+        if action.type is count:
+            try:
+                value = int(arg_string)
+            except ValueError:
+                raise argparse.ArgumentError(action, t("cli.not_whole", self.lang, value=arg_string)) from None
+            if value < 0:
+                raise argparse.ArgumentError(action, t("cli.negative", self.lang, value=arg_string))
+            return value
         if action.type in (int, float):
             try:
                 return action.type(arg_string)

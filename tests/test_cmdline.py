@@ -52,6 +52,14 @@ def test_a_number_option_given_words_is_said_in_the_readers_words(capsys, lang, 
     assert err.count(words) == 2 and "int" not in err, err
 
 
+@pytest.mark.parametrize("lang, words", [("en", "'-1' is less than 0"), ("zh", "“-1”小于 0")])
+def test_a_count_below_zero_is_refused_in_the_readers_words(capsys, lang, words):
+    """--seats -1 read as no cap at all: a count is 0 or more, and the hub says so before it starts anything."""
+    assert hub_usage(["--lang", lang, "--seats", "-1"]) == 2
+    assert hub_usage(["--lang", lang, "--seats", "0"]) is None
+    assert words in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv", [["--userz", "3"], ["--users"], ["--lang", "fr"], ["--port", "a"]])
 def test_the_hub_says_a_mistyped_option_in_the_readers_language(capsys, monkeypatch, argv):
     """The hub's usage errors were argparse's English whatever the reader asked for (its own lines were Chinese)."""

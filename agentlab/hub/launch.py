@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..cmdline import Parser, parse
+from ..cmdline import Parser, count, parse
 from ..i18n import Lang, joined, t
 from ..resources import data_file
 from . import preflight, services
@@ -497,7 +497,7 @@ def hub_parser(lang: Lang = "en") -> argparse.ArgumentParser:
     ap = Parser(prog="python run.py hub", lang=lang,
                 description="the workshop's JupyterHub on this machine, with the skill site and the shared model, until Ctrl-C")
     ap.add_argument("--users", type=int, default=30, help="participants expected (the model's parallel slots follow)")
-    ap.add_argument("--seats", type=int, default=None,
+    ap.add_argument("--seats", type=count, default=None,
                     help="names the workshop password may claim in all (default: twice --users; 0: no cap)")
     ap.add_argument("--port", type=int, default=8000)
     ap.add_argument("--admin", default=os.environ.get("AGENTLAB_HUB_ADMIN", "trainer"),
@@ -614,7 +614,7 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
                            data_limit=parse_size(ns.mem_limit),
                            account_limit=parse_size(ns.account_mem_limit) if ns.account_mem_limit else 0,
                            disk_limit=parse_size(ns.disk_limit),
-                           seats=max(0, 2 * ns.users if ns.seats is None else ns.seats))
+                           seats=2 * ns.users if ns.seats is None else ns.seats)
     hub = Hub(settings, lang=lang, fix_permissions=ns.fix_permissions)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
     try:

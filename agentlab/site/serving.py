@@ -7,8 +7,9 @@ Why not uvicorn's ``limit_concurrency``: it counts open *connections* with the r
 send nothing made every request, a keyed client's too, hear 503; and uvicorn closes no connection that has not
 sent a request yet, so they stayed open for ever. Here (docs/site.md#bounds):
 
-* a connection must send a request's headers within ``HEADER_SECONDS`` of opening, or of its last answer;
-  else it is closed (looked for every ``SWEEP_SECONDS``) (uvicorn's keep-alive timer stops as soon as one byte arrives: half a request line held it);
+* a connection must send a request's headers within ``HEADER_SECONDS`` of opening, or of its last answer, else
+  it is closed, at most ``SWEEP_SECONDS`` later; uvicorn's keep-alive timer stops as soon as one byte arrives,
+  and half a request line held it;
 * one source holds at most ``PER_SOURCE`` connections. A source is an IP address, or, for a client on this
   machine, the account that owns its socket (:mod:`agentlab.site.peers`): a hub's participants all connect from
   127.0.0.1, and one participant's flood must use up its own share, never theirs. A new connection past the share
@@ -209,16 +210,20 @@ def _whole_request_in(transport: asyncio.Transport) -> bool:
     """True when a request's headers have already arrived on ``transport``'s socket: looked at, not taken (uvicorn
     reads them next). A client writes its headers at once; a flood's connection holds part of them, or nothing."""
     sock = transport.get_extra_info("socket")
-    peek_flags = socket.MSG_PEEK | getattr(socket, "MSG_DONTWAIT", 0)
-    if sock is None or not getattr(socket, "MSG_DONTWAIT", 0):
+    if sock is None or not _DONTWAIT:
         return False
-    view = socket.socket(fileno=sock.fileno())  # the same descriptor, borrowed: detached below, never closed
+    view = None
     try:
-        return b"\r\n\r\n" in view.recv(PEEK_BYTES, peek_flags)
-    except OSError:
+        view = socket.socket(fileno=sock.fileno())  # the same descriptor, borrowed: detached below, never closed
+        return b"\r\n\r\n" in view.recv(PEEK_BYTES, socket.MSG_PEEK | _DONTWAIT)
+    except (OSError, ValueError):
         return False
     finally:
-        view.detach()
+        if view is not None:
+            view.detach()
+
+
+_DONTWAIT = getattr(socket, "MSG_DONTWAIT", 0)  # (not on Windows: there, no newcomer is looked at)
 
 
 def _evict(conn: Any) -> bool:
@@ -226,8 +231,7 @@ def _evict(conn: Any) -> bool:
     if conn is None:
         return False
     conn._disarm()
-    if not conn.transport.is_closing():
-        conn.transport.abort()
+    conn.transport.abort()  # (one uvicorn closed already may be stuck on a reader that never reads: let go of it)
     return True
 
 
