@@ -311,6 +311,11 @@ def test_past_its_seats_the_workshop_password_claims_no_new_name(tmp_path):
     assert book.login("ana", "anas-own-pw") and book.login("trainer", "trainer-pw-1")  # the names taken still open
     assert book.refusal("bo", "not-bos-pw", "room-pw-1") == "taken"  # a taken name is not told the room is full
     assert PasswordBook(tmp_path / "q.json", "room-pw-1").login("cy", "cys-own-pw", "room-pw-1")  # 0: no cap
+    book.retire("bo")  # the trainer deleted it: its seat is free, and the name never opens nor is claimed again
+    assert book.refusal("bo", "bos-own-pw") == "retired" and book.refusal("bo", "new-pw-1", "room-pw-1") == "retired"
+    assert book.login("cy", "cys-own-pw", "room-pw-1") and book.refusal("dee", "dees-own-pw", "room-pw-1") == "full"
+    book.retire("trainer")  # the trainer's own name is never retired (its password is set at each start)
+    assert book.login("trainer", "trainer-pw-1")
 
 
 def test_a_name_is_claimed_with_the_workshop_password_and_then_is_its_own(tmp_path):
@@ -324,6 +329,20 @@ def test_a_name_is_claimed_with_the_workshop_password_and_then_is_its_own(tmp_pa
     assert oct((tmp_path / "p.json").stat().st_mode & 0o777) == "0o600"
     with pytest.raises(ValueError):
         os_name("../root")
+
+
+def test_the_trainers_terminal_hears_the_room_is_full_once_then_every_tenth_time(tmp_path):
+    """A full room refused latecomers on the login form only: the trainer, who alone can make room, heard nothing."""
+    from agentlab.hub.launch import LogWatch
+    log = tmp_path / "hub" / "jupyterhub.log"
+    log.parent.mkdir()
+    log.write_text("")
+    watch = {lang: LogWatch(log, lang) for lang in ("en", "zh")}
+    refused = "[W 2026-05-09 10:00:0{}.000 JupyterHub web:1] 403 POST /hub/login (::1): login refused: {}\n"
+    with log.open("a") as f:
+        f.write(refused.format(1, "taken") + "".join(refused.format(2, "full") for _ in range(12)))
+    for lang, w in watch.items():
+        assert w.poll() == [t("hub.room_full", lang, count=n) for n in (1, 10)] and w.full == 12
 
 
 def test_the_trainers_terminal_hears_of_a_service_that_keeps_stopping_and_a_server_that_cannot_start(tmp_path):
@@ -863,7 +882,7 @@ def test_the_login_form_claims_a_name_once_and_says_what_was_wrong_in_both_langu
     import html
 
     from agentlab.hub.auth import refusal_text
-    h, _, _ = hub
+    h, token, _ = hub
     with urllib.request.urlopen(f"{h.url}/hub/login", timeout=30) as r:
         form = html.unescape(r.read().decode())
     for lang in ("en", "zh"):  # the rule for a name, the password's length, and the workshop password's field
@@ -894,17 +913,33 @@ def test_the_login_form_claims_a_name_once_and_says_what_was_wrong_in_both_langu
     # knows the workshop password claimed names (each an account that can start a server) until no one else could
     book = h.settings.state / "hub" / "passwords.json"
     before = set(json.loads(book.read_text()))
+    from agentlab.hub.launch import LogWatch
+    watch, said = LogWatch(h.log), []
     try:
         for i in range(SEATS + 1):
             status, page = _claim(h, f"seat-{i}")
             if status != 302:
                 break
         assert status == 403 and all(refusal_text("full", f"seat-{i}", lang) in page for lang in ("en", "zh")), status
+        deadline = time.monotonic() + 30  # and the trainer's terminal says so, from the hub's own log
+        while not any(line == t("hub.room_full", "en", count=1) for line in said) and time.monotonic() < deadline:
+            time.sleep(0.5)
+            said += watch.poll()
+        assert t("hub.room_full", "en", count=1) in said, said
         assert len(set(json.loads(book.read_text())) - {"trainer"}) == SEATS
         assert _login(h, "cy", "cys-own-pw", "")[0] == 200
-    finally:  # the seats this took are given back (the book is read at every login): other tests claim names
-        kept = {k: v for k, v in json.loads(book.read_text()).items() if k in before or not k.startswith("seat-")}
-        book.write_text(json.dumps(kept))
+        # the trainer deletes a name no one uses (the admin page calls this API): its seat is free for a newcomer,
+        # and the name itself opens no more
+        h.api(token, "DELETE", "/users/seat-0")
+        assert _claim(h, "latecomer")[0] == 302
+        status, page = _claim(h, "seat-0")
+        assert status == 403 and refusal_text("retired", "seat-0", "en") in page, status
+    finally:  # the seats this took are given back: other tests claim names
+        for name in set(json.loads(book.read_text())) - before:
+            try:
+                h.api(token, "DELETE", f"/users/{name}")
+            except urllib.error.HTTPError:  # retired already
+                pass
     # a form left open past its _xsrf's life: JupyterHub's English sentence, which the page's script replaces
     from agentlab.hub.config import JUPYTERHUB_EXPIRED
     data = urllib.parse.urlencode({"username": "cy", "password": "cys-own-pw", "_xsrf": "2|expired"}).encode()

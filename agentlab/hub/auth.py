@@ -29,9 +29,9 @@ MIN_PASSWORD = 6
 #: Why a login was refused, each said on the login form (``hub.login.<reason>`` in the catalogue): a name not of
 #: the allowed form, one the workshop keeps for itself, the trainer's name tried with the workshop password, a
 #: claimed name with another password, a new name without (or with a wrong) workshop password, a password too short,
-#: a new name when every seat of the room has one.
+#: a new name when every seat of the room has one, a name the trainer deleted.
 Refusal = Literal["bad_name", "reserved", "admin", "admin_password", "taken", "no_room_password", "room_password", "short",
-                  "full"]
+                  "full", "retired"]
 
 
 def _scrypt(password: str, salt: bytes) -> bytes:
@@ -47,7 +47,9 @@ class PasswordBook:
 
     ``seats``: how many names the workshop password may claim in all (0: no cap). Each name is an account that can
     start a server, so one person who knows the workshop password could otherwise claim names until the machine had
-    no room left for anyone; past the cap a new name is refused as ``full`` and the names claimed keep logging in."""
+    no room left for anyone; past the cap a new name is refused as ``full`` and the names claimed keep logging in.
+    A name the trainer deletes (JupyterHub's admin page) gives its seat back and is retired: it never opens or is
+    claimed again, so no one else is handed the home it leaves on the machine."""
 
     def __init__(self, path: str | Path, workshop_password: str, admins: Iterable[str] = (), seats: int = 0):
         self.path = Path(path)
@@ -99,6 +101,9 @@ class PasswordBook:
             _scrypt(password, self._salt)  # the same cost as any other refusal
             return "reserved" if NAME.fullmatch(name) else "bad_name"
         entry = self._read().get(name)
+        if entry is not None and "hash" not in entry:  # retired: the same cost as any other refusal
+            _scrypt(password, self._salt)
+            return "retired"
         if entry is not None:
             ok = hmac.compare_digest(_scrypt(password, bytes.fromhex(entry["salt"])), bytes.fromhex(entry["hash"]))
             # the trainer never chose a password in this form (it was set when the hub started): not "taken"
@@ -116,11 +121,22 @@ class PasswordBook:
             book = self._read()
             if name in book:
                 return "taken"
-            if self.seats and sum(n not in self._admins for n in book) >= self.seats:
+            if self.seats and sum(n not in self._admins and "hash" in e for n, e in book.items()) >= self.seats:
                 return "full"
             book[name] = made
             self._write(book)
         return None
+
+
+    def retire(self, name: str) -> None:
+        """Give ``name``'s seat back and never let it open or be claimed again (the trainer deleted it). The trainer's
+        own name is never retired: the hub sets its password at each start."""
+        if name in self._admins:
+            return
+        with self._lock:
+            book = self._read()
+            book[name] = {"retired": "1"}
+            self._write(book)
 
 
 def refusal_text(reason: Refusal, name: str, lang: Lang) -> str:
@@ -168,6 +184,11 @@ def _authenticator_class() -> type:
                 refused.jupyterhub_message = refusal_message(reason, name)  # type: ignore[attr-defined]
                 raise refused
             return name
+
+        def delete_user(self, user: Any) -> None:
+            """The trainer deleted ``user`` (the admin page, or the API): its seat is free and its name retired."""
+            super().delete_user(user)
+            self.book().retire(user.name)
 
     return WorkshopAuthenticator
 

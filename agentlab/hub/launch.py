@@ -356,6 +356,8 @@ _LOGGED = re.compile(r"^\[[DIWEC] (\d{4}-\d\d-\d\d [\d:.]+) [^\]]*\] ?(.*)$")
 _SERVICE_EXITED = re.compile(r"Service (\S+) exited with status (-?\d+)")
 #: What the spawner logs when a participant's server cannot start (agentlab.hub.spawner)
 SPAWN_FAILED = re.compile(r"agentlab-spawn-failed (\S+): (.*)$")
+#: What the login logs when a new name is refused because every seat has one (agentlab.hub.auth)
+ROOM_FULL = re.compile(r"login refused: full\b")
 
 #: the most of the hub's log one look reads (a flood of lines is read over several looks, never all at once)
 READ_AT_MOST = 8 << 20
@@ -365,8 +367,8 @@ LINE_AT_MOST = 64 << 10
 
 class LogWatch:
     """Reads the hub's log as it grows and says on the trainer's terminal what stops the room from working: a
-    service that stopped (and keeps being restarted), with the last line it wrote in its own log, and a
-    participant's server that could not start, with why. A service is said the first time, the third, then every
+    service that stopped (and keeps being restarted), with the last line it wrote in its own log, a participant's
+    server that could not start, with why, and a new name refused because the room is full. A service is said the first time, the third, then every
     tenth (it restarts every few seconds: the terminal must stay readable)."""
 
     def __init__(self, log: Path, lang: Lang = "en", *, start: int | None = None, services: Path | None = None):
@@ -375,6 +377,7 @@ class LogWatch:
         self.services = services if services is not None else log.parent.parent / LOGS
         self.offset = start if start is not None else (log.stat().st_size if log.exists() else 0)
         self.exits: dict[str, int] = {}
+        self.full = 0  # new names refused for want of a seat
         self._partial = b""
 
     def poll(self) -> list[str]:
@@ -412,6 +415,10 @@ class LogWatch:
                     said.append(t("hub.service_died", self.lang, service=name, how=how, count=count, line=last))
             elif (m := SPAWN_FAILED.search(logged.group(2))) is not None:
                 said.append(t("hub.server_failed", self.lang, name=m.group(1), line=m.group(2)))
+            elif ROOM_FULL.search(logged.group(2)) is not None:
+                self.full += 1  # the first and every tenth: a script trying names must not flood the terminal
+                if self.full == 1 or self.full % 10 == 0:
+                    said.append(t("hub.room_full", self.lang, count=self.full))
         return said
 
 
