@@ -131,3 +131,33 @@ def test_the_command_refused_says_so_and_never_that_the_room_stopped(tmp_path, l
                                     url="http://127.0.0.1:8000"), out
     finally:
         os.close(held)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_trainer_reads_how_many_names_the_room_takes(tmp_path, monkeypatch, capsys, lang):
+    """The hub's first line said "more can still log in": past --seats no new name can (agentlab.hub.auth)."""
+    import shutil
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("redis-server") is None \
+            or not (ROOT / "hub" / "node_modules" / ".bin" / "configurable-http-proxy").exists():
+        pytest.skip("the hub's command needs root, redis-server and the proxy before it starts anything")
+    started = []
+
+    class Started:  # the room itself is the hub tests' (one per machine): here, what the command says of it
+        def __init__(self, settings, **_):
+            self.settings, self.said, self.proc, self.holds_machine = settings, [], None, False
+            self.log, self.url = tmp_path / "hub.log", "http://127.0.0.1:18124"
+            started.append(settings)
+
+        def start(self):
+            pass
+
+        def stop(self):
+            return []
+    monkeypatch.setattr(launch, "Hub", Started)
+    args = ["--state", str(tmp_path / "state"), "--no-model", "--lang", lang, "--password", "pw-123456",
+            "--admin-password", "adminpw-123"]
+    for extra, seats, said in ((["--users", "3"], 6, t("hub.seats", lang, seats=6)),
+                               (["--seats", "0"], 0, t("hub.seats_any", lang))):
+        launch.hub_command([*args, *extra], root=ROOT)
+        out = capsys.readouterr().out
+        assert started[-1].seats == seats and said in out, out

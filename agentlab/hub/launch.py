@@ -629,7 +629,8 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
         hub.start()
         for line in hub.said:
             print(line, flush=True)
-        say("hub.serving", url=hub.url, admin=ns.admin, users=ns.users)
+        seats = t("hub.seats", lang, seats=settings.seats) if settings.seats else t("hub.seats_any", lang)
+        say("hub.serving", url=hub.url, admin=ns.admin, users=ns.users, seats=seats)
         say("hub.admin_page", url=f"{hub.url}/hub/admin")
         waited = 0.0
         while hub.proc is not None and hub.proc.poll() is None:
