@@ -18,7 +18,7 @@ from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
 from ..resources import data_file
 from ..scenarios import aftersales, expense, retail
 from .demo import Comparison, compare_expense, compare_loops, compare_retail
-from .widgets import LANG_OPTIONS, REPLAYABLE_FAULTS, App, _safe, comparison_html
+from .widgets import LANG_OPTIONS, REPLAYABLE_FAULTS, App, _safe, comparison_html, offer
 
 __all__ = ["CASSETTE", "DESKS", "MODELS", "NEVER_FIRES", "NEVER_MET", "PMApp"]
 
@@ -119,16 +119,12 @@ class PMApp(App):
         self.scenario.description, self.model.description, self.fault.description = (
             t("ui.scenario", lang), t("ui.model", lang), t("ui.fault", lang))
         self.run.description = t("ui.run", lang)
+        # each menu's options and choice go to the page in one message (offer): see there why
         desk = self.scenario.value
-        self.scenario.options = self._desk_options(lang)
-        self.scenario.value = desk
+        offer(self.scenario, self._desk_options(lang), desk)
+        offer(self.model, self._model_options(lang, desk), self.model.value)
         model = self.model.value
-        self.model.options = models = self._model_options(lang, desk)
-        self.model.value = model if model in [k for _, k in models] else models[0][1]
-        model = self.model.value
-        value = self.fault.value
-        self.fault.options = options = self._fault_options(lang, model, desk)
-        self.fault.value = value if value in [n for _, n in options] else options[0][1]
+        offer(self.fault, self._fault_options(lang, model, desk), self.fault.value)
         # the menus line up: one description width, one menu width, wide enough for every label in either language
         widest = max(columns(t(k, lg)) for k in ("ui.scenario", "ui.model", "ui.fault") for lg in ("en", "zh"))
         longest = max(columns(label) for lg in ("en", "zh") for label, _ in

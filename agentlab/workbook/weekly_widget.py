@@ -37,7 +37,7 @@ from ..site.files import load_json, write_atomic
 from .figures import _show, figure
 from .log_widget import LOG_SAMPLES
 from .uploads import file_said, kept_upload, upload_button, upload_note
-from .widgets import LANG_OPTIONS, App, _safe
+from .widgets import LANG_OPTIONS, App, _safe, offer
 
 __all__ = ["WeeklyReview", "conversation_html", "counts_html"]
 
@@ -208,8 +208,7 @@ class WeeklyReview(App):
                                                                          "sample:telemetry"),
                    (t("weekly.uploaded", lang), "upload")]
         options += [(t("weekly.stored_run", lang, name=p.name), f"run:{p}") for p in self._stored_runs()]
-        self.source.options = options
-        self.source.value = chosen if chosen in [v for _, v in options] else "sample:openai"
+        offer(self.source, options, chosen if chosen in [v for _, v in options] else "sample:openai")
         self.source.description = t("weekly.source", lang)
         self.format.description = t("ui.logs_format", lang)
         self.upload.description = t("ui.logs_upload", lang)
@@ -398,8 +397,7 @@ class WeeklyReview(App):
         chosen = self.week.value
         options = [(w or t("weekly.undated", lang), w) for w in weeks] or [("-", "")]
         self.week.unobserve_all("value")
-        self.week.options = options
-        self.week.value = chosen if chosen in [v for _, v in options] else options[0][1]
+        offer(self.week, options, chosen)
         self.week.observe(lambda _: self._do(self.show_week), names="value")
         self.week.observe(lambda _: self._remember(), names="value")
 
@@ -424,9 +422,7 @@ class WeeklyReview(App):
         chosen = self.conversations.value
         options = [(f"{'✓ ' if c.id in noted else '• '}{c.where} · {status_said(c, lang)}"
                     f"{' · ' + t('stage.' + c.stage, lang) if c.stage else ''}", c.id) for c in review.conversations]
-        self.conversations.options = options
-        if options:
-            self.conversations.value = chosen if chosen in [v for _, v in options] else options[0][1]
+        offer(self.conversations, options, chosen)
         self.show_conversation()
         names = [*dict.fromkeys([*self.store.categories(), *taxonomy(lang)])]
         # suggested for the notes no one has filed yet: a suggestion never moves a note a person put somewhere
@@ -436,9 +432,7 @@ class WeeklyReview(App):
         note_options = [(f"#{n.id} {n.author}: {n.text[:60]}{'…' if len(n.text) > 60 else ''}"
                          f"{' → ' + n.category if n.category else ''}", n.id) for n in review.notes]
         chosen_note = self.group_note.value
-        self.group_note.options = note_options or [("-", -1)]
-        values = [v for _, v in self.group_note.options]
-        self.group_note.value = chosen_note if chosen_note in values else values[0]
+        offer(self.group_note, note_options or [("-", -1)], chosen_note)
         buttons = []
         for s in self._suggestions:
             b = W.Button(description=t("weekly.suggestion", lang, name=s.name, n=len(s.notes)),

@@ -34,7 +34,7 @@ from .uploads import file_said, kept_upload, upload_button, upload_content, uplo
 
 __all__ = ["LANG_OPTIONS", "REPLAYABLE_FAULTS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
            "FaultInjector", "GuardPanel", "MetricsPanel", "ProbePanel", "SchemaPlayground", "browser_lang", "comparison_html",
-           "figure", "fit", "metrics_table_html", "playground_html", "sample_calls"]
+           "figure", "fit", "metrics_table_html", "offer", "playground_html", "sample_calls"]
 
 LANG_OPTIONS = [("English", "en"), ("中文", "zh")]
 
@@ -94,6 +94,17 @@ def fit(widget: W.Widget, labels: Sequence[str] = ()) -> None:
         widget.layout.width = f"{desc + 2 + longest + 6}ch"
 
 
+def offer(menu: W.Widget, options: Sequence[Any], keep: Any = None) -> None:
+    """``menu``'s ``options``, its choice ``keep`` when among them (else the first), sent to the page in one message.
+    Sent as two, a choice the person made between them was put back on the page (the new options shown, the old
+    choice not yet), while the kernel kept the person's: the page showed one and a run used the other."""
+    values = [o[1] if isinstance(o, tuple) else o for o in options]
+    with menu.hold_sync():
+        menu.options = options
+        if values:
+            menu.value = keep if keep in values else values[0]
+
+
 
 
 # --- the side-by-side view ---------------------------------------------------------
@@ -131,9 +142,8 @@ class FaultInjector(App):
         lang = self.lang.value
         self.fault.description, self.step.description, self.run.description = (
             t("ui.fault", lang), t("ui.step", lang), t("ui.run", lang))
-        chosen = self.fault.value  # new labels must not lose the user's choice
-        self.fault.options = [(f"{n} — {FAULTS[n].describe(lang)}", n) for _, n in self.fault.options]
-        self.fault.value = chosen
+        # new labels must not lose the user's choice
+        offer(self.fault, [(f"{n} — {FAULTS[n].describe(lang)}", n) for _, n in self.fault.options], self.fault.value)
         fit(self.fault, [label for label, _ in self.fault.options])
         fit(self.step)
         if self.last is not None:
@@ -350,8 +360,7 @@ class ApprovalDesk(App):
         lang = self.lang.value
         items = pending(self.store)
         tags = {"failed": f" [{t('ui.failed_once', lang)}]", "unknown": f" [{t('ui.outcome_unknown', lang)}]"}
-        self.choice.options = [(f"{a.tool} {a.args}{aside(a.reason, lang)}" + tags.get(a.state, ""), a.id) for a in items]
-        self.choice.value = items[0].id if items else None
+        offer(self.choice, [(f"{a.tool} {a.args}{aside(a.reason, lang)}" + tags.get(a.state, ""), a.id) for a in items])
         waiting = (t("ui.pending", lang, what=joined((a.id for a in items), lang, "list")) if items
                    else t("ui.none_pending", lang))
         self.status.value = (self.said + "<br>" if self.said else "") + waiting
@@ -426,11 +435,8 @@ class BadCaseReview(App):
             why = html.escape(joined(reasons_in(r.failures, lang), lang)[:120]) or "—"
             row.value = (f"<code>{r.case_id}</code> <b>{t('status.' + r.run.status, lang)}</b><br>{text}<br>"
                          f"<span style='color:#a50e0e'>{why}</span>")
-        chosen = self.choice.value
-        self.choice.options = [(r.case_id + aside(t("status." + r.run.status, lang), lang), i)
-                               for i, r in enumerate(self.picked) if not r.passed] or [("-", -1)]
-        values = [v for _, v in self.choice.options]
-        self.choice.value = chosen if chosen in values else values[0]
+        offer(self.choice, [(r.case_id + aside(t("status." + r.run.status, lang), lang), i)
+                            for i, r in enumerate(self.picked) if not r.passed] or [("-", -1)], self.choice.value)
         self.promote.description = t("ui.promote", lang)
         self.refresh()
 
@@ -586,9 +592,8 @@ class ProbePanel(App):
         self.editor.description = t("probe.ui.tools", lang)  # its name to a screen reader, as the menus have theirs
         self.editor.style.description_width = "initial"
         self.model.description = t("probe.ui.model", lang)
-        kept = self.model.value  # the choice stays; only its words change
-        self.model.options = [(t(f"probe.ui.model_{m}", lang), m) for m in ("fake", "replay")]
-        self.model.value = kept
+        # the choice stays; only its words change
+        offer(self.model, [(t(f"probe.ui.model_{m}", lang), m) for m in ("fake", "replay")], self.model.value)
         self.trials.description = t("probe.ui.trials", lang)
         self.cassette.description = t("probe.ui.cassette", lang)
         self.cassette.placeholder = t("probe.ui.cassette_path", lang)
