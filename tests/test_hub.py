@@ -809,11 +809,17 @@ def test_each_participants_kernels_talk_over_sockets_in_a_folder_of_their_own(hu
     assert oct((homes / "ana" / ".tmp").stat().st_mode & 0o777) == "0o700"
 
 
-def _post_login(base, name, password, otp, timeout=60, *, accept_language="en-US,en"):
+class _Stay(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):  # the redirect comes back as an HTTPError with its status
+        return None
+
+
+def _post_login(base, name, password, otp, timeout=60, *, accept_language="en-US,en", follow=True):
     """The login form as a browser posts it (its _xsrf cookie and field): the opener (the hub's cookies kept), the
-    status, the URL reached, the page."""
+    status, the URL reached, the page. ``follow=False``: the redirect of a login let in is not followed (302)."""
     import html
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()),
+                                         *(() if follow else (_Stay(),)))
     opener.addheaders = [("Accept-Language", accept_language)]
     with opener.open(f"{base}/hub/login", timeout=30) as r:
         form = r.read().decode()
@@ -829,20 +835,8 @@ def _post_login(base, name, password, otp, timeout=60, *, accept_language="en-US
 def _claim(h, name):
     """A new name claimed with the login form, its redirect not followed (no server started): the status (302: in)
     and the page."""
-    class Stay(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args, **kwargs):
-            return None
-    import html
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()), Stay())
-    with opener.open(f"{h.url}/hub/login", timeout=30) as r:
-        xsrf = re.search(r'name="_xsrf" value="([^"]+)"', r.read().decode()).group(1)
-    data = urllib.parse.urlencode({"username": name, "password": f"{name}-own-pw", "otp": "room-pw-1",
-                                   "_xsrf": xsrf}).encode()
-    try:
-        with opener.open(f"{h.url}/hub/login", data=data, timeout=60) as r:
-            return r.status, ""
-    except urllib.error.HTTPError as e:
-        return e.code, html.unescape(e.read().decode())
+    _, status, _, page = _post_login(h.url, name, f"{name}-own-pw", "room-pw-1", follow=False)
+    return status, page
 
 
 def _login(h, name, password, otp):
