@@ -300,11 +300,15 @@ def _with_alarm(fn: Callable[[], Any], limit: float) -> Any:
             raise _Expired()
 
     previous = _signal.signal(_SIGALRM, on_alarm)
-    prev_left, prev_interval, t0 = 0.0, 0.0, time.monotonic()
+    # the running timer read before this one is set, not taken from setting it: a limit that rings at once (a
+    # microsecond; any short one on a loaded machine) raises before that call's answer is kept, and the timer
+    # found running (pytest-timeout's, a learner check's) was lost, so nothing stopped what came after
+    prev_left, prev_interval = _signal.getitimer(_ITIMER_REAL)
+    t0 = time.monotonic()
     try:
         try:
             # armed inside the try: an alarm due at once (a limit of a microsecond) still ends here, as a timeout
-            prev_left, prev_interval = _signal.setitimer(_ITIMER_REAL, limit)
+            _signal.setitimer(_ITIMER_REAL, limit)
             result = fn()
             armed[0] = False
             return result
@@ -322,8 +326,8 @@ def _with_alarm(fn: Callable[[], Any], limit: float) -> Any:
 class _Held:
     """The main thread's SIGALRM, held for a run of waits (:func:`holding_alarm`, a guarded loop's turn).
 
-    Unheld, every wait installs its handler and sets and clears the timer, and puts both back: four system calls,
-    about 7 us of every wait in a loop that waits twice a tool call (the model, the read). Held, a wait notes its
+    Unheld, every wait reads the timer, installs its handler, sets and clears the timer and puts both back: five
+    system calls, about 7 us of every wait in a loop that waits twice a tool call (the model, the read). Held, a wait notes its
     deadline (``waits``, innermost last) and reads the timer (one system call: a tool may have cleared or taken
     it); it sets the timer only when it is due before it, and when the timer rings early (the wait it was set for
     has ended) it is set again for the earliest deadline still noted. A turn of calls with the same limit sets it

@@ -249,6 +249,36 @@ def test_a_timer_running_before_the_hold_rings_on_time_inside_it_and_is_put_back
     assert 9.0 < left <= 10.0 and signal.getsignal(signal.SIGALRM) is theirs  # its time kept, its handler back
 
 
+class RingingAtOnce(CountingSignal):
+    """``_signal`` whose timer, set for a wait, rings before the call that set it returns (a wait of a microsecond;
+    a short one on a loaded machine): the handler runs, and raises, before the caller sees the call's answer."""
+
+    def setitimer(self, which, seconds, *interval):
+        answer = self.real.setitimer(which, seconds, *interval)
+        if 0 < seconds < 1:  # a wait's limit, not the test's own outer timer
+            self.real.getsignal(self.real.SIGALRM)(self.real.SIGALRM, None)
+        return answer
+
+
+def test_a_timer_running_before_a_wait_that_rings_at_once_is_put_back_with_its_handler(monkeypatch, own_alarm):
+    """The timer found running (pytest-timeout's, a learner check's) was taken from the answer of the call that set
+    the wait's; a wait that rang at once raised before it was kept, and the outer timer was gone: in a test, nothing
+    stopped what hung after it."""
+    import signal
+    rang = []
+
+    def theirs(signum, frame):
+        rang.append(signum)
+
+    signal.signal(signal.SIGALRM, theirs)
+    signal.setitimer(signal.ITIMER_REAL, 50.0)
+    monkeypatch.setattr(timeouts, "_signal", RingingAtOnce(timeouts._signal))
+    with pytest.raises(TimeoutError):
+        run_with_timeout(lambda: time.sleep(5), 0.05, write=False)
+    left, _ = signal.getitimer(signal.ITIMER_REAL)
+    assert 45.0 < left <= 50.0 and signal.getsignal(signal.SIGALRM) is theirs and rang == []
+
+
 def test_a_hold_off_the_main_thread_changes_nothing():
     out = []
 
