@@ -47,14 +47,9 @@ def limit_of(item: pytest.Item) -> float | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     global _terminal
-    capture = config.pluginmanager.getplugin("capturemanager")
-    if capture is not None:
-        capture.suspend_global_capture(in_=False)  # fd 2 is the run's stderr again while it is copied
-    try:
-        _terminal = os.fdopen(os.dup(2), "w")
-    finally:
-        if capture is not None:
-            capture.resume_global_capture()
+    # fd 2 is the run's own stderr here: pytest suspends its global capture once the first conftests are loaded and
+    # resumes it for the session (resuming it from here would capture the run's whole terminal output)
+    _terminal = os.fdopen(os.dup(2), "w")
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -47,4 +47,5 @@ def test_a_test_whose_alarm_was_lost_ends_its_worker_with_its_stack_and_the_rest
     assert run.returncode == 1, said
     assert "crashed while running" in said and "test_hang.py::test_stuck" in said, said
     assert 'test_hang.py", line 7 in test_stuck' in said, said  # the stack, at the sleep
-    assert "1 passed" in said, said
+    assert "1 passed" in run.stdout, said  # the run's own output where it always goes
+    assert "Timeout (0:00:03)!" in run.stderr, said  # the stacks, on its stderr
