@@ -313,7 +313,8 @@ def test_hanging_calls_answer_timeout_at_the_configured_timeout_not_the_connecti
     codes = [body(r)["error"]["code"] for _, r in answered]
     waits = sorted(round(w, 1) for w, _ in answered)
     assert codes == ["TIMEOUT"] * gateway.in_flight, codes
-    assert waits[-1] < 1.0 + 2.0, waits  # the configured second, not the connection's 30
+    # the configured second, not the connection's 30 (28-48 s before): slack for a loaded host, which took 3.1 s
+    assert waits[-1] < 1.0 + 9.0, waits
     assert gateway.runs()["held"] == gateway.in_flight
 
 

@@ -217,7 +217,7 @@ def test_a_connection_that_sends_nothing_is_closed_and_the_hub_may_hold_as_many_
     with _bounded_server([], {"idle": 0.5}) as port, socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         t0 = time.monotonic()
         assert s.recv(10) == b""  # closed by the server, not by the client's 10 s
-        assert time.monotonic() - t0 < 5
+        assert time.monotonic() - t0 < 9  # after the bound (0.5 s), with a loaded host's slack
     code = ("import resource, sys; sys.path.insert(0, sys.argv[1]); from agentlab.hub import records\n"
             "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
             "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"

@@ -88,7 +88,7 @@ def test_the_timeout_returns_504_within_the_bound_with_the_fallback(server):
         took = time.monotonic() - t0
     finally:
         source.write_text('{"mode": "ok"}')
-    assert slow.status_code == 504 and took < 2.0 + 1.5
+    assert slow.status_code == 504 and took < 2.0 + 5.0  # the 2 s bound, not the source's 8 s; slack for a loaded host
     assert slow.json()["error"]["code"] == "TIMEOUT" and "allow_cached" in slow.json()["fallback_hint"]
 
 

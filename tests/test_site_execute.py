@@ -44,10 +44,10 @@ def test_a_call_that_needs_a_person_is_refused_on_the_site(tmp_path):
 
 def test_the_timeout_really_stops_waiting_and_offers_the_fallback(tmp_path):
     weather = skills(tmp_path)["current_weather"]
-    (tmp_path / "weather_source.json").write_text('{"mode": "slow", "delay": 6}')
+    (tmp_path / "weather_source.json").write_text('{"mode": "slow", "delay": 15}')
     t0 = time.monotonic()
     out = run_skill(weather, {"city": "Beijing"}, SkillContext(tmp_path))
-    assert time.monotonic() - t0 < weather.meta.timeout + 1.0
+    assert time.monotonic() - t0 < weather.meta.timeout + 6.0  # its timeout, not the source's 15 s: a loaded host's slack
     assert out.status == 504 and out.body["error"]["code"] == "TIMEOUT" and "allow_cached" in out.body["fallback_hint"]
 
 

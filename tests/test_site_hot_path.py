@@ -68,7 +68,8 @@ def test_a_write_past_its_timeout_is_504_and_its_late_outcome_settles_the_key(tm
         t0 = time.monotonic()
         late = _post(client, key, "note_it", "k-late", text="late")
         took = time.monotonic() - t0
-        assert late.status_code == 504 and late.json()["error"]["code"] == "TIMEOUT" and took < 5
+        # the 0.3 s timeout, not the tool's 20 s: slack for a loaded host
+        assert late.status_code == 504 and late.json()["error"]["code"] == "TIMEOUT" and took < 10
         running = _post(client, key, "note_it", "k-late", text="late")  # it may still take effect: never run twice
         assert running.status_code == 409 and running.json()["error"]["code"] == "IN_PROGRESS"
         release.set()

@@ -206,25 +206,25 @@ def test_a_held_read_that_hangs_is_stopped_at_its_own_deadline_even_when_the_tim
         assert run_with_timeout(lambda: "quick", 0.2, write=False) == "quick"  # the timer is set for +0.2 s
         t0 = time.monotonic()
         with pytest.raises(TimeoutError, match=r"0\.5 s"):
-            run_with_timeout(lambda: time.sleep(5), 0.5, write=False)  # rings at +0.2 first: not this wait's yet
-        assert 0.45 <= time.monotonic() - t0 < 3
+            run_with_timeout(lambda: time.sleep(10), 0.5, write=False)  # rings at +0.2 first: not this wait's yet
+        assert 0.45 <= time.monotonic() - t0 < 8  # its own deadline, not the sleep's end
         time.sleep(0.3)  # a timer ringing between waits interrupts nothing
         t0 = time.monotonic()
         with pytest.raises(TimeoutError, match=r"0\.05 s"):
-            run_with_timeout(lambda: time.sleep(5), 0.05, write=False)  # due sooner than the timer: set for it
-        assert time.monotonic() - t0 < 2
+            run_with_timeout(lambda: time.sleep(10), 0.05, write=False)  # due sooner than the timer: set for it
+        assert time.monotonic() - t0 < 8
         assert run_with_timeout(lambda: "next", 5.0, write=False) == "next"
 
 
 def test_a_held_outer_deadline_stops_an_inner_wait_that_still_has_time(own_alarm):
     def outer():
-        return run_with_timeout(lambda: time.sleep(5), 4.0, write=False)
+        return run_with_timeout(lambda: time.sleep(20), 12.0, write=False)
 
     with timeouts.holding_alarm():
         t0 = time.monotonic()
         with pytest.raises(TimeoutError, match=r"within 0\.1 s"):
             run_with_timeout(outer, 0.1, write=False)
-        assert time.monotonic() - t0 < 2
+        assert time.monotonic() - t0 < 8  # the outer 0.1 s, not the inner 12 s
         assert timeouts._held.waits == []
 
 
@@ -239,14 +239,14 @@ def test_a_timer_running_before_the_hold_rings_on_time_inside_it_and_is_put_back
     signal.setitimer(signal.ITIMER_REAL, 0.2)
     t0 = time.monotonic()
     with timeouts.holding_alarm():
-        assert run_with_timeout(lambda: time.sleep(0.5) or "read", 5.0, write=False) == "read"  # not interrupted
-    assert len(rang) == 1 and 0.15 <= rang[0] - t0 < 0.45
+        assert run_with_timeout(lambda: time.sleep(1.5) or "read", 5.0, write=False) == "read"  # not interrupted
+    assert len(rang) == 1 and 0.15 <= rang[0] - t0 < 1.2  # inside the hold (1.5 s), with a loaded host's slack
     assert signal.getsignal(signal.SIGALRM) is theirs
     signal.setitimer(signal.ITIMER_REAL, 10.0)
     with timeouts.holding_alarm():
         run_with_timeout(lambda: 1, 5.0, write=False)
     left, _ = signal.getitimer(signal.ITIMER_REAL)
-    assert 9.0 < left <= 10.0 and signal.getsignal(signal.SIGALRM) is theirs  # its time kept, its handler back
+    assert 5.0 < left <= 10.0 and signal.getsignal(signal.SIGALRM) is theirs  # its time kept, its handler back
 
 
 class RingingAtOnce(CountingSignal):
@@ -328,8 +328,8 @@ def test_a_tool_that_clears_the_timer_leaves_the_next_wait_its_deadline(own_alar
         assert run_with_timeout(own_timeout_helper, 0.2, write=False) == "ok"
         t0 = time.monotonic()
         with pytest.raises(TimeoutError):
-            run_with_timeout(lambda: time.sleep(2), 0.2, write=False)
-        assert time.monotonic() - t0 < 1.5
+            run_with_timeout(lambda: time.sleep(10), 0.2, write=False)
+        assert time.monotonic() - t0 < 8
 
 
 def test_a_handler_that_sets_its_timer_again_keeps_beating_through_a_hold(own_alarm):

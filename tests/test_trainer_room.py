@@ -456,4 +456,4 @@ def test_a_connection_that_sends_nothing_is_closed(quick_idle, room):
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         t0 = time.monotonic()
         assert s.recv(10) == b""  # closed by the server, not by the client's 10 s
-        assert time.monotonic() - t0 < 5
+        assert time.monotonic() - t0 < 9  # after the bound (0.5 s), with a loaded host's slack
