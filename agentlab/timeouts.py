@@ -299,13 +299,14 @@ def _with_alarm(fn: Callable[[], Any], limit: float) -> Any:
         if armed[0]:
             raise _Expired()
 
+    prev_left, prev_interval, t0 = 0.0, 0.0, time.monotonic()
     previous = _signal.signal(_SIGALRM, on_alarm)
-    # the running timer read before this one is set, not taken from setting it: a limit that rings at once (a
-    # microsecond; any short one on a loaded machine) raises before that call's answer is kept, and the timer
-    # found running (pytest-timeout's, a learner check's) was lost, so nothing stopped what came after
-    prev_left, prev_interval = _signal.getitimer(_ITIMER_REAL)
-    t0 = time.monotonic()
     try:
+        # the running timer read before this one is set, not taken from setting it: a limit that rings at once (a
+        # microsecond; any short one on a loaded machine) raises before that call's answer is kept, and the timer
+        # found running (pytest-timeout's, a learner check's) was lost, so nothing stopped what came after. Read
+        # inside the try: that timer ringing here is this wait's timeout, and its handler is put back below
+        prev_left, prev_interval = _signal.getitimer(_ITIMER_REAL)
         try:
             # armed inside the try: an alarm due at once (a limit of a microsecond) still ends here, as a timeout
             _signal.setitimer(_ITIMER_REAL, limit)

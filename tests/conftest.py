@@ -6,7 +6,12 @@ from pathlib import Path
 import pytest
 
 # a test past its limit where pytest-timeout cannot stop it ends its worker, with its stack shown
-from hang_watch import pytest_configure, pytest_runtest_protocol  # noqa: F401
+from hang_watch import (  # noqa: F401
+    pytest_configure,
+    pytest_exception_interact,
+    pytest_runtest_protocol,
+    pytest_unconfigure,
+)
 
 # the run's timeline, printed at the end of a run on pytest-xdist's workers: where the wall time went
 from timeline import (  # noqa: F401

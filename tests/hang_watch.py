@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import time
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, Any
 
 import pytest
 
@@ -29,36 +30,73 @@ _terminal: IO[str] | None = None  # the run's own stderr, kept from before pytes
 
 
 def limit_of(item: pytest.Item) -> float | None:
-    """Seconds the watchdog gives ``item``: ``AGENTLAB_TEST_WATCHDOG`` if set, else its pytest-timeout limit (its
-    ``timeout`` marker or the ini's) plus :data:`GRACE`; None where neither sets one (no pytest-timeout)."""
+    """Seconds the watchdog gives ``item``: ``AGENTLAB_TEST_WATCHDOG`` if set, else its pytest-timeout limit (as
+    pytest-timeout itself reads it: a marker's argument or keyword, ``--timeout``, ``PYTEST_TIMEOUT``, the ini) plus
+    :data:`GRACE`; None where no limit is set."""
     told = os.environ.get("AGENTLAB_TEST_WATCHDOG")
     if told:
         return float(told)
-    marker = item.get_closest_marker("timeout")
-    if marker is not None and marker.args:
-        limit = float(marker.args[0])
-    else:
+    try:
+        from pytest_timeout import _get_item_settings
+        limit = float(_get_item_settings(item).timeout or 0)
+    except Exception:  # noqa: BLE001 - another pytest-timeout, or none: the marker's first argument or the ini's
+        marker = item.get_closest_marker("timeout")
         try:
-            limit = float(item.config.getini("timeout") or 0)
-        except ValueError:  # no pytest-timeout: its ini option is unknown
+            limit = float(marker.args[0] if marker is not None and marker.args else item.config.getini("timeout") or 0)
+        except (ValueError, TypeError):
             return None
     return limit + GRACE if limit > 0 else None
 
 
 def pytest_configure(config: pytest.Config) -> None:
     global _terminal
-    # fd 2 is the run's own stderr here: pytest suspends its global capture once the first conftests are loaded and
-    # resumes it for the session (resuming it from here would capture the run's whole terminal output)
+    # fd 2 is the run's own stderr here: pytest's capture is suspended once the first conftests are loaded and turned
+    # on again only around each collected file and each test phase (resuming it from here captured the run's output)
     _terminal = os.fdopen(os.dup(2), "w")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _terminal
+    faulthandler.cancel_dump_traceback_later()
+    if _terminal is not None:
+        _terminal.close()
+        _terminal = None
+
+
+def _arm(seconds: float) -> None:
+    if _terminal is not None:
+        faulthandler.dump_traceback_later(seconds, exit=True, file=_terminal)
+
+
+def _debugging(config: pytest.Config) -> bool:
+    """``--pdb`` or ``--trace``: a person at the debugger, whose pause is no hang."""
+    return bool(config.getvalue("usepdb") or config.getvalue("trace"))
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     # around setup, call and teardown: the module's and the session's fixtures end in the last test's teardown
     limit = limit_of(item)
-    if limit is not None and _terminal is not None:
-        faulthandler.dump_traceback_later(limit, exit=True, file=_terminal)
+    if limit is not None and not _debugging(item.config):
+        _deadlines[item.nodeid] = (time.monotonic() + limit, min(GRACE, limit))
+        _arm(limit)
     try:
         yield
     finally:
         faulthandler.cancel_dump_traceback_later()
+        _deadlines.pop(item.nodeid, None)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_exception_interact(node: pytest.Item | pytest.Collector, call: Any, report: Any) -> None:
+    """A phase failed: pytest's faulthandler plugin has just cancelled the process's one dump timer (and
+    pytest-timeout its own alarm), so the teardown that follows was watched by nothing. The watch is set again for
+    the time the test has left (at least :data:`GRACE`, or its whole limit if that is shorter)."""
+    watched = _deadlines.get(node.nodeid)
+    if watched is not None:
+        deadline, least = watched
+        _arm(max(deadline - time.monotonic(), least))
+
+
+#: the test in progress: when its watch rings (time.monotonic), and the least it is given again after a failure
+_deadlines: dict[str, tuple[float, float]] = {}
