@@ -328,11 +328,12 @@ class _Held:
     """The main thread's SIGALRM, held for a run of waits (:func:`holding_alarm`, a guarded loop's turn).
 
     Unheld, every wait reads the timer, installs its handler, sets and clears the timer and puts both back: five
-    system calls, about 7 us of every wait in a loop that waits twice a tool call (the model, the read). Held, a wait notes its
-    deadline (``waits``, innermost last) and reads the timer (one system call: a tool may have cleared or taken
-    it); it sets the timer only when it is due before it, and when the timer rings early (the wait it was set for
-    has ended) it is set again for the earliest deadline still noted. A turn of calls with the same limit sets it
-    about once per limit, as the event loop's :class:`_Alarm` does.
+    system calls (about 7 us with the four before the read was added) of every wait in a loop that waits twice a
+    tool call (the model, the read). Held, a wait notes its deadline (``waits``, innermost last) and reads the timer
+    (one system call: a tool may have cleared or taken it); it sets the timer only when it is due before it, and
+    when the timer rings early (the wait it was set for has ended) it is set again for the earliest deadline still
+    noted. A turn of calls with the same limit sets it about once per limit, as the event loop's :class:`_Alarm`
+    does.
 
     A timer that was running when the hold began (pytest-timeout's) keeps its time: its deadline is one more the
     timer is set for, and its handler runs when it falls due, as it would have (a timer that handler sets again is

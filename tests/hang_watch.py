@@ -2,8 +2,8 @@
 
 Why: pytest-timeout stops a test with SIGALRM, and the workbook's own code uses SIGALRM too (a read's deadline, a
 guarded turn's held alarm, a learner's check). When a test's code loses pytest-timeout's timer, or hangs where no
-signal handler can run, nothing stops it: one such test held a CI run until the CI's own limit, 1,900 s after the
-rest of the suite had finished, and the log said neither which test nor where it stood.
+signal handler can run, nothing stops it: one such test held a CI run at 8,527 of 8,530 tests until the CI's own
+limit, and the log said neither which test nor where it stood.
 
 This watchdog does not use signals. ``faulthandler``'s timer is a C thread that needs neither the GIL nor the main
 thread: at the limit it prints every thread's stack to the terminal the run was started from (not to the test's
@@ -27,6 +27,9 @@ import pytest
 GRACE = 120.0  # seconds past pytest-timeout's limit
 
 _terminal: IO[str] | None = None  # the run's own stderr, kept from before pytest captured it
+#: the test in progress (one at a time in a process): when its watch rings (time.monotonic), and the least it is
+#: given again after a failure
+_watched: tuple[float, float] | None = None
 
 
 def limit_of(item: pytest.Item) -> float | None:
@@ -76,15 +79,16 @@ def _debugging(config: pytest.Config) -> bool:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     # around setup, call and teardown: the module's and the session's fixtures end in the last test's teardown
+    global _watched
     limit = limit_of(item)
     if limit is not None and not _debugging(item.config):
-        _deadlines[item.nodeid] = (time.monotonic() + limit, min(GRACE, limit))
+        _watched = (time.monotonic() + limit, min(GRACE, limit))
         _arm(limit)
     try:
         yield
     finally:
         faulthandler.cancel_dump_traceback_later()
-        _deadlines.pop(item.nodeid, None)
+        _watched = None
 
 
 @pytest.hookimpl(trylast=True)
@@ -92,11 +96,6 @@ def pytest_exception_interact(node: pytest.Item | pytest.Collector, call: Any, r
     """A phase failed: pytest's faulthandler plugin has just cancelled the process's one dump timer (and
     pytest-timeout its own alarm), so the teardown that follows was watched by nothing. The watch is set again for
     the time the test has left (at least :data:`GRACE`, or its whole limit if that is shorter)."""
-    watched = _deadlines.get(node.nodeid)
-    if watched is not None:
-        deadline, least = watched
+    if _watched is not None:
+        deadline, least = _watched
         _arm(max(deadline - time.monotonic(), least))
-
-
-#: the test in progress: when its watch rings (time.monotonic), and the least it is given again after a failure
-_deadlines: dict[str, tuple[float, float]] = {}
