@@ -169,48 +169,51 @@ class _Pool:
 
     def run(self, fn: Callable[[], Any], limit: float, *, write: bool) -> Any:
         """``fn()`` in a worker, waited for at most ``limit`` seconds."""
-        try:
-            w = self.idle.pop()  # atomic: two callers never take one worker
-        except IndexError:
-            w = _Worker()
-            self.every.append(w)
-        w.fn, w.finished = fn, False
-        _follow(w)
-        os.write(w.wake, b"\0")
+        done, got = self.try_run(fn, limit)
+        if done:
+            return got
+        raise (WriteTimeout if write else ReadStillRunning)(limit, got)
+
+    def try_run(self, fn: Callable[[], Any], limit: float) -> tuple[bool, Any]:
+        """``fn()`` in a worker, waited for in this thread at most ``limit`` seconds: ``(True, its value)`` (its
+        exception raised here), or ``(False, a Future)`` its outcome settles, once the caller stopped waiting."""
+        w = self._start(fn, None)
         if not w.answer.wait(limit):
             with self.lock:
                 if not w.finished:  # still running: the caller stops waiting, the result settles a Future
                     fut: Future = Future()
                     fut.set_running_or_notify_cancel()
                     w.late = fut
-                    if write:
-                        raise WriteTimeout(limit, fut)
-                    raise ReadStillRunning(limit, fut)
+                    return False, fut
             w.answer.take()  # it ended just now: its answer is taken, so that its next call is waited for again
         value, error = w.value, w.error
         w.value = w.error = None  # the worker holds no result (nor a traceback's frames) while idle
         self.idle.append(w)
         if error is not None:
             raise error
-        return value
+        return True, value
 
     def submit(self, fn: Callable[[], Any]) -> Future:
         """``fn()`` in a worker, its outcome in a Future (for a caller that waits on an event loop); the worker
         goes back to the idle ones when it has settled the Future."""
+        fut: Future = Future()
+        fut.set_running_or_notify_cancel()
+        self._start(fn, fut)
+        return fut
+
+    def _start(self, fn: Callable[[], Any], late: Future | None) -> _Worker:
+        """An idle worker (or a new one) woken to run ``fn``; ``late``: the Future its outcome settles, if any."""
         try:
-            w = self.idle.pop()
+            w = self.idle.pop()  # atomic: two callers never take one worker
         except IndexError:
             w = _Worker()
             self.every.append(w)
-        fut: Future = Future()
-        fut.set_running_or_notify_cancel()
-        w.fn, w.finished, w.late = fn, False, fut
-        # kept to the loop's CPU as run() keeps it to its caller's: the worker then runs when the loop blocks in
-        # its poll, on the same CPU. Left anywhere, a keyed write's hand-off from the event loop (bench_site.py)
-        # cost it 100-300 us more CPU in-process on 2 busy CPUs (median of 7 blocks, three runs each way)
+        w.fn, w.finished, w.late = fn, False, late
+        # kept to its caller's CPU, it runs there when the caller blocks (in a poll). Left anywhere, a keyed write's
+        # hand-off from an event loop (bench_site.py) cost 100-300 us more CPU in-process on 2 busy CPUs (medians)
         _follow(w)
         os.write(w.wake, b"\0")
-        return fut
+        return w
 
     def forget(self) -> None:
         """In a forked child: the workers' threads did not come along (fork copies only the calling

@@ -84,6 +84,79 @@ def test_a_write_past_its_timeout_is_504_and_its_late_outcome_settles_the_key(tm
     assert [line["status"] for line in lines] == [504, 409, 200] and lines[0]["error"] == "TIMEOUT"
 
 
+def _write_on_loop(site, key, idem, text, woken):
+    """A keyed write as the execute route makes it, on a new event loop; ``woken`` gets an entry each time another
+    thread wakes that loop."""
+    import asyncio
+
+    async def write():
+        loop = asyncio.get_running_loop()
+        real = loop.call_soon_threadsafe
+        loop.call_soon_threadsafe = lambda *a, **kw: (woken.append(1), real(*a, **kw))[1]  # type: ignore[method-assign]
+        checked, _ = site.authorize(key, "en")
+        return await site.execute_in_worker("note_it", json.dumps({"arguments": {"text": text}}).encode(),
+                                            api_key=key, idempotency_key=idem, session_id=None, checked=checked)
+    return asyncio.run(write())
+
+
+def test_a_quick_write_is_waited_for_in_the_loops_thread_and_a_slow_one_holds_it_no_longer(tmp_path, monkeypatch):
+    """Waking the event loop from the write's worker cost a keyed write more CPU than its claim: the loop's thread
+    waits for a quick one itself. One slower than that wait is then awaited as before, and its next calls are
+    awaited from the start: a slow write never holds the loop past the wait, once in SLOW_WRITES calls."""
+    import asyncio
+
+    from agentlab.site import execute as ex
+    monkeypatch.setattr(ex, "_slow", {})
+    delay = [0.0]
+
+    def note(args, ctx):
+        time.sleep(delay[0])
+        return {"noted": args["text"]}
+
+    site, key, where = _site(tmp_path, note)
+    woken: list = []
+    out = _write_on_loop(site, key, "k-1", "quick", woken)
+    assert out.status == 200 and out.body["result"]["noted"] == "quick"
+    assert woken == [] and where["handler"] == where["claim"] != threading.get_ident()
+
+    delay[0] = 0.5  # far past the wait: the loop serves another call while the write runs
+    checked, _ = site.authorize(key, "en")
+
+    async def both():
+        loop = asyncio.get_running_loop()
+        writing = asyncio.ensure_future(site.execute_in_worker(
+            "note_it", b'{"arguments": {"text": "slow"}}', api_key=key, idempotency_key="k-2", session_id=None,
+            checked=checked))
+        await asyncio.sleep(0)
+        t0 = loop.time()
+        read = await site.execute_async("look_it", b'{"arguments": {}}', api_key=key, idempotency_key=None,
+                                        session_id=None, checked=checked)
+        return read, loop.time() - t0, writing.done(), await writing
+
+    read, took, write_done, slow = asyncio.run(both())
+    assert read.status == 200 and not write_done and slow.status == 200 and slow.body["result"]["noted"] == "slow"
+    assert took < 0.4  # the read did not wait for the write (0.5 s); a hang guard with room for a loaded host
+    assert ex._slow == {"note_it:write": ex.SLOW_WRITES}
+    woken.clear()
+    assert _write_on_loop(site, key, "k-3", "slow again", woken).status == 200
+    assert woken == [1] and ex._slow == {"note_it:write": ex.SLOW_WRITES - 1}  # awaited from the start
+
+
+@pytest.mark.parametrize("timeout, waited", [(5.0, "WRITE_WAIT"), (0.004, 0.002)])
+def test_the_loops_own_wait_for_a_write_is_under_half_its_timeout(tmp_path, monkeypatch, timeout, waited):
+    """An answer the loop's thread waited for is never one past the handler's deadline: for a timeout shorter than
+    twice WRITE_WAIT, the loop waits half of it, then keeps the deadline as it always did."""
+    from agentlab.site import execute as ex
+    from agentlab.timeouts import _pool
+    monkeypatch.setattr(ex, "_slow", {})
+    limits = []
+    real = _pool.try_run
+    monkeypatch.setattr(_pool, "try_run", lambda fn, limit: (limits.append(limit), real(fn, limit))[1])
+    site, key, _ = _site(tmp_path, lambda args, ctx: {"noted": args["text"]}, timeout=timeout)
+    assert _write_on_loop(site, key, "k-1", "x", []).status == 200
+    assert limits == [ex.WRITE_WAIT if waited == "WRITE_WAIT" else waited]
+
+
 def test_an_execute_skips_the_router_and_every_other_request_takes_it(tmp_path):
     site, key, _ = _site(tmp_path, lambda args, ctx: {"noted": "x"})
     app = create_app(site)

@@ -129,7 +129,7 @@ class _Watch:
         self.late: Future | None = None
 
 
-async def run_steps_in_worker(steps: Steps[T], *, check_every: float) -> T:
+async def run_steps_in_worker(steps: Steps[T], *, check_every: float, name: str = "") -> T:
     """Carry ``steps`` out in one worker thread, awaited on the running event loop: for a write, whose steps
     block (its claim and its record are a store's round trips) and whose handler must never be interrupted.
 
@@ -140,12 +140,18 @@ async def run_steps_in_worker(steps: Steps[T], *, check_every: float) -> T:
     steps go on, on the loop, from :class:`~agentlab.timeouts.WriteTimeout` (the handler still running; its
     future settles when it ends), exactly as :func:`run_steps` goes on from it. ``check_every``: seconds
     between two looks at a handler not started yet (the skill's timeout: its deadline cannot come sooner).
+
+    The loop's thread first waits for the worker itself, for :data:`WRITE_WAIT` at most (less than half the
+    handler's limit, so an answer within it is never one past the deadline): waking the loop from a worker
+    (its self-pipe, a callback, a task step) cost a keyed write about 65 us more CPU than this wait on a
+    pipe, more than its claim. Past it, the loop serves others while the write goes on, and for the next
+    :data:`SLOW_WRITES` calls of ``name`` (the skill's write) it does so from the start.
     """
-    loop = asyncio.get_running_loop()
     watch = _Watch()
-    waiter: asyncio.Future[bool] = loop.create_future()
+    began: list[float] = []  # when the worker started on the steps
 
     def carry() -> Any:  # in the worker
+        began.append(time.monotonic())
         try:
             step = next(steps)
             while True:
@@ -179,6 +185,24 @@ async def run_steps_in_worker(steps: Steps[T], *, check_every: float) -> T:
         except StopIteration as done:
             return done.value
 
+    if _slow.get(name):
+        _slow[name] -= 1
+        return await _wait_for_worker(steps, _pool.submit(carry), watch, check_every)
+    budget = min(WRITE_WAIT, check_every / 2)
+    done, got = _pool.try_run(carry, budget)
+    if done:
+        return got
+    # slow in the worker itself, not a worker kept from a CPU (a busy machine): its next calls wait on the loop
+    if name and began and time.monotonic() - began[0] >= budget / 2:
+        _slow[name] = SLOW_WRITES
+    return await _wait_for_worker(steps, got, watch, check_every)
+
+
+async def _wait_for_worker(steps: Steps[T], fut: Future, watch: _Watch, check_every: float) -> T:
+    """:func:`run_steps_in_worker` from the moment the loop stops waiting for the worker in its own thread."""
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[bool] = loop.create_future()
+
     def wake(_: Future) -> None:  # in the worker thread: hand the news to the loop
         try:
             loop.call_soon_threadsafe(_settle, waiter, True)
@@ -203,7 +227,6 @@ async def run_steps_in_worker(steps: Steps[T], *, check_every: float) -> T:
                 return
         timer[:] = [loop.call_later(max(left, 1e-3), look)]
 
-    fut = _pool.submit(carry)
     fut.add_done_callback(wake)
     timer.append(loop.call_later(max(check_every, 1e-3), look))
     try:
@@ -227,9 +250,17 @@ def _settle(waiter: asyncio.Future, finished: bool) -> None:
 
 #: how long a read's own code may hold the event loop: past it, the read is stopped and run again in a worker
 LOOP_BUDGET = 0.01
+#: how long the event loop's thread waits for a write's worker itself before it serves other requests meanwhile
+WRITE_WAIT = LOOP_BUDGET / 2
+#: a write slower than that is not waited for so for this many of its next calls: a slow one holds the loop for
+#: WRITE_WAIT once in that many (a twentieth of its own time at most), and a first call slow only because it was
+#: the first (imports, a database opened: 5.5 ms measured) is waited for again soon
+SLOW_WRITES = 20
 #: a read that overran :data:`LOOP_BUDGET` goes straight to a worker thread for this many of its next calls
 SLOW_CALLS = 1000
-_slow: dict[str, int] = {}  # step name -> calls still to hand to a worker (changed on the loop's thread only)
+#: a read's step name -> calls still to hand to a worker; a write's name -> calls whose worker the loop's thread
+#: does not wait for itself (changed on the loop's thread only)
+_slow: dict[str, int] = {}
 
 
 async def _carry(step: Handoff) -> Any:

@@ -166,7 +166,8 @@ class SkillSite:
         return await run_steps_in_worker(self._steps(name, raw_body, api_key=api_key, idempotency_key=idempotency_key,
                                                      session_id=session_id, request_id=request_id, lang=lang,
                                                      checked=checked),
-                                         check_every=skill.meta.timeout if skill is not None else 1.0)
+                                         check_every=skill.meta.timeout if skill is not None else 1.0,
+                                         name=f"{name}:write")
 
     #: the largest body a call on the event loop may have: parsing and checking it holds every other request
     LOOP_BODY = 64_000
