@@ -112,12 +112,9 @@ _Answer = _PipeAnswer if hasattr(select, "poll") else _LockAnswer
 
 
 class _Worker:
-    """A daemon thread that runs one call at a time, for as long as the process lives.
-
-    It sleeps in ``os.read`` on a pipe of its own and is woken by one byte. Measured on Linux, that hand-off
-    costs about half the CPU of waking it with a lock: a pipe wakes its reader on the writer's CPU once the
-    writer blocks, so the two threads take turns with the GIL; a lock's release wakes the worker at once,
-    on another CPU, to wait for a GIL its caller still holds (two more context switches per call)."""
+    """A daemon thread that runs one call at a time, for as long as the process lives. It sleeps in ``os.read`` on
+    a pipe of its own, woken by one byte: on Linux about half the CPU of a lock's wake-up (a pipe wakes its reader
+    on the writer's CPU once the writer blocks; a lock wakes it at once elsewhere, to wait for the GIL)."""
 
     __slots__ = ("answer", "cpu", "error", "finished", "fn", "inbox", "late", "tid", "value", "wake")
 
@@ -178,20 +175,33 @@ class _Pool:
         """``fn()`` in a worker, waited for in this thread at most ``limit`` seconds: ``(True, its value)`` (its
         exception raised here), or ``(False, a Future)`` its outcome settles, once the caller stopped waiting."""
         w = self._start(fn, None)
-        if not w.answer.wait(limit):
-            with self.lock:
-                if not w.finished:  # still running: the caller stops waiting, the result settles a Future
-                    fut: Future = Future()
-                    fut.set_running_or_notify_cancel()
-                    w.late = fut
-                    return False, fut
-            w.answer.take()  # it ended just now: its answer is taken, so that its next call is waited for again
+        try:
+            answered = w.answer.wait(limit)
+        except BaseException:  # a signal's handler raised meanwhile (a caller's own deadline): no worker is lost
+            if self._give_up(w) is None:
+                w.value = w.error = None
+                self.idle.append(w)
+            raise
+        if not answered and (late := self._give_up(w)) is not None:
+            return False, late
         value, error = w.value, w.error
         w.value = w.error = None  # the worker holds no result (nor a traceback's frames) while idle
         self.idle.append(w)
         if error is not None:
             raise error
         return True, value
+
+    def _give_up(self, w: _Worker) -> Future | None:
+        """The caller stops waiting for ``w``: the Future its outcome settles while it still runs (then it goes back
+        to the idle ones by itself), or None when it has just ended (its answer taken, its result the caller's)."""
+        with self.lock:
+            if not w.finished:
+                fut: Future = Future()
+                fut.set_running_or_notify_cancel()
+                w.late = fut
+                return fut
+        w.answer.take()  # so that its next call is waited for again
+        return None
 
     def submit(self, fn: Callable[[], Any]) -> Future:
         """``fn()`` in a worker, its outcome in a Future (for a caller that waits on an event loop); the worker
@@ -331,16 +341,11 @@ class _Held:
     """The main thread's SIGALRM, held for a run of waits (:func:`holding_alarm`, a guarded loop's turn).
 
     Unheld, every wait reads the timer, installs its handler, sets and clears the timer and puts both back: five
-    system calls (about 7 us with the four before the read was added) of every wait in a loop that waits twice a
-    tool call (the model, the read). Held, a wait notes its deadline (``waits``, innermost last) and reads the timer
-    (one system call: a tool may have cleared or taken it); it sets the timer only when it is due before it, and
-    when the timer rings early (the wait it was set for has ended) it is set again for the earliest deadline still
-    noted. A turn of calls with the same limit sets it about once per limit, as the event loop's :class:`_Alarm`
-    does.
-
-    A timer that was running when the hold began (pytest-timeout's) keeps its time: its deadline is one more the
-    timer is set for, and its handler runs when it falls due, as it would have (a timer that handler sets again is
-    kept too, and no wait's deadline is raised into it while it runs)."""
+    system calls (about 7 us with four) twice a tool call. Held, a wait notes its deadline (``waits``, innermost
+    last) and reads the timer (a tool may have cleared or taken it); it sets the timer only when it is due before
+    it, and when it rings early it is set again for the earliest deadline still noted: about once per limit.
+    A timer running when the hold began (pytest-timeout's) keeps its time: its handler runs when it falls due (one
+    it sets again is kept too, and no wait's deadline is raised into it while it runs)."""
 
     __slots__ = ("depth", "interval", "other", "previous", "ringing", "waits")
 
@@ -499,13 +504,9 @@ def run_to_end(awaitable: Awaitable[Any]) -> Any:
 
 
 async def wait_in_worker(fn: Callable[[], Any], limit: float | None, *, write: bool) -> Any:
-    """``fn()`` in a worker thread, awaited on the running event loop for at most ``limit`` seconds.
-
-    Raises what :func:`run_with_timeout` raises: past the limit, ``TimeoutError`` for a read (abandoned:
-    its thread finishes it and nobody reads the result) and :class:`WriteTimeout` for a write, whose
-    future settles when it ends. The loop is woken once, when ``fn`` ends or the limit passes: no task,
-    no extra future chained to the worker's.
-    """
+    """``fn()`` in a worker thread, awaited on the running event loop for at most ``limit`` seconds. Raises what
+    :func:`run_with_timeout` raises: past the limit, ``TimeoutError`` for a read (abandoned) and :class:`WriteTimeout`
+    for a write, whose future settles when it ends. The loop is woken once, when ``fn`` ends or the limit passes."""
     loop = asyncio.get_running_loop()
     waiter: asyncio.Future[bool] = loop.create_future()
 
@@ -539,13 +540,11 @@ def _settle(waiter: asyncio.Future, finished: bool) -> None:
 async def wait_on_loop(awaitable: Awaitable[Any], limit: float | None, *, write: bool) -> Any:
     """``awaitable`` (a framework's async tool) on the running event loop, waited for at most ``limit`` seconds.
 
-    A read is awaited in the caller's own task under a deadline (the loop's :class:`_Alarm`, which cancels as
-    ``asyncio.timeout`` does; no task of its own, which cost more than the rest of the wait): past it, the read
-    is cancelled, as a read in the main thread is interrupted. A framework may have run it in a thread of its
-    own, which no cancellation stops, so it counts as still running (:class:`ReadStillRunning`: never sent again
-    on a guess). A write is never interrupted: it runs as a task of its own and, past the limit, goes on
-    (:class:`WriteTimeout`; its task settles the key when it lands), as :func:`wait_in_worker` never stops its
-    thread. No thread is involved either way; every deadline on a loop shares its one timer (:class:`_Alarm`).
+    A read is awaited in the caller's own task under a deadline (the loop's :class:`_Alarm`; a task of its own cost
+    more than the rest of the wait): past it, the read is cancelled. A framework may have run it in a thread, which
+    no cancellation stops, so it counts as still running (:class:`ReadStillRunning`: never resent on a guess). A
+    write is never interrupted: it runs as a task of its own and, past the limit, goes on (:class:`WriteTimeout`;
+    its task settles the key when it lands). No thread either way; a loop's deadlines share one timer.
     """
     if limit is None:
         return await awaitable
@@ -644,11 +643,9 @@ class _Late:
 class _Alarm:
     """Every deadline a call awaits on one event loop, behind one timer.
 
-    A timer per call (``asyncio.timeout``'s, ``call_later``'s) was a handle made, pushed on the loop's heap and
-    cancelled for every call that did not hang, most of what a deadline cost a call on the adapters. Here a call
-    notes its deadline (``due``) and takes it away when it ends; the one timer is set for the earliest deadline
-    noted, and set again only when it rings (for the earliest still noted) or when a call needs it sooner. A loop
-    of calls with the same limit sets it about once per limit, not once per call."""
+    A timer per call (``asyncio.timeout``'s) was most of what a deadline cost a call on the adapters. Here a call
+    notes its deadline (``due``) and takes it away when it ends; the one timer is set for the earliest deadline,
+    again only when it rings or a call needs it sooner: about once per limit, not once per call."""
 
     __slots__ = ("__weakref__", "due", "handle", "loop", "when")
 

@@ -73,6 +73,42 @@ def test_a_write_that_ends_just_as_the_wait_ends_does_not_answer_the_next_call()
     assert run_with_timeout(lambda: "second", 5.0, write=True) == "second"
 
 
+@pytest.mark.parametrize("when", ["running", "ended"])
+def test_a_handler_raising_in_a_wait_loses_no_worker_and_leaves_no_answer_behind(when):
+    """A signal's handler (a caller's own deadline) raised while its caller waited for the worker, the worker still
+    running or just ended: the worker goes back to the idle ones, and its next call hears its own result."""
+    run_with_timeout(lambda: 0, 5.0, write=True)
+    worker = timeouts._pool.idle[-1]
+    real, go = worker.answer, threading.Event()
+
+    class RaisingInTheWait:
+        def give(self):
+            real.give()
+
+        def wait(self, limit):
+            if when == "ended":
+                while not worker.finished:
+                    time.sleep(0.001)
+            raise KeyboardInterrupt  # as a handler raises out of poll()
+
+        def take(self):
+            real.take()
+
+    worker.answer = RaisingInTheWait()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            timeouts._pool.try_run(lambda: go.wait(10) and "first", 5.0)
+    finally:
+        worker.answer = real
+    go.set()
+    deadline = time.monotonic() + 10
+    while worker not in timeouts._pool.idle:  # a worker still running goes back once it ends
+        assert time.monotonic() < deadline, "the worker was lost"
+        time.sleep(0.01)
+    assert timeouts._pool.idle[-1] is worker
+    assert run_with_timeout(lambda: "second", 5.0, write=True) == "second"
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
 def test_a_forked_child_runs_its_writes():
     """A child made by fork has only the forking thread: the parent's idle workers are not there.

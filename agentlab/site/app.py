@@ -79,9 +79,10 @@ class _Slots:
     def __init__(self, total: int, per_key: int):
         self.total, self.per_key = total, per_key
         self.held: dict[str, int] = {}
+        self.running = 0  # the calls holding a slot, in all
 
     def _free(self, who: str) -> bool:
-        return sum(self.held.values()) < self.total and self.held.get(who, 0) < self.per_key
+        return self.running < self.total and self.held.get(who, 0) < self.per_key
 
     async def take(self, who: str, wait: float = 0.0) -> bool:
         deadline = time.monotonic() + wait
@@ -90,9 +91,11 @@ class _Slots:
                 return False
             await asyncio.sleep(0.02)
         self.held[who] = self.held.get(who, 0) + 1
+        self.running += 1
         return True
 
     def give(self, who: str) -> None:
+        self.running -= 1
         self.held[who] -= 1
         if not self.held[who]:
             del self.held[who]
@@ -280,7 +283,7 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
             # agentlab's own worker (a pipe hand-off, kept on the loop's CPU), not anyio's pool: on 2 busy CPUs
             # the anyio hand-off cost a keyed write more CPU than its claim, its skill and its logs together.
             # The skill's handler runs in that worker too, its deadline kept by this loop (one hand-off, not two)
-            return send(await site.execute_in_worker(name, raw, **call))
+            return send(await site.execute_in_worker(name, raw, **call, alone=slots.running == 1))
         finally:
             slots.give(who)
 

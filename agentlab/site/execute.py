@@ -129,7 +129,7 @@ class _Watch:
         self.late: Future | None = None
 
 
-async def run_steps_in_worker(steps: Steps[T], *, check_every: float, name: str = "") -> T:
+async def run_steps_in_worker(steps: Steps[T], *, check_every: float, name: str = "", alone: bool = False) -> T:
     """Carry ``steps`` out in one worker thread, awaited on the running event loop: for a write, whose steps
     block (its claim and its record are a store's round trips) and whose handler must never be interrupted.
 
@@ -141,17 +141,24 @@ async def run_steps_in_worker(steps: Steps[T], *, check_every: float, name: str 
     future settles when it ends), exactly as :func:`run_steps` goes on from it. ``check_every``: seconds
     between two looks at a handler not started yet (the skill's timeout: its deadline cannot come sooner).
 
-    The loop's thread first waits for the worker itself, for :data:`WRITE_WAIT` at most (less than half the
-    handler's limit, so an answer within it is never one past the deadline): waking the loop from a worker
-    (its self-pipe, a callback, a task step) cost a keyed write about 65 us more CPU than this wait on a
-    pipe, more than its claim. Past it, the loop serves others while the write goes on, and for the next
-    :data:`SLOW_WRITES` calls of ``name`` (the skill's write) it does so from the start.
+    ``alone``: no other call is in progress on the loop. Then its thread first waits for the worker itself, for
+    :data:`WRITE_WAIT` at most (at most half the handler's limit, so an answer within it is never one past the
+    deadline): waking the loop from a worker (its self-pipe, a callback, a task step) cost a keyed write about
+    65 us more CPU than this wait on a pipe, more than its claim. Past it, the loop serves others while the write
+    goes on, and when the write was slow in the worker itself (not a worker kept from a CPU), the next
+    :data:`SLOW_WRITES` calls of ``name`` (the skill's write) are not waited for so at all.
     """
     watch = _Watch()
-    began: list[float] = []  # when the worker started on the steps
+    took: list[float] = []  # the steps' own time in the worker, once they are over
 
     def carry() -> Any:  # in the worker
-        began.append(time.monotonic())
+        start = time.monotonic()
+        try:
+            return carry_them()
+        finally:
+            took.append(time.monotonic() - start)
+
+    def carry_them() -> Any:
         try:
             step = next(steps)
             while True:
@@ -185,21 +192,35 @@ async def run_steps_in_worker(steps: Steps[T], *, check_every: float, name: str 
         except StopIteration as done:
             return done.value
 
-    if _slow.get(name):
-        _slow[name] -= 1
-        return await _wait_for_worker(steps, _pool.submit(carry), watch, check_every)
     budget = min(WRITE_WAIT, check_every / 2)
+    # poll() rounds a wait up to whole milliseconds: from one millisecond up it stays within twice the budget
+    if not alone or not budget >= 1e-3 or _counted_down(name):
+        return await _wait_for_worker(steps, _pool.submit(carry), watch, check_every)
     done, got = _pool.try_run(carry, budget)
     if done:
         return got
-    # slow in the worker itself, not a worker kept from a CPU (a busy machine): its next calls wait on the loop
-    if name and began and time.monotonic() - began[0] >= budget / 2:
-        _slow[name] = SLOW_WRITES
-    return await _wait_for_worker(steps, got, watch, check_every)
+    try:
+        return await _wait_for_worker(steps, got, watch, check_every)
+    finally:
+        if name and (not took or took[0] >= budget):  # still running, or as long as the wait in the worker itself
+            _slow[name] = SLOW_WRITES
+
+
+def _counted_down(name: str) -> bool:
+    """Whether ``name`` has calls left not to wait for on the loop's thread (one is counted off)."""
+    left = _slow.get(name)
+    if not left:
+        return False
+    if left == 1:
+        del _slow[name]
+    else:
+        _slow[name] = left - 1
+    return True
 
 
 async def _wait_for_worker(steps: Steps[T], fut: Future, watch: _Watch, check_every: float) -> T:
-    """:func:`run_steps_in_worker` from the moment the loop stops waiting for the worker in its own thread."""
+    """:func:`run_steps_in_worker` from the moment the loop stops waiting for the worker in its own thread. The
+    handler's deadline is looked at from now on (at once: the loop may have waited in its thread past it)."""
     loop = asyncio.get_running_loop()
     waiter: asyncio.Future[bool] = loop.create_future()
 
@@ -228,11 +249,12 @@ async def _wait_for_worker(steps: Steps[T], fut: Future, watch: _Watch, check_ev
         timer[:] = [loop.call_later(max(left, 1e-3), look)]
 
     fut.add_done_callback(wake)
-    timer.append(loop.call_later(max(check_every, 1e-3), look))
+    look()  # BEFORE: the handler's deadline is at least check_every away; RUNNING: set for its deadline
     try:
         finished = await waiter
     finally:
-        timer[0].cancel()
+        for handle in timer:
+            handle.cancel()
     if finished:
         return fut.result()
     assert watch.late is not None
@@ -252,9 +274,9 @@ def _settle(waiter: asyncio.Future, finished: bool) -> None:
 LOOP_BUDGET = 0.01
 #: how long the event loop's thread waits for a write's worker itself before it serves other requests meanwhile
 WRITE_WAIT = LOOP_BUDGET / 2
-#: a write slower than that is not waited for so for this many of its next calls: a slow one holds the loop for
-#: WRITE_WAIT once in that many (a twentieth of its own time at most), and a first call slow only because it was
-#: the first (imports, a database opened: 5.5 ms measured) is waited for again soon
+#: a write that was slower than that in its worker is not waited for so for this many of its next calls: it holds
+#: an otherwise idle loop for WRITE_WAIT once in that many and one, and a first call slow only because it was the
+#: first (imports, a database opened: 5.5 ms measured) is waited for again soon
 SLOW_WRITES = 20
 #: a read that overran :data:`LOOP_BUDGET` goes straight to a worker thread for this many of its next calls
 SLOW_CALLS = 1000

@@ -159,15 +159,17 @@ class SkillSite:
 
     async def execute_in_worker(self, name: str, raw_body: bytes, *, api_key: str | None, idempotency_key: str | None,
                                 session_id: str | None, request_id: str | None = None, lang: Lang = "en",
-                                checked: ApiKey | None = None) -> HttpReply:
+                                checked: ApiKey | None = None, alone: bool = False) -> HttpReply:
         """:meth:`execute` in one worker thread, awaited on the running event loop, for any call (a write): the
-        skill's handler runs in that same thread and the loop keeps its deadline (:func:`run_steps_in_worker`)."""
+        skill's handler runs in that same thread and the loop keeps its deadline (:func:`run_steps_in_worker`).
+        ``alone``: no other call is in progress on the loop (its thread may then wait for a write's worker)."""
         skill = self.skills.get(name)
+        writes = skill is not None and skill.meta.writes  # a name kept for a skill only: never one a caller made up
         return await run_steps_in_worker(self._steps(name, raw_body, api_key=api_key, idempotency_key=idempotency_key,
                                                      session_id=session_id, request_id=request_id, lang=lang,
                                                      checked=checked),
                                          check_every=skill.meta.timeout if skill is not None else 1.0,
-                                         name=f"{name}:write")
+                                         name=f"{name}:write" if writes else "", alone=alone and writes)
 
     #: the largest body a call on the event loop may have: parsing and checking it holds every other request
     LOOP_BODY = 64_000
