@@ -1080,13 +1080,14 @@ def _command(cmd: str, rest: list[str]) -> int:
         if "--quick" in rest:
             rest = [*(a for a in rest if a != "--quick"), "-q", *QUICK]
         elif not any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in rest):
-            # the whole suite on pytest-xdist's workers, twice the cores, at most four: the notebooks' kernels, the
-            # servers and the browsers leave a core idle a quarter of the time on two workers (CPU 703 s in 485 s on
-            # 2 cores). On 2 cores, the same quiet machine and code, one run after the other: three workers 480 s,
-            # four 461 s (the tests' CPU 744 s in a 437 s span). More were never measured: pass -n on a bigger
-            # machine. The slowest tests, each worker's and group's span and the files' CPU are printed at the end
-            # (tests/timeline.py), so that a CI log says where the run's time went
-            workers = min(2 * (os.cpu_count() or 1), 4)
+            # the whole suite on pytest-xdist's workers, one more than the cores, at most three: the notebooks'
+            # kernels, the servers and the browsers leave a core idle a quarter of the time on two workers (CPU
+            # 703 s in 485 s on 2 cores). Four on 2 cores were faster where the participants' environments were
+            # built already (461 s against 480 s, one run after the other) and slower in a fresh clone, which builds
+            # them during the run (CI: 539 s against 502-506 s; the tests' CPU 832 s against 757 s). More were never
+            # measured: pass -n on a bigger machine. The slowest tests, each worker's and group's span and the files'
+            # CPU are printed at the end (tests/timeline.py), so that a CI log says where the run's time went
+            workers = min((os.cpu_count() or 1) + 1, 3)
             rest = ["-n", str(workers), "--dist", "loadgroup", "--durations=25", *rest]
         # PYTHONDONTWRITEBYTECODE, where a machine sets it, is kept: with it, only setup's compile step can write the
         # environment's bytecode, which is what test_run's check of that step relies on (it costs each worker ~7 s of
