@@ -35,7 +35,7 @@ from ..errors import Problem, ToolError, ToolFailure, make_error
 from ..i18n import Lang
 from ..schema import compile_schema
 from ..store import result_json
-from ..timeouts import _LONGEST, Interrupted, WriteTimeout, _pool, can_interrupt, run_with_timeout, wait_in_worker
+from ..timeouts import _LONGEST, Interrupted, WriteTimeout, _pool, _settle, can_interrupt, run_with_timeout, wait_in_worker
 from .flat import flat_summary
 from .hints import fallback_hint as site_hint
 from .hints import skill_hint
@@ -154,12 +154,6 @@ async def run_steps_in_worker(steps: Steps[T], *, check_every: float, name: str 
     def carry() -> Any:  # in the worker
         start = time.monotonic()
         try:
-            return carry_them()
-        finally:
-            took.append(time.monotonic() - start)
-
-    def carry_them() -> Any:
-        try:
             step = next(steps)
             while True:
                 if step.limit is None:
@@ -191,6 +185,8 @@ async def run_steps_in_worker(steps: Steps[T], *, check_every: float, name: str 
                 step = steps.throw(error) if error is not None else steps.send(value)
         except StopIteration as done:
             return done.value
+        finally:
+            took.append(time.monotonic() - start)
 
     budget = min(WRITE_WAIT, check_every / 2)
     # poll() rounds a wait up to whole milliseconds: from one millisecond up it stays within twice the budget
@@ -263,11 +259,6 @@ async def _wait_for_worker(steps: Steps[T], fut: Future, watch: _Watch, check_ev
     except StopIteration as done:
         return done.value
     return await _go_on_async(steps, step)
-
-
-def _settle(waiter: asyncio.Future, finished: bool) -> None:
-    if not waiter.done():  # the first of the worker and the deadline decides; a cancelled wait stays cancelled
-        waiter.set_result(finished)
 
 
 #: how long a read's own code may hold the event loop: past it, the read is stopped and run again in a worker
