@@ -793,13 +793,34 @@ def _in_venv(py: Path, *args: str, timeout: float) -> tuple[int, str, str]:
     return child.returncode, out, err
 
 
+def model_address(base_url: str) -> tuple[str, bool]:
+    """``base_url`` as a learner may be shown it (no user:password, no query, nothing that looks like a key) and
+    whether a client can use it: http or https, a host, a port from 1 to 65535. The one reading of the address that
+    check --model shows and asks: read three ways before, a port out of range or an address without its scheme
+    ended the check in a traceback (urllib refuses both with a ValueError)."""
+    import re
+    import urllib.parse
+    text = base_url.strip()
+    try:
+        parts = urllib.parse.urlsplit(text)
+        port = parts.port  # a ValueError for a port out of range or not a number
+    except ValueError:
+        parts, port = None, None
+    if parts is not None and parts.scheme in ("http", "https") and parts.hostname and port != 0:
+        return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}", True
+    shown = re.sub(r"^([a-z]+://)?[^/@]*@", r"\1", text, flags=re.I).split("?", 1)[0].split("#", 1)[0]
+    if not shown or len(shown) > 80 or re.search(r"sk-|key|token|secret|[A-Za-z0-9_-]{24,}", shown, re.I):
+        shown = "?"  # a key pasted into the address's place, or something too long to be one: not printed
+    return shown, False
+
+
 def _model_answers(base_url: str, key: str | None) -> str | None:
     """None when an OpenAI-compatible server at ``base_url`` lists its models, else why not (no secret in it)."""
     import urllib.error
     import urllib.request
-    req = urllib.request.Request(base_url.rstrip("/") + "/models",
-                                 headers={"Authorization": f"Bearer {key}"} if key else {})
     try:
+        req = urllib.request.Request(base_url.rstrip("/") + "/models",
+                                     headers={"Authorization": f"Bearer {key}"} if key else {})
         with urllib.request.urlopen(req, timeout=10) as reply:
             return None if reply.status == 200 else f"HTTP {reply.status}"
     except urllib.error.HTTPError as exc:
@@ -824,10 +845,10 @@ def _model_speed(base_url: str, key: str | None, model: str = "") -> tuple[dict 
     body = {"model": model or os.environ.get("AGENTLAB_MODEL") or "local", "temperature": 0,
             "max_tokens": SPEED_TOKENS, "messages": [{"role": "user", "content": SPEED_PROMPT}]}
     headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
-    req = urllib.request.Request(base_url.rstrip("/") + "/chat/completions", data=json.dumps(body).encode(),
-                                 headers=headers, method="POST")
     t0 = time.perf_counter()
     try:
+        req = urllib.request.Request(base_url.rstrip("/") + "/chat/completions", data=json.dumps(body).encode(),
+                                     headers=headers, method="POST")
         with urllib.request.urlopen(req, timeout=300) as reply:
             tokens = int(json.loads(reply.read())["usage"]["completion_tokens"])
     except urllib.error.HTTPError as exc:
@@ -863,7 +884,9 @@ def gather(py: Path, *, model: bool = False, ports: tuple[int, ...] = CHECK_PORT
         base = os.environ.get("AGENTLAB_BASE_URL")
         if base:
             key = os.environ.get("AGENTLAB_API_KEY")
-            facts["model"] = {"url": base, "error": _model_answers(base, key)}
+            usable = model_address(base)[1]
+            facts["model"] = {"url": base, "error": _model_answers(base, key) if usable else "address",
+                              "address": usable}
             if facts["model"]["error"] is None:
                 facts["model"]["speed"], facts["model"]["error"] = _model_speed(base, key)
         else:
@@ -895,7 +918,6 @@ def _probe_model() -> int:
 
 def problems(facts: dict, venv_dir: Path = VENV) -> list[tuple[str, dict]]:
     """Each problem the facts show, as a catalogue key and its fields; none on a machine that is ready."""
-    import urllib.parse
     found: list[tuple[str, dict]] = []
     if tuple(facts["python"]) < (3, 11):
         found.append(("run.check.python", {"found": ".".join(map(str, facts["python"]))}))
@@ -929,10 +951,9 @@ def problems(facts: dict, venv_dir: Path = VENV) -> list[tuple[str, dict]]:
     model = facts.get("model")
     if model and model.get("error"):
         if model.get("url"):
-            parts = urllib.parse.urlsplit(model["url"])  # the address without any user:password or query in it
-            port = f":{parts.port}" if parts.port else ""
-            shown = f"{parts.scheme}://{parts.hostname}{port}{parts.path}" if parts.hostname else "?"
-            found.append(("run.check.model_url", {"url": shown, "error": model["error"]}))
+            shown, usable = model_address(model["url"])  # without any user:password or query in it
+            found.append(("run.check.model_url", {"url": shown, "error": model["error"]}) if usable
+                         else ("run.check.model_address", {"url": shown}))
         elif str(model["error"]).startswith("missing:"):
             found.append(("run.check.model_missing", {}))
         else:

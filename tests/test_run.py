@@ -196,6 +196,7 @@ INJECTED = {
     "run.check.font": {"probe__font": None},
     "run.check.notebook": {"notebooks": {"notebooks/15_skill_site.ipynb": "ModuleNotFoundError: No module named 'uvicorn'"}},
     "run.check.model_url": {"model": {"url": "http://user:secret@10.0.0.5:8080/v1?key=s3cr3t", "error": "HTTP 401"}},
+    "run.check.model_address": {"model": {"url": "http://user:secret@10.0.0.5:99999/v1", "error": "address"}},
     "run.check.model_missing": {"model": {"url": None, "error": "missing: xllamacpp"}},
     "run.check.model_local": {"model": {"url": None, "error": "TimeoutError"}},
 }
@@ -482,6 +483,38 @@ def test_check_model_prints_the_tokens_per_second_it_measured(monkeypatch, capsy
     assert 20 < speed <= 82, line  # 41 tokens in 0.5 s and a little more: never faster than the server answered
     assert "41" in line and ("tokens/s" in line if lang == "en" else "每秒" in line), line
     assert asked["max_tokens"] == run.SPEED_TOKENS and asked["temperature"] == 0
+
+
+@pytest.mark.parametrize("address, shown", [
+    ("not a url", "not a url"),  # urllib refused it while the request was made, outside its try: a traceback
+    ("http://127.0.0.1:99999/v1", "http://127.0.0.1:99999/v1"),  # the port read for the line raised instead
+    ("127.0.0.1:8080/v1", "127.0.0.1:8080/v1"),  # no scheme: was "the model server (?) does not answer"
+    ("http://127.0.0.1:0/v1", "http://127.0.0.1:0/v1"),
+    ("ftp://10.0.0.5/v1", "ftp://10.0.0.5/v1"),
+    ("https://user:s3cr3t@:8080/v1?key=s3cr3t", "https://:8080/v1"),  # no host; never its credentials
+    ("sk-proj-abcdefghijklmnopqrstuvwxyz012345", "?"),  # a key pasted where the address goes: never printed
+])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_check_model_says_an_address_it_cannot_use_in_a_line_never_a_traceback(monkeypatch, capsys, address, shown,
+                                                                             lang):
+    def in_venv(py, *args, timeout):
+        if args[0] == "_probe":
+            return 0, json.dumps(GOOD["probe"]), ""
+        return 0, '{"failed": {}, "cells": {}}' if args[0] == "_probe_notebooks" else "", ""
+    monkeypatch.setattr(run, "_in_venv", in_venv)
+    monkeypatch.setenv("AGENTLAB_BASE_URL", address)
+    monkeypatch.delenv("AGENTLAB_API_KEY", raising=False)
+    assert run.check(["--model", "--lang", lang], ports=(free_port(),)) == 1
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("✗ "))
+    assert line == "✗ " + run._say("run.check.model_address", lang, url=shown), out
+    assert "http://" in line and "65535" in line and "s3cr3t" not in out and "abcdefghij" not in out
+
+
+def test_a_usable_model_address_is_shown_without_its_credentials():
+    assert run.model_address("https://user:pw@models.example:8443/v1?key=x") == ("https://models.example:8443/v1", True)
+    assert run.model_address(" http://127.0.0.1:8080/v1 ") == ("http://127.0.0.1:8080/v1", True)
+    assert run.model_address("http://[::1]:8080/v1") == ("http://[::1]:8080/v1", True)
 
 
 def test_setup_repair_installs_again_what_the_stamps_say_is_there(tmp_path, monkeypatch, capsys):
