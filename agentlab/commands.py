@@ -351,8 +351,11 @@ def live_model(ns: argparse.Namespace, **local_options: Any) -> Iterator[LiveMod
     keys = ("AGENTLAB_BASE_URL", "OPENAI_BASE_URL", "AGENTLAB_API_KEY", "OPENAI_API_KEY")
     if ns.model == "openai" and not any(os.environ.get(v) for v in keys):  # else every call fails, the run scores nothing
         raise InputError("cli.openai_unset")
-    from .models.openai_model import OpenAIModel
+    from .models.openai_model import OpenAIModel, endpoint_problem
     if ns.model == "openai":
+        problem = endpoint_problem()  # nothing answering there: said now, not as a run of hand-overs that exits 0
+        if problem is not None:
+            raise InputError(problem[0], **problem[1])
         yield OpenAIModel
         return
     from .models.local import LocalServer, what_is_missing

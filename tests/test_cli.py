@@ -141,9 +141,46 @@ def test_eval_and_probe_take_their_live_model_from_one_helper(monkeypatch):
     with pytest.raises(InputError) as told, live_model(argparse.Namespace(model="openai")):
         pass
     assert told.value.key == "cli.openai_unset"
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-    with live_model(argparse.Namespace(model="openai")) as make:
-        assert callable(make)
+    import socket
+    with socket.create_server(("127.0.0.1", 0)) as listening:  # something accepts a connection there
+        monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{listening.getsockname()[1]}/v1")
+        with live_model(argparse.Namespace(model="openai")) as make:
+            assert callable(make)
+
+
+def _closed_port() -> int:
+    import socket
+    with socket.create_server(("127.0.0.1", 0)) as s:
+        return s.getsockname()[1]  # closed on the way out: nothing listens there now
+
+
+@pytest.mark.parametrize("command", ["eval", "probe"])
+@pytest.mark.parametrize("address, key, shown", [
+    ("not a url", "cli.model_address", "not a url"),
+    ("http://127.0.0.1:99999/v1", "cli.model_address", "http://127.0.0.1:99999/v1"),
+    ("127.0.0.1:8080/v1", "cli.model_address", "127.0.0.1:8080/v1"),
+    ("sk-proj-abcdefghijklmnopqrstuvwxyz0123", "cli.model_address", "?"),
+    ("http://user:s3cr3t@127.0.0.1:{closed}/v1?key=s3cr3t", "cli.model_unreachable", "http://127.0.0.1:{closed}/v1"),
+])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_model_endpoint_that_cannot_answer_is_refused_before_running(monkeypatch, capsys, tmp_path, command,
+                                                                      address, key, shown, lang):
+    """Against an endpoint that cannot answer, eval scored every case a hand-over and an unreadable error, and probe
+    a table of calls let through, each exiting 0: the model service is said to be at fault, and nothing runs."""
+    from agentlab.cli import main
+    from agentlab.i18n import t
+    closed = _closed_port()
+    address, shown = address.replace("{closed}", str(closed)), shown.replace("{closed}", str(closed))
+    monkeypatch.setenv("AGENTLAB_BASE_URL", address)
+    monkeypatch.setenv("AGENTLAB_API_KEY", "sk-test-not-shown")
+    args = (["eval", "--suite", str(ROOT / "data" / "aftersales_cases.jsonl")] if command == "eval"
+            else ["probe", "--tools", str(ROOT / "data" / "aftersales_tools.json")])
+    code = main([*args, "--model", "openai", "--out", str(tmp_path / "out"), "--lang", lang])
+    out, err = capsys.readouterr()
+    fields = {"url": shown, "seconds": "5"} if key == "cli.model_unreachable" else {"url": shown}
+    assert code == 2 and t(key, lang, **fields) in err, err
+    assert "Traceback" not in err + out and "s3cr3t" not in err + out and "abcdefghij" not in err + out
+    assert not list(tmp_path.rglob("*.json*"))  # nothing run, nothing written (the folder may be made first)
 
 
 def test_json_nested_past_the_parsers_depth_is_one_line_not_a_traceback(tmp_path, capsys):

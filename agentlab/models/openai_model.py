@@ -45,7 +45,8 @@ from ..retry import RetryPolicy
 from ..schema import transform
 from .interface import ModelCall, ModelError, Reply, ToolCall, ToolChoice, Usage, content_text
 
-__all__ = ["OpenAIModel", "classify", "clean_messages", "strict_spec", "to_reply"]
+__all__ = ["DEFAULT_BASE_URL", "OpenAIModel", "classify", "clean_messages", "endpoint_problem", "strict_spec",
+           "to_reply"]
 
 MAX_REPLY_BYTES = 8 * 2**20  # a chat completion is kilobytes; megabytes are a bomb or a mistake
 
@@ -115,6 +116,43 @@ def _retry_after(exc: Any) -> float | None:
 
 _TLS: dict[tuple[str | None, str | None], Any] = {}
 _TLS_LOCK = threading.Lock()
+
+
+#: where the ``openai`` client sends its requests when no base URL is set
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+def endpoint_problem(base_url: str | None = None, *, timeout: float = 5.0) -> tuple[str, dict[str, Any]] | None:
+    """None when something accepts a connection at the model's address (``base_url``, else the environment's, else
+    OpenAI's), else one line's catalogue key and fields: ``cli.model_address`` for an address a client cannot use
+    (no http:// or https://, no host, a port out of range), ``cli.model_unreachable`` for one where nothing answers.
+
+    Why before a run: against an endpoint that cannot answer, every case failed in the model call, was counted a
+    hand-over and an unreadable error, and the command exited 0 with a table that blamed the guards. The address is
+    shown without credentials, query or anything that looks like a key."""
+    import socket
+    import urllib.parse
+
+    from ..redaction import redact_secrets
+    url = (base_url or os.environ.get("AGENTLAB_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+           or DEFAULT_BASE_URL).strip()
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:  # a port out of range or not a number
+        parts, port = None, 0
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or not 0 < port < 65536:
+        shown = re.sub(r"^([a-z]+://)?[^/@]*@", r"\1", url, flags=re.I).split("?", 1)[0].split("#", 1)[0]
+        if not shown or len(shown) > 80 or redact_secrets(shown) != shown \
+                or re.search(r"sk-|key|token|secret|[A-Za-z0-9_-]{24,}", shown, re.I):
+            shown = "?"  # a key pasted where the address goes, or too long to be one: not printed
+        return "cli.model_address", {"url": shown}
+    shown = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
+    try:
+        socket.create_connection((parts.hostname, port), timeout=timeout).close()
+    except OSError:  # refused, no such host, no route, no answer in time
+        return "cli.model_unreachable", {"url": shown, "seconds": f"{timeout:g}"}
+    return None
 
 
 def _tls_context(client_class: type) -> Any:
