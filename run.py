@@ -588,7 +588,8 @@ def site(py: Path, opts: dict[str, object], lang: str = "en") -> int:
             s.bind((host, 0))
             port = s.getsockname()[1]
         print(_say("run.site.port_moved", lang, port=port), flush=True)
-    site_cli = [str(py), "-m", "agentlab", "site", "--data", str(data)]
+    # every line the package's command says, the demo key's included, in the reader's language
+    site_cli = [str(py), "-m", "agentlab", "site", "--data", str(data), "--lang", lang]
     listed = subprocess.run([str(py), "-c", "import sys; from agentlab.site.keys import KeyStore; "
                              "print(any(k.name == 'demo' for k in KeyStore(sys.argv[1]).all()))", str(data / "keys.db")],
                             cwd=ROOT, capture_output=True, text=True, check=False) if (data / "keys.db").exists() else None
@@ -614,8 +615,7 @@ def site(py: Path, opts: dict[str, object], lang: str = "en") -> int:
                   flush=True)
     import signal
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stopped from outside: stop the server too (finally)
-    # its own lines in the reader's language too ("serving 20 skills ..." stayed English under --lang zh)
-    server = subprocess.Popen([*site_cli, "--host", host, "--port", str(port), "--lang", lang], cwd=ROOT)
+    server = subprocess.Popen([*site_cli, "--host", host, "--port", str(port)], cwd=ROOT)
     url = f"http://{host}:{port}/"
     try:
         deadline = time.monotonic() + 60

@@ -133,6 +133,9 @@ def _site(ns: argparse.Namespace) -> int:
             raise InputError("input.quota", got=ns.quota) from None
     if not (math.isfinite(ns.lease_grace) and ns.lease_grace >= 0):
         raise InputError("site.bad_lease_grace", got=ns.lease_grace)
+    # the data folder made and written to first: one that cannot be was said as "the skills could not be loaded",
+    # with Python's English words and the folder's path in the detail
+    _writable_dir(data, "--data")
     try:
         site = SkillSite(data, skills_dirs=ns.skills, store=ns.store, lease_grace=ns.lease_grace,
                          volatile_store=ns.volatile_store)

@@ -105,3 +105,29 @@ def test_no_browser_asked_for_is_said_as_asked_for(tmp_path):
         assert "--no-browser" in out.splitlines()[-1] and "no display" not in out.splitlines()[-1], out
     finally:
         stop(proc)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_data_folder_that_cannot_be_made_is_said_in_the_readers_language_as_a_data_folder(tmp_path, lang):
+    """``run.py site --lang zh --data X`` where X cannot be made: the package's command that makes the demo key ran
+    without ``--lang`` (an English line under a Chinese command) and blamed the skills, with Python's own words."""
+    from agentlab.i18n import os_reason, said, t
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    data = blocker / "site"
+    proc, lines = start(data, free_port(), "--lang", lang, "--no-browser")
+    try:
+        code = proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            stop(proc)
+    seen = []
+    while True:  # what its reader thread still has to hand over once the process ended
+        try:
+            seen.append(lines.get(timeout=1))
+        except queue.Empty:
+            break
+    out = "".join(seen)
+    reason = said(os_reason(NotADirectoryError(20, "Not a directory")), lang)
+    assert code == 2 and t("cli.out_unwritable", lang, path=str(data), reason=reason, option="--data") in out, out
+    assert "skills" not in out and "技能" not in out and ("Error" not in out if lang == "zh" else True), out
