@@ -1042,12 +1042,28 @@ def become(cmd: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> i
     return 1  # not reached: exec replaces this process
 
 
+def _half_width(argv: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The full-width marks a Chinese keyboard types in options read as half-width ones (agentlab.cmdline.half_width,
+    which needs the standard library alone), and what was read so; ``argv`` as it is where the package cannot be read."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from agentlab.cmdline import half_width
+    except Exception:  # noqa: BLE001 - not readable by this Python: the options as typed
+        return argv, []
+    return half_width(argv)
+
+
 def main(argv: list[str]) -> int:
-    cmd, rest = (argv[0], argv[1:]) if argv else ("help", [])
     refusal = too_old()
     if refusal:  # said before anything is tried: the version found, the one needed and how to get it
         print(refusal, file=sys.stderr)
         return 2
+    argv, read = _half_width(argv)
+    for typed, now in read:
+        print(_say("cli.read_half_width", reader_lang(argv), typed=typed, read=now), file=sys.stderr)
+    if argv and argv[0].startswith("--lang"):  # options before any command: the usage, in the language asked for
+        argv = ["help", *argv]
+    cmd, rest = (argv[0], argv[1:]) if argv else ("help", [])
     try:
         return _command(cmd, rest)
     except Refused as refused:  # an option mistyped: said in one line, nothing installed or started
@@ -1097,6 +1113,9 @@ def _command(cmd: str, rest: list[str]) -> int:
     if cmd == "_probe_model":
         return _probe_model()
     if cmd == "test":
+        # the reader's language is run.py's, never pytest's (which refused it: "unrecognized arguments: --lang")
+        rest = [a for i, a in enumerate(rest) if not (a.startswith("--lang=") or a == "--lang"
+                                                      or (i and rest[i - 1] == "--lang"))]
         py = setup("requirements-dev.txt")
         if "--quick" in rest:
             rest = [*(a for a in rest if a != "--quick"), "-q", *QUICK]

@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from .cmdline import Parser, parse
+from .cmdline import Parser, half_width, parse, reader_lang
 from .commands import EXTRA as _EXTRA
 from .commands import emit, load_registry
 from .i18n import LANGS, Lang, colon, joined, label, pad, t
@@ -94,7 +94,9 @@ def said_safely(message: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv, read = half_width(list(sys.argv[1:] if argv is None else argv))
+    for typed, now in read:  # said, in the reader's language, before anything is read of them
+        print(t("cli.read_half_width", reader_lang(argv), typed=typed, read=now), file=sys.stderr)
     ns, code, lang = parse(build_parser, argv)
     if ns is None:
         return code

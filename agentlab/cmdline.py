@@ -20,7 +20,8 @@ from typing import Any, NoReturn
 
 from .i18n import Lang, colon, columns, joined, t
 
-__all__ = ["Formatter", "Parser", "argparse_says", "count", "parse", "reader_lang", "say_help", "speak"]
+__all__ = ["Formatter", "Parser", "argparse_says", "count", "half_width", "parse", "reader_lang", "say_help",
+           "speak"]
 
 
 class Formatter(argparse.HelpFormatter):
@@ -230,6 +231,46 @@ def say_help(parser: argparse.ArgumentParser, lang: Lang) -> None:
                 choice.help = said.get(choice.help or "", choice.help)
             for sub in dict.fromkeys(action.choices.values()):
                 say_help(sub, lang)
+
+
+#: what a Chinese keyboard types for an option's two dashes (an autocorrected em dash, or full-width ones)
+_DASHES = ("——", "－－", "—", "––", "–")
+
+
+def half_width(argv: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """``argv`` with the full-width marks a Chinese keyboard types in options read as the half-width ones, and what
+    was read so (``(typed, read)`` pairs, for one line saying it). ``——lang``, ``—lang`` and ``－－lang`` are
+    ``--lang``; ``--lang＝zh`` is ``--lang=zh``; an ideographic space (U+3000) parts words as a plain one does; a
+    language given as ``ｚｈ`` or ``ZH`` is ``zh``. Only options and the language are read so: an operand (a file's
+    name, a note in Chinese) is left as typed, and nothing after ``--``. Before, each of these was refused in
+    English ("unrecognized arguments", "not a command"), whatever language was asked for."""
+    import re
+    import unicodedata
+    out: list[str] = []
+    read: list[tuple[str, str]] = []
+    lang_next = False
+    for i, typed in enumerate(argv):
+        if typed == "--":
+            out += argv[i:]
+            break
+        now = []
+        for piece in [p for p in typed.split("\u3000") if p] or [typed]:
+            dash = next((d for d in _DASHES if piece.startswith(d)), None)
+            if dash is not None and re.match(r"[A-Za-zＡ-Ｚａ-ｚ]", piece[len(dash):]):  # an option's name
+                piece = "--" + piece[len(dash):]
+            if piece.startswith("--"):
+                name, eq, value = piece.replace("＝", "=", 1).partition("=")
+                name = unicodedata.normalize("NFKC", name)
+                if name == "--lang":
+                    value = unicodedata.normalize("NFKC", value).strip().lower()
+                piece, lang_next = name + eq + value, name == "--lang" and not eq
+            elif lang_next:
+                piece, lang_next = unicodedata.normalize("NFKC", piece).strip().lower(), False
+            now.append(piece)
+        if now != [typed]:
+            read.append((typed, " ".join(now)))
+        out += now
+    return out, read
 
 
 def parse(build: Callable[[Lang], argparse.ArgumentParser],

@@ -108,3 +108,37 @@ def test_run_py_local_names_itself_in_its_usage(capsys):
     assert capsys.readouterr().out.startswith("usage: python run.py local ")
     assert check_usage(["local", "--bogus"], "python run.py") == 2
     assert "see python run.py local --help" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("typed, read, said", [
+    (["demo", "——lang", "zh"], ["demo", "--lang", "zh"], [("——lang", "--lang")]),  # "--" autocorrected, twice
+    (["demo", "—lang", "zh"], ["demo", "--lang", "zh"], [("—lang", "--lang")]),
+    (["demo", "－－lang", "zh"], ["demo", "--lang", "zh"], [("－－lang", "--lang")]),  # full-width hyphens
+    (["demo", "--lang＝zh"], ["demo", "--lang=zh"], [("--lang＝zh", "--lang=zh")]),
+    (["demo", "--lang", "ｚｈ"], ["demo", "--lang", "zh"], [("ｚｈ", "zh")]),
+    (["demo", "--lang", "ZH"], ["demo", "--lang", "zh"], [("ZH", "zh")]),
+    (["demo　--lang", "zh"], ["demo", "--lang", "zh"], [("demo　--lang", "demo --lang")]),  # an ideographic space
+    (["demo", "——ｌａｎｇ＝ＺＨ"], ["demo", "--lang=zh"], [("——ｌａｎｇ＝ＺＨ", "--lang=zh")]),
+])
+def test_options_typed_with_full_width_marks_are_read_as_half_width(typed, read, said):
+    assert cmdline.half_width(typed) == (read, said)
+
+
+@pytest.mark.parametrize("operands", [["--name", "张三"], ["note", "——这是中文"], ["--", "——lang"], ["--data", "./数据"]])
+def test_operands_and_what_follows_two_dashes_are_left_as_typed(operands):
+    assert cmdline.half_width(operands) == (operands, [])
+
+
+@pytest.mark.parametrize("typed", [["demo", "——lang", "zh", "--scenario", "nope"],
+                                   ["demo", "--lang＝ｚｈ", "--scenario", "nope"],
+                                   ["demo　——lang", "zh", "--scenario", "nope"]])
+def test_the_package_reads_a_chinese_keyboards_options_and_answers_in_chinese(capsys, monkeypatch, typed):
+    """``python -m agentlab demo ——lang zh`` was argparse's English "unrecognized arguments": the language asked for
+    was never seen. Now the options are read, said once, and the real mistake (a scenario that does not exist) is
+    said in Chinese."""
+    from agentlab.cli import main
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.delenv("AGENTLAB_LANG", raising=False)
+    assert main(typed) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("（已把 ") and "无效的取值" in err and "unrecognized" not in err, err

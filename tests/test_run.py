@@ -843,3 +843,30 @@ def test_app_refuses_a_template_voila_does_not_have_before_starting_it(monkeypat
     started = []
     monkeypatch.setattr(run, "become", lambda command, **k: started.append(command) or 0)
     assert run.main(["app", "--template=lab"]) == 0 and started  # one it has starts
+
+
+@pytest.mark.parametrize("typed, words", [
+    (["check", "——lang", "zh", "--qiuck"], "没有 --qiuck 这个选项"),  # the real mistake, in the language asked for
+    (["check　--lang", "zh", "--qiuck"], "没有 --qiuck 这个选项"),
+    (["site", "--lang＝ｚｈ", "--port", "99999"], "99999"),
+    (["--lang", "zh"], "python run.py 命令"),  # no command: the usage, in Chinese ("--lang" is not a command)
+])
+def test_run_py_reads_a_chinese_keyboards_options_and_answers_in_chinese(capsys, monkeypatch, typed, words):
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.delenv("AGENTLAB_LANG", raising=False)
+    monkeypatch.setattr(run, "setup", lambda *a, **k: (_ for _ in ()).throw(AssertionError("nothing installed")))
+    code = run.main(typed)
+    out, err = capsys.readouterr()
+    assert words in out + err and "is not a command" not in err and "there is no option" not in err, out + err
+    assert code == (0 if typed[0] == "--lang" else 2)
+
+
+def test_run_py_test_keeps_the_readers_language_to_itself(monkeypatch):
+    """``python run.py test --quick --lang zh`` handed --lang to pytest, which stopped: "unrecognized arguments"."""
+    ran = []
+    monkeypatch.setattr(run, "setup", lambda requirements: Path(sys.executable))
+    monkeypatch.setattr(run, "become", lambda cmd, **kw: ran.append(cmd) or 0)
+    monkeypatch.setattr(run.subprocess, "call", lambda cmd, **kw: ran.append(cmd) or 0)
+    run.main(["test", "--quick", "--lang", "zh"])
+    run.main(["test", "--lang=zh", "tests/test_run.py"])
+    assert ran and all("--lang" not in " ".join(map(str, cmd)) and "zh" not in cmd for cmd in ran), ran
