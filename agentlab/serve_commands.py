@@ -166,7 +166,12 @@ def _site(ns: argparse.Namespace) -> int:
     # bounded before anything runs (site/serving.py): headers due within seconds, a share of connections per
     # source, requests in progress (not idle connections) bounded
     from .site.serving import server_config
-    uvicorn.Server(server_config(create_app(site, mcp_hosts=ns.mcp_host), host=ns.host, port=ns.port)).run()
+    try:
+        uvicorn.Server(server_config(create_app(site, mcp_hosts=ns.mcp_host), host=ns.host, port=ns.port)).run()
+    except KeyboardInterrupt:  # raised again once uvicorn has shut down: Ctrl-C is how a site is stopped
+        pass
+    # said as the stop it is, where it was "did not finish; run it again when you are ready"
+    print(t("site.stopped", ns.lang, data=data), file=sys.stderr, flush=True)
     return 0
 
 

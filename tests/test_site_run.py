@@ -131,3 +131,32 @@ def test_a_data_folder_that_cannot_be_made_is_said_in_the_readers_language_as_a_
     reason = said(os_reason(NotADirectoryError(20, "Not a directory")), lang)
     assert code == 2 and t("cli.out_unwritable", lang, path=str(data), reason=reason, option="--data") in out, out
     assert "skills" not in out and "技能" not in out and ("Error" not in out if lang == "zh" else True), out
+
+
+@pytest.mark.parametrize("lang, stopped, not_said", [("zh", "技能站已停止（Ctrl-C）", "没有做完"),
+                                                    ("en", "the site stopped (Ctrl-C)", "did not finish")])
+def test_ctrl_c_stops_the_site_and_says_so_as_a_stop(tmp_path, lang, stopped, not_said):
+    """Ctrl-C is how a site is stopped (the README says so): it was said as a command that 'did not finish', to be
+    run again. And the page's address is printed in the reader's language (?lang=zh), as run.py prints it."""
+    import signal
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "agentlab", "site", "--data", str(tmp_path / "data"), "--port",
+                             str(port), "--lang", lang], cwd=ROOT, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() else ""
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in its terminal does: the whole foreground group
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            stop(proc)
+    assert proc.returncode == 0 and stopped in err and not_said not in err and "Traceback" not in err, err
+    assert (f"http://127.0.0.1:{port}/?lang=zh" in err) == (lang == "zh"), err
