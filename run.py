@@ -448,6 +448,11 @@ OWN_OPTIONS: dict[str, dict[str, str]] = {
 PASSED_ON: dict[str, dict[str, str]] = {"lab": {"--lang": "lang", "--port": "port"},
                                         "app": {"--lang": "lang", "--port": "port"},
                                         "bench": {"--lang": "lang"}}
+#: the handed-on options the README names for lab and app: one typed a letter or two off (--prot, --no-browswer) is
+#: refused here, where Jupyter or Voila took it for an option of its own (an English warning, the default port) or
+#: printed its whole English usage
+NAMED_FOR: dict[str, tuple[str, ...]] = {"lab": ("--lang", "--port", "--no-browser"),
+                                         "app": ("--lang", "--port", "--no-browser")}
 
 
 def options(command: str, rest: Sequence[str], lang: str) -> tuple[dict[str, object], list[str]]:
@@ -468,6 +473,12 @@ def options(command: str, rest: Sequence[str], lang: str) -> tuple[dict[str, obj
             if own:
                 raise Refused(_say("run.bad_option", lang, command=command, option=name,
                                    options=_listed(list(spec), lang)))
+            named = NAMED_FOR.get(command, ())
+            if arg.startswith("--") and name not in named:
+                import difflib
+                near = difflib.get_close_matches(name, named, n=1, cutoff=0.8)
+                if near:
+                    raise Refused(_say("run.near_option", lang, command=command, option=name, near=near[0]))
             left.append(arg)
             i += 1
             continue

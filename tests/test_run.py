@@ -870,3 +870,23 @@ def test_run_py_test_keeps_the_readers_language_to_itself(monkeypatch):
     run.main(["test", "--quick", "--lang", "zh"])
     run.main(["test", "--lang=zh", "tests/test_run.py"])
     assert ran and all("--lang" not in " ".join(map(str, cmd)) and "zh" not in cmd for cmd in ran), ran
+
+
+@pytest.mark.parametrize("typed, near", [(["lab", "--lang", "zh", "--prot", "8890"], "--port"),
+                                         (["app", "--lang", "zh", "--no-browswer"], "--no-browser"),
+                                         (["lab", "--lang", "zh", "--lnag", "en"], "--lang")])
+def test_a_handed_on_option_typed_a_letter_off_is_refused_before_anything_starts(capsys, monkeypatch, typed, near):
+    """Jupyter took --prot for an option of its own (an English warning, then the default port) and Voila printed
+    its whole English usage for --no-browswer: said here, in the reader's words, before anything is installed."""
+    monkeypatch.setattr(run, "setup", lambda *a, **k: (_ for _ in ()).throw(AssertionError("nothing installed")))
+    assert run.main(typed) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == run._say("run.near_option", "zh", command=typed[0], option=typed[3], near=near), err
+
+
+@pytest.mark.parametrize("typed", [["lab", "--port-retries", "3"], ["lab", "--ip", "0.0.0.0"],
+                                   ["lab", "--ServerApp.port=9"], ["app", "--template=lab"], ["lab", "--debug"]])
+def test_the_other_programs_own_options_are_still_handed_on(monkeypatch, typed):
+    monkeypatch.setattr(run, "setup", lambda *a, **k: (_ for _ in ()).throw(SystemExit(0)))  # past the options
+    with pytest.raises(SystemExit):
+        run.main(typed)
