@@ -1096,7 +1096,9 @@ def _command(cmd: str, rest: list[str]) -> int:
         print(_say("run.usage", lang))
         return 0
     asks_help = "-h" in rest or "--help" in rest
-    if asks_help and cmd in (*OWN_OPTIONS, "bench", "size", "notebooks"):  # run.py's own usage line, nothing run
+    # run.py's own usage line, nothing run; lab and app too, in the reader's language (JupyterLab's and Voila's own
+    # help is English, pages of it: the line says where it is)
+    if asks_help and cmd in (*OWN_OPTIONS, "bench", "size", "notebooks", "lab", "app"):
         print(_say(f"run.{cmd}.usage", lang))  # (bench handed --help to every benchmark: four ran in full)
         return 0
     if cmd == "lab":

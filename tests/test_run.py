@@ -819,7 +819,7 @@ def test_run_py_reads_the_readers_language_as_the_package_does(monkeypatch, argv
     assert run.reader_lang(argv) == reader_lang(argv)
 
 
-@pytest.mark.parametrize("command", ["bench", "size", "notebooks", "site", "check"])
+@pytest.mark.parametrize("command", ["bench", "size", "notebooks", "site", "check", "lab", "app"])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_help_of_a_command_is_its_own_usage_and_runs_nothing(monkeypatch, capsys, command, lang):
     """run.py bench --help handed --help to every benchmark, and four of them ran in full."""
