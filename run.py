@@ -453,6 +453,8 @@ PASSED_ON: dict[str, dict[str, str]] = {"lab": {"--lang": "lang", "--port": "por
 #: printed its whole English usage
 NAMED_FOR: dict[str, tuple[str, ...]] = {"lab": ("--lang", "--port", "--no-browser"),
                                          "app": ("--lang", "--port", "--no-browser")}
+#: the programs' own options as near one of those as a typo is (of JupyterLab's and Voila's 46 aliases and flags)
+THEIRS_NEAR = ("--browser",)
 
 
 def options(command: str, rest: Sequence[str], lang: str) -> tuple[dict[str, object], list[str]]:
@@ -474,7 +476,7 @@ def options(command: str, rest: Sequence[str], lang: str) -> tuple[dict[str, obj
                 raise Refused(_say("run.bad_option", lang, command=command, option=name,
                                    options=_listed(list(spec), lang)))
             named = NAMED_FOR.get(command, ())
-            if arg.startswith("--") and name not in named:
+            if arg.startswith("--") and name not in named and name not in THEIRS_NEAR:
                 import difflib
                 near = difflib.get_close_matches(name, named, n=1, cutoff=0.8)
                 if near:

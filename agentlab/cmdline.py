@@ -248,11 +248,15 @@ def half_width(argv: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
     import unicodedata
     out: list[str] = []
     read: list[tuple[str, str]] = []
-    lang_next = False
+    lang_next = secret_next = False
     for i, typed in enumerate(argv):
         if typed == "--":
             out += argv[i:]
             break
+        if secret_next:  # a password or a key, as typed: never changed, never said back in a line
+            out.append(typed)
+            secret_next = False
+            continue
         now = []
         for piece in [p for p in typed.split("\u3000") if p] or [typed]:
             dash = next((d for d in _DASHES if piece.startswith(d)), None)
@@ -264,6 +268,7 @@ def half_width(argv: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
                 if name == "--lang":
                     value = unicodedata.normalize("NFKC", value).strip().lower()
                 piece, lang_next = name + eq + value, name == "--lang" and not eq
+                secret_next = not eq and re.search(r"pass|secret|token|key", name, re.I) is not None
             elif lang_next:
                 piece, lang_next = unicodedata.normalize("NFKC", piece).strip().lower(), False
             now.append(piece)

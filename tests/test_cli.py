@@ -455,3 +455,24 @@ def test_ctrl_c_is_said_in_a_line_in_the_readers_language(monkeypatch, capsys, l
     assert cli.main(["lint", "--lang", lang, "tools.json"]) == 130
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err
+
+
+def test_the_endpoint_is_tried_through_the_proxy_the_client_would_use(monkeypatch):
+    """Behind a proxy (HTTPS_PROXY...), the client never connects to the model's host itself: a machine that reaches
+    the model only through the proxy was refused for a direct connection it never makes."""
+    import socket
+
+    from agentlab.models.openai_model import endpoint_problem
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy",
+                "no_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    closed = _closed_port()
+    monkeypatch.setenv("AGENTLAB_BASE_URL", f"http://127.0.0.1:{closed}/v1")
+    assert endpoint_problem(timeout=2)[0] == "cli.model_unreachable"
+    with socket.create_server(("127.0.0.1", 0)) as proxy:
+        monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{proxy.getsockname()[1]}")
+        assert endpoint_problem(timeout=2) is None  # the proxy answers: the client's way there is open
+        monkeypatch.setenv("no_proxy", "127.0.0.1")
+        assert endpoint_problem(timeout=2)[0] == "cli.model_unreachable"  # not through the proxy: tried directly
+    monkeypatch.delenv("no_proxy")
+    assert endpoint_problem(timeout=2)[0] == "cli.model_unreachable"  # the proxy itself gone: nothing answers

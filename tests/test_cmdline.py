@@ -124,7 +124,8 @@ def test_options_typed_with_full_width_marks_are_read_as_half_width(typed, read,
     assert cmdline.half_width(typed) == (read, said)
 
 
-@pytest.mark.parametrize("operands", [["--name", "张三"], ["note", "——这是中文"], ["--", "——lang"], ["--data", "./数据"]])
+@pytest.mark.parametrize("operands", [["--name", "张三"], ["note", "——这是中文"], ["--", "——lang"], ["--data", "./数据"],
+                                      ["--admin-password", "——Secret1"], ["--api-key", "ＡＢＣ"]])  # never said back
 def test_operands_and_what_follows_two_dashes_are_left_as_typed(operands):
     assert cmdline.half_width(operands) == (operands, [])
 

@@ -884,7 +884,7 @@ def test_a_handed_on_option_typed_a_letter_off_is_refused_before_anything_starts
     assert err.strip() == run._say("run.near_option", "zh", command=typed[0], option=typed[3], near=near), err
 
 
-@pytest.mark.parametrize("typed", [["lab", "--port-retries", "3"], ["lab", "--ip", "0.0.0.0"],
+@pytest.mark.parametrize("typed", [["lab", "--port-retries", "3"], ["lab", "--ip", "0.0.0.0"], ["lab", "--browser=firefox"],
                                    ["lab", "--ServerApp.port=9"], ["app", "--template=lab"], ["lab", "--debug"]])
 def test_the_other_programs_own_options_are_still_handed_on(monkeypatch, typed):
     monkeypatch.setattr(run, "setup", lambda *a, **k: (_ for _ in ()).throw(SystemExit(0)))  # past the options

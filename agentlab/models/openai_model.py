@@ -148,8 +148,19 @@ def endpoint_problem(base_url: str | None = None, *, timeout: float = 5.0) -> tu
             shown = "?"  # a key pasted where the address goes, or too long to be one: not printed
         return "cli.model_address", {"url": shown}
     shown = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
+    host: str = parts.hostname
+    # the client goes through the proxy the environment names (HTTPS_PROXY...): a machine that reaches the model only
+    # through it must not be refused for the direct connection it never makes
+    import urllib.request
+    proxy = urllib.request.getproxies().get(parts.scheme) or urllib.request.getproxies().get("all")
+    if proxy and not urllib.request.proxy_bypass(host):
+        try:
+            via = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+            host, port = via.hostname or "", via.port or (443 if via.scheme == "https" else 80)
+        except ValueError:
+            return None  # a proxy setting the client will say is wrong, in its own words
     try:
-        socket.create_connection((parts.hostname, port), timeout=timeout).close()
+        socket.create_connection((host, port), timeout=timeout).close()
     except OSError:  # refused, no such host, no route, no answer in time
         return "cli.model_unreachable", {"url": shown, "seconds": f"{timeout:g}"}
     return None
