@@ -455,6 +455,10 @@ NAMED_FOR: dict[str, tuple[str, ...]] = {"lab": ("--lang", "--port", "--no-brows
                                          "app": ("--lang", "--port", "--no-browser")}
 #: the programs' own options as near one of those as a typo is (of JupyterLab's and Voila's 46 aliases and flags)
 THEIRS_NEAR = ("--browser",)
+#: every option run.py itself names: the only ones read again when typed with full-width marks (main)
+RUN_OPTIONS = frozenset({*(o for spec in (*OWN_OPTIONS.values(), *PASSED_ON.values()) for o in spec),
+                         *(o for names in NAMED_FOR.values() for o in names),
+                         "--help", "--quick", "--record", "--check", "--repair", "--prefix"})
 
 
 def options(command: str, rest: Sequence[str], lang: str) -> tuple[dict[str, object], list[str]]:
@@ -819,16 +823,20 @@ def model_address(base_url: str) -> tuple[str, bool]:
         port = parts.port  # a ValueError for a port out of range or not a number
     except ValueError:
         parts, port = None, None
+    keyish = r"sk-|key|token|secret|[A-Za-z0-9_-]{24,}"
     if parts is not None and parts.scheme in ("http", "https") and parts.hostname and port != 0:
-        return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}", True
-    shown = re.sub(r"^([a-z]+://)?[^/@]*@", r"\1", text, flags=re.I).split("?", 1)[0].split("#", 1)[0]
-    if not shown or len(shown) > 80 or re.search(r"sk-|key|token|secret|[A-Za-z0-9_-]{24,}", shown, re.I):
+        where = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+        return (where if re.search(keyish, parts.path, re.I) else where + parts.path), True  # a key in the path: not
+    # everything up to the last @ is a user and a password, a "/" in the password too
+    shown = re.sub(r"^([a-z][a-z0-9+.-]*://)?.*@", r"\1", text, flags=re.I).split("?", 1)[0].split("#", 1)[0]
+    if not shown or len(shown) > 80 or re.search(keyish, shown, re.I):
         shown = "?"  # a key pasted into the address's place, or something too long to be one: not printed
     return shown, False
 
 
 def _model_answers(base_url: str, key: str | None) -> str | None:
     """None when an OpenAI-compatible server at ``base_url`` lists its models, else why not (no secret in it)."""
+    import http.client
     import urllib.error
     import urllib.request
     try:
@@ -838,7 +846,7 @@ def _model_answers(base_url: str, key: str | None) -> str | None:
             return None if reply.status == 200 else f"HTTP {reply.status}"
     except urllib.error.HTTPError as exc:
         return f"HTTP {exc.code}"
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, http.client.HTTPException) as exc:  # InvalidURL: a space or a control character
         return type(exc).__name__
 
 
@@ -851,6 +859,7 @@ def _model_speed(base_url: str, key: str | None, model: str = "") -> tuple[dict 
     """One answer of at most :data:`SPEED_TOKENS` tokens timed: ``{"tokens", "seconds", "speed"}`` (tokens/s, wall
     time, the prompt included) and None; or None and why not (no secret in it). Standard library only: the check
     runs before anything is installed."""
+    import http.client
     import json
     import time
     import urllib.error
@@ -866,7 +875,7 @@ def _model_speed(base_url: str, key: str | None, model: str = "") -> tuple[dict 
             tokens = int(json.loads(reply.read())["usage"]["completion_tokens"])
     except urllib.error.HTTPError as exc:
         return None, f"HTTP {exc.code}"
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, http.client.HTTPException) as exc:
         return None, type(exc).__name__
     seconds = max(time.perf_counter() - t0, 1e-6)
     return {"tokens": tokens, "seconds": round(seconds, 3), "speed": round(tokens / seconds, 2)}, None
@@ -897,6 +906,7 @@ def gather(py: Path, *, model: bool = False, ports: tuple[int, ...] = CHECK_PORT
         base = os.environ.get("AGENTLAB_BASE_URL")
         if base:
             key = os.environ.get("AGENTLAB_API_KEY")
+            base = base.strip()  # a space or a newline pasted after it: the request itself refused it (InvalidURL)
             usable = model_address(base)[1]
             facts["model"] = {"url": base, "error": _model_answers(base, key) if usable else "address",
                               "address": usable}
@@ -1056,14 +1066,16 @@ def become(cmd: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> i
 
 
 def _half_width(argv: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
-    """The full-width marks a Chinese keyboard types in options read as half-width ones (agentlab.cmdline.half_width,
-    which needs the standard library alone), and what was read so; ``argv`` as it is where the package cannot be read."""
+    """run.py's own options typed with a Chinese keyboard's full-width marks, read as half-width ones
+    (agentlab.cmdline.half_width, which needs the standard library alone), and what was read so; only the options
+    run.py names (RUN_OPTIONS): a value, an operand or another program's option is handed on as typed. ``argv`` as it
+    is where the package cannot be read."""
     sys.path.insert(0, str(ROOT))
     try:
         from agentlab.cmdline import half_width
     except Exception:  # noqa: BLE001 - not readable by this Python: the options as typed
         return argv, []
-    return half_width(argv)
+    return half_width(argv, RUN_OPTIONS)
 
 
 def main(argv: list[str]) -> int:

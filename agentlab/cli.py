@@ -93,11 +93,29 @@ def said_safely(message: str) -> str:
     return mask_personal(redact_secrets(" ".join(message.split())))
 
 
+def _parse_as_typed_or_half_width(argv: list[str]) -> tuple[argparse.Namespace | None, int, Lang]:
+    """``argv`` parsed as typed; refused so, and holding options typed with a Chinese keyboard's full-width marks
+    (``——lang``), parsed again read as half-width (:func:`agentlab.cmdline.half_width`), what was read said in a line.
+    A command line that parses as typed keeps its meaning: a value or an operand is never read again."""
+    import contextlib
+    import io
+    fixed, read = half_width(argv)
+    if not read:
+        return parse(build_parser, argv)
+    refused = io.StringIO()
+    with contextlib.redirect_stderr(refused):
+        ns, code, lang = parse(build_parser, argv)
+    if ns is not None or code == 0:
+        sys.stderr.write(refused.getvalue())  # whatever it said on the way (a warning) is still said
+        return ns, code, lang
+    for typed, now in read:
+        print(t("cli.read_half_width", reader_lang(fixed), typed=typed, read=now), file=sys.stderr)
+    return parse(build_parser, fixed)
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv, read = half_width(list(sys.argv[1:] if argv is None else argv))
-    for typed, now in read:  # said, in the reader's language, before anything is read of them
-        print(t("cli.read_half_width", reader_lang(argv), typed=typed, read=now), file=sys.stderr)
-    ns, code, lang = parse(build_parser, argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ns, code, lang = _parse_as_typed_or_half_width(argv)
     if ns is None:
         return code
     if ns.command is None:

@@ -235,15 +235,41 @@ def say_help(parser: argparse.ArgumentParser, lang: Lang) -> None:
 
 #: what a Chinese keyboard types for an option's two dashes (an autocorrected em dash, or full-width ones)
 _DASHES = ("——", "－－", "—", "––", "–")
+#: an option whose value is a secret: the value is never read again, nor said back (at the name's end: not --keyfile)
+_SECRET = r"(pass|password|passwd|secret|token|key)$"
 
 
-def half_width(argv: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+def _option(piece: str, names: frozenset[str] | None) -> tuple[str, str, str] | None:
+    """``piece`` as an option typed with full-width marks, read: (name, "=" or "", value); None when it is no option
+    (or not one of ``names``). Only the name's own marks are read: a value keeps every character it was typed with."""
+    import re
+    import unicodedata
+    dash = next((d for d in _DASHES if piece.startswith(d)), None)
+    if dash is not None:
+        if not re.match(r"[A-Za-zＡ-Ｚａ-ｚ]", piece[len(dash):]):
+            return None
+        piece = "--" + piece[len(dash):]
+    elif not piece.startswith("--") or piece == "--":
+        return None
+    head, eq, value = piece.partition("=")
+    if "＝" in head:  # a full-width = before any half-width one: the name ends there
+        head, _, before = head.partition("＝")
+        value, eq = before + eq + value, "="
+    name = unicodedata.normalize("NFKC", head)
+    if names is not None and name not in names:
+        return None
+    return name, eq, value
+
+
+def half_width(argv: list[str], names: frozenset[str] | None = None) -> tuple[list[str], list[tuple[str, str]]]:
     """``argv`` with the full-width marks a Chinese keyboard types in options read as the half-width ones, and what
     was read so (``(typed, read)`` pairs, for one line saying it). ``——lang``, ``—lang`` and ``－－lang`` are
-    ``--lang``; ``--lang＝zh`` is ``--lang=zh``; an ideographic space (U+3000) parts words as a plain one does; a
-    language given as ``ｚｈ`` or ``ZH`` is ``zh``. Only options and the language are read so: an operand (a file's
-    name, a note in Chinese) is left as typed, and nothing after ``--``. Before, each of these was refused in
-    English ("unrecognized arguments", "not a command"), whatever language was asked for."""
+    ``--lang``; ``--lang＝zh`` is ``--lang=zh``; an ideographic space (U+3000) between an option and a word parts them
+    as a plain one does; a language given as ``ｚｈ`` or ``ZH`` is ``zh``. ``names``: the only options read so (None:
+    any). A value keeps every character it was typed with, an operand is left as typed (a name with a full-width space
+    in it, Chinese text), nothing after ``--`` is touched, and a secret's value (an option named like a password, key
+    or token) is never changed nor said back. The package's command line reads a line so only when it was refused as
+    typed (:func:`agentlab.cli.main`): a valid command line always keeps its meaning."""
     import re
     import unicodedata
     out: list[str] = []
@@ -253,30 +279,47 @@ def half_width(argv: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
         if typed == "--":
             out += argv[i:]
             break
-        if secret_next:  # a password or a key, as typed: never changed, never said back in a line
+        if secret_next:
             out.append(typed)
             secret_next = False
             continue
-        now = []
-        for piece in [p for p in typed.split("\u3000") if p] or [typed]:
-            dash = next((d for d in _DASHES if piece.startswith(d)), None)
-            if dash is not None and re.match(r"[A-Za-zＡ-Ｚａ-ｚ]", piece[len(dash):]):  # an option's name
-                piece = "--" + piece[len(dash):]
-            if piece.startswith("--"):
-                name, eq, value = piece.replace("＝", "=", 1).partition("=")
-                name = unicodedata.normalize("NFKC", name)
-                if name == "--lang":
-                    value = unicodedata.normalize("NFKC", value).strip().lower()
-                piece, lang_next = name + eq + value, name == "--lang" and not eq
-                secret_next = not eq and re.search(r"pass|secret|token|key", name, re.I) is not None
-            elif lang_next:
-                piece, lang_next = unicodedata.normalize("NFKC", piece).strip().lower(), False
-            now.append(piece)
+        pieces = [p for p in typed.split("\u3000") if p]
+        # an ideographic space parts an option from what follows it, never an operand's words ("北京　上海")
+        if len(pieces) > 1 and not (any(_option(p, names) for p in pieces)
+                                    and all(p.isascii() or _option(p, names) for p in pieces)):
+            pieces = [typed]
+        now: list[str] = []
+        said: list[str] = []  # what the line says it read: a secret's value left out
+        for piece in pieces or [typed]:
+            if secret_next:  # the value of a secret typed in the same word: kept, and never said
+                now.append(piece)
+                said.append("…")
+                secret_next = False
+                continue
+            if lang_next:
+                lang_next = False
+                piece = unicodedata.normalize("NFKC", piece).strip().lower()
+                now.append(piece)
+                said.append(piece)
+                continue
+            found = _option(piece, names)
+            if found is None:
+                now.append(piece)
+                said.append(piece)
+                continue
+            name, eq, value = found
+            secret = re.search(_SECRET, name, re.I) is not None
+            if name == "--lang":
+                value = unicodedata.normalize("NFKC", value).strip().lower()
+            lang_next, secret_next = name == "--lang" and not eq, secret and not eq
+            now.append(name + eq + value)
+            said.append(name + eq + ("…" if secret and eq else value))
         if now != [typed]:
-            read.append((typed, " ".join(now)))
+            shown = typed if not any(x == "…" or x.endswith("=…") for x in said) else " ".join(
+                s if s == "…" or s.endswith("=…") else p for s, p in zip(said, pieces or [typed], strict=False))
+            read.append((shown, " ".join(said)))
         out += now
     return out, read
-
 
 def parse(build: Callable[[Lang], argparse.ArgumentParser],
           argv: list[str]) -> tuple[argparse.Namespace | None, int, Lang]:

@@ -161,6 +161,12 @@ def _closed_port() -> int:
     ("127.0.0.1:8080/v1", "cli.model_address", "127.0.0.1:8080/v1"),
     ("sk-proj-abcdefghijklmnopqrstuvwxyz0123", "cli.model_address", "?"),
     ("http://user:s3cr3t@127.0.0.1:{closed}/v1?key=s3cr3t", "cli.model_unreachable", "http://127.0.0.1:{closed}/v1"),
+    ("http://127.0.0.1:{closed}/v1 \n", "cli.model_unreachable", "http://127.0.0.1:{closed}/v1"),  # pasted with a newline
+    ("http://127.0.0.1:{closed}/sk-proj-abcdefghijklmnopqrstuvwxyz0123", "cli.model_unreachable",
+     "http://127.0.0.1:{closed}"),  # a key in the path: the address without it
+    ("http://user:pa/s3cr3t@127.0.0.1:1/v1", "cli.model_address", "http://127.0.0.1:1/v1"),  # a "/" in the password
+    ("http://a..b/v1", "cli.model_address", "http://a..b/v1"),  # a name no resolver takes: was 'unexpected UnicodeError'
+    ("http://127.0.0.1:0/v1", "cli.model_address", "http://127.0.0.1:0/v1"),  # port 0 was read as port 80
 ])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_model_endpoint_that_cannot_answer_is_refused_before_running(monkeypatch, capsys, tmp_path, command,
@@ -476,3 +482,25 @@ def test_the_endpoint_is_tried_through_the_proxy_the_client_would_use(monkeypatc
         assert endpoint_problem(timeout=2)[0] == "cli.model_unreachable"  # not through the proxy: tried directly
     monkeypatch.delenv("no_proxy")
     assert endpoint_problem(timeout=2)[0] == "cli.model_unreachable"  # the proxy itself gone: nothing answers
+
+
+def test_the_models_address_is_used_without_the_space_pasted_after_it():
+    """``AGENTLAB_BASE_URL="http://host/v1 "``: the check passed on the stripped address while every request went to
+    "/v1%20/chat/completions", and every case was a hand-over."""
+    from agentlab.models.openai_model import OpenAIModel
+    assert OpenAIModel(base_url="http://127.0.0.1:9/v1 \n").base_url == "http://127.0.0.1:9/v1"
+
+
+@pytest.mark.parametrize("argv, field, value", [
+    (["check-args", "--tools", str(ROOT / "data" / "aftersales_tools.json"), "--name", "lookup_order", "--args",
+      '{"order_id": "北京　上海"}'], "args", '{"order_id": "北京　上海"}'),  # an ideographic space inside a value
+    (["lint", "–notes.md"], "file", "–notes.md"),  # an operand that opens with a dash
+    (["eval", "--suite", "a＝b.jsonl"], "suite", "a＝b.jsonl"),
+])
+def test_a_command_line_that_parses_as_typed_keeps_its_meaning(argv, field, value, capsys):
+    """Read with the full-width reading first, "北京　上海" was two arguments and "–notes.md" an option: only a line
+    refused as typed is read again."""
+    from agentlab.cli import _parse_as_typed_or_half_width
+    ns, code, _ = _parse_as_typed_or_half_width(argv)
+    assert ns is not None and code == 0 and getattr(ns, field) == value, capsys.readouterr().err
+    assert "读作" not in capsys.readouterr().err

@@ -493,6 +493,7 @@ def test_check_model_prints_the_tokens_per_second_it_measured(monkeypatch, capsy
     ("ftp://10.0.0.5/v1", "ftp://10.0.0.5/v1"),
     ("https://user:s3cr3t@:8080/v1?key=s3cr3t", "https://:8080/v1"),  # no host; never its credentials
     ("sk-proj-abcdefghijklmnopqrstuvwxyz012345", "?"),  # a key pasted where the address goes: never printed
+    ("http://user:pa/s3cr3t@127.0.0.1:1/v1", "http://127.0.0.1:1/v1"),  # a "/" in the password: none of it shown
 ])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_check_model_says_an_address_it_cannot_use_in_a_line_never_a_traceback(monkeypatch, capsys, address, shown,
@@ -890,3 +891,26 @@ def test_the_other_programs_own_options_are_still_handed_on(monkeypatch, typed):
     monkeypatch.setattr(run, "setup", lambda *a, **k: (_ for _ in ()).throw(SystemExit(0)))  # past the options
     with pytest.raises(SystemExit):
         run.main(typed)
+
+
+
+@pytest.mark.parametrize("address, shown", [
+    ("http://127.0.0.1:{closed}/v1 ", "http://127.0.0.1:{closed}/v1"),  # a space after it: InvalidURL, a traceback
+    ("http://127.0.0.1:{closed}/v1\n", "http://127.0.0.1:{closed}/v1"),
+    ("http://127.0.0.1:{closed}/sk-proj-abcdefghijklmnopqrstuvwxyz0123", "http://127.0.0.1:{closed}"),  # a key
+])
+def test_check_model_reads_a_pasted_address_and_never_shows_a_key_in_it(monkeypatch, capsys, address, shown):
+    import socket
+
+    def in_venv(py, *args, timeout):
+        if args[0] == "_probe":
+            return 0, json.dumps(GOOD["probe"]), ""
+        return 0, '{"failed": {}, "cells": {}}' if args[0] == "_probe_notebooks" else "", ""
+    with socket.create_server(("127.0.0.1", 0)) as s:
+        closed = s.getsockname()[1]
+    monkeypatch.setattr(run, "_in_venv", in_venv)
+    monkeypatch.setenv("AGENTLAB_BASE_URL", address.replace("{closed}", str(closed)))
+    assert run.check(["--model"], ports=(free_port(),)) == 1
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("✗ "))
+    assert f"({shown.replace('{closed}', str(closed))})" in line and "abcdefghij" not in out, out

@@ -136,32 +136,37 @@ def endpoint_problem(base_url: str | None = None, *, timeout: float = 5.0) -> tu
     from ..redaction import redact_secrets
     url = (base_url or os.environ.get("AGENTLAB_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
            or DEFAULT_BASE_URL).strip()
+    keyish = r"sk-|key|token|secret|[A-Za-z0-9_-]{24,}"
     try:
         parts = urllib.parse.urlsplit(url)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:  # a port out of range or not a number
+        given = parts.port  # a ValueError for a port out of range or not a number; 0 is no port either
+        port = given if given is not None else (443 if parts.scheme.lower() == "https" else 80)
+        (parts.hostname or "").encode("idna")  # a name no resolver takes ("a..b", a label past 63 characters)
+    except (ValueError, UnicodeError):
         parts, port = None, 0
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or not 0 < port < 65536:
-        shown = re.sub(r"^([a-z]+://)?[^/@]*@", r"\1", url, flags=re.I).split("?", 1)[0].split("#", 1)[0]
-        if not shown or len(shown) > 80 or redact_secrets(shown) != shown \
-                or re.search(r"sk-|key|token|secret|[A-Za-z0-9_-]{24,}", shown, re.I):
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname or not 0 < port < 65536:
+        # everything up to the last @ is a user and a password, a "/" in the password too
+        shown = re.sub(r"^([a-z][a-z0-9+.-]*://)?.*@", r"\1", url, flags=re.I).split("?", 1)[0].split("#", 1)[0]
+        if not shown or len(shown) > 80 or redact_secrets(shown) != shown or re.search(keyish, shown, re.I):
             shown = "?"  # a key pasted where the address goes, or too long to be one: not printed
         return "cli.model_address", {"url": shown}
-    shown = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
+    where = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+    shown = where if re.search(keyish, parts.path, re.I) else where + parts.path  # a key in the path is not shown
     host: str = parts.hostname
     # the client goes through the proxy the environment names (HTTPS_PROXY...): a machine that reaches the model only
     # through it must not be refused for the direct connection it never makes
     import urllib.request
-    proxy = urllib.request.getproxies().get(parts.scheme) or urllib.request.getproxies().get("all")
+    proxy = urllib.request.getproxies().get(parts.scheme.lower()) or urllib.request.getproxies().get("all")
     if proxy and not urllib.request.proxy_bypass(host):
         try:
             via = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
             host, port = via.hostname or "", via.port or (443 if via.scheme == "https" else 80)
-        except ValueError:
+            host.encode("idna")
+        except (ValueError, UnicodeError):
             return None  # a proxy setting the client will say is wrong, in its own words
     try:
         socket.create_connection((host, port), timeout=timeout).close()
-    except OSError:  # refused, no such host, no route, no answer in time
+    except (OSError, UnicodeError):  # refused, no such host, no route, no answer in time
         return "cli.model_unreachable", {"url": shown, "seconds": f"{timeout:g}"}
     return None
 
@@ -212,7 +217,9 @@ class OpenAIModel:
                  client: Any = None, max_tokens: int | None = None, name: str | None = None, strict: bool = False,
                  max_reply_bytes: int = MAX_REPLY_BYTES):
         self.model = model or os.environ.get("AGENTLAB_MODEL") or "gpt-4o-mini"
-        self.base_url = base_url or os.environ.get("AGENTLAB_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+        # stripped: a space or newline pasted after it went into every request's path ("/v1%20/chat/...")
+        self.base_url = (base_url or os.environ.get("AGENTLAB_BASE_URL") or os.environ.get("OPENAI_BASE_URL") or "").strip() \
+            or None
         key = api_key or os.environ.get("AGENTLAB_API_KEY") or os.environ.get("OPENAI_API_KEY") or "not-needed"
         self.temperature, self.tool_choice, self.parallel_tool_calls = temperature, tool_choice, parallel_tool_calls
         self.retry, self.sleep, self.rng = retry, sleep, rng or random.Random()
