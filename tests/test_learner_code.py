@@ -194,3 +194,32 @@ def test_a_value_that_cannot_say_itself_is_named_by_its_type():
     from agentlab.workbook.learner_code import returned_instead
     assert _shown(10**5000) == "<int>"
     assert "int <int>" in returned_instead(10**5000, "text", "my_key", "A1001", "en")
+
+
+def test_a_limit_whose_stop_was_swallowed_rings_again(monkeypatch):
+    """The limit's stop is an exception raised by a signal's handler, which runs wherever Python is: inside a garbage
+    collector's callback (hypothesis keeps one) it was swallowed, "ignored", and the learner's sleep ran its whole
+    30 s past the limit (once in CI). The limit now rings again until its check ends."""
+    import gc
+    monkeypatch.setattr(learner_code, "LEARNER_SECONDS", 0.3)
+    monkeypatch.setattr(learner_code, "RING_AGAIN", 0.5, raising=False)
+    monkeypatch.setattr(exercises, "report", lambda feedback, nb, **kw: None)
+
+    def slow_callback(phase, info):  # a collector's callback long enough for the limit to ring inside it
+        if phase == "start":
+            until = time.monotonic() + 0.6
+            while time.monotonic() < until:
+                pass
+
+    def learner(*args, **kwargs):
+        gc.callbacks.append(slow_callback)
+        try:
+            gc.collect()  # the limit rings in the callback: its exception is swallowed there
+        finally:
+            gc.callbacks.remove(slow_callback)
+        time.sleep(12)
+
+    started = time.monotonic()
+    feedback = CHECKS["00"](learner, "en")
+    assert time.monotonic() - started < 6, "the swallowed stop was never rung again"
+    assert not feedback.ok and "still running after 0.3 s" in feedback.message, feedback
