@@ -1,14 +1,13 @@
 """Running a tool under a deadline, two ways, because reads and writes differ.
 
-A read-only tool is interrupted in the calling thread by a SIGALRM deadline (a few
-microseconds of overhead, against ~9 us for a thread hand-off, and more on a busy machine,
-where the hand-off lets other processes run in between): stopping a read
-half-way leaves nothing half-done. A write must never be interrupted half-way, so it
-runs in a worker thread and the caller stops *waiting* for it; the write may still
-finish later, which is why a timed-out write's outcome is unknown (:class:`WriteTimeout`).
+A read-only tool is interrupted in the calling thread by a SIGALRM deadline (a few microseconds of overhead, against
+~9 us for a thread hand-off, and more on a busy machine, where the hand-off lets other processes run in between):
+stopping a read half-way leaves nothing half-done. A write must never be interrupted half-way, so it runs in a worker
+thread and the caller stops *waiting* for it; the write may still finish later, which is why a timed-out write's
+outcome is unknown (:class:`WriteTimeout`). A deadline past due rings again until its wait ends (:data:`_AGAIN`).
 
-Neither can interrupt C code that holds the GIL (a catastrophic regex, a long
-``sum`` over a C array): the deadline fires when that code gives the GIL back.
+Neither can interrupt C code that holds the GIL (a catastrophic regex, a long ``sum`` over a C array): the deadline
+fires when that code gives the GIL back.
 """
 from __future__ import annotations
 
@@ -42,10 +41,8 @@ class ReadStillRunning(TimeoutError):
 
 
 class WriteTimeout(TimeoutError):
-    """A write did not answer in time and is still running: it may yet take effect.
-
-    ``future`` settles when the write finishes, so its real outcome can be recorded.
-    """
+    """A write did not answer in time and is still running: it may yet take effect. ``future`` settles when the write
+    finishes, so its real outcome can be recorded."""
 
     def __init__(self, limit: float, future: Future | asyncio.Future):
         super().__init__(f"no answer within {limit:g} s; the write is still running")
@@ -287,6 +284,7 @@ class _Expired(BaseException):
 
 
 _HAS_TIMER = hasattr(signal, "setitimer")  # POSIX
+_AGAIN = 0.1  # seconds between a due deadline's rings until its wait ends: a raise in a gc callback is swallowed
 _SIGALRM: int = getattr(signal, "SIGALRM", 0)
 _ITIMER_REAL: int = getattr(signal, "ITIMER_REAL", 0)
 
@@ -310,6 +308,9 @@ def _with_alarm(fn: Callable[[], Any], limit: float) -> Any:
 
     def on_alarm(signum: int, frame: Any) -> None:
         if armed[0]:
+            if len(armed) == 1:  # rung: again each _AGAIN s until the wait ends (see _AGAIN), set once
+                armed.append(True)  # before the timer: one that rings at once rings into a handler that says so
+                _signal.setitimer(_ITIMER_REAL, _AGAIN, _AGAIN)
             raise _Expired()
 
     prev_left, prev_interval, t0 = 0.0, 0.0, time.monotonic()
@@ -347,7 +348,7 @@ class _Held:
     A timer running when the hold began (pytest-timeout's) keeps its time: its handler runs when it falls due (one
     it sets again is kept too, and no wait's deadline is raised into it while it runs)."""
 
-    __slots__ = ("depth", "interval", "other", "previous", "ringing", "waits")
+    __slots__ = ("again", "depth", "interval", "other", "previous", "ringing", "waits")
 
     def __init__(self) -> None:
         self.depth = 0
@@ -356,6 +357,7 @@ class _Held:
         self.other = _NEVER  # when the timer found running at the start rings; _NEVER: there was none
         self.interval = 0.0  # that timer's interval
         self.ringing = False  # the previous handler is running (no deadline is raised into it)
+        self.again = 0.0  # when a due deadline rings again (see _AGAIN)
 
 
 _NEVER = float("inf")
@@ -397,6 +399,9 @@ def _on_held_alarm(signum: int, frame: Any) -> None:
     later = [d for d in held.waits if d is not expired]  # another that expired too rings again at once
     if held.other < _NEVER:
         later.append(held.other)
+    if expired is not None and now >= held.again - _AGAIN / 2:  # again until its wait ends (not at once: _AGAIN)
+        held.again = now + _AGAIN
+        later.append(held.again)
     if later:
         _set(min(later), now)
     if expired is not None:
@@ -463,11 +468,9 @@ def _held_wait(fn: Callable[[], Any], limit: float) -> Any:
 
 
 def run_with_timeout(fn: Callable[[], Any], limit: float | None, *, write: bool) -> Any:
-    """``fn()`` with at most ``limit`` seconds of waiting.
-
-    Raises ``TimeoutError`` for an interrupted read and :class:`WriteTimeout` for a write
-    that is still running. Off the main thread (or on Windows) reads use a worker too.
-    """
+    """``fn()`` with at most ``limit`` seconds of waiting. Raises ``TimeoutError`` for an interrupted read and
+    :class:`WriteTimeout` for a write that is still running. Off the main thread (or on Windows) reads use a worker
+    too."""
     if limit is None:
         return fn()
     if not limit > 0:  # zero, negative, NaN: no time to wait (an interval timer of 0 is no timer at all)

@@ -1,4 +1,5 @@
 """Waiting for a tool (agentlab/timeouts.py): a write's worker thread, reused, abandoned, forked."""
+import contextlib
 import os
 import threading
 import time
@@ -422,3 +423,33 @@ def test_a_child_forked_inside_a_held_wait_does_not_inherit_its_parents_deadline
     with timeouts.holding_alarm():
         pid = run_with_timeout(tool, 1.0, write=False)
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+def _a_ring_swallowed_then_a_sleep():
+    """A read whose deadline rings inside a garbage collector's callback, where Python swallows the exception the
+    handler raises ("ignored"), then sleeps: without a second ring it sleeps to its end, past its deadline."""
+    import gc
+
+    def slow_callback(phase, info):
+        if phase == "start":
+            until = time.monotonic() + 0.4
+            while time.monotonic() < until:
+                pass
+    gc.callbacks.append(slow_callback)
+    try:
+        gc.collect()
+    finally:
+        gc.callbacks.remove(slow_callback)
+    time.sleep(10)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.parametrize("held", [False, True])
+def test_a_deadline_whose_stop_was_swallowed_rings_again(own_alarm, held):
+    t0 = time.monotonic()
+    with timeouts.holding_alarm() if held else contextlib.nullcontext():
+        with pytest.raises(TimeoutError, match=r"0\.2 s"):
+            run_with_timeout(_a_ring_swallowed_then_a_sleep, 0.2, write=False)
+        assert run_with_timeout(lambda: "next", 5.0, write=False) == "next"  # and the next wait is as before
+    assert time.monotonic() - t0 < 5, "the swallowed stop was never rung again"
+    time.sleep(0.3)  # no ring left behind after the wait: nothing is raised here
