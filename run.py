@@ -812,26 +812,15 @@ def _in_venv(py: Path, *args: str, timeout: float) -> tuple[int, str, str]:
 
 def model_address(base_url: str) -> tuple[str, bool]:
     """``base_url`` as a learner may be shown it (no user:password, no query, nothing that looks like a key) and
-    whether a client can use it: http or https, a host, a port from 1 to 65535. The one reading of the address that
-    check --model shows and asks: read three ways before, a port out of range or an address without its scheme
-    ended the check in a traceback (urllib refuses both with a ValueError)."""
-    import re
-    import urllib.parse
-    text = base_url.strip()
+    whether a client can use it: agentlab.models.address, the one reading of it (the standard library alone: read
+    here before anything is installed). Where this Python cannot read the package, the address is tried as given."""
+    sys.path.insert(0, str(ROOT))
     try:
-        parts = urllib.parse.urlsplit(text)
-        port = parts.port  # a ValueError for a port out of range or not a number
-    except ValueError:
-        parts, port = None, None
-    keyish = r"sk-|key|token|secret|[A-Za-z0-9_-]{24,}"
-    if parts is not None and parts.scheme in ("http", "https") and parts.hostname and port != 0:
-        where = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
-        return (where if re.search(keyish, parts.path, re.I) else where + parts.path), True  # a key in the path: not
-    # everything up to the last @ is a user and a password, a "/" in the password too
-    shown = re.sub(r"^([a-z][a-z0-9+.-]*://)?.*@", r"\1", text, flags=re.I).split("?", 1)[0].split("#", 1)[0]
-    if not shown or len(shown) > 80 or re.search(keyish, shown, re.I):
-        shown = "?"  # a key pasted into the address's place, or something too long to be one: not printed
-    return shown, False
+        from agentlab.models.address import model_address as read
+    except Exception:  # noqa: BLE001 - not readable by this Python: asked as it is, shown as nothing
+        return "?", True
+    address = read(base_url)
+    return address.shown, address.usable
 
 
 def _model_answers(base_url: str, key: str | None) -> str | None:

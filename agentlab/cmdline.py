@@ -289,35 +289,36 @@ def half_width(argv: list[str], names: frozenset[str] | None = None) -> tuple[li
                                     and all(p.isascii() or _option(p, names) for p in pieces)):
             pieces = [typed]
         now: list[str] = []
-        said: list[str] = []  # what the line says it read: a secret's value left out
+        typed_said: list[str] = []  # the word as typed, and as read, for the line that says so: no secret's value
+        read_said: list[str] = []
         for piece in pieces or [typed]:
             if secret_next:  # the value of a secret typed in the same word: kept, and never said
-                now.append(piece)
-                said.append("…")
                 secret_next = False
+                now.append(piece)
+                typed_said.append("…")
+                read_said.append("…")
                 continue
+            new = piece
             if lang_next:
                 lang_next = False
-                piece = unicodedata.normalize("NFKC", piece).strip().lower()
-                now.append(piece)
-                said.append(piece)
-                continue
-            found = _option(piece, names)
-            if found is None:
-                now.append(piece)
-                said.append(piece)
-                continue
-            name, eq, value = found
-            secret = re.search(_SECRET, name, re.I) is not None
-            if name == "--lang":
-                value = unicodedata.normalize("NFKC", value).strip().lower()
-            lang_next, secret_next = name == "--lang" and not eq, secret and not eq
-            now.append(name + eq + value)
-            said.append(name + eq + ("…" if secret and eq else value))
+                new = unicodedata.normalize("NFKC", piece).strip().lower()
+            elif (found := _option(piece, names)) is not None:
+                name, eq, value = found
+                secret = re.search(_SECRET, name, re.I) is not None
+                if name == "--lang":
+                    value = unicodedata.normalize("NFKC", value).strip().lower()
+                lang_next, secret_next = name == "--lang" and not eq, secret and not eq
+                new = name + eq + value
+                if secret and eq:  # its value kept as typed, and never said
+                    typed_said.append(piece.split("=", 1)[0].split("＝", 1)[0] + "=…")
+                    read_said.append(name + "=…")
+                    now.append(new)
+                    continue
+            now.append(new)
+            typed_said.append(piece)
+            read_said.append(new)
         if now != [typed]:
-            shown = typed if not any(x == "…" or x.endswith("=…") for x in said) else " ".join(
-                s if s == "…" or s.endswith("=…") else p for s, p in zip(said, pieces or [typed], strict=False))
-            read.append((shown, " ".join(said)))
+            read.append(("\u3000".join(typed_said), " ".join(read_said)))
         out += now
     return out, read
 

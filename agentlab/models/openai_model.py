@@ -125,49 +125,32 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 def endpoint_problem(base_url: str | None = None, *, timeout: float = 5.0) -> tuple[str, dict[str, Any]] | None:
     """None when something accepts a connection at the model's address (``base_url``, else the environment's, else
     OpenAI's), else one line's catalogue key and fields: ``cli.model_address`` for an address a client cannot use
-    (no http:// or https://, no host, a port out of range), ``cli.model_unreachable`` for one where nothing answers.
+    (:func:`~agentlab.models.address.model_address`), ``cli.model_unreachable`` for one where nothing answers.
 
     Why before a run: against an endpoint that cannot answer, every case failed in the model call, was counted a
-    hand-over and an unreadable error, and the command exited 0 with a table that blamed the guards. The address is
-    shown without credentials, query or anything that looks like a key."""
+    hand-over and an unreadable error, and the command exited 0 with a table that blamed the guards."""
     import socket
-    import urllib.parse
+    import urllib.request
 
-    from ..redaction import redact_secrets
-    url = (base_url or os.environ.get("AGENTLAB_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-           or DEFAULT_BASE_URL).strip()
-    keyish = r"sk-|key|token|secret|[A-Za-z0-9_-]{24,}"
-    try:
-        parts = urllib.parse.urlsplit(url)
-        given = parts.port  # a ValueError for a port out of range or not a number; 0 is no port either
-        port = given if given is not None else (443 if parts.scheme.lower() == "https" else 80)
-        (parts.hostname or "").encode("idna")  # a name no resolver takes ("a..b", a label past 63 characters)
-    except (ValueError, UnicodeError):
-        parts, port = None, 0
-    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname or not 0 < port < 65536:
-        # everything up to the last @ is a user and a password, a "/" in the password too
-        shown = re.sub(r"^([a-z][a-z0-9+.-]*://)?.*@", r"\1", url, flags=re.I).split("?", 1)[0].split("#", 1)[0]
-        if not shown or len(shown) > 80 or redact_secrets(shown) != shown or re.search(keyish, shown, re.I):
-            shown = "?"  # a key pasted where the address goes, or too long to be one: not printed
-        return "cli.model_address", {"url": shown}
-    where = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
-    shown = where if re.search(keyish, parts.path, re.I) else where + parts.path  # a key in the path is not shown
-    host: str = parts.hostname
+    from .address import model_address
+    address = model_address(base_url or os.environ.get("AGENTLAB_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+                            or DEFAULT_BASE_URL)
+    if not address.usable:
+        return "cli.model_address", {"url": address.shown}
+    host, port = address.host, address.port
     # the client goes through the proxy the environment names (HTTPS_PROXY...): a machine that reaches the model only
     # through it must not be refused for the direct connection it never makes
-    import urllib.request
-    proxy = urllib.request.getproxies().get(parts.scheme.lower()) or urllib.request.getproxies().get("all")
+    scheme = address.url.split(":", 1)[0].lower()
+    proxy = urllib.request.getproxies().get(scheme) or urllib.request.getproxies().get("all")
     if proxy and not urllib.request.proxy_bypass(host):
-        try:
-            via = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
-            host, port = via.hostname or "", via.port or (443 if via.scheme == "https" else 80)
-            host.encode("idna")
-        except (ValueError, UnicodeError):
+        via = model_address(proxy if "://" in proxy else f"http://{proxy}")
+        if not via.usable:
             return None  # a proxy setting the client will say is wrong, in its own words
+        host, port = via.host, via.port
     try:
         socket.create_connection((host, port), timeout=timeout).close()
     except (OSError, UnicodeError):  # refused, no such host, no route, no answer in time
-        return "cli.model_unreachable", {"url": shown, "seconds": f"{timeout:g}"}
+        return "cli.model_unreachable", {"url": address.shown, "seconds": f"{timeout:g}"}
     return None
 
 
