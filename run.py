@@ -823,20 +823,31 @@ def model_address(base_url: str) -> tuple[str, bool]:
     return address.shown, address.usable
 
 
-def _model_answers(base_url: str, key: str | None) -> str | None:
-    """None when an OpenAI-compatible server at ``base_url`` lists its models, else why not (no secret in it)."""
+def _model_answers(base_url: str, key: str | None, seconds: float = 10.0) -> str | None:
+    """None when an OpenAI-compatible server at ``base_url`` lists its models within ``seconds``, else why not (no
+    secret in it). urlopen's timeout bounds the connect and each read, not the name's lookup before them (a DNS
+    server that does not answer holds the system's resolver 5 s per try and per server): the request runs in a
+    daemon thread waited for ``seconds``, and one still going then is left to end by itself."""
     import http.client
+    import threading
     import urllib.error
     import urllib.request
-    try:
-        req = urllib.request.Request(base_url.rstrip("/") + "/models",
-                                     headers={"Authorization": f"Bearer {key}"} if key else {})
-        with urllib.request.urlopen(req, timeout=10) as reply:
-            return None if reply.status == 200 else f"HTTP {reply.status}"
-    except urllib.error.HTTPError as exc:
-        return f"HTTP {exc.code}"
-    except (OSError, ValueError, http.client.HTTPException) as exc:  # InvalidURL: a space or a control character
-        return type(exc).__name__
+    answer: list[str | None] = []
+
+    def ask() -> None:
+        try:
+            req = urllib.request.Request(base_url.rstrip("/") + "/models",
+                                         headers={"Authorization": f"Bearer {key}"} if key else {})
+            with urllib.request.urlopen(req, timeout=seconds) as reply:
+                answer.append(None if reply.status == 200 else f"HTTP {reply.status}")
+        except urllib.error.HTTPError as exc:
+            answer.append(f"HTTP {exc.code}")
+        except (OSError, ValueError, http.client.HTTPException) as exc:  # InvalidURL: a space or a control character
+            answer.append(type(exc).__name__)
+    asking = threading.Thread(target=ask, daemon=True, name="run-model-check")
+    asking.start()
+    asking.join(seconds)
+    return answer[0] if answer else "TimeoutError"
 
 
 #: What ``check --model`` asks to time the model: a short prompt, a fixed number of tokens (temperature 0).

@@ -129,7 +129,6 @@ def endpoint_problem(base_url: str | None = None, *, timeout: float = 5.0) -> tu
 
     Why before a run: against an endpoint that cannot answer, every case failed in the model call, was counted a
     hand-over and an unreadable error, and the command exited 0 with a table that blamed the guards."""
-    import socket
     import urllib.request
 
     from .address import model_address
@@ -147,11 +146,30 @@ def endpoint_problem(base_url: str | None = None, *, timeout: float = 5.0) -> tu
         if not via.usable:
             return None  # a proxy setting the client will say is wrong, in its own words
         host, port = via.host, via.port
-    try:
-        socket.create_connection((host, port), timeout=timeout).close()
-    except (OSError, UnicodeError):  # refused, no such host, no route, no answer in time
+    if not _connects(host, port, timeout):
         return "cli.model_unreachable", {"url": address.shown, "seconds": f"{timeout:g}"}
     return None
+
+
+def _connects(host: str, port: int, timeout: float) -> bool:
+    """Whether something accepts a TCP connection at ``host:port`` within ``timeout`` seconds, the name's lookup
+    included. ``socket.create_connection``'s timeout bounds each connect, not the lookup before it (the system's
+    resolver, which a dead DNS server holds for 5 s per try and per server): the whole attempt runs in a daemon thread
+    waited for ``timeout`` seconds, and one still looking the name up then is left to end by itself."""
+    import socket
+    answer: list[bool] = []
+
+    def attempt() -> None:
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+        except (OSError, UnicodeError):  # refused, no such host, no route, no answer in time
+            answer.append(False)
+        else:
+            answer.append(True)
+    worker = threading.Thread(target=attempt, daemon=True, name="agentlab-endpoint-check")
+    worker.start()
+    worker.join(timeout)
+    return bool(answer and answer[0])
 
 
 def _tls_context(client_class: type) -> Any:
