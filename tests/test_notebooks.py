@@ -433,3 +433,31 @@ def test_notebook_10_figures_and_text_read_the_same_data():
     assert round((abl["no guards"] - pass_rate(naive)) * len(cases)) == gained - lost
     assert "ablation.not_naive" in src and 'abl["no guards"]' in src and "pass_rate(suites[\"naive\"])" in src
     assert "needed_tools=" in src  # the right-tool rate measured, not left "-"
+
+
+@pytest.mark.parametrize("lang, address", [("en", "not a url"), ("zh", "closed")])
+def test_notebook_09_says_a_model_address_it_cannot_ask_before_running_against_it(lang, address, monkeypatch):
+    """With ``AGENTLAB_SOURCE=openai`` and an address no client can use (or one where nothing answers), the live
+    section ran its three cases against it and showed them as the model's failures (hand-overs, unreadable errors):
+    it now says, in the reader's language, what is wrong with the address, and runs nothing."""
+    import socket
+
+    from agentlab.i18n import t
+    from agentlab.models.address import model_address
+    if address == "closed":
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            address = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    monkeypatch.setenv("AGENTLAB_SOURCE", "openai")
+    monkeypatch.setenv("AGENTLAB_BASE_URL", address)
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.delenv("MPLBACKEND", raising=False)
+    folder = ZH_DIR if lang == "zh" else NB_DIR
+    nb = nbformat.read(folder / "09_real_models.ipynb", as_version=4)
+    _run(nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(folder)}})
+    said = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []) if o.get("name") == "stdout")
+    key = "cli.model_address" if "://" not in address else "cli.model_unreachable"
+    line = t(key, lang, url=model_address(address).shown, seconds="5")
+    assert line in said, said[-1500:]
+    assert not [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]

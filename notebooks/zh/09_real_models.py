@@ -175,7 +175,7 @@ if size:
 live_model = None
 server = None
 if SOURCE == "openai":
-    from agentlab.models.openai_model import OpenAIModel
+    from agentlab.models.openai_model import OpenAIModel, endpoint_problem
     # 由环境变量配置；回复长度有上限，和本地模型一样：工作坊里大家共用同一个模型
     live_model = lambda: OpenAIModel(max_tokens=256)  # noqa: E731
 elif SOURCE == "local":
@@ -187,7 +187,10 @@ elif SOURCE == "local":
     else:
         server = LocalServer("0.5b").start()
         live_model = lambda: OpenAIModel("qwen2.5-coder-0.5b", base_url=server.base_url, max_tokens=256)  # noqa: E731
-if live_model is None:
+problem = endpoint_problem() if SOURCE == "openai" else None  # 一个客户端用不了的地址，或者那里没有服务在应答
+if problem is not None:
+    print(t(problem[0], LANG, **problem[1]))
+elif live_model is None:
     print(t("nb09.said.no_live_model_agentlab", LANG, source=SOURCE))
 else:
     live = [run_case(cases[cid], model=live_model()) for cid in ("normal-01", "normal-status-01", "adv-chit-chat")]
