@@ -1255,11 +1255,20 @@ def _command(cmd: str, rest: list[str]) -> int:
     if cmd == "lock":
         return lock(setup("requirements-dev.txt"))
     if cmd == "notebooks":
+        # the reader's language is said by the twins' own lines (--lang zh: a Chinese translator's run)
+        given = [(rest[i + 1] if i + 1 < len(rest) else "") if a == "--lang" else a.partition("=")[2]
+                 for i, a in enumerate(rest) if a == "--lang" or a.startswith("--lang=")]
+        if any(g not in ("en", "zh") for g in given):
+            raise Refused("\n".join(_say("run.bad_lang", x, given=next(g for g in given if g not in ("en", "zh")))
+                                    for x in ("en", "zh")))
+        rest = [a for i, a in enumerate(rest) if not (a.startswith("--lang=") or a == "--lang"
+                                                      or (i and rest[i - 1] == "--lang"))]
         wrong = [a for a in rest if a.startswith("-") and a != "--check"] or [a for a in rest if not a.startswith("-")][1:]
         if wrong:  # "--chek" did nothing and said nothing, exit 0
-            raise Refused(_say("run.bad_option", lang, command=cmd, option=wrong[0], options=_listed(["--check"], lang)))
+            raise Refused(_say("run.bad_option", lang, command=cmd, option=wrong[0],
+                               options=_listed(["--check", "--lang"], lang)))
         py = setup("requirements-dev.txt")
-        return subprocess.call([str(py), "-m", "agentlab.workbook.twins", *rest], cwd=ROOT)
+        return subprocess.call([str(py), "-m", "agentlab.workbook.twins", *rest, "--lang", lang], cwd=ROOT)
     if cmd == "size":
         if rest:  # it takes no option: "size --bogus" rewrote both READMEs all the same
             raise Refused(_say("run.bad_option", lang, command=cmd, option=rest[0], options=_say("run.no_options", lang)))

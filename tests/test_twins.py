@@ -81,6 +81,26 @@ def test_a_twin_out_of_line_is_named_by_position(tmp_path):
     assert twin.with_suffix(".ipynb").exists() and sync_twin(source, write=False) is False
 
 
+@pytest.mark.parametrize("lang, said", [("en", ("they part at cell 3", "out of step: ", "updated: ")),
+                                        ("zh", ("从第 3 个单元格开始对不上", "与原文不一致：", "已更新："))])
+def test_the_twins_command_speaks_the_readers_language(tmp_path, capsys, lang, said):
+    """``python run.py notebooks --check --lang zh`` was refused (no such option), and every line the command says (a
+    twin out of step, out of line, missing) was English, for the translator who keeps the Chinese twins."""
+    import run
+    from agentlab.workbook import twins
+    _, twin = _source_and_twin(tmp_path)
+    twin.write_text('# %% [markdown]\n# # 一\n\n# %%\nprint(0)\n', encoding="utf-8")
+    assert twins.main(["--check", "--lang", lang, str(tmp_path)]) == 1
+    assert said[0] in capsys.readouterr().out
+    twin.write_text('# %% [markdown]\n# # 一\n\n# %%\nprint(0)\n\n# %% [markdown]\n# 二\n', encoding="utf-8")
+    assert twins.main([f"--lang={lang}", "--check", str(tmp_path)]) == 1
+    assert capsys.readouterr().out.startswith(said[1])
+    assert twins.main(["--lang", lang, str(tmp_path)]) == 0
+    assert capsys.readouterr().out.startswith(said[2])
+    assert twins.main(["--check", "--lang", "fr", str(tmp_path)]) == 2
+    assert run.main(["notebooks", "--check", "--lang", lang, str(tmp_path / "nowhere")]) == 0
+
+
 def test_a_missing_twin_says_what_to_do(tmp_path):
     source = tmp_path / "02_y.py"
     shutil.copy(SOURCES[0], source)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..i18n import columns
+from ..i18n import columns, t
 
 __all__ = ["LANG_LINE", "Comment", "TwinError", "code_for", "comment_glossary", "comments", "sync_twin", "twin_path", "untranslated"]
 
@@ -32,13 +32,18 @@ _ZH_LINE = 'LANG = "zh"  # 改成 "en" 就是英文版'
 
 @dataclass(frozen=True)
 class TwinError(Exception):
-    """A twin that cannot follow its source: which file and why, in a sentence."""
+    """A twin that cannot follow its source: which file, and why as a catalogue line (``key`` and its ``fields``),
+    said in either language (:meth:`said`)."""
 
     path: str
-    reason: str
+    key: str
+    fields: tuple[tuple[str, object], ...] = ()
+
+    def said(self, lang: str = "en") -> str:
+        return t("twins.error", lang, path=self.path, reason=t(self.key, lang, **dict(self.fields)))
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.reason}"
+        return self.said("en")
 
 
 def twin_path(source: Path, lang: str = "zh") -> Path:
@@ -204,17 +209,18 @@ def sync_twin(source: Path, *, lang: str = "zh", write: bool = True) -> bool:
 
     twin = twin_path(source, lang)
     if not twin.exists():
-        raise TwinError(str(twin), f"missing: copy {source.name} there and translate its markdown cells")
+        raise TwinError(str(twin), "twins.missing", (("source", source.name),))
     src, tw = jupytext.read(source), jupytext.read(twin)
     if not any(LANG_LINE.search(c.source) for c in src.cells if c.cell_type == "code"):
-        raise TwinError(str(source), 'no code cell sets LANG = "en", so the twin could not speak its language')
+        raise TwinError(str(source), "twins.no_lang_line")
     kinds = [c.cell_type for c in src.cells]
     if [c.cell_type for c in tw.cells] != kinds:
         at = next((i for i, (a, b) in enumerate(zip(kinds, [c.cell_type for c in tw.cells], strict=False))
                    if a != b), min(len(kinds), len(tw.cells)))
-        first = _first_line(src.cells[at].source) if at < len(src.cells) else "(end of the source)"
-        raise TwinError(str(twin), f"{len(tw.cells)} cells where the source has {len(kinds)}; they part at cell "
-                                   f"{at + 1} ({kinds[at] if at < len(kinds) else 'end'}: {first!r})")
+        raise TwinError(str(twin), "twins.cells_differ" if at < len(kinds) else "twins.cells_differ_at_end",
+                        (("cells", len(tw.cells)), ("source_cells", len(kinds)), ("at", at + 1),
+                         ("kind", kinds[at] if at < len(kinds) else ""),
+                         ("first", repr(_first_line(src.cells[at].source)) if at < len(kinds) else "")))
     changed = False
     for mine, theirs in zip(tw.cells, src.cells, strict=True):
         if mine.cell_type == "code":
@@ -255,23 +261,34 @@ def _write_pair(nb: Any, twin: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m agentlab.workbook.twins [--check] [NOTEBOOKS_DIR]``: sync every twin, or only say which differ."""
-    check = "--check" in argv
-    wrong = [a for a in argv if a.startswith("-") and a != "--check"]
+    """``python -m agentlab.workbook.twins [--check] [--lang zh] [NOTEBOOKS_DIR]``: sync every twin, or only say which
+    differ; said in ``--lang``'s language."""
+    lang, rest = "en", []
+    words = iter(argv)
+    for word in words:
+        if word == "--lang" or word.startswith("--lang="):
+            lang = word.split("=", 1)[1] if "=" in word else next(words, "")
+            if lang not in ("en", "zh"):
+                print(t("twins.bad_lang", "en", lang=lang), file=sys.stderr)
+                return 2
+        else:
+            rest.append(word)
+    check = "--check" in rest
+    wrong = [a for a in rest if a.startswith("-") and a != "--check"]
     if wrong:  # a mistyped --check wrote every twin, said nothing and ended 0
-        print(f"unknown option {wrong[0]} (usage: python -m agentlab.workbook.twins [--check] [FOLDER])", file=sys.stderr)
+        print(t("twins.unknown_option", lang, option=wrong[0]), file=sys.stderr)
         return 2
-    folder = Path(next((a for a in argv if not a.startswith("--")), "notebooks"))
+    folder = Path(next((a for a in rest if not a.startswith("--")), "notebooks"))
     status = 0
     for source in sorted(folder.glob("[0-9][0-9]_*.py")):
         try:
             changed = sync_twin(source, write=not check)
         except TwinError as exc:
-            print(exc)
+            print(exc.said(lang))
             status = 1
             continue
         if changed:
-            print(("out of step: " if check else "updated: ") + str(twin_path(source)))
+            print(t("twins.out_of_step" if check else "twins.updated", lang, path=twin_path(source)))
             status |= check
     return status
 
