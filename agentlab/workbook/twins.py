@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..i18n import columns, t
+from ..i18n import Lang, columns, t
 
 __all__ = ["LANG_LINE", "Comment", "TwinError", "code_for", "comment_glossary", "comments", "sync_twin", "twin_path", "untranslated"]
 
@@ -39,7 +39,7 @@ class TwinError(Exception):
     key: str
     fields: tuple[tuple[str, object], ...] = ()
 
-    def said(self, lang: str = "en") -> str:
+    def said(self, lang: Lang = "en") -> str:
         return t("twins.error", lang, path=self.path, reason=t(self.key, lang, **dict(self.fields)))
 
     def __str__(self) -> str:
@@ -263,14 +263,16 @@ def _write_pair(nb: Any, twin: Path) -> None:
 def main(argv: list[str]) -> int:
     """``python -m agentlab.workbook.twins [--check] [--lang zh] [NOTEBOOKS_DIR]``: sync every twin, or only say which
     differ; said in ``--lang``'s language."""
-    lang, rest = "en", []
+    lang: Lang = "en"
+    rest: list[str] = []
     words = iter(argv)
     for word in words:
         if word == "--lang" or word.startswith("--lang="):
-            lang = word.split("=", 1)[1] if "=" in word else next(words, "")
-            if lang not in ("en", "zh"):
-                print(t("twins.bad_lang", "en", lang=lang), file=sys.stderr)
+            given = word.split("=", 1)[1] if "=" in word else next(words, "")
+            if given not in ("en", "zh"):
+                print(t("twins.bad_lang", "en", lang=given), file=sys.stderr)
                 return 2
+            lang = "zh" if given == "zh" else "en"
         else:
             rest.append(word)
     check = "--check" in rest
