@@ -280,3 +280,25 @@ def test_a_pm_uploads_a_recording_and_the_probe_replays_it(lang):
         panel.run.click()
         assert said in panel.view.value and "JSONDecodeError" not in panel.view.value, (other, panel.view.value)
         assert "/etc" not in panel.view.value and "/no/such" not in panel.view.value  # the file by its name only
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_recorded_models_run_says_its_words_are_the_recordings(lang):
+    """The Chinese page showed the recorded model's English reply ("Thank you for the refund...") and the reason it
+    wrote ("customer changed mind") with no word about them; notebook 09 says why in its prose, the app said nothing.
+    Now the run of the recording says it first, in the page's language, and a run of another model does not."""
+    from agentlab.i18n import t
+    from agentlab.workbook.pm_app import CASSETTE
+    if not CASSETTE.exists():
+        pytest.skip("no recording shipped")
+    app = PMApp(lang=lang)
+    app.model.value = "qwen 1.5b (recorded)"
+    app.fault.value = "duplicate_call"
+    app.update()
+    note = html.escape(t("app.recorded.words", lang))
+    assert note in app.view.value and app.view.value.index(note) < app.view.value.index("agentlab-result")
+    app.lang.value = "en" if lang == "zh" else "zh"  # the page in the other language says it in that one
+    assert html.escape(t("app.recorded.words", app.lang.value)) in app.view.value
+    app.model.value = "self-correcting"
+    app.update()
+    assert "agentlab-recorded" not in app.view.value

@@ -105,7 +105,7 @@ class PMApp(App):
             # nothing stays in the other one after the switch (the scripted runs are the same each time)
             _safe(self.view, self.update, lang)
         elif self.last is not None:
-            self.view.value = comparison_html(self.last, lang)
+            self.view.value = self._page(lang)
 
     def _relabel_menus(self) -> None:
         lang = self.lang.value
@@ -149,7 +149,7 @@ class PMApp(App):
             if choice == "scripted refund demo":
                 return seed_demo_model(lang)
             if choice == "qwen 1.5b (recorded)":
-                return CassetteModel(CASSETTE, "normal-01/guarded", then="(no more recorded replies)")
+                return CassetteModel(CASSETTE, "normal-01/guarded", then=t("app.recorded.no_more", lang))
             return make_model(lang)
         # the recording refunds in its first turn, so a model fault goes there
         step = 1 if choice == "qwen 1.5b (recorded)" else 2
@@ -157,5 +157,13 @@ class PMApp(App):
         self._ran_in = lang
         self.last = compare_loops(self.fault.value, lang=lang, model=base, at_step=step,
                                   question=choice == "scripted refund demo")
-        self.view.value = comparison_html(self.last, lang)
+        self.view.value = self._page(lang)
         return self.last
+
+    def _page(self, lang: Lang) -> str:
+        """The last run's page; a recorded model's run says first that its words are the recording's, quoted as the
+        model wrote them (in English): a Chinese page showed its English reply and reason with no word about them."""
+        page = comparison_html(self.last, lang) if self.last is not None else ""
+        if getattr(self, "_ran_on", None) == ("aftersales", "qwen 1.5b (recorded)"):
+            page = f"<p class='agentlab-recorded'><small>{html.escape(t('app.recorded.words', lang))}</small></p>{page}"
+        return page
