@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 from .i18n import Lang, colon, columns, joined, t
 
-__all__ = ["Formatter", "Parser", "argparse_says", "count", "half_width", "parse", "reader_lang", "say_help",
+__all__ = ["Formatter", "Parser", "argparse_says", "count", "half_width", "parse", "positive", "reader_lang", "say_help",
            "speak"]
 
 
@@ -61,6 +61,14 @@ def count(text: str) -> int:
     return value
 
 
+def positive(text: str) -> int:
+    """An option's type: a whole number, 1 or more (a Parser says what is wrong with one in the reader's language)."""
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with a usage error as one line on stderr and exit 2 (its usage block is in --help)."""
 
@@ -92,13 +100,14 @@ class Parser(argparse.ArgumentParser):
     def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
         # argparse names a number's type by its Python function ("invalid int value: 'x'", "应为 int"): said as the
         # reader says a number instead
-        if action.type is count:
+        if action.type is count or action.type is positive:
             try:
                 value = int(arg_string)
             except ValueError:
                 raise argparse.ArgumentError(action, t("cli.not_whole", self.lang, value=arg_string)) from None
-            if value < 0:
-                raise argparse.ArgumentError(action, t("cli.negative", self.lang, value=arg_string))
+            if value < (1 if action.type is positive else 0):
+                key = "cli.not_positive" if action.type is positive else "cli.negative"
+                raise argparse.ArgumentError(action, t(key, self.lang, value=arg_string))
             return value
         if action.type in (int, float):
             try:

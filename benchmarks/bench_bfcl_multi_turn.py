@@ -25,8 +25,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from agentlab.cmdline import Parser, positive  # noqa: E402
 from agentlab.evals import bfcl_multi, bfcl_official  # noqa: E402
+from agentlab.evals.bfcl_check import Untrusted, command, model_of  # noqa: E402
 from agentlab.models.cassette import labels  # noqa: E402
+from agentlab.models.local import WEIGHTS  # noqa: E402
 
 CTX = 16384  # two APIs' function docs are 6,000 to 9,000 tokens, and a conversation adds its turns
 
@@ -47,7 +50,7 @@ def record(size: str, n: int, resume: bool, threads: int) -> None:
     with LocalServer(size, threads=threads, ctx=CTX) as server:
         print(f"{size}: server up in {time.perf_counter() - t0:.0f} s", flush=True)
         # what the model writes, unconstrained, at temperature 0 (see agentlab.models.constrained)
-        model = ConstrainedModel(server.base_url, grammar=False, name=f"qwen2.5-coder-{size}",
+        model = ConstrainedModel(server.base_url, grammar=False, name=model_of(size),
                                  max_tokens=bfcl_multi.MAX_TOKENS)
         for i, qid in enumerate(bfcl_multi.sample_ids(n), 1):
             for mode in bfcl_multi.MODES:
@@ -60,28 +63,29 @@ def record(size: str, n: int, resume: bool, threads: int) -> None:
                       f"(total {time.perf_counter() - t0:.0f} s)", flush=True)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", nargs="+", default=["0.5b", "1.5b"])
-    ap.add_argument("--n", type=int, default=20, help="entries of the sample")
-    ap.add_argument("--threads", type=int, default=1, help="llama.cpp threads (the machine is shared)")
+def build(lang: str) -> argparse.ArgumentParser:
+    ap = Parser(prog="python benchmarks/bench_bfcl_multi_turn.py", lang=lang)
+    ap.add_argument("--sizes", nargs="+", default=["0.5b", "1.5b"], choices=list(WEIGHTS))
+    ap.add_argument("--n", type=positive, default=bfcl_multi.SAMPLE, help="entries of the sample")
+    ap.add_argument("--threads", type=positive, default=1, help="llama.cpp threads (the machine is shared)")
     ap.add_argument("--resume", action="store_true", help="keep the cassette and skip conversations already in it")
     ap.add_argument("--replay", action="store_true", help="no model: the table from the recorded cassettes")
     ap.add_argument("--ship", action="store_true", help="write data/bfcl/official.json from the recordings")
-    ns = ap.parse_args()
+    ap.add_argument("--lang", choices=("en", "zh"), default=lang)
+    return ap
+
+
+def body(ns: argparse.Namespace, lang: str) -> int:
     if not bfcl_official.evaluator_installed():
-        sys.exit("needs the bfcl-eval extra: pip install -r requirements-bfcl.txt")
+        raise Untrusted("bfcl.check.no_evaluator")
     print(f"{time.strftime('%Y-%m-%d')}, {platform.machine()}, bfcl-eval {bfcl_official.version()}, "
           f"n={ns.n}", flush=True)
     for size in ns.sizes:
         if not ns.replay:
             record(size, ns.n, ns.resume, ns.threads)
-        path = bfcl_multi.cassette(size)
-        if not path.exists():
-            print(f"{size}: no cassette at {path.name}")
-            continue
         t = time.perf_counter()
-        fig = bfcl_multi.multi_turn_figures(bfcl_multi.replay_conversations(path))
+        # held to the sample of --n first: conversations outside it, another model's, or entries taken out are refused
+        fig = bfcl_multi.multi_turn_figures(bfcl_multi.graded_conversations(size, ns.n))
         for mode, row in fig.items():
             print(f"{size} {mode:8s} n={row['n']:.0f} accuracy={row['accuracy']:.0%} model turns={row['model_turns']:.0f} "
                   f"calls={row['calls']:.0f} refused={row['refused']:.0f} forced={row['forced']:.0f}")
@@ -90,7 +94,8 @@ def main() -> None:
         from agentlab.evals import bfcl_compare
         path = bfcl_compare.write_official()
         print(f"wrote {path} ({path.stat().st_size:,} bytes)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command(build, body))

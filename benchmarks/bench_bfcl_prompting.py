@@ -16,7 +16,6 @@ Run: python benchmarks/bench_bfcl_prompting.py [--sizes 0.5b 1.5b] [--n 100] [--
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
 import time
@@ -25,10 +24,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agentlab.evals import bfcl  # noqa: E402
+from agentlab.cmdline import Parser, positive  # noqa: E402
+from agentlab.evals import bfcl, bfcl_official, bfcl_results  # noqa: E402
 from agentlab.evals import bfcl_prompting as bp  # noqa: E402
+from agentlab.evals.bfcl_check import Untrusted, command, model_of  # noqa: E402
 from agentlab.models.interface import Reply  # noqa: E402
-from agentlab.models.local import LocalServer, what_is_missing  # noqa: E402
+from agentlab.models.local import WEIGHTS, LocalServer, what_is_missing  # noqa: E402
 
 
 class _Writing:
@@ -42,8 +43,8 @@ class _Writing:
         self.turn += 1
         usage = [reply.usage.prompt_tokens, reply.usage.completion_tokens] if reply.usage else None
         with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps({"id": self.qid, "turn": self.turn, "text": reply.content, "usage": usage},
-                               ensure_ascii=False) + "\n")
+            f.write(json.dumps({"id": self.qid, "model": self.name, "turn": self.turn, "text": reply.content,
+                                "usage": usage}, ensure_ascii=False) + "\n")
         return reply
 
 
@@ -56,18 +57,17 @@ def record(size: str, n: int, threads: int, resume: bool) -> None:
     if resume and out.exists():
         # done: a question whose recording replays whole; a question cut short mid re-ask is asked again, its lines
         # dropped first (a replay would leave it out, raw reply and all)
-        done = {a.id for a in bp.replay_prompted(out, bfcl.questions(n)) if a.way == "raw"}
+        done = {a.id for a in bp.replay_prompted(out, bfcl.questions(n), strict=False) if a.way == "raw"}
         lines = out.read_text(encoding="utf-8").splitlines(keepends=True)
         out.write_text("".join(x for x in lines if x.strip() and json.loads(x)["id"] in done), encoding="utf-8")
     else:
         done = set()
         out.unlink(missing_ok=True)
-    per = [bfcl.sample_category(c, n) for c in bfcl.CATEGORIES]
-    qs = [q for row in itertools.zip_longest(*per) for q in row if q is not None and q.id not in done]
+    qs = [q for q in bfcl.recording_order(bfcl.questions(n)) if q.id not in done]
     t0 = time.perf_counter()
     with LocalServer(size, threads=threads, ctx=8192) as server:
         for i, q in enumerate(qs, 1):
-            model = _Writing(bp.TextCompletion(server.base_url, q, name=f"qwen2.5-coder-{size}"), out, q.id)
+            model = _Writing(bp.TextCompletion(server.base_url, q, name=model_of(size)), out, q.id)
             a = bp.ask_prompted(q, "guarded", model)
             print(f"  {size} {i:3d}/{len(qs)} {q.id:22s} turns={a.turns} official={a.official} "
                   f"{time.perf_counter() - t0:.0f} s", flush=True)
@@ -85,27 +85,35 @@ def table(size: str, rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", nargs="+", default=["0.5b", "1.5b"])
-    ap.add_argument("--n", type=int, default=bfcl.PER_CATEGORY)
-    ap.add_argument("--threads", type=int, default=1)
+def build(lang: str) -> argparse.ArgumentParser:
+    ap = Parser(prog="python benchmarks/bench_bfcl_prompting.py", lang=lang)
+    ap.add_argument("--sizes", nargs="+", default=["0.5b", "1.5b"], choices=list(WEIGHTS))
+    ap.add_argument("--n", type=positive, default=bfcl.PER_CATEGORY)
+    ap.add_argument("--threads", type=positive, default=1)
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--replay", action="store_true")
     ap.add_argument("--ship", action="store_true")
-    ns = ap.parse_args()
+    ap.add_argument("--lang", choices=("en", "zh"), default=lang)
+    return ap
+
+
+def body(ns: argparse.Namespace, lang: str) -> int:
+    if not bfcl_official.evaluator_installed():
+        raise Untrusted("bfcl.check.no_evaluator")
+    if not bfcl_results.have_data():
+        raise Untrusted("bfcl.check.no_data")
     shipped = {}
     for size in ns.sizes:
         if not ns.replay:
             record(size, ns.n, ns.threads, ns.resume)
-        attempts = bp.replay_prompted(bp.prompt_cassette(size), bfcl.questions(ns.n))
-        rows = bp.prompting_figures(attempts, size)
+        rows = bp.prompting_figures(bp.graded_recording(size, ns.n), size)  # held to the sample first
         shipped[size] = rows
         print(table(size, rows), flush=True)
     if ns.ship:
         path = bp.write_prompting(shipped)
         print(f"wrote {path.relative_to(ROOT)}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command(build, body))

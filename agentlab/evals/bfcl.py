@@ -30,6 +30,7 @@ requires. The leaderboard's own checker grades the same replies in :mod:`agentla
 """
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
@@ -41,7 +42,7 @@ from typing import Any, Literal
 
 from ..guards import GuardConfig
 from ..loop import run_guarded
-from ..models.cassette import read_cassette, reply_from_dict
+from ..models.cassette import reply_from_dict
 from ..models.fakes import ScriptError
 from ..models.interface import Model, ModelError, Reply
 from ..resources import datasets_dir
@@ -69,6 +70,7 @@ __all__ = [
     "mean_of",
     "no_call_wanted",
     "questions",
+    "recording_order",
     "replay_attempts",
     "run_question",
     "sample_category",
@@ -108,14 +110,19 @@ class Question:
 
 def load(category: str, root: Path | None = None) -> list[Question]:
     """Every question of a category, with its accepted answers."""
+    from .bfcl_check import check_data
     root = root or bfcl_dir()
     # the datasets folder keeps the questions in data/; the evaluator's wheel (bfcl_official.wheel_data()) at its top
     folder = root / "data" if (root / "data").is_dir() else root
-    entries = [json.loads(line) for line in (folder / f"BFCL_v4_{category}.json").read_text().splitlines() if line]
+    question_file = folder / f"BFCL_v4_{category}.json"
+    check_data(question_file, f"data/{question_file.name}")  # the release's questions, or a sentence: never others
+    entries = [json.loads(line) for line in question_file.read_text(encoding="utf-8").splitlines() if line]
     answers: dict[str, list] = {}
     answer_file = root / "possible_answer" / f"BFCL_v4_{category}.json"
     if answer_file.exists():
-        answers = {a["id"]: a["ground_truth"] for a in map(json.loads, answer_file.read_text().splitlines()) if a}
+        check_data(answer_file, f"possible_answer/{answer_file.name}")
+        answers = {a["id"]: a["ground_truth"]
+                   for a in map(json.loads, answer_file.read_text(encoding="utf-8").splitlines()) if a}
     return [Question(e["id"], category, tuple(e["question"][0]), tuple(e["function"]), tuple(answers.get(e["id"], ())))
             for e in entries]
 
@@ -481,10 +488,10 @@ def bfcl_cassette(size: str) -> Path:
 
 
 def replay_attempts(path: Path, questions: Iterable[Question]) -> list[Attempt]:
-    """Every mode of every recorded question, from the cassette alone (no model running)."""
-    by_label: dict[str, list[dict]] = {}
-    for e in read_cassette(path):  # read once: a label's turns are picked from memory, not from the file again
-        by_label.setdefault(str(e.get("label")), []).append(e)
+    """Every mode of every recorded question, from the cassette alone (no model running). A line that is not the
+    recorder's, or a conversation recorded twice, is refused (:func:`agentlab.evals.bfcl_check.read_recording`)."""
+    from .bfcl_check import read_recording
+    by_label = read_recording(path, "single")  # read once: a label's turns are picked from memory, not from the file
     out: list[Attempt] = []
     for q in questions:
         loop, constrained = by_label.get(f"{q.id}/loop"), by_label.get(f"{q.id}/constrained")
@@ -520,6 +527,17 @@ def questions(n: int = PER_CATEGORY, *, seed: int = SEED, root: Path | None = No
               categories: Sequence[str] = CATEGORIES) -> list[Question]:
     """The sample every recording and replay uses: ``n`` per category."""
     return [q for c in categories for q in sample_category(c, n, seed=seed, root=root)]
+
+
+def recording_order(questions: Iterable[Question], categories: Sequence[str] = CATEGORIES) -> list[Question]:
+    """The order the recorders ask a sample in: round robin over the categories (the first of each, then the second
+    of each...), so a recording cut short covers every category alike and lacks only the questions at its end
+    (:func:`agentlab.evals.bfcl_check.check_recording` holds a recording to it)."""
+    by: dict[str, list[Question]] = {c: [] for c in categories}
+    for q in questions:
+        if q.category in by:
+            by[q.category].append(q)
+    return [q for row in itertools.zip_longest(*by.values()) for q in row if q is not None]
 
 
 

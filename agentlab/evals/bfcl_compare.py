@@ -28,6 +28,7 @@ from typing import Any
 from ..i18n import Lang, t
 from ..resources import data_file
 from . import bfcl, bfcl_multi, bfcl_official
+from .bfcl_check import check_recording
 
 __all__ = [
     "PROBE_CATEGORIES",
@@ -119,6 +120,8 @@ def single_turn_rows(size: str, root: Path | None = None) -> list[dict[str, Any]
     qs = bfcl.questions(root=root or bfcl_official.wheel_data())
     by_id = {q.id: q for q in qs}
     rows = []
+    # held to the sample first: another sample, another model's, or questions left out are refused
+    check_recording(bfcl.bfcl_cassette(size), "single", size=size, order=[q.id for q in bfcl.recording_order(qs)])
     for a in bfcl.replay_attempts(bfcl.bfcl_cassette(size), qs):
         q = by_id[a.id]
         v = bfcl_official.ast_verdict(q.category, q.functions, q.answers, a.calls)
@@ -234,7 +237,7 @@ def compare_live(sizes: Iterable[str] = SIZES, *, with_probes: bool = True) -> C
             single[s] = _agreement(rows)
             disagreements[s] = [r for r in rows if r["ours"] != r["official"]]
         if bfcl_multi.cassette(s).exists():
-            conversations = bfcl_multi.replay_conversations(bfcl_multi.cassette(s))
+            conversations = bfcl_multi.graded_conversations(s)
             multi[s] = bfcl_multi.multi_turn_figures(conversations)
             multi_rows[s] = _multi_rows(conversations)
     return Compared(True, single, disagreements, probe_agreement() if with_probes else {}, multi, multi_rows,

@@ -37,6 +37,7 @@ from ..models.interface import Model, ModelError, Reply
 from ..resources import data_file
 from ..tools import Registry, Tool
 from . import bfcl, bfcl_official
+from .bfcl_check import check_recording, read_recording
 
 __all__ = [
     "CATEGORY",
@@ -46,6 +47,7 @@ __all__ = [
     "STEP_LIMIT",
     "MultiTurnRun",
     "cassette",
+    "graded_conversations",
     "multi_turn_figures",
     "record_entry",
     "replay_conversations",
@@ -59,6 +61,7 @@ CATEGORY = "multi_turn_base"
 SEED = bfcl.SEED
 STEP_LIMIT = 20  # the leaderboard's steps per user turn before it forces a conversation to stop
 MAX_TOKENS = 384  # one reply: a few calls with their arguments
+SAMPLE = 20  # entries of the sample the recordings are held to (the recorder's default --n)
 #: the guarded loop's configuration here: checks, readable errors and re-asks, the repeat breaker, a budget;
 #: the guards that serve a production desk (timeouts, retries, idempotency keys, approval) are off
 GUARDED = GuardConfig(self_correction=2, step_budget=12, repeat_limit=3, timeout=None, retry=None,
@@ -233,10 +236,10 @@ def record_entry(entry: Mapping, mode: Mode, model: Model, path: Path) -> MultiT
 
 
 def replay_conversations(path: Path, ids: Iterable[str] | None = None) -> list[MultiTurnRun]:
-    """Every recorded conversation of the cassette (or of ``ids`` only), run again from the replies alone."""
-    by_label: dict[str, list[dict]] = {}
-    for e in read_cassette(path):
-        by_label.setdefault(str(e.get("label")), []).append(e)
+    """Every recorded conversation of the cassette (or of ``ids`` only), run again from the replies alone. A line that
+    is not the recorder's, or a conversation recorded twice, is refused
+    (:func:`agentlab.evals.bfcl_check.read_recording`)."""
+    by_label = read_recording(path, "multi")
     entries = {e["id"]: e for e in bfcl_official.multi_turn_entries(CATEGORY)}
     # by default the entries recorded both ways (a recording stopped between the two leaves one of them alone)
     wanted = list(ids) if ids is not None else [i for i in dict.fromkeys(k.rsplit("/", 1)[0] for k in by_label)
@@ -248,6 +251,17 @@ def replay_conversations(path: Path, ids: Iterable[str] | None = None) -> list[M
             if recorded:
                 out.append(run_entry(entries[i], mode, bfcl._Replayed(recorded)))  # replayed as single-turn replays
     return out
+
+
+def graded_conversations(size: str, n: int = SAMPLE) -> list[MultiTurnRun]:
+    """``size``'s recorded conversations, once the recording is held to the sample of ``n`` entries
+    (:func:`agentlab.evals.bfcl_check.check_recording`: raises :class:`~agentlab.evals.bfcl_check.Untrusted` for
+    conversations outside it, another model's, or entries left out before others recorded), then replayed: those
+    recorded both ways, of the sample only."""
+    order = sample_ids(n)
+    check_recording(cassette(size), "multi", size=size, order=order)
+    recorded = read_recording(cassette(size), "multi")
+    return replay_conversations(cassette(size), [i for i in order if all(f"{i}/{m}" in recorded for m in MODES)])
 
 
 def multi_turn_figures(conversations: Iterable[MultiTurnRun]) -> dict[str, dict[str, float]]:

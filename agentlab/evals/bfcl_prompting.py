@@ -45,6 +45,7 @@ from ..models.interface import ModelError, Reply, ToolCall, Usage
 from ..resources import data_file
 from ..tools import Registry, Tool, from_legacy_types
 from . import bfcl, bfcl_official
+from .bfcl_check import Untrusted, check_recording, read_recording
 
 __all__ = [
     "LEADERBOARD_FILE",
@@ -55,6 +56,7 @@ __all__ = [
     "chatml",
     "decode_prompted",
     "grade_prompting",
+    "graded_recording",
     "leaderboard",
     "leaderboard_table",
     "multi_turn_rows",
@@ -249,19 +251,19 @@ class _Replayed:
 
 
 def recorded_texts(path: Path) -> dict[str, list[str]]:
-    """Each question's recorded texts, in the order the model wrote them."""
-    out: dict[str, list[str]] = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                e = json.loads(line)
-                out.setdefault(e["id"], []).append(e["text"])
-    return out
+    """Each question's recorded texts, in the order the model wrote them (no file: none). A line that is not the
+    recorder's, or a question recorded twice, is refused (:func:`agentlab.evals.bfcl_check.read_recording`)."""
+    if not path.exists():
+        return {}
+    return {qid: [e["text"] for e in lines] for qid, lines in read_recording(path, "prompt").items()}
 
 
-def replay_prompted(path: Path, questions: Iterable[bfcl.Question]) -> list[PromptedAttempt]:
-    """Both ways of every recorded question, from the recorded texts alone (a question cut short is left out; a
-    recording with replies the replay never asks for is refused: the code no longer asks what was recorded)."""
+def replay_prompted(path: Path, questions: Iterable[bfcl.Question], *, strict: bool = True) -> list[PromptedAttempt]:
+    """Both ways of every recorded question, from the recorded texts alone (a question cut short is left out).
+
+    A question recorded with replies the replay never asks for (the code no longer asks what was recorded) is refused
+    (:class:`~agentlab.evals.bfcl_check.Untrusted`); with ``strict=False`` it is left out too, as the recorder's
+    ``--resume`` needs: it asks such a question again."""
     texts = recorded_texts(path)
     out: list[PromptedAttempt] = []
     for q in questions:
@@ -273,8 +275,10 @@ def replay_prompted(path: Path, questions: Iterable[bfcl.Question]) -> list[Prom
         except ScriptError:
             continue
         if replayed.used != len(texts[q.id]):
-            raise ValueError(f"{q.id}: {len(texts[q.id])} replies recorded, {replayed.used} asked for on replay; "
-                             "record it again (python benchmarks/bench_bfcl_prompting.py --resume)")
+            if not strict:
+                continue
+            raise Untrusted("bfcl.check.replies", file=path.name, id=q.id, recorded=len(texts[q.id]),
+                            asked=replayed.used)
         out += [ask_prompted(q, "raw", _Replayed(texts[q.id][:1])), guarded]
     return out
 
@@ -393,9 +397,18 @@ class LeaderboardWay:
                  resent=sum(r["resent"] for r in rows), changed=sum(r["changed"] for r in rows))
 
 
+def graded_recording(size: str, n: int = bfcl.PER_CATEGORY) -> list[PromptedAttempt]:
+    """Both ways of every question ``size``'s recording answers, once the recording is held to the sample of ``n``
+    per category (:func:`agentlab.evals.bfcl_check.check_recording`: raises
+    :class:`~agentlab.evals.bfcl_check.Untrusted` for another sample, another model, or questions taken out)."""
+    qs = bfcl.questions(n)
+    check_recording(prompt_cassette(size), "prompt", size=size, order=[q.id for q in bfcl.recording_order(qs)])
+    return replay_prompted(prompt_cassette(size), qs)
+
+
 def grade_prompting(sizes: Iterable[str] = ("0.5b", "1.5b")) -> LeaderboardWay:
     """Decode and grade every recording now (needs the extra; the questions come from the datasets folder)."""
-    rows = {s: prompting_figures(replay_prompted(prompt_cassette(s), bfcl.questions()), s) for s in sizes if prompt_cassette(s).exists()}
+    rows = {s: prompting_figures(graded_recording(s), s) for s in sizes if prompt_cassette(s).exists()}
     return LeaderboardWay(True, rows, bfcl_official.version() or "?")
 
 
@@ -415,8 +428,32 @@ def write_prompting(rows: Mapping[str, list[dict]] | None = None, path: Path | N
 
 
 def read_prompting(path: Path | None = None) -> LeaderboardWay:
-    d = json.loads((path or data_file(SHIPPED)).read_text(encoding="utf-8"))
-    return LeaderboardWay(False, d["rows"], d["evaluator"])
+    """The shipped file (``data/bfcl/prompting.json``), each row held to its own counts first (:func:`_check_row`)."""
+    path = path or data_file(SHIPPED)
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+        rows = d["rows"]
+        for size, size_rows in rows.items():
+            for row in size_rows:
+                _check_row(row, size, path.name)
+        return LeaderboardWay(False, rows, str(d["evaluator"]))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError):
+        raise Untrusted("bfcl.check.shipped_unreadable", file=path.name) from None
+
+
+def _check_row(row: Mapping[str, Any], size: str, file: str) -> None:
+    """A shipped row's figures are those its own counts give: the official raw figure is k of n, its interval Wilson's
+    of k and n, the leaderboard's figure the published one, and the verdict whether that lies in the interval. A row
+    edited by hand ("reproduced": true beside an interval that excludes the figure) was shown as it was."""
+    n, raw = row["n"], row["official_raw"]
+    k = round(raw * n / 100) if isinstance(n, int) and n > 0 and isinstance(raw, int | float) else None
+    published = leaderboard()["models"].get(size, {}).get("categories", {}).get(row["category"])
+    wrong = ("n" if k is None else "official_raw" if round(100 * k / n, 1) != raw
+             else "leaderboard" if row["leaderboard"] != published
+             else "interval" if list(row["interval"]) != list(wilson(k, n))
+             else "reproduced" if row["reproduced"] is not reproduced(k, n, published) else None)
+    if wrong is not None:
+        raise Untrusted("bfcl.check.shipped_row", file=file, size=size, category=str(row["category"])[:40], field=wrong)
 
 
 def prompting_results() -> LeaderboardWay:

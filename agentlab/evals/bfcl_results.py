@@ -23,6 +23,7 @@ from typing import Any
 from ..i18n import Lang, joined, label, t
 from ..resources import data_file
 from . import bfcl
+from .bfcl_check import Untrusted, check_recording
 
 __all__ = ["SHIPPED", "SIZES", "UPSTREAM", "Figures", "Graded", "as_json", "figures_of", "grade_live", "graded",
            "have_data", "most_repaired", "read_shipped", "write_shipped"]
@@ -122,7 +123,9 @@ def _sample() -> dict[str, Any]:
 def grade_live(root: Path | None = None, sizes: Iterable[str] = SIZES) -> Graded:
     """Grade the recorded replies of every size that has a recording against the BFCL data (``root``)."""
     qs = bfcl.questions(root=root)
-    figs = {s: figures_of(bfcl.replay_attempts(bfcl.bfcl_cassette(s), qs)) for s in sizes if bfcl.bfcl_cassette(s).exists()}
+    order = [q.id for q in bfcl.recording_order(qs)]
+    figs = {s: figures_of(bfcl.replay_attempts(bfcl.bfcl_cassette(s), qs)) for s in sizes
+            if bfcl.bfcl_cassette(s).exists() and check_recording(bfcl.bfcl_cassette(s), "single", size=s, order=order)}
     return Graded(True, figs, qs[0] if qs else None, _sample())
 
 
@@ -165,12 +168,36 @@ def _figures(d: Mapping[str, Any]) -> Figures:
 
 
 def read_shipped(path: Path | None = None) -> Graded:
-    """The shipped results (``data/bfcl/graded.json``) as the notebook reads them."""
-    doc = json.loads((path or data_file(SHIPPED)).read_text(encoding="utf-8"))
-    ex = doc.get("example")
-    example = None if ex is None else bfcl.Question(ex["id"], ex["category"], tuple(ex["messages"]),
-                                                    tuple(ex["functions"]), tuple(ex["answers"]))
-    return Graded(False, {s: _figures(f) for s, f in doc["sizes"].items()}, example, doc["sample"])
+    """The shipped results (``data/bfcl/graded.json``) as the notebook reads them, held first to what they say they
+    were graded from (:func:`_check_shipped`)."""
+    path = path or data_file(SHIPPED)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        _check_shipped(doc, path.name)
+        ex = doc.get("example")
+        example = None if ex is None else bfcl.Question(ex["id"], ex["category"], tuple(ex["messages"]),
+                                                        tuple(ex["functions"]), tuple(ex["answers"]))
+        return Graded(False, {s: _figures(f) for s, f in doc["sizes"].items()}, example, doc["sample"])
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError):
+        raise Untrusted("bfcl.check.shipped_unreadable", file=path.name) from None
+
+
+def _check_shipped(doc: Mapping[str, Any], file: str) -> None:
+    """Each size's figures are of the recording shipped beside them (its SHA-256, when the recording is here) and
+    agree with themselves: each accuracy k of n questions, each mean the mean of its categories. A figure edited by hand
+    (0.99 beside the recording's 0.74, under a mean left as it was) was shown as the workbook's."""
+    for size, fig in doc["sizes"].items():
+        recording = bfcl.bfcl_cassette(size)
+        if recording.exists() and doc["inputs"][size]["sha256"] != _sha256(recording):
+            raise Untrusted("bfcl.check.shipped_stale", file=file, size=size, recording=recording.name)
+        for mode, row in fig["accuracy"].items():
+            cats = [c for c in row if c != "mean"]
+            for c in cats:
+                n = fig["n"][c]
+                if not (isinstance(n, int) and n > 0 and abs(row[c] * n - round(row[c] * n)) < 1e-6):
+                    raise Untrusted("bfcl.check.shipped_figure", file=file, size=size, figure=f"{mode} {c}"[:60])
+            if cats and abs(row["mean"] - sum(row[c] for c in cats) / len(cats)) > 1e-9:
+                raise Untrusted("bfcl.check.shipped_figure", file=file, size=size, figure=f"{mode} mean")
 
 
 def graded(root: Path | None = None) -> Graded:
