@@ -394,6 +394,7 @@ _PY_REASONS: tuple[tuple[type[BaseException], re.Pattern[str], str], ...] = tupl
         (TypeError, r"object of type '(?P<type>[^']+)' has no len\(\)", "py.no_len"),
         (UnboundLocalError, r"cannot access local variable '(?P<name>[^']+)' where it is not associated with a value",
          "py.unbound"),
+        (NameError, r"name '(?P<name>true|false|null)' is not defined(?:\. Did you mean: .*)?", "py.json_literal"),
         (NameError, r"name '(?P<name>[^']+)' is not defined(?:\. Did you mean: .*)?", "py.not_defined"),
         (AttributeError, r"module '(?P<module>[^']+)' has no attribute '(?P<name>[^']+)'(?:\. Did you mean: .*)?",
          "py.module_attribute"),

@@ -506,7 +506,7 @@ RAISED = {
     "f(1, 2, 3)": "py.too_many_positional", "h(1, 2)": "py.too_many_positional_one", "x = None; x[0]": "py.none_indexed", "x = 5; x[0]": "py.not_indexable",
     "x = 5; x()": "py.not_callable", "x = 1; x + 'a'": "py.operand", "x = 1; x > 'a'": "py.compare",
     "x = 'a'; x + 1": "py.concatenate", "iter(5)": "py.not_iterable",
-    "len(None)": "py.no_len", "{}['order_id']": "py.no_key", "nowhere": "py.not_defined", "unbound()": "py.unbound",
+    "len(None)": "py.no_len", "{}['order_id']": "py.no_key", "nowhere": "py.not_defined", "false": "py.json_literal", "unbound()": "py.unbound",
     "x = 5; x.amount": "py.no_attribute", "json.dumpz": "py.module_attribute", "[][1]": "py.index_range",
     "int('1.5')": "py.not_whole", "float('abc')": "py.not_number", "x = 0; 1 % x": "py.zero_division",
     "rec()": "py.recursion", "json.loads('{\\'a\\': 1}')": "py.not_json_at",

@@ -24,7 +24,37 @@ def test_each_full_width_mark_in_code_is_named_with_the_half_width_one(mark):
         pytest.skip(f"{mark!r} is not refused as an invalid character by this Python")
     for lang in ("en", "zh"):
         line = plain_line(exc, lang)
-        assert line and mark in line and FULL_WIDTH[mark] in line and "1" in line, line
+        if mark == "\u3000":  # invisible: said by its name
+            assert line and ("全角空格" if lang == "zh" else "full-width space") in line, line
+        elif mark == "。":  # deleted, not replaced: a . where it stood is still not Python
+            assert line and ("删掉" if lang == "zh" else "delete it") in line, line
+        else:
+            assert line and mark in line and FULL_WIDTH[mark] in line and "1" in line, line
+
+
+@pytest.mark.parametrize("code, lang, said, not_said", [
+    ("my_answer = ２", "zh", "２ → 2", ()),  # a full-width digit: only Python's English line before
+    ("answer = 「lost_reply」", "zh", '「 → "、」 → "', ()),  # corner quotes: the same
+    ('answer　= "lost_reply"', "zh", "全角空格 → 半角空格", ("（　）",)),  # was "全角符号（　）", the mark invisible
+    ('answer = "lost_reply"。', "zh", "。 → 删掉", ("换成英文半角的 .（",)),  # "type . instead" left a syntax error
+    ("print（f（a，lang=1））", "zh", "（ → (、， → ,、） → )", ()),  # every mark at once, not one per run
+    ("print（f（a，lang=1））", "en", "（ → (, ， → ,, ） → )", ()),
+])
+def test_every_full_width_mark_of_the_line_is_said_at_once_and_each_as_it_is_mended(code, lang, said, not_said):
+    exc = _raised(code)
+    assert isinstance(exc, SyntaxError)
+    line = plain_line(exc, lang)
+    assert line and said in line and not any(x in line for x in not_said), line
+
+
+@pytest.mark.parametrize("code, said", [
+    ("answer = lost_reply", '还是一段文字忘了加引号（"lost_reply"）'),  # an answer that is a text, typed bare
+    ('schema = {"additionalProperties": false}', "Python 写作 True、False 和 None"),  # JSON's word in Python
+    ("x = null", "JSON 的写法"),
+])
+def test_a_name_python_does_not_know_is_said_with_what_it_probably_is(code, said):
+    line = plain_line(_raised(code), "zh")
+    assert line and said in line, line
 
 
 def test_python_english_is_said_in_chinese_only_where_the_catalogue_knows_it():
@@ -60,9 +90,9 @@ def test_in_a_kernel_each_error_of_a_cell_gets_its_line_in_the_notebooks_languag
     def frames(i: int) -> str:
         return "".join("".join(o["traceback"]) for o in nb.cells[i].outputs if o.get("output_type") == "error")
     assert any(o.get("ename") == "SyntaxError" for o in nb.cells[2].outputs)  # Python's own error is still shown
-    assert said(2).count("全角符号（“）") == 1 and '"' in said(2), said(2)
+    assert said(2).count("全角符号") == 1 and '“ → "' in said(2), said(2)
     assert "没有叫“stepbudget”的参数" in said(3), said(3)
-    assert "full-width mark (，)" in said(5) and "全角" not in said(5), said(5)
+    assert "full-width marks where code wants half-width ones: ， → ," in said(5) and "全角" not in said(5), said(5)
     assert said(6) == "" and nb.cells[6].outputs[0]["text"] == "fine\n"
     assert "plain_errors" not in frames(8) and said(8) == ""  # an odd exception: IPython's own display, nothing added
     assert "不能比较" in said(9), said(9)  # still in place after it

@@ -14,14 +14,18 @@ import re
 import sys
 from typing import Any
 
-from ..i18n import Lang, Sentence, py_reason, said, t
+from ..i18n import Lang, Sentence, joined, py_reason, said, t
 
 __all__ = ["FULL_WIDTH", "install", "plain_line"]
 
-#: full-width marks a Chinese keyboard types where code wants the half-width one
-FULL_WIDTH = {"，": ",", "：": ":", "；": ";", "（": "(", "）": ")", "“": '"', "”": '"', "‘": "'", "’": "'",
-              "。": ".", "！": "!", "？": "?", "【": "[", "】": "]", "、": ",", "＝": "=", "《": "<", "》": ">",
-              "｛": "{", "｝": "}", "　": " "}
+#: full-width marks a Chinese keyboard types where code wants the half-width one: the full-width form of every ASCII
+#: mark and digit (U+FF01-FF5E; not the letters, which Python reads as the half-width ones in a name), and the Chinese
+#: marks that stand for one (“２” read only "invalid character '２' (U+FF12)", and 「lost_reply」 nothing more)
+FULL_WIDTH = {**{chr(c): chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F) if not chr(c - 0xFEE0).isalpha()},
+              "“": '"', "”": '"', "‘": "'", "’": "'", "「": '"', "」": '"', "『": '"', "』": '"', "。": ".", "、": ",",
+              "《": "<", "》": ">", "【": "[", "】": "]", "　": " "}
+#: marks said by a name, not shown: a full-width space is invisible, and a full stop is deleted, not replaced
+_SAID = {"　": "plain.mark.space", "。": "plain.mark.stop"}
 
 _INVALID = re.compile(r"invalid (?:non-printable )?character (?:'.' )?\(?U\+(?P<code>[0-9A-F]+)\)?")
 
@@ -34,9 +38,14 @@ def plain_line(exc: BaseException, lang: Lang, *, compiling: bool = True) -> str
         found = _INVALID.search(str(exc.msg or "")) if compiling else None
         # Python names the mark itself, or not: after a digit, 3.11.2 says "invalid decimal literal" of "1，2", where
         # 3.11.7 says "invalid character '，'": the line's own first full-width mark outside a quoted text, then
-        mark = chr(int(found["code"], 16)) if found else _first_mark(exc.text) if compiling else ""
-        if mark in FULL_WIDTH:
-            return t("plain.full_width", lang, mark=mark, ascii=FULL_WIDTH[mark], line=exc.lineno or "?")
+        named = chr(int(found["code"], 16)) if found else ""
+        marks = _marks(exc.text) if compiling else []
+        if named in FULL_WIDTH and named not in marks:
+            marks.insert(0, named)
+        if marks:  # every one of the line's marks at once: one fixed a run, and three runs for print（f（a，b））
+            pairs = [t(_SAID[m], lang) if m in _SAID else t("plain.mark.pair", lang, mark=m, ascii=FULL_WIDTH[m])
+                     for m in marks]
+            return t("plain.full_width", lang, marks=joined(pairs, lang, "list"), line=exc.lineno or "?")
         if lang == "en" or not compiling:  # Python's own line says it in English; an eval's text is not the cell
             return None
         # the other slips of a learner's first Python (a colon, an indent, a bracket, a quote), said in their language
@@ -90,10 +99,10 @@ _SYNTAX = ((re.compile(r"expected ':'"), "plain.syntax.colon"),
            (re.compile(r"invalid syntax"), "plain.syntax.invalid"))
 
 
-def _first_mark(line: str | None) -> str:
-    """The first full-width mark of a line of code outside its quoted texts ("" when none)."""
+def _marks(line: str | None) -> list[str]:
+    """The full-width marks of a line of code outside its quoted texts, each once, in the order they come."""
     bare = _QUOTED.sub("", line or "")
-    return next((ch for ch in bare if ch in FULL_WIDTH), "")
+    return list(dict.fromkeys(ch for ch in bare if ch in FULL_WIDTH))
 
 
 def _lang(shell: Any) -> Lang:
