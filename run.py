@@ -1045,7 +1045,7 @@ def postbuild(prefix: Path, py: str = sys.executable) -> int:
     warm = ("import matplotlib; matplotlib.use('Agg'); import matplotlib.font_manager as fm; "
             "from agentlab.resources import CJK_FILES; from pathlib import Path; "
             "[fm.fontManager.addfont(p) for p in CJK_FILES if Path(p).exists()]; "
-            "import matplotlib.pyplot as plt; plt.figure(); print(len(fm.fontManager.ttflist))")
+            "import matplotlib.pyplot as plt; plt.figure()")  # quiet: a bare count read as an error
     return subprocess.call([py, "-c", warm], cwd=prefix)
 
 

@@ -87,6 +87,35 @@ def test_lab_in_chinese_opens_jupyterlab_itself_in_chinese_on_the_chinese_notebo
         stop_group(proc)
 
 
+def test_a_notebook_opened_and_closed_untouched_asks_nothing(participant_python, tmp_path):
+    """In ``python run.py lab --lang zh`` from a fresh copy, opening a notebook marked it changed at once (its kernel's
+    ``language_info`` set into the page's copy), so closing it, nothing run, asked "save your changes?". Opened in
+    chromium and left idle, a notebook is unchanged; a save leaves the committed file as it was."""
+    import time
+
+    from test_browser import _browser, _need_browser
+    _need_browser()
+    name = "08_where_failures_are_caught.ipynb"
+    committed = (participant.CHECKOUT / "notebooks" / "zh" / name).read_bytes()
+    proc, base, token, _ = participant.start_lab(["--lang", "zh", "--expose-app-in-browser"])
+    try:
+        with _browser(tmp_path, "lab-untouched") as page:
+            page.goto(f"{base}/lab/tree/{name}?reset&token={token}")
+            page.wait_for_function("() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+                                   " const k = w && w.sessionContext && w.sessionContext.session"
+                                   " && w.sessionContext.session.kernel; return k && k.status === 'idle' }",
+                                   timeout=120_000)
+            time.sleep(2)  # the kernel's info and spec reach the page a moment after it is idle
+            widget = "window.jupyterapp.shell.currentWidget"
+            assert page.evaluate(f"() => {widget}.context.model.dirty") is False
+            assert page.evaluate(f"() => {widget}.context.model.getMetadata('language_info').name") == "python"
+            page.evaluate(f"() => {widget}.context.save()")
+            time.sleep(1)
+    finally:
+        stop_group(proc)
+    assert (participant.CHECKOUT / "notebooks" / "zh" / name).read_bytes() == committed
+
+
 def test_an_unknown_language_is_refused_before_anything_runs(participant_python):
     done = subprocess.run([participant.oldest_python(), "run.py", "lab", "--lang", "fr"], cwd=participant.CHECKOUT,
                           capture_output=True, text=True, timeout=60)

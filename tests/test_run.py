@@ -416,6 +416,8 @@ def test_postbuild_puts_the_settings_where_that_environments_jupyter_reads_them(
     copied = sorted(p.name for p in (prefix / "share" / "agentlab" / "notebooks").glob("*.ipynb"))
     assert copied == sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
     assert list((tmp_path / "mpl").glob("fontlist-*.json"))  # the cache a participant's first plot would build
+    assert done.stdout.strip() == "", done.stdout  # a bare "94" (the fonts counted) read as an error in Binder's log
+    assert config.ServerApp.contents_manager_class == "agentlab.workbook.lab.ContentsManager"
 
 
 def test_in_an_image_without_a_venv_the_check_looks_at_this_python(tmp_path, monkeypatch):
