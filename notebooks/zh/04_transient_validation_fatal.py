@@ -48,7 +48,7 @@ from agentlab.workbook.exercises import longest_wait
 from agentlab.loop import run_guarded
 from agentlab.naive import run_naive
 from agentlab.models import ModelError, ScriptedModel, call
-from agentlab.workbook.plots import herd_results, herd_text, plot_herd, plot_retry_schedule, table_view
+from agentlab.workbook.plots import herd_results, plot_herd, plot_retry_schedule, table_view
 from agentlab.retry import RetryPolicy
 
 rows = []
@@ -68,7 +68,7 @@ for task_call in [call("get_order", {"order_id": "A9999"}),
     desk, reg = aftersales.SCENARIO.setup(LANG)
     run = run_guarded(ScriptedModel([task_call]), reg, "refund please", lang=LANG)
     e = run.tool_events[0]
-    print(f"{e.error_code}{colon(LANG)}" + joined([f"{e.error_category}/{e.error_stage}", f"{label('status', LANG)} {label(run.status, LANG)}",
+    print(f"{e.error_code}{colon(LANG)}" + joined([f"{label(e.error_category, LANG)}/{label(e.error_stage, LANG)}", f"{label('status', LANG)} {label(run.status, LANG)}",
                                                   f"{label('user sees', LANG)}{colon(LANG)}{run.answer}"], LANG))
 # 模型接口返回 403：立即停下，不重发，用用户的语言给一句友好的话
 desk, reg = aftersales.SCENARIO.setup(LANG)
@@ -100,7 +100,6 @@ herds = herd_results({"no jitter": RetryPolicy(max_retries=4, base=1, cap=8, jit
                       "full jitter": RetryPolicy(max_retries=4, base=1, cap=8, jitter="full")}, clients=300, capacity=40)
 plot_herd(herds, capacity=40, lang=LANG)
 plt.show()
-print("\n".join(herd_text(herds, LANG)))
 
 # %% [markdown]
 # ## 练习
