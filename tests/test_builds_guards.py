@@ -150,6 +150,13 @@ def test_02_the_stub_is_not_yet_a_half_tightened_contract_is_told_what_gets_thro
     right = builds_guards.build_tighter_contract(solution("02").my_tighten, lang=lang)
     assert right.ok and str(right).startswith(RIGHT[lang]), right
     assert builds_guards.loose_refund_schema().get("required") is None  # the learner changed their own copy
+    # the same constraints set in place and nothing returned: counted right, and told to return the contract, as the
+    # task asks (it passed saying nothing, and code that reads the returned contract would get None)
+    def in_place(schema):
+        solution("02").my_tighten(schema)
+    right = builds_guards.build_tighter_contract(in_place, lang=lang)
+    assert right.ok and ("return schema" in str(right)), right
+    assert "return schema" not in str(builds_guards.build_tighter_contract(solution("02").my_tighten, lang=lang))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
