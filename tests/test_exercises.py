@@ -528,3 +528,19 @@ def test_a_count_is_no_time():
     policy = RetryPolicy(base=0.5, cap=8, jitter="none")
     assert longest_wait("2次", policy, attempt=2, lang="zh").state == "wrong"
     assert tool_replies_needed("3次", calls=3, lang="zh").ok
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_tie_for_the_largest_share_is_said_as_a_tie_and_a_miss_lists_the_slices(lang):
+    """Notebook 08's stages tied (execution 8, structure 8 of 17): either answer passed with "执行 / 结构：17 个失败里占
+    8 个。先解决这一类" (one class, said of two), and "validation", a category from the plot beside it, was told only
+    to look for the largest slice."""
+    from agentlab.workbook.exercises import largest_share
+    counts = {"structure": 8, "execution": 8, "semantic": 1}
+    for given in ("structure", "execution"):
+        got = largest_share(given, counts, lang=lang)
+        assert got.ok and (("either is right" in str(got)) if lang == "en" else ("答哪一个都对" in str(got))), got
+    missed = str(largest_share("validation", counts, lang=lang))
+    assert ("structure, execution, semantic" in missed) if lang == "en" else ("结构、执行、语义" in missed), missed
+    alone = str(largest_share("structure", {"structure": 5, "semantic": 2}, lang=lang))
+    assert "either" not in alone and "都对" not in alone, alone

@@ -533,9 +533,13 @@ def largest_share(given: str | None, counts: Mapping[str, int], lang: Lang = "en
             [x for x in _TIE_SEPARATORS.split(given) if x.strip()] if isinstance(given, str) else []
         if len(parts) > 1 and all(judge_answer(x, winners) is True for x in parts):
             given = parts[0]
-    return check_answer(given, winners, lang=lang,
-                        why=both("exercise.said.named_top_of_total", named=named, top=top, total=total),
-                        hint=both("exercise.said.look_at_the_share"))
+    # a tie is said as one ("执行 / 结构：17 个失败里占 8 个。先解决这一类" was said of two classes), and a miss lists the
+    # slices the plot has: "validation", a category from the plot beside it, is no stage
+    why = t("exercise.said.named_tie", lang, named=named, top=top, total=total) if len(winners) > 1 else \
+        t("exercise.said.named_top_of_total", lang, named=named, top=top, total=total)
+    return check_answer(given, winners, lang=lang, why=why,
+                        hint=t("exercise.said.look_at_the_share_of", lang,
+                               slices=joined([label(k, lang) for k in counts], lang, "list")))
 
 
 @_reports("06")
