@@ -82,6 +82,16 @@ def test_guard_panel_builds_the_config():
     assert g.config.step_budget == 6
 
 
+
+def test_guard_panel_names_its_switches_in_the_readers_language():
+    """The Chinese notebook 02's panel read all_calls, validate, readable_errors...: each switch is named as the
+    tables name the guard, its GuardConfig field (what code switches) as its tooltip."""
+    zh = GuardPanel(lang="zh")
+    assert zh.boxes["validate"].description == "校验" and zh.boxes["validate"].tooltip == "validate"
+    assert not [g for g, box in zh.boxes.items() if box.description == g and g.isascii() and "_" in g]
+    assert GuardPanel().boxes["repeat_limit"].description == "repeat_limit"
+
+
 def test_metrics_panel_shows_table_and_plot():
     from agentlab.workbook.demo import compare_loops
     cs = [compare_loops(f) for f in ("camel_case", "lost_reply")]

@@ -272,8 +272,10 @@ class GuardPanel(App):
     def __init__(self, base: GuardConfig = GuardConfig(), *, on_change: Callable[[GuardConfig], None] | None = None,
                  lang: Lang = "en"):
         self.base = base
-        self.boxes = {g: W.Checkbox(value=getattr(base, g) not in (None, False), description=g, indent=False)
-                      for g in GUARDS}
+        # each switch named in the reader's language (the Chinese panel read all_calls, validate...), its field in
+        # GuardConfig as the tooltip, for code that switches it (GuardConfig().without("validate"))
+        self.boxes = {g: W.Checkbox(value=getattr(base, g) not in (None, False), description=label(g, lang),
+                                    tooltip=g, indent=False) for g in GUARDS}
         for box in self.boxes.values():
             box.observe(lambda _: on_change and on_change(self.config), names="value")
         self.widget = W.VBox([W.HTML(f"<b>{t('ui.guards', lang)}</b>"), W.GridBox(

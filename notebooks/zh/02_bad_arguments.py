@@ -115,7 +115,7 @@ injector
 
 # %% [markdown]
 # 关掉一些防护，再运行一次注入器：刚才到底是哪个防护在起作用？
-# （这里值得试的是 `validate` 和 `readable_errors`。）
+# （这里值得试的是“校验”和“结构化错误”两个开关，即 `validate` 和 `readable_errors`。）
 
 # %%
 def use(config):

@@ -169,7 +169,7 @@ desk_widget = ApprovalDesk(store, reg, lang=LANG)
 desk_widget
 
 # %% [markdown]
-# 点击上面的 **Approve**（批准）或 **Reject**（拒绝）。不用界面时，在代码里做同样的事：批准两次，只执行一次。
+# 点击上面的 **批准** 或 **拒绝**。不用界面时，在代码里做同样的事：批准两次，只执行一次。
 
 # %%
 first = approve(store, reg, run.pending[0])
