@@ -467,3 +467,16 @@ def test_notebook_09_says_a_model_address_it_cannot_ask_before_running_against_i
     line = t(key, lang, url=model_address(address).shown, seconds="5")
     assert line in said, said[-1500:]
     assert not [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+
+
+def test_chinese_prose_names_a_column_as_the_page_shows_it():
+    """The Chinese notebooks' prose named columns in English (`caught by`, `re-asks to fix`) where the table's header
+    reads 由哪些防护拦下, 结构化错误：改对所需重问次数: a column name the glossary says in Chinese is quoted that way."""
+    glossary = label_glossary()["zh"]
+    found = []
+    for path in sorted(ZH_DIR.glob("*.py")):
+        prose = "".join(c.source for c in jupytext.read(path).cells if c.cell_type == "markdown")
+        for name in re.findall(r"`([a-z][a-z0-9 :,'-]*\s[a-z0-9 :,'-]+)`", prose):
+            if name in glossary and glossary[name] != name:
+                found.append(f"{path.name}: `{name}` (the page says {glossary[name]})")
+    assert not found, "\n".join(found)
