@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["CJK_FILES", "CJK_FONTS", "CJK_INSTALL", "CJK_PACKAGE", "CJK_PACKAGE_FILE", "CJK_SYSTEM_FILES", "data_file",
-           "datasets_dir", "read_text", "render_page"]
+           "data_file_in", "datasets_dir", "read_text", "render_page"]
 
 _PACKAGED = Path(__file__).resolve().parent / "data"  # an installed wheel: the data is the package agentlab.data
 _CHECKOUT = Path(__file__).resolve().parent.parent
@@ -33,6 +33,18 @@ def data_file(name: str) -> Path:
         return Path(str(resources.files("agentlab.data").joinpath(*name.split("/"))))
     except ModuleNotFoundError:
         return _CHECKOUT / "data" / name
+
+
+def data_file_in(name: str, lang: str) -> Path:
+    """``data_file(name)`` as a reader of ``lang`` reads it: its Chinese version (``bad_tools.zh.json`` beside
+    ``bad_tools.json``) for ``zh`` where there is one, else the file itself. The Chinese notebook 01 linted a schema
+    whose descriptions were English, and quoted them in its Chinese findings."""
+    if lang != "en":
+        stem, dot, ext = name.rpartition(".")
+        own = data_file(f"{stem}.{lang}.{ext}" if dot else f"{name}.{lang}")
+        if own.is_file():
+            return own
+    return data_file(name)
 
 
 #: the most a link carries in itself (:func:`data_url`): a page that holds more is slow to open, and sent again at

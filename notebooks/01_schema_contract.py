@@ -45,7 +45,7 @@ from IPython.display import HTML, display
 
 from agentlab import Registry, lint
 from agentlab.i18n import colon, label
-from agentlab.resources import data_file
+from agentlab.resources import data_file, data_file_in
 from agentlab.workbook.demo import compare_loops
 from agentlab.workbook.exercises import schema_contract
 from agentlab.runs import compare_html
@@ -69,7 +69,7 @@ display(HTML(compare_html(c.naive, c.guarded, lang=LANG)))
 # Here is a schema written in a hurry, next to the after-sales contract shipped in `data/`.
 
 # %%
-hurried = Registry.from_json(data_file("bad_tools.json"), close=False)  # data_file: the same file from notebooks/zh/
+hurried = Registry.from_json(data_file_in("bad_tools.json", LANG), close=False)  # its descriptions in LANG
 careful = Registry.from_json(data_file("aftersales_tools.json"))
 findings = pd.DataFrame([f.to_dict() for f in lint(hurried, lang=LANG)])
 table_view(findings[["rule", "severity", "location", "message"]], lang=LANG)  # each message whole: it is the lesson

@@ -666,3 +666,20 @@ def test_a_figure_carries_its_alt_text_where_a_page_reads_it():
     summary = text_equivalent(shown).summary
     assert "image/png" in data and f'alt="{H.escape(summary)}"' in data["text/html"] and summary
     assert data["text/html"].startswith('<img src="data:image/png;base64,' + data["image/png"][:40])
+
+
+def test_the_playgrounds_first_schema_is_described_in_the_readers_language():
+    """The Chinese notebook 01's playground opened on "Order ID", "Refund amount", and its Chinese answers read
+    "缺少必填字段。Order ID". Its first schema is described in the reader's language, with the same faults found."""
+    import json as _json
+
+    from agentlab.lint import lint as _lint
+    from agentlab.tools import Tool
+    zh, en = SchemaPlayground(lang="zh"), SchemaPlayground()
+    said = _json.loads(zh.editor.value)["properties"]
+    assert said["orderId"]["description"] == "订单号" and "Order ID" not in zh.view.value
+    assert "Order ID" in en.editor.value
+
+    def rules(text, lang):
+        return sorted((f.rule, f.location) for f in _lint([Tool("t", "Refund an order.", _json.loads(text))], lang=lang))
+    assert rules(zh.editor.value, "zh") == rules(en.editor.value, "en")

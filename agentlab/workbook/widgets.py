@@ -240,7 +240,8 @@ class SchemaPlayground(App):
 
     def __init__(self, schema: Mapping | str | None = None, *, samples: Sequence[str] | None = None,
                  description: str = "", lang: Lang = "en"):
-        text = schema if isinstance(schema, str) else json.dumps(schema or _starter_schema(), indent=2, ensure_ascii=False)
+        text = schema if isinstance(schema, str) else json.dumps(schema or _starter_schema(lang), indent=2,
+                                                                 ensure_ascii=False)
         self.samples, self.description = (list(samples) if samples is not None else None), description
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
         self.editor = W.Textarea(value=text, layout=W.Layout(width="100%", height="260px"))
@@ -257,12 +258,15 @@ class SchemaPlayground(App):
 
 
 
-def _starter_schema() -> dict:
-    return {"type": "object", "properties": {
-        "orderId": {"type": "string", "description": "Order ID"},
-        "amount": {"type": "number", "description": "Refund amount"},
-        "reason": {"type": "string", "description": "Reason, one of user_cancel, out_of_stock, price_error"}},
-        "required": ["orderId", "amount", "reason"]}
+def _starter_schema(lang: Lang = "en") -> dict:
+    """The playground's first schema, written in a hurry as notebook 01's is, described in the reader's language (the
+    linter finds the same faults in either: a name repeated, no unit, a closed set as free text)."""
+    def described(field: str, kind: str) -> dict:
+        return {"type": kind, "description": t(f"playground.starter.{field}", lang)}
+    return {"type": "object", "properties": {"orderId": described("order_id", "string"),
+                                             "amount": described("amount", "number"),
+                                             "reason": described("reason", "string")},
+            "required": ["orderId", "amount", "reason"]}
 
 
 # --- guards and metrics ----------------------------------------------------------------------

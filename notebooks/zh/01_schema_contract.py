@@ -43,7 +43,7 @@ from IPython.display import HTML, display
 
 from agentlab import Registry, lint
 from agentlab.i18n import colon, label
-from agentlab.resources import data_file
+from agentlab.resources import data_file, data_file_in
 from agentlab.workbook.demo import compare_loops
 from agentlab.workbook.exercises import schema_contract
 from agentlab.runs import compare_html
@@ -67,8 +67,7 @@ display(HTML(compare_html(c.naive, c.guarded, lang=LANG)))
 # 下面是一份匆忙写成的 schema，旁边是 `data/` 里随项目提供的售后契约。
 
 # %%
-# data_file：在 notebooks/zh/ 里读到的也是同一个文件
-hurried = Registry.from_json(data_file("bad_tools.json"), close=False)
+hurried = Registry.from_json(data_file_in("bad_tools.json", LANG), close=False)  # 它的描述使用 LANG 的语言
 careful = Registry.from_json(data_file("aftersales_tools.json"))
 findings = pd.DataFrame([f.to_dict() for f in lint(hurried, lang=LANG)])
 # 每条消息都完整显示：它就是这一课要看的内容
