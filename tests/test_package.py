@@ -184,3 +184,22 @@ def test_the_package_checks_pass_on_a_laptop_without_the_hub_extra():
             " '-k', 'declares_what_it_exports or do_not_collide']))")
     got = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert got.returncode == 0, got.stdout[-2000:]
+
+
+#: data/ files the package never reads (a test's and the docs' source, a note for translators): not in the wheel
+NOT_SHIPPED = {"course/paths.json", "i18n/README.md"}
+
+
+def test_the_wheel_ships_every_data_file_the_package_reads():
+    """data/bfcl/release.json (the BFCL release's hashes, read before any question) was left out of the wheel's
+    package-data: an installed workbook refused every BFCL question for a file it did not have. Every file of data/
+    matches a package-data pattern, or is named here as one the package never reads."""
+    import fnmatch
+    import tomllib
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
+        "package-data"]["agentlab.data"]
+    files = [p.relative_to(ROOT / "data").as_posix() for p in (ROOT / "data").rglob("*") if p.is_file()
+             and "__pycache__" not in p.parts]
+    left_out = [f for f in files if f not in NOT_SHIPPED and not any(
+        fnmatch.fnmatch(f, pat) and f.count("/") == pat.count("/") for pat in patterns)]
+    assert not left_out, left_out
