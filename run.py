@@ -376,17 +376,9 @@ def _in_front(var: str, folder: Path) -> str:
     return os.pathsep.join([str(folder), *([extra] if extra else [])])
 
 
-#: a warning Jupyter's server prints at every start about its own defaults (nothing the workbook or the reader set):
-#: two English lines of a library's internals in the terminal of ``run.py lab --lang zh``; only that one is hidden
-SERVER_OWN_WARNING = "ignore:ServerApp.token config is deprecated:DeprecationWarning"
-
-
 def lab_env() -> dict[str, str]:
-    """The environment that puts the workbook's Jupyter settings in front of any the user has, and leaves out the
-    server's own deprecation warning (:data:`SERVER_OWN_WARNING`; the user's own warning filters are kept after it)."""
-    theirs = os.environ.get("PYTHONWARNINGS")
-    return {"JUPYTER_CONFIG_PATH": _in_front("JUPYTER_CONFIG_PATH", JUPYTER_SETTINGS),
-            "PYTHONWARNINGS": ",".join([SERVER_OWN_WARNING, *([theirs] if theirs else [])])}
+    """The environment that puts the workbook's Jupyter settings in front of any the user has."""
+    return {"JUPYTER_CONFIG_PATH": _in_front("JUPYTER_CONFIG_PATH", JUPYTER_SETTINGS)}
 
 
 #: the app's own Jupyter data: its Voila template (app/jupyter/voila/templates/agentlab)

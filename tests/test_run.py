@@ -946,17 +946,3 @@ def test_check_model_reads_a_pasted_address_and_never_shows_a_key_in_it(monkeypa
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.startswith("✗ "))
     assert f"({shown.replace('{closed}', str(closed))})" in line and "abcdefghij" not in out, out
-
-
-def test_the_lab_leaves_out_the_servers_own_deprecation_warning_and_no_other(monkeypatch):
-    """``run.py lab --lang zh`` opened on two English lines of the server's internals ("ServerApp.token config is
-    deprecated"), nothing the reader set. Only that warning is left out; the reader's own filters come after it."""
-    monkeypatch.setenv("PYTHONWARNINGS", "error::ResourceWarning")
-    env = {**os.environ, **run.lab_env()}
-    assert env["PYTHONWARNINGS"].endswith(",error::ResourceWarning")
-    code = ("import warnings\n"
-            "warnings.warn('ServerApp.token config is deprecated in jupyter-server 2.0. Use IdentityProvider.token',"
-            " DeprecationWarning)\n"
-            "warnings.warn('something else is deprecated', DeprecationWarning)\n")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
-    assert "ServerApp.token" not in done.stderr and "something else is deprecated" in done.stderr, done.stderr
