@@ -385,3 +385,26 @@ def test_the_page_says_where_the_review_folder_is(tmp_path, lang, monkeypatch):
     monkeypatch.chdir(tmp_path)  # beside the notebook: its place from there
     w = WeeklyReview(folder=tmp_path / "app" / ".agentlab-review", lang=lang)
     assert "app/.agentlab-review" in w.header.value and str(tmp_path) not in w.header.value
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_filing_with_an_empty_box_says_what_it_did_and_a_category_is_one_whatever_its_end_marks(tmp_path, lang):
+    """With the category box empty, "file this note" took the note out of its category and said "1 note filed under
+    “-”"; and 参数错误，， and 参数错误 were two rows of the counts, tied in the summary."""
+    w = WeeklyReview(folder=tmp_path, lang=lang)
+    w.open.click()
+    w.author.value = "Ann"
+    for cid, category in zip(_ids(w)[:2], ("参数错误，，", "参数错误"), strict=True):
+        w.conversations.value = cid
+        w.note.value = "wrong arguments"
+        w.category.value = category
+        w.save.click()
+    assert ReviewStore(tmp_path).counts("2026-W10") == {"参数错误": 2}
+    w.group_note.value = w.group_note.options[0][1]
+    w.group_name.value = ""
+    w.group.click()
+    said = w.message.value.replace("&#x27;", "'")
+    assert "“-”" not in said and "参数错误" in said and ("taken out" in said if lang == "en" else "移出" in said), said
+    assert ReviewStore(tmp_path).counts("2026-W10") == {"参数错误": 1}
+    w.group.click()  # the same note, in no category now, and still no name: nothing to do, and said so
+    assert t("weekly.name_a_category", lang) in w.message.value.replace("&#x27;", "'")

@@ -482,9 +482,17 @@ class WeeklyReview(App):
         if self.group_note.value in (None, -1):
             self.message.value = _ERROR.format(html.escape(t("weekly.no_note_to_group", lang)))
             return None
+        before = next((n.category for n in self.store.notes() if n.id == self.group_note.value), "")
+        if not self.group_name.value.strip() and not before:  # no category named, none to take it out of
+            self.message.value = _ERROR.format(html.escape(t("weekly.name_a_category", lang)))
+            return None
         note = self.store.assign(self.group_note.value, self.group_name.value, self.author.value)
         self.show_week()
-        self.message.value = _OK.format(html.escape(t("weekly.grouped", lang, n=1, category=note.category or "-")))
+        # an empty box takes the note out of its category: said so (it read "filed under “-”" while the note left
+        # its category and the category's row left the counts)
+        said = t("weekly.grouped", lang, n=1, category=note.category) if note.category else \
+            t("weekly.ungrouped", lang, id=note.id, category=before)
+        self.message.value = _OK.format(html.escape(said))
         return note
 
     def apply_suggestion(self) -> int:
