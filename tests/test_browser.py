@@ -236,6 +236,11 @@ def test_voila_app_opens_in_the_browsers_language(tmp_path, locale, says, not_sa
                                timeout=30_000)
         from agentlab.i18n import t
         assert page.title() == t("app.title", "zh" if locale.startswith("zh") else "en")
+        # a widget with no tooltip set drew title="null" (the upload buttons, the probe's trials): "null" on hover
+        page.locator(".widget-upload").first.wait_for(timeout=60_000)
+        nulls = page.evaluate("() => [...document.querySelectorAll('[title]')].filter(e => e.title === 'null')"
+                              ".map(e => e.outerHTML.slice(0, 120))")
+        assert not nulls, nulls
         other = "English" if locale.startswith("zh") else "中文"
         page.get_by_role("button", name=other).click()
         page.get_by_text(not_says).first.wait_for(timeout=30_000)

@@ -62,6 +62,7 @@ class App:
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
+        no_null_tooltips(self.widget)
         display(self.widget)
 
     def _wire_run(self, update: Callable[[], Any]) -> None:
@@ -72,6 +73,22 @@ class App:
         self.run.on_click(lambda _: _safe(self.view, update, self.lang.value))
         self.lang.observe(lambda _: self._relabel(), names="value")
         self._relabel()
+
+
+def no_null_tooltips(widget: W.Widget) -> None:
+    """Every control under ``widget`` with its tooltip unset given an empty one: ipywidgets' page writes an unset
+    tooltip into the title attribute as the text "null", which a browser shows on hover (the upload buttons, the
+    probe's trials, every description label)."""
+    seen: set[int] = set()
+    todo = [widget]
+    while todo:
+        w = todo.pop()
+        if id(w) in seen:
+            continue
+        seen.add(id(w))
+        if w.has_trait("tooltip") and w.tooltip is None:
+            w.tooltip = ""
+        todo.extend(c for c in getattr(w, "children", ()) if isinstance(c, W.Widget))
 
 
 def _safe(target: W.HTML, fn: Callable[[], Any], lang: Lang = "en") -> Any:
