@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 from agentlab.cmdline import Parser, positive  # noqa: E402
 from agentlab.evals import bfcl, bfcl_results  # noqa: E402
-from agentlab.evals.bfcl_check import Untrusted, check_recording, command, model_of  # noqa: E402
+from agentlab.evals.bfcl_check import Untrusted, command, mend_for_resume, model_of  # noqa: E402
 from agentlab.i18n import t  # noqa: E402
-from agentlab.models.cassette import RecordingModel, labels  # noqa: E402
+from agentlab.models.cassette import RecordingModel  # noqa: E402
 from agentlab.models.constrained import ConstrainedModel  # noqa: E402
 from agentlab.models.local import WEIGHTS, LocalServer, what_is_missing  # noqa: E402
 
@@ -59,7 +59,15 @@ def record(size: str, n: int, resume: bool, categories: list[str], limit: int | 
         print(f"{size}: skipped ({missing})", flush=True)
         return
     out = bfcl.bfcl_cassette(size)
-    done = set(labels(out)) if resume and out.exists() else set()
+    done: set[str] = set()
+    if resume and out.exists():
+        # done: a conversation that replays whole; one cut short mid re-ask is asked again, its lines dropped first
+        # (counted as done by its label alone, it was never asked again and the replay left it out for good)
+        mend_for_resume(out)
+        whole = bfcl.replay_attempts(out, bfcl.questions(n))
+        done = {f"{a.id}/loop" for a in whole if a.mode == "reask"} | \
+            {f"{a.id}/constrained" for a in whole if a.mode == "constrained"}
+        mend_for_resume(out, lambda e: e["label"] in done)
     if not resume:
         out.unlink(missing_ok=True)
     # --limit: the first questions of each category's sample (a slower model's share of the same sample)
@@ -104,15 +112,11 @@ def body(ns: argparse.Namespace, lang: str) -> int:
         raise Untrusted("bfcl.check.no_data")
     print(f"{time.strftime('%Y-%m-%d')}, {platform.machine()}, {platform.system()}, n={ns.n}, seed={bfcl.SEED}", flush=True)
     results, counts = {}, {}
-    sample = bfcl.questions(ns.n)
-    order = [q.id for q in bfcl.recording_order(sample)]
     for size in ns.sizes:
         if not ns.replay:
             record(size, ns.n, ns.resume, ns.categories, ns.limit)
-        path = bfcl.bfcl_cassette(size)
-        # held to the whole sample (every category: --categories picks what is graded, not what was recorded)
-        check_recording(path, "single", size=size, order=order)
-        attempts = bfcl.replay_attempts(path, [q for q in sample if q.category in ns.categories])
+        # held to the sample first (the categories it holds), every question but its last replayed whole
+        attempts = bfcl.graded_attempts(size, ns.n, categories=ns.categories)
         results[size] = bfcl.accuracy(attempts)
         counts[size] = {c: sum(1 for a in attempts if a.category == c and a.mode == "single") for c in bfcl.CATEGORIES}
     print(table(results, counts, lang))

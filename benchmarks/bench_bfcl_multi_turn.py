@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from agentlab.cmdline import Parser, positive  # noqa: E402
 from agentlab.evals import bfcl_multi, bfcl_official  # noqa: E402
-from agentlab.evals.bfcl_check import Untrusted, command, model_of  # noqa: E402
+from agentlab.evals.bfcl_check import Untrusted, command, mend_for_resume, model_of  # noqa: E402
 from agentlab.models.cassette import labels  # noqa: E402
 from agentlab.models.local import WEIGHTS  # noqa: E402
 
@@ -44,6 +44,7 @@ def record(size: str, n: int, resume: bool, threads: int) -> None:
     out = bfcl_multi.cassette(size)
     if not resume:
         out.unlink(missing_ok=True)
+    mend_for_resume(out)  # a conversation is appended whole: only a last line cut mid-write can be unfinished
     done = set(labels(out)) if out.exists() else set()
     entries = {e["id"]: e for e in bfcl_official.multi_turn_entries(bfcl_multi.CATEGORY)}
     t0 = time.perf_counter()

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from agentlab.cmdline import Parser, positive  # noqa: E402
 from agentlab.evals import bfcl, bfcl_official, bfcl_results  # noqa: E402
 from agentlab.evals import bfcl_prompting as bp  # noqa: E402
-from agentlab.evals.bfcl_check import Untrusted, command, model_of  # noqa: E402
+from agentlab.evals.bfcl_check import Untrusted, command, mend_for_resume, model_of  # noqa: E402
 from agentlab.models.interface import Reply  # noqa: E402
 from agentlab.models.local import WEIGHTS, LocalServer, what_is_missing  # noqa: E402
 
@@ -57,9 +57,9 @@ def record(size: str, n: int, threads: int, resume: bool) -> None:
     if resume and out.exists():
         # done: a question whose recording replays whole; a question cut short mid re-ask is asked again, its lines
         # dropped first (a replay would leave it out, raw reply and all)
+        mend_for_resume(out)
         done = {a.id for a in bp.replay_prompted(out, bfcl.questions(n), strict=False) if a.way == "raw"}
-        lines = out.read_text(encoding="utf-8").splitlines(keepends=True)
-        out.write_text("".join(x for x in lines if x.strip() and json.loads(x)["id"] in done), encoding="utf-8")
+        mend_for_resume(out, lambda e: e["id"] in done)
     else:
         done = set()
         out.unlink(missing_ok=True)

@@ -290,3 +290,124 @@ def test_a_file_of_junk_lines_is_refused_at_its_first_not_read_whole(tmp_path, m
     with pytest.raises(Untrusted, match="nope_0"):
         check_recording(path, "prompt", size="0.5b", order=ORDER)
     assert read == [1, 2, 3, 4]
+
+
+# --- a second outside pass: figures made false by deleting less, and what a learner meets ---------------------
+def _rewrite(src, tmp_path, keep):
+    """``src`` copied under tmp_path with only the lines ``keep(entry)`` accepts."""
+    path = tmp_path / src.name
+    lines = src.read_text(encoding="utf-8").splitlines()
+    path.write_text("".join(x + "\n" for x in lines if keep(json.loads(x))), encoding="utf-8")
+    return path
+
+
+def test_one_modes_conversations_or_a_re_asks_last_reply_taken_out_are_refused(datasets, tmp_path, monkeypatch):
+    """Deleting the wrong constrained answers (their /constrained lines, the /loop lines kept) printed 100% constrained
+    with exit 0; deleting the last turn of re-asked questions in the middle dropped them from the figures unsaid."""
+    wrong = {f"simple_python_{i}/constrained" for i in range(0, 400, 7)}
+    path = _rewrite(bfcl.bfcl_cassette("0.5b"), tmp_path, lambda e: e["label"] not in wrong)
+    monkeypatch.setattr(bfcl, "bfcl_cassette", lambda size: path)
+    with pytest.raises(Untrusted) as caught:
+        bfcl.graded_attempts("0.5b")
+    assert caught.value.key == "bfcl.check.modes"
+    _said(caught.value)
+    # prompt mode: a question re-asked in the middle of the recording, its last reply deleted
+    texts = bp.recorded_texts(bp.prompt_cassette("1.5b"))
+    reasked = [q for q, replies in texts.items() if len(replies) > 1][:3]
+    cut = tmp_path / "bfcl-prompt-1.5b.jsonl"
+    lines = bp.prompt_cassette("1.5b").read_text(encoding="utf-8").splitlines()
+    cut.write_text("".join(x + "\n" for x in lines if not (json.loads(x)["id"] in reasked and
+                                                           json.loads(x)["turn"] == len(texts[json.loads(x)["id"]]))),
+                   encoding="utf-8")
+    monkeypatch.setattr(bp, "prompt_cassette", lambda size: cut)
+    with pytest.raises(Untrusted) as caught:
+        bp.graded_recording("1.5b")
+    assert caught.value.key == "bfcl.check.cut_short" and caught.value.fields["missing"] == 3
+
+
+def test_a_recording_of_some_categories_is_held_to_those_and_graded(datasets, tmp_path, monkeypatch):
+    """An honest `--categories multiple --limit 10` recording was refused as having the other categories' questions
+    "taken out"."""
+    order = [q.id for q in bfcl.recording_order(bfcl.questions()) if q.category == "multiple"][:10]
+    path = _rewrite(bfcl.bfcl_cassette("0.5b"), tmp_path, lambda e: e["label"].rpartition("/")[0] in order)
+    monkeypatch.setattr(bfcl, "bfcl_cassette", lambda size: path)
+    attempts = bfcl.graded_attempts("0.5b", categories=["multiple"])
+    assert {a.id for a in attempts} == set(order)
+
+
+def test_a_missing_answer_file_and_lines_with_broken_insides_are_refused(datasets, tmp_path):
+    root = tmp_path / "bfcl"
+    shutil.copytree(bfcl.bfcl_dir() / "data", root / "data")
+    with pytest.raises(Untrusted) as caught:  # every multiple answer graded wrong (0%), exit 0, before
+        bfcl.load("multiple", root)
+    assert caught.value.key == "bfcl.check.data_missing"
+    for line in ('{"label": "q/loop", "model": "m", "error": {}}',  # was KeyError: 'code'
+                 '{"label": "q/loop", "model": "m", "reply": {"tool_calls": [{"name": "x"}]}}',  # KeyError: 'arguments'
+                 '{"label": "q/loop", "model": "m", "reply": {"content": 5}}',
+                 '{"label": "q/loop", "model": "m", "reply": {"usage": [1]}}',
+                 '{"label": "q/loop", "model": "m", "reply": {"content": NaN}}'):
+        with pytest.raises(Untrusted):
+            read_recording(_write(tmp_path / "s.jsonl", [line]), "single")
+    bom = json.dumps({"label": "q/loop", "model": "m", "reply": {"content": "x"}})
+    (tmp_path / "b.jsonl").write_bytes(b"\xef\xbb\xbf" + bom.encode() + b"\n")  # an editor's "UTF-8 with BOM"
+    assert list(read_recording(tmp_path / "b.jsonl", "single")) == ["q/loop"]
+
+
+def test_a_resume_drops_a_line_cut_mid_write_and_keeps_a_reply_holding_u2028(tmp_path):
+    from agentlab.evals.bfcl_check import mend_for_resume
+    whole = json.dumps({"id": "a", "turn": 1, "text": "x\u2028y"}, ensure_ascii=False)  # one line of JSON
+    path = tmp_path / "r.jsonl"
+    path.write_text(whole + "\n" + '{"id": "b", "tu', encoding="utf-8")
+    mend_for_resume(path)
+    assert path.read_text(encoding="utf-8") == whole + "\n"
+    mend_for_resume(path, lambda e: e["id"] != "a")
+    assert path.read_text(encoding="utf-8") == ""
+
+
+def test_shipped_files_edited_consistently_or_holding_nan_are_refused(tmp_path):
+    """A rate and its mean edited together, a size taken out, a guarded figure raised beside "changed 0", rows that
+    said "not reproduced" deleted, a multi-turn accuracy of 0.9 for 11 conversations, NaN: each was shown."""
+    from agentlab.evals import bfcl_compare
+
+    def rate(doc):
+        row = doc["sizes"]["0.5b"]["accuracy"]["single"]
+        row["simple_python"] = 0.99
+        row["mean"] = sum(v for k, v in row.items() if k != "mean") / 4
+    def gone(doc):
+        del doc["sizes"]["1.5b"]
+    for edit in (rate, gone):
+        with pytest.raises(Untrusted):
+            bfcl_results.read_shipped(_edited(tmp_path, "graded.json", edit))
+
+    def guarded(doc):
+        next(r for r in doc["rows"]["0.5b"] if r["category"] == "parallel")["official_guarded"] = 74.0
+    def dropped(doc):
+        doc["rows"]["0.5b"] = [r for r in doc["rows"]["0.5b"] if r["reproduced"] is not False]
+    for edit in (guarded, dropped):
+        with pytest.raises(Untrusted):
+            bp.read_prompting(_edited(tmp_path, "prompting.json", edit))
+
+    def multi(doc):
+        doc["multi"]["0.5b"]["guarded"]["accuracy"] = 0.9
+    with pytest.raises(Untrusted):
+        bfcl_compare.read_official(_edited(tmp_path, "official.json", multi))
+    assert bfcl_compare.read_official(ROOT / "data" / "bfcl" / "official.json").multi  # as shipped: read
+    nan = tmp_path / "graded.json"
+    nan.write_text((ROOT / "data" / "bfcl" / "graded.json").read_text(encoding="utf-8").replace("0.74", "NaN", 1),
+                   encoding="utf-8")
+    with pytest.raises(Untrusted, match="cannot be read"):
+        bfcl_results.read_shipped(nan)
+
+
+def test_in_a_notebook_a_refusal_is_its_line_in_the_notebooks_language_not_a_stack(monkeypatch):
+    """Notebook 18 showed the whole stack, with the machine's paths, and the line last, in English in the Chinese
+    notebook. IPython asks the error what to show (_render_traceback_): its line, in the notebook's LANG."""
+    import types
+
+    import IPython
+    refused = Untrusted("bfcl.check.shipped_unreadable", file="graded.json")
+    shell = types.SimpleNamespace(user_ns={"LANG": "zh"})
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    assert refused._render_traceback_() == [refused.localized("zh")]
+    shell.user_ns["LANG"] = "en"
+    assert refused._render_traceback_() == [refused.localized("en")]

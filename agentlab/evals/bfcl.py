@@ -65,6 +65,7 @@ __all__ = [
     "copies_counted_wrong",
     "failure_kind",
     "grade_calls",
+    "graded_attempts",
     "kinds",
     "load",
     "mean_of",
@@ -110,7 +111,7 @@ class Question:
 
 def load(category: str, root: Path | None = None) -> list[Question]:
     """Every question of a category, with its accepted answers."""
-    from .bfcl_check import check_data
+    from .bfcl_check import check_data, release
     root = root or bfcl_dir()
     # the datasets folder keeps the questions in data/; the evaluator's wheel (bfcl_official.wheel_data()) at its top
     folder = root / "data" if (root / "data").is_dir() else root
@@ -119,7 +120,8 @@ def load(category: str, root: Path | None = None) -> list[Question]:
     entries = [json.loads(line) for line in question_file.read_text(encoding="utf-8").splitlines() if line]
     answers: dict[str, list] = {}
     answer_file = root / "possible_answer" / f"BFCL_v4_{category}.json"
-    if answer_file.exists():
+    if answer_file.exists() or f"possible_answer/{answer_file.name}" in release()["files"]:
+        # the release has one: missing, every answer was graded wrong (multiple at 0%), and said nothing
         check_data(answer_file, f"possible_answer/{answer_file.name}")
         answers = {a["id"]: a["ground_truth"]
                    for a in map(json.loads, answer_file.read_text(encoding="utf-8").splitlines()) if a}
@@ -527,6 +529,22 @@ def questions(n: int = PER_CATEGORY, *, seed: int = SEED, root: Path | None = No
               categories: Sequence[str] = CATEGORIES) -> list[Question]:
     """The sample every recording and replay uses: ``n`` per category."""
     return [q for c in categories for q in sample_category(c, n, seed=seed, root=root)]
+
+
+def graded_attempts(size: str, n: int = PER_CATEGORY, *, categories: Sequence[str] = CATEGORIES,
+                    root: Path | None = None) -> list[Attempt]:
+    """Every mode of every question of ``categories`` that ``size``'s recording answers, once the recording is held to
+    the sample of ``n`` per category (:func:`agentlab.evals.bfcl_check.check_recording`) and every question but its
+    last replays whole. Raises :class:`~agentlab.evals.bfcl_check.Untrusted` otherwise."""
+    from .bfcl_check import check_recording
+    sample = questions(n, root=root)
+    path = bfcl_cassette(size)
+    covered = check_recording(path, "single", size=size, order=[q.id for q in recording_order(sample)],
+                              groups={q.id: q.category for q in sample})
+    every = replay_attempts(path, [q for q in sample if q.id in set(covered.ids)])
+    whole = {a.id for a in every if a.mode == "reask"} & {a.id for a in every if a.mode == "constrained"}
+    covered.check_replayed(whole)
+    return [a for a in every if a.category in categories]
 
 
 def recording_order(questions: Iterable[Question], categories: Sequence[str] = CATEGORIES) -> list[Question]:

@@ -28,8 +28,19 @@ from typing import Any, Literal
 from ..i18n import Lang, LocalizedError
 from ..resources import data_file
 
-__all__ = ["RELEASE_FILE", "Coverage", "Untrusted", "check_data", "check_recording", "command", "model_of",
-           "read_recording", "release"]
+__all__ = [
+    "RELEASE_FILE",
+    "Coverage",
+    "Untrusted",
+    "check_data",
+    "check_recording",
+    "command",
+    "mend_for_resume",
+    "model_of",
+    "read_recording",
+    "read_results_file",
+    "release",
+]
 
 Kind = Literal["prompt", "single", "multi"]
 #: the BFCL release the figures are for: the hash of each question and answer file (data/bfcl/release.json)
@@ -42,6 +53,19 @@ _SHOWN = 3  # question ids named in a sentence (then "and N more")
 class Untrusted(LocalizedError):
     """A recording, a question file or a shipped file no figure is made from: why, as a line of the catalogue
     (``bfcl.check.*``), said in either language (:meth:`localized`). A ``ValueError``."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What a notebook shows of it (IPython asks this in place of the traceback): the line, in the notebook's
+        language (its ``LANG``). Notebook 18 showed the whole stack, with the machine's paths, and the line last and in
+        English in the Chinese notebook: nothing in the stack is the learner's to fix."""
+        lang: Lang = "en"
+        try:
+            from IPython import get_ipython
+            shell = get_ipython()
+            lang = "zh" if shell is not None and shell.user_ns.get("LANG") == "zh" else "en"
+        except ImportError:
+            pass
+        return [self.localized(lang)]
 
 
 def model_of(size: str) -> str:
@@ -65,14 +89,21 @@ def _lines(path: Path) -> Iterator[tuple[int, dict]]:
             if not raw.strip():
                 continue
             try:
-                entry = json.loads(raw.decode("utf-8"))
+                # a BOM (an editor's "UTF-8 with signature") starts the first line: read as the text it marks
+                entry = json.loads(raw.decode("utf-8-sig" if n == 1 else "utf-8"), parse_constant=_no_constant)
             except UnicodeDecodeError:
                 raise Untrusted("bfcl.check.not_utf8", file=path.name, line=n) from None
-            except (json.JSONDecodeError, RecursionError):
+            except (json.JSONDecodeError, RecursionError, ValueError):
                 raise Untrusted("bfcl.check.not_json", file=path.name, line=n) from None
             if not isinstance(entry, dict):
                 raise Untrusted("bfcl.check.not_object", file=path.name, line=n)
             yield n, entry
+
+
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity, which Python's json reads and no JSON holds: refused as the file's own error (a shipped figure
+    of NaN was a ValueError traceback)."""
+    raise ValueError(name)
 
 
 def _field(entry: dict, name: str, kind: type | tuple[type, ...], path: Path, n: int) -> Any:
@@ -82,6 +113,28 @@ def _field(entry: dict, name: str, kind: type | tuple[type, ...], path: Path, n:
     if not isinstance(value, kind) or isinstance(value, bool):
         raise Untrusted("bfcl.check.wrong_type", file=path.name, line=n, field=name)
     return value
+
+
+def _reply(entry: dict, path: Path, n: int) -> None:
+    """A conversation line's reply as the recorder writes it (``reply_to_dict``), or its recorded API error: the
+    fields a replay reads, each of its kind (an ``error`` without its code, a call without its arguments, a usage of
+    the wrong length were tracebacks with the machine's paths)."""
+    if "error" in entry:
+        error = _field(entry, "error", dict, path, n)
+        _field(error, "code", str, path, n)
+        return
+    reply = _field(entry, "reply", dict, path, n)
+    if reply.get("content") is not None:
+        _field(reply, "content", str, path, n)
+    for call in _field(reply, "tool_calls", list, path, n) if "tool_calls" in reply else ():
+        if not isinstance(call, dict):
+            raise Untrusted("bfcl.check.wrong_type", file=path.name, line=n, field="tool_calls")
+        _field(call, "name", str, path, n)
+        _field(call, "arguments", str, path, n)
+    usage = reply.get("usage")
+    if usage is not None and not (isinstance(usage, list) and len(usage) == 2
+                                  and all(isinstance(u, int) and not isinstance(u, bool) for u in usage)):
+        raise Untrusted("bfcl.check.wrong_type", file=path.name, line=n, field="usage")
 
 
 def read_recording(path: Path, kind: Kind, sample: Collection[str] | None = None) -> dict[str, list[dict]]:
@@ -106,7 +159,7 @@ def read_recording(path: Path, kind: Kind, sample: Collection[str] | None = None
             if not qid or mode not in _MODES[kind]:
                 raise Untrusted("bfcl.check.label", file=path.name, line=n, label=key[:80],
                                 modes=", ".join(_MODES[kind]))
-            _field(entry, "error" if "error" in entry else "reply", dict, path, n)
+            _reply(entry, path, n)
         if sample is not None and key != last:
             qid = key if kind == "prompt" else key.rpartition("/")[0]
             if qid not in sample:
@@ -124,42 +177,74 @@ def read_recording(path: Path, kind: Kind, sample: Collection[str] | None = None
 
 @dataclass(frozen=True)
 class Coverage:
-    """How much of the sample a recording holds: ``recorded`` of ``asked`` questions; the rest are its end
-    (``left``, in the recorder's order), not yet recorded."""
+    """How much of the sample a recording holds: ``recorded`` of ``asked`` questions, ``ids`` those recorded in the
+    recorder's order; the rest are its end (``left``), not yet recorded."""
 
+    file: str
     recorded: int
     asked: int
     left: tuple[str, ...]
+    ids: tuple[str, ...] = ()
+
+    def check_replayed(self, replayed: Collection[str]) -> None:
+        """Each recorded question but the last replays whole (``replayed``: the ids a replay gave a result for).
+        A question cut short (a re-ask's last reply deleted) was left out of the figures without a word, which kept
+        the wrong answers out as surely as deleting them: only the question the recorder was on when it stopped
+        may be unfinished."""
+        cut = [q for q in self.ids[:-1] if q not in replayed]
+        if cut:
+            raise Untrusted("bfcl.check.cut_short", file=self.file, missing=len(cut), ids=_listed(cut))
 
 
-def check_recording(path: Path, kind: Kind, *, size: str, order: Sequence[str]) -> Coverage:
+def check_recording(path: Path, kind: Kind, *, size: str, order: Sequence[str],
+                    groups: Mapping[str, str] | None = None) -> Coverage:
     """``path`` held to the sample it is graded on, ``order`` (every question id of the sample, in the order the
     recorder asks them): every line read (:func:`read_recording`), each answer to a question of the sample and by
-    ``size``'s model, and no question left out before one recorded.
+    ``size``'s model, every mode of each question recorded, and no question left out before one recorded.
+    ``groups`` (question id -> its category): a recording of some categories only (the recorder's ``--categories``)
+    is held to those categories' part of the order.
 
     Raises :class:`Untrusted` otherwise: figures graded from the rest would be of another sample, another model, or
-    a sample with questions taken out (its wrong answers, say), beside a leaderboard's figure for the whole."""
+    a sample with questions (or one mode's conversations) taken out, its wrong answers say, beside a leaderboard's
+    figure for the whole."""
     if not path.is_file():
         raise Untrusted("bfcl.check.no_recording", file=path.name)
     model, place = model_of(size), {qid: i for i, qid in enumerate(order)}
-    groups = read_recording(path, kind, place)
-    seen: set[str] = set()
-    for key, entries in groups.items():
+    recorded = read_recording(path, kind, place)
+    modes: dict[str, set[str]] = {}
+    for key, entries in recorded.items():
         qid, _, mode = key.rpartition("/") if kind != "prompt" else (key, "", "")
-        if qid not in place:
-            raise Untrusted("bfcl.check.outside", file=path.name, id=qid[:80], asked=len(order))
         want = f"{model} (constrained)" if mode == "constrained" else model
         found = {str(e.get("model")) for e in entries}
         if found != {want}:
             raise Untrusted("bfcl.check.model", file=path.name, id=qid, found=", ".join(sorted(found))[:80],
                             expected=want)
-        seen.add(qid)
-    last = max((place[q] for q in seen), default=-1)
-    gaps = [q for q in order[:last] if q not in seen]
+        modes.setdefault(qid, set()).add(mode)
+    if groups is not None:  # the categories it holds: a recording of multiple alone lacks no simple_python question
+        held = {groups.get(q) for q in modes}
+        order = [q for q in order if groups.get(q) in held]
+        place = {qid: i for i, qid in enumerate(order)}
+    ids = sorted(modes, key=place.__getitem__)
+    last = place[ids[-1]] if ids else -1
+    gaps = [q for q in order[:last] if q not in modes]
     if gaps:
-        raise Untrusted("bfcl.check.gaps", file=path.name, missing=len(gaps), recorded=len(seen), asked=len(order),
+        raise Untrusted("bfcl.check.gaps", file=path.name, missing=len(gaps), recorded=len(modes), asked=len(order),
                         ids=_listed(gaps))
-    return Coverage(len(seen), len(order), tuple(order[last + 1:]))
+    every = set(_MODES[kind]) or {""}
+    partial = [q for q in ids[:-1] if modes[q] != every]
+    if partial:  # the recorder writes every mode of a question before the next: only the last may lack one
+        raise Untrusted("bfcl.check.modes", file=path.name, missing=len(partial), ids=_listed(partial),
+                        modes=", ".join(_MODES[kind]))
+    return Coverage(path.name, len(modes), len(order), tuple(order[last + 1:]), tuple(ids))
+
+
+def read_results_file(path: Path) -> Any:
+    """A shipped results file (``data/bfcl/*.json``) as JSON, NaN and Infinity refused: :class:`Untrusted`
+    (``bfcl.check.shipped_unreadable``) for anything that is not one."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
+    except (OSError, ValueError, RecursionError):
+        raise Untrusted("bfcl.check.shipped_unreadable", file=path.name) from None
 
 
 # --- the questions: the release the figures are for ------------------------------------------------------------
@@ -186,10 +271,29 @@ def check_data(path: Path, name: str) -> None:
     Raises :class:`Untrusted` for a file of another content: questions or accepted answers edited (or another release
     of them) grade replies against something the leaderboard's figure was not."""
     files: Mapping[str, str] = release()["files"]
+    if name in files and not path.is_file():
+        raise Untrusted("bfcl.check.data_missing", file=name, commit=release()["commit"][:8])
     if name not in files:
         raise Untrusted("bfcl.check.data_unknown", file=name, commit=release()["commit"][:8])
     if _sha256(path) != files[name]:
         raise Untrusted("bfcl.check.data_changed", file=name, commit=release()["commit"][:8])
+
+
+# --- a recording resumed -------------------------------------------------------------------------------------------
+def mend_for_resume(path: Path, keep: Callable[[dict], bool] | None = None) -> None:
+    """A recording made ready to record on from: a last line the recorder did not finish dropped (no newline: it
+    stopped mid-write; reading it was a traceback), and with ``keep`` only the lines of conversations ``keep`` says
+    are whole (the rest is asked again). Lines are split at newlines alone: a reply that holds U+2028 is one line of
+    JSON, which ``str.splitlines`` cut in two, and the resume stopped on it."""
+    if not path.is_file():
+        return
+    data = path.read_bytes()
+    lines = data.split(b"\n")[:-1]  # the part after the last newline is a line cut short, or nothing
+    if keep is not None:
+        lines = [x for x in lines if x.strip() and keep(json.loads(x.decode("utf-8-sig")))]
+    mended = b"".join(x + b"\n" for x in lines)
+    if mended != data:
+        path.write_bytes(mended)
 
 
 # --- the benchmarks' command lines ----------------------------------------------------------------------------------

@@ -73,7 +73,8 @@ def cassette(size: str) -> Path:
 
 
 def sample_ids(n: int, *, seed: int = SEED) -> list[str]:
-    """A fixed sample of the category's entries, in the drawn order (a smaller ``n`` is a prefix of a larger)."""
+    """A fixed sample of the category's entries, in the drawn order: the same ``n`` draws the same entries, another
+    ``n`` another sample (not a prefix of it), so a recording is graded with the ``n`` it was recorded with."""
     ids = [e["id"] for e in bfcl_official.multi_turn_entries(CATEGORY)]
     return random.Random(f"{seed}/{CATEGORY}").sample(ids, min(n, len(ids)))
 

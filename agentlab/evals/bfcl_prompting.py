@@ -45,7 +45,7 @@ from ..models.interface import ModelError, Reply, ToolCall, Usage
 from ..resources import data_file
 from ..tools import Registry, Tool, from_legacy_types
 from . import bfcl, bfcl_official
-from .bfcl_check import Untrusted, check_recording, read_recording
+from .bfcl_check import Untrusted, check_recording, read_recording, read_results_file
 
 __all__ = [
     "LEADERBOARD_FILE",
@@ -402,8 +402,11 @@ def graded_recording(size: str, n: int = bfcl.PER_CATEGORY) -> list[PromptedAtte
     per category (:func:`agentlab.evals.bfcl_check.check_recording`: raises
     :class:`~agentlab.evals.bfcl_check.Untrusted` for another sample, another model, or questions taken out)."""
     qs = bfcl.questions(n)
-    check_recording(prompt_cassette(size), "prompt", size=size, order=[q.id for q in bfcl.recording_order(qs)])
-    return replay_prompted(prompt_cassette(size), qs)
+    covered = check_recording(prompt_cassette(size), "prompt", size=size,
+                              order=[q.id for q in bfcl.recording_order(qs)], groups={q.id: q.category for q in qs})
+    attempts = replay_prompted(prompt_cassette(size), qs)
+    covered.check_replayed({a.id for a in attempts})  # a question cut short mid re-ask: only the last may be
+    return attempts
 
 
 def grade_prompting(sizes: Iterable[str] = ("0.5b", "1.5b")) -> LeaderboardWay:
@@ -430,14 +433,18 @@ def write_prompting(rows: Mapping[str, list[dict]] | None = None, path: Path | N
 def read_prompting(path: Path | None = None) -> LeaderboardWay:
     """The shipped file (``data/bfcl/prompting.json``), each row held to its own counts first (:func:`_check_row`)."""
     path = path or data_file(SHIPPED)
+    d = read_results_file(path)
     try:
-        d = json.loads(path.read_text(encoding="utf-8"))
         rows = d["rows"]
         for size, size_rows in rows.items():
+            if [r["category"] for r in size_rows] != list(d["sample"]["categories"]):  # a row taken out: its "no" gone
+                raise Untrusted("bfcl.check.shipped_row", file=path.name, size=size, category="-", field="category")
             for row in size_rows:
                 _check_row(row, size, path.name)
         return LeaderboardWay(False, rows, str(d["evaluator"]))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError):
+    except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as exc:
+        if isinstance(exc, Untrusted):
+            raise
         raise Untrusted("bfcl.check.shipped_unreadable", file=path.name) from None
 
 
@@ -448,10 +455,16 @@ def _check_row(row: Mapping[str, Any], size: str, file: str) -> None:
     n, raw = row["n"], row["official_raw"]
     k = round(raw * n / 100) if isinstance(n, int) and n > 0 and isinstance(raw, int | float) else None
     published = leaderboard()["models"].get(size, {}).get("categories", {}).get(row["category"])
+    guarded = row["official_guarded"]
+    kg = round(guarded * n / 100) if k is not None and isinstance(guarded, int | float) else None
     wrong = ("n" if k is None else "official_raw" if round(100 * k / n, 1) != raw
              else "leaderboard" if row["leaderboard"] != published
              else "interval" if list(row["interval"]) != list(wilson(k, n))
-             else "reproduced" if row["reproduced"] is not reproduced(k, n, published) else None)
+             else "reproduced" if row["reproduced"] is not reproduced(k, n, published)
+             # the guarded figure is k of n too, and moved from the raw one by no more grades than the re-ask changed
+             else "official_guarded" if guarded is not None and (kg is None or round(100 * kg / n, 1) != guarded
+                                                             or abs(kg - k) > row["changed"])
+             else None)
     if wrong is not None:
         raise Untrusted("bfcl.check.shipped_row", file=file, size=size, category=str(row["category"])[:40], field=wrong)
 

@@ -23,7 +23,7 @@ from typing import Any
 from ..i18n import Lang, joined, label, t
 from ..resources import data_file
 from . import bfcl
-from .bfcl_check import Untrusted, check_recording
+from .bfcl_check import Untrusted, read_results_file
 
 __all__ = ["SHIPPED", "SIZES", "UPSTREAM", "Figures", "Graded", "as_json", "figures_of", "grade_live", "graded",
            "have_data", "most_repaired", "read_shipped", "write_shipped"]
@@ -123,15 +123,15 @@ def _sample() -> dict[str, Any]:
 def grade_live(root: Path | None = None, sizes: Iterable[str] = SIZES) -> Graded:
     """Grade the recorded replies of every size that has a recording against the BFCL data (``root``)."""
     qs = bfcl.questions(root=root)
-    order = [q.id for q in bfcl.recording_order(qs)]
-    figs = {s: figures_of(bfcl.replay_attempts(bfcl.bfcl_cassette(s), qs)) for s in sizes
-            if bfcl.bfcl_cassette(s).exists() and check_recording(bfcl.bfcl_cassette(s), "single", size=s, order=order)}
+    figs = {s: figures_of(bfcl.graded_attempts(s, root=root)) for s in sizes if bfcl.bfcl_cassette(s).exists()}
     return Graded(True, figs, qs[0] if qs else None, _sample())
 
 
 def _sha256(path: Path) -> str:
-    # of the text as committed: a checkout that writes CRLF line ends holds the same recording
-    return hashlib.sha256(path.read_bytes().replace(b"\r\n", b"\n")).hexdigest()
+    # of the lines a replay reads: a checkout that writes CRLF line ends, or an editor that adds a blank line, holds the
+    # same recording (a blank line appended refused the shipped results, though the replay reads no blank line)
+    lines = [line.rstrip(b"\r") for line in path.read_bytes().split(b"\n")]
+    return hashlib.sha256(b"".join(line + b"\n" for line in lines if line.strip())).hexdigest()
 
 
 def as_json(g: Graded) -> dict[str, Any]:
@@ -171,14 +171,16 @@ def read_shipped(path: Path | None = None) -> Graded:
     """The shipped results (``data/bfcl/graded.json``) as the notebook reads them, held first to what they say they
     were graded from (:func:`_check_shipped`)."""
     path = path or data_file(SHIPPED)
+    doc = read_results_file(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
         _check_shipped(doc, path.name)
         ex = doc.get("example")
         example = None if ex is None else bfcl.Question(ex["id"], ex["category"], tuple(ex["messages"]),
                                                         tuple(ex["functions"]), tuple(ex["answers"]))
         return Graded(False, {s: _figures(f) for s, f in doc["sizes"].items()}, example, doc["sample"])
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError):
+    except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as exc:
+        if isinstance(exc, Untrusted):
+            raise
         raise Untrusted("bfcl.check.shipped_unreadable", file=path.name) from None
 
 
@@ -186,18 +188,31 @@ def _check_shipped(doc: Mapping[str, Any], file: str) -> None:
     """Each size's figures are of the recording shipped beside them (its SHA-256, when the recording is here) and
     agree with themselves: each accuracy k of n questions, each mean the mean of its categories. A figure edited by hand
     (0.99 beside the recording's 0.74, under a mean left as it was) was shown as the workbook's."""
+    if set(doc["sizes"]) != set(doc["inputs"]):  # a size taken out (or added) beside the recordings it names
+        raise Untrusted("bfcl.check.shipped_figure", file=file, size="/".join(sorted(doc["inputs"]))[:40],
+                        figure="sizes")
+    sampled = set(doc["sample"]["categories"])
     for size, fig in doc["sizes"].items():
         recording = bfcl.bfcl_cassette(size)
         if recording.exists() and doc["inputs"][size]["sha256"] != _sha256(recording):
             raise Untrusted("bfcl.check.shipped_stale", file=file, size=size, recording=recording.name)
         for mode, row in fig["accuracy"].items():
-            cats = [c for c in row if c != "mean"]
-            for c in cats:
-                n = fig["n"][c]
-                if not (isinstance(n, int) and n > 0 and abs(row[c] * n - round(row[c] * n)) < 1e-6):
+            categories = [c for c in row if c != "mean"]
+            if not sampled <= set(categories):  # a category of the sample taken out of the row, its mean made again
+                raise Untrusted("bfcl.check.shipped_figure", file=file, size=size, figure=f"{mode} categories")
+            total, right = sum(fig["n"][c] for c in categories), 0
+            for c in categories:  # each k of its n
+                n, rate = fig["n"][c], row.get(c)
+                if not (isinstance(n, int) and n > 0 and isinstance(rate, int | float)
+                        and abs(rate * n - round(rate * n)) < 1e-6):
                     raise Untrusted("bfcl.check.shipped_figure", file=file, size=size, figure=f"{mode} {c}"[:60])
-            if cats and abs(row["mean"] - sum(row[c] for c in cats) / len(cats)) > 1e-9:
+                right += round(rate * n)
+            if abs(row["mean"] - sum(row[c] for c in categories) / len(categories)) > 1e-9:
                 raise Untrusted("bfcl.check.shipped_figure", file=file, size=size, figure=f"{mode} mean")
+            # every reply is right or one kind of failure: a rate edited with its mean (0.74 -> 0.99) left the
+            # failures counted beside it as they were
+            if right + sum(fig["kinds"][mode].values()) != total:
+                raise Untrusted("bfcl.check.shipped_figure", file=file, size=size, figure=f"{mode} failures")
 
 
 def graded(root: Path | None = None) -> Graded:

@@ -88,7 +88,8 @@ def _index(path: Path) -> tuple[list[str], dict[Any, list[int]]]:
     key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
     found = _INDEXED.get(key)
     if found is None:
-        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        # split at newlines alone: a reply that holds U+2028 is one JSON line, which splitlines() cut in two
+        lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
         by_label: dict[Any, list[int]] = {}
         for i, line in enumerate(lines):
             label = json.loads(line).get("label")
