@@ -101,3 +101,19 @@ def test_the_page_gives_the_review_as_the_command_writes_it(tmp_path, lang):
     for name in ("report.html", "report.json"):
         assert base64.b64decode(links[name]).decode("utf-8") == written[name].read_text(encoding="utf-8"), name
     assert json.loads(base64.b64decode(links["report.json"]))["totals"] == app.report["totals"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_page_names_no_command_line_option(tmp_path, lang):
+    """A product manager's log with no tools list read "Give the tools with --tools FILE." on the app's page, which
+    has no command line. The page says what would let the calls be checked, in the reader's words."""
+    log = tmp_path / "mine.jsonl"
+    call = {"id": "c1", "type": "function", "function": {"name": "create_refund", "arguments": '{"order_id": "A1"}'}}
+    log.write_text(json.dumps({"messages": [{"role": "user", "content": "refund 🙂"},
+                                            {"role": "assistant", "content": None, "tool_calls": [call]}]}) + "\n",
+                   encoding="utf-8")
+    app = LogReview(lang=lang)
+    app.path = log
+    app.update()
+    assert app.report["totals"]["unchecked_calls"] == 1
+    assert "--tools" not in app.view.value and "python -m" not in app.view.value, app.view.value[-1500:]

@@ -92,12 +92,14 @@ def cases_jsonl(report: Mapping[str, Any]) -> str:
                              for c in report["cases"] if c["runnable"]))
 
 
-def unchecked_text(report: Mapping[str, Any], lang: Lang = "en") -> str:
+def unchecked_text(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = False) -> str:
     """What the review could not check, in a sentence ("" when it checked every call): calls that no tools list
-    (in the logs or ``--tools``) covered, whose arguments were read as JSON only."""
+    (in the logs or ``--tools``) covered, whose arguments were read as JSON only. On a page (the app, where there is
+    no command line), what would let them be checked, without the command's option ("Give the tools with --tools
+    FILE" read to a product manager)."""
     tot = report["totals"]
     n = tot.get("unchecked_calls", 0)
-    return t("logs.unchecked", lang, n=n, calls=tot["tool_calls"]) if n else ""
+    return t("logs.unchecked_page" if page else "logs.unchecked", lang, n=n, calls=tot["tool_calls"]) if n else ""
 
 
 def unread_text(report: Mapping[str, Any], lang: Lang = "en") -> str:
@@ -144,7 +146,7 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
                  totals=t("logs.totals", lang, runs=tot["runs"], calls=tot["tool_calls"], findings=tot["findings"],
                           bad=tot["runs_with_findings"]),
                  largest=largest_text(report, lang) if largest or not tot["runs"] or not tot["tool_calls"] else "",
-                 unchecked=unchecked_text(report, lang), unread=unread_text(report, lang),
+                 unchecked=unchecked_text(report, lang, page=page), unread=unread_text(report, lang),
                  writes=t("logs.writes." + s.get("writes", "name pattern"), lang),
                  day_head=[t("logs.col." + c, lang) for c in ("day", "runs", "success", "graded", "invalid", "takeover")]
                  + [t("metrics2." + c, lang) for c in ("checked_success_rate", "unfinished_rate")],
