@@ -91,7 +91,7 @@ def read_json(path: str, what: str, *, lines: bool = False) -> Any:
         try:
             out.append(json.loads(doc))
         except json.JSONDecodeError as exc:
-            raise InputError("input.not_json", path=path, line=n + exc.lineno - 1, detail=JsonReason(exc.msg), what=what) from None
+            raise InputError("input.not_json", path=path, line=n + exc.lineno - 1, detail=JsonReason.of(exc), what=what) from None
         except RecursionError:  # brackets nested past what the parser takes: not JSON this program can read
             raise InputError("input.not_json", path=path, line=n, detail=JsonReason("nested too deeply"), what=what) from None
         if lines and not isinstance(out[-1], dict):

@@ -56,6 +56,51 @@ class JsonReason:
     def localized(self, lang: Lang = "en") -> str:
         return said_reason(self.text, lang)
 
+    @classmethod
+    def of(cls, exc: json.JSONDecodeError) -> JsonReason:
+        """Why ``exc``'s text is not JSON, the slip a person makes named where one is recognised (the decoder only
+        says "Expecting value"): marks a Chinese keyboard types (［｛“：，), a comma after the last item, single
+        quotes, Python's True/False/None; else the decoder's own reason."""
+        doc, pos = exc.doc or "", exc.pos
+        at = doc[pos:pos + 1]
+        column = exc.colno
+        if at in _FULL_WIDTH_JSON:
+            from .i18n import Listed
+            marks = list(dict.fromkeys(c for c in _outside_strings(doc) if c in _FULL_WIDTH_JSON))[:8]
+            return _Slip(exc.msg, "json.slip.full_width", marks=Listed(f"{m} → {_FULL_WIDTH_JSON[m]}" for m in marks))
+        before = doc[:pos].rstrip()
+        if at in "]}" and before.endswith(","):
+            return _Slip(exc.msg, "json.slip.trailing_comma", mark=at, column=column)
+        if at == "'":
+            return _Slip(exc.msg, "json.slip.single_quote", column=column)
+        word = re.match(r"True|False|None", doc[pos:pos + 5])
+        if word:
+            return _Slip(exc.msg, "json.slip.python_word", word=word.group(), column=column)
+        return cls(exc.msg)
+
+
+class _Slip(JsonReason):
+    """A slip of the person who wrote the text, said by its catalogue line; the decoder's words as its text."""
+
+    __slots__ = ("fields", "key")
+
+    def __init__(self, text: str, key: str, **fields: Any):
+        super().__init__(text)
+        self.key, self.fields = key, fields
+
+    def localized(self, lang: Lang = "en") -> str:
+        from .i18n import said, t
+        return t(self.key, lang, **{k: said(v, lang) for k, v in self.fields.items()})
+
+
+#: the marks a Chinese keyboard types where JSON wants the half-width one
+_FULL_WIDTH_JSON = {"［": "[", "］": "]", "｛": "{", "｝": "}", "“": '"', "”": '"', "：": ":", "，": ",", "＂": '"'}
+
+
+def _outside_strings(doc: str) -> str:
+    """``doc`` without its double-quoted strings (a Chinese text inside quotes may hold ，and ： as it likes)."""
+    return re.sub(r'"(?:\\.|[^"\\\n])*"', "", doc)
+
 
 def said_reason(text: str, lang: Lang = "en") -> str:
     """The decoder's reason ``text`` in ``lang``; one nobody wrote down is kept as it was said."""

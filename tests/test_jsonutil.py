@@ -123,3 +123,27 @@ def test_every_reason_the_decoder_gives_is_said_in_chinese(text):
         json.loads(text)
     said = said_reason(caught.value.msg, "zh")
     assert said != caught.value.msg and re.search(r"[\u4e00-\u9fff]", said), (text, caught.value.msg)
+
+
+@pytest.mark.parametrize("text, en, zh", [
+    ("［｛“name”：“退款”，“x”：1｝］", "full-width marks where JSON wants half-width ones", "［ → [、｛ → {"),
+    ('[{"a": 1,}]', "a comma before the closing } at column 10", "第 10 列的 } 前面多了一个逗号"),
+    ("{'a': 1}", "a ' at column 2", "第 2 列有一个 '"),
+    ('{"a": True}', "True at column 7: JSON writes true, false and null", "JSON 写作 true、false 和 null"),
+])
+def test_a_persons_slip_in_json_is_named_where_the_decoder_only_says_expecting_value(text, en, zh):
+    """A product manager's JSON typed on a Chinese keyboard read "line 1: a value was expected here", a trailing comma
+    "line 108: ...", in English on the English page: the slip itself is said, and where."""
+    import json
+
+    from agentlab.jsonutil import JsonReason
+    with pytest.raises(json.JSONDecodeError) as caught:
+        json.loads(text)
+    reason = JsonReason.of(caught.value)
+    assert en in reason.localized("en") and zh in reason.localized("zh"), (reason.localized("en"), reason.localized("zh"))
+    with pytest.raises(json.JSONDecodeError) as caught:
+        json.loads('{"a": }')
+    assert JsonReason.of(caught.value).localized("en") == JsonReason("Expecting value").localized("en")
+    with pytest.raises(json.JSONDecodeError) as caught:  # a Chinese text inside quotes holds ，and ： as it likes
+        json.loads('{"描述": "退款，金额：十元", "a": ]')
+    assert "全角" not in JsonReason.of(caught.value).localized("zh")

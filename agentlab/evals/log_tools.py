@@ -40,7 +40,7 @@ def tools_file(path: str | Path | None) -> tuple[Registry | None, frozenset[str]
     try:
         specs = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise LogError("input.not_json", line=exc.lineno, detail=JsonReason(exc.msg), **where) from None
+        raise LogError("input.not_json", line=exc.lineno, detail=JsonReason.of(exc), **where) from None
     except RecursionError:  # brackets nested past what the parser takes
         raise LogError("input.not_json", line=1, detail=JsonReason("nested too deeply"), **where) from None
     registry = load_specs(specs, source=str(path))

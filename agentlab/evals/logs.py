@@ -297,8 +297,8 @@ def _object(source: str, n: int, text: str, shared: _Tools | None = None) -> dic
         # (a line opening with a byte-order mark goes through json.loads, whose message says what it is)
         d = (_DECODE if text[:1] != "\ufeff" else json.loads)(text.rstrip("\r\n"))
     except ValueError as exc:
-        raise LogError("input.not_json", path=source, line=n, detail=JsonReason(getattr(exc, "msg", str(exc))),
-                       what="what.logs") from None
+        why = JsonReason.of(exc) if isinstance(exc, json.JSONDecodeError) else JsonReason(str(exc))
+        raise LogError("input.not_json", path=source, line=n, detail=why, what="what.logs") from None
     except RecursionError:  # brackets nested past what the parser takes
         raise LogError("input.not_json", path=source, line=n, detail=JsonReason("nested too deeply"), what="what.logs") from None
     if not isinstance(d, dict):

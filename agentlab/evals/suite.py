@@ -85,8 +85,8 @@ def load_cases(path: str | Path | None = None, *, desk: Scenario | None = None) 
         try:
             d = json.loads(line)
         except (ValueError, RecursionError) as exc:  # RecursionError: brackets nested past what the parser takes
-            raise SuiteError("input.not_json", path=str(path), line=n, detail=JsonReason(getattr(exc, "msg", "nested too deeply")),
-                             what="what.suite") from None
+            why = JsonReason.of(exc) if isinstance(exc, json.JSONDecodeError) else JsonReason("nested too deeply")
+            raise SuiteError("input.not_json", path=str(path), line=n, detail=why, what="what.suite") from None
         case = _case(d, str(path), n, desk)
         if case.id in seen:
             raise SuiteError("case.duplicate", path=str(path), line=n, id=case.id, first=seen[case.id])

@@ -639,7 +639,7 @@ class ProbePanel(App):
             try:
                 specs = json.loads(self.editor.value)
             except json.JSONDecodeError as exc:
-                raise LocalizedError("probe.bad_json_text", line=exc.lineno, detail=JsonReason(exc.msg)) from None
+                raise LocalizedError("probe.bad_json_text", line=exc.lineno, detail=JsonReason.of(exc)) from None
             registry = load_specs(specs, source=t("probe.ui.tools", lang), lang=lang)
             kwargs: dict[str, Any] = {}
             if self.model.value == "replay":
