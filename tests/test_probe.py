@@ -825,3 +825,23 @@ def test_a_kind_guessed_from_the_name_says_so_on_the_page(lang):
         "type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}}]
     page = table_html(probe(load_specs(specs), model="fake"), lang)
     assert t("probe.kind.write", lang) + "*" in page and t("probe.kind.guessed_note", lang)[:20] in page
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_probe_panel_says_a_typed_recording_that_is_no_file_as_such(tmp_path, lang):
+    """A path with nothing there, or a folder, read "x.jsonl holds no recording to replay", as a file that was read;
+    now it says there is no such file to read, and a file that is no recording keeps its own sentence."""
+    from agentlab.i18n import t
+    from agentlab.workbook.widgets import ProbePanel
+    panel = ProbePanel(lang=lang)
+    panel.model.value = "replay"
+    for typed in (tmp_path / "nowhere.jsonl", tmp_path):
+        panel.cassette.value = str(typed)
+        panel.update()
+        assert t("probe.ui.no_such_file", lang, path=typed.name) in html.unescape(panel.view.value), panel.view.value
+        assert str(tmp_path) not in panel.view.value
+    other = tmp_path / "notes.txt"
+    other.write_text("hello", encoding="utf-8")
+    panel.cassette.value = str(other)
+    panel.update()
+    assert t("probe.ui.no_cassette", lang, path="notes.txt") in html.unescape(panel.view.value)

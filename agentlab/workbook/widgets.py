@@ -648,6 +648,8 @@ class ProbePanel(App):
                     raise LocalizedError("probe.ui.no_cassette_given")
                 tape = Path(typed) if typed else self.tape
                 assert tape is not None
+                if not tape.is_file():  # none there, or a folder: said as such, not as "holds no recording"
+                    raise LocalizedError("probe.ui.no_such_file", path=str(tape))
                 try:  # any file that is not a probe's recording is said so, whatever is in it (never its JSON error)
                     settings = cassette_settings(tape) if tape.is_file() else None
                 except (ValueError, OSError, AttributeError, TypeError):
