@@ -488,3 +488,18 @@ def test_the_checks_kept_are_bounded_by_their_schemas_text_and_formats_cannot_ch
     assert compiler.compile_schema(big) is not compiler.compile_schema(big)  # over 16 KB of text: never held
     with pytest.raises(TypeError):  # a kept check read the formats when compiled: they cannot change after
         FORMATS["phone"] = (str.isdigit, "digits")  # type: ignore[index]
+
+
+def test_a_bound_too_large_for_a_float_is_said_as_such():
+    """maximum: 1e400 is read as infinity, and the error said "maximum must be a number, got number inf": a number,
+    refused for not being one. It now says the number is too large to be held."""
+    import json as _json
+
+    from agentlab.schema import SchemaError as _SchemaError
+    from agentlab.tools import Registry as _Registry
+    from agentlab.tools import Tool as _Tool
+    schema = _json.loads('{"type": "object", "properties": {"amount": {"type": "number", "maximum": 1e400}}}')
+    with pytest.raises(_SchemaError) as caught:
+        _Registry([_Tool("refund", "Refund an order.", schema)])
+    assert "1e400" in caught.value.localized("en") and "无穷大" in caught.value.localized("zh")
+    assert "must be a number," not in caught.value.localized("en")

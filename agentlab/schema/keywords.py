@@ -64,10 +64,14 @@ def _keyword_problem(k: str, v: Any) -> Sentence | None:
         if isinstance(v, bool) or not _is_integer(v) or v < 0:
             return Sentence("schema.why.non_negative_integer")
     elif k in _BOUNDS:
-        if not _is_number(v) or (isinstance(v, float) and not math.isfinite(v)):
+        if isinstance(v, float) and not math.isfinite(v):  # 1e400 read as infinity: "must be a number, got number inf"
+            return Sentence("schema.why.finite_number")
+        if not _is_number(v):
             return Sentence("schema.why.number")
     elif k == "multipleOf":
-        if not _is_number(v) or (isinstance(v, float) and not math.isfinite(v)) or not v > 0:
+        if isinstance(v, float) and not math.isfinite(v):
+            return Sentence("schema.why.finite_number")
+        if not _is_number(v) or not v > 0:
             return Sentence("schema.why.positive_number")
     elif k in _TEXTS:
         if not isinstance(v, str):
