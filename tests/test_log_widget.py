@@ -117,3 +117,16 @@ def test_the_page_names_no_command_line_option(tmp_path, lang):
     app.update()
     assert app.report["totals"]["unchecked_calls"] == 1
     assert "--tools" not in app.view.value and "python -m" not in app.view.value, app.view.value[-1500:]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_sample_asked_for_in_a_format_without_one_says_which_it_reviews(lang):
+    """otel chosen, then the sample: the openai sample was reviewed and the menu switched to it, with no word."""
+    from agentlab.i18n import t
+    app = LogReview(lang=lang)
+    app.format.value = "otel"
+    app.sample.click()
+    assert app.format.value == "openai"
+    assert html.escape(t("ui.logs_no_sample_in", lang, format="otel", sample="openai")) in app.view.value
+    app.sample.click()  # asked again in openai: nothing to say
+    assert "otel" not in app.view.value

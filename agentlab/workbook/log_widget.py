@@ -57,7 +57,8 @@ class LogReview(App):
 
     def use_sample(self) -> Path:
         drop_upload(self.path)  # the reader's own upload is not kept once they turned to the sample
-        if self.format.value not in LOG_SAMPLES:  # no sample in this format (otel): the openai one, read as such
+        if self.format.value not in LOG_SAMPLES:  # no sample in this format (otel): the openai one, read as such,
+            self._no_sample_in = self.format.value  # and said so over the review (the menu changed with no word)
             self.format.value = "openai"
         self.path = data_file(LOG_SAMPLES[self.format.value])
         self._on_sample = True  # by this flag, not by the file's name: an upload may bear the sample's name
@@ -103,5 +104,9 @@ class LogReview(App):
             self.view.value = f"<p style='color:#d93025'>{html.escape(file_said(exc, lang))}</p>"
             return None
         said = f"<p><b>{html.escape(t('ui.logs_no_file', lang))}</b></p>" if unchosen else ""
+        other = getattr(self, "_no_sample_in", None)
+        if other:
+            said += f"<p><b>{html.escape(t('ui.logs_no_sample_in', lang, format=other, sample='openai'))}</b></p>"
+            self._no_sample_in = None
         self.view.value = said + review_html(self.report, lang, page=True)
         return self.report
