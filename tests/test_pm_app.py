@@ -275,10 +275,12 @@ def test_a_pm_uploads_a_recording_and_the_probe_replays_it(lang):
     panel.run.click()
     assert t("probe.ui.tape_other_tools", lang)[:20] in panel.view.value
     said = t("probe.ui.no_cassette", lang, path="x").split("x")[-1][:12]
-    for other in (data_file("aftersales_tools.json"), "/etc/passwd", "/no/such/file.jsonl"):
+    missing = t("probe.ui.no_such_file", lang, path="x").split("x")[-1][:12]  # none there: said as such
+    for other, says in ((data_file("aftersales_tools.json"), said), ("/etc/passwd", said),
+                        ("/no/such/file.jsonl", missing)):
         panel.cassette.value = str(other)
         panel.run.click()
-        assert said in panel.view.value and "JSONDecodeError" not in panel.view.value, (other, panel.view.value)
+        assert says in panel.view.value and "JSONDecodeError" not in panel.view.value, (other, panel.view.value)
         assert "/etc" not in panel.view.value and "/no/such" not in panel.view.value  # the file by its name only
 
 
@@ -302,3 +304,17 @@ def test_a_recorded_models_run_says_its_words_are_the_recordings(lang):
     app.model.value = "self-correcting"
     app.update()
     assert "agentlab-recorded" not in app.view.value
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_naive_columns_raw_tool_error_is_said_to_be_what_the_model_read(lang):
+    """The Chinese page showed "TypeError: Desk.create_refund() got an unexpected keyword argument 'orderId'" in the
+    naive column with no word: a product manager took it for the page left untranslated."""
+    from agentlab.i18n import t
+    app = PMApp(lang=lang)
+    app.fault.value = "camel_case"
+    app.update()
+    assert html.escape(t("ui.naive_raw_note", lang)) in app.view.value
+    app.fault.value = "lost_reply"  # no tool error in the naive column: nothing to explain
+    app.update()
+    assert html.escape(t("ui.naive_raw_note", lang)) not in app.view.value

@@ -134,6 +134,10 @@ def comparison_html(c: Comparison, lang: Lang = "en") -> str:
     if g.refused_by_tool:  # the INVALID_ARGS rows the count above does not hold, counted beside it (the naive loop
         # records a tool's refusal as a bare TOOL_ERROR: a count of its side would read 0 above eleven refusals)
         counts += f"<p><b>{html.escape(t('ui.refused_by_tool', lang))}</b>{colon(lang)}{g.refused_by_tool}</p>"
+    if any(e.kind == "tool" and e.error_code and e.model_visible for e in n.events):
+        # the naive column quotes what the model read, the tool's own raw error (English, a stack, a connection
+        # string): a product manager read it as the page's own text left untranslated
+        counts += f"<p><small>{html.escape(t('ui.naive_raw_note', lang))}</small></p>"
     account = "".join(f"<li>{html.escape(line)}</li>" for line in explain(c, lang))
     titles = (joined((t("ui.naive", lang), t("status." + n.status, lang)), lang, "colon"),
               joined((t("ui.guarded", lang), t("status." + g.status, lang)), lang, "colon"))
