@@ -65,6 +65,11 @@ def test_a_pm_reviews_a_week_in_the_app(tmp_path, locale, lang):
         link.wait_for(timeout=30_000)
         assert (link.get_attribute("href") or "").startswith("data:text/csv")
         page.screenshot(path=str(tmp_path / f"weekly-{lang}.png"), full_page=True)  # what the PM saw at the end
+        # every button's label whole: "Save …" and "File this note under the cat…" were cut at 1400 px
+        for name in (say("weekly.save"), say("weekly.file_under")):
+            button = page.get_by_role("button", name=name, exact=True).first
+            cut = button.evaluate("b => b.scrollWidth > b.clientWidth + 1")
+            assert not cut, f"{name!r} is cut on the page"
         body = page.inner_text("body")
         other = "en" if lang == "zh" else "zh"
         assert t("weekly.title", other) not in body and "Traceback" not in body

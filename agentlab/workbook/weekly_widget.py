@@ -133,11 +133,13 @@ class WeeklyReview(App):
         self.conversation = W.HTML()
         self.note = W.Textarea(layout=W.Layout(width="95%", height="5em"))
         self.author = W.Text()
-        self.category = W.Combobox(ensure_option=False, layout=W.Layout(width="95%"))  # its hint read whole
-        self.save = W.Button(button_style="primary")
+        # the boxes take the room their buttons leave: at 95% each, "Save the note" read "Save …" and "File this note
+        # under the category" "File this note under the cat…" at 1400 px, in both languages
+        self.category = W.Combobox(ensure_option=False, layout=W.Layout(flex="1 1 auto", min_width="12em"))
+        self.save = W.Button(button_style="primary", layout=W.Layout(width="auto", flex="0 0 auto"))
         self.group_note = W.Dropdown(options=[("-", -1)], layout=W.Layout(width="95%"))
-        self.group_name = W.Combobox(ensure_option=False, layout=W.Layout(width="95%"))
-        self.group = W.Button()
+        self.group_name = W.Combobox(ensure_option=False, layout=W.Layout(flex="1 1 auto", min_width="12em"))
+        self.group = W.Button(layout=W.Layout(width="auto", flex="0 0 auto"))
         self.suggested = W.HBox(layout=W.Layout(flex_flow="row wrap"))
         self.group_suggested = W.Button()
         self.refresh_notes = W.Button()
@@ -184,8 +186,9 @@ class WeeklyReview(App):
             self.lang, self.header,
             self.titles[0], W.HBox([self.source, self.format]), W.HBox([self.upload, self.open, self.upload_note]), self.week,
             self.titles[1], self.conversations, self.conversation,
-            self.titles[2], self.note, W.HBox([self.author, self.category, self.save]),
-            self.titles[3], self.group_note, W.HBox([self.group_name, self.group]), self.suggested,
+            self.titles[2], self.note, W.HBox([self.author, self.category, self.save], layout=W.Layout(width="95%")),
+            self.titles[3], self.group_note, W.HBox([self.group_name, self.group], layout=W.Layout(width="95%")),
+            self.suggested,
             self.group_suggested,
             self.titles[4], self.refresh_notes, self.counts, self.trend, W.HBox([self.promote, self.export]),
             self.message])
