@@ -340,7 +340,7 @@ def test_the_probe_widget_runs_and_refuses_bad_paste_kindly():
     app.model.value = "replay"
     app.cassette.value = "/no/such/cassette.jsonl"
     app.run.click()
-    assert "没有可回放的录制" in app.view.value
+    assert "不是页面能读取的文件" in app.view.value  # no file there: said as such
 
 
 # --- the review's findings (probe-fixes): each a class of bug, each test failed before -------------
