@@ -44,7 +44,7 @@ def test_the_tables_columns_are_named_in_the_pages_language():
     from agentlab.tools import load_specs
     reg = load_specs(_json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8")))
     report = probe(reg, fake_source(), lang="zh", categories=["camel_case", "api_429"])
-    heads = _re.findall(r"<th title='([^':：]*)[:：][^']*'>([^<]*)</th>", table_html(report, "zh"))
+    heads = _re.findall(r"<th style='white-space:nowrap' title='([^':：]*)[:：][^']*'>([^<]*)</th>", table_html(report, "zh"))
     assert heads == [("clean", "正常调用"), ("camel_case", "驼峰字段名"), ("api_429", "被限流（429）")], heads
 
 

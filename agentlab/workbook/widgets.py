@@ -76,9 +76,8 @@ class App:
 
 
 def no_null_tooltips(widget: W.Widget) -> None:
-    """Every control under ``widget`` with its tooltip unset given an empty one: ipywidgets' page writes an unset
-    tooltip into the title attribute as the text "null", which a browser shows on hover (the upload buttons, the
-    probe's trials, every description label)."""
+    """Every control under ``widget`` with its tooltip unset given an empty one: ipywidgets' page wrote an unset one
+    as the title "null", shown on hover (the upload buttons, the probe's trials, every description label)."""
     seen: set[int] = set()
     todo = [widget]
     while todo:
@@ -135,8 +134,7 @@ def comparison_html(c: Comparison, lang: Lang = "en") -> str:
         # records a tool's refusal as a bare TOOL_ERROR: a count of its side would read 0 above eleven refusals)
         counts += f"<p><b>{html.escape(t('ui.refused_by_tool', lang))}</b>{colon(lang)}{g.refused_by_tool}</p>"
     if any(e.kind == "tool" and e.error_code and e.model_visible for e in n.events):
-        # the naive column quotes what the model read, the tool's own raw error (English, a stack, a connection
-        # string): a product manager read it as the page's own text left untranslated
+        # the naive column quotes the tool's raw error as its model read it: read as the page left untranslated
         counts += f"<p><small>{html.escape(t('ui.naive_raw_note', lang))}</small></p>"
     account = "".join(f"<li>{html.escape(line)}</li>" for line in explain(c, lang))
     titles = (joined((t("ui.naive", lang), t("status." + n.status, lang)), lang, "colon"),
@@ -297,8 +295,7 @@ class GuardPanel(App):
     def __init__(self, base: GuardConfig = GuardConfig(), *, on_change: Callable[[GuardConfig], None] | None = None,
                  lang: Lang = "en"):
         self.base = base
-        # each switch named in the reader's language (the Chinese panel read all_calls, validate...), its field in
-        # GuardConfig as the tooltip, for code that switches it (GuardConfig().without("validate"))
+        # each switch in the reader's language (it read all_calls, validate...), its GuardConfig field as the tooltip
         self.boxes = {g: W.Checkbox(value=getattr(base, g) not in (None, False), description=label(g, lang),
                                     tooltip=g, indent=False) for g in GUARDS}
         for box in self.boxes.values():
