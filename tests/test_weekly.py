@@ -347,3 +347,12 @@ def test_a_logged_conversation_that_stops_on_a_call_is_not_finished_never_crashe
     assert said in page and t("status.failed", lang) not in page
     run = FailedConversation("r", "run/case", "", "", "failed", ())
     assert status_said(run, lang) == t("status.failed", lang)
+
+
+def test_a_category_is_trimmed_of_the_marks_that_end_a_phrase_and_keeps_its_brackets():
+    """参数错误，， and 参数错误 were two categories; trimming every punctuation mark would also have cut the bracket of
+    "timeout (retry)" and the quote of 「重复退款」."""
+    from agentlab.evals.weekly import check_category
+    assert check_category("参数错误，，") == check_category(" 参数错误 ") == "参数错误"
+    assert check_category("timeout (retry)") == "timeout (retry)" and check_category("「重复退款」") == "「重复退款」"
+    assert check_category("C++") == "C++"

@@ -226,15 +226,16 @@ def _check_note(text: Any, author: Any) -> tuple[str, str]:
     return body, who
 
 
+#: the marks that end or join phrases, trimmed from a category's ends with its spaces (a closing bracket is kept:
+#: "timeout (retry)")
+_END_MARKS = " \t\u3000,.;:!?，。、；：！？…"
+
+
 def check_category(name: Any) -> str:
-    """A category name as kept (trimmed of spaces and of punctuation at either end, ``参数错误，，`` read as ``参数错误``:
+    """A category name as kept (trimmed of spaces and of the marks that end a phrase, ``参数错误，，`` read as ``参数错误``:
     two rows for one category, tied in the summary), or a :class:`WeeklyError`: empty, too long, markup or control
     characters."""
-    cat = _clean(name)
-    while cat and (unicodedata.category(cat[-1]).startswith("P") or cat[-1].isspace()):
-        cat = cat[:-1]
-    while cat and (unicodedata.category(cat[0]).startswith("P") or cat[0].isspace()):
-        cat = cat[1:]
+    cat = _clean(name).strip(_END_MARKS)
     if not cat:
         raise WeeklyError("weekly.err.empty_category")
     if len(cat) > MAX_CATEGORY or _MARKUP.search(cat) or any(unicodedata.category(c)[0] == "C" for c in cat):
