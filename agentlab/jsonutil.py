@@ -69,11 +69,11 @@ class JsonReason:
             marks = list(dict.fromkeys(c for c in _outside_strings(doc) if c in _FULL_WIDTH_JSON))[:8]
             return _Slip(exc.msg, "json.slip.full_width", marks=Listed(f"{m} → {_FULL_WIDTH_JSON[m]}" for m in marks))
         before = doc[:pos].rstrip()
-        if at in "]}" and before.endswith(","):
+        if at and at in "]}" and before.endswith(","):  # (a text cut short after a comma ends with no mark at all)
             return _Slip(exc.msg, "json.slip.trailing_comma", mark=at, column=column)
         if at == "'":
             return _Slip(exc.msg, "json.slip.single_quote", column=column)
-        word = re.match(r"True|False|None", doc[pos:pos + 5])
+        word = re.match(r"(?:True|False|None)(?![A-Za-z0-9_])", doc[pos:pos + 6])
         if word:
             return _Slip(exc.msg, "json.slip.python_word", word=word.group(), column=column)
         return cls(exc.msg)

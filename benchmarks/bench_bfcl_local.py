@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from agentlab.cmdline import Parser, positive  # noqa: E402
 from agentlab.evals import bfcl, bfcl_results  # noqa: E402
-from agentlab.evals.bfcl_check import Untrusted, command, mend_for_resume, model_of  # noqa: E402
+from agentlab.evals.bfcl_check import Untrusted, command, mend_for_resume, model_of, read_recording  # noqa: E402
 from agentlab.i18n import t  # noqa: E402
 from agentlab.models.cassette import RecordingModel  # noqa: E402
 from agentlab.models.constrained import ConstrainedModel  # noqa: E402
@@ -64,6 +64,8 @@ def record(size: str, n: int, resume: bool, categories: list[str], limit: int | 
         # done: a conversation that replays whole; one cut short mid re-ask is asked again, its lines dropped first
         # (counted as done by its label alone, it was never asked again and the replay left it out for good)
         mend_for_resume(out)
+        # a recording of another sample (another --n) is refused, not cut to this one's questions
+        read_recording(out, "single", {q.id for q in bfcl.questions(n)})
         whole = bfcl.replay_attempts(out, bfcl.questions(n))
         done = {f"{a.id}/loop" for a in whole if a.mode == "reask"} | \
             {f"{a.id}/constrained" for a in whole if a.mode == "constrained"}

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from agentlab.cmdline import Parser, positive  # noqa: E402
 from agentlab.evals import bfcl, bfcl_official, bfcl_results  # noqa: E402
 from agentlab.evals import bfcl_prompting as bp  # noqa: E402
-from agentlab.evals.bfcl_check import Untrusted, command, mend_for_resume, model_of  # noqa: E402
+from agentlab.evals.bfcl_check import Untrusted, command, mend_for_resume, model_of, read_recording  # noqa: E402
 from agentlab.models.interface import Reply  # noqa: E402
 from agentlab.models.local import WEIGHTS, LocalServer, what_is_missing  # noqa: E402
 
@@ -58,6 +58,8 @@ def record(size: str, n: int, threads: int, resume: bool) -> None:
         # done: a question whose recording replays whole; a question cut short mid re-ask is asked again, its lines
         # dropped first (a replay would leave it out, raw reply and all)
         mend_for_resume(out)
+        # a recording of another sample (another --n) is refused, not cut to this one's questions
+        read_recording(out, "prompt", {q.id for q in bfcl.questions(n)})
         done = {a.id for a in bp.replay_prompted(out, bfcl.questions(n), strict=False) if a.way == "raw"}
         mend_for_resume(out, lambda e: e["id"] in done)
     else:

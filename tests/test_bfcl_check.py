@@ -411,3 +411,25 @@ def test_in_a_notebook_a_refusal_is_its_line_in_the_notebooks_language_not_a_sta
     assert refused._render_traceback_() == [refused.localized("zh")]
     shell.user_ns["LANG"] = "en"
     assert refused._render_traceback_() == [refused.localized("en")]
+
+
+def test_a_prompt_recording_with_a_category_taken_out_and_a_resume_of_another_sample_are_refused(datasets, tmp_path,
+                                                                                                 monkeypatch):
+    """The prompt-mode recorder has no --categories: a recording without multiple (the category that read "not
+    reproduced") was graded as one of three categories. And a resume with another --n cut the recording down to the
+    new sample's questions without a word (972 lines to 184)."""
+    path = _rewrite(bp.prompt_cassette("0.5b"), tmp_path, lambda e: not e["id"].startswith("multiple_"))
+    monkeypatch.setattr(bp, "prompt_cassette", lambda size: path)
+    with pytest.raises(Untrusted) as caught:
+        bp.graded_recording("0.5b")
+    assert caught.value.key == "bfcl.check.gaps"
+    with pytest.raises(Untrusted, match="not among the 80 questions"):  # what the resume reads first, with --n 20
+        read_recording(bfcl.bfcl_cassette("0.5b"), "single", {q.id for q in bfcl.questions(20)})
+
+
+def test_a_shipped_row_of_no_category_is_refused_not_divided_by_zero(tmp_path):
+    def empty(doc):
+        doc["sample"]["categories"] = []
+        doc["sizes"]["0.5b"]["accuracy"]["single"] = {"mean": 0.5}
+    with pytest.raises(Untrusted):
+        bfcl_results.read_shipped(_edited(tmp_path, "graded.json", empty))

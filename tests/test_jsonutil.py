@@ -147,3 +147,16 @@ def test_a_persons_slip_in_json_is_named_where_the_decoder_only_says_expecting_v
     with pytest.raises(json.JSONDecodeError) as caught:  # a Chinese text inside quotes holds ，and ： as it likes
         json.loads('{"描述": "退款，金额：十元", "a": ]')
     assert "全角" not in JsonReason.of(caught.value).localized("zh")
+
+
+def test_a_text_cut_short_or_a_word_that_only_starts_like_pythons_is_no_slip():
+    """'[1,' (a line cut mid-write) was named "a comma before the closing  at column 4", an empty mark; 'Truely' was
+    named Python's True."""
+    import json
+
+    from agentlab.jsonutil import JsonReason
+    for text in ("[1,", '{"a": 1,', '{"a": Truely}'):
+        with pytest.raises(json.JSONDecodeError) as caught:
+            json.loads(text)
+        said = JsonReason.of(caught.value).localized("en")
+        assert "comma before" not in said and "JSON writes true" not in said, (text, said)

@@ -131,3 +131,12 @@ def test_a_slip_on_a_cells_last_line_is_said_too(code, said):
     block left empty got no Chinese line."""
     line = plain_line(SyntaxError("incomplete input", ("<cell>", 1, 1, code + "\n")), "zh")
     assert line and said in line and "第 1 行" in line, (code, line)
+
+
+def test_a_full_width_digit_inside_a_name_and_marks_in_a_comment_are_no_slip():
+    """x２ is a name Python reads as x2, and a comment may hold Chinese punctuation: both were blamed for a slip
+    elsewhere on the line."""
+    line = plain_line(_raised("x２ = 1\nprint(x２ +)"), "zh")
+    assert line is None or "全角" not in line, line
+    line = plain_line(_raised('print（"a"）  # 注意：这里，那里'), "zh")
+    assert line and "（ → (" in line and "： → :" not in line and "， → ," not in line, line

@@ -356,3 +356,16 @@ def test_a_category_is_trimmed_of_the_marks_that_end_a_phrase_and_keeps_its_brac
     assert check_category("参数错误，，") == check_category(" 参数错误 ") == "参数错误"
     assert check_category("timeout (retry)") == "timeout (retry)" and check_category("「重复退款」") == "「重复退款」"
     assert check_category("C++") == "C++"
+
+
+def test_a_category_stored_before_names_were_trimmed_is_the_one_a_trimmed_name_files_under(tmp_path, convs):
+    """A note filed under "timeout." before the trimming, and one filed under "timeout" now, were two rows, and the
+    first was reported as kept under another category by someone else."""
+    store = ReviewStore(tmp_path)
+    first = store.add_note(convs[0], "a timeout", "Ann")
+    store._write("UPDATE notes SET category = ? WHERE id = ?", ("timeout.", first.id))  # as an older version stored it
+    store._write("INSERT INTO categories(name, author, created) VALUES (?, ?, ?)", ("timeout.", "Ann", 1.0))
+    second = store.add_note(convs[1], "another timeout", "Ann", category="timeout")
+    assert second.category == "timeout." and set(store.counts(convs[1].week)) == {"timeout."}
+    filed, kept = store.file_unfiled([first.id], "timeout")
+    assert filed == [first.id] and kept == []

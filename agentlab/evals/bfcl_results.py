@@ -198,7 +198,7 @@ def _check_shipped(doc: Mapping[str, Any], file: str) -> None:
             raise Untrusted("bfcl.check.shipped_stale", file=file, size=size, recording=recording.name)
         for mode, row in fig["accuracy"].items():
             categories = [c for c in row if c != "mean"]
-            if not sampled <= set(categories):  # a category of the sample taken out of the row, its mean made again
+            if not categories or not sampled <= set(categories):  # a category of the sample taken out of the row, its mean made again
                 raise Untrusted("bfcl.check.shipped_figure", file=file, size=size, figure=f"{mode} categories")
             total, right = sum(fig["n"][c] for c in categories), 0
             for c in categories:  # each k of its n

@@ -304,7 +304,7 @@ class ReviewStore:
                  category: Any = "") -> Note:
         """Save a note (``text`` by ``author``) on a conversation; ``category`` files it at once (optional)."""
         body, who = _check_note(text, author)
-        cat = check_category(category) if _clean(category) else ""
+        cat = self._as_stored(check_category(category)) if _clean(category) else ""
         cid = conversation.id if isinstance(conversation, FailedConversation) else str(conversation)
         wk = week if week is not None else conversation.week if isinstance(conversation, FailedConversation) else ""
         now = time.time()
@@ -315,7 +315,7 @@ class ReviewStore:
 
     def assign(self, note_id: int, category: Any, author: str = "") -> Note:
         """File a note under a category the team names (``""`` takes it out of every category)."""
-        cat = check_category(category) if _clean(category) else ""
+        cat = self._as_stored(check_category(category)) if _clean(category) else ""
         if self._write("UPDATE notes SET category = ? WHERE id = ?", (cat, int(note_id)),
                        *([(_NEW_CATEGORY, (cat, author, time.time()))] if cat else [])).rowcount != 1:
             raise WeeklyError("weekly.err.no_note", id=note_id)
@@ -325,7 +325,7 @@ class ReviewStore:
         """File the notes that are under no category yet under ``category``, in one transaction; a note someone has
         filed already keeps its category (a suggestion is made from the notes as they were when the page was drawn,
         and a colleague may have filed one since). Returns the ids filed now and the notes that kept their own."""
-        cat = check_category(category)
+        cat = self._as_stored(check_category(category))
         ids = [int(i) for i in note_ids]
         filed: list[int] = []
         with self._transaction():
@@ -340,9 +340,14 @@ class ReviewStore:
         return filed, [n for n in rest if n.category != cat]
 
     def add_category(self, name: Any, author: str = "") -> str:
-        cat = check_category(name)
+        cat = self._as_stored(check_category(name))
         self._write(_NEW_CATEGORY, (cat, author, time.time()))
         return cat
+
+    def _as_stored(self, cat: str) -> str:
+        """``cat`` as the team already keeps it: a category stored before names were trimmed (``timeout.``) is the
+        same category as ``timeout`` typed now, not a second row beside it."""
+        return next((name for name in self.categories() if name != cat and name.strip(_END_MARKS) == cat), cat)
 
     def categories(self) -> list[str]:
         """Every category the team has named, oldest first."""

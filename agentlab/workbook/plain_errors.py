@@ -100,9 +100,11 @@ _SYNTAX = ((re.compile(r"expected ':'"), "plain.syntax.colon"),
 
 
 def _marks(line: str | None) -> list[str]:
-    """The full-width marks of a line of code outside its quoted texts, each once, in the order they come."""
-    bare = _QUOTED.sub("", line or "")
-    return list(dict.fromkeys(ch for ch in bare if ch in FULL_WIDTH))
+    """The full-width marks of a line of code outside its quoted texts and its comment, each once, in the order they
+    come; a full-width digit inside a name (``x２``, which Python reads as ``x2``) is no slip."""
+    bare = _QUOTED.sub("", line or "").split("#", 1)[0]
+    return list(dict.fromkeys(ch for i, ch in enumerate(bare) if ch in FULL_WIDTH
+                              and not (ch.isdigit() and i and (bare[i - 1].isalnum() or bare[i - 1] == "_"))))
 
 
 def _lang(shell: Any) -> Lang:
