@@ -408,3 +408,16 @@ def test_filing_with_an_empty_box_says_what_it_did_and_a_category_is_one_whateve
     assert ReviewStore(tmp_path).counts("2026-W10") == {"参数错误": 1}
     w.group.click()  # the same note, in no category now, and still no name: nothing to do, and said so
     assert t("weekly.name_a_category", lang) in w.message.value.replace("&#x27;", "'")
+
+
+def test_suggestion_buttons_made_after_the_page_is_shown_carry_no_null_tooltip(tmp_path):
+    """The app's controls get an empty tooltip when shown (ipywidgets drew an unset one as "null"); the suggestion
+    row is made later, at each week shown, and was left out."""
+    w = WeeklyReview(folder=tmp_path, lang="en")
+    w.open.click()
+    w.author.value = "Ann"
+    for cid, text in zip(_ids(w)[:2], NOTES["en"][:2], strict=True):
+        w.conversations.value = cid
+        w.note.value = text
+        w.save.click()
+    assert w.suggested.children and all(c.tooltip is not None for c in w.suggested.children)

@@ -37,7 +37,7 @@ from ..site.files import load_json, write_atomic
 from .figures import _show, figure
 from .log_widget import LOG_SAMPLES
 from .uploads import file_said, kept_upload, upload_button, upload_note
-from .widgets import LANG_OPTIONS, App, _safe, offer
+from .widgets import LANG_OPTIONS, App, _safe, no_null_tooltips, offer
 
 __all__ = ["WeeklyReview", "conversation_html", "counts_html"]
 
@@ -443,6 +443,7 @@ class WeeklyReview(App):
             b.on_click(lambda _, s=s: self.pick(s))
             buttons.append(b)
         self.suggested.children = [W.HTML(html.escape(t("weekly.suggestions", lang))), *buttons] if buttons else []
+        no_null_tooltips(self.suggested)  # made after the page was shown: no "null" on hover either
         self.counts.value = counts_html(review, lang)
         self._plot()
         return review
