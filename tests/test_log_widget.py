@@ -130,3 +130,25 @@ def test_the_sample_asked_for_in_a_format_without_one_says_which_it_reviews(lang
     assert html.escape(t("ui.logs_no_sample_in", lang, format="otel", sample="openai")) in app.view.value
     app.sample.click()  # asked again in openai: nothing to say
     assert "otel" not in app.view.value
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_pm_uploads_the_teams_tools_file_and_the_calls_are_checked_against_it(tmp_path, lang):
+    """The app had no way to give a tools file: calls in logs without one were read as JSON only, and the page said
+    to use a command-line option. The tools file uploaded beside the log checks them (an unknown field found)."""
+    from conftest import uploaded
+
+    from agentlab.resources import data_file
+    log = tmp_path / "mine.jsonl"
+    call = {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"orderId": "A1001"}'}}
+    log.write_text(json.dumps({"messages": [{"role": "user", "content": "where is A1001"},
+                                            {"role": "assistant", "content": None, "tool_calls": [call]}]}) + "\n",
+                   encoding="utf-8")
+    app = LogReview(lang=lang)
+    app.upload.value = uploaded("mine.jsonl", log.read_bytes())
+    assert app.report["totals"]["unchecked_calls"] == 1
+    app.tools_upload.value = uploaded("tools.json", data_file("aftersales_tools.json").read_bytes())
+    assert app.report["totals"]["unchecked_calls"] == 0 and app.report["totals"]["findings"] >= 1, app.report["totals"]
+    assert "orderId" in app.view.value
+    app.tools_upload.value = uploaded("tools.json", b"[{not json")  # a broken tools file: its sentence, no traceback
+    assert "Traceback" not in app.view.value and "tools.json" in app.view.value, app.view.value[:500]

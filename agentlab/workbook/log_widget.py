@@ -26,6 +26,10 @@ class LogReview(App):
     def __init__(self, path: str | Path | None = None, *, fmt: str = "openai", lang: Lang = "en"):
         self.lang = W.ToggleButtons(options=LANG_OPTIONS, value=lang)
         self.upload = upload_button(".jsonl,.json,.txt")
+        # the team's tools file, optional: without it, calls in logs that record no tools list were read as JSON only
+        # (and the page told a product manager to give one "with --tools FILE", on a page with no command line)
+        self.tools_upload = upload_button(".json")
+        self.tools_path: Path | None = None
         self.upload_note = W.HTML()  # the largest file it takes
         self.format = W.Dropdown(options=[*list(LOG_SAMPLES), "otel"], value=fmt)
         self.sample = W.Button()
@@ -34,15 +38,17 @@ class LogReview(App):
         # the sample is reviewed at once, as an upload is: the button said nothing, and an earlier file's error stayed
         self.sample.on_click(lambda _: _safe(self.view, self._sampled, self.lang.value))
         self.upload.observe(lambda _: _safe(self.view, self._uploaded, self.lang.value), names="value")
+        self.tools_upload.observe(lambda _: _safe(self.view, self._tools_uploaded, self.lang.value), names="value")
         self.header = W.HTML()
         self._wire_run(self.update)
-        self.widget = W.VBox([self.lang, self.header, W.HBox([self.upload, self.sample, self.upload_note]), self.format,
-                              self.run, self.view])
+        self.widget = W.VBox([self.lang, self.header, W.HBox([self.upload, self.sample, self.upload_note]),
+                              W.HBox([self.tools_upload]), self.format, self.run, self.view])
 
     def _relabel(self) -> None:
         lang = self.lang.value
         self.header.value = f"<h3>{html.escape(t('logs.ui.title', lang))}</h3><p>{html.escape(t('logs.intro', lang))}</p>"
         self.upload.description = t("ui.logs_upload", lang)
+        self.tools_upload.description = t("ui.logs_tools_upload", lang)
         self.upload_note.value = upload_note(lang)
         self.format.description = t("ui.logs_format", lang)
         self.sample.description = t("ui.logs_sample", lang)
@@ -86,6 +92,19 @@ class LogReview(App):
         picked it; one who pressed Review meanwhile was shown the sample's review, and their own file never."""
         return self.update() if self.take_upload() is not None else None
 
+    def _tools_uploaded(self) -> dict | None:
+        """The team's tools file arrived: kept, and the logs on screen (or the sample) reviewed again against it."""
+        from ..i18n import LocalizedError
+        try:
+            path = kept_upload(self.tools_upload, "agentlab-tools-", replacing=self.tools_path)
+        except LocalizedError as exc:
+            self.view.value = f"<p style='color:#d93025'>{html.escape(file_said(exc, self.lang.value))}</p>"
+            return None
+        if path is None:
+            return None
+        self.tools_path = path
+        return self.update()
+
     def update(self) -> dict | None:
         from ..evals.log_review import review_html, review_logs
         from ..i18n import LocalizedError  # a log file that cannot be read (LogError), OTLP that is not (OtlpError)
@@ -98,7 +117,7 @@ class LogReview(App):
         path = self.path or self.use_sample()
         self._said_in = lang
         try:
-            self.report = review_logs(path, self.format.value, lang=lang)
+            self.report = review_logs(path, self.format.value, tools=self.tools_path, lang=lang)
         except LocalizedError as exc:
             self.report = None
             self.view.value = f"<p style='color:#d93025'>{html.escape(file_said(exc, lang))}</p>"
