@@ -447,7 +447,7 @@ OWN_OPTIONS: dict[str, dict[str, str]] = {
 #: the options run.py reads of a command that hands the rest to another program (Jupyter, Voila), which checks those
 PASSED_ON: dict[str, dict[str, str]] = {"lab": {"--lang": "lang", "--port": "port"},
                                         "app": {"--lang": "lang", "--port": "port"},
-                                        "bench": {"--lang": "lang"}}
+                                        "bench": {"--lang": "lang"}, "notebooks": {"--lang": "lang"}}
 #: the handed-on options the README names for lab and app: one typed a letter or two off (--prot, --no-browswer) is
 #: refused here, where Jupyter or Voila took it for an option of its own (an English warning, the default port) or
 #: printed its whole English usage
@@ -1255,14 +1255,8 @@ def _command(cmd: str, rest: list[str]) -> int:
     if cmd == "lock":
         return lock(setup("requirements-dev.txt"))
     if cmd == "notebooks":
-        # the reader's language is said by the twins' own lines (--lang zh: a Chinese translator's run)
-        given = [(rest[i + 1] if i + 1 < len(rest) else "") if a == "--lang" else a.partition("=")[2]
-                 for i, a in enumerate(rest) if a == "--lang" or a.startswith("--lang=")]
-        if any(g not in ("en", "zh") for g in given):
-            raise Refused("\n".join(_say("run.bad_lang", x, given=next(g for g in given if g not in ("en", "zh")))
-                                    for x in ("en", "zh")))
-        rest = [a for i, a in enumerate(rest) if not (a.startswith("--lang=") or a == "--lang"
-                                                      or (i and rest[i - 1] == "--lang"))]
+        # --lang read (and a language that is none refused) as lab's is; the twins' own lines then say it
+        _, rest = options("notebooks", rest, lang)
         wrong = [a for a in rest if a.startswith("-") and a != "--check"] or [a for a in rest if not a.startswith("-")][1:]
         if wrong:  # "--chek" did nothing and said nothing, exit 0
             raise Refused(_say("run.bad_option", lang, command=cmd, option=wrong[0],

@@ -260,38 +260,34 @@ def _write_pair(nb: Any, twin: Path) -> None:
     jupytext.write(nb, ipynb, fmt="ipynb")
 
 
+def _parser(lang: Lang) -> Any:
+    from ..cmdline import Parser
+    ap = Parser(prog="python -m agentlab.workbook.twins", lang=lang)
+    ap.add_argument("folder", nargs="?", default="notebooks")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--lang", choices=("en", "zh"), default=lang)
+    return ap
+
+
 def main(argv: list[str]) -> int:
     """``python -m agentlab.workbook.twins [--check] [--lang zh] [NOTEBOOKS_DIR]``: sync every twin, or only say which
-    differ; said in ``--lang``'s language."""
-    lang: Lang = "en"
-    rest: list[str] = []
-    words = iter(argv)
-    for word in words:
-        if word == "--lang" or word.startswith("--lang="):
-            given = word.split("=", 1)[1] if "=" in word else next(words, "")
-            if given not in ("en", "zh"):
-                print(t("twins.bad_lang", "en", lang=given), file=sys.stderr)
-                return 2
-            lang = "zh" if given == "zh" else "en"
-        else:
-            rest.append(word)
-    check = "--check" in rest
-    wrong = [a for a in rest if a.startswith("-") and a != "--check"]
-    if wrong:  # a mistyped --check wrote every twin, said nothing and ended 0
-        print(t("twins.unknown_option", lang, option=wrong[0]), file=sys.stderr)
-        return 2
-    folder = Path(next((a for a in rest if not a.startswith("--")), "notebooks"))
+    differ; said in ``--lang``'s language (read, and a usage error said, as the package's commands do)."""
+    from ..cmdline import parse
+    ns, code, _ = parse(_parser, argv)
+    if ns is None:  # a mistyped --check wrote every twin, said nothing and ended 0: now a usage line, exit 2
+        return code
+    lang: Lang = "zh" if ns.lang == "zh" else "en"
     status = 0
-    for source in sorted(folder.glob("[0-9][0-9]_*.py")):
+    for source in sorted(Path(ns.folder).glob("[0-9][0-9]_*.py")):
         try:
-            changed = sync_twin(source, write=not check)
+            changed = sync_twin(source, write=not ns.check)
         except TwinError as exc:
             print(exc.said(lang))
             status = 1
             continue
         if changed:
-            print(t("twins.out_of_step" if check else "twins.updated", lang, path=twin_path(source)))
-            status |= check
+            print(t("twins.out_of_step" if ns.check else "twins.updated", lang, path=twin_path(source)))
+            status |= ns.check
     return status
 
 
