@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ..i18n import Lang, LocalizedError
 from ..resources import data_file
@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 Kind = Literal["prompt", "single", "multi"]
+T = TypeVar("T")
 #: the BFCL release the figures are for: the hash of each question and answer file (data/bfcl/release.json)
 RELEASE_FILE = "bfcl/release.json"
 #: the modes each kind of recording labels its conversations with (``<question id>/<mode>``)
@@ -238,12 +239,18 @@ def check_recording(path: Path, kind: Kind, *, size: str, order: Sequence[str],
     return Coverage(path.name, len(modes), len(order), tuple(order[last + 1:]), tuple(ids))
 
 
-def read_results_file(path: Path) -> Any:
-    """A shipped results file (``data/bfcl/*.json``) as JSON, NaN and Infinity refused: :class:`Untrusted`
-    (``bfcl.check.shipped_unreadable``) for anything that is not one."""
+def read_results_file(path: Path, make: Callable[[Any], T]) -> T:
+    """``make(doc)`` of a shipped results file (``data/bfcl/*.json``) read as JSON, NaN and Infinity refused: what
+    ``make`` builds and checks, or :class:`Untrusted` (``bfcl.check.shipped_unreadable``) for a file that is not JSON
+    or not of the shape ``make`` reads (a key missing, a value of another kind); ``make``'s own refusals pass as
+    they are."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
-    except (OSError, ValueError, RecursionError):
+        doc = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
+        return make(doc)
+    except Untrusted:
+        raise
+    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError, OverflowError,
+            ZeroDivisionError):
         raise Untrusted("bfcl.check.shipped_unreadable", file=path.name) from None
 
 

@@ -275,8 +275,8 @@ def read_official(path: Path | None = None) -> Compared:
     """The shipped results (``data/bfcl/official.json``), as the notebook reads them, each multi-turn figure held to
     the conversations listed beside it (a guarded accuracy set to 0.9 of 11 conversations was shown as 90%)."""
     path = path or data_file(SHIPPED)
-    d = read_results_file(path)
-    try:
+
+    def make(d: Any) -> Compared:
         for size, modes in d["multi"].items():
             rows = d["multi_rows"][size]
             for mode, fig in modes.items():
@@ -285,10 +285,7 @@ def read_official(path: Path | None = None) -> Compared:
                     raise Untrusted("bfcl.check.shipped_figure", file=path.name, size=size, figure=f"multi {mode}")
         return Compared(False, d["single"], d["disagreements"], d["probes"], d["multi"], d["multi_rows"],
                         d["upstream"]["version"], d["sample"])
-    except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as exc:
-        if isinstance(exc, Untrusted):
-            raise
-        raise Untrusted("bfcl.check.shipped_unreadable", file=path.name) from None
+    return read_results_file(path, make)
 
 
 def official_results() -> Compared:

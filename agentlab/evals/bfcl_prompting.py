@@ -433,8 +433,8 @@ def write_prompting(rows: Mapping[str, list[dict]] | None = None, path: Path | N
 def read_prompting(path: Path | None = None) -> LeaderboardWay:
     """The shipped file (``data/bfcl/prompting.json``), each row held to its own counts first (:func:`_check_row`)."""
     path = path or data_file(SHIPPED)
-    d = read_results_file(path)
-    try:
+
+    def make(d: Any) -> LeaderboardWay:
         rows = d["rows"]
         for size, size_rows in rows.items():
             if [r["category"] for r in size_rows] != list(d["sample"]["categories"]):  # a row taken out: its "no" gone
@@ -442,10 +442,7 @@ def read_prompting(path: Path | None = None) -> LeaderboardWay:
             for row in size_rows:
                 _check_row(row, size, path.name)
         return LeaderboardWay(False, rows, str(d["evaluator"]))
-    except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as exc:
-        if isinstance(exc, Untrusted):
-            raise
-        raise Untrusted("bfcl.check.shipped_unreadable", file=path.name) from None
+    return read_results_file(path, make)
 
 
 def _check_row(row: Mapping[str, Any], size: str, file: str) -> None:

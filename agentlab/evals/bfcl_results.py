@@ -171,17 +171,14 @@ def read_shipped(path: Path | None = None) -> Graded:
     """The shipped results (``data/bfcl/graded.json``) as the notebook reads them, held first to what they say they
     were graded from (:func:`_check_shipped`)."""
     path = path or data_file(SHIPPED)
-    doc = read_results_file(path)
-    try:
+
+    def make(doc: Any) -> Graded:
         _check_shipped(doc, path.name)
         ex = doc.get("example")
         example = None if ex is None else bfcl.Question(ex["id"], ex["category"], tuple(ex["messages"]),
                                                         tuple(ex["functions"]), tuple(ex["answers"]))
         return Graded(False, {s: _figures(f) for s, f in doc["sizes"].items()}, example, doc["sample"])
-    except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as exc:
-        if isinstance(exc, Untrusted):
-            raise
-        raise Untrusted("bfcl.check.shipped_unreadable", file=path.name) from None
+    return read_results_file(path, make)
 
 
 def _check_shipped(doc: Mapping[str, Any], file: str) -> None:
