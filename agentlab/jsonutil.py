@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .i18n import Lang
 
-__all__ = ["MAX_DEPTH", "MAX_DIGITS", "JsonReason", "ParseFailure", "canonical", "depth", "escape_surrogates", "json_eq",
+__all__ = ["FULL_WIDTH", "MAX_DEPTH", "MAX_DIGITS", "JsonReason", "ParseFailure", "canonical", "depth", "escape_surrogates", "json_eq",
            "lone_surrogates", "normalize", "parse_strict"]
 
 
@@ -64,10 +64,10 @@ class JsonReason:
         doc, pos = exc.doc or "", exc.pos
         at = doc[pos:pos + 1]
         column = exc.colno
-        if at in _FULL_WIDTH_JSON:
+        if at in FULL_WIDTH:
             from .i18n import Listed
-            marks = list(dict.fromkeys(c for c in _outside_strings(doc) if c in _FULL_WIDTH_JSON))[:8]
-            return _Slip(exc.msg, "json.slip.full_width", marks=Listed(f"{m} → {_FULL_WIDTH_JSON[m]}" for m in marks))
+            marks = list(dict.fromkeys(c for c in _outside_strings(doc) if c in FULL_WIDTH))[:8]
+            return _Slip(exc.msg, "json.slip.full_width", marks=Listed(f"{m} → {FULL_WIDTH[m]}" for m in marks))
         before = doc[:pos].rstrip()
         if at and at in "]}" and before.endswith(","):  # (a text cut short after a comma ends with no mark at all)
             return _Slip(exc.msg, "json.slip.trailing_comma", mark=at, column=column)
@@ -93,8 +93,13 @@ class _Slip(JsonReason):
         return t(self.key, lang, **{k: said(v, lang) for k, v in self.fields.items()})
 
 
-#: the marks a Chinese keyboard types where JSON wants the half-width one
-_FULL_WIDTH_JSON = {"［": "[", "］": "]", "｛": "{", "｝": "}", "“": '"', "”": '"', "：": ":", "，": ",", "＂": '"'}
+#: full-width marks a Chinese keyboard types where code or JSON wants the half-width one: the full-width form of every
+#: ASCII mark and digit (U+FF01-FF5E; not the letters, which Python reads as the half-width ones in a name), and the
+#: Chinese marks that stand for one ("２" read only "invalid character '２' (U+FF12)", and 「lost_reply」 nothing more).
+#: One table for both readers of a person's text: a learner's code (agentlab.workbook.plain_errors) and JSON here
+FULL_WIDTH = {**{chr(c): chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F) if not chr(c - 0xFEE0).isalpha()},
+              "“": '"', "”": '"', "‘": "'", "’": "'", "「": '"', "」": '"', "『": '"', "』": '"', "。": ".", "、": ",",
+              "《": "<", "》": ">", "【": "[", "】": "]", "　": " "}
 
 
 def _outside_strings(doc: str) -> str:

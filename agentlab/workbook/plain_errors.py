@@ -15,15 +15,10 @@ import sys
 from typing import Any
 
 from ..i18n import Lang, Sentence, joined, py_reason, said, t
+from ..jsonutil import FULL_WIDTH
 
 __all__ = ["FULL_WIDTH", "install", "plain_line"]
 
-#: full-width marks a Chinese keyboard types where code wants the half-width one: the full-width form of every ASCII
-#: mark and digit (U+FF01-FF5E; not the letters, which Python reads as the half-width ones in a name), and the Chinese
-#: marks that stand for one (“２” read only "invalid character '２' (U+FF12)", and 「lost_reply」 nothing more)
-FULL_WIDTH = {**{chr(c): chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F) if not chr(c - 0xFEE0).isalpha()},
-              "“": '"', "”": '"', "‘": "'", "’": "'", "「": '"', "」": '"', "『": '"', "』": '"', "。": ".", "、": ",",
-              "《": "<", "》": ">", "【": "[", "】": "]", "　": " "}
 #: marks said by a name, not shown: a full-width space is invisible, and a full stop is deleted, not replaced
 _SAID = {"　": "plain.mark.space", "。": "plain.mark.stop"}
 
