@@ -9,7 +9,7 @@ import ipywidgets as W
 
 from ..i18n import Lang, t
 from ..resources import data_file
-from .uploads import drop_upload, file_said, kept_upload, upload_button, upload_note
+from .uploads import drop_upload, file_said, kept_or_said, upload_button, upload_note
 from .widgets import LANG_OPTIONS, App, _safe
 
 __all__ = ["LOG_SAMPLES", "LogReview"]
@@ -77,12 +77,8 @@ class LogReview(App):
     def take_upload(self) -> Path | None:
         """The uploaded file, kept in a temporary folder the review reads as a stream; a file too large for the page
         gets its sentence (the file read before, if any, stays the one reviewed)."""
-        from ..i18n import LocalizedError
-        try:
-            path = kept_upload(self.upload, "agentlab-logs-", replacing=self.path)  # a sample is never removed
-        except LocalizedError as exc:
-            self.view.value = f"<p style='color:#d93025'>{html.escape(file_said(exc, self.lang.value))}</p>"
-            return None
+        # a sample is never removed (kept_upload removes only what it wrote)
+        path = kept_or_said(self.upload, "agentlab-logs-", self.path, self.view, self.lang.value)
         if path is not None:
             self.path, self._on_sample = path, False
         return path
@@ -94,12 +90,7 @@ class LogReview(App):
 
     def _tools_uploaded(self) -> dict | None:
         """The team's tools file arrived: kept, and the logs on screen (or the sample) reviewed again against it."""
-        from ..i18n import LocalizedError
-        try:
-            path = kept_upload(self.tools_upload, "agentlab-tools-", replacing=self.tools_path)
-        except LocalizedError as exc:
-            self.view.value = f"<p style='color:#d93025'>{html.escape(file_said(exc, self.lang.value))}</p>"
-            return None
+        path = kept_or_said(self.tools_upload, "agentlab-tools-", self.tools_path, self.view, self.lang.value)
         if path is None:
             return None
         self.tools_path = path

@@ -10,7 +10,7 @@ import ipywidgets as W
 
 from ..i18n import Lang, t
 
-__all__ = ["MAX_UPLOAD_MB", "drop_upload", "file_said", "kept_upload", "upload_button", "upload_content", "upload_note"]
+__all__ = ["MAX_UPLOAD_MB", "drop_upload", "file_said", "kept_or_said", "kept_upload", "upload_button", "upload_content", "upload_note"]
 
 
 #: the largest file a page takes, in MB. The browser sends a file to the kernel as one websocket message, and the
@@ -70,6 +70,17 @@ def kept_upload(upload: W.FileUpload, prefix: str, replacing: Path | None = None
     if replacing is not None and replacing != path:
         drop_upload(replacing)
     return path
+
+
+def kept_or_said(upload: W.FileUpload, prefix: str, replacing: Path | None, view: W.HTML, lang: Lang) -> Path | None:
+    """:func:`kept_upload`, a file refused (too large for the page) said in ``view`` instead: the file kept, or None
+    (nothing uploaded, or refused and said)."""
+    from ..i18n import LocalizedError
+    try:
+        return kept_upload(upload, prefix, replacing=replacing)
+    except LocalizedError as exc:
+        view.value = f"<p style='color:#d93025'>{html.escape(file_said(exc, lang))}</p>"
+        return None
 
 
 def file_said(exc: Any, lang: Lang) -> str:

@@ -30,7 +30,7 @@ from ..tools import Registry, Tool
 from ..trace import side_by_side_html
 from .demo import Comparison, compare_loops, explain
 from .figures import _append, _show, figure
-from .uploads import file_said, kept_upload, upload_button, upload_content, upload_note
+from .uploads import file_said, kept_or_said, upload_button, upload_content, upload_note
 
 __all__ = ["LANG_OPTIONS", "REPLAYABLE_FAULTS", "App", "ApprovalDesk", "BadCaseReview", "BudgetSlider",
            "FaultInjector", "GuardPanel", "MetricsPanel", "ProbePanel", "SchemaPlayground", "browser_lang", "comparison_html",
@@ -567,12 +567,7 @@ class ProbePanel(App):
     def take_tape(self) -> dict | None:
         """An uploaded recording: kept while the page runs, replayed at once (the model set to a recording); a file
         too large for the page gets its sentence."""
-        from ..i18n import LocalizedError
-        try:
-            tape = kept_upload(self.tape_upload, "agentlab-probe-tape-", replacing=self.tape)
-        except LocalizedError as exc:
-            self.view.value = f"<p style='color:#d93025'>{html.escape(file_said(exc, self.lang.value))}</p>"
-            return None
+        tape = kept_or_said(self.tape_upload, "agentlab-probe-tape-", self.tape, self.view, self.lang.value)
         if tape is None:
             return None
         self.tape, self.cassette.value, self.model.value = tape, "", "replay"
