@@ -195,3 +195,29 @@ def stand_in_wheel(folder: Path, dist: str, version: str, files: dict[str, bytes
         z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
         z.writestr(f"{info}/RECORD", "")
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def slow_dns(monkeypatch):
+    """``slow_dns(port)``: the name ``model.slow-dns.example`` resolves to 127.0.0.1:``port`` only after 20 s (a DNS
+    server that does not answer), every other name as usual; proxies from the environment left out. Released at the
+    test's end, so no resolver thread outlives it by 20 s."""
+    import socket
+    import threading
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    released = threading.Event()
+    real = socket.getaddrinfo
+
+    def start(port: int) -> str:
+        def slow_resolver(host, *args, **kw):
+            if host == "model.slow-dns.example":
+                released.wait(20)
+                return real("127.0.0.1", port, type=socket.SOCK_STREAM)
+            return real(host, *args, **kw)
+        monkeypatch.setattr(socket, "getaddrinfo", slow_resolver)
+        return f"http://model.slow-dns.example:{port}/v1"
+    try:
+        yield start
+    finally:
+        released.set()

@@ -484,32 +484,16 @@ def test_the_endpoint_is_tried_through_the_proxy_the_client_would_use(monkeypatc
     assert endpoint_problem(timeout=2)[0] == "cli.model_unreachable"  # the proxy itself gone: nothing answers
 
 
-def test_the_endpoint_check_is_bounded_while_the_name_is_still_being_looked_up(monkeypatch):
+def test_the_endpoint_check_is_bounded_while_the_name_is_still_being_looked_up(monkeypatch, slow_dns):
     """A connection's timeout bounds the connect, not the name's lookup before it: with a DNS server that does not
     answer, ``eval --model openai`` waited for the system's resolver (5 s per try, per server) before it said a
     word. The fake resolver here answers only after 20 s, with a server that accepts: the check no longer waits."""
     import socket
-    import threading
 
     from agentlab.models.openai_model import endpoint_problem
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    released = threading.Event()
-    real = socket.getaddrinfo
     with socket.create_server(("127.0.0.1", 0)) as server:
-        port = server.getsockname()[1]
-
-        def slow_resolver(host, *args, **kw):
-            if host == "model.slow-dns.example":
-                released.wait(20)
-                return real("127.0.0.1", port, type=socket.SOCK_STREAM)
-            return real(host, *args, **kw)
-        monkeypatch.setattr(socket, "getaddrinfo", slow_resolver)
-        monkeypatch.setenv("AGENTLAB_BASE_URL", f"http://model.slow-dns.example:{port}/v1")
-        try:
-            got = endpoint_problem(timeout=0.3)
-        finally:
-            released.set()
+        monkeypatch.setenv("AGENTLAB_BASE_URL", slow_dns(server.getsockname()[1]))
+        got = endpoint_problem(timeout=0.3)
     assert got is not None and got[0] == "cli.model_unreachable", got
 
 

@@ -103,17 +103,22 @@ def test_the_page_gives_the_review_as_the_command_writes_it(tmp_path, lang):
     assert json.loads(base64.b64decode(links["report.json"]))["totals"] == app.report["totals"]
 
 
+def _log_without_tools(tmp_path, ask, tool, args):
+    """A chat-completions log of one conversation that records no tools list: a user's ask, one call."""
+    log = tmp_path / "mine.jsonl"
+    call = {"id": "c1", "type": "function", "function": {"name": tool, "arguments": json.dumps(args)}}
+    log.write_text(json.dumps({"messages": [{"role": "user", "content": ask},
+                                            {"role": "assistant", "content": None, "tool_calls": [call]}]}) + "\n",
+                   encoding="utf-8")
+    return log
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_page_names_no_command_line_option(tmp_path, lang):
     """A product manager's log with no tools list read "Give the tools with --tools FILE." on the app's page, which
     has no command line. The page says what would let the calls be checked, in the reader's words."""
-    log = tmp_path / "mine.jsonl"
-    call = {"id": "c1", "type": "function", "function": {"name": "create_refund", "arguments": '{"order_id": "A1"}'}}
-    log.write_text(json.dumps({"messages": [{"role": "user", "content": "refund 🙂"},
-                                            {"role": "assistant", "content": None, "tool_calls": [call]}]}) + "\n",
-                   encoding="utf-8")
     app = LogReview(lang=lang)
-    app.path = log
+    app.path = _log_without_tools(tmp_path, "refund 🙂", "create_refund", {"order_id": "A1"})
     app.update()
     assert app.report["totals"]["unchecked_calls"] == 1
     assert "--tools" not in app.view.value and "python -m" not in app.view.value, app.view.value[-1500:]
@@ -139,11 +144,7 @@ def test_a_pm_uploads_the_teams_tools_file_and_the_calls_are_checked_against_it(
     from conftest import uploaded
 
     from agentlab.resources import data_file
-    log = tmp_path / "mine.jsonl"
-    call = {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"orderId": "A1001"}'}}
-    log.write_text(json.dumps({"messages": [{"role": "user", "content": "where is A1001"},
-                                            {"role": "assistant", "content": None, "tool_calls": [call]}]}) + "\n",
-                   encoding="utf-8")
+    log = _log_without_tools(tmp_path, "where is A1001", "get_order", {"orderId": "A1001"})
     app = LogReview(lang=lang)
     app.upload.value = uploaded("mine.jsonl", log.read_bytes())
     assert app.report["totals"]["unchecked_calls"] == 1

@@ -514,32 +514,15 @@ def test_check_model_says_an_address_it_cannot_use_in_a_line_never_a_traceback(m
     assert "http://" in line and "65535" in line and "s3cr3t" not in out and "abcdefghij" not in out
 
 
-def test_check_model_is_bounded_while_the_models_name_is_still_being_looked_up(monkeypatch):
+def test_check_model_is_bounded_while_the_models_name_is_still_being_looked_up(slow_dns):
     """urlopen's timeout bounds the connect, not the name's lookup: with a DNS server that does not answer, ``run.py
     check --model`` waited for the system's resolver before it said anything. The fake resolver answers only after
     20 s, with a model server that would list its models: the check says it did not answer in the time it gives."""
-    import socket
-    import threading
-
     from agentlab.models import say
     from agentlab.models.fakeserver import ChatServer
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    released = threading.Event()
-    real = socket.getaddrinfo
     with ChatServer([say("x")]) as server:
-        port = int(server.base_url.rsplit(":", 1)[1].split("/")[0])
-
-        def slow_resolver(host, *args, **kw):
-            if host == "model.slow-dns.example":
-                released.wait(20)
-                return real("127.0.0.1", port, type=socket.SOCK_STREAM)
-            return real(host, *args, **kw)
-        monkeypatch.setattr(socket, "getaddrinfo", slow_resolver)
-        try:
-            got = run._model_answers(f"http://model.slow-dns.example:{port}/v1", None, seconds=0.3)
-        finally:
-            released.set()
+        slow = slow_dns(int(server.base_url.rsplit(":", 1)[1].split("/")[0]))
+        got = run._model_answers(slow, None, seconds=0.3)
         assert run._model_answers(server.base_url, None) is None  # a server that answers still passes
     assert got == "TimeoutError"
 
