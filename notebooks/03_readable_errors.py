@@ -143,7 +143,7 @@ print(t("nb03.each_reask", LANG, more=len(buys[3]) - len(buys[2]), at2=budget_ta
 # %% [markdown]
 # The step budget (notebook 06) caps this too: with a budget of 6 model turns, a model that needs 4 re-asks finishes
 # on the last turn it has. Pick the number from your own models: notebook 17 measures how many turns a repair takes
-# (`turns` in the probe's table); if they repair in one, a larger budget buys nothing and costs a turn on every
+# (each cell of the probe's table ends in "N turns"); if they repair in one, a larger budget buys nothing and costs a turn on every
 # model that never repairs.
 
 # %% [markdown]

@@ -102,7 +102,7 @@ with cjk_fonts():
 # %% [markdown]
 # What that does to a real small model: the local 0.5B and 1.5B models, one turn per ask on the bookkeeping
 # intents in both languages, offered every skill the site had when they were recorded (19: the page-text skill came
-# later, which the "skills per turn" column shows) or the search's top 6 (recorded by
+# later, which the `tools_per_turn` column shows) or the search's top 6 (recorded by
 # `python benchmarks/bench_discovery_local.py`, replayed here with no model running).
 
 # %%
@@ -218,7 +218,7 @@ print(replay_header(my_answer, lang=LANG))
 # site, and names the cases that still fail.
 
 # %%
-from agentlab.workbook.builds_systems import skill_schema_holds
+from agentlab.workbook.builds_site import skill_schema_holds
 
 draft = {"type": "object",
          "properties": {"to": {"type": "string", "description": "Recipient address"},

@@ -175,7 +175,7 @@ print(meta_field(my_answer, lang=LANG))
 # refunds of two different orders in one chat (two), and a retry whose remark the model reworded (one).
 
 # %%
-from agentlab.workbook.builds_systems import key_scope_holds
+from agentlab.workbook.builds_site import key_scope_holds
 
 
 def my_key(args, session_id):

@@ -207,7 +207,7 @@ print(duplicate_call_verdict(my_answer, lang=LANG))
 # repaired, and the call with no fault must still run.
 
 # %%
-from agentlab.workbook.builds_systems import contract_catches_faults
+from agentlab.workbook.builds_site import contract_catches_faults
 
 draft = {"type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number"},
                                           "reason": {"type": "string"}}}

@@ -20,14 +20,15 @@ from agentlab.hub import progress
 from agentlab.tools import rule
 from agentlab.workbook import builds_frameworks as bf
 from agentlab.workbook import builds_repair as r
+from agentlab.workbook import builds_site as bs
 from agentlab.workbook import builds_systems as b
 from agentlab.workbook import exercises
 
 SOLUTIONS_DIR = ROOT / "data" / "trainer" / "solutions"
 BUILDS = {"10": ("my_case", b.suite_case_catches), "11": ("my_expect", b.promoted_expect),
           "12": ("my_cut", b.cut_keeps_pairs), "13": ("my_offer", b.routes_by_language),
-          "14": ("my_rule", b.desk_rule_holds), "15": ("my_schema", b.skill_schema_holds),
-          "16": ("my_key", b.key_scope_holds), "17": ("my_parameters", b.contract_catches_faults),
+          "14": ("my_rule", b.desk_rule_holds), "15": ("my_schema", bs.skill_schema_holds),
+          "16": ("my_key", bs.key_scope_holds), "17": ("my_parameters", bs.contract_catches_faults),
           "18": ("my_reask", r.reask_policy_holds), "19": ("my_writes", bf.guard_wired)}
 NOT_YET, RIGHT, WRONG = {"en": "Not yet", "zh": "还没作答"}, {"en": "Right", "zh": "答对了"}, {"en": "Not quite", "zh": "还不对"}
 
@@ -135,10 +136,10 @@ def test_a_case_the_suite_refuses_and_a_case_that_fails_on_the_good_build_get_a_
     assert "with every guard on your case fails too" in b.suite_case_catches(bad).message
     assert "boundary-future-date" in b.desk_rule_holds(lambda args, today: []).message
     assert "list of problems" in b.desk_rule_holds(lambda args, today: "fine").message
-    broken = b.skill_schema_holds({"type": "nonsense"}, lang="zh")
+    broken = bs.skill_schema_holds({"type": "nonsense"}, lang="zh")
     assert broken.state == "wrong" and "站点用不了这个 schema" in broken.message and "Traceback" not in broken.message
-    assert "too broad" in b.key_scope_holds(lambda args, session_id: "refund").message
-    refused = b.contract_catches_faults({"type": "bogus"})
+    assert "too broad" in bs.key_scope_holds(lambda args, session_id: "refund").message
+    refused = bs.contract_catches_faults({"type": "bogus", "required": ["order_id", "amount", "reason"]})
     assert refused.state == "wrong" and "refused" in refused.message and "Traceback" not in refused.message
     stale = bf.guard_wired(["refund", "note", "lookup"])
     assert "replays a stale answer" in stale.message
@@ -263,12 +264,13 @@ def test_the_stub_for_12_returns_nothing():
     assert stub([{"role": "system", "content": ""}, {"role": "user", "content": "x"}], 1) is None
 
 
-def test_the_exported_names_collide_with_no_other_modules():
+@pytest.mark.parametrize("b", [b, bs], ids=["builds_systems", "builds_site"])
+def test_the_exported_names_collide_with_no_other_modules(b):
     import importlib
     import pkgutil
 
     import agentlab
-    mine = set(b.__all__)
+    mine = {n for n in b.__all__ if n[0].islower()}
     assert mine == {n for n in dir(b) if callable(getattr(b, n)) and getattr(getattr(b, n), "__module__", "") == b.__name__
                     and not n.startswith("_") and n[0].islower()}
     for info in pkgutil.walk_packages(agentlab.__path__, "agentlab."):
@@ -293,7 +295,7 @@ def test_a_check_that_runs_sites_in_a_scratch_folder_leaves_no_log_line_waiting_
     queued = []
     real = site_logs._Flusher.queue
     monkeypatch.setattr(site_logs._Flusher, "queue", lambda self, logs: queued.append(logs) or real(self, logs))
-    getattr(b, check)(given)
+    getattr(bs, check)(given)
     assert queued and all(not logs._waiting for logs in queued)
 
 
@@ -304,9 +306,9 @@ def test_an_answer_that_only_looks_right_fails(lang):
     "should not depend on the chat")."""
     const = bf.guard_wired({"refund": lambda a: "x", "note": None}, lang=lang)
     assert const.state == "wrong" and ("two different orders" if lang == "en" else "两个不同订单") in const.message
-    every = b.key_scope_holds(lambda a, s: json.dumps(a, sort_keys=True), lang=lang)
+    every = bs.key_scope_holds(lambda a, s: json.dumps(a, sort_keys=True), lang=lang)
     assert every.state == "wrong" and ("reworded" if lang == "en" else "换了说法") in every.message, every.message
-    refused = b.key_scope_holds(lambda a, s: "退款:" + a["order_id"], lang=lang)
+    refused = bs.key_scope_holds(lambda a, s: "退款:" + a["order_id"], lang=lang)
     assert refused.state == "wrong" and "Idempotency-Key" in refused.message, refused.message
     assert ("refused your key" if lang == "en" else "拒绝了你的键") in refused.message
     from agentlab.scenarios import expense
@@ -406,7 +408,7 @@ def test_a_path_that_returns_nothing_is_said_with_its_case_never_not_yet(nb, hol
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_16_a_key_that_is_not_text_is_said_never_sent_as_its_repr(lang):
-    said = str(b.key_scope_holds(lambda args, session: ("create_refund", args["order_id"]), lang=lang))
+    said = str(bs.key_scope_holds(lambda args, session: ("create_refund", args["order_id"]), lang=lang))
     assert WRONG[lang] in said and "tuple" in said and "my_key" in said, said
 
 
@@ -419,9 +421,9 @@ def test_15_a_subject_limit_tighter_than_the_skills_is_not_right(lang):
     import copy
     tight = copy.deepcopy(schema)
     tight["properties"]["subject"]["maxLength"] = 100
-    said = str(b.skill_schema_holds(tight, lang=lang))
+    said = str(bs.skill_schema_holds(tight, lang=lang))
     assert WRONG[lang] in said and "120" in said, said
-    assert b.skill_schema_holds(schema, lang=lang).ok
+    assert bs.skill_schema_holds(schema, lang=lang).ok
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -447,7 +449,7 @@ def test_15_and_16_read_a_name_copied_with_its_value_or_its_path(lang):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_16_a_key_past_the_sites_200_characters_is_refused_as_the_site_refuses_it(lang):
     """The check cut every key to 200 characters before sending it, so a 300-character key the site refuses passed."""
-    said = str(b.key_scope_holds(lambda args, session_id: f"refund:{args['order_id']}:" + "x" * 300, lang=lang))
+    said = str(bs.key_scope_holds(lambda args, session_id: f"refund:{args['order_id']}:" + "x" * 300, lang=lang))
     assert WRONG[lang] in said and "200" in said, said
 
 
@@ -463,10 +465,10 @@ def test_17_a_contract_that_refuses_the_desks_real_refunds_is_wrong(change, lang
     schema = _solution("17")
     if callable(schema):
         schema = schema()
-    assert b.contract_catches_faults(schema, lang=lang).ok
+    assert bs.contract_catches_faults(schema, lang=lang).ok
     tight = copy.deepcopy(schema)
     tight["properties"].update(change)
-    said = str(b.contract_catches_faults(tight, lang=lang))
+    said = str(bs.contract_catches_faults(tight, lang=lang))
     assert WRONG[lang] in said and "A100" in said, said
 
 
@@ -535,3 +537,68 @@ def test_a_count_and_its_verb_agree_with_the_number_they_follow():
     assert "Of the skill's 7 cases, 2 still fail" in t("build.nb15.fails", "en", n=2, total=7, cases="")
     said = t("build.nb13.misses", "en", n=56, hits=1, target=45, ask="a", needed="b")
     assert said.startswith("Of 56 asks, 1 was offered"), said
+
+
+def _solution_value(nb):
+    return _solution(nb)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_14_a_rule_with_the_suites_day_written_into_it_is_wrong_on_another_day(lang):
+    """The suite's desk is always on 2026-10-15: a rule comparing with that day written down passed every case."""
+    def my_rule(args, today):
+        d = args.get("date")
+        return [rule("date", f"{d} is after 2026-10-15, today; use a date on or before it.")] \
+            if d and d > "2026-10-15" else []
+    said = str(b.desk_rule_holds(my_rule, lang=lang))
+    assert WRONG[lang] in said and "2026-12-20" in said and "today" in said, said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("change, named", [("required", "reason"), ("pattern", "A1010")])
+def test_17_a_contract_that_lets_a_refund_without_its_reason_by_or_refuses_a_suite_refund_is_wrong(change, named, lang):
+    """Both were praised: reason left out of required reaches create_refund, which cannot run without it; a pattern
+    of ^A100\\d$ refuses A1010, a refund of the suite, which three refunds written down in the check let by."""
+    import copy
+    schema = copy.deepcopy(_solution_value("17"))
+    if change == "required":
+        schema["required"] = ["order_id", "amount"]
+    else:
+        schema["properties"]["order_id"]["pattern"] = "^A100\\d$"
+    said = str(bs.contract_catches_faults(schema, lang=lang))
+    assert WRONG[lang] in said and named in said, said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_15_a_misspelt_keyword_is_named_and_a_long_refusal_is_not_cut_mid_word(lang):
+    import copy
+    schema = copy.deepcopy(_solution_value("15"))
+    subject = schema["properties"]["subject"]
+    subject["maxlength"] = subject.pop("maxLength")
+    said = str(bs.skill_schema_holds(schema, lang=lang))
+    assert WRONG[lang] in said and "maxlength" in said and "maxLength" in said, said
+    schema = copy.deepcopy(_solution_value("15"))
+    schema["properties"]["to"]["pattern"] = "^(a+)+@"
+    said = str(bs.skill_schema_holds(schema, lang=lang))
+    assert WRONG[lang] in said and "maxLength" in said, said  # the sentence's end: how to write it instead
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("check", ["05", "16", "19"])
+def test_a_random_key_is_said_to_differ_on_every_call(check, lang):
+    """uuid4() was told 'a key made of every argument changes with each word' (16) or the situations it broke (05)."""
+    import uuid
+
+    from agentlab.workbook import builds_loops
+    said = str({"05": lambda: builds_loops.build_business_key(lambda a: str(uuid.uuid4()), lang=lang),
+                "16": lambda: bs.key_scope_holds(lambda a, s: str(uuid.uuid4()), lang=lang),
+                "19": lambda: bf.guard_wired({"refund": lambda a: str(uuid.uuid4()), "note": None}, lang=lang)}[check]())
+    assert WRONG[lang] in said and {"en": "random", "zh": "随机"}[lang] in said, said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_12_a_tuple_is_said_to_be_no_list_and_10_a_case_without_expect_is_told_it_is_missing(lang):
+    said = str(b.cut_keeps_pairs(lambda m, k: (m[0], *m[-k:]), lang=lang))
+    assert WRONG[lang] in said and "tuple" in said and "list" in said, said
+    said = str(b.suite_case_catches({"id": "x", "task": "Refund order A1001, the customer cancelled."}, lang=lang))
+    assert "expect" in said and "null" not in said, said

@@ -437,9 +437,9 @@ def test_a_number_in_words_reads_as_that_number(answer):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_whole_tools_list_entry_is_told_to_give_its_parameters_and_no_rule_number_is_shown(lang):
     """Given the whole {"type": "function", ...} entry, a learner read "type must be one of ... got 'function'"."""
-    from agentlab.workbook import builds_systems
+    from agentlab.workbook import builds_site
     entry = {"type": "function", "function": {"name": "create_refund", "parameters": GOOD}}
-    for said in (str(schema_contract(entry, WHEN, lang=lang)), str(builds_systems.contract_catches_faults(entry, lang=lang))):
+    for said in (str(schema_contract(entry, WHEN, lang=lang)), str(builds_site.contract_catches_faults(entry, lang=lang))):
         assert "parameters" in said and "got" not in said and "function" in said, said
 
 

@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from agentlab.workbook import builds_frameworks, builds_guards, builds_loops, builds_repair, builds_systems, exercises, learner_code
+from agentlab.workbook import (builds_frameworks, builds_guards, builds_loops, builds_repair, builds_site, builds_systems,
+                               exercises, learner_code)
 
 
 def _forever(*args, **kwargs):
@@ -33,7 +34,7 @@ CHECKS = {
     "12": lambda fn, lang: builds_systems.cut_keeps_pairs(fn, lang=lang),
     "13": lambda fn, lang: builds_systems.routes_by_language(fn, lang=lang),
     "14": lambda fn, lang: builds_systems.desk_rule_holds(fn, lang=lang),
-    "16": lambda fn, lang: builds_systems.key_scope_holds(fn, lang=lang),
+    "16": lambda fn, lang: builds_site.key_scope_holds(fn, lang=lang),
     "18": lambda fn, lang: builds_repair.reask_policy_holds(fn, lang=lang),
     "19": lambda fn, lang: builds_frameworks.guard_wired({"refund": fn, "note": None}, lang=lang),
 }
@@ -223,3 +224,41 @@ def test_a_limit_whose_stop_was_swallowed_rings_again(monkeypatch):
     feedback = CHECKS["00"](learner, "en")
     assert time.monotonic() - started < 6, "the swallowed stop was never rung again"
     assert not feedback.ok and "still running after 0.3 s" in feedback.message, feedback
+
+
+def _prints_verdict(tool, args, seen):
+    print(all(str(v) in str(seen) for v in args.values()))  # printed where it should be returned
+
+
+def _prints_wait(error, attempt, top):
+    if error.code in ("UNAVAILABLE", "TIMEOUT", "RATE_LIMITED"):
+        print(2 ** attempt)
+
+
+def test_a_function_that_returns_nothing_anywhere_is_told_so_not_judged_on_its_none():
+    from agentlab.workbook.learner_code import returned_instead, returns_nothing
+
+    def returns_on_one_path(x):
+        if x:
+            return True
+        print(x)
+
+    def says_none(x):
+        if x:
+            return None
+        print(x)
+
+    assert returns_nothing(_prints_verdict) and returns_nothing(says_none)
+    assert not any(returns_nothing(f) for f in (returns_on_one_path, lambda x: x, print, len, 3,
+                                                lambda x: 2 * x if x else None))  # a jump to the return: a value
+    assert "None" in returned_instead(None, "bool", "my_write_check", "q", "en", fn=_prints_verdict)
+    assert returned_instead(None, "bool", "my_write_check", "q", "en", fn=returns_on_one_path) is None
+    assert returned_instead(None, "number", "my_wait", "q", "en", fn=returns_on_one_path, none_ok=True) is None
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("check, fn", [("09", _prints_verdict), ("04", _prints_wait)])
+def test_a_verdict_printed_instead_of_returned_is_said_as_none_not_as_a_stop(check, fn, lang, capsys):
+    # a None read as "stop" (09) or "no resend" (04) told such a learner their decision stopped the asked writes
+    said = str(CHECKS[check](fn, lang))
+    assert "None" in said and "return" in said, said

@@ -140,3 +140,13 @@ def test_a_full_width_digit_inside_a_name_and_marks_in_a_comment_are_no_slip():
     assert line is None or "全角" not in line, line
     line = plain_line(_raised('print（"a"）  # 注意：这里，那里'), "zh")
     assert line and "（ → (" in line and "： → :" not in line and "， → ," not in line, line
+
+
+def test_the_words_between_full_width_quotes_are_the_learners_text_only_the_quotes_are_the_slip():
+    """return [rule(“date”, “日期在未来，请改成今天。”)]: told to make the ， and 。 half-width too, a learner mangled
+    the Chinese message the model was to read."""
+    line = plain_line(_raised('x = [str(“date”, “日期在未来，请改成今天。”)]'), "zh")
+    assert line and "“" in line and "”" in line, line
+    assert "， →" not in line and "。" not in line.split("（")[0] and "删掉" not in line, line
+    line = plain_line(_raised('print（“你好，世界”）'), "zh")
+    assert "（ → (" in line and "， → ," not in line, line

@@ -270,3 +270,12 @@ def test_long_group_names_under_stacked_bars_do_not_overlap(lang):
     boxes = [tl.get_window_extent(renderer) for tl in ax.get_xticklabels() if tl.get_text()]
     assert len(boxes) == 4
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+def test_a_series_a_group_lacks_is_no_bar_and_no_zero_in_the_words():
+    # the routing figure: the all-tools rows have no router hit rate; it was drawn as a bar of 0 and said as "0"
+    ax = plot_bars({"all tools": {"right_tool_rate": 0.5}, "routed": {"right_tool_rate": 0.5, "hit_rate": 0.96}})
+    words = str(ax._agentlab_text_equivalent)
+    assert "hit_rate —" in words and "hit_rate 0.96" in words and "hit_rate 0 " not in words
+    heights = [p.get_height() for p in ax.patches]
+    assert sum(h != h for h in heights) == 1 and 0 not in heights  # one bar left out (NaN), none drawn at 0

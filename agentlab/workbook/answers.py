@@ -196,9 +196,27 @@ def judge_answer(given: Any, right: Any, unit: str | None = None) -> bool | str:
     forms = _glossary_forms().get(truth, frozenset()) | {truth}
     if word in forms or _bare(word) in forms:
         return True
+    # a short English sentence around the word ("it raises", "the semantic class"): the word it says, once the
+    # words that only carry it are gone; a "not" or a second word stays, and is no answer
+    said = _en_bare(given)
+    if said is not None and said != word and (said in forms or _bare(said) in forms):
+        return True
     # the answer with its meaning added in brackets ("validate（校验）", "lost_reply（写操作已执行…）"): read by its head
     head = word.split("(", 1)[0]
     return bool(head) and head != word and (head in forms or _bare(head) in forms)
+
+
+#: the words an English answer carries its one word in: "it raises", "the semantic class", "answer: higher"
+_EN_AROUND = frozenset("it its it's they the a an is are will would should goes go gets get be answer answer: class "
+                       "one rate".split())
+
+
+def _en_bare(given: Any) -> str | None:
+    """The one word of a short English answer without the words around it, compared as a word; None otherwise."""
+    if not isinstance(given, str):
+        return None
+    words = [w for w in plain_text(given).split() if w.strip(_FINAL) not in _EN_AROUND]
+    return answer_key(words[0]) if len(words) == 1 else None
 
 
 # what a Chinese answer says around its word: a final 了 (升高了), a leading 更, 变得 or 有所 (更高, 有所提高), the

@@ -14,7 +14,7 @@ from typing import Any
 from ..i18n import Lang, joined, said, t
 from .builds_systems import _raised
 from .exercises import Feedback, _reports, _say, _shown
-from .learner_code import Said, bounded, returned_instead
+from .learner_code import Said, bounded, returned_instead, unsteady_key
 
 __all__ = ["WIRE_SITUATIONS", "guard_wired"]
 
@@ -102,6 +102,14 @@ def guard_wired(my_writes: Any, lang: Lang = "en") -> Feedback:
         for name, key in my_writes.items():
             if key is not None and not callable(key):
                 return _say("wrong", t("build.nb19.not_key", lang, tool=name, given=_shown(key)), lang)
+            try:  # a random or timed key: said as such, not as the situations it broke
+                unsteady = None if key is None else unsteady_key(
+                    key, {"order_id": "A1001", "amount": 30.0, "text": "called back"}, name=f"{name}'s key",
+                    call=f"{name} A1001", lang=lang)
+            except Exception as exc:  # noqa: BLE001 - the learner's function raised: a sentence
+                return _raised(exc, lang)
+            if unsteady is not None:
+                return _say("wrong", unsteady, lang)
         # a key function's own failure is the learner's to hear: the guard would answer it as a failed call
         my_writes = {name: None if key is None else _recording(key, raised, name, lang) for name, key in my_writes.items()}
     wrong = []

@@ -19,7 +19,7 @@ from typing import Any
 from ..i18n import Lang, LocalizedError, colon, joined, label, py_reason, said, t
 from ..tools import Registry
 from . import exercises
-from .exercises import Feedback, _say
+from .exercises import Feedback, _say, clipped
 from .learner_code import Said, bounded, returned_instead, unanswered
 
 __all__ = ["build_refund_contract", "build_refund_failure", "build_refund_once", "build_resend", "build_tighter_contract",
@@ -346,7 +346,7 @@ def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Fe
     written = sample.error.message
     seen = (written.get(lang) or written.get("en") or "") if isinstance(written, dict) else str(written or "")
     if removed_here(seen):  # a trace, a path, a host or a secret was cut from it: the learner wrote one in
-        return _wrong("03", t("build.nb03.leaks", lang, seen=" ".join(seen.split())[:240]), lang)
+        return _wrong("03", t("build.nb03.leaks", lang, seen=clipped(" ".join(seen.split()), 240)), lang)
     broken: dict[str, str | None] = {}
     for order_id, (asked, paid) in _03_CASES.items():
         desk, reg = aftersales.SCENARIO.setup(lang)
@@ -385,7 +385,7 @@ def build_refund_failure(fn: Callable[..., Any] | None, lang: Lang = "en") -> Fe
         elif not model.told:  # the failure ended the run: the model never read it
             broken[order_id] = t("build.nb03.stopped", lang, code=sample.error.code, status=label(run.status, lang))
         else:
-            told = " ".join(model.told[0].split())[:300]
+            told = clipped(" ".join(model.told[0].split()), 300)
             broken[order_id] = t("build.nb03.not_fixed", lang, asked=f"{asked:g}", paid=f"{paid:g}", told=told,
                                  status=label(run.status, lang))
     return _tally("03", broken, lang, t("build.nb03.right", lang), cases=True)  # orders, not faults
@@ -435,7 +435,7 @@ class _Resending:
                     raise
                 try:
                     wait = self.fn(err, attempt, _Top())
-                    wrong = None if wait is None else returned_instead(wait, "number", "my_wait", err.code, self.lang)
+                    wrong = returned_instead(wait, "number", "my_wait", err.code, self.lang, fn=self.fn, none_ok=True)
                     if wrong is not None:  # "2" is no number of seconds, though float() reads it as one
                         raise Said(wrong)
                     if wait is not None:
@@ -483,7 +483,7 @@ def build_resend(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedback:
             wait = fn(ModelError(code, text, status=status), 0, _Top())
         except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
             return _wrong("04", _raised(exc, lang), lang)
-        wrong = None if wait is None else returned_instead(wait, "number", "my_wait", code, lang)
+        wrong = returned_instead(wait, "number", "my_wait", code, lang, fn=fn, none_ok=True)
         if wrong is not None:
             return _wrong("04", wrong, lang)
         broken[f"api_{status}"] = None if wait is None else t("build.nb04.resent_stop", lang, code=code, status=status,

@@ -14,7 +14,7 @@ from ..tools import Registry
 from . import exercises
 from .builds_guards import _detail, _not_yet, _raised, _tally, _wrong
 from .exercises import Feedback
-from .learner_code import Said, bounded, returned_instead, unanswered
+from .learner_code import Said, bounded, returned_instead, unanswered, unsteady_key
 
 __all__ = ["build_answer_every_call", "build_business_key", "build_loop_limits", "build_which_guard",
            "build_write_check"]
@@ -62,6 +62,13 @@ def build_business_key(fn: Callable[[dict], Any] | None, lang: Lang = "en") -> F
     wrong = returned_instead(sample, "text", "my_business_key", "A1001", lang)
     if wrong is not None:  # hash() of a text differs from process to process: a key must be the same text each time
         return _wrong("05", wrong, lang)
+    try:  # a random or timed key: said as such, not as the situations it broke
+        unsteady = unsteady_key(fn, {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel", "remark": ""},
+                                name="my_business_key", call="A1001", lang=lang)
+    except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
+        return _wrong("05", _raised(exc, lang), lang)
+    if unsteady is not None:
+        return _wrong("05", unsteady, lang)
     broken: dict[str, str | None] = {}
     for case in _05_CASES:
         desk, reg = aftersales.SCENARIO.setup(lang)
@@ -426,7 +433,8 @@ def build_write_check(fn: Callable[..., Any] | None, lang: Lang = "en") -> Feedb
     if all(v is None for *_, v in said) and unanswered(fn):
         return _not_yet("09", "build.nb09.not_yet", lang)
     for _run, tool, args, _asked, allowed in said:  # a verdict is what an `if` reads, but never text: "allow" is a word
-        wrong = returned_instead(allowed, "bool", "my_write_check", f"{tool} {json.dumps(args, ensure_ascii=False)}", lang)
+        wrong = returned_instead(allowed, "bool", "my_write_check", f"{tool} {json.dumps(args, ensure_ascii=False)}", lang,
+                                 fn=fn)
         if wrong is not None:
             return _wrong("09", wrong, lang)
     broken: dict[str, str | None] = {}

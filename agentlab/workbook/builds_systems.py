@@ -1,4 +1,5 @@
-"""Notebooks 10-19: the build exercises ("predict, run, fix"), and the look-up checks whose truth used to sit in the cell.
+"""Notebooks 10-19: the build exercises ("predict, run, fix"; 15-17's in :mod:`agentlab.workbook.builds_site`), and
+the look-up checks whose truth used to sit in the cell.
 
 A build exercise asks the learner to write or change working code or data: a suite case, the expectation a bad
 session's case should hold, a trimming function, a routing rule... Its cell starts as a stub (``None``, or a function
@@ -26,13 +27,12 @@ from ..guards import GuardConfig
 from ..i18n import LANGS, Lang, both, joined, label, said, t
 from .answers import judge_answer, plain_text
 from .builds_guards import _detail
-from .exercises import Feedback, _reports, _say, _shown, check_answer, plain_problems
-from .learner_code import Said, bounded, returned_instead, unanswered
+from .exercises import Feedback, _reports, _say, _shown, check_answer
+from .learner_code import Said, bounded, unanswered
 
-__all__ = ["contract_catches_faults", "cut_keeps_pairs", "desk_rule_holds", "duplicate_call_verdict",
-           "first_role_after_cut", "handled_without_adapter", "key_scope_holds", "meta_field",
-           "naive_correct", "promoted_expect", "replay_header", "routes_by_language", "skill_schema_holds",
-           "suite_case_catches", "tools_offered"]
+__all__ = ["cut_keeps_pairs", "desk_rule_holds", "duplicate_call_verdict", "first_role_after_cut",
+           "handled_without_adapter", "meta_field", "naive_correct", "promoted_expect", "replay_header",
+           "routes_by_language", "suite_case_catches", "tools_offered"]
 
 
 def _raised(exc: BaseException, lang: Lang) -> Feedback:
@@ -84,7 +84,8 @@ def suite_case_catches(my_case: Any, lang: Lang = "en") -> Feedback:
     if not isinstance(my_case, dict):
         return _say("wrong", t("build.not_a_dict", lang, given=_shown(my_case)), lang)
     line = {"id": "my-case", "category": "adversarial", "scenario": "aftersales", **my_case}
-    line["expect"] = _statuses_as_ids(line.get("expect"))
+    if "expect" in line:  # a case without one is told it is missing, not that it is null
+        line["expect"] = _statuses_as_ids(line["expect"])
     try:
         case = _case(line, "my_case", 1)
     except SuiteError as exc:
@@ -215,7 +216,8 @@ def cut_keeps_pairs(my_cut: Any, lang: Lang = "en") -> Feedback:
                     return _say("not yet", t("build.nb12.todo", lang), lang)
                 return _say("wrong", t("build.returned_none", lang, name="my_cut", case=f"keep={keep}"), lang)
             if not isinstance(out, list) or not all(isinstance(m, Mapping) for m in out) or not out:
-                return _say("wrong", t("build.nb12.not_messages", lang, keep=keep, given=_shown(out)), lang)
+                return _say("wrong", t("build.nb12.not_messages", lang, keep=keep,  # its type named: a tuple
+                                       given=f"{type(out).__name__} {_shown(out)}"), lang)
             if given != history:  # the caller's own list, changed: the next cut (the loop's next turn) starts short
                 return _say("wrong", t("build.nb12.changed_input", lang, keeps=keep), lang)
             want = _longest_tail(history, keep)
@@ -385,6 +387,9 @@ def desk_rule_holds(my_rule: Any, lang: Lang = "en") -> Feedback:
         first = failed[0]
         return _say("wrong", t("build.nb14.fails", lang, n=len(failed), ids=joined((r.case_id for r in failed[:5]), lang, "list"),
                                why=_failed(first, lang)), lang)
+    fixed = _fixed_today(my_rule, lang)  # the suite's desk has one date: a rule may have written it down
+    if fixed is not None:
+        return fixed
     # the model reads the rule's words to fix its call: "x" passed, with no why and nothing to do next
     # a problem is terse when every language it speaks in is (日期不能在未来 says enough beside a terse English)
     # a date in the future is the date's fault: filed under another field, the model is told to change that one
@@ -399,6 +404,30 @@ def desk_rule_holds(my_rule: Any, lang: Lang = "en") -> Feedback:
     return _say("right", t("build.nb14.right", lang), lang)
 
 
+#: (today, a booking's date, whether the desk refuses it) on days other than the suite's: a rule that compared with
+#: "2026-10-15" written down passed every case, as the suite's desk is always on that day
+_OTHER_DAYS = (("2026-12-20", "2026-11-30", False), ("2026-09-01", "2026-09-10", True), ("2027-01-05", "2027-01-05", False))
+
+
+def _fixed_today(my_rule: Callable[[dict, str], Any], lang: Lang) -> Feedback | None:
+    """The verdict when ``my_rule`` judges a booking on another day as if it were the suite's, else None."""
+    from ..errors import Problem
+    for today, date, refused in _OTHER_DAYS:
+        args = {"date": date, "item": "taxi to the airport", "amount": 45.0, "category": "transport", "remark": ""}
+        try:
+            out = my_rule(dict(args), today)
+        except Exception as exc:  # noqa: BLE001 - the learner's rule raised: a sentence
+            return _raised(exc, lang)
+        if out is None:
+            return _say("wrong", t("build.returned_none", lang, name="my_rule", case=f"{date} / {today}"), lang)
+        if not isinstance(out, list) or not all(isinstance(p, Problem) for p in out):
+            return _say("wrong", t("build.nb14.not_problems", lang, given=_shown(out)), lang)
+        if bool(out) != refused:
+            return _say("wrong", t("build.nb14.fixed_today", lang, today=today, date=date,
+                                   did=t("build.nb14.refused" if out else "build.nb14.let_by", lang)), lang)
+    return None
+
+
 def _rule_words(problem: Any) -> list[str]:
     detail = getattr(problem, "detail", None)
     return [str(v) for v in detail.values()] if isinstance(detail, dict) else [str(detail or "")]
@@ -407,191 +436,6 @@ def _rule_words(problem: Any) -> list[str]:
 def _terse(text: str) -> bool:
     """Too short to say why and what to do next: under four words, and under six Chinese characters."""
     return len(text.split()) < 4 and len(re.findall("[\u4e00-\u9fff]", text)) < 6
-
-
-# --- 15 · a skill's input schema that its own cases hold it to ---------------------------------------------------
-
-DRAFT_SKILL = "send_notification"  # notebook 15's write skill: its schema is the learner's to fix
-
-
-def _notify_cases() -> list[Any]:
-    from ..site.check import load_check_cases
-    return [c for c in load_check_cases(desks=False) if c.skill == DRAFT_SKILL]
-
-
-@_reports("15b")
-@bounded()
-def skill_schema_holds(my_schema: Any, lang: Lang = "en") -> Feedback:
-    """15: the notification skill's ``input_schema``: the skill, given ``my_schema``, is run on a fresh site on every
-    one of its own cases (normal, boundary, abnormal: ``cases.jsonl`` beside it)."""
-    import json
-    import warnings
-
-    from ..site.check import _judge
-    from ..site.service import SkillSite
-    from ..site.skills import Skill, load_skills, shipped_dir
-    if my_schema is None:
-        return _say("not yet", t("build.nb15.todo", lang), lang)
-    if not isinstance(my_schema, dict):
-        return _say("wrong", t("build.not_a_dict", lang, given=_shown(my_schema)), lang)
-    shipped = next(sk for sk in load_skills(shipped_dir()) if sk.name == DRAFT_SKILL)
-    draft = f"{DRAFT_SKILL}_draft"  # beside the shipped skill, which every site has: the same handler, your schema
-    failed: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="agentlab-build-15-") as tmp, warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            # the learner's schema with the shipped skill's name and words, not its fields' Chinese descriptions (those
-            # belong to the shipped schema: a learner's field of the same name was shown with the shipped one's)
-            words = {lg: {k: v for k, v in said.items() if k in ("display_name", "description")}
-                     for lg, said in shipped.meta.i18n.items()}
-            meta = dataclasses.replace(shipped.meta, skill_name=draft, input_schema=my_schema, i18n=words)
-            site = SkillSite(Path(tmp), desks=False, extra=[Skill(meta, shipped.handler, shipped.validate)])
-            try:
-                key, _ = site.create_key("build-15")
-                for i, case in enumerate(_notify_cases()):
-                    reply = site.execute(draft, json.dumps({"arguments": case.arguments}).encode(), api_key=key,
-                                         idempotency_key=f"build-{i}", session_id="build-15", lang=lang)
-                    if _judge(case, reply.status, reply.body):
-                        named = sorted({str(p.get("field"))
-                                        for p in (reply.body.get("error") or {}).get("problems") or []})
-                        failed.append(t("build.nb15.case", lang, name=case.name_in(lang), got=reply.status,
-                                        want=case.expect.get("status", 200), fields=joined(named, lang, "list") or "-",
-                                        expected=joined(case.expect.get("fields", ()), lang, "list") or "-"))
-            finally:
-                site.close()  # its log lines written before the folder goes, none into a folder being removed
-        except Exception as exc:  # noqa: BLE001 - a schema the site cannot compile: a sentence
-            return _say("wrong", t("build.nb15.refused", lang, why=said(exc, lang)[:200]), lang)
-    if failed:
-        return _say("wrong", t("build.nb15.fails", lang, n=len(failed), total=len(_notify_cases()),
-                               cases=joined(failed, lang, "sentence")), lang)  # each, as the count says
-    return _say("right", t("build.nb15.right", lang, total=len(_notify_cases())), lang)
-
-
-# --- 16 · an idempotency key whose scope makes two replicas refund once ------------------------------------------
-
-_REFUND = {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}
-#: Notebook 16's situations: two calls, one to replica A and one to replica B (one claim store between them),
-#: each with its session id, and how many refunds are right.
-KEY_SITUATIONS: tuple[tuple[str, tuple[tuple[dict, str], tuple[dict, str]], int], ...] = (
-    ("lost_reply", ((_REFUND, "chat-1"), (_REFUND, "chat-1")), 1),
-    ("restart", ((_REFUND, "chat-1"), (_REFUND, "chat-2")), 1),
-    ("two_orders", ((_REFUND, "chat-1"), ({"order_id": "A1005", "amount": 19.9, "reason": "user_cancel"}, "chat-1")), 2),
-    # notebook 05's lesson: the model rewords what it resends; a key of every argument changes with it
-    ("reworded", ((_REFUND, "chat-1"), ({**_REFUND, "remark": "the customer asked again"}, "chat-1")), 1),
-)
-
-
-def _refunds_with(my_key: Callable[[dict, str], Any], calls: Sequence[tuple[dict, str]],
-                  lang: Lang = "en") -> int | str | None:
-    """Refunds made when each call goes to its replica with the key ``my_key`` gives it; None: a key was None; text:
-    the site refused a key (what it said, as the agent would read it)."""
-    import json
-
-    from ..site.service import SkillSite
-    with tempfile.TemporaryDirectory(prefix="agentlab-build-16-") as tmp:
-        store = f"sqlite:///{tmp}/claims.db"
-        replicas = (SkillSite(tmp, store=store), SkillSite(tmp, store=store))
-        try:
-            api_key, agent = replicas[0].create_key("agent", ["*"])
-            for site, (args, session) in zip(replicas, calls, strict=True):
-                key = my_key(dict(args), session)
-                if key is None and unanswered(my_key):
-                    return None
-                wrong = returned_instead(key, "text", "my_key", f"{args.get('order_id')} / {session}", lang)
-                if wrong is not None:  # a tuple or a number is no header's text (str() of it was sent)
-                    raise Said(wrong)
-                reply = site.execute("create_refund", json.dumps({"arguments": args}).encode(), api_key=api_key,
-                                     idempotency_key=key, session_id=session, lang=lang)  # as made: never cut to fit
-                error = reply.body.get("error") or {}
-                if reply.status == 400 and error.get("code") == "BAD_REQUEST":  # the key itself: no refund could run
-                    return str(error.get("message"))
-            return sum(len(site.state_for(agent.id)["aftersales"].snapshot()["refunds"]) for site in replicas)
-        finally:
-            for site in replicas:  # their log lines written before the folder goes, none into a folder being removed
-                site.close()
-
-
-@_reports("16b")
-@bounded()
-def key_scope_holds(my_key: Any, lang: Lang = "en") -> Feedback:
-    """16: ``my_key(args, session_id)`` -> the idempotency key the loop sends with a refund; run on two replicas that
-    share one claim store, in the three situations of :data:`KEY_SITUATIONS`."""
-    if my_key is None:
-        return _say("not yet", t("build.nb16.todo", lang), lang)
-    if not callable(my_key):
-        return _say("wrong", t("build.sys.not_a_function", lang, given=_shown(my_key)), lang)
-    wrong = []
-    for name, calls, right in KEY_SITUATIONS:
-        try:
-            made = _refunds_with(my_key, calls, lang)
-        except Exception as exc:  # noqa: BLE001 - the learner's function raised: a sentence
-            return _raised(exc, lang)
-        if made is None:
-            return _say("not yet", t("build.nb16.todo", lang), lang)
-        if isinstance(made, str):
-            return _say("wrong", t("build.nb16.refused", lang, said=made), lang)
-        if made != right:
-            wrong.append(t(f"build.nb16.{name}", lang, made=made, right=right))
-    if wrong:
-        return _say("wrong", joined(wrong, lang, "sentence"), lang)
-    return _say("right", t("build.nb16.right", lang), lang)
-
-
-# --- 17 · a contract that gives the probe's faults something to catch -------------------------------------------
-
-PROBED_TOOL = "create_refund"  # notebook 17's write: its parameters are the learner's to tighten
-#: refunds the desk really makes (its orders' own amounts, in yuan and jiao, each reason): a tightened contract lets
-#: them all by
-_17_REAL = ({"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"},
-            {"order_id": "A1005", "amount": 19.9, "reason": "out_of_stock"},
-            {"order_id": "A1004", "amount": 899, "reason": "price_error"})
-_GOOD_VERDICTS = ("ok", "repaired", "caught")
-
-
-@_reports("17b")
-@bounded()
-def contract_catches_faults(my_parameters: Any, lang: Lang = "en") -> Feedback:
-    """17: the refund tool's ``parameters`` schema, put in the refund desk's tools list and probed (the scripted
-    model, every fault category): every cell must apply (no n/a: the contract says what a wrong call is) and end
-    caught or repaired, and the clean call must still run."""
-    import copy
-    import json
-
-    from ..evals.probe import fake_source, probe
-    from ..resources import data_file
-    from ..tools import load_specs
-    if my_parameters is None:
-        return _say("not yet", t("build.nb17.todo", lang), lang)
-    if not isinstance(my_parameters, dict):
-        return _say("wrong", t("build.not_a_dict", lang, given=_shown(my_parameters)), lang)
-    if my_parameters.get("type") == "function" and isinstance(my_parameters.get("function"), dict):
-        return _say("wrong", t("exercise.whole_tool_entry", lang), lang)  # its "parameters" are what is asked
-    specs = json.loads(data_file("aftersales_tools.json").read_text(encoding="utf-8"))
-    specs = copy.deepcopy(specs)
-    next(s for s in specs if s["function"]["name"] == PROBED_TOOL)["function"]["parameters"] = my_parameters
-    try:
-        tools = load_specs(specs, lang=lang)
-        # the desk's own refunds first: the probe's clean call is made from the learner's contract, so a contract
-        # that refused every real refund (a maximum of 1, a pattern of B1234, integer amounts) still had one to pass
-        for call in _17_REAL:
-            checked = tools.check(PROBED_TOOL, json.dumps(call), lang=lang)
-            if not checked.ok:
-                problems = plain_problems(checked.error, lang) if checked.error is not None else "-"
-                return _say("wrong", t("build.nb17.real_refused", lang, call=json.dumps(call, ensure_ascii=False),
-                                       why=problems[:300]), lang)
-        report = probe(tools, fake_source(), only=[PROBED_TOOL], lang=lang)
-    except Exception as exc:  # noqa: BLE001 - a contract the loader or the probe refuses: its sentence
-        return _say("wrong", t("build.nb17.refused", lang, why=said(exc, lang)[:240]), lang)
-    verdicts = {c["category"]: c["verdict"] for c in report["cells"]}
-    if verdicts.get("clean") != "ok":
-        return _say("wrong", t("build.nb17.clean", lang, verdict=verdicts.get("clean")), lang)
-    na = sorted(c for c, v in verdicts.items() if v == "n/a")
-    missed = sorted(c for c, v in verdicts.items() if v not in (*_GOOD_VERDICTS, "n/a"))
-    if na or missed:
-        said_ = ([t("build.nb17.na", lang, cats=joined(na, lang, "list"))] if na else []) + \
-                ([t("build.nb17.missed", lang, cats=joined(missed, lang, "list"))] if missed else [])
-        return _say("wrong", joined(said_, lang, "sentence"), lang)
-    return _say("right", t("build.nb17.right", lang, n=len(verdicts)), lang)
 
 
 # --- look-ups whose truth moved out of the cell -----------------------------------------------------------------

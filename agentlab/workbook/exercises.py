@@ -49,7 +49,7 @@ from ..lint import lint
 from ..redaction import redact_secrets
 from ..resources import data_file
 from ..retry import RetryPolicy
-from ..schema import SchemaError
+from ..schema import SchemaError, unsupported_keywords
 from ..tools import Registry, Tool
 from .answers import answer_key, answer_number, judge_answer, plain_text  # how a typed answer is read
 
@@ -311,6 +311,34 @@ def _shown(given: Any) -> str:
         return _SHOWN.repr(given)
     except Exception:  # noqa: BLE001
         return f"<{type(given).__name__}>"
+
+
+def clipped(text: str, limit: int = 400) -> str:
+    """``text`` within ``limit`` characters, cut after its last whole sentence or word that fits, marked "…": a reason
+    cut at a fixed length ended mid-word ("one value co")."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit - 1]
+    ends = [head.rfind(m) + len(m) for m in (". ", "。", "；", "; ", "！", "？")]
+    end = max(ends)
+    if end < limit // 2:  # no sentence ends far enough in: the last whole word
+        space = head.rstrip().rfind(" ")
+        end = space if space >= limit // 2 else len(head)
+    return head[:end].rstrip(" ,;，；:：") + "…"
+
+
+def ignored_keywords(schema: Any, lang: Lang) -> str:
+    """A sentence naming each keyword of ``schema`` that JSON Schema does not know, with the one it probably meant, or
+    "": such a keyword is ignored, so a schema with ``maxlength`` failed its cases with no word on why."""
+    from ..names import suggest
+    from ..schema import KEYWORDS
+    found = unsupported_keywords(schema) if isinstance(schema, Mapping) else []
+    said_ = []
+    for path, kw in found[:3]:
+        near = suggest(str(kw), sorted(KEYWORDS))
+        said_.append(t("build.ignored_keyword", lang, kw=str(kw), path=path) +
+                     (t("build.ignored_keyword.near", lang, near=near) if near else ""))
+    return joined(said_, lang, "sentence") if said_ else ""
 
 
 def plain_problems(error: Any, lang: Lang) -> str:

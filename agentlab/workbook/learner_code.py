@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from ..i18n import Lang, t
 from .exercises import Feedback, _say, _shown
 
-__all__ = ["LEARNER_SECONDS", "OutOfTime", "Said", "bounded", "returned_instead", "unanswered"]
+__all__ = ["LEARNER_SECONDS", "OutOfTime", "Said", "bounded", "returned_instead", "returns_nothing", "unanswered", "unsteady_key"]
 
 _log = logging.getLogger(__name__)
 _F = TypeVar("_F", bound=Callable[..., Feedback])
@@ -49,6 +49,24 @@ def unanswered(fn: Any) -> bool:
     return ops in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
 
 
+def returns_nothing(fn: Any) -> bool:
+    """Whether ``fn`` has no ``return`` of a value anywhere: each way out of its body gives None (a body that ends
+    in ``print(...)``). Its None is then no answer: a check that reads None as a verdict ("stop", "no retry") had
+    told such a learner that their decision was wrong, not that it never came back."""
+    code = getattr(fn, "__code__", None)
+    if not isinstance(code, type(unanswered.__code__)) or code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE):
+        return False
+    ops = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "NOP")]
+    for before, op in zip([None, *ops], ops, strict=False):
+        if op.opname == "RETURN_CONST" and op.argval is not None:
+            return False
+        # a return reached by a jump (the end of "x if c else None") returns what that path left: a value
+        if op.opname == "RETURN_VALUE" and (op.is_jump_target or not (
+                before is not None and before.opname == "LOAD_CONST" and before.argval is None)):
+            return False
+    return True
+
+
 #: what a learner's function is to give back, by kind: the sentence's words (``build.kind.<kind>``). A number is any
 #: real number but a truth value (numpy's float32 too); a verdict anything Python reads as true or false but a text
 #: ("stop" is true): a re.Match or None, as an ``if`` reads them, is a verdict
@@ -59,17 +77,32 @@ _KINDS: dict[str, Callable[[Any], bool]] = {
 }
 
 
-def returned_instead(value: Any, kind: str, name: str, case: str, lang: Lang) -> str | None:
-    """None when ``value`` is of ``kind`` (``text``, ``number``, ``bool``); else the sentence that says what came back
-    instead, for which ``case``. A None from a function with a body is a path with no ``return``; a ``"2"`` for a
-    number of seconds, ``"allow"`` for True or a tuple for a key string were taken as answers before."""
-    if _KINDS[kind](value):
+def returned_instead(value: Any, kind: str, name: str, case: str, lang: Lang, *, fn: Any = None,
+                     none_ok: bool = False) -> str | None:
+    """None when ``value`` is of ``kind`` (``text``, ``number``, ``bool``), or is None and ``none_ok``; else the
+    sentence that says what came back instead, for which ``case``. A None from a function with a body is a path with
+    no ``return``, and so is a None that ``kind`` or ``none_ok`` allows from ``fn`` when ``fn`` returns nothing
+    anywhere (:func:`returns_nothing`); a ``"2"`` for a number of seconds, ``"allow"`` for True or a tuple for a key
+    string were taken as answers before."""
+    if value is None and fn is not None and returns_nothing(fn):
+        return t("build.returned_none", lang, name=name, case=case)
+    if _KINDS[kind](value) or (value is None and none_ok):
         return None
     if value is None:
         return t("build.returned_none", lang, name=name, case=case)
     # the exercises' one way of showing a learner's value (reprlib: a __repr__ that raises, 5,000 digits, never a traceback)
     return t("build.returned_kind", lang, name=name, case=case, given=f"{type(value).__name__} {_shown(value)}",
              kind=t(f"build.kind.{kind}", lang))
+
+
+def unsteady_key(fn: Callable[..., Any], args: dict, *rest: Any, name: str, call: str, lang: Lang) -> str | None:
+    """The sentence when ``fn`` gives the same call two different text keys (random, timed), else None; what ``fn``
+    raises goes to the caller. Such a key was said as the situations it broke (a lost reply refunded twice), never as
+    what it was."""
+    first, second = (fn(dict(args), *rest) for _ in range(2))
+    if isinstance(first, str) and isinstance(second, str) and first != second:
+        return t("build.key_random", lang, name=name, call=call, a=_shown(first), b=_shown(second))
+    return None
 
 
 class Said(Exception):

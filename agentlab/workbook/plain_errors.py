@@ -94,10 +94,15 @@ _SYNTAX = ((re.compile(r"expected ':'"), "plain.syntax.colon"),
            (re.compile(r"invalid syntax"), "plain.syntax.invalid"))
 
 
+_FULL_QUOTED = re.compile(r"([“‘「『])[^“”‘’「」『』\n]*([”’」』])")
+
+
 def _marks(line: str | None) -> list[str]:
-    """The full-width marks of a line of code outside its quoted texts and its comment, each once, in the order they
+    """The full-width marks of a line of code outside its quoted texts (half- or full-width quotes) and its comment, each once, in the order they
     come; a full-width digit inside a name (``x２``, which Python reads as ``x2``) is no slip."""
-    bare = _QUOTED.sub("", line or "").split("#", 1)[0]
+    # a text between full-width quotes is a text too, its quotes the slip: the Chinese words inside them (their ，
+    # and 。) are the learner's message, and told to make them half-width, a learner mangled it
+    bare = _FULL_QUOTED.sub(r"\1\2", _QUOTED.sub("", line or "")).split("#", 1)[0]
     return list(dict.fromkeys(ch for i, ch in enumerate(bare) if ch in FULL_WIDTH
                               and not (ch.isdigit() and i and (bare[i - 1].isalnum() or bare[i - 1] == "_"))))
 

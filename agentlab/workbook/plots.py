@@ -173,7 +173,8 @@ def plot_bars(values: Mapping[str, Mapping[str, float]], *, ax: Any = None, titl
     width = 0.8 / max(len(series), 1)
     for i, s in enumerate(series):
         xs = [j + i * width for j in range(len(groups))]
-        ax.bar(xs, [values[g].get(s, 0) for g in groups], width, label=name(s), color=_color(s, i),
+        # a series a group does not have (a router's hit rate beside the all-tools run) is no bar, never a bar of 0
+        ax.bar(xs, [values[g].get(s, math.nan) for g in groups], width, label=name(s), color=_color(s, i),
                hatch=_HATCHES[i % len(_HATCHES)], edgecolor="white")
     ax.set_xticks([j + width * (len(series) - 1) / 2 for j in range(len(groups))])
     ax.set_xticklabels([label(g, lang) for g in groups], rotation=30, ha="right", fontsize=8)
@@ -184,7 +185,7 @@ def plot_bars(values: Mapping[str, Mapping[str, float]], *, ax: Any = None, titl
     _legend_beside(ax)
     return attach(ax, TextEquivalent(
         lang, _said(title or ylabel, "a11y.bars", lang), ("", *[name(s) for s in series]),
-        [(label(g, lang), *[fmt_number(values[g].get(s, 0)) for s in series]) for g in groups]))
+        [(label(g, lang), *[fmt_number(values[g][s]) if s in values[g] else "—" for s in series]) for g in groups]))
 
 
 @_with_fonts

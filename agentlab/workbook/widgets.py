@@ -29,6 +29,7 @@ from ..store import Store
 from ..tools import Registry, Tool
 from ..trace import side_by_side_html
 from .demo import Comparison, compare_loops, explain
+from .exercises import clipped
 from .figures import _append, _show, figure
 from .uploads import file_said, kept_or_said, upload_button, upload_content, upload_note
 
@@ -95,7 +96,7 @@ def _safe(target: W.HTML, fn: Callable[[], Any], lang: Lang = "en") -> Any:
     try:
         return fn()
     except Exception as exc:  # noqa: BLE001 - the learner sees a sentence, not a stack
-        error = t("py.raised", lang, error=type(exc).__name__, reason=said(py_reason(exc), lang)[:200])
+        error = t("py.raised", lang, error=type(exc).__name__, reason=clipped(said(py_reason(exc), lang)))
         target.value = f"<p style='color:#d93025'>{html.escape(t('ui.went_wrong', lang, error=error))}</p>"
         return None
 

@@ -94,7 +94,7 @@ with cjk_fonts():
     plt.show()
 
 # %% [markdown]
-# 这对真实的小模型有什么影响：本地 0.5B 和 1.5B 模型，在记账意图上每条请求跑一轮（中英文请求都有），分别提供录制时技能站的全部技能（19 个：网页正文技能是后来才加的，“每轮技能数”一列可以看到）和搜索结果前 6 个（由 `python benchmarks/bench_discovery_local.py` 录制，这里直接回放，不需要运行模型）。
+# 这对真实的小模型有什么影响：本地 0.5B 和 1.5B 模型，在记账意图上每条请求跑一轮（中英文请求都有），分别提供录制时技能站的全部技能（19 个：网页正文技能是后来才加的，“每轮工具数”一列可以看到）和搜索结果前 6 个（由 `python benchmarks/bench_discovery_local.py` 录制，这里直接回放，不需要运行模型）。
 
 # %%
 rows = []
@@ -196,7 +196,7 @@ print(replay_header(my_answer, lang=LANG))
 # `my_schema`。检查会把它装到技能上，在一个新站点上跑完所有用例，并说出仍然失败的用例。
 
 # %%
-from agentlab.workbook.builds_systems import skill_schema_holds
+from agentlab.workbook.builds_site import skill_schema_holds
 
 draft = {"type": "object",
          "properties": {"to": {"type": "string", "description": "Recipient address"},

@@ -157,7 +157,7 @@ print(meta_field(my_answer, lang=LANG))
 # 智能体重启后换了会话 id 再重试（一次），同一会话里给两个不同订单退款（两次），模型重试时把备注换了说法（一次）。
 
 # %%
-from agentlab.workbook.builds_systems import key_scope_holds
+from agentlab.workbook.builds_site import key_scope_holds
 
 
 def my_key(args, session_id):

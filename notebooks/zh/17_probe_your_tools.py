@@ -184,7 +184,7 @@ print(duplicate_call_verdict(my_answer, lang=LANG))
 # 没有故障的调用也要照常运行。
 
 # %%
-from agentlab.workbook.builds_systems import contract_catches_faults
+from agentlab.workbook.builds_site import contract_catches_faults
 
 draft = {"type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number"},
                                           "reason": {"type": "string"}}}
