@@ -5,8 +5,7 @@ import time
 
 import pytest
 
-from agentlab.workbook import (builds_frameworks, builds_guards, builds_loops, builds_repair, builds_site, builds_systems,
-                               exercises, learner_code)
+from agentlab.workbook import builds_frameworks, builds_guards, builds_loops, builds_repair, builds_site, builds_systems, exercises, learner_code
 
 
 def _forever(*args, **kwargs):
