@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 __all__ = ["DETAIL_LIMIT", "FIND_LIMIT", "MARKS", "TEXT_LIMIT", "find_secrets", "mask_personal", "redact",
-           "redact_authored", "redact_secrets", "removed_here"]
+           "redact_authored", "redact_secrets", "removed_here", "secret_field"]
 
 # --- redaction ---------------------------------------------------------------
 # Two levels. Credentials (keys, tokens, passwords, the user:password of a URL) and
@@ -547,14 +547,20 @@ def _safe_json(body: Any) -> str:
         if isinstance(v, Mapping):
             out = {}
             for k, x in v.items():
-                out[key(k)] = _SECRET if isinstance(k, str) and _holds_value(x) and _SECRET_FIELD.search(k[-80:]) \
-                    else walk(x, depth + 1)
+                out[key(k)] = _SECRET if secret_field(k, x) else walk(x, depth + 1)
             return out
         if isinstance(v, (list, tuple)):
             return [walk(x, depth + 1) for x in v]
         return clean(_cut(_text_of(v), DETAIL_LIMIT) if isinstance(v, int) else _text_of(v))
 
     return json.dumps(walk(body, 0), ensure_ascii=False, default=_text_of, allow_nan=False)
+
+
+def secret_field(name: Any, value: Any) -> bool:
+    """Whether a field named ``name`` (``password``, ``dbPassword``, ``api_key``) holds a credential to hide whole:
+    a walk that redacts each string alone no longer sees the name beside the value ("hunter2" is no secret by
+    itself)."""
+    return isinstance(name, str) and _holds_value(value) and _SECRET_FIELD.search(name[-80:]) is not None
 
 
 def _holds_value(x: Any) -> bool:

@@ -970,3 +970,23 @@ def test_a_file_with_nothing_to_review_shows_its_sentence_and_no_empty_tables(tm
         assert "<table" not in page and 'id="findings"' not in page and "report.json" not in page
         assert t("logs.totals", lang, runs=0, calls=0, findings=0, bad=0) not in page  # no all-clear of zeros
         assert t("logs.nothing_read", lang, format="openai")[:12] in page
+
+
+def test_a_credential_named_argument_never_reaches_the_candidate_cases(tmp_path):
+    """The findings showed "password": "[secret removed]", but the cases replayed it as sent: each string of the
+    arguments was redacted alone, and "hunter2" is no secret without the name beside it."""
+    call = {"id": "c1", "type": "function", "function": {
+        "name": "create_refund", "arguments": json.dumps({"orderId": "A1001", "password": "hunter2",
+                                                          "auth": {"api_key": "plain-words-key"}})}}
+    line = {"messages": [{"role": "user", "content": "refund A1001"},
+                         {"role": "assistant", "content": None, "tool_calls": [call]},
+                         {"role": "tool", "tool_call_id": "c1", "content": "{}"},
+                         {"role": "assistant", "content": None, "tool_calls": [{**call, "id": "c2"}]}],
+            "tools": TOOLS}
+    log = tmp_path / "x.jsonl"
+    log.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    write_report(review_logs(log), tmp_path / "out")
+    for name in ("report.html", "report.json", "cases.jsonl"):
+        text = (tmp_path / "out" / name).read_text(encoding="utf-8")
+        assert "hunter2" not in text and "plain-words-key" not in text, name
+    assert "A1001" in (tmp_path / "out" / "cases.jsonl").read_text(encoding="utf-8")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import mask_personal, redact
+from ..redaction import secret_field
 from .logs import LogRun
 
 __all__ = ["case_of"]
@@ -39,8 +40,9 @@ def _shown_args(text: str, limit: int) -> str:
             return _shown(v, _ARG_CHARS)
         if isinstance(v, list):
             return [walk(x) for x in v[:_ARG_ITEMS]]
-        if isinstance(v, dict):
-            return {_shown(str(k), 200): walk(x) for k, x in list(v.items())[:_ARG_ITEMS]}
+        if isinstance(v, dict):  # a field named like a credential loses its value, as in the report's findings
+            return {_shown(str(k), 200): "[secret removed]" if secret_field(k, x) else walk(x)
+                    for k, x in list(v.items())[:_ARG_ITEMS]}
         return v
     try:
         shown = json.dumps(walk(value), ensure_ascii=False)

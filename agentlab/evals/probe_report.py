@@ -348,11 +348,17 @@ def render_html(report: Mapping[str, Any], lang: Lang = "en") -> str:
                (t("probe.model", lang), meta.get("model", "")), (t("probe.trials", lang), st["trials"]),
                (t("probe.guards", lang), said_guards(st["guards"], lang)), (t("probe.lint_findings", lang), len(report.get("lint", [])))]
     from markupsafe import Markup  # the plots' SVG: drawn, and its text escaped, by matplotlib
+    # matplotlib comes with the workbook, not the core: without it the report is whole but for its plots, and says so
+    try:
+        import matplotlib  # noqa: F401
+        drawn = True
+    except ImportError:
+        drawn = False
     plots = [(Markup(_svg(plot_probe_matrix, report, lang)), t("probe.plot_matrix", lang)),
-             (Markup(_svg(plot_probe_categories, report, lang)), t("probe.plot_categories", lang))]
+             (Markup(_svg(plot_probe_categories, report, lang)), t("probe.plot_categories", lang))] if drawn else []
     return said_marks(render_page("probe_report.html", _say(lang), lang=lang, numbers=numbers, tools=len(report["tools"]),
                   title=t("probe.title", lang, source=st.get("source") or "tools"), unprobed=_unprobed(report, lang),
                   partial=_partial(report, lang), legend=[(VERDICT_COLORS[v], t("probe.v." + v, lang)) for v in _ORDER],
-                  plots=plots, failures=_failures(report, lang), worst_tools=s["worst_tools"],
+                  plots=plots, no_plots="" if drawn else t("probe.no_plots", lang), failures=_failures(report, lang), worst_tools=s["worst_tools"],
                   worst_fields=s["worst_fields"], lint=report.get("lint", []), version=report["version"],
                   agentlab=meta.get("agentlab", ""), **_table(report, lang)), lang)
