@@ -27,7 +27,7 @@ from .records import quick
 from .store import Approval, MemoryStore, SQLiteStore, Store, open_store, quietly, result_json
 from .store_types import digest
 from .timeouts import ReadStillRunning, WriteTimeout, run_to_end, run_with_timeout, wait_on_loop
-from .tools import Registry, Tool
+from .tools import Registry, ScopedKey, Tool
 
 __all__ = ["CallContext", "CallOutcome", "aguarded_call", "classify_exception", "default_store", "execute", "guarded_call",
            "idempotency_key", "outlives_process", "session_scoped"]
@@ -353,9 +353,10 @@ def _execute_steps(tool: Tool, args: dict, ctx: CallContext, *, key: str,
 def _shown_key(tool: Tool, args: dict) -> str:
     """The business key as the model may read it: never the session id or the store's internal key."""
     try:
-        return str(tool.business_key(args)) if tool.business_key is not None else tool.name
+        key = tool.business_key(args) if tool.business_key is not None else tool.name
     except (KeyError, TypeError, ValueError):
         return tool.name
+    return key.shown if isinstance(key, ScopedKey) else str(key)
 
 
 def _settle(store: Store, key: str, future: Any) -> None:

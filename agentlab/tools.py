@@ -30,8 +30,21 @@ from .names import suggest
 from .records import quick
 from .schema import close_objects, compile_schema, transform
 
-__all__ = ["LEGACY_TYPES", "WRITE_VERBS", "BusinessCheck", "BusinessLimit", "Checked", "Registry", "Tool",
+__all__ = ["LEGACY_TYPES", "WRITE_VERBS", "BusinessCheck", "BusinessLimit", "Checked", "Registry", "ScopedKey", "Tool",
            "ToolsInputError", "from_legacy_types", "guess_write", "load_specs", "over_limit", "rule"]
+
+class ScopedKey(str):
+    """A business key with a scope inside it that the model must never read (a client's id, a session), and the part
+    it may: ``shown``, the key as its caller gave it. A conflict's message named the whole key
+    (``client:key:1b46ef8d5420:k1``)."""
+
+    shown: str
+
+    def __new__(cls, key: str, shown: str) -> ScopedKey:
+        made = super().__new__(cls, key)
+        made.shown = shown
+        return made
+
 
 BusinessCheck = Callable[[dict], Iterable[Problem] | None]
 #: the business limits a call would pass (see :func:`over_limit`); empty or None: within them
@@ -60,7 +73,8 @@ class Tool:
             run (the guarded loop's ``validate`` guard, :func:`~agentlab.approval.approve`, the skill site);
             the naive loop runs none.
         business_key: for side-effect tools, the key that makes a repeat the *same*
-            action (one refund per order: ``lambda a: a["order_id"]``). Default: all arguments.
+            action (one refund per order: ``lambda a: a["order_id"]``). Default: all arguments. A key scoped by
+            what the model must not read (a client's id) is a :class:`ScopedKey`: the model is told its ``shown``.
         needs_approval: returns a reason when a call must wait for a person, else None.
         timeout: seconds, overriding the loop's default for this tool.
         keyed: ``fn`` takes ``idempotency_key=`` from the loop and performs one effect per

@@ -14,6 +14,7 @@ pytest.importorskip("mcp")
 from conftest import free_port
 from mcp.shared.memory import create_connected_server_and_client_session
 
+from agentlab.i18n import t
 from agentlab.site.gateway import Gateway
 from agentlab.site.keys import KeyStore
 from agentlab.site.limits import Limiter
@@ -622,3 +623,26 @@ def test_a_gateway_with_no_key_says_every_client_will_be_refused_and_how_to_make
     capsys.readouterr()
     assert main(args) == 0
     assert "gateway keys create" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_used_up_quota_is_said_as_a_quota_never_as_a_minutes_rate(gateway, lang):
+    """A key with a quota of 2 a day, at its third call, was told it sent more than 8 calls in a minute, that this
+    was temporary and to send it again after hours."""
+    _, record = gateway.keys.create("quota-two", ("lookup",), quota=2, period="day")
+    said = [gateway._admit("r", "lookup", {}, "client", "s", lang, record, 0.0) for _ in range(3)]
+    assert said[:2] == [None, None]
+    error = json.loads(said[2].content[0].text)["error"]
+    assert error["code"] == "RATE_LIMITED" and error["retry_after"] > 60
+    assert error["message"] == t("site.quota", lang, limit=2, period=t("site.period.day", lang))
+    assert error["hint"] == t("site.hint.quota", lang) and "8" not in error["message"]
+
+
+def test_a_key_reused_with_other_arguments_names_the_clients_key_alone(gateway):
+    """The conflict read "already done for client:key:1b46ef8d5420:k1": the client's scope, never the model's to read."""
+    meta = {"agentlab/idempotency_key": "k1"}
+    _first, other = calls(gateway, [("refund", {"order_id": "A1", "amount": 10}, meta),
+                                     ("refund", {"order_id": "A1", "amount": 99}, meta)])
+    error = body(other)["error"]
+    assert other.isError and error["code"] == "CONFLICT" and "k1" in error["message"], error
+    assert "client:" not in other.content[0].text and gateway.runs()["refund"] == 1

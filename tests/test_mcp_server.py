@@ -84,6 +84,8 @@ def test_a_retry_with_the_same_key_replays_and_another_body_is_refused(site):
     assert len(site.state_for(tenant.id)["aftersales"].snapshot()["refunds"]) == 1  # one effect
     assert other.isError and other.structuredContent["error"]["code"] == "CONFLICT"
     assert bare.isError and bare.structuredContent["status"] == 428  # no key: refused, not run unprotected
+    told = bare.structuredContent["error"]["message"]  # where an MCP client puts it, never a header it cannot send
+    assert IDEMPOTENCY_META in told and "_meta" in told and "header" not in told, told
     site.logs.flush()  # the call lines wait in memory for a moment (docs/site.md#logs)
     calls = [json.loads(x) for x in (site.data_dir / "logs" / "call.jsonl").read_text().splitlines()]
     assert [c["replayed"] for c in calls if c["skill"] == "create_refund" and c["status"] == 200] == [False, True]

@@ -142,3 +142,14 @@ def test_logs_carry_ids_and_never_a_key_or_secret(server):
     audit = [json.loads(x) for x in (logs / "audit.jsonl").read_text().splitlines()]
     assert sum(a["action"] == "key_created" for a in audit) == 3
     assert b"sk-site-" not in (server["data"] / "keys.db").read_bytes()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_refused_route_names_the_sites_own_paths_and_hides_the_callers(server, lang):
+    """FastAPI's 404 and 405 in the site's shape read "The API is under [path removed]": the whole sentence was
+    redacted, the site's own /api/skills with what the caller sent."""
+    http = server["http"]
+    for refused in (http.delete("/api/skills", params={"lang": lang}), http.get("/nope/etc/passwd", params={"lang": lang})):
+        message = refused.json()["error"]["message"]
+        assert refused.status_code in (404, 405) and "/api/skills" in message and "/mcp" in message, message
+        assert "etc/passwd" not in message

@@ -14,7 +14,7 @@ from .limits import Limiter, RedisLimiter
 from .replies import HttpReply, StoreDown, bad_body, call_store, read_body, reply
 from .skills import Skill
 
-__all__ = ["REFUSALS_PER_MINUTE", "Gate"]
+__all__ = ["REFUSALS_PER_MINUTE", "Gate", "quota_used"]
 
 #: refused calls (4xx) a key may send in a minute before it hears 429 and its lines go to the overflow log
 REFUSALS_PER_MINUTE = 60
@@ -46,9 +46,11 @@ class Gate:
         return record, None
 
     def admit(self, name: str, skill: Skill | None, key: ApiKey, raw_body: bytes, idem: str | None,
-              lang: Lang, *, count: bool = True) -> tuple[HttpReply | None, Any]:
+              lang: Lang, *, count: bool = True, key_in: str = "header") -> tuple[HttpReply | None, Any]:
         """The refusal, if any, and the arguments of a well-formed body. ``count=False`` leaves a read's rate
-        and quota to the caller (:meth:`limit`, where a call to shared limits may wait for their store)."""
+        and quota to the caller (:meth:`limit`, where a call to shared limits may wait for their store).
+        ``key_in``: where this caller sends a write's key (``header``; ``meta``, MCP's ``_meta``), as a write
+        without one is told: an MCP client cannot send the header it was told to."""
         if skill is None:
             return self.catalog.unknown(name, lang, key), None
         if not key.allows(name):
@@ -62,8 +64,8 @@ class Gate:
         if idem is not None and not (1 <= len(idem) <= 200 and idem.isascii() and idem.isprintable()):
             return reply(make_error("BAD_REQUEST", _key="site.bad_idempotency_key"), lang, status=400), args
         if skill.meta.writes and not idem:
-            return reply(make_error("BAD_REQUEST", _key="site.needs_idempotency_key", name=name), lang,
-                         status=428), args
+            said = "site.needs_idempotency_key" + (".meta" if key_in == "meta" else "")
+            return reply(make_error("BAD_REQUEST", _key=said, name=name), lang, status=428), args
         if skill.meta.writes or not count:
             return None, args  # a write is counted once it has its claim: a replay or a wait runs nothing
         return self.limit(key, skill, lang), args
@@ -88,9 +90,7 @@ class Gate:
             err = make_error("RATE_LIMITED", _key="site.rate", name=name, limit=verdict.limit,
                              retry_after=verdict.retry_after)
         else:
-            periods = {lg: t(f"site.period.{verdict.period}", lg) for lg in ("en", "zh")}
-            err = make_error("RATE_LIMITED", message={lg: t("site.quota", lg, limit=verdict.limit, period=periods[lg])
-                                                      for lg in ("en", "zh")}, retry_after=verdict.retry_after)
+            err = quota_used(verdict)
         return reply(err, lang, status=429, headers={"Retry-After": verdict.retry_after_header},
                      hint=None if verdict.kind == "rate" else "quota")
 
@@ -115,3 +115,13 @@ class Gate:
         message = {lg: t("site.refused_too_often", lg, limit=REFUSALS_PER_MINUTE) for lg in ("en", "zh")}
         return reply(make_error("RATE_LIMITED", message=message, retry_after=60), lang, status=429,
                      headers={"Retry-After": "60"}, hint="refused")
+
+
+def quota_used(verdict: Any) -> Any:
+    """The error of a key whose quota for the period is used up (a limiter's ``quota`` verdict), as the site and the
+    gateway send it: said as a quota, with its own hint (tell the user, or ask the operator). The gateway said it as
+    a per-minute rate, "temporary", with a Retry-After of hours."""
+    periods = {lg: t(f"site.period.{verdict.period}", lg) for lg in ("en", "zh")}
+    return make_error("RATE_LIMITED", message={lg: t("site.quota", lg, limit=verdict.limit, period=periods[lg])
+                                               for lg in ("en", "zh")},
+                      hint={lg: t("site.hint.quota", lg) for lg in ("en", "zh")}, retry_after=verdict.retry_after)

@@ -217,10 +217,10 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     async def no_route(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         # FastAPI's own refusals (no such path, no such method) in the site's shape, like every other reply
-        path, method = request.url.path[:100], request.method[:10]
-        message = {lg: t("site.no_route", lg, method=method, path=path) for lg in ("en", "zh")}
-        return JSONResponse(reply_body(None, make_error("BAD_REQUEST", message=message), _lang(request)),
-                            exc.status_code, headers=dict(exc.headers or {}))
+        # by its key, so that only what the caller sent is redacted: the whole sentence was, and the site's own
+        # /api/skills in it read "[path removed]"
+        error = make_error("BAD_REQUEST", _key="site.no_route", method=request.method[:10], path=request.url.path[:100])
+        return JSONResponse(reply_body(None, error, _lang(request)), exc.status_code, headers=dict(exc.headers or {}))
 
     def send(reply: HttpReply) -> JSONResponse:
         return _Reply(reply.body, status_code=reply.status, headers=dict(reply.headers))

@@ -54,7 +54,8 @@ from ..i18n import Lang, accepted_lang, check_lang, said, t
 from ..jsonutil import canonical
 from ..schema import SchemaError
 from ..store import Store, open_store
-from ..tools import Registry, Tool
+from ..tools import Registry, ScopedKey, Tool
+from .admission import quota_used
 from .keys import ApiKey, KeyStore
 from .limits import Limiter
 from .logs import SiteLogs, clean_session
@@ -268,8 +269,9 @@ class Gateway:
         admission = self.limiter.admit(record or ApiKey(client, client, ("*",), None, "day", 0.0), "*",
                                        self.per_minute)
         if not admission.ok:
-            err = make_error("RATE_LIMITED", _key="gateway.rate_limited", n=self.per_minute,
-                             retry_after=float(admission.retry_after_header))
+            err = quota_used(admission) if admission.kind == "quota" else make_error(
+                "RATE_LIMITED", _key="gateway.rate_limited", n=self.per_minute,
+                retry_after=float(admission.retry_after_header))
             self._log(request_id, session, client, name, arguments, "RATE_LIMITED", 429, t0)
             return _result(render(err, lang), None, error=True)
         return None
@@ -470,7 +472,9 @@ def _key(args: dict) -> str:
 
 
 def _key_for(client: str, session: str, meta_key: str | None, args: dict) -> str:
-    return f"client:{client}:{meta_key}" if meta_key else f"{session}:{canonical(args)}"
+    # scoped to the client (or the session), which the model is never told: it reads its own key, or the arguments
+    return ScopedKey(f"client:{client}:{meta_key}", meta_key) if meta_key \
+        else ScopedKey(f"{session}:{canonical(args)}", canonical(args)[:200])
 
 
 def _result(content: str, data: Any, *, error: bool, replayed: bool = False) -> types.CallToolResult:

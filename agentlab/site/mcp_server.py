@@ -139,7 +139,7 @@ def mcp_server(site: SkillSite, *, api_key: str | None = None, lang: Lang = "en"
         try:
             reply = await anyio.to_thread.run_sync(lambda: site.execute(
                 name, raw, api_key=key, idempotency_key=idem if isinstance(idem, str) else None,
-                session_id=session, lang=lg))
+                session_id=session, lang=lg, key_in="meta"))
         except Exception:  # noqa: BLE001 - the site's own bug: logged with its stack, the client hears a sentence
             site.logs.write("error", request_id=uuid.uuid4().hex[:16], session_id=session, skill=name[:200], status=500,
                             code="TOOL_ERROR", stack=traceback.format_exc())

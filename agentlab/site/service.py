@@ -136,17 +136,19 @@ class SkillSite:
     # ---------------------------------------------------------------- execution
     def execute(self, name: str, raw_body: bytes, *, api_key: str | None, idempotency_key: str | None,
                 session_id: str | None, request_id: str | None = None, lang: Lang = "en",
-                checked: ApiKey | None = None) -> HttpReply:
+                checked: ApiKey | None = None, key_in: str = "header") -> HttpReply:
         """One ``POST /api/skills/{name}/execute``, logged in call, error and audit.
 
         Who is to blame decides the status: the caller's mistake is a 4xx with a sentence showing what
         was expected; only a store that cannot be reached before anything ran is 503 (try again); a write
         whose record could not be kept after it ran is "outcome unknown" (never resent); the site's own
         bug is 500, logged with its stack, never retryable. ``checked``: the record of ``api_key``
-        when the caller has just looked it up (the HTTP route does, before it reads the body).
+        when the caller has just looked it up (the HTTP route does, before it reads the body). ``key_in``: where
+        the caller sends a write's key (``header``, or ``meta``: MCP's ``_meta``), as a write without one is told.
         """
         return run_steps(self._steps(name, raw_body, api_key=api_key, idempotency_key=idempotency_key,
-                                     session_id=session_id, request_id=request_id, lang=lang, checked=checked))
+                                     session_id=session_id, request_id=request_id, lang=lang, checked=checked,
+                                     key_in=key_in))
 
     async def execute_async(self, name: str, raw_body: bytes, *, api_key: str | None, idempotency_key: str | None,
                             session_id: str | None, request_id: str | None = None, lang: Lang = "en",
@@ -195,7 +197,8 @@ class SkillSite:
         return (yield Handoff(fn, None, False, "limits", aio))
 
     def _steps(self, name: str, raw_body: bytes, *, api_key: str | None, idempotency_key: str | None,
-               session_id: str | None, request_id: str | None, lang: Lang, checked: ApiKey | None) -> Steps[HttpReply]:
+               session_id: str | None, request_id: str | None, lang: Lang, checked: ApiKey | None,
+               key_in: str = "header") -> Steps[HttpReply]:
         request_id = request_id or uuid.uuid4().hex[:16]
         t0 = time.perf_counter()
         key: ApiKey | None = None
@@ -205,7 +208,8 @@ class SkillSite:
         try:
             key, refused = (checked, None) if checked is not None else self.gate.authorize(api_key, lang)
             if refused is None and key is not None:
-                refused, args = self.gate.admit(name, skill, key, raw_body, idempotency_key, lang, count=False)
+                refused, args = self.gate.admit(name, skill, key, raw_body, idempotency_key, lang, count=False,
+                                                key_in=key_in)
                 if refused is not None and args is None and refused.status in (400, 413):
                     checks["valid"] = False  # the body itself was refused (read_body): not JSON, not the shape
                 if refused is None and skill is not None and not skill.meta.writes:
