@@ -249,8 +249,8 @@ def _eval_configure(p: argparse.ArgumentParser) -> None:
 
 def _eval(ns: argparse.Namespace) -> int:
     # Everything that can be wrong with the input is found here, before the first case runs.
-    _in_range("--trials", ns.trials, 1)
-    _in_range("--concurrency", ns.concurrency, 1)
+    _in_range("--trials", ns.trials, 1, 1000)  # a hundred million was taken, and ran until it was killed
+    _in_range("--concurrency", ns.concurrency, 1, 64)
     from .evals import failure_breakdown, layers, load_cases, pass_hat_k, run_suite, save_results, summarize
     from .evals.metrics import right_tool
     from .evals.suite import Case, ModelFactory
@@ -289,6 +289,9 @@ def _eval(ns: argparse.Namespace) -> int:
                 return make()
         results = run_suite(cases, model=factory, loop=ns.loop, trials=ns.trials, concurrency=ns.concurrency,
                             lang=ns.lang, progress=not ns.json)
+    refused = {_model_refused(r.run) for r in results}
+    if make and len(refused) == 1 and None not in refused:  # a wrong key: a table of hand-overs that exited 0
+        raise InputError("cli.model_refused", code=refused.pop())
     runs = [r.run for r in results]
     ok = {r.run.run_id: r.passed for r in results}
     needed_by_case = {c.id: c.needed_tools for c in cases}
@@ -317,6 +320,16 @@ def _eval(ns: argparse.Namespace) -> int:
     for line in eval_text(report, ns.lang):
         emit(line)
     return 0
+
+
+def _model_refused(run: Any) -> str | None:
+    """The code when the model's service refused the run's request (a key it does not take, a model it does not let
+    this key use), else None."""
+    end = run.events[-1] if run.events else None
+    if end is not None and end.kind == "end" and end.tool_name is None \
+            and end.error_code in ("UNAUTHENTICATED", "PERMISSION_DENIED") and (end.note or "").startswith("model API"):
+        return str(end.error_code)
+    return None
 
 
 def _suite_classes(results: list, cases: list, lang: Lang) -> dict[str, int]:

@@ -517,3 +517,30 @@ def test_a_command_line_that_parses_as_typed_keeps_its_meaning(argv, field, valu
     ns, code, _ = _parse_as_typed_or_half_width(argv)
     assert ns is not None and code == 0 and getattr(ns, field) == value, capsys.readouterr().err
     assert "读作" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_model_service_that_refuses_the_key_is_said_not_scored(monkeypatch, capsys, tmp_path, lang):
+    """With a wrong key eval printed 0% success and 'handed over, nothing wrong written', and exited 0: the
+    terminal never said the key was refused."""
+    from agentlab.cli import main
+    from agentlab.i18n import t
+    from agentlab.models.fakeserver import ChatServer, HTTPFault
+    server = ChatServer([HTTPFault(401, "Incorrect API key provided")] * 200).start()
+    try:
+        monkeypatch.setenv("AGENTLAB_BASE_URL", server.base_url)
+        monkeypatch.setenv("AGENTLAB_API_KEY", "sk-wrong-key-not-shown")
+        code = main(["eval", "--suite", str(ROOT / "data" / "aftersales_cases.jsonl"), "--model", "openai",
+                     "--out", str(tmp_path / "out"), "--lang", lang])
+    finally:
+        server.stop()
+    out, err = capsys.readouterr()
+    assert code == 2 and t("cli.model_refused", lang, code="UNAUTHENTICATED") in err, err
+    assert "Traceback" not in err + out and "sk-wrong" not in err + out
+
+
+@pytest.mark.parametrize("option, value", [("--trials", "100000000"), ("--concurrency", "100000")])
+def test_eval_refuses_a_count_it_would_run_until_killed(option, value, capsys):
+    from agentlab.cli import main
+    code = main(["eval", "--suite", str(ROOT / "data" / "aftersales_cases.jsonl"), option, value])
+    assert code == 2 and option in capsys.readouterr().err
