@@ -77,7 +77,8 @@ def _keys_command(ns: argparse.Namespace, keys: Any, command: str = "site") -> i
         for r in records:
             state = t("site.keys.active", lang) if r.revoked is None else t("site.keys.revoked", lang,
                                                                               when=when(r.revoked))
-            emit(t("site.keys.line", lang, id=r.id, name=r.name, skills=",".join(r.skills),
+            # a gateway's key names tools, a site's skills
+            emit(t(f"{command}.keys.line", lang, id=r.id, name=r.name, skills=",".join(r.skills),
                    quota=f"{r.quota}/{r.period}" if r.quota else t("site.no_quota", lang),
                    role=t("site.keys.operator", lang) if r.operator else "", created=when(r.created), state=state))
         return 0

@@ -393,11 +393,21 @@ def test_over_http_a_clients_key_replays_on_a_new_connection_and_its_rate_is_its
             await client.initialize()
             return [await client.call_tool(name, args, meta=meta) for name, args, meta in script]
 
+    async def listed(key: str) -> set[str]:
+        async with httpx.AsyncClient(headers={"X-API-Key": key}) as http, \
+                streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write, _), \
+                ClientSession(read, write) as client:
+            await client.initialize()
+            return {t.name for t in (await client.list_tools()).tools}
+
     meta = {"agentlab/idempotency_key": "refund-A1-once"}
     refund = ("refund", {"order_id": "A1", "amount": 30}, meta)
     alice, _ = gateway.keys.create("alice")
     mallory_key, _ = gateway.keys.create("mallory")
+    narrow, _ = gateway.keys.create("narrow", ("lookup", "refund"))
     try:
+        # a key's client is listed the tools its key may call (every one was listed, the others then refused)
+        assert asyncio.run(listed(narrow)) == {"lookup", "refund"} and len(asyncio.run(listed(alice))) > 2
         _first, = asyncio.run(session(alice, [refund]))
         again, = asyncio.run(session(alice, [refund]))  # a new connection, the same client and key
         mallory, = asyncio.run(session(mallory_key, [refund]))  # the same key from another client
@@ -532,6 +542,8 @@ def test_the_gateway_command_makes_lists_and_revokes_keys(tmp_path, capsys, lang
     assert main(["gateway", "keys", "list", "--data", str(tmp_path), "--lang", lang]) == 0
     out = capsys.readouterr().out
     assert record.id in out and key not in out
+    # a gateway's key is for tools: its line said "skills *"
+    assert ({"en": "tools *", "zh": "工具 *"}[lang] in out) and "skills" not in out and "技能" not in out, out
     assert main(["gateway", "keys", "revoke", record.id, "--data", str(tmp_path), "--lang", lang]) == 0
     assert KeyStore(tmp_path / "keys.db").check(key) is None
 
@@ -646,3 +658,19 @@ def test_a_key_reused_with_other_arguments_names_the_clients_key_alone(gateway):
     error = body(other)["error"]
     assert other.isError and error["code"] == "CONFLICT" and "k1" in error["message"], error
     assert "client:" not in other.content[0].text and gateway.runs()["refund"] == 1
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_body_that_is_not_utf8_is_refused_in_a_sentence(gateway, lang, capfd):
+    """The SDK decoded it and failed: -32603 "Error handling POST request", and a UnicodeDecodeError stack on the
+    operator's terminal."""
+    import httpx
+    key, _ = gateway.keys.create("mei")
+    with served(gateway) as url:
+        refused = httpx.post(url, content=b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "x": "\xff\xfe"}',
+                             headers={"X-API-Key": key, "Accept": "application/json, text/event-stream",
+                                      "Content-Type": "application/json", "Accept-Language": lang}, timeout=15)
+        opened = initialize(url, {"X-API-Key": key})  # a body that is UTF-8 still reaches the SDK whole
+    assert refused.status_code == 400 and refused.json()["error"] == {"code": -32700, "message": t("mcp.not_utf8", lang)}
+    assert opened.status_code == 200 and "instructions" in opened.json()["result"]
+    assert "Traceback" not in "".join(capfd.readouterr())

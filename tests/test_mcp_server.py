@@ -162,3 +162,18 @@ def test_a_malformed_call_is_a_4xx_in_agentlabs_shape_never_python_text(site, ar
     refused = json.loads(result.content[0].text)
     assert 400 <= refused["status"] < 500 and refused["error"]["category"] != "transient"  # fix it, never "later"
     assert "Traceback" not in result.content[0].text and "Error:" not in result.content[0].text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_body_that_is_not_utf8_is_refused_in_a_sentence_at_the_sites_mcp(site, lang, capfd):
+    """The SDK decoded it and failed: JSON-RPC -32603 "Error handling POST request" to the client, a
+    UnicodeDecodeError stack on the server's stderr."""
+    from agentlab.i18n import t
+    key, _ = site.create_key("agent", ["get_order"])
+    with serving(site) as base:
+        refused = httpx.post(base + "/mcp", content=b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "x": "\xff"}',
+                             headers={"X-API-Key": key, "Accept": "application/json, text/event-stream",
+                                      "Content-Type": "application/json", "Accept-Language": lang}, timeout=15)
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == -32700, refused.text
+    assert refused.json()["error"]["message"] == t("mcp.not_utf8", lang), refused.text
+    assert "Traceback" not in "".join(capfd.readouterr())

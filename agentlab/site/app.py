@@ -159,7 +159,7 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         mcp_hosts: Host headers ``/mcp`` accepts besides localhost (``"site.example:*"``): the SDK
             refuses others, against DNS rebinding. The HTTP API itself does not look at Host.
     """
-    from .mcp_server import LOCAL_HOSTS, SESSION_LANG, mcp_manager
+    from .mcp_server import LOCAL_HOSTS, SESSION_LANG, mcp_manager, not_utf8
     manager = mcp_manager(site, allowed_hosts=[*LOCAL_HOSTS, *mcp_hosts])
 
     @asynccontextmanager
@@ -185,6 +185,10 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
                 raw = await _read(receive, site.max_body, BODY_SECONDS)
             except (_TooLarge, _TooSlow) as exc:
                 await _body_refusal(exc, site.max_body, lang)(scope, receive, send)
+                return
+            refused = not_utf8(raw, lang)
+            if refused is not None:
+                await refused(scope, receive, send)
                 return
             who = _digest(_presented_key(request))
             if not await slots.take(who, SLOT_WAIT):

@@ -66,6 +66,8 @@ __all__ = ["MAX_SESSIONS", "Gateway", "claimed"]
 
 #: client sessions whose repeat breaker is kept; past it the oldest is forgotten (its claims stay in the store)
 MAX_SESSIONS = 10_000
+#: the largest request body the gateway reads (the MCP SDK's own cap on a message)
+GATEWAY_BODY = 4 * 1024 * 1024
 
 class _ClientGone(logging.Filter):
     """Drop the SDK's stack for a client that closed its session (its server-to-client stream ends with
@@ -351,7 +353,10 @@ class Gateway:
 
         @server.list_tools()
         async def list_tools() -> list[types.Tool]:
-            return self.tools
+            # a key's client is shown the tools its key may call, as the site lists its skills: the others were
+            # listed, and each call of one was refused
+            record = caller()[3]
+            return self.tools if record is None else [tool for tool in self.tools if record.allows(tool.name)]
 
         @server.call_tool(validate_input=False)  # the guards check, and answer with agentlab's problems
         async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -391,7 +396,8 @@ class Gateway:
         from starlette.responses import JSONResponse
         from starlette.routing import Route
 
-        from .mcp_server import LOCAL_HOSTS
+        from .app import BODY_SECONDS, _body_refusal, _read, _replay, _TooLarge, _TooSlow
+        from .mcp_server import LOCAL_HOSTS, not_utf8
         hosts = list(allowed_hosts or LOCAL_HOSTS)
         security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                              allowed_origins=[f"http://{h}" for h in hosts])
@@ -419,8 +425,20 @@ class Gateway:
                                        headers={"WWW-Authenticate": 'Bearer realm="agentlab gateway"'})(
                         scope, receive, send)
                     return
+                lang = accepted_lang(headers.get("accept-language", ""), gateway.lang)
+                if scope.get("method") == "POST":  # read here, bounded as the site's, and refused in words if not UTF-8
+                    try:
+                        raw = await _read(receive, GATEWAY_BODY, BODY_SECONDS)
+                    except (_TooLarge, _TooSlow) as exc:
+                        await _body_refusal(exc, GATEWAY_BODY, lang)(scope, receive, send)
+                        return
+                    refused = not_utf8(raw, lang)
+                    if refused is not None:
+                        await refused(scope, receive, send)
+                        return
+                    receive = _replay(raw, receive)
                 # the session this request opens (its initialize) says its instructions in the client's language
-                token = SESSION_LANG.set(accepted_lang(headers.get("accept-language", ""), gateway.lang))
+                token = SESSION_LANG.set(lang)
                 try:
                     await manager.handle_request(scope, receive, send)
                 finally:

@@ -41,7 +41,8 @@ from .logs import clean_session
 from .service import HttpReply, SkillSite, bad_body
 from .skills import Skill
 
-__all__ = ["IDEMPOTENCY_META", "LOCAL_HOSTS", "SESSION_LANG", "LocalizedServer", "mcp_manager", "mcp_server", "mcp_tool"]
+__all__ = ["IDEMPOTENCY_META", "LOCAL_HOSTS", "SESSION_LANG", "LocalizedServer", "mcp_manager", "mcp_server", "mcp_tool",
+           "not_utf8"]
 
 #: the ``_meta`` field of a tools/call request that carries a write's idempotency key
 IDEMPOTENCY_META = "agentlab/idempotency_key"
@@ -49,6 +50,19 @@ IDEMPOTENCY_META = "agentlab/idempotency_key"
 IDEMPOTENCY_FIELDS_META = "agentlab/idempotency"
 #: Host headers the HTTP endpoint accepts by default (DNS rebinding protection)
 LOCAL_HOSTS = ("127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*")
+
+
+def not_utf8(raw: bytes, lang: Lang) -> Any | None:
+    """The refusal of an MCP request body that is not UTF-8 (JSON-RPC's parse error, 400, said in ``lang``), as an
+    ASGI app; None for a body the SDK can read. The SDK decoded it itself and failed: -32603 "Error handling POST
+    request" to the client and a UnicodeDecodeError stack on the server's terminal."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        from starlette.responses import JSONResponse
+        return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": t("mcp.not_utf8", lang)}},
+                            status_code=400)
+    return None
 
 
 def mcp_tool(skill: Skill, lang: Lang = "en") -> types.Tool:
