@@ -322,6 +322,11 @@ def _execute_steps(tool: Tool, args: dict, ctx: CallContext, *, key: str,
                 # author wrote is kept as written
                 err = make_error("RATE_LIMITED", _key="RATE_LIMITED.too_long", seconds=err.retry_after,
                                  retry_after=err.retry_after, stage=err.stage, problems=err.problems)
+            if still_running and err.code == "TIMEOUT" and err.message is None:
+                # the general hint ("temporary: send it again as it is") told the model to add a second call to a
+                # backend the first still hangs in, which the loop itself declines to do
+                err = make_error("TIMEOUT", seconds=_limit(tool, cfg.timeout) or 0, stage=err.stage,
+                                 hint={lg: t("hint.read_still_running", lg) for lg in ("en", "zh")})
             if claimed:
                 if isinstance(exc, WriteTimeout):
                     # The write still runs, but nobody waits for it any more: its in-flight window (the

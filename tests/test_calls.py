@@ -8,6 +8,7 @@ import pytest
 import agentlab.jsonutil as jsonutil
 from agentlab import Registry, Tool
 from agentlab.errors import ToolFailure
+from agentlab.i18n import t
 from agentlab.loop import run_guarded
 from agentlab.models import ScriptedModel, call, say, tool_calls
 from agentlab.store import MemoryStore
@@ -104,6 +105,9 @@ def test_a_read_that_still_hangs_in_its_worker_is_not_sent_again():
     run = out[0]
     assert len(started) == 1, f"sent {len(started)} times into a stuck backend"
     assert [e.error_code for e in run.tool_events] == ["TIMEOUT"]
+    # and the model is not told to send it again as it is, which the loop itself declined to do
+    told = run.tool_events[0].model_visible
+    assert t("hint.read_still_running", "en") in told and t("hint.transient", "en") not in told, told
 
 
 def _hung_write(keyed):
