@@ -129,9 +129,10 @@ CORPUS = [
     (eval_(suite="dup_id.jsonl"), ["dup_id.jsonl:2", "'c1'", "line 1"]),
     (eval_(suite="start.jsonl"), ["start.jsonl:1", "start"]),
     # eval: numbers and outputs, checked before anything runs
-    (eval_("--trials", "0"), ["--trials", "at least 1", "0"]),
-    (eval_("--trials", "-1"), ["--trials", "at least 1", "-1"]),
-    (eval_("--concurrency", "0"), ["--concurrency", "at least 1"]),
+    (eval_("--trials", "0"), ["--trials", "between 1 and 1000", "0"]),
+    (eval_("--trials", "-1"), ["--trials", "between 1 and 1000", "-1"]),
+    (eval_("--trials", "1001"), ["--trials", "between 1 and 1000", "1001"]),
+    (eval_("--concurrency", "0"), ["--concurrency", "between 1 and 64"]),
     (eval_("--trials", "two"), ["--trials", "two"]),
     (["eval", "--suite", SUITE, "--out", "afile"], ["afile", "not a directory"]),
     (["eval", "--suite", SUITE, "--out", "afile/runs"], ["afile/runs", "cannot"]),
@@ -204,7 +205,7 @@ def test_bad_input_in_a_real_process(bad, argv, words):
 @pytest.mark.parametrize("argv,words", [
     ([*check_args("ints.json"), "--lang", "zh"], ["ints.json", "第 1 个工具"]),
     (eval_("--lang", "zh", suite="short_script.jsonl"), ["short_script.jsonl:1", "fake.script"]),
-    (eval_("--lang", "zh", "--trials", "0"), ["--trials", "至少"]),
+    (eval_("--lang", "zh", "--trials", "0"), ["--trials", "之间"]),
     (["demo", "--lang", "zh", "--step", "9"], ["--step", "之间"]),
     (["demo", "--lang", "zh", "--fault", "nope"], ["错误", "--help"]),
 ])
