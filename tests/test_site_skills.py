@@ -59,3 +59,24 @@ def test_a_catastrophic_pattern_fails_skill_registration_with_the_sentence(patte
         assert "指数级" in info.value.localized("zh")
     assert SkillMeta("codes", "Codes", "Use it.", input_schema={"type": "object", "properties": {
         "code": {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$"}}})
+
+
+@pytest.mark.parametrize("lang, said", [("en", "Beijing: cloudy, 7 °C, humidity 35%, wind north 3."),
+                                        ("zh", "北京：多云，7 °C，湿度 35%，北风 3 级。")])
+def test_a_shipped_skills_summary_is_said_in_the_callers_language_and_its_data_stays(tmp_path, lang, said):
+    """A Chinese caller read "Beijing: cloudy, 7 °C ..." and "Sent 'Hi' to ..." in English."""
+    import json as _json
+
+    from agentlab.site.service import SkillSite
+    site = SkillSite(tmp_path)
+    try:
+        key, _ = site.create_key("x", ["*"])
+        weather = site.execute("current_weather", b'{"arguments": {"city": "Beijing"}}', api_key=key,
+                               idempotency_key=None, session_id=None, lang=lang).body["result"]
+        sent = site.execute("send_notification", _json.dumps({"arguments": {"to": "a@b.com", "subject": "Hi",
+                                                                            "body": "x"}}).encode(),
+                            api_key=key, idempotency_key="k1", session_id=None, lang=lang).body["result"]
+    finally:
+        site.close()
+    assert weather["summary"] == said and weather["condition"] == "cloudy" and weather["city"] == "Beijing"
+    assert sent["summary"] == {"en": "Sent 'Hi' to a@b.com.", "zh": "已把“Hi”发送给 a@b.com。"}[lang]

@@ -42,7 +42,7 @@ def test_a_shipped_chinese_page_gives_title_main_text_and_links_flat(site):
     for boiler in ("tracking", "font-family", "首页", "登录", "猜你喜欢", "2026", "ads", "Shop 商城"):
         assert boiler not in r["text"], boiler
     assert r["links"] == ["/help/refunds"] and all(not isinstance(v, (dict, list)) or k == "links" for k, v in r.items())
-    assert r["summary"] == "退款政策 Refund policy: 219 characters of text, 1 link(s)."
+    assert r["summary"] == "退款政策 Refund policy: 219 characters of text, 1 link."
 
 
 def test_a_gbk_page_and_a_page_whose_declared_charset_is_wrong(mod):

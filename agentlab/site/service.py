@@ -270,7 +270,7 @@ class SkillSite:
         if problems:
             return reply(make_error("INVALID_ARGS", problems=problems), lang)
         if not skill.meta.writes:
-            ctx = SkillContext(self.data_dir, self.state_for(key.id), None, self._ctx.lock)
+            ctx = SkillContext(self.data_dir, self.state_for(key.id), None, self._ctx.lock, lang)
             outcome = yield from skill_steps(skill, args, ctx, lang=lang, check_input=False)
             self._log_internal(outcome, skill, request_id, session_id)
             return HttpReply(outcome.status, outcome.body)
@@ -296,7 +296,8 @@ class SkillSite:
             return limited
         # what the backend dedups on is scoped to the caller too: the desk's own map is one per site,
         # and a key sent by one tenant must never answer another tenant's call with its effect
-        ctx = SkillContext(self.data_dir, self.state_for(key.id), scoped(key.id, skill.name, idem), self._ctx.lock)
+        ctx = SkillContext(self.data_dir, self.state_for(key.id), scoped(key.id, skill.name, idem), self._ctx.lock,
+                           lang)
 
         def late(outcome: Execution) -> None:  # a write that timed out finished after all: that settles the key
             claim.finish(outcome)

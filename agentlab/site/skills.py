@@ -157,12 +157,14 @@ class SkillMeta:
 @dataclass(frozen=True)
 class SkillContext:
     """What a handler may use besides its arguments: the site's data folder, the shared state
-    objects (the desks), the idempotency key of a write, and a lock for files it appends to."""
+    objects (the desks), the idempotency key of a write, a lock for files it appends to, and the caller's
+    language (a result's ``summary`` is a sentence, said in it; its data stays as it is)."""
 
     data_dir: Path
     state: Mapping[str, Any] = field(default_factory=dict)
     idempotency_key: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    lang: Lang = "en"
 
 
 Handler = Callable[[dict, SkillContext], Any]

@@ -11,6 +11,7 @@ import json
 import uuid
 from pathlib import Path
 
+from agentlab.i18n import t
 from agentlab.site.files import locked
 from agentlab.site.skills import SkillContext, read_meta, register_skill
 
@@ -25,4 +26,4 @@ def send_notification(arguments: dict, ctx: SkillContext) -> dict:
     with ctx.lock, locked(outbox.with_name("outbox.jsonl.lock")), outbox.open("a", encoding="utf-8") as f:
         f.write(json.dumps(message, ensure_ascii=False) + "\n")
     return {"message_id": message["message_id"], "to": arguments["to"],
-            "summary": f"Sent {arguments['subject']!r} to {arguments['to']}."}
+            "summary": t("skill.notify.summary", ctx.lang, subject=arguments["subject"], to=arguments["to"])}

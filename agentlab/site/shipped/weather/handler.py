@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from agentlab.errors import Problem, ToolFailure
-from agentlab.i18n import LANGS, both, joined, t
+from agentlab.i18n import LANGS, Lang, both, joined, keys, t
 from agentlab.site.files import load_json, locked, write_atomic
 from agentlab.site.skills import SkillContext, read_meta, register_skill
 from agentlab.tools import rule
@@ -73,9 +73,11 @@ def current_weather(arguments: dict, ctx: SkillContext) -> dict:
         cache = _cache(cache_path)  # no lock: the file is only ever replaced whole
         if not _entry(cache.get(city)):
             raise ToolFailure("NOT_FOUND", both("skill.weather.nothing_is_cached_for", city=city))
-        return {**cache[city], "cached": True,
-                "summary": f"{city}: {cache[city]['condition']}, {cache[city]['temperature']:g} °C "
-                           f"(cached, measured {cache[city]['as_of']})."}
+        entry = cache[city]
+        return {**entry, "cached": True,
+                "summary": t("skill.weather.summary_cached", ctx.lang, city=_said(city, ctx.lang),
+                             condition=_said(entry["condition"], ctx.lang), temperature=entry["temperature"],
+                             as_of=entry["as_of"])}
     source = _source(ctx)
     if source.get("mode") == "down":
         raise ConnectionError("weather source refused the connection")
@@ -89,4 +91,12 @@ def current_weather(arguments: dict, ctx: SkillContext) -> dict:
         cache = _cache(cache_path)
         cache[city] = result
         write_atomic(cache_path, json.dumps(cache, ensure_ascii=False))
-    return {**result, "summary": f"{city}: {condition}, {temperature:g} °C, humidity {humidity:g}%, wind {wind}."}
+    return {**result, "summary": t("skill.weather.summary", ctx.lang, city=_said(city, ctx.lang),
+                                   condition=_said(condition, ctx.lang), temperature=temperature, humidity=humidity,
+                                   wind=_said(wind, ctx.lang))}
+
+
+def _said(word: str, lang: Lang) -> str:
+    """A city, a condition or a wind of the table as the summary says it in ``lang`` (the data keeps the table's)."""
+    key = f"skill.weather.word.{word}"
+    return t(key, lang) if lang != "en" and key in keys() else word

@@ -328,6 +328,6 @@ def extract_page_text(arguments: dict, ctx: SkillContext) -> dict:
     result = extract(raw, declared_charset=declared, base=base, max_chars=max_chars, max_links=max_links,
                      truncated=cut)
     head = result["title"] or source
-    more = " (truncated)" if result["truncated"] else ""
+    said = "skill.web_page.summary_cut" if result["truncated"] else "skill.web_page.summary"
     return {"source": source, **result,
-            "summary": f"{head}: {result['chars']} characters of text{more}, {result['link_count']} link(s)."}
+            "summary": t(said, ctx.lang, head=head, chars=result["chars"], links=result["link_count"])}
