@@ -641,6 +641,31 @@ def test_a_participants_processes_together_stay_under_the_accounts_limit(hub):
         time.sleep(0.5)
 
 
+def test_a_participants_processes_share_one_cpu_group_below_the_services(hub):
+    """nice alone held nothing: the kernel shares the CPU between sessions first (autogroup), so 250 spinning processes,
+    each in a session of its own, made another participant's cell 75 times slower and the model's answers 20 times.
+    Every process of an account, a new session's too, is in the account's CPU group, and every participant together
+    under one group whose share is below the services'."""
+    from agentlab.hub.spawner import CGROUP_V1_CPU, CGROUP_V2, PARTICIPANTS_CPU_WEIGHT, cgroups_usable
+    if not cgroups_usable():
+        skip_or_fail("this machine lets no cgroup be made")
+    h, _, tokens = hub
+    code = ("import subprocess\n"
+            "print(open('/proc/self/cgroup').read())\n"
+            "print(subprocess.run(['cat', '/proc/self/cgroup'], start_new_session=True, capture_output=True,"
+            " text=True).stdout)\n")
+    [cell] = _run(h, tokens["bo"], "bo", [code])
+    assert cell.ok, cell
+    v1 = (CGROUP_V1_CPU / "cpu.shares").exists()
+    # v1: the line of the hierarchy holding the cpu controller ("1:cpu:/..." or "2:cpu,cpuacct:/..."); v2: "0::/..."
+    cpu_lines = [line for line in cell.stdout.splitlines() if line.count(":") >= 2 and (
+        "cpu" in line.split(":")[1].split(",") if v1 else line.startswith("0::"))]
+    assert len(cpu_lines) == 2 and all(line.split(":", 2)[2].startswith("/agentlab/") and line.endswith("-bo")
+                                       for line in cpu_lines), cell.stdout
+    share = (CGROUP_V1_CPU / "agentlab" / "cpu.shares") if v1 else (CGROUP_V2 / "agentlab" / "cpu.weight")
+    assert int(share.read_text()) == (PARTICIPANTS_CPU_WEIGHT * 1024 // 100 if v1 else PARTICIPANTS_CPU_WEIGHT)
+
+
 def test_a_participant_who_fills_their_disk_stops_nobody_else(hub):
     """One participant's ``fallocate -l 70G`` (or a loop of writes) filled the disk every home, the site's database and
     the hub's records are on. Now their home is a disk of their own: past its size their writes fail, and only theirs;

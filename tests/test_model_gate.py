@@ -172,3 +172,30 @@ def test_fair_share_refuses_nonsense_and_full_queues():
         with pytest.raises(Full):
             await share.enter("ana")
     asyncio.run(main())
+
+
+def test_only_the_models_api_is_forwarded_and_a_body_past_its_cap_is_refused_unread():
+    """The gate forwarded any path (llama.cpp's /slots showed every participant's activity, /props the machine's
+    paths) and read any body whole (six of a gigabyte each held 8 GB of the machine, which no cgroup bounds)."""
+    from agentlab.hub.model_gate import MODEL_BODY
+
+    async def main():
+        model, _, client = _gate(slots=1)
+        key = {"Authorization": f"Bearer {model_key(SECRET, 'mallory')}"}
+        for path in ("/slots", "/props", "/v1/../slots", "/metrics"):
+            reply = await client.get(path, headers=key)
+            assert reply.status_code == 404, path
+            assert reply.json()["error"]["message"].splitlines() == [t("hub.model.no_path", lg) for lg in ("en", "zh")]
+
+        async def endless():
+            for _ in range(MODEL_BODY // 65536 + 2):
+                yield b"x" * 65536
+        big = await client.post("/v1/chat/completions", content=endless(), headers=key)  # chunked: no length declared
+        declared = await client.post("/v1/chat/completions", content=b"{}",
+                                     headers={**key, "Content-Length": str(MODEL_BODY + 1)})
+        assert big.status_code == 413 and declared.status_code in (413, 400)
+        assert model.arrived == []
+        model.let("fine")
+        ok = await _ask(client, "ana", "fine")  # the API itself still answers
+        assert ok.status_code == 200
+    asyncio.run(main())

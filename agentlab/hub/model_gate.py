@@ -30,7 +30,7 @@ from typing import Any
 
 from ..i18n import t
 
-__all__ = ["FairShare", "Full", "gate_app", "model_key", "who_holds"]
+__all__ = ["MODEL_BODY", "MODEL_PATHS", "FairShare", "Full", "gate_app", "model_key", "who_holds"]
 
 KEY_PREFIX = "mk-"
 
@@ -125,10 +125,17 @@ class FairShare:
             future.set_result(None)
 
 
+#: what a participant may ask the room's model (OpenAI's API); the rest of llama.cpp's server is the operator's
+MODEL_PATHS = frozenset({"/v1/chat/completions", "/v1/completions", "/v1/models", "/chat/completions", "/models"})
+#: the largest request the gate reads: a long chat with every tool is a few hundred kilobytes
+MODEL_BODY = 4 * 1024 * 1024
+
+
 def _refusal(status: int, key: str, **headers: str) -> Any:
     from starlette.responses import JSONResponse
     message = "\n".join(t(key, lang) for lang in ("en", "zh"))  # a person reads it: both languages
-    kind = "rate_limit_error" if status == 429 else "authentication_error"
+    kind = {429: "rate_limit_error", 401: "authentication_error", 404: "not_found_error"}.get(status,
+                                                                                            "invalid_request_error")
     return JSONResponse({"error": {"message": message, "type": kind, "code": key.rsplit(".", 1)[-1]}},
                         status_code=status, headers=headers)
 
@@ -150,7 +157,18 @@ def gate_app(share: FairShare, secret: str, upstream: Any) -> Any:
         who = who_holds(secret, auth[7:].strip()) if auth[:7].lower() == "bearer " else None
         if who is None:
             return _refusal(401, "hub.model.no_key")
-        body = await request.body()
+        if request.url.path.rstrip("/") not in MODEL_PATHS:  # the server's own pages (its slots: others' activity)
+            return _refusal(404, "hub.model.no_path")
+        declared = request.headers.get("content-length", "")
+        if declared and (not declared.isdigit() or int(declared) > MODEL_BODY):
+            return _refusal(413, "hub.model.too_large")
+        chunks, size = [], 0
+        async for chunk in request.stream():  # read bounded: six bodies of a gigabyte each held 8 GB of the machine
+            size += len(chunk)
+            if size > MODEL_BODY:
+                return _refusal(413, "hub.model.too_large")
+            chunks.append(chunk)
+        body = b"".join(chunks)
         try:
             await share.enter(who)
         except Full:

@@ -24,8 +24,8 @@ from ..i18n import accepted_lang, t
 from .disks import disks_usable, mount_home, own_output, private_temporary
 from .users import SERVICES_USER, ensure_account, os_name, prepare_home, processes_of
 
-__all__ = ["CGROUP_V1", "CGROUP_V2", "KERNEL_MANAGER", "NICENESS", "NOFILE", "NPROC", "SHARED_FOLDERS",  # noqa: F822
-           "OwnSocketsKernelManager", "WorkshopSpawner", "account_cgroup", "cgroups_usable", "drop_cgroup",
+__all__ = ["CGROUP_V1", "CGROUP_V1_CPU", "CGROUP_V2", "KERNEL_MANAGER", "NICENESS", "NOFILE", "NPROC",  # noqa: F822
+           "PARTICIPANTS_CPU_WEIGHT", "SHARED_FOLDERS", "OwnSocketsKernelManager", "WorkshopSpawner", "account_cgroup", "cgroups_usable", "drop_cgroup",
            "drop_cgroups", "end_processes_of", "failure_line", "kernel_sockets", "own_redis_folder",
            "participant_prefix", "remove_shared_files_of", "spawn_refusal", "start_own_redis"]
 
@@ -44,6 +44,11 @@ NOFILE = 4096
 #: How much less of the CPU a participant's processes are offered than the room's services (``nice``): a kernel
 #: spinning in a loop shares the cores with the other participants' kernels, never ahead of the model or the site.
 NICENESS = 5
+#: The CPU share of every participant together against the room's services, where the machine has a CPU controller
+#: (cgroup v2's ``cpu.weight``, of 100; v1's ``cpu.shares``, of 1024); within it each account has an equal share.
+#: ``nice`` alone held nothing: the kernel gives each session an equal share first (autogroup), so 250 spinning
+#: processes, each in a session of its own, made another participant's cell 75 times slower, and the model's answers.
+PARTICIPANTS_CPU_WEIGHT = 25
 
 
 def participant_prefix(name: str) -> str:
@@ -56,8 +61,10 @@ def own_redis_folder(home: Path) -> Path:
     return home / ".redis"
 
 
-#: the memory controller's tree, as cgroup v2 (one unified tree) or v1 (a hierarchy of its own) mounts it
+#: the memory controller's tree, as cgroup v2 (one unified tree) or v1 (a hierarchy of its own) mounts it; and v1's
+#: CPU controller's (v2 has both in one group)
 CGROUP_V2, CGROUP_V1 = Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/memory")
+CGROUP_V1_CPU = Path("/sys/fs/cgroup/cpu")
 
 
 def account_cgroup(account: str, limit: int) -> Path | None:
@@ -66,11 +73,15 @@ def account_cgroup(account: str, limit: int) -> Path | None:
     tree), where the per-process limit is all there is. RLIMIT_DATA limits each process: a participant who forked
     four children of 1.5 GiB each held 6.4 GiB against a 2 GiB limit, and a room of them the whole machine."""
     try:
-        if "memory" in (CGROUP_V2 / "cgroup.controllers").read_text().split():
+        controllers = (CGROUP_V2 / "cgroup.controllers").read_text().split()
+        if "memory" in controllers:
             base = CGROUP_V2 / "agentlab"
             base.mkdir(exist_ok=True)
-            for parent in (CGROUP_V2, base):  # the controller handed down to the accounts' groups
+            for parent in (CGROUP_V2, base):  # the controllers handed down to the accounts' groups
                 (parent / "cgroup.subtree_control").write_text("+memory")
+                if "cpu" in controllers:
+                    _quietly_write(parent / "cgroup.subtree_control", "+cpu")
+            _quietly_write(base / "cpu.weight", str(PARTICIPANTS_CPU_WEIGHT))
             group = base / account
             group.mkdir(exist_ok=True)
             (group / "memory.max").write_text(str(limit))
@@ -84,6 +95,7 @@ def account_cgroup(account: str, limit: int) -> Path | None:
             return None
         group = CGROUP_V1 / "agentlab" / account
         group.mkdir(parents=True, exist_ok=True)
+        _v1_cpu_group(account)
         memsw = group / "memory.memsw.limit_in_bytes"  # memory and swap together: the same bound
         if memsw.exists():
             try:  # (never below the memory limit: raised first when the limit grows, set again after)
@@ -94,6 +106,26 @@ def account_cgroup(account: str, limit: int) -> Path | None:
         if memsw.exists():
             memsw.write_text(str(limit))
         return group / "cgroup.procs"
+    except OSError:
+        return None
+
+
+def _quietly_write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text)
+    except OSError:  # a controller this machine does not hand down: the memory limit still holds
+        pass
+
+
+def _v1_cpu_group(account: str) -> Path | None:
+    """``account``'s group in cgroup v1's CPU hierarchy (made, with every participant's parent at its share), or None."""
+    if not (CGROUP_V1_CPU / "cpu.shares").exists():
+        return None
+    try:
+        base = CGROUP_V1_CPU / "agentlab"
+        (base / account).mkdir(parents=True, exist_ok=True)
+        (base / "cpu.shares").write_text(str(PARTICIPANTS_CPU_WEIGHT * 1024 // 100))
+        return base / account / "cgroup.procs"
     except OSError:
         return None
 
@@ -110,12 +142,15 @@ def cgroups_usable() -> bool:
 
 
 def drop_cgroup(procs: Path | None) -> None:
-    """Remove an account's memory cgroup once nothing of theirs runs (it is made again at their next start)."""
+    """Remove an account's memory cgroup (and on cgroup v1 its CPU group) once nothing of theirs runs (they are made
+    again at their next start)."""
     if procs is not None:
-        try:
-            procs.parent.rmdir()
-        except OSError:  # something of theirs still ends: the next start reuses it
-            pass
+        for group in (procs.parent, *((CGROUP_V1_CPU / "agentlab" / procs.parent.name,)
+                                      if procs.is_relative_to(CGROUP_V1) else ())):
+            try:
+                group.rmdir()
+            except OSError:  # something of theirs still ends: the next start reuses it
+                pass
 
 
 def drop_cgroups() -> None:
@@ -129,10 +164,14 @@ def drop_cgroups() -> None:
 
 def _join(procs: Path | None) -> None:
     if procs is not None:
-        try:
-            procs.write_text(str(os.getpid()))
-        except OSError:  # gone meanwhile: the per-process limit still holds
-            pass
+        groups = [procs]
+        if procs.is_relative_to(CGROUP_V1):  # v1: the CPU hierarchy is another tree, the account's group there too
+            groups.append(CGROUP_V1_CPU / "agentlab" / procs.parent.name / "cgroup.procs")
+        for group in groups:
+            try:
+                group.write_text(str(os.getpid()))
+            except OSError:  # gone meanwhile: the per-process limit still holds
+                pass
 
 
 def _limits(data_limit: int, procs: Path | None = None) -> None:

@@ -174,6 +174,9 @@ def llama_server(gguf: Path, *, listen: str | int = 8080, threads: int | None = 
     import xllamacpp as x
     p = x.CommonParams()
     p.model.path = str(gguf)
+    # named by its file's name, not its path: the server says its model's name in /v1/models, /props and every
+    # answer, and the path was the machine's (a workshop room's state folder, to every participant)
+    p.model_alias = {gguf.stem}
     p.n_ctx = ctx
     p.n_parallel = parallel
     threads = threads or default_threads()
