@@ -24,7 +24,8 @@ own = settings.pop("agentlab")
 records.bound_requests(own["max_body"])
 records.more_files()  # before the proxy and the services are started: they inherit it
 # the hub's own log is where the launcher sends what the hub (and the proxy it starts) prints
-records.LogTrimmer(records.room_logs(Path(os.environ["AGENTLAB_HUB_LOG"]), Path(own["service_logs"])),
+# and each participant's server's log, on their own disk, which anyone can make their server write to
+records.LogTrimmer(records.room_logs(Path(os.environ["AGENTLAB_HUB_LOG"]), Path(own["service_logs"]), Path(own["homes"])),
                    cap=own["log_cap"]).start()
 for section, values in settings.items():
     for name, value in values.items():

@@ -161,3 +161,20 @@ def test_the_trainer_reads_how_many_names_the_room_takes(tmp_path, monkeypatch, 
         launch.hub_command([*args, *extra], root=ROOT)
         out = capsys.readouterr().out
         assert started[-1].seats == seats and said in out, out
+
+
+def test_the_shared_environments_files_are_closed_to_the_accounts_writes(tmp_path):
+    """uv leaves the environment's .lock writable by everyone: any participant could hold it and stall the trainer's
+    next setup. The hub closes it (and any such file at the environment's top) before it starts."""
+    import stat as stat_
+
+    from agentlab.hub.launch import _no_writes_by_others
+    env = tmp_path / ".venv"
+    (env / "bin").mkdir(parents=True)
+    lock, config = env / ".lock", env / "pyvenv.cfg"
+    lock.write_text("")
+    config.write_text("home = /usr/bin\n")
+    os.chmod(lock, 0o666)
+    os.chmod(config, 0o644)
+    _no_writes_by_others(env)
+    assert stat_.S_IMODE(lock.stat().st_mode) == 0o644 and stat_.S_IMODE(config.stat().st_mode) == 0o644

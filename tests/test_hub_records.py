@@ -234,3 +234,32 @@ def test_a_participant_has_no_right_that_adds_rows_at_each_request(scope):
     s = HubSettings(root=Path("/r"), state=Path("/s"), python=Path("/p"), proxy=Path("/x"), workshop_password="pw")
     [user] = [r for r in build(s)["JupyterHub"]["load_roles"] if r["name"] == "user"]
     assert not any(x.split("!")[0] == scope for x in user["scopes"]), user
+
+
+def test_a_participants_server_log_is_kept_under_its_cap_and_its_older_part_stays_theirs(tmp_path):
+    """Anyone could make a participant's server print: a flood of long requests to its port grew its log 54 MB a
+    second, and messages pushed into its kernel filled its owner's 2 GB disk for good. The room's trimmer keeps each
+    participant's server log under the cap too; the part it sets aside is the participant's own file."""
+    from agentlab.hub.disks import SERVER_LOG
+    hub_log, services, homes = tmp_path / "jupyterhub.log", tmp_path / "logs", tmp_path / "homes"
+    services.mkdir()
+    hub_log.write_text("")
+    (homes / "ana").mkdir(parents=True)
+    log = homes / "ana" / SERVER_LOG
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    if os.geteuid() == 0:
+        os.chown(log, 65534, 65534)  # the participant's, not the hub's
+    trimmer = records.LogTrimmer(records.room_logs(hub_log, services, homes), cap=50_000, every=0.05).start()
+    try:
+        for _ in range(40):
+            os.write(fd, _lines(100))
+            time.sleep(0.01)
+        deadline = time.monotonic() + 5
+        while log.stat().st_size > 50_000 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        trimmer.stop()
+        os.close(fd)
+    aside = log.with_name(SERVER_LOG + ".1")
+    assert log.stat().st_size <= 50_000 and 0 < aside.stat().st_size <= 50_000
+    assert aside.stat().st_uid == log.stat().st_uid

@@ -112,7 +112,8 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
              for lang in ("en", "zh")}
     return {
         # read by hub/jupyterhub_config.py itself, not a section of JupyterHub's: the bounds of its own records
-        "agentlab": {"max_body": records.MAX_BODY, "log_cap": s.log_cap, "service_logs": str(st / LOGS)},
+        "agentlab": {"max_body": records.MAX_BODY, "log_cap": s.log_cap, "service_logs": str(st / LOGS),
+                     "homes": str(st / "homes")},
         "JupyterHub": {
             "bind_url": f"http://127.0.0.1:{s.port}",
             "hub_ip": "127.0.0.1", "hub_port": s.hub_port,

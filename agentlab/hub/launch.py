@@ -14,6 +14,7 @@ import re
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -147,6 +148,22 @@ def hold_machine(lang: Lang = "en", *, refusal: str = "hub.another_running", **h
     return fd
 
 
+def _no_writes_by_others(env: Path) -> None:
+    """Every file at the top of the shared environment closed to the accounts' writes: uv's ``.lock`` there is made
+    writable by everyone, so any participant could hold it and stall the trainer's next setup."""
+    try:
+        entries = list(env.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            st = entry.lstat()
+            if stat.S_ISREG(st.st_mode) and st.st_mode & stat.S_IWOTH:
+                os.chmod(entry, stat.S_IMODE(st.st_mode) & ~(stat.S_IWOTH | stat.S_IWGRP))
+        except OSError:
+            continue
+
+
 class Hub:
     """One running workshop hub (a context manager)."""
 
@@ -235,6 +252,7 @@ class Hub:
             self.said.append(t("hub.no_account_memory", self.lang))
         if s.disk_limit:
             self.said += self._disks_said()
+        _no_writes_by_others(Path(s.python).parent.parent)  # the shared environment: uv leaves its .lock 0666
         st.chmod(0o711)  # participants pass through to their homes, list nothing
         for sub, mode in (("hub", 0o700), ("homes", 0o711)):
             (st / sub).mkdir(exist_ok=True)

@@ -112,11 +112,14 @@ class _Held:
         except OSError:
             os.close(log)
             raise
-        found = os.fstat(aside)
-        if not stat.S_ISREG(found.st_mode) or found.st_nlink != 1:  # a pipe, or another file's second name
+        found, own = os.fstat(aside), os.fstat(log)
+        # a pipe, or another file's second name (the log too: a participant's is in a folder they own)
+        if not stat.S_ISREG(found.st_mode) or found.st_nlink != 1 or not stat.S_ISREG(own.st_mode) or own.st_nlink != 1:
             os.close(log)
             os.close(aside)
             raise OSError(errno.EPERM, "not a log's own file", str(path) + ".1")
+        if found.st_uid != own.st_uid and os.geteuid() == 0:  # made here, by root: the log's owner reads it too
+            os.fchown(aside, own.st_uid, own.st_gid)
         return cls(log, aside)
 
     def trim(self, cap: int) -> bool:
@@ -198,12 +201,21 @@ class LogTrimmer:
             wait = self.every / 10 if self.once() else self.every
 
 
-def room_logs(hub_log: Path, services: Path) -> Callable[[], list[Path]]:
-    """The logs of a room: the hub's (where the proxy writes too) and each service's in ``services``."""
+def room_logs(hub_log: Path, services: Path, homes: Path | None = None) -> Callable[[], list[Path]]:
+    """The logs of a room: the hub's (where the proxy writes too), each service's in ``services``, and each
+    participant's server's in their home under ``homes`` (:data:`agentlab.hub.disks.SERVER_LOG`): anyone can make a
+    server print (a flood of long requests to its port, messages pushed into its kernel), and one participant's
+    flood filled another's disk in 40 s."""
+    from .disks import SERVER_LOG
+
     def paths() -> list[Path]:
         try:
             own = sorted(p for p in services.iterdir() if p.name.endswith(".log"))
         except OSError:
             own = []
-        return [hub_log, *own]
+        try:
+            theirs = sorted(home / SERVER_LOG for home in homes.iterdir()) if homes is not None else []
+        except OSError:
+            theirs = []
+        return [hub_log, *own, *theirs]
     return paths
