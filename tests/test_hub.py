@@ -828,6 +828,13 @@ def test_each_participants_kernels_talk_over_sockets_in_a_folder_of_their_own(hu
         assert got[n][0] == "ipc" and re.fullmatch(re.escape(str(kernel_sockets(homes / n))) + r"-[0-9a-f]{8}", got[n][1]), got
     folder = kernel_sockets(homes / "ana").parent
     assert oct(folder.stat().st_mode & 0o777) == "0o700" and folder.stat().st_uid != 0
+    # nor a TCP port for its forked processes' output (ipykernel's pipe, where another account pushed messages)
+    listen = ("import os\ndef link(f):\n    try:\n        return os.readlink('/proc/self/fd/' + f)[8:-1]\n"
+              "    except OSError:\n        return ''\nmine = {link(f) for f in os.listdir('/proc/self/fd')}\n"
+              "rows = [r.split() for t in ('/proc/net/tcp', '/proc/net/tcp6') for r in open(t).read().splitlines()[1:]]\n"
+              "print(sum(r[3] == '0A' and r[9] in mine for r in rows))")
+    [ports] = _run(h, tokens["ana"], "ana", [listen])
+    assert ports.stdout.strip() == "0", ports
     # their temporary files too: in their home, not the machine's /tmp that every account lists
     [tmp] = _run(h, tokens["ana"], "ana", ["import tempfile; print(tempfile.gettempdir())"])
     assert tmp.stdout.strip() == str(homes / "ana" / ".tmp"), tmp

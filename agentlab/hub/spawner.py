@@ -482,6 +482,17 @@ def _kernel_manager_class() -> type:
                 import uuid
                 self.ip = f"{self.ip}-{uuid.uuid4().hex[:8]}"
 
+        def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+            """ipykernel's launcher, with its forked processes' pipe on a Unix socket of the participant's
+            (:mod:`agentlab.hub.kernel_pipe`): ipykernel's own binds a TCP port every account can push into."""
+            cmd = list(super().format_kernel_cmd(extra_arguments))
+            if self.transport == "ipc":
+                for i in range(len(cmd) - 1):
+                    if cmd[i] == "-m" and cmd[i + 1] == "ipykernel_launcher":
+                        cmd[i + 1] = "agentlab.hub.kernel_pipe"
+                        break
+            return cmd
+
     return OwnSocketsKernelManager
 
 
