@@ -6,6 +6,7 @@ login, and that stopping leaves nothing running. They need root (the hub runs ev
 account), JupyterHub (requirements-hub.txt) and the proxy (npm ci in hub/): skipped without them on a
 user's machine, failed in CI (AGENTLAB_CI=1).
 """
+import contextlib
 import importlib.util
 import json
 import os
@@ -529,6 +530,35 @@ def test_a_participant_reaches_only_their_own_server(hub):
     assert _status(f"{h.url}/user/bo/api/status", tokens["ana"]) == 403  # bo's server refuses ana's token
     assert _status(f"{h.url}/user/bo/api/contents/notebooks", tokens["ana"]) == 403
     assert _status(f"{h.url}/hub/api/users", tokens["ana"]) == 403  # and the list of participants is not hers
+
+
+def _listening_ports(pid: int) -> set[int]:
+    """The TCP ports process ``pid`` listens on (read as root, from its descriptors and /proc/net/tcp)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            inodes.add(os.readlink(f"/proc/{pid}/fd/{fd}")[8:-1])
+    rows = [r.split() for t in ("/proc/net/tcp", "/proc/net/tcp6") for r in Path(t).read_text().splitlines()[1:]]
+    return {int(r[1].rsplit(":", 1)[1], 16) for r in rows if r[3] == "0A" and r[9] in inodes}
+
+
+def test_another_participants_connections_to_a_server_are_closed_as_they_are_accepted(hub):
+    """Its port is on /proc/net/tcp for every account to see: ana held thousands of idle connections to bo's server
+    until it ran out of files, his login failed with 500 and it wrote a traceback a millisecond to his disk."""
+    h, admin_token, tokens = hub
+    bo_pid = h.api(admin_token, "GET", "/users/bo")["servers"][""]["state"]["pid"]
+    ports = sorted(_listening_ports(bo_pid))
+    assert ports
+    code = ("import socket\nsaid = []\n"
+            f"for port in {ports!r}:\n"
+            "    with socket.create_connection(('127.0.0.1', port), timeout=5) as c:\n"
+            "        c.sendall(b'GET /user/bo/api/status HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')\n"
+            "        try:\n            said.append(len(c.recv(4096)))\n"
+            "        except OSError:\n            said.append(0)\n"
+            "print(said)")
+    [cell] = _run(h, tokens["ana"], "ana", [code])
+    assert cell.ok and cell.stdout.strip() == str([0] * len(ports)), cell
+    assert _status(f"{h.url}/user/bo/api/status", tokens["bo"]) == 200  # through the proxy, as ever
 
 
 def test_a_participants_kernel_cannot_read_another_or_the_hubs_secrets(hub):

@@ -139,7 +139,8 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
                                   "workshop_password": s.workshop_password, "admin_names": [s.admin],
                                   "seats": s.seats},
         "Spawner": {
-            "cmd": [str(s.python.parent / "jupyterhub-singleuser")], "default_url": "/lab",
+            # JupyterHub's single-user server, closed to every other account's connections (agentlab.hub.singleuser)
+            "cmd": [str(s.python), "-m", "agentlab.hub.singleuser"], "default_url": "/lab",
             # a room starting thirty kernels at once on two cores: a kernel may take more than the default 60 s
             # to answer its first message, and the browser's connection was then dropped (measured at 30)
             "args": ["--MappingKernelManager.kernel_info_timeout=300"],

@@ -17,7 +17,7 @@ import sys
 import uuid
 from typing import Any
 
-__all__ = ["main", "pipe_endpoint"]
+__all__ = ["launch_kernel", "pipe_endpoint"]
 
 
 def pipe_endpoint(argv: list[str]) -> str | None:
@@ -64,7 +64,7 @@ def _use(endpoint: str) -> None:
     iostream.IOPubThread._setup_pipe_out = setup_pipe_out  # type: ignore[method-assign]
 
 
-def main() -> None:
+def launch_kernel() -> None:
     endpoint = pipe_endpoint(sys.argv)
     if endpoint is not None:
         _use(endpoint)
@@ -75,4 +75,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    launch_kernel()

@@ -48,7 +48,7 @@ from ..resources import render_page
 from .notes import build_ids, exercise_ids, notes_html, trainer_notes
 from .records import IDLE
 
-__all__ = ["ACCESS_SCOPE", "ANSWER_LIMIT", "EXTRA", "MAX_BODY", "AnswerGroup", "Progress", "Room", "Standing",
+__all__ = ["ACCESS_SCOPE", "ANSWER_LIMIT", "EXTRA", "MAX_BODY", "PER_ACCOUNT", "AnswerGroup", "Progress", "Room", "Standing",
            "clean_answer", "known_exercises", "make_app", "participant_env", "serve_room", "service"]
 
 NAME = "trainer"
@@ -56,6 +56,7 @@ PREFIX = f"/services/{NAME}/"
 #: The scope a participant's role needs to open the page (JupyterHub grants a service's pages by scope).
 ACCESS_SCOPE = f"access:services!service={NAME}"
 MAX_BODY = 2048  # bytes: a report is a few short fields; anything larger is not a report
+PER_ACCOUNT = 32  # connections one account of the machine may hold open to the trainer's view at once
 #: What reports besides the numbered notebooks: the capstone, with a score (not in exercises.json, whose keys are
 #: exactly the notebooks). agentlab/workbook/exercises.py has the same table; a test holds them equal.
 EXTRA = {"capstone": "capstone"}
@@ -660,6 +661,11 @@ def main() -> None:
     auth = HubOAuth.instance(cache_max_age=60)
     app = make_app(store, prefix=os.environ.get("JUPYTERHUB_SERVICE_PREFIX", PREFIX), hub_auth=auth,
                    trainer_group=os.environ.get("AGENTLAB_TRAINER_GROUP", NAME), trainers=trainers)
+
+    # every participant reaches it: at most PER_ACCOUNT connections open at once from each account of the machine
+    # (one held 27,000 idle ones, reopened as the idle timeout closed them, and the trainer's page failed with 500)
+    from .doors import admit_at_most
+    admit_at_most(PER_ACCOUNT, unlimited=(0, os.getuid()))
 
     async def serve() -> None:
         # as the room's own server above: bodies up to 64 KB, a silent connection closed
