@@ -11,7 +11,8 @@ traceback a millisecond. The kernel knows the account behind each end of a conne
 - :func:`admit_at_most`: a server every participant reaches (the trainer's view): at most ``n`` connections open at
   once per account; past them a new one is closed as it is accepted.
 
-A connection from another machine, or one the kernel cannot say the account of, is let through as before.
+A connection from another machine is let through as before; :func:`admit_only` closes a loopback one whose account
+the kernel cannot say (its sender closed it before it was accepted).
 """
 from __future__ import annotations
 
@@ -49,11 +50,24 @@ def admit_only(uids: Iterable[int]) -> None:
     def handle_stream(self: HTTPServer, stream: Any, address: Any) -> None:
         sock = _stream_socket(stream)
         uid = peer_uid(sock) if sock is not None else None
-        if uid is not None and uid not in allowed:
+        # a connection from this machine whose account cannot be read was closed by its sender before it was
+        # accepted (its request may be waiting in the buffer): let in, 141 of 55,000 such wrote 8 MB into the log
+        if (uid is not None and uid not in allowed) or (uid is None and _from_here(address)):
             stream.close()
             return
         accept(self, stream, address)
     HTTPServer.handle_stream = handle_stream  # type: ignore[method-assign]
+
+
+def _from_here(address: Any) -> bool:
+    """Whether ``address`` (a client's, as accepted) is a loopback address of this machine."""
+    import ipaddress
+    try:
+        host = ipaddress.ip_address(str(address[0]).split("%")[0])
+    except (ValueError, IndexError, TypeError):
+        return False
+    mapped = getattr(host, "ipv4_mapped", None)
+    return bool((mapped or host).is_loopback)
 
 
 def admit_at_most(n: int, *, unlimited: Iterable[int] = (0,)) -> None:
