@@ -671,11 +671,11 @@ def test_a_participants_processes_together_stay_under_the_accounts_limit(hub):
         time.sleep(0.5)
 
 
-def test_a_participants_processes_share_one_cpu_group_below_the_services(hub):
+def test_a_participants_processes_share_one_cpu_group_weighing_as_one_service(hub):
     """nice alone held nothing: the kernel shares the CPU between sessions first (autogroup), so 250 spinning processes,
     each in a session of its own, made another participant's cell 75 times slower and the model's answers 20 times.
     Every process of an account, a new session's too, is in the account's CPU group, and every participant together
-    under one group whose share is below the services'."""
+    under one group that weighs as one service (the model, the site)."""
     from agentlab.hub.spawner import CGROUP_V1_CPU, CGROUP_V2, PARTICIPANTS_CPU_WEIGHT, cgroups_usable
     if not cgroups_usable():
         skip_or_fail("this machine lets no cgroup be made")

@@ -45,10 +45,13 @@ NOFILE = 4096
 #: spinning in a loop shares the cores with the other participants' kernels, never ahead of the model or the site.
 NICENESS = 5
 #: The CPU share of every participant together against the room's services, where the machine has a CPU controller
-#: (cgroup v2's ``cpu.weight``, of 100; v1's ``cpu.shares``, of 1024); within it each account has an equal share.
+#: (cgroup v2's ``cpu.weight``, of 100; v1's ``cpu.shares``, of 1024): all of them weigh as one service (the model, the
+#: site), so spinners never get ahead of it; within it each account has an equal share. Measured with
+#: benchmarks/hub_load.py --hostile (3 participants, 2 cores): at a quarter of a service, the notebooks took 7.7 s under
+#: attack and the model gave 16.9 tokens/s; at one service 6.2 s and 15.2; at three 4.5 s and 13.0, the spinners ahead.
 #: ``nice`` alone held nothing: the kernel gives each session an equal share first (autogroup), so 250 spinning
 #: processes, each in a session of its own, made another participant's cell 75 times slower, and the model's answers.
-PARTICIPANTS_CPU_WEIGHT = 25
+PARTICIPANTS_CPU_WEIGHT = 100
 
 
 def participant_prefix(name: str) -> str:
