@@ -167,16 +167,17 @@ def _17_real() -> list[dict]:
     """Every refund the desk really makes, as the model sends it: each one the after-sales suite expects (a partial one
     with a reason of its own) and :data:`_17_MORE`. A tightened contract lets them all by; three written down here
     let by a pattern that refused A1010, a refund of the suite."""
-    import json
-
+    from ..evals import load_cases
     from ..resources import data_file
     real: list[dict] = []
-    for line in data_file("aftersales_cases.jsonl").read_text(encoding="utf-8").splitlines():
-        for r in (json.loads(line).get("expect") or {}).get("refunds") or [] if line.strip() else []:
+    for case in load_cases(data_file("aftersales_cases.jsonl")):
+        for r in case.expect.get("refunds") or []:
             call = {"order_id": r["order_id"], "amount": r["amount"], "reason": r.get("reason", "user_cancel")}
             if call not in real:
                 real.append(call)
     return real + [c for c in _17_MORE if c not in real]
+
+
 _GOOD_VERDICTS = ("ok", "repaired", "caught")
 
 
