@@ -324,12 +324,9 @@ def _eval(ns: argparse.Namespace) -> int:
 
 def _model_refused(run: Any) -> str | None:
     """The code when the model's service refused the run's request (a key it does not take, a model it does not let
-    this key use), else None."""
-    end = run.events[-1] if run.events else None
-    if end is not None and end.kind == "end" and end.tool_name is None \
-            and end.error_code in ("UNAUTHENTICATED", "PERMISSION_DENIED") and (end.note or "").startswith("model API"):
-        return str(end.error_code)
-    return None
+    this key use), else None: a model call that failed with nothing said, as the trace reads one."""
+    return next((str(e.error_code) for e in run.events if e.kind == "model" and not e.model_visible
+                 and e.error_code in ("UNAUTHENTICATED", "PERMISSION_DENIED")), None)
 
 
 def _suite_classes(results: list, cases: list, lang: Lang) -> dict[str, int]:

@@ -125,3 +125,16 @@ def test_a_loopback_connection_whose_account_cannot_be_read_is_not_let_in(served
         assert said == b"", said  # closed, nothing answered
     assert peers._from_here(("127.0.0.1", 1)) and peers._from_here(("::ffff:127.0.0.1", 1))
     assert peers._from_here(("::1", 1)) and not peers._from_here(("10.1.2.3", 1))
+
+
+def test_where_the_kernel_says_no_account_the_door_stays_open_for_everyone(served, monkeypatch):
+    """Closing every connection whose account cannot be read shut a participant's own proxy out too on a machine
+    whose kernel says none (no sock_diag, a sandbox): there, nobody's connection is told apart."""
+    peers.admit_only({0})
+    monkeypatch.setattr(peers, "peer_uid", lambda sock: None)
+    monkeypatch.setattr(peers, "kernel_says", lambda: False)
+    port = served()
+    with socket.create_connection(("127.0.0.1", port)) as c:
+        c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        c.settimeout(5)
+        assert b"hello" in c.recv(4096)

@@ -151,6 +151,8 @@ def hold_machine(lang: Lang = "en", *, refusal: str = "hub.another_running", **h
 def _no_writes_by_others(env: Path) -> None:
     """Every file at the top of the shared environment closed to the accounts' writes: uv's ``.lock`` there is made
     writable by everyone, so any participant could hold it and stall the trainer's next setup."""
+    if not (env / "pyvenv.cfg").is_file():  # a system Python's prefix (/usr) is not the room's to change
+        return
     try:
         entries = list(env.iterdir())
     except OSError:

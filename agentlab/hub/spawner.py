@@ -157,8 +157,9 @@ def drop_cgroup(procs: Path | None) -> None:
 
 
 def drop_cgroups() -> None:
-    """Remove every account's memory cgroup that nothing runs in (a hub's last step, after the last process ended)."""
-    for base in (CGROUP_V2 / "agentlab", CGROUP_V1 / "agentlab"):
+    """Remove every account's memory (and CPU) cgroup that nothing runs in (a hub's last step, after the last process
+    ended)."""
+    for base in (CGROUP_V2 / "agentlab", CGROUP_V1 / "agentlab", CGROUP_V1_CPU / "agentlab"):
         if base.is_dir():
             for group in base.iterdir():
                 if group.is_dir():

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from agentlab.errors import Problem, ToolFailure
-from agentlab.i18n import LANGS, Lang, both, joined, keys, t
+from agentlab.i18n import LANGS, Lang, both, joined, t, t_or
 from agentlab.site.files import load_json, locked, write_atomic
 from agentlab.site.skills import SkillContext, read_meta, register_skill
 from agentlab.tools import rule
@@ -98,5 +98,4 @@ def current_weather(arguments: dict, ctx: SkillContext) -> dict:
 
 def _said(word: str, lang: Lang) -> str:
     """A city, a condition or a wind of the table as the summary says it in ``lang`` (the data keeps the table's)."""
-    key = f"skill.weather.word.{word}"
-    return t(key, lang) if lang != "en" and key in keys() else word
+    return t_or(f"skill.weather.word.{word}", word, lang)
