@@ -199,3 +199,27 @@ def test_only_the_models_api_is_forwarded_and_a_body_past_its_cap_is_refused_unr
         ok = await _ask(client, "ana", "fine")  # the API itself still answers
         assert ok.status_code == 200
     asyncio.run(main())
+
+
+def test_a_body_that_trickles_past_its_time_is_refused_in_both_languages_and_never_reaches_the_model(monkeypatch):
+    """The gate read a body for as long as its sender took: a byte a second held a connection of the participant's
+    share, and its memory, without end. It is read as the site reads one (agentlab.site.bodies), within its time."""
+    from agentlab.site import bodies
+    monkeypatch.setattr(bodies, "BODY_SECONDS", 0.2)
+
+    async def main():
+        model, _, client = _gate(slots=1)
+        key = {"Authorization": f"Bearer {model_key(SECRET, 'mallory')}"}
+
+        async def trickle():
+            for _ in range(20):
+                await asyncio.sleep(0.05)
+                yield b" "
+        slow = await client.post("/v1/chat/completions", content=trickle(), headers=key)
+        assert slow.status_code == 408
+        assert slow.json()["error"]["message"].splitlines() == [t("hub.model.too_slow", lg, limit="0.2")
+                                                                for lg in ("en", "zh")]
+        assert model.arrived == []
+        model.let("fine")
+        assert (await _ask(client, "mallory", "fine")).status_code == 200  # her next request is served
+    asyncio.run(main())

@@ -344,12 +344,12 @@ def test_an_execute_hears_its_language_from_the_query_or_the_header_and_carries_
 
 
 def test_a_body_already_in_is_read_without_a_timer_and_one_that_trickles_is_still_cut_off(monkeypatch):
-    """_read arms the body's deadline only when receive() has to wait: a body in the packet of its headers is taken
+    """receive_body arms the body's deadline only when receive() has to wait: a body in the packet of its headers is taken
     without asyncio's timer; a body that has to be waited for is read whole when it comes in time, in parts too, and
     a body slower than the deadline is refused (408) however it trickles."""
     import asyncio
 
-    from agentlab.site import app as app_module
+    from agentlab.site import bodies
     armed: list[float] = []
     timeout_at = asyncio.timeout_at
     monkeypatch.setattr(asyncio, "timeout_at", lambda when: (armed.append(when), timeout_at(when))[1])
@@ -363,17 +363,17 @@ def test_a_body_already_in_is_read_without_a_timer_and_one_that_trickles_is_stil
         return receive
 
     async def read(parts, pause, seconds=1.0):
-        return await app_module._read(receiver(list(parts), pause), 1000, seconds)
+        return await bodies.receive_body(receiver(list(parts), pause), 1000, seconds)
 
     assert asyncio.run(read([(b'{"a": 1}', False)], 0)) == b'{"a": 1}' and armed == []  # in at once: no timer
     assert asyncio.run(read([(b'{"a":', True), (b' 2}', False)], 0)) == b'{"a": 2}' and armed == []
     assert asyncio.run(read([(b'{"a":', True), (b' 3}', False)], 0.01)) == b'{"a": 3}' and len(armed) == 2
     armed.clear()
-    with pytest.raises(app_module._TooSlow):
+    with pytest.raises(bodies.TooSlow):
         asyncio.run(read([(b"x", True)] * 100 + [(b"", False)], 0.05, seconds=0.3))  # each part in time, not all
     assert len(armed) > 1 and len(set(armed)) == 1  # one deadline for the whole body
-    with pytest.raises(app_module._TooLarge):
-        asyncio.run(app_module._read(receiver([(b"x" * 600, True), (b"x" * 600, False)], 0), 1000, 1.0))
+    with pytest.raises(bodies.TooLarge):
+        asyncio.run(bodies.receive_body(receiver([(b"x" * 600, True), (b"x" * 600, False)], 0), 1000, 1.0))
 
     async def cancelled():  # a request cancelled while its body is awaited: the cancel reaches receive()
         heard = []
@@ -384,7 +384,7 @@ def test_a_body_already_in_is_read_without_a_timer_and_one_that_trickles_is_stil
             except asyncio.CancelledError:
                 heard.append("cancel")
                 raise
-        task = asyncio.ensure_future(app_module._read(receive, 1000, 10.0))
+        task = asyncio.ensure_future(bodies.receive_body(receive, 1000, 10.0))
         await asyncio.sleep(0.01)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

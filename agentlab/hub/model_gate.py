@@ -131,9 +131,9 @@ MODEL_PATHS = frozenset({"/v1/chat/completions", "/v1/completions", "/v1/models"
 MODEL_BODY = 4 * 1024 * 1024
 
 
-def _refusal(status: int, key: str, **headers: str) -> Any:
+def _refusal(status: int, key: str, headers: dict[str, str] | None = None, **fields: object) -> Any:
     from starlette.responses import JSONResponse
-    message = "\n".join(t(key, lang) for lang in ("en", "zh"))  # a person reads it: both languages
+    message = "\n".join(t(key, lang, **fields) for lang in ("en", "zh"))  # a person reads it: both languages
     kind = {429: "rate_limit_error", 401: "authentication_error", 404: "not_found_error"}.get(status,
                                                                                             "invalid_request_error")
     return JSONResponse({"error": {"message": message, "type": kind, "code": key.rsplit(".", 1)[-1]}},
@@ -147,6 +147,8 @@ def gate_app(share: FairShare, secret: str, upstream: Any) -> Any:
     from starlette.requests import Request
     from starlette.responses import Response, StreamingResponse
     from starlette.routing import Route
+
+    from ..site.bodies import BODY_SECONDS, TooLarge, TooSlow, receive_body
 
     async def health(request: Request) -> Response:
         reply = await upstream.get("/health")
@@ -162,17 +164,16 @@ def gate_app(share: FairShare, secret: str, upstream: Any) -> Any:
         declared = request.headers.get("content-length", "")
         if declared and (not declared.isdigit() or int(declared) > MODEL_BODY):
             return _refusal(413, "hub.model.too_large")
-        chunks, size = [], 0
-        async for chunk in request.stream():  # read bounded: six bodies of a gigabyte each held 8 GB of the machine
-            size += len(chunk)
-            if size > MODEL_BODY:
-                return _refusal(413, "hub.model.too_large")
-            chunks.append(chunk)
-        body = b"".join(chunks)
+        try:  # bounded in size and time: six bodies of a gigabyte each held 8 GB of the machine
+            body = await receive_body(request.receive, MODEL_BODY, BODY_SECONDS)
+        except TooLarge:
+            return _refusal(413, "hub.model.too_large")
+        except TooSlow:  # a trickle held a connection of the participant's share for as long as they liked
+            return _refusal(408, "hub.model.too_slow", limit=f"{BODY_SECONDS:g}")
         try:
             await share.enter(who)
         except Full:
-            return _refusal(429, "hub.model.queue_full", **{"Retry-After": "5"})
+            return _refusal(429, "hub.model.queue_full", {"Retry-After": "5"})
         try:
             sent = upstream.build_request(request.method, request.url.path, params=request.query_params, content=body,
                                           headers={k: v for k, v in request.headers.items()

@@ -24,7 +24,7 @@ Content-Security-Policy that allows no script.
 
 Every request is bounded before it costs anything (docs/site.md#bounds): an execute's key is checked
 before its body is read; a body larger than ``SkillSite.max_body`` is refused (413) from its
-Content-Length or as it streams in; a body that trickles in slower than ``BODY_SECONDS`` is cut
+Content-Length or as it streams in; a body that trickles in slower than ``bodies.BODY_SECONDS`` is cut
 off (408); no more than ``MAX_RUNNING`` executes (and MCP calls) hold worker threads at once, so
 that a frozen store slows the calls that need it and never the pages.
 """
@@ -54,15 +54,14 @@ from starlette.routing import Route
 from ..errors import make_error
 from ..i18n import Lang, accepted_lang, joined, t
 from . import pages
+from .bodies import BODY_SECONDS, TooLarge, TooSlow, receive_body, replayed
 from .execute import body as reply_body
 from .keys import ApiKey, hash_key
 from .logs import clean_session
 from .service import HttpReply, SkillSite, bad_body
 
-__all__ = ["BODY_SECONDS", "MAX_RUNNING", "MAX_RUNNING_PER_KEY", "SLOT_WAIT", "create_app"]
+__all__ = ["MAX_RUNNING", "MAX_RUNNING_PER_KEY", "SLOT_WAIT", "body_refusal", "create_app"]
 
-#: seconds a request body may take to arrive (a trickle holds a connection, and a worker, for nothing)
-BODY_SECONDS = 10.0
 #: executes and MCP calls running at once; uvicorn's pool has 40 threads, the rest stay for pages and discovery
 MAX_RUNNING = 24
 #: of those, what one API key may hold, so that one tenant cannot take every slot
@@ -99,14 +98,6 @@ class _Slots:
         self.held[who] -= 1
         if not self.held[who]:
             del self.held[who]
-
-
-class _TooLarge(Exception):
-    pass
-
-
-class _TooSlow(Exception):
-    pass
 
 
 def _lang(request: Any) -> Lang:
@@ -182,9 +173,9 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
                 await early(scope, receive, send)
                 return
             try:  # the body first, bounded, holding no slot: a caller that trickles costs a connection, no thread
-                raw = await _read(receive, site.max_body, BODY_SECONDS)
-            except (_TooLarge, _TooSlow) as exc:
-                await _body_refusal(exc, site.max_body, lang)(scope, receive, send)
+                raw = await receive_body(receive, site.max_body, BODY_SECONDS)
+            except (TooLarge, TooSlow) as exc:
+                await body_refusal(exc, site.max_body, lang)(scope, receive, send)
                 return
             refused = not_utf8(raw, lang)
             if refused is not None:
@@ -196,7 +187,7 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
                 return
             token = SESSION_LANG.set(lang)  # the session's instructions in the caller's language
             try:
-                await manager.handle_request(scope, _replay(raw, receive), send)
+                await manager.handle_request(scope, replayed(raw, receive), send)
             finally:
                 SESSION_LANG.reset(token)
                 slots.give(who)
@@ -275,9 +266,9 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         if "key_checked" in state:
             call["checked"] = state["key_checked"][1]
         try:  # the body first, bounded, holding no slot: a caller that trickles costs a connection, no thread
-            raw = await _read(request.receive, site.max_body, BODY_SECONDS)
-        except (_TooLarge, _TooSlow) as exc:
-            return _body_refusal(exc, site.max_body, lang)
+            raw = await receive_body(request.receive, site.max_body, BODY_SECONDS)
+        except (TooLarge, TooSlow) as exc:
+            return body_refusal(exc, site.max_body, lang)
         who = _digest(call["api_key"])
         if not await slots.take(who, SLOT_WAIT):
             return _busy(lang)
@@ -354,9 +345,9 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         if await run_in_threadpool(_operator, site, request) is None:
             return needs_operator(lang, "/keys")
         try:  # a form of one field: bounded, parsed by hand (no multipart parser needed)
-            raw = await _read(request.receive, 4096, BODY_SECONDS)
-        except (_TooLarge, _TooSlow) as exc:
-            return _body_refusal(exc, 4096, lang)
+            raw = await receive_body(request.receive, 4096, BODY_SECONDS)
+        except (TooLarge, TooSlow) as exc:
+            return body_refusal(exc, 4096, lang)
         sent = parse_qs(raw.decode("latin-1")).get("token", [""])[0]
         if not hmac.compare_digest(sent.encode(), _revoke_token(str(_presented_key(request)), key_id).encode()):
             return await run_in_threadpool(keys_html, request, lang, 403, t("page.keys.forged", lang))
@@ -523,8 +514,9 @@ def _busy(lang: Lang) -> JSONResponse:
                         status_code=503, headers={"Retry-After": "2"})
 
 
-def _body_refusal(exc: Exception, limit: int, lang: Lang) -> JSONResponse:
-    if isinstance(exc, _TooLarge):
+def body_refusal(exc: Exception, limit: int, lang: Lang) -> JSONResponse:
+    """What a body refused by :func:`~agentlab.site.bodies.receive_body` is answered, in the site's words."""
+    if isinstance(exc, TooLarge):
         return _json(bad_body("too_large", lang, limit))
     message = {lg: t("site.bad_body.slow", lg, limit=f"{BODY_SECONDS:g}") for lg in ("en", "zh")}
     return JSONResponse(reply_body(None, make_error("BAD_REQUEST", message=message), lang), status_code=408)
@@ -535,102 +527,3 @@ def _digest(api_key: str | None) -> str:
     return hashlib.sha256((api_key or "").encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-async def _read(receive: Any, limit: int, seconds: float) -> bytes:
-    """A request's whole body from ``receive``, refused past ``limit`` bytes as it streams (a missing or lying
-    Content-Length) or after ``seconds``: the execute route and /mcp alike.
-
-    The deadline is armed only when ``receive`` has to wait: a body already in (an agent's small JSON comes in
-    the packet of its headers) is taken without a timer, which cost a read more than the rest of this function
-    (asyncio.timeout: about 5 us a request). The ``seconds`` count from the first wait: what came at once took none."""
-    chunks, size = [], 0
-    deadline: float | None = None
-    try:
-        while True:
-            message, pending = _at_once(receive)
-            if pending is not None:  # it waits for the network: under the deadline
-                if deadline is None:
-                    deadline = asyncio.get_running_loop().time() + seconds
-                async with asyncio.timeout_at(deadline):  # the loop's own timer, lighter than anyio's cancel scope
-                    message = await pending
-            if message.get("type") != "http.request":
-                break  # the client went away: what arrived is all there is
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                raise _TooLarge
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-            if deadline is None:  # more to come: the next parts count against the time from the first
-                deadline = asyncio.get_running_loop().time() + seconds
-    except TimeoutError:
-        raise _TooSlow from None
-    return b"".join(chunks)
-
-
-def _at_once(receive: Any) -> tuple[Any, Any]:
-    """``(message, None)`` when ``receive()`` gives its message without waiting; else ``(None, awaitable)``: the
-    call stopped at its first wait, to be awaited from there (:class:`_GoOn`), or an awaitable of another kind."""
-    coro = receive()
-    if not asyncio.iscoroutine(coro) or not hasattr(coro, "send"):
-        return None, _Await(coro)
-    try:
-        waiting = coro.send(None)
-    except StopIteration as done:
-        return done.value, None
-    return None, _GoOn(coro, waiting)
-
-
-class _Await:
-    """An awaitable that is no coroutine, awaited under the deadline like one that had to wait."""
-
-    __slots__ = ("it",)
-
-    def __init__(self, it: Any):
-        self.it = it
-
-    def __await__(self) -> Any:
-        return (yield from self.it.__await__())
-
-
-class _GoOn:
-    """A coroutine stopped at its first wait by :func:`_at_once`, awaited from there: what it waits for is handed
-    to the task as if it had yielded it itself, and what the task sends or throws (a cancel) goes back into it."""
-
-    __slots__ = ("coro", "waiting")
-
-    def __init__(self, coro: Any, waiting: Any):
-        self.coro, self.waiting = coro, waiting
-
-    def __await__(self) -> Any:
-        coro, waiting = self.coro, self.waiting
-        while True:
-            try:
-                sent = yield waiting
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as exc:  # noqa: BLE001 - a cancel (the deadline's): the coroutine hears it
-                try:
-                    waiting = coro.throw(exc)
-                except StopIteration as done:
-                    return done.value
-                continue
-            try:
-                waiting = coro.send(sent)
-            except StopIteration as done:
-                return done.value
-
-
-def _replay(raw: bytes, receive: Any) -> Any:
-    """``receive`` for an app that reads the body itself, once the body has been read: it hears it whole."""
-    sent = False
-
-    async def replay() -> dict:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": raw, "more_body": False}
-        return await receive()
-
-    return replay

@@ -396,7 +396,8 @@ class Gateway:
         from starlette.responses import JSONResponse
         from starlette.routing import Route
 
-        from .app import BODY_SECONDS, _body_refusal, _read, _replay, _TooLarge, _TooSlow
+        from .app import body_refusal
+        from .bodies import TooLarge, TooSlow, receive_body, replayed
         from .mcp_server import LOCAL_HOSTS, not_utf8
         hosts = list(allowed_hosts or LOCAL_HOSTS)
         security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
@@ -428,15 +429,15 @@ class Gateway:
                 lang = accepted_lang(headers.get("accept-language", ""), gateway.lang)
                 if scope.get("method") == "POST":  # read here, bounded as the site's, and refused in words if not UTF-8
                     try:
-                        raw = await _read(receive, GATEWAY_BODY, BODY_SECONDS)
-                    except (_TooLarge, _TooSlow) as exc:
-                        await _body_refusal(exc, GATEWAY_BODY, lang)(scope, receive, send)
+                        raw = await receive_body(receive, GATEWAY_BODY)
+                    except (TooLarge, TooSlow) as exc:
+                        await body_refusal(exc, GATEWAY_BODY, lang)(scope, receive, send)
                         return
                     refused = not_utf8(raw, lang)
                     if refused is not None:
                         await refused(scope, receive, send)
                         return
-                    receive = _replay(raw, receive)
+                    receive = replayed(raw, receive)
                 # the session this request opens (its initialize) says its instructions in the client's language
                 token = SESSION_LANG.set(lang)
                 try:
