@@ -60,6 +60,19 @@ def test_the_rate_and_the_quota_say_different_things(site):
     assert call(site, "current_weather", {"city": "Beijing"}, small).status == 200
     used = call(site, "current_weather", {"city": "Beijing"}, small, lang="zh")
     assert used.status == 429 and used.body["fallback_hint"] == hint("quota", "zh")
+    assert "hint" not in used.body["error"]  # said once: the error carried the same sentence as its own hint
+
+
+def test_a_hint_the_error_carries_itself_is_said_once_and_a_hint_of_its_own_is_kept():
+    from agentlab.site.execute import body
+    quota = make_error("RATE_LIMITED", hint={"en": hint("quota"), "zh": hint("quota", "zh")})
+    for lang in ("en", "zh"):
+        said = body(None, quota, lang, hint("quota", lang))
+        assert said["fallback_hint"] == hint("quota", lang) and "hint" not in said["error"]
+    own = make_error("NOT_FOUND", hint={"en": "Check the order number.", "zh": "请核对订单号。"})
+    assert body(None, own, "zh")["error"]["hint"] == "请核对订单号。"  # no site hint for it: kept where it is
+    other = body(None, own, "en", hint("RATE_LIMITED"))
+    assert other["error"]["hint"] == "Check the order number." and other["fallback_hint"] == hint("RATE_LIMITED")
 
 
 def test_a_write_in_progress_its_unknown_outcome_and_a_reused_key_each_say_what_to_do():

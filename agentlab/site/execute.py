@@ -343,9 +343,17 @@ def http_status(error: ToolError) -> int:
 def body(result: Any = None, error: ToolError | None = None, lang: Lang = "en",
          fallback_hint: str | None = None) -> dict:
     """The reply's body: ``{"success", "result", "error", "fallback_hint"}``, the error in agentlab's shape;
-    a failure a caller can act on gets the site's hint when none is given (agentlab/site/hints.py)."""
-    return {"success": error is None, "result": result, "error": None if error is None else error.to_dict(lang),
-            "fallback_hint": fallback_hint or site_hint(error, lang)}
+    a failure a caller can act on gets the site's hint when none is given (agentlab/site/hints.py).
+
+    A hint is said once: an error that carries the very sentence of the reply's ``fallback_hint`` (a used-up quota's,
+    which the gateway sends as the error's own) leaves it to ``fallback_hint``, and the model reads it once."""
+    if error is None:
+        return {"success": True, "result": result, "error": None, "fallback_hint": fallback_hint}
+    said = error.to_dict(lang)
+    hint = fallback_hint or site_hint(error, lang)
+    if hint is not None and said.get("hint") == hint:
+        del said["hint"]
+    return {"success": False, "result": result, "error": said, "fallback_hint": hint}
 
 
 def _failed(error: ToolError, skill: Skill, lang: Lang, *, internal: str | None = None, fallback: bool = False,
