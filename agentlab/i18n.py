@@ -260,9 +260,15 @@ def check_lang(lang: str) -> Lang:
 
 
 def said(value: object, lang: Lang = "en") -> str:
-    """``value`` in ``lang`` when it can say itself in either language (a SchemaError, a LocalizedError), else as text."""
+    """``value`` in ``lang`` when it can say itself in either language (a SchemaError, a LocalizedError), an exception
+    as :func:`py_reason` says it (a JSON error with the slip that made it), else as text."""
     localized = getattr(value, "localized", None)
-    return localized(lang) if callable(localized) else str(value)
+    if callable(localized):
+        return localized(lang)
+    if isinstance(value, BaseException):  # Python's own message, said plainly where it is a common one (py_reason)
+        reason = py_reason(value)
+        return reason.localized(lang) if isinstance(reason, Sentence) else str(reason)
+    return str(value)
 
 
 def said_marks(text: str, lang: Lang = "en") -> str:
@@ -301,7 +307,8 @@ def py_reason(exc: BaseException) -> str:
         missing = exc.args[0]
         return Sentence("py.no_key", key=_cut(missing) if isinstance(missing, str) else _Literal(_cut(_text_of(missing, repr))))
     if isinstance(exc, json.JSONDecodeError):  # a stored file cut short, a reply that is not JSON
-        return Sentence("py.not_json_at", line=exc.lineno, column=exc.colno)
+        from .jsonutil import JsonReason  # the slip a person makes named (full-width marks, single quotes...)
+        return Sentence("py.not_json_at", line=exc.lineno, column=exc.colno, why=JsonReason.of(exc))
     text = _text_of(exc, str)
     for kind, pattern, key in _PY_REASONS:
         found = pattern.fullmatch(text) if isinstance(exc, kind) else None
@@ -419,7 +426,9 @@ class Sentence(str):
     fields: dict[str, Any]
 
     def __new__(cls, key: str, /, **fields: Any) -> Sentence:
-        text = super().__new__(cls, t(key, "en", **fields))
+        # its English text says its fields as they say themselves in English (a JSON slip named, not the decoder's words)
+        text = super().__new__(cls, t(key, "en", **{k: said(v, "en") if hasattr(v, "localized") else v
+                                                  for k, v in fields.items()}))
         text.key, text.fields = key, fields
         return text
 

@@ -280,6 +280,19 @@ def test_playground_takes_a_pasted_openai_tools_list_and_samples_the_users_own_s
         assert "not a usable schema" in playground_html(bad)
 
 
+@pytest.mark.parametrize("pasted, named", [
+    ('{“type”：“object”，“properties”：{}}', "： → :"), ("{'type': 'object'}", "'"), ('{"type": "object"', "JSON"),
+    ("[]", "工具"), ('"text"', "JSON 对象"), ('{"type": True}', "true"),
+])
+def test_the_playground_says_what_is_wrong_with_a_paste_in_chinese_and_names_the_slip(pasted, named):
+    """A paste typed on a Chinese keyboard read "Expecting property name enclosed in double quotes: line 1 column 2"
+    on the Chinese page, where the probe panel named the full-width marks: every text said through i18n.said now is."""
+    import html as H
+    shown = H.unescape(playground_html(pasted, lang="zh"))
+    assert "这不是可用的 Schema" in shown and named in shown, shown
+    assert not re.search(r"Expecting|line \d|char \d|expected a|holds no|got \w+", shown), shown
+
+
 def test_a_broken_schema_is_said_in_the_learners_language_everywhere_it_is_shown():
     """The probe panel, the schema playground and exercise 01 say what is wrong with a schema in Chinese too."""
     import re as _re

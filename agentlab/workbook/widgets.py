@@ -19,7 +19,7 @@ import ipywidgets as W
 from ..approval import approve, pending, reject
 from ..evals.outcome import reasons_in
 from ..guards import GUARDS, GuardConfig
-from ..i18n import Lang, accepted_lang, aside, colon, columns, joined, label, py_reason, said, t
+from ..i18n import Lang, LocalizedError, accepted_lang, aside, colon, columns, joined, label, py_reason, said, t
 from ..jsonutil import JsonReason
 from ..lint import lint
 from ..models.faults import FAULTS, MODEL_FAULTS, TOOL_FAULTS
@@ -186,11 +186,11 @@ def _registry_of(text: str, name: str, description: str, lang: Lang) -> tuple[Re
         data = data["tools"]
     if isinstance(data, list):
         if not data:
-            raise ValueError("the list holds no tool")
+            raise LocalizedError("ui.schema_no_tool")
         reg = Registry.from_specs(data, lang=lang)
         return reg, reg.names[0]
     if not isinstance(data, dict):
-        raise ValueError(f"expected a JSON object or a list of tool specs, got {type(data).__name__}")
+        raise LocalizedError("ui.schema_not_object")
     if data.get("type") == "function" or ("name" in data and "parameters" in data):
         reg = Registry.from_specs([data], lang=lang)
         return reg, reg.names[0]
