@@ -251,6 +251,11 @@ def test_a_function_that_returns_nothing_anywhere_is_told_so_not_judged_on_its_n
     assert not any(returns_nothing(f) for f in (returns_on_one_path, lambda x: x, print, len, 3,
                                                 lambda x: 2 * x if x else None))  # a jump to the return: a value
     assert "None" in returned_instead(None, "bool", "my_write_check", "q", "en", fn=_prints_verdict)
+    # an explicit return None where None is right, a print elsewhere: said as a function that gives nothing back,
+    # never as the right case's "a path ends without a return" (it blamed PERMISSION_DENIED, where it returned None)
+    for lang in ("en", "zh"):
+        said = returned_instead(None, "number", "my_wait", "PERMISSION_DENIED", lang, fn=says_none, none_ok=True)
+        assert said and "PERMISSION_DENIED" not in said and "my_wait" in said and "return" in said, said
     assert returned_instead(None, "bool", "my_write_check", "q", "en", fn=returns_on_one_path) is None
     assert returned_instead(None, "number", "my_wait", "q", "en", fn=returns_on_one_path, none_ok=True) is None
 

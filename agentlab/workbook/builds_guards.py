@@ -264,15 +264,15 @@ def build_tighter_contract(fn: Callable[[dict], Any] | None, lang: Lang = "en") 
         out = fn(schema)
     except Exception as exc:  # noqa: BLE001 - the learner's code: a sentence, never a traceback
         return _wrong("02", _raised(exc, lang), lang)
-    right = t("build.nb02.right", lang)
     if out is None:
         if schema == loose_refund_schema(lang):
             return _not_yet("02", "build.nb02.not_yet", lang)
-        out = schema  # changed in place: counted, and said, since the task asks for it back (code that reads the
-        right = t("build.nb02.right_in_place", lang, right=right)  # returned contract would get None)
+        # changed in place and given back as None (a print at its end): the task asks for the contract back, as every
+        # other build exercise does, since code that uses the returned contract gets None; it passed before
+        return _wrong("02", t("build.nb02.in_place", lang), lang)
     if not isinstance(out, dict):
         return _wrong("02", t("build.nb02.not_a_dict", lang, given=type(out).__name__), lang)
-    return _boundary("02", out, _02_GOOD, dict(_02_BAD), lang, right)
+    return _boundary("02", out, _02_GOOD, dict(_02_BAD), lang, t("build.nb02.right", lang))
 
 
 # --- 03: a failure the model can read and act on --------------------------------------------------------------------

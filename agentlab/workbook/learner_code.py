@@ -81,11 +81,12 @@ def returned_instead(value: Any, kind: str, name: str, case: str, lang: Lang, *,
                      none_ok: bool = False) -> str | None:
     """None when ``value`` is of ``kind`` (``text``, ``number``, ``bool``), or is None and ``none_ok``; else the
     sentence that says what came back instead, for which ``case``. A None from a function with a body is a path with
-    no ``return``, and so is a None that ``kind`` or ``none_ok`` allows from ``fn`` when ``fn`` returns nothing
-    anywhere (:func:`returns_nothing`); a ``"2"`` for a number of seconds, ``"allow"`` for True or a tuple for a key
+    no ``return``; a None, even one ``none_ok`` allows, from an ``fn`` that returns nothing anywhere
+    (:func:`returns_nothing`) is said as that, with no case (a learner's explicit ``return None`` for the one case
+    where None is right was blamed as the path with no return); a ``"2"`` for a number of seconds, ``"allow"`` for True or a tuple for a key
     string were taken as answers before."""
-    if value is None and fn is not None and returns_nothing(fn):
-        return t("build.returned_none", lang, name=name, case=case)
+    if value is None and fn is not None and returns_nothing(fn):  # no case to blame: no way out gives a value
+        return t("build.returns_nothing", lang, name=name, kind=t(f"build.kind.{kind}", lang))
     if _KINDS[kind](value) or (value is None and none_ok):
         return None
     if value is None:
