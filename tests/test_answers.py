@@ -11,3 +11,20 @@ from agentlab.workbook.answers import judge_answer
 def test_a_short_english_sentence_is_read_by_its_one_word_and_a_not_is_never_read_past(given, right, verdict):
     # "it raises" and "semantic class" were "Not quite" where "raises" and "semantic" were right
     assert judge_answer(given, right) is verdict
+
+
+@pytest.mark.parametrize("given, right, unit, verdict", [
+    ("约2秒", 2.0, "time", True), ("等待2秒", 2.0, "time", True), ("最多2秒", 2.0, "time", True),
+    ("about 2 s", 2.0, "time", True), ("做对十二条。", 12, "count", True), ("对了12条", 12, "count", True),
+    ("约2元", 2.0, "time", "exercise.wrong_unit_time"), ("不到2秒", 2.0, "time", "exercise.not_a_number"),
+    ("约3秒", 2.0, "time", False), ("最多", 2.0, "time", "exercise.not_a_number")])
+def test_a_number_with_the_words_a_person_puts_before_it_is_read_and_its_unit_still_counts(given, right, unit, verdict):
+    # "约2秒", "等待2秒" and "最多2秒" read as no number where "2秒左右" was right; "不到" changes the number: no answer
+    assert judge_answer(given, right, unit) == verdict
+
+
+@pytest.mark.parametrize("given, right", [
+    ("没有被拦截", "not_caught"), ("类型不对", "wrong_type"), ("金额类型错误", "wrong_type"), ("验证", "validate"),
+    ("参数校验", "validation"), ("语义错误", "semantic"), ("语义类", "semantic")])
+def test_the_chinese_words_learners_type_for_a_label_are_read_as_it(given, right):
+    assert judge_answer(given, right) is True

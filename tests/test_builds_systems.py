@@ -447,6 +447,20 @@ def test_15_and_16_read_a_name_copied_with_its_value_or_its_path(lang):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+def test_15_and_16_read_a_name_with_the_words_a_learner_puts_around_it(lang):
+    """'_meta 里的 agentlab/idempotency_key' and '响应头 Idempotent-Replayed' were refused, each naming the right
+    thing; a "not" or a second name is still no answer."""
+    for field in ("agentlab/idempotency_key", "_meta 里的 agentlab/idempotency_key", "_meta.agentlab/idempotency_key",
+                  "放在 _meta 里", "_meta（agentlab/idempotency_key）"):
+        assert b.meta_field(field, lang=lang).ok, field
+    for wrong in ("不是 _meta", "_meta 或 arguments", "not _meta", "agentlab/key", "meta 里"):
+        assert not b.meta_field(wrong, lang=lang).ok, wrong
+    for header in ("响应头 Idempotent-Replayed", "the header Idempotent-Replayed", "响应头：Idempotent-Replayed"):
+        assert b.replay_header(header, lang=lang).ok, header
+    assert not b.replay_header("响应头 Idempotency-Key", lang=lang).ok
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
 def test_16_a_key_past_the_sites_200_characters_is_refused_as_the_site_refuses_it(lang):
     """The check cut every key to 200 characters before sending it, so a 300-character key the site refuses passed."""
     said = str(bs.key_scope_holds(lambda args, session_id: f"refund:{args['order_id']}:" + "x" * 300, lang=lang))

@@ -75,6 +75,12 @@ def _word(given: Any) -> str | None:
 _NUMBER = re.compile(r"(?:第|the\s)?\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?:st|nd|rd|th)?\s*[^\d]*")
 
 
+# the words a person puts before a number that only carry it ("约2秒", "等待2秒", "最多2秒", "做对十二条", "about 2 s"):
+# never a "不到" or "less than", which changes the number's meaning, so that is still no number
+_LEAD = re.compile(r"^(?:约|大约|大概|差不多|等待|等|最多|至多|最长|一共|共|总共|做对了?|答对了?|对了|是|为|"
+                   r"about|around|roughly|approximately|wait|waits|up\s+to|at\s+most)\s*(?=[\d零〇一二两三四五六七八九十百千.+-])")
+
+
 # a number written in Chinese, with a unit or an ordinal around it: "三", "三次", "第三", "十二", "一百零五"
 _CHINESE_NUMBER = re.compile(r"第?\s*([零〇一二两三四五六七八九十百千]+)\s*[^\d零〇一二两三四五六七八九十百千]*")
 _CHINESE_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
@@ -128,7 +134,7 @@ def _unit(given: Any) -> tuple[str, float] | None:
     number, a count's word ("3 次", "3 calls") or anything else."""
     if not isinstance(given, str):
         return None
-    text = plain_text(given)
+    text = _LEAD.sub("", plain_text(given), count=1)
     if text[:1] in ("¥", "$"):  # the currency first: ¥2
         return _UNITS["元"]
     found = _AMOUNT.fullmatch(text)
@@ -143,12 +149,13 @@ def answer_number(given: Any) -> float | None:
     if isinstance(given, str):
         if plain_text(given)[:1] in ("¥", "$"):  # ¥2: the unit first
             given = plain_text(given)[1:]
-        match = _NUMBER.fullmatch(plain_text(given))
+        given = _LEAD.sub("", plain_text(given), count=1)  # "约2秒", "等待 2 秒", "做对十二条": the number they say
+        match = _NUMBER.fullmatch(given)
         if not match:
-            chinese = _CHINESE_NUMBER.fullmatch(plain_text(given))
+            chinese = _CHINESE_NUMBER.fullmatch(given)
             if chinese is not None:
                 return _as_float(_chinese_number(chinese.group(1)))
-            word = _EN_NUMBER.fullmatch(plain_text(given).lower())
+            word = _EN_NUMBER.fullmatch(given.lower())
             return float(_EN_NUMBERS[word.group(1)]) if word and word.group(1) in _EN_NUMBERS else None
         given = match.group(1)
     elif not isinstance(given, (Real, Decimal)):

@@ -464,8 +464,14 @@ def replay_header(given: Any, lang: Lang = "en") -> Feedback:
 def _header_named(given: Any, right: Any) -> bool:
     """The header read by its name, as HTTP reads it: copied with its value ("Idempotent-Replayed: true"), it is
     still that header."""
-    name = re.split(r"[:：]", given, maxsplit=1)[0] if isinstance(given, str) else given
+    if not isinstance(given, str):
+        return judge_answer(given, right) is True
+    name = re.split(r"[:：]", _HEADER_WORD.sub("", plain_text(given)), maxsplit=1)[0].strip()
     return judge_answer(name, right) is True
+
+
+# the words that say it is a header before its name ("响应头 Idempotent-Replayed", "the header X"), read past
+_HEADER_WORD = re.compile(r"^(?:the\s+)?(?:response\s+)?(?:header|响应头|回复头|响应标头|标头|头部|头)\s*(?:是|为|[:：])?\s*")
 
 
 @_reports("16")
@@ -474,11 +480,26 @@ def meta_field(given: Any, lang: Lang = "en") -> Feedback:
     right = "_meta"  # MCP's field for what is not an argument: agentlab/idempotency_key goes there
     # spelt as in the JSON, its underscore too ("meta" is another field): quotes, spaces and width still do not matter
     return check_answer(given, right, lang=lang, why=both("build.nb16.look.why"), hint=both("build.nb16.look.hint"),
-                        same=lambda g, r: isinstance(g, str) and _IN_PARAMS.sub("", plain_text(g)).strip("'\"") == r)
+                        same=_meta_named)
 
 
-# the field named by its path in the request, as the JSON nests it: params._meta, params["_meta"], params/_meta
-_IN_PARAMS = re.compile(r"^params\s*(?:\.|/|\[)\s*|\s*\]$")
+def _meta_named(given: Any, right: Any) -> bool:
+    """The field named by its path in the request, as the JSON nests it (params._meta, params["_meta"]), or with the
+    key's own name inside it (_meta.agentlab/idempotency_key, "_meta 里的 agentlab/idempotency_key"), or by that name
+    alone: each names where the key goes. Any other name in the answer (meta, arguments), or a "not", is no answer."""
+    if not isinstance(given, str):
+        return False
+    text = re.sub(r"params\s*(?:\.|/|\[)\s*", "", plain_text(given))  # the path to it: params._meta, params/_meta
+    names = _JSON_NAME.findall(text)
+    rest = _JSON_NAME.sub("", text)
+    if not names or re.search(r"不|没|非|\bnot\b|\bno\b", rest) or re.search(r"[a-z]", rest):
+        return False
+    return set(names) <= {right, _META_KEY} and (right in names or names == [_META_KEY])
+
+
+# a name as the JSON writes it in an answer (params, _meta, agentlab/idempotency_key), and the key's own name in _meta
+_JSON_NAME = re.compile(r"[a-z_][a-z0-9_]*(?:/[a-z0-9_]+)?")
+_META_KEY = "agentlab/idempotency_key"
 
 
 @_reports("17")
