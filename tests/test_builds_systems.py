@@ -129,8 +129,8 @@ def test_the_orphan_cut_names_the_orphan_and_a_greedy_cut_is_told_it_drops_too_m
 
 
 def test_a_case_the_suite_refuses_and_a_case_that_fails_on_the_good_build_get_a_sentence():
-    refused = b.suite_case_catches({"task": "Refund A1001."})
-    assert refused.state == "wrong" and "the suite refuses it" in refused.message and "expect" in refused.message
+    refused = b.suite_case_catches({"task": "Refund A1001.", "expect": {"refunds": "one"}})
+    assert refused.state == "wrong" and "the suite refuses it" in refused.message and "refunds" in refused.message
     bad = json.loads(json.dumps(_solution("10")))
     bad["expect"]["refunds"][0]["amount"] = 1.0
     assert "with every guard on your case fails too" in b.suite_case_catches(bad).message
@@ -616,3 +616,21 @@ def test_12_a_tuple_is_said_to_be_no_list_and_10_a_case_without_expect_is_told_i
     assert WRONG[lang] in said and "tuple" in said and "list" in said, said
     said = str(b.suite_case_catches({"id": "x", "task": "Refund order A1001, the customer cancelled."}, lang=lang))
     assert "expect" in said and "null" not in said, said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_10_the_right_mistake_on_a_step_that_only_reads_is_told_its_step_not_sent_to_another_mistake(lang):
+    """duplicate_call at step 1 (the lookup) passed on the release too, and the learner was asked which mistake only
+    that guard catches: the right one. Told now which step it landed on and where the write is; an id is not asked
+    for where the check gives one."""
+    plan = [["get_order", {"order_id": "A1001"}],
+            ["create_refund", {"order_id": "A1001", "amount": 199.0, "reason": "user_cancel"}]]
+    case = {"task": "Refund A1001.", "fake": {"plan": plan, "answer": "Done.", "fault": "duplicate_call", "at_step": 1},
+            "expect": {"refunds": [{"order_id": "A1001", "amount": 199.0}]}}
+    said = str(b.suite_case_catches(case, lang=lang))
+    assert WRONG[lang] in said and "get_order" in said and "create_refund" in said and "2" in said, said
+    past = str(b.suite_case_catches({**case, "fake": {**case["fake"], "at_step": 7}}, lang=lang))
+    assert WRONG[lang] in past and "7" in past and "create_refund" in past, past
+    assert b.suite_case_catches({**case, "fake": {**case["fake"], "at_step": 2}}, lang=lang).ok
+    said = str(b.suite_case_catches({"task": "Refund A1001."}, lang=lang))
+    assert "expect" in said and "my-case" in said and '"id"' not in said, said

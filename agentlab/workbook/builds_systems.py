@@ -83,6 +83,9 @@ def suite_case_catches(my_case: Any, lang: Lang = "en") -> Feedback:
         return _say("not yet", t("build.nb10.todo", lang), lang)
     if not isinstance(my_case, dict):
         return _say("wrong", t("build.not_a_dict", lang, given=_shown(my_case)), lang)
+    missing = [f for f in ("task", "expect") if f not in my_case]
+    if missing:  # said here: the suite's own sentence asks for an "id" too, which the check gives a case itself
+        return _say("wrong", t("build.nb10.missing", lang, fields=joined([_quoted(f, lang) for f in missing], lang)), lang)
     line = {"id": "my-case", "category": "adversarial", "scenario": "aftersales", **my_case}
     if "expect" in line:  # a case without one is told it is missing, not that it is null
         line["expect"] = _statuses_as_ids(line["expect"])
@@ -98,8 +101,30 @@ def suite_case_catches(my_case: Any, lang: Lang = "en") -> Feedback:
     if not good.passed:
         return _say("wrong", t("build.nb10.fails_good", lang, why=_failed(good, lang)), lang)
     if released.passed:
-        return _say("wrong", t("build.nb10.misses", lang), lang)
+        return _say("wrong", _missed_write(case, lang) or t("build.nb10.misses", lang), lang)
     return _say("right", t("build.nb10.right", lang, why=_failed(released, lang)), lang)
+
+
+def _quoted(name: str, lang: Lang) -> str:
+    return f"“{name}”" if lang == "zh" else f"'{name}'"
+
+
+def _missed_write(case: Any, lang: Lang) -> str | None:
+    """The sentence for a fault put on a step of the plan that only reads, while the write comes at another: the right
+    mistake at the wrong step ("duplicate_call" at step 1, the lookup). It was told to try another kind of mistake."""
+    from ..evals.suite import get_scenario
+    fake = case.fake
+    plan, fault = fake.get("plan") or [], fake.get("fault")
+    if not fault or not plan:
+        return None
+    step = fake.get("at_step", 2)
+    _, reg = get_scenario(case.scenario).setup(lang)
+    writes = [i for i, (tool, _) in enumerate(plan, 1) if tool in reg and reg[tool].side_effect]
+    if not writes or step in writes:
+        return None
+    at = plan[step - 1][0] if isinstance(step, int) and 1 <= step <= len(plan) else None
+    return t("build.nb10.step_reads" if at else "build.nb10.step_past", lang, fault=fault, step=step, tool=at or "",
+             write=plan[writes[0] - 1][0], write_step=writes[0], n=len(plan))
 
 
 # --- 11 · the case a bad session should become ------------------------------------------------------------------
