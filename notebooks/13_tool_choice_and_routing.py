@@ -175,7 +175,7 @@ plt.show()
 #
 # The router reads words. `en_router` is the plain router over the English tool descriptions alone (`keywords=False`:
 # the keyword router's words are in both languages and would hide the point): how many tools does it offer for the
-# Chinese "今天坐出租车花了45元，记一笔" (k = 5)? Give a number. (Then ask `router`, the keyword router over the
+# Chinese "今天坐出租车花了45元，记一笔"? It offers at most five (its `en_router.k`, not a parameter of `offer`). Give a number. (Then ask `router`, the keyword router over the
 # descriptions in the notebook's language, the same question.)
 
 # %%

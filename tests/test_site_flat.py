@@ -23,3 +23,17 @@ def test_a_nested_result_is_summed_up_from_its_fields_not_done():
     assert many == "s: f0 0, f1 1, f2 2, f3 3, f4 4 (+3)."
     assert flat_summary("s", {"deep": {"inner": {"x": 1}}}) == "s: deep (1)."
     assert flat_summary("s", {}) == "s: done."
+
+
+def test_a_summary_is_said_in_the_callers_language_and_an_empty_field_or_a_truth_value_reads_as_json():
+    """A Chinese caller read "create_refund: refund_id R0002, ..., shipped False, remark ." over MCP: English words
+    around the fields, Python's False and a field with nothing in it. Now the words are the caller's language."""
+    from agentlab.site.execute import one_line_summary, shape_result
+    from agentlab.site.flat import flat_summary
+    result = {"refund_id": "R0002", "shipped": False, "note": None, "remark": ""}
+    zh, en = flat_summary("create_refund", result, "zh"), flat_summary("create_refund", result, "en")
+    assert zh == "create_refund：refund_id R0002，shipped false，note null。", zh
+    assert en == "create_refund: refund_id R0002, shipped false, note null.", en
+    assert flat_summary("f", {}, "zh") == "f：已完成。" and flat_summary("f", {"remark": ""}) == "f: done."
+    assert one_line_summary("f", {"items": [1, 2]}, "zh") == "f：2 项。" and one_line_summary("f", {"items": [1]}) == "f: 1 item."
+    assert shape_result("get_order", {"order_id": "A1001"}, "zh")["summary"] == "get_order：order_id A1001。"

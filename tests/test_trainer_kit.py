@@ -73,7 +73,7 @@ def _data() -> dict:
     sessions = [run_case(by_id[r.rsplit("/", 1)[0]], loop=r.rsplit("/", 1)[1], model=CassetteModel(tape, r, then="(end)"))
                 for tape in sorted(data_file("cassettes").glob("aftersales-*.jsonl")) for r in labels(tape)
                 if r.rsplit("/", 1)[0] in by_id] + run_suite(cases, loop="naive")
-    review = BadCaseReview(sessions, cases, Path(tempfile.mkdtemp()) / "regression.jsonl", n=12, seed=7, lang="en")
+    review = BadCaseReview(sessions, cases, Path(tempfile.mkdtemp()) / "regression.jsonl", n=12, seed=17, lang="en")
     return {"reg": Registry.from_json(data_file("aftersales_tools.json")),
             "tax": by_taxonomy([compare_loops(f).guarded for f in LOOP_FAULTS]),
             "models": pd.DataFrame(rows), "abl": ablation(cases), "counts": review.counts(),

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..errors import Problem, ToolError, ToolFailure, make_error
-from ..i18n import Lang
+from ..i18n import Lang, t
 from ..schema import compile_schema
 from ..store import result_json
 from ..timeouts import _LONGEST, Interrupted, WriteTimeout, _pool, _settle, can_interrupt, run_with_timeout, wait_in_worker
@@ -362,14 +362,14 @@ def _failed(error: ToolError, skill: Skill, lang: Lang, *, internal: str | None 
     return Execution(http_status(error), body(None, error, lang, hint), internal, pending, ran)
 
 
-def one_line_summary(name: str, result: dict) -> str:
-    """A one-sentence summary of a result, for a skill that wrote none (docs/site.md#three-layers)."""
+def one_line_summary(name: str, result: dict, lang: Lang = "en") -> str:
+    """A one-sentence summary of a result, in ``lang``, for a skill that wrote none (docs/site.md#three-layers)."""
     if "items" in result and isinstance(result["items"], list):
-        return f"{name}: {len(result['items'])} item(s)."
-    return flat_summary(name, result)
+        return t("site.summary.items", lang, name=name, n=len(result["items"]))
+    return flat_summary(name, result, lang)
 
 
-def shape_result(name: str, data: Any) -> dict:
+def shape_result(name: str, data: Any, lang: Lang = "en") -> dict:
     """A handler's return as a flat object with a ``summary``: a scalar becomes ``{"value": ...}``,
     a list ``{"items": [...]}``. The value is first made plain JSON (what a replay returns too)."""
     plain = _flat_copy(data)
@@ -378,7 +378,7 @@ def shape_result(name: str, data: Any) -> dict:
     if not isinstance(plain, dict):
         plain = {"items": plain} if isinstance(plain, list) else {"value": plain}
     if not isinstance(plain.get("summary"), str):
-        plain = {**plain, "summary": one_line_summary(name, plain)}
+        plain = {**plain, "summary": one_line_summary(name, plain, lang)}
     return plain
 
 
@@ -456,7 +456,7 @@ def skill_steps(skill: Skill, arguments: dict, ctx: SkillContext, *, lang: Lang 
 
     def finish(data: Any) -> Execution:
         try:
-            shaped = shape_result(skill.name, data)
+            shaped = shape_result(skill.name, data, lang)
         except Exception:  # noqa: BLE001 - cannot happen for JSON-able data; a bug if it does
             return _failed(make_error("TOOL_ERROR"), skill, lang, internal=traceback.format_exc(), ran=True)
         bad = _validator(skill.meta.output_schema)(shaped)

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..i18n import Lang, t
+
 __all__ = ["NestedResultWarning", "flat_summary", "nested_fields", "nested_warning"]
 
 _SCALAR = (str, int, float, bool)
@@ -57,27 +59,31 @@ def nested_warning(skill_name: str, output_schema: Mapping[str, Any]) -> str | N
 
 
 def _value(v: Any) -> str:
+    if isinstance(v, bool) or v is None:  # as the result's JSON writes them, in either language (not Python's False)
+        return "true" if v is True else "false" if v is False else "null"
     text = str(v)
     return text if len(text) <= 40 else text[:39] + "…"
 
 
-def flat_summary(name: str, result: Mapping[str, Any]) -> str:
-    """One line for a result without its own ``summary``: its scalar fields (``city Beijing``), then the
-    nested ones one level in (``order.status shipped``, ``lines (3)``), at most five parts and how many more."""
+def flat_summary(name: str, result: Mapping[str, Any], lang: Lang = "en") -> str:
+    """One line for a result without its own ``summary``, in ``lang``: its scalar fields (``city Beijing``), then the
+    nested ones one level in (``order.status shipped``, ``lines (3)``), at most five parts and how many more. An empty
+    text says nothing ("remark ." was a field with nothing in it)."""
     parts: list[str] = []
     nested: list[str] = []
     for k, v in result.items():
-        if k == "summary":
+        if k == "summary" or v == "":
             continue
         if isinstance(v, _SCALAR) or v is None:
             parts.append(f"{k} {_value(v)}")
         elif isinstance(v, list):
             nested.append(f"{k} ({len(v)})")
         elif isinstance(v, Mapping):
-            inner = [f"{k}.{ik} {_value(iv)}" for ik, iv in v.items() if isinstance(iv, _SCALAR)]
+            inner = [f"{k}.{ik} {_value(iv)}" for ik, iv in v.items() if isinstance(iv, _SCALAR) and iv != ""]
             nested.extend(inner or [f"{k} ({len(v)})"])
     parts += nested
     if not parts:
-        return f"{name}: done."  # an empty result: there is nothing more to say
+        return t("site.summary.done", lang, name=name)  # an empty result: there is nothing more to say
     more = len(parts) - _PARTS
-    return f"{name}: " + ", ".join(parts[:_PARTS]) + (f" (+{more})" if more > 0 else "") + "."
+    said = t("site.summary.separator", lang).join(parts[:_PARTS]) + (f" (+{more})" if more > 0 else "")
+    return t("site.summary.fields", lang, name=name, fields=said)
