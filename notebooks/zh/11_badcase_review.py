@@ -80,7 +80,7 @@ print(t("nb11.said.sessions", LANG, n=len(sessions), failed=failed))
 # %%
 kept = os.environ.get("AGENTLAB_REGRESSION_SUITE")  # 你自己的文件会保留；否则用一个随内核结束而删除的文件
 suite = Path(kept) if kept else scratch_folder() / "regression.jsonl"
-review = BadCaseReview(sessions, cases, suite, n=12, seed=7, lang=LANG)
+review = BadCaseReview(sessions, cases, suite, n=12, seed=17, lang=LANG)
 review.widget
 
 # %%
