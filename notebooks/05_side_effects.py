@@ -65,7 +65,7 @@ for name, fault in cases.items():
     refunds[name] = {"naive": len(c.naive_state["refunds"]),
                      "every call, no key": len(compare_loops(fault, config=all_calls_only, lang=LANG).guarded_state["refunds"]),
                      "guarded": len(c.guarded_state["refunds"])}
-    rows.append({"case": name, **{f"refunds: {k}": v for k, v in refunds[name].items()},
+    rows.append({"situation": name, **{f"refunds: {k}": v for k, v in refunds[name].items()},
                  "naive outcome": c.naive_verdict.outcome, "guarded outcome": c.guarded_verdict.outcome})
 table_view(pd.DataFrame(rows), lang=LANG)
 
@@ -180,7 +180,9 @@ desk_widget
 # %%
 first = approve(store, reg, run.pending[0])
 second = approve(store, reg, run.pending[0])
-print(f"{label('first approval ran', LANG)}{colon(LANG)}{first.ran} | {label('second approval ran', LANG)}{colon(LANG)}{second.ran} | "
+yes_no = {True: label("yes", LANG), False: label("no", LANG)}
+print(f"{label('first approval ran', LANG)}{colon(LANG)}{yes_no[first.ran]} | "
+      f"{label('second approval ran', LANG)}{colon(LANG)}{yes_no[second.ran]} | "
       f"{label('refunds', LANG)}{colon(LANG)}{len(desk.refunds)}")
 
 # %% [markdown]

@@ -91,8 +91,8 @@ table_view(pd.DataFrame(rows), lang=LANG)
 #
 # **Measure it.** A budget is a trade-off, and runs that all behave the same cannot show one: ping-pong and
 # the repeater are stopped by the breaker or the budget whatever its size. So here the model is a
-# *wandering* one (`DistractedModel`): it does the refund task, but before each step it may, with a seeded
-# chance, look up something useless. Forty runs, forty seeds, the same seeds for every budget: too small a
+# *wandering* one (`DistractedModel`): it does the refund task, but before each step it may, with a chance
+# fixed in advance, look up something useless. Forty runs, each replayable, the same forty for every budget: too small a
 # budget cuts off runs that would have finished, a larger one lets them finish (and a runaway run costs
 # more turns before it is stopped). Move the slider to see one budget in detail.
 
@@ -137,6 +137,6 @@ print(build_loop_limits(my_config, lang=LANG))
 # - The breaker refused the third identical call with `LOOP_DETECTED`; the budget ended runs with `BUDGET_EXHAUSTED`.
 # - Both are `rule_blocked`: guards firing as designed, counted apart from instability.
 # - A timed-out write may still take effect, so it is `OUTCOME_UNKNOWN`, never retryable.
-# - Forty seeded runs of a wandering model showed what too small and too large a budget cost.
+# - Forty replayable runs of a wandering model showed what too small and too large a budget cost.
 #
 # **Next:** [12 · Messages and context: the date, clearing, trimming in pairs](12_messages_and_context.ipynb) (on the half-day path: [19 · Take the guards home](19_take_the_guards_home.ipynb)). Read alongside: [the guards](../docs/guards.md#step_budget); every path through the workbook: [docs/course.md](../docs/course.md).

@@ -127,7 +127,8 @@ weeks = {"1-naive": ("naive", GuardConfig()), "2-no-validation": ("guarded", Gua
 for week, (loop, config) in weeks.items():
     run_suite(cases, loop=loop, config=config, store=store, label=week)
 stored = {run.meta["label"]: run for run in map(load_results, store.iterdir())}  # each reopened from its folder
-stored
+table_view(pd.DataFrame([{"label": label(week, LANG), "sessions": len(run.results), "time": run.meta["time"]}
+                         for week, run in sorted(stored.items())]), lang=LANG)
 
 # %% [markdown]
 # Week 2 against week 4, class by class, on the cases both runs hold (a case only one of them ran is named, and
@@ -143,7 +144,7 @@ print(f"{label('fixed', LANG)}{colon(LANG)}{joined(cmp.fixed, LANG, 'list') or '
 table_view(pd.DataFrame(cmp.metrics).set_index("metric").T, lang=LANG)
 
 # %%
-table_view(pd.DataFrame(cmp.rows), percent=["before_share", "after_share", "share_change"], lang=LANG)
+table_view(pd.DataFrame(cmp.shown_rows(LANG)), percent=["before_share", "after_share", "share_change"], lang=LANG)
 
 # %%
 plot_comparison(cmp, lang=LANG)

@@ -218,13 +218,9 @@ print(replay_header(my_answer, lang=LANG))
 # site, and names the cases that still fail.
 
 # %%
-from agentlab.workbook.builds_site import skill_schema_holds
+from agentlab.workbook.builds_site import draft_schema, skill_schema_holds
 
-draft = {"type": "object",
-         "properties": {"to": {"type": "string", "description": "Recipient address"},
-                        "subject": {"type": "string", "description": "Subject line"},
-                        "body": {"type": "string", "description": "Plain-text message"}},
-         "required": ["to", "subject", "body"]}
+draft = draft_schema(LANG)
 my_schema = None  # your schema: start from a copy of draft
 print(skill_schema_holds(my_schema, lang=LANG))
 

@@ -103,7 +103,8 @@ def accuracy_table(size: str) -> pd.DataFrame:
 
 for size in SIZES:
     n = FIG[size].n
-    print(joined([f"Qwen2.5-Coder-{size}", t("nb18.said.accuracy_in_n_per", LANG, n=n)], LANG, "comma"))
+    per = joined([f"{label(c, LANG)} {count}" for c, count in n.items()], LANG, "list") if isinstance(n, dict) else n
+    print(joined([f"Qwen2.5-Coder-{size}", t("nb18.said.accuracy_in_n_per", LANG, n=per)], LANG, "comma"))
     display(table_view(accuracy_table(size), lang=LANG))
 
 # %%
@@ -364,7 +365,7 @@ for size in SIZES:
 # ## Exercise
 #
 # For the 0.5B model: which kind of failure did validate-and-reask remove the most of, compared with the single shot?
-# Answer with a key of `bfcl.KINDS`, read from the table above.
+# Answer with the kind as the table above names it (a key of `bfcl.KINDS`).
 
 # %%
 my_answer = None  # a kind, e.g. "wrong_value"

@@ -634,3 +634,11 @@ def test_10_the_right_mistake_on_a_step_that_only_reads_is_told_its_step_not_sen
     assert b.suite_case_catches({**case, "fake": {**case["fake"], "at_step": 2}}, lang=lang).ok
     said = str(b.suite_case_catches({"task": "Refund A1001."}, lang=lang))
     assert "expect" in said and "my-case" in said and '"id"' not in said, said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_14_one_rule_returned_on_its_own_is_told_to_go_in_a_list_not_shown_as_its_repr(lang):
+    from agentlab.tools import rule
+    said = str(b.desk_rule_holds(lambda args, today: rule("date", "no future dates") if args.get("date", "") > today
+                                 else [], lang=lang))
+    assert WRONG[lang] in said and "[rule(...)]" in said and "Problem(" not in said, said

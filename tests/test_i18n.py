@@ -125,14 +125,14 @@ def test_a_label_is_said_in_chinese_kept_when_technical_and_noted_when_missing()
     from agentlab.i18n import label, missing_labels
     assert label("naive", "zh") == "朴素循环" and label("naive", "en") == "naive"
     for technical in ("create_refund", "INVALID_ARGS", "pass^k", "3", "12%", "已完成", "", "x", "adv-bad-key",
-                      "normal-03", "2-no-validation"):
+                      "normal-03", "5-no-cache"):
         assert label(technical, "zh") == technical
     assert label(7, "zh") == 7
     assert label("idempotency, all_calls", "zh") == "幂等、执行全部调用"  # a list: each label on its own
     assert label("a label nobody wrote down", "zh") == "a label nobody wrote down"
     assert "a label nobody wrote down" in missing_labels()
     assert label("spelled-out", "zh") == "spelled-out" and "spelled-out" in missing_labels()  # two words: a phrase
-    assert not {"adv-bad-key", "normal-03", "2-no-validation"} & missing_labels()  # ids are names, not prose
+    assert not {"adv-bad-key", "normal-03", "5-no-cache"} & missing_labels()  # ids are names, not prose
 
 
 def test_headers_ids_and_scored_names_are_names_too():

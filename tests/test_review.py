@@ -149,8 +149,19 @@ def test_plot_comparison_draws_a_pair_of_bars_per_class_seen(runs):
     zh = plot_comparison(cmp, lang="zh")
     labels = [t.get_text() for t in zh.get_xticklabels()]
     assert "通过" in labels and "正确" in labels and "passed" not in labels
-    assert [t.get_text() for t in zh.get_legend().get_texts()] == ["修复前：naive", "修复后：guarded"]
+    assert [t.get_text() for t in zh.get_legend().get_texts()] == ["修复前：朴素循环", "修复后：防护循环"]
     assert "修复前后" in zh.get_title() and "比例" in zh.get_ylabel()
+    plt.close("all")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_comparisons_table_names_each_class_as_its_plot_does(runs, lang):
+    """The table said 转人工 where the plot beside it said 已转人工，没有写错数据, for the same class and count."""
+    cmp = compare_runs(runs["naive"][0], runs["guarded"][0])
+    seen = [r for r in cmp.shown_rows(lang) if r["before"] or r["after"]]
+    ax = plot_comparison(cmp, lang=lang)
+    assert [r["class"] for r in seen] == [t.get_text() for t in ax.get_xticklabels()]
+    assert any(r["kind"] == "outcome" for r in seen)
     plt.close("all")
 
 

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CODES
-from ..i18n import Lang, t
+from ..i18n import Lang, keys, label, t
 from .outcome import OUTCOMES
 from .results import StoredSuite, load_results, replies_of
 from .suite import Case, CaseResult, load_cases, metrics_row
 
-__all__ = ["HEADLINE", "STAGES", "RunComparison", "auto_tag", "compare_runs", "promote", "sample", "tag_cause", "trend"]
+__all__ = ["HEADLINE", "STAGES", "RunComparison", "auto_tag", "compared_class", "compare_runs", "promote", "sample", "tag_cause", "trend"]
 
 STAGES = ("structure", "semantic", "execution", "rule_blocked")
 
@@ -146,12 +146,24 @@ class RunComparison:
                 f"{len(self.fixed)} fixed, {len(self.broken)} broken, {len(self.only_before)} case(s) only before, "
                 f"{len(self.only_after)} only after)")
 
+    def shown_rows(self, lang: Lang = "en") -> list[dict]:
+        """:attr:`rows` as a table shows them: each class by its name in ``lang`` (:func:`compared_class`), the name the
+        comparison's plot gives it (the table said 转人工 where the plot beside it said 已转人工，没有写错数据)."""
+        return [{**r, "class": compared_class(r["kind"], r["class"], lang)} for r in self.rows]
+
     def said(self, lang: Lang = "en") -> str:
         """The comparison in one sentence of ``lang``: the two runs, the sessions each, the cases fixed and broken,
         and the cases only one of them has."""
-        return t("review.compared", lang, before=self.before, after=self.after, n_before=self.n_before,
+        return t("review.compared", lang, before=label(self.before, lang), after=label(self.after, lang), n_before=self.n_before,
                  n_after=self.n_after, fixed=len(self.fixed), broken=len(self.broken),
                  only_before=len(self.only_before), only_after=len(self.only_after))
+
+
+def compared_class(kind: str, name: str, lang: Lang = "en") -> str:
+    """A class of a comparison by its name in ``lang``: a stage or an outcome as the catalogue says it (``outcome.
+    escalated``: handed over, nothing wrong written), else its label. One name for a table and a plot alike."""
+    key = f"{kind}.{name}"
+    return t(key, lang) if key in keys() else label(name, lang)
 
 
 def compare_runs(before: RunLike, after: RunLike) -> RunComparison:

@@ -16,12 +16,25 @@ from .builds_systems import _raised
 from .exercises import Feedback, _reports, _say, _shown, clipped, ignored_keywords, plain_problems
 from .learner_code import Said, bounded, returned_instead, unanswered, unsteady_key
 
-__all__ = ["DRAFT_SKILL", "KEY_SITUATIONS", "PROBED_TOOL", "contract_catches_faults", "key_scope_holds",
+__all__ = ["DRAFT_SKILL", "KEY_SITUATIONS", "PROBED_TOOL", "contract_catches_faults", "draft_schema", "key_scope_holds",
            "skill_schema_holds"]
 
 # --- 15 · a skill's input schema that its own cases hold it to ---------------------------------------------------
 
 DRAFT_SKILL = "send_notification"  # notebook 15's write skill: its schema is the learner's to fix
+
+
+def draft_schema(lang: Lang = "en") -> dict:
+    """Notebook 15's first version of the notification skill's input schema: its three fields typed and required, each
+    described in ``lang`` as the shipped skill describes it, and no other constraint (the learner's to add)."""
+    from ..site.skills import load_skills, shipped_dir
+    shipped = next(sk for sk in load_skills(shipped_dir()) if sk.name == DRAFT_SKILL)
+    said = (shipped.meta.i18n.get(lang) or {}).get("fields") or {}
+    fields = shipped.meta.input_schema["properties"]
+    return {"type": "object",
+            "properties": {name: {"type": "string", "description": said.get(name, spec.get("description", ""))}
+                           for name, spec in fields.items()},
+            "required": list(shipped.meta.input_schema.get("required", []))}
 
 
 def _notify_cases() -> list[Any]:

@@ -405,6 +405,8 @@ def desk_rule_holds(my_rule: Any, lang: Lang = "en") -> Feedback:
             return _say("not yet", t("build.nb14.todo", lang), lang)
         bad = next((x for x in seen if not isinstance(x, list) or not all(isinstance(p, Problem) for p in x)), "ok")
         if bad != "ok":
+            if isinstance(bad, Problem):  # one rule(...) given as it is: said as such, not as its repr
+                return _say("wrong", t("build.nb14.one_problem", lang, field=bad.field), lang)
             return _say("wrong", t("build.nb14.not_problems", lang, given=_shown(bad)), lang)
         if not result.passed:
             failed.append(result)

@@ -512,16 +512,17 @@ def plot_comparison(comparison: RunComparison, *, kind: str | None = None, ax: A
 
     Classes empty on both sides are left out; ``kind`` ("stage" or "outcome") keeps only one of the two.
     """
+    from ..evals.review import compared_class
     rows = [r for r in comparison.rows if (kind is None or r["kind"] == kind) and (r["before"] or r["after"])]
     ax = _ax(ax, (10, 3.6))
     xs = list(range(len(rows)))
     width = 0.4
     for side, offset in (("before", -width / 2), ("after", width / 2)):
         bars = ax.bar([x + offset for x in xs], [r[side + "_share"] for r in rows], width, edgecolor="white",
-                      color=BEFORE_AFTER_COLORS[side], hatch="//" if side == "before" else "", label=t("review." + side, lang, label=getattr(comparison, side)))
+                      color=BEFORE_AFTER_COLORS[side], hatch="//" if side == "before" else "",
+                      label=t("review." + side, lang, label=label(getattr(comparison, side), lang)))
         ax.bar_label(bars, labels=[str(r[side]) for r in rows], fontsize=7)
-    names = [t(f"{r['kind']}.{r['class']}", lang) if f"{r['kind']}.{r['class']}" in keys() else r["class"]
-             for r in rows]
+    names = [compared_class(r["kind"], r["class"], lang) for r in rows]
     ax.set_xticks(xs, names, rotation=30, ha="right", fontsize=8)
     kinds = [r["kind"] for r in rows]
     for k in ("stage", "outcome"):
@@ -538,7 +539,7 @@ def plot_comparison(comparison: RunComparison, *, kind: str | None = None, ax: A
     _legend_beside(ax)
     return attach(ax, TextEquivalent(
         lang, _said(title, "a11y.comparison", lang),
-        ("", *[t("review." + side, lang, label=getattr(comparison, side)) for side in ("before", "after")]),
+        ("", *[t("review." + side, lang, label=label(getattr(comparison, side), lang)) for side in ("before", "after")]),
         [(name, *[f"{r[side]}{aside(format(r[side + '_share'], '.0%'), lang)}" for side in ("before", "after")])
          for name, r in zip(names, rows, strict=True)]))
 
@@ -553,7 +554,7 @@ def plot_trend(rows: Sequence[Mapping[str, Any]], *, ax: Any = None, lang: Lang 
     for metric, color in TREND_COLORS.items():
         ax.plot(xs, [r[metric] for r in rows], marker=TREND_MARKERS[metric], color=color,
                 label=t("eval." + metric, lang))
-    ax.set_xticks(xs, [f"{r['label']}\n{str(r['time'])[:19].replace('T', ' ')}" for r in rows], fontsize=7)
+    ax.set_xticks(xs, [f"{label(str(r['label']), lang)}\n{str(r['time'])[:19].replace('T', ' ')}" for r in rows], fontsize=7)
     ax.set_ylim(-0.03, 1.05)
     ax.set_xlabel(t("review.trend_x", lang))
     ax.set_ylabel(t("review.rate", lang))
@@ -563,7 +564,8 @@ def plot_trend(rows: Sequence[Mapping[str, Any]], *, ax: Any = None, lang: Lang 
     return attach(ax, TextEquivalent(
         lang, _said(title, "a11y.trend", lang),
         ("", t("a11y.col.time", lang), *[t("eval." + m, lang) for m in TREND_COLORS]),
-        [(str(r["label"]), str(r["time"])[:19].replace("T", " "), *[_pct(r[m]) for m in TREND_COLORS]) for r in rows]))
+        [(label(str(r["label"]), lang), str(r["time"])[:19].replace("T", " "), *[_pct(r[m]) for m in TREND_COLORS])
+         for r in rows]))
 
 
 @_with_fonts
@@ -647,6 +649,11 @@ def table_view(df: Any, *, percent: Collection[str] | None = None, none: str = "
                                                                   "max-width: 48em; vertical-align: top"}])
 
 
+#: columns whose cells are names, never words to say in another language: a case's id (adv-truncated) is the same
+#: id in a Chinese table, where it was read as an English word to translate
+_NAME_COLUMNS = frozenset({"case", "case_id", "id"})
+
+
 def _said_in(df: Any, lang: Lang) -> Any:
     """A copy of ``df`` with headers, index and text cells said in ``lang``."""
     from pandas.api.types import is_object_dtype, is_string_dtype
@@ -656,7 +663,7 @@ def _said_in(df: Any, lang: Lang) -> Any:
 
     out = df.copy()
     for c in out.columns:
-        if texts(out[c]):
+        if texts(out[c]) and c not in _NAME_COLUMNS:
             out[c] = out[c].map(lambda v: label(v, lang))
     out.columns = [label(c, lang) for c in out.columns]
     if texts(out.index):

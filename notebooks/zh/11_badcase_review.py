@@ -124,7 +124,8 @@ weeks = {"1-naive": ("naive", GuardConfig()), "2-no-validation": ("guarded", Gua
 for week, (loop, config) in weeks.items():
     run_suite(cases, loop=loop, config=config, store=store, label=week)
 stored = {run.meta["label"]: run for run in map(load_results, store.iterdir())}  # 每一个都从它的文件夹重新打开
-stored
+table_view(pd.DataFrame([{"label": label(week, LANG), "sessions": len(run.results), "time": run.meta["time"]}
+                         for week, run in sorted(stored.items())]), lang=LANG)
 
 # %% [markdown]
 # 第 2 周对比第 4 周，逐类比较，只看两次运行都包含的用例（只有一次运行里有的用例会点名列出，但不计入其他任何统计）。
@@ -139,7 +140,7 @@ print(f"{label('fixed', LANG)}{colon(LANG)}{joined(cmp.fixed, LANG, 'list') or '
 table_view(pd.DataFrame(cmp.metrics).set_index("metric").T, lang=LANG)
 
 # %%
-table_view(pd.DataFrame(cmp.rows), percent=["before_share", "after_share", "share_change"], lang=LANG)
+table_view(pd.DataFrame(cmp.shown_rows(LANG)), percent=["before_share", "after_share", "share_change"], lang=LANG)
 
 # %%
 plot_comparison(cmp, lang=LANG)

@@ -191,18 +191,14 @@ print(replay_header(my_answer, lang=LANG))
 # ## 动手：经得起技能自己用例检验的 schema
 #
 # 技能运行之前，站点会先用它的输入 schema 检查参数：schema 放过的，技能就会发出去。`draft` 是通知技能 schema 的初稿。
-# 技能旁边的 `cases.jsonl` 写明了应该得到什么：退款确认邮件、只有一个字符的标题和 120 个字符的标题（允许的最长长度）照常发送；121 个字符的标题、没有域名的地址、空的正文、
+# 技能旁边的 `cases.jsonl` 写明了应该得到什么：退款确认邮件、只有一个字符的主题和 120 个字符的主题（允许的最长长度）照常发送；121 个字符的主题、没有域名的地址、空的正文、
 # 技能不接受的字段，都要以 `422` 拒绝，并指出是哪个字段。先预测：`draft` 能通过这七个用例里的几个？然后写出
 # `my_schema`。检查会把它装到技能上，在一个新站点上跑完所有用例，并说出仍然失败的用例。
 
 # %%
-from agentlab.workbook.builds_site import skill_schema_holds
+from agentlab.workbook.builds_site import draft_schema, skill_schema_holds
 
-draft = {"type": "object",
-         "properties": {"to": {"type": "string", "description": "Recipient address"},
-                        "subject": {"type": "string", "description": "Subject line"},
-                        "body": {"type": "string", "description": "Plain-text message"}},
-         "required": ["to", "subject", "body"]}
+draft = draft_schema(LANG)
 my_schema = None  # 你的 schema：从 draft 的一份拷贝开始改
 print(skill_schema_holds(my_schema, lang=LANG))
 

@@ -82,7 +82,8 @@ def accuracy_table(size: str) -> pd.DataFrame:
 
 for size in SIZES:
     n = FIG[size].n
-    print(joined([f"Qwen2.5-Coder-{size}", t("nb18.said.accuracy_in_n_per", LANG, n=n)], LANG, "comma"))
+    per = joined([f"{label(c, LANG)} {count}" for c, count in n.items()], LANG, "list") if isinstance(n, dict) else n
+    print(joined([f"Qwen2.5-Coder-{size}", t("nb18.said.accuracy_in_n_per", LANG, n=per)], LANG, "comma"))
     display(table_view(accuracy_table(size), lang=LANG))
 
 # %%
@@ -234,10 +235,10 @@ for size in SIZES:
 # %% [markdown]
 # ## 用排行榜自己的评分器再评一次
 #
-# 上面的每个数字，都来自练习册按规则描述自己写的评分器。排行榜也公开了它自己的评估器 `bfcl-eval`（Apache-2.0）：其中有 AST 评分器、数据，以及多轮类别可执行的环境。不装它声明的依赖（`requirements-bfcl.txt`：七个包，24 MB），它就能在这里给同一批录音评分，分三个角度（`agentlab.evals.bfcl_compare`；做法见 [评估指标](../../docs/zh/metrics.md#the-official-bfcl-checker)）：
+# 上面的每个数字，都来自练习册按规则描述自己写的评分器。排行榜也公开了它自己的评估器 `bfcl-eval`（Apache-2.0）：其中有 AST 评分器、数据，以及多轮类别可执行的环境。不装它声明的依赖（`requirements-bfcl.txt`：七个包，24 MB），它就能在这里给同一批录制评分，分三个角度（`agentlab.evals.bfcl_compare`；做法见 [评估指标](../../docs/zh/metrics.md#the-official-bfcl-checker)）：
 #
 # 1. **录下的回复，由两个评分器各评一次**：各自给出的单次回答准确率，以及在所有问法的回复上两者判定一致的比例。
-# 2. **在每个单轮类别上做探针。** 录音只覆盖四个类别。在数据里每个单轮类别（包括 parallel-multiple 和各个 live 类别）的每道题上，两个评分器都去评标准答案本身，以及对它的系统性改动：调用顺序颠倒、删掉或多加一个参数、改一个值、整数写成浮点数、改成大写、列表截短、函数改名、参数不是 JSON、重复一次调用、不调用。
+# 2. **在每个单轮类别上做探针。** 录制只覆盖四个类别。在数据里每个单轮类别（包括 parallel-multiple 和各个 live 类别）的每道题上，两个评分器都去评标准答案本身，以及对它的系统性改动：调用顺序颠倒、删掉或多加一个参数、改一个值、整数写成浮点数、改成大写、列表截短、函数改名、参数不是 JSON、重复一次调用、不调用。
 # 3. **多轮，真正执行。** 一段对话有三到五轮用户消息，面对一到两个有状态的 API（文件系统、交易机器人、旅行预订、汽车、消息应用）。原始循环照排行榜的做法，每一步一条回复，模型写出的调用全部执行；防护循环先按 schema 检查每个调用，用读得懂的错误回应写坏的调用并重问，同一调用重复三次就停下，每轮用户消息有步数预算。官方评分器在每一轮之后，把每个 API 的状态和调用结果与标准答案的相比较。
 #
 # 同等条件对比：本地模型是 Qwen2.5 0.5B 和 1.5B Instruct 的 Coder 版本（0.5B 量化到 4 位），通过练习册的聊天模板提问（工具列在系统消息里，每个调用是一个 json 代码块），温度为 0。排行榜自己的运行用的是各模型自己的聊天模板（Qwen 的 `<tool_call>` 标签），温度默认 0.001，权重为全精度。所以这几个角度比较的是评分器，不是模型：排行榜的数字放在最后，旁边是按排行榜自己的方式提问得到的回复。
@@ -278,7 +279,7 @@ for size in SIZES:
 #
 # 排行榜以提示模式列出 Qwen2.5 0.5B 和 1.5B Instruct：不用 tools 字段；它自己的系统提示列出函数，要求把调用写成 Python 列表 `[f(a=1), g(b="x")]`；它自己的解析器解码回复，它的评分器评分。用练习册的模板提问时，模型从没在一条回复里写出两个调用，所以上面的 `parallel` 得了 0%，而排行榜印的是 53.5% 和 70.0%：这是另一场测试，不是模型更差。
 #
-# 这里把同一份样本按排行榜的方式再问一遍（`agentlab.evals.bfcl_prompting`：提示和解码器都从 `bfcl-eval` 导入；Qwen 自己的对话格式；贪心解码），由 `benchmarks/bench_bfcl_prompting.py` 录制，再由两个评分器评分。容差先说在前面：排行榜公布的数字落在原始回复准确率的 95% 区间（Wilson 区间）之内，这个类别才算复现了排行榜。只有在这些类别里，下面那行才会说防护的重问带来多少。其余的差别都写明：本地模型是 Coder 版本，0.5B 量化到 4 位，跑在 llama.cpp 上；排行榜跑的是全精度的 Instruct 模型，用的是第 3 版题目。没有公开的表格给出同一批题目的数字时（0.5B 只含 Python 的 `simple`、它的非 live `irrelevance`），排行榜一列留空，不做比较。这些录音少了排行榜提示里的一句话：它在每个函数描述的末尾注明该函数是 Python 3 语法。
+# 这里把同一份样本按排行榜的方式再问一遍（`agentlab.evals.bfcl_prompting`：提示和解码器都从 `bfcl-eval` 导入；Qwen 自己的对话格式；贪心解码），由 `benchmarks/bench_bfcl_prompting.py` 录制，再由两个评分器评分。容差先说在前面：排行榜公布的数字落在原始回复准确率的 95% 区间（Wilson 区间）之内，这个类别才算复现了排行榜。只有在这些类别里，下面那行才会说防护的重问带来多少。其余的差别都写明：本地模型是 Coder 版本，0.5B 量化到 4 位，跑在 llama.cpp 上；排行榜跑的是全精度的 Instruct 模型，用的是第 3 版题目。没有公开的表格给出同一批题目的数字时（0.5B 只含 Python 的 `simple`、它的非 live `irrelevance`），排行榜一列留空，不做比较。这些录制少了排行榜提示里的一句话：它在每个函数描述的末尾注明该函数是 Python 3 语法。
 
 # %%
 from agentlab.evals.bfcl_prompting import prompting_results
@@ -293,7 +294,7 @@ for size in SIZES:
 # %% [markdown]
 # ## 练习
 #
-# 对 0.5B 模型来说：和单次回答相比，校验后重问消除得最多的是哪一类失败？从上面的表里读出来，用 `bfcl.KINDS` 的键作答。
+# 对 0.5B 模型来说：和单次回答相比，校验后重问消除得最多的是哪一类失败？从上面的表里读出来，用表里对这一类的叫法作答（也就是 `bfcl.KINDS` 的键）。
 
 # %%
 my_answer = None  # 一个失败种类，比如 "wrong_value"
