@@ -990,3 +990,35 @@ def test_a_credential_named_argument_never_reaches_the_candidate_cases(tmp_path)
         text = (tmp_path / "out" / name).read_text(encoding="utf-8")
         assert "hunter2" not in text and "plain-words-key" not in text, name
     assert "A1001" in (tmp_path / "out" / "cases.jsonl").read_text(encoding="utf-8")
+
+
+def test_a_log_a_chinese_windows_saved_is_read_as_gb18030_and_said_so(tmp_path):
+    """A team's log saved in GBK was refused as "not UTF-8 text", with nothing a page could do about it; the same
+    file saved as UTF-8 reviews the same. A UTF-8 log with one broken line stays UTF-8, that line read past."""
+    from agentlab.evals.log_report import unread_text
+    from agentlab.resources import data_file
+    lines = data_file("logs_openai_sample.jsonl").read_text(encoding="utf-8").splitlines()
+    chinese = [line.replace("Refund order A1001 please.", "请给订单 A1001 退款。") for line in lines]
+    gbk, utf8 = tmp_path / "mine_gbk.jsonl", tmp_path / "mine.jsonl"
+    gbk.write_bytes("\n".join(chinese).encode("gbk"))
+    utf8.write_text("\n".join(chinese), encoding="utf-8")
+    read, same = review_logs(gbk, "openai", lang="zh"), review_logs(utf8, "openai", lang="zh")
+    assert read["totals"] == same["totals"] and read["settings"]["encoding"] == "gb18030"
+    assert "GB18030" in unread_text(read, "zh") and "GB18030" in unread_text(read, "en")
+    assert "encoding" not in same["settings"] and unread_text(same, "zh") == ""
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes("\n".join(chinese[:2]).encode("utf-8") + b"\n" + "再来一行".encode("gbk") + b"\n"
+                       + "\n".join(chinese[2:]).encode("utf-8"))
+    kept = review_logs(broken, "openai", lang="en")
+    assert "encoding" not in kept["settings"] and kept["totals"]["unread_lines"] == 1
+
+
+@pytest.mark.parametrize("fmt", ["openai", "telemetry"])
+def test_a_spreadsheet_export_is_said_as_one_not_as_json_that_expected_a_value(tmp_path, fmt):
+    from agentlab.evals.log_review import review_logs as review
+    csv = tmp_path / "mine.csv"
+    csv.write_text('\ufeffsession_id,tool_name,"error_code",latency_ms\ns1,get_order,,12\n', encoding="utf-8")
+    with pytest.raises(LogError) as said:
+        review(csv, fmt)
+    assert "CSV" in said.value.localized("en") and "JSONL" in said.value.localized("zh")
+    assert "Expecting" not in said.value.localized("en")

@@ -106,7 +106,9 @@ def unread_text(report: Mapping[str, Any], lang: Lang = "en") -> str:
     """The lines of the file the review read past, in a sentence with the first of them ("" when it read them all):
     left out of every figure, and said wherever the figures are."""
     n, partly = report["totals"].get("unread_lines", 0), report["totals"].get("partly_read_lines", 0)
-    said = [t("logs.unread", lang, n=n, first=joined(report.get("unread", ()), lang, "clause"))] if n else []
+    said = [t("logs.read_as", lang, encoding=report["settings"]["encoding"].upper())] \
+        if report.get("settings", {}).get("encoding") else []
+    said += [t("logs.unread", lang, n=n, first=joined(report.get("unread", ()), lang, "clause"))] if n else []
     if partly:  # read, and a part of each not (tool calls whose messages were cut short): the rest of them counted
         said.append(t("logs.partly_read", lang, n=partly, first=joined(report.get("partly_read", ()), lang, "clause")))
     return " ".join(said)

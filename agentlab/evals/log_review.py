@@ -676,6 +676,8 @@ def review_logs(path: str | Path, fmt: Format = "openai", *, tools: str | Path |
         rows = read_rows(path, fmt, progress=progress, unread=unread)
         report = _report(_streamed(name, rows, registry, writes), settings)
     report["totals"]["unread_lines"] = unread.count
+    if unread.encoding != "utf-8":  # said beside the figures: the file was read, and how
+        report["settings"]["encoding"] = unread.encoding
     # each as the reader said it, the file named (not where it sits on a disk) and what it quotes of the line redacted
     report["unread"] = [mask_personal(redact_secrets(_named(e, name).localized(lang))) for e in unread.first]
     if unread.partial:  # lines read with a part that could not be (OTLP messages cut short): only where there are some

@@ -143,6 +143,7 @@ def _lines(source: str, *, progress: bool, unread: Unread) -> Iterator[tuple[int
         from tqdm import tqdm  # a core dependency
         bar = tqdm(total=None if zipped else os.fstat(f.fileno()).st_size, unit="B", unit_scale=True, desc=Path(source).name,
                    leave=False, mininterval=0.5)
+    plain = True  # every line so far ASCII: a first line that is not UTF-8 may be the whole file in GB18030
     try:
         for n, raw in enumerate(_read_lines(f, where), 1):
             if bar is not None:
@@ -152,16 +153,34 @@ def _lines(source: str, *, progress: bool, unread: Unread) -> Iterator[tuple[int
             if len(raw) > MAX_LINE:  # readline stopped at the limit: the rest of the line is never read
                 raise LogError("logs.line_too_long", path=source, line=n, limit=MAX_LINE)
             try:
-                text = raw.decode("utf-8")
+                text = raw.decode(unread.encoding)
             except UnicodeDecodeError:
-                unread.skip(LogError("logs.not_text", path=source, line=n))
-                continue
+                text = _chinese_windows(raw, unread) if plain else None
+                if text is None:
+                    unread.skip(LogError("logs.not_text", path=source, line=n))
+                    continue
+            plain = plain and text.isascii()
             if not text.isspace():  # (never empty: a line read holds at least its newline or a character)
                 yield n, text
     finally:
         if bar is not None:
             bar.close()
         f.close()
+
+
+def _chinese_windows(raw: bytes, unread: Unread) -> str | None:
+    """The line as GB18030 (of which GBK is part: what a Chinese Windows saves text in), and every line after it read
+    so too (``unread.encoding``), when it reads so; else None. Asked only while every line before was ASCII: a
+    UTF-8 file with one broken line stays UTF-8, that line read past. A team's GBK log was refused as "not UTF-8
+    text", with nothing to do about it on a page."""
+    if unread.encoding != "utf-8":
+        return None
+    try:
+        text = raw.decode("gb18030")
+    except UnicodeDecodeError:
+        return None
+    unread.encoding = "gb18030"
+    return text
 
 
 def _read_lines(f: Any, where: dict) -> Iterator[bytes]:
@@ -288,6 +307,11 @@ class _Tools:
         return out
 
 
+# a first line of names between commas (session_id,tool_name,...): a CSV export, which the review does not read; it was
+# told "not valid JSON (Expecting value)"
+_CSV_HEADER = re.compile(r'\s*"?[\w .-]+"?(?:\s*[,;\t]\s*"?[\w .-]+"?)+\s*')
+
+
 def _object(source: str, n: int, text: str, shared: _Tools | None = None) -> dict:
     if shared is not None and text[:1] == "{":
         d = shared.object(text.rstrip("\r\n"))
@@ -297,6 +321,8 @@ def _object(source: str, n: int, text: str, shared: _Tools | None = None) -> dic
         # (a line opening with a byte-order mark goes through json.loads, whose message says what it is)
         d = (_DECODE if text[:1] != "\ufeff" else json.loads)(text.rstrip("\r\n"))
     except ValueError as exc:
+        if n == 1 and _CSV_HEADER.fullmatch(text.strip("\ufeff\r\n")):  # a spreadsheet's export: said as one
+            raise LogError("logs.looks_csv", path=source) from None
         why = JsonReason.of(exc) if isinstance(exc, json.JSONDecodeError) else JsonReason(str(exc))
         raise LogError("input.not_json", path=source, line=n, detail=why, what="what.logs") from None
     except RecursionError:  # brackets nested past what the parser takes

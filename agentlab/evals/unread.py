@@ -18,7 +18,7 @@ class Unread:
 
     SHOWN = 5
 
-    __slots__ = ("count", "first", "first_partial", "partial", "started", "strict")
+    __slots__ = ("count", "encoding", "first", "first_partial", "partial", "started", "strict")
 
     def __init__(self, *, strict: bool = False) -> None:
         self.count = 0
@@ -27,6 +27,8 @@ class Unread:
         self.first: list[LocalizedError] = []
         self.started = False  # a line of the file was read well
         self.strict = strict
+        #: how the file's text was read: "utf-8", or "gb18030" for a file a Chinese Windows saved (GBK is part of it)
+        self.encoding = "utf-8"
 
     def skip(self, error: LocalizedError) -> None:
         """``error``'s line read past, or ``error`` raised (strict, or no line read well yet)."""
