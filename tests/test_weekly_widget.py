@@ -28,6 +28,10 @@ def test_a_week_reviewed_from_the_sample_to_the_export(tmp_path, lang):
     assert t("weekly.title", lang) in w.header.value and w.open.description == t("weekly.open", lang)
     w.open.click()
     assert t("weekly.loaded", lang, n=4, source="logs_openai_sample.jsonl") in w.message.value
+    # three of the four still ended well (the log review counts them a success): said so, not left as "failed" alone
+    from agentlab.evals.weekly import ENDED_WELL
+    assert t("weekly.ended_well", lang, n=3) in w.message.value
+    assert sum(c.status in ENDED_WELL for c in w.items) == 3
     assert w.week.value == "2026-W10" and len(_ids(w)) == 4
     # a conversation read whole: every message, the tool call with its arguments and the tool's answer
     w.conversations.value = _ids(w)[0]
@@ -44,6 +48,7 @@ def test_a_week_reviewed_from_the_sample_to_the_export(tmp_path, lang):
     # group: the suggestion shared by two notes, then the third note under the team's own name
     words, own = GROUPS[lang]
     button = next(b for b in w.suggested.children[1:] if b.description.startswith(words))
+    assert w.group_suggested.layout.display is None  # a suggestion to file: its button is there
     button.click()
     assert w.group_name.value == words
     w.group_suggested.click()
@@ -52,6 +57,8 @@ def test_a_week_reviewed_from_the_sample_to_the_export(tmp_path, lang):
     w.group_name.value = own
     w.group.click()
     assert ReviewStore(tmp_path).counts("2026-W10") == {words: 2, own: 1}
+    # every note filed, nothing left to suggest: no button that could only answer "click a suggested group first"
+    assert not w.suggested.children and w.group_suggested.layout.display == "none"
     assert t("weekly.largest", lang, category=words, n=2, total=4) in w.counts.value
     text_of_plot = str(w.trend.outputs[-1]["data"]["text/plain"])
     assert words in text_of_plot and own in text_of_plot and "2026-W10" in text_of_plot

@@ -18,7 +18,7 @@ from .outcome import OUTCOMES
 from .results import StoredSuite, load_results, replies_of
 from .suite import Case, CaseResult, load_cases, metrics_row
 
-__all__ = ["HEADLINE", "STAGES", "RunComparison", "auto_tag", "compared_class", "compare_runs", "promote", "sample", "tag_cause", "trend"]
+__all__ = ["HEADLINE", "STAGES", "RunComparison", "auto_tag", "compare_runs", "compared_class", "promote", "sample", "tag_cause", "trend"]
 
 STAGES = ("structure", "semantic", "execution", "rule_blocked")
 

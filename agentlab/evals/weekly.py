@@ -39,7 +39,7 @@ from .logs import Format, LogRun, read_logs
 from .review import STAGES, promote, tag_cause
 from .suite import load_cases
 
-__all__ = ["MAX_AUTHOR", "MAX_CATEGORY", "MAX_NOTE", "FailedConversation", "Note", "ReviewStore", "Suggestion",
+__all__ = ["ENDED_WELL", "MAX_AUTHOR", "MAX_CATEGORY", "MAX_NOTE", "FailedConversation", "Note", "ReviewStore", "Suggestion",
            "WeekReview", "WeeklyError", "category_trend", "check_category", "conversations_of_logs", "conversations_of_run",
            "export_week", "promote_conversation", "review_dir", "role_said", "status_said", "suggest_groups", "taxonomy",
            "week_of", "week_review", "weekly_csv", "weekly_html", "weeks_of"]
@@ -48,6 +48,8 @@ MAX_NOTE = 4000  # characters in one note: a paragraph, never a pasted log
 MAX_AUTHOR = 80
 MAX_CATEGORY = 60
 _FAILED = frozenset({"failed", "escalated", "budget_exhausted"})  # of runs.STATUSES: the user got no answer
+#: of runs.STATUSES: the user got their answer (a conversation here with one of these went wrong on the way only)
+ENDED_WELL = frozenset({"done", "done_after_self_correction"})
 _MARKUP = re.compile(r"[<>&\"'`{}\[\]\\]")
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import ipywidgets as W
 
 from ..evals.weekly import (
+    ENDED_WELL,
     FailedConversation,
     ReviewStore,
     Suggestion,
@@ -299,8 +300,13 @@ class WeeklyReview(App):
             self.items = conversations_of_run(path)
         self.source_name = Path(str(path)).name
         self._weeks()
-        self.message.value = _OK.format(html.escape(t("weekly.loaded", lang, n=len(self.items),
-                                                      source=self.source_name)))
+        said = t("weekly.loaded", lang, n=len(self.items), source=self.source_name)
+        # a conversation is here when anything went wrong in it: those that still ended well are said so, as the log
+        # review beside it counts them a success (its "success 100%" sat beside "4 failed" with one of them done)
+        ended_well = sum(c.status in ENDED_WELL for c in self.items)
+        if ended_well:
+            said += ("" if lang == "zh" else " ") + t("weekly.ended_well", lang, n=ended_well)
+        self.message.value = _OK.format(html.escape(said))
         self.show_week()
         self._resume_place()
         return self.items
@@ -444,6 +450,9 @@ class WeeklyReview(App):
             buttons.append(b)
         self.suggested.children = [W.HTML(html.escape(t("weekly.suggestions", lang))), *buttons] if buttons else []
         no_null_tooltips(self.suggested)  # made after the page was shown: no "null" on hover either
+        # shown only with a suggestion to file: with none on the page, the button answered "click a suggested group
+        # first" to a person who had no group to click
+        self.group_suggested.layout.display = None if buttons else "none"
         self.counts.value = counts_html(review, lang)
         self._plot()
         return review
