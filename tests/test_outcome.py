@@ -225,7 +225,7 @@ def test_a_status_failure_lists_the_wanted_statuses_in_its_own_text_too():
     from agentlab.evals.outcome import FailedBecause
     from agentlab.i18n import Listed
     f = FailedBecause("grade.status", status="budget_exhausted", wanted=Listed(["done", "done_after_self_correction"]))
-    assert str(f) == f.said("en") == "status budget_exhausted, expected one of done, done_after_self_correction"
+    assert str(f) == f.said("en") == "status budget exhausted, expected one of done, done after self-correction"
     assert "[" not in str(f) and "完成、自我修正后完成" in f.said("zh")
 
 

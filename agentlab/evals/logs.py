@@ -155,10 +155,11 @@ def _lines(source: str, *, progress: bool, unread: Unread) -> Iterator[tuple[int
             try:
                 text = raw.decode(unread.encoding)
             except UnicodeDecodeError:
-                text = _chinese_windows(raw, unread) if plain else None
-                if text is None:
+                again = _chinese_windows(raw, unread) if plain else None
+                if again is None:
                     unread.skip(LogError("logs.not_text", path=source, line=n))
                     continue
+                text = again
             plain = plain and text.isascii()
             if not text.isspace():  # (never empty: a line read holds at least its newline or a character)
                 yield n, text

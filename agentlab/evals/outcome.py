@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ..errors import find_secrets
-from ..i18n import Lang, Listed, Sentence, label, t
+from ..i18n import Lang, Listed, Sentence, joined, keys, label, t
 from ..runs import Run
 
 __all__ = ["INFRASTRUCTURE", "OUTCOMES", "SUCCESS", "FailedBecause", "Outcome", "Verdict", "grade", "leaks", "reasons_in"]
@@ -35,6 +35,15 @@ class FailedBecause(Sentence):
     """Why a run failed its case: a :class:`~agentlab.i18n.Sentence` whose nouns (refunds, record) are said as the
     glossary says them in another language."""
 
+    def __new__(cls, key: str, /, **fields: Any) -> FailedBecause:
+        made = cast(FailedBecause, super().__new__(cls, key, **fields))
+        english = made.localized("en")  # its text is its English, statuses in words, as every reader gets it
+        if english == str.__str__(made):
+            return made
+        again = str.__new__(cls, english)
+        again.key, again.fields = key, fields
+        return again
+
     def localized(self, lang: Lang = "en") -> str:
         # the nouns a sentence names (refunds, record) and the statuses of a run (budget_exhausted) are labels of the
         # glossary (a Listed of them is listed as the language lists them); values stay as they were
@@ -43,13 +52,33 @@ class FailedBecause(Sentence):
             # a language with no plural says the collection by one name whatever the count: the English noun's
             # singular and plural, each put into Chinese, read 退款：1 in one line and 退款笔数：2 in the next
             fields["noun"] = fields["name"]
-        return t(self.key, lang, **{k: label(v, lang) if k in _LABELS else v for k, v in fields.items()})
+        return t(self.key, lang, **{k: _said_field(k, v, lang) for k, v in fields.items()})
 
     said = localized
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _failed_because, (self.key, self.fields)  # copied or pickled as what it is, not a plain Sentence
+
+
+def _failed_because(key: str, fields: dict[str, Any]) -> FailedBecause:
+    return FailedBecause(key, **fields)
 
 
 #: the fields of a reason that name something the glossary says (never a value a run produced)
 _LABELS = frozenset({"name", "noun", "singular", "status", "wanted"})
+
+
+def _said_field(key: str, value: Any, lang: Lang) -> Any:
+    """A reason's field in ``lang``: a run's status (and the statuses wanted) in the words the catalogue has for
+    them in every language (an English reader read "status budget_exhausted, expected one of done,
+    done_after_self_correction"); another label by the glossary; a value as it was."""
+    if key in ("status", "wanted"):
+        many = isinstance(value, Listed)
+        statuses = list(value.items) if many else [value]
+        if all(isinstance(s, str) and f"status.{s}" in keys() for s in statuses):
+            said = [t(f"status.{s}", lang) for s in statuses]
+            return joined(said, lang, "list") if many else said[0]
+    return label(value, lang) if key in _LABELS else value
 
 
 def reasons_in(failures: Any, lang: Lang = "en") -> list[str]:
