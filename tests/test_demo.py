@@ -107,6 +107,19 @@ def test_a_fault_s_account_says_what_its_guards_would_have_caught_anyway():
         clean = said("camel_case", make_model, lang)  # a model that makes no mistake of its own: the fault's alone
         assert not any(line in clean for line in (whole, part)) and t("explain.caught", lang, guard=t(
             "guard.validate", lang)) in clean
+        # all of it the script's own: no "what caught it" above the line that says none of it is the fault's
+        assert t("explain.caught", lang, guard=t("guard.validate", lang)) not in said("duplicate_call", seed_demo_model, lang)
+
+
+def test_a_tool_fault_on_a_tool_the_model_never_calls_is_said_to_have_never_fired():
+    """The demo's question refunds nothing: a write fault (a lost reply) never fired, and the page gave no sign of it."""
+    from agentlab.i18n import t
+    from agentlab.workbook.demo import seed_demo_model
+    for lang in ("en", "zh"):
+        c = compare_loops("lost_reply", lang=lang, model=lambda lang=lang: seed_demo_model(lang), question=True)
+        assert t("explain.not_injected_tool", lang, tool="create_refund") in explain(c, lang)
+        fired = explain(compare_loops("lost_reply", lang=lang), lang)
+        assert t("explain.not_injected_tool", lang, tool="create_refund") not in fired
 
 
 def test_what_the_page_says_acted_is_on_the_trace_it_shows():

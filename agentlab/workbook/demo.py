@@ -75,6 +75,7 @@ class Comparison:
     expect: Mapping[str, Any] = field(default_factory=lambda: EXPECT)
     scenario: str = "aftersales"
     injected: bool | None = None  # a model fault: did it fire in either run (None: not a model fault)
+    target: str | None = None  # a tool fault: the tool it is put on (it fires only if the model calls that tool)
     at_step: int = 1
     start_state: dict | None = None  # the desk before either run: what each side wrote is its state minus this
     # how often each guard steps in on the guarded side with no fault at all (the model's own mistakes: the opening
@@ -153,7 +154,7 @@ def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "e
     (n, ns), (g, gs) = runs[:2]
     anyway = dict(guard_acts(runs[2][0])) if fault else {}
     return Comparison(fault, n, g, ns, gs, SEED_EXPECT if seed_demo else EXPECT, start_state=start,
-                      acted_anyway=anyway)
+                      acted_anyway=anyway, target=TOOL_TARGET.get(fault) if fault else None)
 
 
 EXPENSE_TASK = both("demo.said.i_took_a_taxi")
@@ -192,7 +193,8 @@ def compare_expense(fault: str | None = None, *, at_step: int = 1, lang: Lang = 
         runs.append((run, state.snapshot()))
     (n, ns), (g, gs) = runs
     return Comparison(fault, n, g, ns, gs, want, scenario="expense",
-                      injected=any(m.injected for m in faulty) if faulty else None, at_step=at_step, start_state=start)
+                      injected=any(m.injected for m in faulty) if faulty else None, at_step=at_step, start_state=start,
+                      target="book_expense_record" if fault and FAULTS[fault].kind == "tool" else None)
 
 
 RETAIL_ORDER = "#W2974929"  # a pending order of one skateboard, paid by PayPal, in tau-bench's retail data
@@ -243,7 +245,8 @@ def compare_retail(fault: str | None = None, *, at_step: int = 2, lang: Lang = "
         runs.append((run, {"changed": _retail_changes(start, store.db), "tickets": []}))
     (n, ns), (g, gs) = runs
     return Comparison(fault, n, g, ns, gs, expect, scenario="retail", at_step=at_step,
-                      start_state={"changed": [], "tickets": []})
+                      start_state={"changed": [], "tickets": []},
+                      target=RETAIL_TARGET.get(fault) if fault and FAULTS[fault].kind == "tool" else None)
 
 
 def trace_text(run: Run, width: int = 110, lang: Lang = "en") -> str:
@@ -359,6 +362,10 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         lines = [t(key, lang, what=FAULTS[c.fault].describe(lang))]
         if c.injected is False:
             lines.append(t("explain.not_injected", lang, step=c.at_step))
+        elif c.target and FAULTS[c.fault].kind == "tool" and not any(
+                e.tool_name == c.target for run in (c.naive, c.guarded) for e in run.tool_events):
+            # a model that never calls the tool the fault is put on: nothing was injected, and a PM could not tell
+            lines.append(t("explain.not_injected_tool", lang, tool=c.target))
     else:
         lines = [t({"expense": "explain.none_expense", "retail": "explain.none_retail"}.get(c.scenario, "explain.none"), lang)]
     n = c.naive
@@ -410,14 +417,15 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
     if c.scenario == "expense" and not acted and not c.fault:
         lines.append(t("explain.dated", lang, today=c.expect["records"][0]["date"]))
         return lines
-    lines.append(t("explain.caught", lang, guard=joined((t("guard." + a, lang) for a in acted), lang)) if acted
-                 else t("explain.nothing", lang))
     acts = guard_acts(g)
     # the steps a guard acted on that a run with no fault meets too, the very same call: the model's own mistakes
     same = acts & Counter(c.acted_anyway)
     anyway = [a for a in acted if any(guard == a for guard, _ in same)]
+    whole = bool(c.fault and anyway and not (acts - same))  # every act is one the run with no fault has too
+    if not whole:  # "what caught it" of acts none of which is the fault's read as the fault caught: said once, below
+        lines.append(t("explain.caught", lang, guard=joined((t("guard." + a, lang) for a in acted), lang)) if acted
+                     else t("explain.nothing", lang))
     if c.fault and anyway:  # a PM read the model's own mistake, caught, as the fault caught
-        whole = not (acts - same)  # every act is one the run with no fault has too: none of it is the fault's doing
         lines.append(t("explain.caught_anyway_all" if whole else "explain.caught_anyway", lang,
                        guard=joined((t("guard." + a, lang) for a in anyway), lang)))
     return lines
