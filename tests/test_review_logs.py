@@ -1022,3 +1022,30 @@ def test_a_spreadsheet_export_is_said_as_one_not_as_json_that_expected_a_value(t
         review(csv, fmt)
     assert "CSV" in said.value.localized("en") and "JSONL" in said.value.localized("zh")
     assert "Expecting" not in said.value.localized("en")
+
+
+def test_a_refused_call_the_logs_say_ran_twice_is_still_a_double_write_and_a_tools_file_is_named(tmp_path):
+    """A refund of 99999 over a limit of 5000, sent twice and answered ok twice by an unguarded desk: the review
+    counted two invalid calls and no double write, and a tools file uploaded beside the logs changed nothing a reader
+    could see. A refused call its tool refused too is no write at all."""
+    tools = [{"type": "function", "function": {"name": "create_refund", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number", "maximum": 5000}},
+        "required": ["order_id", "amount"]}}}]
+
+    def log(answer):
+        call = {"type": "function", "function": {"name": "create_refund", "arguments": '{"order_id": "A1", "amount": 99999}'}}
+        msgs = [{"role": "user", "content": "refund"}]
+        for i in (1, 2):
+            msgs += [{"role": "assistant", "content": None, "tool_calls": [{**call, "id": f"c{i}"}]},
+                     {"role": "tool", "tool_call_id": f"c{i}", "content": answer}]
+        path = tmp_path / f"{len(answer)}.jsonl"
+        path.write_text(json.dumps({"messages": [*msgs, {"role": "assistant", "content": "done"}], "tools": tools}) + "\n")
+        return path
+    ran = review_logs(log('{"ok": true}'))
+    assert ran["by_kind"] == {"invalid_args": 2, "duplicate_write": 1}
+    assert review_logs(log('{"ok": false, "error": "over the limit"}'))["by_kind"] == {"invalid_args": 2}
+    spec = tmp_path / "tools.json"
+    spec.write_text(json.dumps(tools))
+    checked = review_logs(log('{"ok": true}'), tools=spec, lang="zh")
+    assert checked["settings"]["tools"] == "tools.json" and checked["settings"]["tools_count"] == 1
+    assert "tools.json" in review_html(checked, "zh") and "tools.json" not in review_html(ran, "en")

@@ -150,6 +150,8 @@ def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = Fa
                  largest=largest_text(report, lang) if largest or not tot["runs"] or not tot["tool_calls"] else "",
                  unchecked=unchecked_text(report, lang, page=page), unread=unread_text(report, lang),
                  writes=t("logs.writes." + s.get("writes", "name pattern"), lang),
+                 # the team's tools file, named: one uploaded beside the logs changed nothing a reader could see
+                 tools_line=t("logs.tools_checked", lang, file=s["tools"], n=s["tools_count"]) if s.get("tools") else "",
                  day_head=[t("logs.col." + c, lang) for c in ("day", "runs", "success", "graded", "invalid", "takeover")]
                  + [t("metrics2." + c, lang) for c in ("checked_success_rate", "unfinished_rate")],
                  days=days,

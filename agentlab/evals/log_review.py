@@ -217,17 +217,22 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
             if code is not None:
                 kind = _KIND_OF_CODE.get(code, "invalid_args")
                 found(kind, code, tool=name, index=i + 1, detail=raw if isinstance(raw, str) else json.dumps(raw))
-            if code is None and args is not None:  # (args: the canonical JSON of arguments that are an object)
+            answer = answers.get(cid)
+            # a call its contract refuses that the logs say ran anyway (an unguarded desk, a refund of 99999 above the
+            # limit, twice): what it did counts too, so its repeat is still the double write it was
+            ran = code is not None and parse_ok is not False and cid in answers and answered(answer)
+            if ran and args is None:
+                args = plain_args(raw)
+            if (code is None or ran) and args is not None:  # (args: the canonical JSON of arguments that are an object)
                 sig = f"{name}:{args}"
                 n = seen[sig] = seen.get(sig, 0) + 1
                 write = name in writes if writes else write_name(name)
-                if write and n == 2:
-                    code, kind = "CONFLICT", "duplicate_write"
-                elif not write and n == REPEAT_LIMIT:
-                    code, kind = "LOOP_DETECTED", "repeated_call"
-                if code:
-                    found(kind, code, tool=name, index=i + 1, detail=args, unguarded=True)
-            answer = answers.get(cid)
+                repeat = ("CONFLICT", "duplicate_write") if write and n == 2 else \
+                    ("LOOP_DETECTED", "repeated_call") if not write and n == REPEAT_LIMIT else None
+                if repeat is not None:
+                    found(repeat[1], repeat[0], tool=name, index=i + 1, detail=args, unguarded=True)
+                    if code is None:
+                        code, kind = repeat
             cat, stage = (FOUND_UNGUARDED[code] if kind in ("duplicate_write", "repeated_call") and code in FOUND_UNGUARDED
                           else _err(code)) if code else ("", "")
             coded = coded or bool(code)
@@ -668,6 +673,8 @@ def review_logs(path: str | Path, fmt: Format = "openai", *, tools: str | Path |
     name = Path(str(path)).name
     settings = {"source": name, "format": fmt, "lang": lang,
                 "writes": "tools file" if writes else "name pattern", "repeat_limit": REPEAT_LIMIT}
+    if registry is not None and tools is not None:  # named by its file's name, as the logs are
+        settings.update(tools=Path(str(tools)).name, tools_count=len(registry.names))
     unread = Unread()  # a line that cannot be read, once one was: counted and said, the rest reviewed
     if fmt == "openai":  # a conversation is one line (or one line's history): bounded by the line
         report = analyze(read_logs(path, fmt, progress=progress, shared_tools=True, unread=unread), registry=registry,
