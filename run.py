@@ -1015,7 +1015,10 @@ def check(rest: list[str], *, venv_dir: Path = VENV, ports: tuple[int, ...] = CH
     if found:
         print(_say("run.check.problems", lang, n=len(found)), flush=True)
         return 1
-    print("✓ " + _say("run.check.ready", lang, seconds=time.monotonic() - t0), flush=True)
+    # in a JupyterLab terminal (Binder, a hub) the workbook is open already: "start it with run.py lab" would set up a
+    # second environment beside the one serving the page
+    ready = "run.check.ready_open" if os.environ.get("JUPYTER_SERVER_URL") else "run.check.ready"
+    print("✓ " + _say(ready, lang, seconds=time.monotonic() - t0), flush=True)
     return 0
 
 

@@ -937,3 +937,21 @@ def test_check_model_reads_a_pasted_address_and_never_shows_a_key_in_it(monkeypa
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.startswith("✗ "))
     assert f"({shown.replace('{closed}', str(closed))})" in line and "abcdefghij" not in out, out
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_in_a_jupyterlab_terminal_the_check_says_the_workbook_is_open_not_start_run_py_lab(monkeypatch, capsys, lang):
+    """On Binder the check ended "Start it with: python run.py lab", which would set up a second environment beside
+    the JupyterLab already serving the workbook."""
+    def in_venv(py, *args, timeout):
+        if args[0] == "_probe":
+            return 0, json.dumps(GOOD["probe"]), ""
+        return 0, '{"failed": {}, "cells": {}}' if args[0] == "_probe_notebooks" else "", ""
+    monkeypatch.setattr(run, "_in_venv", in_venv)
+    monkeypatch.setenv("JUPYTER_SERVER_URL", "http://127.0.0.1:8888/")
+    assert run.check(["--quick", "--lang", lang], ports=(free_port(),)) == 0
+    out = capsys.readouterr().out
+    assert "00_start_here.ipynb" in out and "run.py lab" not in out, out
+    monkeypatch.delenv("JUPYTER_SERVER_URL")
+    assert run.check(["--quick", "--lang", lang], ports=(free_port(),)) == 0
+    assert "run.py lab" in capsys.readouterr().out
