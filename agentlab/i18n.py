@@ -261,7 +261,7 @@ def check_lang(lang: str) -> Lang:
 
 def said(value: object, lang: Lang = "en") -> str:
     """``value`` in ``lang`` when it can say itself in either language (a SchemaError, a LocalizedError), an exception
-    as :func:`py_reason` says it (a JSON error with the slip that made it), else as text."""
+    as :func:`py_reason` says it, else as text."""
     localized = getattr(value, "localized", None)
     if callable(localized):
         return localized(lang)
@@ -307,8 +307,7 @@ def py_reason(exc: BaseException) -> str:
         missing = exc.args[0]
         return Sentence("py.no_key", key=_cut(missing) if isinstance(missing, str) else _Literal(_cut(_text_of(missing, repr))))
     if isinstance(exc, json.JSONDecodeError):  # a stored file cut short, a reply that is not JSON
-        from .jsonutil import JsonReason  # the slip a person makes named (full-width marks, single quotes...)
-        return Sentence("py.not_json_at", line=exc.lineno, column=exc.colno, why=JsonReason.of(exc))
+        return Sentence("py.not_json_at", line=exc.lineno, column=exc.colno)
     text = _text_of(exc, str)
     for kind, pattern, key in _PY_REASONS:
         found = pattern.fullmatch(text) if isinstance(exc, kind) else None

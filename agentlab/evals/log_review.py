@@ -221,14 +221,13 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
             # a call its contract refuses that the logs say ran anyway (an unguarded desk, a refund of 99999 above the
             # limit, twice): what it did counts too, so its repeat is still the double write it was
             ran = code is not None and parse_ok is not False and cid in answers and answered(answer)
-            if ran and args is None:
-                args = plain_args(raw)
+            args = plain_args(raw) if ran and args is None else args
             if (code is None or ran) and args is not None:  # (args: the canonical JSON of arguments that are an object)
                 sig = f"{name}:{args}"
                 n = seen[sig] = seen.get(sig, 0) + 1
                 write = name in writes if writes else write_name(name)
-                repeat = ("CONFLICT", "duplicate_write") if write and n == 2 else \
-                    ("LOOP_DETECTED", "repeated_call") if not write and n == REPEAT_LIMIT else None
+                repeat = ("CONFLICT", "duplicate_write") if write and n == 2 else ("LOOP_DETECTED", "repeated_call") \
+                    if not write and n == REPEAT_LIMIT else None
                 if repeat is not None:
                     found(repeat[1], repeat[0], tool=name, index=i + 1, detail=args, unguarded=True)
                     if code is None:

@@ -48,8 +48,7 @@ MAX_NOTE = 4000  # characters in one note: a paragraph, never a pasted log
 MAX_AUTHOR = 80
 MAX_CATEGORY = 60
 _FAILED = frozenset({"failed", "escalated", "budget_exhausted"})  # of runs.STATUSES: the user got no answer
-#: of runs.STATUSES: the user got their answer (a conversation here with one of these went wrong on the way only)
-ENDED_WELL = frozenset({"done", "done_after_self_correction"})
+ENDED_WELL = frozenset({"done", "done_after_self_correction"})  #: the user got their answer (went wrong on the way)
 _MARKUP = re.compile(r"[<>&\"'`{}\[\]\\]")
 
 

@@ -181,7 +181,10 @@ class FaultInjector(App):
 def _registry_of(text: str, name: str, description: str, lang: Lang) -> tuple[Registry, str]:
     """What was pasted, as a registry and the tool to sample: a bare JSON Schema, one OpenAI tool spec
     (``{"type": "function", "function": {...}}`` or the inner function object), or a list of specs."""
-    data = json.loads(text)
+    try:  # the slip that made it named, in the reader's language (a Chinese keyboard's marks)
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LocalizedError("ui.schema_not_json", line=exc.lineno, detail=JsonReason.of(exc)) from None
     if isinstance(data, dict) and "tools" in data and isinstance(data["tools"], list):
         data = data["tools"]
     if isinstance(data, list):
