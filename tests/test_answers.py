@@ -28,3 +28,18 @@ def test_a_number_with_the_words_a_person_puts_before_it_is_read_and_its_unit_st
     ("参数校验", "validation"), ("语义错误", "semantic"), ("语义类", "semantic")])
 def test_the_chinese_words_learners_type_for_a_label_are_read_as_it(given, right):
     assert judge_answer(given, right) is True
+
+
+@pytest.mark.parametrize("given, right, unit, verdict", [
+    ("答案是2", 2, "count", True), ("答案：2", 2, "count", True), ("应该是2个", 2, "count", True),
+    ("只有两个", 2, "count", True), ("推荐 2 个工具", 2, "count", True), ("答案是 12 条。", 12, "count", True),
+    ("the answer is 12", 12, "count", True), ("不是2", 2, "count", "exercise.not_a_number"),
+    ("答案是3", 2, "count", False)])
+def test_a_number_after_the_answers_own_lead_in_is_read_as_a_word_answer_is(given, right, unit, verdict):
+    # "答案是工具" was right where "答案是2" was "no number"
+    assert judge_answer(given, right, unit) == verdict
+
+
+@pytest.mark.parametrize("given, verdict", [("答案是“工具”。", True), ("角色是 tool", True), ("不是工具", False)])
+def test_a_word_quoted_after_its_lead_in_is_read_by_the_word(given, verdict):
+    assert judge_answer(given, "tool") is verdict

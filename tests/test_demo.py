@@ -198,3 +198,18 @@ def test_a_wrong_run_says_which_data_is_wrong():
     assert "200000" in said, said
     said = " ".join(explain(compare_loops("out_of_range", lang="zh"), "zh"))
     assert "200000" in said, said
+
+
+def test_a_model_fault_set_past_the_models_last_step_is_said_never_to_have_fired_and_a_hang_that_never_was_waits_nothing():
+    """Notebook 09's injector showed duplicate_call at step 4 of a two-step recording as a run where no guard was
+    needed, and hanging_tool on a tool the model never called said both "never fired" and "waited 0.00 s"."""
+    from agentlab.i18n import t
+    for lang in ("en", "zh"):
+        late = compare_loops("duplicate_call", at_step=9, lang=lang)
+        assert late.injected is False and t("explain.not_injected", lang, step=9) in explain(late, lang)
+        assert compare_loops("duplicate_call", lang=lang).injected is True
+        from agentlab.models import ScriptedModel, say
+        hang = explain(compare_loops("hanging_tool", lang=lang, model=lambda: ScriptedModel([say("No tool needed.")]),
+                                     question=True, hang_seconds=0.05), lang)
+        assert t("explain.not_injected_tool", lang, tool="get_order") in hang, hang
+        assert not any("0.00" in line for line in hang), hang

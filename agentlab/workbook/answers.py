@@ -77,8 +77,10 @@ _NUMBER = re.compile(r"(?:第|the\s)?\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?:st|n
 
 # the words a person puts before a number that only carry it ("约2秒", "等待2秒", "最多2秒", "做对十二条", "about 2 s"):
 # never a "不到" or "less than", which changes the number's meaning, so that is still no number
-_LEAD = re.compile(r"^(?:约|大约|大概|差不多|等待|等|最多|至多|最长|一共|共|总共|做对了?|答对了?|对了|是|为|"
-                   r"about|around|roughly|approximately|wait|waits|up\s+to|at\s+most)\s*(?=[\d零〇一二两三四五六七八九十百千.+-])")
+_LEAD = re.compile(r"^(?:(?:答案|回答|结果)\s*(?:是|为|:)?|应该是|应当是|应为|只有|一共有|共有|推荐了?|给了|"
+                   r"约|大约|大概|差不多|等待|等|最多|至多|最长|一共|共|总共|做对了?|答对了?|对了|是|为|"
+                   r"the\s+answer\s+is|answer:?|it\s+is|about|around|roughly|approximately|wait|waits|up\s+to|at\s+most"
+                   r")+\s*(?=[\d零〇一二两三四五六七八九十百千.+-])")
 
 
 # a number written in Chinese, with a unit or an ordinal around it: "三", "三次", "第三", "十二", "一百零五"
@@ -229,12 +231,13 @@ def _en_bare(given: Any) -> str | None:
 # what a Chinese answer says around its word: a final 了 (升高了), a leading 更, 变得 or 有所 (更高, 有所提高), the
 # metric or the question it answers (成功率升高了, 答案是, 会升高), the setting (只开校验), the word for a stage or a
 # field the table names it with (执行阶段, _meta 字段)
-_AROUND_WORD = re.compile(r"^(?:更|变得|有所|成功率|答案是|答案|应该是|是|会|只开|仅开|只用|only)+|(?:了|阶段|字段)+$")
+_AROUND_WORD = re.compile(r"^(?:更|变得|有所|成功率|答案是|答案为|答案:|答案|应该是|应为|角色是|角色为|是|会|只开|仅开|只用|only)+"
+                          r"|(?:了|阶段|字段)+$")
 
 
 def _bare(word: str) -> str:
     """``word`` without the particles a Chinese answer puts around it ("升高了" and "更高" are 升高 and 高)."""
     before = None
-    while word != before:
-        before, word = word, _AROUND_WORD.sub("", word)
+    while word != before:  # its quotes too, once the words around them are gone ("答案是“工具”。")
+        before, word = word, plain_text(_AROUND_WORD.sub("", word))
     return word

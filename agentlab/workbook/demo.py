@@ -134,6 +134,7 @@ def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "e
     task = (SEED_TASK if seed_demo else TASK)[lang]
     runs = []
     start = aftersales.SCENARIO.setup(lang)[0].snapshot()
+    faulty: list[FaultyModel] = []  # the two sides' models a model fault was put on: whether it fired, said
     # with a fault, the guarded side runs once more without it (a third, quick scripted run): what acts anyway
     for loop in ("naive", "guarded", "unfaulted") if fault else ("naive", "guarded"):
         desk, reg = aftersales.SCENARIO.setup(lang)
@@ -142,6 +143,8 @@ def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "e
             reg = inject_tool_fault(reg, TOOL_TARGET[injected], injected, seconds=hang_seconds)
         base = model() if callable(model) else (model or (seed_demo_model(lang) if fault is None else make_model(lang)))
         m = FaultyModel(base, injected, at_step=at_step) if injected and FAULTS[injected].kind != "tool" else base
+        if isinstance(m, FaultyModel):
+            faulty.append(m)
         prompt = aftersales.SYSTEM_PROMPT[lang]
         if loop == "naive":
             retry_all = fault == "lost_reply" if naive_retry_everything is None else naive_retry_everything
@@ -154,7 +157,8 @@ def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "e
     (n, ns), (g, gs) = runs[:2]
     anyway = dict(guard_acts(runs[2][0])) if fault else {}
     return Comparison(fault, n, g, ns, gs, SEED_EXPECT if seed_demo else EXPECT, start_state=start,
-                      acted_anyway=anyway, target=TOOL_TARGET.get(fault) if fault else None)
+                      acted_anyway=anyway, target=TOOL_TARGET.get(fault) if fault else None,
+                      injected=any(m.injected for m in faulty) if faulty else None, at_step=at_step)
 
 
 EXPENSE_TASK = both("demo.said.i_took_a_taxi")
@@ -226,6 +230,7 @@ def compare_retail(fault: str | None = None, *, at_step: int = 2, lang: Lang = "
     from ..scenarios import retail
     expect = {"changed": [{"record_id": RETAIL_ORDER, "status": "cancelled"}], "tickets": 0}
     runs = []
+    faulty: list[FaultyModel] = []
     for loop in ("naive", "guarded"):
         store, reg = retail.SCENARIO.setup(lang)
         start = json.loads(json.dumps(store.db))
@@ -233,6 +238,8 @@ def compare_retail(fault: str | None = None, *, at_step: int = 2, lang: Lang = "
             reg = inject_tool_fault(reg, RETAIL_TARGET[fault], fault, seconds=hang_seconds)
         base: Model = SelfCorrectingModel(RETAIL_PLAN, RETAIL_ANSWER[lang])
         m = FaultyModel(base, fault, at_step=at_step) if fault and FAULTS[fault].kind != "tool" else base
+        if isinstance(m, FaultyModel):
+            faulty.append(m)
         prompt = retail.SCENARIO.system_prompt[lang]
         if loop == "naive":
             run = run_naive(m, reg, RETAIL_TASK[lang], system_prompt=prompt, retry_everything=fault == "lost_reply")
@@ -245,7 +252,7 @@ def compare_retail(fault: str | None = None, *, at_step: int = 2, lang: Lang = "
         runs.append((run, {"changed": _retail_changes(start, store.db), "tickets": []}))
     (n, ns), (g, gs) = runs
     return Comparison(fault, n, g, ns, gs, expect, scenario="retail", at_step=at_step,
-                      start_state={"changed": [], "tickets": []},
+                      start_state={"changed": [], "tickets": []}, injected=any(m.injected for m in faulty) if faulty else None,
                       target=RETAIL_TARGET.get(fault) if fault and FAULTS[fault].kind == "tool" else None)
 
 
@@ -362,9 +369,7 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         lines = [t(key, lang, what=FAULTS[c.fault].describe(lang))]
         if c.injected is False:
             lines.append(t("explain.not_injected", lang, step=c.at_step))
-        elif c.target and FAULTS[c.fault].kind == "tool" and not any(
-                e.tool_name == c.target for run in (c.naive, c.guarded) for e in run.tool_events):
-            # a model that never calls the tool the fault is put on: nothing was injected, and a PM could not tell
+        elif not _fired(c):  # a model that never calls the tool the fault is put on: nothing was injected
             lines.append(t("explain.not_injected_tool", lang, tool=c.target))
     else:
         lines = [t({"expense": "explain.none_expense", "retail": "explain.none_retail"}.get(c.scenario, "explain.none"), lang)]
@@ -380,7 +385,7 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         lines.append(t("explain.capped", lang, steps=n.steps))
     else:
         lines.append(t("explain.naive_done", lang, steps=n.steps))
-    if c.fault == "hanging_tool" and n.tool_events:
+    if c.fault == "hanging_tool" and n.tool_events and _fired(c):  # (a hang that never happened waited nothing)
         # the hang's cost is time, which the traces do not show: a run that "finished" read as harmless
         waited = max(e.latency_ms for e in n.tool_events) / 1000
         stopped = max((e.latency_ms for e in c.guarded.tool_events), default=0.0) / 1000
@@ -429,6 +434,14 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         lines.append(t("explain.caught_anyway_all" if whole else "explain.caught_anyway", lang,
                        guard=joined((t("guard." + a, lang) for a in anyway), lang)))
     return lines
+
+
+def _fired(c: Comparison) -> bool:
+    """Whether a tool fault could fire: the model called the tool it is put on, on either side (a model fault, and a
+    tool fault on no known tool, count as fired; ``Comparison.injected`` says a model fault's own)."""
+    if not (c.fault and c.target and FAULTS[c.fault].kind == "tool"):
+        return True
+    return any(e.tool_name == c.target for run in (c.naive, c.guarded) for e in run.tool_events)
 
 
 def _expense_lines(c: Comparison, lang: Lang) -> list[str]:
