@@ -642,3 +642,9 @@ def test_14_one_rule_returned_on_its_own_is_told_to_go_in_a_list_not_shown_as_it
     said = str(b.desk_rule_holds(lambda args, today: rule("date", "no future dates") if args.get("date", "") > today
                                  else [], lang=lang))
     assert WRONG[lang] in said and "[rule(...)]" in said and "Problem(" not in said, said
+
+
+def test_19_a_key_function_is_named_in_the_learners_language():
+    """A Chinese check said 你的 refund's key 在 A1 时返回了 tuple."""
+    said = str(bf.guard_wired({"refund": lambda args: (args["order_id"], args["amount"]), "note": None}, lang="zh"))
+    assert "'s key" not in said and "refund 的键" in said, said

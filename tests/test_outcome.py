@@ -246,3 +246,11 @@ def test_a_crash_after_a_wrong_write_says_the_crash_first_then_what_is_wrong():
     assert verdict.outcome == "wrong data, stopped"
     said = reasons_in(verdict.failures)
     assert said[0] == "the loop crashed: KeyError: 'amount'" and len(said) > 1, said  # (it read "crashed: crashed:")
+
+
+def test_what_crashed_a_run_is_said_in_chinese_words_not_pythons():
+    """The bad-case review's Chinese row read 循环崩溃了：JSONDecodeError: Unterminated string starting at: ..."""
+    from agentlab.evals.outcome import FailedBecause
+    f = FailedBecause("grade.crashed", reason="JSONDecodeError: Unterminated string starting at: line 1 column 13 (char 12)")
+    assert "JSONDecodeError" not in f.said("zh") and "JSON" in f.said("zh")
+    assert "JSONDecodeError" in str(f)  # English keeps Python's own, which names what it found

@@ -72,6 +72,9 @@ def _said_field(key: str, value: Any, lang: Lang) -> Any:
     """A reason's field in ``lang``: a run's status (and the statuses wanted) in the words the catalogue has for
     them in every language (an English reader read "status budget_exhausted, expected one of done,
     done_after_self_correction"); another label by the glossary; a value as it was."""
+    if key == "reason" and lang != "en" and isinstance(value, str):  # what crashed a run, in the reader's words
+        from ..trace import crash_said
+        return crash_said(value, lang) or value
     if key in ("status", "wanted"):
         many = isinstance(value, Listed)
         statuses = list(value.items) if many else [value]

@@ -72,7 +72,7 @@ def _recording(key: Callable[[dict], Any], raised: list[BaseException], tool: st
             value = key(args)
             # a key is text the store keeps: hash() of a text changes from process to process, and a number or a
             # tuple made str() by the guard hid that (notebook 05 refuses the same)
-            wrong = returned_instead(value, "text", f"{tool}'s key", str(args.get("order_id")), lang)
+            wrong = returned_instead(value, "text", t("build.nb19.key_of", lang, tool=tool), str(args.get("order_id")), lang)
             if wrong is not None:
                 raise Said(wrong)
             return value
@@ -104,7 +104,7 @@ def guard_wired(my_writes: Any, lang: Lang = "en") -> Feedback:
                 return _say("wrong", t("build.nb19.not_key", lang, tool=name, given=_shown(key)), lang)
             try:  # a random or timed key: said as such, not as the situations it broke
                 unsteady = None if key is None else unsteady_key(
-                    key, {"order_id": "A1001", "amount": 30.0, "text": "called back"}, name=f"{name}'s key",
+                    key, {"order_id": "A1001", "amount": 30.0, "text": "called back"}, name=t("build.nb19.key_of", lang, tool=name),
                     call=f"{name} A1001", lang=lang)
             except Exception as exc:  # noqa: BLE001 - the learner's function raised: a sentence
                 return _raised(exc, lang)
