@@ -249,13 +249,17 @@ def examples(size: str, kind: str) -> pd.DataFrame:
 
 def examples_shown(size: str, kind: str) -> None:
     """The modes said in LANG; the cells are what the model wrote (✓ right, ✗ wrong), quoted as they were."""
-    display(examples(size, kind).rename(columns=lambda c: label(c, LANG)))
+    shown = examples(size, kind)
+    if shown.empty:
+        print(t("nb18.said.no_examples", LANG, kind=label(kind, LANG)))
+    else:
+        display(shown.rename(columns=lambda c: label(c, LANG)))
 
 
 if SIZES:
     pick = widgets.interactive(examples_shown,
                                size=widgets.Dropdown(options=SIZES, description=t("nb18.said.model", LANG)),
-                               kind=widgets.Dropdown(options=list(bfcl.KINDS), value="unknown_field",
+                               kind=widgets.Dropdown(options=[(label(k, LANG), k) for k in bfcl.KINDS], value="unknown_field",
                                                      description=t("nb18.said.kind", LANG)))
     display(pick)
 
@@ -365,7 +369,7 @@ for size in SIZES:
 # ## Exercise
 #
 # For the 0.5B model: which kind of failure did validate-and-reask remove the most of, compared with the single shot?
-# Answer with the kind as the table above names it (a key of `bfcl.KINDS`).
+# Answer with the kind as the table above names it (its key in `bfcl.KINDS` is read too).
 
 # %%
 my_answer = None  # a kind, e.g. "wrong_value"

@@ -648,3 +648,18 @@ def test_19_a_key_function_is_named_in_the_learners_language():
     """A Chinese check said 你的 refund's key 在 A1 时返回了 tuple."""
     said = str(bf.guard_wired({"refund": lambda args: (args["order_id"], args["amount"]), "note": None}, lang="zh"))
     assert "'s key" not in said and "refund 的键" in said, said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_15_and_17_a_misspelt_keyword_in_a_schema_that_passes_is_still_named(lang):
+    """A right contract with "maxmum" beside it passed with no word that the limit it meant is not there."""
+    import copy
+    schema = copy.deepcopy(_solution_value("15"))
+    schema["properties"]["body"]["maxmum"] = 5
+    said = bs.skill_schema_holds(schema, lang=lang)
+    assert said.ok and "maxmum" in str(said), said
+    contract = copy.deepcopy(_solution_value("17"))
+    contract["properties"]["amount"]["maxmum"] = 100000
+    said = bs.contract_catches_faults(contract, lang=lang)
+    assert said.ok and "maxmum" in str(said) and "maximum" in str(said), said
+    assert "maxmum" not in str(bs.contract_catches_faults(_solution_value("17"), lang=lang))

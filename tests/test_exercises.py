@@ -544,3 +544,12 @@ def test_a_tie_for_the_largest_share_is_said_as_a_tie_and_a_miss_lists_the_slice
     assert ("structure, execution, semantic" in missed) if lang == "en" else ("结构、执行、语义" in missed), missed
     alone = str(largest_share("structure", {"structure": 5, "semantic": 2}, lang=lang))
     assert "either" not in alone and "都对" not in alone, alone
+
+
+def test_a_sentence_that_ends_on_a_question_gets_no_full_stop_after_it():
+    """A NameError said as a question inside a check's sentence read …（"路由"）？。改好那一行."""
+    from agentlab.workbook.builds_systems import suite_case_catches  # noqa: F401 - a check module, loaded as a learner does
+    from agentlab.workbook.exercises import _say
+    assert "？。" not in str(_say("wrong", "是不是（“路由”）？。改好那一行", "zh"))
+    assert "?." not in str(_say("wrong", "Did you mean x?. Fix it.", "en"))
+    assert "3.5" in str(_say("wrong", "it is 3.5. Fix it.", "en"))

@@ -89,7 +89,9 @@ def skill_schema_holds(my_schema: Any, lang: Lang = "en") -> Feedback:
         return _say("wrong", joined([s for s in (t("build.nb15.fails", lang, n=len(failed), total=len(_notify_cases()),
                                                     cases=joined(failed, lang, "sentence")), ignored) if s],
                                     lang, "sentence"), lang)  # each, as the count says
-    return _say("right", t("build.nb15.right", lang, total=len(_notify_cases())), lang)
+    # right, and a keyword nothing checks still said (maxmum: it passed silently, and the limit it meant is not there)
+    return _say("right", joined([s for s in (t("build.nb15.right", lang, total=len(_notify_cases())),
+                                             ignored_keywords(my_schema, lang)) if s], lang, "sentence"), lang)
 
 
 # --- 16 · an idempotency key whose scope makes two replicas refund once ------------------------------------------
@@ -248,4 +250,5 @@ def contract_catches_faults(my_parameters: Any, lang: Lang = "en") -> Feedback:
                 ([t("build.nb17.missed", lang, cats=joined(missed, lang, "list"))] if missed else [])
         ignored = ignored_keywords(my_parameters, lang)
         return _say("wrong", joined([*said_, *([ignored] if ignored else [])], lang, "sentence"), lang)
-    return _say("right", t("build.nb17.right", lang, n=len(verdicts)), lang)
+    return _say("right", joined([s for s in (t("build.nb17.right", lang, n=len(verdicts)),
+                                             ignored_keywords(my_parameters, lang)) if s], lang, "sentence"), lang)

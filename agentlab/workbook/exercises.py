@@ -356,7 +356,12 @@ def _text(value: str | Mapping[str, str], lang: Lang) -> str:
 
 def _say(state: State, text: str, lang: Lang) -> Feedback:
     word = t("exercise.word." + state.replace(" ", "_"), lang)
+    # a question that ends a part, then the sentence's own full stop: "…（"路由"）？。改好那一行" read twice
+    text = _STOP_AFTER_QUESTION.sub(lambda m: m[1] or m[2], text)
     return Feedback(state, f"{_MARK[state]} {joined((word, text), lang, 'colon')}")
+
+
+_STOP_AFTER_QUESTION = re.compile(r"([？！])。|([?!])\.(?=\s|$)")
 
 
 @_reports(None)

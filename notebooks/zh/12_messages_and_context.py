@@ -195,7 +195,7 @@ from agentlab.workbook.builds_systems import cut_keeps_pairs
 
 
 def my_cut(messages, keep):
-    """先是系统提示，然后是最近的至多 `keep` 条消息，而且不能从一条工具回复开始。"""
+    """先是系统提示，然后是最近的至多 `keep` 条消息，而且不能从一条工具回执开始。"""
     return None  # 你的代码
 
 
@@ -206,7 +206,7 @@ print(cut_keeps_pairs(my_cut, lang=LANG))
 #
 # - 模型只能从系统提示得知日期：朴素的记账助手把费用记在了提示写成的那一天。
 # - 清空会话要保留系统提示，清掉对话的业务状态。
-# - “保留最后 10 条消息”让历史从一条失去调用的工具回复开始；`trim_messages` 只按完整的块裁剪。
+# - “保留最后 10 条消息”让历史从一条失去调用的工具回执开始；`trim_messages` 只按完整的块裁剪。
 # - 连系统提示和最新一轮都放不下时，裁剪会明确报 `CONTEXT_TOO_LONG`。
 #
 # **下一步：** [07 · 一条消息里的多个工具调用](07_parallel_tool_calls.ipynb)。配合阅读：[防护手册](../../docs/zh/guards.md#context)；全部学习路径：[课程与路径](../../docs/zh/course.md)。

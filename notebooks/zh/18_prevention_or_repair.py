@@ -210,13 +210,17 @@ def examples(size: str, kind: str) -> pd.DataFrame:
 
 def examples_shown(size: str, kind: str) -> None:
     """各模式按 LANG 的语言显示；单元格里是模型写的原话（✓ 对，✗ 错），照原样引用。"""
-    display(examples(size, kind).rename(columns=lambda c: label(c, LANG)))
+    shown = examples(size, kind)
+    if shown.empty:
+        print(t("nb18.said.no_examples", LANG, kind=label(kind, LANG)))
+    else:
+        display(shown.rename(columns=lambda c: label(c, LANG)))
 
 
 if SIZES:
     pick = widgets.interactive(examples_shown,
                                size=widgets.Dropdown(options=SIZES, description=t("nb18.said.model", LANG)),
-                               kind=widgets.Dropdown(options=list(bfcl.KINDS), value="unknown_field",
+                               kind=widgets.Dropdown(options=[(label(k, LANG), k) for k in bfcl.KINDS], value="unknown_field",
                                                      description=t("nb18.said.kind", LANG)))
     display(pick)
 
@@ -294,7 +298,7 @@ for size in SIZES:
 # %% [markdown]
 # ## 练习
 #
-# 对 0.5B 模型来说：和单次回答相比，校验后重问消除得最多的是哪一类失败？从上面的表里读出来，用表里对这一类的叫法作答（也就是 `bfcl.KINDS` 的键）。
+# 对 0.5B 模型来说：和单次回答相比，校验后重问消除得最多的是哪一类失败？从上面的表里读出来，用表里对这一类的叫法作答（写 `bfcl.KINDS` 里的键也可以）。
 
 # %%
 my_answer = None  # 一个失败种类，比如 "wrong_value"
