@@ -453,7 +453,8 @@ c.Authenticator.admin_users = {{"root"}}
             browser.post(hub_url + "/hub/login", data={"username": name, "password": "x",
                                                        "_xsrf": browser.cookies.get("_xsrf", "")}, timeout=10)
             page = browser.get(hub_url + "/services/trainer/?lang=zh", timeout=10)
-            assert page.status_code == 200 and "全场进度" in page.text, page.text[:500]
+            title = "全场进度" if name != "bob" else "你的进度"  # a participant's page is their own, titled so
+            assert page.status_code == 200 and title in page.text, page.text[:500]
             assert sees in page.text and (hidden is None or hidden not in page.text)
             assert ("讲师备注" in page.text) == (name != "bob"), name
     finally:
@@ -499,3 +500,30 @@ def test_a_browser_cookie_can_read_its_own_row_but_never_post_a_report(store):
     assert store.latest() == []
     status, _, text = fetch(app, "/services/trainer/api/progress")
     assert status == 200 and json.loads(text)["rows"][0]["user"] == "alice"
+
+
+def test_an_answered_exercise_reported_not_yet_again_stays_answered_and_its_history_keeps_both(store):
+    """A participant answered 00 right, then ran the notebook again from a copy never saved (answer = None): the
+    trainer's page showed 还没作答 beside its own count of the right answer."""
+    right = store.record("ana", "00", "look_up", "right", answer="lost_reply")
+    again = store.record("ana", "00", "look_up", "not yet")
+    assert again == right and [s.state for s in store.latest("ana")] == ["right"]
+    wrong = store.record("ana", "00", "look_up", "wrong", answer="duplicate_call")  # a new answer still counts
+    assert [s.state for s in store.latest("ana")] == ["wrong"] and wrong.answer == "duplicate_call"
+    store.record("bo", "00", "look_up", "not yet")
+    assert [s.state for s in store.latest("bo")] == ["not yet"]  # never answered: not yet, as before
+    assert [r[0] for r in store.db.execute("SELECT state FROM history WHERE user='ana' ORDER BY id")] == \
+        ["right", "not yet", "wrong"]
+
+
+def test_a_participants_page_is_titled_as_their_own_and_a_method_refused_is_said_as_asked(app):
+    """A participant's page was titled 全场进度 (the whole room's) over their own row alone; a POST to an address that
+    takes none was refused in English on a Chinese request."""
+    headers = {"Accept": "text/html", "Accept-Language": "zh-CN"}
+    status, _, own = fetch(app, "/services/trainer/", "tok-a", headers=headers)
+    assert status == 200 and t("trainer.title_own", "zh") in own and t("trainer.title", "zh") not in own
+    status, _, room = fetch(app, "/services/trainer/", "tok-t", headers=headers)
+    assert status == 200 and t("trainer.title", "zh") in room
+    status, _, text = fetch(app, "/services/trainer/api/progress", "tok-a", method="POST", body={},
+                            headers={"Accept-Language": "zh-CN"})
+    assert status == 405 and json.loads(text)["error"]["message"] == t("trainer.error.method", "zh")

@@ -126,7 +126,10 @@ def build(s: HubSettings, *, extra_services: Iterable[Mapping[str, Any]] = (),
             # the login form (hub/templates/login.html): its labels and every refusal in both languages
             "template_paths": [str(s.root / "hub" / "templates")],
             "template_vars": {"agentlab_login": {**login, "jupyterhub_expired": JUPYTERHUB_EXPIRED,
-                                                 "expired": "\n".join(t("hub.login.expired", x) for x in ("en", "zh"))}},
+                                                 "expired": "\n".join(t("hub.login.expired", x) for x in ("en", "zh"))},
+                              # the menu of every hub page (hub/templates/page.html): its links in both languages
+                              "agentlab_nav": {k: " / ".join(t(f"hub.nav.{k}", x) for x in ("en", "zh"))
+                                               for k in ("home", "token", "admin", "progress")}},
             "cleanup_servers": True, "cleanup_proxy": True,
         },
         "ConfigurableHTTPProxy": {

@@ -652,6 +652,8 @@ def hub_command(argv: list[str] | None = None, *, root: Path | None = None) -> i
         seats = t("hub.seats", lang, seats=settings.seats) if settings.seats else t("hub.seats_any", lang)
         say("hub.serving", url=hub.url, admin=ns.admin, users=ns.users, seats=seats)
         say("hub.admin_page", url=f"{hub.url}/hub/admin")
+        from .progress import PREFIX as TRAINER_VIEW  # the trainer's own page: found in the docs alone before
+        say("hub.trainer_page", url=f"{hub.url}{TRAINER_VIEW}", admin=ns.admin)
         waited = 0.0
         while hub.proc is not None and hub.proc.poll() is None:
             if gguf is not None and waited >= 0 and hub.model_ready():

@@ -169,15 +169,21 @@ class Progress:
         now = self.clock()
         answer = None if answer is None else clean_answer(answer)
         with self.db:
-            old = self.db.execute("SELECT state, since FROM latest WHERE user=? AND notebook=?",
+            old = self.db.execute("SELECT exercise, state, at, since, answer, score FROM latest WHERE user=? AND notebook=?",
                                   (user, notebook)).fetchone()
-            since = old[1] if old and old[0] == state else now  # "not quite for 12 minutes" counts from the first
-            self.db.execute("INSERT OR REPLACE INTO latest (user, notebook, exercise, state, at, since, answer, score) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (user, notebook, exercise, state, now, since, answer, score))
+            # an answered exercise that reports "not yet" again (the notebook run afresh from a copy never saved, or
+            # fetched again) stays answered: the page showed a right answer as unanswered beside its own count of it
+            kept = old is not None and state == "not yet" and old[1] != "not yet"
+            since = old[3] if old and old[1] == state else now  # "not quite for 12 minutes" counts from the first
+            if not kept:
+                self.db.execute("INSERT OR REPLACE INTO latest (user, notebook, exercise, state, at, since, answer, score) "
+                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (user, notebook, exercise, state, now, since, answer, score))
             self.db.execute("INSERT INTO history (user, notebook, exercise, state, at, client_at, answer, score) "
                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (user, notebook, exercise, state, now, client_at, answer, score))
             self.db.execute("DELETE FROM history WHERE user=? AND id <= (SELECT id FROM history WHERE user=? "
                             "ORDER BY id DESC LIMIT 1 OFFSET ?)", (user, user, HISTORY_PER_USER))
+        if kept:
+            return Standing(user, notebook, *old)
         return Standing(user, notebook, exercise, state, now, since, answer, score)
 
     def answers(self) -> dict[str, tuple[list[AnswerGroup], int]]:
@@ -394,8 +400,8 @@ def make_app(store: Progress, *, resolve: Resolve | None = None, prefix: str = P
                                    ensure_ascii=False))
 
         def write_error(self, status_code: int, **kwargs: Any) -> None:
-            if not hasattr(self, "lang"):
-                self.lang = "en"
+            if not hasattr(self, "lang"):  # refused before prepare (a method the address does not take): as asked
+                self.lang = _lang(self)
             self.fail(status_code, {404: "not_found", 405: "method"}.get(status_code, "failed"))
 
         def who(self) -> Mapping[str, Any] | None:
