@@ -1006,6 +1006,19 @@ def test_the_login_form_claims_a_name_once_and_says_what_was_wrong_in_both_langu
     assert json.dumps("\n".join(t("hub.login.expired", lang) for lang in ("en", "zh"))) in page
 
 
+def test_every_hub_page_says_its_menu_in_both_languages_and_offers_a_participant_no_token_page(hub):
+    """A participant's menu offered "Token", whose buttons each answered with a raw 403, and "Services › trainer";
+    every link was English on a Chinese run."""
+    import html
+    h, _, _ = hub
+    opener, status, _, _ = _post_login(h.url, "nav-pat", "nav-pat-own-pw", "room-pw-1", follow=False)
+    assert status == 302  # in
+    with opener.open(f"{h.url}/hub/home", timeout=60) as r:
+        page = html.unescape(r.read().decode())
+    assert "/hub/token" not in page and "主页" in page and "Home / 主页" in page, page[-3000:]
+    assert "Progress / 进度" in page and "/services/trainer/" in page and ">Services<" not in page
+
+
 def test_a_server_that_cannot_start_shows_a_sentence_and_the_trainers_terminal_says_why(hub):
     """eve's start fails (here: a file stands where her home goes; the room once had the site's key command fail):
     her progress reads the catalogue's sentence in both languages and no command line or path, and the hub's log
@@ -1304,15 +1317,3 @@ def test_a_fresh_hub_lets_participants_log_in_and_run_notebooks_00_and_15():
             stop_group(hub, wait=90)
         shutil.rmtree(state, ignore_errors=True)
 
-
-def test_every_hub_page_says_its_menu_in_both_languages_and_offers_a_participant_no_token_page(hub):
-    """A participant's menu offered "Token", whose buttons each answered with a raw 403, and "Services › trainer";
-    every link was English on a Chinese run."""
-    import html
-    h, _, _ = hub
-    opener, status, _, _ = _post_login(h.url, "nav-pat", "nav-pat-own-pw", "room-pw-1", follow=False)
-    assert status == 302  # in
-    with opener.open(f"{h.url}/hub/home", timeout=60) as r:
-        page = html.unescape(r.read().decode())
-    assert "/hub/token" not in page and "主页" in page and "Home / 主页" in page, page[-3000:]
-    assert "Progress / 进度" in page and "/services/trainer/" in page and ">Services<" not in page
