@@ -12,7 +12,7 @@ import random
 import socket
 from pathlib import Path
 
-__all__ = ["free_port"]
+__all__ = ["free_port", "port_taken"]
 
 _RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 _rng = random.SystemRandom()  # never a sequence two processes started alike would share
@@ -54,3 +54,26 @@ _recent: collections.deque[int] = collections.deque(maxlen=100)
 def _handed(port: int) -> int:
     _recent.append(port)
     return port
+
+
+def port_taken(host: str, port: int) -> bool:
+    """Whether another program listens on ``port`` at ``host`` now: bound as a server binds it (SO_REUSEADDR, so a
+    closed connection's TIME_WAIT holds nothing), any other refusal (a port below 1024, a host not this machine's)
+    left for the server itself to say. A server started on a taken port said it was serving, then failed in
+    uvicorn's English, and the gateway's stayed running, deaf to Ctrl-C."""
+    import errno
+    import os
+    if not port:
+        return False  # 0: any free port
+    try:
+        family = socket.getaddrinfo(host, None)[0][0]
+    except OSError:
+        return False
+    with socket.socket(family) as s:
+        if os.name != "nt":  # on Windows the same option lets two programs share a port
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE
+    return False

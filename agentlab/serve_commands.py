@@ -162,6 +162,7 @@ def _site(ns: argparse.Namespace) -> int:
         emit(key)  # stdout holds the key alone, so that a script can capture it
         return 0
     _in_range("--port", ns.port, 0, 65535)
+    _port_free(ns.host, ns.port)
     from .site.app import create_app
     print(t("site.serving", ns.lang, n=len(site.skills), host=ns.host, port=ns.port, data=data), file=sys.stderr, flush=True)
     # bounded before anything runs (site/serving.py): headers due within seconds, a share of connections per
@@ -252,6 +253,7 @@ def _gateway(ns: argparse.Namespace) -> int:
     from .redaction import redact
     from .site.gateway import Gateway
     from .site.serving import server_config
+    _port_free(ns.host, ns.port)  # before the upstream starts: nothing left running, nothing said as serving
     if ns.store:
         _check_store(ns.store)
     try:
@@ -272,8 +274,18 @@ def _gateway(ns: argparse.Namespace) -> int:
         elif not any(k.revoked is None for k in gw.keys.all()):  # every client would hear 401, and nothing said why
             print(t("gateway.no_keys", ns.lang, data=ns.data), file=sys.stderr, flush=True)
         # bounded as the site is; on the upstream connection's own event loop, so that a call crosses no thread
-        gw.conn.serve(uvicorn.Server(server_config(gw.app(), host=ns.host, port=ns.port)))
+        try:
+            gw.conn.serve(uvicorn.Server(server_config(gw.app(), host=ns.host, port=ns.port)))
+        except RuntimeError:  # uvicorn said why on the line above (a port taken between the check and the bind)
+            raise InputError("serve.port_busy", host=ns.host, port=ns.port) from None
     return 0
+
+
+def _port_free(host: str, port: int) -> None:
+    """Raises :class:`InputError` (one line, exit 2) when another program holds ``port``."""
+    from .ports import port_taken
+    if port_taken(host, port):
+        raise InputError("serve.port_busy", host=host, port=port)
 
 
 def _trainer_configure(p: argparse.ArgumentParser) -> None:

@@ -674,3 +674,27 @@ def test_a_body_that_is_not_utf8_is_refused_in_a_sentence(gateway, lang, capfd):
     assert refused.status_code == 400 and refused.json()["error"] == {"code": -32700, "message": t("mcp.not_utf8", lang)}
     assert opened.status_code == 200 and "instructions" in opened.json()["result"]
     assert "Traceback" not in "".join(capfd.readouterr())
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_gateway_on_a_taken_port_says_so_in_a_line_and_ends(lang, upstream, tmp_path, capsys, monkeypatch):
+    """On a port in use it printed "guarding 2 tools", then uvicorn's English, and stayed running, deaf to Ctrl-C and
+    SIGTERM (uvicorn's exit ended the loop's thread and left the main thread waiting on it)."""
+    import socket
+
+    from agentlab import ports
+    from agentlab.cli import main
+    _folder, command = upstream
+    with socket.socket() as held:
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        args = ["gateway", "--upstream", command, "--logs", str(tmp_path / "logs"), "--data", str(tmp_path / "data"),
+                "--port", str(port), "--lang", lang, "--allow-keyless"]
+        assert main(args) == 2  # checked before the upstream starts
+        said = capsys.readouterr().err
+        assert t("serve.port_busy", lang, host="127.0.0.1", port=port) in said and "serving" not in said, said
+        monkeypatch.setattr(ports, "port_taken", lambda host, port: False)  # taken between the check and the bind
+        assert main(args) == 2
+        assert t("serve.port_busy", lang, host="127.0.0.1", port=port) in capsys.readouterr().err

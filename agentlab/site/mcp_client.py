@@ -132,8 +132,14 @@ class MCPConnection:
         caught = (signal.SIGINT, signal.SIGTERM)
         main = threading.current_thread() is threading.main_thread()
         previous = {sig: signal.signal(sig, server.handle_exit) for sig in caught} if main else {}
+        async def serving() -> None:
+            try:
+                await server.serve()
+            except SystemExit:  # uvicorn's own exit on a start that failed (a port taken since it was checked): out
+                # of the loop's thread it ended the loop and left this thread waiting on it for ever, deaf to Ctrl-C
+                raise RuntimeError("the server did not start") from None
         try:
-            self.run(server.serve())
+            self.run(serving())
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
