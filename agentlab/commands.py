@@ -465,7 +465,8 @@ def probe_cassette(tools: str, size: str) -> Path:
     (``<tools>`` is the file's stem less ``_tools``, or its folder's name for a file called tools.json)."""
     path = Path(tools)
     stem = path.parent.name if path.stem == "tools" else path.stem.removesuffix("_tools")
-    return Path(__file__).resolve().parent.parent / "data" / "cassettes" / f"probe-{stem or 'tools'}-{size}.jsonl"
+    from .resources import data_file  # the package's data, installed or in a checkout (a pip install had no data/)
+    return data_file(f"cassettes/probe-{stem or 'tools'}-{size}.jsonl")
 
 
 def _probe(ns: argparse.Namespace) -> int:
@@ -500,8 +501,9 @@ def _probe(ns: argparse.Namespace) -> int:
     with live_model(ns, timeout=900, retry=None) as make:
         if make is False:
             return 2
+        watched: _Refusals | None = None
         if make is not None:
-            inner = make()
+            inner = watched = _Refusals(make())
             name = inner.name
             source = _recording(inner, tape, settings, ns) if tape is not None else inner_source(inner)
         lang = settings["lang"] if settings["lang"] in ("en", "zh") else ns.lang
@@ -516,6 +518,9 @@ def _probe(ns: argparse.Namespace) -> int:
         except ProbeInterrupted as exc:  # Ctrl-C, or a tool that raised KeyboardInterrupt: stop, and say where (exit 130)
             print(t("cli.error", ns.lang, message=t("probe.interrupted", ns.lang, label=exc.label)), file=sys.stderr)
             return 130  # said here, where the probe stopped: not a second time by the command line
+    if watched is not None and watched.calls and watched.refused == watched.calls:
+        # a wrong key: a report of no_call cells and "not caught" rows that exited 0, as eval's table of hand-overs did
+        raise InputError("cli.model_refused", code=watched.code)
     paths = write(report, out, lang=ns.lang)
     s = report["summary"]
     # exit 1 when no tool at all could be probed (no valid call from any schema): the report says why, tool by tool
@@ -551,6 +556,30 @@ def _recording(model: Any, tape: Path, settings: dict, ns: argparse.Namespace) -
         with tape.open("a", encoding="utf-8") as f:
             f.write(json.dumps({"label": META_LABEL, "probe": {**settings, "tools": ns.tools}}, ensure_ascii=False) + "\n")
     return recording_source(model, tape, done)
+
+
+class _Refusals:
+    """A live model, its requests counted and those its service refused outright (a key it does not take, a model
+    this key may not use): when it refused every one, a command's figures measure nothing."""
+
+    def __init__(self, model: Any):
+        self.model, self.name = model, getattr(model, "name", "model")
+        self.calls = self.refused = 0
+        self.code = ""
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.model, attr)
+
+    def complete(self, *args: Any, **kwargs: Any) -> Any:
+        from .models.interface import ModelError
+        self.calls += 1
+        try:
+            return self.model.complete(*args, **kwargs)
+        except ModelError as exc:
+            if exc.code in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
+                self.refused += 1
+                self.code = exc.code
+            raise
 
 
 def inner_source(model: Any) -> Callable[[str, dict, str], Any]:

@@ -539,6 +539,36 @@ def test_a_model_service_that_refuses_the_key_is_said_not_scored(monkeypatch, ca
     assert "Traceback" not in err + out and "sk-wrong" not in err + out
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_probe_whose_model_service_refuses_the_key_is_said_not_reported(monkeypatch, capsys, tmp_path, lang):
+    """probe with a wrong key wrote a report of no_call cells and "not caught" rows, and exited 0."""
+    from agentlab.cli import main
+    from agentlab.i18n import t
+    from agentlab.models.fakeserver import ChatServer, HTTPFault
+    server = ChatServer([HTTPFault(401, "Incorrect API key provided")] * 500).start()
+    try:
+        monkeypatch.setenv("AGENTLAB_BASE_URL", server.base_url)
+        monkeypatch.setenv("AGENTLAB_API_KEY", "sk-wrong-key-not-shown")
+        code = main(["probe", "--tools", str(ROOT / "data" / "aftersales_tools.json"), "--model", "openai",
+                     "--only", "get_order", "--out", str(tmp_path / "out"), "--lang", lang])
+    finally:
+        server.stop()
+    out, err = capsys.readouterr()
+    assert code == 2 and t("cli.model_refused", lang, code="UNAUTHENTICATED") in err, err
+    assert not (tmp_path / "out" / "report.json").exists() and "sk-wrong" not in err + out
+
+
+def test_a_probe_replays_its_recording_from_the_packages_data_wherever_it_is_installed(monkeypatch, tmp_path):
+    """From a pip install the replay looked for site-packages/data/cassettes/ (the checkout's layout), where the
+    wheel has agentlab/data/cassettes/."""
+    from agentlab import resources
+    from agentlab.commands import probe_cassette
+    installed = tmp_path / "site-packages" / "agentlab" / "data"
+    (installed / "cassettes").mkdir(parents=True)
+    monkeypatch.setattr(resources, "_PACKAGED", installed)  # as a wheel lays the data out
+    assert probe_cassette("data/aftersales_tools.json", "0.5b") == installed / "cassettes" / "probe-aftersales-0.5b.jsonl"
+
+
 @pytest.mark.parametrize("option, value", [("--trials", "100000000"), ("--concurrency", "100000")])
 def test_eval_refuses_a_count_it_would_run_until_killed(option, value, capsys):
     from agentlab.cli import main
