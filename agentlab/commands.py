@@ -361,6 +361,9 @@ def live_model(ns: argparse.Namespace, **local_options: Any) -> Iterator[LiveMod
     keys = ("AGENTLAB_BASE_URL", "OPENAI_BASE_URL", "AGENTLAB_API_KEY", "OPENAI_API_KEY")
     if ns.model == "openai" and not any(os.environ.get(v) for v in keys):  # else every call fails, the run scores nothing
         raise InputError("cli.openai_unset")
+    import importlib.util
+    if importlib.util.find_spec("openai") is None:  # the core alone: "unexpected ModuleNotFoundError" said nothing to do
+        raise InputError("cli.needs_openai")
     from .models.openai_model import OpenAIModel, endpoint_problem
     if ns.model == "openai":
         problem = endpoint_problem()  # nothing answering there: said now, not as a run of hand-overs that exits 0

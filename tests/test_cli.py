@@ -574,3 +574,18 @@ def test_eval_refuses_a_count_it_would_run_until_killed(option, value, capsys):
     from agentlab.cli import main
     code = main(["eval", "--suite", str(ROOT / "data" / "aftersales_cases.jsonl"), option, value])
     assert code == 2 and option in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_real_model_asked_of_the_core_alone_says_which_extra_to_install(monkeypatch, capsys, lang):
+    """pip install . then eval --model openai read "unexpected ModuleNotFoundError: No module named 'openai'"."""
+    import importlib.util
+
+    from agentlab.cli import main
+    from agentlab.i18n import t
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "openai" else found(name, *a))
+    monkeypatch.setenv("AGENTLAB_BASE_URL", "http://127.0.0.1:9/v1")
+    code = main(["eval", "--suite", str(ROOT / "data" / "aftersales_cases.jsonl"), "--model", "openai", "--lang", lang])
+    err = capsys.readouterr().err
+    assert code == 2 and t("cli.needs_openai", lang) in err and "agentlab[openai]" in err, err
