@@ -177,3 +177,26 @@ def test_a_body_that_is_not_utf8_is_refused_in_a_sentence_at_the_sites_mcp(site,
     assert refused.status_code == 400 and refused.json()["error"]["code"] == -32700, refused.text
     assert refused.json()["error"]["message"] == t("mcp.not_utf8", lang), refused.text
     assert "Traceback" not in "".join(capfd.readouterr())
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_what_the_sdk_would_answer_in_its_own_english_is_refused_in_json_rpc_and_the_callers_language(site, lang, capfd):
+    """Bad JSON read "Parse error: Expecting property name..."; a JSON body that is no JSON-RPC message got a pydantic
+    dump of eleven errors echoing the body; a body past the limit got the REST route's reply, telling an MCP client
+    to send {"arguments": ...}."""
+    from agentlab.i18n import t
+    key, _ = site.create_key("agent", ["get_order"])
+    headers = {"X-API-Key": key, "Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+               "Accept-Language": lang}
+    with serving(site) as base:
+        bad_json = httpx.post(base + "/mcp", content=b'{"jsonrpc": "2.0", "id": 1, method: 1}', headers=headers, timeout=15)
+        not_rpc = httpx.post(base + "/mcp", json={"arguments": {"city": "x"}}, headers=headers, timeout=15)
+        too_big = httpx.post(base + "/mcp", content=b'{"jsonrpc": "2.0", "x": "' + b"x" * 2_000_000 + b'"}',
+                             headers=headers, timeout=30)
+        ok = httpx.post(base + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers, timeout=15)
+    assert bad_json.status_code == 400 and bad_json.json()["error"]["code"] == -32700, bad_json.text
+    assert "Expecting" not in bad_json.text or lang == "en"
+    assert not_rpc.status_code == 400 and not_rpc.json()["error"] == {"code": -32600, "message": t("mcp.not_request", lang)}
+    assert too_big.status_code == 413 and too_big.json()["jsonrpc"] == "2.0" and "arguments" not in too_big.text, too_big.text[:300]
+    assert ok.status_code == 200, ok.text
+    assert "pydantic" not in "".join(capfd.readouterr()) + not_rpc.text

@@ -150,7 +150,7 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         mcp_hosts: Host headers ``/mcp`` accepts besides localhost (``"site.example:*"``): the SDK
             refuses others, against DNS rebinding. The HTTP API itself does not look at Host.
     """
-    from .mcp_server import LOCAL_HOSTS, SESSION_LANG, mcp_manager, not_utf8
+    from .mcp_server import LOCAL_HOSTS, SESSION_LANG, body_refused, mcp_manager, refused_body
     manager = mcp_manager(site, allowed_hosts=[*LOCAL_HOSTS, *mcp_hosts])
 
     @asynccontextmanager
@@ -168,16 +168,16 @@ def create_app(site: SkillSite, *, mcp_hosts: Iterable[str] = ()) -> FastAPI:
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
             request = Request(scope, receive)
             lang = _lang(request)
-            early = _early_refusal(scope, site.max_body, lang)
+            early = _early_refusal(scope, site.max_body, lang, rpc=True)
             if early is not None:
                 await early(scope, receive, send)
                 return
             try:  # the body first, bounded, holding no slot: a caller that trickles costs a connection, no thread
                 raw = await receive_body(receive, site.max_body, BODY_SECONDS)
-            except (TooLarge, TooSlow) as exc:
-                await body_refusal(exc, site.max_body, lang)(scope, receive, send)
+            except (TooLarge, TooSlow) as exc:  # as JSON-RPC: an MCP client reads these, not the REST route's shape
+                await body_refused(isinstance(exc, TooLarge), site.max_body, BODY_SECONDS, lang)(scope, receive, send)
                 return
-            refused = not_utf8(raw, lang)
+            refused = refused_body(raw, lang)
             if refused is not None:
                 await refused(scope, receive, send)
                 return
@@ -496,14 +496,21 @@ def _json(reply: HttpReply) -> JSONResponse:
     return JSONResponse(reply.body, status_code=reply.status, headers=dict(reply.headers))
 
 
-def _early_refusal(scope: Any, limit: int, lang: Lang) -> JSONResponse | None:
-    """What can be refused from the headers alone: a declared body too large, a body that is not JSON."""
+def _early_refusal(scope: Any, limit: int, lang: Lang, *, rpc: bool = False) -> Any:
+    """What can be refused from the headers alone: a declared body too large, a body that is not JSON. ``rpc``: said
+    as JSON-RPC, for /mcp's clients (the REST reply told them to send {"arguments": ...})."""
     length = _header(scope, b"content-length") or ""
     if length and (not length.isdigit() or int(length) > limit):
+        if rpc:
+            from .mcp_server import body_refused
+            return body_refused(True, limit, BODY_SECONDS, lang)
         return _json(bad_body("too_large", lang, limit))
     kind = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
     if kind and kind != "application/json" and not kind.endswith("+json"):
         reply = bad_body("content_type", lang, limit)
+        if rpc:
+            from .mcp_server import rpc_refusal
+            return rpc_refusal(-32600, reply.body["error"]["message"], 415)
         return JSONResponse(reply.body, status_code=415)
     return None
 

@@ -396,9 +396,8 @@ class Gateway:
         from starlette.responses import JSONResponse
         from starlette.routing import Route
 
-        from .app import body_refusal
-        from .bodies import TooLarge, TooSlow, receive_body, replayed
-        from .mcp_server import LOCAL_HOSTS, not_utf8
+        from .bodies import BODY_SECONDS, TooLarge, TooSlow, receive_body, replayed
+        from .mcp_server import LOCAL_HOSTS, body_refused, refused_body
         hosts = list(allowed_hosts or LOCAL_HOSTS)
         security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                              allowed_origins=[f"http://{h}" for h in hosts])
@@ -431,9 +430,9 @@ class Gateway:
                     try:
                         raw = await receive_body(receive, GATEWAY_BODY)
                     except (TooLarge, TooSlow) as exc:
-                        await body_refusal(exc, GATEWAY_BODY, lang)(scope, receive, send)
+                        await body_refused(isinstance(exc, TooLarge), GATEWAY_BODY, BODY_SECONDS, lang)(scope, receive, send)
                         return
-                    refused = not_utf8(raw, lang)
+                    refused = refused_body(raw, lang)
                     if refused is not None:
                         await refused(scope, receive, send)
                         return

@@ -35,14 +35,15 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from ..errors import make_error
-from ..i18n import Lang, accepted_lang, t
+from ..i18n import Lang, accepted_lang, said, t
+from ..jsonutil import JsonReason
 from .execute import body
 from .logs import clean_session
 from .service import HttpReply, SkillSite, bad_body
 from .skills import Skill
 
-__all__ = ["IDEMPOTENCY_META", "LOCAL_HOSTS", "SESSION_LANG", "LocalizedServer", "mcp_manager", "mcp_server", "mcp_tool",
-           "not_utf8"]
+__all__ = ["IDEMPOTENCY_META", "LOCAL_HOSTS", "SESSION_LANG", "LocalizedServer", "body_refused", "mcp_manager",
+           "mcp_server", "mcp_tool", "refused_body", "rpc_refusal"]
 
 #: the ``_meta`` field of a tools/call request that carries a write's idempotency key
 IDEMPOTENCY_META = "agentlab/idempotency_key"
@@ -52,17 +53,44 @@ IDEMPOTENCY_FIELDS_META = "agentlab/idempotency"
 LOCAL_HOSTS = ("127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*")
 
 
-def not_utf8(raw: bytes, lang: Lang) -> Any | None:
-    """The refusal of an MCP request body that is not UTF-8 (JSON-RPC's parse error, 400, said in ``lang``), as an
-    ASGI app; None for a body the SDK can read. The SDK decoded it itself and failed: -32603 "Error handling POST
-    request" to the client and a UnicodeDecodeError stack on the server's terminal."""
+def rpc_refusal(code: int, message: str, status: int) -> Any:
+    """A JSON-RPC error an MCP client reads, as an ASGI app: what this site's /mcp and the gateway refuse before the
+    SDK, said in their own words (the site's REST reply told an MCP client to send {"arguments": ...})."""
+    from starlette.responses import JSONResponse
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, status_code=status)
+
+
+def body_refused(too_large: bool, limit: int, seconds: float, lang: Lang) -> Any:
+    """The refusal of a body past its size (413) or its time (408), as JSON-RPC."""
+    if too_large:
+        return rpc_refusal(-32600, t("mcp.too_large", lang, limit=limit), 413)
+    return rpc_refusal(-32600, t("site.bad_body.slow", lang, limit=f"{seconds:g}"), 408)
+
+
+def refused_body(raw: bytes, lang: Lang) -> Any | None:
+    """The refusal of an MCP request body the SDK would answer in its own English (or worse), as an ASGI app; None
+    for a body it can read. Not UTF-8: the SDK failed with -32603 and a stack on the server's terminal. Not JSON: its
+    "Parse error" quoted the decoder. Not a JSON-RPC message: a pydantic dump of eleven validation errors, the body
+    echoed, and a link. Each is now JSON-RPC's own code with one sentence in ``lang``."""
     try:
-        raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        from starlette.responses import JSONResponse
-        return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": t("mcp.not_utf8", lang)}},
-                            status_code=400)
+        return rpc_refusal(-32700, t("mcp.not_utf8", lang), 400)
+    try:
+        message = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return rpc_refusal(-32700, t("mcp.not_json", lang, detail=said(JsonReason.of(exc), lang)), 400)
+    except RecursionError:
+        return rpc_refusal(-32700, t("mcp.not_json", lang, detail=t("json.too_deep", lang)), 400)
+    if not all(_rpc_message(m) for m in (message if isinstance(message, list) and message else [message])):
+        return rpc_refusal(-32600, t("mcp.not_request", lang), 400)
     return None
+
+
+def _rpc_message(m: Any) -> bool:
+    """A JSON-RPC 2.0 message: a request or a notification (a method named), or a response (a result or an error)."""
+    return isinstance(m, dict) and m.get("jsonrpc") == "2.0" and (isinstance(m.get("method"), str) or "result" in m
+                                                                   or "error" in m)
 
 
 def mcp_tool(skill: Skill, lang: Lang = "en") -> types.Tool:
@@ -76,7 +104,7 @@ def mcp_tool(skill: Skill, lang: Lang = "en") -> types.Tool:
     extra = {IDEMPOTENCY_FIELDS_META: {"fields": list(meta.idempotency_fields), "scope": meta.idempotency_scope}} \
         if writes else None
     return types.Tool(name=skill.name, title=meta.text("display_name", lang),
-                      description=meta.text("description", lang) + f" Limit: {meta.per_minute} calls per minute.",
+                      description=meta.text("description", lang) + t("mcp.limit", lang, n=meta.per_minute),
                       inputSchema=dict(meta.input_schema), outputSchema=dict(meta.output_schema),
                       annotations=annotations, _meta=extra)
 
