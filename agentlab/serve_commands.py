@@ -259,7 +259,10 @@ def _gateway(ns: argparse.Namespace) -> int:
     try:
         gw = Gateway(ns.upstream, writes=[n.strip() for n in ns.writes.split(",") if n.strip()], store=ns.store,
                      logs=_writable_dir(ns.logs, "--logs"), per_minute=ns.per_minute, in_flight=ns.in_flight, lang=ns.lang,
-                     keys=Path(_writable_dir(ns.data, "--data")) / "keys.db", allow_keyless=ns.allow_keyless)
+                     keys=Path(_writable_dir(ns.data, "--data")) / "keys.db", allow_keyless=ns.allow_keyless,
+                     # the upstream's own key, from the environment (never the command line, which ps shows)
+                     upstream_headers={"X-API-Key": os.environ["AGENTLAB_UPSTREAM_KEY"]}
+                     if os.environ.get("AGENTLAB_UPSTREAM_KEY") else None)
     except Exception as exc:  # noqa: BLE001 - an upstream that does not start or answer: said in one line
         cause = _first_cause(exc)
         raise InputError("gateway.no_upstream", upstream=ns.upstream[:200],

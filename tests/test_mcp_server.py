@@ -200,3 +200,26 @@ def test_what_the_sdk_would_answer_in_its_own_english_is_refused_in_json_rpc_and
     assert too_big.status_code == 413 and too_big.json()["jsonrpc"] == "2.0" and "arguments" not in too_big.text, too_big.text[:300]
     assert ok.status_code == 200, ok.text
     assert "pydantic" not in "".join(capfd.readouterr()) + not_rpc.text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_gateway_in_front_of_this_site_sends_its_own_key_and_language_upstream(site, lang, tmp_path):
+    """The gateway had no way to give the site a key: every call came back "The API key is missing or unknown", in
+    English, its hint blaming the client's valid gateway key."""
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    from agentlab.site.gateway import Gateway
+    key, _ = site.create_key("gateway", ["get_order"])
+
+    async def ask(gw):
+        async with create_connected_server_and_client_session(gw.server()) as client:
+            return await client.call_tool("get_order", {"order_id": "A1001"})
+    with serving(site) as base:
+        with Gateway(base + "/mcp", lang=lang, upstream_headers={"X-API-Key": key}, sleep=lambda s: None) as gw:
+            assert "get_order" in {t.name for t in gw.tools}
+            result = anyio.run(ask, gw)
+        assert not result.isError, result.content[0].text
+        with Gateway(base + "/mcp", lang=lang, sleep=lambda s: None) as keyless:
+            refused = anyio.run(ask, keyless) if "get_order" in {t.name for t in keyless.tools} else None
+    if refused is not None:  # refused by the site in the gateway's language, never English on a Chinese gateway
+        assert refused.isError and (lang == "en" or "API key is missing" not in refused.content[0].text)

@@ -36,7 +36,7 @@ import time
 import uuid
 import weakref
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -121,7 +121,7 @@ class Gateway:
                  config: GuardConfig = GuardConfig(),
                  lang: Lang = "en", timeout: float = 30.0, sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.time, keys: KeyStore | str | Path | None = None,
-                 allow_keyless: bool = False):
+                 allow_keyless: bool = False, upstream_headers: Mapping[str, str] | None = None):
         self.lang, self.timeout, self.config, self.sleep = check_lang(lang), timeout, config, sleep
         self.per_minute = per_minute
         #: the operator's keys (a keys.db, or a KeyStore); none given: an empty store in memory
@@ -134,7 +134,11 @@ class Gateway:
         self.store = open_store(store) if isinstance(store, str) else store or default_store()
         self.logs = logs if isinstance(logs, SiteLogs) or logs is None else SiteLogs(logs)
         self.limiter = Limiter(clock=clock)
-        self.conn = MCPConnection(upstream, timeout=timeout)
+        # an HTTP upstream hears the gateway's language, and its own key when it asks for one (agentlab's site does:
+        # without one, every call came back "The API key is missing or unknown", blaming the client's valid key)
+        self.conn = MCPConnection(upstream, timeout=timeout,
+                                  headers={"Accept-Language": self.lang, **(upstream_headers or {})}
+                                  if isinstance(upstream, str) and upstream.startswith(("http://", "https://")) else None)
         try:
             self.tools: list[types.Tool] = list(self.conn.run(self.conn.session.list_tools(), timeout).tools)
         except BaseException:
