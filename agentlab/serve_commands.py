@@ -277,10 +277,13 @@ def _gateway(ns: argparse.Namespace) -> int:
         elif not any(k.revoked is None for k in gw.keys.all()):  # every client would hear 401, and nothing said why
             print(t("gateway.no_keys", ns.lang, data=ns.data), file=sys.stderr, flush=True)
         # bounded as the site is; on the upstream connection's own event loop, so that a call crosses no thread
+        from .ports import port_taken
+        from .site.mcp_client import ServerDidNotStart
         try:
             gw.conn.serve(uvicorn.Server(server_config(gw.app(), host=ns.host, port=ns.port)))
-        except RuntimeError:  # uvicorn said why on the line above (a port taken between the check and the bind)
-            raise InputError("serve.port_busy", host=ns.host, port=ns.port) from None
+        except ServerDidNotStart:  # uvicorn said why on the line above: a port taken since the check, or another cause
+            raise InputError("serve.port_busy" if port_taken(ns.host, ns.port) else "serve.not_started",
+                             host=ns.host, port=ns.port) from None
     return 0
 
 

@@ -43,3 +43,16 @@ def test_a_number_after_the_answers_own_lead_in_is_read_as_a_word_answer_is(give
 @pytest.mark.parametrize("given, verdict", [("答案是“工具”。", True), ("角色是 tool", True), ("不是工具", False)])
 def test_a_word_quoted_after_its_lead_in_is_read_by_the_word(given, verdict):
     assert judge_answer(given, "tool") is verdict
+
+
+@pytest.mark.parametrize("given", ["答案是2或三", "2个或三个", "two or three", "one or two", "2秒不到", "约2秒不到",
+                                   "三次以上", "2 or 3"])
+def test_an_answer_that_names_two_numbers_or_a_bound_is_no_number(given):
+    # "答案是2或三" read as 2 and "2秒不到" as 2 seconds: a bound or a choice is not the number asked for
+    for right in (1, 2, 3):
+        assert judge_answer(given, right, "count") is not True and judge_answer(given, right, "time") is not True
+
+
+@pytest.mark.parametrize("given, right", [("答案是第3次", 3), ("the answer is about 2", 2), ("2秒左右", 2)])
+def test_an_answer_with_its_order_or_a_second_lead_in_is_read(given, right):
+    assert judge_answer(given, right) is True

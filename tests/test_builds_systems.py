@@ -453,7 +453,8 @@ def test_15_and_16_read_a_name_with_the_words_a_learner_puts_around_it(lang):
     for field in ("agentlab/idempotency_key", "_meta 里的 agentlab/idempotency_key", "_meta.agentlab/idempotency_key",
                   "放在 _meta 里", "_meta（agentlab/idempotency_key）"):
         assert b.meta_field(field, lang=lang).ok, field
-    for wrong in ("不是 _meta", "_meta 或 arguments", "not _meta", "agentlab/key", "meta 里"):
+    for wrong in ("不是 _meta", "_meta 或 arguments", "not _meta", "agentlab/key", "meta 里", "除了 _meta", "别用_meta",
+                  "无_meta", "_meta 以外的字段", "_meta 之外"):
         assert not b.meta_field(wrong, lang=lang).ok, wrong
     for header in ("响应头 Idempotent-Replayed", "the header Idempotent-Replayed", "响应头：Idempotent-Replayed"):
         assert b.replay_header(header, lang=lang).ok, header

@@ -695,6 +695,10 @@ def test_a_gateway_on_a_taken_port_says_so_in_a_line_and_ends(lang, upstream, tm
         assert main(args) == 2  # checked before the upstream starts
         said = capsys.readouterr().err
         assert t("serve.port_busy", lang, host="127.0.0.1", port=port) in said and "serving" not in said, said
-        monkeypatch.setattr(ports, "port_taken", lambda host, port: False)  # taken between the check and the bind
+        asked = []  # taken between the check and the bind: free at the check, taken when asked again after
+        monkeypatch.setattr(ports, "port_taken", lambda host, port: bool(asked.append(port)) or len(asked) > 1)
         assert main(args) == 2
         assert t("serve.port_busy", lang, host="127.0.0.1", port=port) in capsys.readouterr().err
+        monkeypatch.setattr(ports, "port_taken", lambda host, port: False)  # another cause: not said as a port taken
+        assert main(args) == 2
+        assert t("serve.not_started", lang, host="127.0.0.1", port=port) in capsys.readouterr().err

@@ -219,7 +219,3 @@ def test_a_gateway_in_front_of_this_site_sends_its_own_key_and_language_upstream
             assert "get_order" in {t.name for t in gw.tools}
             result = anyio.run(ask, gw)
         assert not result.isError, result.content[0].text
-        with Gateway(base + "/mcp", lang=lang, sleep=lambda s: None) as keyless:
-            refused = anyio.run(ask, keyless) if "get_order" in {t.name for t in keyless.tools} else None
-    if refused is not None:  # refused by the site in the gateway's language, never English on a Chinese gateway
-        assert refused.isError and (lang == "en" or "API key is missing" not in refused.content[0].text)

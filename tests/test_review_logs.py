@@ -1011,6 +1011,24 @@ def test_a_log_a_chinese_windows_saved_is_read_as_gb18030_and_said_so(tmp_path):
                        + "\n".join(chinese[2:]).encode("utf-8"))
     kept = review_logs(broken, "openai", lang="en")
     assert "encoding" not in kept["settings"] and kept["totals"]["unread_lines"] == 1
+    # the broken line before any UTF-8 Chinese one: still UTF-8 (it switched the whole file to GB18030, mojibake)
+    first = tmp_path / "first.jsonl"
+    first.write_bytes(lines[0].encode() + b"\n" + b'{"messages": [{"role": "user", "content": "Garc\xeda"}]}\n'
+                      + '{"messages": [{"role": "user", "content": "请给订单 A1001 退款"}]}\n'.encode()
+                      + "\n".join(chinese[1:]).encode("utf-8"))
+    read_first = review_logs(first, "openai", lang="en")
+    assert "encoding" not in read_first["settings"] and read_first["totals"]["unread_lines"] == 1
+
+
+def test_a_padded_spreadsheet_header_is_read_at_once():
+    """One pattern over the whole first line backtracked for minutes on a header padded with spaces."""
+    import time
+
+    from agentlab.evals.logs import _csv_header
+    started = time.process_time()
+    assert _csv_header(", ".join(f"col_{i}    " for i in range(12)) + ", latency (ms)")
+    assert not _csv_header(("a" + " " * 10 + ",") * 12 + "{")
+    assert time.process_time() - started < 5  # (it took minutes: a hang, not a speed figure)
 
 
 @pytest.mark.parametrize("fmt", ["openai", "telemetry"])
@@ -1043,7 +1061,10 @@ def test_a_refused_call_the_logs_say_ran_twice_is_still_a_double_write_and_a_too
         return path
     ran = review_logs(log('{"ok": true}'))
     assert ran["by_kind"] == {"invalid_args": 2, "duplicate_write": 1}
+    assert ran["failure_classes"]["idempotency"] == 1, ran["failure_classes"]  # in the five classes too
     assert review_logs(log('{"ok": false, "error": "over the limit"}'))["by_kind"] == {"invalid_args": 2}
+    # a refusal written as a sentence is no sign it ran
+    assert review_logs(log("退款失败：金额超过上限 5000，未执行"))["by_kind"] == {"invalid_args": 2}
     spec = tmp_path / "tools.json"
     spec.write_text(json.dumps(tools))
     checked = review_logs(log('{"ok": true}'), tools=spec, lang="zh")

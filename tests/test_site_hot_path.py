@@ -426,3 +426,17 @@ def test_an_exception_in_the_execute_route_is_logged_and_answered_500_in_the_sit
     (error,) = site.logs.read("error")
     assert error["request_id"] == got.headers["X-Request-Id"] and "a bug of the site's own" in error["stack"]
     assert [line["status"] for line in site.logs.read("access") if line["request_id"] == error["request_id"]] == [500]
+
+
+def test_a_body_whose_sender_went_away_is_never_taken_for_the_request():
+    """receive_body gave back the part that arrived when the client disconnected: the model gate then sent that part
+    to the model, holding the participant's place."""
+    import asyncio
+
+    from agentlab.site import bodies
+    parts = [{"type": "http.request", "body": b'{"messages": [', "more_body": True}, {"type": "http.disconnect"}]
+
+    async def receive():
+        return parts.pop(0)
+    with pytest.raises(bodies.Gone):
+        asyncio.run(bodies.receive_body(receive, 1000, 1.0))

@@ -158,3 +158,11 @@ def test_a_rate_of_none_a_minute_refuses_every_call_for_a_minute(make):
     limiter = make(Clock())
     refused = [limiter.admit(key(), "off", 0) for _ in range(2)]
     assert [(r.ok, r.kind, r.retry_after) for r in refused] == [(False, "rate", 60.0)] * 2
+
+
+def test_a_rate_refusal_never_asks_for_more_than_its_window():
+    """Replicas read their clocks a little apart: the oldest place taken could be a moment later than this call's
+    now, and a 10-a-minute write limit across replicas said Retry-After: 61 (a flaky CI run)."""
+    key = ApiKey("k1", "test", ("*",), None, "day", 0.0)
+    late = RedisLimiter._verdict(key, 10, ("rate", "60.004"))
+    assert late.retry_after == 60.0 and late.retry_after_header == "60"

@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["OPEN_EXCHANGES", "answered", "assembled", "continues", "is_chunk", "prefix_keys", "unindex", "went_on"]
+__all__ = ["OPEN_EXCHANGES", "answered", "assembled", "continues", "is_chunk", "prefix_keys", "said_done", "unindex", "went_on"]
 
 
 #: conversations an exchange log may hold open at once (a service's users talking at the same time); past it, the
@@ -117,6 +117,18 @@ _FAILED_TEXT = ("error", "an error occurred while running the tool")
 
 def _failed_text(text: str) -> bool:
     return text.lstrip().lower().startswith(_FAILED_TEXT)
+
+
+def said_done(content: Any) -> bool:
+    """Whether a tool message says in so many words that the tool did it: a JSON object with ``"ok": true`` or
+    ``"success": true``. Stricter than :func:`answered`, which takes any text not opening with "error" as done (a
+    refusal written as a sentence, 退款失败：金额超过上限，未执行, is text too)."""
+    if isinstance(content, str):
+        try:
+            content = json.loads(content)
+        except (ValueError, RecursionError):
+            return False
+    return isinstance(content, dict) and (content.get("ok") is True or content.get("success") is True)
 
 
 def answered(content: Any) -> bool:

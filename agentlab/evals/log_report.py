@@ -111,7 +111,7 @@ def unread_text(report: Mapping[str, Any], lang: Lang = "en") -> str:
     said += [t("logs.unread", lang, n=n, first=joined(report.get("unread", ()), lang, "clause"))] if n else []
     if partly:  # read, and a part of each not (tool calls whose messages were cut short): the rest of them counted
         said.append(t("logs.partly_read", lang, n=partly, first=joined(report.get("partly_read", ()), lang, "clause")))
-    return " ".join(said)
+    return joined(said, lang, "sentence")
 
 
 def review_html(report: Mapping[str, Any], lang: Lang = "en", *, page: bool = False) -> str:

@@ -32,7 +32,7 @@ from ..i18n import Lang, LocalizedError, Sentence
 from ..runs import STATUSES, Run, Status
 from ..tools import Registry
 from ..trace import Event, finalize
-from .exchanges import answered
+from .exchanges import answered, said_done
 from .failure_classes import CODE_CLASSES, FAILURE_CLASSES, effect_classes, run_classes
 from .log_cases import _obj, _shown, case_of
 from .log_report import KINDS, largest_text, review_html, write_report  # what a review says: its page, its files
@@ -220,7 +220,7 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
             answer = answers.get(cid)
             # a call its contract refuses that the logs say ran anyway (an unguarded desk, a refund of 99999 above the
             # limit, twice): what it did counts too, so its repeat is still the double write it was
-            ran = code is not None and parse_ok is not False and cid in answers and answered(answer)
+            ran = code is not None and parse_ok is not False and cid in answers and said_done(answer)
             args = plain_args(raw) if ran and args is None else args
             if (code is None or ran) and args is not None:  # (args: the canonical JSON of arguments that are an object)
                 sig = f"{name}:{args}"
@@ -228,10 +228,9 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
                 write = name in writes if writes else write_name(name)
                 repeat = ("CONFLICT", "duplicate_write") if write and n == 2 else ("LOOP_DETECTED", "repeated_call") \
                     if not write and n == REPEAT_LIMIT else None
-                if repeat is not None:
+                if repeat is not None:  # the call's own code: what it did outranks the contract it broke
                     found(repeat[1], repeat[0], tool=name, index=i + 1, detail=args, unguarded=True)
-                    if code is None:
-                        code, kind = repeat
+                    code, kind = repeat
             cat, stage = (FOUND_UNGUARDED[code] if kind in ("duplicate_write", "repeated_call") and code in FOUND_UNGUARDED
                           else _err(code)) if code else ("", "")
             coded = coded or bool(code)

@@ -143,8 +143,8 @@ def _lines(source: str, *, progress: bool, unread: Unread) -> Iterator[tuple[int
         from tqdm import tqdm  # a core dependency
         bar = tqdm(total=None if zipped else os.fstat(f.fileno()).st_size, unit="B", unit_scale=True, desc=Path(source).name,
                    leave=False, mininterval=0.5)
-    plain = True  # every line so far ASCII: a first line that is not UTF-8 may be the whole file in GB18030
     try:
+        unread.encoding = _encoding_of(f)
         for n, raw in enumerate(_read_lines(f, where), 1):
             if bar is not None:
                 bar.update(len(raw))
@@ -155,12 +155,8 @@ def _lines(source: str, *, progress: bool, unread: Unread) -> Iterator[tuple[int
             try:
                 text = raw.decode(unread.encoding)
             except UnicodeDecodeError:
-                again = _chinese_windows(raw, unread) if plain else None
-                if again is None:
-                    unread.skip(LogError("logs.not_text", path=source, line=n))
-                    continue
-                text = again
-            plain = plain and text.isascii()
+                unread.skip(LogError("logs.not_text", path=source, line=n))
+                continue
             if not text.isspace():  # (never empty: a line read holds at least its newline or a character)
                 yield n, text
     finally:
@@ -169,19 +165,31 @@ def _lines(source: str, *, progress: bool, unread: Unread) -> Iterator[tuple[int
         f.close()
 
 
-def _chinese_windows(raw: bytes, unread: Unread) -> str | None:
-    """The line as GB18030 (of which GBK is part: what a Chinese Windows saves text in), and every line after it read
-    so too (``unread.encoding``), when it reads so; else None. Asked only while every line before was ASCII: a
-    UTF-8 file with one broken line stays UTF-8, that line read past. A team's GBK log was refused as "not UTF-8
-    text", with nothing to do about it on a page."""
-    if unread.encoding != "utf-8":
-        return None
+def _encoding_of(f: Any, sample: int = 65536) -> str:
+    """How the file's text is written, from its first ``sample`` bytes (``f`` put back at its start): "gb18030" (of
+    which GBK is part: what a Chinese Windows saves text in) when none of the lines with anything but ASCII reads as
+    UTF-8 and every one reads as GB18030; else "utf-8", a broken line of it read past. A team's GBK log was refused as
+    "not UTF-8 text", with nothing to do about it on a page."""
     try:
-        text = raw.decode("gb18030")
+        head = f.read(sample)
+    except (OSError, EOFError):  # a gzip file cut short: its reading says so, line by line
+        head = b""
+    f.seek(0)
+    lines = head.split(b"\n")
+    if len(head) == sample:
+        lines = lines[:-1]  # cut in its middle, maybe in a character's
+    others = [line for line in lines if not line.isascii()]
+    if not others or any(_reads(line, "utf-8") for line in others):
+        return "utf-8"
+    return "gb18030" if all(_reads(line, "gb18030") for line in others) else "utf-8"
+
+
+def _reads(raw: bytes, encoding: str) -> bool:
+    try:
+        raw.decode(encoding)
     except UnicodeDecodeError:
-        return None
-    unread.encoding = "gb18030"
-    return text
+        return False
+    return True
 
 
 def _read_lines(f: Any, where: dict) -> Iterator[bytes]:
@@ -310,7 +318,14 @@ class _Tools:
 
 # a first line of names between commas (session_id,tool_name,...): a CSV export, which the review does not read; it was
 # told "not valid JSON (Expecting value)"
-_CSV_HEADER = re.compile(r'\s*"?[\w .-]+"?(?:\s*[,;\t]\s*"?[\w .-]+"?)+\s*')
+_CSV_CELL = re.compile(r'\s*"?[\w.()-]+(?: [\w.()-]+)*"?\s*')
+
+
+def _csv_header(line: str) -> bool:
+    """Whether ``line`` is a row of names between commas (or semicolons, or tabs): each cell matched alone, so that no
+    pattern backtracks across the row (one over the whole line took minutes on a padded header)."""
+    cells = re.split(r"[,;\t]", line)
+    return len(cells) > 1 and all(_CSV_CELL.fullmatch(c) for c in cells)
 
 
 def _object(source: str, n: int, text: str, shared: _Tools | None = None) -> dict:
@@ -322,7 +337,7 @@ def _object(source: str, n: int, text: str, shared: _Tools | None = None) -> dic
         # (a line opening with a byte-order mark goes through json.loads, whose message says what it is)
         d = (_DECODE if text[:1] != "\ufeff" else json.loads)(text.rstrip("\r\n"))
     except ValueError as exc:
-        if n == 1 and _CSV_HEADER.fullmatch(text.strip("\ufeff\r\n")):  # a spreadsheet's export: said as one
+        if n == 1 and _csv_header(text.strip("\ufeff\r\n")):  # a spreadsheet's export: said as one
             raise LogError("logs.looks_csv", path=source) from None
         why = JsonReason.of(exc) if isinstance(exc, json.JSONDecodeError) else JsonReason(str(exc))
         raise LogError("input.not_json", path=source, line=n, detail=why, what="what.logs") from None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-__all__ = ["BODY_SECONDS", "TooLarge", "TooSlow", "receive_body", "replayed"]
+__all__ = ["BODY_SECONDS", "Gone", "TooLarge", "TooSlow", "receive_body", "replayed"]
 
 #: seconds a request body may take to arrive (a trickle holds a connection, and a worker, for nothing)
 BODY_SECONDS = 10.0
@@ -25,6 +25,11 @@ class TooLarge(Exception):
 
 class TooSlow(Exception):
     """The body did not arrive in its time."""
+
+
+class Gone(TooSlow):
+    """The client went away before its body was whole (a body that never arrived, as one too slow): the model gate
+    had sent the part that came to the model, holding the participant's place."""
 
 
 async def receive_body(receive: Any, limit: int, seconds: float = BODY_SECONDS) -> bytes:
@@ -45,7 +50,7 @@ async def receive_body(receive: Any, limit: int, seconds: float = BODY_SECONDS) 
                 async with asyncio.timeout_at(deadline):  # the loop's own timer, lighter than anyio's cancel scope
                     message = await pending
             if message.get("type") != "http.request":
-                break  # the client went away: what arrived is all there is
+                raise Gone  # the client went away mid-body: what arrived is not its request, nothing is to run
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:

@@ -60,7 +60,7 @@ class Limiter:
             while window and window[0] <= now - 60.0:
                 window.popleft()
             if len(window) >= per_minute:  # none a minute (a skill switched off): a minute from now
-                return Admission(False, "rate", per_minute, "minute", window[0] + 60.0 - now if window else 60.0)
+                return Admission(False, "rate", per_minute, "minute", min(60.0, window[0] + 60.0 - now) if window else 60.0)
             if key.quota is not None:
                 span = PERIODS[key.period]
                 slot = (key.id, int(now // span))
@@ -160,8 +160,9 @@ class RedisLimiter:
     @staticmethod
     def _verdict(key: ApiKey, per_minute: int, reply: Any) -> Admission:
         kind, wait = reply
-        if kind == "rate":
-            return Admission(False, "rate", per_minute, "minute", float(wait))
+        if kind == "rate":  # at most the window: replicas read their clocks a little apart, and the oldest place
+            # taken could be a moment "later" than this call's now (a Retry-After of 61 s on a 60 s window)
+            return Admission(False, "rate", per_minute, "minute", min(60.0, float(wait)))
         if kind == "quota":
             return Admission(False, "quota", key.quota or 0, key.period, float(wait))
         return Admission(True)

@@ -31,10 +31,15 @@ from ..i18n import Lang
 from ..tools import Registry, Tool
 from .client import _fail, _failure, wire_key
 
-__all__ = ["MCPConnection", "mcp_registry"]
+__all__ = ["MCPConnection", "ServerDidNotStart", "mcp_registry"]
 
 IDEMPOTENCY_META = "agentlab/idempotency_key"  # the same names as mcp_server.py, without importing the server
 IDEMPOTENCY_FIELDS_META = "agentlab/idempotency"
+
+
+class ServerDidNotStart(RuntimeError):
+    """uvicorn exited while starting (:meth:`MCPConnection.serve`): it said why on its own line (a port taken, an
+    address not this machine's, a port below 1024)."""
 
 
 class MCPConnection:
@@ -92,7 +97,9 @@ class MCPConnection:
             return
         import httpx
         from mcp.client.streamable_http import streamable_http_client
-        async with httpx.AsyncClient(headers=self._headers, timeout=self.timeout, follow_redirects=True) as http, \
+        # a key sent with every request is never followed to another host (httpx strips only Authorization there)
+        secret = any(k.lower() in ("x-api-key", "authorization", "cookie") for k in self._headers)
+        async with httpx.AsyncClient(headers=self._headers, timeout=self.timeout, follow_redirects=not secret) as http, \
                 streamable_http_client(self.target, http_client=http) as (read, write, _), \
                 ClientSession(read, write) as session:
             await session.initialize()
@@ -137,7 +144,7 @@ class MCPConnection:
                 await server.serve()
             except SystemExit:  # uvicorn's own exit on a start that failed (a port taken since it was checked): out
                 # of the loop's thread it ended the loop and left this thread waiting on it for ever, deaf to Ctrl-C
-                raise RuntimeError("the server did not start") from None
+                raise ServerDidNotStart("the server did not start") from None
         try:
             self.run(serving())
         finally:

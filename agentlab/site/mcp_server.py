@@ -73,24 +73,20 @@ def refused_body(raw: bytes, lang: Lang) -> Any | None:
     "Parse error" quoted the decoder. Not a JSON-RPC message: a pydantic dump of eleven validation errors, the body
     echoed, and a link. Each is now JSON-RPC's own code with one sentence in ``lang``."""
     try:
-        text = raw.decode("utf-8")
+        raw.decode("utf-8")
     except UnicodeDecodeError:
         return rpc_refusal(-32700, t("mcp.not_utf8", lang), 400)
     try:
-        message = json.loads(text)
+        message = json.loads(raw)  # bytes, as the SDK reads them: a byte-order mark is no error
     except json.JSONDecodeError as exc:
         return rpc_refusal(-32700, t("mcp.not_json", lang, detail=said(JsonReason.of(exc), lang)), 400)
     except RecursionError:
         return rpc_refusal(-32700, t("mcp.not_json", lang, detail=t("json.too_deep", lang)), 400)
-    if not all(_rpc_message(m) for m in (message if isinstance(message, list) and message else [message])):
+    try:  # the SDK's own reading of a message, its refusal said here: it answered with a dump that echoed the body
+        types.JSONRPCMessage.model_validate(message)
+    except ValueError:  # (pydantic's ValidationError is one)
         return rpc_refusal(-32600, t("mcp.not_request", lang), 400)
     return None
-
-
-def _rpc_message(m: Any) -> bool:
-    """A JSON-RPC 2.0 message: a request or a notification (a method named), or a response (a result or an error)."""
-    return isinstance(m, dict) and m.get("jsonrpc") == "2.0" and (isinstance(m.get("method"), str) or "result" in m
-                                                                   or "error" in m)
 
 
 def mcp_tool(skill: Skill, lang: Lang = "en") -> types.Tool:

@@ -72,19 +72,21 @@ def _word(given: Any) -> str | None:
 
 
 # a number, with a unit or an ordinal around it: "2 秒", "2s", "3rd", "第 3 次", "the 3rd", "12 cases"
-_NUMBER = re.compile(r"(?:第|the\s)?\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?:st|nd|rd|th)?\s*[^\d]*")
+_NUMBER = re.compile(r"(?:第|the\s)?\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?:st|nd|rd|th)?\s*"
+                     r"(?![^\d]*(?:[零〇一二两三四五六七八九十百千]|不到|以上|以下|以内|之内|多|或|\bor\b|\bto\b))[^\d]*")
 
 
 # the words a person puts before a number that only carry it ("约2秒", "等待2秒", "最多2秒", "做对十二条", "about 2 s"):
 # never a "不到" or "less than", which changes the number's meaning, so that is still no number
-_LEAD = re.compile(r"^(?:(?:答案|回答|结果)\s*(?:是|为|:)?|应该是|应当是|应为|只有|一共有|共有|推荐了?|给了|"
+_LEAD = re.compile(r"^(?:(?:(?:答案|回答|结果)\s*(?:是|为|:)?|应该是|应当是|应为|只有|一共有|共有|推荐了?|给了|"
                    r"约|大约|大概|差不多|等待|等|最多|至多|最长|一共|共|总共|做对了?|答对了?|对了|是|为|"
                    r"the\s+answer\s+is|answer:?|it\s+is|about|around|roughly|approximately|wait|waits|up\s+to|at\s+most"
-                   r")+\s*(?=[\d零〇一二两三四五六七八九十百千.+-])")
+                   r")\s*)+(?=[第\d零〇一二两三四五六七八九十百千.+-])")
 
 
 # a number written in Chinese, with a unit or an ordinal around it: "三", "三次", "第三", "十二", "一百零五"
-_CHINESE_NUMBER = re.compile(r"第?\s*([零〇一二两三四五六七八九十百千]+)\s*[^\d零〇一二两三四五六七八九十百千]*")
+_CHINESE_NUMBER = re.compile(r"第?\s*([零〇一二两三四五六七八九十百千]+)\s*"
+                             r"(?![^\d]*(?:不到|以上|以下|以内|之内|多|或))[^\d零〇一二两三四五六七八九十百千]*")
 _CHINESE_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CHINESE_UNITS = {"十": 10, "百": 100, "千": 1000}
 
@@ -115,7 +117,7 @@ _EN_COUNTS = ("zero one two three four five six seven eight nine ten eleven twel
 _EN_ORDERS = ("zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
               "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth").split()
 _EN_NUMBERS = {**{w: n for n, w in enumerate(_EN_COUNTS)}, **{w: n for n, w in enumerate(_EN_ORDERS)}}
-_EN_NUMBER = re.compile(r"(?:the\s+)?([a-z]+)(?:\s+[^\d]*)?")
+_EN_NUMBER = re.compile(r"(?:the\s+)?([a-z]+)(?:\s+(?![^\d]*\b(?:or|to|and|than|more|less|plus|minus)\b)[^\d]*)?")
 
 
 # the units of a quantity other than a count, as a learner types them after a number: what each is in its own base

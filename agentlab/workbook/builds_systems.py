@@ -519,7 +519,9 @@ def _meta_named(given: Any, right: Any) -> bool:
     text = re.sub(r"params\s*(?:\.|/|\[)\s*", "", plain_text(given))  # the path to it: params._meta, params/_meta
     names = _JSON_NAME.findall(text)
     rest = _JSON_NAME.sub("", text)
-    if not names or re.search(r"不|没|非|\bnot\b|\bno\b", rest) or re.search(r"[a-z]", rest):
+    # around the names only the words that carry them (放在 _meta 里, _meta 里的 ...) and marks: "除了 _meta", "别用
+    # _meta" and "_meta 之外" name it too, and say the opposite
+    if not names or not re.fullmatch(r"[\s\W_]*", re.sub(r"放在|写在|里面|当中|字段|[的里中内在是]", "", rest)):
         return False
     return set(names) <= {right, _META_KEY} and (right in names or names == [_META_KEY])
 

@@ -305,7 +305,7 @@ class WeeklyReview(App):
         # review beside it counts them a success (its "success 100%" sat beside "4 failed" with one of them done)
         ended_well = sum(c.status in ENDED_WELL for c in self.items)
         if ended_well:
-            said += ("" if lang == "zh" else " ") + t("weekly.ended_well", lang, n=ended_well)
+            said = joined([said, t("weekly.ended_well", lang, n=ended_well)], lang, "sentence")
         self.message.value = _OK.format(html.escape(said))
         self.show_week()
         self._resume_place()
