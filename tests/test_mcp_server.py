@@ -83,6 +83,8 @@ def test_a_retry_with_the_same_key_replays_and_another_body_is_refused(site):
     assert (first.meta["agentlab/replayed"], again.meta["agentlab/replayed"]) == (False, True)
     assert len(site.state_for(tenant.id)["aftersales"].snapshot()["refunds"]) == 1  # one effect
     assert other.isError and other.structuredContent["error"]["code"] == "CONFLICT"
+    # a key that came in _meta is never called a header an MCP client cannot send ("this Idempotency-Key was used")
+    assert "Idempotency-Key" not in json.dumps(other.structuredContent), other.structuredContent
     assert bare.isError and bare.structuredContent["status"] == 428  # no key: refused, not run unprotected
     told = bare.structuredContent["error"]["message"]  # where an MCP client puts it, never a header it cannot send
     assert IDEMPOTENCY_META in told and "_meta" in told and "header" not in told, told
