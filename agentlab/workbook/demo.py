@@ -142,9 +142,7 @@ def compare_loops(fault: str | None = None, *, at_step: int = 2, lang: Lang = "e
         if injected and FAULTS[injected].kind == "tool":
             reg = inject_tool_fault(reg, TOOL_TARGET[injected], injected, seconds=hang_seconds)
         base = model() if callable(model) else (model or (seed_demo_model(lang) if fault is None else make_model(lang)))
-        m = FaultyModel(base, injected, at_step=at_step) if injected and FAULTS[injected].kind != "tool" else base
-        if isinstance(m, FaultyModel):
-            faulty.append(m)
+        m = _faulted(base, injected, at_step, faulty)
         prompt = aftersales.SYSTEM_PROMPT[lang]
         if loop == "naive":
             retry_all = fault == "lost_reply" if naive_retry_everything is None else naive_retry_everything
@@ -185,9 +183,7 @@ def compare_expense(fault: str | None = None, *, at_step: int = 1, lang: Lang = 
         if fault and FAULTS[fault].kind == "tool":
             reg = inject_tool_fault(reg, "book_expense_record", fault, seconds=hang_seconds)
         base: Model = SelfCorrectingModel(EXPENSE_PLAN, EXPENSE_ANSWER[lang])
-        if fault and FAULTS[fault].kind != "tool":
-            base = FaultyModel(base, fault, at_step=at_step)
-            faulty.append(base)
+        base = _faulted(base, fault, at_step, faulty)
         cfg = GuardConfig(step_budget=expense.STEP_BUDGET, timeout=min(0.1, hang_seconds / 3))
         chat = Conversation(expense.SCENARIO, DatedModel(base), loop=loop, lang=lang, state=state, registry=reg,
                             config=cfg, sleep=lambda s: None, rng=random.Random(seed))
@@ -237,9 +233,7 @@ def compare_retail(fault: str | None = None, *, at_step: int = 2, lang: Lang = "
         if fault and FAULTS[fault].kind == "tool":
             reg = inject_tool_fault(reg, RETAIL_TARGET[fault], fault, seconds=hang_seconds)
         base: Model = SelfCorrectingModel(RETAIL_PLAN, RETAIL_ANSWER[lang])
-        m = FaultyModel(base, fault, at_step=at_step) if fault and FAULTS[fault].kind != "tool" else base
-        if isinstance(m, FaultyModel):
-            faulty.append(m)
+        m = _faulted(base, fault, at_step, faulty)
         prompt = retail.SCENARIO.system_prompt[lang]
         if loop == "naive":
             run = run_naive(m, reg, RETAIL_TASK[lang], system_prompt=prompt, retry_everything=fault == "lost_reply")
@@ -434,6 +428,15 @@ def explain(c: Comparison, lang: Lang = "en") -> list[str]:
         lines.append(t("explain.caught_anyway_all" if whole else "explain.caught_anyway", lang,
                        guard=joined((t("guard." + a, lang) for a in anyway), lang)))
     return lines
+
+
+def _faulted(base: Model, fault: str | None, at_step: int, faulty: list[FaultyModel]) -> Model:
+    """``base`` with a model fault put on it (kept in ``faulty``, which says afterwards whether it fired), or ``base``
+    itself for no fault or a tool's (put on the registry instead)."""
+    if not fault or FAULTS[fault].kind == "tool":
+        return base
+    faulty.append(FaultyModel(base, fault, at_step=at_step))
+    return faulty[-1]
 
 
 def _fired(c: Comparison) -> bool:
