@@ -289,9 +289,9 @@ def _eval(ns: argparse.Namespace) -> int:
                 return make()
         results = run_suite(cases, model=factory, loop=ns.loop, trials=ns.trials, concurrency=ns.concurrency,
                             lang=ns.lang, progress=not ns.json)
-    refused = {_model_refused(r.run) for r in results}
-    if make and len(refused) == 1 and None not in refused:  # a wrong key: a table of hand-overs that exited 0
-        raise InputError("cli.model_refused", code=refused.pop())
+    failed = [_model_failed(r.run) for r in results]
+    if make and results and None not in failed:  # every run ended on the service: a table of hand-overs that exited 0
+        _say_service_failed([str(code) for code in failed])
     runs = [r.run for r in results]
     ok = {r.run.run_id: r.passed for r in results}
     needed_by_case = {c.id: c.needed_tools for c in cases}
@@ -311,7 +311,8 @@ def _eval(ns: argparse.Namespace) -> int:
                              "cases_declaring": sum(bool(c.needed_tools) for c in cases)},
               "pass^k": {k: pass_hat_k([(sum(v), len(v)) for v in per_case.values()], k) for k in range(1, ns.trials + 1)},
               "failures": failure_breakdown(runs),
-              "failure_classes": _suite_classes(results, cases, ns.lang)}
+              "failure_classes": _suite_classes(results, cases, ns.lang),
+              "model_failed": _counted(failed)}
     path = save_results(results, out, label=f"{ns.model}-{ns.loop}", meta={"suite": ns.suite})
     report["stored"] = str(path)
     if ns.json:
@@ -322,11 +323,32 @@ def _eval(ns: argparse.Namespace) -> int:
     return 0
 
 
-def _model_refused(run: Any) -> str | None:
-    """The code when the model's service refused the run's request (a key it does not take, a model it does not let
-    this key use), else None: a model call that failed with nothing said, as the trace reads one."""
+#: the codes of a model service refusing a request outright: a key it does not take, a model this key may not use
+_REFUSALS = ("UNAUTHENTICATED", "PERMISSION_DENIED")
+
+
+def _model_failed(run: Any) -> str | None:
+    """The code when the model's service failed the run's request, after the loop's retries (down, overloaded,
+    refusing the key), else None: a model call that failed with nothing said, as the trace reads one."""
     return next((str(e.error_code) for e in run.events if e.kind == "model" and not e.model_visible
-                 and e.error_code in ("UNAUTHENTICATED", "PERMISSION_DENIED")), None)
+                 and e.error_code), None)
+
+
+def _counted(codes: list[str | None]) -> dict[str, int]:
+    """How many runs the model's service failed, by code (none: an empty dict)."""
+    got: dict[str, int] = {}
+    for code in codes:
+        if code is not None:
+            got[code] = got.get(code, 0) + 1
+    return got
+
+
+def _say_service_failed(codes: list[str]) -> None:
+    """Refuse to report figures when the model's service failed every request (exit 2): refused them (a wrong key) or
+    failed them (down, a wrong address, overloaded), each said with what to check."""
+    if set(codes) <= set(_REFUSALS):
+        raise InputError("cli.model_refused", code=codes[0])
+    raise InputError("cli.model_failed", code=", ".join(sorted(set(codes))))
 
 
 def _suite_classes(results: list, cases: list, lang: Lang) -> dict[str, int]:
@@ -412,6 +434,10 @@ def eval_text(report: dict, lang: Lang = "en") -> list[str]:
     lines.append("  " + t("metrics2.two_ways", lang))
     for key in ("checked_success_rate", "unfinished_rate"):
         lines.append(f"  {pad(t('metrics2.' + key, lang), 40)} {_value(key, s[key], lang)}")
+    failed = report.get("model_failed") or {}
+    if failed:  # runs the service failed are hand-overs in every figure above: about the service, not the model
+        lines.append("  " + t("eval.model_failed", lang, n=sum(failed.values()), runs=sum(report["outcomes"].values()),
+                              code=", ".join(sorted(failed))))
     lines.append("  " + t("eval.outcomes", lang) + colon(lang) + joined(
         (f"{t('outcome.' + k, lang)} {v}" for k, v in sorted(report["outcomes"].items(), key=lambda kv: -kv[1])), lang, "list"))
     rt = report["right_tool"]
@@ -522,8 +548,8 @@ def _probe(ns: argparse.Namespace) -> int:
             print(t("cli.error", ns.lang, message=t("probe.interrupted", ns.lang, label=exc.label)), file=sys.stderr)
             return 130  # said here, where the probe stopped: not a second time by the command line
     if watched is not None and watched.calls and watched.refused == watched.calls:
-        # a wrong key: a report of no_call cells and "not caught" rows that exited 0, as eval's table of hand-overs did
-        raise InputError("cli.model_refused", code=watched.code)
+        # a wrong key or a service down: a report of no_call cells and "not caught" rows that exited 0
+        _say_service_failed(watched.codes)
     paths = write(report, out, lang=ns.lang)
     s = report["summary"]
     # exit 1 when no tool at all could be probed (no valid call from any schema): the report says why, tool by tool
@@ -568,7 +594,7 @@ class _Refusals:
     def __init__(self, model: Any):
         self.model, self.name = model, getattr(model, "name", "model")
         self.calls = self.refused = 0
-        self.code = ""
+        self.codes: list[str] = []
 
     def __getattr__(self, attr: str) -> Any:
         return getattr(self.model, attr)
@@ -578,10 +604,9 @@ class _Refusals:
         self.calls += 1
         try:
             return self.model.complete(*args, **kwargs)
-        except ModelError as exc:
-            if exc.code in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
-                self.refused += 1
-                self.code = exc.code
+        except ModelError as exc:  # after the client's retries: the service failed this request
+            self.refused += 1
+            self.codes.append(exc.code)
             raise
 
 

@@ -558,6 +558,64 @@ def test_a_probe_whose_model_service_refuses_the_key_is_said_not_reported(monkey
     assert not (tmp_path / "out" / "report.json").exists() and "sk-wrong" not in err + out
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_model_service_that_fails_every_request_is_said_not_scored(monkeypatch, capsys, tmp_path, lang):
+    """An endpoint answering 500 to everything printed 0% success, 100% takeover and 'handed over, nothing wrong
+    written 52', and exited 0: figures about the service, held as the agent's."""
+    from agentlab.cli import main
+    from agentlab.i18n import t
+    from agentlab.models.fakeserver import ChatServer
+    suite = tmp_path / "cases.jsonl"
+    suite.write_text("".join((ROOT / "data" / "aftersales_cases.jsonl").read_text(encoding="utf-8").splitlines(True)[:2]),
+                     encoding="utf-8")
+    with ChatServer() as server:  # nothing scripted: every request a 500
+        monkeypatch.setenv("AGENTLAB_BASE_URL", server.base_url)
+        code = main(["eval", "--suite", str(suite), "--model", "openai", "--concurrency", "2", "--json",
+                     "--out", str(tmp_path / "out"), "--lang", lang])
+    out, err = capsys.readouterr()
+    assert code == 2 and t("cli.model_failed", lang, code="UNAVAILABLE") in err, err
+    assert not out and "Traceback" not in err
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_runs_a_model_service_failed_are_counted_and_said_beside_the_figures(monkeypatch, capsys, tmp_path, lang):
+    """One run answered, one ended on the service's 500s: the table counted the second as the agent's hand-over and
+    said nothing of the service."""
+    from agentlab.cli import main
+    from agentlab.i18n import t
+    from agentlab.models.fakeserver import ChatServer
+    suite = tmp_path / "cases.jsonl"
+    suite.write_text("".join((ROOT / "data" / "aftersales_cases.jsonl").read_text(encoding="utf-8").splitlines(True)[:2]),
+                     encoding="utf-8")
+    with ChatServer(["I cannot look that up, sorry."]) as server:  # the first run's only reply, then 500s
+        monkeypatch.setenv("AGENTLAB_BASE_URL", server.base_url)
+        code = main(["eval", "--suite", str(suite), "--model", "openai", "--concurrency", "1",
+                     "--out", str(tmp_path / "out"), "--lang", lang])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert t("eval.model_failed", lang, n=1, runs=2, code="UNAVAILABLE") in out, out
+    with ChatServer(["I cannot look that up, sorry."]) as server:
+        monkeypatch.setenv("AGENTLAB_BASE_URL", server.base_url)
+        main(["eval", "--suite", str(suite), "--model", "openai", "--concurrency", "1", "--json",
+              "--out", str(tmp_path / "out2"), "--lang", lang])
+    assert json.loads(capsys.readouterr().out)["model_failed"] == {"UNAVAILABLE": 1}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_probe_whose_model_service_fails_every_request_is_said_not_reported(monkeypatch, capsys, tmp_path, lang):
+    """probe against an endpoint answering 500 wrote a report of no_call cells and exited 0."""
+    from agentlab.cli import main
+    from agentlab.i18n import t
+    from agentlab.models.fakeserver import ChatServer
+    with ChatServer() as server:
+        monkeypatch.setenv("AGENTLAB_BASE_URL", server.base_url)
+        code = main(["probe", "--tools", str(ROOT / "data" / "aftersales_tools.json"), "--model", "openai",
+                     "--only", "get_order", "--faults", "wrong_type", "--out", str(tmp_path / "out"), "--lang", lang])
+    err = capsys.readouterr().err
+    assert code == 2 and t("cli.model_failed", lang, code="UNAVAILABLE") in err, err
+    assert not (tmp_path / "out" / "report.json").exists()
+
+
 def test_a_probe_replays_its_recording_from_the_packages_data_wherever_it_is_installed(monkeypatch, tmp_path):
     """From a pip install the replay looked for site-packages/data/cassettes/ (the checkout's layout), where the
     wheel has agentlab/data/cassettes/."""
