@@ -354,16 +354,12 @@ def _say_service_failed(codes: list[str]) -> None:
 def _suite_classes(results: list, cases: list, lang: Lang) -> dict[str, int]:
     """The five classes of failure over a suite's runs: codes, and the failures that leave none (the grader's
     verdict, the ending, every call the desk's schema refuses): :func:`~agentlab.evals.failure_classes.run_classes`."""
-    from collections import Counter
-
-    from .evals.failure_classes import FAILURE_CLASSES, run_classes
+    from .evals.failure_classes import run_classes, runs_by_class
     from .scenarios import SCENARIOS
-    desk = {c.id: c.scenario for c in cases}
-    registries = {name: SCENARIOS[name].setup(lang)[1] for name in set(desk.values()) if name in SCENARIOS}
-    total: Counter = Counter()
-    for r in results:
-        total += run_classes(r.run, r.outcome, r.failures, registries.get(desk.get(r.case_id, "")))
-    return {c: total.get(c, 0) for c in FAILURE_CLASSES}
+    by_id = {c.id: c for c in cases}
+    registries = {name: SCENARIOS[name].setup(lang)[1] for name in {c.scenario for c in cases} if name in SCENARIOS}
+    return runs_by_class(run_classes(r.run, r.outcome, r.failures, registries.get(by_id[r.case_id].scenario),
+                                     by_id[r.case_id].needed_tools) for r in results)
 
 
 LiveModel = Callable[[], Any]

@@ -74,18 +74,23 @@ plt.show()
 # %% [markdown]
 # **The five classes of failure** (docs/failures.md#five-classes-of-failure). The refund desk sorts failures by
 # what a team changes to prevent them: schema, model choice, unreadable errors, idempotency, loops. Every error
-# code and every fault of this matrix is filed under one of them (`agentlab.evals.failure_classes`); the second
-# table counts the error codes of the guarded runs above by class (a resend that fixed a failure has no code).
+# code and every fault of this matrix is filed under one of them (`agentlab.evals.failure_classes`). The second
+# table counts the runs above in each class, both loops: from their error codes, and from what a run did that no
+# code says (a refund made twice, a call repeated, a call that ran on arguments the schema refuses). The naive
+# loop leaves almost no codes, so without that second reading its failures would not show at all. `eval` and a
+# review of your own logs count the same way.
 
 # %%
 from IPython.display import display
 
-from agentlab.evals.failure_classes import by_failure_class, class_name, class_table
+from agentlab.evals.failure_classes import class_name, class_table
+from agentlab.workbook.demo import classes_by_loop
 
 display(table_view(pd.DataFrame(class_table(LANG)).rename(columns={"codes": "error codes", "faults": "injected faults"}),
                    lang=LANG))  # not the cell's last line: shown only when displayed
-five = by_failure_class(e for c in results.values() for e in c.guarded.events)
-table_view(pd.DataFrame([{"class": class_name(k, LANG), "count": v} for k, v in five.most_common()]), lang=LANG)
+five = classes_by_loop(results.values(), LANG)
+table_view(pd.DataFrame([{"class": class_name(k, LANG), "naive runs": five["naive"][k], "guarded runs": five["guarded"][k]}
+                         for k in five["naive"]]), lang=LANG)
 
 # %% [markdown]
 # **The four headline numbers** (docs/metrics.md#the-four-headline-numbers), over the same runs. Note what "success" means:

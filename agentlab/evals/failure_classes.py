@@ -14,16 +14,19 @@ ending (a loop that hit the step budget) and, given the tools, every call the sc
 """
 from __future__ import annotations
 
+import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from ..guards import GuardConfig
 from ..i18n import Lang, t
+from ..jsonutil import canonical
 from ..runs import Run
 from ..trace import Event
 
-__all__ = ["CODE_CLASSES", "FAILURE_CLASSES", "FAULT_CLASSES", "by_failure_class", "class_counts_text", "class_name",
-           "class_table", "effect_classes", "run_classes"]
+__all__ = ["CODE_CLASSES", "FAILURE_CLASSES", "FAULT_CLASSES", "REPEAT_LIMIT", "by_failure_class", "class_counts_text",
+           "class_name", "class_table", "effect_classes", "run_classes", "runs_by_class", "schema_refused"]
 
 #: the five classes, in the order the refund desk gives them
 FAILURE_CLASSES = ("schema", "model_choice", "unreadable_errors", "idempotency", "loops")
@@ -56,6 +59,10 @@ CODE_CLASSES: dict[str, str] = {
     "LOOP_DETECTED": "loops",
     "BUDGET_EXHAUSTED": "loops",
 }
+
+#: the Nth identical call (same tool, same arguments) is a repeat, as the guarded loop's breaker counts it: a log's
+#: or a trace's third identical call that ran is a loop nothing stopped, a write's second a write done twice
+REPEAT_LIMIT = GuardConfig().repeat_limit or 3
 
 #: every injected fault -> its class
 FAULT_CLASSES: dict[str, str] = {
@@ -97,29 +104,71 @@ def by_failure_class(events: Iterable[Event]) -> Counter:
 _WRITTEN = ("refunds", "records", "changed", "budgets")
 
 
-def run_classes(run: Run, outcome: str | None = None, failures: Iterable[Any] = (), registry: Any = None) -> Counter:
+def run_classes(run: Run, outcome: str | None = None, failures: Iterable[Any] = (), registry: Any = None,
+                needed: Collection[str] = ()) -> Counter:
     """What went wrong in one run, by class: its error codes (:func:`by_failure_class`) and the failures that
     leave none, read from its outcome and effects (docs/failures.md#five-classes-of-failure):
 
     * schema: a call that ran although the tools' schema refuses its arguments (``registry``: checked with
       ``Registry.check`` after the fact, as the guarded loop checks before), one per call;
     * idempotency: a write done more often than the case asked (the grader's count of refunds, records...),
-      one per extra write;
-    * loops: a run that ended on its step budget with no code saying so;
+      one per extra write; a write the case wanted none of is the model's choice, its repeats writes done twice;
+    * loops: a run that ended on its step budget, or ran one call :data:`REPEAT_LIMIT` times, with no code saying so;
     * unreadable errors: internal detail shown to the model (``leaked``), or a crash no code explains;
-    * model choice: "done" when nothing was done.
+    * model choice: "done" when nothing was done, a write the case wanted none of, or a run with no error at all
+      that never called a tool its case ``needed``.
 
     ``outcome`` and ``failures`` are the grader's (:func:`agentlab.evals.outcome.grade`); without them only the
-    codes, the ending and the calls are read."""
+    codes, the ending and the calls are read. A report counts runs by class (:func:`runs_by_class`), not these
+    counts: one conversation is one failure to read, however many calls it repeated."""
     found = by_failure_class(run.events)
-    if registry is not None:
-        for e in run.tool_events:
-            if e.tool_name and e.exec_ok is not None and CODE_CLASSES.get(e.error_code or "") != "schema":
-                checked = registry.check(e.tool_name, e.args_raw or "", rules=False)
-                if checked.error is not None and CODE_CLASSES.get(checked.error.code) == "schema":
-                    found["schema"] += 1
-    found.update(effect_classes(run.status, {c for e in run.events if (c := e.error_code)}, outcome, failures))
+    calls: Counter = Counter()
+    for e in run.tool_events:
+        if not e.tool_name or e.exec_ok is None:  # refused before it ran, or never answered
+            continue
+        if registry is not None and schema_refused(registry, e):
+            found["schema"] += 1
+        if not e.replayed:
+            calls[(e.tool_name, _canonical(e.args_raw))] += 1
+    codes = {c for e in run.events if (c := e.error_code)}
+    if calls and max(calls.values()) >= REPEAT_LIMIT and not codes & {"LOOP_DETECTED", "BUDGET_EXHAUSTED"} \
+            and run.status != "budget_exhausted":  # (the budget's own ending is counted below)
+        found["loops"] += 1
+    if needed and not codes and not set(needed) <= {e.tool_name for e in run.tool_events}:
+        found["model_choice"] += 1  # nothing went wrong, and the tool the task needs was never chosen
+    found.update(effect_classes(run.status, codes, outcome, failures))
     return found
+
+
+def schema_refused(registry: Any, e: Event) -> bool:
+    """A call that ran, its code of another class (or none), on arguments its tools' schema refuses (``registry``:
+    ``Registry.check`` after the fact, as the guarded loop checks before): a failure of the schema class too."""
+    if CODE_CLASSES.get(e.error_code or "") == "schema":
+        return False
+    checked = registry.check(e.tool_name or "", e.args_raw or "", rules=False)
+    return checked.error is not None and CODE_CLASSES.get(checked.error.code) == "schema"
+
+
+def _canonical(raw: str | None) -> str:
+    """A call's arguments as the repeat count compares them (key order and spacing aside); text that is not JSON
+    as it stands."""
+    try:
+        return canonical(json.loads(raw or ""))
+    except (ValueError, RecursionError):
+        return raw or ""
+
+
+def runs_by_class(per_run: Iterable[Mapping[str, int]], into: dict[str, int] | None = None) -> dict[str, int]:
+    """How many runs (conversations) fell in each of the five classes, given each run's :func:`run_classes`: the one
+    count every report shows. A run is in every class it shows, so the five may add up to more than the runs that
+    failed; a run of eleven refunds is one run in its class, not eleven. ``into``: counts to add to (a review adds
+    its runs one at a time)."""
+    got = dict.fromkeys(FAILURE_CLASSES, 0) if into is None else into
+    for counts in per_run:
+        for c, n in counts.items():
+            if n > 0 and c in got:
+                got[c] += 1
+    return got
 
 
 def effect_classes(status: str, codes: Iterable[str], outcome: str | None = None, failures: Iterable[Any] = ()) -> Counter:
@@ -130,7 +179,10 @@ def effect_classes(status: str, codes: Iterable[str], outcome: str | None = None
         fields = getattr(why, "fields", {})
         if getattr(why, "key", "") in ("grade.count", "grade.unmentioned") and fields.get("name") in _WRITTEN \
                 and fields["n"] > fields["want"]:
-            found["idempotency"] += fields["n"] - fields["want"]
+            if fields["want"] == 0:  # a write the case wanted none of: the model chose it (the guard's RULE_VIOLATION)
+                found["model_choice"] += 1
+            if fields["n"] > max(fields["want"], 1):
+                found["idempotency"] += fields["n"] - max(fields["want"], 1)
     coded = set(codes)
     if status == "budget_exhausted" and not coded & {"BUDGET_EXHAUSTED", "LOOP_DETECTED"}:
         found["loops"] += 1
@@ -143,4 +195,4 @@ def effect_classes(status: str, codes: Iterable[str], outcome: str | None = None
 
 def class_counts_text(counts: Counter | dict[str, int], lang: Lang = "en") -> str:
     """The five classes with their counts, in their usual order ("-" for a class with none)."""
-    return ("，" if lang == "zh" else ", ").join(f"{class_name(c, lang)} {counts.get(c, 0) or '-'}" for c in FAILURE_CLASSES)
+    return ("、" if lang == "zh" else ", ").join(f"{class_name(c, lang)} {counts.get(c, 0) or '-'}" for c in FAILURE_CLASSES)

@@ -27,13 +27,12 @@ from typing import Any, NamedTuple
 
 from ..context import protocol_problems
 from ..errors import CODES, mask_personal, redact_secrets
-from ..guards import GuardConfig
 from ..i18n import Lang, LocalizedError, Sentence
 from ..runs import STATUSES, Run, Status
 from ..tools import Registry
 from ..trace import Event, finalize
 from .exchanges import answered, said_done
-from .failure_classes import CODE_CLASSES, FAILURE_CLASSES, effect_classes, run_classes
+from .failure_classes import CODE_CLASSES, FAILURE_CLASSES, REPEAT_LIMIT, effect_classes, run_classes, runs_by_class, schema_refused
 from .log_cases import _obj, _shown, case_of
 from .log_report import KINDS, largest_text, review_html, write_report  # what a review says: its page, its files
 from .log_tools import REGISTRIES, Registries, hands_over, plain_args, signature, tools_file, write_name
@@ -46,7 +45,6 @@ __all__ = ["KINDS", "LogFinding", "analyze", "case_of", "largest_text", "review_
 
 _KIND_OF_CODE = {"BAD_JSON": "bad_json", "UNKNOWN_TOOL": "unknown_tool", "INVALID_ARGS": "invalid_args",
                  "LOOP_DETECTED": "repeated_call"}
-REPEAT_LIMIT = GuardConfig().repeat_limit or 3  # the Nth identical call is the one the breaker stops
 EXAMPLES = 200  # findings shown with their detail; all are counted
 CASES = 20  # candidate regression cases written
 
@@ -226,8 +224,9 @@ def _openai_walk(log: LogRun, registries: Registries, writes: frozenset[str], *,
                 sig = f"{name}:{args}"
                 n = seen[sig] = seen.get(sig, 0) + 1
                 write = name in writes if writes else write_name(name)
+                # a write's second run is a write done twice, any call's Nth a loop nothing stopped (eleven refunds)
                 repeat = ("CONFLICT", "duplicate_write") if write and n == 2 else ("LOOP_DETECTED", "repeated_call") \
-                    if not write and n == REPEAT_LIMIT else None
+                    if n == REPEAT_LIMIT else None
                 if repeat is not None:  # the call's own code: what it did outranks the contract it broke
                     found(repeat[1], repeat[0], tool=name, index=i + 1, detail=args, unguarded=True)
                     code, kind = repeat
@@ -357,6 +356,8 @@ class _TelemetryRun:
             cat, stage = _err(e.error_code)
             extra = {"error_category": e.error_category if e.error_category in _CATEGORIES else cat,
                      "error_stage": e.error_stage if e.error_stage in _STAGES else stage}
+        if e.kind == "tool" and e.error_code and e.tool_name and self.registry is not None and e.exec_ok is not None:
+            self.classes["schema"] += schema_refused(self.registry, e)  # the row keeps its own code
         if e.kind == "tool" and not e.error_code and e.tool_name:
             raw = e.args_raw or ""
             sig: str | None = None
@@ -384,7 +385,7 @@ class _TelemetryRun:
                         self.seen.popitem(last=False)
                     write = e.tool_name in self.writes or (not self.writes and write_name(e.tool_name))
                     code = ("CONFLICT" if write and n == 2 and e.exec_ok
-                            else "LOOP_DETECTED" if not write and n == REPEAT_LIMIT else "")
+                            else "LOOP_DETECTED" if n == REPEAT_LIMIT else "")
                     if code:
                         cat, stage = FOUND_UNGUARDED[code]  # done, not stopped: the logs show no guard acting on it
                         extra = {"error_code": code, "error_category": cat, "error_stage": stage}
@@ -603,7 +604,7 @@ def _report(summaries: Iterable[_Summary], settings: Mapping[str, Any] | None) -
     by_cat: Counter = Counter()
     by_stage: Counter = Counter()
     kind_stage: Counter = Counter()
-    classes: Counter = Counter()
+    classes: dict[str, int] = dict.fromkeys(FAILURE_CLASSES, 0)
     examples: list[dict] = []
     cases: list[dict] = []
     runs_with_findings = unchecked = 0
@@ -620,8 +621,8 @@ def _report(summaries: Iterable[_Summary], settings: Mapping[str, Any] | None) -
         if r.found:  # (most runs found nothing: Counter.update costs its checks even on an empty one)
             _add(kinds, r.kinds)
             _add(kind_stage, r.kind_stage)
-        if r.classes:
-            _add(classes, r.classes)
+        if r.classes:  # runs by class: a conversation once in each class it shows
+            runs_by_class((r.classes,), into=classes)
         for f in r.examples[:EXAMPLES - len(examples)]:  # the run id, the tool and the codes are the logs' words too
             examples.append(f.to_dict())
         if r.found:

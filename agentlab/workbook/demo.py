@@ -5,10 +5,11 @@ import json
 import random
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..evals.failure_classes import run_classes, runs_by_class
 from ..evals.outcome import Verdict, grade, reasons_in
 from ..guards import GuardConfig
 from ..i18n import Lang, aside, both, columns, joined, label, pad, t
@@ -29,6 +30,7 @@ __all__ = [
     "Comparison",
     "budget_sweep",
     "caught_by_guards",
+    "classes_by_loop",
     "compare_expense",
     "compare_loops",
     "compare_retail",
@@ -354,6 +356,17 @@ def caught_by_guards(c: Comparison, lang: Lang = "en") -> str:
     as ``lang`` names and lists them, ``-`` for none. Each name is said before the list is joined: a table cannot
     say the names inside a list already joined in Chinese (it showed 幂等 alone but idempotency、all_calls)."""
     return joined((label(g, lang) for g in guards_that_acted(c.guarded)), lang, "list") or "-"
+
+
+def classes_by_loop(comparisons: Iterable[Comparison], lang: Lang = "en") -> dict[str, dict[str, int]]:
+    """Each loop's runs by failure class, over comparisons on the after-sales desk: from the codes and from what the
+    runs did that no code says (the grader's verdict, the ending, calls its schema refuses that ran), as ``eval``
+    and a log review count them (:func:`~agentlab.evals.failure_classes.runs_by_class`)."""
+    registry = aftersales.SCENARIO.setup(lang)[1]
+    done = list(comparisons)
+    return {side: runs_by_class(run_classes(getattr(c, side), verdict.outcome, verdict.failures, registry)
+                                for c in done for verdict in (getattr(c, f"{side}_verdict"),))
+            for side in ("naive", "guarded")}
 
 
 def explain(c: Comparison, lang: Lang = "en") -> list[str]:

@@ -74,17 +74,21 @@ plt.show()
 # %% [markdown]
 # **五类失败**（见[失败文档](../../docs/zh/failures.md#five-classes-of-failure)）。退款台按团队为预防失败要改什么来分类：
 # 参数不合 schema、模型选择、读不懂的错误、幂等、循环。上面矩阵里的每个错误码、每种故障都归在其中一类
-# （`agentlab.evals.failure_classes`）；第二张表按类统计上面防护运行里的错误码（重发后修好的失败没有错误码）。
+# （`agentlab.evals.failure_classes`）。第二张表统计上面两种循环各有多少次运行落在每一类：既按错误码，也按运行做了
+# 却没有错误码说出来的事（同一笔退款做了两次、同一个调用一再重复、参数不合 schema 的调用照样执行了）。朴素循环几乎
+# 不留错误码，不这样读，它的失败根本显不出来。`eval` 和对你自己日志的审查也是这样计数的。
 
 # %%
 from IPython.display import display
 
-from agentlab.evals.failure_classes import by_failure_class, class_name, class_table
+from agentlab.evals.failure_classes import class_name, class_table
+from agentlab.workbook.demo import classes_by_loop
 
 display(table_view(pd.DataFrame(class_table(LANG)).rename(columns={"codes": "error codes", "faults": "injected faults"}),
                    lang=LANG))  # 不是单元格的最后一行：只有调用 display 时才显示
-five = by_failure_class(e for c in results.values() for e in c.guarded.events)
-table_view(pd.DataFrame([{"class": class_name(k, LANG), "count": v} for k, v in five.most_common()]), lang=LANG)
+five = classes_by_loop(results.values(), LANG)
+table_view(pd.DataFrame([{"class": class_name(k, LANG), "naive runs": five["naive"][k], "guarded runs": five["guarded"][k]}
+                         for k in five["naive"]]), lang=LANG)
 
 # %% [markdown]
 # **四个核心指标**（定义见[指标文档](../../docs/zh/metrics.md#the-four-headline-numbers)），
