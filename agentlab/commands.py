@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from .i18n import Lang, Listed, LocalizedError, colon, joined, label, os_reason, pad, t
 from .i18n import keys as catalogue_keys
-from .jsonutil import JsonReason
+from .jsonutil import JsonReason, finite
 from .resources import read_text
 
 __all__ = ["EXTRA", "InputError", "emit", "read_input", "read_json"]
@@ -316,7 +316,8 @@ def _eval(ns: argparse.Namespace) -> int:
     path = save_results(results, out, label=f"{ns.model}-{ns.loop}", meta={"suite": ns.suite})
     report["stored"] = str(path)
     if ns.json:
-        emit(json.dumps(report, ensure_ascii=False, indent=1, default=str), json_text=True)
+        # strict JSON: a rate with nothing to count (no tokens reported) is null, never NaN, which JSON.parse refuses
+        emit(json.dumps(finite(report), ensure_ascii=False, indent=1, default=str, allow_nan=False), json_text=True)
         return 0
     for line in eval_text(report, ns.lang):
         emit(line)
@@ -425,6 +426,8 @@ def eval_text(report: dict, lang: Lang = "en") -> list[str]:
     if report["not_recorded"]:
         lines.append(t("eval.not_recorded", lang, n=len(report["not_recorded"]),
                        ids=joined(report["not_recorded"][:8], lang, "list") + (" ..." if len(report["not_recorded"]) > 8 else "")))
+    # each pair under the rule it counts by: the plain names alone read as the finished-only pair a team brings
+    lines.append("  " + t("metrics2.workbook_way", lang))
     for key in ("task_success_rate", "invalid_call_rate", "avg_steps", "takeover_rate"):
         lines.append(f"  {pad(t('eval.' + key, lang), 24)} {_value(key, s[key], lang)}")
     lines.append("  " + t("metrics2.two_ways", lang))
@@ -551,8 +554,8 @@ def _probe(ns: argparse.Namespace) -> int:
     # exit 1 when no tool at all could be probed (no valid call from any schema): the report says why, tool by tool
     code = 1 if report["tools"] and not s["probed"] else 0
     if ns.json:
-        emit(json.dumps({"summary": s, "meta": report["meta"], "report": [str(p) for p in paths]},
-                        ensure_ascii=False, indent=1), json_text=True)
+        emit(json.dumps(finite({"summary": s, "meta": report["meta"], "report": [str(p) for p in paths]}),
+                        ensure_ascii=False, indent=1, allow_nan=False), json_text=True)
     else:
         for line in summary_lines(report, ns.lang):
             emit(line)

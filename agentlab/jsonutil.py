@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .i18n import Lang
 
-__all__ = ["FULL_WIDTH", "MAX_DEPTH", "MAX_DIGITS", "JsonReason", "ParseFailure", "canonical", "depth", "escape_surrogates", "json_eq",
-           "lone_surrogates", "normalize", "parse_strict"]
+__all__ = ["FULL_WIDTH", "MAX_DEPTH", "MAX_DIGITS", "JsonReason", "ParseFailure", "canonical", "depth", "escape_surrogates",
+           "finite", "json_eq", "lone_surrogates", "normalize", "parse_strict"]
 
 
 @dataclass(frozen=True)
@@ -324,3 +325,15 @@ def lone_surrogates(value: Any, path: str = "$") -> list[str]:
         for i, v in enumerate(value):
             found += lone_surrogates(v, f"{path}[{i}]" if path != "$" else f"[{i}]")
     return found
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every NaN or infinity (not graded, not measured) as None: a report's JSON is read by tools that
+    take JSON only, where ``json.dumps`` writes ``NaN``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value

@@ -1,6 +1,6 @@
 """The measurements behind the workbook's departures from its source articles (docs/sources.md#departures).
 
-Each section prints the figure that decided one departure; all run offline in about a minute.
+Each section prints the figure that decided one departure; all run offline in a few seconds.
 
 1. Step budget: the sources give 6-8 turns (the refund desk) and 5 (the bookkeeping desk); GuardConfig's default is
    6 and both desks use 5. Runs of wandering models (``budget_sweep``) that finish at 5..8, and the shipped suites'
@@ -14,6 +14,9 @@ Each section prints the figure that decided one departure; all run offline in ab
    lost reply, under one key, against the same skill as a plain read: how many times the handler (the bill) ran.
 5. No health line for tool execution success (a source's one example, 98%): execution success
    against task success on the shipped suites, naive and guarded.
+6. Task success and takeover: a source counts a success only when the run finished and its data checked, and a
+   takeover for anything not finished; the workbook's headline pair counts the grader's verdict (a correct
+   hand-over is a success) and hand-overs. Both pairs on the shipped suites, naive and guarded.
 
 Run: python benchmarks/departures.py
 """
@@ -129,7 +132,19 @@ def health() -> None:
             lay = layers([r.run for r in rs])
             counts = status_counts([r.run for r in rs])
             print(f"  {name:11s} {loop:7s}: execution success {lay['tool']['exec_success_rate']:.1%}, "
-                  f"task success {sum(r.passed for r in rs) / len(rs):.1%} ({counts})")
+                  f"task success {sum(r.passed for r in rs) / len(rs):.1%} (a correct hand-over counts) ({counts})")
+
+
+def two_ways() -> None:
+    print("6. task success and takeover, the workbook's pair and the finished-only pair (scripted models)")
+    for name, cases in (("after-sales", AFTERSALES), ("bookkeeping", EXPENSE)):
+        for loop in ("naive", "guarded"):
+            rs = run_suite(cases, loop=loop)
+            passed = {r.run.run_id: r.passed for r in rs}
+            s = summarize([r.run for r in rs], lambda run: passed[run.run_id])
+            print(f"  {name:11s} {loop:7s}: success {s['task_success_rate']:.1%} the workbook's way, "
+                  f"{s['checked_success_rate']:.1%} finished and checked; takeover {s['takeover_rate']:.1%} "
+                  f"the workbook's way, {s['unfinished_rate']:.1%} anything not finished")
 
 
 if __name__ == "__main__":
@@ -138,3 +153,4 @@ if __name__ == "__main__":
     cleaning()
     paid_read()
     health()
+    two_ways()

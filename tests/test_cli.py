@@ -616,6 +616,19 @@ def test_a_probe_whose_model_service_fails_every_request_is_said_not_reported(mo
     assert not (tmp_path / "out" / "report.json").exists()
 
 
+def test_evals_json_is_json_a_strict_reader_takes(capsys, tmp_path):
+    """eval --json printed "tokens_per_task": NaN (no model reports tokens offline), which JSON.parse and every strict
+    reader refuse; a review's report.json wrote null already."""
+    from agentlab.cli import main
+    assert main(["eval", "--suite", str(ROOT / "data" / "aftersales_cases.jsonl"), "--json", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+
+    def refuse(name: str) -> None:
+        raise ValueError(name)
+    report = json.loads(out, parse_constant=refuse)
+    assert report["layers"]["experience"]["tokens_per_task"] is None
+
+
 def test_a_probe_replays_its_recording_from_the_packages_data_wherever_it_is_installed(monkeypatch, tmp_path):
     """From a pip install the replay looked for site-packages/data/cassettes/ (the checkout's layout), where the
     wheel has agentlab/data/cassettes/."""

@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import CODES
 from ..i18n import Lang, joined, said_marks, t
 from ..i18n import keys as catalogue_keys
+from ..jsonutil import finite
 from ..resources import MAX_LINK_BYTES, data_url, render_page
 from .failure_classes import CODE_CLASSES, class_name
 from .metrics import went_wrong_text
@@ -180,7 +181,7 @@ def _downloads(report: Mapping[str, Any], lang: Lang) -> list[tuple[str, str]]:
 def _files(report: Mapping[str, Any], lang: Lang) -> tuple[str, str]:
     """The texts of ``report.html`` and ``report.json``, as the command writes them and the page's links carry them."""
     return (_writable(review_html(report, lang)),
-            _writable(json.dumps(_finite(report), ensure_ascii=False, indent=1, default=str, allow_nan=False)))
+            _writable(json.dumps(finite(report), ensure_ascii=False, indent=1, default=str, allow_nan=False)))
 
 
 def _said(key: str, fallback: Any, lang: Lang) -> str:
@@ -218,17 +219,6 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 def _writable(text: str) -> str:
     """A lone surrogate (``"\\ud800"`` in a log line is valid JSON) cannot be written as UTF-8: U+FFFD instead."""
     return _LONE_SURROGATE.sub("\ufffd", text)
-
-
-def _finite(value: Any) -> Any:
-    """The report with NaN (not graded, not measured) as null: ``report.json`` is read by tools that take JSON only."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Mapping):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
 
 
 def write_report(report: Mapping[str, Any], out: str | Path, *, lang: Lang | None = None) -> dict[str, Path]:
