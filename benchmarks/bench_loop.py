@@ -19,7 +19,7 @@ does without hiredis: for reference, in the same rounds.
 
 CPU time, not wall time (``time.process_time``: every thread of this process, so a
 worker thread's hand-off is counted; redis-server's own CPU, from ``/proc``, is printed beside the
-Redis rows), and the sides are
+Redis rows with the requests it read per call), and the sides are
 interleaved: each round runs every side on fresh keys, and each figure is the median
 over rounds, the added cost the median of (guarded - baseline) of the same round. A loaded
 machine slows the sides of a round alike. Every row prints the 1-minute load average
@@ -125,14 +125,29 @@ def _load() -> float:
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
 
-def server_cpu(pid: int) -> float:
-    """utime + stime of process ``pid`` in seconds (/proc/<pid>/stat), 0.0 where there is no /proc."""
+def server_cpu(pid: int) -> Any:
+    """Process ``pid``'s CPU now, per thread from schedstat (nanoseconds; bench_site.cpu_now): 10 ms ticks alone were
+    20 µs a call at 500 calls a round, and read a Redis lookup's 4-11 µs as 0. None where there is no /proc."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return 0.0
-    fields = stat[stat.rindex(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        from bench_site import cpu_now
+        return cpu_now(pid)
+    except (OSError, ImportError):
+        return None
+
+
+def server_spent(before: Any, after: Any) -> float:
+    from bench_site import cpu_spent
+    return cpu_spent(before, after) if before is not None and after is not None else 0.0
+
+
+def round_trips(url: str) -> int:
+    """The reads redis-server has processed (INFO stats: each is one request, or one pipeline, from a client)."""
+    import redis
+    client = redis.Redis.from_url(url)
+    try:
+        return int(client.info("stats")["total_reads_processed"])
+    finally:
+        client.close()
 
 
 def start_redis(folder: Path) -> tuple[Any, str]:
@@ -203,6 +218,7 @@ def main() -> None:
           f" 5 s timeout, run deadline, trace)")
     cost: dict[tuple[str, str], list[float]] = {}
     redis_cpu: dict[str, list[float]] = {}  # tool -> redis-server's CPU per call, per round
+    trips: dict[str, list[float]] = {}  # tool -> requests redis-server read per call, per round
     loads: list[float] = []
     try:
         for rnd in range(1 + ns.rounds):  # round 0 warms the caches and is not counted
@@ -212,13 +228,16 @@ def main() -> None:
             for tool in ("lookup", "refund"):
                 for k, (label, one_run) in enumerate(order):
                     on_redis = server is not None and label.endswith("Redis store")
-                    before = server_cpu(server.pid) if on_redis else 0.0
+                    before = server_cpu(server.pid) if on_redis else None
+                    reads = round_trips(url) if on_redis else 0
                     us = cpu_per_call(one_run, scripts(tool, f"{rnd:03d}{k}", ns.runs))
                     if rnd:
                         cost.setdefault((label, tool), []).append(us)
                         if on_redis:
-                            redis_cpu.setdefault(tool, []).append(
-                                (server_cpu(server.pid) - before) / (ns.runs * CALLS) * 1e6)
+                            after = server_cpu(server.pid)
+                            # (the INFO that read the count is one more read: taken out)
+                            trips.setdefault(tool, []).append((round_trips(url) - reads - 1) / (ns.runs * CALLS))
+                            redis_cpu.setdefault(tool, []).append(server_spent(before, after) / (ns.runs * CALLS) * 1e6)
             if rnd:
                 loads.append(_load())
     finally:
@@ -249,20 +268,25 @@ def main() -> None:
                 met &= ok
                 line += f"   target +{TARGETS[tool]:.0f} us over naive: {'met' if ok else 'MISSED'}"
                 targets.append((f"guarded loop, {tool}, SQLite file: CPU added per call over the naive loop",
-                                statistics.median(added), TARGETS[tool], ""))
+                                statistics.median(added), TARGETS[tool], "", True))
             if label.endswith("Redis store") and tool in redis_cpu:
-                line += f"   redis-server +{statistics.median(redis_cpu[tool]):.1f} us"
-                if tool == "refund":
-                    targets.append(("Redis store, keyed write in the loop: CPU added per call over the naive loop",
-                                    statistics.median(added), REDIS_TARGET,
-                                    f" (redis-server +{statistics.median(redis_cpu[tool]):.0f} µs besides)"))
+                server_us, per_call = statistics.median(redis_cpu[tool]), statistics.median(trips[tool])
+                line += f"   redis-server +{server_us:.1f} us, {per_call:.2f} round trips a call"
+                if tool == "refund":  # a write's own round trips: the run's share (a read's calls) taken out
+                    per_call -= statistics.median(trips["lookup"])
+                    # the target is the loop's own CPU with at most two round trips (claim, finish); redis-server's
+                    # CPU is said beside it and in the sum, the work moved there still being work
+                    targets.append(("Redis store (appendfsync always), keyed write in the loop: CPU added per call "
+                                    "over the naive loop", statistics.median(added), REDIS_TARGET,
+                                    f" (redis-server +{server_us:.0f} µs besides, +{statistics.median(added) + server_us:.0f}"
+                                    f" µs in all; {per_call:.2f} round trips a write adds, at most 2)", per_call <= 2.05))
             print(line)
     print(f"  targets (SQLite, every guard on): {'met' if met else 'MISSED'}")
     print(f"  load average (1 min) before / after: {load0:.1f} / {_load():.1f} on {os.cpu_count()} CPUs"
           " (a busy machine inflates the guarded side most: each write's thread hand-off lets other processes run)")
-    for what, measured, target, besides in targets:
+    for what, measured, target, besides, also in targets:
         print(f"target | {what} | +{measured:.0f} µs{besides} | ≤ +{target:.0f} µs | "
-              f"{'yes' if measured <= target else 'no'} | load {statistics.median(loads):.2f}")
+              f"{'yes' if measured <= target and also else 'no'} | load {statistics.median(loads):.2f}")
     tmp.cleanup()
 
 

@@ -10,8 +10,8 @@ is ``bench_review_memory.py``'s (peak at two sizes, each in a process of its own
 
 The plain pass decodes every line whole. The review does not decode again a tools list whose text it met on an
 earlier line (``logs.read_logs(shared_tools=True)``: on the openai file, two thirds of each line), and checks a call
-it has checked before (the same tool, the same arguments text) once: this file repeats one tools list and two
-arguments texts, as a log of one product does; a log whose every call's arguments differ costs more per call.
+it has checked before (the same tool, the same arguments text) once: this file repeats one tools list, as a log of
+one product does, but names a new order in almost every call, as its users do, so that cache is no help to it.
 
 Run: python benchmarks/bench_review.py [--rows 20000] [--rounds 7]
 """

@@ -32,7 +32,9 @@ FORMATS = ("openai", "telemetry", "otel")
 def _row(k: int, rows: int) -> dict:
     if k == rows:
         return {"run_id": "r1", "kind": "end", "round_index": k, "final_status": "done", "timestamp": "2026-03-02T10:00:00Z"}
-    args = ['{"order_id": "A1001"}', '{"orderId": 1}', '{bad', f'{{"order_id": "A{k % 97}"}}'][k % 4]
+    # a new order on every call, as a product's log has it (a review checks a call it met before once: the same
+    # few arguments texts over and over flattered it by a third)
+    args = [f'{{"order_id": "A{1000 + k}"}}', f'{{"orderId": {k}}}', '{bad', f'{{"order_id": "A{k % 97}"}}'][k % 4]
     return {"run_id": "r1", "kind": "tool", "round_index": k, "tool_name": "get_order", "args_raw": args, "exec_ok": True,
             **({"error_code": "TIMEOUT"} if k % 10 == 0 else {})}
 
@@ -56,7 +58,8 @@ def generate(path: Path, fmt: str, rows: int) -> None:
             for k in range(rows):
                 msgs = [{"role": "user", "content": f"What did I pay for A{k % 97}?"},
                         {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function", "function": {
-                            "name": "get_order", "arguments": ['{"orderId": "A1005"}', '{"order_id": "A1005"}'][k % 2]}}]},
+                            "name": "get_order", "arguments": [f'{{"orderId": "A{1000 + k}"}}',
+                                                               f'{{"order_id": "A{1000 + k}"}}'][k % 2]}}]},
                         {"role": "tool", "tool_call_id": "c", "content": "{}"}, {"role": "assistant", "content": "19.9"}]
                 f.write(json.dumps({"messages": msgs, "tools": tools, "metadata": {"timestamp": "2026-03-03T10:00:00Z"}}) + "\n")
             return

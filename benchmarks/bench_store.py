@@ -84,8 +84,11 @@ def start_redis(folder: Path) -> tuple[subprocess.Popen, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--dir", str(folder)], stdout=subprocess.DEVNULL, start_new_session=True)
+    # with the durability agentlab requires of a Redis that keeps idempotency claims (docs/site.md): every write on
+    # disk before its reply, as the SQLite side's commits survive a crash; without it Redis did a fifth of the work
+    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+                             "--appendfsync", "always", "--dir", str(folder)], stdout=subprocess.DEVNULL,
+                            start_new_session=True)
     import redis
     client, deadline = redis.Redis(port=port), time.monotonic() + 15
     while True:

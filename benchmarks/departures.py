@@ -141,7 +141,7 @@ def two_ways() -> None:
         for loop in ("naive", "guarded"):
             rs = run_suite(cases, loop=loop)
             passed = {r.run.run_id: r.passed for r in rs}
-            s = summarize([r.run for r in rs], lambda run: passed[run.run_id])
+            s = summarize([r.run for r in rs], lambda run, passed=passed: passed[run.run_id])
             print(f"  {name:11s} {loop:7s}: success {s['task_success_rate']:.1%} the workbook's way, "
                   f"{s['checked_success_rate']:.1%} finished and checked; takeover {s['takeover_rate']:.1%} "
                   f"the workbook's way, {s['unfinished_rate']:.1%} anything not finished")

@@ -354,7 +354,9 @@ def test_reads_on_one_loop_share_one_timer_and_each_is_cut_at_its_own_deadline()
         return answers, set_for_reads, short, long_, after
     answers, set_for_reads, short, long_, after = asyncio.run(go())
     assert answers == [1] * 50 and set_for_reads <= 1, set_for_reads
-    assert 0.04 <= short < 0.25 and 0.28 <= long_ < 1.5, (short, long_)
+    # each wait ends at its own limit, never before, and the shorter first; neither waits for the read (5 s): a
+    # bound on behaviour with room for any load, not a speed (benchmarks measure those)
+    assert 0.04 <= short < long_ < 5 and long_ >= 0.28, (short, long_)
     assert after == 1
 
 

@@ -33,7 +33,8 @@ def test_bench_loop_reports_both_baselines_and_every_store():
     assert len(targets) == (2 if "Redis store: skipped (" in out else 3), out
     assert_target_rows(out)
     if "Redis store: skipped (" not in out:  # the keyed write's row says what redis-server spent besides
-        assert "redis-server +" in targets[-1][2] and targets[-1][1].startswith("Redis store, keyed write"), targets
+        assert "redis-server +" in targets[-1][2] and targets[-1][1].startswith("Redis store (appendfsync always)"), targets
+        assert "round trips a write adds" in targets[-1][2], targets
 
 
 def test_bench_validation_section_4_draws_fresh_misspellings_and_reports_medians():

@@ -105,8 +105,7 @@ def test_a_recorded_conversation_replays_to_the_same_verdict(entries, tmp_path):
 
 
 @pytest.mark.parametrize("size", ["0.5b", "1.5b"])
-def test_the_local_models_recordings_replay_in_seconds(size):
-    import time
+def test_the_local_models_recordings_replay_whole_without_a_model(size):
     path = bfcl_multi.cassette(size)
     if not path.exists():
         pytest.skip(f"no multi-turn recording of {size}")
@@ -115,8 +114,7 @@ def test_the_local_models_recordings_replay_in_seconds(size):
             if all(f"{i}/{m}" in labels(path) for m in bfcl_multi.MODES)]
     if not both:
         pytest.skip(f"no entry of {size} recorded both ways yet")
-    t = time.perf_counter()
     conversations = bfcl_multi.replay_conversations(path)
-    assert [c.id for c in conversations[::2]] == both and time.perf_counter() - t < 60
+    assert [c.id for c in conversations[::2]] == both
     fig = bfcl_multi.multi_turn_figures(conversations)
     assert fig["raw"]["n"] == fig["guarded"]["n"] == len(conversations) / 2
