@@ -106,6 +106,21 @@ def test_past_its_share_of_refusals_a_rate_limited_key_still_overflows_to_the_ke
     logged = [x for x in site.logs.read("call") if x.get("status") == 429]
     assert len(logged) == REFUSALS_PER_MINUTE
     assert len([x for x in site.logs.read("keyless") if x.get("status") == 429]) == 10
+    # the skill's figures count every call its keyed callers heard, wherever its line is kept: the page said
+    # REFUSALS_PER_MINUTE + 1 calls where REFUSALS_PER_MINUTE + 11 were answered
+    from agentlab.site.pages import skill_stats
+    stats = skill_stats(site)["get_order"]
+    assert stats.calls == REFUSALS_PER_MINUTE + 11 and stats.ok == 1, stats
+    assert stats.statuses["429"] == REFUSALS_PER_MINUTE + 10
+    # a request with no valid key is still none of a skill's calls
+    site.execute("get_order", body, api_key="sk-site-not-a-key", idempotency_key=None, session_id=None)
+    assert skill_stats(site)["get_order"].calls == REFUSALS_PER_MINUTE + 11
+    import re
+
+    from agentlab.site.pages import detail_page
+    page = detail_page(site, site.skills["get_order"], "en")
+    # the mean as precise as the log's latencies and p50 beside it ("mean 0.2886 ms · p50 0.12 ms")
+    assert re.search(r"mean \d+\.\d\d ms · p50", page), page[page.find("mean"):][:80]
 
 
 def test_a_read_counted_in_redis_waits_for_no_disk_and_every_16th_quota_count_is_kept(redis_url):
