@@ -296,6 +296,8 @@ def _eval(ns: argparse.Namespace) -> int:
     ok = {r.run.run_id: r.passed for r in results}
     needed_by_case = {c.id: c.needed_tools for c in cases}
     needs = {r.run.run_id: needed_by_case.get(r.case_id) or None for r in results}
+    avoid_by_case = {c.id: c.avoided_tools for c in cases}
+    avoids = {r.run.run_id: avoid_by_case.get(r.case_id) or None for r in results}
     per_case: dict[str, list[int]] = {}
     for r in results:
         per_case.setdefault(r.case_id, []).append(r.passed)
@@ -306,9 +308,11 @@ def _eval(ns: argparse.Namespace) -> int:
               "not_recorded": skipped,
               "headline": {k: v for k, v in summarize(runs, lambda run: ok[run.run_id]).items()},
               "outcomes": outcomes,
-              "layers": layers(runs, correct=lambda run: ok[run.run_id], needed_tools=lambda run: needs[run.run_id]),
-              "right_tool": {**right_tool(runs, lambda run: needs[run.run_id]),
-                             "cases_declaring": sum(bool(c.needed_tools) for c in cases)},
+              "layers": layers(runs, correct=lambda run: ok[run.run_id], needed_tools=lambda run: needs[run.run_id],
+                               avoided_tools=lambda run: avoids[run.run_id]),
+              "right_tool": {**right_tool(runs, lambda run: needs[run.run_id], lambda run: avoids[run.run_id]),
+                             "cases_declaring": sum(bool(c.needed_tools or c.avoided_tools) for c in cases),
+                             "cases_not_declaring": [c.id for c in cases if not (c.needed_tools or c.avoided_tools)]},
               "pass^k": {k: pass_hat_k([(sum(v), len(v)) for v in per_case.values()], k) for k in range(1, ns.trials + 1)},
               "failures": failure_breakdown(runs),
               "failure_classes": _suite_classes(results, cases, ns.lang),
@@ -442,6 +446,9 @@ def eval_text(report: dict, lang: Lang = "en") -> list[str]:
     rt = report["right_tool"]
     lines.append("  " + t("tools2.eval.right_tool", lang, rate=_value("right_tool_rate", rt["right_tool_rate"], lang),
                           declared=rt["cases_declaring"], cases=report["cases"]))
+    if rt.get("cases_not_declaring"):  # which, so a team can declare them (needed_tools, avoided_tools)
+        ids = rt["cases_not_declaring"]
+        lines.append("    " + t("eval.not_declaring", lang, ids=joined(ids[:8], lang, "list") + (" ..." if len(ids) > 8 else "")))
     for layer, metrics in report["layers"].items():
         # each metric by the name the reader's tables give it (a Chinese reader read "tokens_per_task n/a")
         lines.append(f"  [{label(layer, lang)}] " + joined((f"{label(k, lang)} {_value(k, v, lang)}" for k, v in metrics.items()),

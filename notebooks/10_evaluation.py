@@ -105,11 +105,14 @@ table_view(pd.DataFrame([{"layer": layer, "metric": m, "definition": d} for laye
 # %%
 values = {}
 needs = {c.id: c.needed_tools or None for c in cases}  # the tools each case needs, where it declares them
+avoids = {c.id: c.avoided_tools or None for c in cases}  # and the ones it must leave alone
 for loop, rs in suites.items():
     ok = {r.run.run_id: r.passed for r in rs}
     need = {r.run.run_id: needs[r.case_id] for r in rs}
+    avoid = {r.run.run_id: avoids[r.case_id] for r in rs}
     values[loop] = layers([r.run for r in rs], correct=lambda run, ok=ok: ok[run.run_id],
-                          needed_tools=lambda run, need=need: need[run.run_id])
+                          needed_tools=lambda run, need=need: need[run.run_id],
+                          avoided_tools=lambda run, avoid=avoid: avoid[run.run_id])
 # one row per metric of its own layer (a pivot over every layer x metric would invent 36 empty rows)
 four = pd.DataFrame([{"layer": layer, "metric": m, **{loop: values[loop][layer][m] for loop in suites}}
                      for layer, ms in LAYER_DEFINITIONS.items() for m in ms]).set_index(["layer", "metric"])

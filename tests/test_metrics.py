@@ -146,7 +146,7 @@ def test_the_right_tool_rate_is_the_tool_the_case_needs_not_any_tool_that_exists
     assert case.needed_tools == ("create_refund",)
     looked = run_case(case, model=ScriptedModel([call("get_order", {"order_id": "A1001"}), "Looked it up."])).run
     refunded = run_case(case).run
-    undeclared = run_case(next(c for c in load_cases() if c.id == "adv-chit-chat")).run
+    undeclared = run_case(case).run  # a run of a case that declares nothing
     needs = {looked.run_id: case.needed_tools, refunded.run_id: case.needed_tools, undeclared.run_id: None}
     lay = layers([looked, refunded, undeclared], needed_tools=lambda r: needs[r.run_id])
     assert lay["model"]["known_tool_rate"] == 1.0
@@ -160,12 +160,44 @@ def test_every_case_that_declares_its_tools_names_tools_its_desk_has():
     from agentlab.evals import load_cases
     from agentlab.resources import data_file
     from agentlab.scenarios import get
-    for suite, least in (("aftersales_cases.jsonl", 30), ("expense_cases.jsonl", 40)):
+    for suite, least in (("aftersales_cases.jsonl", 52), ("expense_cases.jsonl", 54)):
         cases = load_cases(data_file(suite))
-        assert sum(bool(c.needed_tools) for c in cases) >= least, suite
+        assert sum(bool(c.needed_tools or c.avoided_tools) for c in cases) >= least, suite
         for c in cases:
             _, reg = get(c.scenario).setup()
-            assert set(c.needed_tools) <= set(reg.names), (c.id, c.needed_tools)
+            assert set(c.needed_tools) | set(c.avoided_tools) <= set(reg.names), (c.id, c.needed_tools)
+            assert not set(c.needed_tools) & set(c.avoided_tools), c.id
+
+
+def test_a_case_that_must_not_write_counts_in_the_right_tool_rate_and_asking_for_the_write_is_wrong():
+    """The 18 after-sales cases whose right ending is to refuse or hand over declared nothing: a naive run that
+    refunded a shipped order was left out, and the naive loop read 88.2% right beside 12 refunds it should not have
+    made. Asking for the write counts as the wrong choice, refused by a guard or not."""
+    from agentlab.evals import load_cases, run_case, run_suite
+    from agentlab.evals.metrics import called_needed, right_tool
+    from agentlab.models import ScriptedModel, call
+    case = next(c for c in load_cases() if c.id == "boundary-not-refundable-1")
+    assert case.avoided_tools == ("create_refund",) and not case.needed_tools
+    order = case.fake["plan"][0][1]["order_id"] if case.fake.get("plan") else "A1015"
+    asked = run_case(case, model=ScriptedModel([call("create_refund", {"order_id": order, "amount": 10,
+                                                                      "reason": "user_cancel"}), "Done."])).run
+    left = run_case(case, model=ScriptedModel(["I cannot refund that order; a colleague will help."])).run
+    assert not called_needed(asked, (), case.avoided_tools) and called_needed(left, (), case.avoided_tools)
+    assert right_tool([asked, left], lambda r: None, lambda r: case.avoided_tools) == {
+        "right_tool_rate": 0.5, "declared": 2, "runs": 2}
+    # both needed and avoided: the needed tool called and the avoided one too is wrong
+    both = next(c for c in load_cases() if c.id == "normal-01")
+    refunded = run_case(both).run
+    assert called_needed(refunded, both.needed_tools) and not called_needed(refunded, both.needed_tools, ("create_refund",))
+    cases = load_cases()
+    naive = run_suite(cases, loop="naive")
+    by = {c.id: c for c in cases}
+    rate = right_tool([r.run for r in naive], lambda run: None, None)["right_tool_rate"]
+    assert rate != rate  # NaN: nothing declared
+    runs = {r.run.run_id: by[r.case_id] for r in naive}
+    got = right_tool([r.run for r in naive], lambda run: runs[run.run_id].needed_tools or None,
+                     lambda run: runs[run.run_id].avoided_tools or None)
+    assert got["declared"] == 52 and got["right_tool_rate"] < 0.8, got
 
 
 def test_two_ways_to_count_success_and_takeover():

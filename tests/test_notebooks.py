@@ -438,7 +438,7 @@ def test_notebook_10_figures_and_text_read_the_same_data():
     gained, lost = sum(g.passed for _, g in apart), sum(n.passed for n, _ in apart)
     assert round((abl["no guards"] - pass_rate(naive)) * len(cases)) == gained - lost
     assert "ablation.not_naive" in src and 'abl["no guards"]' in src and "pass_rate(suites[\"naive\"])" in src
-    assert "needed_tools=" in src  # the right-tool rate measured, not left "-"
+    assert "needed_tools=" in src and "avoided_tools=" in src  # the right-tool rate measured as eval measures it
 
 
 @pytest.mark.parametrize("lang, address", [("en", "not a url"), ("zh", "closed")])

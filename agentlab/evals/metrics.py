@@ -241,11 +241,13 @@ def _pct(values: list[float], q: float) -> float:
 
 def layers(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None,
            allowed_tools: Callable[[Run], set[str] | None] | None = None,
-           needed_tools: Callable[[Run], Collection[str] | None] | None = None) -> dict[str, dict[str, float]]:
+           needed_tools: Callable[[Run], Collection[str] | None] | None = None,
+           avoided_tools: Callable[[Run], Collection[str] | None] | None = None) -> dict[str, dict[str, float]]:
     """The four layers (docs/metrics.md#the-four-layers), each metric defined in :data:`LAYER_DEFINITIONS`.
 
     ``needed_tools(run)``: the tools the run's case needs (:attr:`~agentlab.evals.suite.Case.needed_tools`), or
-    None when it declares none; without it the right-tool rate is NaN (not measured), never the known-tool rate."""
+    None when it declares none; ``avoided_tools(run)`` the tools it must leave alone (:attr:`~agentlab.evals.suite.
+    Case.avoided_tools`). Without either the right-tool rate is NaN (not measured), never the known-tool rate."""
     runs = list(runs)
     n = max(len(runs), 1)
     calls = [e for r in runs for e in r.tool_events]
@@ -263,7 +265,7 @@ def layers(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None,
         "model": {"json_parse_rate": len(parsed) / max(len(calls), 1),
                   "schema_valid_rate": len(valid) / max(len(parsed), 1),
                   "known_tool_rate": right / max(len(calls), 1),
-                  "right_tool_rate": right_tool(runs, needed_tools)["right_tool_rate"]},
+                  "right_tool_rate": right_tool(runs, needed_tools, avoided_tools)["right_tool_rate"]},
         "tool": {"exec_success_rate": sum(bool(e.exec_ok) for e in executed) / max(len(executed), 1),
                  "latency_p50_ms": _pct(lat, 0.5), "latency_p95_ms": _pct(lat, 0.95),
                  "retries_per_call": sum(e.retry_count for e in calls) / max(len(calls), 1)},
@@ -277,20 +279,25 @@ def layers(runs: Iterable[Run], correct: Callable[[Run], bool] | None = None,
     }
 
 
-def called_needed(run: Run, needed: Collection[str]) -> bool:
+def called_needed(run: Run, needed: Collection[str], avoided: Collection[str] = ()) -> bool:
     """Whether ``run`` called every tool in ``needed`` at least once (valid or not: a call's arguments are the
-    schema-valid rate's business; naming the tool the task needs is this one's)."""
+    schema-valid rate's business; naming the tool the task needs is this one's) and none in ``avoided`` (the refund
+    a case must not make: asking for it is the wrong choice, whether a guard then refused it or not)."""
+    if not needed and not avoided:
+        return False
     called = {e.tool_name for e in run.tool_events if e.error_code != "UNKNOWN_TOOL"}
-    return bool(needed) and set(needed) <= called
+    return set(needed) <= called and not called & set(avoided)
 
 
-def right_tool(runs: Iterable[Run], needed: Callable[[Run], Collection[str] | None] | None) -> dict[str, float]:
-    """The right-tool rate (docs/metrics.md#the-right-tool-rate): runs that called the tool(s) their case needs
-    / runs whose case declares them, with how many declare (``declared``) out of all (``runs``). A run whose case
-    declares nothing is left out, never counted right; NaN when no run's case declares its tools."""
+def right_tool(runs: Iterable[Run], needed: Callable[[Run], Collection[str] | None] | None,
+               avoided: Callable[[Run], Collection[str] | None] | None = None) -> dict[str, float]:
+    """The right-tool rate (docs/metrics.md#the-right-tool-rate): runs that called the tool(s) their case needs and
+    none it must leave alone / runs whose case declares either, with how many declare (``declared``) out of all
+    (``runs``). A run whose case declares nothing is left out, never counted right; NaN when none declares."""
     runs = list(runs)
-    wanted = [(r, n) for r in runs for n in [needed(r) if needed else None] if n]
-    hits = sum(called_needed(r, n) for r, n in wanted)
+    wanted = [(r, n or (), a or ()) for r in runs for n in [needed(r) if needed else None]
+              for a in [avoided(r) if avoided else None] if n or a]
+    hits = sum(called_needed(r, n, a) for r, n, a in wanted)
     return {"right_tool_rate": hits / len(wanted) if wanted else float("nan"), "declared": len(wanted),
             "runs": len(runs)}
 

@@ -52,6 +52,7 @@ class Case:
     start: dict = field(default_factory=dict)  # the scenario's starting state, as changes to its default data
     history: tuple[dict, ...] = ()  # earlier messages of the same chat (a long conversation to trim)
     needed_tools: tuple[str, ...] = ()  # the tool(s) a right run calls (the right-tool rate); () when not declared
+    avoided_tools: tuple[str, ...] = ()  # the tool(s) a right run never calls (a refund the case must not make)
 
     def __repr__(self) -> str:
         return f"Case({self.id!r}, {self.category})"
@@ -206,7 +207,8 @@ def _case(d: Any, path: str, n: int, desk: Scenario | None = None) -> Case:
             raise SuiteError("case.start", scenario=scenario_name, detail=f"{type(exc).__name__}: {exc}"[:120],
                              **at) from None
     return Case(d["id"], d.get("category") or "", scenario_name, d["task"], d["expect"], d.get("fake", {}),
-                d.get("task_zh"), start, tuple(d.get("history", [])), tuple(d.get("needed_tools", ())))
+                d.get("task_zh"), start, tuple(d.get("history", [])), tuple(d.get("needed_tools", ())),
+                tuple(d.get("avoided_tools", ())))
 
 
 def _script_reply(item: Any) -> Reply | ToolCall:

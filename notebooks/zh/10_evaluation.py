@@ -104,11 +104,14 @@ table_view(pd.DataFrame([{"layer": layer, "metric": m, "definition": d} for laye
 # %%
 values = {}
 needs = {c.id: c.needed_tools or None for c in cases}  # 每个用例需要的工具（用例声明了的话）
+avoids = {c.id: c.avoided_tools or None for c in cases}  # 以及它必须避开的工具
 for loop, rs in suites.items():
     ok = {r.run.run_id: r.passed for r in rs}
     need = {r.run.run_id: needs[r.case_id] for r in rs}
+    avoid = {r.run.run_id: avoids[r.case_id] for r in rs}
     values[loop] = layers([r.run for r in rs], correct=lambda run, ok=ok: ok[run.run_id],
-                          needed_tools=lambda run, need=need: need[run.run_id])
+                          needed_tools=lambda run, need=need: need[run.run_id],
+                          avoided_tools=lambda run, avoid=avoid: avoid[run.run_id])
 # 每个指标只在它自己的层次里占一行（把所有层次和指标交叉透视，会凭空多出 36 个空行）
 four = pd.DataFrame([{"layer": layer, "metric": m, **{loop: values[loop][layer][m] for loop in suites}}
                      for layer, ms in LAYER_DEFINITIONS.items() for m in ms]).set_index(["layer", "metric"])
