@@ -1070,3 +1070,17 @@ def test_a_refused_call_the_logs_say_ran_twice_is_still_a_double_write_and_a_too
     checked = review_logs(log('{"ok": true}'), tools=spec, lang="zh")
     assert checked["settings"]["tools"] == "tools.json" and checked["settings"]["tools_count"] == 1
     assert "tools.json" in review_html(checked, "zh") and "tools.json" not in review_html(ran, "en")
+
+
+def test_a_telemetry_finding_names_its_own_line_not_its_runs_first(tmp_path):
+    """Findings of a telemetry run all named the run's first line (traces.jsonl:99 for calls on lines 100-122): a
+    reader opening the file there found the run's start, not the call."""
+    from agentlab.evals.log_review import review_logs
+    rows = [{"run_id": "other", "kind": "end", "round_index": 1, "final_status": "done"}]
+    rows += [{"run_id": "r", "kind": "tool", "round_index": i + 1, "tool_name": "create_refund",
+              "args_raw": '{"order_id": "A1"}', "exec_ok": True} for i in range(3)]
+    rows.append({"run_id": "r", "kind": "end", "round_index": 4, "final_status": "done"})
+    log = tmp_path / "rows.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    found = review_logs(log, "telemetry")["findings"]
+    assert [(f["where"], f["kind"]) for f in found] == [("rows.jsonl:3", "duplicate_write"), ("rows.jsonl:4", "repeated_call")]

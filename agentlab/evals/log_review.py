@@ -322,7 +322,7 @@ class _TelemetryRun:
     def __init__(self, source: str, line: int, first: Mapping[str, Any], registry: Registry | None,
                  writes: frozenset[str], *, keep: bool = False):
         self.source, self.line = source, line
-        self.where = f"{source}:{line}"
+        self.where, self.last_line = f"{source}:{line}", 0  # (last_line: the row being added, where it is known)
         self.rid = str(first.get("run_id"))
         self.day = run_meta(first)["day"]
         self.registry, self.writes, self.keep = registry, writes, keep
@@ -400,9 +400,9 @@ class _TelemetryRun:
             self.kinds[kind] += 1
             self.kind_stage[(kind, code, e.error_stage or "")] += 1
             if self.keep or len(self.findings) < EXAMPLES:  # the rest are counted, never shown: nothing to redact
-                self.findings.append(LogFinding(self.where, _shown_name(self.rid, 200), kind, code,
-                                                e.error_category or "", e.error_stage or "",
-                                                _shown_name(e.tool_name or "", 200), None,
+                self.findings.append(LogFinding(f"{self.source}:{self.last_line}" if self.last_line else self.where,
+                                                _shown_name(self.rid, 200), kind, code, e.error_category or "",
+                                                e.error_stage or "", _shown_name(e.tool_name or "", 200), None,
                                                 _shown(e.args_raw or e.note or ""), self.day))
         # (went_wrong's one definition reads a code or a resend: a row with neither, most of them, is not asked)
         wrong = went_wrong(e) if e.error_code or e.retry_count else None
@@ -558,10 +558,10 @@ def _streamed(source: str, rows: Iterable[tuple[int, dict]], registry: Registry 
     each run aggregated as its rows come: memory holds the open runs' counts, never their rows."""
     open_runs: dict[str, _TelemetryRun] = {}
     for n, row in rows:
-        rid = row["run_id"]
-        acc = open_runs.get(rid)
+        acc = open_runs.get(rid := row["run_id"])
         if acc is None:
             acc = open_runs[rid] = _TelemetryRun(source, n, row, registry, writes)
+        acc.last_line = n  # a finding names its own line, not its run's first
         acc.add(row)
         if row["kind"] == "end":
             del open_runs[rid]
