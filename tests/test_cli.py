@@ -660,3 +660,11 @@ def test_a_real_model_asked_of_the_core_alone_says_which_extra_to_install(monkey
     code = main(["eval", "--suite", str(ROOT / "data" / "aftersales_cases.jsonl"), "--model", "openai", "--lang", lang])
     err = capsys.readouterr().err
     assert code == 2 and t("cli.needs_openai", lang) in err and "agentlab[openai]" in err, err
+
+
+def test_a_chinese_evals_progress_bar_counts_in_chinese(capsys, tmp_path):
+    """A Chinese run's progress bar read "case/s"."""
+    from agentlab.evals import load_cases, run_suite
+    run_suite(load_cases()[:3], progress=True, lang="zh")
+    err = capsys.readouterr().err
+    assert "个用例" in err and "case/s" not in err, err[-300:]

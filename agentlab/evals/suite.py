@@ -285,7 +285,8 @@ def run_suite(cases: Sequence[Case], *, model: ModelFactory | None = None, loop:
 
     # tqdm.auto draws a widget in a notebook and text on stderr in a terminal
     from tqdm.auto import tqdm
-    with tqdm(total=len(jobs), unit="case", disable=not progress, leave=False) as bar:
+    # (the unit in the reader's language: a Chinese run's bar read "case/s")
+    with tqdm(total=len(jobs), unit=t("eval.progress_unit", lang), disable=not progress, leave=False) as bar:
         if concurrency <= 1:
             out = []
             for j in jobs:
