@@ -5,7 +5,10 @@ cost of the guard (docs/guards.md#idempotency-across-processes). The processes s
 (one SQLite file in WAL mode, or one redis-server on 127.0.0.1 that this script starts) and one
 backend, a file every refund appends a line to. The keys are split between the processes; at the
 end the lines are counted: effects must equal unique keys, nothing lost and nothing doubled.
-Reported: calls per second over all processes, p50 and p99 of one ``execute``.
+Reported: calls per second over all processes, p50 and p99 of one ``execute``: wall time, as a throughput is, so
+each row prints the 1-minute load average it ran at, and the two stores take turns (SQLite then Redis at one
+process, Redis then SQLite at three) so that neither always runs on the quieter machine. The redis-server started
+here keeps what agentlab requires of one (``appendfsync always``, docs/site.md).
 
 Run: python benchmarks/bench_store.py [--calls 2000] [--seconds 60] [--redis redis://host:port/db]
 """
@@ -120,13 +123,15 @@ def main() -> None:
         if redis_url:
             stores.append(("redis", f"{redis_url}?prefix=bench{uuid.uuid4().hex[:6]}:"))
         print(f"execute() on a new refund each call, {ns.calls} calls per row, {os.cpu_count()} cores, 127.0.0.1")
-        print(f"{'store':8} {'procs':>5} {'calls':>6} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'effects':>8} {'unique':>7}")
-        for name, url in stores:
-            for procs in (1, 3):
+        print(f"{'store':8} {'procs':>5} {'calls':>6} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'effects':>8} {'unique':>7}"
+              f" {'load':>6}")
+        for procs in (1, 3):
+            for name, url in stores if procs == 1 else stores[::-1]:
                 r = run(url, procs, ns.calls, ns.seconds, folder)
                 ok = r["effects"] == r["unique"] == r["calls"] and not r["errors"]
+                load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
                 print(f"{name:8} {procs:>5} {r['calls']:>6} {r['per_s']:>9.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} "
-                      f"{r['effects']:>8} {r['unique']:>7}{'' if ok else '  LOST OR DOUBLED'}")
+                      f"{r['effects']:>8} {r['unique']:>7} {load:>6.2f}{'' if ok else '  LOST OR DOUBLED'}")
     finally:
         if server is not None:
             os.killpg(server.pid, signal.SIGTERM)
