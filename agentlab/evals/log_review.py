@@ -51,7 +51,7 @@ CASES = 20  # candidate regression cases written
 #: what a call whose arguments are not a JSON object is, as the loop files it (read, never written: update() copies)
 _BAD_JSON = {"parse_ok": False, "error_code": "BAD_JSON", "error_category": CODES["BAD_JSON"][0],
              "error_stage": CODES["BAD_JSON"][1]}
-_SIGNATURES = 100_000  # distinct calls of one run remembered (a repeat, a duplicate write): a run's memory is bounded
+_SIGNATURES = 10_000  # a run's latest distinct calls looked in for a repeat: ~2 MB (100,000 held 23 MB of a runaway)
 _CATEGORIES = frozenset(c for c, _ in CODES.values())
 _STAGES = frozenset(s for _, s in CODES.values())
 
